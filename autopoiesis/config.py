@@ -1,0 +1,248 @@
+"""memory-config.yaml -> a typed, validated configuration.
+
+The commented template shipped in the package (`_files/memory-config.yaml`) is the single
+source of the defaults: a user's file is laid over it key by key, and every value must
+have the type its default has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from autopoiesis.errors import ConfigError
+
+CONFIG_FILENAME = "memory-config.yaml"
+TEMPLATE_PATH = Path(__file__).parent / "_files" / CONFIG_FILENAME
+
+# Keys that are not free-form mappings; anything else unknown is refused with a hint.
+_ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("search", "merge"): ("rrf", "weighted"),
+    ("search", "embedder"): ("offline", "openai", "fastembed", "sentence-transformers"),
+    ("lifecycle", "extraction_trigger"): ("on_session_end", "hourly", "manual"),
+    ("llm", "provider"): ("offline", "openai"),
+}
+# Documented aliases of the design's §9.3 names: one setting, one place.
+_ALIASES: dict[tuple[str, str], tuple[str, str]] = {
+    ("watchers", "gate_model"): ("models", "gate"),
+    ("git", "commit_message_model"): ("models", "commit_message"),
+}
+
+
+def _load_yaml(text: str, source: str) -> Any:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        return YAML(typ="safe", pure=True).load(text)
+    except YAMLError as exc:
+        raise ConfigError(f"{source} is not valid YAML: {exc}. Fix the line shown, or delete the file to use the defaults.") from exc
+
+
+@lru_cache(maxsize=1)
+def default_values() -> dict[str, Any]:
+    return _load_yaml(TEMPLATE_PATH.read_text(encoding="utf-8"), str(TEMPLATE_PATH))
+
+
+def template_text() -> str:
+    return TEMPLATE_PATH.read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class CompilerConfig:
+    token_budget: int = 8192
+    identity_budget_kb: float = 17
+    memory_budget_kb: float = 3
+    journal_budget_kb: float = 4
+    topic_budget_kb: float = 6
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    merge: str = "rrf"
+    bm25_weight: float = 0.4
+    vector_weight: float = 0.6
+    embedder: str = "offline"
+    embedding_model: str = "text-embedding-3-small"
+    embedding_dimensions: int = 1536
+    base_url: str | None = None
+
+
+@dataclass(frozen=True)
+class WatchersConfig:
+    similarity_threshold: float = 0.15
+    gate_max_tokens: int = 1
+
+
+@dataclass(frozen=True)
+class LifecycleConfig:
+    commit_interval_minutes: int = 30
+    journal_retention_days: int = 90
+    memory_line_cap: int = 200
+    extraction_trigger: str = "on_session_end"
+    condensation_schedule: str = "0 23 * * *"
+    pruning_schedule: str = "0 0 * * 0"
+
+
+@dataclass(frozen=True)
+class GitConfig:
+    auto_commit: bool = True
+    auto_push: bool = False
+    auto_tag_daily: bool = True
+
+
+@dataclass(frozen=True)
+class RedactionPattern:
+    name: str
+    pattern: str
+
+
+@dataclass(frozen=True)
+class CaptureConfig:
+    max_message_bytes: int = 1048576
+    redaction_enabled: bool = True
+    extra_patterns: tuple[RedactionPattern, ...] = ()
+
+
+@dataclass(frozen=True)
+class LLMModels:
+    gate: str = "gpt-4o-mini"
+    extract: str = "gpt-4o-mini"
+    condense: str = "gpt-4o-mini"
+    commit_message: str = "gpt-4o-mini"
+    compact: str = "gpt-4o-mini"
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    provider: str = "offline"
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    models: LLMModels = field(default_factory=LLMModels)
+    timeout_seconds: float = 30
+    max_retries: int = 3
+    concurrency: int = 4
+    daily_token_budget: int = 200000
+
+
+@dataclass(frozen=True)
+class Config:
+    context_compiler: CompilerConfig = field(default_factory=CompilerConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
+    watchers: WatchersConfig = field(default_factory=WatchersConfig)
+    lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
+    git: GitConfig = field(default_factory=GitConfig)
+    capture: CaptureConfig = field(default_factory=CaptureConfig)
+    llm: LLMConfig = field(default_factory=LLMConfig)
+
+
+def _check_type(where: str, value: Any, default: Any) -> Any:
+    if default is None:
+        if value is None or isinstance(value, str):
+            return value
+        raise ConfigError(f"{where} must be a string or null, not {value!r}.")
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(f"{where} must be true or false, not {value!r}.")
+    if isinstance(default, (int, float)) and not isinstance(default, bool):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value < 0:
+                raise ConfigError(f"{where} must not be negative (got {value}).")
+            return type(default)(value) if isinstance(default, float) else value
+        raise ConfigError(f"{where} must be a number, not {value!r}.")
+    if isinstance(default, str):
+        if isinstance(value, str):
+            return value
+        raise ConfigError(f"{where} must be a string, not {value!r}.")
+    if isinstance(default, list):
+        if isinstance(value, list):
+            return value
+        raise ConfigError(f"{where} must be a list, not {value!r}.")
+    return value
+
+
+def _merge(defaults: dict[str, Any], user: dict[str, Any], path: str, source: str) -> dict[str, Any]:
+    merged = dict(defaults)
+    for key, value in user.items():
+        where = f"{path}.{key}" if path else str(key)
+        if key not in defaults:
+            known = ", ".join(sorted(defaults))
+            raise ConfigError(f"{source}: unknown setting '{where}'. Known settings here: {known}.")
+        default = defaults[key]
+        if isinstance(default, dict):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{source}: '{where}' must be a mapping of settings, not {value!r}.")
+            merged[key] = _merge(default, value, where, source)
+        else:
+            merged[key] = _check_type(f"{source}: '{where}'", value, default)
+    return merged
+
+
+def parse_config(text: str, source: str = CONFIG_FILENAME) -> Config:
+    """Parse the text of a memory-config.yaml into a validated Config."""
+    user = _load_yaml(text, source) if text.strip() else {}
+    if user is None:
+        user = {}
+    if not isinstance(user, dict):
+        raise ConfigError(f"{source} must be a mapping of sections (context_compiler:, search:, ...), not a {type(user).__name__}.")
+    user = {k: (dict(v) if isinstance(v, dict) else v) for k, v in user.items()}
+    llm_models: dict[str, Any] = {}
+    for (section, key), (_, target) in _ALIASES.items():
+        if isinstance(user.get(section), dict) and key in user[section]:
+            llm_models[target] = user[section].pop(key)
+    if llm_models:
+        llm = dict(user.get("llm") or {})
+        models = dict(llm.get("models") or {})
+        for target, value in llm_models.items():
+            models.setdefault(target, value)
+        llm["models"] = models
+        user["llm"] = llm
+    values = _merge(default_values(), user, "", source)
+    for (section, key), allowed in _ENUMS.items():
+        if values[section][key] not in allowed:
+            raise ConfigError(
+                f"{source}: '{section}.{key}' is {values[section][key]!r}; write one of: {', '.join(allowed)}."
+            )
+    cap = values["capture"]
+    extra = []
+    for i, item in enumerate(cap["redaction"]["extra_patterns"]):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not isinstance(item.get("pattern"), str):
+            raise ConfigError(
+                f"{source}: capture.redaction.extra_patterns[{i}] must be a mapping like {{name: KIND, pattern: REGEX}}."
+            )
+        import re
+
+        try:
+            re.compile(item["pattern"])
+        except re.error as exc:
+            raise ConfigError(f"{source}: capture.redaction.extra_patterns[{i}] pattern is not a valid regex: {exc}.") from exc
+        extra.append(RedactionPattern(item["name"], item["pattern"]))
+    llm = values["llm"]
+    return Config(
+        context_compiler=CompilerConfig(**values["context_compiler"]),
+        search=SearchConfig(**values["search"]),
+        watchers=WatchersConfig(**values["watchers"]),
+        lifecycle=LifecycleConfig(**values["lifecycle"]),
+        git=GitConfig(**values["git"]),
+        capture=CaptureConfig(
+            max_message_bytes=cap["max_message_bytes"],
+            redaction_enabled=cap["redaction"]["enabled"],
+            extra_patterns=tuple(extra),
+        ),
+        llm=LLMConfig(**{**llm, "models": LLMModels(**llm["models"])}),
+    )
+
+
+def load_config(root: Path) -> Config:
+    """Load ROOT/memory-config.yaml; a missing file means all defaults."""
+    path = Path(root) / CONFIG_FILENAME
+    if not path.exists():
+        return Config()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text. Re-save it as UTF-8.") from exc
+    return parse_config(text, str(path))

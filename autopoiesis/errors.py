@@ -1,0 +1,58 @@
+"""One exception hierarchy. Every message tells the user what to do next; the CLI prints
+it without a traceback and exits non-zero."""
+
+from __future__ import annotations
+
+
+class AutopoiesisError(Exception):
+    """Base of every error the user can act on."""
+
+    exit_code = 1
+
+
+class NotAMemoryRepo(AutopoiesisError):
+    """The folder is not a memory repository."""
+
+
+class ConfigError(AutopoiesisError):
+    """memory-config.yaml is malformed or holds an invalid value."""
+
+
+class TranscriptFormatError(AutopoiesisError):
+    """A transcript file does not follow the transcript format."""
+
+
+class ImmutableTranscriptError(AutopoiesisError):
+    """Something tried to change a closed transcript under raw/."""
+
+
+class CaptureError(AutopoiesisError):
+    """A capture event was refused (bad session id, out-of-order event, ...)."""
+
+
+class ImportFormatError(AutopoiesisError):
+    """A file given to `autopoiesis import` could not be read in the chosen format."""
+
+
+class GitError(AutopoiesisError):
+    """A git operation failed."""
+
+
+class HookInstallError(AutopoiesisError):
+    """Hooks could not be installed without clobbering something."""
+
+
+class UnsafePathError(AutopoiesisError):
+    """A path would land outside the memory repository (or in a forbidden part of it)."""
+
+
+class LLMError(AutopoiesisError):
+    """Base of the errors of the LLM client (autopoiesis.llm)."""
+
+
+class LLMUnavailableError(LLMError):
+    """The LLM endpoint could not answer: retries exhausted, timeouts, refused or misconfigured."""
+
+
+class LLMResponseError(LLMError):
+    """The LLM answered, but not with what was asked (invalid JSON, wrong schema), even after a repair attempt."""

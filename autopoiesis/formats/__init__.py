@@ -1,0 +1,1 @@
+"""Pure parse/render of the on-disk formats. No I/O here."""

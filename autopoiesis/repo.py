@@ -1,0 +1,256 @@
+"""MemoryRepo: the one place that knows a memory repository's layout, its paths and
+categories, how to write a file atomically, and how processes take turns.
+
+Kept light on purpose (stdlib only): the git hooks import it on every commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Iterator
+
+from autopoiesis.errors import NotAMemoryRepo, UnsafePathError
+
+if TYPE_CHECKING:
+    from autopoiesis.config import Config
+
+KNOWLEDGE_DIRS = ("identity", "memory", "journal", "projects", "people", "procedures", "reference")
+TOP_DIRS = ("raw/conversations", "knowledge", "topics", "attachments", "archive", "scratch")
+STATE_DIR = ".autopoiesis"  # gitignored: locks, logs, caches, ledgers
+INDEX_DB = "memory.db"
+MEMORY_FILE = "knowledge/memory/MEMORY.md"
+ACTIVE_PROJECTS_FILE = "knowledge/projects/_active.md"
+PEOPLE_INDEX_FILE = "knowledge/people/_index.md"
+IDENTITY_FILES = ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md")
+
+# Category of a repo-relative path, as search and the compiler name them (design §7.2).
+_KNOWLEDGE_CATEGORY = {
+    "identity": "identity",
+    "memory": "memory",
+    "journal": "journal",
+    "projects": "project",
+    "people": "person",
+    "procedures": "procedure",
+    "reference": "reference",
+}
+CATEGORIES = ("identity", "memory", "journal", "project", "person", "procedure", "reference", "conversation", "topic", "archive")
+
+
+def category_of(relpath: str) -> str | None:
+    """The category of a repo-relative POSIX path, or None when it is not memory content."""
+    parts = PurePosixPath(relpath).parts
+    if not parts or not relpath.endswith(".md"):
+        return None
+    if parts[0] == "raw" and len(parts) > 1 and parts[1] == "conversations":
+        return "conversation"
+    if parts[0] == "topics":
+        return "topic"
+    if parts[0] == "archive":
+        return "archive"
+    if parts[0] == "knowledge":
+        if len(parts) > 2:
+            return _KNOWLEDGE_CATEGORY.get(parts[1], "reference")
+        return "reference"
+    return None
+
+
+def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
+    """Write a whole file so a reader sees the old or the new content, never half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+class FileLock:
+    """An advisory flock on a file. Released by the kernel if the holder dies, which is
+    what lets crash recovery tell a live capture from a dead one."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self, timeout: float | None = None, poll: float = 0.005) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        delay = poll
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._fd = fd
+                return True
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    os.close(fd)
+                    raise
+            if deadline is not None and time.monotonic() >= deadline:
+                os.close(fd)
+                return False
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.05)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def __enter__(self) -> "FileLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def git_toplevel(start: Path) -> Path | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, text=True, check=False
+        )
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if out.returncode != 0:
+        return None
+    return Path(out.stdout.strip())
+
+
+@dataclass
+class MemoryRepo:
+    """A memory repository on disk. `root` is its top folder."""
+
+    root: Path
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root).resolve()
+
+    # ── finding the repo ──
+    @classmethod
+    def locate(cls, explicit: str | os.PathLike[str] | None = None, *, must_exist: bool = True) -> "MemoryRepo":
+        """-C DIR, else $AUTOPOIESIS_REPO, else the git top level of the current folder."""
+        if explicit:
+            root = Path(explicit).expanduser()
+            source = f"-C {explicit}"
+        elif os.environ.get("AUTOPOIESIS_REPO"):
+            root = Path(os.environ["AUTOPOIESIS_REPO"]).expanduser()
+            source = f"$AUTOPOIESIS_REPO={root}"
+        else:
+            top = git_toplevel(Path.cwd())
+            if top is None:
+                raise NotAMemoryRepo(
+                    "No memory repository here: this folder is not inside a git repository. "
+                    "Pass -C DIR, set AUTOPOIESIS_REPO, or create one with `autopoiesis init DIR`."
+                )
+            root, source = top, f"the git repository at {top}"
+        repo = cls(root)
+        if must_exist and not repo.is_initialized():
+            raise NotAMemoryRepo(
+                f"{repo.root} ({source}) is not a memory repository (no raw/ and knowledge/). "
+                f"Run `autopoiesis init {repo.root}` first."
+            )
+        return repo
+
+    def is_initialized(self) -> bool:
+        return (self.root / "raw").is_dir() and (self.root / "knowledge").is_dir()
+
+    # ── paths ──
+    @property
+    def conversations_dir(self) -> Path:
+        return self.root / "raw" / "conversations"
+
+    @property
+    def knowledge_dir(self) -> Path:
+        return self.root / "knowledge"
+
+    @property
+    def topics_dir(self) -> Path:
+        return self.root / "topics"
+
+    @property
+    def archive_dir(self) -> Path:
+        return self.root / "archive"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def index_path(self) -> Path:
+        return self.root / INDEX_DB
+
+    @property
+    def memory_file(self) -> Path:
+        return self.root / MEMORY_FILE
+
+    def rel(self, path: str | os.PathLike[str]) -> str:
+        """Repo-relative POSIX form of PATH (absolute or relative to the root)."""
+        p = Path(path)
+        if p.is_absolute():
+            try:
+                p = p.resolve().relative_to(self.root)
+            except ValueError:
+                raise UnsafePathError(f"{path} is outside the memory repository {self.root}.") from None
+        return p.as_posix()
+
+    def resolve_inside(self, relpath: str | os.PathLike[str], *, under: str | None = None) -> Path:
+        """The absolute path of RELPATH, refusing anything that escapes the repo (or UNDER)."""
+        text = os.fspath(relpath)
+        if "\x00" in text:
+            raise UnsafePathError(f"Path {text!r} contains a NUL byte; use a plain relative path.")
+        p = Path(text)
+        full = (p if p.is_absolute() else self.root / p).resolve()
+        base = (self.root / under).resolve() if under else self.root
+        if full != base and base not in full.parents:
+            where = f"{under}/ of the memory repository" if under else "the memory repository"
+            raise UnsafePathError(f"{relpath} is outside {where} ({base}); use a path inside it.")
+        return full
+
+    def category(self, path: str | os.PathLike[str]) -> str | None:
+        return category_of(self.rel(path))
+
+    # ── state and locks ──
+    def state_path(self, *parts: str) -> Path:
+        path = self.state_dir.joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def lock(self, name: str) -> FileLock:
+        """A named lock of this memory repo (e.g. 'git' serialises commits)."""
+        return FileLock(self.state_path("locks", f"{name}.lock"))
+
+    @cached_property
+    def config(self) -> "Config":
+        from autopoiesis.config import load_config
+
+        return load_config(self.root)
+
+    def iter_markdown(self, *tops: str) -> Iterator[Path]:
+        """Markdown files under the given top-level folders, in a stable order."""
+        for top in tops or ("knowledge", "topics", "raw/conversations", "archive"):
+            base = self.root / top
+            if base.is_dir():
+                yield from sorted(p for p in base.rglob("*.md") if p.is_file())
