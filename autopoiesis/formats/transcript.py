@@ -1,0 +1,563 @@
+"""The conversation transcript format (design §2.1): parse and render, losslessly.
+
+A transcript is YAML frontmatter, a `# Title` line, then turns::
+
+    ---
+    session_id: ses_a1b2c3d4
+    started: 2026-02-16T18:45:00Z
+    ...
+    ---
+
+    # Autopoiesis Restructuring
+
+    ## 18:45 — user
+    Read all open issues and give me a summary.
+
+    ## 18:45 — agent
+    > [tool:exec] gh issue list → 12 results
+
+    Here are all 12 open issues: ...
+
+    ## 18:52 — agent [memory]
+    > [knowledge:updated] knowledge/projects/autopoiesis/context.md — added migration plan
+
+Decisions this module makes (documented in the README too):
+
+* **Times are UTC.** Frontmatter timestamps are ISO-8601 with `Z`; a turn header shows the
+  UTC `HH:MM` of the turn.
+* **After midnight / multi-day sessions.** A turn whose UTC date differs from the date of
+  the turn before it (the first turn: from `started`) carries the full date:
+  `## 2026-02-17 00:05 — user`. So every turn's date is known without guessing, and a
+  session stays one file (filed under the date it started).
+* **Speakers.** Multi-party turns name the speaker: `## 18:45 — user (Caroline)`.
+* **Escaping.** A content line that would read as a turn header or as an event line
+  (`> [tool:`, `> [knowledge:`, `> [attachment:`) is written with one extra leading
+  backslash, and the parser removes exactly one. Content is therefore never mistaken
+  for structure, and the round trip is exact.
+* **Layout.** Each turn is `\\n## header\\n` followed by its items; an event item is one
+  line, a text item is the message content with leading/trailing newlines removed; a
+  blank line separates a text item from a neighbouring event line.
+
+`render(parse(text)) == text` for every transcript this module renders.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, timezone
+from typing import Any, Iterable, Literal
+
+from autopoiesis.errors import TranscriptFormatError
+
+ROLES = ("user", "agent", "system")
+STATUSES = ("open", "closed", "recovered")
+FRONTMATTER_KEYS = (
+    "session_id",
+    "started",
+    "ended",
+    "model",
+    "channel",
+    "topic",
+    "tags",
+    "tokens_in",
+    "tokens_out",
+    "status",
+    "source",
+    "redactions",
+    "knowledge_changes",
+)
+DASH = "\u2014"  # the em dash of `## HH:MM — role`
+SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+
+HEADER_RE = re.compile(
+    r"^## (?:(?P<date>\d{4}-\d\d-\d\d) )?(?P<time>\d\d:\d\d) " + DASH
+    + r" (?P<role>[a-z]+)(?: \((?P<name>[^\n]*?)\))?(?P<memory> \[memory\])?$"
+)
+# Anything that might be taken for structure, escaped or not.
+_STRUCTURAL_RE = re.compile(
+    r"^\\*(?:## (?:\d{4}-\d\d-\d\d )?\d\d:\d\d " + DASH + r" |> \[(?:tool|knowledge|attachment):)"
+)
+TOOL_RE = re.compile(r"^> \[tool:(?P<name>[^\]\n]*)\] (?P<args>.*?)(?: \u2192 (?P<result>.*))?$")
+KNOWLEDGE_RE = re.compile(r"^> \[knowledge:(?P<action>[^\]\n]*)\] (?P<path>\S+)(?: " + DASH + r" (?P<summary>.*))?$")
+ATTACHMENT_RE = re.compile(r"^> \[attachment:(?P<path>[^\]\n]*)\]$")
+ONE_LINE_MAX = 300
+
+
+def utc(dt: datetime) -> datetime:
+    """DT as an aware UTC datetime (naive values are taken to be UTC)."""
+    if dt.tzinfo is None:
+        return dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc)
+
+
+def format_ts(dt: datetime) -> str:
+    dt = utc(dt)
+    if dt.microsecond:
+        dt = dt.replace(microsecond=0)
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_ts(value: Any, field_name: str = "timestamp") -> datetime:
+    """Parse an ISO-8601 timestamp (or a datetime) into aware UTC."""
+    if isinstance(value, datetime):
+        return utc(value)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        # epoch seconds (or milliseconds, as JavaScript harnesses send them)
+        seconds = value / 1000 if value > 1e11 else value
+        return datetime.fromtimestamp(seconds, tz=timezone.utc)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.endswith("Z") or text.endswith("z"):
+            text = text[:-1] + "+00:00"
+        try:
+            return utc(datetime.fromisoformat(text))
+        except ValueError:
+            pass
+    raise TranscriptFormatError(
+        f"{field_name} {value!r} is not an ISO-8601 timestamp; write it like 2026-02-16T18:45:00Z."
+    )
+
+
+def one_line(text: str, limit: int = ONE_LINE_MAX) -> str:
+    """Collapse TEXT to one line of at most LIMIT characters (tool summaries are one line)."""
+    flat = " ".join(str(text).split())
+    flat = flat.replace(" \u2192 ", " -> ")  # the arrow separates args from result
+    if len(flat) > limit:
+        flat = flat[: limit - 1].rstrip() + "\u2026"
+    return flat
+
+
+def slugify(text: str, max_len: int = 60) -> str:
+    """ASCII slug of at most MAX_LEN characters ('' when nothing is left)."""
+    text = re.sub(r"(\w)['\u2019](\w)", r"\1\2", text)  # "let's" -> "lets", not "let-s"
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    slug = ""
+    for word in words:
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > max_len:
+            if not slug:
+                slug = word[:max_len]
+            break
+        slug = candidate
+    return slug
+
+
+def validate_session_id(session_id: Any) -> str:
+    if not isinstance(session_id, str) or not session_id:
+        raise TranscriptFormatError("session_id must be a non-empty string like ses_a1b2c3d4.")
+    if "\x00" in session_id or "/" in session_id or "\\" in session_id or ".." in session_id:
+        raise TranscriptFormatError(
+            f"session_id {session_id!r} contains '/', '\\\\', '..' or a NUL byte; it names a file, "
+            "so use letters, digits, '_', '-', '.' or ':' only."
+        )
+    if not SESSION_ID_RE.match(session_id):
+        raise TranscriptFormatError(
+            f"session_id {session_id!r} is not allowed: use 1-128 letters, digits, '_', '-', '.' or ':', "
+            "starting with a letter or digit."
+        )
+    return session_id
+
+
+# ── items of a turn ──
+@dataclass(frozen=True)
+class Text:
+    content: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    tool: str
+    args: str
+    result: str | None = None
+
+
+@dataclass(frozen=True)
+class KnowledgeOp:
+    action: str
+    path: str
+    summary: str | None = None
+
+
+@dataclass(frozen=True)
+class Attachment:
+    path: str
+
+
+Item = Text | ToolCall | KnowledgeOp | Attachment
+Role = Literal["user", "agent", "system"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    time: datetime  # UTC, minute precision once rendered
+    role: str
+    items: tuple[Item, ...] = ()
+    name: str | None = None
+    memory: bool = False
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(i.content for i in self.items if isinstance(i, Text))
+
+
+@dataclass(frozen=True)
+class KnowledgeChangeRef:
+    path: str
+    action: str
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class TranscriptMeta:
+    session_id: str
+    started: datetime
+    ended: datetime | None = None
+    model: str | None = None
+    channel: str | None = None
+    topic: str | None = None
+    tags: tuple[str, ...] = ()
+    tokens_in: int = 0
+    tokens_out: int = 0
+    status: str = "open"
+    source: str | None = None
+    redactions: tuple[tuple[str, int], ...] = ()
+    knowledge_changes: tuple[KnowledgeChangeRef, ...] = ()
+
+
+@dataclass(frozen=True)
+class Transcript:
+    meta: TranscriptMeta
+    title: str
+    turns: tuple[Turn, ...] = ()
+
+    def with_meta(self, **changes: Any) -> "Transcript":
+        return replace(self, meta=replace(self.meta, **changes))
+
+
+# ── frontmatter: a fixed key order and a small, exact YAML subset ──
+_PLAIN_SCALAR_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .:/@+-]*$")
+_YAML_NONPRINTABLE_RE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+_YAML_RESERVED = {"null", "true", "false", "yes", "no", "on", "off", "~", "y", "n"}
+
+
+def _yaml_str(value: str) -> str:
+    if (
+        _PLAIN_SCALAR_RE.match(value)
+        and value.lower() not in _YAML_RESERVED
+        and not value.endswith((" ", ":"))
+        and ": " not in value
+        and " #" not in value
+        and not re.match(r"^[-+]?[\d._]+([eE][-+]?\d+)?$", value)
+        and not re.match(r"^\d{4}-\d\d-\d\d", value)
+    ):
+        return value
+    import json
+
+    # A JSON string is a YAML double-quoted scalar; YAML also forbids the C1 controls and a
+    # few other code points that JSON leaves alone, so those become \u escapes too.
+    return _YAML_NONPRINTABLE_RE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", json.dumps(value, ensure_ascii=False))
+
+
+def render_frontmatter(meta: TranscriptMeta) -> str:
+    lines = ["---"]
+    lines.append(f"session_id: {_yaml_str(meta.session_id)}")
+    lines.append(f"started: {format_ts(meta.started)}")
+    lines.append(f"ended: {format_ts(meta.ended) if meta.ended else 'null'}")
+    for key in ("model", "channel", "topic"):
+        value = getattr(meta, key)
+        lines.append(f"{key}: {_yaml_str(value) if value is not None else 'null'}")
+    lines.append("tags: [" + ", ".join(_yaml_str(t) for t in meta.tags) + "]")
+    lines.append(f"tokens_in: {int(meta.tokens_in)}")
+    lines.append(f"tokens_out: {int(meta.tokens_out)}")
+    lines.append(f"status: {meta.status}")
+    if meta.source is not None:
+        lines.append(f"source: {_yaml_str(meta.source)}")
+    if meta.redactions:
+        lines.append("redactions:")
+        lines.extend(f"  {_yaml_str(kind)}: {count}" for kind, count in meta.redactions)
+    else:
+        lines.append("redactions: {}")
+    if meta.knowledge_changes:
+        lines.append("knowledge_changes:")
+        for ch in meta.knowledge_changes:
+            lines.append(f"  - path: {_yaml_str(ch.path)}")
+            lines.append(f"    action: {_yaml_str(ch.action)}")
+            lines.append(f"    summary: {_yaml_str(ch.summary)}")
+    else:
+        lines.append("knowledge_changes: []")
+    lines.append("---")
+    return "\n".join(lines) + "\n"
+
+
+def _opt_str(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    return str(value)
+
+
+def meta_from_mapping(data: dict[str, Any], where: str = "transcript") -> TranscriptMeta:
+    if not isinstance(data, dict):
+        raise TranscriptFormatError(f"{where}: frontmatter must be a YAML mapping.")
+    missing = [k for k in ("session_id", "started") if data.get(k) in (None, "")]
+    if missing:
+        raise TranscriptFormatError(f"{where}: frontmatter lacks {', '.join(missing)}; every transcript needs session_id and started.")
+    status = str(data.get("status") or "closed")
+    if status not in STATUSES:
+        raise TranscriptFormatError(f"{where}: status {status!r} is not one of {', '.join(STATUSES)}.")
+    tags = data.get("tags") or []
+    if not isinstance(tags, list):
+        raise TranscriptFormatError(f"{where}: tags must be a list like [coding, git].")
+    red = data.get("redactions") or {}
+    if not isinstance(red, dict):
+        raise TranscriptFormatError(f"{where}: redactions must be a mapping of KIND: count.")
+    changes = []
+    for ch in data.get("knowledge_changes") or []:
+        if not isinstance(ch, dict) or "path" not in ch:
+            raise TranscriptFormatError(f"{where}: each knowledge_changes entry needs path, action and summary.")
+        changes.append(KnowledgeChangeRef(str(ch["path"]), str(ch.get("action", "")), str(ch.get("summary", "") or "")))
+    for key in ("tokens_in", "tokens_out"):
+        if not isinstance(data.get(key, 0) or 0, int):
+            raise TranscriptFormatError(f"{where}: {key} must be a whole number.")
+    return TranscriptMeta(
+        session_id=validate_session_id(str(data["session_id"])),
+        started=parse_ts(data["started"], f"{where}: started"),
+        ended=parse_ts(data["ended"], f"{where}: ended") if data.get("ended") else None,
+        model=_opt_str(data, "model"),
+        channel=_opt_str(data, "channel"),
+        topic=_opt_str(data, "topic"),
+        tags=tuple(str(t) for t in tags),
+        tokens_in=int(data.get("tokens_in") or 0),
+        tokens_out=int(data.get("tokens_out") or 0),
+        status=status,
+        source=_opt_str(data, "source"),
+        redactions=tuple((str(k), int(v)) for k, v in red.items()),
+        knowledge_changes=tuple(changes),
+    )
+
+
+def split_frontmatter(text: str, where: str = "transcript") -> tuple[dict[str, Any], str]:
+    """(frontmatter mapping, rest of the text). Uses PyYAML's C-accelerated safe loader."""
+    if not text.startswith("---\n"):
+        raise TranscriptFormatError(f"{where}: missing frontmatter; a transcript starts with a '---' line.")
+    end = text.find("\n---\n", 3)
+    if end == -1:
+        raise TranscriptFormatError(f"{where}: frontmatter is not closed by a '---' line.")
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load(text[4 : end + 1], Loader=loader)  # noqa: S506 - safe loader
+    except yaml.YAMLError as exc:
+        raise TranscriptFormatError(f"{where}: frontmatter is not valid YAML: {exc}") from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise TranscriptFormatError(f"{where}: frontmatter must be a YAML mapping.")
+    return data, text[end + 5 :]
+
+
+# ── body ──
+def escape_line(line: str) -> str:
+    return "\\" + line if _STRUCTURAL_RE.match(line) else line
+
+
+def unescape_line(line: str) -> str:
+    return line[1:] if _STRUCTURAL_RE.match(line) and line.startswith("\\") else line
+
+
+def normalize_content(content: str) -> str:
+    """Message content as a transcript stores it: LF line ends, no NULs or other control
+    characters but tab/newline, no leading or trailing blank lines."""
+    text = content.replace("\r\n", "\n").replace("\r", "\n")
+    text = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")
+    return text.strip("\n")
+
+
+def render_header(turn: Turn, previous_day: date | None) -> str:
+    t = utc(turn.time)
+    day = f"{t.date().isoformat()} " if previous_day is not None and t.date() != previous_day else ""
+    clean = one_line(turn.name, 80).replace(")", "]").replace("(", "[") if turn.name else ""
+    name = f" ({clean})" if clean else ""
+    memory = " [memory]" if turn.memory else ""
+    return f"## {day}{t.strftime('%H:%M')} {DASH} {turn.role}{name}{memory}"
+
+
+def render_item(item: Item) -> str:
+    """One item, without a trailing newline."""
+    if isinstance(item, Text):
+        return "\n".join(escape_line(line) for line in normalize_content(item.content).split("\n"))
+    if isinstance(item, ToolCall):
+        head = f"> [tool:{one_line(item.tool, 80).replace(']', ')')}] {one_line(item.args)}"
+        return head + (f" \u2192 {one_line(item.result)}" if item.result else "")
+    if isinstance(item, KnowledgeOp):
+        path = item.path.replace(" ", "%20") or "-"
+        summary = f" {DASH} {one_line(item.summary)}" if item.summary else ""
+        return f"> [knowledge:{one_line(item.action, 40).replace(']', ')')}] {path}{summary}"
+    if isinstance(item, Attachment):
+        return f"> [attachment:{one_line(item.path, 500).replace(']', ')')}]"
+    raise TypeError(f"not a transcript item: {item!r}")
+
+
+def item_separator(previous: Item | None, item: Item) -> str:
+    """What goes between two items of a turn (after PREVIOUS's own line end)."""
+    if previous is None:
+        return ""
+    if isinstance(previous, Text) or isinstance(item, Text):
+        return "\n"
+    return ""
+
+
+def render_turn_start(turn: Turn, previous_day: date | None) -> str:
+    return f"\n{render_header(turn, previous_day)}\n"
+
+
+def render_turn(turn: Turn, previous_day: date | None) -> str:
+    out = [render_turn_start(turn, previous_day)]
+    prev: Item | None = None
+    for item in turn.items:
+        if isinstance(item, Text) and not normalize_content(item.content):
+            continue
+        out.append(item_separator(prev, item) + render_item(item) + "\n")
+        prev = item
+    return "".join(out)
+
+
+def render_preamble(meta: TranscriptMeta, title: str) -> str:
+    return render_frontmatter(meta) + f"\n# {one_line(title, 200) or meta.session_id}\n"
+
+
+def render(transcript: Transcript) -> str:
+    parts = [render_preamble(transcript.meta, transcript.title)]
+    day = utc(transcript.meta.started).date()
+    for turn in transcript.turns:
+        parts.append(render_turn(turn, day))
+        day = utc(turn.time).date()
+    return "".join(parts)
+
+
+def _parse_items(lines: list[str]) -> tuple[Item, ...]:
+    items: list[Item] = []
+    text_lines: list[str] = []
+
+    def flush_text() -> None:
+        while text_lines and text_lines[0] == "":
+            text_lines.pop(0)
+        while text_lines and text_lines[-1] == "":
+            text_lines.pop()
+        if text_lines:
+            items.append(Text("\n".join(unescape_line(l) for l in text_lines)))
+        text_lines.clear()
+
+    for line in lines:
+        m = None
+        if line.startswith("> ["):
+            if (m := TOOL_RE.match(line)) is not None:
+                flush_text()
+                items.append(ToolCall(m["name"], m["args"], m["result"]))
+                continue
+            if (m := KNOWLEDGE_RE.match(line)) is not None:
+                flush_text()
+                items.append(KnowledgeOp(m["action"], m["path"].replace("%20", " "), m["summary"]))
+                continue
+            if (m := ATTACHMENT_RE.match(line)) is not None:
+                flush_text()
+                items.append(Attachment(m["path"]))
+                continue
+        text_lines.append(line)
+    flush_text()
+    return tuple(items)
+
+
+def parse(text: str, where: str = "transcript") -> Transcript:
+    """Parse a transcript. Raises TranscriptFormatError naming what is wrong."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    data, body = split_frontmatter(text, where)
+    meta = meta_from_mapping(data, where)
+    if not body.startswith("\n# "):
+        raise TranscriptFormatError(f"{where}: expected a blank line and a '# Title' line after the frontmatter.")
+    lines = body[1:].split("\n")
+    title = lines[0][2:]
+    # lines[-1] is '' because the file ends with a newline
+    if lines and lines[-1] == "":
+        lines = lines[:-1]
+    turns: list[Turn] = []
+    day = meta.started.date()
+    current: dict[str, Any] | None = None
+    body_lines: list[str] = []
+
+    def close_turn() -> None:
+        if current is not None:
+            # the line before the next header is the blank separator
+            if body_lines and body_lines[-1] == "":
+                body_lines.pop()
+            turns.append(Turn(items=_parse_items(body_lines), **current))
+
+    for number, line in enumerate(lines[1:], start=2):
+        m = HEADER_RE.match(line) if line.startswith("## ") else None
+        if m is None:
+            if current is None:
+                if line.strip():
+                    raise TranscriptFormatError(f"{where}: text before the first '## HH:MM — role' turn: {line[:60]!r}")
+                continue
+            body_lines.append(line)
+            continue
+        close_turn()
+        body_lines = []
+        if m["role"] not in ROLES:
+            raise TranscriptFormatError(f"{where}: unknown role {m['role']!r} in {line!r}; use user, agent or system.")
+        if m["date"]:
+            day = date.fromisoformat(m["date"])
+        hh, mm = (int(x) for x in m["time"].split(":"))
+        when = datetime(day.year, day.month, day.day, hh, mm, tzinfo=timezone.utc)
+        current = {"time": when, "role": m["role"], "name": m["name"] or None, "memory": bool(m["memory"])}
+    close_turn()
+    return Transcript(meta=meta, title=title, turns=tuple(turns))
+
+
+def parse_meta(text: str, where: str = "transcript") -> TranscriptMeta:
+    """Only the frontmatter (cheap: the hooks use it)."""
+    data, _ = split_frontmatter(text, where)
+    return meta_from_mapping(data, where)
+
+
+def replace_frontmatter(text: str, meta: TranscriptMeta, title: str | None = None) -> str:
+    """TEXT with its frontmatter (and optionally title) replaced; the turns stay byte for byte."""
+    _, body = split_frontmatter(text)
+    if title is not None and body.startswith("\n# "):
+        nl = body.find("\n", 1)
+        body = f"\n# {one_line(title, 200) or meta.session_id}" + (body[nl:] if nl != -1 else "\n")
+    return render_frontmatter(meta) + body
+
+
+def transcript_relpath(session_id: str, started: datetime, slug: str) -> str:
+    """raw/conversations/YYYY/MM/DD/HHMM-{session_id}-{slug}.md (slug may be empty)."""
+    t = utc(started)
+    name = f"{t.strftime('%H%M')}-{session_id}" + (f"-{slug}" if slug else "") + ".md"
+    return f"raw/conversations/{t.strftime('%Y/%m/%d')}/{name}"
+
+
+def slug_from_turns(turns: Iterable[Turn], topic: str | None = None, max_len: int = 60) -> str:
+    """A slug from the topic, else from the first user messages."""
+    if topic:
+        slug = slugify(topic, max_len)
+        if slug:
+            return slug
+    words: list[str] = []
+    for turn in turns:
+        if turn.role != "user":
+            continue
+        words.extend(re.findall(r"[^\W_]+(?:['\u2019][^\W_]+)*", turn.text)[:12])
+        if len(words) >= 8:
+            break
+    return slugify(" ".join(words[:8]), max_len)
+
+
+def title_from_slug(slug: str, session_id: str) -> str:
+    return slug.replace("-", " ").title() if slug else f"Session {session_id}"
