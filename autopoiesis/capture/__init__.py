@@ -1,0 +1,1 @@
+"""Capture: live sessions (ConversationCapture), importers of finished sessions, redaction."""

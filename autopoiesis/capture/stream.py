@@ -1,0 +1,157 @@
+"""`autopoiesis capture`: newline-delimited JSON events from an agent harness.
+
+    {"event": "session_start", "session_id": "s1", "started": "...", "model": "...", "channel": "...", "topic"?: "...", "tags"?: [...]}
+    {"event": "message", "session_id"?: "s1", "role": "user", "content": "...", "timestamp"?: "...", "name"?: "..."}
+    {"event": "tool_call", "session_id"?: "s1", "tool": "exec", "args": "...", "result": "...", "timestamp"?: "..."}
+    {"event": "knowledge", "session_id"?: "s1", "action": "updated", "path": "knowledge/...", "summary": "..."}
+    {"event": "session_end", "session_id"?: "s1", "ended"?: "...", "tokens_in"?: 0, "tokens_out"?: 0}
+
+Each event is applied as it arrives (appended and fsynced). `session_id` may be left out
+while exactly one session is open. A refused event (bad JSON, invalid UTF-8, unknown
+event or role, a message before its session_start, an unknown session, a second
+session_end, a bad session id) is reported with its line number and skipped; everything
+else in the stream is still captured, and the exit status says that something was
+refused. A session still open at the end of input stays open and is recovered later
+(`autopoiesis capture --recover`, or the next capture start).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import IO, Any, Iterable
+
+from autopoiesis.capture.session import ClosedSession, ConversationCapture, Session, now_utc
+from autopoiesis.errors import AutopoiesisError, CaptureError
+from autopoiesis.formats import transcript as tf
+from autopoiesis.repo import MemoryRepo
+
+EVENTS = ("session_start", "message", "tool_call", "knowledge", "attachment", "session_end")
+
+
+@dataclass
+class StreamReport:
+    events: int = 0
+    refused: list[str] = field(default_factory=list)
+    closed: list[ClosedSession] = field(default_factory=list)
+    left_open: list[str] = field(default_factory=list)
+    recovered: list[ClosedSession] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _session_for(capture: ConversationCapture, event: dict[str, Any]) -> str:
+    sid = event.get("session_id")
+    if sid is not None:
+        if not isinstance(sid, str):
+            raise CaptureError(f"session_id must be a string, not {sid!r}.")
+        if sid not in capture.open_sessions:
+            raise CaptureError(f"unknown session {sid!r}: it was never started here, or it has already ended.")
+        return sid
+    open_ids = capture.open_sessions
+    if len(open_ids) == 1:
+        return open_ids[0]
+    if not open_ids:
+        raise CaptureError("no session is open; send a session_start event first.")
+    raise CaptureError(f"{len(open_ids)} sessions are open ({', '.join(open_ids)}); add session_id to the event.")
+
+
+def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | None:
+    if not isinstance(event, dict):
+        raise CaptureError(f"an event is a JSON object, not {type(event).__name__}.")
+    kind = event.get("event")
+    if kind not in EVENTS:
+        raise CaptureError(f"unknown event {kind!r}; use one of {', '.join(EVENTS)}.")
+    if kind == "session_start":
+        tags = event.get("tags") or ()
+        if not isinstance(tags, (list, tuple)):
+            raise CaptureError("tags must be a list of strings.")
+        session = Session(
+            id=event.get("session_id"),  # validated by on_session_start
+            started=tf.parse_ts(event["started"], "started") if event.get("started") else now_utc(),
+            model=_opt(event, "model"),
+            channel=_opt(event, "channel"),
+            topic=_opt(event, "topic"),
+            tags=tuple(str(t) for t in tags),
+        )
+        capture.on_session_start(session)
+        return None
+    sid = _session_for(capture, event)
+    if kind == "message":
+        content = event.get("content")
+        if not isinstance(content, str):
+            raise CaptureError("a message event needs content as a string.")
+        meta = {k: event[k] for k in ("timestamp", "name", "type", "memory") if event.get(k) is not None}
+        capture.on_message(sid, event.get("role"), content, meta)
+    elif kind == "tool_call":
+        if not event.get("tool"):
+            raise CaptureError("a tool_call event needs a tool name.")
+        capture.on_tool_call(sid, str(event["tool"]), event.get("args", ""), event.get("result"), timestamp=event.get("timestamp"))
+    elif kind == "knowledge":
+        if not isinstance(event.get("path"), str):
+            raise CaptureError("a knowledge event needs a path.")
+        capture.on_knowledge_change(
+            sid, str(event.get("action") or "updated"), event["path"], str(event.get("summary") or ""), timestamp=event.get("timestamp")
+        )
+    elif kind == "attachment":
+        if not isinstance(event.get("path"), str):
+            raise CaptureError("an attachment event needs a path.")
+        capture.on_attachment(sid, event["path"], timestamp=event.get("timestamp"))
+    elif kind == "session_end":
+        return capture.on_session_end(
+            sid, ended=event.get("ended"), tokens_in=_int(event, "tokens_in"), tokens_out=_int(event, "tokens_out")
+        )
+    return None
+
+
+def _opt(event: dict[str, Any], key: str) -> str | None:
+    value = event.get(key)
+    return None if value is None else str(value)
+
+
+def _int(event: dict[str, Any], key: str) -> int | None:
+    value = event.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise CaptureError(f"{key} must be a non-negative whole number, not {value!r}.")
+    return value
+
+
+def process_stream(repo: MemoryRepo, lines: Iterable[bytes], out: IO[str] | None = None) -> StreamReport:
+    """Apply each NDJSON event of LINES; report what was refused. Never raises for bad input."""
+    import warnings
+
+    report = StreamReport()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        capture = ConversationCapture(repo)
+        report.recovered = capture.recovered
+        try:
+            for number, raw in enumerate(lines, start=1):
+                if not raw.strip():
+                    continue
+                report.events += 1
+                try:
+                    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+                except UnicodeDecodeError as exc:
+                    report.refused.append(f"line {number}: not valid UTF-8 (byte {exc.start}); send UTF-8 JSON.")
+                    continue
+                try:
+                    event = json.loads(text)
+                except ValueError as exc:
+                    report.refused.append(f"line {number}: not valid JSON ({exc}).")
+                    continue
+                try:
+                    closed = apply_event(capture, event)
+                except AutopoiesisError as exc:
+                    report.refused.append(f"line {number}: {exc}")
+                    continue
+                if closed is not None:
+                    report.closed.append(closed)
+                    if out is not None:
+                        out.write(json.dumps({"event": "committed", "session_id": closed.session_id, "path": closed.path, "commit": closed.commit}) + "\n")
+                        out.flush()
+        finally:
+            report.left_open = capture.close_all()
+    report.warnings = [str(w.message) for w in caught]
+    return report
