@@ -1,0 +1,64 @@
+"""The `autopoiesis` command: a thin Typer layer over the library.
+
+Each area registers its commands from its own module; command bodies import what they
+need lazily so `autopoiesis --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from autopoiesis.errors import AutopoiesisError
+
+app = typer.Typer(
+    name="autopoiesis",
+    help="Memory for AI agents, kept in a git repository.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@app.callback()
+def _global(
+    ctx: typer.Context,
+    repo_dir: Optional[str] = typer.Option(
+        None, "-C", help="The memory repo (default: $AUTOPOIESIS_REPO, else the git top level of the current folder).",
+        metavar="DIR",
+    ),
+) -> None:
+    ctx.obj = {"repo_dir": repo_dir}
+
+
+def _register() -> None:
+    from autopoiesis.cli import core
+
+    core.register(app)
+    for name in ("search_cmd", "watch_cmd", "lifecycle_cmd", "llm_cmd"):
+        try:
+            module = __import__(f"autopoiesis.cli.{name}", fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != f"autopoiesis.cli.{name}":
+                raise
+            continue
+        module.register(app)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        app(args=argv, prog_name="autopoiesis")
+    except AutopoiesisError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)

@@ -1,0 +1,42 @@
+"""What every CLI command module shares: the memory repo from the global -C option,
+JSON output, and printing errors without a traceback."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import typer
+
+from autopoiesis.repo import MemoryRepo
+
+
+def get_repo(ctx: typer.Context, *, must_exist: bool = True) -> MemoryRepo:
+    """The memory repo named by `-C DIR`, $AUTOPOIESIS_REPO or the current git top level."""
+    root = None
+    c: typer.Context | None = ctx
+    while c is not None:
+        if c.obj and isinstance(c.obj, dict) and c.obj.get("repo_dir"):
+            root = c.obj["repo_dir"]
+            break
+        c = c.parent
+    return MemoryRepo.locate(root, must_exist=must_exist)
+
+
+def echo_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def warn(message: str) -> None:
+    typer.echo(f"warning: {message}", err=True)
+
+
+def fail(message: str, code: int = 1) -> "typer.Exit":
+    """Print MESSAGE on stderr and return an Exit to raise."""
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def is_tty() -> bool:
+    return sys.stderr.isatty()

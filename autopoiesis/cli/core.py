@@ -1,0 +1,308 @@
+"""Commands of the memory repository: init, capture, import, commit, tag, explore,
+hooks, recall, blame, learned, show-at, demo."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from autopoiesis.cli._common import echo_json, fail, get_repo, warn
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init)
+    app.command("capture")(capture)
+    app.command("import")(import_)
+    app.command("commit")(commit)
+    app.command("tag")(tag)
+    explore = typer.Typer(help="explore/* branches: what-if scenarios, pruned after 7 days.", no_args_is_help=True)
+    explore.command("create")(explore_create)
+    explore.command("prune")(explore_prune)
+    explore.command("list")(explore_list)
+    app.add_typer(explore, name="explore")
+    hooks = typer.Typer(help="The git hooks of the memory repo.", no_args_is_help=True)
+    hooks.command("install")(hooks_install)
+    hooks.command("run")(hooks_run)
+    app.add_typer(hooks, name="hooks")
+    app.command("recall")(recall)
+    app.command("blame")(blame)
+    app.command("learned")(learned)
+    app.command("show-at")(show_at)
+    app.command("demo")(demo)
+
+
+def init(
+    ctx: typer.Context,
+    directory: Optional[Path] = typer.Argument(None, help="Folder of the memory repo (default: -C, else the current folder)."),
+    no_hooks: bool = typer.Option(False, "--no-hooks", help="Do not install the git hooks."),
+) -> None:
+    """Create a memory repository (or add the layout to an existing git repo)."""
+    from autopoiesis.initialize import init_memory_repo
+
+    target = directory or Path((ctx.obj or {}).get("repo_dir") or ".")
+    report = init_memory_repo(target, install_hooks=not no_hooks)
+    for w in report.warnings:
+        warn(w)
+    if not report.changed:
+        typer.echo(f"{report.root} is already a memory repository; nothing changed.")
+        return
+    what = "Initialized a new" if report.new_git_repo else "Added the memory layout to the existing"
+    typer.echo(f"{what} memory repository in {report.root}")
+    typer.echo(f"  {len(report.created)} files created" + (f", {len(report.updated)} updated ({', '.join(report.updated)})" if report.updated else ""))
+    for h in report.hooks:
+        typer.echo(f"  hook {h}")
+    if report.commit:
+        typer.echo(f"  committed {report.commit[:10]} maintenance: initialize memory repository")
+
+
+def capture(
+    ctx: typer.Context,
+    recover: bool = typer.Option(False, "--recover", help="Only close and commit transcripts left open by a killed harness."),
+) -> None:
+    """Read newline-delimited JSON events on stdin and append each to its transcript."""
+    from autopoiesis.capture.session import recover_abandoned
+    from autopoiesis.capture.stream import process_stream
+
+    repo = get_repo(ctx)
+    if recover:
+        recovered = recover_abandoned(repo)
+        for r in recovered:
+            typer.echo(f"recovered {r.path} ({r.status}, commit {r.commit[:10] if r.commit else '-'})")
+        if not recovered:
+            typer.echo("no abandoned transcripts")
+        return
+    report = process_stream(repo, sys.stdin.buffer, out=sys.stdout)
+    for r in report.recovered:
+        warn(f"recovered abandoned transcript {r.path}")
+    for w in report.warnings:
+        warn(w)
+    for r in report.refused:
+        typer.echo(f"refused: {r}", err=True)
+    for path in report.left_open:
+        warn(f"{path} is still open (no session_end); it will be recovered by `autopoiesis capture --recover`.")
+    typer.echo(
+        f"captured {report.events - len(report.refused)} of {report.events} events; "
+        f"{len(report.closed)} sessions committed, {len(report.left_open)} left open, {len(report.refused)} refused",
+        err=True,
+    )
+    if report.refused:
+        raise typer.Exit(1)
+
+
+def import_(
+    ctx: typer.Context,
+    files: List[Path] = typer.Argument(..., help="Session files: neutral JSON, OpenAI messages or Claude Code JSONL."),
+    format: str = typer.Option("auto", "--format", "-f", help="auto | neutral | openai | claude-code"),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """File finished sessions as transcripts, each under its own date."""
+    from autopoiesis.capture.importers import FORMATS, import_files
+
+    if format not in FORMATS:
+        raise fail(f"unknown format {format!r}; use one of {', '.join(FORMATS)}.", 2)
+    repo = get_repo(ctx)
+    report = import_files(repo, files, format)
+    if json_out:
+        echo_json(report.__dict__)
+    else:
+        for w in report.warnings:
+            warn(w)
+        if report.bad_lines:
+            warn(f"{report.bad_lines} malformed lines skipped; every good line was kept")
+        for p in report.imported:
+            typer.echo(f"imported {p}")
+        for p in report.skipped_duplicates:
+            typer.echo(f"already imported: {p}")
+        for r in report.refused:
+            typer.echo(f"refused: {r}", err=True)
+        if report.commit:
+            typer.echo(f"committed {report.commit[:10]}")
+    if report.refused:
+        raise typer.Exit(1)
+
+
+def commit(
+    ctx: typer.Context,
+    message: Optional[str] = typer.Option(None, "-m", "--message", help="Use this message instead of a generated one."),
+    session: Optional[str] = typer.Option(None, "--session", help="Transcript path for the Session: line."),
+) -> None:
+    """Commit pending knowledge/ and topics/ changes with a generated message."""
+    from autopoiesis.gitops import MemoryGit
+
+    repo = get_repo(ctx)
+    result = MemoryGit(repo).commit_pending(message, session=session)
+    if result.sha is None:
+        typer.echo("nothing to commit: knowledge/, topics/ and archive/ are unchanged")
+        return
+    typer.echo(f"[{result.sha[:10]}] {result.message.splitlines()[0]}")
+    typer.echo(f"  {len(result.files)} files")
+
+
+def tag(
+    ctx: typer.Context,
+    kind: str = typer.Argument(..., help="daily | weekly | milestone | before | extract"),
+    name: Optional[str] = typer.Argument(None, help="NAME (milestone), EVENT (before) or VERSION (extract)."),
+    on: Optional[str] = typer.Option(None, "--date", help="The day (daily) or a day of the week (weekly), YYYY-MM-DD; default today."),
+    message: Optional[str] = typer.Option(None, "-m", "--message", help="Tag message."),
+) -> None:
+    """Tag a snapshot: memory/daily/DATE, memory/weekly/YYYY-Www, memory/milestone/NAME, ..."""
+    from datetime import date
+
+    from autopoiesis.gitops import MemoryGit
+
+    repo = get_repo(ctx)
+    git = MemoryGit(repo)
+    day = None
+    if on:
+        try:
+            day = date.fromisoformat(on)
+        except ValueError:
+            raise fail(f"--date {on!r} is not a date; write YYYY-MM-DD.", 2) from None
+    if kind == "daily":
+        created, msg = git.tag_daily(day)
+    elif kind == "weekly":
+        created, msg = git.tag_weekly(day)
+    elif kind in ("milestone", "before", "extract"):
+        if not name:
+            raise fail(f"`autopoiesis tag {kind}` needs a name, e.g. `autopoiesis tag {kind} v2`.", 2)
+        created, msg = git.tag_named(kind, name, message)
+    else:
+        raise fail(f"unknown tag kind {kind!r}; use daily, weekly, milestone NAME, before EVENT or extract VERSION.", 2)
+    typer.echo(msg)
+
+
+def explore_create(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="Branch name (explore/ is added)."),
+    checkout: bool = typer.Option(False, "--checkout", help="Switch to the new branch."),
+) -> None:
+    """Create an explore/NAME branch from HEAD."""
+    from autopoiesis.gitops import MemoryGit
+
+    branch = MemoryGit(get_repo(ctx)).create_explore(name, checkout=checkout)
+    typer.echo(f"created {branch}" + (" and switched to it" if checkout else ""))
+
+
+def explore_prune(
+    ctx: typer.Context,
+    days: int = typer.Option(7, "--days", help="Delete explore/* branches older than this."),
+) -> None:
+    """Delete explore/* branches older than 7 days (never the current branch)."""
+    from autopoiesis.gitops import MemoryGit
+
+    pruned = MemoryGit(get_repo(ctx)).prune_explore(days)
+    typer.echo("\n".join(f"deleted {b}" for b in pruned) if pruned else f"no explore/* branch older than {days} days")
+
+
+def explore_list(ctx: typer.Context) -> None:
+    """List explore/* branches with their age."""
+    from datetime import datetime, timezone
+
+    from autopoiesis.gitops import MemoryGit
+
+    now = datetime.now(timezone.utc)
+    branches = MemoryGit(get_repo(ctx)).explore_branches()
+    for name, when in branches:
+        typer.echo(f"{name}  {(now - when).days} days old")
+    if not branches:
+        typer.echo("no explore/* branches")
+
+
+def hooks_install(
+    ctx: typer.Context,
+    chain: bool = typer.Option(False, "--chain", help="Keep an existing foreign hook as <hook>.local and run it first."),
+) -> None:
+    """Install the pre-commit and post-commit hooks (honours core.hooksPath)."""
+    from autopoiesis.hooks import install_hooks
+
+    repo = get_repo(ctx)
+    for line in install_hooks(repo.root, chain=chain):
+        typer.echo(line)
+
+
+def hooks_run(ctx: typer.Context, name: str = typer.Argument(..., help="pre-commit | post-commit")) -> None:
+    """Run a hook by hand (this is what the pre-commit framework calls)."""
+    from autopoiesis.hooks import run
+
+    code = run(name, get_repo(ctx).root)
+    raise typer.Exit(code)
+
+
+def recall(
+    ctx: typer.Context,
+    text: str = typer.Argument(..., help="What to look for in the history (git log -S)."),
+    limit: int = typer.Option(20, "--limit", "-n"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """When did the memory learn or drop TEXT? (git log -S, with dates and files)"""
+    from autopoiesis.gitops import MemoryGit
+
+    commits = MemoryGit(get_repo(ctx)).recall(text, limit)
+    if json_out:
+        echo_json([c.__dict__ for c in commits])
+        return
+    if not commits:
+        typer.echo(f"no commit added or removed {text!r}")
+        return
+    for c in commits:
+        typer.echo(f"{c.date[:16].replace('T', ' ')}  {c.sha[:10]}  {c.subject}")
+        for f in c.files:
+            typer.echo(f"    {f}")
+
+
+def blame(ctx: typer.Context, path: str = typer.Argument(..., help="A file of the memory repo.")) -> None:
+    """Where did each line of PATH come from? (git blame)"""
+    from autopoiesis.gitops import MemoryGit
+
+    typer.echo(MemoryGit(get_repo(ctx)).blame(path), nl=False)
+
+
+def learned(
+    ctx: typer.Context,
+    since: str = typer.Option("yesterday", "--since", help="Any date git understands: yesterday, '1 week ago', 2026-02-01."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """What changed in knowledge/ since a date."""
+    from autopoiesis.gitops import MemoryGit
+
+    git = MemoryGit(get_repo(ctx))
+    commits = git.learned(since)
+    lines = git.learned_lines(since)
+    if json_out:
+        echo_json({"commits": [c.__dict__ for c in commits], "added": [{"path": p, "line": l} for p, l in lines]})
+        return
+    if not commits:
+        typer.echo(f"nothing learned since {since}")
+        return
+    typer.echo(f"{len(commits)} commits changed knowledge/ since {since}:")
+    for c in commits:
+        typer.echo(f"  {c.date[:16].replace('T', ' ')}  {c.subject}")
+    current = None
+    for path, line in lines:
+        if path != current:
+            typer.echo(f"\n{path}")
+            current = path
+        typer.echo(f"  + {line}")
+
+
+def show_at(
+    ctx: typer.Context,
+    ref: str = typer.Argument(..., help="A tag (memory/daily/2026-02-01 or daily/2026-02-01), a commit, or a date."),
+    path: str = typer.Argument(..., help="A file of the memory repo."),
+) -> None:
+    """Show PATH as it was at a tag, commit or date (git show REF:PATH)."""
+    from autopoiesis.gitops import MemoryGit
+
+    sha, content = MemoryGit(get_repo(ctx)).show_at(ref, path)
+    typer.echo(f"# {path} at {ref} ({sha[:10]})", err=True)
+    typer.echo(content, nl=False)
+
+
+def demo(directory: Optional[Path] = typer.Argument(None, help="Where to create the demo memory repo (default: a new temp folder).")) -> None:
+    """Run the whole pipeline offline on bundled sessions and show what happened."""
+    from autopoiesis.demo import run_demo
+
+    run_demo(directory)

@@ -1,0 +1,424 @@
+"""MemoryGit: the one git wrapper. Commits and their messages, tags, branches, recall.
+
+Commits from several processes are serialised by one lock per memory repo
+(`.autopoiesis/locks/git.lock`) and retried with backoff when a foreign git process
+holds `.git/index.lock`, so no change is lost and the index is never left broken.
+GitPython is imported lazily: the hooks never load it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from autopoiesis.errors import GitError
+from autopoiesis.repo import MemoryRepo
+
+COMMIT_TYPES = ("conversation", "memory", "identity", "maintenance", "explore", "extract")
+TAG_PREFIX = "memory"
+_FALLBACK_IDENTITY = {
+    "GIT_AUTHOR_NAME": "autopoiesis",
+    "GIT_AUTHOR_EMAIL": "autopoiesis@localhost",
+    "GIT_COMMITTER_NAME": "autopoiesis",
+    "GIT_COMMITTER_EMAIL": "autopoiesis@localhost",
+}
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str
+    date: str
+    subject: str
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    sha: str | None
+    message: str
+    files: tuple[str, ...]
+
+
+class MemoryGit:
+    """Git operations of one memory repository."""
+
+    def __init__(self, repo: MemoryRepo):
+        self.repo = repo
+        self.root = repo.root
+        self._env: dict[str, str] | None = None
+
+    # ── plumbing ──
+    def _environment(self) -> dict[str, str]:
+        if self._env is None:
+            env = dict(os.environ)
+            for key in ("user.name", "user.email"):
+                probe = subprocess.run(["git", "config", key], cwd=self.root, capture_output=True, text=True)
+                if probe.returncode != 0 or not probe.stdout.strip():
+                    for k, v in _FALLBACK_IDENTITY.items():
+                        env.setdefault(k, v)
+                    break
+            self._env = env
+        return self._env
+
+    def run(self, *args: str, check: bool = True, input: str | None = None, retries: int = 8) -> subprocess.CompletedProcess[str]:
+        """Run git in the memory repo, retrying while another git holds index.lock."""
+        delay = 0.02
+        for attempt in range(retries + 1):
+            proc = subprocess.run(
+                ["git", *args], cwd=self.root, capture_output=True, text=True, input=input, env=self._environment()
+            )
+            if proc.returncode == 0 or not check:
+                return proc
+            err = proc.stderr
+            if "index.lock" in err and attempt < retries:
+                time.sleep(delay + random.random() * delay)
+                delay = min(delay * 2, 1.0)
+                continue
+            raise GitError(f"git {' '.join(args[:3])} failed: {err.strip() or proc.stdout.strip()}")
+        raise AssertionError("unreachable")
+
+    @property
+    def gitpython(self):  # noqa: ANN201 - git.Repo, imported lazily
+        import git
+
+        return git.Repo(self.root)
+
+    def is_repo(self) -> bool:
+        return (self.root / ".git").exists() and self.run("rev-parse", "--git-dir", check=False).returncode == 0
+
+    def init(self) -> None:
+        if not self.is_repo():
+            self.run("init", "-q", "-b", "main")
+
+    def head(self) -> str | None:
+        proc = self.run("rev-parse", "--verify", "-q", "HEAD", check=False)
+        return proc.stdout.strip() or None
+
+    def current_branch(self) -> str | None:
+        proc = self.run("symbolic-ref", "--short", "-q", "HEAD", check=False)
+        return proc.stdout.strip() or None
+
+    def git_dir(self) -> Path:
+        return Path(self.run("rev-parse", "--absolute-git-dir").stdout.strip())
+
+    # ── committing ──
+    def commit_paths(self, paths: Sequence[str], message: str, *, allow_empty: bool = False) -> CommitResult:
+        """Commit exactly PATHS (repo-relative), nothing else that happens to be staged."""
+        rel = [self.repo.rel(p) if os.path.isabs(p) else p for p in paths]
+        with self.repo.lock("git"):
+            self.run("add", "-A", "--", *rel)
+            staged = self.run("diff", "--cached", "--name-only", "--", *rel).stdout.split()
+            if not staged and not allow_empty:
+                return CommitResult(None, message, ())
+            proc = self.run("commit", "-q", "-F", "-", "--", *rel, input=message, check=False)
+            if proc.returncode != 0:
+                # the hook refused, or a foreign lock outlived the retries: leave the index clean
+                self.run("reset", "-q", "--", *rel, check=False)
+                raise GitError(
+                    "The commit was refused:\n" + (proc.stderr.strip() or proc.stdout.strip())
+                )
+            return CommitResult(self.head(), message, tuple(staged))
+
+    def pending_changes(self, tops: Iterable[str] = ("knowledge", "topics", "archive")) -> list[tuple[str, str]]:
+        """(status, path) of uncommitted changes under TOPS."""
+        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *tops).stdout
+        entries: list[tuple[str, str]] = []
+        parts = out.split("\x00")
+        i = 0
+        while i < len(parts):
+            entry = parts[i]
+            i += 1
+            if not entry:
+                continue
+            status, path = entry[:2], entry[3:]
+            if status.startswith("R") or status.startswith("C"):
+                i += 1  # the source path of a rename follows
+            entries.append((status.strip() or "M", path))
+        return entries
+
+    def commit_pending(self, message: str | None = None, *, session: str | None = None, tops: Sequence[str] = ("knowledge", "topics", "archive")) -> CommitResult:
+        """Commit pending knowledge/topic changes with a generated message (nothing if none)."""
+        with self.repo.lock("git"):
+            changes = self.pending_changes(tops)
+            if not changes:
+                return CommitResult(None, "", ())
+            self.run("add", "-A", "--", *tops)
+            diff = self.run("diff", "--cached", "--no-color", "-M", "--", *tops).stdout
+            numstat = self.run("diff", "--cached", "--numstat", "-M", "--", *tops).stdout
+            msg = message or generate_commit_message(
+                diff, numstat, branch=self.current_branch(), session=session, repo=self.repo
+            )
+            proc = self.run("commit", "-q", "-F", "-", input=msg, check=False)
+            if proc.returncode != 0:
+                self.run("reset", "-q", "--", *tops, check=False)
+                raise GitError("The commit was refused:\n" + (proc.stderr.strip() or proc.stdout.strip()))
+            files = tuple(p for _, p in changes)
+            return CommitResult(self.head(), msg, files)
+
+    # ── tags (design §3.4) ──
+    def tag_exists(self, name: str) -> bool:
+        return self.run("rev-parse", "-q", "--verify", f"refs/tags/{name}", check=False).returncode == 0
+
+    def _check_ref_name(self, name: str) -> None:
+        if self.run("check-ref-format", f"refs/tags/{name}", check=False).returncode != 0:
+            raise GitError(f"{name!r} is not a valid tag name; use letters, digits, '-', '_' and '.'.")
+
+    def create_tag(self, name: str, message: str | None = None, target: str = "HEAD") -> tuple[bool, str]:
+        """(created?, explanation). An existing tag is never moved."""
+        self._check_ref_name(name)
+        if self.head() is None:
+            raise GitError("The memory repo has no commits yet; nothing to tag.")
+        if self.tag_exists(name):
+            return False, f"tag {name} already exists (tags are never moved)"
+        args = ["tag"] + (["-a", "-m", message] if message else []) + [name, target]
+        self.run(*args)
+        return True, f"tagged {name}"
+
+    def commits_between(self, since: datetime, until: datetime) -> list[str]:
+        out = self.run(
+            "log", "--format=%H", f"--since={since.isoformat()}", f"--until={until.isoformat()}", check=False
+        ).stdout
+        return out.split()
+
+    def tag_daily(self, day: date | None = None) -> tuple[bool, str]:
+        day = day or datetime.now(timezone.utc).date()
+        start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+        commits = self.commits_between(start, start + timedelta(days=1))
+        name = f"{TAG_PREFIX}/daily/{day.isoformat()}"
+        if not commits:
+            return False, f"no changes on {day.isoformat()}; no daily tag"
+        return self.create_tag(name, f"Daily snapshot {day.isoformat()}", commits[0])
+
+    def tag_weekly(self, day: date | None = None) -> tuple[bool, str]:
+        day = day or datetime.now(timezone.utc).date()
+        year, week, weekday = day.isocalendar()
+        monday = day - timedelta(days=weekday - 1)
+        start = datetime(monday.year, monday.month, monday.day, tzinfo=timezone.utc)
+        commits = self.commits_between(start, start + timedelta(days=7))
+        name = f"{TAG_PREFIX}/weekly/{year}-W{week:02d}"
+        if not commits:
+            return False, f"no changes in {year}-W{week:02d}; no weekly tag"
+        return self.create_tag(name, f"Weekly snapshot {year}-W{week:02d}", commits[0])
+
+    def tag_named(self, kind: str, name: str, message: str | None = None) -> tuple[bool, str]:
+        if kind not in ("milestone", "before", "extract"):
+            raise GitError(f"unknown tag kind {kind!r}; use daily, weekly, milestone, before or extract.")
+        return self.create_tag(f"{TAG_PREFIX}/{kind}/{name}", message or f"{kind}: {name}")
+
+    # ── explore/* branches (design §3.3) ──
+    def branch_exists(self, name: str) -> bool:
+        return self.run("rev-parse", "-q", "--verify", f"refs/heads/{name}", check=False).returncode == 0
+
+    def create_explore(self, name: str, *, checkout: bool = False) -> str:
+        branch = name if name.startswith("explore/") else f"explore/{name}"
+        if self.run("check-ref-format", "--branch", branch, check=False).returncode != 0:
+            raise GitError(f"{branch!r} is not a valid branch name.")
+        if self.branch_exists(branch):
+            raise GitError(f"branch {branch} already exists; pick another name or delete it first.")
+        if self.head() is None:
+            raise GitError("The memory repo has no commits yet; nothing to branch from.")
+        self.run("checkout", "-q", "-b", branch) if checkout else self.run("branch", branch)
+        return branch
+
+    def explore_branches(self) -> list[tuple[str, datetime]]:
+        """explore/* branches with the time they were created (reflog) or last committed to."""
+        out = self.run(
+            "for-each-ref", "--format=%(refname:short) %(committerdate:unix)", "refs/heads/explore/"
+        ).stdout
+        result = []
+        for line in out.splitlines():
+            name, ts = line.rsplit(" ", 1)
+            when = int(ts)
+            log = self.run("reflog", "show", "--format=%ct", name, check=False).stdout.split()
+            if log:
+                when = max(when, int(log[-1]))
+            result.append((name, datetime.fromtimestamp(when, tz=timezone.utc)))
+        return result
+
+    def prune_explore(self, max_age_days: int = 7, now: datetime | None = None) -> list[str]:
+        now = now or datetime.now(timezone.utc)
+        current = self.current_branch()
+        pruned = []
+        for name, when in self.explore_branches():
+            if name != current and now - when > timedelta(days=max_age_days):
+                self.run("branch", "-D", name)
+                pruned.append(name)
+        return pruned
+
+    # ── recall through git (design §3.6) ──
+    def recall(self, text: str, limit: int = 20) -> list[CommitInfo]:
+        """Commits that added or removed TEXT (git log -S), newest first, with files."""
+        out = self.run(
+            "log", "-S", text, "--regexp-ignore-case", f"-n{limit}", "--date=iso-strict",
+            "--format=\x1e%H\x1f%ad\x1f%s", "--name-only", check=False,
+        ).stdout
+        return _parse_log(out)
+
+    def learned(self, since: str = "yesterday") -> list[CommitInfo]:
+        out = self.run(
+            "log", f"--since={since}", "--date=iso-strict", "--format=\x1e%H\x1f%ad\x1f%s", "--name-only",
+            "--", "knowledge/", check=False,
+        ).stdout
+        return _parse_log(out)
+
+    def learned_lines(self, since: str = "yesterday") -> list[tuple[str, str]]:
+        """(path, added line) of knowledge lines added since SINCE."""
+        first = self.run("rev-list", f"--since={since}", "--reverse", "HEAD", check=False).stdout.split()
+        if not first:
+            return []
+        parent = self.run("rev-parse", "-q", "--verify", f"{first[0]}^", check=False).stdout.strip()
+        base = parent or self.run("hash-object", "-t", "tree", "/dev/null").stdout.strip()
+        diff = self.run("diff", "--no-color", "-U0", base, "HEAD", "--", "knowledge/").stdout
+        lines: list[tuple[str, str]] = []
+        path = ""
+        for line in diff.splitlines():
+            if line.startswith("+++ "):
+                path = line[6:] if line.startswith("+++ b/") else ""
+            elif line.startswith("+") and not line.startswith("+++") and path and line[1:].strip() and not line.startswith("+---"):
+                lines.append((path, line[1:]))
+        return lines
+
+    def blame(self, path: str) -> str:
+        rel = self.repo.rel(self.repo.resolve_inside(path))
+        proc = self.run("blame", "--date=short", "--", rel, check=False)
+        if proc.returncode != 0:
+            raise GitError(f"cannot blame {rel}: {proc.stderr.strip()} (is the file committed?)")
+        return proc.stdout
+
+    def show_at(self, ref_or_date: str, path: str) -> tuple[str, str]:
+        """(commit, content) of PATH at a tag/commit, or at the last commit before a date."""
+        rel = self.repo.rel(self.repo.resolve_inside(path))
+        ref = ref_or_date
+        if self.run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False).returncode != 0:
+            if self.run("rev-parse", "-q", "--verify", f"refs/tags/{TAG_PREFIX}/{ref}^{{commit}}", check=False).returncode == 0:
+                ref = f"{TAG_PREFIX}/{ref}"
+            else:
+                when = ref_or_date
+                if re.fullmatch(r"\d{4}-\d\d-\d\d", when):
+                    when += " 23:59:59"
+                found = self.run("rev-list", "-1", f"--before={when}", "HEAD", check=False).stdout.strip()
+                if not found:
+                    raise GitError(f"{ref_or_date!r} is neither a tag, a commit nor a date with history before it.")
+                ref = found
+        sha = self.run("rev-parse", f"{ref}^{{commit}}").stdout.strip()
+        proc = self.run("show", f"{sha}:{rel}", check=False)
+        if proc.returncode != 0:
+            raise GitError(f"{rel} did not exist at {ref_or_date} ({sha[:10]}).")
+        return sha, proc.stdout
+
+
+def _parse_log(out: str) -> list[CommitInfo]:
+    commits = []
+    for record in out.split("\x1e"):
+        if not record.strip():
+            continue
+        head, _, files = record.partition("\n")
+        sha, when, subject = head.split("\x1f", 2)
+        commits.append(CommitInfo(sha, when, subject, tuple(f for f in files.split("\n") if f.strip())))
+    return commits
+
+
+# ── commit messages (design §3.2) ──
+def infer_commit_type(paths: Iterable[str], branch: str | None, statuses: Iterable[str] = ()) -> str:
+    paths = list(paths)
+    if branch and branch.startswith("extract/"):
+        return "extract"
+    if branch and branch.startswith("explore/"):
+        return "explore"
+    if paths and all(p.startswith("raw/") for p in paths):
+        return "conversation"
+    if paths and all(p.startswith("knowledge/identity/") for p in paths):
+        return "identity"
+    if any(p.startswith("archive/") for p in paths) or any(s.startswith(("D", "R")) for s in statuses):
+        return "maintenance"
+    return "memory"
+
+
+def _short_name(path: str) -> str:
+    p = Path(path)
+    if p.parent.name == "journal":
+        return f"journal {p.stem}"
+    if p.name in ("context.md", "progress.md", "notes.md") and p.parent.parent.name == "projects":
+        return f"{p.parent.name}/{p.name}"
+    return p.name
+
+
+def generate_commit_message(
+    diff: str, numstat: str, *, branch: str | None = None, session: str | None = None, repo: MemoryRepo | None = None
+) -> str:
+    """A deterministic `<type>: <summary>` / body / `Session:` message from a staged diff.
+
+    With an LLM configured (llm.provider: openai) the summary is written by the
+    commit_message stage instead; the type and the Session line stay deterministic.
+    """
+    files: list[tuple[str, int, int]] = []
+    for line in numstat.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3:
+            added, removed, path = parts
+            if " => " in path:
+                path = re.sub(r"\{([^{}]*) => ([^{}]*)\}", r"\2", path).split(" => ")[-1]
+            files.append((path, int(added) if added.isdigit() else 0, int(removed) if removed.isdigit() else 0))
+    statuses: list[str] = []
+    entries_added = superseded = 0
+    sessions: list[str] = []
+    for line in diff.splitlines():
+        if line.startswith("deleted file"):
+            statuses.append("D")
+        elif line.startswith("rename from"):
+            statuses.append("R")
+        elif line.startswith("+") and not line.startswith("+++"):
+            body = line[1:].lstrip()
+            if "#superseded-by:" in body:
+                superseded += 1
+            elif body.startswith(("- ", "* ", "## [")):
+                entries_added += 1
+            for m in re.finditer(r"raw/conversations/[\w/.-]+\.md", body):
+                if m.group(0) not in sessions:
+                    sessions.append(m.group(0))
+    ctype = infer_commit_type([f[0] for f in files], branch, statuses)
+    names = [_short_name(f[0]) for f in files]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    counts = []
+    if entries_added:
+        counts.append(f"+{entries_added} entr{'y' if entries_added == 1 else 'ies'}")
+    if superseded:
+        counts.append(f"{superseded} superseded")
+    verb = {"maintenance": "reorganise", "identity": "update identity", "extract": "extract into"}.get(ctype, "update")
+    summary = f"{verb} {shown}" + (f" ({', '.join(counts)})" if counts else "")
+    if repo is not None and repo.config.llm.provider != "offline":
+        summary = _llm_summary(repo, diff, ctype) or summary
+    body = "\n".join(f"- {path}: +{a} -{r}" for path, a, r in files[:20])
+    if len(files) > 20:
+        body += f"\n- ... {len(files) - 20} more files"
+    session_line = session or (sessions[0] if sessions else None)
+    msg = f"{ctype}: {summary}\n\n{body}\n"
+    if session_line:
+        msg += f"\nSession: {session_line}\n"
+    return msg
+
+
+def _llm_summary(repo: MemoryRepo, diff: str, ctype: str) -> str | None:
+    """One line from the commit_message LLM stage; None when it is unavailable."""
+    try:
+        from autopoiesis.llm import LLMClient
+    except ImportError:
+        return None
+    prompt = (
+        "Summarize this git diff of an AI agent's memory as a one-line commit summary "
+        "(at most 72 characters, no type prefix, no trailing period).\n\nDiff:\n" + diff[:4000]
+    )
+    try:
+        result = LLMClient(repo).complete("commit_message", prompt, max_tokens=60)
+    except Exception:  # an unavailable model must never block a commit
+        return None
+    line = (result.text or "").strip().splitlines()[0] if (result.text or "").strip() else ""
+    line = re.sub(r"^(conversation|memory|identity|maintenance|explore|extract):\s*", "", line).strip()
+    return line[:100] or None

@@ -1,0 +1,328 @@
+"""The git hooks' logic (design §3.5). This is the light path: it runs on every commit,
+so it imports only the standard library, PyYAML and this package's light modules —
+never scikit-learn, numpy, openai or GitPython.
+
+pre-commit rejects (exit 1, naming the file):
+  * a change, rename or deletion of a committed file under raw/ (immutability);
+  * a new transcript whose frontmatter is missing or invalid, or that is still open;
+  * MEMORY.md over 110% of lifecycle.memory_line_cap (220 lines by default);
+  * a topic whose frontmatter does not parse or holds an invalid regex.
+  * a knowledge file whose frontmatter does not parse (every reader would trip on it).
+It warns (the commit goes ahead) about MEMORY.md over 90% of the cap (180 lines) and
+topics without triggers.
+
+post-commit hands the changed paths to the search index (when the index module is
+installed), which updates in the background under its own lock.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autopoiesis.repo import MEMORY_FILE, MemoryRepo
+
+HOOK_NAMES = ("pre-commit", "post-commit")
+SHIM_MARKER = "autopoiesis"
+
+
+@dataclass
+class CheckResult:
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def _git(root: Path, *args: str, input: bytes | None = None) -> bytes:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, input=input, check=True).stdout
+
+
+def staged_changes(root: Path) -> list[tuple[str, str, str | None]]:
+    """(status letter, path, old path for renames) of what is staged, with rename detection."""
+    out = _git(root, "diff", "--cached", "--name-status", "-z", "-M")
+    parts = out.decode("utf-8", "surrogateescape").split("\x00")
+    result = []
+    i = 0
+    while i < len(parts) - 1:
+        status = parts[i]
+        if not status:
+            i += 1
+            continue
+        letter = status[0]
+        if letter in "RC":
+            result.append((letter, parts[i + 2], parts[i + 1]))
+            i += 3
+        else:
+            result.append((letter, parts[i + 1], None))
+            i += 2
+    return result
+
+
+def staged_blobs(root: Path, paths: list[str]) -> dict[str, bytes]:
+    """The staged content of PATHS, read in one `git cat-file --batch` call."""
+    if not paths:
+        return {}
+    request = "".join(f":{p}\n" for p in paths).encode("utf-8", "surrogateescape")
+    out = _git(root, "cat-file", "--batch", input=request)
+    blobs: dict[str, bytes] = {}
+    pos = 0
+    for p in paths:
+        nl = out.index(b"\n", pos)
+        header = out[pos:nl].split()
+        pos = nl + 1
+        if len(header) >= 2 and header[1] == b"missing":
+            continue
+        size = int(header[2])
+        blobs[p] = out[pos : pos + size]
+        pos += size + 1
+    return blobs
+
+
+def _head_has(root: Path, paths: list[str]) -> set[str]:
+    if not paths:
+        return set()
+    proc = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "-z", "HEAD", "--", *paths], cwd=root, capture_output=True
+    )
+    if proc.returncode != 0:
+        return set()  # no HEAD yet: nothing is committed
+    return set(proc.stdout.decode("utf-8", "surrogateescape").split("\x00")) - {""}
+
+
+def _frontmatter(text: str) -> tuple[dict | None, str | None]:
+    """(mapping, error) of a Markdown file's YAML frontmatter; (None, None) when it has none."""
+    if not text.startswith("---\n") and not text.startswith("---\r\n"):
+        return None, None
+    end = re.search(r"\r?\n---\s*(\r?\n|$)", text[3:])
+    if end is None:
+        return None, "frontmatter is not closed by a '---' line"
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load(text[3 : 3 + end.start()], Loader=loader)  # noqa: S506 - safe loader
+    except yaml.YAMLError as exc:
+        return None, f"frontmatter is not valid YAML ({str(exc).splitlines()[0]})"
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return None, "frontmatter must be a YAML mapping (key: value lines)"
+    return data, None
+
+
+def check_transcript(path: str, text: str, result: CheckResult) -> None:
+    from autopoiesis.errors import TranscriptFormatError
+    from autopoiesis.formats.transcript import parse_meta
+
+    try:
+        meta = parse_meta(text, path)
+    except TranscriptFormatError as exc:
+        result.errors.append(f"{path}: {exc}")
+        return
+    if meta.status == "open":
+        result.errors.append(
+            f"{path}: the session is still open (status: open). It is committed automatically when it ends; "
+            "unstage it with `git restore --staged " + path + "`."
+        )
+
+
+def check_memory(text: str, cap: int, result: CheckResult) -> None:
+    lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    hard, soft = int(cap * 1.1), int(cap * 0.9)
+    if lines > hard:
+        result.errors.append(
+            f"{MEMORY_FILE} has {lines} lines, over the limit of {hard} (cap {cap}). Prune it first "
+            "(`autopoiesis prune`), or move detail into project or people files."
+        )
+    elif lines > soft:
+        result.warnings.append(f"{MEMORY_FILE} is at {lines} lines (cap {cap}); consider pruning.")
+
+
+def check_topic(path: str, text: str, result: CheckResult) -> None:
+    try:
+        from autopoiesis.watch.topics import validate_topic_source
+    except ImportError:
+        validate_topic_source = None
+    if validate_topic_source is not None:
+        errors, warnings = validate_topic_source(path, text)
+        result.errors.extend(errors)
+        result.warnings.extend(warnings)
+        return
+    data, error = _frontmatter(text)
+    if error:
+        result.errors.append(f"{path}: {error}")
+        return
+    if data is None or not data.get("triggers"):
+        result.warnings.append(f"{path}: no triggers; the topic can only be activated by hand.")
+        return
+    for n, trig in enumerate(data.get("triggers") or []):
+        if isinstance(trig, dict) and trig.get("type") == "pattern":
+            try:
+                re.compile(str(trig.get("match", "")))
+            except re.error as exc:
+                result.errors.append(f"{path}: triggers[{n}] pattern {trig.get('match')!r} is not a valid regex ({exc}).")
+
+
+def check_knowledge(path: str, text: str, result: CheckResult) -> None:
+    _, error = _frontmatter(text)
+    if error:
+        result.errors.append(f"{path}: {error}. Fix it so readers and the index can parse the file.")
+
+
+def pre_commit(root: Path) -> CheckResult:
+    result = CheckResult()
+    changes = staged_changes(root)
+    if not changes:
+        return result
+    raw_touched = [p for letter, p, old in changes for p in ((old,) if old else ()) + (p,) if p.startswith("raw/")]
+    committed = _head_has(root, sorted(set(raw_touched)))
+    to_read: list[str] = []
+    for letter, path, old in changes:
+        if letter in "RC" and old and old.startswith("raw/") and old in committed:
+            result.errors.append(
+                f"{old}: transcripts under raw/ are immutable; it may not be renamed (to {path}). "
+                f"Undo with `git restore --staged --worktree -- {old} {path}` or `git mv {path} {old}`."
+            )
+        if path.startswith("raw/") and path in committed and letter in "MDT":
+            verb = {"M": "modified", "D": "deleted", "T": "changed"}[letter]
+            result.errors.append(
+                f"{path}: transcripts under raw/ are immutable; it may not be {verb}. "
+                f"Undo with `git restore --staged --worktree -- {path}`."
+            )
+        if letter in "D":
+            continue
+        if (path.startswith("raw/conversations/") and path.endswith(".md")) or path == MEMORY_FILE:
+            to_read.append(path)
+        elif path.startswith("topics/") and path.endswith(".md"):
+            to_read.append(path)
+        elif path.startswith("knowledge/") and path.endswith(".md"):
+            to_read.append(path)
+    blobs = staged_blobs(root, to_read)
+    for path in to_read:
+        raw = blobs.get(path, b"")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            result.errors.append(f"{path}: not UTF-8 text; memory files must be UTF-8 Markdown.")
+            continue
+        if path.startswith("raw/conversations/"):
+            if path not in committed:
+                check_transcript(path, text, result)
+        elif path == MEMORY_FILE:
+            check_knowledge(path, text, result)
+            cap = MemoryRepo(root).config.lifecycle.memory_line_cap
+            check_memory(text, cap, result)
+        elif path.startswith("topics/"):
+            check_topic(path, text, result)
+        else:
+            check_knowledge(path, text, result)
+    return result
+
+
+def post_commit(root: Path) -> int:
+    """Hand the commit's changes to the index; never fails the commit."""
+    try:
+        from autopoiesis.index.sync import post_commit_hook
+    except ImportError:
+        return 0
+    try:
+        post_commit_hook(MemoryRepo(root))
+    except Exception as exc:  # the commit already happened; say so and move on
+        print(f"autopoiesis post-commit: index not updated ({exc}); run `autopoiesis index rebuild`.", file=sys.stderr)
+    return 0
+
+
+def run(name: str, root: Path | None = None) -> int:
+    root = root or Path(_git(Path.cwd(), "rev-parse", "--show-toplevel").decode().strip())
+    if name == "pre-commit":
+        result = pre_commit(root)
+        for w in result.warnings:
+            print(f"autopoiesis: warning: {w}", file=sys.stderr)
+        for e in result.errors:
+            print(f"autopoiesis: error: {e}", file=sys.stderr)
+        if not result.ok:
+            print("autopoiesis: commit rejected by the pre-commit hook.", file=sys.stderr)
+            return 1
+        return 0
+    if name == "post-commit":
+        return post_commit(root)
+    print(f"autopoiesis: unknown hook {name!r}; use pre-commit or post-commit.", file=sys.stderr)
+    return 2
+
+
+# ── installation ──
+def template_dir(name: str) -> Path:
+    """A folder of the memory-repo template: inside the wheel, else this checkout's top level."""
+    packaged = Path(__file__).parent / "_template" / name
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / name
+
+
+def hooks_dir(root: Path) -> Path:
+    """Where git looks for hooks (honours core.hooksPath)."""
+    out = _git(root, "rev-parse", "--git-path", "hooks").decode().strip()
+    path = Path(out)
+    return path if path.is_absolute() else (root / path)
+
+
+def is_ours(path: Path) -> bool:
+    try:
+        return SHIM_MARKER in path.read_text(encoding="utf-8", errors="replace").split("\n", 3)[1]
+    except (OSError, IndexError):
+        return False
+
+
+def install_hooks(root: Path, *, chain: bool = False) -> list[str]:
+    """Put the shims in place. A foreign hook is never overwritten silently: without
+    CHAIN it is an error; with CHAIN it is kept as `<hook>.local` and run first."""
+    from autopoiesis.errors import HookInstallError
+
+    target = hooks_dir(root)
+    target.mkdir(parents=True, exist_ok=True)
+    python = sys.executable
+    messages = []
+    for name in HOOK_NAMES:
+        shim = (template_dir("hooks") / name).read_text(encoding="utf-8").replace("@PYTHON@", python)
+        dest = target / name
+        if dest.exists() and not is_ours(dest):
+            if not chain:
+                raise HookInstallError(
+                    f"{dest} already exists and is not an autopoiesis hook. Re-run with --chain to keep it as "
+                    f"{name}.local (run before ours), or remove it."
+                )
+            local = dest.with_name(name + ".local")
+            if local.exists():
+                raise HookInstallError(f"{local} exists too; merge the two hooks by hand, then retry.")
+            os.replace(dest, local)
+            messages.append(f"kept the existing {name} hook as {local.name}")
+        if dest.exists() and dest.read_text(encoding="utf-8") == shim:
+            messages.append(f"{name}: already installed")
+            continue
+        dest.write_text(shim, encoding="utf-8")
+        dest.chmod(0o755)
+        messages.append(f"{name}: installed in {dest}")
+    return messages
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        print("usage: python -m autopoiesis.hooks pre-commit|post-commit", file=sys.stderr)
+        return 2
+    try:
+        return run(argv[0])
+    except subprocess.CalledProcessError as exc:
+        print(f"autopoiesis: git failed in the {argv[0]} hook: {exc.stderr!r}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+import pytest
+
+_TESTS = str(Path(__file__).resolve().parent)
+if _TESTS not in sys.path:  # tests/ helpers (openai_server) importable whatever the import mode
+    sys.path.insert(0, _TESTS)
+
+if TYPE_CHECKING:
+    from openai_server import OpenAIServer
+
+
+@pytest.fixture
+def openai_server() -> Iterator["OpenAIServer"]:
+    """A real loopback server speaking the OpenAI API (tests/openai_server.py), fresh for
+    each test. Script it with `.enqueue(...)`, point a client at `.base_url`."""
+    from openai_server import OpenAIServer
+
+    server = OpenAIServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def _git_identity(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests never read the developer's git config (CI machines may have none)."""
+    home = tmp_path_factory.getbasetemp() / "home"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Author")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+    monkeypatch.delenv("AUTOPOIESIS_REPO", raising=False)
+
+
+@pytest.fixture
+def memory_repo(tmp_path: Path):  # -> autopoiesis.repo.MemoryRepo
+    """A real, initialised memory repo (git repo, template, hooks, initial commit) in tmp_path."""
+    from autopoiesis.initialize import init_memory_repo
+    from autopoiesis.repo import MemoryRepo
+
+    report = init_memory_repo(tmp_path / "memory")
+    return MemoryRepo(report.root)
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """../shared/data, or a skip with the reason when this checkout has no shared/ beside it."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DATA} (an outside clone has no ../shared)")
+    return SHARED_DATA
