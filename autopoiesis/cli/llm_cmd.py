@@ -1,0 +1,73 @@
+"""`autopoiesis llm ...`: what the LLM stages spent. A thin layer over autopoiesis.llm;
+imports stay inside the commands so `autopoiesis --help` stays light."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `llm` command group to APP."""
+    sub = typer.Typer(help="LLM calls of the memory stages: usage, tokens and estimated cost.", no_args_is_help=True)
+
+    @sub.command("usage")
+    def usage(
+        ctx: typer.Context,
+        since: Optional[str] = typer.Option(None, "--since", metavar="DATE", help="Only days from DATE (YYYY-MM-DD) on."),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON rows instead of a table."),
+    ) -> None:
+        """Calls, cached answers, tokens and estimated cost per day and stage, from the ledger."""
+        import datetime as dt
+
+        from autopoiesis.cli._common import echo_json, fail, get_repo
+        from autopoiesis.llm import Ledger, summarize_usage
+
+        start = None
+        if since:
+            try:
+                start = dt.date.fromisoformat(since)
+            except ValueError:
+                raise fail(f"--since {since!r} is not a date; write it as YYYY-MM-DD.", 2) from None
+        repo = get_repo(ctx)
+        # Read the ledger directly: no client (and no config validation of llm:) needed to report.
+        rows = summarize_usage(Ledger(repo.state_path("llm", "ledger.jsonl")).rows(), start)
+        if as_json:
+            echo_json([r.as_dict() for r in rows])
+            return
+        if not rows:
+            typer.echo("No LLM calls recorded" + (f" since {start}." if start else "."))
+            return
+        typer.echo(format_usage_table(rows))
+
+    app.add_typer(sub, name="llm")
+
+
+def format_usage_table(rows: list) -> str:  # list[UsageRow]; kept untyped to avoid importing llm at load
+    """Aligned text table of usage rows with a total line."""
+    header = ("day", "stage", "calls", "cached", "offline", "errors", "tokens in", "tokens out", "est. cost")
+    body = [
+        (r.day, r.stage, str(r.calls), str(r.cached), str(r.offline), str(r.errors), f"{r.tokens_in:,}", f"{r.tokens_out:,}", f"${r.cost:.6f}")
+        for r in rows
+    ]
+    total = (
+        "total",
+        "",
+        str(sum(r.calls for r in rows)),
+        str(sum(r.cached for r in rows)),
+        str(sum(r.offline for r in rows)),
+        str(sum(r.errors for r in rows)),
+        f"{sum(r.tokens_in for r in rows):,}",
+        f"{sum(r.tokens_out for r in rows):,}",
+        f"${sum(r.cost for r in rows):.6f}",
+    )
+    table = [header, *body, total]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+
+    def line(row: tuple) -> str:
+        cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        return "  ".join(cells).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(header), rule, *(line(r) for r in body), rule, line(total)])
