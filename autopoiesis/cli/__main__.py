@@ -1,0 +1,3 @@
+from autopoiesis.cli import main
+
+main()

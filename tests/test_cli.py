@@ -1,0 +1,65 @@
+"""The CLI end to end: global -C, friendly errors, the demo."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from autopoiesis.repo import MemoryRepo
+
+
+def cli(*args: str, cwd: Path | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "autopoiesis", *args], capture_output=True, text=True, cwd=cwd, input=input)
+
+
+def test_help_lists_the_commands() -> None:
+    proc = cli("--help")
+    assert proc.returncode == 0
+    for cmd in ("init", "capture", "import", "commit", "tag", "explore", "hooks", "recall", "blame", "learned", "show-at", "demo"):
+        assert cmd in proc.stdout
+
+
+def test_init_twice_says_nothing_changed(tmp_path: Path) -> None:
+    first = cli("init", str(tmp_path / "m"))
+    assert first.returncode == 0 and "Initialized a new memory repository" in first.stdout
+    again = cli("-C", str(tmp_path / "m"), "init")
+    assert again.returncode == 0 and "nothing changed" in again.stdout
+
+
+def test_user_errors_have_no_traceback(tmp_path: Path) -> None:
+    for args in (("-C", str(tmp_path), "commit"), ("-C", str(tmp_path / "nope"), "recall", "x"), ("recall", "x")):
+        proc = cli(*args, cwd=tmp_path)
+        assert proc.returncode != 0
+        assert "Traceback" not in proc.stderr and "autopoiesis init" in proc.stderr, proc.stderr
+
+
+def test_commit_tag_recall_learned_blame_show_at(memory_repo: MemoryRepo) -> None:
+    root = str(memory_repo.root)
+    assert "nothing to commit" in cli("-C", root, "commit").stdout
+    (memory_repo.root / "knowledge/reference/db.md").write_text("# DB\n\n- Postgres 16 in production\n")
+    out = cli("-C", root, "commit").stdout
+    assert "memory: update db.md" in out
+    assert "tagged memory/milestone/first" in cli("-C", root, "tag", "milestone", "first").stdout
+    assert "already exists" in cli("-C", root, "tag", "milestone", "first").stdout
+    bad = cli("-C", root, "tag", "milestone")
+    assert bad.returncode == 2 and "needs a name" in bad.stderr
+    rec = cli("-C", root, "recall", "Postgres 16")
+    assert "memory: update db.md" in rec.stdout and "knowledge/reference/db.md" in rec.stdout
+    learned = cli("-C", root, "learned", "--since", "1 hour ago")
+    assert "+ - Postgres 16 in production" in learned.stdout
+    assert "Postgres 16" in cli("-C", root, "blame", "knowledge/reference/db.md").stdout
+    assert "Postgres 16" in cli("-C", root, "show-at", "milestone/first", "knowledge/reference/db.md").stdout
+    outside = cli("-C", root, "blame", "../../etc/passwd")
+    assert outside.returncode != 0 and "outside" in outside.stderr and "Traceback" not in outside.stderr
+
+
+def test_demo_runs_offline(tmp_path: Path) -> None:
+    proc = cli("demo", str(tmp_path / "demo"))
+    assert proc.returncode == 0, proc.stderr
+    assert "[redacted:openai_key]" in proc.stdout
+    assert "conversation: pr-review-for-the-capture-module" in proc.stdout
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=tmp_path / "demo", capture_output=True, text=True).stdout
+    assert log.count("conversation:") == 3
+    again = cli("demo", str(tmp_path / "demo"))
+    assert again.returncode != 0 and "not empty" in again.stderr

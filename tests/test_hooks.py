@@ -1,0 +1,133 @@
+"""The git hooks, exercised through plain `git commit` in real repositories."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.capture.stream import process_stream
+from autopoiesis.errors import HookInstallError
+from autopoiesis.hooks import install_hooks
+from autopoiesis.repo import MemoryRepo
+
+
+def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=check)
+
+
+def commit_all(root: Path, msg: str = "test") -> subprocess.CompletedProcess[str]:
+    git(root, "add", "-A")
+    return git(root, "commit", "-m", msg, check=False)
+
+
+@pytest.fixture
+def with_transcript(memory_repo: MemoryRepo) -> tuple[MemoryRepo, Path]:
+    lines = [json.dumps(e).encode() for e in (
+        {"event": "session_start", "session_id": "h1", "started": "2026-02-16T18:45:00Z"},
+        {"event": "message", "role": "user", "content": "hello hooks"},
+        {"event": "session_end"},
+    )]
+    report = process_stream(memory_repo, lines)
+    return memory_repo, memory_repo.root / report.closed[0].path
+
+
+def test_modifying_a_committed_transcript_is_rejected(with_transcript) -> None:
+    repo, path = with_transcript
+    path.write_text(path.read_text() + "tampered\n")
+    proc = commit_all(repo.root)
+    assert proc.returncode != 0
+    rel = repo.rel(path)
+    assert f"{rel}: transcripts under raw/ are immutable; it may not be modified" in proc.stderr
+
+
+def test_deleting_and_renaming_are_rejected(with_transcript) -> None:
+    repo, path = with_transcript
+    rel = repo.rel(path)
+    git(repo.root, "mv", rel, rel.replace(".md", "-renamed.md"))
+    proc = git(repo.root, "commit", "-m", "rename", check=False)
+    assert proc.returncode != 0 and "may not be renamed" in proc.stderr and rel in proc.stderr
+    git(repo.root, "reset", "-q", "--hard")
+    git(repo.root, "rm", "-q", rel)
+    proc = git(repo.root, "commit", "-m", "delete", check=False)
+    assert proc.returncode != 0 and "may not be deleted" in proc.stderr
+
+
+def test_new_transcript_needs_valid_frontmatter(memory_repo: MemoryRepo) -> None:
+    bad = memory_repo.root / "raw/conversations/2026/01/01/0000-x-bad.md"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("# no frontmatter\n")
+    proc = commit_all(memory_repo.root)
+    assert proc.returncode != 0 and "0000-x-bad.md" in proc.stderr and "missing frontmatter" in proc.stderr
+    bad.write_text("---\nsession_id: x\nstarted: 2026-01-01T00:00:00Z\nstatus: open\n---\n\n# t\n")
+    proc = commit_all(memory_repo.root)
+    assert proc.returncode != 0 and "still open" in proc.stderr
+
+
+def test_memory_cap_warns_then_rejects(memory_repo: MemoryRepo) -> None:
+    mem = memory_repo.memory_file
+    head = mem.read_text()
+    mem.write_text(head + "".join(f"- 2026-01-01: fact {i}\n" for i in range(185 - head.count("\n"))))
+    proc = commit_all(memory_repo.root)
+    assert proc.returncode == 0 and "warning" in proc.stderr and "185 lines" in proc.stderr
+    mem.write_text(head + "".join(f"- 2026-01-01: fact {i}\n" for i in range(230)))
+    proc = commit_all(memory_repo.root)
+    assert proc.returncode != 0 and "over the limit of 220" in proc.stderr
+
+
+def test_topic_with_invalid_regex_is_rejected_and_missing_triggers_warned(memory_repo: MemoryRepo) -> None:
+    t = memory_repo.root / "topics/broken.md"
+    t.write_text("---\ntype: topic\ntriggers:\n  - type: pattern\n    match: \"(unclosed\"\n    scope: input\n---\n\n# Broken\n")
+    proc = commit_all(memory_repo.root)
+    assert proc.returncode != 0 and "topics/broken.md" in proc.stderr and "(unclosed" in proc.stderr
+    t.write_text("---\ntype: topic\ndescription: nothing triggers me\n---\n\n# Quiet\n\n## Instructions\n\nDo things.\n")
+    proc = commit_all(memory_repo.root)
+    assert proc.returncode == 0 and "topics/broken.md" in proc.stderr and "trigger" in proc.stderr
+
+
+def test_knowledge_frontmatter_must_parse(memory_repo: MemoryRepo) -> None:
+    f = memory_repo.root / "knowledge/reference/bad.md"
+    f.write_text("---\ntitle: [unclosed\n---\nbody\n")
+    proc = commit_all(memory_repo.root)
+    assert proc.returncode != 0 and "knowledge/reference/bad.md" in proc.stderr and "frontmatter" in proc.stderr
+    f.write_text("---\ntitle: fine\n---\nbody\n")
+    assert commit_all(memory_repo.root).returncode == 0
+
+
+def test_foreign_hook_is_never_overwritten_silently(memory_repo: MemoryRepo) -> None:
+    hook = memory_repo.root / ".git/hooks/pre-commit"
+    hook.write_text("#!/bin/sh\necho foreign-hook-ran >&2\n")
+    hook.chmod(0o755)
+    with pytest.raises(HookInstallError, match="--chain"):
+        install_hooks(memory_repo.root)
+    assert "foreign-hook-ran" in hook.read_text()
+    messages = install_hooks(memory_repo.root, chain=True)
+    assert any("pre-commit.local" in m for m in messages)
+    (memory_repo.root / "knowledge/reference/x.md").write_text("# x\n")
+    proc = commit_all(memory_repo.root)
+    assert proc.returncode == 0 and "foreign-hook-ran" in proc.stderr
+
+
+def test_core_hooks_path_is_honoured(memory_repo: MemoryRepo) -> None:
+    git(memory_repo.root, "config", "core.hooksPath", ".githooks")
+    install_hooks(memory_repo.root)
+    assert (memory_repo.root / ".githooks/pre-commit").exists()
+
+
+def test_hook_path_stays_light(memory_repo: MemoryRepo) -> None:
+    """The hooks run on every commit: they must not import numpy, sklearn, openai or git."""
+    import sys
+
+    code = (
+        "import sys, runpy; sys.argv=['x','pre-commit']\n"
+        "from autopoiesis import hooks; hooks.run('pre-commit')\nhooks.run('post-commit')\n"
+        "bad=[m for m in ('numpy','sklearn','openai','git','typer') if m in sys.modules]\n"
+        "print(','.join(bad))"
+    )
+    (memory_repo.root / "knowledge/reference/y.md").write_text("# y\n")
+    git(memory_repo.root, "add", "-A")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=memory_repo.root, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ""
