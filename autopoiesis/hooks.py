@@ -11,8 +11,10 @@ pre-commit rejects (exit 1, naming the file):
 It warns (the commit goes ahead) about MEMORY.md over 90% of the cap (180 lines) and
 topics without triggers.
 
-post-commit hands the changed paths to the search index (when the index module is
-installed), which updates in the background under its own lock.
+post-commit hands the changed paths to the search index, which updates in the
+background under its own lock. The installed shim does that hand-off in shell (no Python
+start-up on the commit path); `post_commit()` here serves `autopoiesis hooks run
+post-commit` (the pre-commit framework).
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from autopoiesis.repo import MEMORY_FILE, MemoryRepo
@@ -30,10 +31,12 @@ HOOK_NAMES = ("pre-commit", "post-commit")
 SHIM_MARKER = "autopoiesis"
 
 
-@dataclass
 class CheckResult:
-    errors: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    """Errors (the commit is rejected) and warnings (it goes ahead) of a hook run."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+        self.warnings: list[str] = []
 
     @property
     def ok(self) -> bool:
@@ -240,7 +243,8 @@ def post_commit(root: Path) -> int:
 
 
 def run(name: str, root: Path | None = None) -> int:
-    root = root or Path(_git(Path.cwd(), "rev-parse", "--show-toplevel").decode().strip())
+    # git runs hooks at the root of the work tree, so the hook needs no rev-parse call
+    root = root or Path.cwd()
     if name == "pre-commit":
         result = pre_commit(root)
         for w in result.warnings:

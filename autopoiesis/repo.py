@@ -11,9 +11,7 @@ import errno
 import fcntl
 import os
 import subprocess
-import tempfile
 import time
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Iterator
@@ -65,6 +63,8 @@ def category_of(relpath: str) -> str | None:
 
 def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
     """Write a whole file so a reader sees the old or the new content, never half of it."""
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -139,14 +139,23 @@ def git_toplevel(start: Path) -> Path | None:
     return Path(out.stdout.strip())
 
 
-@dataclass
 class MemoryRepo:
-    """A memory repository on disk. `root` is its top folder."""
+    """A memory repository on disk. `root` is its top folder.
 
-    root: Path
+    A plain class rather than a dataclass: the git hooks import this module on every
+    commit, and `dataclasses` (with `inspect`) is a tenth of their start-up time."""
 
-    def __post_init__(self) -> None:
-        self.root = Path(self.root).resolve()
+    def __init__(self, root: str | os.PathLike[str]):
+        self.root = Path(root).resolve()
+
+    def __repr__(self) -> str:
+        return f"MemoryRepo({str(self.root)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MemoryRepo) and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
 
     # ── finding the repo ──
     @classmethod
