@@ -188,7 +188,8 @@ def parse_openai(data: Any, source: str, fallback_time: datetime) -> list[_Draft
 def parse_claude_code(lines: Iterable[str], source: str, report: ImportReport) -> list[_Draft]:
     drafts: dict[str, _Draft] = {}
     calls: dict[str, tuple[list[tf.Item], int]] = {}
-    summaries: list[str] = []
+    summaries: list[tuple[str, str | None]] = []  # (summary, leafUuid)
+    session_of_uuid: dict[str, str] = {}
 
     def bad(n: int, why: str) -> None:
         report.bad_lines += 1
@@ -208,7 +209,7 @@ def parse_claude_code(lines: Iterable[str], source: str, report: ImportReport) -
         kind = obj.get("type")
         if kind == "summary":
             if isinstance(obj.get("summary"), str):
-                summaries.append(obj["summary"])
+                summaries.append((obj["summary"], obj.get("leafUuid")))
             continue
         if kind in CLAUDE_CODE_SKIPPED_TYPES:
             continue
@@ -232,6 +233,8 @@ def parse_claude_code(lines: Iterable[str], source: str, report: ImportReport) -
         d = drafts.get(sid)
         if d is None:
             d = drafts[sid] = _Draft(session_id=sid, channel="claude-code", source=f"claude-code:{Path(source).name}")
+        if isinstance(obj.get("uuid"), str):
+            session_of_uuid[obj["uuid"]] = sid
         if kind == "assistant" and msg.get("model") and not d.model:
             d.model = str(msg["model"])
         usage = msg.get("usage") if isinstance(msg.get("usage"), dict) else {}
@@ -272,11 +275,15 @@ def parse_claude_code(lines: Iterable[str], source: str, report: ImportReport) -
         if role == "user" and all(isinstance(i, tf.ToolCall) for i in items):
             role = "agent"  # orphan tool results belong with the agent's tool use
         d.add_turn(when, role, items)
-    result = [d for d in drafts.values() if d.turns]
-    if summaries:
-        for d in result:
-            d.topic = d.topic or summaries[0]
-    return result
+    # A summary line names the session that holds its leaf message; with no leaf to go
+    # by, it can only be attributed when the file holds a single session.
+    for summary, leaf in summaries:
+        sid = session_of_uuid.get(leaf) if isinstance(leaf, str) else None
+        if sid is None and len(drafts) == 1:
+            sid = next(iter(drafts))
+        if sid is not None and drafts[sid].topic is None:
+            drafts[sid].topic = summary
+    return [d for d in drafts.values() if d.turns]
 
 
 def _detect(path: Path, text: str) -> str:
