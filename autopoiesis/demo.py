@@ -77,8 +77,8 @@ def _later_stages() -> list:
         try:
             mod = __import__(module, fromlist=[name])
         except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+            if not exc.name or not (module == exc.name or module.startswith(exc.name + ".")):
+                raise  # a real import error inside a stage, not an absent stage
             continue
         stages.append(getattr(mod, name))
     return stages
