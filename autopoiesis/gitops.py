@@ -111,20 +111,58 @@ class MemoryGit:
     # ── committing ──
     def commit_paths(self, paths: Sequence[str], message: str, *, allow_empty: bool = False) -> CommitResult:
         """Commit exactly PATHS (repo-relative), nothing else that happens to be staged."""
-        rel = [self.repo.rel(p) if os.path.isabs(p) else p for p in paths]
         with self.repo.lock("git"):
-            self.run("add", "-A", "--", *rel)
-            staged = self.run("diff", "--cached", "--name-only", "--", *rel).stdout.split()
-            if not staged and not allow_empty:
-                return CommitResult(None, message, ())
-            proc = self.run("commit", "-q", "-F", "-", "--", *rel, input=message, check=False)
-            if proc.returncode != 0:
-                # the hook refused, or a foreign lock outlived the retries: leave the index clean
-                self.run("reset", "-q", "--", *rel, check=False)
-                raise GitError(
-                    "The commit was refused:\n" + (proc.stderr.strip() or proc.stdout.strip())
-                )
-            return CommitResult(self.head(), message, tuple(staged))
+            return self._commit_paths_locked(paths, message, allow_empty=allow_empty)
+
+    def _commit_paths_locked(self, paths: Sequence[str], message: str, *, allow_empty: bool = False) -> CommitResult:
+        rel = [self.repo.rel(p) if os.path.isabs(p) else p for p in paths]
+        self.run("add", "-A", "--", *rel)
+        staged = self.run("diff", "--cached", "--name-only", "--", *rel).stdout.split()
+        if not staged and not allow_empty:
+            return CommitResult(None, message, ())
+        proc = self.run("commit", "-q", "-F", "-", "--", *rel, input=message, check=False)
+        if proc.returncode != 0:
+            # the hook refused, or a foreign lock outlived the retries: leave the index clean
+            self.run("reset", "-q", "--", *rel, check=False)
+            raise GitError("The commit was refused:\n" + (proc.stderr.strip() or proc.stdout.strip()))
+        return CommitResult(self.head(), message, tuple(staged))
+
+    def last_commit_of(self, relpath: str) -> str | None:
+        return self.run("log", "-1", "--format=%H", "--", relpath, check=False).stdout.strip() or None
+
+    def closed_uncommitted_transcripts(self) -> list[str]:
+        """Transcripts that are finished (closed or recovered) but not committed yet."""
+        from autopoiesis.errors import TranscriptFormatError
+        from autopoiesis.formats.transcript import parse_meta
+
+        out = self.run("ls-files", "--others", "--exclude-standard", "-z", "--", "raw/conversations").stdout
+        ready = []
+        for rel in sorted(p for p in out.split("\x00") if p.endswith(".md")):
+            try:
+                meta = parse_meta((self.root / rel).read_text(encoding="utf-8"), rel)
+            except (OSError, UnicodeDecodeError, TranscriptFormatError):
+                continue
+            if meta.status != "open":
+                ready.append(rel)
+        return ready
+
+    def commit_transcript(self, relpath: str, slug: str) -> str | None:
+        """Commit a finished transcript as `conversation: {slug}` / blank / `Session: {path}`.
+
+        Group commit: whoever holds the lock also commits the other finished transcripts
+        that are waiting for it (`conversation: {slug} (+N more)`, one Session: line
+        each), and a waiter that finds its transcript already committed returns that
+        commit. Under many simultaneous closes this turns N serial commits into a few.
+        """
+        with self.repo.lock("git"):
+            done = self.last_commit_of(relpath)
+            if done:
+                return done
+            others = [p for p in self.closed_uncommitted_transcripts() if p != relpath]
+            batch = [relpath] + others
+            subject = f"conversation: {slug}" + (f" (+{len(others)} more)" if others else "")
+            message = subject + "\n\n" + "".join(f"Session: {p}\n" for p in batch)
+            return self._commit_paths_locked(batch, message).sha
 
     def pending_changes(self, tops: Iterable[str] = ("knowledge", "topics", "archive")) -> list[tuple[str, str]]:
         """(status, path) of uncommitted changes under TOPS."""

@@ -100,6 +100,8 @@ def bench_concurrent(tmp: Path, harnesses: int, messages: int) -> list[dict]:
     errors: list[str] = []
     lock = threading.Lock()
 
+    ready = threading.Barrier(harnesses)
+
     def harness(h: int) -> None:
         proc = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "capture"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
@@ -108,6 +110,16 @@ def bench_concurrent(tmp: Path, harnesses: int, messages: int) -> list[dict]:
         for i in range(messages):
             proc.stdin.write(json.dumps({"event": "message", "role": "user" if i % 2 == 0 else "agent", "content": f"h{h} message {i}"}).encode() + b"\n")
         proc.stdin.flush()
+        # Close-to-commit starts when the session ends, not when its process starts: wait
+        # until every harness has its last message on disk, then all close at once.
+        last = f"h{h} message {messages - 1}"
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            found = list(repo.conversations_dir.rglob(f"*-h{h:02d}*.md"))
+            if found and last in found[0].read_text(encoding="utf-8"):
+                break
+            time.sleep(0.02)
+        ready.wait()
         t = time.perf_counter()
         proc.stdin.write(b'{"event": "session_end"}\n')
         proc.stdin.flush()
@@ -129,11 +141,13 @@ def bench_concurrent(tmp: Path, harnesses: int, messages: int) -> list[dict]:
     files = list(repo.conversations_dir.rglob("*.md"))
     complete = sum(1 for f in files if len(tf.parse(f.read_text()).turns) == messages)
     committed = subprocess.run(["git", "ls-files", "raw/conversations"], cwd=repo.root, capture_output=True, text=True).stdout.count(".md")
+    commits = int(subprocess.run(["git", "rev-list", "--count", "HEAD", "--", "raw"], cwd=repo.root, capture_output=True, text=True).stdout)
     latencies.sort()
     p95 = latencies[max(0, int(len(latencies) * 0.95) - 1)] * 1000 if latencies else float("nan")
     return [
         {"metric": f"{harnesses} harnesses: transcripts with all {messages} messages", "value": complete, "unit": f"of {harnesses}", "target": f"= {harnesses}"},
         {"metric": f"{harnesses} harnesses: sessions committed", "value": committed, "unit": f"of {harnesses}", "target": f"= {harnesses}"},
+        {"metric": "commits they took (group commit)", "value": commits, "unit": "commits", "target": ""},
         {"metric": "close-to-commit latency p50", "value": statistics.median(latencies) * 1000 if latencies else float("nan"), "unit": "ms", "target": ""},
         {"metric": "close-to-commit latency p95", "value": p95, "unit": "ms", "target": "report"},
     ] + ([{"metric": "errors", "value": len(errors), "unit": errors[0][:80], "target": "0"}] if errors else [])

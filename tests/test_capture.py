@@ -164,7 +164,7 @@ def test_killed_harness_loses_nothing_and_is_recovered(memory_repo: MemoryRepo) 
     for i in range(5):
         proc.stdin.write(b"".join(events({"event": "message", "role": "user", "content": f"message number {i}", "timestamp": f"2026-02-16T18:5{i}:00Z"})))
     proc.stdin.flush()
-    deadline = time.time() + 20
+    deadline = time.time() + 60
     open_files = []
     while time.time() < deadline:
         open_files = list(memory_repo.conversations_dir.rglob("*crash*.md"))
@@ -222,5 +222,10 @@ def test_concurrent_harnesses_lose_nothing(memory_repo: MemoryRepo) -> None:
         t = tf.parse(f.read_text())
         assert len(t.turns) == n_msgs
     assert git(memory_repo.root, "status", "--porcelain") == ""
-    assert int(git(memory_repo.root, "rev-list", "--count", "HEAD")) == 1 + n_procs
+    # closes that queue behind a commit are committed together (group commit)
+    assert 2 <= int(git(memory_repo.root, "rev-list", "--count", "HEAD")) <= 1 + n_procs
+    tracked = [f for f in git(memory_repo.root, "ls-files", "raw/conversations").split() if f.endswith(".md")]
+    assert len(tracked) == n_procs
+    for f in tracked:
+        assert f"Session: {f}" in git(memory_repo.root, "log", "--format=%B", "--", f)
     git(memory_repo.root, "fsck", "--no-progress")

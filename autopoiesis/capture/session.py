@@ -345,8 +345,7 @@ def finalize_transcript(repo: MemoryRepo, path: Path, *, commit: bool = True, **
     if commit:
         from autopoiesis.gitops import MemoryGit
 
-        message = f"conversation: {slug or meta.session_id}\n\nSession: {final_rel}\n"
-        sha = MemoryGit(repo).commit_paths([final_rel], message).sha
+        sha = MemoryGit(repo).commit_transcript(final_rel, slug or meta.session_id)
     return ClosedSession(meta.session_id, final_rel, sha, new_meta.status, len(transcript.turns))
 
 
@@ -396,7 +395,7 @@ def recover_abandoned(repo: MemoryRepo, *, commit: bool = True) -> list[ClosedSe
 
                 rel = repo.rel(path)
                 slug = Path(rel).stem[5 + len(meta.session_id) + 1 :]
-                sha = MemoryGit(repo).commit_paths([rel], f"conversation: {slug or meta.session_id}\n\nSession: {rel}\n").sha
+                sha = MemoryGit(repo).commit_transcript(rel, slug or meta.session_id)
                 recovered.append(ClosedSession(meta.session_id, rel, sha, meta.status, -1))
         finally:
             lock.release()
