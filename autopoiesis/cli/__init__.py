@@ -6,10 +6,16 @@ need lazily so `autopoiesis --help` stays fast.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Optional
 
-import typer
+# Typer's rich help pulls in rich and markdown-it (~190 ms), which would make every
+# `autopoiesis --help` miss its 300 ms budget; plain click help says the same thing.
+# A user who prefers the boxes can set TYPER_USE_RICH=1.
+os.environ.setdefault("TYPER_USE_RICH", "0")
+
+import typer  # noqa: E402  (after the environment default above)
 
 from autopoiesis.errors import AutopoiesisError
 
