@@ -48,7 +48,7 @@ def transcripts(draw):
             memory=draw(st.booleans()),
         ))
     meta = tf.TranscriptMeta(
-        session_id=draw(st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,20}", fullmatch=True)),
+        session_id=draw(st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,20}", fullmatch=True).filter(lambda s: ".." not in s)),
         started=started,
         ended=draw(st.one_of(st.none(), st.just(when))),
         model=draw(st.one_of(st.none(), text_st)),

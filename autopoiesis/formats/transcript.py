@@ -394,10 +394,12 @@ def render_item(item: Item) -> str:
         return "\n".join(escape_line(line) for line in normalize_content(item.content).split("\n"))
     if isinstance(item, ToolCall):
         head = f"> [tool:{one_line(item.tool, 80).replace(']', ')')}] {one_line(item.args)}"
-        return head + (f" \u2192 {one_line(item.result)}" if item.result else "")
+        result = one_line(item.result) if item.result else ""
+        return head + (f" \u2192 {result}" if result else "")
     if isinstance(item, KnowledgeOp):
         path = item.path.replace(" ", "%20") or "-"
-        summary = f" {DASH} {one_line(item.summary)}" if item.summary else ""
+        summary = one_line(item.summary) if item.summary else ""
+        summary = f" {DASH} {summary}" if summary else ""
         return f"> [knowledge:{one_line(item.action, 40).replace(']', ')')}] {path}{summary}"
     if isinstance(item, Attachment):
         return f"> [attachment:{one_line(item.path, 500).replace(']', ')')}]"
@@ -459,11 +461,11 @@ def _parse_items(lines: list[str]) -> tuple[Item, ...]:
         if line.startswith("> ["):
             if (m := TOOL_RE.match(line)) is not None:
                 flush_text()
-                items.append(ToolCall(m["name"], m["args"], m["result"]))
+                items.append(ToolCall(m["name"], m["args"], m["result"] or None))
                 continue
             if (m := KNOWLEDGE_RE.match(line)) is not None:
                 flush_text()
-                items.append(KnowledgeOp(m["action"], m["path"].replace("%20", " "), m["summary"]))
+                items.append(KnowledgeOp(m["action"], m["path"].replace("%20", " "), m["summary"] or None))
                 continue
             if (m := ATTACHMENT_RE.match(line)) is not None:
                 flush_text()
