@@ -17,7 +17,7 @@ import warnings
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from autopoiesis.capture.redact import Redactor, redactor_from_config
 from autopoiesis.errors import CaptureError, ImmutableTranscriptError, TranscriptFormatError
@@ -115,10 +115,23 @@ def _fsync_dir(path: Path) -> None:
 class ConversationCapture:
     """Streams sessions into raw/conversations/ and commits each when it ends."""
 
-    def __init__(self, repo: MemoryRepo, *, auto_commit: bool | None = None, recover: bool = True):
+    def __init__(
+        self,
+        repo: MemoryRepo,
+        *,
+        auto_commit: bool | None = None,
+        recover: bool = True,
+        extract: bool | None = None,
+        on_closed: Callable[["ClosedSession"], None] | None = None,
+    ):
+        """EXTRACT: run the extractors on each transcript once it is committed (default:
+        when lifecycle.extraction_trigger is on_session_end). ON_CLOSED is called as soon
+        as a session is committed, before extraction (the CLI reports the commit there)."""
         self.repo = repo
         self.config = repo.config
         self.auto_commit = self.config.git.auto_commit if auto_commit is None else auto_commit
+        self.extract = (self.config.lifecycle.extraction_trigger == "on_session_end") if extract is None else extract
+        self.on_closed = on_closed
         self._open: dict[str, _OpenTranscript] = {}
         self.recovered: list[ClosedSession] = []
         if recover:
@@ -290,9 +303,18 @@ class ConversationCapture:
                 extra["tokens_out"] = int(tokens_out)
             if tags is not None:
                 extra["tags"] = tuple(str(t) for t in tags)
-            return finalize_transcript(self.repo, state.path, commit=self.auto_commit, **extra)
+            closed = finalize_transcript(self.repo, state.path, commit=self.auto_commit, **extra)
         finally:
             state.lock.release()
+        if self.on_closed is not None:
+            self.on_closed(closed)
+        if self.extract and closed.commit:
+            # design §10.1: extraction follows the conversation commit; it never raises, a
+            # failure leaves the transcript pending for `autopoiesis extract --pending`
+            from autopoiesis.lifecycle.extract import on_session_end as extract_session
+
+            extract_session(self.repo, closed.path)
+        return closed
 
     def close_all(self, status: str = "open") -> list[str]:
         """Release every open session without closing it (they stay open for recovery)."""

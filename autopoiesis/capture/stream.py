@@ -122,9 +122,15 @@ def process_stream(repo: MemoryRepo, lines: Iterable[bytes], out: IO[str] | None
     import warnings
 
     report = StreamReport()
+
+    def announce(closed: ClosedSession) -> None:
+        if out is not None:
+            out.write(json.dumps({"event": "committed", "session_id": closed.session_id, "path": closed.path, "commit": closed.commit}) + "\n")
+            out.flush()
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        capture = ConversationCapture(repo)
+        capture = ConversationCapture(repo, on_closed=announce)
         report.recovered = capture.recovered
         try:
             for number, raw in enumerate(lines, start=1):
@@ -148,9 +154,6 @@ def process_stream(repo: MemoryRepo, lines: Iterable[bytes], out: IO[str] | None
                     continue
                 if closed is not None:
                     report.closed.append(closed)
-                    if out is not None:
-                        out.write(json.dumps({"event": "committed", "session_id": closed.session_id, "path": closed.path, "commit": closed.commit}) + "\n")
-                        out.flush()
         finally:
             report.left_open = capture.close_all()
     report.warnings = [str(w.message) for w in caught]

@@ -1,0 +1,359 @@
+"""Knowledge entry files (design §2.2, seed 002): parse and render, losslessly. No I/O.
+
+A knowledge file is optional YAML frontmatter, then Markdown. Headings (`#` .. `######`)
+split it into sections; a line of a section is either an **entry** or plain text::
+
+    ---
+    type: project_context
+    project: autopoiesis
+    updated: 2026-02-16T18:50:00Z
+    entry_count: 2
+    ---
+
+    # Autopoiesis — Context
+
+    ## Key Decisions
+    - ~~2026-02-14: Keep SQLite as the store (source: raw/conversations/2026/02/14/0900-ses_1-x.md @ 2026-02-14T09:05Z)~~ {id: 20260214-0905-0a1b2c} #superseded-by:20260216-1850-a1b2c3
+    - 2026-02-16: Files are the source of truth (source: raw/conversations/2026/02/16/1845-ses_2-y.md @ 2026-02-16T18:50Z) {id: 20260216-1850-a1b2c3}
+    - a hand-written bullet, kept as it is
+
+An entry is one bullet line ending in `{id: YYYYMMDD-HHMM-xxxxxx}` (seed 002's ids) and
+optional `#tags`. It may carry a date prefix (`2026-02-16: `, the design's MEMORY.md
+style) and a citation `(source: PATH @ TIME)`. Superseding wraps the old body in
+`~~...~~` and appends `#superseded-by:NEWID`; nothing is deleted.
+
+Lossless by construction: a line becomes an :class:`Entry` only when rendering that
+entry gives back the very same line; anything else stays a plain string. So
+`render(parse(text)) == text` for every text, hand edits included.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any, Iterator
+
+ENTRY_ID_RE = re.compile(r"^\d{8}-\d{4}-[0-9a-f]{6}$")
+_ENTRY_RE = re.compile(
+    r"^- (?P<strike>~~)?(?:(?P<date>\d{4}-\d\d-\d\d): )?(?P<text>\S.*?)"
+    r"(?: \(source: (?P<source>[^\s()]+) @ (?P<at>[0-9TZ:-]+)\))?(?(strike)~~)"
+    r" \{id: (?P<id>\d{8}-\d{4}-[0-9a-f]{6})\}(?P<tags>(?: #[A-Za-z0-9_:.-]+)*)$"
+)
+_HEADING_RE = re.compile(r"^(?P<hashes>#{1,6}) (?P<title>.*)$")
+_FM_KEY_RE = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_-]*):(?P<rest>.*)$")
+SUPERSEDED_TAG = "superseded-by:"
+
+
+def make_entry_id(when: datetime, *salt: str) -> str:
+    """Seed 002's id shape, `YYYYMMDD-HHMM-xxxxxx`, with the 6 hex digits derived from
+    SALT (the source and the text) instead of os.urandom: replaying the same transcripts
+    then gives the same ids, so two replays diff only where their knowledge differs."""
+    w = when.astimezone(timezone.utc) if when.tzinfo else when
+    digest = hashlib.blake2s("\x00".join(salt).encode("utf-8"), digest_size=3).hexdigest()
+    return f"{w.strftime('%Y%m%d-%H%M')}-{digest}"
+
+
+def format_at(when: datetime) -> str:
+    """Turn time of a citation: UTC, minute precision (transcript turns have minutes)."""
+    w = when.astimezone(timezone.utc) if when.tzinfo else when
+    return w.strftime("%Y-%m-%dT%H:%MZ")
+
+
+def normalize_fact(text: str) -> str:
+    """The comparison form of an entry's fact: lowercase words only. Two entries with the
+    same normalized fact say the same thing, whatever their punctuation or citation."""
+    text = re.sub(r"\(source: [^)]*\)", " ", text)
+    text = re.sub(r"\{id: [^}]*\}|#superseded-by:\S+|~~", " ", text)
+    text = re.sub(r"^\s*[-*]\s+", "", text)
+    text = re.sub(r"^\s*\d{4}-\d\d-\d\d:\s*", "", text)
+    text = re.sub(r"\*\*", "", text)
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One bullet fact. `text` is the body without strike markup, date or citation."""
+
+    id: str
+    text: str
+    date: str | None = None
+    source: str | None = None
+    at: str | None = None
+    tags: tuple[str, ...] = ()
+
+    @property
+    def superseded_by(self) -> str | None:
+        for t in self.tags:
+            if t.startswith(SUPERSEDED_TAG):
+                return t[len(SUPERSEDED_TAG):]
+        return None
+
+    @property
+    def active(self) -> bool:
+        return self.superseded_by is None
+
+    def superseded(self, new_id: str) -> "Entry":
+        tags = tuple(t for t in self.tags if not t.startswith(SUPERSEDED_TAG)) + (SUPERSEDED_TAG + new_id,)
+        return replace(self, tags=tags)
+
+    def render(self) -> str:
+        body = (f"{self.date}: " if self.date else "") + self.text
+        if self.source:
+            body += f" (source: {self.source} @ {self.at or '-'})"
+        if not self.active:
+            body = f"~~{body}~~"
+        return f"- {body} {{id: {self.id}}}" + "".join(f" #{t}" for t in self.tags)
+
+
+Line = Entry | str
+
+
+@dataclass(frozen=True)
+class Section:
+    """A heading and the lines up to the next heading. The preamble (lines before the
+    first heading) is a Section with level 0 and no heading line."""
+
+    level: int
+    title: str
+    lines: tuple[Line, ...] = ()
+
+    def heading(self) -> str | None:
+        return None if self.level == 0 else "#" * self.level + " " + self.title
+
+    def entries(self) -> Iterator[Entry]:
+        return (l for l in self.lines if isinstance(l, Entry))
+
+
+@dataclass(frozen=True)
+class KnowledgeDoc:
+    """A parsed knowledge file. `frontmatter` is the raw YAML text between the `---`
+    fences (None when the file has none); sections[0] is the preamble."""
+
+    frontmatter: str | None
+    sections: tuple[Section, ...] = field(default_factory=lambda: (Section(0, ""),))
+    final_newline: bool = True
+
+    # ── reading ──
+    def meta(self) -> dict[str, Any]:
+        """The frontmatter as a mapping ({} when absent or not a mapping)."""
+        if not self.frontmatter:
+            return {}
+        import yaml
+
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        try:
+            data = yaml.load(self.frontmatter, Loader=loader)  # noqa: S506 - safe loader
+        except yaml.YAMLError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def entries(self) -> Iterator[tuple[Section, Entry]]:
+        for s in self.sections:
+            for e in s.entries():
+                yield s, e
+
+    def find_section(self, title: str) -> int | None:
+        want = title.strip().lower()
+        for i, s in enumerate(self.sections):
+            if s.level and s.title.strip().lower() == want:
+                return i
+        return None
+
+    def find_entry(self, entry_id: str) -> tuple[int, int] | None:
+        for si, s in enumerate(self.sections):
+            for li, l in enumerate(s.lines):
+                if isinstance(l, Entry) and l.id == entry_id:
+                    return si, li
+        return None
+
+    def facts(self, *, include_superseded: bool = False) -> set[str]:
+        """Normalized facts of the file: entries, and hand-written bullet lines too."""
+        out: set[str] = set()
+        for s in self.sections:
+            for l in s.lines:
+                if isinstance(l, Entry):
+                    if l.active or include_superseded:
+                        out.add(normalize_fact(l.text))
+                elif l.lstrip().startswith(("- ", "* ")):
+                    n = normalize_fact(l)
+                    if n:
+                        out.add(n)
+        out.discard("")
+        return out
+
+    def line_count(self) -> int:
+        return render(self).count("\n")
+
+    # ── changing (pure: each returns a new doc) ──
+    def with_section(self, title: str, level: int = 2) -> tuple["KnowledgeDoc", int]:
+        """(doc, index) of the section TITLE, appended at the end when missing."""
+        i = self.find_section(title)
+        if i is not None:
+            return self, i
+        sections = list(self.sections)
+        last = sections[-1]
+        # keep one blank line between the previous content and the new heading
+        if last.lines and last.lines[-1] != "":
+            sections[-1] = replace(last, lines=last.lines + ("",))
+        elif not last.lines and last.level == 0 and self.frontmatter is not None:
+            sections[-1] = replace(last, lines=("",))
+        sections.append(Section(level, title, ()))
+        return replace(self, sections=tuple(sections)), len(sections) - 1
+
+    def append_line(self, section_index: int, line: Line) -> "KnowledgeDoc":
+        """LINE at the end of the section's content (before its trailing blank lines)."""
+        s = self.sections[section_index]
+        lines = list(s.lines)
+        end = len(lines)
+        while end > 0 and lines[end - 1] == "":
+            end -= 1
+        if end == 0 and not lines and section_index + 1 < len(self.sections):
+            lines = [line, ""]
+        else:
+            lines.insert(end, line)
+        sections = list(self.sections)
+        sections[section_index] = replace(s, lines=tuple(lines))
+        return replace(self, sections=tuple(sections))
+
+    def replace_line(self, section_index: int, line_index: int, line: Line) -> "KnowledgeDoc":
+        s = self.sections[section_index]
+        lines = list(s.lines)
+        lines[line_index] = line
+        sections = list(self.sections)
+        sections[section_index] = replace(s, lines=tuple(lines))
+        return replace(self, sections=tuple(sections))
+
+    def remove_line(self, section_index: int, line_index: int) -> "KnowledgeDoc":
+        s = self.sections[section_index]
+        lines = list(s.lines)
+        del lines[line_index]
+        sections = list(self.sections)
+        sections[section_index] = replace(s, lines=tuple(lines))
+        return replace(self, sections=tuple(sections))
+
+    def with_meta(self, **values: Any) -> "KnowledgeDoc":
+        """Set top-level frontmatter keys to one-line YAML values, keeping every other
+        line (comments, order, nested keys) as it was."""
+        lines = self.frontmatter[:-1].split("\n") if self.frontmatter else []
+        for key, value in values.items():
+            rendered = f"{key}: {yaml_scalar(value)}"
+            for i, line in enumerate(lines):
+                m = _FM_KEY_RE.match(line)
+                if m and m["key"] == key:
+                    # drop the block value lines of a nested or multi-line old value
+                    j = i + 1
+                    while j < len(lines) and (lines[j].startswith((" ", "\t", "- "))):
+                        j += 1
+                    lines[i:j] = [rendered]
+                    break
+            else:
+                lines.append(rendered)
+        return replace(self, frontmatter="".join(l + "\n" for l in lines))
+
+
+def yaml_scalar(value: Any) -> str:
+    """A one-line YAML value (flow lists for sequences)."""
+    import json
+
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
+    text = str(value)
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_ ./@+-]*", text) and text.lower() not in {
+        "null", "true", "false", "yes", "no", "on", "off", "y", "n"
+    } and not text.endswith(" "):
+        return text
+    if re.fullmatch(r"\d{4}-\d\d-\d\d(T\d\d:\d\d:\d\dZ)?", text):
+        return text  # dates and timestamps stay plain, as the design writes them
+    return json.dumps(text, ensure_ascii=False)
+
+
+def parse_line(line: str) -> Line:
+    """An Entry when LINE is one in canonical form, else LINE itself."""
+    if not line.startswith("- ") or "{id: " not in line:
+        return line
+    m = _ENTRY_RE.match(line)
+    if m is None:
+        return line
+    tags = tuple(t[1:] for t in m["tags"].split()) if m["tags"] else ()
+    entry = Entry(m["id"], m["text"], m["date"], m["source"], m["at"], tags)
+    if bool(m["strike"]) == entry.active:  # strike markup and superseded-by tag disagree
+        return line
+    return entry if entry.render() == line else line
+
+
+def parse(text: str) -> KnowledgeDoc:
+    """Parse any text into a KnowledgeDoc; never fails (unknown shapes stay plain lines)."""
+    frontmatter: str | None = None
+    body = text
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 3)
+        if end != -1:
+            frontmatter = text[4 : end + 1]  # every line with its newline: "" for "---\n---\n"
+            body = text[end + 5 :]
+    final_newline = body.endswith("\n")
+    raw_lines = body[:-1].split("\n") if final_newline else (body.split("\n") if body else [])
+    sections: list[Section] = []
+    current_level, current_title, current = 0, "", []  # type: ignore[var-annotated]
+    in_fence = False
+    for line in raw_lines:
+        if line.startswith("```"):
+            in_fence = not in_fence
+            current.append(line)
+            continue
+        m = _HEADING_RE.match(line) if not in_fence else None
+        if m is not None:
+            sections.append(Section(current_level, current_title, tuple(current)))
+            current_level, current_title, current = len(m["hashes"]), m["title"], []
+            continue
+        current.append(line if in_fence else parse_line(line))
+    sections.append(Section(current_level, current_title, tuple(current)))
+    return KnowledgeDoc(frontmatter, tuple(sections), final_newline)
+
+
+def render(doc: KnowledgeDoc) -> str:
+    out: list[str] = []
+    for s in doc.sections:
+        h = s.heading()
+        if h is not None:
+            out.append(h)
+        out.extend(l.render() if isinstance(l, Entry) else l for l in s.lines)
+    body = "\n".join(out) + ("\n" if doc.final_newline else "")
+    if doc.frontmatter is None:
+        return body
+    return f"---\n{doc.frontmatter}---\n" + body
+
+
+def new_doc(meta: dict[str, Any], title: str | None, sections: tuple[str, ...] = (), level: int = 2) -> KnowledgeDoc:
+    """A fresh file: frontmatter, `# TITLE`, empty sections separated by blank lines."""
+    fm = "".join(f"{k}: {yaml_scalar(v)}\n" for k, v in meta.items())
+    pre: list[Line] = [""] + ([f"# {title}"] if title else [])
+    secs = [Section(0, "", tuple(pre + ([""] if sections and title else [])))]
+    for i, name in enumerate(sections):
+        secs.append(Section(level, name, ("",) if i < len(sections) - 1 else ()))
+    return KnowledgeDoc(fm, tuple(secs), True)
+
+
+__all__ = [
+    "Entry",
+    "KnowledgeDoc",
+    "Line",
+    "Section",
+    "format_at",
+    "make_entry_id",
+    "new_doc",
+    "normalize_fact",
+    "parse",
+    "parse_line",
+    "render",
+    "yaml_scalar",
+]

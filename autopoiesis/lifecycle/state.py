@@ -1,0 +1,162 @@
+"""Exactly-once extraction state and the retry queue (seed 000's bookmarks).
+
+One row per (transcript content hash, extractor name@version), in SQLite under the
+gitignored `.autopoiesis/lifecycle/extract.sqlite`:
+
+* `done`     the transcript's changes from that extractor version are applied;
+* `pending`  an attempt failed; `next_retry_at` follows the 5/15/30/60/120-minute backoff
+             of seed 000; after the last retry fails the offline flavour runs instead
+             (`done` with `flavour = 'offline-fallback'`): no session is ever silently lost.
+
+Keyed on the content hash, not the path: a transcript is immutable, so its hash names it;
+a new extractor version is a new key and reprocesses everything. Changes are applied
+before a row turns `done`, and the writer never duplicates a fact, so a crash between
+the two re-applies harmlessly: at-least-once application + idempotent writer = exactly
+once in effect.
+
+Deleting the file only costs re-running extraction (the writer dedups), in keeping with
+"SQLite is a cache".
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterable
+
+BACKOFF_MINUTES = (5, 15, 30, 60, 120)
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _iso(dt: datetime) -> str:
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class StateRow:
+    content_hash: str
+    extractor: str  # name@version
+    path: str
+    status: str  # done | pending
+    flavour: str  # offline | llm | offline-fallback | ""
+    attempts: int
+    next_retry_at: str | None
+    last_error: str
+    updated_at: str
+
+
+class ExtractionState:
+    """The bookmark table. Thread-safe; one connection, short transactions."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS extractions ("
+            " content_hash TEXT NOT NULL, extractor TEXT NOT NULL, path TEXT NOT NULL,"
+            " status TEXT NOT NULL, flavour TEXT NOT NULL DEFAULT '', attempts INTEGER NOT NULL DEFAULT 0,"
+            " next_retry_at TEXT, last_error TEXT NOT NULL DEFAULT '', updated_at TEXT NOT NULL,"
+            " PRIMARY KEY (content_hash, extractor))"
+        )
+
+    @classmethod
+    def for_repo(cls, repo: "object") -> "ExtractionState":
+        return cls(repo.state_path("lifecycle", "extract.sqlite"))  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> "ExtractionState":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ── reading ──
+    def get(self, content_hash: str, extractor: str) -> StateRow | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT content_hash, extractor, path, status, flavour, attempts, next_retry_at, last_error, updated_at"
+                " FROM extractions WHERE content_hash=? AND extractor=?", (content_hash, extractor)
+            ).fetchone()
+        return StateRow(*row) if row else None
+
+    def done_keys(self) -> set[tuple[str, str]]:
+        with self._lock:
+            rows = self._db.execute("SELECT content_hash, extractor FROM extractions WHERE status='done'").fetchall()
+        return {(a, b) for a, b in rows}
+
+    def rows(self, status: str | None = None) -> list[StateRow]:
+        q = ("SELECT content_hash, extractor, path, status, flavour, attempts, next_retry_at, last_error, updated_at"
+             " FROM extractions")
+        args: tuple[str, ...] = ()
+        if status:
+            q += " WHERE status=?"
+            args = (status,)
+        with self._lock:
+            return [StateRow(*r) for r in self._db.execute(q + " ORDER BY path, extractor", args).fetchall()]
+
+    def is_due(self, row: StateRow, now: datetime) -> bool:
+        return row.status == "pending" and (row.next_retry_at is None or row.next_retry_at <= _iso(now))
+
+    # ── writing ──
+    def mark_done(self, items: Iterable[tuple[str, str, str, str]], now: datetime | None = None) -> None:
+        """Mark (content_hash, extractor, path, flavour) done, in one transaction."""
+        stamp = _iso(now or utcnow())
+        rows = [(h, e, p, f, stamp) for h, e, p, f in items]
+        if not rows:
+            return
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "INSERT INTO extractions (content_hash, extractor, path, status, flavour, attempts, next_retry_at,"
+                " last_error, updated_at) VALUES (?, ?, ?, 'done', ?, 0, NULL, '', ?)"
+                " ON CONFLICT(content_hash, extractor) DO UPDATE SET status='done', flavour=excluded.flavour,"
+                " path=excluded.path, next_retry_at=NULL, updated_at=excluded.updated_at",
+                rows,
+            )
+            self._db.execute("COMMIT")
+
+    def record_failure(self, content_hash: str, extractor: str, path: str, error: str, now: datetime | None = None) -> StateRow:
+        """One more failed attempt: schedule the next retry (or none when exhausted:
+        `attempts > len(BACKOFF_MINUTES)` means the caller must fall back offline)."""
+        now = now or utcnow()
+        prev = self.get(content_hash, extractor)
+        attempts = (prev.attempts if prev and prev.status == "pending" else 0) + 1
+        if attempts <= len(BACKOFF_MINUTES):
+            nxt: str | None = _iso(now + timedelta(minutes=BACKOFF_MINUTES[attempts - 1]))
+        else:
+            nxt = None
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO extractions (content_hash, extractor, path, status, flavour, attempts, next_retry_at,"
+                " last_error, updated_at) VALUES (?, ?, ?, 'pending', '', ?, ?, ?, ?)"
+                " ON CONFLICT(content_hash, extractor) DO UPDATE SET status='pending', attempts=excluded.attempts,"
+                " next_retry_at=excluded.next_retry_at, last_error=excluded.last_error, path=excluded.path,"
+                " updated_at=excluded.updated_at",
+                (content_hash, extractor, path, attempts, nxt, error[:2000], _iso(now)),
+            )
+        return StateRow(content_hash, extractor, path, "pending", "", attempts, nxt, error[:2000], _iso(now))
+
+    def exhausted(self, row: StateRow) -> bool:
+        return row.status == "pending" and row.attempts > len(BACKOFF_MINUTES)
+
+    def forget(self, extractor: str | None = None) -> int:
+        with self._lock:
+            if extractor:
+                return self._db.execute("DELETE FROM extractions WHERE extractor=?", (extractor,)).rowcount
+            return self._db.execute("DELETE FROM extractions").rowcount
+
+
+__all__ = ["BACKOFF_MINUTES", "ExtractionState", "StateRow", "utcnow"]

@@ -1,0 +1,139 @@
+"""Condense, prune, archive: journals, the weekly rollup, the MEMORY.md cap, decay
+eviction and the fact-preservation check of compaction."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+from autopoiesis.formats import knowledge as kf
+from autopoiesis.gitops import MemoryGit
+from autopoiesis.lifecycle.condense import MemoryCondenser
+from autopoiesis.lifecycle.extract import KnowledgeExtractor
+from autopoiesis.lifecycle.prune import MemoryPruner, check_fact_preservation
+from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance
+from autopoiesis.repo import MemoryRepo
+from lifecycle_helpers import DEMO, import_sessions, session
+
+DAY = date(2026, 2, 16)
+
+
+def last_subject(repo: MemoryRepo) -> str:
+    return MemoryGit(repo).run("log", "-1", "--format=%s").stdout.strip()
+
+
+def test_daily_summary_updates_not_duplicates(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    import_sessions(memory_repo, tmp_path, DEMO)
+    with MemoryCondenser(memory_repo) as c:
+        first = c.daily_summary(DAY)
+        text = (memory_repo.root / "knowledge/journal/2026-02-16.md").read_text()
+        again = c.daily_summary(DAY)
+        none = c.daily_summary(DAY + timedelta(days=3))
+    assert first.commit and last_subject(memory_repo).startswith("memory: daily journal 2026-02-16")
+    assert "2 already there" not in first.actions[0] and "0 bullet(s) added" in again.actions[0]
+    assert (memory_repo.root / "knowledge/journal/2026-02-16.md").read_text() == text
+    assert "no transcripts" in none.actions[0]
+    assert kf.parse(text).meta()["sessions"] == ["ses_a", "ses_b"]
+
+
+def test_weekly_rollup_supersedes_last_weeks_context(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    import_sessions(memory_repo, tmp_path, DEMO[:1])
+    import_sessions(memory_repo, tmp_path, [session("ses_c", "2026-02-24T09:00:00Z",
+        ("user", "Continue the autopoiesis work on knowledge/projects/autopoiesis/context.md please."))])
+    with KnowledgeExtractor(memory_repo) as ex:
+        ex.commit(ex.extract_pending(["journal"]))
+    with MemoryCondenser(memory_repo) as c:
+        w1 = c.weekly_rollup(DAY)
+        w2 = c.weekly_rollup(date(2026, 2, 24))
+    assert w1.commit and w2.commit and last_subject(memory_repo).startswith("memory: weekly rollup 2026-W09")
+    doc = kf.parse((memory_repo.root / "knowledge/memory/MEMORY.md").read_text())
+    i = doc.find_section("Active Context")
+    ctx = list(doc.sections[i].entries())
+    assert [e.active for e in ctx] == [False, True] and ctx[0].superseded_by == ctx[1].id
+    assert ctx[1].text.startswith("autopoiesis: 1 session(s) in 2026-W09")
+    decisions = [e.text for e in doc.sections[doc.find_section("Key Decisions")].entries()]
+    assert decisions == ["Files are the source of truth, SQLite is only a cache."]  # promoted from the journal
+
+
+def _fill_memory(repo: MemoryRepo, n: int) -> None:
+    w = KnowledgeWriter(repo)
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    w.apply([KnowledgeChange("knowledge/memory/MEMORY.md", "append", "Lessons Learned", f"Lesson number {i} about topic {i * 7}",
+                             Provenance("raw/conversations/a.md", t0 + timedelta(hours=i), "t@1")) for i in range(n)])
+
+
+def test_prune_memory_moves_oldest_to_archive(memory_repo: MemoryRepo) -> None:
+    _fill_memory(memory_repo, 230)
+    with MemoryPruner(memory_repo) as p:
+        r = p.prune_memory()
+    mem = kf.parse((memory_repo.root / "knowledge/memory/MEMORY.md").read_text())
+    arch = kf.parse((memory_repo.root / "archive/memory/MEMORY.md").read_text())
+    assert mem.line_count() <= 200 and r.commit and last_subject(memory_repo).startswith("maintenance:")
+    kept = {e.text for _, e in mem.entries()}
+    moved = {e.text for _, e in arch.entries()}
+    assert len(kept | moved) == 230 and not kept & moved  # nothing lost
+    assert "Lesson number 0 about topic 0" in moved and "Lesson number 229 about topic 1603" in kept
+
+
+def test_prune_journals_and_evict_stale(memory_repo: MemoryRepo) -> None:
+    root = memory_repo.root
+    w = KnowledgeWriter(memory_repo)
+    old = datetime(2025, 6, 1, tzinfo=timezone.utc)
+    w.apply([KnowledgeChange("knowledge/journal/2025-06-01.md", "append", "ops", "Old day", Provenance("raw/a.md", old), dated=False),
+             KnowledgeChange("knowledge/reference/old-topic.md", "append", "Facts", "A stale fact", Provenance("raw/a.md", old)),
+             KnowledgeChange("knowledge/reference/fresh.md", "append", "Facts", "A fresh fact",
+                             Provenance("raw/a.md", datetime(2026, 2, 28, tzinfo=timezone.utc)))])
+    now = lambda: datetime(2026, 3, 1, tzinfo=timezone.utc)  # noqa: E731
+    with MemoryPruner(memory_repo, now=now) as p:
+        scores = {rel: s for rel, s, _, _ in p.scores()}
+        r = p.prune_all()
+    assert scores["knowledge/reference/old-topic.md"] < 0.01 < scores["knowledge/reference/fresh.md"]
+    assert (root / "archive/journal/2025-06-01.md").exists() and not (root / "knowledge/journal/2025-06-01.md").exists()
+    assert (root / "archive/reference/old-topic.md").exists() and (root / "knowledge/reference/fresh.md").exists()
+    assert r.commit and last_subject(memory_repo).startswith("maintenance:")
+    assert MemoryGit(memory_repo).run("status", "--porcelain", "--", "archive").stdout == ""  # only its own paths committed
+
+
+def test_compaction_check_rejects_lossy_rewrites(memory_repo: MemoryRepo, openai_server) -> None:
+    rel = "knowledge/reference/infra.md"
+    w = KnowledgeWriter(memory_repo)
+    facts = ["Staging runs on port 8443", "Production database is Postgres 16", "Backups go to the Frankfurt bucket",
+             "Maria Lopez owns the capture module", "Deploys happen on Tuesdays", "The API gateway is Envoy"]
+    w.apply([KnowledgeChange(rel, "append", "Facts", f, Provenance("raw/a.md", datetime(2026, 2, 1, tzinfo=timezone.utc)))
+             for f in facts])
+    before = (memory_repo.root / rel).read_text()
+    lossy = before.split("## Facts")[0] + "## Facts\n- Staging runs on port 8443; Postgres 16 in production.\n"
+    assert not check_fact_preservation(before, lossy).accepted
+    faithful = before.split("## Facts")[0] + "## Facts\n- 2026-02-01: " + ". ".join(facts) + ".\n"
+    assert check_fact_preservation(before, faithful).accepted
+    from lifecycle_helpers import use_llm
+
+    repo = use_llm(memory_repo, openai_server.base_url)
+    openai_server.enqueue(lossy)
+    with MemoryPruner(repo) as p:
+        verdict, r = p.compact(rel)
+    assert not verdict.accepted and verdict.loss > 0.05 and r.flagged == (rel,)
+    after = kf.parse((repo.root / rel).read_text())
+    assert after.meta()["needs_compact"] is True and {e.text for _, e in after.entries()} == set(facts)
+    with MemoryPruner(repo) as p:
+        verdict, r = p.compact(rel, faithful)
+    assert verdict.accepted and kf.parse((repo.root / rel).read_text()).meta()["needs_compact"] is False
+
+
+def test_cli_condense_prune_archive(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from autopoiesis.cli import app
+
+    import_sessions(memory_repo, tmp_path, DEMO)
+    runner = CliRunner()
+    base = ["-C", str(memory_repo.root)]
+    r = runner.invoke(app, base + ["condense", "daily", "--date", "2026-02-16"])
+    assert r.exit_code == 0 and "journal 2026-02-16" in r.output, r.output
+    r = runner.invoke(app, base + ["condense", "weekly", "--date", "2026-02-16"])
+    assert r.exit_code == 0 and "weekly rollup 2026-W08" in r.output, r.output
+    assert runner.invoke(app, base + ["condense", "monthly"]).exit_code == 0
+    assert runner.invoke(app, base + ["prune"]).exit_code == 0
+    r = runner.invoke(app, base + ["archive"])
+    assert r.exit_code == 0 and "nothing to do" in r.output
+    assert runner.invoke(app, base + ["condense", "yearly"]).exit_code == 2
