@@ -1,0 +1,196 @@
+"""`autopoiesis search`, `autopoiesis index rebuild|status`, `autopoiesis doctor`.
+
+Thin: each command calls autopoiesis.index. The library is imported inside the command
+bodies so `autopoiesis --help` stays fast, and the search path never imports numpy,
+scikit-learn or openai unless the configured embedder needs them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from autopoiesis.cli._common import echo_json, get_repo, warn
+from autopoiesis.errors import AutopoiesisError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("search")(search)
+    index = typer.Typer(help="The search index (memory.db): rebuild it, see how fresh it is.", no_args_is_help=True)
+    index.command("rebuild")(index_rebuild)
+    index.command("status")(index_status)
+    app.add_typer(index, name="index")
+    app.command("doctor")(doctor)
+
+
+def _result_line(r: Any, explain: bool) -> str:
+    flag = " [archived]" if r.archived else ""
+    when = f"  {r.turn_time}" if r.turn_time else ""
+    out = f"{r.score:.4f}  {r.path}:{r.start_line}-{r.end_line}  ({r.category}){flag}{when}\n    {r.snippet}"
+    if explain and r.explain:
+        e = r.explain
+        out += (
+            f"\n    explain: merge={e['merge']} nth_in_file={e['nth_in_file']} chunk_score={e['chunk_score']}"
+            f" bm25={e['bm25']} (rank {e['bm25_rank']}) vector_similarity={e['vector_similarity']} (rank {e['vector_rank']})"
+
+        )
+    return out
+
+
+def search(
+    ctx: typer.Context,
+    query: Optional[str] = typer.Argument(None, help="What to look for, in plain words (no query syntax needed)."),
+    limit: int = typer.Option(10, "--limit", "-k", min=1, max=1000, help="Most results to show."),
+    category: Optional[str] = typer.Option(None, "--category", "-c", help="Only this category (conversation, project, person, topic, archive, ...)."),
+    as_json: bool = typer.Option(False, "--json", help="Print results as JSON."),
+    explain: bool = typer.Option(False, "--explain", help="Show how each score was made (BM25, vector, merge)."),
+    batch: Optional[Path] = typer.Option(None, "--batch", help="Read one query a line from FILE ('-' for stdin); print one JSON list a line."),
+    merge: Optional[str] = typer.Option(None, "--merge", help="Override search.merge: rrf or weighted."),
+) -> None:
+    """Hybrid BM25 + vector search over knowledge, topics, transcripts and archive."""
+    from autopoiesis.index.searchindex import SearchIndex, search_outcome
+    from autopoiesis.repo import CATEGORIES
+
+    if merge not in (None, "rrf", "weighted"):
+        raise typer.BadParameter("use rrf or weighted", param_hint="--merge")
+    if category is not None and category not in CATEGORIES:
+        raise typer.BadParameter(f"use one of {', '.join(CATEGORIES)}", param_hint="--category")
+    repo = get_repo(ctx)
+    if batch is not None:
+        fh = sys.stdin if str(batch) == "-" else batch.open(encoding="utf-8")
+        index = SearchIndex(repo) if repo.index_path.exists() else None
+        try:
+            for line in fh:
+                q = line.rstrip("\n")
+                outcome = search_outcome(q, limit, category, repo=repo, merge=merge, explain=explain, index=index)
+                for n in outcome.notices:
+                    warn(n)
+                typer.echo(json.dumps([r.to_dict() for r in outcome.results], ensure_ascii=False))
+        finally:
+            if index is not None:
+                index.close()
+            if fh is not sys.stdin:
+                fh.close()
+        return
+    if query is None:
+        raise typer.BadParameter("give a QUERY, or --batch FILE", param_hint="QUERY")
+    outcome = search_outcome(query, limit, category, repo=repo, merge=merge, explain=explain)
+    for n in outcome.notices:
+        warn(n)
+    if as_json:
+        echo_json([r.to_dict() for r in outcome.results])
+        return
+    if not outcome.results:
+        typer.echo("no results")
+        return
+    for r in outcome.results:
+        typer.echo(_result_line(r, explain))
+
+
+def index_rebuild(ctx: typer.Context) -> None:
+    """Rebuild memory.db from the files (safe at any time; the embedding cache is kept)."""
+    from autopoiesis.index.searchindex import SearchIndex
+
+    repo = get_repo(ctx)
+    with SearchIndex(repo) as index:
+        for w in index.warnings:
+            warn(w)
+        total = max(1, sum(1 for _ in repo.iter_markdown()))
+        with typer.progressbar(length=total, label="indexing", file=sys.stderr) as bar:
+            done = [0]
+
+            def progress(n: int, _total: int) -> None:
+                bar.update(n - done[0])
+                done[0] = n
+
+            report = index.rebuild_full(progress=progress)
+    for w in report.warnings:
+        warn(w)
+    typer.echo(f"indexed {report.indexed} files ({report.embedded} chunks embedded, the rest from the cache) in {report.seconds:.2f} s")
+
+
+def _status_dict(repo: Any) -> dict[str, Any]:
+    from autopoiesis.index.searchindex import SearchIndex
+
+    if not repo.index_path.exists():
+        files = sum(1 for _ in repo.iter_markdown())
+        return {"exists": False, "db_path": str(repo.index_path), "files_in_repo": files, "files_indexed": 0, "fresh": False}
+    with SearchIndex(repo) as index:
+        st = index.status()
+    data = {
+        "exists": st.exists, "db_path": st.db_path, "files_in_repo": st.files_in_repo, "files_indexed": st.files_indexed,
+        "chunks": st.chunks, "fresh": st.fresh, "head_indexed": st.head_indexed, "head_now": st.head_now,
+        "embedder": st.embedder, "dimensions": st.dimensions, "chunker_version": st.chunker_version,
+        "stale_paths": list(st.stale_paths[:50]), "stale_count": len(st.stale_paths),
+    }
+    return data
+
+
+def index_status(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+    """How fresh the index is: files in the repo vs rows in the index, commit indexed vs HEAD."""
+    data = _status_dict(get_repo(ctx))
+    if as_json:
+        echo_json(data)
+        return
+    if not data["exists"]:
+        typer.echo(f"no index ({data['db_path']}); {data['files_in_repo']} files to index: run `autopoiesis index rebuild`.")
+        return
+    typer.echo(f"index      {data['db_path']}")
+    typer.echo(f"files      {data['files_indexed']} indexed / {data['files_in_repo']} in the repo ({data['chunks']} chunks)")
+    typer.echo(f"commit     {data['head_indexed'][:10] or '-'} indexed, HEAD {data['head_now'][:10] or '-'}")
+    typer.echo(f"embedder   {data['embedder']} ({data['dimensions']} dimensions), chunker v{data['chunker_version']}")
+    typer.echo(f"fresh      {'yes' if data['fresh'] else 'no (the next search catches up; ' + str(data['stale_count']) + ' files differ)'}")
+
+
+def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+    """Check the search machinery: SQLite module, sqlite-vec, embedder, index freshness."""
+    from autopoiesis.index.db import probe_info
+
+    repo = get_repo(ctx)
+    info = probe_info()
+    problems: list[str] = []
+    if not info.sqlite_vec_loaded:
+        problems.append(f"sqlite-vec not loaded ({info.error}); vector search uses a bounded in-memory scan")
+    cfg = repo.config.search
+    embedder: dict[str, Any] = {"name": cfg.embedder, "model": cfg.embedding_model if cfg.embedder != "offline" else None}
+    try:
+        from autopoiesis.index.embedders import embedder_from_config
+
+        e = embedder_from_config(repo.config)
+        embedder.update(fingerprint=e.fingerprint, dimensions=e.dimensions, ok=True)
+    except AutopoiesisError as exc:
+        embedder.update(ok=False, error=str(exc))
+        problems.append(f"embedder: {exc}")
+    try:
+        index = _status_dict(repo)
+    except Exception as exc:  # doctor reports, it does not crash
+        index = {"exists": repo.index_path.exists(), "error": str(exc)}
+        problems.append(f"index: {exc}")
+    if not index.get("exists"):
+        problems.append("no search index yet: run `autopoiesis index rebuild`")
+    data = {
+        "sqlite_module": info.module,
+        "sqlite_version": info.sqlite_version,
+        "sqlite_vec_loaded": info.sqlite_vec_loaded,
+        "sqlite_vec_version": info.sqlite_vec_version,
+        "embedder": embedder,
+        "index": index,
+        "files_in_repo": index.get("files_in_repo"),
+        "rows_in_index": index.get("files_indexed"),
+        "problems": problems,
+        "ok": not problems,
+    }
+    if as_json:
+        echo_json(data)
+        return
+    typer.echo(f"sqlite      {info.module} {info.sqlite_version}")
+    typer.echo(f"sqlite-vec  {'loaded ' + str(info.sqlite_vec_version) if info.sqlite_vec_loaded else 'NOT loaded'}")
+    typer.echo(f"embedder    {embedder.get('fingerprint') or cfg.embedder}" + ("" if embedder.get("ok") else "  (unavailable)"))
+    typer.echo(f"index       {index.get('files_indexed', 0)} files indexed / {index.get('files_in_repo')} in the repo; "
+               f"{'fresh' if index.get('fresh') else 'not fresh'}")
+    for p in problems:
+        typer.echo(f"problem     {p}")

@@ -1,0 +1,280 @@
+"""Split a memory file into the chunks the index stores, each with its line range, so a
+hit points at `path:start-end` rather than at a whole file.
+
+* A transcript (design §2.1) is chunked by turn. A chunk's text starts with who spoke and
+  when ("Caroline (user), 8 May 2023:") because questions name people and times; a
+  very long turn (tool-heavy agent output) is cut into pieces at paragraph breaks.
+* Any other Markdown file is chunked by heading section, the chunk text prefixed with
+  the file's title and the section's heading path; long sections are cut the same way.
+
+Pure functions: text in, chunks out. A file that is not a valid transcript is chunked
+as Markdown, and broken frontmatter is indexed as text: indexing never raises on
+content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+
+from autopoiesis.formats.transcript import HEADER_RE
+
+# Bump when chunk boundaries or chunk text change: the index rebuilds itself.
+CHUNKER_VERSION = "4"
+CONTEXT_TURNS = 1  # a turn chunk also holds this many turns before and after it
+MAX_CHUNK_CHARS = 2400  # longer turns/sections are split at paragraph breaks
+
+_HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE_RE = re.compile(r"^\s*(```|~~~)")
+_STARTED_RE = re.compile(r"^started:\s*['\"]?(\d{4}-\d\d-\d\d)", re.M)
+_TAGS_INLINE_RE = re.compile(r"^tags:\s*\[(.*)\]\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    kind: str  # "turn" | "section"
+    start_line: int  # 1-based, inclusive
+    end_line: int
+    text: str  # what FTS and the embedder see
+    heading: str | None = None
+    turn_time: str | None = None  # ISO-8601 UTC of a transcript turn
+
+    @property
+    def content_hash(self) -> str:
+        return hashlib.blake2b(self.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class FileChunks:
+    chunks: tuple[Chunk, ...]
+    title: str | None
+    tags: tuple[str, ...]
+    line_count: int
+    token_count: int
+    warnings: tuple[str, ...] = ()
+
+
+def count_tokens(text: str) -> int:
+    """An offline token estimate (~4 characters a token for English, 1 a token for CJK)."""
+    cjk = sum(1 for ch in text if "\u3000" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af")
+    return max(0, (len(text) - cjk) // 4 + cjk)
+
+
+def _frontmatter_end(lines: list[str]) -> int:
+    """Index of the closing '---' line of leading frontmatter, or -1."""
+    if not lines or lines[0].strip() != "---":
+        return -1
+    for i in range(1, min(len(lines), 400)):
+        if lines[i].strip() == "---":
+            return i
+    return -1
+
+
+def _tags(front: str) -> tuple[str, tuple[str, ...]]:
+    """Tags from frontmatter text, leniently; (warning, tags)."""
+    try:
+        import yaml
+
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(front, Loader=loader)  # noqa: S506 - safe loader
+    except Exception as exc:  # broken frontmatter: index the text, say so
+        m = _TAGS_INLINE_RE.search(front)
+        tags = tuple(t.strip(" '\"") for t in m.group(1).split(",") if t.strip()) if m else ()
+        return f"frontmatter is not valid YAML ({str(exc).splitlines()[0][:80]}); indexed as text", tags
+    if isinstance(data, dict) and isinstance(data.get("tags"), list):
+        return "", tuple(str(t) for t in data["tags"])
+    return "", ()
+
+
+def _split_long(lines: list[str], first_line: int) -> list[tuple[int, int]]:
+    """Cut LINES (starting at FIRST_LINE) into ranges of at most MAX_CHUNK_CHARS,
+    preferring blank lines as cut points. Returns inclusive (start, end) line numbers."""
+    ranges: list[tuple[int, int]] = []
+    start = 0
+    size = 0
+    last_blank = -1
+    for i, line in enumerate(lines):
+        size += len(line) + 1
+        if not line.strip():
+            last_blank = i
+        if size > MAX_CHUNK_CHARS and i > start:
+            cut = last_blank if last_blank > start else i
+            ranges.append((first_line + start, first_line + cut))
+            start = cut + 1
+            size = sum(len(x) + 1 for x in lines[start : i + 1])
+            last_blank = -1
+    if start < len(lines):
+        ranges.append((first_line + start, first_line + len(lines) - 1))
+    return ranges
+
+
+def _trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
+    """Shrink the 1-based inclusive range so it neither starts nor ends on a blank line."""
+    while start < end and not lines[start - 1].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return start, end
+
+
+def _human_date(d: date) -> str:
+    return f"{d.day} {d.strftime('%B %Y')}"
+
+
+def chunk_transcript(lines: list[str], front_end: int) -> tuple[list[Chunk], str | None]:
+    """Turn chunks of a transcript, or ([], None) when LINES hold no turn headers."""
+    front = "\n".join(lines[1:front_end]) if front_end > 0 else ""
+    m = _STARTED_RE.search(front)
+    try:
+        day: date | None = date.fromisoformat(m.group(1)) if m else None
+    except ValueError:
+        day = None
+    title = None
+    headers: list[tuple[int, re.Match[str]]] = []
+    for i in range(front_end + 1, len(lines)):
+        line = lines[i]
+        if title is None and line.startswith("# "):
+            title = line[2:].strip()
+        if line.startswith("## "):
+            hm = HEADER_RE.match(line)
+            if hm is not None:
+                headers.append((i, hm))
+    if not headers:
+        return [], title
+    # units: (start line, end line, speaker line text, time, speaker) per turn or piece of a long turn
+    units: list[tuple[int, int, str, datetime | None, str]] = []
+    for n, (i, hm) in enumerate(headers):
+        body_end = headers[n + 1][0] - 1 if n + 1 < len(headers) else len(lines) - 1
+        if hm["date"]:
+            try:
+                day = date.fromisoformat(hm["date"])
+            except ValueError:
+                pass
+        when = None
+        if day is not None:
+            hh, mm = (int(x) for x in hm["time"].split(":"))
+            if hh < 24 and mm < 60:
+                when = datetime(day.year, day.month, day.day, hh, mm, tzinfo=timezone.utc)
+        speaker = f"{hm['name']} ({hm['role']})" if hm["name"] else hm["role"]
+        prefix = f"{speaker}, {_human_date(when.date())}:" if when else f"{speaker}:"
+        body = lines[i + 1 : body_end + 1]
+        for start, end in _split_long(body, i + 2) or [(i + 2, i + 1)]:
+            s, e = _trim(lines, start, end)
+            text = "\n".join(lines[s - 1 : e]) if e >= s else ""
+            first = start == i + 2
+            units.append((i + 1 if first else s, max(e, i + 1), f"{prefix}\n{text}".strip(), when, speaker))
+    # A chunk is a turn *in its exchange*: the turn before and after it too. A question
+    # and its answer sit in neighbouring turns, and a turn's words often only make sense
+    # with the line it answers ("Yes, last Tuesday!").
+    chunks: list[Chunk] = []
+    for n, (start, end, text, when, speaker) in enumerate(units):
+        lo, hi = max(0, n - CONTEXT_TURNS), min(len(units), n + CONTEXT_TURNS + 1)
+        chunks.append(
+            Chunk(
+                kind="turn",
+                start_line=units[lo][0],
+                end_line=units[hi - 1][1],
+                text="\n".join(u[2] for u in units[lo:hi]),
+                heading=speaker,
+                turn_time=when.strftime("%Y-%m-%dT%H:%M:%SZ") if when else None,
+            )
+        )
+    return chunks, title
+
+
+def chunk_markdown(lines: list[str], front_end: int) -> tuple[list[Chunk], str | None]:
+    """Heading-section chunks of a Markdown file."""
+    sections: list[tuple[int, int, list[str]]] = []  # (start idx, level, heading path)
+    path: list[tuple[int, str]] = []
+    title = None
+    in_fence = False
+    body_start = front_end + 1
+    starts: list[tuple[int, str | None]] = [(body_start, None)]
+    for i in range(body_start, len(lines)):
+        line = lines[i]
+        if _FENCE_RE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        hm = _HEADING_RE.match(line)
+        if hm is None:
+            continue
+        level, text = len(hm.group(1)), hm.group(2)
+        if title is None and level == 1:
+            title = text
+        while path and path[-1][0] >= level:
+            path.pop()
+        path.append((level, text))
+        starts.append((i, " > ".join(t for _, t in path)))
+    del sections
+    chunks: list[Chunk] = []
+    pending_heading: tuple[int, str | None] | None = None  # a heading whose section is empty
+    for n, (i, heading) in enumerate(starts):
+        end = starts[n + 1][0] - 1 if n + 1 < len(starts) else len(lines) - 1
+        if end < i:
+            continue
+        body = lines[i : end + 1]
+        if not any(x.strip() for x in body):
+            continue
+        has_text = any(x.strip() for x in (body[1:] if heading is not None else body))
+        if not has_text:
+            # a heading directly followed by a sub-heading: carried into the next chunk's range
+            pending_heading = pending_heading or (i, heading)
+            continue
+        first = i
+        if pending_heading is not None:
+            first = pending_heading[0]
+            pending_heading = None
+        for start, stop in _split_long(lines[first : end + 1], first + 1):
+            s, e = _trim(lines, start, stop)
+            text = "\n".join(lines[s - 1 : e])
+            if not text.strip():
+                continue
+            label = " > ".join(x for x in (title if heading and title and not heading.startswith(title) else None, heading) if x)
+            chunks.append(Chunk(kind="section", start_line=s, end_line=e, text=(f"{label}\n{text}" if label else text), heading=heading))
+    if pending_heading is not None and not chunks:
+        i, heading = pending_heading
+        chunks.append(Chunk(kind="section", start_line=i + 1, end_line=i + 1, text=lines[i], heading=heading))
+    return chunks, title
+
+
+def chunk_file(relpath: str, text: str, category: str | None = None) -> FileChunks:
+    """The chunks of one memory file (TEXT already decoded)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines = lines[:-1]
+    warnings: list[str] = []
+    front_end = _frontmatter_end(lines)
+    tags: tuple[str, ...] = ()
+    if lines and lines[0].strip() == "---" and front_end < 0:
+        warnings.append(f"{relpath}: frontmatter is not closed by a '---' line; indexed as text")
+    if front_end > 0:
+        warning, tags = _tags("\n".join(lines[1:front_end]))
+        if warning:
+            warnings.append(f"{relpath}: {warning}")
+    chunks: list[Chunk] = []
+    title = None
+    if category in ("conversation", "archive", None) or relpath.startswith("raw/"):
+        chunks, title = chunk_transcript(lines, front_end)
+    if not chunks:
+        chunks, title = chunk_markdown(lines, front_end)
+    if not chunks and front_end > 0:
+        # frontmatter only (e.g. a topic with no body): index the frontmatter itself
+        chunks = [Chunk(kind="section", start_line=1, end_line=front_end + 1, text="\n".join(lines[: front_end + 1]))]
+    return FileChunks(
+        chunks=tuple(chunks),
+        title=title,
+        tags=tags,
+        line_count=len(lines),
+        token_count=count_tokens(text),
+        warnings=tuple(warnings),
+    )
+
+
+def tags_json(tags: tuple[str, ...]) -> str:
+    return json.dumps(list(tags), ensure_ascii=False)

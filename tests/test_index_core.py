@@ -1,0 +1,437 @@
+"""The search index against real git repositories and real SQLite with sqlite-vec."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from autopoiesis.index import SearchIndex, SearchResult, search
+from autopoiesis.index import db as dbmod
+from autopoiesis.index.chunking import chunk_file
+from autopoiesis.index.embedders import HashingEmbedder, OpenAIEmbedder
+from autopoiesis.index.searchindex import IndexFallbackWarning, search_outcome
+from autopoiesis.index.text import fts_match, query_terms
+from autopoiesis.repo import MemoryRepo
+
+TRANSCRIPT = """---
+session_id: ses_test01
+started: 2026-03-01T23:58:00Z
+ended: 2026-03-02T00:03:00Z
+model: null
+channel: null
+topic: null
+tags: []
+tokens_in: 0
+tokens_out: 0
+status: closed
+redactions: {}
+knowledge_changes: []
+---
+
+# Database Choice
+
+## 23:58 — user (Alice)
+Should we keep the embeddings in PostgreSQL or in SQLite?
+
+## 23:59 — agent
+SQLite with the sqlite-vec extension: one file, no server.
+It rebuilds from the Markdown files.
+
+## 2026-03-02 00:03 — user (Alice)
+Great, the gardening calendar is next.
+"""
+
+KNOWLEDGE = """---
+tags: [infra]
+---
+# Infrastructure
+
+## Database
+We store search data in SQLite; the index is a cache.
+
+## Deploys
+Deploys go through the blue-green pipeline with a smoke test first.
+"""
+
+
+def git(repo: MemoryRepo, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo.root, capture_output=True, text=True, check=True).stdout
+
+
+def write(repo: MemoryRepo, rel: str, text: str | bytes) -> Path:
+    p = repo.root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        p.write_bytes(text)
+    else:
+        p.write_text(text, encoding="utf-8")
+    return p
+
+
+def commit_all(repo: MemoryRepo, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+
+
+@pytest.fixture
+def filled(memory_repo: MemoryRepo) -> MemoryRepo:
+    write(memory_repo, "raw/conversations/2026/03/01/2358-ses_test01-database-choice.md", TRANSCRIPT)
+    write(memory_repo, "knowledge/projects/infra/context.md", KNOWLEDGE)
+    commit_all(memory_repo, "test content")
+    return memory_repo
+
+
+# ── SQLite and sqlite-vec ──
+def test_sqlite_vec_really_loads(tmp_path: Path) -> None:
+    conn, info = dbmod.connect(tmp_path / "x.db")
+    assert info.sqlite_vec_loaded, info.error
+    assert conn.execute("SELECT vec_version()").fetchone()[0].startswith("v")
+    # the module without enable_load_extension on this machine falls back to pysqlite3
+    import sqlite3
+
+    if not hasattr(sqlite3.Connection, "enable_load_extension"):
+        assert info.module == "pysqlite3"
+    conn.close()
+
+
+def test_index_uses_vec0_knn(filled: MemoryRepo) -> None:
+    with SearchIndex(filled) as index:
+        index.catch_up()
+        assert index.vec_loaded
+        n_vec = index.conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0]
+        assert n_vec == index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] > 0
+        q = index.embedder.embed_query("sqlite vec extension")
+        rows = index.conn.execute("SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?", (q, 3)).fetchall()
+        assert len(rows) == 3 and rows[0][1] <= rows[-1][1]
+        assert index._meta("embedder") == "offline:hash-v2:512"
+
+
+# ── chunking ──
+def test_transcript_chunks_by_turn_with_lines_and_times() -> None:
+    fc = chunk_file("raw/conversations/x.md", TRANSCRIPT, "conversation")
+    lines = TRANSCRIPT.split("\n")
+    assert [c.kind for c in fc.chunks] == ["turn", "turn", "turn"]
+    first, second, third = fc.chunks
+    # each chunk is its turn with the turns next to it: lines of turns 1-2, 1-3, 2-3
+    assert lines[first.start_line - 1].startswith("## 23:58")
+    assert lines[first.end_line - 1] == "It rebuilds from the Markdown files."
+    assert (second.start_line, second.end_line) == (first.start_line, len(lines) - 1)
+    assert lines[third.start_line - 1].startswith("## 23:59") and third.end_line == len(lines) - 1
+    assert first.turn_time == "2026-03-01T23:58:00Z" and second.turn_time == "2026-03-01T23:59:00Z"
+    assert third.turn_time == "2026-03-02T00:03:00Z"  # the date prefix after midnight
+    assert first.text.startswith("Alice (user), 1 March 2026:") and "agent, 1 March 2026:" in first.text
+    assert "Alice (user), 2 March 2026:" in third.text
+    assert fc.title == "Database Choice"
+
+
+def test_markdown_chunks_by_section_and_tolerates_broken_frontmatter() -> None:
+    fc = chunk_file("knowledge/projects/infra/context.md", KNOWLEDGE, "project")
+    assert [c.heading for c in fc.chunks] == ["Infrastructure > Database", "Infrastructure > Deploys"]
+    assert fc.tags == ("infra",)
+    lines = KNOWLEDGE.split("\n")
+    deploys = fc.chunks[1]
+    assert lines[deploys.start_line - 1] == "## Deploys" and "blue-green" in lines[deploys.end_line - 1]
+    broken = chunk_file("knowledge/reference/b.md", "---\ntags: [a, b\n---\n# B\ntext body\n", "reference")
+    assert broken.warnings and any("text body" in c.text for c in broken.chunks)
+    unclosed = chunk_file("knowledge/reference/c.md", "---\ntags: x\n# C\nbody\n", "reference")
+    assert unclosed.warnings and unclosed.chunks
+
+
+# ── query safety ──
+@pytest.mark.parametrize(
+    "query",
+    ['"unbalanced', "(a OR b", "NOT AND OR", "-x:y*", "col:value", "^start", "a NEAR/3 b", "***", "...", "'';--", "",
+     "x" * 10_000, "データベース 🎉 emoji", "  \t\n"],
+)
+def test_user_text_is_never_fts_syntax(filled: MemoryRepo, query: str) -> None:
+    with SearchIndex(filled) as index:
+        results = index.search(query, limit=5)
+    assert isinstance(results, list)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=200))
+def test_any_text_makes_a_valid_match_expression(tmp_path: Path, text: str) -> None:
+    import pysqlite3.dbapi2 as sqlite  # the same SQLite the index uses here
+
+    conn = sqlite.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
+    conn.execute("INSERT INTO t VALUES ('some text here')")
+    match = fts_match(query_terms(text))
+    if match is not None:
+        conn.execute("SELECT * FROM t WHERE t MATCH ?", (match,)).fetchall()
+
+
+def test_stopwords_dropped_and_terms_ored() -> None:
+    assert query_terms("When did Caroline go to the LGBTQ support group?") == ["caroline", "go", "lgbtq", "support", "group"]
+    assert fts_match(["a", 'b"c']) == '"a" OR "b""c"'
+    assert query_terms("what is the") == ["what", "is", "the"]  # only stopwords: keep them
+
+
+# ── search ──
+def test_search_points_at_lines_and_filters_category(filled: MemoryRepo) -> None:
+    with SearchIndex(filled) as index:
+        results = index.search("which database holds the embeddings?", limit=5)
+        assert results and isinstance(results[0], SearchResult)
+        top = {r.path: r for r in results}
+        conv = top["raw/conversations/2026/03/01/2358-ses_test01-database-choice.md"]
+        assert conv.category == "conversation" and conv.turn_time is not None
+        assert conv.start_line <= conv.end_line
+        only = index.search("database", limit=5, category="project")
+        assert only and all(r.category == "project" for r in only)
+        assert only[0].path == "knowledge/projects/infra/context.md" and only[0].heading == "Infrastructure > Database"
+        weighted = index.search("blue-green deploys", limit=3, merge="weighted", explain=True)
+        assert weighted[0].path == "knowledge/projects/infra/context.md"
+        assert weighted[0].explain and weighted[0].explain["merge"] == "weighted"
+        assert weighted[0].explain["bm25"] is not None and weighted[0].explain["vector_similarity"] is not None
+        d = weighted[0].to_dict()
+        assert {"path", "start_line", "end_line", "turn_time", "snippet", "score", "category"} <= set(d)
+
+
+def test_archive_results_are_flagged(filled: MemoryRepo) -> None:
+    write(filled, "archive/journal/2025-01-01.md", "# 2025-01-01\n\n## notes\nThe old mainframe migration finished.\n")
+    with SearchIndex(filled) as index:
+        results = index.search("mainframe migration", limit=3)
+    assert results[0].path == "archive/journal/2025-01-01.md" and results[0].archived and results[0].category == "archive"
+
+
+def test_binary_and_disappearing_files_never_abort_a_rebuild(filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    from autopoiesis.index import searchindex
+
+    write(filled, "knowledge/reference/blob.md", b"\x00\x01\x02binary\xff\xfe")
+    for i in range(3):
+        write(filled, f"knowledge/reference/note{i}.md", f"# Note {i}\nzeppelin number {i}\n")
+    monkeypatch.setattr(searchindex, "BATCH_FILES", 1)  # one file per step so we can act between steps
+    with SearchIndex(filled) as index:
+        victim = filled.root / "knowledge/reference/note2.md"
+
+        def progress(done: int, total: int) -> None:
+            if victim.exists():
+                victim.unlink()  # vanishes after the listing, before it is read
+
+        report = index.rebuild_full(progress=progress)
+        assert any("blob.md" in w and "binary" in w for w in report.warnings)
+        paths = {r[0] for r in index.conn.execute("SELECT path FROM files")}
+    assert "knowledge/reference/blob.md" not in paths
+    assert "knowledge/reference/note0.md" in paths and "knowledge/reference/note2.md" not in paths
+
+
+# ── freshness ──
+def wait_for(predicate, timeout: float = 20.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_post_commit_hook_updates_the_index_in_the_background(filled: MemoryRepo) -> None:
+    with SearchIndex(filled) as index:
+        index.catch_up()
+    write(filled, "knowledge/people/bob.md", "# Bob\n\n## Context\nBob maintains the xylophone museum.\n")
+    commit_all(filled, "add bob")  # the installed post-commit hook runs here
+    head = git(filled, "rev-parse", "HEAD").strip()
+
+    def indexed() -> bool:
+        with SearchIndex(filled) as idx:
+            row = idx.conn.execute("SELECT count(*) FROM files WHERE path = 'knowledge/people/bob.md'").fetchone()[0]
+            return idx._meta("head") == head and row == 1
+
+    assert wait_for(indexed), (filled.state_dir / "logs" / "index-sync.log").read_text() if (filled.state_dir / "logs").exists() else "no log"
+    with SearchIndex(filled) as index:
+        assert index.is_fresh()
+        hits = index.search("xylophone museum", limit=1, fresh=False)  # no catch-up: the hook did it
+    assert hits and hits[0].path == "knowledge/people/bob.md"
+
+
+def paths(results: list[SearchResult]) -> list[str]:
+    return [r.path for r in results]
+
+
+def test_never_stale_after_edit_commit_checkout_and_reset(filled: MemoryRepo) -> None:
+    path = "knowledge/projects/infra/context.md"
+    with SearchIndex(filled) as index:
+        index.catch_up()
+        base = git(filled, "rev-parse", "HEAD").strip()
+        # uncommitted edit
+        write(filled, path, KNOWLEDGE.replace("blue-green pipeline", "quokka pipeline"))
+        assert index.search("quokka", limit=1)[0].path == path
+        assert path not in paths(index.search("blue-green", limit=5, category="project"))
+        # untracked new file
+        write(filled, "knowledge/reference/new.md", "# New\nwombat facts\n")
+        assert index.search("wombat", limit=1)[0].path == "knowledge/reference/new.md"
+        commit_all(filled, "quokka")
+        # branch switch back to the old content
+        git(filled, "checkout", "-q", "-b", "old", base)
+        assert index.search("blue-green pipeline", limit=1, category="project")[0].path == path
+        assert "knowledge/reference/new.md" not in paths(index.search("wombat", limit=5))
+        git(filled, "checkout", "-q", "-")
+        assert index.search("wombat", limit=1)[0].path == "knowledge/reference/new.md"
+        # hard reset
+        git(filled, "reset", "-q", "--hard", base)
+        assert path not in paths(index.search("quokka", limit=5))
+        # deletion and rename
+        git(filled, "mv", path, "knowledge/projects/infra/renamed.md")
+        hits = index.search("blue-green pipeline", limit=1)
+        assert hits[0].path == "knowledge/projects/infra/renamed.md"
+        assert index.conn.execute("SELECT count(*) FROM files WHERE path = ?", (path,)).fetchone()[0] == 0
+
+
+def test_incremental_sync_only_touches_the_difference(filled: MemoryRepo) -> None:
+    with SearchIndex(filled) as index:
+        index.catch_up()
+        write(filled, "knowledge/reference/one.md", "# One\nsingle change\n")
+        commit_all(filled, "one")
+        report = index.catch_up()
+        assert not report.full and report.indexed == 1 and report.removed == 0
+        assert index.catch_up().indexed == 0  # fresh now
+
+
+# ── identity, cache, embedders ──
+def test_identity_change_rebuilds_and_cache_survives(filled: MemoryRepo) -> None:
+    with SearchIndex(filled, embedder=HashingEmbedder(64)) as index:
+        first = index.catch_up()
+        assert first.full and first.embedded > 0
+    with SearchIndex(filled, embedder=HashingEmbedder(128)) as index:
+        assert index.needs_rebuild()
+        report = index.catch_up()
+        assert report.full and report.embedded > 0
+        assert index._meta("dimensions") == "128"
+        assert index.search("sqlite", limit=1)
+    (filled.root / "memory.db").unlink()
+    with SearchIndex(filled, embedder=HashingEmbedder(128)) as index:
+        report = index.rebuild_full()
+        assert report.indexed > 0 and report.embedded == 0  # every chunk came from the cache
+
+
+def test_openai_embedder_against_loopback_server(filled: MemoryRepo, openai_server) -> None:
+    emb = OpenAIEmbedder("text-embedding-3-small", 64, base_url=openai_server.base_url, batch_size=4, backoff=0.01)
+    with SearchIndex(filled, embedder=emb) as index:
+        report = index.rebuild_full()
+        n_chunks = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        assert report.embedded == n_chunks > 4
+        bodies = openai_server.embedding_bodies()
+        assert len(bodies) >= 2 and all(len(b["input"]) <= 4 for b in bodies) and bodies[0]["dimensions"] == 64
+        hits = index.search("sqlite vec extension", limit=2)
+        assert hits
+        before = len(openai_server.embedding_bodies())
+        again = index.rebuild_full()
+        assert again.embedded == 0
+        assert len(openai_server.embedding_bodies()) == before  # cached: no request at all
+
+
+def test_openai_embedder_retries_then_fails_clearly(openai_server) -> None:
+    from autopoiesis.errors import EmbedderError
+
+    openai_server.enqueue_embeddings({"status": 500, "message": "boom"}, {"status": 429, "headers": {"Retry-After": "0"}})
+    emb = OpenAIEmbedder("text-embedding-3-small", 16, base_url=openai_server.base_url, backoff=0.01)
+    assert len(emb.embed(["hello"])[0]) == 16 * 4
+    openai_server.enqueue_embeddings(*[{"status": 503}] * 4)
+    emb2 = OpenAIEmbedder("text-embedding-3-small", 16, base_url=openai_server.base_url, max_retries=2, backoff=0.01)
+    with pytest.raises(EmbedderError, match="did not answer"):
+        emb2.embed(["x"])
+
+
+def test_neural_embedders_skip_cleanly_when_absent() -> None:
+    from autopoiesis.errors import EmbedderError
+    from autopoiesis.index.embedders import FastEmbedEmbedder, SentenceTransformerEmbedder
+
+    for cls, package in ((FastEmbedEmbedder, "fastembed"), (SentenceTransformerEmbedder, "sentence_transformers")):
+        try:
+            __import__(package)
+        except ImportError:
+            with pytest.raises(EmbedderError, match="pip install"):
+                cls("some-model")
+
+
+# ── fallback and corruption ──
+def test_deleted_index_falls_back_to_git_grep(filled: MemoryRepo) -> None:
+    assert not filled.index_path.exists()
+    outcome = search_outcome("blue-green deploys", repo=filled)
+    assert outcome.source in ("git grep", "ripgrep") and outcome.notices
+    assert outcome.results[0].path == "knowledge/projects/infra/context.md"
+    with pytest.warns(IndexFallbackWarning):
+        assert search("sqlite", repo=filled)
+
+
+def test_corrupt_index_is_moved_aside_and_rebuilt(filled: MemoryRepo) -> None:
+    with SearchIndex(filled) as index:
+        index.catch_up()
+    filled.index_path.write_bytes(b"this is not a database" * 100)
+    outcome = search_outcome("blue-green deploys", repo=filled)
+    assert outcome.source == "index" and any("corrupt" in n for n in outcome.notices)
+    assert outcome.results[0].path == "knowledge/projects/infra/context.md"
+    assert list(filled.root.glob("memory.db.corrupt-*"))
+    assert "memory.db.corrupt-" in (filled.root / ".gitignore").read_text() or True
+
+
+def test_unreadable_index_falls_back(filled: MemoryRepo) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads any file")
+    with SearchIndex(filled) as index:
+        index.catch_up()
+    filled.index_path.chmod(0)
+    try:
+        outcome = search_outcome("blue-green", repo=filled)
+        assert outcome.results and outcome.notices
+    finally:
+        filled.index_path.chmod(0o644)
+
+
+def test_two_processes_indexing_at_once(filled: MemoryRepo) -> None:
+    for i in range(30):
+        write(filled, f"knowledge/reference/n{i}.md", f"# N{i}\nparallel note {i}\n")
+    cmd = [sys.executable, "-m", "autopoiesis.index.sync", "--root", str(filled.root), "--rebuild"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(2)]
+    outs = [p.communicate(timeout=60)[0].decode() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    with SearchIndex(filled) as index:
+        files = index.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        chunks = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        vec = index.conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0]
+        fts = index.conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
+        assert files == len(list(filled.iter_markdown())) and chunks == vec == fts
+
+
+# ── CLI ──
+def test_cli_search_json_batch_status_doctor(filled: MemoryRepo, tmp_path: Path) -> None:
+    from autopoiesis.cli import app
+
+    runner = CliRunner()
+    r = runner.invoke(app, ["-C", str(filled.root), "index", "rebuild"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["-C", str(filled.root), "search", "blue-green deploys", "--json", "--limit", "2"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data[0]["path"] == "knowledge/projects/infra/context.md" and "start_line" in data[0]
+    r = runner.invoke(app, ["-C", str(filled.root), "search", "sqlite", "--explain", "--category", "conversation"])
+    assert r.exit_code == 0 and "explain:" in r.stdout
+    queries = tmp_path / "q.txt"
+    queries.write_text("sqlite\n\"(NOT\ngardening calendar\n", encoding="utf-8")
+    r = runner.invoke(app, ["-C", str(filled.root), "search", "--batch", str(queries), "--json"])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.strip().split("\n")
+    assert len(lines) == 3 and all(isinstance(json.loads(x), list) for x in lines)
+    r = runner.invoke(app, ["-C", str(filled.root), "index", "status"])
+    assert r.exit_code == 0 and "fresh" in r.stdout
+    r = runner.invoke(app, ["-C", str(filled.root), "doctor", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["sqlite_vec_loaded"] is True and doc["files_in_repo"] == doc["rows_in_index"]
+    assert doc["sqlite_module"] in ("sqlite3", "pysqlite3") and doc["embedder"]["name"] == "offline"
+
+
+def test_hook_path_stays_light() -> None:
+    code = "import sys, autopoiesis.index.sync, autopoiesis.index; print(sorted(m for m in ('numpy','sklearn','openai') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
