@@ -1,0 +1,292 @@
+"""`autopoiesis topics ...`, `gate ...`, `compile` and `watch`: a thin layer over
+autopoiesis.watch and autopoiesis.compiler. Imports stay inside the commands so that
+`autopoiesis --help` does not pay for scikit-learn or numpy."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, List, Optional
+
+import typer
+
+
+def _parse_time(value: Optional[str], option: str):
+    from datetime import datetime, timezone
+
+    from autopoiesis.cli._common import fail
+
+    if value is None:
+        return datetime.now(timezone.utc)
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        raise fail(f"{option} {value!r} is not a time; write it like 2026-02-16T08:00 (UTC) or with an offset.", 2) from None
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def _fmt_scores(scores: dict[str, Any]) -> str:
+    keys = ("tfidf", "bm25", "jaccard", "minhash")
+    return " ".join(f"{k}={scores[k]:.3f}" for k in keys if k in scores)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `topics` and `gate` groups and the `compile` and `watch` commands to APP."""
+    topics = typer.Typer(help="Topic files: list, check, test a message, fire webhooks, cron.", no_args_is_help=True)
+    gate = typer.Typer(help="The tier-3 gate: decision report and usefulness feedback.", no_args_is_help=True)
+
+    @topics.command("list")
+    def topics_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """The valid topics with their activation, priority and triggers."""
+        from autopoiesis.cli._common import echo_json, get_repo, warn
+        from autopoiesis.watch.topics import load_topics
+
+        ts = load_topics(get_repo(ctx))
+        if as_json:
+            echo_json({"topics": [{
+                "name": t.name, "path": t.path, "description": t.description, "activation": t.activation,
+                "priority": t.priority, "similarity_threshold": t.similarity_threshold,
+                "max_context_kb": t.max_context_kb, "subscriptions": list(t.subscriptions),
+                "triggers": [tr.describe() for tr in t.triggers]} for t in ts.topics], "errors": list(ts.errors)})
+            return
+        for t in ts.topics:
+            typer.echo(f"{t.name:<28} {t.activation:<7} {t.priority:<8} {t.path}")
+            typer.echo(f"    {t.description}")
+            typer.echo(f"    triggers: {', '.join(tr.describe() for tr in t.triggers) or '(none)'}")
+        if not ts.topics:
+            typer.echo("No topics under topics/.")
+        for e in ts.errors:
+            warn(f"skipped: {e}")
+
+    @topics.command("check")
+    def topics_check(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """Validate every topic file; exits 1 when one is invalid."""
+        from autopoiesis.cli._common import echo_json, get_repo
+        from autopoiesis.watch.topics import load_topics
+
+        ts = load_topics(get_repo(ctx))
+        if as_json:
+            echo_json({"valid": [t.path for t in ts.topics], "errors": list(ts.errors), "warnings": list(ts.warnings)})
+        else:
+            for w in ts.warnings:
+                typer.echo(f"warning: {w}", err=True)
+            for e in ts.errors:
+                typer.echo(f"error: {e}", err=True)
+            typer.echo(f"{len(ts.topics)} valid topic(s), {len(ts.errors)} error(s), {len(ts.warnings)} warning(s).")
+        if ts.errors:
+            raise typer.Exit(1)
+
+    @topics.command("test")
+    def topics_test(
+        ctx: typer.Context,
+        message: str = typer.Argument(..., help="The message to test."),
+        output: bool = typer.Option(False, "--output", help="Treat it as the agent's own output (output-scope triggers)."),
+        paths: List[str] = typer.Option([], "--path", help="A file path seen in a tool call (glob triggers); repeatable."),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON: {activations: [{topic, activated, tier, scores}]}."),
+    ) -> None:
+        """Each topic's verdict on MESSAGE: tier 1 triggers, tier 2 scores, the route and the
+        gate's answer. A dry run: nothing is logged or queued."""
+        from autopoiesis.cli._common import echo_json, get_repo
+        from autopoiesis.watch.pipeline import WatcherPipeline
+
+        pipe = WatcherPipeline(get_repo(ctx), log_decisions=False, persist_steering=False)
+        acts = pipe.evaluate(message, "output" if output else "input", paths, all_topics=True, dry_run=True)
+        if as_json:
+            echo_json({"direction": "output" if output else "input", "activations": [a.as_dict() for a in acts]})
+            return
+        for a in acts:
+            mark = "ACTIVATE" if a.activated else "-"
+            typer.echo(f"{a.topic:<28} {mark:<8} tier {a.tier}  {a.reason}")
+            t1 = ", ".join(f"{h.trigger_type}[{h.trigger_index}]={h.detail!r}" for h in a.hits) or "no trigger fired"
+            typer.echo(f"    tier 1: {t1}")
+            if "tfidf" in a.scores:
+                verdict = "pass" if a.scores["tfidf"] >= a.scores["threshold"] else "below"
+                typer.echo(f"    tier 2: {_fmt_scores(a.scores)}  threshold={a.scores['threshold']:g} ({verdict})")
+            for h in a.correction_hints:
+                typer.echo(f"    correction hint: {h}")
+        if not acts:
+            typer.echo("No topics under topics/.")
+
+    @topics.command("fire")
+    def topics_fire(
+        ctx: typer.Context,
+        webhook: str = typer.Option(..., "--webhook", metavar="SOURCE/EVENT", help="The webhook that arrived, e.g. email/new_message."),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Fire a webhook: activate the topics that declare it; the next compile injects them."""
+        from autopoiesis.cli._common import echo_json, fail, get_repo
+        from autopoiesis.watch.pipeline import WatcherPipeline
+
+        source, _, event = webhook.partition("/")
+        if not source:
+            raise fail("--webhook needs SOURCE/EVENT, like email/new_message (or just SOURCE).", 2)
+        acts = WatcherPipeline(get_repo(ctx)).fire_webhook(source, event or None)
+        if as_json:
+            echo_json({"activations": [a.as_dict() for a in acts]})
+            return
+        for a in acts:
+            typer.echo(f"{a.topic}: activated by webhook {webhook}; queued for the next compile")
+        if not acts:
+            typer.echo(f"No topic has a webhook trigger for {webhook}.")
+
+    @topics.command("due")
+    def topics_due(
+        ctx: typer.Context,
+        at: Optional[str] = typer.Option(None, "--at", metavar="TIME", help="Evaluate at TIME (ISO-8601; default now, UTC)."),
+        since: Optional[str] = typer.Option(None, "--since", metavar="TIME", help="Window start (default one minute before --at)."),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Topics whose cron triggers fire in (SINCE, AT]."""
+        from autopoiesis.cli._common import echo_json, get_repo
+        from autopoiesis.watch.pipeline import WatcherPipeline
+
+        when = _parse_time(at, "--at")
+        start = _parse_time(since, "--since") if since else None
+        due = WatcherPipeline(get_repo(ctx)).due(when, start)
+        if as_json:
+            echo_json({"at": when.isoformat(), "due": [{"topic": d.topic, "schedule": d.schedule,
+                                                        "fire_time": d.fire_time.isoformat()} for d in due]})
+            return
+        for d in due:
+            typer.echo(f"{d.topic:<28} {d.schedule:<16} {d.fire_time.isoformat()}")
+        if not due:
+            typer.echo(f"No cron trigger is due at {when.isoformat()}.")
+
+    @gate.command("report")
+    def gate_report_cmd(
+        ctx: typer.Context,
+        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+        decisions: bool = typer.Option(False, "--decisions", help="List the individual decisions too."),
+    ) -> None:
+        """Activation rates, gate yes/no rates and score distributions per topic, with
+        threshold suggestions."""
+        from autopoiesis.cli._common import echo_json, get_repo
+        from autopoiesis.watch.gate import GateLog, gate_report
+        from autopoiesis.watch.topics import load_topics
+
+        repo = get_repo(ctx)
+        rows = GateLog(repo).decisions()
+        stats = gate_report(rows, load_topics(repo).topics)
+        if as_json:
+            data: dict[str, Any] = {"topics": [s.as_dict() for s in stats]}
+            if decisions:
+                data["decisions"] = [d.as_dict() for d in rows]
+            echo_json(data)
+            return
+        if not stats:
+            typer.echo("No gate decisions logged yet (they are written as messages are processed).")
+            return
+        typer.echo(f"{'topic':<26} {'decided':>7} {'activ%':>6} {'gated':>5} {'yes%':>5} {'useful':>7}   "
+                   "tier-2 score min/p25/med/p75/max")
+        for s in stats:
+            yes = "-" if s.gate_yes_rate is None else f"{100 * s.gate_yes_rate:.0f}"
+            typer.echo(f"{s.topic:<26} {s.decisions:>7} {100 * s.activation_rate:>6.0f} {s.gate_calls:>5} {yes:>5} "
+                       f"{s.useful:>3}/{s.useful + s.not_useful:<3}   {s.score_min:.2f}/{s.score_p25:.2f}/"
+                       f"{s.score_median:.2f}/{s.score_p75:.2f}/{s.score_max:.2f}")
+            if s.suggestion:
+                typer.echo(f"    suggestion: {s.suggestion}")
+        if decisions:
+            for d in rows:
+                typer.echo(f"{d.id} {d.timestamp} {d.topic_name} route={d.route} activated={d.activated} "
+                           f"gate={d.gate_result} score={d.tier2_score:.3f} useful={d.was_useful}")
+
+    @gate.command("feedback")
+    def gate_feedback(
+        ctx: typer.Context,
+        decision_id: str = typer.Argument(..., help="The decision id (gd_...) from the log or `topics`/`watch` output."),
+        useful: bool = typer.Option(..., "--useful/--not-useful", help="Did the activation help?"),
+    ) -> None:
+        """Record whether an activation was useful (design §5.5 was_useful)."""
+        from autopoiesis.cli._common import get_repo
+        from autopoiesis.watch.gate import GateLog
+
+        d = GateLog(get_repo(ctx)).feedback(decision_id, useful)
+        typer.echo(f"{d.id} ({d.topic_name}): was_useful={useful}")
+
+    @app.command("compile")
+    def compile_cmd(
+        ctx: typer.Context,
+        message: str = typer.Argument(..., help="The current message."),
+        session: Optional[str] = typer.Option(None, "--session", metavar="FILE", help="Session history: a transcript, JSON list or JSONL of {role, content}."),
+        budget: Optional[int] = typer.Option(None, "--budget", metavar="TOKENS", help="Token budget (default context_compiler.token_budget)."),
+        shared: bool = typer.Option(False, "--shared", help="A shared or group context: MEMORY.md is left out."),
+        explain: bool = typer.Option(False, "--explain", help="Show each section: tokens, included or not, and why."),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON: {prompt, total_tokens, budget, sections}."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Leave pending hints queued and inclusion counts unchanged."),
+    ) -> None:
+        """Compile the context for MESSAGE: identity, memory, journal, active topics,
+        scored knowledge and session history within the token budget."""
+        from pathlib import Path
+
+        from autopoiesis.cli._common import echo_json, fail, get_repo
+        from autopoiesis.compiler import compile_for_message, load_session
+
+        repo = get_repo(ctx)
+        history = []
+        if session:
+            p = Path(session)
+            if not p.is_file():
+                raise fail(f"--session {session}: no such file.", 2)
+            history = load_session(p)
+        result, activations = compile_for_message(repo, message, session=history, budget=budget, shared=shared,
+                                                  take_steering=not dry_run, record=not dry_run)
+        if as_json:
+            data = result.as_dict()
+            data["activations"] = [a.as_dict() for a in activations]
+            echo_json(data)
+            return
+        if explain:
+            typer.echo(f"{'P':<2} {'in':<3} {'tokens':>6}  {'label':<48} reason")
+            for s in result.sections:
+                typer.echo(f"{s.priority:<2} {'yes' if s.included else 'no':<3} {s.tokens:>6}  {s.label[:48]:<48} {s.reason}")
+            typer.echo(f"total {result.total_tokens} / {result.budget} tokens; history dropped: {result.dropped_history}"
+                       + ("; flush due (see compiler.flush_prompt)" if result.flush_due else ""))
+            return
+        typer.echo(result.prompt)
+
+    @app.command("watch")
+    def watch_cmd(
+        ctx: typer.Context,
+        all_verdicts: bool = typer.Option(False, "--all", help="Print every candidate's verdict, not only activations."),
+    ) -> None:
+        """Read JSONL messages on stdin ({"text": ..., "direction": "input"|"output",
+        "paths": [...]}; "content"/"message" and "role": "agent" are understood too, and a
+        plain text line is an input message); write one JSON line of activations per message."""
+        import json
+
+        from autopoiesis.cli._common import get_repo
+        from autopoiesis.watch.pipeline import WatcherPipeline
+
+        pipe = WatcherPipeline(get_repo(ctx))
+        for n, line in enumerate(sys.stdin, 1):
+            line = line.rstrip("\n")
+            if not line.strip():
+                continue
+            out: dict[str, Any] = {"line": n}
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError:
+                data = line
+            if isinstance(data, str):
+                text, direction, paths = data, "input", []
+            elif isinstance(data, dict):
+                text = data.get("text", data.get("content", data.get("message")))
+                direction = data.get("direction") or ("output" if data.get("role") in ("agent", "assistant") else "input")
+                paths = data.get("paths") or []
+            else:
+                text, direction, paths = None, "input", []
+            if not isinstance(text, str) or direction not in ("input", "output") or not isinstance(paths, list):
+                out["error"] = 'expected {"text": "...", "direction": "input"|"output", "paths": [...]}'
+            else:
+                acts = pipe.evaluate(text, direction, [str(p) for p in paths])
+                out["direction"] = direction
+                out["activations"] = [a.as_dict() for a in acts if all_verdicts or a.activated]
+                if isinstance(data, dict) and "id" in data:
+                    out["id"] = data["id"]
+            sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+
+    app.add_typer(topics, name="topics")
+    app.add_typer(gate, name="gate")

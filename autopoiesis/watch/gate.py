@@ -1,0 +1,399 @@
+"""Tier 3 (design §5): the activation decision and the LLM yes/no gate.
+
+How a candidate (a topic whose tier-1 triggers fired) is decided — `route_for`:
+
+1. ``activation: manual`` -> never activated by a message (the user activates it).
+2. ``priority: critical`` -> activated, whatever the tier-2 score (§5.4 row 1).
+3. Below the topic's ``similarity_threshold`` -> dropped (it did not pass tier 2).
+4. ``activation: auto`` -> activated, no gate (§5.2).
+5. ``activation: gated`` -> the bypass table of §5.4 (`BYPASS_TABLE`, `bypass_route`):
+   activate, ask the gate, or drop.
+
+The gate (`GatedActivator`) asks the configured model "YES or NO" through
+`autopoiesis.llm.LLMClient.yes_no` (max_tokens 1, temperature 0), with a bounded LRU cache
+keyed on (hash of the message's first 500 characters, topic, topic content hash).
+
+**Offline rule** (``llm.provider: offline``, or when the endpoint is unavailable or
+answers neither YES nor NO): YES when the tier-2 TF-IDF score is at least twice the
+topic's threshold, or when the message shares two or more content words (three letters
+or more, not stop words) with the topic's name, description and keyword triggers;
+otherwise NO. Deterministic: same message and topic, same answer.
+
+Every decision, bypasses and drops included, is appended to
+``.autopoiesis/watch/gate-decisions.jsonl`` (a `GateDecision` per line, design §5.5);
+``was_useful`` feedback is appended as separate lines and merged on reading, so the log
+is only ever appended to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+import statistics
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Sequence
+
+from autopoiesis.errors import GateDecisionNotFound, LLMError
+from autopoiesis.watch.topics import Topic
+
+if TYPE_CHECKING:
+    from autopoiesis.llm import LLMClient
+    from autopoiesis.repo import MemoryRepo
+
+Route = Literal["activate", "gate", "drop"]
+GATE_LOG = ("watch", "gate-decisions.jsonl")
+GATE_MESSAGE_CHARS = 500
+GATE_DESCRIPTION_CHARS = 200
+
+GATE_PROMPT = """Given this message and topic, should the topic activate?
+
+Message: {message}
+
+Topic: {topic_name}
+Description: {topic_description}
+
+Answer with exactly one word: YES or NO."""
+
+
+@dataclass(frozen=True)
+class BypassRow:
+    """One row of design §5.4: for PRIORITY with a tier-1 match and a tier-2 score in
+    [min_score, below) the route is ROUTE."""
+
+    priority: str
+    min_score: float
+    below: float
+    route: Route
+    why: str
+
+
+INF = float("inf")
+# Design §5.4, row for row. Tier 1 must have matched for any row to apply.
+BYPASS_TABLE: tuple[BypassRow, ...] = (
+    BypassRow("critical", -INF, INF, "activate", "critical: activate immediately"),
+    BypassRow("high", 0.3, INF, "activate", "high, score >= 0.3: high confidence, skip the gate"),
+    BypassRow("high", -INF, 0.3, "gate", "high, score < 0.3: ask the gate"),
+    BypassRow("medium", 0.2, INF, "gate", "medium, score >= 0.2: ask the gate"),
+    BypassRow("medium", -INF, 0.2, "drop", "medium, score < 0.2: not confident enough"),
+    BypassRow("low", 0.3, INF, "gate", "low, score >= 0.3: ask the gate"),
+    BypassRow("low", -INF, 0.3, "drop", "low, score < 0.3: drop"),
+)
+
+
+def bypass_route(priority: str, tier1_matched: bool, tier2_score: float) -> tuple[Route, str]:
+    """(route, why) of design §5.4's table. No tier-1 match -> drop."""
+    if not tier1_matched:
+        return "drop", "no tier-1 match"
+    for row in BYPASS_TABLE:
+        if row.priority == priority and row.min_score <= tier2_score < row.below:
+            return row.route, row.why
+    raise ValueError(f"priority must be one of low, medium, high, critical, not {priority!r}")
+
+
+def route_for(topic: Topic, tier1_matched: bool, tier2_score: float) -> tuple[Route, str]:
+    """(route, why) for a candidate, combining activation mode, threshold and §5.4."""
+    if not tier1_matched:
+        return "drop", "no tier-1 match"
+    if topic.activation == "manual":
+        return "drop", "activation: manual (activated by the user only)"
+    if topic.priority == "critical":
+        return bypass_route("critical", True, tier2_score)
+    if tier2_score < topic.similarity_threshold:
+        return "drop", f"tier-2 score {tier2_score:.3f} < threshold {topic.similarity_threshold:g}"
+    if topic.activation == "auto":
+        return "activate", "activation: auto (no gate)"
+    return bypass_route(topic.priority, True, tier2_score)
+
+
+# ── the offline rule ────────────────────────────────────────────────────────────────
+_STOP = frozenset(
+    """the and for are but not you all any can had her was one our out has him his how its may new now old see
+    two way who did get got let put say she too use this that with have from they will would there their what
+    about which when your just into than then them these some could should please want need like make know""".split()
+)
+_CONTENT_WORD = re.compile(r"[a-z0-9][a-z0-9_-]{2,}")
+
+
+def content_words(text: str) -> set[str]:
+    out = set()
+    for w in _CONTENT_WORD.findall(text.lower()):
+        w = w.strip("-_")
+        if len(w) < 3 or w in _STOP:
+            continue
+        if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.add(w)
+    return out
+
+
+def offline_gate(message: str, topic: Topic, tier2_score: float) -> bool:
+    """The documented deterministic gate used without an LLM (see the module docstring)."""
+    if tier2_score >= 2 * topic.similarity_threshold and tier2_score > 0:
+        return True
+    words = " ".join(w for t in topic.triggers if t.type == "keyword" for w in t.words)
+    topic_words = content_words(f"{topic.name.replace('-', ' ')} {topic.description} {words}")
+    return len(topic_words & content_words(message[:GATE_MESSAGE_CHARS * 4])) >= 2
+
+
+def message_hash(message: str) -> str:
+    return hashlib.sha256(message.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+# ── decisions and their log ─────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class GateDecision:
+    """One decision about one candidate topic (design §5.5). `gate_result` is the gate's
+    answer, None when the gate was not asked (bypassed or dropped); `activated` is the
+    outcome; `source` says who decided: bypass, llm, cache, offline, offline-fallback."""
+
+    id: str
+    timestamp: str
+    message_hash: str
+    topic_name: str
+    tier1_matched: bool
+    tier2_score: float
+    route: str
+    gate_result: bool | None
+    activated: bool
+    source: str
+    reason: str = ""
+    scores: dict[str, float] = field(default_factory=dict)
+    was_useful: bool | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class GateLog:
+    """The append-only JSONL log of gate decisions under .autopoiesis/watch/."""
+
+    def __init__(self, repo: "MemoryRepo"):
+        self.repo = repo
+        self.path = repo.state_path(*GATE_LOG)
+
+    def append(self, decisions: Iterable[GateDecision]) -> None:
+        lines = "".join(json.dumps(d.as_dict(), ensure_ascii=False, sort_keys=True) + "\n" for d in decisions)
+        if not lines:
+            return
+        with self.repo.lock("gate-log"), self.path.open("a", encoding="utf-8") as fh:
+            fh.write(lines)
+
+    def feedback(self, decision_id: str, useful: bool) -> GateDecision:
+        """Record whether the activation helped (design §5.5 `was_useful`), appended as a
+        feedback line; raises GateDecisionNotFound for an unknown id."""
+        matches = [d for d in self.decisions() if d.id == decision_id or d.id.startswith(decision_id)]
+        if len(matches) != 1:
+            raise GateDecisionNotFound(
+                f"No single gate decision with id {decision_id!r} ({len(matches)} match); "
+                "list them with `autopoiesis gate report --decisions`."
+            )
+        row = {"feedback_for": matches[0].id, "was_useful": useful,
+               "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+        with self.repo.lock("gate-log"), self.path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(row, sort_keys=True) + "\n")
+        return replace(matches[0], was_useful=useful)
+
+    def decisions(self) -> list[GateDecision]:
+        if not self.path.exists():
+            return []
+        rows: list[GateDecision] = []
+        feedback: dict[str, bool] = {}
+        names = set(GateDecision.__dataclass_fields__)
+        with self.path.open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    data = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a torn last line after a crash is skipped, not fatal
+                if "feedback_for" in data:
+                    feedback[data["feedback_for"]] = bool(data["was_useful"])
+                elif isinstance(data, dict) and {"id", "topic_name"} <= set(data):
+                    rows.append(GateDecision(**{k: v for k, v in data.items() if k in names}))
+        return [replace(d, was_useful=feedback[d.id]) if d.id in feedback else d for d in rows]
+
+
+# ── the gate ────────────────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class GateVerdict:
+    result: bool
+    source: str  # llm | cache | offline | offline-fallback
+
+
+class GatedActivator:
+    """Tier 3: the LLM deliberation gate (design §5.3).
+
+    `llm` is an `autopoiesis.llm.LLMClient`; without one, a client is made from REPO when
+    its `llm.provider` is not offline, else the offline rule answers."""
+
+    def __init__(self, repo: "MemoryRepo | None" = None, llm: "LLMClient | None" = None, *, cache_size: int = 4096):
+        self.repo = repo
+        self._llm = llm
+        self._llm_checked = llm is not None
+        self.cache: OrderedDict[tuple[str, str, str], bool] = OrderedDict()
+        self.cache_size = cache_size
+
+    @property
+    def llm(self) -> "LLMClient | None":
+        if not self._llm_checked:
+            self._llm_checked = True
+            if self.repo is not None and self.repo.config.llm.provider != "offline":
+                from autopoiesis.llm import LLMClient
+
+                self._llm = LLMClient(self.repo)
+        if self._llm is not None and self._llm.provider == "offline":
+            return None
+        return self._llm
+
+    def prompt(self, message: str, topic: Topic) -> str:
+        return GATE_PROMPT.format(
+            message=message[:GATE_MESSAGE_CHARS],
+            topic_name=topic.name,
+            topic_description=(topic.description or topic.instructions)[:GATE_DESCRIPTION_CHARS],
+        )
+
+    def decide(self, message: str, topic: Topic, tier2_score: float = 0.0) -> GateVerdict:
+        key = (message_hash(message[:GATE_MESSAGE_CHARS]), topic.name, topic.content_hash)
+        if key in self.cache:
+            self.cache.move_to_end(key)
+            return GateVerdict(self.cache[key], "cache")
+        client = self.llm
+        if client is None:
+            verdict = GateVerdict(offline_gate(message, topic, tier2_score), "offline")
+        else:
+            try:
+                answer = client.yes_no("gate", self.prompt(message, topic))
+            except LLMError:
+                answer = None
+            if answer is None:
+                # Unreachable endpoint or an answer that is neither YES nor NO: the offline
+                # rule decides, and the log says so.
+                verdict = GateVerdict(offline_gate(message, topic, tier2_score), "offline-fallback")
+            else:
+                verdict = GateVerdict(answer, "llm")
+        if verdict.source != "offline-fallback":  # a transient failure must not stick
+            self.cache[key] = verdict.result
+            if len(self.cache) > self.cache_size:
+                self.cache.popitem(last=False)
+        return verdict
+
+    def should_activate(self, message: str, topic: Topic, tier2_score: float = 0.0) -> bool:
+        """True when the gate approves activating TOPIC for MESSAGE (design §9.2)."""
+        return self.decide(message, topic, tier2_score).result
+
+    async def should_activate_async(self, message: str, topic: Topic, tier2_score: float = 0.0) -> bool:
+        """`should_activate` off the event loop (the LLM call blocks)."""
+        import asyncio
+
+        return await asyncio.to_thread(self.should_activate, message, topic, tier2_score)
+
+
+def new_decision_id() -> str:
+    return "gd_" + secrets.token_hex(6)
+
+
+def utc_now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# ── the report ──────────────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class TopicGateStats:
+    topic: str
+    decisions: int
+    activated: int
+    gate_calls: int
+    gate_yes: int
+    useful: int
+    not_useful: int
+    score_min: float
+    score_p25: float
+    score_median: float
+    score_p75: float
+    score_max: float
+    suggestion: str
+
+    @property
+    def activation_rate(self) -> float:
+        return self.activated / self.decisions if self.decisions else 0.0
+
+    @property
+    def gate_yes_rate(self) -> float | None:
+        return self.gate_yes / self.gate_calls if self.gate_calls else None
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["activation_rate"] = round(self.activation_rate, 4)
+        d["gate_yes_rate"] = None if self.gate_yes_rate is None else round(self.gate_yes_rate, 4)
+        return d
+
+
+def _quantiles(values: Sequence[float]) -> tuple[float, float, float, float, float]:
+    v = sorted(values)
+    if not v:
+        return (0.0,) * 5  # type: ignore[return-value]
+    if len(v) == 1:
+        return (v[0],) * 5  # type: ignore[return-value]
+    q = statistics.quantiles(v, n=4, method="inclusive")
+    return v[0], q[0], q[1], q[2], v[-1]
+
+
+def suggest(topic: Topic | None, rows: Sequence[GateDecision]) -> str:
+    """A threshold suggestion from the decisions of one topic, or '' when the data do not
+    call for one (fewer than 5 decisions never do)."""
+    if len(rows) < 5:
+        return ""
+    threshold = topic.similarity_threshold if topic else 0.15
+    gated = [r for r in rows if r.gate_result is not None]
+    no_scores = [r.tier2_score for r in gated if r.gate_result is False]
+    yes_scores = [r.tier2_score for r in gated if r.gate_result is True]
+    judged = [r for r in rows if r.activated and r.was_useful is not None]
+    useless = [r.tier2_score for r in judged if r.was_useful is False]
+    useful = [r.tier2_score for r in judged if r.was_useful is True]
+    if len(gated) >= 5 and len(no_scores) / len(gated) >= 0.7:
+        target = round(min(0.95, statistics.median(no_scores) + 0.01), 2)
+        if target > threshold:
+            return (f"the gate said NO to {len(no_scores)}/{len(gated)} candidates: raise similarity_threshold "
+                    f"from {threshold:g} to {target:g} to save gate calls")
+    if len(judged) >= 5 and len(useless) / len(judged) >= 0.5:
+        target = round(min(0.95, max(useless) + 0.01), 2)
+        if useful:
+            target = round(min(target, statistics.median(useful)), 2)
+        if target > threshold:
+            return (f"{len(useless)}/{len(judged)} activations were not useful: raise similarity_threshold "
+                    f"from {threshold:g} to {target:g}")
+    dropped_low = [r for r in rows if r.route == "drop" and r.tier1_matched and r.tier2_score < threshold]
+    if yes_scores and len(gated) >= 5 and len(yes_scores) / len(gated) >= 0.9 and len(dropped_low) >= len(rows) / 2:
+        target = round(max(0.01, threshold * 0.75), 2)
+        return (f"the gate said YES to {len(yes_scores)}/{len(gated)} and {len(dropped_low)} tier-1 matches were "
+                f"dropped below the threshold: consider lowering similarity_threshold from {threshold:g} to {target:g}")
+    return ""
+
+
+def gate_report(decisions: Sequence[GateDecision], topics: Sequence[Topic] = ()) -> list[TopicGateStats]:
+    """Per topic: activation rate, gate yes/no rate, score distribution and a suggestion."""
+    by_topic: dict[str, list[GateDecision]] = {}
+    for d in decisions:
+        by_topic.setdefault(d.topic_name, []).append(d)
+    known = {t.name: t for t in topics}
+    out = []
+    for name in sorted(by_topic):
+        rows = by_topic[name]
+        gated = [r for r in rows if r.gate_result is not None]
+        q = _quantiles([r.tier2_score for r in rows])
+        out.append(TopicGateStats(
+            topic=name, decisions=len(rows), activated=sum(r.activated for r in rows), gate_calls=len(gated),
+            gate_yes=sum(1 for r in gated if r.gate_result), useful=sum(1 for r in rows if r.was_useful is True),
+            not_useful=sum(1 for r in rows if r.was_useful is False),
+            score_min=round(q[0], 4), score_p25=round(q[1], 4), score_median=round(q[2], 4),
+            score_p75=round(q[3], 4), score_max=round(q[4], 4), suggestion=suggest(known.get(name), rows),
+        ))
+    return out
+
+
+def gate_log_path(repo: "MemoryRepo") -> Path:
+    return repo.state_path(*GATE_LOG)

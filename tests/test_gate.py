@@ -1,0 +1,165 @@
+"""Tier 3: the bypass table of design §5.4 (a test per row), activation modes, the LLM gate
+through the real loopback OpenAI server, the offline rule, the decision log, feedback and
+the report."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from openai_server import write_llm_config
+from typer.testing import CliRunner
+
+from autopoiesis.cli import app
+from autopoiesis.errors import GateDecisionNotFound
+from autopoiesis.repo import MemoryRepo
+from autopoiesis.watch.gate import (
+    BYPASS_TABLE,
+    GateDecision,
+    GatedActivator,
+    GateLog,
+    bypass_route,
+    gate_report,
+    offline_gate,
+    route_for,
+)
+from autopoiesis.watch.pipeline import WatcherPipeline
+from autopoiesis.watch.topics import parse_topic
+
+DEPLOY_MESSAGE = "please deploy the new release to production tonight"
+
+
+def topic(priority: str = "medium", activation: str = "gated", threshold: float = 0.15, desc: str = "Deploying releases"):
+    text = (f"---\ntype: topic\ndescription: {desc}\ntriggers:\n  - {{type: keyword, words: [deploy]}}\n"
+            f"priority: {priority}\nactivation: {activation}\nsimilarity_threshold: {threshold}\n---\n\n# Deploy\n\n"
+            "Deploy releases to production; roll back when health checks fail.\n")
+    t, errors, _ = parse_topic("topics/deploy.md", text)
+    assert t is not None, errors
+    return t
+
+
+# ── §5.4, one test per row ──
+@pytest.mark.parametrize(
+    "priority, score, route",
+    [
+        ("critical", 0.0, "activate"),   # critical | yes | any   -> no gate, activate
+        ("high", 0.3, "activate"),       # high     | yes | >=0.3 -> skip the gate
+        ("high", 0.29, "gate"),          # high     | yes | <0.3  -> gate
+        ("medium", 0.2, "gate"),         # medium   | yes | >=0.2 -> gate
+        ("medium", 0.19, "drop"),        # medium   | yes | <0.2  -> drop
+        ("low", 0.3, "gate"),            # low      | yes | >=0.3 -> gate
+        ("low", 0.29, "drop"),           # low      | yes | <0.3  -> drop
+    ],
+)
+def test_bypass_table_row(priority: str, score: float, route: str) -> None:
+    assert bypass_route(priority, True, score)[0] == route
+
+
+def test_bypass_table_has_exactly_the_design_rows() -> None:
+    assert [(r.priority, r.route) for r in BYPASS_TABLE] == [
+        ("critical", "activate"), ("high", "activate"), ("high", "gate"), ("medium", "gate"),
+        ("medium", "drop"), ("low", "gate"), ("low", "drop")]
+    assert bypass_route("critical", False, 1.0)[0] == "drop"  # tier 1 must match
+    with pytest.raises(ValueError):
+        bypass_route("urgent", True, 0.5)
+
+
+def test_activation_modes_and_threshold() -> None:
+    assert route_for(topic(activation="manual", priority="critical"), True, 0.9)[0] == "drop"
+    assert route_for(topic(activation="auto", priority="low"), True, 0.16)[0] == "activate"
+    assert route_for(topic(activation="auto"), True, 0.1)[0] == "drop"  # below threshold 0.15
+    assert route_for(topic(priority="critical", threshold=0.5), True, 0.0)[0] == "activate"
+    assert route_for(topic(priority="high", threshold=0.25), True, 0.2)[0] == "drop"
+
+
+# ── the LLM path, against the loopback server ──
+@pytest.fixture
+def llm_repo(memory_repo: MemoryRepo, openai_server) -> MemoryRepo:
+    write_llm_config(memory_repo.root, openai_server.base_url, timeout_seconds=2, max_retries=0)
+    (memory_repo.topics_dir / "deploy.md").write_text(
+        "---\ntype: topic\ndescription: Deploying releases to production\ntriggers:\n"
+        "  - {type: keyword, words: [deploy]}\npriority: medium\nactivation: gated\n---\n\n# Deploy\n\n"
+        "Deploy releases to production; roll back when health checks fail.\n", encoding="utf-8")
+    return MemoryRepo(memory_repo.root)  # fresh: the config changed
+
+
+def test_gate_asks_the_llm_once_with_one_token_at_temperature_zero(llm_repo: MemoryRepo, openai_server) -> None:
+    openai_server.enqueue("YES")
+    pipe = WatcherPipeline(llm_repo)
+    acts = pipe.evaluate(DEPLOY_MESSAGE)
+    deploy = next(a for a in acts if a.topic == "deploy")
+    assert deploy.route == "gate" and deploy.tier == 3 and deploy.activated
+    bodies = openai_server.chat_bodies()
+    assert len(bodies) == 1
+    body = bodies[0]
+    assert body["max_tokens"] == 1 and body["temperature"] == 0
+    prompt = body["messages"][-1]["content"]
+    assert "Topic: deploy" in prompt and DEPLOY_MESSAGE in prompt and "YES or NO" in prompt
+    again = next(a for a in pipe.evaluate(DEPLOY_MESSAGE) if a.topic == "deploy")
+    assert again.activated and "cache" in again.reason
+    assert len(openai_server.chat_bodies()) == 1  # the LRU cache answered
+    rows = GateLog(llm_repo).decisions()
+    assert [(r.source, r.gate_result) for r in rows if r.topic_name == "deploy"] == [("llm", True), ("cache", True)]
+
+
+def test_gate_no_means_not_activated(llm_repo: MemoryRepo, openai_server) -> None:
+    openai_server.enqueue("NO")
+    acts = WatcherPipeline(llm_repo).process(DEPLOY_MESSAGE)
+    assert all(a.topic != "deploy" for a in acts)
+    row = [r for r in GateLog(llm_repo).decisions() if r.topic_name == "deploy"][-1]
+    assert row.gate_result is False and not row.activated and row.route == "gate"
+
+
+def test_unreachable_llm_falls_back_to_the_offline_rule(llm_repo: MemoryRepo, openai_server) -> None:
+    openai_server.enqueue({"status": 500, "message": "boom"})
+    gate = GatedActivator(llm_repo)
+    t = topic(desc="Deploying releases to production")
+    verdict = gate.decide(DEPLOY_MESSAGE, t, 0.25)
+    assert verdict.source == "offline-fallback"
+    assert verdict.result == offline_gate(DEPLOY_MESSAGE, t, 0.25)
+    assert len(gate.cache) == 0  # a failure is not cached
+
+
+def test_lru_cache_is_bounded(memory_repo: MemoryRepo) -> None:
+    gate = GatedActivator(memory_repo, cache_size=3)
+    t = topic()
+    for i in range(10):
+        gate.decide(f"message {i} about deploy", t, 0.5)
+    assert len(gate.cache) == 3
+
+
+# ── offline ──
+def test_offline_rule_is_deterministic_and_documented(memory_repo: MemoryRepo) -> None:
+    t = topic(desc="Deploying releases to production")
+    assert offline_gate("deploy the release to production", t, 0.0)        # two shared content words
+    assert not offline_gate("deploy it", t, 0.1)                             # one word, weak score
+    assert offline_gate("deploy it", t, 0.3)                                 # score >= 2 x threshold
+    gate = GatedActivator(memory_repo)  # provider offline (the default)
+    assert gate.llm is None
+    v = gate.decide("deploy the release to production", t, 0.0)
+    assert (v.result, v.source) == (True, "offline")
+
+
+# ── log, feedback, report ──
+def test_feedback_and_report(memory_repo: MemoryRepo) -> None:
+    log = GateLog(memory_repo)
+    rows = [GateDecision(id=f"gd_{i:04d}", timestamp="2026-02-16T00:00:00Z", message_hash=str(i), topic_name="deploy",
+                         tier1_matched=True, tier2_score=0.2 + i / 100, route="gate", gate_result=i >= 8,
+                         activated=i >= 8, source="llm") for i in range(10)]
+    log.append(rows)
+    runner = CliRunner()
+    out = runner.invoke(app, ["-C", str(memory_repo.root), "gate", "feedback", "gd_0009", "--not-useful"])
+    assert out.exit_code == 0, out.output
+    assert [d.was_useful for d in log.decisions() if d.id == "gd_0009"] == [False]
+    with pytest.raises(GateDecisionNotFound):
+        log.feedback("gd_nope", True)
+    stats = gate_report(log.decisions(), [topic()])
+    s = stats[0]
+    assert (s.decisions, s.activated, s.gate_calls, s.gate_yes, s.not_useful) == (10, 2, 10, 2, 1)
+    assert s.score_min == 0.2 and s.score_max == 0.29
+    assert "raise similarity_threshold from 0.15 to" in s.suggestion
+    rep = runner.invoke(app, ["-C", str(memory_repo.root), "gate", "report", "--json"])
+    data = json.loads(rep.output)
+    assert data["topics"][0]["gate_yes_rate"] == 0.2 and data["topics"][0]["activation_rate"] == 0.2
+    text = runner.invoke(app, ["-C", str(memory_repo.root), "gate", "report"]).output
+    assert "deploy" in text and "suggestion:" in text
