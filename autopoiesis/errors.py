@@ -56,3 +56,40 @@ class LLMUnavailableError(LLMError):
 
 class LLMResponseError(LLMError):
     """The LLM answered, but not with what was asked (invalid JSON, wrong schema), even after a repair attempt."""
+
+
+class TopicError(AutopoiesisError):
+    """A topic file under topics/ is invalid; the message names the file, the field and what to write."""
+
+
+class BudgetTooSmallError(AutopoiesisError):
+    """The context budget cannot hold the parts that are never dropped (system prompt and identity files)."""
+
+
+class GateDecisionNotFound(AutopoiesisError):
+    """`autopoiesis gate feedback` was given a decision id that is not in the gate log."""
+
+
+class SearchIndexError(AutopoiesisError):
+    """The search index could not be opened, built or queried."""
+
+
+class EmbedderError(SearchIndexError):
+    """The configured embedder is unavailable or answered wrongly (missing package or model, server down)."""
+
+
+class ChangeRejectedError(AutopoiesisError):
+    """A proposed knowledge change broke the writer's guard (path outside knowledge/, inside raw/ or
+    identity/, an action its extractor did not declare); nothing of the batch was written."""
+
+
+class ExtractionError(AutopoiesisError):
+    """An extractor could not process a transcript; it stays pending for a retry."""
+
+
+class UnknownExtractorError(AutopoiesisError):
+    """An extractor name that is not registered was asked for."""
+
+
+class ReplayError(AutopoiesisError):
+    """A replay could not start or finish (branch exists, no base branch, empty raw/, ...)."""
