@@ -19,7 +19,16 @@ def demo_stage(repo: MemoryRepo) -> None:
     typer.echo(report.summary())
     if sha:
         typer.echo(f"committed {sha[:10]}")
-    for rel in report.paths:
+    paths = list(report.paths)
+    if not paths:
+        # capture already extracted each session as it ended (extraction_trigger:
+        # on_session_end): show what those `memory: extract` commits wrote
+        from autopoiesis.gitops import MemoryGit
+
+        out = MemoryGit(repo).run("log", "--format=", "--name-only", "--grep=^memory: extract", "--", "knowledge").stdout
+        paths = sorted({p for p in out.split() if p})
+        typer.echo(f"(each session was extracted when it ended; {len(paths)} knowledge files were written)")
+    for rel in paths:
         text = (repo.root / rel).read_text(encoding="utf-8")
         body = text.split("\n---\n", 1)[-1].strip()
         typer.secho(f"\n-- {rel}", fg="cyan")
