@@ -637,60 +637,47 @@ def parse_flush(reply: str) -> dict[str, list[str]]:
     return {k: v for k, v in out.items() if v}
 
 
-def _append(repo: MemoryRepo, rel: str, header: str, lines: Iterable[str]) -> int:
-    """Append LINES to REL (creating it with HEADER); never rewrites what is there."""
-    full = repo.resolve_inside(rel, under="knowledge")
-    full.parent.mkdir(parents=True, exist_ok=True)
-    lines = [l for l in lines if l.strip()]
-    if not lines:
-        return 0
-    with repo.lock("knowledge-append"):
-        exists = full.exists() and full.stat().st_size > 0
-        with full.open("a", encoding="utf-8") as fh:
-            if not exists:
-                fh.write(header)
-            else:
-                with full.open("rb") as rf:
-                    rf.seek(-1, 2)
-                    if rf.read(1) != b"\n":
-                        fh.write("\n")
-            fh.write("".join(f"- {l}\n" for l in lines))
-    return len(lines)
-
-
-def apply_flush(repo: MemoryRepo, reply: str, *, today: date | None = None) -> FlushReport:
+def apply_flush(
+    repo: MemoryRepo, reply: str, *, today: date | None = None, source: str | None = None, at: datetime | None = None
+) -> FlushReport:
     """Append the notes of the agent's flush REPLY to the right knowledge files: journal
-    -> knowledge/journal/TODAY.md, memory -> MEMORY.md (dated), project:SLUG ->
-    knowledge/projects/SLUG/context.md (dated). Append-only."""
+    -> knowledge/journal/TODAY.md, memory -> MEMORY.md (Active Context), project:SLUG ->
+    knowledge/projects/SLUG/context.md (Key Decisions).
+
+    Goes through the one knowledge writer, so it is append-only (existing entries are
+    never rewritten), skips notes already present, and cites SOURCE — the transcript of
+    the session being compacted — and the time of the flush in every entry."""
     from autopoiesis.formats.transcript import slugify
+    from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance
 
     today = today or datetime.now(timezone.utc).date()
     parts = parse_flush(reply)
     if not parts:
         return FlushReport((), True)
     day = today.isoformat()
-    written: list[tuple[str, int]] = []
+    when = at or datetime.combine(today, datetime.now(timezone.utc).time(), tzinfo=timezone.utc).replace(microsecond=0)
+    prov = Provenance(source=source or "pre-compaction flush", at=when, producer="flush@1")
+    changes: list[KnowledgeChange] = []
     for key, lines in parts.items():
+        lines = [re.sub(r"^\d{4}-\d\d-\d\d:\s*", "", l).strip() for l in lines]
+        lines = [l for l in lines if l]
         if key == "journal":
-            rel = f"knowledge/journal/{day}.md"
-            header = f"---\ntype: journal\ndate: {day}\n---\n\n## {day}\n\n"
-            n = _append(repo, rel, header, lines)
+            changes += [KnowledgeChange(f"knowledge/journal/{day}.md", "append", "session notes", l, prov,
+                                        dated=False, section_level=3) for l in lines]
         elif key == "memory":
-            rel = MEMORY_FILE
-            n = _append(repo, rel, "---\ntype: memory\n---\n\n# Core Memory\n\n",
-                        [l if re.match(r"^\d{4}-\d\d-\d\d", l) else f"{day}: {l}" for l in lines])
+            changes += [KnowledgeChange(MEMORY_FILE, "append", "Active Context", l, prov) for l in lines]
         elif key.startswith("project:"):
             slug = slugify(key.split(":", 1)[1])
-            if not slug:
-                continue
-            rel = f"knowledge/projects/{slug}/context.md"
-            header = f"---\ntype: project_context\nproject: {slug}\n---\n\n# {slug} — Context\n\n"
-            n = _append(repo, rel, header, [f"{day}: {l}" for l in lines])
-        else:
-            continue
-        if n:
-            written.append((rel, n))
-    return FlushReport(tuple(written), not written)
+            if slug:
+                changes += [KnowledgeChange(f"knowledge/projects/{slug}/context.md", "append", "Key Decisions", l, prov)
+                            for l in lines]
+    if not changes:
+        return FlushReport((), True)
+    report = KnowledgeWriter(repo).apply(changes)
+    counts: dict[str, int] = {}
+    for path, _ in report.added:
+        counts[path] = counts.get(path, 0) + 1
+    return FlushReport(tuple(sorted(counts.items())), not counts)
 
 
 def compile_for_message(

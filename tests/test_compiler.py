@@ -185,14 +185,41 @@ def test_flush_appends_never_overwrites(repo: MemoryRepo) -> None:
     assert "FLUSH_OK" in prompt and "2026-02-16" in prompt
     reply = ("## journal\n- Migrated the cluster to three nodes\n## memory\n- Always drain nodes before upgrades\n"
              "## project: Autopoiesis Core\n- Decided on RE2 for watcher patterns\n")
-    report = apply_flush(repo, reply, today=TODAY)
+    source = "raw/conversations/2026/02/16/0900-s1-cluster.md"
+    report = apply_flush(repo, reply, today=TODAY, source=source)
     assert dict(report.written) == {"knowledge/journal/2026-02-16.md": 1, MEMORY_FILE: 1,
                                     "knowledge/projects/autopoiesis-core/context.md": 1}
+
+    def body(text: str) -> str:  # frontmatter counters are kept current; the body only grows
+        return text.split("\n---\n", 1)[1].lstrip("\n") if text.startswith("---\n") else text
+
     memory = (repo.root / MEMORY_FILE).read_text()
-    assert memory.startswith(before_memory) and memory.endswith("- 2026-02-16: Always drain nodes before upgrades\n")
+    assert body(memory).startswith(body(before_memory).rstrip("\n"))
+    assert "- 2026-02-16: Always drain nodes before upgrades (source: " + source in memory
     journal = (repo.knowledge_dir / "journal" / "2026-02-16.md").read_text()
-    assert journal.startswith(before_journal) and "- Migrated the cluster to three nodes" in journal
+    assert body(journal).startswith(body(before_journal).rstrip("\n")) and "- Migrated the cluster to three nodes" in journal
     ctx = (repo.knowledge_dir / "projects" / "autopoiesis-core" / "context.md").read_text()
     assert ctx.startswith("---\ntype: project_context") and "2026-02-16: Decided on RE2" in ctx
+    # the same notes again are not duplicated; a path escape in a project name is slugged away
+    again = apply_flush(repo, reply, today=TODAY, source=source)
+    assert again.nothing_to_do and (repo.root / MEMORY_FILE).read_text() == memory
+    apply_flush(repo, "## project: ../../raw\n- sneaky", today=TODAY, source=source)
+    assert (repo.knowledge_dir / "projects" / "raw" / "context.md").exists()
     assert apply_flush(repo, "FLUSH_OK", today=TODAY).nothing_to_do
     assert parse_flush('{"journal": ["a"], "projects": {"x": ["b"]}}') == {"journal": ["a"], "project:x": ["b"]}
+
+
+def test_cli_flush_prompt_and_reply(memory_repo) -> None:
+    import subprocess
+    import sys
+
+    root = str(memory_repo.root)
+    prompt = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", root, "flush", "--prompt"], capture_output=True, text=True)
+    assert prompt.returncode == 0 and "FLUSH_OK" in prompt.stdout
+    reply = "## memory\n- Rotate the API keys every quarter\n"
+    out = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", root, "flush"], input=reply, capture_output=True, text=True)
+    assert out.returncode == 0 and "appended 1 entry to knowledge/memory/MEMORY.md" in out.stdout
+    assert "Rotate the API keys every quarter" in (memory_repo.root / "knowledge/memory/MEMORY.md").read_text()
+    bad = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", root, "flush", "--session", "../../etc/passwd"],
+                         input=reply, capture_output=True, text=True)
+    assert bad.returncode != 0 and "outside" in bad.stderr and "Traceback" not in bad.stderr

@@ -288,5 +288,33 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
             sys.stdout.flush()
 
+    @app.command("flush")
+    def flush(
+        ctx: typer.Context,
+        prompt: bool = typer.Option(False, "--prompt", help="Print the flush prompt to give the agent, and exit."),
+        session: Optional[str] = typer.Option(None, "--session", help="The transcript of the session being compacted (cited in every entry)."),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Pre-compaction flush: `--prompt` prints what to ask the agent before history is
+        dropped; without it, the agent's reply is read on stdin and its notes are appended
+        to the journal, MEMORY.md and project context (never overwriting anything)."""
+        from autopoiesis.cli._common import echo_json, get_repo
+        from autopoiesis.compiler import apply_flush, flush_prompt
+
+        repo = get_repo(ctx)
+        if prompt:
+            typer.echo(flush_prompt(repo))
+            return
+        if session is not None:
+            session = repo.rel(repo.resolve_inside(session, under="raw"))
+        report = apply_flush(repo, sys.stdin.read(), source=session)
+        if as_json:
+            echo_json({"written": [{"path": p, "entries": n} for p, n in report.written], "nothing_to_do": report.nothing_to_do})
+            return
+        if report.nothing_to_do:
+            typer.echo("nothing to keep (FLUSH_OK or notes already present)")
+        for path, n in report.written:
+            typer.echo(f"appended {n} entr{'y' if n == 1 else 'ies'} to {path}")
+
     app.add_typer(topics, name="topics")
     app.add_typer(gate, name="gate")
