@@ -178,7 +178,9 @@ _LABEL_LINE = re.compile(r"^[^\n]{1,60}:[ \t]*$", re.MULTILINE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=\s*[-*#>])")
 
 
-def _content_words(text: str) -> set[str]:
+def content_words(text: str) -> set[str]:
+    """Lower-cased content words of TEXT (stopwords out, plurals folded): what the
+    offline yes/no rules compare."""
     words = set()
     for w in _WORD.findall(text.lower()):
         w = w.strip("'-_")
@@ -246,10 +248,10 @@ class OfflineProvider:
             return False
         a = _GATE_ANSWER.search(prompt, t.end())
         message = prompt[m.end() : t.start()]
-        topic = _content_words(prompt[t.end() : a.start() if a else len(prompt)])
+        topic = content_words(prompt[t.end() : a.start() if a else len(prompt)])
         if not topic:
             return False
-        shared = topic & _content_words(message)
+        shared = topic & content_words(message)
         return len(shared) >= min(2, len(topic))
 
     @staticmethod

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Sequence
 
 from autopoiesis.errors import GateDecisionNotFound, LLMError
+from autopoiesis.llm import content_words  # the one offline content-word rule, shared with the LLM client
 from autopoiesis.watch.topics import Topic
 
 if TYPE_CHECKING:
@@ -111,26 +112,6 @@ def route_for(topic: Topic, tier1_matched: bool, tier2_score: float) -> tuple[Ro
 
 
 # ── the offline rule ────────────────────────────────────────────────────────────────
-_STOP = frozenset(
-    """the and for are but not you all any can had her was one our out has him his how its may new now old see
-    two way who did get got let put say she too use this that with have from they will would there their what
-    about which when your just into than then them these some could should please want need like make know""".split()
-)
-_CONTENT_WORD = re.compile(r"[a-z0-9][a-z0-9_-]{2,}")
-
-
-def content_words(text: str) -> set[str]:
-    out = set()
-    for w in _CONTENT_WORD.findall(text.lower()):
-        w = w.strip("-_")
-        if len(w) < 3 or w in _STOP:
-            continue
-        if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
-            w = w[:-1]
-        out.add(w)
-    return out
-
-
 def offline_gate(message: str, topic: Topic, tier2_score: float) -> bool:
     """The documented deterministic gate used without an LLM (see the module docstring)."""
     if tier2_score >= 2 * topic.similarity_threshold and tier2_score > 0:
