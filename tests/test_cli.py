@@ -63,3 +63,14 @@ def test_demo_runs_offline(tmp_path: Path) -> None:
     assert log.count("conversation:") == 3
     again = cli("demo", str(tmp_path / "demo"))
     assert again.returncode != 0 and "not empty" in again.stderr
+
+
+def test_public_api_names_resolve_lazily() -> None:
+    code = ("import sys, autopoiesis\n"
+            "assert 'autopoiesis.index' not in sys.modules and 'sklearn' not in sys.modules\n"
+            "for n in autopoiesis.__all__:\n"
+            "    assert getattr(autopoiesis, n) is not None, n\n"
+            "print(len(autopoiesis.__all__))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout) >= 20
