@@ -269,14 +269,7 @@ class ContextCompiler:
 
     # ── state: how often each file was included ──
     def inclusion_counts(self) -> dict[str, int]:
-        path = self.repo.state_dir.joinpath(*INCLUSIONS_FILE)
-        if not path.exists():
-            return {}
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            return {}
-        return {k: int(v) for k, v in data.items() if isinstance(v, int)}
+        return inclusion_counts(self.repo)
 
     def record(self, result: CompiledContext) -> None:
         """Count the knowledge files RESULT included (the P3 frequency boost reads these).
@@ -635,6 +628,19 @@ def parse_flush(reply: str) -> dict[str, list[str]]:
             item = re.sub(r"^[-*]\s+", "", item)
             out.setdefault(current, []).append(item)
     return {k: v for k, v in out.items() if v}
+
+
+def inclusion_counts(repo: MemoryRepo) -> dict[str, int]:
+    """How often each knowledge file was included in a compiled context (the compiler's
+    frequency boost, and the pruner's evidence that a file is still in use)."""
+    path = repo.state_dir.joinpath(*INCLUSIONS_FILE)
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return {k: int(v) for k, v in data.items() if isinstance(v, int)}
 
 
 def apply_flush(

@@ -272,11 +272,34 @@ class MemoryPruner:
         stem = p.parent.name if p.name in ("context.md", "progress.md", "notes.md") else p.stem
         return stem.replace("-", " ").lower()
 
+    def _last_changed(self) -> dict[str, date]:
+        """The day each knowledge file last changed in git (one `git log` for all files)."""
+        from autopoiesis.gitops import MemoryGit
+
+        out = MemoryGit(self.repo).run("log", "--format=%x1e%ct", "--name-only", "--", "knowledge/", check=False).stdout
+        changed: dict[str, date] = {}
+        for record in out.split("\x1e"):
+            head, _, files = record.partition("\n")
+            if head.strip().isdigit():
+                day = datetime.fromtimestamp(int(head), timezone.utc).date()
+                for f in files.split():
+                    changed.setdefault(f, day)  # newest first
+        return changed
+
     def scores(self) -> list[tuple[str, float, int, int]]:
-        """(path, score, days since updated, references) of every evictable file."""
+        """(path, score, days since last changed, references) of every evictable file.
+
+        Recency counts from the last time the file changed (its `updated` field — the
+        time of the turn it cites — or its last commit, whichever is later), so knowledge
+        just learned from an old conversation is not stale on arrival. References are
+        the file's own 1, mentions of its subject in recent transcripts, and how often
+        the context compiler included it."""
+        from autopoiesis.compiler import inclusion_counts
         from autopoiesis.lifecycle.extract import list_transcripts
 
         today = self.now().date()
+        last_changed = self._last_changed()
+        included = inclusion_counts(self.repo)
         recent_since = self.now() - timedelta(days=REFERENCE_WINDOW_DAYS)
         texts = [
             (self.repo.root / rel).read_text(encoding="utf-8").lower()
@@ -290,10 +313,11 @@ class MemoryPruner:
                 if rel in PROTECTED or p.name.startswith("_"):
                     continue
                 doc = self.writer.read(rel) or kf.parse(p.read_text(encoding="utf-8"))
-                updated = _as_date(doc.meta().get("updated")) or datetime.fromtimestamp(p.stat().st_mtime, timezone.utc).date()
+                candidates = [d for d in (_as_date(doc.meta().get("updated")), last_changed.get(rel)) if d]
+                updated = max(candidates) if candidates else datetime.fromtimestamp(p.stat().st_mtime, timezone.utc).date()
                 days = max(0, (today - updated).days)
                 subject = self._subject(rel, doc)
-                refs = 1 + sum(1 for t in texts if subject and subject in t)
+                refs = 1 + sum(1 for t in texts if subject and subject in t) + included.get(rel, 0)
                 out.append((rel, math.exp(-DECAY_RATE * days) * refs, days, refs))
         return out
 
