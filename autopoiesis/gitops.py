@@ -166,7 +166,7 @@ class MemoryGit:
 
     def pending_changes(self, tops: Iterable[str] = ("knowledge", "topics", "archive")) -> list[tuple[str, str]]:
         """(status, path) of uncommitted changes under TOPS."""
-        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *tops).stdout
+        out = self.run("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *tops).stdout
         entries: list[tuple[str, str]] = []
         parts = out.split("\x00")
         i = 0

@@ -36,7 +36,9 @@ def tree_state(root: Path) -> TreeState:
     """HEAD and the dirty memory paths, from one `git status` call."""
     try:
         proc = subprocess.run(
-            ["git", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames",
+            # --no-optional-locks: a background sync must never hold .git/index.lock (a
+            # refreshing `git status` does), or the user's own `git add` fails meanwhile
+            ["git", "--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames",
              "--ignore-submodules=all", "--", *CONTENT_DIRS],
             cwd=root, capture_output=True, check=False,
         )
