@@ -435,3 +435,27 @@ def test_hook_path_stays_light() -> None:
     code = "import sys, autopoiesis.index.sync, autopoiesis.index; print(sorted(m for m in ('numpy','sklearn','openai') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_lexical_embedder_rescores_bm25_candidates(filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hashing embedder re-scores BM25's candidates by rowid lookups instead of a
+    full KNN scan, and keeps the KNN as its fallback when BM25 finds too little."""
+    from autopoiesis.index import searchindex
+
+    with SearchIndex(filled) as index:
+        index.catch_up()
+        assert index._meta("vector_store") == f"vec0:{dbmod.VEC_CHUNK_SIZE_RERANK}"
+        calls: list[int] = []
+        real_knn = index._knn
+        monkeypatch.setattr(index, "_knn", lambda *a, **k: calls.append(1) or real_knn(*a, **k))
+        monkeypatch.setattr(searchindex, "RERANK_MIN_CANDIDATES", 1)
+        hits = index.search("sqlite embeddings", limit=3, explain=True)
+        assert hits and not calls
+        assert hits[0].explain["vector_similarity"] is not None and hits[0].explain["bm25"] is not None
+        monkeypatch.setattr(searchindex, "RERANK_MIN_CANDIDATES", 1000)
+        assert index.search("sqlite embeddings", limit=3) and calls  # too few BM25 hits: full KNN
+        # the rowid lookups give the same distances as vec0's KNN
+        q = index.embedder.embed_query("sqlite embeddings")
+        knn = dict(real_knn(q, 50, None))
+        for cid, d in index._vec_distances(list(knn), q):
+            assert abs(knn[cid] - d) < 1e-5

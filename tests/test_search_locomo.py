@@ -18,8 +18,9 @@ def test_locomo_retrieval_beats_baseline(shared_data: Path) -> None:
     res = bench_locomo.evaluate(merge="rrf")
     ours, base = res["ours"], res["baseline"]
     assert res["questions"] == 760
-    # measured when written: r5 0.928, MRR 0.798, turn hit 0.828 (baseline 0.897 / 0.748 / 0.671).
-    # Targets: r5 >= 0.95 and MRR >= 0.85 are NOT met yet; turn hit >= 0.80 is.
+    # measured: r5 0.929, MRR 0.799, turn hit 0.838 (baseline 0.897 / 0.748 / 0.671).
+    # Targets: r5 >= 0.95 and MRR >= 0.85 are NOT met (no corpus-only method tried reached
+    # them: LSA +0.02 MRR at best, RM3 and BM25F lost); turn hit >= 0.80 is.
     assert ours["turn_hit@10"] >= 0.80
     assert ours["session_recall@5"] >= base["session_recall@5"] + 0.02
     assert ours["mrr"] >= base["mrr"] + 0.03

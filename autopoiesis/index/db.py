@@ -159,10 +159,18 @@ CREATE TABLE IF NOT EXISTS cache.embeddings (
 """
 
 
-def vec_table_sql(dimensions: int) -> str:
+# vec0 keeps vectors in blobs of `chunk_size` rows. A KNN scan is fastest with big blobs
+# (the default 1024), but reading one row's vector walks its blob's overflow pages: ~0.3 ms
+# each at 512 dimensions, 30 ms to re-score 100 candidates. An index that re-scores
+# candidates (a lexical embedder) uses small blobs: 100 lookups in ~4 ms, KNN ~30% slower.
+VEC_CHUNK_SIZE = 1024
+VEC_CHUNK_SIZE_RERANK = 64
+
+
+def vec_table_sql(dimensions: int, chunk_size: int = VEC_CHUNK_SIZE) -> str:
     return (
         "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0("
-        f"embedding float[{int(dimensions)}] distance_metric=cosine, category text)"
+        f"embedding float[{int(dimensions)}] distance_metric=cosine, category text, chunk_size={int(chunk_size)})"
     )
 
 

@@ -101,6 +101,9 @@ class HashingEmbedder:
     # In reciprocal-rank fusion its ranks count this much next to BM25's: the features
     # are words, as BM25's are, so it is a fuzzy-matching tie-breaker, not a second opinion.
     rrf_weight = 0.3
+    # Its features are words, so its nearest neighbours are mostly BM25's hits: search
+    # re-scores BM25's candidates with it rather than scanning every vector.
+    lexical = True
 
     def __init__(self, dimensions: int = 512):
         self.dimensions = int(dimensions)
