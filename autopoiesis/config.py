@@ -7,6 +7,7 @@ have the type its default has.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -183,6 +184,11 @@ def _merge(defaults: dict[str, Any], user: dict[str, Any], path: str, source: st
 
 def parse_config(text: str, source: str = CONFIG_FILENAME) -> Config:
     """Parse the text of a memory-config.yaml into a validated Config."""
+    return _build(_validated_values(text, source), source)
+
+
+def _validated_values(text: str, source: str) -> dict[str, Any]:
+    """The user's settings laid over the defaults, every type and enum checked."""
     user = _load_yaml(text, source) if text.strip() else {}
     if user is None:
         user = {}
@@ -206,6 +212,11 @@ def parse_config(text: str, source: str = CONFIG_FILENAME) -> Config:
             raise ConfigError(
                 f"{source}: '{section}.{key}' is {values[section][key]!r}; write one of: {', '.join(allowed)}."
             )
+    _build(values, source)  # the remaining checks (redaction patterns) raise here
+    return values
+
+
+def _build(values: dict[str, Any], source: str) -> Config:
     cap = values["capture"]
     extra = []
     for i, item in enumerate(cap["redaction"]["extra_patterns"]):
@@ -236,13 +247,41 @@ def parse_config(text: str, source: str = CONFIG_FILENAME) -> Config:
     )
 
 
+CACHE_PATH = (".autopoiesis", "cache", "config.json")
+
+
 def load_config(root: Path) -> Config:
-    """Load ROOT/memory-config.yaml; a missing file means all defaults."""
+    """Load ROOT/memory-config.yaml; a missing file means all defaults.
+
+    Every command and hook reads the config, and parsing it with ruamel.yaml costs ~40 ms,
+    so the validated settings are cached as JSON under .autopoiesis/ (a cache like any
+    other there), keyed by the file's and the template's mtime and size. Any edit of the
+    file changes the key, and the next load parses and validates it again."""
+    import json
+
     path = Path(root) / CONFIG_FILENAME
     if not path.exists():
         return Config()
+    st, tpl = path.stat(), TEMPLATE_PATH.stat()
+    key = [st.st_mtime_ns, st.st_size, tpl.st_mtime_ns, tpl.st_size]
+    cache = Path(root).joinpath(*CACHE_PATH)
+    try:
+        cached = json.loads(cache.read_text(encoding="utf-8"))
+        if cached.get("key") == key:
+            return _build(cached["values"], str(path))
+    except (OSError, ValueError, KeyError, TypeError, ConfigError):
+        pass  # no cache, or an unusable one: parse the file
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text. Re-save it as UTF-8.") from exc
-    return parse_config(text, str(path))
+    values = _validated_values(text, str(path))
+    if (Path(root) / ".git").exists():  # only inside a memory repo, never beside a stray file
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"key": key, "values": values}), encoding="utf-8")
+            os.replace(tmp, cache)
+        except OSError:
+            pass  # a read-only repo still works, only slower
+    return _build(values, str(path))

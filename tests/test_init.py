@@ -105,3 +105,21 @@ def test_wheel_ships_the_template(tmp_path: Path) -> None:
                    "autopoiesis/_template/hooks/pre-commit", "autopoiesis/_files/memory-config.yaml",
                    "autopoiesis/_files/demo/sessions.ndjson"):
         assert needed in names, needed
+
+
+def test_config_cache_follows_edits(tmp_path: Path) -> None:
+    import os
+
+    from autopoiesis.config import CACHE_PATH, load_config
+    from autopoiesis.errors import ConfigError
+
+    root = init_memory_repo(tmp_path / "m").root
+    assert load_config(root).search.merge == "rrf"
+    assert root.joinpath(*CACHE_PATH).exists()
+    cfg = root / "memory-config.yaml"
+    cfg.write_text(cfg.read_text().replace("merge: rrf", "merge: weighted"))
+    assert load_config(root).search.merge == "weighted"  # the edit is seen, cache or not
+    cfg.write_text(cfg.read_text().replace("merge: weighted", "merge: bogus"))
+    os.utime(cfg, ns=(1, 1))  # even with an old timestamp, the size changed
+    with pytest.raises(ConfigError, match="write one of: rrf, weighted"):
+        load_config(root)
