@@ -216,7 +216,7 @@ class ContextCompiler:
         system_prompt: str | None = None,
         search: SearchFn | None = None,
         fresh_index: bool = True,
-        index_refresh_seconds: float = 1.0,
+        index_refresh_seconds: float = 0.0,
     ):
         self.repo = repo
         self.config = config or repo.config.context_compiler
@@ -224,9 +224,10 @@ class ContextCompiler:
         self._search = search
         self._index: Any = None
         self.fresh_index = fresh_index
-        # The index's catch-up (is it behind the working tree?) stats every file: ~50 ms
-        # per 1,000 files. A compiler kept open by a running agent checks at most this
-        # often; 0 checks before every search.
+        # Before each search the index catches up with the working tree. In a long-lived
+        # compiler that is an inotify check (microseconds) unless something changed; where
+        # inotify is unavailable it is a full check (~30 ms at 10,000 files), and a
+        # positive value here limits how often that runs. 0: before every search.
         self.index_refresh_seconds = index_refresh_seconds
         self._last_catch_up = float("-inf")
         self.notices: list[str] = []

@@ -1,5 +1,10 @@
 """Synthetic memory repos for benchmarks: N knowledge files of about SIZE bytes each,
-spread over the knowledge categories, with vocabulary that varies by file."""
+spread over the knowledge categories.
+
+Words follow a Zipf distribution over a vocabulary of common words plus ~20,000
+generated ones, as real notes do: a few words are everywhere, most are rare. (A corpus
+drawn from a hundred words makes every query term match half the index, which no real
+memory does, and would time the wrong thing.)"""
 
 from __future__ import annotations
 
@@ -15,10 +20,36 @@ WORDS = (
     "garden recipe running marathon piano guitar painting photography camera lens museum novel"
 ).split()
 CATEGORIES = ("projects", "people", "procedures", "reference", "journal")
+_SYLLABLES = "ka lo mi ne ru ta sa vi do pe an or el ix um ber tal con dra fen gil hom jur kel mor".split()
+
+
+def _vocabulary(size: int = 20_000, seed: int = 11) -> list[str]:
+    rng = random.Random(seed)
+    words = list(WORDS)
+    seen = set(words)
+    while len(words) < size:
+        w = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))
+        if w not in seen:
+            seen.add(w)
+            words.append(w)
+    return words
+
+
+VOCABULARY = _vocabulary()
+# Zipf weights (s = 1): the i-th word is 1/i as frequent as the first
+_CUM_WEIGHTS = []
+_total = 0.0
+for _i in range(len(VOCABULARY)):
+    _total += 1.0 / (_i + 1)
+    _CUM_WEIGHTS.append(_total)
+
+
+def zipf_words(rng: random.Random, k: int) -> list[str]:
+    return rng.choices(VOCABULARY, cum_weights=_CUM_WEIGHTS, k=k)
 
 
 def knowledge_text(rng: random.Random, i: int, size: int) -> str:
-    topic = rng.sample(WORDS, 3)
+    topic = zipf_words(rng, 1) + rng.sample(VOCABULARY[100:], 2)  # each note has its own rarer subject words
     lines = [
         "---", f"type: reference", f"updated: 2026-0{1 + i % 9}-1{i % 10}T10:00:00Z", f"tags: [{topic[0]}, {topic[1]}]", "---", "",
         f"# {topic[0].title()} {topic[1]} note {i}", "",
@@ -28,8 +59,9 @@ def knowledge_text(rng: random.Random, i: int, size: int) -> str:
     while body < size:
         if body // 300 > section:
             section += 1
-            lines += ["", f"## {rng.choice(WORDS).title()} {section}", ""]
-        sentence = " ".join(rng.choice(topic if rng.random() < 0.3 else WORDS) for _ in range(rng.randint(6, 14)))
+            lines += ["", f"## {zipf_words(rng, 1)[0].title()} {section}", ""]
+        n = rng.randint(6, 14)
+        sentence = " ".join(rng.choice(topic) if rng.random() < 0.3 else w for w in zipf_words(rng, n))
         line = f"- 2026-02-{1 + i % 28:02d}: {sentence.capitalize()} (item {i}-{body})."
         lines.append(line)
         body += len(line) + 1

@@ -149,6 +149,8 @@ class SearchIndex:
         self.warnings: list[str] = []
         self._lock = repo.lock("index")
         self._lock_depth = 0
+        self._watcher: Any = None
+        self._watcher_tried = False
         self.conn: Any = None
         self.info: dbmod.SQLiteInfo | None = None
         self._open()
@@ -193,6 +195,9 @@ class SearchIndex:
             raise dbmod.IndexCorruptError(str(exc)) from exc
 
     def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.close()
+        self._watcher, self._watcher_tried = None, False
         if self.conn is not None:
             try:
                 self.conn.close()
@@ -465,9 +470,33 @@ class SearchIndex:
         head, dirty = self._recorded()
         return head is not None and not self.needs_rebuild() and state.same_as(head, dirty)
 
+    def _change_watcher(self) -> Any:
+        if not self._watcher_tried:
+            from autopoiesis.index.watcher import ChangeWatcher
+
+            self._watcher_tried = True
+            self._watcher = ChangeWatcher.start(self.repo.root)
+        return self._watcher
+
     def catch_up(self, *, timeout: float = 60.0) -> SyncReport:
         """Bring the index up to date with HEAD and the working tree, re-indexing only
-        what differs from what it recorded."""
+        what differs from what it recorded.
+
+        In a process that searches repeatedly, an inotify watcher (index/watcher.py)
+        answers "nothing changed since the last full check" in microseconds; any event
+        at all, or no watcher, means the full check below."""
+        watcher = self._change_watcher()
+        if watcher is not None:
+            if watcher.changed():
+                watcher.verified = False
+            elif watcher.verified:
+                return SyncReport()
+        report = self._catch_up_full(timeout)
+        if watcher is not None:
+            watcher.verified = True  # armed before this check, so later changes are pending
+        return report
+
+    def _catch_up_full(self, timeout: float) -> SyncReport:
         started = time.monotonic()
         state = tree_state(self.repo.root)
         if state.ok and self.is_fresh(state):
