@@ -28,6 +28,7 @@ class InitReport:
     warnings: list[str] = field(default_factory=list)
     commit: str | None = None
     new_git_repo: bool = False
+    index: str | None = None  # what building the search index said
 
     @property
     def changed(self) -> bool:
@@ -49,7 +50,7 @@ def _merge_lines(path: Path, template: str, report: InitReport, rel: str) -> Non
         report.updated.append(rel)
 
 
-def init_memory_repo(root: Path, *, install_hooks: bool = True, commit: bool = True) -> InitReport:
+def init_memory_repo(root: Path, *, install_hooks: bool = True, commit: bool = True, build_index: bool = True) -> InitReport:
     from autopoiesis.gitops import MemoryGit
     from autopoiesis.hooks import install_hooks as _install, template_dir
 
@@ -105,4 +106,15 @@ def init_memory_repo(root: Path, *, install_hooks: bool = True, commit: bool = T
     if commit and report.changed:
         paths = sorted(set(report.created + report.updated))
         report.commit = git.commit_paths(paths, "maintenance: initialize memory repository\n\nLayout, identity templates, example topics and configuration.\n").sha
+    if build_index and not repo.index_path.exists():
+        # With memory.db in place the post-commit hook keeps it fresh from the first
+        # capture on, and search is hybrid from the start (not the git grep fallback).
+        try:
+            from autopoiesis.index.searchindex import SearchIndex
+
+            with SearchIndex(repo) as index:
+                built = index.rebuild_full()
+            report.index = f"search index built ({built.indexed} files)"
+        except Exception as exc:  # init must not fail for the cache; search falls back to git grep
+            report.warnings.append(f"search index not built ({exc}); run `autopoiesis index rebuild` later")
     return report

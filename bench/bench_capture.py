@@ -31,7 +31,7 @@ def _repo(tmp: Path, name: str):
     from autopoiesis.initialize import init_memory_repo
     from autopoiesis.repo import MemoryRepo
 
-    return MemoryRepo(init_memory_repo(tmp / name).root)
+    return MemoryRepo(init_memory_repo(tmp / name, build_index=False).root)
 
 
 def bench_append(tmp: Path, n: int) -> list[dict]:

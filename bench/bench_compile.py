@@ -26,7 +26,7 @@ def build_repo(root: Path, n_files: int) -> "object":
     from autopoiesis.initialize import init_memory_repo
     from autopoiesis.repo import MemoryRepo
 
-    repo = MemoryRepo(init_memory_repo(root, install_hooks=False).root)
+    repo = MemoryRepo(init_memory_repo(root, install_hooks=False, build_index=False).root)
     rng = random.Random(3)
     k = repo.knowledge_dir
     folders = ["reference", "procedures", "people", "projects/alpha", "projects/beta"]

@@ -84,7 +84,7 @@ def import_conversation(root: Path, conv_no: int, conv: dict[str, Any]) -> Corpu
     from autopoiesis.initialize import init_memory_repo
     from autopoiesis.repo import MemoryRepo
 
-    repo = MemoryRepo(init_memory_repo(root / f"conv{conv_no}").root)
+    repo = MemoryRepo(init_memory_repo(root / f"conv{conv_no}", build_index=False).root)
     src = root / f"json{conv_no}"
     src.mkdir()
     files = []

@@ -53,7 +53,7 @@ def _repo(root: Path, n: int):  # -> MemoryRepo with N committed transcripts
     from autopoiesis.initialize import init_memory_repo
     from autopoiesis.repo import MemoryRepo
 
-    repo = MemoryRepo(init_memory_repo(root).root)
+    repo = MemoryRepo(init_memory_repo(root, build_index=False).root)
     f = root.parent / f"{root.name}-sessions.json"
     f.write_text(json.dumps(_sessions(n)), encoding="utf-8")
     report = import_files(repo, [f], "neutral")

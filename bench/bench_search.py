@@ -39,7 +39,7 @@ def make_corpus(root: Path, n_files: int, seed: int = 7) -> list[str]:
     """N_FILES knowledge files of about 1 KB in a new memory repo, committed (bench/corpus.py)."""
     from autopoiesis.initialize import init_memory_repo
 
-    init_memory_repo(root)
+    init_memory_repo(root, build_index=False)
     return write_corpus(root, n_files, size=1024, seed=seed)
 
 

@@ -23,6 +23,7 @@ def test_help_lists_the_commands() -> None:
 def test_init_twice_says_nothing_changed(tmp_path: Path) -> None:
     first = cli("init", str(tmp_path / "m"))
     assert first.returncode == 0 and "Initialized a new memory repository" in first.stdout
+    assert "search index built" in first.stdout
     again = cli("-C", str(tmp_path / "m"), "init")
     assert again.returncode == 0 and "nothing changed" in again.stdout
 

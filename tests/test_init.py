@@ -37,6 +37,9 @@ def test_layout_commit_and_hooks(tmp_path: Path) -> None:
     assert git(root, "status", "--porcelain") == ""
     assert (root / ".git/hooks/pre-commit").read_text().count("autopoiesis") >= 1
     assert MemoryRepo.locate(root).is_initialized()
+    # the search index exists from the start, so post-commit keeps it fresh from the first capture
+    assert (root / "memory.db").exists() and report.index and "search index built" in report.index
+    assert "memory.db" not in git(root, "ls-files")
 
 
 def test_second_run_changes_nothing(tmp_path: Path) -> None:

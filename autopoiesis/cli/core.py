@@ -56,6 +56,8 @@ def init(
         typer.echo(f"  hook {h}")
     if report.commit:
         typer.echo(f"  committed {report.commit[:10]} maintenance: initialize memory repository")
+    if report.index:
+        typer.echo(f"  {report.index}")
 
 
 def capture(
