@@ -376,16 +376,22 @@ def test_corrupt_index_is_moved_aside_and_rebuilt(filled: MemoryRepo) -> None:
 
 
 def test_unreadable_index_falls_back(filled: MemoryRepo) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root reads any file")
     with SearchIndex(filled) as index:
         index.catch_up()
-    filled.index_path.chmod(0)
+    if os.geteuid() == 0:
+        # root reads any file, but nobody can open a directory as a database
+        filled.index_path.unlink()
+        filled.index_path.mkdir()
+    else:
+        filled.index_path.chmod(0)
     try:
         outcome = search_outcome("blue-green", repo=filled)
         assert outcome.results and outcome.notices
     finally:
-        filled.index_path.chmod(0o644)
+        if filled.index_path.is_dir():
+            filled.index_path.rmdir()
+        else:
+            filled.index_path.chmod(0o644)
 
 
 def test_two_processes_indexing_at_once(filled: MemoryRepo) -> None:
