@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from datetime import date
 
 import typer
 
@@ -40,3 +43,15 @@ def fail(message: str, code: int = 1) -> "typer.Exit":
 
 def is_tty() -> bool:
     return sys.stderr.isatty()
+
+
+def parse_date_option(value: str | None, option: str) -> "date | None":
+    """The YYYY-MM-DD value of OPTION, None when not given; a usage error (exit 2) otherwise."""
+    if not value:
+        return None
+    from datetime import date
+
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise fail(f"{option} {value!r} is not a date; write it as YYYY-MM-DD.", 2) from None

@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from autopoiesis.cli._common import echo_json, fail, get_repo, warn
+from autopoiesis.cli._common import echo_json, fail, get_repo, parse_date_option, warn
 
 
 def register(app: typer.Typer) -> None:
@@ -151,18 +151,11 @@ def tag(
     message: Optional[str] = typer.Option(None, "-m", "--message", help="Tag message."),
 ) -> None:
     """Tag a snapshot: memory/daily/DATE, memory/weekly/YYYY-Www, memory/milestone/NAME, ..."""
-    from datetime import date
-
     from autopoiesis.gitops import MemoryGit
 
     repo = get_repo(ctx)
     git = MemoryGit(repo)
-    day = None
-    if on:
-        try:
-            day = date.fromisoformat(on)
-        except ValueError:
-            raise fail(f"--date {on!r} is not a date; write YYYY-MM-DD.", 2) from None
+    day = parse_date_option(on, "--date")
     if kind == "daily":
         created, msg = git.tag_daily(day)
     elif kind == "weekly":

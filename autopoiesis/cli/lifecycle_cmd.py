@@ -72,19 +72,12 @@ def register(app: typer.Typer) -> None:
         commit: bool = typer.Option(True, "--commit/--no-commit"),
     ) -> None:
         """Condense episodic memory: the daily journal, the weekly MEMORY.md rollup, the monthly distillation."""
-        import datetime as dt
-
-        from autopoiesis.cli._common import fail, get_repo
+        from autopoiesis.cli._common import fail, get_repo, parse_date_option
         from autopoiesis.lifecycle.condense import MemoryCondenser
 
         if period not in ("daily", "weekly", "monthly"):
             raise fail(f"unknown period {period!r}; use daily, weekly or monthly.", 2)
-        when = None
-        if day:
-            try:
-                when = dt.date.fromisoformat(day)
-            except ValueError:
-                raise fail(f"--date {day!r} is not a date; write it as YYYY-MM-DD.", 2) from None
+        when = parse_date_option(day, "--date")
         repo = get_repo(ctx)
         with MemoryCondenser(repo) as c:
             result = {"daily": c.daily_summary, "weekly": c.weekly_rollup, "monthly": c.monthly_distillation}[period](when, commit=commit)

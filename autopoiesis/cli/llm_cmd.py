@@ -19,17 +19,10 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON rows instead of a table."),
     ) -> None:
         """Calls, cached answers, tokens and estimated cost per day and stage, from the ledger."""
-        import datetime as dt
-
-        from autopoiesis.cli._common import echo_json, fail, get_repo
+        from autopoiesis.cli._common import echo_json, get_repo, parse_date_option
         from autopoiesis.llm import Ledger, summarize_usage
 
-        start = None
-        if since:
-            try:
-                start = dt.date.fromisoformat(since)
-            except ValueError:
-                raise fail(f"--since {since!r} is not a date; write it as YYYY-MM-DD.", 2) from None
+        start = parse_date_option(since, "--since")
         repo = get_repo(ctx)
         # Read the ledger directly: no client (and no config validation of llm:) needed to report.
         rows = summarize_usage(Ledger(repo.state_path("llm", "ledger.jsonl")).rows(), start)
