@@ -23,6 +23,7 @@ from autopoiesis.errors import LLMResponseError, LLMUnavailableError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.lifecycle.extractors import SourceTranscript, default_registry, reply_items, slug
 from autopoiesis.lifecycle.prune import MaintenanceResult, MemoryPruner
+from autopoiesis.lifecycle.stage import LLMStage
 from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance, WritePolicy
 from autopoiesis.repo import MEMORY_FILE, MemoryRepo
 
@@ -32,12 +33,11 @@ WEEKLY = WritePolicy("condense.weekly@1", (MEMORY_FILE,), frozenset({"append", "
 _PREFIX = re.compile(r"^(Decided|Lesson): ")
 
 
-class MemoryCondenser:
+class MemoryCondenser(LLMStage):
     def __init__(self, repo: MemoryRepo, *, llm: Any = None, now: Callable[[], datetime] | None = None,
                  use_llm: bool | None = None, writer: KnowledgeWriter | None = None):
         self.repo = repo
-        self._llm = llm
-        self._own_llm = llm is None
+        self._init_llm(llm)
         self.now = now or (lambda: datetime.now(timezone.utc))
         self.use_llm = (repo.config.llm.provider != "offline") if use_llm is None else use_llm
         self.writer = writer or KnowledgeWriter(repo)
@@ -45,22 +45,9 @@ class MemoryCondenser:
 
     @property
     def llm(self) -> Any:
-        if self._llm is None:
-            from autopoiesis.llm import LLMClient
-
-            self._llm = LLMClient(self.repo)
-            self.pruner._llm = self._llm
-        return self._llm
-
-    def close(self) -> None:
-        if self._own_llm and self._llm is not None:
-            self._llm.close()
-
-    def __enter__(self) -> "MemoryCondenser":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        client = LLMStage.llm.fget(self)
+        self.pruner._llm = client  # one client for the condenser and its pruner
+        return client
 
     def _commit(self, result: MaintenanceResult, subject: str, commit: bool, ctype: str) -> MaintenanceResult:
         return self.pruner._commit(result, subject, commit, ctype)

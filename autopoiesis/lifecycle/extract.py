@@ -37,6 +37,7 @@ from autopoiesis.errors import (
     UnsafePathError,
 )
 from autopoiesis.lifecycle.extractors import Extractor, ExtractorRegistry, SourceTranscript, default_registry
+from autopoiesis.lifecycle.stage import LLMStage
 from autopoiesis.lifecycle.state import ExtractionState, utcnow
 from autopoiesis.lifecycle.writer import ApplyReport, KnowledgeWriter
 from autopoiesis.repo import MemoryRepo
@@ -132,7 +133,7 @@ def list_transcripts(repo: MemoryRepo) -> list[tuple[datetime, str]]:
     return out
 
 
-class KnowledgeExtractor:
+class KnowledgeExtractor(LLMStage):
     """Extraction over one memory repo (or a replay worktree of it)."""
 
     def __init__(
@@ -150,8 +151,7 @@ class KnowledgeExtractor:
         self.repo = repo
         self.registry = registry or default_registry()
         self.model = model
-        self._own_llm = llm is None
-        self._llm = llm
+        self._init_llm(llm)
         self.use_llm = (repo.config.llm.provider != "offline") if use_llm is None else use_llm
         self.state = state or ExtractionState.for_repo(repo)
         self._own_state = state is None
@@ -160,25 +160,10 @@ class KnowledgeExtractor:
         self._log_path = (log_repo or repo).state_path("logs", "lifecycle.jsonl")
 
     # ── resources ──
-    @property
-    def llm(self) -> Any:
-        if self._llm is None:
-            from autopoiesis.llm import LLMClient
-
-            self._llm = LLMClient(self.repo)
-        return self._llm
-
     def close(self) -> None:
-        if self._own_llm and self._llm is not None:
-            self._llm.close()
+        super().close()
         if self._own_state:
             self.state.close()
-
-    def __enter__(self) -> "KnowledgeExtractor":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # ── public runs ──
     def extract_from_session(self, transcript_path: str | Path, extractors: Sequence[str] | None = None,

@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
 from autopoiesis.formats import knowledge as kf
+from autopoiesis.lifecycle.stage import LLMStage
 from autopoiesis.lifecycle.writer import KnowledgeWriter
 from autopoiesis.repo import MEMORY_FILE, MemoryRepo
 
@@ -142,7 +143,7 @@ def _as_date(value: Any) -> date | None:
     return None
 
 
-class MemoryPruner:
+class MemoryPruner(LLMStage):
     """Pruning and archiving of one memory repo. `now` is injectable for tests."""
 
     MEMORY_LINE_CAP = 200
@@ -151,31 +152,12 @@ class MemoryPruner:
     def __init__(self, repo: MemoryRepo, *, llm: Any = None, now: Callable[[], datetime] | None = None,
                  writer: KnowledgeWriter | None = None):
         self.repo = repo
-        self._llm = llm
-        self._own_llm = llm is None
+        self._init_llm(llm)
         self.now = now or (lambda: datetime.now(timezone.utc))
         self.writer = writer or KnowledgeWriter(repo)
         cfg = repo.config.lifecycle
         self.cap = int(cfg.memory_line_cap or self.MEMORY_LINE_CAP)
         self.retention = int(cfg.journal_retention_days or self.JOURNAL_RETENTION_DAYS)
-
-    @property
-    def llm(self) -> Any:
-        if self._llm is None:
-            from autopoiesis.llm import LLMClient
-
-            self._llm = LLMClient(self.repo)
-        return self._llm
-
-    def close(self) -> None:
-        if self._own_llm and self._llm is not None:
-            self._llm.close()
-
-    def __enter__(self) -> "MemoryPruner":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # ── committing ──
     def _commit(self, result: MaintenanceResult, subject: str, commit: bool, ctype: str = "maintenance") -> MaintenanceResult:

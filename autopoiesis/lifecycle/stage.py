@@ -1,0 +1,35 @@
+"""What every lifecycle stage that may call a model shares: the LLM client, built on first
+use (offline runs never construct it) and closed with the stage unless the caller passed
+one in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autopoiesis.repo import MemoryRepo
+
+
+class LLMStage:
+    repo: MemoryRepo
+
+    def _init_llm(self, llm: Any) -> None:
+        self._llm = llm
+        self._own_llm = llm is None
+
+    @property
+    def llm(self) -> Any:
+        if self._llm is None:
+            from autopoiesis.llm import LLMClient
+
+            self._llm = LLMClient(self.repo)
+        return self._llm
+
+    def close(self) -> None:
+        if self._own_llm and self._llm is not None:
+            self._llm.close()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
