@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError
 from autopoiesis.repo import ACTIVE_PROJECTS_FILE, IDENTITY_FILES, MEMORY_FILE, MemoryRepo

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
 from typing import Any, Iterable, Literal
 

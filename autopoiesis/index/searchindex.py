@@ -28,10 +28,9 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import secrets
 import statistics
 from collections import OrderedDict
