@@ -121,16 +121,35 @@ def test_transcript_chunks_by_turn_with_lines_and_times() -> None:
     lines = TRANSCRIPT.split("\n")
     assert [c.kind for c in fc.chunks] == ["turn", "turn", "turn"]
     first, second, third = fc.chunks
-    # each chunk is its turn with the turns next to it: lines of turns 1-2, 1-3, 2-3
+    # each chunk is its turn in its exchange: these turns are short, so every window
+    # widens to two turns each side, which here is the whole conversation
     assert lines[first.start_line - 1].startswith("## 23:58")
-    assert lines[first.end_line - 1] == "It rebuilds from the Markdown files."
-    assert (second.start_line, second.end_line) == (first.start_line, len(lines) - 1)
-    assert lines[third.start_line - 1].startswith("## 23:59") and third.end_line == len(lines) - 1
+    assert (first.start_line, first.end_line) == (second.start_line, second.end_line) == (third.start_line, third.end_line)
+    assert first.end_line == len(lines) - 1
     assert first.turn_time == "2026-03-01T23:58:00Z" and second.turn_time == "2026-03-01T23:59:00Z"
     assert third.turn_time == "2026-03-02T00:03:00Z"  # the date prefix after midnight
     assert first.text.startswith("Alice (user), 1 March 2026:") and "agent, 1 March 2026:" in first.text
     assert "Alice (user), 2 March 2026:" in third.text
     assert fc.title == "Database Choice"
+
+
+def test_turn_windows_widen_only_while_short() -> None:
+    from autopoiesis.index.chunking import WIDE_CONTEXT_CHARS
+
+    def transcript(bodies: list[str]) -> str:
+        turns = "\n\n".join(f"## 10:{i:02d} \u2014 user\n{b}" for i, b in enumerate(bodies))
+        return f"---\nsession_id: s\nstarted: 2026-03-01T10:00:00Z\nstatus: complete\n---\n\n# T\n\n{turns}\n"
+
+    def turn_of_line(text: str, line: int) -> int:
+        return sum(1 for x in text.split("\n")[:line] if x.startswith("## 10:")) - 1
+
+    short = transcript([f"turn {i} ok" for i in range(7)])
+    mid = chunk_file("raw/conversations/s.md", short, "conversation").chunks[3]
+    assert (turn_of_line(short, mid.start_line), turn_of_line(short, mid.end_line)) == (1, 5)  # two each side
+    long_body = "word " * (WIDE_CONTEXT_CHARS // 5)
+    long = transcript([long_body] * 7)
+    mid = chunk_file("raw/conversations/l.md", long, "conversation").chunks[3]
+    assert (turn_of_line(long, mid.start_line), turn_of_line(long, mid.end_line)) == (2, 4)  # one each side
 
 
 def test_markdown_chunks_by_section_and_tolerates_broken_frontmatter() -> None:
@@ -318,8 +337,9 @@ def test_openai_embedder_against_loopback_server(filled: MemoryRepo, openai_serv
     emb = OpenAIEmbedder("text-embedding-3-small", 64, base_url=openai_server.base_url, batch_size=4, backoff=0.01)
     with SearchIndex(filled, embedder=emb) as index:
         report = index.rebuild_full()
-        n_chunks = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        assert report.embedded == n_chunks > 4
+        # a text is embedded once however many chunks share it (short transcripts' windows do)
+        n_texts = index.conn.execute("SELECT count(DISTINCT text) FROM chunks").fetchone()[0]
+        assert report.embedded == n_texts > 4
         bodies = openai_server.embedding_bodies()
         assert len(bodies) >= 2 and all(len(b["input"]) <= 4 for b in bodies) and bodies[0]["dimensions"] == 64
         hits = index.search("sqlite vec extension", limit=2)

@@ -23,8 +23,12 @@ from datetime import date, datetime, timezone
 from autopoiesis.formats.transcript import HEADER_RE
 
 # Bump when chunk boundaries or chunk text change: the index rebuilds itself.
-CHUNKER_VERSION = "4"
-CONTEXT_TURNS = 1  # a turn chunk also holds this many turns before and after it
+CHUNKER_VERSION = "5"
+CONTEXT_TURNS = 1  # a turn chunk always holds this many turns before and after it
+# ... and up to WIDE_CONTEXT_TURNS while its text stays under WIDE_CONTEXT_CHARS: short
+# chat turns ("Yes, last Tuesday!") need more of the exchange around them than long ones.
+WIDE_CONTEXT_TURNS = 2
+WIDE_CONTEXT_CHARS = 1800
 MAX_CHUNK_CHARS = 2400  # longer turns/sections are split at paragraph breaks
 
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -172,6 +176,13 @@ def chunk_transcript(lines: list[str], front_end: int) -> tuple[list[Chunk], str
     chunks: list[Chunk] = []
     for n, (start, end, text, when, speaker) in enumerate(units):
         lo, hi = max(0, n - CONTEXT_TURNS), min(len(units), n + CONTEXT_TURNS + 1)
+        size = sum(len(u[2]) for u in units[lo:hi])
+        for _ in range(CONTEXT_TURNS, WIDE_CONTEXT_TURNS):
+            # widen one turn each side at a time, both or neither, while the window stays short
+            extra = (len(units[lo - 1][2]) if lo > 0 else 0) + (len(units[hi][2]) if hi < len(units) else 0)
+            if extra == 0 or size + extra > WIDE_CONTEXT_CHARS:
+                break
+            lo, hi, size = max(0, lo - 1), min(len(units), hi + 1), size + extra
         chunks.append(
             Chunk(
                 kind="turn",
