@@ -20,7 +20,7 @@ TEMPLATE_PATH = Path(__file__).parent / "_files" / CONFIG_FILENAME
 
 # Keys that are not free-form mappings; anything else unknown is refused with a hint.
 _ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("search", "merge"): ("rrf", "weighted"),
+    ("search", "merge"): ("auto", "rrf", "weighted"),
     ("search", "embedder"): ("offline", "openai", "fastembed", "sentence-transformers"),
     ("lifecycle", "extraction_trigger"): ("on_session_end", "hourly", "manual"),
     ("llm", "provider"): ("offline", "openai"),
@@ -62,7 +62,7 @@ class CompilerConfig:
 
 @dataclass(frozen=True)
 class SearchConfig:
-    merge: str = "rrf"
+    merge: str = "auto"
     bm25_weight: float = 0.4
     vector_weight: float = 0.6
     embedder: str = "offline"

@@ -9,7 +9,11 @@ turn-level hit@10 (an evidence turn's lines inside a returned chunk), beside a p
 BM25 baseline computed in the same run (porter tokenizer, OR of the question's
 non-stopword terms; one document per session, and one per turn for the turn figure).
 
-    /tmp/v/bin/python bench/bench_locomo.py [--quick] [--merge rrf|weighted]
+    python bench/bench_locomo.py [--quick] [--merge rrf|weighted] [--embedder KIND:MODEL]
+
+--embedder measures another embedder in the same pipeline, e.g.
+`sentence-transformers:/path/to/all-MiniLM-L6-v2` or `fastembed:BAAI/bge-small-en-v1.5`
+(the model must be on disk; nothing is downloaded).
 """
 
 from __future__ import annotations
@@ -163,7 +167,18 @@ def baseline(conv: dict[str, Any], qs: list[tuple[str, list[tuple[int, int]]]], 
         scores.add(sess, {s for s, _ in ev}, any(x in set(ev) for x in turns))
 
 
-def evaluate(merge: str | None = None, quick: bool = False, conversations: int | None = None) -> dict[str, Any]:
+def embedder_from_spec(spec: str) -> Any:
+    """'sentence-transformers:MODEL' or 'fastembed:MODEL' -> that embedder."""
+    from autopoiesis.index.embedders import FastEmbedEmbedder, SentenceTransformerEmbedder
+
+    kind, _, model = spec.partition(":")
+    kinds = {"sentence-transformers": SentenceTransformerEmbedder, "fastembed": FastEmbedEmbedder}
+    if kind not in kinds or not model:
+        raise SystemExit(f"--embedder takes sentence-transformers:MODEL or fastembed:MODEL, not {spec!r}")
+    return kinds[kind](model)
+
+
+def evaluate(merge: str | None = None, quick: bool = False, conversations: int | None = None, embedder: Any = None) -> dict[str, Any]:
     from autopoiesis.index import SearchIndex
 
     data = json.loads(DATA.read_text(encoding="utf-8"))
@@ -181,7 +196,7 @@ def evaluate(merge: str | None = None, quick: bool = False, conversations: int |
             corpus = import_conversation(Path(tmp), conv_no, conv)
             path_session = {p: n for n, p in corpus.session_path.items()}
             t0 = time.perf_counter()
-            with SearchIndex(corpus.repo) as index:
+            with SearchIndex(corpus.repo, embedder=embedder) as index:
                 index.catch_up()
                 build_s += time.perf_counter() - t0
                 for q, ev in qs:
@@ -228,8 +243,9 @@ def print_table(rows: list[dict]) -> None:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    if "--merge" in args:
-        res = evaluate(merge=args[args.index("--merge") + 1], quick="--quick" in args)
+    emb = embedder_from_spec(args[args.index("--embedder") + 1]) if "--embedder" in args else None
+    if "--merge" in args or emb is not None:
+        res = evaluate(merge=args[args.index("--merge") + 1] if "--merge" in args else None, quick="--quick" in args, embedder=emb)
         print(json.dumps(res, indent=2))
     else:
         print_table(run(quick="--quick" in args))

@@ -212,6 +212,9 @@ def test_search_points_at_lines_and_filters_category(filled: MemoryRepo) -> None
         assert weighted[0].path == "knowledge/projects/infra/context.md"
         assert weighted[0].explain and weighted[0].explain["merge"] == "weighted"
         assert weighted[0].explain["bm25"] is not None and weighted[0].explain["vector_similarity"] is not None
+        # auto, the default, is reciprocal-rank fusion with the lexical offline embedder
+        auto = index.search("blue-green deploys", limit=3, explain=True)
+        assert auto[0].explain["merge"] == "rrf"
         d = weighted[0].to_dict()
         assert {"path", "start_line", "end_line", "turn_time", "snippet", "score", "category"} <= set(d)
 
@@ -342,8 +345,8 @@ def test_openai_embedder_against_loopback_server(filled: MemoryRepo, openai_serv
         assert report.embedded == n_texts > 4
         bodies = openai_server.embedding_bodies()
         assert len(bodies) >= 2 and all(len(b["input"]) <= 4 for b in bodies) and bodies[0]["dimensions"] == 64
-        hits = index.search("sqlite vec extension", limit=2)
-        assert hits
+        hits = index.search("sqlite vec extension", limit=2, explain=True)
+        assert hits and hits[0].explain["merge"] == "weighted"  # auto, with a semantic embedder
         before = len(openai_server.embedding_bodies())
         again = index.rebuild_full()
         assert again.embedded == 0

@@ -117,12 +117,12 @@ def test_config_cache_follows_edits(tmp_path: Path) -> None:
     from autopoiesis.errors import ConfigError
 
     root = init_memory_repo(tmp_path / "m").root
-    assert load_config(root).search.merge == "rrf"
+    assert load_config(root).search.merge == "auto"
     assert root.joinpath(*CACHE_PATH).exists()
     cfg = root / "memory-config.yaml"
-    cfg.write_text(cfg.read_text().replace("merge: rrf", "merge: weighted"))
+    cfg.write_text(cfg.read_text().replace("merge: auto", "merge: weighted"))
     assert load_config(root).search.merge == "weighted"  # the edit is seen, cache or not
     cfg.write_text(cfg.read_text().replace("merge: weighted", "merge: bogus"))
     os.utime(cfg, ns=(1, 1))  # even with an old timestamp, the size changed
-    with pytest.raises(ConfigError, match="write one of: rrf, weighted"):
+    with pytest.raises(ConfigError, match="write one of: auto, rrf, weighted"):
         load_config(root)

