@@ -226,6 +226,26 @@ def test_archive_results_are_flagged(filled: MemoryRepo) -> None:
     assert results[0].path == "archive/journal/2025-01-01.md" and results[0].archived and results[0].category == "archive"
 
 
+def test_terms_in_most_chunks_leave_the_match_but_not_the_ranking(memory_repo: MemoryRepo) -> None:
+    for i in range(12):
+        extra = " The zebra crossing was repainted." if i in (3, 7) else ""
+        tail = " Quartz clocks drift." if i % 4 == 0 else ""
+        write(memory_repo, f"knowledge/reference/n{i}.md", f"# Weekly {i}\n\nTeam notes for week {i}.{extra}{tail}\n")
+    with SearchIndex(memory_repo) as index:
+        index.catch_up()
+        # "notes" and "team" are in every chunk: bm25() scores them ~0, so they only cost time
+        assert index._ranking_terms(["team", "notes", "zebra", "quartz"]) == ["zebra", "quartz"]
+        assert index._ranking_terms(["team", "notes"]) == ["team", "notes"]  # all common: keep all
+        got = index.search("team notes about the zebra and quartz", limit=12, explain=True)
+        full = [r[0] for r in index.conn.execute(
+            "SELECT c.path FROM chunks_fts f JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ?"
+            " ORDER BY bm25(chunks_fts) LIMIT 5", ('"team" OR "notes" OR "zebra" OR "quartz"',))]
+        # the chunks that match a rare term come first, in the order the full OR gives them
+        assert [r.path for r in got[:5]] == full
+        assert {r.path for r in got[:2]} == {"knowledge/reference/n3.md", "knowledge/reference/n7.md"}
+        assert index.search("team notes", limit=3)  # a query of only common terms still answers
+
+
 def test_binary_and_disappearing_files_never_abort_a_rebuild(filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     from autopoiesis.index import searchindex
 
