@@ -464,7 +464,11 @@ def test_cli_search_json_batch_status_doctor(filled: MemoryRepo, tmp_path: Path)
     data = json.loads(r.stdout)
     assert data[0]["path"] == "knowledge/projects/infra/context.md" and "start_line" in data[0]
     r = runner.invoke(app, ["-C", str(filled.root), "search", "sqlite", "--explain", "--category", "conversation"])
-    assert r.exit_code == 0 and "explain:" in r.stdout
+    assert r.exit_code == 0 and "explain: merge=rrf" in r.stdout  # auto, with the offline embedder
+    r = runner.invoke(app, ["-C", str(filled.root), "search", "sqlite", "--explain", "--merge", "weighted"])
+    assert r.exit_code == 0 and "explain: merge=weighted" in r.stdout
+    r = runner.invoke(app, ["-C", str(filled.root), "search", "sqlite", "--merge", "best"])
+    assert r.exit_code == 2 and "use auto, rrf or weighted" in r.output and "Traceback" not in r.output
     queries = tmp_path / "q.txt"
     queries.write_text("sqlite\n\"(NOT\ngardening calendar\n", encoding="utf-8")
     r = runner.invoke(app, ["-C", str(filled.root), "search", "--batch", str(queries), "--json"])
