@@ -18,9 +18,11 @@ from autopoiesis.errors import ConfigError
 CONFIG_FILENAME = "memory-config.yaml"
 TEMPLATE_PATH = Path(__file__).parent / "_files" / CONFIG_FILENAME
 
+SEARCH_MERGES = ("auto", "rrf", "weighted")  # search.merge, and search --merge
+
 # Keys that are not free-form mappings; anything else unknown is refused with a hint.
 _ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("search", "merge"): ("auto", "rrf", "weighted"),
+    ("search", "merge"): SEARCH_MERGES,
     ("search", "embedder"): ("offline", "openai", "fastembed", "sentence-transformers"),
     ("lifecycle", "extraction_trigger"): ("on_session_end", "hourly", "manual"),
     ("llm", "provider"): ("offline", "openai"),

@@ -9,7 +9,7 @@ turn-level hit@10 (an evidence turn's lines inside a returned chunk), beside a p
 BM25 baseline computed in the same run (porter tokenizer, OR of the question's
 non-stopword terms; one document per session, and one per turn for the turn figure).
 
-    python bench/bench_locomo.py [--quick] [--merge rrf|weighted] [--embedder KIND:MODEL]
+    python bench/bench_locomo.py [--quick] [--merge auto|rrf|weighted] [--embedder KIND:MODEL]
 
 --embedder measures another embedder in the same pipeline, e.g.
 `sentence-transformers:/path/to/all-MiniLM-L6-v2` or `fastembed:BAAI/bge-small-en-v1.5`

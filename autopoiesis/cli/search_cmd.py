@@ -52,11 +52,12 @@ def search(
     merge: Optional[str] = typer.Option(None, "--merge", help="Override search.merge: auto, rrf or weighted."),
 ) -> None:
     """Hybrid BM25 + vector search over knowledge, topics, transcripts and archive."""
+    from autopoiesis.config import SEARCH_MERGES
     from autopoiesis.index.searchindex import SearchIndex, search_outcome
     from autopoiesis.repo import CATEGORIES
 
-    if merge not in (None, "auto", "rrf", "weighted"):
-        raise typer.BadParameter("use auto, rrf or weighted", param_hint="--merge")
+    if merge is not None and merge not in SEARCH_MERGES:
+        raise typer.BadParameter(f"use {', '.join(SEARCH_MERGES[:-1])} or {SEARCH_MERGES[-1]}", param_hint="--merge")
     if category is not None and category not in CATEGORIES:
         raise typer.BadParameter(f"use one of {', '.join(CATEGORIES)}", param_hint="--category")
     repo = get_repo(ctx)

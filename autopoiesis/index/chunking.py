@@ -178,7 +178,7 @@ def chunk_transcript(lines: list[str], front_end: int) -> tuple[list[Chunk], str
         lo, hi = max(0, n - CONTEXT_TURNS), min(len(units), n + CONTEXT_TURNS + 1)
         size = sum(len(u[2]) for u in units[lo:hi])
         for _ in range(CONTEXT_TURNS, WIDE_CONTEXT_TURNS):
-            # widen one turn each side at a time, both or neither, while the window stays short
+            # widen by one turn on each side (one side at an edge) while the window stays short
             extra = (len(units[lo - 1][2]) if lo > 0 else 0) + (len(units[hi][2]) if hi < len(units) else 0)
             if extra == 0 or size + extra > WIDE_CONTEXT_CHARS:
                 break
