@@ -16,7 +16,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "MemoryRepo": "autopoiesis.repo",
+    "MemoryRepo": "autopoiesis.core.paths",
     "Config": "autopoiesis.config",
     "load_config": "autopoiesis.config",
     "ConversationCapture": "autopoiesis.capture.session",

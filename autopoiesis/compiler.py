@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError
-from autopoiesis.repo import ACTIVE_PROJECTS_FILE, IDENTITY_FILES, MEMORY_FILE, MemoryRepo
+from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, IDENTITY_FILES, MEMORY_FILE, MemoryRepo
 
 if TYPE_CHECKING:
     from autopoiesis.config import CompilerConfig
@@ -275,7 +275,7 @@ class ContextCompiler:
     def record(self, result: CompiledContext) -> None:
         """Count the knowledge files RESULT included (the P3 frequency boost reads these).
         Kept out of `compile` so that compiling stays free of side effects."""
-        from autopoiesis.repo import atomic_write
+        from autopoiesis.core.paths import atomic_write
 
         paths = [s.path for s in result.sections if s.included and s.path and s.label.startswith(("knowledge:", "sub:"))]
         if not paths:

@@ -23,7 +23,7 @@ def run_demo(directory: Path | None = None) -> Path:
     from autopoiesis.capture.stream import process_stream
     from autopoiesis.gitops import MemoryGit
     from autopoiesis.initialize import init_memory_repo
-    from autopoiesis.repo import MemoryRepo
+    from autopoiesis.core.paths import MemoryRepo
 
     if directory is None:
         directory = Path(tempfile.mkdtemp(prefix="autopoiesis-demo-"))

@@ -22,6 +22,14 @@ class TranscriptFormatError(AutopoiesisError):
     """A transcript file does not follow the transcript format."""
 
 
+class TimestampError(TranscriptFormatError):
+    """A timestamp is not a real time of a conversation (unparseable, NaN, or outside 1970-2200)."""
+
+
+class FrontmatterError(AutopoiesisError):
+    """A Markdown file's YAML frontmatter is not closed, not valid YAML, or not a mapping."""
+
+
 class ImmutableTranscriptError(AutopoiesisError):
     """Something tried to change a closed transcript under raw/."""
 

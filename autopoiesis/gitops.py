@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from autopoiesis.errors import GitError
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 COMMIT_TYPES = ("conversation", "memory", "identity", "maintenance", "explore", "extract")
 TAG_PREFIX = "memory"

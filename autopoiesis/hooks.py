@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autopoiesis.repo import MEMORY_FILE, MemoryRepo
+from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 
 HOOK_NAMES = ("pre-commit", "post-commit")
 SHIM_MARKER = "autopoiesis"

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from autopoiesis.config import CONFIG_FILENAME, template_text
 from autopoiesis.errors import AutopoiesisError, HookInstallError
-from autopoiesis.repo import KNOWLEDGE_DIRS, MemoryRepo, git_toplevel
+from autopoiesis.core.git import toplevel as git_toplevel
+from autopoiesis.core.paths import KNOWLEDGE_DIRS, MemoryRepo
 
 FILES_DIR = Path(__file__).parent / "_files"
 KEEP_DIRS = ("raw/conversations", "attachments", "archive") + tuple(f"knowledge/{d}" for d in KNOWLEDGE_DIRS)

@@ -18,7 +18,7 @@ Both may be deleted at any time; the cost is only re-asking the model.
 
 Example::
 
-    from autopoiesis.repo import MemoryRepo
+    from autopoiesis.core.paths import MemoryRepo
     from autopoiesis.llm import LLMClient
 
     llm = LLMClient(MemoryRepo("/path/to/memory"))
@@ -48,7 +48,7 @@ from autopoiesis.config import LLMConfig
 from autopoiesis.errors import LLMResponseError, LLMUnavailableError
 
 if TYPE_CHECKING:
-    from autopoiesis.repo import MemoryRepo
+    from autopoiesis.core.paths import MemoryRepo
 
 log = logging.getLogger(__name__)
 

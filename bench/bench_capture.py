@@ -29,7 +29,7 @@ ENV.update({"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTE
 
 def _repo(tmp: Path, name: str):
     from autopoiesis.initialize import init_memory_repo
-    from autopoiesis.repo import MemoryRepo
+    from autopoiesis.core.paths import MemoryRepo
 
     return MemoryRepo(init_memory_repo(tmp / name, build_index=False).root)
 
@@ -89,7 +89,7 @@ def bench_hooks(tmp: Path, n_files: int, rounds: int, *, with_index: bool = True
 
 def _wait_for_index_sync(root: Path, timeout: float = 30.0) -> None:
     """Wait until no background index sync holds the index lock."""
-    from autopoiesis.repo import FileLock
+    from autopoiesis.core.paths import FileLock
 
     lock = FileLock(root / ".autopoiesis" / "locks" / "index.lock")
     if lock.path.exists() and lock.acquire(timeout=timeout):

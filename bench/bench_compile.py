@@ -24,7 +24,7 @@ expense contract quote shipping warehouse stock frankfurt berlin vienna monday f
 def build_repo(root: Path, n_files: int) -> "object":
     from autopoiesis.index import SearchIndex
     from autopoiesis.initialize import init_memory_repo
-    from autopoiesis.repo import MemoryRepo
+    from autopoiesis.core.paths import MemoryRepo
 
     repo = MemoryRepo(init_memory_repo(root, install_hooks=False, build_index=False).root)
     rng = random.Random(3)

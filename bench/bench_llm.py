@@ -25,7 +25,7 @@ def run() -> list[dict]:
     from openai_server import OpenAIServer, write_llm_config
 
     from autopoiesis.llm import LLMClient
-    from autopoiesis.repo import MemoryRepo
+    from autopoiesis.core.paths import MemoryRepo
 
     rows: list[dict] = []
     with OpenAIServer() as server, tempfile.TemporaryDirectory(prefix="bench-llm-") as tmp:

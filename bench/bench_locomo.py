@@ -86,7 +86,7 @@ def import_conversation(root: Path, conv_no: int, conv: dict[str, Any]) -> Corpu
     from autopoiesis.capture.importers import import_files
     from autopoiesis.formats.transcript import HEADER_RE
     from autopoiesis.initialize import init_memory_repo
-    from autopoiesis.repo import MemoryRepo
+    from autopoiesis.core.paths import MemoryRepo
 
     repo = MemoryRepo(init_memory_repo(root / f"conv{conv_no}", build_index=False).root)
     src = root / f"json{conv_no}"

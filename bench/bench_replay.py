@@ -51,7 +51,7 @@ def _sessions(n: int) -> list[dict]:
 def _repo(root: Path, n: int):  # -> MemoryRepo with N committed transcripts
     from autopoiesis.capture.importers import import_files
     from autopoiesis.initialize import init_memory_repo
-    from autopoiesis.repo import MemoryRepo
+    from autopoiesis.core.paths import MemoryRepo
 
     repo = MemoryRepo(init_memory_repo(root, build_index=False).root)
     f = root.parent / f"{root.name}-sessions.json"
@@ -90,7 +90,7 @@ def run(quick: bool = False) -> list[dict]:
     from openai_server import OpenAIServer
 
     from autopoiesis.lifecycle import replay as rp
-    from autopoiesis.repo import MemoryRepo
+    from autopoiesis.core.paths import MemoryRepo
 
     rows: list[dict] = []
     n_offline = 200 if quick else 1000

@@ -50,7 +50,7 @@ def git(root: Path, *args: str) -> str:
 
 _CHILD = """
 import json, resource, sys, time
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.index.searchindex import SearchIndex
 t = time.perf_counter()
 with SearchIndex(MemoryRepo(sys.argv[1])) as idx:
@@ -75,7 +75,7 @@ def p50(values: list[float]) -> float:
 
 def measure(n_files: int) -> list[dict]:
     from autopoiesis.index.searchindex import SearchIndex
-    from autopoiesis.repo import MemoryRepo
+    from autopoiesis.core.paths import MemoryRepo
 
     rows: list[dict] = []
     tag = f"{n_files // 1000}k files"

@@ -47,13 +47,13 @@ def _git_identity(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
 
 
 @pytest.fixture
-def memory_repo(tmp_path: Path):  # -> autopoiesis.repo.MemoryRepo
+def memory_repo(tmp_path: Path):  # -> autopoiesis.core.paths.MemoryRepo
     """A real, initialised memory repo (git repo, template, hooks, initial commit) in tmp_path.
 
     Without a search index: with one, every commit in a test would start a background
     index sync. Tests of the index build theirs (test_init checks that init does)."""
     from autopoiesis.initialize import init_memory_repo
-    from autopoiesis.repo import MemoryRepo
+    from autopoiesis.core.paths import MemoryRepo
 
     report = init_memory_repo(tmp_path / "memory", build_index=False)
     return MemoryRepo(report.root)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 
 def session(sid: str, started: str, *messages: tuple[str, str], **meta: Any) -> dict[str, Any]:

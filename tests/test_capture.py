@@ -17,7 +17,7 @@ from autopoiesis.capture.session import ConversationCapture, Session, recover_ab
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.errors import CaptureError, ImmutableTranscriptError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 UTC = timezone.utc
 

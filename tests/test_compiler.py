@@ -23,7 +23,7 @@ from autopoiesis.compiler import (
     parse_flush,
 )
 from autopoiesis.errors import BudgetTooSmallError
-from autopoiesis.repo import MEMORY_FILE, MemoryRepo
+from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.watch.topics import load_topics
 
 TODAY = date(2026, 2, 16)

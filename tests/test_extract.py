@@ -15,7 +15,7 @@ from autopoiesis.lifecycle.extract import KnowledgeExtractor, on_session_end
 from autopoiesis.lifecycle.extractors import Extractor, ExtractorRegistry, default_registry
 from autopoiesis.lifecycle.state import BACKOFF_MINUTES
 from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance, WritePolicy
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 from lifecycle_helpers import DEMO, import_sessions, session, use_llm
 
 AT = datetime(2026, 2, 16, 18, 50, tzinfo=timezone.utc)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from autopoiesis.cli import app
 from autopoiesis.errors import GateDecisionNotFound
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.watch.gate import (
     BYPASS_TABLE,
     GateDecision,

@@ -11,7 +11,7 @@ import pytest
 
 from autopoiesis.errors import GitError
 from autopoiesis.gitops import MemoryGit, infer_commit_type
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 
 def git(root: Path, *args: str, env: dict | None = None) -> str:

@@ -11,7 +11,7 @@ import pytest
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.errors import HookInstallError
 from autopoiesis.hooks import install_hooks
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 
 def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

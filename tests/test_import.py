@@ -9,7 +9,7 @@ from pathlib import Path
 
 from autopoiesis.capture.importers import import_files
 from autopoiesis.formats import transcript as tf
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 
 def git(root: Path, *args: str) -> str:

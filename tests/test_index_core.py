@@ -20,7 +20,7 @@ from autopoiesis.index.chunking import chunk_file
 from autopoiesis.index.embedders import HashingEmbedder, OpenAIEmbedder
 from autopoiesis.index.searchindex import IndexFallbackWarning, search_outcome
 from autopoiesis.index.text import fts_match, query_terms
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 TRANSCRIPT = """---
 session_id: ses_test01

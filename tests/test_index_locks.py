@@ -7,7 +7,7 @@ import threading
 
 from autopoiesis.gitops import MemoryGit
 from autopoiesis.index.gitstate import tree_state
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 
 def test_status_reads_never_block_a_concurrent_git_add(memory_repo: MemoryRepo) -> None:

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from autopoiesis.index import SearchIndex
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")
 

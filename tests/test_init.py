@@ -9,7 +9,7 @@ import pytest
 
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.initialize import init_memory_repo
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 
 def git(root: Path, *args: str) -> str:

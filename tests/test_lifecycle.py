@@ -12,7 +12,7 @@ from autopoiesis.lifecycle.condense import MemoryCondenser
 from autopoiesis.lifecycle.extract import KnowledgeExtractor
 from autopoiesis.lifecycle.prune import MemoryPruner, check_fact_preservation
 from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 from lifecycle_helpers import DEMO, import_sessions, session
 
 DAY = date(2026, 2, 16)

@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 from autopoiesis.config import LLMConfig
 from autopoiesis.errors import AutopoiesisError, LLMResponseError, LLMUnavailableError
 from autopoiesis.llm import LLMClient, OfflineProvider, estimate_cost, estimate_tokens
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 from openai_server import write_llm_config
 
 GATE = """Given this message and topic, should the topic activate?

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autopoiesis.capture.redact import Redactor
+from autopoiesis.core.redact import Redactor
 
 SECRETS = {
     "openai_key": "sk-proj-Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xYz2B4c6D8",

@@ -10,7 +10,7 @@ import pytest
 from autopoiesis.errors import ReplayError
 from autopoiesis.gitops import MemoryGit
 from autopoiesis.lifecycle import replay as rp
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 from lifecycle_helpers import DEMO, import_sessions, session, use_llm
 
 

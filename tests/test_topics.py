@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autopoiesis.errors import TopicError
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.watch.topics import (
     DEFAULT_SIMILARITY_THRESHOLD,
     TRIGGER_TYPES,

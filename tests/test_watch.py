@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from autopoiesis.cli import app
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.watch.pattern import PatternMatcher, detect_code, detect_language, find_urls, sentiment_score
 from autopoiesis.watch.pipeline import WatcherPipeline, peek_pending, take_pending
 from autopoiesis.watch.similarity import SimilarityScorer

@@ -26,11 +26,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from autopoiesis.capture.redact import Redactor, redactor_from_config
+from autopoiesis.core.redact import Redactor, redactor_from_config
 from autopoiesis.capture.session import find_transcripts, normalize_role
 from autopoiesis.errors import CaptureError, ImportFormatError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.repo import MemoryRepo, atomic_write
+from autopoiesis.core.paths import MemoryRepo, atomic_write
 
 FORMATS = ("auto", "neutral", "openai", "claude-code")
 CLAUDE_CODE_SKIPPED_TYPES = {"file-history-snapshot", "queue-operation", "mode", "system", "progress"}

@@ -19,10 +19,10 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from autopoiesis.capture.redact import Redactor, redactor_from_config
+from autopoiesis.core.redact import Redactor, redactor_from_config
 from autopoiesis.errors import CaptureError, ImmutableTranscriptError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.repo import FileLock, MemoryRepo, atomic_write
+from autopoiesis.core.paths import FileLock, MemoryRepo, atomic_write
 
 ROLE_ALIASES = {
     "user": "user", "human": "user",

@@ -24,7 +24,7 @@ from typing import IO, Any, Iterable
 from autopoiesis.capture.session import ClosedSession, ConversationCapture, Session, now_utc
 from autopoiesis.errors import AutopoiesisError, CaptureError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 EVENTS = ("session_start", "message", "tool_call", "knowledge", "attachment", "session_end")
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 import typer
 
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 
 def get_repo(ctx: typer.Context, *, must_exist: bool = True) -> MemoryRepo:

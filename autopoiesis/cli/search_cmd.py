@@ -54,7 +54,7 @@ def search(
     """Hybrid BM25 + vector search over knowledge, topics, transcripts and archive."""
     from autopoiesis.config import SEARCH_MERGES
     from autopoiesis.index.searchindex import SearchIndex, search_outcome
-    from autopoiesis.repo import CATEGORIES
+    from autopoiesis.core.paths import CATEGORIES
 
     if merge is not None and merge not in SEARCH_MERGES:
         raise typer.BadParameter(f"use {', '.join(SEARCH_MERGES[:-1])} or {SEARCH_MERGES[-1]}", param_hint="--merge")

@@ -23,96 +23,19 @@ The embedding cache lives in a separate file, `.autopoiesis/embed-cache.db`, att
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
+
+from autopoiesis.core.sqlite import SQLiteInfo, connect, probe_info, sqlite_module, sqlite_vec_path  # noqa: F401  (re-read by index)
 
 SCHEMA_VERSION = "1"
 
 
-@dataclass(frozen=True)
-class SQLiteInfo:
-    """What `autopoiesis doctor` reports about the SQLite in use."""
-
-    module: str  # "sqlite3" or "pysqlite3"
-    sqlite_version: str
-    sqlite_vec_loaded: bool
-    sqlite_vec_version: str | None
-    error: str | None = None
-
-
 class IndexCorruptError(Exception):
     """memory.db is not a usable database (internal: callers move it aside)."""
-
-
-def sqlite_vec_path() -> str | None:
-    """Path of the sqlite-vec loadable extension (no suffix), found without importing numpy."""
-    spec = importlib.util.find_spec("sqlite_vec")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
-
-
-def _can_load_extensions(module: ModuleType) -> bool:
-    return hasattr(module.Connection, "enable_load_extension")
-
-
-def sqlite_module() -> ModuleType:
-    """The DB-API module to use: stdlib when it can load extensions, else pysqlite3."""
-    import sqlite3
-
-    if _can_load_extensions(sqlite3):
-        return sqlite3
-    try:
-        import pysqlite3.dbapi2 as pysqlite3  # type: ignore[import-not-found]
-    except ImportError:
-        return sqlite3  # no extensions at all: search falls back to in-memory cosine
-    return pysqlite3
-
-
-def _load_vec(conn: Any) -> tuple[bool, str | None, str | None]:
-    path = sqlite_vec_path()
-    if path is None:
-        return False, None, "the sqlite-vec package is not installed (pip install sqlite-vec)"
-    if not hasattr(conn, "enable_load_extension"):
-        return False, None, "this Python's sqlite3 cannot load extensions and pysqlite3-binary is not installed"
-    try:
-        conn.enable_load_extension(True)
-        try:
-            conn.load_extension(path)
-        finally:
-            conn.enable_load_extension(False)
-        version = conn.execute("SELECT vec_version()").fetchone()[0]
-        return True, version, None
-    except Exception as exc:  # a wrong-architecture binary, a locked-down SQLite, ...
-        return False, None, f"sqlite-vec did not load: {exc}"
-
-
-def connect(path: str | os.PathLike[str], *, timeout: float = 30.0) -> tuple[Any, SQLiteInfo]:
-    """Open PATH with sqlite-vec loaded when possible. WAL lets searches read while a
-    (background) sync writes; busy_timeout makes concurrent writers wait, not fail."""
-    module = sqlite_module()
-    conn = module.connect(str(path), timeout=timeout, isolation_level=None, check_same_thread=False)
-    loaded, version, error = _load_vec(conn)
-    info = SQLiteInfo(
-        module="pysqlite3" if module.__name__.startswith("pysqlite3") else "sqlite3",
-        sqlite_version=module.sqlite_version,
-        sqlite_vec_loaded=loaded,
-        sqlite_vec_version=version,
-        error=error,
-    )
-    return conn, info
-
-
-def probe_info() -> SQLiteInfo:
-    """SQLite facts for `doctor`, from an in-memory database."""
-    conn, info = connect(":memory:")
-    conn.close()
-    return info
 
 
 BASE_SCHEMA = """

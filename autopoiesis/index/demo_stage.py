@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 
 def demo_stage(repo: MemoryRepo) -> None:

@@ -40,7 +40,7 @@ from autopoiesis.index.chunking import CHUNKER_VERSION, Chunk, chunk_file, tags_
 from autopoiesis.index.embedders import Embedder, embedder_from_config, from_blob
 from autopoiesis.index.gitstate import TreeState, changed_between, tree_state
 from autopoiesis.index.text import fts_match, query_terms
-from autopoiesis.repo import MemoryRepo, category_of
+from autopoiesis.core.paths import MemoryRepo, category_of
 
 RRF_K = 60  # the constant of Cormack et al.; large enough that rank 1 does not swamp rank 5
 CANDIDATES = 100  # chunks taken from each of BM25 and KNN before merging

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 LOG_NAME = "index-sync.log"
 

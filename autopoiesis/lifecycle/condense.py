@@ -25,7 +25,7 @@ from autopoiesis.lifecycle.extractors import SourceTranscript, default_registry,
 from autopoiesis.lifecycle.prune import MaintenanceResult, MemoryPruner
 from autopoiesis.lifecycle.stage import LLMStage
 from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance, WritePolicy
-from autopoiesis.repo import MEMORY_FILE, MemoryRepo
+from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 
 PROMPTS = Path(__file__).parent / "prompts"
 DAILY = WritePolicy("condense.daily@1", ("knowledge/journal/*.md",), frozenset({"append"}))

@@ -3,7 +3,7 @@ show what was derived, roll the week up into MEMORY.md."""
 
 from __future__ import annotations
 
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 
 def demo_stage(repo: MemoryRepo) -> None:

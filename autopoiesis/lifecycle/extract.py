@@ -40,7 +40,7 @@ from autopoiesis.lifecycle.extractors import Extractor, ExtractorRegistry, Sourc
 from autopoiesis.lifecycle.stage import LLMStage
 from autopoiesis.lifecycle.state import ExtractionState, utcnow
 from autopoiesis.lifecycle.writer import ApplyReport, KnowledgeWriter
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Sequence
 from autopoiesis.errors import UnknownExtractorError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.lifecycle.writer import KnowledgeChange, Provenance, WritePolicy
-from autopoiesis.repo import MEMORY_FILE
+from autopoiesis.core.paths import MEMORY_FILE
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 PROMPT_TRANSCRIPT_CHARS = 12000

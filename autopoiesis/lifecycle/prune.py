@@ -29,7 +29,7 @@ from typing import Any, Callable
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.lifecycle.stage import LLMStage
 from autopoiesis.lifecycle.writer import KnowledgeWriter
-from autopoiesis.repo import MEMORY_FILE, MemoryRepo
+from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 
 ARCHIVE_MEMORY = "archive/memory/MEMORY.md"
 MAX_PHRASE_LOSS = 0.05

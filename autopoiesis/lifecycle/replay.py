@@ -27,7 +27,7 @@ from autopoiesis.formats import knowledge as kf
 from autopoiesis.lifecycle.extract import ExtractionReport, KnowledgeExtractor, list_transcripts
 from autopoiesis.lifecycle.state import ExtractionState
 from autopoiesis.lifecycle.writer import template_for
-from autopoiesis.repo import MEMORY_FILE, MemoryRepo, category_of
+from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, category_of
 
 DERIVED_DIRS = ("memory", "journal", "projects", "people", "procedures", "reference")
 TEMPLATE_FILES = (MEMORY_FILE, "knowledge/projects/_active.md", "knowledge/people/_index.md")
@@ -83,7 +83,7 @@ def clear_derived_knowledge(repo: MemoryRepo) -> list[str]:
         for p in sorted(base.rglob("*"), reverse=True):
             if p.is_dir() and not any(p.iterdir()):
                 p.rmdir()
-    from autopoiesis.repo import atomic_write
+    from autopoiesis.core.paths import atomic_write
 
     for rel in TEMPLATE_FILES:
         atomic_write(repo.root / rel, kf.render(template_for(rel)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autopoiesis.repo import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo
 
 
 class LLMStage:

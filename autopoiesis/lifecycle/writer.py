@@ -34,7 +34,7 @@ from typing import Any, Iterable, Iterator
 
 from autopoiesis.errors import ChangeRejectedError, UnsafePathError
 from autopoiesis.formats import knowledge as kf
-from autopoiesis.repo import MEMORY_FILE, MemoryRepo, atomic_write
+from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, atomic_write
 
 log = logging.getLogger(__name__)
 

@@ -43,7 +43,7 @@ from autopoiesis.watch.topics import Topic
 
 if TYPE_CHECKING:
     from autopoiesis.llm import LLMClient
-    from autopoiesis.repo import MemoryRepo
+    from autopoiesis.core.paths import MemoryRepo
 
 Route = Literal["activate", "gate", "drop"]
 GATE_LOG = ("watch", "gate-decisions.jsonl")

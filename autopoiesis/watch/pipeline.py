@@ -45,7 +45,7 @@ from autopoiesis.watch.topics import Topic, TopicSet, load_topics, people_names,
 
 if TYPE_CHECKING:
     from autopoiesis.llm import LLMClient
-    from autopoiesis.repo import MemoryRepo
+    from autopoiesis.core.paths import MemoryRepo
     from autopoiesis.watch.similarity import SimilarityScorer, TopicScores
 
 Direction = Literal["input", "output"]
@@ -301,7 +301,7 @@ def _read_pending(repo: "MemoryRepo") -> list[PendingActivation]:
 
 def add_pending(repo: "MemoryRepo", entries: Sequence[PendingActivation]) -> None:
     """Queue ENTRIES for the next compile (duplicates of a topic+hint are kept once)."""
-    from autopoiesis.repo import atomic_write
+    from autopoiesis.core.paths import atomic_write
 
     with repo.lock("watch-pending"):
         rows = _read_pending(repo)

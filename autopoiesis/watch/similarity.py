@@ -192,7 +192,7 @@ class SimilarityScorer:
 
         import numpy as np
 
-        from autopoiesis.repo import atomic_write
+        from autopoiesis.core.paths import atomic_write
 
         buf = io.BytesIO()
         np.savez(

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from autopoiesis.errors import TopicError
 
 if TYPE_CHECKING:
-    from autopoiesis.repo import MemoryRepo
+    from autopoiesis.core.paths import MemoryRepo
 
 TRIGGER_TYPES = ("pattern", "glob", "keyword", "code", "language", "mention", "url", "sentiment", "webhook", "cron")
 # Triggers that look at message text (tier 1); webhook and cron fire from outside.

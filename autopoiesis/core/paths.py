@@ -1,5 +1,6 @@
-"""MemoryRepo: the one place that knows a memory repository's layout, its paths and
-categories, how to write a file atomically, and how processes take turns.
+"""MemoryRepo: the one place that knows a memory repository's layout — its folders,
+its special files, the category of every path and the name of every state file under
+`.autopoiesis/` — how to write a file atomically, and how processes take turns.
 
 Kept light on purpose (stdlib only): the git hooks import it on every commit.
 """
@@ -10,7 +11,6 @@ import contextlib
 import errno
 import fcntl
 import os
-import subprocess
 import time
 from functools import cached_property
 from pathlib import Path, PurePosixPath
@@ -23,12 +23,39 @@ if TYPE_CHECKING:
 
 KNOWLEDGE_DIRS = ("identity", "memory", "journal", "projects", "people", "procedures", "reference")
 TOP_DIRS = ("raw/conversations", "knowledge", "topics", "attachments", "archive", "scratch")
+CONVERSATIONS_DIR = "raw/conversations"
+# The folders whose Markdown is memory content: searched, indexed, watched for freshness.
+CONTENT_DIRS = ("knowledge", "topics", "raw", "archive")
+# The folders `autopoiesis commit` batches (raw/ is committed per session by capture).
+KNOWLEDGE_COMMIT_DIRS = ("knowledge", "topics", "archive")
 STATE_DIR = ".autopoiesis"  # gitignored: locks, logs, caches, ledgers
 INDEX_DB = "memory.db"
 MEMORY_FILE = "knowledge/memory/MEMORY.md"
 ACTIVE_PROJECTS_FILE = "knowledge/projects/_active.md"
 PEOPLE_INDEX_FILE = "knowledge/people/_index.md"
+IDENTITY_DIR = "knowledge/identity"
 IDENTITY_FILES = ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md")
+# Index files that list other files; they are kept by the writer, never archived.
+INDEX_FILES = (MEMORY_FILE, ACTIVE_PROJECTS_FILE, PEOPLE_INDEX_FILE)
+
+# Every state file under .autopoiesis/, by what it is (all gitignored, all rebuildable).
+STATE_FILES = {
+    "config_cache": ("cache", "config.json"),
+    "similarity_cache": ("cache", "similarity"),
+    "embed_cache": ("embed-cache.db",),
+    "gate_log": ("watch", "gate-decisions.jsonl"),
+    "watch_pending": ("watch", "pending.json"),
+    "llm_dir": ("llm",),
+    "llm_cache": ("llm", "cache.sqlite"),
+    "llm_ledger": ("llm", "ledger.jsonl"),
+    "inclusions": ("compiler", "inclusions.json"),
+    "lifecycle_log": ("logs", "lifecycle.jsonl"),
+    "extract_state": ("lifecycle", "extract.sqlite"),
+    "index_sync_log": ("logs", "index-sync.log"),
+    "replay_dir": ("replay",),
+    "worktrees_dir": ("worktrees",),
+    "locks_dir": ("locks",),
+}
 
 # Category of a repo-relative path, as search and the compiler name them (design §7.2).
 _KNOWLEDGE_CATEGORY = {
@@ -127,18 +154,6 @@ class FileLock:
         self.release()
 
 
-def git_toplevel(start: Path) -> Path | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, text=True, check=False
-        )
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    if out.returncode != 0:
-        return None
-    return Path(out.stdout.strip())
-
-
 class MemoryRepo:
     """A memory repository on disk. `root` is its top folder.
 
@@ -146,7 +161,7 @@ class MemoryRepo:
     commit, and `dataclasses` (with `inspect`) is a tenth of their start-up time."""
 
     def __init__(self, root: str | os.PathLike[str]):
-        self.root = Path(root).resolve()
+        self.root = Path(root).expanduser().resolve()
 
     def __repr__(self) -> str:
         return f"MemoryRepo({str(self.root)!r})"
@@ -168,7 +183,9 @@ class MemoryRepo:
             root = Path(os.environ["AUTOPOIESIS_REPO"]).expanduser()
             source = f"$AUTOPOIESIS_REPO={root}"
         else:
-            top = git_toplevel(Path.cwd())
+            from autopoiesis.core.git import toplevel
+
+            top = toplevel(Path.cwd())
             if top is None:
                 raise NotAMemoryRepo(
                     "No memory repository here: this folder is not inside a git repository. "
@@ -243,9 +260,17 @@ class MemoryRepo:
 
     # ── state and locks ──
     def state_path(self, *parts: str) -> Path:
+        """A path under .autopoiesis/ (its parent folder created)."""
         path = self.state_dir.joinpath(*parts)
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
+
+    def state_file(self, name: str) -> Path:
+        """The state file NAME of STATE_FILES (its parent folder created)."""
+        return self.state_path(*STATE_FILES[name])
+
+    def session_lock_path(self, session_id: str) -> Path:
+        return self.state_path("locks", f"session-{session_id}.lock")
 
     def lock(self, name: str) -> FileLock:
         """A named lock of this memory repo (e.g. 'git' serialises commits)."""

@@ -1,0 +1,111 @@
+"""The one clock: UTC now, and parsing and formatting of every timestamp kind.
+
+Every time autopoiesis stores is UTC. A timestamp from outside (a harness event, an
+imported log, a frontmatter field) goes through `parse_ts`, which refuses what cannot be
+a real time of a conversation (NaN, infinities, years before 1970 or after 2200) with a
+message saying how to write it, instead of letting a far-off value overflow later.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+from autopoiesis.errors import TimestampError
+
+MIN_YEAR = 1970
+MAX_YEAR = 2200
+_MIN = datetime(MIN_YEAR, 1, 1, tzinfo=timezone.utc)
+_MAX = datetime(MAX_YEAR, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
+_HINT = "write it like 2026-02-16T18:45:00Z"
+
+
+def utc_now() -> datetime:
+    """Now, aware, in UTC."""
+    return datetime.now(timezone.utc)
+
+
+def today() -> date:
+    """Today's date in UTC (the day every ledger, journal and tag is counted in)."""
+    return utc_now().date()
+
+
+def utc(dt: datetime) -> datetime:
+    """DT as an aware UTC datetime (naive values are taken to be UTC)."""
+    if dt.tzinfo is None:
+        return dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc)
+
+
+def format_ts(dt: datetime) -> str:
+    """2026-02-16T18:45:00Z (seconds precision)."""
+    return utc(dt).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_ts_micro(dt: datetime | None = None) -> str:
+    """2026-02-16T18:45:00.123456Z, for logs whose lines must order within a second."""
+    return utc(dt or utc_now()).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def format_minute(dt: datetime) -> str:
+    """2026-02-16T18:45Z, the precision of a transcript turn."""
+    return utc(dt).strftime("%Y-%m-%dT%H:%MZ")
+
+
+def _checked(dt: datetime, value: Any, field_name: str) -> datetime:
+    try:
+        out = utc(dt)
+    except (OverflowError, ValueError):
+        raise TimestampError(f"{field_name} {value!r} is out of range; {_HINT}.") from None
+    if not _MIN <= out <= _MAX:
+        raise TimestampError(
+            f"{field_name} {value!r} is outside {MIN_YEAR}-{MAX_YEAR}, which no conversation can be; {_HINT}."
+        )
+    return out
+
+
+def parse_ts(value: Any, field_name: str = "timestamp") -> datetime:
+    """An ISO-8601 string, epoch seconds or milliseconds, a date or a datetime, as aware UTC.
+
+    Raises TimestampError (naming FIELD_NAME and how to write it) for anything else,
+    including NaN, infinities and times outside 1970-2200."""
+    if isinstance(value, datetime):
+        return _checked(value, value, field_name)
+    if isinstance(value, date):
+        return _checked(datetime(value.year, value.month, value.day, tzinfo=timezone.utc), value, field_name)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise TimestampError(f"{field_name} {value!r} is not a time; {_HINT}.")
+        seconds = value / 1000 if abs(value) > 1e11 else value  # JavaScript harnesses send milliseconds
+        try:
+            dt = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=float(seconds))
+        except (OverflowError, ValueError):
+            raise TimestampError(f"{field_name} {value!r} is out of range; {_HINT}.") from None
+        return _checked(dt, value, field_name)
+    if isinstance(value, str):
+        text = value.strip()
+        if text[-1:] in ("Z", "z"):
+            text = text[:-1] + "+00:00"
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            pass
+        else:
+            return _checked(parsed, value, field_name)
+    raise TimestampError(f"{field_name} {value!r} is not an ISO-8601 timestamp; {_HINT}.")
+
+
+def parse_day(value: str, field_name: str = "date") -> date:
+    """YYYY-MM-DD as a date, with the same range as parse_ts."""
+    try:
+        day = date.fromisoformat(value.strip())
+    except (ValueError, AttributeError):
+        raise TimestampError(f"{field_name} {value!r} is not a date; write it like 2026-02-16.") from None
+    return parse_ts(day, field_name).date()
+
+
+def iso_week(day: date) -> str:
+    """2026-W07."""
+    year, week, _ = day.isocalendar()
+    return f"{year}-W{week:02d}"

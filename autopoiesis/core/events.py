@@ -1,0 +1,56 @@
+"""The one JSONL event log: one JSON object a line, appended whole, read back leniently.
+
+Gate decisions, the LLM ledger, the lifecycle log and the index sync's log are each an
+EventLog under .autopoiesis/ (MemoryRepo names the files). Each append is one write() of
+one line in O_APPEND mode, so concurrent writers never interleave inside a line, and a
+reader skips a torn last line (a crash mid-write) instead of failing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+from autopoiesis.core.clock import format_ts_micro
+
+
+class EventLog:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    def append(self, event: dict[str, Any], *, stamp: bool = True) -> dict[str, Any]:
+        """Append EVENT (with a UTC `ts` first when STAMP and it has none); returns what was written."""
+        row = ({"ts": format_ts_micro()} | event) if stamp and "ts" not in event else dict(event)
+        line = json.dumps(row, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+        return row
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        try:
+            fh = open(self.path, encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return
+        with fh:
+            for line in fh:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    continue  # a torn line from a crash mid-append
+                if isinstance(row, dict):
+                    yield row
+
+    def rows(self) -> list[dict[str, Any]]:
+        return list(self)
+
+    def exists(self) -> bool:
+        return self.path.exists()

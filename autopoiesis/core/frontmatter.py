@@ -1,0 +1,148 @@
+"""YAML frontmatter, once: split a Markdown file into (frontmatter, body), load the YAML
+into a mapping, and dump a mapping back — on python-frontmatter's YAML handler.
+
+Three rules every caller gets for free:
+
+* **BOM and CRLF are handled here.** A leading byte-order mark is dropped and CRLF line
+  ends become LF before anything looks for the `---` fences, so a file saved by an
+  editor on Windows reads like any other.
+* **Strings stay strings.** YAML 1.1 (PyYAML's dialect) reads `1:30` as the integer 90
+  (base 60), `0x1F` as 31 and `1_000` as 1000. The loader here knows only plain decimal
+  integers and floats, so a model, tag, id or name that looks like a number in another
+  base stays the text it was. The dumper quotes every string that any YAML 1.1 reader
+  would take for something else.
+* **Errors say where and what.** A fence that is not closed, YAML that does not parse or
+  a frontmatter that is not a mapping raise FrontmatterError naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Mapping
+
+import yaml
+from frontmatter.default_handlers import YAMLHandler
+
+from autopoiesis.errors import FrontmatterError
+
+BOM = "\ufeff"
+_CLOSE = re.compile(r"^---[ \t]*$", re.MULTILINE)
+
+_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class StringsLoader(_Base):  # type: ignore[misc, valid-type]
+    """PyYAML's safe loader (C-accelerated when available) without YAML 1.1's
+    base-60, hex, octal, binary and underscore numbers."""
+
+
+StringsLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+StringsLoader.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789"))
+StringsLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^(?:[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    list("-+0123456789."),
+)
+
+_HANDLER = YAMLHandler()
+_RESOLVER = yaml.resolver.Resolver()  # YAML 1.1's own: what any PyYAML reader would make of a plain scalar
+_PLAIN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .:/@+-]*$")
+_NONPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+
+
+def normalize(text: str) -> str:
+    """TEXT without a leading BOM, with LF line ends."""
+    if text.startswith(BOM):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    return text
+
+
+def split(text: str, where: str = "file") -> tuple[str | None, str]:
+    """(the frontmatter's YAML text or None when there is none, the body), both LF.
+
+    The YAML text keeps its final newline ("" for an empty `---`/`---` block); the body is
+    everything after the closing fence's line. Raises FrontmatterError when the opening
+    fence is never closed."""
+    text = normalize(text)
+    if not (text.startswith("---\n") or text == "---"):
+        return None, text
+    close = _CLOSE.search(text, 4)
+    if close is None:
+        raise FrontmatterError(f"{where}: the frontmatter is not closed by a '---' line.")
+    end = close.end() + 1 if close.end() < len(text) else close.end()
+    return text[4 : close.start()], text[end:]
+
+
+def parse_yaml(source: str, where: str = "file") -> dict[str, Any]:
+    """The mapping of a frontmatter's YAML text ({} when empty)."""
+    try:
+        data = _HANDLER.load(source, Loader=StringsLoader)
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise FrontmatterError(f"{where}: the frontmatter is not valid YAML ({first}).") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise FrontmatterError(f"{where}: the frontmatter must be a YAML mapping (key: value lines).")
+    return data
+
+
+def load(text: str, where: str = "file") -> tuple[dict[str, Any], str]:
+    """(frontmatter mapping, body); ({}, text) for a file without frontmatter."""
+    source, body = split(text, where)
+    return ({} if source is None else parse_yaml(source, where)), body
+
+
+def scalar(value: Any) -> str:
+    """VALUE as one YAML scalar, for writers that lay out frontmatter line by line.
+
+    A string is written plain only when every YAML 1.1 reader reads it back as the same
+    string; otherwise it is double-quoted (a JSON string is a YAML double-quoted scalar)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    text = str(value)
+    if (
+        _PLAIN.match(text)
+        and not text.endswith((" ", ":"))
+        and ": " not in text
+        and " #" not in text
+        and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == "tag:yaml.org,2002:str"
+    ):
+        return text
+    # YAML forbids the C1 controls and a few other code points that JSON leaves alone.
+    return _NONPRINTABLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", json.dumps(text, ensure_ascii=False))
+
+
+class _StringsDumper(yaml.SafeDumper):
+    """Quotes a string whenever a YAML 1.1 reader would take it for a number, a bool or a
+    date (PyYAML's dumper already does; this adds the base-60 and hex forms it misses)."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    plain = scalar(value) == value
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=None if plain else '"')
+
+
+_StringsDumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(meta: Mapping[str, Any]) -> str:
+    """META as block YAML in its own key order, ending with a newline ("" for an empty mapping)."""
+    if not meta:
+        return ""
+    return _HANDLER.export(dict(meta), Dumper=_StringsDumper, sort_keys=False, width=10**6) + "\n"
+
+
+def dump(meta: Mapping[str, Any], body: str) -> str:
+    """A Markdown file: `---`, META, `---`, then BODY as given."""
+    return f"---\n{dump_yaml(meta)}---\n{body}"

@@ -1,0 +1,226 @@
+"""Git plumbing, once: run a git command, read blobs through one `cat-file --batch`,
+parse `status --porcelain=v2 -z` and `diff --name-status -z`, and list what is not
+committed yet.
+
+Standard library only, and no GitPython: the git hooks and the background index sync
+run this on every commit, where importing GitPython (~100 ms) would be most of their
+time. Porcelain work (commits, tags, branches, log) is MemoryGit's, in gitops.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+# The memory content git is asked about: the folders search, hooks and freshness watch.
+CONTENT_DIRS = ("knowledge", "topics", "raw", "archive")
+ENCODING = ("utf-8", "surrogateescape")
+
+
+class GitCommandError(Exception):
+    """A git command exited non-zero (internal: callers turn it into a user-facing error)."""
+
+    def __init__(self, args: Sequence[str], returncode: int, stderr: str):
+        super().__init__(f"git {' '.join(args)} exited {returncode}: {stderr.strip()}")
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+def run(root: Path | str, *args: str, input: bytes | None = None, check: bool = True,
+        env: dict[str, str] | None = None, optional_locks: bool = True) -> bytes:
+    """Stdout of `git ARGS` in ROOT, as bytes. With OPTIONAL_LOCKS False, git takes no
+    lock it can do without (a background reader must never hold .git/index.lock)."""
+    cmd = ["git"] + ([] if optional_locks else ["--no-optional-locks"]) + list(args)
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, input=input, check=False, env=env)
+    if check and proc.returncode != 0:
+        raise GitCommandError(args, proc.returncode, proc.stderr.decode(*ENCODING))
+    return proc.stdout
+
+
+def decode(data: bytes) -> str:
+    return data.decode(*ENCODING)
+
+
+def split_z(data: bytes) -> list[str]:
+    """The NUL-separated fields of `-z` output, empty ones dropped."""
+    return [p for p in decode(data).split("\x00") if p]
+
+
+def cat_file_batch(root: Path | str, objects: Sequence[str]) -> dict[str, bytes | None]:
+    """The content of each object name (`:path` for the staged blob, `REV:path`, a SHA),
+    read in one `git cat-file --batch` call; None for a missing object."""
+    if not objects:
+        return {}
+    request = "".join(f"{o}\n" for o in objects).encode(*ENCODING)
+    out = run(root, "cat-file", "--batch", input=request)
+    blobs: dict[str, bytes | None] = {}
+    pos = 0
+    for name in objects:
+        nl = out.index(b"\n", pos)
+        header = out[pos:nl].split()
+        pos = nl + 1
+        if len(header) < 3 or header[-1] == b"missing" or not header[2].isdigit():
+            blobs[name] = None
+            continue
+        size = int(header[2])
+        blobs[name] = out[pos : pos + size]
+        pos += size + 1
+    return blobs
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of `diff --name-status`: status letter, path, old path (renames, copies)."""
+
+    status: str
+    path: str
+    old_path: str | None = None
+
+
+def parse_name_status(data: bytes) -> list[Change]:
+    """Parse `git diff --name-status -z` (with or without rename detection)."""
+    parts = decode(data).split("\x00")
+    out: list[Change] = []
+    i = 0
+    while i < len(parts) - 1:
+        status = parts[i]
+        if not status:
+            i += 1
+            continue
+        if status[0] in "RC":
+            out.append(Change(status[0], parts[i + 2], parts[i + 1]))
+            i += 3
+        else:
+            out.append(Change(status[0], parts[i + 1]))
+            i += 2
+    return out
+
+
+def staged_changes(root: Path | str, *, renames: bool = True) -> list[Change]:
+    """What is staged against HEAD (against the empty tree before the first commit)."""
+    args = ["diff", "--cached", "--name-status", "-z"] + (["-M"] if renames else ["--no-renames"])
+    return parse_name_status(run(root, *args))
+
+
+@dataclass(frozen=True)
+class StatusEntry:
+    """One path of `status --porcelain=v2`: index (X) and work-tree (Y) states, or '?' for untracked."""
+
+    path: str
+    index: str
+    worktree: str
+
+    @property
+    def untracked(self) -> bool:
+        return self.index == "?"
+
+    @property
+    def staged(self) -> bool:
+        """Added or changed in the index, not committed."""
+        return self.index not in (".", "?")
+
+
+@dataclass(frozen=True)
+class Status:
+    head: str  # "" before the first commit
+    entries: tuple[StatusEntry, ...]
+    ok: bool = True  # False when git could not be asked (not a repo, git missing)
+
+
+def status(root: Path | str, paths: Iterable[str] = CONTENT_DIRS) -> Status:
+    """HEAD and every path under PATHS that differs from it, from one `git status` call
+    that takes no lock (`--no-optional-locks`)."""
+    try:
+        proc = subprocess.run(
+            ["git", "--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all",
+             "--no-renames", "--ignore-submodules=all", "--", *paths],
+            cwd=root, capture_output=True, check=False,
+        )
+    except (FileNotFoundError, NotADirectoryError):
+        return Status("", (), ok=False)
+    if proc.returncode != 0:
+        return Status("", (), ok=False)
+    return parse_status(proc.stdout)
+
+
+def parse_status(data: bytes) -> Status:
+    head = ""
+    entries: list[StatusEntry] = []
+    for entry in decode(data).split("\x00"):
+        if not entry:
+            continue
+        kind = entry[0]
+        if kind == "#":
+            if entry.startswith("# branch.oid "):
+                oid = entry[len("# branch.oid "):].strip()
+                head = "" if oid == "(initial)" else oid
+            continue
+        if kind == "1":
+            fields = entry.split(" ", 8)
+            entries.append(StatusEntry(fields[8], fields[1][0], fields[1][1]))
+        elif kind == "u":
+            fields = entry.split(" ", 10)
+            entries.append(StatusEntry(fields[10], fields[1][0], fields[1][1]))
+        elif kind == "?":
+            entries.append(StatusEntry(entry[2:], "?", "?"))
+        elif kind == "2":  # not emitted with --no-renames; parsed for safety
+            fields = entry.split(" ", 9)
+            entries.append(StatusEntry(fields[9].split("\t")[0], fields[1][0], fields[1][1]))
+    return Status(head, tuple(entries))
+
+
+def uncommitted(root: Path | str, paths: Iterable[str]) -> list[str]:
+    """Files under PATHS that exist in the work tree or the index but not in a commit:
+    untracked ones and ones staged as added. The one answer to "which transcripts were
+    written but never committed" (capture recovery, commit, doctor)."""
+    st = status(root, paths)
+    return sorted(e.path for e in st.entries if e.untracked or e.index == "A")
+
+
+def changed_between(root: Path | str, old: str, new: str, paths: Iterable[str] = CONTENT_DIRS) -> list[str] | None:
+    """Paths that differ between two commits (renames as delete + add), or None when git
+    cannot tell (an unknown commit after a gc, a shallow clone)."""
+    if not old or not new:
+        return None
+    proc = subprocess.run(
+        ["git", "diff", "--name-only", "-z", "--no-renames", old, new, "--", *paths],
+        cwd=root, capture_output=True, check=False,
+    )
+    if proc.returncode != 0:
+        return None
+    return split_z(proc.stdout)
+
+
+def ls_tree(root: Path | str, rev: str, paths: Sequence[str]) -> set[str]:
+    """The paths of PATHS that REV holds (empty when REV does not exist yet)."""
+    if not paths:
+        return set()
+    proc = subprocess.run(["git", "ls-tree", "-r", "--name-only", "-z", rev, "--", *paths],
+                          cwd=root, capture_output=True, check=False)
+    if proc.returncode != 0:
+        return set()
+    return set(split_z(proc.stdout))
+
+
+def toplevel(start: Path | str) -> Path | None:
+    """The top folder of the git work tree holding START, or None."""
+    try:
+        proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, text=True, check=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return Path(proc.stdout.strip()) if proc.returncode == 0 else None
+
+
+def git_dir(root: Path | str) -> Path:
+    """The repository's git folder (absolute), also for a worktree."""
+    out = decode(run(root, "rev-parse", "--absolute-git-dir")).strip()
+    return Path(out)
+
+
+def env_without_git_vars() -> dict[str, str]:
+    """The environment minus GIT_DIR / GIT_INDEX_FILE / GIT_WORK_TREE: a git command run
+    from inside a hook must address the repo it is given, not the hook's."""
+    return {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE")}

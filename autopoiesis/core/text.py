@@ -1,0 +1,152 @@
+"""Text, once: words, stopwords, content words, token counting, one-line summaries,
+slugs and cutting to a size.
+
+Token counts are estimated offline (no tokenizer download): a BPE tokenizer such as
+cl100k splits English into roughly one token per short word, per 1-3 digits and per
+punctuation mark, so counting those pieces lands within a few percent of it on prose and
+code, and never far under it (a budget must not be overrun).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+
+# English function words and question words: they carry no topic. One list for search,
+# the offline LLM rules, the noun-phrase check of compaction and the extractors.
+STOPWORDS = frozenset(
+    """
+a about above after again against all am an and any are aren as at be because been before being below
+between both but by can cannot could couldn did didn do does doesn doing don down during each few for from
+further had hadn has hasn have haven having he her here hers herself him himself his how i if in into is
+isn it its itself just let ll me might more most must mustn my myself no nor not now of off on once only
+or other ought our ours ourselves out over own re same shall she should shouldn so some such than that the
+their theirs them themselves then there these they this those through to too under until up upon us very
+was wasn we were weren what when where which while who whom whose why will with won would wouldn you your
+yours yourself yourselves s t d m ve y also get got ever may yet nor onto per via vs etc within without
+""".split()
+)
+
+_CONTENT_WORD = re.compile(r"[a-z0-9][a-z0-9_'-]{2,}")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens of TEXT (Unicode letters and digits, as FTS5's unicode61 cuts them)."""
+    return WORD_RE.findall(text.lower())
+
+
+def content_words(text: str, extra_stopwords: frozenset[str] = frozenset()) -> set[str]:
+    """Lower-cased content words of TEXT: at least three characters, stopwords out,
+    plurals folded ("topics" and "topic", "deploys" and "deploy" meet)."""
+    out = set()
+    for w in _CONTENT_WORD.findall(text.lower()):
+        w = w.strip("'-_")
+        if len(w) < 3 or w in STOPWORDS or w in extra_stopwords:
+            continue
+        if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.add(w)
+    return out
+
+
+# ── tokens ──
+_TOKEN_RE = re.compile(r"[A-Za-z]{1,8}|[0-9]{1,3}|\n+| {2,}|\t+|[^\sA-Za-z0-9]")
+
+
+@lru_cache(maxsize=8192)
+def _count_cached(text: str) -> int:
+    return sum(1 for _ in _TOKEN_RE.finditer(text))
+
+
+def count_tokens(text: str) -> int:
+    """Estimated BPE tokens of TEXT, offline. Cached by content."""
+    if not text:
+        return 0
+    if len(text) > 65536:  # don't pin megabytes in the cache
+        return sum(1 for _ in _TOKEN_RE.finditer(text))
+    return _count_cached(text)
+
+
+def cut_to_tokens(text: str, limit: int, source: str) -> str:
+    """TEXT cut at a line (when one is near) to at most LIMIT estimated tokens, marker included."""
+    if count_tokens(text) <= limit:
+        return text
+    marker = f"\n[… truncated to fit the budget; the rest is in {source}]"
+    room = limit - count_tokens(marker)
+    if room <= 0:
+        return ""
+    end = 0
+    for n, m in enumerate(_TOKEN_RE.finditer(text), 1):
+        if n > room:
+            break
+        end = m.end()
+    head = text[:end]
+    nl = head.rfind("\n")
+    if nl > len(head) // 2:
+        head = head[:nl]
+    return head + marker
+
+
+def cut_to_bytes(text: str, limit: int, source: str) -> str:
+    """TEXT, or its head cut at a line boundary to at most LIMIT UTF-8 bytes, with a marker
+    naming SOURCE so a reader knows there is more."""
+    raw = text.encode("utf-8")
+    if len(raw) <= limit:
+        return text
+    marker = f"\n[… truncated: {len(raw) - limit} more bytes in {source}]"
+    room = max(0, limit - len(marker.encode("utf-8")))
+    head = raw[:room].decode("utf-8", "ignore")
+    nl = head.rfind("\n")
+    if nl > room // 2:
+        head = head[:nl]
+    return head + marker
+
+
+# ── one line, slugs ──
+ONE_LINE_MAX = 300
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+ARROW = "\u2192"
+
+
+def one_line(text: object, limit: int = ONE_LINE_MAX) -> str:
+    """TEXT collapsed to one line of at most LIMIT characters: every line break (\\r and
+    \\n alike), tab and other control character becomes a space, and the transcript's ' → ' separator is
+    written ' -> ' so a summary can never be mistaken for a tool call's result."""
+    flat = " ".join(_CONTROL.sub(" ", str(text)).split())
+    flat = flat.replace(f" {ARROW} ", " -> ")
+    if len(flat) > limit:
+        flat = flat[: limit - 1].rstrip() + "\u2026"
+    return flat
+
+
+def slugify(text: str, max_len: int = 60) -> str:
+    """An ASCII slug of at most MAX_LEN characters ('' when nothing is left)."""
+    text = re.sub(r"(\w)['\u2019](\w)", r"\1\2", text)  # "let's" -> "lets", not "let-s"
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    slug = ""
+    for word in re.findall(r"[a-z0-9]+", ascii_text.lower()):
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > max_len:
+            if not slug:
+                slug = word[:max_len]
+            break
+        slug = candidate
+    return slug
+
+
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(])|\n\s*\n|\n(?=\s*(?:[-*]|\d+[.)])\s)")
+_LIST_MARK = re.compile(r"^\s*(?:[-*]|\d+[.)])\s+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences and list items of TEXT, list marks and extra white space removed;
+    fragments under three characters dropped."""
+    out = []
+    for part in _SPLIT.split(text):
+        s = " ".join(_LIST_MARK.sub("", part).split())
+        if len(s) >= 3:
+            out.append(s)
+    return out
