@@ -17,8 +17,8 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "MemoryRepo": "autopoiesis.core.paths",
-    "Config": "autopoiesis.config",
-    "load_config": "autopoiesis.config",
+    "Config": "autopoiesis.core.config",
+    "load_config": "autopoiesis.core.config",
     "ConversationCapture": "autopoiesis.capture.session",
     "Session": "autopoiesis.capture.session",
     "import_files": "autopoiesis.capture.importers",

@@ -57,7 +57,7 @@ from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError
 from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, IDENTITY_FILES, MEMORY_FILE, MemoryRepo
 
 if TYPE_CHECKING:
-    from autopoiesis.config import CompilerConfig
+    from autopoiesis.core.config import CompilerConfig
     from autopoiesis.watch.pipeline import PendingActivation
     from autopoiesis.watch.topics import Topic
 

@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar, Union
 
-from autopoiesis.config import LLMConfig
+from autopoiesis.core.config import LLMConfig
 from autopoiesis.errors import LLMResponseError, LLMUnavailableError
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ ENV.update({"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTE
 
 
 def _repo(tmp: Path, name: str):
-    from autopoiesis.initialize import init_memory_repo
+    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
 
     return MemoryRepo(init_memory_repo(tmp / name, build_index=False).root)

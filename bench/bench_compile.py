@@ -23,7 +23,7 @@ expense contract quote shipping warehouse stock frankfurt berlin vienna monday f
 
 def build_repo(root: Path, n_files: int) -> "object":
     from autopoiesis.index import SearchIndex
-    from autopoiesis.initialize import init_memory_repo
+    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
 
     repo = MemoryRepo(init_memory_repo(root, install_hooks=False, build_index=False).root)

@@ -85,7 +85,7 @@ class Corpus:
 def import_conversation(root: Path, conv_no: int, conv: dict[str, Any]) -> Corpus:
     from autopoiesis.capture.importers import import_files
     from autopoiesis.formats.transcript import HEADER_RE
-    from autopoiesis.initialize import init_memory_repo
+    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
 
     repo = MemoryRepo(init_memory_repo(root / f"conv{conv_no}", build_index=False).root)

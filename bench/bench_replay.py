@@ -50,7 +50,7 @@ def _sessions(n: int) -> list[dict]:
 
 def _repo(root: Path, n: int):  # -> MemoryRepo with N committed transcripts
     from autopoiesis.capture.importers import import_files
-    from autopoiesis.initialize import init_memory_repo
+    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
 
     repo = MemoryRepo(init_memory_repo(root, build_index=False).root)

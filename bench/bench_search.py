@@ -37,7 +37,7 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 def make_corpus(root: Path, n_files: int, seed: int = 7) -> list[str]:
     """N_FILES knowledge files of about 1 KB in a new memory repo, committed (bench/corpus.py)."""
-    from autopoiesis.initialize import init_memory_repo
+    from autopoiesis.app.initialize import init_memory_repo
 
     init_memory_repo(root, build_index=False)
     return write_corpus(root, n_files, size=1024, seed=seed)

@@ -52,7 +52,7 @@ def memory_repo(tmp_path: Path):  # -> autopoiesis.core.paths.MemoryRepo
 
     Without a search index: with one, every commit in a test would start a background
     index sync. Tests of the index build theirs (test_init checks that init does)."""
-    from autopoiesis.initialize import init_memory_repo
+    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
 
     report = init_memory_repo(tmp_path / "memory", build_index=False)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autopoiesis.errors import AutopoiesisError
-from autopoiesis.initialize import init_memory_repo
+from autopoiesis.app.initialize import init_memory_repo
 from autopoiesis.core.paths import MemoryRepo
 
 
@@ -113,7 +113,7 @@ def test_wheel_ships_the_template(tmp_path: Path) -> None:
 def test_config_cache_follows_edits(tmp_path: Path) -> None:
     import os
 
-    from autopoiesis.config import CACHE_PATH, load_config
+    from autopoiesis.core.config import CACHE_PATH, load_config
     from autopoiesis.errors import ConfigError
 
     root = init_memory_repo(tmp_path / "m").root

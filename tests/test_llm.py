@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from autopoiesis.config import LLMConfig
+from autopoiesis.core.config import LLMConfig
 from autopoiesis.errors import AutopoiesisError, LLMResponseError, LLMUnavailableError
 from autopoiesis.llm import LLMClient, OfflineProvider, estimate_cost, estimate_tokens
 from autopoiesis.core.paths import MemoryRepo

@@ -40,7 +40,7 @@ def init(
     no_hooks: bool = typer.Option(False, "--no-hooks", help="Do not install the git hooks."),
 ) -> None:
     """Create a memory repository (or add the layout to an existing git repo)."""
-    from autopoiesis.initialize import init_memory_repo
+    from autopoiesis.app.initialize import init_memory_repo
 
     target = directory or Path((ctx.obj or {}).get("repo_dir") or ".")
     report = init_memory_repo(target, install_hooks=not no_hooks)
@@ -298,6 +298,6 @@ def show_at(
 
 def demo(directory: Optional[Path] = typer.Argument(None, help="Where to create the demo memory repo (default: a new temp folder).")) -> None:
     """Run the whole pipeline offline on bundled sessions and show what happened."""
-    from autopoiesis.demo import run_demo
+    from autopoiesis.app.demo import run_demo
 
     run_demo(directory)

@@ -52,7 +52,7 @@ def search(
     merge: Optional[str] = typer.Option(None, "--merge", help="Override search.merge: auto, rrf or weighted."),
 ) -> None:
     """Hybrid BM25 + vector search over knowledge, topics, transcripts and archive."""
-    from autopoiesis.config import SEARCH_MERGES
+    from autopoiesis.core.config import SEARCH_MERGES
     from autopoiesis.index.searchindex import SearchIndex, search_outcome
     from autopoiesis.core.paths import CATEGORIES
 

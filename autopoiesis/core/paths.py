@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterator
 from autopoiesis.errors import NotAMemoryRepo, UnsafePathError
 
 if TYPE_CHECKING:
-    from autopoiesis.config import Config
+    from autopoiesis.core.config import Config
 
 KNOWLEDGE_DIRS = ("identity", "memory", "journal", "projects", "people", "procedures", "reference")
 TOP_DIRS = ("raw/conversations", "knowledge", "topics", "attachments", "archive", "scratch")
@@ -278,7 +278,7 @@ class MemoryRepo:
 
     @cached_property
     def config(self) -> "Config":
-        from autopoiesis.config import load_config
+        from autopoiesis.core.config import load_config
 
         return load_config(self.root)
 

@@ -8,7 +8,7 @@ from autopoiesis.core.paths import MemoryRepo
 
 
 def demo_stage(repo: MemoryRepo) -> None:
-    from autopoiesis.demo import _step
+    from autopoiesis.app.demo import _step
     from autopoiesis.index.searchindex import SearchIndex
 
     _step("autopoiesis index rebuild   (memory.db: FTS5 + sqlite-vec, chunks by turn and by section)")

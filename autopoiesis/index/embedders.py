@@ -28,7 +28,7 @@ from autopoiesis.errors import EmbedderError
 from autopoiesis.index.text import STOPWORDS, words
 
 if TYPE_CHECKING:
-    from autopoiesis.config import Config
+    from autopoiesis.core.config import Config
 
 
 @runtime_checkable

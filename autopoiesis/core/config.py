@@ -16,7 +16,7 @@ from typing import Any
 from autopoiesis.errors import ConfigError
 
 CONFIG_FILENAME = "memory-config.yaml"
-TEMPLATE_PATH = Path(__file__).parent / "_files" / CONFIG_FILENAME
+TEMPLATE_PATH = Path(__file__).parent.parent / "_files" / CONFIG_FILENAME
 
 SEARCH_MERGES = ("auto", "rrf", "weighted")  # search.merge, and search --merge
 

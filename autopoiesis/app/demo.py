@@ -12,7 +12,7 @@ import typer
 
 from autopoiesis.errors import AutopoiesisError
 
-DEMO_SESSIONS = Path(__file__).parent / "_files" / "demo" / "sessions.ndjson"
+DEMO_SESSIONS = Path(__file__).parent.parent / "_files" / "demo" / "sessions.ndjson"
 
 
 def _step(title: str) -> None:
@@ -22,7 +22,7 @@ def _step(title: str) -> None:
 def run_demo(directory: Path | None = None) -> Path:
     from autopoiesis.capture.stream import process_stream
     from autopoiesis.gitops import MemoryGit
-    from autopoiesis.initialize import init_memory_repo
+    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
 
     if directory is None:

@@ -11,12 +11,12 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autopoiesis.config import CONFIG_FILENAME, template_text
+from autopoiesis.core.config import CONFIG_FILENAME, template_text
 from autopoiesis.errors import AutopoiesisError, HookInstallError
 from autopoiesis.core.git import toplevel as git_toplevel
 from autopoiesis.core.paths import KNOWLEDGE_DIRS, MemoryRepo
 
-FILES_DIR = Path(__file__).parent / "_files"
+FILES_DIR = Path(__file__).parent.parent / "_files"
 KEEP_DIRS = ("raw/conversations", "attachments", "archive") + tuple(f"knowledge/{d}" for d in KNOWLEDGE_DIRS)
 
 
