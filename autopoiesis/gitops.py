@@ -1,9 +1,13 @@
-"""MemoryGit: the one git wrapper. Commits and their messages, tags, branches, recall.
+"""MemoryGit: the one porcelain git wrapper. Commits and their messages, tags,
+branches, recall.
 
-Commits from several processes are serialised by one lock per memory repo
-(`.autopoiesis/locks/git.lock`) and retried with backoff when a foreign git process
-holds `.git/index.lock`, so no change is lost and the index is never left broken.
-GitPython is imported lazily: the hooks never load it.
+Commits run `git commit` itself (so the repo's hooks run on every commit) and are
+serialised by one lock per memory repo (`repo.lock("git")`), retried with backoff when a
+foreign git process holds `.git/index.lock`, so no change is lost and the index is never
+left broken. Tags, branches and reading files at a revision go through GitPython, loaded
+on first use: capture's commit path and the hooks never import it (it costs ~100 ms).
+Plumbing shared with the hooks and the index (status, cat-file, uncommitted paths) is
+core.git's.
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ import time
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
+from autopoiesis.core.clock import utc_now
+from autopoiesis.core.git import uncommitted
+from autopoiesis.core.paths import CONVERSATIONS_DIR, KNOWLEDGE_COMMIT_DIRS, MemoryRepo
 from autopoiesis.errors import GitError
-from autopoiesis.core.paths import MemoryRepo
 
 COMMIT_TYPES = ("conversation", "memory", "identity", "maintenance", "explore", "extract")
 TAG_PREFIX = "memory"
@@ -53,6 +59,7 @@ class MemoryGit:
         self.repo = repo
         self.root = repo.root
         self._env: dict[str, str] | None = None
+        self._gitpython: Any = None
 
     # ── plumbing ──
     def _environment(self) -> dict[str, str]:
@@ -85,10 +92,13 @@ class MemoryGit:
         raise AssertionError("unreachable")
 
     @property
-    def gitpython(self):  # noqa: ANN201 - git.Repo, imported lazily
-        import git
+    def gitpython(self) -> Any:
+        """The GitPython Repo (git.Repo), opened on first use."""
+        if self._gitpython is None:
+            import git
 
-        return git.Repo(self.root)
+            self._gitpython = git.Repo(self.root)
+        return self._gitpython
 
     def is_repo(self) -> bool:
         return (self.root / ".git").exists() and self.run("rev-parse", "--git-dir", check=False).returncode == 0
@@ -131,13 +141,13 @@ class MemoryGit:
         return self.run("log", "-1", "--format=%H", "--", relpath, check=False).stdout.strip() or None
 
     def closed_uncommitted_transcripts(self) -> list[str]:
-        """Transcripts that are finished (closed or recovered) but not committed yet."""
+        """Transcripts that are finished (closed or recovered) but not committed yet,
+        untracked or staged alike."""
         from autopoiesis.errors import TranscriptFormatError
         from autopoiesis.formats.transcript import parse_meta
 
-        out = self.run("ls-files", "--others", "--exclude-standard", "-z", "--", "raw/conversations").stdout
         ready = []
-        for rel in sorted(p for p in out.split("\x00") if p.endswith(".md")):
+        for rel in (p for p in uncommitted(self.root, [CONVERSATIONS_DIR]) if p.endswith(".md")):
             try:
                 meta = parse_meta((self.root / rel).read_text(encoding="utf-8"), rel)
             except (OSError, UnicodeDecodeError, TranscriptFormatError):
@@ -164,7 +174,7 @@ class MemoryGit:
             message = subject + "\n\n" + "".join(f"Session: {p}\n" for p in batch)
             return self._commit_paths_locked(batch, message).sha
 
-    def pending_changes(self, tops: Iterable[str] = ("knowledge", "topics", "archive")) -> list[tuple[str, str]]:
+    def pending_changes(self, tops: Iterable[str] = KNOWLEDGE_COMMIT_DIRS) -> list[tuple[str, str]]:
         """(status, path) of uncommitted changes under TOPS."""
         out = self.run("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *tops).stdout
         entries: list[tuple[str, str]] = []
@@ -181,8 +191,13 @@ class MemoryGit:
             entries.append((status.strip() or "M", path))
         return entries
 
-    def commit_pending(self, message: str | None = None, *, session: str | None = None, tops: Sequence[str] = ("knowledge", "topics", "archive")) -> CommitResult:
-        """Commit pending knowledge/topic changes with a generated message (nothing if none)."""
+    def commit_pending(self, message: str | None = None, *, session: str | None = None,
+                       tops: Sequence[str] = KNOWLEDGE_COMMIT_DIRS,
+                       summarize: Callable[[str, str], str | None] | None = None) -> CommitResult:
+        """Commit pending knowledge/topic changes with a generated message (nothing if none).
+
+        SUMMARIZE(diff, commit_type), when given, writes the summary line (the app layer
+        passes the LLM's commit_message stage); None or a failure keeps the deterministic one."""
         with self.repo.lock("git"):
             changes = self.pending_changes(tops)
             if not changes:
@@ -191,7 +206,7 @@ class MemoryGit:
             diff = self.run("diff", "--cached", "--no-color", "-M", "--", *tops).stdout
             numstat = self.run("diff", "--cached", "--numstat", "-M", "--", *tops).stdout
             msg = message or generate_commit_message(
-                diff, numstat, branch=self.current_branch(), session=session, repo=self.repo
+                diff, numstat, branch=self.current_branch(), session=session, summarize=summarize
             )
             proc = self.run("commit", "-q", "-F", "-", input=msg, check=False)
             if proc.returncode != 0:
@@ -202,7 +217,7 @@ class MemoryGit:
 
     # ── tags (design §3.4) ──
     def tag_exists(self, name: str) -> bool:
-        return self.run("rev-parse", "-q", "--verify", f"refs/tags/{name}", check=False).returncode == 0
+        return f"refs/tags/{name}" in {t.path for t in self.gitpython.tags}
 
     def _check_ref_name(self, name: str) -> None:
         if self.run("check-ref-format", f"refs/tags/{name}", check=False).returncode != 0:
@@ -215,8 +230,10 @@ class MemoryGit:
             raise GitError("The memory repo has no commits yet; nothing to tag.")
         if self.tag_exists(name):
             return False, f"tag {name} already exists (tags are never moved)"
-        args = ["tag"] + (["-a", "-m", message] if message else []) + [name, target]
-        self.run(*args)
+        if message:
+            self.gitpython.create_tag(name, ref=target, message=message)
+        else:
+            self.gitpython.create_tag(name, ref=target)
         return True, f"tagged {name}"
 
     def commits_between(self, since: datetime, until: datetime) -> list[str]:
@@ -226,7 +243,7 @@ class MemoryGit:
         return out.split()
 
     def tag_daily(self, day: date | None = None) -> tuple[bool, str]:
-        day = day or datetime.now(timezone.utc).date()
+        day = day or utc_now().date()
         start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
         commits = self.commits_between(start, start + timedelta(days=1))
         name = f"{TAG_PREFIX}/daily/{day.isoformat()}"
@@ -235,7 +252,7 @@ class MemoryGit:
         return self.create_tag(name, f"Daily snapshot {day.isoformat()}", commits[0])
 
     def tag_weekly(self, day: date | None = None) -> tuple[bool, str]:
-        day = day or datetime.now(timezone.utc).date()
+        day = day or utc_now().date()
         year, week, weekday = day.isocalendar()
         monday = day - timedelta(days=weekday - 1)
         start = datetime(monday.year, monday.month, monday.day, tzinfo=timezone.utc)
@@ -252,7 +269,7 @@ class MemoryGit:
 
     # ── explore/* branches (design §3.3) ──
     def branch_exists(self, name: str) -> bool:
-        return self.run("rev-parse", "-q", "--verify", f"refs/heads/{name}", check=False).returncode == 0
+        return name in {h.name for h in self.gitpython.heads}
 
     def create_explore(self, name: str, *, checkout: bool = False) -> str:
         branch = name if name.startswith("explore/") else f"explore/{name}"
@@ -267,26 +284,27 @@ class MemoryGit:
 
     def explore_branches(self) -> list[tuple[str, datetime]]:
         """explore/* branches with the time they were created (reflog) or last committed to."""
-        out = self.run(
-            "for-each-ref", "--format=%(refname:short) %(committerdate:unix)", "refs/heads/explore/"
-        ).stdout
         result = []
-        for line in out.splitlines():
-            name, ts = line.rsplit(" ", 1)
-            when = int(ts)
-            log = self.run("reflog", "show", "--format=%ct", name, check=False).stdout.split()
+        for head in self.gitpython.heads:
+            if not head.name.startswith("explore/"):
+                continue
+            when = head.commit.committed_date
+            try:
+                log = head.log()
+            except (OSError, ValueError):
+                log = []
             if log:
-                when = max(when, int(log[-1]))
-            result.append((name, datetime.fromtimestamp(when, tz=timezone.utc)))
-        return result
+                when = max(when, log[0].time[0])
+            result.append((head.name, datetime.fromtimestamp(when, tz=timezone.utc)))
+        return sorted(result)
 
     def prune_explore(self, max_age_days: int = 7, now: datetime | None = None) -> list[str]:
-        now = now or datetime.now(timezone.utc)
+        now = now or utc_now()
         current = self.current_branch()
         pruned = []
         for name, when in self.explore_branches():
             if name != current and now - when > timedelta(days=max_age_days):
-                self.run("branch", "-D", name)
+                self.gitpython.delete_head(name, force=True)
                 pruned.append(name)
         return pruned
 
@@ -345,11 +363,12 @@ class MemoryGit:
                 if not found:
                     raise GitError(f"{ref_or_date!r} is neither a tag, a commit nor a date with history before it.")
                 ref = found
-        sha = self.run("rev-parse", f"{ref}^{{commit}}").stdout.strip()
-        proc = self.run("show", f"{sha}:{rel}", check=False)
-        if proc.returncode != 0:
-            raise GitError(f"{rel} did not exist at {ref_or_date} ({sha[:10]}).")
-        return sha, proc.stdout
+        commit = self.gitpython.commit(ref)
+        try:
+            blob = commit.tree / rel
+        except KeyError:
+            raise GitError(f"{rel} did not exist at {ref_or_date} ({commit.hexsha[:10]}).") from None
+        return commit.hexsha, blob.data_stream.read().decode("utf-8", "replace")
 
 
 def _parse_log(out: str) -> list[CommitInfo]:
@@ -389,12 +408,13 @@ def _short_name(path: str) -> str:
 
 
 def generate_commit_message(
-    diff: str, numstat: str, *, branch: str | None = None, session: str | None = None, repo: MemoryRepo | None = None
+    diff: str, numstat: str, *, branch: str | None = None, session: str | None = None,
+    summarize: Callable[[str, str], str | None] | None = None,
 ) -> str:
     """A deterministic `<type>: <summary>` / body / `Session:` message from a staged diff.
 
-    With an LLM configured (llm.provider: openai) the summary is written by the
-    commit_message stage instead; the type and the Session line stay deterministic.
+    SUMMARIZE(diff, type) may write the summary instead (the LLM's commit_message stage,
+    wired by the app layer); the type and the Session line stay deterministic.
     """
     files: list[tuple[str, int, int]] = []
     for line in numstat.splitlines():
@@ -431,8 +451,8 @@ def generate_commit_message(
         counts.append(f"{superseded} superseded")
     verb = {"maintenance": "reorganise", "identity": "update identity", "extract": "extract into"}.get(ctype, "update")
     summary = f"{verb} {shown}" + (f" ({', '.join(counts)})" if counts else "")
-    if repo is not None and repo.config.llm.provider != "offline":
-        summary = _llm_summary(repo, diff, ctype) or summary
+    if summarize is not None:
+        summary = clean_summary(summarize(diff, ctype)) or summary
     body = "\n".join(f"- {path}: +{a} -{r}" for path, a, r in files[:20])
     if len(files) > 20:
         body += f"\n- ... {len(files) - 20} more files"
@@ -443,20 +463,8 @@ def generate_commit_message(
     return msg
 
 
-def _llm_summary(repo: MemoryRepo, diff: str, ctype: str) -> str | None:
-    """One line from the commit_message LLM stage; None when it is unavailable."""
-    try:
-        from autopoiesis.llm import LLMClient
-    except ImportError:
-        return None
-    prompt = (
-        "Summarize this git diff of an AI agent's memory as a one-line commit summary "
-        "(at most 72 characters, no type prefix, no trailing period).\n\nDiff:\n" + diff[:4000]
-    )
-    try:
-        result = LLMClient(repo).complete("commit_message", prompt, max_tokens=60)
-    except Exception:  # an unavailable model must never block a commit
-        return None
-    line = (result.text or "").strip().splitlines()[0] if (result.text or "").strip() else ""
+def clean_summary(text: str | None) -> str | None:
+    """The first line of a model's summary without a type prefix, at most 100 characters."""
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
     line = re.sub(r"^(conversation|memory|identity|maintenance|explore|extract):\s*", "", line).strip()
     return line[:100] or None

@@ -1,6 +1,6 @@
 """The git hooks' logic (design §3.5). This is the light path: it runs on every commit,
-so it imports only the standard library, PyYAML and this package's light modules —
-never scikit-learn, numpy, openai or GitPython.
+so it imports only the standard library, PyYAML (through python-frontmatter) and this
+package's kernel and formats — never scikit-learn, numpy, openai or GitPython.
 
 pre-commit rejects (exit 1, naming the file):
   * a change, rename or deletion of a committed file under raw/ (immutability);
@@ -20,12 +20,15 @@ post-commit` (the pre-commit framework).
 from __future__ import annotations
 
 import os
-import re
-import subprocess
 import sys
 from pathlib import Path
 
+from autopoiesis.core.frontmatter import load as load_frontmatter
+from autopoiesis.core.git import GitCommandError, cat_file_batch, ls_tree, staged_changes
+from autopoiesis.core.git import run as git
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
+from autopoiesis.errors import FrontmatterError, TranscriptFormatError
+from autopoiesis.formats.transcript import parse_meta
 
 HOOK_NAMES = ("pre-commit", "post-commit")
 SHIM_MARKER = "autopoiesis"
@@ -43,87 +46,16 @@ class CheckResult:
         return not self.errors
 
 
-def _git(root: Path, *args: str, input: bytes | None = None) -> bytes:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, input=input, check=True).stdout
-
-
-def staged_changes(root: Path) -> list[tuple[str, str, str | None]]:
-    """(status letter, path, old path for renames) of what is staged, with rename detection."""
-    out = _git(root, "diff", "--cached", "--name-status", "-z", "-M")
-    parts = out.decode("utf-8", "surrogateescape").split("\x00")
-    result = []
-    i = 0
-    while i < len(parts) - 1:
-        status = parts[i]
-        if not status:
-            i += 1
-            continue
-        letter = status[0]
-        if letter in "RC":
-            result.append((letter, parts[i + 2], parts[i + 1]))
-            i += 3
-        else:
-            result.append((letter, parts[i + 1], None))
-            i += 2
-    return result
-
-
-def staged_blobs(root: Path, paths: list[str]) -> dict[str, bytes]:
-    """The staged content of PATHS, read in one `git cat-file --batch` call."""
-    if not paths:
-        return {}
-    request = "".join(f":{p}\n" for p in paths).encode("utf-8", "surrogateescape")
-    out = _git(root, "cat-file", "--batch", input=request)
-    blobs: dict[str, bytes] = {}
-    pos = 0
-    for p in paths:
-        nl = out.index(b"\n", pos)
-        header = out[pos:nl].split()
-        pos = nl + 1
-        if len(header) >= 2 and header[1] == b"missing":
-            continue
-        size = int(header[2])
-        blobs[p] = out[pos : pos + size]
-        pos += size + 1
-    return blobs
-
-
-def _head_has(root: Path, paths: list[str]) -> set[str]:
-    if not paths:
-        return set()
-    proc = subprocess.run(
-        ["git", "ls-tree", "-r", "--name-only", "-z", "HEAD", "--", *paths], cwd=root, capture_output=True
-    )
-    if proc.returncode != 0:
-        return set()  # no HEAD yet: nothing is committed
-    return set(proc.stdout.decode("utf-8", "surrogateescape").split("\x00")) - {""}
-
-
-def _frontmatter(text: str) -> tuple[dict | None, str | None]:
-    """(mapping, error) of a Markdown file's YAML frontmatter; (None, None) when it has none."""
-    if not text.startswith("---\n") and not text.startswith("---\r\n"):
-        return None, None
-    end = re.search(r"\r?\n---\s*(\r?\n|$)", text[3:])
-    if end is None:
-        return None, "frontmatter is not closed by a '---' line"
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+def _frontmatter_error(path: str, text: str) -> str | None:
+    """Why TEXT's frontmatter cannot be read, or None when it can (or there is none)."""
     try:
-        data = yaml.load(text[3 : 3 + end.start()], Loader=loader)  # noqa: S506 - safe loader
-    except yaml.YAMLError as exc:
-        return None, f"frontmatter is not valid YAML ({str(exc).splitlines()[0]})"
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        return None, "frontmatter must be a YAML mapping (key: value lines)"
-    return data, None
+        load_frontmatter(text, path)
+    except FrontmatterError as exc:
+        return str(exc)
+    return None
 
 
 def check_transcript(path: str, text: str, result: CheckResult) -> None:
-    from autopoiesis.errors import TranscriptFormatError
-    from autopoiesis.formats.transcript import parse_meta
-
     try:
         meta = parse_meta(text, path)
     except TranscriptFormatError as exc:
@@ -149,34 +81,17 @@ def check_memory(text: str, cap: int, result: CheckResult) -> None:
 
 
 def check_topic(path: str, text: str, result: CheckResult) -> None:
-    try:
-        from autopoiesis.watch.topics import validate_topic_source
-    except ImportError:
-        validate_topic_source = None
-    if validate_topic_source is not None:
-        errors, warnings = validate_topic_source(path, text)
-        result.errors.extend(errors)
-        result.warnings.extend(warnings)
-        return
-    data, error = _frontmatter(text)
-    if error:
-        result.errors.append(f"{path}: {error}")
-        return
-    if data is None or not data.get("triggers"):
-        result.warnings.append(f"{path}: no triggers; the topic can only be activated by hand.")
-        return
-    for n, trig in enumerate(data.get("triggers") or []):
-        if isinstance(trig, dict) and trig.get("type") == "pattern":
-            try:
-                re.compile(str(trig.get("match", "")))
-            except re.error as exc:
-                result.errors.append(f"{path}: triggers[{n}] pattern {trig.get('match')!r} is not a valid regex ({exc}).")
+    from autopoiesis.watch.topics import validate_topic_source
+
+    errors, warnings = validate_topic_source(path, text)
+    result.errors.extend(errors)
+    result.warnings.extend(warnings)
 
 
 def check_knowledge(path: str, text: str, result: CheckResult) -> None:
-    _, error = _frontmatter(text)
+    error = _frontmatter_error(path, text)
     if error:
-        result.errors.append(f"{path}: {error}. Fix it so readers and the index can parse the file.")
+        result.errors.append(f"{error} Fix it so readers and the index can parse the file.")
 
 
 def pre_commit(root: Path) -> CheckResult:
@@ -184,10 +99,11 @@ def pre_commit(root: Path) -> CheckResult:
     changes = staged_changes(root)
     if not changes:
         return result
-    raw_touched = [p for letter, p, old in changes for p in ((old,) if old else ()) + (p,) if p.startswith("raw/")]
-    committed = _head_has(root, sorted(set(raw_touched)))
+    raw_touched = [p for c in changes for p in ((c.old_path,) if c.old_path else ()) + (c.path,) if p.startswith("raw/")]
+    committed = ls_tree(root, "HEAD", sorted(set(raw_touched)))
     to_read: list[str] = []
-    for letter, path, old in changes:
+    for c in changes:
+        letter, path, old = c.status, c.path, c.old_path
         if letter in "RC" and old and old.startswith("raw/") and old in committed:
             result.errors.append(
                 f"{old}: transcripts under raw/ are immutable; it may not be renamed (to {path}). "
@@ -207,9 +123,9 @@ def pre_commit(root: Path) -> CheckResult:
             to_read.append(path)
         elif path.startswith("knowledge/") and path.endswith(".md"):
             to_read.append(path)
-    blobs = staged_blobs(root, to_read)
+    blobs = cat_file_batch(root, [f":{p}" for p in to_read])
     for path in to_read:
-        raw = blobs.get(path, b"")
+        raw = blobs.get(f":{path}") or b""
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -231,10 +147,8 @@ def pre_commit(root: Path) -> CheckResult:
 
 def post_commit(root: Path) -> int:
     """Hand the commit's changes to the index; never fails the commit."""
-    try:
-        from autopoiesis.index.sync import post_commit_hook
-    except ImportError:
-        return 0
+    from autopoiesis.index.sync import post_commit_hook
+
     try:
         post_commit_hook(MemoryRepo(root))
     except Exception as exc:  # the commit already happened; say so and move on
@@ -272,7 +186,7 @@ def template_dir(name: str) -> Path:
 
 def hooks_dir(root: Path) -> Path:
     """Where git looks for hooks (honours core.hooksPath)."""
-    out = _git(root, "rev-parse", "--git-path", "hooks").decode().strip()
+    out = git(root, "rev-parse", "--git-path", "hooks").decode().strip()
     path = Path(out)
     return path if path.is_absolute() else (root / path)
 
@@ -323,8 +237,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return run(argv[0])
-    except subprocess.CalledProcessError as exc:
-        print(f"autopoiesis: git failed in the {argv[0]} hook: {exc.stderr!r}", file=sys.stderr)
+    except GitCommandError as exc:
+        print(f"autopoiesis: git failed in the {argv[0]} hook: {exc}", file=sys.stderr)
         return 1
 
 

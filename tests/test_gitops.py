@@ -132,3 +132,35 @@ def test_commit_waits_out_a_foreign_index_lock(memory_repo: MemoryRepo) -> None:
     threading.Timer(0.3, lock.unlink).start()
     (memory_repo.root / "knowledge/reference/z.md").write_text("# z\n")
     assert MemoryGit(memory_repo).commit_paths(["knowledge/reference/z.md"], "memory: z\n").sha
+
+
+def test_commit_summary_comes_from_the_commit_message_stage(memory_repo: MemoryRepo, openai_server) -> None:
+    from openai_server import write_llm_config
+
+    from autopoiesis.app.commit import commit_knowledge
+
+    config = memory_repo.root / "memory-config.yaml"
+    write_llm_config(memory_repo.root, openai_server.base_url, models={"commit_message": "small"})
+    subprocess.run(["git", "commit", "-qm", "maintenance: llm config", "--", str(config)], cwd=memory_repo.root, check=True)
+    openai_server.enqueue({"content": "memory: remember that raw transcripts are kept forever\nmore"})
+    mem = memory_repo.memory_file
+    mem.write_text(mem.read_text() + "- 2026-02-16: keep raw transcripts\n")
+    result = commit_knowledge(MemoryRepo(memory_repo.root))
+    assert result.message.splitlines()[0] == "memory: remember that raw transcripts are kept forever"
+    (body,) = openai_server.chat_bodies()
+    assert body["model"] == "small"
+
+
+def test_commit_summary_falls_back_when_the_model_is_down(memory_repo: MemoryRepo, openai_server) -> None:
+    from openai_server import write_llm_config
+
+    from autopoiesis.app.commit import commit_knowledge
+
+    config = memory_repo.root / "memory-config.yaml"
+    write_llm_config(memory_repo.root, openai_server.base_url, max_retries=0)
+    subprocess.run(["git", "commit", "-qm", "maintenance: llm config", "--", str(config)], cwd=memory_repo.root, check=True)
+    openai_server.enqueue({"status": 500, "message": "boom"})
+    mem = memory_repo.memory_file
+    mem.write_text(mem.read_text() + "- 2026-02-16: keep raw transcripts\n")
+    result = commit_knowledge(MemoryRepo(memory_repo.root))
+    assert result.message.splitlines()[0] == "memory: update MEMORY.md (+1 entry)"

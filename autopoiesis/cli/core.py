@@ -132,10 +132,10 @@ def commit(
     session: Optional[str] = typer.Option(None, "--session", help="Transcript path for the Session: line."),
 ) -> None:
     """Commit pending knowledge/ and topics/ changes with a generated message."""
-    from autopoiesis.gitops import MemoryGit
+    from autopoiesis.app.commit import commit_knowledge
 
     repo = get_repo(ctx)
-    result = MemoryGit(repo).commit_pending(message, session=session)
+    result = commit_knowledge(repo, message, session=session)
     if result.sha is None:
         typer.echo("nothing to commit: knowledge/, topics/ and archive/ are unchanged")
         return
