@@ -146,12 +146,22 @@ def pre_commit(root: Path) -> CheckResult:
 
 
 def post_commit(root: Path) -> int:
-    """Hand the commit's changes to the index; never fails the commit."""
-    from autopoiesis.index.sync import post_commit_hook
+    """Hand the commit's changes to the index, as the shell shim does: a detached
+    `python -m autopoiesis.index.sync` when the repo has a search index. Never fails the
+    commit, and imports nothing of the index here (the hook stays on the light path)."""
+    import subprocess
 
+    repo = MemoryRepo(root)
+    if not repo.index_path.exists():
+        return 0
+    log = repo.state_file("index_sync_log")
     try:
-        post_commit_hook(MemoryRepo(root))
-    except Exception as exc:  # the commit already happened; say so and move on
+        with open(log, "ab") as out:
+            subprocess.Popen(
+                [sys.executable, "-m", "autopoiesis.index.sync", "--root", str(repo.root)],
+                cwd=repo.root, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+            )
+    except OSError as exc:  # the commit already happened; say so and move on
         print(f"autopoiesis post-commit: index not updated ({exc}); run `autopoiesis index rebuild`.", file=sys.stderr)
     return 0
 

@@ -131,3 +131,29 @@ def test_hook_path_stays_light(memory_repo: MemoryRepo) -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=memory_repo.root, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ""
+
+
+def test_hooks_run_post_commit_updates_the_index_in_the_background(tmp_path: Path) -> None:
+    """`autopoiesis hooks run post-commit` (the pre-commit framework's entry) hands off to
+    the same detached index sync as the shell shim."""
+    import sys
+    import time
+
+    from autopoiesis.app.initialize import init_memory_repo
+    from autopoiesis.index import SearchIndex
+
+    repo = MemoryRepo(init_memory_repo(tmp_path / "m").root)
+    (repo.root / "knowledge/reference/zither.md").write_text("# Zither\n\nThe zither workshop opens on Fridays.\n")
+    git(repo.root, "add", "-A")
+    git(repo.root, "-c", "core.hooksPath=/dev/null", "commit", "-qm", "no hooks ran")
+    proc = subprocess.run([sys.executable, "-m", "autopoiesis", "hooks", "run", "post-commit"], cwd=repo.root,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    deadline = time.monotonic() + 20
+    hits: list = []
+    while time.monotonic() < deadline and not hits:
+        time.sleep(0.05)
+        with SearchIndex(repo) as index:
+            hits = index.search("zither workshop", limit=1, fresh=False)  # no catch-up: only the hook's sync
+    assert hits, repo.state_file("index_sync_log").read_text()
+    assert hits[0].path == "knowledge/reference/zither.md"

@@ -29,6 +29,14 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from autopoiesis import __version__
+
+        typer.echo(f"autopoiesis {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _global(
     ctx: typer.Context,
@@ -36,21 +44,16 @@ def _global(
         None, "-C", help="The memory repo (default: $AUTOPOIESIS_REPO, else the git top level of the current folder).",
         metavar="DIR",
     ),
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="Print the version and exit."),
 ) -> None:
     ctx.obj = {"repo_dir": repo_dir}
 
 
 def _register() -> None:
-    from autopoiesis.cli import core
+    from autopoiesis.cli import core, lifecycle_cmd, llm_cmd, search_cmd, watch_cmd
 
-    core.register(app)
-    for name in ("search_cmd", "watch_cmd", "lifecycle_cmd", "llm_cmd"):
-        try:
-            module = __import__(f"autopoiesis.cli.{name}", fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"autopoiesis.cli.{name}":
-                raise
-            continue
+    for module in (core, search_cmd, watch_cmd, lifecycle_cmd, llm_cmd):
         module.register(app)
 
 
