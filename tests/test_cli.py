@@ -75,3 +75,11 @@ def test_public_api_names_resolve_lazily() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert int(proc.stdout) >= 20
+
+
+def test_version_prints_the_package_version() -> None:
+    from autopoiesis import __version__
+
+    proc = cli("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"autopoiesis {__version__}"
