@@ -349,26 +349,60 @@ class MemoryGit:
         return proc.stdout
 
     def show_at(self, ref_or_date: str, path: str) -> tuple[str, str]:
-        """(commit, content) of PATH at a tag/commit, or at the last commit before a date."""
+        """(commit, content) of PATH at a tag or commit, or at the last commit before a
+        date (YYYY-MM-DD, an ISO time, or 'yesterday' / 'N days ago' / 'last week').
+        Anything else is refused: git's own date parser reads a mistyped tag such as
+        'milestone/vone' as "now", which would show HEAD's file under the wrong name."""
         rel = self.repo.rel(self.repo.resolve_inside(path))
-        ref = ref_or_date
-        if self.run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False).returncode != 0:
-            if self.run("rev-parse", "-q", "--verify", f"refs/tags/{TAG_PREFIX}/{ref}^{{commit}}", check=False).returncode == 0:
-                ref = f"{TAG_PREFIX}/{ref}"
-            else:
-                when = ref_or_date
-                if re.fullmatch(r"\d{4}-\d\d-\d\d", when):
-                    when += " 23:59:59"
-                found = self.run("rev-list", "-1", f"--before={when}", "HEAD", check=False).stdout.strip()
-                if not found:
-                    raise GitError(f"{ref_or_date!r} is neither a tag, a commit nor a date with history before it.")
-                ref = found
+        ref = self._resolve_commit(ref_or_date)
+        if ref is None:
+            when = _history_date(ref_or_date)
+            if when is None:
+                raise GitError(
+                    f"{ref_or_date!r} is neither a tag, a commit nor a date. Give a tag (daily/2026-02-16, "
+                    "milestone/NAME), a commit, or a date such as 2026-02-16, yesterday or '3 days ago' "
+                    "(`git tag -l 'memory/*'` lists the tags)."
+                )
+            ref = self.run("rev-list", "-1", f"--before={when}", "HEAD", check=False).stdout.strip() or None
+            if ref is None:
+                raise GitError(f"the memory repo has no history before {ref_or_date!r}.")
         commit = self.gitpython.commit(ref)
         try:
             blob = commit.tree / rel
         except KeyError:
             raise GitError(f"{rel} did not exist at {ref_or_date} ({commit.hexsha[:10]}).") from None
         return commit.hexsha, blob.data_stream.read().decode("utf-8", "replace")
+
+    def _resolve_commit(self, ref: str) -> str | None:
+        """The commit REF names (a commit, a branch, a tag, or a tag under memory/), or None."""
+        for candidate in (ref, f"refs/tags/{TAG_PREFIX}/{ref}"):
+            if candidate.startswith("-"):
+                continue
+            proc = self.run("rev-parse", "-q", "--verify", f"{candidate}^{{commit}}", check=False)
+            if proc.returncode == 0:
+                return proc.stdout.strip()
+        return None
+
+
+_RELATIVE_DATE = re.compile(
+    r"^(?:yesterday|today|now|last (?:week|month|year)|\d{1,4} (?:minute|hour|day|week|month|year)s? ago)$"
+)
+
+
+def _history_date(text: str) -> str | None:
+    """TEXT as a date git can be trusted to read, or None when it is not one."""
+    from autopoiesis.core.clock import parse_ts
+    from autopoiesis.errors import TimestampError
+
+    value = text.strip().lower()
+    if _RELATIVE_DATE.match(value):
+        return value
+    if re.fullmatch(r"\d{4}-\d\d-\d\d", value):
+        value += "T23:59:59Z"
+    try:
+        return parse_ts(value).isoformat()
+    except TimestampError:
+        return None
 
 
 def _parse_log(out: str) -> list[CommitInfo]:

@@ -164,3 +164,15 @@ def test_commit_summary_falls_back_when_the_model_is_down(memory_repo: MemoryRep
     mem.write_text(mem.read_text() + "- 2026-02-16: keep raw transcripts\n")
     result = commit_knowledge(MemoryRepo(memory_repo.root))
     assert result.message.splitlines()[0] == "memory: update MEMORY.md (+1 entry)"
+
+
+def test_show_at_refuses_what_is_neither_a_ref_nor_a_date(memory_repo: MemoryRepo) -> None:
+    g = MemoryGit(memory_repo)
+    note = memory_repo.root / "knowledge/reference/storage.md"
+    note.write_text("# Storage\nfiles\n")
+    g.commit_pending("memory: storage")
+    g.tag_named("milestone", "v1")
+    assert "files" in g.show_at("milestone/v1", "knowledge/reference/storage.md")[1]
+    for typo in ("milestone/vone", "lastweek", "--all"):
+        with pytest.raises(GitError, match="neither a tag, a commit nor a date"):
+            g.show_at(typo, "knowledge/reference/storage.md")
