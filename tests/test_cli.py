@@ -83,3 +83,13 @@ def test_version_prints_the_package_version() -> None:
     proc = cli("--version")
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"autopoiesis {__version__}"
+
+
+def test_init_in_an_impossible_place_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for target in ("/proc/autopoiesis-test", str(blocker / "mem")):
+        proc = cli("init", target)
+        assert proc.returncode == 1
+        assert "Traceback" not in proc.stderr
+        assert "cannot create a memory repository" in proc.stderr

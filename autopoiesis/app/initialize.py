@@ -58,7 +58,16 @@ def init_memory_repo(root: Path, *, install_hooks: bool = True, commit: bool = T
     root = Path(root).expanduser()
     if root.exists() and not root.is_dir():
         raise AutopoiesisError(f"{root} exists and is not a folder; pick another path for the memory repo.")
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        probe = root / ".autopoiesis-write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise AutopoiesisError(
+            f"cannot create a memory repository at {root}: {exc.strerror or exc}. "
+            "Pick a writable folder, e.g. `autopoiesis init ~/memory`."
+        ) from None
     root = root.resolve()
     top = git_toplevel(root)
     if top is not None and top.resolve() != root:

@@ -71,3 +71,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)
+    except OSError as exc:
+        # the file system refused (a path that cannot exist, no permission, a full disk):
+        # the user's environment, not a bug, so a message rather than a traceback
+        where = f" ({exc.filename})" if exc.filename else ""
+        typer.echo(f"error: {exc.strerror or exc}{where}. Check the path and its permissions, and the free disk space.", err=True)
+        sys.exit(1)
