@@ -497,8 +497,28 @@ def generate_commit_message(
     return msg
 
 
+_NOT_A_SUMMARY = re.compile(
+    r"^(?:[+@-]|diff\b|index\b|```)|\b(?:sorry|apologi[sz]e|as an ai|language model|i can(?:no|')t|i am unable|i'm unable)\b",
+    re.IGNORECASE,
+)
+SUMMARY_MAX = 72
+
+
 def clean_summary(text: str | None) -> str | None:
-    """The first line of a model's summary without a type prefix, at most 100 characters."""
-    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-    line = re.sub(r"^(conversation|memory|identity|maintenance|explore|extract):\s*", "", line).strip()
-    return line[:100] or None
+    """A model's summary as a commit subject, or None when it is not one.
+
+    Takes the first non-empty line, drops a type prefix and wrapping quotes, and refuses
+    what a model writes instead of a summary: an apology or a refusal, a raw diff line, a
+    code fence, or too little to say anything. A long line is cut at a word to 72
+    characters. The caller then keeps its deterministic summary."""
+    lines = [l.strip() for l in (text or "").splitlines() if l.strip()]
+    if not lines:
+        return None
+    line = lines[0].strip("`\"' ")
+    line = re.sub(r"^(conversation|memory|identity|maintenance|explore|extract)\s*:\s*", "", line, flags=re.IGNORECASE)
+    line = " ".join(line.split()).rstrip(".")
+    if _NOT_A_SUMMARY.search(line) or not line.isprintable() or len(re.findall(r"[^\W\d_]{2,}", line)) < 2:
+        return None
+    if len(line) > SUMMARY_MAX:
+        line = line[: SUMMARY_MAX + 1].rsplit(" ", 1)[0].rstrip(",;:-")
+    return line or None

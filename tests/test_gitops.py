@@ -176,3 +176,36 @@ def test_show_at_refuses_what_is_neither_a_ref_nor_a_date(memory_repo: MemoryRep
     for typo in ("milestone/vone", "lastweek", "--all"):
         with pytest.raises(GitError, match="neither a tag, a commit nor a date"):
             g.show_at(typo, "knowledge/reference/storage.md")
+
+
+@pytest.mark.parametrize("reply", [
+    "I'm sorry, as an AI language model I cannot summarize diffs.",
+    "+- 2026-02-16: keep raw transcripts",
+    "@@ -1,3 +1,4 @@",
+    "```",
+    "ok",
+])
+def test_a_reply_that_is_no_summary_falls_back_to_the_deterministic_subject(memory_repo: MemoryRepo, openai_server, reply: str) -> None:
+    from openai_server import write_llm_config
+
+    from autopoiesis.app.commit import commit_knowledge
+
+    config = memory_repo.root / "memory-config.yaml"
+    write_llm_config(memory_repo.root, openai_server.base_url)
+    subprocess.run(["git", "commit", "-qm", "maintenance: llm config", "--", str(config)], cwd=memory_repo.root, check=True)
+    openai_server.enqueue({"content": reply})
+    mem = memory_repo.memory_file
+    mem.write_text(mem.read_text() + "- 2026-02-16: keep raw transcripts\n")
+    result = commit_knowledge(MemoryRepo(memory_repo.root))
+    assert result.message.splitlines()[0] == "memory: update MEMORY.md (+1 entry)"
+
+
+def test_clean_summary_cuts_a_long_line_at_a_word() -> None:
+    from autopoiesis.gitops import clean_summary
+
+    text = "memory: " + "record the storage decision and why files win over a database " * 3
+    out = clean_summary(text)
+    assert out is not None
+    assert len(out) <= 72
+    assert out.startswith("record the storage decision")
+    assert not out.endswith(" ")
