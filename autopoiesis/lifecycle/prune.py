@@ -39,7 +39,7 @@ from autopoiesis.lifecycle.extract import list_transcripts
 from autopoiesis.lifecycle.stage import LLMStage
 from autopoiesis.lifecycle.writer import KnowledgeWriter
 
-ARCHIVE_MEMORY = "archive/memory/MEMORY.md"
+ARCHIVE_MEMORY = "archive/" + MEMORY_FILE.removeprefix("knowledge/")  # where eviction would put it too
 MAX_PHRASE_LOSS = 0.05
 DECAY_RATE = 0.05  # half-life ~14 days (design §8.5)
 EVICT_SCORE = 0.01

@@ -240,12 +240,6 @@ class KnowledgeWriter:
         self._dirty.clear()
         return written
 
-    def discard(self) -> None:
-        """Forget unflushed changes (a batch that must not land)."""
-        for rel in self._dirty:
-            self._docs.pop(rel, None)
-        self._dirty.clear()
-
     @staticmethod
     def _refresh_counts(relpath: str, doc: kf.KnowledgeDoc) -> kf.KnowledgeDoc:
         if doc.frontmatter is None:

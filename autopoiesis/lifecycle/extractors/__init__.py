@@ -25,8 +25,7 @@ package, in either of two ways:
 
 from __future__ import annotations
 
-from importlib import metadata
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from autopoiesis.errors import UnknownExtractorError
 from autopoiesis.lifecycle.extractors.base import (
@@ -45,6 +44,9 @@ from autopoiesis.lifecycle.extractors.journal import JOURNAL
 from autopoiesis.lifecycle.extractors.lessons import LESSONS
 from autopoiesis.lifecycle.extractors.people import PEOPLE
 from autopoiesis.lifecycle.extractors.procedures import PROCEDURES
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 ENTRY_POINT_GROUP = "autopoiesis.extractors"
 BUILTIN_EXTRACTORS: tuple[Extractor, ...] = (DECISIONS, LESSONS, PEOPLE, PROCEDURES, FACTS, JOURNAL)
@@ -110,8 +112,10 @@ class ExtractorRegistry:
         return added
 
 
-def entry_points(group: str) -> list[metadata.EntryPoint]:
+def entry_points(group: str) -> list["EntryPoint"]:
     """The installed entry points of GROUP (the one place the metadata is asked)."""
+    from importlib import metadata  # ~40 ms (it parses e-mail headers): only when asked
+
     return sorted(metadata.entry_points(group=group), key=lambda ep: ep.name)
 
 
