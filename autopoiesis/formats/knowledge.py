@@ -296,7 +296,8 @@ def parse(text: str) -> KnowledgeDoc:
     final_newline = body.endswith("\n")
     raw_lines = body[:-1].split("\n") if final_newline else (body.split("\n") if body else [])
     sections: list[Section] = []
-    current_level, current_title, current = 0, "", []  # type: ignore[var-annotated]
+    current_level, current_title = 0, ""
+    current: list[Line] = []
     in_fence = False
     for line in raw_lines:
         if line.startswith("```"):
@@ -329,7 +330,9 @@ def render(doc: KnowledgeDoc) -> str:
 def new_doc(meta: dict[str, Any], title: str | None, sections: tuple[str, ...] = (), level: int = 2) -> KnowledgeDoc:
     """A fresh file: frontmatter, `# TITLE`, empty sections separated by blank lines."""
     fm = "".join(f"{k}: {meta_value(v)}\n" for k, v in meta.items())
-    pre: list[Line] = [""] + ([f"# {title}"] if title else [])
+    pre: list[Line] = [""]
+    if title:
+        pre.append(f"# {title}")
     secs = [Section(0, "", tuple(pre + ([""] if sections and title else [])))]
     for i, name in enumerate(sections):
         secs.append(Section(level, name, ("",) if i < len(sections) - 1 else ()))

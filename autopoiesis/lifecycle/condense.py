@@ -50,7 +50,7 @@ class MemoryCondenser(LLMStage):
 
     @property
     def llm(self) -> Any:
-        client = LLMStage.llm.fget(self)
+        client = super().llm
         self.pruner._llm = client  # one client for the condenser and its pruner
         return client
 

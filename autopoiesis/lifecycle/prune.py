@@ -197,7 +197,7 @@ class MemoryPruner(LLMStage):
             return MaintenanceResult()
         moved: list[tuple[str, kf.Entry]] = []
 
-        def victims() -> list[tuple[int, int, int]]:  # (priority, section, line) oldest first
+        def victims(doc: kf.KnowledgeDoc) -> list[tuple[int, int, int]]:  # (priority, section, line) oldest first
             order = {"active context": 0, "lessons learned": 1, "key decisions": 1}
             found = []
             for si, s in enumerate(doc.sections):
@@ -209,7 +209,7 @@ class MemoryPruner(LLMStage):
             return [(r, si, li) for r, _, si, li in found]
 
         while doc.line_count() > self.cap:
-            cands = victims()
+            cands = victims(doc)
             if not cands:
                 break
             _, si, li = cands[0]

@@ -28,7 +28,7 @@ import fnmatch
 import logging
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import PurePosixPath
 from typing import Iterable, Iterator
 
@@ -339,9 +339,12 @@ class KnowledgeWriter:
     def _touch(doc: kf.KnowledgeDoc, at: datetime) -> kf.KnowledgeDoc:
         stamp = format_ts(at)
         current = doc.meta().get("updated")
-        cur = str(current.isoformat() if hasattr(current, "isoformat") else current or "")
         if isinstance(current, datetime):
             cur = format_ts(current)
+        elif isinstance(current, date):
+            cur = current.isoformat()
+        else:
+            cur = str(current or "")
         if cur < stamp or not cur:
             doc = doc.with_meta(updated=stamp)
         return doc

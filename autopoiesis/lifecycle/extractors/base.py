@@ -188,8 +188,13 @@ class ExtractorPlugin(Protocol):
     """What a registry holds and KnowledgeExtractor runs. `Extractor` below is the usual
     way to build one; a plugin may bring any object with these members."""
 
-    name: str
-    description: str
+    @property
+    def name(self) -> str:
+        """What `--extractors NAME` selects; unique in a registry."""
+        ...
+
+    @property
+    def description(self) -> str: ...
 
     @property
     def key(self) -> str:

@@ -45,7 +45,7 @@ def procedures_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
                 m = _PROC_INTRO.search(line)
                 if not m:
                     continue
-                steps = []
+                steps: list[str] = []
                 for nxt in lines[i + 1:]:
                     if not nxt.strip() and not steps:
                         continue
