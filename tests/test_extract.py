@@ -137,7 +137,7 @@ def test_rejected_changes_stay_pending_then_fall_back(memory_repo: MemoryRepo, t
             assert len(r.failed) == 1
         assert ex.state.rows("pending")[0].attempts == len(BACKOFF_MINUTES) + 1
     assert tree_snapshot(memory_repo.root) == before
-    log = (memory_repo.root / ".autopoiesis/logs/lifecycle.jsonl").read_text().splitlines()
+    log = memory_repo.state_file("lifecycle_log").read_text().splitlines()
     assert any(json.loads(l)["event"] == "extract_failed" for l in log)
 
 
@@ -235,3 +235,119 @@ def test_cli_extract(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     assert r.exit_code != 0 and "No extractor named 'nope'" in str(r.exception or r.output)
     r = runner.invoke(app, ["-C", str(memory_repo.root), "extract", "../x.md"])
     assert r.exit_code != 0
+
+
+# ── extending the registry: in code, and by an installed entry point ──
+TICKET_SESSION = session("ses_t", "2026-02-17T09:00:00Z",
+                         ("user", "The login bug is tracked as TICKET-481. Please keep it in mind."),
+                         ("agent", "Noted, TICKET-481 it is."))
+
+
+def tickets_offline(src, key: str) -> list[KnowledgeChange]:
+    """A plugin's extractor: every TICKET-N mentioned -> knowledge/reference/tickets.md."""
+    import re
+
+    found = dict.fromkeys(m for s in src.sentences for m in re.findall(r"\bTICKET-\d+\b", s.text))
+    return [KnowledgeChange("knowledge/reference/tickets.md", "append", "Tickets", f"{t} was discussed in {src.session_id}",
+                            src.provenance(None, key)) for t in found]
+
+
+def test_a_registered_extractor_runs_through_the_library(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    import_sessions(memory_repo, tmp_path, [TICKET_SESSION])
+    reg = default_registry(plugins=False)
+    reg.register(Extractor("tickets", 1, "ticket ids -> reference/tickets.md", ("knowledge/reference/tickets.md",),
+                           frozenset({"append"}), tickets_offline))
+    assert reg.names()[-1] == "tickets"
+    with KnowledgeExtractor(memory_repo, registry=reg) as ex:
+        report = ex.extract_pending(["tickets"])
+        sha = ex.commit(report)
+        assert ex.extract_pending(["tickets"]).already_done == 1  # exactly once, like the built-ins
+    assert [k for _, k, _ in report.processed] == ["tickets@1"] and report.paths == ("knowledge/reference/tickets.md",)
+    text = (memory_repo.root / "knowledge/reference/tickets.md").read_text()
+    assert "TICKET-481 was discussed in ses_t" in text and sha
+
+
+def test_any_object_with_the_plugin_members_registers(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    from autopoiesis.lifecycle.extractors import ExtractorPlugin
+
+    class Tickets:  # not an Extractor: only the ExtractorPlugin members
+        name, description, key, has_llm_flavour = "tickets", "ticket ids", "tickets@3", False
+        policy = WritePolicy("tickets@3", ("knowledge/reference/*.md",), frozenset({"append"}))
+
+        def run_offline(self, src):
+            return tickets_offline(src, self.key)
+
+        def run_llm(self, src, llm, model=None):
+            return self.run_offline(src)
+
+    assert isinstance(Tickets(), ExtractorPlugin)
+    reg = ExtractorRegistry([Tickets()])
+    with pytest.raises(TypeError, match="not an extractor"):
+        reg.register("tickets")  # type: ignore[arg-type]
+    import_sessions(memory_repo, tmp_path, [TICKET_SESSION])
+    with KnowledgeExtractor(memory_repo, registry=reg) as ex:
+        report = ex.extract_pending()
+    assert [k for _, k, _ in report.processed] == ["tickets@3"] and report.added == 1
+
+
+def _install_plugin(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A distribution on sys.path, as pip would leave it: a module and its dist-info
+    declaring entry points in the group autopoiesis.extractors (one of them broken)."""
+    import sys
+    import textwrap
+
+    (root / "ap_ticket_plugin.py").write_text(textwrap.dedent('''
+        import re
+        from autopoiesis.lifecycle.extractors import Extractor
+        from autopoiesis.lifecycle.writer import KnowledgeChange
+
+        def offline(src, key):
+            found = dict.fromkeys(t for s in src.sentences for t in re.findall(r"\\bTICKET-\\d+\\b", s.text))
+            return [KnowledgeChange("knowledge/reference/tickets.md", "append", "Tickets", f"{t} was discussed",
+                                    src.provenance(None, key)) for t in found]
+
+        TICKETS = Extractor("tickets", 1, "ticket ids -> reference/tickets.md", ("knowledge/reference/tickets.md",),
+                            frozenset({"append"}), offline)
+
+        def more():
+            return [Extractor("tickets2", 1, "the same, as a factory", ("knowledge/reference/tickets.md",),
+                              frozenset({"append"}), offline)]
+
+        def impostor():
+            return Extractor("decisions", 9, "a plugin's decisions", ("knowledge/**",), frozenset({"append"}), offline)
+    '''))
+    info = root / "ap_ticket_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ap-ticket-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[autopoiesis.extractors]\ntickets = ap_ticket_plugin:TICKETS\ntickets2 = ap_ticket_plugin:more\n"
+        "broken = ap_ticket_plugin:no_such_name\nimpostor = ap_ticket_plugin:impostor\n"
+    )
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delitem(sys.modules, "ap_ticket_plugin", raising=False)
+
+
+def test_extractors_from_an_installed_entry_point(memory_repo: MemoryRepo, tmp_path: Path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from autopoiesis.cli import app
+
+    plugin_dir = tmp_path / "site"
+    plugin_dir.mkdir()
+    _install_plugin(plugin_dir, monkeypatch)
+    reg = default_registry()
+    assert reg.names()[:6] == ["decisions", "lessons", "people", "procedures", "facts", "journal"]
+    assert "tickets" in reg.names() and "tickets2" in reg.names()
+    assert reg.get("decisions").key == "decisions@1"  # a plugin cannot take a built-in's name
+    errors = "\n".join(reg.load_errors)
+    assert "'broken'" in errors and "did not load" in errors and "'decisions' is already registered" in errors
+    assert default_registry(plugins=False).names() == reg.names()[:6]
+
+    paths = import_sessions(memory_repo, tmp_path, [TICKET_SESSION])
+    runner = CliRunner()
+    r = runner.invoke(app, ["-C", str(memory_repo.root), "extract", "--list"])
+    assert r.exit_code == 0 and "tickets@1" in r.output, r.output
+    r = runner.invoke(app, ["-C", str(memory_repo.root), "extract", paths[0], "--extractors", "tickets"])
+    assert r.exit_code == 0, r.output
+    assert "wrote knowledge/reference/tickets.md" in r.output and "committed" in r.output
+    assert "TICKET-481 was discussed" in (memory_repo.root / "knowledge/reference/tickets.md").read_text()

@@ -35,8 +35,11 @@ def register(app: typer.Typer) -> None:
         from autopoiesis.lifecycle.extractors import default_registry
 
         if list_:
-            for e in default_registry().select():
+            registry = default_registry()
+            for e in registry.select():
                 typer.echo(f"{e.key:<14} {e.description}")
+            for problem in registry.load_errors:
+                typer.echo(f"skipped: {problem}", err=True)
             return
         if not transcripts and not pending:
             raise fail("name transcripts to extract, or pass --pending for everything not yet extracted.", 2)
@@ -72,6 +75,7 @@ def register(app: typer.Typer) -> None:
         commit: bool = typer.Option(True, "--commit/--no-commit"),
     ) -> None:
         """Condense episodic memory: the daily journal, the weekly MEMORY.md rollup, the monthly distillation."""
+        from autopoiesis.app.usage import inclusion_counts
         from autopoiesis.cli._common import fail, get_repo, parse_date_option
         from autopoiesis.lifecycle.condense import MemoryCondenser
 
@@ -79,7 +83,7 @@ def register(app: typer.Typer) -> None:
             raise fail(f"unknown period {period!r}; use daily, weekly or monthly.", 2)
         when = parse_date_option(day, "--date")
         repo = get_repo(ctx)
-        with MemoryCondenser(repo) as c:
+        with MemoryCondenser(repo, usage=inclusion_counts(repo)) as c:
             result = {"daily": c.daily_summary, "weekly": c.weekly_rollup, "monthly": c.monthly_distillation}[period](when, commit=commit)
         typer.echo(result.summary())
 
@@ -89,11 +93,12 @@ def register(app: typer.Typer) -> None:
         commit: bool = typer.Option(True, "--commit/--no-commit"),
     ) -> None:
         """Enforce the MEMORY.md cap, archive old journals, evict stale knowledge (recency x frequency)."""
+        from autopoiesis.app.usage import inclusion_counts
         from autopoiesis.cli._common import get_repo
         from autopoiesis.lifecycle.prune import MemoryPruner
 
         repo = get_repo(ctx)
-        with MemoryPruner(repo) as p:
+        with MemoryPruner(repo, usage=inclusion_counts(repo)) as p:
             result = p.prune_all(commit=commit)
         typer.echo(result.summary())
 

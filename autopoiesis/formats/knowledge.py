@@ -32,8 +32,12 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Iterator
+
+from autopoiesis.core.clock import format_minute, format_ts, utc
+from autopoiesis.core.frontmatter import parse_yaml, scalar
+from autopoiesis.errors import FrontmatterError
 
 ENTRY_ID_RE = re.compile(r"^\d{8}-\d{4}-[0-9a-f]{6}$")
 _ENTRY_RE = re.compile(
@@ -50,15 +54,13 @@ def make_entry_id(when: datetime, *salt: str) -> str:
     """Seed 002's id shape, `YYYYMMDD-HHMM-xxxxxx`, with the 6 hex digits derived from
     SALT (the source and the text) instead of os.urandom: replaying the same transcripts
     then gives the same ids, so two replays diff only where their knowledge differs."""
-    w = when.astimezone(timezone.utc) if when.tzinfo else when
     digest = hashlib.blake2s("\x00".join(salt).encode("utf-8"), digest_size=3).hexdigest()
-    return f"{w.strftime('%Y%m%d-%H%M')}-{digest}"
+    return f"{utc(when).strftime('%Y%m%d-%H%M')}-{digest}"
 
 
 def format_at(when: datetime) -> str:
     """Turn time of a citation: UTC, minute precision (transcript turns have minutes)."""
-    w = when.astimezone(timezone.utc) if when.tzinfo else when
-    return w.strftime("%Y-%m-%dT%H:%MZ")
+    return format_minute(when)
 
 
 def normalize_fact(text: str) -> str:
@@ -140,14 +142,10 @@ class KnowledgeDoc:
         """The frontmatter as a mapping ({} when absent or not a mapping)."""
         if not self.frontmatter:
             return {}
-        import yaml
-
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         try:
-            data = yaml.load(self.frontmatter, Loader=loader)  # noqa: S506 - safe loader
-        except yaml.YAMLError:
-            return {}
-        return data if isinstance(data, dict) else {}
+            return parse_yaml(self.frontmatter, "knowledge file")
+        except FrontmatterError:
+            return {}  # a hand edit broke the YAML: the file still reads, its metadata does not
 
     def entries(self) -> Iterator[tuple[Section, Entry]]:
         for s in self.sections:
@@ -238,7 +236,7 @@ class KnowledgeDoc:
         line (comments, order, nested keys) as it was."""
         lines = self.frontmatter[:-1].split("\n") if self.frontmatter else []
         for key, value in values.items():
-            rendered = f"{key}: {yaml_scalar(value)}"
+            rendered = f"{key}: {meta_value(value)}"
             for i, line in enumerate(lines):
                 m = _FM_KEY_RE.match(line)
                 if m and m["key"] == key:
@@ -253,28 +251,20 @@ class KnowledgeDoc:
         return replace(self, frontmatter="".join(l + "\n" for l in lines))
 
 
-def yaml_scalar(value: Any) -> str:
-    """A one-line YAML value (flow lists for sequences)."""
-    import json
+_DATE_OR_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d(T\d\d:\d\d:\d\dZ)?")
 
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    if isinstance(value, datetime):
-        return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+def meta_value(value: Any) -> str:
+    """A one-line YAML value for a frontmatter key: core.frontmatter's scalar, except that
+    sequences are flow lists and dates and UTC timestamps stay plain (as the design writes
+    them, and so that they read back as dates)."""
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
-    text = str(value)
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_ ./@+-]*", text) and text.lower() not in {
-        "null", "true", "false", "yes", "no", "on", "off", "y", "n"
-    } and not text.endswith(" "):
-        return text
-    if re.fullmatch(r"\d{4}-\d\d-\d\d(T\d\d:\d\d:\d\dZ)?", text):
-        return text  # dates and timestamps stay plain, as the design writes them
-    return json.dumps(text, ensure_ascii=False)
+        return "[" + ", ".join(meta_value(v) for v in value) + "]"
+    if isinstance(value, datetime):
+        return format_ts(value)
+    if isinstance(value, str) and _DATE_OR_TIMESTAMP.fullmatch(value):
+        return value
+    return scalar(value)
 
 
 def parse_line(line: str) -> Line:
@@ -292,7 +282,10 @@ def parse_line(line: str) -> Line:
 
 
 def parse(text: str) -> KnowledgeDoc:
-    """Parse any text into a KnowledgeDoc; never fails (unknown shapes stay plain lines)."""
+    """Parse any text into a KnowledgeDoc; never fails (unknown shapes stay plain lines).
+
+    The fences are found here, not by core.frontmatter.split: that one normalises BOM and
+    CRLF and refuses an unclosed fence, and this parse must give back every byte."""
     frontmatter: str | None = None
     body = text
     if text.startswith("---\n"):
@@ -303,7 +296,8 @@ def parse(text: str) -> KnowledgeDoc:
     final_newline = body.endswith("\n")
     raw_lines = body[:-1].split("\n") if final_newline else (body.split("\n") if body else [])
     sections: list[Section] = []
-    current_level, current_title, current = 0, "", []  # type: ignore[var-annotated]
+    current_level, current_title = 0, ""
+    current: list[Line] = []
     in_fence = False
     for line in raw_lines:
         if line.startswith("```"):
@@ -335,8 +329,10 @@ def render(doc: KnowledgeDoc) -> str:
 
 def new_doc(meta: dict[str, Any], title: str | None, sections: tuple[str, ...] = (), level: int = 2) -> KnowledgeDoc:
     """A fresh file: frontmatter, `# TITLE`, empty sections separated by blank lines."""
-    fm = "".join(f"{k}: {yaml_scalar(v)}\n" for k, v in meta.items())
-    pre: list[Line] = [""] + ([f"# {title}"] if title else [])
+    fm = "".join(f"{k}: {meta_value(v)}\n" for k, v in meta.items())
+    pre: list[Line] = [""]
+    if title:
+        pre.append(f"# {title}")
     secs = [Section(0, "", tuple(pre + ([""] if sections and title else [])))]
     for i, name in enumerate(sections):
         secs.append(Section(level, name, ("",) if i < len(sections) - 1 else ()))
@@ -350,10 +346,10 @@ __all__ = [
     "Section",
     "format_at",
     "make_entry_id",
+    "meta_value",
     "new_doc",
     "normalize_fact",
     "parse",
     "parse_line",
     "render",
-    "yaml_scalar",
 ]

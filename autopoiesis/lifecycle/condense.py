@@ -15,17 +15,20 @@ steps ask the condense stage for bullets (JSON), which still go through the writ
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
+from autopoiesis.core.clock import iso_week, parse_ts, utc_now
+from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
+from autopoiesis.core.text import slugify
 from autopoiesis.errors import LLMResponseError, LLMUnavailableError
 from autopoiesis.formats import knowledge as kf
-from autopoiesis.lifecycle.extractors import SourceTranscript, default_registry, reply_items, slug
+from autopoiesis.lifecycle.extractors.base import NAME_SLUG_LEN, SourceTranscript, reply_items
+from autopoiesis.lifecycle.extractors.journal import JOURNAL
 from autopoiesis.lifecycle.prune import MaintenanceResult, MemoryPruner
 from autopoiesis.lifecycle.stage import LLMStage
 from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance, WritePolicy
-from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 
 PROMPTS = Path(__file__).parent / "prompts"
 DAILY = WritePolicy("condense.daily@1", ("knowledge/journal/*.md",), frozenset({"append"}))
@@ -35,17 +38,19 @@ _PREFIX = re.compile(r"^(Decided|Lesson): ")
 
 class MemoryCondenser(LLMStage):
     def __init__(self, repo: MemoryRepo, *, llm: Any = None, now: Callable[[], datetime] | None = None,
-                 use_llm: bool | None = None, writer: KnowledgeWriter | None = None):
+                 use_llm: bool | None = None, writer: KnowledgeWriter | None = None,
+                 usage: Mapping[str, int] | None = None):
+        """USAGE: the compiler's inclusion counts, for the monthly eviction (see MemoryPruner)."""
         self.repo = repo
         self._init_llm(llm)
-        self.now = now or (lambda: datetime.now(timezone.utc))
+        self.now = now or utc_now
         self.use_llm = (repo.config.llm.provider != "offline") if use_llm is None else use_llm
         self.writer = writer or KnowledgeWriter(repo)
-        self.pruner = MemoryPruner(repo, llm=llm, now=self.now, writer=self.writer)
+        self.pruner = MemoryPruner(repo, llm=llm, now=self.now, writer=self.writer, usage=usage)
 
     @property
     def llm(self) -> Any:
-        client = LLMStage.llm.fget(self)
+        client = super().llm
         self.pruner._llm = client  # one client for the condenser and its pruner
         return client
 
@@ -67,12 +72,11 @@ class MemoryCondenser(LLMStage):
         srcs = self._transcripts_of(day)
         if not srcs:
             return MaintenanceResult((f"no transcripts on {day.isoformat()}; no journal written",))
-        journal = default_registry().get("journal")
         changes: list[KnowledgeChange] = []
         if self.use_llm:
             changes = self._daily_llm(day, srcs)
         if not changes:
-            changes = [c for s in srcs for c in journal.run_offline(s)]
+            changes = [c for s in srcs for c in JOURNAL.run_offline(s)]
         changes = [KnowledgeChange(**{**c.__dict__, "provenance": Provenance(c.provenance.source, c.provenance.at, DAILY.producer,
                                                                                  c.provenance.session)}) for c in changes]
         report = self.writer.apply(changes, DAILY)
@@ -98,7 +102,7 @@ class MemoryCondenser(LLMStage):
         for d in reply_items(data, "bullet"):
             text = str(d["bullet"]).strip()
             src = max(srcs, key=lambda s: len(set(text.lower().split()) & set(s.text.lower().split())))
-            topic = slug(str(d.get("topic") or "general").replace("/", " ")) or "general"
+            topic = slugify(str(d.get("topic") or "general").replace("/", " "), NAME_SLUG_LEN) or "general"
             out.append(KnowledgeChange(path, "append", topic, text, src.provenance(src.locate(text), DAILY.producer),
                                        dated=False, section_level=3))
         return out
@@ -117,8 +121,7 @@ class MemoryCondenser(LLMStage):
 
     def weekly_rollup(self, day: date | None = None, *, commit: bool = True) -> MaintenanceResult:
         day = day or self.now().date()
-        year, week, _ = day.isocalendar()
-        label = f"{year}-W{week:02d}"
+        label = iso_week(day)
         journals = self._journals_of_week(day)
         if not journals:
             return MaintenanceResult((f"no journals in {label}; MEMORY.md unchanged",))
@@ -166,7 +169,7 @@ class MemoryCondenser(LLMStage):
 
     @staticmethod
     def _prov(e: kf.Entry) -> Provenance:
-        at = datetime.strptime(e.at, "%Y-%m-%dT%H:%MZ").replace(tzinfo=timezone.utc) if e.at else datetime.now(timezone.utc)
+        at = parse_ts(e.at, "the entry's time") if e.at else utc_now()
         return Provenance(e.source or "", at, WEEKLY.producer)
 
     def _weekly_llm(self, label: str, journals: list[tuple[date, str, kf.KnowledgeDoc]]) -> list[KnowledgeChange]:

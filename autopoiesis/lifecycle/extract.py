@@ -10,7 +10,7 @@ Flavour: the LLM flavour when `llm.provider` is not offline, else the offline fl
 times, and a thousand-transcript replay spends nothing on prompts).
 
 Failures (endpoint down, a reply that is not JSON or has the wrong shape, a change the
-writer's guard refuses) are logged to `.autopoiesis/logs/lifecycle.jsonl`, and the
+writer's guard refuses) are logged to the lifecycle log (`repo.state_file("lifecycle_log")`), and the
 (transcript, extractor) pair goes to the retry queue with seed 000's backoff; after the
 last retry the offline flavour runs instead. Nothing is skipped silently.
 
@@ -20,10 +20,9 @@ by the single writer in chronological order, so results do not depend on timing.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -36,11 +35,15 @@ from autopoiesis.errors import (
     TranscriptFormatError,
     UnsafePathError,
 )
-from autopoiesis.lifecycle.extractors import Extractor, ExtractorRegistry, SourceTranscript, default_registry
+from autopoiesis.core.clock import utc_now
+from autopoiesis.core.events import EventLog
+from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo
+from autopoiesis.formats.transcript import parse_meta
+from autopoiesis.gitops import MemoryGit
+from autopoiesis.lifecycle.extractors import ExtractorPlugin, ExtractorRegistry, SourceTranscript, default_registry
 from autopoiesis.lifecycle.stage import LLMStage
-from autopoiesis.lifecycle.state import ExtractionState, utcnow
+from autopoiesis.lifecycle.state import ExtractionState
 from autopoiesis.lifecycle.writer import ApplyReport, KnowledgeWriter
-from autopoiesis.core.paths import MemoryRepo
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +116,6 @@ class _Outcome:
 
 def list_transcripts(repo: MemoryRepo) -> list[tuple[datetime, str]]:
     """(started, repo-relative path) of every closed transcript, oldest first."""
-    from autopoiesis.formats.transcript import parse_meta
-
     out = []
     base = repo.conversations_dir
     if not base.is_dir():
@@ -145,7 +146,7 @@ class KnowledgeExtractor(LLMStage):
         model: str | None = None,
         state: ExtractionState | None = None,
         use_llm: bool | None = None,
-        now: Callable[[], datetime] = utcnow,
+        now: Callable[[], datetime] = utc_now,
         log_repo: MemoryRepo | None = None,
     ):
         self.repo = repo
@@ -157,7 +158,7 @@ class KnowledgeExtractor(LLMStage):
         self._own_state = state is None
         self.now = now
         self.writer = KnowledgeWriter(repo)
-        self._log_path = (log_repo or repo).state_path("logs", "lifecycle.jsonl")
+        self._log = EventLog((log_repo or repo).state_file("lifecycle_log"))
 
     # ── resources ──
     def close(self) -> None:
@@ -171,7 +172,7 @@ class KnowledgeExtractor(LLMStage):
         """Run EXTRACTORS (default: all) on one transcript. Done pairs are skipped unless
         FORCE; a pending retry runs now (the user asked for it)."""
         full = self.repo.resolve_inside(transcript_path if Path(transcript_path).is_absolute()
-                                        else self._relative(transcript_path), under="raw/conversations")
+                                        else self._relative(transcript_path), under=CONVERSATIONS_DIR)
         src = self._load(self.repo.rel(full))
         return self._run([src], self.registry.select(extractors), force=force, respect_backoff=False)
 
@@ -225,7 +226,7 @@ class KnowledgeExtractor(LLMStage):
         text = (self.repo.root / rel).read_text(encoding="utf-8")
         return SourceTranscript.from_text(rel, text)
 
-    def _run(self, srcs: list[SourceTranscript], exs: list[Extractor], *, force: bool = False,
+    def _run(self, srcs: list[SourceTranscript], exs: list[ExtractorPlugin], *, force: bool = False,
              respect_backoff: bool) -> ExtractionReport:
         acc = _Acc()
         lock = self.repo.lock("extract")
@@ -246,10 +247,10 @@ class KnowledgeExtractor(LLMStage):
         self.state.mark_done(acc.to_mark, self.now())
         acc.to_mark = []
 
-    def _run_chunk(self, srcs: list[SourceTranscript], exs: list[Extractor], acc: _Acc, done: set[tuple[str, str]],
+    def _run_chunk(self, srcs: list[SourceTranscript], exs: list[ExtractorPlugin], acc: _Acc, done: set[tuple[str, str]],
                    *, fallback_now: bool, respect_backoff: bool, force: bool) -> None:
         now = self.now()
-        jobs: list[tuple[SourceTranscript, Extractor]] = []
+        jobs: list[tuple[SourceTranscript, ExtractorPlugin]] = []
         for src in srcs:
             acc.transcripts.append(src.path)
             for ex in exs:
@@ -276,16 +277,16 @@ class KnowledgeExtractor(LLMStage):
                 to_mark.append((src.content_hash, ex.key, src.path, out.flavour))
                 done.add((src.content_hash, ex.key))
                 continue
-            self._log("extract_failed", path=src.path, extractor=ex.key, flavour=out.flavour, error=error)
+            self._note("extract_failed", path=src.path, extractor=ex.key, flavour=out.flavour, error=error)
             row = self.state.record_failure(src.content_hash, ex.key, src.path, error, now)
             if fallback_now or self.state.exhausted(row):
                 try:
                     acc.apply.merge(self.writer.apply(ex.run_offline(src), ex.policy))
                 except (ChangeRejectedError, UnsafePathError) as exc:
-                    self._log("fallback_failed", path=src.path, extractor=ex.key, error=str(exc))
+                    self._note("fallback_failed", path=src.path, extractor=ex.key, error=str(exc))
                     acc.failed.append(Failure(src.path, ex.key, f"{error}; offline fallback refused too: {exc}", None))
                     continue
-                self._log("fell_back", path=src.path, extractor=ex.key)
+                self._note("fell_back", path=src.path, extractor=ex.key)
                 acc.fell_back.append((src.path, ex.key))
                 acc.processed.append((src.path, ex.key, "offline-fallback"))
                 to_mark.append((src.content_hash, ex.key, src.path, "offline-fallback"))
@@ -293,16 +294,16 @@ class KnowledgeExtractor(LLMStage):
             else:
                 acc.failed.append(Failure(src.path, ex.key, error, row.next_retry_at))
 
-    def _extract_all(self, jobs: list[tuple[SourceTranscript, Extractor]]) -> list[_Outcome]:
+    def _extract_all(self, jobs: list[tuple[SourceTranscript, ExtractorPlugin]]) -> list[_Outcome]:
         if not jobs:
             return []
         if not self.use_llm:
             return [self._extract_one(j) for j in jobs]
         return self.llm.map_concurrent(self._extract_one, jobs)
 
-    def _extract_one(self, job: tuple[SourceTranscript, Extractor]) -> _Outcome:
+    def _extract_one(self, job: tuple[SourceTranscript, ExtractorPlugin]) -> _Outcome:
         src, ex = job
-        flavour = "llm" if (self.use_llm and ex.from_llm is not None) else "offline"
+        flavour = "llm" if (self.use_llm and ex.has_llm_flavour) else "offline"
         try:
             if flavour == "llm":
                 return _Outcome(ex.run_llm(src, self.llm, self.model), flavour)
@@ -310,19 +311,15 @@ class KnowledgeExtractor(LLMStage):
         except (LLMUnavailableError, LLMResponseError, ValueError, ChangeRejectedError) as exc:
             return _Outcome(None, flavour, f"{type(exc).__name__}: {exc}")
 
-    def _log(self, event: str, **fields: Any) -> None:
-        row = {"ts": datetime.now(timezone.utc).isoformat(timespec="seconds"), "event": event, **fields}
+    def _note(self, event: str, **fields: Any) -> None:
         log.warning("%s: %s", event, fields)
-        with open(self._log_path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self._log.append({"event": event, **fields})
 
     # ── committing ──
     def commit(self, report: ExtractionReport, *, commit_type: str = "memory") -> str | None:
         """Commit exactly the files this run wrote (nothing else the user has pending)."""
         if not report.paths:
             return None
-        from autopoiesis.gitops import MemoryGit
-
         names = sorted({Path(t).stem for t in report.transcripts})
         what = names[0] if len(names) == 1 else f"{len(names)} sessions"
         body = f"{report.summary()}\n"
@@ -332,7 +329,8 @@ class KnowledgeExtractor(LLMStage):
 
 
 def on_session_end(repo: MemoryRepo, transcript_path: str | Path, *, commit: bool = True) -> ExtractionReport | None:
-    """Capture calls this after a transcript is committed. Runs the extractors on it when
+    """The session-end callback: the app layer hands this function to capture, which calls
+    it after a transcript is committed (capture never imports the lifecycle). Runs the extractors on it when
     `lifecycle.extraction_trigger` is `on_session_end` (else returns None), commits what
     they wrote as `memory:`. Never raises: a failure is logged and the transcript stays
     pending for `autopoiesis extract --pending`."""
@@ -346,10 +344,8 @@ def on_session_end(repo: MemoryRepo, transcript_path: str | Path, *, commit: boo
     except (AutopoiesisError, OSError) as exc:
         log.warning("extraction after session end failed for %s: %s; it stays pending", transcript_path, exc)
         try:
-            with open(repo.state_path("logs", "lifecycle.jsonl"), "a", encoding="utf-8") as fh:
-                fh.write(json.dumps({"ts": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                                     "event": "on_session_end_failed", "path": str(transcript_path),
-                                     "error": str(exc)}) + "\n")
+            EventLog(repo.state_file("lifecycle_log")).append(
+                {"event": "on_session_end_failed", "path": str(transcript_path), "error": str(exc)})
         except OSError:
             pass
         return None

@@ -9,8 +9,10 @@ auto-loaded), and git history keeps everything else.
   archive/memory/MEMORY.md under the same sections, until it fits.
 * prune_journals: journals older than `lifecycle.journal_retention_days` -> archive/journal/.
 * score_and_evict: score = exp(-0.05 × days since `updated`) × references (1 + recent
-  transcripts that mention the file's subject); below 0.01 and older than 30 days ->
-  archive/ (same path below knowledge/).
+  transcripts that mention the file's subject + the times the context compiler included
+  it); below 0.01 and older than 30 days -> archive/ (same path below knowledge/). The
+  inclusion counts are the app layer's (`autopoiesis.app.usage`): the caller passes them
+  in as `usage`, so the lifecycle never imports the compiler.
 * compact: a rewrite (by the compact LLM stage, or given) is accepted only when it keeps
   at least 95% of the file's distinct noun phrases; otherwise the file is left as it was
   and flagged `needs_compact: true` for a person to look at.
@@ -24,20 +26,26 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
+from autopoiesis.core.clock import format_ts_micro, parse_day, parse_ts, utc_now
+from autopoiesis.core.events import EventLog
+from autopoiesis.core.paths import INDEX_FILES, MEMORY_FILE, MemoryRepo
+from autopoiesis.core.text import STOPWORDS, words
+from autopoiesis.errors import TimestampError
 from autopoiesis.formats import knowledge as kf
+from autopoiesis.gitops import MemoryGit
+from autopoiesis.lifecycle.extract import list_transcripts
 from autopoiesis.lifecycle.stage import LLMStage
 from autopoiesis.lifecycle.writer import KnowledgeWriter
-from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 
-ARCHIVE_MEMORY = "archive/memory/MEMORY.md"
+ARCHIVE_MEMORY = "archive/" + MEMORY_FILE.removeprefix("knowledge/")  # where eviction would put it too
 MAX_PHRASE_LOSS = 0.05
 DECAY_RATE = 0.05  # half-life ~14 days (design §8.5)
 EVICT_SCORE = 0.01
 EVICT_MIN_DAYS = 30
 REFERENCE_WINDOW_DAYS = 90
-PROTECTED = {MEMORY_FILE, "knowledge/projects/_active.md", "knowledge/people/_index.md"}
+PROTECTED = frozenset(INDEX_FILES)
 
 
 @dataclass(frozen=True)
@@ -74,15 +82,12 @@ class CompactionVerdict:
 
 
 # ── noun phrases (a regex chunker, as seed 002's check) ──
-_STOP = frozenset(
-    """a an the and or but nor so yet of to in on at by for with from into onto over under about after before
-    between through during without within upon as than then that this these those there here it its it's is are
-    was were be been being am do does did done has have had having will would shall should can could may might
-    must i me my we us our you your he him his she her they them their what which who whom whose when where why
-    how all any both each few more most other some such no not only own same too very just also if else while
-    because until again further once per via vs etc e.g i.e""".split()
-)
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9'_.+#-]*[A-Za-z0-9+#]|[A-Za-z]|\d[\d.,:/%-]*")
+
+
+def _is_stopword(token: str) -> bool:
+    """A stopword of core.text, or a contraction made of them ("it's" is "it" + "s")."""
+    return token in STOPWORDS or all(w in STOPWORDS for w in words(token))
 
 
 def _strip_markup(text: str) -> str:
@@ -103,7 +108,7 @@ def noun_phrases(text: str) -> set[str]:
         for tok in _TOKEN.findall(line) + [""]:
             low = tok.lower().strip(".,:;")
             numeric = bool(low) and low[0].isdigit()
-            if not low or low in _STOP or numeric:
+            if not low or numeric or _is_stopword(low):
                 if run:
                     phrase = " ".join(run[:4])
                     if len(phrase) >= 3:
@@ -128,19 +133,17 @@ def check_fact_preservation(before: str, after: str, max_loss: float = MAX_PHRAS
 
 
 def _as_date(value: Any) -> date | None:
-    if isinstance(value, datetime):
-        return value.date()
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str):
-        try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).date()
-        except ValueError:
-            try:
-                return date.fromisoformat(value[:10])
-            except ValueError:
-                return None
-    return None
+    """The UTC day of a frontmatter date or timestamp; None for anything else."""
+    if not isinstance(value, (date, str)):
+        return None
+    try:
+        return parse_ts(value, "updated").date()
+    except TimestampError:
+        pass
+    try:
+        return parse_day(value[:10], "updated") if isinstance(value, str) else None
+    except TimestampError:
+        return None
 
 
 class MemoryPruner(LLMStage):
@@ -150,11 +153,14 @@ class MemoryPruner(LLMStage):
     JOURNAL_RETENTION_DAYS = 90
 
     def __init__(self, repo: MemoryRepo, *, llm: Any = None, now: Callable[[], datetime] | None = None,
-                 writer: KnowledgeWriter | None = None):
+                 writer: KnowledgeWriter | None = None, usage: Mapping[str, int] | None = None):
+        """USAGE: {knowledge path: times the context compiler included it} (the app layer's
+        `inclusion_counts(repo)`); None means no usage evidence, only transcript mentions count."""
         self.repo = repo
         self._init_llm(llm)
-        self.now = now or (lambda: datetime.now(timezone.utc))
+        self.now = now or utc_now
         self.writer = writer or KnowledgeWriter(repo)
+        self.usage: Mapping[str, int] = usage or {}
         cfg = repo.config.lifecycle
         self.cap = int(cfg.memory_line_cap or self.MEMORY_LINE_CAP)
         self.retention = int(cfg.journal_retention_days or self.JOURNAL_RETENTION_DAYS)
@@ -164,8 +170,6 @@ class MemoryPruner(LLMStage):
         self.writer.flush()
         if not commit or not result.paths:
             return result
-        from autopoiesis.gitops import MemoryGit
-
         git = MemoryGit(self.repo)
         # a path that is gone and was never tracked (moved before its first commit) is no pathspec
         tracked = set(git.run("ls-files", "--", *result.paths).stdout.splitlines())
@@ -193,7 +197,7 @@ class MemoryPruner(LLMStage):
             return MaintenanceResult()
         moved: list[tuple[str, kf.Entry]] = []
 
-        def victims() -> list[tuple[int, int, int]]:  # (priority, section, line) oldest first
+        def victims(doc: kf.KnowledgeDoc) -> list[tuple[int, int, int]]:  # (priority, section, line) oldest first
             order = {"active context": 0, "lessons learned": 1, "key decisions": 1}
             found = []
             for si, s in enumerate(doc.sections):
@@ -205,7 +209,7 @@ class MemoryPruner(LLMStage):
             return [(r, si, li) for r, _, si, li in found]
 
         while doc.line_count() > self.cap:
-            cands = victims()
+            cands = victims(doc)
             if not cands:
                 break
             _, si, li = cands[0]
@@ -256,8 +260,6 @@ class MemoryPruner(LLMStage):
 
     def _last_changed(self) -> dict[str, date]:
         """The day each knowledge file last changed in git (one `git log` for all files)."""
-        from autopoiesis.gitops import MemoryGit
-
         out = MemoryGit(self.repo).run("log", "--format=%x1e%ct", "--name-only", "--", "knowledge/", check=False).stdout
         changed: dict[str, date] = {}
         for record in out.split("\x1e"):
@@ -275,13 +277,10 @@ class MemoryPruner(LLMStage):
         time of the turn it cites — or its last commit, whichever is later), so knowledge
         just learned from an old conversation is not stale on arrival. References are
         the file's own 1, mentions of its subject in recent transcripts, and how often
-        the context compiler included it."""
-        from autopoiesis.compiler import inclusion_counts
-        from autopoiesis.lifecycle.extract import list_transcripts
-
+        the context compiler included it (`usage`)."""
         today = self.now().date()
         last_changed = self._last_changed()
-        included = inclusion_counts(self.repo)
+        included = self.usage
         recent_since = self.now() - timedelta(days=REFERENCE_WINDOW_DAYS)
         texts = [
             (self.repo.root / rel).read_text(encoding="utf-8").lower()
@@ -341,11 +340,9 @@ class MemoryPruner(LLMStage):
         return verdict, self._commit(result, f"compact {rel}", commit)
 
     def _log_rejection(self, rel: str, verdict: CompactionVerdict) -> None:
-        import json
-
-        with open(self.repo.state_path("logs", "lifecycle.jsonl"), "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"ts": self.now().isoformat(timespec="seconds"), "event": "compaction_rejected",
-                                 "path": rel, "loss": round(verdict.loss, 4), "lost": list(verdict.lost[:50])}) + "\n")
+        EventLog(self.repo.state_file("lifecycle_log")).append(
+            {"ts": format_ts_micro(self.now()), "event": "compaction_rejected", "path": rel,
+             "loss": round(verdict.loss, 4), "lost": list(verdict.lost[:50])})
 
     def prune_all(self, *, commit: bool = True) -> MaintenanceResult:
         """prune_memory + prune_journals + score_and_evict, in one maintenance commit."""

@@ -4,7 +4,7 @@ in its own git worktree, and compare the knowledge it derives with main's.
     autopoiesis replay --branch extract/v2 --extractors decisions,lessons
     autopoiesis replay --compare main extract/v2
 
-Why a worktree (`.autopoiesis/worktrees/NAME`, gitignored): the user's working tree and
+Why a worktree (NAME under the state folder `worktrees_dir`, gitignored): the user's working tree and
 current branch are never touched, so the agent keeps running while a replay works, and a
 dirty working tree stays exactly as it is. The replay reads committed history only and
 says which uncommitted transcripts it did not include.
@@ -22,19 +22,21 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Sequence
 
+from autopoiesis.core.git import cat_file_batch, uncommitted
+from autopoiesis.core.paths import CONVERSATIONS_DIR, INDEX_FILES, MemoryRepo, atomic_write, category_of
 from autopoiesis.errors import ReplayError
 from autopoiesis.formats import knowledge as kf
+from autopoiesis.gitops import MemoryGit
+from autopoiesis.lifecycle.condense import MemoryCondenser
 from autopoiesis.lifecycle.extract import ExtractionReport, KnowledgeExtractor, list_transcripts
+from autopoiesis.lifecycle.extractors import content_hash
 from autopoiesis.lifecycle.state import ExtractionState
 from autopoiesis.lifecycle.writer import template_for
-from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, category_of
 
 DERIVED_DIRS = ("memory", "journal", "projects", "people", "procedures", "reference")
-TEMPLATE_FILES = (MEMORY_FILE, "knowledge/projects/_active.md", "knowledge/people/_index.md")
 
 __all__ = [
     "Comparison",
-    "KnowledgeExtractor",
     "ReplayResult",
     "clear_derived_knowledge",
     "compare_refs",
@@ -83,16 +85,12 @@ def clear_derived_knowledge(repo: MemoryRepo) -> list[str]:
         for p in sorted(base.rglob("*"), reverse=True):
             if p.is_dir() and not any(p.iterdir()):
                 p.rmdir()
-    from autopoiesis.core.paths import atomic_write
-
-    for rel in TEMPLATE_FILES:
+    for rel in INDEX_FILES:
         atomic_write(repo.root / rel, kf.render(template_for(rel)))
     return removed
 
 
-def _git(repo: MemoryRepo) -> Any:
-    from autopoiesis.gitops import MemoryGit
-
+def _git(repo: MemoryRepo) -> MemoryGit:
     return MemoryGit(repo)
 
 
@@ -104,7 +102,9 @@ def _branch_name(branch: str) -> tuple[str, str]:
 
 
 def _progress_path(repo: MemoryRepo, name: str) -> Path:
-    return repo.state_path("replay", f"{name.replace('/', '__')}.json")
+    folder = repo.state_file("replay_dir")
+    folder.mkdir(exist_ok=True)
+    return folder / f"{name.replace('/', '__')}.json"
 
 
 def replay_branch(
@@ -134,7 +134,7 @@ def replay_branch(
     if current is None:
         head = (git.head() or "")[:10]
         notes.append(f"your checkout is on a detached HEAD ({head}); it was left alone, the replay starts from {base}")
-    wt = repo.root / ".autopoiesis" / "worktrees" / name
+    wt = repo.state_file("worktrees_dir") / name
     progress_file = _progress_path(repo, name)
     saved = json.loads(progress_file.read_text(encoding="utf-8")) if progress_file.exists() else None
     resuming = (
@@ -167,7 +167,7 @@ def replay_branch(
         git.run("branch", "-D", full, check=False)
         raise ReplayError(f"raw/conversations/ on {base} has no committed transcripts; there is nothing to replay. "
                           "Capture or import sessions first (`autopoiesis import FILE`).")
-    state = ExtractionState(wrepo.state_path("lifecycle", "extract.sqlite"))
+    state = ExtractionState.for_repo(wrepo)
     resumed_from = 0
     try:
         if resuming:
@@ -216,15 +216,11 @@ def replay_branch(
 
 
 def _hash_of(repo: MemoryRepo, rel: str) -> str:
-    from autopoiesis.lifecycle.extractors import content_hash
-
     return content_hash((repo.root / rel).read_text(encoding="utf-8"))
 
 
 def _condense(wrepo: MemoryRepo, llm: Any, committed: list, *, use_llm: bool) -> None:
     """Rebuild MEMORY.md's rollup from the replayed journals (design §10.4), latest week."""
-    from autopoiesis.lifecycle.condense import MemoryCondenser
-
     latest = committed[-1][0].date()
     with MemoryCondenser(wrepo, llm=llm, use_llm=use_llm) as c:
         c.weekly_rollup(latest, commit=False)
@@ -241,8 +237,7 @@ def _remove_worktree(repo: MemoryRepo, wt: Path) -> None:
 
 
 def _uncommitted_transcripts(repo: MemoryRepo) -> list[str]:
-    out = _git(repo).run("status", "--porcelain=v1", "--untracked-files=all", "--", "raw/conversations", check=False).stdout
-    return [line[3:] for line in out.splitlines() if line[3:].endswith(".md")]
+    return [p for p in uncommitted(repo.root, [CONVERSATIONS_DIR]) if p.endswith(".md")]
 
 
 # ── comparison ──
@@ -250,23 +245,8 @@ def _facts_at(repo: MemoryRepo, ref: str) -> dict[str, set[str]]:
     """path -> active facts of every knowledge file at REF (read from git, not the tree)."""
     git = _git(repo)
     names = [n for n in git.run("ls-tree", "-r", "--name-only", ref, "--", "knowledge/").stdout.splitlines() if n.endswith(".md")]
-    if not names:
-        return {}
-    import subprocess
-
-    proc = subprocess.run(["git", "cat-file", "--batch"], cwd=repo.root, capture_output=True, check=True,
-                          input="".join(f"{ref}:{n}\n" for n in names).encode("utf-8"))
-    data = proc.stdout
-    out: dict[str, set[str]] = {}
-    pos = 0
-    for n in names:
-        header_end = data.index(b"\n", pos)
-        header = data[pos:header_end].split()
-        size = int(header[2]) if len(header) == 3 else 0
-        body = data[header_end + 1:header_end + 1 + size].decode("utf-8", errors="replace")
-        pos = header_end + 1 + size + 1
-        out[n] = kf.parse(body).facts()
-    return out
+    blobs = cat_file_batch(repo.root, [f"{ref}:{n}" for n in names])
+    return {n: kf.parse((blobs[f"{ref}:{n}"] or b"").decode("utf-8", errors="replace")).facts() for n in names}
 
 
 def compare_refs(repo: MemoryRepo, a: str, b: str) -> Comparison:

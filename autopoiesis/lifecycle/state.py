@@ -1,7 +1,7 @@
 """Exactly-once extraction state and the retry queue (seed 000's bookmarks).
 
-One row per (transcript content hash, extractor name@version), in SQLite under the
-gitignored `.autopoiesis/lifecycle/extract.sqlite`:
+One row per (transcript content hash, extractor name@version), in SQLite in the gitignored
+state file `extract_state` (`repo.state_file("extract_state")`):
 
 * `done`     the transcript's changes from that extractor version are applied;
 * `pending`  an attempt failed; `next_retry_at` follows the 5/15/30/60/120-minute backoff
@@ -20,22 +20,18 @@ Deleting the file only costs re-running extraction (the writer dedups), in keepi
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Iterable
 
+from autopoiesis.core.clock import format_ts
+from autopoiesis.core.clock import utc_now
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.sqlite import open_db
+
 BACKOFF_MINUTES = (5, 15, 30, 60, 120)
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def _iso(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)
@@ -58,8 +54,7 @@ class ExtractionState:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = open_db(path, timeout=30)
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS extractions ("
@@ -70,8 +65,8 @@ class ExtractionState:
         )
 
     @classmethod
-    def for_repo(cls, repo: "object") -> "ExtractionState":
-        return cls(repo.state_path("lifecycle", "extract.sqlite"))  # type: ignore[attr-defined]
+    def for_repo(cls, repo: MemoryRepo) -> "ExtractionState":
+        return cls(repo.state_file("extract_state"))
 
     def close(self) -> None:
         with self._lock:
@@ -108,12 +103,12 @@ class ExtractionState:
             return [StateRow(*r) for r in self._db.execute(q + " ORDER BY path, extractor", args).fetchall()]
 
     def is_due(self, row: StateRow, now: datetime) -> bool:
-        return row.status == "pending" and (row.next_retry_at is None or row.next_retry_at <= _iso(now))
+        return row.status == "pending" and (row.next_retry_at is None or row.next_retry_at <= format_ts(now))
 
     # ── writing ──
     def mark_done(self, items: Iterable[tuple[str, str, str, str]], now: datetime | None = None) -> None:
         """Mark (content_hash, extractor, path, flavour) done, in one transaction."""
-        stamp = _iso(now or utcnow())
+        stamp = format_ts(now or utc_now())
         rows = [(h, e, p, f, stamp) for h, e, p, f in items]
         if not rows:
             return
@@ -131,11 +126,11 @@ class ExtractionState:
     def record_failure(self, content_hash: str, extractor: str, path: str, error: str, now: datetime | None = None) -> StateRow:
         """One more failed attempt: schedule the next retry (or none when exhausted:
         `attempts > len(BACKOFF_MINUTES)` means the caller must fall back offline)."""
-        now = now or utcnow()
+        now = now or utc_now()
         prev = self.get(content_hash, extractor)
         attempts = (prev.attempts if prev and prev.status == "pending" else 0) + 1
         if attempts <= len(BACKOFF_MINUTES):
-            nxt: str | None = _iso(now + timedelta(minutes=BACKOFF_MINUTES[attempts - 1]))
+            nxt: str | None = format_ts(now + timedelta(minutes=BACKOFF_MINUTES[attempts - 1]))
         else:
             nxt = None
         with self._lock:
@@ -145,9 +140,9 @@ class ExtractionState:
                 " ON CONFLICT(content_hash, extractor) DO UPDATE SET status='pending', attempts=excluded.attempts,"
                 " next_retry_at=excluded.next_retry_at, last_error=excluded.last_error, path=excluded.path,"
                 " updated_at=excluded.updated_at",
-                (content_hash, extractor, path, attempts, nxt, error[:2000], _iso(now)),
+                (content_hash, extractor, path, attempts, nxt, error[:2000], format_ts(now)),
             )
-        return StateRow(content_hash, extractor, path, "pending", "", attempts, nxt, error[:2000], _iso(now))
+        return StateRow(content_hash, extractor, path, "pending", "", attempts, nxt, error[:2000], format_ts(now))
 
     def exhausted(self, row: StateRow) -> bool:
         return row.status == "pending" and row.attempts > len(BACKOFF_MINUTES)
@@ -159,4 +154,4 @@ class ExtractionState:
             return self._db.execute("DELETE FROM extractions").rowcount
 
 
-__all__ = ["BACKOFF_MINUTES", "ExtractionState", "StateRow", "utcnow"]
+__all__ = ["BACKOFF_MINUTES", "ExtractionState", "StateRow"]

@@ -28,13 +28,14 @@ import fnmatch
 import logging
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import date, datetime
 from pathlib import PurePosixPath
-from typing import Any, Iterable, Iterator
+from typing import Iterable, Iterator
 
+from autopoiesis.core.clock import format_ts, utc
+from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, MEMORY_FILE, PEOPLE_INDEX_FILE, MemoryRepo, atomic_write
 from autopoiesis.errors import ChangeRejectedError, UnsafePathError
 from autopoiesis.formats import knowledge as kf
-from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -109,9 +110,9 @@ def template_for(relpath: str) -> kf.KnowledgeDoc:
     if relpath == MEMORY_FILE:
         return kf.new_doc({"type": "memory", "updated": "2026-01-01T00:00:00Z", "line_count": 12},
                           "Core Memory", ("Key Decisions", "Lessons Learned", "Active Context"))
-    if relpath == "knowledge/projects/_active.md":
+    if relpath == ACTIVE_PROJECTS_FILE:
         return kf.new_doc({"type": "project_index", "updated": "2026-01-01T00:00:00Z"}, "Active Projects")
-    if relpath == "knowledge/people/_index.md":
+    if relpath == PEOPLE_INDEX_FILE:
         return kf.new_doc({"type": "people_index", "updated": "2026-01-01T00:00:00Z"}, "People")
     if len(parts) >= 3 and parts[1] == "journal":
         day = p.stem
@@ -239,12 +240,6 @@ class KnowledgeWriter:
         self._dirty.clear()
         return written
 
-    def discard(self) -> None:
-        """Forget unflushed changes (a batch that must not land)."""
-        for rel in self._dirty:
-            self._docs.pop(rel, None)
-        self._dirty.clear()
-
     @staticmethod
     def _refresh_counts(relpath: str, doc: kf.KnowledgeDoc) -> kf.KnowledgeDoc:
         if doc.frontmatter is None:
@@ -289,11 +284,11 @@ class KnowledgeWriter:
             if self._note_session(ch, doc) is not doc:
                 self._store(ch.path, self._note_session(ch, doc))
             return
-        at = ch.provenance.at if ch.provenance.at.tzinfo else ch.provenance.at.replace(tzinfo=timezone.utc)
+        at = utc(ch.provenance.at)
         entry = kf.Entry(
             id=kf.make_entry_id(at, ch.path, ch.provenance.source, fact),
             text=content,
-            date=at.astimezone(timezone.utc).strftime("%Y-%m-%d") if ch.dated else None,
+            date=at.strftime("%Y-%m-%d") if ch.dated else None,
             source=ch.provenance.source,
             at=kf.format_at(at),
             tags=tuple(t for t in ch.tags if re.fullmatch(r"[A-Za-z0-9_.-]+", t)),
@@ -342,19 +337,17 @@ class KnowledgeWriter:
 
     @staticmethod
     def _touch(doc: kf.KnowledgeDoc, at: datetime) -> kf.KnowledgeDoc:
-        stamp = at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = format_ts(at)
         current = doc.meta().get("updated")
-        cur = str(current.isoformat() if hasattr(current, "isoformat") else current or "")
         if isinstance(current, datetime):
-            cur = current.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            cur = format_ts(current)
+        elif isinstance(current, date):
+            cur = current.isoformat()
+        else:
+            cur = str(current or "")
         if cur < stamp or not cur:
             doc = doc.with_meta(updated=stamp)
         return doc
-
-    def set_meta(self, relpath: str, **values: Any) -> None:
-        """Set frontmatter keys of an existing (or templated) file."""
-        doc = self.read(relpath) or template_for(relpath)
-        self._store(relpath, doc.with_meta(**values))
 
 
 __all__ = [

@@ -1,0 +1,95 @@
+"""journal: an extractive summary of the session (what was asked, up to three decisions
+or lessons, quoted) -> journal/YYYY-MM-DD.md under a heading per topic."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from autopoiesis.core.text import slugify
+from autopoiesis.formats import transcript as tf
+from autopoiesis.lifecycle.extractors.base import (
+    DECISION_CUE,
+    DECISION_PREFIX,
+    LESSON_CUE,
+    LESSON_PREFIX,
+    NAME_SLUG_LEN,
+    Extractor,
+    SourceTranscript,
+    checked_name,
+    clean,
+    detect_project,
+    reply_items,
+    reply_validator,
+)
+from autopoiesis.lifecycle.writer import KnowledgeChange
+
+
+def journal_path(src: SourceTranscript) -> str:
+    return f"knowledge/journal/{src.started.strftime('%Y-%m-%d')}.md"
+
+
+def journal_topic(src: SourceTranscript, project: str) -> str:
+    """The heading a session is summarised under: its project, else its first tag or
+    channel, else "general"."""
+    if project != "general":
+        return project
+    meta = src.transcript.meta
+    for cand in (*meta.tags, meta.channel or ""):
+        slug = slugify(cand, NAME_SLUG_LEN) if cand else ""
+        if slug:
+            return slug
+    return "general"
+
+
+def journal_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    """An extractive session summary: what was asked, what was decided or learned."""
+    path = journal_path(src)
+    topic = journal_topic(src, detect_project(src))
+    first_user = next((s for s in src.sentences if s.role == "user"), None) or (src.sentences[0] if src.sentences else None)
+    t = src.transcript
+    tools = sum(isinstance(i, tf.ToolCall) for turn in t.turns for i in turn.items)
+    asked = ""
+    if first_user is not None:  # the opening request, a sentence or two of it
+        same = [s.text for s in src.sentences if s.at == first_user.at and s.role == first_user.role]
+        for part in same:
+            asked = f"{asked} {part}".strip()
+            if len(asked) >= 60:
+                break
+    summary = (f"{t.meta.topic}: " if t.meta.topic else "") + (clean(asked, limit=160) if asked else t.title)
+    summary += f" ({len(t.turns)} turns" + (f", {tools} tool calls)" if tools else ")")
+
+    def bullet(text: str, at: datetime) -> KnowledgeChange:
+        return KnowledgeChange(path, "append", topic, text, src.provenance(at, key), dated=False, section_level=3)
+
+    out = [bullet(summary, first_user.at if first_user else src.started)]
+    picked = 0
+    for s in src.sentences:
+        if picked >= 3:
+            break
+        if DECISION_CUE.search(s.text) and not s.text.endswith("?"):
+            out.append(bullet("Decided: " + clean(s.text, DECISION_PREFIX, 200), s.at))
+            picked += 1
+        elif LESSON_CUE.search(s.text) and not s.text.endswith("?"):
+            text = clean(s.text, LESSON_PREFIX if LESSON_PREFIX.match(s.text) else None, 200)
+            out.append(bullet("Lesson: " + text, s.at))
+            picked += 1
+    return out
+
+
+def journal_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    path = journal_path(src)
+    out = []
+    for i, d in enumerate(reply_items(data, "bullet")):
+        topic = slugify(checked_name(d.get("topic") or "general", "topic", i), NAME_SLUG_LEN) or "general"
+        text = clean(str(d["bullet"]), limit=240)
+        out.append(KnowledgeChange(path, "append", topic, text, src.provenance(src.locate(text), key), dated=False, section_level=3))
+    return out
+
+
+JOURNAL = Extractor(
+    "journal", 1, "a summary of the session -> journal/YYYY-MM-DD.md", ("knowledge/journal/*.md",),
+    frozenset({"append"}), journal_offline, journal_llm, reply_validator("bullet", ("topic",)), "journal.v1.md",
+)
+
+__all__ = ["JOURNAL", "journal_llm", "journal_offline", "journal_path", "journal_topic"]
