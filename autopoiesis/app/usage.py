@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
-from autopoiesis.core.paths import MemoryRepo, atomic_write
+from autopoiesis.core.paths import STATE_FILES, MemoryRepo, atomic_write
 
 
 def inclusion_counts(repo: MemoryRepo) -> dict[str, int]:
     """{repo-relative path: times included}; {} when nothing was recorded or the file is unreadable."""
-    path = repo.state_dir.joinpath("compiler", "inclusions.json")
+    path = repo.state_dir.joinpath(*STATE_FILES["inclusions"])  # reading must not create folders
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -27,6 +27,7 @@ or other ought our ours ourselves out over own re same shall she should shouldn 
 their theirs them themselves then there these they this those through to too under until up upon us very
 was wasn we were weren what when where which while who whom whose why will with won would wouldn you your
 yours yourself yourselves s t d m ve y also get got ever may yet nor onto per via vs etc within without
+done else
 """.split()
 )
 
