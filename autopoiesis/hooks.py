@@ -150,7 +150,7 @@ def check_memory(text: str, cap: int, result: CheckResult) -> None:
 
 def check_topic(path: str, text: str, result: CheckResult) -> None:
     try:
-        from autopoiesis.watch.topics import validate_topic_source
+        from autopoiesis.formats.topic import validate_topic_source
     except ImportError:
         validate_topic_source = None
     if validate_topic_source is not None:

@@ -142,8 +142,6 @@ def test_cli_condense_prune_archive(memory_repo: MemoryRepo, tmp_path: Path) -> 
 def test_knowledge_learned_from_an_old_conversation_is_not_stale_on_arrival(memory_repo: MemoryRepo) -> None:
     import json
 
-    from autopoiesis.compiler import INCLUSIONS_FILE
-
     rel = "knowledge/reference/billing.md"
     old_turn = datetime(2025, 1, 10, tzinfo=timezone.utc)  # the conversation is old ...
     KnowledgeWriter(memory_repo).apply([KnowledgeChange(rel, "append", "Facts", "Invoices go out on the 3rd", Provenance("raw/a.md", old_turn))])
@@ -155,9 +153,9 @@ def test_knowledge_learned_from_an_old_conversation_is_not_stale_on_arrival(memo
     with MemoryPruner(memory_repo, now=later) as p:
         assert {r: d for r, _, d, _ in p.scores()}[rel] == 120
     # a file the compiler keeps including is still in use: its references keep it
-    (memory_repo.state_path(*INCLUSIONS_FILE)).write_text(json.dumps({rel: 10_000}))
+    (memory_repo.state_file("inclusions")).write_text(json.dumps({rel: 10_000}))
     with MemoryPruner(memory_repo, now=later) as p:
         assert p.score_and_evict(commit=False).actions == ()
-    (memory_repo.state_path(*INCLUSIONS_FILE)).write_text("{}")
+    (memory_repo.state_file("inclusions")).write_text("{}")
     with MemoryPruner(memory_repo, now=later) as p:
         assert [a for a in p.score_and_evict(commit=False).actions if rel in a]
