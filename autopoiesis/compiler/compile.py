@@ -144,10 +144,6 @@ class CompiledContext:
         return self.prompt
 
     @property
-    def included_paths(self) -> list[str]:
-        return [s.path for s in self.sections if s.included and s.path]
-
-    @property
     def knowledge_paths(self) -> list[str]:
         """The knowledge files included because of the message (scored knowledge and topic
         subscriptions): what counts as a use of a file."""
