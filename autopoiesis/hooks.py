@@ -81,7 +81,7 @@ def check_memory(text: str, cap: int, result: CheckResult) -> None:
 
 
 def check_topic(path: str, text: str, result: CheckResult) -> None:
-    from autopoiesis.watch.topics import validate_topic_source
+    from autopoiesis.formats.topic import validate_topic_source
 
     errors, warnings = validate_topic_source(path, text)
     result.errors.extend(errors)

@@ -20,7 +20,7 @@ travel flight hotel visa receipt expense tax contract lawyer invoice quote shipp
 
 
 def make_topics(n: int, seed: int = 7):
-    from autopoiesis.watch.topics import parse_topic
+    from autopoiesis.formats.topic import parse_topic
 
     rng = random.Random(seed)
     topics = []

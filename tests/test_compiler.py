@@ -11,19 +11,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from autopoiesis.app.usage import inclusion_counts, record_inclusions
 from autopoiesis.cli import app
 from autopoiesis.compiler import (
     ContextCompiler,
     HistoryMessage,
     ScoredItem,
-    apply_flush,
-    count_tokens,
-    flush_prompt,
     load_session,
-    parse_flush,
 )
-from autopoiesis.errors import BudgetTooSmallError
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
+from autopoiesis.core.text import count_tokens
+from autopoiesis.errors import BudgetTooSmallError
+from autopoiesis.lifecycle.flush import apply_flush, flush_prompt, parse_flush
 from autopoiesis.watch.topics import load_topics
 
 TODAY = date(2026, 2, 16)
@@ -136,16 +135,24 @@ def test_scored_knowledge_from_the_real_index_with_frequency_counts(repo: Memory
         hit = [s for s in res.sections if s.label.startswith("knowledge:knowledge/reference/kubernetes.md")]
         assert hit and hit[0].included and "recency" in hit[0].reason
         assert "three nodes in Frankfurt" in res.prompt
-        comp.record(res)
-        comp.record(res)
+        record_inclusions(repo, res.knowledge_paths)
+        record_inclusions(repo, res.knowledge_paths)
         counts = json.loads((repo.state_dir / "compiler" / "inclusions.json").read_text())
         assert counts["knowledge/reference/kubernetes.md"] == 2
-        again = comp.compile("how many kubernetes nodes does the cluster have?", today=TODAY, now=NOW)
+        again = comp.compile("how many kubernetes nodes does the cluster have?", today=TODAY, now=NOW,
+                             usage=inclusion_counts(repo))
         assert "frequency 1.20" in next(s for s in again.sections if s.path == "knowledge/reference/kubernetes.md").reason
 
 
 def test_compile_cli_json_shape_and_session_transcript(repo: MemoryRepo, tmp_path) -> None:
-    from autopoiesis.formats.transcript import Text, ToolCall, Transcript, TranscriptMeta, Turn, render
+    from autopoiesis.formats.transcript import (
+        Text,
+        ToolCall,
+        Transcript,
+        TranscriptMeta,
+        Turn,
+        render,
+    )
 
     t = Transcript(TranscriptMeta("ses_a1", NOW, status="closed", ended=NOW), "Test",
                    (Turn(NOW, "user", (Text("please check the deploy"),)),

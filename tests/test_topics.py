@@ -11,17 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autopoiesis.errors import TopicError
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.watch.topics import (
+from autopoiesis.errors import TopicError
+from autopoiesis.formats.topic import (
     DEFAULT_SIMILARITY_THRESHOLD,
     TRIGGER_TYPES,
-    load_topic,
-    load_topics,
     parse_topic,
-    people_names,
     validate_topic_source,
 )
+from autopoiesis.watch.topics import load_topic, load_topics, people_names
 
 TEMPLATE_TOPICS = Path(__file__).resolve().parent.parent / "topics"
 
@@ -180,7 +178,7 @@ def test_pre_commit_hook_rejects_an_invalid_topic(memory_repo: MemoryRepo) -> No
 
 
 def test_validator_module_stays_light() -> None:
-    code = ("import sys, autopoiesis.watch.topics as t; "
+    code = ("import sys, autopoiesis.formats.topic as t; "
             "t.validate_topic_source('topics/x.md', '---\\ntype: topic\\n---\\n'); "
             "print(sorted(m for m in ('sklearn', 'numpy', 'openai', 'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

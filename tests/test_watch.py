@@ -13,10 +13,17 @@ from typer.testing import CliRunner
 
 from autopoiesis.cli import app
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.watch.pattern import PatternMatcher, detect_code, detect_language, find_urls, sentiment_score
+from autopoiesis.formats.topic import parse_topic
+from autopoiesis.watch.pattern import (
+    PatternMatcher,
+    detect_code,
+    detect_language,
+    find_urls,
+    sentiment_score,
+)
 from autopoiesis.watch.pipeline import WatcherPipeline, peek_pending, take_pending
 from autopoiesis.watch.similarity import SimilarityScorer
-from autopoiesis.watch.topics import load_topics, parse_topic
+from autopoiesis.watch.topics import load_topics
 
 PR_MESSAGE = "Can you review the PR that just came in?"
 
@@ -231,3 +238,30 @@ def test_watch_reads_jsonl_and_writes_activations(memory_repo: MemoryRepo) -> No
     assert rows[1]["activations"] == []
     assert rows[2]["direction"] == "output" and rows[2]["activations"][0]["correction_hints"]
     assert "error" in rows[3]
+
+
+def test_a_new_trigger_type_is_one_registration_per_layer(monkeypatch: pytest.MonkeyPatch) -> None:
+    from autopoiesis.formats import topic as fmt
+    from autopoiesis.watch import pattern
+
+    monkeypatch.setattr(fmt, "TRIGGER_REGISTRY", dict(fmt.TRIGGER_REGISTRY))
+    monkeypatch.setattr(pattern, "EVALUATORS", dict(pattern.EVALUATORS))
+
+    def parse_ticket(raw, at, errors):
+        prefix = str(raw.get("prefix", ""))
+        if prefix and not prefix.isalpha():
+            errors.append(f"{at}.prefix: write letters only, like JIRA.")
+        return {"prefix": prefix.upper()}
+
+    fmt.register_trigger_type(fmt.TriggerType("ticket", True, parse_ticket, lambda t: t.option("prefix"),
+                                              "prefix: JIRA", required=("prefix",)))
+    pattern.register_evaluator(pattern.TriggerEvaluator("ticket", re2_source=lambda t: rf"\b{t.option('prefix')}-\d+\b"))
+    topic = make_topic("tickets", "  - {type: ticket, prefix: ops}")
+    assert topic.triggers[0].describe() == "ticket(OPS)"
+    matcher = PatternMatcher([topic])
+    assert matcher.match("please look at OPS-42 today") == {"tickets"}
+    assert matcher.match("no ticket here") == set()
+    _, errors, _ = parse_topic("topics/x.md", "---\ntype: topic\ntriggers:\n  - {type: ticket, prefix: '1'}\n---\n")
+    assert any("prefix: write letters only" in e for e in errors)
+    _, errors, _ = parse_topic("topics/x.md", "---\ntype: topic\ntriggers:\n  - {type: ticket}\n---\n")
+    assert any("needs 'prefix'; write e.g. prefix: JIRA" in e for e in errors)

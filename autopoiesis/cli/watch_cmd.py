@@ -1,22 +1,26 @@
 """`autopoiesis topics ...`, `gate ...`, `compile` and `watch`: a thin layer over
-autopoiesis.watch and autopoiesis.compiler. Imports stay inside the commands so that
+autopoiesis.watch, autopoiesis.app.compile_message and autopoiesis.lifecycle.flush. Imports stay inside the commands so that
 `autopoiesis --help` does not pay for scikit-learn or numpy."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
 
+if TYPE_CHECKING:
+    from datetime import datetime
 
-def _parse_time(value: Optional[str], option: str):
-    from datetime import datetime, timezone
+
+def _parse_time(value: Optional[str], option: str) -> "datetime":
+    from datetime import datetime
 
     from autopoiesis.cli._common import fail
+    from autopoiesis.core.clock import utc, utc_now
 
     if value is None:
-        return datetime.now(timezone.utc)
+        return utc_now()
     text = value.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
@@ -24,7 +28,7 @@ def _parse_time(value: Optional[str], option: str):
         dt = datetime.fromisoformat(text)
     except ValueError:
         raise fail(f"{option} {value!r} is not a time; write it like 2026-02-16T08:00 (UTC) or with an offset.", 2) from None
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return dt if dt.tzinfo else utc(dt)
 
 
 def _fmt_scores(scores: dict[str, Any]) -> str:
@@ -220,8 +224,9 @@ def register(app: typer.Typer) -> None:
         scored knowledge and session history within the token budget."""
         from pathlib import Path
 
+        from autopoiesis.app.compile_message import compile_for_message
         from autopoiesis.cli._common import echo_json, fail, get_repo
-        from autopoiesis.compiler import compile_for_message, load_session
+        from autopoiesis.compiler import load_session
 
         repo = get_repo(ctx)
         history = []
@@ -242,7 +247,7 @@ def register(app: typer.Typer) -> None:
             for s in result.sections:
                 typer.echo(f"{s.priority:<2} {'yes' if s.included else 'no':<3} {s.tokens:>6}  {s.label[:48]:<48} {s.reason}")
             typer.echo(f"total {result.total_tokens} / {result.budget} tokens; history dropped: {result.dropped_history}"
-                       + ("; flush due (see compiler.flush_prompt)" if result.flush_due else ""))
+                       + ("; flush due (see `autopoiesis flush --prompt`)" if result.flush_due else ""))
             return
         typer.echo(result.prompt)
 
@@ -265,6 +270,9 @@ def register(app: typer.Typer) -> None:
             if not line.strip():
                 continue
             out: dict[str, Any] = {"line": n}
+            text: Any
+            direction: Any
+            paths: Any
             try:
                 data = json.loads(line)
             except json.JSONDecodeError:
@@ -299,7 +307,7 @@ def register(app: typer.Typer) -> None:
         dropped; without it, the agent's reply is read on stdin and its notes are appended
         to the journal, MEMORY.md and project context (never overwriting anything)."""
         from autopoiesis.cli._common import echo_json, get_repo
-        from autopoiesis.compiler import apply_flush, flush_prompt
+        from autopoiesis.lifecycle.flush import apply_flush, flush_prompt
 
         repo = get_repo(ctx)
         if prompt:

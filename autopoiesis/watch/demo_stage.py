@@ -9,7 +9,7 @@ from autopoiesis.core.paths import MemoryRepo
 
 
 def demo_stage(repo: MemoryRepo) -> None:
-    from autopoiesis.compiler import compile_for_message
+    from autopoiesis.app.compile_message import compile_for_message
     from autopoiesis.watch.pipeline import WatcherPipeline
 
     message = "Can you review the PR that just came in? https://github.com/acme/app/pull/42"

@@ -5,7 +5,7 @@ Every rule is compiled once, when the matcher is built:
 * **pattern** and **keyword** triggers go into one RE2 set per direction, so a message is
   scanned once whatever the number of topics. RE2 runs in linear time: a pattern such as
   ``(a+)+$`` cannot hang the pipeline on a hostile message (patterns RE2 cannot run are
-  refused when the topic is loaded, see `topics.check_regex`). Patterns are
+  refused when the topic is loaded, see `formats.topic.check_regex`). Patterns are
   case-insensitive (unless ``case_sensitive: true``) and multi-line (``^``/``$`` match at
   line boundaries, so ``^\\s*print `` finds a line of Python 2 in a longer reply).
 * **glob** triggers match file paths: those passed in (tool-call arguments) and the
@@ -23,6 +23,14 @@ Every rule is compiled once, when the matcher is built:
 
 Feature extractors look at the first `FEATURE_SCAN_CHARS` characters; the RE2 set scans
 the whole message (linear, about 1 ms per MB).
+
+Each trigger type's evaluation is one `TriggerEvaluator` in `EVALUATORS`. A new trigger
+type registers its format in `autopoiesis.formats.topic.register_trigger_type` and, when
+it looks at message text, its evaluation here::
+
+    register_evaluator(TriggerEvaluator(
+        "weekday", feature=lambda m: m.text.lower(),
+        match=lambda trig, _, text: trig.option("day") if trig.option("day") in text else None))
 """
 
 from __future__ import annotations
@@ -31,9 +39,10 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-from autopoiesis.watch.topics import Topic, Trigger, iter_text_triggers
+from autopoiesis.errors import TopicError
+from autopoiesis.formats.topic import URL_KINDS, Topic, Trigger
 
 FEATURE_SCAN_CHARS = 256 * 1024
 LANGUAGE_SCAN_CHARS = 2000
@@ -194,7 +203,7 @@ def find_paths(text: str, extra: Iterable[str] = ()) -> list[str]:
 
 
 @lru_cache(maxsize=1)
-def _langid():  # pragma: no cover - trivial
+def _langid() -> Any:  # pragma: no cover - trivial
     import py3langid
 
     return py3langid
@@ -213,7 +222,7 @@ def detect_language(text: str) -> str | None:
     return lang
 
 
-def _re2_options():
+def _re2_options() -> Any:
     import re2
 
     opts = re2.Options()
@@ -221,17 +230,139 @@ def _re2_options():
     return opts
 
 
+# ── how tier 1 evaluates each trigger type ─────────────────────────────────────────────
+@dataclass(frozen=True)
+class Message:
+    """What a feature extractor sees: the text, the file paths of its tool calls, and the
+    regex of the people of knowledge/people/ (None when there are none)."""
+
+    text: str
+    paths: Sequence[str] = ()
+    people: re.Pattern[str] | None = None
+
+
+@dataclass(frozen=True)
+class TriggerEvaluator:
+    """How tier 1 evaluates one trigger type (the format's side is
+    `autopoiesis.formats.topic.TriggerType`). Either
+
+    * ``re2_source(trigger)`` gives an RE2 pattern: it joins the one RE2 set per direction,
+      so a message is scanned once however many topics there are; or
+    * ``feature(message)`` extracts what this type looks at, once per message for every
+      trigger of the type; ``prepare(trigger)`` compiles a trigger once when the matcher is
+      built; ``match(trigger, prepared, feature)`` says what matched, or None.
+    """
+
+    type: str
+    re2_source: Callable[[Trigger], str | None] | None = None
+    feature: Callable[[Message], Any] | None = None
+    prepare: Callable[[Trigger], Any] | None = None
+    match: Callable[[Trigger, Any, Any], str | None] | None = None
+
+
+EVALUATORS: dict[str, TriggerEvaluator] = {}
+
+
+def register_evaluator(evaluator: TriggerEvaluator) -> TriggerEvaluator:
+    """Add EVALUATOR (replacing one for the same type). Returns it."""
+    if evaluator.re2_source is None and (evaluator.feature is None or evaluator.match is None):
+        raise ValueError(f"evaluator for {evaluator.type!r}: give re2_source, or feature and match")
+    EVALUATORS[evaluator.type] = evaluator
+    return evaluator
+
+
+def _pattern_source(trig: Trigger) -> str | None:
+    if trig.match is None:
+        return None
+    return ("(?m)" if trig.case_sensitive else "(?im)") + trig.match
+
+
+def _keyword_source(trig: Trigger) -> str | None:
+    if not trig.words:
+        return None
+    import re2
+
+    alt = "|".join(re2.escape(w).replace(r"\ ", r"\s+") for w in sorted(trig.words, key=lambda w: (-len(w), w)))
+    return rf"(?i)\b(?:{alt})\b"
+
+
+def _match_code(trig: Trigger, _: Any, info: CodeInfo) -> str | None:
+    if info.has_code and (not trig.languages or info.languages & set(trig.languages)):
+        return ", ".join(sorted(info.languages)) or "code"
+    return None
+
+
+def _match_language(trig: Trigger, _: Any, lang: str | None) -> str | None:
+    return lang if lang is not None and lang in trig.languages else None
+
+
+def _match_url(trig: Trigger, _: Any, urls: list[UrlInfo]) -> str | None:
+    kind = trig.match or "any"
+    for u in urls:
+        if (kind == "any" or u.kind == kind or (kind == "github" and u.kind.startswith("github"))
+                or (kind not in URL_KINDS and (u.host == kind or u.host.endswith("." + kind)))):
+            return u.url
+    return None
+
+
+def _match_sentiment(trig: Trigger, _: Any, scored: tuple[int, list[str]]) -> str | None:
+    score, signals = scored
+    return f"score {score}: " + "; ".join(signals) if score >= trig.min_score else None
+
+
+def _prepare_glob(trig: Trigger) -> list[re.Pattern[str]]:
+    return [re.compile(fnmatch.translate(g), re.IGNORECASE) for g in trig.globs]
+
+
+def _match_glob(trig: Trigger, rxs: list[re.Pattern[str]], found: list[str]) -> str | None:
+    for p in found:
+        base = p.rsplit("/", 1)[-1]
+        if any(rx.match(p) or rx.match(base) for rx in rxs):
+            return p
+    return None
+
+
+def _mention_feature(msg: Message) -> tuple[set[str], set[str], str]:
+    head = msg.text[:FEATURE_SCAN_CHARS]
+    handles = {m.group(1).lower() for m in _MENTION.finditer(head)}
+    people = {m.group(0).lower() for m in msg.people.finditer(head)} if msg.people else set()
+    return handles, people, head
+
+
+def _match_mention(trig: Trigger, rx: re.Pattern[str] | None, feature: tuple[set[str], set[str], str]) -> str | None:
+    handles, people, head = feature
+    if rx is not None:
+        m = rx.search(head)
+        return m.group(0) if m else None
+    if handles:
+        return "@" + sorted(handles)[0]
+    if people:
+        return sorted(people)[0]
+    return None
+
+
+for _evaluator in (
+    TriggerEvaluator("pattern", re2_source=_pattern_source),
+    TriggerEvaluator("keyword", re2_source=_keyword_source),
+    TriggerEvaluator("glob", feature=lambda m: find_paths(m.text, m.paths), prepare=_prepare_glob, match=_match_glob),
+    TriggerEvaluator("code", feature=lambda m: detect_code(m.text), match=_match_code),
+    TriggerEvaluator("language", feature=lambda m: detect_language(m.text), match=_match_language),
+    TriggerEvaluator("mention", feature=_mention_feature, prepare=lambda t: _names_regex(t.names), match=_match_mention),
+    TriggerEvaluator("url", feature=lambda m: find_urls(m.text), match=_match_url),
+    TriggerEvaluator("sentiment", feature=lambda m: sentiment_score(m.text), match=_match_sentiment),
+):
+    register_evaluator(_evaluator)
+
+
 @dataclass
 class _Rules:
     """The compiled rules of one direction."""
 
     set_index: list[tuple[str, int, Trigger]] = field(default_factory=list)
-    re2_set: object | None = None
-    singles: dict[int, object] = field(default_factory=dict)  # set index -> compiled pattern
-    others: list[tuple[str, int, Trigger]] = field(default_factory=list)
-    globs: dict[tuple[str, int], list[re.Pattern[str]]] = field(default_factory=dict)
-    names: dict[tuple[str, int], re.Pattern[str] | None] = field(default_factory=dict)
-    needs: set[str] = field(default_factory=set)
+    re2_set: Any = None
+    singles: dict[int, Any] = field(default_factory=dict)  # set index -> compiled pattern
+    # (topic, trigger index, trigger, its evaluator, what prepare() made of it)
+    others: list[tuple[str, int, Trigger, TriggerEvaluator, Any]] = field(default_factory=list)
 
 
 class PatternMatcher:
@@ -254,20 +385,21 @@ class PatternMatcher:
             rules = _Rules()
             patterns: list[str] = []
             for topic in self.topics:
-                for idx, trig in iter_text_triggers(topic, direction):
-                    src = _set_pattern(trig)
-                    if src is not None:
-                        rules.set_index.append((topic.name, idx, trig))
-                        patterns.append(src)
+                for idx, trig in topic.text_triggers(direction):
+                    ev = EVALUATORS.get(trig.type)
+                    if ev is None:
+                        raise TopicError(
+                            f"{topic.path}: trigger type {trig.type!r} has no tier-1 evaluator; register one "
+                            "with autopoiesis.watch.pattern.register_evaluator."
+                        )
+                    if ev.re2_source is not None:
+                        src = ev.re2_source(trig)
+                        if src is not None:
+                            rules.set_index.append((topic.name, idx, trig))
+                            patterns.append(src)
                         continue
-                    rules.others.append((topic.name, idx, trig))
-                    rules.needs.add(trig.type)
-                    if trig.type == "glob":
-                        rules.globs[(topic.name, idx)] = [
-                            re.compile(fnmatch.translate(g), re.IGNORECASE) for g in trig.globs
-                        ]
-                    elif trig.type == "mention":
-                        rules.names[(topic.name, idx)] = _names_regex(trig.names)
+                    prepared = ev.prepare(trig) if ev.prepare is not None else None
+                    rules.others.append((topic.name, idx, trig, ev, prepared))
             if patterns:
                 s = re2.Set.SearchSet(opts)
                 for src in patterns:
@@ -299,74 +431,16 @@ class PatternMatcher:
                     detail = m.group(0)[:80] if m else ""
                 out.append(PatternHit(name, idx, trig.type, trig.scope, detail, trig.correction_hint))
         if rules.others:
-            out.extend(self._feature_hits(text, rules, paths))
+            out.extend(self._feature_hits(Message(text, paths, self._people_rx), rules))
         return out
 
-    def _feature_hits(self, text: str, rules: _Rules, paths: Sequence[str]) -> list[PatternHit]:
-        features: dict[str, object] = {}
+    def _feature_hits(self, message: Message, rules: _Rules) -> list[PatternHit]:
+        features: dict[str, Any] = {}
         out: list[PatternHit] = []
-
-        def feature(kind: str) -> object:
-            if kind not in features:
-                if kind == "code":
-                    features[kind] = detect_code(text)
-                elif kind == "language":
-                    features[kind] = detect_language(text)
-                elif kind == "url":
-                    features[kind] = find_urls(text)
-                elif kind == "sentiment":
-                    features[kind] = sentiment_score(text)
-                elif kind == "glob":
-                    features[kind] = find_paths(text, paths)
-                elif kind == "mention":
-                    head = text[:FEATURE_SCAN_CHARS]
-                    handles = {m.group(1).lower() for m in _MENTION.finditer(head)}
-                    people = {m.group(0).lower() for m in self._people_rx.finditer(head)} if self._people_rx else set()
-                    features[kind] = (handles, people, head)
-            return features[kind]
-
-        for name, idx, trig in rules.others:
-            detail: str | None = None
-            if trig.type == "code":
-                info: CodeInfo = feature("code")  # type: ignore[assignment]
-                if info.has_code and (not trig.languages or info.languages & set(trig.languages)):
-                    detail = ", ".join(sorted(info.languages)) or "code"
-            elif trig.type == "language":
-                lang = feature("language")
-                if lang is not None and lang in trig.languages:
-                    detail = str(lang)
-            elif trig.type == "url":
-                urls: list[UrlInfo] = feature("url")  # type: ignore[assignment]
-                for u in urls:
-                    kind = trig.match or "any"
-                    if (kind == "any" or u.kind == kind or (kind == "github" and u.kind.startswith("github"))
-                            or (kind not in ("any", "github", "github_pull", "github_issue")
-                                and (u.host == kind or u.host.endswith("." + kind)))):
-                        detail = u.url
-                        break
-            elif trig.type == "sentiment":
-                score, signals = feature("sentiment")  # type: ignore[misc]
-                if score >= trig.min_score:
-                    detail = f"score {score}: " + "; ".join(signals)
-            elif trig.type == "glob":
-                found: list[str] = feature("glob")  # type: ignore[assignment]
-                rxs = rules.globs[(name, idx)]
-                for p in found:
-                    base = p.rsplit("/", 1)[-1]
-                    if any(rx.match(p) or rx.match(base) for rx in rxs):
-                        detail = p
-                        break
-            elif trig.type == "mention":
-                handles, people, head = feature("mention")  # type: ignore[misc]
-                rx = rules.names[(name, idx)]
-                if rx is not None:
-                    m = rx.search(head)
-                    if m:
-                        detail = m.group(0)
-                elif handles:
-                    detail = "@" + sorted(handles)[0]
-                elif people:
-                    detail = sorted(people)[0]
+        for name, idx, trig, ev, prepared in rules.others:
+            if trig.type not in features:
+                features[trig.type] = ev.feature(message)  # type: ignore[misc]
+            detail = ev.match(trig, prepared, features[trig.type])  # type: ignore[misc]
             if detail is not None:
                 out.append(PatternHit(name, idx, trig.type, trig.scope, detail, trig.correction_hint))
         return out
@@ -379,16 +453,3 @@ def _names_regex(names: Iterable[str]) -> re.Pattern[str] | None:
     alt = "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in names)
     # '@'-handle or a plain name, as whole words: an alternation of literals, linear time.
     return re.compile(rf"(?<![\w@])@?(?:{alt})(?![\w])", re.IGNORECASE)
-
-
-def _set_pattern(trig: Trigger) -> str | None:
-    """The RE2 source of a pattern or keyword trigger (None for other types)."""
-    if trig.type == "pattern" and trig.match is not None:
-        flags = "(?m)" if trig.case_sensitive else "(?im)"
-        return flags + trig.match
-    if trig.type == "keyword" and trig.words:
-        import re2
-
-        alt = "|".join(re2.escape(w).replace(r"\ ", r"\s+") for w in sorted(trig.words, key=lambda w: (-len(w), w)))
-        return rf"(?i)\b(?:{alt})\b"
-    return None

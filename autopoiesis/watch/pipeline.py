@@ -15,7 +15,7 @@ Which tier decided (`TopicActivation.tier`):
 * 3 — the gate decided.
 
 Steering: correction hints from output-scope triggers, and topics fired by webhooks or
-cron, are kept in ``.autopoiesis/watch/pending.json`` so that the next compile (maybe in
+cron, are kept in the state file ``watch_pending`` so that the next compile (maybe in
 another process) injects them; `take_pending` reads and clears them under a lock.
 
 Topic files are re-read when one changes (checked at most every `reload_interval`
@@ -28,12 +28,16 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
+from autopoiesis.core.clock import utc
+from autopoiesis.core.paths import atomic_write
+from autopoiesis.formats.topic import Topic
 from autopoiesis.watch.gate import (
-    GateDecision,
     GatedActivator,
+    GateDecision,
     GateLog,
     message_hash,
     new_decision_id,
@@ -41,15 +45,19 @@ from autopoiesis.watch.gate import (
     utc_now_iso,
 )
 from autopoiesis.watch.pattern import PatternHit, PatternMatcher
-from autopoiesis.watch.topics import Topic, TopicSet, load_topics, people_names, topics_signature
+from autopoiesis.watch.topics import (
+    TopicSet,
+    load_topics,
+    people_names,
+    topics_signature,
+)
 
 if TYPE_CHECKING:
-    from autopoiesis.llm import LLMClient
     from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.llm import LLMClient
     from autopoiesis.watch.similarity import SimilarityScorer, TopicScores
 
 Direction = Literal["input", "output"]
-PENDING_FILE = ("watch", "pending.json")
 
 
 @dataclass(frozen=True)
@@ -148,8 +156,7 @@ class WatcherPipeline:
         if self._scorer is None:
             from autopoiesis.watch.similarity import SimilarityScorer
 
-            cache_dir = self.repo.state_path("cache", "similarity", "x").parent
-            self._scorer = SimilarityScorer(self.topic_set.topics, cache_dir=cache_dir)
+            self._scorer = SimilarityScorer(self.topic_set.topics, cache_dir=self.repo.state_file("similarity_cache"))
         return self._scorer
 
     # ── messages ──
@@ -266,8 +273,10 @@ class WatcherPipeline:
         from croniter import croniter
 
         self.refresh()
-        at = _aware(at)
-        since = _aware(since) if since is not None else at - timedelta(minutes=1)
+        # A naive time is UTC; an aware one keeps its offset, so a schedule is read in the
+        # time zone the caller asked in (`--at 08:00+02:00`).
+        at = utc(at) if at.tzinfo is None else at
+        since = (utc(since) if since.tzinfo is None else since) if since is not None else at - timedelta(minutes=1)
         out = []
         for topic in self.topics:
             for t in topic.triggers:
@@ -278,13 +287,9 @@ class WatcherPipeline:
         return out
 
 
-def _aware(dt: datetime) -> datetime:
-    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt
-
-
 # ── pending steering, shared between processes ──────────────────────────────────────
-def _pending_path(repo: "MemoryRepo"):
-    return repo.state_path(*PENDING_FILE)
+def _pending_path(repo: "MemoryRepo") -> Path:
+    return repo.state_file("watch_pending")
 
 
 def _read_pending(repo: "MemoryRepo") -> list[PendingActivation]:
@@ -301,8 +306,6 @@ def _read_pending(repo: "MemoryRepo") -> list[PendingActivation]:
 
 def add_pending(repo: "MemoryRepo", entries: Sequence[PendingActivation]) -> None:
     """Queue ENTRIES for the next compile (duplicates of a topic+hint are kept once)."""
-    from autopoiesis.core.paths import atomic_write
-
     with repo.lock("watch-pending"):
         rows = _read_pending(repo)
         have = {(r.topic, r.hint) for r in rows}
@@ -314,6 +317,7 @@ def add_pending(repo: "MemoryRepo", entries: Sequence[PendingActivation]) -> Non
 
 
 def peek_pending(repo: "MemoryRepo") -> list[PendingActivation]:
+    """The queued activations and hints, left queued."""
     return _read_pending(repo)
 
 

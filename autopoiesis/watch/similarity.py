@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from autopoiesis.watch.topics import Topic
+from autopoiesis.core.paths import atomic_write
+from autopoiesis.formats.topic import Topic
 
 SCORER_VERSION = "1"
 SIMILARITY_SCAN_CHARS = 20_000  # tier 2 looks at the head of very long messages
@@ -99,7 +100,7 @@ def minhash_signature(text: str, params=None):
 class SimilarityScorer:
     """Tier 2: local similarity scoring against topic profiles (design §9.2).
 
-    ``SimilarityScorer(topics, cache_dir=repo.state_path("cache", "similarity", "x").parent)``
+    ``SimilarityScorer(topics, cache_dir=repo.state_file("similarity_cache"))``
     """
 
     def __init__(self, topics: Sequence[Topic], cache_dir: Path | None = None):
@@ -191,8 +192,6 @@ class SimilarityScorer:
         import io
 
         import numpy as np
-
-        from autopoiesis.core.paths import atomic_write
 
         buf = io.BytesIO()
         np.savez(

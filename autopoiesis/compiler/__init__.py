@@ -1,0 +1,38 @@
+"""The context compiler (design §6): the densest prompt for a message that fits a token
+budget.
+
+    plan      Plan, Section: sections placed against the budget, counted as rendered
+    compile   ContextCompiler, CompiledContext, ScoredItem, HistoryMessage: the slots P0-P4
+    session   load_session: history from a transcript or JSON/JSONL messages
+
+The compiler imports the kernel, the formats and the search index, nothing of watch,
+lifecycle or app: the caller passes the active topics, the pending corrections and the
+usage counts (`autopoiesis.app.compile_message` does all three for a message).
+"""
+
+from autopoiesis.compiler.compile import (
+    DEFAULT_SYSTEM_PROMPT,
+    CompiledContext,
+    ContextCompiler,
+    Correction,
+    HistoryMessage,
+    ScoredItem,
+    SearchFn,
+    strip_frontmatter,
+)
+from autopoiesis.compiler.plan import Plan, Section
+from autopoiesis.compiler.session import load_session
+
+__all__ = [
+    "DEFAULT_SYSTEM_PROMPT",
+    "CompiledContext",
+    "ContextCompiler",
+    "Correction",
+    "HistoryMessage",
+    "Plan",
+    "ScoredItem",
+    "SearchFn",
+    "Section",
+    "load_session",
+    "strip_frontmatter",
+]

@@ -1,0 +1,430 @@
+"""ContextCompiler (design §6): the densest prompt that fits a token budget.
+
+Slots, in priority order (§6.2; the KB budgets come from ``context_compiler:`` in
+memory-config.yaml, §9.3):
+
+====  =====================================  ==========================================
+P0    system prompt (~1 KB), identity files  always; never dropped. If they alone exceed
+      (SOUL, USER, AGENTS, TOOLS; cut to     the token budget, `BudgetTooSmallError`.
+      ``identity_budget_kb``)
+P1    MEMORY.md (``memory_budget_kb``; main  each included when it fits
+      session only — left out with
+      ``shared=True``), journal of today and
+      yesterday (``journal_budget_kb``),
+      knowledge/projects/_active.md (1 KB)
+P2    correction hints from output           topics by priority (critical first); all
+      steering, active topics' instructions  instructions and subscriptions share
+      (each cut to its ``max_context_kb``)   ``topic_budget_kb``; each file once
+      and their subscriptions
+P3    scored knowledge: the search index's   at most half of what is left after P0-P2,
+      hybrid (BM25 + vector) results x       so history is not starved; stops under
+      recency decay x frequency boost        100 tokens
+P4    session history, newest first          a sliding window: stops at the first turn
+      (tool results cut to one line)         that does not fit; shown oldest first
+====  =====================================  ==========================================
+
+Every section carries a label (``<!-- identity:SOUL.md -->``), and the result lists each
+candidate with its tokens, whether it was included and why. The prompt never exceeds the
+budget, and the same inputs (files, message, topics, history, usage counts) give the same
+prompt.
+
+Tokens are counted by `autopoiesis.core.text.count_tokens` (offline; errs on the side of
+staying under the budget).
+
+The P3 frequency boost reads USAGE, the counts of how often each file was included
+before: the caller passes them (`autopoiesis.app.usage.inclusion_counts`) and records the
+new inclusions (`CompiledContext.knowledge_paths`) after, so compiling has no side
+effects and the compiler knows nothing of where the counts are kept.
+
+Pre-compaction flush (§6.4): when history no longer fits, `CompiledContext.flush_due` is
+true and `dropped_history` says how many turns fell out; the runtime then runs the flush
+of `autopoiesis.lifecycle.flush`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
+
+from autopoiesis.compiler.plan import Plan, Section
+from autopoiesis.core.clock import utc_now
+from autopoiesis.core.frontmatter import split as split_frontmatter
+from autopoiesis.core.paths import (
+    ACTIVE_PROJECTS_FILE,
+    IDENTITY_DIR,
+    IDENTITY_FILES,
+    MEMORY_FILE,
+    MemoryRepo,
+)
+from autopoiesis.core.text import count_tokens, cut_to_bytes, one_line
+from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, FrontmatterError
+
+if TYPE_CHECKING:
+    from autopoiesis.core.config import CompilerConfig
+    from autopoiesis.formats.topic import Topic
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are an AI agent with a long-term memory kept as Markdown files in a git repository. "
+    "The sections below are your identity, your core memory, recent journal entries, the topics "
+    "active for this message and the knowledge most relevant to it, followed by the recent "
+    "conversation. Treat them as what you remember: cite the file when you rely on one, say when "
+    "you are unsure, and write durable notes back to the knowledge files when something is worth keeping."
+)
+SYSTEM_BUDGET_KB = 1.0
+ACTIVE_PROJECTS_KB = 1.0
+KNOWLEDGE_SNIPPET_CHARS = 1200
+KNOWLEDGE_CANDIDATES = 20
+KNOWLEDGE_MIN_TOKENS = 100
+RECENCY_RATE = 0.1  # exp(-0.1 * days): half-life of about 7 days (design §6.3)
+RECENCY_FLOOR = 0.2  # an old file that is the best match still competes
+FREQUENCY_BOOST = 0.1  # x (1 + 0.1 * times included before)
+QUERY_CHARS = 2000
+# Sections whose files count as used when included (the P3 boost and the pruner read them).
+USAGE_LABELS = ("knowledge:", "sub:")
+
+
+def strip_frontmatter(text: str) -> str:
+    """The body of a Markdown file, stripped (the whole text when its frontmatter is broken)."""
+    try:
+        _, body = split_frontmatter(text)
+    except FrontmatterError:
+        return text.strip()
+    return body.strip()
+
+
+def _cut_kb(text: str, kb: float, source: str) -> str:
+    return cut_to_bytes(text, int(kb * 1024), source)
+
+
+class Correction(Protocol):
+    """A correction hint waiting for the next compile (the watcher's pending steering)."""
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def hint(self) -> str | None: ...
+
+
+# ── inputs and outputs ──────────────────────────────────────────────────────────────
+@dataclass(frozen=True)
+class HistoryMessage:
+    """One turn of session history. A tool message is rendered on one line."""
+
+    role: str
+    content: str
+    id: str = ""
+    tool: str | None = None  # tool name for a tool call/result
+    time: str | None = None
+    result: str | None = None  # a tool's result, summarised to one line when rendered
+
+    def render(self) -> str:
+        if self.tool is not None:
+            res = f" \u2192 {one_line(self.result, 150)}" if self.result else ""
+            return f"> [tool:{self.tool}] {one_line(self.content, 150)}{res}"
+        stamp = f" ({self.time})" if self.time else ""
+        return f"{self.role}{stamp}: {self.content.strip()}"
+
+
+@dataclass(frozen=True)
+class CompiledContext:
+    """A compiled prompt, its size and budget, and every candidate section with its verdict."""
+
+    prompt: str
+    total_tokens: int
+    budget: int
+    sections: tuple[Section, ...]
+    dropped_history: int = 0
+    flush_due: bool = False
+
+    def __str__(self) -> str:
+        return self.prompt
+
+    @property
+    def knowledge_paths(self) -> list[str]:
+        """The knowledge files included because of the message (scored knowledge and topic
+        subscriptions): what counts as a use of a file."""
+        return [s.path for s in self.sections if s.included and s.path and s.label.startswith(USAGE_LABELS)]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "total_tokens": self.total_tokens, "budget": self.budget,
+                "sections": [s.as_dict() for s in self.sections], "dropped_history": self.dropped_history,
+                "flush_due": self.flush_due}
+
+
+@dataclass(frozen=True)
+class ScoredItem:
+    """A candidate of P3: a search result with its score and the factors of the score."""
+
+    path: str
+    score: float
+    snippet: str
+    start_line: int = 0
+    end_line: int = 0
+    base_score: float = 0.0
+    recency: float = 1.0
+    boost: float = 1.0
+
+
+SearchFn = Callable[[str, int], Sequence[Any]]  # (query, limit) -> SearchResult-like rows
+
+
+class ContextCompiler:
+    """Assembles the densest possible prompt from a memory repo (design §6.3).
+
+    ``search`` replaces the index search (query, limit) -> results with .path, .snippet,
+    .score, .start_line, .end_line; by default the repo's search index is used (kept open
+    between compiles), or git grep when there is no index yet.
+
+    The search index is the one package the compiler reaches into (a layer below it)."""
+
+    def __init__(
+        self,
+        repo: MemoryRepo,
+        config: "CompilerConfig | None" = None,
+        *,
+        system_prompt: str | None = None,
+        search: SearchFn | None = None,
+        fresh_index: bool = True,
+        index_refresh_seconds: float = 0.0,
+    ):
+        self.repo = repo
+        self.config = config or repo.config.context_compiler
+        self.system_prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
+        self._search = search
+        self._index: Any = None
+        self.fresh_index = fresh_index
+        # Before each search the index catches up with the working tree. In a long-lived
+        # compiler that is an inotify check (microseconds) unless something changed; where
+        # inotify is unavailable it is a full check (~30 ms at 10,000 files), and a
+        # positive value here limits how often that runs. 0: before every search.
+        self.index_refresh_seconds = index_refresh_seconds
+        self._last_catch_up = float("-inf")
+        self.notices: list[str] = []
+
+    # ── the knowledge search (P3) ──
+    def _search_results(self, query: str, limit: int) -> tuple[list[Any], str]:
+        if self._search is not None:
+            return list(self._search(query, limit)), "search"
+        from autopoiesis.index import (
+            searchindex,  # numpy and sqlite-vec: only when P3 searches
+        )
+
+        if self._index is None and self.repo.index_path.exists():
+            try:
+                self._index = searchindex.SearchIndex(self.repo)
+            except Exception as exc:  # unreadable index: fall back like `search` does
+                self.notices.append(f"search index could not be opened ({exc}); used git grep")
+        if self._index is not None:
+            now = time.monotonic()
+            fresh = self.fresh_index and now - self._last_catch_up >= self.index_refresh_seconds
+            results = list(self._index.search(query, limit, fresh=fresh))
+            if fresh:
+                self._last_catch_up = time.monotonic()
+            return results, "index"
+        outcome = searchindex.search_outcome(query, limit, repo=self.repo)
+        return list(outcome.results), outcome.source
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    def __enter__(self) -> "ContextCompiler":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ── compile ──
+    def _read(self, relpath: str) -> str | None:
+        full = self.repo.root / relpath
+        try:
+            return strip_frontmatter(full.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def compile(
+        self,
+        message: str,
+        active_topics: Sequence["Topic"] = (),
+        session_history: Sequence[HistoryMessage] = (),
+        available_knowledge: Sequence[ScoredItem] | None = None,
+        *,
+        shared: bool = False,
+        budget: int | None = None,
+        corrections: Sequence[Correction] = (),
+        usage: Mapping[str, int] | None = None,
+        today: date | None = None,
+        now: datetime | None = None,
+    ) -> CompiledContext:
+        """The prompt for MESSAGE (design §9.2). AVAILABLE_KNOWLEDGE, when given, replaces
+        the index search for P3. SHARED leaves MEMORY.md out (group or shared contexts).
+        USAGE maps a path to how often it was included before (the P3 frequency boost)."""
+        cfg = self.config
+        budget = int(cfg.token_budget if budget is None else budget)
+        if budget <= 0:
+            raise BudgetTooSmallError(f"The token budget must be positive, not {budget}; pass e.g. --budget 8192.")
+        now = now or utc_now()
+        today = today or now.date()
+        plan = Plan(budget)
+
+        # P0: never dropped.
+        if self.system_prompt:
+            plan.fixed("system", 0, _cut_kb(self.system_prompt, SYSTEM_BUDGET_KB, "the system prompt"), None)
+        id_left = int(cfg.identity_budget_kb * 1024)
+        for name in IDENTITY_FILES:
+            rel = f"{IDENTITY_DIR}/{name}"
+            text = self._read(rel)
+            if text is None:
+                plan.skip(f"identity:{name}", 0, "missing", rel)
+                continue
+            cut = _cut_kb(text, id_left / 1024, rel) if id_left > 0 else ""
+            id_left -= len(cut.encode("utf-8"))
+            if cut:
+                plan.fixed(f"identity:{name}", 0, cut, rel)
+            else:
+                plan.skip(f"identity:{name}", 0, f"identity_budget_kb ({cfg.identity_budget_kb:g}) used up", rel)
+        if plan.used > budget:
+            raise BudgetTooSmallError(
+                f"The budget of {budget} tokens cannot hold the system prompt and identity files "
+                f"({plan.used} tokens), which are never dropped. Raise --budget (or "
+                "context_compiler.token_budget), lower context_compiler.identity_budget_kb, or shorten "
+                "knowledge/identity/*.md."
+            )
+
+        # P1: session-level context.
+        if shared:
+            plan.skip("memory", 1, "shared context: MEMORY.md is loaded in the main session only", MEMORY_FILE)
+        else:
+            text = self._read(MEMORY_FILE)
+            if text:
+                plan.offer("memory", 1, _cut_kb(text, cfg.memory_budget_kb, MEMORY_FILE), MEMORY_FILE)
+        journal_left = cfg.journal_budget_kb
+        for day, what in ((today, "today"), (today - timedelta(days=1), "yesterday")):
+            rel = f"knowledge/journal/{day.isoformat()}.md"
+            text = self._read(rel)
+            if text is None:
+                continue
+            cut = _cut_kb(text, journal_left, rel) if journal_left > 0 else ""
+            if not cut:
+                plan.skip(f"journal:{day.isoformat()}", 1, f"journal_budget_kb ({cfg.journal_budget_kb:g}) used up", rel)
+                continue
+            if plan.offer(f"journal:{day.isoformat()}", 1, cut, rel):
+                journal_left -= len(cut.encode("utf-8")) / 1024
+        text = self._read(ACTIVE_PROJECTS_FILE)
+        if text:
+            plan.offer("projects", 1, _cut_kb(text, ACTIVE_PROJECTS_KB, ACTIVE_PROJECTS_FILE), ACTIVE_PROJECTS_FILE)
+
+        # P2: steering corrections, active topics and their subscriptions.
+        for c in corrections:
+            if c.hint:
+                plan.offer(f"correction:{c.topic}", 2, f"Correction ({c.topic}): {c.hint}", None)
+        topic_left = cfg.topic_budget_kb * 1024
+        for topic in sorted({t.name: t for t in active_topics}.values(), key=lambda t: (-t.priority_rank, t.name)):
+            body = topic.render_instructions()
+            body = f"# Topic: {topic.name}\n{body}" if not body.startswith("#") else body
+            if topic_left <= 0:
+                plan.skip(f"topic:{topic.name}", 2, f"topic_budget_kb ({cfg.topic_budget_kb:g}) used up", topic.path)
+            else:
+                body = _cut_kb(body, topic_left / 1024, topic.path)
+                if plan.offer(f"topic:{topic.name}", 2, body, topic.path):
+                    topic_left -= len(body.encode("utf-8"))
+            for sub in topic.subscriptions:
+                label = f"sub:{sub}"
+                if sub in plan.paths:
+                    plan.skip(label, 2, f"already included ({plan.paths[sub]})", sub)
+                    continue
+                try:
+                    self.repo.resolve_inside(sub)
+                except AutopoiesisError:
+                    plan.skip(label, 2, "outside the memory repo", sub)
+                    continue
+                text = self._read(sub)
+                if text is None:
+                    plan.skip(label, 2, "missing file", sub)
+                    continue
+                if topic_left <= 0:
+                    plan.skip(label, 2, f"topic_budget_kb ({cfg.topic_budget_kb:g}) used up", sub)
+                    continue
+                cut = _cut_kb(text, topic_left / 1024, sub)
+                if plan.offer(label, 2, cut, sub):
+                    topic_left -= len(cut.encode("utf-8"))
+
+        # P3: scored knowledge, at most half of what is left.
+        p3_cap = plan.left // 2
+        if p3_cap >= KNOWLEDGE_MIN_TOKENS:
+            query = " ".join([message[:QUERY_CHARS]] + [t.description for t in active_topics if t.description])
+            items, why = self._scored(query, available_knowledge, shared, plan, now, usage or {})
+            spent = 0
+            for item in items:
+                if p3_cap - spent < KNOWLEDGE_MIN_TOKENS:
+                    break
+                label = f"knowledge:{item.path}:{item.start_line}-{item.end_line}" if item.end_line else f"knowledge:{item.path}"
+                content = item.snippet
+                cost = plan.cost(label, content)
+                if cost > p3_cap - spent:
+                    plan.skip(label, 3, f"over the knowledge share ({cost} tokens)", item.path, tokens=cost)
+                    continue
+                reason = (f"score {item.score:.4f} = search {item.base_score:.4f} x recency {item.recency:.2f} "
+                          f"x frequency {item.boost:.2f}")
+                if plan.offer(label, 3, content, item.path, reason=reason):
+                    spent += cost
+            if not items:
+                plan.skip("knowledge", 3, f"no search results ({why})" if why else "no search results", None)
+        else:
+            plan.skip("knowledge", 3, f"no room left for scored knowledge ({plan.left} tokens)", None)
+
+        # P4: session history, newest first, until one does not fit.
+        dropped = 0
+        history = list(session_history)
+        for pos in range(len(history) - 1, -1, -1):
+            msg = history[pos]
+            label = f"history:{msg.id or pos}"
+            if not plan.offer(label, 4, msg.render(), None, history_pos=pos):
+                dropped = pos + 1
+                for older in range(pos - 1, -1, -1):
+                    plan.skip(f"history:{history[older].id or older}", 4, "older than the sliding window", None)
+                break
+        flush_due = dropped > 0 or (bool(history) and plan.left < budget * 0.1)
+        prompt = plan.assemble()
+        total = count_tokens(prompt)
+        assert total <= budget, "the compiler overran its budget"  # by construction; a bug otherwise
+        return CompiledContext(prompt, total, budget, tuple(plan.sections), dropped, flush_due)
+
+    def _scored(self, query: str, given: Sequence[ScoredItem] | None, shared: bool, plan: Plan,
+                now: datetime, counts: Mapping[str, int]) -> tuple[list[ScoredItem], str]:
+        items: list[ScoredItem] = []
+        if given is not None:
+            raw = [(g.path, g.score, g.snippet, g.start_line, g.end_line) for g in given]
+            why = ""
+        else:
+            try:
+                results, why = self._search_results(query, KNOWLEDGE_CANDIDATES)
+            except AutopoiesisError as exc:
+                return [], f"search failed: {exc}"
+            raw = [(r.path, float(r.score), r.snippet, r.start_line, r.end_line) for r in results]
+        seen: set[str] = set()
+        for path, score, snippet, start, end in raw:
+            if path in plan.paths or path in seen:
+                continue
+            if shared and path == MEMORY_FILE:
+                continue  # MEMORY.md must not leak into a shared context through search
+            seen.add(path)
+            try:
+                mtime = (self.repo.root / path).stat().st_mtime
+                days = max(0.0, (now.timestamp() - mtime) / 86400)
+            except OSError:
+                days = 0.0
+            recency = max(RECENCY_FLOOR, math.exp(-RECENCY_RATE * days))
+            boost = 1.0 + FREQUENCY_BOOST * counts.get(path, 0)
+            snippet = (snippet or "").strip()[:KNOWLEDGE_SNIPPET_CHARS]
+            if not snippet:
+                continue
+            items.append(ScoredItem(path, score * recency * boost, f"[{path}]\n{snippet}", start, end,
+                                    score, recency, boost))
+        items.sort(key=lambda i: (-i.score, i.path, i.start_line))
+        return items, why

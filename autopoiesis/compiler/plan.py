@@ -1,0 +1,87 @@
+"""The budget plan: sections placed one by one against a token budget.
+
+Each section is counted as it is rendered in the prompt (its ``<!-- label -->`` line and
+the blank line that joins it to the next), so the sum of what `offer` and `fixed` accept
+is the size of the assembled prompt and the budget cannot be overrun.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from autopoiesis.core.text import count_tokens
+
+
+@dataclass(frozen=True)
+class Section:
+    """One candidate of a compiled context: included or not, and why."""
+
+    label: str
+    priority: int
+    tokens: int
+    included: bool
+    reason: str
+    path: str | None = None
+    content: str = field(default="", repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "priority": self.priority, "tokens": self.tokens,
+                "included": self.included, "reason": self.reason, "path": self.path}
+
+
+class Plan:
+    """Sections being placed against BUDGET tokens."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.used = 0
+        self.sections: list[Section] = []
+        self.paths: dict[str, str] = {}  # path -> label of the section that included it
+        self._history_pos: dict[int, int] = {}
+
+    @property
+    def left(self) -> int:
+        return self.budget - self.used
+
+    @staticmethod
+    def render(label: str, content: str) -> str:
+        return f"<!-- {label} -->\n{content}"
+
+    def cost(self, label: str, content: str) -> int:
+        """Tokens of the section as rendered; +1 for the blank line that joins sections."""
+        return count_tokens(self.render(label, content)) + 1
+
+    def fixed(self, label: str, priority: int, content: str, path: str | None) -> None:
+        """Include a section whatever it costs (P0); the caller checks the budget after."""
+        cost = self.cost(label, content)
+        self.used += cost
+        self.sections.append(Section(label, priority, cost, True, "always included (P0)", path, content))
+        if path:
+            self.paths[path] = label
+
+    def offer(self, label: str, priority: int, content: str, path: str | None, *, reason: str = "",
+              history_pos: int | None = None) -> bool:
+        """Include the section when it fits what is left; True when it was included."""
+        cost = self.cost(label, content)
+        if cost > self.left:
+            self.sections.append(Section(label, priority, cost, False,
+                                         f"over budget ({cost} tokens, {self.left} left)", path))
+            return False
+        self.used += cost
+        self.sections.append(Section(label, priority, cost, True, reason or "fits", path, content))
+        if path:
+            self.paths[path] = label
+        if history_pos is not None:
+            self._history_pos[len(self.sections) - 1] = history_pos
+        return True
+
+    def skip(self, label: str, priority: int, reason: str, path: str | None, *, tokens: int = 0) -> None:
+        """Record a candidate that was left out, and why."""
+        self.sections.append(Section(label, priority, tokens, False, reason, path))
+
+    def assemble(self) -> str:
+        """The prompt: included sections in priority order, history back in chronological order."""
+        chosen = [(i, s) for i, s in enumerate(self.sections) if s.included]
+        chosen.sort(key=lambda p: (p[1].priority, self._history_pos.get(p[0], 0) if p[1].priority == 4 else p[0]))
+        return "\n\n".join(self.render(s.label, s.content) for _, s in chosen)

@@ -1,0 +1,47 @@
+"""Session history from a file: a transcript (design §2.1), or a JSON list or JSONL of
+{role, content[, tool, id, result]} objects, as the compiler's `HistoryMessage` turns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from autopoiesis.compiler.compile import HistoryMessage
+from autopoiesis.errors import AutopoiesisError
+from autopoiesis.formats.transcript import KnowledgeOp, Text, ToolCall, parse
+
+
+def load_session(path: Path) -> list[HistoryMessage]:
+    """Session history from a transcript (design §2.1), a JSON list or JSONL of
+    {role, content[, tool, id]} objects."""
+    text = Path(path).read_text(encoding="utf-8")
+    if text.startswith("---"):
+        transcript = parse(text, str(path))
+        out: list[HistoryMessage] = []
+        for n, turn in enumerate(transcript.turns):
+            stamp = turn.time.strftime("%H:%M")
+            for k, item in enumerate(turn.items):
+                mid = f"t{n}.{k}"
+                if isinstance(item, Text):
+                    out.append(HistoryMessage(turn.role, item.content, mid, None, stamp))
+                elif isinstance(item, ToolCall):
+                    out.append(HistoryMessage(turn.role, item.args, mid, item.tool, stamp, item.result))
+                elif isinstance(item, KnowledgeOp):
+                    out.append(HistoryMessage(turn.role, f"{item.action} {item.path}", mid, "knowledge", stamp))
+        return out
+    rows: list[Any]
+    stripped = text.strip()
+    if stripped.startswith("["):
+        rows = json.loads(stripped)
+    else:
+        rows = [json.loads(line) for line in stripped.splitlines() if line.strip()]
+    out = []
+    for n, r in enumerate(rows):
+        if not isinstance(r, dict) or "content" not in r:
+            raise AutopoiesisError(f"{path}: entry {n} is not an object with 'role' and 'content'; "
+                                   "give a transcript, a JSON list or JSONL of {role, content}.")
+        out.append(HistoryMessage(str(r.get("role", "user")), str(r["content"]), str(r.get("id", n)),
+                                  r.get("tool") or (r.get("name") if r.get("role") == "tool" else None),
+                                  None, None if r.get("result") is None else str(r["result"])))
+    return out
