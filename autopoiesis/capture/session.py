@@ -69,7 +69,6 @@ class _OpenTranscript:
     last_role: str | None = None
     last_item: tf.Item | None = None
     turns: int = 0
-    last_time: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -205,7 +204,6 @@ class ConversationCapture:
         state.last_role = role if not memory and name is None else f"{role}:{name}:{memory}"
         state.last_item = None
         state.turns += 1
-        state.last_time = when
         return text
 
     def _cap(self, content: str) -> str:

@@ -46,9 +46,9 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date, datetime, timezone
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable
 
 from autopoiesis.core import frontmatter
 from autopoiesis.core.clock import format_ts, parse_ts, utc
@@ -57,21 +57,6 @@ from autopoiesis.errors import FrontmatterError, TranscriptFormatError
 
 ROLES = ("user", "agent", "system")
 STATUSES = ("open", "closed", "recovered")
-FRONTMATTER_KEYS = (
-    "session_id",
-    "started",
-    "ended",
-    "model",
-    "channel",
-    "topic",
-    "tags",
-    "tokens_in",
-    "tokens_out",
-    "status",
-    "source",
-    "redactions",
-    "knowledge_changes",
-)
 DASH = "\u2014"  # the em dash of `## HH:MM — role`
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
@@ -130,7 +115,6 @@ class Attachment:
 
 
 Item = Text | ToolCall | KnowledgeOp | Attachment
-Role = Literal["user", "agent", "system"]
 
 
 @dataclass(frozen=True)
@@ -175,9 +159,6 @@ class Transcript:
     meta: TranscriptMeta
     title: str
     turns: tuple[Turn, ...] = ()
-
-    def with_meta(self, **changes: Any) -> "Transcript":
-        return replace(self, meta=replace(self.meta, **changes))
 
 
 # ── frontmatter: a fixed key order, every string through core.frontmatter.scalar so that
@@ -426,7 +407,7 @@ def parse(text: str, where: str = "transcript") -> Transcript:
                 body_lines.pop()
             turns.append(Turn(items=_parse_items(body_lines), **current))
 
-    for number, line in enumerate(lines[1:], start=2):
+    for line in lines[1:]:
         m = HEADER_RE.match(line) if line.startswith("## ") else None
         if m is None:
             if current is None:

@@ -99,7 +99,7 @@ def parse_log(lines: list[str], source: str, report: ImportReport) -> list[Sessi
             session_of_uuid[obj["uuid"]] = sid
         if kind == "assistant" and msg.get("model") and not d.model:
             d.model = str(msg["model"])
-        usage = msg.get("usage") if isinstance(msg.get("usage"), dict) else {}
+        usage = msg["usage"] if isinstance(msg.get("usage"), dict) else {}
         d.tokens_in += usage["input_tokens"] if isinstance(usage.get("input_tokens"), int) else 0
         d.tokens_out += usage["output_tokens"] if isinstance(usage.get("output_tokens"), int) else 0
         content = msg["content"]
