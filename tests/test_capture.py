@@ -82,6 +82,10 @@ def test_stream_interleaved_sessions_and_redaction(memory_repo: MemoryRepo) -> N
     (b'{"event": "session_start", "session_id": "a\\u0000b"}\n', "NUL"),
     (b'{"event": "session_end", "session_id": "nope"}\n', "unknown session"),
     (b"[1, 2]\n", "JSON object"),
+    # impossible times are refused like any bad event, not left to overflow later
+    (b'{"event": "message", "role": "user", "content": "x", "timestamp": NaN}\n', "is not a time"),
+    (b'{"event": "message", "role": "user", "content": "x", "timestamp": 1e20}\n', "out of range"),
+    (b'{"event": "message", "role": "user", "content": "x", "timestamp": "9999-01-01T00:00:00Z"}\n', "outside 1970-2200"),
 ])
 def test_bad_events_are_refused_and_nothing_else_is_lost(memory_repo: MemoryRepo, bad: bytes, fragment: str) -> None:
     lines = events(start("good")) + [bad] + events(
