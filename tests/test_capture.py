@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import pytest
 
 from autopoiesis.capture.session import ConversationCapture, Session, recover_abandoned
 from autopoiesis.capture.stream import process_stream
-from autopoiesis.errors import CaptureError, ImmutableTranscriptError, TranscriptFormatError
+from autopoiesis.errors import CaptureError, ImmutableTranscriptError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.core.paths import MemoryRepo
 
@@ -83,6 +82,10 @@ def test_stream_interleaved_sessions_and_redaction(memory_repo: MemoryRepo) -> N
     (b'{"event": "session_start", "session_id": "a\\u0000b"}\n', "NUL"),
     (b'{"event": "session_end", "session_id": "nope"}\n', "unknown session"),
     (b"[1, 2]\n", "JSON object"),
+    # impossible times are refused like any bad event, not left to overflow later
+    (b'{"event": "message", "role": "user", "content": "x", "timestamp": NaN}\n', "is not a time"),
+    (b'{"event": "message", "role": "user", "content": "x", "timestamp": 1e20}\n', "out of range"),
+    (b'{"event": "message", "role": "user", "content": "x", "timestamp": "9999-01-01T00:00:00Z"}\n', "outside 1970-2200"),
 ])
 def test_bad_events_are_refused_and_nothing_else_is_lost(memory_repo: MemoryRepo, bad: bytes, fragment: str) -> None:
     lines = events(start("good")) + [bad] + events(
@@ -229,3 +232,76 @@ def test_concurrent_harnesses_lose_nothing(memory_repo: MemoryRepo) -> None:
     for f in tracked:
         assert f"Session: {f}" in git(memory_repo.root, "log", "--format=%B", "--", f)
     git(memory_repo.root, "fsck", "--no-progress")
+
+
+# ── what follows a commit is the caller's callback (capture never imports the lifecycle) ──
+DECISION = [
+    {"event": "message", "role": "user", "content": "Let's decide how memory is stored.", "timestamp": "2026-02-16T18:45:00Z"},
+    {"event": "message", "role": "agent", "content": "Two options: SQLite or Markdown files in git.", "timestamp": "2026-02-16T18:46:00Z"},
+    {"event": "message", "role": "user", "content": "We decided: files are the source of truth, SQLite is only a cache. "
+     "Lesson learned: always keep the raw transcripts.", "timestamp": "2026-02-16T18:47:00Z"},
+    {"event": "session_end", "ended": "2026-02-16T18:50:00Z"},
+]
+
+
+def test_on_committed_runs_after_the_commit_with_the_transcript_path(memory_repo: MemoryRepo) -> None:
+    seen: list[tuple[str, str]] = []
+
+    def after(path: str) -> None:  # the commit is already there when the hook runs
+        seen.append((path, git(memory_repo.root, "log", "-1", "--format=%s", "--", path).strip()))
+
+    cap = ConversationCapture(memory_repo, on_committed=after)
+    s = Session("hook1", started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC))
+    cap.on_session_start(s)
+    cap.on_message(s, "user", "hello hook")
+    closed = cap.on_session_end(s)
+    assert closed is not None and seen == [(closed.path, "conversation: hello-hook")]
+    uncommitted = ConversationCapture(memory_repo, auto_commit=False, on_committed=after)
+    s2 = Session("hook2", started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC))
+    uncommitted.on_session_start(s2)
+    uncommitted.on_message(s2, "user", "not committed")
+    assert uncommitted.on_session_end(s2) is not None and len(seen) == 1  # nothing committed, nothing to follow
+
+
+def test_a_failing_after_commit_step_leaves_the_session_committed(memory_repo: MemoryRepo) -> None:
+    from autopoiesis.errors import ExtractionError
+
+    def broken(path: str) -> None:
+        raise ExtractionError("the extractor fell over")
+
+    report = process_stream(memory_repo, events(start("brk"), *DECISION), on_committed=broken)
+    assert report.refused == [] and len(report.closed) == 1 and report.closed[0].commit
+    assert any("after-commit step failed: the extractor fell over" in w for w in report.warnings)
+    assert git(memory_repo.root, "status", "--porcelain") == ""
+
+
+def test_extraction_follows_the_commit_when_the_config_says_so(memory_repo: MemoryRepo) -> None:
+    from autopoiesis.app.capture_hooks import after_commit_hook
+
+    report = process_stream(memory_repo, events(start("ext"), *DECISION), on_committed=after_commit_hook(memory_repo))
+    assert report.refused == [] and len(report.closed) == 1
+    subjects = git(memory_repo.root, "log", "-2", "--format=%s").splitlines()
+    assert subjects[0].startswith("memory:") and subjects[1].startswith("conversation:")
+    assert f"Session: {report.closed[0].path}" in git(memory_repo.root, "log", "-1", "--format=%B")
+    (memory_repo.root / "memory-config.yaml").write_text("lifecycle:\n  extraction_trigger: manual\n")
+    assert after_commit_hook(MemoryRepo(memory_repo.root)) is None
+
+
+def test_failed_extraction_leaves_the_transcript_pending(memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    from autopoiesis.app.capture_hooks import after_commit_hook
+    from autopoiesis.errors import ExtractionError
+    from autopoiesis.lifecycle.extract import KnowledgeExtractor
+
+    def fail(self, *args, **kwargs):
+        raise ExtractionError("endpoint down")
+
+    with monkeypatch.context() as m:
+        m.setattr(KnowledgeExtractor, "extract_from_session", fail)
+        report = process_stream(memory_repo, events(start("pend"), *DECISION), on_committed=after_commit_hook(memory_repo))
+    assert report.refused == [] and report.closed[0].commit
+    assert git(memory_repo.root, "log", "-1", "--format=%s").startswith("conversation:")
+    log = (memory_repo.state_dir / "logs" / "lifecycle.jsonl").read_text()
+    assert "on_session_end_failed" in log and "endpoint down" in log
+    with KnowledgeExtractor(memory_repo) as ex:
+        pending = ex.extract_pending()
+    assert report.closed[0].path in pending.transcripts

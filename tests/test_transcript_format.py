@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from autopoiesis.core.text import slugify
 from autopoiesis.errors import TranscriptFormatError
 from autopoiesis.formats import transcript as tf
 
@@ -139,6 +140,52 @@ def test_unsafe_session_ids_are_refused(sid: str) -> None:
 def test_path_and_slug() -> None:
     assert tf.transcript_relpath("ses_1", datetime(2026, 2, 16, 18, 45, tzinfo=UTC), "git-memory") == \
         "raw/conversations/2026/02/16/1845-ses_1-git-memory.md"
-    slug = tf.slugify("Let's décide — the agent's 中文 memory, café! " * 5)
+    slug = slugify("Let's décide — the agent's 中文 memory, café! " * 5)
     assert slug.isascii() and len(slug) <= 60 and slug.startswith("lets-decide-the-agents-memory")
-    assert tf.slugify("中文") == ""
+    assert slugify("中文") == ""
+
+
+# ── frontmatter strings stay strings (YAML 1.1 would read 1:30 as 90, 0x1F as 31) ──
+NUMBER_LOOKALIKES = ["1:30", "0x1F", "1_000", "0o17", "0b101", "012", "1e3", "1.5", "+12", "-3", ".inf",
+                     "190:20:30", "yes", "Off", "~", "null", "2026-02-16", "2026-02-16 10:00:00"]
+
+
+@pytest.mark.parametrize("value", NUMBER_LOOKALIKES)
+def test_number_lookalike_strings_round_trip_as_strings(value: str) -> None:
+    meta = tf.TranscriptMeta("s1", T0, model=value, channel=value, topic=value, tags=(value, "plain"), source=value,
+                             knowledge_changes=(tf.KnowledgeChangeRef("knowledge/x.md", value, value),))
+    text = tf.render(tf.Transcript(meta, "t", ()))
+    back = tf.parse(text).meta
+    assert (back.model, back.channel, back.topic, back.tags, back.source) == (value, value, value, (value, "plain"), value)
+    assert back.knowledge_changes == meta.knowledge_changes
+    assert tf.render(tf.parse(text)) == text
+
+
+@pytest.mark.parametrize("sid", ["1:30", "0x1F", "1_000", "012", "1e3", "1.5", "2026-02-16"])
+def test_number_lookalike_session_ids_round_trip(sid: str) -> None:
+    text = tf.render(tf.Transcript(tf.TranscriptMeta(sid, T0), "t", ()))
+    assert tf.parse_meta(text).session_id == sid
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="0123456789xXoObBeE_:.+-", min_size=1, max_size=12))
+def test_numeric_looking_models_and_tags_stay_the_same_string(value: str) -> None:
+    meta = tf.TranscriptMeta("s1", T0, model=value, topic=value, tags=(value,))
+    back = tf.parse(tf.render(tf.Transcript(meta, "t", ()))).meta
+    assert (back.model, back.topic, back.tags) == (value, value, (value,))
+
+
+def test_bom_and_crlf_files_parse_like_lf_ones() -> None:
+    turn = tf.Turn(T0, "user", (tf.Text("line one\nline two"),))
+    text = tf.render(tf.Transcript(tf.TranscriptMeta("s1", T0, model="1:30"), "Title", (turn,)))
+    for variant in ("\ufeff" + text, text.replace("\n", "\r\n"), "\ufeff" + text.replace("\n", "\r\n")):
+        assert tf.parse(variant) == tf.parse(text)
+        assert tf.parse_meta(variant) == tf.parse_meta(text)
+
+
+@pytest.mark.parametrize("started", [".nan", ".inf", "-.inf", "9999-01-01T00:00:00Z", "1900-01-01T00:00:00Z", "1e400"])
+def test_impossible_times_are_refused_with_a_timestamp_error(started: str) -> None:
+    from autopoiesis.errors import TimestampError
+
+    with pytest.raises(TimestampError, match="started"):
+        tf.parse(f"---\nsession_id: s\nstarted: {started}\n---\n\n# t\n")

@@ -20,6 +20,7 @@ def _step(title: str) -> None:
 
 
 def run_demo(directory: Path | None = None) -> Path:
+    from autopoiesis.app.capture_hooks import after_commit_hook
     from autopoiesis.capture.stream import process_stream
     from autopoiesis.gitops import MemoryGit
     from autopoiesis.app.initialize import init_memory_repo
@@ -38,7 +39,7 @@ def run_demo(directory: Path | None = None) -> Path:
 
     _step("autopoiesis capture < sessions.ndjson   (3 sessions streamed as NDJSON events)")
     with DEMO_SESSIONS.open("rb") as fh:
-        stream = process_stream(repo, fh)
+        stream = process_stream(repo, fh, on_committed=after_commit_hook(repo))
     for closed in stream.closed:
         typer.echo(f"committed {closed.path}  ({closed.turns} turns)")
     if stream.refused:

@@ -1,1 +1,2 @@
-"""Capture: live sessions (ConversationCapture), importers of finished sessions, redaction."""
+"""Capture: live sessions streamed into transcripts (ConversationCapture, the NDJSON
+stream of `autopoiesis capture`) and importers of finished sessions."""

@@ -7,22 +7,28 @@ dies, which is how crash recovery tells an abandoned transcript from a live one.
 
 Closing a session rewrites the frontmatter (ended, tokens, status, redaction counts),
 moves the file to its final slugged name, and commits it (`conversation: {slug}`). After
-that commit the transcript is immutable.
+that commit the transcript is immutable. What follows a commit (extraction, design §10.1)
+is not capture's business: the caller passes it in as `on_committed`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
-from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from autopoiesis.core import git
+from autopoiesis.core.clock import parse_ts, utc, utc_now
+from autopoiesis.core.paths import CONVERSATIONS_DIR, FileLock, MemoryRepo, atomic_write
 from autopoiesis.core.redact import Redactor, redactor_from_config
-from autopoiesis.errors import CaptureError, ImmutableTranscriptError, TranscriptFormatError
+from autopoiesis.core.text import one_line, slugify
+from autopoiesis.errors import AutopoiesisError, CaptureError, ImmutableTranscriptError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.core.paths import FileLock, MemoryRepo, atomic_write
+from autopoiesis.gitops import MemoryGit
 
 ROLE_ALIASES = {
     "user": "user", "human": "user",
@@ -32,13 +38,10 @@ ROLE_ALIASES = {
 
 
 def normalize_role(role: Any) -> str:
+    """ROLE as a transcript role (user, agent, system); CaptureError for anything else."""
     if not isinstance(role, str) or role.strip().lower() not in ROLE_ALIASES:
         raise CaptureError(f"unknown role {role!r}; use user, agent (or assistant) or system.")
     return ROLE_ALIASES[role.strip().lower()]
-
-
-def now_utc() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 @dataclass
@@ -46,7 +49,7 @@ class Session:
     """A conversation as the harness describes it."""
 
     id: str
-    started: datetime = field(default_factory=now_utc)
+    started: datetime = field(default_factory=utc_now)
     model: str | None = None
     channel: str | None = None
     topic: str | None = None
@@ -66,7 +69,6 @@ class _OpenTranscript:
     last_role: str | None = None
     last_item: tf.Item | None = None
     turns: int = 0
-    last_time: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,8 @@ def find_transcripts(repo: MemoryRepo, session_id: str, started: datetime | None
 
 
 def session_lock(repo: MemoryRepo, session_id: str) -> FileLock:
-    return repo.lock(f"session-{session_id}")
+    """The lock a live capture holds on SESSION_ID (the kernel frees it when the holder dies)."""
+    return FileLock(repo.session_lock_path(session_id))
 
 
 def _fsync_dir(path: Path) -> None:
@@ -121,17 +124,18 @@ class ConversationCapture:
         *,
         auto_commit: bool | None = None,
         recover: bool = True,
-        extract: bool | None = None,
-        on_closed: Callable[["ClosedSession"], None] | None = None,
+        on_closed: Callable[[ClosedSession], None] | None = None,
+        on_committed: Callable[[str], None] | None = None,
     ):
-        """EXTRACT: run the extractors on each transcript once it is committed (default:
-        when lifecycle.extraction_trigger is on_session_end). ON_CLOSED is called as soon
-        as a session is committed, before extraction (the CLI reports the commit there)."""
+        """ON_CLOSED is called with every closed session, committed or not (the CLI
+        reports the commit there). ON_COMMITTED is then called with the repo-relative
+        path of each transcript that was committed: what follows the commit, such as the
+        lifecycle's extraction (app.capture_hooks builds it from the config)."""
         self.repo = repo
         self.config = repo.config
         self.auto_commit = self.config.git.auto_commit if auto_commit is None else auto_commit
-        self.extract = (self.config.lifecycle.extraction_trigger == "on_session_end") if extract is None else extract
         self.on_closed = on_closed
+        self.on_committed = on_committed
         self._open: dict[str, _OpenTranscript] = {}
         self.recovered: list[ClosedSession] = []
         if recover:
@@ -142,7 +146,7 @@ class ConversationCapture:
         sid = tf.validate_session_id(session.id)
         if sid in self._open:
             raise CaptureError(f"session {sid} is already open in this capture; send session_end before starting it again.")
-        started = tf.utc(session.started)
+        started = utc(session.started)
         existing = find_transcripts(self.repo, sid, started) or find_transcripts(self.repo, sid)
         if existing:
             raise CaptureError(
@@ -153,7 +157,7 @@ class ConversationCapture:
         if not lock.acquire(timeout=0):
             raise CaptureError(f"session {sid} is open in another capture process; use a new session_id.")
         redactor = redactor_from_config(self.config)
-        slug = tf.slugify(session.topic) if session.topic else ""
+        slug = slugify(session.topic) if session.topic else ""
         rel = tf.transcript_relpath(sid, started, slug)
         path = self.repo.root / rel
         meta = tf.TranscriptMeta(
@@ -200,7 +204,6 @@ class ConversationCapture:
         state.last_role = role if not memory and name is None else f"{role}:{name}:{memory}"
         state.last_item = None
         state.turns += 1
-        state.last_time = when
         return text
 
     def _cap(self, content: str) -> str:
@@ -217,7 +220,7 @@ class ConversationCapture:
         if not isinstance(content, str):
             raise CaptureError(f"message content must be text, not {type(content).__name__}.")
         meta = meta or {}
-        when = tf.parse_ts(meta["timestamp"], "timestamp") if meta.get("timestamp") else now_utc()
+        when = parse_ts(meta["timestamp"], "timestamp") if meta.get("timestamp") else utc_now()
         name = meta.get("name")
         if name is not None:
             name = str(name)
@@ -232,10 +235,10 @@ class ConversationCapture:
 
     def on_tool_call(self, session: Session | str, tool: str, args_summary: Any = "", result_summary: Any = None, *, timestamp: Any = None) -> None:
         state = self._get(session)
-        when = tf.parse_ts(timestamp, "timestamp") if timestamp else now_utc()
+        when = parse_ts(timestamp, "timestamp") if timestamp else utc_now()
         redact = state.redactor.redact
         item = tf.ToolCall(
-            redact(tf.one_line(str(tool), 80)) or "tool",
+            redact(one_line(str(tool), 80)) or "tool",
             redact(_summarise(args_summary)),
             redact(_summarise(result_summary)) if result_summary not in (None, "") else None,
         )
@@ -249,7 +252,7 @@ class ConversationCapture:
     def on_knowledge_change(self, session: Session | str, action: str, path: str, summary: str = "", *, timestamp: Any = None) -> None:
         """A memory operation the agent did during the session: a `[memory]` turn line."""
         state = self._get(session)
-        when = tf.parse_ts(timestamp, "timestamp") if timestamp else now_utc()
+        when = parse_ts(timestamp, "timestamp") if timestamp else utc_now()
         item = tf.KnowledgeOp(action, path, summary or None)
         out = ""
         if state.last_role != "agent:None:True":
@@ -257,7 +260,7 @@ class ConversationCapture:
         out += tf.item_separator(state.last_item, item) + tf.render_item(item) + "\n"
         state.last_item = item
         changes = state.meta.knowledge_changes + (tf.KnowledgeChangeRef(path, action, summary),)
-        state.meta = tf.TranscriptMeta(**{**state.meta.__dict__, "knowledge_changes": changes})
+        state.meta = replace(state.meta, knowledge_changes=changes)
         self._append(state, out)
 
     def on_attachment(self, session: Session | str, path: str, *, timestamp: Any = None) -> None:
@@ -265,7 +268,7 @@ class ConversationCapture:
         item = tf.Attachment(path)
         out = ""
         if state.last_role is None:
-            out = self._start_turn(state, "user", tf.parse_ts(timestamp, "timestamp") if timestamp else now_utc(), None, False)
+            out = self._start_turn(state, "user", parse_ts(timestamp, "timestamp") if timestamp else utc_now(), None, False)
         out += tf.item_separator(state.last_item, item) + tf.render_item(item) + "\n"
         state.last_item = item
         self._append(state, out)
@@ -290,7 +293,7 @@ class ConversationCapture:
                 state.path.unlink(missing_ok=True)
                 warnings.warn(f"session {sid} had no messages; nothing was kept.", stacklevel=2)
                 return None
-            end_time = tf.parse_ts(ended, "ended") if ended else now_utc()
+            end_time = parse_ts(ended, "ended") if ended else utc_now()
             extra = {
                 "ended": end_time,
                 "status": "closed",
@@ -308,15 +311,17 @@ class ConversationCapture:
             state.lock.release()
         if self.on_closed is not None:
             self.on_closed(closed)
-        if self.extract and closed.commit:
-            # design §10.1: extraction follows the conversation commit; it never raises, a
-            # failure leaves the transcript pending for `autopoiesis extract --pending`
-            from autopoiesis.lifecycle.extract import on_session_end as extract_session
-
-            extract_session(self.repo, closed.path)
+        if self.on_committed is not None and closed.commit:
+            try:
+                self.on_committed(closed.path)
+            except (AutopoiesisError, OSError) as exc:
+                # the transcript is committed whatever the hook does; what the hook did not
+                # finish is its own to retry (extraction leaves it pending)
+                warnings.warn(f"session {sid} was committed as {closed.path}, but the after-commit step failed: {exc}",
+                              stacklevel=2)
         return closed
 
-    def close_all(self, status: str = "open") -> list[str]:
+    def close_all(self) -> list[str]:
         """Release every open session without closing it (they stay open for recovery)."""
         left = []
         for sid, state in list(self._open.items()):
@@ -335,13 +340,11 @@ def _summarise(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return tf.one_line(value)
-    import json
-
+        return one_line(value)
     try:
-        return tf.one_line(json.dumps(value, ensure_ascii=False, sort_keys=True))
+        return one_line(json.dumps(value, ensure_ascii=False, sort_keys=True))
     except (TypeError, ValueError):
-        return tf.one_line(repr(value))
+        return one_line(repr(value))
 
 
 def finalize_transcript(repo: MemoryRepo, path: Path, *, commit: bool = True, **meta_changes: Any) -> ClosedSession:
@@ -352,9 +355,9 @@ def finalize_transcript(repo: MemoryRepo, path: Path, *, commit: bool = True, **
     meta = transcript.meta
     if meta.status != "open":
         raise ImmutableTranscriptError(f"{rel_old} is already closed; a closed transcript is never modified.")
-    new_meta = tf.TranscriptMeta(**{**meta.__dict__, **meta_changes})
+    new_meta = replace(meta, **meta_changes)
     if new_meta.ended is None:
-        new_meta = tf.TranscriptMeta(**{**new_meta.__dict__, "ended": transcript.turns[-1].time if transcript.turns else meta.started})
+        new_meta = replace(new_meta, ended=transcript.turns[-1].time if transcript.turns else meta.started)
     slug = tf.slug_from_turns(transcript.turns, meta.topic)
     title = tf.title_from_slug(slug, meta.session_id)
     final_rel = tf.transcript_relpath(meta.session_id, meta.started, slug)
@@ -365,23 +368,15 @@ def finalize_transcript(repo: MemoryRepo, path: Path, *, commit: bool = True, **
     _fsync_dir(final.parent)
     sha = None
     if commit:
-        from autopoiesis.gitops import MemoryGit
-
         sha = MemoryGit(repo).commit_transcript(final_rel, slug or meta.session_id)
     return ClosedSession(meta.session_id, final_rel, sha, new_meta.status, len(transcript.turns))
 
 
 def uncommitted_transcripts(repo: MemoryRepo) -> list[Path]:
-    """Transcripts under raw/ that git does not track yet (open or closed-but-uncommitted)."""
-    import subprocess
-
+    """Transcripts under raw/ that are not in a commit yet (open or closed-but-uncommitted)."""
     if not (repo.root / ".git").exists():
         return sorted(repo.conversations_dir.rglob("*.md"))
-    out = subprocess.run(
-        ["git", "ls-files", "--others", "--exclude-standard", "-z", "--", "raw/conversations"],
-        cwd=repo.root, capture_output=True, text=True,
-    ).stdout
-    return sorted(repo.root / p for p in out.split("\x00") if p.endswith(".md"))
+    return [repo.root / p for p in git.uncommitted(repo.root, [CONVERSATIONS_DIR]) if p.endswith(".md")]
 
 
 def recover_abandoned(repo: MemoryRepo, *, commit: bool = True) -> list[ClosedSession]:
@@ -413,8 +408,6 @@ def recover_abandoned(repo: MemoryRepo, *, commit: bool = True) -> list[ClosedSe
                     finalize_transcript(repo, path, commit=commit, ended=transcript.turns[-1].time, status="recovered")
                 )
             elif commit:
-                from autopoiesis.gitops import MemoryGit
-
                 rel = repo.rel(path)
                 slug = Path(rel).stem[5 + len(meta.session_id) + 1 :]
                 sha = MemoryGit(repo).commit_transcript(rel, slug or meta.session_id)

@@ -18,13 +18,14 @@ refused. A session still open at the end of input stays open and is recovered la
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass, field
-from typing import IO, Any, Iterable
+from typing import IO, Any, Callable, Iterable
 
-from autopoiesis.capture.session import ClosedSession, ConversationCapture, Session, now_utc
-from autopoiesis.errors import AutopoiesisError, CaptureError
-from autopoiesis.formats import transcript as tf
+from autopoiesis.capture.session import ClosedSession, ConversationCapture, Session
+from autopoiesis.core.clock import parse_ts, utc_now
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.errors import AutopoiesisError, CaptureError
 
 EVENTS = ("session_start", "message", "tool_call", "knowledge", "attachment", "session_end")
 
@@ -67,7 +68,7 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
             raise CaptureError("tags must be a list of strings.")
         session = Session(
             id=event.get("session_id"),  # validated by on_session_start
-            started=tf.parse_ts(event["started"], "started") if event.get("started") else now_utc(),
+            started=parse_ts(event["started"], "started") if event.get("started") else utc_now(),
             model=_opt(event, "model"),
             channel=_opt(event, "channel"),
             topic=_opt(event, "topic"),
@@ -117,10 +118,17 @@ def _int(event: dict[str, Any], key: str) -> int | None:
     return value
 
 
-def process_stream(repo: MemoryRepo, lines: Iterable[bytes], out: IO[str] | None = None) -> StreamReport:
-    """Apply each NDJSON event of LINES; report what was refused. Never raises for bad input."""
-    import warnings
+def process_stream(
+    repo: MemoryRepo,
+    lines: Iterable[bytes],
+    out: IO[str] | None = None,
+    *,
+    on_committed: Callable[[str], None] | None = None,
+) -> StreamReport:
+    """Apply each NDJSON event of LINES; report what was refused. Never raises for bad input.
 
+    Each commit is announced on OUT as a `committed` event; ON_COMMITTED then runs on the
+    committed transcript's path (see ConversationCapture)."""
     report = StreamReport()
 
     def announce(closed: ClosedSession) -> None:
@@ -130,7 +138,7 @@ def process_stream(repo: MemoryRepo, lines: Iterable[bytes], out: IO[str] | None
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        capture = ConversationCapture(repo, on_closed=announce)
+        capture = ConversationCapture(repo, on_closed=announce, on_committed=on_committed)
         report.recovered = capture.recovered
         try:
             for number, raw in enumerate(lines, start=1):

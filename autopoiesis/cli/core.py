@@ -65,6 +65,7 @@ def capture(
     recover: bool = typer.Option(False, "--recover", help="Only close and commit transcripts left open by a killed harness."),
 ) -> None:
     """Read newline-delimited JSON events on stdin and append each to its transcript."""
+    from autopoiesis.app.capture_hooks import after_commit_hook
     from autopoiesis.capture.session import recover_abandoned
     from autopoiesis.capture.stream import process_stream
 
@@ -76,7 +77,7 @@ def capture(
         if not recovered:
             typer.echo("no abandoned transcripts")
         return
-    report = process_stream(repo, sys.stdin.buffer, out=sys.stdout)
+    report = process_stream(repo, sys.stdin.buffer, out=sys.stdout, on_committed=after_commit_hook(repo))
     for r in report.recovered:
         warn(f"recovered abandoned transcript {r.path}")
     for w in report.warnings:
@@ -96,15 +97,17 @@ def capture(
 
 def import_(
     ctx: typer.Context,
-    files: List[Path] = typer.Argument(..., help="Session files: neutral JSON, OpenAI messages or Claude Code JSONL."),
-    format: str = typer.Option("auto", "--format", "-f", help="auto | neutral | openai | claude-code"),
+    files: List[Path] = typer.Argument(..., help="Session files, e.g. neutral JSON, OpenAI messages or Claude Code JSONL."),
+    # The choices are the importers' registry; listing them here would import every
+    # importer on each CLI start, so an unknown name is answered with the list instead.
+    format: str = typer.Option("auto", "--format", "-f", help="auto (detected per file) or a format name (a wrong one lists them)."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """File finished sessions as transcripts, each under its own date."""
-    from autopoiesis.capture.importers import FORMATS, import_files
+    from autopoiesis.capture.importers import format_names, import_files
 
-    if format not in FORMATS:
-        raise fail(f"unknown format {format!r}; use one of {', '.join(FORMATS)}.", 2)
+    if format not in format_names():
+        raise fail(f"unknown format {format!r}; use one of {', '.join(format_names())}.", 2)
     repo = get_repo(ctx)
     report = import_files(repo, files, format)
     if json_out:

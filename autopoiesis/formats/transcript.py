@@ -43,31 +43,20 @@ Decisions this module makes (documented in the README too):
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date, datetime, timezone
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable
 
-from autopoiesis.errors import TranscriptFormatError
+from autopoiesis.core import frontmatter
+from autopoiesis.core.clock import format_ts, parse_ts, utc
+from autopoiesis.core.text import one_line, slugify
+from autopoiesis.errors import FrontmatterError, TranscriptFormatError
 
 ROLES = ("user", "agent", "system")
 STATUSES = ("open", "closed", "recovered")
-FRONTMATTER_KEYS = (
-    "session_id",
-    "started",
-    "ended",
-    "model",
-    "channel",
-    "topic",
-    "tags",
-    "tokens_in",
-    "tokens_out",
-    "status",
-    "source",
-    "redactions",
-    "knowledge_changes",
-)
 DASH = "\u2014"  # the em dash of `## HH:MM — role`
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
@@ -82,69 +71,6 @@ _STRUCTURAL_RE = re.compile(
 TOOL_RE = re.compile(r"^> \[tool:(?P<name>[^\]\n]*)\] (?P<args>.*?)(?: \u2192 (?P<result>.*))?$")
 KNOWLEDGE_RE = re.compile(r"^> \[knowledge:(?P<action>[^\]\n]*)\] (?P<path>\S+)(?: " + DASH + r" (?P<summary>.*))?$")
 ATTACHMENT_RE = re.compile(r"^> \[attachment:(?P<path>[^\]\n]*)\]$")
-ONE_LINE_MAX = 300
-
-
-def utc(dt: datetime) -> datetime:
-    """DT as an aware UTC datetime (naive values are taken to be UTC)."""
-    if dt.tzinfo is None:
-        return dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
-
-
-def format_ts(dt: datetime) -> str:
-    dt = utc(dt)
-    if dt.microsecond:
-        dt = dt.replace(microsecond=0)
-    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_ts(value: Any, field_name: str = "timestamp") -> datetime:
-    """Parse an ISO-8601 timestamp (or a datetime) into aware UTC."""
-    if isinstance(value, datetime):
-        return utc(value)
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        # epoch seconds (or milliseconds, as JavaScript harnesses send them)
-        seconds = value / 1000 if value > 1e11 else value
-        return datetime.fromtimestamp(seconds, tz=timezone.utc)
-    if isinstance(value, str):
-        text = value.strip()
-        if text.endswith("Z") or text.endswith("z"):
-            text = text[:-1] + "+00:00"
-        try:
-            return utc(datetime.fromisoformat(text))
-        except ValueError:
-            pass
-    raise TranscriptFormatError(
-        f"{field_name} {value!r} is not an ISO-8601 timestamp; write it like 2026-02-16T18:45:00Z."
-    )
-
-
-def one_line(text: str, limit: int = ONE_LINE_MAX) -> str:
-    """Collapse TEXT to one line of at most LIMIT characters (tool summaries are one line)."""
-    flat = " ".join(str(text).split())
-    flat = flat.replace(" \u2192 ", " -> ")  # the arrow separates args from result
-    if len(flat) > limit:
-        flat = flat[: limit - 1].rstrip() + "\u2026"
-    return flat
-
-
-def slugify(text: str, max_len: int = 60) -> str:
-    """ASCII slug of at most MAX_LEN characters ('' when nothing is left)."""
-    text = re.sub(r"(\w)['\u2019](\w)", r"\1\2", text)  # "let's" -> "lets", not "let-s"
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
-    slug = ""
-    for word in words:
-        candidate = f"{slug}-{word}" if slug else word
-        if len(candidate) > max_len:
-            if not slug:
-                slug = word[:max_len]
-            break
-        slug = candidate
-    return slug
 
 
 def validate_session_id(session_id: Any) -> str:
@@ -189,7 +115,6 @@ class Attachment:
 
 
 Item = Text | ToolCall | KnowledgeOp | Attachment
-Role = Literal["user", "agent", "system"]
 
 
 @dataclass(frozen=True)
@@ -235,59 +160,51 @@ class Transcript:
     title: str
     turns: tuple[Turn, ...] = ()
 
-    def with_meta(self, **changes: Any) -> "Transcript":
-        return replace(self, meta=replace(self.meta, **changes))
 
+# ── frontmatter: a fixed key order, every string through core.frontmatter.scalar so that
+# an id, tag, model or topic that YAML would read as a number (`1:30`, `0x1F`), a bool or
+# a date is quoted and reads back as the same string ──
+def _string(value: str) -> str:
+    """VALUE as a YAML scalar that core.frontmatter's loader reads back as the same string.
 
-# ── frontmatter: a fixed key order and a small, exact YAML subset ──
-_PLAIN_SCALAR_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .:/@+-]*$")
-_YAML_NONPRINTABLE_RE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
-_YAML_RESERVED = {"null", "true", "false", "yes", "no", "on", "off", "~", "y", "n"}
-
-
-def _yaml_str(value: str) -> str:
-    if (
-        _PLAIN_SCALAR_RE.match(value)
-        and value.lower() not in _YAML_RESERVED
-        and not value.endswith((" ", ":"))
-        and ": " not in value
-        and " #" not in value
-        and not re.match(r"^[-+]?[\d._]+([eE][-+]?\d+)?$", value)
-        and not re.match(r"^\d{4}-\d\d-\d\d", value)
-    ):
-        return value
-    import json
-
-    # A JSON string is a YAML double-quoted scalar; YAML also forbids the C1 controls and a
-    # few other code points that JSON leaves alone, so those become \u escapes too.
-    return _YAML_NONPRINTABLE_RE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", json.dumps(value, ensure_ascii=False))
+    core.frontmatter.scalar asks YAML 1.1's resolver whether a plain scalar stays a string;
+    the loader also reads exponents without a sign (`1e3`) as floats, which YAML 1.1 does
+    not, so the loader's own resolvers get the last word here."""
+    out = frontmatter.scalar(value)
+    if out != value:
+        return out
+    resolvers = frontmatter.StringsLoader.yaml_implicit_resolvers
+    for tag, rx in resolvers.get(value[:1], []) + resolvers.get(None, []):
+        if rx.match(value):
+            return out if tag == "tag:yaml.org,2002:str" else json.dumps(value)
+    return out
 
 
 def render_frontmatter(meta: TranscriptMeta) -> str:
     lines = ["---"]
-    lines.append(f"session_id: {_yaml_str(meta.session_id)}")
+    lines.append(f"session_id: {_string(meta.session_id)}")
     lines.append(f"started: {format_ts(meta.started)}")
     lines.append(f"ended: {format_ts(meta.ended) if meta.ended else 'null'}")
     for key in ("model", "channel", "topic"):
         value = getattr(meta, key)
-        lines.append(f"{key}: {_yaml_str(value) if value is not None else 'null'}")
-    lines.append("tags: [" + ", ".join(_yaml_str(t) for t in meta.tags) + "]")
+        lines.append(f"{key}: {_string(value) if value is not None else 'null'}")
+    lines.append("tags: [" + ", ".join(_string(t) for t in meta.tags) + "]")
     lines.append(f"tokens_in: {int(meta.tokens_in)}")
     lines.append(f"tokens_out: {int(meta.tokens_out)}")
     lines.append(f"status: {meta.status}")
     if meta.source is not None:
-        lines.append(f"source: {_yaml_str(meta.source)}")
+        lines.append(f"source: {_string(meta.source)}")
     if meta.redactions:
         lines.append("redactions:")
-        lines.extend(f"  {_yaml_str(kind)}: {count}" for kind, count in meta.redactions)
+        lines.extend(f"  {_string(kind)}: {count}" for kind, count in meta.redactions)
     else:
         lines.append("redactions: {}")
     if meta.knowledge_changes:
         lines.append("knowledge_changes:")
         for ch in meta.knowledge_changes:
-            lines.append(f"  - path: {_yaml_str(ch.path)}")
-            lines.append(f"    action: {_yaml_str(ch.action)}")
-            lines.append(f"    summary: {_yaml_str(ch.summary)}")
+            lines.append(f"  - path: {_string(ch.path)}")
+            lines.append(f"    action: {_string(ch.action)}")
+            lines.append(f"    summary: {_string(ch.summary)}")
     else:
         lines.append("knowledge_changes: []")
     lines.append("---")
@@ -342,24 +259,15 @@ def meta_from_mapping(data: dict[str, Any], where: str = "transcript") -> Transc
 
 
 def split_frontmatter(text: str, where: str = "transcript") -> tuple[dict[str, Any], str]:
-    """(frontmatter mapping, rest of the text). Uses PyYAML's C-accelerated safe loader."""
-    if not text.startswith("---\n"):
-        raise TranscriptFormatError(f"{where}: missing frontmatter; a transcript starts with a '---' line.")
-    end = text.find("\n---\n", 3)
-    if end == -1:
-        raise TranscriptFormatError(f"{where}: frontmatter is not closed by a '---' line.")
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    """(frontmatter mapping, rest of the text), read by core.frontmatter (BOM and CRLF
+    handled there, strings that look like numbers kept as strings)."""
     try:
-        data = yaml.load(text[4 : end + 1], Loader=loader)  # noqa: S506 - safe loader
-    except yaml.YAMLError as exc:
-        raise TranscriptFormatError(f"{where}: frontmatter is not valid YAML: {exc}") from exc
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise TranscriptFormatError(f"{where}: frontmatter must be a YAML mapping.")
-    return data, text[end + 5 :]
+        source, body = frontmatter.split(text, where)
+        if source is None:
+            raise TranscriptFormatError(f"{where}: missing frontmatter; a transcript starts with a '---' line.")
+        return frontmatter.parse_yaml(source, where), body
+    except FrontmatterError as exc:
+        raise TranscriptFormatError(str(exc)) from None
 
 
 # ── body ──
@@ -478,8 +386,6 @@ def _parse_items(lines: list[str]) -> tuple[Item, ...]:
 
 def parse(text: str, where: str = "transcript") -> Transcript:
     """Parse a transcript. Raises TranscriptFormatError naming what is wrong."""
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
     data, body = split_frontmatter(text, where)
     meta = meta_from_mapping(data, where)
     if not body.startswith("\n# "):
@@ -501,7 +407,7 @@ def parse(text: str, where: str = "transcript") -> Transcript:
                 body_lines.pop()
             turns.append(Turn(items=_parse_items(body_lines), **current))
 
-    for number, line in enumerate(lines[1:], start=2):
+    for line in lines[1:]:
         m = HEADER_RE.match(line) if line.startswith("## ") else None
         if m is None:
             if current is None:

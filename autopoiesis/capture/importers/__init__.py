@@ -1,0 +1,184 @@
+"""Import finished sessions: every format through one filing path.
+
+The formats are plugins (base.Importer, registered by name): each reads a file into
+SessionDrafts. Filing is the same for all of them: redact, cap each message at
+`capture.max_message_bytes`, build a closed Transcript, write it under its own date and
+commit the batch together. A session already imported with the same content is skipped;
+one with the same id but other content is refused, because transcripts are immutable.
+
+To add a format: one module here with its Importer class, and one entry in
+BUILTIN_IMPORTERS below (or `register_importer(...)` from anywhere else).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from autopoiesis.capture.importers.base import (
+    AUTO,
+    DraftTurn,
+    Importer,
+    ImportReport,
+    SessionDraft,
+    detect_format,
+    format_names,
+    get_importer,
+    importers,
+    register_importer,
+)
+from autopoiesis.capture.importers.claude_code import ClaudeCodeImporter
+from autopoiesis.capture.importers.neutral import NeutralImporter
+from autopoiesis.capture.importers.openai import OpenAIImporter
+from autopoiesis.capture.session import find_transcripts
+from autopoiesis.core.clock import utc
+from autopoiesis.core.paths import MemoryRepo, atomic_write
+from autopoiesis.core.redact import Redactor, redactor_from_config
+from autopoiesis.core.text import one_line
+from autopoiesis.errors import ImportFormatError, TranscriptFormatError
+from autopoiesis.formats import transcript as tf
+from autopoiesis.gitops import MemoryGit
+
+# In this order: `--format auto` gives a tie to the earlier one, and `--help` lists them so.
+BUILTIN_IMPORTERS: tuple[Importer, ...] = (NeutralImporter(), OpenAIImporter(), ClaudeCodeImporter())
+for _importer in BUILTIN_IMPORTERS:
+    register_importer(_importer)
+
+__all__ = [
+    "AUTO", "BUILTIN_IMPORTERS", "DraftTurn", "ImportReport", "Importer", "SessionDraft", "detect_format",
+    "draft_to_transcript", "file_sessions", "format_names", "get_importer", "import_files", "importers",
+    "read_sessions", "register_importer",
+]
+
+
+def read_text(path: Path) -> str:
+    """PATH as UTF-8 text (a BOM dropped); ImportFormatError for binary or other encodings."""
+    raw = path.read_bytes()
+    if b"\x00" in raw[:8192]:
+        raise ImportFormatError(f"{path} looks binary (NUL bytes); import takes JSON or JSONL text.")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(f"{path} is not valid UTF-8 (byte {exc.start}); re-encode it as UTF-8.") from None
+
+
+def read_sessions(path: Path, fmt: str, report: ImportReport) -> list[SessionDraft]:
+    """The sessions of one file in format FMT (`auto`: the importer that recognises it)."""
+    importer = None if fmt == AUTO else get_importer(fmt)
+    text = read_text(path)
+    if importer is None:
+        importer = detect_format(path, text)
+    return importer.read(path, text, report)
+
+
+def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> tf.Transcript:
+    """DRAFT as a closed, redacted Transcript, exactly as it will read back from disk."""
+    tf.validate_session_id(draft.session_id)
+    redactor.counts.clear()
+    red = redactor.redact
+    turns = []
+    for t in draft.turns:
+        items: list[tf.Item] = []
+        for it in t.items:
+            if isinstance(it, tf.Text):
+                content = it.content
+                if len(content.encode("utf-8", "replace")) > max_bytes:
+                    content = content.encode("utf-8", "replace")[:max_bytes].decode("utf-8", "ignore") + "\n[truncated]"
+                items.append(tf.Text(red(content)))
+            elif isinstance(it, tf.ToolCall):
+                items.append(tf.ToolCall(red(one_line(it.tool, 80)), red(one_line(it.args)), red(one_line(it.result)) if it.result else None))
+            else:
+                items.append(it)
+        turns.append(tf.Turn(time=utc(t.time), role=t.role, items=tuple(items), name=t.name))
+    turns.sort(key=lambda t: t.time)  # stable: equal times keep their order
+    started = draft.started or turns[0].time
+    ended = draft.ended or (turns[-1].time if turns else started)
+    meta = tf.TranscriptMeta(
+        session_id=draft.session_id,
+        started=started,
+        ended=max(ended, started),
+        model=draft.model,
+        channel=draft.channel,
+        topic=red(one_line(draft.topic, 200)) if draft.topic else None,
+        tags=draft.tags,
+        tokens_in=draft.tokens_in,
+        tokens_out=draft.tokens_out,
+        status="closed",
+        source=draft.source,
+        redactions=tuple(sorted(redactor.counts.items())),
+    )
+    slug = tf.slug_from_turns(turns, meta.topic)
+    # render-normalise once so the in-memory transcript equals what is on disk
+    rendered = tf.render(tf.Transcript(meta, tf.title_from_slug(slug, meta.session_id), tuple(turns)))
+    return tf.parse(rendered)
+
+
+def _same_content(a: tf.Transcript, b: tf.Transcript) -> bool:
+    def shape(t: tf.Transcript) -> list[Any]:
+        return [(x.role, x.name, x.memory, x.items) for x in t.turns]
+
+    return shape(a) == shape(b)
+
+
+def file_sessions(repo: MemoryRepo, transcripts: list[tf.Transcript], report: ImportReport, *, commit: bool = True) -> None:
+    """Write each transcript under its own date; skip exact re-imports; commit them together."""
+    written: list[str] = []
+    for t in transcripts:
+        sid = t.meta.session_id
+        existing = find_transcripts(repo, sid, t.meta.started) or find_transcripts(repo, sid)
+        if existing:
+            try:
+                old = tf.parse(existing[0].read_text(encoding="utf-8"), repo.rel(existing[0]))
+            except (TranscriptFormatError, UnicodeDecodeError):
+                old = None
+            if old is not None and _same_content(old, t):
+                report.skipped_duplicates.append(repo.rel(existing[0]))
+                continue
+            report.refused.append(
+                f"session {sid} already exists as {repo.rel(existing[0])} with other content; transcripts are "
+                "immutable, so import the new version under another session_id."
+            )
+            continue
+        if not t.turns:
+            report.warnings.append(f"session {sid} has no messages; nothing imported")
+            continue
+        slug = tf.slug_from_turns(t.turns, t.meta.topic)
+        rel = tf.transcript_relpath(sid, t.meta.started, slug)
+        atomic_write(repo.root / rel, tf.render(t))
+        written.append(rel)
+    report.imported.extend(written)
+    if commit and written:
+        if len(written) == 1:
+            stem = Path(written[0]).stem
+            msg = f"conversation: {stem[5:]}\n\nSession: {written[0]}\n"
+        else:
+            msg = f"conversation: import {len(written)} sessions\n\n" + "".join(f"Session: {p}\n" for p in written)
+        report.commit = MemoryGit(repo).commit_paths(written, msg).sha
+
+
+def import_files(repo: MemoryRepo, paths: Iterable[str | os.PathLike[str]], fmt: str = AUTO, *, commit: bool = True) -> ImportReport:
+    """Import every file of PATHS in format FMT (`auto`: detected per file) and file the
+    sessions. Bad input never raises: what was refused, and why, is in the report."""
+    report = ImportReport()
+    redactor = redactor_from_config(repo.config)
+    transcripts: list[tf.Transcript] = []
+    for p in paths:
+        path = Path(p)
+        if not path.is_file():
+            report.refused.append(f"{path}: no such file")
+            continue
+        try:
+            drafts = read_sessions(path, fmt, report)
+        except (ImportFormatError, TranscriptFormatError) as exc:
+            report.refused.append(str(exc))
+            continue
+        if not drafts:
+            report.warnings.append(f"{path}: no conversation found")
+        for d in drafts:
+            try:
+                transcripts.append(draft_to_transcript(d, redactor, repo.config.capture.max_message_bytes))
+            except (TranscriptFormatError, IndexError) as exc:
+                report.refused.append(f"{path}: session {d.session_id!r}: {exc}")
+    file_sessions(repo, transcripts, report, commit=commit)
+    return report

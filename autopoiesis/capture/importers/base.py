@@ -1,0 +1,230 @@
+"""What every importer shares: the Importer protocol, the SessionDraft it returns, the
+registry of formats, and the helpers for the shapes chat logs have in common.
+
+An importer turns one file into SessionDrafts: sessions as the log tells them, not yet
+redacted, capped or checked against raw/. The package's `import_files` does the rest
+(redaction, the size cap, dedup by session id, filing, the commit), the same for every
+format. To add a format, write one module with a class that has a `name`, `detect` and
+`read`, and add an instance to `BUILTIN_IMPORTERS` in the package's `__init__.py` (or call
+`register_importer` from outside the package).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from autopoiesis.errors import ImportFormatError
+from autopoiesis.formats import transcript as tf
+
+AUTO = "auto"
+
+
+@dataclass
+class ImportReport:
+    """What one `import_files` call did; importers add warnings and count bad lines."""
+
+    imported: list[str] = field(default_factory=list)  # repo-relative paths written
+    skipped_duplicates: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # messages
+    warnings: list[str] = field(default_factory=list)
+    bad_lines: int = 0
+    commit: str | None = None
+
+    def skip_line(self, source: str, number: int, why: str) -> None:
+        """Count a malformed line of SOURCE that was skipped (the rest of the file is kept)."""
+        self.bad_lines += 1
+        self.warnings.append(f"{source}:{number}: skipped ({why})")
+
+
+@dataclass
+class DraftTurn:
+    """One turn of a draft. ITEMS stays a list so a later tool result can fill in the
+    ToolCall it answers (see ToolCalls)."""
+
+    time: datetime
+    role: str  # user | agent | system
+    items: list[tf.Item] = field(default_factory=list)
+    name: str | None = None
+
+
+@dataclass
+class SessionDraft:
+    """A session as an importer read it, before redaction and filing.
+
+    STARTED and ENDED default to the first and last turn; SOURCE names where it came
+    from (`claude-code:FILE`) and lands in the transcript's frontmatter."""
+
+    session_id: str
+    model: str | None = None
+    channel: str | None = None
+    topic: str | None = None
+    tags: tuple[str, ...] = ()
+    started: datetime | None = None
+    ended: datetime | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    source: str | None = None
+    turns: list[DraftTurn] = field(default_factory=list)
+
+    def add_turn(self, when: datetime, role: str, items: list[tf.Item], name: str | None = None) -> DraftTurn:
+        turn = DraftTurn(when, role, items, name)
+        self.turns.append(turn)
+        return turn
+
+
+@runtime_checkable
+class Importer(Protocol):
+    """One file format of finished sessions."""
+
+    name: str  # what `autopoiesis import --format` takes
+    description: str  # one line for the CLI's help
+
+    def detect(self, path: Path, text: str) -> float:
+        """How sure this importer is that TEXT (the content of PATH) is its format:
+        0 for no, 1 for certain. `--format auto` picks the most confident importer."""
+        ...
+
+    def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
+        """The sessions in TEXT. Raise ImportFormatError when the file as a whole is not
+        this format; count a malformed line with `report.skip_line` and go on."""
+        ...
+
+
+_REGISTRY: dict[str, Importer] = {}
+
+
+def register_importer(importer: Importer) -> Importer:
+    """Make IMPORTER available to `import_files` and `--format` (a later registration of
+    the same name replaces the earlier one)."""
+    if not importer.name or importer.name == AUTO:
+        raise ValueError(f"an importer needs a name other than {AUTO!r}, not {importer.name!r}")
+    _REGISTRY[importer.name] = importer
+    return importer
+
+
+def importers() -> dict[str, Importer]:
+    """The registered importers by name, in registration order."""
+    return dict(_REGISTRY)
+
+
+def format_names() -> tuple[str, ...]:
+    """What `--format` accepts: auto, then every registered format."""
+    return (AUTO, *_REGISTRY)
+
+
+def get_importer(name: str) -> Importer:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ImportFormatError(f"unknown format {name!r}; use one of {', '.join(format_names())}.") from None
+
+
+def detect_format(path: Path, text: str) -> Importer:
+    """The importer most confident about TEXT (the first registered wins a tie)."""
+    best: Importer | None = None
+    best_score = 0.0
+    for importer in _REGISTRY.values():
+        score = importer.detect(path, text)
+        if score > best_score:
+            best, best_score = importer, score
+    if best is None:
+        names = list(_REGISTRY)
+        choices = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else ", ".join(names)
+        raise ImportFormatError(f"{path}: cannot tell the format; pass --format {choices}.")
+    return best
+
+
+# ── helpers for the shapes chat logs share ──
+@lru_cache(maxsize=2)
+def load_json(text: str) -> Any:
+    """TEXT parsed as one JSON document (cached: detection and reading parse it once).
+    Raises ValueError. The result is shared between callers: read it, do not change it."""
+    return json.loads(text)
+
+
+def looks_like_jsonl(path: Path, text: str) -> bool:
+    """A JSON-lines file: named .jsonl, or several top-level objects one per line."""
+    stripped = text.lstrip()
+    return path.suffix == ".jsonl" or ("\n{" in stripped and not stripped.startswith("["))
+
+
+def first_json_line(text: str) -> Any:
+    """The first line of TEXT as JSON, None when it is not JSON."""
+    stripped = text.lstrip()
+    first = stripped.splitlines()[0] if stripped else ""
+    try:
+        return json.loads(first)
+    except ValueError:
+        return None
+
+
+def json_probe(text: str) -> Any:
+    """The object to look at to recognise a JSON document: the document, or its first
+    element when it is a list; None when TEXT is not JSON."""
+    try:
+        data = load_json(text)
+    except ValueError:
+        return None
+    return data[0] if isinstance(data, list) and data else data
+
+
+def content_text(value: Any) -> str:
+    """Message content as text: a string, or the text parts of a list of content parts
+    (OpenAI parts, Anthropic blocks), or JSON for anything else."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = []
+        for part in value:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif isinstance(part, str):
+                parts.append(part)
+        return "\n\n".join(parts)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def args_summary(value: Any) -> str:
+    """A tool call's arguments in one telling line: the command, path or query first."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except (ValueError, TypeError):
+            return value
+    if isinstance(value, dict):
+        for key in ("command", "file_path", "path", "query", "url", "pattern", "description"):
+            if isinstance(value.get(key), str):
+                rest = {k: v for k, v in value.items() if k != key}
+                return value[key] + (f" {json.dumps(rest, ensure_ascii=False)}" if rest and key != "command" else "")
+    return json.dumps(value, ensure_ascii=False, sort_keys=True) if value is not None else ""
+
+
+class ToolCalls:
+    """Tool calls waiting for their results: logs send a call and its result in separate
+    messages, linked by an id; the result is written into the call's own line."""
+
+    def __init__(self) -> None:
+        self._slots: dict[str, tuple[list[tf.Item], int]] = {}
+
+    def add(self, call_id: Any, items: list[tf.Item], call: tf.ToolCall) -> None:
+        """Append CALL to ITEMS and remember it under CALL_ID."""
+        items.append(call)
+        self._slots[str(call_id)] = (items, len(items) - 1)
+
+    def resolve(self, call_id: Any, result: str | None) -> bool:
+        """Fill RESULT into the call CALL_ID; False when no such call was seen."""
+        slot = self._slots.get(str(call_id))
+        if slot is None:
+            return False
+        items, index = slot
+        call = items[index]
+        assert isinstance(call, tf.ToolCall)
+        items[index] = tf.ToolCall(call.tool, call.args, result)
+        return True

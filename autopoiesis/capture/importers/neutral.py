@@ -1,0 +1,111 @@
+"""The neutral format: one session per object; a file holds one object, a list of them,
+or (as .jsonl) one per line::
+
+    {"session_id": "ses_1", "started": "2026-02-16T18:45:00Z", "ended": "...",
+     "model": "gpt-4o", "channel": "webchat", "topic": "optional", "tags": ["optional"],
+     "messages": [{"role": "user", "name": "optional speaker", "content": "...",
+                   "timestamp": "2026-02-16T18:45:10Z",
+                   "tool_calls": [{"tool": "exec", "args": "ls", "result": "3 files"}],
+                   "attachments": ["optional/path.png"]}]}
+
+A message without a timestamp takes the time of the one before it (the first: started).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from autopoiesis.capture.importers.base import (
+    ImportReport,
+    SessionDraft,
+    args_summary,
+    content_text,
+    first_json_line,
+    json_probe,
+    load_json,
+    looks_like_jsonl,
+)
+from autopoiesis.capture.session import normalize_role
+from autopoiesis.core.clock import parse_ts
+from autopoiesis.errors import CaptureError, ImportFormatError
+from autopoiesis.formats import transcript as tf
+
+
+def _is_session(obj: Any) -> bool:
+    return isinstance(obj, dict) and "session_id" in obj and "messages" in obj
+
+
+class NeutralImporter:
+    name = "neutral"
+    description = "autopoiesis' own JSON: sessions with session_id, started and messages"
+
+    def detect(self, path: Path, text: str) -> float:
+        probe = first_json_line(text) if looks_like_jsonl(path, text) else json_probe(text)
+        return 1.0 if _is_session(probe) else 0.0
+
+    def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
+        if path.suffix == ".jsonl":
+            drafts = []
+            for n, line in enumerate(text.splitlines(), 1):
+                if line.strip():
+                    try:
+                        data = json.loads(line)
+                    except ValueError:
+                        report.skip_line(str(path), n, "not JSON")
+                        continue
+                    drafts.extend(parse_sessions(data, f"{path}:{n}"))
+            return drafts
+        try:
+            data = load_json(text)
+        except ValueError as exc:
+            raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
+        return parse_sessions(data, str(path))
+
+
+def parse_sessions(data: Any, source: str) -> list[SessionDraft]:
+    """The sessions of one neutral JSON value (an object or a list of them)."""
+    objs = data if isinstance(data, list) else [data]
+    drafts = []
+    for n, obj in enumerate(objs):
+        where = f"{source}[{n}]" if isinstance(data, list) else source
+        if not isinstance(obj, dict) or not isinstance(obj.get("messages"), list):
+            raise ImportFormatError(f"{where}: a neutral session is an object with session_id, started and a messages list.")
+        if not obj.get("session_id"):
+            raise ImportFormatError(f"{where}: session_id is missing; give each session a stable id.")
+        d = SessionDraft(
+            session_id=str(obj["session_id"]),
+            model=obj.get("model"),
+            channel=obj.get("channel"),
+            topic=obj.get("topic"),
+            tags=tuple(str(t) for t in obj.get("tags") or ()),
+            started=parse_ts(obj["started"], f"{where}: started") if obj.get("started") else None,
+            ended=parse_ts(obj["ended"], f"{where}: ended") if obj.get("ended") else None,
+            tokens_in=int(obj.get("tokens_in") or 0),
+            tokens_out=int(obj.get("tokens_out") or 0),
+        )
+        clock = d.started
+        for i, msg in enumerate(obj["messages"]):
+            if not isinstance(msg, dict):
+                raise ImportFormatError(f"{where}: messages[{i}] must be an object with role and content.")
+            try:
+                role = normalize_role(msg.get("role"))
+            except CaptureError as exc:
+                raise ImportFormatError(f"{where}: messages[{i}]: {exc}") from None
+            when = parse_ts(msg["timestamp"], f"{where}: messages[{i}].timestamp") if msg.get("timestamp") else clock
+            if when is None:
+                raise ImportFormatError(f"{where}: messages[{i}] has no timestamp and the session no started time.")
+            clock = when
+            items: list[tf.Item] = []
+            if content_text(msg.get("content")):
+                items.append(tf.Text(content_text(msg.get("content"))))
+            for call in msg.get("tool_calls") or []:
+                if isinstance(call, dict):
+                    items.append(tf.ToolCall(str(call.get("tool") or call.get("name") or "tool"),
+                                             args_summary(call.get("args")), content_text(call.get("result")) or None))
+            for att in msg.get("attachments") or []:
+                items.append(tf.Attachment(str(att)))
+            d.add_turn(when, role, items, msg.get("name"))
+        drafts.append(d)
+    return drafts
