@@ -303,4 +303,4 @@ def demo(directory: Optional[Path] = typer.Argument(None, help="Where to create 
     """Run the whole pipeline offline on bundled sessions and show what happened."""
     from autopoiesis.app.demo import run_demo
 
-    run_demo(directory)
+    run_demo(directory, echo=typer.echo)

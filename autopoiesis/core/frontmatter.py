@@ -116,11 +116,20 @@ def scalar(value: Any) -> str:
         and not text.endswith((" ", ":"))
         and ": " not in text
         and " #" not in text
-        and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == "tag:yaml.org,2002:str"
+        and _reads_as_str(text)
     ):
         return text
     # YAML forbids the C1 controls and a few other code points that JSON leaves alone.
     return _NONPRINTABLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", json.dumps(text, ensure_ascii=False))
+
+
+def _reads_as_str(text: str) -> bool:
+    """Whether TEXT, written plain, reads back as a string both for any YAML 1.1 reader
+    and for StringsLoader (which reads `1e3` as a number where YAML 1.1 does not)."""
+    if _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) != "tag:yaml.org,2002:str":
+        return False
+    resolvers = StringsLoader.yaml_implicit_resolvers
+    return not any(rx.match(text) for _, rx in resolvers.get(text[:1], []) + resolvers.get(None, []))
 
 
 class _StringsDumper(yaml.SafeDumper):

@@ -43,7 +43,6 @@ Decisions this module makes (documented in the README too):
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -161,50 +160,36 @@ class Transcript:
     turns: tuple[Turn, ...] = ()
 
 
+
 # ── frontmatter: a fixed key order, every string through core.frontmatter.scalar so that
 # an id, tag, model or topic that YAML would read as a number (`1:30`, `0x1F`), a bool or
 # a date is quoted and reads back as the same string ──
-def _string(value: str) -> str:
-    """VALUE as a YAML scalar that core.frontmatter's loader reads back as the same string.
-
-    core.frontmatter.scalar asks YAML 1.1's resolver whether a plain scalar stays a string;
-    the loader also reads exponents without a sign (`1e3`) as floats, which YAML 1.1 does
-    not, so the loader's own resolvers get the last word here."""
-    out = frontmatter.scalar(value)
-    if out != value:
-        return out
-    resolvers = frontmatter.StringsLoader.yaml_implicit_resolvers
-    for tag, rx in resolvers.get(value[:1], []) + resolvers.get(None, []):
-        if rx.match(value):
-            return out if tag == "tag:yaml.org,2002:str" else json.dumps(value)
-    return out
-
 
 def render_frontmatter(meta: TranscriptMeta) -> str:
     lines = ["---"]
-    lines.append(f"session_id: {_string(meta.session_id)}")
+    lines.append(f"session_id: {frontmatter.scalar(meta.session_id)}")
     lines.append(f"started: {format_ts(meta.started)}")
     lines.append(f"ended: {format_ts(meta.ended) if meta.ended else 'null'}")
     for key in ("model", "channel", "topic"):
         value = getattr(meta, key)
-        lines.append(f"{key}: {_string(value) if value is not None else 'null'}")
-    lines.append("tags: [" + ", ".join(_string(t) for t in meta.tags) + "]")
+        lines.append(f"{key}: {frontmatter.scalar(value) if value is not None else 'null'}")
+    lines.append("tags: [" + ", ".join(frontmatter.scalar(t) for t in meta.tags) + "]")
     lines.append(f"tokens_in: {int(meta.tokens_in)}")
     lines.append(f"tokens_out: {int(meta.tokens_out)}")
     lines.append(f"status: {meta.status}")
     if meta.source is not None:
-        lines.append(f"source: {_string(meta.source)}")
+        lines.append(f"source: {frontmatter.scalar(meta.source)}")
     if meta.redactions:
         lines.append("redactions:")
-        lines.extend(f"  {_string(kind)}: {count}" for kind, count in meta.redactions)
+        lines.extend(f"  {frontmatter.scalar(kind)}: {count}" for kind, count in meta.redactions)
     else:
         lines.append("redactions: {}")
     if meta.knowledge_changes:
         lines.append("knowledge_changes:")
         for ch in meta.knowledge_changes:
-            lines.append(f"  - path: {_string(ch.path)}")
-            lines.append(f"    action: {_string(ch.action)}")
-            lines.append(f"    summary: {_string(ch.summary)}")
+            lines.append(f"  - path: {frontmatter.scalar(ch.path)}")
+            lines.append(f"    action: {frontmatter.scalar(ch.action)}")
+            lines.append(f"    summary: {frontmatter.scalar(ch.summary)}")
     else:
         lines.append("knowledge_changes: []")
     lines.append("---")
