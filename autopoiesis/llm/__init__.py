@@ -7,8 +7,8 @@ in providers and offline heuristics.
 * ``provider: openai`` talks to any OpenAI-compatible endpoint with the ``openai``
   package (providers/openai.py), imported only when a call is made.
 
-State lives under the gitignored ``.autopoiesis/llm/`` folder: the response cache
-(cache.py) and the usage ledger (ledger.py, UTC days). Both may be deleted at any time;
+State lives in the repo's gitignored state files ``llm_cache`` (the response cache,
+cache.py) and ``llm_ledger`` (the usage ledger, ledger.py, UTC days). Both may be deleted at any time;
 the cost is only re-asking the model.
 """
 

@@ -53,11 +53,6 @@ class ResponseCache:
                 (stage, model, key, text, tokens_in, tokens_out, format_ts(utc_now())),
             )
 
-    def clear(self) -> int:
-        """Delete every cached answer; returns how many there were."""
-        with self._lock:
-            return int(self._db.execute("DELETE FROM responses").rowcount)
-
     def close(self) -> None:
         with self._lock:
             self._db.close()

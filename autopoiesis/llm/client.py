@@ -89,8 +89,8 @@ class LLMClient:
     """Every LLM call of every stage. Thread-safe: share one client and call it from
     many threads (or use map_concurrent); at most `concurrency` requests are in flight.
 
-    Build it from a MemoryRepo (`LLMClient(repo)`: cache and ledger under its
-    .autopoiesis/llm/) or from a config alone (`LLMClient(config=LLMConfig(...))`: no
+    Build it from a MemoryRepo (`LLMClient(repo)`: cache and ledger are its state files
+    "llm_cache" and "llm_ledger") or from a config alone (`LLMClient(config=LLMConfig(...))`: no
     cache, no ledger, and so no budget).
 
     `notice` holds a one-line message for the user once something they should know

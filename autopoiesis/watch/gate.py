@@ -45,12 +45,11 @@ from autopoiesis.core.clock import format_ts, format_ts_micro, utc_now
 from autopoiesis.core.events import EventLog
 from autopoiesis.core.text import content_words
 from autopoiesis.errors import GateDecisionNotFound, LLMError
-from autopoiesis.llm import register_offline_handler
+from autopoiesis.llm import LLMClient, register_offline_handler
 from autopoiesis.watch.topics import Topic
 
 if TYPE_CHECKING:
     from autopoiesis.core.paths import MemoryRepo
-    from autopoiesis.llm import LLMClient
 
 Route = Literal["activate", "gate", "drop"]
 GATE_MESSAGE_CHARS = 500
@@ -198,7 +197,6 @@ class GateLog:
     Rows carry their own `timestamp` (a GateDecision field), so no `ts` is added."""
 
     def __init__(self, repo: MemoryRepo):
-        self.repo = repo
         self.events = EventLog(repo.state_file("gate_log"))
         self.path = self.events.path
 
@@ -259,8 +257,6 @@ class GatedActivator:
         if not self._llm_checked:
             self._llm_checked = True
             if self.repo is not None and self.repo.config.llm.provider != "offline":
-                from autopoiesis.llm import LLMClient
-
                 self._llm = LLMClient(self.repo)
         if self._llm is not None and self._llm.provider == "offline":
             return None
@@ -298,16 +294,6 @@ class GatedActivator:
             if len(self.cache) > self.cache_size:
                 self.cache.popitem(last=False)
         return verdict
-
-    def should_activate(self, message: str, topic: Topic, tier2_score: float = 0.0) -> bool:
-        """True when the gate approves activating TOPIC for MESSAGE (design §9.2)."""
-        return self.decide(message, topic, tier2_score).result
-
-    async def should_activate_async(self, message: str, topic: Topic, tier2_score: float = 0.0) -> bool:
-        """`should_activate` off the event loop (the LLM call blocks)."""
-        import asyncio
-
-        return await asyncio.to_thread(self.should_activate, message, topic, tier2_score)
 
 
 def new_decision_id() -> str:
