@@ -24,8 +24,8 @@ def run() -> list[dict]:
         sys.path.insert(0, str(_TESTS))
     from openai_server import OpenAIServer, write_llm_config
 
-    from autopoiesis.llm import LLMClient
     from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.llm import LLMClient
 
     rows: list[dict] = []
     with OpenAIServer() as server, tempfile.TemporaryDirectory(prefix="bench-llm-") as tmp:

@@ -11,12 +11,12 @@ from openai_server import write_llm_config
 from typer.testing import CliRunner
 
 from autopoiesis.cli import app
-from autopoiesis.errors import GateDecisionNotFound
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.errors import GateDecisionNotFound
 from autopoiesis.watch.gate import (
     BYPASS_TABLE,
-    GateDecision,
     GatedActivator,
+    GateDecision,
     GateLog,
     bypass_route,
     gate_report,
@@ -118,6 +118,38 @@ def test_unreachable_llm_falls_back_to_the_offline_rule(llm_repo: MemoryRepo, op
     assert verdict.source == "offline-fallback"
     assert verdict.result == offline_gate(DEPLOY_MESSAGE, t, 0.25)
     assert len(gate.cache) == 0  # a failure is not cached
+
+
+def test_budget_fallback_is_logged_as_offline_fallback_not_llm(llm_repo: MemoryRepo, openai_server) -> None:
+    """Once the daily token budget is spent, the client answers offline: the gate's offline
+    rule decides and the decision log says so (it used to say "llm")."""
+    write_llm_config(llm_repo.root, openai_server.base_url, timeout_seconds=2, max_retries=0, daily_token_budget=50)
+    repo = MemoryRepo(llm_repo.root)
+    openai_server.default_chat = lambda body: {"content": "NO", "prompt_tokens": 80, "completion_tokens": 1}
+    WatcherPipeline(repo).process(DEPLOY_MESSAGE)  # the model says NO and spends the whole budget
+    assert len(openai_server.chat_bodies()) == 1
+    pipe = WatcherPipeline(repo)
+    later = DEPLOY_MESSAGE.replace("tonight", "this evening")  # not in the response cache
+    pipe.process(later)
+    assert len(openai_server.chat_bodies()) == 1  # budget spent: no request
+    rows = [r for r in GateLog(repo).decisions() if r.topic_name == "deploy"]
+    assert [(r.route, r.source) for r in rows] == [("gate", "llm"), ("gate", "offline-fallback")]
+    topic_file = next(t for t in pipe.topics if t.name == "deploy")
+    assert rows[0].gate_result is False
+    assert rows[1].gate_result == rows[1].activated == offline_gate(later, topic_file, rows[1].tier2_score)
+
+
+def test_gate_reads_watchers_gate_max_tokens(llm_repo: MemoryRepo, openai_server) -> None:
+    assert GatedActivator(llm_repo).max_tokens == 1  # the default
+    config = llm_repo.root / "memory-config.yaml"
+    config.write_text(config.read_text() + "watchers:\n  gate_max_tokens: 3\n", encoding="utf-8")
+    repo = MemoryRepo(llm_repo.root)
+    openai_server.enqueue("YES")
+    gate = GatedActivator(repo)
+    assert gate.max_tokens == 3
+    verdict = gate.decide(DEPLOY_MESSAGE, topic(desc="Deploying releases to production"), 0.25)
+    assert (verdict.result, verdict.source) == (True, "llm")
+    assert [b["max_tokens"] for b in openai_server.chat_bodies()] == [3]
 
 
 def test_lru_cache_is_bounded(memory_repo: MemoryRepo) -> None:

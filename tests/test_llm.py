@@ -12,13 +12,24 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from autopoiesis.core.config import LLMConfig
-from autopoiesis.errors import AutopoiesisError, LLMResponseError, LLMUnavailableError
-from autopoiesis.llm import LLMClient, OfflineProvider, estimate_cost, estimate_tokens
-from autopoiesis.core.paths import MemoryRepo
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from openai_server import write_llm_config
+
+import autopoiesis.watch.gate  # noqa: F401  (registers the gate's offline answer to its prompt, stage "gate")
+from autopoiesis.core import clock
+from autopoiesis.core.config import LLMConfig
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.text import count_tokens
+from autopoiesis.errors import AutopoiesisError, LLMResponseError, LLMUnavailableError
+from autopoiesis.llm import (
+    CallFailure,
+    Completion,
+    LLMClient,
+    OfflineProvider,
+    estimate_cost,
+    register_provider,
+)
 
 GATE = """Given this message and topic, should the topic activate?
 
@@ -86,9 +97,9 @@ def test_tokens_estimated_when_server_sends_no_usage(make_client, openai_server)
     llm = make_client()
     openai_server.enqueue({"content": "abcdefghi", "usage": None})
     res = llm.complete("extract", "p" * 41)
-    assert res.tokens_out == 3  # ceil(9 / 4)
-    assert res.tokens_in == 11  # ceil(41 / 4)
-    assert estimate_tokens("") == 0 and estimate_tokens("abcd") == 1 and estimate_tokens("abcde") == 2
+    # the one offline estimator (core.text.count_tokens): words cut at 8 letters, as BPE does
+    assert res.tokens_out == count_tokens("abcdefghi") == 2
+    assert res.tokens_in == count_tokens("p" * 41) == 6
 
 
 # ── JSON ──
@@ -249,7 +260,7 @@ def test_ledger_and_usage(make_client, openai_server, tmp_path):
     rows = ledger_rows(tmp_path)
     assert [r["stage"] for r in rows] == ["extract", "extract", "extract", "gate"]
     assert [r["cached"] for r in rows] == [False, False, True, False]
-    today = dt.date.today().isoformat()
+    today = clock.today().isoformat()  # the ledger counts UTC days
     for r in rows:
         assert r["day"] == today and r["provider"] == "openai" and r["model"] == "gpt-4o-mini" and r["ok"]
         assert dt.datetime.fromisoformat(r["ts"]).date().isoformat() == today
@@ -263,8 +274,35 @@ def test_ledger_and_usage(make_client, openai_server, tmp_path):
     assert (ex.day, ex.calls, ex.cached, ex.errors) == (today, 3, 1, 0)
     assert (ex.tokens_in, ex.tokens_out) == (3000, 1500)
     assert ex.cost == pytest.approx(2 * one_call)
-    assert llm.usage(since=dt.date.today() + dt.timedelta(days=1)) == []
-    assert len(llm.usage(since=dt.date.today())) == 2
+    assert llm.usage(since=clock.today() + dt.timedelta(days=1)) == []
+    assert len(llm.usage(since=clock.today())) == 2
+
+
+@pytest.fixture
+def local_zone(monkeypatch):
+    """Set the process's local time zone (TZ + tzset); restored after the test."""
+
+    def set_zone(zone: str) -> None:
+        monkeypatch.setenv("TZ", zone)
+        time.tzset()
+
+    yield set_zone
+    monkeypatch.undo()
+    time.tzset()
+
+
+# UTC-12 and UTC+14: at any hour, the local day differs from the UTC day in one of them.
+@pytest.mark.parametrize("zone", ["Etc/GMT+12", "Etc/GMT-14"])
+def test_ledger_day_is_the_utc_day_whatever_the_local_zone(tmp_path, local_zone, zone):
+    local_zone(zone)
+    llm = LLMClient(MemoryRepo(tmp_path))  # offline: the ledger records the call all the same
+    llm.complete("condense", "Notes:\nOne.")
+    (row,) = ledger_rows(tmp_path)
+    ts = dt.datetime.fromisoformat(row["ts"])
+    assert ts.utcoffset() == dt.timedelta(0)
+    assert row["day"] == ts.date().isoformat() == clock.today().isoformat()
+    assert [u.day for u in llm.usage()] == [clock.today().isoformat()]
+    llm.close()
 
 
 def test_daily_budget_falls_back_to_offline(make_client, openai_server, tmp_path, caplog):
@@ -394,6 +432,42 @@ def test_offline_complete_is_deterministic_and_bounded(prompt, max_tokens):
         assert len(a) <= max(16, 4 * max_tokens)
     else:
         assert a in ("YES", "NO") or len(a) <= max(16, 4 * max_tokens)
+
+
+# ── a provider of one's own ──
+class EchoProvider:
+    """A ChatProvider without a network: echoes the prompt, fails as scripted first."""
+
+    name = "echo"
+
+    def __init__(self, config: LLMConfig, failures: list[CallFailure]):
+        self.failures = failures
+        self.closed = False
+
+    def chat(self, model, messages, params):
+        if self.failures:
+            return self.failures.pop(0)
+        return Completion(f"{model}: {messages[-1]['content']}", 7, 2)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_registered_provider_gets_the_clients_retries_and_ledger(tmp_path):
+    made: list[EchoProvider] = []
+    failures = [CallFailure("HTTP 503: busy", retryable=True, retry_after=0.0, status=503)]
+    register_provider("echo", lambda config: made.append(EchoProvider(config, failures)) or made[-1])
+    (tmp_path / "memory-config.yaml").write_text("")  # defaults; the provider comes from the config below
+    llm = LLMClient(MemoryRepo(tmp_path), config=LLMConfig(provider="echo", max_retries=1))
+    res = llm.complete("extract", "hello")
+    assert (res.text, res.provider, res.tokens_in, res.tokens_out) == ("gpt-4o-mini: hello", "echo", 7, 2)
+    failures.append(CallFailure("HTTP 401: no key", retryable=False, status=401))
+    with pytest.raises(LLMUnavailableError, match="OPENAI_API_KEY"):
+        llm.complete("extract", "again")
+    llm.close()
+    assert len(made) == 1 and made[0].closed
+    rows = ledger_rows(tmp_path)
+    assert [(r["provider"], r["ok"], r["attempts"]) for r in rows] == [("echo", True, 2), ("echo", False, 1)]
 
 
 # ── odds and ends ──

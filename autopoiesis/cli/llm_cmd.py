@@ -3,9 +3,12 @@ imports stay inside the commands so `autopoiesis --help` stays light."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from autopoiesis.llm import UsageRow
 
 
 def register(app: typer.Typer) -> None:
@@ -15,7 +18,7 @@ def register(app: typer.Typer) -> None:
     @sub.command("usage")
     def usage(
         ctx: typer.Context,
-        since: Optional[str] = typer.Option(None, "--since", metavar="DATE", help="Only days from DATE (YYYY-MM-DD) on."),
+        since: str | None = typer.Option(None, "--since", metavar="DATE", help="Only days from DATE (YYYY-MM-DD) on."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON rows instead of a table."),
     ) -> None:
         """Calls, cached answers, tokens and estimated cost per day and stage, from the ledger."""
@@ -25,7 +28,7 @@ def register(app: typer.Typer) -> None:
         start = parse_date_option(since, "--since")
         repo = get_repo(ctx)
         # Read the ledger directly: no client (and no config validation of llm:) needed to report.
-        rows = summarize_usage(Ledger(repo.state_path("llm", "ledger.jsonl")).rows(), start)
+        rows = summarize_usage(Ledger(repo.state_file("llm_ledger")).rows(), start)
         if as_json:
             echo_json([r.as_dict() for r in rows])
             return
@@ -37,7 +40,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(sub, name="llm")
 
 
-def format_usage_table(rows: list) -> str:  # list[UsageRow]; kept untyped to avoid importing llm at load
+def format_usage_table(rows: list[UsageRow]) -> str:
     """Aligned text table of usage rows with a total line."""
     header = ("day", "stage", "calls", "cached", "offline", "errors", "tokens in", "tokens out", "est. cost")
     body = [
@@ -58,7 +61,7 @@ def format_usage_table(rows: list) -> str:  # list[UsageRow]; kept untyped to av
     table = [header, *body, total]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
 
-    def line(row: tuple) -> str:
+    def line(row: tuple[str, ...]) -> str:
         cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
         return "  ".join(cells).rstrip()
 

@@ -4,20 +4,23 @@ one in."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autopoiesis.core.paths import MemoryRepo
+
+if TYPE_CHECKING:
+    from autopoiesis.llm import LLMClient
 
 
 class LLMStage:
     repo: MemoryRepo
 
-    def _init_llm(self, llm: Any) -> None:
+    def _init_llm(self, llm: LLMClient | None) -> None:
         self._llm = llm
         self._own_llm = llm is None
 
     @property
-    def llm(self) -> Any:
+    def llm(self) -> LLMClient:
         if self._llm is None:
             from autopoiesis.llm import LLMClient
 

@@ -10,17 +10,22 @@ How a candidate (a topic whose tier-1 triggers fired) is decided — `route_for`
    activate, ask the gate, or drop.
 
 The gate (`GatedActivator`) asks the configured model "YES or NO" through
-`autopoiesis.llm.LLMClient.yes_no` (max_tokens 1, temperature 0), with a bounded LRU cache
-keyed on (hash of the message's first 500 characters, topic, topic content hash).
+`autopoiesis.llm.LLMClient.yes_no_result` (max_tokens ``watchers.gate_max_tokens``, 1 by
+default; temperature 0), with a bounded LRU cache keyed on (hash of the message's first
+500 characters, topic, topic content hash).
 
-**Offline rule** (``llm.provider: offline``, or when the endpoint is unavailable or
-answers neither YES nor NO): YES when the tier-2 TF-IDF score is at least twice the
-topic's threshold, or when the message shares two or more content words (three letters
-or more, not stop words) with the topic's name, description and keyword triggers;
-otherwise NO. Deterministic: same message and topic, same answer.
+**Offline rule** (``llm.provider: offline``; or, logged as ``offline-fallback``, when
+the endpoint is unavailable, the daily token budget is spent, or the model answers
+neither YES nor NO): YES when the tier-2 TF-IDF score is at least twice the topic's
+threshold, or when the message shares two or more content words (three letters or
+more, not stop words) with the topic's name, description and keyword triggers;
+otherwise NO. Deterministic: same message and topic, same answer. This module is the
+rule's one owner: it also registers the word part of it as the offline provider's
+answer to `GATE_PROMPT` (`answer_gate_prompt`), for callers that ask the LLM client
+directly.
 
-Every decision, bypasses and drops included, is appended to
-``.autopoiesis/watch/gate-decisions.jsonl`` (a `GateDecision` per line, design §5.5);
+Every decision, bypasses and drops included, is appended to the gate log
+(``repo.state_file("gate_log")``, an EventLog: a `GateDecision` per line, design §5.5);
 ``was_useful`` feedback is appended as separate lines and merged on reading, so the log
 is only ever appended to.
 """
@@ -28,25 +33,25 @@ is only ever appended to.
 from __future__ import annotations
 
 import hashlib
-import json
+import re
 import secrets
 import statistics
 from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
+from autopoiesis.core.clock import format_ts, format_ts_micro, utc_now
+from autopoiesis.core.events import EventLog
+from autopoiesis.core.text import content_words
 from autopoiesis.errors import GateDecisionNotFound, LLMError
-from autopoiesis.llm import content_words  # the one offline content-word rule, shared with the LLM client
+from autopoiesis.llm import LLMClient, register_offline_handler
 from autopoiesis.watch.topics import Topic
 
 if TYPE_CHECKING:
-    from autopoiesis.llm import LLMClient
     from autopoiesis.core.paths import MemoryRepo
 
 Route = Literal["activate", "gate", "drop"]
-GATE_LOG = ("watch", "gate-decisions.jsonl")
 GATE_MESSAGE_CHARS = 500
 GATE_DESCRIPTION_CHARS = 200
 
@@ -111,13 +116,51 @@ def route_for(topic: Topic, tier1_matched: bool, tier2_score: float) -> tuple[Ro
 
 
 # ── the offline rule ────────────────────────────────────────────────────────────────
+# Words of the gate prompt's own wording, which say nothing about a topic.
+GATE_STOPWORDS = frozenset(
+    {"topic", "topics", "message", "description", "answer", "activate", "word", "exactly", "one", "yes"}
+)
+SHARED_WORDS_TO_ACTIVATE = 2
+
+
+def shares_topic_words(message: str, topic_text: str) -> bool:
+    """The word part of the offline rule: MESSAGE shares at least two content words
+    (core.text.content_words, plurals folded) with TOPIC_TEXT."""
+    topic_words = content_words(topic_text, GATE_STOPWORDS)
+    return len(topic_words & content_words(message, GATE_STOPWORDS)) >= SHARED_WORDS_TO_ACTIVATE
+
+
 def offline_gate(message: str, topic: Topic, tier2_score: float) -> bool:
     """The documented deterministic gate used without an LLM (see the module docstring)."""
     if tier2_score >= 2 * topic.similarity_threshold and tier2_score > 0:
         return True
     words = " ".join(w for t in topic.triggers if t.type == "keyword" for w in t.words)
-    topic_words = content_words(f"{topic.name.replace('-', ' ')} {topic.description} {words}")
-    return len(topic_words & content_words(message[:GATE_MESSAGE_CHARS * 4])) >= 2
+    return shares_topic_words(message[:GATE_MESSAGE_CHARS * 4], f"{topic.name.replace('-', ' ')} {topic.description} {words}")
+
+
+# The parts of a GATE_PROMPT, found with three linear searches (one regex spanning them
+# backtracks quadratically on hostile input).
+_PROMPT_MESSAGE = re.compile(r"\bMessage:", re.IGNORECASE)
+_PROMPT_TOPIC = re.compile(r"\n\s*Topic:", re.IGNORECASE)
+_PROMPT_ANSWER = re.compile(r"\n\s*Answer\b", re.IGNORECASE)
+
+
+def answer_gate_prompt(prompt: str, system: str | None = None) -> str:
+    """The offline provider's answer to a GATE_PROMPT ("YES" or "NO"): `shares_topic_words`
+    between its message and its topic's name and description (a prompt carries no tier-2
+    score). A prompt not in that shape is answered NO: offline, the gate errs towards
+    not activating a gated topic."""
+    m = _PROMPT_MESSAGE.search(prompt)
+    t = _PROMPT_TOPIC.search(prompt, m.end()) if m else None
+    if not m or not t:
+        return "NO"
+    a = _PROMPT_ANSWER.search(prompt, t.end())
+    message = prompt[m.end() : t.start()]
+    topic_text = prompt[t.end() : a.start() if a else len(prompt)]
+    return "YES" if shares_topic_words(message, topic_text) else "NO"
+
+
+register_offline_handler("gate", answer_gate_prompt)
 
 
 def message_hash(message: str) -> str:
@@ -150,18 +193,16 @@ class GateDecision:
 
 
 class GateLog:
-    """The append-only JSONL log of gate decisions under .autopoiesis/watch/."""
+    """The append-only log of gate decisions (an EventLog at repo.state_file("gate_log")).
+    Rows carry their own `timestamp` (a GateDecision field), so no `ts` is added."""
 
-    def __init__(self, repo: "MemoryRepo"):
-        self.repo = repo
-        self.path = repo.state_path(*GATE_LOG)
+    def __init__(self, repo: MemoryRepo):
+        self.events = EventLog(repo.state_file("gate_log"))
+        self.path = self.events.path
 
     def append(self, decisions: Iterable[GateDecision]) -> None:
-        lines = "".join(json.dumps(d.as_dict(), ensure_ascii=False, sort_keys=True) + "\n" for d in decisions)
-        if not lines:
-            return
-        with self.repo.lock("gate-log"), self.path.open("a", encoding="utf-8") as fh:
-            fh.write(lines)
+        for d in decisions:
+            self.events.append(d.as_dict(), stamp=False)
 
     def feedback(self, decision_id: str, useful: bool) -> GateDecision:
         """Record whether the activation helped (design §5.5 `was_useful`), appended as a
@@ -172,28 +213,20 @@ class GateLog:
                 f"No single gate decision with id {decision_id!r} ({len(matches)} match); "
                 "list them with `autopoiesis gate report --decisions`."
             )
-        row = {"feedback_for": matches[0].id, "was_useful": useful,
-               "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
-        with self.repo.lock("gate-log"), self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(row, sort_keys=True) + "\n")
+        self.events.append({"feedback_for": matches[0].id, "was_useful": useful, "timestamp": format_ts(utc_now())},
+                           stamp=False)
         return replace(matches[0], was_useful=useful)
 
     def decisions(self) -> list[GateDecision]:
-        if not self.path.exists():
-            return []
+        """Every decision, oldest first, with its latest `was_useful` feedback merged in."""
         rows: list[GateDecision] = []
         feedback: dict[str, bool] = {}
         names = set(GateDecision.__dataclass_fields__)
-        with self.path.open(encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    data = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a torn last line after a crash is skipped, not fatal
-                if "feedback_for" in data:
-                    feedback[data["feedback_for"]] = bool(data["was_useful"])
-                elif isinstance(data, dict) and {"id", "topic_name"} <= set(data):
-                    rows.append(GateDecision(**{k: v for k, v in data.items() if k in names}))
+        for data in self.events:  # a torn last line after a crash is skipped by EventLog
+            if "feedback_for" in data:
+                feedback[data["feedback_for"]] = bool(data["was_useful"])
+            elif {"id", "topic_name"} <= set(data):
+                rows.append(GateDecision(**{k: v for k, v in data.items() if k in names}))
         return [replace(d, was_useful=feedback[d.id]) if d.id in feedback else d for d in rows]
 
 
@@ -208,22 +241,22 @@ class GatedActivator:
     """Tier 3: the LLM deliberation gate (design §5.3).
 
     `llm` is an `autopoiesis.llm.LLMClient`; without one, a client is made from REPO when
-    its `llm.provider` is not offline, else the offline rule answers."""
+    its `llm.provider` is not offline, else the offline rule answers. The yes/no call
+    asks for `watchers.gate_max_tokens` tokens of REPO's config (1 without a repo)."""
 
-    def __init__(self, repo: "MemoryRepo | None" = None, llm: "LLMClient | None" = None, *, cache_size: int = 4096):
+    def __init__(self, repo: MemoryRepo | None = None, llm: LLMClient | None = None, *, cache_size: int = 4096):
         self.repo = repo
         self._llm = llm
         self._llm_checked = llm is not None
         self.cache: OrderedDict[tuple[str, str, str], bool] = OrderedDict()
         self.cache_size = cache_size
+        self.max_tokens = max(1, int(repo.config.watchers.gate_max_tokens)) if repo is not None else 1
 
     @property
-    def llm(self) -> "LLMClient | None":
+    def llm(self) -> LLMClient | None:
         if not self._llm_checked:
             self._llm_checked = True
             if self.repo is not None and self.repo.config.llm.provider != "offline":
-                from autopoiesis.llm import LLMClient
-
                 self._llm = LLMClient(self.repo)
         if self._llm is not None and self._llm.provider == "offline":
             return None
@@ -246,12 +279,13 @@ class GatedActivator:
             verdict = GateVerdict(offline_gate(message, topic, tier2_score), "offline")
         else:
             try:
-                answer = client.yes_no("gate", self.prompt(message, topic))
+                answer, result = client.yes_no_result("gate", self.prompt(message, topic), max_tokens=self.max_tokens)
+                by_model = result.provider != "offline"  # not when the daily budget sent the call offline
             except LLMError:
-                answer = None
-            if answer is None:
-                # Unreachable endpoint or an answer that is neither YES nor NO: the offline
-                # rule decides, and the log says so.
+                answer, by_model = None, False
+            if answer is None or not by_model:
+                # Unreachable endpoint, budget spent, or an answer that is neither YES nor
+                # NO: the offline rule decides, and the log says so.
                 verdict = GateVerdict(offline_gate(message, topic, tier2_score), "offline-fallback")
             else:
                 verdict = GateVerdict(answer, "llm")
@@ -261,23 +295,14 @@ class GatedActivator:
                 self.cache.popitem(last=False)
         return verdict
 
-    def should_activate(self, message: str, topic: Topic, tier2_score: float = 0.0) -> bool:
-        """True when the gate approves activating TOPIC for MESSAGE (design §9.2)."""
-        return self.decide(message, topic, tier2_score).result
-
-    async def should_activate_async(self, message: str, topic: Topic, tier2_score: float = 0.0) -> bool:
-        """`should_activate` off the event loop (the LLM call blocks)."""
-        import asyncio
-
-        return await asyncio.to_thread(self.should_activate, message, topic, tier2_score)
-
 
 def new_decision_id() -> str:
     return "gd_" + secrets.token_hex(6)
 
 
 def utc_now_iso() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Now as a decision's timestamp (microseconds, so decisions order within a second)."""
+    return format_ts_micro()
 
 
 # ── the report ──────────────────────────────────────────────────────────────────────
@@ -373,7 +398,3 @@ def gate_report(decisions: Sequence[GateDecision], topics: Sequence[Topic] = ())
             score_p75=round(q[3], 4), score_max=round(q[4], 4), suggestion=suggest(known.get(name), rows),
         ))
     return out
-
-
-def gate_log_path(repo: "MemoryRepo") -> Path:
-    return repo.state_path(*GATE_LOG)

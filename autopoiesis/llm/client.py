@@ -1,0 +1,415 @@
+"""LLMClient: the one door every LLM stage goes through (gate, extractors, condensation,
+commit messages, compaction).
+
+Why one door: retries, timeouts, the concurrency limit, the response cache, the cost
+ledger and the daily token budget must hold for every stage alike, and every stage must
+keep working with no network. So the client orchestrates and the pieces are elsewhere:
+a provider makes one request (providers/), ResponseCache remembers answers (cache.py),
+Ledger records every call and counts the budget (ledger.py), jsonreply.py parses and
+repairs JSON, pricing.py estimates the cost.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from autopoiesis.core.clock import format_ts_micro, today, utc_now
+from autopoiesis.core.config import LLMConfig
+from autopoiesis.core.text import count_tokens
+from autopoiesis.errors import LLMResponseError, LLMUnavailableError
+from autopoiesis.llm.cache import ResponseCache, request_key
+from autopoiesis.llm.jsonreply import (
+    json_system,
+    make_validator,
+    parse_reply,
+    rejection,
+    repair_messages,
+)
+from autopoiesis.llm.ledger import Ledger, summarize_usage
+from autopoiesis.llm.pricing import estimate_cost
+from autopoiesis.llm.protocol import (
+    ChatProvider,
+    Completion,
+    LLMResult,
+    Message,
+    OfflineHandler,
+    UsageRow,
+    Validator,
+)
+from autopoiesis.llm.providers import OfflineProvider, make_provider
+
+if TYPE_CHECKING:
+    from autopoiesis.core.paths import MemoryRepo
+
+log = logging.getLogger(__name__)
+
+STAGES = ("gate", "extract", "condense", "commit_message", "compact")
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass
+class RetryPolicy:
+    """Backoff between attempts: base * 2**n, "equal jitter" (half fixed, half random) so
+    parallel callers that failed together do not retry together; capped. A server's
+    Retry-After wins when present, capped too so a wild value cannot stall a stage."""
+
+    max_retries: int = 3
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    retry_after_cap: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        if retry_after is not None:
+            return max(0.0, min(retry_after, self.retry_after_cap))
+        d = min(self.backoff_max, self.backoff_base * (2**attempt))
+        return d / 2 + rng.uniform(0, d / 2)
+
+
+def parse_yes_no(text: str) -> bool | None:
+    """True for a reply that starts with YES, False for NO (case-insensitive), else None."""
+    word = text.strip().upper()
+    if word.startswith("YES"):
+        return True
+    if word.startswith("NO"):
+        return False
+    return None
+
+
+class LLMClient:
+    """Every LLM call of every stage. Thread-safe: share one client and call it from
+    many threads (or use map_concurrent); at most `concurrency` requests are in flight.
+
+    Build it from a MemoryRepo (`LLMClient(repo)`: cache and ledger are its state files
+    "llm_cache" and "llm_ledger") or from a config alone (`LLMClient(config=LLMConfig(...))`: no
+    cache, no ledger, and so no budget).
+
+    `notice` holds a one-line message for the user once something they should know
+    happened (the daily budget ran out); the CLI prints it.
+
+    Example::
+
+        llm = LLMClient(MemoryRepo("/path/to/memory"))
+        llm.yes_no("gate", GATE_PROMPT)                         # True / False / None
+        llm.complete_json("extract", prompt, schema={"type": "object"}).data
+        for row in llm.usage():
+            print(row.day, row.stage, row.calls, row.cost)
+    """
+
+    def __init__(
+        self,
+        repo: MemoryRepo | None = None,
+        *,
+        config: LLMConfig | None = None,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        retry_after_cap: float = 60.0,
+        use_cache: bool = True,
+    ):
+        if config is None:
+            config = repo.config.llm if repo is not None else LLMConfig()
+        self.config = config
+        self.retry = RetryPolicy(config.max_retries, backoff_base, backoff_max, retry_after_cap)
+        self.cache = ResponseCache(repo.state_file("llm_cache")) if (repo is not None and use_cache) else None
+        self.ledger = Ledger(repo.state_file("llm_ledger")) if repo is not None else None
+        self.concurrency = max(1, int(config.concurrency))
+        self._slots = threading.BoundedSemaphore(self.concurrency)
+        self._handlers: dict[str, OfflineHandler] = {}
+        self.offline = OfflineProvider(self._handlers)
+        self._remote_provider: ChatProvider | None = None
+        self._provider_lock = threading.Lock()
+        self._rng = random.Random()
+        self._notice_lock = threading.Lock()
+        self.notice: str | None = None
+
+    # ── lifecycle ──
+    def close(self) -> None:
+        """Close the provider's connections and the cache database. The client must not be used after."""
+        if self._remote_provider is not None:
+            self._remote_provider.close()
+            self._remote_provider = None
+        if self.cache is not None:
+            self.cache.close()
+            self.cache = None
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def provider(self) -> str:
+        """The configured provider ("offline", "openai", or a registered name)."""
+        return self.config.provider
+
+    def model_for(self, stage: str) -> str:
+        """The model configured for STAGE (llm.models.<stage>)."""
+        if stage not in STAGES:
+            raise ValueError(f"Unknown LLM stage {stage!r}; use one of {', '.join(STAGES)} (or pass model=).")
+        return str(getattr(self.config.models, stage))
+
+    def register_offline_handler(self, stage: str, fn: OfflineHandler) -> None:
+        """Like the module-level register_offline_handler, for this client only."""
+        self._handlers[stage] = fn
+
+    # ── public calls ──
+    def complete(
+        self,
+        stage: str,
+        prompt: str,
+        *,
+        system: str | None = None,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        model: str | None = None,
+        cache: bool = True,
+    ) -> LLMResult:
+        """Text completion for STAGE. Raises LLMUnavailableError when the endpoint cannot
+        answer after the retries."""
+        messages = _messages(system, prompt)
+        params: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
+        model_name = model or self.model_for(stage)
+        key = request_key(messages, params)
+        hit = self._cached(stage, model_name, key, use_cache=cache)
+        if hit is not None:
+            return hit
+        if self._answers_offline():
+            text = self.offline.complete(stage, prompt, system, max_tokens)
+            return self._offline_result(stage, model_name, messages, text)
+        result = self._remote(stage, model_name, messages, params)
+        if self.cache is not None and cache:
+            self.cache.put(stage, model_name, key, result.text, result.tokens_in, result.tokens_out)
+        return result
+
+    def complete_json(
+        self,
+        stage: str,
+        prompt: str,
+        *,
+        schema: dict[str, Any] | Validator | None = None,
+        system: str | None = None,
+        max_tokens: int = 1024,
+        temperature: float = 0.0,
+        model: str | None = None,
+        cache: bool = True,
+    ) -> LLMResult:
+        """A JSON answer for STAGE, parsed into `.data` and checked against SCHEMA (a JSON
+        schema dict, or a callable that returns False or raises to reject). On a parse or
+        schema failure the model gets one repair attempt (its bad output and the error);
+        still bad -> LLMResponseError. Only validated answers are cached."""
+        check = make_validator(schema)
+        messages = _messages(json_system(system, schema if isinstance(schema, dict) else None), prompt)
+        params: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "response_format": {"type": "json_object"}}
+        model_name = model or self.model_for(stage)
+        key = request_key(messages, params)
+
+        hit = self._cached(stage, model_name, key, use_cache=cache)
+        if hit is not None:
+            data, error = parse_reply(hit.text, check)
+            if error is None:
+                return replace(hit, data=data)
+
+        if self._answers_offline():
+            data = self.offline.complete_json(stage, prompt, system)
+            error = rejection(data, check)
+            if error:
+                raise LLMResponseError(f"The offline handler of stage '{stage}' returned data that was rejected: {error}.")
+            text = json.dumps(data, ensure_ascii=False, sort_keys=True)
+            return replace(self._offline_result(stage, model_name, messages, text), data=data)
+
+        result = self._remote(stage, model_name, messages, params)
+        data, error = parse_reply(result.text, check)
+        if error is not None:
+            result = self._remote(stage, model_name, repair_messages(messages, result.text, error), params)
+            data, error = parse_reply(result.text, check)
+            if error is not None:
+                raise LLMResponseError(
+                    f"The model {model_name} did not return valid JSON for stage '{stage}', even after a repair "
+                    f"attempt: {error}. Try a stronger model in llm.models.{stage}, or provider: offline."
+                )
+        if self.cache is not None and cache:
+            self.cache.put(stage, model_name, key, result.text, result.tokens_in, result.tokens_out)
+        return replace(result, data=data)
+
+    def yes_no_result(
+        self,
+        stage: str,
+        prompt: str,
+        *,
+        system: str | None = None,
+        max_tokens: int = 1,
+        model: str | None = None,
+        cache: bool = True,
+    ) -> tuple[bool | None, LLMResult]:
+        """The tier-3 gate's call (design §5.3): MAX_TOKENS (1 by default), temperature 0.
+        Returns the answer (parse_yes_no) and the result, whose `provider` says whether
+        the model or the offline provider answered."""
+        res = self.complete(stage, prompt, system=system, max_tokens=max_tokens, temperature=0.0, model=model, cache=cache)
+        return parse_yes_no(res.text), res
+
+    def yes_no(
+        self,
+        stage: str,
+        prompt: str,
+        *,
+        system: str | None = None,
+        max_tokens: int = 1,
+        model: str | None = None,
+        cache: bool = True,
+    ) -> bool | None:
+        """True for a reply that starts with YES, False for NO (case-insensitive), None for anything else."""
+        return self.yes_no_result(stage, prompt, system=system, max_tokens=max_tokens, model=model, cache=cache)[0]
+
+    def map_concurrent(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """fn(item) for every item on a pool sized to the concurrency limit; results in
+        input order. The first exception raised by fn is re-raised."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="llm") as pool:
+            return list(pool.map(fn, items))
+
+    def usage(self, since: date | None = None) -> list[UsageRow]:
+        """Calls, tokens and estimated cost per (UTC day, stage), from the ledger."""
+        if self.ledger is None:
+            return []
+        return summarize_usage(self.ledger.rows(), since)
+
+    def tokens_spent_today(self) -> int:
+        """Tokens paid for today (UTC), by every process sharing the ledger."""
+        if self.ledger is None:
+            return 0
+        return self.ledger.spent_today(today().isoformat())
+
+    # ── internals ──
+    def _cached(self, stage: str, model: str, key: str, *, use_cache: bool) -> LLMResult | None:
+        # Offline answers are never cached: they are deterministic and cost nothing.
+        if self.provider == "offline" or self.cache is None or not use_cache:
+            return None
+        hit = self.cache.get(stage, model, key)
+        if hit is None:
+            return None
+        text, tin, tout = hit
+        self._record(stage, model, self.provider, tin, tout, cached=True, ok=True)
+        return LLMResult(text, model, self.provider, tin, tout, cached=True, stage=stage)
+
+    def _answers_offline(self) -> bool:
+        """True when the offline provider must answer: configured so, or the daily budget is spent."""
+        if self.provider == "offline":
+            return True
+        budget = int(self.config.daily_token_budget)
+        if budget <= 0 or self.ledger is None:  # 0 means no daily limit
+            return False
+        spent = self.tokens_spent_today()
+        if spent < budget:
+            return False
+        with self._notice_lock:
+            if self.notice is None:
+                self.notice = (
+                    f"The daily LLM token budget ({budget:,} tokens) is used up ({spent:,} today); LLM stages use "
+                    f"the offline provider until tomorrow. Raise llm.daily_token_budget in memory-config.yaml to change this."
+                )
+                log.warning(self.notice)
+        return True
+
+    def _offline_result(self, stage: str, model: str, messages: list[Message], text: str) -> LLMResult:
+        fell_back = self.provider != "offline"  # a configured model's call the budget sent offline
+        tin = count_tokens("".join(m["content"] for m in messages))
+        tout = count_tokens(text)
+        self._record(stage, model, "offline", tin, tout, cached=False, ok=True, fell_back=fell_back)
+        return LLMResult(text, model, "offline", tin, tout, fell_back=fell_back, stage=stage)
+
+    def _record(
+        self,
+        stage: str,
+        model: str,
+        provider: str,
+        tokens_in: int,
+        tokens_out: int,
+        *,
+        cached: bool,
+        ok: bool,
+        fell_back: bool = False,
+        error: str | None = None,
+        attempts: int = 0,
+        latency_ms: int = 0,
+    ) -> float:
+        paid = provider != "offline" and not cached
+        cost = estimate_cost(model, tokens_in, tokens_out) if paid else 0.0
+        if self.ledger is not None:
+            now = utc_now()
+            self.ledger.append(
+                {
+                    "ts": format_ts_micro(now),
+                    "day": now.date().isoformat(),
+                    "stage": stage,
+                    "model": model,
+                    "provider": provider,
+                    "tokens_in": tokens_in,
+                    "tokens_out": tokens_out,
+                    "cost": cost,
+                    "cached": cached,
+                    "fell_back": fell_back,
+                    "ok": ok,
+                    "error": error,
+                    "attempts": attempts,
+                    "latency_ms": latency_ms,
+                }
+            )
+        return cost
+
+    def _provider(self) -> ChatProvider:
+        with self._provider_lock:
+            if self._remote_provider is None:
+                self._remote_provider = make_provider(self.config)
+            return self._remote_provider
+
+    def _remote(self, stage: str, model: str, messages: list[Message], params: dict[str, Any]) -> LLMResult:
+        provider = self._provider()
+        started = time.monotonic()
+        attempts = 0
+        while True:
+            attempts += 1
+            with self._slots:
+                outcome = provider.chat(model, messages, params)
+            if isinstance(outcome, Completion):
+                cost = self._record(stage, model, provider.name, outcome.tokens_in, outcome.tokens_out, cached=False,
+                                    ok=True, attempts=attempts, latency_ms=_ms(started))
+                return LLMResult(outcome.text, model, provider.name, outcome.tokens_in, outcome.tokens_out,
+                                 stage=stage, cost=cost)
+            final = not outcome.retryable or attempts > self.retry.max_retries
+            if final:  # one ledger line per call, not per attempt
+                self._record(stage, model, provider.name, 0, 0, cached=False, ok=False, error=outcome.reason,
+                             attempts=attempts, latency_ms=_ms(started))
+            if not outcome.retryable:
+                hint = (
+                    f" Set ${self.config.api_key_env} to a valid API key." if outcome.status in (401, 403)
+                    else f" Check llm.base_url and llm.models.{stage} in memory-config.yaml."
+                )
+                raise LLMUnavailableError(f"The LLM endpoint refused the {stage} call ({outcome.reason}).{hint}")
+            if attempts > self.retry.max_retries:
+                where = self.config.base_url or "api.openai.com"
+                raise LLMUnavailableError(
+                    f"The LLM endpoint ({where}) did not answer the {stage} call after {attempts} attempts "
+                    f"(last: {outcome.reason}). Check that it is running, or raise llm.timeout_seconds / llm.max_retries."
+                )
+            time.sleep(self.retry.delay(attempts - 1, outcome.retry_after, self._rng))
+
+
+def _messages(system: str | None, prompt: str) -> list[Message]:
+    msgs = [{"role": "system", "content": system}] if system else []
+    msgs.append({"role": "user", "content": prompt})
+    return msgs
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

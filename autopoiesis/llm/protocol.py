@@ -1,0 +1,94 @@
+"""What a provider implements and what a call returns.
+
+A chat provider (`ChatProvider`) makes ONE request and reports what happened: a
+`Completion`, or a `CallFailure` saying whether a retry may help. Retries, backoff, the
+concurrency limit, the cache, the ledger and the budget are the client's, so they hold
+for every provider alike and a provider stays a thin adapter over one HTTP API.
+
+The offline provider is not a `ChatProvider`: it answers per stage (prompt and system,
+no model), deterministically, through the handlers stages register
+(`register_offline_handler`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+#: One chat message: {"role": "system" | "user" | "assistant", "content": text}.
+Message = dict[str, str]
+#: An offline heuristic for one stage: (prompt, system) -> text (str) or JSON-able data.
+OfflineHandler = Callable[[str, str | None], Any]
+#: A validator for complete_json: returns False or raises to reject the data.
+Validator = Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A provider's answer: the text and the tokens it says it used."""
+
+    text: str
+    tokens_in: int
+    tokens_out: int
+
+
+@dataclass(frozen=True)
+class CallFailure:
+    """A request that got no usable answer. `retryable` for timeouts, dropped
+    connections, 429 and 5xx; `retry_after` is the server's wish in seconds, if any;
+    `status` the HTTP status when there was one (401/403 get an API-key hint)."""
+
+    reason: str
+    retryable: bool
+    retry_after: float | None = None
+    status: int | None = None
+
+
+class ChatProvider(Protocol):
+    """A remote model behind one API. Built from the LLMConfig by the factory registered
+    under its name (`register_provider`); used from many threads at once."""
+
+    name: str
+
+    def chat(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion | CallFailure:
+        """Send one chat request (PARAMS: max_tokens, temperature, maybe response_format)."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; the provider is not used after."""
+        ...
+
+
+@dataclass(frozen=True)
+class LLMResult:
+    """One answer. `data` is set by complete_json only."""
+
+    text: str
+    model: str
+    provider: str  # "openai" or "offline": who actually answered
+    tokens_in: int
+    tokens_out: int
+    cached: bool = False
+    fell_back: bool = False  # True when the daily budget sent a configured model's call offline
+    stage: str = ""
+    cost: float = 0.0
+    data: Any = None
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    """Calls of one stage on one day, summed from the ledger."""
+
+    day: str
+    stage: str
+    calls: int
+    cached: int
+    offline: int
+    errors: int
+    tokens_in: int
+    tokens_out: int
+    cost: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
