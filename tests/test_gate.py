@@ -24,7 +24,7 @@ from autopoiesis.watch.gate import (
     route_for,
 )
 from autopoiesis.watch.pipeline import WatcherPipeline
-from autopoiesis.watch.topics import parse_topic
+from autopoiesis.formats.topic import parse_topic
 
 DEPLOY_MESSAGE = "please deploy the new release to production tonight"
 

@@ -46,7 +46,7 @@ from autopoiesis.core.events import EventLog
 from autopoiesis.core.text import content_words
 from autopoiesis.errors import GateDecisionNotFound, LLMError
 from autopoiesis.llm import LLMClient, register_offline_handler
-from autopoiesis.watch.topics import Topic
+from autopoiesis.formats.topic import Topic
 
 if TYPE_CHECKING:
     from autopoiesis.core.paths import MemoryRepo
@@ -298,11 +298,6 @@ class GatedActivator:
 
 def new_decision_id() -> str:
     return "gd_" + secrets.token_hex(6)
-
-
-def utc_now_iso() -> str:
-    """Now as a decision's timestamp (microseconds, so decisions order within a second)."""
-    return format_ts_micro()
 
 
 # ── the report ──────────────────────────────────────────────────────────────────────

@@ -32,7 +32,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
-from autopoiesis.core.clock import utc
+from autopoiesis.core.clock import format_ts_micro, utc
 from autopoiesis.core.paths import atomic_write
 from autopoiesis.formats.topic import Topic
 from autopoiesis.watch.gate import (
@@ -42,7 +42,6 @@ from autopoiesis.watch.gate import (
     message_hash,
     new_decision_id,
     route_for,
-    utc_now_iso,
 )
 from autopoiesis.watch.pattern import PatternHit, PatternMatcher
 from autopoiesis.watch.topics import (
@@ -224,13 +223,13 @@ class WatcherPipeline:
                 did = new_decision_id()
                 act = replace(act, decision_id=did)
                 decisions.append(GateDecision(
-                    id=did, timestamp=utc_now_iso(), message_hash=mhash, topic_name=name, tier1_matched=True,
+                    id=did, timestamp=format_ts_micro(), message_hash=mhash, topic_name=name, tier1_matched=True,
                     tier2_score=round(tier2, 6), route=act.route, gate_result=gate_result, activated=act.activated,
                     source=source, reason=act.reason,
                     scores={k: v for k, v in scores.items() if isinstance(v, float)},
                 ))
                 if act.activated and hints:
-                    pending.extend(PendingActivation(name, h, "output", utc_now_iso()) for h in hints)
+                    pending.extend(PendingActivation(name, h, "output", format_ts_micro()) for h in hints)
             results.append(act)
         if decisions and self.log_decisions:
             self.log.append(decisions)
@@ -263,7 +262,7 @@ class WatcherPipeline:
                                            "activate", {"tier1": True}, (hit,)))
                 break
         if out and persist:
-            add_pending(self.repo, [PendingActivation(a.topic, None, f"webhook:{source}/{event or '*'}", utc_now_iso())
+            add_pending(self.repo, [PendingActivation(a.topic, None, f"webhook:{source}/{event or '*'}", format_ts_micro())
                                     for a in out])
         return out
 
