@@ -41,7 +41,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from autopoiesis.core.clock import format_ts, format_ts_micro, utc_now
+from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.events import EventLog
 from autopoiesis.core.text import content_words
 from autopoiesis.errors import GateDecisionNotFound, LLMError
