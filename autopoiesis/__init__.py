@@ -1,46 +1,89 @@
 """autopoiesis: memory for AI agents kept in a git repository.
 
-The public API is the design's runtime classes (§9.2), importable from here:
+The public API is the design's runtime classes (§9.2) and the types their callers need:
 
     from autopoiesis import MemoryRepo, ConversationCapture, Session, ContextCompiler, search
 
-Names are resolved lazily: the git hooks import this package on every commit, and must
-not pay for search, scikit-learn or the LLM client.
+Every name below is typed for checkers (the `TYPE_CHECKING` imports) and loaded on first
+use at run time: the git hooks import this package on every commit and must not pay for
+the search index, scikit-learn or the LLM client.
 """
 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+if TYPE_CHECKING:
+    from autopoiesis.app.compile_message import compile_for_message
+    from autopoiesis.app.initialize import init_memory_repo
+    from autopoiesis.capture.importers import ImportReport, Importer, import_files, register_importer
+    from autopoiesis.capture.session import ConversationCapture, Session
+    from autopoiesis.compiler import CompiledContext, ContextCompiler, HistoryMessage
+    from autopoiesis.core.config import Config, load_config
+    from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.errors import AutopoiesisError
+    from autopoiesis.formats.topic import Topic
+    from autopoiesis.formats.transcript import Transcript
+    from autopoiesis.gitops import MemoryGit
+    from autopoiesis.index import SearchIndex, SearchResult, search
+    from autopoiesis.index.embedders import Embedder, register_embedder
+    from autopoiesis.lifecycle.condense import MemoryCondenser
+    from autopoiesis.lifecycle.extract import KnowledgeExtractor
+    from autopoiesis.lifecycle.extractors import Extractor, ExtractorRegistry
+    from autopoiesis.lifecycle.prune import MemoryPruner
+    from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance
+    from autopoiesis.llm import LLMClient
+    from autopoiesis.watch.gate import GatedActivator
+    from autopoiesis.watch.pattern import PatternMatcher
+    from autopoiesis.watch.pipeline import WatcherPipeline
+    from autopoiesis.watch.similarity import SimilarityScorer
+    from autopoiesis.watch.topics import load_topics
+
+# name -> the module that owns it (one owner per name)
 _EXPORTS = {
+    "AutopoiesisError": "autopoiesis.errors",
     "MemoryRepo": "autopoiesis.core.paths",
     "Config": "autopoiesis.core.config",
     "load_config": "autopoiesis.core.config",
+    "init_memory_repo": "autopoiesis.app.initialize",
+    "compile_for_message": "autopoiesis.app.compile_message",
     "ConversationCapture": "autopoiesis.capture.session",
     "Session": "autopoiesis.capture.session",
     "import_files": "autopoiesis.capture.importers",
+    "ImportReport": "autopoiesis.capture.importers",
+    "Importer": "autopoiesis.capture.importers",
+    "register_importer": "autopoiesis.capture.importers",
     "Transcript": "autopoiesis.formats.transcript",
+    "Topic": "autopoiesis.formats.topic",
     "MemoryGit": "autopoiesis.gitops",
     "SearchIndex": "autopoiesis.index",
     "SearchResult": "autopoiesis.index",
     "search": "autopoiesis.index",
-    "Topic": "autopoiesis.watch.topics",
+    "Embedder": "autopoiesis.index.embedders",
+    "register_embedder": "autopoiesis.index.embedders",
     "load_topics": "autopoiesis.watch.topics",
     "PatternMatcher": "autopoiesis.watch.pattern",
     "SimilarityScorer": "autopoiesis.watch.similarity",
     "GatedActivator": "autopoiesis.watch.gate",
     "WatcherPipeline": "autopoiesis.watch.pipeline",
     "ContextCompiler": "autopoiesis.compiler",
+    "CompiledContext": "autopoiesis.compiler",
+    "HistoryMessage": "autopoiesis.compiler",
     "KnowledgeExtractor": "autopoiesis.lifecycle.extract",
+    "Extractor": "autopoiesis.lifecycle.extractors",
+    "ExtractorRegistry": "autopoiesis.lifecycle.extractors",
+    "KnowledgeWriter": "autopoiesis.lifecycle.writer",
+    "KnowledgeChange": "autopoiesis.lifecycle.writer",
+    "Provenance": "autopoiesis.lifecycle.writer",
     "MemoryCondenser": "autopoiesis.lifecycle.condense",
     "MemoryPruner": "autopoiesis.lifecycle.prune",
     "LLMClient": "autopoiesis.llm",
 }
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+__all__ = [*sorted(_EXPORTS), "__version__"]
 
 
 def __getattr__(name: str) -> Any:
