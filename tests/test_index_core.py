@@ -112,7 +112,7 @@ def test_index_uses_vec0_knn(filled: MemoryRepo) -> None:
         q = index.embedder.embed_query("sqlite vec extension")
         rows = index.conn.execute("SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?", (q, 3)).fetchall()
         assert len(rows) == 3 and rows[0][1] <= rows[-1][1]
-        assert index._meta("embedder") == "offline:hash-v2:512"
+        assert index._meta("embedder") == "offline:hash-v3:512"
 
 
 # ── chunking ──
