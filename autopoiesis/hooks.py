@@ -232,7 +232,7 @@ def pre_commit(root: Path) -> CheckResult:
 def post_commit(root: Path) -> int:
     """Hand the commit's changes to the index; never fails the commit."""
     try:
-        from autopoiesis.index.sync import post_commit_hook
+        from autopoiesis.index.background import post_commit_hook
     except ImportError:
         return 0
     try:

@@ -21,12 +21,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
 from autopoiesis.errors import EmbedderError
-from autopoiesis.index.embedders import fastembed, offline, openai, sentence_transformers
+from autopoiesis.index.embedders import (
+    fastembed,
+    offline,
+    openai,
+    sentence_transformers,
+)
 from autopoiesis.index.embedders.common import from_blob, to_blob
 from autopoiesis.index.embedders.fastembed import FastEmbedEmbedder
 from autopoiesis.index.embedders.offline import HashingEmbedder
 from autopoiesis.index.embedders.openai import OpenAIEmbedder
-from autopoiesis.index.embedders.sentence_transformers import SentenceTransformerEmbedder
+from autopoiesis.index.embedders.sentence_transformers import (
+    SentenceTransformerEmbedder,
+)
 
 if TYPE_CHECKING:
     from autopoiesis.core.config import Config
@@ -93,7 +100,7 @@ def embedder_names() -> tuple[str, ...]:
     return tuple(_FACTORIES)
 
 
-def make_embedder(name: str, config: "Config") -> Embedder:
+def make_embedder(name: str, config: Config) -> Embedder:
     """The embedder registered as NAME, made for CONFIG."""
     factory = _FACTORIES.get(name)
     if factory is None:
@@ -102,6 +109,6 @@ def make_embedder(name: str, config: "Config") -> Embedder:
     return factory(config)
 
 
-def embedder_from_config(config: "Config") -> Embedder:
+def embedder_from_config(config: Config) -> Embedder:
     """The embedder that memory-config.yaml's `search.embedder` names."""
     return make_embedder(config.search.embedder, config)

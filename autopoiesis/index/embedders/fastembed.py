@@ -43,6 +43,6 @@ class FastEmbedEmbedder:
         return self.embed([text])[0]
 
 
-def from_config(config: "Config") -> FastEmbedEmbedder:
+def from_config(config: Config) -> FastEmbedEmbedder:
     """The registry's factory: the model named by search.embedding_model."""
     return FastEmbedEmbedder(config.search.embedding_model)

@@ -108,6 +108,6 @@ class HashingEmbedder:
         return self._vector(text)
 
 
-def from_config(config: "Config") -> HashingEmbedder:
+def from_config(config: Config) -> HashingEmbedder:
     """The registry's factory: the offline embedder needs no settings."""
     return HashingEmbedder()

@@ -123,7 +123,7 @@ class OpenAIEmbedder:
         return self.embed([text])[0]
 
 
-def from_config(config: "Config") -> OpenAIEmbedder:
+def from_config(config: Config) -> OpenAIEmbedder:
     """The registry's factory: model, dimensions and server from `search:`, the key,
     retries and timeout from `llm:`."""
     s = config.search

@@ -46,6 +46,6 @@ class SentenceTransformerEmbedder:
         return self.embed([text])[0]
 
 
-def from_config(config: "Config") -> SentenceTransformerEmbedder:
+def from_config(config: Config) -> SentenceTransformerEmbedder:
     """The registry's factory: the model named by search.embedding_model."""
     return SentenceTransformerEmbedder(config.search.embedding_model)
