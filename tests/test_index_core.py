@@ -521,3 +521,41 @@ def test_lexical_embedder_rescores_bm25_candidates(filled: MemoryRepo, monkeypat
         knn = dict(real_knn(q, 50, None))
         for cid, d in index.query.vec_distances(list(knn), q):
             assert abs(knn[cid] - d) < 1e-5
+
+
+def test_background_sync_never_replaces_the_embedder_a_program_gave(filled: MemoryRepo) -> None:
+    """An index built with an embedder its program passed in is left alone by the
+    background sync (which only knows the configured embedder): no rebuild with another
+    fingerprint, no mixing of two kinds of vectors. The program itself keeps it fresh."""
+    with SearchIndex(filled, embedder=HashingEmbedder(64)) as index:
+        index.rebuild_full()
+    write(filled, "knowledge/reference/later.md", "# Later\n\nThe narwhal migration note.\n")
+    cmd = [sys.executable, "-m", "autopoiesis.index.sync", "--root", str(filled.root)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with SearchIndex(filled, embedder=HashingEmbedder(64)) as index:
+        st = index.status()
+        assert (st.embedder, st.dimensions) == ("offline:hash-v3:64", 64)
+        assert "knowledge/reference/later.md" in st.stale_paths  # not written by the sync
+        assert "not synced" in proc.stdout and "autopoiesis index rebuild" in proc.stdout
+        hits = index.search("narwhal migration", limit=1)  # its own program catches it up
+        assert hits and hits[0].path == "knowledge/reference/later.md"
+        assert (index.status().embedder, index.status().dimensions) == ("offline:hash-v3:64", 64)
+
+
+def test_embedders_are_made_by_name_from_the_registry(filled: MemoryRepo) -> None:
+    from autopoiesis.errors import EmbedderError
+    from autopoiesis.index.embedders import (
+        Embedder,
+        embedder_names,
+        make_embedder,
+        register_embedder,
+    )
+
+    assert embedder_names()[:4] == ("offline", "openai", "fastembed", "sentence-transformers")
+    made = make_embedder("offline", filled.config)
+    assert isinstance(made, Embedder) and made.fingerprint == "offline:hash-v3:512" and made.preferred_merge == "rrf"
+    register_embedder("test-tiny", lambda config: HashingEmbedder(32))
+    assert make_embedder("test-tiny", filled.config).dimensions == 32
+    with pytest.raises(EmbedderError, match="unknown search.embedder 'nope'; use offline, openai"):
+        make_embedder("nope", filled.config)

@@ -17,8 +17,9 @@ The embedding cache lives in a separate file (the state file `embed_cache`), att
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
+
+from autopoiesis.core.clock import utc_now
 
 SCHEMA_VERSION = "1"
 
@@ -94,7 +95,7 @@ PLAIN_VEC_SQL = "CREATE TABLE IF NOT EXISTS chunks_vecplain (id INTEGER PRIMARY 
 def move_aside(db_path: Path) -> Path:
     """Rename a corrupt memory.db (and its WAL files) to memory.db.corrupt-<time>; the
     gitignore template ignores those names. Returns the new name."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
+    stamp = utc_now().strftime("%Y%m%d-%H%M%S")
     target = db_path.with_name(f"{db_path.name}.corrupt-{stamp}-{os.getpid()}")
     os.replace(db_path, target)
     for suffix in ("-wal", "-shm"):
