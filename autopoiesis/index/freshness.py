@@ -73,7 +73,7 @@ class IndexStatus:
     embedder: str
     dimensions: int
     chunker_version: str
-    sqlite: SQLiteInfo | None
+    sqlite: SQLiteInfo
     stale_paths: tuple[str, ...] = ()
 
 
@@ -194,6 +194,7 @@ class Freshness:
 
     def status(self) -> IndexStatus:
         store = self.store
+        assert store.info is not None  # set when the store opened memory.db
         state = tree_state(self.root)
         head, _ = self.recorded()
         on_disk = {store.repo.rel(p) for p in store.repo.iter_markdown()}
