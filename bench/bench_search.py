@@ -51,7 +51,7 @@ def git(root: Path, *args: str) -> str:
 _CHILD = """
 import json, resource, sys, time
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.index.searchindex import SearchIndex
+from autopoiesis.index import SearchIndex
 t = time.perf_counter()
 with SearchIndex(MemoryRepo(sys.argv[1])) as idx:
     rep = idx.rebuild_full()
@@ -74,7 +74,7 @@ def p50(values: list[float]) -> float:
 
 
 def measure(n_files: int) -> list[dict]:
-    from autopoiesis.index.searchindex import SearchIndex
+    from autopoiesis.index import SearchIndex
     from autopoiesis.core.paths import MemoryRepo
 
     rows: list[dict] = []

@@ -14,13 +14,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from autopoiesis.index import SearchIndex, SearchResult, search
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.sqlite import connect
+from autopoiesis.index import (
+    IndexFallbackWarning,
+    SearchIndex,
+    SearchResult,
+    search,
+    search_outcome,
+)
 from autopoiesis.index import db as dbmod
 from autopoiesis.index.chunking import chunk_file
 from autopoiesis.index.embedders import HashingEmbedder, OpenAIEmbedder
-from autopoiesis.index.searchindex import IndexFallbackWarning, search_outcome
 from autopoiesis.index.text import fts_match, query_terms
-from autopoiesis.core.paths import MemoryRepo
 
 TRANSCRIPT = """---
 session_id: ses_test01
@@ -92,7 +98,7 @@ def filled(memory_repo: MemoryRepo) -> MemoryRepo:
 
 # ── SQLite and sqlite-vec ──
 def test_sqlite_vec_really_loads(tmp_path: Path) -> None:
-    conn, info = dbmod.connect(tmp_path / "x.db")
+    conn, info = connect(tmp_path / "x.db")
     assert info.sqlite_vec_loaded, info.error
     assert conn.execute("SELECT vec_version()").fetchone()[0].startswith("v")
     # the module without enable_load_extension on this machine falls back to pysqlite3
@@ -106,13 +112,13 @@ def test_sqlite_vec_really_loads(tmp_path: Path) -> None:
 def test_index_uses_vec0_knn(filled: MemoryRepo) -> None:
     with SearchIndex(filled) as index:
         index.catch_up()
-        assert index.vec_loaded
-        n_vec = index.conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0]
-        assert n_vec == index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] > 0
+        assert index.store.vec_loaded
+        n_vec = index.store.conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0]
+        assert n_vec == index.store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] > 0
         q = index.embedder.embed_query("sqlite vec extension")
-        rows = index.conn.execute("SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?", (q, 3)).fetchall()
+        rows = index.store.conn.execute("SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?", (q, 3)).fetchall()
         assert len(rows) == 3 and rows[0][1] <= rows[-1][1]
-        assert index._meta("embedder") == "offline:hash-v2:512"
+        assert index.store.meta("embedder") == "offline:hash-v3:512"
 
 
 # ── chunking ──
@@ -234,10 +240,10 @@ def test_terms_in_most_chunks_leave_the_match_but_not_the_ranking(memory_repo: M
     with SearchIndex(memory_repo) as index:
         index.catch_up()
         # "notes" and "team" are in every chunk: bm25() scores them ~0, so they only cost time
-        assert index._ranking_terms(["team", "notes", "zebra", "quartz"]) == ["zebra", "quartz"]
-        assert index._ranking_terms(["team", "notes"]) == ["team", "notes"]  # all common: keep all
+        assert index.query.ranking_terms(["team", "notes", "zebra", "quartz"]) == ["zebra", "quartz"]
+        assert index.query.ranking_terms(["team", "notes"]) == ["team", "notes"]  # all common: keep all
         got = index.search("team notes about the zebra and quartz", limit=12, explain=True)
-        full = [r[0] for r in index.conn.execute(
+        full = [r[0] for r in index.store.conn.execute(
             "SELECT c.path FROM chunks_fts f JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ?"
             " ORDER BY bm25(chunks_fts) LIMIT 5", ('"team" OR "notes" OR "zebra" OR "quartz"',))]
         # the chunks that match a rare term come first, in the order the full OR gives them
@@ -247,12 +253,12 @@ def test_terms_in_most_chunks_leave_the_match_but_not_the_ranking(memory_repo: M
 
 
 def test_binary_and_disappearing_files_never_abort_a_rebuild(filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
-    from autopoiesis.index import searchindex
+    from autopoiesis.index import store
 
     write(filled, "knowledge/reference/blob.md", b"\x00\x01\x02binary\xff\xfe")
     for i in range(3):
         write(filled, f"knowledge/reference/note{i}.md", f"# Note {i}\nzeppelin number {i}\n")
-    monkeypatch.setattr(searchindex, "BATCH_FILES", 1)  # one file per step so we can act between steps
+    monkeypatch.setattr(store, "BATCH_FILES", 1)  # one file per step so we can act between steps
     with SearchIndex(filled) as index:
         victim = filled.root / "knowledge/reference/note2.md"
 
@@ -262,7 +268,7 @@ def test_binary_and_disappearing_files_never_abort_a_rebuild(filled: MemoryRepo,
 
         report = index.rebuild_full(progress=progress)
         assert any("blob.md" in w and "binary" in w for w in report.warnings)
-        paths = {r[0] for r in index.conn.execute("SELECT path FROM files")}
+        paths = {r[0] for r in index.store.conn.execute("SELECT path FROM files")}
     assert "knowledge/reference/blob.md" not in paths
     assert "knowledge/reference/note0.md" in paths and "knowledge/reference/note2.md" not in paths
 
@@ -286,8 +292,8 @@ def test_post_commit_hook_updates_the_index_in_the_background(filled: MemoryRepo
 
     def indexed() -> bool:
         with SearchIndex(filled) as idx:
-            row = idx.conn.execute("SELECT count(*) FROM files WHERE path = 'knowledge/people/bob.md'").fetchone()[0]
-            return idx._meta("head") == head and row == 1
+            row = idx.store.conn.execute("SELECT count(*) FROM files WHERE path = 'knowledge/people/bob.md'").fetchone()[0]
+            return idx.store.meta("head") == head and row == 1
 
     assert wait_for(indexed), (filled.state_dir / "logs" / "index-sync.log").read_text() if (filled.state_dir / "logs").exists() else "no log"
     with SearchIndex(filled) as index:
@@ -326,7 +332,7 @@ def test_never_stale_after_edit_commit_checkout_and_reset(filled: MemoryRepo) ->
         git(filled, "mv", path, "knowledge/projects/infra/renamed.md")
         hits = index.search("blue-green pipeline", limit=1)
         assert hits[0].path == "knowledge/projects/infra/renamed.md"
-        assert index.conn.execute("SELECT count(*) FROM files WHERE path = ?", (path,)).fetchone()[0] == 0
+        assert index.store.conn.execute("SELECT count(*) FROM files WHERE path = ?", (path,)).fetchone()[0] == 0
 
 
 def test_incremental_sync_only_touches_the_difference(filled: MemoryRepo) -> None:
@@ -348,7 +354,7 @@ def test_identity_change_rebuilds_and_cache_survives(filled: MemoryRepo) -> None
         assert index.needs_rebuild()
         report = index.catch_up()
         assert report.full and report.embedded > 0
-        assert index._meta("dimensions") == "128"
+        assert index.store.meta("dimensions") == "128"
         assert index.search("sqlite", limit=1)
     (filled.root / "memory.db").unlink()
     with SearchIndex(filled, embedder=HashingEmbedder(128)) as index:
@@ -361,7 +367,7 @@ def test_openai_embedder_against_loopback_server(filled: MemoryRepo, openai_serv
     with SearchIndex(filled, embedder=emb) as index:
         report = index.rebuild_full()
         # a text is embedded once however many chunks share it (short transcripts' windows do)
-        n_texts = index.conn.execute("SELECT count(DISTINCT text) FROM chunks").fetchone()[0]
+        n_texts = index.store.conn.execute("SELECT count(DISTINCT text) FROM chunks").fetchone()[0]
         assert report.embedded == n_texts > 4
         bodies = openai_server.embedding_bodies()
         assert len(bodies) >= 2 and all(len(b["input"]) <= 4 for b in bodies) and bodies[0]["dimensions"] == 64
@@ -387,7 +393,10 @@ def test_openai_embedder_retries_then_fails_clearly(openai_server) -> None:
 
 def test_neural_embedders_skip_cleanly_when_absent() -> None:
     from autopoiesis.errors import EmbedderError
-    from autopoiesis.index.embedders import FastEmbedEmbedder, SentenceTransformerEmbedder
+    from autopoiesis.index.embedders import (
+        FastEmbedEmbedder,
+        SentenceTransformerEmbedder,
+    )
 
     for cls, package in ((FastEmbedEmbedder, "fastembed"), (SentenceTransformerEmbedder, "sentence_transformers")):
         try:
@@ -445,10 +454,10 @@ def test_two_processes_indexing_at_once(filled: MemoryRepo) -> None:
     outs = [p.communicate(timeout=60)[0].decode() for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     with SearchIndex(filled) as index:
-        files = index.conn.execute("SELECT count(*) FROM files").fetchone()[0]
-        chunks = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        vec = index.conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0]
-        fts = index.conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
+        files = index.store.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        chunks = index.store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        vec = index.store.conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0]
+        fts = index.store.conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
         assert files == len(list(filled.iter_markdown())) and chunks == vec == fts
 
 
@@ -493,22 +502,60 @@ def test_hook_path_stays_light() -> None:
 def test_lexical_embedder_rescores_bm25_candidates(filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     """The hashing embedder re-scores BM25's candidates by rowid lookups instead of a
     full KNN scan, and keeps the KNN as its fallback when BM25 finds too little."""
-    from autopoiesis.index import searchindex
+    from autopoiesis.index import query
 
     with SearchIndex(filled) as index:
         index.catch_up()
-        assert index._meta("vector_store") == f"vec0:{dbmod.VEC_CHUNK_SIZE_RERANK}"
+        assert index.store.meta("vector_store") == f"vec0:{dbmod.VEC_CHUNK_SIZE_RERANK}"
         calls: list[int] = []
-        real_knn = index._knn
-        monkeypatch.setattr(index, "_knn", lambda *a, **k: calls.append(1) or real_knn(*a, **k))
-        monkeypatch.setattr(searchindex, "RERANK_MIN_CANDIDATES", 1)
+        real_knn = index.query.knn
+        monkeypatch.setattr(index.query, "knn", lambda *a, **k: calls.append(1) or real_knn(*a, **k))
+        monkeypatch.setattr(query, "RERANK_MIN_CANDIDATES", 1)
         hits = index.search("sqlite embeddings", limit=3, explain=True)
         assert hits and not calls
         assert hits[0].explain["vector_similarity"] is not None and hits[0].explain["bm25"] is not None
-        monkeypatch.setattr(searchindex, "RERANK_MIN_CANDIDATES", 1000)
+        monkeypatch.setattr(query, "RERANK_MIN_CANDIDATES", 1000)
         assert index.search("sqlite embeddings", limit=3) and calls  # too few BM25 hits: full KNN
         # the rowid lookups give the same distances as vec0's KNN
         q = index.embedder.embed_query("sqlite embeddings")
         knn = dict(real_knn(q, 50, None))
-        for cid, d in index._vec_distances(list(knn), q):
+        for cid, d in index.query.vec_distances(list(knn), q):
             assert abs(knn[cid] - d) < 1e-5
+
+
+def test_background_sync_never_replaces_the_embedder_a_program_gave(filled: MemoryRepo) -> None:
+    """An index built with an embedder its program passed in is left alone by the
+    background sync (which only knows the configured embedder): no rebuild with another
+    fingerprint, no mixing of two kinds of vectors. The program itself keeps it fresh."""
+    with SearchIndex(filled, embedder=HashingEmbedder(64)) as index:
+        index.rebuild_full()
+    write(filled, "knowledge/reference/later.md", "# Later\n\nThe narwhal migration note.\n")
+    cmd = [sys.executable, "-m", "autopoiesis.index.sync", "--root", str(filled.root)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with SearchIndex(filled, embedder=HashingEmbedder(64)) as index:
+        st = index.status()
+        assert (st.embedder, st.dimensions) == ("offline:hash-v3:64", 64)
+        assert "knowledge/reference/later.md" in st.stale_paths  # not written by the sync
+        assert "not synced" in proc.stdout and "autopoiesis index rebuild" in proc.stdout
+        hits = index.search("narwhal migration", limit=1)  # its own program catches it up
+        assert hits and hits[0].path == "knowledge/reference/later.md"
+        assert (index.status().embedder, index.status().dimensions) == ("offline:hash-v3:64", 64)
+
+
+def test_embedders_are_made_by_name_from_the_registry(filled: MemoryRepo) -> None:
+    from autopoiesis.errors import EmbedderError
+    from autopoiesis.index.embedders import (
+        Embedder,
+        embedder_names,
+        make_embedder,
+        register_embedder,
+    )
+
+    assert embedder_names()[:4] == ("offline", "openai", "fastembed", "sentence-transformers")
+    made = make_embedder("offline", filled.config)
+    assert isinstance(made, Embedder) and made.fingerprint == "offline:hash-v3:512" and made.preferred_merge == "rrf"
+    register_embedder("test-tiny", lambda config: HashingEmbedder(32))
+    assert make_embedder("test-tiny", filled.config).dimensions == 32
+    with pytest.raises(EmbedderError, match="unknown search.embedder 'nope'; use offline, openai"):
+        make_embedder("nope", filled.config)

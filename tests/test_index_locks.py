@@ -5,9 +5,9 @@ from __future__ import annotations
 import subprocess
 import threading
 
-from autopoiesis.gitops import MemoryGit
-from autopoiesis.index.gitstate import tree_state
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.gitops import MemoryGit
+from autopoiesis.index.freshness import tree_state
 
 
 def test_status_reads_never_block_a_concurrent_git_add(memory_repo: MemoryRepo) -> None:

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from autopoiesis.index import SearchIndex
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.index import SearchIndex
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")
 
@@ -27,7 +27,7 @@ def test_every_kind_of_change_is_seen_between_searches(memory_repo: MemoryRepo) 
     with SearchIndex(memory_repo) as index:
         index.rebuild_full()
         assert "knowledge/reference/animals.md" not in paths(index, "quokka")
-        watcher = index._change_watcher()
+        watcher = index.freshness.change_watcher()
         assert watcher is not None and watcher.verified
 
         # an uncommitted edit of a tracked file

@@ -53,7 +53,7 @@ def search(
 ) -> None:
     """Hybrid BM25 + vector search over knowledge, topics, transcripts and archive."""
     from autopoiesis.core.config import SEARCH_MERGES
-    from autopoiesis.index.searchindex import SearchIndex, search_outcome
+    from autopoiesis.index import SearchIndex, search_outcome
     from autopoiesis.core.paths import CATEGORIES
 
     if merge is not None and merge not in SEARCH_MERGES:
@@ -94,7 +94,7 @@ def search(
 
 def index_rebuild(ctx: typer.Context) -> None:
     """Rebuild memory.db from the files (safe at any time; the embedding cache is kept)."""
-    from autopoiesis.index.searchindex import SearchIndex
+    from autopoiesis.index import SearchIndex
 
     repo = get_repo(ctx)
     with SearchIndex(repo) as index:
@@ -115,7 +115,7 @@ def index_rebuild(ctx: typer.Context) -> None:
 
 
 def _status_dict(repo: Any) -> dict[str, Any]:
-    from autopoiesis.index.searchindex import SearchIndex
+    from autopoiesis.index import SearchIndex
 
     if not repo.index_path.exists():
         files = sum(1 for _ in repo.iter_markdown())
@@ -149,7 +149,7 @@ def index_status(ctx: typer.Context, as_json: bool = typer.Option(False, "--json
 
 def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
     """Check the search machinery: SQLite module, sqlite-vec, embedder, index freshness."""
-    from autopoiesis.index.db import probe_info
+    from autopoiesis.core.sqlite import probe_info
 
     repo = get_repo(ctx)
     info = probe_info()

@@ -1,22 +1,20 @@
 """The search index (design §7): `SearchIndex`, `search`, `SearchResult`.
 
-Importing this package is cheap on purpose (names resolve lazily): the post-commit hook
-imports `autopoiesis.index.sync` on every commit.
+Modules: searchindex (the facade), store (memory.db's rows and the embedding cache),
+freshness (catch-up against git), query (ranking), fallback (git grep / ripgrep),
+background (the post-commit sync and the inotify watcher), sync (the sync's entry point),
+chunking, text (query terms), db (the schema), embedders (the Embedder plugins).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from autopoiesis.index.fallback import IndexFallbackWarning
+from autopoiesis.index.query import SearchResult
+from autopoiesis.index.searchindex import (
+    SearchIndex,
+    SearchOutcome,
+    search,
+    search_outcome,
+)
 
-if TYPE_CHECKING:
-    from autopoiesis.index.searchindex import SearchIndex, SearchOutcome, SearchResult, search, search_outcome
-
-__all__ = ["SearchIndex", "SearchOutcome", "SearchResult", "search", "search_outcome"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from autopoiesis.index import searchindex as _search_module
-
-        return getattr(_search_module, name)
-    raise AttributeError(f"module 'autopoiesis.index' has no attribute {name!r}")
+__all__ = ["IndexFallbackWarning", "SearchIndex", "SearchOutcome", "SearchResult", "search", "search_outcome"]

@@ -20,10 +20,14 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 
+from autopoiesis.core import frontmatter
+from autopoiesis.core.text import count_tokens
+from autopoiesis.errors import FrontmatterError
 from autopoiesis.formats.transcript import HEADER_RE
 
 # Bump when chunk boundaries or chunk text change: the index rebuilds itself.
-CHUNKER_VERSION = "5"
+# 6: frontmatter is found by core.frontmatter (a leading BOM, fences with trailing blanks).
+CHUNKER_VERSION = "6"
 CONTEXT_TURNS = 1  # a turn chunk always holds this many turns before and after it
 # ... and up to WIDE_CONTEXT_TURNS while its text stays under WIDE_CONTEXT_CHARS: short
 # chat turns ("Yes, last Tuesday!") need more of the exchange around them than long ones.
@@ -61,36 +65,24 @@ class FileChunks:
     warnings: tuple[str, ...] = ()
 
 
-def count_tokens(text: str) -> int:
-    """An offline token estimate (~4 characters a token for English, 1 a token for CJK)."""
-    cjk = sum(1 for ch in text if "\u3000" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af")
-    return max(0, (len(text) - cjk) // 4 + cjk)
-
-
-def _frontmatter_end(lines: list[str]) -> int:
-    """Index of the closing '---' line of leading frontmatter, or -1."""
-    if not lines or lines[0].strip() != "---":
-        return -1
-    for i in range(1, min(len(lines), 400)):
-        if lines[i].strip() == "---":
-            return i
-    return -1
-
-
-def _tags(front: str) -> tuple[str, tuple[str, ...]]:
-    """Tags from frontmatter text, leniently; (warning, tags)."""
+def _frontmatter(relpath: str, text: str) -> tuple[int, tuple[str, ...], str | None]:
+    """(index of the closing '---' line or -1, tags, a warning or None). Lenient: broken
+    YAML still yields the tags of an inline `tags: [a, b]` line."""
     try:
-        import yaml
-
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        data = yaml.load(front, Loader=loader)  # noqa: S506 - safe loader
-    except Exception as exc:  # broken frontmatter: index the text, say so
-        m = _TAGS_INLINE_RE.search(front)
+        source, _ = frontmatter.split(text, relpath)
+    except FrontmatterError:
+        return -1, (), f"{relpath}: frontmatter is not closed by a '---' line; indexed as text"
+    if source is None:
+        return -1, (), None
+    front_end = source.count("\n") + 1  # line 0 is the opening fence, then the YAML lines
+    try:
+        data = frontmatter.parse_yaml(source, relpath)
+    except FrontmatterError as exc:  # broken frontmatter: index the text, say so
+        m = _TAGS_INLINE_RE.search(source)
         tags = tuple(t.strip(" '\"") for t in m.group(1).split(",") if t.strip()) if m else ()
-        return f"frontmatter is not valid YAML ({str(exc).splitlines()[0][:80]}); indexed as text", tags
-    if isinstance(data, dict) and isinstance(data.get("tags"), list):
-        return "", tuple(str(t) for t in data["tags"])
-    return "", ()
+        return front_end, tags, f"{str(exc).rstrip('.')}; indexed as text"
+    raw_tags = data.get("tags")
+    return front_end, (tuple(str(t) for t in raw_tags) if isinstance(raw_tags, list) else ()), None
 
 
 def _split_long(lines: list[str], first_line: int) -> list[tuple[int, int]]:
@@ -198,7 +190,6 @@ def chunk_transcript(lines: list[str], front_end: int) -> tuple[list[Chunk], str
 
 def chunk_markdown(lines: list[str], front_end: int) -> tuple[list[Chunk], str | None]:
     """Heading-section chunks of a Markdown file."""
-    sections: list[tuple[int, int, list[str]]] = []  # (start idx, level, heading path)
     path: list[tuple[int, str]] = []
     title = None
     in_fence = False
@@ -221,7 +212,6 @@ def chunk_markdown(lines: list[str], front_end: int) -> tuple[list[Chunk], str |
             path.pop()
         path.append((level, text))
         starts.append((i, " > ".join(t for _, t in path)))
-    del sections
     chunks: list[Chunk] = []
     pending_heading: tuple[int, str | None] | None = None  # a heading whose section is empty
     for n, (i, heading) in enumerate(starts):
@@ -255,19 +245,12 @@ def chunk_markdown(lines: list[str], front_end: int) -> tuple[list[Chunk], str |
 
 def chunk_file(relpath: str, text: str, category: str | None = None) -> FileChunks:
     """The chunks of one memory file (TEXT already decoded)."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    text = frontmatter.normalize(text).replace("\r", "\n").replace("\x00", "")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines = lines[:-1]
-    warnings: list[str] = []
-    front_end = _frontmatter_end(lines)
-    tags: tuple[str, ...] = ()
-    if lines and lines[0].strip() == "---" and front_end < 0:
-        warnings.append(f"{relpath}: frontmatter is not closed by a '---' line; indexed as text")
-    if front_end > 0:
-        warning, tags = _tags("\n".join(lines[1:front_end]))
-        if warning:
-            warnings.append(f"{relpath}: {warning}")
+    front_end, tags, warning = _frontmatter(relpath, text)
+    warnings = [warning] if warning else []
     chunks: list[Chunk] = []
     title = None
     if category in ("conversation", "archive", None) or relpath.startswith("raw/"):

@@ -1,13 +1,6 @@
-"""memory.db: the SQLite connection (with sqlite-vec loaded), the schema, and the
-index's identity.
-
-Which SQLite: the standard library's `sqlite3` when it can load extensions, else
-`pysqlite3` (the `pysqlite3-binary` wheel bundles a recent SQLite that can). Many Python
-builds (macOS system Python, some pyenv builds, this machine) lack
-`enable_load_extension`, so the fallback is the common case, not the exception.
-
-sqlite-vec is loaded from the `sqlite_vec` package's folder *without importing the
-package*: its `__init__` pulls in numpy (~100 ms), which the search CLI cannot afford.
+"""memory.db's schema and identity: the tables, the vector table's layout, what to do
+with a file that is not a database. The connection itself (SQLite with sqlite-vec loaded)
+is core.sqlite's.
 
 Schema (design §7.2, by chunk rather than by file):
   index_meta(key, value)       identity (schema, chunker, embedder fingerprint, dims) and
@@ -17,19 +10,16 @@ Schema (design §7.2, by chunk rather than by file):
   chunks_fts                   FTS5 over chunk text, rowid = chunks.id
   chunks_vec                   sqlite-vec vec0, rowid = chunks.id, cosine distance,
                                category as a metadata column so KNN can filter on it
-The embedding cache lives in a separate file, `.autopoiesis/embed-cache.db`, attached as
+The embedding cache lives in a separate file (the state file `embed_cache`), attached as
 `cache`: deleting or replacing memory.db (rebuild, corruption) never loses it.
 """
 
 from __future__ import annotations
 
 import os
-import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from autopoiesis.core.sqlite import SQLiteInfo, connect, probe_info, sqlite_module, sqlite_vec_path  # noqa: F401  (re-read by index)
+from autopoiesis.core.clock import utc_now
 
 SCHEMA_VERSION = "1"
 
@@ -102,23 +92,10 @@ def vec_table_sql(dimensions: int, chunk_size: int = VEC_CHUNK_SIZE) -> str:
 PLAIN_VEC_SQL = "CREATE TABLE IF NOT EXISTS chunks_vecplain (id INTEGER PRIMARY KEY, category TEXT, embedding BLOB NOT NULL)"
 
 
-def check_integrity(conn: Any) -> None:
-    """Raise IndexCorruptError unless memory.db reads as a database with our tables."""
-    try:
-        row = conn.execute("PRAGMA quick_check(1)").fetchone()
-        if row is None or row[0] != "ok":
-            raise IndexCorruptError(f"integrity check failed: {row[0] if row else 'no answer'}")
-        conn.execute("SELECT count(*) FROM index_meta").fetchone()
-    except IndexCorruptError:
-        raise
-    except Exception as exc:
-        raise IndexCorruptError(str(exc)) from exc
-
-
 def move_aside(db_path: Path) -> Path:
     """Rename a corrupt memory.db (and its WAL files) to memory.db.corrupt-<time>; the
     gitignore template ignores those names. Returns the new name."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
+    stamp = utc_now().strftime("%Y%m%d-%H%M%S")
     target = db_path.with_name(f"{db_path.name}.corrupt-{stamp}-{os.getpid()}")
     os.replace(db_path, target)
     for suffix in ("-wal", "-shm"):

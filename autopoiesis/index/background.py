@@ -1,12 +1,22 @@
-"""Knowing cheaply that nothing changed since the index last caught up.
+"""The index's work outside a search: the detached sync after a commit, and the inotify
+watcher that lets a long-lived process skip freshness checks.
 
-The index's full freshness check asks git for HEAD and the dirty files; on a memory repo of
-10,000 files that is ~30 ms, spent before every search. A process that searches again
-and again (an agent harness, the context compiler) can do better: inotify tells it when
-anything under the memory folders or git's own state moved, and when nothing did, the
-last full check still holds.
+**The post-commit sync.** The post-commit hook (the hooks/post-commit shell shim, or
+hooks.post_commit for `autopoiesis hooks run post-commit`) runs inside `git commit`. It
+must not slow the commit, so it does no indexing itself: it starts `python -m
+autopoiesis.index.sync --root ROOT` as a detached process (its own session, so a
+terminal's Ctrl-C or the hook's exit does not kill it) and returns. That process takes the
+index lock, re-indexes what changed since the commit the index recorded (git's own diff),
+and repeats while HEAD keeps moving (a burst of commits costs one catch-up): see
+`sync_until_fresh`. Searches catch up by themselves too, so a slow or failed background
+run is never seen as a stale result; it only moves work off the next search.
 
-Correctness rules, because a missed change would mean a stale result:
+**The watcher.** The index's full freshness check asks git for HEAD and the dirty files;
+on a memory repo of 10,000 files that is ~30 ms, spent before every search. A process
+that searches again and again (an agent harness, the context compiler) can do better:
+inotify tells it when anything under the memory folders or git's own state moved, and
+when nothing did, the last full check still holds. Correctness rules, because a missed
+change would mean a stale result:
 * the watcher is armed *before* the full check it vouches for, so a change made during
   that check is still pending afterwards;
 * "nothing changed" is trusted only after a full check completed with the watcher armed
@@ -21,10 +31,67 @@ Correctness rules, because a missed change would mean a stale result:
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Callable, Protocol
 
-from autopoiesis.index.gitstate import CONTENT_DIRS
+from autopoiesis.core.clock import format_ts, utc_now
+from autopoiesis.core.config import CONFIG_FILENAME
+from autopoiesis.core.paths import CONTENT_DIRS, MemoryRepo
+from autopoiesis.index.store import SyncReport
 
+SYNC_MODULE = "autopoiesis.index.sync"  # what `python -m` runs; the hooks/post-commit shim names it too
+
+
+# ── the detached sync ──
+def spawn_background(repo: MemoryRepo, *, rebuild: bool = False) -> int:
+    """Start the background sync of REPO; returns its pid."""
+    log = repo.state_file("index_sync_log")
+    args = [sys.executable, "-m", SYNC_MODULE, "--root", str(repo.root)]
+    if rebuild:
+        args.append("--rebuild")
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            args, cwd=repo.root, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+            start_new_session=True, close_fds=True,
+        )
+    return proc.pid
+
+
+class Syncable(Protocol):
+    """What the sync needs of an index (SearchIndex)."""
+
+    def rebuild_full(self, progress: Callable[[int, int], None] | None = None) -> SyncReport: ...
+
+    def catch_up(self, *, timeout: float = 60.0) -> SyncReport: ...
+
+    def is_fresh(self) -> bool: ...
+
+
+def log_line(message: str) -> None:
+    """One line of the sync's log (its stdout, appended to the index_sync_log state file)."""
+    print(f"{format_ts(utc_now())} {message}", flush=True)
+
+
+def sync_until_fresh(index: Syncable, *, rebuild: bool = False, rounds: int = 5,
+                     log: Callable[[str], None] = log_line) -> None:
+    """Catch INDEX up (after a full rebuild when REBUILD), again while HEAD keeps moving,
+    at most ROUNDS times."""
+    if rebuild:
+        report = index.rebuild_full()
+        log(f"rebuild: {report.indexed} files, {report.embedded} embedded, {report.seconds:.2f} s")
+    for _ in range(rounds):
+        report = index.catch_up(timeout=300)
+        if report.indexed or report.removed or report.full:
+            log(f"sync: {report.indexed} indexed, {report.removed} removed, {report.seconds:.3f} s")
+        for w in report.warnings:
+            log(f"warning: {w}")
+        if index.is_fresh():
+            break
+
+
+# ── the watcher ──
 # Content changes; IN_ATTRIB is left out on purpose: a bare touch changes no content.
 _CONTENT_MASK_NAMES = ("CREATE", "DELETE", "MODIFY", "CLOSE_WRITE", "MOVED_FROM", "MOVED_TO", "DELETE_SELF", "MOVE_SELF")
 
@@ -36,7 +103,7 @@ class ChangeWatcher:
     """inotify watches on the memory folders and on git's HEAD, index and refs."""
 
     def __init__(self, root: Path):
-        from inotify_simple import INotify, flags
+        from inotify_simple import INotify, flags  # type: ignore[import-untyped]
 
         self.root = root
         self._flags = flags
@@ -61,7 +128,7 @@ class ChangeWatcher:
             self._add(self.root / top, recursive=True)
 
     @classmethod
-    def start(cls, root: Path) -> "ChangeWatcher | None":
+    def start(cls, root: Path) -> ChangeWatcher | None:
         """A watcher for ROOT, or None where inotify cannot serve (then: full checks)."""
         if not (root / ".git").is_dir():
             return None  # a linked worktree or no git: keep to full checks
@@ -86,7 +153,7 @@ class ChangeWatcher:
         if folder == self.root:
             # content folders appearing or vanishing, and the config (a new embedder means
             # a rebuild); not memory.db and its journal files, which the index itself writes
-            return name in self._tops or name == "memory-config.yaml"
+            return name in self._tops or name == CONFIG_FILENAME
         if folder == self.root / ".git":
             return name in _GIT_STATE_FILES  # not index.lock, COMMIT_EDITMSG, logs, ...
         return True

@@ -1,0 +1,114 @@
+"""Embedders as plugins: the `Embedder` Protocol, and a registry of factories by name.
+
+An embedder turns texts into unit-length float32 vectors (bytes, what sqlite-vec stores).
+Everything the index needs from one is in the Protocol; nothing is read with getattr.
+`fingerprint` names everything that changes the vectors: the embedding cache is keyed by
+it, and an index rebuilds when it changes.
+
+`search.embedder` in memory-config.yaml names a registered factory. The built-ins:
+`offline` (feature hashing, the default), `openai` (any OpenAI-compatible server),
+`fastembed` and `sentence-transformers` (local models already on disk). To add one:
+
+    from autopoiesis.index.embedders import register_embedder
+    register_embedder("mine", lambda config: MyEmbedder(config.search.embedding_model))
+
+Every built-in module imports its heavy package (openai, fastembed, ...) only when an
+embedder is made or first used, so importing this package stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+
+from autopoiesis.errors import EmbedderError
+from autopoiesis.index.embedders import (
+    fastembed,
+    offline,
+    openai,
+    sentence_transformers,
+)
+from autopoiesis.index.embedders.common import from_blob, to_blob
+from autopoiesis.index.embedders.fastembed import FastEmbedEmbedder
+from autopoiesis.index.embedders.offline import HashingEmbedder
+from autopoiesis.index.embedders.openai import OpenAIEmbedder
+from autopoiesis.index.embedders.sentence_transformers import (
+    SentenceTransformerEmbedder,
+)
+
+if TYPE_CHECKING:
+    from autopoiesis.core.config import Config
+
+__all__ = [
+    "Embedder", "EmbedderFactory", "FastEmbedEmbedder", "HashingEmbedder", "OpenAIEmbedder",
+    "SentenceTransformerEmbedder", "embedder_from_config", "embedder_names", "from_blob", "make_embedder",
+    "register_embedder", "to_blob",
+]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit float32 vectors of `dimensions` values."""
+
+    name: str  # the registry name it is made under ("offline", "openai", ...)
+    dimensions: int
+    # Vector hits below this cosine similarity are noise for this embedder, not evidence.
+    min_similarity: float
+    # True when its features are words, as BM25's are (the offline hashing embedder): its
+    # nearest neighbours are mostly BM25's hits, so search re-scores BM25's candidates
+    # with it instead of scanning every vector.
+    lexical: bool
+    # How much a vector rank counts next to a BM25 rank in reciprocal-rank fusion.
+    rrf_weight: float
+    # What search.merge `auto` means with it: "rrf" when its similarities are on another
+    # scale than BM25's, "weighted" when they carry meaning BM25 lacks.
+    preferred_merge: str  # "rrf" | "weighted"
+
+    @property
+    def fingerprint(self) -> str:
+        """Everything that changes the vectors, e.g. "offline:hash-v3:512"."""
+        ...
+
+    def embed(self, texts: list[str]) -> list[bytes]:
+        """One float32 blob per text, in order."""
+        ...
+
+    def embed_query(self, text: str) -> bytes:
+        """The vector of a search query."""
+        ...
+
+
+EmbedderFactory = Callable[["Config"], Embedder]
+
+_FACTORIES: dict[str, EmbedderFactory] = {
+    "offline": offline.from_config,
+    "openai": openai.from_config,
+    "fastembed": fastembed.from_config,
+    "sentence-transformers": sentence_transformers.from_config,
+}
+
+
+def register_embedder(name: str, factory: EmbedderFactory) -> None:
+    """Make `search.embedder: NAME` build its embedder with FACTORY(config). Registering
+    a name again replaces its factory."""
+    if not name or not isinstance(name, str):
+        raise ValueError("an embedder needs a non-empty name")
+    _FACTORIES[name] = factory
+
+
+def embedder_names() -> tuple[str, ...]:
+    """The registered embedder names, built-ins first."""
+    return tuple(_FACTORIES)
+
+
+def make_embedder(name: str, config: Config) -> Embedder:
+    """The embedder registered as NAME, made for CONFIG."""
+    factory = _FACTORIES.get(name)
+    if factory is None:
+        names = embedder_names()
+        raise EmbedderError(f"unknown search.embedder {name!r}; use {', '.join(names[:-1])} or {names[-1]}.")
+    return factory(config)
+
+
+def embedder_from_config(config: Config) -> Embedder:
+    """The embedder that memory-config.yaml's `search.embedder` names."""
+    return make_embedder(config.search.embedder, config)

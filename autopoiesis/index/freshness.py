@@ -1,0 +1,216 @@
+"""Keeping memory.db fresh against git: the tree state the index recorded, what differs
+from it now, and re-indexing only that difference.
+
+*Catch up*: one `git status` (core.git.status, which takes no lock) says what HEAD is and
+which memory files differ from it; if that is not what the index recorded, only the
+difference is re-indexed (committed changes from `git diff OLD NEW`, plus every path dirty
+then or now). So a result is never stale after a commit, checkout, merge, reset or
+uncommitted edit. In a process that searches repeatedly, an inotify watcher
+(background.ChangeWatcher) answers "nothing changed since the last full check" in
+microseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from autopoiesis.core import git
+from autopoiesis.core.paths import CONTENT_DIRS, category_of
+from autopoiesis.core.sqlite import SQLiteInfo
+from autopoiesis.index.background import ChangeWatcher
+from autopoiesis.index.store import FileItem, IndexStore, SyncReport
+
+
+@dataclass(frozen=True)
+class TreeState:
+    """HEAD and the memory files that differ from it, with their stat."""
+
+    head: str  # "" before the first commit or outside git
+    dirty: dict[str, list[int] | None]  # path -> [mtime_ns, size], None when deleted
+    ok: bool = True  # False when git could not be asked (not a repo, git missing)
+
+    def same_as(self, head: str | None, dirty: dict[str, Any]) -> bool:
+        return self.ok and self.head == head and self.dirty == dirty
+
+
+def _stat(root: Path, rel: str) -> list[int] | None:
+    try:
+        st = os.stat(root / rel)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size]
+
+
+def tree_state(root: Path) -> TreeState:
+    """HEAD and the dirty memory Markdown files, from one lock-free `git status`."""
+    status = git.status(root, CONTENT_DIRS)
+    if not status.ok:
+        return TreeState("", {}, ok=False)
+    dirty = {e.path: _stat(root, e.path) for e in status.entries if e.path.endswith(".md")}
+    return TreeState(status.head, dirty)
+
+
+def sync_meta(state: TreeState) -> dict[str, str]:
+    """How a tree state is recorded in index_meta."""
+    return {"head": state.head, "dirty": json.dumps(state.dirty, sort_keys=True), "synced": str(time.time())}
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    db_path: str
+    exists: bool
+    files_indexed: int
+    chunks: int
+    files_in_repo: int
+    head_indexed: str
+    head_now: str
+    fresh: bool
+    embedder: str
+    dimensions: int
+    chunker_version: str
+    sqlite: SQLiteInfo
+    stale_paths: tuple[str, ...] = ()
+
+
+class Freshness:
+    """Catch-up of one IndexStore with its repo's work tree."""
+
+    def __init__(self, store: IndexStore):
+        self.store = store
+        self.root = store.repo.root
+        self._watcher: ChangeWatcher | None = None
+        self._watcher_tried = False
+
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.close()
+        self._watcher, self._watcher_tried = None, False
+
+    def recorded(self) -> tuple[str | None, dict[str, Any]]:
+        """(HEAD, dirty paths) as the index last recorded them; HEAD None before the first build."""
+        head = self.store.meta("head")
+        try:
+            dirty = json.loads(self.store.meta("dirty") or "{}")
+        except ValueError:
+            dirty = {}
+        return head, dirty
+
+    def is_fresh(self, state: TreeState | None = None) -> bool:
+        state = state or tree_state(self.root)
+        head, dirty = self.recorded()
+        return head is not None and not self.store.needs_rebuild() and state.same_as(head, dirty)
+
+    def rebuild_full(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
+        """Re-index every memory file from scratch (see IndexStore.rebuild), recording
+        the tree state it started from."""
+        self.store.warnings.clear()
+        with self.store.write_lock():
+            state = tree_state(self.root)
+            return self.store.rebuild(sync_meta(state), progress)
+
+    def change_watcher(self) -> ChangeWatcher | None:
+        if not self._watcher_tried:
+            self._watcher_tried = True
+            self._watcher = ChangeWatcher.start(self.root)
+        return self._watcher
+
+    def catch_up(self, *, timeout: float = 60.0) -> SyncReport:
+        """Bring the index up to date with HEAD and the working tree, re-indexing only
+        what differs from what it recorded. With a watcher, "no event at all since the
+        last full check" skips the check; any event, or no watcher, means a full check."""
+        watcher = self.change_watcher()
+        if watcher is not None:
+            if watcher.changed():
+                watcher.verified = False
+            elif watcher.verified:
+                return SyncReport()
+        report = self._catch_up_full(timeout)
+        if watcher is not None:
+            watcher.verified = True  # armed before this check, so later changes are pending
+        return report
+
+    def _catch_up_full(self, timeout: float) -> SyncReport:
+        started = time.monotonic()
+        state = tree_state(self.root)
+        if state.ok and self.is_fresh(state):
+            return SyncReport()
+        with self.store.write_lock(timeout):
+            state = tree_state(self.root)  # again: the other holder may have moved things on
+            if self.store.needs_rebuild() or self.store.meta("head") is None:
+                return self.rebuild_full()
+            if state.ok and self.is_fresh(state):
+                return SyncReport()
+            head, dirty = self.recorded()
+            changed = git.changed_between(self.root, head or "", state.head, CONTENT_DIRS) if head != state.head else []
+            if changed is None or not state.ok:
+                candidates = None  # git cannot tell: compare every file by stat and hash
+            else:
+                candidates = set(changed) | set(dirty) | set(state.dirty)
+            return self._reconcile(candidates, state, started)
+
+    def _reconcile(self, candidates: set[str] | None, state: TreeState, started: float) -> SyncReport:
+        store = self.store
+        store.warnings.clear()
+        known = {p: (m, s, h) for p, m, s, h in store.conn.execute("SELECT path, mtime_ns, size, content_hash FROM files")} \
+            if candidates is None else {}
+        if candidates is None:
+            on_disk = {store.repo.rel(p) for p in store.repo.iter_markdown()}
+            candidates = on_disk | set(known)
+        to_write: list[FileItem] = []
+        to_remove: list[str] = []
+        unchanged = 0
+        for path in sorted(candidates):
+            row = known.get(path) if known else store.conn.execute(
+                "SELECT mtime_ns, size, content_hash FROM files WHERE path = ?", (path,)).fetchone()
+            try:
+                st: os.stat_result | None = os.stat(self.root / path)
+            except OSError:
+                st = None
+            if st is None or category_of(path) is None:
+                if row is not None:
+                    to_remove.append(path)
+                continue
+            if row is not None and row[0] == st.st_mtime_ns and row[1] == st.st_size:
+                unchanged += 1
+                continue
+            got = store.read(path)
+            if got is None:
+                if row is not None:
+                    to_remove.append(path)
+                continue
+            if row is not None and row[2] == got[2]:
+                unchanged += 1  # touched, not changed: refresh the stat only
+                store.refresh_stat(path, got[1])
+                continue
+            to_write.append((path, *got))
+        embedded = store.apply(to_write, to_remove, sync_meta(state))
+        return SyncReport(indexed=len(to_write), removed=len(to_remove), unchanged=unchanged, embedded=embedded,
+                          seconds=time.monotonic() - started, warnings=tuple(store.warnings))
+
+    def status(self) -> IndexStatus:
+        store = self.store
+        assert store.info is not None  # set when the store opened memory.db
+        state = tree_state(self.root)
+        head, _ = self.recorded()
+        on_disk = {store.repo.rel(p) for p in store.repo.iter_markdown()}
+        rows = {p: (m, s) for p, m, s in store.conn.execute("SELECT path, mtime_ns, size FROM files")}
+        stale = sorted(p for p in on_disk ^ set(rows))
+        for p in on_disk & set(rows):
+            try:
+                st = os.stat(self.root / p)
+            except OSError:
+                continue
+            if (st.st_mtime_ns, st.st_size) != rows[p]:
+                stale.append(p)
+        return IndexStatus(
+            db_path=str(store.db_path), exists=store.db_path.exists(), files_indexed=len(rows), chunks=store.count("chunks"),
+            files_in_repo=len(on_disk), head_indexed=head or "", head_now=state.head,
+            fresh=self.is_fresh(state) and not stale, embedder=store.meta("embedder") or "",
+            dimensions=int(store.meta("dimensions") or 0), chunker_version=store.meta("chunker_version") or "",
+            sqlite=store.info, stale_paths=tuple(sorted(set(stale))),
+        )

@@ -1,0 +1,357 @@
+"""What memory.db holds, and the only code that writes it: files and their chunks, the
+FTS5 and vector rows, the index's identity, and the embedding cache.
+
+A write is one transaction under the repo's "index" lock, so two processes never write
+at once and a search running meanwhile sees the old rows until the new ones are complete.
+The embedding cache (a separate file, attached as `cache`) is keyed by (embedder
+fingerprint, chunk content hash): a rebuild re-embeds only chunks it has never seen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+from autopoiesis.core.paths import MemoryRepo, category_of
+from autopoiesis.core.sqlite import SQLiteInfo, connect, sqlite_module
+from autopoiesis.errors import SearchIndexError
+from autopoiesis.index import db
+from autopoiesis.index.chunking import CHUNKER_VERSION, Chunk, chunk_file, tags_json
+from autopoiesis.index.embedders import Embedder, embedder_from_config
+
+BATCH_FILES = 400  # files read, chunked and embedded per step of a rebuild (bounds memory)
+MAX_FILE_BYTES = 8 * 1024 * 1024
+
+# One file as it is written: (path, category, stat, content hash, text).
+FileItem = tuple[str, str, os.stat_result, str, str]
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    indexed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    embedded: int = 0
+    full: bool = False
+    seconds: float = 0.0
+    warnings: tuple[str, ...] = ()
+
+
+def hash_bytes(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _decode(raw: bytes) -> str | None:
+    """Text of a memory file, or None for binary content (a NUL in the first 8 KB)."""
+    if b"\x00" in raw[:8192]:
+        return None
+    return raw.decode("utf-8", "replace")
+
+
+class IndexStore:
+    """memory.db of one memory repo, opened (a corrupt file is moved aside and started over)."""
+
+    def __init__(self, repo: MemoryRepo, db_path: Path, embedder: Embedder | None = None):
+        self.repo = repo
+        self.db_path = db_path
+        # Whether the embedder was given by the program rather than named by the config:
+        # recorded at a rebuild, so the background sync never replaces it (see
+        # SearchIndex.embedder_conflict).
+        self.embedder_given = embedder is not None
+        self._embedder = embedder
+        self.warnings: list[str] = []
+        self._lock = repo.lock("index")
+        self._lock_depth = 0
+        self.conn: Any = None
+        self.info: SQLiteInfo | None = None
+        self.db_error: type[Exception] = sqlite_module().DatabaseError
+        try:
+            self._connect_and_prepare()
+        except db.IndexCorruptError as exc:
+            self.close()
+            moved = db.move_aside(self.db_path)
+            self.warnings.append(f"memory.db was corrupt ({exc}); moved it to {moved.name} and started a new index")
+            self._connect_and_prepare()
+
+    def _connect_and_prepare(self) -> None:
+        self.conn, self.info = connect(self.db_path)
+        try:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.executescript(db.BASE_SCHEMA)
+            cache = self.repo.state_file("embed_cache")
+            try:
+                self.conn.execute("ATTACH DATABASE ? AS cache", (str(cache),))
+                self.conn.executescript(db.CACHE_SCHEMA)
+            except self.db_error:
+                # a broken cache only costs re-embedding: start it over
+                with contextlib.suppress(self.db_error):
+                    self.conn.execute("DETACH DATABASE cache")
+                cache.unlink(missing_ok=True)
+                self.conn.execute("ATTACH DATABASE ? AS cache", (str(cache),))
+                self.conn.executescript(db.CACHE_SCHEMA)
+        except self.db_error as exc:
+            raise db.IndexCorruptError(str(exc)) from exc
+
+    def close(self) -> None:
+        if self.conn is not None:
+            with contextlib.suppress(Exception):
+                self.conn.close()
+            self.conn = None
+
+    # ── identity ──
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = embedder_from_config(self.repo.config)
+        return self._embedder
+
+    @property
+    def vec_loaded(self) -> bool:
+        return bool(self.info and self.info.sqlite_vec_loaded)
+
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM index_meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)", (key, value))
+
+    def count(self, table: str) -> int:
+        return int(self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+    def identity(self) -> dict[str, str]:
+        """What the vectors and chunks depend on; a change means a full rebuild."""
+        return {
+            "schema_version": db.SCHEMA_VERSION,
+            "chunker_version": CHUNKER_VERSION,
+            "embedder": self.embedder.fingerprint,
+            "dimensions": str(self.embedder.dimensions),
+            "vector_store": f"vec0:{self._vec_chunk_size()}" if self.vec_loaded else "plain",
+        }
+
+    def _vec_chunk_size(self) -> int:
+        return db.VEC_CHUNK_SIZE_RERANK if self.embedder.lexical else db.VEC_CHUNK_SIZE
+
+    def needs_rebuild(self) -> bool:
+        return any(self.meta(k) != v for k, v in self.identity().items())
+
+    @property
+    def vec_table(self) -> str:
+        return "chunks_vec" if self.vec_loaded else "chunks_vecplain"
+
+    def _reset_vec_table(self) -> None:
+        if self.vec_loaded:
+            self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
+        self.conn.execute("DROP TABLE IF EXISTS chunks_vecplain")
+        if self.vec_loaded:
+            self.conn.execute(db.vec_table_sql(self.embedder.dimensions, self._vec_chunk_size()))
+        else:
+            self.conn.execute(db.PLAIN_VEC_SQL)
+
+    # ── transactions and the lock ──
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """BEGIN IMMEDIATE ... COMMIT, rolled back on any error."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self.conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.conn.execute("ROLLBACK")
+            raise
+
+    @contextlib.contextmanager
+    def write_lock(self, timeout: float = 600.0) -> Iterator[None]:
+        """The repo's 'index' flock, re-entrant within this object (a catch-up holds it
+        and may rebuild): two processes never write the index at once."""
+        if self._lock_depth == 0 and not self._lock.acquire(timeout=timeout):
+            raise SearchIndexError("another process has held the index lock for too long; try again, "
+                                   "or check `autopoiesis index status`.")
+        self._lock_depth += 1
+        try:
+            yield
+        finally:
+            self._lock_depth -= 1
+            if self._lock_depth == 0:
+                self._lock.release()
+
+    # ── reading files ──
+    def read(self, path: str) -> tuple[str, os.stat_result, str, str] | None:
+        """(category, stat, hash, text) of a memory file on disk; None when it is gone,
+        not memory content, or binary (with a warning)."""
+        category = category_of(path)
+        if category is None:
+            return None
+        full = self.repo.root / path
+        try:
+            st = os.stat(full)
+            if st.st_size > MAX_FILE_BYTES:
+                self.warnings.append(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MB; skipped")
+                return None
+            raw = full.read_bytes()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None  # disappeared meanwhile: it is simply not indexed
+        except OSError as exc:
+            self.warnings.append(f"{path}: unreadable ({exc}); skipped")
+            return None
+        text = _decode(raw)
+        if text is None:
+            self.warnings.append(f"{path}: binary content; skipped")
+            return None
+        return category, st, hash_bytes(raw), text
+
+    # ── writing rows (inside a transaction) ──
+    def delete_path(self, path: str) -> None:
+        ids = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE path = ?", (path,))]
+        if ids:
+            marks = ",".join("?" * len(ids))
+            self.conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", ids)
+            self.conn.execute(f"DELETE FROM {self.vec_table} WHERE {'rowid' if self.vec_loaded else 'id'} IN ({marks})", ids)
+            self.conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
+
+    def refresh_stat(self, path: str, st: os.stat_result) -> None:
+        """A touched, unchanged file: only its recorded stat moves."""
+        self.conn.execute("UPDATE files SET mtime_ns = ?, modified = ?, size = ? WHERE path = ?",
+                          (st.st_mtime_ns, st.st_mtime, st.st_size, path))
+
+    def _embed_chunks(self, chunks: list[Chunk]) -> tuple[list[bytes], int]:
+        """Vectors of CHUNKS, from the cache when (fingerprint, content hash) is known."""
+        fp = self.embedder.fingerprint
+        hashes = [c.content_hash for c in chunks]
+        found: dict[str, bytes] = {}
+        unique = list(dict.fromkeys(hashes))
+        for i in range(0, len(unique), 500):
+            part = unique[i : i + 500]
+            rows = self.conn.execute(
+                f"SELECT content_hash, vector FROM cache.embeddings WHERE fingerprint = ? AND content_hash IN ({','.join('?' * len(part))})",
+                [fp, *part],
+            )
+            found.update((h, v) for h, v in rows)
+        missing = [h for h in unique if h not in found]
+        if missing:
+            by_hash = {c.content_hash: c.text for c in chunks}
+            vectors = self.embedder.embed([by_hash[h] for h in missing])
+            now = time.time()
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO cache.embeddings(fingerprint, content_hash, vector, created) VALUES (?, ?, ?, ?)",
+                [(fp, h, v, now) for h, v in zip(missing, vectors)],
+            )
+            found.update(zip(missing, vectors))
+        return [found[h] for h in hashes], len(missing)
+
+    def write_files(self, items: list[FileItem]) -> int:
+        """Replace the rows of each (path, category, stat, hash, text). Returns chunks embedded."""
+        prepared = []
+        all_chunks: list[Chunk] = []
+        for path, category, st, digest, text in items:
+            fc = chunk_file(path, text, category)
+            self.warnings.extend(fc.warnings)
+            prepared.append((path, category, st, digest, fc))
+            all_chunks.extend(fc.chunks)
+        vectors, embedded = self._embed_chunks(all_chunks) if all_chunks else ([], 0)
+        now = time.time()
+        pos = 0
+        vec_sql = (
+            "INSERT INTO chunks_vec(rowid, embedding, category) VALUES (?, ?, ?)"
+            if self.vec_loaded
+            else "INSERT INTO chunks_vecplain(id, category, embedding) VALUES (?, ?, ?)"
+        )
+        for path, category, st, digest, fc in prepared:
+            self.delete_path(path)
+            self.conn.execute(
+                "INSERT INTO files(path, category, modified, mtime_ns, size, content_hash, token_count, line_count, tags, title, last_indexed)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (path, category, st.st_mtime, st.st_mtime_ns, st.st_size, digest, fc.token_count, fc.line_count,
+                 tags_json(fc.tags), fc.title, now),
+            )
+            fts_rows, vec_rows = [], []
+            for c in fc.chunks:
+                cur = self.conn.execute(
+                    "INSERT INTO chunks(path, category, kind, start_line, end_line, turn_time, heading, text, content_hash)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (path, category, c.kind, c.start_line, c.end_line, c.turn_time, c.heading, c.text, c.content_hash),
+                )
+                cid = cur.lastrowid
+                fts_rows.append((cid, c.text))
+                vec_rows.append((cid, vectors[pos], category))
+                pos += 1
+            self.conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", fts_rows)
+            self.conn.executemany(vec_sql, vec_rows)
+        return embedded
+
+    # ── whole operations (each one transaction under the lock) ──
+    def index_file(self, path: str, content: str | None = None, category: str | None = None) -> None:
+        """Index (or re-index) one file. PATH is repo-relative or absolute; CONTENT, when
+        given, is indexed instead of what is on disk."""
+        rel = self.repo.rel(path)
+        if content is None:
+            got = self.read(rel)
+            if got is None:
+                self.remove_file(rel)
+                return
+            cat, st, digest, text = got
+        else:
+            full = self.repo.root / rel
+            st = os.stat(full) if full.exists() else os.stat_result((0,) * 10)
+            raw = content.encode("utf-8", "surrogatepass")
+            cat, digest, text = category_of(rel) or "reference", hash_bytes(raw), content
+        with self.write_lock(), self.transaction():
+            self.write_files([(rel, category or cat, st, digest, text)])
+
+    def remove_file(self, path: str) -> None:
+        rel = self.repo.rel(path)
+        with self.write_lock(), self.transaction():
+            self.delete_path(rel)
+
+    def rebuild(self, sync_meta: Mapping[str, str], progress: Callable[[int, int], None] | None = None) -> SyncReport:
+        """Re-index every memory file from scratch in one transaction, and record the
+        identity and SYNC_META (the tree state the rebuild started from) with it. The
+        caller holds the write lock."""
+        started = time.monotonic()
+        self.warnings.clear()
+        paths = [self.repo.rel(p) for p in self.repo.iter_markdown()]
+        with self.transaction():
+            self.conn.execute("DELETE FROM chunks_fts")
+            self.conn.execute("DELETE FROM chunks")
+            self.conn.execute("DELETE FROM files")
+            self._reset_vec_table()
+            indexed = embedded = 0
+            for i in range(0, len(paths), BATCH_FILES):
+                batch = []
+                for p in paths[i : i + BATCH_FILES]:
+                    got = self.read(p)
+                    if got is not None:
+                        batch.append((p, *got))
+                embedded += self.write_files(batch)
+                indexed += len(batch)
+                if progress:
+                    progress(min(i + BATCH_FILES, len(paths)), len(paths))
+            for k, v in self.identity().items():
+                self.set_meta(k, v)
+            self.set_meta("embedder_source", "given" if self.embedder_given else "config")
+            for k, v in sync_meta.items():
+                self.set_meta(k, v)
+            self.set_meta("built", str(time.time()))
+        return SyncReport(indexed=indexed, embedded=embedded, full=True, seconds=time.monotonic() - started,
+                          warnings=tuple(self.warnings))
+
+    def apply(self, to_write: list[FileItem], to_remove: list[str], sync_meta: Mapping[str, str]) -> int:
+        """Remove TO_REMOVE, write TO_WRITE and record SYNC_META in one transaction.
+        Returns chunks embedded. The caller holds the write lock."""
+        with self.transaction():
+            for p in to_remove:
+                self.delete_path(p)
+            embedded = 0
+            for i in range(0, len(to_write), BATCH_FILES):
+                embedded += self.write_files(to_write[i : i + BATCH_FILES])
+            for k, v in sync_meta.items():
+                self.set_meta(k, v)
+        return embedded
