@@ -82,3 +82,14 @@ def test_init_in_an_impossible_place_is_a_clear_error(tmp_path: Path) -> None:
         assert proc.returncode == 1
         assert "Traceback" not in proc.stderr
         assert "cannot create a memory repository" in proc.stderr
+
+
+def test_an_unknown_embedder_is_refused_with_the_registered_names(tmp_path: Path) -> None:
+    assert cli("init", str(tmp_path / "m")).returncode == 0  # with a search index
+    config = tmp_path / "m" / "memory-config.yaml"
+    config.write_text(config.read_text().replace("embedder: offline", "embedder: ofline"))
+    proc = cli("-C", str(tmp_path / "m"), "search", "anything")
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    assert "unknown search.embedder 'ofline'" in proc.stderr
+    assert "offline" in proc.stderr.split("unknown search.embedder", 1)[1]

@@ -7,6 +7,8 @@ have the type its default has.
 
 from __future__ import annotations
 
+import re
+
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -23,10 +25,13 @@ SEARCH_MERGES = ("auto", "rrf", "weighted")  # search.merge, and search --merge
 # Keys that are not free-form mappings; anything else unknown is refused with a hint.
 _ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
     ("search", "merge"): SEARCH_MERGES,
-    ("search", "embedder"): ("offline", "openai", "fastembed", "sentence-transformers"),
     ("lifecycle", "extraction_trigger"): ("on_session_end", "hourly", "manual"),
-    ("llm", "provider"): ("offline", "openai"),
 }
+# Settings that name a plugin: the registry that makes it (index.embedders, llm.providers)
+# refuses an unknown name with the list of registered ones; the kernel cannot import those
+# packages, so here a name only has to look like one.
+_PLUGIN_NAMES = (("search", "embedder"), ("llm", "provider"))
+_PLUGIN_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 # Documented aliases of the design's §9.3 names: one setting, one place.
 _ALIASES: dict[tuple[str, str], tuple[str, str]] = {
     ("watchers", "gate_model"): ("models", "gate"),
@@ -213,6 +218,11 @@ def _validated_values(text: str, source: str) -> dict[str, Any]:
         if values[section][key] not in allowed:
             raise ConfigError(
                 f"{source}: '{section}.{key}' is {values[section][key]!r}; write one of: {', '.join(allowed)}."
+            )
+    for section, key in _PLUGIN_NAMES:
+        if not _PLUGIN_NAME_RE.match(values[section][key]):
+            raise ConfigError(
+                f"{source}: '{section}.{key}' is {values[section][key]!r}; write a plugin name such as offline or openai."
             )
     _build(values, source)  # the remaining checks (redaction patterns) raise here
     return values

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.errors import SearchIndexError
+from autopoiesis.errors import ConfigError, SearchIndexError
 from autopoiesis.index import db
 from autopoiesis.index.background import spawn_background
 from autopoiesis.index.embedders import Embedder
@@ -149,6 +149,8 @@ def search_outcome(
                                                  "build it with `autopoiesis index rebuild`.",))
         try:
             index = SearchIndex(repo)
+        except ConfigError:
+            raise  # the user's settings are wrong: say so, do not hide it behind a fallback
         except Exception as exc:  # unreadable (permissions), a locked-down filesystem, ...
             results, tool = grep_search(repo, query, limit, category)
             return SearchOutcome(results, tool, (f"the search index could not be opened ({exc}); answered with {tool}. "

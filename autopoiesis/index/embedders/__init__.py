@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
-from autopoiesis.errors import EmbedderError
+from autopoiesis.core.config import CONFIG_FILENAME
+from autopoiesis.errors import ConfigError
 from autopoiesis.index.embedders import (
     fastembed,
     offline,
@@ -105,7 +106,9 @@ def make_embedder(name: str, config: Config) -> Embedder:
     factory = _FACTORIES.get(name)
     if factory is None:
         names = embedder_names()
-        raise EmbedderError(f"unknown search.embedder {name!r}; use {', '.join(names[:-1])} or {names[-1]}.")
+        raise ConfigError(
+            f"{CONFIG_FILENAME}: unknown search.embedder {name!r}; use {', '.join(names[:-1])} or {names[-1]}."
+        )
     return factory(config)
 
 

@@ -3,8 +3,8 @@
 
 Adding a provider: write a class with `name`, `chat(model, messages, params)` and
 `close()` (the ChatProvider Protocol), and `register_provider("name", factory)` where
-the factory takes the LLMConfig. (`llm.provider` is validated by core/config.py, whose
-list of names must then include it.)
+the factory takes the LLMConfig. `llm.provider: name` then selects it; an unknown name
+is refused here with the list of registered ones.
 """
 
 from __future__ import annotations
