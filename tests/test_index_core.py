@@ -544,7 +544,7 @@ def test_background_sync_never_replaces_the_embedder_a_program_gave(filled: Memo
 
 
 def test_embedders_are_made_by_name_from_the_registry(filled: MemoryRepo) -> None:
-    from autopoiesis.errors import EmbedderError
+    from autopoiesis.errors import ConfigError
     from autopoiesis.index.embedders import (
         Embedder,
         embedder_names,
@@ -557,5 +557,5 @@ def test_embedders_are_made_by_name_from_the_registry(filled: MemoryRepo) -> Non
     assert isinstance(made, Embedder) and made.fingerprint == "offline:hash-v3:512" and made.preferred_merge == "rrf"
     register_embedder("test-tiny", lambda config: HashingEmbedder(32))
     assert make_embedder("test-tiny", filled.config).dimensions == 32
-    with pytest.raises(EmbedderError, match="unknown search.embedder 'nope'; use offline, openai"):
+    with pytest.raises(ConfigError, match="unknown search.embedder 'nope'; use offline, openai"):
         make_embedder("nope", filled.config)
