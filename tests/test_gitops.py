@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from autopoiesis.errors import GitError
-from autopoiesis.gitops import MemoryGit, infer_commit_type
+from autopoiesis.formats.commit_message import infer_commit_type
+from autopoiesis.gitops import MemoryGit
 from autopoiesis.core.paths import MemoryRepo
 
 
@@ -201,7 +202,7 @@ def test_a_reply_that_is_no_summary_falls_back_to_the_deterministic_subject(memo
 
 
 def test_clean_summary_cuts_a_long_line_at_a_word() -> None:
-    from autopoiesis.gitops import clean_summary
+    from autopoiesis.formats.commit_message import clean_summary
 
     text = "memory: " + "record the storage decision and why files win over a database " * 3
     out = clean_summary(text)
