@@ -22,9 +22,9 @@ expense contract quote shipping warehouse stock frankfurt berlin vienna monday f
 
 
 def build_repo(root: Path, n_files: int) -> "object":
-    from autopoiesis.index import SearchIndex
     from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.index import SearchIndex
 
     repo = MemoryRepo(init_memory_repo(root, install_hooks=False, build_index=False).root)
     rng = random.Random(3)

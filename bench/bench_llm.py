@@ -7,12 +7,10 @@ queued. Latency-bound, so calls/s should grow close to linearly with concurrency
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-_TESTS = Path(__file__).resolve().parent.parent / "tests"
 LATENCY_S = 0.2
 CALLS = 20
 LEVELS = (1, 4, 8)
@@ -20,12 +18,9 @@ LEVELS = (1, 4, 8)
 
 def run() -> list[dict]:
     """Rows {name, value, unit}: calls/s and wall time at concurrency 1, 4 and 8."""
-    if str(_TESTS) not in sys.path:
-        sys.path.insert(0, str(_TESTS))
-    from openai_server import OpenAIServer, write_llm_config
-
     from autopoiesis.core.paths import MemoryRepo
     from autopoiesis.llm import LLMClient
+    from autopoiesis.testing.openai_server import OpenAIServer, write_llm_config
 
     rows: list[dict] = []
     with OpenAIServer() as server, tempfile.TemporaryDirectory(prefix="bench-llm-") as tmp:

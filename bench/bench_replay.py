@@ -17,7 +17,6 @@ import tempfile
 import time
 from pathlib import Path
 
-_TESTS = Path(__file__).resolve().parent.parent / "tests"
 LATENCY_S = 0.2
 
 
@@ -49,8 +48,8 @@ def _sessions(n: int) -> list[dict]:
 
 
 def _repo(root: Path, n: int):  # -> MemoryRepo with N committed transcripts
-    from autopoiesis.capture.importers import import_files
     from autopoiesis.app.initialize import init_memory_repo
+    from autopoiesis.capture.importers import import_files
     from autopoiesis.core.paths import MemoryRepo
 
     repo = MemoryRepo(init_memory_repo(root, build_index=False).root)
@@ -85,12 +84,9 @@ def _configure(repo, base_url: str, concurrency: int) -> None:
 
 
 def run(quick: bool = False) -> list[dict]:
-    if str(_TESTS) not in sys.path:
-        sys.path.insert(0, str(_TESTS))
-    from openai_server import OpenAIServer
-
-    from autopoiesis.lifecycle import replay as rp
     from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.lifecycle import replay as rp
+    from autopoiesis.testing.openai_server import OpenAIServer
 
     rows: list[dict] = []
     n_offline = 200 if quick else 1000

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -18,7 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from corpus import VOCABULARY, make_corpus as write_corpus
+from corpus import VOCABULARY
+from corpus import make_corpus as write_corpus
 
 # Questions as a user asks them: a few common words and one or two specific ones.
 QUERIES = [
@@ -74,8 +74,8 @@ def p50(values: list[float]) -> float:
 
 
 def measure(n_files: int) -> list[dict]:
-    from autopoiesis.index import SearchIndex
     from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.index import SearchIndex
 
     rows: list[dict] = []
     tag = f"{n_files // 1000}k files"

@@ -51,7 +51,7 @@ def zipf_words(rng: random.Random, k: int) -> list[str]:
 def knowledge_text(rng: random.Random, i: int, size: int) -> str:
     topic = zipf_words(rng, 1) + rng.sample(VOCABULARY[100:], 2)  # each note has its own rarer subject words
     lines = [
-        "---", f"type: reference", f"updated: 2026-0{1 + i % 9}-1{i % 10}T10:00:00Z", f"tags: [{topic[0]}, {topic[1]}]", "---", "",
+        "---", "type: reference", f"updated: 2026-0{1 + i % 9}-1{i % 10}T10:00:00Z", f"tags: [{topic[0]}, {topic[1]}]", "---", "",
         f"# {topic[0].title()} {topic[1]} note {i}", "",
     ]
     body = 0

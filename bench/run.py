@@ -14,8 +14,6 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))  # the loopback OpenAI server lives there
 
 
 def fmt(value: object) -> str:

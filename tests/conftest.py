@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
 import pytest
 
-_TESTS = str(Path(__file__).resolve().parent)
-if _TESTS not in sys.path:  # tests/ helpers (openai_server) importable whatever the import mode
-    sys.path.insert(0, _TESTS)
-
-if TYPE_CHECKING:
-    from openai_server import OpenAIServer
+from autopoiesis.testing.openai_server import OpenAIServer
 
 
 @pytest.fixture
-def openai_server() -> Iterator["OpenAIServer"]:
-    """A real loopback server speaking the OpenAI API (tests/openai_server.py), fresh for
-    each test. Script it with `.enqueue(...)`, point a client at `.base_url`."""
-    from openai_server import OpenAIServer
-
+def openai_server() -> Iterator[OpenAIServer]:
+    """A real loopback server speaking the OpenAI API (autopoiesis.testing.openai_server),
+    fresh for each test. Script it with `.enqueue(...)`, point a client at `.base_url`."""
     server = OpenAIServer().start()
     try:
         yield server

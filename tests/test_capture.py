@@ -14,9 +14,9 @@ import pytest
 
 from autopoiesis.capture.session import ConversationCapture, Session, recover_abandoned
 from autopoiesis.capture.stream import process_stream
+from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import CaptureError, ImmutableTranscriptError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.core.paths import MemoryRepo
 
 UTC = timezone.utc
 

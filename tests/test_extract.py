@@ -8,15 +8,15 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from lifecycle_helpers import DEMO, import_sessions, session, use_llm
 
+from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import ChangeRejectedError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.lifecycle.extract import KnowledgeExtractor, on_session_end
 from autopoiesis.lifecycle.extractors import Extractor, ExtractorRegistry, default_registry
 from autopoiesis.lifecycle.state import BACKOFF_MINUTES
 from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance, WritePolicy
-from autopoiesis.core.paths import MemoryRepo
-from lifecycle_helpers import DEMO, import_sessions, session, use_llm
 
 AT = datetime(2026, 2, 16, 18, 50, tzinfo=timezone.utc)
 SRC = "raw/conversations/2026/02/16/1845-ses_a-x.md"

@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from openai_server import write_llm_config
 from typer.testing import CliRunner
 
 from autopoiesis.cli import app
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import GateDecisionNotFound
+from autopoiesis.formats.topic import parse_topic
+from autopoiesis.testing.openai_server import write_llm_config
 from autopoiesis.watch.gate import (
     BYPASS_TABLE,
     GatedActivator,
@@ -24,7 +25,6 @@ from autopoiesis.watch.gate import (
     route_for,
 )
 from autopoiesis.watch.pipeline import WatcherPipeline
-from autopoiesis.formats.topic import parse_topic
 
 DEPLOY_MESSAGE = "please deploy the new release to production tonight"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import GitError
 from autopoiesis.formats.commit_message import infer_commit_type
 from autopoiesis.gitops import MemoryGit
-from autopoiesis.core.paths import MemoryRepo
 
 
 def git(root: Path, *args: str, env: dict | None = None) -> str:
@@ -105,7 +105,6 @@ def test_recall_blame_learned_show_at(memory_repo: MemoryRepo) -> None:
 
 
 def test_concurrent_commits_lose_nothing(memory_repo: MemoryRepo) -> None:
-    g = MemoryGit(memory_repo)
     errors: list[Exception] = []
 
     def work(i: int) -> None:
@@ -136,9 +135,8 @@ def test_commit_waits_out_a_foreign_index_lock(memory_repo: MemoryRepo) -> None:
 
 
 def test_commit_summary_comes_from_the_commit_message_stage(memory_repo: MemoryRepo, openai_server) -> None:
-    from openai_server import write_llm_config
-
     from autopoiesis.app.commit import commit_knowledge
+    from autopoiesis.testing.openai_server import write_llm_config
 
     config = memory_repo.root / "memory-config.yaml"
     write_llm_config(memory_repo.root, openai_server.base_url, models={"commit_message": "small"})
@@ -153,9 +151,8 @@ def test_commit_summary_comes_from_the_commit_message_stage(memory_repo: MemoryR
 
 
 def test_commit_summary_falls_back_when_the_model_is_down(memory_repo: MemoryRepo, openai_server) -> None:
-    from openai_server import write_llm_config
-
     from autopoiesis.app.commit import commit_knowledge
+    from autopoiesis.testing.openai_server import write_llm_config
 
     config = memory_repo.root / "memory-config.yaml"
     write_llm_config(memory_repo.root, openai_server.base_url, max_retries=0)
@@ -187,9 +184,8 @@ def test_show_at_refuses_what_is_neither_a_ref_nor_a_date(memory_repo: MemoryRep
     "ok",
 ])
 def test_a_reply_that_is_no_summary_falls_back_to_the_deterministic_subject(memory_repo: MemoryRepo, openai_server, reply: str) -> None:
-    from openai_server import write_llm_config
-
     from autopoiesis.app.commit import commit_knowledge
+    from autopoiesis.testing.openai_server import write_llm_config
 
     config = memory_repo.root / "memory-config.yaml"
     write_llm_config(memory_repo.root, openai_server.base_url)

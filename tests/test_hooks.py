@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from autopoiesis.capture.stream import process_stream
+from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import HookInstallError
 from autopoiesis.hooks import install_hooks
-from autopoiesis.core.paths import MemoryRepo
 
 
 def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from autopoiesis.capture.importers import import_files
-from autopoiesis.formats import transcript as tf
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.formats import transcript as tf
 
 
 def git(root: Path, *args: str) -> str:
@@ -129,8 +129,7 @@ def test_cli_import(memory_repo: MemoryRepo, shared_data: Path) -> None:
 def test_a_new_format_is_one_class_and_one_registration(memory_repo: MemoryRepo, tmp_path: Path, monkeypatch) -> None:
     from datetime import datetime, timezone
 
-    from autopoiesis.capture.importers import base
-    from autopoiesis.capture.importers import ImportReport, SessionDraft, format_names, register_importer
+    from autopoiesis.capture.importers import ImportReport, SessionDraft, base, format_names, register_importer
 
     monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))  # the registration ends with the test
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from autopoiesis.errors import AutopoiesisError
 from autopoiesis.app.initialize import init_memory_repo
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.errors import AutopoiesisError
 
 
 def git(root: Path, *args: str) -> str:
@@ -92,9 +92,8 @@ def test_locate_needs_an_initialised_repo(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_wheel_ships_the_template(tmp_path: Path) -> None:
     """init must work from an installed wheel, not only from a checkout."""
-    import zipfile
-
     import sys
+    import zipfile
 
     project = Path(__file__).resolve().parent.parent
     proc = subprocess.run(

@@ -6,14 +6,15 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
+from lifecycle_helpers import DEMO, import_sessions, session
+
+from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.gitops import MemoryGit
 from autopoiesis.lifecycle.condense import MemoryCondenser
 from autopoiesis.lifecycle.extract import KnowledgeExtractor
 from autopoiesis.lifecycle.prune import MemoryPruner, check_fact_preservation
 from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance
-from autopoiesis.core.paths import MemoryRepo
-from lifecycle_helpers import DEMO, import_sessions, session
 
 DAY = date(2026, 2, 16)
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from openai_server import write_llm_config
 
 import autopoiesis.watch.gate  # noqa: F401  (registers the gate's offline answer to its prompt, stage "gate")
 from autopoiesis.core import clock
@@ -30,6 +29,7 @@ from autopoiesis.llm import (
     estimate_cost,
     register_provider,
 )
+from autopoiesis.testing.openai_server import write_llm_config
 
 GATE = """Given this message and topic, should the topic activate?
 

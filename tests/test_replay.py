@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from lifecycle_helpers import DEMO, import_sessions, session, use_llm
 
+from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import ReplayError
 from autopoiesis.gitops import MemoryGit
 from autopoiesis.lifecycle import replay as rp
-from autopoiesis.core.paths import MemoryRepo
-from lifecycle_helpers import DEMO, import_sessions, session, use_llm
 
 
 def many(n: int) -> list[dict]:

@@ -1,21 +1,17 @@
 """Retrieval smoke test on LoCoMo (../shared/data/locomo): the five conversations
 through the real import path and SearchIndex (~10 s), against the plain FTS5 BM25
-baseline computed in the same run. Same code as bench/bench_locomo.py."""
+baseline computed in the same run. The same code (autopoiesis.app.locomo) as
+bench/bench_locomo.py."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from autopoiesis.app.locomo import evaluate
 
 
 def test_locomo_retrieval_beats_baseline(shared_data: Path) -> None:
-    import bench_locomo
-
-    res = bench_locomo.evaluate()  # the shipped defaults: offline embedder, merge auto (rrf)
+    res = evaluate(shared_data / "locomo" / "locomo-dev.json")  # the shipped defaults: offline embedder, merge auto (rrf)
     ours, base = res["ours"], res["baseline"]
     assert res["questions"] == 760
     # measured: r5 0.928, MRR 0.817, turn hit 0.884 (baseline 0.897 / 0.748 / 0.671).
