@@ -37,17 +37,21 @@ def test_library_api_writes_commits_and_names_the_transcript(memory_repo: Memory
     cap = ConversationCapture(memory_repo)
     s = Session("ses_a1b2", started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC), model="opus", channel="webchat")
     path = cap.on_session_start(s)
-    assert path.exists() and tf.parse_meta(path.read_text()).status == "open"
+    assert path.exists()
+    assert tf.parse_meta(path.read_text()).status == "open"
     cap.on_message(s, "user", "Read all open issues and summarise", {"timestamp": "2026-02-16T18:45:30Z"})
     cap.on_tool_call(s, "exec", "gh issue list", "12 results", timestamp="2026-02-16T18:46:00Z")
     cap.on_message(s, "assistant", "Here are the 12 issues.", {"timestamp": "2026-02-16T18:46:10Z"})
     closed = cap.on_session_end(s, ended="2026-02-16T19:32:00Z", tokens_in=45230, tokens_out=12840)
-    assert closed is not None and closed.commit
+    assert closed is not None
+    assert closed.commit
     assert closed.path == "raw/conversations/2026/02/16/1845-ses_a1b2-read-all-open-issues-and-summarise.md"
     text = (memory_repo.root / closed.path).read_text()
     t = tf.parse(text)
     assert tf.render(t) == text
-    assert t.meta.status == "closed" and t.meta.tokens_in == 45230 and t.meta.ended == datetime(2026, 2, 16, 19, 32, tzinfo=UTC)
+    assert t.meta.status == "closed"
+    assert t.meta.tokens_in == 45230
+    assert t.meta.ended == datetime(2026, 2, 16, 19, 32, tzinfo=UTC)
     assert [x.role for x in t.turns] == ["user", "agent", "agent"]
     assert t.turns[1].items == (tf.ToolCall("exec", "gh issue list", "12 results"),)
     log = git(memory_repo.root, "show", "-s", "--format=%B", closed.commit)
@@ -64,10 +68,12 @@ def test_stream_interleaved_sessions_and_redaction(memory_repo: MemoryRepo) -> N
         {"event": "message", "role": "agent", "content": "only a is open now"},
         {"event": "session_end"},
     ))
-    assert report.refused == [] and len(report.closed) == 2
+    assert report.refused == []
+    assert len(report.closed) == 2
     a = next(c for c in report.closed if c.session_id == "a")
     text = (memory_repo.root / a.path).read_text()
-    assert "[redacted:openai_key]" in text and "Zz9Yy8" not in text
+    assert "[redacted:openai_key]" in text
+    assert "Zz9Yy8" not in text
     assert tf.parse(text).meta.redactions == (("openai_key", 1),)
     assert "alpha-work" in a.path
     assert git(memory_repo.root, "status", "--porcelain") == ""
@@ -93,7 +99,8 @@ def test_bad_events_are_refused_and_nothing_else_is_lost(memory_repo: MemoryRepo
         {"event": "session_end", "session_id": "good"},
     )
     report = process_stream(memory_repo, lines)
-    assert len(report.refused) == 1 and fragment in report.refused[0], report.refused
+    assert len(report.refused) == 1, report.refused
+    assert fragment in report.refused[0], report.refused
     assert report.refused[0].startswith("line 2:")
     assert len(report.closed) == 1
     assert "kept" in (memory_repo.root / report.closed[0].path).read_text()
@@ -135,7 +142,8 @@ def test_huge_message_is_cut_with_a_marker_and_binary_is_cleaned(memory_repo: Me
 def test_empty_session_leaves_nothing(memory_repo: MemoryRepo) -> None:
     head = git(memory_repo.root, "rev-parse", "HEAD")
     report = process_stream(memory_repo, events(start("empty"), {"event": "session_end"}))
-    assert report.closed == [] and report.refused == []
+    assert report.closed == []
+    assert report.refused == []
     assert any("no messages" in w for w in report.warnings)
     assert git(memory_repo.root, "rev-parse", "HEAD") == head
     assert not list(memory_repo.conversations_dir.rglob("*empty*.md"))
@@ -181,9 +189,11 @@ def test_killed_harness_loses_nothing_and_is_recovered(memory_repo: MemoryRepo) 
     text = open_files[0].read_text()
     assert all(f"message number {i}" in text for i in range(5))
     recovered = recover_abandoned(memory_repo)
-    assert len(recovered) == 1 and recovered[0].status == "recovered"
+    assert len(recovered) == 1
+    assert recovered[0].status == "recovered"
     t = tf.parse((memory_repo.root / recovered[0].path).read_text())
-    assert t.meta.status == "recovered" and t.meta.ended == datetime(2026, 2, 16, 18, 54, tzinfo=UTC)
+    assert t.meta.status == "recovered"
+    assert t.meta.ended == datetime(2026, 2, 16, 18, 54, tzinfo=UTC)
     assert len(t.turns) == 5
     assert git(memory_repo.root, "status", "--porcelain") == ""
 
@@ -194,14 +204,17 @@ def test_cli_capture_reports_and_exits_nonzero_on_refusal(memory_repo: MemoryRep
                           input=stream, capture_output=True)
     assert proc.returncode == 1
     err = proc.stderr.decode()
-    assert "refused: line 3: not valid JSON" in err and "Traceback" not in err
+    assert "refused: line 3: not valid JSON" in err
+    assert "Traceback" not in err
     out = [json.loads(l) for l in proc.stdout.decode().splitlines()]
-    assert out[0]["event"] == "committed" and out[0]["session_id"] == "cli"
+    assert out[0]["event"] == "committed"
+    assert out[0]["session_id"] == "cli"
 
 
 def test_a_left_open_session_is_recovered_by_the_next_capture(memory_repo: MemoryRepo) -> None:
     first = process_stream(memory_repo, events(start("left"), {"event": "message", "role": "user", "content": "unfinished"}))
-    assert first.left_open and not first.closed
+    assert first.left_open
+    assert not first.closed
     second = process_stream(memory_repo, events(start("next"), {"event": "message", "role": "user", "content": "x"}, {"event": "session_end"}))
     assert [r.session_id for r in second.recovered] == ["left"]
     assert git(memory_repo.root, "status", "--porcelain") == ""
@@ -255,12 +268,14 @@ def test_on_committed_runs_after_the_commit_with_the_transcript_path(memory_repo
     cap.on_session_start(s)
     cap.on_message(s, "user", "hello hook")
     closed = cap.on_session_end(s)
-    assert closed is not None and seen == [(closed.path, "conversation: hello-hook")]
+    assert closed is not None
+    assert seen == [(closed.path, "conversation: hello-hook")]
     uncommitted = ConversationCapture(memory_repo, auto_commit=False, on_committed=after)
     s2 = Session("hook2", started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC))
     uncommitted.on_session_start(s2)
     uncommitted.on_message(s2, "user", "not committed")
-    assert uncommitted.on_session_end(s2) is not None and len(seen) == 1  # nothing committed, nothing to follow
+    assert uncommitted.on_session_end(s2) is not None
+    assert len(seen) == 1  # nothing committed, nothing to follow
 
 
 def test_a_failing_after_commit_step_leaves_the_session_committed(memory_repo: MemoryRepo) -> None:
@@ -270,7 +285,9 @@ def test_a_failing_after_commit_step_leaves_the_session_committed(memory_repo: M
         raise ExtractionError("the extractor fell over")
 
     report = process_stream(memory_repo, events(start("brk"), *DECISION), on_committed=broken)
-    assert report.refused == [] and len(report.closed) == 1 and report.closed[0].commit
+    assert report.refused == []
+    assert len(report.closed) == 1
+    assert report.closed[0].commit
     assert any("after-commit step failed: the extractor fell over" in w for w in report.warnings)
     assert git(memory_repo.root, "status", "--porcelain") == ""
 
@@ -279,9 +296,11 @@ def test_extraction_follows_the_commit_when_the_config_says_so(memory_repo: Memo
     from autopoiesis.app.capture_hooks import after_commit_hook
 
     report = process_stream(memory_repo, events(start("ext"), *DECISION), on_committed=after_commit_hook(memory_repo))
-    assert report.refused == [] and len(report.closed) == 1
+    assert report.refused == []
+    assert len(report.closed) == 1
     subjects = git(memory_repo.root, "log", "-2", "--format=%s").splitlines()
-    assert subjects[0].startswith("memory:") and subjects[1].startswith("conversation:")
+    assert subjects[0].startswith("memory:")
+    assert subjects[1].startswith("conversation:")
     assert f"Session: {report.closed[0].path}" in git(memory_repo.root, "log", "-1", "--format=%B")
     (memory_repo.root / "memory-config.yaml").write_text("lifecycle:\n  extraction_trigger: manual\n")
     assert after_commit_hook(MemoryRepo(memory_repo.root)) is None
@@ -298,10 +317,12 @@ def test_failed_extraction_leaves_the_transcript_pending(memory_repo: MemoryRepo
     with monkeypatch.context() as m:
         m.setattr(KnowledgeExtractor, "extract_from_session", fail)
         report = process_stream(memory_repo, events(start("pend"), *DECISION), on_committed=after_commit_hook(memory_repo))
-    assert report.refused == [] and report.closed[0].commit
+    assert report.refused == []
+    assert report.closed[0].commit
     assert git(memory_repo.root, "log", "-1", "--format=%s").startswith("conversation:")
     log = (memory_repo.state_dir / "logs" / "lifecycle.jsonl").read_text()
-    assert "on_session_end_failed" in log and "endpoint down" in log
+    assert "on_session_end_failed" in log
+    assert "endpoint down" in log
     with KnowledgeExtractor(memory_repo) as ex:
         pending = ex.extract_pending()
     assert report.closed[0].path in pending.transcripts

@@ -22,17 +22,20 @@ def test_help_lists_the_commands() -> None:
 
 def test_init_twice_says_nothing_changed(tmp_path: Path) -> None:
     first = cli("init", str(tmp_path / "m"))
-    assert first.returncode == 0 and "Initialized a new memory repository" in first.stdout
+    assert first.returncode == 0
+    assert "Initialized a new memory repository" in first.stdout
     assert "search index built" in first.stdout
     again = cli("-C", str(tmp_path / "m"), "init")
-    assert again.returncode == 0 and "nothing changed" in again.stdout
+    assert again.returncode == 0
+    assert "nothing changed" in again.stdout
 
 
 def test_user_errors_have_no_traceback(tmp_path: Path) -> None:
     for args in (("-C", str(tmp_path), "commit"), ("-C", str(tmp_path / "nope"), "recall", "x"), ("recall", "x")):
         proc = cli(*args, cwd=tmp_path)
         assert proc.returncode != 0
-        assert "Traceback" not in proc.stderr and "autopoiesis init" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert "autopoiesis init" in proc.stderr, proc.stderr
 
 
 def test_commit_tag_recall_learned_blame_show_at(memory_repo: MemoryRepo) -> None:
@@ -44,15 +47,19 @@ def test_commit_tag_recall_learned_blame_show_at(memory_repo: MemoryRepo) -> Non
     assert "tagged memory/milestone/first" in cli("-C", root, "tag", "milestone", "first").stdout
     assert "already exists" in cli("-C", root, "tag", "milestone", "first").stdout
     bad = cli("-C", root, "tag", "milestone")
-    assert bad.returncode == 2 and "needs a name" in bad.stderr
+    assert bad.returncode == 2
+    assert "needs a name" in bad.stderr
     rec = cli("-C", root, "recall", "Postgres 16")
-    assert "memory: update db.md" in rec.stdout and "knowledge/reference/db.md" in rec.stdout
+    assert "memory: update db.md" in rec.stdout
+    assert "knowledge/reference/db.md" in rec.stdout
     learned = cli("-C", root, "learned", "--since", "1 hour ago")
     assert "+ - Postgres 16 in production" in learned.stdout
     assert "Postgres 16" in cli("-C", root, "blame", "knowledge/reference/db.md").stdout
     assert "Postgres 16" in cli("-C", root, "show-at", "milestone/first", "knowledge/reference/db.md").stdout
     outside = cli("-C", root, "blame", "../../etc/passwd")
-    assert outside.returncode != 0 and "outside" in outside.stderr and "Traceback" not in outside.stderr
+    assert outside.returncode != 0
+    assert "outside" in outside.stderr
+    assert "Traceback" not in outside.stderr
 
 
 def test_demo_runs_offline(tmp_path: Path) -> None:
@@ -63,7 +70,8 @@ def test_demo_runs_offline(tmp_path: Path) -> None:
     log = subprocess.run(["git", "log", "--format=%s"], cwd=tmp_path / "demo", capture_output=True, text=True).stdout
     assert log.count("conversation:") == 3
     again = cli("demo", str(tmp_path / "demo"))
-    assert again.returncode != 0 and "not empty" in again.stderr
+    assert again.returncode != 0
+    assert "not empty" in again.stderr
 
 
 def test_version_prints_the_package_version() -> None:

@@ -62,13 +62,16 @@ def test_slots_and_labels(repo: MemoryRepo) -> None:
     assert labels[:5] == ["system", "identity:SOUL.md", "identity:USER.md", "identity:AGENTS.md", "identity:TOOLS.md"]
     assert {"memory", "journal:2026-02-16", "journal:2026-02-15", "projects", "topic:github-pr-review",
             "topic:code-quality", "history:m0", "history:m1"} <= set(labels)
-    assert "old entry" not in res.prompt and "today entry" in res.prompt and "yesterday entry" in res.prompt
+    assert "old entry" not in res.prompt
+    assert "today entry" in res.prompt
+    assert "yesterday entry" in res.prompt
     assert "<!-- identity:SOUL.md -->" in res.prompt
     # the PR topic is high priority: injected before code-quality (medium)
     assert res.prompt.index("topic:github-pr-review") < res.prompt.index("topic:code-quality")
     # its subscription _active.md is already loaded as P1: not twice
     sub = next(s for s in res.sections if s.label == "sub:knowledge/projects/_active.md")
-    assert not sub.included and "already included" in sub.reason
+    assert not sub.included
+    assert "already included" in sub.reason
     assert res.prompt.count("# Active Projects") == 1
     assert res.total_tokens == count_tokens(res.prompt) <= res.budget
 
@@ -78,7 +81,8 @@ def test_shared_context_leaves_memory_out_even_from_search(repo: MemoryRepo) -> 
     res = compile_(repo, shared=True, available_knowledge=leak)
     assert "secret main-session fact" not in res.prompt
     mem = next(s for s in res.sections if s.label == "memory")
-    assert not mem.included and "shared" in mem.reason
+    assert not mem.included
+    assert "shared" in mem.reason
     assert "secret main-session fact" in compile_(repo).prompt
 
 
@@ -86,7 +90,8 @@ def test_deterministic(repo: MemoryRepo) -> None:
     topics = load_topics(repo).topics
     a = compile_(repo, active_topics=topics, session_history=history(30), budget=1500)
     b = compile_(repo, active_topics=list(reversed(topics)), session_history=history(30), budget=1500)
-    assert a.prompt == b.prompt and a.sections == b.sections
+    assert a.prompt == b.prompt
+    assert a.sections == b.sections
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])  # read-only use of the repo
@@ -111,15 +116,18 @@ def test_history_sliding_window_newest_first_tools_on_one_line(repo: MemoryRepo)
     msgs = history(60)
     res = compile_(repo, session_history=msgs, budget=1400)
     kept = [s.label for s in res.sections if s.label.startswith("history:") and s.included]
-    assert kept and kept[0] == "history:m59"  # newest considered first
+    assert kept
+    assert kept[0] == "history:m59"  # newest considered first
     n_kept = len(kept)
-    assert res.dropped_history == 60 - n_kept and res.flush_due
+    assert res.dropped_history == 60 - n_kept
+    assert res.flush_due
     # chronological in the prompt, and the kept turns are the newest ones
     assert res.prompt.index(f"history:m{60 - n_kept}") < res.prompt.index("history:m59")
     assert "[tool:exec] line one line two" in res.prompt
     assert "line one\nline two" not in res.prompt
     small = compile_(repo, session_history=history(2))
-    assert small.dropped_history == 0 and not small.flush_due
+    assert small.dropped_history == 0
+    assert not small.flush_due
 
 
 def test_scored_knowledge_from_the_real_index_with_frequency_counts(repo: MemoryRepo) -> None:
@@ -133,7 +141,9 @@ def test_scored_knowledge_from_the_real_index_with_frequency_counts(repo: Memory
     with ContextCompiler(repo) as comp:
         res = comp.compile("how many kubernetes nodes does the cluster have?", today=TODAY, now=NOW)
         hit = [s for s in res.sections if s.label.startswith("knowledge:knowledge/reference/kubernetes.md")]
-        assert hit and hit[0].included and "recency" in hit[0].reason
+        assert hit
+        assert hit[0].included
+        assert "recency" in hit[0].reason
         assert "three nodes in Frankfurt" in res.prompt
         record_inclusions(repo, res.knowledge_paths)
         record_inclusions(repo, res.knowledge_paths)
@@ -160,17 +170,20 @@ def test_compile_cli_json_shape_and_session_transcript(repo: MemoryRepo, tmp_pat
     f = tmp_path / "s.md"
     f.write_text(render(t))
     msgs = load_session(f)
-    assert [m.role for m in msgs] == ["user", "agent", "agent"] and msgs[1].tool == "exec"
+    assert [m.role for m in msgs] == ["user", "agent", "agent"]
+    assert msgs[1].tool == "exec"
     out = CliRunner().invoke(app, ["-C", str(repo.root), "compile", "review the PR", "--session", str(f), "--json",
                                    "--budget", "3000"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
-    assert {"prompt", "total_tokens", "budget", "sections"} <= set(data) and data["budget"] == 3000
+    assert {"prompt", "total_tokens", "budget", "sections"} <= set(data)
+    assert data["budget"] == 3000
     for s in data["sections"]:
         assert {"label", "priority", "tokens", "included", "reason"} <= set(s)
     assert "> [tool:exec] kubectl get pods → 3 running all ok" in data["prompt"]
     explain = CliRunner().invoke(app, ["-C", str(repo.root), "compile", "x", "--explain"])
-    assert "identity:SOUL.md" in explain.output and "total" in explain.output
+    assert "identity:SOUL.md" in explain.output
+    assert "total" in explain.output
 
 
 def test_token_estimator() -> None:
@@ -189,7 +202,8 @@ def test_flush_appends_never_overwrites(repo: MemoryRepo) -> None:
     before_memory = (repo.root / MEMORY_FILE).read_text()
     before_journal = (repo.knowledge_dir / "journal" / "2026-02-16.md").read_text()
     prompt = flush_prompt(repo, TODAY)
-    assert "FLUSH_OK" in prompt and "2026-02-16" in prompt
+    assert "FLUSH_OK" in prompt
+    assert "2026-02-16" in prompt
     reply = ("## journal\n- Migrated the cluster to three nodes\n## memory\n- Always drain nodes before upgrades\n"
              "## project: Autopoiesis Core\n- Decided on RE2 for watcher patterns\n")
     source = "raw/conversations/2026/02/16/0900-s1-cluster.md"
@@ -204,12 +218,15 @@ def test_flush_appends_never_overwrites(repo: MemoryRepo) -> None:
     assert body(memory).startswith(body(before_memory).rstrip("\n"))
     assert "- 2026-02-16: Always drain nodes before upgrades (source: " + source in memory
     journal = (repo.knowledge_dir / "journal" / "2026-02-16.md").read_text()
-    assert body(journal).startswith(body(before_journal).rstrip("\n")) and "- Migrated the cluster to three nodes" in journal
+    assert body(journal).startswith(body(before_journal).rstrip("\n"))
+    assert "- Migrated the cluster to three nodes" in journal
     ctx = (repo.knowledge_dir / "projects" / "autopoiesis-core" / "context.md").read_text()
-    assert ctx.startswith("---\ntype: project_context") and "2026-02-16: Decided on RE2" in ctx
+    assert ctx.startswith("---\ntype: project_context")
+    assert "2026-02-16: Decided on RE2" in ctx
     # the same notes again are not duplicated; a path escape in a project name is slugged away
     again = apply_flush(repo, reply, today=TODAY, source=source)
-    assert again.nothing_to_do and (repo.root / MEMORY_FILE).read_text() == memory
+    assert again.nothing_to_do
+    assert (repo.root / MEMORY_FILE).read_text() == memory
     apply_flush(repo, "## project: ../../raw\n- sneaky", today=TODAY, source=source)
     assert (repo.knowledge_dir / "projects" / "raw" / "context.md").exists()
     assert apply_flush(repo, "FLUSH_OK", today=TODAY).nothing_to_do
@@ -222,11 +239,15 @@ def test_cli_flush_prompt_and_reply(memory_repo) -> None:
 
     root = str(memory_repo.root)
     prompt = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", root, "flush", "--prompt"], capture_output=True, text=True)
-    assert prompt.returncode == 0 and "FLUSH_OK" in prompt.stdout
+    assert prompt.returncode == 0
+    assert "FLUSH_OK" in prompt.stdout
     reply = "## memory\n- Rotate the API keys every quarter\n"
     out = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", root, "flush"], input=reply, capture_output=True, text=True)
-    assert out.returncode == 0 and "appended 1 entry to knowledge/memory/MEMORY.md" in out.stdout
+    assert out.returncode == 0
+    assert "appended 1 entry to knowledge/memory/MEMORY.md" in out.stdout
     assert "Rotate the API keys every quarter" in (memory_repo.root / "knowledge/memory/MEMORY.md").read_text()
     bad = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", root, "flush", "--session", "../../etc/passwd"],
                          input=reply, capture_output=True, text=True)
-    assert bad.returncode != 0 and "outside" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode != 0
+    assert "outside" in bad.stderr
+    assert "Traceback" not in bad.stderr

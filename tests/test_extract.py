@@ -55,17 +55,22 @@ def test_writer_dedups_supersedes_cites_and_counts(memory_repo: MemoryRepo) -> N
     mem = "knowledge/memory/MEMORY.md"
     r1 = w.apply([change(mem, "Keep SQLite as the store.")])
     r2 = w.apply([change(mem, "keep sqlite as the STORE")])  # same fact, other punctuation
-    assert len(r1.added) == 1 and r2.duplicates == 1 and not r2.added
+    assert len(r1.added) == 1
+    assert r2.duplicates == 1
+    assert not r2.added
     later = Provenance("raw/conversations/2026/02/17/0900-ses_b-y.md", AT + timedelta(days=1), "test@1")
     r3 = w.apply([KnowledgeChange(mem, "supersede", "Key Decisions", "Files are the source of truth", later, target="SQLite")])
     assert r3.superseded == [(mem, r1.added[0][1])]
     text = (memory_repo.root / mem).read_text()
     doc = kf.parse(text)
     old, new = [e for _, e in doc.entries()]
-    assert old.superseded_by == new.id and "~~2026-02-16: Keep SQLite as the store." in text
-    assert new.source == later.source and new.at == "2026-02-17T18:50Z"
+    assert old.superseded_by == new.id
+    assert "~~2026-02-16: Keep SQLite as the store." in text
+    assert new.source == later.source
+    assert new.at == "2026-02-17T18:50Z"
     meta = doc.meta()
-    assert meta["entry_count"] == 2 and meta["line_count"] == text.count("\n")
+    assert meta["entry_count"] == 2
+    assert meta["line_count"] == text.count("\n")
     assert meta["updated"].isoformat().startswith("2026-02-17T18:50")
 
 
@@ -83,10 +88,12 @@ def test_offline_extractors_find_cued_knowledge(memory_repo: MemoryRepo, tmp_pat
     with KnowledgeExtractor(memory_repo) as ex:
         report = ex.extract_pending()
         sha = ex.commit(report)
-    assert not report.failed and len(report.processed) == 12
+    assert not report.failed
+    assert len(report.processed) == 12
     root = memory_repo.root
     ctx = (root / "knowledge/projects/autopoiesis/context.md").read_text()
-    assert "Files are the source of truth, SQLite is only a cache." in ctx and f"(source: {paths[0]} @ 2026-02-16T18:47Z)" in ctx
+    assert "Files are the source of truth, SQLite is only a cache." in ctx
+    assert f"(source: {paths[0]} @ 2026-02-16T18:47Z)" in ctx
     assert "Always keep the raw transcripts." in (root / "knowledge/memory/MEMORY.md").read_text()
     assert "Maria Lopez owns the capture module" in (root / "knowledge/people/maria-lopez.md").read_text()
     assert "**Maria Lopez**" in (root / "knowledge/people/_index.md").read_text()
@@ -96,11 +103,15 @@ def test_offline_extractors_find_cued_knowledge(memory_repo: MemoryRepo, tmp_pat
     assert journal.meta()["sessions"] == ["ses_a", "ses_b"]
     for rel in report.paths:  # every entry written cites a transcript and a turn time
         for _, e in kf.parse((root / rel).read_text()).entries():
-            assert e.source in paths and e.at and e.at.startswith("2026-02-16T")
+            assert e.source in paths
+            assert e.at
+            assert e.at.startswith("2026-02-16T")
     from autopoiesis.gitops import MemoryGit
 
     msg = MemoryGit(memory_repo).run("log", "-1", "--format=%B").stdout
-    assert sha and msg.startswith("memory: extract") and f"Session: {paths[0]}" in msg
+    assert sha
+    assert msg.startswith("memory: extract")
+    assert f"Session: {paths[0]}" in msg
 
 
 def test_exactly_once_and_new_version_reprocesses(memory_repo: MemoryRepo, tmp_path: Path) -> None:
@@ -108,14 +119,17 @@ def test_exactly_once_and_new_version_reprocesses(memory_repo: MemoryRepo, tmp_p
     with KnowledgeExtractor(memory_repo) as ex:
         first = ex.extract_pending(["decisions"])
         again = ex.extract_pending(["decisions"])
-    assert len(first.processed) == 2 and not again.processed and again.already_done == 2
+    assert len(first.processed) == 2
+    assert not again.processed
+    assert again.already_done == 2
     reg = default_registry()
     old = reg.get("decisions")
     reg.register(Extractor("decisions", 2, old.description, old.paths, old.actions, old.offline), replace=True)
     with KnowledgeExtractor(memory_repo, registry=reg) as ex:
         v2 = ex.extract_pending(["decisions"])
     assert [k for _, k, _ in v2.processed] == ["decisions@2", "decisions@2"]
-    assert v2.added == 0 and v2.duplicates >= 1  # same facts: nothing written twice
+    assert v2.added == 0
+    assert v2.duplicates >= 1  # same facts: nothing written twice
 
 
 def test_rejected_changes_stay_pending_then_fall_back(memory_repo: MemoryRepo, tmp_path: Path) -> None:
@@ -128,7 +142,8 @@ def test_rejected_changes_stay_pending_then_fall_back(memory_repo: MemoryRepo, t
     before = tree_snapshot(memory_repo.root)
     with KnowledgeExtractor(memory_repo, registry=ExtractorRegistry([evil]), now=lambda: clock[0]) as ex:
         r = ex.extract_pending()
-        assert r.failed and "only write under knowledge/" in r.failed[0].error
+        assert r.failed
+        assert "only write under knowledge/" in r.failed[0].error
         assert r.failed[0].next_retry_at == "2026-03-01T00:05:00Z"
         assert ex.extract_pending().waiting == 1  # not due yet
         for minutes in BACKOFF_MINUTES:
@@ -152,10 +167,12 @@ def test_llm_decisions_reply_goes_to_project_context(memory_repo: MemoryRepo, tm
         r = ex.extract_pending(["decisions"])
     assert [f for _, _, f in r.processed] == ["llm"]
     ctx = (repo.root / "knowledge/projects/autopoiesis/context.md").read_text()
-    assert "Files are the source of truth — diffable and reviewable" in ctx and "@ 2026-02-16T18:47Z" in ctx
+    assert "Files are the source of truth — diffable and reviewable" in ctx
+    assert "@ 2026-02-16T18:47Z" in ctx
     assert "Use UTC everywhere" in (repo.root / "knowledge/memory/MEMORY.md").read_text()
     body = openai_server.chat_bodies()[0]
-    assert body["response_format"] == {"type": "json_object"} and "We decided" in body["messages"][-1]["content"]
+    assert body["response_format"] == {"type": "json_object"}
+    assert "We decided" in body["messages"][-1]["content"]
 
 
 @pytest.mark.parametrize("replies", [
@@ -171,7 +188,8 @@ def test_bad_llm_replies_write_nothing_and_stay_pending(memory_repo: MemoryRepo,
     before = tree_snapshot(repo.root)
     with KnowledgeExtractor(repo) as ex:
         r = ex.extract_pending(["decisions"])
-        assert len(r.failed) == 1 and "LLMResponseError" in r.failed[0].error
+        assert len(r.failed) == 1
+        assert "LLMResponseError" in r.failed[0].error
         assert ex.state.rows("pending")[0].next_retry_at is not None
     assert tree_snapshot(repo.root) == before
     assert len(openai_server.chat_bodies()) == 2  # the reply and one repair attempt
@@ -186,7 +204,8 @@ def test_prompt_injection_transcript_cannot_steer_writes(memory_repo: MemoryRepo
     memory_before = (repo.root / "knowledge/memory/MEMORY.md").read_bytes()
     with KnowledgeExtractor(repo) as ex:
         r = ex.extract_pending(["people"])
-    assert r.failed and not r.paths
+    assert r.failed
+    assert not r.paths
     assert (repo.root / "knowledge/memory/MEMORY.md").read_bytes() == memory_before
     assert not list((repo.root / "raw/conversations").rglob("x*"))
     prompt = openai_server.chat_bodies()[0]["messages"][-1]["content"]
@@ -204,7 +223,8 @@ def test_unavailable_llm_retries_then_offline_fallback(memory_repo: MemoryRepo, 
         for minutes in BACKOFF_MINUTES:
             clock[0] += timedelta(minutes=minutes)
             r = ex.extract_pending(["lessons"])
-        assert r.fell_back == ((r.processed[0][0], "lessons@1"),) and r.processed[0][2] == "offline-fallback"
+        assert r.fell_back == ((r.processed[0][0], "lessons@1"),)
+        assert r.processed[0][2] == "offline-fallback"
         assert ex.extract_pending(["lessons"]).already_done == 1
     assert "Always keep the raw transcripts." in (repo.root / "knowledge/memory/MEMORY.md").read_text()
     assert len(openai_server.chat_bodies()) == 1 + len(BACKOFF_MINUTES)
@@ -214,7 +234,9 @@ def test_unavailable_llm_retries_then_offline_fallback(memory_repo: MemoryRepo, 
 def test_on_session_end_follows_the_trigger(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     paths = import_sessions(memory_repo, tmp_path, DEMO[:1])
     report = on_session_end(memory_repo, paths[0])
-    assert report is not None and report.commit and report.added >= 3
+    assert report is not None
+    assert report.commit
+    assert report.added >= 3
     (memory_repo.root / "memory-config.yaml").write_text("lifecycle:\n  extraction_trigger: manual\n")
     assert on_session_end(MemoryRepo(memory_repo.root), paths[0]) is None
 
@@ -228,11 +250,15 @@ def test_cli_extract(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     runner = CliRunner()
     r = runner.invoke(app, ["-C", str(memory_repo.root), "extract", paths[1], "--extractors", "people,procedures"])
     assert r.exit_code == 0, r.output
-    assert "wrote knowledge/people/maria-lopez.md" in r.output and "committed" in r.output
+    assert "wrote knowledge/people/maria-lopez.md" in r.output
+    assert "committed" in r.output
     r = runner.invoke(app, ["-C", str(memory_repo.root), "extract", "--pending"])
-    assert r.exit_code == 0 and "10 extraction(s)" in r.output and "2 already done" in r.output
+    assert r.exit_code == 0
+    assert "10 extraction(s)" in r.output
+    assert "2 already done" in r.output
     r = runner.invoke(app, ["-C", str(memory_repo.root), "extract", "--pending", "--extractors", "nope"])
-    assert r.exit_code != 0 and "No extractor named 'nope'" in str(r.exception or r.output)
+    assert r.exit_code != 0
+    assert "No extractor named 'nope'" in str(r.exception or r.output)
     r = runner.invoke(app, ["-C", str(memory_repo.root), "extract", "../x.md"])
     assert r.exit_code != 0
 
@@ -262,9 +288,11 @@ def test_a_registered_extractor_runs_through_the_library(memory_repo: MemoryRepo
         report = ex.extract_pending(["tickets"])
         sha = ex.commit(report)
         assert ex.extract_pending(["tickets"]).already_done == 1  # exactly once, like the built-ins
-    assert [k for _, k, _ in report.processed] == ["tickets@1"] and report.paths == ("knowledge/reference/tickets.md",)
+    assert [k for _, k, _ in report.processed] == ["tickets@1"]
+    assert report.paths == ("knowledge/reference/tickets.md",)
     text = (memory_repo.root / "knowledge/reference/tickets.md").read_text()
-    assert "TICKET-481 was discussed in ses_t" in text and sha
+    assert "TICKET-481 was discussed in ses_t" in text
+    assert sha
 
 
 def test_any_object_with_the_plugin_members_registers(memory_repo: MemoryRepo, tmp_path: Path) -> None:
@@ -287,7 +315,8 @@ def test_any_object_with_the_plugin_members_registers(memory_repo: MemoryRepo, t
     import_sessions(memory_repo, tmp_path, [TICKET_SESSION])
     with KnowledgeExtractor(memory_repo, registry=reg) as ex:
         report = ex.extract_pending()
-    assert [k for _, k, _ in report.processed] == ["tickets@3"] and report.added == 1
+    assert [k for _, k, _ in report.processed] == ["tickets@3"]
+    assert report.added == 1
 
 
 def _install_plugin(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -337,17 +366,22 @@ def test_extractors_from_an_installed_entry_point(memory_repo: MemoryRepo, tmp_p
     _install_plugin(plugin_dir, monkeypatch)
     reg = default_registry()
     assert reg.names()[:6] == ["decisions", "lessons", "people", "procedures", "facts", "journal"]
-    assert "tickets" in reg.names() and "tickets2" in reg.names()
+    assert "tickets" in reg.names()
+    assert "tickets2" in reg.names()
     assert reg.get("decisions").key == "decisions@1"  # a plugin cannot take a built-in's name
     errors = "\n".join(reg.load_errors)
-    assert "'broken'" in errors and "did not load" in errors and "'decisions' is already registered" in errors
+    assert "'broken'" in errors
+    assert "did not load" in errors
+    assert "'decisions' is already registered" in errors
     assert default_registry(plugins=False).names() == reg.names()[:6]
 
     paths = import_sessions(memory_repo, tmp_path, [TICKET_SESSION])
     runner = CliRunner()
     r = runner.invoke(app, ["-C", str(memory_repo.root), "extract", "--list"])
-    assert r.exit_code == 0 and "tickets@1" in r.output, r.output
+    assert r.exit_code == 0, r.output
+    assert "tickets@1" in r.output, r.output
     r = runner.invoke(app, ["-C", str(memory_repo.root), "extract", paths[0], "--extractors", "tickets"])
     assert r.exit_code == 0, r.output
-    assert "wrote knowledge/reference/tickets.md" in r.output and "committed" in r.output
+    assert "wrote knowledge/reference/tickets.md" in r.output
+    assert "committed" in r.output
     assert "TICKET-481 was discussed" in (memory_repo.root / "knowledge/reference/tickets.md").read_text()

@@ -88,15 +88,21 @@ def test_gate_asks_the_llm_once_with_one_token_at_temperature_zero(llm_repo: Mem
     pipe = WatcherPipeline(llm_repo)
     acts = pipe.evaluate(DEPLOY_MESSAGE)
     deploy = next(a for a in acts if a.topic == "deploy")
-    assert deploy.route == "gate" and deploy.tier == 3 and deploy.activated
+    assert deploy.route == "gate"
+    assert deploy.tier == 3
+    assert deploy.activated
     bodies = openai_server.chat_bodies()
     assert len(bodies) == 1
     body = bodies[0]
-    assert body["max_tokens"] == 1 and body["temperature"] == 0
+    assert body["max_tokens"] == 1
+    assert body["temperature"] == 0
     prompt = body["messages"][-1]["content"]
-    assert "Topic: deploy" in prompt and DEPLOY_MESSAGE in prompt and "YES or NO" in prompt
+    assert "Topic: deploy" in prompt
+    assert DEPLOY_MESSAGE in prompt
+    assert "YES or NO" in prompt
     again = next(a for a in pipe.evaluate(DEPLOY_MESSAGE) if a.topic == "deploy")
-    assert again.activated and "cache" in again.reason
+    assert again.activated
+    assert "cache" in again.reason
     assert len(openai_server.chat_bodies()) == 1  # the LRU cache answered
     rows = GateLog(llm_repo).decisions()
     assert [(r.source, r.gate_result) for r in rows if r.topic_name == "deploy"] == [("llm", True), ("cache", True)]
@@ -107,7 +113,9 @@ def test_gate_no_means_not_activated(llm_repo: MemoryRepo, openai_server) -> Non
     acts = WatcherPipeline(llm_repo).process(DEPLOY_MESSAGE)
     assert all(a.topic != "deploy" for a in acts)
     row = [r for r in GateLog(llm_repo).decisions() if r.topic_name == "deploy"][-1]
-    assert row.gate_result is False and not row.activated and row.route == "gate"
+    assert row.gate_result is False
+    assert not row.activated
+    assert row.route == "gate"
 
 
 def test_unreachable_llm_falls_back_to_the_offline_rule(llm_repo: MemoryRepo, openai_server) -> None:
@@ -188,10 +196,13 @@ def test_feedback_and_report(memory_repo: MemoryRepo) -> None:
     stats = gate_report(log.decisions(), [topic()])
     s = stats[0]
     assert (s.decisions, s.activated, s.gate_calls, s.gate_yes, s.not_useful) == (10, 2, 10, 2, 1)
-    assert s.score_min == 0.2 and s.score_max == 0.29
+    assert s.score_min == 0.2
+    assert s.score_max == 0.29
     assert "raise similarity_threshold from 0.15 to" in s.suggestion
     rep = runner.invoke(app, ["-C", str(memory_repo.root), "gate", "report", "--json"])
     data = json.loads(rep.output)
-    assert data["topics"][0]["gate_yes_rate"] == 0.2 and data["topics"][0]["activation_rate"] == 0.2
+    assert data["topics"][0]["gate_yes_rate"] == 0.2
+    assert data["topics"][0]["activation_rate"] == 0.2
     text = runner.invoke(app, ["-C", str(memory_repo.root), "gate", "report"]).output
-    assert "deploy" in text and "suggestion:" in text
+    assert "deploy" in text
+    assert "suggestion:" in text

@@ -55,18 +55,24 @@ def test_tags_only_with_changes_and_never_moved(memory_repo: MemoryRepo) -> None
     g = MemoryGit(memory_repo)
     today = datetime.now(timezone.utc).date()
     created, msg = g.tag_daily(today)
-    assert created and g.tag_exists(f"memory/daily/{today.isoformat()}")
+    assert created
+    assert g.tag_exists(f"memory/daily/{today.isoformat()}")
     first = git(memory_repo.root, "rev-parse", f"memory/daily/{today.isoformat()}^{{commit}}")
     (memory_repo.root / "knowledge/reference/n.md").write_text("# n\n")
     g.commit_pending()
     created, msg = g.tag_daily(today)
-    assert not created and "never moved" in msg
+    assert not created
+    assert "never moved" in msg
     assert git(memory_repo.root, "rev-parse", f"memory/daily/{today.isoformat()}^{{commit}}") == first
     created, msg = g.tag_daily(today - timedelta(days=400))
-    assert not created and "no changes" in msg
+    assert not created
+    assert "no changes" in msg
     y, w, _ = today.isocalendar()
-    assert g.tag_weekly(today)[0] and g.tag_exists(f"memory/weekly/{y}-W{w:02d}")
-    assert g.tag_named("milestone", "v1")[0] and g.tag_named("before", "rewrite")[0] and g.tag_named("extract", "v2")[0]
+    assert g.tag_weekly(today)[0]
+    assert g.tag_exists(f"memory/weekly/{y}-W{w:02d}")
+    assert g.tag_named("milestone", "v1")[0]
+    assert g.tag_named("before", "rewrite")[0]
+    assert g.tag_named("extract", "v2")[0]
     with pytest.raises(GitError, match="not a valid tag name"):
         g.tag_named("milestone", "bad name..")
 
@@ -91,11 +97,13 @@ def test_recall_blame_learned_show_at(memory_repo: MemoryRepo) -> None:
     ref.write_text("# Storage\n\n- Files are the source of truth\n- SQLite is only a cache\n")
     g.commit_pending("memory: sqlite note")
     hits = g.recall("source of truth")
-    assert [c.sha for c in hits] == [first] and hits[0].files == ("knowledge/reference/storage.md",)
+    assert [c.sha for c in hits] == [first]
+    assert hits[0].files == ("knowledge/reference/storage.md",)
     assert "Files are the source of truth" in g.blame("knowledge/reference/storage.md")
     assert ("knowledge/reference/storage.md", "- SQLite is only a cache") in g.learned_lines("1 hour ago")
     sha, old = g.show_at("daily/2026-02-16", "knowledge/reference/storage.md")
-    assert sha == first and "SQLite" not in old
+    assert sha == first
+    assert "SQLite" not in old
     sha, now = g.show_at((date.today() + timedelta(days=1)).isoformat(), "knowledge/reference/storage.md")
     assert "SQLite" in now
     with pytest.raises(GitError):

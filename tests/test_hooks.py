@@ -48,11 +48,14 @@ def test_deleting_and_renaming_are_rejected(with_transcript) -> None:
     rel = repo.rel(path)
     git(repo.root, "mv", rel, rel.replace(".md", "-renamed.md"))
     proc = git(repo.root, "commit", "-m", "rename", check=False)
-    assert proc.returncode != 0 and "may not be renamed" in proc.stderr and rel in proc.stderr
+    assert proc.returncode != 0
+    assert "may not be renamed" in proc.stderr
+    assert rel in proc.stderr
     git(repo.root, "reset", "-q", "--hard")
     git(repo.root, "rm", "-q", rel)
     proc = git(repo.root, "commit", "-m", "delete", check=False)
-    assert proc.returncode != 0 and "may not be deleted" in proc.stderr
+    assert proc.returncode != 0
+    assert "may not be deleted" in proc.stderr
 
 
 def test_new_transcript_needs_valid_frontmatter(memory_repo: MemoryRepo) -> None:
@@ -60,10 +63,13 @@ def test_new_transcript_needs_valid_frontmatter(memory_repo: MemoryRepo) -> None
     bad.parent.mkdir(parents=True)
     bad.write_text("# no frontmatter\n")
     proc = commit_all(memory_repo.root)
-    assert proc.returncode != 0 and "0000-x-bad.md" in proc.stderr and "missing frontmatter" in proc.stderr
+    assert proc.returncode != 0
+    assert "0000-x-bad.md" in proc.stderr
+    assert "missing frontmatter" in proc.stderr
     bad.write_text("---\nsession_id: x\nstarted: 2026-01-01T00:00:00Z\nstatus: open\n---\n\n# t\n")
     proc = commit_all(memory_repo.root)
-    assert proc.returncode != 0 and "still open" in proc.stderr
+    assert proc.returncode != 0
+    assert "still open" in proc.stderr
 
 
 def test_memory_cap_warns_then_rejects(memory_repo: MemoryRepo) -> None:
@@ -71,27 +77,36 @@ def test_memory_cap_warns_then_rejects(memory_repo: MemoryRepo) -> None:
     head = mem.read_text()
     mem.write_text(head + "".join(f"- 2026-01-01: fact {i}\n" for i in range(185 - head.count("\n"))))
     proc = commit_all(memory_repo.root)
-    assert proc.returncode == 0 and "warning" in proc.stderr and "185 lines" in proc.stderr
+    assert proc.returncode == 0
+    assert "warning" in proc.stderr
+    assert "185 lines" in proc.stderr
     mem.write_text(head + "".join(f"- 2026-01-01: fact {i}\n" for i in range(230)))
     proc = commit_all(memory_repo.root)
-    assert proc.returncode != 0 and "over the limit of 220" in proc.stderr
+    assert proc.returncode != 0
+    assert "over the limit of 220" in proc.stderr
 
 
 def test_topic_with_invalid_regex_is_rejected_and_missing_triggers_warned(memory_repo: MemoryRepo) -> None:
     t = memory_repo.root / "topics/broken.md"
     t.write_text("---\ntype: topic\ntriggers:\n  - type: pattern\n    match: \"(unclosed\"\n    scope: input\n---\n\n# Broken\n")
     proc = commit_all(memory_repo.root)
-    assert proc.returncode != 0 and "topics/broken.md" in proc.stderr and "(unclosed" in proc.stderr
+    assert proc.returncode != 0
+    assert "topics/broken.md" in proc.stderr
+    assert "(unclosed" in proc.stderr
     t.write_text("---\ntype: topic\ndescription: nothing triggers me\n---\n\n# Quiet\n\n## Instructions\n\nDo things.\n")
     proc = commit_all(memory_repo.root)
-    assert proc.returncode == 0 and "topics/broken.md" in proc.stderr and "trigger" in proc.stderr
+    assert proc.returncode == 0
+    assert "topics/broken.md" in proc.stderr
+    assert "trigger" in proc.stderr
 
 
 def test_knowledge_frontmatter_must_parse(memory_repo: MemoryRepo) -> None:
     f = memory_repo.root / "knowledge/reference/bad.md"
     f.write_text("---\ntitle: [unclosed\n---\nbody\n")
     proc = commit_all(memory_repo.root)
-    assert proc.returncode != 0 and "knowledge/reference/bad.md" in proc.stderr and "frontmatter" in proc.stderr
+    assert proc.returncode != 0
+    assert "knowledge/reference/bad.md" in proc.stderr
+    assert "frontmatter" in proc.stderr
     f.write_text("---\ntitle: fine\n---\nbody\n")
     assert commit_all(memory_repo.root).returncode == 0
 
@@ -107,7 +122,8 @@ def test_foreign_hook_is_never_overwritten_silently(memory_repo: MemoryRepo) -> 
     assert any("pre-commit.local" in m for m in messages)
     (memory_repo.root / "knowledge/reference/x.md").write_text("# x\n")
     proc = commit_all(memory_repo.root)
-    assert proc.returncode == 0 and "foreign-hook-ran" in proc.stderr
+    assert proc.returncode == 0
+    assert "foreign-hook-ran" in proc.stderr
 
 
 def test_core_hooks_path_is_honoured(memory_repo: MemoryRepo) -> None:

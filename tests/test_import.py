@@ -28,10 +28,13 @@ def test_claude_code_samples(memory_repo: MemoryRepo, shared_data: Path) -> None
     sample = next(p for p in report.imported if "test-session-id" in p)
     assert sample.startswith("raw/conversations/2025/12/24/1000-test-session-id-")
     t = tf.parse((memory_repo.root / sample).read_text())
-    assert t.meta.topic == "Test session for JSONL parsing" and t.meta.channel == "claude-code"
+    assert t.meta.topic == "Test session for JSONL parsing"
+    assert t.meta.channel == "claude-code"
     tools = [i for turn in t.turns for i in turn.items if isinstance(i, tf.ToolCall)]
-    assert tools[0].tool == "Write" and tools[0].result == "File written successfully"
-    assert tools[1].tool == "Bash" and tools[1].args.startswith("git add . && git commit")
+    assert tools[0].tool == "Write"
+    assert tools[0].result == "File written successfully"
+    assert tools[1].tool == "Bash"
+    assert tools[1].args.startswith("git add . && git commit")
     # every good message line of the edge-case file is kept, unicode intact
     edge = next(p for p in report.imported if "edge_cases" in p)
     text = (memory_repo.root / edge).read_text()
@@ -48,7 +51,8 @@ def test_reimport_is_a_noop(memory_repo: MemoryRepo, shared_data: Path) -> None:
     first = import_files(memory_repo, files)
     head = git(memory_repo.root, "rev-parse", "HEAD")
     again = import_files(memory_repo, files)
-    assert again.imported == [] and sorted(again.skipped_duplicates) == sorted(first.imported)
+    assert again.imported == []
+    assert sorted(again.skipped_duplicates) == sorted(first.imported)
     assert git(memory_repo.root, "rev-parse", "HEAD") == head
 
 
@@ -86,7 +90,8 @@ def test_openai_messages(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     report = import_files(memory_repo, [f])
     assert len(report.imported) == 1
     t = tf.parse((memory_repo.root / report.imported[0]).read_text())
-    assert t.meta.model == "gpt-4o" and t.meta.session_id.startswith("oai_")
+    assert t.meta.model == "gpt-4o"
+    assert t.meta.session_id.startswith("oai_")
     assert [x.role for x in t.turns] == ["system", "user", "agent", "agent"]
     assert t.turns[2].items == (tf.ToolCall("weather", '{"city": "Vienna"}', "12°C, cloudy"),)
     assert import_files(memory_repo, [f]).skipped_duplicates == report.imported
@@ -102,7 +107,10 @@ def test_bad_files_are_refused_with_a_reason(memory_repo: MemoryRepo, tmp_path: 
     report = import_files(memory_repo, [binary, latin, unsafe, tmp_path / "missing.json"])
     assert report.imported == []
     joined = "\n".join(report.refused)
-    assert "looks binary" in joined and "not valid UTF-8" in joined and "'/'" in joined and "no such file" in joined
+    assert "looks binary" in joined
+    assert "not valid UTF-8" in joined
+    assert "'/'" in joined
+    assert "no such file" in joined
     assert not (memory_repo.root.parent / "evil").exists()
 
 
@@ -114,7 +122,8 @@ def test_same_id_other_content_is_refused(memory_repo: MemoryRepo, tmp_path: Pat
     s["messages"].append({"role": "agent", "content": "two"})
     f.write_text(json.dumps(s))
     report = import_files(memory_repo, [f])
-    assert report.imported == [] and "immutable" in report.refused[0]
+    assert report.imported == []
+    assert "immutable" in report.refused[0]
 
 
 def test_cli_import(memory_repo: MemoryRepo, shared_data: Path) -> None:
@@ -122,7 +131,8 @@ def test_cli_import(memory_repo: MemoryRepo, shared_data: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(memory_repo.root), "import", str(f)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "malformed lines skipped" in proc.stderr and "imported raw/conversations/2025/06/14/" in proc.stdout
+    assert "malformed lines skipped" in proc.stderr
+    assert "imported raw/conversations/2025/06/14/" in proc.stdout
 
 
 # ── formats are plugins: one class, one registration ──
@@ -155,9 +165,11 @@ def test_a_new_format_is_one_class_and_one_registration(memory_repo: MemoryRepo,
     f = tmp_path / "chat-1.lines"
     f.write_text("me: my key is sk-proj-Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1\nbot: noted\n")
     report = import_files(memory_repo, [f])
-    assert report.refused == [] and report.imported[0].startswith("raw/conversations/2026/03/01/0900-chat-1-")
+    assert report.refused == []
+    assert report.imported[0].startswith("raw/conversations/2026/03/01/0900-chat-1-")
     t = tf.parse((memory_repo.root / report.imported[0]).read_text())
-    assert [x.role for x in t.turns] == ["user", "agent"] and t.meta.redactions == (("openai_key", 1),)
+    assert [x.role for x in t.turns] == ["user", "agent"]
+    assert t.meta.redactions == (("openai_key", 1),)
     assert import_files(memory_repo, [f], "lines").skipped_duplicates == report.imported
 
 
@@ -184,7 +196,8 @@ def test_detection_and_unknown_formats(memory_repo: MemoryRepo, tmp_path: Path) 
     prose = tmp_path / "notes.txt"
     prose.write_text("just prose")
     report = import_files(memory_repo, [prose, chat], "nope")
-    assert len(report.refused) == 2 and "unknown format 'nope'; use one of auto, neutral, openai, claude-code" in report.refused[0]
+    assert len(report.refused) == 2
+    assert "unknown format 'nope'; use one of auto, neutral, openai, claude-code" in report.refused[0]
     report = import_files(memory_repo, [prose])
     assert "cannot tell the format; pass --format neutral, openai or claude-code" in report.refused[0]
 
@@ -197,6 +210,8 @@ def test_cli_format_choices_come_from_the_registry(memory_repo: MemoryRepo, tmp_
     f = tmp_path / "c.json"
     f.write_text(json.dumps([{"role": "user", "content": "hi"}]))
     r = CliRunner().invoke(app, ["-C", str(memory_repo.root), "import", "--format", "nope", str(f)])
-    assert r.exit_code == 2 and "use one of auto, neutral, openai, claude-code" in r.output
+    assert r.exit_code == 2
+    assert "use one of auto, neutral, openai, claude-code" in r.output
     r = CliRunner().invoke(app, ["-C", str(memory_repo.root), "import", "--format", "openai", str(f)])
-    assert r.exit_code == 0 and "imported raw/conversations/" in r.output
+    assert r.exit_code == 0
+    assert "imported raw/conversations/" in r.output

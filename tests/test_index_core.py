@@ -117,7 +117,8 @@ def test_index_uses_vec0_knn(filled: MemoryRepo) -> None:
         assert n_vec == index.store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] > 0
         q = index.embedder.embed_query("sqlite vec extension")
         rows = index.store.conn.execute("SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?", (q, 3)).fetchall()
-        assert len(rows) == 3 and rows[0][1] <= rows[-1][1]
+        assert len(rows) == 3
+        assert rows[0][1] <= rows[-1][1]
         assert index.store.meta("embedder") == "offline:hash-v3:512"
 
 
@@ -132,9 +133,11 @@ def test_transcript_chunks_by_turn_with_lines_and_times() -> None:
     assert lines[first.start_line - 1].startswith("## 23:58")
     assert (first.start_line, first.end_line) == (second.start_line, second.end_line) == (third.start_line, third.end_line)
     assert first.end_line == len(lines) - 1
-    assert first.turn_time == "2026-03-01T23:58:00Z" and second.turn_time == "2026-03-01T23:59:00Z"
+    assert first.turn_time == "2026-03-01T23:58:00Z"
+    assert second.turn_time == "2026-03-01T23:59:00Z"
     assert third.turn_time == "2026-03-02T00:03:00Z"  # the date prefix after midnight
-    assert first.text.startswith("Alice (user), 1 March 2026:") and "agent, 1 March 2026:" in first.text
+    assert first.text.startswith("Alice (user), 1 March 2026:")
+    assert "agent, 1 March 2026:" in first.text
     assert "Alice (user), 2 March 2026:" in third.text
     assert fc.title == "Database Choice"
 
@@ -164,11 +167,14 @@ def test_markdown_chunks_by_section_and_tolerates_broken_frontmatter() -> None:
     assert fc.tags == ("infra",)
     lines = KNOWLEDGE.split("\n")
     deploys = fc.chunks[1]
-    assert lines[deploys.start_line - 1] == "## Deploys" and "blue-green" in lines[deploys.end_line - 1]
+    assert lines[deploys.start_line - 1] == "## Deploys"
+    assert "blue-green" in lines[deploys.end_line - 1]
     broken = chunk_file("knowledge/reference/b.md", "---\ntags: [a, b\n---\n# B\ntext body\n", "reference")
-    assert broken.warnings and any("text body" in c.text for c in broken.chunks)
+    assert broken.warnings
+    assert any("text body" in c.text for c in broken.chunks)
     unclosed = chunk_file("knowledge/reference/c.md", "---\ntags: x\n# C\nbody\n", "reference")
-    assert unclosed.warnings and unclosed.chunks
+    assert unclosed.warnings
+    assert unclosed.chunks
 
 
 # ── query safety ──
@@ -206,18 +212,24 @@ def test_stopwords_dropped_and_terms_ored() -> None:
 def test_search_points_at_lines_and_filters_category(filled: MemoryRepo) -> None:
     with SearchIndex(filled) as index:
         results = index.search("which database holds the embeddings?", limit=5)
-        assert results and isinstance(results[0], SearchResult)
+        assert results
+        assert isinstance(results[0], SearchResult)
         top = {r.path: r for r in results}
         conv = top["raw/conversations/2026/03/01/2358-ses_test01-database-choice.md"]
-        assert conv.category == "conversation" and conv.turn_time is not None
+        assert conv.category == "conversation"
+        assert conv.turn_time is not None
         assert conv.start_line <= conv.end_line
         only = index.search("database", limit=5, category="project")
-        assert only and all(r.category == "project" for r in only)
-        assert only[0].path == "knowledge/projects/infra/context.md" and only[0].heading == "Infrastructure > Database"
+        assert only
+        assert all(r.category == "project" for r in only)
+        assert only[0].path == "knowledge/projects/infra/context.md"
+        assert only[0].heading == "Infrastructure > Database"
         weighted = index.search("blue-green deploys", limit=3, merge="weighted", explain=True)
         assert weighted[0].path == "knowledge/projects/infra/context.md"
-        assert weighted[0].explain and weighted[0].explain["merge"] == "weighted"
-        assert weighted[0].explain["bm25"] is not None and weighted[0].explain["vector_similarity"] is not None
+        assert weighted[0].explain
+        assert weighted[0].explain["merge"] == "weighted"
+        assert weighted[0].explain["bm25"] is not None
+        assert weighted[0].explain["vector_similarity"] is not None
         # auto, the default, is reciprocal-rank fusion with the lexical offline embedder
         auto = index.search("blue-green deploys", limit=3, explain=True)
         assert auto[0].explain["merge"] == "rrf"
@@ -229,7 +241,9 @@ def test_archive_results_are_flagged(filled: MemoryRepo) -> None:
     write(filled, "archive/journal/2025-01-01.md", "# 2025-01-01\n\n## notes\nThe old mainframe migration finished.\n")
     with SearchIndex(filled) as index:
         results = index.search("mainframe migration", limit=3)
-    assert results[0].path == "archive/journal/2025-01-01.md" and results[0].archived and results[0].category == "archive"
+    assert results[0].path == "archive/journal/2025-01-01.md"
+    assert results[0].archived
+    assert results[0].category == "archive"
 
 
 def test_terms_in_most_chunks_leave_the_match_but_not_the_ranking(memory_repo: MemoryRepo) -> None:
@@ -270,7 +284,8 @@ def test_binary_and_disappearing_files_never_abort_a_rebuild(filled: MemoryRepo,
         assert any("blob.md" in w and "binary" in w for w in report.warnings)
         paths = {r[0] for r in index.store.conn.execute("SELECT path FROM files")}
     assert "knowledge/reference/blob.md" not in paths
-    assert "knowledge/reference/note0.md" in paths and "knowledge/reference/note2.md" not in paths
+    assert "knowledge/reference/note0.md" in paths
+    assert "knowledge/reference/note2.md" not in paths
 
 
 # ── freshness ──
@@ -299,7 +314,8 @@ def test_post_commit_hook_updates_the_index_in_the_background(filled: MemoryRepo
     with SearchIndex(filled) as index:
         assert index.is_fresh()
         hits = index.search("xylophone museum", limit=1, fresh=False)  # no catch-up: the hook did it
-    assert hits and hits[0].path == "knowledge/people/bob.md"
+    assert hits
+    assert hits[0].path == "knowledge/people/bob.md"
 
 
 def paths(results: list[SearchResult]) -> list[str]:
@@ -341,7 +357,9 @@ def test_incremental_sync_only_touches_the_difference(filled: MemoryRepo) -> Non
         write(filled, "knowledge/reference/one.md", "# One\nsingle change\n")
         commit_all(filled, "one")
         report = index.catch_up()
-        assert not report.full and report.indexed == 1 and report.removed == 0
+        assert not report.full
+        assert report.indexed == 1
+        assert report.removed == 0
         assert index.catch_up().indexed == 0  # fresh now
 
 
@@ -349,17 +367,20 @@ def test_incremental_sync_only_touches_the_difference(filled: MemoryRepo) -> Non
 def test_identity_change_rebuilds_and_cache_survives(filled: MemoryRepo) -> None:
     with SearchIndex(filled, embedder=HashingEmbedder(64)) as index:
         first = index.catch_up()
-        assert first.full and first.embedded > 0
+        assert first.full
+        assert first.embedded > 0
     with SearchIndex(filled, embedder=HashingEmbedder(128)) as index:
         assert index.needs_rebuild()
         report = index.catch_up()
-        assert report.full and report.embedded > 0
+        assert report.full
+        assert report.embedded > 0
         assert index.store.meta("dimensions") == "128"
         assert index.search("sqlite", limit=1)
     (filled.root / "memory.db").unlink()
     with SearchIndex(filled, embedder=HashingEmbedder(128)) as index:
         report = index.rebuild_full()
-        assert report.indexed > 0 and report.embedded == 0  # every chunk came from the cache
+        assert report.indexed > 0
+        assert report.embedded == 0  # every chunk came from the cache
 
 
 def test_openai_embedder_against_loopback_server(filled: MemoryRepo, openai_server) -> None:
@@ -370,9 +391,12 @@ def test_openai_embedder_against_loopback_server(filled: MemoryRepo, openai_serv
         n_texts = index.store.conn.execute("SELECT count(DISTINCT text) FROM chunks").fetchone()[0]
         assert report.embedded == n_texts > 4
         bodies = openai_server.embedding_bodies()
-        assert len(bodies) >= 2 and all(len(b["input"]) <= 4 for b in bodies) and bodies[0]["dimensions"] == 64
+        assert len(bodies) >= 2
+        assert all(len(b["input"]) <= 4 for b in bodies)
+        assert bodies[0]["dimensions"] == 64
         hits = index.search("sqlite vec extension", limit=2, explain=True)
-        assert hits and hits[0].explain["merge"] == "weighted"  # auto, with a semantic embedder
+        assert hits
+        assert hits[0].explain["merge"] == "weighted"  # auto, with a semantic embedder
         before = len(openai_server.embedding_bodies())
         again = index.rebuild_full()
         assert again.embedded == 0
@@ -410,7 +434,8 @@ def test_neural_embedders_skip_cleanly_when_absent() -> None:
 def test_deleted_index_falls_back_to_git_grep(filled: MemoryRepo) -> None:
     assert not filled.index_path.exists()
     outcome = search_outcome("blue-green deploys", repo=filled)
-    assert outcome.source in ("git grep", "ripgrep") and outcome.notices
+    assert outcome.source in ("git grep", "ripgrep")
+    assert outcome.notices
     assert outcome.results[0].path == "knowledge/projects/infra/context.md"
     with pytest.warns(IndexFallbackWarning):
         assert search("sqlite", repo=filled)
@@ -421,7 +446,8 @@ def test_corrupt_index_is_moved_aside_and_rebuilt(filled: MemoryRepo) -> None:
         index.catch_up()
     filled.index_path.write_bytes(b"this is not a database" * 100)
     outcome = search_outcome("blue-green deploys", repo=filled)
-    assert outcome.source == "index" and any("corrupt" in n for n in outcome.notices)
+    assert outcome.source == "index"
+    assert any("corrupt" in n for n in outcome.notices)
     assert outcome.results[0].path == "knowledge/projects/infra/context.md"
     assert list(filled.root.glob("memory.db.corrupt-*"))
     assert "memory.db.corrupt-" in (filled.root / ".gitignore").read_text() or True
@@ -438,7 +464,8 @@ def test_unreadable_index_falls_back(filled: MemoryRepo) -> None:
         filled.index_path.chmod(0)
     try:
         outcome = search_outcome("blue-green", repo=filled)
-        assert outcome.results and outcome.notices
+        assert outcome.results
+        assert outcome.notices
     finally:
         if filled.index_path.is_dir():
             filled.index_path.rmdir()
@@ -458,7 +485,8 @@ def test_two_processes_indexing_at_once(filled: MemoryRepo) -> None:
         chunks = index.store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         vec = index.store.conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0]
         fts = index.store.conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
-        assert files == len(list(filled.iter_markdown())) and chunks == vec == fts
+        assert files == len(list(filled.iter_markdown()))
+        assert chunks == vec == fts
 
 
 # ── CLI ──
@@ -471,26 +499,35 @@ def test_cli_search_json_batch_status_doctor(filled: MemoryRepo, tmp_path: Path)
     r = runner.invoke(app, ["-C", str(filled.root), "search", "blue-green deploys", "--json", "--limit", "2"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    assert data[0]["path"] == "knowledge/projects/infra/context.md" and "start_line" in data[0]
+    assert data[0]["path"] == "knowledge/projects/infra/context.md"
+    assert "start_line" in data[0]
     r = runner.invoke(app, ["-C", str(filled.root), "search", "sqlite", "--explain", "--category", "conversation"])
-    assert r.exit_code == 0 and "explain: merge=rrf" in r.stdout  # auto, with the offline embedder
+    assert r.exit_code == 0
+    assert "explain: merge=rrf" in r.stdout  # auto, with the offline embedder
     r = runner.invoke(app, ["-C", str(filled.root), "search", "sqlite", "--explain", "--merge", "weighted"])
-    assert r.exit_code == 0 and "explain: merge=weighted" in r.stdout
+    assert r.exit_code == 0
+    assert "explain: merge=weighted" in r.stdout
     r = runner.invoke(app, ["-C", str(filled.root), "search", "sqlite", "--merge", "best"])
-    assert r.exit_code == 2 and "use auto, rrf or weighted" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2
+    assert "use auto, rrf or weighted" in r.output
+    assert "Traceback" not in r.output
     queries = tmp_path / "q.txt"
     queries.write_text("sqlite\n\"(NOT\ngardening calendar\n", encoding="utf-8")
     r = runner.invoke(app, ["-C", str(filled.root), "search", "--batch", str(queries), "--json"])
     assert r.exit_code == 0, r.output
     lines = r.stdout.strip().split("\n")
-    assert len(lines) == 3 and all(isinstance(json.loads(x), list) for x in lines)
+    assert len(lines) == 3
+    assert all(isinstance(json.loads(x), list) for x in lines)
     r = runner.invoke(app, ["-C", str(filled.root), "index", "status"])
-    assert r.exit_code == 0 and "fresh" in r.stdout
+    assert r.exit_code == 0
+    assert "fresh" in r.stdout
     r = runner.invoke(app, ["-C", str(filled.root), "doctor", "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
-    assert doc["sqlite_vec_loaded"] is True and doc["files_in_repo"] == doc["rows_in_index"]
-    assert doc["sqlite_module"] in ("sqlite3", "pysqlite3") and doc["embedder"]["name"] == "offline"
+    assert doc["sqlite_vec_loaded"] is True
+    assert doc["files_in_repo"] == doc["rows_in_index"]
+    assert doc["sqlite_module"] in ("sqlite3", "pysqlite3")
+    assert doc["embedder"]["name"] == "offline"
 
 
 def test_hook_path_stays_light() -> None:
@@ -512,10 +549,13 @@ def test_lexical_embedder_rescores_bm25_candidates(filled: MemoryRepo, monkeypat
         monkeypatch.setattr(index.query, "knn", lambda *a, **k: calls.append(1) or real_knn(*a, **k))
         monkeypatch.setattr(query, "RERANK_MIN_CANDIDATES", 1)
         hits = index.search("sqlite embeddings", limit=3, explain=True)
-        assert hits and not calls
-        assert hits[0].explain["vector_similarity"] is not None and hits[0].explain["bm25"] is not None
+        assert hits
+        assert not calls
+        assert hits[0].explain["vector_similarity"] is not None
+        assert hits[0].explain["bm25"] is not None
         monkeypatch.setattr(query, "RERANK_MIN_CANDIDATES", 1000)
-        assert index.search("sqlite embeddings", limit=3) and calls  # too few BM25 hits: full KNN
+        assert index.search("sqlite embeddings", limit=3)
+        assert calls  # too few BM25 hits: full KNN
         # the rowid lookups give the same distances as vec0's KNN
         q = index.embedder.embed_query("sqlite embeddings")
         knn = dict(real_knn(q, 50, None))
@@ -537,9 +577,11 @@ def test_background_sync_never_replaces_the_embedder_a_program_gave(filled: Memo
         st = index.status()
         assert (st.embedder, st.dimensions) == ("offline:hash-v3:64", 64)
         assert "knowledge/reference/later.md" in st.stale_paths  # not written by the sync
-        assert "not synced" in proc.stdout and "autopoiesis index rebuild" in proc.stdout
+        assert "not synced" in proc.stdout
+        assert "autopoiesis index rebuild" in proc.stdout
         hits = index.search("narwhal migration", limit=1)  # its own program catches it up
-        assert hits and hits[0].path == "knowledge/reference/later.md"
+        assert hits
+        assert hits[0].path == "knowledge/reference/later.md"
         assert (index.status().embedder, index.status().dimensions) == ("offline:hash-v3:64", 64)
 
 
@@ -554,7 +596,9 @@ def test_embedders_are_made_by_name_from_the_registry(filled: MemoryRepo) -> Non
 
     assert embedder_names()[:4] == ("offline", "openai", "fastembed", "sentence-transformers")
     made = make_embedder("offline", filled.config)
-    assert isinstance(made, Embedder) and made.fingerprint == "offline:hash-v3:512" and made.preferred_merge == "rrf"
+    assert isinstance(made, Embedder)
+    assert made.fingerprint == "offline:hash-v3:512"
+    assert made.preferred_merge == "rrf"
     register_embedder("test-tiny", lambda config: HashingEmbedder(32))
     assert make_embedder("test-tiny", filled.config).dimensions == 32
     with pytest.raises(ConfigError, match="unknown search.embedder 'nope'; use offline, openai"):

@@ -28,14 +28,16 @@ def test_every_kind_of_change_is_seen_between_searches(memory_repo: MemoryRepo) 
         index.rebuild_full()
         assert "knowledge/reference/animals.md" not in paths(index, "quokka")
         watcher = index.freshness.change_watcher()
-        assert watcher is not None and watcher.verified
+        assert watcher is not None
+        assert watcher.verified
 
         # an uncommitted edit of a tracked file
         ref = root / "knowledge/reference/animals.md"
         ref.write_text("# Animals\n\n- The quokka lives on Rottnest Island\n")
         assert "knowledge/reference/animals.md" in paths(index, "quokka")
         # nothing changed: the watcher answers, no full check
-        assert index.catch_up().indexed == 0 and watcher.verified
+        assert index.catch_up().indexed == 0
+        assert watcher.verified
 
         # a new folder, created and filled at once
         deep = root / "knowledge/projects/zoo/notes"

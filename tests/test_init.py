@@ -26,9 +26,11 @@ def test_layout_commit_and_hooks(tmp_path: Path) -> None:
         text = (root / "knowledge/identity" / f).read_text()
         assert text.startswith("---\ntype: identity\nrole: ")
     assert (root / "knowledge/memory/MEMORY.md").exists()
-    assert (root / "knowledge/projects/_active.md").exists() and (root / "knowledge/people/_index.md").exists()
+    assert (root / "knowledge/projects/_active.md").exists()
+    assert (root / "knowledge/people/_index.md").exists()
     assert len(list((root / "topics").glob("*.md"))) >= 2
-    assert "memory.db" in (root / ".gitignore").read_text() and "scratch/" in (root / ".gitignore").read_text()
+    assert "memory.db" in (root / ".gitignore").read_text()
+    assert "scratch/" in (root / ".gitignore").read_text()
     assert "filter=lfs" in (root / ".gitattributes").read_text()
     config = (root / "memory-config.yaml").read_text()
     for key in ("token_budget", "bm25_weight", "similarity_threshold", "journal_retention_days", "auto_tag_daily", "provider"):
@@ -38,7 +40,9 @@ def test_layout_commit_and_hooks(tmp_path: Path) -> None:
     assert (root / ".git/hooks/pre-commit").read_text().count("autopoiesis") >= 1
     assert MemoryRepo.locate(root).is_initialized()
     # the search index exists from the start, so post-commit keeps it fresh from the first capture
-    assert (root / "memory.db").exists() and report.index and "search index built" in report.index
+    assert (root / "memory.db").exists()
+    assert report.index
+    assert "search index built" in report.index
     assert "memory.db" not in git(root, "ls-files")
 
 
@@ -46,7 +50,8 @@ def test_second_run_changes_nothing(tmp_path: Path) -> None:
     first = init_memory_repo(tmp_path / "mem")
     head = git(first.root, "rev-parse", "HEAD")
     again = init_memory_repo(tmp_path / "mem")
-    assert not again.changed and again.commit is None
+    assert not again.changed
+    assert again.commit is None
     assert git(first.root, "rev-parse", "HEAD") == head
 
 
@@ -64,7 +69,8 @@ def test_existing_repo_keeps_its_files(tmp_path: Path) -> None:
     assert (root / "notes.txt").read_text() == "mine\n"
     assert (root / "wip.txt").read_text() == "uncommitted work\n"
     ignore = (root / ".gitignore").read_text()
-    assert ignore.startswith("node_modules/\n") and "memory.db" in ignore
+    assert ignore.startswith("node_modules/\n")
+    assert "memory.db" in ignore
     # the uncommitted file is not swept into the init commit
     assert "wip.txt" not in git(root, "show", "--name-only", "--format=", "HEAD")
     assert "?? wip.txt" in git(root, "status", "--porcelain")

@@ -30,8 +30,10 @@ def test_daily_summary_updates_not_duplicates(memory_repo: MemoryRepo, tmp_path:
         text = (memory_repo.root / "knowledge/journal/2026-02-16.md").read_text()
         again = c.daily_summary(DAY)
         none = c.daily_summary(DAY + timedelta(days=3))
-    assert first.commit and last_subject(memory_repo).startswith("memory: daily journal 2026-02-16")
-    assert "2 already there" not in first.actions[0] and "0 bullet(s) added" in again.actions[0]
+    assert first.commit
+    assert last_subject(memory_repo).startswith("memory: daily journal 2026-02-16")
+    assert "2 already there" not in first.actions[0]
+    assert "0 bullet(s) added" in again.actions[0]
     assert (memory_repo.root / "knowledge/journal/2026-02-16.md").read_text() == text
     assert "no transcripts" in none.actions[0]
     assert kf.parse(text).meta()["sessions"] == ["ses_a", "ses_b"]
@@ -46,11 +48,14 @@ def test_weekly_rollup_supersedes_last_weeks_context(memory_repo: MemoryRepo, tm
     with MemoryCondenser(memory_repo) as c:
         w1 = c.weekly_rollup(DAY)
         w2 = c.weekly_rollup(date(2026, 2, 24))
-    assert w1.commit and w2.commit and last_subject(memory_repo).startswith("memory: weekly rollup 2026-W09")
+    assert w1.commit
+    assert w2.commit
+    assert last_subject(memory_repo).startswith("memory: weekly rollup 2026-W09")
     doc = kf.parse((memory_repo.root / "knowledge/memory/MEMORY.md").read_text())
     i = doc.find_section("Active Context")
     ctx = list(doc.sections[i].entries())
-    assert [e.active for e in ctx] == [False, True] and ctx[0].superseded_by == ctx[1].id
+    assert [e.active for e in ctx] == [False, True]
+    assert ctx[0].superseded_by == ctx[1].id
     assert ctx[1].text.startswith("autopoiesis: 1 session(s) in 2026-W09")
     decisions = [e.text for e in doc.sections[doc.find_section("Key Decisions")].entries()]
     assert decisions == ["Files are the source of truth, SQLite is only a cache."]  # promoted from the journal
@@ -69,11 +74,15 @@ def test_prune_memory_moves_oldest_to_archive(memory_repo: MemoryRepo) -> None:
         r = p.prune_memory()
     mem = kf.parse((memory_repo.root / "knowledge/memory/MEMORY.md").read_text())
     arch = kf.parse((memory_repo.root / "archive/memory/MEMORY.md").read_text())
-    assert mem.line_count() <= 200 and r.commit and last_subject(memory_repo).startswith("maintenance:")
+    assert mem.line_count() <= 200
+    assert r.commit
+    assert last_subject(memory_repo).startswith("maintenance:")
     kept = {e.text for _, e in mem.entries()}
     moved = {e.text for _, e in arch.entries()}
-    assert len(kept | moved) == 230 and not kept & moved  # nothing lost
-    assert "Lesson number 0 about topic 0" in moved and "Lesson number 229 about topic 1603" in kept
+    assert len(kept | moved) == 230
+    assert not kept & moved  # nothing lost
+    assert "Lesson number 0 about topic 0" in moved
+    assert "Lesson number 229 about topic 1603" in kept
 
 
 def test_prune_journals_and_evict_stale(memory_repo: MemoryRepo) -> None:
@@ -89,9 +98,12 @@ def test_prune_journals_and_evict_stale(memory_repo: MemoryRepo) -> None:
         scores = {rel: s for rel, s, _, _ in p.scores()}
         r = p.prune_all()
     assert scores["knowledge/reference/old-topic.md"] < 0.01 < scores["knowledge/reference/fresh.md"]
-    assert (root / "archive/journal/2025-06-01.md").exists() and not (root / "knowledge/journal/2025-06-01.md").exists()
-    assert (root / "archive/reference/old-topic.md").exists() and (root / "knowledge/reference/fresh.md").exists()
-    assert r.commit and last_subject(memory_repo).startswith("maintenance:")
+    assert (root / "archive/journal/2025-06-01.md").exists()
+    assert not (root / "knowledge/journal/2025-06-01.md").exists()
+    assert (root / "archive/reference/old-topic.md").exists()
+    assert (root / "knowledge/reference/fresh.md").exists()
+    assert r.commit
+    assert last_subject(memory_repo).startswith("maintenance:")
     assert MemoryGit(memory_repo).run("status", "--porcelain", "--", "archive").stdout == ""  # only its own paths committed
 
 
@@ -113,12 +125,16 @@ def test_compaction_check_rejects_lossy_rewrites(memory_repo: MemoryRepo, openai
     openai_server.enqueue(lossy)
     with MemoryPruner(repo) as p:
         verdict, r = p.compact(rel)
-    assert not verdict.accepted and verdict.loss > 0.05 and r.flagged == (rel,)
+    assert not verdict.accepted
+    assert verdict.loss > 0.05
+    assert r.flagged == (rel,)
     after = kf.parse((repo.root / rel).read_text())
-    assert after.meta()["needs_compact"] is True and {e.text for _, e in after.entries()} == set(facts)
+    assert after.meta()["needs_compact"] is True
+    assert {e.text for _, e in after.entries()} == set(facts)
     with MemoryPruner(repo) as p:
         verdict, r = p.compact(rel, faithful)
-    assert verdict.accepted and kf.parse((repo.root / rel).read_text()).meta()["needs_compact"] is False
+    assert verdict.accepted
+    assert kf.parse((repo.root / rel).read_text()).meta()["needs_compact"] is False
 
 
 def test_cli_condense_prune_archive(memory_repo: MemoryRepo, tmp_path: Path) -> None:
@@ -130,13 +146,16 @@ def test_cli_condense_prune_archive(memory_repo: MemoryRepo, tmp_path: Path) -> 
     runner = CliRunner()
     base = ["-C", str(memory_repo.root)]
     r = runner.invoke(app, base + ["condense", "daily", "--date", "2026-02-16"])
-    assert r.exit_code == 0 and "journal 2026-02-16" in r.output, r.output
+    assert r.exit_code == 0, r.output
+    assert "journal 2026-02-16" in r.output, r.output
     r = runner.invoke(app, base + ["condense", "weekly", "--date", "2026-02-16"])
-    assert r.exit_code == 0 and "weekly rollup 2026-W08" in r.output, r.output
+    assert r.exit_code == 0, r.output
+    assert "weekly rollup 2026-W08" in r.output, r.output
     assert runner.invoke(app, base + ["condense", "monthly"]).exit_code == 0
     assert runner.invoke(app, base + ["prune"]).exit_code == 0
     r = runner.invoke(app, base + ["archive"])
-    assert r.exit_code == 0 and "nothing to do" in r.output
+    assert r.exit_code == 0
+    assert "nothing to do" in r.output
     assert runner.invoke(app, base + ["condense", "yearly"]).exit_code == 2
 
 

@@ -80,7 +80,8 @@ def test_complete_uses_stage_model_and_reports_usage(make_client, openai_server)
     assert (res.tokens_in, res.tokens_out, res.cached, res.fell_back) == (11, 3, False, False)
     (body,) = openai_server.chat_bodies()
     assert body["model"] == "model-x"
-    assert body["max_tokens"] == 20 and body["temperature"] == 0.5
+    assert body["max_tokens"] == 20
+    assert body["temperature"] == 0.5
     assert body["messages"] == [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say hello"}]
     assert "response_format" not in body
 
@@ -198,7 +199,8 @@ def test_500_then_success(make_client, openai_server, tmp_path):
     assert llm.complete("extract", "x").text == "recovered"
     assert len(openai_server.chat_bodies()) == 3
     (row,) = ledger_rows(tmp_path)
-    assert row["ok"] and row["attempts"] == 3
+    assert row["ok"]
+    assert row["attempts"] == 3
 
 
 def test_connection_drop_then_success(make_client, openai_server):
@@ -218,7 +220,8 @@ def test_hang_times_out_retries_then_unavailable(make_client, openai_server, tmp
     assert "timed out" in str(info.value)
     assert len(openai_server.chat_bodies()) == 3
     (row,) = ledger_rows(tmp_path)
-    assert row["ok"] is False and "timed out" in row["error"]
+    assert row["ok"] is False
+    assert "timed out" in row["error"]
 
 
 def test_client_error_is_not_retried(make_client, openai_server):
@@ -239,7 +242,8 @@ def test_cache_second_identical_call_makes_no_request(make_client, openai_server
     assert len(openai_server.chat_bodies()) == 1
     # the cache is a file: a new client (another process) hits it too
     again = LLMClient(MemoryRepo(tmp_path)).complete("extract", "same prompt", system="s")
-    assert again.cached and len(openai_server.chat_bodies()) == 1
+    assert again.cached
+    assert len(openai_server.chat_bodies()) == 1
     # anything that shapes the answer is part of the key
     llm.complete("extract", "same prompt", system="s", max_tokens=7)
     llm.complete("extract", "same prompt", system="other")
@@ -262,7 +266,10 @@ def test_ledger_and_usage(make_client, openai_server, tmp_path):
     assert [r["cached"] for r in rows] == [False, False, True, False]
     today = clock.today().isoformat()  # the ledger counts UTC days
     for r in rows:
-        assert r["day"] == today and r["provider"] == "openai" and r["model"] == "gpt-4o-mini" and r["ok"]
+        assert r["day"] == today
+        assert r["provider"] == "openai"
+        assert r["model"] == "gpt-4o-mini"
+        assert r["ok"]
         assert dt.datetime.fromisoformat(r["ts"]).date().isoformat() == today
     one_call = (1000 * 0.15 + 500 * 0.60) / 1e6
     assert rows[0]["cost"] == pytest.approx(one_call)
@@ -309,16 +316,20 @@ def test_daily_budget_falls_back_to_offline(make_client, openai_server, tmp_path
     llm = make_client(daily_token_budget=100)
     openai_server.default_chat = lambda body: {"content": "remote", "prompt_tokens": 80, "completion_tokens": 30}
     first = llm.complete("extract", "Payload:\nThe budget is small. Second sentence here.")
-    assert first.provider == "openai" and not first.fell_back
+    assert first.provider == "openai"
+    assert not first.fell_back
     assert llm.notice is None
     with caplog.at_level(logging.WARNING, logger="autopoiesis.llm"):
         second = llm.complete("extract", "Payload:\nThe budget is small. Second sentence here.", cache=False)
         third = llm.complete("condense", "Notes:\nAnother one.")
-    assert second.provider == "offline" and second.fell_back and not second.cached
+    assert second.provider == "offline"
+    assert second.fell_back
+    assert not second.cached
     assert second.text.startswith("The budget is small.")
     assert third.fell_back
     assert len(openai_server.chat_bodies()) == 1
-    assert llm.notice and "daily LLM token budget" in llm.notice
+    assert llm.notice
+    assert "daily LLM token budget" in llm.notice
     assert sum("token budget" in r.getMessage() for r in caplog.records) == 1  # warned once
     # the budget is counted from the ledger, so a fresh client (another process) sees it too
     other = LLMClient(MemoryRepo(tmp_path))
@@ -338,7 +349,9 @@ def test_yes_no_sends_one_token_at_temperature_zero(make_client, openai_server):
     assert llm.yes_no("gate", prompt + " ") is False
     assert llm.yes_no("gate", prompt + "  ") is None
     for body in openai_server.chat_bodies():
-        assert body["max_tokens"] == 1 and body["temperature"] == 0 and body["model"] == "tiny-gate"
+        assert body["max_tokens"] == 1
+        assert body["temperature"] == 0
+        assert body["model"] == "tiny-gate"
 
 
 # ── concurrency ──
@@ -382,13 +395,16 @@ def test_offline_provider_is_deterministic_and_makes_no_requests(tmp_path, opena
     a = llm.complete("commit_message", prompt)
     b = llm.complete("commit_message", prompt)
     assert a.text == b.text == "Added the gate. Then the cache! And more text here?"
-    assert a.provider == "offline" and not a.fell_back and not a.cached
+    assert a.provider == "offline"
+    assert not a.fell_back
+    assert not a.cached
     short = llm.complete("commit_message", prompt, max_tokens=5)  # ~20 characters
     assert short.text == "Added the gate."
 
     yes = GATE.format(message="Please triage my email inbox today", name="Email Triage", description="Sort incoming email")
     no = GATE.format(message="What is the weather in Vienna?", name="Email Triage", description="Sort incoming email")
-    assert llm.yes_no("gate", yes) is True and llm.yes_no("gate", yes) is True
+    assert llm.yes_no("gate", yes) is True
+    assert llm.yes_no("gate", yes) is True
     assert llm.yes_no("gate", no) is False
     assert llm.yes_no("gate", "Is this a question? YES or NO") is False  # not the gate's shape: NO
 
@@ -402,7 +418,8 @@ def test_offline_provider_is_deterministic_and_makes_no_requests(tmp_path, opena
 
     assert openai_server.requests == []
     rows = ledger_rows(tmp_path)
-    assert rows and all(r["provider"] == "offline" and r["cost"] == 0 and not r["cached"] for r in rows)
+    assert rows
+    assert all(r["provider"] == "offline" and r["cost"] == 0 and not r["cached"] for r in rows)
 
 
 def test_offline_client_without_state_folder():
@@ -465,7 +482,8 @@ def test_registered_provider_gets_the_clients_retries_and_ledger(tmp_path):
     with pytest.raises(LLMUnavailableError, match="OPENAI_API_KEY"):
         llm.complete("extract", "again")
     llm.close()
-    assert len(made) == 1 and made[0].closed
+    assert len(made) == 1
+    assert made[0].closed
     rows = ledger_rows(tmp_path)
     assert [(r["provider"], r["ok"], r["attempts"]) for r in rows] == [("echo", True, 2), ("echo", False, 1)]
 
@@ -505,7 +523,9 @@ def test_cli_llm_usage(make_client, openai_server, tmp_path):
     env = {"AUTOPOIESIS_REPO": str(tmp_path)}
     res = runner.invoke(app, ["llm", "usage"], env=env)
     assert res.exit_code == 0, res.output
-    assert "extract" in res.output and "est. cost" in res.output and "total" in res.output
+    assert "extract" in res.output
+    assert "est. cost" in res.output
+    assert "total" in res.output
     res = runner.invoke(app, ["llm", "usage", "--json"], env=env)
     (row,) = json.loads(res.output)
     assert (row["stage"], row["calls"], row["cached"], row["tokens_in"]) == ("extract", 2, 1, 200)
@@ -538,4 +558,5 @@ def test_loopback_embeddings_are_deterministic_and_sized(openai_server):
 
     assert cos(vecs[0], vecs[1]) > cos(vecs[0], vecs[2])
     (body, _) = openai_server.embedding_bodies()
-    assert body["dimensions"] == 64 and body["input"] == texts
+    assert body["dimensions"] == 64
+    assert body["input"] == texts

@@ -31,18 +31,25 @@ def test_replay_in_worktree_leaves_the_user_tree_alone(memory_repo: MemoryRepo, 
     stray.write_text("work in progress")
     status_before, head_before = git.run("status", "--porcelain").stdout, git.head()
     res = rp.replay_branch(memory_repo, "extract/v2")
-    assert git.current_branch() == "main" and git.head() == head_before
-    assert git.run("status", "--porcelain").stdout == status_before and "my uncommitted edit" in mem.read_text()
+    assert git.current_branch() == "main"
+    assert git.head() == head_before
+    assert git.run("status", "--porcelain").stdout == status_before
+    assert "my uncommitted edit" in mem.read_text()
     assert res.not_included == ("raw/conversations/2026/03/01/0900-ses_z-wip.md",)
     assert git.run("log", "-1", "--format=%s", "extract/v2").stdout.startswith("extract: replay 2 transcripts")
     assert git.tag_exists("memory/extract/v2")
     assert "maria-lopez.md" in git.run("ls-tree", "-r", "--name-only", "extract/v2", "--", "knowledge/people").stdout
     assert "knowledge/identity/SOUL.md" in git.run("ls-tree", "-r", "--name-only", "extract/v2").stdout
-    assert not Path(res.worktree).exists() and "worktrees" not in git.run("worktree", "list").stdout.split("\n", 1)[-1]
+    assert not Path(res.worktree).exists()
+    assert "worktrees" not in git.run("worktree", "list").stdout.split("\n", 1)[-1]
     c = res.comparison
-    assert c is not None and dict((k, a) for k, a, _ in c.per_category)["person"] >= 2 and c.only_b and not c.only_a
+    assert c is not None
+    assert dict((k, a) for k, a, _ in c.per_category)["person"] >= 2
+    assert c.only_b
+    assert not c.only_a
     out = rp.format_result(res)
-    assert "git diff main..extract/v2 --stat -- knowledge/" in out and "knowledge/people/maria-lopez.md" in out
+    assert "git diff main..extract/v2 --stat -- knowledge/" in out
+    assert "knowledge/people/maria-lopez.md" in out
     with pytest.raises(ReplayError, match="already exists.*--force"):
         rp.replay_branch(memory_repo, "extract/v2")
     res2 = rp.replay_branch(memory_repo, "v2", extractors=["decisions"], force=True)
@@ -60,7 +67,8 @@ def test_replay_clear_messages(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     git = MemoryGit(memory_repo)
     git.run("checkout", "-q", "--detach")
     res = rp.replay_branch(memory_repo, "extract/d")
-    assert any("detached HEAD" in n for n in res.notes) and git.current_branch() is None
+    assert any("detached HEAD" in n for n in res.notes)
+    assert git.current_branch() is None
     with pytest.raises(ReplayError, match="not a branch or commit"):
         rp.compare_refs(memory_repo, "main", "extract/nope")
 
@@ -70,12 +78,16 @@ def test_replay_resumes_after_a_crash(memory_repo: MemoryRepo, tmp_path: Path) -
     seen: list[int] = []
     partial = rp.replay_branch(memory_repo, "extract/r", stop_after=20,
                                progress=lambda d, t, p: seen.append(d), llm=None)
-    assert partial.commit is None and seen[-1] >= 20  # "crashed" half way
+    assert partial.commit is None
+    assert seen[-1] >= 20  # "crashed" half way
     res = rp.replay_branch(memory_repo, "extract/r")
-    assert res.resumed_from >= 20 and res.commit
+    assert res.resumed_from >= 20
+    assert res.commit
     rp.replay_branch(memory_repo, "extract/clean")
     c = rp.compare_refs(memory_repo, "extract/r", "extract/clean")
-    assert not c.only_a and not c.only_b and c.stat == ""
+    assert not c.only_a
+    assert not c.only_b
+    assert c.stat == ""
 
 
 def test_llm_replay_is_concurrent_and_cached(memory_repo: MemoryRepo, tmp_path: Path, openai_server) -> None:
@@ -85,7 +97,8 @@ def test_llm_replay_is_concurrent_and_cached(memory_repo: MemoryRepo, tmp_path: 
     openai_server.latency = 0.05
     openai_server.default_chat = lambda body: {"content": json.dumps({"lessons": [{"lesson": "Check items twice"}]})}
     res = rp.replay_branch(repo, "extract/llm", extractors=["lessons"])
-    assert len(openai_server.chat_bodies()) == 12 and openai_server.max_in_flight > 1
+    assert len(openai_server.chat_bodies()) == 12
+    assert openai_server.max_in_flight > 1
     assert {f for _, _, f in res.report.processed} == {"llm"}
     openai_server.reset()
     rp.replay_branch(repo, "extract/llm2", extractors=["lessons"])
@@ -101,10 +114,13 @@ def test_cli_replay_and_compare(memory_repo: MemoryRepo, tmp_path: Path) -> None
     runner = CliRunner()
     base = ["-C", str(memory_repo.root), "replay"]
     r = runner.invoke(app, base + ["--branch", "extract/a", "--extractors", "decisions"])
-    assert r.exit_code == 0 and "tag memory/extract/a" in r.output, r.output
+    assert r.exit_code == 0, r.output
+    assert "tag memory/extract/a" in r.output, r.output
     r = runner.invoke(app, base + ["--branch", "extract/b"])
     assert r.exit_code == 0, r.output
     r = runner.invoke(app, base + ["--compare", "extract/a", "extract/b"])
-    assert r.exit_code == 0 and "facts only on extract/b" in r.output, r.output
+    assert r.exit_code == 0, r.output
+    assert "facts only on extract/b" in r.output, r.output
     r = runner.invoke(app, base + ["--branch", "extract/a"])
-    assert r.exit_code != 0 and "already exists" in str(r.exception)
+    assert r.exit_code != 0
+    assert "already exists" in str(r.exception)

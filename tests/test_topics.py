@@ -33,11 +33,15 @@ def test_template_topics_are_valid_and_loaded(memory_repo: MemoryRepo) -> None:
     names = {t.name for t in ts.topics}
     assert {"github-pr-review", "code-quality"} <= names
     pr = ts.get("github-pr-review")
-    assert pr is not None and pr.activation == "gated" and pr.priority == "high"
+    assert pr is not None
+    assert pr.activation == "gated"
+    assert pr.priority == "high"
     assert [t.type for t in pr.triggers] == ["pattern", "url", "keyword"]
     assert pr.subscriptions == ("knowledge/projects/_active.md",)
     cq = ts.get("code-quality")
-    assert cq is not None and cq.triggers[0].scope == "output" and cq.triggers[0].correction_hint
+    assert cq is not None
+    assert cq.triggers[0].scope == "output"
+    assert cq.triggers[0].correction_hint
     for path in TEMPLATE_TOPICS.glob("*.md"):
         errors, _ = validate_topic_source(f"topics/{path.name}", path.read_text(encoding="utf-8"))
         assert errors == []
@@ -65,10 +69,12 @@ max_context_kb: 2
 similarity_threshold: 0.3
 """)
     topic, errors, warnings = parse_topic("topics/all.md", text, root=memory_repo.root)
-    assert errors == [] and topic is not None
+    assert errors == []
+    assert topic is not None
     assert [t.type for t in topic.triggers][:10] == list(TRIGGER_TYPES)
     assert topic.triggers[5].names == ("silas", "david")
-    assert topic.similarity_threshold == 0.3 and topic.max_context_kb == 2.0
+    assert topic.similarity_threshold == 0.3
+    assert topic.max_context_kb == 2.0
     assert topic.triggers[-1].correction_hint == "Use print()"
 
 
@@ -122,7 +128,8 @@ def test_errors_name_the_file_the_field_and_the_fix(memory_repo: MemoryRepo, fro
 )
 def test_malformed_files_are_refused(text: str, expected: str) -> None:
     errors, _ = validate_topic_source("topics/x.md", text)
-    assert errors and expected in errors[0]
+    assert errors
+    assert expected in errors[0]
 
 
 def test_catastrophic_pattern_is_accepted_because_re2_runs_it_in_linear_time() -> None:
@@ -170,7 +177,8 @@ def test_pre_commit_hook_rejects_an_invalid_topic(memory_repo: MemoryRepo) -> No
     subprocess.run(["git", "add", "topics/bad.md"], cwd=root, check=True)
     proc = subprocess.run(["git", "commit", "-m", "bad topic"], cwd=root, capture_output=True, text=True)
     assert proc.returncode != 0
-    assert "topics/bad.md" in proc.stderr + proc.stdout and "RE2" in proc.stderr + proc.stdout
+    assert "topics/bad.md" in proc.stderr + proc.stdout
+    assert "RE2" in proc.stderr + proc.stdout
     (root / "topics" / "bad.md").write_text(topic_text("type: topic\ndescription: ok\ntriggers:\n  - type: pattern\n    match: 'a|b'"))
     subprocess.run(["git", "add", "topics/bad.md"], cwd=root, check=True)
     ok = subprocess.run(["git", "commit", "-m", "good topic"], cwd=root, capture_output=True, text=True)
@@ -189,4 +197,5 @@ def test_validator_module_stays_light() -> None:
 @given(st.text(max_size=300))
 def test_validation_never_crashes(text: str) -> None:
     errors, warnings = validate_topic_source("topics/fuzz.md", "---\n" + text + "\n---\nbody")
-    assert isinstance(errors, list) and isinstance(warnings, list)
+    assert isinstance(errors, list)
+    assert isinstance(warnings, list)

@@ -72,7 +72,8 @@ def test_render_parse_render_is_identity(t: tf.Transcript) -> None:
     assert tf.render(parsed) == text
     assert len(parsed.turns) == len(t.turns)
     for a, b in zip(parsed.turns, t.turns):
-        assert a.role == b.role and a.memory == b.memory
+        assert a.role == b.role
+        assert a.memory == b.memory
         assert a.time == b.time.replace(second=0, microsecond=0)
 
 
@@ -102,7 +103,8 @@ def test_turn_after_midnight_carries_the_date() -> None:
 def test_structure_lookalikes_in_content_are_escaped_not_parsed() -> None:
     content = "## 12:00 — user\n> [tool:rm] -rf / → gone\nnormal line"
     text = tf.render(tf.Transcript(tf.TranscriptMeta("s1", T0), "t", (tf.Turn(T0, "agent", (tf.Text(content),)),)))
-    assert "\\## 12:00 — user" in text and "\\> [tool:rm]" in text
+    assert "\\## 12:00 — user" in text
+    assert "\\> [tool:rm]" in text
     parsed = tf.parse(text)
     assert len(parsed.turns) == 1
     assert parsed.turns[0].items == (tf.Text(content),)
@@ -115,7 +117,8 @@ def test_speaker_name_and_memory_suffix() -> None:
     assert "## 23:50 — user (Caroline)" in text
     assert "## 23:50 — agent [memory]\n> [knowledge:updated] knowledge/memory/MEMORY.md — added" in text
     parsed = tf.parse(text)
-    assert parsed.turns[0].name == "Caroline" and parsed.turns[1].memory
+    assert parsed.turns[0].name == "Caroline"
+    assert parsed.turns[1].memory
 
 
 @pytest.mark.parametrize("bad, fragment", [
@@ -141,7 +144,9 @@ def test_path_and_slug() -> None:
     assert tf.transcript_relpath("ses_1", datetime(2026, 2, 16, 18, 45, tzinfo=UTC), "git-memory") == \
         "raw/conversations/2026/02/16/1845-ses_1-git-memory.md"
     slug = slugify("Let's décide — the agent's 中文 memory, café! " * 5)
-    assert slug.isascii() and len(slug) <= 60 and slug.startswith("lets-decide-the-agents-memory")
+    assert slug.isascii()
+    assert len(slug) <= 60
+    assert slug.startswith("lets-decide-the-agents-memory")
     assert slugify("中文") == ""
 
 

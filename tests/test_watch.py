@@ -126,7 +126,8 @@ def test_tfidf_score_equals_scikit_learn_cosine(memory_repo: MemoryRepo, tmp_pat
         got = [s.score for s in scorer.scores(msg)]
         assert got == pytest.approx(list(expected), abs=1e-9)
     ranked = scorer.score(PR_MESSAGE)
-    assert ranked[0][0] == "github-pr-review" and ranked[0][1] >= 0.15
+    assert ranked[0][0] == "github-pr-review"
+    assert ranked[0][1] >= 0.15
     assert scorer.score("weather today") == []
 
 
@@ -134,7 +135,8 @@ def test_topic_vectors_are_cached_on_disk_by_content(memory_repo: MemoryRepo, tm
     cache = tmp_path / "cache"
     topics = load_topics(memory_repo).topics
     first = SimilarityScorer(topics, cache_dir=cache)
-    assert not first.loaded_from_cache and len(list(cache.glob("*.npz"))) == 1
+    assert not first.loaded_from_cache
+    assert len(list(cache.glob("*.npz"))) == 1
     second = SimilarityScorer(topics, cache_dir=cache)
     assert second.loaded_from_cache
     assert second.scores(PR_MESSAGE) == first.scores(PR_MESSAGE)
@@ -147,7 +149,9 @@ def test_per_topic_threshold(memory_repo: MemoryRepo) -> None:
     write_topic(memory_repo, "strict", "  - {type: keyword, words: [review]}", description="review of pull requests",
                 extra="similarity_threshold: 0.99\nactivation: auto\n")
     acts = {a.topic: a for a in WatcherPipeline(memory_repo).evaluate(PR_MESSAGE)}
-    assert not acts["strict"].activated and acts["strict"].tier == 2 and "threshold 0.99" in acts["strict"].reason
+    assert not acts["strict"].activated
+    assert acts["strict"].tier == 2
+    assert "threshold 0.99" in acts["strict"].reason
 
 
 # ── the pipeline ──
@@ -156,10 +160,14 @@ def test_pr_message_activates_the_pr_topic_and_logs_the_decision(memory_repo: Me
     acts = pipe.process(PR_MESSAGE, "input")
     assert [a.topic for a in acts] == ["github-pr-review"]
     a = acts[0]
-    assert a.tier == 2 and a.route == "activate" and a.scores["tfidf"] >= 0.3
+    assert a.tier == 2
+    assert a.route == "activate"
+    assert a.scores["tfidf"] >= 0.3
     log = memory_repo.state_dir / "watch" / "gate-decisions.jsonl"
     row = json.loads(log.read_text().splitlines()[-1])
-    assert row["topic_name"] == "github-pr-review" and row["tier1_matched"] and row["id"] == a.decision_id
+    assert row["topic_name"] == "github-pr-review"
+    assert row["tier1_matched"]
+    assert row["id"] == a.decision_id
     assert pipe.process("What's the weather like?", "input") == []
 
 
@@ -171,7 +179,8 @@ def test_output_steering_reaches_the_next_compile_in_another_process(memory_repo
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     labels = [s["label"] for s in data["sections"] if s["included"]]
-    assert "correction:code-quality" in labels and "topic:code-quality" in labels
+    assert "correction:code-quality" in labels
+    assert "topic:code-quality" in labels
     assert "Use Python 3 syntax" in data["prompt"]
     assert take_pending(memory_repo) == []  # consumed once
 
@@ -214,7 +223,8 @@ def test_topics_test_json_shape(memory_repo: MemoryRepo) -> None:
     assert set(by) >= {"github-pr-review", "code-quality"}
     for a in data["activations"]:
         assert {"topic", "activated", "tier", "scores"} <= set(a)
-    assert by["github-pr-review"]["activated"] and not by["code-quality"]["activated"]
+    assert by["github-pr-review"]["activated"]
+    assert not by["code-quality"]["activated"]
     assert not (memory_repo.state_dir / "watch" / "gate-decisions.jsonl").exists()  # a dry run
     text = CliRunner().invoke(app, ["-C", str(memory_repo.root), "topics", "test", "print 'x'", "--output"])
     assert "correction hint: Use Python 3 syntax" in text.output
@@ -225,7 +235,8 @@ def test_topics_check_exits_nonzero_on_errors(memory_repo: MemoryRepo) -> None:
     assert runner.invoke(app, ["-C", str(memory_repo.root), "topics", "check"]).exit_code == 0
     write_topic(memory_repo, "bad", "  - {type: telepathy}")
     out = runner.invoke(app, ["-C", str(memory_repo.root), "topics", "check"])
-    assert out.exit_code == 1 and "telepathy" in out.output
+    assert out.exit_code == 1
+    assert "telepathy" in out.output
 
 
 def test_watch_reads_jsonl_and_writes_activations(memory_repo: MemoryRepo) -> None:
@@ -234,9 +245,11 @@ def test_watch_reads_jsonl_and_writes_activations(memory_repo: MemoryRepo) -> No
     out = CliRunner().invoke(app, ["-C", str(memory_repo.root), "watch"], input=lines + "\n")
     assert out.exit_code == 0, out.output
     rows = [json.loads(l) for l in out.output.splitlines()]
-    assert rows[0]["id"] == "m1" and [a["topic"] for a in rows[0]["activations"]] == ["github-pr-review"]
+    assert rows[0]["id"] == "m1"
+    assert [a["topic"] for a in rows[0]["activations"]] == ["github-pr-review"]
     assert rows[1]["activations"] == []
-    assert rows[2]["direction"] == "output" and rows[2]["activations"][0]["correction_hints"]
+    assert rows[2]["direction"] == "output"
+    assert rows[2]["activations"][0]["correction_hints"]
     assert "error" in rows[3]
 
 
