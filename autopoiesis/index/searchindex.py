@@ -11,6 +11,7 @@ The facade over four parts, each the one owner of its concern:
 
 from __future__ import annotations
 
+import os
 import warnings as warnings_module
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,13 +135,13 @@ def search_outcome(
     limit: int = 10,
     category: str | None = None,
     *,
-    repo: MemoryRepo | None = None,
+    repo: MemoryRepo | str | os.PathLike[str] | None = None,
     merge: str | None = None,
     explain: bool = False,
     index: SearchIndex | None = None,
 ) -> SearchOutcome:
     """search() with where the answer came from and any notices (what the CLI prints)."""
-    repo = repo or MemoryRepo.locate()
+    repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.locate(repo)
     notices: list[str] = []
     if index is None:
         if not repo.index_path.exists():
@@ -180,11 +181,14 @@ def search_outcome(
             index.close()
 
 
-def search(query: str, limit: int = 10, category: str | None = None, *, repo: MemoryRepo | None = None,
+def search(query: str, limit: int = 10, category: str | None = None, *,
+           repo: MemoryRepo | str | os.PathLike[str] | None = None,
            merge: str | None = None, explain: bool = False) -> list[SearchResult]:
     """Unified hybrid search across knowledge, topics, transcripts and archive (design §9.1).
-    When the index is missing or broken the answer comes from git grep, with an
-    IndexFallbackWarning."""
+
+    REPO is a MemoryRepo or its folder (`~` expanded); None finds it as the CLI does
+    ($AUTOPOIESIS_REPO, else the git top level of the current folder). When the index is
+    missing or broken the answer comes from git grep, with an IndexFallbackWarning."""
     outcome = search_outcome(query, limit, category, repo=repo, merge=merge, explain=explain)
     for notice in outcome.notices:
         if outcome.source != "index":
