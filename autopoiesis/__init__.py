@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from autopoiesis.app.compile_message import compile_for_message
     from autopoiesis.app.initialize import init_memory_repo
-    from autopoiesis.capture.importers import ImportReport, Importer, import_files, register_importer
+    from autopoiesis.capture.importers import Importer, ImportReport, import_files, register_importer
     from autopoiesis.capture.session import ConversationCapture, Session
     from autopoiesis.compiler import CompiledContext, ContextCompiler, HistoryMessage
     from autopoiesis.core.config import Config, load_config

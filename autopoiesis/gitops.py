@@ -17,12 +17,13 @@ import random
 import re
 import subprocess
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
-from autopoiesis.core.clock import utc_now
+from autopoiesis.core.clock import iso_week, today, utc_now
 from autopoiesis.core.git import uncommitted
 from autopoiesis.core.paths import CONVERSATIONS_DIR, KNOWLEDGE_COMMIT_DIRS, MemoryRepo
 from autopoiesis.errors import GitError
@@ -243,24 +244,22 @@ class MemoryGit:
         return out.split()
 
     def tag_daily(self, day: date | None = None) -> tuple[bool, str]:
-        day = day or utc_now().date()
-        start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
-        commits = self.commits_between(start, start + timedelta(days=1))
-        name = f"{TAG_PREFIX}/daily/{day.isoformat()}"
-        if not commits:
-            return False, f"no changes on {day.isoformat()}; no daily tag"
-        return self.create_tag(name, f"Daily snapshot {day.isoformat()}", commits[0])
+        """memory/daily/DAY on the day's first commit, when the day had any (never moved)."""
+        day = day or today()
+        return self._tag_period("daily", day.isoformat(), day, 1, f"on {day.isoformat()}")
 
     def tag_weekly(self, day: date | None = None) -> tuple[bool, str]:
-        day = day or utc_now().date()
-        year, week, weekday = day.isocalendar()
-        monday = day - timedelta(days=weekday - 1)
-        start = datetime(monday.year, monday.month, monday.day, tzinfo=timezone.utc)
-        commits = self.commits_between(start, start + timedelta(days=7))
-        name = f"{TAG_PREFIX}/weekly/{year}-W{week:02d}"
+        """memory/weekly/YYYY-Www on the week's first commit, when the week had any."""
+        day = day or today()
+        week = iso_week(day)
+        return self._tag_period("weekly", week, day - timedelta(days=day.isoweekday() - 1), 7, f"in {week}")
+
+    def _tag_period(self, kind: str, label: str, first_day: date, days: int, when: str) -> tuple[bool, str]:
+        start = datetime(first_day.year, first_day.month, first_day.day, tzinfo=UTC)
+        commits = self.commits_between(start, start + timedelta(days=days))
         if not commits:
-            return False, f"no changes in {year}-W{week:02d}; no weekly tag"
-        return self.create_tag(name, f"Weekly snapshot {year}-W{week:02d}", commits[0])
+            return False, f"no changes {when}; no {kind} tag"
+        return self.create_tag(f"{TAG_PREFIX}/{kind}/{label}", f"{kind.capitalize()} snapshot {label}", commits[0])
 
     def tag_named(self, kind: str, name: str, message: str | None = None) -> tuple[bool, str]:
         if kind not in ("milestone", "before", "extract"):
@@ -295,7 +294,7 @@ class MemoryGit:
                 log = []
             if log:
                 when = max(when, log[0].time[0])
-            result.append((head.name, datetime.fromtimestamp(when, tz=timezone.utc)))
+            result.append((head.name, datetime.fromtimestamp(when, tz=UTC)))
         return sorted(result)
 
     def prune_explore(self, max_age_days: int = 7, now: datetime | None = None) -> list[str]:

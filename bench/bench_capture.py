@@ -16,7 +16,7 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from corpus import make_corpus
@@ -39,7 +39,7 @@ def bench_append(tmp: Path, n: int) -> list[dict]:
 
     repo = _repo(tmp, "append")
     cap = ConversationCapture(repo, auto_commit=False)
-    s = Session("bench_append", started=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    s = Session("bench_append", started=datetime(2026, 1, 1, tzinfo=UTC))
     cap.on_session_start(s)
     times = []
     for i in range(n):
@@ -123,7 +123,8 @@ def bench_concurrent(tmp: Path, harnesses: int, messages: int) -> list[dict]:
         assert proc.stdin and proc.stdout
         proc.stdin.write(json.dumps({"event": "session_start", "session_id": f"h{h:02d}", "model": "m", "channel": "bench"}).encode() + b"\n")
         for i in range(messages):
-            proc.stdin.write(json.dumps({"event": "message", "role": "user" if i % 2 == 0 else "agent", "content": f"h{h} message {i}"}).encode() + b"\n")
+            event = {"event": "message", "role": "user" if i % 2 == 0 else "agent", "content": f"h{h} message {i}"}
+            proc.stdin.write(json.dumps(event).encode() + b"\n")
         proc.stdin.flush()
         # Close-to-commit starts when the session ends, not when its process starts: wait
         # until every harness has its last message on disk, then all close at once.
@@ -160,10 +161,12 @@ def bench_concurrent(tmp: Path, harnesses: int, messages: int) -> list[dict]:
     latencies.sort()
     p95 = latencies[max(0, int(len(latencies) * 0.95) - 1)] * 1000 if latencies else float("nan")
     return [
-        {"metric": f"{harnesses} harnesses: transcripts with all {messages} messages", "value": complete, "unit": f"of {harnesses}", "target": f"= {harnesses}"},
+        {"metric": f"{harnesses} harnesses: transcripts with all {messages} messages", "value": complete,
+         "unit": f"of {harnesses}", "target": f"= {harnesses}"},
         {"metric": f"{harnesses} harnesses: sessions committed", "value": committed, "unit": f"of {harnesses}", "target": f"= {harnesses}"},
         {"metric": "commits they took (group commit)", "value": commits, "unit": "commits", "target": ""},
-        {"metric": "close-to-commit latency p50", "value": statistics.median(latencies) * 1000 if latencies else float("nan"), "unit": "ms", "target": ""},
+        {"metric": "close-to-commit latency p50", "value": statistics.median(latencies) * 1000 if latencies else float("nan"),
+         "unit": "ms", "target": ""},
         {"metric": "close-to-commit latency p95", "value": p95, "unit": "ms", "target": "report"},
     ] + ([{"metric": "errors", "value": len(errors), "unit": errors[0][:80], "target": "0"}] if errors else [])
 

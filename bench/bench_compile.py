@@ -21,7 +21,7 @@ token auth login rotate backup restore archive journal meeting agenda notes trav
 expense contract quote shipping warehouse stock frankfurt berlin vienna monday friday quarter""".split()
 
 
-def build_repo(root: Path, n_files: int) -> "object":
+def build_repo(root: Path, n_files: int) -> object:
     from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
     from autopoiesis.index import SearchIndex
@@ -75,11 +75,14 @@ def run(quick: bool = False) -> list[dict]:
         strict.close()
         rows += [
             {"bench": "compile", "metric": f"index rebuild (setup), {n_files} files", "value": round(index_s, 1), "unit": "s", "target": None},
-            {"bench": "compile", "metric": f"compile cold (first, opens index), {n_files} files", "value": round(cold_ms, 1), "unit": "ms", "target": None},
+            {"bench": "compile", "metric": f"compile cold (first, opens index), {n_files} files", "value": round(cold_ms, 1),
+             "unit": "ms", "target": None},
             {"bench": "compile", "metric": f"compile warm median, {n_files} files", "value": round(statistics.median(times), 2), "unit": "ms",
              "target": 50.0 if n_files == 10_000 else None},
-            {"bench": "compile", "metric": f"compile warm p95, {n_files} files", "value": round(sorted(times)[int(len(times) * 0.95) - 1], 2), "unit": "ms", "target": None},
-            {"bench": "compile", "metric": f"compile, index catch-up every time, {n_files} files", "value": round(statistics.median(strict_times), 2), "unit": "ms", "target": None},
+            {"bench": "compile", "metric": f"compile warm p95, {n_files} files",
+             "value": round(sorted(times)[int(len(times) * 0.95) - 1], 2), "unit": "ms", "target": None},
+            {"bench": "compile", "metric": f"compile, index catch-up every time, {n_files} files",
+             "value": round(statistics.median(strict_times), 2), "unit": "ms", "target": None},
             {"bench": "compile", "metric": "prompt tokens (budget 8192)", "value": res.total_tokens, "unit": "tokens", "target": 8192},
         ]
     return rows

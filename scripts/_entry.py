@@ -5,7 +5,7 @@ without a traceback, with a non-zero exit status cron and CI can see."""
 from __future__ import annotations
 
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from autopoiesis import AutopoiesisError, MemoryRepo
 

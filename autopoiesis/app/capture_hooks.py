@@ -7,7 +7,7 @@ extractors run on each conversation as soon as it is committed).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from autopoiesis.core.paths import MemoryRepo
 

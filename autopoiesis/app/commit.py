@@ -16,7 +16,7 @@ SUMMARY_PROMPT = (
 )
 
 
-def llm_summarizer(repo: MemoryRepo):  # noqa: ANN201 - Callable[[str, str], str | None] | None
+def llm_summarizer(repo: MemoryRepo):
     """The commit_message stage as a summarize(diff, type) callable; None when offline."""
     if repo.config.llm.provider == "offline":
         return None

@@ -4,7 +4,7 @@ the app layer and none of those packages imports another."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from autopoiesis.app.usage import inclusion_counts, record_inclusions
 from autopoiesis.compiler import CompiledContext, ContextCompiler, HistoryMessage

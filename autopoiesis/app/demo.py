@@ -8,8 +8,8 @@ in the app layer; it writes through an `echo` callable so it needs no CLI librar
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import AutopoiesisError

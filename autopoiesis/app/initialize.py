@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autopoiesis.core.config import CONFIG_FILENAME, template_text
-from autopoiesis.errors import AutopoiesisError, HookInstallError
 from autopoiesis.core.git import toplevel as git_toplevel
 from autopoiesis.core.paths import KNOWLEDGE_DIRS, MemoryRepo
+from autopoiesis.errors import AutopoiesisError, HookInstallError
 
 FILES_DIR = Path(__file__).parent.parent / "_files"
 KEEP_DIRS = ("raw/conversations", "attachments", "archive") + tuple(f"knowledge/{d}" for d in KNOWLEDGE_DIRS)
@@ -53,7 +53,8 @@ def _merge_lines(path: Path, template: str, report: InitReport, rel: str) -> Non
 
 def init_memory_repo(root: Path, *, install_hooks: bool = True, commit: bool = True, build_index: bool = True) -> InitReport:
     from autopoiesis.gitops import MemoryGit
-    from autopoiesis.hooks import install_hooks as _install, template_dir
+    from autopoiesis.hooks import install_hooks as _install
+    from autopoiesis.hooks import template_dir
 
     root = Path(root).expanduser()
     if root.exists() and not root.is_dir():
@@ -115,7 +116,8 @@ def init_memory_repo(root: Path, *, install_hooks: bool = True, commit: bool = T
             report.warnings.append(f"hooks not installed: {exc}")
     if commit and report.changed:
         paths = sorted(set(report.created + report.updated))
-        report.commit = git.commit_paths(paths, "maintenance: initialize memory repository\n\nLayout, identity templates, example topics and configuration.\n").sha
+        message = "maintenance: initialize memory repository\n\nLayout, identity templates, example topics and configuration.\n"
+        report.commit = git.commit_paths(paths, message).sha
     if build_index and not repo.index_path.exists():
         # With memory.db in place the post-commit hook keeps it fresh from the first
         # capture on, and search is hybrid from the start (not the git grep fallback).

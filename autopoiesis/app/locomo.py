@@ -23,14 +23,14 @@ import re
 import tempfile
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 
 def parse_locomo_date(text: str) -> datetime:
     """'1:56 pm on 8 May, 2023' -> aware UTC datetime."""
-    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
 
 
 def normalise_evidence(items: list[str]) -> list[tuple[int, int]]:
@@ -96,7 +96,10 @@ def import_conversation(root: Path, conv_no: int, conv: dict[str, Any]) -> Corpu
         raise RuntimeError(f"import refused: {report.refused[:3]}")
     corpus = Corpus(repo)
     for rel in report.imported:
-        n = int(re.search(r"locomo\d+_s(\d+)", rel).group(1))
+        found = re.search(r"locomo\d+_s(\d+)", rel)
+        if found is None:
+            raise RuntimeError(f"unexpected transcript name {rel}")
+        n = int(found.group(1))
         corpus.session_path[n] = rel
         lines = (repo.root / rel).read_text(encoding="utf-8").split("\n")
         headers = [i + 1 for i, line in enumerate(lines) if HEADER_RE.match(line)]
@@ -128,9 +131,6 @@ class _Scores:
         self.r10 += any(s in evidence_sessions for s in ranked_sessions[:10])
         rr = next((1.0 / (i + 1) for i, s in enumerate(ranked_sessions[:10]) if s in evidence_sessions), 0.0)
         self.mrr += rr
-        self.turn += turn_hit
-
-    def add_turn_only(self, turn_hit: bool) -> None:
         self.turn += turn_hit
 
     def figures(self) -> dict[str, float]:

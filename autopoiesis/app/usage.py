@@ -9,7 +9,7 @@ cache like any other: deleting it only forgets the counts).
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
 from autopoiesis.core.paths import STATE_FILES, MemoryRepo, atomic_write
 

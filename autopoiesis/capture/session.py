@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from autopoiesis.core import git
 from autopoiesis.core.clock import parse_ts, utc, utc_now

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Iterable
+from typing import IO, Any
 
 from autopoiesis.capture.session import ClosedSession, ConversationCapture, Session
 from autopoiesis.core.clock import parse_ts, utc_now
@@ -66,8 +67,10 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
         tags = event.get("tags") or ()
         if not isinstance(tags, (list, tuple)):
             raise CaptureError("tags must be a list of strings.")
+        if not isinstance(event.get("session_id"), str):
+            raise CaptureError("session_start needs session_id as a string, like ses_a1b2c3d4.")
         session = Session(
-            id=event.get("session_id"),  # validated by on_session_start
+            id=event["session_id"],  # its characters are validated by on_session_start
             started=parse_ts(event["started"], "started") if event.get("started") else utc_now(),
             model=_opt(event, "model"),
             channel=_opt(event, "channel"),
@@ -82,7 +85,10 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
         if not isinstance(content, str):
             raise CaptureError("a message event needs content as a string.")
         meta = {k: event[k] for k in ("timestamp", "name", "type", "memory") if event.get(k) is not None}
-        capture.on_message(sid, event.get("role"), content, meta)
+        role = event.get("role")
+        if not isinstance(role, str):
+            raise CaptureError("a message event needs role as a string: user, agent or system.")
+        capture.on_message(sid, role, content, meta)
     elif kind == "tool_call":
         if not event.get("tool"):
             raise CaptureError("a tool_call event needs a tool name.")

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Optional
 
 # Typer's rich help pulls in rich and markdown-it (~190 ms), which would make every
 # `autopoiesis --help` miss its 300 ms budget; plain click help says the same thing.
 # A user who prefers the boxes can set TYPER_USE_RICH=1.
 os.environ.setdefault("TYPER_USE_RICH", "0")
 
-import typer  # noqa: E402  (after the environment default above)
+import typer
 
 from autopoiesis.errors import AutopoiesisError
 
@@ -40,7 +39,7 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _global(
     ctx: typer.Context,
-    repo_dir: Optional[str] = typer.Option(
+    repo_dir: str | None = typer.Option(
         None, "-C", help="The memory repo (default: $AUTOPOIESIS_REPO, else the git top level of the current folder).",
         metavar="DIR",
     ),

@@ -18,7 +18,7 @@ from autopoiesis.core.paths import MemoryRepo
 def get_repo(ctx: typer.Context, *, must_exist: bool = True) -> MemoryRepo:
     """The memory repo named by `-C DIR`, $AUTOPOIESIS_REPO or the current git top level."""
     root = None
-    c: typer.Context | None = ctx
+    c: Any = ctx  # typer's Context, then its parents (typer's vendored click contexts)
     while c is not None:
         if c.obj and isinstance(c.obj, dict) and c.obj.get("repo_dir"):
             root = c.obj["repo_dir"]
@@ -35,7 +35,7 @@ def warn(message: str) -> None:
     typer.echo(f"warning: {message}", err=True)
 
 
-def fail(message: str, code: int = 1) -> "typer.Exit":
+def fail(message: str, code: int = 1) -> typer.Exit:
     """Print MESSAGE on stderr and return an Exit to raise."""
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(code)
@@ -45,7 +45,7 @@ def is_tty() -> bool:
     return sys.stderr.isatty()
 
 
-def parse_date_option(value: str | None, option: str) -> "date | None":
+def parse_date_option(value: str | None, option: str) -> date | None:
     """The YYYY-MM-DD value of OPTION, None when not given; a usage error (exit 2) otherwise."""
     if not value:
         return None

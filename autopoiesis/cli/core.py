@@ -4,8 +4,8 @@ hooks, recall, blame, learned, show-at, demo."""
 from __future__ import annotations
 
 import sys
+from datetime import UTC
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
 
 def init(
     ctx: typer.Context,
-    directory: Optional[Path] = typer.Argument(None, help="Folder of the memory repo (default: -C, else the current folder)."),
+    directory: Path | None = typer.Argument(None, help="Folder of the memory repo (default: -C, else the current folder)."),
     no_hooks: bool = typer.Option(False, "--no-hooks", help="Do not install the git hooks."),
 ) -> None:
     """Create a memory repository (or add the layout to an existing git repo)."""
@@ -51,7 +51,8 @@ def init(
         return
     what = "Initialized a new" if report.new_git_repo else "Added the memory layout to the existing"
     typer.echo(f"{what} memory repository in {report.root}")
-    typer.echo(f"  {len(report.created)} files created" + (f", {len(report.updated)} updated ({', '.join(report.updated)})" if report.updated else ""))
+    updated = f", {len(report.updated)} updated ({', '.join(report.updated)})" if report.updated else ""
+    typer.echo(f"  {len(report.created)} files created{updated}")
     for h in report.hooks:
         typer.echo(f"  hook {h}")
     if report.commit:
@@ -82,8 +83,8 @@ def capture(
         warn(f"recovered abandoned transcript {r.path}")
     for w in report.warnings:
         warn(w)
-    for r in report.refused:
-        typer.echo(f"refused: {r}", err=True)
+    for reason in report.refused:
+        typer.echo(f"refused: {reason}", err=True)
     for path in report.left_open:
         warn(f"{path} is still open (no session_end); it will be recovered by `autopoiesis capture --recover`.")
     typer.echo(
@@ -97,7 +98,7 @@ def capture(
 
 def import_(
     ctx: typer.Context,
-    files: List[Path] = typer.Argument(..., help="Session files, e.g. neutral JSON, OpenAI messages or Claude Code JSONL."),
+    files: list[Path] = typer.Argument(..., help="Session files, e.g. neutral JSON, OpenAI messages or Claude Code JSONL."),
     # The choices are the importers' registry; listing them here would import every
     # importer on each CLI start, so an unknown name is answered with the list instead.
     format: str = typer.Option("auto", "--format", "-f", help="auto (detected per file) or a format name (a wrong one lists them)."),
@@ -131,8 +132,8 @@ def import_(
 
 def commit(
     ctx: typer.Context,
-    message: Optional[str] = typer.Option(None, "-m", "--message", help="Use this message instead of a generated one."),
-    session: Optional[str] = typer.Option(None, "--session", help="Transcript path for the Session: line."),
+    message: str | None = typer.Option(None, "-m", "--message", help="Use this message instead of a generated one."),
+    session: str | None = typer.Option(None, "--session", help="Transcript path for the Session: line."),
 ) -> None:
     """Commit pending knowledge/ and topics/ changes with a generated message."""
     from autopoiesis.app.commit import commit_knowledge
@@ -149,9 +150,9 @@ def commit(
 def tag(
     ctx: typer.Context,
     kind: str = typer.Argument(..., help="daily | weekly | milestone | before | extract"),
-    name: Optional[str] = typer.Argument(None, help="NAME (milestone), EVENT (before) or VERSION (extract)."),
-    on: Optional[str] = typer.Option(None, "--date", help="The day (daily) or a day of the week (weekly), YYYY-MM-DD; default today."),
-    message: Optional[str] = typer.Option(None, "-m", "--message", help="Tag message."),
+    name: str | None = typer.Argument(None, help="NAME (milestone), EVENT (before) or VERSION (extract)."),
+    on: str | None = typer.Option(None, "--date", help="The day (daily) or a day of the week (weekly), YYYY-MM-DD; default today."),
+    message: str | None = typer.Option(None, "-m", "--message", help="Tag message."),
 ) -> None:
     """Tag a snapshot: memory/daily/DATE, memory/weekly/YYYY-Www, memory/milestone/NAME, ..."""
     from autopoiesis.gitops import MemoryGit
@@ -197,11 +198,11 @@ def explore_prune(
 
 def explore_list(ctx: typer.Context) -> None:
     """List explore/* branches with their age."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from autopoiesis.gitops import MemoryGit
 
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     branches = MemoryGit(get_repo(ctx)).explore_branches()
     for name, when in branches:
         typer.echo(f"{name}  {(now - when).days} days old")
@@ -299,7 +300,7 @@ def show_at(
     typer.echo(content, nl=False)
 
 
-def demo(directory: Optional[Path] = typer.Argument(None, help="Where to create the demo memory repo (default: a new temp folder).")) -> None:
+def demo(directory: Path | None = typer.Argument(None, help="Where to create the demo memory repo (default: a new temp folder).")) -> None:
     """Run the whole pipeline offline on bundled sessions and show what happened."""
     from autopoiesis.app.demo import run_demo
 

@@ -4,12 +4,10 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import typer
 
 
-def _names(value: Optional[str]) -> list[str] | None:
+def _names(value: str | None) -> list[str] | None:
     if not value:
         return None
     return [v.strip() for v in value.split(",") if v.strip()]
@@ -21,9 +19,9 @@ def register(app: typer.Typer) -> None:
     @app.command("extract")
     def extract(
         ctx: typer.Context,
-        transcripts: Optional[List[str]] = typer.Argument(None, metavar="[TRANSCRIPT]...", help="Transcripts under raw/conversations/."),
+        transcripts: list[str] | None = typer.Argument(None, metavar="[TRANSCRIPT]...", help="Transcripts under raw/conversations/."),
         pending: bool = typer.Option(False, "--pending", help="Every transcript not yet extracted, plus due retries (for cron)."),
-        extractors: Optional[str] = typer.Option(None, "--extractors", metavar="a,b", help="Only these extractors."),
+        extractors: str | None = typer.Option(None, "--extractors", metavar="a,b", help="Only these extractors."),
         force: bool = typer.Option(False, "--force", help="Re-run extractors that already processed the given transcripts."),
         commit: bool = typer.Option(True, "--commit/--no-commit", help="Commit what was written (memory: ...)."),
         list_: bool = typer.Option(False, "--list", help="List the extractors and exit."),
@@ -31,7 +29,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Extract knowledge from transcripts (decisions, lessons, people, procedures, facts, journal)."""
         from autopoiesis.cli._common import echo_json, fail, get_repo
-        from autopoiesis.lifecycle.extract import KnowledgeExtractor, ExtractionReport
+        from autopoiesis.lifecycle.extract import ExtractionReport, KnowledgeExtractor
         from autopoiesis.lifecycle.extractors import default_registry
 
         if list_:
@@ -71,7 +69,7 @@ def register(app: typer.Typer) -> None:
     def condense(
         ctx: typer.Context,
         period: str = typer.Argument(..., metavar="daily|weekly|monthly"),
-        day: Optional[str] = typer.Option(None, "--date", metavar="YYYY-MM-DD", help="The day (or a day of the week/month); default today."),
+        day: str | None = typer.Option(None, "--date", metavar="YYYY-MM-DD", help="The day (or a day of the week/month); default today."),
         commit: bool = typer.Option(True, "--commit/--no-commit"),
     ) -> None:
         """Condense episodic memory: the daily journal, the weekly MEMORY.md rollup, the monthly distillation."""
@@ -119,12 +117,12 @@ def register(app: typer.Typer) -> None:
     @app.command("replay")
     def replay(
         ctx: typer.Context,
-        branch: Optional[str] = typer.Option(None, "--branch", metavar="extract/NAME", help="Replay onto this new branch."),
-        extractors: Optional[str] = typer.Option(None, "--extractors", metavar="a,b"),
-        model: Optional[str] = typer.Option(None, "--model", metavar="M", help="The model for the LLM extractors."),
+        branch: str | None = typer.Option(None, "--branch", metavar="extract/NAME", help="Replay onto this new branch."),
+        extractors: str | None = typer.Option(None, "--extractors", metavar="a,b"),
+        model: str | None = typer.Option(None, "--model", metavar="M", help="The model for the LLM extractors."),
         force: bool = typer.Option(False, "--force", help="Replace an existing branch of that name."),
         base: str = typer.Option("main", "--base", help="The branch to start from and compare with."),
-        compare: Optional[List[str]] = typer.Option(None, "--compare", metavar="A B", help="Compare two existing branches (give it twice, or as A B).")
+        compare: list[str] | None = typer.Option(None, "--compare", metavar="A B", help="Compare two existing branches (give it twice, or as A B).")
     ) -> None:
         """Rebuild knowledge from every transcript on an extract/* branch, in its own worktree, and compare."""
         from autopoiesis.cli._common import fail, get_repo

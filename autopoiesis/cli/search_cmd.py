@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -43,18 +43,18 @@ def _result_line(r: Any, explain: bool) -> str:
 
 def search(
     ctx: typer.Context,
-    query: Optional[str] = typer.Argument(None, help="What to look for, in plain words (no query syntax needed)."),
+    query: str | None = typer.Argument(None, help="What to look for, in plain words (no query syntax needed)."),
     limit: int = typer.Option(10, "--limit", "-k", min=1, max=1000, help="Most results to show."),
-    category: Optional[str] = typer.Option(None, "--category", "-c", help="Only this category (conversation, project, person, topic, archive, ...)."),
+    category: str | None = typer.Option(None, "--category", "-c", help="Only this category (conversation, project, person, topic, archive, ...)."),
     as_json: bool = typer.Option(False, "--json", help="Print results as JSON."),
     explain: bool = typer.Option(False, "--explain", help="Show how each score was made (BM25, vector, merge)."),
-    batch: Optional[Path] = typer.Option(None, "--batch", help="Read one query a line from FILE ('-' for stdin); print one JSON list a line."),
-    merge: Optional[str] = typer.Option(None, "--merge", help="Override search.merge: auto, rrf or weighted."),
+    batch: Path | None = typer.Option(None, "--batch", help="Read one query a line from FILE ('-' for stdin); print one JSON list a line."),
+    merge: str | None = typer.Option(None, "--merge", help="Override search.merge: auto, rrf or weighted."),
 ) -> None:
     """Hybrid BM25 + vector search over knowledge, topics, transcripts and archive."""
     from autopoiesis.core.config import SEARCH_MERGES
-    from autopoiesis.index import SearchIndex, search_outcome
     from autopoiesis.core.paths import CATEGORIES
+    from autopoiesis.index import SearchIndex, search_outcome
 
     if merge is not None and merge not in SEARCH_MERGES:
         raise typer.BadParameter(f"use {', '.join(SEARCH_MERGES[:-1])} or {SEARCH_MERGES[-1]}", param_hint="--merge")

@@ -5,7 +5,7 @@ autopoiesis.watch, autopoiesis.app.compile_message and autopoiesis.lifecycle.flu
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
 
-def _parse_time(value: Optional[str], option: str) -> "datetime":
+def _parse_time(value: str | None, option: str) -> datetime:
     from datetime import datetime
 
     from autopoiesis.cli._common import fail
@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         message: str = typer.Argument(..., help="The message to test."),
         output: bool = typer.Option(False, "--output", help="Treat it as the agent's own output (output-scope triggers)."),
-        paths: List[str] = typer.Option([], "--path", help="A file path seen in a tool call (glob triggers); repeatable."),
+        paths: list[str] = typer.Option([], "--path", help="A file path seen in a tool call (glob triggers); repeatable."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON: {activations: [{topic, activated, tier, scores}]}."),
     ) -> None:
         """Each topic's verdict on MESSAGE: tier 1 triggers, tier 2 scores, the route and the
@@ -138,8 +138,8 @@ def register(app: typer.Typer) -> None:
     @topics.command("due")
     def topics_due(
         ctx: typer.Context,
-        at: Optional[str] = typer.Option(None, "--at", metavar="TIME", help="Evaluate at TIME (ISO-8601; default now, UTC)."),
-        since: Optional[str] = typer.Option(None, "--since", metavar="TIME", help="Window start (default one minute before --at)."),
+        at: str | None = typer.Option(None, "--at", metavar="TIME", help="Evaluate at TIME (ISO-8601; default now, UTC)."),
+        since: str | None = typer.Option(None, "--since", metavar="TIME", help="Window start (default one minute before --at)."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Topics whose cron triggers fire in (SINCE, AT]."""
@@ -213,8 +213,9 @@ def register(app: typer.Typer) -> None:
     def compile_cmd(
         ctx: typer.Context,
         message: str = typer.Argument(..., help="The current message."),
-        session: Optional[str] = typer.Option(None, "--session", metavar="FILE", help="Session history: a transcript, JSON list or JSONL of {role, content}."),
-        budget: Optional[int] = typer.Option(None, "--budget", metavar="TOKENS", help="Token budget (default context_compiler.token_budget)."),
+        session: str | None = typer.Option(None, "--session", metavar="FILE",
+                                           help="Session history: a transcript, JSON list or JSONL of {role, content}."),
+        budget: int | None = typer.Option(None, "--budget", metavar="TOKENS", help="Token budget (default context_compiler.token_budget)."),
         shared: bool = typer.Option(False, "--shared", help="A shared or group context: MEMORY.md is left out."),
         explain: bool = typer.Option(False, "--explain", help="Show each section: tokens, included or not, and why."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON: {prompt, total_tokens, budget, sections}."),
@@ -300,7 +301,7 @@ def register(app: typer.Typer) -> None:
     def flush(
         ctx: typer.Context,
         prompt: bool = typer.Option(False, "--prompt", help="Print the flush prompt to give the agent, and exit."),
-        session: Optional[str] = typer.Option(None, "--session", help="The transcript of the session being compacted (cited in every entry)."),
+        session: str | None = typer.Option(None, "--session", help="The transcript of the session being compacted (cited in every entry)."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Pre-compaction flush: `--prompt` prints what to ask the agent before history is

@@ -45,9 +45,10 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from autopoiesis.compiler.plan import Plan, Section
 from autopoiesis.core.clock import utc_now
@@ -184,7 +185,7 @@ class ContextCompiler:
     def __init__(
         self,
         repo: MemoryRepo,
-        config: "CompilerConfig | None" = None,
+        config: CompilerConfig | None = None,
         *,
         system_prompt: str | None = None,
         search: SearchFn | None = None,
@@ -233,7 +234,7 @@ class ContextCompiler:
             self._index.close()
             self._index = None
 
-    def __enter__(self) -> "ContextCompiler":
+    def __enter__(self) -> ContextCompiler:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -250,7 +251,7 @@ class ContextCompiler:
     def compile(
         self,
         message: str,
-        active_topics: Sequence["Topic"] = (),
+        active_topics: Sequence[Topic] = (),
         session_history: Sequence[HistoryMessage] = (),
         available_knowledge: Sequence[ScoredItem] | None = None,
         *,
@@ -304,7 +305,7 @@ class ContextCompiler:
             if text:
                 plan.offer("memory", 1, _cut_kb(text, cfg.memory_budget_kb, MEMORY_FILE), MEMORY_FILE)
         journal_left = cfg.journal_budget_kb
-        for day, what in ((today, "today"), (today - timedelta(days=1), "yesterday")):
+        for day in (today, today - timedelta(days=1)):
             rel = f"knowledge/journal/{day.isoformat()}.md"
             text = self._read(rel)
             if text is None:

@@ -9,21 +9,21 @@ message saying how to write it, instead of letting a far-off value overflow late
 from __future__ import annotations
 
 import math
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from autopoiesis.errors import TimestampError
 
 MIN_YEAR = 1970
 MAX_YEAR = 2200
-_MIN = datetime(MIN_YEAR, 1, 1, tzinfo=timezone.utc)
-_MAX = datetime(MAX_YEAR, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
+_MIN = datetime(MIN_YEAR, 1, 1, tzinfo=UTC)
+_MAX = datetime(MAX_YEAR, 12, 31, 23, 59, 59, tzinfo=UTC)
 _HINT = "write it like 2026-02-16T18:45:00Z"
 
 
 def utc_now() -> datetime:
     """Now, aware, in UTC."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def today() -> date:
@@ -34,8 +34,8 @@ def today() -> date:
 def utc(dt: datetime) -> datetime:
     """DT as an aware UTC datetime (naive values are taken to be UTC)."""
     if dt.tzinfo is None:
-        return dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+        return dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
 
 
 def format_ts(dt: datetime) -> str:
@@ -73,13 +73,13 @@ def parse_ts(value: Any, field_name: str = "timestamp") -> datetime:
     if isinstance(value, datetime):
         return _checked(value, value, field_name)
     if isinstance(value, date):
-        return _checked(datetime(value.year, value.month, value.day, tzinfo=timezone.utc), value, field_name)
+        return _checked(datetime(value.year, value.month, value.day, tzinfo=UTC), value, field_name)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if isinstance(value, float) and not math.isfinite(value):
             raise TimestampError(f"{field_name} {value!r} is not a time; {_HINT}.")
         seconds = value / 1000 if abs(value) > 1e11 else value  # JavaScript harnesses send milliseconds
         try:
-            dt = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=float(seconds))
+            dt = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=float(seconds))
         except (OverflowError, ValueError):
             raise TimestampError(f"{field_name} {value!r} is out of range; {_HINT}.") from None
         return _checked(dt, value, field_name)

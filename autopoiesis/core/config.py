@@ -7,9 +7,8 @@ have the type its default has.
 
 from __future__ import annotations
 
-import re
-
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path

@@ -2,16 +2,18 @@
 
 Gate decisions, the LLM ledger, the lifecycle log and the index sync's log are each an
 EventLog under .autopoiesis/ (MemoryRepo names the files). Each append is one write() of
-one line in O_APPEND mode, so concurrent writers never interleave inside a line, and a
-reader skips a torn last line (a crash mid-write) instead of failing.
+one line in O_APPEND mode, so concurrent writers never interleave inside a line; a line
+torn by a crash mid-write is skipped by readers, and the next append starts on a fresh
+line so that it is not lost with it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from autopoiesis.core.clock import format_ts_micro
 
@@ -25,8 +27,11 @@ class EventLog:
         row = ({"ts": format_ts_micro()} | event) if stamp and "ts" not in event else dict(event)
         line = json.dumps(row, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = "\n" + line  # a crash cut the last line: start on a line of our own
             os.write(fd, line.encode("utf-8", "replace"))
         finally:
             os.close(fd)

@@ -1,5 +1,9 @@
 """YAML frontmatter, once: split a Markdown file into (frontmatter, body), load the YAML
-into a mapping, and dump a mapping back — on python-frontmatter's YAML handler.
+into a mapping (python-frontmatter's YAML handler), and write values back.
+
+Writers lay frontmatter out line by line — a transcript in its fixed key order, a
+knowledge file by editing only the keys that change, so a hand-edited file keeps its
+formatting — and every string they write goes through `scalar`.
 
 Three rules every caller gets for free:
 
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
@@ -32,7 +36,7 @@ _CLOSE = re.compile(r"^---[ \t]*$", re.MULTILINE)
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class StringsLoader(_Base):  # type: ignore[misc, valid-type]
+class StringsLoader(_Base):
     """PyYAML's safe loader (C-accelerated when available) without YAML 1.1's
     base-60, hex, octal, binary and underscore numbers."""
 
@@ -130,28 +134,3 @@ def _reads_as_str(text: str) -> bool:
         return False
     resolvers = StringsLoader.yaml_implicit_resolvers
     return not any(rx.match(text) for _, rx in resolvers.get(text[:1], []) + resolvers.get(None, []))
-
-
-class _StringsDumper(yaml.SafeDumper):
-    """Quotes a string whenever a YAML 1.1 reader would take it for a number, a bool or a
-    date (PyYAML's dumper already does; this adds the base-60 and hex forms it misses)."""
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    plain = scalar(value) == value
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=None if plain else '"')
-
-
-_StringsDumper.add_representer(str, _represent_str)
-
-
-def dump_yaml(meta: Mapping[str, Any]) -> str:
-    """META as block YAML in its own key order, ending with a newline ("" for an empty mapping)."""
-    if not meta:
-        return ""
-    return _HANDLER.export(dict(meta), Dumper=_StringsDumper, sort_keys=False, width=10**6) + "\n"
-
-
-def dump(meta: Mapping[str, Any], body: str) -> str:
-    """A Markdown file: `---`, META, `---`, then BODY as given."""
-    return f"---\n{dump_yaml(meta)}---\n{body}"

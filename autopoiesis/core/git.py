@@ -9,11 +9,10 @@ time. Porcelain work (commits, tags, branches, log) is MemoryGit's, in gitops.
 
 from __future__ import annotations
 
-import os
 import subprocess
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 # The memory content git is asked about: the folders search, hooks and freshness watch.
 CONTENT_DIRS = ("knowledge", "topics", "raw", "archive")
@@ -218,9 +217,3 @@ def git_dir(root: Path | str) -> Path:
     """The repository's git folder (absolute), also for a worktree."""
     out = decode(run(root, "rev-parse", "--absolute-git-dir")).strip()
     return Path(out)
-
-
-def env_without_git_vars() -> dict[str, str]:
-    """The environment minus GIT_DIR / GIT_INDEX_FILE / GIT_WORK_TREE: a git command run
-    from inside a hook must address the repo it is given, not the hook's."""
-    return {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE")}

@@ -12,9 +12,10 @@ import errno
 import fcntl
 import os
 import time
+from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from autopoiesis.errors import NotAMemoryRepo, UnsafePathError
 
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from autopoiesis.core.config import Config
 
 KNOWLEDGE_DIRS = ("identity", "memory", "journal", "projects", "people", "procedures", "reference")
-TOP_DIRS = ("raw/conversations", "knowledge", "topics", "attachments", "archive", "scratch")
 CONVERSATIONS_DIR = "raw/conversations"
 # The folders whose Markdown is memory content: searched, indexed, watched for freshness.
 CONTENT_DIRS = ("knowledge", "topics", "raw", "archive")
@@ -146,7 +146,7 @@ class FileLock:
     def held(self) -> bool:
         return self._fd is not None
 
-    def __enter__(self) -> "FileLock":
+    def __enter__(self) -> FileLock:
         self.acquire()
         return self
 
@@ -174,7 +174,7 @@ class MemoryRepo:
 
     # ── finding the repo ──
     @classmethod
-    def locate(cls, explicit: str | os.PathLike[str] | None = None, *, must_exist: bool = True) -> "MemoryRepo":
+    def locate(cls, explicit: str | os.PathLike[str] | None = None, *, must_exist: bool = True) -> MemoryRepo:
         """-C DIR, else $AUTOPOIESIS_REPO, else the git top level of the current folder."""
         if explicit:
             root = Path(explicit).expanduser()
@@ -277,7 +277,7 @@ class MemoryRepo:
         return FileLock(self.state_path("locks", f"{name}.lock"))
 
     @cached_property
-    def config(self) -> "Config":
+    def config(self) -> Config:
         from autopoiesis.core.config import load_config
 
         return load_config(self.root)

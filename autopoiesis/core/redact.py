@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
+from functools import partial
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from autopoiesis.core.config import Config
 
 # Order matters: more specific rules first (an Anthropic key also starts with "sk-").
 BUILTIN_RULES: tuple[tuple[str, str], ...] = (
@@ -54,7 +59,7 @@ class Redactor:
         if not self._has_extra and not self._quick.search(text):
             return text  # the common case: nothing that could be a secret
         for kind, rx in self._rules:
-            text = rx.sub(lambda m, k=kind: self._replace(k, m), text)
+            text = rx.sub(partial(self._replace, kind), text)
         return text
 
     def _replace(self, kind: str, match: re.Match[str]) -> str:
@@ -67,6 +72,6 @@ class Redactor:
         return f"[redacted:{kind}]"
 
 
-def redactor_from_config(config: "object") -> Redactor:
-    cap = getattr(config, "capture")
+def redactor_from_config(config: Config) -> Redactor:
+    cap = config.capture
     return Redactor(extra=[(p.name, p.pattern) for p in cap.extra_patterns], enabled=cap.redaction_enabled)

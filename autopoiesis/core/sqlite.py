@@ -52,7 +52,7 @@ def sqlite_module() -> ModuleType:
     if _can_load_extensions(sqlite3):
         return sqlite3
     try:
-        import pysqlite3.dbapi2 as pysqlite3  # type: ignore[import-not-found]
+        import pysqlite3.dbapi2 as pysqlite3
     except ImportError:
         return sqlite3  # no extensions at all: search falls back to in-memory cosine
     return pysqlite3

@@ -71,26 +71,6 @@ def count_tokens(text: str) -> int:
     return _count_cached(text)
 
 
-def cut_to_tokens(text: str, limit: int, source: str) -> str:
-    """TEXT cut at a line (when one is near) to at most LIMIT estimated tokens, marker included."""
-    if count_tokens(text) <= limit:
-        return text
-    marker = f"\n[… truncated to fit the budget; the rest is in {source}]"
-    room = limit - count_tokens(marker)
-    if room <= 0:
-        return ""
-    end = 0
-    for n, m in enumerate(_TOKEN_RE.finditer(text), 1):
-        if n > room:
-            break
-        end = m.end()
-    head = text[:end]
-    nl = head.rfind("\n")
-    if nl > len(head) // 2:
-        head = head[:nl]
-    return head + marker
-
-
 def cut_to_bytes(text: str, limit: int, source: str) -> str:
     """TEXT, or its head cut at a line boundary to at most LIMIT UTF-8 bytes, with a marker
     naming SOURCE so a reader knows there is more."""

@@ -7,8 +7,8 @@ MemoryGit (gitops) asks for messages here; nothing here touches git.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 COMMIT_TYPES = ("conversation", "memory", "identity", "maintenance", "explore", "extract")
 

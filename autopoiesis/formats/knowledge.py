@@ -13,8 +13,8 @@ split it into sections; a line of a section is either an **entry** or plain text
     # Autopoiesis — Context
 
     ## Key Decisions
-    - ~~2026-02-14: Keep SQLite as the store (source: raw/conversations/2026/02/14/0900-ses_1-x.md @ 2026-02-14T09:05Z)~~ {id: 20260214-0905-0a1b2c} #superseded-by:20260216-1850-a1b2c3
-    - 2026-02-16: Files are the source of truth (source: raw/conversations/2026/02/16/1845-ses_2-y.md @ 2026-02-16T18:50Z) {id: 20260216-1850-a1b2c3}
+    - ~~2026-02-14: Keep SQLite (source: raw/c/s1.md @ 2026-02-14T09:05Z)~~ {id: 20260214-0905-0a1b2c} #superseded-by:20260216-1850-a1b2c3
+    - 2026-02-16: Files are the source of truth (source: raw/c/2026/02/16/1845-s2.md @ 2026-02-16T18:50Z) {id: 20260216-1850-a1b2c3}
     - a hand-written bullet, kept as it is
 
 An entry is one bullet line ending in `{id: YYYYMMDD-HHMM-xxxxxx}` (seed 002's ids) and
@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Iterator
+from typing import Any
 
 from autopoiesis.core.clock import format_minute, format_ts, utc
 from autopoiesis.core.frontmatter import parse_yaml, scalar
@@ -96,7 +97,7 @@ class Entry:
     def active(self) -> bool:
         return self.superseded_by is None
 
-    def superseded(self, new_id: str) -> "Entry":
+    def superseded(self, new_id: str) -> Entry:
         tags = tuple(t for t in self.tags if not t.startswith(SUPERSEDED_TAG)) + (SUPERSEDED_TAG + new_id,)
         return replace(self, tags=tags)
 
@@ -185,7 +186,7 @@ class KnowledgeDoc:
         return render(self).count("\n")
 
     # ── changing (pure: each returns a new doc) ──
-    def with_section(self, title: str, level: int = 2) -> tuple["KnowledgeDoc", int]:
+    def with_section(self, title: str, level: int = 2) -> tuple[KnowledgeDoc, int]:
         """(doc, index) of the section TITLE, appended at the end when missing."""
         i = self.find_section(title)
         if i is not None:
@@ -200,7 +201,7 @@ class KnowledgeDoc:
         sections.append(Section(level, title, ()))
         return replace(self, sections=tuple(sections)), len(sections) - 1
 
-    def append_line(self, section_index: int, line: Line) -> "KnowledgeDoc":
+    def append_line(self, section_index: int, line: Line) -> KnowledgeDoc:
         """LINE at the end of the section's content (before its trailing blank lines)."""
         s = self.sections[section_index]
         lines = list(s.lines)
@@ -215,7 +216,7 @@ class KnowledgeDoc:
         sections[section_index] = replace(s, lines=tuple(lines))
         return replace(self, sections=tuple(sections))
 
-    def replace_line(self, section_index: int, line_index: int, line: Line) -> "KnowledgeDoc":
+    def replace_line(self, section_index: int, line_index: int, line: Line) -> KnowledgeDoc:
         s = self.sections[section_index]
         lines = list(s.lines)
         lines[line_index] = line
@@ -223,7 +224,7 @@ class KnowledgeDoc:
         sections[section_index] = replace(s, lines=tuple(lines))
         return replace(self, sections=tuple(sections))
 
-    def remove_line(self, section_index: int, line_index: int) -> "KnowledgeDoc":
+    def remove_line(self, section_index: int, line_index: int) -> KnowledgeDoc:
         s = self.sections[section_index]
         lines = list(s.lines)
         del lines[line_index]
@@ -231,7 +232,7 @@ class KnowledgeDoc:
         sections[section_index] = replace(s, lines=tuple(lines))
         return replace(self, sections=tuple(sections))
 
-    def with_meta(self, **values: Any) -> "KnowledgeDoc":
+    def with_meta(self, **values: Any) -> KnowledgeDoc:
         """Set top-level frontmatter keys to one-line YAML values, keeping every other
         line (comments, order, nested keys) as it was."""
         lines = self.frontmatter[:-1].split("\n") if self.frontmatter else []

@@ -62,9 +62,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 from autopoiesis.core import frontmatter
 from autopoiesis.core.text import cut_to_bytes

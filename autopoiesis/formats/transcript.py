@@ -45,9 +45,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
-from typing import Any, Iterable
+from datetime import UTC, date, datetime
+from typing import Any
 
 from autopoiesis.core import frontmatter
 from autopoiesis.core.clock import format_ts, parse_ts, utc
@@ -408,7 +409,7 @@ def parse(text: str, where: str = "transcript") -> Transcript:
         if m["date"]:
             day = date.fromisoformat(m["date"])
         hh, mm = (int(x) for x in m["time"].split(":"))
-        when = datetime(day.year, day.month, day.day, hh, mm, tzinfo=timezone.utc)
+        when = datetime(day.year, day.month, day.day, hh, mm, tzinfo=UTC)
         current = {"time": when, "role": m["role"], "name": m["name"] or None, "memory": bool(m["memory"])}
     close_turn()
     return Transcript(meta=meta, title=title, turns=tuple(turns))

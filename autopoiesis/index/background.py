@@ -33,8 +33,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.config import CONFIG_FILENAME
@@ -103,7 +104,7 @@ class ChangeWatcher:
     """inotify watches on the memory folders and on git's HEAD, index and refs."""
 
     def __init__(self, root: Path):
-        from inotify_simple import INotify, flags  # type: ignore[import-untyped]
+        from inotify_simple import INotify, flags
 
         self.root = root
         self._flags = flags

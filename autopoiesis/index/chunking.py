@@ -18,7 +18,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 from autopoiesis.core import frontmatter
 from autopoiesis.core.text import count_tokens
@@ -153,7 +153,7 @@ def chunk_transcript(lines: list[str], front_end: int) -> tuple[list[Chunk], str
         if day is not None:
             hh, mm = (int(x) for x in hm["time"].split(":"))
             if hh < 24 and mm < 60:
-                when = datetime(day.year, day.month, day.day, hh, mm, tzinfo=timezone.utc)
+                when = datetime(day.year, day.month, day.day, hh, mm, tzinfo=UTC)
         speaker = f"{hm['name']} ({hm['role']})" if hm["name"] else hm["role"]
         prefix = f"{speaker}, {_human_date(when.date())}:" if when else f"{speaker}:"
         body = lines[i + 1 : body_end + 1]
@@ -166,7 +166,7 @@ def chunk_transcript(lines: list[str], front_end: int) -> tuple[list[Chunk], str
     # and its answer sit in neighbouring turns, and a turn's words often only make sense
     # with the line it answers ("Yes, last Tuesday!").
     chunks: list[Chunk] = []
-    for n, (start, end, text, when, speaker) in enumerate(units):
+    for n, (_, _, _, when, speaker) in enumerate(units):
         lo, hi = max(0, n - CONTEXT_TURNS), min(len(units), n + CONTEXT_TURNS + 1)
         size = sum(len(u[2]) for u in units[lo:hi])
         for _ in range(CONTEXT_TURNS, WIDE_CONTEXT_TURNS):

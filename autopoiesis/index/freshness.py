@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from autopoiesis.core import git
 from autopoiesis.core.paths import CONTENT_DIRS, category_of

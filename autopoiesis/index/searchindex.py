@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import os
 import warnings as warnings_module
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import ConfigError, SearchIndexError

@@ -13,9 +13,10 @@ import contextlib
 import hashlib
 import os
 import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 from autopoiesis.core.paths import MemoryRepo, category_of
 from autopoiesis.core.sqlite import SQLiteInfo, connect, sqlite_module

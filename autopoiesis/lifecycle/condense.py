@@ -15,9 +15,10 @@ steps ask the condense stage for bullets (JSON), which still go through the writ
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from autopoiesis.core.clock import iso_week, parse_ts, utc_now
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo

@@ -21,11 +21,15 @@ by the single writer in chronological order, so results do not depend on timing.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
+from autopoiesis.core.clock import utc_now
+from autopoiesis.core.events import EventLog
+from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo
 from autopoiesis.errors import (
     AutopoiesisError,
     ChangeRejectedError,
@@ -35,9 +39,6 @@ from autopoiesis.errors import (
     TranscriptFormatError,
     UnsafePathError,
 )
-from autopoiesis.core.clock import utc_now
-from autopoiesis.core.events import EventLog
-from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo
 from autopoiesis.formats.transcript import parse_meta
 from autopoiesis.gitops import MemoryGit
 from autopoiesis.lifecycle.extractors import ExtractorPlugin, ExtractorRegistry, SourceTranscript, default_registry

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 from autopoiesis.core.clock import today as utc_today
 from autopoiesis.core.clock import utc_now
@@ -99,7 +99,7 @@ def apply_flush(
     if not parts:
         return FlushReport((), True)
     day = today.isoformat()
-    when = at or datetime.combine(today, utc_now().time(), tzinfo=timezone.utc).replace(microsecond=0)
+    when = at or datetime.combine(today, utc_now().time(), tzinfo=UTC).replace(microsecond=0)
     prov = Provenance(source=source or "pre-compaction flush", at=when, producer="flush@1")
     changes: list[KnowledgeChange] = []
     for key, lines in parts.items():

@@ -23,10 +23,11 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from autopoiesis.core.clock import format_ts_micro, parse_day, parse_ts, utc_now
 from autopoiesis.core.events import EventLog
@@ -65,7 +66,7 @@ class MaintenanceResult:
             text += f"\ncommitted {self.commit[:10]}"
         return text
 
-    def __add__(self, other: "MaintenanceResult") -> "MaintenanceResult":
+    def __add__(self, other: MaintenanceResult) -> MaintenanceResult:
         return MaintenanceResult(self.actions + other.actions, tuple(dict.fromkeys(self.paths + other.paths)),
                                  other.commit or self.commit, self.flagged + other.flagged)
 
@@ -265,7 +266,7 @@ class MemoryPruner(LLMStage):
         for record in out.split("\x1e"):
             head, _, files = record.partition("\n")
             if head.strip().isdigit():
-                day = datetime.fromtimestamp(int(head), timezone.utc).date()
+                day = datetime.fromtimestamp(int(head), UTC).date()
                 for f in files.split():
                     changed.setdefault(f, day)  # newest first
         return changed
@@ -295,7 +296,7 @@ class MemoryPruner(LLMStage):
                     continue
                 doc = self.writer.read(rel) or kf.parse(p.read_text(encoding="utf-8"))
                 candidates = [d for d in (_as_date(doc.meta().get("updated")), last_changed.get(rel)) if d]
-                updated = max(candidates) if candidates else datetime.fromtimestamp(p.stat().st_mtime, timezone.utc).date()
+                updated = max(candidates) if candidates else datetime.fromtimestamp(p.stat().st_mtime, UTC).date()
                 days = max(0, (today - updated).days)
                 subject = self._subject(rel, doc)
                 refs = 1 + sum(1 for t in texts if subject and subject in t) + included.get(rel, 0)

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from autopoiesis.core.git import cat_file_batch, uncommitted
 from autopoiesis.core.paths import CONVERSATIONS_DIR, INDEX_FILES, MemoryRepo, atomic_write, category_of

@@ -21,13 +21,12 @@ Deleting the file only costs re-running extraction (the writer dedups), in keepi
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Iterable
 
-from autopoiesis.core.clock import format_ts
-from autopoiesis.core.clock import utc_now
+from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.sqlite import open_db
 
@@ -65,14 +64,14 @@ class ExtractionState:
         )
 
     @classmethod
-    def for_repo(cls, repo: MemoryRepo) -> "ExtractionState":
+    def for_repo(cls, repo: MemoryRepo) -> ExtractionState:
         return cls(repo.state_file("extract_state"))
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
-    def __enter__(self) -> "ExtractionState":
+    def __enter__(self) -> ExtractionState:
         return self
 
     def __exit__(self, *exc: object) -> None:

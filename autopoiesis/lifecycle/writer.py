@@ -27,10 +27,10 @@ import contextlib
 import fnmatch
 import logging
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import PurePosixPath
-from typing import Iterable, Iterator
 
 from autopoiesis.core.clock import format_ts, utc
 from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, MEMORY_FILE, PEOPLE_INDEX_FILE, MemoryRepo, atomic_write
@@ -92,7 +92,7 @@ class ApplyReport:
     def paths(self) -> list[str]:
         return sorted({p for p, _ in self.added} | {p for p, _ in self.superseded})
 
-    def merge(self, other: "ApplyReport") -> None:
+    def merge(self, other: ApplyReport) -> None:
         self.added += other.added
         self.superseded += other.superseded
         self.duplicates += other.duplicates
@@ -223,7 +223,7 @@ class KnowledgeWriter:
         self._dirty.discard(relpath)
 
     @contextlib.contextmanager
-    def batch(self) -> Iterator["KnowledgeWriter"]:
+    def batch(self) -> Iterator[KnowledgeWriter]:
         self._batching += 1
         try:
             yield self

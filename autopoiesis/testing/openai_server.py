@@ -37,9 +37,10 @@ import struct
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 Spec = dict[str, Any]
 
@@ -66,7 +67,7 @@ def embed_text(text: str, dimensions: int, model: str = "") -> list[float]:
     vec = [0.0] * dimensions
     words = re.findall(r"\w+", text.lower()) or [text]
     for w in words:
-        h = hashlib.sha256(f"{model}\x00{w}".encode("utf-8")).digest()
+        h = hashlib.sha256(f"{model}\x00{w}".encode()).digest()
         idx = int.from_bytes(h[:8], "little") % dimensions
         vec[idx] += 1.0 if h[8] & 1 else -1.0
     norm = math.sqrt(sum(v * v for v in vec)) or 1.0
@@ -102,7 +103,7 @@ class OpenAIServer:
         self.max_in_flight = 0
 
     # ── lifecycle ──
-    def start(self) -> "OpenAIServer":
+    def start(self) -> OpenAIServer:
         owner = self
         handler = type("Handler", (_Handler,), {"owner": owner})
         self._httpd = ThreadingHTTPServer((self.host, self.port), handler)
@@ -119,7 +120,7 @@ class OpenAIServer:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> "OpenAIServer":
+    def __enter__(self) -> OpenAIServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -45,8 +45,8 @@ from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.events import EventLog
 from autopoiesis.core.text import content_words
 from autopoiesis.errors import GateDecisionNotFound, LLMError
-from autopoiesis.llm import LLMClient, register_offline_handler
 from autopoiesis.formats.topic import Topic
+from autopoiesis.llm import LLMClient, register_offline_handler
 
 if TYPE_CHECKING:
     from autopoiesis.core.paths import MemoryRepo
@@ -335,9 +335,9 @@ class TopicGateStats:
 def _quantiles(values: Sequence[float]) -> tuple[float, float, float, float, float]:
     v = sorted(values)
     if not v:
-        return (0.0,) * 5  # type: ignore[return-value]
+        return (0.0,) * 5
     if len(v) == 1:
-        return (v[0],) * 5  # type: ignore[return-value]
+        return (v[0],) * 5
     q = statistics.quantiles(v, n=4, method="inclusive")
     return v[0], q[0], q[1], q[2], v[-1]
 

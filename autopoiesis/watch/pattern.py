@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from autopoiesis.errors import TopicError
 from autopoiesis.formats.topic import URL_KINDS, Topic, Trigger

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from autopoiesis.core.clock import format_ts_micro, utc
 from autopoiesis.core.paths import atomic_write
@@ -105,9 +106,9 @@ class WatcherPipeline:
 
     def __init__(
         self,
-        repo: "MemoryRepo",
+        repo: MemoryRepo,
         *,
-        llm: "LLMClient | None" = None,
+        llm: LLMClient | None = None,
         gate: GatedActivator | None = None,
         reload_interval: float = 1.0,
         log_decisions: bool = True,
@@ -151,7 +152,7 @@ class WatcherPipeline:
         return self.topic_set.topics
 
     @property
-    def scorer(self) -> "SimilarityScorer":
+    def scorer(self) -> SimilarityScorer:
         if self._scorer is None:
             from autopoiesis.watch.similarity import SimilarityScorer
 
@@ -287,11 +288,11 @@ class WatcherPipeline:
 
 
 # ── pending steering, shared between processes ──────────────────────────────────────
-def _pending_path(repo: "MemoryRepo") -> Path:
+def _pending_path(repo: MemoryRepo) -> Path:
     return repo.state_file("watch_pending")
 
 
-def _read_pending(repo: "MemoryRepo") -> list[PendingActivation]:
+def _read_pending(repo: MemoryRepo) -> list[PendingActivation]:
     path = _pending_path(repo)
     if not path.exists():
         return []
@@ -303,7 +304,7 @@ def _read_pending(repo: "MemoryRepo") -> list[PendingActivation]:
             if isinstance(r, dict) and "topic" in r]
 
 
-def add_pending(repo: "MemoryRepo", entries: Sequence[PendingActivation]) -> None:
+def add_pending(repo: MemoryRepo, entries: Sequence[PendingActivation]) -> None:
     """Queue ENTRIES for the next compile (duplicates of a topic+hint are kept once)."""
     with repo.lock("watch-pending"):
         rows = _read_pending(repo)
@@ -315,12 +316,12 @@ def add_pending(repo: "MemoryRepo", entries: Sequence[PendingActivation]) -> Non
         atomic_write(_pending_path(repo), json.dumps([r.__dict__ for r in rows], ensure_ascii=False, indent=1))
 
 
-def peek_pending(repo: "MemoryRepo") -> list[PendingActivation]:
+def peek_pending(repo: MemoryRepo) -> list[PendingActivation]:
     """The queued activations and hints, left queued."""
     return _read_pending(repo)
 
 
-def take_pending(repo: "MemoryRepo") -> list[PendingActivation]:
+def take_pending(repo: MemoryRepo) -> list[PendingActivation]:
     """The queued activations and hints, cleared in the same locked step."""
     with repo.lock("watch-pending"):
         rows = _read_pending(repo)

@@ -28,9 +28,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from autopoiesis.core.paths import atomic_write
 from autopoiesis.formats.topic import Topic

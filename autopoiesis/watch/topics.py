@@ -43,14 +43,14 @@ class TopicSet:
         return None
 
 
-def topic_files(repo: "MemoryRepo") -> list[Path]:
+def topic_files(repo: MemoryRepo) -> list[Path]:
     base = repo.topics_dir
     if not base.is_dir():
         return []
     return sorted(p for p in base.rglob("*.md") if p.is_file() and not p.name.startswith("."))
 
 
-def topics_signature(repo: "MemoryRepo") -> tuple[tuple[str, int, int], ...]:
+def topics_signature(repo: MemoryRepo) -> tuple[tuple[str, int, int], ...]:
     """(path, mtime_ns, size) of every topic file: a cheap way to see that one changed."""
     sig = []
     for p in topic_files(repo):
@@ -62,7 +62,7 @@ def topics_signature(repo: "MemoryRepo") -> tuple[tuple[str, int, int], ...]:
     return tuple(sig)
 
 
-def load_topics(repo: "MemoryRepo", *, strict: bool = False) -> TopicSet:
+def load_topics(repo: MemoryRepo, *, strict: bool = False) -> TopicSet:
     """Every topic under topics/. Invalid files are left out and reported in `.errors`
     (so one bad file does not silence every other watcher); with STRICT they raise."""
     try:
@@ -98,7 +98,7 @@ def load_topics(repo: "MemoryRepo", *, strict: bool = False) -> TopicSet:
     return result
 
 
-def load_topic(repo: "MemoryRepo", relpath: str | os.PathLike[str]) -> Topic:
+def load_topic(repo: MemoryRepo, relpath: str | os.PathLike[str]) -> Topic:
     """One topic file, validated; raises TopicError naming every problem."""
     full = repo.resolve_inside(relpath, under="topics")
     rel = full.relative_to(repo.root).as_posix()
@@ -111,7 +111,7 @@ def load_topic(repo: "MemoryRepo", relpath: str | os.PathLike[str]) -> Topic:
     return topic
 
 
-def people_names(repo: "MemoryRepo") -> tuple[str, ...]:
+def people_names(repo: MemoryRepo) -> tuple[str, ...]:
     """Names of the people in knowledge/people/ (frontmatter `name:`, else from the file
     name: david-feldhofer.md -> "david feldhofer"), lower-cased, plus each first name."""
     base = repo.knowledge_dir / "people"

@@ -13,8 +13,9 @@ BUILTIN_IMPORTERS below (or `register_importer(...)` from anywhere else).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from autopoiesis.capture.importers.base import (
     AUTO,

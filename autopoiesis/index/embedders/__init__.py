@@ -18,7 +18,8 @@ embedder is made or first used, so importing this package stays cheap.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from autopoiesis.core.config import CONFIG_FILENAME
 from autopoiesis.errors import ConfigError

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 from array import array
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def to_blob(values: Iterable[float]) -> bytes:

@@ -22,7 +22,7 @@ class FastEmbedEmbedder:
     def __init__(self, model: str):
         offline_hub()
         try:
-            from fastembed import TextEmbedding  # type: ignore[import-not-found]
+            from fastembed import TextEmbedding
         except ImportError as exc:
             raise EmbedderError("search.embedder is fastembed but the package is missing: pip install fastembed") from exc
         try:

@@ -23,7 +23,7 @@ class SentenceTransformerEmbedder:
     def __init__(self, model: str):
         offline_hub()
         try:
-            from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
+            from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise EmbedderError(
                 "search.embedder is sentence-transformers but the package is missing: pip install sentence-transformers"

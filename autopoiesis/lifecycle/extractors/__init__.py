@@ -25,7 +25,8 @@ package, in either of two ways:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from autopoiesis.errors import UnknownExtractorError
 from autopoiesis.lifecycle.extractors.base import (
@@ -112,7 +113,7 @@ class ExtractorRegistry:
         return added
 
 
-def entry_points(group: str) -> list["EntryPoint"]:
+def entry_points(group: str) -> list[EntryPoint]:
     """The installed entry points of GROUP (the one place the metadata is asked)."""
     from importlib import metadata  # ~40 ms (it parses e-mail headers): only when asked
 

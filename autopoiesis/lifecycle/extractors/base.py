@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from autopoiesis.core.clock import utc
 from autopoiesis.core.text import slugify, split_sentences, words
@@ -68,7 +69,7 @@ class SourceTranscript:
     text: str = field(repr=False, default="")
 
     @classmethod
-    def from_text(cls, path: str, text: str) -> "SourceTranscript":
+    def from_text(cls, path: str, text: str) -> SourceTranscript:
         return cls(path, content_hash(text), tf.parse(text, path), text)
 
     @property

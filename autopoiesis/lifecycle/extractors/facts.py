@@ -27,7 +27,10 @@ _FACT_CUE = re.compile(
     r"|\bruns on\b|\blives (?:at|in)\b",
     re.IGNORECASE,
 )
-_FACT_PREFIX = re.compile(r"^(?:please\s+)?(?:remember|note|keep in mind|fyi|for the record|for reference|good to know)\b(?:\s+that)?\s*[:,]?\s*", re.IGNORECASE)
+_FACT_PREFIX = re.compile(
+    r"^(?:please\s+)?(?:remember|note|keep in mind|fyi|for the record|for reference|good to know)\b(?:\s+that)?\s*[:,]?\s*",
+    re.IGNORECASE,
+)
 
 
 def facts_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:

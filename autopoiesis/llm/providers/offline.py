@@ -82,7 +82,7 @@ class OfflineProvider:
 def payload(prompt: str) -> str:
     """The text after the prompt's last "Label:" line, or the whole prompt."""
     last = None
-    for last in _LABEL_LINE.finditer(prompt):
+    for last in _LABEL_LINE.finditer(prompt):  # noqa: B007 - the loop keeps the last match
         pass
     if last is not None:
         rest = prompt[last.end():].strip()
