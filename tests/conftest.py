@@ -70,7 +70,7 @@ class Git(Protocol):
 
 def _run_git(where: Any, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
              input: str | None = None) -> subprocess.CompletedProcess[str]:
-    root = getattr(where, "root", where)  # a MemoryRepo, or a path
+    root = where if isinstance(where, (str, os.PathLike)) else where.root  # a path, or a MemoryRepo
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=check, input=input,
                           env={**os.environ, **(env or {})})
 
