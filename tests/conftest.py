@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator, Mapping, Protocol
 
 import pytest
 
@@ -57,3 +59,45 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data not found at {SHARED_DATA} (an outside clone has no ../shared)")
     return SHARED_DATA
+
+
+class Git(Protocol):
+    """The callable the `git` fixture returns (see there)."""
+
+    def __call__(self, where: Any, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
+                 input: str | None = None) -> subprocess.CompletedProcess[str]: ...
+
+
+def _run_git(where: Any, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
+             input: str | None = None) -> subprocess.CompletedProcess[str]:
+    root = where if isinstance(where, (str, os.PathLike)) else where.root  # a path, or a MemoryRepo
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=check, input=input,
+                          env={**os.environ, **(env or {})})
+
+
+@pytest.fixture
+def git() -> Git:
+    """Run git in a folder: `git(where, *args, check=True, env=None, input=None)`.
+
+    `where` is a Path (or str) or a MemoryRepo (its `.root` is used). Text mode, stdout and
+    stderr captured; returns the subprocess.CompletedProcess[str] — take `.stdout` for the
+    text. `check=True` raises CalledProcessError on a non-zero exit; pass `check=False` to
+    look at `.returncode`/`.stderr` yourself (e.g. a commit a hook rejects). `env` is laid
+    over os.environ as it is at call time (so the `_git_identity` settings apply), `input`
+    is fed to stdin."""
+    return _run_git
+
+
+@pytest.fixture
+def commit_all(git: Git) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Stage everything and commit: `commit_all(where, message="test", check=True)`.
+
+    Runs `git add -A` (always checked) then `git commit -m message` in `where` (a Path or a
+    MemoryRepo), and returns the commit's CompletedProcess[str]; `check=False` lets a test
+    see a commit the hooks reject."""
+
+    def commit_all(where: Any, message: str = "test", *, check: bool = True) -> subprocess.CompletedProcess[str]:
+        git(where, "add", "-A")
+        return git(where, "commit", "-m", message, check=check)
+
+    return commit_all

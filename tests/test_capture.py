@@ -21,10 +21,6 @@ from autopoiesis.formats import transcript as tf
 UTC = timezone.utc
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
-
-
 def events(*evs: dict) -> list[bytes]:
     return [json.dumps(e).encode() + b"\n" for e in evs]
 
@@ -33,7 +29,7 @@ def start(sid: str = "s1", **kw) -> dict:
     return {"event": "session_start", "session_id": sid, "started": "2026-02-16T18:45:00Z", "model": "m", "channel": "cli", **kw}
 
 
-def test_library_api_writes_commits_and_names_the_transcript(memory_repo: MemoryRepo) -> None:
+def test_library_api_writes_commits_and_names_the_transcript(memory_repo: MemoryRepo, git) -> None:
     cap = ConversationCapture(memory_repo)
     s = Session("ses_a1b2", started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC), model="opus", channel="webchat")
     path = cap.on_session_start(s)
@@ -54,12 +50,12 @@ def test_library_api_writes_commits_and_names_the_transcript(memory_repo: Memory
     assert t.meta.ended == datetime(2026, 2, 16, 19, 32, tzinfo=UTC)
     assert [x.role for x in t.turns] == ["user", "agent", "agent"]
     assert t.turns[1].items == (tf.ToolCall("exec", "gh issue list", "12 results"),)
-    log = git(memory_repo.root, "show", "-s", "--format=%B", closed.commit)
+    log = git(memory_repo.root, "show", "-s", "--format=%B", closed.commit).stdout
     assert log.startswith("conversation: read-all-open-issues-and-summarise\n\nSession: raw/conversations/2026/02/16/")
     assert not path.exists() or path == memory_repo.root / closed.path
 
 
-def test_stream_interleaved_sessions_and_redaction(memory_repo: MemoryRepo) -> None:
+def test_stream_interleaved_sessions_and_redaction(memory_repo: MemoryRepo, git) -> None:
     report = process_stream(memory_repo, events(
         start("a", topic="alpha work"), start("b"),
         {"event": "message", "session_id": "a", "role": "user", "content": "key sk-proj-Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1 here", "timestamp": "2026-02-16T18:46:00Z"},
@@ -76,7 +72,7 @@ def test_stream_interleaved_sessions_and_redaction(memory_repo: MemoryRepo) -> N
     assert "Zz9Yy8" not in text
     assert tf.parse(text).meta.redactions == (("openai_key", 1),)
     assert "alpha-work" in a.path
-    assert git(memory_repo.root, "status", "--porcelain") == ""
+    assert git(memory_repo.root, "status", "--porcelain").stdout == ""
 
 
 @pytest.mark.parametrize("bad, fragment", [
@@ -139,13 +135,13 @@ def test_huge_message_is_cut_with_a_marker_and_binary_is_cleaned(memory_repo: Me
     assert "binary data" in text
 
 
-def test_empty_session_leaves_nothing(memory_repo: MemoryRepo) -> None:
-    head = git(memory_repo.root, "rev-parse", "HEAD")
+def test_empty_session_leaves_nothing(memory_repo: MemoryRepo, git) -> None:
+    head = git(memory_repo.root, "rev-parse", "HEAD").stdout
     report = process_stream(memory_repo, events(start("empty"), {"event": "session_end"}))
     assert report.closed == []
     assert report.refused == []
     assert any("no messages" in w for w in report.warnings)
-    assert git(memory_repo.root, "rev-parse", "HEAD") == head
+    assert git(memory_repo.root, "rev-parse", "HEAD").stdout == head
     assert not list(memory_repo.conversations_dir.rglob("*empty*.md"))
 
 
@@ -168,7 +164,7 @@ def _capture_proc(root: Path) -> subprocess.Popen:
     )
 
 
-def test_killed_harness_loses_nothing_and_is_recovered(memory_repo: MemoryRepo) -> None:
+def test_killed_harness_loses_nothing_and_is_recovered(memory_repo: MemoryRepo, git) -> None:
     proc = _capture_proc(memory_repo.root)
     assert proc.stdin is not None
     proc.stdin.write(b"".join(events(start("crash"))))
@@ -195,7 +191,7 @@ def test_killed_harness_loses_nothing_and_is_recovered(memory_repo: MemoryRepo) 
     assert t.meta.status == "recovered"
     assert t.meta.ended == datetime(2026, 2, 16, 18, 54, tzinfo=UTC)
     assert len(t.turns) == 5
-    assert git(memory_repo.root, "status", "--porcelain") == ""
+    assert git(memory_repo.root, "status", "--porcelain").stdout == ""
 
 
 def test_cli_capture_reports_and_exits_nonzero_on_refusal(memory_repo: MemoryRepo) -> None:
@@ -211,16 +207,16 @@ def test_cli_capture_reports_and_exits_nonzero_on_refusal(memory_repo: MemoryRep
     assert out[0]["session_id"] == "cli"
 
 
-def test_a_left_open_session_is_recovered_by_the_next_capture(memory_repo: MemoryRepo) -> None:
+def test_a_left_open_session_is_recovered_by_the_next_capture(memory_repo: MemoryRepo, git) -> None:
     first = process_stream(memory_repo, events(start("left"), {"event": "message", "role": "user", "content": "unfinished"}))
     assert first.left_open
     assert not first.closed
     second = process_stream(memory_repo, events(start("next"), {"event": "message", "role": "user", "content": "x"}, {"event": "session_end"}))
     assert [r.session_id for r in second.recovered] == ["left"]
-    assert git(memory_repo.root, "status", "--porcelain") == ""
+    assert git(memory_repo.root, "status", "--porcelain").stdout == ""
 
 
-def test_concurrent_harnesses_lose_nothing(memory_repo: MemoryRepo) -> None:
+def test_concurrent_harnesses_lose_nothing(memory_repo: MemoryRepo, git) -> None:
     n_procs, n_msgs = 8, 20
     procs = []
     for p in range(n_procs):
@@ -237,13 +233,13 @@ def test_concurrent_harnesses_lose_nothing(memory_repo: MemoryRepo) -> None:
     for f in files:
         t = tf.parse(f.read_text())
         assert len(t.turns) == n_msgs
-    assert git(memory_repo.root, "status", "--porcelain") == ""
+    assert git(memory_repo.root, "status", "--porcelain").stdout == ""
     # closes that queue behind a commit are committed together (group commit)
-    assert 1 <= int(git(memory_repo.root, "rev-list", "--count", "HEAD", "--", "raw")) <= n_procs
-    tracked = [f for f in git(memory_repo.root, "ls-files", "raw/conversations").split() if f.endswith(".md")]
+    assert 1 <= int(git(memory_repo.root, "rev-list", "--count", "HEAD", "--", "raw").stdout) <= n_procs
+    tracked = [f for f in git(memory_repo.root, "ls-files", "raw/conversations").stdout.split() if f.endswith(".md")]
     assert len(tracked) == n_procs
     for f in tracked:
-        assert f"Session: {f}" in git(memory_repo.root, "log", "--format=%B", "--", f)
+        assert f"Session: {f}" in git(memory_repo.root, "log", "--format=%B", "--", f).stdout
     git(memory_repo.root, "fsck", "--no-progress")
 
 
@@ -257,11 +253,11 @@ DECISION = [
 ]
 
 
-def test_on_committed_runs_after_the_commit_with_the_transcript_path(memory_repo: MemoryRepo) -> None:
+def test_on_committed_runs_after_the_commit_with_the_transcript_path(memory_repo: MemoryRepo, git) -> None:
     seen: list[tuple[str, str]] = []
 
     def after(path: str) -> None:  # the commit is already there when the hook runs
-        seen.append((path, git(memory_repo.root, "log", "-1", "--format=%s", "--", path).strip()))
+        seen.append((path, git(memory_repo.root, "log", "-1", "--format=%s", "--", path).stdout.strip()))
 
     cap = ConversationCapture(memory_repo, on_committed=after)
     s = Session("hook1", started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC))
@@ -278,7 +274,7 @@ def test_on_committed_runs_after_the_commit_with_the_transcript_path(memory_repo
     assert len(seen) == 1  # nothing committed, nothing to follow
 
 
-def test_a_failing_after_commit_step_leaves_the_session_committed(memory_repo: MemoryRepo) -> None:
+def test_a_failing_after_commit_step_leaves_the_session_committed(memory_repo: MemoryRepo, git) -> None:
     from autopoiesis.errors import ExtractionError
 
     def broken(path: str) -> None:
@@ -289,24 +285,24 @@ def test_a_failing_after_commit_step_leaves_the_session_committed(memory_repo: M
     assert len(report.closed) == 1
     assert report.closed[0].commit
     assert any("after-commit step failed: the extractor fell over" in w for w in report.warnings)
-    assert git(memory_repo.root, "status", "--porcelain") == ""
+    assert git(memory_repo.root, "status", "--porcelain").stdout == ""
 
 
-def test_extraction_follows_the_commit_when_the_config_says_so(memory_repo: MemoryRepo) -> None:
+def test_extraction_follows_the_commit_when_the_config_says_so(memory_repo: MemoryRepo, git) -> None:
     from autopoiesis.app.capture_hooks import after_commit_hook
 
     report = process_stream(memory_repo, events(start("ext"), *DECISION), on_committed=after_commit_hook(memory_repo))
     assert report.refused == []
     assert len(report.closed) == 1
-    subjects = git(memory_repo.root, "log", "-2", "--format=%s").splitlines()
+    subjects = git(memory_repo.root, "log", "-2", "--format=%s").stdout.splitlines()
     assert subjects[0].startswith("memory:")
     assert subjects[1].startswith("conversation:")
-    assert f"Session: {report.closed[0].path}" in git(memory_repo.root, "log", "-1", "--format=%B")
+    assert f"Session: {report.closed[0].path}" in git(memory_repo.root, "log", "-1", "--format=%B").stdout
     (memory_repo.root / "memory-config.yaml").write_text("lifecycle:\n  extraction_trigger: manual\n")
     assert after_commit_hook(MemoryRepo(memory_repo.root)) is None
 
 
-def test_failed_extraction_leaves_the_transcript_pending(memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_extraction_leaves_the_transcript_pending(memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch, git) -> None:
     from autopoiesis.app.capture_hooks import after_commit_hook
     from autopoiesis.errors import ExtractionError
     from autopoiesis.lifecycle.extract import KnowledgeExtractor
@@ -319,7 +315,7 @@ def test_failed_extraction_leaves_the_transcript_pending(memory_repo: MemoryRepo
         report = process_stream(memory_repo, events(start("pend"), *DECISION), on_committed=after_commit_hook(memory_repo))
     assert report.refused == []
     assert report.closed[0].commit
-    assert git(memory_repo.root, "log", "-1", "--format=%s").startswith("conversation:")
+    assert git(memory_repo.root, "log", "-1", "--format=%s").stdout.startswith("conversation:")
     log = (memory_repo.state_dir / "logs" / "lifecycle.jsonl").read_text()
     assert "on_session_end_failed" in log
     assert "endpoint down" in log

@@ -62,12 +62,12 @@ def test_commit_tag_recall_learned_blame_show_at(memory_repo: MemoryRepo) -> Non
     assert "Traceback" not in outside.stderr
 
 
-def test_demo_runs_offline(tmp_path: Path) -> None:
+def test_demo_runs_offline(tmp_path: Path, git) -> None:
     proc = cli("demo", str(tmp_path / "demo"))
     assert proc.returncode == 0, proc.stderr
     assert "[redacted:openai_key]" in proc.stdout
     assert "conversation: pr-review-for-the-capture-module" in proc.stdout
-    log = subprocess.run(["git", "log", "--format=%s"], cwd=tmp_path / "demo", capture_output=True, text=True).stdout
+    log = git(tmp_path / "demo", "log", "--format=%s", check=False).stdout
     assert log.count("conversation:") == 3
     again = cli("demo", str(tmp_path / "demo"))
     assert again.returncode != 0

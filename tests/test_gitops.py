@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
 import threading
 from datetime import date, datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 
@@ -15,14 +13,7 @@ from autopoiesis.formats.commit_message import infer_commit_type
 from autopoiesis.gitops import MemoryGit
 
 
-def git(root: Path, *args: str, env: dict | None = None) -> str:
-    import os
-
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True,
-                          env={**os.environ, **(env or {})}).stdout
-
-
-def test_commit_pending_generates_type_summary_and_session(memory_repo: MemoryRepo) -> None:
+def test_commit_pending_generates_type_summary_and_session(memory_repo: MemoryRepo, git) -> None:
     g = MemoryGit(memory_repo)
     assert g.commit_pending().sha is None  # nothing to commit
     mem = memory_repo.memory_file
@@ -34,7 +25,7 @@ def test_commit_pending_generates_type_summary_and_session(memory_repo: MemoryRe
     assert subject == "memory: update journal 2026-02-16, MEMORY.md (+3 entries)"
     assert "knowledge/memory/MEMORY.md: +2 -0" in rest
     assert "Session: raw/conversations/2026/02/16/1845-s-x.md" in rest
-    assert git(memory_repo.root, "log", "-1", "--format=%s").strip() == subject
+    assert git(memory_repo.root, "log", "-1", "--format=%s").stdout.strip() == subject
 
 
 def test_commit_types() -> None:
@@ -51,19 +42,19 @@ def test_identity_commit(memory_repo: MemoryRepo) -> None:
     assert MemoryGit(memory_repo).commit_pending().message.startswith("identity: update identity SOUL.md")
 
 
-def test_tags_only_with_changes_and_never_moved(memory_repo: MemoryRepo) -> None:
+def test_tags_only_with_changes_and_never_moved(memory_repo: MemoryRepo, git) -> None:
     g = MemoryGit(memory_repo)
     today = datetime.now(timezone.utc).date()
     created, msg = g.tag_daily(today)
     assert created
     assert g.tag_exists(f"memory/daily/{today.isoformat()}")
-    first = git(memory_repo.root, "rev-parse", f"memory/daily/{today.isoformat()}^{{commit}}")
+    first = git(memory_repo.root, "rev-parse", f"memory/daily/{today.isoformat()}^{{commit}}").stdout
     (memory_repo.root / "knowledge/reference/n.md").write_text("# n\n")
     g.commit_pending()
     created, msg = g.tag_daily(today)
     assert not created
     assert "never moved" in msg
-    assert git(memory_repo.root, "rev-parse", f"memory/daily/{today.isoformat()}^{{commit}}") == first
+    assert git(memory_repo.root, "rev-parse", f"memory/daily/{today.isoformat()}^{{commit}}").stdout == first
     created, msg = g.tag_daily(today - timedelta(days=400))
     assert not created
     assert "no changes" in msg
@@ -88,7 +79,7 @@ def test_explore_branches_prune_after_seven_days(memory_repo: MemoryRepo) -> Non
     assert not g.branch_exists("explore/what-if")
 
 
-def test_recall_blame_learned_show_at(memory_repo: MemoryRepo) -> None:
+def test_recall_blame_learned_show_at(memory_repo: MemoryRepo, git) -> None:
     g = MemoryGit(memory_repo)
     ref = memory_repo.root / "knowledge/reference/storage.md"
     ref.write_text("# Storage\n\n- Files are the source of truth\n")
@@ -109,10 +100,10 @@ def test_recall_blame_learned_show_at(memory_repo: MemoryRepo) -> None:
     with pytest.raises(GitError):
         g.show_at("1990-01-01", "knowledge/reference/storage.md")
     # plain git answers the same question
-    assert first in git(memory_repo.root, "log", "-S", "source of truth", "--format=%H")
+    assert first in git(memory_repo.root, "log", "-S", "source of truth", "--format=%H").stdout
 
 
-def test_concurrent_commits_lose_nothing(memory_repo: MemoryRepo) -> None:
+def test_concurrent_commits_lose_nothing(memory_repo: MemoryRepo, git) -> None:
     errors: list[Exception] = []
 
     def work(i: int) -> None:
@@ -129,8 +120,8 @@ def test_concurrent_commits_lose_nothing(memory_repo: MemoryRepo) -> None:
     for t in threads:
         t.join()
     assert errors == []
-    assert git(memory_repo.root, "status", "--porcelain") == ""
-    files = git(memory_repo.root, "ls-files", "knowledge/reference").split()
+    assert git(memory_repo.root, "status", "--porcelain").stdout == ""
+    files = git(memory_repo.root, "ls-files", "knowledge/reference").stdout.split()
     assert all(f"knowledge/reference/f{i}.md" in files for i in range(12))
 
 
@@ -142,13 +133,13 @@ def test_commit_waits_out_a_foreign_index_lock(memory_repo: MemoryRepo) -> None:
     assert MemoryGit(memory_repo).commit_paths(["knowledge/reference/z.md"], "memory: z\n").sha
 
 
-def test_commit_summary_comes_from_the_commit_message_stage(memory_repo: MemoryRepo, openai_server) -> None:
+def test_commit_summary_comes_from_the_commit_message_stage(memory_repo: MemoryRepo, openai_server, git) -> None:
     from autopoiesis.app.commit import commit_knowledge
     from autopoiesis.testing.openai_server import write_llm_config
 
     config = memory_repo.root / "memory-config.yaml"
     write_llm_config(memory_repo.root, openai_server.base_url, models={"commit_message": "small"})
-    subprocess.run(["git", "commit", "-qm", "maintenance: llm config", "--", str(config)], cwd=memory_repo.root, check=True)
+    git(memory_repo.root, "commit", "-qm", "maintenance: llm config", "--", str(config))
     openai_server.enqueue({"content": "memory: remember that raw transcripts are kept forever\nmore"})
     mem = memory_repo.memory_file
     mem.write_text(mem.read_text() + "- 2026-02-16: keep raw transcripts\n")
@@ -158,13 +149,13 @@ def test_commit_summary_comes_from_the_commit_message_stage(memory_repo: MemoryR
     assert body["model"] == "small"
 
 
-def test_commit_summary_falls_back_when_the_model_is_down(memory_repo: MemoryRepo, openai_server) -> None:
+def test_commit_summary_falls_back_when_the_model_is_down(memory_repo: MemoryRepo, openai_server, git) -> None:
     from autopoiesis.app.commit import commit_knowledge
     from autopoiesis.testing.openai_server import write_llm_config
 
     config = memory_repo.root / "memory-config.yaml"
     write_llm_config(memory_repo.root, openai_server.base_url, max_retries=0)
-    subprocess.run(["git", "commit", "-qm", "maintenance: llm config", "--", str(config)], cwd=memory_repo.root, check=True)
+    git(memory_repo.root, "commit", "-qm", "maintenance: llm config", "--", str(config))
     openai_server.enqueue({"status": 500, "message": "boom"})
     mem = memory_repo.memory_file
     mem.write_text(mem.read_text() + "- 2026-02-16: keep raw transcripts\n")
@@ -191,13 +182,13 @@ def test_show_at_refuses_what_is_neither_a_ref_nor_a_date(memory_repo: MemoryRep
     "```",
     "ok",
 ])
-def test_a_reply_that_is_no_summary_falls_back_to_the_deterministic_subject(memory_repo: MemoryRepo, openai_server, reply: str) -> None:
+def test_a_reply_that_is_no_summary_falls_back_to_the_deterministic_subject(memory_repo: MemoryRepo, openai_server, reply: str, git) -> None:
     from autopoiesis.app.commit import commit_knowledge
     from autopoiesis.testing.openai_server import write_llm_config
 
     config = memory_repo.root / "memory-config.yaml"
     write_llm_config(memory_repo.root, openai_server.base_url)
-    subprocess.run(["git", "commit", "-qm", "maintenance: llm config", "--", str(config)], cwd=memory_repo.root, check=True)
+    git(memory_repo.root, "commit", "-qm", "maintenance: llm config", "--", str(config))
     openai_server.enqueue({"content": reply})
     mem = memory_repo.memory_file
     mem.write_text(mem.read_text() + "- 2026-02-16: keep raw transcripts\n")

@@ -14,15 +14,6 @@ from autopoiesis.errors import HookInstallError
 from autopoiesis.hooks import install_hooks
 
 
-def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=check)
-
-
-def commit_all(root: Path, msg: str = "test") -> subprocess.CompletedProcess[str]:
-    git(root, "add", "-A")
-    return git(root, "commit", "-m", msg, check=False)
-
-
 @pytest.fixture
 def with_transcript(memory_repo: MemoryRepo) -> tuple[MemoryRepo, Path]:
     lines = [json.dumps(e).encode() for e in (
@@ -34,16 +25,16 @@ def with_transcript(memory_repo: MemoryRepo) -> tuple[MemoryRepo, Path]:
     return memory_repo, memory_repo.root / report.closed[0].path
 
 
-def test_modifying_a_committed_transcript_is_rejected(with_transcript) -> None:
+def test_modifying_a_committed_transcript_is_rejected(with_transcript, commit_all) -> None:
     repo, path = with_transcript
     path.write_text(path.read_text() + "tampered\n")
-    proc = commit_all(repo.root)
+    proc = commit_all(repo.root, check=False)
     assert proc.returncode != 0
     rel = repo.rel(path)
     assert f"{rel}: transcripts under raw/ are immutable; it may not be modified" in proc.stderr
 
 
-def test_deleting_and_renaming_are_rejected(with_transcript) -> None:
+def test_deleting_and_renaming_are_rejected(with_transcript, git) -> None:
     repo, path = with_transcript
     rel = repo.rel(path)
     git(repo.root, "mv", rel, rel.replace(".md", "-renamed.md"))
@@ -58,60 +49,60 @@ def test_deleting_and_renaming_are_rejected(with_transcript) -> None:
     assert "may not be deleted" in proc.stderr
 
 
-def test_new_transcript_needs_valid_frontmatter(memory_repo: MemoryRepo) -> None:
+def test_new_transcript_needs_valid_frontmatter(memory_repo: MemoryRepo, commit_all) -> None:
     bad = memory_repo.root / "raw/conversations/2026/01/01/0000-x-bad.md"
     bad.parent.mkdir(parents=True)
     bad.write_text("# no frontmatter\n")
-    proc = commit_all(memory_repo.root)
+    proc = commit_all(memory_repo.root, check=False)
     assert proc.returncode != 0
     assert "0000-x-bad.md" in proc.stderr
     assert "missing frontmatter" in proc.stderr
     bad.write_text("---\nsession_id: x\nstarted: 2026-01-01T00:00:00Z\nstatus: open\n---\n\n# t\n")
-    proc = commit_all(memory_repo.root)
+    proc = commit_all(memory_repo.root, check=False)
     assert proc.returncode != 0
     assert "still open" in proc.stderr
 
 
-def test_memory_cap_warns_then_rejects(memory_repo: MemoryRepo) -> None:
+def test_memory_cap_warns_then_rejects(memory_repo: MemoryRepo, commit_all) -> None:
     mem = memory_repo.memory_file
     head = mem.read_text()
     mem.write_text(head + "".join(f"- 2026-01-01: fact {i}\n" for i in range(185 - head.count("\n"))))
-    proc = commit_all(memory_repo.root)
+    proc = commit_all(memory_repo.root, check=False)
     assert proc.returncode == 0
     assert "warning" in proc.stderr
     assert "185 lines" in proc.stderr
     mem.write_text(head + "".join(f"- 2026-01-01: fact {i}\n" for i in range(230)))
-    proc = commit_all(memory_repo.root)
+    proc = commit_all(memory_repo.root, check=False)
     assert proc.returncode != 0
     assert "over the limit of 220" in proc.stderr
 
 
-def test_topic_with_invalid_regex_is_rejected_and_missing_triggers_warned(memory_repo: MemoryRepo) -> None:
+def test_topic_with_invalid_regex_is_rejected_and_missing_triggers_warned(memory_repo: MemoryRepo, commit_all) -> None:
     t = memory_repo.root / "topics/broken.md"
     t.write_text("---\ntype: topic\ntriggers:\n  - type: pattern\n    match: \"(unclosed\"\n    scope: input\n---\n\n# Broken\n")
-    proc = commit_all(memory_repo.root)
+    proc = commit_all(memory_repo.root, check=False)
     assert proc.returncode != 0
     assert "topics/broken.md" in proc.stderr
     assert "(unclosed" in proc.stderr
     t.write_text("---\ntype: topic\ndescription: nothing triggers me\n---\n\n# Quiet\n\n## Instructions\n\nDo things.\n")
-    proc = commit_all(memory_repo.root)
+    proc = commit_all(memory_repo.root, check=False)
     assert proc.returncode == 0
     assert "topics/broken.md" in proc.stderr
     assert "trigger" in proc.stderr
 
 
-def test_knowledge_frontmatter_must_parse(memory_repo: MemoryRepo) -> None:
+def test_knowledge_frontmatter_must_parse(memory_repo: MemoryRepo, commit_all) -> None:
     f = memory_repo.root / "knowledge/reference/bad.md"
     f.write_text("---\ntitle: [unclosed\n---\nbody\n")
-    proc = commit_all(memory_repo.root)
+    proc = commit_all(memory_repo.root, check=False)
     assert proc.returncode != 0
     assert "knowledge/reference/bad.md" in proc.stderr
     assert "frontmatter" in proc.stderr
     f.write_text("---\ntitle: fine\n---\nbody\n")
-    assert commit_all(memory_repo.root).returncode == 0
+    assert commit_all(memory_repo.root, check=False).returncode == 0
 
 
-def test_foreign_hook_is_never_overwritten_silently(memory_repo: MemoryRepo) -> None:
+def test_foreign_hook_is_never_overwritten_silently(memory_repo: MemoryRepo, commit_all) -> None:
     hook = memory_repo.root / ".git/hooks/pre-commit"
     hook.write_text("#!/bin/sh\necho foreign-hook-ran >&2\n")
     hook.chmod(0o755)
@@ -121,18 +112,18 @@ def test_foreign_hook_is_never_overwritten_silently(memory_repo: MemoryRepo) -> 
     messages = install_hooks(memory_repo.root, chain=True)
     assert any("pre-commit.local" in m for m in messages)
     (memory_repo.root / "knowledge/reference/x.md").write_text("# x\n")
-    proc = commit_all(memory_repo.root)
+    proc = commit_all(memory_repo.root, check=False)
     assert proc.returncode == 0
     assert "foreign-hook-ran" in proc.stderr
 
 
-def test_core_hooks_path_is_honoured(memory_repo: MemoryRepo) -> None:
+def test_core_hooks_path_is_honoured(memory_repo: MemoryRepo, git) -> None:
     git(memory_repo.root, "config", "core.hooksPath", ".githooks")
     install_hooks(memory_repo.root)
     assert (memory_repo.root / ".githooks/pre-commit").exists()
 
 
-def test_hook_path_stays_light(memory_repo: MemoryRepo) -> None:
+def test_hook_path_stays_light(memory_repo: MemoryRepo, git) -> None:
     """The hooks run on every commit: they must not import numpy, sklearn, openai or git."""
     import sys
 
@@ -149,7 +140,7 @@ def test_hook_path_stays_light(memory_repo: MemoryRepo) -> None:
     assert proc.stdout.strip() == ""
 
 
-def test_hooks_run_post_commit_updates_the_index_in_the_background(tmp_path: Path) -> None:
+def test_hooks_run_post_commit_updates_the_index_in_the_background(tmp_path: Path, git) -> None:
     """`autopoiesis hooks run post-commit` (the pre-commit framework's entry) hands off to
     the same detached index sync as the shell shim."""
     import sys

@@ -12,11 +12,7 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import transcript as tf
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
-
-
-def test_claude_code_samples(memory_repo: MemoryRepo, shared_data: Path) -> None:
+def test_claude_code_samples(memory_repo: MemoryRepo, shared_data: Path, git) -> None:
     folder = shared_data / "claude-code"
     report = import_files(memory_repo, sorted(folder.glob("*.jsonl")))
     assert report.refused == []
@@ -43,20 +39,20 @@ def test_claude_code_samples(memory_repo: MemoryRepo, shared_data: Path) -> None
     metas = {tf.parse((memory_repo.root / p).read_text()).meta.session_id: tf.parse((memory_repo.root / p).read_text()).meta for p in report.imported}
     assert metas["edge_cases"].topic.startswith("Tested various edge cases")
     assert metas["todowrite_session"].topic is None
-    assert git(memory_repo.root, "status", "--porcelain") == ""
+    assert git(memory_repo.root, "status", "--porcelain").stdout == ""
 
 
-def test_reimport_is_a_noop(memory_repo: MemoryRepo, shared_data: Path) -> None:
+def test_reimport_is_a_noop(memory_repo: MemoryRepo, shared_data: Path, git) -> None:
     files = sorted((shared_data / "claude-code").glob("*.jsonl"))
     first = import_files(memory_repo, files)
-    head = git(memory_repo.root, "rev-parse", "HEAD")
+    head = git(memory_repo.root, "rev-parse", "HEAD").stdout
     again = import_files(memory_repo, files)
     assert again.imported == []
     assert sorted(again.skipped_duplicates) == sorted(first.imported)
-    assert git(memory_repo.root, "rev-parse", "HEAD") == head
+    assert git(memory_repo.root, "rev-parse", "HEAD").stdout == head
 
 
-def test_neutral_format_multi_party_and_own_dates(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_neutral_format_multi_party_and_own_dates(memory_repo: MemoryRepo, tmp_path: Path, git) -> None:
     session = {
         "session_id": "conv1_s1", "started": "2023-05-08T13:56:00Z", "model": None, "channel": "chat",
         "messages": [
@@ -74,7 +70,7 @@ def test_neutral_format_multi_party_and_own_dates(memory_repo: MemoryRepo, tmp_p
     t = tf.parse((memory_repo.root / report.imported[0]).read_text())
     assert [(x.role, x.name) for x in t.turns] == [("user", "Caroline"), ("agent", "Melanie")]
     assert t.turns[1].items[1] == tf.ToolCall("calendar", "support group", "1 event")
-    assert git(memory_repo.root, "log", "-1", "--format=%s").strip() == "conversation: import 2 sessions"
+    assert git(memory_repo.root, "log", "-1", "--format=%s").stdout.strip() == "conversation: import 2 sessions"
 
 
 def test_openai_messages(memory_repo: MemoryRepo, tmp_path: Path) -> None:

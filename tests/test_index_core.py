@@ -69,10 +69,6 @@ Deploys go through the blue-green pipeline with a smoke test first.
 """
 
 
-def git(repo: MemoryRepo, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo.root, capture_output=True, text=True, check=True).stdout
-
-
 def write(repo: MemoryRepo, rel: str, text: str | bytes) -> Path:
     p = repo.root / rel
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -83,13 +79,8 @@ def write(repo: MemoryRepo, rel: str, text: str | bytes) -> Path:
     return p
 
 
-def commit_all(repo: MemoryRepo, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-
-
 @pytest.fixture
-def filled(memory_repo: MemoryRepo) -> MemoryRepo:
+def filled(memory_repo: MemoryRepo, commit_all) -> MemoryRepo:
     write(memory_repo, "raw/conversations/2026/03/01/2358-ses_test01-database-choice.md", TRANSCRIPT)
     write(memory_repo, "knowledge/projects/infra/context.md", KNOWLEDGE)
     commit_all(memory_repo, "test content")
@@ -298,12 +289,12 @@ def wait_for(predicate, timeout: float = 20.0) -> bool:
     return False
 
 
-def test_post_commit_hook_updates_the_index_in_the_background(filled: MemoryRepo) -> None:
+def test_post_commit_hook_updates_the_index_in_the_background(filled: MemoryRepo, git, commit_all) -> None:
     with SearchIndex(filled) as index:
         index.catch_up()
     write(filled, "knowledge/people/bob.md", "# Bob\n\n## Context\nBob maintains the xylophone museum.\n")
     commit_all(filled, "add bob")  # the installed post-commit hook runs here
-    head = git(filled, "rev-parse", "HEAD").strip()
+    head = git(filled, "rev-parse", "HEAD").stdout.strip()
 
     def indexed() -> bool:
         with SearchIndex(filled) as idx:
@@ -322,11 +313,11 @@ def paths(results: list[SearchResult]) -> list[str]:
     return [r.path for r in results]
 
 
-def test_never_stale_after_edit_commit_checkout_and_reset(filled: MemoryRepo) -> None:
+def test_never_stale_after_edit_commit_checkout_and_reset(filled: MemoryRepo, git, commit_all) -> None:
     path = "knowledge/projects/infra/context.md"
     with SearchIndex(filled) as index:
         index.catch_up()
-        base = git(filled, "rev-parse", "HEAD").strip()
+        base = git(filled, "rev-parse", "HEAD").stdout.strip()
         # uncommitted edit
         write(filled, path, KNOWLEDGE.replace("blue-green pipeline", "quokka pipeline"))
         assert index.search("quokka", limit=1)[0].path == path
@@ -351,7 +342,7 @@ def test_never_stale_after_edit_commit_checkout_and_reset(filled: MemoryRepo) ->
         assert index.store.conn.execute("SELECT count(*) FROM files WHERE path = ?", (path,)).fetchone()[0] == 0
 
 
-def test_incremental_sync_only_touches_the_difference(filled: MemoryRepo) -> None:
+def test_incremental_sync_only_touches_the_difference(filled: MemoryRepo, commit_all) -> None:
     with SearchIndex(filled) as index:
         index.catch_up()
         write(filled, "knowledge/reference/one.md", "# One\nsingle change\n")

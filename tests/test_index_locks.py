@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import threading
 
 from autopoiesis.core.paths import MemoryRepo
@@ -10,7 +9,7 @@ from autopoiesis.gitops import MemoryGit
 from autopoiesis.index.freshness import tree_state
 
 
-def test_status_reads_never_block_a_concurrent_git_add(memory_repo: MemoryRepo) -> None:
+def test_status_reads_never_block_a_concurrent_git_add(memory_repo: MemoryRepo, git) -> None:
     root = memory_repo.root
     for i in range(200):  # enough files that a refreshing status holds the lock a while
         (root / f"knowledge/reference/f{i}.md").write_text(f"# f{i}\n")
@@ -28,7 +27,7 @@ def test_status_reads_never_block_a_concurrent_git_add(memory_repo: MemoryRepo) 
     try:
         for i in range(60):
             (root / f"knowledge/reference/f{i % 200}.md").write_text(f"# f{i} changed\n")
-            proc = subprocess.run(["git", "add", "-A", "knowledge"], cwd=root, capture_output=True, text=True)
+            proc = git(root, "add", "-A", "knowledge", check=False)
             if proc.returncode != 0:
                 failures.append(proc.stderr)
     finally:

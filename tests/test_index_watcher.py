@@ -14,15 +14,11 @@ from autopoiesis.index import SearchIndex
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")
 
 
-def git(root, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, capture_output=True, check=True)
-
-
 def paths(index: SearchIndex, query: str) -> set[str]:
     return {r.path for r in index.search(query, 10)}
 
 
-def test_every_kind_of_change_is_seen_between_searches(memory_repo: MemoryRepo) -> None:
+def test_every_kind_of_change_is_seen_between_searches(memory_repo: MemoryRepo, git) -> None:
     root = memory_repo.root
     with SearchIndex(memory_repo) as index:
         index.rebuild_full()
@@ -68,7 +64,7 @@ def test_every_kind_of_change_is_seen_between_searches(memory_repo: MemoryRepo) 
         assert "archive/reference/old.md" not in paths(index, "pangolin")
 
 
-def test_branch_checkout_is_seen(memory_repo: MemoryRepo) -> None:
+def test_branch_checkout_is_seen(memory_repo: MemoryRepo, git) -> None:
     root = memory_repo.root
     git(root, "checkout", "-q", "-b", "side")
     (root / "knowledge/reference/side.md").write_text("# Side\n\n- The narwhal branch fact\n")

@@ -12,11 +12,7 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import AutopoiesisError
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
-
-
-def test_layout_commit_and_hooks(tmp_path: Path) -> None:
+def test_layout_commit_and_hooks(tmp_path: Path, git) -> None:
     report = init_memory_repo(tmp_path / "mem")
     root = report.root
     for d in ("raw/conversations", "knowledge/identity", "knowledge/memory", "knowledge/journal", "knowledge/projects",
@@ -35,27 +31,27 @@ def test_layout_commit_and_hooks(tmp_path: Path) -> None:
     config = (root / "memory-config.yaml").read_text()
     for key in ("token_budget", "bm25_weight", "similarity_threshold", "journal_retention_days", "auto_tag_daily", "provider"):
         assert key in config
-    assert "maintenance: initialize memory repository" in git(root, "log", "--format=%s")
-    assert git(root, "status", "--porcelain") == ""
+    assert "maintenance: initialize memory repository" in git(root, "log", "--format=%s").stdout
+    assert git(root, "status", "--porcelain").stdout == ""
     assert (root / ".git/hooks/pre-commit").read_text().count("autopoiesis") >= 1
     assert MemoryRepo.locate(root).is_initialized()
     # the search index exists from the start, so post-commit keeps it fresh from the first capture
     assert (root / "memory.db").exists()
     assert report.index
     assert "search index built" in report.index
-    assert "memory.db" not in git(root, "ls-files")
+    assert "memory.db" not in git(root, "ls-files").stdout
 
 
-def test_second_run_changes_nothing(tmp_path: Path) -> None:
+def test_second_run_changes_nothing(tmp_path: Path, git) -> None:
     first = init_memory_repo(tmp_path / "mem")
-    head = git(first.root, "rev-parse", "HEAD")
+    head = git(first.root, "rev-parse", "HEAD").stdout
     again = init_memory_repo(tmp_path / "mem")
     assert not again.changed
     assert again.commit is None
-    assert git(first.root, "rev-parse", "HEAD") == head
+    assert git(first.root, "rev-parse", "HEAD").stdout == head
 
 
-def test_existing_repo_keeps_its_files(tmp_path: Path) -> None:
+def test_existing_repo_keeps_its_files(tmp_path: Path, git) -> None:
     root = tmp_path / "project"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
@@ -72,11 +68,11 @@ def test_existing_repo_keeps_its_files(tmp_path: Path) -> None:
     assert ignore.startswith("node_modules/\n")
     assert "memory.db" in ignore
     # the uncommitted file is not swept into the init commit
-    assert "wip.txt" not in git(root, "show", "--name-only", "--format=", "HEAD")
-    assert "?? wip.txt" in git(root, "status", "--porcelain")
+    assert "wip.txt" not in git(root, "show", "--name-only", "--format=", "HEAD").stdout
+    assert "?? wip.txt" in git(root, "status", "--porcelain").stdout
 
 
-def test_refuses_a_subfolder_of_another_repo(tmp_path: Path) -> None:
+def test_refuses_a_subfolder_of_another_repo(tmp_path: Path, git) -> None:
     git(tmp_path, "init", "-q")
     with pytest.raises(AutopoiesisError, match="inside the git repository"):
         init_memory_repo(tmp_path / "sub")

@@ -171,17 +171,17 @@ def test_people_names_come_from_knowledge_people(memory_repo: MemoryRepo) -> Non
     assert people_names(memory_repo) == ("caroline", "david", "david feldhofer")
 
 
-def test_pre_commit_hook_rejects_an_invalid_topic(memory_repo: MemoryRepo) -> None:
+def test_pre_commit_hook_rejects_an_invalid_topic(memory_repo: MemoryRepo, git) -> None:
     root = memory_repo.root
     (root / "topics" / "bad.md").write_text(topic_text("type: topic\ntriggers:\n  - type: pattern\n    match: '(a)\\1'"))
-    subprocess.run(["git", "add", "topics/bad.md"], cwd=root, check=True)
-    proc = subprocess.run(["git", "commit", "-m", "bad topic"], cwd=root, capture_output=True, text=True)
+    git(root, "add", "topics/bad.md")
+    proc = git(root, "commit", "-m", "bad topic", check=False)
     assert proc.returncode != 0
     assert "topics/bad.md" in proc.stderr + proc.stdout
     assert "RE2" in proc.stderr + proc.stdout
     (root / "topics" / "bad.md").write_text(topic_text("type: topic\ndescription: ok\ntriggers:\n  - type: pattern\n    match: 'a|b'"))
-    subprocess.run(["git", "add", "topics/bad.md"], cwd=root, check=True)
-    ok = subprocess.run(["git", "commit", "-m", "good topic"], cwd=root, capture_output=True, text=True)
+    git(root, "add", "topics/bad.md")
+    ok = git(root, "commit", "-m", "good topic", check=False)
     assert ok.returncode == 0, ok.stderr
 
 
