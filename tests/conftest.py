@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Protocol
+from typing import Any, Protocol
 
 import pytest
 

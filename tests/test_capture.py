@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import CaptureError, ImmutableTranscriptError
 from autopoiesis.formats import transcript as tf
 
-UTC = timezone.utc
+UTC = UTC
 
 
 def events(*evs: dict) -> list[bytes]:

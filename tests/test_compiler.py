@@ -4,7 +4,7 @@ contexts, history window, the real search index for P3, and the pre-compaction f
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,7 +26,7 @@ from autopoiesis.lifecycle.flush import apply_flush, flush_prompt, parse_flush
 from autopoiesis.watch.topics import load_topics
 
 TODAY = date(2026, 2, 16)
-NOW = datetime(2026, 2, 16, 12, tzinfo=timezone.utc)
+NOW = datetime(2026, 2, 16, 12, tzinfo=UTC)
 
 
 def history(n: int) -> list[HistoryMessage]:

@@ -4,7 +4,7 @@ LLM flavours against the loopback OpenAI server, bad replies, the CLI."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ from autopoiesis.lifecycle.extractors import Extractor, ExtractorRegistry, defau
 from autopoiesis.lifecycle.state import BACKOFF_MINUTES
 from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance, WritePolicy
 
-AT = datetime(2026, 2, 16, 18, 50, tzinfo=timezone.utc)
+AT = datetime(2026, 2, 16, 18, 50, tzinfo=UTC)
 SRC = "raw/conversations/2026/02/16/1845-ses_a-x.md"
 
 
@@ -138,7 +138,7 @@ def test_rejected_changes_stay_pending_then_fall_back(memory_repo: MemoryRepo, t
     import_sessions(memory_repo, tmp_path, DEMO[:1])
     evil = Extractor("evil", 1, "writes raw/", ("knowledge/**",), frozenset({"append"}),
                      lambda src, key: [KnowledgeChange("raw/conversations/x.md", "append", "S", "x", src.provenance(None, key))])
-    clock = [datetime(2026, 3, 1, tzinfo=timezone.utc)]
+    clock = [datetime(2026, 3, 1, tzinfo=UTC)]
     before = tree_snapshot(memory_repo.root)
     with KnowledgeExtractor(memory_repo, registry=ExtractorRegistry([evil]), now=lambda: clock[0]) as ex:
         r = ex.extract_pending()
@@ -216,7 +216,7 @@ def test_unavailable_llm_retries_then_offline_fallback(memory_repo: MemoryRepo, 
     import_sessions(memory_repo, tmp_path, DEMO[:1])
     repo = use_llm(memory_repo, openai_server.base_url)
     openai_server.default_chat = lambda body: {"status": 500, "message": "down"}
-    clock = [datetime(2026, 3, 1, tzinfo=timezone.utc)]
+    clock = [datetime(2026, 3, 1, tzinfo=UTC)]
     with KnowledgeExtractor(repo, now=lambda: clock[0]) as ex:
         r = ex.extract_pending(["lessons"])
         assert "LLMUnavailableError" in r.failed[0].error

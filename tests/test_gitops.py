@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -44,7 +44,7 @@ def test_identity_commit(memory_repo: MemoryRepo) -> None:
 
 def test_tags_only_with_changes_and_never_moved(memory_repo: MemoryRepo, git) -> None:
     g = MemoryGit(memory_repo)
-    today = datetime.now(timezone.utc).date()
+    today = datetime.now(UTC).date()
     created, msg = g.tag_daily(today)
     assert created
     assert g.tag_exists(f"memory/daily/{today.isoformat()}")
@@ -74,7 +74,7 @@ def test_explore_branches_prune_after_seven_days(memory_repo: MemoryRepo) -> Non
     with pytest.raises(GitError, match="already exists"):
         g.create_explore("what-if")
     assert g.prune_explore(7) == []
-    later = datetime.now(timezone.utc) + timedelta(days=8)
+    later = datetime.now(UTC) + timedelta(days=8)
     assert g.prune_explore(7, now=later) == ["explore/what-if"]
     assert not g.branch_exists("explore/what-if")
 

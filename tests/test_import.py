@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC
 from pathlib import Path
 
 from autopoiesis.capture.importers import import_files
@@ -133,7 +134,7 @@ def test_cli_import(memory_repo: MemoryRepo, shared_data: Path) -> None:
 
 # ── formats are plugins: one class, one registration ──
 def test_a_new_format_is_one_class_and_one_registration(memory_repo: MemoryRepo, tmp_path: Path, monkeypatch) -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from autopoiesis.capture.importers import ImportReport, SessionDraft, base, format_names, register_importer
 
@@ -150,7 +151,7 @@ def test_a_new_format_is_one_class_and_one_registration(memory_repo: MemoryRepo,
 
         def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
             draft = SessionDraft(session_id=path.stem, channel="lines")
-            when = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+            when = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
             for line in text.splitlines():
                 who, _, said = line.partition(": ")
                 draft.add_turn(when, "user" if who == "me" else "agent", [tf.Text(said)])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,7 +34,7 @@ ENTRY_TEXT = st.text(alphabet=st.characters(whitelist_categories=("L", "N", "Zs"
 @given(st.lists(st.tuples(ENTRY_TEXT, st.booleans(), st.booleans()), min_size=1, max_size=6))
 def test_generated_entries_parse_back_as_entries(items: list[tuple[str, bool, bool]]) -> None:
     doc, si = kf.new_doc({"type": "memory"}, "Core Memory", ("Key Decisions",)).with_section("Key Decisions")
-    when = datetime(2026, 2, 16, 18, 50, tzinfo=timezone.utc)
+    when = datetime(2026, 2, 16, 18, 50, tzinfo=UTC)
     made = []
     for i, (text, dated, sup) in enumerate(items):
         e = kf.Entry(kf.make_entry_id(when, str(i), text), text, "2026-02-16" if dated else None,

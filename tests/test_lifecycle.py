@@ -3,7 +3,7 @@ eviction and the fact-preservation check of compaction."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from lifecycle_helpers import DEMO, import_sessions, session
@@ -63,7 +63,7 @@ def test_weekly_rollup_supersedes_last_weeks_context(memory_repo: MemoryRepo, tm
 
 def _fill_memory(repo: MemoryRepo, n: int) -> None:
     w = KnowledgeWriter(repo)
-    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
     w.apply([KnowledgeChange("knowledge/memory/MEMORY.md", "append", "Lessons Learned", f"Lesson number {i} about topic {i * 7}",
                              Provenance("raw/conversations/a.md", t0 + timedelta(hours=i), "t@1")) for i in range(n)])
 
@@ -88,12 +88,12 @@ def test_prune_memory_moves_oldest_to_archive(memory_repo: MemoryRepo) -> None:
 def test_prune_journals_and_evict_stale(memory_repo: MemoryRepo) -> None:
     root = memory_repo.root
     w = KnowledgeWriter(memory_repo)
-    old = datetime(2025, 6, 1, tzinfo=timezone.utc)
+    old = datetime(2025, 6, 1, tzinfo=UTC)
     w.apply([KnowledgeChange("knowledge/journal/2025-06-01.md", "append", "ops", "Old day", Provenance("raw/a.md", old), dated=False),
              KnowledgeChange("knowledge/reference/old-topic.md", "append", "Facts", "A stale fact", Provenance("raw/a.md", old)),
              KnowledgeChange("knowledge/reference/fresh.md", "append", "Facts", "A fresh fact",
-                             Provenance("raw/a.md", datetime(2026, 2, 28, tzinfo=timezone.utc)))])
-    now = lambda: datetime(2026, 3, 1, tzinfo=timezone.utc)  # noqa: E731
+                             Provenance("raw/a.md", datetime(2026, 2, 28, tzinfo=UTC)))])
+    now = lambda: datetime(2026, 3, 1, tzinfo=UTC)
     with MemoryPruner(memory_repo, now=now) as p:
         scores = {rel: s for rel, s, _, _ in p.scores()}
         r = p.prune_all()
@@ -112,7 +112,7 @@ def test_compaction_check_rejects_lossy_rewrites(memory_repo: MemoryRepo, openai
     w = KnowledgeWriter(memory_repo)
     facts = ["Staging runs on port 8443", "Production database is Postgres 16", "Backups go to the Frankfurt bucket",
              "Maria Lopez owns the capture module", "Deploys happen on Tuesdays", "The API gateway is Envoy"]
-    w.apply([KnowledgeChange(rel, "append", "Facts", f, Provenance("raw/a.md", datetime(2026, 2, 1, tzinfo=timezone.utc)))
+    w.apply([KnowledgeChange(rel, "append", "Facts", f, Provenance("raw/a.md", datetime(2026, 2, 1, tzinfo=UTC)))
              for f in facts])
     before = (memory_repo.root / rel).read_text()
     lossy = before.split("## Facts")[0] + "## Facts\n- Staging runs on port 8443; Postgres 16 in production.\n"
@@ -165,13 +165,13 @@ def test_knowledge_learned_from_an_old_conversation_is_not_stale_on_arrival(memo
     from autopoiesis.app.usage import inclusion_counts
 
     rel = "knowledge/reference/billing.md"
-    old_turn = datetime(2025, 1, 10, tzinfo=timezone.utc)  # the conversation is old ...
+    old_turn = datetime(2025, 1, 10, tzinfo=UTC)  # the conversation is old ...
     KnowledgeWriter(memory_repo).apply([KnowledgeChange(rel, "append", "Facts", "Invoices go out on the 3rd", Provenance("raw/a.md", old_turn))])
     MemoryGit(memory_repo).commit_pending()  # ... but the knowledge was written today
-    today = datetime.now(timezone.utc)
+    today = datetime.now(UTC)
     with MemoryPruner(memory_repo, now=lambda: today) as p:
         assert p.score_and_evict(commit=False).actions == ()
-    later = lambda: today + timedelta(days=120)  # noqa: E731
+    later = lambda: today + timedelta(days=120)
     with MemoryPruner(memory_repo, now=later) as p:
         assert {r: d for r, _, d, _ in p.scores()}[rel] == 120
     # a file the compiler keeps including is still in use: its references keep it

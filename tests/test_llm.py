@@ -363,7 +363,7 @@ def test_concurrency_limit_raises_throughput(make_client, openai_server):
         openai_server.reset()
         openai_server.latency = 0.2
         t0 = time.monotonic()
-        results = llm.map_concurrent(lambda i: llm.complete("extract", f"prompt {i}", cache=False), range(8))
+        results = llm.map_concurrent(lambda i, llm=llm: llm.complete("extract", f"prompt {i}", cache=False), range(8))
         timings[n] = time.monotonic() - t0
         openai_server.latency = 0.0
         assert [r.text for r in results] == ["OK"] * 8

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -12,7 +12,7 @@ from autopoiesis.core.text import slugify
 from autopoiesis.errors import TranscriptFormatError
 from autopoiesis.formats import transcript as tf
 
-UTC = timezone.utc
+UTC = UTC
 T0 = datetime(2026, 2, 16, 23, 50, tzinfo=UTC)
 
 text_st = st.text(
