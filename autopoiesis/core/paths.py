@@ -21,6 +21,7 @@ from autopoiesis.errors import NotAMemoryRepo, UnsafePathError
 
 if TYPE_CHECKING:
     from autopoiesis.core.config import Config
+    from autopoiesis.core.redact import Redactor
 
 KNOWLEDGE_DIRS = ("identity", "memory", "journal", "projects", "people", "procedures", "reference")
 CONVERSATIONS_DIR = "raw/conversations"
@@ -281,6 +282,13 @@ class MemoryRepo:
         from autopoiesis.core.config import load_config
 
         return load_config(self.root)
+
+    def redactor(self) -> Redactor:
+        """A fresh Redactor for this repo's settings (its counts start at zero): what every
+        path to disk, git, memory.db and a remote model redacts through."""
+        from autopoiesis.core.redact import redactor_from_config
+
+        return redactor_from_config(self.config)
 
     def iter_markdown(self, *tops: str) -> Iterator[Path]:
         """Markdown files under the given top-level folders, in a stable order."""
