@@ -23,12 +23,10 @@ import os
 import sys
 from pathlib import Path
 
-from autopoiesis.core.frontmatter import load as load_frontmatter
 from autopoiesis.core.git import GitCommandError, cat_file_batch, ls_tree, staged_changes
 from autopoiesis.core.git import run as git
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.errors import FrontmatterError, TranscriptFormatError
-from autopoiesis.formats.transcript import parse_meta
 
 HOOK_NAMES = ("pre-commit", "post-commit")
 SHIM_MARKER = "autopoiesis"
@@ -48,6 +46,8 @@ class CheckResult:
 
 def _frontmatter_error(path: str, text: str) -> str | None:
     """Why TEXT's frontmatter cannot be read, or None when it can (or there is none)."""
+    from autopoiesis.core.frontmatter import load as load_frontmatter  # ~30 ms (yaml): only when a file needs it
+
     try:
         load_frontmatter(text, path)
     except FrontmatterError as exc:
@@ -56,6 +56,8 @@ def _frontmatter_error(path: str, text: str) -> str | None:
 
 
 def check_transcript(path: str, text: str, result: CheckResult) -> None:
+    from autopoiesis.formats.transcript import parse_meta  # only when a transcript is staged
+
     try:
         meta = parse_meta(text, path)
     except TranscriptFormatError as exc:

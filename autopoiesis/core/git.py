@@ -4,14 +4,15 @@ committed yet.
 
 Standard library only, and no GitPython: the git hooks and the background index sync
 run this on every commit, where importing GitPython (~100 ms) would be most of their
-time. Porcelain work (commits, tags, branches, log) is MemoryGit's, in gitops.
+time. The records are small slotted classes rather than dataclasses or NamedTuples for
+the same reason: `dataclasses` imports `inspect` (~11 ms) and each NamedTuple costs about
+a millisecond to build, all of it on every commit. Porcelain work (commits, tags, branches, log) is MemoryGit's, in gitops.
 """
 
 from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 # The memory content git is asked about: the folders search, hooks and freshness watch.
@@ -70,13 +71,16 @@ def cat_file_batch(root: Path | str, objects: Sequence[str]) -> dict[str, bytes 
     return blobs
 
 
-@dataclass(frozen=True)
 class Change:
     """One entry of `diff --name-status`: status letter, path, old path (renames, copies)."""
 
-    status: str
-    path: str
-    old_path: str | None = None
+    __slots__ = ("status", "path", "old_path")
+
+    def __init__(self, status: str, path: str, old_path: str | None = None):
+        self.status, self.path, self.old_path = status, path, old_path
+
+    def __repr__(self) -> str:
+        return f"Change({self.status!r}, {self.path!r}, {self.old_path!r})"
 
 
 def parse_name_status(data: bytes) -> list[Change]:
@@ -104,13 +108,13 @@ def staged_changes(root: Path | str, *, renames: bool = True) -> list[Change]:
     return parse_name_status(run(root, *args))
 
 
-@dataclass(frozen=True)
 class StatusEntry:
     """One path of `status --porcelain=v2`: index (X) and work-tree (Y) states, or '?' for untracked."""
 
-    path: str
-    index: str
-    worktree: str
+    __slots__ = ("path", "index", "worktree")
+
+    def __init__(self, path: str, index: str, worktree: str):
+        self.path, self.index, self.worktree = path, index, worktree
 
     @property
     def untracked(self) -> bool:
@@ -122,11 +126,14 @@ class StatusEntry:
         return self.index not in (".", "?")
 
 
-@dataclass(frozen=True)
 class Status:
-    head: str  # "" before the first commit
-    entries: tuple[StatusEntry, ...]
-    ok: bool = True  # False when git could not be asked (not a repo, git missing)
+    """HEAD ("" before the first commit) and the entries; OK is False when git could not
+    be asked (not a repo, git missing)."""
+
+    __slots__ = ("head", "entries", "ok")
+
+    def __init__(self, head: str, entries: tuple[StatusEntry, ...], ok: bool = True):
+        self.head, self.entries, self.ok = head, entries, ok
 
 
 def status(root: Path | str, paths: Iterable[str] = CONTENT_DIRS) -> Status:
