@@ -99,20 +99,13 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 def _fill_disk(where: Path) -> Path:
     filler = where / "filler"
-    with open(filler, "wb") as fh:
-        try:
-            while True:
-                fh.write(b"\0" * 65536)
-                fh.flush()
-        except OSError:
-            pass
-    try:
-        with open(filler, "ab") as fh:  # the last few bytes too
-            while True:
-                fh.write(b"\0" * 512)
-                fh.flush()
-    except OSError:
-        pass
+    with open(filler, "wb", buffering=0) as fh:  # unbuffered: nothing left to flush at close
+        for block in (65536, 512):
+            try:
+                while True:
+                    fh.write(b"\0" * block)
+            except OSError:
+                pass
     return filler
 
 
