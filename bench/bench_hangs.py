@@ -163,8 +163,7 @@ def _fill(repo, n: int) -> None:
 
 
 def bench_index(tmp: Path) -> list[dict]:
-    from autopoiesis.index import SearchIndex, search_outcome
-    from autopoiesis.index import db
+    from autopoiesis.index import SearchIndex, db, search_outcome
 
     rows = []
     repo = _repo(tmp, "corrupt")
