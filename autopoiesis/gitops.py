@@ -195,10 +195,24 @@ class MemoryGit:
     def commit_pending(self, message: str | None = None, *, session: str | None = None,
                        tops: Sequence[str] = KNOWLEDGE_COMMIT_DIRS,
                        summarize: Callable[[str, str], str | None] | None = None) -> CommitResult:
-        """Commit pending knowledge/topic changes with a generated message (nothing if none).
+        """Commit pending changes under TOPS (knowledge/, topics/, archive/) with a generated
+        message, and nothing else that happens to be staged (nothing if none).
 
         SUMMARIZE(diff, commit_type), when given, writes the summary line (the app layer
-        passes the LLM's commit_message stage); None or a failure keeps the deterministic one."""
+        passes the LLM's commit_message stage); None or a failure keeps the deterministic
+        one. It is asked OUTSIDE the git lock, from the diff a private copy of the index
+        shows, so a slow model never holds the lock a capture's transcript commit needs.
+        The lock is then taken and the changes staged; the model's message is used only if
+        the staged diff is still the one it described, else the deterministic one is.
+        The message goes through the repo's redactor like everything else written to git."""
+        proposed: tuple[str, str, str] | None = None
+        if message is None and summarize is not None:
+            preview = self._preview_diff(tops)
+            if preview is not None and preview[0]:
+                diff, numstat = preview
+                msg = generate_commit_message(diff, numstat, branch=self.current_branch(), session=session,
+                                              summarize=summarize)
+                proposed = (diff, numstat, msg)
         with self.repo.lock("git"):
             changes = self.pending_changes(tops)
             if not changes:
@@ -206,15 +220,51 @@ class MemoryGit:
             self.run("add", "-A", "--", *tops)
             diff = self.run("diff", "--cached", "--no-color", "-M", "--", *tops).stdout
             numstat = self.run("diff", "--cached", "--numstat", "-M", "--", *tops).stdout
-            msg = message or generate_commit_message(
-                diff, numstat, branch=self.current_branch(), session=session, summarize=summarize
-            )
-            proc = self.run("commit", "-q", "-F", "-", input=msg, check=False)
+            if message:
+                msg = message
+            elif proposed is not None and proposed[:2] == (diff, numstat):
+                msg = proposed[2]
+            else:
+                msg = generate_commit_message(diff, numstat, branch=self.current_branch(), session=session)
+            msg = self.repo.redactor().redact(msg)
+            # exactly the staged paths under TOPS (a rename's old and new path both), so a
+            # transcript or anything else staged meanwhile is never swept into this commit
+            paths = self.run("diff", "--cached", "--name-only", "--no-renames", "-z", "--", *tops).stdout.split("\x00")
+            paths = [p for p in paths if p]
+            if not paths:
+                return CommitResult(None, "", ())
+            proc = self.run("commit", "-q", "-F", "-", "--", *_top_pathspecs(tops, paths), input=msg, check=False)
             if proc.returncode != 0:
                 self.run("reset", "-q", "--", *tops, check=False)
                 raise GitError("The commit was refused:\n" + (proc.stderr.strip() or proc.stdout.strip()))
             files = tuple(p for _, p in changes)
             return CommitResult(self.head(), msg, files)
+
+    def _preview_diff(self, tops: Sequence[str]) -> tuple[str, str] | None:
+        """(diff, numstat) of what `git add -A -- TOPS` would stage, computed in a private
+        copy of the index: no lock taken, the real index untouched. None when git fails."""
+        import shutil
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="autopoiesis-index-") as tmp:
+            private = os.path.join(tmp, "index")
+            env = {**self._environment(), "GIT_INDEX_FILE": private}
+
+            def git(*args: str) -> subprocess.CompletedProcess[str]:
+                return subprocess.run(["git", *args], cwd=self.root, capture_output=True, text=True, env=env)
+
+            try:
+                shutil.copyfile(self.git_dir() / "index", private)  # its stat cache spares re-hashing
+            except (OSError, GitError):
+                if self.head() is not None and git("read-tree", "HEAD").returncode != 0:
+                    return None
+            if git("add", "-A", "--", *tops).returncode != 0:
+                return None
+            diff = git("diff", "--cached", "--no-color", "-M", "--", *tops)
+            numstat = git("diff", "--cached", "--numstat", "-M", "--", *tops)
+            if diff.returncode != 0 or numstat.returncode != 0:
+                return None
+            return diff.stdout, numstat.stdout
 
     # ── tags (design §3.4) ──
     def tag_exists(self, name: str) -> bool:
@@ -381,6 +431,12 @@ class MemoryGit:
             if proc.returncode == 0:
                 return proc.stdout.strip()
         return None
+
+
+def _top_pathspecs(tops: Sequence[str], paths: Sequence[str]) -> list[str]:
+    """The folders of TOPS that hold one of PATHS (a pathspec git knows: a folder with
+    nothing in it, on disk or in history, would make `git commit -- DIR` fail)."""
+    return [t for t in tops if any(p == t or p.startswith(t.rstrip("/") + "/") for p in paths)]
 
 
 _RELATIVE_DATE = re.compile(

@@ -385,3 +385,24 @@ def test_extractors_from_an_installed_entry_point(memory_repo: MemoryRepo, tmp_p
     assert "wrote knowledge/reference/tickets.md" in r.output
     assert "committed" in r.output
     assert "TICKET-481 was discussed" in (memory_repo.root / "knowledge/reference/tickets.md").read_text()
+
+
+@pytest.mark.parametrize("name, content, expected", [
+    ("nope.md", None, "does not exist"),
+    ("", None, "is a folder"),
+    ("bad.md", b"no frontmatter at all\n", "cannot be read as a transcript"),
+    ("bin.md", b"\xff\xfe\x00binary", "not UTF-8"),
+])
+def test_extract_of_a_missing_or_broken_transcript_is_a_clear_error(memory_repo: MemoryRepo, name: str,
+                                                                    content: bytes | None, expected: str) -> None:
+    import subprocess
+    import sys
+
+    rel = f"raw/conversations/{name}".rstrip("/")
+    if content is not None:
+        (memory_repo.root / rel).write_bytes(content)
+    proc = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(memory_repo.root), "extract", rel],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert expected in proc.stderr and "git ls-files raw/conversations" in proc.stderr

@@ -62,7 +62,10 @@ def test_weekly_rollup_supersedes_last_weeks_context(memory_repo: MemoryRepo, tm
 
 
 def _fill_memory(repo: MemoryRepo, n: int) -> None:
+    """MEMORY.md with N entries, over the cap if need be (as a hand edit can leave it:
+    the writer itself never takes it past lifecycle.memory_line_cap)."""
     w = KnowledgeWriter(repo)
+    w.memory_line_limit = lambda: 10**6  # type: ignore[method-assign]
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
     w.apply([KnowledgeChange("knowledge/memory/MEMORY.md", "append", "Lessons Learned", f"Lesson number {i} about topic {i * 7}",
                              Provenance("raw/conversations/a.md", t0 + timedelta(hours=i), "t@1")) for i in range(n)])

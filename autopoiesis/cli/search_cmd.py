@@ -122,12 +122,16 @@ def _status_dict(repo: Any) -> dict[str, Any]:
         return {"exists": False, "db_path": str(repo.index_path), "files_in_repo": files, "files_indexed": 0, "fresh": False}
     with SearchIndex(repo) as index:
         st = index.status()
+        damage = index.integrity()
     data = {
         "exists": st.exists, "db_path": st.db_path, "files_in_repo": st.files_in_repo, "files_indexed": st.files_indexed,
         "chunks": st.chunks, "fresh": st.fresh, "head_indexed": st.head_indexed, "head_now": st.head_now,
         "embedder": st.embedder, "dimensions": st.dimensions, "chunker_version": st.chunker_version,
         "stale_paths": list(st.stale_paths[:50]), "stale_count": len(st.stale_paths),
+        "integrity": damage or "ok",
     }
+    if damage:  # answers may still come, but from a file SQLite says is damaged
+        data["fresh"] = False
     return data
 
 
@@ -145,6 +149,8 @@ def index_status(ctx: typer.Context, as_json: bool = typer.Option(False, "--json
     typer.echo(f"commit     {data['head_indexed'][:10] or '-'} indexed, HEAD {data['head_now'][:10] or '-'}")
     typer.echo(f"embedder   {data['embedder']} ({data['dimensions']} dimensions), chunker v{data['chunker_version']}")
     typer.echo(f"fresh      {'yes' if data['fresh'] else 'no (the next search catches up; ' + str(data['stale_count']) + ' files differ)'}")
+    if data.get("integrity", "ok") != "ok":
+        typer.echo(f"integrity  CORRUPT ({data['integrity']}): run `autopoiesis index rebuild`")
 
 
 def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
@@ -173,6 +179,8 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
         problems.append(f"index: {exc}")
     if not index.get("exists"):
         problems.append("no search index yet: run `autopoiesis index rebuild`")
+    elif index.get("integrity", "ok") != "ok":
+        problems.append(f"memory.db is corrupt (quick_check: {index['integrity']}): run `autopoiesis index rebuild`")
     data = {
         "sqlite_module": info.module,
         "sqlite_version": info.sqlite_version,

@@ -7,6 +7,7 @@ have the type its default has.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -31,6 +32,70 @@ _ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
 # packages, so here a name only has to look like one.
 _PLUGIN_NAMES = (("search", "embedder"), ("llm", "provider"))
 _PLUGIN_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+
+@dataclass(frozen=True)
+class NumberRule:
+    """The type and range of one numeric setting; the message says what to write."""
+
+    kind: type  # int or float (a float setting takes a whole number too)
+    minimum: float
+    maximum: float
+    nullable: bool = False
+    hint: str = ""
+
+    def describe(self) -> str:
+        what = "a whole number" if self.kind is int else "a number"
+        lo, hi = _fmt(self.minimum), _fmt(self.maximum)
+        null = ", or null" if self.nullable else ""
+        return f"{what} from {lo} to {hi}{null}" + (f" ({self.hint})" if self.hint else "")
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+# EVERY numeric setting, with its type and range: a value outside breaks something later
+# (a 0-byte message cap empties capture, NaN never compares, 1.5 bytes is no size).
+NUMBERS: dict[tuple[str, str], NumberRule] = {
+    ("context_compiler", "token_budget"): NumberRule(int, 256, 10_000_000, hint="tokens"),
+    ("context_compiler", "identity_budget_kb"): NumberRule(float, 0, 100_000, hint="KB"),
+    ("context_compiler", "memory_budget_kb"): NumberRule(float, 0, 100_000, hint="KB"),
+    ("context_compiler", "journal_budget_kb"): NumberRule(float, 0, 100_000, hint="KB"),
+    ("context_compiler", "topic_budget_kb"): NumberRule(float, 0, 100_000, hint="KB"),
+    ("search", "bm25_weight"): NumberRule(float, 0, 1),
+    ("search", "vector_weight"): NumberRule(float, 0, 1),
+    ("search", "embedding_dimensions"): NumberRule(int, 1, 65_536),
+    ("watchers", "similarity_threshold"): NumberRule(float, 0, 1),
+    ("watchers", "gate_max_tokens"): NumberRule(int, 1, 4096),
+    ("lifecycle", "commit_interval_minutes"): NumberRule(int, 1, 10_080, hint="minutes, at most a week"),
+    ("lifecycle", "journal_retention_days"): NumberRule(int, 1, 36_500, hint="days"),
+    ("lifecycle", "memory_line_cap"): NumberRule(int, 10, 100_000, hint="lines"),
+    ("capture", "max_message_bytes"): NumberRule(int, 1024, 1 << 30, hint="bytes, e.g. 1048576 for 1 MB"),
+    ("llm", "timeout_seconds"): NumberRule(float, 0.1, 3600, hint="seconds per request"),
+    ("llm", "deadline_seconds"): NumberRule(float, 0.1, 86_400, nullable=True,
+                                            hint="seconds for a whole call; null = every attempt's timeout plus the backoff"),
+    ("llm", "max_retries"): NumberRule(int, 0, 20),
+    ("llm", "concurrency"): NumberRule(int, 1, 256),
+    ("llm", "daily_token_budget"): NumberRule(int, 0, 10**12, hint="tokens a day; 0 means no limit"),
+}
+
+
+def check_number(where: str, value: Any, rule: NumberRule) -> int | float | None:
+    """VALUE as the number RULE asks for, or a ConfigError saying what to write."""
+    if value is None and rule.nullable:
+        return None
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if ok and rule.kind is int and not isinstance(value, int):
+        ok = False
+    if ok and isinstance(value, float) and not math.isfinite(value):
+        ok = False
+    if ok and not (rule.minimum <= value <= rule.maximum):
+        ok = False
+    if not ok:
+        raise ConfigError(f"{where} must be {rule.describe()}, not {value!r}.")
+    return float(value) if rule.kind is float else int(value)
+
+
 # Documented aliases of the design's §9.3 names: one setting, one place.
 _ALIASES: dict[tuple[str, str], tuple[str, str]] = {
     ("watchers", "gate_model"): ("models", "gate"),
@@ -132,6 +197,7 @@ class LLMConfig:
     max_retries: int = 3
     concurrency: int = 4
     daily_token_budget: int = 200000
+    deadline_seconds: float | None = None  # None: the client derives it (LLMClient.deadline)
 
 
 @dataclass(frozen=True)
@@ -145,7 +211,9 @@ class Config:
     llm: LLMConfig = field(default_factory=LLMConfig)
 
 
-def _check_type(where: str, value: Any, default: Any) -> Any:
+def _check_type(where: str, value: Any, default: Any, rule: NumberRule | None = None) -> Any:
+    if rule is not None:
+        return check_number(where, value, rule)
     if default is None:
         if value is None or isinstance(value, str):
             return value
@@ -184,7 +252,8 @@ def _merge(defaults: dict[str, Any], user: dict[str, Any], path: str, source: st
                 raise ConfigError(f"{source}: '{where}' must be a mapping of settings, not {value!r}.")
             merged[key] = _merge(default, value, where, source)
         else:
-            merged[key] = _check_type(f"{source}: '{where}'", value, default)
+            section, _, name = where.rpartition(".")
+            merged[key] = _check_type(f"{source}: '{where}'", value, default, NUMBERS.get((section, name)))
     return merged
 
 

@@ -25,7 +25,78 @@ SCHEMA_VERSION = "1"
 
 
 class IndexCorruptError(Exception):
-    """memory.db is not a usable database (internal: callers move it aside)."""
+    """memory.db could not be opened (internal: the store diagnoses why)."""
+
+
+# ── what went wrong: corruption is proven, never guessed ──
+# An error from SQLite is only a symptom: "database or disk is full" and "attempt to
+# write a readonly database" leave a healthy file, and the file is never moved aside for
+# them. A file is called corrupt only when SQLite cannot read it as a database at all or
+# `PRAGMA quick_check` (every page of every b-tree) says so.
+CORRUPT, FULL, READONLY, BUSY, OTHER = "corrupt", "full", "readonly", "busy", "other"
+_PRIMARY = {11: CORRUPT, 26: CORRUPT, 13: FULL, 8: READONLY, 3: READONLY, 5: BUSY, 6: BUSY}
+_BY_TEXT = (("malformed", CORRUPT), ("not a database", CORRUPT), ("disk is full", FULL), ("readonly", READONLY),
+            ("read-only", READONLY), ("database is locked", BUSY))
+
+
+def classify(exc: BaseException) -> str:
+    """What an SQLite error says happened: corrupt, full, readonly, busy or other."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and (code & 0xFF) in _PRIMARY:
+        return _PRIMARY[code & 0xFF]
+    text = str(exc).lower()
+    for needle, kind in _BY_TEXT:
+        if needle in text:
+            return kind
+    if isinstance(exc, OSError):
+        import errno
+
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            return FULL
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return READONLY
+    return OTHER
+
+
+def disk_state(db_path: Path) -> str | None:
+    """FULL when the file system holding DB_PATH has (almost) no space left, READONLY when
+    it or the folder cannot be written, else None."""
+    folder = db_path.parent
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return None
+    if st.f_flag & os.ST_RDONLY or not os.access(folder, os.W_OK):
+        return READONLY
+    if st.f_bavail * st.f_frsize < 256 * 1024:
+        return FULL
+    return None
+
+
+def quick_check(db_path: Path) -> tuple[bool | None, str]:
+    """(True, "ok") for a file SQLite reads as an intact database, (False, why) for a
+    corrupt one, (None, why) when it cannot tell (the file is missing, cannot be opened)."""
+    from autopoiesis.core.sqlite import sqlite_module
+
+    if not db_path.is_file():
+        return None, "no such file"
+    from urllib.parse import quote
+
+    module = sqlite_module()
+    try:
+        conn = module.connect(f"file:{quote(str(db_path))}?mode=ro", uri=True, timeout=5.0)
+    except module.Error as exc:
+        return None, str(exc)
+    try:
+        rows = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
+    except module.Error as exc:
+        kind = classify(exc)
+        return (False, str(exc)) if kind == CORRUPT else (None, str(exc))
+    finally:
+        conn.close()
+    if rows == ["ok"]:
+        return True, "ok"
+    return False, "; ".join(str(r) for r in rows)
 
 
 BASE_SCHEMA = """
@@ -92,9 +163,22 @@ def vec_table_sql(dimensions: int, chunk_size: int = VEC_CHUNK_SIZE) -> str:
 PLAIN_VEC_SQL = "CREATE TABLE IF NOT EXISTS chunks_vecplain (id INTEGER PRIMARY KEY, category TEXT, embedding BLOB NOT NULL)"
 
 
+def corrupt_copies(db_path: Path) -> list[Path]:
+    return sorted(db_path.parent.glob(f"{db_path.name}.corrupt-*"))
+
+
+def remove_db(db_path: Path) -> None:
+    """Delete memory.db and its WAL files (a rebuild starts a new one)."""
+    for side in (db_path, db_path.with_name(db_path.name + "-wal"), db_path.with_name(db_path.name + "-shm")):
+        side.unlink(missing_ok=True)
+
+
 def move_aside(db_path: Path) -> Path:
     """Rename a corrupt memory.db (and its WAL files) to memory.db.corrupt-<time>; the
-    gitignore template ignores those names. Returns the new name."""
+    gitignore template ignores those names. At most one such copy is kept: an older one is
+    deleted first (it is a cache; the copy is only for a post-mortem). Returns the new name."""
+    for old in corrupt_copies(db_path):
+        old.unlink(missing_ok=True)
     stamp = utc_now().strftime("%Y%m%d-%H%M%S")
     target = db_path.with_name(f"{db_path.name}.corrupt-{stamp}-{os.getpid()}")
     os.replace(db_path, target)

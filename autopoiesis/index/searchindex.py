@@ -11,6 +11,7 @@ The facade over four parts, each the one owner of its concern:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings as warnings_module
 from collections.abc import Callable
@@ -66,6 +67,10 @@ class SearchIndex:
 
     def needs_rebuild(self) -> bool:
         return self.store.needs_rebuild()
+
+    def integrity(self) -> str | None:
+        """None when `PRAGMA quick_check` finds memory.db intact, else what it found (doctor)."""
+        return self.store.integrity()
 
     def embedder_conflict(self) -> str | None:
         """Why this index must not be written with its embedder, or None: memory.db was
@@ -167,10 +172,14 @@ def search_outcome(
             results, tool = grep_search(repo, query, limit, category)
             return SearchOutcome(results, tool, (*notices, f"index search failed ({exc}); answered with {tool}."))
         except index.store.db_error as exc:
+            kind = index.store.diagnose(exc)
+            results, tool = grep_search(repo, query, limit, category)
+            if kind != db.CORRUPT:  # full, read-only, busy: memory.db is fine, leave it be
+                return SearchOutcome(results, tool, (*notices, f"{index.store.explain(kind, exc)}; answered with {tool}."))
             index.close()
             moved = db.move_aside(index.db_path) if index.db_path.exists() else None
-            spawn_background(repo, rebuild=True)
-            results, tool = grep_search(repo, query, limit, category)
+            with contextlib.suppress(OSError):  # the next search or `index rebuild` builds it then
+                spawn_background(repo, rebuild=True)
             where = f" and moved it to {moved.name}" if moved else ""
             return SearchOutcome(results, tool, (*notices, f"memory.db is corrupt ({exc}){where}; answered with {tool} "
                                                  "while the index is rebuilt in the background."))

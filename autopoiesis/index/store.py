@@ -14,7 +14,7 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,9 @@ def _decode(raw: bytes) -> str | None:
 
 
 class IndexStore:
-    """memory.db of one memory repo, opened (a corrupt file is moved aside and started over)."""
+    """memory.db of one memory repo, opened. A file `PRAGMA quick_check` proves corrupt is
+    moved aside (one `.corrupt-*` copy kept) and started over; a full disk or a read-only
+    file is an error that says so (SearchIndexError), and the file is left alone."""
 
     def __init__(self, repo: MemoryRepo, db_path: Path, embedder: Embedder | None = None):
         self.repo = repo
@@ -75,9 +77,57 @@ class IndexStore:
             self._connect_and_prepare()
         except db.IndexCorruptError as exc:
             self.close()
+            kind = self.diagnose(exc.__cause__ or exc)
+            if kind != db.CORRUPT:
+                raise SearchIndexError(self.explain(kind, exc)) from None
+            self.warnings.append(self.recreate(corrupt=True, why=str(exc)))
+
+    # ── what went wrong, and starting over ──
+    def diagnose(self, exc: BaseException) -> str:
+        """db.CORRUPT only when quick_check proves memory.db corrupt; else what EXC says
+        (db.FULL, db.READONLY, db.BUSY, db.OTHER): the file is then left as it is."""
+        kind = db.classify(exc)
+        if kind == db.OTHER:  # "disk I/O error", "unable to open": often the disk's state, not the file's
+            kind = db.disk_state(self.db_path) or kind
+        if kind in (db.FULL, db.READONLY, db.BUSY):
+            return kind
+        intact, _ = db.quick_check(self.db_path)
+        if intact is False:
+            return db.CORRUPT
+        return db.OTHER
+
+    def explain(self, kind: str, exc: BaseException) -> str:
+        """One line for the user: what happened to memory.db and what to do."""
+        name = self.db_path.name
+        if kind == db.FULL:
+            return (f"the disk holding {name} is full ({exc}); {name} is unchanged. Free some space, then run "
+                    "`autopoiesis index rebuild` (searches catch up by themselves)")
+        if kind == db.READONLY:
+            return (f"{name} cannot be written ({exc}): the file or its folder is read-only. Make both writable "
+                    "(the index catches up on the next search), or search with git grep meanwhile")
+        if kind == db.BUSY:
+            return f"{name} is locked by another process ({exc}); try again in a moment"
+        if kind == db.CORRUPT:
+            return f"{name} is corrupt ({exc}); run `autopoiesis index rebuild`"
+        return f"{name} failed ({exc}); run `autopoiesis doctor`, then `autopoiesis index rebuild`"
+
+    def recreate(self, *, corrupt: bool, why: str) -> str:
+        """Start memory.db over: a corrupt file is moved aside (one copy kept), any other is
+        deleted (the caller is rebuilding it). Returns the warning to show."""
+        self.close()
+        if corrupt:
             moved = db.move_aside(self.db_path)
-            self.warnings.append(f"memory.db was corrupt ({exc}); moved it to {moved.name} and started a new index")
-            self._connect_and_prepare()
+            note = f"memory.db was corrupt ({why}); moved it to {moved.name} and started a new index"
+        else:
+            db.remove_db(self.db_path)
+            note = f"memory.db could not be rebuilt in place ({why}); started a new file"
+        self._connect_and_prepare()
+        return note
+
+    def integrity(self) -> str | None:
+        """None when quick_check finds memory.db intact (or it does not exist), else why not."""
+        intact, detail = db.quick_check(self.db_path)
+        return None if intact is not False else detail
 
     def _connect_and_prepare(self) -> None:
         self.conn, self.info = connect(self.db_path)
@@ -96,7 +146,7 @@ class IndexStore:
                 cache.unlink(missing_ok=True)
                 self.conn.execute("ATTACH DATABASE ? AS cache", (str(cache),))
                 self.conn.executescript(db.CACHE_SCHEMA)
-        except self.db_error as exc:
+        except (self.db_error, OSError) as exc:
             raise db.IndexCorruptError(str(exc)) from exc
 
     def close(self) -> None:
@@ -315,9 +365,28 @@ class IndexStore:
     def rebuild(self, sync_meta: Mapping[str, str], progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Re-index every memory file from scratch in one transaction, and record the
         identity and SYNC_META (the tree state the rebuild started from) with it. The
-        caller holds the write lock."""
-        started = time.monotonic()
+        caller holds the write lock.
+
+        It always works when the disk can take it: a file SQLite cannot rebuild in place
+        (a corrupt page under a table it must drop) is started over and the rebuild run
+        again. A full disk or a read-only file raises SearchIndexError, the old index kept."""
         self.warnings.clear()
+        try:
+            return self._rebuild(sync_meta, progress)
+        except self.db_error as exc:
+            kind = self.diagnose(exc)
+            if kind in (db.FULL, db.READONLY, db.BUSY):
+                raise SearchIndexError(self.explain(kind, exc)) from None
+            note = self.recreate(corrupt=kind == db.CORRUPT, why=str(exc))
+        try:
+            report = self._rebuild(sync_meta, progress)
+        except self.db_error as exc:
+            raise SearchIndexError(self.explain(self.diagnose(exc), exc)) from None
+        self.warnings.insert(0, note)
+        return replace(report, warnings=(note, *report.warnings))
+
+    def _rebuild(self, sync_meta: Mapping[str, str], progress: Callable[[int, int], None] | None) -> SyncReport:
+        started = time.monotonic()
         paths = [self.repo.rel(p) for p in self.repo.iter_markdown()]
         with self.transaction():
             self.conn.execute("DELETE FROM chunks_fts")

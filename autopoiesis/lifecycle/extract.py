@@ -174,7 +174,19 @@ class KnowledgeExtractor(LLMStage):
         FORCE; a pending retry runs now (the user asked for it)."""
         full = self.repo.resolve_inside(transcript_path if Path(transcript_path).is_absolute()
                                         else self._relative(transcript_path), under=CONVERSATIONS_DIR)
-        src = self._load(self.repo.rel(full))
+        rel = self.repo.rel(full)
+        hint = "`git ls-files raw/conversations` lists the transcripts; `autopoiesis extract --pending` runs every one not yet extracted."
+        if not full.is_file():
+            what = "is a folder, not a transcript" if full.is_dir() else "does not exist"
+            raise ExtractionError(f"{rel} {what}. Name a transcript file: {hint}")
+        try:
+            src = self._load(rel)
+        except UnicodeDecodeError:
+            raise ExtractionError(f"{rel} is not UTF-8 text, so it is no transcript. {hint}") from None
+        except TranscriptFormatError as exc:
+            raise ExtractionError(f"{rel} cannot be read as a transcript ({exc}). {hint}") from None
+        except OSError as exc:
+            raise ExtractionError(f"{rel} cannot be read ({exc.strerror or exc}). {hint}") from None
         return self._run([src], self.registry.select(extractors), force=force, respect_backoff=False)
 
     def extract_pending(self, extractors: Sequence[str] | None = None) -> ExtractionReport:

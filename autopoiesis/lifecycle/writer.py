@@ -16,6 +16,13 @@ writes under knowledge/. So the rules hold in one place:
 * **Frontmatter kept current**: `updated` (the latest cited turn time, not the wall clock,
   so a replay of the same transcripts writes the same bytes), `entry_count`, and for
   MEMORY.md `line_count`.
+* **Caps, before anything is written**: MEMORY.md never grows past
+  `lifecycle.memory_line_cap` lines (the pre-commit hook rejects it at 110%), and no
+  knowledge file past FILE_BYTE_CAP. An entry that would cross a cap is not added; it is
+  counted in the report (`capped`) and logged with the reason, so a runaway producer
+  (a model's 3,000-item reply) can never leave a file that every later commit refuses.
+* **Redaction**: every entry's text, section, citation and tags, and every document
+  stored whole (condense, prune), go through the repo's redactor (`repo.redactor()`).
 
 `batch()` keeps files in memory and writes them once at the end (or at `flush()`), which
 is what makes a replay of a thousand transcripts cheap.
@@ -34,12 +41,14 @@ from pathlib import PurePosixPath
 
 from autopoiesis.core.clock import format_ts, utc
 from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, MEMORY_FILE, PEOPLE_INDEX_FILE, MemoryRepo, atomic_write
+from autopoiesis.core.redact import Redactor
 from autopoiesis.errors import ChangeRejectedError, UnsafePathError
 from autopoiesis.formats import knowledge as kf
 
 log = logging.getLogger(__name__)
 
 ACTIONS = ("append", "supersede")
+FILE_BYTE_CAP = 512 * 1024  # a knowledge file the writer grows stops here (the index skips files over 8 MB)
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,7 @@ class ApplyReport:
     added: list[tuple[str, str]] = field(default_factory=list)  # (path, entry id)
     superseded: list[tuple[str, str]] = field(default_factory=list)  # (path, old id)
     duplicates: int = 0
+    capped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): entries a cap kept out
 
     @property
     def paths(self) -> list[str]:
@@ -96,6 +106,7 @@ class ApplyReport:
         self.added += other.added
         self.superseded += other.superseded
         self.duplicates += other.duplicates
+        self.capped += other.capped
 
 
 # ── templates of files the writer creates ──
@@ -146,6 +157,18 @@ class KnowledgeWriter:
         self._docs: dict[str, kf.KnowledgeDoc] = {}
         self._dirty: set[str] = set()
         self._batching = 0
+        self._sizes: dict[str, int] = {}  # bytes of each document as stored (FILE_BYTE_CAP)
+        self._redactor: Redactor | None = None
+
+    @property
+    def redactor(self) -> Redactor:
+        if self._redactor is None:
+            self._redactor = self.repo.redactor()
+        return self._redactor
+
+    def memory_line_limit(self) -> int:
+        """The most lines MEMORY.md may have after a write: the configured cap."""
+        return int(self.repo.config.lifecycle.memory_line_cap)
 
     # ── the guard ──
     def validate(self, changes: Iterable[KnowledgeChange], policy: WritePolicy | None = None) -> list[KnowledgeChange]:
@@ -203,19 +226,48 @@ class KnowledgeWriter:
             self._docs[relpath] = doc
         return doc
 
-    def _store(self, relpath: str, doc: kf.KnowledgeDoc) -> None:
+    def _store(self, relpath: str, doc: kf.KnowledgeDoc, size: int | None = None) -> None:
         doc = self._refresh_counts(relpath, doc)
         if self._batching:
             self._docs[relpath] = doc
             self._dirty.add(relpath)
+            if size is not None:
+                self._sizes[relpath] = size
+            else:
+                self._sizes.pop(relpath, None)
         else:
-            atomic_write(self.repo.root / relpath, kf.render(doc))
+            text = kf.render(doc)
+            atomic_write(self.repo.root / relpath, text)
+            self._sizes.pop(relpath, None)
+
+    def _size(self, relpath: str, doc: kf.KnowledgeDoc) -> int:
+        """The stored size of RELPATH (DOC), in UTF-8 bytes; rendered once, then tracked."""
+        if relpath not in self._sizes:
+            self._sizes[relpath] = len(kf.render(doc).encode("utf-8"))
+        return self._sizes[relpath]
 
     def write_doc(self, relpath: str, doc: kf.KnowledgeDoc) -> None:
-        """Store a whole document (the condenser and pruner use this; counts refreshed)."""
+        """Store a whole document (the condenser and pruner use this; counts refreshed,
+        every line redacted)."""
         self.repo.resolve_inside(relpath, under="knowledge") if relpath.startswith("knowledge/") else \
             self.repo.resolve_inside(relpath, under="archive")
-        self._store(relpath, doc)
+        self._store(relpath, self._redact_doc(doc))
+
+    def _redact_doc(self, doc: kf.KnowledgeDoc) -> kf.KnowledgeDoc:
+        r = self.redactor.redact
+        sections = []
+        for sec in doc.sections:
+            lines: list[kf.Line] = []
+            for line in sec.lines:
+                if isinstance(line, kf.Entry):
+                    line = kf.Entry(line.id, r(line.text), line.date, r(line.source) if line.source else line.source,
+                                    line.at, line.tags)
+                else:
+                    line = r(line)
+                lines.append(line)
+            sections.append(kf.Section(sec.level, r(sec.title), tuple(lines)))
+        fm = r(doc.frontmatter) if doc.frontmatter else doc.frontmatter
+        return kf.KnowledgeDoc(fm, tuple(sections), doc.final_newline)
 
     def forget(self, relpath: str) -> None:
         """Drop a cached document (its file was moved or removed by someone else)."""
@@ -238,6 +290,7 @@ class KnowledgeWriter:
         for rel in written:
             atomic_write(self.repo.root / rel, kf.render(self._docs[rel]))
         self._dirty.clear()
+        self._sizes.clear()
         return written
 
     @staticmethod
@@ -263,13 +316,15 @@ class KnowledgeWriter:
         return report
 
     def _apply_one(self, ch: KnowledgeChange, report: ApplyReport) -> None:
+        redact = self.redactor.redact
         doc = self.read(ch.path) or template_for(ch.path)
-        content = _one_line(ch.content)
+        before = doc
+        content = redact(_one_line(ch.content))
         fact = kf.normalize_fact(content)
         if not fact:
             report.duplicates += 1
             return
-        doc, si = doc.with_section(ch.section, ch.section_level)
+        doc, si = doc.with_section(redact(_one_line(ch.section, 120)), ch.section_level)
         if ch.key:
             k = ch.key.strip().lower()
             for line in doc.sections[si].lines:
@@ -289,9 +344,9 @@ class KnowledgeWriter:
             id=kf.make_entry_id(at, ch.path, ch.provenance.source, fact),
             text=content,
             date=at.strftime("%Y-%m-%d") if ch.dated else None,
-            source=ch.provenance.source,
+            source=redact(ch.provenance.source),
             at=kf.format_at(at),
-            tags=tuple(t for t in ch.tags if re.fullmatch(r"[A-Za-z0-9_.-]+", t)),
+            tags=tuple(t for t in ch.tags if re.fullmatch(r"[A-Za-z0-9_.-]+", t) and redact(t) == t),
         )
         if kf.render(kf.parse(entry.render())) != entry.render():  # a body the format cannot hold
             entry = kf.Entry(entry.id, re.sub(r"[()]", "", content), entry.date, entry.source, entry.at, entry.tags)
@@ -305,8 +360,29 @@ class KnowledgeWriter:
                 report.superseded.append((ch.path, old_entry.id))
         doc = doc.append_line(si, entry)
         doc = self._note_session(ch, self._touch(doc, at))
-        self._store(ch.path, doc)
+        why = self._over_cap(ch.path, before, doc)
+        if why is not None:
+            log.warning("%s: entry not added (%s)", ch.path, why)
+            report.capped.append((ch.path, why))
+            return
+        self._store(ch.path, doc, self._size(ch.path, before) + len(doc.sections[si].heading() or "")
+                    + len(entry.render().encode("utf-8")) + 64)
         report.added.append((ch.path, entry.id))
+
+    def _over_cap(self, relpath: str, before: kf.KnowledgeDoc, after: kf.KnowledgeDoc) -> str | None:
+        """Why AFTER may not replace BEFORE (a cap it would cross), or None."""
+        if relpath == MEMORY_FILE:
+            limit = self.memory_line_limit()
+            lines = after.line_count()
+            if lines > limit:
+                return (f"{MEMORY_FILE} would have {lines} lines, over lifecycle.memory_line_cap ({limit}); "
+                        "run `autopoiesis prune`, or move detail into project or people files")
+        size = self._size(relpath, before)
+        if size > FILE_BYTE_CAP - 4096:
+            exact = len(kf.render(after).encode("utf-8"))
+            if exact > FILE_BYTE_CAP:
+                return f"the file would be {exact} bytes, over the cap of {FILE_BYTE_CAP}; condense or split it"
+        return None
 
     @staticmethod
     def _find_target(doc: kf.KnowledgeDoc, si: int, target: str) -> tuple[int, int] | None:

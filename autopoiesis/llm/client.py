@@ -7,6 +7,17 @@ keep working with no network. So the client orchestrates and the pieces are else
 a provider makes one request (providers/), ResponseCache remembers answers (cache.py),
 Ledger records every call and counts the budget (ledger.py), jsonreply.py parses and
 repairs JSON, pricing.py estimates the cost.
+
+Bounds that hold for every call, whatever the provider does:
+* **A total deadline** (`llm.deadline_seconds`, by default timeout_seconds x
+  (max_retries + 1) plus the longest backoff; `LLMClient.deadline`): the attempts, the backoff between them and the wait for a
+  concurrency slot all end by it. The provider's request runs on a worker thread the
+  client stops waiting for at the deadline, so a server that trickles its answer one
+  byte at a time (which no per-read timeout catches) costs the deadline, not hours.
+* **Redaction**: every message sent to a remote endpoint goes through the repo's
+  redactor first (`repo.redactor()`); the offline provider never leaves the process.
+* **Reply caps**: a reply over MAX_REPLY_CHARS is refused, and a JSON reply's arrays are
+  cut to MAX_REPLY_ITEMS items (jsonreply.py).
 """
 
 from __future__ import annotations
@@ -23,19 +34,23 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from autopoiesis.core.clock import format_ts_micro, today, utc_now
 from autopoiesis.core.config import LLMConfig
+from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import count_tokens
 from autopoiesis.errors import LLMResponseError, LLMUnavailableError
 from autopoiesis.llm.cache import ResponseCache, request_key
 from autopoiesis.llm.jsonreply import (
+    MAX_REPLY_CHARS,
+    MAX_REPLY_ITEMS,
     json_system,
     make_validator,
-    parse_reply,
+    parse_capped,
     rejection,
     repair_messages,
 )
 from autopoiesis.llm.ledger import Ledger, summarize_usage
 from autopoiesis.llm.pricing import estimate_cost
 from autopoiesis.llm.protocol import (
+    CallFailure,
     ChatProvider,
     Completion,
     LLMResult,
@@ -43,6 +58,7 @@ from autopoiesis.llm.protocol import (
     OfflineHandler,
     UsageRow,
     Validator,
+    set_call_deadline,
 )
 from autopoiesis.llm.providers import OfflineProvider, make_provider
 
@@ -73,6 +89,14 @@ class RetryPolicy:
             return max(0.0, min(retry_after, self.retry_after_cap))
         d = min(self.backoff_max, self.backoff_base * (2**attempt))
         return d / 2 + rng.uniform(0, d / 2)
+
+    def longest_backoff(self) -> float:
+        """The most all the backoff sleeps of one call can add up to (no Retry-After)."""
+        return sum(min(self.backoff_max, self.backoff_base * (2**n)) for n in range(self.max_retries))
+
+
+class _Late(CallFailure):
+    """The call's deadline came before an answer."""
 
 
 def parse_yes_no(text: str) -> bool | None:
@@ -121,6 +145,12 @@ class LLMClient:
         self.retry = RetryPolicy(config.max_retries, backoff_base, backoff_max, retry_after_cap)
         self.cache = ResponseCache(repo.state_file("llm_cache")) if (repo is not None and use_cache) else None
         self.ledger = Ledger(repo.state_file("llm_ledger")) if repo is not None else None
+        #: Seconds one call may take in all (attempts, backoff, waiting for a slot):
+        #: llm.deadline_seconds, else every attempt's timeout plus the longest backoff.
+        self.deadline = (
+            float(config.deadline_seconds) if config.deadline_seconds is not None
+            else float(config.timeout_seconds) * (config.max_retries + 1) + self.retry.longest_backoff()
+        )
         self.concurrency = max(1, int(config.concurrency))
         self._slots = threading.BoundedSemaphore(self.concurrency)
         self._handlers: dict[str, OfflineHandler] = {}
@@ -130,6 +160,9 @@ class LLMClient:
         self._rng = random.Random()
         self._notice_lock = threading.Lock()
         self.notice: str | None = None
+        # what every prompt to a remote endpoint goes through (the repo's settings, or the built-in rules)
+        self.redactor: Redactor = repo.redactor() if repo is not None else Redactor()
+        self._redact_lock = threading.Lock()
 
     # ── lifecycle ──
     def close(self) -> None:
@@ -187,6 +220,9 @@ class LLMClient:
             text = self.offline.complete(stage, prompt, system, max_tokens)
             return self._offline_result(stage, model_name, messages, text)
         result = self._remote(stage, model_name, messages, params)
+        if len(result.text) > MAX_REPLY_CHARS:
+            log.warning("the %s reply of %s was %d characters long; cut to %d", stage, model_name, len(result.text), MAX_REPLY_CHARS)
+            return replace(result, text=result.text[:MAX_REPLY_CHARS])
         if self.cache is not None and cache:
             self.cache.put(stage, model_name, key, result.text, result.tokens_in, result.tokens_out)
         return result
@@ -202,11 +238,15 @@ class LLMClient:
         temperature: float = 0.0,
         model: str | None = None,
         cache: bool = True,
+        max_items: int = MAX_REPLY_ITEMS,
     ) -> LLMResult:
         """A JSON answer for STAGE, parsed into `.data` and checked against SCHEMA (a JSON
         schema dict, or a callable that returns False or raises to reject). On a parse or
         schema failure the model gets one repair attempt (its bad output and the error);
-        still bad -> LLMResponseError. Only validated answers are cached."""
+        still bad -> LLMResponseError. Only validated answers are cached.
+
+        Every array in the reply is cut to MAX_ITEMS items before the check (the count cut
+        is `.dropped_items`); a reply over MAX_REPLY_CHARS is refused without a repair."""
         check = make_validator(schema)
         messages = _messages(json_system(system, schema if isinstance(schema, dict) else None), prompt)
         params: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "response_format": {"type": "json_object"}}
@@ -215,9 +255,9 @@ class LLMClient:
 
         hit = self._cached(stage, model_name, key, use_cache=cache)
         if hit is not None:
-            data, error = parse_reply(hit.text, check)
+            data, error, dropped = parse_capped(hit.text, check, max_items)
             if error is None:
-                return replace(hit, data=data)
+                return replace(hit, data=data, dropped_items=dropped)
 
         if self._answers_offline():
             data = self.offline.complete_json(stage, prompt, system)
@@ -228,10 +268,15 @@ class LLMClient:
             return replace(self._offline_result(stage, model_name, messages, text), data=data)
 
         result = self._remote(stage, model_name, messages, params)
-        data, error = parse_reply(result.text, check)
+        data, error, dropped = parse_capped(result.text, check, max_items)
+        if error is not None and len(result.text) > MAX_REPLY_CHARS:
+            raise LLMResponseError(
+                f"The model {model_name} sent a {len(result.text):,}-character reply for stage '{stage}', over the "
+                f"cap of {MAX_REPLY_CHARS:,}; it was refused. Check llm.models.{stage} (a runaway model?)."
+            )
         if error is not None:
             result = self._remote(stage, model_name, repair_messages(messages, result.text, error), params)
-            data, error = parse_reply(result.text, check)
+            data, error, dropped = parse_capped(result.text, check, max_items)
             if error is not None:
                 raise LLMResponseError(
                     f"The model {model_name} did not return valid JSON for stage '{stage}', even after a repair "
@@ -239,7 +284,7 @@ class LLMClient:
                 )
         if self.cache is not None and cache:
             self.cache.put(stage, model_name, key, result.text, result.tokens_in, result.tokens_out)
-        return replace(result, data=data)
+        return replace(result, data=data, dropped_items=dropped)
 
     def yes_no_result(
         self,
@@ -373,36 +418,89 @@ class LLMClient:
                 self._remote_provider = make_provider(self.config)
             return self._remote_provider
 
+    def _redacted(self, messages: list[Message]) -> list[Message]:
+        """MESSAGES with every secret replaced: what leaves the process for a remote model."""
+        with self._redact_lock:  # the Redactor counts as it goes; calls run on many threads
+            return [{**m, "content": self.redactor.redact(m["content"])} for m in messages]
+
     def _remote(self, stage: str, model: str, messages: list[Message], params: dict[str, Any]) -> LLMResult:
         provider = self._provider()
+        messages = self._redacted(messages)
         started = time.monotonic()
+        budget = self.deadline
+        deadline = started + budget
         attempts = 0
+        last = ""
         while True:
             attempts += 1
-            with self._slots:
-                outcome = provider.chat(model, messages, params)
+            outcome = self._attempt(provider, model, messages, params, deadline, budget)
+            if isinstance(outcome, CallFailure) and not isinstance(outcome, _Late):
+                last = outcome.reason
             if isinstance(outcome, Completion):
                 cost = self._record(stage, model, provider.name, outcome.tokens_in, outcome.tokens_out, cached=False,
                                     ok=True, attempts=attempts, latency_ms=_ms(started))
                 return LLMResult(outcome.text, model, provider.name, outcome.tokens_in, outcome.tokens_out,
                                  stage=stage, cost=cost)
-            final = not outcome.retryable or attempts > self.retry.max_retries
+            wait = self.retry.delay(attempts - 1, outcome.retry_after, self._rng) if outcome.retryable else 0.0
+            out_of_time = time.monotonic() + wait >= deadline
+            final = not outcome.retryable or attempts > self.retry.max_retries or out_of_time
             if final:  # one ledger line per call, not per attempt
-                self._record(stage, model, provider.name, 0, 0, cached=False, ok=False, error=outcome.reason,
+                error = f"{outcome.reason} (before: {last})" if isinstance(outcome, _Late) and last else outcome.reason
+                self._record(stage, model, provider.name, 0, 0, cached=False, ok=False, error=error,
                              attempts=attempts, latency_ms=_ms(started))
+            if isinstance(outcome, _Late):
+                raise LLMUnavailableError(
+                    f"The LLM endpoint ({self.config.base_url or 'api.openai.com'}) did not answer the {stage} call "
+                    f"after {attempts} attempt{'s' if attempts > 1 else ''}: no complete answer within the call's "
+                    f"deadline of {budget:g} s{f' (before: {last})' if last else ''}. Check that it is running, "
+                    "or raise llm.deadline_seconds in memory-config.yaml."
+                )
             if not outcome.retryable:
                 hint = (
                     f" Set ${self.config.api_key_env} to a valid API key." if outcome.status in (401, 403)
                     else f" Check llm.base_url and llm.models.{stage} in memory-config.yaml."
                 )
                 raise LLMUnavailableError(f"The LLM endpoint refused the {stage} call ({outcome.reason}).{hint}")
-            if attempts > self.retry.max_retries:
+            if final:
                 where = self.config.base_url or "api.openai.com"
+                within = f" within the deadline of {budget:g} s" if out_of_time else ""
                 raise LLMUnavailableError(
-                    f"The LLM endpoint ({where}) did not answer the {stage} call after {attempts} attempts "
-                    f"(last: {outcome.reason}). Check that it is running, or raise llm.timeout_seconds / llm.max_retries."
+                    f"The LLM endpoint ({where}) did not answer the {stage} call after {attempts} attempts{within} "
+                    f"(last: {outcome.reason}). Check that it is running, or raise llm.timeout_seconds / "
+                    "llm.max_retries / llm.deadline_seconds."
                 )
-            time.sleep(self.retry.delay(attempts - 1, outcome.retry_after, self._rng))
+            time.sleep(wait)
+
+    def _attempt(self, provider: ChatProvider, model: str, messages: list[Message], params: dict[str, Any],
+                 deadline: float, budget: float) -> Completion | CallFailure:
+        """One request, given up at DEADLINE whatever the provider is doing. It runs on a
+        daemon thread: a provider blocked in a read cannot hold the caller (or the
+        process's exit); it ends by itself when its own timeout or the server lets it."""
+        late = _Late(f"deadline of {budget:g} s reached", retryable=False)
+        left = deadline - time.monotonic()
+        if left <= 0 or not self._slots.acquire(timeout=left):
+            return late
+        box: list[Completion | CallFailure | BaseException] = []
+        done = threading.Event()
+
+        def work() -> None:
+            set_call_deadline(deadline)
+            try:
+                box.append(provider.chat(model, messages, params))
+            except BaseException as exc:  # handed to the caller below
+                box.append(exc)
+            finally:
+                set_call_deadline(None)
+                self._slots.release()
+                done.set()
+
+        threading.Thread(target=work, name="llm-call", daemon=True).start()
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            return late
+        got = box[0]
+        if isinstance(got, BaseException):
+            raise got
+        return got
 
 
 def _messages(system: str | None, prompt: str) -> list[Message]:

@@ -12,6 +12,8 @@ no model), deterministically, through the handlers stages register
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
@@ -60,6 +62,21 @@ class ChatProvider(Protocol):
         ...
 
 
+_CALL = threading.local()
+
+
+def set_call_deadline(deadline: float | None) -> None:
+    """The client sets the monotonic time by which the current call (on this thread) must end."""
+    _CALL.deadline = deadline
+
+
+def call_time_left() -> float | None:
+    """Seconds left before the current call's deadline (None: no deadline). A provider
+    uses it to bound its own waits; the client enforces the deadline whatever it does."""
+    deadline = getattr(_CALL, "deadline", None)
+    return None if deadline is None else deadline - time.monotonic()
+
+
 @dataclass(frozen=True)
 class LLMResult:
     """One answer. `data` is set by complete_json only."""
@@ -74,6 +91,7 @@ class LLMResult:
     stage: str = ""
     cost: float = 0.0
     data: Any = None
+    dropped_items: int = 0  # complete_json: items cut from over-long arrays (MAX_REPLY_ITEMS)
 
 
 @dataclass(frozen=True)

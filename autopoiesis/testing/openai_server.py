@@ -18,6 +18,8 @@ A spec is a dict:
     {"status": 429, "headers": {"Retry-After": "0"}}   an error status (any code)
     {"status": 500, "message": "boom"}
     {"hang": 2.0}                              sleep (longer than the client timeout), then drop
+    {"trickle": 5.0, "content": "..."}         headers at once, then the body one byte every
+                                               5 s (a per-read timeout never fires)
     {"disconnect": True}                       close the connection without an answer
     {"raw": "not json {", "status": 200}       a raw HTTP body
     {"embeddings": [[...], ...]}               (embeddings queue) these vectors
@@ -230,7 +232,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         status = int(spec.get("status", 200))
         headers = dict(spec.get("headers") or {})
-        if "raw" in spec:
+        if "trickle" in spec:
+            self._trickle(status, json.dumps(payload(spec, body)).encode("utf-8"), headers, float(spec["trickle"]))
+        elif "raw" in spec:
             self._send(status, str(spec["raw"]).encode("utf-8"), headers)
         elif status != 200:
             err_type = "rate_limit_error" if status == 429 else "server_error" if status >= 500 else "invalid_request_error"
@@ -274,6 +278,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         self._send(status, json.dumps(payload).encode("utf-8"), headers or {})
+
+    def _trickle(self, status: int, data: bytes, headers: dict[str, str], every: float) -> None:
+        """The whole response, its body one byte every EVERY seconds (until the server stops)."""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in headers.items():
+            self.send_header(k, str(v))
+        self.end_headers()
+        self.wfile.flush()
+        for i in range(len(data)):
+            if self.owner._stop.wait(every):
+                self.close_connection = True
+                return
+            self.wfile.write(data[i : i + 1])
+            self.wfile.flush()
 
     def _send(self, status: int, data: bytes, headers: dict[str, str]) -> None:
         self.send_response(status)

@@ -15,7 +15,7 @@ from typing import Any
 from autopoiesis.core.clock import utc, utc_now
 from autopoiesis.core.config import LLMConfig
 from autopoiesis.core.text import count_tokens
-from autopoiesis.llm.protocol import CallFailure, Completion, Message
+from autopoiesis.llm.protocol import CallFailure, Completion, Message, call_time_left
 
 
 class OpenAIProvider:
@@ -43,8 +43,12 @@ class OpenAIProvider:
         import openai
 
         client = self._openai()
+        timeout = float(self.config.timeout_seconds)
+        left = call_time_left()
+        if left is not None:  # no single read may outlast the call's deadline
+            timeout = max(0.01, min(timeout, left))
         try:
-            resp = client.chat.completions.create(model=model, messages=messages, **params)
+            resp = client.chat.completions.create(model=model, messages=messages, timeout=timeout, **params)
         except openai.APITimeoutError:
             return CallFailure(f"timed out after {self.config.timeout_seconds} s", retryable=True)
         except openai.APIConnectionError as exc:
