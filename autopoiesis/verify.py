@@ -501,7 +501,7 @@ def check_ref_updates(repo: MemoryRepo, lines: Iterable[str]) -> list[str]:
         if not ref.startswith("refs/heads/"):
             continue
         if _is_zero(new):
-            errors += _deletion_errors(root, ref, old, branches)
+            errors += _deletion_errors(root, ref, old)
             continue
         if not existing_commits(root, [new]):
             continue
@@ -545,20 +545,30 @@ def _as_findings(root: Path, new: str, old: str, ref: str) -> list[Finding]:
             for _, status, path in _lost_since(root, new, [old])]
 
 
-def _deletion_errors(root: Path, ref: str, old: str, branches: dict[str, Any]) -> list[str]:
-    memory = ref in branches or ref == MEMORY_BRANCH
-    if not memory:
+def _deletion_errors(root: Path, ref: str, old: str) -> list[str]:
+    """Deleting the memory branch (or `branch -M` onto it, which deletes it first) is
+    refused while some transcript of its tip is on no other branch with the same content."""
+    if ref != MEMORY_BRANCH:
         return []
     current = old if not _is_zero(old) else (resolve(root, ref) or "")
     if not current:
         return []
-    holders = [r for r in decode(_git(root, "for-each-ref", "--contains", current, "--format=%(refname)", "refs/heads/")).split()
-               if r != ref]
-    if holders:
+    others = [line.split(" ", 1)[1] for line in decode(_git(root, "for-each-ref", "--format=%(refname) %(objectname)",
+                                                                 "refs/heads/")).splitlines()
+              if " " in line and line.split(" ", 1)[0] != ref]
+    lost = {p for p in transcripts_at(root, current) if p.endswith(".md")}
+    if others and lost:
+        # each line diffs another branch against the deleted tip as its parent: D/M/T are
+        # the tip's transcripts that branch lacks; what every branch lacks would be lost
+        missing: dict[str, set[str]] = {o: set() for o in others}
+        for commit, status, path, *_ in _diff_lines(root, [f"{o} {current}" for o in others], root_commits=False):
+            if status in "DMT" and commit in missing:
+                missing[commit].add(path)
+        for paths in missing.values():
+            lost &= paths
+    if not lost:
         return []
-    names = sorted(p for p in transcripts_at(root, current) if p.endswith(".md"))
-    if not names:
-        return []
+    names = sorted(lost)
     shown = "\n".join(f"  {n}" for n in names[:10]) + (f"\n  … and {len(names) - 10} more" if len(names) > 10 else "")
-    return [f"refused to delete or replace {ref} (commit {_short(current)}): no other branch holds its history, "
-            f"and it holds {len(names)} transcript(s) that would leave the history:\n{shown}"]
+    return [f"refused to delete or replace {ref} (commit {_short(current)}): {len(names)} transcript(s) of it are on no "
+            f"other branch and would leave the history:\n{shown}"]
