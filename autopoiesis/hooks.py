@@ -15,6 +15,13 @@ post-commit hands the changed paths to the search index, which updates in the
 background under its own lock. The installed shim does that hand-off in shell (no Python
 start-up on the commit path); `post_commit()` here serves `autopoiesis hooks run
 post-commit` (the pre-commit framework).
+
+The commands that never run pre-commit (merge, cherry-pick, rebase, am, revert, reset,
+branch -M, replace) are held by the history hooks, which use `autopoiesis.verify`:
+reference-transaction refuses a ref update that would alter a transcript's history (its
+shim checks the common case, a commit, with two git calls and starts Python only when
+they find something); pre-push refuses to push a history that fails verify; post-merge
+and post-rewrite run verify and say what they found.
 """
 
 from __future__ import annotations
@@ -26,9 +33,9 @@ from pathlib import Path
 from autopoiesis.core.git import GitCommandError, cat_file_batch, ls_tree, staged_changes
 from autopoiesis.core.git import run as git
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
-from autopoiesis.errors import FrontmatterError, TranscriptFormatError
+from autopoiesis.errors import FrontmatterError, GitError, TranscriptFormatError
 
-HOOK_NAMES = ("pre-commit", "post-commit")
+HOOK_NAMES = ("pre-commit", "post-commit", "reference-transaction", "pre-push", "post-merge", "post-rewrite")
 SHIM_MARKER = "autopoiesis"
 
 
@@ -168,9 +175,88 @@ def post_commit(root: Path) -> int:
     return 0
 
 
-def run(name: str, root: Path | None = None) -> int:
+REFUSED_HINT = (  # {env}: verify.ALLOW_REWRITE_ENV (verify is imported only by the hooks that need it)
+    "autopoiesis: transcripts under raw/ are immutable, so git did not move the branch. The command may have left "
+    "its changes in the index and work tree: `git reset --merge` puts them back (`git rebase --abort` or "
+    "`git am --abort` when one is in progress). `autopoiesis verify` checks the history. A sanctioned rewrite "
+    "(`autopoiesis forget`) sets {env}=1."
+)
+
+
+def reference_transaction(root: Path, state: str, updates: str) -> int:
+    """Refuse (exit 1 in the "prepared" state) a transaction that would alter a
+    transcript's history; see verify.check_ref_updates."""
+    if state != "prepared":
+        return 0
+    from autopoiesis.verify import ALLOW_REWRITE_ENV, check_ref_updates
+
+    errors = check_ref_updates(MemoryRepo(root), updates.splitlines())
+    for e in errors:
+        print(f"autopoiesis: error: {e}", file=sys.stderr)
+    if errors:
+        print(REFUSED_HINT.format(env=ALLOW_REWRITE_ENV), file=sys.stderr)
+        return 1
+    return 0
+
+
+def pre_push(root: Path, updates: str) -> int:
+    """Refuse to push a history that fails verify (stdin: `<local ref> <local sha>
+    <remote ref> <remote sha>` lines)."""
+    from autopoiesis.verify import replacement_findings, verify
+
+    repo = MemoryRepo(root)
+    failed = False
+    for line in updates.splitlines():
+        parts = line.split()
+        if len(parts) != 4 or not parts[1].strip("0"):
+            continue
+        local_ref, local_sha = parts[0], parts[1]
+        if local_ref.startswith("refs/replace/"):
+            found = replacement_findings(root)
+            print(f"autopoiesis: error: refusing to push {local_ref}: a `git replace` object makes git show other "
+                  "content than the history holds." + "".join(f"\n  {f}" for f in found), file=sys.stderr)
+            failed = True
+            continue
+        ref = local_ref if local_ref.startswith("refs/heads/") else "HEAD"
+        result = verify(repo, ref=ref, tip=local_sha)
+        if not result.ok:
+            failed = True
+            print(f"autopoiesis: error: refusing to push {local_ref}: {result.summary()}", file=sys.stderr)
+            for f in result.findings:
+                print(f"  {f}", file=sys.stderr)
+    if failed:
+        print("autopoiesis: push refused by the pre-push hook. Inspect the history with `autopoiesis verify`.", file=sys.stderr)
+        return 1
+    return 0
+
+
+def after_rewrite(root: Path, name: str) -> int:
+    """post-merge / post-rewrite: verify the branch and say what is wrong (git has already
+    moved it; the exit status changes nothing)."""
+    from autopoiesis.verify import verify
+
+    result = verify(MemoryRepo(root))
+    if result.ok:
+        return 0
+    what = "merge" if name == "post-merge" else "rewrite"
+    print(f"autopoiesis: warning: after this {what}, {result.summary()}:", file=sys.stderr)
+    for f in result.findings:
+        print(f"  {f}", file=sys.stderr)
+    print("autopoiesis: `git reflog` shows where the branch was before; `git reset --keep <that commit>` returns it there. "
+          "`autopoiesis verify` repeats this check.", file=sys.stderr)
+    return 1
+
+
+def run(name: str, root: Path | None = None, args: list[str] | None = None) -> int:
     # git runs hooks at the root of the work tree, so the hook needs no rev-parse call
     root = root or Path.cwd()
+    args = args or []
+    if name == "reference-transaction":
+        return reference_transaction(root, args[0] if args else "", sys.stdin.read())
+    if name == "pre-push":
+        return pre_push(root, sys.stdin.read())
+    if name in ("post-merge", "post-rewrite"):
+        return after_rewrite(root, name)
     if name == "pre-commit":
         result = pre_commit(root)
         for w in result.warnings:
@@ -183,7 +269,7 @@ def run(name: str, root: Path | None = None) -> int:
         return 0
     if name == "post-commit":
         return post_commit(root)
-    print(f"autopoiesis: unknown hook {name!r}; use pre-commit or post-commit.", file=sys.stderr)
+    print(f"autopoiesis: unknown hook {name!r}; use one of {', '.join(HOOK_NAMES)}.", file=sys.stderr)
     return 2
 
 
@@ -245,11 +331,11 @@ def install_hooks(root: Path, *, chain: bool = False) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
-        print("usage: python -m autopoiesis.hooks pre-commit|post-commit", file=sys.stderr)
+        print(f"usage: python -m autopoiesis.hooks {'|'.join(HOOK_NAMES)} [ARGS]", file=sys.stderr)
         return 2
     try:
-        return run(argv[0])
-    except GitCommandError as exc:
+        return run(argv[0], args=argv[1:])
+    except (GitCommandError, GitError) as exc:
         print(f"autopoiesis: git failed in the {argv[0]} hook: {exc}", file=sys.stderr)
         return 1
 

@@ -164,3 +164,51 @@ def test_hooks_run_post_commit_updates_the_index_in_the_background(tmp_path: Pat
             hits = index.search("zither workshop", limit=1, fresh=False)  # no catch-up: only the hook's sync
     assert hits, repo.state_file("index_sync_log").read_text()
     assert hits[0].path == "knowledge/reference/zither.md"
+
+
+def test_install_puts_every_history_hook_in_place(memory_repo: MemoryRepo) -> None:
+    from autopoiesis.hooks import HOOK_NAMES
+
+    for name in ("pre-commit", "post-commit", "reference-transaction", "pre-push", "post-merge", "post-rewrite"):
+        assert name in HOOK_NAMES
+        hook = memory_repo.root / ".git/hooks" / name
+        assert hook.exists() and hook.stat().st_mode & 0o111, name
+    assert all(m.endswith("already installed") for m in install_hooks(memory_repo.root))
+
+
+def test_chained_transaction_and_push_hooks_both_see_stdin(with_transcript, git, tmp_path: Path) -> None:
+    """A foreign reference-transaction hook kept by --chain still gets git's stdin, and ours
+    still refuses after it: `git revert` of the conversation commit does not move main."""
+    repo, path = with_transcript
+    seen = tmp_path / "seen.txt"
+    hook = repo.root / ".git/hooks/reference-transaction"
+    hook.unlink()
+    hook.write_text(f"#!/bin/sh\ncat >> {seen}\n")
+    hook.chmod(0o755)
+    install_hooks(repo.root, chain=True)
+    assert (repo.root / ".git/hooks/reference-transaction.local").exists()
+    head = git(repo.root, "rev-parse", "HEAD").stdout.strip()
+    conversation = git(repo.root, "log", "--format=%H", "-1", "--", repo.rel(path)).stdout.strip()
+    proc = git(repo.root, "revert", "--no-edit", conversation, check=False)
+    assert proc.returncode != 0 and repo.rel(path) in proc.stderr
+    assert git(repo.root, "rev-parse", "HEAD").stdout.strip() == head
+    assert "refs/heads/main" in seen.read_text()
+
+
+def test_transaction_hook_python_path_stays_light(with_transcript, git) -> None:
+    """The reference-transaction hook's Python side (a refusal) imports nothing heavy."""
+    import sys
+
+    repo, path = with_transcript
+    head = git(repo.root, "rev-parse", "HEAD").stdout.strip()
+    parent = git(repo.root, "rev-parse", "HEAD~1").stdout.strip()
+    code = (
+        "import io, sys\n"
+        f"sys.stdin = io.StringIO('{head} {parent} refs/heads/main\\n')\n"
+        "from autopoiesis import hooks\nrc = hooks.run('reference-transaction', args=['prepared'])\n"
+        "bad=[m for m in ('numpy','sklearn','openai','git','typer') if m in sys.modules]\n"
+        "print(rc, ','.join(bad))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=repo.root, capture_output=True, text=True)
+    assert proc.stdout.strip() == "1", proc.stdout + proc.stderr  # refused (the transcript would vanish), nothing heavy
+    assert repo.rel(path) in proc.stderr

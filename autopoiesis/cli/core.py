@@ -214,7 +214,7 @@ def hooks_install(
     ctx: typer.Context,
     chain: bool = typer.Option(False, "--chain", help="Keep an existing foreign hook as <hook>.local and run it first."),
 ) -> None:
-    """Install the pre-commit and post-commit hooks (honours core.hooksPath)."""
+    """Install the git hooks: pre-commit, post-commit and the history hooks (honours core.hooksPath)."""
     from autopoiesis.hooks import install_hooks
 
     repo = get_repo(ctx)
@@ -222,11 +222,15 @@ def hooks_install(
         typer.echo(line)
 
 
-def hooks_run(ctx: typer.Context, name: str = typer.Argument(..., help="pre-commit | post-commit")) -> None:
+def hooks_run(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="pre-commit | post-commit | reference-transaction | pre-push | post-merge | post-rewrite"),
+    args: list[str] | None = typer.Argument(None, help="The arguments git passes to the hook."),
+) -> None:
     """Run a hook by hand (this is what the pre-commit framework calls)."""
     from autopoiesis.hooks import run
 
-    code = run(name, get_repo(ctx).root)
+    code = run(name, get_repo(ctx).root, args=list(args or []))
     raise typer.Exit(code)
 
 

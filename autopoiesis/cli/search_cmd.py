@@ -154,7 +154,8 @@ def index_status(ctx: typer.Context, as_json: bool = typer.Option(False, "--json
 
 
 def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
-    """Check the search machinery: SQLite module, sqlite-vec, embedder, index freshness."""
+    """Check the search machinery (SQLite module, sqlite-vec, embedder, index freshness) and
+    the transcript history (`autopoiesis verify`)."""
     from autopoiesis.core.sqlite import probe_info
 
     repo = get_repo(ctx)
@@ -181,6 +182,18 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
         problems.append("no search index yet: run `autopoiesis index rebuild`")
     elif index.get("integrity", "ok") != "ok":
         problems.append(f"memory.db is corrupt (quick_check: {index['integrity']}): run `autopoiesis index rebuild`")
+    history: dict[str, Any]
+    try:
+        from autopoiesis.verify import verify
+
+        result = verify(repo)
+        history = result.to_dict()
+        history["summary"] = result.summary()
+        if not result.ok:
+            problems.append(f"history: {result.summary()}; `autopoiesis verify` lists them")
+    except AutopoiesisError as exc:
+        history = {"ok": False, "error": str(exc), "summary": f"not verified ({exc})"}
+        problems.append(f"history: {exc}")
     data = {
         "sqlite_module": info.module,
         "sqlite_version": info.sqlite_version,
@@ -190,6 +203,7 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
         "index": index,
         "files_in_repo": index.get("files_in_repo"),
         "rows_in_index": index.get("files_indexed"),
+        "history": history,
         "problems": problems,
         "ok": not problems,
     }
@@ -199,7 +213,10 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
     typer.echo(f"sqlite      {info.module} {info.sqlite_version}")
     typer.echo(f"sqlite-vec  {'loaded ' + str(info.sqlite_vec_version) if info.sqlite_vec_loaded else 'NOT loaded'}")
     typer.echo(f"embedder    {embedder.get('fingerprint') or cfg.embedder}" + ("" if embedder.get("ok") else "  (unavailable)"))
-    typer.echo(f"index       {index.get('files_indexed', 0)} files indexed / {index.get('files_in_repo')} in the repo; "
-               f"{'fresh' if index.get('fresh') else 'not fresh'}")
+    freshness = "fresh" if index.get("fresh") else "not fresh"
+    if not history.get("ok"):
+        freshness += ", over a history that fails verify"
+    typer.echo(f"index       {index.get('files_indexed', 0)} files indexed / {index.get('files_in_repo')} in the repo; {freshness}")
+    typer.echo(f"history     {history['summary']}")
     for p in problems:
         typer.echo(f"problem     {p}")

@@ -56,6 +56,7 @@ STATE_FILES = {
     "replay_dir": ("replay",),
     "worktrees_dir": ("worktrees",),
     "locks_dir": ("locks",),
+    "verify_record": ("verify", "record.json"),
 }
 
 # Category of a repo-relative path, as search and the compiler name them (design §7.2).

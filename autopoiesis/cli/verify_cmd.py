@@ -1,0 +1,50 @@
+"""`autopoiesis verify`: check that no transcript was modified, renamed or deleted in the
+history, whatever git command did it (autopoiesis.verify)."""
+
+from __future__ import annotations
+
+import typer
+
+from autopoiesis.cli._common import echo_json, get_repo
+
+
+def register(app: typer.Typer) -> None:
+    app.command("verify")(verify)
+
+
+def verify(
+    ctx: typer.Context,
+    full: bool = typer.Option(False, "--full", help="Walk the whole history, not only the commits since the last verified one."),
+    ref: str | None = typer.Option(None, "--ref", help="The branch to check (default: the one checked out)."),
+    accept: bool = typer.Option(False, "--accept", help="Trust the history as it is now (after a sanctioned rewrite such as "
+                                "`autopoiesis forget`): record it and stop reporting today's findings."),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """Report every commit that modified, renamed or deleted a transcript after it was
+    added, and a history replaced wholesale; exit 1 when there is any."""
+    from autopoiesis.verify import resolve
+    from autopoiesis.verify import verify as run_verify
+
+    repo = get_repo(ctx)
+    full_ref = None
+    if ref:
+        full_ref = ref if ref.startswith("refs/") or ref == "HEAD" else f"refs/heads/{ref}"
+        if not resolve(repo.root, full_ref):
+            from autopoiesis.errors import GitError
+
+            raise GitError(f"There is no branch {ref!r}; `git branch` lists them.")
+    result = run_verify(repo, ref=full_ref, full=full or accept, accept=accept)
+    if as_json:
+        echo_json(result.to_dict())
+    else:
+        for f in result.findings:
+            typer.echo(str(f))
+        typer.echo(result.summary())
+        if accept:
+            typer.echo(f"accepted: the record now trusts {result.ref.removeprefix('refs/heads/')} at {result.tip[:12]}")
+        elif not result.ok:
+            typer.echo("Transcripts under raw/ are immutable. `git reflog` shows where the branch was before; "
+                       "`git reset --keep <commit>` returns it there. If this rewrite was sanctioned, "
+                       "`autopoiesis verify --accept` records the history as it is.", err=True)
+    if not result.ok:
+        raise typer.Exit(1)
