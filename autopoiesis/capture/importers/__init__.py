@@ -199,7 +199,11 @@ def import_files(repo: MemoryRepo, paths: Iterable[str | os.PathLike[str]], fmt:
         kept = 0
         for d in drafts:
             try:
-                transcripts.append(draft_to_transcript(d, redactor, repo.config.capture.max_message_bytes))
+                t = draft_to_transcript(d, redactor, repo.config.capture.max_message_bytes)
+                if not t.turns:
+                    report.refused.append(f"{path}: session {d.session_id!r} has no messages; nothing imported.")
+                    continue
+                transcripts.append(t)
                 kept += 1
             except AutopoiesisError as exc:
                 report.refused.append(f"{path}: session {d.session_id!r}: {exc}")

@@ -138,6 +138,12 @@ def detect_format(path: Path, text: str) -> Importer:
         if score > best_score:
             best, best_score = importer, score
     if best is None:
+        try:
+            load_json(text)
+        except RecursionError:
+            raise ImportFormatError(f"{path}: nested deeper than can be read; nothing of it was imported.") from None
+        except ValueError:
+            pass
         names = list(_REGISTRY)
         choices = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else ", ".join(names)
         raise ImportFormatError(f"{path}: cannot tell the format; pass --format {choices}.")
