@@ -308,9 +308,7 @@ class MemoryGit:
         """Transcripts that are finished (closed or recovered) but not committed yet,
         untracked or staged alike."""
         from autopoiesis.errors import TranscriptFormatError
-        from autopoiesis.formats.transcript import parse_meta
-
-        from autopoiesis.formats.transcript import decode
+        from autopoiesis.formats.transcript import decode, parse_meta
 
         ready = []
         for rel in (p for p in uncommitted(self.root, [CONVERSATIONS_DIR]) if p.endswith(".md")):

@@ -151,9 +151,11 @@ def test_an_empty_transcript_left_by_an_old_crash_no_longer_blocks_its_id(memory
 
 
 # fuzz: arbitrary bytes lines and arbitrary JSON events mixed with good ones
+# text with lone surrogates too (what a JSON "\ud83d" escape decodes to)
+_text = st.text(st.characters(codec=None) | st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), max_size=12)
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | _text,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_text, children, max_size=4),
     max_leaves=12,
 )
 _keys = st.sampled_from(["event", "session_id", "role", "content", "timestamp", "tool", "args", "result", "path",
@@ -166,7 +168,8 @@ _hostile = st.one_of(
     st.binary(max_size=60),
     _json.map(lambda v: json.dumps(v).encode()),
     _event.map(lambda v: json.dumps(v).encode()),
-    st.text(max_size=30).map(lambda t: json.dumps({"event": "message", "role": "user", "content": t}).encode()),
+    _text.map(lambda t: json.dumps({"event": "message", "role": "user", "content": t}).encode()),
+    st.integers(900, 200_000).map(lambda n: b'{"event": "message", "role": "user", "content": ' + b"[" * n + b"]" * n + b"}"),
     st.just(b'{"event": "message", "role": "user", "content": "x", "timestamp": 1e400}'),
 )
 FUZZ_RUNS = {"n": 0}

@@ -368,7 +368,7 @@ class ConversationCapture:
         if self.on_committed is not None and closed.commit:
             try:
                 self.on_committed(closed.path)
-            except Exception as exc:  # noqa: BLE001 - a failing after-commit step never undoes a commit
+            except Exception as exc:
                 # the transcript is committed whatever the hook does; what the hook did not
                 # finish is its own to retry (extraction leaves it pending)
                 warnings.warn(f"session {sid} was committed as {closed.path}, but the after-commit step failed: {exc}",
@@ -428,7 +428,8 @@ def finalize_transcript(repo: MemoryRepo, path: Path, *, commit: bool = True, **
     if final != path:
         path.unlink(missing_ok=True)
     _fsync_dir(final.parent)
-    sha, why = None, "git.auto_commit is false: `autopoiesis commit` commits it"
+    sha: str | None = None
+    why: str | None = "git.auto_commit is false: `autopoiesis commit` commits it"
     if commit:
         sha, why = commit_closed(repo, final_rel, slug or meta.session_id)
     return ClosedSession(meta.session_id, final_rel, sha, new_meta.status, len(transcript.turns), why)

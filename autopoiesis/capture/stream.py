@@ -189,7 +189,7 @@ def process_stream(
                 except RecursionError:
                     report.refused.append(f"line {number}: {TOO_DEEP}")
                     continue
-                except Exception as exc:  # noqa: BLE001 - no input may end the stream: refuse this event, keep the rest
+                except Exception as exc:
                     report.refused.append(
                         f"line {number}: the event could not be applied ({type(exc).__name__}: {exc}); it was not kept. "
                         "Please report this with the event."

@@ -66,19 +66,19 @@ def capture(
     recover: bool = typer.Option(False, "--recover", help="Only close and commit transcripts left open by a killed harness."),
 ) -> None:
     """Read newline-delimited JSON events on stdin and append each to its transcript."""
+    import warnings
+
     from autopoiesis.app.capture_hooks import after_commit_hook
     from autopoiesis.capture.session import recover_abandoned
     from autopoiesis.capture.stream import process_stream
-
-    import warnings
 
     repo = get_repo(ctx)
     if recover:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             recovered = recover_abandoned(repo, commit=repo.config.git.auto_commit)
-        for w in caught:
-            warn(str(w.message))
+        for notice in caught:
+            warn(str(notice.message))
         for r in recovered:
             done = f"commit {r.commit[:10]}" if r.commit else f"not committed: {r.not_committed}"
             typer.echo(f"recovered {r.path} ({r.status}, {done})")
@@ -163,8 +163,8 @@ def commit(
         warnings.simplefilter("always")
         conversations = MemoryGit(repo).commit_finished_transcripts()
         result = commit_knowledge(repo, message, session=session)
-    for w in caught:
-        warn(str(w.message))
+    for notice in caught:
+        warn(str(notice.message))
     if conversations.sha:
         typer.echo(f"[{conversations.sha[:10]}] {conversations.message.splitlines()[0]}")
         typer.echo(f"  {len(conversations.files)} transcripts")

@@ -521,7 +521,7 @@ def decode(data: bytes, where: str = "transcript") -> str:
 
 # ── one pass over every text field (redaction) ──
 _NOT_TEXT = frozenset({"session_id", "status", "role", "redactions", "time", "started", "ended"})
-_Mapped = TypeVar("_Mapped", TranscriptMeta, Transcript, Turn, Text, ToolCall, KnowledgeOp, Attachment, KnowledgeChangeRef)
+_Mapped = TypeVar("_Mapped")
 
 
 def map_text(obj: _Mapped, fn: Callable[[str], str]) -> _Mapped:

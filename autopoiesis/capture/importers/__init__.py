@@ -193,7 +193,7 @@ def import_files(repo: MemoryRepo, paths: Iterable[str | os.PathLike[str]], fmt:
         except RecursionError:
             report.refused.append(f"{path}: nested deeper than can be read; nothing of it was imported.")
             continue
-        except Exception as exc:  # noqa: BLE001 - an importer (maybe a plugin) failing on one file spares the others
+        except Exception as exc:
             report.refused.append(f"{path}: could not be read ({type(exc).__name__}: {exc}); nothing of it was imported.")
             continue
         kept = 0
@@ -207,7 +207,7 @@ def import_files(repo: MemoryRepo, paths: Iterable[str | os.PathLike[str]], fmt:
                 kept += 1
             except AutopoiesisError as exc:
                 report.refused.append(f"{path}: session {d.session_id!r}: {exc}")
-            except Exception as exc:  # noqa: BLE001 - one session never sinks the batch
+            except Exception as exc:
                 report.refused.append(f"{path}: session {d.session_id!r}: {type(exc).__name__}: {exc}")
         if not kept and len(report.refused) == refused_before:
             bad = report.bad_lines - bad_before
