@@ -4,7 +4,18 @@ branches, recall.
 Commits run `git commit` itself (so the repo's hooks run on every commit) and are
 serialised by one lock per memory repo (`repo.lock("git")`), retried with backoff when a
 foreign git process holds `.git/index.lock`, so no change is lost and the index is never
-left broken. Tags, branches and reading files at a revision go through GitPython, loaded
+left broken.
+
+A commit of given paths (`commit_paths`, `commit_transcript`) marks new files
+intent-to-add and commits with `--only`: a commit killed half-way (say, during a slow
+pre-commit hook) leaves the files intent-to-add, which no later plain `git commit` sweeps
+into an unrelated commit, and which `core.git.uncommitted` still lists for recovery.
+
+While a git command that writes the index runs, `.autopoiesis/locks/git-index.PID.json`
+records who runs it (this process and its git child, with their start times). A stale
+`.git/index.lock` whose recorded processes are all dead is removed with a warning; one
+that no record explains belongs to another program and is only reported, with the
+command that clears it. Tags, branches and reading files at a revision go through GitPython, loaded
 on first use: capture's commit path and the hooks never import it (it costs ~100 ms).
 Plumbing shared with the hooks and the index (status, cat-file, uncommitted paths) is
 core.git's.
@@ -12,11 +23,13 @@ core.git's.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
 import subprocess
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -24,8 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from autopoiesis.core.clock import iso_week, today, utc_now
+from autopoiesis.core.git import status as git_status
 from autopoiesis.core.git import uncommitted
-from autopoiesis.core.paths import CONVERSATIONS_DIR, KNOWLEDGE_COMMIT_DIRS, MemoryRepo
+from autopoiesis.core.paths import CONTENT_DIRS, CONVERSATIONS_DIR, KNOWLEDGE_COMMIT_DIRS, MemoryRepo
 from autopoiesis.errors import GitError
 from autopoiesis.formats.commit_message import generate_commit_message
 
@@ -36,6 +50,45 @@ _FALLBACK_IDENTITY = {
     "GIT_COMMITTER_NAME": "autopoiesis",
     "GIT_COMMITTER_EMAIL": "autopoiesis@localhost",
 }
+
+
+# git commands that write .git/index, and so take .git/index.lock
+_INDEX_WRITERS = frozenset({
+    "add", "am", "checkout", "cherry-pick", "commit", "merge", "mv", "pull", "read-tree", "rebase", "reset",
+    "restore", "revert", "rm", "stash", "switch", "update-index",
+})
+
+
+def process_start(pid: int) -> str | None:
+    """An identity of the live process PID that survives pid reuse (its start time, from
+    /proc), "" where /proc is missing but the process exists, None when it is gone or a
+    zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            stat = fh.read()
+    except FileNotFoundError:
+        if Path("/proc/self/stat").exists():
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            return ""
+        return ""
+    except OSError:
+        return ""
+    rest = stat[stat.rfind(")") + 2 :].split()
+    if not rest or rest[0] in ("Z", "X"):
+        return None
+    return rest[19] if len(rest) > 19 else ""
+
+
+def _alive(pid: object, start: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    now = process_start(pid)
+    return now is not None and (not start or not now or now == start)
 
 
 @dataclass(frozen=True)
@@ -61,6 +114,7 @@ class MemoryGit:
         self.root = repo.root
         self._env: dict[str, str] | None = None
         self._gitpython: Any = None
+        self._git_dir: Path | None = None
 
     # ── plumbing ──
     def _environment(self) -> dict[str, str]:
@@ -76,21 +130,117 @@ class MemoryGit:
         return self._env
 
     def run(self, *args: str, check: bool = True, input: str | None = None, retries: int = 8) -> subprocess.CompletedProcess[str]:
-        """Run git in the memory repo, retrying while another git holds index.lock."""
+        """Run git in the memory repo. While `.git/index.lock` is held, retry with backoff;
+        a lock left by a dead autopoiesis process is removed (with a warning), one held by
+        another program ends in a GitError saying how to clear it. A non-zero exit for any
+        other reason raises GitError, or is returned when CHECK is False."""
+        writes_index = bool(args) and args[0] in _INDEX_WRITERS
         delay = 0.02
         for attempt in range(retries + 1):
-            proc = subprocess.run(
-                ["git", *args], cwd=self.root, capture_output=True, text=True, input=input, env=self._environment()
-            )
-            if proc.returncode == 0 or not check:
+            proc = self._spawn(args, input, record=writes_index)
+            if proc.returncode == 0:
                 return proc
             err = proc.stderr
-            if "index.lock" in err and attempt < retries:
-                time.sleep(delay + random.random() * delay)
-                delay = min(delay * 2, 1.0)
+            if "index.lock" in err and ("File exists" in err or "exists" in err):
+                if attempt == retries:
+                    raise GitError(self._foreign_lock_message())
+                if not self.clear_stale_index_lock():
+                    time.sleep(delay + random.random() * delay)
+                    delay = min(delay * 2, 1.0)
                 continue
+            if not check:
+                return proc
             raise GitError(f"git {' '.join(args[:3])} failed: {err.strip() or proc.stdout.strip()}")
         raise AssertionError("unreachable")
+
+    # ── who holds .git/index.lock ──
+    def index_lock_path(self) -> Path:
+        if self._git_dir is None:
+            self._git_dir = self.git_dir()
+        return self._git_dir / "index.lock"
+
+    def _records(self) -> list[tuple[Path, dict[str, Any]]]:
+        folder = self.repo.state_path("locks", "git-index")
+        folder = folder.parent
+        out = []
+        for path in folder.glob("git-index.*.json"):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict):
+                out.append((path, data))
+        return out
+
+    def _spawn(self, args: Sequence[str], input: str | None, *, record: bool) -> subprocess.CompletedProcess[str]:
+        stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
+        if not record:
+            return subprocess.run(["git", *args], cwd=self.root, capture_output=True, text=True, input=input,
+                                  stdin=None if input is not None else stdin, env=self._environment())
+        if not self.index_lock_path().exists():
+            for path, data in self._records():  # records of the dead explain no future lock
+                if not (_alive(data.get("pid"), data.get("start")) or _alive(data.get("git_pid"), data.get("git_start"))):
+                    path.unlink(missing_ok=True)
+        record_path = self.repo.state_path("locks", f"git-index.{os.getpid()}.json")
+        started = time.time()
+        child = subprocess.Popen(["git", *args], cwd=self.root, stdin=stdin, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=self._environment())
+        try:
+            record_path.write_text(json.dumps({
+                "pid": os.getpid(), "start": process_start(os.getpid()), "git_pid": child.pid,
+                "git_start": process_start(child.pid), "time": started, "command": args[0],
+            }), encoding="utf-8")
+            out, err = child.communicate(input)
+        except BaseException:
+            child.kill()
+            child.wait()
+            raise
+        finally:
+            record_path.unlink(missing_ok=True)
+        return subprocess.CompletedProcess(["git", *args], child.returncode, out, err)
+
+    def clear_stale_index_lock(self) -> bool:
+        """Remove `.git/index.lock` when an autopoiesis process that died while running git
+        left it (warning which one); True when there is no lock any more. A lock that a
+        live autopoiesis process holds, or that no record explains, is left alone."""
+        lock = self.index_lock_path()
+        try:
+            mtime = lock.stat().st_mtime
+        except FileNotFoundError:
+            return True
+        records = self._records()
+        alive = [d for _, d in records if _alive(d.get("pid"), d.get("start")) or _alive(d.get("git_pid"), d.get("git_start"))]
+        if alive:
+            return False  # one of ours is working: wait for it
+        dead = [(p, d) for p, d in records if isinstance(d.get("time"), (int, float)) and mtime >= d["time"] - 2]
+        if not dead:
+            return False
+        lock.unlink(missing_ok=True)
+        for path, data in records:
+            if isinstance(data.get("git_pid"), int):
+                (lock.parent / f"next-index-{data['git_pid']}.lock").unlink(missing_ok=True)
+            path.unlink(missing_ok=True)
+        who = ", ".join(f"{d.get('pid')} (git {d.get('command')})" for _, d in dead)
+        warnings.warn(f"removed a stale {lock} left by autopoiesis process {who}, which died while git ran; "
+                      "no process held it any more.", stacklevel=2)
+        self.repair_interrupted_commits()
+        return True
+
+    def _foreign_lock_message(self) -> str:
+        lock = self.index_lock_path()
+        return (f"{lock} exists and no live autopoiesis process holds it: another git program is running in "
+                f"{self.root}, or one crashed. Wait for it to finish; if no git command is running (check with "
+                f"`ps aux | grep git`), remove the lock with `rm {lock}` and retry.")
+
+    def repair_interrupted_commits(self) -> list[str]:
+        """Put back the index entries a commit killed after it moved HEAD but before it
+        wrote the index left wrong: a file committed in HEAD but marked intent-to-add in the
+        index would read as staged for deletion, so the next plain commit would delete it.
+        Returns the repaired paths."""
+        broken = [e.path for e in git_status(self.root, CONTENT_DIRS).entries if e.index == "D" and e.worktree == "A"]
+        if broken:
+            self.run("reset", "-q", "--", *broken, check=False)
+        return broken
 
     @property
     def gitpython(self) -> Any:
@@ -127,16 +277,29 @@ class MemoryGit:
 
     def _commit_paths_locked(self, paths: Sequence[str], message: str, *, allow_empty: bool = False) -> CommitResult:
         rel = [self.repo.rel(p) if os.path.isabs(p) else p for p in paths]
-        self.run("add", "-A", "--", *rel)
-        staged = self.run("diff", "--cached", "--name-only", "--", *rel).stdout.split()
-        if not staged and not allow_empty:
+        present = [p for p in rel if (self.root / p).exists()]
+        if present:
+            # intent-to-add, not staged: a commit killed half-way leaves nothing that a
+            # later plain `git commit` would sweep in
+            self.run("add", "-N", "--", *present)
+        changed = self._changed(rel)
+        if not changed and not allow_empty:
             return CommitResult(None, message, ())
-        proc = self.run("commit", "-q", "-F", "-", "--", *rel, input=message, check=False)
+        extra = ["--allow-empty"] if allow_empty else []
+        proc = self.run("commit", "-q", *extra, "-F", "-", "--only", "--", *(changed or rel), input=message, check=False)
         if proc.returncode != 0:
-            # the hook refused, or a foreign lock outlived the retries: leave the index clean
-            self.run("reset", "-q", "--", *rel, check=False)
+            # the hook refused: leave the index as it was (new files untracked again)
+            self.run("reset", "-q", "--", *changed, check=False)
             raise GitError("The commit was refused:\n" + (proc.stderr.strip() or proc.stdout.strip()))
-        return CommitResult(self.head(), message, tuple(staged))
+        return CommitResult(self.head(), message, tuple(changed))
+
+    def _changed(self, rel: Sequence[str]) -> list[str]:
+        """The paths of REL whose work-tree state differs from HEAD (added, changed, deleted)."""
+        if not rel:
+            return []
+        out = self.run("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all",
+                       "--no-renames", "--", *rel).stdout
+        return sorted({entry[3:] for entry in out.split("\x00") if len(entry) > 3})
 
     def last_commit_of(self, relpath: str) -> str | None:
         return self.run("log", "-1", "--format=%H", "--", relpath, check=False).stdout.strip() or None
@@ -145,13 +308,13 @@ class MemoryGit:
         """Transcripts that are finished (closed or recovered) but not committed yet,
         untracked or staged alike."""
         from autopoiesis.errors import TranscriptFormatError
-        from autopoiesis.formats.transcript import parse_meta
+        from autopoiesis.formats.transcript import decode, parse_meta
 
         ready = []
         for rel in (p for p in uncommitted(self.root, [CONVERSATIONS_DIR]) if p.endswith(".md")):
             try:
-                meta = parse_meta((self.root / rel).read_text(encoding="utf-8"), rel)
-            except (OSError, UnicodeDecodeError, TranscriptFormatError):
+                meta = parse_meta(decode((self.root / rel).read_bytes(), rel), rel)
+            except (OSError, TranscriptFormatError):
                 continue
             if meta.status != "open":
                 ready.append(rel)
@@ -174,6 +337,22 @@ class MemoryGit:
             subject = f"conversation: {slug}" + (f" (+{len(others)} more)" if others else "")
             message = subject + "\n\n" + "".join(f"Session: {p}\n" for p in batch)
             return self._commit_paths_locked(batch, message).sha
+
+    def commit_finished_transcripts(self) -> CommitResult:
+        """Commit every finished (closed or recovered) transcript that waits for a commit,
+        as one `conversation:` commit: what `autopoiesis commit` does first, so that with
+        `git.auto_commit: false` transcripts are committed by hand, and never swept into a
+        knowledge commit."""
+        with self.repo.lock("git"):
+            self.clear_stale_index_lock()
+            self.repair_interrupted_commits()
+            ready = self.closed_uncommitted_transcripts()
+            if not ready:
+                return CommitResult(None, "", ())
+            stem = Path(ready[0]).stem[5:]
+            subject = f"conversation: {stem}" + (f" (+{len(ready) - 1} more)" if len(ready) > 1 else "")
+            message = subject + "\n\n" + "".join(f"Session: {p}\n" for p in ready)
+            return self._commit_paths_locked(ready, message)
 
     def pending_changes(self, tops: Iterable[str] = KNOWLEDGE_COMMIT_DIRS) -> list[tuple[str, str]]:
         """(status, path) of uncommitted changes under TOPS."""

@@ -5,9 +5,18 @@ that is killed loses nothing it already sent. While a session is open its captur
 an flock on `.autopoiesis/locks/session-{id}.lock`; the kernel drops it when the process
 dies, which is how crash recovery tells an abandoned transcript from a live one.
 
+Every field that reaches the file (content, tool calls, knowledge events, attachments,
+speaker names, model, channel, topic, tags) goes through the repo's redactor
+(`repo.redactor()`, one per session, via `transcript.map_text`). An event is written whole
+or not at all: it is rendered first, and a failed write (a full disk) is cut back off the
+file and refused. A session that cannot start leaves no file behind.
+
 Closing a session rewrites the frontmatter (ended, tokens, status, redaction counts),
-moves the file to its final slugged name, and commits it (`conversation: {slug}`). After
-that commit the transcript is immutable. What follows a commit (extraction, design §10.1)
+moves the file to its final slugged name, and commits it (`conversation: {slug}`) unless
+`git.auto_commit` is false; then it stays closed but uncommitted until `autopoiesis
+commit` (or `capture --recover`) commits it. A commit that fails (a foreign
+`.git/index.lock`, a refusing hook) leaves the transcript closed for the same commands to
+commit later. After that commit the transcript is immutable. What follows a commit (extraction, design §10.1)
 is not capture's business: the caller passes it in as `on_committed`.
 """
 
@@ -16,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
@@ -25,9 +35,9 @@ from typing import Any
 from autopoiesis.core import git
 from autopoiesis.core.clock import parse_ts, utc, utc_now
 from autopoiesis.core.paths import CONVERSATIONS_DIR, FileLock, MemoryRepo, atomic_write
-from autopoiesis.core.redact import Redactor, redactor_from_config
+from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import one_line, slugify
-from autopoiesis.errors import AutopoiesisError, CaptureError, ImmutableTranscriptError, TranscriptFormatError
+from autopoiesis.errors import AutopoiesisError, CaptureError, GitError, ImmutableTranscriptError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.gitops import MemoryGit
 
@@ -70,6 +80,7 @@ class _OpenTranscript:
     last_role: str | None = None
     last_item: tf.Item | None = None
     turns: int = 0
+    size: int = 0  # bytes of the file written so far (a failed append is cut back to it)
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,7 @@ class ClosedSession:
     commit: str | None
     status: str
     turns: int
+    not_committed: str | None = None  # why COMMIT is None (auto_commit off, a failed commit)
 
 
 def find_transcripts(repo: MemoryRepo, session_id: str, started: datetime | None = None) -> list[Path]:
@@ -101,6 +113,17 @@ def find_transcripts(repo: MemoryRepo, session_id: str, started: datetime | None
 def session_lock(repo: MemoryRepo, session_id: str) -> FileLock:
     """The lock a live capture holds on SESSION_ID (the kernel frees it when the holder dies)."""
     return FileLock(repo.session_lock_path(session_id))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -131,7 +154,10 @@ class ConversationCapture:
         """ON_CLOSED is called with every closed session, committed or not (the CLI
         reports the commit there). ON_COMMITTED is then called with the repo-relative
         path of each transcript that was committed: what follows the commit, such as the
-        lifecycle's extraction (app.capture_hooks builds it from the config)."""
+        lifecycle's extraction (app.capture_hooks builds it from the config).
+
+        RECOVER closes (and commits) what crashed captures left behind first; what it
+        cannot do is a warning, never an error: capture must start whatever the past left."""
         self.repo = repo
         self.config = repo.config
         self.auto_commit = self.config.git.auto_commit if auto_commit is None else auto_commit
@@ -154,34 +180,46 @@ class ConversationCapture:
                 f"session {sid} was already captured in {self.repo.rel(existing[0])}; transcripts are immutable, "
                 "so start the continuation under a new session_id."
             )
-        lock = session_lock(self.repo, sid)
-        if not lock.acquire(timeout=0):
-            raise CaptureError(f"session {sid} is open in another capture process; use a new session_id.")
-        redactor = redactor_from_config(self.config)
-        slug = slugify(session.topic) if session.topic else ""
+        redactor = self.repo.redactor()
+        meta = tf.TranscriptMeta(
+            session_id=sid, started=started, model=session.model, channel=session.channel, topic=session.topic,
+            tags=tuple(str(t) for t in session.tags), status="open",
+        )
+        meta = tf.map_text(meta, redactor.redact)
+        slug = slugify(meta.topic) if meta.topic else ""
         rel = tf.transcript_relpath(sid, started, slug)
         path = self.repo.root / rel
-        meta = tf.TranscriptMeta(
-            session_id=sid,
-            started=started,
-            model=redactor.redact(session.model) if session.model else None,
-            channel=session.channel,
-            topic=redactor.redact(session.topic) if session.topic else None,
-            tags=tuple(str(t) for t in session.tags),
-            status="open",
-        )
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # everything is rendered before the file exists: a session that fails to start
+        # leaves nothing behind that would block its id
+        data = tf.encode(tf.render_preamble(meta, tf.title_from_slug(slug, sid)))
+        lock = session_lock(self.repo, sid)
         try:
+            if not lock.acquire(timeout=0):
+                raise CaptureError(f"session {sid} is open in another capture process; use a new session_id.")
+        except OSError as exc:
+            raise CaptureError(f"cannot take the lock of session {sid} ({_why(exc)}); nothing was written.") from None
+        fd = -1
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
-        except FileExistsError:
+            _write_all(fd, data)
+            os.fsync(fd)
+            _fsync_dir(path.parent)
+        except BaseException as exc:
+            if fd >= 0:
+                os.close(fd)
+                path.unlink(missing_ok=True)
             lock.release()
-            raise CaptureError(f"{rel} already exists; session {sid} cannot be started twice.") from None
-        title = tf.title_from_slug(slug, sid)
-        os.write(fd, tf.render_preamble(meta, title).encode("utf-8"))
-        os.fsync(fd)
-        _fsync_dir(path.parent)
+            if isinstance(exc, FileExistsError):
+                raise CaptureError(f"{rel} already exists; session {sid} cannot be started twice.") from None
+            if isinstance(exc, OSError):
+                raise CaptureError(
+                    f"cannot write {rel} ({_why(exc)}); session {sid} was not started and nothing was kept. "
+                    "Free disk space and send its session_start again."
+                ) from None
+            raise
         session.transcript_path = path
-        self._open[sid] = _OpenTranscript(session, path, fd, lock, meta, redactor, last_day=started.date())
+        self._open[sid] = _OpenTranscript(session, path, fd, lock, meta, redactor, last_day=started.date(), size=len(data))
         return path
 
     def _get(self, session: Session | str) -> _OpenTranscript:
@@ -191,25 +229,57 @@ class ConversationCapture:
             raise CaptureError(f"session {sid!r} is not open; send session_start first (or it has already ended).")
         return state
 
-    def _append(self, state: _OpenTranscript, text: str) -> None:
-        data = text.encode("utf-8")
-        written = os.write(state.fd, data)
-        while written < len(data):  # rare: a short write on a full pipe-like fs
-            written += os.write(state.fd, data[written:])
-        os.fsync(state.fd)
+    def _write(self, state: _OpenTranscript, counts_before: Counter[str], text: str) -> None:
+        """Append TEXT whole, or nothing: a failed write is cut back off the file, the
+        redaction counts are restored, and the event is refused."""
+        data = tf.encode(text)
+        try:
+            _write_all(state.fd, data)
+            os.fsync(state.fd)
+        except OSError as exc:
+            try:
+                os.ftruncate(state.fd, state.size)
+            except OSError:
+                pass
+            state.redactor.counts.clear()
+            state.redactor.counts.update(counts_before)
+            raise CaptureError(
+                f"cannot write to {self.repo.rel(state.path)} ({_why(exc)}); this event was not kept, the session "
+                "stays open. Free disk space and resend it."
+            ) from None
+        state.size += len(data)
 
-    def _start_turn(self, state: _OpenTranscript, role: str, when: datetime, name: str | None, memory: bool) -> str:
-        turn = tf.Turn(time=when, role=role, name=name, memory=memory)
-        text = tf.render_turn_start(turn, state.last_day)
-        state.last_day = when.date()
-        state.last_role = role if not memory and name is None else f"{role}:{name}:{memory}"
-        state.last_item = None
-        state.turns += 1
-        return text
+    @staticmethod
+    def _when(value: Any) -> datetime:
+        return parse_ts(value, "timestamp") if value else utc_now()
+
+    def _emit(self, state: _OpenTranscript, item: tf.Item | None, *, turn: tf.Turn | None, key: str | None = None) -> None:
+        """Write ITEM (after TURN's header when a new turn starts) and only then move the
+        session's state on."""
+        counts = Counter(state.redactor.counts)
+        if item is not None:
+            item = tf.map_text(item, state.redactor.redact)
+        out = ""
+        last_item = state.last_item
+        if turn is not None:
+            out = tf.render_turn_start(turn, state.last_day)
+            last_item = None
+        if item is not None and not (isinstance(item, tf.Text) and not tf.normalize_content(item.content)):
+            out += tf.item_separator(last_item, item) + tf.render_item(item) + "\n"
+            last_item = item
+        self._write(state, counts, out)
+        if turn is not None:
+            state.last_day = turn.time.date()
+            state.last_role = key
+            state.turns += 1
+        state.last_item = last_item
+        if isinstance(item, tf.KnowledgeOp):
+            ref = tf.KnowledgeChangeRef(item.path, item.action, item.summary or "")
+            state.meta = replace(state.meta, knowledge_changes=state.meta.knowledge_changes + (ref,))
 
     def _cap(self, content: str) -> str:
         limit = self.config.capture.max_message_bytes
-        raw = content.encode("utf-8", "replace")
+        raw = tf.encode(content)
         if len(raw) <= limit:
             return content
         cut = raw[:limit].decode("utf-8", "ignore")
@@ -221,58 +291,35 @@ class ConversationCapture:
         if not isinstance(content, str):
             raise CaptureError(f"message content must be text, not {type(content).__name__}.")
         meta = meta or {}
-        when = parse_ts(meta["timestamp"], "timestamp") if meta.get("timestamp") else utc_now()
-        name = meta.get("name")
-        if name is not None:
-            name = str(name)
+        when = self._when(meta.get("timestamp"))
+        name = state.redactor.redact(one_line(meta["name"], 80)) if meta.get("name") is not None else None
         memory = bool(meta.get("memory")) or meta.get("type") == "memory"
-        text = state.redactor.redact(self._cap(content))
-        item = tf.Text(text)
-        out = self._start_turn(state, role, when, name, memory)
-        if tf.normalize_content(text):
-            out += tf.render_item(item) + "\n"
-            state.last_item = item
-        self._append(state, out)
+        turn = tf.Turn(time=when, role=role, name=name, memory=memory)
+        self._emit(state, tf.Text(self._cap(content)), turn=turn, key=f"{role}:{turn.name}:{memory}")
 
     def on_tool_call(self, session: Session | str, tool: str, args_summary: Any = "", result_summary: Any = None, *, timestamp: Any = None) -> None:
         state = self._get(session)
-        when = parse_ts(timestamp, "timestamp") if timestamp else utc_now()
-        redact = state.redactor.redact
-        item = tf.ToolCall(
-            redact(one_line(str(tool), 80)) or "tool",
-            redact(_summarise(args_summary)),
-            redact(_summarise(result_summary)) if result_summary not in (None, "") else None,
-        )
-        out = ""
-        if state.last_role != "agent":
-            out = self._start_turn(state, "agent", when, None, False)
-        out += tf.item_separator(state.last_item, item) + tf.render_item(item) + "\n"
-        state.last_item = item
-        self._append(state, out)
+        when = self._when(timestamp)
+        item = tf.ToolCall(str(tool) or "tool", _summarise(args_summary),
+                           _summarise(result_summary) if result_summary not in (None, "") else None)
+        key = "agent:None:False"
+        turn = tf.Turn(time=when, role="agent") if state.last_role != key else None
+        self._emit(state, item, turn=turn, key=key)
 
     def on_knowledge_change(self, session: Session | str, action: str, path: str, summary: str = "", *, timestamp: Any = None) -> None:
         """A memory operation the agent did during the session: a `[memory]` turn line."""
         state = self._get(session)
-        when = parse_ts(timestamp, "timestamp") if timestamp else utc_now()
+        when = self._when(timestamp)
         item = tf.KnowledgeOp(action, path, summary or None)
-        out = ""
-        if state.last_role != "agent:None:True":
-            out = self._start_turn(state, "agent", when, None, True)
-        out += tf.item_separator(state.last_item, item) + tf.render_item(item) + "\n"
-        state.last_item = item
-        changes = state.meta.knowledge_changes + (tf.KnowledgeChangeRef(path, action, summary),)
-        state.meta = replace(state.meta, knowledge_changes=changes)
-        self._append(state, out)
+        key = "agent:None:True"
+        turn = tf.Turn(time=when, role="agent", memory=True) if state.last_role != key else None
+        self._emit(state, item, turn=turn, key=key)
 
     def on_attachment(self, session: Session | str, path: str, *, timestamp: Any = None) -> None:
         state = self._get(session)
-        item = tf.Attachment(path)
-        out = ""
-        if state.last_role is None:
-            out = self._start_turn(state, "user", parse_ts(timestamp, "timestamp") if timestamp else utc_now(), None, False)
-        out += tf.item_separator(state.last_item, item) + tf.render_item(item) + "\n"
-        state.last_item = item
-        self._append(state, out)
+        when = self._when(timestamp)
+        turn = tf.Turn(time=when, role="user") if state.last_role is None else None
+        self._emit(state, tf.Attachment(path), turn=turn, key="user:None:False")
 
     def on_session_end(
         self,
@@ -284,9 +331,19 @@ class ConversationCapture:
         tags: Iterable[str] | None = None,
     ) -> ClosedSession | None:
         """Finalize the transcript and commit it. None when the session held no turns
-        (an empty session leaves nothing behind)."""
+        (an empty session leaves nothing behind). Bad arguments are refused before
+        anything changes: the session then stays open."""
         state = self._get(session)
         sid = state.meta.session_id
+        extra: dict[str, Any] = {"ended": parse_ts(ended, "ended") if ended else utc_now(),
+                                 "status": "closed"}
+        for key, value in (("tokens_in", tokens_in), ("tokens_out", tokens_out)):
+            if value is not None:
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise CaptureError(f"{key} must be a non-negative whole number, not {value!r}.")
+                extra[key] = value
+        if tags is not None:
+            extra["tags"] = tf.map_text(replace(state.meta, tags=tuple(str(t) for t in tags)), state.redactor.redact).tags
         os.close(state.fd)
         del self._open[sid]
         try:
@@ -294,20 +351,16 @@ class ConversationCapture:
                 state.path.unlink(missing_ok=True)
                 warnings.warn(f"session {sid} had no messages; nothing was kept.", stacklevel=2)
                 return None
-            end_time = parse_ts(ended, "ended") if ended else utc_now()
-            extra = {
-                "ended": end_time,
-                "status": "closed",
-                "redactions": tuple(sorted(state.redactor.counts.items())),
-                "knowledge_changes": state.meta.knowledge_changes,
-            }
-            if tokens_in is not None:
-                extra["tokens_in"] = int(tokens_in)
-            if tokens_out is not None:
-                extra["tokens_out"] = int(tokens_out)
-            if tags is not None:
-                extra["tags"] = tuple(str(t) for t in tags)
-            closed = finalize_transcript(self.repo, state.path, commit=self.auto_commit, **extra)
+            extra["redactions"] = tuple(sorted(state.redactor.counts.items()))
+            extra["knowledge_changes"] = state.meta.knowledge_changes
+            try:
+                closed = finalize_transcript(self.repo, state.path, commit=self.auto_commit, **extra)
+            except (OSError, AutopoiesisError) as exc:
+                why = _why(exc) if isinstance(exc, OSError) else str(exc)
+                raise CaptureError(
+                    f"session {sid} could not be closed ({why}); its transcript {self.repo.rel(state.path)} keeps "
+                    "every message and stays open: `autopoiesis capture --recover` closes it."
+                ) from None
         finally:
             state.lock.release()
         if self.on_closed is not None:
@@ -315,7 +368,7 @@ class ConversationCapture:
         if self.on_committed is not None and closed.commit:
             try:
                 self.on_committed(closed.path)
-            except (AutopoiesisError, OSError) as exc:
+            except Exception as exc:
                 # the transcript is committed whatever the hook does; what the hook did not
                 # finish is its own to retry (extraction leaves it pending)
                 warnings.warn(f"session {sid} was committed as {closed.path}, but the after-commit step failed: {exc}",
@@ -348,10 +401,18 @@ def _summarise(value: Any) -> str:
         return one_line(repr(value))
 
 
+def read_transcript(path: Path, rel: str) -> str:
+    """The text of the transcript at PATH (a character cut off at its end dropped)."""
+    return tf.decode(path.read_bytes(), rel)
+
+
 def finalize_transcript(repo: MemoryRepo, path: Path, *, commit: bool = True, **meta_changes: Any) -> ClosedSession:
-    """Close an open transcript: final frontmatter, slugged name, commit."""
+    """Close an open transcript: final frontmatter, slugged name, commit. A failed commit
+    leaves it closed and uncommitted (ClosedSession.not_committed says why)."""
     rel_old = repo.rel(path)
-    text = path.read_text(encoding="utf-8")
+    text = read_transcript(path, rel_old)
+    if not text.endswith("\n"):
+        text += "\n"  # a last line cut short by a killed write
     transcript = tf.parse(text, rel_old)
     meta = transcript.meta
     if meta.status != "open":
@@ -363,56 +424,121 @@ def finalize_transcript(repo: MemoryRepo, path: Path, *, commit: bool = True, **
     title = tf.title_from_slug(slug, meta.session_id)
     final_rel = tf.transcript_relpath(meta.session_id, meta.started, slug)
     final = repo.root / final_rel
-    atomic_write(final, tf.replace_frontmatter(text, new_meta, title))
+    atomic_write(final, tf.encode(tf.replace_frontmatter(text, new_meta, title)))
     if final != path:
         path.unlink(missing_ok=True)
     _fsync_dir(final.parent)
-    sha = None
+    sha: str | None = None
+    why: str | None = "git.auto_commit is false: `autopoiesis commit` commits it"
     if commit:
-        sha = MemoryGit(repo).commit_transcript(final_rel, slug or meta.session_id)
-    return ClosedSession(meta.session_id, final_rel, sha, new_meta.status, len(transcript.turns))
+        sha, why = commit_closed(repo, final_rel, slug or meta.session_id)
+    return ClosedSession(meta.session_id, final_rel, sha, new_meta.status, len(transcript.turns), why)
+
+
+def commit_closed(repo: MemoryRepo, rel: str, slug: str) -> tuple[str | None, str | None]:
+    """(commit, None), or (None, why) when git refused: the transcript stays closed and
+    uncommitted, which recovery and `autopoiesis commit` pick up."""
+    try:
+        return MemoryGit(repo).commit_transcript(rel, slug), None
+    except GitError as exc:
+        why = f"the commit failed: {exc} The transcript is kept; `autopoiesis capture --recover` commits it."
+        warnings.warn(f"{rel} is closed but not committed: {why}", stacklevel=2)
+        return None, why
 
 
 def uncommitted_transcripts(repo: MemoryRepo) -> list[Path]:
-    """Transcripts under raw/ that are not in a commit yet (open or closed-but-uncommitted)."""
+    """Transcripts under raw/ that are not in a commit yet (open or closed-but-uncommitted;
+    untracked, staged, or left intent-to-add by a killed commit)."""
     if not (repo.root / ".git").exists():
         return sorted(repo.conversations_dir.rglob("*.md"))
     return [repo.root / p for p in git.uncommitted(repo.root, [CONVERSATIONS_DIR]) if p.endswith(".md")]
 
 
+def _ids_in_name(path: Path) -> list[str]:
+    """The session ids a transcript's file name can stand for (HHMM-{id}[-{slug}].md)."""
+    stem = path.name[5:-3]
+    return [stem[:i] for i in range(len(stem), 0, -1) if i == len(stem) or stem[i] == "-"]
+
+
+def _remove_empty_leftover(repo: MemoryRepo, path: Path) -> bool:
+    """Remove a 0-byte transcript (a session start that died before its first write) when
+    no live capture holds any session it could belong to."""
+    locks = [session_lock(repo, sid) for sid in _ids_in_name(path) if tf.SESSION_ID_RE.match(sid)]
+    held = []
+    try:
+        for lock in locks:
+            if not lock.acquire(timeout=0):
+                return False
+            held.append(lock)
+        if path.stat().st_size == 0:
+            path.unlink()
+            return True
+        return False
+    finally:
+        for lock in held:
+            lock.release()
+
+
 def recover_abandoned(repo: MemoryRepo, *, commit: bool = True) -> list[ClosedSession]:
-    """Close and commit transcripts whose capture died (their session lock is free)."""
+    """Close and commit transcripts whose capture died (their session lock is free), and
+    commit closed ones a crash or a failed commit left uncommitted. Never raises for one
+    transcript: what cannot be done is a warning, and the rest is still recovered."""
     recovered: list[ClosedSession] = []
+    if commit and (repo.root / ".git").exists():
+        try:
+            g = MemoryGit(repo)
+            g.clear_stale_index_lock()
+            g.repair_interrupted_commits()
+        except (AutopoiesisError, OSError) as exc:
+            warnings.warn(f"could not check the git index before recovery: {exc}", stacklevel=2)
     for path in uncommitted_transcripts(repo):
         try:
-            meta = tf.parse_meta(path.read_text(encoding="utf-8"), repo.rel(path))
-        except (TranscriptFormatError, UnicodeDecodeError, OSError) as exc:
-            warnings.warn(f"{repo.rel(path)} is not a readable transcript ({exc}); left as it is.", stacklevel=2)
+            closed = _recover_one(repo, path, commit=commit)
+        except (AutopoiesisError, OSError) as exc:
+            warnings.warn(f"{repo.rel(path)} could not be recovered ({exc}); it is left as it is.", stacklevel=2)
             continue
-        lock = session_lock(repo, meta.session_id)
-        if not lock.acquire(timeout=0):
-            continue  # a live capture owns it
-        try:
-            if not path.exists():
-                continue
-            if meta.status == "open":
-                # a leftover of a crash between writing the final file and removing the open one
-                closed = [p for p in find_transcripts(repo, meta.session_id, meta.started) if p != path]
-                if any(tf.parse_meta(p.read_text(encoding="utf-8")).status != "open" for p in closed):
-                    path.unlink()
-                    continue
-                transcript = tf.parse(path.read_text(encoding="utf-8"), repo.rel(path))
-                if not transcript.turns:
-                    path.unlink()
-                    continue
-                recovered.append(
-                    finalize_transcript(repo, path, commit=commit, ended=transcript.turns[-1].time, status="recovered")
-                )
-            elif commit:
-                rel = repo.rel(path)
-                slug = Path(rel).stem[5 + len(meta.session_id) + 1 :]
-                sha = MemoryGit(repo).commit_transcript(rel, slug or meta.session_id)
-                recovered.append(ClosedSession(meta.session_id, rel, sha, meta.status, -1))
-        finally:
-            lock.release()
+        if closed is not None:
+            recovered.append(closed)
     return recovered
+
+
+def _recover_one(repo: MemoryRepo, path: Path, *, commit: bool) -> ClosedSession | None:
+    rel = repo.rel(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    if not data:
+        if _remove_empty_leftover(repo, path):
+            warnings.warn(f"removed {rel}: an empty transcript left by a session start that failed.", stacklevel=2)
+        return None
+    try:
+        meta = tf.parse_meta(tf.decode(data, rel), rel)
+    except TranscriptFormatError as exc:
+        warnings.warn(f"{rel} is not a readable transcript ({exc}); left as it is.", stacklevel=2)
+        return None
+    lock = session_lock(repo, meta.session_id)
+    if not lock.acquire(timeout=0):
+        return None  # a live capture owns it
+    try:
+        if not path.exists():
+            return None
+        if meta.status == "open":
+            # a leftover of a crash between writing the final file and removing the open one
+            closed = [p for p in find_transcripts(repo, meta.session_id, meta.started) if p != path]
+            if any(tf.parse_meta(read_transcript(p, repo.rel(p))).status != "open" for p in closed):
+                path.unlink()
+                return None
+            text = read_transcript(path, rel)
+            transcript = tf.parse(text if text.endswith("\n") else text + "\n", rel)
+            if not transcript.turns:
+                path.unlink()
+                return None
+            return finalize_transcript(repo, path, commit=commit, ended=transcript.turns[-1].time, status="recovered")
+        if not commit:
+            return None
+        slug = Path(rel).stem[5 + len(meta.session_id) + 1 :]
+        sha, why = commit_closed(repo, rel, slug or meta.session_id)
+        return ClosedSession(meta.session_id, rel, sha, meta.status, -1, why)
+    finally:
+        lock.release()

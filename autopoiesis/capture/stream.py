@@ -13,6 +13,14 @@ session_end, a bad session id) is reported with its line number and skipped; eve
 else in the stream is still captured, and the exit status says that something was
 refused. A session still open at the end of input stays open and is recovered later
 (`autopoiesis capture --recover`, or the next capture start).
+
+No input raises out of the loop: JSON nested deeper than Python can read, text with lone
+surrogates, timestamps that are no time (NaN, 1e20, year 1 or 9999), a full disk — each
+event is either kept or refused with its line number and the reason.
+
+Each closed session is announced on stdout: `{"event": "committed", ...}` with its
+commit, or `{"event": "closed", "commit": null, "reason": ...}` when it was not committed
+(`git.auto_commit: false`, or a commit git refused; `autopoiesis commit` commits it).
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from autopoiesis.core.clock import parse_ts, utc_now
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import AutopoiesisError, CaptureError
 
+TOO_DEEP = "the event is nested deeper than can be read; send flat JSON (tool arguments as a string)."
 EVENTS = ("session_start", "message", "tool_call", "knowledge", "attachment", "session_end")
 
 
@@ -138,9 +147,17 @@ def process_stream(
     report = StreamReport()
 
     def announce(closed: ClosedSession) -> None:
-        if out is not None:
-            out.write(json.dumps({"event": "committed", "session_id": closed.session_id, "path": closed.path, "commit": closed.commit}) + "\n")
+        if out is None:
+            return
+        event: dict[str, Any] = {"event": "committed" if closed.commit else "closed", "session_id": closed.session_id,
+                                 "path": closed.path, "commit": closed.commit}
+        if not closed.commit:
+            event["reason"] = closed.not_committed
+        try:
+            out.write(json.dumps(event) + "\n")
             out.flush()
+        except (OSError, ValueError):
+            pass  # a reader that went away must not stop the capture (the transcript is on disk)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -161,10 +178,22 @@ def process_stream(
                 except ValueError as exc:
                     report.refused.append(f"line {number}: not valid JSON ({exc}).")
                     continue
+                except RecursionError:
+                    report.refused.append(f"line {number}: {TOO_DEEP}")
+                    continue
                 try:
                     closed = apply_event(capture, event)
                 except AutopoiesisError as exc:
                     report.refused.append(f"line {number}: {exc}")
+                    continue
+                except RecursionError:
+                    report.refused.append(f"line {number}: {TOO_DEEP}")
+                    continue
+                except Exception as exc:
+                    report.refused.append(
+                        f"line {number}: the event could not be applied ({type(exc).__name__}: {exc}); it was not kept. "
+                        "Please report this with the event."
+                    )
                     continue
                 if closed is not None:
                     report.closed.append(closed)

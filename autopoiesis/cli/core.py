@@ -66,30 +66,46 @@ def capture(
     recover: bool = typer.Option(False, "--recover", help="Only close and commit transcripts left open by a killed harness."),
 ) -> None:
     """Read newline-delimited JSON events on stdin and append each to its transcript."""
+    import warnings
+
     from autopoiesis.app.capture_hooks import after_commit_hook
     from autopoiesis.capture.session import recover_abandoned
     from autopoiesis.capture.stream import process_stream
 
     repo = get_repo(ctx)
     if recover:
-        recovered = recover_abandoned(repo)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            recovered = recover_abandoned(repo, commit=repo.config.git.auto_commit)
+        for notice in caught:
+            warn(str(notice.message))
         for r in recovered:
-            typer.echo(f"recovered {r.path} ({r.status}, commit {r.commit[:10] if r.commit else '-'})")
+            done = f"commit {r.commit[:10]}" if r.commit else f"not committed: {r.not_committed}"
+            typer.echo(f"recovered {r.path} ({r.status}, {done})")
         if not recovered:
             typer.echo("no abandoned transcripts")
+        if any(not r.commit for r in recovered) and repo.config.git.auto_commit:
+            raise typer.Exit(1)
         return
     report = process_stream(repo, sys.stdin.buffer, out=sys.stdout, on_committed=after_commit_hook(repo))
     for r in report.recovered:
-        warn(f"recovered abandoned transcript {r.path}")
+        warn(f"recovered abandoned transcript {r.path}" + ("" if r.commit else f" (not committed: {r.not_committed})"))
     for w in report.warnings:
         warn(w)
     for reason in report.refused:
         typer.echo(f"refused: {reason}", err=True)
     for path in report.left_open:
         warn(f"{path} is still open (no session_end); it will be recovered by `autopoiesis capture --recover`.")
+    committed = sum(1 for c in report.closed if c.commit)
+    uncommitted = len(report.closed) - committed
+    closed_note = ""
+    if uncommitted:
+        hint = "git.auto_commit is false; `autopoiesis commit` commits them" if not repo.config.git.auto_commit \
+            else "`autopoiesis capture --recover` commits them"
+        closed_note = f", {uncommitted} closed but not committed ({hint})"
     typer.echo(
         f"captured {report.events - len(report.refused)} of {report.events} events; "
-        f"{len(report.closed)} sessions committed, {len(report.left_open)} left open, {len(report.refused)} refused",
+        f"{committed} sessions committed{closed_note}, {len(report.left_open)} left open, {len(report.refused)} refused",
         err=True,
     )
     if report.refused:
@@ -135,13 +151,26 @@ def commit(
     message: str | None = typer.Option(None, "-m", "--message", help="Use this message instead of a generated one."),
     session: str | None = typer.Option(None, "--session", help="Transcript path for the Session: line."),
 ) -> None:
-    """Commit pending knowledge/ and topics/ changes with a generated message."""
+    """Commit finished transcripts (as conversation: commits), then pending knowledge/,
+    topics/ and archive/ changes with a generated message."""
+    import warnings
+
     from autopoiesis.app.commit import commit_knowledge
+    from autopoiesis.gitops import MemoryGit
 
     repo = get_repo(ctx)
-    result = commit_knowledge(repo, message, session=session)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        conversations = MemoryGit(repo).commit_finished_transcripts()
+        result = commit_knowledge(repo, message, session=session)
+    for notice in caught:
+        warn(str(notice.message))
+    if conversations.sha:
+        typer.echo(f"[{conversations.sha[:10]}] {conversations.message.splitlines()[0]}")
+        typer.echo(f"  {len(conversations.files)} transcripts")
     if result.sha is None:
-        typer.echo("nothing to commit: knowledge/, topics/ and archive/ are unchanged")
+        if not conversations.sha:
+            typer.echo("nothing to commit: no finished transcript waits, knowledge/, topics/ and archive/ are unchanged")
         return
     typer.echo(f"[{result.sha[:10]}] {result.message.splitlines()[0]}")
     typer.echo(f"  {len(result.files)} files")

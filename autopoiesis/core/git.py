@@ -180,10 +180,11 @@ def parse_status(data: bytes) -> Status:
 
 def uncommitted(root: Path | str, paths: Iterable[str]) -> list[str]:
     """Files under PATHS that exist in the work tree or the index but not in a commit:
-    untracked ones and ones staged as added. The one answer to "which transcripts were
-    written but never committed" (capture recovery, commit, doctor)."""
+    untracked ones, ones staged as added, and ones marked intent-to-add (`git add -N`, what
+    a commit killed half-way leaves). The one answer to "which transcripts were written but
+    never committed" (capture recovery, commit, doctor)."""
     st = status(root, paths)
-    return sorted(e.path for e in st.entries if e.untracked or e.index == "A")
+    return sorted(e.path for e in st.entries if e.untracked or e.index == "A" or (e.index == "." and e.worktree == "A"))
 
 
 def changed_between(root: Path | str, old: str, new: str, paths: Iterable[str] = CONTENT_DIRS) -> list[str] | None:

@@ -86,6 +86,30 @@ def cut_to_bytes(text: str, limit: int, source: str) -> str:
     return head + marker
 
 
+# ── text that can be written ──
+def utf8_safe(text: str) -> str:
+    """TEXT as it can be written as UTF-8: a lone surrogate (what a JSON `\\ud83d` escape
+    without its pair decodes to) becomes U+FFFD, a split pair is joined. The common case,
+    text that encodes as it is, costs one encode."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+def decode_utf8_tail(data: bytes) -> str:
+    """DATA as UTF-8 when it is valid except for a character cut off at its very end (a
+    write killed half-way): that partial character is dropped. Any other invalid byte
+    raises UnicodeDecodeError."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason == "unexpected end of data" and exc.end == len(data) and len(data) - exc.start < 4:
+            return data[: exc.start].decode("utf-8")
+        raise
+
+
 # ── one line, slugs ──
 ONE_LINE_MAX = 300
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")

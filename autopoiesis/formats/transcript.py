@@ -34,6 +34,15 @@ Decisions this module makes (documented in the README too):
   (`> [tool:`, `> [knowledge:`, `> [attachment:`) is written with one extra leading
   backslash, and the parser removes exactly one. Content is therefore never mistaken
   for structure, and the round trip is exact.
+* **One-line fields.** Tool name, arguments and result, a knowledge event's action, path
+  and summary, an attachment path, a speaker's name, and the frontmatter's model, channel,
+  topic, tags and source are one line each: the items and the metadata pass them through
+  `core.text.one_line` when they are built, so a `\\r` or `\\n` in any of them can never
+  break the structure, and what is in memory is what reads back from disk. A knowledge
+  path writes `%` and space as `%25` and `%20`.
+* **Bytes.** Every transcript is written through `encode`: text that cannot be written as
+  UTF-8 (a lone surrogate from a JSON `\\ud83d` escape) gets U+FFFD, once, there. `decode`
+  reads one back, dropping a character cut off at the very end by a killed write.
 * **Layout.** Each turn is `\\n## header\\n` followed by its items; an event item is one
   line, a text item is the message content with leading/trailing newlines removed; a
   blank line separates a text item from a neighbouring event line.
@@ -45,14 +54,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from autopoiesis.core import frontmatter
 from autopoiesis.core.clock import format_ts, parse_ts, utc
-from autopoiesis.core.text import one_line, slugify
+from autopoiesis.core.text import decode_utf8_tail, one_line, slugify, utf8_safe
 from autopoiesis.errors import FrontmatterError, TranscriptFormatError
 
 ROLES = ("user", "agent", "system")
@@ -70,6 +79,8 @@ _STRUCTURAL_RE = re.compile(
 )
 TOOL_RE = re.compile(r"^> \[tool:(?P<name>[^\]\n]*)\] (?P<args>.*?)(?: \u2192 (?P<result>.*))?$")
 KNOWLEDGE_RE = re.compile(r"^> \[knowledge:(?P<action>[^\]\n]*)\] (?P<path>\S+)(?: " + DASH + r" (?P<summary>.*))?$")
+_PATH_ESCAPES = {"%": "%25", " ": "%20"}
+_PATH_UNESCAPES = {"%25": "%", "%20": " "}
 ATTACHMENT_RE = re.compile(r"^> \[attachment:(?P<path>[^\]\n]*)\]$")
 
 
@@ -90,6 +101,15 @@ def validate_session_id(session_id: Any) -> str:
 
 
 # ── items of a turn ──
+# The one-line fields are normalised when an item is built (see "One-line fields" above).
+def _line(value: object, limit: int = 300) -> str:
+    return one_line(value, limit)
+
+
+def _opt_line(value: object, limit: int = 300) -> str | None:
+    return (one_line(value, limit) or None) if value is not None else None
+
+
 @dataclass(frozen=True)
 class Text:
     content: str
@@ -101,6 +121,11 @@ class ToolCall:
     args: str
     result: str | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tool", _line(self.tool, 80).replace("]", ")"))
+        object.__setattr__(self, "args", _line(self.args))
+        object.__setattr__(self, "result", _opt_line(self.result))
+
 
 @dataclass(frozen=True)
 class KnowledgeOp:
@@ -108,10 +133,18 @@ class KnowledgeOp:
     path: str
     summary: str | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "action", _line(self.action, 40).replace("]", ")"))
+        object.__setattr__(self, "path", _line(self.path, 500) or "-")
+        object.__setattr__(self, "summary", _opt_line(self.summary))
+
 
 @dataclass(frozen=True)
 class Attachment:
     path: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", _line(self.path, 500).replace("]", ")"))
 
 
 Item = Text | ToolCall | KnowledgeOp | Attachment
@@ -125,6 +158,11 @@ class Turn:
     name: str | None = None
     memory: bool = False
 
+    def __post_init__(self) -> None:
+        if self.name is not None:
+            name = _line(self.name, 80).replace(")", "]").replace("(", "[")
+            object.__setattr__(self, "name", name or None)
+
     @property
     def text(self) -> str:
         return "\n\n".join(i.content for i in self.items if isinstance(i, Text))
@@ -135,6 +173,11 @@ class KnowledgeChangeRef:
     path: str
     action: str
     summary: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", _line(self.path, 500))
+        object.__setattr__(self, "action", _line(self.action, 40))
+        object.__setattr__(self, "summary", _line(self.summary))
 
 
 @dataclass(frozen=True)
@@ -152,6 +195,11 @@ class TranscriptMeta:
     source: str | None = None
     redactions: tuple[tuple[str, int], ...] = ()
     knowledge_changes: tuple[KnowledgeChangeRef, ...] = ()
+
+    def __post_init__(self) -> None:
+        for key in ("model", "channel", "topic", "source"):
+            object.__setattr__(self, key, _opt_line(getattr(self, key)))
+        object.__setattr__(self, "tags", tuple(_line(t, 100) for t in self.tags))
 
 
 @dataclass(frozen=True)
@@ -276,8 +324,7 @@ def normalize_content(content: str) -> str:
 def render_header(turn: Turn, previous_day: date | None) -> str:
     t = utc(turn.time)
     day = f"{t.date().isoformat()} " if previous_day is not None and t.date() != previous_day else ""
-    clean = one_line(turn.name, 80).replace(")", "]").replace("(", "[") if turn.name else ""
-    name = f" ({clean})" if clean else ""
+    name = f" ({turn.name})" if turn.name else ""
     memory = " [memory]" if turn.memory else ""
     return f"## {day}{t.strftime('%H:%M')} {DASH} {turn.role}{name}{memory}"
 
@@ -287,16 +334,14 @@ def render_item(item: Item) -> str:
     if isinstance(item, Text):
         return "\n".join(escape_line(line) for line in normalize_content(item.content).split("\n"))
     if isinstance(item, ToolCall):
-        head = f"> [tool:{one_line(item.tool, 80).replace(']', ')')}] {one_line(item.args)}"
-        result = one_line(item.result) if item.result else ""
-        return head + (f" \u2192 {result}" if result else "")
+        head = f"> [tool:{item.tool}] {item.args}"
+        return head + (f" \u2192 {item.result}" if item.result else "")
     if isinstance(item, KnowledgeOp):
-        path = item.path.replace(" ", "%20") or "-"
-        summary = one_line(item.summary) if item.summary else ""
-        summary = f" {DASH} {summary}" if summary else ""
-        return f"> [knowledge:{one_line(item.action, 40).replace(']', ')')}] {path}{summary}"
+        path = re.sub("[% ]", lambda m: _PATH_ESCAPES[m.group()], item.path) or "-"
+        summary = f" {DASH} {item.summary}" if item.summary else ""
+        return f"> [knowledge:{item.action}] {path}{summary}"
     if isinstance(item, Attachment):
-        return f"> [attachment:{one_line(item.path, 500).replace(']', ')')}]"
+        return f"> [attachment:{item.path}]"
     raise TypeError(f"not a transcript item: {item!r}")
 
 
@@ -359,7 +404,8 @@ def _parse_items(lines: list[str]) -> tuple[Item, ...]:
                 continue
             if (m := KNOWLEDGE_RE.match(line)) is not None:
                 flush_text()
-                items.append(KnowledgeOp(m["action"], m["path"].replace("%20", " "), m["summary"] or None))
+                path = re.sub("%2[05]", lambda m: _PATH_UNESCAPES[m.group()], m["path"])
+                items.append(KnowledgeOp(m["action"], path, m["summary"] or None))
                 continue
             if (m := ATTACHMENT_RE.match(line)) is not None:
                 flush_text()
@@ -455,3 +501,45 @@ def slug_from_turns(turns: Iterable[Turn], topic: str | None = None, max_len: in
 
 def title_from_slug(slug: str, session_id: str) -> str:
     return slug.replace("-", " ").title() if slug else f"Session {session_id}"
+
+
+# ── bytes on disk ──
+def encode(text: str) -> bytes:
+    """TEXT (a rendered transcript or part of one) as the bytes to write: the one place
+    where text that cannot be UTF-8 (lone surrogates) is made writable."""
+    return utf8_safe(text).encode("utf-8")
+
+
+def decode(data: bytes, where: str = "transcript") -> str:
+    """A transcript file's bytes as text. A character cut off at the very end (a write
+    killed half-way) is dropped; any other invalid UTF-8 is a TranscriptFormatError."""
+    try:
+        return decode_utf8_tail(data)
+    except UnicodeDecodeError as exc:
+        raise TranscriptFormatError(f"{where}: not valid UTF-8 at byte {exc.start}; a transcript is UTF-8 text.") from None
+
+
+# ── one pass over every text field (redaction) ──
+_NOT_TEXT = frozenset({"session_id", "status", "role", "redactions", "time", "started", "ended"})
+_Mapped = TypeVar("_Mapped")
+
+
+def map_text(obj: _Mapped, fn: Callable[[str], str]) -> _Mapped:
+    """OBJ (a transcript, its meta, a turn, an item) with FN applied to every text field it
+    holds, nested ones included: content, tool name/args/result, knowledge action, path and
+    summary, attachment path, speaker name, title, model, channel, topic, tags, source. Only
+    what names the file or is autopoiesis' own (session_id, status, role, redaction
+    counts, times) is left alone. This is how a sink redacts a whole transcript without
+    listing its fields, so a field added later is redacted too."""
+    return cast(_Mapped, _map(obj, fn))
+
+
+def _map(value: object, fn: Callable[[str], str]) -> object:
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, tuple):
+        return tuple(_map(v, fn) for v in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        changes = {f.name: _map(getattr(value, f.name), fn) for f in fields(value) if f.name not in _NOT_TEXT}
+        return replace(value, **changes)
+    return value

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +36,9 @@ from autopoiesis.capture.importers.openai import OpenAIImporter
 from autopoiesis.capture.session import find_transcripts
 from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import MemoryRepo, atomic_write
-from autopoiesis.core.redact import Redactor, redactor_from_config
+from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import one_line
-from autopoiesis.errors import ImportFormatError, TranscriptFormatError
+from autopoiesis.errors import AutopoiesisError, GitError, ImportFormatError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.gitops import MemoryGit
 
@@ -74,25 +75,24 @@ def read_sessions(path: Path, fmt: str, report: ImportReport) -> list[SessionDra
 
 
 def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> tf.Transcript:
-    """DRAFT as a closed, redacted Transcript, exactly as it will read back from disk."""
+    """DRAFT as a closed, redacted Transcript, exactly as it will read back from disk.
+    Every text field (content, tool calls, names, attachments, model, channel, topic,
+    tags, source) goes through REDACTOR; text that cannot be UTF-8 is made so once, by
+    the transcript format's encode."""
     tf.validate_session_id(draft.session_id)
-    redactor.counts.clear()
-    red = redactor.redact
     turns = []
     for t in draft.turns:
         items: list[tf.Item] = []
         for it in t.items:
             if isinstance(it, tf.Text):
-                content = it.content
-                if len(content.encode("utf-8", "replace")) > max_bytes:
-                    content = content.encode("utf-8", "replace")[:max_bytes].decode("utf-8", "ignore") + "\n[truncated]"
-                items.append(tf.Text(red(content)))
-            elif isinstance(it, tf.ToolCall):
-                items.append(tf.ToolCall(red(one_line(it.tool, 80)), red(one_line(it.args)), red(one_line(it.result)) if it.result else None))
-            else:
-                items.append(it)
+                raw = tf.encode(it.content)
+                if len(raw) > max_bytes:
+                    it = tf.Text(raw[:max_bytes].decode("utf-8", "ignore") + "\n[truncated]")
+            items.append(it)
         turns.append(tf.Turn(time=utc(t.time), role=t.role, items=tuple(items), name=t.name))
     turns.sort(key=lambda t: t.time)  # stable: equal times keep their order
+    if not turns and draft.started is None:
+        raise ImportFormatError(f"session {draft.session_id} has no messages and no started time.")
     started = draft.started or turns[0].time
     ended = draft.ended or (turns[-1].time if turns else started)
     meta = tf.TranscriptMeta(
@@ -101,18 +101,20 @@ def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int)
         ended=max(ended, started),
         model=draft.model,
         channel=draft.channel,
-        topic=red(one_line(draft.topic, 200)) if draft.topic else None,
-        tags=draft.tags,
+        topic=one_line(draft.topic, 200) if draft.topic else None,
+        tags=tuple(draft.tags),
         tokens_in=draft.tokens_in,
         tokens_out=draft.tokens_out,
         status="closed",
         source=draft.source,
-        redactions=tuple(sorted(redactor.counts.items())),
     )
-    slug = tf.slug_from_turns(turns, meta.topic)
+    redactor.counts.clear()
+    redacted = tf.map_text(tf.Transcript(meta, "", tuple(turns)), redactor.redact)
+    meta = replace(redacted.meta, redactions=tuple(sorted(redactor.counts.items())))
+    slug = tf.slug_from_turns(redacted.turns, meta.topic)
     # render-normalise once so the in-memory transcript equals what is on disk
-    rendered = tf.render(tf.Transcript(meta, tf.title_from_slug(slug, meta.session_id), tuple(turns)))
-    return tf.parse(rendered)
+    rendered = tf.render(tf.Transcript(meta, tf.title_from_slug(slug, meta.session_id), redacted.turns))
+    return tf.parse(tf.decode(tf.encode(rendered)))
 
 
 def _same_content(a: tf.Transcript, b: tf.Transcript) -> bool:
@@ -123,15 +125,16 @@ def _same_content(a: tf.Transcript, b: tf.Transcript) -> bool:
 
 
 def file_sessions(repo: MemoryRepo, transcripts: list[tf.Transcript], report: ImportReport, *, commit: bool = True) -> None:
-    """Write each transcript under its own date; skip exact re-imports; commit them together."""
+    """Write each transcript under its own date; skip exact re-imports; commit them together.
+    A session that cannot be written is refused on its own."""
     written: list[str] = []
     for t in transcripts:
         sid = t.meta.session_id
         existing = find_transcripts(repo, sid, t.meta.started) or find_transcripts(repo, sid)
         if existing:
             try:
-                old = tf.parse(existing[0].read_text(encoding="utf-8"), repo.rel(existing[0]))
-            except (TranscriptFormatError, UnicodeDecodeError):
+                old = tf.parse(tf.decode(existing[0].read_bytes()), repo.rel(existing[0]))
+            except (TranscriptFormatError, OSError):
                 old = None
             if old is not None and _same_content(old, t):
                 report.skipped_duplicates.append(repo.rel(existing[0]))
@@ -142,11 +145,15 @@ def file_sessions(repo: MemoryRepo, transcripts: list[tf.Transcript], report: Im
             )
             continue
         if not t.turns:
-            report.warnings.append(f"session {sid} has no messages; nothing imported")
+            report.refused.append(f"session {sid} has no messages; nothing imported")
             continue
         slug = tf.slug_from_turns(t.turns, t.meta.topic)
         rel = tf.transcript_relpath(sid, t.meta.started, slug)
-        atomic_write(repo.root / rel, tf.render(t))
+        try:
+            atomic_write(repo.root / rel, tf.encode(tf.render(t)))
+        except OSError as exc:
+            report.refused.append(f"session {sid}: cannot write {rel} ({exc.strerror or exc}); free disk space and import it again.")
+            continue
         written.append(rel)
     report.imported.extend(written)
     if commit and written:
@@ -155,31 +162,56 @@ def file_sessions(repo: MemoryRepo, transcripts: list[tf.Transcript], report: Im
             msg = f"conversation: {stem[5:]}\n\nSession: {written[0]}\n"
         else:
             msg = f"conversation: import {len(written)} sessions\n\n" + "".join(f"Session: {p}\n" for p in written)
-        report.commit = MemoryGit(repo).commit_paths(written, msg).sha
+        try:
+            report.commit = MemoryGit(repo).commit_paths(written, msg).sha
+        except GitError as exc:
+            report.refused.append(
+                f"{len(written)} transcripts were written but not committed ({exc}); "
+                "`autopoiesis commit` commits them."
+            )
 
 
 def import_files(repo: MemoryRepo, paths: Iterable[str | os.PathLike[str]], fmt: str = AUTO, *, commit: bool = True) -> ImportReport:
     """Import every file of PATHS in format FMT (`auto`: detected per file) and file the
-    sessions. Bad input never raises: what was refused, and why, is in the report."""
+    sessions. Bad input never raises: each file and each session is refused on its own,
+    with its reason in the report, and the rest is imported and committed. A file that
+    yields no session is refused too."""
     report = ImportReport()
-    redactor = redactor_from_config(repo.config)
+    redactor = repo.redactor()
     transcripts: list[tf.Transcript] = []
     for p in paths:
         path = Path(p)
         if not path.is_file():
             report.refused.append(f"{path}: no such file")
             continue
+        refused_before, bad_before = len(report.refused), report.bad_lines
         try:
             drafts = read_sessions(path, fmt, report)
-        except (ImportFormatError, TranscriptFormatError) as exc:
-            report.refused.append(str(exc))
+        except AutopoiesisError as exc:
+            report.refused.append(str(exc) if str(path) in str(exc) else f"{path}: {exc}")
             continue
-        if not drafts:
-            report.warnings.append(f"{path}: no conversation found")
+        except RecursionError:
+            report.refused.append(f"{path}: nested deeper than can be read; nothing of it was imported.")
+            continue
+        except Exception as exc:
+            report.refused.append(f"{path}: could not be read ({type(exc).__name__}: {exc}); nothing of it was imported.")
+            continue
+        kept = 0
         for d in drafts:
             try:
-                transcripts.append(draft_to_transcript(d, redactor, repo.config.capture.max_message_bytes))
-            except (TranscriptFormatError, IndexError) as exc:
+                t = draft_to_transcript(d, redactor, repo.config.capture.max_message_bytes)
+                if not t.turns:
+                    report.refused.append(f"{path}: session {d.session_id!r} has no messages; nothing imported.")
+                    continue
+                transcripts.append(t)
+                kept += 1
+            except AutopoiesisError as exc:
                 report.refused.append(f"{path}: session {d.session_id!r}: {exc}")
+            except Exception as exc:
+                report.refused.append(f"{path}: session {d.session_id!r}: {type(exc).__name__}: {exc}")
+        if not kept and len(report.refused) == refused_before:
+            bad = report.bad_lines - bad_before
+            why = f"{bad} malformed lines, " if bad else ""
+            report.refused.append(f"{path}: no conversation found ({why}no session with a message); nothing imported.")
     file_sessions(repo, transcripts, report, commit=commit)
     return report

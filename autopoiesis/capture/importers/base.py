@@ -35,6 +35,11 @@ class ImportReport:
     bad_lines: int = 0
     commit: str | None = None
 
+    def refuse(self, where: str, why: str) -> None:
+        """Refuse one file or one session (WHERE) for WHY; the rest of the import goes on,
+        and `autopoiesis import` exits non-zero."""
+        self.refused.append(f"{where}: {why}")
+
     def skip_line(self, source: str, number: int, why: str) -> None:
         """Count a malformed line of SOURCE that was skipped (the rest of the file is kept)."""
         self.bad_lines += 1
@@ -133,6 +138,12 @@ def detect_format(path: Path, text: str) -> Importer:
         if score > best_score:
             best, best_score = importer, score
     if best is None:
+        try:
+            load_json(text)
+        except RecursionError:
+            raise ImportFormatError(f"{path}: nested deeper than can be read; nothing of it was imported.") from None
+        except ValueError:
+            pass
         names = list(_REGISTRY)
         choices = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else ", ".join(names)
         raise ImportFormatError(f"{path}: cannot tell the format; pass --format {choices}.")
@@ -154,21 +165,21 @@ def looks_like_jsonl(path: Path, text: str) -> bool:
 
 
 def first_json_line(text: str) -> Any:
-    """The first line of TEXT as JSON, None when it is not JSON."""
+    """The first line of TEXT as JSON, None when it is not JSON (or nested too deeply)."""
     stripped = text.lstrip()
     first = stripped.splitlines()[0] if stripped else ""
     try:
         return json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
 def json_probe(text: str) -> Any:
     """The object to look at to recognise a JSON document: the document, or its first
-    element when it is a list; None when TEXT is not JSON."""
+    element when it is a list; None when TEXT is not JSON (or nested too deeply)."""
     try:
         data = load_json(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return data[0] if isinstance(data, list) and data else data
 
@@ -189,6 +200,16 @@ def content_text(value: Any) -> str:
                 parts.append(part)
         return "\n\n".join(parts)
     return json.dumps(value, ensure_ascii=False)
+
+
+def whole_number(value: Any, where: str) -> int:
+    """VALUE as a non-negative whole number (None and absent are 0); ImportFormatError
+    naming WHERE for anything else ("abc", 1.5, -3, true)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ImportFormatError(f"{where} must be a non-negative whole number, not {value!r}.")
+    return value
 
 
 def args_summary(value: Any) -> str:

@@ -65,6 +65,9 @@ def parse_log(lines: list[str], source: str, report: ImportReport) -> list[Sessi
         except ValueError:
             report.skip_line(source, n, "not JSON")
             continue
+        except RecursionError:
+            report.skip_line(source, n, "nested deeper than can be read")
+            continue
         if not isinstance(obj, dict):
             report.skip_line(source, n, f"a JSON {type(obj).__name__}, not an object")
             continue

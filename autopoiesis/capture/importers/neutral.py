@@ -26,10 +26,11 @@ from autopoiesis.capture.importers.base import (
     json_probe,
     load_json,
     looks_like_jsonl,
+    whole_number,
 )
 from autopoiesis.capture.session import normalize_role
 from autopoiesis.core.clock import parse_ts
-from autopoiesis.errors import CaptureError, ImportFormatError
+from autopoiesis.errors import AutopoiesisError, CaptureError, ImportFormatError
 from autopoiesis.formats import transcript as tf
 
 
@@ -55,35 +56,56 @@ class NeutralImporter:
                     except ValueError:
                         report.skip_line(str(path), n, "not JSON")
                         continue
-                    drafts.extend(parse_sessions(data, f"{path}:{n}"))
+                    except RecursionError:
+                        report.refuse(f"{path}:{n}", "nested deeper than can be read; nothing of this line was imported.")
+                        continue
+                    drafts.extend(parse_sessions(data, f"{path}:{n}", report))
             return drafts
         try:
             data = load_json(text)
         except ValueError as exc:
             raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
-        return parse_sessions(data, str(path))
+        return parse_sessions(data, str(path), report)
 
 
-def parse_sessions(data: Any, source: str) -> list[SessionDraft]:
-    """The sessions of one neutral JSON value (an object or a list of them)."""
+def parse_sessions(data: Any, source: str, report: ImportReport | None = None) -> list[SessionDraft]:
+    """The sessions of one neutral JSON value (an object or a list of them). With REPORT,
+    a bad session is refused there on its own and the others are kept; without, it raises."""
     objs = data if isinstance(data, list) else [data]
     drafts = []
     for n, obj in enumerate(objs):
         where = f"{source}[{n}]" if isinstance(data, list) else source
-        if not isinstance(obj, dict) or not isinstance(obj.get("messages"), list):
-            raise ImportFormatError(f"{where}: a neutral session is an object with session_id, started and a messages list.")
-        if not obj.get("session_id"):
-            raise ImportFormatError(f"{where}: session_id is missing; give each session a stable id.")
+        try:
+            drafts.append(_parse_session(obj, where))
+        except (AutopoiesisError, RecursionError) as exc:
+            if report is None:
+                raise
+            sid = obj.get("session_id") if isinstance(obj, dict) else None
+            what = f"{where} (session {sid!r})" if isinstance(sid, str) else where
+            reason = str(exc) if isinstance(exc, AutopoiesisError) else "nested deeper than can be read"
+            report.refuse(what, f"{reason.removeprefix(where + ': ')} The session was not imported.")
+    return drafts
+
+
+def _parse_session(obj: Any, where: str) -> SessionDraft:
+    if not isinstance(obj, dict) or not isinstance(obj.get("messages"), list):
+        raise ImportFormatError(f"{where}: a neutral session is an object with session_id, started and a messages list.")
+    if not obj.get("session_id"):
+        raise ImportFormatError(f"{where}: session_id is missing; give each session a stable id.")
+    tags = obj.get("tags") or ()
+    if not isinstance(tags, (list, tuple)):
+        raise ImportFormatError(f"{where}: tags must be a list of strings.")
+    if True:
         d = SessionDraft(
             session_id=str(obj["session_id"]),
             model=obj.get("model"),
             channel=obj.get("channel"),
             topic=obj.get("topic"),
-            tags=tuple(str(t) for t in obj.get("tags") or ()),
+            tags=tuple(str(t) for t in tags),
             started=parse_ts(obj["started"], f"{where}: started") if obj.get("started") else None,
             ended=parse_ts(obj["ended"], f"{where}: ended") if obj.get("ended") else None,
-            tokens_in=int(obj.get("tokens_in") or 0),
-            tokens_out=int(obj.get("tokens_out") or 0),
+            tokens_in=whole_number(obj.get("tokens_in"), f"{where}: tokens_in"),
+            tokens_out=whole_number(obj.get("tokens_out"), f"{where}: tokens_out"),
         )
         clock = d.started
         for i, msg in enumerate(obj["messages"]):
@@ -100,12 +122,20 @@ def parse_sessions(data: Any, source: str) -> list[SessionDraft]:
             items: list[tf.Item] = []
             if content_text(msg.get("content")):
                 items.append(tf.Text(content_text(msg.get("content"))))
-            for call in msg.get("tool_calls") or []:
-                if isinstance(call, dict):
-                    items.append(tf.ToolCall(str(call.get("tool") or call.get("name") or "tool"),
-                                             args_summary(call.get("args")), content_text(call.get("result")) or None))
-            for att in msg.get("attachments") or []:
+            for j, call in enumerate(_list(msg, "tool_calls", f"{where}: messages[{i}]")):
+                if not isinstance(call, dict):
+                    raise ImportFormatError(f"{where}: messages[{i}].tool_calls[{j}] must be an object with tool, args and result.")
+                items.append(tf.ToolCall(str(call.get("tool") or call.get("name") or "tool"),
+                                         args_summary(call.get("args")), content_text(call.get("result")) or None))
+            for att in _list(msg, "attachments", f"{where}: messages[{i}]"):
                 items.append(tf.Attachment(str(att)))
-            d.add_turn(when, role, items, msg.get("name"))
-        drafts.append(d)
-    return drafts
+            name = msg.get("name")
+            d.add_turn(when, role, items, None if name is None else str(name))
+    return d
+
+
+def _list(obj: dict[str, Any], key: str, where: str) -> list[Any]:
+    value = obj.get(key) or []
+    if not isinstance(value, list):
+        raise ImportFormatError(f"{where}.{key} must be a list.")
+    return value

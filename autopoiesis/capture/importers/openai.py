@@ -59,9 +59,12 @@ def parse_chat(data: object, source: str, fallback_time: datetime) -> SessionDra
     canonical = json.dumps(messages, sort_keys=True, ensure_ascii=False).encode("utf-8")
     sid = str(info.get("session_id") or info.get("id") or "oai_" + hashlib.sha256(canonical).hexdigest()[:16])
     started = parse_ts(info["created"], "created") if info.get("created") else fallback_time
-    d = SessionDraft(session_id=sid, model=info.get("model"), channel=info.get("channel") or "openai", started=started)
+    model, channel = info.get("model"), info.get("channel") or "openai"
+    d = SessionDraft(session_id=sid, model=None if model is None else str(model), channel=str(channel), started=started)
     calls = ToolCalls()
     for i, msg in enumerate(messages):
+        if not isinstance(msg, dict):
+            raise ImportFormatError(f"{source}: messages[{i}] must be an object with role and content.")
         role = msg.get("role")
         if role == "tool":
             calls.resolve(msg.get("tool_call_id"), content_text(msg.get("content")) or None)
@@ -73,8 +76,16 @@ def parse_chat(data: object, source: str, fallback_time: datetime) -> SessionDra
         items: list[tf.Item] = []
         if content_text(msg.get("content")):
             items.append(tf.Text(content_text(msg.get("content"))))
-        for call in msg.get("tool_calls") or []:
-            fn = call.get("function") or {}
+        tool_calls = msg.get("tool_calls") or []
+        if not isinstance(tool_calls, list):
+            raise ImportFormatError(f"{source}: messages[{i}].tool_calls must be a list of tool calls.")
+        for j, call in enumerate(tool_calls):
+            fn = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(fn, dict):
+                raise ImportFormatError(
+                    f"{source}: messages[{i}].tool_calls[{j}] must be an object with a function (name, arguments)."
+                )
             calls.add(call.get("id"), items, tf.ToolCall(str(fn.get("name") or "tool"), args_summary(fn.get("arguments")), None))
-        d.add_turn(started, norm, items, msg.get("name"))
+        name = msg.get("name")
+        d.add_turn(started, norm, items, None if name is None else str(name))
     return d
