@@ -9,6 +9,8 @@ import textwrap
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autopoiesis.capture.session import ConversationCapture, Session
 from autopoiesis.core.config import parse_config
@@ -146,3 +148,19 @@ def test_a_real_capture_keeps_no_byte_of_any_corpus_secret(memory_repo, git) -> 
             assert secret not in text, f"{sample.kind} leaked into the transcript"
             assert secret.encode() not in objects, f"{sample.kind} leaked into git"
     assert "[redacted:" in text
+
+
+def test_lone_surrogates_and_non_ascii_text_are_redacted_not_raised() -> None:
+    r = Redactor(extra=[("emp", r"EMP-\d+")])
+    assert r.redact("hi \ud83d there password=abc\ud83ddef EMP-12 é") == "hi \ud83d there password=[redacted:password] [redacted:emp] é"
+    assert r.redact("héllo EMP-12 wörld") == "héllo [redacted:emp] wörld"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(alphabet=st.characters(blacklist_categories=())),
+                          st.sampled_from([s.text for s in CORPUS] + [t for _, t in LOOKALIKES] + ["=", ":", "\\n", "-----BEGIN PRIVATE KEY-----"])),
+                max_size=6))
+def test_redaction_never_raises_and_is_idempotent(parts: list[str]) -> None:
+    text = "".join(parts)
+    once = Redactor().redact(text)
+    assert Redactor().redact(once) == once

@@ -270,11 +270,12 @@ class Redactor:
     def redact(self, text: str) -> str:
         if not self.enabled or not text:
             return text
+        safe = _encodable(text)  # RE2 matches UTF-8: a lone surrogate reads as U+FFFD, same offsets
         spans: list[_Span] = []
-        if _prefilter().search(text):
-            spans = find_secrets(text)
+        if _prefilter().search(safe):
+            spans = find_secrets(safe)
         for rank, (kind, rx) in enumerate(self._extra, start=len(BUILTIN_RULES) + 10):
-            spans.extend(_Span(m.start(), m.end(), kind, rank) for m in rx.finditer(text) if m.end() > m.start())
+            spans.extend(_Span(m.start(), m.end(), kind, rank) for m in rx.finditer(safe) if m.end() > m.start())
         if spans and "[redacted:" in text:
             # a marker of an earlier pass is never (part of) a secret: redaction is idempotent
             marks = [m.span() for m in _MARKER.finditer(text)]
@@ -292,6 +293,19 @@ class Redactor:
         return "".join(out)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _encodable(text: str) -> str:
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
 def _merge(spans: list[_Span]) -> list[_Span]:
     spans.sort(key=lambda s: (s.start, s.rank, -s.end))
     merged: list[_Span] = []
@@ -306,9 +320,13 @@ def _merge(spans: list[_Span]) -> list[_Span]:
 
 
 def _view(text: str) -> str:
-    if "\\" not in text:
-        return text
-    return _ESCAPES.sub(lambda m: _ESCAPE_VIEW[m.group(0)[1]], text)
+    """TEXT as the detectors read it, same length: JSON escapes read as what they stand for,
+    and the markers of an earlier pass are blanked (their KIND is no keyword to match)."""
+    if "\\" in text:
+        text = _ESCAPES.sub(lambda m: _ESCAPE_VIEW[m.group(0)[1]], text)
+    if "[redacted:" in text:
+        text = _MARKER.sub(lambda m: "[" + " " * (len(m.group(0)) - 2) + "]", text)
+    return text
 
 
 _COMPILED: list[tuple[str, int, re.Pattern[str]]] = [(kind, i, re.compile(p)) for i, (kind, p) in enumerate(BUILTIN_RULES)]
