@@ -304,12 +304,12 @@ def _build(values: dict[str, Any], source: str) -> Config:
             raise ConfigError(
                 f"{source}: capture.redaction.extra_patterns[{i}] must be a mapping like {{name: KIND, pattern: REGEX}}."
             )
-        import re
+        from autopoiesis.core.redact import compile_extra_pattern
 
         try:
-            re.compile(item["pattern"])
-        except re.error as exc:
-            raise ConfigError(f"{source}: capture.redaction.extra_patterns[{i}] pattern is not a valid regex: {exc}.") from exc
+            compile_extra_pattern(item["pattern"])  # RE2: linear-time, so no pattern can hang capture
+        except ValueError as exc:
+            raise ConfigError(f"{source}: capture.redaction.extra_patterns[{i}] ({item['name']}): {exc}.") from exc
         extra.append(RedactionPattern(item["name"], item["pattern"]))
     llm = values["llm"]
     return Config(

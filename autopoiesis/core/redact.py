@@ -1,75 +1,530 @@
-"""Secret redaction, applied before anything reaches raw/ or git.
+"""Secret redaction: the one owner every path to disk, git, memory.db or a model goes through.
 
-Each rule is a (kind, regex) pair; a match becomes `[redacted:KIND]` and is counted.
-The rules aim at the shapes real providers issue, anchored on their prefixes and
-lengths, so that look-alikes (a git SHA, a UUID, prose like "sk-learn") survive.
+`Redactor.redact(text)` replaces each secret, and only the secret, with `[redacted:KIND]`
+and counts it per kind. Detection has three layers:
+
+1. A quick prefilter (one regex over the text). Ordinary prose has none of the prefixes,
+   keywords or long assignments a secret needs, and returns untouched in microseconds:
+   appending a message to a transcript stays well under a millisecond.
+2. Our own rules for the shapes providers issue (anchored on prefixes, lengths and
+   alphabets), for PEM blocks, credentials in URLs, keyword assignments (`password=`,
+   `api_key:`, `DB_PASSWORD=`, JDBC and INI), AWS STS JSON, and high-entropy assignments.
+3. detect-secrets' plugins (https://github.com/Yelp/detect-secrets): its regex detectors,
+   its keyword detector and its Shannon-entropy measure, loaded on the first text that
+   passes the prefilter (the library costs ~0.3 s to import).
+
+Every finding is a span of the text. Spans are validated (look-alikes such as git SHAs,
+UUIDs, digests, base64 images, `sk-learn`, `xoxo-hugs`, `mailto://john:doe@`, a prose
+mention of a PEM header, templates like `${VAR}` are refused), merged, and only they are
+replaced: the text around a secret stays byte for byte. Detection runs on a same-length
+view of the text where JSON escapes (`\\n`, `\\t`, `\\"`) read as what they stand for, so
+an escaped newline before `aws_secret_access_key` does not hide it.
+
+Extra patterns from `capture.redaction.extra_patterns` are compiled with RE2, whose
+matching time is linear in the text: a pattern like `ID-(\\w+)+-X` cannot hang capture.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from autopoiesis.core.config import Config
 
-# Order matters: more specific rules first (an Anthropic key also starts with "sk-").
+_PEM_LABEL = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?"
+_B64RUN = r"[A-Za-z0-9+/]{16,}={0,2}"
+# A PEM block: header lines (Proc-Type: ...), base64 lines, a short last line, the footer.
+# Without its footer (a truncated paste) the block ends with its last base64 line; a header
+# followed by prose has no body and is left alone.
+_PEM_TAIL = (r"\s+[A-Za-z0-9+/]{1,15}={0,2}(?=\s*-----END)"
+             r"|[ \t]*\r?\n[ \t]*(?=[A-Za-z]*[0-9+/=])[A-Za-z0-9+/]{1,15}={0,2}(?=[ \t]*(?:\r?\n|\Z))")
+_PEM = (rf"-----BEGIN {_PEM_LABEL}-----(?P<body>(?:\s*[A-Za-z][A-Za-z-]+:[^\n]*\n)*\s*{_B64RUN}(?:\s+{_B64RUN})*(?:{_PEM_TAIL})?)"
+        rf"(?:\s*-----END {_PEM_LABEL}-----)?")
+# The value of an assignment: quoted, or a bare run that stops at whitespace, a quote, a
+# bracket or a `;`/`&` that starts the next `name=` (a JDBC or URL parameter).
+_BARE = r"""(?:[^\s"'`,;&<>(){}\[\]]|[;&](?![A-Za-z_][\w.\-]*=|\s|$)){1,512}"""
+_VALUE = rf"""\s*(?:"(?P<s1>[^"\n]{{1,512}})"|'(?P<s2>[^'\n]{{1,512}})'|`(?P<s3>[^`\n]{{1,512}})`|(?P<s4>{_BARE}))"""
+_ASSIGN = r"""["'\]]{0,2}\s*(?:=|:=|:|=>)"""
+_KEY_START = r"(?<![A-Za-z0-9_.\-])"
+_TOKEN = r"[A-Za-z0-9+/=_\-]{16,}"
+_ENTROPY_VALUE = rf"""\s*(?:"(?P<s1>{_TOKEN})"|'(?P<s2>{_TOKEN})'|(?P<s4>{_TOKEN})(?![^\s,;&)}}\]]))"""
+
+# (kind, pattern). A pattern's secret is its group `s` (or s1..s4), else the whole match.
+# Order is priority when two findings start at the same place (an Anthropic key also
+# starts with "sk-").
 BUILTIN_RULES: tuple[tuple[str, str], ...] = (
-    ("private_key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
-    ("anthropic_key", r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_\-]{32,}"),
-    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}(?:T3BlbkFJ[A-Za-z0-9_\-]{20,})?"),
-    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
-    ("aws_secret_key", r"(?i)(?<![A-Za-z0-9])aws_?secret_?access_?key\s*[=:]\s*[\"']?[A-Za-z0-9/+=]{40}\b"),
+    ("private_key", _PEM),
+    ("anthropic_key", r"\bsk-ant-(?:api|admin|oat)\d{2}-[A-Za-z0-9_\-]{32,}"),
+    ("openai_key", r"\bsk-(?:(?:proj|svcacct|admin|None)-)?[A-Za-z0-9_\-]{20,}"),
+    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}\b"),
+    ("aws_secret_key", rf"(?i){_KEY_START}(?:aws_?)?secret_?access_?key{_ASSIGN}\s*[\"']?(?P<s>[A-Za-z0-9/+=]{{40}})(?![A-Za-z0-9/+=])"),
+    ("aws_session_token", rf"(?i){_KEY_START}(?:aws_?)?(?:session|security)_?token{_ASSIGN}\s*[\"']?(?P<s>[A-Za-z0-9/+=]{{40,}})"),
     ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"),
-    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    ("slack_webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    ("gitlab_token", r"\b(?:(?:glpat|gldt|glft|glsoat|glrt|glcbt|glptt|glimt|gloas|glagent)-[A-Za-z0-9_\-]{20,}|GR1348941[A-Za-z0-9_\-]{20,50})"),
+    ("huggingface_token", r"\b(?:hf_|api_org_)[A-Za-z]{34}\b"),
+    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("pypi_token", r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"),
+    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}(?![A-Za-z0-9_\-])"),
+    ("twilio_key", r"\b(?:SK|AC)[0-9a-fA-F]{32}\b"),
+    ("slack_token", r"\bxox(?:[abposr]|e\.xox[bp])-\d+-[A-Za-z0-9-]{8,}"),
+    ("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}"),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}(?![A-Za-z0-9_\-])"),
     ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[0-9a-zA-Z]{20,}"),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
-    ("bearer_token", r"(?i)(?<=\bbearer )[A-Za-z0-9_\-\.=~+/]{16,}"),
-    ("url_password", r"(?<=://)[^\s/:@]+:[^\s/@]+(?=@)"),
+    ("digitalocean_token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
+    ("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
+    ("databricks_token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
+    ("jwt", r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+    ("azure_key", r"(?i)(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedSecretValue)\s*=\s*(?P<s>[A-Za-z0-9+/]{20,}={0,2})"),
+    ("basic_auth", r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<s>[A-Za-z0-9+/]{8,}={0,2})"),
+    ("bearer_token", r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9_\-.=~+/]{16,})"),
+    ("url_password", r"(?i)(?<![a-z0-9+.\-])(?P<scheme>[a-z][a-z0-9+.\-]{0,30})://[^\s/:@\"'<>]+:(?P<s>[^\s/@\"'<>]+)@"),
+    ("password", rf"(?i){_KEY_START}(?P<k>[A-Za-z0-9_.\-]{{0,40}}?(?:pass|pwd|contrase(?:ñ|n)a)[A-Za-z0-9_\-]{{0,20}}){_ASSIGN}{_VALUE}"),
+    ("secret", rf"(?i){_KEY_START}(?P<k>[A-Za-z0-9_.\-]{{0,40}}?(?:secret|token|api_?key|apikey|access_?key|auth_?key|private_?key|"
+               rf"signing_?key|encryption_?key|client_?key|credentials?|auth)[A-Za-z0-9_\-]{{0,20}}){_ASSIGN}{_VALUE}"),
+    # a YAML `key: value` needs the space: `bot123:abc` or `host:port` is no assignment
+    ("high_entropy", rf"""{_KEY_START}(?P<k>[A-Za-z_][A-Za-z0-9_.\-]{{0,60}})["'\]]{{0,2}}(?:\s*(?:=|:=|=>)|:(?=[\s"'])){_ENTROPY_VALUE}"""),
 )
-# A candidate openai_key must contain a digit and a letter: "sk-learn-the-basics-of-it" is prose.
-_NEEDS_MIXED = {"openai_key", "bearer_token"}
+
+# Nothing can be a secret without one of these: a provider prefix, a keyword next to an
+# assignment, credentials in a URL, or a long token after an assignment.
+_PREFILTER_SOURCE = (
+    r"-----BEGIN|sk-|[sr]k_|AKIA|ASIA|ABIA|ACCA|A3T|gh[pousr]_|github_pat_|gl[a-z]{2,6}-|GR1348941|hf_|api_org_|npm_|pypi-"
+    r"|SG\.|\b(?:AC|SK)[0-9a-fA-F]{32}|xox|hooks\.slack|AIza|eyJ|do[por]_v1_|shp(?:at|ca|pa|ss)_|dapi|sq0|AKC"
+    r"|://[^\s/]*@|[MNO][A-Za-z0-9_-]{23,25}\.|\d{8,10}:|-us\d|(?i:bearer|basic\s)"
+    r"|(?i:pass|pwd|secret|token|key|auth|cred|contrase)[A-Za-z0-9_.\-\"'\]]{0,30}\s*(?:[:=]|=>)"
+    r"|[:=]\s*[\"'`]?[A-Za-z0-9+/=_\-]{16}"
+)
+_PREFILTER: Any = None
+
+
+def _prefilter() -> Any:
+    """The prefilter, compiled once with RE2: one linear pass, whatever the text."""
+    global _PREFILTER
+    if _PREFILTER is None:
+        _PREFILTER = compile_extra_pattern(_PREFILTER_SOURCE)
+    return _PREFILTER
+
+
+# A same-length view of JSON escapes: `\n` (two characters) reads as a space and a newline.
+_ESCAPES = re.compile(r"\\[nrt\"']")
+_ESCAPE_VIEW = {"n": " \n", "r": " \r", "t": "  ", '"': ' "', "'": " '"}
+
+_STOPWORDS = frozenset(
+    "str string int bool bytes none null nil true false undefined optional required empty any object dict list "
+    "secret secrets password passwords token tokens key keys value values env environ getenv yes no on off "
+    "changeme xxx xxxx xxxxxx redacted hidden masked omitted placeholder example sample dummy test todo tbd".split()
+)
+_HASHY_KEY = re.compile(r"(?i)(?:sha\d*|md5|hash|digest|checksum|integrity|commit|parent|tree|etag|uuid|guid|(?:^|[_.\-])ids?$|[a-z]Ids?$"
+                        r"|ref|rev|revision|version|image|png|jpe?g|gif|icon|avatar|thumbnail|font)")
+_IMAGE_MAGIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi", "PHN2Zy", "AAAA")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_MARKER = re.compile(r"\[redacted:[^\]\s]{1,80}\]")
+_DIGEST_LENGTHS = {32, 40, 56, 64, 96, 128}
+_CREDENTIAL_SCHEMES_NOT = {"mailto", "http-equiv", "urn", "news", "tel"}
+
+
+def _groups_secret(m: re.Match[str]) -> tuple[int, int] | None:
+    names = m.re.groupindex
+    for g in ("s", "s1", "s2", "s3", "s4"):
+        if g in names and m.group(g) is not None:
+            return m.span(g)
+    return m.span(0)
+
+
+def _classes(v: str) -> int:
+    return sum((any(c.islower() for c in v), any(c.isupper() for c in v), any(c.isdigit() for c in v)))
+
+
+def _is_prose_slug(v: str) -> bool:
+    """`2FA-recovery-codes-are-in-the-vault`, `prod-eu-west-1-cluster-a1`: words joined by dashes."""
+    parts = [p for p in re.split(r"[-_.]", v) if p]
+    if len(parts) < 3:
+        return False
+    words = sum(1 for p in parts if re.fullmatch(r"[a-z]{2,}", p))
+    return words / len(parts) >= 0.6
+
+
+def _looks_random(v: str, min_len: int = 8) -> bool:
+    """A token that mixes character classes (a digit, or 20+ characters) and is not a slug of words."""
+    if len(v) < min_len or _classes(v) < 2 or _is_prose_slug(v):
+        return False
+    return any(c.isdigit() for c in v) or len(v) >= 20
+
+
+def _is_placeholder(v: str) -> bool:
+    low = v.lower().strip(".")
+    if not v or low in _STOPWORDS or len(v) < 3:
+        return True
+    if not any(c.isalnum() for c in v):
+        return True  # ******, ...., ----
+    if v[0] in "$%<{[" or v.startswith(("os.", "process.env", "env.", "getenv", "[redacted:")):
+        return True
+    if re.fullmatch(r"(?i)(?:your|my|the|some|insert|enter|put)[-_ ]?\w*", v) or re.fullmatch(r"(.)\1{3,}", v):
+        return True
+    return False
+
+
+def _decodes_to_text(v: str) -> bool:
+    """Base64 of JSON or text (data, not a secret); random secrets decode to binary junk."""
+    try:
+        raw = base64.b64decode(v + "=" * (-len(v) % 4), altchars=b"-_" if ("-" in v or "_" in v) else None, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    if len(raw) < 8:
+        return False
+    printable = sum(1 for b in raw if 32 <= b < 127 or b in (9, 10, 13))
+    return printable / len(raw) > 0.95
+
+
+class _DS:
+    """detect-secrets, loaded once on first use (its import costs ~0.3 s)."""
+
+    plugins: list[Any] | None = None
+    keyword: Any = None
+    keyword_groups: tuple[Any, ...] = ()
+    b64: Any = None
+    hexp: Any = None
+    filters: Any = None
+
+    @classmethod
+    def load(cls) -> None:
+        if cls.plugins is not None:
+            return
+        from detect_secrets.filters import heuristic
+        from detect_secrets.plugins import keyword as kw
+        from detect_secrets.plugins.artifactory import ArtifactoryDetector
+        from detect_secrets.plugins.aws import AWSKeyDetector
+        from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+        from detect_secrets.plugins.cloudant import CloudantDetector
+        from detect_secrets.plugins.discord import DiscordBotTokenDetector
+        from detect_secrets.plugins.github_token import GitHubTokenDetector
+        from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+        from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
+        from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
+        from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
+        from detect_secrets.plugins.mailchimp import MailchimpDetector
+        from detect_secrets.plugins.npm import NpmDetector
+        from detect_secrets.plugins.pypi_token import PypiTokenDetector
+        from detect_secrets.plugins.sendgrid import SendGridDetector
+        from detect_secrets.plugins.slack import SlackDetector
+        from detect_secrets.plugins.softlayer import SoftlayerDetector
+        from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+        from detect_secrets.plugins.stripe import StripeDetector
+        from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+        from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+        # Left out: PrivateKeyDetector (it flags the header line, which would redact a prose
+        # mention; our PEM rule finds the block), BasicAuthDetector (our url_password rule
+        # knows mailto: is no credential), IPPublicDetector (an address is not a secret),
+        # OpenAIDetector and JwtTokenDetector (our rules cover their shapes, and their
+        # regexes backtrack quadratically on runs like "sk-sk-sk-...").
+        classes = (ArtifactoryDetector, AWSKeyDetector, AzureStorageKeyDetector, CloudantDetector, DiscordBotTokenDetector,
+                   GitHubTokenDetector, GitLabTokenDetector, IbmCloudIamDetector, IbmCosHmacDetector,
+                   MailchimpDetector, NpmDetector, PypiTokenDetector, SendGridDetector, SlackDetector,
+                   SoftlayerDetector, SquareOAuthDetector, StripeDetector, TelegramBotTokenDetector, TwilioKeyDetector)
+        cls.keyword = kw.KeywordDetector()
+        cls.keyword_groups = (kw.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, kw.CONFIG_DENYLIST_REGEX_TO_GROUP)
+        cls.b64 = Base64HighEntropyString()
+        cls.hexp = HexHighEntropyString()
+        cls.filters = heuristic
+        cls.plugins = [c() for c in classes]
+
+    @classmethod
+    def entropy_ok(cls, v: str) -> bool:
+        """detect-secrets' Shannon entropy, with a limit that grows with the length up to the
+        plugin's own (4.5 bits for base64, 3.0 for hex): short random tokens count too."""
+        is_hex = bool(re.fullmatch(r"[0-9a-fA-F]+", v))
+        plugin = cls.hexp if is_hex else cls.b64
+        limit = min(plugin.entropy_limit, math.log2(len(v)) - (1.6 if is_hex else 1.0))
+        return bool(plugin.calculate_shannon_entropy(v) > limit)
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    start: int
+    end: int
+    kind: str
+    rank: int
 
 
 @dataclass
 class Redactor:
-    """Replace secrets in text with `[redacted:KIND]`; keeps a running count per kind."""
+    """Replace secrets in text with `[redacted:KIND]`; keeps a running count per kind.
+
+    `extra` are (KIND, RE2 pattern) pairs from the config; `enabled=False` turns redaction off."""
 
     extra: Iterable[tuple[str, str]] = ()
     enabled: bool = True
     counts: Counter = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
-        rules = list(BUILTIN_RULES) + [(name, pattern) for name, pattern in self.extra]
-        self._rules = [(kind, re.compile(pattern)) for kind, pattern in rules]
-        self._quick = re.compile(
-            r"sk-|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|xox|hooks\.slack|AIza|_live_|_test_|eyJ|(?i:bearer)|://|PRIVATE KEY|(?i:secret)"
-        )
-        self._has_extra = bool(rules[len(BUILTIN_RULES):])
+        self._extra = [(name, compile_extra_pattern(pattern)) for name, pattern in self.extra]
 
     def redact(self, text: str) -> str:
         if not self.enabled or not text:
             return text
-        if not self._has_extra and not self._quick.search(text):
-            return text  # the common case: nothing that could be a secret
-        for kind, rx in self._rules:
-            text = rx.sub(partial(self._replace, kind), text)
-        return text
+        safe = _encodable(text)  # RE2 matches UTF-8: a lone surrogate reads as U+FFFD, same offsets
+        spans: list[_Span] = []
+        if _prefilter().search(safe):
+            spans = find_secrets(safe)
+        for rank, (kind, rx) in enumerate(self._extra, start=len(BUILTIN_RULES) + 10):
+            spans.extend(_Span(m.start(), m.end(), kind, rank) for m in rx.finditer(safe) if m.end() > m.start())
+        if spans and "[redacted:" in text:
+            # a marker of an earlier pass is never (part of) a secret: redaction is idempotent
+            marks = [m.span() for m in _MARKER.finditer(text)]
+            spans = [sp for sp in spans if not any(sp.start < e and b < sp.end for b, e in marks)]
+        if not spans:
+            return text
+        out: list[str] = []
+        pos = 0
+        for span in _merge(spans):
+            out.append(text[pos:span.start])
+            out.append(f"[redacted:{span.kind}]")
+            self.counts[span.kind] += 1
+            pos = span.end
+        out.append(text[pos:])
+        return "".join(out)
 
-    def _replace(self, kind: str, match: re.Match[str]) -> str:
-        value = match.group(0)
-        if kind in _NEEDS_MIXED and not (re.search(r"\d", value) and re.search(r"[A-Za-z]", value)):
-            return value
-        if kind == "openai_key" and value.count("-") >= 3 and not re.search(r"\d", value):
-            return value
-        self.counts[kind] += 1
-        return f"[redacted:{kind}]"
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _encodable(text: str) -> str:
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def _merge(spans: list[_Span]) -> list[_Span]:
+    spans.sort(key=lambda s: (s.start, s.rank, -s.end))
+    merged: list[_Span] = []
+    for s in spans:
+        if merged and s.start < merged[-1].end:
+            last = merged[-1]
+            if s.end > last.end:
+                merged[-1] = _Span(last.start, s.end, last.kind, last.rank)
+            continue
+        merged.append(s)
+    return merged
+
+
+def _view(text: str) -> str:
+    """TEXT as the detectors read it, same length: JSON escapes read as what they stand for,
+    and the markers of an earlier pass are blanked (their KIND is no keyword to match)."""
+    if "\\" in text:
+        text = _ESCAPES.sub(lambda m: _ESCAPE_VIEW[m.group(0)[1]], text)
+    if "[redacted:" in text:
+        text = _MARKER.sub(lambda m: "[" + " " * (len(m.group(0)) - 2) + "]", text)
+    return text
+
+
+_COMPILED: list[tuple[str, int, re.Pattern[str]]] = [(kind, i, re.compile(p)) for i, (kind, p) in enumerate(BUILTIN_RULES)]
+
+
+def find_secrets(text: str) -> list[_Span]:
+    """Every secret span in TEXT, validated, not yet merged."""
+    view = _view(text)
+    spans: list[_Span] = []
+    for kind, rank, rx in _COMPILED:
+        for m in rx.finditer(view):
+            span = _VALIDATORS.get(kind, _accept)(m, view)
+            if span is not None and span[1] > span[0]:
+                spans.append(_Span(span[0], span[1], kind, rank))
+    spans.extend(_library_findings(view))
+    return spans
+
+
+def _accept(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    return _groups_secret(m)
+
+
+def _private_key(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    body = m.group("body")
+    first = re.search(r"[A-Za-z0-9+/]{16,}", body)
+    if not first or not re.search(r"[0-9+/]", first.group(0)):
+        return None  # a prose mention of the header: nothing to redact
+    return m.span(0)
+
+
+def _openai(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    v = m.group(0)[3:]
+    if _classes(v) < 3 or _is_prose_slug(v):
+        return None  # sk-learn-the-basics, sk-prod-eu-west-1-cluster-a1
+    return m.span(0)
+
+
+def _bearer(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    v = m.group("s")
+    if not _looks_random(v, 16) or _is_prose_slug(v) or not any(c.isdigit() for c in v):
+        return None  # "bearer 2FA-recovery-codes-are-in-the-vault"
+    return m.span("s")
+
+
+def _url_password(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    if m.group("scheme").lower() in _CREDENTIAL_SCHEMES_NOT or _is_placeholder(m.group("s")):
+        return None  # mailto://john:doe@, https://user:${TOKEN}@
+    return m.span("s")
+
+
+def _line_bounds(view: str, start: int) -> tuple[int, int]:
+    ls = view.rfind("\n", 0, start) + 1
+    le = view.find("\n", start)
+    return ls, (len(view) if le < 0 else le)
+
+
+def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
+    span = _groups_secret(m)
+    if span is None:
+        return None
+    start, end = span
+    if m.group("s4") is not None:
+        ls, le = _line_bounds(view, start)
+        prefix = view[ls:m.start("k")]
+        if re.fullmatch(r"\s*(?:export\s+|set\s+)?", prefix) and "=" in view[m.end("k"):start]:
+            end = ls + len(view[ls:le].rstrip())  # INI and .env: the value runs to the end of the line
+        else:
+            while end > start and view[end - 1] in ".:!?" and (end == len(view) or view[end].isspace()):
+                end -= 1  # sentence punctuation after the value
+    value = view[start:end]
+    if _is_placeholder(value):
+        return None
+    ls, le = _line_bounds(view, start)
+    if _DS.filters is not None and _DS.filters.is_indirect_reference(view[ls:le]) and re.search(r"[\w.]+[\[(]", value):
+        return None
+    return start, end, value
+
+
+def _password(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    key = m.group("k").lower()
+    if not re.search(r"(?:^|[_.\-])(?:pass|pwd)(?:$|[_.\-])|password|passwd|passphrase|pwd$|contrase", key) or re.search(
+            r"(?:by|com|sur|over)pass|pass(?:ed|es|ing|age|enger|port|ive|through)", key):
+        return None  # bypass, passed, passport
+    got = _keyword_value(m, view)
+    return None if got is None else got[:2]
+
+
+_NOT_SECRET_KEY = re.compile(
+    r"(?:^|[_.\-])(?:max|min|num|n|count|total|input|output|prompt|completion|cached|reasoning)_?tokens?|tokens?_(?:in|out|count|used|limit)"
+    r"|author|oauth_?url|auth_?url|authority|key_?(?:name|id|type|path|file|prefix|length|size|format)$|keyboard|monkey|turkey")
+
+
+def _secret(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    key = m.group("k").lower()
+    if _NOT_SECRET_KEY.search(key):
+        return None
+    got = _keyword_value(m, view)
+    if got is None:
+        return None
+    start, end, value = got
+    if not _looks_random(value, 12) or _UUID.fullmatch(value):
+        return None
+    return start, end
+
+
+def _high_entropy(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    if _HASHY_KEY.search(m.group("k")):
+        return None
+    start, end = _groups_secret(m) or (0, 0)
+    v = view[start:end]
+    if (not _looks_random(v, 16) or _UUID.fullmatch(v) or v.startswith(_IMAGE_MAGIC) or len(v) > 1024
+            or (re.fullmatch(r"[0-9a-fA-F]+", v) and len(v) in _DIGEST_LENGTHS) or _decodes_to_text(v)):
+        return None
+    _DS.load()
+    return (start, end) if _DS.entropy_ok(v) else None
+
+
+_VALIDATORS: dict[str, Callable[[re.Match[str], str], tuple[int, int] | None]] = {
+    "private_key": _private_key,
+    "openai_key": _openai,
+    "bearer_token": _bearer,
+    "url_password": _url_password,
+    "password": _password,
+    "secret": _secret,
+    "high_entropy": _high_entropy,
+}
+
+
+_WINDOW = 2000
+_OVERLAP = 400
+
+
+def _windows(view: str) -> Iterable[tuple[int, str]]:
+    """The lines of VIEW that the prefilter flags, long lines cut into overlapping windows:
+    detect-secrets' keyword regexes are quadratic in the length of what they scan."""
+    pos = 0
+    for line in view.splitlines(keepends=True):
+        start, pos = pos, pos + len(line)
+        if len(line) <= _WINDOW:
+            if _prefilter().search(line):
+                yield start, line
+            continue
+        for off in range(0, len(line), _WINDOW - _OVERLAP):
+            chunk = line[off:off + _WINDOW]
+            if _prefilter().search(chunk):
+                yield start + off, chunk
+            if off + _WINDOW >= len(line):
+                break
+
+
+def _library_findings(view: str) -> list[_Span]:
+    """detect-secrets' detectors on the lines (or windows of long lines) the prefilter flags."""
+    _DS.load()
+    assert _DS.plugins is not None
+    spans: list[_Span] = []
+    rank = len(BUILTIN_RULES)
+    for start, line in _windows(view):
+        found: list[tuple[str, str, bool]] = []
+        for plugin in _DS.plugins:
+            kind = re.sub(r"[^a-z0-9]+", "_", plugin.secret_type.lower()).strip("_")
+            found.extend((kind, v, False) for v in plugin.analyze_string(line) if isinstance(v, str))
+        for groups in _DS.keyword_groups:
+            found.extend(("secret_keyword", v, True) for v in _DS.keyword.analyze_string(line, denylist_regex_to_group=groups))
+        for kind, value, is_keyword in found:
+            value = value.strip()
+            named = re.match(r"[A-Za-z_][A-Za-z0-9_]*\s*[=:]\s*(?=\S)", value)
+            if named:
+                value = value[named.end():]  # AccountKey=VALUE: the name is not the secret
+            if not (value and value in line):
+                continue
+            at = line.find(value)
+            quoted = at > 0 and line[at - 1] in "\"'`"
+            if not quoted:
+                value = re.split(r"[\s,;&)]", value, maxsplit=1)[0].rstrip(".:")
+            if _is_placeholder(value) or (is_keyword and _DS.filters.is_indirect_reference(line) and re.search(r"[\w.]+[\[(]", value)):
+                continue
+            if not is_keyword and not _looks_random(value, 8):
+                continue  # APACHEKAFKA is not an Artifactory password
+            for mm in re.finditer(re.escape(value), line):
+                spans.append(_Span(start + mm.start(), start + mm.end(), kind, rank))
+    return spans
+
+
+def compile_extra_pattern(pattern: str) -> Any:
+    """PATTERN compiled with RE2 (linear-time matching), or ValueError saying what to write."""
+    import re2
+
+    opts = re2.Options()
+    opts.log_errors = False
+    try:
+        return re2.compile(pattern, opts)
+    except re2.error as exc:
+        detail = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise ValueError(
+            f"RE2 cannot compile {pattern!r} ({detail}). Extra patterns run with RE2 so that no pattern can hang capture: "
+            "write it without backreferences (\\1) or lookaround ((?=...), (?!...), (?<=...), (?<!...)), "
+            "e.g. match the whole secret like EMP-\\d{6}"
+        ) from None
 
 
 def redactor_from_config(config: Config) -> Redactor:
