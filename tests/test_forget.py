@@ -93,6 +93,10 @@ def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(memory_repo
     assert SECRET not in record
     assert git(memory_repo, "status", "--porcelain").stdout == ""
     assert git(memory_repo, "fsck", "--no-progress").returncode == 0
+    # the sanctioned rewrite is the new truth: verify accepts it, and later commits pass the hooks
+    verified = _cli(memory_repo, "verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    _session(memory_repo, "after1", "a conversation after the purge")
 
 
 def test_forget_a_transcript_removes_the_file_from_all_history(memory_repo: MemoryRepo, git) -> None:

@@ -31,12 +31,13 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
+from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.paths import STATE_FILES, MemoryRepo
 from autopoiesis.errors import GitError
 from autopoiesis.gitops import MemoryGit
+from autopoiesis.verify import ALLOW_REWRITE_ENV, accept_current
 
 MIN_LENGTH = 6  # shorter strings are words, not secrets; forgetting them would rewrite prose
 # State under .autopoiesis/ that is not a cache of text: locks (held right now) and worktrees.
@@ -147,7 +148,8 @@ def forget(repo: MemoryRepo, *, text: str | None = None, transcript: str | None 
                 args += ["--replace-text", str(rules), "--replace-message", str(rules)]
             else:
                 args += ["--invert-paths", "--path", rel]
-            env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+            # the one sanctioned rewrite: the reference-transaction hook lets it through
+            env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", ALLOW_REWRITE_ENV: "1"}
             done = subprocess.run(args, cwd=root, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
             if done.returncode != 0:
                 raise GitError(f"git-filter-repo failed: {(done.stderr or done.stdout).strip()[-2000:]}")
@@ -157,8 +159,11 @@ def forget(repo: MemoryRepo, *, text: str | None = None, transcript: str | None 
 
     cleared = _clear_state(repo, text)
     index_rebuilt = _rebuild_index(repo)
+    # verify's record still describes the old history: the rewritten branches are the new truth
+    for branch in _git(root, "for-each-ref", "--format=%(refname)", "refs/heads/").stdout.decode().split():
+        accept_current(repo, branch)
 
-    when = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    when = format_ts(utc_now())
     reason_line = " ".join(repo.redactor().redact(reason).split())
     message = (
         f"maintenance: forget {'a secret' if text is not None else 'a transcript'} (history rewritten)\n\n"
