@@ -466,3 +466,24 @@ def test_library_session_start_failure_raises_capture_error_without_a_file(memor
     with pytest.raises(CaptureError, match="File too large"):
         cap.on_session_start(Session("lib1", topic="t"))
     assert transcripts(memory_repo) == [] and cap.open_sessions == []
+
+
+def test_a_secret_across_a_cut_is_redacted_whole(memory_repo) -> None:
+    """Fields are redacted before they are cut to one line: a key that straddles the
+    300-character cut of a tool argument must not leave its head in the transcript."""
+    import json as _json
+
+    from autopoiesis.capture.stream import process_stream
+
+    key = "AKIA" + "Q7XZ2M4K9P3W8R5T"
+    args = "x" * 290 + " " + key + " tail"
+    lines = [_json.dumps(e).encode() for e in (
+        {"event": "session_start", "session_id": "cut1", "started": "2026-03-01T09:00:00Z"},
+        {"event": "message", "role": "user", "content": "run it", "name": "y" * 75 + key},
+        {"event": "tool_call", "tool": "exec", "args": args, "result": "ok"},
+        {"event": "session_end"},
+    )]
+    report = process_stream(memory_repo, lines)
+    text = (memory_repo.root / report.closed[0].path).read_text(encoding="utf-8")
+    assert "AKIA" not in text
+    assert "Q7XZ2M4K" not in text

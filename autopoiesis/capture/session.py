@@ -253,10 +253,12 @@ class ConversationCapture:
     def _when(value: Any) -> datetime:
         return parse_ts(value, "timestamp") if value else utc_now()
 
-    def _emit(self, state: _OpenTranscript, item: tf.Item | None, *, turn: tf.Turn | None, key: str | None = None) -> None:
+    def _emit(self, state: _OpenTranscript, item: tf.Item | None, *, turn: tf.Turn | None, key: str | None = None,
+              counts: Counter[str] | None = None) -> None:
         """Write ITEM (after TURN's header when a new turn starts) and only then move the
-        session's state on."""
-        counts = Counter(state.redactor.counts)
+        session's state on. COUNTS: the redaction counts to restore if the write fails
+        (taken before the caller redacted raw values; default: now)."""
+        counts = Counter(state.redactor.counts) if counts is None else counts
         if item is not None:
             item = tf.map_text(item, state.redactor.redact)
         out = ""
@@ -292,34 +294,41 @@ class ConversationCapture:
             raise CaptureError(f"message content must be text, not {type(content).__name__}.")
         meta = meta or {}
         when = self._when(meta.get("timestamp"))
-        name = state.redactor.redact(one_line(meta["name"], 80)) if meta.get("name") is not None else None
+        counts = Counter(state.redactor.counts)
+        redact = state.redactor.redact  # before anything is cut: a cut secret would leak its head
+        name = one_line(redact(str(meta["name"])), 80) if meta.get("name") is not None else None
         memory = bool(meta.get("memory")) or meta.get("type") == "memory"
         turn = tf.Turn(time=when, role=role, name=name, memory=memory)
-        self._emit(state, tf.Text(self._cap(content)), turn=turn, key=f"{role}:{turn.name}:{memory}")
+        self._emit(state, tf.Text(self._cap(redact(content))), turn=turn, key=f"{role}:{turn.name}:{memory}", counts=counts)
 
     def on_tool_call(self, session: Session | str, tool: str, args_summary: Any = "", result_summary: Any = None, *, timestamp: Any = None) -> None:
         state = self._get(session)
         when = self._when(timestamp)
-        item = tf.ToolCall(str(tool) or "tool", _summarise(args_summary),
-                           _summarise(result_summary) if result_summary not in (None, "") else None)
+        counts = Counter(state.redactor.counts)
+        redact = state.redactor.redact  # before one_line cuts a field: a cut secret would leak its head
+        item = tf.ToolCall(redact(str(tool)) or "tool", _summarise(args_summary, redact),
+                           _summarise(result_summary, redact) if result_summary not in (None, "") else None)
         key = "agent:None:False"
         turn = tf.Turn(time=when, role="agent") if state.last_role != key else None
-        self._emit(state, item, turn=turn, key=key)
+        self._emit(state, item, turn=turn, key=key, counts=counts)
 
     def on_knowledge_change(self, session: Session | str, action: str, path: str, summary: str = "", *, timestamp: Any = None) -> None:
         """A memory operation the agent did during the session: a `[memory]` turn line."""
         state = self._get(session)
         when = self._when(timestamp)
-        item = tf.KnowledgeOp(action, path, summary or None)
+        counts = Counter(state.redactor.counts)
+        redact = state.redactor.redact
+        item = tf.KnowledgeOp(redact(str(action)), redact(str(path)), redact(summary) if summary else None)
         key = "agent:None:True"
         turn = tf.Turn(time=when, role="agent", memory=True) if state.last_role != key else None
-        self._emit(state, item, turn=turn, key=key)
+        self._emit(state, item, turn=turn, key=key, counts=counts)
 
     def on_attachment(self, session: Session | str, path: str, *, timestamp: Any = None) -> None:
         state = self._get(session)
         when = self._when(timestamp)
+        counts = Counter(state.redactor.counts)
         turn = tf.Turn(time=when, role="user") if state.last_role is None else None
-        self._emit(state, tf.Attachment(path), turn=turn, key="user:None:False")
+        self._emit(state, tf.Attachment(state.redactor.redact(str(path))), turn=turn, key="user:None:False", counts=counts)
 
     def on_session_end(
         self,
@@ -390,15 +399,17 @@ class ConversationCapture:
         return list(self._open)
 
 
-def _summarise(value: Any) -> str:
+def _summarise(value: Any, redact: Callable[[str], str]) -> str:
+    """VALUE as one redacted line: redacted whole first, then cut (a secret cut in two
+    would slip past the detectors)."""
     if value is None:
         return ""
     if isinstance(value, str):
-        return one_line(value)
+        return one_line(redact(value))
     try:
-        return one_line(json.dumps(value, ensure_ascii=False, sort_keys=True))
+        return one_line(redact(json.dumps(value, ensure_ascii=False, sort_keys=True)))
     except (TypeError, ValueError):
-        return one_line(repr(value))
+        return one_line(redact(repr(value)))
 
 
 def read_transcript(path: Path, rel: str) -> str:
