@@ -25,8 +25,8 @@ import json
 import re
 from typing import Any
 
+import frontmatter as python_frontmatter
 import yaml
-from frontmatter.default_handlers import YAMLHandler
 
 from autopoiesis.errors import FrontmatterError
 
@@ -52,7 +52,11 @@ StringsLoader.add_implicit_resolver(
     list("-+0123456789."),
 )
 
-_HANDLER = YAMLHandler()
+# python-frontmatter parses the YAML (its handler, with our loader). The split stays ours:
+# its fence pattern (`^-{3,}\s*$`) also takes `----` and the blank lines after the closing
+# fence, which would break the byte-exact round trip transcripts promise.
+_HANDLER = python_frontmatter.YAMLHandler()
+_FENCE = _HANDLER.START_DELIMITER  # "---"
 _RESOLVER = yaml.resolver.Resolver()  # YAML 1.1's own: what any PyYAML reader would make of a plain scalar
 _PLAIN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .:/@+-]*$")
 _NONPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
@@ -74,7 +78,7 @@ def split(text: str, where: str = "file") -> tuple[str | None, str]:
     everything after the closing fence's line. Raises FrontmatterError when the opening
     fence is never closed."""
     text = normalize(text)
-    if not (text.startswith("---\n") or text == "---"):
+    if not (text.startswith(_FENCE + "\n") or text == _FENCE):
         return None, text
     close = _CLOSE.search(text, 4)
     if close is None:
