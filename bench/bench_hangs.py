@@ -27,29 +27,12 @@ for _k, _v in ENV.items():
     if _k.startswith("GIT_"):
         os.environ.setdefault(_k, _v)
 
-TRANSCRIPT = """---
-session_id: {sid}
-started: 2026-03-01T23:58:00Z
-ended: 2026-03-02T00:03:00Z
-model: null
-channel: null
-topic: null
-tags: []
-tokens_in: 0
-tokens_out: 0
-status: closed
-redactions: {{}}
-knowledge_changes: []
----
+def transcript(session_id: str) -> str:
+    from autopoiesis.testing.samples import DATABASE_CHOICE, closed_transcript
 
-# Database Choice
-
-## 23:58 — user (Alice)
-Should we keep the embeddings in PostgreSQL or in SQLite? Lesson learned: keep the index a cache.
-
-## 23:59 — agent
-SQLite with the sqlite-vec extension: one file, no server.
-"""
+    ask = ("2026-03-01T23:58:00Z", "user", "Alice",
+           "Should we keep the embeddings in PostgreSQL or in SQLite? Lesson learned: keep the index a cache.")
+    return closed_transcript(session_id, "Database Choice", (ask, DATABASE_CHOICE[1]))
 
 CAPTURE_COMMIT = ("import sys; from autopoiesis.core.paths import MemoryRepo; from autopoiesis.gitops import MemoryGit; "
                   "MemoryGit(MemoryRepo(sys.argv[1])).commit_transcript(sys.argv[2], 'database-choice')")
@@ -87,7 +70,7 @@ def bench_trickle(tmp: Path, quick: bool) -> list[dict]:
             mem.write_text(mem.read_text() + f"- 2026-03-02: the index is a cache ({trial})\n")
             rel = f"raw/conversations/2026/03/01/2358-ses_b{trial}-database-choice.md"
             (repo.root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (repo.root / rel).write_text(TRANSCRIPT.format(sid=f"ses_b{trial}"))
+            (repo.root / rel).write_text(transcript(f"ses_b{trial}"))
             asked = len(server.chat_bodies())
             t0 = time.monotonic()
             commit = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "commit"],
@@ -125,7 +108,7 @@ def bench_reply_cap(tmp: Path) -> list[dict]:
         write_llm_config(repo.root, server.base_url, max_retries=0, timeout_seconds=10)
         rel = "raw/conversations/2026/03/01/2358-ses_run-database-choice.md"
         (repo.root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo.root / rel).write_text(TRANSCRIPT.format(sid="ses_run"))
+        (repo.root / rel).write_text(transcript("ses_run"))
         subprocess.run(["git", "add", "memory-config.yaml", rel], cwd=repo.root, env=ENV, check=True)
         subprocess.run(["git", "commit", "-qm", "conversation: database-choice"], cwd=repo.root, env=ENV, check=True)
         reply = json.dumps({"lessons": [{"lesson": f"Lesson {i}: check item {i} twice before a release"} for i in range(3000)]})

@@ -17,30 +17,9 @@ from autopoiesis.errors import LLMUnavailableError
 from autopoiesis.gitops import MemoryGit
 from autopoiesis.llm import LLMClient
 from autopoiesis.testing.openai_server import OpenAIServer, write_llm_config
+from autopoiesis.testing.samples import closed_transcript
 
-TRANSCRIPT = """---
-session_id: ses_hang01
-started: 2026-03-01T23:58:00Z
-ended: 2026-03-02T00:03:00Z
-model: null
-channel: null
-topic: null
-tags: []
-tokens_in: 0
-tokens_out: 0
-status: closed
-redactions: {}
-knowledge_changes: []
----
-
-# Database Choice
-
-## 23:58 — user (Alice)
-Should we keep the embeddings in PostgreSQL or in SQLite?
-
-## 23:59 — agent
-SQLite with the sqlite-vec extension: one file, no server.
-"""
+TRANSCRIPT = closed_transcript("ses_hang01", "Database Choice")
 
 TRICKLE = {"trickle": 0.5, "content": "remember that the index is a cache"}  # ~300 bytes: ~150 s in all
 

@@ -27,34 +27,13 @@ from autopoiesis.index import db as dbmod
 from autopoiesis.index.chunking import chunk_file
 from autopoiesis.index.embedders import HashingEmbedder, OpenAIEmbedder
 from autopoiesis.index.text import fts_match, query_terms
+from autopoiesis.testing.samples import closed_transcript
 
-TRANSCRIPT = """---
-session_id: ses_test01
-started: 2026-03-01T23:58:00Z
-ended: 2026-03-02T00:03:00Z
-model: null
-channel: null
-topic: null
-tags: []
-tokens_in: 0
-tokens_out: 0
-status: closed
-redactions: {}
-knowledge_changes: []
----
-
-# Database Choice
-
-## 23:58 — user (Alice)
-Should we keep the embeddings in PostgreSQL or in SQLite?
-
-## 23:59 — agent
-SQLite with the sqlite-vec extension: one file, no server.
-It rebuilds from the Markdown files.
-
-## 2026-03-02 00:03 — user (Alice)
-Great, the gardening calendar is next.
-"""
+TRANSCRIPT = closed_transcript("ses_test01", "Database Choice", (
+    ("2026-03-01T23:58:00Z", "user", "Alice", "Should we keep the embeddings in PostgreSQL or in SQLite?"),
+    ("2026-03-01T23:59:00Z", "agent", None, "SQLite with the sqlite-vec extension: one file, no server.\nIt rebuilds from the Markdown files."),
+    ("2026-03-02T00:03:00Z", "user", "Alice", "Great, the gardening calendar is next."),
+))
 
 KNOWLEDGE = """---
 tags: [infra]

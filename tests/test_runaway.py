@@ -14,32 +14,14 @@ from autopoiesis.lifecycle.extract import KnowledgeExtractor
 from autopoiesis.llm import LLMClient
 from autopoiesis.llm.jsonreply import MAX_REPLY_ITEMS
 from autopoiesis.testing.openai_server import OpenAIServer, write_llm_config
+from autopoiesis.testing.samples import closed_transcript
 
 SECRET = "AKIAQWERTYUIOPASDF12"
 REL = "raw/conversations/2026/03/01/2358-ses_leak01-key-rotation.md"
-TRANSCRIPT = f"""---
-session_id: ses_leak01
-started: 2026-03-01T23:58:00Z
-ended: 2026-03-02T00:03:00Z
-model: null
-channel: null
-topic: null
-tags: []
-tokens_in: 0
-tokens_out: 0
-status: closed
-redactions: {{}}
-knowledge_changes: []
----
-
-# Key rotation
-
-## 23:58 — user (Alice)
-The deploy used {SECRET} and it leaked. Lesson learned: rotate keys after every incident.
-
-## 23:59 — agent
-Noted: rotate keys after every incident.
-"""
+TRANSCRIPT = closed_transcript("ses_leak01", "Key rotation", (
+    ("2026-03-01T23:58:00Z", "user", "Alice", f"The deploy used {SECRET} and it leaked. Lesson learned: rotate keys after every incident."),
+    ("2026-03-01T23:59:00Z", "agent", None, "Noted: rotate keys after every incident."),
+))
 
 
 def _lessons(n: int, text: str = "Lesson {i}: check item {i} twice before the release") -> dict:
