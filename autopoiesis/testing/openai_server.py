@@ -281,12 +281,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _trickle(self, status: int, data: bytes, headers: dict[str, str], every: float) -> None:
         """The whole response, its body one byte every EVERY seconds (until the server stops)."""
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for k, v in headers.items():
-            self.send_header(k, str(v))
-        self.end_headers()
+        self._head(status, len(data), headers)
         self.wfile.flush()
         for i in range(len(data)):
             if self.owner._stop.wait(every):
@@ -295,13 +290,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data[i : i + 1])
             self.wfile.flush()
 
-    def _send(self, status: int, data: bytes, headers: dict[str, str]) -> None:
+    def _head(self, status: int, length: int, headers: dict[str, str]) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Length", str(length))
         for k, v in headers.items():
             self.send_header(k, str(v))
         self.end_headers()
+
+    def _send(self, status: int, data: bytes, headers: dict[str, str]) -> None:
+        self._head(status, len(data), headers)
         self.wfile.write(data)
         self.wfile.flush()
 
