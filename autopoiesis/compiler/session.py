@@ -20,7 +20,7 @@ def load_session(path: Path) -> list[HistoryMessage]:
         transcript = parse(text, str(path))
         out: list[HistoryMessage] = []
         for n, turn in enumerate(transcript.turns):
-            stamp = turn.time.strftime("%H:%M")
+            stamp = turn.time.strftime("%Y-%m-%d %H:%M")  # dated, so facts can be ordered
             for k, item in enumerate(turn.items):
                 mid = f"t{n}.{k}"
                 if isinstance(item, Text):
