@@ -101,3 +101,7 @@ class UnknownExtractorError(AutopoiesisError):
 
 class ReplayError(AutopoiesisError):
     """A replay could not start or finish (branch exists, no base branch, empty raw/, ...)."""
+
+
+class QuestionSetError(AutopoiesisError):
+    """An evaluation's question set cannot be read (not LoCoMo JSON, a bad JSONL line, ...)."""
