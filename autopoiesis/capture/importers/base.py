@@ -11,14 +11,18 @@ format. To add a format, write one module with a class that has a `name`, `detec
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from autopoiesis.errors import ImportFormatError
+from autopoiesis.core.text import one_line
+from autopoiesis.errors import ImportFormatError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
 
 AUTO = "auto"
@@ -233,19 +237,122 @@ class ToolCalls:
 
     def __init__(self) -> None:
         self._slots: dict[str, tuple[list[tf.Item], int]] = {}
+        self._open: list[str] = []  # calls still waiting for a result, oldest first
 
     def add(self, call_id: Any, items: list[tf.Item], call: tf.ToolCall) -> None:
-        """Append CALL to ITEMS and remember it under CALL_ID."""
+        """Append CALL to ITEMS and remember it under CALL_ID (a call without an id can
+        still be answered by `resolve_oldest`)."""
         items.append(call)
-        self._slots[str(call_id)] = (items, len(items) - 1)
+        key = str(call_id) if call_id not in (None, "") else f"\x00{len(self._slots)}"
+        self._slots[key] = (items, len(items) - 1)
+        self._open.append(key)
+
+    def __contains__(self, call_id: Any) -> bool:
+        return str(call_id) in self._slots
 
     def resolve(self, call_id: Any, result: str | None) -> bool:
         """Fill RESULT into the call CALL_ID; False when no such call was seen."""
-        slot = self._slots.get(str(call_id))
+        key = str(call_id)
+        slot = self._slots.get(key)
         if slot is None:
             return False
         items, index = slot
         call = items[index]
         assert isinstance(call, tf.ToolCall)
         items[index] = tf.ToolCall(call.tool, call.args, result)
+        if key in self._open:
+            self._open.remove(key)
         return True
+
+    def resolve_oldest(self, tool: str | None, result: str | None) -> bool:
+        """Fill RESULT into the oldest unanswered call of TOOL (any tool when None), for
+        logs whose results name the tool but not the call; False when none is waiting."""
+        for key in self._open:
+            items, index = self._slots[key]
+            call = items[index]
+            if tool is None or (isinstance(call, tf.ToolCall) and call.tool == one_line(tool, 80).replace("]", ")")):
+                return self.resolve(key, result)
+        return False
+
+
+def json_lines(text: str, source: str, report: ImportReport) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each JSON-object line of TEXT; a line that is not JSON,
+    nested too deeply or not an object is counted as malformed in REPORT and skipped."""
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            report.skip_line(source, n, "not JSON")
+            continue
+        except RecursionError:
+            report.skip_line(source, n, "nested deeper than can be read")
+            continue
+        if not isinstance(obj, dict):
+            report.skip_line(source, n, f"a JSON {type(obj).__name__}, not an object")
+            continue
+        yield n, obj
+
+
+def count(value: Any) -> int:
+    """A token count from a log: a non-negative whole number, else 0 (logs are not
+    trusted to hold numbers where numbers belong)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def mapping(value: Any) -> dict[str, Any]:
+    """VALUE when it is a JSON object, else an empty one (logs drift; a field of the
+    wrong type reads as absent)."""
+    return value if isinstance(value, dict) else {}
+
+
+def sequence(value: Any) -> list[Any]:
+    """VALUE when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def nonempty_str(value: Any) -> str | None:
+    """VALUE when it is a string with something in it, else None."""
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def safe_session_id(*candidates: Any) -> str | None:
+    """The first candidate that is a valid transcript session id, or None."""
+    for value in candidates:
+        if isinstance(value, str):
+            try:
+                return tf.validate_session_id(value)
+            except TranscriptFormatError:
+                continue
+    return None
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
+def file_session_id(prefix: str, name: str) -> str:
+    """The id of a session known only by its file NAME: a UUID (what harnesses name their
+    files by) as it is, any other name with PREFIX- so that `small.jsonl` of two formats
+    cannot claim the same id."""
+    if _UUID.fullmatch(name):
+        return name
+    return safe_session_id(f"{prefix}-{name}") or stable_id(prefix, name)
+
+
+def stable_id(prefix: str, *parts: Any) -> str:
+    """PREFIX_ and a hash of PARTS: the id of a session whose log gives it none, the same
+    every time the same log is imported."""
+    canonical = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+    return f"{prefix}_{hashlib.sha256(canonical).hexdigest()[:16]}"
+
+
+def monotonic_turns(draft: SessionDraft) -> None:
+    """Make DRAFT's turn times never go backwards: a log's order is the conversation's
+    order, and a turn stamped before the one it answers keeps its place instead of being
+    sorted ahead of it."""
+    latest: datetime | None = None
+    for turn in draft.turns:
+        if latest is not None and turn.time < latest:
+            turn.time = latest
+        latest = turn.time
