@@ -224,7 +224,7 @@ def args_summary(value: Any) -> str:
         except (ValueError, TypeError):
             return value
     if isinstance(value, dict):
-        for key in ("command", "file_path", "path", "query", "url", "pattern", "description"):
+        for key in ("command", "file_path", "absolute_path", "path", "query", "url", "pattern", "description"):
             if isinstance(value.get(key), str):
                 rest = {k: v for k, v in value.items() if k != key}
                 return value[key] + (f" {json.dumps(rest, ensure_ascii=False)}" if rest and key != "command" else "")

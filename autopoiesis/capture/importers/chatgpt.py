@@ -46,27 +46,32 @@ def _is_conversation(obj: Any) -> bool:
     return isinstance(obj, dict) and isinstance(obj.get("mapping"), dict)
 
 
-def _active_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]:
+def _active_path(tree: dict[str, Any], current: Any) -> list[dict[str, Any]]:
     """The nodes from the root to CURRENT (else the newest leaf), root first."""
-    if not isinstance(current, str) or current not in mapping:
-        leaves = [k for k, n in mapping.items() if isinstance(n, dict) and not n.get("children")]
+    if not isinstance(current, str) or current not in tree:
+        leaves = [k for k, n in tree.items() if isinstance(n, dict) and not n.get("children")]
+        # the newest leaf: the one whose branch holds the latest create_time
+        current = max(leaves, key=lambda leaf: max((_created(n) for n in _walk_up(tree, leaf)), default=0.0), default=None)
+    return _walk_up(tree, current)[::-1]
 
-        def created(key: str) -> float:
-            msg = mapping[key].get("message")
-            value = msg.get("create_time") if isinstance(msg, dict) else None
-            return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
-        current = max(leaves, key=created, default=None)
+def _created(node: dict[str, Any]) -> float:
+    value = mapping(node.get("message")).get("create_time")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value else 0.0
+
+
+def _walk_up(tree: dict[str, Any], current: Any) -> list[dict[str, Any]]:
+    """The nodes from CURRENT up to the root (a cycle ends the walk)."""
     path: list[dict[str, Any]] = []
     seen: set[str] = set()
-    while isinstance(current, str) and current in mapping and current not in seen:
+    while isinstance(current, str) and current in tree and current not in seen:
         seen.add(current)
-        node = mapping[current]
+        node = tree[current]
         if not isinstance(node, dict):
             break
         path.append(node)
         current = node.get("parent")
-    return path[::-1]
+    return path
 
 
 def _content(content: dict[str, Any]) -> tuple[str, list[tf.Item]]:

@@ -115,7 +115,7 @@ def output_text(value: Any) -> str:
         kind = value.get("type")
         if kind in ("input_image", "image", "output_image"):
             return "[image]"
-        for key in ("text", "content", "output", "stdout", "result"):
+        for key in ("text", "content", "output", "stdout", "result", "message"):
             if key in value and value[key] is not None:
                 text = output_text(value[key])
                 if value.get("success") is False and text and not text.startswith("error"):
