@@ -312,6 +312,12 @@ def sequence(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def string(value: Any) -> str | None:
+    """VALUE when it is a string, else None: a `type` or `role` that came as a list or an
+    object must not be looked up in a set (it cannot be hashed)."""
+    return value if isinstance(value, str) else None
+
+
 def nonempty_str(value: Any) -> str | None:
     """VALUE when it is a string with something in it, else None."""
     return value if isinstance(value, str) and value.strip() else None

@@ -33,6 +33,7 @@ from autopoiesis.capture.importers.base import (
     safe_session_id,
     sequence,
     stable_id,
+    string,
 )
 from autopoiesis.capture.importers.responses import call_args
 from autopoiesis.core.clock import parse_ts
@@ -140,9 +141,9 @@ def _conversation(conv: dict[str, Any], where: str, filename: str, report: Impor
         if not isinstance(msg, dict) or not isinstance(msg.get("content"), dict):
             continue
         author = mapping(msg.get("author"))
-        role, content = author.get("role"), msg["content"]
+        role, content = string(author.get("role")), msg["content"]
         meta = mapping(msg.get("metadata"))
-        if role == "system" or content.get("content_type") in SKIPPED_CONTENT or meta.get("is_visually_hidden_from_conversation"):
+        if role == "system" or string(content.get("content_type")) in SKIPPED_CONTENT or meta.get("is_visually_hidden_from_conversation"):
             continue
         try:
             if msg.get("create_time") is not None:
@@ -154,7 +155,7 @@ def _conversation(conv: dict[str, Any], where: str, filename: str, report: Impor
                                     "it was not imported.")
         text, items = _content(content)
         if role == "user":
-            names = [a.get("name") for a in meta.get("attachments") or [] if isinstance(a, dict)]
+            names = [a.get("name") for a in sequence(meta.get("attachments")) if isinstance(a, dict)]
             items += [tf.Attachment(str(n)) for n in names if n]
             if text or items:
                 draft.add_turn(clock, "user", ([tf.Text(text)] if text else []) + items)

@@ -32,6 +32,7 @@ from autopoiesis.capture.importers.base import (
     safe_session_id,
     sequence,
     stable_id,
+    string,
 )
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.errors import ImportFormatError, TimestampError
@@ -127,7 +128,7 @@ def _items(msg: dict[str, Any], calls: ToolCalls) -> list[tf.Item]:
     for block in sequence(msg.get("content")):
         if not isinstance(block, dict):
             continue
-        kind = block.get("type")
+        kind = string(block.get("type"))
         if kind == "text" and isinstance(block.get("text"), str):
             if block["text"].strip():
                 items.append(tf.Text(block["text"]))

@@ -39,7 +39,9 @@ from autopoiesis.capture.importers.base import (
     monotonic_turns,
     nonempty_str,
     safe_session_id,
+    sequence,
     stable_id,
+    string,
 )
 from autopoiesis.capture.importers.responses import (
     SILENT_ITEMS,
@@ -73,7 +75,7 @@ def _is_early_meta(obj: dict[str, Any]) -> bool:
 
 def _is_chat_line(obj: dict[str, Any]) -> bool:
     """An item line of an early Codex log written chat-style: role, content and a time."""
-    return obj.get("role") in CHAT_ROLES and ("content" in obj or isinstance(obj.get("message"), str)) \
+    return string(obj.get("role")) in CHAT_ROLES and ("content" in obj or isinstance(obj.get("message"), str)) \
         and ("timestamp" in obj or "created_at" in obj) and "sessionId" not in obj and "type" not in obj
 
 
@@ -93,7 +95,7 @@ class CodexImporter:
         first = first_json_line(text)
         if not isinstance(first, dict):
             return 0.0
-        if first.get("type") in ENVELOPES and isinstance(first.get("payload"), dict):
+        if string(first.get("type")) in ENVELOPES and isinstance(first.get("payload"), dict):
             return 0.95
         if _is_early_meta(first) or "record_type" in first:
             return 0.9
@@ -156,7 +158,7 @@ class _Rollout:
         return self.clock
 
     def line(self, n: int, obj: dict[str, Any]) -> None:
-        kind, payload = obj.get("type"), obj.get("payload")
+        kind, payload = string(obj.get("type")), obj.get("payload")
         if kind in ENVELOPES and isinstance(payload, dict):
             getattr(self, f"_{kind}")(n, obj, payload)
         elif "record_type" in obj:
@@ -171,7 +173,7 @@ class _Rollout:
             self.report.skip_line(self.source, n, f"not a Codex rollout line (type {kind!r})")
 
     def _item(self, n: int, obj: dict[str, Any], ts: Any, *, carry: bool = False) -> None:
-        if obj.get("type") in SILENT_ITEMS or obj.get("role") in ("system", "developer"):
+        if string(obj.get("type")) in SILENT_ITEMS or string(obj.get("role")) in ("system", "developer"):
             self.bookkeeping += 1  # reasoning and system prompts need no time to be left out
             return
         when = self._when(n, ts, carry=carry)
@@ -205,7 +207,7 @@ class _Rollout:
             self.draft.model = payload["model"]
 
     def _event_msg(self, n: int, obj: dict[str, Any], payload: dict[str, Any]) -> None:
-        kind = payload.get("type")
+        kind = string(payload.get("type"))
         if kind in CONTENT_EVENTS:
             self.events.append((n, payload, obj.get("timestamp")))
             return
@@ -260,7 +262,7 @@ class _Rollout:
                 if text is None or (kind == "user_message" and is_injected(text)):
                     continue
                 items: list[tf.Item] = [tf.Text(text)]
-                images = [*(p.get("images") or []), *(p.get("local_images") or [])]
+                images = [*sequence(p.get("images")), *sequence(p.get("local_images"))]
                 items += [tf.Attachment(i if isinstance(i, str) and not i.startswith("data:") else "image (not stored)")
                           for i in images if i]
                 self.draft.add_turn(when, "user" if kind == "user_message" else "agent", items)
@@ -275,7 +277,7 @@ class _Rollout:
                 name = ".".join(str(x) for x in (inv.get("server"), inv.get("tool")) if x) or "mcp"
                 res = mapping(p.get("result"))
                 out = (f"error: {output_text(res['Err'])}" if "Err" in res
-                       else output_text((res.get("Ok") or {}).get("content") if isinstance(res.get("Ok"), dict) else res.get("Ok")))
+                       else output_text(res["Ok"].get("content") if isinstance(res.get("Ok"), dict) else res.get("Ok")))
                 self.reader.call(p.get("call_id"), name, call_args(inv.get("arguments")), when, out or None)
             elif kind == "patch_apply_end":
                 changes = mapping(p.get("changes"))

@@ -34,6 +34,7 @@ from autopoiesis.capture.importers.base import (
     looks_like_jsonl,
     nonempty_str,
     stable_id,
+    string,
 )
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.errors import ImportFormatError, TimestampError
@@ -50,7 +51,7 @@ def _file_minute(path: Path) -> datetime:
 
 
 def _is_agent_line(obj: Any) -> bool:
-    return isinstance(obj, dict) and obj.get("role") in ("user", "assistant") and isinstance(obj.get("message"), dict) \
+    return isinstance(obj, dict) and string(obj.get("role")) in ("user", "assistant") and isinstance(obj.get("message"), dict) \
         and "content" in obj["message"] and "type" not in obj and "sessionId" not in obj
 
 
@@ -115,7 +116,7 @@ def _blocks(content: Any, role: str, calls: ToolCalls) -> list[tf.Item]:
             continue
         if not isinstance(block, dict):
             continue
-        kind = block.get("type")
+        kind = string(block.get("type"))
         if kind in SKIPPED_BLOCKS:
             continue
         if kind in CALL_BLOCKS:

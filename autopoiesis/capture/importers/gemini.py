@@ -35,7 +35,9 @@ from autopoiesis.capture.importers.base import (
     monotonic_turns,
     nonempty_str,
     safe_session_id,
+    sequence,
     stable_id,
+    string,
 )
 from autopoiesis.capture.importers.responses import output_text
 from autopoiesis.core.clock import parse_ts
@@ -123,7 +125,7 @@ class GeminiImporter:
                     meta.update({k: v for k, v in obj["$set"].items() if k != "messages"})
                 elif _is_metadata(obj):
                     meta.update({k: v for k, v in obj.items() if k != "messages"})
-                    for m in obj.get("messages") or []:
+                    for m in sequence(obj.get("messages")):
                         if isinstance(m, dict) and isinstance(m.get("id"), str):
                             messages[m["id"]] = m
                 else:
@@ -147,7 +149,7 @@ class GeminiImporter:
 
 def _is_content(obj: Any) -> bool:
     """A Gemini API Content (`{"role": "user"|"model", "parts": [...]}`), as checkpoints hold them."""
-    return isinstance(obj, dict) and obj.get("role") in ("user", "model", "gemini") and isinstance(obj.get("parts"), list)
+    return isinstance(obj, dict) and string(obj.get("role")) in ("user", "model", "gemini") and isinstance(obj.get("parts"), list)
 
 
 def _history(path: Path, info: dict[str, Any], history: list[Any], report: ImportReport) -> SessionDraft:
@@ -208,7 +210,7 @@ def _draft(path: Path, meta: dict[str, Any], messages: list[dict[str, Any]], rep
     except TimestampError:
         draft.started = clock = None
     for i, m in enumerate(messages):
-        kind = m.get("type")
+        kind = string(m.get("type"))
         if kind in NOTICE_TYPES:
             continue
         where = f"{path}: message {m.get('id', i)!r}"
@@ -234,7 +236,7 @@ def _draft(path: Path, meta: dict[str, Any], messages: list[dict[str, Any]], rep
             tokens = mapping(m.get("tokens"))
             draft.tokens_in += count(tokens.get("input"))
             draft.tokens_out += count(tokens.get("output"))
-            for call in m.get("toolCalls") or []:
+            for call in sequence(m.get("toolCalls")):
                 if isinstance(call, dict):
                     items.append(tf.ToolCall(str(call.get("name") or call.get("displayName") or "tool"),
                                              args_summary(call.get("args")), _tool_result(call)))

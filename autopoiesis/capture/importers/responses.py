@@ -33,6 +33,7 @@ from autopoiesis.capture.importers.base import (
     safe_session_id,
     sequence,
     stable_id,
+    string,
 )
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.errors import ImportFormatError
@@ -112,7 +113,7 @@ def output_text(value: Any) -> str:
         parts = [output_text(v) for v in value]
         return "\n".join(p for p in parts if p)
     if isinstance(value, dict):
-        kind = value.get("type")
+        kind = string(value.get("type"))
         if kind in ("input_image", "image", "output_image"):
             return "[image]"
         for key in ("text", "content", "output", "stdout", "result", "message"):
@@ -183,7 +184,7 @@ class ResponsesReader:
 
     def add(self, item: dict[str, Any], when: datetime) -> str | None:
         """Add ITEM; None when it was understood (content or known bookkeeping), else why not."""
-        kind = item.get("type")
+        kind = string(item.get("type"))
         if kind is None and isinstance(item.get("role"), str):
             kind = "message"  # chat-style lines of early Codex logs
         if kind in SILENT_ITEMS:
@@ -199,7 +200,7 @@ class ResponsesReader:
         return f"unknown item type {kind!r}"
 
     def _message(self, item: dict[str, Any], kind: str, when: datetime) -> str | None:
-        role = item.get("role")
+        role = string(item.get("role"))
         if kind == "agent_message":
             role = "agent_message"
         elif role in ("system", "developer"):
@@ -234,7 +235,7 @@ class ResponsesReader:
         elif kind in ("local_shell_call", "shell_call"):
             action = mapping(item.get("action"))
             command = command_line(action.get("command")) or "; ".join(
-                str(c) for c in action.get("commands") or [] if isinstance(c, str))
+                str(c) for c in sequence(action.get("commands")) if isinstance(c, str))
             self.call(call_id, "shell", command, when)
         elif kind == "apply_patch_call":
             op = mapping(item.get("operation"))
@@ -279,7 +280,7 @@ class ResponsesReader:
 
 def is_responses_item(obj: Any) -> bool:
     """OBJ is an item of the Responses API (typed; a `message` names its role)."""
-    if not isinstance(obj, dict) or obj.get("type") not in RESPONSES_ITEMS - {"tool_call", "tool_result", "function_result"}:
+    if not isinstance(obj, dict) or string(obj.get("type")) not in RESPONSES_ITEMS - {"tool_call", "tool_result", "function_result"}:
         return False
     return obj["type"] != "message" or isinstance(obj.get("role"), str)
 
@@ -310,7 +311,7 @@ class ResponsesImporter:
         if isinstance(data, list):
             items = data
         elif isinstance(data, dict) and (isinstance(data.get("input"), list) or isinstance(data.get("output"), list)):
-            items = [*(data.get("input") or []), *(data.get("output") or [])]
+            items = [*sequence(data.get("input")), *sequence(data.get("output"))]
         else:
             raise ImportFormatError(f"{path}: expected a list of Responses items or an object with input/output lists.")
         when = (parse_ts(info["created_at"], f"{path}: created_at") if info.get("created_at") is not None
