@@ -560,3 +560,7 @@ def test_cli_refuses_a_log_without_conversation_and_names_real_formats(memory_re
     with pytest.raises(ImportFormatError) as exc:
         read_sessions(prose, "auto", ImportReport())
     assert all(name in str(exc.value) for name in MINE)  # the advice lists the real --format names
+    # a log passed with the wrong --format is refused with the format it is in
+    gemini = shared_data / "harness-logs" / "gemini" / "agent-sessions__small.json"
+    report = import_files(memory_repo, [gemini], "chatgpt")
+    assert report.imported == [] and report.refused[0].endswith("It reads as gemini: pass --format gemini (or auto).")

@@ -14,12 +14,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
+from functools import lru_cache, wraps
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 from autopoiesis.core.text import one_line
 from autopoiesis.errors import ImportFormatError, TranscriptFormatError
@@ -152,6 +152,32 @@ def detect_format(path: Path, text: str) -> Importer:
         choices = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else ", ".join(names)
         raise ImportFormatError(f"{path}: cannot tell the format; pass --format {choices}.")
     return best
+
+
+def format_hint(path: Path, text: str, tried: str) -> str:
+    """Advice for a file that format TRIED could not read: the registered format that
+    recognises it, as the flag to pass ('' when none other does)."""
+    try:
+        best = detect_format(path, text)
+    except (ImportFormatError, RecursionError):
+        return ""
+    return f" It reads as {best.name}: pass --format {best.name} (or auto)." if best.name != tried else ""
+
+
+_Read = TypeVar("_Read", bound=Callable[..., list["SessionDraft"]])
+
+
+def advise_format(read: _Read) -> _Read:
+    """Decorate an importer's `read` so that a refusal names the format the file is in."""
+
+    @wraps(read)
+    def wrapper(self: Importer, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
+        try:
+            return read(self, path, text, report)
+        except ImportFormatError as exc:
+            raise ImportFormatError(f"{exc}{format_hint(path, text, self.name)}") from None
+
+    return cast(_Read, wrapper)
 
 
 # ── helpers for the shapes chat logs share ──

@@ -24,6 +24,7 @@ from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
     ToolCalls,
+    advise_format,
     json_probe,
     load_json,
     looks_like_jsonl,
@@ -105,12 +106,15 @@ class ChatGPTImporter:
         probe = json_probe(text)
         return 0.95 if _is_conversation(probe) and ("current_node" in probe or "create_time" in probe) else 0.0
 
+    @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         try:
             data = load_json(text)
         except ValueError as exc:
             raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
         conversations = data if isinstance(data, list) else [data]
+        if not any(_is_conversation(c) for c in conversations):
+            raise ImportFormatError(f"{path}: not a ChatGPT export: no conversation has a mapping.")
         drafts = []
         for i, conv in enumerate(conversations):
             where = f"{path}[{i}]" if isinstance(data, list) else str(path)

@@ -22,6 +22,7 @@ from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
     ToolCalls,
+    advise_format,
     args_summary,
     content_text,
     json_probe,
@@ -68,12 +69,15 @@ class ClaudeAIImporter:
             return 0.0
         return 0.95 if _is_conversation(json_probe(text)) else 0.0
 
+    @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         try:
             data = load_json(text)
         except ValueError as exc:
             raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
         conversations = data if isinstance(data, list) else [data]
+        if not any(_is_conversation(c) for c in conversations):
+            raise ImportFormatError(f"{path}: not a Claude.ai export: no conversation has a uuid and chat_messages.")
         drafts = []
         for i, conv in enumerate(conversations):
             where = f"{path}[{i}]" if isinstance(data, list) else str(path)

@@ -29,6 +29,7 @@ from typing import Any
 from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
+    advise_format,
     count,
     file_session_id,
     first_json_line,
@@ -103,6 +104,7 @@ class CodexImporter:
             return 0.9 if rollout else 0.6
         return 0.0
 
+    @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         if not looks_like_jsonl(path, text):
             return [_read_typescript(path, text, report)]

@@ -22,6 +22,7 @@ from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
     ToolCalls,
+    advise_format,
     count,
     file_session_id,
     first_json_line,
@@ -56,6 +57,7 @@ class CopilotImporter:
             return 0.95 if first["type"] == "session.start" else 0.7
         return 0.0
 
+    @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         log = _Log(path, report)
         for n, obj in json_lines(text, str(path), report):

@@ -26,6 +26,7 @@ from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
     ToolCalls,
+    advise_format,
     args_summary,
     content_text,
     file_session_id,
@@ -62,6 +63,7 @@ class CursorImporter:
     def detect(self, path: Path, text: str) -> float:
         return 0.9 if looks_like_jsonl(path, text) and _is_agent_line(first_json_line(text)) else 0.0
 
+    @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         fallback = _file_minute(path)
         sid = file_session_id("cursor", path.stem)
@@ -194,6 +196,7 @@ class CursorMarkdownImporter:
             return 0.7
         return 0.0
 
+    @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         lines = text.replace("\r\n", "\n").split("\n")
         exported = _EXPORTED.search(text[:2000])

@@ -25,6 +25,7 @@ from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
     ToolCalls,
+    advise_format,
     args_summary,
     count,
     first_json_line,
@@ -108,6 +109,7 @@ class GeminiImporter:
         history = data.get("history") if isinstance(data, dict) else data
         return 0.85 if isinstance(history, list) and history and _is_content(history[0]) else 0.0
 
+    @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         meta: dict[str, Any] = {}
         messages: dict[str, dict[str, Any]] = {}  # by id, in first-seen order (as the CLI keeps them)

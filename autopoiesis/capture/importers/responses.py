@@ -23,6 +23,7 @@ from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
     ToolCalls,
+    advise_format,
     args_summary,
     count,
     json_probe,
@@ -302,6 +303,7 @@ class ResponsesImporter:
             probe = probe["input"][0]
         return 0.85 if is_responses_item(probe) else 0.0  # above openai's 0.8: a typed item is surer
 
+    @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         try:
             data = load_json(text)
