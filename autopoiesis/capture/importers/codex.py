@@ -16,7 +16,9 @@ Three generations are read:
 
 A forked or resumed rollout repeats the `session_meta` of the session it came from: the
 first one names the session. A line whose timestamp is not a time is counted as
-malformed and skipped; bookkeeping lines are known and skipped without a warning.
+malformed and skipped; a line without one takes the time of the line before it (its
+payload's own `timestamp` when it has one). Bookkeeping lines are known and skipped
+without a warning.
 """
 
 from __future__ import annotations
@@ -201,7 +203,7 @@ class _Rollout:
             self.draft.model = payload["model"]
 
     def _response_item(self, n: int, obj: dict[str, Any], payload: dict[str, Any]) -> None:
-        self._item(n, payload, obj.get("timestamp"))
+        self._item(n, payload, obj.get("timestamp", payload.get("timestamp")), carry=True)
 
     def _turn_context(self, n: int, obj: dict[str, Any], payload: dict[str, Any]) -> None:
         self.bookkeeping += 1
