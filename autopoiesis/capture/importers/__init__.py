@@ -30,9 +30,16 @@ from autopoiesis.capture.importers.base import (
     importers,
     register_importer,
 )
+from autopoiesis.capture.importers.chatgpt import ChatGPTImporter
+from autopoiesis.capture.importers.claude_ai import ClaudeAIImporter
 from autopoiesis.capture.importers.claude_code import ClaudeCodeImporter
+from autopoiesis.capture.importers.codex import CodexImporter
+from autopoiesis.capture.importers.copilot import CopilotImporter
+from autopoiesis.capture.importers.cursor import CursorImporter, CursorMarkdownImporter
+from autopoiesis.capture.importers.gemini import GeminiImporter
 from autopoiesis.capture.importers.neutral import NeutralImporter
 from autopoiesis.capture.importers.openai import OpenAIImporter
+from autopoiesis.capture.importers.responses import ResponsesImporter
 from autopoiesis.capture.session import find_transcripts
 from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import MemoryRepo, atomic_write
@@ -43,7 +50,19 @@ from autopoiesis.formats import transcript as tf
 from autopoiesis.gitops import MemoryGit
 
 # In this order: `--format auto` gives a tie to the earlier one, and `--help` lists them so.
-BUILTIN_IMPORTERS: tuple[Importer, ...] = (NeutralImporter(), OpenAIImporter(), ClaudeCodeImporter())
+BUILTIN_IMPORTERS: tuple[Importer, ...] = (
+    NeutralImporter(),
+    OpenAIImporter(),
+    ClaudeCodeImporter(),
+    CodexImporter(),
+    ResponsesImporter(),
+    CursorImporter(),
+    CursorMarkdownImporter(),
+    GeminiImporter(),
+    ChatGPTImporter(),
+    CopilotImporter(),
+    ClaudeAIImporter(),
+)
 for _importer in BUILTIN_IMPORTERS:
     register_importer(_importer)
 

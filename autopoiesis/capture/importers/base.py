@@ -11,14 +11,18 @@ format. To add a format, write one module with a class that has a `name`, `detec
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
+from functools import lru_cache, wraps
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
-from autopoiesis.errors import ImportFormatError
+from autopoiesis.core.text import one_line
+from autopoiesis.errors import ImportFormatError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
 
 AUTO = "auto"
@@ -150,6 +154,32 @@ def detect_format(path: Path, text: str) -> Importer:
     return best
 
 
+def format_hint(path: Path, text: str, tried: str) -> str:
+    """Advice for a file that format TRIED could not read: the registered format that
+    recognises it, as the flag to pass ('' when none other does)."""
+    try:
+        best = detect_format(path, text)
+    except (ImportFormatError, RecursionError):
+        return ""
+    return f" It reads as {best.name}: pass --format {best.name} (or auto)." if best.name != tried else ""
+
+
+_Read = TypeVar("_Read", bound=Callable[..., list["SessionDraft"]])
+
+
+def advise_format(read: _Read) -> _Read:
+    """Decorate an importer's `read` so that a refusal names the format the file is in."""
+
+    @wraps(read)
+    def wrapper(self: Importer, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
+        try:
+            return read(self, path, text, report)
+        except ImportFormatError as exc:
+            raise ImportFormatError(f"{exc}{format_hint(path, text, self.name)}") from None
+
+    return cast(_Read, wrapper)
+
+
 # ── helpers for the shapes chat logs share ──
 @lru_cache(maxsize=2)
 def load_json(text: str) -> Any:
@@ -220,7 +250,7 @@ def args_summary(value: Any) -> str:
         except (ValueError, TypeError):
             return value
     if isinstance(value, dict):
-        for key in ("command", "file_path", "path", "query", "url", "pattern", "description"):
+        for key in ("command", "file_path", "absolute_path", "path", "query", "url", "pattern", "description"):
             if isinstance(value.get(key), str):
                 rest = {k: v for k, v in value.items() if k != key}
                 return value[key] + (f" {json.dumps(rest, ensure_ascii=False)}" if rest and key != "command" else "")
@@ -233,19 +263,128 @@ class ToolCalls:
 
     def __init__(self) -> None:
         self._slots: dict[str, tuple[list[tf.Item], int]] = {}
+        self._open: list[str] = []  # calls still waiting for a result, oldest first
 
     def add(self, call_id: Any, items: list[tf.Item], call: tf.ToolCall) -> None:
-        """Append CALL to ITEMS and remember it under CALL_ID."""
+        """Append CALL to ITEMS and remember it under CALL_ID (a call without an id can
+        still be answered by `resolve_oldest`)."""
         items.append(call)
-        self._slots[str(call_id)] = (items, len(items) - 1)
+        key = str(call_id) if call_id not in (None, "") else f"\x00{len(self._slots)}"
+        self._slots[key] = (items, len(items) - 1)
+        self._open.append(key)
+
+    def __contains__(self, call_id: Any) -> bool:
+        return str(call_id) in self._slots
 
     def resolve(self, call_id: Any, result: str | None) -> bool:
         """Fill RESULT into the call CALL_ID; False when no such call was seen."""
-        slot = self._slots.get(str(call_id))
+        key = str(call_id)
+        slot = self._slots.get(key)
         if slot is None:
             return False
         items, index = slot
         call = items[index]
         assert isinstance(call, tf.ToolCall)
         items[index] = tf.ToolCall(call.tool, call.args, result)
+        if key in self._open:
+            self._open.remove(key)
         return True
+
+    def resolve_oldest(self, tool: str | None, result: str | None) -> bool:
+        """Fill RESULT into the oldest unanswered call of TOOL (any tool when None), for
+        logs whose results name the tool but not the call; False when none is waiting."""
+        for key in self._open:
+            items, index = self._slots[key]
+            call = items[index]
+            if tool is None or (isinstance(call, tf.ToolCall) and call.tool == one_line(tool, 80).replace("]", ")")):
+                return self.resolve(key, result)
+        return False
+
+
+def json_lines(text: str, source: str, report: ImportReport) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each JSON-object line of TEXT; a line that is not JSON,
+    nested too deeply or not an object is counted as malformed in REPORT and skipped."""
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            report.skip_line(source, n, "not JSON")
+            continue
+        except RecursionError:
+            report.skip_line(source, n, "nested deeper than can be read")
+            continue
+        if not isinstance(obj, dict):
+            report.skip_line(source, n, f"a JSON {type(obj).__name__}, not an object")
+            continue
+        yield n, obj
+
+
+def count(value: Any) -> int:
+    """A token count from a log: a non-negative whole number, else 0 (logs are not
+    trusted to hold numbers where numbers belong)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def mapping(value: Any) -> dict[str, Any]:
+    """VALUE when it is a JSON object, else an empty one (logs drift; a field of the
+    wrong type reads as absent)."""
+    return value if isinstance(value, dict) else {}
+
+
+def sequence(value: Any) -> list[Any]:
+    """VALUE when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def string(value: Any) -> str | None:
+    """VALUE when it is a string, else None: a `type` or `role` that came as a list or an
+    object must not be looked up in a set (it cannot be hashed)."""
+    return value if isinstance(value, str) else None
+
+
+def nonempty_str(value: Any) -> str | None:
+    """VALUE when it is a string with something in it, else None."""
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def safe_session_id(*candidates: Any) -> str | None:
+    """The first candidate that is a valid transcript session id, or None."""
+    for value in candidates:
+        if isinstance(value, str):
+            try:
+                return tf.validate_session_id(value)
+            except TranscriptFormatError:
+                continue
+    return None
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
+def file_session_id(prefix: str, name: str) -> str:
+    """The id of a session known only by its file NAME: a UUID (what harnesses name their
+    files by) as it is, any other name with PREFIX- so that `small.jsonl` of two formats
+    cannot claim the same id."""
+    if _UUID.fullmatch(name):
+        return name
+    return safe_session_id(f"{prefix}-{name}") or stable_id(prefix, name)
+
+
+def stable_id(prefix: str, *parts: Any) -> str:
+    """PREFIX_ and a hash of PARTS: the id of a session whose log gives it none, the same
+    every time the same log is imported."""
+    canonical = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+    return f"{prefix}_{hashlib.sha256(canonical).hexdigest()[:16]}"
+
+
+def monotonic_turns(draft: SessionDraft) -> None:
+    """Make DRAFT's turn times never go backwards: a log's order is the conversation's
+    order, and a turn stamped before the one it answers keeps its place instead of being
+    sorted ahead of it."""
+    latest: datetime | None = None
+    for turn in draft.turns:
+        if latest is not None and turn.time < latest:
+            turn.time = latest
+        latest = turn.time
