@@ -11,14 +11,16 @@ format. To add a format, write one module with a class that has a `name`, `detec
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from autopoiesis.errors import ImportFormatError
+from autopoiesis.errors import ImportFormatError, UnknownFormatError
 from autopoiesis.formats import transcript as tf
 
 AUTO = "auto"
@@ -74,6 +76,7 @@ class SessionDraft:
     tokens_in: int = 0
     tokens_out: int = 0
     source: str | None = None
+    parent_session: str | None = None  # the session that spawned this one (a subagent's)
     turns: list[DraftTurn] = field(default_factory=list)
 
     def add_turn(self, when: datetime, role: str, items: list[tf.Item], name: str | None = None) -> DraftTurn:
@@ -130,7 +133,9 @@ def get_importer(name: str) -> Importer:
 
 
 def detect_format(path: Path, text: str) -> Importer:
-    """The importer most confident about TEXT (the first registered wins a tie)."""
+    """The importer most confident about TEXT (the first registered wins a tie);
+    UnknownFormatError, saying what the file looks like and which formats there are, when
+    none is."""
     best: Importer | None = None
     best_score = 0.0
     for importer in _REGISTRY.values():
@@ -138,15 +143,57 @@ def detect_format(path: Path, text: str) -> Importer:
         if score > best_score:
             best, best_score = importer, score
     if best is None:
-        try:
-            load_json(text)
-        except RecursionError:
-            raise ImportFormatError(f"{path}: nested deeper than can be read; nothing of it was imported.") from None
-        except ValueError:
-            pass
-        names = list(_REGISTRY)
-        choices = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else ", ".join(names)
-        raise ImportFormatError(f"{path}: cannot tell the format; pass --format {choices}.")
+        raise UnknownFormatError(f"{path}: {_looks_like(text)}, which is none of the session logs autopoiesis reads "
+                                 f"({', '.join(_REGISTRY)}). If it is one of them, name it with --format NAME "
+                                 "(`autopoiesis import --help` lists them).")
+    return best
+
+
+def _looks_like(text: str) -> str:
+    """A few words on what TEXT is, for the error that says its format is unknown."""
+    try:
+        data = load_json(text)
+    except RecursionError:
+        raise ImportFormatError("nested deeper than can be read; nothing of it was imported.") from None
+    except ValueError:
+        first = first_json_line(text)
+        if isinstance(first, dict):
+            return f"JSON lines whose first object has the keys {', '.join(sorted(map(str, first))[:8])}"
+        return "text that is not JSON" if text.strip() else "an empty file"
+    if isinstance(data, dict):
+        return f"a JSON object with the keys {', '.join(sorted(map(str, data))[:8]) or '(none)'}"
+    if isinstance(data, list):
+        kinds = sorted({type(x).__name__ for x in data[:50]})
+        return f"a JSON list of {len(data)} {'/'.join(kinds) or 'items'}"
+    return f"a JSON {type(data).__name__}"
+
+
+@runtime_checkable
+class FolderImporter(Protocol):
+    """A format kept as a folder of files (OpenCode's storage) rather than one file. An
+    importer that is one as well claims a folder given to `autopoiesis import` before the
+    folder is walked file by file."""
+
+    name: str
+
+    def detect_folder(self, path: Path) -> float:
+        """How sure this importer is that the folder PATH is its format (0 to 1)."""
+        ...
+
+    def read_folder(self, path: Path, report: ImportReport) -> list[SessionDraft]:
+        """The sessions kept in the folder PATH."""
+        ...
+
+
+def folder_importer(path: Path) -> FolderImporter | None:
+    """The registered importer that claims the folder PATH, if one does."""
+    best: FolderImporter | None = None
+    best_score = 0.0
+    for importer in _REGISTRY.values():
+        if isinstance(importer, FolderImporter):
+            score = importer.detect_folder(path)
+            if score > best_score:
+                best, best_score = importer, score
     return best
 
 
@@ -227,25 +274,128 @@ def args_summary(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True) if value is not None else ""
 
 
+# Content blocks only the Anthropic Messages format has (OpenAI's content parts are text,
+# image_url, input_audio, file): a list holding one is no chat-completions list.
+ANTHROPIC_BLOCK_TYPES = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use",
+                                   "web_search_tool_result", "mcp_tool_use", "mcp_tool_result", "document"})
+
+
+def has_anthropic_blocks(messages: Any) -> bool:
+    """Whether MESSAGES (a list of message objects) holds an Anthropic content block."""
+    if not isinstance(messages, list):
+        return False
+    for msg in messages:
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and (block.get("type") in ANTHROPIC_BLOCK_TYPES
+                                                or (block.get("type") == "image" and isinstance(block.get("source"), dict))):
+                    return True
+    return False
+
+
+def opening_id(prefix: str, messages: list[Any]) -> str:
+    """A session id for a log that names none, stable while the log grows: PREFIX and a
+    hash of its opening exchange (the messages up to and including the first reply; all
+    of them while there is no reply yet)."""
+    opening: list[Any] = []
+    for msg in messages:
+        opening.append(msg)
+        if isinstance(msg, dict) and msg.get("role") in ("assistant", "agent", "model"):
+            break
+    canonical = json.dumps(opening, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+    return f"{prefix}{hashlib.sha256(canonical).hexdigest()[:16]}"
+
+
+def anthropic_attachment(block: dict[str, Any], where: str = "") -> tf.Attachment:
+    """An image or document block as an attachment line (its bytes are not kept)."""
+    src = block.get("source") if isinstance(block.get("source"), dict) else {}
+    if src.get("type") == "url" and isinstance(src.get("url"), str):
+        return tf.Attachment(src["url"])
+    media = src.get("media_type") if isinstance(src.get("media_type"), str) else str(block.get("type") or "image")
+    return tf.Attachment(f"{media}{where} (not stored)")
+
+
+def anthropic_tool_result(block: dict[str, Any], calls: ToolCalls, items: list[tf.Item],
+                          clean: Callable[[str], str] = str.strip) -> None:
+    """Write a tool_result block into the call it answers (an image it carries as an
+    attachment line after the call), or, answering no call seen, as a `result` line in
+    ITEMS. CLEAN tidies the result text (a harness's own tags)."""
+    content = block.get("content")
+    texts: list[str] = []
+    images: list[tf.Attachment] = []
+    for part in content if isinstance(content, list) else [content]:
+        if isinstance(part, dict) and part.get("type") in ("image", "document"):
+            images.append(anthropic_attachment(part, " from a tool result"))
+        elif isinstance(part, dict) and part.get("type") == "text":
+            texts.append(str(part.get("text") or ""))
+        elif isinstance(part, str):
+            texts.append(part)
+        elif part is not None:
+            texts.append(content_text(part))
+    result = clean("\n".join(t for t in texts if t))
+    if not result and block.get("is_error"):
+        result = "error"
+    elif block.get("is_error") and not result.startswith("error"):
+        result = f"error: {result}"
+    call_id = block.get("tool_use_id")
+    if calls.resolve(call_id, result or None):
+        for image in images:
+            calls.attach(call_id, image)
+        return
+    items.append(tf.ToolCall("result", str(call_id) if call_id is not None else "", result or None))
+    items.extend(images)
+
+
 class ToolCalls:
     """Tool calls waiting for their results: logs send a call and its result in separate
-    messages, linked by an id; the result is written into the call's own line."""
+    messages, linked by an id; the result is written into the call's own line. A result
+    without an id answers the oldest call still waiting (logs that carry no ids)."""
 
     def __init__(self) -> None:
-        self._slots: dict[str, tuple[list[tf.Item], int]] = {}
+        self._slots: dict[str, list[Any]] = {}  # id -> [items, call]
+        self._waiting: list[list[Any]] = []  # [items, call], oldest first
 
     def add(self, call_id: Any, items: list[tf.Item], call: tf.ToolCall) -> None:
         """Append CALL to ITEMS and remember it under CALL_ID."""
         items.append(call)
-        self._slots[str(call_id)] = (items, len(items) - 1)
+        slot: list[Any] = [items, call]
+        if call_id is not None:
+            self._slots[str(call_id)] = slot
+        self._waiting.append(slot)
+
+    def _slot(self, call_id: Any) -> list[Any] | None:
+        if call_id is None:
+            return self._waiting[0] if self._waiting else None
+        return self._slots.get(str(call_id))
+
+    @staticmethod
+    def _index(slot: list[Any]) -> int:
+        items, call = slot
+        return next(i for i, item in enumerate(items) if item is call)
 
     def resolve(self, call_id: Any, result: str | None) -> bool:
         """Fill RESULT into the call CALL_ID; False when no such call was seen."""
-        slot = self._slots.get(str(call_id))
+        slot = self._slot(call_id)
         if slot is None:
             return False
-        items, index = slot
-        call = items[index]
-        assert isinstance(call, tf.ToolCall)
-        items[index] = tf.ToolCall(call.tool, call.args, result)
+        items, call = slot
+        done = tf.ToolCall(call.tool, call.args, result)
+        items[self._index(slot)] = done
+        slot[1] = done
+        if slot in self._waiting:
+            self._waiting.remove(slot)
+        return True
+
+    def attach(self, call_id: Any, item: tf.Item) -> bool:
+        """Put ITEM (an attachment a tool result carried) right after the call CALL_ID;
+        False when no such call was seen."""
+        slot = self._slot(call_id)
+        if slot is None:
+            return False
+        items = slot[0]
+        at = self._index(slot) + 1
+        while at < len(items) and isinstance(items[at], tf.Attachment):
+            at += 1
+        items.insert(at, item)
         return True
