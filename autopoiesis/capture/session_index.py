@@ -134,7 +134,7 @@ class SessionIndex:
         """The files named for SESSION_ID that exist, sorted by path."""
         out = []
         for rel in self._heads().get(session_id.split("-", 1)[0], ()):
-            if _names_in(Path(rel).name[5:-3].split("+", 1)[0], session_id):
+            if _names_in(rel.rsplit("/", 1)[-1][5:-3].split("+", 1)[0], session_id):
                 path = self.repo.root / rel
                 if path.is_file():
                     out.append(path)

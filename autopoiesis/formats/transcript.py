@@ -60,10 +60,10 @@ Decisions this module makes (documented in the README too):
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import UTC, date, datetime
+from functools import cache
 from pathlib import PurePosixPath
 from typing import Any, TypeVar, cast
 
@@ -353,12 +353,16 @@ def unescape_line(line: str) -> str:
     return line[1:] if _STRUCTURAL_RE.match(line) and line.startswith("\\") else line
 
 
+# Unicode category Cc (C0 and C1 controls, DEL) but tab and newline; one regex pass is
+# fifty times faster than asking unicodedata about every character of a long message.
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def normalize_content(content: str) -> str:
     """Message content as a transcript stores it: LF line ends, no NULs or other control
     characters but tab/newline, no leading or trailing blank lines."""
     text = content.replace("\r\n", "\n").replace("\r", "\n")
-    text = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")
-    return text.strip("\n")
+    return _CONTROL_RE.sub("", text).strip("\n")
 
 
 def render_header(turn: Turn, previous_day: date | None) -> str:
@@ -635,12 +639,25 @@ def map_text(obj: _Mapped, fn: Callable[[str], str]) -> _Mapped:
     return cast(_Mapped, _map(obj, fn))
 
 
+@cache
+def _text_fields(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls) if f.name not in _NOT_TEXT)
+
+
 def _map(value: object, fn: Callable[[str], str]) -> object:
+    # What FN leaves as it was (the same object) is kept, not rebuilt: redacting a long
+    # transcript with no secret in it builds nothing new.
     if isinstance(value, str):
         return fn(value)
     if isinstance(value, tuple):
-        return tuple(_map(v, fn) for v in value)
+        mapped = tuple(_map(v, fn) for v in value)
+        return value if all(a is b for a, b in zip(mapped, value)) else mapped
     if is_dataclass(value) and not isinstance(value, type):
-        changes = {f.name: _map(getattr(value, f.name), fn) for f in fields(value) if f.name not in _NOT_TEXT}
-        return replace(value, **changes)
+        changes = {}
+        for name in _text_fields(type(value)):
+            old = getattr(value, name)
+            new = _map(old, fn)
+            if new is not old:
+                changes[name] = new
+        return replace(value, **changes) if changes else value
     return value

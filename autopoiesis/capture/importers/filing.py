@@ -21,7 +21,7 @@ from pathlib import Path
 
 from autopoiesis.capture.importers.base import ImportReport
 from autopoiesis.capture.session_index import SessionIndex, session_parts
-from autopoiesis.core.paths import MemoryRepo, atomic_write
+from autopoiesis.core.paths import MemoryRepo, atomic_write_many
 from autopoiesis.core.redact import marker_kinds
 from autopoiesis.errors import GitError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
@@ -31,29 +31,40 @@ from autopoiesis.gitops import MemoryGit
 def file_sessions(repo: MemoryRepo, transcripts: list[tf.Transcript], report: ImportReport, *, commit: bool = True) -> None:
     """Write each transcript as a new session or as the continuation of a filed one; skip
     exact re-imports; commit what was written together. A session that cannot be
-    written is refused on its own."""
+    written is refused on its own. The files are written together (core.paths'
+    atomic_write_many); a session met twice in one batch waits for the first's file."""
     index = SessionIndex.load(repo)
     written: list[str] = []
+    pending: list[tuple[str, tf.Transcript]] = []
     for t in transcripts:
+        if any(p.meta.session_id == t.meta.session_id for _, p in pending):
+            _write(repo, index, pending, written, report)
         rel, filed = _place(repo, index, t, report)
         if rel is None or filed is None:
             continue
-        if (repo.root / rel).exists():
-            report.refuse(f"session {t.meta.session_id}", f"{rel} already exists and is another transcript; nothing was "
-                          "written. Look at that file: its name and its session_id disagree.")
+        if (repo.root / rel).exists() or any(rel == r for r, _ in pending):
+            report.refuse(f"session {t.meta.session_id}", f"{rel} already exists and is another transcript; nothing "
+                          "was written. Look at that file: its name and its session_id disagree.")
             continue
-        try:
-            atomic_write(repo.root / rel, tf.encode(tf.render(filed)))
-        except OSError as exc:
-            report.refuse(f"session {t.meta.session_id}", f"cannot write {rel} ({exc.strerror or exc}); free disk space "
-                          "and import it again.")
-            continue
-        index.add(rel)
-        written.append(rel)
+        pending.append((rel, filed))
+    _write(repo, index, pending, written, report)
     index.save()
     report.imported.extend(written)
     if commit and written:
         _commit(repo, written, report)
+
+
+def _write(repo: MemoryRepo, index: SessionIndex, pending: list[tuple[str, tf.Transcript]], written: list[str],
+           report: ImportReport) -> None:
+    errors = atomic_write_many([(repo.root / rel, tf.encode(tf.render(t))) for rel, t in pending])
+    for (rel, t), error in zip(pending, errors):
+        if error is not None:
+            report.refuse(f"session {t.meta.session_id}", f"cannot write {rel} ({error.strerror or error}); free disk "
+                          "space and import it again.")
+            continue
+        index.add(rel)
+        written.append(rel)
+    pending.clear()
 
 
 def _place(repo: MemoryRepo, index: SessionIndex, t: tf.Transcript,
