@@ -313,7 +313,12 @@ def _assistant(state: _Session, line: _Line) -> None:
     if msg.get("model") and not synthetic and not state.draft.model:
         state.draft.model = str(msg["model"])
     _add_usage(state, msg, line)
-    items: list[tf.Item] = []
+    mid = msg.get("id") if isinstance(msg.get("id"), str) else None
+    turns = state.draft.turns
+    # the next content block of the API message the last turn holds goes into that turn
+    # (into its very list: a tool call's result is later written where the call is)
+    merge = not synthetic and mid is not None and mid == state.last_message and bool(turns) and turns[-1].role == "agent"
+    items: list[tf.Item] = turns[-1].items if merge else []
     content = msg["content"]
     for block in content if isinstance(content, list) else [content]:
         if isinstance(block, str):
@@ -329,16 +334,11 @@ def _assistant(state: _Session, line: _Line) -> None:
             anthropic_tool_result(block, calls, items, _clean_result)
         elif block.get("type") in ("image", "document"):
             items.append(anthropic_attachment(block))
-    if not items:
+    if merge or not items:
         return
     if synthetic:
         state.draft.add_turn(line.when, "system", items)
         state.last_message = None
-        return
-    mid = msg.get("id") if isinstance(msg.get("id"), str) else None
-    turns = state.draft.turns
-    if mid is not None and mid == state.last_message and turns and turns[-1].role == "agent":
-        turns[-1].items.extend(items)  # the next content block of the same API message
         return
     state.draft.add_turn(line.when, "agent", items)
     state.last_message = mid
