@@ -181,17 +181,18 @@ def test_opencode_shared_samples_are_refused_with_the_reason(memory_repo: Memory
 
 
 # ── Aider ──
+# aider ends its own lines (user input, its output) with two spaces; "|" stands for them here
 AIDER = """
 # aider chat started at 2025-10-20 21:49:17
 
-> Aider v0.86.1  
-> Main model: gpt-4o with diff edit format  
+> Aider v0.86.1|
+> Main model: gpt-4o with diff edit format|
 
-#### /add src/dates.py  
-> Added src/dates.py to the chat  
+#### /add src/dates.py|
+> Added src/dates.py to the chat|
 
-#### Why does parse_date drop the zone?  
-####   It should keep +02:00.  
+#### Why does parse_date drop the zone?|
+####   It should keep +02:00.|
 
 It calls `replace(tzinfo=None)`. Here is the fix:
 
@@ -202,21 +203,21 @@ src/dates.py
 return dt
 ```
 
-> Tokens: 2.5k sent, 120 received. Cost: $0.01 message, $0.01 session.  
-> Applied edit to src/dates.py  
-> Commit 1a2b3c4 fix: keep the time zone in parse_date  
+> Tokens: 2.5k sent, 120 received. Cost: $0.01 message, $0.01 session.|
+> Applied edit to src/dates.py|
+> Commit 1a2b3c4 fix: keep the time zone in parse_date|
 
-#### /run pytest -q  
-> Running pytest -q  
+#### /run pytest -q|
+> Running pytest -q|
 
 # aider chat started at 2025-10-21 08:00:00
 
-> Aider v0.86.1  
+> Aider v0.86.1|
 
-#### /ask what else uses parse_date?  
+#### /ask what else uses parse_date?|
 
 Only `report.py`.
-"""
+""".replace("|\n", "  \n")
 
 
 def test_aider_history(memory_repo: MemoryRepo, tmp_path: Path) -> None:
