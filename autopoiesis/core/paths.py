@@ -144,16 +144,16 @@ def atomic_write_many(files: Sequence[tuple[Path, bytes]], *, mode: int = 0o644)
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         flushed = {tmp: pool.submit(flush, tmp) for tmp in temps if tmp is not None}
-    for n, ((path, _), tmp) in enumerate(zip(files, temps)):
-        if tmp is None:
+    for n, ((path, _), written) in enumerate(zip(files, temps)):
+        if written is None:
             continue
         try:
-            flushed[tmp].result()
-            os.replace(tmp, path)
+            flushed[written].result()
+            os.replace(written, path)
         except OSError as exc:
             errors[n] = exc
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+                os.unlink(written)
     return errors
 
 

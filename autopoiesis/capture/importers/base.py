@@ -198,6 +198,16 @@ def folder_importer(path: Path) -> FolderImporter | None:
 
 
 # ── helpers for the shapes chat logs share ──
+def as_dict(value: Any) -> dict[str, Any]:
+    """VALUE when it is a JSON object, else an empty one (a field a log may leave out or get wrong)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """VALUE when it is a JSON list, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
 @lru_cache(maxsize=2)
 def load_json(text: str) -> Any:
     """TEXT parsed as one JSON document (cached: detection and reading parse it once).
@@ -309,7 +319,7 @@ def opening_id(prefix: str, messages: list[Any]) -> str:
 
 def anthropic_attachment(block: dict[str, Any], where: str = "") -> tf.Attachment:
     """An image or document block as an attachment line (its bytes are not kept)."""
-    src = block.get("source") if isinstance(block.get("source"), dict) else {}
+    src = as_dict(block.get("source"))
     if src.get("type") == "url" and isinstance(src.get("url"), str):
         return tf.Attachment(src["url"])
     media = src.get("media_type") if isinstance(src.get("media_type"), str) else str(block.get("type") or "image")

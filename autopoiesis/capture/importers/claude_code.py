@@ -47,6 +47,7 @@ from autopoiesis.capture.importers.base import (
     anthropic_attachment,
     anthropic_tool_result,
     args_summary,
+    as_dict,
     content_text,
     first_json_line,
     looks_like_jsonl,
@@ -293,11 +294,11 @@ class _Router:
 
 def _add_usage(state: _Session, msg: dict[str, Any], line: _Line) -> None:
     """Add MSG's token usage, once per API message (every line of it repeats the usage)."""
-    key = msg.get("id") if isinstance(msg.get("id"), str) else f"line-{line.n}"
+    key = str(msg["id"]) if isinstance(msg.get("id"), str) else f"line-{line.n}"
     if key in state.counted:
         return
     state.counted.add(key)
-    usage = msg["usage"] if isinstance(msg.get("usage"), dict) else {}
+    usage = as_dict(msg.get("usage"))
     state.draft.tokens_in += usage["input_tokens"] if isinstance(usage.get("input_tokens"), int) and usage["input_tokens"] > 0 else 0
     state.draft.tokens_out += usage["output_tokens"] if isinstance(usage.get("output_tokens"), int) and usage["output_tokens"] > 0 else 0
 

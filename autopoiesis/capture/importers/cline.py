@@ -34,6 +34,7 @@ from autopoiesis.capture.importers.base import (
     anthropic_attachment,
     anthropic_tool_result,
     args_summary,
+    as_dict,
     has_anthropic_blocks,
     json_probe,
     load_json,
@@ -140,7 +141,7 @@ def _read_messages(draft: SessionDraft, messages: list[Any], started: datetime, 
         content = msg.get("content")
         blocks = content if isinstance(content, list) else [content]
         if msg["role"] == "assistant":
-            info = msg.get("modelInfo") if isinstance(msg.get("modelInfo"), dict) else {}
+            info = as_dict(msg.get("modelInfo"))
             if not draft.model and isinstance(info.get("modelId"), str):
                 draft.model = info["modelId"]
             _add_tokens(draft, msg)
@@ -158,8 +159,8 @@ def _read_messages(draft: SessionDraft, messages: list[Any], started: datetime, 
 
 
 def _add_tokens(draft: SessionDraft, msg: dict[str, Any]) -> None:
-    metrics = msg.get("metrics") if isinstance(msg.get("metrics"), dict) else {}
-    tokens = metrics.get("tokens") if isinstance(metrics.get("tokens"), dict) else {}
+    metrics = as_dict(msg.get("metrics"))
+    tokens = as_dict(metrics.get("tokens"))
     for key, attr in (("prompt", "tokens_in"), ("completion", "tokens_out")):
         value = tokens.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:

@@ -32,6 +32,8 @@ from autopoiesis.capture.importers.base import (
     SessionDraft,
     ToolCalls,
     args_summary,
+    as_dict,
+    as_list,
     content_text,
     json_probe,
     load_json,
@@ -67,7 +69,7 @@ class ContinueImporter:
             raise ImportFormatError(f"{path}: sessionId: {exc}") from None
         started = _created(path, sid) or parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(
             second=0, microsecond=0)
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        usage = as_dict(data.get("usage"))
         draft = SessionDraft(
             session_id=sid, channel="continue", source=f"continue:{path.name}", started=started,
             topic=data.get("title") if isinstance(data.get("title"), str) and data["title"] != "New Session" else None,
@@ -126,23 +128,23 @@ def _read_history(draft: SessionDraft, history: list[Any], started: datetime, so
         text = content_text(msg.get("content"))
         if text.strip():
             items.append(tf.Text(text))
-        for part in msg.get("content") if isinstance(msg.get("content"), list) else []:
+        for part in as_list(msg.get("content")):
             if isinstance(part, dict) and part.get("type") == "imageUrl":
                 items.append(tf.Attachment("image (not stored)"))
-        for call in msg.get("toolCalls") if isinstance(msg.get("toolCalls"), list) else []:
-            fn = call.get("function") if isinstance(call, dict) and isinstance(call.get("function"), dict) else {}
-            calls.add(call.get("id") if isinstance(call, dict) else None, items,
+        for call in as_list(msg.get("toolCalls")):
+            fn = as_dict(as_dict(call).get("function"))
+            calls.add(as_dict(call).get("id"), items,
                       tf.ToolCall(str(fn.get("name") or "tool"), args_summary(fn.get("arguments")), None))
-        for state in item.get("toolCallStates") if isinstance(item.get("toolCallStates"), list) else []:
+        for state in as_list(item.get("toolCallStates")):
             if isinstance(state, dict) and isinstance(state.get("output"), list):
                 output = "\n".join(str(o.get("content") or "") for o in state["output"] if isinstance(o, dict)).strip()
                 if state.get("status") == "errored":
                     output = f"error: {output}".strip()
                 calls.resolve(state.get("toolCallId"), output or None)
         if norm == "user":
-            for ctx in item.get("contextItems") if isinstance(item.get("contextItems"), list) else []:
+            for ctx in as_list(item.get("contextItems")):
                 if isinstance(ctx, dict) and not ctx.get("hidden"):
-                    uri = ctx.get("uri") if isinstance(ctx.get("uri"), dict) else {}
+                    uri = as_dict(ctx.get("uri"))
                     name = uri.get("value") or ctx.get("description") or ctx.get("name")
                     if isinstance(name, str) and name.strip():
                         items.append(tf.Attachment(name))

@@ -28,6 +28,7 @@ from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
     args_summary,
+    as_dict,
     content_text,
     json_probe,
     load_json,
@@ -225,7 +226,7 @@ def _session(sid: str, info: dict[str, Any] | None, messages: list[dict[str, Any
             draft.add_turn(when, "system" if summary else role, items)
         error = msg.get("error")
         if isinstance(error, dict):
-            data = error.get("data") if isinstance(error.get("data"), dict) else {}
+            data = as_dict(error.get("data"))
             text = data.get("message") if isinstance(data.get("message"), str) else ""
             draft.add_turn(when, "system", [tf.Text(f"{error.get('name') or 'error'}: {text}".strip(": "))])
     return draft
@@ -237,7 +238,7 @@ def _assistant_meta(draft: SessionDraft, msg: dict[str, Any]) -> None:
         model = msg["model"].get("modelID")
     if not draft.model and isinstance(model, str):
         draft.model = model
-    tokens = msg.get("tokens") if isinstance(msg.get("tokens"), dict) else {}
+    tokens = as_dict(msg.get("tokens"))
     for key, attr in (("input", "tokens_in"), ("output", "tokens_out")):
         value = tokens.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
@@ -264,9 +265,9 @@ def _items(parts: list[dict[str, Any]], role: str) -> list[tf.Item]:
 
 
 def _tool(part: dict[str, Any]) -> tf.ToolCall:
-    state = part.get("state") if isinstance(part.get("state"), dict) else {}
+    state = as_dict(part.get("state"))
     if part.get("type") == "tool-invocation":  # the oldest storage: {toolInvocation: {toolName, args, result}}
-        inv = part.get("toolInvocation") if isinstance(part.get("toolInvocation"), dict) else {}
+        inv = as_dict(part.get("toolInvocation"))
         return tf.ToolCall(str(inv.get("toolName") or "tool"), args_summary(inv.get("args")),
                            content_text(inv.get("result")) or None)
     status = state.get("status")
