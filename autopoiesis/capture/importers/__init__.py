@@ -117,7 +117,7 @@ def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int)
         raise ImportFormatError(
             f"{len(empty)} of {len(turns)} turns ({roles}) would be written empty: the log holds content this "
             "format's reader did not understand, so nothing of the session was imported. If the format was "
-            "detected wrongly, name the right one with --format (`autopoiesis import --help` lists them)."
+            f"detected wrongly, name the right one with --format NAME ({', '.join(format_names()[1:])})."
         )
     turns.sort(key=lambda t: t.time)  # stable: equal times keep their order
     if not turns and draft.started is None:

@@ -144,8 +144,7 @@ def detect_format(path: Path, text: str) -> Importer:
             best, best_score = importer, score
     if best is None:
         raise UnknownFormatError(f"{path}: {_looks_like(text)}, which is none of the session logs autopoiesis reads "
-                                 f"({', '.join(_REGISTRY)}). If it is one of them, name it with --format NAME "
-                                 "(`autopoiesis import --help` lists them).")
+                                 f"({', '.join(_REGISTRY)}). If it is one of them, name it with --format NAME.")
     return best
 
 
