@@ -42,6 +42,10 @@ class ImportFormatError(AutopoiesisError):
     """A file given to `autopoiesis import` could not be read in the chosen format."""
 
 
+class UnknownFormatError(ImportFormatError):
+    """No importer recognises a file given to `autopoiesis import` (with `--format auto`)."""
+
+
 class GitError(AutopoiesisError):
     """A git operation failed."""
 

@@ -114,7 +114,7 @@ def capture(
 
 def import_(
     ctx: typer.Context,
-    files: list[Path] = typer.Argument(..., help="Session files, e.g. neutral JSON, OpenAI messages or Claude Code JSONL."),
+    files: list[Path] = typer.Argument(..., help="Session logs or folders of them (Claude Code, Cline, OpenCode storage, Aider, ...)."),
     # The choices are the importers' registry; listing them here would import every
     # importer on each CLI start, so an unknown name is answered with the list instead.
     format: str = typer.Option("auto", "--format", "-f", help="auto (detected per file) or a format name (a wrong one lists them)."),

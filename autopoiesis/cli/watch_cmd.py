@@ -235,7 +235,7 @@ def register(app: typer.Typer) -> None:
             p = Path(session)
             if not p.is_file():
                 raise fail(f"--session {session}: no such file.", 2)
-            history = load_session(p)
+            history = load_session(p, repo)
         result, activations = compile_for_message(repo, message, session=history, budget=budget, shared=shared,
                                                   take_steering=not dry_run, record=not dry_run)
         if as_json:

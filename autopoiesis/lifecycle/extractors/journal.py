@@ -57,6 +57,8 @@ def journal_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
             if len(asked) >= 60:
                 break
     summary = (f"{t.meta.topic}: " if t.meta.topic else "") + (clean(asked, limit=160) if asked else t.title)
+    if t.meta.part > 1:  # the session went on in a later import: this is its next part, not a new session
+        summary = f"Continued (part {t.meta.part}): {summary}"
     summary += f" ({len(t.turns)} turns" + (f", {tools} tool calls)" if tools else ")")
 
     def bullet(text: str, at: datetime) -> KnowledgeChange:
