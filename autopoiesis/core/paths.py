@@ -57,6 +57,7 @@ STATE_FILES = {
     "worktrees_dir": ("worktrees",),
     "locks_dir": ("locks",),
     "verify_record": ("verify", "record.json"),
+    "verify_rewrites": ("verify", "rewrites.json"),
 }
 
 # Category of a repo-relative path, as search and the compiler name them (design §7.2).
