@@ -18,6 +18,7 @@ from autopoiesis.capture.session import ConversationCapture, Session
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.errors import SyncConflictError, SyncError
 from autopoiesis.formats import knowledge as kf
+from autopoiesis.gitops import MemoryGit
 from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance
 from autopoiesis.verify import verify
 
@@ -321,6 +322,10 @@ def test_push_only_refuses_to_overwrite_newer_remote_work(tmp_path: Path) -> Non
     pulled = sync_once(b, push=False)
     assert pulled.merge == "merged" and not pulled.pushed
     assert sync_once(b, pull=False).pushed == ["refs/heads/main"]
+    assert sync_once(b).pushed == []  # nothing new: no push at all
+    MemoryGit(b).tag_named("milestone", "v1")  # an annotated tag alone is something to push
+    assert sync_once(b).pushed == ["refs/tags/memory/milestone/v1"]
+    assert "refs/tags/memory/milestone/v1" in _git(remote, "for-each-ref", "refs/tags")
 
 
 def test_the_same_session_imported_on_both_clones_is_one_file_and_no_conflict(tmp_path: Path) -> None:

@@ -369,6 +369,8 @@ def _push(git: MemoryGit, report: SyncReport, timeout: float, *, retry: bool) ->
         raise SyncError(f"sync does not push a history that fails verification: {checked.summary()}\n{shown}\n"
                         "Nothing was pushed. `autopoiesis verify` shows the details; `git reflog` shows where the branch "
                         "was before the change.")
+    if _nothing_to_push(git, report, timeout):
+        return True
     try:
         result = git.push(name, [f"refs/heads/{branch}:refs/heads/{branch}"], follow_tags=True,
                           set_upstream=git.upstream_remote(branch) is None, timeout=timeout)
@@ -395,6 +397,22 @@ def _push(git: MemoryGit, report: SyncReport, timeout: float, *, retry: bool) ->
             raise SyncError(f"the pre-push hook refused to push: the history fails `autopoiesis verify`.\n{result.stderr}")
         raise SyncError(_unreachable(name, report.url, "push to", GitError(result.stderr)))
     return True
+
+
+def _nothing_to_push(git: MemoryGit, report: SyncReport, timeout: float) -> bool:
+    """True when the remote, as just fetched, has the branch's tip and every annotated tag
+    of its history: then the push (and the pre-push hook's start-up) is skipped."""
+    if not report.fetched or git.rev(f"refs/remotes/{report.remote}/{report.branch}") != git.head():
+        return False
+    tags = [line.split(" ", 1)[1] for line in git.run("for-each-ref", "--merged", "HEAD", "--format=%(objecttype) %(refname)",
+                                                        "refs/tags/").stdout.splitlines() if line.startswith("tag ")]
+    if not tags:
+        return True
+    try:
+        remote = git.ls_remote(report.remote, timeout=timeout)
+    except GitError:
+        return False  # the push says what is wrong
+    return all(t in remote for t in tags)
 
 
 # ── after `autopoiesis forget` ──
