@@ -299,6 +299,10 @@ def test_an_unreachable_or_missing_remote_is_a_clear_error_and_nothing_is_lost(t
     _git(a, "remote", "set-url", "origin", "http://127.0.0.1:9/memory.git")  # nothing listens there
     with pytest.raises(SyncError, match="could not fetch from origin"):
         sync_once(a, timeout=30)
+    _git(a, "remote", "set-url", "origin", "http://me:s3cretPassw0rd@127.0.0.1:9/memory.git")
+    with pytest.raises(SyncError, match="could not fetch from origin") as leaky:
+        sync_once(a, timeout=30)
+    assert "s3cretPassw0rd" not in str(leaky.value)  # a token in the URL is never shown
     with pytest.raises(SyncError, match="no remote named 'upstream'"):
         sync_once(a, remote="upstream")
 

@@ -122,7 +122,8 @@ def sync_once(repo: MemoryRepo, *, pull: bool = True, push: bool = True, remote:
         raise SyncError(f"no remote named {name!r}{others}. Add one with `git remote add {name} URL` (a bare repo, "
                         "GitHub or Gitea; e.g. `git remote add origin git@github.com:me/memory.git`), then run "
                         "`autopoiesis sync`.")
-    report = SyncReport(name, url, branch)
+    redact = repo.redactor().redact  # a URL may hold a token (https://user:TOKEN@host/...): never shown, never logged
+    report = SyncReport(name, redact(url), branch)
     lock = repo.lock("sync")
     if not lock.acquire(timeout=timeout):
         raise SyncError(f"another sync of {repo.root} has been running for {timeout:g} s; wait for it, then retry.")
@@ -132,18 +133,22 @@ def sync_once(repo: MemoryRepo, *, pull: bool = True, push: bool = True, remote:
             _finish_merge(repo, git, report, name)
         _setup(repo, git, report)
         _commit_pending(repo, git, report)
-        pending = _pending_rewrites(repo, url)
+        pending = _pending_rewrites(repo, report.url)
         if force_after_forget:
             _push_rewrite(repo, git, report, pending, timeout)
         elif pending:
-            raise SyncError(_unpushed_forget(name, url, branch, pending))
+            raise SyncError(_unpushed_forget(name, report.url, branch, pending))
         for attempt in range(PUSH_TRIES):
             if pull:
                 _pull(repo, git, report, timeout, abort_on_conflict)
             if not push or _push(git, report, timeout, retry=pull and attempt + 1 < PUSH_TRIES):
                 break
+    except SyncError as exc:  # git's own messages may quote the URL
+        exc.args = tuple(redact(a) if isinstance(a, str) else a for a in exc.args)
+        raise
     finally:
         lock.release()
+    report.warnings = [redact(w) for w in report.warnings]
     return report
 
 
@@ -492,7 +497,7 @@ def _push_rewrite(repo: MemoryRepo, git: MemoryGit, report: SyncReport, pending:
                         "`autopoiesis sync --force-after-forget` again.")
     report.forced += [ref for ref, summary in result.updated if summary.startswith("+")]
     report.pushed += [ref for ref, summary in result.updated if not summary.startswith(("=", "+"))]
-    mark_rewrite_pushed(repo, [str(r.get("commit")) for r in pending], url)
+    mark_rewrite_pushed(repo, [str(r.get("commit")) for r in pending], url)  # (the URL as shown: no token on disk)
     if newer:  # the fetch brought old objects back: drop those nothing refers to, as forget did
         git.run("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all", check=False)
         git.run("gc", "--prune=now", "--quiet", check=False)
