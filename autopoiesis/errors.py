@@ -105,3 +105,16 @@ class UnknownExtractorError(AutopoiesisError):
 
 class ReplayError(AutopoiesisError):
     """A replay could not start or finish (branch exists, no base branch, empty raw/, ...)."""
+
+
+class SyncError(GitError):
+    """`autopoiesis sync` stopped: the remote is missing or unreachable, its history was
+    rewritten, or a push was refused. The message says what happened and what to run."""
+
+
+class SyncConflictError(SyncError):
+    """`autopoiesis sync` stopped at a merge conflict a person has to resolve (`paths`)."""
+
+    def __init__(self, message: str, paths: list[str] | None = None):
+        super().__init__(message)
+        self.paths = list(paths or [])

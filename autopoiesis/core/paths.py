@@ -58,6 +58,7 @@ STATE_FILES = {
     "locks_dir": ("locks",),
     "verify_record": ("verify", "record.json"),
     "session_index": ("cache", "session-index.json"),
+    "verify_rewrites": ("verify", "rewrites.json"),
 }
 
 # Category of a repo-relative path, as search and the compiler name them (design §7.2).

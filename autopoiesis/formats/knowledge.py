@@ -38,6 +38,7 @@ from typing import Any
 
 from autopoiesis.core.clock import format_minute, format_ts, utc
 from autopoiesis.core.frontmatter import parse_yaml, scalar
+from autopoiesis.core.paths import MEMORY_FILE
 from autopoiesis.errors import FrontmatterError
 
 ENTRY_ID_RE = re.compile(r"^\d{8}-\d{4}-[0-9a-f]{6}$")
@@ -268,6 +269,23 @@ def meta_value(value: Any) -> str:
     return scalar(value)
 
 
+def refresh_counts(relpath: str, doc: KnowledgeDoc) -> KnowledgeDoc:
+    """DOC with its frontmatter counts current: `entry_count` (when the file has entries or
+    the key), and `line_count` for MEMORY.md (or when the key is there). The knowledge
+    writer and the merge driver both call this, so a merged file counts as a written one."""
+    if doc.frontmatter is None:
+        return doc
+    meta_keys = {m.group(1) for m in re.finditer(r"^([A-Za-z_][\w-]*):", doc.frontmatter, re.M)}
+    count = sum(1 for _ in doc.entries())
+    if count or "entry_count" in meta_keys:
+        doc = doc.with_meta(entry_count=count)
+    if relpath == MEMORY_FILE or "line_count" in meta_keys:
+        if "line_count" not in meta_keys:
+            doc = doc.with_meta(line_count=0)  # the key's own line counts too
+        doc = doc.with_meta(line_count=doc.line_count())
+    return doc
+
+
 def parse_line(line: str) -> Line:
     """An Entry when LINE is one in canonical form, else LINE itself."""
     if not line.startswith("- ") or "{id: " not in line:
@@ -352,5 +370,6 @@ __all__ = [
     "normalize_fact",
     "parse",
     "parse_line",
+    "refresh_counts",
     "render",
 ]

@@ -227,7 +227,7 @@ class KnowledgeWriter:
         return doc
 
     def _store(self, relpath: str, doc: kf.KnowledgeDoc, size: int | None = None) -> None:
-        doc = self._refresh_counts(relpath, doc)
+        doc = kf.refresh_counts(relpath, doc)
         if self._batching:
             self._docs[relpath] = doc
             self._dirty.add(relpath)
@@ -292,18 +292,6 @@ class KnowledgeWriter:
         self._dirty.clear()
         self._sizes.clear()
         return written
-
-    @staticmethod
-    def _refresh_counts(relpath: str, doc: kf.KnowledgeDoc) -> kf.KnowledgeDoc:
-        if doc.frontmatter is None:
-            return doc
-        meta_keys = {m.group(1) for m in re.finditer(r"^([A-Za-z_][\w-]*):", doc.frontmatter, re.M)}
-        count = sum(1 for _ in doc.entries())
-        if count or "entry_count" in meta_keys:
-            doc = doc.with_meta(entry_count=count)
-        if relpath == MEMORY_FILE or "line_count" in meta_keys:
-            doc = doc.with_meta(line_count=doc.line_count())
-        return doc
 
     # ── applying ──
     def apply(self, changes: Iterable[KnowledgeChange], policy: WritePolicy | None = None) -> ApplyReport:
@@ -370,16 +358,24 @@ class KnowledgeWriter:
         report.added.append((ch.path, entry.id))
 
     def _over_cap(self, relpath: str, before: kf.KnowledgeDoc, after: kf.KnowledgeDoc) -> str | None:
-        """Why AFTER may not replace BEFORE (a cap it would cross), or None."""
+        """Why AFTER may not replace BEFORE (a cap it would cross), or None. The byte count
+        is exact only near the cap (the size of BEFORE is tracked; rendering every time
+        would make a thousand-transcript replay slow)."""
+        near = self._size(relpath, before) > FILE_BYTE_CAP - 4096
+        return self.cap_violation(relpath, after, bytes_too=near)
+
+    def cap_violation(self, relpath: str, doc: kf.KnowledgeDoc, *, bytes_too: bool = True) -> str | None:
+        """Which cap DOC crosses as the content of RELPATH (MEMORY.md's line cap, the byte
+        cap of every knowledge file), or None. The writer refuses an entry that would cross
+        one; a sync re-checks merged files with this same rule."""
         if relpath == MEMORY_FILE:
             limit = self.memory_line_limit()
-            lines = after.line_count()
+            lines = doc.line_count()
             if lines > limit:
                 return (f"{MEMORY_FILE} would have {lines} lines, over lifecycle.memory_line_cap ({limit}); "
                         "run `autopoiesis prune`, or move detail into project or people files")
-        size = self._size(relpath, before)
-        if size > FILE_BYTE_CAP - 4096:
-            exact = len(kf.render(after).encode("utf-8"))
+        if bytes_too:
+            exact = len(kf.render(doc).encode("utf-8"))
             if exact > FILE_BYTE_CAP:
                 return f"the file would be {exact} bytes, over the cap of {FILE_BYTE_CAP}; condense or split it"
         return None
