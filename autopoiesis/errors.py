@@ -101,3 +101,13 @@ class UnknownExtractorError(AutopoiesisError):
 
 class ReplayError(AutopoiesisError):
     """A replay could not start or finish (branch exists, no base branch, empty raw/, ...)."""
+
+
+class HookPayloadError(AutopoiesisError):
+    """An agent harness called a hook with a payload that is not what it documents (not
+    JSON, a field missing or of the wrong type, another event than the one installed)."""
+
+
+class InvalidArgumentError(AutopoiesisError):
+    """A tool (the MCP server's) was called with an argument it cannot take; the message
+    says what to pass instead."""

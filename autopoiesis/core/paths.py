@@ -57,6 +57,8 @@ STATE_FILES = {
     "worktrees_dir": ("worktrees",),
     "locks_dir": ("locks",),
     "verify_record": ("verify", "record.json"),
+    "harness_log": ("logs", "harness.jsonl"),
+    "harness_sessions": ("harness", "sessions.json"),
 }
 
 # Category of a repo-relative path, as search and the compiler name them (design §7.2).
