@@ -144,7 +144,9 @@ def test_integrate_merges_is_idempotent_and_uninstalls_exactly_what_it_added(rep
     data = json.loads(settings.read_text())
     assert all(len(installed_list) == (2 if ev == "UserPromptSubmit" else 1)
                for ev, installed_list in data["hooks"].items() if ev in EVENTS)
-    assert installed(settings)["UserPromptSubmit"].endswith("--budget 3000")
+    commands = installed(settings)
+    assert commands["UserPromptSubmit"].endswith("--budget 3000") and commands["SessionStart"].endswith("--budget 3000")
+    assert commands["Stop"].endswith("hook claude-code Stop")  # the budget is for the hooks that add context
 
     removed = cli(repo, "integrate", "claude-code", "--project", str(project), "--uninstall", env=env, cwd=project).stdout
     assert "removed hooks" in removed

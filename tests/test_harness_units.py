@@ -91,3 +91,16 @@ def test_which_calls_take_the_hook_fast_path(argv: list[str], fast: bool) -> Non
         assert call["repo_dir"] == "/m" and call["event"] == argv[4]
     if "--budget" in argv:
         assert call is not None and call["budget"] == "900" and call["argument"] is None
+
+
+def test_a_symlinked_settings_file_stays_a_symlink(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"model": "opus"}')
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.symlink_to(dotfiles)
+    install_claude_code(memory_repo, settings)
+    assert settings.is_symlink() and "hook claude-code Stop" in dotfiles.read_text()
+    uninstall_claude_code(settings)
+    assert settings.is_symlink() and json.loads(dotfiles.read_text()) == {"model": "opus"}

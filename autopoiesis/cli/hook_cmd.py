@@ -20,7 +20,7 @@ def _repo_dir(ctx: typer.Context) -> str | None:
 
 
 def register(app: typer.Typer) -> None:
-    hook = typer.Typer(help="What an agent harness runs: Claude Code hooks, Codex notify, and their background import.",
+    hook = typer.Typer(help="What an agent harness runs: Claude Code hooks, Codex notify, their background import (the git hooks are `hooks`).",
                        no_args_is_help=True)
 
     @hook.command("claude-code")

@@ -20,7 +20,7 @@ def _print(report: object, as_json: bool, what: str) -> None:
         return
     for name, items in (("added", report.added), ("updated", report.updated), ("removed", report.removed)):
         if items:
-            typer.echo(f"{name} {what} {', '.join(dict.fromkeys(items))} in {report.path}")
+            typer.echo(f"{name} {what}{', '.join(dict.fromkeys(items))} in {report.path}")
     if not report.changed:
         typer.echo(f"{report.path}: nothing to change")
 
@@ -51,10 +51,10 @@ def register(app: typer.Typer) -> None:
             raise fail("--user is the user's settings; leave out --project and --local with it.", 2)
         path = claude_settings_path(project=project, user=user, local=local)
         if uninstall:
-            _print(uninstall_claude_code(path), as_json, "hooks")
+            _print(uninstall_claude_code(path), as_json, "hooks ")
             return
         repo = get_repo(ctx)
-        _print(install_claude_code(repo, path, budget=budget), as_json, "hooks")
+        _print(install_claude_code(repo, path, budget=budget), as_json, "hooks ")
 
     @integrate.command("codex")
     def codex(
@@ -69,8 +69,8 @@ def register(app: typer.Typer) -> None:
 
         path = codex_config_path()
         if uninstall:
-            _print(uninstall_codex(path), as_json, "notify")
+            _print(uninstall_codex(path), as_json, "")
             return
-        _print(install_codex(get_repo(ctx), path), as_json, "notify")
+        _print(install_codex(get_repo(ctx), path), as_json, "")
 
     app.add_typer(integrate, name="integrate")

@@ -80,6 +80,12 @@ def claude_settings_path(*, project: str | os.PathLike[str] | None = None, user:
     return base / ".claude" / ("settings.local.json" if local else "settings.json")
 
 
+def _write(path: Path, text: str) -> None:
+    """Replace PATH's content atomically; a symlinked settings file (dotfiles kept in a
+    repository of their own) stays a symlink, and its target gets the new content."""
+    atomic_write(path.resolve(), text)
+
+
 def _read_settings(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -131,7 +137,8 @@ def install_claude_code(repo: MemoryRepo, settings: Path, *, budget: int | None 
     hooks = _hooks_of(data, settings)
     report = IntegrationReport(settings)
     for event in CLAUDE_EVENTS:
-        want = {"type": "command", "command": hook_command(repo, "claude-code", event, budget=budget, python=python),
+        event_budget = budget if event in ("SessionStart", "UserPromptSubmit") else None  # the hooks that add context
+        want = {"type": "command", "command": hook_command(repo, "claude-code", event, budget=event_budget, python=python),
                 "timeout": CLAUDE_TIMEOUTS[event]}
         groups = _groups(hooks, event, settings)
         found = False
@@ -162,7 +169,7 @@ def install_claude_code(repo: MemoryRepo, settings: Path, *, budget: int | None 
         hooks[event] = groups
     if report.changed:
         data["hooks"] = hooks
-        atomic_write(settings, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        _write(settings, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return report
 
 
@@ -197,7 +204,7 @@ def uninstall_claude_code(settings: Path) -> IntegrationReport:
             data["hooks"] = hooks
         else:
             data.pop("hooks", None)
-        atomic_write(settings, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        _write(settings, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return report
 
 
@@ -259,7 +266,7 @@ def install_codex(repo: MemoryRepo, config: Path, *, python: str | None = None) 
             raise HookInstallError(f"could not write notify into {config} as TOML; nothing was changed.")
     except tomllib.TOMLDecodeError as exc:
         raise HookInstallError(f"could not write notify into {config} as TOML ({exc}); nothing was changed.") from None
-    atomic_write(config, new)
+    _write(config, new)
     (report.updated if ours else report.added).append("notify")
     return report
 
@@ -270,6 +277,6 @@ def uninstall_codex(config: Path) -> IntegrationReport:
     text, _ = _read_codex(config)
     rest, ours = _without_our_block(text)
     if ours:
-        atomic_write(config, rest.lstrip("\n"))
+        _write(config, rest.lstrip("\n"))
         report.removed.append("notify")
     return report
