@@ -56,7 +56,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def time_hook(root: Path, project: Path, event: str, payloads: list[dict]) -> list[float]:
-    cmd = [sys.executable, "-m", "autopoiesis", "-C", str(root), "hook", "claude-code", event]
+    cmd = [sys.executable, "-P", "-m", "autopoiesis", "-C", str(root), "hook", "claude-code", event]  # as installed
     times = []
     for payload in payloads:
         t0 = time.perf_counter()
@@ -71,7 +71,7 @@ def time_compile(root: Path, project: Path, messages: list[str]) -> list[float]:
     times = []
     for m in messages:
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(root), "compile", "--budget", "2000", m],
+        subprocess.run([sys.executable, "-P", "-m", "autopoiesis", "-C", str(root), "compile", "--budget", "2000", m],
                        capture_output=True, cwd=project, env=ENV, check=True)
         times.append((time.perf_counter() - t0) * 1000)
     return times

@@ -37,8 +37,11 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
+    """The project Claude Code runs in. It has a folder named autopoiesis of its own, which
+    a hook (run from here) must not import in place of the installed package."""
     p = tmp_path / "billing-service"
-    p.mkdir()
+    (p / "autopoiesis").mkdir(parents=True)
+    (p / "autopoiesis" / "__init__.py").write_text("raise SystemExit('the project folder was imported')\n")
     return p
 
 
@@ -58,7 +61,8 @@ def repo(memory_repo: MemoryRepo, commit_all) -> MemoryRepo:
 
 
 def cli(repo: MemoryRepo, *args: str, env: dict[str, str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), *args], cwd=cwd, env=env,
+    # -P: as the `autopoiesis` console script, which never imports from the current folder
+    proc = subprocess.run([sys.executable, "-P", "-m", "autopoiesis", "-C", str(repo.root), *args], cwd=cwd, env=env,
                           capture_output=True, text=True)
     if check and proc.returncode != 0:
         raise AssertionError(f"exit {proc.returncode}: {proc.stderr}")
@@ -183,7 +187,7 @@ def test_integrate_refuses_settings_it_cannot_merge_into_and_changes_nothing(rep
 
 
 def test_integrate_needs_a_memory_repo(project, env) -> None:
-    proc = subprocess.run([sys.executable, "-m", "autopoiesis", "integrate", "claude-code", "--project", str(project)],
+    proc = subprocess.run([sys.executable, "-P", "-m", "autopoiesis", "integrate", "claude-code", "--project", str(project)],
                           cwd=project, env=env, capture_output=True, text=True)
     assert proc.returncode != 0 and "not inside a git repository" in proc.stderr
     assert not (project / ".claude").exists()
@@ -361,7 +365,7 @@ def test_integrate_codex_sets_notify_and_uninstalls_it(repo, project, env) -> No
     config.write_text(CODEX_CONFIG)
     cli(repo, "integrate", "codex", env=env, cwd=project)
     data = tomllib.loads(config.read_text())
-    assert data["notify"] == [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "hook", "codex", "notify"]
+    assert data["notify"] == [sys.executable, "-P", "-m", "autopoiesis", "-C", str(repo.root), "hook", "codex", "notify"]
     assert data["mcp_servers"]["docs"]["command"] == "docs-mcp" and data["profiles"]["fast"]["model"] == "o4-mini"
     assert "nothing to change" in cli(repo, "integrate", "codex", env=env, cwd=project).stdout
     cli(repo, "integrate", "codex", "--uninstall", env=env, cwd=project)

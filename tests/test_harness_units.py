@@ -52,7 +52,7 @@ def test_install_fixes_hand_edits_and_keeps_foreign_entries_in_a_shared_group(me
     report = install_claude_code(memory_repo, settings, python="/usr/bin/python3")
     stop = json.loads(settings.read_text())["hooks"]["Stop"]
     assert stop == [{"hooks": [{"type": "command", "command": "say done"},
-                               {"type": "command", "command": f"/usr/bin/python3 -m autopoiesis -C {memory_repo.root} hook claude-code Stop",
+                               {"type": "command", "command": f"/usr/bin/python3 -P -m autopoiesis -C {memory_repo.root} hook claude-code Stop",
                                 "timeout": 15}]}]
     assert "Stop" in report.updated and "SessionEnd" in report.added
     uninstall_claude_code(settings)

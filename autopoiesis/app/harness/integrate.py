@@ -14,9 +14,10 @@ marker comments, so uninstalling removes exactly those lines; a `notify` the use
 has is never replaced.
 
 The command names the interpreter autopoiesis runs in and the memory repo as absolute
-paths (`python -m autopoiesis -C REPO hook ...`): a hook runs from the harness's
+paths (`python -P -m autopoiesis -C REPO hook ...`): a hook runs from the harness's
 environment, whose PATH may not hold the virtualenv, and in the project's folder, which
-is not the memory repo.
+is not the memory repo (and `-P` keeps a folder of that project named autopoiesis from
+being imported in place of the installed package).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class IntegrationReport:
 def hook_command(repo: MemoryRepo, harness: str, event: str, *, budget: int | None = None,
                  python: str | None = None) -> str:
     """The shell command a harness runs for EVENT (Claude Code runs it with sh -c)."""
-    parts = [python or sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "hook", harness, event]
+    parts = [python or sys.executable, "-P", "-m", "autopoiesis", "-C", str(repo.root), "hook", harness, event]
     if budget is not None:
         parts += ["--budget", str(budget)]
     return shlex.join(parts)
@@ -217,7 +218,7 @@ def codex_config_path() -> Path:
 
 def codex_notify(repo: MemoryRepo, *, python: str | None = None) -> list[str]:
     """The argv Codex runs after each turn (it appends the event's JSON as the last argument)."""
-    return [python or sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "hook", "codex", "notify"]
+    return [python or sys.executable, "-P", "-m", "autopoiesis", "-C", str(repo.root), "hook", "codex", "notify"]
 
 
 def _read_codex(path: Path) -> tuple[str, dict[str, Any]]:

@@ -120,7 +120,7 @@ def spawn_import(repo: MemoryRepo, keys: Iterable[str]) -> int | None:
     out_path = repo.state_path("logs", "harness-import.log")
     with open(out_path, "ab") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "hook", "import", *keys],
+            [sys.executable, "-P", "-m", "autopoiesis", "-C", str(repo.root), "hook", "import", *keys],
             cwd=repo.root, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, close_fds=True,
         )
     return proc.pid
