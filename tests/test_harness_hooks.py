@@ -223,7 +223,13 @@ def test_prompt_and_session_start_hooks_return_compiled_context_within_budget(re
     proc = run_hook(small, prompt, env=env, cwd=project)
     assert count_tokens(json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]) <= 300
 
-    rows = log_rows(repo)
+    # a budget past what Claude Code keeps inline (10,000 characters) is cut to it, lowest priority first
+    (repo.root / "knowledge/identity/USER.md").write_text("# User\n\n" + "- prefers long, careful answers\n" * 400)
+    proc = run_hook(hooks["SessionStart"] + " --budget 50000", start, env=env, cwd=project)
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert len(context) <= 10_000 and context.startswith("<!-- system -->")
+
+    rows = log_rows(repo)[:3]
     assert [r["event"] for r in rows] == ["UserPromptSubmit", "SessionStart", "UserPromptSubmit"]
     assert all(r["ok"] and r["ms"] > 0 and r["tokens"] > 0 for r in rows)
 

@@ -45,6 +45,10 @@ SESSION_PREAMBLE = (
     "topics and knowledge relevant to it. Cite the file when you rely on one."
 )
 PROMPT_PREAMBLE = "From your long-term memory (autopoiesis, {root}), for this prompt. Cite the file when you rely on one."
+# Claude Code keeps a hook's additionalContext inline up to 10,000 characters; past that
+# the model sees a 2,000-character preview and a file path instead.
+INLINE_CHARS = 10_000
+_SECTION_BREAK = "\n\n<!-- "
 
 
 def _field(payload: dict[str, Any], name: str, *, required: bool = False) -> str | None:
@@ -133,9 +137,33 @@ def compile_context(repo: MemoryRepo, message: str, *, budget: int, session_cont
         result, activations = compile_for_message(repo, message, budget=budget, compiler=compiler,
                                                   session_context=session_context)
     included = [s for s in result.sections if s.included and s.label != "system"]
-    info = {"tokens": result.total_tokens if included else 0, "sections": len(included),
-            "topics": [a.topic for a in activations]}
-    return (result.prompt if included else None), info
+    info: dict[str, Any] = {"tokens": result.total_tokens if included else 0, "sections": len(included),
+                            "topics": [a.topic for a in activations]}
+    if not included:
+        return None, info
+    text, dropped = fit_inline(result.prompt)
+    if dropped:
+        info["dropped_for_length"] = dropped
+    return text, info
+
+
+def fit_inline(prompt: str, limit: int = INLINE_CHARS) -> tuple[str, int]:
+    """PROMPT within LIMIT characters: whole sections from its end (the lowest priority)
+    left out first; a first section longer than LIMIT alone is cut, with a marker.
+    Returns (text, sections left out)."""
+    if len(prompt) <= limit:
+        return prompt, 0
+    parts = prompt.split(_SECTION_BREAK)
+    kept = [parts[0]]
+    for part in parts[1:]:
+        if len(_SECTION_BREAK.join([*kept, part])) > limit:
+            break
+        kept.append(part)
+    text = _SECTION_BREAK.join(kept)
+    if len(text) > limit:
+        marker = "\n[… cut to fit the hook's 10,000 characters]"
+        text = text[: limit - len(marker)].rsplit("\n", 1)[0] + marker
+    return text, len(parts) - len(kept)
 
 
 def _size(path: str | None) -> int:
