@@ -118,3 +118,13 @@ class SyncConflictError(SyncError):
     def __init__(self, message: str, paths: list[str] | None = None):
         super().__init__(message)
         self.paths = list(paths or [])
+
+
+class HookPayloadError(AutopoiesisError):
+    """An agent harness called a hook with a payload that is not what it documents (not
+    JSON, a field missing or of the wrong type, another event than the one installed)."""
+
+
+class InvalidArgumentError(AutopoiesisError):
+    """A tool (the MCP server's) was called with an argument it cannot take; the message
+    says what to pass instead."""

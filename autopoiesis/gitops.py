@@ -742,6 +742,15 @@ class MemoryGit:
                 lines.append((path, line[1:]))
         return lines
 
+    def history(self, path: str, limit: int = 20) -> list[CommitInfo]:
+        """The commits that changed PATH (across renames), newest first, with their files."""
+        rel = self.repo.rel(self.repo.resolve_inside(path))
+        out = self.run(
+            "log", "--follow", f"-n{limit}", "--date=iso-strict", "--format=\x1e%H\x1f%ad\x1f%s", "--name-only", "--", rel,
+            check=False,
+        ).stdout
+        return _parse_log(out)
+
     def blame(self, path: str) -> str:
         rel = self.repo.rel(self.repo.resolve_inside(path))
         proc = self.run("blame", "--date=short", "--", rel, check=False)

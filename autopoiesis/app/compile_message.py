@@ -28,11 +28,13 @@ def compile_for_message(
     take_steering: bool = True,
     record: bool = True,
     compiler: ContextCompiler | None = None,
+    session_context: bool = True,
 ) -> tuple[CompiledContext, list[TopicActivation]]:
     """Run the watchers on MESSAGE, pick up the pending steering (correction hints,
     webhook/cron topics), compile with the usage counts, and (with RECORD) count the
     knowledge files included. Returns (result, activations). Pending steering is cleared
-    only when TAKE_STEERING, and put back if the compile fails."""
+    only when TAKE_STEERING, and put back if the compile fails. SESSION_CONTEXT: see
+    ContextCompiler.compile."""
     pipe = WatcherPipeline(repo)
     activations = pipe.process(message, "input")
     pending = take_pending(repo) if take_steering else peek_pending(repo)
@@ -43,7 +45,8 @@ def compile_for_message(
     comp = compiler or ContextCompiler(repo)
     try:
         result = comp.compile(message, active, session, shared=shared, budget=budget,
-                              corrections=[p for p in pending if p.hint], usage=inclusion_counts(repo))
+                              corrections=[p for p in pending if p.hint], usage=inclusion_counts(repo),
+                              session_context=session_context)
     except BaseException:
         if take_steering and pending:
             add_pending(repo, pending)

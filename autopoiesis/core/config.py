@@ -77,6 +77,8 @@ NUMBERS: dict[tuple[str, str], NumberRule] = {
     ("llm", "max_retries"): NumberRule(int, 0, 20),
     ("llm", "concurrency"): NumberRule(int, 1, 256),
     ("llm", "daily_token_budget"): NumberRule(int, 0, 10**12, hint="tokens a day; 0 means no limit"),
+    ("integrations", "hook_token_budget"): NumberRule(int, 256, 1_000_000, hint="tokens a harness hook adds to a prompt"),
+    ("integrations", "import_idle_minutes"): NumberRule(int, 1, 10_080, hint="minutes, at most a week"),
 }
 
 
@@ -201,6 +203,12 @@ class LLMConfig:
 
 
 @dataclass(frozen=True)
+class IntegrationsConfig:
+    hook_token_budget: int = 2000
+    import_idle_minutes: int = 30
+
+
+@dataclass(frozen=True)
 class Config:
     context_compiler: CompilerConfig = field(default_factory=CompilerConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
@@ -209,6 +217,7 @@ class Config:
     git: GitConfig = field(default_factory=GitConfig)
     capture: CaptureConfig = field(default_factory=CaptureConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
+    integrations: IntegrationsConfig = field(default_factory=IntegrationsConfig)
 
 
 def _check_type(where: str, value: Any, default: Any, rule: NumberRule | None = None) -> Any:
@@ -324,6 +333,7 @@ def _build(values: dict[str, Any], source: str) -> Config:
             extra_patterns=tuple(extra),
         ),
         llm=LLMConfig(**{**llm, "models": LLMModels(**llm["models"])}),
+        integrations=IntegrationsConfig(**values["integrations"]),
     )
 
 

@@ -59,6 +59,8 @@ STATE_FILES = {
     "verify_record": ("verify", "record.json"),
     "session_index": ("cache", "session-index.json"),
     "verify_rewrites": ("verify", "rewrites.json"),
+    "harness_log": ("logs", "harness.jsonl"),
+    "harness_sessions": ("harness", "sessions.json"),
 }
 
 # Category of a repo-relative path, as search and the compiler name them (design §7.2).

@@ -380,6 +380,21 @@ class KnowledgeWriter:
                 return f"the file would be {exact} bytes, over the cap of {FILE_BYTE_CAP}; condense or split it"
         return None
 
+    def find_active(self, relpath: str, target: str) -> tuple[kf.Entry, str] | None:
+        """The active entry of RELPATH that TARGET names (its id, or a phrase found in
+        exactly one active entry of the file) and its section's title; None when none or
+        several match. A caller that must not append without superseding (the MCP
+        `supersede` tool) checks with this first, then supersedes by the entry's id."""
+        doc = self.read(relpath)
+        if doc is None:
+            return None
+        if kf.ENTRY_ID_RE.match(target):
+            hits = [(sec, e) for sec, e in doc.entries() if e.id == target and e.active]
+        else:
+            want = kf.normalize_fact(target)
+            hits = [(sec, e) for sec, e in doc.entries() if want and e.active and want in kf.normalize_fact(e.text)]
+        return (hits[0][1], hits[0][0].title) if len(hits) == 1 else None
+
     @staticmethod
     def _find_target(doc: kf.KnowledgeDoc, si: int, target: str) -> tuple[int, int] | None:
         if kf.ENTRY_ID_RE.match(target):
