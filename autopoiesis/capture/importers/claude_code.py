@@ -192,6 +192,9 @@ def _check(records: Iterable[tuple[int, dict[str, Any]]], source: str, report: I
     repeated = 0
     for n, obj in records:
         kind = obj.get("type")
+        if not isinstance(kind, str):
+            report.skip_line(source, n, f"line type {kind!r} is not a string")
+            continue
         for key in ("supersedesUuids", "retractedMessageUuids"):
             if isinstance(obj.get(key), list):
                 dropped.update(u for u in obj[key] if isinstance(u, str))
