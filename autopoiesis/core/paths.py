@@ -49,6 +49,7 @@ STATE_FILES = {
     "llm_dir": ("llm",),
     "llm_cache": ("llm", "cache.sqlite"),
     "llm_ledger": ("llm", "ledger.jsonl"),
+    "llm_backoff": ("llm", "backoff.json"),
     "inclusions": ("compiler", "inclusions.json"),
     "lifecycle_log": ("logs", "lifecycle.jsonl"),
     "extract_state": ("lifecycle", "extract.sqlite"),
