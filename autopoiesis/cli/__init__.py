@@ -50,9 +50,9 @@ def _global(
 
 
 def _register() -> None:
-    from autopoiesis.cli import core, forget_cmd, lifecycle_cmd, llm_cmd, search_cmd, verify_cmd, watch_cmd
+    from autopoiesis.cli import core, daemon_cmd, forget_cmd, lifecycle_cmd, llm_cmd, search_cmd, verify_cmd, watch_cmd
 
-    for module in (core, search_cmd, watch_cmd, lifecycle_cmd, llm_cmd, verify_cmd, forget_cmd):
+    for module in (core, search_cmd, watch_cmd, lifecycle_cmd, llm_cmd, verify_cmd, forget_cmd, daemon_cmd):
         module.register(app)
 
 

@@ -58,6 +58,10 @@ STATE_FILES = {
     "worktrees_dir": ("worktrees",),
     "locks_dir": ("locks",),
     "verify_record": ("verify", "record.json"),
+    "daemon_state": ("daemon", "state.json"),
+    "daemon_status": ("daemon", "status.json"),
+    "daemon_log": ("logs", "daemon.jsonl"),
+    "session_watch": ("daemon", "sessions.json"),
 }
 
 # Category of a repo-relative path, as search and the compiler name them (design §7.2).
@@ -148,6 +152,12 @@ class FileLock:
     @property
     def held(self) -> bool:
         return self._fd is not None
+
+    @property
+    def fd(self) -> int | None:
+        """The descriptor of the held lock (None when not held): a holder may write who it is
+        into the file, and a forked child must close (never unlock) it."""
+        return self._fd
 
     def __enter__(self) -> FileLock:
         self.acquire()
