@@ -159,6 +159,8 @@ class Scheduler:
         """When JOB is due next and why (at None: only an event or another job can start it)."""
         now = now or self.clock()
         st = self.store.get(job.name)
+        if st.retry_at is not None:  # a failing job waits for its backoff, whatever else asks
+            return NextRun(st.retry_at, f"retry {st.attempts}/{job.retries}")
         candidates: list[tuple[datetime, str]] = []
         base = st.last_run or st.first_seen or now
         for sched in job.schedules:
@@ -167,16 +169,17 @@ class Scheduler:
                 candidates.append((at, f"catch-up of the run due {format_ts(at)} (missed)"))
             else:
                 candidates.append((at, f"schedule ({sched.describe()})"))
-        if st.retry_at is not None:
-            candidates.append((st.retry_at, f"retry {st.attempts}/{job.retries}"))
         if st.requested_at is not None:
             candidates.append((st.requested_at, ", ".join(dict.fromkeys(st.requested)) or "requested"))
         if st.wake_at is not None:
             candidates.append((st.wake_at, "its own wake-up time"))
         if not candidates:
             return NextRun(None, "manual only" if not job.triggers else "waits for " + job.describe_triggers())
-        at, reason = min(candidates, key=lambda c: c[0])
-        return NextRun(at, reason)
+        candidates.sort(key=lambda c: c[0])
+        at = candidates[0][0]
+        if at <= now:  # due: every reason that holds now
+            return NextRun(at, "; ".join(dict.fromkeys(r for t, r in candidates if t <= now)))
+        return NextRun(at, candidates[0][1])
 
     def due(self, running: Iterable[str] = ()) -> list[Due]:
         """Jobs due now that may start: not running, and no running job holds one of their
