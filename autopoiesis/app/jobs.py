@@ -4,16 +4,19 @@
 memory-config.yaml (SIGHUP builds it again). Each job is one function here over the
 library, and one registration in `memory_jobs`; adding a job is one more of each.
 
-| job            | triggers                                            | config keys it reads |
-|----------------|-----------------------------------------------------|----------------------|
-| watch-sessions | every minute                                        | daemon.session_globs, daemon.session_idle_minutes |
-| extract        | on_session_end: a session ended, a transcript written, 23:55; hourly: every hour; manual: none | lifecycle.extraction_trigger |
-| commit         | every commit_interval_minutes (when git.auto_commit) | lifecycle.commit_interval_minutes, git.auto_commit, llm.models.commit_message |
-| condense       | condensation_schedule                               | lifecycle.condensation_schedule |
-| prune          | pruning_schedule                                    | lifecycle.pruning_schedule, lifecycle.journal_retention_days, lifecycle.memory_line_cap |
-| tag            | 23:55 daily (when auto_tag_daily)                   | git.auto_tag_daily |
-| explore-prune  | 03:30 daily                                         | daemon.explore_max_age_days |
-| index          | health_schedule                                     | daemon.health_schedule |
+    job             triggers                                   config keys it reads
+    watch-sessions  every minute                               daemon.session_globs, daemon.session_idle_minutes
+    extract         on_session_end: a session ended or a       lifecycle.extraction_trigger
+                    transcript was written, and 23:55;
+                    hourly: every hour; manual: none
+    commit          every commit_interval_minutes              lifecycle.commit_interval_minutes, git.auto_commit,
+                    (none when git.auto_commit is false)       llm.models.commit_message
+    condense        condensation_schedule                      lifecycle.condensation_schedule
+    prune           pruning_schedule                           lifecycle.pruning_schedule (+ journal_retention_days,
+                                                               memory_line_cap)
+    tag             23:55 daily (only with auto_tag_daily)     git.auto_tag_daily
+    explore-prune   03:30 daily                                daemon.explore_max_age_days
+    index           health_schedule                            daemon.health_schedule
 
 Every job: daemon.job_timeout_minutes, daemon.job_retries, daemon.job_token_budget.
 """
@@ -29,6 +32,7 @@ from autopoiesis.daemon.jobs import (
     Cron,
     Every,
     JobContext,
+    JobFunction,
     JobOutcome,
     JobRegistry,
     JobSpec,
@@ -190,24 +194,27 @@ def memory_jobs(repo: MemoryRepo) -> JobRegistry:
     """The daemon's jobs for REPO, from its memory-config.yaml."""
     cfg = repo.config
     d = cfg.daemon
-    limits = {"timeout": d.job_timeout_minutes * 60.0, "retries": d.job_retries, "token_budget": d.job_token_budget}
     knowledge = frozenset({"knowledge"})  # the jobs that write knowledge/ or commit it take turns
     reg = JobRegistry()
+
+    def job(name: str, run: JobFunction, triggers: tuple[Trigger, ...], description: str,
+            resources: frozenset[str] = frozenset()) -> None:
+        reg.register(JobSpec(name, run, triggers, timeout=d.job_timeout_minutes * 60.0, retries=d.job_retries,
+                             resources=resources, token_budget=d.job_token_budget, description=description))
+
     if d.session_globs:
-        reg.register(JobSpec("watch-sessions", run_watch_sessions, (Every(1),), resources=frozenset({"sessions"}),
-                             description="import finished agent sessions (daemon.session_globs)", **limits))
-    reg.register(JobSpec("extract", run_extract, extraction_triggers(cfg.lifecycle.extraction_trigger), resources=knowledge,
-                         description="extract knowledge from new transcripts, retry failed extractions", **limits))
-    reg.register(JobSpec("commit", run_commit, (Every(cfg.lifecycle.commit_interval_minutes),) if cfg.git.auto_commit else (),
-                         resources=knowledge, description="batch-commit knowledge changes", **limits))
-    reg.register(JobSpec("condense", run_condense, (Cron(cfg.lifecycle.condensation_schedule),), resources=knowledge,
-                         description="daily journal and weekly rollup", **limits))
-    reg.register(JobSpec("prune", run_prune, (Cron(cfg.lifecycle.pruning_schedule),), resources=knowledge,
-                         description="MEMORY.md cap, old journals to archive/, stale knowledge", **limits))
+        job("watch-sessions", run_watch_sessions, (Every(1),), "import finished agent sessions (daemon.session_globs)",
+            frozenset({"sessions"}))
+    job("extract", run_extract, extraction_triggers(cfg.lifecycle.extraction_trigger),
+        "extract knowledge from new transcripts, retry failed extractions", knowledge)
+    job("commit", run_commit, (Every(cfg.lifecycle.commit_interval_minutes),) if cfg.git.auto_commit else (),
+        "batch-commit knowledge changes", knowledge)
+    job("condense", run_condense, (Cron(cfg.lifecycle.condensation_schedule),), "daily journal and weekly rollup", knowledge)
+    job("prune", run_prune, (Cron(cfg.lifecycle.pruning_schedule),), "MEMORY.md cap, old journals to archive/, stale knowledge",
+        knowledge)
     if cfg.git.auto_tag_daily:
-        reg.register(JobSpec("tag", run_tag, (Cron(SAFETY_NET),), description="daily and weekly snapshot tags", **limits))
-    reg.register(JobSpec("explore-prune", run_explore_prune, (Cron("30 3 * * *"),),
-                         description="delete old explore/* branches", **limits))
-    reg.register(JobSpec("index", run_index_health, (Cron(d.health_schedule),), resources=frozenset({"index"}),
-                         description="search index integrity and freshness", **limits))
+        job("tag", run_tag, (Cron(SAFETY_NET),), "daily and weekly snapshot tags")
+    job("explore-prune", run_explore_prune, (Cron("30 3 * * *"),), "delete old explore/* branches")
+    job("index", run_index_health, (Cron(d.health_schedule),), "search index integrity and freshness", frozenset({"index"}))
+    # jobs of other app modules register here too, one line each
     return reg

@@ -136,12 +136,12 @@ def daemon_log(
     import json
 
     from autopoiesis.cli._common import get_repo
-    from autopoiesis.daemon.status import LogFilter, daemon_log as log_of, follow as follow_log, format_log_row
+    from autopoiesis.daemon import status
 
     repo = get_repo(ctx)
-    log = log_of(repo)
-    keep = LogFilter(job)
-    show = (lambda row: json.dumps(row, ensure_ascii=False)) if as_json else format_log_row
+    log = status.daemon_log(repo)
+    keep = status.LogFilter(job)
+    show = (lambda row: json.dumps(row, ensure_ascii=False)) if as_json else status.format_log_row
     rows = [r for r in log if keep(r)]
     for row in rows[-lines:] if lines > 0 else []:
         typer.echo(show(row))
@@ -149,7 +149,7 @@ def daemon_log(
         typer.echo("no log lines yet" + (f" for job {job}" if job else "") + " (`autopoiesis daemon start` starts the daemon)", err=True)
     if follow:
         try:
-            for row in follow_log(log.path, keep):
+            for row in status.follow(log.path, keep):
                 typer.echo(show(row))
         except KeyboardInterrupt:
             return

@@ -96,6 +96,7 @@ def install(repo: MemoryRepo, kind: str | None = None, *, home: Path | None = No
     kind = kind or default_kind()
     path = unit_path(repo, kind, home)
     name = unit_name(repo)
+    steps: tuple[str, ...]
     if kind == "systemd":
         atomic_write(path, systemd_unit(repo, python))
         steps = ("systemctl --user daemon-reload", f"systemctl --user enable --now {name}.service",
