@@ -123,6 +123,9 @@ def uninstall(repo: MemoryRepo, kind: str | None = None, *, home: Path | None = 
     else:
         before, after = [["launchctl", "unload", "-w", str(path)]], []
     left = [c for c in before if not (manage and _run(c))]
+    if kind == "systemd" and left:  # not disabled by systemctl: undo what `enable` made, and ask for the stop
+        (path.parent / "default.target.wants" / path.name).unlink(missing_ok=True)
+        left = [["systemctl", "--user", "stop", f"{name}.service"]]
     path.unlink()
     left += [c for c in after if not (manage and _run(c))]
     return Installed(kind, path, name, tuple(" ".join(c) for c in left))
