@@ -183,3 +183,16 @@ def test_a_damaged_state_file_means_a_fresh_start(tmp_path: Path) -> None:
     state.write_text("not json")
     s = Scheduler(JobRegistry([JobSpec("a", noop, (Every(5),))]), StateStore(state), clock=clock)
     assert s.next_run(s.registry.get("a")).at == clock.now + timedelta(minutes=5)
+
+
+def test_a_last_run_recorded_under_a_wrong_clock_does_not_silence_a_job(tmp_path: Path) -> None:
+    """The clock once said 2031; corrected, the job must not wait five years."""
+    state = tmp_path / "s.json"
+    reg = JobRegistry([JobSpec("condense", noop, (Cron("0 23 * * *"),))])
+    wrong = FakeClock(datetime(2031, 6, 1, 23, 0, tzinfo=UTC))
+    s = Scheduler(reg, StateStore(state), clock=wrong)
+    s.started("condense", "schedule")
+    s.finished("condense", "idle")
+    right = FakeClock(datetime(2026, 3, 2, 12, 0, tzinfo=UTC))
+    s = Scheduler(reg, StateStore(state), clock=right)
+    assert s.next_run(reg.get("condense")).at == datetime(2026, 3, 2, 23, 0, tzinfo=UTC)

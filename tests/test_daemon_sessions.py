@@ -149,3 +149,24 @@ def test_idle_time_is_read_from_the_watchers_clock(memory_repo: MemoryRepo, home
     assert SessionWatcher(memory_repo, clock=lambda: now).scan().imported == []
     later = now + timedelta(minutes=11)
     assert len(SessionWatcher(memory_repo, clock=lambda: later).scan().imported) == 1
+
+
+def test_one_file_that_breaks_the_import_does_not_stop_the_others(memory_repo: MemoryRepo, home: Path) -> None:
+    from autopoiesis.capture.importers import import_files
+
+    good = home / ".claude" / "projects" / "proj" / "good.jsonl"
+    evil = home / ".claude" / "projects" / "proj" / "evil.jsonl"
+    good.write_text(_session("ses_good", "2026-03-02T10:00:00Z", "A good session."))
+    evil.write_text(_session("ses_evil", "2026-03-02T10:00:00Z", "A session the importer chokes on."))
+    _age(good, 30)
+    _age(evil, 30)
+
+    def importer(repo, paths):
+        if any(Path(p).name == "evil.jsonl" for p in paths):
+            raise MemoryError("the importer ran out of memory")
+        return import_files(repo, paths)
+
+    report = SessionWatcher(memory_repo, importer=importer).scan()
+    assert [Path(s).name for s, _ in report.imported] == ["good.jsonl"]
+    assert report.refused == [(str(evil.resolve()), "MemoryError: the importer ran out of memory")]
+    assert SessionWatcher(memory_repo, importer=importer).scan().refused == []  # not retried until it changes

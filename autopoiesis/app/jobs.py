@@ -198,13 +198,13 @@ def memory_jobs(repo: MemoryRepo) -> JobRegistry:
     reg = JobRegistry()
 
     def job(name: str, run: JobFunction, triggers: tuple[Trigger, ...], description: str,
-            resources: frozenset[str] = frozenset()) -> None:
+            resources: frozenset[str] = frozenset(), quiet: bool = False) -> None:
         reg.register(JobSpec(name, run, triggers, timeout=d.job_timeout_minutes * 60.0, retries=d.job_retries,
-                             resources=resources, token_budget=d.job_token_budget, description=description))
+                             resources=resources, token_budget=d.job_token_budget, description=description, quiet=quiet))
 
     if d.session_globs:
         job("watch-sessions", run_watch_sessions, (Every(1),), "import finished agent sessions (daemon.session_globs)",
-            frozenset({"sessions"}))
+            frozenset({"sessions"}), quiet=True)
     job("extract", run_extract, extraction_triggers(cfg.lifecycle.extraction_trigger),
         "extract knowledge from new transcripts, retry failed extractions", knowledge)
     job("commit", run_commit, (Every(cfg.lifecycle.commit_interval_minutes),) if cfg.git.auto_commit else (),

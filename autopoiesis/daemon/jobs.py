@@ -135,6 +135,7 @@ class JobSpec:
     resources: frozenset[str] = frozenset()  # jobs that share one never run at the same time
     token_budget: int = 0  # LLM tokens a run may spend (0: no limit)
     description: str = ""
+    quiet: bool = False  # a run that found nothing to do is not logged (a job that polls every minute)
 
     @property
     def schedules(self) -> tuple[Schedule, ...]:

@@ -162,7 +162,8 @@ class Scheduler:
         if st.retry_at is not None:  # a failing job waits for its backoff, whatever else asks
             return NextRun(st.retry_at, f"retry {st.attempts}/{job.retries}")
         candidates: list[tuple[datetime, str]] = []
-        base = st.last_run or st.first_seen or now
+        # a last run "in the future" was recorded under a clock that was wrong: count from now
+        base = min(st.last_run or st.first_seen or now, now)
         for sched in job.schedules:
             at = sched.next_after(base)
             if at + LATE < now:

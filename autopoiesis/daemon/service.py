@@ -243,7 +243,8 @@ class Daemon:
                 self.note("failed", job.name, message=f"could not start its process: {exc}")
                 continue
             self.children[job.name] = run
-            self.note("started", job.name, reason=due.reason, pid=run.pid)
+            if not job.quiet:
+                self.note("started", job.name, reason=due.reason, pid=run.pid)
             self._dirty = True
             count += 1
         return count
@@ -273,7 +274,11 @@ class Daemon:
                 fields["next"] = follow
             if run.result and run.result.get("traceback"):
                 fields["traceback"] = run.result["traceback"]
-            self.note("finished" if result in ("ok", "idle") else result, name, **fields)
+            quiet = name in self.scheduler.registry and self.scheduler.registry.get(name).quiet
+            if quiet:
+                fields["reason"] = run.reason
+            if not (quiet and result == "idle"):
+                self.note("finished" if result in ("ok", "idle") else result, name, **fields)
             self.results.append((name, result, message))
             self._dirty = True
 
@@ -301,6 +306,7 @@ class Daemon:
             return
         self._dirty = False
         self._last_status = now
+        rotate_log(self.repo)  # a daemon that runs for months keeps its log bounded
         try:
             write_status(self.repo, {
                 "pid": os.getpid(), "state": state, "mode": "run-due" if self.once else "daemon",

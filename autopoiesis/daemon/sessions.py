@@ -195,7 +195,13 @@ class SessionWatcher:
             if len(report.imported) + len(report.refused) >= self.max_imports:
                 report.more = True
                 break
-            self._take(path, st, report)
+            try:
+                self._take(path, st, report)
+            except Exception as exc:  # one unreadable file must not stop the others (nor every later scan)
+                why = f"{type(exc).__name__}: {exc}"[:1000]
+                self.record.files[str(path)] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "status": "refused",
+                                                "error": why, "formats": self._formats()}
+                report.refused.append((str(path), why))
         for key in [k for k in self.record.files if not os.path.exists(k)]:
             del self.record.files[key]  # deleted session files: nothing left to import
         self.record.save()
