@@ -170,3 +170,19 @@ def test_one_file_that_breaks_the_import_does_not_stop_the_others(memory_repo: M
     assert [Path(s).name for s, _ in report.imported] == ["good.jsonl"]
     assert report.refused == [(str(evil.resolve()), "MemoryError: the importer ran out of memory")]
     assert SessionWatcher(memory_repo, importer=importer).scan().refused == []  # not retried until it changes
+
+
+def test_a_forgotten_session_is_not_imported_again_from_the_harness_log(memory_repo: MemoryRepo, home: Path) -> None:
+    """`forget --transcript` clears the caches under .autopoiesis/ but keeps the watcher's
+    record: the session's file in ~/.claude is still there, and must not come back."""
+    from autopoiesis.app.forget import forget
+
+    a = home / ".claude" / "projects" / "proj" / "private.jsonl"
+    a.write_text(_session("ses_private", "2026-03-02T10:00:00Z", "Something private that must go."))
+    _age(a, 30)
+    report = SessionWatcher(memory_repo).scan()
+    transcript = report.imported[0][1][0]
+    forget(MemoryRepo(memory_repo.root), transcript=transcript, reason="private")
+    assert not (memory_repo.root / transcript).exists()
+    again = SessionWatcher(MemoryRepo(memory_repo.root)).scan()
+    assert again.imported == [] and not (memory_repo.root / transcript).exists()

@@ -41,7 +41,9 @@ from autopoiesis.verify import ALLOW_REWRITE_ENV, accept_current
 
 MIN_LENGTH = 6  # shorter strings are words, not secrets; forgetting them would rewrite prose
 # State under .autopoiesis/ that is not a cache of text: locks (held right now) and worktrees.
-_KEEP_STATE = ("locks_dir", "worktrees_dir", "config_cache")
+# session_watch: without its record the session watcher would import a forgotten session
+# again from the harness's own log (paths, sizes, hashes and redacted errors; no conversation)
+_KEEP_STATE = ("locks_dir", "worktrees_dir", "config_cache", "session_watch")
 
 
 @dataclass

@@ -155,6 +155,10 @@ class SessionWatcher:
             self._import = import_files
         return self._import
 
+    def _redact(self, text: str) -> str:
+        """An error as the record keeps it: redacted like everything written, and short."""
+        return self.repo.redactor().redact(text[:1000])
+
     @staticmethod
     def _formats() -> str:
         from autopoiesis.capture.importers import format_names
@@ -198,7 +202,7 @@ class SessionWatcher:
             try:
                 self._take(path, st, report)
             except Exception as exc:  # one unreadable file must not stop the others (nor every later scan)
-                why = f"{type(exc).__name__}: {exc}"[:1000]
+                why = self._redact(f"{type(exc).__name__}: {exc}")
                 self.record.files[str(path)] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "status": "refused",
                                                 "error": why, "formats": self._formats()}
                 report.refused.append((str(path), why))
@@ -219,13 +223,13 @@ class SessionWatcher:
         result = self._importer()(self.repo, [path])
         transcripts = list(result.imported) + list(result.skipped_duplicates)
         if result.refused and not transcripts:
-            why = "; ".join(result.refused)[:1000]
+            why = self._redact("; ".join(result.refused))
             self.record.files[key] = {**entry, "status": "refused", "error": why, "formats": self._formats()}
             report.refused.append((key, why))
             return
         self.record.files[key] = {**entry, "status": "imported", "transcripts": transcripts[:50],
                                   "commit": result.commit, "imported_at": format_ts(self.clock()),
-                                  **({"error": "; ".join(result.refused)[:1000]} if result.refused else {})}
+                                  **({"error": self._redact("; ".join(result.refused))} if result.refused else {})}
         if result.imported:
             report.imported.append((key, list(result.imported)))
         else:
