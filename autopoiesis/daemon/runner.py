@@ -70,9 +70,14 @@ def _child(fn: JobFunction, ctx: JobContext, conn: Connection, close_fds: Sequen
     except BaseException as exc:  # a bug in a job must not take the daemon down: reported
         result = {"result": "failed", "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]}
     try:
-        conn.send(result)
-    except Exception:  # an outcome that cannot be pickled: say so rather than nothing
-        conn.send({"result": "failed", "error": "the job's outcome could not be sent back (not picklable)"})
+        try:
+            conn.send(result)
+        except (BrokenPipeError, OSError):
+            pass  # the daemon is gone (killed): the next one reruns this run, as it was never recorded
+        except Exception:  # an outcome that cannot be pickled: say so rather than nothing
+            conn.send({"result": "failed", "error": "the job's outcome could not be sent back (not picklable)"})
+    except OSError:
+        pass
     finally:
         conn.close()
 
