@@ -110,7 +110,10 @@ def test_offline_extractors_find_cued_knowledge(memory_repo: MemoryRepo, tmp_pat
 
     msg = MemoryGit(memory_repo).run("log", "-1", "--format=%B").stdout
     assert sha
-    assert msg.startswith("memory: extract")
+    # the subject names what was learned, the body lists every entry with its file
+    assert msg.startswith("memory: Always keep the raw transcripts")
+    assert "\nLearned:\n- Always keep the raw transcripts (MEMORY.md)\n" in msg
+    assert "- Run the tests, tag the version, then push the tag (releases.md)\n" in msg
     assert f"Session: {paths[0]}" in msg
 
 

@@ -399,3 +399,28 @@ def test_a_history_that_fails_verify_is_not_pushed_even_without_hooks(tmp_path: 
         sync_once(a)
     assert path in str(refused.value)
     assert _git(remote, "rev-parse", "main").strip() == pushed
+
+
+def test_the_daemons_sync_job_exists_with_auto_push_and_carries_entries_both_ways(tmp_path: Path) -> None:
+    from autopoiesis.app.jobs import memory_jobs, run_sync
+    from autopoiesis.daemon.jobs import After, JobContext
+
+    a, remote = _first_clone(tmp_path)
+    b = _clone(remote, tmp_path / "b")
+    assert "sync" not in memory_jobs(MemoryRepo(a.root))  # auto_push is off by default
+    for repo in (a, b):
+        config = repo.root / "memory-config.yaml"
+        config.write_text(config.read_text().replace("auto_push: false", "auto_push: true"))
+        _git(repo, "commit", "-qam", "maintenance: auto_push")
+    spec = memory_jobs(MemoryRepo(a.root)).get("sync")
+    assert After("commit", only_if_changed=True) in spec.triggers
+    ids_a = _write(a, "raw/conversations/2026/03/01/0900-s1.md", PROJECT, "Key Decisions", ["Atlas ships on Thursdays"])
+    ids_b = _write(b, "raw/conversations/2026/03/01/0910-s2.md", PROJECT, "Key Decisions", ["Atlas uses Postgres 17"])
+    now = datetime.now(UTC)
+    first = run_sync(JobContext(MemoryRepo(a.root), "sync", "test", now, None))
+    assert first.changed and "pushed" in first.message
+    second = run_sync(JobContext(MemoryRepo(b.root), "sync", "test", now, None))
+    assert second.changed, second.message
+    run_sync(JobContext(MemoryRepo(a.root), "sync", "test", now, None))
+    for repo in (a, b):
+        assert set(ids_a + ids_b) <= set(_entries(MemoryRepo(repo.root)))

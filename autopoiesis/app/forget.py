@@ -41,8 +41,11 @@ from autopoiesis.verify import ALLOW_REWRITE_ENV, accept_current, record_rewrite
 
 MIN_LENGTH = 6  # shorter strings are words, not secrets; forgetting them would rewrite prose
 # State under .autopoiesis/ that is not a cache of text: locks (held right now), worktrees,
-# and the record of earlier rewrites not pushed yet (`autopoiesis sync --force-after-forget`).
-_KEEP_STATE = ("locks_dir", "worktrees_dir", "config_cache", "verify_rewrites")
+# the record of earlier rewrites not pushed yet (`autopoiesis sync --force-after-forget`),
+# and the records of harness sessions: without them the session watcher or the harness
+# hooks would import a forgotten session again from the harness's own log, or never import
+# one still waiting (paths, sizes, hashes and redacted errors; no conversation).
+_KEEP_STATE = ("locks_dir", "worktrees_dir", "config_cache", "verify_rewrites", "session_watch", "harness_sessions")
 
 
 @dataclass

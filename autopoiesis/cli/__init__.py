@@ -52,6 +52,7 @@ def _global(
 def _register() -> None:
     from autopoiesis.cli import (
         core,
+        daemon_cmd,
         forget_cmd,
         hook_cmd,
         integrate_cmd,
@@ -65,7 +66,7 @@ def _register() -> None:
     )
 
     for module in (core, search_cmd, watch_cmd, lifecycle_cmd, llm_cmd, verify_cmd, forget_cmd, sync_cmd,
-                   integrate_cmd, hook_cmd, mcp_cmd):
+                   daemon_cmd, integrate_cmd, hook_cmd, mcp_cmd):
         module.register(app)
 
 

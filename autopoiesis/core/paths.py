@@ -49,6 +49,7 @@ STATE_FILES = {
     "llm_dir": ("llm",),
     "llm_cache": ("llm", "cache.sqlite"),
     "llm_ledger": ("llm", "ledger.jsonl"),
+    "llm_backoff": ("llm", "backoff.json"),
     "inclusions": ("compiler", "inclusions.json"),
     "lifecycle_log": ("logs", "lifecycle.jsonl"),
     "extract_state": ("lifecycle", "extract.sqlite"),
@@ -61,6 +62,10 @@ STATE_FILES = {
     "verify_rewrites": ("verify", "rewrites.json"),
     "harness_log": ("logs", "harness.jsonl"),
     "harness_sessions": ("harness", "sessions.json"),
+    "daemon_state": ("daemon", "state.json"),
+    "daemon_status": ("daemon", "status.json"),
+    "daemon_log": ("logs", "daemon.jsonl"),
+    "session_watch": ("daemon", "sessions.json"),
 }
 
 # Category of a repo-relative path, as search and the compiler name them (design §7.2).
@@ -197,6 +202,12 @@ class FileLock:
     @property
     def held(self) -> bool:
         return self._fd is not None
+
+    @property
+    def fd(self) -> int | None:
+        """The descriptor of the held lock (None when not held): a holder may write who it is
+        into the file, and a forked child must close (never unlock) it."""
+        return self._fd
 
     def __enter__(self) -> FileLock:
         self.acquire()

@@ -76,6 +76,21 @@ def normalize_fact(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
+def bullet_fact(line: str) -> str | None:
+    """The fact a bullet line states, as readable text: an entry's body (or a hand-written
+    bullet) without its date prefix, citation, id, tags and markup. None when LINE is no
+    bullet. What a commit message names when it says what was learned."""
+    m = re.match(r"^\s*[-*]\s+(\S.*)$", line)
+    if not m:
+        return None
+    text = re.sub(r"\s*\{id: [^}]*\}(?:\s+#[A-Za-z0-9_:.-]+)*\s*$", "", m.group(1))
+    text = re.sub(r"\s*\((?:source: [^)]*|raw/conversations/[^)\s]*)\)", "", text)
+    text = text.replace("~~", "").replace("**", "")
+    text = re.sub(r"^\d{4}-\d\d-\d\d:\s*", "", text)
+    text = " ".join(text.split())
+    return text or None
+
+
 @dataclass(frozen=True)
 class Entry:
     """One bullet fact. `text` is the body without strike markup, date or citation."""

@@ -39,6 +39,7 @@ from autopoiesis.errors import (
     TranscriptFormatError,
     UnsafePathError,
 )
+from autopoiesis.formats.commit_message import extraction_commit_message
 from autopoiesis.formats.transcript import parse_meta
 from autopoiesis.gitops import MemoryGit
 from autopoiesis.lifecycle.extractors import ExtractorPlugin, ExtractorRegistry, SourceTranscript, default_registry
@@ -74,6 +75,7 @@ class ExtractionReport:
     paths: tuple[str, ...] = ()
     transcripts: tuple[str, ...] = ()
     commit: str | None = None
+    learned: tuple[tuple[str, str], ...] = ()  # (path, entry text) of every entry added
 
     def summary(self) -> str:
         parts = [f"{len(self.processed)} extraction(s) over {len(self.transcripts)} transcript(s)",
@@ -104,7 +106,7 @@ class _Acc:
         return ExtractionReport(
             tuple(self.processed), self.already_done, self.waiting, tuple(self.failed), tuple(self.fell_back),
             len(self.apply.added), len(self.apply.superseded), self.apply.duplicates, tuple(self.apply.paths),
-            tuple(dict.fromkeys(self.transcripts)),
+            tuple(dict.fromkeys(self.transcripts)), learned=tuple(self.apply.learned),
         )
 
 
@@ -329,19 +331,21 @@ class KnowledgeExtractor(LLMStage):
         self._log.append({"event": event, **fields})
 
     # ── committing ──
-    def commit(self, report: ExtractionReport, *, commit_type: str = "memory") -> str | None:
-        """Commit exactly the files this run wrote (nothing else the user has pending)."""
+    def commit(self, report: ExtractionReport, *, commit_type: str = "memory",
+               summarize: Callable[[str, str], str | None] | None = None) -> str | None:
+        """Commit exactly the files this run wrote (nothing else the user has pending), with
+        a message that names what was learned (formats.commit_message). SUMMARIZE, the
+        commit_message stage when a model is configured (the app layer passes it), may write
+        the subject; it is asked before the git lock is taken."""
         if not report.paths:
             return None
-        names = sorted({Path(t).stem for t in report.transcripts})
-        what = names[0] if len(names) == 1 else f"{len(names)} sessions"
-        body = f"{report.summary()}\n"
-        sessions = "".join(f"Session: {t}\n" for t in report.transcripts[:20])
-        msg = f"{commit_type}: extract {report.added} entr{'y' if report.added == 1 else 'ies'} from {what}\n\n{body}\n{sessions}"
-        return MemoryGit(self.repo).commit_paths(list(report.paths), msg).sha
+        msg = extraction_commit_message(report.learned, report.transcripts, report.summary(), commit_type=commit_type,
+                                        superseded=report.superseded, summarize=summarize)
+        return MemoryGit(self.repo).commit_paths(list(report.paths), self.repo.redactor().redact(msg)).sha
 
 
-def on_session_end(repo: MemoryRepo, transcript_path: str | Path, *, commit: bool = True) -> ExtractionReport | None:
+def on_session_end(repo: MemoryRepo, transcript_path: str | Path, *, commit: bool = True,
+                   summarize: Callable[[str, str], str | None] | None = None) -> ExtractionReport | None:
     """The session-end callback: the app layer hands this function to capture, which calls
     it after a transcript is committed (capture never imports the lifecycle). Runs the extractors on it when
     `lifecycle.extraction_trigger` is `on_session_end` (else returns None), commits what
@@ -352,7 +356,7 @@ def on_session_end(repo: MemoryRepo, transcript_path: str | Path, *, commit: boo
             return None
         with KnowledgeExtractor(repo) as ex:
             report = ex.extract_from_session(transcript_path)
-            sha = ex.commit(report) if commit else None
+            sha = ex.commit(report, summarize=summarize) if commit else None
         return ExtractionReport(**{**report.__dict__, "commit": sha})
     except (AutopoiesisError, OSError) as exc:
         log.warning("extraction after session end failed for %s: %s; it stays pending", transcript_path, exc)

@@ -94,6 +94,7 @@ class WritePolicy:
 @dataclass
 class ApplyReport:
     added: list[tuple[str, str]] = field(default_factory=list)  # (path, entry id)
+    learned: list[tuple[str, str]] = field(default_factory=list)  # (path, entry text): what commit messages name
     superseded: list[tuple[str, str]] = field(default_factory=list)  # (path, old id)
     duplicates: int = 0
     capped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): entries a cap kept out
@@ -104,6 +105,7 @@ class ApplyReport:
 
     def merge(self, other: ApplyReport) -> None:
         self.added += other.added
+        self.learned += other.learned
         self.superseded += other.superseded
         self.duplicates += other.duplicates
         self.capped += other.capped
@@ -356,6 +358,7 @@ class KnowledgeWriter:
         self._store(ch.path, doc, self._size(ch.path, before) + len(doc.sections[si].heading() or "")
                     + len(entry.render().encode("utf-8")) + 64)
         report.added.append((ch.path, entry.id))
+        report.learned.append((ch.path, entry.text))
 
     def _over_cap(self, relpath: str, before: kf.KnowledgeDoc, after: kf.KnowledgeDoc) -> str | None:
         """Why AFTER may not replace BEFORE (a cap it would cross), or None. The byte count
