@@ -14,15 +14,20 @@ writer's guard refuses) are logged to the lifecycle log (`repo.state_file("lifec
 (transcript, extractor) pair goes to the retry queue with seed 000's backoff; after the
 last retry the offline flavour runs instead. Nothing is skipped silently.
 
-LLM extractions run concurrently (the client's concurrency limit), the changes are applied
-by the single writer in chronological order, so results do not depend on timing.
+Transcripts are read oldest first, one after the other, each with what the ones before it
+taught: an LLM extractor is shown the live entries related to the transcript (a search
+over the current-state files, `lifecycle.related`) and may answer that an item is
+already known (skip) or replaces one of them (supersede, applied by the writer across
+files). A transcript's extractors run concurrently (the client's concurrency limit), and
+their changes are applied by the single writer in order, so results do not depend on
+timing.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -42,6 +47,7 @@ from autopoiesis.errors import (
 from autopoiesis.formats.transcript import parse_meta
 from autopoiesis.gitops import MemoryGit
 from autopoiesis.lifecycle.extractors import ExtractorPlugin, ExtractorRegistry, SourceTranscript, default_registry
+from autopoiesis.lifecycle.related import related_entries
 from autopoiesis.lifecycle.stage import LLMStage
 from autopoiesis.lifecycle.state import ExtractionState
 from autopoiesis.lifecycle.writer import ApplyReport, KnowledgeWriter
@@ -276,7 +282,33 @@ class KnowledgeExtractor(LLMStage):
                         acc.waiting += 1
                         continue
                 jobs.append((src, ex))
-        outcomes = self._extract_all(jobs)
+        # Transcript by transcript, oldest first: each one is read with what the ones before
+        # it taught (the related entries an LLM extractor is shown, the people known), and
+        # its changes are applied before the next one is read.
+        groups: dict[str, list[tuple[SourceTranscript, ExtractorPlugin]]] = {}
+        for src, ex in jobs:
+            groups.setdefault(src.path, []).append((src, ex))
+        for group in groups.values():
+            src = self._with_context(group[0][0])
+            group = [(src, ex) for _, ex in group]
+            self._apply_outcomes(group, self._extract_all(group), acc, done, now, fallback_now=fallback_now)
+
+    def _with_context(self, src: SourceTranscript) -> SourceTranscript:
+        """SRC with what the repo already knows about it: the people it has files for,
+        and (for the LLM flavours) the live entries a search finds related to it."""
+        files = {self.repo.rel(p) for p in (self.repo.knowledge_dir / "people").glob("*.md")}
+        files |= {p for p, _, _ in self.writer.live_entries() if p.startswith("knowledge/people/")}  # not flushed yet
+        people = []
+        for rel in sorted(files):
+            if not Path(rel).name.startswith("_"):
+                doc = self.writer.read(rel)
+                name = doc.meta().get("name") if doc is not None else None
+                people.append(str(name) if name else Path(rel).stem.replace("-", " ").title())
+        related = tuple(related_entries(self.writer, src.text)) if self.use_llm else ()
+        return replace(src, known_people=tuple(people), related=related)
+
+    def _apply_outcomes(self, jobs: list[tuple[SourceTranscript, ExtractorPlugin]], outcomes: list[_Outcome], acc: _Acc,
+                        done: set[tuple[str, str]], now: datetime, *, fallback_now: bool) -> None:
         to_mark = acc.to_mark
         for (src, ex), out in zip(jobs, outcomes):
             error = out.error
