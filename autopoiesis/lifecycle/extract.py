@@ -14,13 +14,13 @@ writer's guard refuses) are logged to the lifecycle log (`repo.state_file("lifec
 (transcript, extractor) pair goes to the retry queue with seed 000's backoff; after the
 last retry the offline flavour runs instead. Nothing is skipped silently.
 
-Transcripts are read oldest first, one after the other, each with what the ones before it
-taught: an LLM extractor is shown the live entries related to the transcript (a search
-over the current-state files, `lifecycle.related`) and may answer that an item is
-already known (skip) or replaces one of them (supersede, applied by the writer across
-files). A transcript's extractors run concurrently (the client's concurrency limit), and
-their changes are applied by the single writer in order, so results do not depend on
-timing.
+Transcripts are read oldest first, in waves, each with what the waves before it taught:
+an LLM extractor is shown the live entries related to the transcript (a search over the
+current-state files, `lifecycle.related`) and may answer that an item is already known
+(skip) or replaces one of them (supersede, applied by the writer across files). A wave is
+one transcript offline, and with a model just enough transcripts to fill the client's
+concurrency limit; its extractions run concurrently and its changes are applied by the
+single writer in order, so results do not depend on timing.
 """
 
 from __future__ import annotations
@@ -282,22 +282,29 @@ class KnowledgeExtractor(LLMStage):
                         acc.waiting += 1
                         continue
                 jobs.append((src, ex))
-        # Transcript by transcript, oldest first: each one is read with what the ones before
-        # it taught (the related entries an LLM extractor is shown, the people known), and
-        # its changes are applied before the next one is read.
+        # In waves, oldest first: each transcript is read with what the waves before it taught
+        # (the related entries an LLM extractor is shown, the people known), and a wave's
+        # changes are applied, in order, before the next wave is read. Offline, a wave is one
+        # transcript; with a model, just enough transcripts to keep the client's concurrency
+        # busy (one, when a transcript has as many extractors as calls may run at once).
         groups: dict[str, list[tuple[SourceTranscript, ExtractorPlugin]]] = {}
         for src, ex in jobs:
             groups.setdefault(src.path, []).append((src, ex))
-        for group in groups.values():
-            src = self._with_context(group[0][0])
-            group = [(src, ex) for _, ex in group]
-            self._apply_outcomes(group, self._extract_all(group), acc, done, now, fallback_now=fallback_now)
+        width = max(1, int(self.llm.concurrency)) if self.use_llm else 1
+        ordered = list(groups.values())
+        wave: list[tuple[SourceTranscript, ExtractorPlugin]] = []
+        for i, group in enumerate(ordered):
+            src = self._with_context(group[0][0])  # the repo as the waves before left it
+            wave += [(src, ex) for _, ex in group]
+            if len(wave) >= width or i == len(ordered) - 1:
+                self._apply_outcomes(wave, self._extract_all(wave), acc, done, now, fallback_now=fallback_now)
+                wave = []
 
     def _with_context(self, src: SourceTranscript) -> SourceTranscript:
         """SRC with what the repo already knows about it: the people it has files for,
         and (for the LLM flavours) the live entries a search finds related to it."""
         files = {self.repo.rel(p) for p in (self.repo.knowledge_dir / "people").glob("*.md")}
-        files |= {p for p, _, _ in self.writer.live_entries() if p.startswith("knowledge/people/")}  # not flushed yet
+        files |= set(self.writer.files_with_entries("knowledge/people/"))  # written in this batch, not flushed yet
         people = []
         for rel in sorted(files):
             if not Path(rel).name.startswith("_"):

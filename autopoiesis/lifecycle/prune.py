@@ -152,7 +152,7 @@ def revived_facts(before: str, after: str) -> tuple[str, ...]:
                     continue
                 text = line.text
             elif line.lstrip().startswith(("- ", "* ")) and "~~" not in line:
-                text = line
+                text = line.lstrip()[2:]
             else:
                 continue
             if any(kf.restates(text, t) for t in struck) and not any(kf.restates(text, t) for t in live_before):

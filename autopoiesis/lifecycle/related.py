@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from autopoiesis.core.paths import INDEX_FILES
 from autopoiesis.core.sqlite import sqlite_module
 from autopoiesis.core.text import words
 from autopoiesis.index.text import MAX_QUERY_TERMS, SEARCH_STOPWORDS, fts_match
@@ -33,7 +34,9 @@ def related_entries(writer: KnowledgeWriter, text: str, limit: int = RELATED_LIM
     derived line and its canonical entry are one fact)."""
     entries: dict[str, KnownEntry] = {}
     for path, _, e in writer.live_entries():
-        entries.setdefault(e.id, KnownEntry(e.id, path, e.text))
+        seen = entries.get(e.id)
+        if seen is None or (seen.path in INDEX_FILES and path not in INDEX_FILES):  # show the canonical entry
+            entries[e.id] = KnownEntry(e.id, path, e.text)
     match = fts_match(query_terms_of(text))
     if not entries or match is None:
         return []

@@ -47,6 +47,7 @@ import contextlib
 import fnmatch
 import logging
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -126,11 +127,13 @@ class _Catalog:
         self._by_fact: dict[str, set[str]] = {}
         self._by_subject: dict[str, set[tuple[str, str]]] = {}
         self._by_word: dict[str, set[tuple[str, str]]] = {}
+        self.files: Counter[str] = Counter()  # path -> live entries
 
     def add(self, path: str, title: str, e: kf.Entry) -> None:
         if not e.active:
             return
         self._live[(path, e.id)] = (title.strip().lower(), e)
+        self.files[path] += 1
         self._by_id.setdefault(e.id, set()).add(path)
         self._by_fact.setdefault(_bare_fact(e.text), set()).add(path)
         if e.subject:
@@ -141,6 +144,7 @@ class _Catalog:
     def drop(self, path: str, e: kf.Entry) -> None:
         if self._live.pop((path, e.id), None) is None:
             return
+        self.files[path] -= 1
         self._by_id.get(e.id, set()).discard(path)
         self._by_fact.get(_bare_fact(e.text), set()).discard(path)
         if e.subject:
@@ -442,7 +446,8 @@ class KnowledgeWriter:
                     report.duplicates += 1
                     return
                 replaced = line.id
-        if fact in doc.facts() or any(e.id == new_id for _, e in doc.entries()) or self._repeats(doc, content, at):
+        if (fact in doc.facts() or any(e.id == new_id for _, e in doc.entries())
+                or (current and self._repeats(doc, content, at))):
             report.duplicates += 1
             if self._note_session(ch, doc) is not doc:
                 self._store(ch.path, self._note_session(ch, doc))
@@ -602,6 +607,10 @@ class KnowledgeWriter:
                         cat.drop(rel, line)
             if changed is not d:
                 self._store(rel, changed)
+
+    def files_with_entries(self, prefix: str = "knowledge/") -> list[str]:
+        """The current-state files under PREFIX that hold live entries (written or not)."""
+        return sorted(p for p, n in self._catalog().files.items() if n > 0 and p.startswith(prefix))
 
     def live_entries(self) -> Iterator[tuple[str, str, kf.Entry]]:
         """(path, section title in lower case, entry) of every live entry of the
