@@ -126,6 +126,7 @@ def format_at(when: datetime) -> str:
     return format_minute(when)
 
 
+@lru_cache(maxsize=65536)
 def normalize_fact(text: str) -> str:
     """The comparison form of an entry's fact: lowercase words only. Two entries with the
     same normalized fact say the same thing, whatever their punctuation or citation."""

@@ -113,60 +113,61 @@ def _bare_fact(text: str) -> str:
     return kf.normalize_fact(re.sub(r"^\*\*[^*]+\*\*\s*[—:-]\s*", "", text))
 
 
-def _signature(text: str) -> frozenset[str]:
-    words, numbers = kf.fact_words(text)
-    return words | numbers
+def _signature(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    return kf.fact_words(text)
+
+
+COMMON_WORD = 400  # a word in more entries than this finds no candidates (the others do)
 
 
 class _Catalog:
-    """The live entries of the current-state files, by id, by fact and by subject."""
+    """The entries of the current-state files (live and struck), indexed by id, fact,
+    subject and word, so that "does a live entry restate this?" looks at a few candidates
+    instead of every entry (a 3,000-entry file stays fast)."""
 
     def __init__(self) -> None:
-        self._live: dict[tuple[str, str], tuple[str, kf.Entry]] = {}  # (path, id) -> (section title, entry)
-        self._by_id: dict[str, set[str]] = {}
-        self._by_fact: dict[str, set[str]] = {}
-        self._by_subject: dict[str, set[tuple[str, str]]] = {}
-        self._by_word: dict[str, set[tuple[str, str]]] = {}
+        self._all: dict[tuple[str, str], tuple[str, kf.Entry]] = {}  # (path, id) -> (section title, entry)
+        self._by_id: dict[str, set[str]] = {}  # live only
+        self._by_fact: dict[str, set[str]] = {}  # live only
+        self._by_subject: dict[str, set[tuple[str, str]]] = {}  # live only
+        self._postings: dict[str, set[tuple[str, str]]] = {}  # word or number -> entries holding it
         self.files: Counter[str] = Counter()  # path -> live entries
 
     def add(self, path: str, title: str, e: kf.Entry) -> None:
-        if not e.active:
-            return
-        self._live[(path, e.id)] = (title.strip().lower(), e)
-        self.files[path] += 1
-        self._by_id.setdefault(e.id, set()).add(path)
-        self._by_fact.setdefault(_bare_fact(e.text), set()).add(path)
-        if e.subject:
-            self._by_subject.setdefault(e.subject, set()).add((path, e.id))
-        for w in _signature(e.text):
-            self._by_word.setdefault(w, set()).add((path, e.id))
+        key = (path, e.id)
+        self._all[key] = (title.strip().lower(), e)
+        words, numbers = _signature(e.text)
+        for w in words | numbers:
+            self._postings.setdefault(w, set()).add(key)
+        if e.active:
+            self._live_index(path, e, add=True)
 
     def drop(self, path: str, e: kf.Entry) -> None:
-        if self._live.pop((path, e.id), None) is None:
+        """E was struck: it stays a candidate for the revival check, not a live entry."""
+        found = self._all.get((path, e.id))
+        if found is None or not found[1].active:
             return
-        self.files[path] -= 1
-        self._by_id.get(e.id, set()).discard(path)
-        self._by_fact.get(_bare_fact(e.text), set()).discard(path)
-        if e.subject:
-            self._by_subject.get(e.subject, set()).discard((path, e.id))
-        for w in _signature(e.text):
-            self._by_word.get(w, set()).discard((path, e.id))
+        self._all[(path, e.id)] = (found[0], found[1].superseded(e.superseded_by or "-"))
+        self._live_index(path, found[1], add=False)
 
-    def restated(self, title: str, content: str) -> str | None:
-        """The path of a live entry of a section titled TITLE that says all CONTENT says."""
-        keys: set[tuple[str, str]] = set()
-        for w in _signature(content):
-            keys |= self._by_word.get(w, set())
-        want = title.strip().lower()
-        for key in sorted(keys):
-            t, e = self._live[key]
-            if t == want and kf.restates(content, e.text):
-                return key[0]
-        return None
+    def _live_index(self, path: str, e: kf.Entry, *, add: bool) -> None:
+        fact = _bare_fact(e.text)
+        if add:
+            self._by_id.setdefault(e.id, set()).add(path)
+            self._by_fact.setdefault(fact, set()).add(path)
+            if e.subject:
+                self._by_subject.setdefault(e.subject, set()).add((path, e.id))
+        else:
+            self._by_id.get(e.id, set()).discard(path)
+            self._by_fact.get(fact, set()).discard(path)
+            if e.subject:
+                self._by_subject.get(e.subject, set()).discard((path, e.id))
+        self.files[path] += 1 if add else -1
 
     def live(self) -> Iterator[tuple[str, str, kf.Entry]]:
-        for (path, _), (title, e) in self._live.items():
-            yield path, title, e
+        for (path, _), (title, e) in self._all.items():
+            if e.active:
+                yield path, title, e
 
     def paths_of(self, entry_id: str) -> list[str]:
         return sorted(self._by_id.get(entry_id, ()))
@@ -175,7 +176,47 @@ class _Catalog:
         return sorted(self._by_fact.get(fact, ()))
 
     def with_subject(self, subject: str) -> list[tuple[str, kf.Entry]]:
-        return [(p, self._live[(p, i)][1]) for p, i in sorted(self._by_subject.get(subject, ()))]
+        return [(p, self._all[(p, i)][1]) for p, i in sorted(self._by_subject.get(subject, ()))]
+
+    def _candidates(self, content: str, *, superset: bool) -> list[tuple[str, str]]:
+        """Entries that may restate CONTENT (SUPERSET: hold most of its words) or that
+        CONTENT may restate (share at least two of its words), found through the postings
+        of its rarer words."""
+        words, numbers = _signature(content)
+        terms = sorted(words | numbers, key=lambda w: len(self._postings.get(w, ())))
+        if superset:
+            # an entry holding 80% of the words holds one of the rarest 20% + 1, and every number
+            pool = [w for w in terms if w in words][: int(0.2 * len(words)) + 1]
+            keys: set[tuple[str, str]] = set()
+            for w in pool:
+                keys |= self._postings.get(w, set())
+            for n in numbers:
+                keys &= self._postings.get(n, set())
+            return sorted(keys)
+        hits: Counter[tuple[str, str]] = Counter()
+        for w in terms:
+            posting = self._postings.get(w, set())
+            if len(posting) <= COMMON_WORD:
+                hits.update(posting)
+        return sorted(k for k, n in hits.items() if n >= 2)
+
+    def restating(self, content: str, path: str | None = None) -> Iterator[tuple[str, str, kf.Entry]]:
+        """(path, section title, entry) of the entries (of PATH) that say all CONTENT says."""
+        for key in self._candidates(content, superset=True):
+            if path is None or key[0] == path:
+                title, e = self._all[key]
+                if kf.restates(content, e.text):
+                    yield key[0], title, e
+
+    def restated_by(self, content: str, path: str, title: str) -> list[kf.Entry]:
+        """The live entries of PATH's section TITLE that CONTENT says in full (or more)."""
+        want = title.strip().lower()
+        out = []
+        for key in self._candidates(content, superset=False):
+            t, e = self._all[key]
+            if key[0] == path and t == want and e.active and kf.restates(e.text, content):
+                out.append(e)
+        return out
 
 
 @dataclass(frozen=True)
@@ -255,7 +296,8 @@ class KnowledgeWriter:
         self._batching = 0
         self._sizes: dict[str, int] = {}  # bytes of each document as stored (FILE_BYTE_CAP)
         self._redactor: Redactor | None = None
-        self._cat: _Catalog | None = None  # live entries of the current-state files (cross-file supersede)
+        self._cat: _Catalog | None = None  # entries of the current-state files (cross-file supersede)
+        self._known: dict[str, tuple[set[str], set[str]]] = {}  # path -> (live facts, entry ids), kept current
         self._sessions: dict[str, str] = {}  # transcript path -> session id (citations)
 
     @property
@@ -351,7 +393,7 @@ class KnowledgeWriter:
         every line redacted)."""
         self.repo.resolve_inside(relpath, under="knowledge") if relpath.startswith("knowledge/") else \
             self.repo.resolve_inside(relpath, under="archive")
-        self._cat = None
+        self._invalidate()
         self._store(relpath, self._redact_doc(doc))
 
     def _redact_doc(self, doc: kf.KnowledgeDoc) -> kf.KnowledgeDoc:
@@ -374,7 +416,7 @@ class KnowledgeWriter:
         """Drop a cached document (its file was moved or removed by someone else)."""
         self._docs.pop(relpath, None)
         self._dirty.discard(relpath)
-        self._cat = None
+        self._invalidate()
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[KnowledgeWriter]:
@@ -386,7 +428,7 @@ class KnowledgeWriter:
             if not self._batching:
                 self.flush()
                 self._docs.clear()
-                self._cat = None
+                self._invalidate()
 
     def flush(self) -> list[str]:
         written = sorted(self._dirty)
@@ -415,13 +457,13 @@ class KnowledgeWriter:
         report = ApplyReport()
         with self.repo.lock("knowledge-writer") if not self._batching else contextlib.nullcontext():
             if not self._batching:
-                self._cat = None  # files may have changed since the last apply
+                self._invalidate()  # files may have changed since the last apply
             try:
                 for ch in checked:
                     self._apply_one(ch, report)
             finally:
                 if not self._batching:
-                    self._cat = None
+                    self._invalidate()
         return report
 
     def _apply_one(self, ch: KnowledgeChange, report: ApplyReport) -> None:
@@ -446,19 +488,21 @@ class KnowledgeWriter:
                     report.duplicates += 1
                     return
                 replaced = line.id
-        if (fact in doc.facts() or any(e.id == new_id for _, e in doc.entries())
-                or (current and self._repeats(doc, content, at))):
+        facts, ids = self._facts_and_ids(ch.path, doc)
+        if fact in facts or new_id in ids or (current and self._repeats(ch.path, content, at)):
             report.duplicates += 1
             if self._note_session(ch, doc) is not doc:
                 self._store(ch.path, self._note_session(ch, doc))
             return
         subject = kf.subject_slug(ch.subject) if ch.subject else ""
-        if current and not ch.entry_id and not ch.key and self._catalog().restated(doc.sections[si].title, content):
+        title = doc.sections[si].title.strip().lower()
+        if current and not ch.entry_id and not ch.key and any(
+                e.active and t == title for _, t, e in self._catalog().restating(content)):
             report.duplicates += 1  # a fact already live in another file of its kind (one fact, one entry)
             return
         if current:
             # a fuller statement of a fact of the section replaces it (nothing is lost)
-            strike += [(ch.path, e.id) for e in doc.sections[si].entries() if e.active and kf.restates(e.text, content)]
+            strike += [(ch.path, e.id) for e in self._catalog().restated_by(content, ch.path, title)]
             if subject:
                 for path, old in self._catalog().with_subject(subject):
                     if kf.restates(content, old.text):  # the subject's value did not change
@@ -492,6 +536,8 @@ class KnowledgeWriter:
         self._store(ch.path, doc, self._size(ch.path, before) + len(doc.sections[si].heading() or "")
                     + len(entry.render().encode("utf-8")) + 64)
         report.added.append((ch.path, entry.id))
+        facts.add(kf.normalize_fact(entry.text))
+        ids.add(entry.id)
         if current:
             self._catalog().add(ch.path, doc.sections[si].title, entry)
         if replaced is not None:  # another derived line for the key: the fact it restated still stands
@@ -501,8 +547,9 @@ class KnowledgeWriter:
                 assert isinstance(old_line, kf.Entry)
                 self._store(ch.path, doc.replace_line(*where, old_line.superseded(entry.id)))
                 report.superseded.append((ch.path, replaced))
+                facts.discard(kf.normalize_fact(old_line.text))
                 if current:
-                    self._catalog().drop(ch.path, old_line)
+                    self._catalog().drop(ch.path, old_line.superseded(entry.id))
         for path, old_id in dict.fromkeys(strike):
             if old_id != entry.id:
                 self._supersede_everywhere(path, old_id, entry.id, report)
@@ -535,14 +582,13 @@ class KnowledgeWriter:
                 return line
         return None
 
-    def _repeats(self, doc: kf.KnowledgeDoc, content: str, at: datetime) -> bool:
-        """Whether CONTENT says nothing new for DOC: it restates a live entry, or revives a
-        superseded one without being newer than what superseded it (a rollup or a replay
-        of old sessions must not bring an old fact back; a fact said again later may)."""
+    def _repeats(self, path: str, content: str, at: datetime) -> bool:
+        """Whether CONTENT says nothing new for the current-state file PATH: it restates a
+        live entry, or revives a superseded one without being newer than what superseded
+        it (a rollup or a replay of old sessions must not bring an old fact back; a fact
+        said again later may)."""
         stamp = kf.format_at(at)
-        for _, e in doc.entries():
-            if not kf.restates(content, e.text):
-                continue
+        for _, _, e in self._catalog().restating(content, path):
             if e.active:
                 return True
             newer = kf.id_turn_at(e.superseded_by or "")
@@ -604,13 +650,26 @@ class KnowledgeWriter:
                     if line.id == old_id or (fact and _bare_fact(line.text) == fact):
                         changed = changed.replace_line(si, li, line.superseded(new_id))
                         report.superseded.append((rel, line.id))
-                        cat.drop(rel, line)
+                        if rel in self._known:
+                            self._known[rel][0].discard(kf.normalize_fact(line.text))
+                        cat.drop(rel, line.superseded(new_id))
             if changed is not d:
                 self._store(rel, changed)
 
     def files_with_entries(self, prefix: str = "knowledge/") -> list[str]:
         """The current-state files under PREFIX that hold live entries (written or not)."""
         return sorted(p for p, n in self._catalog().files.items() if n > 0 and p.startswith(prefix))
+
+    def _invalidate(self) -> None:
+        self._cat = None
+        self._known = {}
+
+    def _facts_and_ids(self, path: str, doc: kf.KnowledgeDoc) -> tuple[set[str], set[str]]:
+        """The live facts (hand-written bullets too) and the entry ids of PATH, read once,
+        then kept current by the writer: a change costs no scan of the whole file."""
+        if path not in self._known:
+            self._known[path] = (set(doc.facts()), {e.id for _, e in doc.entries()})
+        return self._known[path]
 
     def live_entries(self) -> Iterator[tuple[str, str, kf.Entry]]:
         """(path, section title in lower case, entry) of every live entry of the

@@ -4,13 +4,17 @@ record and the Protocol a registry holds, and the heuristics several extractors 
 Each extractor has two flavours that produce the same kind of output, a list of
 KnowledgeChange:
 
-* **offline**: honest heuristics that need no model: cue phrases ("we decided", "lesson
-  learned", "procedure for X:"), structure (numbered lists, speaker names, paths the
-  session touched) and extractive summaries (sentences quoted from the transcript, never
-  invented). They miss what is said without a cue; they do not hallucinate.
-* **llm**: a prompt kept in a versioned file (`prompts/NAME.vN.md`), a JSON reply
-  validated against the extractor's shape (one repair attempt by the client), mapped to
-  changes. Replies are data: the writer's guard still decides what may be written.
+* **offline**: honest heuristics that need no model: families of plain phrasings
+  (`cues.py`: plans, changes, roles, dates, preferences, lessons, sequences), structure
+  (numbered lists, speaker names, paths the session touched) and extractive summaries
+  (sentences quoted from the transcript, never invented). They take only what counts
+  (`Sentence.counts`: the user's words or what the user confirmed, never an agent's
+  acknowledgement). They miss what is said without a cue; they do not hallucinate.
+* **llm**: a prompt kept in a versioned file (`prompts/NAME.vN.md`), shown the live
+  entries related to the transcript (`SourceTranscript.related`); a JSON reply validated
+  against the extractor's shape (one repair attempt by the client), mapped to changes,
+  each item possibly `skip` or `supersede` an entry it was shown (`item_action`).
+  Replies are data: the writer's guard still decides what may be written.
 
 An extractor declares the paths and actions it may write (its WritePolicy); the writer
 refuses anything else. Bump `version` when the logic or the prompt changes: the
