@@ -307,8 +307,9 @@ def test_llm_extractor_sees_related_entries_and_its_supersede_lands_everywhere(
     old = kf.parse((memory_repo.root / ctx).read_text())
     old_id = next(e.id for _, e in old.entries())
     assert any(e.id == old_id for _, e in kf.parse((memory_repo.root / MEM).read_text()).entries())  # mirrored
-    # sessions 2 and 3 through the LLM flavour of decisions
-    repo = use_llm(memory_repo, openai_server.base_url)
+    # sessions 2 and 3 through the LLM flavour of decisions, one call at a time: session 3 is
+    # read with what session 2 wrote
+    repo = use_llm(memory_repo, openai_server.base_url, concurrency=1)
     openai_server.enqueue(
         json.dumps({"decisions": [{"decision": "Use HikariCP for connection pooling instead of PgBouncer",
                                    "project": "billing-service", "action": "supersede", "target": old_id}]}),
@@ -322,6 +323,9 @@ def test_llm_extractor_sees_related_entries_and_its_supersede_lands_everywhere(
     second = openai_server.chat_bodies()[0]["messages"][-1]["content"]
     said = "For the billing-service project we'll put PgBouncer in front of Postgres."
     assert f"[{old_id}] projects/billing-service/context.md — {said}" in second
+    third = openai_server.chat_bodies()[1]["messages"][-1]["content"]
+    assert "projects/billing-service/context.md — Use HikariCP for connection pooling instead of PgBouncer" in third
+    assert said not in third  # a superseded entry is not shown as what the memory holds
     for rel in (ctx, active, MEM):  # the supersede landed in every file that held the old decision
         assert said in " ".join(struck(repo, rel)), rel
         assert not any("in front of Postgres" in t for t in live(repo, rel)), rel

@@ -63,6 +63,7 @@ _PERSON_CUE = re.compile(
     r"handles|joined|reviewed|reviews|will|wrote|is responsible|reports to|from)\b|\b(?:ask|tell|ping|email|call|with|cc|by|met)\s+$",
     re.IGNORECASE,
 )
+_CAPTION = re.compile(r"\s*\[[^\]]*\]\s*$")  # an attachment's caption after a sentence ("[shares a photo of ...]")
 # what a kind of date about a person is called (the subject of its entry)
 _DATE_KIND = (
     (r"was born|turns \d+|birthday", "birthday"),
@@ -155,7 +156,7 @@ def people_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
             out += _person_changes(src, key, name, fact, s.at, subject=subject, lead=lead)
         # a named participant of a group conversation speaking of themselves
         if (s.speaker and s.owned and cues.PERSONAL_FACT.search(s.text) and not cues.HYPOTHETICAL.search(s.text)
-                and len(long_words(s.text)) >= 4 and _names_in(s.speaker, {})):
+                and len(long_words(_CAPTION.sub("", s.text))) >= 4 and _names_in(s.speaker, {})):
             out += _person_changes(src, key, s.speaker, clean(cues.with_absolute_dates(s.text, s.at)), s.at)
     return out
 
