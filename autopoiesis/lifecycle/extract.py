@@ -14,15 +14,20 @@ writer's guard refuses) are logged to the lifecycle log (`repo.state_file("lifec
 (transcript, extractor) pair goes to the retry queue with seed 000's backoff; after the
 last retry the offline flavour runs instead. Nothing is skipped silently.
 
-LLM extractions run concurrently (the client's concurrency limit), the changes are applied
-by the single writer in chronological order, so results do not depend on timing.
+Transcripts are read oldest first, in waves, each with what the waves before it taught:
+an LLM extractor is shown the live entries related to the transcript (a search over the
+current-state files, `lifecycle.related`) and may answer that an item is already known
+(skip) or replaces one of them (supersede, applied by the writer across files). A wave is
+one transcript offline, and with a model just enough transcripts to fill the client's
+concurrency limit; its extractions run concurrently and its changes are applied by the
+single writer in order, so results do not depend on timing.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -43,6 +48,7 @@ from autopoiesis.formats.commit_message import extraction_commit_message
 from autopoiesis.formats.transcript import parse_meta
 from autopoiesis.gitops import MemoryGit
 from autopoiesis.lifecycle.extractors import ExtractorPlugin, ExtractorRegistry, SourceTranscript, default_registry
+from autopoiesis.lifecycle.related import related_entries
 from autopoiesis.lifecycle.stage import LLMStage
 from autopoiesis.lifecycle.state import ExtractionState
 from autopoiesis.lifecycle.writer import ApplyReport, KnowledgeWriter
@@ -278,7 +284,40 @@ class KnowledgeExtractor(LLMStage):
                         acc.waiting += 1
                         continue
                 jobs.append((src, ex))
-        outcomes = self._extract_all(jobs)
+        # In waves, oldest first: each transcript is read with what the waves before it taught
+        # (the related entries an LLM extractor is shown, the people known), and a wave's
+        # changes are applied, in order, before the next wave is read. Offline, a wave is one
+        # transcript; with a model, just enough transcripts to keep the client's concurrency
+        # busy (one, when a transcript has as many extractors as calls may run at once).
+        groups: dict[str, list[tuple[SourceTranscript, ExtractorPlugin]]] = {}
+        for src, ex in jobs:
+            groups.setdefault(src.path, []).append((src, ex))
+        width = max(1, int(self.llm.concurrency)) if self.use_llm else 1
+        ordered = list(groups.values())
+        wave: list[tuple[SourceTranscript, ExtractorPlugin]] = []
+        for i, group in enumerate(ordered):
+            src = self._with_context(group[0][0])  # the repo as the waves before left it
+            wave += [(src, ex) for _, ex in group]
+            if len(wave) >= width or i == len(ordered) - 1:
+                self._apply_outcomes(wave, self._extract_all(wave), acc, done, now, fallback_now=fallback_now)
+                wave = []
+
+    def _with_context(self, src: SourceTranscript) -> SourceTranscript:
+        """SRC with what the repo already knows about it: the people it has files for,
+        and (for the LLM flavours) the live entries a search finds related to it."""
+        files = {self.repo.rel(p) for p in (self.repo.knowledge_dir / "people").glob("*.md")}
+        files |= set(self.writer.files_with_entries("knowledge/people/"))  # written in this batch, not flushed yet
+        people = []
+        for rel in sorted(files):
+            if not Path(rel).name.startswith("_"):
+                doc = self.writer.read(rel)
+                name = doc.meta().get("name") if doc is not None else None
+                people.append(str(name) if name else Path(rel).stem.replace("-", " ").title())
+        related = tuple(related_entries(self.writer, src.text)) if self.use_llm else ()
+        return replace(src, known_people=tuple(people), related=related)
+
+    def _apply_outcomes(self, jobs: list[tuple[SourceTranscript, ExtractorPlugin]], outcomes: list[_Outcome], acc: _Acc,
+                        done: set[tuple[str, str]], now: datetime, *, fallback_now: bool) -> None:
         to_mark = acc.to_mark
         for (src, ex), out in zip(jobs, outcomes):
             error = out.error
