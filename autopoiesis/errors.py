@@ -42,6 +42,10 @@ class ImportFormatError(AutopoiesisError):
     """A file given to `autopoiesis import` could not be read in the chosen format."""
 
 
+class UnknownFormatError(ImportFormatError):
+    """No importer recognises a file given to `autopoiesis import` (with `--format auto`)."""
+
+
 class GitError(AutopoiesisError):
     """A git operation failed."""
 
@@ -101,6 +105,29 @@ class UnknownExtractorError(AutopoiesisError):
 
 class ReplayError(AutopoiesisError):
     """A replay could not start or finish (branch exists, no base branch, empty raw/, ...)."""
+
+
+class SyncError(GitError):
+    """`autopoiesis sync` stopped: the remote is missing or unreachable, its history was
+    rewritten, or a push was refused. The message says what happened and what to run."""
+
+
+class SyncConflictError(SyncError):
+    """`autopoiesis sync` stopped at a merge conflict a person has to resolve (`paths`)."""
+
+    def __init__(self, message: str, paths: list[str] | None = None):
+        super().__init__(message)
+        self.paths = list(paths or [])
+
+
+class HookPayloadError(AutopoiesisError):
+    """An agent harness called a hook with a payload that is not what it documents (not
+    JSON, a field missing or of the wrong type, another event than the one installed)."""
+
+
+class InvalidArgumentError(AutopoiesisError):
+    """A tool (the MCP server's) was called with an argument it cannot take; the message
+    says what to pass instead."""
 
 
 class QuestionSetError(AutopoiesisError):

@@ -472,6 +472,50 @@ def accept_current(repo: MemoryRepo, ref: str | None = None) -> VerifyResult:
     return verify(repo, ref=ref, full=True, accept=True)
 
 
+# ── sanctioned rewrites (`autopoiesis forget`), for `autopoiesis sync` ──
+def _load_rewrites(repo: MemoryRepo) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(repo.state_file("verify_rewrites").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    items = data.get("rewrites") if isinstance(data, dict) else None
+    return [r for r in items if isinstance(r, dict)] if isinstance(items, list) else []
+
+
+def record_rewrite(repo: MemoryRepo, *, commit: str, what: str, old_tips: dict[str, str], new_tips: dict[str, str],
+                   old_commits: Iterable[str]) -> None:
+    """Remember a sanctioned history rewrite: the maintenance commit that records it, the
+    tips of every branch and tag before and after, and every commit of the old history.
+    A remote that still holds (part of) that old history may then be overwritten by
+    `autopoiesis sync --force-after-forget`, and by nothing else. Kept apart from the
+    verify record, which the hooks read on every run (this one can be large)."""
+    from autopoiesis.core.clock import format_ts, utc_now
+
+    items = _load_rewrites(repo)
+    items.append({"commit": commit, "what": what, "when": format_ts(utc_now()), "old_tips": dict(old_tips),
+                  "new_tips": dict(new_tips), "old_commits": sorted(set(old_commits)), "pushed": {}})
+    atomic_write(repo.state_file("verify_rewrites"), json.dumps({"version": RECORD_VERSION, "rewrites": items}))
+
+
+def sanctioned_rewrites(repo: MemoryRepo) -> list[dict[str, Any]]:
+    """The rewrites `record_rewrite` kept, oldest first (each with `pushed`: {remote URL: when})."""
+    return _load_rewrites(repo)
+
+
+def mark_rewrite_pushed(repo: MemoryRepo, commits: Iterable[str], remote_url: str) -> None:
+    """Note that the rewrites recorded by COMMITS now hold on the remote at REMOTE_URL."""
+    from autopoiesis.core.clock import format_ts, utc_now
+
+    wanted = set(commits)
+    items = _load_rewrites(repo)
+    for r in items:
+        if r.get("commit") in wanted:
+            pushed: dict[str, str] = r["pushed"] if isinstance(r.get("pushed"), dict) else {}
+            pushed[remote_url] = format_ts(utc_now())
+            r["pushed"] = pushed
+    atomic_write(repo.state_file("verify_rewrites"), json.dumps({"version": RECORD_VERSION, "rewrites": items}))
+
+
 # ── the reference-transaction hook ──
 def check_ref_updates(repo: MemoryRepo, lines: Iterable[str]) -> list[str]:
     """The errors that refuse a ref transaction (`<old> <new> <ref>` lines): a branch moved

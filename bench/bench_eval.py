@@ -1,11 +1,8 @@
-"""Memory quality on LoCoMo (../shared/data/locomo/locomo-dev.json) through `autopoiesis
-eval` (autopoiesis.app.eval.evaluate), one memory repo per conversation:
-
-* evidence in the compiled context at 2K, 4K and 8K tokens, beside plain BM25 turns
-  packed into the same budget in the same run (category 1-4 questions); target: >= 0.95
-  at 8K;
-* after offline extraction (`extract --pending`, committed): answer recall in
-  knowledge/ and knowledge size as a fraction of raw.
+"""The context compiler on LoCoMo (../shared/data/locomo/locomo-dev.json) through
+`autopoiesis eval` (autopoiesis.app.eval.evaluate), one memory repo per conversation:
+evidence in the compiled context at 2K, 4K and 8K tokens, beside plain BM25 turns packed
+into the same budget in the same run (category 1-4 questions); target: >= 0.95 at 8K.
+(Answer recall in knowledge/ after offline extraction is bench_knowledge.py's.)
 
 Each conversation is imported as in bench_locomo.py (the real import path, one
 transcript a session, the session's date, speakers by name).
@@ -31,7 +28,6 @@ def measure(quick: bool = False) -> dict[str, Any]:
     """Figures over every conversation of DATA, weighted by questions."""
     from autopoiesis.app.eval import evaluate, load_questions
     from autopoiesis.app.locomo import import_conversation
-    from autopoiesis.lifecycle.extract import KnowledgeExtractor
 
     qs = load_questions(DATA)
     data = json.loads(DATA.read_text(encoding="utf-8"))
@@ -39,10 +35,8 @@ def measure(quick: bool = False) -> dict[str, Any]:
     held = {b: 0.0 for b in BUDGETS}
     base = {b: 0.0 for b in BUDGETS}
     fill = {b: 0.0 for b in BUDGETS}
-    n = answered = 0
-    recall = found = 0.0
-    knowledge = raw = 0
-    eval_s = extract_s = 0.0
+    n = 0
+    eval_s = 0.0
     with tempfile.TemporaryDirectory(prefix="bench-eval-") as tmp:
         for conv_no in range(n_conv):
             corpus = import_conversation(Path(tmp), conv_no, data[conv_no]["conversation"])
@@ -54,24 +48,10 @@ def measure(quick: bool = False) -> dict[str, Any]:
                 base[s.budget] += (s.bm25_packed or 0.0) * r.with_evidence
                 fill[s.budget] += s.compiled_tokens * r.with_evidence
             n += r.with_evidence
-            t0 = time.perf_counter()
-            with KnowledgeExtractor(corpus.repo, use_llm=False) as ex:
-                ex.commit(ex.extract_pending())
-            extract_s += time.perf_counter() - t0
-            after = evaluate(corpus.repo, qs, sample=conv_no, budgets=(), limit=40 if quick else None)
-            answered += after.with_answer
-            recall += (after.answer_recall or 0.0) * after.with_answer
-            found += (after.answers_found or 0.0) * after.with_answer
-            knowledge += after.knowledge_tokens
-            raw += after.raw_tokens
     return {
         "conversations": n_conv, "questions_with_evidence": n,
         "compiled": {b: held[b] / n for b in BUDGETS}, "bm25_packed": {b: base[b] / n for b in BUDGETS},
-        "compiled_tokens_mean": {b: fill[b] / n for b in BUDGETS},
-        "answers": answered, "answer_recall": recall / answered if answered else None,
-        "answers_found": found / answered if answered else None,
-        "knowledge_tokens": knowledge, "raw_tokens": raw, "knowledge_ratio": knowledge / raw if raw else None,
-        "eval_s": eval_s, "extract_s": extract_s,
+        "compiled_tokens_mean": {b: fill[b] / n for b in BUDGETS}, "eval_s": eval_s,
     }
 
 
@@ -92,12 +72,6 @@ def run(quick: bool = False) -> list[dict]:
          "unit": "", "target": None},
         {"bench": "eval locomo", "metric": "compiled tokens at 8K (mean)", "value": round(m["compiled_tokens_mean"][8192]),
          "unit": "tokens", "target": None},
-        {"bench": "eval locomo", "metric": "answer recall in knowledge/ (offline extraction)",
-         "value": None if m["answer_recall"] is None else round(m["answer_recall"], 3), "unit": "", "target": None},
-        {"bench": "eval locomo", "metric": "whole answers in one knowledge line",
-         "value": None if m["answers_found"] is None else round(m["answers_found"], 3), "unit": "", "target": None},
-        {"bench": "eval locomo", "metric": "knowledge size / raw size (tokens)",
-         "value": None if m["knowledge_ratio"] is None else round(m["knowledge_ratio"], 3), "unit": "", "target": None},
         {"bench": "eval locomo", "metric": "eval time, all conversations", "value": round(m["eval_s"], 1), "unit": "s", "target": None},
     ]
     return rows

@@ -43,14 +43,14 @@ def test_commit_tag_recall_learned_blame_show_at(memory_repo: MemoryRepo) -> Non
     assert "nothing to commit" in cli("-C", root, "commit").stdout
     (memory_repo.root / "knowledge/reference/db.md").write_text("# DB\n\n- Postgres 16 in production\n")
     out = cli("-C", root, "commit").stdout
-    assert "memory: update db.md" in out
+    assert "memory: Postgres 16 in production" in out  # the subject names what was learned
     assert "tagged memory/milestone/first" in cli("-C", root, "tag", "milestone", "first").stdout
     assert "already exists" in cli("-C", root, "tag", "milestone", "first").stdout
     bad = cli("-C", root, "tag", "milestone")
     assert bad.returncode == 2
     assert "needs a name" in bad.stderr
     rec = cli("-C", root, "recall", "Postgres 16")
-    assert "memory: update db.md" in rec.stdout
+    assert "memory: Postgres 16 in production" in rec.stdout
     assert "knowledge/reference/db.md" in rec.stdout
     learned = cli("-C", root, "learned", "--since", "1 hour ago")
     assert "+ - Postgres 16 in production" in learned.stdout

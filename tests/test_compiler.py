@@ -216,7 +216,7 @@ def test_flush_appends_never_overwrites(repo: MemoryRepo) -> None:
 
     memory = (repo.root / MEMORY_FILE).read_text()
     assert body(memory).startswith(body(before_memory).rstrip("\n"))
-    assert "- 2026-02-16: Always drain nodes before upgrades (source: " + source in memory
+    assert "- 2026-02-16: Always drain nodes before upgrades (via s1-cluster) {id: 20260216-" in memory  # cites the session
     journal = (repo.knowledge_dir / "journal" / "2026-02-16.md").read_text()
     assert body(journal).startswith(body(before_journal).rstrip("\n"))
     assert "- Migrated the cluster to three nodes" in journal

@@ -92,15 +92,17 @@ def test_jsonl_question_set_on_a_small_repo(repo: MemoryRepo, tmp_path: Path) ->
     assert 0 < scores[2048].compiled_tokens <= 2048
     # answers: HikariCP and March 14 are in current-state files, teal and "nobody said" are not
     assert r.with_answer == 4
-    assert r.answers_found == pytest.approx(2 / 4)
-    assert r.answer_recall == pytest.approx((1 + 1 + 0 + 0) / 4)
+    assert r.answer_line == pytest.approx(2 / 4)
+    assert r.answer_words == pytest.approx((1 + 1 + 0 + 0) / 4)
+    assert r.raw_answer_line == pytest.approx(2 / 4)  # "HikariCP" was never said in a transcript
+    assert r.raw_answer_words is not None and r.raw_answer_words >= 0.5
     # the superseded pooler is history; the cutover date is still live although marked stale
     assert r.stale_marked == 2
     assert r.stale_live == ["the cutover is planned for June 3"]
-    assert r.raw_tokens > 0
-    assert r.knowledge_tokens > 0
-    assert r.knowledge_ratio == pytest.approx(r.knowledge_tokens / r.raw_tokens)
-    assert r.current_state_tokens <= r.knowledge_tokens
+    assert r.raw_bytes > 0
+    assert r.knowledge_bytes > 0
+    assert r.knowledge_ratio == pytest.approx(r.knowledge_bytes / r.raw_bytes)
+    assert r.current_state_bytes <= r.knowledge_bytes
 
 
 def test_evidence_is_found_by_line_and_by_text(repo: MemoryRepo, tmp_path: Path) -> None:
@@ -136,10 +138,10 @@ def test_a_branch_and_a_tag_are_read_without_touching_the_checkout(repo: MemoryR
     here = evaluate(repo, qs, budgets=(2048,))
     branch = evaluate(repo, qs, ref="extract/v2", budgets=(2048,))
     tag = evaluate(repo, qs, ref="memory/extract/v2", budgets=(2048,))
-    assert here.answers_found == pytest.approx(2 / 4)
-    assert branch.answers_found == tag.answers_found == pytest.approx(3 / 4)
+    assert here.answer_line == pytest.approx(2 / 4)
+    assert branch.answer_line == tag.answer_line == pytest.approx(3 / 4)
     assert branch.target.startswith("extract/v2 (")
-    assert branch.knowledge_tokens > here.knowledge_tokens - 10
+    assert branch.knowledge_bytes > here.knowledge_bytes - len("- Likes tea\n")
     after = (git(repo, "status", "--porcelain").stdout, dirty.read_text(), git(repo, "rev-parse", "HEAD").stdout)
     assert after == before
     assert git(repo, "branch", "--show-current").stdout.strip() == "main"
@@ -161,7 +163,7 @@ def test_replay_compare_shows_both_sides(repo: MemoryRepo, tmp_path: Path, git) 
     header = next(line for line in out.output.splitlines() if "main (" in line and "extract/v2 (" in line)
     assert header.index("main (") < header.index("extract/v2 (")
     recall = next(line for line in out.output.splitlines() if line.startswith("answer recall in knowledge/"))
-    assert "0.500 whole answers" in recall and "0.750 whole answers" in recall
+    assert "0.500 in one line" in recall and "0.750 in one line" in recall
     assert recall.index("0.500") < recall.index("0.750")
     assert "stale facts still live" in out.output
     sizes = CliRunner().invoke(app, ["-C", str(repo.root), "replay", "--compare", "main", "extract/v2"])
@@ -204,7 +206,8 @@ def test_locomo_question_set(shared_data: Path, tmp_path: Path) -> None:
     assert high.compiled == 1.0  # three sessions fit in 8K: every evidence turn is there
     assert low.compiled is not None and low.bm25_packed is not None
     assert low.compiled >= low.bm25_packed
-    assert r.answer_recall is not None and r.answer_recall < 0.5  # nothing was extracted yet
+    assert r.answer_line is not None and r.answer_line < 0.2  # nothing was extracted yet
+    assert r.raw_answer_words is not None and r.raw_answer_words > 0.5
     with pytest.raises(QuestionSetError, match="samples 0 to 1"):
         evaluate(corpus.repo, qs, sample=5)
     other = tmp_path / "other.json"
@@ -221,7 +224,7 @@ def test_cli_eval_json_and_clear_errors(repo: MemoryRepo, tmp_path: Path) -> Non
     data = json.loads(out.output)
     assert [b["budget"] for b in data["budgets"]] == [4096]
     assert data["budgets"][0]["compiled"] == 1.0
-    assert {"answer_recall", "knowledge_tokens", "raw_tokens", "knowledge_ratio", "stale_live"} <= set(data)
+    assert {"answer_line", "answer_words", "knowledge_bytes", "raw_bytes", "knowledge_ratio", "stale_live"} <= set(data)
     text = runner.invoke(app, ["-C", root, "eval", str(_questions(tmp_path)), "--budget", "4096"])
     assert "evidence in context, 4096 tokens" in text.output
     bad = tmp_path / "bad.jsonl"

@@ -66,8 +66,8 @@ def test_writer_dedups_supersedes_cites_and_counts(memory_repo: MemoryRepo) -> N
     old, new = [e for _, e in doc.entries()]
     assert old.superseded_by == new.id
     assert "~~2026-02-16: Keep SQLite as the store." in text
-    assert new.source == later.source
-    assert new.at == "2026-02-17T18:50Z"
+    assert new.source == "ses_b-y"  # the session (here: the file name without its time), compact
+    assert new.turn_at == "2026-02-17T18:50Z"
     meta = doc.meta()
     assert meta["entry_count"] == 2
     assert meta["line_count"] == text.count("\n")
@@ -93,7 +93,7 @@ def test_offline_extractors_find_cued_knowledge(memory_repo: MemoryRepo, tmp_pat
     root = memory_repo.root
     ctx = (root / "knowledge/projects/autopoiesis/context.md").read_text()
     assert "Files are the source of truth, SQLite is only a cache." in ctx
-    assert f"(source: {paths[0]} @ 2026-02-16T18:47Z)" in ctx
+    assert "cache. (via ses_a) {id: 20260216-1847-" in ctx  # the session and, in the id, the turn time
     assert "Always keep the raw transcripts." in (root / "knowledge/memory/MEMORY.md").read_text()
     assert "Maria Lopez owns the capture module" in (root / "knowledge/people/maria-lopez.md").read_text()
     assert "**Maria Lopez**" in (root / "knowledge/people/_index.md").read_text()
@@ -101,16 +101,18 @@ def test_offline_extractors_find_cued_knowledge(memory_repo: MemoryRepo, tmp_pat
     assert "port 8443" in (root / "knowledge/reference/general.md").read_text()
     journal = kf.parse((root / "knowledge/journal/2026-02-16.md").read_text())
     assert journal.meta()["sessions"] == ["ses_a", "ses_b"]
-    for rel in report.paths:  # every entry written cites a transcript and a turn time
+    for rel in report.paths:  # every entry written cites a session and a turn time
         for _, e in kf.parse((root / rel).read_text()).entries():
-            assert e.source in paths
-            assert e.at
-            assert e.at.startswith("2026-02-16T")
+            assert e.source in ("ses_a", "ses_b")
+            assert e.turn_at.startswith("2026-02-16T")
     from autopoiesis.gitops import MemoryGit
 
     msg = MemoryGit(memory_repo).run("log", "-1", "--format=%B").stdout
     assert sha
-    assert msg.startswith("memory: extract")
+    # the subject names what was learned, the body lists every entry with its file
+    assert msg.startswith("memory: Always keep the raw transcripts")
+    assert "\nLearned:\n- Always keep the raw transcripts (MEMORY.md)\n" in msg
+    assert "- Run the tests, tag the version, then push the tag (releases.md)\n" in msg
     assert f"Session: {paths[0]}" in msg
 
 
@@ -124,10 +126,10 @@ def test_exactly_once_and_new_version_reprocesses(memory_repo: MemoryRepo, tmp_p
     assert again.already_done == 2
     reg = default_registry()
     old = reg.get("decisions")
-    reg.register(Extractor("decisions", 2, old.description, old.paths, old.actions, old.offline), replace=True)
+    reg.register(Extractor("decisions", 3, old.description, old.paths, old.actions, old.offline), replace=True)
     with KnowledgeExtractor(memory_repo, registry=reg) as ex:
         v2 = ex.extract_pending(["decisions"])
-    assert [k for _, k, _ in v2.processed] == ["decisions@2", "decisions@2"]
+    assert [k for _, k, _ in v2.processed] == ["decisions@3", "decisions@3"]
     assert v2.added == 0
     assert v2.duplicates >= 1  # same facts: nothing written twice
 
@@ -168,7 +170,7 @@ def test_llm_decisions_reply_goes_to_project_context(memory_repo: MemoryRepo, tm
     assert [f for _, _, f in r.processed] == ["llm"]
     ctx = (repo.root / "knowledge/projects/autopoiesis/context.md").read_text()
     assert "Files are the source of truth — diffable and reviewable" in ctx
-    assert "@ 2026-02-16T18:47Z" in ctx
+    assert "(via ses_a) {id: 20260216-1847-" in ctx
     assert "Use UTC everywhere" in (repo.root / "knowledge/memory/MEMORY.md").read_text()
     body = openai_server.chat_bodies()[0]
     assert body["response_format"] == {"type": "json_object"}
@@ -223,7 +225,7 @@ def test_unavailable_llm_retries_then_offline_fallback(memory_repo: MemoryRepo, 
         for minutes in BACKOFF_MINUTES:
             clock[0] += timedelta(minutes=minutes)
             r = ex.extract_pending(["lessons"])
-        assert r.fell_back == ((r.processed[0][0], "lessons@1"),)
+        assert r.fell_back == ((r.processed[0][0], "lessons@2"),)
         assert r.processed[0][2] == "offline-fallback"
         assert ex.extract_pending(["lessons"]).already_done == 1
     assert "Always keep the raw transcripts." in (repo.root / "knowledge/memory/MEMORY.md").read_text()
@@ -368,7 +370,7 @@ def test_extractors_from_an_installed_entry_point(memory_repo: MemoryRepo, tmp_p
     assert reg.names()[:6] == ["decisions", "lessons", "people", "procedures", "facts", "journal"]
     assert "tickets" in reg.names()
     assert "tickets2" in reg.names()
-    assert reg.get("decisions").key == "decisions@1"  # a plugin cannot take a built-in's name
+    assert reg.get("decisions").key == "decisions@2"  # a plugin cannot take a built-in's name
     errors = "\n".join(reg.load_errors)
     assert "'broken'" in errors
     assert "did not load" in errors

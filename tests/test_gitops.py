@@ -22,7 +22,8 @@ def test_commit_pending_generates_type_summary_and_session(memory_repo: MemoryRe
     journal.write_text("---\ntype: journal\ndate: 2026-02-16\n---\n\n## 2026-02-16\n- decided on files\n")
     result = g.commit_pending()
     subject, _, rest = result.message.partition("\n")
-    assert subject == "memory: update journal 2026-02-16, MEMORY.md (+3 entries)"
+    assert subject == "memory: keep raw transcripts; test with real data; decided on files"  # what was learned
+    assert "Learned:\n- keep raw transcripts (MEMORY.md)\n- test with real data (MEMORY.md)\n- decided on files (journal 2026-02-16)\n" in rest
     assert "knowledge/memory/MEMORY.md: +2 -0" in rest
     assert "Session: raw/conversations/2026/02/16/1845-s-x.md" in rest
     assert git(memory_repo.root, "log", "-1", "--format=%s").stdout.strip() == subject
@@ -39,7 +40,7 @@ def test_commit_types() -> None:
 def test_identity_commit(memory_repo: MemoryRepo) -> None:
     soul = memory_repo.root / "knowledge/identity/SOUL.md"
     soul.write_text(soul.read_text() + "- I keep promises.\n")
-    assert MemoryGit(memory_repo).commit_pending().message.startswith("identity: update identity SOUL.md")
+    assert MemoryGit(memory_repo).commit_pending().message.startswith("identity: I keep promises")
 
 
 def test_tags_only_with_changes_and_never_moved(memory_repo: MemoryRepo, git) -> None:
@@ -160,7 +161,7 @@ def test_commit_summary_falls_back_when_the_model_is_down(memory_repo: MemoryRep
     mem = memory_repo.memory_file
     mem.write_text(mem.read_text() + "- 2026-02-16: keep raw transcripts\n")
     result = commit_knowledge(MemoryRepo(memory_repo.root))
-    assert result.message.splitlines()[0] == "memory: update MEMORY.md (+1 entry)"
+    assert result.message.splitlines()[0] == "memory: keep raw transcripts"
 
 
 def test_show_at_refuses_what_is_neither_a_ref_nor_a_date(memory_repo: MemoryRepo) -> None:
@@ -193,7 +194,7 @@ def test_a_reply_that_is_no_summary_falls_back_to_the_deterministic_subject(memo
     mem = memory_repo.memory_file
     mem.write_text(mem.read_text() + "- 2026-02-16: keep raw transcripts\n")
     result = commit_knowledge(MemoryRepo(memory_repo.root))
-    assert result.message.splitlines()[0] == "memory: update MEMORY.md (+1 entry)"
+    assert result.message.splitlines()[0] == "memory: keep raw transcripts"
 
 
 def test_clean_summary_cuts_a_long_line_at_a_word() -> None:

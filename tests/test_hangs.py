@@ -95,7 +95,7 @@ def test_slow_model_neither_blocks_commit_nor_a_concurrent_transcript_commit(mem
     # the transcript is in a conversation: commit of its own (the capture's, or `autopoiesis
     # commit`'s first step, which commits finished transcripts before any knowledge)
     assert any(s.startswith("conversation: ") and s.endswith("database-choice") for s in log), log
-    assert "memory: update MEMORY.md (+1 entry)" in log  # the model never answered: the deterministic subject
+    assert "memory: the index is a cache" in log  # the model never answered: the deterministic subject
     assert git(repo.root, "status", "--porcelain").stdout == ""
 
 
@@ -114,7 +114,7 @@ def test_a_model_message_is_dropped_when_the_changes_moved_on(memory_repo: Memor
 
     result = g.commit_pending(summarize=summarize)
     assert asked and "b.md" not in asked[0]
-    assert result.message.splitlines()[0] == "memory: update a.md, b.md (+2 entries)"
+    assert result.message.splitlines()[0] == "memory: first; written while the model thought"
     assert set(result.files) == {"knowledge/reference/a.md", "knowledge/reference/b.md"}
 
     note.write_text("# A\n- first\n- second\n")

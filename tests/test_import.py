@@ -116,11 +116,11 @@ def test_same_id_other_content_is_refused(memory_repo: MemoryRepo, tmp_path: Pat
     f = tmp_path / "a.json"
     f.write_text(json.dumps(s))
     import_files(memory_repo, [f])
-    s["messages"].append({"role": "agent", "content": "two"})
+    s["messages"][0]["content"] = "uno"  # not grown: an earlier turn changed
     f.write_text(json.dumps(s))
     report = import_files(memory_repo, [f])
     assert report.imported == []
-    assert "immutable" in report.refused[0]
+    assert "immutable" in report.refused[0] and "earlier turn changed" in report.refused[0]
 
 
 def test_cli_import(memory_repo: MemoryRepo, shared_data: Path) -> None:
@@ -173,7 +173,9 @@ def test_a_new_format_is_one_class_and_one_registration(memory_repo: MemoryRepo,
 def test_builtin_importers_are_registered_in_order() -> None:
     from autopoiesis.capture.importers import BUILTIN_IMPORTERS, Importer, format_names, importers
 
-    assert format_names() == ("auto", "neutral", "openai", "claude-code")
+    assert format_names() == ("auto", *(i.name for i in BUILTIN_IMPORTERS))
+    assert format_names()[:4] == ("auto", "neutral", "openai", "claude-code")
+    assert {"cline", "opencode", "aider", "continue", "loglines", "codex", "gemini", "chatgpt"} <= set(format_names())
     assert list(importers().values()) == list(BUILTIN_IMPORTERS)
     assert all(isinstance(i, Importer) for i in BUILTIN_IMPORTERS)
 
@@ -194,9 +196,11 @@ def test_detection_and_unknown_formats(memory_repo: MemoryRepo, tmp_path: Path) 
     prose.write_text("just prose")
     report = import_files(memory_repo, [prose, chat], "nope")
     assert len(report.refused) == 2
-    assert "unknown format 'nope'; use one of auto, neutral, openai, claude-code" in report.refused[0]
+    assert "unknown format 'nope'; use one of auto, neutral, openai, claude-code, " in report.refused[0]
     report = import_files(memory_repo, [prose])
-    assert "cannot tell the format; pass --format neutral, openai or claude-code" in report.refused[0]
+    # the advice says what the file looks like and names the real flag, not a format it is not
+    assert "text that is not JSON, which is none of the session logs autopoiesis reads" in report.refused[0]
+    assert "--format NAME" in report.refused[0] and "pass --format claude-code" not in report.refused[0]
 
 
 def test_cli_format_choices_come_from_the_registry(memory_repo: MemoryRepo, tmp_path: Path) -> None:
@@ -208,7 +212,7 @@ def test_cli_format_choices_come_from_the_registry(memory_repo: MemoryRepo, tmp_
     f.write_text(json.dumps([{"role": "user", "content": "hi"}]))
     r = CliRunner().invoke(app, ["-C", str(memory_repo.root), "import", "--format", "nope", str(f)])
     assert r.exit_code == 2
-    assert "use one of auto, neutral, openai, claude-code" in r.output
+    assert "use one of auto, neutral, openai, claude-code," in r.output
     r = CliRunner().invoke(app, ["-C", str(memory_repo.root), "import", "--format", "openai", str(f)])
     assert r.exit_code == 0
     assert "imported raw/conversations/" in r.output

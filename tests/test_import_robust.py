@@ -102,3 +102,15 @@ def test_the_cli_exits_non_zero_when_anything_was_refused_and_still_imports_the_
     assert "Traceback" not in out.stderr
     assert "imported raw/conversations/" in out.stdout and "committed" in out.stdout
     assert out.stderr.count("refused:") >= 7
+
+
+@pytest.mark.parametrize("odd_type", [["user"], {"k": 1}, 7, None])
+def test_a_claude_code_line_whose_type_is_not_a_string_is_skipped_and_the_rest_kept(memory_repo: MemoryRepo, tmp_path: Path, odd_type) -> None:
+    src = tmp_path / "cc.jsonl"
+    good = {"type": "user", "sessionId": "cc-odd", "uuid": "u1", "timestamp": "2026-01-01T00:00:01Z",
+            "message": {"role": "user", "content": "hello there"}}
+    src.write_text(json.dumps({**good, "type": odd_type, "uuid": "u0"}) + "\n" + json.dumps(good) + "\n")
+    report = import_files(memory_repo, [src], "claude-code")
+    assert report.refused == [] and len(report.imported) == 1
+    assert report.bad_lines == 1
+    assert "hello there" in (memory_repo.root / report.imported[0]).read_text(encoding="utf-8")

@@ -39,26 +39,48 @@ def test_daily_summary_updates_not_duplicates(memory_repo: MemoryRepo, tmp_path:
     assert kf.parse(text).meta()["sessions"] == ["ses_a", "ses_b"]
 
 
-def test_weekly_rollup_supersedes_last_weeks_context(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_weekly_rollup_promotes_what_stands_without_noise(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    """The week's decisions go to MEMORY.md as derived lines carrying the canonical entry's
+    id; no per-topic session counts; a second rollup adds nothing."""
     import_sessions(memory_repo, tmp_path, DEMO[:1])
     import_sessions(memory_repo, tmp_path, [session("ses_c", "2026-02-24T09:00:00Z",
         ("user", "Continue the autopoiesis work on knowledge/projects/autopoiesis/context.md please."))])
     with KnowledgeExtractor(memory_repo) as ex:
-        ex.commit(ex.extract_pending(["journal"]))
+        ex.commit(ex.extract_pending())
     with MemoryCondenser(memory_repo) as c:
         w1 = c.weekly_rollup(DAY)
         w2 = c.weekly_rollup(date(2026, 2, 24))
+        again = c.weekly_rollup(DAY)
     assert w1.commit
-    assert w2.commit
-    assert last_subject(memory_repo).startswith("memory: weekly rollup 2026-W09")
+    assert last_subject(memory_repo).startswith("memory: weekly rollup 2026-W08")
+    assert "0 MEMORY.md entries added" in w2.actions[0]
+    assert "0 MEMORY.md entries added" in again.actions[0]
+    text = (memory_repo.root / "knowledge/memory/MEMORY.md").read_text()
+    assert "session(s)" not in text
+    doc = kf.parse(text)
+    assert not list(doc.sections[doc.find_section("Active Context")].entries())
+    decisions = list(doc.sections[doc.find_section("Key Decisions")].entries())
+    assert [e.text for e in decisions] == ["autopoiesis: Files are the source of truth, SQLite is only a cache."]
+    canonical = [e for _, e in kf.parse((memory_repo.root / "knowledge/projects/autopoiesis/context.md").read_text()).entries()]
+    assert decisions[0].id == canonical[0].id  # one fact, one id
+
+
+def test_weekly_rollup_never_brings_back_a_superseded_decision(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    import_sessions(memory_repo, tmp_path, [
+        session("ses_p1", "2026-03-02T09:00:00Z", ("user", "We'll host the docs on GitHub Pages for now.")),
+        session("ses_p2", "2026-03-05T09:00:00Z", ("user", "We decided to drop GitHub Pages and host the docs on Netlify instead.")),
+    ])
+    with KnowledgeExtractor(memory_repo) as ex:
+        ex.commit(ex.extract_pending())
+    with MemoryCondenser(memory_repo) as c:
+        c.daily_summary(date(2026, 3, 2))
+        c.weekly_rollup(date(2026, 3, 2))
     doc = kf.parse((memory_repo.root / "knowledge/memory/MEMORY.md").read_text())
-    i = doc.find_section("Active Context")
-    ctx = list(doc.sections[i].entries())
-    assert [e.active for e in ctx] == [False, True]
-    assert ctx[0].superseded_by == ctx[1].id
-    assert ctx[1].text.startswith("autopoiesis: 1 session(s) in 2026-W09")
-    decisions = [e.text for e in doc.sections[doc.find_section("Key Decisions")].entries()]
-    assert decisions == ["Files are the source of truth, SQLite is only a cache."]  # promoted from the journal
+    live = [e.text for _, e in doc.entries() if e.active]
+    assert live == ["Drop GitHub Pages and host the docs on Netlify instead."]
+    assert [e.text for _, e in doc.entries() if not e.active] == ["We'll host the docs on GitHub Pages for now."]
+    journal = (memory_repo.root / "knowledge/journal/2026-03-02.md").read_text()
+    assert "Decided: We'll host the docs on GitHub Pages for now." in journal  # history stays as written
 
 
 def _fill_memory(repo: MemoryRepo, n: int) -> None:

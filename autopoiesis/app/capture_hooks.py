@@ -23,8 +23,9 @@ def after_commit_hook(repo: MemoryRepo) -> Callable[[str], None] | None:
     def extract(transcript_path: str) -> None:
         # imported on the first commit, not at start-up: a harness's capture process
         # must start fast, and many never close a session
+        from autopoiesis.app.commit import llm_summarizer
         from autopoiesis.lifecycle.extract import on_session_end
 
-        on_session_end(repo, transcript_path)
+        on_session_end(repo, transcript_path, summarize=llm_summarizer(repo))
 
     return extract

@@ -32,11 +32,13 @@ def compile_for_message(
     log_decisions: bool = True,
     usage: Mapping[str, int] | None = None,
     include_archive: bool = False,
+    session_context: bool = True,
 ) -> tuple[CompiledContext, list[TopicActivation]]:
     """Run the watchers on MESSAGE, pick up the pending steering (correction hints,
     webhook/cron topics), compile with the usage counts, and (with RECORD) count the
     knowledge files included. Returns (result, activations). Pending steering is cleared
-    only when TAKE_STEERING, and put back if the compile fails.
+    only when TAKE_STEERING, and put back if the compile fails. SESSION_CONTEXT: see
+    ContextCompiler.compile.
 
     A caller compiling many messages passes one COMPILER and one PIPELINE (kept open).
     LOG_DECISIONS=False leaves the gate log alone (a dry run, an evaluation); USAGE
@@ -53,7 +55,7 @@ def compile_for_message(
         result = comp.compile(message, active, session, shared=shared, budget=budget,
                               corrections=[p for p in pending if p.hint],
                               usage=inclusion_counts(repo) if usage is None else usage,
-                              include_archive=include_archive)
+                              include_archive=include_archive, session_context=session_context)
     except BaseException:
         if take_steering and pending:
             add_pending(repo, pending)

@@ -91,8 +91,8 @@ class Demo:
         paths = list(report.paths)
         if not paths:
             # capture already extracted each session as it ended (extraction_trigger:
-            # on_session_end): show what those `memory: extract` commits wrote
-            out = MemoryGit(repo).run("log", "--format=", "--name-only", "--grep=^memory: extract", "--", "knowledge").stdout
+            # on_session_end): show what those extraction commits wrote
+            out = MemoryGit(repo).run("log", "--format=", "--name-only", "--grep=^Learned:", "--", "knowledge").stdout
             paths = sorted({p for p in out.split() if p})
             self.echo(f"(each session was extracted when it ended; {len(paths)} knowledge files were written)")
         for rel in paths:

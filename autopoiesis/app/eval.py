@@ -8,10 +8,10 @@ The figures:
   4K and 8K tokens, beside a plain baseline in the same run: the repo's transcript
   turns ranked by BM25 (SQLite FTS5, porter, an OR of the question's words), packed
   whole, each with its date, into the same budget.
-* **Answer recall in knowledge/**: how much of each answer the current-state files hold
-  (knowledge/ without journal/, superseded entries out; raw/ never counts): the share
-  of the answer's words found in the best line (with its heading), averaged.
-* **Knowledge size** against raw size, in tokens.
+* **Answer recall in knowledge/** and **knowledge size** against raw size, as
+  `autopoiesis.app.knowledge_recall` defines them (current-state files only: journals,
+  identity files, superseded entries and raw/ never count; the raw turns' recall beside
+  it is the ceiling).
 * **Stale facts**: facts the question set marks as replaced (`stale`) that are still
   live in a current-state file.
 
@@ -47,20 +47,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autopoiesis.app.knowledge_recall import answer_words, current_state_lines, knowledge_recall, knowledge_size
 from autopoiesis.compiler.packing import Unit, day_line, transcript_source
 from autopoiesis.compiler.plan import Section
-from autopoiesis.core import frontmatter
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.core.text import STOPWORDS, count_tokens, words
-from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, FrontmatterError, QuestionSetError
-from autopoiesis.formats.knowledge import current_text, normalize_fact
+from autopoiesis.core.text import count_tokens, words
+from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, QuestionSetError
+from autopoiesis.formats.knowledge import normalize_fact
 
 DEFAULT_BUDGETS = (2048, 4096, 8192)
 LOCOMO_CATEGORIES = (1, 2, 3, 4)
 _LOCATION_RE = re.compile(r"^(?P<path>[^\s:]+\.md):(?P<start>\d+)(?:-(?P<end>\d+))?$")
-_ISO_DATE_RE = re.compile(r"\b(\d{4})-(\d\d)-(\d\d)\b")
-_MONTHS = ("january february march april may june july august september october november december").split()
-_ANSWER_STOPWORDS = STOPWORDS - {"may"}  # the month, in answers like "7 May 2023"
 
 
 # ── question sets ──
@@ -326,59 +323,6 @@ class TurnBaseline:
         self.db.close()
 
 
-# ── knowledge/: answers, size, stale facts ──
-def _terms(text: str) -> set[str]:
-    """Words that carry an answer: stopwords out, plurals folded, ISO dates also as
-    day, month and year (an answer says "7 May 2023", an entry "2023-05-07")."""
-    out: set[str] = set()
-    for y, mo, d in _ISO_DATE_RE.findall(text):
-        if 1 <= int(mo) <= 12:
-            out.update((str(int(d)), _MONTHS[int(mo) - 1], y))
-    for w in words(text):
-        if w in _ANSWER_STOPWORDS:
-            continue
-        if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
-            w = w[:-1]
-        out.add(w)
-    return out
-
-
-def current_state_files(repo: MemoryRepo) -> list[Path]:
-    """The files that hold what is true now: knowledge/ but the dated journal."""
-    return [p for p in repo.iter_markdown("knowledge") if not repo.rel(p).startswith("knowledge/journal/")]
-
-
-def current_lines(repo: MemoryRepo) -> list[str]:
-    """Every live line of the current-state files, each with its heading before it."""
-    out = []
-    for p in current_state_files(repo):
-        try:
-            text = p.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        try:
-            text = frontmatter.split(text, str(p))[1]
-        except FrontmatterError:
-            pass  # read it all, as the index does
-        heading = ""
-        for line in current_text(text).split("\n"):
-            if line.startswith("#"):
-                heading = line
-            elif line.strip():
-                out.append(f"{heading}\n{line}")
-    return out
-
-
-def _tokens(paths: Sequence[Path]) -> int:
-    total = 0
-    for p in paths:
-        try:
-            total += count_tokens(p.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
-            continue
-    return total
-
-
 # ── the report ──
 @dataclass
 class BudgetScore:
@@ -397,18 +341,20 @@ class EvalReport:
     with_evidence: int = 0
     budgets: list[BudgetScore] = field(default_factory=list)
     with_answer: int = 0
-    answer_recall: float | None = None
-    answers_found: float | None = None
-    knowledge_tokens: int = 0  # knowledge/ but identity/
-    current_state_tokens: int = 0  # ... and but journal/
-    raw_tokens: int = 0
+    answer_line: float | None = None  # share of answers whose words all stand in one live line
+    answer_words: float | None = None  # mean share of an answer's words in the current-state files
+    raw_answer_line: float | None = None  # the same two over the raw turns: the ceiling
+    raw_answer_words: float | None = None
+    knowledge_bytes: int = 0  # knowledge/ but identity/
+    current_state_bytes: int = 0  # ... and but journal/
+    raw_bytes: int = 0
     stale_marked: int = 0
     stale_live: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
     def knowledge_ratio(self) -> float | None:
-        return self.knowledge_tokens / self.raw_tokens if self.raw_tokens else None
+        return self.knowledge_bytes / self.raw_bytes if self.raw_bytes else None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -447,10 +393,9 @@ def evaluate(
     started = time.perf_counter()
     with checkout(repo, ref) as (target, described):
         report = EvalReport(described, questions.source if questions else "-")
-        derived = [p for p in target.iter_markdown("knowledge") if not target.rel(p).startswith("knowledge/identity/")]
-        report.knowledge_tokens = _tokens(derived)
-        report.current_state_tokens = _tokens([p for p in derived if not target.rel(p).startswith("knowledge/journal/")])
-        report.raw_tokens = _tokens(list(target.iter_markdown("raw/conversations")))
+        size = knowledge_size(target)
+        report.knowledge_bytes, report.current_state_bytes, report.raw_bytes = (
+            size.knowledge_bytes, size.current_state_bytes, size.raw_bytes)
         if questions is None:
             report.seconds = time.perf_counter() - started
             return report
@@ -519,21 +464,17 @@ def _score_context(report: EvalReport, target: MemoryRepo, group: Sequence[Quest
 
 
 def _score_knowledge(report: EvalReport, target: MemoryRepo, group: Sequence[Question]) -> None:
-    lines = [_terms(line) for line in current_lines(target)]
-    scores = []
-    for q in group:
-        want = _terms(q.answer) if q.answer else set()
-        if not want:
-            continue
-        scores.append(max((len(want & have) / len(want) for have in lines), default=0.0))
-    report.with_answer = len(scores)
-    if scores:
-        report.answer_recall = sum(scores) / len(scores)
-        report.answers_found = sum(1 for s in scores if s >= 1.0) / len(scores)
-    live = [" " + normalize_fact(line) + " " for line in current_lines(target)]
-    for q in group:
-        for fact in q.stale:
-            report.stale_marked += 1
+    answers = [q.answer for q in group if q.answer and answer_words(q.answer)]
+    report.with_answer = len(answers)
+    if answers:
+        figures = knowledge_recall(target, answers)
+        report.answer_line, report.answer_words = figures["knowledge"].line, figures["knowledge"].words
+        report.raw_answer_line, report.raw_answer_words = figures["raw"].line, figures["raw"].words
+    stale = [fact for q in group for fact in q.stale]
+    report.stale_marked = len(stale)
+    if stale:
+        live = [" " + normalize_fact(line) + " " for line in current_state_lines(target)]
+        for fact in stale:
             old = " " + normalize_fact(fact) + " "
             if old.strip() and any(old in have for have in live):
                 report.stale_live.append(fact)
@@ -552,11 +493,11 @@ def _rows(r: EvalReport) -> list[tuple[str, str]]:
     if r.budgets:
         rows.append(("questions with evidence", f"{r.with_evidence} of {r.asked}"))
     if r.with_answer:
-        rows.append(("answer recall in knowledge/", f"{_fmt(r.answer_recall)} ({_fmt(r.answers_found)} whole answers, "
+        rows.append(("answer recall in knowledge/", f"{_fmt(r.answer_line)} in one line, {_fmt(r.answer_words)} of words "
+                                                    f"(raw {_fmt(r.raw_answer_line)} / {_fmt(r.raw_answer_words)}; "
                                                     f"{r.with_answer} answers)"))
-    ratio = r.knowledge_ratio
-    rows.append(("knowledge size", f"{r.knowledge_tokens:,} tokens = {_fmt(ratio)} of raw ({r.raw_tokens:,}); "
-                                   f"current state {r.current_state_tokens:,}"))
+    rows.append(("knowledge size", f"{r.knowledge_bytes:,} bytes = {_fmt(r.knowledge_ratio)} of raw ({r.raw_bytes:,}); "
+                                   f"current state {r.current_state_bytes:,}"))
     if r.stale_marked:
         rows.append(("stale facts still live", f"{len(r.stale_live)} of {r.stale_marked}"))
     return rows

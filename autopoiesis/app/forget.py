@@ -37,11 +37,15 @@ from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.paths import STATE_FILES, MemoryRepo
 from autopoiesis.errors import GitError
 from autopoiesis.gitops import MemoryGit
-from autopoiesis.verify import ALLOW_REWRITE_ENV, accept_current
+from autopoiesis.verify import ALLOW_REWRITE_ENV, accept_current, record_rewrite
 
 MIN_LENGTH = 6  # shorter strings are words, not secrets; forgetting them would rewrite prose
-# State under .autopoiesis/ that is not a cache of text: locks (held right now) and worktrees.
-_KEEP_STATE = ("locks_dir", "worktrees_dir", "config_cache")
+# State under .autopoiesis/ that is not a cache of text: locks (held right now), worktrees,
+# the record of earlier rewrites not pushed yet (`autopoiesis sync --force-after-forget`),
+# and the records of harness sessions: without them the session watcher or the harness
+# hooks would import a forgotten session again from the harness's own log, or never import
+# one still waiting (paths, sizes, hashes and redacted errors; no conversation).
+_KEEP_STATE = ("locks_dir", "worktrees_dir", "config_cache", "verify_rewrites", "session_watch", "harness_sessions")
 
 
 @dataclass
@@ -58,9 +62,11 @@ class ForgetReport:
             return None
         names = ", ".join(f"{n} ({u})" for n, u in sorted(self.remotes.items()))
         first = sorted(self.remotes)[0]
-        return (f"this repo has remotes: {names}. Their copies still hold the old history. Force-push every branch and tag "
-                f"(git push --force --all {first} && git push --force --tags {first}), ask every collaborator to re-clone "
-                "(a pull would bring the secret back), ask the host to drop cached views if it was public, and rotate the secret.")
+        return (f"this repo has remotes: {names}. Their copies still hold the old history, and `autopoiesis sync` refuses "
+                f"to pull it back. Replace it with `autopoiesis sync --remote {first} --force-after-forget` (it force-pushes "
+                "the rewritten branches and tags, and only while the remote holds nothing newer than the old history), "
+                "ask every collaborator to re-clone (a pull would bring the secret back), ask the host to drop cached "
+                "views if it was public, and rotate the secret.")
 
 
 def _git(root: Path, *args: str, check: bool = True, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -96,6 +102,12 @@ def _transcript_label(relpath: str) -> str:
     head, _, name = relpath.rpartition("/")
     m = re.match(r"(\d{4}-[A-Za-z0-9_.]+?)-", name)
     return f"{head}/{m.group(1)}-….md" if m else relpath
+
+
+def _tips(root: Path) -> dict[str, str]:
+    """{ref: object} of every branch and tag."""
+    out = _git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/", "refs/tags/").stdout.decode()
+    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 
 
 def _all_objects(root: Path) -> bytes:
@@ -135,6 +147,10 @@ def forget(repo: MemoryRepo, *, text: str | None = None, transcript: str | None 
 
     with repo.lock("git"):
         _refuse_dirty(root)  # again, now that no capture can commit behind our back
+        # what the old history was, so that sync can tell a remote holding only it (safe to
+        # overwrite) from one where others have built on it since
+        old_tips = _tips(root)
+        old_commits = _git(root, "rev-list", "--all").stdout.decode().split()
         # Remote-tracking refs hold the old history; filter-repo would turn them into local
         # branches. They come back, rewritten, with the next fetch after the force-push.
         for ref in _git(root, "for-each-ref", "--format=%(refname)", "refs/remotes/").stdout.decode().split():
@@ -181,6 +197,7 @@ def forget(repo: MemoryRepo, *, text: str | None = None, transcript: str | None 
         raise GitError("the history was rewritten, but the maintenance commit that records it was refused: "
                        f"{(done_commit.stderr or done_commit.stdout).strip()}")
     sha = gitops.head() or ""
+    record_rewrite(repo, commit=sha, what=what, old_tips=old_tips, new_tips=_tips(root), old_commits=old_commits)
     if text is not None and text.encode("utf-8") in _all_objects(root):
         raise GitError("the string is still in the object store after the rewrite (an object git-filter-repo cannot edit, "
                        "such as a binary file or a stash); find it with git grep or git log -S, remove it, and run forget again.")

@@ -26,6 +26,7 @@ class InitReport:
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     hooks: list[str] = field(default_factory=list)
+    merge_driver: list[str] = field(default_factory=list)  # what registering the merge driver changed
     warnings: list[str] = field(default_factory=list)
     commit: str | None = None
     new_git_repo: bool = False
@@ -49,6 +50,12 @@ def _merge_lines(path: Path, template: str, report: InitReport, rel: str) -> Non
             text = path.read_text(encoding="utf-8")
             fh.write(("" if text.endswith("\n") or not text else "\n") + "\n# added by autopoiesis\n" + "\n".join(missing) + "\n")
         report.updated.append(rel)
+
+
+def merge_gitattributes(root: Path, report: InitReport) -> None:
+    """Give ROOT's .gitattributes the template's lines it lacks (the merge driver's among
+    them): `init` does it, and `sync` does it for a repo made before the driver existed."""
+    _merge_lines(root / ".gitattributes", (FILES_DIR / "gitattributes").read_text(encoding="utf-8"), report, ".gitattributes")
 
 
 def init_memory_repo(root: Path, *, install_hooks: bool = True, commit: bool = True, build_index: bool = True) -> InitReport:
@@ -107,13 +114,17 @@ def init_memory_repo(root: Path, *, install_hooks: bool = True, commit: bool = T
         config.write_text(template_text(), encoding="utf-8")
         report.created.append(CONFIG_FILENAME)
     _merge_lines(root / ".gitignore", (FILES_DIR / "gitignore").read_text(encoding="utf-8"), report, ".gitignore")
-    _merge_lines(root / ".gitattributes", (FILES_DIR / "gitattributes").read_text(encoding="utf-8"), report, ".gitattributes")
+    merge_gitattributes(root, report)
 
     if install_hooks:
         try:
             report.hooks = [m for m in _install(root) if not m.endswith("already installed")]
         except HookInstallError as exc:
             report.warnings.append(f"hooks not installed: {exc}")
+    # knowledge files merge entry by entry when two clones sync (app/merge_driver.py)
+    from autopoiesis.app.merge_driver import install as install_merge_driver
+
+    report.merge_driver = install_merge_driver(root)
     if commit and report.changed:
         paths = sorted(set(report.created + report.updated))
         message = "maintenance: initialize memory repository\n\nLayout, identity templates, example topics and configuration.\n"

@@ -32,6 +32,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from autopoiesis.capture.session_index import SessionIndex
 from autopoiesis.core import git
 from autopoiesis.core.clock import parse_ts, utc, utc_now
 from autopoiesis.core.paths import CONVERSATIONS_DIR, FileLock, MemoryRepo, atomic_write
@@ -94,17 +95,18 @@ class ClosedSession:
 
 
 def find_transcripts(repo: MemoryRepo, session_id: str, started: datetime | None = None) -> list[Path]:
-    """Transcripts of SESSION_ID (in STARTED's day folder when given, else anywhere)."""
-    if started is not None:
-        rel = tf.transcript_relpath(session_id, started, "")
-        folder = repo.root / Path(rel).parent
-        pattern = f"????-{session_id}*.md"
-        candidates = folder.glob(pattern) if folder.is_dir() else []
-    else:
-        candidates = repo.conversations_dir.glob(f"*/*/*/????-{session_id}*.md")
+    """Transcripts of SESSION_ID, every part (in STARTED's day folder when given, else
+    anywhere, through the session index)."""
+    if started is None:
+        index = SessionIndex.load(repo)
+        found = index.transcripts(session_id)
+        index.save()
+        return found
+    folder = repo.root / Path(tf.transcript_relpath(session_id, started, "")).parent
+    candidates = folder.glob(f"????-{session_id}*.md") if folder.is_dir() else []
     result = []
     for p in candidates:
-        stem = p.name[5:-3]
+        stem = p.name[5:-3].split("+", 1)[0]
         if stem == session_id or stem.startswith(session_id + "-"):
             result.append(p)
     return sorted(result)
@@ -467,7 +469,7 @@ def uncommitted_transcripts(repo: MemoryRepo) -> list[Path]:
 
 def _ids_in_name(path: Path) -> list[str]:
     """The session ids a transcript's file name can stand for (HHMM-{id}[-{slug}].md)."""
-    stem = path.name[5:-3]
+    stem = path.name[5:-3].split("+", 1)[0]
     return [stem[:i] for i in range(len(stem), 0, -1) if i == len(stem) or stem[i] == "-"]
 
 

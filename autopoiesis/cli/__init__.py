@@ -50,9 +50,24 @@ def _global(
 
 
 def _register() -> None:
-    from autopoiesis.cli import core, eval_cmd, forget_cmd, lifecycle_cmd, llm_cmd, search_cmd, verify_cmd, watch_cmd
+    from autopoiesis.cli import (
+        core,
+        daemon_cmd,
+        eval_cmd,
+        forget_cmd,
+        hook_cmd,
+        integrate_cmd,
+        lifecycle_cmd,
+        llm_cmd,
+        mcp_cmd,
+        search_cmd,
+        sync_cmd,
+        verify_cmd,
+        watch_cmd,
+    )
 
-    for module in (core, search_cmd, watch_cmd, lifecycle_cmd, llm_cmd, verify_cmd, forget_cmd, eval_cmd):
+    for module in (core, search_cmd, watch_cmd, lifecycle_cmd, llm_cmd, verify_cmd, forget_cmd, sync_cmd,
+                   daemon_cmd, integrate_cmd, hook_cmd, mcp_cmd, eval_cmd):
         module.register(app)
 
 

@@ -47,7 +47,14 @@ def init(
     for w in report.warnings:
         warn(w)
     if not report.changed:
-        typer.echo(f"{report.root} is already a memory repository; nothing changed.")
+        if not (report.hooks or report.merge_driver):
+            typer.echo(f"{report.root} is already a memory repository; nothing changed.")
+            return
+        typer.echo(f"{report.root} is already a memory repository (a clone?); set up its git:")
+        for h in report.hooks:
+            typer.echo(f"  hook {h}")
+        for m in report.merge_driver:
+            typer.echo(f"  {m}")
         return
     what = "Initialized a new" if report.new_git_repo else "Added the memory layout to the existing"
     typer.echo(f"{what} memory repository in {report.root}")
@@ -55,6 +62,8 @@ def init(
     typer.echo(f"  {len(report.created)} files created{updated}")
     for h in report.hooks:
         typer.echo(f"  hook {h}")
+    for m in report.merge_driver:
+        typer.echo(f"  {m}")
     if report.commit:
         typer.echo(f"  committed {report.commit[:10]} maintenance: initialize memory repository")
     if report.index:
@@ -114,7 +123,7 @@ def capture(
 
 def import_(
     ctx: typer.Context,
-    files: list[Path] = typer.Argument(..., help="Session files, e.g. neutral JSON, OpenAI messages or Claude Code JSONL."),
+    files: list[Path] = typer.Argument(..., help="Session logs or folders of them (Claude Code, Cline, OpenCode storage, Aider, ...)."),
     # The choices are the importers' registry; listing them here would import every
     # importer on each CLI start, so an unknown name is answered with the list instead.
     format: str = typer.Option("auto", "--format", "-f", help="auto (detected per file) or a format name (a wrong one lists them)."),
@@ -171,9 +180,21 @@ def commit(
     if result.sha is None:
         if not conversations.sha:
             typer.echo("nothing to commit: no finished transcript waits, knowledge/, topics/ and archive/ are unchanged")
-        return
-    typer.echo(f"[{result.sha[:10]}] {result.message.splitlines()[0]}")
-    typer.echo(f"  {len(result.files)} files")
+            return
+    else:
+        typer.echo(f"[{result.sha[:10]}] {result.message.splitlines()[0]}")
+        typer.echo(f"  {len(result.files)} files")
+    # git.auto_push: sync with the remote after committing (app/sync.py says why capture does not)
+    from autopoiesis.app.sync import push_after_commit
+
+    pushed, problem = push_after_commit(repo)
+    if pushed is not None:
+        for line in pushed.lines():
+            typer.echo(line)
+        for w in pushed.warnings:
+            warn(w)
+    if problem:
+        warn(problem)
 
 
 def tag(

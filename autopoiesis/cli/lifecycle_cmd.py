@@ -28,6 +28,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     ) -> None:
         """Extract knowledge from transcripts (decisions, lessons, people, procedures, facts, journal)."""
+        from autopoiesis.app.commit import llm_summarizer
         from autopoiesis.cli._common import echo_json, fail, get_repo
         from autopoiesis.lifecycle.extract import ExtractionReport, KnowledgeExtractor
         from autopoiesis.lifecycle.extractors import default_registry
@@ -48,7 +49,7 @@ def register(app: typer.Typer) -> None:
             else:
                 reports = [ex.extract_from_session(t, _names(extractors), force=force) for t in transcripts or []]
                 report = _merge_reports(reports, ExtractionReport)
-            sha = ex.commit(report) if commit else None
+            sha = ex.commit(report, summarize=llm_summarizer(repo)) if commit else None
             notice = getattr(ex._llm, "notice", None)
         if as_json:
             echo_json({**report.__dict__, "commit": sha})
@@ -172,7 +173,7 @@ def _merge_reports(reports: list, cls: type):  # list[ExtractionReport] -> Extra
     if len(reports) == 1:
         return reports[0]
     fields = {}
-    for name in ("processed", "failed", "fell_back", "transcripts"):
+    for name in ("processed", "failed", "fell_back", "transcripts", "learned"):
         fields[name] = tuple(x for r in reports for x in getattr(r, name))
     for name in ("already_done", "waiting", "added", "superseded", "duplicates"):
         fields[name] = sum(getattr(r, name) for r in reports)

@@ -245,7 +245,7 @@ def register(app: typer.Typer) -> None:
             p = Path(session)
             if not p.is_file():
                 raise fail(f"--session {session}: no such file.", 2)
-            history = load_session(p)
+            history = load_session(p, repo)
         if batch is not None:
             from autopoiesis.watch.pipeline import WatcherPipeline
 

@@ -30,6 +30,10 @@ inactive playbook is no knowledge) and archive/ (cold storage, never auto-loaded
 ``include_archive``. Every text the compiler includes from knowledge/ has its superseded
 entries removed, so a replaced fact is never offered as current.
 
+A harness that keeps the session-level slots (P0's identity files and P1) from the
+start of its session compiles each later message with ``session_context=False``: P2-P4
+only, under a short system prompt of its own.
+
 Every section carries a label (``<!-- identity:SOUL.md -->``), and the result lists each
 candidate with its tokens, whether it was included and why. The prompt never exceeds the
 budget, and the same inputs (files, message, topics, history, usage counts) give the same
@@ -308,11 +312,15 @@ class ContextCompiler:
         today: date | None = None,
         now: datetime | None = None,
         include_archive: bool = False,
+        session_context: bool = True,
     ) -> CompiledContext:
         """The prompt for MESSAGE (design §9.2). AVAILABLE_KNOWLEDGE, when given, replaces
         the index search for P3. SHARED leaves MEMORY.md out (group or shared contexts).
         USAGE maps a path to how often it was included before (the P3 frequency boost).
-        INCLUDE_ARCHIVE lets P3 take from archive/ too."""
+        INCLUDE_ARCHIVE lets P3 take from archive/ too.
+        Without SESSION_CONTEXT the session-level slots (identity files and P1) are left
+        out: a harness that was given them at the start of its session (a Claude Code
+        SessionStart hook) asks each later prompt for P2-P4 only."""
         cfg = self.config
         budget = int(cfg.token_budget if budget is None else budget)
         if budget <= 0:
@@ -325,7 +333,7 @@ class ContextCompiler:
         if self.system_prompt:
             plan.fixed("system", 0, _cut_kb(self.system_prompt, SYSTEM_BUDGET_KB, "the system prompt"), None)
         id_left = int(cfg.identity_budget_kb * 1024)
-        for name in IDENTITY_FILES:
+        for name in IDENTITY_FILES if session_context else ():
             rel = f"{IDENTITY_DIR}/{name}"
             text = self._read(rel)
             if text is None:
@@ -346,14 +354,16 @@ class ContextCompiler:
             )
 
         # P1: session-level context.
-        if shared:
+        if not session_context:
+            plan.skip("session", 1, "session-level context (identity, memory, journal, projects) was given at the session's start", None)
+        elif shared:
             plan.skip("memory", 1, "shared context: MEMORY.md is loaded in the main session only", MEMORY_FILE)
         else:
             text = self._read(MEMORY_FILE)
             if text:
                 plan.offer("memory", 1, _cut_kb(text, cfg.memory_budget_kb, MEMORY_FILE), MEMORY_FILE)
         journal_left = cfg.journal_budget_kb
-        for day in (today, today - timedelta(days=1)):
+        for day in (today, today - timedelta(days=1)) if session_context else ():
             rel = f"knowledge/journal/{day.isoformat()}.md"
             text = self._read(rel)
             if text is None:
@@ -364,7 +374,7 @@ class ContextCompiler:
                 continue
             if plan.offer(f"journal:{day.isoformat()}", 1, cut, rel):
                 journal_left -= len(cut.encode("utf-8")) / 1024
-        text = self._read(ACTIVE_PROJECTS_FILE)
+        text = self._read(ACTIVE_PROJECTS_FILE) if session_context else None
         if text:
             plan.offer("projects", 1, _cut_kb(text, ACTIVE_PROJECTS_KB, ACTIVE_PROJECTS_FILE), ACTIVE_PROJECTS_FILE)
 

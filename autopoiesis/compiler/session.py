@@ -1,5 +1,7 @@
 """Session history from a file: a transcript (design §2.1), or a JSON list or JSONL of
-{role, content[, tool, id, result]} objects, as the compiler's `HistoryMessage` turns."""
+{role, content[, tool, id, result]} objects, as the compiler's `HistoryMessage` turns.
+A transcript of a session that was continued in parts (formats.transcript: "Parts") is
+the whole session: every part, in order."""
 
 from __future__ import annotations
 
@@ -7,19 +9,24 @@ import json
 from pathlib import Path
 from typing import Any
 
+from autopoiesis.capture.session_index import parts_of
 from autopoiesis.compiler.compile import HistoryMessage
+from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.formats.transcript import KnowledgeOp, Text, ToolCall, parse
 
 
-def load_session(path: Path) -> list[HistoryMessage]:
+def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMessage]:
     """Session history from a transcript (design §2.1), a JSON list or JSONL of
-    {role, content[, tool, id]} objects."""
+    {role, content[, tool, id]} objects. With REPO, a transcript under its raw/ that is
+    one part of a continued session gives the history of every part."""
     text = Path(path).read_text(encoding="utf-8")
     if text.startswith("---"):
-        transcript = parse(text, str(path))
+        turns = list(parse(text, str(path)).turns)
+        if repo is not None and _inside(repo, Path(path)):
+            turns = [turn for _, part in parts_of(repo, repo.rel(Path(path).resolve())) for turn in part.turns]
         out: list[HistoryMessage] = []
-        for n, turn in enumerate(transcript.turns):
+        for n, turn in enumerate(turns):
             stamp = turn.time.strftime("%Y-%m-%d %H:%M")  # dated, so facts can be ordered
             for k, item in enumerate(turn.items):
                 mid = f"t{n}.{k}"
@@ -45,3 +52,10 @@ def load_session(path: Path) -> list[HistoryMessage]:
                                   r.get("tool") or (r.get("name") if r.get("role") == "tool" else None),
                                   None, None if r.get("result") is None else str(r["result"])))
     return out
+
+
+def _inside(repo: MemoryRepo, path: Path) -> bool:
+    try:
+        return Path(path).resolve().is_relative_to((repo.root / CONVERSATIONS_DIR).resolve())
+    except OSError:
+        return False

@@ -109,3 +109,36 @@ def iso_week(day: date) -> str:
     """2026-W07."""
     year, week, _ = day.isocalendar()
     return f"{year}-W{week:02d}"
+
+
+# ── cron schedules (croniter, imported lazily: a tenth of a second) ──
+_CRON_HINT = ('write five fields (minute hour day-of-month month day-of-week, in UTC), e.g. "0 23 * * *" for '
+              'every day at 23:00, "*/30 * * * *" for every half hour, "0 0 * * 0" for Sundays at midnight')
+
+
+def check_cron(schedule: object) -> str | None:
+    """None when SCHEDULE is a cron expression that fires (five fields, or an alias such as
+    @daily), else why not and what to write. The one check of cron syntax: the config's
+    schedules and the topics' cron triggers both use it."""
+    from croniter import croniter
+    from croniter.croniter import CroniterBadDateError
+
+    if not isinstance(schedule, str) or not schedule.strip():
+        return f"is not a cron expression; {_CRON_HINT}"
+    text = schedule.strip()
+    if not text.startswith("@") and len(text.split()) != 5:
+        return f"is not a cron expression of five fields; {_CRON_HINT}"
+    if not croniter.is_valid(text):
+        return f"is not a cron expression; {_CRON_HINT}"
+    try:
+        croniter(text, datetime(2026, 1, 1, tzinfo=UTC)).get_next(datetime)
+    except CroniterBadDateError:
+        return f"never fires (no such date); {_CRON_HINT}"
+    return None
+
+
+def cron_next(schedule: str, after: datetime) -> datetime:
+    """The first time SCHEDULE fires strictly after AFTER (UTC, aware)."""
+    from croniter import croniter
+
+    return utc(croniter(schedule.strip(), utc(after)).get_next(datetime))

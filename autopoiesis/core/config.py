@@ -78,7 +78,18 @@ NUMBERS: dict[tuple[str, str], NumberRule] = {
     ("llm", "max_retries"): NumberRule(int, 0, 20),
     ("llm", "concurrency"): NumberRule(int, 1, 256),
     ("llm", "daily_token_budget"): NumberRule(int, 0, 10**12, hint="tokens a day; 0 means no limit"),
+    ("integrations", "hook_token_budget"): NumberRule(int, 256, 1_000_000, hint="tokens a harness hook adds to a prompt"),
+    ("integrations", "import_idle_minutes"): NumberRule(int, 1, 10_080, hint="minutes, at most a week"),
+    ("daemon", "session_idle_minutes"): NumberRule(int, 1, 10_080, hint="minutes"),
+    ("daemon", "explore_max_age_days"): NumberRule(int, 1, 36_500, hint="days"),
+    ("daemon", "job_timeout_minutes"): NumberRule(int, 1, 1440, hint="minutes, at most a day"),
+    ("daemon", "job_retries"): NumberRule(int, 0, 20),
+    ("daemon", "job_token_budget"): NumberRule(int, 0, 10**12, hint="tokens a job run; 0 means no limit"),
 }
+
+# Settings that are cron expressions (read in UTC, like every time autopoiesis keeps):
+# refused at load when croniter cannot read them or they never fire.
+CRON_SETTINGS = (("lifecycle", "condensation_schedule"), ("lifecycle", "pruning_schedule"), ("daemon", "health_schedule"))
 
 
 def check_number(where: str, value: Any, rule: NumberRule) -> int | float | None:
@@ -168,6 +179,17 @@ class GitConfig:
 
 
 @dataclass(frozen=True)
+class DaemonConfig:
+    session_globs: tuple[str, ...] = ("~/.claude/projects/*/*.jsonl", "~/.codex/sessions/**/*.jsonl", "~/.gemini/tmp/*/chats/*.json")
+    session_idle_minutes: int = 10
+    health_schedule: str = "30 * * * *"
+    explore_max_age_days: int = 7
+    job_timeout_minutes: int = 30
+    job_retries: int = 2
+    job_token_budget: int = 100000
+
+
+@dataclass(frozen=True)
 class RedactionPattern:
     name: str
     pattern: str
@@ -203,14 +225,22 @@ class LLMConfig:
 
 
 @dataclass(frozen=True)
+class IntegrationsConfig:
+    hook_token_budget: int = 2000
+    import_idle_minutes: int = 30
+
+
+@dataclass(frozen=True)
 class Config:
     context_compiler: CompilerConfig = field(default_factory=CompilerConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
     watchers: WatchersConfig = field(default_factory=WatchersConfig)
     lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
     git: GitConfig = field(default_factory=GitConfig)
+    daemon: DaemonConfig = field(default_factory=DaemonConfig)
     capture: CaptureConfig = field(default_factory=CaptureConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
+    integrations: IntegrationsConfig = field(default_factory=IntegrationsConfig)
 
 
 def _check_type(where: str, value: Any, default: Any, rule: NumberRule | None = None) -> Any:
@@ -294,6 +324,16 @@ def _validated_values(text: str, source: str) -> dict[str, Any]:
             raise ConfigError(
                 f"{source}: '{section}.{key}' is {values[section][key]!r}; write a plugin name such as offline or openai."
             )
+    for section, key in CRON_SETTINGS:
+        from autopoiesis.core.clock import check_cron
+
+        problem = check_cron(values[section][key])
+        if problem:
+            raise ConfigError(f"{source}: '{section}.{key}' is {values[section][key]!r}, which {problem}.")
+    globs = values["daemon"]["session_globs"]
+    if not all(isinstance(g, str) and g.strip() for g in globs):
+        raise ConfigError(f"{source}: 'daemon.session_globs' must be a list of glob patterns such as "
+                          f"~/.claude/projects/*/*.jsonl (or [] for no session watcher), not {globs!r}.")
     _build(values, source)  # the remaining checks (redaction patterns) raise here
     return values
 
@@ -320,12 +360,14 @@ def _build(values: dict[str, Any], source: str) -> Config:
         watchers=WatchersConfig(**values["watchers"]),
         lifecycle=LifecycleConfig(**values["lifecycle"]),
         git=GitConfig(**values["git"]),
+        daemon=DaemonConfig(**{**values["daemon"], "session_globs": tuple(values["daemon"]["session_globs"])}),
         capture=CaptureConfig(
             max_message_bytes=cap["max_message_bytes"],
             redaction_enabled=cap["redaction"]["enabled"],
             extra_patterns=tuple(extra),
         ),
         llm=LLMConfig(**{**llm, "models": LLMModels(**llm["models"])}),
+        integrations=IntegrationsConfig(**values["integrations"]),
     )
 
 

@@ -12,7 +12,7 @@ import errno
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -49,6 +49,7 @@ STATE_FILES = {
     "llm_dir": ("llm",),
     "llm_cache": ("llm", "cache.sqlite"),
     "llm_ledger": ("llm", "ledger.jsonl"),
+    "llm_backoff": ("llm", "backoff.json"),
     "inclusions": ("compiler", "inclusions.json"),
     "lifecycle_log": ("logs", "lifecycle.jsonl"),
     "extract_state": ("lifecycle", "extract.sqlite"),
@@ -57,6 +58,14 @@ STATE_FILES = {
     "worktrees_dir": ("worktrees",),
     "locks_dir": ("locks",),
     "verify_record": ("verify", "record.json"),
+    "session_index": ("cache", "session-index.json"),
+    "verify_rewrites": ("verify", "rewrites.json"),
+    "harness_log": ("logs", "harness.jsonl"),
+    "harness_sessions": ("harness", "sessions.json"),
+    "daemon_state": ("daemon", "state.json"),
+    "daemon_status": ("daemon", "status.json"),
+    "daemon_log": ("logs", "daemon.jsonl"),
+    "session_watch": ("daemon", "sessions.json"),
 }
 
 # Category of a repo-relative path, as search and the compiler name them (design §7.2).
@@ -110,6 +119,52 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
         raise
 
 
+def atomic_write_many(files: Sequence[tuple[Path, bytes]], *, mode: int = 0o644) -> list[OSError | None]:
+    """atomic_write for many files at once, each whole or not at all: all are written to
+    temporary files, flushed to disk together (fsyncs from a few threads, which the file
+    system commits in shared journal transactions: a bulk import of hundreds of files
+    does not pay one disk flush per file), then renamed into place. Returns, for each
+    file, None or the OSError that kept it from being written (its temporary file gone)."""
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    temps: list[str | None] = []
+    errors: list[OSError | None] = []
+    for path, data in files:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.chmod(tmp, mode)
+            temps.append(tmp)
+            errors.append(None)
+        except OSError as exc:
+            temps.append(None)
+            errors.append(exc)
+
+    def flush(tmp: str) -> None:
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        flushed = {tmp: pool.submit(flush, tmp) for tmp in temps if tmp is not None}
+    for n, ((path, _), written) in enumerate(zip(files, temps)):
+        if written is None:
+            continue
+        try:
+            flushed[written].result()
+            os.replace(written, path)
+        except OSError as exc:
+            errors[n] = exc
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(written)
+    return errors
+
+
 class FileLock:
     """An advisory flock on a file. Released by the kernel if the holder dies, which is
     what lets crash recovery tell a live capture from a dead one."""
@@ -147,6 +202,12 @@ class FileLock:
     @property
     def held(self) -> bool:
         return self._fd is not None
+
+    @property
+    def fd(self) -> int | None:
+        """The descriptor of the held lock (None when not held): a holder may write who it is
+        into the file, and a forked child must close (never unlock) it."""
+        return self._fd
 
     def __enter__(self) -> FileLock:
         self.acquire()

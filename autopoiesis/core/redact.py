@@ -293,6 +293,12 @@ class Redactor:
         return "".join(out)
 
 
+def marker_kinds(text: str) -> list[str]:
+    """The KIND of every `[redacted:KIND]` marker in TEXT, in order: how a piece of an
+    already redacted transcript (a continuation part) counts its own redactions."""
+    return [m.group()[len("[redacted:"):-1] for m in _MARKER.finditer(text)]
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -13,14 +13,29 @@ split it into sections; a line of a section is either an **entry** or plain text
     # Autopoiesis — Context
 
     ## Key Decisions
-    - ~~2026-02-14: Keep SQLite (source: raw/c/s1.md @ 2026-02-14T09:05Z)~~ {id: 20260214-0905-0a1b2c} #superseded-by:20260216-1850-a1b2c3
-    - 2026-02-16: Files are the source of truth (source: raw/c/2026/02/16/1845-s2.md @ 2026-02-16T18:50Z) {id: 20260216-1850-a1b2c3}
+    - ~~2026-02-14: Keep SQLite (via ses_a1)~~ {id: 20260214-0905-0a1b2c} #superseded-by:20260216-1850-a1b2c3
+    - 2026-02-16: Files are the source of truth (via ses_b2) {id: 20260216-1850-a1b2c3} #about:storage
     - a hand-written bullet, kept as it is
 
 An entry is one bullet line ending in `{id: YYYYMMDD-HHMM-xxxxxx}` (seed 002's ids) and
 optional `#tags`. It may carry a date prefix (`2026-02-16: `, the design's MEMORY.md
-style) and a citation `(source: PATH @ TIME)`. Superseding wraps the old body in
-`~~...~~` and appends `#superseded-by:NEWID`; nothing is deleted.
+style) and a citation. Superseding wraps the old body in `~~...~~` and appends
+`#superseded-by:NEWID`; nothing is deleted.
+
+**Citations are compact**: `(via SESSION)` names the session the fact was said in (its
+transcript is `raw/conversations/**/HHMM-SESSION*.md`), and the id's `YYYYMMDD-HHMM` is
+the time of the turn. So a citation costs a few tokens, and it holds no word of the
+transcript's title slug for a search to match ("via" is a stopword). The older form
+`(source: PATH @ TIME)` still reads and renders as it was written.
+
+**One fact, one id.** An id is derived from the turn, the source and the fact, so the
+same fact keeps its id wherever it is restated: a derived line (MEMORY.md, an index file,
+a journal) carries the id of the canonical entry it restates. **`#about:SUBJECT`** tags an
+entry that holds the current value of one subject (a date, a role, a preference): a
+later value of that subject supersedes it.
+
+**Current-state files** (everything under knowledge/ but journal/ and identity/) never
+hold two live versions of a fact; journals are dated history and stay as written.
 
 Lossless by construction: a line becomes an :class:`Entry` only when rendering that
 entry gives back the very same line; anything else stays a plain string. So
@@ -34,21 +49,69 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from autopoiesis.core.clock import format_minute, format_ts, utc
 from autopoiesis.core.frontmatter import parse_yaml, scalar
+from autopoiesis.core.paths import MEMORY_FILE
+from autopoiesis.core.text import STOPWORDS
 from autopoiesis.errors import FrontmatterError
 
 ENTRY_ID_RE = re.compile(r"^\d{8}-\d{4}-[0-9a-f]{6}$")
 _ENTRY_RE = re.compile(
     r"^- (?P<strike>~~)?(?:(?P<date>\d{4}-\d\d-\d\d): )?(?P<text>\S.*?)"
-    r"(?: \(source: (?P<source>[^\s()]+) @ (?P<at>[0-9TZ:-]+)\))?(?(strike)~~)"
+    r"(?: \(source: (?P<source>[^\s()]+) @ (?P<at>[0-9TZ:-]+)\)| \(via (?P<ref>[^\s()]+)\))?(?(strike)~~)"
     r" \{id: (?P<id>\d{8}-\d{4}-[0-9a-f]{6})\}(?P<tags>(?: #[A-Za-z0-9_:.-]+)*)$"
 )
 _HEADING_RE = re.compile(r"^(?P<hashes>#{1,6}) (?P<title>.*)$")
 _FM_KEY_RE = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_-]*):(?P<rest>.*)$")
 SUPERSEDED_TAG = "superseded-by:"
+SUBJECT_TAG = "about:"
+CITATION_REF_CHARS = 24  # a session id longer than this (a UUID) is cited by its head
+_REF_UNSAFE = re.compile(r"[^A-Za-z0-9_.:-]+")
+HISTORY_DIRS = ("knowledge/journal/",)  # dated history: written once, never superseded
+NOT_WRITABLE_DIRS = ("knowledge/identity/",)  # edited by people
+
+
+def is_current_state(relpath: str) -> bool:
+    """Whether RELPATH is a current-state knowledge file (MEMORY.md, projects, people,
+    procedures, reference, the index files): one live version of each fact. Journals are
+    dated history; identity files are people's."""
+    return (relpath.startswith("knowledge/") and relpath.endswith(".md")
+            and not relpath.startswith(HISTORY_DIRS + NOT_WRITABLE_DIRS))
+
+
+def id_turn_at(entry_id: str) -> str | None:
+    """The turn time an entry id was made from, `YYYY-MM-DDTHH:MMZ` (None: not an id)."""
+    if not ENTRY_ID_RE.match(entry_id):
+        return None
+    d, t = entry_id[:8], entry_id[9:13]
+    return f"{d[:4]}-{d[4:6]}-{d[6:8]}T{t[:2]}:{t[2:]}Z"
+
+
+def citation_ref(session: str) -> str:
+    """How an entry cites the session SESSION: its id, one token, at most
+    CITATION_REF_CHARS characters (a UUID is cited by its first 8 hex digits, which with
+    the entry's date picks out its transcript)."""
+    ref = _REF_UNSAFE.sub("-", session.strip()).strip("-.:") or "unknown"
+    if len(ref) > CITATION_REF_CHARS:
+        head = re.match(r"[0-9a-fA-F]{8}(?=-)", ref)
+        ref = head.group(0) if head else ref[:CITATION_REF_CHARS].rstrip("-.:")
+    return ref
+
+
+def subject_slug(subject: str) -> str:
+    """The tag form of a subject: its words but stopwords, lowercase, joined by '-', at
+    most 32 characters (cut at a word): a tag costs a few tokens."""
+    words = [w for w in re.findall(r"[a-z0-9]+", subject.lower()) if w not in STOPWORDS] or \
+        re.findall(r"[a-z0-9]+", subject.lower())
+    slug = ""
+    for w in words:
+        if slug and len(slug) + 1 + len(w) > 32:
+            break
+        slug = f"{slug}-{w}" if slug else w[:32]
+    return slug
 
 
 def make_entry_id(when: datetime, *salt: str) -> str:
@@ -64,10 +127,11 @@ def format_at(when: datetime) -> str:
     return format_minute(when)
 
 
+@lru_cache(maxsize=65536)
 def normalize_fact(text: str) -> str:
     """The comparison form of an entry's fact: lowercase words only. Two entries with the
     same normalized fact say the same thing, whatever their punctuation or citation."""
-    text = re.sub(r"\(source: [^)]*\)", " ", text)
+    text = re.sub(r"\(source: [^)]*\)|\(via [^)]*\)", " ", text)
     text = re.sub(r"\{id: [^}]*\}|#superseded-by:\S+|~~", " ", text)
     text = re.sub(r"^\s*[-*]\s+", "", text)
     text = re.sub(r"^\s*\d{4}-\d\d-\d\d:\s*", "", text)
@@ -75,9 +139,75 @@ def normalize_fact(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
+def bullet_fact(line: str) -> str | None:
+    """The fact a bullet line states, as readable text: an entry's body (or a hand-written
+    bullet) without its date prefix, citation, id, tags and markup. None when LINE is no
+    bullet. What a commit message names when it says what was learned."""
+    m = re.match(r"^\s*[-*]\s+(\S.*)$", line)
+    if not m:
+        return None
+    text = re.sub(r"\s*\{id: [^}]*\}(?:\s+#[A-Za-z0-9_:.-]+)*\s*$", "", m.group(1))
+    text = re.sub(r"\s*\((?:source: [^)]*|via [^)]*|raw/conversations/[^)\s]*)\)", "", text)
+    text = text.replace("~~", "").replace("**", "")
+    text = re.sub(r"^\d{4}-\d\d-\d\d:\s*", "", text)
+    text = " ".join(text.split())
+    return text or None
+
+
+_NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "without", "cannot", "dont", "don",
+                        "won", "isn", "aren", "wasn", "doesn", "didn", "shouldn"})
+_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+# Verbs that say where or how a thing is, not which thing: "X runs on port 5" and "X
+# listens on port 5" state one fact. And short forms people use for the same word.
+_LIGHT_VERBS = frozenset("""run runs running ran listen listens listening live lives living sit sits sitting stay stays
+located locate host hosted hosting use uses using used keep kept set find found make made put located reside
+resides residing remember note fyi way know""".split())
+_SHORT_FORMS = {"db": "database", "dbs": "database", "prod": "production", "env": "environment", "repo": "repository",
+                "config": "configuration", "docs": "documentation", "k8s": "kubernetes", "pg": "postgres",
+                "postgresql": "postgres", "info": "information", "app": "application", "auth": "authentication"}
+
+
+@lru_cache(maxsize=65536)
+def fact_words(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(content words, numbers) of a fact: what two phrasings of one fact share. Stopwords
+    and light verbs go ("runs on", "listens on"), negations stay ("use X" and "no longer
+    use X" differ), plurals, ordinals and short forms ("db", "prod") fold."""
+    out: set[str] = set()
+    nums: set[str] = set()
+    for w in re.findall(r"[a-z0-9]+", normalize_fact(text)):
+        m = _ORDINAL.match(w)
+        if m or w.isdigit():
+            nums.add(str(int(m.group(1) if m else w)) if len(w) < 12 else w)
+            continue
+        if w in _NEGATIONS:
+            out.add("¬" + w)
+            continue
+        w = _SHORT_FORMS.get(w, w)
+        if len(w) < 3 or w in STOPWORDS or w in _LIGHT_VERBS:
+            continue
+        if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.add(w)
+    return frozenset(out), frozenset(nums)
+
+
+def restates(new: str, old: str, *, share: float = 0.8) -> bool:
+    """Whether NEW says nothing OLD does not: at least SHARE of NEW's content words are in
+    OLD, its numbers all are, and both carry the same negations."""
+    nw, nn = fact_words(new)
+    ow, on = fact_words(old)
+    if len(nw) + len(nn) < 2 or not nn <= on:
+        return False
+    if {w for w in nw if w[0] == "¬"} != {w for w in ow if w[0] == "¬"}:
+        return False
+    return len(nw & ow) >= share * len(nw)
+
+
 @dataclass(frozen=True)
 class Entry:
-    """One bullet fact. `text` is the body without strike markup, date or citation."""
+    """One bullet fact. `text` is the body without strike markup, date or citation.
+    `source` is what the citation names (a session, or a transcript path in the older
+    form); `at` is the older form's turn time (None in the compact form)."""
 
     id: str
     text: str
@@ -85,6 +215,21 @@ class Entry:
     source: str | None = None
     at: str | None = None
     tags: tuple[str, ...] = ()
+
+    @property
+    def turn_at(self) -> str:
+        """The turn the fact was said in, `YYYY-MM-DDTHH:MMZ`: the citation's time, else
+        the id's (an id is made from the turn's minute)."""
+        if self.at and self.at != "-":
+            return self.at
+        return id_turn_at(self.id) or ""
+
+    @property
+    def subject(self) -> str | None:
+        for t in self.tags:
+            if t.startswith(SUBJECT_TAG):
+                return t[len(SUBJECT_TAG):]
+        return None
 
     @property
     def superseded_by(self) -> str | None:
@@ -103,8 +248,10 @@ class Entry:
 
     def render(self) -> str:
         body = (f"{self.date}: " if self.date else "") + self.text
-        if self.source:
-            body += f" (source: {self.source} @ {self.at or '-'})"
+        if self.source and self.at is not None:
+            body += f" (source: {self.source} @ {self.at})"
+        elif self.source:
+            body += f" (via {self.source})"
         if not self.active:
             body = f"~~{body}~~"
         return f"- {body} {{id: {self.id}}}" + "".join(f" #{t}" for t in self.tags)
@@ -194,7 +341,7 @@ class KnowledgeDoc:
         sections = list(self.sections)
         last = sections[-1]
         # keep one blank line between the previous content and the new heading
-        if last.lines and last.lines[-1] != "":
+        if last.lines and last.lines[-1] != "" or not last.lines and last.level > 0:
             sections[-1] = replace(last, lines=last.lines + ("",))
         elif not last.lines and last.level == 0 and self.frontmatter is not None:
             sections[-1] = replace(last, lines=("",))
@@ -268,6 +415,23 @@ def meta_value(value: Any) -> str:
     return scalar(value)
 
 
+def refresh_counts(relpath: str, doc: KnowledgeDoc) -> KnowledgeDoc:
+    """DOC with its frontmatter counts current: `entry_count` (when the file has entries or
+    the key), and `line_count` for MEMORY.md (or when the key is there). The knowledge
+    writer and the merge driver both call this, so a merged file counts as a written one."""
+    if doc.frontmatter is None:
+        return doc
+    meta_keys = {m.group(1) for m in re.finditer(r"^([A-Za-z_][\w-]*):", doc.frontmatter, re.M)}
+    count = sum(1 for _ in doc.entries())
+    if count or "entry_count" in meta_keys:
+        doc = doc.with_meta(entry_count=count)
+    if relpath == MEMORY_FILE or "line_count" in meta_keys:
+        if "line_count" not in meta_keys:
+            doc = doc.with_meta(line_count=0)  # the key's own line counts too
+        doc = doc.with_meta(line_count=doc.line_count())
+    return doc
+
+
 def parse_line(line: str) -> Line:
     """An Entry when LINE is one in canonical form, else LINE itself."""
     if not line.startswith("- ") or "{id: " not in line:
@@ -276,7 +440,7 @@ def parse_line(line: str) -> Line:
     if m is None:
         return line
     tags = tuple(t[1:] for t in m["tags"].split()) if m["tags"] else ()
-    entry = Entry(m["id"], m["text"], m["date"], m["source"], m["at"], tags)
+    entry = Entry(m["id"], m["text"], m["date"], m["source"] or m["ref"], m["at"], tags)
     if bool(m["strike"]) == entry.active:  # strike markup and superseded-by tag disagree
         return line
     return entry if entry.render() == line else line
@@ -359,12 +523,17 @@ def new_doc(meta: dict[str, Any], title: str | None, sections: tuple[str, ...] =
 
 
 __all__ = [
+    "SUBJECT_TAG",
     "Entry",
     "KnowledgeDoc",
     "Line",
     "Section",
+    "citation_ref",
     "current_text",
+    "fact_words",
     "format_at",
+    "id_turn_at",
+    "is_current_state",
     "is_superseded_line",
     "make_entry_id",
     "meta_value",
@@ -372,5 +541,8 @@ __all__ = [
     "normalize_fact",
     "parse",
     "parse_line",
+    "refresh_counts",
     "render",
+    "restates",
+    "subject_slug",
 ]

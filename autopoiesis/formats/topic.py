@@ -68,6 +68,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from autopoiesis.core import frontmatter
+from autopoiesis.core.clock import check_cron  # the one cron check (croniter, imported lazily inside it)
 from autopoiesis.core.text import cut_to_bytes
 from autopoiesis.errors import FrontmatterError
 
@@ -227,15 +228,6 @@ def check_regex(pattern: str) -> str | None:
             f"uses a feature the linear-time RE2 engine does not support ({msg}); rewrite it without "
             "backreferences or lookaround (e.g. match the alternatives with (a|b) and word boundaries \\b)"
         )
-    return None
-
-
-def check_cron(schedule: str) -> str | None:
-    """None when SCHEDULE is a cron expression, else why not and how to write one."""
-    from croniter import croniter  # lazily: a tenth of a second to import
-
-    if not croniter.is_valid(schedule):
-        return 'is not a cron expression; write five fields like "0 8 * * *" (minute hour day month weekday)'
     return None
 
 

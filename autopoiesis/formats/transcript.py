@@ -43,6 +43,13 @@ Decisions this module makes (documented in the README too):
 * **Bytes.** Every transcript is written through `encode`: text that cannot be written as
   UTF-8 (a lone surrogate from a JSON `\\ud83d` escape) gets U+FFFD, once, there. `decode`
   reads one back, dropping a character cut off at the very end by a killed write.
+* **Parts and subagents.** A session that went on after it was imported is continued in a
+  new file, never by rewriting the old one: the continuation has the same `session_id`,
+  `part: N` (the first part has none) and `continues:` the repo-relative path of the part
+  before it, and is named after the first part with `+N` (`raw/.../HHMM-{id}-{slug}+2.md`,
+  filed under the date of its first turn). `+` is in no session id and no slug, so
+  `session_key` reads the session of a file from its name alone. A subagent's transcript
+  names its parent in `parent_session`.
 * **Layout.** Each turn is `\\n## header\\n` followed by its items; an event item is one
   line, a text item is the message content with leading/trailing newlines removed; a
   blank line separates a text item from a neighbouring event line.
@@ -53,10 +60,11 @@ Decisions this module makes (documented in the README too):
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import UTC, date, datetime
+from functools import cache
+from pathlib import PurePosixPath
 from typing import Any, TypeVar, cast
 
 from autopoiesis.core import frontmatter
@@ -195,11 +203,23 @@ class TranscriptMeta:
     source: str | None = None
     redactions: tuple[tuple[str, int], ...] = ()
     knowledge_changes: tuple[KnowledgeChangeRef, ...] = ()
+    parent_session: str | None = None  # the session that spawned this one (a subagent's)
+    part: int = 1  # 2, 3, ... for the continuations of a session (see "Parts" above)
+    continues: str | None = None  # the repo-relative path of the part before this one
 
     def __post_init__(self) -> None:
         for key in ("model", "channel", "topic", "source"):
             object.__setattr__(self, key, _opt_line(getattr(self, key)))
         object.__setattr__(self, "tags", tuple(_line(t, 100) for t in self.tags))
+        if self.parent_session is not None:
+            validate_session_id(self.parent_session)
+        if isinstance(self.part, bool) or not isinstance(self.part, int) or self.part < 1:
+            raise TranscriptFormatError(f"part must be a whole number from 1 up, not {self.part!r}.")
+        if (self.part > 1) != (self.continues is not None):
+            raise TranscriptFormatError("a continuation has both part (2 or more) and continues (the part before it); "
+                                        "a first part has neither.")
+        if self.continues is not None:
+            object.__setattr__(self, "continues", _line(self.continues, 500))
 
 
 @dataclass(frozen=True)
@@ -228,6 +248,11 @@ def render_frontmatter(meta: TranscriptMeta) -> str:
     lines.append(f"status: {meta.status}")
     if meta.source is not None:
         lines.append(f"source: {frontmatter.scalar(meta.source)}")
+    if meta.parent_session is not None:
+        lines.append(f"parent_session: {frontmatter.scalar(meta.parent_session)}")
+    if meta.part > 1:
+        lines.append(f"part: {int(meta.part)}")
+        lines.append(f"continues: {frontmatter.scalar(meta.continues)}")
     if meta.redactions:
         lines.append("redactions:")
         lines.extend(f"  {frontmatter.scalar(kind)}: {count}" for kind, count in meta.redactions)
@@ -275,6 +300,18 @@ def meta_from_mapping(data: dict[str, Any], where: str = "transcript") -> Transc
     for key in ("tokens_in", "tokens_out"):
         if not isinstance(data.get(key, 0) or 0, int):
             raise TranscriptFormatError(f"{where}: {key} must be a whole number.")
+    part = 1 if data.get("part") is None else data["part"]
+    if isinstance(part, bool) or not isinstance(part, int) or part < 1:
+        raise TranscriptFormatError(f"{where}: part must be a whole number from 1 up, not {part!r}.")
+    if (part > 1) != (data.get("continues") not in (None, "")):
+        raise TranscriptFormatError(f"{where}: a continuation has both part (2 or more) and continues (the path of "
+                                    "the part before it); a first part has neither.")
+    parent = _opt_str(data, "parent_session")
+    if parent is not None:
+        try:
+            validate_session_id(parent)
+        except TranscriptFormatError as exc:
+            raise TranscriptFormatError(f"{where}: parent_session: {exc}") from None
     return TranscriptMeta(
         session_id=validate_session_id(str(data["session_id"])),
         started=parse_ts(data["started"], f"{where}: started"),
@@ -289,6 +326,9 @@ def meta_from_mapping(data: dict[str, Any], where: str = "transcript") -> Transc
         source=_opt_str(data, "source"),
         redactions=tuple((str(k), int(v)) for k, v in red.items()),
         knowledge_changes=tuple(changes),
+        parent_session=parent,
+        part=part,
+        continues=_opt_str(data, "continues"),
     )
 
 
@@ -313,12 +353,16 @@ def unescape_line(line: str) -> str:
     return line[1:] if _STRUCTURAL_RE.match(line) and line.startswith("\\") else line
 
 
+# Unicode category Cc (C0 and C1 controls, DEL) but tab and newline; one regex pass is
+# fifty times faster than asking unicodedata about every character of a long message.
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def normalize_content(content: str) -> str:
     """Message content as a transcript stores it: LF line ends, no NULs or other control
     characters but tab/newline, no leading or trailing blank lines."""
     text = content.replace("\r\n", "\n").replace("\r", "\n")
-    text = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")
-    return text.strip("\n")
+    return _CONTROL_RE.sub("", text).strip("\n")
 
 
 def render_header(turn: Turn, previous_day: date | None) -> str:
@@ -503,6 +547,66 @@ def transcript_relpath(session_id: str, started: datetime, slug: str) -> str:
     return f"raw/conversations/{t.strftime('%Y/%m/%d')}/{name}"
 
 
+def continuation_relpath(first_part: str, started: datetime, part: int) -> str:
+    """Where part PART (2, 3, ...) of the session whose first part is FIRST_PART goes: the
+    day folder of STARTED (its first turn), named after the first part with `+PART`."""
+    if part < 2:
+        raise ValueError(f"a continuation is part 2 or later, not {part}")
+    t = utc(started)
+    stem = PurePosixPath(first_part).name[5:-3].split("+", 1)[0]
+    return f"raw/conversations/{t.strftime('%Y/%m/%d')}/{t.strftime('%H%M')}-{stem}+{part}.md"
+
+
+_TRANSCRIPT_NAME_RE = re.compile(r"^\d{4}-(?P<stem>[^+/]+)(?:\+\d+)?\.md$")
+
+
+def session_key(relpath: str) -> str | None:
+    """What every part of one session has in common in its file name (`{id}-{slug}` of
+    `HHMM-{id}-{slug}[+N].md`), so the parts of a session are told apart from other
+    sessions by their names alone; None for a name that is not a transcript's."""
+    m = _TRANSCRIPT_NAME_RE.match(PurePosixPath(relpath).name)
+    return m["stem"] if m else None
+
+
+def continued_turns(filed: Sequence[Turn], current: Sequence[Turn]) -> tuple[Turn, ...] | None:
+    """The turns CURRENT adds to FILED (the turns of the parts already filed, in order):
+    () when it adds none, None when CURRENT is not FILED grown at its end (an earlier turn
+    changed or is gone).
+
+    Turns are compared by role, speaker and items, not by time (a format without times
+    dates its turns by the file, which changes as the file grows). Two things a log
+    legitimately adds to what was already there are new too: the result of a tool call
+    filed without one (it arrived after the import), and items appended to the last filed
+    turn (one API message written as several lines). Both go into the continuation, in a
+    turn of their own at the time of the turn they belong to."""
+    if len(current) < len(filed):
+        return None
+    late: list[Item] = []
+    extra: tuple[Item, ...] = ()
+    for n, (old, new) in enumerate(zip(filed, current)):
+        if (old.role, old.name, old.memory) != (new.role, new.name, new.memory) or len(new.items) < len(old.items):
+            return None
+        if len(new.items) > len(old.items):
+            if n != len(filed) - 1:
+                return None
+            extra = new.items[len(old.items):]
+        for a, b in zip(old.items, new.items):
+            if a == b:
+                continue
+            if (isinstance(a, ToolCall) and isinstance(b, ToolCall) and a.result is None and b.result is not None
+                    and (a.tool, a.args) == (b.tool, b.args)):
+                late.append(b)
+                continue
+            return None
+    out: list[Turn] = []
+    if late:
+        out.append(Turn(current[len(filed) - 1].time, "agent", tuple(late)))
+    if extra:
+        last = current[len(filed) - 1]
+        out.append(Turn(last.time, last.role, extra, last.name, last.memory))
+    return tuple(out) + tuple(current[len(filed):])
+
+
 def slug_from_turns(turns: Iterable[Turn], topic: str | None = None, max_len: int = 60) -> str:
     """A slug from the topic, else from the first user messages."""
     if topic:
@@ -540,7 +644,8 @@ def decode(data: bytes, where: str = "transcript") -> str:
 
 
 # ── one pass over every text field (redaction) ──
-_NOT_TEXT = frozenset({"session_id", "status", "role", "redactions", "time", "started", "ended"})
+_NOT_TEXT = frozenset({"session_id", "status", "role", "redactions", "time", "started", "ended", "parent_session", "part",
+                       "continues"})
 _Mapped = TypeVar("_Mapped")
 
 
@@ -548,18 +653,31 @@ def map_text(obj: _Mapped, fn: Callable[[str], str]) -> _Mapped:
     """OBJ (a transcript, its meta, a turn, an item) with FN applied to every text field it
     holds, nested ones included: content, tool name/args/result, knowledge action, path and
     summary, attachment path, speaker name, title, model, channel, topic, tags, source. Only
-    what names the file or is autopoiesis' own (session_id, status, role, redaction
-    counts, times) is left alone. This is how a sink redacts a whole transcript without
+    what names a file or is autopoiesis' own (session_id, parent_session, part, continues,
+    status, role, redaction counts, times) is left alone. This is how a sink redacts a whole transcript without
     listing its fields, so a field added later is redacted too."""
     return cast(_Mapped, _map(obj, fn))
 
 
+@cache
+def _text_fields(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls) if f.name not in _NOT_TEXT)
+
+
 def _map(value: object, fn: Callable[[str], str]) -> object:
+    # What FN leaves as it was (the same object) is kept, not rebuilt: redacting a long
+    # transcript with no secret in it builds nothing new.
     if isinstance(value, str):
         return fn(value)
     if isinstance(value, tuple):
-        return tuple(_map(v, fn) for v in value)
+        mapped = tuple(_map(v, fn) for v in value)
+        return value if all(a is b for a, b in zip(mapped, value)) else mapped
     if is_dataclass(value) and not isinstance(value, type):
-        changes = {f.name: _map(getattr(value, f.name), fn) for f in fields(value) if f.name not in _NOT_TEXT}
-        return replace(value, **changes)
+        changes = {}
+        for name in _text_fields(type(value)):
+            old = getattr(value, name)
+            new = _map(old, fn)
+            if new is not old:
+                changes[name] = new
+        return replace(value, **changes) if changes else value
     return value

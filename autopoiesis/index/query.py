@@ -12,7 +12,8 @@ merge, and the per-file results with snippets.
 4. *Results* are chunks, best first: a transcript turn with the turns around it, or a
    heading section, as `path:start-end`. A chunk overlapping one already taken from the
    same file is skipped (turn windows overlap), and one file gives at most `per_file`
-   results, so a long session cannot crowd out the rest.
+   results, so a long session cannot crowd out the rest. The parts of a session that was
+   continued (formats.transcript: "Parts") count as one file here.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from autopoiesis.formats.transcript import session_key
 from autopoiesis.index.embedders import Embedder, from_blob
 from autopoiesis.index.store import IndexStore
 from autopoiesis.index.text import fts_match, query_terms
@@ -271,13 +273,16 @@ class QueryEngine:
         ranked = sorted((c for c in cands.values() if c.chunk_id in info), key=lambda c: (-c.score, c.chunk_id))
         taken: list[tuple[Candidate, int]] = []
         per_path: dict[str, list[tuple[int, int]]] = {}
+        per_session: dict[str, int] = {}  # results per file, the parts of one session counted together
         for c in ranked:
             _, path, _, start, end, _, _, _ = info[c.chunk_id]
             spans = per_path.setdefault(path, [])
-            if any(start <= e and s <= end for s, e in spans) or len(spans) >= per_file:
+            group = (session_key(path) if path.startswith("raw/conversations/") else None) or path
+            if any(start <= e and s <= end for s, e in spans) or per_session.get(group, 0) >= per_file:
                 continue
             spans.append((start, end))
-            taken.append((c, len(spans)))
+            per_session[group] = per_session.get(group, 0) + 1
+            taken.append((c, per_session[group]))
             if len(taken) >= limit:
                 break
         return [self._result(best, nth, info[best.chunk_id], terms, merge, explain) for best, nth in taken]

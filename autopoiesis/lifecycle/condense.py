@@ -2,9 +2,10 @@
 
 * daily_summary: the day's journal from the day's transcripts. Updating, not
   duplicating: bullets already in the journal are skipped by the writer.
-* weekly_rollup: the week's journals -> MEMORY.md: their decisions and lessons, and one
-  "Active Context" line per topic, which supersedes last week's line for that topic. Then
-  the MEMORY.md cap.
+* weekly_rollup: the week's journals -> MEMORY.md: their decisions, lessons and
+  preferences that still stand (a superseded fact is never brought back; a project's
+  decision gets a derived MEMORY.md line with the canonical entry's id). Then the
+  MEMORY.md cap.
 * monthly_distillation: archive old journals, evict stale knowledge, enforce the cap,
   compact files flagged `needs_compact`.
 
@@ -17,11 +18,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from datetime import date, datetime, timedelta
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from autopoiesis.core.clock import iso_week, parse_ts, utc_now
-from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
+from autopoiesis.core.paths import INDEX_FILES, MEMORY_FILE, MemoryRepo
 from autopoiesis.core.text import slugify
 from autopoiesis.errors import LLMResponseError, LLMUnavailableError
 from autopoiesis.formats import knowledge as kf
@@ -34,7 +35,8 @@ from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Prove
 PROMPTS = Path(__file__).parent / "prompts"
 DAILY = WritePolicy("condense.daily@1", ("knowledge/journal/*.md",), frozenset({"append"}))
 WEEKLY = WritePolicy("condense.weekly@1", (MEMORY_FILE,), frozenset({"append", "supersede"}))
-_PREFIX = re.compile(r"^(Decided|Lesson): ")
+_PREFIX = re.compile(r"^(Decided|Lesson|Preference): ")
+_SECTIONS = {"Decided": "Key Decisions", "Lesson": "Lessons Learned", "Preference": "Preferences"}
 
 
 class MemoryCondenser(LLMStage):
@@ -139,56 +141,82 @@ class MemoryCondenser(LLMStage):
         return self._commit(result, f"weekly rollup {label} into MEMORY.md", commit, "memory") if result.paths else result
 
     def _weekly_offline(self, label: str, journals: list[tuple[date, str, kf.KnowledgeDoc]]) -> list[KnowledgeChange]:
-        memory = self.writer.read(MEMORY_FILE)
+        """The week's "Decided:", "Lesson:" and "Preference:" journal lines, as MEMORY.md
+        lines for the facts that still stand (see `_promote`). No per-topic session
+        counts: those are noise, and the journals keep them."""
+        known = self._known_entries()
         changes: list[KnowledgeChange] = []
-        topics: dict[str, list[kf.Entry]] = {}
         for _, _, doc in journals:
             for s in doc.sections:
                 if s.level != 3:
                     continue
                 for e in s.entries():
-                    if not e.source or not e.active:
-                        continue
-                    topics.setdefault(s.title, []).append(e)
                     m = _PREFIX.match(e.text)
-                    if m:
-                        section = "Key Decisions" if m.group(1) == "Decided" else "Lessons Learned"
-                        changes.append(KnowledgeChange(MEMORY_FILE, "append", section, e.text[m.end():],
-                                                       self._prov(e)))
-        for topic, entries in sorted(topics.items()):
-            sessions = {e.source for e in entries}
-            latest = max((e for e in entries if not _PREFIX.match(e.text)), key=lambda e: e.at or "", default=entries[-1])
-            text = f"{topic}: {len(sessions)} session(s) in {label}; latest: {latest.text}"
-            old = None
-            if memory is not None:
-                i = memory.find_section("Active Context")
-                if i is not None:
-                    old = next((e.id for e in memory.sections[i].entries() if e.active and e.text.startswith(f"{topic}: ")), None)
-            changes.append(KnowledgeChange(MEMORY_FILE, "supersede" if old else "append", "Active Context", text,
-                                           self._prov(latest), target=old))
+                    if e.source and e.active and m:
+                        change = self._promote(known, _SECTIONS[m.group(1)], e.text[m.end():], self._prov(e), e.id)
+                        if change is not None:
+                            changes.append(change)
         return changes
+
+    def _known_entries(self) -> list[tuple[str, kf.Entry]]:
+        """Every entry, live or superseded, of the current-state knowledge files."""
+        out = []
+        for p in sorted(self.repo.knowledge_dir.rglob("*.md")):
+            rel = self.repo.rel(p)
+            if kf.is_current_state(rel):
+                doc = self.writer.read(rel)
+                out += [(rel, e) for _, e in doc.entries()] if doc is not None else []
+        return out
+
+    @staticmethod
+    def _promote(known: list[tuple[str, kf.Entry]], section: str, text: str, prov: Provenance,
+                 entry_id: str | None = None) -> KnowledgeChange | None:
+        """The MEMORY.md line for a fact of the week, or None when it must not be added.
+
+        The fact is looked up among the current-state entries, by the id the journal line
+        carries, else by its words (`knowledge.restates`, either way round): a fact that
+        was superseded is never brought back; one that stands in a project file gets a
+        derived line in MEMORY.md with that entry's id; one MEMORY.md already holds is
+        left alone; a fact known nowhere else becomes a MEMORY.md entry of its own."""
+        same = [(p, e) for p, e in known if e.id == entry_id] if entry_id else []
+        if not same:
+            same = [(p, e) for p, e in known if kf.restates(text, e.text) or kf.restates(e.text, text)]
+        live = [(p, e) for p, e in same if e.active]
+        if same and not live:
+            return None
+        if any(p == MEMORY_FILE for p, _ in live):
+            return None
+        if live:  # the canonical entry: not an index file's derived line
+            path, canonical = min(live, key=lambda pe: (pe[0] in INDEX_FILES, pe[0]))
+            at = parse_ts(canonical.turn_at, "the entry's time")
+            parts = PurePosixPath(path).parts
+            text = f"{parts[2]}: {canonical.text}" if len(parts) == 4 and parts[1] == "projects" else canonical.text
+            return KnowledgeChange(MEMORY_FILE, "append", section, text,
+                                   Provenance(canonical.source or prov.source, at, WEEKLY.producer), entry_id=canonical.id)
+        return KnowledgeChange(MEMORY_FILE, "append", section, text, prov)
 
     @staticmethod
     def _prov(e: kf.Entry) -> Provenance:
-        at = parse_ts(e.at, "the entry's time") if e.at else utc_now()
+        at = parse_ts(e.turn_at, "the entry's time") if e.turn_at else utc_now()
         return Provenance(e.source or "", at, WEEKLY.producer)
 
     def _weekly_llm(self, label: str, journals: list[tuple[date, str, kf.KnowledgeDoc]]) -> list[KnowledgeChange]:
         memory_path = self.repo.root / MEMORY_FILE
-        prompt = ((PROMPTS / "condense_weekly.v1.md").read_text(encoding="utf-8")
+        prompt = ((PROMPTS / "condense_weekly.v2.md").read_text(encoding="utf-8")
                   .replace("{memory}", memory_path.read_text(encoding="utf-8") if memory_path.exists() else "(empty)")
                   .replace("{week}", label).replace("{journals}", "\n\n".join(kf.render(d) for _, _, d in journals)[:12000]))
 
         def check(data: Any) -> None:
             for item in reply_items(data, "text"):
-                if item.get("section") not in ("Key Decisions", "Lessons Learned", "Active Context"):
-                    raise ValueError("each item's section must be Key Decisions, Lessons Learned or Active Context")
+                if item.get("section") not in ("Key Decisions", "Lessons Learned", "Active Context", "Preferences"):
+                    raise ValueError("each item's section must be Key Decisions, Lessons Learned, Preferences or Active Context")
 
         try:
             data = self.llm.complete_json("condense", prompt, schema=check).data
         except (LLMUnavailableError, LLMResponseError):
             return []
         entries = [e for _, _, d in journals for _, e in d.entries() if e.source]
+        known = self._known_entries()
         out = []
         for item in reply_items(data, "text"):
             text = str(item["text"])
@@ -196,7 +224,9 @@ class MemoryCondenser(LLMStage):
             best = max(entries, key=lambda e: len(words & set(e.text.lower().split())), default=None)
             if best is None:
                 continue
-            out.append(KnowledgeChange(MEMORY_FILE, "append", str(item["section"]), text, self._prov(best)))
+            change = self._promote(known, str(item["section"]), text, self._prov(best))
+            if change is not None:
+                out.append(change)
         return out
 
     # ── monthly ──

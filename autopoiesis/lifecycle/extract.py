@@ -14,15 +14,20 @@ writer's guard refuses) are logged to the lifecycle log (`repo.state_file("lifec
 (transcript, extractor) pair goes to the retry queue with seed 000's backoff; after the
 last retry the offline flavour runs instead. Nothing is skipped silently.
 
-LLM extractions run concurrently (the client's concurrency limit), the changes are applied
-by the single writer in chronological order, so results do not depend on timing.
+Transcripts are read oldest first, in waves, each with what the waves before it taught:
+an LLM extractor is shown the live entries related to the transcript (a search over the
+current-state files, `lifecycle.related`) and may answer that an item is already known
+(skip) or replaces one of them (supersede, applied by the writer across files). A wave is
+one transcript offline, and with a model just enough transcripts to fill the client's
+concurrency limit; its extractions run concurrently and its changes are applied by the
+single writer in order, so results do not depend on timing.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -39,9 +44,11 @@ from autopoiesis.errors import (
     TranscriptFormatError,
     UnsafePathError,
 )
+from autopoiesis.formats.commit_message import extraction_commit_message
 from autopoiesis.formats.transcript import parse_meta
 from autopoiesis.gitops import MemoryGit
 from autopoiesis.lifecycle.extractors import ExtractorPlugin, ExtractorRegistry, SourceTranscript, default_registry
+from autopoiesis.lifecycle.related import related_entries
 from autopoiesis.lifecycle.stage import LLMStage
 from autopoiesis.lifecycle.state import ExtractionState
 from autopoiesis.lifecycle.writer import ApplyReport, KnowledgeWriter
@@ -74,6 +81,7 @@ class ExtractionReport:
     paths: tuple[str, ...] = ()
     transcripts: tuple[str, ...] = ()
     commit: str | None = None
+    learned: tuple[tuple[str, str], ...] = ()  # (path, entry text) of every entry added
 
     def summary(self) -> str:
         parts = [f"{len(self.processed)} extraction(s) over {len(self.transcripts)} transcript(s)",
@@ -104,7 +112,7 @@ class _Acc:
         return ExtractionReport(
             tuple(self.processed), self.already_done, self.waiting, tuple(self.failed), tuple(self.fell_back),
             len(self.apply.added), len(self.apply.superseded), self.apply.duplicates, tuple(self.apply.paths),
-            tuple(dict.fromkeys(self.transcripts)),
+            tuple(dict.fromkeys(self.transcripts)), learned=tuple(self.apply.learned),
         )
 
 
@@ -276,7 +284,40 @@ class KnowledgeExtractor(LLMStage):
                         acc.waiting += 1
                         continue
                 jobs.append((src, ex))
-        outcomes = self._extract_all(jobs)
+        # In waves, oldest first: each transcript is read with what the waves before it taught
+        # (the related entries an LLM extractor is shown, the people known), and a wave's
+        # changes are applied, in order, before the next wave is read. Offline, a wave is one
+        # transcript; with a model, just enough transcripts to keep the client's concurrency
+        # busy (one, when a transcript has as many extractors as calls may run at once).
+        groups: dict[str, list[tuple[SourceTranscript, ExtractorPlugin]]] = {}
+        for src, ex in jobs:
+            groups.setdefault(src.path, []).append((src, ex))
+        width = max(1, int(self.llm.concurrency)) if self.use_llm else 1
+        ordered = list(groups.values())
+        wave: list[tuple[SourceTranscript, ExtractorPlugin]] = []
+        for i, group in enumerate(ordered):
+            src = self._with_context(group[0][0])  # the repo as the waves before left it
+            wave += [(src, ex) for _, ex in group]
+            if len(wave) >= width or i == len(ordered) - 1:
+                self._apply_outcomes(wave, self._extract_all(wave), acc, done, now, fallback_now=fallback_now)
+                wave = []
+
+    def _with_context(self, src: SourceTranscript) -> SourceTranscript:
+        """SRC with what the repo already knows about it: the people it has files for,
+        and (for the LLM flavours) the live entries a search finds related to it."""
+        files = {self.repo.rel(p) for p in (self.repo.knowledge_dir / "people").glob("*.md")}
+        files |= set(self.writer.files_with_entries("knowledge/people/"))  # written in this batch, not flushed yet
+        people = []
+        for rel in sorted(files):
+            if not Path(rel).name.startswith("_"):
+                doc = self.writer.read(rel)
+                name = doc.meta().get("name") if doc is not None else None
+                people.append(str(name) if name else Path(rel).stem.replace("-", " ").title())
+        related = tuple(related_entries(self.writer, src.text)) if self.use_llm else ()
+        return replace(src, known_people=tuple(people), related=related)
+
+    def _apply_outcomes(self, jobs: list[tuple[SourceTranscript, ExtractorPlugin]], outcomes: list[_Outcome], acc: _Acc,
+                        done: set[tuple[str, str]], now: datetime, *, fallback_now: bool) -> None:
         to_mark = acc.to_mark
         for (src, ex), out in zip(jobs, outcomes):
             error = out.error
@@ -329,19 +370,21 @@ class KnowledgeExtractor(LLMStage):
         self._log.append({"event": event, **fields})
 
     # ── committing ──
-    def commit(self, report: ExtractionReport, *, commit_type: str = "memory") -> str | None:
-        """Commit exactly the files this run wrote (nothing else the user has pending)."""
+    def commit(self, report: ExtractionReport, *, commit_type: str = "memory",
+               summarize: Callable[[str, str], str | None] | None = None) -> str | None:
+        """Commit exactly the files this run wrote (nothing else the user has pending), with
+        a message that names what was learned (formats.commit_message). SUMMARIZE, the
+        commit_message stage when a model is configured (the app layer passes it), may write
+        the subject; it is asked before the git lock is taken."""
         if not report.paths:
             return None
-        names = sorted({Path(t).stem for t in report.transcripts})
-        what = names[0] if len(names) == 1 else f"{len(names)} sessions"
-        body = f"{report.summary()}\n"
-        sessions = "".join(f"Session: {t}\n" for t in report.transcripts[:20])
-        msg = f"{commit_type}: extract {report.added} entr{'y' if report.added == 1 else 'ies'} from {what}\n\n{body}\n{sessions}"
-        return MemoryGit(self.repo).commit_paths(list(report.paths), msg).sha
+        msg = extraction_commit_message(report.learned, report.transcripts, report.summary(), commit_type=commit_type,
+                                        superseded=report.superseded, summarize=summarize)
+        return MemoryGit(self.repo).commit_paths(list(report.paths), self.repo.redactor().redact(msg)).sha
 
 
-def on_session_end(repo: MemoryRepo, transcript_path: str | Path, *, commit: bool = True) -> ExtractionReport | None:
+def on_session_end(repo: MemoryRepo, transcript_path: str | Path, *, commit: bool = True,
+                   summarize: Callable[[str, str], str | None] | None = None) -> ExtractionReport | None:
     """The session-end callback: the app layer hands this function to capture, which calls
     it after a transcript is committed (capture never imports the lifecycle). Runs the extractors on it when
     `lifecycle.extraction_trigger` is `on_session_end` (else returns None), commits what
@@ -352,7 +395,7 @@ def on_session_end(repo: MemoryRepo, transcript_path: str | Path, *, commit: boo
             return None
         with KnowledgeExtractor(repo) as ex:
             report = ex.extract_from_session(transcript_path)
-            sha = ex.commit(report) if commit else None
+            sha = ex.commit(report, summarize=summarize) if commit else None
         return ExtractionReport(**{**report.__dict__, "commit": sha})
     except (AutopoiesisError, OSError) as exc:
         log.warning("extraction after session end failed for %s: %s; it stays pending", transcript_path, exc)

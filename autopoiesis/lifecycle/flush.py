@@ -33,6 +33,16 @@ worth keeping. Reply in this form, leaving out empty parts:
 
 Only write what's worth preserving. If nothing important, reply FLUSH_OK."""
 
+# A harness that compacts by itself (Claude Code) cannot be asked for a silent turn; its
+# compaction summary is asked for the notes instead, between these marker lines, and the
+# block is read back from the summary once compaction is done.
+FLUSH_BEGIN = "<memory-flush>"
+FLUSH_END = "</memory-flush>"
+COMPACTION_INSTRUCTIONS = """After the summary, add the notes worth keeping in long-term memory, between a line
+{begin} and a line {end}, in this form:
+
+{prompt}"""
+
 _FLUSH_HEADING = re.compile(r"^#{1,3}\s*(journal|memory|project\s*:\s*(.+?))\s*$", re.IGNORECASE)
 
 
@@ -50,6 +60,24 @@ def flush_prompt(repo: MemoryRepo, today: date | None = None) -> str:
     projects = sorted(p.name for p in (repo.knowledge_dir / "projects").iterdir() if p.is_dir()) \
         if (repo.knowledge_dir / "projects").is_dir() else []
     return FLUSH_PROMPT.format(today=today.isoformat(), projects=", ".join(projects) or "none yet")
+
+
+def compaction_instructions(repo: MemoryRepo, today: date | None = None) -> str:
+    """The flush as instructions for a harness's compaction summary: the notes come back
+    between FLUSH_BEGIN and FLUSH_END (read them with `flush_block`)."""
+    return COMPACTION_INSTRUCTIONS.format(begin=FLUSH_BEGIN, end=FLUSH_END, prompt=flush_prompt(repo, today))
+
+
+def flush_block(text: str) -> str | None:
+    """The notes between the last FLUSH_BEGIN and the FLUSH_END after it in TEXT (a
+    compaction summary), or None when there is no such block."""
+    start = text.rfind(FLUSH_BEGIN)
+    if start < 0:
+        return None
+    end = text.find(FLUSH_END, start)
+    if end < 0:
+        return None
+    return text[start + len(FLUSH_BEGIN):end].strip()
 
 
 def parse_flush(reply: str) -> dict[str, list[str]]:

@@ -14,8 +14,9 @@ auto-loaded), and git history keeps everything else.
   inclusion counts are the app layer's (`autopoiesis.app.usage`): the caller passes them
   in as `usage`, so the lifecycle never imports the compiler.
 * compact: a rewrite (by the compact LLM stage, or given) is accepted only when it keeps
-  at least 95% of the file's distinct noun phrases; otherwise the file is left as it was
-  and flagged `needs_compact: true` for a person to look at.
+  at least 95% of the file's distinct noun phrases and states no superseded fact as
+  current (`revived_facts`); otherwise the file is left as it was and flagged
+  `needs_compact: true` for a person to look at.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ class CompactionVerdict:
     accepted: bool
     phrases_before: int
     lost: tuple[str, ...]
+    revived: tuple[str, ...] = ()  # superseded facts the rewrite states as current (never accepted)
 
     @property
     def loss(self) -> float:
@@ -96,7 +98,7 @@ def _strip_markup(text: str) -> str:
         end = text.find("\n---\n", 3)
         if end != -1:
             text = text[end + 5:]
-    text = re.sub(r"\(source: [^)]*\)|\{id: [^}]*\}|#superseded-by:\S+|~~|\*\*|`", " ", text)
+    text = re.sub(r"\(source: [^)]*\)|\(via [^)]*\)|\{id: [^}]*\}|#superseded-by:\S+|#about:\S+|~~|\*\*|`", " ", text)
     return text
 
 
@@ -131,6 +133,31 @@ def check_fact_preservation(before: str, after: str, max_loss: float = MAX_PHRAS
     lost = tuple(sorted(p for p in old if f" {p} " not in flat))
     accepted = (len(lost) / len(old) if old else 0.0) <= max_loss
     return CompactionVerdict(accepted, len(old), lost)
+
+
+def revived_facts(before: str, after: str) -> tuple[str, ...]:
+    """The lines of AFTER that state, as current, a fact BEFORE had superseded: a live
+    line that says nothing but a struck entry's fact (and is not also a live fact of
+    BEFORE). A rewrite must never bring back what was replaced."""
+    old = kf.parse(before)
+    struck = [e.text for _, e in old.entries() if not e.active]
+    if not struck:
+        return ()
+    live_before = [e.text for _, e in old.entries() if e.active]
+    out = []
+    for sec in kf.parse(after).sections:
+        for line in sec.lines:
+            if isinstance(line, kf.Entry):
+                if not line.active:
+                    continue
+                text = line.text
+            elif line.lstrip().startswith(("- ", "* ")) and "~~" not in line:
+                text = line.lstrip()[2:]
+            else:
+                continue
+            if any(kf.restates(text, t) for t in struck) and not any(kf.restates(text, t) for t in live_before):
+                out.append(text)
+    return tuple(out)
 
 
 def _as_date(value: Any) -> date | None:
@@ -205,7 +232,7 @@ class MemoryPruner(LLMStage):
                 for li, line in enumerate(s.lines):
                     if isinstance(line, kf.Entry):
                         rank = -1 if not line.active else order.get(s.title.strip().lower(), 1)
-                        found.append((rank, line.date or line.at or "", si, li))
+                        found.append((rank, line.date or line.turn_at, si, li))
             found.sort()
             return [(r, si, li) for r, _, si, li in found]
 
@@ -321,10 +348,13 @@ class MemoryPruner(LLMStage):
         full = self.repo.resolve_inside(rel, under="knowledge")
         before = full.read_text(encoding="utf-8")
         if rewritten is None:
-            prompt = (Path(__file__).parent / "prompts" / "compact.v1.md").read_text(encoding="utf-8")
+            prompt = (Path(__file__).parent / "prompts" / "compact.v2.md").read_text(encoding="utf-8")
             prompt = prompt.replace("{path}", rel).replace("{content}", before)
             rewritten = self.llm.complete("compact", prompt, max_tokens=4000).text
         verdict = check_fact_preservation(before, rewritten)
+        revived = revived_facts(before, rewritten)
+        if revived:
+            verdict = CompactionVerdict(False, verdict.phrases_before, verdict.lost, revived)
         if verdict.accepted:
             doc = kf.parse(rewritten if rewritten.startswith("---\n") else before[: before.find("\n---\n") + 5] + rewritten)
             self.writer.write_doc(rel, doc.with_meta(needs_compact=False))
@@ -333,9 +363,13 @@ class MemoryPruner(LLMStage):
         else:
             doc = kf.parse(before)
             self.writer.write_doc(rel, doc.with_meta(needs_compact=True))
-            shown = ", ".join(verdict.lost[:8])
-            action = (f"rejected the compaction of {rel}: it lost {verdict.loss:.1%} of its noun phrases "
-                      f"(limit {MAX_PHRASE_LOSS:.0%}): {shown}; flagged needs_compact for review")
+            if verdict.revived:
+                action = (f"rejected the compaction of {rel}: it states superseded facts as current "
+                          f"({'; '.join(verdict.revived[:3])}); flagged needs_compact for review")
+            else:
+                shown = ", ".join(verdict.lost[:8])
+                action = (f"rejected the compaction of {rel}: it lost {verdict.loss:.1%} of its noun phrases "
+                          f"(limit {MAX_PHRASE_LOSS:.0%}): {shown}; flagged needs_compact for review")
             self._log_rejection(rel, verdict)
             result = MaintenanceResult((action,), (rel,), None, (rel,))
         return verdict, self._commit(result, f"compact {rel}", commit)
@@ -343,7 +377,7 @@ class MemoryPruner(LLMStage):
     def _log_rejection(self, rel: str, verdict: CompactionVerdict) -> None:
         EventLog(self.repo.state_file("lifecycle_log")).append(
             {"ts": format_ts_micro(self.now()), "event": "compaction_rejected", "path": rel,
-             "loss": round(verdict.loss, 4), "lost": list(verdict.lost[:50])})
+             "loss": round(verdict.loss, 4), "lost": list(verdict.lost[:50]), "revived": list(verdict.revived[:20])})
 
     def prune_all(self, *, commit: bool = True) -> MaintenanceResult:
         """prune_memory + prune_journals + score_and_evict, in one maintenance commit."""
@@ -351,4 +385,5 @@ class MemoryPruner(LLMStage):
         return self._commit(result, "prune memory and archive stale knowledge", commit)
 
 
-__all__ = ["CompactionVerdict", "MaintenanceResult", "MemoryPruner", "check_fact_preservation", "noun_phrases"]
+__all__ = ["CompactionVerdict", "MaintenanceResult", "MemoryPruner", "check_fact_preservation", "noun_phrases",
+           "revived_facts"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from autopoiesis.core.clock import utc_now
 from autopoiesis.core.paths import MemoryRepo
 
 if TYPE_CHECKING:
@@ -24,7 +25,8 @@ class LLMStage:
         if self._llm is None:
             from autopoiesis.llm import LLMClient
 
-            self._llm = LLMClient(self.repo)
+            # the stage's clock (tests and replays inject one) also times the LLM backoff
+            self._llm = LLMClient(self.repo, clock=getattr(self, "now", None) or utc_now)
         return self._llm
 
     def close(self) -> None:

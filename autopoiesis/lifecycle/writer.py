@@ -8,11 +8,24 @@ writes under knowledge/. So the rules hold in one place:
   patterns its producer declared, with an action the producer declared. A batch with
   one bad change is refused whole, before anything is written.
 * **No duplicates**: a fact whose normalized text is already in the file (as an entry or
-  a hand-written bullet) is skipped; a change with a `key` is skipped when a line of the
-  section already starts with that key (index files: one line per person/project).
-* **Supersede, never delete** (seed 002): the old entry is struck through and tagged
-  `#superseded-by:NEWID`, the new entry is appended.
-* **Citations**: every entry it writes carries `(source: TRANSCRIPT @ TURN TIME)`.
+  a hand-written bullet), or that says nothing a live entry of the file does not
+  (`knowledge.restates`: another phrasing of it), is skipped; a change with a `key` is
+  skipped when a live line of the section already starts with that key (index files: one
+  line per person/project) — or, as a supersede, replaces that line.
+* **One fact, one id** (issue 11): an entry's id comes from its turn, source and fact
+  (`entry_id_for`), and a derived line (MEMORY.md, `_active.md`, `people/_index.md`, a
+  journal) passes the canonical entry's id as its `entry_id`.
+* **Supersede, never delete, everywhere** (seed 002): the old entry is struck through and
+  tagged `#superseded-by:NEWID`, the new entry is appended — and every live copy of the
+  old fact in the current-state files (same id, or in older files the very same fact) is
+  struck too, whichever file it is in. Journals are dated history and stay as written.
+  A change supersedes: its `target` (an entry id, or a phrase matching one entry of the
+  section, the file, or same-titled sections elsewhere; ambiguous means append only);
+  the live entry of its `subject` (`#about:SUBJECT`: one current value per subject);
+  entries of its section it restates in full. An append that restates a superseded
+  fact and is not newer than what superseded it is a duplicate: condensation and
+  replays never bring an old fact back.
+* **Citations**: every entry it writes carries `(via SESSION)`; the id holds the turn time.
 * **Frontmatter kept current**: `updated` (the latest cited turn time, not the wall clock,
   so a replay of the same transcripts writes the same bytes), `entry_count`, and for
   MEMORY.md `line_count`.
@@ -34,6 +47,7 @@ import contextlib
 import fnmatch
 import logging
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -42,8 +56,9 @@ from pathlib import PurePosixPath
 from autopoiesis.core.clock import format_ts, utc
 from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, MEMORY_FILE, PEOPLE_INDEX_FILE, MemoryRepo, atomic_write
 from autopoiesis.core.redact import Redactor
-from autopoiesis.errors import ChangeRejectedError, UnsafePathError
+from autopoiesis.errors import AutopoiesisError, ChangeRejectedError, UnsafePathError
 from autopoiesis.formats import knowledge as kf
+from autopoiesis.formats.transcript import parse_meta
 
 log = logging.getLogger(__name__)
 
@@ -75,11 +90,133 @@ class KnowledgeChange:
     section: str
     content: str
     provenance: Provenance
-    key: str | None = None  # skip when a line of the section already starts with this
+    key: str | None = None  # one live line of the section starts with this: append skips, supersede replaces it
     target: str | None = None  # supersede: entry id or phrase
     dated: bool = True  # prefix the entry with the turn's date (MEMORY.md style)
     section_level: int = 2
     tags: tuple[str, ...] = ()
+    entry_id: str | None = None  # a derived line: the id of the canonical entry it restates
+    subject: str | None = None  # the entry holds the current value of SUBJECT (#about:): it supersedes the last one
+
+
+def entry_id_for(ch: KnowledgeChange) -> str:
+    """The id the writer gives CH's entry: from the turn, the source and the fact, so the
+    same fact said in the same turn has one id in every file (a derived line restating a
+    canonical entry passes this as its `entry_id`). A hash of the unredacted text: three
+    bytes of it reveal nothing."""
+    fact = kf.normalize_fact(_one_line(ch.content))
+    return kf.make_entry_id(utc(ch.provenance.at), ch.provenance.source, fact)
+
+
+def _bare_fact(text: str) -> str:
+    """The normalized fact of a line, without an index line's `**key** — ` lead."""
+    return kf.normalize_fact(re.sub(r"^\*\*[^*]+\*\*\s*[—:-]\s*", "", text))
+
+
+def _signature(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    return kf.fact_words(text)
+
+
+COMMON_WORD = 400  # a word in more entries than this finds no candidates (the others do)
+
+
+class _Catalog:
+    """The entries of the current-state files (live and struck), indexed by id, fact,
+    subject and word, so that "does a live entry restate this?" looks at a few candidates
+    instead of every entry (a 3,000-entry file stays fast)."""
+
+    def __init__(self) -> None:
+        self._all: dict[tuple[str, str], tuple[str, kf.Entry]] = {}  # (path, id) -> (section title, entry)
+        self._by_id: dict[str, set[str]] = {}  # live only
+        self._by_fact: dict[str, set[str]] = {}  # live only
+        self._by_subject: dict[str, set[tuple[str, str]]] = {}  # live only
+        self._postings: dict[str, set[tuple[str, str]]] = {}  # word or number -> entries holding it
+        self.files: Counter[str] = Counter()  # path -> live entries
+
+    def add(self, path: str, title: str, e: kf.Entry) -> None:
+        key = (path, e.id)
+        self._all[key] = (title.strip().lower(), e)
+        words, numbers = _signature(e.text)
+        for w in words | numbers:
+            self._postings.setdefault(w, set()).add(key)
+        if e.active:
+            self._live_index(path, e, add=True)
+
+    def drop(self, path: str, e: kf.Entry) -> None:
+        """E was struck: it stays a candidate for the revival check, not a live entry."""
+        found = self._all.get((path, e.id))
+        if found is None or not found[1].active:
+            return
+        self._all[(path, e.id)] = (found[0], found[1].superseded(e.superseded_by or "-"))
+        self._live_index(path, found[1], add=False)
+
+    def _live_index(self, path: str, e: kf.Entry, *, add: bool) -> None:
+        fact = _bare_fact(e.text)
+        if add:
+            self._by_id.setdefault(e.id, set()).add(path)
+            self._by_fact.setdefault(fact, set()).add(path)
+            if e.subject:
+                self._by_subject.setdefault(e.subject, set()).add((path, e.id))
+        else:
+            self._by_id.get(e.id, set()).discard(path)
+            self._by_fact.get(fact, set()).discard(path)
+            if e.subject:
+                self._by_subject.get(e.subject, set()).discard((path, e.id))
+        self.files[path] += 1 if add else -1
+
+    def live(self) -> Iterator[tuple[str, str, kf.Entry]]:
+        for (path, _), (title, e) in self._all.items():
+            if e.active:
+                yield path, title, e
+
+    def paths_of(self, entry_id: str) -> list[str]:
+        return sorted(self._by_id.get(entry_id, ()))
+
+    def paths_stating(self, fact: str) -> list[str]:
+        return sorted(self._by_fact.get(fact, ()))
+
+    def with_subject(self, subject: str) -> list[tuple[str, kf.Entry]]:
+        return [(p, self._all[(p, i)][1]) for p, i in sorted(self._by_subject.get(subject, ()))]
+
+    def _candidates(self, content: str, *, superset: bool) -> list[tuple[str, str]]:
+        """Entries that may restate CONTENT (SUPERSET: hold most of its words) or that
+        CONTENT may restate (share at least two of its words), found through the postings
+        of its rarer words."""
+        words, numbers = _signature(content)
+        terms = sorted(words | numbers, key=lambda w: len(self._postings.get(w, ())))
+        if superset:
+            # an entry holding 80% of the words holds one of the rarest 20% + 1, and every number
+            pool = [w for w in terms if w in words][: int(0.2 * len(words)) + 1]
+            keys: set[tuple[str, str]] = set()
+            for w in pool:
+                keys |= self._postings.get(w, set())
+            for n in numbers:
+                keys &= self._postings.get(n, set())
+            return sorted(keys)
+        hits: Counter[tuple[str, str]] = Counter()
+        for w in terms:
+            posting = self._postings.get(w, set())
+            if len(posting) <= COMMON_WORD:
+                hits.update(posting)
+        return sorted(k for k, n in hits.items() if n >= 2)
+
+    def restating(self, content: str, path: str | None = None) -> Iterator[tuple[str, str, kf.Entry]]:
+        """(path, section title, entry) of the entries (of PATH) that say all CONTENT says."""
+        for key in self._candidates(content, superset=True):
+            if path is None or key[0] == path:
+                title, e = self._all[key]
+                if kf.restates(content, e.text):
+                    yield key[0], title, e
+
+    def restated_by(self, content: str, path: str, title: str) -> list[kf.Entry]:
+        """The live entries of PATH's section TITLE that CONTENT says in full (or more)."""
+        want = title.strip().lower()
+        out = []
+        for key in self._candidates(content, superset=False):
+            t, e = self._all[key]
+            if key[0] == path and t == want and e.active and kf.restates(e.text, content):
+                out.append(e)
+        return out
 
 
 @dataclass(frozen=True)
@@ -94,6 +231,7 @@ class WritePolicy:
 @dataclass
 class ApplyReport:
     added: list[tuple[str, str]] = field(default_factory=list)  # (path, entry id)
+    learned: list[tuple[str, str]] = field(default_factory=list)  # (path, entry text): what commit messages name
     superseded: list[tuple[str, str]] = field(default_factory=list)  # (path, old id)
     duplicates: int = 0
     capped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): entries a cap kept out
@@ -104,6 +242,7 @@ class ApplyReport:
 
     def merge(self, other: ApplyReport) -> None:
         self.added += other.added
+        self.learned += other.learned
         self.superseded += other.superseded
         self.duplicates += other.duplicates
         self.capped += other.capped
@@ -159,6 +298,9 @@ class KnowledgeWriter:
         self._batching = 0
         self._sizes: dict[str, int] = {}  # bytes of each document as stored (FILE_BYTE_CAP)
         self._redactor: Redactor | None = None
+        self._cat: _Catalog | None = None  # entries of the current-state files (cross-file supersede)
+        self._known: dict[str, tuple[set[str], set[str]]] = {}  # path -> (live facts, entry ids), kept current
+        self._sessions: dict[str, str] = {}  # transcript path -> session id (citations)
 
     @property
     def redactor(self) -> Redactor:
@@ -213,6 +355,8 @@ class KnowledgeWriter:
             raise ChangeRejectedError(f"{who} proposed an empty entry for {path}.")
         if not ch.provenance.source:
             raise ChangeRejectedError(f"{who} proposed an entry for {path} without a source transcript to cite.")
+        if ch.entry_id is not None and not kf.ENTRY_ID_RE.match(str(ch.entry_id)):
+            raise ChangeRejectedError(f"{who} proposed the entry id {ch.entry_id!r} for {path}; ids look like 20260216-1850-a1b2c3.")
 
     # ── documents, cached while batching ──
     def read(self, relpath: str) -> kf.KnowledgeDoc | None:
@@ -227,7 +371,7 @@ class KnowledgeWriter:
         return doc
 
     def _store(self, relpath: str, doc: kf.KnowledgeDoc, size: int | None = None) -> None:
-        doc = self._refresh_counts(relpath, doc)
+        doc = kf.refresh_counts(relpath, doc)
         if self._batching:
             self._docs[relpath] = doc
             self._dirty.add(relpath)
@@ -251,6 +395,7 @@ class KnowledgeWriter:
         every line redacted)."""
         self.repo.resolve_inside(relpath, under="knowledge") if relpath.startswith("knowledge/") else \
             self.repo.resolve_inside(relpath, under="archive")
+        self._invalidate()
         self._store(relpath, self._redact_doc(doc))
 
     def _redact_doc(self, doc: kf.KnowledgeDoc) -> kf.KnowledgeDoc:
@@ -273,6 +418,7 @@ class KnowledgeWriter:
         """Drop a cached document (its file was moved or removed by someone else)."""
         self._docs.pop(relpath, None)
         self._dirty.discard(relpath)
+        self._invalidate()
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[KnowledgeWriter]:
@@ -284,6 +430,7 @@ class KnowledgeWriter:
             if not self._batching:
                 self.flush()
                 self._docs.clear()
+                self._invalidate()
 
     def flush(self) -> list[str]:
         written = sorted(self._dirty)
@@ -293,26 +440,20 @@ class KnowledgeWriter:
         self._sizes.clear()
         return written
 
-    @staticmethod
-    def _refresh_counts(relpath: str, doc: kf.KnowledgeDoc) -> kf.KnowledgeDoc:
-        if doc.frontmatter is None:
-            return doc
-        meta_keys = {m.group(1) for m in re.finditer(r"^([A-Za-z_][\w-]*):", doc.frontmatter, re.M)}
-        count = sum(1 for _ in doc.entries())
-        if count or "entry_count" in meta_keys:
-            doc = doc.with_meta(entry_count=count)
-        if relpath == MEMORY_FILE or "line_count" in meta_keys:
-            doc = doc.with_meta(line_count=doc.line_count())
-        return doc
-
     # ── applying ──
     def apply(self, changes: Iterable[KnowledgeChange], policy: WritePolicy | None = None) -> ApplyReport:
         """Validate every change (all or nothing), then apply them in order."""
         checked = self.validate(changes, policy)
         report = ApplyReport()
         with self.repo.lock("knowledge-writer") if not self._batching else contextlib.nullcontext():
-            for ch in checked:
-                self._apply_one(ch, report)
+            if not self._batching:
+                self._invalidate()  # files may have changed since the last apply
+            try:
+                for ch in checked:
+                    self._apply_one(ch, report)
+            finally:
+                if not self._batching:
+                    self._invalidate()
         return report
 
     def _apply_one(self, ch: KnowledgeChange, report: ApplyReport) -> None:
@@ -325,39 +466,56 @@ class KnowledgeWriter:
             report.duplicates += 1
             return
         doc, si = doc.with_section(redact(_one_line(ch.section, 120)), ch.section_level)
+        at = utc(ch.provenance.at)
+        new_id = ch.entry_id or entry_id_for(ch)
+        current = kf.is_current_state(ch.path)
+        strike: list[tuple[str, str]] = []  # (path, entry id) the new entry supersedes, with every copy
+        replaced: str | None = None  # the index line a keyed supersede replaces (that line only)
         if ch.key:
-            k = ch.key.strip().lower()
-            for line in doc.sections[si].lines:
-                body = line.text if isinstance(line, kf.Entry) else line
-                if isinstance(line, kf.Entry) and not line.active:
-                    continue
-                if body.lower().lstrip("- ").startswith(k):
+            line = self._key_line(doc, si, ch.key)
+            if line is not None:
+                if ch.action != "supersede" or not isinstance(line, kf.Entry) or kf.restates(content, line.text):
                     report.duplicates += 1
                     return
-        if fact in doc.facts():
+                replaced = line.id
+        facts, ids = self._facts_and_ids(ch.path, doc)
+        if fact in facts or new_id in ids or (current and self._repeats(ch.path, content, at)):
             report.duplicates += 1
             if self._note_session(ch, doc) is not doc:
                 self._store(ch.path, self._note_session(ch, doc))
             return
-        at = utc(ch.provenance.at)
+        subject = kf.subject_slug(ch.subject) if ch.subject else ""
+        title = doc.sections[si].title.strip().lower()
+        if current and not ch.entry_id and not ch.key and any(
+                e.active and t == title for _, t, e in self._catalog().restating(content)):
+            report.duplicates += 1  # a fact already live in another file of its kind (one fact, one entry)
+            return
+        if current:
+            # a fuller statement of a fact of the section replaces it (nothing is lost)
+            strike += [(ch.path, e.id) for e in self._catalog().restated_by(content, ch.path, title)]
+            if subject:
+                for path, old in self._catalog().with_subject(subject):
+                    if kf.restates(content, old.text):  # the subject's value did not change
+                        report.duplicates += 1
+                        return
+                    strike.append((path, old.id))
+            if ch.action == "supersede" and ch.target and not ch.key:
+                found = self._find_target(ch.path, doc, si, ch.target)
+                if found is not None:
+                    strike.append(found)
+        tags = tuple(t for t in ch.tags if re.fullmatch(r"[A-Za-z0-9_.-]+", t) and redact(t) == t)
+        if subject and redact(subject) == subject:
+            tags = (*tags, kf.SUBJECT_TAG + subject)
         entry = kf.Entry(
-            id=kf.make_entry_id(at, ch.path, ch.provenance.source, fact),
+            id=new_id,
             text=content,
             date=at.strftime("%Y-%m-%d") if ch.dated else None,
-            source=redact(ch.provenance.source),
-            at=kf.format_at(at),
-            tags=tuple(t for t in ch.tags if re.fullmatch(r"[A-Za-z0-9_.-]+", t) and redact(t) == t),
+            source=redact(self._cite(ch.provenance)),
+            at=None,
+            tags=tags,
         )
         if kf.render(kf.parse(entry.render())) != entry.render():  # a body the format cannot hold
             entry = kf.Entry(entry.id, re.sub(r"[()]", "", content), entry.date, entry.source, entry.at, entry.tags)
-        if ch.action == "supersede" and ch.target:
-            old = self._find_target(doc, si, ch.target)
-            if old is not None:
-                osi, oli = old
-                old_entry = doc.sections[osi].lines[oli]
-                assert isinstance(old_entry, kf.Entry)
-                doc = doc.replace_line(osi, oli, old_entry.superseded(entry.id))
-                report.superseded.append((ch.path, old_entry.id))
         doc = doc.append_line(si, entry)
         doc = self._note_session(ch, self._touch(doc, at))
         why = self._over_cap(ch.path, before, doc)
@@ -368,38 +526,201 @@ class KnowledgeWriter:
         self._store(ch.path, doc, self._size(ch.path, before) + len(doc.sections[si].heading() or "")
                     + len(entry.render().encode("utf-8")) + 64)
         report.added.append((ch.path, entry.id))
+        report.learned.append((ch.path, entry.text))
+        facts.add(kf.normalize_fact(entry.text))
+        ids.add(entry.id)
+        if current:
+            self._catalog().add(ch.path, doc.sections[si].title, entry)
+        if replaced is not None:  # another derived line for the key: the fact it restated still stands
+            where = doc.find_entry(replaced)
+            if where is not None:
+                old_line = doc.sections[where[0]].lines[where[1]]
+                assert isinstance(old_line, kf.Entry)
+                self._store(ch.path, doc.replace_line(*where, old_line.superseded(entry.id)))
+                report.superseded.append((ch.path, replaced))
+                facts.discard(kf.normalize_fact(old_line.text))
+                if current:
+                    self._catalog().drop(ch.path, old_line.superseded(entry.id))
+        for path, old_id in dict.fromkeys(strike):
+            if old_id != entry.id:
+                self._supersede_everywhere(path, old_id, entry.id, report)
 
     def _over_cap(self, relpath: str, before: kf.KnowledgeDoc, after: kf.KnowledgeDoc) -> str | None:
-        """Why AFTER may not replace BEFORE (a cap it would cross), or None."""
+        """Why AFTER may not replace BEFORE (a cap it would cross), or None. The byte count
+        is exact only near the cap (the size of BEFORE is tracked; rendering every time
+        would make a thousand-transcript replay slow)."""
+        near = self._size(relpath, before) > FILE_BYTE_CAP - 4096
+        return self.cap_violation(relpath, after, bytes_too=near)
+
+    def cap_violation(self, relpath: str, doc: kf.KnowledgeDoc, *, bytes_too: bool = True) -> str | None:
+        """Which cap DOC crosses as the content of RELPATH (MEMORY.md's line cap, the byte
+        cap of every knowledge file), or None. The writer refuses an entry that would cross
+        one; a sync re-checks merged files with this same rule."""
         if relpath == MEMORY_FILE:
             limit = self.memory_line_limit()
-            lines = after.line_count()
+            lines = doc.line_count()
             if lines > limit:
                 return (f"{MEMORY_FILE} would have {lines} lines, over lifecycle.memory_line_cap ({limit}); "
                         "run `autopoiesis prune`, or move detail into project or people files")
-        size = self._size(relpath, before)
-        if size > FILE_BYTE_CAP - 4096:
-            exact = len(kf.render(after).encode("utf-8"))
+        if bytes_too:
+            exact = len(kf.render(doc).encode("utf-8"))
             if exact > FILE_BYTE_CAP:
                 return f"the file would be {exact} bytes, over the cap of {FILE_BYTE_CAP}; condense or split it"
         return None
 
-    @staticmethod
-    def _find_target(doc: kf.KnowledgeDoc, si: int, target: str) -> tuple[int, int] | None:
-        if kf.ENTRY_ID_RE.match(target):
-            found = doc.find_entry(target)
-            if found is not None:
-                line = doc.sections[found[0]].lines[found[1]]
-                return found if isinstance(line, kf.Entry) and line.active else None
+    def find_active(self, relpath: str, target: str) -> tuple[kf.Entry, str] | None:
+        """The active entry of RELPATH that TARGET names (its id, or a phrase found in
+        exactly one active entry of the file) and its section's title; None when none or
+        several match. A caller that must not append without superseding (the MCP
+        `supersede` tool) checks with this first, then supersedes by the entry's id."""
+        doc = self.read(relpath)
+        if doc is None:
             return None
+        if kf.ENTRY_ID_RE.match(target):
+            hits = [(sec, e) for sec, e in doc.entries() if e.id == target and e.active]
+        else:
+            want = kf.normalize_fact(target)
+            hits = [(sec, e) for sec, e in doc.entries() if want and e.active and want in kf.normalize_fact(e.text)]
+        return (hits[0][1], hits[0][0].title) if len(hits) == 1 else None
+
+    # ── one fact, one live version (design §8.3, seed 002) ──
+    @staticmethod
+    def _key_line(doc: kf.KnowledgeDoc, si: int, key: str) -> kf.Line | None:
+        """The live line of section SI that starts with KEY (index files: one a subject)."""
+        k = key.strip().lower()
+        for line in doc.sections[si].lines:
+            if isinstance(line, kf.Entry) and not line.active:
+                continue
+            body = line.text if isinstance(line, kf.Entry) else line
+            if body.lower().lstrip("- ").startswith(k):
+                return line
+        return None
+
+    def _repeats(self, path: str, content: str, at: datetime) -> bool:
+        """Whether CONTENT says nothing new for the current-state file PATH: it restates a
+        live entry, or revives a superseded one without being newer than what superseded
+        it (a rollup or a replay of old sessions must not bring an old fact back; a fact
+        said again later may)."""
+        stamp = kf.format_at(at)
+        for _, _, e in self._catalog().restating(content, path):
+            if e.active:
+                return True
+            newer = kf.id_turn_at(e.superseded_by or "")
+            if newer is None or stamp <= newer:
+                return True
+        return False
+
+    def _find_target(self, path: str, doc: kf.KnowledgeDoc, si: int, target: str) -> tuple[str, str] | None:
+        """The live entry TARGET names: an entry id (in PATH, else in any current-state
+        file), or a phrase found in the facts of exactly one entry of the section, else of
+        the file, else of the same-titled sections of the current-state files. Ambiguous:
+        None (append only, never guess)."""
+        if kf.ENTRY_ID_RE.match(target):
+            if any(e.id == target and e.active for _, e in doc.entries()):
+                return path, target
+            where = self._catalog().paths_of(target)
+            return (where[0], target) if where else None
         want = kf.normalize_fact(target)
         if not want:
             return None
-        hits = [
-            (si, li) for li, l in enumerate(doc.sections[si].lines)
-            if isinstance(l, kf.Entry) and l.active and want in kf.normalize_fact(l.text)
+
+        def has(e: kf.Entry) -> bool:
+            return e.active and f" {want} " in f" {kf.normalize_fact(e.text)} "
+
+        title = doc.sections[si].title.strip().lower()
+        scopes = [
+            [(path, e) for e in doc.sections[si].entries() if has(e)],
+            [(path, e) for _, e in doc.entries() if has(e)],
+            [(p, e) for p, t, e in self._catalog().live() if t == title and has(e)],
         ]
-        return hits[-1] if len(hits) == 1 else None  # ambiguous: append only, never guess
+        for hits in scopes:
+            ids = {e.id for _, e in hits}
+            if len(ids) == 1:
+                return hits[-1][0], hits[-1][1].id
+            if len(ids) > 1:
+                return None
+        return None
+
+    def _supersede_everywhere(self, path: str, old_id: str, new_id: str, report: ApplyReport) -> None:
+        """Strike OLD_ID in PATH and every live copy of it in the current-state files: the
+        lines with its id, and (in files written before copies shared ids) lines stating
+        its very fact. Journals are history and keep what they said."""
+        cat = self._catalog()
+        doc = self.read(path)
+        old = next((e for _, e in doc.entries() if e.id == old_id), None) if doc is not None else None
+        fact = _bare_fact(old.text) if old is not None else None
+        places = set(cat.paths_of(old_id)) | ({path} if kf.is_current_state(path) else set())
+        if fact:
+            places |= set(cat.paths_stating(fact))
+        for rel in sorted(places):
+            d = self.read(rel)
+            if d is None:
+                continue
+            changed = d
+            for si, sec in enumerate(d.sections):
+                for li, line in enumerate(sec.lines):
+                    if not isinstance(line, kf.Entry) or not line.active or line.id == new_id:
+                        continue
+                    if line.id == old_id or (fact and _bare_fact(line.text) == fact):
+                        changed = changed.replace_line(si, li, line.superseded(new_id))
+                        report.superseded.append((rel, line.id))
+                        if rel in self._known:
+                            self._known[rel][0].discard(kf.normalize_fact(line.text))
+                        cat.drop(rel, line.superseded(new_id))
+            if changed is not d:
+                self._store(rel, changed)
+
+    def files_with_entries(self, prefix: str = "knowledge/") -> list[str]:
+        """The current-state files under PREFIX that hold live entries (written or not)."""
+        return sorted(p for p, n in self._catalog().files.items() if n > 0 and p.startswith(prefix))
+
+    def _invalidate(self) -> None:
+        self._cat = None
+        self._known = {}
+
+    def _facts_and_ids(self, path: str, doc: kf.KnowledgeDoc) -> tuple[set[str], set[str]]:
+        """The live facts (hand-written bullets too) and the entry ids of PATH, read once,
+        then kept current by the writer: a change costs no scan of the whole file."""
+        if path not in self._known:
+            self._known[path] = (set(doc.facts()), {e.id for _, e in doc.entries()})
+        return self._known[path]
+
+    def live_entries(self) -> Iterator[tuple[str, str, kf.Entry]]:
+        """(path, section title in lower case, entry) of every live entry of the
+        current-state files, as the writer sees them now (its batch included)."""
+        yield from list(self._catalog().live())
+
+    def _catalog(self) -> _Catalog:
+        """The live entries of the current-state files: read once a batch (or an apply),
+        then kept current by the writer's own changes."""
+        if self._cat is None:
+            cat = _Catalog()
+            paths = {self.repo.rel(p) for p in self.repo.knowledge_dir.rglob("*.md")} | set(self._docs)
+            for rel in sorted(paths):
+                if not kf.is_current_state(rel):
+                    continue
+                try:
+                    doc = self.read(rel)
+                except (OSError, UnicodeDecodeError):
+                    continue
+                for sec, e in doc.entries() if doc is not None else ():
+                    cat.add(rel, sec.title, e)
+            self._cat = cat
+        return self._cat
+
+    def _cite(self, prov: Provenance) -> str:
+        """The compact citation of PROV: its session (read from the transcript when the
+        provenance does not say), else the source itself as one token."""
+        session = prov.session
+        if session is None and prov.source.startswith("raw/") and prov.source.endswith(".md"):
+            if prov.source not in self._sessions:
+                try:
+                    text = (self.repo.root / prov.source).read_text(encoding="utf-8")
+                    self._sessions[prov.source] = parse_meta(text, prov.source).session_id
+                except (OSError, UnicodeDecodeError, AutopoiesisError):  # HHMM-SESSION-slug.md: drop the time
+                    self._sessions[prov.source] = re.sub(r"^\d{4}-", "", PurePosixPath(prov.source).stem)
+            session = self._sessions[prov.source]
+        return kf.citation_ref(session or prov.source)
 
     @staticmethod
     def _note_session(ch: KnowledgeChange, doc: kf.KnowledgeDoc) -> kf.KnowledgeDoc:
@@ -433,5 +754,6 @@ __all__ = [
     "KnowledgeWriter",
     "Provenance",
     "WritePolicy",
+    "entry_id_for",
     "template_for",
 ]

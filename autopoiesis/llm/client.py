@@ -29,14 +29,15 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from datetime import date
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from autopoiesis.core.clock import format_ts_micro, today, utc_now
+from autopoiesis.core.clock import format_ts, format_ts_micro, today, utc_now
 from autopoiesis.core.config import LLMConfig
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import count_tokens
 from autopoiesis.errors import LLMResponseError, LLMUnavailableError
+from autopoiesis.llm.backpressure import GlobalBackoff, SlotPool
 from autopoiesis.llm.cache import ResponseCache, request_key
 from autopoiesis.llm.jsonreply import (
     MAX_REPLY_CHARS,
@@ -138,6 +139,9 @@ class LLMClient:
         backoff_max: float = 30.0,
         retry_after_cap: float = 60.0,
         use_cache: bool = True,
+        job: str | None = None,
+        job_token_budget: int = 0,
+        clock: Callable[[], datetime] = utc_now,
     ):
         if config is None:
             config = repo.config.llm if repo is not None else LLMConfig()
@@ -145,6 +149,17 @@ class LLMClient:
         self.retry = RetryPolicy(config.max_retries, backoff_base, backoff_max, retry_after_cap)
         self.cache = ResponseCache(repo.state_file("llm_cache")) if (repo is not None and use_cache) else None
         self.ledger = Ledger(repo.state_file("llm_ledger")) if repo is not None else None
+        #: The job this client works for (the daemon's job name): recorded on every ledger
+        #: line; its paid tokens are capped at JOB_TOKEN_BUDGET (0: no cap), past which the
+        #: stages answer offline like past the daily budget.
+        self.job = job
+        self.job_token_budget = max(0, int(job_token_budget))
+        self._job_spent = 0
+        # one executor across processes: the concurrency limit and the backoff after
+        # failures hold for every process of the repo (backpressure.py)
+        self.backoff = GlobalBackoff(repo.state_file("llm_backoff")) if repo is not None else None
+        self.clock = clock  # the backoff's time: a stage's injected clock (tests, replays) moves it too
+        self.slots = SlotPool(repo.state_path("llm", "slots", "x").parent, config.concurrency) if repo is not None else None
         #: Seconds one call may take in all (attempts, backoff, waiting for a slot):
         #: llm.deadline_seconds, else every attempt's timeout plus the longest backoff.
         self.deadline = (
@@ -348,8 +363,19 @@ class LLMClient:
         return LLMResult(text, model, self.provider, tin, tout, cached=True, stage=stage)
 
     def _answers_offline(self) -> bool:
-        """True when the offline provider must answer: configured so, or the daily budget is spent."""
+        """True when the offline provider must answer: configured so, or the job's or the
+        daily budget is spent."""
         if self.provider == "offline":
+            return True
+        if self.job_token_budget and self._job_spent >= self.job_token_budget:
+            with self._notice_lock:
+                if self.notice is None:
+                    self.notice = (
+                        f"The job {self.job or '(unnamed)'} spent its LLM token budget ({self.job_token_budget:,} tokens, "
+                        f"{self._job_spent:,} spent); its stages use the offline provider for the rest of this run. "
+                        "Raise daemon.job_token_budget in memory-config.yaml to change this."
+                    )
+                    log.warning(self.notice)
             return True
         budget = int(self.config.daily_token_budget)
         if budget <= 0 or self.ledger is None:  # 0 means no daily limit
@@ -390,11 +416,15 @@ class LLMClient:
     ) -> float:
         paid = provider != "offline" and not cached
         cost = estimate_cost(model, tokens_in, tokens_out) if paid else 0.0
+        if paid:
+            with self._notice_lock:
+                self._job_spent += tokens_in + tokens_out
         if self.ledger is not None:
             now = utc_now()
             self.ledger.append(
                 {
                     "ts": format_ts_micro(now),
+                    **({"job": self.job} if self.job else {}),
                     "day": now.date().isoformat(),
                     "stage": stage,
                     "model": model,
@@ -425,6 +455,32 @@ class LLMClient:
 
     def _remote(self, stage: str, model: str, messages: list[Message], params: dict[str, Any]) -> LLMResult:
         provider = self._provider()
+        self._check_backoff(stage, model, provider.name)
+        try:
+            result = self._remote_attempts(stage, model, provider, messages, params)
+        except LLMUnavailableError as exc:
+            if self.backoff is not None:
+                self.backoff.failed(str(exc).split(". ")[0], self.clock())
+            raise
+        if self.backoff is not None:
+            self.backoff.succeeded()
+        return result
+
+    def _check_backoff(self, stage: str, model: str, provider: str) -> None:
+        """Refuse the call at once while the repo's LLM endpoint is backed off (recent calls
+        failed): the stage falls back or retries later, without hammering a dead server."""
+        blocked = self.backoff.blocked_until(self.clock()) if self.backoff is not None else None
+        if blocked is None or blocked.until is None:
+            return
+        self._record(stage, model, provider, 0, 0, cached=False, ok=False, error="global backoff")
+        raise LLMUnavailableError(
+            f"The LLM endpoint ({self.config.base_url or 'api.openai.com'}) failed {blocked.failures} call(s) in a row "
+            f"(last: {blocked.last_error[:200]}); every LLM stage waits until {format_ts(blocked.until)} before calling it "
+            "again. Check that it is running; the stages fall back or retry meanwhile."
+        )
+
+    def _remote_attempts(self, stage: str, model: str, provider: ChatProvider, messages: list[Message],
+                         params: dict[str, Any]) -> LLMResult:
         messages = self._redacted(messages)
         started = time.monotonic()
         budget = self.deadline
@@ -480,6 +536,10 @@ class LLMClient:
         left = deadline - time.monotonic()
         if left <= 0 or not self._slots.acquire(timeout=left):
             return late
+        slot = self.slots.acquire(deadline) if self.slots is not None else None
+        if self.slots is not None and slot is None:  # every process's slots stayed busy
+            self._slots.release()
+            return late
         box: list[Completion | CallFailure | BaseException] = []
         done = threading.Event()
 
@@ -491,6 +551,8 @@ class LLMClient:
                 box.append(exc)
             finally:
                 set_call_deadline(None)
+                if slot is not None:
+                    slot.release()
                 self._slots.release()
                 done.set()
 

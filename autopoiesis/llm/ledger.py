@@ -13,6 +13,7 @@ import json
 import os
 import threading
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -21,13 +22,25 @@ from autopoiesis.core.events import EventLog
 from autopoiesis.llm.protocol import UsageRow
 
 
+@dataclass
+class DayTotals:
+    """One UTC day of the ledger: every call (cached and offline ones too), the tokens paid
+    for (provider answered, not cached: what the daily budget counts), the failed calls,
+    and the paid tokens and calls of each daemon job."""
+
+    day: str = ""
+    calls: int = 0
+    tokens: int = 0
+    errors: int = 0
+    jobs: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
 class Ledger:
     def __init__(self, path: Path):
         self.events = EventLog(path)
         self._lock = threading.Lock()
-        self._scan_day = ""
         self._scan_offset = 0
-        self._spent_today = 0
+        self._totals = DayTotals()
 
     @property
     def path(self) -> Path:
@@ -40,34 +53,48 @@ class Ledger:
         return iter(self.events)
 
     def spent_today(self, today: str) -> int:
-        """Tokens paid for on day TODAY (provider answered, not cached).
+        """Tokens paid for on day TODAY (provider answered, not cached)."""
+        return self.day_totals(today).tokens
+
+    def day_totals(self, today: str) -> DayTotals:
+        """The totals of day TODAY (a copy).
 
         The budget is checked before every call, so this reads only the lines appended
         since the last look (an offset into the file) instead of the whole log each time;
         EventLog has no such tail read, hence the direct file access."""
         with self._lock:
-            if today != self._scan_day:
-                self._scan_day, self._scan_offset, self._spent_today = today, 0, 0
+            if today != self._totals.day:
+                self._scan_offset, self._totals = 0, DayTotals(today)
             try:
                 with open(self.path, "rb") as fh:
                     fh.seek(0, os.SEEK_END)
                     if fh.tell() < self._scan_offset:  # the ledger was deleted or truncated
-                        self._scan_offset, self._spent_today = 0, 0
+                        self._scan_offset, self._totals = 0, DayTotals(today)
                     fh.seek(self._scan_offset)
                     data = fh.read()
             except FileNotFoundError:
-                self._scan_offset, self._spent_today = 0, 0
-                return 0
+                self._scan_offset, self._totals = 0, DayTotals(today)
+                return DayTotals(today)
             end = data.rfind(b"\n") + 1  # leave a half-written last line for next time
+            t = self._totals
             for line in data[:end].splitlines():
                 try:
                     row = json.loads(line)
                 except json.JSONDecodeError:
                     continue
-                if isinstance(row, dict) and row.get("day") == today and row.get("provider") != "offline" and not row.get("cached"):
-                    self._spent_today += int(row.get("tokens_in") or 0) + int(row.get("tokens_out") or 0)
+                if not isinstance(row, dict) or row.get("day") != today:
+                    continue
+                t.calls += 1
+                t.errors += not row.get("ok", True)
+                paid = row.get("provider") != "offline" and not row.get("cached")
+                tokens = (int(row.get("tokens_in") or 0) + int(row.get("tokens_out") or 0)) if paid else 0
+                t.tokens += tokens
+                if row.get("job"):
+                    j = t.jobs.setdefault(str(row["job"]), {"calls": 0, "tokens": 0})
+                    j["calls"] += 1
+                    j["tokens"] += tokens
             self._scan_offset += end
-            return self._spent_today
+            return DayTotals(t.day, t.calls, t.tokens, t.errors, {k: dict(v) for k, v in t.jobs.items()})
 
 
 def summarize_usage(rows: Iterable[dict[str, Any]], since: date | None = None) -> list[UsageRow]:

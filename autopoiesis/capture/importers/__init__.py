@@ -1,10 +1,12 @@
 """Import finished sessions: every format through one filing path.
 
-The formats are plugins (base.Importer, registered by name): each reads a file into
-SessionDrafts. Filing is the same for all of them: redact, cap each message at
-`capture.max_message_bytes`, build a closed Transcript, write it under its own date and
-commit the batch together. A session already imported with the same content is skipped;
-one with the same id but other content is refused, because transcripts are immutable.
+The formats are plugins (base.Importer, registered by name): each reads a file (or, for
+a base.FolderImporter, a folder) into SessionDrafts. Filing is the same for all of them:
+redact, cap each message at `capture.max_message_bytes`, build a closed Transcript, write
+it under its own date and commit the batch together (filing.py). A session already
+imported with the same content is skipped; one that grew since becomes a continuation
+part; one whose earlier turns changed is refused, because transcripts are immutable.
+A folder given to import is claimed by a folder format, or walked for the files in it.
 
 To add a format: one module here with its Importer class, and one entry in
 BUILTIN_IMPORTERS below (or `register_importer(...)` from anywhere else).
@@ -16,42 +18,74 @@ import os
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
+from autopoiesis.capture.importers.aider import AiderImporter
 from autopoiesis.capture.importers.base import (
     AUTO,
     DraftTurn,
+    FolderImporter,
     Importer,
     ImportReport,
     SessionDraft,
     detect_format,
+    folder_importer,
     format_names,
     get_importer,
     importers,
     register_importer,
 )
+from autopoiesis.capture.importers.chatgpt import ChatGPTImporter
+from autopoiesis.capture.importers.claude_ai import ClaudeAIImporter
 from autopoiesis.capture.importers.claude_code import ClaudeCodeImporter
+from autopoiesis.capture.importers.cline import ClineImporter
+from autopoiesis.capture.importers.codex import CodexImporter
+from autopoiesis.capture.importers.continue_dev import ContinueImporter
+from autopoiesis.capture.importers.copilot import CopilotImporter
+from autopoiesis.capture.importers.cursor import CursorImporter, CursorMarkdownImporter
+from autopoiesis.capture.importers.filing import file_sessions
+from autopoiesis.capture.importers.gemini import GeminiImporter
+from autopoiesis.capture.importers.loglines import LoglinesImporter
 from autopoiesis.capture.importers.neutral import NeutralImporter
 from autopoiesis.capture.importers.openai import OpenAIImporter
-from autopoiesis.capture.session import find_transcripts
+from autopoiesis.capture.importers.opencode import OpenCodeImporter
+from autopoiesis.capture.importers.responses import ResponsesImporter
 from autopoiesis.core.clock import utc
-from autopoiesis.core.paths import MemoryRepo, atomic_write
+from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import one_line
-from autopoiesis.errors import AutopoiesisError, GitError, ImportFormatError, TranscriptFormatError
+from autopoiesis.errors import AutopoiesisError, ImportFormatError, UnknownFormatError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.gitops import MemoryGit
 
 # In this order: `--format auto` gives a tie to the earlier one, and `--help` lists them so.
-BUILTIN_IMPORTERS: tuple[Importer, ...] = (NeutralImporter(), OpenAIImporter(), ClaudeCodeImporter())
+BUILTIN_IMPORTERS: tuple[Importer, ...] = (
+    NeutralImporter(),
+    OpenAIImporter(),
+    ClaudeCodeImporter(),
+    CodexImporter(),
+    ResponsesImporter(),
+    CursorImporter(),
+    CursorMarkdownImporter(),
+    GeminiImporter(),
+    ChatGPTImporter(),
+    CopilotImporter(),
+    ClaudeAIImporter(),
+    ClineImporter(),
+    OpenCodeImporter(),
+    AiderImporter(),
+    ContinueImporter(),
+    LoglinesImporter(),
+)
 for _importer in BUILTIN_IMPORTERS:
     register_importer(_importer)
 
 __all__ = [
-    "AUTO", "BUILTIN_IMPORTERS", "DraftTurn", "ImportReport", "Importer", "SessionDraft", "detect_format",
-    "draft_to_transcript", "file_sessions", "format_names", "get_importer", "import_files", "importers",
-    "read_sessions", "register_importer",
+    "AUTO", "BUILTIN_IMPORTERS", "DraftTurn", "FolderImporter", "ImportReport", "Importer", "SessionDraft",
+    "detect_format", "draft_to_transcript", "file_sessions", "format_names", "get_importer", "import_files",
+    "importers", "read_sessions", "register_importer",
 ]
+
+# What a folder given to import is walked for (other files are not logs of any format).
+LOG_SUFFIXES = (".json", ".jsonl", ".ndjson", ".md")
 
 
 def read_text(path: Path) -> str:
@@ -78,7 +112,9 @@ def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int)
     """DRAFT as a closed, redacted Transcript, exactly as it will read back from disk.
     Every text field (content, tool calls, names, attachments, model, channel, topic,
     tags, source) goes through REDACTOR; text that cannot be UTF-8 is made so once, by
-    the transcript format's encode."""
+    the transcript format's encode. A turn left with nothing to write is refused: the log
+    had content its reader did not understand, and a transcript of empty turns would
+    lose it without a word."""
     tf.validate_session_id(draft.session_id)
     turns = []
     for t in draft.turns:
@@ -90,6 +126,14 @@ def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int)
                     it = tf.Text(raw[:max_bytes].decode("utf-8", "ignore") + "\n[truncated]")
             items.append(it)
         turns.append(tf.Turn(time=utc(t.time), role=t.role, items=tuple(items), name=t.name))
+    empty = [t for t in turns if not any(not isinstance(i, tf.Text) or tf.normalize_content(i.content) for i in t.items)]
+    if empty:
+        roles = ", ".join(sorted({t.role for t in empty}))
+        raise ImportFormatError(
+            f"{len(empty)} of {len(turns)} turns ({roles}) would be written empty: the log holds content this "
+            "format's reader did not understand, so nothing of the session was imported. If the format was "
+            f"detected wrongly, name the right one with --format NAME ({', '.join(format_names()[1:])})."
+        )
     turns.sort(key=lambda t: t.time)  # stable: equal times keep their order
     if not turns and draft.started is None:
         raise ImportFormatError(f"session {draft.session_id} has no messages and no started time.")
@@ -107,6 +151,7 @@ def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int)
         tokens_out=draft.tokens_out,
         status="closed",
         source=draft.source,
+        parent_session=draft.parent_session,
     )
     redactor.counts.clear()
     redacted = tf.map_text(tf.Transcript(meta, "", tuple(turns)), redactor.redact)
@@ -117,76 +162,67 @@ def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int)
     return tf.parse(tf.decode(tf.encode(rendered)))
 
 
-def _same_content(a: tf.Transcript, b: tf.Transcript) -> bool:
-    def shape(t: tf.Transcript) -> list[Any]:
-        return [(x.role, x.name, x.memory, x.items) for x in t.turns]
-
-    return shape(a) == shape(b)
-
-
-def file_sessions(repo: MemoryRepo, transcripts: list[tf.Transcript], report: ImportReport, *, commit: bool = True) -> None:
-    """Write each transcript under its own date; skip exact re-imports; commit them together.
-    A session that cannot be written is refused on its own."""
-    written: list[str] = []
-    for t in transcripts:
-        sid = t.meta.session_id
-        existing = find_transcripts(repo, sid, t.meta.started) or find_transcripts(repo, sid)
-        if existing:
-            try:
-                old = tf.parse(tf.decode(existing[0].read_bytes()), repo.rel(existing[0]))
-            except (TranscriptFormatError, OSError):
-                old = None
-            if old is not None and _same_content(old, t):
-                report.skipped_duplicates.append(repo.rel(existing[0]))
-                continue
-            report.refused.append(
-                f"session {sid} already exists as {repo.rel(existing[0])} with other content; transcripts are "
-                "immutable, so import the new version under another session_id."
-            )
-            continue
-        if not t.turns:
-            report.refused.append(f"session {sid} has no messages; nothing imported")
-            continue
-        slug = tf.slug_from_turns(t.turns, t.meta.topic)
-        rel = tf.transcript_relpath(sid, t.meta.started, slug)
-        try:
-            atomic_write(repo.root / rel, tf.encode(tf.render(t)))
-        except OSError as exc:
-            report.refused.append(f"session {sid}: cannot write {rel} ({exc.strerror or exc}); free disk space and import it again.")
-            continue
-        written.append(rel)
-    report.imported.extend(written)
-    if commit and written:
-        if len(written) == 1:
-            stem = Path(written[0]).stem
-            msg = f"conversation: {stem[5:]}\n\nSession: {written[0]}\n"
+def _inputs(paths: Iterable[str | os.PathLike[str]], fmt: str, report: ImportReport) -> list[tuple[Path, bool]]:
+    """The files (and claimed folders) to read, each with whether it was found by walking
+    a folder. A folder is claimed by a folder format (with `--format auto`, or when FMT
+    is that format), else walked for log files; hidden folders inside it are not."""
+    out: list[tuple[Path, bool]] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            found = _walk(path, fmt)
+            if not found:
+                report.refuse(str(path), f"a folder with no session log in it (looked for {', '.join(LOG_SUFFIXES)} "
+                              "files); nothing imported.")
+            out.extend((f, True) for f in found)
+        elif path.is_file():
+            out.append((path, False))
         else:
-            msg = f"conversation: import {len(written)} sessions\n\n" + "".join(f"Session: {p}\n" for p in written)
-        try:
-            report.commit = MemoryGit(repo).commit_paths(written, msg).sha
-        except GitError as exc:
-            report.refused.append(
-                f"{len(written)} transcripts were written but not committed ({exc}); "
-                "`autopoiesis commit` commits them."
-            )
+            report.refused.append(f"{path}: no such file")
+    return out
+
+
+def _claims(path: Path, fmt: str) -> bool:
+    importer = folder_importer(path) if fmt == AUTO else get_importer(fmt)
+    return isinstance(importer, FolderImporter) and importer.detect_folder(path) > 0
+
+
+def _walk(folder: Path, fmt: str) -> list[Path]:
+    if _claims(folder, fmt):
+        return [folder]
+    found: list[Path] = []
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return found
+    for entry in entries:
+        if entry.is_dir():
+            if not entry.name.startswith("."):
+                found.extend(_walk(entry, fmt))
+        elif entry.is_file() and entry.name.endswith(LOG_SUFFIXES):
+            found.append(entry)
+    return found
 
 
 def import_files(repo: MemoryRepo, paths: Iterable[str | os.PathLike[str]], fmt: str = AUTO, *, commit: bool = True) -> ImportReport:
-    """Import every file of PATHS in format FMT (`auto`: detected per file) and file the
-    sessions. Bad input never raises: each file and each session is refused on its own,
-    with its reason in the report, and the rest is imported and committed. A file that
-    yields no session is refused too."""
+    """Import every file (or folder) of PATHS in format FMT (`auto`: detected per file)
+    and file the sessions. Bad input never raises: each file and each session is refused
+    on its own, with its reason in the report, and the rest is imported and committed. A
+    file that yields no session is refused too; a file found in a folder that is no log
+    of any format is passed over with a warning."""
     report = ImportReport()
     redactor = repo.redactor()
     transcripts: list[tf.Transcript] = []
-    for p in paths:
-        path = Path(p)
-        if not path.is_file():
-            report.refused.append(f"{path}: no such file")
-            continue
+    for path, walked in _inputs(paths, fmt, report):
         refused_before, bad_before = len(report.refused), report.bad_lines
         try:
-            drafts = read_sessions(path, fmt, report)
+            drafts = _read(path, fmt, report)
+        except UnknownFormatError as exc:
+            if walked:
+                report.warnings.append(f"{path}: skipped, not a session log of any format autopoiesis reads")
+            else:
+                report.refused.append(str(exc) if str(path) in str(exc) else f"{path}: {exc}")
+            continue
         except AutopoiesisError as exc:
             report.refused.append(str(exc) if str(path) in str(exc) else f"{path}: {exc}")
             continue
@@ -215,3 +251,12 @@ def import_files(repo: MemoryRepo, paths: Iterable[str | os.PathLike[str]], fmt:
             report.refused.append(f"{path}: no conversation found ({why}no session with a message); nothing imported.")
     file_sessions(repo, transcripts, report, commit=commit)
     return report
+
+
+def _read(path: Path, fmt: str, report: ImportReport) -> list[SessionDraft]:
+    if path.is_dir():
+        importer = folder_importer(path) if fmt == AUTO else get_importer(fmt)
+        if not isinstance(importer, FolderImporter):
+            raise UnknownFormatError(f"{path} is a folder, and no format reads it as one.")
+        return importer.read_folder(path, report)
+    return read_sessions(path, fmt, report)

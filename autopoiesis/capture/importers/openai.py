@@ -2,14 +2,15 @@
 messages, or an object with `messages` (and optionally `model`, `created`, `id`).
 
 Chat messages carry no times: every turn gets `created` when given, else the file's
-modification minute. A session without an id is named by a hash of its messages, so
-importing the same file twice is recognised as the same session.
+modification minute. A session without an id is named by a hash of its opening exchange
+(base.opening_id), so importing the same file twice is recognised as the same session,
+and the file grown by later messages as that session going on (a continuation part).
+A list holding Anthropic content blocks (`tool_use`, `tool_result`, ...) is not this
+format: detection leaves it to the `cline` importer, and `--format openai` refuses it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from datetime import datetime
 from pathlib import Path
 
@@ -19,9 +20,11 @@ from autopoiesis.capture.importers.base import (
     ToolCalls,
     args_summary,
     content_text,
+    has_anthropic_blocks,
     json_probe,
     load_json,
     looks_like_jsonl,
+    opening_id,
 )
 from autopoiesis.capture.session import normalize_role
 from autopoiesis.core.clock import parse_ts
@@ -37,7 +40,11 @@ class OpenAIImporter:
         if looks_like_jsonl(path, text):
             return 0.0
         probe = json_probe(text)
-        return 0.8 if isinstance(probe, dict) and ("role" in probe or "messages" in probe) else 0.0
+        if not (isinstance(probe, dict) and ("role" in probe or "messages" in probe)):
+            return 0.0
+        data = load_json(text)
+        messages = data.get("messages") if isinstance(data, dict) else data
+        return 0.0 if has_anthropic_blocks(messages) else 0.8
 
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         try:
@@ -56,8 +63,10 @@ def parse_chat(data: object, source: str, fallback_time: datetime) -> SessionDra
         messages, info = data, {}
     else:
         raise ImportFormatError(f"{source}: expected a list of chat messages or an object with a messages list.")
-    canonical = json.dumps(messages, sort_keys=True, ensure_ascii=False).encode("utf-8")
-    sid = str(info.get("session_id") or info.get("id") or "oai_" + hashlib.sha256(canonical).hexdigest()[:16])
+    if has_anthropic_blocks(messages):
+        raise ImportFormatError(f"{source}: its messages hold Anthropic content blocks (tool_use, tool_result, ...), "
+                                "so it is an Anthropic Messages list, not chat completions; import it with --format cline.")
+    sid = str(info.get("session_id") or info.get("id") or opening_id("oai_", messages))
     started = parse_ts(info["created"], "created") if info.get("created") else fallback_time
     model, channel = info.get("model"), info.get("channel") or "openai"
     d = SessionDraft(session_id=sid, model=None if model is None else str(model), channel=str(channel), started=started)
@@ -69,6 +78,9 @@ def parse_chat(data: object, source: str, fallback_time: datetime) -> SessionDra
         if role == "tool":
             calls.resolve(msg.get("tool_call_id"), content_text(msg.get("content")) or None)
             continue
+        if role == "function":  # the result of a legacy function_call
+            calls.resolve(f"function:{msg.get('name')}", content_text(msg.get("content")) or None)
+            continue
         try:
             norm = normalize_role(role)
         except CaptureError as exc:
@@ -76,6 +88,7 @@ def parse_chat(data: object, source: str, fallback_time: datetime) -> SessionDra
         items: list[tf.Item] = []
         if content_text(msg.get("content")):
             items.append(tf.Text(content_text(msg.get("content"))))
+        items.extend(_attachments(msg.get("content")))
         tool_calls = msg.get("tool_calls") or []
         if not isinstance(tool_calls, list):
             raise ImportFormatError(f"{source}: messages[{i}].tool_calls must be a list of tool calls.")
@@ -86,6 +99,31 @@ def parse_chat(data: object, source: str, fallback_time: datetime) -> SessionDra
                     f"{source}: messages[{i}].tool_calls[{j}] must be an object with a function (name, arguments)."
                 )
             calls.add(call.get("id"), items, tf.ToolCall(str(fn.get("name") or "tool"), args_summary(fn.get("arguments")), None))
+        legacy = msg.get("function_call")
+        if isinstance(legacy, dict):
+            calls.add(f"function:{legacy.get('name')}", items,
+                      tf.ToolCall(str(legacy.get("name") or "function"), args_summary(legacy.get("arguments")), None))
+        if not items and msg.get("content") in (None, "", []):
+            continue  # a message with nothing in it (content null and no calls)
         name = msg.get("name")
         d.add_turn(started, norm, items, None if name is None else str(name))
     return d
+
+
+def _attachments(content: object) -> list[tf.Item]:
+    """Attachment lines for the non-text parts of a message (their bytes are not kept)."""
+    out: list[tf.Item] = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "image_url":
+            url = part["image_url"].get("url") if isinstance(part.get("image_url"), dict) else part.get("image_url")
+            keep = isinstance(url, str) and url.startswith(("http://", "https://"))
+            out.append(tf.Attachment(url if keep and isinstance(url, str) else "image (not stored)"))
+        elif kind == "input_audio":
+            out.append(tf.Attachment("audio (not stored)"))
+        elif kind == "file":
+            name = part["file"].get("filename") if isinstance(part.get("file"), dict) else None
+            out.append(tf.Attachment(f"{name or 'file'} (not stored)"))
+    return out

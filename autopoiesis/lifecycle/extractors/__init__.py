@@ -20,7 +20,7 @@ package, in either of two ways:
 
     >>> reg = default_registry(plugins=False)
     >>> [e.key for e in reg.select(["decisions", "lessons"])]
-    ['decisions@1', 'lessons@1']
+    ['decisions@2', 'lessons@2']
 """
 
 from __future__ import annotations

@@ -4,13 +4,17 @@ record and the Protocol a registry holds, and the heuristics several extractors 
 Each extractor has two flavours that produce the same kind of output, a list of
 KnowledgeChange:
 
-* **offline**: honest heuristics that need no model: cue phrases ("we decided", "lesson
-  learned", "procedure for X:"), structure (numbered lists, speaker names, paths the
-  session touched) and extractive summaries (sentences quoted from the transcript, never
-  invented). They miss what is said without a cue; they do not hallucinate.
-* **llm**: a prompt kept in a versioned file (`prompts/NAME.vN.md`), a JSON reply
-  validated against the extractor's shape (one repair attempt by the client), mapped to
-  changes. Replies are data: the writer's guard still decides what may be written.
+* **offline**: honest heuristics that need no model: families of plain phrasings
+  (`cues.py`: plans, changes, roles, dates, preferences, lessons, sequences), structure
+  (numbered lists, speaker names, paths the session touched) and extractive summaries
+  (sentences quoted from the transcript, never invented). They take only what counts
+  (`Sentence.counts`: the user's words or what the user confirmed, never an agent's
+  acknowledgement). They miss what is said without a cue; they do not hallucinate.
+* **llm**: a prompt kept in a versioned file (`prompts/NAME.vN.md`), shown the live
+  entries related to the transcript (`SourceTranscript.related`); a JSON reply validated
+  against the extractor's shape (one repair attempt by the client), mapped to changes,
+  each item possibly `skip` or `supersede` an entry it was shown (`item_action`).
+  Replies are data: the writer's guard still decides what may be written.
 
 An extractor declares the paths and actions it may write (its WritePolicy); the writer
 refuses anything else. Bump `version` when the logic or the prompt changes: the
@@ -32,6 +36,7 @@ from autopoiesis.core.clock import utc
 from autopoiesis.core.text import slugify, split_sentences, words
 from autopoiesis.errors import UnknownExtractorError
 from autopoiesis.formats import transcript as tf
+from autopoiesis.lifecycle.extractors import cues
 from autopoiesis.lifecycle.writer import KnowledgeChange, Provenance, WritePolicy
 
 PROMPTS_DIR = Path(__file__).parent.parent / "prompts"
@@ -42,10 +47,39 @@ NAME_SLUG_LEN = 40  # project, person, procedure and topic slugs: a file name, n
 # ── the input ───────────────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class Sentence:
+    """One sentence of a turn, and whether its speaker's word counts (issue 11):
+
+    * `owned`: the user said it, or a named participant of a multi-party conversation
+      (an agent turn with a speaker name is a person in an imported group chat);
+    * `confirmed`: the agent said it and the user's next turn accepted it ("Yes, let's
+      do that.");
+    * `counts`: owned or confirmed, and not an acknowledgement ("Understood, bullet
+      points from now on." restates, it decides nothing).
+
+    Decisions, lessons, preferences, procedures and people facts take only sentences that
+    count; facts (ports, hosts, dates) also take the agent's own observations."""
+
     text: str
     at: datetime
     role: str
     speaker: str | None
+    owned: bool = True
+    confirmed: bool = False
+    ack: bool = False
+
+    @property
+    def counts(self) -> bool:
+        return (self.owned or self.confirmed) and not self.ack
+
+    @property
+    def question(self) -> bool:
+        """Whether it asks rather than states (an attachment's caption after it aside)."""
+        return re.sub(r"\s*\[[^\]]*\]\s*$", "", self.text).rstrip().endswith("?")
+
+    @property
+    def by_user(self) -> bool:
+        """The agent's owner speaking (not a named participant of a group chat)."""
+        return self.role == "user" and self.speaker is None
 
 
 def content_hash(text: str) -> str:
@@ -60,13 +94,31 @@ def long_words(text: str) -> list[str]:
 
 
 @dataclass(frozen=True)
+class KnownEntry:
+    """An existing knowledge entry shown to an LLM extractor (seed 000's classifier reads
+    and searches memory before it appends or supersedes)."""
+
+    id: str
+    path: str
+    text: str
+
+    def render(self) -> str:
+        return f"[{self.id}] {self.path.removeprefix('knowledge/')} — {self.text}"
+
+
+@dataclass(frozen=True)
 class SourceTranscript:
-    """A transcript to extract from: its repo-relative path, content hash, parsed form."""
+    """A transcript to extract from: its repo-relative path, content hash, parsed form,
+    and what the repo already knows that relates to it: the live entries a search found
+    (`related`, shown to the LLM flavours) and the people it has files for (`known_people`,
+    so "Lena" finds "Lena Park")."""
 
     path: str
     content_hash: str
     transcript: tf.Transcript
     text: str = field(repr=False, default="")
+    related: tuple[KnownEntry, ...] = field(default=(), compare=False)
+    known_people: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
     def from_text(cls, path: str, text: str) -> SourceTranscript:
@@ -82,14 +134,16 @@ class SourceTranscript:
 
     @cached_property
     def sentences(self) -> tuple[Sentence, ...]:
+        turns = [t for t in self.transcript.turns if t.role != "system"]
         out: list[Sentence] = []
-        for turn in self.transcript.turns:
-            if turn.role == "system":
-                continue
+        for i, turn in enumerate(turns):
+            owned = turn.role == "user" or turn.name is not None
+            confirmed = not owned and _confirmed_by_next(turns, i)
             for item in turn.items:
                 if isinstance(item, tf.Text):
                     for s in split_sentences(item.content):
-                        out.append(Sentence(s, utc(turn.time), turn.role, turn.name))
+                        ack = turn.role == "agent" and bool(cues.ACK.match(s))
+                        out.append(Sentence(s, utc(turn.time), turn.role, turn.name, owned, confirmed, ack))
         return tuple(out)
 
     def provenance(self, at: datetime | None, producer: str) -> Provenance:
@@ -108,6 +162,15 @@ class SourceTranscript:
             if score > best_score:
                 best, best_score = utc(turn.time), score
         return best
+
+
+def _confirmed_by_next(turns: list[tf.Turn], i: int) -> bool:
+    """Whether the user's turn right after turn I accepts it ("Yes, let's do that.")."""
+    nxt = turns[i + 1] if i + 1 < len(turns) else None
+    if nxt is None or nxt.role != "user":
+        return False
+    first = next((s for item in nxt.items if isinstance(item, tf.Text) for s in split_sentences(item.content)), "")
+    return bool(cues.CONFIRM.match(first))
 
 
 def clean(text: str, prefix: re.Pattern[str] | None = None, limit: int = 300) -> str:
@@ -156,27 +219,11 @@ def detect_project(src: SourceTranscript) -> str:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
 
 
-# Cue phrases the journal's summary shares with the decisions and lessons extractors.
-DECISION_CUE = re.compile(
-    r"\b(?:we|i|they|the team)\s+(?:have\s+|'ve\s+)?(?:decided|agreed|chose|settled on|are going with|will go with|went with)\b"
-    r"|\bdecision(?:\s+is|:)|\blet'?s go with\b|\bgoing forward,|\bfrom now on\b"
-    r"|\bwe(?:'ll| will) (?:use|switch|adopt|move|standardi[sz]e)\b"
-    r"|\b(?:switch(?:ed)?|migrat(?:e|ed)|mov(?:e|ed)) from \S.{0,40}? to\b",
-    re.IGNORECASE,
-)
-DECISION_PREFIX = re.compile(
-    r"^(?:ok(?:ay)?[,.]?\s+|so[,]?\s+)?(?:we|i|they|the team)\s+(?:have\s+)?(?:decided|agreed)\s*(?:that|on|to|:)?\s*"
-    r"|^(?:the\s+)?decision(?:\s+is)?\s*:?\s*",
-    re.IGNORECASE,
-)
-LESSON_CUE = re.compile(
-    r"\blessons? learned\b|\blesson:|\btakeaway\b|\bnote to self\b|\bnext time\b|\bin the future\b"
-    r"|\bwe should have\b|\bshould always\b|\bmake sure (?:to|that)\b|\bthe root cause was\b|\bnever again\b",
-    re.IGNORECASE,
-)
-LESSON_PREFIX = re.compile(
-    r"^.*?\b(?:lessons? learned|lesson|takeaway|note to self)\b\s*(?:is|was)?\s*[:,-]?\s*", re.IGNORECASE
-)
+# The cue phrases live in cues.py; the names stay importable from here.
+DECISION_CUE = cues.DECISION_CUE
+DECISION_PREFIX = cues.DECISION_PREFIX
+LESSON_CUE = cues.LESSON_CUE
+LESSON_PREFIX = cues.LESSON_PREFIX
 
 
 # ── one extractor ───────────────────────────────────────────────────────────────────
@@ -254,12 +301,14 @@ class Extractor:
         if len(body) > PROMPT_TRANSCRIPT_CHARS:
             half = PROMPT_TRANSCRIPT_CHARS // 2
             body = body[:half] + "\n[... middle of the transcript omitted ...]\n" + body[-half:]
-        return (
-            self.prompt_template()
-            .replace("{date}", src.started.strftime("%Y-%m-%d"))
-            .replace("{title}", src.transcript.title)
-            .replace("{transcript}", body)
-        )
+        fields = {
+            "date": src.started.strftime("%Y-%m-%d"),
+            "title": src.transcript.title,
+            "existing": "\n".join(e.render() for e in src.related) or "(none)",
+            "transcript": body,
+        }
+        # one pass: a placeholder inside the transcript or an entry stays as it is
+        return re.sub(r"\{(date|title|existing|transcript)\}", lambda m: fields[m.group(1)], self.prompt_template())
 
     def run_offline(self, src: SourceTranscript) -> list[KnowledgeChange]:
         return self.offline(src, self.key)
@@ -296,6 +345,20 @@ def reply_items(data: Any, field_name: str) -> list[dict[str, Any]]:
     return data
 
 
+def item_action(item: dict[str, Any], src: SourceTranscript) -> tuple[str, str | None] | None:
+    """What a reply item asks for: None to skip it (already known), ("supersede", ID) to
+    replace an existing entry shown in the prompt, else ("append", None). A target that
+    was not among the entries shown is ignored (the item is appended): a model cannot
+    strike what it was not given."""
+    action = str(item.get("action") or "add").strip().lower()
+    if action in ("skip", "none", "nothing", "known"):
+        return None
+    target = str(item.get("target") or item.get("supersedes") or "").strip()
+    if action == "supersede" and target and any(e.id == target for e in src.related):
+        return "supersede", target
+    return "append", None
+
+
 _PATHLIKE = re.compile(r"[/\\]|\.\.|^\.|\x00")
 
 
@@ -330,6 +393,7 @@ __all__ = [
     "PROMPTS_DIR",
     "Extractor",
     "ExtractorPlugin",
+    "KnownEntry",
     "LLMMapFn",
     "OfflineFn",
     "Sentence",
@@ -338,6 +402,7 @@ __all__ = [
     "clean",
     "content_hash",
     "detect_project",
+    "item_action",
     "long_words",
     "reply_items",
     "reply_validator",

@@ -1,5 +1,11 @@
-"""journal: an extractive summary of the session (what was asked, up to three decisions
-or lessons, quoted) -> journal/YYYY-MM-DD.md under a heading per topic."""
+"""journal: an extractive summary of the session (what was asked, up to three decisions,
+lessons or preferences, quoted) -> journal/YYYY-MM-DD.md under a heading per topic.
+
+A journal is dated history: it is never superseded. Its "Decided:" / "Lesson:" /
+"Preference:" lines restate a canonical entry (the decisions or lessons extractor's) and
+carry that entry's id, so the weekly rollup can tell whether the fact still stands; and
+they take only what counts — the user's words or what the user confirmed, never the
+agent's "Understood, ..."."""
 
 from __future__ import annotations
 
@@ -9,12 +15,9 @@ from typing import Any
 from autopoiesis.core.text import slugify
 from autopoiesis.formats import transcript as tf
 from autopoiesis.lifecycle.extractors.base import (
-    DECISION_CUE,
-    DECISION_PREFIX,
-    LESSON_CUE,
-    LESSON_PREFIX,
     NAME_SLUG_LEN,
     Extractor,
+    Sentence,
     SourceTranscript,
     checked_name,
     clean,
@@ -22,7 +25,9 @@ from autopoiesis.lifecycle.extractors.base import (
     reply_items,
     reply_validator,
 )
-from autopoiesis.lifecycle.writer import KnowledgeChange
+from autopoiesis.lifecycle.extractors.decisions import DECISIONS, decision_changes, decision_in
+from autopoiesis.lifecycle.extractors.lessons import LESSONS, SECTION_LESSONS, SECTION_PREFERENCES, lesson_changes
+from autopoiesis.lifecycle.writer import KnowledgeChange, entry_id_for
 
 
 def journal_path(src: SourceTranscript) -> str:
@@ -57,24 +62,36 @@ def journal_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
             if len(asked) >= 60:
                 break
     summary = (f"{t.meta.topic}: " if t.meta.topic else "") + (clean(asked, limit=160) if asked else t.title)
+    if t.meta.part > 1:  # the session went on in a later import: this is its next part, not a new session
+        summary = f"Continued (part {t.meta.part}): {summary}"
     summary += f" ({len(t.turns)} turns" + (f", {tools} tool calls)" if tools else ")")
 
     def bullet(text: str, at: datetime) -> KnowledgeChange:
         return KnowledgeChange(path, "append", topic, text, src.provenance(at, key), dated=False, section_level=3)
 
     out = [bullet(summary, first_user.at if first_user else src.started)]
+    project = detect_project(src)
     picked = 0
     for s in src.sentences:
         if picked >= 3:
             break
-        if DECISION_CUE.search(s.text) and not s.text.endswith("?"):
-            out.append(bullet("Decided: " + clean(s.text, DECISION_PREFIX, 200), s.at))
+        for canonical in _canonical_changes(src, s, project):
+            label = {SECTION_LESSONS: "Lesson", SECTION_PREFERENCES: "Preference"}.get(canonical.section, "Decided")
+            out.append(KnowledgeChange(path, "append", topic, f"{label}: {clean(canonical.content, limit=200)}",
+                                       src.provenance(s.at, key), dated=False, section_level=3,
+                                       entry_id=entry_id_for(canonical)))
             picked += 1
-        elif LESSON_CUE.search(s.text) and not s.text.endswith("?"):
-            text = clean(s.text, LESSON_PREFIX if LESSON_PREFIX.match(s.text) else None, 200)
-            out.append(bullet("Lesson: " + text, s.at))
-            picked += 1
+            break
     return out
+
+
+def _canonical_changes(src: SourceTranscript, s: Sentence, project: str) -> list[KnowledgeChange]:
+    """The canonical entries the decisions and lessons extractors make of S (their ids are
+    what the journal's lines carry)."""
+    decision = decision_in(s)
+    if decision is not None:
+        return decision_changes(src, DECISIONS.key, decision, project)[:1]
+    return lesson_changes(src, LESSONS.key, s)
 
 
 def journal_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChange]:
@@ -88,7 +105,7 @@ def journal_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeCha
 
 
 JOURNAL = Extractor(
-    "journal", 1, "a summary of the session -> journal/YYYY-MM-DD.md", ("knowledge/journal/*.md",),
+    "journal", 2, "a summary of the session -> journal/YYYY-MM-DD.md", ("knowledge/journal/*.md",),
     frozenset({"append"}), journal_offline, journal_llm, reply_validator("bullet", ("topic",)), "journal.v1.md",
 )
 

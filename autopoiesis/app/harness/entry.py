@@ -1,0 +1,29 @@
+"""Which `python -m autopoiesis` argument lists are harness hook calls (autopoiesis/__main__.py
+sends those straight to the runner, without the CLI framework). Standard library only:
+every `python -m autopoiesis` imports it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+HOOK_HARNESSES = ("claude-code", "codex")
+
+
+def parse_hook_argv(argv: list[str]) -> dict[str, Any] | None:
+    """The run_hook arguments of `[-C DIR] hook claude-code EVENT [--budget N]` or
+    `[-C DIR] hook codex EVENT [--budget N] [PAYLOAD]`; None for anything else (help
+    included), which the ordinary CLI then answers."""
+    if "-h" in argv or "--help" in argv:
+        return None
+    repo_dir = None
+    if argv[:1] == ["-C"] and len(argv) > 1:
+        repo_dir, argv = argv[1], argv[2:]
+    if len(argv) < 3 or argv[0] != "hook" or argv[1] not in HOOK_HARNESSES:
+        return None
+    harness, event, rest = argv[1], argv[2], argv[3:]
+    budget = None
+    if rest[:1] == ["--budget"] and len(rest) > 1:
+        budget, rest = rest[1], rest[2:]
+    if len(rest) > (1 if harness == "codex" else 0):
+        return None
+    return {"repo_dir": repo_dir, "harness": harness, "event": event, "budget": budget, "argument": rest[0] if rest else None}

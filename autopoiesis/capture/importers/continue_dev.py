@@ -1,0 +1,155 @@
+"""Continue sessions (`~/.continue/sessions/<sessionId>.json`)::
+
+    {"sessionId", "title", "workspaceDirectory", "mode"?, "chatModelTitle"?, "usage"?,
+     "history": [{"message": {"role": "user" | "assistant" | "thinking" | "system" | "tool",
+                              "content": str | [{"type": "text" | "imageUrl", ...}],
+                              "toolCalls"?: [{"id", "function": {"name", "arguments"}}],
+                              "toolCallId"?},
+                  "contextItems": [{"name", "description", "content", "uri"?}],
+                  "toolCallStates"?: [{"toolCallId", "toolCall", "status", "output"?}],
+                  "conversationSummary"?, "reasoning"?}]}
+
+Assistant tool calls are answered by `tool` messages or the item's `toolCallStates`
+output; `thinking` messages and `reasoning` are left out; the context items the user
+attached (files, URLs) are attachment lines; a `conversationSummary` (Continue compacted
+the chat) is a system item. `sessions.json` beside the sessions (the list of them) is no
+session and is passed over.
+
+Continue writes no time per message: a session is dated by its `dateCreated` in the
+`sessions.json` beside it, else the file's modification minute, and every turn carries
+that time (a reasoning block's own start time where there is one).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from autopoiesis.capture.importers.base import (
+    ImportReport,
+    SessionDraft,
+    ToolCalls,
+    args_summary,
+    as_dict,
+    as_list,
+    content_text,
+    json_probe,
+    load_json,
+    looks_like_jsonl,
+)
+from autopoiesis.capture.session import normalize_role
+from autopoiesis.core.clock import parse_ts
+from autopoiesis.errors import CaptureError, ImportFormatError, TranscriptFormatError
+from autopoiesis.formats import transcript as tf
+
+
+class ContinueImporter:
+    name = "continue"
+    description = "Continue sessions (~/.continue/sessions/*.json)"
+
+    def detect(self, path: Path, text: str) -> float:
+        if looks_like_jsonl(path, text):
+            return 0.0
+        probe = json_probe(text) if text.lstrip().startswith("{") else None
+        return 0.95 if isinstance(probe, dict) and "sessionId" in probe and isinstance(probe.get("history"), list) else 0.0
+
+    def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
+        try:
+            data = load_json(text)
+        except ValueError as exc:
+            raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
+        if not isinstance(data, dict) or not isinstance(data.get("history"), list):
+            raise ImportFormatError(f"{path}: a Continue session is an object with sessionId and a history list.")
+        sid = str(data.get("sessionId") or "")
+        try:
+            tf.validate_session_id(sid)
+        except TranscriptFormatError as exc:
+            raise ImportFormatError(f"{path}: sessionId: {exc}") from None
+        started = _created(path, sid) or parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(
+            second=0, microsecond=0)
+        usage = as_dict(data.get("usage"))
+        draft = SessionDraft(
+            session_id=sid, channel="continue", source=f"continue:{path.name}", started=started,
+            topic=data.get("title") if isinstance(data.get("title"), str) and data["title"] != "New Session" else None,
+            model=data.get("chatModelTitle") if isinstance(data.get("chatModelTitle"), str) else None,
+            tokens_in=_whole(usage.get("promptTokens")), tokens_out=_whole(usage.get("completionTokens")),
+        )
+        _read_history(draft, data["history"], started, str(path))
+        return [draft]
+
+
+def _whole(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _created(path: Path, sid: str) -> datetime | None:
+    """The session's dateCreated from the sessions.json list beside it."""
+    listing = path.parent / "sessions.json"
+    try:
+        entries = json.loads(listing.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get("sessionId") == sid and entry.get("dateCreated") is not None:
+            created = entry["dateCreated"]
+            try:
+                return parse_ts(int(created) if isinstance(created, str) and created.isdigit() else created, "dateCreated")
+            except TranscriptFormatError:
+                return None
+    return None
+
+
+def _read_history(draft: SessionDraft, history: list[Any], started: datetime, source: str) -> None:
+    calls = ToolCalls()
+    for i, item in enumerate(history):
+        msg = item.get("message") if isinstance(item, dict) else None
+        if not isinstance(msg, dict):
+            raise ImportFormatError(f"{source}: history[{i}] must be an object with a message.")
+        when = started
+        reasoning = item.get("reasoning")
+        if isinstance(reasoning, dict) and reasoning.get("startAt") is not None:
+            try:
+                when = max(started, parse_ts(reasoning["startAt"], "reasoning.startAt"))
+            except TranscriptFormatError:
+                pass
+        role = msg.get("role")
+        if role == "thinking":
+            continue
+        if role == "tool":
+            calls.resolve(msg.get("toolCallId"), content_text(msg.get("content")) or None)
+            continue
+        try:
+            norm = normalize_role(role)
+        except CaptureError as exc:
+            raise ImportFormatError(f"{source}: history[{i}].message: {exc}") from None
+        items: list[tf.Item] = []
+        text = content_text(msg.get("content"))
+        if text.strip():
+            items.append(tf.Text(text))
+        for part in as_list(msg.get("content")):
+            if isinstance(part, dict) and part.get("type") == "imageUrl":
+                items.append(tf.Attachment("image (not stored)"))
+        for call in as_list(msg.get("toolCalls")):
+            fn = as_dict(as_dict(call).get("function"))
+            calls.add(as_dict(call).get("id"), items,
+                      tf.ToolCall(str(fn.get("name") or "tool"), args_summary(fn.get("arguments")), None))
+        for state in as_list(item.get("toolCallStates")):
+            if isinstance(state, dict) and isinstance(state.get("output"), list):
+                output = "\n".join(str(o.get("content") or "") for o in state["output"] if isinstance(o, dict)).strip()
+                if state.get("status") == "errored":
+                    output = f"error: {output}".strip()
+                calls.resolve(state.get("toolCallId"), output or None)
+        if norm == "user":
+            for ctx in as_list(item.get("contextItems")):
+                if isinstance(ctx, dict) and not ctx.get("hidden"):
+                    uri = as_dict(ctx.get("uri"))
+                    name = uri.get("value") or ctx.get("description") or ctx.get("name")
+                    if isinstance(name, str) and name.strip():
+                        items.append(tf.Attachment(name))
+        if items:
+            draft.add_turn(when, norm, items)
+        summary = item.get("conversationSummary")
+        if isinstance(summary, str) and summary.strip():
+            draft.add_turn(when, "system", [tf.Text(summary)])

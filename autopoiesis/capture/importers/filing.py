@@ -1,0 +1,148 @@
+"""Filing imported sessions under raw/: new sessions, exact re-imports, and logs that grew.
+
+Transcripts are immutable, so a session read again is one of:
+
+* **the same** as what is filed (every part together): skipped, nothing written;
+* **grown**: it begins with every filed turn and goes on. The new turns become the next
+  part, a new file with `part: N` and `continues: <the part before>` in its frontmatter
+  (formats.transcript: "Parts"), filed under the date of its first new turn;
+* **changed**: an earlier turn differs or is gone. Refused, with the reason: an import
+  never rewrites what is filed.
+
+Which session ids are filed is answered by the session index (capture.session_index),
+kept in a state file, so filing stays as fast with thousands of transcripts as with none.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+from autopoiesis.capture.importers.base import ImportReport
+from autopoiesis.capture.session_index import SessionIndex, session_parts
+from autopoiesis.core.paths import MemoryRepo, atomic_write_many
+from autopoiesis.core.redact import marker_kinds
+from autopoiesis.errors import GitError, TranscriptFormatError
+from autopoiesis.formats import transcript as tf
+from autopoiesis.gitops import MemoryGit
+
+
+def file_sessions(repo: MemoryRepo, transcripts: list[tf.Transcript], report: ImportReport, *, commit: bool = True) -> None:
+    """Write each transcript as a new session or as the continuation of a filed one; skip
+    exact re-imports; commit what was written together. A session that cannot be
+    written is refused on its own. The files are written together (core.paths'
+    atomic_write_many); a session met twice in one batch waits for the first's file."""
+    index = SessionIndex.load(repo)
+    written: list[str] = []
+    pending: list[tuple[str, tf.Transcript]] = []
+    for t in transcripts:
+        if any(p.meta.session_id == t.meta.session_id for _, p in pending):
+            _write(repo, index, pending, written, report)
+        rel, filed = _place(repo, index, t, report)
+        if rel is None or filed is None:
+            continue
+        if (repo.root / rel).exists() or any(rel == r for r, _ in pending):
+            report.refuse(f"session {t.meta.session_id}", f"{rel} already exists and is another transcript; nothing "
+                          "was written. Look at that file: its name and its session_id disagree.")
+            continue
+        pending.append((rel, filed))
+    _write(repo, index, pending, written, report)
+    index.save()
+    report.imported.extend(written)
+    if commit and written:
+        _commit(repo, written, report)
+
+
+def _write(repo: MemoryRepo, index: SessionIndex, pending: list[tuple[str, tf.Transcript]], written: list[str],
+           report: ImportReport) -> None:
+    errors = atomic_write_many([(repo.root / rel, tf.encode(tf.render(t))) for rel, t in pending])
+    for (rel, t), error in zip(pending, errors):
+        if error is not None:
+            report.refuse(f"session {t.meta.session_id}", f"cannot write {rel} ({error.strerror or error}); free disk "
+                          "space and import it again.")
+            continue
+        index.add(rel)
+        written.append(rel)
+    pending.clear()
+
+
+def _place(repo: MemoryRepo, index: SessionIndex, t: tf.Transcript,
+           report: ImportReport) -> tuple[str | None, tf.Transcript | None]:
+    """(where, what) to write for T, or (None, None) when nothing is (a re-import, a refusal)."""
+    sid = t.meta.session_id
+    if not t.turns:
+        report.refuse(f"session {sid}", "it has no messages; nothing imported.")
+        return None, None
+    try:
+        parts = session_parts(repo, sid, index)
+    except TranscriptFormatError as exc:
+        report.refuse(f"session {sid}", f"a filed part cannot be read ({exc}); restore it (`git checkout -- FILE`) and "
+                      "import again.")
+        return None, None
+    if not parts:
+        slug = tf.slug_from_turns(t.turns, t.meta.topic)
+        return tf.transcript_relpath(sid, t.meta.started, slug), t
+    open_parts = [rel for rel, p in parts if p.meta.status == "open"]
+    if open_parts:
+        report.refuse(f"session {sid}", f"it is being captured live in {open_parts[0]}; import it after that session ends.")
+        return None, None
+    numbers = [p.meta.part for _, p in parts]
+    if numbers != list(range(1, len(parts) + 1)):
+        report.refuse(f"session {sid}", f"its filed parts are numbered {numbers}, not 1 to {len(parts)}, so where this "
+                      f"import would continue is unclear; see {', '.join(rel for rel, _ in parts)}.")
+        return None, None
+    filed_turns = [turn for _, p in parts for turn in p.turns]
+    new = tf.continued_turns(filed_turns, t.turns)
+    where = parts[0][0] if len(parts) == 1 else f"{len(parts)} parts ({parts[0][0]} ...)"
+    if new is None:
+        report.refuse(f"session {sid}", f"it is already filed as {where}, and the log no longer begins with what was filed "
+                      "(an earlier turn changed or is gone); transcripts are immutable, so import this version under "
+                      "another session_id.")
+        return None, None
+    if not new:
+        report.skipped_duplicates.extend(rel for rel, _ in parts)
+        return None, None
+    continuation = _continuation(parts, t, new)
+    return tf.continuation_relpath(parts[0][0], continuation.meta.started, continuation.meta.part), continuation
+
+
+def _continuation(parts: list[tuple[str, tf.Transcript]], t: tf.Transcript, new: tuple[tf.Turn, ...]) -> tf.Transcript:
+    """The next part of the session PARTS hold: the NEW turns of T, with the tokens and
+    redactions of those turns alone."""
+    turns = tuple(sorted(new, key=lambda turn: turn.time))
+    first_rel, first = parts[0]
+    last_rel, last = parts[-1]
+    started = turns[0].time
+    counts: Counter[str] = Counter()
+
+    def count(text: str) -> str:
+        counts.update(marker_kinds(text))
+        return text
+
+    tf.map_text(turns, count)
+    meta = replace(
+        t.meta,
+        started=started,
+        ended=max(t.meta.ended or turns[-1].time, turns[-1].time, started),
+        tokens_in=max(0, t.meta.tokens_in - sum(p.meta.tokens_in for _, p in parts)),
+        tokens_out=max(0, t.meta.tokens_out - sum(p.meta.tokens_out for _, p in parts)),
+        redactions=tuple(sorted(counts.items())),
+        part=last.meta.part + 1,
+        continues=last_rel,
+    )
+    rendered = tf.render(tf.Transcript(meta, f"{first.title} (part {meta.part})", turns))
+    return tf.parse(tf.decode(tf.encode(rendered)), first_rel)
+
+
+def _commit(repo: MemoryRepo, written: list[str], report: ImportReport) -> None:
+    if len(written) == 1:
+        msg = f"conversation: {Path(written[0]).stem[5:]}\n\nSession: {written[0]}\n"
+    else:
+        msg = f"conversation: import {len(written)} sessions\n\n" + "".join(f"Session: {p}\n" for p in written)
+    try:
+        report.commit = MemoryGit(repo).commit_paths(written, msg).sha
+    except GitError as exc:
+        report.refused.append(
+            f"{len(written)} transcripts were written but not committed ({exc}); `autopoiesis commit` commits them."
+        )

@@ -1,0 +1,13 @@
+"""The daemon: one process per memory repo that keeps it (seed 004).
+
+    jobs.py       what a job is (JobSpec, triggers, JobContext, JobOutcome) and the registry
+    scheduler.py  which job is due and why: schedules, catch-up, events, after-triggers, retries
+    runner.py     a run in a killable child process
+    service.py    the daemon's loop: lock, signals, file events, status, log; run_due()
+    status.py     the instance lock, the status file, the JSON-lines log
+    sessions.py   the session watcher (agent harness logs -> transcripts)
+    install.py    a systemd user unit or a launchd agent
+
+The memory's own jobs (extract, commit, condense, ...) are defined and registered in the
+app layer (app/jobs.py), which spans the packages they use.
+"""

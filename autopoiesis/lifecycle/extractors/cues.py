@@ -1,0 +1,389 @@
+"""The phrase rules of the offline extractors: what a plain sentence says, without a model.
+
+Each rule is a family of phrasings, not one sentence: a plan said without "decided"
+("we'll put PgBouncer in front of Postgres", "the plan is to ...", "let's go with ..."),
+a change ("... instead", "moved to", "no longer", "switched", "is now"), a person's role
+("X is joining the team as our SRE", "X, our new designer, ..."), a date about a person
+("Lena's birthday is on March 14", "Tom starts on Monday"), a date of an event and its
+moves ("the cutover is planned for June 3", "we moved the cutover to June 17"), a
+preference ("I prefer short answers", "please keep replies brief"), a lesson said
+without the word ("note to self: never ... again", "next time ...", "we should have
+..."), a procedure told as a sequence ("To X, first A, then B, finally C").
+
+Who said it matters (issue 11): see `SourceTranscript.sentences` — only what the user (or
+a named participant) says, or confirms, decides anything; an agent's "Understood, bullet
+points from now on." is an acknowledgement, not a decision.
+
+Pure functions over strings; the extractors decide where the knowledge goes.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+
+from autopoiesis.core.text import STOPWORDS
+
+# ── who says what ───────────────────────────────────────────────────────────────────
+# An acknowledgement: the speaker takes note of what was said, it decides nothing.
+ACK = re.compile(
+    r"^(?:understood|got it|noted|will do|sure(?: thing)?|ok(?:ay)?|alright|all right|of course|absolutely|"
+    r"certainly|roger(?: that)?|makes sense|sounds good|perfect|great|thanks|thank you|no problem|you got it|"
+    r"i see|right|yes|yep|good (?:point|call|idea)|done|acknowledged|i understand|i'?ll remember(?: that)?|"
+    r"i'?ll keep (?:that|it) in mind|i'?ve noted(?: that)?|i will|i'?ll do that)\b[\s,.!:;—-]*",
+    re.IGNORECASE,
+)
+# A user turn that accepts what the agent proposed just before.
+CONFIRM = re.compile(
+    r"^(?:yes|yeah|yep|yup|agreed|correct|exactly|sounds good|that works|do it|go ahead|go for it|"
+    r"let'?s do (?:it|that|this)|please do|lgtm|ship it|makes sense|approved|perfect|good idea|"
+    r"(?:ok(?:ay)?|sure)[,!.]?\s+(?:let'?s|do it|go ahead|go with|use|that works|sounds good))\b",
+    re.IGNORECASE,
+)
+# What an agent proposes (counts once the user confirms it).
+PROPOSAL = re.compile(
+    r"\b(?:i (?:suggest|recommend|propose)|my (?:suggestion|recommendation) is|we (?:could|should)|"
+    r"how about|what about|let'?s|i'?d (?:suggest|recommend|go with))\b",
+    re.IGNORECASE,
+)
+
+# ── decisions and plans ─────────────────────────────────────────────────────────────
+_COMMIT_VERBS = (
+    r"use|put|adopt|switch|move|migrate|go with|stick with|keep|drop|replace|deploy|run|host|store|add|build|ship|"
+    r"release|roll out|introduce|standardi[sz]e|set up|split|merge|rewrite|implement|cache|pin|upgrade|downgrade|"
+    r"remove|deprecate|enable|disable|require|stop using|start using|ditch|retire|freeze|launch|publish|"
+    r"self-host|outsource|postpone|cancel|hire|buy|rename|move off|standardise on"
+)
+# what follows a plan's verb when it is chat, not a plan: "let's keep going", "we'll keep it up"
+_NO_OBJECT = r"(?!\s+(?:\w+in(?:g\b|')|(?:it|up|at|each|us|them|you|that|this|in touch|on)\b))"
+DECISION_CUE = re.compile(
+    r"\b(?:we|i|they|the team)\s+(?:have\s+|'ve\s+)?(?:decided|agreed)\b"
+    r"|\b(?:we|they|the team)\s+(?:have\s+|'ve\s+)?(?:chose|settled on|are going with|will go with|went with|picked)\b"
+    r"|\bdecision(?:\s+is|:)|\bgoing forward,|\bfrom now on\b"
+    rf"|\b(?:we(?:'ll| will| shall|'re going to| are going to|'re gonna| are gonna| plan to|'re planning to| are planning to)|let'?s)"
+    rf"\s+(?:\w+ly\s+)?(?:not\s+)?(?:{_COMMIT_VERBS})\b{_NO_OBJECT}"
+    rf"|\bwe\s+(?:won'?t|will not|don'?t|do not)\s+(?:{_COMMIT_VERBS})\b{_NO_OBJECT}"
+    r"|\bthe plan is (?:to|that)\b|\bwe(?:'re| are) (?:going with|switching|moving|migrating|standardi[sz]ing)\b"
+    r"|\b(?:we|i)\s+(?:no longer|(?:have\s+)?stopped|(?:are|'re) not)\s+(?:use|using|run|running|need|needing)\b"
+    r"|\b(?:switch(?:ed)?|migrat(?:e|ed)|mov(?:e|ed)) from \S.{0,40}? to\b"
+    r"|\binstead of\b.{0,60}\b(?:we|let'?s)\b|\b(?:we|let'?s)\b.{0,60}\binstead\b",
+    re.IGNORECASE,
+)
+DECISION_PREFIX = re.compile(
+    r"^(?:ok(?:ay)?[,.]?\s+|so[,]?\s+|alright[,.]?\s+|right[,.]?\s+)?"
+    r"(?:(?:we|i|they|the team)\s+(?:have\s+)?(?:decided|agreed)\s*(?:that|on|to|:)?\s*"
+    r"|(?:the\s+)?decision(?:\s+is)?\s*:?\s*|the plan is (?:to|that)\s+|going forward,\s*"
+    r"|i (?:suggest|recommend|propose)(?: that)?(?: we)?\s+|how about\s+|my (?:suggestion|recommendation) is(?: to| that)?\s+)",
+    re.IGNORECASE,
+)
+# "I decided ..." with no "we" in it: one person's choice
+FIRST_PERSON_ONLY = re.compile(r"^(?!.*\b(?:we|let'?s|the team|our)\b).*\bI\b", re.IGNORECASE)
+# A change: "X instead", "from X to Y", "no longer ...", "drop X", "replace X with Y".
+_THING = r"(?:the\s+|our\s+)?(?P<{0}>[\w.+#/-]+(?:\s+(?!and\b|with\b|to\b|for\b|in\b|instead\b)[\w.+#/-]+)?)"
+_CHANGE_OLD = re.compile(
+    r"\b(?:switch(?:ed|ing)?|migrat\w*|mov(?:e|ed|ing)|chang\w*)\s+(?:[\w-]+\s+){0,4}?(?:away\s+)?from\s+"
+    + _THING.format("a") + r"\s+(?:to|onto)\b"
+    r"|\binstead of " + _THING.format("b")
+    + r"|\bno longer (?:use|using|uses|run|running|need|want)\s+" + _THING.format("c")
+    + r"|\b(?:drop|dropped|dropping|ditch|ditched|remove|removed|replace|replaced|retire|retired|abandon|abandoned|"
+    r"stop using|stopped using|get rid of|got rid of|move off|moved off)\s+" + _THING.format("d")
+    + r"|\brather than " + _THING.format("e")
+    + r"|\bnot " + _THING.format("f") + r" (?:anymore|any more)\b",
+    re.IGNORECASE,
+)
+CHANGE_CUE = re.compile(
+    r"\binstead\b|\bmoved? (?:it |this |that )?to\b|\bno longer\b|\bswitch(?:ed|ing)?\b|\bnow\b|\bchanged?\b"
+    r"|\bnot \w+ (?:anymore|any more)\b|\breplac\w+\b|\bpushed (?:back )?to\b|\bpostponed\b|\bresched\w+\b",
+    re.IGNORECASE,
+)
+
+
+def change_target(sentence: str) -> str | None:
+    """The old thing a sentence replaces ("... drop PgBouncer and use HikariCP instead" ->
+    "PgBouncer"), or None when it names none."""
+    m = _CHANGE_OLD.search(sentence)
+    if not m:
+        return None
+    old = next(g for g in m.groups() if g)
+    words = [w for w in old.split() if w.lower() not in STOPWORDS]
+    return " ".join(words) or None
+
+
+# ── lessons ─────────────────────────────────────────────────────────────────────────
+_DIRECTIVE = r"(?:we|i|you|let'?s|make|remember|check|always|never|don'?t|do not|use|run|test|ask|try|start|take|keep|avoid)\b"
+LESSON_CUE = re.compile(
+    r"\blessons? learned\b|\blesson:|\btakeaway\b|\bnote to self\b"
+    rf"|(?:^|\bso\s+)next time\b|\bnext time,?\s+{_DIRECTIVE}|(?:^|\bso\s+)in the future\b|\bin the future,?\s+{_DIRECTIVE}"
+    r"|\bwe should have\b|\bi should have\b|\bshould always\b|^(?:always\s+)?make sure (?:to|that)\b|\bthe root cause was\b"
+    r"|\bnever\s+(?!want|wanna|thought|knew|felt|been|had|seen|imagined|expected)\w+\b.{2,80}\bagain\b|\bnever again\b"
+    r"|\b(?:don'?t|do not) ever\b|\b(?:always|never) forget to\b"
+    r"|\bremember to always\b|\bi(?:'ve| have)? learned (?:that|the hard way)\b|\bwe(?:'ve| have)? learned (?:that|the hard way)\b"
+    r"|\b(?:that|this|it) taught (?:me|us)\b|\bthe mistake was\b|\bwon'?t make that mistake again\b"
+    r"|\blearned the hard way\b|\bturns out (?:you|we) (?:need|have|must|should)\b",
+    re.IGNORECASE,
+)
+LESSON_PREFIX = re.compile(
+    r"^.*?\b(?:lessons? learned|lesson|takeaway|note to self)\b\s*(?:is|was)?\s*[:,-]?\s*", re.IGNORECASE
+)
+
+# ── preferences (the user's own) ────────────────────────────────────────────────────
+PREFERENCE_CUE = re.compile(
+    r"\bi(?:'d| would)? (?:really |much |strongly |generally |usually )?(?:prefer|rather)\b"
+    r"|\bi (?:like|love|want|need) (?:it when you|you to|(?:short|shorter|brief|concise|long|longer|detailed|"
+    r"terse|plain)\b)"
+    r"|\bi (?:don'?t|do not) (?:like|want) (?:it when you|you to|long|lengthy|verbose|emojis?|tables?|bullet)"
+    r"|\bmy preference is\b|\bplease (?:always|never|don'?t|do not|keep|use|avoid|stop)\b"
+    r"|\b(?:keep|make) (?:your |the )?(?:answers|replies|responses|messages|summaries|explanations) "
+    r"(?:short|shorter|brief|concise|terse|long|detailed)\b"
+    r"|\bcall me\b|\baddress me as\b|\bno more (?:emojis?|tables?|bullet points|long answers)\b"
+    r"|\bfrom now on,? (?:please )?(?:use|give|answer|write|keep|reply|respond|format|send|add|avoid|skip)\b",
+    re.IGNORECASE,
+)
+# A preference's subject, so that a later one about the same thing replaces it.
+_PREFERENCE_SUBJECTS = (
+    ("length", r"\b(?:short|shorter|brief|concise|terse|long|longer|lengthy|detailed|verbose)\b"),
+    ("format", r"\b(?:bullet(?: points?| lists?)?|prose|tables?|markdown|paragraphs?|numbered lists?|headings?|"
+               r"emojis?|plain text|json|format(?:ting)?)\b"),
+    ("language", r"\b(?:english|german|french|spanish|italian|dutch|portuguese|japanese|chinese|language)\b"),
+    ("name", r"\b(?:call me|address me as)\b"),
+    ("tone", r"\b(?:formal|informal|casual|tone|friendly|direct)\b"),
+)
+
+
+def preference_subject(sentence: str) -> str | None:
+    """What a preference is about (length, format, language, name, tone), or None."""
+    found = [(m.start(), name) for name, rx in _PREFERENCE_SUBJECTS for m in [re.search(rx, sentence, re.IGNORECASE)] if m]
+    return min(found)[1] if found else None
+
+
+# ── procedures told as a sequence ───────────────────────────────────────────────────
+_SEQ_WORD = r"(?:first(?:ly)?|start by|begin by|then|next|after that|afterwards|once (?:that|it)'?s? (?:done|finished)|finally|lastly|last|and then)"
+PROCEDURE_INTRO = re.compile(
+    r"^(?:so,?\s+|ok(?:ay)?,?\s+|here'?s how\s+)?(?:to|in order to|if you (?:want|need) to|when(?:ever)? you (?:want|need) to|"
+    r"the way to|how to)\s+(?P<what>[^,:;]{3,80}?)\s*(?:,|:|\bis to\b|\byou (?:need|have|must|should) to\b|-)\s*(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+PROCEDURE_STEP_SPLIT = re.compile(rf"(?:[,;.]\s*|\s+)(?:and\s+)?\b{_SEQ_WORD}\b[,:]?\s*", re.IGNORECASE)
+SEQUENCE_START = re.compile(rf"^\s*(?:and\s+)?{_SEQ_WORD}\b[,:]?\s*", re.IGNORECASE)
+
+
+def procedure_steps(rest: str) -> list[str]:
+    """The steps of a sequence told in prose ("first A, then B, finally C" -> [A, B, C]);
+    [] unless it has at least two steps joined by sequence words."""
+    if not re.search(rf"\b{_SEQ_WORD}\b", rest, re.IGNORECASE):
+        return []
+    rest = SEQUENCE_START.sub("", rest.strip())
+    parts = [p.strip(" ,;.") for p in PROCEDURE_STEP_SPLIT.split(rest)]
+    steps = [p for p in parts if len(re.findall(r"[A-Za-z]{2,}", p)) >= 2]
+    return steps if len(steps) >= 2 else []
+
+
+# ── dates ───────────────────────────────────────────────────────────────────────────
+_MONTH_RX = r"(?:january|february|march|april|june|july|august|september|october|november|december|" \
+            r"jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?"
+_DAY_RX = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?"
+_YEAR_RX = r"(?:,?\s+(?:19|20)\d\d)"
+_WEEKDAY_RX = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+DATE = re.compile(
+    rf"\b(?:(?:{_MONTH_RX}|May)\s+{_DAY_RX}\b{_YEAR_RX}?|{_DAY_RX}\s+(?:of\s+)?(?:{_MONTH_RX}|May)\b{_YEAR_RX}?"
+    rf"|\d{{4}}-\d\d-\d\d|(?:next|this|coming)\s+(?:{_WEEKDAY_RX}|week|month|weekend|quarter|year)"
+    rf"|(?:on\s+)?{_WEEKDAY_RX}|tomorrow|end of (?:the |this |next )?(?:week|month|quarter|year)"
+    rf"|Q[1-4](?:\s+(?:19|20)\d\d)?|(?:early|mid|late)[- ]{_MONTH_RX}|{_MONTH_RX}\s+(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+_SCHEDULED = (r"(?:planned|scheduled|set|due|slated|booked|targeted|expected|pencilled|penciled|happening|taking place|"
+              r"going live|landing|fixed)")
+_MOVED = (r"(?:moved|pushed(?: back| out)?|postponed|rescheduled|delayed|brought forward|pulled in|shifted|bumped|"
+          r"slipped|changed)")
+_NP = r"(?P<{0}>(?:the|our|my|their|its|this|that)\s+[\w-]+(?:\s+[\w-]+){{0,3}}?)"
+_NP_BARE = r"(?P<{0}>[A-Za-z][\w-]+(?:\s+[\w-]+){{0,3}}?)"
+EVENT_DATE = re.compile(
+    rf"{_NP.format('subj')}\s+(?:is|was|has been|will be|'s|are)\s+(?:now\s+|still\s+|currently\s+|tentatively\s+)?"
+    rf"(?:{_SCHEDULED}\s+(?:for|on|to|at|in|by)|{_MOVED}\s+(?:to|until|till|back to|out to)|on|due|for)\s+(?P<when>.+)"
+    rf"|\b(?:we|they|i)\s+(?:have\s+|'ve\s+)?{_MOVED}\s+{_NP.format('subj2')}\s+(?:to|until|till|back to|out to)\s+(?P<when2>.+)"
+    rf"|{_NP_BARE.format('subj3')}\s+(?P<noun>deadline|date|day)\s+is\s+(?:now\s+)?(?P<when3>.+)",
+    re.IGNORECASE,
+)
+_NOT_EVENT = {"it", "this", "that", "which", "what", "there", "he", "she", "they", "we", "i", "you"}
+
+
+def event_date(sentence: str) -> tuple[str, bool] | None:
+    """(subject, moved) of a sentence that dates an event: "the cutover is planned for June
+    3" -> ("cutover", False); "we moved the cutover to June 17" -> ("cutover", True).
+    None when the sentence holds no date or no event."""
+    if not DATE.search(sentence):
+        return None
+    for m in EVENT_DATE.finditer(sentence):
+        when = m.group("when") or m.group("when2") or m.group("when3") or ""
+        if not DATE.match(when.strip()) and not DATE.search(when[:40]):
+            continue
+        subj = m.group("subj") or m.group("subj2") or (m.group("subj3") + f" {m.group('noun')}")
+        subj = re.sub(r"^(?:the|our|my|their|its|this|that)\s+", "", subj.strip(), flags=re.IGNORECASE)
+        subj = re.sub(r"\s+(?:date|day)$", "", subj, flags=re.IGNORECASE)
+        words = [w for w in subj.lower().split() if w not in STOPWORDS]
+        if not words or words[0] in _NOT_EVENT or DATE.fullmatch(subj):
+            continue
+        moved = bool(re.search(_MOVED, m.group(0), re.IGNORECASE)) or bool(re.search(r"\bnow\b", m.group(0), re.IGNORECASE))
+        return " ".join(words[-3:]), moved
+    return None
+
+
+def _fmt(d: date) -> str:
+    return f"{d.day} {d.strftime('%B %Y')}"
+
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_RELATIVE = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|this morning|last night|(?:last|next|this past|this coming) "
+    rf"(?:week|weekend|month|year|{'|'.join(_WEEKDAYS)})|(?:a|one|two|three|four|five|six|\d+) (?:days?|weeks?|months?|years?) ago)\b",
+    re.IGNORECASE,
+)
+_NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+
+
+def resolve_relative(phrase: str, said: datetime) -> str | None:
+    """An absolute form of a relative date said at SAID ("yesterday" said on 8 May 2023 ->
+    "7 May 2023"; "last week" -> "week of 1 May 2023"; "last year" -> "2022")."""
+    p = phrase.lower()
+    day = said.date()
+    if p in ("today", "tonight", "this morning"):
+        return _fmt(day)
+    if p in ("yesterday", "last night"):
+        return _fmt(day - timedelta(days=1))
+    if p == "tomorrow":
+        return _fmt(day + timedelta(days=1))
+    m = re.fullmatch(r"(\w+) (day|week|month|year)s? ago", p)
+    if m:
+        n = _NUMBERS.get(m.group(1)) or (int(m.group(1)) if m.group(1).isdigit() else 1)
+        unit = m.group(2)
+        if unit == "day":
+            return _fmt(day - timedelta(days=n))
+        if unit == "week":
+            d = day - timedelta(weeks=n)
+            return "week of " + _fmt(d - timedelta(days=d.weekday()))
+        if unit == "month":
+            y, mo = divmod(day.year * 12 + day.month - 1 - n, 12)
+            return date(y, mo + 1, 1).strftime("%B %Y")
+        return str(day.year - n)
+    m = re.fullmatch(r"(last|next|this past|this coming) (\w+)", p)
+    if not m:
+        return None
+    step = 1 if m.group(1) in ("next", "this coming") else -1
+    what = m.group(2)
+    if what in _WEEKDAYS:
+        target = _WEEKDAYS.index(what)
+        delta = (target - day.weekday()) % 7 if step > 0 else -((day.weekday() - target) % 7)
+        delta = delta or 7 * step
+        return _fmt(day + timedelta(days=delta))
+    if what in ("week", "weekend"):
+        d = day + timedelta(weeks=step)
+        if what == "weekend":
+            return "weekend of " + _fmt(d + timedelta(days=5 - d.weekday()))
+        return "week of " + _fmt(d - timedelta(days=d.weekday()))
+    if what == "month":
+        y, mo = divmod(day.year * 12 + day.month - 1 + step, 12)
+        return date(y, mo + 1, 1).strftime("%B %Y")
+    if what == "year":
+        return str(day.year + step)
+    return None
+
+
+def with_absolute_dates(text: str, said: datetime) -> str:
+    """TEXT with each relative date followed by its absolute form in brackets, so that a
+    fact read weeks later still says when: "I went there yesterday [7 May 2023]"."""
+    out, last = [], 0
+    for m in _RELATIVE.finditer(text):
+        absolute = resolve_relative(m.group(0), said)
+        if absolute is None:
+            continue
+        out.append(text[last:m.end()] + f" [{absolute}]")
+        last = m.end()
+    return "".join(out) + text[last:] if out else text
+
+
+# ── people ──────────────────────────────────────────────────────────────────────────
+ROLE_WORDS = (
+    r"engineer|developer|dev|designer|manager|lead|sre|pm|po|cto|ceo|cfo|coo|cio|vp|director|intern|analyst|architect|"
+    r"admin|administrator|scientist|researcher|owner|maintainer|reviewer|contractor|consultant|recruiter|tester|qa|"
+    r"devops|head|coordinator|scrum master|on-call|teammate|colleague|mentor|boss|founder|co-founder|advisor|"
+    r"accountant|lawyer|doctor|nurse|teacher|coach|therapist|counselor|counsellor|officer|specialist|expert|"
+    r"champion|point of contact|contact|representative|rep|assistant|editor|writer|producer|operator"
+)
+# "X is joining the team as our SRE", "X joined as the new PM", "X takes over as ...", "X will be our ..."
+ROLE_CUE = re.compile(
+    r"^\s*(?:is|was|has been|will be|'s)?\s*(?:now\s+)?(?:joining|joined|starting|started|coming on board|hired|"
+    r"takes? over|took over|taking over|moving|moved|promoted|stepping in|steps in|stepped in|signed on)\b"
+    r"(?:\s+(?:the|our)\s+\w+(?:\s+team)?|\s+us)?(?:\s+(?:on|next|this)\s+\w+)?\s+as\s+(?P<role>(?:(?:our|the|a|an)\s+)?.{2,60})"
+    rf"|^\s*(?:is|'s|will be|has become|became|is now|'s now)\s+(?:now\s+)?(?P<role2>(?:our|the|a|an)\s+(?:new\s+|acting\s+|interim\s+|"
+    rf"lead\s+|senior\s+|junior\s+|principal\s+|staff\s+|head\s+)?(?:[\w-]+\s+){{0,3}}?(?:{ROLE_WORDS})\b.{{0,40}})"
+    rf"|^,\s+(?P<role3>(?:our|the|a|an)\s+(?:new\s+)?(?:[\w-]+\s+){{0,2}}?(?:{ROLE_WORDS}))\b",
+    re.IGNORECASE,
+)
+# "we hired Lena as our SRE", "welcome Tom, the new PM"
+HIRED_BEFORE = re.compile(r"\b(?:hired|welcome|welcomed|onboarded|onboarding|brought on|bringing on|recruited|promoted|meet)\s+$",
+                          re.IGNORECASE)
+HIRED_AFTER = re.compile(r"^(?:\s+(?:as|to be|to)|,)\s+(?P<role>(?:our|the|a|an)\s+(?:new\s+)?.{2,60})", re.IGNORECASE)
+# "Lena's birthday is on March 14", "Tom starts on Monday", "Ana was born on 3 May 1990"
+PERSON_DATE_NOUNS = (r"birthday|anniversary|name day|last day|first day|start date|wedding|due date|graduation|"
+                     r"retirement|surgery|flight|vacation|holiday|leave|day off|interview|appointment|party|exam")
+PERSON_DATE = re.compile(
+    rf"^'s\s+(?P<noun>{PERSON_DATE_NOUNS})\b"
+    r"|^\s+(?P<verb>was born|starts|started|is starting|will start|joins|is joining|leaves|is leaving|left|retires|"
+    r"is out|is off|is away|is on (?:vacation|leave|holiday)|flies|arrives|moves|is moving|turns \d+|gets married|returns|"
+    r"is back)\b",
+    re.IGNORECASE,
+)
+
+# ── a person's own statements (multi-party conversations) ────────────────────────────
+PERSONAL_FACT = re.compile(
+    r"\b(?:i|we)\s+(?:just\s+|recently\s+|finally\s+|also\s+|actually\s+|really\s+|still\s+)?(?:'ve\s+|have\s+|had\s+)?"
+    r"(?:work(?:ed)?|live[ds]?|grew up|was born|moved|studied|graduated|teach|taught|volunteer(?:ed)?|play(?:ed)?|joined|"
+    r"started|quit|adopted|bought|got married|married|went|visited|travell?ed|took|ran|painted|wrote|read|finished|"
+    r"signed up|applied|received|won|lost|met|celebrated|attended|love|enjoy|collect|practice|own|made|built|"
+    r"learned|learnt|passed|failed|hiked|camped|cooked|baked|planted|planned|decided|got|prefer|like|did|tried|found|"
+    r"booked|am|was)\b"
+    r"|\bi'?m (?:a|an|from|originally|currently|\w+ing)\b"
+    # the pronoun dropped, as people chat: "Took a short trip to Rome last week."
+    r"|^(?:just\s+|also\s+|finally\s+|recently\s+)?(?:got|took|went|had|visited|started|finished|bought|made|did|met|"
+    r"joined|moved|tried|found|signed up|booked|won|lost|learned|adopted|been)\b"
+    r"|\bmy\s+(?:wife|husband|partner|kids?|children|son|daughter|mom|mother|dad|father|sister|brother|family|"
+    r"friends?|dog|cat|pets?|puppy|job|boss|team|birthday|favou?rite|name|home|house|car|hobby|goal|dream|"
+    r"grand\w+|parents|boyfriend|girlfriend|fianc[eé]e?|niece|nephew|cousin|aunt|uncle)\b",
+    re.IGNORECASE,
+)
+HYPOTHETICAL = re.compile(r"^(?:if|when|whenever|maybe|perhaps)\b|\b(?:would|could|might)\b|\bi wish\b|\bwhat if\b",
+                          re.IGNORECASE)
+# A sentence that only wonders: "if we use X ...", "should we ...", "maybe we'll ..."
+OPEN_QUESTION = re.compile(
+    r"^(?:if|when|whenever|maybe|perhaps|what if|should we|do we|can we|could we|shall we|would we|are we|i wonder)\b",
+    re.IGNORECASE,
+)
+
+
+__all__ = [
+    "ACK",
+    "CHANGE_CUE",
+    "CONFIRM",
+    "DATE",
+    "DECISION_CUE",
+    "DECISION_PREFIX",
+    "FIRST_PERSON_ONLY",
+    "HIRED_AFTER",
+    "HIRED_BEFORE",
+    "HYPOTHETICAL",
+    "LESSON_CUE",
+    "LESSON_PREFIX",
+    "OPEN_QUESTION",
+    "PERSONAL_FACT",
+    "PERSON_DATE",
+    "PREFERENCE_CUE",
+    "PROCEDURE_INTRO",
+    "PROPOSAL",
+    "ROLE_CUE",
+    "change_target",
+    "event_date",
+    "preference_subject",
+    "procedure_steps",
+    "resolve_relative",
+    "with_absolute_dates",
+]

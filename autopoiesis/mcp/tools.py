@@ -1,0 +1,252 @@
+"""The MCP server's tools as plain methods on one memory repo: every argument checked,
+every refusal an AutopoiesisError whose message says what to pass (the server turns it
+into an MCP error result), every write through the one knowledge writer.
+
+A long-lived server keeps the search index and the context compiler open between calls,
+so a tool call costs a query, not a process start. Calls are served one at a time (the
+SDK runs tools in worker threads; the lock keeps the open index to one of them).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import PurePosixPath
+from typing import Any
+
+from autopoiesis.core.config import CONFIG_FILENAME, NUMBERS, check_number
+from autopoiesis.core.paths import CATEGORIES, CONTENT_DIRS, MemoryRepo
+from autopoiesis.errors import ChangeRejectedError, InvalidArgumentError, UnsafePathError
+
+READABLE_TOPS = CONTENT_DIRS  # raw/ knowledge/ topics/ archive/, plus memory-config.yaml
+MAX_READ_LINES = 2000
+MAX_READ_BYTES = 8 << 20
+MAX_FACT_CHARS = 4000  # the writer keeps one line of 400 characters; more than this is not one fact
+MAX_BLAME_LINES = 2000
+_SOURCE = re.compile(r"^[^\s()]{1,300}$")  # what an entry's citation can hold (formats.knowledge)
+_TAG = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+PRODUCER = "mcp@1"
+DEFAULT_SOURCE = "mcp:remember"
+
+
+def _text(value: str, name: str, *, limit: int = 100_000) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidArgumentError(f"{name} is empty; pass some text.")
+    if "\x00" in value:
+        raise InvalidArgumentError(f"{name} holds a NUL byte; pass plain text.")
+    if len(value) > limit:
+        raise InvalidArgumentError(f"{name} is {len(value)} characters; pass at most {limit}.")
+    return value
+
+
+class MemoryTools:
+    def __init__(self, repo: MemoryRepo):
+        self.repo = repo
+        self._lock = threading.Lock()
+        self._index: Any = None
+        self._compiler: Any = None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._compiler is not None:
+                self._compiler.close()
+                self._compiler = None
+            if self._index is not None:
+                self._index.close()
+                self._index = None
+
+    # ── paths ──
+    def _readable(self, path: str) -> str:
+        """PATH as a repo-relative path inside raw/, knowledge/, topics/ or archive/ (or the
+        config file); anything else, a symlink out of the repo included, is refused."""
+        path = _text(path, "path", limit=4096)
+        full = self.repo.resolve_inside(path)
+        rel = self.repo.rel(full)
+        top = PurePosixPath(rel).parts[0] if rel not in ("", ".") else ""
+        if rel != CONFIG_FILENAME and top not in READABLE_TOPS:
+            raise UnsafePathError(
+                f"{path} is not memory content; read files under {', '.join(f'{t}/' for t in READABLE_TOPS)} "
+                f"or {CONFIG_FILENAME}."
+            )
+        return rel
+
+    # ── reading ──
+    def search(self, query: str, limit: int = 10, category: str | None = None) -> dict[str, Any]:
+        from autopoiesis.index import SearchIndex, search_outcome
+
+        query = _text(query, "query", limit=10_000)
+        if category is not None and category not in CATEGORIES:
+            raise InvalidArgumentError(f"category {category!r} is not one of {', '.join(CATEGORIES)}.")
+        with self._lock:
+            if self._index is None and self.repo.index_path.exists():
+                self._index = SearchIndex(self.repo)
+            outcome = search_outcome(query, limit, category, repo=self.repo, index=self._index)
+        return {"source": outcome.source, "notices": list(outcome.notices),
+                "results": [{"path": r.path, "start_line": r.start_line, "end_line": r.end_line, "score": round(r.score, 4),
+                             "category": r.category, "heading": r.heading, "turn_time": r.turn_time,
+                             "archived": r.archived, "snippet": r.snippet} for r in outcome.results]}
+
+    def read(self, path: str, start_line: int = 1, end_line: int | None = None) -> str:
+        rel = self._readable(path)
+        full = self.repo.root / rel
+        if not full.is_file():
+            raise InvalidArgumentError(f"{rel} is not a file of the memory repo; `search` finds files.")
+        if full.stat().st_size > MAX_READ_BYTES:
+            raise InvalidArgumentError(f"{rel} is over {MAX_READ_BYTES >> 20} MB; `search` finds the part you need.")
+        raw = full.read_bytes()
+        if b"\x00" in raw[:8192]:
+            raise InvalidArgumentError(f"{rel} is not a text file.")
+        lines = raw.decode("utf-8", "replace").splitlines()
+        total = len(lines)
+        if start_line < 1 or (end_line is not None and end_line < start_line):
+            raise InvalidArgumentError(f"lines {start_line}-{end_line} are no range; lines count from 1 and end_line >= start_line.")
+        if start_line > max(total, 1):
+            raise InvalidArgumentError(f"{rel} has {total} lines; start_line {start_line} is past its end.")
+        last = total if end_line is None else end_line
+        last = min(last, total, start_line + MAX_READ_LINES - 1)
+        more = f"; {total - last} more, read on with start_line={last + 1}" if last < total else ""
+        header = f"[{rel} lines {start_line}-{last} of {total}{more}]"
+        return header + "\n" + "\n".join(lines[start_line - 1:last])
+
+    def compile_context(self, message: str, budget: int | None = None, shared: bool = False) -> str:
+        from autopoiesis.app.compile_message import compile_for_message
+        from autopoiesis.compiler import ContextCompiler
+
+        message = _text(message, "message")
+        if budget is not None:
+            check_number("budget", budget, NUMBERS[("context_compiler", "token_budget")])
+        with self._lock:
+            if self._compiler is None:
+                self._compiler = ContextCompiler(self.repo)
+            # steering stays queued for the harness's own compile; the files used count as used
+            result, _ = compile_for_message(self.repo, message, budget=budget, shared=shared, take_steering=False,
+                                            compiler=self._compiler)
+        return result.prompt
+
+    def recall(self, text: str, limit: int = 20) -> dict[str, Any]:
+        from autopoiesis.gitops import MemoryGit
+
+        text = _text(text, "text", limit=1000)
+        commits = MemoryGit(self.repo).recall(text, limit)
+        return {"commits": [{"sha": c.sha, "date": c.date, "subject": c.subject, "files": list(c.files)} for c in commits]}
+
+    def history(self, path: str, limit: int = 20, blame: bool = False) -> dict[str, Any]:
+        from autopoiesis.gitops import MemoryGit
+
+        rel = self._readable(path)
+        git = MemoryGit(self.repo)
+        out: dict[str, Any] = {"path": rel, "commits": [
+            {"sha": c.sha, "date": c.date, "subject": c.subject} for c in git.history(rel, limit)]}
+        if not out["commits"] and not (self.repo.root / rel).exists():
+            raise InvalidArgumentError(f"{rel} has no history and is not in the memory repo.")
+        if blame:
+            lines = git.blame(rel).splitlines()
+            out["blame"] = "\n".join(lines[:MAX_BLAME_LINES])
+            if len(lines) > MAX_BLAME_LINES:
+                out["blame_cut"] = f"{len(lines) - MAX_BLAME_LINES} more lines; `read` the file by ranges"
+        return out
+
+    def topics(self, message: str | None = None, output: bool = False) -> dict[str, Any]:
+        from autopoiesis.watch.pipeline import WatcherPipeline
+        from autopoiesis.watch.topics import load_topics
+
+        if message is None:
+            ts = load_topics(self.repo)
+            return {"topics": [{"name": t.name, "path": t.path, "description": t.description, "activation": t.activation,
+                                "priority": t.priority, "triggers": [tr.describe() for tr in t.triggers]} for t in ts.topics],
+                    "errors": list(ts.errors)}
+        message = _text(message, "message")
+        pipe = WatcherPipeline(self.repo, log_decisions=False, persist_steering=False)
+        acts = pipe.evaluate(message, "output" if output else "input", [], all_topics=True, dry_run=True)
+        return {"direction": "output" if output else "input",
+                "activations": [{"topic": a.topic, "activated": a.activated, "tier": a.tier, "reason": a.reason,
+                                 "correction_hints": list(a.correction_hints)} for a in acts]}
+
+    def schema(self) -> dict[str, Any]:
+        from autopoiesis.mcp.schema import memory_schema
+
+        return memory_schema(self.repo)
+
+    # ── writing: the one knowledge writer, then a commit of exactly what it wrote ──
+    def _provenance(self, source: str | None) -> Any:
+        from autopoiesis.core.clock import utc_now
+        from autopoiesis.lifecycle.writer import Provenance
+
+        if source is not None and not _SOURCE.match(source):
+            raise InvalidArgumentError(
+                f"source {source!r} must be one word without spaces or parentheses: a transcript path under raw/ "
+                "or a session id.")
+        return Provenance(source=source or DEFAULT_SOURCE, at=utc_now().replace(microsecond=0), producer=PRODUCER)
+
+    def _apply(self, change: Any, verb: str) -> Any:
+        from autopoiesis.gitops import MemoryGit
+        from autopoiesis.lifecycle.writer import KnowledgeWriter, WritePolicy
+
+        policy = WritePolicy("the MCP client", ("knowledge/*",), frozenset({"append", "supersede"}))
+        report = KnowledgeWriter(self.repo).apply([change], policy)
+        if report.capped:
+            raise ChangeRejectedError(f"nothing was written: {report.capped[0][1]}.")
+        sha = None
+        if report.paths:
+            msg = self.repo.redactor().redact(
+                f"memory: {verb} in {change.path}\n\n- {change.path}: +1 entry\n\nSource: {change.provenance.source}\n")
+            sha = MemoryGit(self.repo).commit_paths(report.paths, msg).sha
+        return report, sha
+
+    def _section(self, path: str, section: str | None) -> str:
+        from autopoiesis.lifecycle.writer import KnowledgeWriter, template_for
+
+        if section is not None:
+            return _text(section, "section", limit=120)
+        try:
+            doc = KnowledgeWriter(self.repo).read(path)
+        except (OSError, UnicodeDecodeError):
+            doc = None
+        titles = [s.title for s in (doc or template_for(path)).sections if s.level == 2]
+        return titles[0] if titles else "Notes"
+
+    def _knowledge_path(self, path: str) -> str:
+        path = _text(path, "path", limit=4096)
+        try:
+            rel = self.repo.rel(self.repo.resolve_inside(path, under="knowledge"))
+        except UnsafePathError as exc:
+            raise ChangeRejectedError(f"{exc} Nothing was written; `get_schema` shows where things go.") from None
+        return rel
+
+    def remember(self, path: str, content: str, section: str | None = None, source: str | None = None,
+                 tags: list[str] | None = None) -> dict[str, Any]:
+        from autopoiesis.lifecycle.writer import KnowledgeChange
+
+        rel = self._knowledge_path(path)
+        content = _text(content, "content", limit=MAX_FACT_CHARS)
+        bad = [t for t in tags or [] if not isinstance(t, str) or not _TAG.match(t)]
+        if bad:
+            raise InvalidArgumentError(f"tags {bad!r}: a tag is one word of letters, digits, '_', '.' or '-'.")
+        prov = self._provenance(source)
+        with self._lock:
+            change = KnowledgeChange(rel, "append", self._section(rel, section), content, prov, tags=tuple(tags or ()))
+            report, sha = self._apply(change, "remember")
+        if not report.added:
+            return {"status": "duplicate", "path": rel, "note": "the file already holds this fact; nothing was written"}
+        return {"status": "added", "path": rel, "section": change.section, "entry_id": report.added[0][1], "commit": sha}
+
+    def supersede(self, path: str, target: str, content: str, section: str | None = None,
+                  source: str | None = None) -> dict[str, Any]:
+        from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter
+
+        rel = self._knowledge_path(path)
+        target = _text(target, "target", limit=1000)
+        content = _text(content, "content", limit=MAX_FACT_CHARS)
+        prov = self._provenance(source)
+        with self._lock:
+            found = KnowledgeWriter(self.repo).find_active(rel, target)
+            if found is None:
+                raise InvalidArgumentError(
+                    f"no single active entry of {rel} matches {target!r}; pass its id (YYYYMMDD-HHMM-xxxxxx, shown by `read`) "
+                    "or a phrase only that entry contains.")
+            old, old_section = found
+            change = KnowledgeChange(rel, "supersede", section or old_section, content, prov, target=old.id)
+            report, sha = self._apply(change, "supersede an entry")
+        if not report.superseded:
+            return {"status": "duplicate", "path": rel, "note": "the file already holds the new fact; nothing was written"}
+        return {"status": "superseded", "path": rel, "superseded": old.id, "entry_id": report.added[0][1], "commit": sha}
