@@ -290,7 +290,8 @@ def test_session_end_imports_the_transcript_in_the_background(repo, project, env
     assert (repo.root / row["imported"][0]).exists()
     # committed, then the session-end extraction ran on it (lifecycle.extraction_trigger: on_session_end)
     subjects = git(repo, "log", "-2", "--format=%s").stdout.splitlines()
-    assert subjects[0].startswith("memory: extract") and subjects[1].startswith("conversation: test-session-id")
+    assert subjects[0].startswith("memory: ") and subjects[1].startswith("conversation: test-session-id")
+    assert f"Session: {row['imported'][0]}" in git(repo, "log", "-1", "--format=%B").stdout
     assert "claude-code:test-session-id" not in json.loads((repo.root / ".autopoiesis/harness/sessions.json").read_text())
 
 
@@ -338,7 +339,7 @@ def test_pre_compact_flush_round_trip(repo, project, env, hooks, tmp_path, git) 
     flush = log_rows(repo)[-1]["flush"]
     assert flush["status"] == "flushed", flush
     memory = (repo.root / "knowledge/memory/MEMORY.md").read_text()
-    assert "Decided to move the billing database to pg-billing-3 (source: claude-code:long @" in memory
+    assert "Decided to move the billing database to pg-billing-3 (via claude-code:long)" in memory
     assert "Cut-over is planned for Friday" in (repo.root / "knowledge/projects/billing-service/context.md").read_text()
     assert git(repo, "log", "-1", "--format=%s").stdout.startswith("memory: pre-compaction flush of claude-code session long")
     # and the new context already holds it

@@ -84,7 +84,7 @@ def test_every_tool_over_stdio(repo: MemoryRepo, tmp_path: Path, git) -> None:
         added = json.loads(text)
         assert not err and added["status"] == "added" and added["section"] == "Facts" and added["commit"]
         body = (repo.root / "knowledge/reference/billing.md").read_text()
-        assert "Invoices run nightly at 02:00 UTC (source: raw/conversations/2026/03/01/0900-s1-billing.md @" in body
+        assert "Invoices run nightly at 02:00 UTC (via s1-billing)" in body
         assert f"{{id: {added['entry_id']}}} #billing" in body
 
         err, text = await call("remember", {"path": "knowledge/reference/billing.md", "content": "invoices run nightly at 02:00 UTC."})
