@@ -265,3 +265,24 @@ def test_compile_batch_refuses_bad_input_clearly(repo: MemoryRepo, tmp_path: Pat
     assert rows[2]["line"] == 3
     no_json = runner.invoke(app, ["-C", root, "compile", "--batch", str(f)])
     assert no_json.exit_code == 2
+
+
+def test_turn_lines_and_locate_give_what_packing_builds_on(repo: MemoryRepo) -> None:
+    for p in repo.iter_markdown("raw/conversations"):
+        text = p.read_text(encoding="utf-8")
+        spans = tf.turn_lines(text)
+        lines = text.split("\n")
+        assert len(spans) == len(tf.parse(text).turns) == 12
+        assert all(tf.HEADER_RE.match(lines[a - 1]) and lines[b - 1].strip() for a, b in spans)
+        assert all(b < c for (_, b), (c, _) in zip(spans, spans[1:]))
+    with SearchIndex(repo) as idx:
+        hits = idx.locate("cache latency alert audit cluster deploy", 200, fresh=False)
+        capped = idx.search("cache latency alert audit cluster deploy", 200, fresh=False, per_file=1)
+    per_file: dict[str, list[tuple[int, int]]] = {}
+    for h in hits:
+        per_file.setdefault(h.path, []).append((h.start_line, h.end_line))
+    assert max(len(v) for v in per_file.values()) > 1 >= max(sum(1 for c in capped if c.path == p) for p in per_file)
+    assert {h.path for h in hits} == {c.path for c in capped}
+    for spans in per_file.values():
+        spans.sort()
+        assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))  # never two overlapping chunks
