@@ -128,3 +128,7 @@ class HookPayloadError(AutopoiesisError):
 class InvalidArgumentError(AutopoiesisError):
     """A tool (the MCP server's) was called with an argument it cannot take; the message
     says what to pass instead."""
+
+
+class QuestionSetError(AutopoiesisError):
+    """An evaluation's question set cannot be read (not LoCoMo JSON, a bad JSONL line, ...)."""

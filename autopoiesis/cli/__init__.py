@@ -53,6 +53,7 @@ def _register() -> None:
     from autopoiesis.cli import (
         core,
         daemon_cmd,
+        eval_cmd,
         forget_cmd,
         hook_cmd,
         integrate_cmd,
@@ -66,7 +67,7 @@ def _register() -> None:
     )
 
     for module in (core, search_cmd, watch_cmd, lifecycle_cmd, llm_cmd, verify_cmd, forget_cmd, sync_cmd,
-                   daemon_cmd, integrate_cmd, hook_cmd, mcp_cmd):
+                   daemon_cmd, integrate_cmd, hook_cmd, mcp_cmd, eval_cmd):
         module.register(app)
 
 

@@ -123,7 +123,10 @@ def register(app: typer.Typer) -> None:
         model: str | None = typer.Option(None, "--model", metavar="M", help="The model for the LLM extractors."),
         force: bool = typer.Option(False, "--force", help="Replace an existing branch of that name."),
         base: str = typer.Option("main", "--base", help="The branch to start from and compare with."),
-        compare: list[str] | None = typer.Option(None, "--compare", metavar="A B", help="Compare two existing branches (give it twice, or as A B).")
+        compare: list[str] | None = typer.Option(None, "--compare", metavar="A B", help="Compare two existing branches (give it twice, or as A B)."),
+        questions: str | None = typer.Option(None, "--questions", metavar="FILE",
+                                             help="With --compare: score both on this question set (`autopoiesis eval`)."),
+        sample: int | None = typer.Option(None, "--sample", metavar="N", help="With --questions: LoCoMo's conversation N."),
     ) -> None:
         """Rebuild knowledge from every transcript on an extract/* branch, in its own worktree, and compare."""
         from autopoiesis.cli._common import fail, get_repo
@@ -136,7 +139,16 @@ def register(app: typer.Typer) -> None:
             if len(refs) != 2:
                 raise fail("--compare takes two branches: autopoiesis replay --compare A B", 2)
             typer.echo(rp.format_comparison(rp.compare_refs(repo, refs[0], refs[1])))
+            from autopoiesis.app.eval import evaluate, format_side_by_side, load_questions
+
+            qs = load_questions(questions) if questions else None
+            a, b = (evaluate(repo, qs, ref=r, sample=sample) for r in refs)
+            typer.echo("\n" + format_side_by_side(a, b))
+            if qs is None:
+                typer.echo("(add --questions FILE to score both on a question set)")
             return
+        if questions:
+            raise fail("--questions goes with --compare A B.", 2)
         if not branch:
             raise fail("give --branch extract/NAME to replay onto, or --compare A B.", 2)
 

@@ -212,23 +212,33 @@ def register(app: typer.Typer) -> None:
     @app.command("compile")
     def compile_cmd(
         ctx: typer.Context,
-        message: str = typer.Argument(..., help="The current message."),
+        message: str | None = typer.Argument(None, help="The current message."),
         session: str | None = typer.Option(None, "--session", metavar="FILE",
                                            help="Session history: a transcript, JSON list or JSONL of {role, content}."),
         budget: int | None = typer.Option(None, "--budget", metavar="TOKENS", help="Token budget (default context_compiler.token_budget)."),
         shared: bool = typer.Option(False, "--shared", help="A shared or group context: MEMORY.md is left out."),
         explain: bool = typer.Option(False, "--explain", help="Show each section: tokens, included or not, and why."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON: {prompt, total_tokens, budget, sections}."),
-        dry_run: bool = typer.Option(False, "--dry-run", help="Leave pending hints queued and inclusion counts unchanged."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Leave pending hints queued, inclusion counts and the gate log unchanged."),
+        batch: str | None = typer.Option(None, "--batch", metavar="FILE",
+                                         help="One message a line ('-' for stdin; a JSON string or {\"message\": ...} line "
+                                              "may hold line breaks); with --json, one JSON object a line, in one process."),
+        archive: bool = typer.Option(False, "--archive", help="Let scored knowledge take from archive/ too."),
     ) -> None:
         """Compile the context for MESSAGE: identity, memory, journal, active topics,
         scored knowledge and session history within the token budget."""
+        import json
         from pathlib import Path
 
         from autopoiesis.app.compile_message import compile_for_message
         from autopoiesis.cli._common import echo_json, fail, get_repo
-        from autopoiesis.compiler import load_session
+        from autopoiesis.compiler import ContextCompiler, load_session
+        from autopoiesis.errors import AutopoiesisError
 
+        if (message is None) == (batch is None):
+            raise fail("give a MESSAGE, or --batch FILE with one message a line.", 2)
+        if batch is not None and not as_json:
+            raise fail("--batch prints one JSON object a line: add --json.", 2)
         repo = get_repo(ctx)
         history = []
         if session:
@@ -236,8 +246,43 @@ def register(app: typer.Typer) -> None:
             if not p.is_file():
                 raise fail(f"--session {session}: no such file.", 2)
             history = load_session(p, repo)
+        if batch is not None:
+            from autopoiesis.watch.pipeline import WatcherPipeline
+
+            if batch != "-" and not Path(batch).is_file():
+                raise fail(f"--batch {batch}: no such file.", 2)
+            fh = sys.stdin if batch == "-" else open(batch, encoding="utf-8", errors="replace")
+            failed = False
+            try:
+                with ContextCompiler(repo) as compiler:
+                    pipe = WatcherPipeline(repo)
+                    for n, line in enumerate(fh, 1):
+                        text = _batch_message(line.rstrip("\n"))
+                        try:
+                            if text is None:
+                                raise ValueError('expected a message: plain text, a JSON string or {"message": "..."}')
+                            result, activations = compile_for_message(
+                                repo, text, session=history, budget=budget, shared=shared, take_steering=not dry_run,
+                                record=not dry_run, compiler=compiler, pipeline=pipe, log_decisions=not dry_run,
+                                include_archive=archive)
+                        except (AutopoiesisError, ValueError) as exc:
+                            failed = True
+                            out: dict[str, Any] = {"line": n, "error": str(exc)}
+                        else:
+                            out = result.as_dict()
+                            out["activations"] = [a.as_dict() for a in activations]
+                        sys.stdout.write(json.dumps(out, ensure_ascii=False, default=str) + "\n")
+                        sys.stdout.flush()
+            finally:
+                if fh is not sys.stdin:
+                    fh.close()
+            if failed:
+                raise typer.Exit(1)
+            return
+        assert message is not None
         result, activations = compile_for_message(repo, message, session=history, budget=budget, shared=shared,
-                                                  take_steering=not dry_run, record=not dry_run)
+                                                  take_steering=not dry_run, record=not dry_run,
+                                                  log_decisions=not dry_run, include_archive=archive)
         if as_json:
             data = result.as_dict()
             data["activations"] = [a.as_dict() for a in activations]
@@ -246,7 +291,7 @@ def register(app: typer.Typer) -> None:
         if explain:
             typer.echo(f"{'P':<2} {'in':<3} {'tokens':>6}  {'label':<48} reason")
             for s in result.sections:
-                typer.echo(f"{s.priority:<2} {'yes' if s.included else 'no':<3} {s.tokens:>6}  {s.label[:48]:<48} {s.reason}")
+                typer.echo(f"{s.priority:<2} {'yes' if s.included else 'no':<3} {s.tokens:>6}  {_short(s.label, 48):<48} {s.reason}")
             typer.echo(f"total {result.total_tokens} / {result.budget} tokens; history dropped: {result.dropped_history}"
                        + ("; flush due (see `autopoiesis flush --prompt`)" if result.flush_due else ""))
             return
@@ -327,3 +372,28 @@ def register(app: typer.Typer) -> None:
 
     app.add_typer(topics, name="topics")
     app.add_typer(gate, name="gate")
+
+
+def _batch_message(line: str) -> str | None:
+    """The message of a --batch line: a JSON string or {"message"|"text"|"content": ...}
+    (so a message can hold line breaks), else the line as it is; None for an empty line."""
+    import json
+
+    if not line.strip():
+        return None
+    if line.lstrip().startswith(('"', "{")):
+        try:
+            data = json.loads(line)
+        except ValueError:
+            return line
+        if isinstance(data, str):
+            return data if data.strip() else None
+        if isinstance(data, dict):
+            text = data.get("message", data.get("text", data.get("content")))
+            return text if isinstance(text, str) and text.strip() else None
+    return line
+
+
+def _short(label: str, width: int) -> str:
+    """LABEL within WIDTH characters, its end kept (where a path's name and lines are)."""
+    return label if len(label) <= width else label[: width // 3] + "\u2026" + label[-(width - width // 3 - 1):]

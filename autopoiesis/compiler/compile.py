@@ -16,12 +16,19 @@ P2    correction hints from output           topics by priority (critical first)
       steering, active topics' instructions  instructions and subscriptions share
       (each cut to its ``max_context_kb``)   ``topic_budget_kb``; each file once
       and their subscriptions
-P3    scored knowledge: the search index's   at most half of what is left after P0-P2,
-      hybrid (BM25 + vector) results x       so history is not starved; stops under
-      recency decay x frequency boost        100 tokens
+P3    scored knowledge: the search index's   fills what P0-P2 leave but the history
+      hybrid (BM25 + vector) hits x recency  share (``history_share`` of the budget, or
+      x frequency, as whole chunks (turns,   less when the session is shorter); no
+      sections), merged per file, then the   fixed number of hits (see
+      turns around them (`packing`)          `autopoiesis.compiler.packing`)
 P4    session history, newest first          a sliding window: stops at the first turn
       (tool results cut to one line)         that does not fit; shown oldest first
 ====  =====================================  ==========================================
+
+P3 leaves out topics/ (a topic enters through P2, when the watcher activates it: an
+inactive playbook is no knowledge) and archive/ (cold storage, never auto-loaded) unless
+``include_archive``. Every text the compiler includes from knowledge/ has its superseded
+entries removed, so a replaced fact is never offered as current.
 
 A harness that keeps the session-level slots (P0's identity files and P1) from the
 start of its session compiles each later message with ``session_context=False``: P2-P4
@@ -48,14 +55,16 @@ of `autopoiesis.lifecycle.flush`.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
+from autopoiesis.compiler.packing import Hit, Source, Unit, pack, source_of
 from autopoiesis.compiler.plan import Plan, Section
-from autopoiesis.core.clock import utc_now
+from autopoiesis.core.clock import parse_ts, utc_now
 from autopoiesis.core.frontmatter import split as split_frontmatter
 from autopoiesis.core.paths import (
     ACTIVE_PROJECTS_FILE,
@@ -66,6 +75,7 @@ from autopoiesis.core.paths import (
 )
 from autopoiesis.core.text import count_tokens, cut_to_bytes, one_line
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, FrontmatterError
+from autopoiesis.formats.knowledge import current_text
 
 if TYPE_CHECKING:
     from autopoiesis.core.config import CompilerConfig
@@ -80,13 +90,26 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 SYSTEM_BUDGET_KB = 1.0
 ACTIVE_PROJECTS_KB = 1.0
-KNOWLEDGE_SNIPPET_CHARS = 1200
+KNOWLEDGE_MIN_TOKENS = 100  # P3 is not tried with less room than this
+# Hits asked of the search index: first about one per TOKENS_PER_HIT tokens of room, at
+# least KNOWLEDGE_CANDIDATES; when they are packed with room to spare and the index may
+# hold more, four times as many, and so on: packing stops when the room is full, not at
+# a count. At most MAX_CANDIDATES: sqlite-vec's KNN takes k <= 4096 and the query engine
+# asks it for five candidates a result.
 KNOWLEDGE_CANDIDATES = 20
-KNOWLEDGE_MIN_TOKENS = 100
+TOKENS_PER_HIT = 60
+MAX_CANDIDATES = 800
+# Recency and frequency adjust the search score, they do not override it: fused search
+# scores (reciprocal-rank) differ by ~15% between the 1st and the 10th hit, so the
+# design's plain exp(-0.1 * days) would let any file edited today push aside the
+# month-old transcript that answers the question. Age costs at most 10%, use earns at
+# most 20%.
 RECENCY_RATE = 0.1  # exp(-0.1 * days): half-life of about 7 days (design §6.3)
-RECENCY_FLOOR = 0.2  # an old file that is the best match still competes
-FREQUENCY_BOOST = 0.1  # x (1 + 0.1 * times included before)
+RECENCY_FLOOR = 0.9
+FREQUENCY_BOOST = 0.1  # x (1 + 0.1 * times included before) ...
+FREQUENCY_CAP = 1.2  # ... up to x 1.2
 QUERY_CHARS = 2000
+SOURCE_CACHE = 2048  # files kept parsed between compiles (transcripts never change)
 # Sections whose files count as used when included (the P3 boost and the pruner read them).
 USAGE_LABELS = ("knowledge:", "sub:")
 
@@ -209,11 +232,14 @@ class ContextCompiler:
         self.index_refresh_seconds = index_refresh_seconds
         self._last_catch_up = float("-inf")
         self.notices: list[str] = []
+        self._sources: dict[str, tuple[tuple[int, int], Source]] = {}
+        self._root = str(repo.root)
 
     # ── the knowledge search (P3) ──
     def _search_results(self, query: str, limit: int) -> tuple[list[Any], str]:
         if self._search is not None:
             return list(self._search(query, limit)), "search"
+        limit = max(1, min(limit, MAX_CANDIDATES))
         from autopoiesis.index import (
             searchindex,  # numpy and sqlite-vec: only when P3 searches
         )
@@ -226,7 +252,7 @@ class ContextCompiler:
         if self._index is not None:
             now = time.monotonic()
             fresh = self.fresh_index and now - self._last_catch_up >= self.index_refresh_seconds
-            results = list(self._index.search(query, limit, fresh=fresh))
+            results = list(self._index.locate(query, limit, fresh=fresh))
             if fresh:
                 self._last_catch_up = time.monotonic()
             return results, "index"
@@ -246,11 +272,31 @@ class ContextCompiler:
 
     # ── compile ──
     def _read(self, relpath: str) -> str | None:
+        """The body of a file, superseded entries left out."""
         full = self.repo.root / relpath
         try:
-            return strip_frontmatter(full.read_text(encoding="utf-8"))
+            return current_text(strip_frontmatter(full.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError):
             return None
+
+    def _source(self, relpath: str) -> Source | None:
+        """The units of a file for P3, cached while the file is unchanged."""
+        full = os.path.join(self._root, relpath)
+        try:
+            st = os.stat(full)
+            key = (st.st_mtime_ns, st.st_size)
+            cached = self._sources.get(relpath)
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            with open(full, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError):
+            return None
+        src = source_of(relpath, text)
+        if len(self._sources) >= SOURCE_CACHE:
+            self._sources.pop(next(iter(self._sources)))
+        self._sources[relpath] = (key, src)
+        return src
 
     def compile(
         self,
@@ -265,11 +311,13 @@ class ContextCompiler:
         usage: Mapping[str, int] | None = None,
         today: date | None = None,
         now: datetime | None = None,
+        include_archive: bool = False,
         session_context: bool = True,
     ) -> CompiledContext:
         """The prompt for MESSAGE (design §9.2). AVAILABLE_KNOWLEDGE, when given, replaces
         the index search for P3. SHARED leaves MEMORY.md out (group or shared contexts).
         USAGE maps a path to how often it was included before (the P3 frequency boost).
+        INCLUDE_ARCHIVE lets P3 take from archive/ too.
         Without SESSION_CONTEXT the session-level slots (identity files and P1) are left
         out: a harness that was given them at the start of its session (a Claude Code
         SessionStart hook) asks each later prompt for P2-P4 only."""
@@ -365,33 +413,33 @@ class ContextCompiler:
                 if plan.offer(label, 2, cut, sub):
                     topic_left -= len(cut.encode("utf-8"))
 
-        # P3: scored knowledge, at most half of what is left.
-        p3_cap = plan.left // 2
+        # P3: scored knowledge fills what is left but the history share.
+        history = list(session_history)
+        p3_cap = plan.left - self._history_reserve(history, plan, int(budget * cfg.history_share))
         if p3_cap >= KNOWLEDGE_MIN_TOKENS:
             query = " ".join([message[:QUERY_CHARS]] + [t.description for t in active_topics if t.description])
-            items, why = self._scored(query, available_knowledge, shared, plan, now, usage or {})
-            spent = 0
-            for item in items:
-                if p3_cap - spent < KNOWLEDGE_MIN_TOKENS:
+            limit = max(KNOWLEDGE_CANDIDATES, p3_cap // TOKENS_PER_HIT)
+            while True:
+                hits, found, source, why = self._hits(query, limit, available_knowledge, shared, plan, now, usage or {},
+                                                      include_archive)
+                packing = pack(hits, source, p3_cap, plan.cost_parts)
+                # room left and the search may hold more: ask for more hits (no fixed top-N)
+                if (available_knowledge is not None or found < limit or limit >= MAX_CANDIDATES or packing.crowded
+                        or p3_cap - packing.tokens < KNOWLEDGE_MIN_TOKENS):
                     break
-                label = f"knowledge:{item.path}:{item.start_line}-{item.end_line}" if item.end_line else f"knowledge:{item.path}"
-                content = item.snippet
-                cost = plan.cost(label, content)
-                if cost > p3_cap - spent:
-                    plan.skip(label, 3, f"over the knowledge share ({cost} tokens)", item.path, tokens=cost)
-                    continue
-                reason = (f"score {item.score:.4f} = search {item.base_score:.4f} x recency {item.recency:.2f} "
-                          f"x frequency {item.boost:.2f}")
-                if plan.offer(label, 3, content, item.path, reason=reason):
-                    spent += cost
-            if not items:
+                limit = min(MAX_CANDIDATES, limit * 4)
+            for f in packing.files:
+                plan.offer(f.label(), 3, f.content(), f.path, reason=f.reason(), spans=f.source.spans(f.chosen))
+            for hit, tokens in packing.left_out:
+                plan.skip(f"knowledge:{hit.path}:{hit.start}-{hit.end}", 3,
+                          f"over the knowledge share ({tokens} tokens)", hit.path, tokens=tokens)
+            if not hits:
                 plan.skip("knowledge", 3, f"no search results ({why})" if why else "no search results", None)
         else:
-            plan.skip("knowledge", 3, f"no room left for scored knowledge ({plan.left} tokens)", None)
+            plan.skip("knowledge", 3, f"no room left for scored knowledge ({max(0, p3_cap)} tokens)", None)
 
         # P4: session history, newest first, until one does not fit.
         dropped = 0
-        history = list(session_history)
         for pos in range(len(history) - 1, -1, -1):
             msg = history[pos]
             label = f"history:{msg.id or pos}"
@@ -406,36 +454,63 @@ class ContextCompiler:
         assert total <= budget, "the compiler overran its budget"  # by construction; a bug otherwise
         return CompiledContext(prompt, total, budget, tuple(plan.sections), dropped, flush_due)
 
-    def _scored(self, query: str, given: Sequence[ScoredItem] | None, shared: bool, plan: Plan,
-                now: datetime, counts: Mapping[str, int]) -> tuple[list[ScoredItem], str]:
-        items: list[ScoredItem] = []
+    @staticmethod
+    def _history_reserve(history: Sequence[HistoryMessage], plan: Plan, share: int) -> int:
+        """The tokens P3 leaves to P4: the newest turns' cost, up to SHARE."""
+        need = 0
+        for pos in range(len(history) - 1, -1, -1):
+            need += plan.cost(f"history:{history[pos].id or pos}", history[pos].render())
+            if need >= share:
+                return share
+        return need
+
+    def _hits(self, query: str, limit: int, given: Sequence[ScoredItem] | None, shared: bool, plan: Plan,
+              now: datetime, counts: Mapping[str, int], include_archive: bool
+              ) -> tuple[list[Hit], int, Callable[[str], Source | None], str]:
+        """P3's candidates, best first; how many the search returned; where packing gets
+        a file's units (read only for the hits it reaches)."""
+        rows: list[tuple[str, float, str, int, int, str | None]]
         if given is not None:
-            raw = [(g.path, g.score, g.snippet, g.start_line, g.end_line) for g in given]
+            rows = [(g.path, g.score, g.snippet, g.start_line, g.end_line, None) for g in given]
             why = ""
         else:
             try:
-                results, why = self._search_results(query, KNOWLEDGE_CANDIDATES)
+                results, why = self._search_results(query, limit)
             except AutopoiesisError as exc:
-                return [], f"search failed: {exc}"
-            raw = [(r.path, float(r.score), r.snippet, r.start_line, r.end_line) for r in results]
-        seen: set[str] = set()
-        for path, score, snippet, start, end in raw:
-            if path in plan.paths or path in seen:
-                continue
+                return [], 0, lambda _: None, f"search failed: {exc}"
+            rows = [(r.path, float(r.score), r.snippet, r.start_line, r.end_line, getattr(r, "turn_time", None))
+                    for r in results]
+        hits: list[Hit] = []
+        as_given: dict[str, Source] = {}
+        for path, score, snippet, start, end, turn_time in rows:
+            if path in plan.paths or path.startswith("topics/"):
+                continue  # included whole already; a topic comes in through P2 only
+            if path.startswith("archive/") and not include_archive:
+                continue  # cold storage: never auto-loaded (README, "The memory repo")
             if shared and path == MEMORY_FILE:
                 continue  # MEMORY.md must not leak into a shared context through search
-            seen.add(path)
+            if given is not None and (snippet or "").strip():
+                # given knowledge that is no file: its text is the whole item
+                as_given.setdefault(path, Source(path, (Unit(start, max(start, end), snippet.strip()),)))
+            age = self._age_days(path, turn_time, now)
+            recency = RECENCY_FLOOR + (1 - RECENCY_FLOOR) * math.exp(-RECENCY_RATE * age)
+            boost = min(FREQUENCY_CAP, 1.0 + FREQUENCY_BOOST * counts.get(path, 0))
+            hits.append(Hit(path, start, end, score * recency * boost, score, recency, boost))
+        hits.sort(key=lambda h: (-h.score, h.path, h.start))
+
+        def source(path: str) -> Source | None:
+            return self._source(path) or as_given.get(path)
+
+        return hits, len(rows), source, why
+
+    def _age_days(self, path: str, turn_time: str | None, now: datetime) -> float:
+        """How old a hit is: a transcript turn by when it was said, a file by its mtime."""
+        if turn_time:
             try:
-                mtime = (self.repo.root / path).stat().st_mtime
-                days = max(0.0, (now.timestamp() - mtime) / 86400)
-            except OSError:
-                days = 0.0
-            recency = max(RECENCY_FLOOR, math.exp(-RECENCY_RATE * days))
-            boost = 1.0 + FREQUENCY_BOOST * counts.get(path, 0)
-            snippet = (snippet or "").strip()[:KNOWLEDGE_SNIPPET_CHARS]
-            if not snippet:
-                continue
-            items.append(ScoredItem(path, score * recency * boost, f"[{path}]\n{snippet}", start, end,
-                                    score, recency, boost))
-        items.sort(key=lambda i: (-i.score, i.path, i.start_line))
-        return items, why
+                return max(0.0, (now - parse_ts(turn_time)).total_seconds() / 86400)
+            except AutopoiesisError:
+                pass
+        try:
+            return max(0.0, (now.timestamp() - os.stat(os.path.join(self._root, path)).st_mtime) / 86400)
+        except OSError:
+            return 0.0

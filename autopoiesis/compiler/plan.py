@@ -7,6 +7,7 @@ is the size of the assembled prompt and the budget cannot be overrun.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,10 +25,15 @@ class Section:
     reason: str
     path: str | None = None
     content: str = field(default="", repr=False)
+    # the file lines the section holds (scored knowledge); () for a whole or cut file
+    spans: tuple[tuple[int, int], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "priority": self.priority, "tokens": self.tokens,
-                "included": self.included, "reason": self.reason, "path": self.path}
+        data: dict[str, Any] = {"label": self.label, "priority": self.priority, "tokens": self.tokens,
+                                "included": self.included, "reason": self.reason, "path": self.path}
+        if self.spans:
+            data["spans"] = [list(s) for s in self.spans]
+        return data
 
 
 class Plan:
@@ -52,6 +58,15 @@ class Plan:
         """Tokens of the section as rendered; +1 for the blank line that joins sections."""
         return count_tokens(self.render(label, content)) + 1
 
+    def cost_parts(self, label: str, parts: Sequence[str]) -> int:
+        """`cost(label, "\\n".join(parts))`, from the tokens of each part (cached by
+        `count_tokens`), so a section that grows a part at a time is not counted whole
+        again each time. Exact when no part starts or ends with a line break: a token
+        never spans one, so the count of joined lines is the sum of theirs plus one per
+        line break."""
+        body = sum(count_tokens(p) for p in parts) + max(0, len(parts) - 1)
+        return count_tokens(f"<!-- {label} -->") + 1 + body + 1
+
     def fixed(self, label: str, priority: int, content: str, path: str | None) -> None:
         """Include a section whatever it costs (P0); the caller checks the budget after."""
         cost = self.cost(label, content)
@@ -61,7 +76,7 @@ class Plan:
             self.paths[path] = label
 
     def offer(self, label: str, priority: int, content: str, path: str | None, *, reason: str = "",
-              history_pos: int | None = None) -> bool:
+              history_pos: int | None = None, spans: tuple[tuple[int, int], ...] = ()) -> bool:
         """Include the section when it fits what is left; True when it was included."""
         cost = self.cost(label, content)
         if cost > self.left:
@@ -69,7 +84,7 @@ class Plan:
                                          f"over budget ({cost} tokens, {self.left} left)", path))
             return False
         self.used += cost
-        self.sections.append(Section(label, priority, cost, True, reason or "fits", path, content))
+        self.sections.append(Section(label, priority, cost, True, reason or "fits", path, content, spans))
         if path:
             self.paths[path] = label
         if history_pos is not None:

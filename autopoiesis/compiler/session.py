@@ -27,7 +27,7 @@ def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMess
             turns = [turn for _, part in parts_of(repo, repo.rel(Path(path).resolve())) for turn in part.turns]
         out: list[HistoryMessage] = []
         for n, turn in enumerate(turns):
-            stamp = turn.time.strftime("%H:%M")
+            stamp = turn.time.strftime("%Y-%m-%d %H:%M")  # dated, so facts can be ordered
             for k, item in enumerate(turn.items):
                 mid = f"t{n}.{k}"
                 if isinstance(item, Text):

@@ -62,6 +62,7 @@ NUMBERS: dict[tuple[str, str], NumberRule] = {
     ("context_compiler", "memory_budget_kb"): NumberRule(float, 0, 100_000, hint="KB"),
     ("context_compiler", "journal_budget_kb"): NumberRule(float, 0, 100_000, hint="KB"),
     ("context_compiler", "topic_budget_kb"): NumberRule(float, 0, 100_000, hint="KB"),
+    ("context_compiler", "history_share"): NumberRule(float, 0, 0.9, hint="a fraction of token_budget"),
     ("search", "bm25_weight"): NumberRule(float, 0, 1),
     ("search", "vector_weight"): NumberRule(float, 0, 1),
     ("search", "embedding_dimensions"): NumberRule(int, 1, 65_536),
@@ -140,6 +141,7 @@ class CompilerConfig:
     memory_budget_kb: float = 3
     journal_budget_kb: float = 4
     topic_budget_kb: float = 6
+    history_share: float = 0.25  # P4: the part of the budget scored knowledge leaves to session history
 
 
 @dataclass(frozen=True)

@@ -492,6 +492,24 @@ def render(doc: KnowledgeDoc) -> str:
     return f"---\n{doc.frontmatter}---\n" + body
 
 
+# A struck-through bullet that names its successor: the canonical entry, and the short
+# form a person or another writer may use (`- ~~old~~ #superseded-by:ID`).
+_SUPERSEDED_LINE_RE = re.compile(r"^\s*[-*+] .*~~.*\s#" + re.escape(SUPERSEDED_TAG) + r"\S+")
+
+
+def is_superseded_line(line: str) -> bool:
+    """True when LINE is a superseded entry (`- ~~old~~ ... #superseded-by:ID`): a fact
+    that is history, not current."""
+    return SUPERSEDED_TAG in line and _SUPERSEDED_LINE_RE.match(line) is not None
+
+
+def current_text(text: str) -> str:
+    """TEXT without its superseded entries: what a reader may take as current."""
+    if SUPERSEDED_TAG not in text:
+        return text
+    return "\n".join(line for line in text.split("\n") if not is_superseded_line(line))
+
+
 def new_doc(meta: dict[str, Any], title: str | None, sections: tuple[str, ...] = (), level: int = 2) -> KnowledgeDoc:
     """A fresh file: frontmatter, `# TITLE`, empty sections separated by blank lines."""
     fm = "".join(f"{k}: {meta_value(v)}\n" for k, v in meta.items())
@@ -511,10 +529,12 @@ __all__ = [
     "Line",
     "Section",
     "citation_ref",
+    "current_text",
     "fact_words",
     "format_at",
     "id_turn_at",
     "is_current_state",
+    "is_superseded_line",
     "make_entry_id",
     "meta_value",
     "new_doc",

@@ -505,6 +505,26 @@ def parse(text: str, where: str = "transcript") -> Transcript:
     return Transcript(meta=meta, title=title, turns=tuple(turns))
 
 
+def turn_lines(text: str, where: str = "transcript") -> list[tuple[int, int]]:
+    """The 1-based (first, last) file lines of each turn of TEXT, in the order of
+    `parse(text).turns`: from its header line to its last non-blank line. What a reader
+    needs to map a `path:start-end` location (a search hit) onto turns."""
+    try:
+        source, body = frontmatter.split(text, where)
+    except FrontmatterError as exc:
+        raise TranscriptFormatError(str(exc)) from None
+    first = 1 if source is None else source.count("\n") + 3  # the fences and the YAML lines
+    lines = body.split("\n")
+    headers = [first + i for i, line in enumerate(lines) if line.startswith("## ") and HEADER_RE.match(line)]
+    spans = []
+    for k, start in enumerate(headers):
+        last = headers[k + 1] - 1 if k + 1 < len(headers) else first + len(lines) - 1
+        while last > start and not lines[last - first].strip():
+            last -= 1
+        spans.append((start, last))
+    return spans
+
+
 def parse_meta(text: str, where: str = "transcript") -> TranscriptMeta:
     """Only the frontmatter (cheap: the hooks use it)."""
     data, _ = split_frontmatter(text, where)

@@ -25,8 +25,9 @@ from autopoiesis.index.background import spawn_background
 from autopoiesis.index.embedders import Embedder
 from autopoiesis.index.fallback import IndexFallbackWarning, grep_search
 from autopoiesis.index.freshness import Freshness, IndexStatus, TreeState
-from autopoiesis.index.query import MergeWeights, QueryEngine, SearchResult
+from autopoiesis.index.query import CANDIDATES, MergeWeights, QueryEngine, SearchResult
 from autopoiesis.index.store import IndexStore, SyncReport
+from autopoiesis.index.text import query_terms
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,23 @@ class SearchIndex:
         resolved = self.query.merge_for(merge or cfg.merge)
         weights = MergeWeights(bm25=cfg.bm25_weight, vector=cfg.vector_weight)
         return self.query.search(query, limit, category, resolved, weights, explain=explain, per_file=per_file)
+
+    def locate(self, query: str, limit: int = 10, *, fresh: bool = True) -> list[SearchResult]:
+        """`search` for a reader that takes the chunks from the files itself (the context
+        compiler): the same ranking, any number of chunks of one file (never two that
+        overlap), and no snippets (a snippet costs more than the ranking: ~0.25 ms a
+        result). Each result's `snippet` is only the head of its chunk."""
+        if fresh:
+            self.catch_up()
+        terms = query_terms(query)
+        if not terms:
+            return []
+        cfg = self.repo.config.search
+        merge = self.query.merge_for(cfg.merge)
+        weights = MergeWeights(bm25=cfg.bm25_weight, vector=cfg.vector_weight)
+        limit = max(1, int(limit))
+        cands = self.query.scored(query, terms, max(CANDIDATES, limit * 5), None, merge, weights)
+        return self.query.per_file(cands, [], limit, merge, False, limit) if cands else []
 
 
 def search_outcome(

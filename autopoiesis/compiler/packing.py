@@ -1,0 +1,330 @@
+"""P3 packing (design §6.3): whole chunks of knowledge and transcripts, packed into what
+P0-P2 leave down to the history share.
+
+A search hit is a chunk given as `path:start-end`: a turn in its exchange (a window of
+turns) or a heading section. Packing works on the *units* of the file that holds it —
+the turns of a transcript (a very long turn in pieces cut at paragraph breaks), the
+index's heading sections of any other file — so an item is always whole units, never a
+snippet cut mid-word.
+
+One queue, best first, holds two kinds of candidates:
+
+* **a hit**, at its score: it adds the units its chunk covers. Hits that overlap or
+  touch units already taken from the same file merge into one run, and a file's runs
+  form one section. A hit that does not fit what is left is skipped; smaller ones
+  after it still get their chance. There is no fixed number of hits.
+* **the unit next to a hit's run**, at the hit's score times CONTEXT_DECAY for each
+  unit it lies away: the turn that answers a question sits beside the turn that
+  matches its words more often than anywhere else, so the context of a strong hit
+  comes before a weak hit, and a weak hit before the far context of a strong one.
+
+Packing ends when nothing left fits. (On LoCoMo, any decay from 0.6 to 0.95 holds an
+evidence turn at 8K for 0.971 to 0.976 of the questions; filling hits first and context
+after holds it for 0.955.)
+
+How a section reads: its label names the path and the line spans it holds. A
+transcript's turns are `HH:MM speaker: text` under a `[YYYY-MM-DD, Weekday]` line that
+opens every run and every change of day, so every turn carries its date; a gap between
+runs is `[…]`. A knowledge file's lines are its own, superseded entries left out (a
+fact that was replaced is never offered as current), and a journal states its day
+when the lines taken do not show it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import PurePosixPath
+
+from autopoiesis.core.frontmatter import normalize
+from autopoiesis.core.paths import category_of
+from autopoiesis.errors import AutopoiesisError
+from autopoiesis.formats.knowledge import current_text
+from autopoiesis.formats.transcript import HEADER_RE, parse_meta, turn_lines, unescape_line
+from autopoiesis.index.chunking import MAX_CHUNK_CHARS, chunk_file
+
+GAP = "[\u2026]"
+# How much less a unit is worth for each unit it lies away from a hit's chunk (see pack).
+CONTEXT_DECAY = 0.85
+_ISO_DAY_RE = re.compile(r"^\d{4}-\d\d-\d\d$")
+
+
+def day_line(day: date) -> str:
+    """The line that dates what follows it: `[2023-05-08, Monday]`."""
+    return f"[{day.isoformat()}, {day.strftime('%A')}]"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """The smallest whole piece of a file that packing takes: a turn (or a piece of a
+    very long one) or a heading section. Lines START..END of the file, 1-based."""
+
+    start: int
+    end: int
+    text: str  # as rendered in the prompt ("" when nothing current is left of it)
+    day: date | None = None  # a transcript turn's day
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file as packing sees it: its units in file order."""
+
+    path: str
+    units: tuple[Unit, ...]
+    day: date | None = None  # a journal's day (all its lines are of that day)
+    turns: bool = False  # a transcript: units carry their own days
+
+    def covering(self, start: int, end: int) -> set[int]:
+        """The units that share a line with START..END."""
+        return {i for i, u in enumerate(self.units) if u.start <= end and start <= u.end}
+
+    @staticmethod
+    def runs(chosen: Iterable[int]) -> list[list[int]]:
+        """CHOSEN unit indices as runs of consecutive ones, in file order."""
+        out: list[list[int]] = []
+        for i in sorted(chosen):
+            if out and out[-1][-1] == i - 1:
+                out[-1].append(i)
+            else:
+                out.append([i])
+        return out
+
+    def spans(self, chosen: Iterable[int]) -> tuple[tuple[int, int], ...]:
+        """The file lines each run of CHOSEN holds."""
+        return tuple((self.units[r[0]].start, self.units[r[-1]].end) for r in self.runs(chosen))
+
+    def render(self, chosen: Iterable[int]) -> str:
+        return "\n".join(self.parts(chosen))
+
+    def parts(self, chosen: Iterable[int]) -> list[str]:
+        """The lines of the rendering of CHOSEN (none starts or ends with a line break)."""
+        parts: list[str] = []
+        for n, run in enumerate(self.runs(chosen)):
+            if n:
+                parts.append(GAP)
+            day: date | None = None
+            for i in run:
+                u = self.units[i]
+                if self.turns and u.day is not None and u.day != day:
+                    parts.append(day_line(u.day))
+                    day = u.day
+                if u.text:
+                    parts.append(u.text)
+        if self.day is not None and not any(self.day.isoformat() in p for p in parts):
+            parts.insert(0, day_line(self.day))
+        return parts
+
+
+def _lines(text: str) -> list[str]:
+    # the same normalisation as the index's chunker, so line numbers agree with its hits
+    lines = normalize(text).replace("\r", "\n").replace("\x00", "").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _pieces(body: list[str], first_line: int) -> list[tuple[int, int]]:
+    """BODY (lines from FIRST_LINE on) cut at blank lines into pieces of at most
+    MAX_CHUNK_CHARS (the index's own limit), as inclusive file-line ranges."""
+    out: list[tuple[int, int]] = []
+    start, size, last_blank = 0, 0, -1
+    for i, line in enumerate(body):
+        size += len(line) + 1
+        if not line.strip():
+            last_blank = i
+        if size > MAX_CHUNK_CHARS and i > start:
+            cut = last_blank if last_blank > start else i
+            out.append((start, cut))
+            start, last_blank = cut + 1, -1
+            size = sum(len(x) + 1 for x in body[start : i + 1])
+    if start < len(body):
+        out.append((start, len(body) - 1))
+    return [(first_line + a, first_line + b) for a, b in out]
+
+
+def transcript_source(path: str, text: str) -> Source | None:
+    """The turns of a transcript as units, or None when TEXT is not one."""
+    try:
+        meta = parse_meta(text, path)
+        spans = turn_lines(text, path)
+    except AutopoiesisError:
+        return None
+    if not spans:
+        return None
+    lines = _lines(text)
+    day = meta.started.date()
+    units: list[Unit] = []
+    for start, end in spans:
+        m = HEADER_RE.match(lines[start - 1])
+        if m is None:  # cannot happen: turn_lines found it with the same pattern
+            continue
+        if m["date"]:
+            try:
+                day = date.fromisoformat(m["date"])
+            except ValueError:
+                pass
+        speaker = m["name"] or m["role"]
+        body = [unescape_line(line) for line in lines[start:end]]
+        while body and not body[0].strip():
+            body.pop(0)
+        first = end - len(body) + 1
+        pieces = _pieces(body, first) if body else [(start, start - 1)]
+        for k, (a, b) in enumerate(pieces):
+            who = f"{m['time']} {speaker}" + (" (continued)" if k else "")
+            content = "\n".join(body[a - first : b - first + 1]).strip("\n")
+            units.append(Unit(start if k == 0 else a, end if k == len(pieces) - 1 else b,
+                              f"{who}: {content}" if content else f"{who}:", day))
+    return Source(path, tuple(units), None, True)
+
+
+def markdown_source(path: str, text: str) -> Source:
+    """The index's heading sections of a Markdown file as units, superseded entries out."""
+    category = category_of(path)
+    lines = _lines(text)
+    units = []
+    for c in chunk_file(path, text, category).chunks:
+        body = current_text("\n".join(lines[c.start_line - 1 : c.end_line]))
+        units.append(Unit(c.start_line, c.end_line, body.strip("\n")))
+    stem = PurePosixPath(path).stem
+    day = date.fromisoformat(stem) if category == "journal" and _ISO_DAY_RE.match(stem) else None
+    return Source(path, tuple(units), day)
+
+
+def source_of(path: str, text: str) -> Source:
+    """A file's units: a transcript by turn, anything else by heading section."""
+    if path.startswith(("raw/", "archive/")):
+        found = transcript_source(path, text)
+        if found is not None:
+            return found
+    return markdown_source(path, text)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A P3 candidate: a chunk of a file and its score (search x recency x frequency)."""
+
+    path: str
+    start: int
+    end: int
+    score: float
+    base: float = 0.0
+    recency: float = 1.0
+    boost: float = 1.0
+
+    def why(self) -> str:
+        return (f"score {self.score:.4f} = search {self.base:.4f} x recency {self.recency:.2f} "
+                f"x frequency {self.boost:.2f}")
+
+
+@dataclass
+class Packed:
+    """One file's section: the units taken, why, and what it costs."""
+
+    source: Source
+    chosen: set[int] = field(default_factory=set)
+    hits: list[Hit] = field(default_factory=list)
+    tokens: int = 0
+    context_units: int = 0  # units taken around the hits
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    def label(self, chosen: Iterable[int] | None = None) -> str:
+        spans = self.source.spans(self.chosen if chosen is None else chosen)
+        return "knowledge:" + self.path + ":" + ",".join(f"{a}-{b}" for a, b in spans)
+
+    def content(self, chosen: Iterable[int] | None = None) -> str:
+        return self.source.render(self.chosen if chosen is None else chosen)
+
+    def parts(self, chosen: Iterable[int] | None = None) -> list[str]:
+        return self.source.parts(self.chosen if chosen is None else chosen)
+
+    def reason(self) -> str:
+        best = self.hits[0]
+        more = f"; {len(self.hits)} hits" if len(self.hits) > 1 else ""
+        around = f"; +{self.context_units} around them" if self.context_units else ""
+        return best.why() + more + around
+
+
+@dataclass
+class Packing:
+    """The outcome: the files packed, best first, and the hits that did not fit."""
+
+    files: list[Packed]
+    left_out: list[tuple[Hit, int]]  # (hit, its cost when it was tried) of the files left out
+    tokens: int
+    crowded: bool = False  # some hit did not fit: more hits would not help
+
+
+def pack(hits: Sequence[Hit], source_of_path: Callable[[str], Source | None], cap: int,
+         cost: Callable[[str, Sequence[str]], int], *, decay: float = CONTEXT_DECAY) -> Packing:
+    """Fill CAP tokens with the units of HITS and the units around them, best first.
+
+    One queue orders both: a hit by its score, a unit next to a hit's run by that score
+    times DECAY per unit of distance. SOURCE_OF_PATH gives a file's units (asked only
+    for the files whose hits are reached); COST(label, parts) is what a section costs
+    as rendered in the prompt (`Plan.cost_parts`)."""
+    sources: dict[str, Source | None] = {}
+    files: dict[str, Packed] = {}
+    order: list[str] = []
+    left = cap
+    left_out: list[tuple[Hit, int]] = []
+    # (-priority, sequence, hit, the unit next to its run, step -1/+1; step 0: the hit itself)
+    queue: list[tuple[float, int, Hit, int, int]] = []
+    seq = 0
+
+    def push(priority: float, hit: Hit, unit: int, step: int) -> None:
+        nonlocal seq
+        heapq.heappush(queue, (-priority, seq, hit, unit, step))
+        seq += 1
+
+    def grow(p: Packed, add: set[int]) -> bool:
+        """Take ADD into P when it fits."""
+        nonlocal left
+        new = p.chosen | add
+        if new == p.chosen:
+            return True
+        tokens = cost(p.label(new), p.parts(new))
+        if tokens - p.tokens > left:
+            return False
+        left -= tokens - p.tokens
+        p.chosen, p.tokens = new, tokens
+        return True
+
+    for hit in hits:
+        push(hit.score, hit, 0, 0)
+    while queue and left > 0:
+        negp, _, hit, unit, step = heapq.heappop(queue)
+        if hit.path not in sources:
+            sources[hit.path] = source_of_path(hit.path)
+        src = sources[hit.path]
+        if src is None:
+            continue  # gone since it was indexed, or unreadable
+        p = files.get(hit.path) or Packed(src)
+        if step == 0:  # the hit itself: the units its chunk covers
+            units = src.covering(hit.start, hit.end)
+            if not units:
+                continue
+            if not grow(p, units):
+                new = p.chosen | units
+                left_out.append((hit, cost(p.label(new), p.parts(new)) - p.tokens))
+                continue
+            if hit.path not in files:
+                files[hit.path] = p
+                order.append(hit.path)
+            p.hits.append(hit)
+            for nxt, st in ((min(units) - 1, -1), (max(units) + 1, 1)):
+                push(-negp * decay, hit, nxt, st)
+            continue
+        while 0 <= unit < len(src.units) and unit in p.chosen:
+            unit += step  # another hit took it already: the context goes on beyond
+        if not 0 <= unit < len(src.units) or not grow(p, {unit}):
+            continue
+        p.context_units += 1
+        push(-negp * decay, hit, unit + step, step)
+    packed = [files[p] for p in order]
+    return Packing(packed, [(h, c) for h, c in left_out if h.path not in files], cap - left, bool(left_out))
