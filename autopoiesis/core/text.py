@@ -62,11 +62,12 @@ def _count_cached(text: str) -> int:
     return sum(1 for _ in _TOKEN_RE.finditer(text))
 
 
-def count_tokens(text: str) -> int:
-    """Estimated BPE tokens of TEXT, offline. Cached by content."""
+def count_tokens(text: str, *, remember: bool = True) -> int:
+    """Estimated BPE tokens of TEXT, offline. Cached by content, unless REMEMBER is
+    false: a text counted once (a file being indexed) would only be pinned in memory."""
     if not text:
         return 0
-    if len(text) > 65536:  # don't pin megabytes in the cache
+    if len(text) > 65536 or not remember:  # don't pin megabytes in the cache
         return sum(1 for _ in _TOKEN_RE.finditer(text))
     return _count_cached(text)
 
