@@ -25,7 +25,7 @@ from autopoiesis.index.background import spawn_background
 from autopoiesis.index.embedders import Embedder
 from autopoiesis.index.fallback import IndexFallbackWarning, grep_search
 from autopoiesis.index.freshness import Freshness, IndexStatus, TreeState
-from autopoiesis.index.query import MergeWeights, QueryEngine, SearchResult
+from autopoiesis.index.query import MODES, MergeWeights, QueryEngine, SearchResult
 from autopoiesis.index.store import IndexStore, SyncReport
 
 
@@ -124,15 +124,19 @@ class SearchIndex:
         explain: bool = False,
         fresh: bool = True,
         per_file: int = 3,
+        mode: str = "hybrid",
     ) -> list[SearchResult]:
         """Hybrid search, best first: chunks (a turn in its exchange, a heading section),
-        at most PER_FILE from one file, never two overlapping. FRESH=False skips the catch-up."""
+        at most PER_FILE from one file, never two overlapping. FRESH=False skips the catch-up.
+        MODE "bm25" ranks by BM25 alone (no query embedding, no vectors)."""
+        if mode not in MODES:
+            raise ValueError(f"search mode must be one of {', '.join(MODES)}, not {mode!r}")
         if fresh:
             self.catch_up()
         cfg = self.repo.config.search
         resolved = self.query.merge_for(merge or cfg.merge)
         weights = MergeWeights(bm25=cfg.bm25_weight, vector=cfg.vector_weight)
-        return self.query.search(query, limit, category, resolved, weights, explain=explain, per_file=per_file)
+        return self.query.search(query, limit, category, resolved, weights, explain=explain, per_file=per_file, mode=mode)
 
 
 def search_outcome(
@@ -144,6 +148,7 @@ def search_outcome(
     merge: str | None = None,
     explain: bool = False,
     index: SearchIndex | None = None,
+    mode: str = "hybrid",
 ) -> SearchOutcome:
     """search() with where the answer came from and any notices (what the CLI prints)."""
     repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.locate(repo)
@@ -167,7 +172,7 @@ def search_outcome(
     try:
         notices.extend(index.warnings)
         try:
-            results = index.search(query, limit, category, merge=merge, explain=explain)
+            results = index.search(query, limit, category, merge=merge, explain=explain, mode=mode)
         except (SearchIndexError, OSError) as exc:
             results, tool = grep_search(repo, query, limit, category)
             return SearchOutcome(results, tool, (*notices, f"index search failed ({exc}); answered with {tool}."))
@@ -192,13 +197,14 @@ def search_outcome(
 
 def search(query: str, limit: int = 10, category: str | None = None, *,
            repo: MemoryRepo | str | os.PathLike[str] | None = None,
-           merge: str | None = None, explain: bool = False) -> list[SearchResult]:
+           merge: str | None = None, explain: bool = False, mode: str = "hybrid") -> list[SearchResult]:
     """Unified hybrid search across knowledge, topics, transcripts and archive (design §9.1).
+    MODE "bm25" ranks by BM25 alone, faster and without the embedder.
 
     REPO is a MemoryRepo or its folder (`~` expanded); None finds it as the CLI does
     ($AUTOPOIESIS_REPO, else the git top level of the current folder). When the index is
     missing or broken the answer comes from git grep, with an IndexFallbackWarning."""
-    outcome = search_outcome(query, limit, category, repo=repo, merge=merge, explain=explain)
+    outcome = search_outcome(query, limit, category, repo=repo, merge=merge, explain=explain, mode=mode)
     for notice in outcome.notices:
         if outcome.source != "index":
             warnings_module.warn(notice, IndexFallbackWarning, stacklevel=2)
