@@ -9,12 +9,15 @@ from typing import Any
 
 from autopoiesis.compiler.compile import HistoryMessage
 from autopoiesis.errors import AutopoiesisError
-from autopoiesis.formats.transcript import KnowledgeOp, Text, ToolCall, parse
 
 
 def load_session(path: Path) -> list[HistoryMessage]:
     """Session history from a transcript (design §2.1), a JSON list or JSONL of
     {role, content[, tool, id]} objects."""
+    # the transcript format (its many patterns) only when a session is read: `compile`
+    # without --session, the prompt hook, never needs it
+    from autopoiesis.formats.transcript import KnowledgeOp, Text, ToolCall, parse
+
     text = Path(path).read_text(encoding="utf-8")
     if text.startswith("---"):
         transcript = parse(text, str(path))

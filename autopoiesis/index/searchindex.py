@@ -102,6 +102,11 @@ class SearchIndex:
         survives, so unchanged chunks are not embedded again."""
         return self.freshness.rebuild_full(progress)
 
+    def compact(self) -> bool:
+        """Fold the chunks written since the last full build into the term postings when
+        they have grown to a quarter of them (the background sync calls it). True when it did."""
+        return self.store.compact_postings()
+
     # ── freshness ──
     def catch_up(self, *, timeout: float = 60.0) -> SyncReport:
         """Bring the index up to date with HEAD and the working tree (see freshness)."""
