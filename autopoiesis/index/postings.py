@@ -19,6 +19,7 @@ exactly; a written chunk is cut into tokens by FTS5's tokenizer (fts.Tokenizer).
 
 from __future__ import annotations
 
+import sys
 from array import array
 from typing import Any
 
@@ -123,44 +124,53 @@ def _representatives(conn: Any, tokenizer: fts.Tokenizer, tokens: set[str]) -> d
     return found
 
 
+def _to_blob(values: array) -> bytes:
+    """Little-endian uint32 bytes of an array('I')."""
+    if sys.byteorder == "big":
+        values = array("I", values)
+        values.byteswap()
+    return values.tobytes()
+
+
+def _token_list(conn: Any, word: str, lengths: array, n_rows: int, avgdl: float) -> tuple[array, array, array] | None:
+    """(ids, frequencies, lengths) of the rows holding WORD's token, each frequency solved
+    from FTS5's own bm25() value and checked to give it back bit for bit; None when one
+    does not (then the token is left to FTS5)."""
+    rows = conn.execute("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid",
+                        ('"' + word.replace('"', '""') + '"',)).fetchall()
+    if not rows:
+        return None
+    weight = fts.idf(n_rows, len(rows))
+    top = weight * (fts.K1 + 1.0)
+    ids, freqs, dls = array("I"), array("I"), array("I")
+    for rowid, negative in rows:
+        score, dl = -negative, lengths[rowid]
+        # score = idf * f * (k1 + 1) / (f + K): solve for the frequency f
+        f = round(score * (fts.K1 * (1 - fts.B + fts.B * dl / avgdl)) / (top - score))
+        if f < 1 or fts.term_score(weight, f, dl, avgdl) != score:
+            return None
+        ids.append(rowid)
+        freqs.append(f)
+        dls.append(dl)
+    return ids, freqs, dls
+
+
 def build(conn: Any, tokenizer: fts.Tokenizer) -> int:
     """Replace the lists with those of every token now in at least LISTED_MIN chunks.
     Returns how many tokens are listed."""
-    import numpy as np  # a full build only; searches read the lists with numpy too (lexical.py)
-
     clear(conn)
     conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('flush')")  # inside a transaction: its rows and totals to disk
     n_rows, n_tokens = fts.totals(conn)
     top = conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
-    if n_rows < LISTED_MIN or top > MAX_ID:
-        _set_meta(conn, META_BUILT_MAX_ID, str(top))
-        return 0
-    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_terms USING fts5vocab(main, chunks_fts, row)")
-    common = {t for (t,) in conn.execute("SELECT term FROM temp.chunks_fts_terms WHERE doc >= ?", (LISTED_MIN,))}
-    if not common:
-        _set_meta(conn, META_BUILT_MAX_ID, str(top))
-        return 0
-    lengths = np.frombuffer(_row_lengths(conn), dtype=np.uint32)
-    avgdl = n_tokens / n_rows
     listed = 0
-    for token, word in sorted(_representatives(conn, tokenizer, common).items()):
-        rows = conn.execute("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid",
-                            ('"' + word.replace('"', '""') + '"',)).fetchall()
-        if not rows:
-            continue
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        scores = np.fromiter((-r[1] for r in rows), dtype=np.float64, count=len(rows))
-        dl = lengths[ids].astype(np.float64)
-        weight = fts.idf(n_rows, len(rows))
-        # score = idf * f * (k1 + 1) / (f + K): solve for the frequency f, then check that
-        # FTS5's own expression gives back FTS5's value, bit for bit
-        k = fts.K1 * (1 - fts.B + fts.B * dl / avgdl)
-        freqs = np.rint(scores * k / (weight * (fts.K1 + 1.0) - scores))
-        again = weight * ((freqs * (fts.K1 + 1.0)) / (freqs + fts.K1 * (1 - fts.B + fts.B * dl / avgdl)))
-        if not np.array_equal(again, scores) or freqs.min() < 1:
-            continue  # not what this module expects of bm25(): leave the token to FTS5
-        conn.execute("INSERT INTO term_postings(term, ids, freqs, lengths) VALUES (?, ?, ?, ?)",
-                     (token, ids.astype("<u4").tobytes(), freqs.astype("<u4").tobytes(), dl.astype("<u4").tobytes()))
-        listed += 1
+    if n_rows >= LISTED_MIN and top <= MAX_ID:
+        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_terms USING fts5vocab(main, chunks_fts, row)")
+        common = {t for (t,) in conn.execute("SELECT term FROM temp.chunks_fts_terms WHERE doc >= ?", (LISTED_MIN,))}
+        lengths = _row_lengths(conn) if common else array("I")
+        for token, word in sorted(_representatives(conn, tokenizer, common).items()):
+            got = _token_list(conn, word, lengths, n_rows, n_tokens / n_rows)
+            if got is not None:
+                conn.execute("INSERT INTO term_postings(term, ids, freqs, lengths) VALUES (?, ?, ?, ?)", (token, *map(_to_blob, got)))
+                listed += 1
     _set_meta(conn, META_BUILT_MAX_ID, str(top))
     return listed

@@ -25,12 +25,15 @@ from autopoiesis.index import db, fts, postings
 from autopoiesis.index.chunking import CHUNKER_VERSION, Chunk, chunk_file, tags_json
 from autopoiesis.index.embedders import Embedder, embedder_from_config
 
-BATCH_FILES = 400  # files read, chunked and embedded per step of a rebuild (bounds memory)
+BATCH_FILES = 200  # files read, chunked and embedded per step of a rebuild (bounds memory)
 # Searches read memory.db through a memory map: a query touches ~100 vectors and chunks at
 # random places, and mapped pages cost no read() call and no copy (100 vector lookups at
 # 40,000 chunks: ~2 ms mapped, ~5-25 ms read). A full rebuild turns it off, or every page it
 # touched would count in its resident memory.
 MMAP_BYTES = 1 << 30
+# A rebuild's page cache (KiB; SQLite's default is 2000): it writes every page once, so a
+# bigger cache buys little and counts in its resident memory.
+REBUILD_CACHE_KIB = 1000
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
 # One file as it is written: (path, category, stat, content hash, text).
@@ -338,8 +341,12 @@ class IndexStore:
             found.update(zip(missing, vectors))
         return [found[h] for h in hashes], len(missing)
 
-    def write_files(self, items: list[FileItem]) -> int:
-        """Replace the rows of each (path, category, stat, hash, text). Returns chunks embedded."""
+    def write_files(self, items: list[FileItem], *, replace: bool = True) -> int:
+        """Replace the rows of each (path, category, stat, hash, text); REPLACE=False when
+        they have none yet (a rebuild emptied the tables). Returns chunks embedded. The
+        rows of the batch go in with one statement a table: the chunks get their ids here
+        (the next free ones: the caller's transaction holds the write lock)."""
+        items = list({item[0]: item for item in items}.values())  # a path twice: its last version
         prepared = []
         all_chunks: list[Chunk] = []
         for path, category, st, digest, text in items:
@@ -348,38 +355,32 @@ class IndexStore:
             prepared.append((path, category, st, digest, fc))
             all_chunks.extend(fc.chunks)
         vectors, embedded = self._embed_chunks(all_chunks) if all_chunks else ([], 0)
+        if replace:
+            for path, *_ in prepared:
+                self.delete_path(path)
         now = time.time()
-        pos = 0
-        vec_sql = (
-            "INSERT INTO chunks_vec(rowid, embedding, category) VALUES (?, ?, ?)"
-            if self.uses_vec0
-            else "INSERT INTO chunks_vecplain(id, embedding, category) VALUES (?, ?, ?)"
-        )
+        next_id = (self.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0) + 1
+        file_rows, chunk_rows, fts_rows, vec_rows = [], [], [], []
         for path, category, st, digest, fc in prepared:
-            self.delete_path(path)
-            self.conn.execute(
-                "INSERT INTO files(path, category, modified, mtime_ns, ctime_ns, size, content_hash, token_count, line_count, tags, title,"
-                " last_indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (path, category, st.st_mtime, st.st_mtime_ns, st.st_ctime_ns, st.st_size, digest, fc.token_count, fc.line_count,
-                 tags_json(fc.tags), fc.title, now),
-            )
-            fts_rows: list[tuple[int, str]] = []
-            vec_rows = []
+            file_rows.append((path, category, st.st_mtime, st.st_mtime_ns, st.st_ctime_ns, st.st_size, digest, fc.token_count,
+                              fc.line_count, tags_json(fc.tags), fc.title, now))
             for c in fc.chunks:
-                cur = self.conn.execute(
-                    "INSERT INTO chunks(path, category, kind, start_line, end_line, turn_time, heading, text, content_hash)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (path, category, c.kind, c.start_line, c.end_line, c.turn_time, c.heading, c.text, c.content_hash),
-                )
-                cid = cur.lastrowid
-                fts_rows.append((cid, c.text))
-                vec_rows.append((cid, vectors[pos], category))
-                pos += 1
-            self.conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", fts_rows)
-            self.conn.executemany(vec_sql, vec_rows)
-            if self._postings_live and fts_rows:
-                assert self.tokenizer is not None
-                postings.chunks_added(self.conn, self.tokenizer, fts_rows)
+                chunk_rows.append((next_id, path, category, c.kind, c.start_line, c.end_line, c.turn_time, c.heading, c.text,
+                                   c.content_hash))
+                fts_rows.append((next_id, c.text))
+                vec_rows.append((next_id, vectors[len(vec_rows)], category))
+                next_id += 1
+        conn = self.conn
+        conn.executemany("INSERT INTO files(path, category, modified, mtime_ns, ctime_ns, size, content_hash, token_count,"
+                         " line_count, tags, title, last_indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", file_rows)
+        conn.executemany("INSERT INTO chunks(id, path, category, kind, start_line, end_line, turn_time, heading, text, content_hash)"
+                         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", chunk_rows)
+        conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", fts_rows)
+        conn.executemany("INSERT INTO chunks_vec(rowid, embedding, category) VALUES (?, ?, ?)" if self.uses_vec0
+                         else "INSERT INTO chunks_vecplain(id, embedding, category) VALUES (?, ?, ?)", vec_rows)
+        if self._postings_live and fts_rows:
+            assert self.tokenizer is not None
+            postings.chunks_added(conn, self.tokenizer, fts_rows)
         return embedded
 
     # ── whole operations (each one transaction under the lock) ──
@@ -433,6 +434,7 @@ class IndexStore:
         started = time.monotonic()
         paths = [self.repo.rel(p) for p in self.repo.iter_markdown()]
         self.conn.execute("PRAGMA mmap_size=0")
+        self.conn.execute(f"PRAGMA cache_size=-{REBUILD_CACHE_KIB}")
         try:
             with self.transaction():
                 self.conn.execute("DELETE FROM chunks_fts")
@@ -452,6 +454,7 @@ class IndexStore:
         finally:
             with contextlib.suppress(Exception):  # a connection the failure closed needs nothing
                 self.conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+                self.conn.execute("PRAGMA cache_size=-2000")
         return SyncReport(indexed=indexed, embedded=embedded, full=True, seconds=time.monotonic() - started,
                           warnings=tuple(self.warnings))
 
@@ -467,7 +470,7 @@ class IndexStore:
                     got = self.read(p)
                     if got is not None:
                         batch.append((p, *got))
-                embedded += self.write_files(batch)
+                embedded += self.write_files(batch, replace=False)
                 indexed += len(batch)
                 if progress:
                     progress(min(i + BATCH_FILES, len(paths)), len(paths))

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
 # A batch this large is embedded with numpy even when numpy is not loaded yet: importing
 # it costs less than the per-feature loop would.
-NUMPY_BATCH = 512
-MEMO_MAX = 50_000  # stems remembered by HashingEmbedder._embed_many (~150 bytes each)
+NUMPY_BATCH = 256
+NUMPY_SLICE = 64  # texts embedded at once by _embed_many
+MEMO_MAX = 30_000  # words and stems remembered by HashingEmbedder._embed_many (~250 bytes each)
 _SUFFIXES = ("ational", "ization", "fulness", "iveness", "ements", "ement", "ments", "ment", "ingly", "ings",
              "ing", "edly", "ies", "ied", "ers", "est", "ed", "er", "ly", "es", "s")
 
@@ -70,6 +71,7 @@ class HashingEmbedder:
         # stem -> _stem_features(stem), for _embed_many: hashing trigrams is most of what is
         # left of a batch, and a corpus's stems come back batch after batch
         self._memo: dict[str, tuple[array, float]] = {}
+        self._stems_of: dict[str, str] = {}  # word -> light_stem(word), for _embed_many
 
     @property
     def fingerprint(self) -> str:
@@ -120,7 +122,10 @@ class HashingEmbedder:
     def _vector(self, text: str) -> bytes:
         feats = self._features(text)
         vec = array("f", bytes(4 * self.dimensions))
-        norm = math.sqrt(sum(v * v for v in feats.values())) or 1.0
+        norm = 0.0
+        for i in sorted(feats):  # in bucket order, one after another (as _embed_many sums)
+            norm += feats[i] * feats[i]
+        norm = math.sqrt(norm) or 1.0
         for i, v in feats.items():
             vec[i] = v / norm
         return vec.tobytes()
@@ -129,8 +134,7 @@ class HashingEmbedder:
         """embed() with numpy, to the same bits as _vector. Python touches each distinct
         word, stem and word pair of the batch once; every feature then becomes a key
         (row * dimensions + bucket) with its signed weight, in _features' order, and
-        bincount sums them per key in that order from 0.0, as _features does. Each norm
-        is summed in the order _features first touched its buckets."""
+        bincount sums them per key in that order from 0.0, as _features does."""
         import numpy as np
 
         dims = self.dimensions
@@ -148,11 +152,16 @@ class HashingEmbedder:
         memo = self._memo
         if len(memo) > MEMO_MAX:
             memo.clear()
+        stems = self._stems_of
+        if len(stems) > MEMO_MAX:
+            stems.clear()
         for word in vocabulary:
             if word in SEARCH_STOPWORDS:
                 of_word.append(-1)
                 continue
-            stem = light_stem(word)
+            stem = stems.get(word)
+            if stem is None:
+                stem = stems[word] = light_stem(word)
             sid = stem_ids.get(stem)
             if sid is None:
                 got = memo.get(stem)
@@ -194,24 +203,21 @@ class HashingEmbedder:
         hashed = [zlib.crc32(encoded[k % n_stems], prefix[k // n_stems]) for k in pair_keys.tolist()]  # == crc32("b:<a> <b>")
         bucket = np.array([h % dims + 1 if (h >> 31) & 1 else -(h % dims + 1) for h in hashed], dtype=np.int64)[pair_of.reshape(-1)]
         pair_row = row_of[:-1][same]
+        # the stems' features, then the pairs': per bucket of a text, the order _features adds them in
         keys = np.concatenate([occ_row[which] * dims + np.abs(signed) - 1, pair_row * dims + np.abs(bucket) - 1])
         values = np.concatenate([np.where(signed > 0, weight, -weight), np.where(bucket > 0, 0.5, -0.5)])
-        # _features adds the stems' features before the pairs': order them so within each text
-        keys_sorted = np.argsort(np.concatenate([occ_row[which], pair_row]), kind="stable")
-        keys, values = keys[keys_sorted], values[keys_sorted]
-        acc = np.bincount(keys, weights=values, minlength=len(texts) * dims)
-        touched, first = np.unique(keys, return_index=True)
-        touched = touched[np.argsort(first, kind="stable")]
-        squares = (acc[touched] ** 2).tolist()
-        bounds = np.searchsorted(touched // dims, np.arange(len(texts) + 1)).tolist()
-        norms = np.array([math.sqrt(sum(squares[bounds[r] : bounds[r + 1]])) or 1.0 for r in range(len(texts))])
-        vectors = (acc.reshape(len(texts), dims) / norms[:, None]).astype(np.float32)
+        acc = np.bincount(keys, weights=values, minlength=len(texts) * dims).reshape(len(texts), dims)
+        # each norm summed in bucket order, as _vector sums it (cumsum adds one after another)
+        norms = np.sqrt(np.cumsum(acc * acc, axis=1)[:, -1])
+        norms[norms == 0.0] = 1.0
+        vectors = (acc / norms[:, None]).astype(np.float32)
         return [v.tobytes() for v in vectors]
 
     def embed(self, texts: list[str]) -> list[bytes]:
         if len(texts) > 1 and ("numpy" in sys.modules or len(texts) >= NUMPY_BATCH):
             try:
-                return self._embed_many(texts)
+                # in slices: a feature costs ~80 bytes of arrays while its slice is embedded
+                return [v for i in range(0, len(texts), NUMPY_SLICE) for v in self._embed_many(texts[i : i + NUMPY_SLICE])]
             except ImportError:
                 pass
         return [self._vector(t) for t in texts]
