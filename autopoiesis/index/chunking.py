@@ -199,10 +199,11 @@ def chunk_markdown(lines: list[str], front_end: int) -> tuple[list[Chunk], str |
     starts: list[tuple[int, str | None]] = [(body_start, None)]
     for i in range(body_start, len(lines)):
         line = lines[i]
-        if _FENCE_RE.match(line):
+        # the cheap tests first (most lines are neither): what the patterns need to start with
+        if line.lstrip().startswith(("```", "~~~")) and _FENCE_RE.match(line):
             in_fence = not in_fence
             continue
-        if in_fence:
+        if in_fence or not line.startswith("#"):
             continue
         hm = _HEADING_RE.match(line)
         if hm is None:

@@ -181,7 +181,7 @@ class Freshness:
         rows = "SELECT path, mtime_ns, ctime_ns, size, content_hash, last_indexed FROM files"
         known = {r[0]: r[1:] for r in store.conn.execute(rows)} if candidates is None else {}
         if candidates is None:
-            on_disk = {store.repo.rel(p) for p in store.repo.iter_markdown()}
+            on_disk = set(store.markdown_paths())
             candidates = on_disk | set(known)
         to_write: list[FileItem] = []
         to_remove: list[str] = []
@@ -219,7 +219,7 @@ class Freshness:
         assert store.info is not None  # set when the store opened memory.db
         state = tree_state(self.root)
         head, _ = self.recorded()
-        on_disk = {store.repo.rel(p) for p in store.repo.iter_markdown()}
+        on_disk = set(store.markdown_paths())
         rows = {p: [m, c, s] for p, m, c, s in store.conn.execute("SELECT path, mtime_ns, ctime_ns, size FROM files")}
         stale = sorted(p for p in on_disk ^ set(rows))
         for p in on_disk & set(rows):

@@ -142,12 +142,16 @@ def _token_list(conn: Any, word: str, lengths: array, n_rows: int, avgdl: float)
         return None
     weight = fts.idf(n_rows, len(rows))
     top = weight * (fts.K1 + 1.0)
+    k1_plus = fts.K1 + 1.0
+    saturation: dict[int, float] = {}  # a length's K1 * (1 - B + B * length / avgdl), as fts.term_score has it
     ids, freqs, dls = array("I"), array("I"), array("I")
     for rowid, negative in rows:
         score, dl = -negative, lengths[rowid]
-        # score = idf * f * (k1 + 1) / (f + K): solve for the frequency f
-        f = round(score * (fts.K1 * (1 - fts.B + fts.B * dl / avgdl)) / (top - score))
-        if f < 1 or fts.term_score(weight, f, dl, avgdl) != score:
+        k = saturation.get(dl)
+        if k is None:
+            k = saturation[dl] = fts.K1 * (1 - fts.B + fts.B * dl / avgdl)
+        f = round(score * k / (top - score))  # score = idf * f * (k1 + 1) / (f + k): solve for f
+        if f < 1 or weight * ((f * k1_plus) / (f + k)) != score:  # fts.term_score, inlined
             return None
         ids.append(rowid)
         freqs.append(f)

@@ -25,7 +25,7 @@ from autopoiesis.index import db, fts, postings
 from autopoiesis.index.chunking import CHUNKER_VERSION, Chunk, chunk_file, tags_json
 from autopoiesis.index.embedders import Embedder, embedder_from_config
 
-BATCH_FILES = 200  # files read, chunked and embedded per step of a rebuild (bounds memory)
+BATCH_FILES = 100  # files read, chunked and embedded per step of a rebuild (bounds memory)
 # Searches read memory.db through a memory map: a query touches ~100 vectors and chunks at
 # random places, and mapped pages cost no read() call and no copy (100 vector lookups at
 # 40,000 chunks: ~2 ms mapped, ~5-25 ms read). A full rebuild turns it off, or every page it
@@ -33,7 +33,7 @@ BATCH_FILES = 200  # files read, chunked and embedded per step of a rebuild (bou
 MMAP_BYTES = 1 << 30
 # A rebuild's page cache (KiB; SQLite's default is 2000): it writes every page once, so a
 # bigger cache buys little and counts in its resident memory.
-REBUILD_CACHE_KIB = 1000
+REBUILD_CACHE_KIB = 500
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
 # One file as it is written: (path, category, stat, content hash, text).
@@ -275,6 +275,21 @@ class IndexStore:
                 self._lock.release()
 
     # ── reading files ──
+    def markdown_paths(self) -> list[str]:
+        """The repo-relative paths of the memory files (MemoryRepo.iter_markdown, .rel),
+        without resolving each path: a file that is no symlink, in a folder that resolves
+        to itself, is where its path says (rglob does not enter linked folders). At 10,000
+        files that is 0.6 s less of a rebuild."""
+        root = self.repo.root
+        real: dict[Path, bool] = {}
+        out = []
+        for p in self.repo.iter_markdown():
+            folder = p.parent
+            if folder not in real:
+                real[folder] = folder.resolve() == folder
+            out.append(p.relative_to(root).as_posix() if real[folder] and not p.is_symlink() else self.repo.rel(p))
+        return out
+
     def read(self, path: str) -> tuple[str, os.stat_result, str, str] | None:
         """(category, stat, hash, text) of a memory file on disk; None when it is gone,
         not memory content, or binary (with a warning)."""
@@ -432,7 +447,7 @@ class IndexStore:
 
     def _rebuild(self, sync_meta: Mapping[str, str], progress: Callable[[int, int], None] | None) -> SyncReport:
         started = time.monotonic()
-        paths = [self.repo.rel(p) for p in self.repo.iter_markdown()]
+        paths = self.markdown_paths()
         self.conn.execute("PRAGMA mmap_size=0")
         self.conn.execute(f"PRAGMA cache_size=-{REBUILD_CACHE_KIB}")
         try:

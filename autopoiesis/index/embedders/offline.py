@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 # A batch this large is embedded with numpy even when numpy is not loaded yet: importing
 # it costs less than the per-feature loop would.
 NUMPY_BATCH = 256
-NUMPY_SLICE = 64  # texts embedded at once by _embed_many
+NUMPY_SLICE = 32  # texts embedded at once by _embed_many
 MEMO_MAX = 30_000  # words and stems remembered by HashingEmbedder._embed_many (~250 bytes each)
 _SUFFIXES = ("ational", "ization", "fulness", "iveness", "ements", "ement", "ments", "ment", "ingly", "ings",
              "ing", "edly", "ies", "ied", "ers", "est", "ed", "er", "ly", "es", "s")
