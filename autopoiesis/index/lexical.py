@@ -35,6 +35,7 @@ class Bm25Hits:
     ids: list[int]
     scores: list[float]
     match: str | None  # the MATCH expression of the terms that ranked
+    road: str = "fts5"  # "fts5" or "arrays": how they were ranked (the same either way)
     _lookup: Any = field(default=None, repr=False)
 
     def score_of(self, ids: list[int]) -> dict[int, float]:
@@ -75,12 +76,11 @@ class Bm25Ranker:
         self.searches += 1
         if not terms:
             return Bm25Hits([], [], None)
-        state = self._fresh_state()
         if category is None and _HAS_NUMPY and (self.searches > 1 or "numpy" in sys.modules):
-            hits = self._rank_arrays(terms, k, state)
+            hits = self.rank_arrays(terms, k)
             if hits is not None:
                 return hits
-        return self._rank_fts(terms, k, category)
+        return self.rank_fts(terms, k, category)
 
     # ── FTS5 ──
     def kept_terms(self, terms: list[str]) -> list[str]:
@@ -94,7 +94,8 @@ class Bm25Ranker:
         kept = [t for t in terms if conn.execute(count, (fts_match([t]), half + 1)).fetchone()[0] <= half]
         return kept or terms
 
-    def _rank_fts(self, terms: list[str], k: int, category: str | None) -> Bm25Hits:
+    def rank_fts(self, terms: list[str], k: int, category: str | None = None) -> Bm25Hits:
+        """The K best chunks by one FTS5 MATCH of TERMS."""
         conn = self.store.conn
         match = fts_match(self.kept_terms(terms))
         if category:
@@ -111,7 +112,7 @@ class Bm25Ranker:
             return {cid: -float(s) for cid, s in conn.execute(
                 f"SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})", [match, *ids])}
 
-        return Bm25Hits([r[0] for r in rows], [-float(r[1]) for r in rows], match, lookup)
+        return Bm25Hits([r[0] for r in rows], [-float(r[1]) for r in rows], match, "fts5", lookup)
 
     # ── arrays ──
     def _postings(self, token: str, state: dict[str, Any]) -> Any:
@@ -145,9 +146,12 @@ class Bm25Ranker:
             cache[token] = (ids, freqs, lengths)
         return cache[token]
 
-    def _rank_arrays(self, terms: list[str], k: int, state: dict[str, Any]) -> Bm25Hits | None:
+    def rank_arrays(self, terms: list[str], k: int) -> Bm25Hits | None:
+        """The K best chunks for TERMS, each term's share summed here (needs numpy); None
+        when no term is listed in the postings (then one FTS5 MATCH is as fast)."""
         import numpy as np
 
+        state = self._fresh_state()
         conn = self.store.conn
         n_rows, n_tokens = state["totals"]
         if not n_rows:
@@ -189,7 +193,7 @@ class Bm25Ranker:
             pos = np.minimum(np.searchsorted(union, ids, sorter=by_id), max(0, n - 1))
             return {int(i): float(scores[by_id[p]]) for i, p in zip(ids, pos) if n and union[by_id[p]] == i}
 
-        return Bm25Hits(union[order].tolist(), scores[order].tolist(), match, lookup)
+        return Bm25Hits(union[order].tolist(), scores[order].tolist(), match, "arrays", lookup)
 
     def _sum(self, shares: list[tuple[str, Any, Any]]) -> tuple[Any, Any]:
         """(chunk ids, scores): every chunk in any share once, its shares added in order

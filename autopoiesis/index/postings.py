@@ -85,14 +85,15 @@ def chunks_removed(conn: Any, ids: list[int]) -> None:
     conn.executemany("INSERT OR IGNORE INTO term_postings_removed(chunk_id) VALUES (?)", [(i,) for i in ids if i <= built])
 
 
-def needs_compaction(conn: Any) -> bool:
-    """True when the rows added or removed since the build are a quarter of the lists' size."""
+def needs_compaction(conn: Any, at_least: int = 1000) -> bool:
+    """True when the rows added or removed since the build are a quarter of the lists' size
+    (and AT_LEAST rows)."""
     if built_max_id(conn) is None:
         return False
     listed = conn.execute("SELECT coalesce(sum(length(ids)), 0) / 4 FROM term_postings").fetchone()[0]
     added = conn.execute("SELECT count(*) FROM term_postings_added").fetchone()[0]
     removed = conn.execute("SELECT count(*) FROM term_postings_removed").fetchone()[0]
-    return added + removed > max(1000, listed // 4)
+    return added + removed > max(at_least, listed // 4)
 
 
 # ── building the lists from chunks_fts ──
