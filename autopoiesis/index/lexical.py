@@ -77,7 +77,10 @@ class Bm25Ranker:
         if not terms:
             return Bm25Hits([], [], None)
         if category is None and _HAS_NUMPY and (self.searches > 1 or "numpy" in sys.modules):
-            hits = self.rank_arrays(terms, k)
+            try:
+                hits = self.rank_arrays(terms, k)
+            except self.store.db_error:  # e.g. no room for the tokenizer's temporary table: FTS5 alone still answers
+                hits = None
             if hits is not None:
                 return hits
         return self.rank_fts(terms, k, category)

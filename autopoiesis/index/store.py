@@ -172,17 +172,25 @@ class IndexStore:
             db.add_missing_columns(self.conn)
             cache = self.repo.state_file("embed_cache")
             try:
-                self.conn.execute("ATTACH DATABASE ? AS cache", (str(cache),))
-                self.conn.executescript(db.CACHE_SCHEMA)
+                self._attach_cache(cache)
             except self.db_error:
                 # a broken cache only costs re-embedding: start it over
                 with contextlib.suppress(self.db_error):
                     self.conn.execute("DETACH DATABASE cache")
                 cache.unlink(missing_ok=True)
-                self.conn.execute("ATTACH DATABASE ? AS cache", (str(cache),))
-                self.conn.executescript(db.CACHE_SCHEMA)
+                self._attach_cache(cache)
         except (self.db_error, OSError) as exc:
             raise db.IndexCorruptError(str(exc)) from exc
+
+    def _attach_cache(self, cache: Path) -> None:
+        self.conn.execute("ATTACH DATABASE ? AS cache", (str(cache),))
+        tables = {t for (t,) in self.conn.execute("SELECT name FROM cache.sqlite_master WHERE type = 'table'")}
+        if db.OLD_CACHE_TABLE in tables:  # the first form of the cache: started over (a cache)
+            self.conn.execute("DETACH DATABASE cache")
+            cache.unlink(missing_ok=True)
+            self.conn.execute("ATTACH DATABASE ? AS cache", (str(cache),))
+        self.conn.execute(f"PRAGMA cache.page_size={db.PAGE_SIZE}")  # a new file only
+        self.conn.executescript(db.CACHE_SCHEMA)
 
     def close(self) -> None:
         if self.conn is not None:
@@ -340,7 +348,7 @@ class IndexStore:
         for i in range(0, len(unique), 500):
             part = unique[i : i + 500]
             rows = self.conn.execute(
-                f"SELECT content_hash, vector FROM cache.embeddings WHERE fingerprint = ? AND content_hash IN ({','.join('?' * len(part))})",
+                f"SELECT content_hash, vector FROM cache.vectors WHERE fingerprint = ? AND content_hash IN ({','.join('?' * len(part))})",
                 [fp, *part],
             )
             found.update((h, v) for h, v in rows)
@@ -350,7 +358,7 @@ class IndexStore:
             vectors = self.embedder.embed([by_hash[h] for h in missing])
             now = time.time()
             self.conn.executemany(
-                "INSERT OR REPLACE INTO cache.embeddings(fingerprint, content_hash, vector, created) VALUES (?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO cache.vectors(fingerprint, content_hash, vector, created) VALUES (?, ?, ?, ?)",
                 [(fp, h, v, now) for h, v in zip(missing, vectors)],
             )
             found.update(zip(missing, vectors))
@@ -375,7 +383,10 @@ class IndexStore:
                 self.delete_path(path)
         now = time.time()
         next_id = (self.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0) + 1
-        file_rows, chunk_rows, fts_rows, vec_rows = [], [], [], []
+        file_rows: list[tuple] = []
+        chunk_rows: list[tuple] = []
+        fts_rows: list[tuple[int, str]] = []
+        vec_rows: list[tuple[int, bytes, str]] = []
         for path, category, st, digest, fc in prepared:
             file_rows.append((path, category, st.st_mtime, st.st_mtime_ns, st.st_ctime_ns, st.st_size, digest, fc.token_count,
                               fc.line_count, tags_json(fc.tags), fc.title, now))
@@ -450,6 +461,7 @@ class IndexStore:
         paths = self.markdown_paths()
         self.conn.execute("PRAGMA mmap_size=0")
         self.conn.execute(f"PRAGMA cache_size=-{REBUILD_CACHE_KIB}")
+        self.conn.execute(f"PRAGMA cache.cache_size=-{REBUILD_CACHE_KIB}")
         try:
             with self.transaction():
                 self.conn.execute("DELETE FROM chunks_fts")
@@ -470,6 +482,7 @@ class IndexStore:
             with contextlib.suppress(Exception):  # a connection the failure closed needs nothing
                 self.conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
                 self.conn.execute("PRAGMA cache_size=-2000")
+                self.conn.execute("PRAGMA cache.cache_size=-2000")
         return SyncReport(indexed=indexed, embedded=embedded, full=True, seconds=time.monotonic() - started,
                           warnings=tuple(self.warnings))
 
