@@ -200,7 +200,7 @@ def chunk_markdown(lines: list[str], front_end: int) -> tuple[list[Chunk], str |
     for i in range(body_start, len(lines)):
         line = lines[i]
         # the cheap tests first (most lines are neither): what the patterns need to start with
-        if line.lstrip().startswith(("```", "~~~")) and _FENCE_RE.match(line):
+        if ("```" in line or "~~~" in line) and _FENCE_RE.match(line):
             in_fence = not in_fence
             continue
         if in_fence or not line.startswith("#"):

@@ -91,6 +91,10 @@ class Tokenizer:
             lengths[doc] = lengths.get(doc, 0) + n
         return lengths, freqs
 
+    def forget(self) -> None:
+        """Drop the remembered tokens of words (a build's lookups, not a search's)."""
+        self._words.clear()
+
     def tokens(self, words: list[str]) -> list[tuple[str, ...]]:
         """The tokens FTS5 makes of each of WORDS (usually one: its stem), remembered."""
         missing = [w for w in dict.fromkeys(words) if w not in self._words]

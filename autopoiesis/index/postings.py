@@ -19,7 +19,6 @@ exactly; a written chunk is cut into tokens by FTS5's tokenizer (fts.Tokenizer).
 
 from __future__ import annotations
 
-import sys
 from array import array
 from typing import Any
 
@@ -108,9 +107,11 @@ def _row_lengths(conn: Any) -> array:
 
 def _representatives(conn: Any, tokenizer: fts.Tokenizer, tokens: set[str]) -> dict[str, str]:
     """For each of TOKENS, a word that FTS5 turns into exactly that token (a MATCH string
-    is tokenized, and stemming a stem can change it: "databas" would become "databa")."""
-    found: dict[str, str] = {}
-    tried: set[str] = set()
+    is tokenized, and stemming a stem can change it: "databas" would become "databa").
+    Most tokens are their own word; the others are looked for in the chunks' text."""
+    ordered = sorted(tokens)
+    found = {tok: tok for tok, got in zip(ordered, tokenizer.tokens(ordered)) if got == (tok,)}
+    tried: set[str] = set(ordered)
     cursor = conn.execute("SELECT text FROM chunks ORDER BY id")
     while len(found) < len(tokens):
         texts = cursor.fetchmany(200)
@@ -122,42 +123,37 @@ def _representatives(conn: Any, tokenizer: fts.Tokenizer, tokens: set[str]) -> d
         for word, toks in zip(batch, tokenizer.tokens(batch)):
             if len(toks) == 1 and toks[0] in tokens and toks[0] not in found:
                 found[toks[0]] = word
+    tokenizer.forget()
     return found
 
 
-def _to_blob(values: array) -> bytes:
-    """Little-endian uint32 bytes of an array('I')."""
-    if sys.byteorder == "big":
-        values = array("I", values)
-        values.byteswap()
-    return values.tobytes()
+def _token_list(conn: Any, word: str, n_hit: int, lengths: Any, n_rows: int, avgdl: float) -> tuple[bytes, bytes, bytes] | None:
+    """The blobs (ids, frequencies, lengths) of the N_HIT rows holding WORD's token, each
+    frequency solved from FTS5's own bm25() value and checked to give that value back bit
+    for bit (fts.term_score's expression, in its order); None when one does not (then the
+    token is left to FTS5). Rows are read a slice at a time: a common token of a large
+    index has hundreds of thousands."""
+    import numpy as np  # a build has it loaded already (the offline embedder's batches)
 
-
-def _token_list(conn: Any, word: str, lengths: array, n_rows: int, avgdl: float) -> tuple[array, array, array] | None:
-    """(ids, frequencies, lengths) of the rows holding WORD's token, each frequency solved
-    from FTS5's own bm25() value and checked to give it back bit for bit; None when one
-    does not (then the token is left to FTS5)."""
-    rows = conn.execute("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid",
-                        ('"' + word.replace('"', '""') + '"',)).fetchall()
-    if not rows:
-        return None
-    weight = fts.idf(n_rows, len(rows))
-    top = weight * (fts.K1 + 1.0)
+    cursor = conn.execute("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid",
+                          ('"' + word.replace('"', '""') + '"',))
+    weight = fts.idf(n_rows, n_hit)
     k1_plus = fts.K1 + 1.0
-    saturation: dict[int, float] = {}  # a length's K1 * (1 - B + B * length / avgdl), as fts.term_score has it
-    ids, freqs, dls = array("I"), array("I"), array("I")
-    for rowid, negative in rows:
-        score, dl = -negative, lengths[rowid]
-        k = saturation.get(dl)
-        if k is None:
-            k = saturation[dl] = fts.K1 * (1 - fts.B + fts.B * dl / avgdl)
-        f = round(score * k / (top - score))  # score = idf * f * (k1 + 1) / (f + k): solve for f
-        if f < 1 or weight * ((f * k1_plus) / (f + k)) != score:  # fts.term_score, inlined
+    parts: list[tuple[Any, Any, Any]] = []
+    while rows := cursor.fetchmany(8192):
+        pairs = np.array(rows, dtype=np.float64)
+        ids = pairs[:, 0].astype(np.int64)
+        score = -pairs[:, 1]
+        dl = lengths[ids].astype(np.float64)
+        k = fts.K1 * (1 - fts.B + fts.B * dl / avgdl)
+        freq = np.rint(score * k / (weight * k1_plus - score))  # score = idf * f * (k1 + 1) / (f + k): solve for f
+        if (freq < 1).any() or not np.array_equal(weight * ((freq * k1_plus) / (freq + k)), score):
             return None
-        ids.append(rowid)
-        freqs.append(f)
-        dls.append(dl)
-    return ids, freqs, dls
+        parts.append((ids, freq, dl))
+    if sum(len(p[0]) for p in parts) != n_hit:
+        return None
+    blobs = [np.concatenate([p[i] for p in parts]).astype("<u4").tobytes() for i in range(3)]
+    return blobs[0], blobs[1], blobs[2]
 
 
 def build(conn: Any, tokenizer: fts.Tokenizer) -> int:
@@ -170,12 +166,15 @@ def build(conn: Any, tokenizer: fts.Tokenizer) -> int:
     listed = 0
     if n_rows >= LISTED_MIN and top <= MAX_ID:
         conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_terms USING fts5vocab(main, chunks_fts, row)")
-        common = {t for (t,) in conn.execute("SELECT term FROM temp.chunks_fts_terms WHERE doc >= ?", (LISTED_MIN,))}
-        lengths = _row_lengths(conn) if common else array("I")
-        for token, word in sorted(_representatives(conn, tokenizer, common).items()):
-            got = _token_list(conn, word, lengths, n_rows, n_tokens / n_rows)
-            if got is not None:
-                conn.execute("INSERT INTO term_postings(term, ids, freqs, lengths) VALUES (?, ?, ?, ?)", (token, *map(_to_blob, got)))
-                listed += 1
+        common = dict(conn.execute("SELECT term, doc FROM temp.chunks_fts_terms WHERE doc >= ?", (LISTED_MIN,)))
+        if common:
+            import numpy as np
+
+            lengths = np.frombuffer(_row_lengths(conn), dtype=np.uint32)
+            for token, word in sorted(_representatives(conn, tokenizer, set(common)).items()):
+                got = _token_list(conn, word, common[token], lengths, n_rows, n_tokens / n_rows)
+                if got is not None:
+                    conn.execute("INSERT INTO term_postings(term, ids, freqs, lengths) VALUES (?, ?, ?, ?)", (token, *got))
+                    listed += 1
     _set_meta(conn, META_BUILT_MAX_ID, str(top))
     return listed

@@ -460,8 +460,8 @@ class IndexStore:
         started = time.monotonic()
         paths = self.markdown_paths()
         self.conn.execute("PRAGMA mmap_size=0")
-        self.conn.execute(f"PRAGMA cache_size=-{REBUILD_CACHE_KIB}")
-        self.conn.execute(f"PRAGMA cache.cache_size=-{REBUILD_CACHE_KIB}")
+        for schema in ("main", "cache", "temp"):
+            self.conn.execute(f"PRAGMA {schema}.cache_size=-{REBUILD_CACHE_KIB}")
         try:
             with self.transaction():
                 self.conn.execute("DELETE FROM chunks_fts")
@@ -481,8 +481,8 @@ class IndexStore:
         finally:
             with contextlib.suppress(Exception):  # a connection the failure closed needs nothing
                 self.conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
-                self.conn.execute("PRAGMA cache_size=-2000")
-                self.conn.execute("PRAGMA cache.cache_size=-2000")
+                for schema in ("main", "cache", "temp"):
+                    self.conn.execute(f"PRAGMA {schema}.cache_size=-2000")
         return SyncReport(indexed=indexed, embedded=embedded, full=True, seconds=time.monotonic() - started,
                           warnings=tuple(self.warnings))
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 # it costs less than the per-feature loop would.
 NUMPY_BATCH = 256
 NUMPY_SLICE = 32  # texts embedded at once by _embed_many
-MEMO_MAX = 30_000  # words and stems remembered by HashingEmbedder._embed_many (~250 bytes each)
+MEMO_MAX = 50_000  # words remembered by HashingEmbedder._embed_many (~150 bytes each, with their stems)
 _SUFFIXES = ("ational", "ization", "fulness", "iveness", "ements", "ement", "ments", "ment", "ingly", "ings",
              "ing", "edly", "ies", "ied", "ers", "est", "ed", "er", "ly", "es", "s")
 
@@ -68,10 +68,9 @@ class HashingEmbedder:
 
     def __init__(self, dimensions: int = 512):
         self.dimensions = int(dimensions)
-        # stem -> _stem_features(stem), for _embed_many: hashing trigrams is most of what is
-        # left of a batch, and a corpus's stems come back batch after batch
-        self._memo: dict[str, tuple[array, float]] = {}
-        self._stems_of: dict[str, str] = {}  # word -> light_stem(word), for _embed_many
+        # _embed_many remembers words, stems and their hashed features from batch to batch
+        # (a corpus's words come back), up to MEMO_MAX words
+        self._forget()
 
     @property
     def fingerprint(self) -> str:
@@ -130,54 +129,58 @@ class HashingEmbedder:
             vec[i] = v / norm
         return vec.tobytes()
 
+    def _forget(self) -> None:
+        """Start _embed_many's memory of words and stems over."""
+        self._word_stem: dict[str, int] = {}  # word -> its stem's id, -1 for a stopword
+        self._stem_ids: dict[str, int] = {}
+        self._table = array("i")  # the signed buckets of every stem's features, one stem after another
+        self._starts = array("q")  # where each stem's features start in _table
+        self._sizes = array("q")
+        self._roots = array("d")  # sqrt(how many trigrams), 0.0 for none
+        self._encoded: list[bytes] = []  # each stem in UTF-8, and crc32("b:<stem> "), to hash word pairs
+        self._pair_prefix: list[int] = []
+
+    def _word_ids(self, words_: list[str]) -> list[int]:
+        """Each word's stem id, new words and stems given one (and their features hashed)."""
+        known = self._word_stem
+        for word in dict.fromkeys(w for w in words_ if w not in known):
+            if word in SEARCH_STOPWORDS:
+                known[word] = -1
+                continue
+            stem = light_stem(word)
+            sid = self._stem_ids.get(stem)
+            if sid is None:
+                feats, root = self._stem_features(stem)
+                sid = self._stem_ids[stem] = len(self._starts)
+                self._starts.append(len(self._table))
+                self._sizes.append(len(feats))
+                self._roots.append(root)
+                self._table.extend(feats)
+                encoded = stem.encode("utf-8", "surrogatepass")
+                self._encoded.append(encoded)
+                self._pair_prefix.append(zlib.crc32(b"b:" + encoded + b" "))
+            known[word] = sid
+        return [known[w] for w in words_]
+
     def _embed_many(self, texts: list[str]) -> list[bytes]:
-        """embed() with numpy, to the same bits as _vector. Python touches each distinct
-        word, stem and word pair of the batch once; every feature then becomes a key
-        (row * dimensions + bucket) with its signed weight, in _features' order, and
-        bincount sums them per key in that order from 0.0, as _features does."""
+        """embed() with numpy, to the same bits as _vector. Python touches each word, and
+        hashes each new stem (remembered from batch to batch) and each distinct word pair
+        once; every feature then becomes a key (row * dimensions + bucket) with its signed
+        weight, in _features' order, and bincount sums them per key in that order from
+        0.0, as _features does."""
         import numpy as np
 
+        if len(self._word_stem) > MEMO_MAX:
+            self._forget()
         dims = self.dimensions
         tokens = [words(t) for t in texts]
-        vocabulary: dict[str, int] = {}
-        word_ids = [vocabulary.setdefault(w, len(vocabulary)) for toks in tokens for w in toks]
-        # each distinct word's stem (-1: a stopword), each stem's features
-        stem_ids: dict[str, int] = {}
-        table: list[int] = []  # the signed buckets of every stem, one stem after another
-        starts: list[int] = []
-        sizes: list[int] = []
-        roots: list[float] = []
-        encoded: list[bytes] = []
-        of_word = []
-        memo = self._memo
-        if len(memo) > MEMO_MAX:
-            memo.clear()
-        stems = self._stems_of
-        if len(stems) > MEMO_MAX:
-            stems.clear()
-        for word in vocabulary:
-            if word in SEARCH_STOPWORDS:
-                of_word.append(-1)
-                continue
-            stem = stems.get(word)
-            if stem is None:
-                stem = stems[word] = light_stem(word)
-            sid = stem_ids.get(stem)
-            if sid is None:
-                got = memo.get(stem)
-                if got is None:
-                    feats, root = self._stem_features(stem)
-                    got = memo[stem] = (array("i", feats), root)
-                signed, root = got
-                sid = stem_ids[stem] = len(starts)
-                starts.append(len(table))
-                sizes.append(len(signed))
-                roots.append(root)
-                table.extend(signed)
-                encoded.append(stem.encode("utf-8", "surrogatepass"))
-            of_word.append(sid)
-        n_stems = max(1, len(starts))
-        sid_of = np.array(of_word, dtype=np.int64)[np.array(word_ids, dtype=np.int64)] if word_ids else np.zeros(0, dtype=np.int64)
+        word_ids = self._word_ids([w for toks in tokens for w in toks])
+        n_stems = max(1, len(self._starts))
+        table = np.frombuffer(self._table, dtype=np.int32) if len(self._table) else np.zeros(0, dtype=np.int32)
+        starts = np.frombuffer(self._starts, dtype=np.int64) if len(self._starts) else np.zeros(0, dtype=np.int64)
+        sizes = np.frombuffer(self._sizes, dtype=np.int64) if len(self._sizes) else np.zeros(0, dtype=np.int64)
+        roots = np.frombuffer(self._roots, dtype=np.float64) if len(self._roots) else np.zeros(0)
+        sid_of = np.array(word_ids, dtype=np.int64)
         row_of = np.repeat(np.arange(len(texts), dtype=np.int64), [len(t) for t in tokens])
         content = sid_of >= 0
         sid_of, row_of = sid_of[content], row_of[content]
@@ -189,17 +192,17 @@ class HashingEmbedder:
         log_of = {n: 1.0 + math.log(n) for n in np.unique(counts).tolist()}  # math.log, as _features
         occ_w = np.array([log_of[n] for n in counts.tolist()])
         # each occurrence's features: table[starts[s] : starts[s] + sizes[s]]
-        lens = np.array(sizes, dtype=np.int64)[occ_sid]
+        lens = sizes[occ_sid]
         which = np.repeat(np.arange(len(occ_sid)), lens)
         within = np.arange(int(lens.sum())) - (np.cumsum(lens) - lens)[which]
-        signed = np.array(table, dtype=np.int64)[np.array(starts, dtype=np.int64)[occ_sid][which] + within]
+        signed = table[starts[occ_sid][which] + within].astype(np.int64)
         w = occ_w[which]
-        root = np.array(roots)[occ_sid][which]
+        root = roots[occ_sid][which]
         weight = np.where(within == 0, w, np.divide(0.6 * w, root, out=np.zeros_like(w), where=root > 0))
         # word pairs: neighbouring content words of one text, each distinct pair hashed once
         same = row_of[:-1] == row_of[1:]
         pair_keys, pair_of = np.unique(sid_of[:-1][same] * n_stems + sid_of[1:][same], return_inverse=True)
-        prefix = [zlib.crc32(b"b:" + e + b" ") for e in encoded]
+        encoded, prefix = self._encoded, self._pair_prefix
         hashed = [zlib.crc32(encoded[k % n_stems], prefix[k // n_stems]) for k in pair_keys.tolist()]  # == crc32("b:<a> <b>")
         bucket = np.array([h % dims + 1 if (h >> 31) & 1 else -(h % dims + 1) for h in hashed], dtype=np.int64)[pair_of.reshape(-1)]
         pair_row = row_of[:-1][same]
