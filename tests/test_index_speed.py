@@ -76,10 +76,9 @@ def by_content(index: SearchIndex) -> dict[str, set[tuple]]:
     removed chunks, with the added ones), named by place rather than by id."""
     conn = index.store.conn
     place = {cid: (p, s, e) for cid, p, s, e in conn.execute("SELECT id, path, start_line, end_line FROM chunks")}
-    state = index.query.bm25._fresh_state()
     out = {}
     for (token,) in conn.execute("SELECT term FROM term_postings"):
-        ids, freqs, lengths = index.query.bm25._postings(token, state)
+        ids, freqs, lengths = index.query.bm25.postings_of(token)
         out[token] = {(place[int(i)], int(f), int(n)) for i, f, n in zip(ids, freqs, lengths)}
     return out
 

@@ -67,7 +67,7 @@ def search(
     repo = get_repo(ctx)
     if batch is not None:
         fh = sys.stdin if str(batch) == "-" else batch.open(encoding="utf-8")
-        index = SearchIndex(repo) if repo.index_path.exists() else None
+        index = SearchIndex(repo).expect_many_searches() if repo.index_path.exists() else None
         try:
             for line in fh:
                 q = line.rstrip("\n")

@@ -89,6 +89,7 @@ class Freshness:
         self._watcher: ChangeWatcher | None = None
         self._watcher_tried = False
         self._checks = 0  # catch-ups so far
+        self.watch_from = 2  # the catch-up that starts the watcher (1: a process known to search many times)
 
     def close(self) -> None:
         if self._watcher is not None:
@@ -145,7 +146,7 @@ class Freshness:
         The watcher starts at the second catch-up: arming it walks every memory folder
         (~30 ms at 10,000 files), which a process that searches once never gets back."""
         self._checks += 1
-        watcher = self.change_watcher() if self._checks > 1 else None
+        watcher = self.change_watcher() if self._checks >= self.watch_from else None
         if watcher is not None:
             if watcher.changed():
                 watcher.verified = False

@@ -49,6 +49,7 @@ class Bm25Ranker:
     def __init__(self, store: Any):
         self.store = store
         self.searches = 0
+        self.arrays_from = 2  # the search that takes the arrays road (1: a process known to search many times)
         self._tokenizer: fts.Tokenizer | None = None
         self._tokenizer_conn: Any = None
         self._generation: tuple[int, int] | None = None
@@ -76,7 +77,7 @@ class Bm25Ranker:
         self.searches += 1
         if not terms:
             return Bm25Hits([], [], None)
-        if category is None and _HAS_NUMPY and (self.searches > 1 or "numpy" in sys.modules):
+        if category is None and _HAS_NUMPY and (self.searches >= self.arrays_from or "numpy" in sys.modules):
             try:
                 hits = self.rank_arrays(terms, k)
             except self.store.db_error:  # e.g. no room for the tokenizer's temporary table: FTS5 alone still answers
@@ -118,35 +119,47 @@ class Bm25Ranker:
         return Bm25Hits([r[0] for r in rows], [-float(r[1]) for r in rows], match, "fts5", lookup)
 
     # ── arrays ──
-    def _postings(self, token: str, state: dict[str, Any]) -> Any:
-        """(ids, freqs, lengths) of a listed token as numpy arrays, or None when not listed."""
+    def postings_of(self, token: str) -> Any:
+        """(ids, frequencies, lengths) of a listed token as numpy arrays: its build list
+        without the removed chunks, with the added ones; None when it is not listed."""
         import numpy as np
 
-        cache = state["postings"]
+        state = self._fresh_state()
+        conn = self.store.conn
         if "listed" not in state:
-            state["listed"] = postings.listed_terms(self.store.conn) if postings.built_max_id(self.store.conn) is not None else set()
-            removed = [r for (r,) in self.store.conn.execute("SELECT chunk_id FROM term_postings_removed")]
-            state["removed"] = np.array(removed, dtype=np.int64)
+            state["listed"] = postings.listed_terms(conn) if postings.built_max_id(conn) is not None else set()
+            state["removed"] = np.array([r for (r,) in conn.execute("SELECT chunk_id FROM term_postings_removed")], dtype=np.int64)
         if token not in state["listed"]:
             return None
+        ids_b, freqs_b, lengths_b = conn.execute("SELECT ids, freqs, lengths FROM term_postings WHERE term = ?", (token,)).fetchone()
+        ids = np.frombuffer(ids_b, dtype="<u4").astype(np.int64)
+        freqs = np.frombuffer(freqs_b, dtype="<u4").astype(np.float64)
+        lengths = np.frombuffer(lengths_b, dtype="<u4").astype(np.float64)
+        if len(state["removed"]):
+            keep = ~np.isin(ids, state["removed"])
+            ids, freqs, lengths = ids[keep], freqs[keep], lengths[keep]
+        added = conn.execute("SELECT chunk_id, freq, length FROM term_postings_added WHERE term = ?", (token,)).fetchall()
+        if added:
+            extra = np.array(added, dtype=np.float64).reshape(-1, 3)
+            ids = np.concatenate([ids, extra[:, 0].astype(np.int64)])
+            freqs = np.concatenate([freqs, extra[:, 1]])
+            lengths = np.concatenate([lengths, extra[:, 2]])
+        return ids, freqs, lengths
+
+    def _share(self, token: str, state: dict[str, Any]) -> Any:
+        """(ids, each chunk's share of the score) of a listed token, or None: fts.term_score
+        over its postings, once a token until memory.db changes."""
+        cache = state["postings"]
         if token not in cache:
-            conn = self.store.conn
-            ids_b, freqs_b, lengths_b = conn.execute("SELECT ids, freqs, lengths FROM term_postings WHERE term = ?", (token,)).fetchone()
-            ids = np.frombuffer(ids_b, dtype="<u4").astype(np.int64)
-            freqs = np.frombuffer(freqs_b, dtype="<u4").astype(np.float64)
-            lengths = np.frombuffer(lengths_b, dtype="<u4").astype(np.float64)
-            if len(state["removed"]):
-                keep = ~np.isin(ids, state["removed"])
-                ids, freqs, lengths = ids[keep], freqs[keep], lengths[keep]
-            added = conn.execute("SELECT chunk_id, freq, length FROM term_postings_added WHERE term = ?", (token,)).fetchall()
-            if added:
-                extra = np.array(added, dtype=np.float64).reshape(-1, 3)
-                ids = np.concatenate([ids, extra[:, 0].astype(np.int64)])
-                freqs = np.concatenate([freqs, extra[:, 1]])
-                lengths = np.concatenate([lengths, extra[:, 2]])
+            lists = self.postings_of(token)
+            if lists is not None:
+                ids, freqs, lengths = lists
+                n_rows, n_tokens = state["totals"]
+                weight, avgdl = fts.idf(n_rows, len(ids)), n_tokens / n_rows
+                lists = ids, weight * ((freqs * (fts.K1 + 1.0)) / (freqs + fts.K1 * (1 - fts.B + fts.B * lengths / avgdl)))
             if len(cache) > 256:
                 cache.clear()
-            cache[token] = (ids, freqs, lengths)
+            cache[token] = lists
         return cache[token]
 
     def rank_arrays(self, terms: list[str], k: int) -> Bm25Hits | None:
@@ -156,25 +169,22 @@ class Bm25Ranker:
 
         state = self._fresh_state()
         conn = self.store.conn
-        n_rows, n_tokens = state["totals"]
+        n_rows = state["totals"][0]
         if not n_rows:
             return None
         tokens = self.tokenizer().tokens(terms)
-        listed = [self._postings(tk[0], state) if len(tk) == 1 else None for tk in tokens]
+        listed = [self._share(tk[0], state) if len(tk) == 1 else None for tk in tokens]
         if all(p is None for p in listed):
             return None  # only rare terms: one FTS5 MATCH is as fast
-        avgdl = n_tokens / n_rows
         # each term's rows and its share of their scores, in query order (FTS5's summing order)
         shares: list[tuple[str, Any, Any]] = []
-        for term, post in zip(terms, listed):
-            if post is None:
+        for term, share in zip(terms, listed):
+            if share is None:
                 rows = conn.execute("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_match([term]),)).fetchall()
                 ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
                 shares.append((term, ids, -np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))))
             else:
-                ids, freqs, lengths = post
-                weight = fts.idf(n_rows, len(ids))
-                shares.append((term, ids, weight * ((freqs * (fts.K1 + 1.0)) / (freqs + fts.K1 * (1 - fts.B + fts.B * lengths / avgdl)))))
+                shares.append((term, *share))
         if len(shares) >= 2:
             shares = [s for s in shares if len(s[1]) <= n_rows // 2] or shares
         match = fts_match([term for term, _, _ in shares])

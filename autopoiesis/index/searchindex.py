@@ -50,6 +50,14 @@ class SearchIndex:
         self.freshness.close()
         self.store.close()
 
+    def expect_many_searches(self) -> SearchIndex:
+        """Say that this process will search many times (a batch, a server): the watcher
+        and the postings road then start with the first search instead of the second,
+        which a one-shot process never reaches (see freshness, lexical)."""
+        self.freshness.watch_from = 1
+        self.query.bm25.arrays_from = 1
+        return self
+
     def __enter__(self) -> SearchIndex:
         return self
 

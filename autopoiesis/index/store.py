@@ -402,8 +402,13 @@ class IndexStore:
         conn.executemany("INSERT INTO chunks(id, path, category, kind, start_line, end_line, turn_time, heading, text, content_hash)"
                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", chunk_rows)
         conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", fts_rows)
-        conn.executemany("INSERT INTO chunks_vec(rowid, embedding, category) VALUES (?, ?, ?)" if self.uses_vec0
-                         else "INSERT INTO chunks_vecplain(id, embedding, category) VALUES (?, ?, ?)", vec_rows)
+        if self.uses_vec0:
+            conn.executemany("INSERT INTO chunks_vec(rowid, embedding, category) VALUES (?, ?, ?)", vec_rows)
+        else:
+            # a zero vector (a chunk with no word the embedder keeps) has no distance to
+            # anything: no row, so the KNN scan orders distances without NULLs
+            conn.executemany("INSERT INTO chunks_vecplain(id, embedding, category) VALUES (?, ?, ?)",
+                             [r for r in vec_rows if r[1].strip(b"\x00")])
         if self._postings_live and fts_rows:
             assert self.tokenizer is not None
             postings.chunks_added(conn, self.tokenizer, fts_rows)
