@@ -1,8 +1,16 @@
-"""Search speed and size: full rebuild, incremental update after a one-file commit,
-search latency in-process and through the CLI, beside `git grep -i` (and ripgrep when
-installed) on the same generated corpus; peak memory of a full rebuild.
+"""Search speed (issue 14): per query in process, a 100-query batch in one process, one
+cold `autopoiesis search`, one cold `autopoiesis compile` (the prompt-hook path), the
+full build (time and peak memory) and the incremental update after a one-file commit,
+on the generated corpus of bench/corpus.py (knowledge notes of ~1 KB, Zipf words) with
+100 three-word queries (corpus.queries), hybrid search as shipped (the offline embedder).
 
-    /tmp/v/bin/python bench/bench_search.py [--quick]      (quick: 1k files; else 10k, and 50k for memory)
+    python bench/run.py search             1k and 10k notes
+    python bench/run.py search --large     also 100k notes (corpus and build: ~5 minutes)
+    python bench/bench_search.py [--quick] [--large]
+
+Per query in process is the median (p50) and 95th percentile of the 100 queries on one
+open SearchIndex, each with its freshness check, after one warm-up query. The CLI
+figures are medians of several runs, with Python's bytecode cache in use.
 """
 
 from __future__ import annotations
@@ -17,22 +25,22 @@ import tempfile
 import time
 from pathlib import Path
 
-from corpus import VOCABULARY
 from corpus import make_corpus as write_corpus
+from corpus import queries
 
-# Questions as a user asks them: a few common words and one or two specific ones.
-QUERIES = [
-    "how did the database migration go",
-    f"what did we decide about {VOCABULARY[310]} and the deploy",
-    f"who owns {VOCABULARY[1200]}",
-    f"{VOCABULARY[650]} {VOCABULARY[2400]} incident report",
-    "deploy pipeline rollback incident",
-    f"notes on {VOCABULARY[4100]} from the meeting",
-    f"why is {VOCABULARY[880]} slow",
-    f"procedure for {VOCABULARY[1750]} release",
-]
 # Commands are timed as a user runs them, with Python's bytecode cache in use.
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+CLI_RUNS = 7
+# issue 14's targets, by (metric, notes)
+TARGETS = {
+    ("per query in process p50", 10_000): 2.0, ("per query in process p95", 10_000): 5.0,
+    ("per query in process p50", 100_000): 10.0,
+    ("100-query `search --batch`, whole process", 10_000): 0.5,
+    ("one cold `search` CLI call (median)", 10_000): 150.0,
+    ("one cold `compile` CLI call (median)", 10_000): 200.0,
+    ("full build", 10_000): 12.0, ("full build peak RSS", 10_000): 64.0, ("full build", 100_000): 120.0,
+    ("incremental update after a 1-file commit (p50)", 10_000): 100.0,
+}
 
 
 def make_corpus(root: Path, n_files: int, seed: int = 7) -> list[str]:
@@ -56,42 +64,65 @@ t = time.perf_counter()
 with SearchIndex(MemoryRepo(sys.argv[1])) as idx:
     rep = idx.rebuild_full()
 print(json.dumps({"seconds": time.perf_counter() - t, "files": rep.indexed,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 
-def rebuild_in_child(root: Path, *, cold_cache: bool = True) -> dict:
-    if cold_cache:
-        shutil.rmtree(root / ".autopoiesis", ignore_errors=True)
-        for p in root.glob("memory.db*"):
-            p.unlink()
+def rebuild_in_child(root: Path) -> dict:
+    """A full build from nothing (no memory.db, no embedding cache) in a fresh process."""
+    shutil.rmtree(root / ".autopoiesis" / "cache", ignore_errors=True)
+    for p in [*root.glob("memory.db*"), *(root / ".autopoiesis").glob("embed*")]:
+        p.unlink()
     out = subprocess.run([sys.executable, "-c", _CHILD, str(root)], capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
-def p50(values: list[float]) -> float:
-    return statistics.median(values) * 1000
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
 
 
-def measure(n_files: int) -> list[dict]:
+def timed_run(cmd: list[str], cwd: Path | None = None) -> float:
+    t = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, capture_output=True, check=True, env=ENV)
+    return time.perf_counter() - t
+
+
+def in_process(index: object, qs: list[str], **kwargs: object) -> list[float]:
+    times = []
+    for q in qs:
+        t = time.perf_counter()
+        index.search(q, 10, **kwargs)  # type: ignore[attr-defined]
+        times.append((time.perf_counter() - t) * 1000)
+    return times
+
+
+def measure(n_files: int, *, cli: bool) -> list[dict]:
     from autopoiesis.core.paths import MemoryRepo
     from autopoiesis.index import SearchIndex
 
+    notes = f"{n_files // 1000}k notes"
     rows: list[dict] = []
-    tag = f"{n_files // 1000}k files"
+
+    def row(metric: str, value: float, unit: str) -> None:
+        rows.append({"bench": f"search {notes}", "metric": metric, "value": value, "unit": unit,
+                     "target": TARGETS.get((metric, n_files))})
+
+    qs = queries(100)
     with tempfile.TemporaryDirectory(prefix="bench-search-") as tmp:
         root = Path(tmp) / "repo"
         rels = make_corpus(root, n_files)
-        full = rebuild_in_child(root)
-        rows.append({"bench": f"search {tag}", "metric": "full rebuild (offline embedder)", "value": round(full["seconds"], 2),
-                     "unit": "s", "target": 30 if n_files == 10000 else None})
-        rows.append({"bench": f"search {tag}", "metric": "full rebuild peak RSS", "value": round(full["peak_mb"], 1), "unit": "MB",
-                     "target": 500 if n_files == 50000 else None})
-        if n_files > 10000:
-            return rows
-        repo = MemoryRepo(root)
-        with SearchIndex(repo) as index:
-            index.catch_up()
+        build = rebuild_in_child(root)
+        with SearchIndex(MemoryRepo(root)) as index:
+            index.search("warm up", 10)
+            hybrid = in_process(index, qs)
+            row("per query in process p50", round(statistics.median(hybrid), 2), "ms")
+            row("per query in process p95", round(percentile(hybrid, 0.95), 2), "ms")
+            try:
+                lexical = in_process(index, qs, mode="bm25")
+                row("per query in process p50, --mode bm25", round(statistics.median(lexical), 2), "ms")
+            except TypeError:  # an index without search modes (measuring an older tree)
+                pass
             incr = []
             for k in range(5):
                 p = root / rels[4 * k]
@@ -99,62 +130,37 @@ def measure(n_files: int) -> list[dict]:
                 git(root, "commit", "-q", "-am", f"edit {k}")
                 t = time.perf_counter()
                 rep = index.catch_up()
-                incr.append(time.perf_counter() - t)
+                incr.append((time.perf_counter() - t) * 1000)
                 assert rep.indexed == 1, rep
-            rows.append({"bench": f"search {tag}", "metric": "incremental update after 1-file commit (p50)",
-                         "value": round(p50(incr), 1), "unit": "ms", "target": 100})
-            warm, nofresh = [], []
-            for _ in range(3):
-                for q in QUERIES:
-                    t = time.perf_counter()
-                    index.search(q, 10)
-                    warm.append(time.perf_counter() - t)
-                    t = time.perf_counter()
-                    index.search(q, 10, fresh=False)
-                    nofresh.append(time.perf_counter() - t)
-            rows.append({"bench": f"search {tag}", "metric": "search p50 warm in-process (with freshness check)",
-                         "value": round(p50(warm), 2), "unit": "ms", "target": 20})
-            rows.append({"bench": f"search {tag}", "metric": "search p50 warm in-process (query only)",
-                         "value": round(p50(nofresh), 2), "unit": "ms", "target": None})
-        cli = []
-        exe = [sys.executable, "-m", "autopoiesis", "-C", str(root), "search"]
-        for q in QUERIES[:5]:
-            t = time.perf_counter()
-            subprocess.run([*exe, q, "--json"], capture_output=True, check=True, env=ENV)
-            cli.append(time.perf_counter() - t)
-        rows.append({"bench": f"search {tag}", "metric": "`autopoiesis search` end to end (p50)", "value": round(p50(cli), 1),
-                     "unit": "ms", "target": 400})
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import autopoiesis.cli"], check=True, env=ENV)
-        rows.append({"bench": f"search {tag}", "metric": "  of which: python + `import autopoiesis.cli`",
-                     "value": round((time.perf_counter() - t) * 1000, 1), "unit": "ms", "target": None})
-        grep = []
-        for q in QUERIES[:5]:
-            t = time.perf_counter()
-            subprocess.run(["git", "grep", "-i", "-l", "-e", q.split()[-1], "--", "knowledge"], cwd=root, capture_output=True)
-            grep.append(time.perf_counter() - t)
-        rows.append({"bench": f"search {tag}", "metric": "git grep -i (one term, p50)", "value": round(p50(grep), 1), "unit": "ms", "target": None})
-        if shutil.which("rg"):
-            rg = []
-            for q in QUERIES[:5]:
-                t = time.perf_counter()
-                subprocess.run(["rg", "-i", "-l", q.split()[-1], "knowledge"], cwd=root, capture_output=True)
-                rg.append(time.perf_counter() - t)
-            rows.append({"bench": f"search {tag}", "metric": "ripgrep -i (one term, p50)", "value": round(p50(rg), 1), "unit": "ms", "target": None})
-        else:
-            rows.append({"bench": f"search {tag}", "metric": "ripgrep", "value": "not installed", "unit": "", "target": None})
+            row("incremental update after a 1-file commit (p50)", round(statistics.median(incr), 1), "ms")
+        if cli:
+            exe = [sys.executable, "-m", "autopoiesis", "-C", str(root)]
+            batch = Path(tmp) / "queries.txt"
+            batch.write_text("\n".join(qs) + "\n", encoding="utf-8")
+            timed_run([*exe, "search", "warm up the bytecode cache"])
+            runs = [timed_run([*exe, "search", "--batch", str(batch)]) for _ in range(3)]
+            row("100-query `search --batch`, whole process", round(statistics.median(runs), 3), "s")
+            cold = [timed_run([*exe, "search", q, "--json"]) * 1000 for q in qs[:CLI_RUNS]]
+            row("one cold `search` CLI call (median)", round(statistics.median(cold), 1), "ms")
+            timed_run([*exe, "compile", "warm up", "--dry-run"])
+            comp = [timed_run([*exe, "compile", f"what did we decide about {q}?", "--dry-run"]) * 1000 for q in qs[:CLI_RUNS]]
+            row("one cold `compile` CLI call (median)", round(statistics.median(comp), 1), "ms")
+            start = timed_run([sys.executable, "-c", "import autopoiesis.cli"]) * 1000
+            row("  of which: python + `import autopoiesis.cli`", round(start, 1), "ms")
+        row("full build", round(build["seconds"], 2), "s")
+        row("full build peak RSS", round(build["peak_mib"], 1), "MiB")
     return rows
 
 
-def run(quick: bool = False) -> list[dict]:
-    sizes = (1000,) if quick else (1000, 10000, 50000)
+def run(quick: bool = False, large: bool = False) -> list[dict]:
+    sizes = (1000,) if quick else (1000, 10_000, 100_000) if large else (1000, 10_000)
     rows = []
     for n in sizes:
-        rows.extend(measure(n))
+        rows.extend(measure(n, cli=n == 10_000 or quick))
     return rows
 
 
 if __name__ == "__main__":
-    for r in run(quick="--quick" in sys.argv):
+    for r in run(quick="--quick" in sys.argv, large="--large" in sys.argv):
         target = "" if r["target"] is None else f"(target {r['target']})"
-        print(f"{r['bench']:<18} {r['metric']:<52} {r['value']!s:>10} {r['unit']:<3} {target}")
+        print(f"{r['bench']:<18} {r['metric']:<48} {r['value']!s:>10} {r['unit']:<3} {target}")

@@ -48,6 +48,13 @@ def zipf_words(rng: random.Random, k: int) -> list[str]:
     return rng.choices(VOCABULARY, cum_weights=_CUM_WEIGHTS, k=k)
 
 
+def queries(n: int = 100, words: int = 3, seed: int = 5) -> list[str]:
+    """N queries of WORDS words drawn from the corpus's Zipf distribution: a few common
+    words and rarer ones, as the peers were measured with (issue 14)."""
+    rng = random.Random(seed)
+    return [" ".join(zipf_words(rng, words)) for _ in range(n)]
+
+
 def knowledge_text(rng: random.Random, i: int, size: int) -> str:
     topic = zipf_words(rng, 1) + rng.sample(VOCABULARY[100:], 2)  # each note has its own rarer subject words
     lines = [

@@ -2,6 +2,7 @@
 
     python bench/run.py            # everything
     python bench/run.py --quick    # smaller sizes, for a smoke run
+    python bench/run.py --large    # also the largest sizes (search: 100k notes)
     python bench/run.py capture search   # only these (module names without bench_)
 """
 
@@ -26,6 +27,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("only", nargs="*", help="benchmark modules to run (default: all)")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--large", action="store_true", help="also the largest sizes, where a module has them")
     args = parser.parse_args()
     names = args.only or sorted(p.stem[6:] for p in HERE.glob("bench_*.py"))
     rows: list[dict] = []
@@ -33,7 +35,9 @@ def main() -> int:
         module = importlib.import_module(f"bench_{name}")
         started = time.perf_counter()
         try:
-            got = module.run(quick=args.quick) if "quick" in module.run.__code__.co_varnames else module.run()
+            params = module.run.__code__.co_varnames
+            kwargs = {k: v for k, v in (("quick", args.quick), ("large", args.large)) if k in params}
+            got = module.run(**kwargs)
         except Exception as exc:  # one failing benchmark must not hide the others
             got = [{"bench": name, "metric": "error", "value": repr(exc), "unit": "", "target": ""}]
         for row in got:

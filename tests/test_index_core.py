@@ -79,17 +79,56 @@ def test_sqlite_vec_really_loads(tmp_path: Path) -> None:
     conn.close()
 
 
-def test_index_uses_vec0_knn(filled: MemoryRepo) -> None:
+def test_lexical_embedder_vectors_are_rows_compared_by_sqlite_vec(filled: MemoryRepo) -> None:
+    """The offline (lexical) embedder's vectors are plain rows: search re-scores BM25's
+    candidates by id with sqlite-vec's vec_distance_cosine, and its fallback KNN compares
+    every row the same way."""
     with SearchIndex(filled) as index:
         index.catch_up()
-        assert index.store.vec_loaded
-        n_vec = index.store.conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0]
-        assert n_vec == index.store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] > 0
+        assert index.store.vec_loaded and not index.store.uses_vec0
+        conn = index.store.conn
+        n_vec = conn.execute("SELECT count(*) FROM chunks_vecplain").fetchone()[0]
+        assert n_vec == conn.execute("SELECT count(*) FROM chunks").fetchone()[0] > 0
         q = index.embedder.embed_query("sqlite vec extension")
-        rows = index.store.conn.execute("SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?", (q, 3)).fetchall()
-        assert len(rows) == 3
-        assert rows[0][1] <= rows[-1][1]
+        knn = index.query.knn(q, 3, None)
+        assert len(knn) == 3 and knn[0][1] <= knn[-1][1]
+        direct = dict(conn.execute("SELECT id, vec_distance_cosine(embedding, ?) FROM chunks_vecplain", (q,)))
+        assert [cid for cid, _ in knn] == sorted(direct, key=lambda c: (direct[c], c))[:3]
         assert index.store.meta("embedder") == "offline:hash-v3:512"
+        assert index.store.meta("vector_store") == "plain"
+
+
+class SemanticHashing(HashingEmbedder):
+    """The hashing embedder declared semantic: what a neural embedder's index looks like
+    (vectors in vec0, a KNN every search, the weighted merge), without a model download."""
+
+    name = "semantic-hashing"
+    lexical = False
+    preferred_merge = "weighted"
+
+    @property
+    def fingerprint(self) -> str:
+        return "semantic-hashing:" + super().fingerprint
+
+
+def test_semantic_embedder_uses_vec0_knn(filled: MemoryRepo) -> None:
+    with SearchIndex(filled, embedder=SemanticHashing()) as index:
+        index.catch_up()
+        assert index.store.uses_vec0
+        assert index.store.meta("vector_store") == f"vec0:{dbmod.VEC_CHUNK_SIZE}"
+        conn = index.store.conn
+        n_vec = conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0]
+        assert n_vec == conn.execute("SELECT count(*) FROM chunks").fetchone()[0] > 0
+        q = index.embedder.embed_query("sqlite vec extension")
+        rows = conn.execute("SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?", (q, 3)).fetchall()
+        assert len(rows) == 3 and rows[0][1] <= rows[-1][1]
+        hits = index.search("sqlite vec extension", limit=3, explain=True)
+        assert hits and hits[0].explain["merge"] == "weighted"
+        assert hits[0].explain["vector_similarity"] is not None
+        # re-scoring by id through vec0 gives vec0's own KNN distances
+        knn = dict(index.query.knn(q, 20, None))
+        for cid, d in index.query.vec_distances(list(knn), q):
+            assert abs(knn[cid] - d) < 1e-5
 
 
 # ── chunking ──
@@ -453,7 +492,7 @@ def test_two_processes_indexing_at_once(filled: MemoryRepo) -> None:
     with SearchIndex(filled) as index:
         files = index.store.conn.execute("SELECT count(*) FROM files").fetchone()[0]
         chunks = index.store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        vec = index.store.conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0]
+        vec = index.store.conn.execute(f"SELECT count(*) FROM {index.store.vec_table}").fetchone()[0]
         fts = index.store.conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
         assert files == len(list(filled.iter_markdown()))
         assert chunks == vec == fts
@@ -507,13 +546,13 @@ def test_hook_path_stays_light() -> None:
 
 
 def test_lexical_embedder_rescores_bm25_candidates(filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The hashing embedder re-scores BM25's candidates by rowid lookups instead of a
+    """The hashing embedder re-scores BM25's candidates by id lookups instead of a
     full KNN scan, and keeps the KNN as its fallback when BM25 finds too little."""
     from autopoiesis.index import query
 
     with SearchIndex(filled) as index:
         index.catch_up()
-        assert index.store.meta("vector_store") == f"vec0:{dbmod.VEC_CHUNK_SIZE_RERANK}"
+        assert index.store.meta("vector_store") == "plain"
         calls: list[int] = []
         real_knn = index.query.knn
         monkeypatch.setattr(index.query, "knn", lambda *a, **k: calls.append(1) or real_knn(*a, **k))
@@ -526,7 +565,7 @@ def test_lexical_embedder_rescores_bm25_candidates(filled: MemoryRepo, monkeypat
         monkeypatch.setattr(query, "RERANK_MIN_CANDIDATES", 1000)
         assert index.search("sqlite embeddings", limit=3)
         assert calls  # too few BM25 hits: full KNN
-        # the rowid lookups give the same distances as vec0's KNN
+        # the id lookups give the same distances as the full KNN
         q = index.embedder.embed_query("sqlite embeddings")
         knn = dict(real_knn(q, 50, None))
         for cid, d in index.query.vec_distances(list(knn), q):

@@ -85,10 +85,10 @@ def test_corrupt_copies_never_pile_up(built: MemoryRepo) -> None:
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 6 MB tmpfs (root only)."""
+    """An 8 MB tmpfs (root only): room for the index of the notes below and the WAL of its rebuild, little more."""
     mnt = tmp_path / "disk"
     mnt.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(mnt)],
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)],
                                            capture_output=True).returncode != 0:
         pytest.skip("needs root to mount a small tmpfs")
     try:

@@ -23,6 +23,9 @@ def test_every_kind_of_change_is_seen_between_searches(memory_repo: MemoryRepo, 
     with SearchIndex(memory_repo) as index:
         index.rebuild_full()
         assert "knowledge/reference/animals.md" not in paths(index, "quokka")
+        # a process that searches once never pays for the watcher: it starts at the second search
+        assert index.freshness._watcher is None
+        assert "knowledge/reference/animals.md" not in paths(index, "quokka")
         watcher = index.freshness.change_watcher()
         assert watcher is not None
         assert watcher.verified

@@ -50,12 +50,16 @@ def search(
     explain: bool = typer.Option(False, "--explain", help="Show how each score was made (BM25, vector, merge)."),
     batch: Path | None = typer.Option(None, "--batch", help="Read one query a line from FILE ('-' for stdin); print one JSON list a line."),
     merge: str | None = typer.Option(None, "--merge", help="Override search.merge: auto, rrf or weighted."),
+    mode: str = typer.Option("hybrid", "--mode", help="hybrid (BM25 and vectors, the default) or bm25 (lexical only, faster)."),
 ) -> None:
     """Hybrid BM25 + vector search over knowledge, topics, transcripts and archive."""
     from autopoiesis.core.config import SEARCH_MERGES
     from autopoiesis.core.paths import CATEGORIES
     from autopoiesis.index import SearchIndex, search_outcome
+    from autopoiesis.index.query import MODES
 
+    if mode not in MODES:
+        raise typer.BadParameter(f"use {' or '.join(MODES)}", param_hint="--mode")
     if merge is not None and merge not in SEARCH_MERGES:
         raise typer.BadParameter(f"use {', '.join(SEARCH_MERGES[:-1])} or {SEARCH_MERGES[-1]}", param_hint="--merge")
     if category is not None and category not in CATEGORIES:
@@ -63,11 +67,11 @@ def search(
     repo = get_repo(ctx)
     if batch is not None:
         fh = sys.stdin if str(batch) == "-" else batch.open(encoding="utf-8")
-        index = SearchIndex(repo) if repo.index_path.exists() else None
+        index = SearchIndex(repo).expect_many_searches() if repo.index_path.exists() else None
         try:
             for line in fh:
                 q = line.rstrip("\n")
-                outcome = search_outcome(q, limit, category, repo=repo, merge=merge, explain=explain, index=index)
+                outcome = search_outcome(q, limit, category, repo=repo, merge=merge, explain=explain, index=index, mode=mode)
                 for n in outcome.notices:
                     warn(n)
                 typer.echo(json.dumps([r.to_dict() for r in outcome.results], ensure_ascii=False))
@@ -79,7 +83,7 @@ def search(
         return
     if query is None:
         raise typer.BadParameter("give a QUERY, or --batch FILE", param_hint="QUERY")
-    outcome = search_outcome(query, limit, category, repo=repo, merge=merge, explain=explain)
+    outcome = search_outcome(query, limit, category, repo=repo, merge=merge, explain=explain, mode=mode)
     for n in outcome.notices:
         warn(n)
     if as_json:

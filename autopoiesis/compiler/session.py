@@ -13,13 +13,16 @@ from autopoiesis.capture.session_index import parts_of
 from autopoiesis.compiler.compile import HistoryMessage
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo
 from autopoiesis.errors import AutopoiesisError
-from autopoiesis.formats.transcript import KnowledgeOp, Text, ToolCall, parse
 
 
 def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMessage]:
     """Session history from a transcript (design §2.1), a JSON list or JSONL of
     {role, content[, tool, id]} objects. With REPO, a transcript under its raw/ that is
     one part of a continued session gives the history of every part."""
+    # the transcript format (its many patterns) only when a session is read: `compile`
+    # without --session, the prompt hook, never needs it
+    from autopoiesis.formats.transcript import KnowledgeOp, Text, ToolCall, parse
+
     text = Path(path).read_text(encoding="utf-8")
     if text.startswith("---"):
         turns = list(parse(text, str(path)).turns)

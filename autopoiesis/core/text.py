@@ -57,17 +57,22 @@ def content_words(text: str, extra_stopwords: frozenset[str] = frozenset()) -> s
 _TOKEN_RE = re.compile(r"[A-Za-z]{1,8}|[0-9]{1,3}|\n+| {2,}|\t+|[^\sA-Za-z0-9]")
 
 
+def _count(text: str) -> int:
+    return len(_TOKEN_RE.findall(text))  # the tokens counted in C: ~2x the speed of iterating matches
+
+
 @lru_cache(maxsize=8192)
 def _count_cached(text: str) -> int:
-    return sum(1 for _ in _TOKEN_RE.finditer(text))
+    return _count(text)
 
 
-def count_tokens(text: str) -> int:
-    """Estimated BPE tokens of TEXT, offline. Cached by content."""
+def count_tokens(text: str, *, remember: bool = True) -> int:
+    """Estimated BPE tokens of TEXT, offline. Cached by content, unless REMEMBER is
+    false: a text counted once (a file being indexed) would only be pinned in memory."""
     if not text:
         return 0
-    if len(text) > 65536:  # don't pin megabytes in the cache
-        return sum(1 for _ in _TOKEN_RE.finditer(text))
+    if len(text) > 65536 or not remember:  # don't pin megabytes in the cache
+        return _count(text)
     return _count_cached(text)
 
 

@@ -71,6 +71,7 @@ from autopoiesis.core import frontmatter
 from autopoiesis.core.clock import format_ts, parse_ts, utc
 from autopoiesis.core.text import decode_utf8_tail, one_line, slugify, utf8_safe
 from autopoiesis.errors import FrontmatterError, TranscriptFormatError
+from autopoiesis.formats.transcript_names import session_key as session_key  # re-exported: file names are part of this format
 
 ROLES = ("user", "agent", "system")
 STATUSES = ("open", "closed", "recovered")
@@ -555,17 +556,6 @@ def continuation_relpath(first_part: str, started: datetime, part: int) -> str:
     t = utc(started)
     stem = PurePosixPath(first_part).name[5:-3].split("+", 1)[0]
     return f"raw/conversations/{t.strftime('%Y/%m/%d')}/{t.strftime('%H%M')}-{stem}+{part}.md"
-
-
-_TRANSCRIPT_NAME_RE = re.compile(r"^\d{4}-(?P<stem>[^+/]+)(?:\+\d+)?\.md$")
-
-
-def session_key(relpath: str) -> str | None:
-    """What every part of one session has in common in its file name (`{id}-{slug}` of
-    `HHMM-{id}-{slug}[+N].md`), so the parts of a session are told apart from other
-    sessions by their names alone; None for a name that is not a transcript's."""
-    m = _TRANSCRIPT_NAME_RE.match(PurePosixPath(relpath).name)
-    return m["stem"] if m else None
 
 
 def continued_turns(filed: Sequence[Turn], current: Sequence[Turn]) -> tuple[Turn, ...] | None:

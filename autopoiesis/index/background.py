@@ -7,7 +7,8 @@ must not slow the commit, so it does no indexing itself: it starts `python -m
 autopoiesis.index.sync --root ROOT` as a detached process (its own session, so a
 terminal's Ctrl-C or the hook's exit does not kill it) and returns. That process takes the
 index lock, re-indexes what changed since the commit the index recorded (git's own diff),
-and repeats while HEAD keeps moving (a burst of commits costs one catch-up): see
+and repeats while HEAD keeps moving (a burst of commits costs one catch-up), then folds
+the chunks written since the last build into the term postings when they have grown: see
 `sync_until_fresh`. Searches catch up by themselves too, so a slow or failed background
 run is never seen as a stale result; it only moves work off the next search.
 
@@ -69,6 +70,8 @@ class Syncable(Protocol):
 
     def is_fresh(self) -> bool: ...
 
+    def compact(self) -> bool: ...
+
 
 def log_line(message: str) -> None:
     """One line of the sync's log (its stdout, appended to the index_sync_log state file)."""
@@ -90,6 +93,8 @@ def sync_until_fresh(index: Syncable, *, rebuild: bool = False, rounds: int = 5,
             log(f"warning: {w}")
         if index.is_fresh():
             break
+    if index.compact():
+        log("compacted the term postings")
 
 
 # ── the watcher ──

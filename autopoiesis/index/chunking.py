@@ -20,10 +20,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from autopoiesis.core import frontmatter
 from autopoiesis.core.text import count_tokens
 from autopoiesis.errors import FrontmatterError
-from autopoiesis.formats.transcript import HEADER_RE
 
 # Bump when chunk boundaries or chunk text change: the index rebuilds itself.
 # 6: frontmatter is found by core.frontmatter (a leading BOM, fences with trailing blanks).
@@ -68,6 +66,8 @@ class FileChunks:
 def _frontmatter(relpath: str, text: str) -> tuple[int, tuple[str, ...], str | None]:
     """(index of the closing '---' line or -1, tags, a warning or None). Lenient: broken
     YAML still yields the tags of an inline `tags: [a, b]` line."""
+    from autopoiesis.core import frontmatter  # PyYAML: only when a file is indexed, not for a search
+
     try:
         source, _ = frontmatter.split(text, relpath)
     except FrontmatterError:
@@ -122,6 +122,8 @@ def _human_date(d: date) -> str:
 
 def chunk_transcript(lines: list[str], front_end: int) -> tuple[list[Chunk], str | None]:
     """Turn chunks of a transcript, or ([], None) when LINES hold no turn headers."""
+    from autopoiesis.formats.transcript import HEADER_RE  # only when a file is indexed, not for a search
+
     front = "\n".join(lines[1:front_end]) if front_end > 0 else ""
     m = _STARTED_RE.search(front)
     try:
@@ -197,10 +199,11 @@ def chunk_markdown(lines: list[str], front_end: int) -> tuple[list[Chunk], str |
     starts: list[tuple[int, str | None]] = [(body_start, None)]
     for i in range(body_start, len(lines)):
         line = lines[i]
-        if _FENCE_RE.match(line):
+        # the cheap tests first (most lines are neither): what the patterns need to start with
+        if ("```" in line or "~~~" in line) and _FENCE_RE.match(line):
             in_fence = not in_fence
             continue
-        if in_fence:
+        if in_fence or not line.startswith("#"):
             continue
         hm = _HEADING_RE.match(line)
         if hm is None:
@@ -245,6 +248,8 @@ def chunk_markdown(lines: list[str], front_end: int) -> tuple[list[Chunk], str |
 
 def chunk_file(relpath: str, text: str, category: str | None = None) -> FileChunks:
     """The chunks of one memory file (TEXT already decoded)."""
+    from autopoiesis.core import frontmatter
+
     text = frontmatter.normalize(text).replace("\r", "\n").replace("\x00", "")
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -265,7 +270,7 @@ def chunk_file(relpath: str, text: str, category: str | None = None) -> FileChun
         title=title,
         tags=tags,
         line_count=len(lines),
-        token_count=count_tokens(text),
+        token_count=count_tokens(text, remember=False),
         warnings=tuple(warnings),
     )
 

@@ -10,6 +10,10 @@ Schema (design §7.2, by chunk rather than by file):
   chunks_fts                   FTS5 over chunk text, rowid = chunks.id
   chunks_vec                   sqlite-vec vec0, rowid = chunks.id, cosine distance,
                                category as a metadata column so KNN can filter on it
+  chunks_vecplain              the same as plain rows (id = chunks.id), for a lexical
+                               embedder or without sqlite-vec
+  term_postings*               each common token's chunks, frequencies and lengths
+                               (postings.py: exact BM25 without FTS5's per-row scoring)
 The embedding cache lives in a separate file (the state file `embed_cache`), attached as
 `cache`: deleting or replacing memory.db (rebuild, corruption) never loses it.
 """
@@ -18,10 +22,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from autopoiesis.core.clock import utc_now
+from autopoiesis.index.fts import TOKENIZER
+from autopoiesis.index.postings import SCHEMA as POSTINGS_SCHEMA
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: term postings (postings.py); a lexical embedder's vectors in plain rows; ctime
 
 
 class IndexCorruptError(Exception):
@@ -106,13 +113,14 @@ CREATE TABLE IF NOT EXISTS files (
     category TEXT NOT NULL,
     modified REAL NOT NULL,          -- mtime (s)
     mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL DEFAULT 0,
     size INTEGER NOT NULL,
     content_hash TEXT NOT NULL,
     token_count INTEGER,
     line_count INTEGER,
     tags TEXT,                       -- JSON array
     title TEXT,
-    last_indexed REAL NOT NULL
+    last_indexed REAL NOT NULL       -- when the stat above was taken (store.racy)
 );
 CREATE INDEX IF NOT EXISTS idx_files_category ON files(category);
 CREATE INDEX IF NOT EXISTS idx_files_modified ON files(modified);
@@ -129,26 +137,38 @@ CREATE TABLE IF NOT EXISTS chunks (
     content_hash TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS idx_chunks_path ON chunks(path);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='porter unicode61');
-"""
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='""" + TOKENIZER + """');
+""" + POSTINGS_SCHEMA
 
+# Columns added since schema 1, for a memory.db made before them (its rebuild fills them).
+ADDED_COLUMNS = (("files", "ctime_ns", "INTEGER NOT NULL DEFAULT 0"),)
+
+
+def add_missing_columns(conn: Any) -> None:
+    for table, column, decl in ADDED_COLUMNS:
+        if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+
+
+# The embedding cache: vectors appended in rowid order, found through a small index on
+# (fingerprint, content hash). Its first form keyed the vectors themselves by hash (WITHOUT
+# ROWID): every insert landed at a random place of a table of 2 KB rows, a third of a
+# 10,000-note build and 60 s of a 100,000-note one. A cache file of that form is started over.
 CACHE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS cache.embeddings (
+CREATE TABLE IF NOT EXISTS cache.vectors (
+    id INTEGER PRIMARY KEY,
     fingerprint TEXT NOT NULL,
     content_hash TEXT NOT NULL,
     vector BLOB NOT NULL,
-    created REAL NOT NULL,
-    PRIMARY KEY (fingerprint, content_hash)
-) WITHOUT ROWID;
+    created REAL NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS cache.idx_vectors_key ON vectors(fingerprint, content_hash);
 """
+OLD_CACHE_TABLE = "embeddings"
 
 
-# vec0 keeps vectors in blobs of `chunk_size` rows. A KNN scan is fastest with big blobs
-# (the default 1024), but reading one row's vector walks its blob's overflow pages: ~0.3 ms
-# each at 512 dimensions, 30 ms to re-score 100 candidates. An index that re-scores
-# candidates (a lexical embedder) uses small blobs: 100 lookups in ~4 ms, KNN ~30% slower.
+# vec0 keeps vectors in blobs of `chunk_size` rows: a KNN scan is fastest with big blobs.
 VEC_CHUNK_SIZE = 1024
-VEC_CHUNK_SIZE_RERANK = 64
 
 
 def vec_table_sql(dimensions: int, chunk_size: int = VEC_CHUNK_SIZE) -> str:
@@ -158,8 +178,13 @@ def vec_table_sql(dimensions: int, chunk_size: int = VEC_CHUNK_SIZE) -> str:
     )
 
 
-# Without sqlite-vec the vectors still have to live somewhere: a plain table, read by a
-# bounded in-memory cosine scan.
+# Pages of a new memory.db. A plain vector row (2 KB at 512 dimensions) is more than half
+# of a 4 KB page, so 4 KB pages would hold one row each, half empty; 16 KB pages hold 7.
+PAGE_SIZE = 16384
+
+# Vectors as plain rows: a lexical embedder's (search re-scores BM25's candidates by rowid,
+# with sqlite-vec's vec_distance_cosine), and any embedder's without sqlite-vec (then a
+# bounded in-memory cosine scan).
 PLAIN_VEC_SQL = "CREATE TABLE IF NOT EXISTS chunks_vecplain (id INTEGER PRIMARY KEY, category TEXT, embedding BLOB NOT NULL)"
 
 

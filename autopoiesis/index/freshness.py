@@ -24,16 +24,17 @@ from autopoiesis.core import git
 from autopoiesis.core.paths import CONTENT_DIRS, category_of
 from autopoiesis.core.sqlite import SQLiteInfo
 from autopoiesis.index.background import ChangeWatcher
-from autopoiesis.index.store import FileItem, IndexStore, SyncReport
+from autopoiesis.index.store import FileItem, IndexStore, SyncReport, hash_bytes, racy, stat_key
 
 
 @dataclass(frozen=True)
 class TreeState:
-    """HEAD and the memory files that differ from it, with their stat."""
+    """HEAD and the memory files that differ from it, with their stat, taken at TAKEN_NS."""
 
     head: str  # "" before the first commit or outside git
-    dirty: dict[str, list[int] | None]  # path -> [mtime_ns, size], None when deleted
+    dirty: dict[str, list[int] | None]  # path -> store.stat_key (mtime, ctime, size), None when deleted
     ok: bool = True  # False when git could not be asked (not a repo, git missing)
+    taken_ns: int = 0  # time.time_ns() before git was asked
 
     def same_as(self, head: str | None, dirty: dict[str, Any]) -> bool:
         return self.ok and self.head == head and self.dirty == dirty
@@ -41,24 +42,25 @@ class TreeState:
 
 def _stat(root: Path, rel: str) -> list[int] | None:
     try:
-        st = os.stat(root / rel)
+        return stat_key(os.stat(root / rel))
     except OSError:
         return None
-    return [st.st_mtime_ns, st.st_size]
 
 
 def tree_state(root: Path) -> TreeState:
     """HEAD and the dirty memory Markdown files, from one lock-free `git status`."""
+    taken = time.time_ns()
     status = git.status(root, CONTENT_DIRS)
     if not status.ok:
-        return TreeState("", {}, ok=False)
+        return TreeState("", {}, ok=False, taken_ns=taken)
     dirty = {e.path: _stat(root, e.path) for e in status.entries if e.path.endswith(".md")}
-    return TreeState(status.head, dirty)
+    return TreeState(status.head, dirty, taken_ns=taken)
 
 
 def sync_meta(state: TreeState) -> dict[str, str]:
     """How a tree state is recorded in index_meta."""
-    return {"head": state.head, "dirty": json.dumps(state.dirty, sort_keys=True), "synced": str(time.time())}
+    return {"head": state.head, "dirty": json.dumps(state.dirty, sort_keys=True), "synced": str(time.time()),
+            "dirty_taken_ns": str(state.taken_ns)}
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,8 @@ class Freshness:
         self.root = store.repo.root
         self._watcher: ChangeWatcher | None = None
         self._watcher_tried = False
+        self._checks = 0  # catch-ups so far
+        self.watch_from = 2  # the catch-up that starts the watcher (1: a process known to search many times)
 
     def close(self) -> None:
         if self._watcher is not None:
@@ -102,9 +106,24 @@ class Freshness:
         return head, dirty
 
     def is_fresh(self, state: TreeState | None = None) -> bool:
+        """Whether the index holds what STATE (now, by default) says the files hold. A
+        recorded dirty file whose stat was taken too soon after it changed (store.racy)
+        could have changed again unseen, so its content is compared with what was indexed."""
         state = state or tree_state(self.root)
         head, dirty = self.recorded()
-        return head is not None and not self.store.needs_rebuild() and state.same_as(head, dirty)
+        if head is None or self.store.needs_rebuild() or not state.same_as(head, dirty):
+            return False
+        taken = int(self.store.meta("dirty_taken_ns") or 0)
+        return all(self._holds(path) for path, key in dirty.items() if key is not None and racy(key, taken))
+
+    def _holds(self, path: str) -> bool:
+        """Whether the index holds PATH's content as it is on disk now."""
+        row = self.store.conn.execute("SELECT content_hash FROM files WHERE path = ?", (path,)).fetchone()
+        try:
+            data = (self.root / path).read_bytes()
+        except OSError:
+            return row is None
+        return row is not None and row[0] == hash_bytes(data)
 
     def rebuild_full(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Re-index every memory file from scratch (see IndexStore.rebuild), recording
@@ -123,8 +142,11 @@ class Freshness:
     def catch_up(self, *, timeout: float = 60.0) -> SyncReport:
         """Bring the index up to date with HEAD and the working tree, re-indexing only
         what differs from what it recorded. With a watcher, "no event at all since the
-        last full check" skips the check; any event, or no watcher, means a full check."""
-        watcher = self.change_watcher()
+        last full check" skips the check; any event, or no watcher, means a full check.
+        The watcher starts at the second catch-up: arming it walks every memory folder
+        (~30 ms at 10,000 files), which a process that searches once never gets back."""
+        self._checks += 1
+        watcher = self.change_watcher() if self._checks >= self.watch_from else None
         if watcher is not None:
             if watcher.changed():
                 watcher.verified = False
@@ -157,17 +179,17 @@ class Freshness:
     def _reconcile(self, candidates: set[str] | None, state: TreeState, started: float) -> SyncReport:
         store = self.store
         store.warnings.clear()
-        known = {p: (m, s, h) for p, m, s, h in store.conn.execute("SELECT path, mtime_ns, size, content_hash FROM files")} \
-            if candidates is None else {}
+        rows = "SELECT path, mtime_ns, ctime_ns, size, content_hash, last_indexed FROM files"
+        known = {r[0]: r[1:] for r in store.conn.execute(rows)} if candidates is None else {}
         if candidates is None:
-            on_disk = {store.repo.rel(p) for p in store.repo.iter_markdown()}
+            on_disk = set(store.markdown_paths())
             candidates = on_disk | set(known)
         to_write: list[FileItem] = []
         to_remove: list[str] = []
         unchanged = 0
         for path in sorted(candidates):
             row = known.get(path) if known else store.conn.execute(
-                "SELECT mtime_ns, size, content_hash FROM files WHERE path = ?", (path,)).fetchone()
+                "SELECT mtime_ns, ctime_ns, size, content_hash, last_indexed FROM files WHERE path = ?", (path,)).fetchone()
             try:
                 st: os.stat_result | None = os.stat(self.root / path)
             except OSError:
@@ -176,7 +198,7 @@ class Freshness:
                 if row is not None:
                     to_remove.append(path)
                 continue
-            if row is not None and row[0] == st.st_mtime_ns and row[1] == st.st_size:
+            if row is not None and list(row[:3]) == stat_key(st) and not racy(stat_key(st), int(row[4] * 1e9)):
                 unchanged += 1
                 continue
             got = store.read(path)
@@ -184,7 +206,7 @@ class Freshness:
                 if row is not None:
                     to_remove.append(path)
                 continue
-            if row is not None and row[2] == got[2]:
+            if row is not None and row[3] == got[2]:
                 unchanged += 1  # touched, not changed: refresh the stat only
                 store.refresh_stat(path, got[1])
                 continue
@@ -198,15 +220,15 @@ class Freshness:
         assert store.info is not None  # set when the store opened memory.db
         state = tree_state(self.root)
         head, _ = self.recorded()
-        on_disk = {store.repo.rel(p) for p in store.repo.iter_markdown()}
-        rows = {p: (m, s) for p, m, s in store.conn.execute("SELECT path, mtime_ns, size FROM files")}
+        on_disk = set(store.markdown_paths())
+        rows = {p: [m, c, s] for p, m, c, s in store.conn.execute("SELECT path, mtime_ns, ctime_ns, size FROM files")}
         stale = sorted(p for p in on_disk ^ set(rows))
         for p in on_disk & set(rows):
             try:
                 st = os.stat(self.root / p)
             except OSError:
                 continue
-            if (st.st_mtime_ns, st.st_size) != rows[p]:
+            if stat_key(st) != rows[p]:
                 stale.append(p)
         return IndexStatus(
             db_path=str(store.db_path), exists=store.db_path.exists(), files_indexed=len(rows), chunks=store.count("chunks"),

@@ -2,10 +2,11 @@
 merge, and the per-file results with snippets.
 
 1. *BM25*: the query's content terms, each quoted and OR-ed (user text is never FTS5
-   syntax), against chunk text with FTS5's bm25().
+   syntax), ranked as FTS5's bm25() ranks them (lexical.Bm25Ranker).
 2. *Vector*: the query's embedding against the chunks' with sqlite-vec's KNN
    (`embedding MATCH ? AND k = ?`), or a bounded in-memory cosine when sqlite-vec
-   cannot load.
+   cannot load. A lexical embedder re-scores BM25's candidates instead. Skipped in
+   `bm25` mode, where BM25 alone ranks.
 3. *Merge* per chunk: reciprocal-rank fusion (rank-based, so the two score scales never
    need calibrating) or the design's 0.4 x BM25 + 0.6 x vector; `auto` is the embedder's
    preferred merge.
@@ -13,19 +14,22 @@ merge, and the per-file results with snippets.
    heading section, as `path:start-end`. A chunk overlapping one already taken from the
    same file is skipped (turn windows overlap), and one file gives at most `per_file`
    results, so a long session cannot crowd out the rest. The parts of a session that was
-   continued (formats.transcript: "Parts") count as one file here.
+   continued (formats.transcript: "Parts") count as one file here. Only the chunks taken
+   are read in full and get a snippet.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
-from autopoiesis.formats.transcript import session_key
+from autopoiesis.formats.transcript_names import session_key
 from autopoiesis.index.embedders import Embedder, from_blob
+from autopoiesis.index.lexical import Bm25Hits, Bm25Ranker
 from autopoiesis.index.store import IndexStore
-from autopoiesis.index.text import fts_match, query_terms
+from autopoiesis.index.text import query_terms
 
 RRF_K = 60  # the constant of Cormack et al.; large enough that rank 1 does not swamp rank 5
 CANDIDATES = 100  # chunks taken from each of BM25 and KNN before merging
@@ -33,6 +37,7 @@ CANDIDATES = 100  # chunks taken from each of BM25 and KNN before merging
 # when BM25 found at least this many (see QueryEngine.scored).
 RERANK_MIN_CANDIDATES = 20
 PLAIN_SCAN_MAX = 20000  # bound of the in-memory cosine scan without sqlite-vec
+MODES = ("hybrid", "bm25")  # BM25 and vectors merged (the default), or BM25 alone
 
 
 @dataclass(frozen=True)
@@ -55,9 +60,11 @@ class SearchResult:
         return f"{self.path}:{self.start_line}-{self.end_line}"
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {f.name: getattr(self, f.name) for f in fields(self)}  # asdict() deep-copies: ~60 us a result
         if data["explain"] is None:
             del data["explain"]
+        else:
+            data["explain"] = dict(data["explain"], terms=list(data["explain"]["terms"]))
         return data
 
 
@@ -81,18 +88,22 @@ class MergeWeights:
     vector: float = 0.6
 
 
-def make_snippet(text: str, terms: list[str], width: int = 240) -> str:
-    """About WIDTH characters of TEXT around the first query term (prefix match, so a
+def snippet_pattern(terms: list[str]) -> re.Pattern[str] | None:
+    """What make_snippet looks for: any term's first letters at a word start (a prefix, so a
     stemmed hit like 'painting' for 'paint' is found)."""
+    if not terms:
+        return None
+    return re.compile(r"\b(?:" + "|".join(re.escape(t[: max(4, len(t) - 2)]) for t in terms) + ")", re.IGNORECASE)
+
+
+def make_snippet(text: str, terms: list[str], width: int = 240, pattern: re.Pattern[str] | None = None) -> str:
+    """About WIDTH characters of TEXT around the first place a query term starts
+    (PATTERN: snippet_pattern(TERMS), when the caller made it already)."""
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
-    pos = -1
-    for t in terms:
-        m = re.search(r"\b" + re.escape(t[: max(4, len(t) - 2)]), flat, re.IGNORECASE)
-        if m and (pos < 0 or m.start() < pos):
-            pos = m.start()
-    start = max(0, pos - width // 3) if pos >= 0 else 0
+    m = (pattern or snippet_pattern(terms) or re.compile("(?!)")).search(flat)
+    start = max(0, m.start() - width // 3) if m else 0
     piece = flat[start : start + width]
     return ("\u2026" if start > 0 else "") + piece + ("\u2026" if start + width < len(flat) else "")
 
@@ -102,19 +113,27 @@ class QueryEngine:
 
     def __init__(self, store: IndexStore):
         self.store = store
+        self.bm25 = Bm25Ranker(store)
 
     @property
     def embedder(self) -> Embedder:
         return self.store.embedder
 
     def search(self, query: str, limit: int, category: str | None, merge: str, weights: MergeWeights,
-               *, explain: bool = False, per_file: int = 3) -> list[SearchResult]:
-        """Chunks for QUERY, best first (MERGE already resolved by merge_for)."""
+               *, explain: bool = False, per_file: int = 3, mode: str = "hybrid") -> list[SearchResult]:
+        """Chunks for QUERY, best first (MERGE already resolved by merge_for; MODE one of MODES)."""
         limit = max(1, int(limit))
         terms = query_terms(query)
         if not terms:
             return []
-        cands = self.scored(query, terms, max(CANDIDATES, limit * 5), category, merge, weights)
+        n = max(CANDIDATES, limit * 5)
+        if mode == "bm25":
+            hits = self.bm25.rank(terms, n, category)
+            cands = {cid: Candidate(cid, bm25=s, bm25_rank=rank, score=s)
+                     for rank, (cid, s) in enumerate(zip(hits.ids, hits.scores), 1)}
+            merge = "bm25"
+        else:
+            cands = self.scored(query, terms, n, category, merge, weights)
         if not cands:
             return []
         return self.per_file(cands, terms, limit, merge, explain, per_file)
@@ -128,39 +147,18 @@ class QueryEngine:
         return self.embedder.preferred_merge if merge == "auto" else merge
 
     def ranking_terms(self, terms: list[str]) -> list[str]:
-        """TERMS without those in more than half of all chunks, unless every term is.
-
-        FTS5's bm25() gives such a term an IDF of 1e-6 (it clamps log((N-n+0.5)/(n+0.5))
-        when that is not positive), so it changes no chunk's score; but OR-ed into the
-        MATCH it makes FTS5 score nearly every row: 20-30 ms of a query at 10,000 files.
-        Counting a term's chunks stops at N/2, so the check costs ~1 ms for a common term."""
-        if len(terms) < 2:
-            return terms
-        conn = self.store.conn
-        total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        half = total // 2
-        count = "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
-        kept = [t for t in terms if conn.execute(count, (fts_match([t]), half + 1)).fetchone()[0] <= half]
-        return kept or terms
+        """TERMS without those in more than half of all chunks, unless every term is (see lexical)."""
+        return self.bm25.kept_terms(terms)
 
     def scored(self, query: str, terms: list[str], n: int, category: str | None, merge: str,
                weights: MergeWeights) -> dict[int, Candidate]:
         """Candidate chunks from BM25 and KNN, each with its merged score."""
-        conn = self.store.conn
-        cands: dict[int, Candidate] = {}
-        match = fts_match(self.ranking_terms(terms))
-        if category:
-            rows = conn.execute(
-                "SELECT f.rowid, bm25(chunks_fts) AS r FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
-                " WHERE chunks_fts MATCH ? AND c.category = ? ORDER BY r LIMIT ?", (match, category, n))
-        else:
-            rows = conn.execute("SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?", (match, n))
-        for rank, (cid, score) in enumerate(rows.fetchall(), 1):
-            cands[cid] = Candidate(cid, bm25=-score, bm25_rank=rank)
+        hits = self.bm25.rank(terms, n, category)
+        cands = {cid: Candidate(cid, bm25=s, bm25_rank=rank) for rank, (cid, s) in enumerate(zip(hits.ids, hits.scores), 1)}
         embedder = self.embedder
         qvec = embedder.embed_query(" ".join(terms) if len(query) > 4000 else query)
         # a query with no embeddable features (all stopwords) has a zero vector: no KNN
-        if not any(qvec):
+        if not qvec.strip(b"\x00"):
             knn: list[tuple[int, float]] = []
         elif embedder.lexical and len(cands) >= RERANK_MIN_CANDIDATES:
             # A lexical embedder (the offline hashing one) finds what BM25 finds; over the
@@ -171,17 +169,17 @@ class QueryEngine:
             knn = self.vec_distances(list(cands), qvec)
         else:
             knn = self.knn(qvec, n, category)
-        hits = [(cid, d) for cid, d in knn if d is not None and 1.0 - d >= embedder.min_similarity]
-        for rank, (cid, dist) in enumerate(hits, 1):
+        hits_vec = [(cid, d) for cid, d in knn if d is not None and 1.0 - d >= embedder.min_similarity]
+        for rank, (cid, dist) in enumerate(hits_vec, 1):
             c = cands.setdefault(cid, Candidate(cid))
             c.distance, c.vec_rank = dist, rank
         if cands:
-            self._merge(cands, merge, match, qvec, weights)
+            self._merge(cands, merge, hits, qvec, weights)
         return cands
 
-    def _merge(self, cands: dict[int, Candidate], merge: str, match: str | None, qvec: bytes, weights: MergeWeights) -> None:
+    def _merge(self, cands: dict[int, Candidate], merge: str, hits: Bm25Hits, qvec: bytes, weights: MergeWeights) -> None:
         if merge == "weighted":
-            self._fill_missing(cands, match, qvec)
+            self._fill_missing(cands, hits, qvec)
             top_bm25 = max((c.bm25 or 0.0) for c in cands.values()) or 1.0
             for c in cands.values():
                 sim = max(0.0, 1.0 - c.distance) if c.distance is not None else 0.0
@@ -198,16 +196,16 @@ class QueryEngine:
         if not ids:
             return []
         conn = self.store.conn
-        if self.store.vec_loaded:
-            # One point lookup per id: vec0 answers `rowid IN (...)` with a scan of the whole
-            # table (~20 ms at 30k chunks), a rowid equality with a lookup (~15 us with the
-            # small vec0 blobs of a re-scoring index, see db.VEC_CHUNK_SIZE_RERANK).
-            sql = "SELECT vec_distance_cosine(embedding, ?) FROM chunks_vec WHERE rowid = ?"
-            out = []
-            for cid in ids:
-                row = conn.execute(sql, (qvec, cid)).fetchone()
-                if row is not None and row[0] is not None:
-                    out.append((int(cid), float(row[0])))
+        if self.store.uses_vec0:
+            # One statement of point lookups: vec0 answers `rowid IN (...)` with a scan of the
+            # whole table (~20 ms at 30k chunks), a join on rowid with a lookup per row.
+            rows = conn.execute("SELECT j.value, vec_distance_cosine(v.embedding, ?) FROM json_each(?) j"
+                                " JOIN chunks_vec v ON v.rowid = j.value", (qvec, json.dumps(ids)))
+            out = [(int(cid), float(d)) for cid, d in rows if d is not None]
+        elif self.store.vec_loaded:
+            marks = ",".join("?" * len(ids))
+            rows = conn.execute(f"SELECT id, vec_distance_cosine(embedding, ?) FROM chunks_vecplain WHERE id IN ({marks})", [qvec, *ids])
+            out = [(int(cid), float(d)) for cid, d in rows if d is not None]
         else:
             q = from_blob(qvec)
             marks = ",".join("?" * len(ids))
@@ -219,16 +217,17 @@ class QueryEngine:
     def knn(self, qvec: bytes, k: int, category: str | None) -> list[tuple[int, float]]:
         """The K chunks nearest to QVEC (in CATEGORY), nearest first."""
         conn = self.store.conn
-        if self.store.vec_loaded:
-            sql = "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?"
-            args: list[Any] = [qvec, k]
-            if category:
-                sql += " AND category = ?"
-                args.append(category)
-            return [(int(r), float(d)) for r, d in conn.execute(sql + " ORDER BY distance", args) if d is not None]
+        where, args = (" WHERE category = ?", [category]) if category else ("", [])
+        if self.store.uses_vec0:
+            sql = "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?" + (" AND category = ?" if category else "")
+            return [(int(r), float(d)) for r, d in conn.execute(sql + " ORDER BY distance", [qvec, k, *args]) if d is not None]
+        if self.store.vec_loaded:  # plain rows, every one compared by sqlite-vec (an exact KNN, as vec0's)
+            # (no NULL distance: zero vectors get no row, see IndexStore.write_files; and ORDER BY
+            # the result column itself, as any expression of it would compute the distance again)
+            sql = f"SELECT id, vec_distance_cosine(embedding, ?) AS d FROM chunks_vecplain{where} ORDER BY d, id LIMIT ?"
+            return [(int(r), float(d)) for r, d in conn.execute(sql, [qvec, *args, k]) if d is not None]
         # No sqlite-vec: a bounded cosine scan in memory (numpy when it is there).
-        sql = "SELECT id, embedding FROM chunks_vecplain" + (" WHERE category = ?" if category else "") + " LIMIT ?"
-        rows = conn.execute(sql, ([category] if category else []) + [PLAIN_SCAN_MAX]).fetchall()
+        rows = conn.execute(f"SELECT id, embedding FROM chunks_vecplain{where} LIMIT ?", [*args, PLAIN_SCAN_MAX]).fetchall()
         if not rows:
             return []
         try:
@@ -243,52 +242,59 @@ class QueryEngine:
             scored = [(r[0], 1.0 - sum(a * b for a, b in zip(from_blob(r[1]), q))) for r in rows]
             return sorted(scored, key=lambda x: x[1])[:k]
 
-    def _fill_missing(self, cands: dict[int, Candidate], match: str | None, qvec: bytes) -> None:
+    def _fill_missing(self, cands: dict[int, Candidate], hits: Bm25Hits, qvec: bytes) -> None:
         """For the weighted merge, each candidate needs both scores, not just the list it came from."""
         need_vec = [c.chunk_id for c in cands.values() if c.distance is None]
         for cid, d in self.vec_distances(need_vec, qvec):
             cands[cid].distance = d
         need_bm = [c.chunk_id for c in cands.values() if c.bm25 is None]
-        if need_bm and match:
-            marks = ",".join("?" * len(need_bm))
-            for cid, s in self.store.conn.execute(
-                f"SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})", [match, *need_bm]
-            ):
-                cands[cid].bm25 = -float(s)
+        for cid, s in hits.score_of(need_bm).items():
+            cands[cid].bm25 = s
 
     def per_file(self, cands: dict[int, Candidate], terms: list[str], limit: int, merge: str, explain: bool,
                  per_file: int = 1) -> list[SearchResult]:
-        """The best chunks as results: at most PER_FILE a file, never two overlapping."""
-        ids = list(cands)
-        info: dict[int, tuple] = {}
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
-            for row in self.store.conn.execute(
-                f"SELECT id, path, category, start_line, end_line, turn_time, heading, text FROM chunks WHERE id IN ({','.join('?' * len(part))})",
-                part,
-            ):
-                info[row[0]] = row
+        """The best chunks as results: at most PER_FILE a file, never two overlapping.
+        Candidates are placed in blocks, best first, reading only their lines; the text
+        is read for the chunks taken."""
+        conn = self.store.conn
         # Best chunks first; a chunk overlapping the lines of one already taken from the
         # same file adds nothing new (turn windows overlap), so it is skipped.
-        ranked = sorted((c for c in cands.values() if c.chunk_id in info), key=lambda c: (-c.score, c.chunk_id))
+        ranked = sorted(cands.values(), key=lambda c: (-c.score, c.chunk_id))
         taken: list[tuple[Candidate, int]] = []
         per_path: dict[str, list[tuple[int, int]]] = {}
         per_session: dict[str, int] = {}  # results per file, the parts of one session counted together
-        for c in ranked:
-            _, path, _, start, end, _, _, _ = info[c.chunk_id]
-            spans = per_path.setdefault(path, [])
-            group = (session_key(path) if path.startswith("raw/conversations/") else None) or path
-            if any(start <= e and s <= end for s, e in spans) or per_session.get(group, 0) >= per_file:
-                continue
-            spans.append((start, end))
-            per_session[group] = per_session.get(group, 0) + 1
-            taken.append((c, per_session[group]))
+        block = max(4 * limit, 32)
+        for i in range(0, len(ranked), block):
+            part = ranked[i : i + block]
+            where = {row[0]: row[1:] for row in conn.execute(
+                f"SELECT id, path, start_line, end_line FROM chunks WHERE id IN ({','.join('?' * len(part))})",
+                [c.chunk_id for c in part])}
+            for c in part:
+                if c.chunk_id not in where:
+                    continue
+                path, start, end = where[c.chunk_id]
+                spans = per_path.setdefault(path, [])
+                group = (session_key(path) if path.startswith("raw/conversations/") else None) or path
+                if any(start <= e and s <= end for s, e in spans) or per_session.get(group, 0) >= per_file:
+                    continue
+                spans.append((start, end))
+                per_session[group] = per_session.get(group, 0) + 1
+                taken.append((c, per_session[group]))
+                if len(taken) >= limit:
+                    break
             if len(taken) >= limit:
                 break
-        return [self._result(best, nth, info[best.chunk_id], terms, merge, explain) for best, nth in taken]
+        ids = [c.chunk_id for c, _ in taken]
+        info = {row[0]: row for row in conn.execute(
+            "SELECT id, path, category, start_line, end_line, turn_time, heading, text FROM chunks"
+            f" WHERE id IN ({','.join('?' * len(ids))})", ids)} if ids else {}
+        pattern = snippet_pattern(terms)
+        return [self._result(best, nth, info[best.chunk_id], terms, merge, explain, pattern)
+                for best, nth in taken if best.chunk_id in info]
 
     @staticmethod
-    def _result(best: Candidate, nth: int, row: tuple, terms: list[str], merge: str, explain: bool) -> SearchResult:
+    def _result(best: Candidate, nth: int, row: tuple, terms: list[str], merge: str, explain: bool,
+                pattern: re.Pattern[str] | None = None) -> SearchResult:
         _, path, category, start, end, turn_time, heading, text = row
         detail = None
         if explain:
@@ -306,7 +312,7 @@ class QueryEngine:
         labelled = heading and text.startswith(heading.split(" > ")[0]) and "\n" in text and not turn_time
         return SearchResult(
             path=path, start_line=start, end_line=end, score=round(best.score, 6),
-            snippet=make_snippet(text.split("\n", 1)[1] if labelled else text, terms),
+            snippet=make_snippet(text.split("\n", 1)[1] if labelled else text, terms, pattern=pattern),
             category=category, turn_time=turn_time, archived=category == "archive" or path.startswith("archive/"),
             heading=heading, explain=detail,
         )

@@ -25,7 +25,7 @@ from autopoiesis.index.background import spawn_background
 from autopoiesis.index.embedders import Embedder
 from autopoiesis.index.fallback import IndexFallbackWarning, grep_search
 from autopoiesis.index.freshness import Freshness, IndexStatus, TreeState
-from autopoiesis.index.query import CANDIDATES, MergeWeights, QueryEngine, SearchResult
+from autopoiesis.index.query import CANDIDATES, MODES, MergeWeights, QueryEngine, SearchResult
 from autopoiesis.index.store import IndexStore, SyncReport
 from autopoiesis.index.text import query_terms
 
@@ -50,6 +50,14 @@ class SearchIndex:
     def close(self) -> None:
         self.freshness.close()
         self.store.close()
+
+    def expect_many_searches(self) -> SearchIndex:
+        """Say that this process will search many times (a batch, a server): the watcher
+        and the postings road then start with the first search instead of the second,
+        which a one-shot process never reaches (see freshness, lexical)."""
+        self.freshness.watch_from = 1
+        self.query.bm25.arrays_from = 1
+        return self
 
     def __enter__(self) -> SearchIndex:
         return self
@@ -103,6 +111,11 @@ class SearchIndex:
         survives, so unchanged chunks are not embedded again."""
         return self.freshness.rebuild_full(progress)
 
+    def compact(self) -> bool:
+        """Fold the chunks written since the last full build into the term postings when
+        they have grown to a quarter of them (the background sync calls it). True when it did."""
+        return self.store.compact_postings()
+
     # ── freshness ──
     def catch_up(self, *, timeout: float = 60.0) -> SyncReport:
         """Bring the index up to date with HEAD and the working tree (see freshness)."""
@@ -125,15 +138,19 @@ class SearchIndex:
         explain: bool = False,
         fresh: bool = True,
         per_file: int = 3,
+        mode: str = "hybrid",
     ) -> list[SearchResult]:
         """Hybrid search, best first: chunks (a turn in its exchange, a heading section),
-        at most PER_FILE from one file, never two overlapping. FRESH=False skips the catch-up."""
+        at most PER_FILE from one file, never two overlapping. FRESH=False skips the catch-up.
+        MODE "bm25" ranks by BM25 alone (no query embedding, no vectors)."""
+        if mode not in MODES:
+            raise ValueError(f"search mode must be one of {', '.join(MODES)}, not {mode!r}")
         if fresh:
             self.catch_up()
         cfg = self.repo.config.search
         resolved = self.query.merge_for(merge or cfg.merge)
         weights = MergeWeights(bm25=cfg.bm25_weight, vector=cfg.vector_weight)
-        return self.query.search(query, limit, category, resolved, weights, explain=explain, per_file=per_file)
+        return self.query.search(query, limit, category, resolved, weights, explain=explain, per_file=per_file, mode=mode)
 
     def locate(self, query: str, limit: int = 10, *, fresh: bool = True) -> list[SearchResult]:
         """`search` for a reader that takes the chunks from the files itself (the context
@@ -162,6 +179,7 @@ def search_outcome(
     merge: str | None = None,
     explain: bool = False,
     index: SearchIndex | None = None,
+    mode: str = "hybrid",
 ) -> SearchOutcome:
     """search() with where the answer came from and any notices (what the CLI prints)."""
     repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.locate(repo)
@@ -185,7 +203,7 @@ def search_outcome(
     try:
         notices.extend(index.warnings)
         try:
-            results = index.search(query, limit, category, merge=merge, explain=explain)
+            results = index.search(query, limit, category, merge=merge, explain=explain, mode=mode)
         except (SearchIndexError, OSError) as exc:
             results, tool = grep_search(repo, query, limit, category)
             return SearchOutcome(results, tool, (*notices, f"index search failed ({exc}); answered with {tool}."))
@@ -210,13 +228,14 @@ def search_outcome(
 
 def search(query: str, limit: int = 10, category: str | None = None, *,
            repo: MemoryRepo | str | os.PathLike[str] | None = None,
-           merge: str | None = None, explain: bool = False) -> list[SearchResult]:
+           merge: str | None = None, explain: bool = False, mode: str = "hybrid") -> list[SearchResult]:
     """Unified hybrid search across knowledge, topics, transcripts and archive (design §9.1).
+    MODE "bm25" ranks by BM25 alone, faster and without the embedder.
 
     REPO is a MemoryRepo or its folder (`~` expanded); None finds it as the CLI does
     ($AUTOPOIESIS_REPO, else the git top level of the current folder). When the index is
     missing or broken the answer comes from git grep, with an IndexFallbackWarning."""
-    outcome = search_outcome(query, limit, category, repo=repo, merge=merge, explain=explain)
+    outcome = search_outcome(query, limit, category, repo=repo, merge=merge, explain=explain, mode=mode)
     for notice in outcome.notices:
         if outcome.source != "index":
             warnings_module.warn(notice, IndexFallbackWarning, stacklevel=2)

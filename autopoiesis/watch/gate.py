@@ -46,10 +46,11 @@ from autopoiesis.core.events import EventLog
 from autopoiesis.core.text import content_words
 from autopoiesis.errors import GateDecisionNotFound, LLMError
 from autopoiesis.formats.topic import Topic
-from autopoiesis.llm import LLMClient, register_offline_handler
+from autopoiesis.llm.providers import register_offline_handler
 
 if TYPE_CHECKING:
     from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.llm import LLMClient
 
 Route = Literal["activate", "gate", "drop"]
 GATE_MESSAGE_CHARS = 500
@@ -257,6 +258,8 @@ class GatedActivator:
         if not self._llm_checked:
             self._llm_checked = True
             if self.repo is not None and self.repo.config.llm.provider != "offline":
+                from autopoiesis.llm import LLMClient  # the client only when a model answers
+
                 self._llm = LLMClient(self.repo)
         if self._llm is not None and self._llm.provider == "offline":
             return None

@@ -1,0 +1,19 @@
+"""The names of transcript files, which tell the parts of one session apart from other
+sessions: part of the transcript format (formats/transcript.py re-exports it), kept in a
+module of its own so that search, which groups results by session, does not load the
+whole format (its YAML and patterns) on a cold start."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+_TRANSCRIPT_NAME_RE = re.compile(r"^\d{4}-(?P<stem>[^+/]+)(?:\+\d+)?\.md$")
+
+
+def session_key(relpath: str) -> str | None:
+    """What every part of one session has in common in its file name (`{id}-{slug}` of
+    `HHMM-{id}-{slug}[+N].md`), so the parts of a session are told apart from other
+    sessions by their names alone; None for a name that is not a transcript's."""
+    m = _TRANSCRIPT_NAME_RE.match(PurePosixPath(relpath).name)
+    return m["stem"] if m else None
