@@ -7,8 +7,9 @@ chunk id), by one of two roads that give the same scores, bit for bit:
 * **Arrays**: each term's share of the score is summed here. FTS5 scores the rare terms
   (a few hundred rows each); a common term's share comes from its postings (postings.py)
   with numpy, never through FTS5's per-row scoring. A process takes this road from its
-  second search on (or when numpy is already loaded): the first search would pay more for
-  importing numpy than it saves. A category filter keeps to FTS5.
+  second search on (or when numpy is already loaded, or from the first when it said it
+  will search many times): a one-shot search would pay more for importing numpy than it
+  saves. A category filter keeps to FTS5.
 
 Terms in more than half of all chunks are left out when other terms remain: FTS5 gives
 them an IDF of 1e-6, so they change no score, but OR-ed into a MATCH they make it score
@@ -50,8 +51,6 @@ class Bm25Ranker:
         self.store = store
         self.searches = 0
         self.arrays_from = 2  # the search that takes the arrays road (1: a process known to search many times)
-        self._tokenizer: fts.Tokenizer | None = None
-        self._tokenizer_conn: Any = None
         self._generation: tuple[int, int] | None = None
         self._state: dict[str, Any] = {}
         self._acc: Any = None  # numpy buffers of _sum
@@ -67,10 +66,8 @@ class Bm25Ranker:
         return self._state
 
     def tokenizer(self) -> fts.Tokenizer:
-        if self._tokenizer is None or self._tokenizer_conn is not self.store.conn:
-            self._tokenizer = fts.Tokenizer(self.store.conn)
-            self._tokenizer_conn = self.store.conn
-        return self._tokenizer
+        assert self.store.tokenizer is not None  # made with the store's connection
+        return self.store.tokenizer
 
     def rank(self, terms: list[str], k: int, category: str | None = None) -> Bm25Hits:
         """The K best chunks for TERMS (in CATEGORY)."""

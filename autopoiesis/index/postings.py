@@ -14,7 +14,8 @@ A listed token's chunks are its build list without the removed ones, plus the ad
 Every number is FTS5's own: a build reads each token's rows and their bm25() values back
 from chunks_fts and keeps a token only when its frequencies reproduce those values
 exactly; a written chunk is cut into tokens by FTS5's tokenizer (fts.Tokenizer).
-`compact` folds the added and removed rows back into the lists (a full build does too).
+When the added and removed rows have grown, the background sync builds the lists again
+(IndexStore.compact_postings); a full build always does.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ CREATE TABLE IF NOT EXISTS term_postings_added (
 CREATE INDEX IF NOT EXISTS idx_term_postings_added_chunk ON term_postings_added(chunk_id);
 CREATE TABLE IF NOT EXISTS term_postings_removed (chunk_id INTEGER PRIMARY KEY);
 """
-# index_meta keys: the highest chunk id of the last build ("" when the build listed nothing)
+# index_meta key: the highest chunk id at the last build of the lists ("" before one)
 META_BUILT_MAX_ID = "postings_max_id"
 
 

@@ -165,7 +165,7 @@ class IndexStore:
         self.tokenizer = fts.Tokenizer(self.conn)
         try:
             self.conn.execute(f"PRAGMA page_size={db.PAGE_SIZE}")  # a new file only: before WAL, before any table
-            self.conn.execute("PRAGMA journal_mode=WAL")
+            self._set_wal()
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             self.conn.executescript(db.BASE_SCHEMA)
@@ -181,6 +181,19 @@ class IndexStore:
                 self._attach_cache(cache)
         except (self.db_error, OSError) as exc:
             raise db.IndexCorruptError(str(exc)) from exc
+
+    def _set_wal(self) -> None:
+        """WAL mode. Two processes making memory.db at once can both hold a read lock and
+        want the file to themselves to switch it: SQLite answers one "locked" at once
+        (waiting could deadlock), so that one tries again; the other has switched it by then."""
+        for attempt in range(40):
+            try:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except self.db_error as exc:
+                if db.classify(exc) != db.BUSY or attempt == 39:
+                    raise
+                time.sleep(0.01 * (attempt + 1))
 
     def _attach_cache(self, cache: Path) -> None:
         self.conn.execute("ATTACH DATABASE ? AS cache", (str(cache),))
