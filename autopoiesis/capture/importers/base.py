@@ -453,10 +453,11 @@ class ToolCalls:
         return True
 
 
-def json_lines(text: str, source: str, report: ImportReport) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each JSON-object line of TEXT; a line that is not JSON,
-    nested too deeply or not an object is counted as malformed in REPORT and skipped."""
-    for n, line in enumerate(text.splitlines(), start=1):
+def json_lines(text: str | list[str], source: str, report: ImportReport) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each JSON-object line of TEXT (or of its LINES); a line
+    that is not JSON, nested too deeply or not an object is counted as malformed in REPORT
+    and skipped."""
+    for n, line in enumerate(text.splitlines() if isinstance(text, str) else text, start=1):
         if not line.strip():
             continue
         try:
@@ -540,3 +541,29 @@ def monotonic_turns(draft: SessionDraft) -> None:
         if latest is not None and turn.time < latest:
             turn.time = latest
         latest = turn.time
+
+
+def read_export(path: Path, text: str, report: ImportReport, *, export: str, is_conversation: Callable[[Any], bool],
+                needs: str, read_one: Callable[[Any, str], SessionDraft],
+                refusals: tuple[type[Exception], ...] = (ImportFormatError,)) -> list[SessionDraft]:
+    """The sessions of a JSON export holding one conversation or a list of them (the
+    ChatGPT and Claude.ai exports): READ_ONE(conversation, where) each; one that is no
+    conversation (it lacks NEEDS) or cannot be read is refused alone, the rest imported."""
+    try:
+        data = load_json(text)
+    except ValueError as exc:
+        raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
+    conversations = data if isinstance(data, list) else [data]
+    if not any(is_conversation(c) for c in conversations):
+        raise ImportFormatError(f"{path}: not a {export} export: no conversation has {needs}.")
+    drafts = []
+    for i, conv in enumerate(conversations):
+        where = f"{path}[{i}]" if isinstance(data, list) else str(path)
+        if not is_conversation(conv):
+            report.refuse(where, f"not a {export} conversation (no {needs}); it was not imported.")
+            continue
+        try:
+            drafts.append(read_one(conv, where))
+        except refusals as exc:
+            report.refuse(where, str(exc))
+    return drafts

@@ -26,11 +26,11 @@ from autopoiesis.capture.importers.base import (
     ToolCalls,
     advise_format,
     json_probe,
-    load_json,
     looks_like_jsonl,
     mapping,
     monotonic_turns,
     nonempty_str,
+    read_export,
     safe_session_id,
     sequence,
     stable_id,
@@ -108,24 +108,8 @@ class ChatGPTImporter:
 
     @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
-        try:
-            data = load_json(text)
-        except ValueError as exc:
-            raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
-        conversations = data if isinstance(data, list) else [data]
-        if not any(_is_conversation(c) for c in conversations):
-            raise ImportFormatError(f"{path}: not a ChatGPT export: no conversation has a mapping.")
-        drafts = []
-        for i, conv in enumerate(conversations):
-            where = f"{path}[{i}]" if isinstance(data, list) else str(path)
-            if not _is_conversation(conv):
-                report.refuse(where, "not a ChatGPT conversation (no mapping); it was not imported.")
-                continue
-            try:
-                drafts.append(_conversation(conv, where, path.name, report))
-            except (ImportFormatError, TimestampError) as exc:
-                report.refuse(where, str(exc))
-        return drafts
+        return read_export(path, text, report, export="ChatGPT", is_conversation=_is_conversation, needs="a mapping",
+                           read_one=lambda conv, where: _conversation(conv, where, path.name, report), refusals=(ImportFormatError, TimestampError))
 
 
 def _conversation(conv: dict[str, Any], where: str, filename: str, report: ImportReport) -> SessionDraft:

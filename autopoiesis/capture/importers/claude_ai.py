@@ -26,10 +26,10 @@ from autopoiesis.capture.importers.base import (
     args_summary,
     content_text,
     json_probe,
-    load_json,
     looks_like_jsonl,
     monotonic_turns,
     nonempty_str,
+    read_export,
     safe_session_id,
     sequence,
     stable_id,
@@ -71,24 +71,8 @@ class ClaudeAIImporter:
 
     @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
-        try:
-            data = load_json(text)
-        except ValueError as exc:
-            raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
-        conversations = data if isinstance(data, list) else [data]
-        if not any(_is_conversation(c) for c in conversations):
-            raise ImportFormatError(f"{path}: not a Claude.ai export: no conversation has a uuid and chat_messages.")
-        drafts = []
-        for i, conv in enumerate(conversations):
-            where = f"{path}[{i}]" if isinstance(data, list) else str(path)
-            if not _is_conversation(conv):
-                report.refuse(where, "not a Claude.ai conversation (no uuid and chat_messages); it was not imported.")
-                continue
-            try:
-                drafts.append(_conversation(conv, where, path.name, report))
-            except ImportFormatError as exc:
-                report.refuse(where, str(exc))
-        return drafts
+        return read_export(path, text, report, export="Claude.ai", is_conversation=_is_conversation, needs="a uuid and chat_messages",
+                           read_one=lambda conv, where: _conversation(conv, where, path.name, report))
 
 
 def _conversation(conv: dict[str, Any], where: str, filename: str, report: ImportReport) -> SessionDraft:

@@ -32,7 +32,6 @@ skipped; every good line is kept.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from autopoiesis.capture.importers.base import (
     as_dict,
     content_text,
     first_json_line,
+    json_lines,
     looks_like_jsonl,
 )
 from autopoiesis.core.clock import parse_ts
@@ -97,22 +97,7 @@ class ClaudeCodeImporter:
 
 def parse_log(lines: list[str], source: str, report: ImportReport) -> list[SessionDraft]:
     """The sessions of a Claude Code log's LINES."""
-    records: list[tuple[int, dict[str, Any]]] = []
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            report.skip_line(source, n, "not JSON")
-            continue
-        except RecursionError:
-            report.skip_line(source, n, "nested deeper than can be read")
-            continue
-        if not isinstance(obj, dict):
-            report.skip_line(source, n, f"a JSON {type(obj).__name__}, not an object")
-            continue
-        records.append((n, obj))
+    records = list(json_lines(lines, source, report))
     return parse_records(records, source, report)
 
 
