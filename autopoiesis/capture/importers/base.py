@@ -21,8 +21,9 @@ from functools import lru_cache, wraps
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
+from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.text import one_line
-from autopoiesis.errors import ImportFormatError, TranscriptFormatError, UnknownFormatError
+from autopoiesis.errors import ImportFormatError, TimestampError, TranscriptFormatError, UnknownFormatError
 from autopoiesis.formats import transcript as tf
 
 AUTO = "auto"
@@ -567,3 +568,17 @@ def read_export(path: Path, text: str, report: ImportReport, *, export: str, is_
         except refusals as exc:
             report.refuse(where, str(exc))
     return drafts
+
+
+def first_time(*values: Any, field: str = "timestamp") -> datetime | None:
+    """The first of VALUES that reads as a timestamp (clock.parse_ts), None when none does:
+    for the optional times of a log, where a missing or wrong one is no reason to refuse
+    the session (its turns date it instead)."""
+    for value in values:
+        if value is None or value == "":
+            continue
+        try:
+            return parse_ts(value, field)
+        except TimestampError:
+            continue
+    return None

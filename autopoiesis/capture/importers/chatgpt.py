@@ -25,6 +25,7 @@ from autopoiesis.capture.importers.base import (
     SessionDraft,
     ToolCalls,
     advise_format,
+    first_time,
     json_probe,
     looks_like_jsonl,
     mapping,
@@ -117,12 +118,7 @@ def _conversation(conv: dict[str, Any], where: str, filename: str, report: Impor
     sid = safe_session_id(conv.get("conversation_id"), conv.get("id")) or stable_id("chatgpt", title, conv.get("create_time"))
     draft = SessionDraft(session_id=sid, channel="chatgpt", topic=title, source=f"chatgpt:{filename}",
                          model=nonempty_str(conv.get("default_model_slug")))
-    clock: datetime | None = None
-    try:
-        clock = parse_ts(conv["create_time"], "create_time") if conv.get("create_time") is not None else None
-    except TimestampError:
-        clock = None
-    draft.started = clock
+    clock = draft.started = first_time(conv.get("create_time"), field="create_time")
     calls = ToolCalls()
     for node in _active_path(conv["mapping"], conv.get("current_node")):
         msg = node.get("message")

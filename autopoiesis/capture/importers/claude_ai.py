@@ -14,7 +14,6 @@ last message of the list (the one the user last saw): edited-away branches stay 
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from autopoiesis.capture.importers.base import (
     advise_format,
     args_summary,
     content_text,
+    first_time,
     json_probe,
     looks_like_jsonl,
     monotonic_turns,
@@ -80,12 +80,7 @@ def _conversation(conv: dict[str, Any], where: str, filename: str, report: Impor
     sid = safe_session_id(conv.get("uuid")) or stable_id("claude_ai", name, conv.get("created_at"))
     draft = SessionDraft(session_id=sid, channel="claude-ai", topic=name, source=f"claude-ai:{filename}",
                          model=nonempty_str(conv.get("model")))
-    clock: datetime | None = None
-    try:
-        clock = parse_ts(conv["created_at"], "created_at") if conv.get("created_at") is not None else None
-    except TimestampError:
-        clock = None
-    draft.started = clock
+    clock = draft.started = first_time(conv.get("created_at"), field="created_at")
     calls = ToolCalls()
     for i, msg in enumerate(_branch(conv["chat_messages"])):
         role = ROLES.get(str(msg.get("sender")))

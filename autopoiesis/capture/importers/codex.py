@@ -35,6 +35,7 @@ from autopoiesis.capture.importers.base import (
     count,
     file_session_id,
     first_json_line,
+    first_time,
     json_lines,
     load_json,
     looks_like_jsonl,
@@ -193,12 +194,9 @@ class _Rollout:
         if self.draft.session_id or sid is None:
             return  # the first session_meta names the session; later ones come from forks
         self.draft.session_id = sid
-        for value in (payload.get("timestamp"), obj.get("timestamp")):
-            try:
-                self.draft.started = self.clock = parse_ts(value, "session_meta.timestamp")
-                break
-            except TimestampError:
-                continue
+        started = first_time(payload.get("timestamp"), obj.get("timestamp"), field="session_meta.timestamp")
+        if started is not None:
+            self.draft.started = self.clock = started
         if isinstance(payload.get("model"), str):
             self.draft.model = payload["model"]
 

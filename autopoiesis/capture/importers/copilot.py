@@ -26,6 +26,7 @@ from autopoiesis.capture.importers.base import (
     count,
     file_session_id,
     first_json_line,
+    first_time,
     json_lines,
     looks_like_jsonl,
     mapping,
@@ -142,10 +143,7 @@ class _Log:
         elif kind == "session.start":
             if not self.draft.session_id and safe_session_id(data.get("sessionId")):
                 self.draft.session_id = data["sessionId"]
-                try:
-                    self.draft.started = parse_ts(data.get("startTime"), "startTime")
-                except TimestampError:
-                    pass
+                self.draft.started = first_time(data.get("startTime"), field="startTime") or self.draft.started
             self.selected_model = self.selected_model or nonempty_str(data.get("selectedModel"))
         elif kind == "session.model_change":
             self.selected_model = self.selected_model or nonempty_str(data.get("newModel"))

@@ -29,6 +29,7 @@ from autopoiesis.capture.importers.base import (
     args_summary,
     count,
     first_json_line,
+    first_time,
     json_lines,
     load_json,
     looks_like_jsonl,
@@ -161,11 +162,7 @@ def _history(path: Path, info: dict[str, Any], history: list[Any], report: Impor
     sid = safe_session_id(info.get("sessionId")) or stable_id("gemini", path.name, history[:2])
     draft = SessionDraft(session_id=sid, channel="gemini", topic=nonempty_str(info.get("summary")),
                          model=nonempty_str(meta.get("model")), source=f"gemini:{path.name}")
-    start = info.get("startTime", info.get("start_time"))
-    try:
-        clock = parse_ts(start, "startTime") if start is not None else None
-    except TimestampError:
-        clock = None
+    clock = first_time(info.get("startTime", info.get("start_time")), field="startTime")
     if clock is None:
         clock = parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(second=0, microsecond=0)
     draft.started = clock
@@ -207,10 +204,7 @@ def _draft(path: Path, meta: dict[str, Any], messages: list[dict[str, Any]], rep
     sid = safe_session_id(meta.get("sessionId")) or stable_id("gemini", path.name)
     draft = SessionDraft(session_id=sid, channel="gemini", topic=nonempty_str(meta.get("summary")),
                          source=f"gemini:{path.name}")
-    try:
-        draft.started = clock = parse_ts(meta.get("startTime"), "startTime") if meta.get("startTime") else None
-    except TimestampError:
-        draft.started = clock = None
+    draft.started = clock = first_time(meta.get("startTime") or None, field="startTime")
     for i, m in enumerate(messages):
         kind = string(m.get("type"))
         if kind in NOTICE_TYPES:
