@@ -1,12 +1,18 @@
 """Which `python -m autopoiesis` argument lists are harness hook calls (autopoiesis/__main__.py
-sends those straight to the runner, without the CLI framework). Standard library only:
-every `python -m autopoiesis` imports it."""
+sends those to the daemon, or straight to the runner, without the CLI framework), and the
+limits of a hook's payload. Standard library only: every `autopoiesis` call imports it."""
 
 from __future__ import annotations
 
 from typing import Any
 
 HOOK_HARNESSES = ("claude-code", "codex")
+MAX_PAYLOAD_BYTES = 8 << 20  # a prompt with a large paste still fits; anything more is not a hook payload
+# Seconds a hook may take before it gives up and answers nothing (the settings give
+# Claude Code's own timeout a margin over these: integrate.CLAUDE_TIMEOUTS). Here, with
+# the payload's size, because the entry reads a payload it hands to the daemon.
+DEADLINES = {"SessionStart": 10.0, "UserPromptSubmit": 10.0, "PreCompact": 10.0, "Stop": 10.0, "SessionEnd": 10.0,
+             "notify": 10.0}
 
 
 def parse_hook_argv(argv: list[str]) -> dict[str, Any] | None:
