@@ -28,9 +28,7 @@ import time
 from typing import Any, NoReturn
 
 from autopoiesis import __version__
-from autopoiesis.app.harness.entry import DEADLINES, MAX_PAYLOAD_BYTES, parse_hook_argv
-
-WARM_COMMANDS = ("search", "compile")
+from autopoiesis.app.harness.entry import DEADLINES, MAX_PAYLOAD_BYTES, parse_hook_argv, warm_call
 
 
 def main() -> None:
@@ -38,7 +36,7 @@ def main() -> None:
     call = parse_hook_argv(argv)
     if call is not None:
         sys.exit(_hook(argv, call))
-    if _warm_command(argv):
+    if warm_call(argv):
         from autopoiesis.core import warm
 
         try:
@@ -51,13 +49,6 @@ def main() -> None:
     from autopoiesis.cli import main as cli_main
 
     cli_main()
-
-
-def _warm_command(argv: list[str]) -> bool:
-    """`[-C DIR] search|compile ...`, neither asking for help nor reading a batch (which may
-    come from the terminal, and gains nothing from a warm start)."""
-    rest = argv[2:] if argv[:1] == ["-C"] else argv
-    return bool(rest) and rest[0] in WARM_COMMANDS and not any(a in ("-h", "--help") or a.startswith("--batch") for a in rest)
 
 
 def _hook(argv: list[str], call: dict[str, Any]) -> int:

@@ -299,6 +299,11 @@ def test_another_version_and_a_silent_client_are_no_trouble(repo: MemoryRepo, da
 
     reply = warm.forward(root, ["-C", root, "search", "billing"], autopoiesis.__version__)
     assert reply is not None and reply.code == 0 and b"pg-billing-2" in reply.stdout
+    # only what the light entry forwards is run: not a command that runs on, nor one that stops the daemon
+    for argv in (["-C", root, "daemon", "stop"], ["-C", root, "watch"], ["-C", root, "search", "--batch", "-"]):
+        assert warm.forward(root, argv, autopoiesis.__version__) is None
+        assert "not a call the daemon answers" in _log_rows(repo)[-1]["message"]
+    assert daemon.proc.poll() is None
 
     # a client that connects and says nothing: the next call is served at once, the silent one dropped
     count = len(_served(repo))

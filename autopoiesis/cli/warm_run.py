@@ -49,7 +49,10 @@ class ForwardedCalls:
 
     def refusal(self, request: dict[str, Any]) -> str | None:
         from autopoiesis import __version__
+        from autopoiesis.app.harness.entry import warm_call
 
+        if not warm_call(request["argv"]):
+            return "not a call the daemon answers (search, compile, a harness hook)"
         if request["version"] != __version__:
             return f"the client is autopoiesis {request['version']}, the daemon {__version__}"
         env = request["env"]
