@@ -563,8 +563,16 @@ def test_lexical_embedder_rescores_bm25_candidates(filled: MemoryRepo, monkeypat
         assert hits[0].explain["vector_similarity"] is not None
         assert hits[0].explain["bm25"] is not None
         monkeypatch.setattr(query, "RERANK_MIN_CANDIDATES", 1000)
+        found = len(index.query.bm25.rank(["sqlite", "embeddings"], 100).ids)
+        assert 3 <= found < 1000
         assert index.search("sqlite embeddings", limit=3)
-        assert calls  # too few BM25 hits: full KNN
+        assert not calls  # BM25 fills the three results and knows every word: no full KNN
+        assert index.search("sqlite embeddings", limit=found + 1)
+        assert calls  # fewer BM25 hits than results asked for: full KNN
+        calls.clear()
+        typo = index.search("sqlite embedingz", limit=3)
+        assert calls  # a word no chunk holds: the fuzzy fallback
+        assert "embeddings" in " ".join(h.snippet for h in typo) or any("embedding" in h.path for h in typo)
         # the id lookups give the same distances as the full KNN
         q = index.embedder.embed_query("sqlite embeddings")
         knn = dict(real_knn(q, 50, None))

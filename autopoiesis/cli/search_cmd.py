@@ -53,6 +53,10 @@ def search(
     mode: str = typer.Option("hybrid", "--mode", help="hybrid (BM25 and vectors, the default) or bm25 (lexical only, faster)."),
 ) -> None:
     """Hybrid BM25 + vector search over knowledge, topics, transcripts and archive."""
+    from autopoiesis.core.git import status_ahead
+
+    repo = get_repo(ctx)
+    ctx.with_resource(status_ahead(repo.root))  # git looks at the tree while the index is imported
     from autopoiesis.core.config import SEARCH_MERGES
     from autopoiesis.core.paths import CATEGORIES
     from autopoiesis.index import SearchIndex, search_outcome
@@ -64,7 +68,6 @@ def search(
         raise typer.BadParameter(f"use {', '.join(SEARCH_MERGES[:-1])} or {SEARCH_MERGES[-1]}", param_hint="--merge")
     if category is not None and category not in CATEGORIES:
         raise typer.BadParameter(f"use one of {', '.join(CATEGORIES)}", param_hint="--category")
-    repo = get_repo(ctx)
     if batch is not None:
         fh = sys.stdin if str(batch) == "-" else batch.open(encoding="utf-8")
         index = SearchIndex(repo).expect_many_searches() if repo.index_path.exists() else None

@@ -230,16 +230,19 @@ def register(app: typer.Typer) -> None:
         import json
         from pathlib import Path
 
-        from autopoiesis.app.compile_message import compile_for_message
         from autopoiesis.cli._common import echo_json, fail, get_repo
-        from autopoiesis.compiler import ContextCompiler, load_session
-        from autopoiesis.errors import AutopoiesisError
+        from autopoiesis.core.git import status_ahead
 
         if (message is None) == (batch is None):
             raise fail("give a MESSAGE, or --batch FILE with one message a line.", 2)
+        repo = get_repo(ctx)
+        ctx.with_resource(status_ahead(repo.root))  # git looks at the tree while the compiler is imported
+        from autopoiesis.app.compile_message import compile_for_message
+        from autopoiesis.compiler import ContextCompiler, load_session
+        from autopoiesis.errors import AutopoiesisError
+
         if batch is not None and not as_json:
             raise fail("--batch prints one JSON object a line: add --json.", 2)
-        repo = get_repo(ctx)
         history = []
         if session:
             p = Path(session)

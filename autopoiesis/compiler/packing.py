@@ -185,7 +185,7 @@ def markdown_source(path: str, text: str) -> Source:
     category = category_of(path)
     lines = _lines(text)
     units = []
-    for c in chunk_file(path, text, category).chunks:
+    for c in chunk_file(path, text, category, read_tags=False).chunks:
         body = current_text("\n".join(lines[c.start_line - 1 : c.end_line]))
         units.append(Unit(c.start_line, c.end_line, body.strip("\n")))
     stem = PurePosixPath(path).stem

@@ -23,43 +23,58 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from typing import Any
-
-import frontmatter as python_frontmatter
-import yaml
 
 from autopoiesis.errors import FrontmatterError
 
 BOM = "\ufeff"
+FENCE = "---"
 _CLOSE = re.compile(r"^---[ \t]*$", re.MULTILINE)
-
-_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class StringsLoader(_Base):
-    """PyYAML's safe loader (C-accelerated when available) without YAML 1.1's
-    base-60, hex, octal, binary and underscore numbers."""
-
-
-StringsLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-StringsLoader.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789"))
-StringsLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^(?:[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
-    list("-+0123456789."),
-)
-
-# python-frontmatter parses the YAML (its handler, with our loader). The split stays ours:
-# its fence pattern (`^-{3,}\s*$`) also takes `----` and the blank lines after the closing
-# fence, which would break the byte-exact round trip transcripts promise.
-_HANDLER = python_frontmatter.YAMLHandler()
-_FENCE = _HANDLER.START_DELIMITER  # "---"
-_RESOLVER = yaml.resolver.Resolver()  # YAML 1.1's own: what any PyYAML reader would make of a plain scalar
 _PLAIN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .:/@+-]*$")
 _NONPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+
+
+class _Yaml:
+    """PyYAML and python-frontmatter, loaded when a frontmatter is first parsed or a value
+    first written: splitting a file (the compiler, search) never needs them, and importing
+    them costs ~25 ms, most of it PyYAML building its reader's patterns.
+
+    LOADER is PyYAML's safe loader (C-accelerated when available) without YAML 1.1's
+    base-60, hex, octal, binary and underscore numbers. python-frontmatter parses the
+    YAML (its handler, with that loader); the split stays ours: its fence pattern
+    (`^-{3,}\\s*$`) also takes `----` and the blank lines after the closing fence, which
+    would break the byte-exact round trip transcripts promise. RESOLVER is YAML 1.1's
+    own: what any PyYAML reader would make of a plain scalar."""
+
+    def __init__(self) -> None:
+        import frontmatter as python_frontmatter
+        import yaml
+
+        base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+        class StringsLoader(base):
+            pass
+
+        StringsLoader.yaml_implicit_resolvers = {
+            first: [(tag, rx) for tag, rx in resolvers if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
+            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+        }
+        StringsLoader.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789"))
+        StringsLoader.add_implicit_resolver(
+            "tag:yaml.org,2002:float",
+            re.compile(r"^(?:[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+            list("-+0123456789."),
+        )
+        self.yaml = yaml
+        self.loader = StringsLoader
+        self.handler = python_frontmatter.YAMLHandler()
+        self.resolver = yaml.resolver.Resolver()
+
+
+@cache
+def _yaml() -> _Yaml:
+    return _Yaml()
 
 
 def normalize(text: str) -> str:
@@ -78,7 +93,7 @@ def split(text: str, where: str = "file") -> tuple[str | None, str]:
     everything after the closing fence's line. Raises FrontmatterError when the opening
     fence is never closed."""
     text = normalize(text)
-    if not (text.startswith(_FENCE + "\n") or text == _FENCE):
+    if not (text.startswith(FENCE + "\n") or text == FENCE):
         return None, text
     close = _CLOSE.search(text, 4)
     if close is None:
@@ -89,9 +104,10 @@ def split(text: str, where: str = "file") -> tuple[str | None, str]:
 
 def parse_yaml(source: str, where: str = "file") -> dict[str, Any]:
     """The mapping of a frontmatter's YAML text ({} when empty)."""
+    y = _yaml()
     try:
-        data = _HANDLER.load(source, Loader=StringsLoader)
-    except yaml.YAMLError as exc:
+        data = y.handler.load(source, Loader=y.loader)
+    except y.yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise FrontmatterError(f"{where}: the frontmatter is not valid YAML ({first}).") from exc
     if data is None:
@@ -134,7 +150,8 @@ def scalar(value: Any) -> str:
 def _reads_as_str(text: str) -> bool:
     """Whether TEXT, written plain, reads back as a string both for any YAML 1.1 reader
     and for StringsLoader (which reads `1e3` as a number where YAML 1.1 does not)."""
-    if _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) != "tag:yaml.org,2002:str":
+    y = _yaml()
+    if y.resolver.resolve(y.yaml.ScalarNode, text, (True, False)) != "tag:yaml.org,2002:str":
         return False
-    resolvers = StringsLoader.yaml_implicit_resolvers
+    resolvers = y.loader.yaml_implicit_resolvers
     return not any(rx.match(text) for _, rx in resolvers.get(text[:1], []) + resolvers.get(None, []))

@@ -63,9 +63,10 @@ class FileChunks:
     warnings: tuple[str, ...] = ()
 
 
-def _frontmatter(relpath: str, text: str) -> tuple[int, tuple[str, ...], str | None]:
+def _frontmatter(relpath: str, text: str, read_tags: bool = True) -> tuple[int, tuple[str, ...], str | None]:
     """(index of the closing '---' line or -1, tags, a warning or None). Lenient: broken
-    YAML still yields the tags of an inline `tags: [a, b]` line."""
+    YAML still yields the tags of an inline `tags: [a, b]` line. Without READ_TAGS the
+    YAML is not parsed (no tags, no warning about it): the chunk lines do not depend on it."""
     from autopoiesis.core import frontmatter  # PyYAML: only when a file is indexed, not for a search
 
     try:
@@ -75,6 +76,8 @@ def _frontmatter(relpath: str, text: str) -> tuple[int, tuple[str, ...], str | N
     if source is None:
         return -1, (), None
     front_end = source.count("\n") + 1  # line 0 is the opening fence, then the YAML lines
+    if not read_tags:
+        return front_end, (), None
     try:
         data = frontmatter.parse_yaml(source, relpath)
     except FrontmatterError as exc:  # broken frontmatter: index the text, say so
@@ -246,15 +249,17 @@ def chunk_markdown(lines: list[str], front_end: int) -> tuple[list[Chunk], str |
     return chunks, title
 
 
-def chunk_file(relpath: str, text: str, category: str | None = None) -> FileChunks:
-    """The chunks of one memory file (TEXT already decoded)."""
+def chunk_file(relpath: str, text: str, category: str | None = None, *, read_tags: bool = True) -> FileChunks:
+    """The chunks of one memory file (TEXT already decoded). READ_TAGS False: the same
+    chunks without parsing the frontmatter's YAML (no tags), for a reader that only needs
+    the sections (the compiler)."""
     from autopoiesis.core import frontmatter
 
     text = frontmatter.normalize(text).replace("\r", "\n").replace("\x00", "")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines = lines[:-1]
-    front_end, tags, warning = _frontmatter(relpath, text)
+    front_end, tags, warning = _frontmatter(relpath, text, read_tags)
     warnings = [warning] if warning else []
     chunks: list[Chunk] = []
     title = None

@@ -49,12 +49,11 @@ def _stat(root: Path, rel: str) -> list[int] | None:
 
 def tree_state(root: Path) -> TreeState:
     """HEAD and the dirty memory Markdown files, from one lock-free `git status`."""
-    taken = time.time_ns()
     status = git.status(root, CONTENT_DIRS)
     if not status.ok:
-        return TreeState("", {}, ok=False, taken_ns=taken)
+        return TreeState("", {}, ok=False, taken_ns=status.started_ns)
     dirty = {e.path: _stat(root, e.path) for e in status.entries if e.path.endswith(".md")}
-    return TreeState(status.head, dirty, taken_ns=taken)
+    return TreeState(status.head, dirty, taken_ns=status.started_ns)
 
 
 def sync_meta(state: TreeState) -> dict[str, str]:

@@ -95,6 +95,13 @@ class Bm25Ranker:
         kept = [t for t in terms if conn.execute(count, (fts_match([t]), half + 1)).fetchone()[0] <= half]
         return kept or terms
 
+    def unknown_terms(self, terms: list[str]) -> list[str]:
+        """TERMS no chunk holds (a typo, a word form the stemmer does not join): one
+        `LIMIT 1` match each."""
+        conn = self.store.conn
+        probe = "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1"
+        return [t for t in terms if conn.execute(probe, (fts_match([t]),)).fetchone() is None]
+
     def rank_fts(self, terms: list[str], k: int, category: str | None = None) -> Bm25Hits:
         """The K best chunks by one FTS5 MATCH of TERMS."""
         conn = self.store.conn

@@ -25,6 +25,10 @@ from autopoiesis.errors import AutopoiesisError, HookPayloadError
 
 HARNESSES = ("claude-code", "codex")
 
+# The calls answered with compiled context, which search the index: their `git status`
+# starts before the compiler is imported (core.git.status_ahead).
+CONTEXT_EVENTS = {("claude-code", "SessionStart"), ("claude-code", "UserPromptSubmit")}
+
 
 class HookDeadline(Exception):
     """The hook ran past its deadline."""
@@ -87,11 +91,16 @@ def run_hook(repo_dir: str | None, harness: str, event: str, *, budget: int | st
     except AutopoiesisError as exc:
         print(f"autopoiesis hook {harness} {event}: {exc}", file=sys.stderr)
         return 0
+    ahead: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+    if (harness, event) in CONTEXT_EVENTS:
+        from autopoiesis.core.git import status_ahead
+
+        ahead = status_ahead(repo.root)
     row: dict[str, Any] = {"harness": harness, "event": event}
     answer: str | None = None
     try:
         # stray prints from anything below must not corrupt the one JSON answer
-        with deadline(DEADLINES.get(event, 10.0)), contextlib.redirect_stdout(sys.stderr):
+        with ahead, deadline(DEADLINES.get(event, 10.0)), contextlib.redirect_stdout(sys.stderr):
             payload = read_payload(stdin, argument)
             if harness == "claude-code":
                 from autopoiesis.app.harness import claude_code
