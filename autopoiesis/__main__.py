@@ -1,21 +1,127 @@
-"""python -m autopoiesis: the same as the autopoiesis command.
+"""`python -m autopoiesis` and the `autopoiesis` command ([project.scripts] points here): the
+light entry, standard library only until it knows where a call goes.
 
-A harness hook (`python -m autopoiesis -C DIR hook claude-code EVENT [--budget N]`, `...
-hook codex notify JSON`) runs on every prompt, so it skips the CLI framework (Typer and
-the registration of every command, ~65 ms) and goes straight to the hook runner. Any
-other argument list takes the ordinary CLI path.
+* While the memory repo's daemon runs, `[-C DIR] search ...`, `[-C DIR] compile ...` and
+  the harness hook calls are answered by it, warm (core/warm.py): this process starts
+  Python, sends the call over a socket and prints the answer. When no daemon answers, the
+  call runs here as before. AUTOPOIESIS_NO_DAEMON=1 always runs it here.
+* A harness hook (`[-C DIR] hook claude-code EVENT [--budget N]`, `... hook codex notify
+  JSON`) runs on every prompt, so here it skips the CLI framework (Typer and the
+  registration of every command, ~65 ms) and goes straight to the hook runner.
+* Anything else (help, `--batch`, every other command) takes the ordinary CLI path.
+
+A call is run here after all when the daemon dies in the middle of it (its answer never
+completes), so the calls forwarded must be safe to run twice. `search` only reads.
+`compile` and the context hooks may log a gate decision and count an inclusion twice;
+steering hints the dead call had taken are gone, as they would be had this process been
+killed at that moment. The other hook events record the session (the same record twice),
+start the import (one worker at a time; an imported session is skipped), or apply a
+pre-compaction flush at most once (the pending mark is cleared before the notes are
+written).
 """
 
+from __future__ import annotations
+
+import os
 import sys
+import time
+from typing import Any, NoReturn
 
-from autopoiesis.app.harness.entry import parse_hook_argv
+from autopoiesis import __version__
+from autopoiesis.app.harness.entry import DEADLINES, MAX_PAYLOAD_BYTES, parse_hook_argv, warm_call
 
-_call = parse_hook_argv(sys.argv[1:])
-if _call is not None:
-    from autopoiesis.app.harness.runner import run_hook
 
-    sys.exit(run_hook(**_call))
+def main() -> None:
+    argv = sys.argv[1:]
+    call = parse_hook_argv(argv)
+    if call is not None:
+        sys.exit(_hook(argv, call))
+    if warm_call(argv):
+        from autopoiesis.core import warm
 
-from autopoiesis.cli import main  # noqa: E402
+        try:
+            reply = warm.forward(argv[1] if argv[:1] == ["-C"] else None, argv, __version__)
+        except KeyboardInterrupt:  # Ctrl-C while the daemon runs it: as the CLI says it
+            sys.stderr.write("interrupted\n")
+            sys.exit(130)
+        if reply is not None:
+            _print(reply)
+    from autopoiesis.cli import main as cli_main
 
-main()
+    cli_main()
+
+
+def _hook(argv: list[str], call: dict[str, Any]) -> int:
+    from autopoiesis.core import warm
+
+    stdin: bytes | None = None
+    timed_out = False
+    if not warm.disabled():
+        if call["argument"] is None:  # the payload comes on stdin: read here, handed on
+            stdin, timed_out = _read_payload(call["event"])
+        if not timed_out and (stdin is not None or call["argument"] is not None):
+            reply = warm.forward(call["repo_dir"], argv, __version__, stdin=stdin)
+            if reply is not None:
+                _print(reply)
+    import io
+
+    from autopoiesis.app.harness.runner import HookDeadline, run_hook
+
+    if timed_out:
+        class _Expired(io.BytesIO):  # what the runner's own wait for this payload would have met
+            def read(self, size: int | None = -1) -> bytes:
+                raise HookDeadline(f"gave up after {DEADLINES.get(call['event'], 10.0):g} s")
+
+        return run_hook(**call, stdin=_Expired())
+    return run_hook(**call, stdin=io.BytesIO(stdin) if stdin is not None else None)
+
+
+def _read_payload(event: str) -> tuple[bytes | None, bool]:
+    """(the hook's payload from stdin, whether its deadline passed first) as the runner
+    reads it: up to one byte over the limit, under the event's deadline. None when stdin
+    is a terminal or closed: then the runner reads it itself."""
+    import select
+
+    try:
+        fd = sys.stdin.fileno()
+        if os.isatty(fd):
+            return None, False
+    except (AttributeError, ValueError, OSError):
+        return None, False
+    deadline = time.monotonic() + DEADLINES.get(event, 10.0)
+    chunks: list[bytes] = []
+    size = 0
+    while size <= MAX_PAYLOAD_BYTES:
+        left = deadline - time.monotonic()
+        try:
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None, True
+            chunk = os.read(fd, min(1 << 16, MAX_PAYLOAD_BYTES + 1 - size))
+        except InterruptedError:
+            continue
+        except OSError:  # as the runner's read would fail: it reads on from here
+            return (b"".join(chunks) if chunks else None), False
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks), False
+
+
+def _print(reply: Any) -> NoReturn:
+    """Write what the daemon's run printed, and exit with its status."""
+    try:
+        sys.stderr.flush()
+        sys.stderr.buffer.write(reply.stderr)
+        sys.stderr.flush()
+        sys.stdout.flush()
+        sys.stdout.buffer.write(reply.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:  # a reader that went away (`| head`): as the CLI, no traceback
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(reply.code)
+
+
+if __name__ == "__main__":
+    main()

@@ -10,11 +10,14 @@ on the generated corpus of bench/corpus.py (knowledge notes of ~1 KB, Zipf words
 
 Per query in process is the median (p50) and 95th percentile of the 100 queries on one
 open SearchIndex, each with its freshness check, after one warm-up query. The CLI
-figures are medians of several runs, with Python's bytecode cache in use.
+figures are medians of several runs, with Python's bytecode cache in use: cold (no daemon:
+a process of its own does all the work), then with `autopoiesis daemon start` running on
+the repo, which answers the same calls warm (autopoiesis/core/warm.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -23,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from corpus import make_corpus as write_corpus
@@ -38,6 +42,9 @@ TARGETS = {
     ("100-query `search --batch`, whole process", 10_000): 0.5,
     ("one cold `search` CLI call (median)", 10_000): 150.0,
     ("one cold `compile` CLI call (median)", 10_000): 200.0,
+    # the same calls while the daemon runs (it answers them warm): the user's wait is the same
+    ("one `search` CLI call, daemon running (median)", 10_000): 150.0,
+    ("one `compile` CLI call, daemon running (median)", 10_000): 200.0,
     ("full build", 10_000): 12.0, ("full build peak RSS", 10_000): 64.0, ("full build", 100_000): 120.0,
     ("incremental update after a 1-file commit (p50)", 10_000): 100.0,
 }
@@ -86,6 +93,31 @@ def timed_run(cmd: list[str], cwd: Path | None = None) -> float:
     t = time.perf_counter()
     subprocess.run(cmd, cwd=cwd, capture_output=True, check=True, env=ENV)
     return time.perf_counter() - t
+
+
+@contextlib.contextmanager
+def running_daemon(root: Path, tmp: Path) -> Iterator[None]:
+    """`autopoiesis daemon start` on ROOT (which then answers search and compile warm), its
+    first job runs left to finish, then `daemon stop`. Its HOME is empty: its session
+    watcher has nothing of this machine's to import."""
+    from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.daemon.status import read_status
+
+    home = tmp / "daemon-home"
+    home.mkdir(exist_ok=True)
+    env = {**ENV, "HOME": str(home)}
+    exe = [sys.executable, "-m", "autopoiesis", "-C", str(root)]
+    subprocess.run([*exe, "daemon", "start"], capture_output=True, check=True, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            jobs = read_status(MemoryRepo(root)).get("jobs") or {}
+            if jobs and not any(j.get("state") == "running" for j in jobs.values()):
+                break
+            time.sleep(0.5)
+        yield
+    finally:
+        subprocess.run([*exe, "daemon", "stop"], capture_output=True, env=env)
 
 
 def in_process(index: object, qs: list[str], **kwargs: object) -> list[float]:
@@ -147,6 +179,14 @@ def measure(n_files: int, *, cli: bool) -> list[dict]:
             row("one cold `compile` CLI call (median)", round(statistics.median(comp), 1), "ms")
             start = timed_run([sys.executable, "-c", "import autopoiesis.cli"]) * 1000
             row("  of which: python + `import autopoiesis.cli`", round(start, 1), "ms")
+            with running_daemon(root, Path(tmp)):
+                timed_run([*exe, "search", "warm up the daemon"])
+                timed_run([*exe, "compile", "warm up the daemon", "--dry-run"])
+                served = [timed_run([*exe, "search", q, "--json"]) * 1000 for q in qs[:CLI_RUNS]]
+                row("one `search` CLI call, daemon running (median)", round(statistics.median(served), 1), "ms")
+                served = [timed_run([*exe, "compile", f"what did we decide about {q}?", "--dry-run"]) * 1000
+                          for q in qs[:CLI_RUNS]]
+                row("one `compile` CLI call, daemon running (median)", round(statistics.median(served), 1), "ms")
         row("full build", round(build["seconds"], 2), "s")
         row("full build peak RSS", round(build["peak_mib"], 1), "MiB")
     return rows

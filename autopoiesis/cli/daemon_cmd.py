@@ -28,13 +28,17 @@ def daemon_run(
     ctx: typer.Context,
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Also print the log on stderr."),
 ) -> None:
-    """Run the daemon in the foreground (what `daemon start` and a systemd unit run)."""
+    """Run the daemon in the foreground (what `daemon start` and a systemd unit run). While
+    it runs it also answers `search`, `compile` and the harness hooks warm (unless
+    AUTOPOIESIS_NO_DAEMON is set where they run)."""
     from autopoiesis.app.jobs import memory_jobs
     from autopoiesis.cli._common import get_repo
+    from autopoiesis.cli.warm_run import ForwardedCalls
     from autopoiesis.daemon.service import Daemon
 
     repo = get_repo(ctx)
-    Daemon(repo, memory_jobs, echo=(lambda line: typer.echo(line, err=True)) if verbose else None).run()
+    Daemon(repo, memory_jobs, echo=(lambda line: typer.echo(line, err=True)) if verbose else None,
+           serve=ForwardedCalls()).run()
 
 
 def daemon_start(ctx: typer.Context, wait: float = typer.Option(15.0, "--wait", help="Seconds to wait for it to be up.")) -> None:

@@ -65,6 +65,8 @@ STATE_FILES = {
     "daemon_state": ("daemon", "state.json"),
     "daemon_status": ("daemon", "status.json"),
     "daemon_log": ("logs", "daemon.jsonl"),
+    # the running daemon's Unix socket, where it answers CLI calls warm (core/warm.py)
+    "daemon_socket": ("daemon", "serve.sock"),
     "session_watch": ("daemon", "sessions.json"),
 }
 
@@ -328,8 +330,11 @@ class MemoryRepo:
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
-    def state_file(self, name: str) -> Path:
-        """The state file NAME of STATE_FILES (its parent folder created)."""
+    def state_file(self, name: str, *, create: bool = True) -> Path:
+        """The state file NAME of STATE_FILES (its parent folder created, unless CREATE is
+        False: a reader that only looks must not make folders)."""
+        if not create:
+            return self.state_dir.joinpath(*STATE_FILES[name])
         return self.state_path(*STATE_FILES[name])
 
     def session_lock_path(self, session_id: str) -> Path:

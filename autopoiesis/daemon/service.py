@@ -14,6 +14,9 @@ once a minute to refresh the status file, so an idle daemon costs next to nothin
   next start, the state and the status are written, the lock is released.
 * SIGHUP reloads memory-config.yaml and the registry; a config that does not load is
   reported in the log and the old one kept.
+* Given a SERVE handler (`autopoiesis daemon run` passes the CLI's), it answers CLI calls
+  warm on a Unix socket in the same wait (serve.py): `search`, `compile` and the harness
+  hooks then skip Python's start-up and imports.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.daemon.jobs import KNOWLEDGE_CHANGED, TRANSCRIPTS_CHANGED, JobContext, JobRegistry
 from autopoiesis.daemon.runner import ChildRun, start_child
 from autopoiesis.daemon.scheduler import Scheduler, StateStore
+from autopoiesis.daemon.serve import ServeHandler, WarmServer
 from autopoiesis.daemon.status import InstanceLock, daemon_log, rotate_log, write_status
 from autopoiesis.errors import AutopoiesisError
 
@@ -120,13 +124,16 @@ class _Pending:
 
 class Daemon:
     def __init__(self, repo: MemoryRepo, make_registry: RegistryFactory, *, clock: Callable[[], datetime] = utc_now,
-                 once: bool = False, max_parallel: int = 4, echo: Callable[[str], None] | None = None):
+                 once: bool = False, max_parallel: int = 4, echo: Callable[[str], None] | None = None,
+                 serve: ServeHandler | None = None):
         self.repo = repo
         self.make_registry = make_registry
         self.clock = clock
         self.once = once
         self.max_parallel = max(1, max_parallel)
         self.echo = echo
+        self.serve = serve
+        self._server: WarmServer | None = None
         self.log = daemon_log(repo)
         self.children: dict[str, ChildRun] = {}
         self.scheduler: Scheduler | None = None
@@ -163,8 +170,11 @@ class Daemon:
             self._install_signals()
             if not self.once:
                 self._folders = FolderEvents.start(self.repo.root, registry.event_kinds())
+                if self.serve is not None:
+                    self._server = WarmServer.start(self.repo, self.serve, self.note)
             self.note("started", pid=os.getpid(), mode="run-due" if self.once else "daemon", jobs=registry.names(),
-                      file_events="inotify" if self._folders else "none")
+                      file_events="inotify" if self._folders else "none",
+                      serving=str(self._server.path) if self._server else None)
             for name in self.scheduler.interrupted_runs():
                 self.note("interrupted", name, message="the last daemon stopped while this job ran; it runs again")
             self._loop(lock)
@@ -182,11 +192,14 @@ class Daemon:
                 return
             self._reap()
             self._flush_events()
-            started = self._start_due([*close_fds, *([self._folders.fileno()] if self._folders else [])])
+            started = self._start_due([*close_fds, *([self._folders.fileno()] if self._folders else []),
+                                       *(self._server.fds() if self._server else [])])
             if self.once and not self.children and not started:
                 return
             self._publish_status()
-            self._wait(self._wait_seconds())
+            ready = self._wait(self._wait_seconds())
+            if self._server is not None:
+                self._server.handle(ready)  # the served count reaches the status with the next heartbeat
             if self._folders is not None:
                 now = time.monotonic()
                 for kind in self._folders.read():
@@ -204,12 +217,17 @@ class Daemon:
             limit = min(limit, (run.term_sent_at + 5.5 if run.term_sent_at else run.deadline) - now)
         for pend in self._events.values():
             limit = min(limit, pend.last + EVENT_SETTLE_SECONDS - now, pend.first + EVENT_MAX_DELAY_SECONDS - now)
+        if self._server is not None and (deadline := self._server.next_deadline()) is not None:
+            limit = min(limit, deadline - now)
         return max(0.05, limit)
 
-    def _wait(self, seconds: float) -> None:
+    def _wait(self, seconds: float) -> list[Any]:
+        """Wait until something is ready or SECONDS pass; what is ready."""
         objects: list[Any] = [self._wake_r] if self._wake_r >= 0 else []
         if self._folders is not None:
             objects.append(self._folders.fileno())
+        if self._server is not None and not self._stopping:
+            objects.extend(self._server.waitables())
         for run in self.children.values():
             objects.append(run.sentinel)
             if run.result is None:
@@ -224,6 +242,7 @@ class Daemon:
                     pass
             except (BlockingIOError, InterruptedError):
                 pass
+        return ready
 
     # ── jobs ──
     def _start_due(self, close_fds: list[int]) -> int:
@@ -312,6 +331,7 @@ class Daemon:
                 "pid": os.getpid(), "state": state, "mode": "run-due" if self.once else "daemon",
                 "started": format_ts(self.started_at), "updated": format_ts(utc_now()), "repo": str(self.repo.root),
                 "jobs": self.scheduler.snapshot(self.children),
+                "served": self._server.served if self._server is not None else None,
             })
         except OSError:
             pass
@@ -367,6 +387,8 @@ class Daemon:
 
     # ── the end ──
     def _shutdown(self) -> None:
+        if self._server is not None:
+            self._server.close()  # first: a call now runs in its own process, not in a daemon that is leaving
         if self.children:
             for run in self.children.values():
                 run.terminate("shutdown")

@@ -140,6 +140,7 @@ def status_report(repo: MemoryRepo, jobs: dict[str, dict[str, Any]] | None = Non
         report["uptime_seconds"] = int((utc_now() - started).total_seconds()) if started else None
         report["jobs"] = data.get("jobs") or {}
         report["updated"] = data.get("updated")
+        report["served"] = data.get("served")  # CLI calls answered warm (None: not serving)
     else:
         report["last_seen"] = data.get("updated")
         report["jobs"] = jobs if jobs is not None else (data.get("jobs") or {})
@@ -183,6 +184,8 @@ def format_status(report: dict[str, Any]) -> str:
         seen = f"; last seen {report['last_seen']}" if report.get("last_seen") else ""
         lines.append(f"daemon     not running{seen} (start it with `autopoiesis daemon start`)")
     lines.append(f"repo       {report['repo']}")
+    if report.get("served") is not None:
+        lines.append(f"served     {report['served']} CLI calls answered warm (search, compile, hooks)")
     llm = report.get("llm_today") or {}
     lines.append(f"llm today  {llm.get('calls', 0)} calls, {llm.get('tokens', 0):,} tokens paid, {llm.get('errors', 0)} failed")
     lines.append("")

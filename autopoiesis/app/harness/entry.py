@@ -1,12 +1,19 @@
-"""Which `python -m autopoiesis` argument lists are harness hook calls (autopoiesis/__main__.py
-sends those straight to the runner, without the CLI framework). Standard library only:
-every `python -m autopoiesis` imports it."""
+"""Which `autopoiesis` argument lists are harness hook calls (autopoiesis/__main__.py sends
+those to the daemon, or straight to the runner, without the CLI framework), which ones the
+running daemon may answer (warm_call), and the limits of a hook's payload. Standard
+library only: every `autopoiesis` call imports it."""
 
 from __future__ import annotations
 
 from typing import Any
 
 HOOK_HARNESSES = ("claude-code", "codex")
+MAX_PAYLOAD_BYTES = 8 << 20  # a prompt with a large paste still fits; anything more is not a hook payload
+# Seconds a hook may take before it gives up and answers nothing (the settings give
+# Claude Code's own timeout a margin over these: integrate.CLAUDE_TIMEOUTS). Here, with
+# the payload's size, because the entry reads a payload it hands to the daemon.
+DEADLINES = {"SessionStart": 10.0, "UserPromptSubmit": 10.0, "PreCompact": 10.0, "Stop": 10.0, "SessionEnd": 10.0,
+             "notify": 10.0}
 
 
 def parse_hook_argv(argv: list[str]) -> dict[str, Any] | None:
@@ -27,3 +34,18 @@ def parse_hook_argv(argv: list[str]) -> dict[str, Any] | None:
     if len(rest) > (1 if harness == "codex" else 0):
         return None
     return {"repo_dir": repo_dir, "harness": harness, "event": event, "budget": budget, "argument": rest[0] if rest else None}
+
+
+WARM_COMMANDS = ("search", "compile")
+
+
+def warm_call(argv: list[str]) -> bool:
+    """Whether the running daemon may answer ARGV (core/warm.py): a hook call, or
+    `[-C DIR] search|compile ...` that neither asks for help nor reads a batch (which may
+    come from the terminal, and gains nothing from a warm start). Nothing else: the
+    daemon answers one call at a time, and a command that runs on (watch, mcp) or asks
+    the terminal would hold it."""
+    if parse_hook_argv(argv) is not None:
+        return True
+    rest = argv[2:] if argv[:1] == ["-C"] else argv
+    return bool(rest) and rest[0] in WARM_COMMANDS and not any(a in ("-h", "--help") or a.startswith("--batch") for a in rest)

@@ -18,16 +18,12 @@ import time
 from collections.abc import Iterator
 from typing import Any, BinaryIO, TextIO
 
+from autopoiesis.app.harness.entry import DEADLINES, MAX_PAYLOAD_BYTES
 from autopoiesis.core.config import NUMBERS, check_number
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import AutopoiesisError, HookPayloadError
 
 HARNESSES = ("claude-code", "codex")
-MAX_PAYLOAD_BYTES = 8 << 20  # a prompt with a large paste still fits; anything more is not a hook payload
-# Seconds a hook may take before it gives up and answers nothing (the settings give
-# Claude Code's own timeout a margin over these: integrate.CLAUDE_TIMEOUTS).
-DEADLINES = {"SessionStart": 10.0, "UserPromptSubmit": 10.0, "PreCompact": 10.0, "Stop": 10.0, "SessionEnd": 10.0,
-             "notify": 10.0}
 
 # The calls answered with compiled context, which search the index: their `git status`
 # starts before the compiler is imported (core.git.status_ahead).
