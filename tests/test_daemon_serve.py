@@ -287,6 +287,33 @@ def test_a_daemon_killed_in_the_middle_of_a_call_leaves_it_to_the_client(repo: M
     assert b"pg-billing-2" in out and not _served(repo)
 
 
+def test_a_daemon_that_hangs_in_the_middle_of_a_call_leaves_it_to_the_client(
+        repo: MemoryRepo, env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon accepts the call and then never answers (here its `git` sleeps; a daemon
+    stopped with SIGSTOP looks the same): the client stops waiting after REPLY_TIMEOUT
+    and says no one answered, so its caller runs the call itself."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    marker = tmp_path / "git-waiting"
+    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
+    (bin_dir / "git").write_text(f'#!/bin/sh\nif [ ! -e "{marker}" ]; then echo $$ > "{marker}"; sleep 60; fi\nexec {real_git} "$@"\n')
+    (bin_dir / "git").chmod(0o755)
+    d = Daemon(repo, env)
+    try:
+        monkeypatch.delenv(warm.NO_DAEMON_ENV, raising=False)
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{env['PATH']}")
+        monkeypatch.setattr(warm, "REPLY_TIMEOUT", 2.0)
+        started = time.monotonic()
+        reply = warm.forward(str(repo.root), ["-C", str(repo.root), "search", "billing database"], __import__("autopoiesis").__version__)
+        waited = time.monotonic() - started
+        assert marker.exists(), "the daemon took the call"
+        assert reply is None and 2.0 <= waited < 10.0
+    finally:
+        d.stop()
+        if marker.exists() and marker.read_text().strip():
+            subprocess.run(["kill", marker.read_text().strip()], capture_output=True)
+
+
 def test_another_version_and_a_silent_client_are_no_trouble(repo: MemoryRepo, daemon: Daemon, env: dict[str, str],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     root = str(repo.root)

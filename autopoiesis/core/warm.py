@@ -38,6 +38,10 @@ CONNECT_TIMEOUT = 1.0  # seconds to connect and send the request
 # Seconds to wait for the ack: the daemon serves one call at a time, so this covers the
 # call before ours; past it (a daemon stopped with SIGSTOP, a very long call) we run ours.
 ACK_TIMEOUT = 3.0
+# Seconds to wait for the answer once the call runs: longer than any forwarded call takes
+# (a catch-up gives up after 60 s, a hook after 10 s); past it (a daemon stopped with
+# SIGSTOP mid-call) the client stops waiting and runs the call itself.
+REPLY_TIMEOUT = 120.0
 MAX_LINE_BYTES = 64 << 20  # a request carries a hook payload of at most 8 MB, escaped
 # A sockaddr_un path holds 107 bytes; a socket deeper than this is bound and reached by a
 # short name through a descriptor of its folder (/proc/self/fd/N/serve.sock).
@@ -206,7 +210,7 @@ def forward(repo_dir: str | None, argv: list[str], version: str, *, stdin: bytes
                 ack = decode(read_line(reader, 1 << 16) or b"")
                 if not ack or ack.get("accepted") is not True:
                     return None
-                sock.settimeout(None)  # the call runs as long as it runs; a daemon that dies closes the socket
+                sock.settimeout(REPLY_TIMEOUT)  # a daemon that dies closes the socket; one that hangs is waited for this long
                 reply = decode(read_line(reader) or b"")
         except OSError:
             return None
