@@ -286,3 +286,32 @@ def test_turn_lines_and_locate_give_what_packing_builds_on(repo: MemoryRepo) -> 
     for spans in per_file.values():
         spans.sort()
         assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))  # never two overlapping chunks
+
+
+def test_a_new_compiler_reuses_parsed_files_until_one_is_replaced(repo: MemoryRepo) -> None:
+    """Parsed files are shared by the compilers of a process (the daemon makes one a call);
+    a file replaced with the same size and mtime (every writer here replaces: a new inode)
+    is parsed again, so no compile packs what a file used to say."""
+    import os
+
+    from autopoiesis.compiler import compile as compile_mod
+
+    ref = repo.knowledge_dir / "reference" / "pooler.md"
+    ref.write_text("# Pooler\n\n## Choice\n- The connection pooler is Odyssey.\n", encoding="utf-8")
+    with SearchIndex(repo) as idx:
+        idx.catch_up()
+    first = compile_(repo, "Which connection pooler do we use?", budget=4096)
+    assert "Odyssey" in first.prompt
+    cached = compile_mod._SOURCES[str(ref)]
+    again = compile_(repo, "Which connection pooler do we use?", budget=4096)
+    assert again.prompt == first.prompt and compile_mod._SOURCES[str(ref)] is cached  # parsed once
+    st = ref.stat()
+    tmp = ref.with_name("pooler.md.tmp")
+    tmp.write_text("# Pooler\n\n## Choice\n- The connection pooler is Pgpool2.\n", encoding="utf-8")
+    assert tmp.stat().st_size == st.st_size
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(tmp, ref)
+    with SearchIndex(repo) as idx:
+        idx.catch_up()
+    after = compile_(repo, "Which connection pooler do we use?", budget=4096)
+    assert "Pgpool2" in after.prompt and "Odyssey" not in after.prompt

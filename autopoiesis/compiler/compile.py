@@ -110,6 +110,12 @@ FREQUENCY_BOOST = 0.1  # x (1 + 0.1 * times included before) ...
 FREQUENCY_CAP = 1.2  # ... up to x 1.2
 QUERY_CHARS = 2000
 SOURCE_CACHE = 2048  # files kept parsed between compiles (transcripts never change)
+# Parsed files by their full path, shared by every compiler of the process: a long-lived
+# one (the daemon answering `compile` and the prompt hooks, the MCP server) makes a new
+# ContextCompiler a call, and parsing the ~80 files a full budget takes is most of a call.
+# Valid while the file's inode, mtime and size stay (every writer here replaces a file,
+# which gives it a new inode).
+_SOURCES: dict[str, tuple[tuple[int, int, int], Source]] = {}
 # Sections whose files count as used when included (the P3 boost and the pruner read them).
 USAGE_LABELS = ("knowledge:", "sub:")
 
@@ -232,7 +238,6 @@ class ContextCompiler:
         self.index_refresh_seconds = index_refresh_seconds
         self._last_catch_up = float("-inf")
         self.notices: list[str] = []
-        self._sources: dict[str, tuple[tuple[int, int], Source]] = {}
         self._root = str(repo.root)
 
     # ── the knowledge search (P3) ──
@@ -280,12 +285,12 @@ class ContextCompiler:
             return None
 
     def _source(self, relpath: str) -> Source | None:
-        """The units of a file for P3, cached while the file is unchanged."""
+        """The units of a file for P3, cached while the file is unchanged (_SOURCES)."""
         full = os.path.join(self._root, relpath)
         try:
             st = os.stat(full)
-            key = (st.st_mtime_ns, st.st_size)
-            cached = self._sources.get(relpath)
+            key = (st.st_ino, st.st_mtime_ns, st.st_size)
+            cached = _SOURCES.get(full)
             if cached is not None and cached[0] == key:
                 return cached[1]
             with open(full, encoding="utf-8") as fh:
@@ -293,9 +298,9 @@ class ContextCompiler:
         except (OSError, UnicodeDecodeError):
             return None
         src = source_of(relpath, text)
-        if len(self._sources) >= SOURCE_CACHE:
-            self._sources.pop(next(iter(self._sources)))
-        self._sources[relpath] = (key, src)
+        if len(_SOURCES) >= SOURCE_CACHE:
+            _SOURCES.pop(next(iter(_SOURCES)), None)
+        _SOURCES[full] = (key, src)
         return src
 
     def compile(
