@@ -315,3 +315,16 @@ def test_a_new_compiler_reuses_parsed_files_until_one_is_replaced(repo: MemoryRe
         idx.catch_up()
     after = compile_(repo, "Which connection pooler do we use?", budget=4096)
     assert "Pgpool2" in after.prompt and "Odyssey" not in after.prompt
+
+
+def test_the_shared_parsed_files_stay_within_their_byte_budget(repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    from autopoiesis.compiler import compile as compile_mod
+
+    monkeypatch.setattr(compile_mod, "_SOURCES", {})
+    monkeypatch.setattr(compile_mod, "_SOURCE_BYTES", [0])
+    monkeypatch.setattr(compile_mod, "SOURCE_CACHE_BYTES", 16000)
+    compile_(repo, "the billing service latency cache", budget=8192)
+    compile_(repo, "the payments API audit cluster", budget=8192)
+    sizes = [key[2] for key, _ in compile_mod._SOURCES.values()]
+    assert sizes and sum(sizes) == compile_mod._SOURCE_BYTES[0] <= 16000
+    assert all(size <= 2000 for size in sizes)

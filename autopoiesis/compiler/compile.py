@@ -109,13 +109,15 @@ RECENCY_FLOOR = 0.9
 FREQUENCY_BOOST = 0.1  # x (1 + 0.1 * times included before) ...
 FREQUENCY_CAP = 1.2  # ... up to x 1.2
 QUERY_CHARS = 2000
-SOURCE_CACHE = 2048  # files kept parsed between compiles (transcripts never change)
-# Parsed files by their full path, shared by every compiler of the process: a long-lived
-# one (the daemon answering `compile` and the prompt hooks, the MCP server) makes a new
-# ContextCompiler a call, and parsing the ~80 files a full budget takes is most of a call.
-# Valid while the file's inode, mtime and size stay (every writer here replaces a file,
-# which gives it a new inode).
+SOURCE_CACHE_BYTES = 24 << 20  # file bytes kept parsed between compiles (transcripts never change)
+# Parsed files by their full path, oldest first, shared by every compiler of the process:
+# a long-lived one (the daemon answering `compile` and the prompt hooks, the MCP server)
+# makes a new ContextCompiler a call, and parsing the ~80 files a full budget takes is
+# most of a call. Valid while the file's inode, mtime and size stay (every writer here
+# replaces a file, which gives it a new inode). Bounded by the files' bytes: the daemon
+# keeps it for days.
 _SOURCES: dict[str, tuple[tuple[int, int, int], Source]] = {}
+_SOURCE_BYTES = [0]
 # Sections whose files count as used when included (the P3 boost and the pruner read them).
 USAGE_LABELS = ("knowledge:", "sub:")
 
@@ -204,6 +206,18 @@ class ScoredItem:
 
 
 SearchFn = Callable[[str, int], Sequence[Any]]  # (query, limit) -> SearchResult-like rows
+
+
+def _remember_source(full: str, key: tuple[int, int, int], src: Source) -> None:
+    """Keep SRC in _SOURCES, dropping the oldest entries past SOURCE_CACHE_BYTES."""
+    old = _SOURCES.pop(full, None)
+    if old is not None:
+        _SOURCE_BYTES[0] -= old[0][2]
+    _SOURCES[full] = (key, src)
+    _SOURCE_BYTES[0] += key[2]
+    while _SOURCE_BYTES[0] > SOURCE_CACHE_BYTES and len(_SOURCES) > 1:
+        dropped = _SOURCES.pop(next(iter(_SOURCES)))
+        _SOURCE_BYTES[0] -= dropped[0][2]
 
 
 class ContextCompiler:
@@ -298,9 +312,8 @@ class ContextCompiler:
         except (OSError, UnicodeDecodeError):
             return None
         src = source_of(relpath, text)
-        if len(_SOURCES) >= SOURCE_CACHE:
-            _SOURCES.pop(next(iter(_SOURCES)), None)
-        _SOURCES[full] = (key, src)
+        if key[2] <= SOURCE_CACHE_BYTES // 8:  # one huge transcript does not push out everything else
+            _remember_source(full, key, src)
         return src
 
     def compile(
