@@ -25,7 +25,6 @@ import contextlib
 import errno
 import json
 import os
-import socket
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -195,6 +194,8 @@ def forward(repo_dir: str | None, argv: list[str], version: str, *, stdin: bytes
     request = make_request(argv, stdin, version)
     if request is None:
         return None
+    import socket  # only with a daemon's socket there: a call without one runs sooner
+
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     except OSError:
