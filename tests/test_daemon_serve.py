@@ -260,16 +260,23 @@ def test_a_killed_daemon_breaks_nothing_and_the_next_one_serves_again(repo: Memo
     assert not warm.socket_path(repo).exists()  # a clean exit removes it
 
 
-def test_a_daemon_killed_in_the_middle_of_a_call_leaves_it_to_the_client(repo: MemoryRepo, env: dict[str, str],
-                                                                          tmp_path: Path) -> None:
-    """The call's first `git` (in the daemon: the call runs with the client's PATH) waits;
-    the daemon is killed meanwhile; the client, its answer cut short, runs the call itself."""
+def _slow_git(tmp_path: Path) -> tuple[Path, Path]:
+    """(a folder whose `git` sleeps 60 s the first time it runs, the file where that first
+    git writes its pid): put the folder first on PATH to hold a call up in git."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     marker = tmp_path / "git-waiting"
     real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
     (bin_dir / "git").write_text(f'#!/bin/sh\nif [ ! -e "{marker}" ]; then echo $$ > "{marker}"; sleep 60; fi\nexec {real_git} "$@"\n')
     (bin_dir / "git").chmod(0o755)
+    return bin_dir, marker
+
+
+def test_a_daemon_killed_in_the_middle_of_a_call_leaves_it_to_the_client(repo: MemoryRepo, env: dict[str, str],
+                                                                          tmp_path: Path) -> None:
+    """The call's first `git` (in the daemon: the call runs with the client's PATH) waits;
+    the daemon is killed meanwhile; the client, its answer cut short, runs the call itself."""
+    bin_dir, marker = _slow_git(tmp_path)
     d = Daemon(repo, env)
     try:
         slow_env = {**env, "PATH": f"{bin_dir}{os.pathsep}{env['PATH']}"}
@@ -292,12 +299,7 @@ def test_a_daemon_that_hangs_in_the_middle_of_a_call_leaves_it_to_the_client(
     """The daemon accepts the call and then never answers (here its `git` sleeps; a daemon
     stopped with SIGSTOP looks the same): the client stops waiting after REPLY_TIMEOUT
     and says no one answered, so its caller runs the call itself."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    marker = tmp_path / "git-waiting"
-    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
-    (bin_dir / "git").write_text(f'#!/bin/sh\nif [ ! -e "{marker}" ]; then echo $$ > "{marker}"; sleep 60; fi\nexec {real_git} "$@"\n')
-    (bin_dir / "git").chmod(0o755)
+    bin_dir, marker = _slow_git(tmp_path)
     d = Daemon(repo, env)
     try:
         monkeypatch.delenv(warm.NO_DAEMON_ENV, raising=False)

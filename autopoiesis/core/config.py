@@ -73,7 +73,7 @@ NUMBERS: dict[tuple[str, str], NumberRule] = {
     ("capture", "max_message_bytes"): NumberRule(int, 1024, 1 << 30, hint="bytes, e.g. 1048576 for 1 MB"),
     ("llm", "timeout_seconds"): NumberRule(float, 0.1, 3600, hint="seconds per request"),
     ("llm", "deadline_seconds"): NumberRule(float, 0.1, 86_400, nullable=True,
-                                            hint="seconds for a whole call; null = every attempt's timeout plus the backoff"),
+                                            hint="seconds for a whole call; null = every attempt's timeout plus the backoff and 0.25 s an attempt"),
     ("llm", "max_retries"): NumberRule(int, 0, 20),
     ("llm", "concurrency"): NumberRule(int, 1, 256),
     ("llm", "daily_token_budget"): NumberRule(int, 0, 10**12, hint="tokens a day; 0 means no limit"),

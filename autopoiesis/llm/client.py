@@ -10,7 +10,8 @@ repairs JSON, pricing.py estimates the cost.
 
 Bounds that hold for every call, whatever the provider does:
 * **A total deadline** (`llm.deadline_seconds`, by default timeout_seconds x
-  (max_retries + 1) plus the longest backoff; `LLMClient.deadline`): the attempts, the backoff between them and the wait for a
+  (max_retries + 1) plus the longest backoff and ATTEMPT_MARGIN an attempt;
+  `LLMClient.deadline`): the attempts, the backoff between them and the wait for a
   concurrency slot all end by it. The provider's request runs on a worker thread the
   client stops waiting for at the deadline, so a server that trickles its answer one
   byte at a time (which no per-read timeout catches) costs the deadline, not hours.
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+ATTEMPT_MARGIN = 0.25  # seconds an attempt may take beyond its timeout in the derived deadline
 STAGES = ("gate", "extract", "condense", "commit_message", "compact")
 
 T = TypeVar("T")
@@ -161,10 +163,13 @@ class LLMClient:
         self.clock = clock  # the backoff's time: a stage's injected clock (tests, replays) moves it too
         self.slots = SlotPool(repo.state_path("llm", "slots", "x").parent, config.concurrency) if repo is not None else None
         #: Seconds one call may take in all (attempts, backoff, waiting for a slot):
-        #: llm.deadline_seconds, else every attempt's timeout plus the longest backoff.
+        #: llm.deadline_seconds, else every attempt's timeout, plus the longest backoff and
+        #: ATTEMPT_MARGIN an attempt (connecting, a thread, a slot: without it, on a busy
+        #: machine the last retry was cut short before its own timeout).
+        attempts = config.max_retries + 1
         self.deadline = (
             float(config.deadline_seconds) if config.deadline_seconds is not None
-            else float(config.timeout_seconds) * (config.max_retries + 1) + self.retry.longest_backoff()
+            else (float(config.timeout_seconds) + ATTEMPT_MARGIN) * attempts + self.retry.longest_backoff()
         )
         self.concurrency = max(1, int(config.concurrency))
         self._slots = threading.BoundedSemaphore(self.concurrency)
