@@ -137,8 +137,12 @@ class HashingEmbedder:
         self._starts = array("q")  # where each stem's features start in _table
         self._sizes = array("q")
         self._roots = array("d")  # sqrt(how many trigrams), 0.0 for none
-        self._encoded: list[bytes] = []  # each stem in UTF-8, and crc32("b:<stem> "), to hash word pairs
-        self._pair_prefix: list[int] = []
+        # To hash word pairs: every stem in UTF-8, one after another (_encoded_ends[i] is where
+        # stem i ends), and crc32("b:<stem> ") of each. Flat arrays, not a bytes object and an
+        # int object a stem: at 30,000 stems that is ~2.5 MB less of a build's peak memory.
+        self._encoded = bytearray()
+        self._encoded_ends = array("q")
+        self._pair_prefix = array("I")
 
     def _word_ids(self, words_: list[str]) -> list[int]:
         """Each word's stem id, new words and stems given one (and their features hashed)."""
@@ -157,7 +161,8 @@ class HashingEmbedder:
                 self._roots.append(root)
                 self._table.extend(feats)
                 encoded = stem.encode("utf-8", "surrogatepass")
-                self._encoded.append(encoded)
+                self._encoded += encoded
+                self._encoded_ends.append(len(self._encoded))
                 self._pair_prefix.append(zlib.crc32(b"b:" + encoded + b" "))
             known[word] = sid
         return [known[w] for w in words_]
@@ -202,8 +207,12 @@ class HashingEmbedder:
         # word pairs: neighbouring content words of one text, each distinct pair hashed once
         same = row_of[:-1] == row_of[1:]
         pair_keys, pair_of = np.unique(sid_of[:-1][same] * n_stems + sid_of[1:][same], return_inverse=True)
-        encoded, prefix = self._encoded, self._pair_prefix
-        hashed = [zlib.crc32(encoded[k % n_stems], prefix[k // n_stems]) for k in pair_keys.tolist()]  # == crc32("b:<a> <b>")
+        ends, prefix = self._encoded_ends, self._pair_prefix
+        hashed = []
+        with memoryview(self._encoded) as encoded:  # released: the bytearray grows at the next batch
+            for k in pair_keys.tolist():  # crc32("b:<a> <b>")
+                b = k % n_stems
+                hashed.append(zlib.crc32(encoded[ends[b - 1] if b else 0 : ends[b]], prefix[k // n_stems]))
         bucket = np.array([h % dims + 1 if (h >> 31) & 1 else -(h % dims + 1) for h in hashed], dtype=np.int64)[pair_of.reshape(-1)]
         pair_row = row_of[:-1][same]
         # the stems' features, then the pairs': per bucket of a text, the order _features adds them in
