@@ -18,26 +18,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from daemon_helpers import log_rows, wait_for
 
 from autopoiesis.core import warm
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.daemon.status import read_status
 
 
-def _wait_for(predicate, timeout: float = 30.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
-def _log_rows(repo: MemoryRepo) -> list[dict]:
-    path = repo.state_file("daemon_log")
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
-
-
 def _served(repo: MemoryRepo) -> list[dict]:
-    return [r for r in _log_rows(repo) if r.get("event") == "served"]
+    return [r for r in log_rows(repo) if r.get("event") == "served"]
 
 
 class Daemon:
@@ -47,7 +36,7 @@ class Daemon:
         self.repo = repo
         self.proc = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "daemon", "run"],
                                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _wait_for(lambda: any(r.get("event") == "started" and r.get("pid") == self.proc.pid for r in _log_rows(repo))
+        wait_for(lambda: any(r.get("event") == "started" and r.get("pid") == self.proc.pid for r in log_rows(repo))
                   or self.proc.poll() is not None, what="the daemon to start")
         assert self.proc.poll() is None, self.proc.stderr.read() if self.proc.stderr else ""
 
@@ -142,7 +131,7 @@ def test_search_compile_and_hooks_answered_by_the_daemon_as_by_a_process_of_thei
         before = snapshot()
         count = len(_served(repo))
         warm_run = cli(*args, env=env, input=stdin, cwd=cwd)
-        assert len(_served(repo)) == count + 1, (args, _log_rows(repo)[-3:])
+        assert len(_served(repo)) == count + 1, (args, log_rows(repo)[-3:])
         restore(before)
         local = cli(*args, env=env, local=True, input=stdin, cwd=cwd)
         restore(before)
@@ -233,7 +222,7 @@ def test_the_socket_is_the_users_alone(repo: MemoryRepo, daemon: Daemon, env: di
         answer = fh.read()
     os.close(folder)
     assert "accepted" not in answer and answer.startswith(("b''", "ConnectionResetError", "BrokenPipeError")), answer
-    refused = [r for r in _log_rows(repo) if r.get("event") == "serve_refused"]
+    refused = [r for r in log_rows(repo) if r.get("event") == "serve_refused"]
     assert refused and "uid 65534" in refused[-1]["message"]
 
 
@@ -282,7 +271,7 @@ def test_a_daemon_killed_in_the_middle_of_a_call_leaves_it_to_the_client(repo: M
         slow_env = {**env, "PATH": f"{bin_dir}{os.pathsep}{env['PATH']}"}
         client = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "search", "billing database"],
                                   env=slow_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        _wait_for(lambda: marker.exists() and marker.read_text().strip(), what="the daemon's call to reach git")
+        wait_for(lambda: marker.exists() and marker.read_text().strip(), what="the daemon's call to reach git")
         d.proc.kill()
         out, err = client.communicate(timeout=60)
     finally:
@@ -322,7 +311,7 @@ def test_another_version_and_a_silent_client_are_no_trouble(repo: MemoryRepo, da
     # another version: the daemon declines before running anything, and says so in its log
     monkeypatch.setenv("HOME", env["HOME"])
     assert warm.forward(root, ["-C", root, "search", "billing"], "0.0.0-another") is None
-    declined = [r for r in _log_rows(repo) if r.get("event") == "serve_declined"]
+    declined = [r for r in log_rows(repo) if r.get("event") == "serve_declined"]
     assert declined and "0.0.0-another" in declined[-1]["message"]
     import autopoiesis
 
@@ -331,7 +320,7 @@ def test_another_version_and_a_silent_client_are_no_trouble(repo: MemoryRepo, da
     # only what the light entry forwards is run: not a command that runs on, nor one that stops the daemon
     for argv in (["-C", root, "daemon", "stop"], ["-C", root, "watch"], ["-C", root, "search", "--batch", "-"]):
         assert warm.forward(root, argv, autopoiesis.__version__) is None
-        assert "not a call the daemon answers" in _log_rows(repo)[-1]["message"]
+        assert "not a call the daemon answers" in log_rows(repo)[-1]["message"]
     assert daemon.proc.poll() is None
 
     # a client that connects and says nothing: the next call is served at once, the silent one dropped
@@ -345,7 +334,7 @@ def test_another_version_and_a_silent_client_are_no_trouble(repo: MemoryRepo, da
         assert len(_served(repo)) == count + 1 and time.monotonic() - t < 10
         silent.settimeout(10)
         assert silent.recv(10) == b""  # dropped
-        assert any(r.get("event") == "serve_dropped" for r in _log_rows(repo))
+        assert any(r.get("event") == "serve_dropped" for r in log_rows(repo))
     finally:
         silent.close()
     # half a request, then gone; a line that is not JSON: neither stops the daemon

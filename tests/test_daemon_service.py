@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from daemon_helpers import log_rows, wait_for
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.daemon.jobs import Every, JobContext, JobOutcome, JobRegistry, JobSpec
@@ -117,18 +118,6 @@ def test_one_daemon_per_repo_and_a_dead_ones_lock_is_taken_over(memory_repo: Mem
     lock.release()
 
 
-def _wait_for(predicate, timeout: float = 30.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
-
-
-def _log_rows(repo: MemoryRepo) -> list[dict]:
-    path = repo.state_file("daemon_log")
-    return [json.loads(l) for l in path.read_text().splitlines()] if path.exists() else []
-
-
 def test_sigterm_and_sighup_on_a_real_daemon(memory_repo: MemoryRepo, tmp_path: Path, git) -> None:
     home = tmp_path / "home"
     home.mkdir()
@@ -137,7 +126,7 @@ def test_sigterm_and_sighup_on_a_real_daemon(memory_repo: MemoryRepo, tmp_path: 
     proc = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", root, "daemon", "run"],
                             env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _wait_for(lambda: read_status(memory_repo).get("pid") == proc.pid, what="the status file")
+        wait_for(lambda: read_status(memory_repo).get("pid") == proc.pid, what="the status file")
         status = _cli("-C", root, "daemon", "status", "--json", env=env)
         data = json.loads(status.stdout)
         assert data["running"] and data["pid"] == proc.pid and data["uptime_seconds"] >= 0
@@ -152,17 +141,17 @@ def test_sigterm_and_sighup_on_a_real_daemon(memory_repo: MemoryRepo, tmp_path: 
         good = config.read_text()
         config.write_text(good.replace('condensation_schedule: "0 23 * * *"', 'condensation_schedule: "every day"'))
         proc.send_signal(signal.SIGHUP)
-        _wait_for(lambda: any(r["event"] == "reload_failed" for r in _log_rows(memory_repo)), what="reload_failed")
-        failed = next(r for r in _log_rows(memory_repo) if r["event"] == "reload_failed")
+        wait_for(lambda: any(r["event"] == "reload_failed" for r in log_rows(memory_repo)), what="reload_failed")
+        failed = next(r for r in log_rows(memory_repo) if r["event"] == "reload_failed")
         assert "condensation_schedule' is 'every day'" in failed["message"] and "stays in force" in failed["message"]
         # SIGHUP with a good change: the jobs follow the config
         config.write_text(good.replace("auto_tag_daily: true", "auto_tag_daily: false")
                           .replace('condensation_schedule: "0 23 * * *"', 'condensation_schedule: "0 21 * * *"'))
         proc.send_signal(signal.SIGHUP)
-        _wait_for(lambda: any(r["event"] == "reloaded" for r in _log_rows(memory_repo)), what="reloaded")
-        reloaded = next(r for r in _log_rows(memory_repo) if r["event"] == "reloaded")
+        wait_for(lambda: any(r["event"] == "reloaded" for r in log_rows(memory_repo)), what="reloaded")
+        reloaded = next(r for r in log_rows(memory_repo) if r["event"] == "reloaded")
         assert reloaded["removed"] == ["tag"]
-        _wait_for(lambda: "tag" not in (read_status(memory_repo).get("jobs") or {"tag": 1}), what="the new status")
+        wait_for(lambda: "tag" not in (read_status(memory_repo).get("jobs") or {"tag": 1}), what="the new status")
         assert read_status(memory_repo)["jobs"]["condense"]["next_run"].endswith("T21:00:00Z")
 
         proc.send_signal(signal.SIGTERM)
@@ -172,7 +161,7 @@ def test_sigterm_and_sighup_on_a_real_daemon(memory_repo: MemoryRepo, tmp_path: 
             proc.kill()
             proc.wait()
     assert proc.returncode == 0, err
-    events = [r["event"] for r in _log_rows(memory_repo) if r.get("job") is None]
+    events = [r["event"] for r in log_rows(memory_repo) if r.get("job") is None]
     assert events[-2:] == ["stopping", "stopped"]
     assert read_status(memory_repo)["state"] == "stopped"
     assert running_pid(memory_repo) is None
@@ -208,10 +197,10 @@ def test_sigterm_interrupts_a_running_job_and_the_next_start_runs_it_again(memor
     store.save()
     proc = subprocess.Popen([sys.executable, str(script), str(memory_repo.root), "60", "daemon"])
     runs = memory_repo.root / "slow.runs"
-    _wait_for(runs.exists, what="the slow job to start")
+    wait_for(runs.exists, what="the slow job to start")
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 0
-    rows = _log_rows(memory_repo)
+    rows = log_rows(memory_repo)
     assert [r["result"] for r in rows if r.get("job") == "slow" and "result" in r] == ["interrupted"]
     subprocess.run([sys.executable, str(script), str(memory_repo.root), "0", "once"], check=True, timeout=60)
     lines = runs.read_text().splitlines()
