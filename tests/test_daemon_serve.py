@@ -251,12 +251,13 @@ def test_a_killed_daemon_breaks_nothing_and_the_next_one_serves_again(repo: Memo
 
 def _slow_git(tmp_path: Path) -> tuple[Path, Path]:
     """(a folder whose `git` sleeps 60 s the first time it runs, the file where that first
-    git writes its pid): put the folder first on PATH to hold a call up in git."""
+    git writes its sleep's pid): put the folder first on PATH to hold a call up in git;
+    kill that pid to let the call go on."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     marker = tmp_path / "git-waiting"
     real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
-    (bin_dir / "git").write_text(f'#!/bin/sh\nif [ ! -e "{marker}" ]; then echo $$ > "{marker}"; sleep 60; fi\nexec {real_git} "$@"\n')
+    (bin_dir / "git").write_text(f'#!/bin/sh\nif [ ! -e "{marker}" ]; then sleep 60 & echo $! > "{marker}"; wait $!; fi\nexec {real_git} "$@"\n')
     (bin_dir / "git").chmod(0o755)
     return bin_dir, marker
 
@@ -300,9 +301,10 @@ def test_a_daemon_that_hangs_in_the_middle_of_a_call_leaves_it_to_the_client(
         assert marker.exists(), "the daemon took the call"
         assert reply is None and 2.0 <= waited < 10.0
     finally:
-        d.stop()
+        # the held git goes on first: the daemon finishes the call, then stops at once (not after 30 s)
         if marker.exists() and marker.read_text().strip():
             subprocess.run(["kill", marker.read_text().strip()], capture_output=True)
+        d.stop()
 
 
 def test_another_version_and_a_silent_client_are_no_trouble(repo: MemoryRepo, daemon: Daemon, env: dict[str, str],
