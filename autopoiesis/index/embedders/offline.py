@@ -139,7 +139,7 @@ class HashingEmbedder:
         self._roots = array("d")  # sqrt(how many trigrams), 0.0 for none
         # To hash word pairs: every stem in UTF-8, one after another (_encoded_ends[i] is where
         # stem i ends), and crc32("b:<stem> ") of each. Flat arrays, not a bytes object and an
-        # int object a stem: at 30,000 stems that is ~2.5 MB less of a build's peak memory.
+        # int object a stem: at 30,000 stems, ~2 MB less of a build's peak memory.
         self._encoded = bytearray()
         self._encoded_ends = array("q")
         self._pair_prefix = array("I")
