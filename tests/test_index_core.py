@@ -539,6 +539,25 @@ def test_cli_search_json_batch_status_doctor(filled: MemoryRepo, tmp_path: Path)
     assert doc["embedder"]["name"] == "offline"
 
 
+def test_search_batch_reads_odd_bytes_and_refuses_a_missing_file(filled: MemoryRepo, tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 cost their query a character, not the batch: one JSON line
+    out for every line in, from a file and from stdin; a missing file is a clear error."""
+    root = str(filled.root)
+    queries = tmp_path / "q.txt"
+    queries.write_bytes(b"sqlite\nsql\xffite \xfe\xfd\n\n" + b"a" * 5000 + b"\n")
+    for source, stdin in ((str(queries), None), ("-", queries.read_bytes())):
+        r = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", root, "search", "--batch", source],
+                           input=stdin, capture_output=True, env={**os.environ, "AUTOPOIESIS_NO_DAEMON": "1"})
+        assert r.returncode == 0 and b"Traceback" not in r.stderr, r.stderr
+        lines = [json.loads(x) for x in r.stdout.decode("utf-8").splitlines()]
+        assert len(lines) == 4 and lines[0] and lines[2] == []
+        assert any("sqlite" in hit["snippet"].lower() for hit in lines[1])  # the rest of the line still searched
+    for missing, said in ((tmp_path / "nope.txt", "no such file"), (tmp_path, "not a file")):
+        r = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", root, "search", "--batch", str(missing)],
+                           capture_output=True, text=True, env={**os.environ, "AUTOPOIESIS_NO_DAEMON": "1"})
+        assert r.returncode == 2 and f"--batch {missing}: {said}." in r.stderr and "Traceback" not in r.stderr
+
+
 def test_hook_path_stays_light() -> None:
     code = "import sys, autopoiesis.index.sync, autopoiesis.index; print(sorted(m for m in ('numpy','sklearn','openai') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()

@@ -3,8 +3,12 @@ JSON output, and printing errors without a traceback."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -55,3 +59,30 @@ def parse_date_option(value: str | None, option: str) -> date | None:
         return date.fromisoformat(value)
     except ValueError:
         raise fail(f"{option} {value!r} is not a date; write it as YYYY-MM-DD.", 2) from None
+
+
+@contextlib.contextmanager
+def batch_lines(batch: str | Path) -> Iterator[Iterator[str]]:
+    """The lines of a `--batch FILE` ('-': stdin), without their newlines, for every command
+    that reads one. Bytes that are not UTF-8 read as U+FFFD: a stray byte costs its line a
+    character, never the batch (each line still gets its one line of output)."""
+    if str(batch) == "-":
+        buffer = getattr(sys.stdin, "buffer", None)
+        if buffer is None:  # a stdin of text only (already decoded)
+            yield (line.rstrip("\n") for line in sys.stdin)
+            return
+        wrapper = io.TextIOWrapper(buffer, encoding="utf-8", errors="replace")
+        try:
+            yield (line.rstrip("\n") for line in wrapper)
+        finally:
+            wrapper.detach()  # stdin itself stays open
+        return
+    path = Path(batch)
+    if not path.is_file():
+        raise fail(f"--batch {batch}: {'not a file' if path.exists() else 'no such file'}.", 2)
+    try:
+        fh = path.open(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise fail(f"--batch {batch}: cannot read it ({exc.strerror or exc}).", 2) from None
+    with fh:
+        yield (line.rstrip("\n") for line in fh)

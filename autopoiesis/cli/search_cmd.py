@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from autopoiesis.cli._common import echo_json, get_repo, warn
+from autopoiesis.cli._common import batch_lines, echo_json, get_repo, warn
 from autopoiesis.errors import AutopoiesisError
 
 
@@ -69,20 +69,17 @@ def search(
     if category is not None and category not in CATEGORIES:
         raise typer.BadParameter(f"use one of {', '.join(CATEGORIES)}", param_hint="--category")
     if batch is not None:
-        fh = sys.stdin if str(batch) == "-" else batch.open(encoding="utf-8")
-        index = SearchIndex(repo).expect_many_searches() if repo.index_path.exists() else None
-        try:
-            for line in fh:
-                q = line.rstrip("\n")
-                outcome = search_outcome(q, limit, category, repo=repo, merge=merge, explain=explain, index=index, mode=mode)
-                for n in outcome.notices:
-                    warn(n)
-                typer.echo(json.dumps([r.to_dict() for r in outcome.results], ensure_ascii=False))
-        finally:
-            if index is not None:
-                index.close()
-            if fh is not sys.stdin:
-                fh.close()
+        with batch_lines(batch) as lines:
+            index = SearchIndex(repo).expect_many_searches() if repo.index_path.exists() else None
+            try:
+                for q in lines:
+                    outcome = search_outcome(q, limit, category, repo=repo, merge=merge, explain=explain, index=index, mode=mode)
+                    for n in outcome.notices:
+                        warn(n)
+                    typer.echo(json.dumps([r.to_dict() for r in outcome.results], ensure_ascii=False))
+            finally:
+                if index is not None:
+                    index.close()
         return
     if query is None:
         raise typer.BadParameter("give a QUERY, or --batch FILE", param_hint="QUERY")

@@ -230,7 +230,7 @@ def register(app: typer.Typer) -> None:
         import json
         from pathlib import Path
 
-        from autopoiesis.cli._common import echo_json, fail, get_repo
+        from autopoiesis.cli._common import batch_lines, echo_json, fail, get_repo
         from autopoiesis.core.git import status_ahead
 
         if (message is None) == (batch is None):
@@ -252,15 +252,12 @@ def register(app: typer.Typer) -> None:
         if batch is not None:
             from autopoiesis.watch.pipeline import WatcherPipeline
 
-            if batch != "-" and not Path(batch).is_file():
-                raise fail(f"--batch {batch}: no such file.", 2)
-            fh = sys.stdin if batch == "-" else open(batch, encoding="utf-8", errors="replace")
             failed = False
-            try:
+            with batch_lines(batch) as lines:
                 with ContextCompiler(repo) as compiler:
                     pipe = WatcherPipeline(repo)
-                    for n, line in enumerate(fh, 1):
-                        text = _batch_message(line.rstrip("\n"))
+                    for n, line in enumerate(lines, 1):
+                        text = _batch_message(line)
                         try:
                             if text is None:
                                 raise ValueError('expected a message: plain text, a JSON string or {"message": "..."}')
@@ -276,9 +273,6 @@ def register(app: typer.Typer) -> None:
                             out["activations"] = [a.as_dict() for a in activations]
                         sys.stdout.write(json.dumps(out, ensure_ascii=False, default=str) + "\n")
                         sys.stdout.flush()
-            finally:
-                if fh is not sys.stdin:
-                    fh.close()
             if failed:
                 raise typer.Exit(1)
             return
