@@ -254,6 +254,8 @@ def test_compile_batch_refuses_bad_input_clearly(repo: MemoryRepo, tmp_path: Pat
     runner = CliRunner()
     root = str(repo.root)
     assert runner.invoke(app, ["-C", root, "compile", "--batch", str(tmp_path / "nope.txt"), "--json"]).exit_code == 2
+    folder = runner.invoke(app, ["-C", root, "compile", "hello", "--session", str(tmp_path)])
+    assert folder.exit_code == 2 and f"--session {tmp_path}: not a file." in folder.output
     f = tmp_path / "m.txt"
     f.write_bytes(b"first message\n\n{\"message\": 5}\nlast \xff message\n")
     out = runner.invoke(app, ["-C", root, "compile", "--batch", str(f), "--json", "--dry-run"])

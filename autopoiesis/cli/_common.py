@@ -61,6 +61,14 @@ def parse_date_option(value: str | None, option: str) -> date | None:
         raise fail(f"{option} {value!r} is not a date; write it as YYYY-MM-DD.", 2) from None
 
 
+def existing_file(value: str | Path, option: str) -> Path:
+    """VALUE of OPTION as a Path to a file there is, or an Exit (2) that says what it is instead."""
+    path = Path(value)
+    if not path.is_file():
+        raise fail(f"{option} {value}: {'not a file' if path.exists() else 'no such file'}.", 2)
+    return path
+
+
 @contextlib.contextmanager
 def batch_lines(batch: str | Path) -> Iterator[Iterator[str]]:
     """The lines of a `--batch FILE` ('-': stdin), without their newlines, for every command
@@ -77,9 +85,7 @@ def batch_lines(batch: str | Path) -> Iterator[Iterator[str]]:
         finally:
             wrapper.detach()  # stdin itself stays open
         return
-    path = Path(batch)
-    if not path.is_file():
-        raise fail(f"--batch {batch}: {'not a file' if path.exists() else 'no such file'}.", 2)
+    path = existing_file(batch, "--batch")
     try:
         fh = path.open(encoding="utf-8", errors="replace")
     except OSError as exc:

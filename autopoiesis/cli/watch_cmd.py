@@ -228,9 +228,8 @@ def register(app: typer.Typer) -> None:
         """Compile the context for MESSAGE: identity, memory, journal, active topics,
         scored knowledge and session history within the token budget."""
         import json
-        from pathlib import Path
 
-        from autopoiesis.cli._common import batch_lines, echo_json, fail, get_repo
+        from autopoiesis.cli._common import batch_lines, echo_json, existing_file, fail, get_repo
         from autopoiesis.core.git import status_ahead
 
         if (message is None) == (batch is None):
@@ -245,10 +244,7 @@ def register(app: typer.Typer) -> None:
             raise fail("--batch prints one JSON object a line: add --json.", 2)
         history = []
         if session:
-            p = Path(session)
-            if not p.is_file():
-                raise fail(f"--session {session}: no such file.", 2)
-            history = load_session(p, repo)
+            history = load_session(existing_file(session, "--session"), repo)
         if batch is not None:
             from autopoiesis.watch.pipeline import WatcherPipeline
 
