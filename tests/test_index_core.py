@@ -556,6 +556,9 @@ def test_search_batch_reads_odd_bytes_and_refuses_a_missing_file(filled: MemoryR
         r = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", root, "search", "--batch", str(missing)],
                            capture_output=True, text=True, env={**os.environ, "AUTOPOIESIS_NO_DAEMON": "1"})
         assert r.returncode == 2 and f"--batch {missing}: {said}." in r.stderr and "Traceback" not in r.stderr
+    closed = subprocess.run(["sh", "-c", '"$0" -m autopoiesis -C "$1" search --batch - <&-', sys.executable, root],
+                            capture_output=True, text=True, env={**os.environ, "AUTOPOIESIS_NO_DAEMON": "1"})
+    assert closed.returncode == 2 and "there is no stdin" in closed.stderr and "Traceback" not in closed.stderr
 
 
 def test_hook_path_stays_light() -> None:
