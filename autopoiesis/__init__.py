@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from autopoiesis.app.compile_message import compile_for_message
-    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.capture.importers import Importer, ImportReport, import_files, register_importer
     from autopoiesis.capture.session import ConversationCapture, Session
     from autopoiesis.compiler import CompiledContext, ContextCompiler, HistoryMessage
@@ -27,20 +25,22 @@ if TYPE_CHECKING:
     from autopoiesis.errors import AutopoiesisError
     from autopoiesis.formats.topic import Topic
     from autopoiesis.formats.transcript import Transcript
-    from autopoiesis.gitops import MemoryGit
+    from autopoiesis.git.repo import MemoryGit
     from autopoiesis.index import SearchIndex, SearchResult, search
     from autopoiesis.index.embedders import Embedder, register_embedder
-    from autopoiesis.lifecycle.condense import MemoryCondenser
-    from autopoiesis.lifecycle.extract import KnowledgeExtractor
-    from autopoiesis.lifecycle.extractors import Extractor, ExtractorRegistry
-    from autopoiesis.lifecycle.prune import MemoryPruner
-    from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance
+    from autopoiesis.knowledge.condense import MemoryCondenser
+    from autopoiesis.knowledge.extract import KnowledgeExtractor
+    from autopoiesis.knowledge.extractors import Extractor, ExtractorRegistry
+    from autopoiesis.knowledge.prune import MemoryPruner
+    from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance
     from autopoiesis.llm import LLMClient
-    from autopoiesis.watch.gate import GatedActivator
-    from autopoiesis.watch.pattern import PatternMatcher
-    from autopoiesis.watch.pipeline import WatcherPipeline
-    from autopoiesis.watch.similarity import SimilarityScorer
-    from autopoiesis.watch.topics import load_topics
+    from autopoiesis.memory.compile_message import compile_for_message
+    from autopoiesis.memory.initialize import init_memory_repo
+    from autopoiesis.topics.gate import GatedActivator
+    from autopoiesis.topics.loader import load_topics
+    from autopoiesis.topics.pattern import PatternMatcher
+    from autopoiesis.topics.pipeline import WatcherPipeline
+    from autopoiesis.topics.similarity import SimilarityScorer
 
 # name -> the module that owns it (one owner per name)
 _EXPORTS = {
@@ -48,8 +48,8 @@ _EXPORTS = {
     "MemoryRepo": "autopoiesis.core.paths",
     "Config": "autopoiesis.core.config",
     "load_config": "autopoiesis.core.config",
-    "init_memory_repo": "autopoiesis.app.initialize",
-    "compile_for_message": "autopoiesis.app.compile_message",
+    "init_memory_repo": "autopoiesis.memory.initialize",
+    "compile_for_message": "autopoiesis.memory.compile_message",
     "ConversationCapture": "autopoiesis.capture.session",
     "Session": "autopoiesis.capture.session",
     "import_files": "autopoiesis.capture.importers",
@@ -58,28 +58,28 @@ _EXPORTS = {
     "register_importer": "autopoiesis.capture.importers",
     "Transcript": "autopoiesis.formats.transcript",
     "Topic": "autopoiesis.formats.topic",
-    "MemoryGit": "autopoiesis.gitops",
+    "MemoryGit": "autopoiesis.git.repo",
     "SearchIndex": "autopoiesis.index",
     "SearchResult": "autopoiesis.index",
     "search": "autopoiesis.index",
     "Embedder": "autopoiesis.index.embedders",
     "register_embedder": "autopoiesis.index.embedders",
-    "load_topics": "autopoiesis.watch.topics",
-    "PatternMatcher": "autopoiesis.watch.pattern",
-    "SimilarityScorer": "autopoiesis.watch.similarity",
-    "GatedActivator": "autopoiesis.watch.gate",
-    "WatcherPipeline": "autopoiesis.watch.pipeline",
+    "load_topics": "autopoiesis.topics.loader",
+    "PatternMatcher": "autopoiesis.topics.pattern",
+    "SimilarityScorer": "autopoiesis.topics.similarity",
+    "GatedActivator": "autopoiesis.topics.gate",
+    "WatcherPipeline": "autopoiesis.topics.pipeline",
     "ContextCompiler": "autopoiesis.compiler",
     "CompiledContext": "autopoiesis.compiler",
     "HistoryMessage": "autopoiesis.compiler",
-    "KnowledgeExtractor": "autopoiesis.lifecycle.extract",
-    "Extractor": "autopoiesis.lifecycle.extractors",
-    "ExtractorRegistry": "autopoiesis.lifecycle.extractors",
-    "KnowledgeWriter": "autopoiesis.lifecycle.writer",
-    "KnowledgeChange": "autopoiesis.lifecycle.writer",
-    "Provenance": "autopoiesis.lifecycle.writer",
-    "MemoryCondenser": "autopoiesis.lifecycle.condense",
-    "MemoryPruner": "autopoiesis.lifecycle.prune",
+    "KnowledgeExtractor": "autopoiesis.knowledge.extract",
+    "Extractor": "autopoiesis.knowledge.extractors",
+    "ExtractorRegistry": "autopoiesis.knowledge.extractors",
+    "KnowledgeWriter": "autopoiesis.knowledge.writer",
+    "KnowledgeChange": "autopoiesis.knowledge.writer",
+    "Provenance": "autopoiesis.knowledge.writer",
+    "MemoryCondenser": "autopoiesis.knowledge.condense",
+    "MemoryPruner": "autopoiesis.knowledge.prune",
     "LLMClient": "autopoiesis.llm",
 }
 

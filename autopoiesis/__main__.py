@@ -28,7 +28,7 @@ import time
 from typing import Any, NoReturn
 
 from autopoiesis import __version__
-from autopoiesis.app.harness.entry import DEADLINES, MAX_PAYLOAD_BYTES, parse_hook_argv, warm_call
+from autopoiesis.fastpath.rules import DEADLINES, MAX_PAYLOAD_BYTES, parse_hook_argv, warm_call
 
 
 def main() -> None:
@@ -37,7 +37,7 @@ def main() -> None:
     if call is not None:
         sys.exit(_hook(argv, call))
     if warm_call(argv):
-        from autopoiesis.core import warm
+        from autopoiesis.fastpath import wire as warm
 
         try:
             reply = warm.forward(argv[1] if argv[:1] == ["-C"] else None, argv, __version__)
@@ -52,7 +52,7 @@ def main() -> None:
 
 
 def _hook(argv: list[str], call: dict[str, Any]) -> int:
-    from autopoiesis.core import warm
+    from autopoiesis.fastpath import wire as warm
 
     stdin: bytes | None = None
     timed_out = False
@@ -65,7 +65,7 @@ def _hook(argv: list[str], call: dict[str, Any]) -> int:
                 _print(reply)
     import io
 
-    from autopoiesis.app.harness.runner import HookDeadline, run_hook
+    from autopoiesis.integrations.runner import HookDeadline, run_hook
 
     if timed_out:
         class _Expired(io.BytesIO):  # what the runner's own wait for this payload would have met

@@ -28,8 +28,8 @@ ENV.update({"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTE
 
 
 def _repo(tmp: Path, name: str):
-    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.memory.initialize import init_memory_repo
 
     return MemoryRepo(init_memory_repo(tmp / name, build_index=False).root)
 

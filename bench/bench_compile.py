@@ -22,9 +22,9 @@ expense contract quote shipping warehouse stock frankfurt berlin vienna monday f
 
 
 def build_repo(root: Path, n_files: int) -> object:
-    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
     from autopoiesis.index import SearchIndex
+    from autopoiesis.memory.initialize import init_memory_repo
 
     repo = MemoryRepo(init_memory_repo(root, install_hooks=False, build_index=False).root)
     rng = random.Random(3)
@@ -45,7 +45,7 @@ def build_repo(root: Path, n_files: int) -> object:
 
 def run(quick: bool = False) -> list[dict]:
     from autopoiesis.compiler import ContextCompiler, HistoryMessage
-    from autopoiesis.watch.topics import load_topics
+    from autopoiesis.topics.loader import load_topics
 
     n_files = 1000 if quick else 10_000
     rows: list[dict] = []

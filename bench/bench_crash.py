@@ -47,7 +47,7 @@ def _line(event: dict) -> bytes:
 
 
 def _repo(tmp: Path, name: str, *, index: bool = False) -> Path:
-    from autopoiesis.app.initialize import init_memory_repo
+    from autopoiesis.memory.initialize import init_memory_repo
 
     return init_memory_repo(tmp / name, build_index=index).root
 

@@ -31,8 +31,8 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 
 def _repo(tmp: Path, name: str):
-    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.memory.initialize import init_memory_repo
 
     return MemoryRepo(init_memory_repo(tmp / name, build_index=False).root)
 
@@ -86,8 +86,8 @@ def bench_idle(tmp: Path, quick: bool) -> list[dict]:
 def bench_batch_commits(tmp: Path, quick: bool) -> list[dict]:
     """8 hours of a fake clock, minute by minute; the commit job runs (in its own process,
     as the daemon runs it) whenever the scheduler says it is due."""
-    from autopoiesis.app.jobs import memory_jobs
     from autopoiesis.daemon.jobs import JobContext
+    from autopoiesis.daemon.memory_jobs import memory_jobs
     from autopoiesis.daemon.runner import run_child
     from autopoiesis.daemon.scheduler import Scheduler, StateStore
     from autopoiesis.formats.commit_message import entry_title
@@ -151,8 +151,8 @@ def bench_batch_commits(tmp: Path, quick: bool) -> list[dict]:
 
 
 def bench_catch_up(tmp: Path) -> list[dict]:
-    from autopoiesis.app.jobs import memory_jobs, run_condense
     from autopoiesis.daemon.jobs import JobContext
+    from autopoiesis.daemon.memory_jobs import memory_jobs, run_condense
     from autopoiesis.daemon.scheduler import Scheduler, StateStore
 
     repo = _repo(tmp, "catchup")

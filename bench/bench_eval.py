@@ -1,5 +1,5 @@
 """The context compiler on LoCoMo (../shared/data/locomo/locomo-dev.json) through
-`autopoiesis eval` (autopoiesis.app.eval.evaluate), one memory repo per conversation:
+`autopoiesis eval` (autopoiesis.eval.evaluate.evaluate), one memory repo per conversation:
 evidence in the compiled context at 2K, 4K and 8K tokens, beside plain BM25 turns packed
 into the same budget in the same run (category 1-4 questions); target: >= 0.95 at 8K.
 (Answer recall in knowledge/ after offline extraction is bench_knowledge.py's.)
@@ -26,8 +26,8 @@ TARGET_8K = 0.95
 
 def measure(quick: bool = False) -> dict[str, Any]:
     """Figures over every conversation of DATA, weighted by questions."""
-    from autopoiesis.app.eval import evaluate, load_questions
-    from autopoiesis.app.locomo import import_conversation
+    from autopoiesis.eval.evaluate import evaluate, load_questions
+    from autopoiesis.eval.locomo import import_conversation
 
     qs = load_questions(DATA)
     data = json.loads(DATA.read_text(encoding="utf-8"))

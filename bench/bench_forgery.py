@@ -45,9 +45,9 @@ def capture(repo, sid: str, day: int, text: str) -> str:
 
 
 def _memory(tmp: Path, name: str):
-    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
-    from autopoiesis.verify import verify
+    from autopoiesis.git.verify import verify
+    from autopoiesis.memory.initialize import init_memory_repo
 
     repo = MemoryRepo(init_memory_repo(tmp / name, build_index=False).root)
     paths = [capture(repo, f"ses_{i}", 10 + i, f"we decided plan {i}") for i in range(3)]
@@ -180,7 +180,7 @@ def _big_repo(root: Path, transcripts: int, commits: int) -> None:
     """A memory repo whose history adds TRANSCRIPTS transcripts in COMMITS commits, built
     with `git fast-import` (the transcripts are in the real format; capturing 10,000
     sessions one by one would take most of an hour)."""
-    from autopoiesis.app.initialize import init_memory_repo
+    from autopoiesis.memory.initialize import init_memory_repo
 
     init_memory_repo(root, build_index=False)
     per = transcripts // commits
@@ -212,7 +212,7 @@ def _big_repo(root: Path, transcripts: int, commits: int) -> None:
 
 def bench_verify(tmp: Path, transcripts: int, commits: int) -> list[dict]:
     from autopoiesis.core.paths import MemoryRepo
-    from autopoiesis.verify import record_path, verify
+    from autopoiesis.git.verify import record_path, verify
 
     root = tmp / "big"
     _big_repo(root, transcripts, commits)

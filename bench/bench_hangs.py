@@ -34,13 +34,13 @@ def transcript(session_id: str) -> str:
            "Should we keep the embeddings in PostgreSQL or in SQLite? Lesson learned: keep the index a cache.")
     return closed_transcript(session_id, "Database Choice", (ask, DATABASE_CHOICE[1]))
 
-CAPTURE_COMMIT = ("import sys; from autopoiesis.core.paths import MemoryRepo; from autopoiesis.gitops import MemoryGit; "
+CAPTURE_COMMIT = ("import sys; from autopoiesis.core.paths import MemoryRepo; from autopoiesis.git.repo import MemoryGit; "
                   "MemoryGit(MemoryRepo(sys.argv[1])).commit_transcript(sys.argv[2], 'database-choice')")
 
 
 def _repo(tmp: Path, name: str):
-    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.memory.initialize import init_memory_repo
 
     return MemoryRepo(init_memory_repo(tmp / name, build_index=False).root)
 
@@ -98,9 +98,9 @@ def bench_trickle(tmp: Path, quick: bool) -> list[dict]:
 
 # ── a runaway reply ──
 def bench_reply_cap(tmp: Path) -> list[dict]:
-    from autopoiesis.app.commit import commit_knowledge
     from autopoiesis.core.paths import MemoryRepo
-    from autopoiesis.lifecycle.extract import KnowledgeExtractor
+    from autopoiesis.knowledge.extract import KnowledgeExtractor
+    from autopoiesis.memory.commit import commit_knowledge
     from autopoiesis.testing.openai_server import OpenAIServer, write_llm_config
 
     repo = _repo(tmp, "runaway")

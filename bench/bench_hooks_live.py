@@ -38,9 +38,9 @@ PROMPTS = [
 
 
 def build(root: Path, n_files: int) -> float:
-    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
     from autopoiesis.index import SearchIndex
+    from autopoiesis.memory.initialize import init_memory_repo
 
     init_memory_repo(root, build_index=False)
     make_corpus(root, n_files)

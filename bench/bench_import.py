@@ -26,8 +26,8 @@ sys.path.insert(0, str(HERE.parent))
 
 
 def _repo(tmp: Path, name: str):
-    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.memory.initialize import init_memory_repo
 
     return MemoryRepo(init_memory_repo(tmp / name, build_index=False).root)
 

@@ -12,7 +12,7 @@ cron would have done). Reported, for category 1-4 questions with an answer:
 * knowledge size as a fraction of raw: bytes of knowledge/ (identity left out) and of
   the current-state files alone, over the bytes of raw/conversations/.
 
-The computation is `autopoiesis.app.knowledge_recall` (the eval command reuses it).
+The computation is `autopoiesis.eval.knowledge_recall` (the eval command reuses it).
 
     python bench/bench_knowledge.py [--quick]
 """
@@ -23,7 +23,7 @@ import json
 import sys
 from pathlib import Path
 
-from autopoiesis.app.knowledge_recall import locomo_knowledge
+from autopoiesis.eval.knowledge_recall import locomo_knowledge
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 

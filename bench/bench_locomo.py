@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.app.locomo import evaluate
+from autopoiesis.eval.locomo import evaluate
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 TARGETS = {"session_recall@5": 0.95, "session_recall@10": None, "mrr": 0.85, "turn_hit@10": 0.80}

@@ -48,9 +48,9 @@ def _sessions(n: int) -> list[dict]:
 
 
 def _repo(root: Path, n: int):  # -> MemoryRepo with N committed transcripts
-    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.capture.importers import import_files
     from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.memory.initialize import init_memory_repo
 
     repo = MemoryRepo(init_memory_repo(root, build_index=False).root)
     f = root.parent / f"{root.name}-sessions.json"
@@ -75,7 +75,7 @@ def _llm_reply(body: dict) -> dict:
 
 
 def _configure(repo, base_url: str, concurrency: int) -> None:
-    from autopoiesis.gitops import MemoryGit
+    from autopoiesis.git.repo import MemoryGit
 
     (repo.root / "memory-config.yaml").write_text(
         f"llm:\n  provider: openai\n  base_url: {base_url}\n  concurrency: {concurrency}\n  max_retries: 0\n"
@@ -85,7 +85,7 @@ def _configure(repo, base_url: str, concurrency: int) -> None:
 
 def run(quick: bool = False) -> list[dict]:
     from autopoiesis.core.paths import MemoryRepo
-    from autopoiesis.lifecycle import replay as rp
+    from autopoiesis.knowledge import replay as rp
     from autopoiesis.testing.openai_server import OpenAIServer
 
     rows: list[dict] = []

@@ -12,7 +12,7 @@ Per query in process is the median (p50) and 95th percentile of the 100 queries 
 open SearchIndex, each with its freshness check, after one warm-up query. The CLI
 figures are medians of several runs, with Python's bytecode cache in use: cold (no daemon:
 a process of its own does all the work), then with `autopoiesis daemon start` running on
-the repo, which answers the same calls warm (autopoiesis/core/warm.py).
+the repo, which answers the same calls warm (autopoiesis/fastpath/wire.py).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ TARGETS = {
 
 def make_corpus(root: Path, n_files: int, seed: int = 7) -> list[str]:
     """N_FILES knowledge files of about 1 KB in a new memory repo, committed (bench/corpus.py)."""
-    from autopoiesis.app.initialize import init_memory_repo
+    from autopoiesis.memory.initialize import init_memory_repo
 
     init_memory_repo(root, build_index=False)
     return write_corpus(root, n_files, size=1024, seed=seed)

@@ -43,7 +43,7 @@ def _capture(repo, sid: str, text: str, when: datetime) -> str:
 
 def _write(repo, source: str, session: str, when: datetime, side: str, n: int, round_: int) -> set[str]:
     from autopoiesis.core.paths import MEMORY_FILE
-    from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance
+    from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance
 
     changes = []
     for i in range(n):
@@ -74,11 +74,11 @@ def run(quick: bool = False) -> list[dict]:
         os.environ.setdefault(k, v)
     import logging
 
-    logging.getLogger("autopoiesis.lifecycle.writer").setLevel(logging.ERROR)  # entries a full MEMORY.md refuses
-    from autopoiesis.app.commit import commit_knowledge
-    from autopoiesis.app.initialize import init_memory_repo
-    from autopoiesis.app.sync import sync_once
+    logging.getLogger("autopoiesis.knowledge.writer").setLevel(logging.ERROR)  # entries a full MEMORY.md refuses
     from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.memory.commit import commit_knowledge
+    from autopoiesis.memory.initialize import init_memory_repo
+    from autopoiesis.memory.sync import sync_once
 
     rounds, sessions, entries = (2, 2, 10) if quick else (6, 3, 25)
     with tempfile.TemporaryDirectory(prefix="ap-sync-") as d:

@@ -57,8 +57,8 @@ def _per_message_ms(fn, messages, repeat: int) -> float:
 
 
 def run(quick: bool = False) -> list[dict]:
-    from autopoiesis.watch.pattern import PatternMatcher
-    from autopoiesis.watch.similarity import SimilarityScorer
+    from autopoiesis.topics.pattern import PatternMatcher
+    from autopoiesis.topics.similarity import SimilarityScorer
 
     messages = make_messages(100 if quick else 300)
     rows: list[dict] = []

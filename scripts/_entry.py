@@ -8,13 +8,14 @@ import sys
 from collections.abc import Callable
 
 from autopoiesis import AutopoiesisError, MemoryRepo
+from autopoiesis.git.runner import locate_repo
 
 
 def run(job: Callable[[MemoryRepo, list[str]], str]) -> None:
     """Call JOB(repo, remaining arguments), print what it returns, exit 0; or print the error, exit 1."""
     args = sys.argv[1:]
     try:
-        repo = MemoryRepo.locate(args[0] if args and not args[0].startswith("-") else None)
+        repo = locate_repo(args[0] if args and not args[0].startswith("-") else None)
         print(job(repo, args[1:] if args and not args[0].startswith("-") else args))
     except AutopoiesisError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -47,8 +47,8 @@ def memory_repo(tmp_path: Path):  # -> autopoiesis.core.paths.MemoryRepo
 
     Without a search index: with one, every commit in a test would start a background
     index sync. Tests of the index build theirs (test_init checks that init does)."""
-    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.memory.initialize import init_memory_repo
 
     report = init_memory_repo(tmp_path / "memory", build_index=False)
     return MemoryRepo(report.root)

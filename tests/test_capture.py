@@ -289,7 +289,7 @@ def test_a_failing_after_commit_step_leaves_the_session_committed(memory_repo: M
 
 
 def test_extraction_follows_the_commit_when_the_config_says_so(memory_repo: MemoryRepo, git) -> None:
-    from autopoiesis.app.capture_hooks import after_commit_hook
+    from autopoiesis.memory.capture_hooks import after_commit_hook
 
     report = process_stream(memory_repo, events(start("ext"), *DECISION), on_committed=after_commit_hook(memory_repo))
     assert report.refused == []
@@ -303,9 +303,9 @@ def test_extraction_follows_the_commit_when_the_config_says_so(memory_repo: Memo
 
 
 def test_failed_extraction_leaves_the_transcript_pending(memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch, git) -> None:
-    from autopoiesis.app.capture_hooks import after_commit_hook
     from autopoiesis.errors import ExtractionError
-    from autopoiesis.lifecycle.extract import KnowledgeExtractor
+    from autopoiesis.knowledge.extract import KnowledgeExtractor
+    from autopoiesis.memory.capture_hooks import after_commit_hook
 
     def fail(self, *args, **kwargs):
         raise ExtractionError("endpoint down")

@@ -22,7 +22,7 @@ from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import CaptureError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.gitops import MemoryGit
+from autopoiesis.git.repo import MemoryGit
 
 ROOT = Path(__file__).resolve().parent.parent
 DEEP = "[" * 100_000 + "]" * 100_000

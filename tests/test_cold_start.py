@@ -16,8 +16,8 @@ import typer.main
 from typer.testing import CliRunner
 
 from autopoiesis.cli import app, app_for, invoked_command
-from autopoiesis.core import git
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.git import runner as git
 
 
 def _entries(status: git.Status) -> list[tuple[str, str, str]]:

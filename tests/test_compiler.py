@@ -11,7 +11,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from autopoiesis.app.usage import inclusion_counts, record_inclusions
 from autopoiesis.cli import app
 from autopoiesis.compiler import (
     ContextCompiler,
@@ -22,8 +21,9 @@ from autopoiesis.compiler import (
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.core.text import count_tokens
 from autopoiesis.errors import BudgetTooSmallError
-from autopoiesis.lifecycle.flush import apply_flush, flush_prompt, parse_flush
-from autopoiesis.watch.topics import load_topics
+from autopoiesis.knowledge.flush import apply_flush, flush_prompt, parse_flush
+from autopoiesis.memory.usage import inclusion_counts, record_inclusions
+from autopoiesis.topics.loader import load_topics
 
 TODAY = date(2026, 2, 16)
 NOW = datetime(2026, 2, 16, 12, tzinfo=UTC)

@@ -12,11 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autopoiesis.core import clock, frontmatter, text
-from autopoiesis.core import git as coregit
 from autopoiesis.core.events import EventLog
 from autopoiesis.core.paths import STATE_FILES, MemoryRepo
 from autopoiesis.core.sqlite import open_db
 from autopoiesis.errors import FrontmatterError, TimestampError
+from autopoiesis.git import runner as coregit
 
 
 # ── frontmatter ──

@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from autopoiesis.app.jobs import (
+from autopoiesis.core.config import parse_config
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.daemon.jobs import SESSION_ENDED, TRANSCRIPTS_CHANGED, Cron, Every, JobContext, OnEvent
+from autopoiesis.daemon.memory_jobs import (
     memory_jobs,
     run_commit,
     run_condense,
@@ -23,9 +26,6 @@ from autopoiesis.app.jobs import (
     run_index_health,
     run_tag,
 )
-from autopoiesis.core.config import parse_config
-from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.daemon.jobs import SESSION_ENDED, TRANSCRIPTS_CHANGED, Cron, Every, JobContext, OnEvent
 from autopoiesis.errors import ConfigError
 from autopoiesis.testing.openai_server import OpenAIServer, write_llm_config
 

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from daemon_helpers import log_rows, wait_for
 
-from autopoiesis.core import warm
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.daemon.status import read_status
+from autopoiesis.fastpath import wire as warm
 
 
 def _served(repo: MemoryRepo) -> list[dict]:
@@ -350,7 +350,7 @@ def test_another_version_and_a_silent_client_are_no_trouble(repo: MemoryRepo, da
 
 
 def test_a_deep_repo_path_is_served_through_its_folder(tmp_path: Path, env: dict[str, str], commit_all) -> None:
-    from autopoiesis.app.initialize import init_memory_repo
+    from autopoiesis.memory.initialize import init_memory_repo
 
     deep = tmp_path.joinpath(*(["a-rather-long-folder-name"] * 6))
     repo = MemoryRepo(init_memory_repo(deep / "memory", build_index=False).root)
@@ -369,10 +369,12 @@ def test_a_forked_job_does_not_hold_the_socket(memory_repo: MemoryRepo, tmp_path
     """Jobs are forked from the daemon: none of them may answer on (or keep open) its socket."""
     from datetime import timedelta
 
-    from autopoiesis.cli.warm_run import ForwardedCalls
+    from autopoiesis.cli import main as cli_main
     from autopoiesis.daemon.jobs import Every, JobRegistry, JobSpec
     from autopoiesis.daemon.scheduler import Scheduler, StateStore
     from autopoiesis.daemon.service import Daemon as InProcessDaemon
+    from autopoiesis.fastpath.forward import ForwardedCalls
+    from autopoiesis.fastpath.server import WarmServer
 
     out = tmp_path / "job-sockets.json"
     reg = JobRegistry([JobSpec("sockets", _list_sockets, (Every(1),))])
@@ -380,7 +382,7 @@ def test_a_forked_job_does_not_hold_the_socket(memory_repo: MemoryRepo, tmp_path
     Scheduler(reg, store)
     store.jobs["sockets"].first_seen -= timedelta(minutes=5)
     store.save()
-    daemon = InProcessDaemon(memory_repo, lambda repo: reg, serve=ForwardedCalls())
+    daemon = InProcessDaemon(memory_repo, lambda repo: reg, serve=lambda repo, note: WarmServer.start(repo, ForwardedCalls(cli_main), note))
     seen: dict[str, int] = {}
 
     import threading

@@ -175,7 +175,7 @@ def test_one_file_that_breaks_the_import_does_not_stop_the_others(memory_repo: M
 def test_a_forgotten_session_is_not_imported_again_from_the_harness_log(memory_repo: MemoryRepo, home: Path) -> None:
     """`forget --transcript` clears the caches under .autopoiesis/ but keeps the watcher's
     record: the session's file in ~/.claude is still there, and must not come back."""
-    from autopoiesis.app.forget import forget
+    from autopoiesis.memory.forget import forget
 
     a = home / ".claude" / "projects" / "proj" / "private.jsonl"
     a.write_text(_session("ses_private", "2026-03-02T10:00:00Z", "Something private that must go."))

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from autopoiesis.app.eval import evaluate, load_questions
 from autopoiesis.cli import app
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import QuestionSetError
+from autopoiesis.eval.evaluate import evaluate, load_questions
 from autopoiesis.formats import transcript as tf
 from autopoiesis.testing.samples import closed_transcript
 
@@ -175,7 +175,7 @@ def test_replay_compare_shows_both_sides(repo: MemoryRepo, tmp_path: Path, git) 
 def _small_locomo(shared_data: Path, tmp_path: Path) -> tuple[Path, dict]:
     """Two conversations of LoCoMo cut to their first sessions, with the questions whose
     evidence lies in them."""
-    from autopoiesis.app.locomo import normalise_evidence
+    from autopoiesis.eval.locomo import normalise_evidence
 
     data = json.loads((shared_data / "locomo" / "locomo-dev.json").read_text(encoding="utf-8"))
     out = []
@@ -191,7 +191,7 @@ def _small_locomo(shared_data: Path, tmp_path: Path) -> tuple[Path, dict]:
 
 
 def test_locomo_question_set(shared_data: Path, tmp_path: Path) -> None:
-    from autopoiesis.app.locomo import import_conversation
+    from autopoiesis.eval.locomo import import_conversation
 
     f, sample = _small_locomo(shared_data, tmp_path)
     corpus = import_conversation(tmp_path, 0, sample["conversation"])

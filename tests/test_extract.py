@@ -13,10 +13,10 @@ from lifecycle_helpers import DEMO, import_sessions, session, use_llm
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import ChangeRejectedError
 from autopoiesis.formats import knowledge as kf
-from autopoiesis.lifecycle.extract import KnowledgeExtractor, on_session_end
-from autopoiesis.lifecycle.extractors import Extractor, ExtractorRegistry, default_registry
-from autopoiesis.lifecycle.state import BACKOFF_MINUTES
-from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance, WritePolicy
+from autopoiesis.knowledge.extract import KnowledgeExtractor, on_session_end
+from autopoiesis.knowledge.extractors import Extractor, ExtractorRegistry, default_registry
+from autopoiesis.knowledge.state import BACKOFF_MINUTES
+from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance, WritePolicy
 
 AT = datetime(2026, 2, 16, 18, 50, tzinfo=UTC)
 SRC = "raw/conversations/2026/02/16/1845-ses_a-x.md"
@@ -105,7 +105,7 @@ def test_offline_extractors_find_cued_knowledge(memory_repo: MemoryRepo, tmp_pat
         for _, e in kf.parse((root / rel).read_text()).entries():
             assert e.source in ("ses_a", "ses_b")
             assert e.turn_at.startswith("2026-02-16T")
-    from autopoiesis.gitops import MemoryGit
+    from autopoiesis.git.repo import MemoryGit
 
     msg = MemoryGit(memory_repo).run("log", "-1", "--format=%B").stdout
     assert sha
@@ -298,7 +298,7 @@ def test_a_registered_extractor_runs_through_the_library(memory_repo: MemoryRepo
 
 
 def test_any_object_with_the_plugin_members_registers(memory_repo: MemoryRepo, tmp_path: Path) -> None:
-    from autopoiesis.lifecycle.extractors import ExtractorPlugin
+    from autopoiesis.knowledge.extractors import ExtractorPlugin
 
     class Tickets:  # not an Extractor: only the ExtractorPlugin members
         name, description, key, has_llm_flavour = "tickets", "ticket ids", "tickets@3", False
@@ -329,8 +329,8 @@ def _install_plugin(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     (root / "ap_ticket_plugin.py").write_text(textwrap.dedent('''
         import re
-        from autopoiesis.lifecycle.extractors import Extractor
-        from autopoiesis.lifecycle.writer import KnowledgeChange
+        from autopoiesis.knowledge.extractors import Extractor
+        from autopoiesis.knowledge.writer import KnowledgeChange
 
         def offline(src, key):
             found = dict.fromkeys(t for s in src.sentences for t in re.findall(r"\\bTICKET-\\d+\\b", s.text))

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from autopoiesis.app.forget import forget
 from autopoiesis.capture.session import ConversationCapture, Session
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import GitError
+from autopoiesis.memory.forget import forget
 
 SECRET = "corp-vault-unlock zebra 7731 harpoon"  # prose-shaped: redaction cannot know it is secret
 OTHER = "the deploy pipeline has a rollback plan"

@@ -14,7 +14,7 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import GateDecisionNotFound
 from autopoiesis.formats.topic import parse_topic
 from autopoiesis.testing.openai_server import write_llm_config
-from autopoiesis.watch.gate import (
+from autopoiesis.topics.gate import (
     BYPASS_TABLE,
     GatedActivator,
     GateDecision,
@@ -24,7 +24,7 @@ from autopoiesis.watch.gate import (
     offline_gate,
     route_for,
 )
-from autopoiesis.watch.pipeline import WatcherPipeline
+from autopoiesis.topics.pipeline import WatcherPipeline
 
 DEPLOY_MESSAGE = "please deploy the new release to production tonight"
 

@@ -10,7 +10,7 @@ import pytest
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import GitError
 from autopoiesis.formats.commit_message import infer_commit_type
-from autopoiesis.gitops import MemoryGit
+from autopoiesis.git.repo import MemoryGit
 
 
 def test_commit_pending_generates_type_summary_and_session(memory_repo: MemoryRepo, git) -> None:
@@ -135,7 +135,7 @@ def test_commit_waits_out_a_foreign_index_lock(memory_repo: MemoryRepo) -> None:
 
 
 def test_commit_summary_comes_from_the_commit_message_stage(memory_repo: MemoryRepo, openai_server, git) -> None:
-    from autopoiesis.app.commit import commit_knowledge
+    from autopoiesis.memory.commit import commit_knowledge
     from autopoiesis.testing.openai_server import write_llm_config
 
     config = memory_repo.root / "memory-config.yaml"
@@ -151,7 +151,7 @@ def test_commit_summary_comes_from_the_commit_message_stage(memory_repo: MemoryR
 
 
 def test_commit_summary_falls_back_when_the_model_is_down(memory_repo: MemoryRepo, openai_server, git) -> None:
-    from autopoiesis.app.commit import commit_knowledge
+    from autopoiesis.memory.commit import commit_knowledge
     from autopoiesis.testing.openai_server import write_llm_config
 
     config = memory_repo.root / "memory-config.yaml"
@@ -184,7 +184,7 @@ def test_show_at_refuses_what_is_neither_a_ref_nor_a_date(memory_repo: MemoryRep
     "ok",
 ])
 def test_a_reply_that_is_no_summary_falls_back_to_the_deterministic_subject(memory_repo: MemoryRepo, openai_server, reply: str, git) -> None:
-    from autopoiesis.app.commit import commit_knowledge
+    from autopoiesis.memory.commit import commit_knowledge
     from autopoiesis.testing.openai_server import write_llm_config
 
     config = memory_repo.root / "memory-config.yaml"

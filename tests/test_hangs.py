@@ -14,7 +14,7 @@ import pytest
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import LLMUnavailableError
-from autopoiesis.gitops import MemoryGit
+from autopoiesis.git.repo import MemoryGit
 from autopoiesis.llm import LLMClient
 from autopoiesis.testing.openai_server import OpenAIServer, write_llm_config
 from autopoiesis.testing.samples import closed_transcript
@@ -75,7 +75,7 @@ def test_slow_model_neither_blocks_commit_nor_a_concurrent_transcript_commit(mem
         t1 = time.monotonic()
         capture = subprocess.run(
             [sys.executable, "-c", "import sys; from autopoiesis.core.paths import MemoryRepo; "
-             "from autopoiesis.gitops import MemoryGit; "
+             "from autopoiesis.git.repo import MemoryGit; "
              "print(MemoryGit(MemoryRepo(sys.argv[1])).commit_transcript(sys.argv[2], 'database-choice'))",
              str(repo.root), rel],
             capture_output=True, text=True, timeout=30,

@@ -21,7 +21,7 @@ import autopoiesis
 from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.text import count_tokens
-from autopoiesis.lifecycle.flush import FLUSH_BEGIN, FLUSH_END
+from autopoiesis.knowledge.flush import FLUSH_BEGIN, FLUSH_END
 
 PROJECT_ROOT = str(Path(autopoiesis.__file__).resolve().parent.parent)
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")

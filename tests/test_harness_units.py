@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from autopoiesis.app.harness.entry import parse_hook_argv
-from autopoiesis.app.harness.integrate import install_claude_code, uninstall_claude_code
-from autopoiesis.app.harness.sessions import SessionRegistry
 from autopoiesis.compiler import ContextCompiler, ScoredItem
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.lifecycle.flush import FLUSH_BEGIN, FLUSH_END, compaction_instructions, flush_block, parse_flush
+from autopoiesis.fastpath.rules import parse_hook_argv
+from autopoiesis.integrations.claude_code.install import install_claude_code, uninstall_claude_code
+from autopoiesis.integrations.sessions import SessionRegistry
+from autopoiesis.knowledge.flush import FLUSH_BEGIN, FLUSH_END, compaction_instructions, flush_block, parse_flush
 
 
 def test_compile_without_session_context_leaves_identity_and_p1_out(memory_repo: MemoryRepo) -> None:
@@ -107,7 +107,7 @@ def test_a_symlinked_settings_file_stays_a_symlink(memory_repo: MemoryRepo, tmp_
 
 
 def test_hook_context_fits_claude_codes_inline_limit() -> None:
-    from autopoiesis.app.harness.claude_code import fit_inline
+    from autopoiesis.integrations.claude_code.hooks import fit_inline
 
     sections = ["<!-- system -->\nhead"] + [f"<!-- knowledge:k{i}.md -->\n" + "x" * 3000 for i in range(5)]
     prompt = "\n\n".join(sections)

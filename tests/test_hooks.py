@@ -11,7 +11,7 @@ import pytest
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import HookInstallError
-from autopoiesis.hooks import install_hooks
+from autopoiesis.git.hooks import install_hooks
 
 
 @pytest.fixture
@@ -129,7 +129,7 @@ def test_hook_path_stays_light(memory_repo: MemoryRepo, git) -> None:
 
     code = (
         "import sys, runpy; sys.argv=['x','pre-commit']\n"
-        "from autopoiesis import hooks; hooks.run('pre-commit')\nhooks.run('post-commit')\n"
+        "from autopoiesis.git import hooks; hooks.run('pre-commit')\nhooks.run('post-commit')\n"
         "bad=[m for m in ('numpy','sklearn','openai','git','typer') if m in sys.modules]\n"
         "print(','.join(bad))"
     )
@@ -146,8 +146,8 @@ def test_hooks_run_post_commit_updates_the_index_in_the_background(tmp_path: Pat
     import sys
     import time
 
-    from autopoiesis.app.initialize import init_memory_repo
     from autopoiesis.index import SearchIndex
+    from autopoiesis.memory.initialize import init_memory_repo
 
     repo = MemoryRepo(init_memory_repo(tmp_path / "m").root)
     (repo.root / "knowledge/reference/zither.md").write_text("# Zither\n\nThe zither workshop opens on Fridays.\n")
@@ -167,7 +167,7 @@ def test_hooks_run_post_commit_updates_the_index_in_the_background(tmp_path: Pat
 
 
 def test_install_puts_every_history_hook_in_place(memory_repo: MemoryRepo) -> None:
-    from autopoiesis.hooks import HOOK_NAMES
+    from autopoiesis.git.hooks import HOOK_NAMES
 
     for name in ("pre-commit", "post-commit", "reference-transaction", "pre-push", "post-merge", "post-rewrite"):
         assert name in HOOK_NAMES
@@ -205,7 +205,7 @@ def test_transaction_hook_python_path_stays_light(with_transcript, git) -> None:
     code = (
         "import io, sys\n"
         f"sys.stdin = io.StringIO('{head} {parent} refs/heads/main\\n')\n"
-        "from autopoiesis import hooks\nrc = hooks.run('reference-transaction', args=['prepared'])\n"
+        "from autopoiesis.git import hooks\nrc = hooks.run('reference-transaction', args=['prepared'])\n"
         "bad=[m for m in ('numpy','sklearn','openai','git','typer') if m in sys.modules]\n"
         "print(rc, ','.join(bad))"
     )

@@ -221,7 +221,7 @@ def test_search_compile_and_extraction_see_one_session(memory_repo: MemoryRepo, 
     from autopoiesis.compiler import load_session
     from autopoiesis.formats import knowledge as kf
     from autopoiesis.index import SearchIndex
-    from autopoiesis.lifecycle.extract import KnowledgeExtractor
+    from autopoiesis.knowledge.extract import KnowledgeExtractor
 
     # a long first part and a long continuation, every turn about the same thing
     lines = []

@@ -309,7 +309,7 @@ def test_cursor_markdown_export(memory_repo: MemoryRepo, tmp_path: Path) -> None
     ("8/13/2026 at 11:26:03 GMT+5:30", "2026-08-13T05:56:03+00:00"),
 ])
 def test_cursor_export_times_in_any_locale(line: str, iso: str) -> None:
-    from autopoiesis.capture.importers.cursor import export_time
+    from autopoiesis.integrations.cursor.importer import export_time
 
     assert export_time(line).isoformat() == iso
 

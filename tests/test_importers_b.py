@@ -405,7 +405,7 @@ def test_claude_code_shared_samples_import_without_malformed_known_lines(memory_
 # ── the session-id index ──
 def test_the_session_index_is_rebuilt_when_missing_or_stale(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     from autopoiesis.capture.session import find_transcripts
-    from autopoiesis.capture.session_index import SessionIndex
+    from autopoiesis.formats.transcript_files import SessionIndex
 
     s = {"session_id": "idx-1", "started": "2026-03-01T10:00:00Z", "messages": [{"role": "user", "content": "one"}]}
     f = tmp_path / "a.json"
@@ -420,7 +420,7 @@ def test_the_session_index_is_rebuilt_when_missing_or_stale(memory_repo: MemoryR
     state.write_text("{not json")  # a broken cache is rebuilt, never trusted
     assert SessionIndex.load(memory_repo).transcripts("idx-1") == [memory_repo.root / rel]
     state.unlink()
-    from autopoiesis.capture.session_index import session_parts
+    from autopoiesis.formats.transcript_files import session_parts
 
     assert session_parts(memory_repo, "idx") == []  # a name that could be its is not it: the frontmatter says
     assert import_files(memory_repo, [f]).skipped_duplicates == [rel]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.gitops import MemoryGit
+from autopoiesis.git.repo import MemoryGit
 from autopoiesis.index.freshness import tree_state
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from autopoiesis.app.initialize import init_memory_repo
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.index import SearchIndex, search_outcome
 from autopoiesis.index import db as dbmod
+from autopoiesis.memory.initialize import init_memory_repo
 
 NOTE = "# Deploys {i}\n\n## Pipeline\nDeploys go through the blue-green pipeline number {i} with a smoke test first.\n\n" + \
     "## Storage\nThe {i}th service keeps its queue in a durable log, compacted nightly.\n"

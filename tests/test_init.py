@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from autopoiesis.app.initialize import init_memory_repo
-from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import AutopoiesisError
+from autopoiesis.git.runner import locate_repo
+from autopoiesis.memory.initialize import init_memory_repo
 
 
 def test_layout_commit_and_hooks(tmp_path: Path, git) -> None:
@@ -34,7 +34,7 @@ def test_layout_commit_and_hooks(tmp_path: Path, git) -> None:
     assert "maintenance: initialize memory repository" in git(root, "log", "--format=%s").stdout
     assert git(root, "status", "--porcelain").stdout == ""
     assert (root / ".git/hooks/pre-commit").read_text().count("autopoiesis") >= 1
-    assert MemoryRepo.locate(root).is_initialized()
+    assert locate_repo(root).is_initialized()
     # the search index exists from the start, so post-commit keeps it fresh from the first capture
     assert (root / "memory.db").exists()
     assert report.index
@@ -83,13 +83,13 @@ def test_locate_needs_an_initialised_repo(tmp_path: Path, monkeypatch: pytest.Mo
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(NotAMemoryRepo, match="autopoiesis init"):
-        MemoryRepo.locate()
+        locate_repo()
     report = init_memory_repo(tmp_path / "m")
     monkeypatch.setenv("AUTOPOIESIS_REPO", str(report.root))
-    assert MemoryRepo.locate().root == report.root
+    assert locate_repo().root == report.root
     monkeypatch.delenv("AUTOPOIESIS_REPO")
     monkeypatch.chdir(report.root / "knowledge")
-    assert MemoryRepo.locate().root == report.root
+    assert locate_repo().root == report.root
 
 
 def test_wheel_ships_the_template(tmp_path: Path) -> None:

@@ -26,8 +26,8 @@ from lifecycle_helpers import import_sessions, session
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import knowledge as kf
-from autopoiesis.lifecycle.condense import MemoryCondenser
-from autopoiesis.lifecycle.extract import KnowledgeExtractor
+from autopoiesis.knowledge.condense import MemoryCondenser
+from autopoiesis.knowledge.extract import KnowledgeExtractor
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.text import count_tokens
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats import transcript as tf
-from autopoiesis.lifecycle.condense import MemoryCondenser
-from autopoiesis.lifecycle.extract import KnowledgeExtractor
-from autopoiesis.lifecycle.extractors import DECISIONS, FACTS, JOURNAL, LESSONS, PEOPLE, PROCEDURES, SourceTranscript
-from autopoiesis.lifecycle.extractors.cues import resolve_relative, with_absolute_dates
-from autopoiesis.lifecycle.prune import MemoryPruner
-from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance, entry_id_for
+from autopoiesis.knowledge.condense import MemoryCondenser
+from autopoiesis.knowledge.extract import KnowledgeExtractor
+from autopoiesis.knowledge.extractors import DECISIONS, FACTS, JOURNAL, LESSONS, PEOPLE, PROCEDURES, SourceTranscript
+from autopoiesis.knowledge.extractors.cues import resolve_relative, with_absolute_dates
+from autopoiesis.knowledge.prune import MemoryPruner
+from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance, entry_id_for
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 MEM = "knowledge/memory/MEMORY.md"

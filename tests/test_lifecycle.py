@@ -10,11 +10,11 @@ from lifecycle_helpers import DEMO, import_sessions, session
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import knowledge as kf
-from autopoiesis.gitops import MemoryGit
-from autopoiesis.lifecycle.condense import MemoryCondenser
-from autopoiesis.lifecycle.extract import KnowledgeExtractor
-from autopoiesis.lifecycle.prune import MemoryPruner, check_fact_preservation
-from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance
+from autopoiesis.git.repo import MemoryGit
+from autopoiesis.knowledge.condense import MemoryCondenser
+from autopoiesis.knowledge.extract import KnowledgeExtractor
+from autopoiesis.knowledge.prune import MemoryPruner, check_fact_preservation
+from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance
 
 DAY = date(2026, 2, 16)
 
@@ -187,7 +187,7 @@ def test_cli_condense_prune_archive(memory_repo: MemoryRepo, tmp_path: Path) -> 
 def test_knowledge_learned_from_an_old_conversation_is_not_stale_on_arrival(memory_repo: MemoryRepo) -> None:
     import json
 
-    from autopoiesis.app.usage import inclusion_counts
+    from autopoiesis.memory.usage import inclusion_counts
 
     rel = "knowledge/reference/billing.md"
     old_turn = datetime(2025, 1, 10, tzinfo=UTC)  # the conversation is old ...

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import autopoiesis.watch.gate  # noqa: F401  (registers the gate's offline answer to its prompt, stage "gate")
+import autopoiesis.topics.gate  # noqa: F401  (registers the gate's offline answer to its prompt, stage "gate")
 from autopoiesis.core import clock
 from autopoiesis.core.config import LLMConfig
 from autopoiesis.core.paths import MemoryRepo

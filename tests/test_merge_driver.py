@@ -11,8 +11,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autopoiesis.app.merge_driver import main, merge_texts
 from autopoiesis.formats import knowledge as kf
+from autopoiesis.git.merge_driver import main, merge_texts
 
 MEMORY = "knowledge/memory/MEMORY.md"
 
@@ -137,7 +137,7 @@ def test_git_runs_the_driver_in_a_real_merge(memory_repo, git) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert {E2, E3} <= set(_ids(memory.read_text()))
     # the driver's start-up: what git pays per file both sides changed
-    started = subprocess.run([sys.executable, "-X", "importtime", "-m", "autopoiesis.app.merge_driver"],
+    started = subprocess.run([sys.executable, "-X", "importtime", "-m", "autopoiesis.git.merge_driver"],
                              capture_output=True, text=True)
     assert started.returncode == 2 and "usage" in started.stderr
     assert "numpy" not in started.stderr and " git\n" not in started.stderr  # no numpy, no GitPython

@@ -10,8 +10,8 @@ from lifecycle_helpers import DEMO, import_sessions, session, use_llm
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import ReplayError
-from autopoiesis.gitops import MemoryGit
-from autopoiesis.lifecycle import replay as rp
+from autopoiesis.git.repo import MemoryGit
+from autopoiesis.knowledge import replay as rp
 
 
 def many(n: int) -> list[dict]:

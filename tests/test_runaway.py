@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autopoiesis.app.commit import commit_knowledge
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.hooks import pre_commit
-from autopoiesis.lifecycle.extract import KnowledgeExtractor
+from autopoiesis.git.hooks import pre_commit
+from autopoiesis.knowledge.extract import KnowledgeExtractor
 from autopoiesis.llm import LLMClient
 from autopoiesis.llm.jsonreply import MAX_REPLY_ITEMS
+from autopoiesis.memory.commit import commit_knowledge
 from autopoiesis.testing.openai_server import OpenAIServer, write_llm_config
 from autopoiesis.testing.samples import closed_transcript
 

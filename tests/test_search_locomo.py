@@ -1,13 +1,13 @@
 """Retrieval smoke test on LoCoMo (../shared/data/locomo): the five conversations
 through the real import path and SearchIndex (~10 s), against the plain FTS5 BM25
-baseline computed in the same run. The same code (autopoiesis.app.locomo) as
+baseline computed in the same run. The same code (autopoiesis.eval.locomo) as
 bench/bench_locomo.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from autopoiesis.app.locomo import evaluate
+from autopoiesis.eval.locomo import evaluate
 
 
 def test_locomo_retrieval_beats_baseline(shared_data: Path) -> None:

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from autopoiesis.app.commit import commit_knowledge
-from autopoiesis.app.initialize import init_memory_repo
-from autopoiesis.app.sync import sync_once
 from autopoiesis.capture.session import ConversationCapture, Session
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.errors import SyncConflictError, SyncError
 from autopoiesis.formats import knowledge as kf
-from autopoiesis.gitops import MemoryGit
-from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter, Provenance
-from autopoiesis.verify import verify
+from autopoiesis.git.repo import MemoryGit
+from autopoiesis.git.verify import verify
+from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance
+from autopoiesis.memory.commit import commit_knowledge
+from autopoiesis.memory.initialize import init_memory_repo
+from autopoiesis.memory.sync import sync_once
 
 CAP = 60  # lifecycle.memory_line_cap of these repos: two clones' entries together cross it
 PROJECT = "knowledge/projects/atlas/context.md"
@@ -212,7 +212,7 @@ def test_a_prose_conflict_stops_the_sync_with_the_command_and_is_never_resolved_
 
 
 def test_a_history_rewritten_by_forget_is_refused_with_instructions_never_force_pushed_silently(tmp_path: Path) -> None:
-    from autopoiesis.app.forget import forget
+    from autopoiesis.memory.forget import forget
 
     secret = "vault-phrase orchid 4471 lantern"
     a, remote = _first_clone(tmp_path)
@@ -260,7 +260,7 @@ def test_a_history_rewritten_by_forget_is_refused_with_instructions_never_force_
 
 
 def test_force_after_forget_needs_the_record_of_a_sanctioned_forget(tmp_path: Path) -> None:
-    from autopoiesis.app.forget import forget
+    from autopoiesis.memory.forget import forget
 
     a, remote = _first_clone(tmp_path)
     (a.root / "knowledge/reference/x.md").write_text("# X\n\nsecret-ish value qwerty-1234-zz\n")
@@ -363,7 +363,7 @@ def test_sync_upgrades_a_repo_made_before_the_merge_driver(tmp_path: Path) -> No
     assert any("merge driver" in s for s in report.setup)
     assert any("entry by entry" in c for c in report.committed)
     assert "knowledge/**/*.md merge=autopoiesis" in _git(remote, "show", "main:.gitattributes")
-    assert "autopoiesis.app.merge_driver" in _git(a, "config", "merge.autopoiesis.driver")
+    assert "autopoiesis.git.merge_driver" in _git(a, "config", "merge.autopoiesis.driver")
     assert _git(a, "check-attr", "merge", "--", MEMORY_FILE).strip().endswith("autopoiesis")
 
 
@@ -402,8 +402,8 @@ def test_a_history_that_fails_verify_is_not_pushed_even_without_hooks(tmp_path: 
 
 
 def test_the_daemons_sync_job_exists_with_auto_push_and_carries_entries_both_ways(tmp_path: Path) -> None:
-    from autopoiesis.app.jobs import memory_jobs, run_sync
     from autopoiesis.daemon.jobs import After, JobContext
+    from autopoiesis.daemon.memory_jobs import memory_jobs, run_sync
 
     a, remote = _first_clone(tmp_path)
     b = _clone(remote, tmp_path / "b")

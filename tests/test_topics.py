@@ -19,7 +19,7 @@ from autopoiesis.formats.topic import (
     parse_topic,
     validate_topic_source,
 )
-from autopoiesis.watch.topics import load_topic, load_topics, people_names
+from autopoiesis.topics.loader import load_topic, load_topics, people_names
 
 TEMPLATE_TOPICS = Path(__file__).resolve().parent.parent / "topics"
 

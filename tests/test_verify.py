@@ -17,7 +17,7 @@ import pytest
 
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.verify import verify
+from autopoiesis.git.verify import verify
 
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 
@@ -329,7 +329,7 @@ def test_accept_records_a_sanctioned_rewrite(mem, git) -> None:
 
 
 def test_verify_without_commits_and_unknown_ref(tmp_path, git) -> None:
-    from autopoiesis.app.initialize import init_memory_repo
+    from autopoiesis.memory.initialize import init_memory_repo
 
     repo = MemoryRepo(init_memory_repo(tmp_path / "m", build_index=False).root)
     proc = cli(repo, "verify", "--ref", "nope")

@@ -14,16 +14,16 @@ from typer.testing import CliRunner
 from autopoiesis.cli import app
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats.topic import parse_topic
-from autopoiesis.watch.pattern import (
+from autopoiesis.topics.loader import load_topics
+from autopoiesis.topics.pattern import (
     PatternMatcher,
     detect_code,
     detect_language,
     find_urls,
     sentiment_score,
 )
-from autopoiesis.watch.pipeline import WatcherPipeline, peek_pending, take_pending
-from autopoiesis.watch.similarity import SimilarityScorer
-from autopoiesis.watch.topics import load_topics
+from autopoiesis.topics.pipeline import WatcherPipeline, peek_pending, take_pending
+from autopoiesis.topics.similarity import SimilarityScorer
 
 PR_MESSAGE = "Can you review the PR that just came in?"
 
@@ -255,7 +255,7 @@ def test_watch_reads_jsonl_and_writes_activations(memory_repo: MemoryRepo) -> No
 
 def test_a_new_trigger_type_is_one_registration_per_layer(monkeypatch: pytest.MonkeyPatch) -> None:
     from autopoiesis.formats import topic as fmt
-    from autopoiesis.watch import pattern
+    from autopoiesis.topics import pattern
 
     monkeypatch.setattr(fmt, "TRIGGER_REGISTRY", dict(fmt.TRIGGER_REGISTRY))
     monkeypatch.setattr(pattern, "EVALUATORS", dict(pattern.EVALUATORS))

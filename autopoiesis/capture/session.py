@@ -32,15 +32,15 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.capture.session_index import SessionIndex
-from autopoiesis.core import git
 from autopoiesis.core.clock import parse_ts, utc, utc_now
 from autopoiesis.core.paths import CONVERSATIONS_DIR, FileLock, MemoryRepo, atomic_write
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import one_line, slugify
 from autopoiesis.errors import AutopoiesisError, CaptureError, GitError, ImmutableTranscriptError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.gitops import MemoryGit
+from autopoiesis.formats.transcript_files import SessionIndex
+from autopoiesis.git import runner as git
+from autopoiesis.git.repo import MemoryGit
 
 ROLE_ALIASES = {
     "user": "user", "human": "user",

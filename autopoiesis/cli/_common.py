@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 import typer
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.git.runner import locate_repo
 
 
 def get_repo(ctx: typer.Context, *, must_exist: bool = True) -> MemoryRepo:
@@ -28,7 +29,7 @@ def get_repo(ctx: typer.Context, *, must_exist: bool = True) -> MemoryRepo:
             root = c.obj["repo_dir"]
             break
         c = c.parent
-    return MemoryRepo.locate(root, must_exist=must_exist)
+    return locate_repo(root, must_exist=must_exist)
 
 
 def echo_json(data: Any) -> None:

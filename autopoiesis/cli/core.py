@@ -40,7 +40,7 @@ def init(
     no_hooks: bool = typer.Option(False, "--no-hooks", help="Do not install the git hooks."),
 ) -> None:
     """Create a memory repository (or add the layout to an existing git repo)."""
-    from autopoiesis.app.initialize import init_memory_repo
+    from autopoiesis.memory.initialize import init_memory_repo
 
     target = directory or Path((ctx.obj or {}).get("repo_dir") or ".")
     report = init_memory_repo(target, install_hooks=not no_hooks)
@@ -77,9 +77,9 @@ def capture(
     """Read newline-delimited JSON events on stdin and append each to its transcript."""
     import warnings
 
-    from autopoiesis.app.capture_hooks import after_commit_hook
     from autopoiesis.capture.session import recover_abandoned
     from autopoiesis.capture.stream import process_stream
+    from autopoiesis.memory.capture_hooks import after_commit_hook
 
     repo = get_repo(ctx)
     if recover:
@@ -164,8 +164,8 @@ def commit(
     topics/ and archive/ changes with a generated message."""
     import warnings
 
-    from autopoiesis.app.commit import commit_knowledge
-    from autopoiesis.gitops import MemoryGit
+    from autopoiesis.git.repo import MemoryGit
+    from autopoiesis.memory.commit import commit_knowledge
 
     repo = get_repo(ctx)
     with warnings.catch_warnings(record=True) as caught:
@@ -185,7 +185,7 @@ def commit(
         typer.echo(f"[{result.sha[:10]}] {result.message.splitlines()[0]}")
         typer.echo(f"  {len(result.files)} files")
     # git.auto_push: sync with the remote after committing (app/sync.py says why capture does not)
-    from autopoiesis.app.sync import push_after_commit
+    from autopoiesis.memory.sync import push_after_commit
 
     pushed, problem = push_after_commit(repo)
     if pushed is not None:
@@ -205,7 +205,7 @@ def tag(
     message: str | None = typer.Option(None, "-m", "--message", help="Tag message."),
 ) -> None:
     """Tag a snapshot: memory/daily/DATE, memory/weekly/YYYY-Www, memory/milestone/NAME, ..."""
-    from autopoiesis.gitops import MemoryGit
+    from autopoiesis.git.repo import MemoryGit
 
     repo = get_repo(ctx)
     git = MemoryGit(repo)
@@ -229,7 +229,7 @@ def explore_create(
     checkout: bool = typer.Option(False, "--checkout", help="Switch to the new branch."),
 ) -> None:
     """Create an explore/NAME branch from HEAD."""
-    from autopoiesis.gitops import MemoryGit
+    from autopoiesis.git.repo import MemoryGit
 
     branch = MemoryGit(get_repo(ctx)).create_explore(name, checkout=checkout)
     typer.echo(f"created {branch}" + (" and switched to it" if checkout else ""))
@@ -240,7 +240,7 @@ def explore_prune(
     days: int = typer.Option(7, "--days", help="Delete explore/* branches older than this."),
 ) -> None:
     """Delete explore/* branches older than 7 days (never the current branch)."""
-    from autopoiesis.gitops import MemoryGit
+    from autopoiesis.git.repo import MemoryGit
 
     pruned = MemoryGit(get_repo(ctx)).prune_explore(days)
     typer.echo("\n".join(f"deleted {b}" for b in pruned) if pruned else f"no explore/* branch older than {days} days")
@@ -250,7 +250,7 @@ def explore_list(ctx: typer.Context) -> None:
     """List explore/* branches with their age."""
     from datetime import datetime
 
-    from autopoiesis.gitops import MemoryGit
+    from autopoiesis.git.repo import MemoryGit
 
     now = datetime.now(UTC)
     branches = MemoryGit(get_repo(ctx)).explore_branches()
@@ -265,7 +265,7 @@ def hooks_install(
     chain: bool = typer.Option(False, "--chain", help="Keep an existing foreign hook as <hook>.local and run it first."),
 ) -> None:
     """Install the git hooks: pre-commit, post-commit and the history hooks (honours core.hooksPath)."""
-    from autopoiesis.hooks import install_hooks
+    from autopoiesis.git.hooks import install_hooks
 
     repo = get_repo(ctx)
     for line in install_hooks(repo.root, chain=chain):
@@ -278,7 +278,7 @@ def hooks_run(
     args: list[str] | None = typer.Argument(None, help="The arguments git passes to the hook."),
 ) -> None:
     """Run a hook by hand (this is what the pre-commit framework calls)."""
-    from autopoiesis.hooks import run
+    from autopoiesis.git.hooks import run
 
     code = run(name, get_repo(ctx).root, args=list(args or []))
     raise typer.Exit(code)
@@ -291,7 +291,7 @@ def recall(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """When did the memory learn or drop TEXT? (git log -S, with dates and files)"""
-    from autopoiesis.gitops import MemoryGit
+    from autopoiesis.git.repo import MemoryGit
 
     commits = MemoryGit(get_repo(ctx)).recall(text, limit)
     if json_out:
@@ -308,7 +308,7 @@ def recall(
 
 def blame(ctx: typer.Context, path: str = typer.Argument(..., help="A file of the memory repo.")) -> None:
     """Where did each line of PATH come from? (git blame)"""
-    from autopoiesis.gitops import MemoryGit
+    from autopoiesis.git.repo import MemoryGit
 
     typer.echo(MemoryGit(get_repo(ctx)).blame(path), nl=False)
 
@@ -319,7 +319,7 @@ def learned(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """What changed in knowledge/ since a date."""
-    from autopoiesis.gitops import MemoryGit
+    from autopoiesis.git.repo import MemoryGit
 
     git = MemoryGit(get_repo(ctx))
     commits = git.learned(since)
@@ -347,7 +347,7 @@ def show_at(
     path: str = typer.Argument(..., help="A file of the memory repo."),
 ) -> None:
     """Show PATH as it was at a tag, commit or date (git show REF:PATH)."""
-    from autopoiesis.gitops import MemoryGit
+    from autopoiesis.git.repo import MemoryGit
 
     sha, content = MemoryGit(get_repo(ctx)).show_at(ref, path)
     typer.echo(f"# {path} at {ref} ({sha[:10]})", err=True)
@@ -356,6 +356,6 @@ def show_at(
 
 def demo(directory: Path | None = typer.Argument(None, help="Where to create the demo memory repo (default: a new temp folder).")) -> None:
     """Run the whole pipeline offline on bundled sessions and show what happened."""
-    from autopoiesis.app.demo import run_demo
+    from autopoiesis.memory.demo import run_demo
 
     run_demo(directory, echo=typer.echo)

@@ -31,14 +31,17 @@ def daemon_run(
     """Run the daemon in the foreground (what `daemon start` and a systemd unit run). While
     it runs it also answers `search`, `compile` and the harness hooks warm (unless
     AUTOPOIESIS_NO_DAEMON is set where they run)."""
-    from autopoiesis.app.jobs import memory_jobs
+    from autopoiesis.cli import main
     from autopoiesis.cli._common import get_repo
-    from autopoiesis.cli.warm_run import ForwardedCalls
+    from autopoiesis.daemon.memory_jobs import memory_jobs
     from autopoiesis.daemon.service import Daemon
+    from autopoiesis.fastpath.forward import ForwardedCalls
+    from autopoiesis.fastpath.server import WarmServer
 
     repo = get_repo(ctx)
+    calls = ForwardedCalls(main)
     Daemon(repo, memory_jobs, echo=(lambda line: typer.echo(line, err=True)) if verbose else None,
-           serve=ForwardedCalls()).run()
+           serve=lambda repo, note: WarmServer.start(repo, calls, note)).run()
 
 
 def daemon_start(ctx: typer.Context, wait: float = typer.Option(15.0, "--wait", help="Seconds to wait for it to be up.")) -> None:
@@ -111,8 +114,8 @@ def daemon_reload(ctx: typer.Context) -> None:
 
 def daemon_status(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
     """Pid, uptime, each job's state, last run and result, next run; LLM calls and tokens today."""
-    from autopoiesis.app.jobs import memory_jobs
     from autopoiesis.cli._common import echo_json, get_repo
+    from autopoiesis.daemon.memory_jobs import memory_jobs
     from autopoiesis.daemon.scheduler import Scheduler, StateStore
     from autopoiesis.daemon.status import format_status, running_pid, status_report
 
@@ -195,8 +198,8 @@ def run_due(
 ) -> None:
     """Run whatever is due once (and what it triggers), then exit: the daemon's jobs for cron
     (`*/5 * * * * autopoiesis -C ~/memory run-due`)."""
-    from autopoiesis.app.jobs import memory_jobs
     from autopoiesis.cli._common import echo_json, fail, get_repo
+    from autopoiesis.daemon.memory_jobs import memory_jobs
     from autopoiesis.daemon.scheduler import Scheduler, StateStore
     from autopoiesis.daemon.service import run_due as run_due_once
     from autopoiesis.daemon.status import running_pid

@@ -1,5 +1,5 @@
 """`autopoiesis eval`: score a memory repo, a branch or a tag on a question set (a thin
-layer over autopoiesis.app.eval)."""
+layer over autopoiesis.eval.evaluate)."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ def eval_cmd(
 ) -> None:
     """Score memory on a question set: evidence in the compiled context at 2K/4K/8K beside
     BM25-packed turns, answer recall in knowledge/, knowledge size, stale facts still live."""
-    from autopoiesis.app.eval import DEFAULT_BUDGETS, evaluate, format_report, load_questions
     from autopoiesis.cli._common import echo_json, fail, get_repo, is_tty
+    from autopoiesis.eval.evaluate import DEFAULT_BUDGETS, evaluate, format_report, load_questions
 
     if budgets and any(b < 1 for b in budgets):
         raise fail("--budget takes a positive number of tokens, e.g. --budget 8192.", 2)

@@ -27,7 +27,7 @@ def forget(
     maintenance commit records what (kind, length, salted hash), when and why."""
     import sys
 
-    from autopoiesis.app.forget import forget as run_forget
+    from autopoiesis.memory.forget import forget as run_forget
 
     if stdin:
         if secret is not None:

@@ -1,5 +1,5 @@
 """`autopoiesis hook ...`: what an agent harness runs (installed by `autopoiesis integrate`),
-and the background import those hooks start. A thin layer over autopoiesis.app.harness;
+and the background import those hooks start. A thin layer over autopoiesis.memory.harness;
 `python -m autopoiesis ... hook claude-code|codex` reaches the same runner without Typer
 (autopoiesis/__main__.py)."""
 
@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Answer one Claude Code hook event; its JSON payload comes on stdin. Always exits 0:
         a failure means no context, and its reason goes to .autopoiesis/logs/harness.jsonl."""
-        from autopoiesis.app.harness.runner import run_hook
+        from autopoiesis.integrations.runner import run_hook
 
         raise typer.Exit(run_hook(_repo_dir(ctx), "claude-code", event, budget=budget))
 
@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
         payload: str | None = typer.Argument(None, help="The notification's JSON (Codex appends it); else read on stdin."),
     ) -> None:
         """Answer Codex's notify (after each agent turn). Always exits 0."""
-        from autopoiesis.app.harness.runner import run_hook
+        from autopoiesis.integrations.runner import run_hook
 
         raise typer.Exit(run_hook(_repo_dir(ctx), "codex", event, argument=payload))
 
@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Import harness sessions seen by the hooks (their log files), as the hooks do in
         the background; run it from cron to file sessions that never ended."""
-        from autopoiesis.app.harness.sessions import SessionRegistry, import_sessions
+        from autopoiesis.integrations.sessions import SessionRegistry, import_sessions
 
         repo = get_repo(ctx)
         registry = SessionRegistry(repo)

@@ -1,5 +1,5 @@
 """`autopoiesis integrate claude-code|codex`: install (or `--uninstall`) autopoiesis's hooks
-in an agent harness's own settings. A thin layer over autopoiesis.app.harness.integrate."""
+in an agent harness's own settings. A thin layer over autopoiesis.integrations.install."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from autopoiesis.cli._common import echo_json, fail, get_repo
 
 
 def _print(report: object, as_json: bool, what: str) -> None:
-    from autopoiesis.app.harness.integrate import IntegrationReport
+    from autopoiesis.integrations.install import IntegrationReport
 
     assert isinstance(report, IntegrationReport)
     if as_json:
@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
         flush notes before compaction and import each finished session (SessionStart,
         UserPromptSubmit, PreCompact, Stop, SessionEnd). Your own hooks are kept; running
         it again changes nothing."""
-        from autopoiesis.app.harness.integrate import claude_settings_path, install_claude_code, uninstall_claude_code
+        from autopoiesis.integrations.claude_code.install import claude_settings_path, install_claude_code, uninstall_claude_code
 
         if user and (project is not None or local):
             raise fail("--user is the user's settings; leave out --project and --local with it.", 2)
@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
         """Set Codex's notify ($CODEX_HOME/config.toml, default ~/.codex) so that each Codex
         session is imported once it has gone idle. Context for Codex comes through the MCP
         server (`autopoiesis mcp`)."""
-        from autopoiesis.app.harness.integrate import codex_config_path, install_codex, uninstall_codex
+        from autopoiesis.integrations.codex.install import codex_config_path, install_codex, uninstall_codex
 
         path = codex_config_path()
         if uninstall:

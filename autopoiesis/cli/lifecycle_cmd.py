@@ -1,5 +1,5 @@
 """`autopoiesis extract | condense | prune | archive | replay`: the memory lifecycle
-(design §8). A thin layer over autopoiesis.lifecycle; imports stay inside the commands so
+(design §8). A thin layer over autopoiesis.knowledge; imports stay inside the commands so
 `autopoiesis --help` stays light."""
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     ) -> None:
         """Extract knowledge from transcripts (decisions, lessons, people, procedures, facts, journal)."""
-        from autopoiesis.app.commit import llm_summarizer
         from autopoiesis.cli._common import echo_json, fail, get_repo
-        from autopoiesis.lifecycle.extract import ExtractionReport, KnowledgeExtractor
-        from autopoiesis.lifecycle.extractors import default_registry
+        from autopoiesis.knowledge.extract import ExtractionReport, KnowledgeExtractor
+        from autopoiesis.knowledge.extractors import default_registry
+        from autopoiesis.memory.commit import llm_summarizer
 
         if list_:
             registry = default_registry()
@@ -74,9 +74,9 @@ def register(app: typer.Typer) -> None:
         commit: bool = typer.Option(True, "--commit/--no-commit"),
     ) -> None:
         """Condense episodic memory: the daily journal, the weekly MEMORY.md rollup, the monthly distillation."""
-        from autopoiesis.app.usage import inclusion_counts
         from autopoiesis.cli._common import fail, get_repo, parse_date_option
-        from autopoiesis.lifecycle.condense import MemoryCondenser
+        from autopoiesis.knowledge.condense import MemoryCondenser
+        from autopoiesis.memory.usage import inclusion_counts
 
         if period not in ("daily", "weekly", "monthly"):
             raise fail(f"unknown period {period!r}; use daily, weekly or monthly.", 2)
@@ -92,9 +92,9 @@ def register(app: typer.Typer) -> None:
         commit: bool = typer.Option(True, "--commit/--no-commit"),
     ) -> None:
         """Enforce the MEMORY.md cap, archive old journals, evict stale knowledge (recency x frequency)."""
-        from autopoiesis.app.usage import inclusion_counts
         from autopoiesis.cli._common import get_repo
-        from autopoiesis.lifecycle.prune import MemoryPruner
+        from autopoiesis.knowledge.prune import MemoryPruner
+        from autopoiesis.memory.usage import inclusion_counts
 
         repo = get_repo(ctx)
         with MemoryPruner(repo, usage=inclusion_counts(repo)) as p:
@@ -108,7 +108,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Move journals older than lifecycle.journal_retention_days to archive/journal/."""
         from autopoiesis.cli._common import get_repo
-        from autopoiesis.lifecycle.prune import MemoryPruner
+        from autopoiesis.knowledge.prune import MemoryPruner
 
         repo = get_repo(ctx)
         with MemoryPruner(repo) as p:
@@ -130,7 +130,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Rebuild knowledge from every transcript on an extract/* branch, in its own worktree, and compare."""
         from autopoiesis.cli._common import fail, get_repo
-        from autopoiesis.lifecycle import replay as rp
+        from autopoiesis.knowledge import replay as rp
 
         repo = get_repo(ctx)
         extra = list(ctx.args) if ctx.args else []
@@ -139,7 +139,7 @@ def register(app: typer.Typer) -> None:
             if len(refs) != 2:
                 raise fail("--compare takes two branches: autopoiesis replay --compare A B", 2)
             typer.echo(rp.format_comparison(rp.compare_refs(repo, refs[0], refs[1])))
-            from autopoiesis.app.eval import evaluate, format_side_by_side, load_questions
+            from autopoiesis.eval.evaluate import evaluate, format_side_by_side, load_questions
 
             qs = load_questions(questions) if questions else None
             a, b = (evaluate(repo, qs, ref=r, sample=sample) for r in refs)

@@ -53,7 +53,7 @@ def search(
     mode: str = typer.Option("hybrid", "--mode", help="hybrid (BM25 and vectors, the default) or bm25 (lexical only, faster)."),
 ) -> None:
     """Hybrid BM25 + vector search over knowledge, topics, transcripts and archive."""
-    from autopoiesis.core.git import status_ahead
+    from autopoiesis.git.runner import status_ahead
 
     repo = get_repo(ctx)
     ctx.with_resource(status_ahead(repo.root))  # git looks at the tree while the index is imported
@@ -188,7 +188,7 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
         problems.append(f"memory.db is corrupt (quick_check: {index['integrity']}): run `autopoiesis index rebuild`")
     history: dict[str, Any]
     try:
-        from autopoiesis.verify import verify
+        from autopoiesis.git.verify import verify
 
         result = verify(repo)
         history = result.to_dict()

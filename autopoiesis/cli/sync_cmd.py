@@ -26,7 +26,7 @@ def sync(
 
     Conflicts in text both sides changed stop the sync with the files and the commands to
     finish; a history rewritten by `forget` is never pulled back nor force-pushed silently."""
-    from autopoiesis.app.sync import sync_once
+    from autopoiesis.memory.sync import sync_once
 
     if pull_only and push_only:
         raise typer.BadParameter("--pull-only and --push-only exclude each other; give neither to do both.")

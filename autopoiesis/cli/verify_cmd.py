@@ -1,5 +1,5 @@
 """`autopoiesis verify`: check that no transcript was modified, renamed or deleted in the
-history, whatever git command did it (autopoiesis.verify)."""
+history, whatever git command did it (autopoiesis.git.verify)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ def verify(
 ) -> None:
     """Report every commit that modified, renamed or deleted a transcript after it was
     added, and a history replaced wholesale; exit 1 when there is any."""
-    from autopoiesis.verify import resolve
-    from autopoiesis.verify import verify as run_verify
+    from autopoiesis.git.verify import resolve
+    from autopoiesis.git.verify import verify as run_verify
 
     repo = get_repo(ctx)
     full_ref = None

@@ -1,5 +1,5 @@
 """`autopoiesis topics ...`, `gate ...`, `compile` and `watch`: a thin layer over
-autopoiesis.watch, autopoiesis.app.compile_message and autopoiesis.lifecycle.flush. Imports stay inside the commands so that
+autopoiesis.topics, autopoiesis.memory.compile_message and autopoiesis.knowledge.flush. Imports stay inside the commands so that
 `autopoiesis --help` does not pay for scikit-learn or numpy."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
     def topics_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
         """The valid topics with their activation, priority and triggers."""
         from autopoiesis.cli._common import echo_json, get_repo, warn
-        from autopoiesis.watch.topics import load_topics
+        from autopoiesis.topics.loader import load_topics
 
         ts = load_topics(get_repo(ctx))
         if as_json:
@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
     def topics_check(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
         """Validate every topic file; exits 1 when one is invalid."""
         from autopoiesis.cli._common import echo_json, get_repo
-        from autopoiesis.watch.topics import load_topics
+        from autopoiesis.topics.loader import load_topics
 
         ts = load_topics(get_repo(ctx))
         if as_json:
@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
         """Each topic's verdict on MESSAGE: tier 1 triggers, tier 2 scores, the route and the
         gate's answer. A dry run: nothing is logged or queued."""
         from autopoiesis.cli._common import echo_json, get_repo
-        from autopoiesis.watch.pipeline import WatcherPipeline
+        from autopoiesis.topics.pipeline import WatcherPipeline
 
         pipe = WatcherPipeline(get_repo(ctx), log_decisions=False, persist_steering=False)
         acts = pipe.evaluate(message, "output" if output else "input", paths, all_topics=True, dry_run=True)
@@ -121,7 +121,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fire a webhook: activate the topics that declare it; the next compile injects them."""
         from autopoiesis.cli._common import echo_json, fail, get_repo
-        from autopoiesis.watch.pipeline import WatcherPipeline
+        from autopoiesis.topics.pipeline import WatcherPipeline
 
         source, _, event = webhook.partition("/")
         if not source:
@@ -144,7 +144,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Topics whose cron triggers fire in (SINCE, AT]."""
         from autopoiesis.cli._common import echo_json, get_repo
-        from autopoiesis.watch.pipeline import WatcherPipeline
+        from autopoiesis.topics.pipeline import WatcherPipeline
 
         when = _parse_time(at, "--at")
         start = _parse_time(since, "--since") if since else None
@@ -167,8 +167,8 @@ def register(app: typer.Typer) -> None:
         """Activation rates, gate yes/no rates and score distributions per topic, with
         threshold suggestions."""
         from autopoiesis.cli._common import echo_json, get_repo
-        from autopoiesis.watch.gate import GateLog, gate_report
-        from autopoiesis.watch.topics import load_topics
+        from autopoiesis.topics.gate import GateLog, gate_report
+        from autopoiesis.topics.loader import load_topics
 
         repo = get_repo(ctx)
         rows = GateLog(repo).decisions()
@@ -204,7 +204,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Record whether an activation was useful (design §5.5 was_useful)."""
         from autopoiesis.cli._common import get_repo
-        from autopoiesis.watch.gate import GateLog
+        from autopoiesis.topics.gate import GateLog
 
         d = GateLog(get_repo(ctx)).feedback(decision_id, useful)
         typer.echo(f"{d.id} ({d.topic_name}): was_useful={useful}")
@@ -230,15 +230,15 @@ def register(app: typer.Typer) -> None:
         import json
 
         from autopoiesis.cli._common import batch_lines, echo_json, existing_file, fail, get_repo
-        from autopoiesis.core.git import status_ahead
+        from autopoiesis.git.runner import status_ahead
 
         if (message is None) == (batch is None):
             raise fail("give a MESSAGE, or --batch FILE with one message a line.", 2)
         repo = get_repo(ctx)
         ctx.with_resource(status_ahead(repo.root))  # git looks at the tree while the compiler is imported
-        from autopoiesis.app.compile_message import compile_for_message
         from autopoiesis.compiler import ContextCompiler, load_session
         from autopoiesis.errors import AutopoiesisError
+        from autopoiesis.memory.compile_message import compile_for_message
 
         if batch is not None and not as_json:
             raise fail("--batch prints one JSON object a line: add --json.", 2)
@@ -246,7 +246,7 @@ def register(app: typer.Typer) -> None:
         if session:
             history = load_session(existing_file(session, "--session"), repo)
         if batch is not None:
-            from autopoiesis.watch.pipeline import WatcherPipeline
+            from autopoiesis.topics.pipeline import WatcherPipeline
 
             failed = False
             with batch_lines(batch) as lines:
@@ -301,7 +301,7 @@ def register(app: typer.Typer) -> None:
         import json
 
         from autopoiesis.cli._common import get_repo
-        from autopoiesis.watch.pipeline import WatcherPipeline
+        from autopoiesis.topics.pipeline import WatcherPipeline
 
         pipe = WatcherPipeline(get_repo(ctx))
         for n, line in enumerate(sys.stdin, 1):
@@ -346,7 +346,7 @@ def register(app: typer.Typer) -> None:
         dropped; without it, the agent's reply is read on stdin and its notes are appended
         to the journal, MEMORY.md and project context (never overwriting anything)."""
         from autopoiesis.cli._common import echo_json, get_repo
-        from autopoiesis.lifecycle.flush import apply_flush, flush_prompt
+        from autopoiesis.knowledge.flush import apply_flush, flush_prompt
 
         repo = get_repo(ctx)
         if prompt:

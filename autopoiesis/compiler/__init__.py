@@ -7,7 +7,7 @@ budget.
 
 The compiler imports the kernel, the formats and the search index, nothing of watch,
 lifecycle or app: the caller passes the active topics, the pending corrections and the
-usage counts (`autopoiesis.app.compile_message` does all three for a message).
+usage counts (`autopoiesis.memory.compile_message` does all three for a message).
 """
 
 from autopoiesis.compiler.compile import (

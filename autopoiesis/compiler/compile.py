@@ -43,13 +43,13 @@ Tokens are counted by `autopoiesis.core.text.count_tokens` (offline; errs on the
 staying under the budget).
 
 The P3 frequency boost reads USAGE, the counts of how often each file was included
-before: the caller passes them (`autopoiesis.app.usage.inclusion_counts`) and records the
+before: the caller passes them (`autopoiesis.memory.usage.inclusion_counts`) and records the
 new inclusions (`CompiledContext.knowledge_paths`) after, so compiling has no side
 effects and the compiler knows nothing of where the counts are kept.
 
 Pre-compaction flush (§6.4): when history no longer fits, `CompiledContext.flush_due` is
 true and `dropped_history` says how many turns fell out; the runtime then runs the flush
-of `autopoiesis.lifecycle.flush`.
+of `autopoiesis.knowledge.flush`.
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.capture.session_index import parts_of
 from autopoiesis.compiler.compile import HistoryMessage
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo
 from autopoiesis.errors import AutopoiesisError
+from autopoiesis.formats.transcript_files import parts_of
 
 
 def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMessage]:

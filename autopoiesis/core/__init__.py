@@ -1,10 +1,11 @@
 """The kernel: one module per concept, each the one owner of it.
 
-    paths        MemoryRepo: the layout of a memory repo and every state file under .autopoiesis/
+    paths        MemoryRepo: the layout of a memory repo, every state file under .autopoiesis/,
+                 the template of a new one
+    config       memory-config.yaml, validated, and every default
     frontmatter  split / load / dump of YAML frontmatter (python-frontmatter), strings stay strings
     text         words, stopwords, content words, token counting, one_line, slugs, cutting
     clock        UTC now, timestamp parse / format, absurd values refused
-    git          git plumbing: run, cat-file --batch, status parsing, uncommitted paths
     sqlite       a SQLite connection that can load sqlite-vec, in WAL mode
     events       the one append-only JSONL event log
     redact       the one secret redaction

@@ -219,6 +219,18 @@ class FileLock:
         self.release()
 
 
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+def template_dir(name: str) -> Path:
+    """A folder of the memory-repo template (raw, knowledge, topics, hooks): inside the
+    wheel, else this checkout's top level."""
+    packaged = PACKAGE_DIR / "_template" / name
+    if packaged.is_dir():
+        return packaged
+    return PACKAGE_DIR.parent / name
+
+
 class MemoryRepo:
     """A memory repository on disk. `root` is its top folder.
 
@@ -239,25 +251,10 @@ class MemoryRepo:
 
     # ── finding the repo ──
     @classmethod
-    def locate(cls, explicit: str | os.PathLike[str] | None = None, *, must_exist: bool = True) -> MemoryRepo:
-        """-C DIR, else $AUTOPOIESIS_REPO, else the git top level of the current folder."""
-        if explicit:
-            root = Path(explicit).expanduser()
-            source = f"-C {explicit}"
-        elif os.environ.get("AUTOPOIESIS_REPO"):
-            root = Path(os.environ["AUTOPOIESIS_REPO"]).expanduser()
-            source = f"$AUTOPOIESIS_REPO={root}"
-        else:
-            from autopoiesis.core.git import toplevel
-
-            top = toplevel(Path.cwd())
-            if top is None:
-                raise NotAMemoryRepo(
-                    "No memory repository here: this folder is not inside a git repository. "
-                    "Pass -C DIR, set AUTOPOIESIS_REPO, or create one with `autopoiesis init DIR`."
-                )
-            root, source = top, f"the git repository at {top}"
-        repo = cls(root)
+    def checked(cls, root: str | os.PathLike[str], source: str, *, must_exist: bool = True) -> MemoryRepo:
+        """The repo at ROOT (named by SOURCE in the error: "-C DIR", ...); with MUST_EXIST,
+        NotAMemoryRepo when ROOT holds no memory repository. git.runner.locate_repo finds ROOT."""
+        repo = cls(Path(root).expanduser())
         if must_exist and not repo.is_initialized():
             raise NotAMemoryRepo(
                 f"{repo.root} ({source}) is not a memory repository (no raw/ and knowledge/). "

@@ -7,7 +7,9 @@
     status.py     the instance lock, the status file, the JSON-lines log
     sessions.py   the session watcher (agent harness logs -> transcripts)
     install.py    a systemd user unit or a launchd agent
+    memory_jobs.py  the memory's own jobs (extract, commit, condense, ...): one function
+                  and one registration each
 
-The memory's own jobs (extract, commit, condense, ...) are defined and registered in the
-app layer (app/jobs.py), which spans the packages they use.
+The daemon is an entry point: it calls the composition (autopoiesis.memory) and is given
+the warm call server (autopoiesis.fastpath) by `autopoiesis daemon run`.
 """

@@ -29,14 +29,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from multiprocessing.connection import wait as wait_for
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.daemon.jobs import KNOWLEDGE_CHANGED, TRANSCRIPTS_CHANGED, JobContext, JobRegistry
 from autopoiesis.daemon.runner import ChildRun, start_child
 from autopoiesis.daemon.scheduler import Scheduler, StateStore
-from autopoiesis.daemon.serve import ServeHandler, WarmServer
 from autopoiesis.daemon.status import InstanceLock, daemon_log, rotate_log, write_status
 from autopoiesis.errors import AutopoiesisError
 
@@ -116,6 +115,25 @@ class FolderEvents:
             pass
 
 
+class CallServer(Protocol):
+    """The socket that answers CLI calls warm (fastpath.server.WarmServer), waited on in
+    the daemon's one loop. The daemon is given a way to start one (`serve`), so this
+    package never imports the entry points that run a call."""
+
+    path: Path
+    served: int
+
+    def waitables(self) -> list[Any]: ...
+    def fds(self) -> list[int]: ...
+    def next_deadline(self) -> float | None: ...
+    def handle(self, ready: list[Any]) -> None: ...
+    def close(self) -> None: ...
+
+
+Note = Callable[..., None]  # Daemon.note(event, job, **fields)
+StartServer = Callable[[MemoryRepo, Note], "CallServer | None"]
+
+
 @dataclass
 class _Pending:
     first: float
@@ -125,7 +143,7 @@ class _Pending:
 class Daemon:
     def __init__(self, repo: MemoryRepo, make_registry: RegistryFactory, *, clock: Callable[[], datetime] = utc_now,
                  once: bool = False, max_parallel: int = 4, echo: Callable[[str], None] | None = None,
-                 serve: ServeHandler | None = None):
+                 serve: StartServer | None = None):
         self.repo = repo
         self.make_registry = make_registry
         self.clock = clock
@@ -133,7 +151,7 @@ class Daemon:
         self.max_parallel = max(1, max_parallel)
         self.echo = echo
         self.serve = serve
-        self._server: WarmServer | None = None
+        self._server: CallServer | None = None
         self.log = daemon_log(repo)
         self.children: dict[str, ChildRun] = {}
         self.scheduler: Scheduler | None = None
@@ -171,7 +189,7 @@ class Daemon:
             if not self.once:
                 self._folders = FolderEvents.start(self.repo.root, registry.event_kinds())
                 if self.serve is not None:
-                    self._server = WarmServer.start(self.repo, self.serve, self.note)
+                    self._server = self.serve(self.repo, self.note)
             self.note("started", pid=os.getpid(), mode="run-due" if self.once else "daemon", jobs=registry.names(),
                       file_events="inotify" if self._folders else "none",
                       serving=str(self._server.path) if self._server else None)

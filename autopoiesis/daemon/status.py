@@ -26,7 +26,7 @@ from autopoiesis.core.clock import format_ts, parse_ts, today, utc_now
 from autopoiesis.core.events import EventLog
 from autopoiesis.core.paths import FileLock, MemoryRepo, atomic_write
 from autopoiesis.errors import AutopoiesisError, TimestampError
-from autopoiesis.gitops import process_start
+from autopoiesis.git.repo import process_start
 
 LOG_ROTATE_BYTES = 20 * 1024 * 1024
 

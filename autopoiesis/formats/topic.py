@@ -33,7 +33,7 @@ cron       ``schedule``: a cron expression (evaluated by `autopoiesis topics due
 =========  ===========================================================================
 
 **Adding a trigger type** is one registration here and, when it looks at message text,
-one in `autopoiesis.watch.pattern` (how tier 1 evaluates it)::
+one in `autopoiesis.topics.pattern` (how tier 1 evaluates it)::
 
     def _parse_weekday(raw, at, errors):            # the fields -> the trigger's values
         day = str(raw.get("day", "")).lower()         # (a missing `day` is already reported)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from autopoiesis.core import git
 from autopoiesis.core.paths import MemoryRepo, category_of
+from autopoiesis.git import runner as git
 from autopoiesis.index.query import SearchResult, make_snippet
 from autopoiesis.index.text import query_terms
 

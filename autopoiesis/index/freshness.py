@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.core import git
 from autopoiesis.core.paths import CONTENT_DIRS, category_of
 from autopoiesis.core.sqlite import SQLiteInfo
+from autopoiesis.git import runner as git
 from autopoiesis.index.background import ChangeWatcher
 from autopoiesis.index.store import FileItem, IndexStore, SyncReport, hash_bytes, racy, stat_key
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import ConfigError, SearchIndexError
+from autopoiesis.git.runner import locate_repo
 from autopoiesis.index import db
 from autopoiesis.index.background import spawn_background
 from autopoiesis.index.embedders import Embedder
@@ -182,7 +183,7 @@ def search_outcome(
     mode: str = "hybrid",
 ) -> SearchOutcome:
     """search() with where the answer came from and any notices (what the CLI prints)."""
-    repo = repo if isinstance(repo, MemoryRepo) else MemoryRepo.locate(repo)
+    repo = repo if isinstance(repo, MemoryRepo) else locate_repo(repo)
     notices: list[str] = []
     if index is None:
         if not repo.index_path.exists():

@@ -12,7 +12,7 @@ from autopoiesis.core.paths import CATEGORIES, IDENTITY_FILES, MEMORY_FILE, Memo
 
 def memory_schema(repo: MemoryRepo) -> dict[str, Any]:
     from autopoiesis.formats.topic import TRIGGER_REGISTRY
-    from autopoiesis.lifecycle.writer import template_for
+    from autopoiesis.knowledge.writer import template_for
 
     def sections(example: str) -> list[str]:
         return [s.title for s in template_for(example).sections if s.level == 2]

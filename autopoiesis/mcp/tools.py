@@ -109,8 +109,8 @@ class MemoryTools:
         return header + "\n" + "\n".join(lines[start_line - 1:last])
 
     def compile_context(self, message: str, budget: int | None = None, shared: bool = False) -> str:
-        from autopoiesis.app.compile_message import compile_for_message
         from autopoiesis.compiler import ContextCompiler
+        from autopoiesis.memory.compile_message import compile_for_message
 
         message = _text(message, "message")
         if budget is not None:
@@ -124,14 +124,14 @@ class MemoryTools:
         return result.prompt
 
     def recall(self, text: str, limit: int = 20) -> dict[str, Any]:
-        from autopoiesis.gitops import MemoryGit
+        from autopoiesis.git.repo import MemoryGit
 
         text = _text(text, "text", limit=1000)
         commits = MemoryGit(self.repo).recall(text, limit)
         return {"commits": [{"sha": c.sha, "date": c.date, "subject": c.subject, "files": list(c.files)} for c in commits]}
 
     def history(self, path: str, limit: int = 20, blame: bool = False) -> dict[str, Any]:
-        from autopoiesis.gitops import MemoryGit
+        from autopoiesis.git.repo import MemoryGit
 
         rel = self._readable(path)
         git = MemoryGit(self.repo)
@@ -147,8 +147,8 @@ class MemoryTools:
         return out
 
     def topics(self, message: str | None = None, output: bool = False) -> dict[str, Any]:
-        from autopoiesis.watch.pipeline import WatcherPipeline
-        from autopoiesis.watch.topics import load_topics
+        from autopoiesis.topics.loader import load_topics
+        from autopoiesis.topics.pipeline import WatcherPipeline
 
         if message is None:
             ts = load_topics(self.repo)
@@ -170,7 +170,7 @@ class MemoryTools:
     # ── writing: the one knowledge writer, then a commit of exactly what it wrote ──
     def _provenance(self, source: str | None) -> Any:
         from autopoiesis.core.clock import utc_now
-        from autopoiesis.lifecycle.writer import Provenance
+        from autopoiesis.knowledge.writer import Provenance
 
         if source is not None and not _SOURCE.match(source):
             raise InvalidArgumentError(
@@ -179,8 +179,8 @@ class MemoryTools:
         return Provenance(source=source or DEFAULT_SOURCE, at=utc_now().replace(microsecond=0), producer=PRODUCER)
 
     def _apply(self, change: Any, verb: str) -> Any:
-        from autopoiesis.gitops import MemoryGit
-        from autopoiesis.lifecycle.writer import KnowledgeWriter, WritePolicy
+        from autopoiesis.git.repo import MemoryGit
+        from autopoiesis.knowledge.writer import KnowledgeWriter, WritePolicy
 
         policy = WritePolicy("the MCP client", ("knowledge/*",), frozenset({"append", "supersede"}))
         report = KnowledgeWriter(self.repo).apply([change], policy)
@@ -194,7 +194,7 @@ class MemoryTools:
         return report, sha
 
     def _section(self, path: str, section: str | None) -> str:
-        from autopoiesis.lifecycle.writer import KnowledgeWriter, template_for
+        from autopoiesis.knowledge.writer import KnowledgeWriter, template_for
 
         if section is not None:
             return _text(section, "section", limit=120)
@@ -215,7 +215,7 @@ class MemoryTools:
 
     def remember(self, path: str, content: str, section: str | None = None, source: str | None = None,
                  tags: list[str] | None = None) -> dict[str, Any]:
-        from autopoiesis.lifecycle.writer import KnowledgeChange
+        from autopoiesis.knowledge.writer import KnowledgeChange
 
         rel = self._knowledge_path(path)
         content = _text(content, "content", limit=MAX_FACT_CHARS)
@@ -232,7 +232,7 @@ class MemoryTools:
 
     def supersede(self, path: str, target: str, content: str, section: str | None = None,
                   source: str | None = None) -> dict[str, Any]:
-        from autopoiesis.lifecycle.writer import KnowledgeChange, KnowledgeWriter
+        from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter
 
         rel = self._knowledge_path(path)
         target = _text(target, "target", limit=1000)

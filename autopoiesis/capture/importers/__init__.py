@@ -19,7 +19,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from autopoiesis.capture.importers.aider import AiderImporter
 from autopoiesis.capture.importers.base import (
     AUTO,
     DraftTurn,
@@ -34,27 +33,28 @@ from autopoiesis.capture.importers.base import (
     importers,
     register_importer,
 )
-from autopoiesis.capture.importers.chatgpt import ChatGPTImporter
-from autopoiesis.capture.importers.claude_ai import ClaudeAIImporter
-from autopoiesis.capture.importers.claude_code import ClaudeCodeImporter
-from autopoiesis.capture.importers.cline import ClineImporter
-from autopoiesis.capture.importers.codex import CodexImporter
-from autopoiesis.capture.importers.continue_dev import ContinueImporter
-from autopoiesis.capture.importers.copilot import CopilotImporter
-from autopoiesis.capture.importers.cursor import CursorImporter, CursorMarkdownImporter
 from autopoiesis.capture.importers.filing import file_sessions
-from autopoiesis.capture.importers.gemini import GeminiImporter
-from autopoiesis.capture.importers.loglines import LoglinesImporter
-from autopoiesis.capture.importers.neutral import NeutralImporter
-from autopoiesis.capture.importers.openai import OpenAIImporter
-from autopoiesis.capture.importers.opencode import OpenCodeImporter
-from autopoiesis.capture.importers.responses import ResponsesImporter
 from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import one_line
 from autopoiesis.errors import AutopoiesisError, ImportFormatError, UnknownFormatError
 from autopoiesis.formats import transcript as tf
+from autopoiesis.integrations.aider.importer import AiderImporter
+from autopoiesis.integrations.chatgpt.importer import ChatGPTImporter
+from autopoiesis.integrations.claude_ai.importer import ClaudeAIImporter
+from autopoiesis.integrations.claude_code.importer import ClaudeCodeImporter
+from autopoiesis.integrations.cline.importer import ClineImporter
+from autopoiesis.integrations.codex.importer import CodexImporter
+from autopoiesis.integrations.continue_dev.importer import ContinueImporter
+from autopoiesis.integrations.copilot.importer import CopilotImporter
+from autopoiesis.integrations.cursor.importer import CursorImporter, CursorMarkdownImporter
+from autopoiesis.integrations.gemini.importer import GeminiImporter
+from autopoiesis.integrations.loglines.importer import LoglinesImporter
+from autopoiesis.integrations.neutral.importer import NeutralImporter
+from autopoiesis.integrations.openai.importer import OpenAIImporter
+from autopoiesis.integrations.opencode.importer import OpenCodeImporter
+from autopoiesis.integrations.responses.importer import ResponsesImporter
 
 # In this order: `--format auto` gives a tie to the earlier one, and `--help` lists them so.
 BUILTIN_IMPORTERS: tuple[Importer, ...] = (

@@ -20,12 +20,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from autopoiesis.capture.importers.base import ImportReport
-from autopoiesis.capture.session_index import SessionIndex, session_parts
 from autopoiesis.core.paths import MemoryRepo, atomic_write_many
 from autopoiesis.core.redact import marker_kinds
 from autopoiesis.errors import GitError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.gitops import MemoryGit
+from autopoiesis.formats.transcript_files import SessionIndex, session_parts
+from autopoiesis.git.repo import MemoryGit
 
 
 def file_sessions(repo: MemoryRepo, transcripts: list[tf.Transcript], report: ImportReport, *, commit: bool = True) -> None:

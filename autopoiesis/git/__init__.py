@@ -1,0 +1,13 @@
+"""Everything git, in one package.
+
+    runner.py        the one subprocess runner (run, cat-file --batch, status and diff
+                     parsing, uncommitted paths, locate_repo); standard library only
+    repo.py          MemoryGit: commits, index.lock recovery, tags, branches, remote, recall
+                     (GitPython for porcelain)
+    verify.py        transcript immutability over the whole history (`autopoiesis verify`)
+    hooks.py         the git hooks' logic (pre-commit, post-commit, the history hooks) and
+                     their installation; the light path: no GitPython, numpy or openai
+    merge_driver.py  the knowledge merge driver git runs during a merge or pull
+
+Kept empty on purpose: the git hooks import `autopoiesis.git.hooks` on every commit.
+"""

@@ -1,0 +1,336 @@
+"""The git hooks' logic (design §3.5). This is the light path: it runs on every commit,
+so it imports only the standard library, PyYAML (through python-frontmatter) and this
+package's kernel and formats — never scikit-learn, numpy, openai or GitPython.
+
+pre-commit rejects (exit 1, naming the file):
+  * a change, rename or deletion of a committed file under raw/ (immutability);
+  * a new transcript whose frontmatter is missing or invalid, or that is still open;
+  * MEMORY.md over 110% of lifecycle.memory_line_cap (220 lines by default);
+  * a topic whose frontmatter does not parse or holds an invalid regex.
+  * a knowledge file whose frontmatter does not parse (every reader would trip on it).
+It warns (the commit goes ahead) about MEMORY.md over 90% of the cap (180 lines) and
+topics without triggers.
+
+post-commit hands the changed paths to the search index, which updates in the
+background under its own lock. The installed shim does that hand-off in shell (no Python
+start-up on the commit path); `post_commit()` here serves `autopoiesis hooks run
+post-commit` (the pre-commit framework).
+
+The commands that never run pre-commit (merge, cherry-pick, rebase, am, revert, reset,
+branch -M, replace) are held by the history hooks, which use `autopoiesis.git.verify`:
+reference-transaction refuses a ref update that would alter a transcript's history (its
+shim checks the common case, a commit, with two git calls and starts Python only when
+they find something); pre-push refuses to push a history that fails verify; post-merge
+and post-rewrite run verify and say what they found.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, template_dir
+from autopoiesis.errors import FrontmatterError, GitError, TranscriptFormatError
+from autopoiesis.git.runner import GitCommandError, cat_file_batch, ls_tree, staged_changes
+from autopoiesis.git.runner import run as git
+
+HOOK_NAMES = ("pre-commit", "post-commit", "reference-transaction", "pre-push", "post-merge", "post-rewrite")
+SHIM_MARKER = "autopoiesis"
+
+
+class CheckResult:
+    """Errors (the commit is rejected) and warnings (it goes ahead) of a hook run."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+        self.warnings: list[str] = []
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def _frontmatter_error(path: str, text: str) -> str | None:
+    """Why TEXT's frontmatter cannot be read, or None when it can (or there is none)."""
+    from autopoiesis.core.frontmatter import load as load_frontmatter  # ~30 ms (yaml): only when a file needs it
+
+    try:
+        load_frontmatter(text, path)
+    except FrontmatterError as exc:
+        return str(exc)
+    return None
+
+
+def check_transcript(path: str, text: str, result: CheckResult) -> None:
+    from autopoiesis.formats.transcript import parse_meta  # only when a transcript is staged
+
+    try:
+        meta = parse_meta(text, path)
+    except TranscriptFormatError as exc:
+        result.errors.append(f"{path}: {exc}")
+        return
+    if meta.status == "open":
+        result.errors.append(
+            f"{path}: the session is still open (status: open). It is committed automatically when it ends; "
+            "unstage it with `git restore --staged " + path + "`."
+        )
+
+
+def check_memory(text: str, cap: int, result: CheckResult) -> None:
+    lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    hard, soft = int(cap * 1.1), int(cap * 0.9)
+    if lines > hard:
+        result.errors.append(
+            f"{MEMORY_FILE} has {lines} lines, over the limit of {hard} (cap {cap}). Prune it first "
+            "(`autopoiesis prune`), or move detail into project or people files."
+        )
+    elif lines > soft:
+        result.warnings.append(f"{MEMORY_FILE} is at {lines} lines (cap {cap}); consider pruning.")
+
+
+def check_topic(path: str, text: str, result: CheckResult) -> None:
+    from autopoiesis.formats.topic import validate_topic_source
+
+    errors, warnings = validate_topic_source(path, text)
+    result.errors.extend(errors)
+    result.warnings.extend(warnings)
+
+
+def check_knowledge(path: str, text: str, result: CheckResult) -> None:
+    error = _frontmatter_error(path, text)
+    if error:
+        result.errors.append(f"{error} Fix it so readers and the index can parse the file.")
+
+
+def pre_commit(root: Path) -> CheckResult:
+    result = CheckResult()
+    changes = staged_changes(root)
+    if not changes:
+        return result
+    raw_touched = [p for c in changes for p in ((c.old_path,) if c.old_path else ()) + (c.path,) if p.startswith("raw/")]
+    committed = ls_tree(root, "HEAD", sorted(set(raw_touched)))
+    to_read: list[str] = []
+    for c in changes:
+        letter, path, old = c.status, c.path, c.old_path
+        if letter in "RC" and old and old.startswith("raw/") and old in committed:
+            result.errors.append(
+                f"{old}: transcripts under raw/ are immutable; it may not be renamed (to {path}). "
+                f"Undo with `git restore --staged --worktree -- {old} {path}` or `git mv {path} {old}`."
+            )
+        if path.startswith("raw/") and path in committed and letter in "MDT":
+            verb = {"M": "modified", "D": "deleted", "T": "changed"}[letter]
+            result.errors.append(
+                f"{path}: transcripts under raw/ are immutable; it may not be {verb}. "
+                f"Undo with `git restore --staged --worktree -- {path}`."
+            )
+        if letter in "D":
+            continue
+        if (path.startswith("raw/conversations/") and path.endswith(".md")) or path == MEMORY_FILE:
+            to_read.append(path)
+        elif path.startswith("topics/") and path.endswith(".md"):
+            to_read.append(path)
+        elif path.startswith("knowledge/") and path.endswith(".md"):
+            to_read.append(path)
+    blobs = cat_file_batch(root, [f":{p}" for p in to_read])
+    for path in to_read:
+        raw = blobs.get(f":{path}") or b""
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            result.errors.append(f"{path}: not UTF-8 text; memory files must be UTF-8 Markdown.")
+            continue
+        if path.startswith("raw/conversations/"):
+            if path not in committed:
+                check_transcript(path, text, result)
+        elif path == MEMORY_FILE:
+            check_knowledge(path, text, result)
+            cap = MemoryRepo(root).config.lifecycle.memory_line_cap
+            check_memory(text, cap, result)
+        elif path.startswith("topics/"):
+            check_topic(path, text, result)
+        else:
+            check_knowledge(path, text, result)
+    return result
+
+
+def post_commit(root: Path) -> int:
+    """Hand the commit's changes to the index, as the shell shim does: a detached
+    `python -m autopoiesis.index.sync` when the repo has a search index. Never fails the
+    commit, and imports nothing of the index here (the hook stays on the light path)."""
+    import subprocess
+
+    repo = MemoryRepo(root)
+    if not repo.index_path.exists():
+        return 0
+    log = repo.state_file("index_sync_log")
+    try:
+        with open(log, "ab") as out:
+            subprocess.Popen(
+                [sys.executable, "-m", "autopoiesis.index.sync", "--root", str(repo.root)],
+                cwd=repo.root, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+            )
+    except OSError as exc:  # the commit already happened; say so and move on
+        print(f"autopoiesis post-commit: index not updated ({exc}); run `autopoiesis index rebuild`.", file=sys.stderr)
+    return 0
+
+
+REFUSED_HINT = (  # {env}: verify.ALLOW_REWRITE_ENV (verify is imported only by the hooks that need it)
+    "autopoiesis: transcripts under raw/ are immutable, so git did not move the branch. The command may have left "
+    "its changes in the index and work tree: `git reset --merge` puts them back (`git rebase --abort` or "
+    "`git am --abort` when one is in progress). `autopoiesis verify` checks the history. A sanctioned rewrite "
+    "(`autopoiesis forget`) sets {env}=1."
+)
+
+
+def reference_transaction(root: Path, state: str, updates: str) -> int:
+    """Refuse (exit 1 in the "prepared" state) a transaction that would alter a
+    transcript's history; see verify.check_ref_updates."""
+    if state != "prepared":
+        return 0
+    from autopoiesis.git.verify import ALLOW_REWRITE_ENV, check_ref_updates
+
+    errors = check_ref_updates(MemoryRepo(root), updates.splitlines())
+    for e in errors:
+        print(f"autopoiesis: error: {e}", file=sys.stderr)
+    if errors:
+        print(REFUSED_HINT.format(env=ALLOW_REWRITE_ENV), file=sys.stderr)
+        return 1
+    return 0
+
+
+def pre_push(root: Path, updates: str) -> int:
+    """Refuse to push a history that fails verify (stdin: `<local ref> <local sha>
+    <remote ref> <remote sha>` lines)."""
+    from autopoiesis.git.verify import replacement_findings, verify
+
+    repo = MemoryRepo(root)
+    failed = False
+    for line in updates.splitlines():
+        parts = line.split()
+        if len(parts) != 4 or not parts[1].strip("0"):
+            continue
+        local_ref, local_sha = parts[0], parts[1]
+        if local_ref.startswith("refs/replace/"):
+            found = replacement_findings(root)
+            print(f"autopoiesis: error: refusing to push {local_ref}: a `git replace` object makes git show other "
+                  "content than the history holds." + "".join(f"\n  {f}" for f in found), file=sys.stderr)
+            failed = True
+            continue
+        ref = local_ref if local_ref.startswith("refs/heads/") else "HEAD"
+        result = verify(repo, ref=ref, tip=local_sha)
+        if not result.ok:
+            failed = True
+            print(f"autopoiesis: error: refusing to push {local_ref}: {result.summary()}", file=sys.stderr)
+            for f in result.findings:
+                print(f"  {f}", file=sys.stderr)
+    if failed:
+        print("autopoiesis: push refused by the pre-push hook. Inspect the history with `autopoiesis verify`.", file=sys.stderr)
+        return 1
+    return 0
+
+
+def after_rewrite(root: Path, name: str) -> int:
+    """post-merge / post-rewrite: verify the branch and say what is wrong (git has already
+    moved it; the exit status changes nothing)."""
+    from autopoiesis.git.verify import verify
+
+    result = verify(MemoryRepo(root))
+    if result.ok:
+        return 0
+    what = "merge" if name == "post-merge" else "rewrite"
+    print(f"autopoiesis: warning: after this {what}, {result.summary()}:", file=sys.stderr)
+    for f in result.findings:
+        print(f"  {f}", file=sys.stderr)
+    print("autopoiesis: `git reflog` shows where the branch was before; `git reset --keep <that commit>` returns it there. "
+          "`autopoiesis verify` repeats this check.", file=sys.stderr)
+    return 1
+
+
+def run(name: str, root: Path | None = None, args: list[str] | None = None) -> int:
+    # git runs hooks at the root of the work tree, so the hook needs no rev-parse call
+    root = root or Path.cwd()
+    args = args or []
+    if name == "reference-transaction":
+        return reference_transaction(root, args[0] if args else "", sys.stdin.read())
+    if name == "pre-push":
+        return pre_push(root, sys.stdin.read())
+    if name in ("post-merge", "post-rewrite"):
+        return after_rewrite(root, name)
+    if name == "pre-commit":
+        result = pre_commit(root)
+        for w in result.warnings:
+            print(f"autopoiesis: warning: {w}", file=sys.stderr)
+        for e in result.errors:
+            print(f"autopoiesis: error: {e}", file=sys.stderr)
+        if not result.ok:
+            print("autopoiesis: commit rejected by the pre-commit hook.", file=sys.stderr)
+            return 1
+        return 0
+    if name == "post-commit":
+        return post_commit(root)
+    print(f"autopoiesis: unknown hook {name!r}; use one of {', '.join(HOOK_NAMES)}.", file=sys.stderr)
+    return 2
+
+
+# ── installation ──
+def hooks_dir(root: Path) -> Path:
+    """Where git looks for hooks (honours core.hooksPath)."""
+    out = git(root, "rev-parse", "--git-path", "hooks").decode().strip()
+    path = Path(out)
+    return path if path.is_absolute() else (root / path)
+
+
+def is_ours(path: Path) -> bool:
+    try:
+        return SHIM_MARKER in path.read_text(encoding="utf-8", errors="replace").split("\n", 3)[1]
+    except (OSError, IndexError):
+        return False
+
+
+def install_hooks(root: Path, *, chain: bool = False) -> list[str]:
+    """Put the shims in place. A foreign hook is never overwritten silently: without
+    CHAIN it is an error; with CHAIN it is kept as `<hook>.local` and run first."""
+    from autopoiesis.errors import HookInstallError
+
+    target = hooks_dir(root)
+    target.mkdir(parents=True, exist_ok=True)
+    python = sys.executable
+    messages = []
+    for name in HOOK_NAMES:
+        shim = (template_dir("hooks") / name).read_text(encoding="utf-8").replace("@PYTHON@", python)
+        dest = target / name
+        if dest.exists() and not is_ours(dest):
+            if not chain:
+                raise HookInstallError(
+                    f"{dest} already exists and is not an autopoiesis hook. Re-run with --chain to keep it as "
+                    f"{name}.local (run before ours), or remove it."
+                )
+            local = dest.with_name(name + ".local")
+            if local.exists():
+                raise HookInstallError(f"{local} exists too; merge the two hooks by hand, then retry.")
+            os.replace(dest, local)
+            messages.append(f"kept the existing {name} hook as {local.name}")
+        if dest.exists() and dest.read_text(encoding="utf-8") == shim:
+            messages.append(f"{name}: already installed")
+            continue
+        dest.write_text(shim, encoding="utf-8")
+        dest.chmod(0o755)
+        messages.append(f"{name}: installed in {dest}")
+    return messages
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        print(f"usage: python -m autopoiesis.git.hooks {'|'.join(HOOK_NAMES)} [ARGS]", file=sys.stderr)
+        return 2
+    try:
+        return run(argv[0], args=argv[1:])
+    except (GitCommandError, GitError) as exc:
+        print(f"autopoiesis: git failed in the {argv[0]} hook: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

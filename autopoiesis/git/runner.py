@@ -1,0 +1,312 @@
+"""Git plumbing, once: run a git command, read blobs through one `cat-file --batch`,
+parse `status --porcelain=v2 -z` and `diff --name-status -z`, and list what is not
+committed yet.
+
+Standard library only, and no GitPython: the git hooks and the background index sync
+run this on every commit, where importing GitPython (~100 ms) would be most of their
+time. The records are small slotted classes rather than dataclasses or NamedTuples for
+the same reason: `dataclasses` imports `inspect` (~11 ms) and each NamedTuple costs about
+a millisecond to build, all of it on every commit. Porcelain work (commits, tags,
+branches, log) is MemoryGit's, in git.repo.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+from autopoiesis.core.paths import CONTENT_DIRS, MemoryRepo
+from autopoiesis.errors import NotAMemoryRepo
+
+ENCODING = ("utf-8", "surrogateescape")
+
+
+class GitCommandError(Exception):
+    """A git command exited non-zero (internal: callers turn it into a user-facing error)."""
+
+    def __init__(self, args: Sequence[str], returncode: int, stderr: str):
+        super().__init__(f"git {' '.join(args)} exited {returncode}: {stderr.strip()}")
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+def run(root: Path | str, *args: str, input: bytes | None = None, check: bool = True,
+        env: dict[str, str] | None = None, optional_locks: bool = True) -> bytes:
+    """Stdout of `git ARGS` in ROOT, as bytes. With OPTIONAL_LOCKS False, git takes no
+    lock it can do without (a background reader must never hold .git/index.lock)."""
+    cmd = ["git"] + ([] if optional_locks else ["--no-optional-locks"]) + list(args)
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, input=input, check=False, env=env)
+    if check and proc.returncode != 0:
+        raise GitCommandError(args, proc.returncode, proc.stderr.decode(*ENCODING))
+    return proc.stdout
+
+
+def decode(data: bytes) -> str:
+    return data.decode(*ENCODING)
+
+
+def split_z(data: bytes) -> list[str]:
+    """The NUL-separated fields of `-z` output, empty ones dropped."""
+    return [p for p in decode(data).split("\x00") if p]
+
+
+def cat_file_batch(root: Path | str, objects: Sequence[str]) -> dict[str, bytes | None]:
+    """The content of each object name (`:path` for the staged blob, `REV:path`, a SHA),
+    read in one `git cat-file --batch` call; None for a missing object."""
+    if not objects:
+        return {}
+    request = "".join(f"{o}\n" for o in objects).encode(*ENCODING)
+    out = run(root, "cat-file", "--batch", input=request)
+    blobs: dict[str, bytes | None] = {}
+    pos = 0
+    for name in objects:
+        nl = out.index(b"\n", pos)
+        header = out[pos:nl].split()
+        pos = nl + 1
+        if len(header) < 3 or header[-1] == b"missing" or not header[2].isdigit():
+            blobs[name] = None
+            continue
+        size = int(header[2])
+        blobs[name] = out[pos : pos + size]
+        pos += size + 1
+    return blobs
+
+
+class Change:
+    """One entry of `diff --name-status`: status letter, path, old path (renames, copies)."""
+
+    __slots__ = ("status", "path", "old_path")
+
+    def __init__(self, status: str, path: str, old_path: str | None = None):
+        self.status, self.path, self.old_path = status, path, old_path
+
+    def __repr__(self) -> str:
+        return f"Change({self.status!r}, {self.path!r}, {self.old_path!r})"
+
+
+def parse_name_status(data: bytes) -> list[Change]:
+    """Parse `git diff --name-status -z` (with or without rename detection)."""
+    parts = decode(data).split("\x00")
+    out: list[Change] = []
+    i = 0
+    while i < len(parts) - 1:
+        status = parts[i]
+        if not status:
+            i += 1
+            continue
+        if status[0] in "RC":
+            out.append(Change(status[0], parts[i + 2], parts[i + 1]))
+            i += 3
+        else:
+            out.append(Change(status[0], parts[i + 1]))
+            i += 2
+    return out
+
+
+def staged_changes(root: Path | str, *, renames: bool = True) -> list[Change]:
+    """What is staged against HEAD (against the empty tree before the first commit)."""
+    args = ["diff", "--cached", "--name-status", "-z"] + (["-M"] if renames else ["--no-renames"])
+    return parse_name_status(run(root, *args))
+
+
+class StatusEntry:
+    """One path of `status --porcelain=v2`: index (X) and work-tree (Y) states, or '?' for untracked."""
+
+    __slots__ = ("path", "index", "worktree")
+
+    def __init__(self, path: str, index: str, worktree: str):
+        self.path, self.index, self.worktree = path, index, worktree
+
+    @property
+    def untracked(self) -> bool:
+        return self.index == "?"
+
+    @property
+    def staged(self) -> bool:
+        """Added or changed in the index, not committed."""
+        return self.index not in (".", "?")
+
+
+class Status:
+    """HEAD ("" before the first commit) and the entries; OK is False when git could not
+    be asked (not a repo, git missing). STARTED_NS: time.time_ns() before git looked."""
+
+    __slots__ = ("head", "entries", "ok", "started_ns")
+
+    def __init__(self, head: str, entries: tuple[StatusEntry, ...], ok: bool = True, started_ns: int = 0):
+        self.head, self.entries, self.ok, self.started_ns = head, entries, ok, started_ns
+
+
+def _status_command(paths: Iterable[str]) -> list[str]:
+    return ["git", "--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all",
+            "--no-renames", "--ignore-submodules=all", "--", *paths]
+
+
+# `git status` runs started ahead by status_ahead, by (real root, paths): (start ns, start, process)
+_prefetched: dict[tuple[str, tuple[str, ...]], tuple[int, float, subprocess.Popen[bytes]]] = {}
+PREFETCH_MAX_AGE = 2.0  # seconds: an older prefetched answer is dropped and git asked again
+
+
+@contextlib.contextmanager
+def status_ahead(root: Path | str, paths: Iterable[str] = CONTENT_DIRS) -> Iterator[None]:
+    """Start the `git status` that the next status(ROOT, PATHS) inside this block reads.
+
+    A one-shot command (one `search`, one `compile`, a prompt hook) asks git once, after
+    ~100 ms of imports; started first, git (~35 ms at 10,000 files) runs on another core
+    meanwhile. Its answer is what the tree was when it started, the same guarantee as
+    asking later (status() records that start time); it is read at most once, within
+    PREFETCH_MAX_AGE, and one nobody read is stopped when the block ends."""
+    key = (os.path.realpath(root), tuple(paths))
+    _drop(key)
+    try:
+        proc = subprocess.Popen(_status_command(key[1]), cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        proc = None  # status() asks again, and reports what went wrong
+    if proc is not None:
+        _prefetched[key] = (time.time_ns(), time.monotonic(), proc)
+    try:
+        yield
+    finally:
+        _drop(key)
+
+
+def _drop(key: tuple[str, tuple[str, ...]]) -> None:
+    entry = _prefetched.pop(key, None)
+    if entry is not None:
+        entry[2].kill()
+        entry[2].communicate()
+
+
+def _take_prefetched(root: Path | str, paths: tuple[str, ...]) -> Status | None:
+    if not _prefetched:
+        return None
+    key = (os.path.realpath(root), paths)
+    entry = _prefetched.get(key)
+    if entry is None:
+        return None
+    started_ns, started, proc = entry
+    if time.monotonic() - started > PREFETCH_MAX_AGE:
+        _drop(key)
+        return None
+    del _prefetched[key]
+    out, _ = proc.communicate()
+    if proc.returncode != 0:
+        return Status("", (), ok=False, started_ns=started_ns)
+    parsed = parse_status(out)
+    parsed.started_ns = started_ns
+    return parsed
+
+
+def status(root: Path | str, paths: Iterable[str] = CONTENT_DIRS) -> Status:
+    """HEAD and every path under PATHS that differs from it, from one `git status` call
+    that takes no lock (`--no-optional-locks`); the one status_ahead started, if any."""
+    paths = tuple(paths)
+    prefetched = _take_prefetched(root, paths)
+    if prefetched is not None:
+        return prefetched
+    started_ns = time.time_ns()
+    try:
+        proc = subprocess.run(_status_command(paths), cwd=root, capture_output=True, check=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return Status("", (), ok=False, started_ns=started_ns)
+    if proc.returncode != 0:
+        return Status("", (), ok=False, started_ns=started_ns)
+    parsed = parse_status(proc.stdout)
+    parsed.started_ns = started_ns
+    return parsed
+
+
+def parse_status(data: bytes) -> Status:
+    head = ""
+    entries: list[StatusEntry] = []
+    for entry in decode(data).split("\x00"):
+        if not entry:
+            continue
+        kind = entry[0]
+        if kind == "#":
+            if entry.startswith("# branch.oid "):
+                oid = entry[len("# branch.oid "):].strip()
+                head = "" if oid == "(initial)" else oid
+            continue
+        if kind == "1":
+            fields = entry.split(" ", 8)
+            entries.append(StatusEntry(fields[8], fields[1][0], fields[1][1]))
+        elif kind == "u":
+            fields = entry.split(" ", 10)
+            entries.append(StatusEntry(fields[10], fields[1][0], fields[1][1]))
+        elif kind == "?":
+            entries.append(StatusEntry(entry[2:], "?", "?"))
+        elif kind == "2":  # not emitted with --no-renames; parsed for safety
+            fields = entry.split(" ", 9)
+            entries.append(StatusEntry(fields[9].split("\t")[0], fields[1][0], fields[1][1]))
+    return Status(head, tuple(entries))
+
+
+def uncommitted(root: Path | str, paths: Iterable[str]) -> list[str]:
+    """Files under PATHS that exist in the work tree or the index but not in a commit:
+    untracked ones, ones staged as added, and ones marked intent-to-add (`git add -N`, what
+    a commit killed half-way leaves). The one answer to "which transcripts were written but
+    never committed" (capture recovery, commit, doctor)."""
+    st = status(root, paths)
+    return sorted(e.path for e in st.entries if e.untracked or e.index == "A" or (e.index == "." and e.worktree == "A"))
+
+
+def changed_between(root: Path | str, old: str, new: str, paths: Iterable[str] = CONTENT_DIRS) -> list[str] | None:
+    """Paths that differ between two commits (renames as delete + add), or None when git
+    cannot tell (an unknown commit after a gc, a shallow clone)."""
+    if not old or not new:
+        return None
+    proc = subprocess.run(
+        ["git", "diff", "--name-only", "-z", "--no-renames", old, new, "--", *paths],
+        cwd=root, capture_output=True, check=False,
+    )
+    if proc.returncode != 0:
+        return None
+    return split_z(proc.stdout)
+
+
+def ls_tree(root: Path | str, rev: str, paths: Sequence[str]) -> set[str]:
+    """The paths of PATHS that REV holds (empty when REV does not exist yet)."""
+    if not paths:
+        return set()
+    proc = subprocess.run(["git", "ls-tree", "-r", "--name-only", "-z", rev, "--", *paths],
+                          cwd=root, capture_output=True, check=False)
+    if proc.returncode != 0:
+        return set()
+    return set(split_z(proc.stdout))
+
+
+def toplevel(start: Path | str) -> Path | None:
+    """The top folder of the git work tree holding START, or None."""
+    try:
+        proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, text=True, check=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return Path(proc.stdout.strip()) if proc.returncode == 0 else None
+
+
+def locate_repo(explicit: str | os.PathLike[str] | None = None, *, must_exist: bool = True) -> MemoryRepo:
+    """The memory repo: -C DIR (EXPLICIT), else $AUTOPOIESIS_REPO, else the git top level
+    of the current folder."""
+    if explicit:
+        return MemoryRepo.checked(explicit, f"-C {explicit}", must_exist=must_exist)
+    if os.environ.get("AUTOPOIESIS_REPO"):
+        root = Path(os.environ["AUTOPOIESIS_REPO"]).expanduser()
+        return MemoryRepo.checked(root, f"$AUTOPOIESIS_REPO={root}", must_exist=must_exist)
+    top = toplevel(Path.cwd())
+    if top is None:
+        raise NotAMemoryRepo(
+            "No memory repository here: this folder is not inside a git repository. "
+            "Pass -C DIR, set AUTOPOIESIS_REPO, or create one with `autopoiesis init DIR`."
+        )
+    return MemoryRepo.checked(top, f"the git repository at {top}", must_exist=must_exist)
+
+
+def git_dir(root: Path | str) -> Path:
+    """The repository's git folder (absolute), also for a worktree."""
+    out = decode(run(root, "rev-parse", "--absolute-git-dir")).strip()
+    return Path(out)

@@ -1,0 +1,1 @@
+"""Aider's chat history (.aider.chat.history.md)."""

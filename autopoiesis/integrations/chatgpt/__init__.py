@@ -1,0 +1,1 @@
+"""ChatGPT's conversations.json export."""

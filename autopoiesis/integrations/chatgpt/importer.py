@@ -1,0 +1,168 @@
+"""The ChatGPT data export's `conversations.json`: a list of conversations (or one), each
+a tree of message nodes in `mapping` (`id`, `parent`, `children`, `message`).
+
+Each conversation is one transcript. Its turns are the branch the user last saw: from
+`current_node` up through the parents to the root, then read root first; the other
+branches (regenerated answers, edited prompts) stay out. When `current_node` is missing
+the newest leaf stands in for it.
+
+An assistant message addressed to a tool (`recipient` other than `all`) is a tool call,
+and the `tool` message that answers it fills in its result. Thoughts, reasoning recaps,
+the user's custom instructions (`user_editable_context`) and system messages are not
+conversation and are left out. Image pointers and uploaded files become attachment
+lines. Times are the messages' `create_time`; a message without one takes the time
+before it, and no turn is placed before the one it answers.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from autopoiesis.capture.importers.base import (
+    ImportReport,
+    SessionDraft,
+    ToolCalls,
+    advise_format,
+    first_time,
+    json_probe,
+    looks_like_jsonl,
+    mapping,
+    monotonic_turns,
+    nonempty_str,
+    read_export,
+    safe_session_id,
+    sequence,
+    stable_id,
+    string,
+)
+from autopoiesis.core.clock import parse_ts
+from autopoiesis.errors import ImportFormatError, TimestampError
+from autopoiesis.formats import transcript as tf
+from autopoiesis.integrations.responses.importer import call_args
+
+SKIPPED_CONTENT = frozenset({"thoughts", "reasoning_recap", "user_editable_context", "model_editable_context"})
+
+
+def _is_conversation(obj: Any) -> bool:
+    return isinstance(obj, dict) and isinstance(obj.get("mapping"), dict)
+
+
+def _active_path(tree: dict[str, Any], current: Any) -> list[dict[str, Any]]:
+    """The nodes from the root to CURRENT (else the newest leaf), root first."""
+    if not isinstance(current, str) or current not in tree:
+        leaves = [k for k, n in tree.items() if isinstance(n, dict) and not n.get("children")]
+        # the newest leaf: the one whose branch holds the latest create_time
+        current = max(leaves, key=lambda leaf: max((_created(n) for n in _walk_up(tree, leaf)), default=0.0), default=None)
+    return _walk_up(tree, current)[::-1]
+
+
+def _created(node: dict[str, Any]) -> float:
+    value = mapping(node.get("message")).get("create_time")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value else 0.0
+
+
+def _walk_up(tree: dict[str, Any], current: Any) -> list[dict[str, Any]]:
+    """The nodes from CURRENT up to the root (a cycle ends the walk)."""
+    path: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    while isinstance(current, str) and current in tree and current not in seen:
+        seen.add(current)
+        node = tree[current]
+        if not isinstance(node, dict):
+            break
+        path.append(node)
+        current = node.get("parent")
+    return path
+
+
+def _content(content: dict[str, Any]) -> tuple[str, list[tf.Item]]:
+    """(text, attachments) of a message's content, whatever its content_type."""
+    texts: list[str] = []
+    attachments: list[tf.Item] = []
+    for part in sequence(content.get("parts")):
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict):
+            if isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            elif "asset_pointer" in part:
+                attachments.append(tf.Attachment(str(part.get("asset_pointer") or "image (not stored)")))
+    if not any(t.strip() for t in texts):
+        for key in ("text", "result", "output_str"):
+            if isinstance(content.get(key), str) and content[key].strip():
+                texts = [content[key]]
+                break
+    return "\n\n".join(t for t in texts if t.strip()), attachments
+
+
+class ChatGPTImporter:
+    name = "chatgpt"
+    description = "ChatGPT export conversations.json (mapping trees, current branch only)"
+
+    def detect(self, path: Path, text: str) -> float:
+        if looks_like_jsonl(path, text):
+            return 0.0
+        probe = json_probe(text)
+        return 0.95 if _is_conversation(probe) and ("current_node" in probe or "create_time" in probe) else 0.0
+
+    @advise_format
+    def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
+        return read_export(path, text, report, export="ChatGPT", is_conversation=_is_conversation, needs="a mapping",
+                           read_one=lambda conv, where: _conversation(conv, where, path.name, report), refusals=(ImportFormatError, TimestampError))
+
+
+def _conversation(conv: dict[str, Any], where: str, filename: str, report: ImportReport) -> SessionDraft:
+    title = nonempty_str(conv.get("title"))
+    sid = safe_session_id(conv.get("conversation_id"), conv.get("id")) or stable_id("chatgpt", title, conv.get("create_time"))
+    draft = SessionDraft(session_id=sid, channel="chatgpt", topic=title, source=f"chatgpt:{filename}",
+                         model=nonempty_str(conv.get("default_model_slug")))
+    clock = draft.started = first_time(conv.get("create_time"), field="create_time")
+    calls = ToolCalls()
+    for node in _active_path(conv["mapping"], conv.get("current_node")):
+        msg = node.get("message")
+        if not isinstance(msg, dict) or not isinstance(msg.get("content"), dict):
+            continue
+        author = mapping(msg.get("author"))
+        role, content = string(author.get("role")), msg["content"]
+        meta = mapping(msg.get("metadata"))
+        if role == "system" or string(content.get("content_type")) in SKIPPED_CONTENT or meta.get("is_visually_hidden_from_conversation"):
+            continue
+        try:
+            if msg.get("create_time") is not None:
+                clock = parse_ts(msg["create_time"], "create_time")
+        except TimestampError as exc:  # an unreadable time: the message keeps the time before it
+            report.warnings.append(f"{where}: message {msg.get('id')!r}: {str(exc).split(';')[0]}; it keeps the time before it")
+        if clock is None:
+            raise ImportFormatError(f"message {msg.get('id')!r} has no readable create_time and neither has the conversation; "
+                                    "it was not imported.")
+        text, items = _content(content)
+        if role == "user":
+            names = [a.get("name") for a in sequence(meta.get("attachments")) if isinstance(a, dict)]
+            items += [tf.Attachment(str(n)) for n in names if n]
+            if text or items:
+                draft.add_turn(clock, "user", ([tf.Text(text)] if text else []) + items)
+        elif role == "assistant":
+            if draft.model is None and nonempty_str(meta.get("model_slug")):
+                draft.model = meta["model_slug"]
+            recipient = msg.get("recipient")
+            if isinstance(recipient, str) and recipient not in ("all", ""):
+                call = tf.ToolCall(recipient, call_args(text), None)
+                calls.add(node.get("id") or msg.get("id"), _agent_items(draft, clock), call)
+            elif text or items:
+                draft.add_turn(clock, "agent", ([tf.Text(text)] if text else []) + items)
+        elif role == "tool":
+            name = nonempty_str(author.get("name"))
+            result = text or ("image (not stored)" if items else "")
+            if not calls.resolve(node.get("parent"), result or None) and not calls.resolve_oldest(name, result or None):
+                if result:
+                    _agent_items(draft, clock).append(tf.ToolCall(name or "tool", "", result))
+    monotonic_turns(draft)
+    return draft
+
+
+def _agent_items(draft: SessionDraft, when: datetime) -> list[tf.Item]:
+    if draft.turns and draft.turns[-1].role == "agent":
+        return draft.turns[-1].items
+    return draft.add_turn(when, "agent", []).items

@@ -1,0 +1,1 @@
+"""Claude.ai's conversation export."""

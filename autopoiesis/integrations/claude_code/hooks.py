@@ -1,0 +1,227 @@
+"""Claude Code's hook events, as autopoiesis answers them.
+
+Claude Code runs each hook command with the event's JSON on stdin: `session_id`,
+`transcript_path` (the session's JSONL log), `cwd`, `hook_event_name`, and per event
+`source` (SessionStart: startup, resume, clear or compact), `prompt` (UserPromptSubmit),
+`trigger` and `custom_instructions` (PreCompact), `reason` (SessionEnd). A SessionStart
+or UserPromptSubmit hook that prints `{"hookSpecificOutput": {"hookEventName": EVENT,
+"additionalContext": TEXT}}` adds TEXT to what the model sees.
+
+    SessionStart      the session-level memory (identity, MEMORY.md, journal, active
+                      projects) and the knowledge about the project in `cwd`; after a
+                      compaction, first the notes of the pre-compaction flush
+    UserPromptSubmit  the topics the prompt activates and the knowledge it calls for
+                      (the compiler without the session-level slots, which the session
+                      already has): the design's "the LLM never searches"
+    PreCompact        the flush: Claude Code compacts by itself, so the agent cannot be
+                      asked for a silent turn. The hook prints the flush prompt as
+                      instructions for the compaction summary (Claude Code passes a
+                      PreCompact hook's output to the summariser: observed, not
+                      documented), and the next SessionStart (source compact), or failing
+                      that the next Stop, reads the notes back from the summary in the
+                      transcript and appends them through the knowledge writer
+    Stop              the session is alive (sessions.py); quiet sessions get imported
+    SessionEnd        the import of the transcript, in a detached process
+
+Every answer fits `integrations.hook_token_budget` tokens (or the hook's --budget).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.errors import HookPayloadError
+from autopoiesis.integrations.sessions import SessionRegistry, session_key, spawn_import, sweep_idle
+
+HARNESS = "claude-code"
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
+SESSION_PREAMBLE = (
+    "Your long-term memory (autopoiesis: Markdown files in the git repository {root}): your identity, core "
+    "memory, recent journal and active projects, and what it holds about this project. Each prompt brings the "
+    "topics and knowledge relevant to it. Cite the file when you rely on one."
+)
+PROMPT_PREAMBLE = "From your long-term memory (autopoiesis, {root}), for this prompt. Cite the file when you rely on one."
+# Claude Code keeps a hook's additionalContext inline up to 10,000 characters; past that
+# the model sees a 2,000-character preview and a file path instead.
+INLINE_CHARS = 10_000
+_SECTION_BREAK = "\n\n<!-- "
+
+
+def _field(payload: dict[str, Any], name: str, *, required: bool = False) -> str | None:
+    value = payload.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value):
+        raise HookPayloadError(f"the hook payload's {name!r} is {value!r}, not a string")
+    return value
+
+
+def handle(repo: MemoryRepo, event: str, payload: dict[str, Any], *, budget: int) -> tuple[str | None, dict[str, Any]]:
+    """Answer EVENT: (what to print on stdout or None, fields for the event log)."""
+    if event not in EVENTS:
+        raise HookPayloadError(f"{event!r} is not a Claude Code event autopoiesis handles ({', '.join(EVENTS)})")
+    named = payload.get("hook_event_name")
+    if named is not None and named != event:
+        raise HookPayloadError(f"the hook is installed for {event} but was called for {named!r}; "
+                               "run `autopoiesis integrate claude-code` again")
+    sid = _field(payload, "session_id", required=event != "UserPromptSubmit")
+    transcript = _field(payload, "transcript_path")
+    transcript = str(Path(transcript).expanduser()) if transcript else None
+    cwd = _field(payload, "cwd")
+    info: dict[str, Any] = {"session": sid}
+    registry = SessionRegistry(repo)
+    key = session_key(HARNESS, sid) if sid else None
+
+    if event == "UserPromptSubmit":
+        prompt = _field(payload, "prompt", required=True) or ""
+        text, more = compile_context(repo, prompt, budget=budget, session_context=False,
+                                     preamble=PROMPT_PREAMBLE.format(root=repo.root))
+        return _context_output(event, text), info | more
+
+    if event == "SessionStart":
+        source = _field(payload, "source") or "startup"
+        info["source"] = source
+        if sid and source == "compact":
+            info["flush"] = flush_from_summary(repo, sid, transcript)
+        project = Path(cwd).name if cwd else ""
+        text, more = compile_context(repo, f"the {project} project" if project else "", budget=budget,
+                                     session_context=True, preamble=SESSION_PREAMBLE.format(root=repo.root))
+        if sid and key:  # (always: SessionStart carries its session_id)
+            registry.touch(HARNESS, sid, path=transcript, cwd=cwd)
+            info["import_started"] = sweep_idle(repo, exclude=key) is not None
+        return _context_output(event, text), info | more
+
+    assert sid is not None and key is not None  # required above for the remaining events
+    if event == "PreCompact":
+        from autopoiesis.knowledge.flush import compaction_instructions
+
+        offset = _size(transcript)
+        registry.touch(HARNESS, sid, path=transcript, cwd=cwd, flush_pending=True, flush_from=offset)
+        info["trigger"] = payload.get("trigger")
+        return compaction_instructions(repo), info
+
+    if event == "Stop":
+        seen = registry.get(key)
+        if seen is not None and seen.data.get("flush_pending"):
+            info["flush"] = flush_from_summary(repo, sid, transcript)
+        registry.touch(HARNESS, sid, path=transcript, cwd=cwd)
+        info["import_started"] = sweep_idle(repo, exclude=key) is not None
+        return None, info
+
+    # SessionEnd: this session and any other gone quiet, imported in the background
+    info["reason"] = payload.get("reason")
+    registry.touch(HARNESS, sid, path=transcript, cwd=cwd)
+    idle = registry.idle(repo.config.integrations.import_idle_minutes, exclude=key)
+    info["import_pid"] = spawn_import(repo, [key, *(s.key for s in idle)])
+    return None, info
+
+
+def _context_output(event: str, text: str | None) -> str | None:
+    if not text:
+        return None
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, ensure_ascii=False)
+
+
+def compile_context(repo: MemoryRepo, message: str, *, budget: int, session_context: bool,
+                    preamble: str) -> tuple[str | None, dict[str, Any]]:
+    """The compiled context for MESSAGE within BUDGET, or None when it holds nothing but
+    the preamble (no topic, no knowledge: nothing worth the model's attention)."""
+    from autopoiesis.compiler import ContextCompiler
+    from autopoiesis.memory.compile_message import compile_for_message
+
+    with ContextCompiler(repo, system_prompt=preamble) as compiler:
+        result, activations = compile_for_message(repo, message, budget=budget, compiler=compiler,
+                                                  session_context=session_context)
+    included = [s for s in result.sections if s.included and s.label != "system"]
+    info: dict[str, Any] = {"tokens": result.total_tokens if included else 0, "sections": len(included),
+                            "topics": [a.topic for a in activations]}
+    if not included:
+        return None, info
+    text, dropped = fit_inline(result.prompt)
+    if dropped:
+        info["dropped_for_length"] = dropped
+    return text, info
+
+
+def fit_inline(prompt: str, limit: int = INLINE_CHARS) -> tuple[str, int]:
+    """PROMPT within LIMIT characters: whole sections from its end (the lowest priority)
+    left out first; a first section longer than LIMIT alone is cut, with a marker.
+    Returns (text, sections left out)."""
+    if len(prompt) <= limit:
+        return prompt, 0
+    parts = prompt.split(_SECTION_BREAK)
+    kept = [parts[0]]
+    for part in parts[1:]:
+        if len(_SECTION_BREAK.join([*kept, part])) > limit:
+            break
+        kept.append(part)
+    text = _SECTION_BREAK.join(kept)
+    if len(text) > limit:
+        marker = "\n[… cut to fit the hook's 10,000 characters]"
+        text = text[: limit - len(marker)].rsplit("\n", 1)[0] + marker
+    return text, len(parts) - len(kept)
+
+
+def _size(path: str | None) -> int:
+    try:
+        return Path(path).stat().st_size if path else 0
+    except OSError:
+        return 0
+
+
+def last_compact_summary(path: Path, offset: int = 0) -> str | None:
+    """The text of the last compaction summary (a `"isCompactSummary": true` user line)
+    in the Claude Code log PATH at or after byte OFFSET, or None."""
+    found = None
+    with open(path, "rb") as fh:
+        if offset <= path.stat().st_size:
+            fh.seek(offset)
+        for raw in fh:
+            if b"isCompactSummary" not in raw:
+                continue
+            try:
+                row = json.loads(raw)
+            except ValueError:
+                continue  # a line cut by a crash, or not ours to judge
+            if not isinstance(row, dict) or row.get("isCompactSummary") is not True:
+                continue
+            content = (row.get("message") or {}).get("content") if isinstance(row.get("message"), dict) else None
+            if isinstance(content, str):
+                found = content
+            elif isinstance(content, list):
+                found = "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return found
+
+
+def flush_from_summary(repo: MemoryRepo, sid: str, transcript: str | None) -> dict[str, Any]:
+    """Append the notes of the flush block in the last compaction summary of TRANSCRIPT
+    (after the PreCompact hook's offset), cited as the session, and commit them. The
+    session's flush stays pending (for the next Stop) while no summary is there yet."""
+    from autopoiesis.knowledge.flush import apply_flush, flush_block
+
+    registry = SessionRegistry(repo)
+    seen = registry.get(session_key(HARNESS, sid))
+    offset = int(seen.data.get("flush_from") or 0) if seen is not None else 0
+    if not transcript or not Path(transcript).is_file():
+        return {"status": "no transcript to read the compaction summary from"}
+    summary = last_compact_summary(Path(transcript), offset)
+    if summary is None:
+        registry.touch(HARNESS, sid, flush_pending=True)
+        return {"status": "no compaction summary in the transcript yet"}
+    registry.touch(HARNESS, sid, flush_pending=False, flush_from=_size(transcript))
+    block = flush_block(summary)
+    if block is None:
+        return {"status": "the compaction summary holds no memory-flush block"}
+    report = apply_flush(repo, block, source=f"{HARNESS}:{sid}")
+    paths = [p for p, _ in report.written]
+    if not paths:
+        return {"status": "nothing new to keep"}
+    from autopoiesis.git.repo import MemoryGit
+
+    body = "".join(f"- {p}: +{n} entr{'y' if n == 1 else 'ies'}\n" for p, n in report.written)
+    sha = MemoryGit(repo).commit_paths(paths, f"memory: pre-compaction flush of {HARNESS} session {sid}\n\n{body}").sha
+    return {"status": "flushed", "written": dict(report.written), "commit": sha}

@@ -1,0 +1,1 @@
+"""Cline / Roo / Kilo task folders."""

@@ -1,0 +1,1 @@
+"""Continue's session files."""

@@ -1,0 +1,1 @@
+"""GitHub Copilot CLI and chat logs."""

@@ -1,0 +1,177 @@
+"""GitHub Copilot CLI session events (`~/.copilot/session-state/<id>/events.jsonl`, and
+the older `~/.copilot/session-state/<id>.jsonl`).
+
+One `{"type", "data", "id", "timestamp", "parentId"}` event per line. `session.start`
+names the session; `user.message` and `assistant.message` are the turns (the user's
+`content`, not the `transformedContent` the CLI sends on with injected context);
+an assistant message's `toolRequests` and `tool.execution_start` open tool calls, and
+`tool.execution_complete` writes the result into them by `toolCallId`. Messages of a
+subagent (with `parentToolCallId`) are agent turns named by the subagent.
+`assistant.reasoning` is left out on purpose (design §2.1); `system.message` (the
+system prompt), hooks, session notices and turn markers are bookkeeping. Tokens: the
+`session.shutdown` totals when the log has them, else the assistant messages' output.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from autopoiesis.capture.importers.base import (
+    ImportReport,
+    SessionDraft,
+    ToolCalls,
+    advise_format,
+    count,
+    file_session_id,
+    first_json_line,
+    first_time,
+    json_lines,
+    looks_like_jsonl,
+    mapping,
+    monotonic_turns,
+    nonempty_str,
+    safe_session_id,
+    sequence,
+)
+from autopoiesis.core.clock import parse_ts
+from autopoiesis.errors import ImportFormatError, TimestampError
+from autopoiesis.formats import transcript as tf
+from autopoiesis.integrations.responses.importer import call_args, output_text
+
+CONTENT = frozenset({"user.message", "assistant.message", "tool.execution_start", "tool.execution_complete"})
+# Known bookkeeping: lifecycle, notices, hooks, turn markers, usage, reasoning (excluded).
+KNOWN_PREFIXES = ("session.", "hook.", "subagent.", "skill.", "system.", "assistant.", "tool.", "abort", "user.")
+
+
+class CopilotImporter:
+    name = "copilot"
+    description = "GitHub Copilot CLI session events (~/.copilot/session-state/**/events.jsonl)"
+
+    def detect(self, path: Path, text: str) -> float:
+        if not looks_like_jsonl(path, text):
+            return 0.0
+        first = first_json_line(text)
+        if isinstance(first, dict) and isinstance(first.get("type"), str) and isinstance(first.get("data"), dict) \
+                and "timestamp" in first:
+            return 0.95 if first["type"] == "session.start" else 0.7
+        return 0.0
+
+    @advise_format
+    def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
+        log = _Log(path, report)
+        for n, obj in json_lines(text, str(path), report):
+            log.event(n, obj)
+        return [log.finish()]
+
+
+class _Log:
+    def __init__(self, path: Path, report: ImportReport) -> None:
+        self.path, self.report = path, report
+        self.draft = SessionDraft(session_id="", channel="copilot", source=f"copilot:{path.name}")
+        self.calls = ToolCalls()
+        self.subagents: dict[str, str] = {}  # toolCallId of the task -> the subagent's name
+        self.shutdown = [0, 0]
+        self.output_tokens = 0
+        self.selected_model: str | None = None
+
+    def _agent_items(self, when: datetime, name: str | None) -> list[tf.Item]:
+        last = self.draft.turns[-1] if self.draft.turns else None
+        if last is not None and last.role == "agent" and last.name == name:
+            return last.items
+        return self.draft.add_turn(when, "agent", [], name).items
+
+    def event(self, n: int, obj: dict[str, Any]) -> None:
+        kind, data = obj.get("type"), obj.get("data")
+        if not isinstance(kind, str) or not isinstance(data, dict):
+            self.report.skip_line(str(self.path), n, "not a Copilot event (type and data)")
+            return
+        if kind not in CONTENT:
+            self._bookkeeping(n, kind, data)
+            return
+        try:
+            when = parse_ts(obj.get("timestamp"), "timestamp")
+        except TimestampError as exc:
+            self.report.skip_line(str(self.path), n, str(exc).split(";")[0])
+            return
+        speaker = self.subagents.get(str(data.get("parentToolCallId"))) if data.get("parentToolCallId") else None
+        if speaker is None and data.get("parentToolCallId"):
+            speaker = "subagent"
+        if kind == "user.message":
+            items: list[tf.Item] = []
+            if nonempty_str(data.get("content")):
+                items.append(tf.Text(data["content"]))
+            for att in sequence(data.get("attachments")):
+                if isinstance(att, dict) and (nonempty_str(att.get("path")) or nonempty_str(att.get("displayName"))):
+                    items.append(tf.Attachment(att.get("path") or att["displayName"]))
+            if items:
+                self.draft.add_turn(when, "user", items, speaker)
+        elif kind == "assistant.message":
+            if self.draft.model is None and nonempty_str(data.get("model")):
+                self.draft.model = data["model"]
+            self.output_tokens += count(data.get("outputTokens"))
+            text = nonempty_str(data.get("content"))
+            requests = [r for r in data.get("toolRequests") or [] if isinstance(r, dict)] \
+                if isinstance(data.get("toolRequests"), list) else []
+            if text:
+                self.draft.add_turn(when, "agent", [tf.Text(text)], speaker)
+            for req in requests:
+                if req.get("toolCallId") in self.calls:
+                    continue  # its execution_start came first and opened it
+                self.calls.add(req.get("toolCallId"), self._agent_items(when, speaker),
+                               tf.ToolCall(str(req.get("name") or "tool"), call_args(req.get("arguments")), None))
+        elif kind == "tool.execution_start":
+            if data.get("toolCallId") not in self.calls or data.get("toolCallId") in (None, ""):
+                name = str(data.get("toolName") or "tool")
+                if nonempty_str(data.get("mcpServerName")):
+                    name = f"{data['mcpServerName']}.{data.get('mcpToolName') or name}"
+                self.calls.add(data.get("toolCallId"), self._agent_items(when, speaker),
+                               tf.ToolCall(name, call_args(data.get("arguments")), None))
+        else:  # tool.execution_complete
+            result = mapping(data.get("result"))
+            text = output_text(result.get("content")) or output_text(data.get("error"))
+            if data.get("success") is False:
+                text = f"error: {text}" if text else "error"
+            call_id = data.get("toolCallId")
+            if not (call_id and self.calls.resolve(call_id, text or None)):
+                self._agent_items(when, speaker).append(tf.ToolCall("result", str(call_id or ""), text or None))
+
+    def _bookkeeping(self, n: int, kind: str, data: dict[str, Any]) -> None:
+        if not kind.startswith(KNOWN_PREFIXES):
+            self.report.skip_line(str(self.path), n, f"unknown event type {kind!r}")
+        elif kind == "session.start":
+            if not self.draft.session_id and safe_session_id(data.get("sessionId")):
+                self.draft.session_id = data["sessionId"]
+                self.draft.started = first_time(data.get("startTime"), field="startTime") or self.draft.started
+            self.selected_model = self.selected_model or nonempty_str(data.get("selectedModel"))
+        elif kind == "session.model_change":
+            self.selected_model = self.selected_model or nonempty_str(data.get("newModel"))
+        elif kind == "subagent.started" and data.get("toolCallId"):
+            self.subagents[str(data["toolCallId"])] = str(data.get("agentDisplayName") or data.get("agentName") or "subagent")
+        elif kind == "session.shutdown":
+            details = mapping(data.get("tokenDetails"))
+            if details:
+                self.shutdown[0] += count(mapping(details.get("input")).get("tokenCount"))
+                self.shutdown[1] += count(mapping(details.get("output")).get("tokenCount"))
+            else:
+                for metrics in mapping(data.get("modelMetrics")).values():
+                    usage = mapping(mapping(metrics).get("usage"))
+                    self.shutdown[0] += count(usage.get("inputTokens"))
+                    self.shutdown[1] += count(usage.get("outputTokens"))
+
+    def finish(self) -> SessionDraft:
+        d = self.draft
+        if not d.session_id:
+            stem = self.path.parent.name if self.path.name == "events.jsonl" else self.path.stem
+            d.session_id = file_session_id("copilot", stem)
+        d.model = d.model or self.selected_model
+        if any(self.shutdown):
+            d.tokens_in, d.tokens_out = self.shutdown
+        else:
+            d.tokens_out = self.output_tokens
+        if not d.turns:
+            raise ImportFormatError(f"{self.path}: Copilot session {d.session_id} holds no user or assistant message; "
+                                    "nothing to import.")
+        monotonic_turns(d)
+        return d

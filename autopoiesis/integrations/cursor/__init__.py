@@ -1,0 +1,1 @@
+"""Cursor's agent logs and Markdown exports."""

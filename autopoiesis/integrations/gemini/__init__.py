@@ -1,0 +1,1 @@
+"""Gemini CLI's session logs."""

@@ -1,0 +1,244 @@
+"""Gemini CLI chat recordings (`~/.gemini/tmp/<project>/chats/session-*.json` and, since
+0.40, `session-*.jsonl`).
+
+The JSON file is one ConversationRecord: `sessionId`, `projectHash`, `startTime`,
+`lastUpdated`, optional `summary`, and `messages`. The JSONL file is written the way
+the CLI's chatRecordingService replays it: a first metadata line, then message records
+(a record whose `id` was seen before replaces it), `{"$set": {...}}` metadata updates
+(a `$set` of `messages` starts over from that list) and `{"$rewindTo": id}`, which drops
+that message and everything after it (the user rewound the chat; the dropped branch
+stays out of the transcript).
+
+Message `type` `user` and `gemini` are the conversation; `info`, `warning` and `error`
+are the CLI's notices and are skipped. A gemini message's `toolCalls` become tool-call
+lines with their results; `thoughts` are left out on purpose (design §2.1). Tokens are
+the sum of the messages' `tokens.input` / `tokens.output`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from autopoiesis.capture.importers.base import (
+    ImportReport,
+    SessionDraft,
+    ToolCalls,
+    advise_format,
+    args_summary,
+    count,
+    first_json_line,
+    first_time,
+    json_lines,
+    load_json,
+    looks_like_jsonl,
+    mapping,
+    monotonic_turns,
+    nonempty_str,
+    safe_session_id,
+    sequence,
+    stable_id,
+    string,
+)
+from autopoiesis.core.clock import parse_ts
+from autopoiesis.errors import ImportFormatError, TimestampError
+from autopoiesis.formats import transcript as tf
+from autopoiesis.integrations.responses.importer import output_text
+
+NOTICE_TYPES = frozenset({"info", "warning", "error"})
+
+
+def _is_metadata(obj: Any) -> bool:
+    return isinstance(obj, dict) and isinstance(obj.get("sessionId"), str) and isinstance(obj.get("projectHash"), str)
+
+
+def _parts(value: Any) -> tuple[list[str], list[tf.Item]]:
+    """(texts, attachments) of a PartListUnion: a string, a part, or a list of them."""
+    if isinstance(value, str):
+        return [value], []
+    texts: list[str] = []
+    attachments: list[tf.Item] = []
+    for part in value if isinstance(value, list) else [value]:
+        if isinstance(part, str):
+            texts.append(part)
+        elif not isinstance(part, dict) or part.get("thought") is True:
+            continue  # thought parts are reasoning
+        elif isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif isinstance(part.get("inlineData"), dict):
+            attachments.append(tf.Attachment(f"{part['inlineData'].get('mimeType') or 'data'} (not stored)"))
+        elif isinstance(part.get("fileData"), dict) and nonempty_str(part["fileData"].get("fileUri")):
+            attachments.append(tf.Attachment(part["fileData"]["fileUri"]))
+    return texts, attachments
+
+
+def _tool_result(call: dict[str, Any]) -> str | None:
+    texts = []
+    result = call.get("result")
+    for part in result if isinstance(result, list) else [result]:
+        response = part.get("functionResponse") if isinstance(part, dict) else None
+        if isinstance(response, dict) and isinstance(response.get("response"), dict):
+            body = response["response"]
+            texts.append(f"error: {output_text(body['error'])}" if body.get("error") else output_text(body))
+        elif isinstance(part, dict) and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+    text = "\n".join(t for t in texts if t)
+    if not text:
+        display = call.get("resultDisplay")
+        text = display if isinstance(display, str) else (json.dumps(display, ensure_ascii=False) if display else "")
+    status = call.get("status")
+    if status in ("error", "cancelled") and not text.startswith("error"):
+        text = f"{status}: {text}" if text else str(status)
+    return text or None
+
+
+class GeminiImporter:
+    name = "gemini"
+    description = "Gemini CLI chats (~/.gemini/tmp/*/chats/session-*.json and .jsonl)"
+
+    def detect(self, path: Path, text: str) -> float:
+        if looks_like_jsonl(path, text):
+            return 0.95 if _is_metadata(first_json_line(text)) else 0.0
+        try:
+            data = load_json(text)
+        except (ValueError, RecursionError):
+            return 0.0
+        if isinstance(data, dict) and isinstance(data.get("sessionId"), str) and isinstance(data.get("messages"), list) \
+                and ("projectHash" in data or "startTime" in data):
+            return 0.95
+        history = data.get("history") if isinstance(data, dict) else data
+        return 0.85 if isinstance(history, list) and history and _is_content(history[0]) else 0.0
+
+    @advise_format
+    def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
+        meta: dict[str, Any] = {}
+        messages: dict[str, dict[str, Any]] = {}  # by id, in first-seen order (as the CLI keeps them)
+        if looks_like_jsonl(path, text):
+            for n, obj in json_lines(text, str(path), report):
+                if isinstance(obj.get("$rewindTo"), str):
+                    ids = list(messages)
+                    keep = ids[: ids.index(obj["$rewindTo"])] if obj["$rewindTo"] in messages else []
+                    messages = {k: messages[k] for k in keep}
+                elif isinstance(obj.get("id"), str):
+                    messages[obj["id"]] = obj
+                elif isinstance(obj.get("$set"), dict):
+                    if isinstance(obj["$set"].get("messages"), list):
+                        messages = {m["id"]: m for m in obj["$set"]["messages"] if isinstance(m, dict) and isinstance(m.get("id"), str)}
+                    meta.update({k: v for k, v in obj["$set"].items() if k != "messages"})
+                elif _is_metadata(obj):
+                    meta.update({k: v for k, v in obj.items() if k != "messages"})
+                    for m in sequence(obj.get("messages")):
+                        if isinstance(m, dict) and isinstance(m.get("id"), str):
+                            messages[m["id"]] = m
+                else:
+                    report.skip_line(str(path), n, "not a Gemini CLI record (metadata, message, $set or $rewindTo)")
+        else:
+            try:
+                data = load_json(text)
+            except ValueError as exc:
+                raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
+            history = data.get("history") if isinstance(data, dict) else data
+            if isinstance(history, list) and history and _is_content(history[0]):
+                return [_history(path, data if isinstance(data, dict) else {}, history, report)]
+            if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+                raise ImportFormatError(f"{path}: a Gemini CLI chat is an object with sessionId and messages.")
+            meta = data
+            for i, m in enumerate(data["messages"]):
+                if isinstance(m, dict):
+                    messages[str(m.get("id") or f"#{i}")] = m
+        return [_draft(path, meta, list(messages.values()), report)]
+
+
+def _is_content(obj: Any) -> bool:
+    """A Gemini API Content (`{"role": "user"|"model", "parts": [...]}`), as checkpoints hold them."""
+    return isinstance(obj, dict) and string(obj.get("role")) in ("user", "model", "gemini") and isinstance(obj.get("parts"), list)
+
+
+def _history(path: Path, info: dict[str, Any], history: list[Any], report: ImportReport) -> SessionDraft:
+    """A saved chat (`/chat save` checkpoints, older recordings): a list of API Contents,
+    where a model's functionCall part is answered by a functionResponse part after it."""
+    meta = mapping(info.get("meta"))
+    sid = safe_session_id(info.get("sessionId")) or stable_id("gemini", path.name, history[:2])
+    draft = SessionDraft(session_id=sid, channel="gemini", topic=nonempty_str(info.get("summary")),
+                         model=nonempty_str(meta.get("model")), source=f"gemini:{path.name}")
+    clock = first_time(info.get("startTime", info.get("start_time")), field="startTime")
+    if clock is None:
+        clock = parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(second=0, microsecond=0)
+    draft.started = clock
+    calls = ToolCalls()
+    for i, content in enumerate(history):
+        if not _is_content(content):
+            report.skip_line(f"{path}#history", i + 1, "not a Content with role and parts")
+            continue
+        stamp = content.get("ts", content.get("timestamp"))
+        try:
+            clock = parse_ts(stamp, "ts") if stamp is not None else clock
+        except TimestampError as exc:
+            report.skip_line(f"{path}#history", i + 1, str(exc).split(";")[0])
+            continue
+        texts, items = _parts(content["parts"])
+        turn_items: list[tf.Item] = [tf.Text(t) for t in texts if t.strip()] + items
+        for part in content["parts"]:
+            call = part.get("functionCall") if isinstance(part, dict) else None
+            answer = part.get("functionResponse") if isinstance(part, dict) else None
+            if isinstance(call, dict):
+                calls.add(call.get("id"), turn_items, tf.ToolCall(str(call.get("name") or "tool"), args_summary(call.get("args")), None))
+            elif isinstance(answer, dict):
+                body = mapping(answer.get("response"))
+                result = f"error: {output_text(body['error'])}" if body.get("error") else output_text(body)
+                if not (answer.get("id") and calls.resolve(answer["id"], result or None)) \
+                        and not calls.resolve_oldest(nonempty_str(answer.get("name")), result or None):
+                    turn_items.append(tf.ToolCall(str(answer.get("name") or "result"), "", result or None))
+        if not turn_items:
+            continue
+        role = "user" if content["role"] == "user" and not all(isinstance(i, tf.ToolCall) for i in turn_items) else "agent"
+        draft.add_turn(clock, role, turn_items)
+    if not draft.turns:
+        raise ImportFormatError(f"{path}: this Gemini chat history holds no message; nothing to import.")
+    monotonic_turns(draft)
+    return draft
+
+
+def _draft(path: Path, meta: dict[str, Any], messages: list[dict[str, Any]], report: ImportReport) -> SessionDraft:
+    sid = safe_session_id(meta.get("sessionId")) or stable_id("gemini", path.name)
+    draft = SessionDraft(session_id=sid, channel="gemini", topic=nonempty_str(meta.get("summary")),
+                         source=f"gemini:{path.name}")
+    draft.started = clock = first_time(meta.get("startTime") or None, field="startTime")
+    for i, m in enumerate(messages):
+        kind = string(m.get("type"))
+        if kind in NOTICE_TYPES:
+            continue
+        where = f"{path}: message {m.get('id', i)!r}"
+        if kind == "model":
+            kind = "gemini"  # what some recordings call the model's messages
+        if kind not in ("user", "gemini"):
+            report.skip_line(f"{path}#messages", i + 1, f"message {m.get('id', i)!r} has unknown type {kind!r}")
+            continue
+        try:
+            clock = parse_ts(m["timestamp"], f"{where} timestamp") if m.get("timestamp") is not None else clock
+        except TimestampError as exc:
+            report.skip_line(f"{path}#messages", i + 1, str(exc).split(";")[0])
+            continue
+        if clock is None:
+            report.skip_line(f"{path}#messages", i + 1, f"message {m.get('id', i)!r} has no timestamp and the chat no startTime")
+            continue
+        shown = m.get("displayContent") if kind == "user" and m.get("displayContent") else m.get("content")
+        texts, attachments = _parts(shown)
+        items: list[tf.Item] = [tf.Text(t) for t in texts if t.strip()] + attachments
+        if kind == "gemini":
+            if draft.model is None and nonempty_str(m.get("model")):
+                draft.model = m["model"]
+            tokens = mapping(m.get("tokens"))
+            draft.tokens_in += count(tokens.get("input"))
+            draft.tokens_out += count(tokens.get("output"))
+            for call in sequence(m.get("toolCalls")):
+                if isinstance(call, dict):
+                    items.append(tf.ToolCall(str(call.get("name") or call.get("displayName") or "tool"),
+                                             args_summary(call.get("args")), _tool_result(call)))
+        if items:
+            draft.add_turn(clock, "user" if kind == "user" else "agent", items)
+    if not draft.turns:
+        raise ImportFormatError(f"{path}: Gemini chat {sid} holds no user or gemini message; nothing to import.")
+    monotonic_turns(draft)
+    return draft

@@ -1,0 +1,51 @@
+"""Install autopoiesis's hooks into a harness's own settings, and take them out again:
+what every harness's install shares (claude_code/install.py and codex/install.py hold
+each harness's own settings file).
+
+The command names the interpreter autopoiesis runs in and the memory repo as absolute
+paths (`python -P -m autopoiesis -C REPO hook ...`): a hook runs from the harness's
+environment, whose PATH may not hold the virtualenv, and in the project's folder, which
+is not the memory repo (and `-P` keeps a folder of that project named autopoiesis from
+being imported in place of the installed package).
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autopoiesis.core.paths import MemoryRepo, atomic_write
+
+
+@dataclass
+class IntegrationReport:
+    """What an install or uninstall did to one settings file."""
+
+    path: Path
+    added: list[str] = field(default_factory=list)  # events (Claude Code) or "notify" (Codex)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+def hook_command(repo: MemoryRepo, harness: str, event: str, *, budget: int | None = None,
+                 python: str | None = None) -> str:
+    """The shell command a harness runs for EVENT (Claude Code runs it with sh -c)."""
+    parts = [python or sys.executable, "-P", "-m", "autopoiesis", "-C", str(repo.root), "hook", harness, event]
+    if budget is not None:
+        parts += ["--budget", str(budget)]
+    return shlex.join(parts)
+
+
+def write_settings(path: Path, text: str) -> None:
+    """Replace PATH's content atomically; a symlinked settings file (dotfiles kept in a
+    repository of their own) stays a symlink, and its target gets the new content."""
+    atomic_write(path.resolve(), text)
+
+

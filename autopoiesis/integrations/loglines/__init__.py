@@ -1,0 +1,1 @@
+"""Generic role-tagged log lines."""

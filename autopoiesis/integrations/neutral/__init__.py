@@ -1,0 +1,1 @@
+"""The neutral capture-stream format (autopoiesis's own NDJSON events)."""

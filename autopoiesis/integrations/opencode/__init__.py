@@ -1,0 +1,1 @@
+"""OpenCode's storage folder."""

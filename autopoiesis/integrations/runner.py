@@ -1,0 +1,130 @@
+"""The hook process: read the harness's payload, answer it, log it, exit 0.
+
+A hook must never get in the user's way: whatever goes wrong (a bad payload, a broken
+config, a damaged index, a deadline passed), the process prints nothing, exits 0 (the
+prompt goes on without memory) and writes the reason to the harness event log
+(`.autopoiesis/logs/harness.jsonl`, one line per call, with its duration). Only when the
+memory repo itself cannot be found is the reason printed on stderr instead, which Claude
+Code shows in its verbose mode.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any, BinaryIO, TextIO
+
+from autopoiesis.core.config import NUMBERS, check_number
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.errors import AutopoiesisError, HookPayloadError
+from autopoiesis.git.runner import locate_repo
+from autopoiesis.integrations import DEADLINES, MAX_PAYLOAD_BYTES
+
+# The calls answered with compiled context, which search the index: their `git status`
+# starts before the compiler is imported (core.git.status_ahead).
+CONTEXT_EVENTS = {("claude-code", "SessionStart"), ("claude-code", "UserPromptSubmit")}
+
+
+class HookDeadline(Exception):
+    """The hook ran past its deadline."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Raise HookDeadline in this (main) thread after SECONDS; a no-op where there is no SIGALRM."""
+    if not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise HookDeadline(f"gave up after {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def read_payload(stdin: BinaryIO, argument: str | None = None) -> dict[str, Any]:
+    """The hook's JSON object: ARGUMENT when the harness passes it as one (Codex), else stdin."""
+    raw = argument.encode("utf-8", "surrogateescape") if argument is not None else stdin.read(MAX_PAYLOAD_BYTES + 1)
+    if len(raw) > MAX_PAYLOAD_BYTES:
+        raise HookPayloadError(f"the payload is over {MAX_PAYLOAD_BYTES >> 20} MB")
+    try:
+        data = json.loads(raw.decode("utf-8", "replace"))
+    except ValueError as exc:
+        raise HookPayloadError(f"the payload is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise HookPayloadError(f"the payload is a JSON {type(data).__name__}, not an object")
+    return data
+
+
+def hook_budget(repo: MemoryRepo, budget: int | str | None) -> int:
+    """The token budget of a context hook: --budget, else integrations.hook_token_budget."""
+    rule = NUMBERS[("integrations", "hook_token_budget")]
+    if budget is None:
+        return repo.config.integrations.hook_token_budget
+    if isinstance(budget, str):
+        try:
+            budget = int(budget)
+        except ValueError:
+            raise HookPayloadError(f"--budget {budget!r} is not {rule.describe()}") from None
+    return int(check_number("--budget", budget, rule) or 0)
+
+
+def run_hook(repo_dir: str | None, harness: str, event: str, *, budget: int | str | None = None,
+             argument: str | None = None, stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
+    """Run one hook call of HARNESS for EVENT; always returns 0 (the exit status)."""
+    started = time.perf_counter()
+    stdin = stdin if stdin is not None else sys.stdin.buffer
+    stdout = stdout if stdout is not None else sys.stdout
+    try:
+        repo = locate_repo(repo_dir)
+    except AutopoiesisError as exc:
+        print(f"autopoiesis hook {harness} {event}: {exc}", file=sys.stderr)
+        return 0
+    ahead: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+    if (harness, event) in CONTEXT_EVENTS:
+        from autopoiesis.git.runner import status_ahead
+
+        ahead = status_ahead(repo.root)
+    row: dict[str, Any] = {"harness": harness, "event": event}
+    answer: str | None = None
+    try:
+        # stray prints from anything below must not corrupt the one JSON answer
+        with ahead, deadline(DEADLINES.get(event, 10.0)), contextlib.redirect_stdout(sys.stderr):
+            payload = read_payload(stdin, argument)
+            if harness == "claude-code":
+                from autopoiesis.integrations.claude_code import hooks as claude_code
+
+                answer, info = claude_code.handle(repo, event, payload, budget=hook_budget(repo, budget))
+            elif harness == "codex" and event == "notify":
+                from autopoiesis.integrations.codex import hooks as codex
+
+                info = codex.handle_notify(repo, payload)
+            else:
+                raise HookPayloadError(f"no hook {harness} {event}; the hooks are: claude-code EVENT, codex notify")
+        row.update(info)
+        row["ok"] = True
+    except Exception as exc:  # a hook never fails the harness; the log says why (HookDeadline too)
+        answer = None
+        row["ok"] = False
+        row["error"] = str(exc) if isinstance(exc, AutopoiesisError | HookDeadline) else f"{type(exc).__name__}: {exc}"
+    row["ms"] = round((time.perf_counter() - started) * 1000, 1)
+    try:
+        from autopoiesis.integrations.sessions import harness_log
+
+        harness_log(repo).append(row)
+    except OSError:
+        pass  # a read-only or full disk: the hook still answers
+    if answer:
+        stdout.write(answer if answer.endswith("\n") else answer + "\n")
+        stdout.flush()
+    return 0

@@ -1,0 +1,249 @@
+"""MemoryCondenser (design §8.4, §10.3): episodic memory -> curated memory.
+
+* daily_summary: the day's journal from the day's transcripts. Updating, not
+  duplicating: bullets already in the journal are skipped by the writer.
+* weekly_rollup: the week's journals -> MEMORY.md: their decisions, lessons and
+  preferences that still stand (a superseded fact is never brought back; a project's
+  decision gets a derived MEMORY.md line with the canonical entry's id). Then the
+  MEMORY.md cap.
+* monthly_distillation: archive old journals, evict stale knowledge, enforce the cap,
+  compact files flagged `needs_compact`.
+
+Offline by default (extractive, cited); with `llm.provider: openai` the daily and weekly
+steps ask the condense stage for bullets (JSON), which still go through the writer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from datetime import date, datetime, timedelta
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from autopoiesis.core.clock import iso_week, parse_ts, utc_now
+from autopoiesis.core.paths import INDEX_FILES, MEMORY_FILE, MemoryRepo
+from autopoiesis.core.text import slugify
+from autopoiesis.errors import LLMResponseError, LLMUnavailableError
+from autopoiesis.formats import knowledge as kf
+from autopoiesis.knowledge.extractors.base import NAME_SLUG_LEN, SourceTranscript, reply_items
+from autopoiesis.knowledge.extractors.journal import JOURNAL
+from autopoiesis.knowledge.prune import MaintenanceResult, MemoryPruner
+from autopoiesis.knowledge.stage import LLMStage
+from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance, WritePolicy
+
+PROMPTS = Path(__file__).parent / "prompts"
+DAILY = WritePolicy("condense.daily@1", ("knowledge/journal/*.md",), frozenset({"append"}))
+WEEKLY = WritePolicy("condense.weekly@1", (MEMORY_FILE,), frozenset({"append", "supersede"}))
+_PREFIX = re.compile(r"^(Decided|Lesson|Preference): ")
+_SECTIONS = {"Decided": "Key Decisions", "Lesson": "Lessons Learned", "Preference": "Preferences"}
+
+
+class MemoryCondenser(LLMStage):
+    def __init__(self, repo: MemoryRepo, *, llm: Any = None, now: Callable[[], datetime] | None = None,
+                 use_llm: bool | None = None, writer: KnowledgeWriter | None = None,
+                 usage: Mapping[str, int] | None = None):
+        """USAGE: the compiler's inclusion counts, for the monthly eviction (see MemoryPruner)."""
+        self.repo = repo
+        self._init_llm(llm)
+        self.now = now or utc_now
+        self.use_llm = (repo.config.llm.provider != "offline") if use_llm is None else use_llm
+        self.writer = writer or KnowledgeWriter(repo)
+        self.pruner = MemoryPruner(repo, llm=llm, now=self.now, writer=self.writer, usage=usage)
+
+    @property
+    def llm(self) -> Any:
+        client = super().llm
+        self.pruner._llm = client  # one client for the condenser and its pruner
+        return client
+
+    def _commit(self, result: MaintenanceResult, subject: str, commit: bool, ctype: str) -> MaintenanceResult:
+        return self.pruner._commit(result, subject, commit, ctype)
+
+    # ── daily ──
+    def _transcripts_of(self, day: date) -> list[SourceTranscript]:
+        base = self.repo.conversations_dir / f"{day.year:04d}" / f"{day.month:02d}" / f"{day.day:02d}"
+        out = []
+        for p in sorted(base.glob("*.md")) if base.is_dir() else []:
+            src = SourceTranscript.from_text(self.repo.rel(p), p.read_text(encoding="utf-8"))
+            if src.transcript.meta.status != "open":
+                out.append(src)
+        return out
+
+    def daily_summary(self, day: date | None = None, *, commit: bool = True) -> MaintenanceResult:
+        day = day or self.now().date()
+        srcs = self._transcripts_of(day)
+        if not srcs:
+            return MaintenanceResult((f"no transcripts on {day.isoformat()}; no journal written",))
+        changes: list[KnowledgeChange] = []
+        if self.use_llm:
+            changes = self._daily_llm(day, srcs)
+        if not changes:
+            changes = [c for s in srcs for c in JOURNAL.run_offline(s)]
+        changes = [KnowledgeChange(**{**c.__dict__, "provenance": Provenance(c.provenance.source, c.provenance.at, DAILY.producer,
+                                                                                 c.provenance.session)}) for c in changes]
+        report = self.writer.apply(changes, DAILY)
+        result = MaintenanceResult(
+            (f"journal {day.isoformat()}: {len(report.added)} bullet(s) added, {report.duplicates} already there, "
+             f"from {len(srcs)} transcript(s)",),
+            tuple(report.paths) or (),
+        )
+        return self._commit(result, f"daily journal {day.isoformat()}", commit, "memory") if report.paths else result
+
+    def _daily_llm(self, day: date, srcs: list[SourceTranscript]) -> list[KnowledgeChange]:
+        path = f"knowledge/journal/{day.isoformat()}.md"
+        existing = self.repo.root / path
+        transcripts = "\n\n".join(f"### {s.path}\n{s.text.split(chr(10) + '---' + chr(10), 1)[-1][:8000 // len(srcs)]}" for s in srcs)
+        prompt = ((PROMPTS / "condense_daily.v1.md").read_text(encoding="utf-8")
+                  .replace("{journal}", existing.read_text(encoding="utf-8") if existing.exists() else "(empty)")
+                  .replace("{date}", day.isoformat()).replace("{transcripts}", transcripts))
+        try:
+            data = self.llm.complete_json("condense", prompt, schema=lambda d: reply_items(d, "bullet")).data
+        except (LLMUnavailableError, LLMResponseError):
+            return []  # the offline summary runs instead; condensation never blocks on a model
+        out = []
+        for d in reply_items(data, "bullet"):
+            text = str(d["bullet"]).strip()
+            src = max(srcs, key=lambda s: len(set(text.lower().split()) & set(s.text.lower().split())))
+            topic = slugify(str(d.get("topic") or "general").replace("/", " "), NAME_SLUG_LEN) or "general"
+            out.append(KnowledgeChange(path, "append", topic, text, src.provenance(src.locate(text), DAILY.producer),
+                                       dated=False, section_level=3))
+        return out
+
+    # ── weekly ──
+    def _journals_of_week(self, day: date) -> list[tuple[date, str, kf.KnowledgeDoc]]:
+        monday = day - timedelta(days=day.isoweekday() - 1)
+        out = []
+        for i in range(7):
+            d = monday + timedelta(days=i)
+            rel = f"knowledge/journal/{d.isoformat()}.md"
+            doc = self.writer.read(rel)
+            if doc is not None:
+                out.append((d, rel, doc))
+        return out
+
+    def weekly_rollup(self, day: date | None = None, *, commit: bool = True) -> MaintenanceResult:
+        day = day or self.now().date()
+        label = iso_week(day)
+        journals = self._journals_of_week(day)
+        if not journals:
+            return MaintenanceResult((f"no journals in {label}; MEMORY.md unchanged",))
+        changes = self._weekly_llm(label, journals) if self.use_llm else []
+        if not changes:
+            changes = self._weekly_offline(label, journals)
+        report = self.writer.apply(changes, WEEKLY)
+        result = MaintenanceResult(
+            (f"weekly rollup {label}: {len(report.added)} MEMORY.md entries added, {len(report.superseded)} superseded, "
+             f"{report.duplicates} already there",),
+            tuple(report.paths),
+        )
+        result = result + self.pruner.prune_memory(commit=False)
+        return self._commit(result, f"weekly rollup {label} into MEMORY.md", commit, "memory") if result.paths else result
+
+    def _weekly_offline(self, label: str, journals: list[tuple[date, str, kf.KnowledgeDoc]]) -> list[KnowledgeChange]:
+        """The week's "Decided:", "Lesson:" and "Preference:" journal lines, as MEMORY.md
+        lines for the facts that still stand (see `_promote`). No per-topic session
+        counts: those are noise, and the journals keep them."""
+        known = self._known_entries()
+        changes: list[KnowledgeChange] = []
+        for _, _, doc in journals:
+            for s in doc.sections:
+                if s.level != 3:
+                    continue
+                for e in s.entries():
+                    m = _PREFIX.match(e.text)
+                    if e.source and e.active and m:
+                        change = self._promote(known, _SECTIONS[m.group(1)], e.text[m.end():], self._prov(e), e.id)
+                        if change is not None:
+                            changes.append(change)
+        return changes
+
+    def _known_entries(self) -> list[tuple[str, kf.Entry]]:
+        """Every entry, live or superseded, of the current-state knowledge files."""
+        out = []
+        for p in sorted(self.repo.knowledge_dir.rglob("*.md")):
+            rel = self.repo.rel(p)
+            if kf.is_current_state(rel):
+                doc = self.writer.read(rel)
+                out += [(rel, e) for _, e in doc.entries()] if doc is not None else []
+        return out
+
+    @staticmethod
+    def _promote(known: list[tuple[str, kf.Entry]], section: str, text: str, prov: Provenance,
+                 entry_id: str | None = None) -> KnowledgeChange | None:
+        """The MEMORY.md line for a fact of the week, or None when it must not be added.
+
+        The fact is looked up among the current-state entries, by the id the journal line
+        carries, else by its words (`knowledge.restates`, either way round): a fact that
+        was superseded is never brought back; one that stands in a project file gets a
+        derived line in MEMORY.md with that entry's id; one MEMORY.md already holds is
+        left alone; a fact known nowhere else becomes a MEMORY.md entry of its own."""
+        same = [(p, e) for p, e in known if e.id == entry_id] if entry_id else []
+        if not same:
+            same = [(p, e) for p, e in known if kf.restates(text, e.text) or kf.restates(e.text, text)]
+        live = [(p, e) for p, e in same if e.active]
+        if same and not live:
+            return None
+        if any(p == MEMORY_FILE for p, _ in live):
+            return None
+        if live:  # the canonical entry: not an index file's derived line
+            path, canonical = min(live, key=lambda pe: (pe[0] in INDEX_FILES, pe[0]))
+            at = parse_ts(canonical.turn_at, "the entry's time")
+            parts = PurePosixPath(path).parts
+            text = f"{parts[2]}: {canonical.text}" if len(parts) == 4 and parts[1] == "projects" else canonical.text
+            return KnowledgeChange(MEMORY_FILE, "append", section, text,
+                                   Provenance(canonical.source or prov.source, at, WEEKLY.producer), entry_id=canonical.id)
+        return KnowledgeChange(MEMORY_FILE, "append", section, text, prov)
+
+    @staticmethod
+    def _prov(e: kf.Entry) -> Provenance:
+        at = parse_ts(e.turn_at, "the entry's time") if e.turn_at else utc_now()
+        return Provenance(e.source or "", at, WEEKLY.producer)
+
+    def _weekly_llm(self, label: str, journals: list[tuple[date, str, kf.KnowledgeDoc]]) -> list[KnowledgeChange]:
+        memory_path = self.repo.root / MEMORY_FILE
+        prompt = ((PROMPTS / "condense_weekly.v2.md").read_text(encoding="utf-8")
+                  .replace("{memory}", memory_path.read_text(encoding="utf-8") if memory_path.exists() else "(empty)")
+                  .replace("{week}", label).replace("{journals}", "\n\n".join(kf.render(d) for _, _, d in journals)[:12000]))
+
+        def check(data: Any) -> None:
+            for item in reply_items(data, "text"):
+                if item.get("section") not in ("Key Decisions", "Lessons Learned", "Active Context", "Preferences"):
+                    raise ValueError("each item's section must be Key Decisions, Lessons Learned, Preferences or Active Context")
+
+        try:
+            data = self.llm.complete_json("condense", prompt, schema=check).data
+        except (LLMUnavailableError, LLMResponseError):
+            return []
+        entries = [e for _, _, d in journals for _, e in d.entries() if e.source]
+        known = self._known_entries()
+        out = []
+        for item in reply_items(data, "text"):
+            text = str(item["text"])
+            words = set(text.lower().split())
+            best = max(entries, key=lambda e: len(words & set(e.text.lower().split())), default=None)
+            if best is None:
+                continue
+            change = self._promote(known, str(item["section"]), text, self._prov(best))
+            if change is not None:
+                out.append(change)
+        return out
+
+    # ── monthly ──
+    def monthly_distillation(self, day: date | None = None, *, commit: bool = True) -> MaintenanceResult:
+        result = (self.pruner.prune_journals(commit=False) + self.pruner.score_and_evict(commit=False)
+                  + self.pruner.prune_memory(commit=False))
+        for p in sorted(self.repo.knowledge_dir.rglob("*.md")):
+            rel = self.repo.rel(p)
+            if rel.startswith("knowledge/identity/"):
+                continue
+            doc = self.writer.read(rel) or kf.parse(p.read_text(encoding="utf-8"))
+            if doc.meta().get("needs_compact") is True and self.use_llm:
+                _, r = self.pruner.compact(rel, commit=False)
+                result = result + r
+        if not result.actions:
+            result = MaintenanceResult(("monthly distillation: nothing to archive, evict or compact",))
+        return self._commit(result, "monthly distillation", commit, "maintenance")
+
+
+__all__ = ["MemoryCondenser"]

@@ -1,0 +1,410 @@
+"""KnowledgeExtractor: runs extractors over transcripts, exactly once per version.
+
+    from autopoiesis.knowledge.extract import KnowledgeExtractor
+    with KnowledgeExtractor(repo) as ex:
+        report = ex.extract_pending()          # what cron runs (`autopoiesis extract --pending`)
+        ex.commit(report)                      # memory: ... with a Session: line
+
+Flavour: the LLM flavour when `llm.provider` is not offline, else the offline flavour
+(called directly: it works on the parsed turns, so its citations carry exact turn
+times, and a thousand-transcript replay spends nothing on prompts).
+
+Failures (endpoint down, a reply that is not JSON or has the wrong shape, a change the
+writer's guard refuses) are logged to the lifecycle log (`repo.state_file("lifecycle_log")`), and the
+(transcript, extractor) pair goes to the retry queue with seed 000's backoff; after the
+last retry the offline flavour runs instead. Nothing is skipped silently.
+
+Transcripts are read oldest first, in waves, each with what the waves before it taught:
+an LLM extractor is shown the live entries related to the transcript (a search over the
+current-state files, `lifecycle.related`) and may answer that an item is already known
+(skip) or replaces one of them (supersede, applied by the writer across files). A wave is
+one transcript offline, and with a model just enough transcripts to fill the client's
+concurrency limit; its extractions run concurrently and its changes are applied by the
+single writer in order, so results do not depend on timing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from autopoiesis.core.clock import utc_now
+from autopoiesis.core.events import EventLog
+from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo
+from autopoiesis.errors import (
+    AutopoiesisError,
+    ChangeRejectedError,
+    ExtractionError,
+    LLMResponseError,
+    LLMUnavailableError,
+    TranscriptFormatError,
+    UnsafePathError,
+)
+from autopoiesis.formats.commit_message import extraction_commit_message
+from autopoiesis.formats.transcript import parse_meta
+from autopoiesis.git.repo import MemoryGit
+from autopoiesis.knowledge.extractors import ExtractorPlugin, ExtractorRegistry, SourceTranscript, default_registry
+from autopoiesis.knowledge.related import related_entries
+from autopoiesis.knowledge.stage import LLMStage
+from autopoiesis.knowledge.state import ExtractionState
+from autopoiesis.knowledge.writer import ApplyReport, KnowledgeWriter
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class Failure:
+    path: str
+    extractor: str
+    error: str
+    next_retry_at: str | None
+
+
+@dataclass(frozen=True)
+class ExtractionReport:
+    """What one run did. `processed` holds (transcript, extractor@version, flavour)."""
+
+    processed: tuple[tuple[str, str, str], ...] = ()
+    already_done: int = 0
+    waiting: int = 0  # pending retries not due yet
+    failed: tuple[Failure, ...] = ()
+    fell_back: tuple[tuple[str, str], ...] = ()
+    added: int = 0
+    superseded: int = 0
+    duplicates: int = 0
+    paths: tuple[str, ...] = ()
+    transcripts: tuple[str, ...] = ()
+    commit: str | None = None
+    learned: tuple[tuple[str, str], ...] = ()  # (path, entry text) of every entry added
+
+    def summary(self) -> str:
+        parts = [f"{len(self.processed)} extraction(s) over {len(self.transcripts)} transcript(s)",
+                 f"{self.added} entries added", f"{self.superseded} superseded", f"{self.duplicates} duplicates skipped"]
+        if self.already_done:
+            parts.append(f"{self.already_done} already done")
+        if self.waiting:
+            parts.append(f"{self.waiting} waiting for their retry time")
+        if self.failed:
+            parts.append(f"{len(self.failed)} failed (pending retry)")
+        if self.fell_back:
+            parts.append(f"{len(self.fell_back)} fell back to the offline flavour")
+        return ", ".join(parts)
+
+
+@dataclass
+class _Acc:
+    processed: list[tuple[str, str, str]] = field(default_factory=list)
+    already_done: int = 0
+    waiting: int = 0
+    failed: list[Failure] = field(default_factory=list)
+    fell_back: list[tuple[str, str]] = field(default_factory=list)
+    apply: ApplyReport = field(default_factory=ApplyReport)
+    transcripts: list[str] = field(default_factory=list)
+    to_mark: list[tuple[str, str, str, str]] = field(default_factory=list)  # done, not yet recorded
+
+    def freeze(self) -> ExtractionReport:
+        return ExtractionReport(
+            tuple(self.processed), self.already_done, self.waiting, tuple(self.failed), tuple(self.fell_back),
+            len(self.apply.added), len(self.apply.superseded), self.apply.duplicates, tuple(self.apply.paths),
+            tuple(dict.fromkeys(self.transcripts)), learned=tuple(self.apply.learned),
+        )
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    changes: list[Any] | None
+    flavour: str
+    error: str | None = None
+
+
+def list_transcripts(repo: MemoryRepo) -> list[tuple[datetime, str]]:
+    """(started, repo-relative path) of every closed transcript, oldest first."""
+    out = []
+    base = repo.conversations_dir
+    if not base.is_dir():
+        return []
+    for p in base.rglob("*.md"):
+        try:
+            text = p.read_text(encoding="utf-8")
+            meta = parse_meta(text, str(p))
+        except (TranscriptFormatError, UnicodeDecodeError) as exc:
+            log.warning("skipping unreadable transcript %s: %s", p, exc)
+            continue
+        if meta.status == "open":
+            continue
+        out.append((meta.started, repo.rel(p)))
+    out.sort()
+    return out
+
+
+class KnowledgeExtractor(LLMStage):
+    """Extraction over one memory repo (or a replay worktree of it)."""
+
+    def __init__(
+        self,
+        repo: MemoryRepo,
+        *,
+        llm: Any = None,
+        registry: ExtractorRegistry | None = None,
+        model: str | None = None,
+        state: ExtractionState | None = None,
+        use_llm: bool | None = None,
+        now: Callable[[], datetime] = utc_now,
+        log_repo: MemoryRepo | None = None,
+    ):
+        self.repo = repo
+        self.registry = registry or default_registry()
+        self.model = model
+        self._init_llm(llm)
+        self.use_llm = (repo.config.llm.provider != "offline") if use_llm is None else use_llm
+        self.state = state or ExtractionState.for_repo(repo)
+        self._own_state = state is None
+        self.now = now
+        self.writer = KnowledgeWriter(repo)
+        self._log = EventLog((log_repo or repo).state_file("lifecycle_log"))
+
+    # ── resources ──
+    def close(self) -> None:
+        super().close()
+        if self._own_state:
+            self.state.close()
+
+    # ── public runs ──
+    def extract_from_session(self, transcript_path: str | Path, extractors: Sequence[str] | None = None,
+                             *, force: bool = False) -> ExtractionReport:
+        """Run EXTRACTORS (default: all) on one transcript. Done pairs are skipped unless
+        FORCE; a pending retry runs now (the user asked for it)."""
+        full = self.repo.resolve_inside(transcript_path if Path(transcript_path).is_absolute()
+                                        else self._relative(transcript_path), under=CONVERSATIONS_DIR)
+        rel = self.repo.rel(full)
+        hint = "`git ls-files raw/conversations` lists the transcripts; `autopoiesis extract --pending` runs every one not yet extracted."
+        if not full.is_file():
+            what = "is a folder, not a transcript" if full.is_dir() else "does not exist"
+            raise ExtractionError(f"{rel} {what}. Name a transcript file: {hint}")
+        try:
+            src = self._load(rel)
+        except UnicodeDecodeError:
+            raise ExtractionError(f"{rel} is not UTF-8 text, so it is no transcript. {hint}") from None
+        except TranscriptFormatError as exc:
+            raise ExtractionError(f"{rel} cannot be read as a transcript ({exc}). {hint}") from None
+        except OSError as exc:
+            raise ExtractionError(f"{rel} cannot be read ({exc.strerror or exc}). {hint}") from None
+        return self._run([src], self.registry.select(extractors), force=force, respect_backoff=False)
+
+    def extract_pending(self, extractors: Sequence[str] | None = None) -> ExtractionReport:
+        """Every transcript not yet processed by every selected extractor version, plus the
+        retries that are due. What `autopoiesis extract --pending` (hourly cron) runs."""
+        exs = self.registry.select(extractors)
+        done = self.state.done_keys()
+        paths = [p for _, p in list_transcripts(self.repo)]
+        todo = []
+        for rel in paths:
+            src = self._load(rel)
+            if all((src.content_hash, e.key) in done for e in exs):
+                continue
+            todo.append(src)
+        report = self._run(todo, exs, respect_backoff=True)
+        skipped = (len(paths) - len(todo)) * len(exs)
+        return ExtractionReport(**{**report.__dict__, "already_done": report.already_done + skipped})
+
+    def replay_all(self, extractor_names: Sequence[str] | None = None, *, progress: Progress | None = None,
+                   chunk: int | None = None, stop_after: int | None = None) -> ExtractionReport:
+        """Every transcript, oldest first, through the extractors (design §8.7). Pairs
+        already done (by this state) are skipped, which is how a crashed replay resumes
+        from its last finished chunk. LLM failures fall back to the offline flavour at
+        once (a replay cannot wait hours for a retry) and are reported."""
+        exs = self.registry.select(extractor_names)
+        paths = [p for _, p in list_transcripts(self.repo)]
+        size = chunk or (max(16, 4 * int(self.llm.concurrency)) if self.use_llm else 50)
+        acc = _Acc()
+        done = self.state.done_keys()
+        total = len(paths)
+        with self.writer.batch():
+            for start in range(0, total, size):
+                srcs = [self._load(p) for p in paths[start:start + size]]
+                self._run_chunk(srcs, exs, acc, done, fallback_now=True, respect_backoff=False, force=False)
+                self.writer.flush()
+                self._mark_done_from(acc)
+                finished = min(start + size, total)
+                if progress:
+                    progress(finished, total, paths[finished - 1])
+                if stop_after is not None and finished >= stop_after:
+                    break
+        return acc.freeze()
+
+    # ── internals ──
+    def _relative(self, p: str | Path) -> str:
+        text = str(p)
+        return text if text.startswith("raw/") else str(Path(text))
+
+    def _load(self, rel: str) -> SourceTranscript:
+        text = (self.repo.root / rel).read_text(encoding="utf-8")
+        return SourceTranscript.from_text(rel, text)
+
+    def _run(self, srcs: list[SourceTranscript], exs: list[ExtractorPlugin], *, force: bool = False,
+             respect_backoff: bool) -> ExtractionReport:
+        acc = _Acc()
+        lock = self.repo.lock("extract")
+        if not lock.acquire(timeout=300):
+            raise ExtractionError("Another extraction holds the lock for 5 minutes; try again when it has finished.")
+        try:
+            done = self.state.done_keys()
+            with self.writer.batch():
+                self._run_chunk(srcs, exs, acc, done, fallback_now=False, respect_backoff=respect_backoff, force=force)
+                self.writer.flush()
+                self._mark_done_from(acc)
+        finally:
+            lock.release()
+        return acc.freeze()
+
+    def _mark_done_from(self, acc: _Acc) -> None:
+        # after the writer flushed: a row never says done for changes that are not on disk
+        self.state.mark_done(acc.to_mark, self.now())
+        acc.to_mark = []
+
+    def _run_chunk(self, srcs: list[SourceTranscript], exs: list[ExtractorPlugin], acc: _Acc, done: set[tuple[str, str]],
+                   *, fallback_now: bool, respect_backoff: bool, force: bool) -> None:
+        now = self.now()
+        jobs: list[tuple[SourceTranscript, ExtractorPlugin]] = []
+        for src in srcs:
+            acc.transcripts.append(src.path)
+            for ex in exs:
+                if not force and (src.content_hash, ex.key) in done:
+                    acc.already_done += 1
+                    continue
+                if respect_backoff:
+                    row = self.state.get(src.content_hash, ex.key)
+                    if row is not None and row.status == "pending" and not self.state.is_due(row, now):
+                        acc.waiting += 1
+                        continue
+                jobs.append((src, ex))
+        # In waves, oldest first: each transcript is read with what the waves before it taught
+        # (the related entries an LLM extractor is shown, the people known), and a wave's
+        # changes are applied, in order, before the next wave is read. Offline, a wave is one
+        # transcript; with a model, just enough transcripts to keep the client's concurrency
+        # busy (one, when a transcript has as many extractors as calls may run at once).
+        groups: dict[str, list[tuple[SourceTranscript, ExtractorPlugin]]] = {}
+        for src, ex in jobs:
+            groups.setdefault(src.path, []).append((src, ex))
+        width = max(1, int(self.llm.concurrency)) if self.use_llm else 1
+        ordered = list(groups.values())
+        wave: list[tuple[SourceTranscript, ExtractorPlugin]] = []
+        for i, group in enumerate(ordered):
+            src = self._with_context(group[0][0])  # the repo as the waves before left it
+            wave += [(src, ex) for _, ex in group]
+            if len(wave) >= width or i == len(ordered) - 1:
+                self._apply_outcomes(wave, self._extract_all(wave), acc, done, now, fallback_now=fallback_now)
+                wave = []
+
+    def _with_context(self, src: SourceTranscript) -> SourceTranscript:
+        """SRC with what the repo already knows about it: the people it has files for,
+        and (for the LLM flavours) the live entries a search finds related to it."""
+        files = {self.repo.rel(p) for p in (self.repo.knowledge_dir / "people").glob("*.md")}
+        files |= set(self.writer.files_with_entries("knowledge/people/"))  # written in this batch, not flushed yet
+        people = []
+        for rel in sorted(files):
+            if not Path(rel).name.startswith("_"):
+                doc = self.writer.read(rel)
+                name = doc.meta().get("name") if doc is not None else None
+                people.append(str(name) if name else Path(rel).stem.replace("-", " ").title())
+        related = tuple(related_entries(self.writer, src.text)) if self.use_llm else ()
+        return replace(src, known_people=tuple(people), related=related)
+
+    def _apply_outcomes(self, jobs: list[tuple[SourceTranscript, ExtractorPlugin]], outcomes: list[_Outcome], acc: _Acc,
+                        done: set[tuple[str, str]], now: datetime, *, fallback_now: bool) -> None:
+        to_mark = acc.to_mark
+        for (src, ex), out in zip(jobs, outcomes):
+            error = out.error
+            if error is None:
+                try:
+                    acc.apply.merge(self.writer.apply(out.changes or [], ex.policy))
+                except (ChangeRejectedError, UnsafePathError) as exc:
+                    error = str(exc)
+            if error is None:
+                acc.processed.append((src.path, ex.key, out.flavour))
+                to_mark.append((src.content_hash, ex.key, src.path, out.flavour))
+                done.add((src.content_hash, ex.key))
+                continue
+            self._note("extract_failed", path=src.path, extractor=ex.key, flavour=out.flavour, error=error)
+            row = self.state.record_failure(src.content_hash, ex.key, src.path, error, now)
+            if fallback_now or self.state.exhausted(row):
+                try:
+                    acc.apply.merge(self.writer.apply(ex.run_offline(src), ex.policy))
+                except (ChangeRejectedError, UnsafePathError) as exc:
+                    self._note("fallback_failed", path=src.path, extractor=ex.key, error=str(exc))
+                    acc.failed.append(Failure(src.path, ex.key, f"{error}; offline fallback refused too: {exc}", None))
+                    continue
+                self._note("fell_back", path=src.path, extractor=ex.key)
+                acc.fell_back.append((src.path, ex.key))
+                acc.processed.append((src.path, ex.key, "offline-fallback"))
+                to_mark.append((src.content_hash, ex.key, src.path, "offline-fallback"))
+                done.add((src.content_hash, ex.key))
+            else:
+                acc.failed.append(Failure(src.path, ex.key, error, row.next_retry_at))
+
+    def _extract_all(self, jobs: list[tuple[SourceTranscript, ExtractorPlugin]]) -> list[_Outcome]:
+        if not jobs:
+            return []
+        if not self.use_llm:
+            return [self._extract_one(j) for j in jobs]
+        return self.llm.map_concurrent(self._extract_one, jobs)
+
+    def _extract_one(self, job: tuple[SourceTranscript, ExtractorPlugin]) -> _Outcome:
+        src, ex = job
+        flavour = "llm" if (self.use_llm and ex.has_llm_flavour) else "offline"
+        try:
+            if flavour == "llm":
+                return _Outcome(ex.run_llm(src, self.llm, self.model), flavour)
+            return _Outcome(ex.run_offline(src), flavour)
+        except (LLMUnavailableError, LLMResponseError, ValueError, ChangeRejectedError) as exc:
+            return _Outcome(None, flavour, f"{type(exc).__name__}: {exc}")
+
+    def _note(self, event: str, **fields: Any) -> None:
+        log.warning("%s: %s", event, fields)
+        self._log.append({"event": event, **fields})
+
+    # ── committing ──
+    def commit(self, report: ExtractionReport, *, commit_type: str = "memory",
+               summarize: Callable[[str, str], str | None] | None = None) -> str | None:
+        """Commit exactly the files this run wrote (nothing else the user has pending), with
+        a message that names what was learned (formats.commit_message). SUMMARIZE, the
+        commit_message stage when a model is configured (the app layer passes it), may write
+        the subject; it is asked before the git lock is taken."""
+        if not report.paths:
+            return None
+        msg = extraction_commit_message(report.learned, report.transcripts, report.summary(), commit_type=commit_type,
+                                        superseded=report.superseded, summarize=summarize)
+        return MemoryGit(self.repo).commit_paths(list(report.paths), self.repo.redactor().redact(msg)).sha
+
+
+def on_session_end(repo: MemoryRepo, transcript_path: str | Path, *, commit: bool = True,
+                   summarize: Callable[[str, str], str | None] | None = None) -> ExtractionReport | None:
+    """The session-end callback: the app layer hands this function to capture, which calls
+    it after a transcript is committed (capture never imports the lifecycle). Runs the extractors on it when
+    `lifecycle.extraction_trigger` is `on_session_end` (else returns None), commits what
+    they wrote as `memory:`. Never raises: a failure is logged and the transcript stays
+    pending for `autopoiesis extract --pending`."""
+    try:
+        if repo.config.lifecycle.extraction_trigger != "on_session_end":
+            return None
+        with KnowledgeExtractor(repo) as ex:
+            report = ex.extract_from_session(transcript_path)
+            sha = ex.commit(report, summarize=summarize) if commit else None
+        return ExtractionReport(**{**report.__dict__, "commit": sha})
+    except (AutopoiesisError, OSError) as exc:
+        log.warning("extraction after session end failed for %s: %s; it stays pending", transcript_path, exc)
+        try:
+            EventLog(repo.state_file("lifecycle_log")).append(
+                {"event": "on_session_end_failed", "path": str(transcript_path), "error": str(exc)})
+        except OSError:
+            pass
+        return None
+
+
+__all__ = ["ExtractionReport", "Failure", "KnowledgeExtractor", "list_transcripts", "on_session_end"]

@@ -1,0 +1,166 @@
+"""Extractors (design §8.3): a registry of named, versioned extractors.
+
+The six built-in ones live one per module (decisions, lessons, people, procedures, facts,
+journal); `base` holds what they share. A registry is extended without editing this
+package, in either of two ways:
+
+* in code: `registry.register(Extractor(...))` (any object with the ExtractorPlugin
+  members will do), then `KnowledgeExtractor(repo, registry=registry)`;
+* by installing a distribution that declares an entry point in the group
+  `autopoiesis.extractors`, e.g. in its pyproject.toml::
+
+      [project.entry-points."autopoiesis.extractors"]
+      tickets = "my_package.extractors:TICKETS"
+
+  The entry point names an extractor object, or a callable returning one extractor or
+  a list of them. `default_registry()` adds every such extractor after the built-ins,
+  so `autopoiesis extract --extractors tickets` finds it. An entry point that fails to
+  load, or whose name is taken, is skipped and reported in `registry.load_errors`
+  (shown by `autopoiesis extract --list`): a broken plugin must not stop the built-ins.
+
+    >>> reg = default_registry(plugins=False)
+    >>> [e.key for e in reg.select(["decisions", "lessons"])]
+    ['decisions@2', 'lessons@2']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from autopoiesis.errors import UnknownExtractorError
+from autopoiesis.knowledge.extractors.base import (
+    Extractor,
+    ExtractorPlugin,
+    Sentence,
+    SourceTranscript,
+    content_hash,
+    detect_project,
+    reply_items,
+    reply_validator,
+)
+from autopoiesis.knowledge.extractors.decisions import DECISIONS
+from autopoiesis.knowledge.extractors.facts import FACTS
+from autopoiesis.knowledge.extractors.journal import JOURNAL
+from autopoiesis.knowledge.extractors.lessons import LESSONS
+from autopoiesis.knowledge.extractors.people import PEOPLE
+from autopoiesis.knowledge.extractors.procedures import PROCEDURES
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+ENTRY_POINT_GROUP = "autopoiesis.extractors"
+BUILTIN_EXTRACTORS: tuple[Extractor, ...] = (DECISIONS, LESSONS, PEOPLE, PROCEDURES, FACTS, JOURNAL)
+
+
+class ExtractorRegistry:
+    """Extractors by name. An instance, not a module global: tests and replays build their
+    own (e.g. to add an experimental extractor) without touching anyone else's."""
+
+    def __init__(self, extractors: Iterable[ExtractorPlugin] = ()):
+        self._by_name: dict[str, ExtractorPlugin] = {}
+        self.load_errors: list[str] = []  # entry points that were skipped, and why
+        for e in extractors:
+            self.register(e)
+
+    def register(self, extractor: ExtractorPlugin, *, replace: bool = False) -> None:
+        if not isinstance(extractor, ExtractorPlugin):
+            raise TypeError(
+                f"{extractor!r} is not an extractor: give an autopoiesis.knowledge.extractors.Extractor "
+                "(or an object with name, description, key, policy, has_llm_flavour, run_offline and run_llm)."
+            )
+        if extractor.name in self._by_name and not replace:
+            raise ValueError(f"an extractor named {extractor.name!r} is already registered; pass replace=True")
+        self._by_name[extractor.name] = extractor
+
+    def names(self) -> list[str]:
+        return list(self._by_name)
+
+    def get(self, name: str) -> ExtractorPlugin:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise UnknownExtractorError(
+                f"No extractor named {name!r}. Known extractors: {', '.join(self._by_name)}."
+            ) from None
+
+    def select(self, names: Sequence[str] | None = None) -> list[ExtractorPlugin]:
+        if not names:
+            return list(self._by_name.values())
+        return [self.get(n.strip()) for n in names if n.strip()]
+
+    def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> list[str]:
+        """Register the extractors the installed distributions declare in GROUP; returns
+        the names added. Failures go to `load_errors`, they do not raise."""
+        added: list[str] = []
+        for ep in entry_points(group):
+            where = f"entry point {ep.name!r} ({ep.value}) of the group {group!r}"
+            try:
+                found = _extractors_of(ep.load())
+            except Exception as exc:  # a plugin's import error is the plugin's, not ours
+                self.load_errors.append(f"{where} did not load: {type(exc).__name__}: {exc}")
+                continue
+            if not found:
+                self.load_errors.append(f"{where} names no extractor; point it at an Extractor or a function returning them")
+            for extractor in found:
+                if extractor.name in self._by_name:
+                    self.load_errors.append(
+                        f"{where}: an extractor named {extractor.name!r} is already registered; rename the plugin's extractor"
+                    )
+                    continue
+                self.register(extractor)
+                added.append(extractor.name)
+        return added
+
+
+def entry_points(group: str) -> list[EntryPoint]:
+    """The installed entry points of GROUP (the one place the metadata is asked)."""
+    from importlib import metadata  # ~40 ms (it parses e-mail headers): only when asked
+
+    return sorted(metadata.entry_points(group=group), key=lambda ep: ep.name)
+
+
+def _extractors_of(obj: Any) -> list[ExtractorPlugin]:
+    if isinstance(obj, ExtractorPlugin):
+        return [obj]
+    if callable(obj):
+        made = obj()
+        if isinstance(made, ExtractorPlugin):
+            return [made]
+        if isinstance(made, Iterable):
+            items = list(made)
+            if all(isinstance(x, ExtractorPlugin) for x in items):
+                return items
+    return []
+
+
+def default_registry(*, plugins: bool = True) -> ExtractorRegistry:
+    """A fresh registry holding the six built-in extractors of design §8.3, then (when
+    PLUGINS) the extractors installed distributions declare under `autopoiesis.extractors`."""
+    registry = ExtractorRegistry(BUILTIN_EXTRACTORS)
+    if plugins:
+        registry.load_entry_points()
+    return registry
+
+
+__all__ = [
+    "BUILTIN_EXTRACTORS",
+    "DECISIONS",
+    "ENTRY_POINT_GROUP",
+    "FACTS",
+    "JOURNAL",
+    "LESSONS",
+    "PEOPLE",
+    "PROCEDURES",
+    "Extractor",
+    "ExtractorPlugin",
+    "ExtractorRegistry",
+    "Sentence",
+    "SourceTranscript",
+    "content_hash",
+    "default_registry",
+    "detect_project",
+    "entry_points",
+    "reply_items",
+    "reply_validator",
+]

@@ -1,0 +1,104 @@
+"""decisions: what the user decides or plans ("we decided ...", "we'll put X in front of
+Y", "let's go with X", "the plan is to ...", an agent's proposal the user accepts) ->
+projects/SLUG/context.md (Key Decisions), with a derived line in projects/_active.md
+carrying its id; or MEMORY.md when no project is named.
+
+A decision that replaces an earlier one ("X instead", "from X to Y", "drop X", "no longer
+use X", "replace X") supersedes it, and the writer strikes every live copy of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, MEMORY_FILE
+from autopoiesis.core.text import slugify
+from autopoiesis.knowledge.extractors import cues
+from autopoiesis.knowledge.extractors.base import (
+    NAME_SLUG_LEN,
+    Extractor,
+    Sentence,
+    SourceTranscript,
+    checked_name,
+    clean,
+    detect_project,
+    item_action,
+    long_words,
+    reply_items,
+    reply_validator,
+)
+from autopoiesis.knowledge.writer import KnowledgeChange, entry_id_for
+
+
+@dataclass(frozen=True)
+class Decision:
+    text: str
+    target: str | None  # what it replaces (a phrase or an entry id), if anything
+    at: datetime
+
+
+def decision_in(s: Sentence) -> Decision | None:
+    """The decision sentence S states, if it counts as one: said or confirmed by the user
+    (an agent's "Understood, ..." never is), a plan or a choice, not a question, not a
+    preference or a lesson (those have their own homes)."""
+    if not s.counts or s.question or cues.OPEN_QUESTION.match(s.text):
+        return None
+    if not (cues.DECISION_CUE.search(s.text) or (s.confirmed and cues.PROPOSAL.search(s.text))):
+        return None
+    if cues.LESSON_CUE.search(s.text) or (s.by_user and cues.PREFERENCE_CUE.search(s.text)):
+        return None
+    if s.speaker and not s.confirmed and cues.FIRST_PERSON_ONLY.search(s.text):
+        return None  # a participant's own choice ("I decided to run again") is a fact about them
+    text = clean(cues.with_absolute_dates(s.text, s.at), cues.DECISION_PREFIX)
+    if len(long_words(text)) < 3:
+        return None
+    return Decision(text, cues.change_target(s.text), s.at)
+
+
+def decision_changes(src: SourceTranscript, key: str, d: Decision, project: str, context: str = "") -> list[KnowledgeChange]:
+    """The canonical entry of D and the derived line of projects/_active.md (same id)."""
+    content = d.text + (f" — {context}" if context and context.lower() not in d.text.lower() else "")
+    prov = src.provenance(d.at, key)
+    action = "supersede" if d.target else "append"
+    if not project or project == "general":
+        return [KnowledgeChange(MEMORY_FILE, action, "Key Decisions", content, prov, target=d.target)]
+    canonical = KnowledgeChange(f"knowledge/projects/{project}/context.md", action, "Key Decisions", content, prov,
+                                target=d.target)
+    derived = KnowledgeChange(ACTIVE_PROJECTS_FILE, "append", "Active Projects", f"**{project}** — {d.text}", prov,
+                              key=f"**{project}**", dated=False, section_level=1, entry_id=entry_id_for(canonical))
+    return [canonical, derived]
+
+
+def decisions_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    project = detect_project(src)
+    out: list[KnowledgeChange] = []
+    for s in src.sentences:
+        d = decision_in(s)
+        if d is not None:
+            out += decision_changes(src, key, d, project)
+    return out
+
+
+def decisions_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    out: list[KnowledgeChange] = []
+    for i, d in enumerate(reply_items(data, "decision")):
+        act = item_action(d, src)
+        if act is None:
+            continue
+        project = slugify(checked_name(d.get("project") or "general", "project", i), NAME_SLUG_LEN) or "general"
+        text = clean(str(d["decision"]))
+        context = " ".join(str(d.get("context") or "").split()).strip(" .")[:200]
+        target = act[1] or cues.change_target(text)
+        out += decision_changes(src, key, Decision(text, target, src.locate(text)), project, context)
+    return out
+
+
+DECISIONS = Extractor(
+    "decisions", 2, "decisions -> projects/SLUG/context.md (Key Decisions), or MEMORY.md for general ones",
+    ("knowledge/projects/*/context.md", ACTIVE_PROJECTS_FILE, MEMORY_FILE), frozenset({"append", "supersede"}),
+    decisions_offline, decisions_llm, reply_validator("decision", ("project",)), "decisions.v2.md",
+)
+
+__all__ = ["DECISIONS", "Decision", "decision_changes", "decision_in", "decisions_llm", "decisions_offline"]

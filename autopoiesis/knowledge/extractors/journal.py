@@ -1,0 +1,112 @@
+"""journal: an extractive summary of the session (what was asked, up to three decisions,
+lessons or preferences, quoted) -> journal/YYYY-MM-DD.md under a heading per topic.
+
+A journal is dated history: it is never superseded. Its "Decided:" / "Lesson:" /
+"Preference:" lines restate a canonical entry (the decisions or lessons extractor's) and
+carry that entry's id, so the weekly rollup can tell whether the fact still stands; and
+they take only what counts — the user's words or what the user confirmed, never the
+agent's "Understood, ..."."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from autopoiesis.core.text import slugify
+from autopoiesis.formats import transcript as tf
+from autopoiesis.knowledge.extractors.base import (
+    NAME_SLUG_LEN,
+    Extractor,
+    Sentence,
+    SourceTranscript,
+    checked_name,
+    clean,
+    detect_project,
+    reply_items,
+    reply_validator,
+)
+from autopoiesis.knowledge.extractors.decisions import DECISIONS, decision_changes, decision_in
+from autopoiesis.knowledge.extractors.lessons import LESSONS, SECTION_LESSONS, SECTION_PREFERENCES, lesson_changes
+from autopoiesis.knowledge.writer import KnowledgeChange, entry_id_for
+
+
+def journal_path(src: SourceTranscript) -> str:
+    return f"knowledge/journal/{src.started.strftime('%Y-%m-%d')}.md"
+
+
+def journal_topic(src: SourceTranscript, project: str) -> str:
+    """The heading a session is summarised under: its project, else its first tag or
+    channel, else "general"."""
+    if project != "general":
+        return project
+    meta = src.transcript.meta
+    for cand in (*meta.tags, meta.channel or ""):
+        slug = slugify(cand, NAME_SLUG_LEN) if cand else ""
+        if slug:
+            return slug
+    return "general"
+
+
+def journal_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    """An extractive session summary: what was asked, what was decided or learned."""
+    path = journal_path(src)
+    topic = journal_topic(src, detect_project(src))
+    first_user = next((s for s in src.sentences if s.role == "user"), None) or (src.sentences[0] if src.sentences else None)
+    t = src.transcript
+    tools = sum(isinstance(i, tf.ToolCall) for turn in t.turns for i in turn.items)
+    asked = ""
+    if first_user is not None:  # the opening request, a sentence or two of it
+        same = [s.text for s in src.sentences if s.at == first_user.at and s.role == first_user.role]
+        for part in same:
+            asked = f"{asked} {part}".strip()
+            if len(asked) >= 60:
+                break
+    summary = (f"{t.meta.topic}: " if t.meta.topic else "") + (clean(asked, limit=160) if asked else t.title)
+    if t.meta.part > 1:  # the session went on in a later import: this is its next part, not a new session
+        summary = f"Continued (part {t.meta.part}): {summary}"
+    summary += f" ({len(t.turns)} turns" + (f", {tools} tool calls)" if tools else ")")
+
+    def bullet(text: str, at: datetime) -> KnowledgeChange:
+        return KnowledgeChange(path, "append", topic, text, src.provenance(at, key), dated=False, section_level=3)
+
+    out = [bullet(summary, first_user.at if first_user else src.started)]
+    project = detect_project(src)
+    picked = 0
+    for s in src.sentences:
+        if picked >= 3:
+            break
+        for canonical in _canonical_changes(src, s, project):
+            label = {SECTION_LESSONS: "Lesson", SECTION_PREFERENCES: "Preference"}.get(canonical.section, "Decided")
+            out.append(KnowledgeChange(path, "append", topic, f"{label}: {clean(canonical.content, limit=200)}",
+                                       src.provenance(s.at, key), dated=False, section_level=3,
+                                       entry_id=entry_id_for(canonical)))
+            picked += 1
+            break
+    return out
+
+
+def _canonical_changes(src: SourceTranscript, s: Sentence, project: str) -> list[KnowledgeChange]:
+    """The canonical entries the decisions and lessons extractors make of S (their ids are
+    what the journal's lines carry)."""
+    decision = decision_in(s)
+    if decision is not None:
+        return decision_changes(src, DECISIONS.key, decision, project)[:1]
+    return lesson_changes(src, LESSONS.key, s)
+
+
+def journal_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    path = journal_path(src)
+    out = []
+    for i, d in enumerate(reply_items(data, "bullet")):
+        topic = slugify(checked_name(d.get("topic") or "general", "topic", i), NAME_SLUG_LEN) or "general"
+        text = clean(str(d["bullet"]), limit=240)
+        out.append(KnowledgeChange(path, "append", topic, text, src.provenance(src.locate(text), key), dated=False, section_level=3))
+    return out
+
+
+JOURNAL = Extractor(
+    "journal", 2, "a summary of the session -> journal/YYYY-MM-DD.md", ("knowledge/journal/*.md",),
+    frozenset({"append"}), journal_offline, journal_llm, reply_validator("bullet", ("topic",)), "journal.v1.md",
+)
+
+__all__ = ["JOURNAL", "journal_llm", "journal_offline", "journal_path", "journal_topic"]

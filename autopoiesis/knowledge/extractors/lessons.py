@@ -1,0 +1,91 @@
+"""lessons: what the user learned or wants remembered next time ("lesson learned", "note
+to self: never ... again", "next time ...", "we should have ...") -> MEMORY.md (Lessons
+Learned); and the user's own preferences ("I prefer short answers", "please keep
+replies brief", "from now on, use bullet points") -> MEMORY.md (Preferences), one live
+preference per subject (length, format, language, name, tone): a new one supersedes it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autopoiesis.core.paths import MEMORY_FILE
+from autopoiesis.knowledge.extractors import cues
+from autopoiesis.knowledge.extractors.base import (
+    Extractor,
+    Sentence,
+    SourceTranscript,
+    clean,
+    item_action,
+    long_words,
+    reply_items,
+    reply_validator,
+)
+from autopoiesis.knowledge.writer import KnowledgeChange
+
+SECTION_PREFERENCES = "Preferences"
+SECTION_LESSONS = "Lessons Learned"
+
+
+def preference_in(s: Sentence) -> tuple[str, str | None] | None:
+    """(text, subject) of a preference the agent's user states; None otherwise. Named
+    participants of a group chat are people, not the agent's user: their likes are
+    people facts."""
+    if not (s.counts and s.by_user) or s.question or not cues.PREFERENCE_CUE.search(s.text):
+        return None
+    text = clean(s.text)
+    if len(long_words(text)) < 2:
+        return None
+    subject = cues.preference_subject(s.text)
+    return text, (f"preference {subject}" if subject else None)
+
+
+def lesson_in(s: Sentence) -> str | None:
+    """The lesson sentence S states, if it counts as one: the agent's user said it or
+    confirmed it. (What a named participant of a group chat learned is a fact about
+    them: the people extractor's.)"""
+    if not s.counts or not (s.by_user or s.confirmed) or s.question or not cues.LESSON_CUE.search(s.text):
+        return None
+    if preference_in(s) is not None:
+        return None
+    text = clean(s.text, cues.LESSON_PREFIX if cues.LESSON_PREFIX.match(s.text) else None)
+    return text if len(long_words(text)) >= 3 else None
+
+
+def lesson_changes(src: SourceTranscript, key: str, s: Sentence) -> list[KnowledgeChange]:
+    """The canonical entry of what S teaches or prefers (none when it states neither)."""
+    pref = preference_in(s)
+    if pref is not None:
+        return [KnowledgeChange(MEMORY_FILE, "append", SECTION_PREFERENCES, pref[0], src.provenance(s.at, key), subject=pref[1])]
+    lesson = lesson_in(s)
+    if lesson is not None:
+        return [KnowledgeChange(MEMORY_FILE, "append", SECTION_LESSONS, lesson, src.provenance(s.at, key))]
+    return []
+
+
+def lessons_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    return [c for s in src.sentences for c in lesson_changes(src, key, s)]
+
+
+def lessons_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    out = []
+    for d in reply_items(data, "lesson"):
+        act = item_action(d, src)
+        if act is None:
+            continue
+        text = clean(str(d["lesson"]))
+        kind = str(d.get("kind") or "lesson").strip().lower()
+        section = SECTION_PREFERENCES if kind.startswith("pref") else SECTION_LESSONS
+        subject = cues.preference_subject(text) if section == SECTION_PREFERENCES else None
+        out.append(KnowledgeChange(MEMORY_FILE, act[0], section, text, src.provenance(src.locate(text), key),
+                                   target=act[1], subject=f"preference {subject}" if subject else None))
+    return out
+
+
+LESSONS = Extractor(
+    "lessons", 2, "lessons learned and the user's preferences -> MEMORY.md (Lessons Learned, Preferences)",
+    (MEMORY_FILE,), frozenset({"append", "supersede"}),
+    lessons_offline, lessons_llm, reply_validator("lesson"), "lessons.v2.md",
+)
+
+__all__ = ["LESSONS", "SECTION_LESSONS", "SECTION_PREFERENCES", "lesson_changes", "lesson_in", "lessons_llm", "lessons_offline", "preference_in"]

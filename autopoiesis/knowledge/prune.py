@@ -1,0 +1,389 @@
+"""MemoryPruner (design §8.5, §8.6): size caps, journal archiving, decay eviction, and
+compaction guarded by a fact-preservation check (seed 002).
+
+Nothing is deleted: what leaves knowledge/ goes to archive/ (git-tracked, searchable, not
+auto-loaded), and git history keeps everything else.
+
+* prune_memory: MEMORY.md over `lifecycle.memory_line_cap` lines -> superseded entries
+  first, then the oldest entries (Active Context before Lessons/Decisions) move to
+  archive/memory/MEMORY.md under the same sections, until it fits.
+* prune_journals: journals older than `lifecycle.journal_retention_days` -> archive/journal/.
+* score_and_evict: score = exp(-0.05 × days since `updated`) × references (1 + recent
+  transcripts that mention the file's subject + the times the context compiler included
+  it); below 0.01 and older than 30 days -> archive/ (same path below knowledge/). The
+  inclusion counts are the app layer's (`autopoiesis.memory.usage`): the caller passes them
+  in as `usage`, so the lifecycle never imports the compiler.
+* compact: a rewrite (by the compact LLM stage, or given) is accepted only when it keeps
+  at least 95% of the file's distinct noun phrases and states no superseded fact as
+  current (`revived_facts`); otherwise the file is left as it was and flagged
+  `needs_compact: true` for a person to look at.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from autopoiesis.core.clock import format_ts_micro, parse_day, parse_ts, utc_now
+from autopoiesis.core.events import EventLog
+from autopoiesis.core.paths import INDEX_FILES, MEMORY_FILE, MemoryRepo
+from autopoiesis.core.text import STOPWORDS, words
+from autopoiesis.errors import TimestampError
+from autopoiesis.formats import knowledge as kf
+from autopoiesis.git.repo import MemoryGit
+from autopoiesis.knowledge.extract import list_transcripts
+from autopoiesis.knowledge.stage import LLMStage
+from autopoiesis.knowledge.writer import KnowledgeWriter
+
+ARCHIVE_MEMORY = "archive/" + MEMORY_FILE.removeprefix("knowledge/")  # where eviction would put it too
+MAX_PHRASE_LOSS = 0.05
+DECAY_RATE = 0.05  # half-life ~14 days (design §8.5)
+EVICT_SCORE = 0.01
+EVICT_MIN_DAYS = 30
+REFERENCE_WINDOW_DAYS = 90
+PROTECTED = frozenset(INDEX_FILES)
+
+
+@dataclass(frozen=True)
+class MaintenanceResult:
+    """What a condense/prune/archive run did."""
+
+    actions: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    commit: str | None = None
+    flagged: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        if not self.actions:
+            return "nothing to do"
+        text = "\n".join(self.actions)
+        if self.commit:
+            text += f"\ncommitted {self.commit[:10]}"
+        return text
+
+    def __add__(self, other: MaintenanceResult) -> MaintenanceResult:
+        return MaintenanceResult(self.actions + other.actions, tuple(dict.fromkeys(self.paths + other.paths)),
+                                 other.commit or self.commit, self.flagged + other.flagged)
+
+
+@dataclass(frozen=True)
+class CompactionVerdict:
+    accepted: bool
+    phrases_before: int
+    lost: tuple[str, ...]
+    revived: tuple[str, ...] = ()  # superseded facts the rewrite states as current (never accepted)
+
+    @property
+    def loss(self) -> float:
+        return len(self.lost) / self.phrases_before if self.phrases_before else 0.0
+
+
+# ── noun phrases (a regex chunker, as seed 002's check) ──
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9'_.+#-]*[A-Za-z0-9+#]|[A-Za-z]|\d[\d.,:/%-]*")
+
+
+def _is_stopword(token: str) -> bool:
+    """A stopword of core.text, or a contraction made of them ("it's" is "it" + "s")."""
+    return token in STOPWORDS or all(w in STOPWORDS for w in words(token))
+
+
+def _strip_markup(text: str) -> str:
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 3)
+        if end != -1:
+            text = text[end + 5:]
+    text = re.sub(r"\(source: [^)]*\)|\(via [^)]*\)|\{id: [^}]*\}|#superseded-by:\S+|#about:\S+|~~|\*\*|`", " ", text)
+    return text
+
+
+def noun_phrases(text: str) -> set[str]:
+    """Distinct candidate noun phrases: maximal runs (1-4 words) of non-stopwords,
+    lowercased; a number or date is a phrase of its own."""
+    out: set[str] = set()
+    for line in _strip_markup(text).splitlines():
+        run: list[str] = []
+        for tok in _TOKEN.findall(line) + [""]:
+            low = tok.lower().strip(".,:;")
+            numeric = bool(low) and low[0].isdigit()
+            if not low or numeric or _is_stopword(low):
+                if run:
+                    phrase = " ".join(run[:4])
+                    if len(phrase) >= 3:
+                        out.add(phrase)
+                run = []
+                if numeric:
+                    out.add(low)
+            else:
+                run.append(low)
+    return out
+
+
+def check_fact_preservation(before: str, after: str, max_loss: float = MAX_PHRASE_LOSS) -> CompactionVerdict:
+    """Accept AFTER as a rewrite of BEFORE only if it keeps at least 1 - MAX_LOSS of
+    BEFORE's distinct noun phrases (a phrase counts as kept when its words appear, in
+    order, anywhere in AFTER)."""
+    old = noun_phrases(before)
+    flat = " " + " ".join(t.lower().strip(".,:;") for t in _TOKEN.findall(_strip_markup(after))) + " "
+    lost = tuple(sorted(p for p in old if f" {p} " not in flat))
+    accepted = (len(lost) / len(old) if old else 0.0) <= max_loss
+    return CompactionVerdict(accepted, len(old), lost)
+
+
+def revived_facts(before: str, after: str) -> tuple[str, ...]:
+    """The lines of AFTER that state, as current, a fact BEFORE had superseded: a live
+    line that says nothing but a struck entry's fact (and is not also a live fact of
+    BEFORE). A rewrite must never bring back what was replaced."""
+    old = kf.parse(before)
+    struck = [e.text for _, e in old.entries() if not e.active]
+    if not struck:
+        return ()
+    live_before = [e.text for _, e in old.entries() if e.active]
+    out = []
+    for sec in kf.parse(after).sections:
+        for line in sec.lines:
+            if isinstance(line, kf.Entry):
+                if not line.active:
+                    continue
+                text = line.text
+            elif line.lstrip().startswith(("- ", "* ")) and "~~" not in line:
+                text = line.lstrip()[2:]
+            else:
+                continue
+            if any(kf.restates(text, t) for t in struck) and not any(kf.restates(text, t) for t in live_before):
+                out.append(text)
+    return tuple(out)
+
+
+def _as_date(value: Any) -> date | None:
+    """The UTC day of a frontmatter date or timestamp; None for anything else."""
+    if not isinstance(value, (date, str)):
+        return None
+    try:
+        return parse_ts(value, "updated").date()
+    except TimestampError:
+        pass
+    try:
+        return parse_day(value[:10], "updated") if isinstance(value, str) else None
+    except TimestampError:
+        return None
+
+
+class MemoryPruner(LLMStage):
+    """Pruning and archiving of one memory repo. `now` is injectable for tests."""
+
+    MEMORY_LINE_CAP = 200
+    JOURNAL_RETENTION_DAYS = 90
+
+    def __init__(self, repo: MemoryRepo, *, llm: Any = None, now: Callable[[], datetime] | None = None,
+                 writer: KnowledgeWriter | None = None, usage: Mapping[str, int] | None = None):
+        """USAGE: {knowledge path: times the context compiler included it} (the app layer's
+        `inclusion_counts(repo)`); None means no usage evidence, only transcript mentions count."""
+        self.repo = repo
+        self._init_llm(llm)
+        self.now = now or utc_now
+        self.writer = writer or KnowledgeWriter(repo)
+        self.usage: Mapping[str, int] = usage or {}
+        cfg = repo.config.lifecycle
+        self.cap = int(cfg.memory_line_cap or self.MEMORY_LINE_CAP)
+        self.retention = int(cfg.journal_retention_days or self.JOURNAL_RETENTION_DAYS)
+
+    # ── committing ──
+    def _commit(self, result: MaintenanceResult, subject: str, commit: bool, ctype: str = "maintenance") -> MaintenanceResult:
+        self.writer.flush()
+        if not commit or not result.paths:
+            return result
+        git = MemoryGit(self.repo)
+        # a path that is gone and was never tracked (moved before its first commit) is no pathspec
+        tracked = set(git.run("ls-files", "--", *result.paths).stdout.splitlines())
+        paths = [p for p in result.paths if p in tracked or (self.repo.root / p).exists()]
+        if not paths:
+            return result
+        body = "\n".join(f"- {a}" for a in result.actions[:30])
+        sha = git.commit_paths(paths, f"{ctype}: {subject}\n\n{body}\n").sha
+        return MaintenanceResult(result.actions, result.paths, sha, result.flagged)
+
+    def _move(self, rel: str, dest: str) -> None:
+        src, dst = self.repo.resolve_inside(rel, under="knowledge"), self.repo.resolve_inside(dest, under="archive")
+        self.writer.flush()
+        self.writer.forget(rel)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if dst.exists():  # an earlier archive of the same path: keep both
+            stem = dst.stem + "." + self.now().strftime("%Y%m%d")
+            dst = dst.with_name(stem + dst.suffix)
+        os.replace(src, dst)
+
+    # ── MEMORY.md cap ──
+    def prune_memory(self, *, commit: bool = True) -> MaintenanceResult:
+        doc = self.writer.read(MEMORY_FILE)
+        if doc is None or doc.line_count() <= self.cap:
+            return MaintenanceResult()
+        moved: list[tuple[str, kf.Entry]] = []
+
+        def victims(doc: kf.KnowledgeDoc) -> list[tuple[int, int, int]]:  # (priority, section, line) oldest first
+            order = {"active context": 0, "lessons learned": 1, "key decisions": 1}
+            found = []
+            for si, s in enumerate(doc.sections):
+                for li, line in enumerate(s.lines):
+                    if isinstance(line, kf.Entry):
+                        rank = -1 if not line.active else order.get(s.title.strip().lower(), 1)
+                        found.append((rank, line.date or line.turn_at, si, li))
+            found.sort()
+            return [(r, si, li) for r, _, si, li in found]
+
+        while doc.line_count() > self.cap:
+            cands = victims(doc)
+            if not cands:
+                break
+            _, si, li = cands[0]
+            entry = doc.sections[si].lines[li]
+            assert isinstance(entry, kf.Entry)
+            moved.append((doc.sections[si].title, entry))
+            doc = doc.remove_line(si, li)
+        self.writer.write_doc(MEMORY_FILE, doc)
+        arch = self.writer.read(ARCHIVE_MEMORY) or kf.new_doc({"type": "archive", "of": MEMORY_FILE}, "Core Memory — archived entries")
+        for title, entry in moved:
+            arch, ai = arch.with_section(title)
+            arch = arch.append_line(ai, entry)
+        self.writer.write_doc(ARCHIVE_MEMORY, arch)
+        result = MaintenanceResult(
+            (f"MEMORY.md over its cap of {self.cap} lines: moved {len(moved)} entries to {ARCHIVE_MEMORY}",),
+            (MEMORY_FILE, ARCHIVE_MEMORY),
+        )
+        return self._commit(result, f"cap MEMORY.md at {self.cap} lines", commit)
+
+    # ── journals ──
+    def prune_journals(self, *, commit: bool = True) -> MaintenanceResult:
+        cutoff = self.now().date() - timedelta(days=self.retention)
+        base = self.repo.knowledge_dir / "journal"
+        actions, paths = [], []
+        for p in sorted(base.glob("*.md")) if base.is_dir() else []:
+            try:
+                day = date.fromisoformat(p.stem)
+            except ValueError:
+                continue
+            if day < cutoff:
+                rel = self.repo.rel(p)
+                dest = f"archive/journal/{p.name}"
+                self._move(rel, dest)
+                actions.append(f"archived {rel} -> {dest}")
+                paths += [rel, dest]
+        result = MaintenanceResult(tuple(actions), tuple(paths))
+        return self._commit(result, f"archive {len(actions)} journal(s) older than {self.retention} days", commit)
+
+    # ── decay eviction ──
+    def _subject(self, rel: str, doc: kf.KnowledgeDoc) -> str:
+        meta = doc.meta()
+        for k in ("name", "project"):
+            if isinstance(meta.get(k), str) and meta[k].strip():
+                return meta[k].strip().lower()
+        p = PurePosixPath(rel)
+        stem = p.parent.name if p.name in ("context.md", "progress.md", "notes.md") else p.stem
+        return stem.replace("-", " ").lower()
+
+    def _last_changed(self) -> dict[str, date]:
+        """The day each knowledge file last changed in git (one `git log` for all files)."""
+        out = MemoryGit(self.repo).run("log", "--format=%x1e%ct", "--name-only", "--", "knowledge/", check=False).stdout
+        changed: dict[str, date] = {}
+        for record in out.split("\x1e"):
+            head, _, files = record.partition("\n")
+            if head.strip().isdigit():
+                day = datetime.fromtimestamp(int(head), UTC).date()
+                for f in files.split():
+                    changed.setdefault(f, day)  # newest first
+        return changed
+
+    def scores(self) -> list[tuple[str, float, int, int]]:
+        """(path, score, days since last changed, references) of every evictable file.
+
+        Recency counts from the last time the file changed (its `updated` field — the
+        time of the turn it cites — or its last commit, whichever is later), so knowledge
+        just learned from an old conversation is not stale on arrival. References are
+        the file's own 1, mentions of its subject in recent transcripts, and how often
+        the context compiler included it (`usage`)."""
+        today = self.now().date()
+        last_changed = self._last_changed()
+        included = self.usage
+        recent_since = self.now() - timedelta(days=REFERENCE_WINDOW_DAYS)
+        texts = [
+            (self.repo.root / rel).read_text(encoding="utf-8").lower()
+            for started, rel in list_transcripts(self.repo) if started >= recent_since
+        ]
+        out = []
+        for top in ("projects", "people", "procedures", "reference"):
+            base = self.repo.knowledge_dir / top
+            for p in sorted(base.rglob("*.md")) if base.is_dir() else []:
+                rel = self.repo.rel(p)
+                if rel in PROTECTED or p.name.startswith("_"):
+                    continue
+                doc = self.writer.read(rel) or kf.parse(p.read_text(encoding="utf-8"))
+                candidates = [d for d in (_as_date(doc.meta().get("updated")), last_changed.get(rel)) if d]
+                updated = max(candidates) if candidates else datetime.fromtimestamp(p.stat().st_mtime, UTC).date()
+                days = max(0, (today - updated).days)
+                subject = self._subject(rel, doc)
+                refs = 1 + sum(1 for t in texts if subject and subject in t) + included.get(rel, 0)
+                out.append((rel, math.exp(-DECAY_RATE * days) * refs, days, refs))
+        return out
+
+    def score_and_evict(self, *, commit: bool = True) -> MaintenanceResult:
+        actions, paths = [], []
+        for rel, score, days, refs in self.scores():
+            if score < EVICT_SCORE and days > EVICT_MIN_DAYS:
+                dest = "archive/" + rel[len("knowledge/"):]
+                self._move(rel, dest)
+                actions.append(f"evicted {rel} -> {dest} (score {score:.4f}: {days} days old, {refs} reference(s))")
+                paths += [rel, dest]
+        result = MaintenanceResult(tuple(actions), tuple(paths))
+        return self._commit(result, f"evict {len(actions)} stale knowledge file(s) to archive/", commit)
+
+    # ── compaction ──
+    def compact(self, rel: str, rewritten: str | None = None, *, commit: bool = True) -> tuple[CompactionVerdict, MaintenanceResult]:
+        """Rewrite REL (by the compact LLM stage when REWRITTEN is None) if the rewrite keeps
+        the file's facts; otherwise flag the file (needs_compact: true) and keep it."""
+        full = self.repo.resolve_inside(rel, under="knowledge")
+        before = full.read_text(encoding="utf-8")
+        if rewritten is None:
+            prompt = (Path(__file__).parent / "prompts" / "compact.v2.md").read_text(encoding="utf-8")
+            prompt = prompt.replace("{path}", rel).replace("{content}", before)
+            rewritten = self.llm.complete("compact", prompt, max_tokens=4000).text
+        verdict = check_fact_preservation(before, rewritten)
+        revived = revived_facts(before, rewritten)
+        if revived:
+            verdict = CompactionVerdict(False, verdict.phrases_before, verdict.lost, revived)
+        if verdict.accepted:
+            doc = kf.parse(rewritten if rewritten.startswith("---\n") else before[: before.find("\n---\n") + 5] + rewritten)
+            self.writer.write_doc(rel, doc.with_meta(needs_compact=False))
+            action = f"compacted {rel}: {len(before)} -> {len(rewritten)} characters, {verdict.loss:.1%} of noun phrases lost"
+            result = MaintenanceResult((action,), (rel,))
+        else:
+            doc = kf.parse(before)
+            self.writer.write_doc(rel, doc.with_meta(needs_compact=True))
+            if verdict.revived:
+                action = (f"rejected the compaction of {rel}: it states superseded facts as current "
+                          f"({'; '.join(verdict.revived[:3])}); flagged needs_compact for review")
+            else:
+                shown = ", ".join(verdict.lost[:8])
+                action = (f"rejected the compaction of {rel}: it lost {verdict.loss:.1%} of its noun phrases "
+                          f"(limit {MAX_PHRASE_LOSS:.0%}): {shown}; flagged needs_compact for review")
+            self._log_rejection(rel, verdict)
+            result = MaintenanceResult((action,), (rel,), None, (rel,))
+        return verdict, self._commit(result, f"compact {rel}", commit)
+
+    def _log_rejection(self, rel: str, verdict: CompactionVerdict) -> None:
+        EventLog(self.repo.state_file("lifecycle_log")).append(
+            {"ts": format_ts_micro(self.now()), "event": "compaction_rejected", "path": rel,
+             "loss": round(verdict.loss, 4), "lost": list(verdict.lost[:50]), "revived": list(verdict.revived[:20])})
+
+    def prune_all(self, *, commit: bool = True) -> MaintenanceResult:
+        """prune_memory + prune_journals + score_and_evict, in one maintenance commit."""
+        result = self.prune_memory(commit=False) + self.prune_journals(commit=False) + self.score_and_evict(commit=False)
+        return self._commit(result, "prune memory and archive stale knowledge", commit)
+
+
+__all__ = ["CompactionVerdict", "MaintenanceResult", "MemoryPruner", "check_fact_preservation", "noun_phrases",
+           "revived_facts"]

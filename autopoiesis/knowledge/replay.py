@@ -1,0 +1,297 @@
+"""Reconstruct (design §8.7, §10.4): replay every transcript onto an extract/* branch,
+in its own git worktree, and compare the knowledge it derives with main's.
+
+    autopoiesis replay --branch extract/v2 --extractors decisions,lessons
+    autopoiesis replay --compare main extract/v2
+
+Why a worktree (NAME under the state folder `worktrees_dir`, gitignored): the user's working tree and
+current branch are never touched, so the agent keeps running while a replay works, and a
+dirty working tree stays exactly as it is. The replay reads committed history only and
+says which uncommitted transcripts it did not include.
+
+Resumable: the worktree keeps its own extraction state; a crashed replay, run again with
+the same branch, skips the transcripts whose changes were already flushed and goes on
+from there (the writer's dedup makes a re-applied chunk harmless).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from autopoiesis.core.paths import CONVERSATIONS_DIR, INDEX_FILES, MemoryRepo, atomic_write, category_of
+from autopoiesis.errors import ReplayError
+from autopoiesis.formats import knowledge as kf
+from autopoiesis.git.repo import MemoryGit
+from autopoiesis.git.runner import cat_file_batch, uncommitted
+from autopoiesis.knowledge.condense import MemoryCondenser
+from autopoiesis.knowledge.extract import ExtractionReport, KnowledgeExtractor, list_transcripts
+from autopoiesis.knowledge.extractors import content_hash
+from autopoiesis.knowledge.state import ExtractionState
+from autopoiesis.knowledge.writer import template_for
+
+DERIVED_DIRS = ("memory", "journal", "projects", "people", "procedures", "reference")
+
+__all__ = [
+    "Comparison",
+    "ReplayResult",
+    "clear_derived_knowledge",
+    "compare_refs",
+    "format_comparison",
+    "format_result",
+    "replay_branch",
+]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: str
+    b: str
+    stat: str
+    per_category: tuple[tuple[str, int, int], ...]  # (category, only in b = added, only in a = removed)
+    only_a: tuple[tuple[str, str], ...]  # (path, fact)
+    only_b: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    branch: str
+    base: str
+    worktree: str
+    transcripts: int
+    report: ExtractionReport
+    commit: str | None
+    tag: str
+    comparison: Comparison | None
+    resumed_from: int = 0
+    not_included: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def clear_derived_knowledge(repo: MemoryRepo) -> list[str]:
+    """Remove derived knowledge (everything but identity/), put the template files back."""
+    removed = []
+    for d in DERIVED_DIRS:
+        base = repo.knowledge_dir / d
+        if not base.is_dir():
+            continue
+        for p in sorted(base.rglob("*")):
+            if p.is_file() and p.name != ".gitkeep":
+                removed.append(repo.rel(p))
+                p.unlink()
+        for p in sorted(base.rglob("*"), reverse=True):
+            if p.is_dir() and not any(p.iterdir()):
+                p.rmdir()
+    for rel in INDEX_FILES:
+        atomic_write(repo.root / rel, kf.render(template_for(rel)))
+    return removed
+
+
+def _git(repo: MemoryRepo) -> MemoryGit:
+    return MemoryGit(repo)
+
+
+def _branch_name(branch: str) -> tuple[str, str]:
+    name = branch[len("extract/"):] if branch.startswith("extract/") else branch
+    if not name:
+        raise ReplayError("give the branch a name: --branch extract/NAME")
+    return f"extract/{name}", name
+
+
+def _progress_path(repo: MemoryRepo, name: str) -> Path:
+    folder = repo.state_file("replay_dir")
+    folder.mkdir(exist_ok=True)
+    return folder / f"{name.replace('/', '__')}.json"
+
+
+def replay_branch(
+    repo: MemoryRepo,
+    branch: str,
+    *,
+    extractors: Sequence[str] | None = None,
+    model: str | None = None,
+    force: bool = False,
+    base: str = "main",
+    progress: Callable[[int, int, str], None] | None = None,
+    echo: Callable[[str], None] | None = None,
+    llm: Any = None,
+    use_llm: bool | None = None,
+    stop_after: int | None = None,
+) -> ReplayResult:
+    """Replay every committed transcript of BASE onto the new branch extract/NAME."""
+    say = echo or (lambda m: None)
+    git = _git(repo)
+    full, name = _branch_name(branch)
+    if git.run("check-ref-format", "--branch", full, check=False).returncode != 0:
+        raise ReplayError(f"{full!r} is not a valid branch name; use letters, digits, '-', '_' and '.'.")
+    if not git.branch_exists(base):
+        raise ReplayError(f"There is no branch {base!r} to replay from. Pass --base BRANCH (the branch that holds your transcripts).")
+    notes = []
+    current = git.current_branch()
+    if current is None:
+        head = (git.head() or "")[:10]
+        notes.append(f"your checkout is on a detached HEAD ({head}); it was left alone, the replay starts from {base}")
+    wt = repo.state_file("worktrees_dir") / name
+    progress_file = _progress_path(repo, name)
+    saved = json.loads(progress_file.read_text(encoding="utf-8")) if progress_file.exists() else None
+    resuming = (
+        saved is not None and saved.get("status") == "running" and git.branch_exists(full) and wt.is_dir() and not force
+        and saved.get("extractors") == (list(extractors) if extractors else None) and saved.get("model") == model
+    )
+    if git.branch_exists(full) and not resuming:
+        if not force:
+            raise ReplayError(
+                f"Branch {full} already exists. Pick another name, compare it with `autopoiesis replay --compare {base} {full}`, "
+                f"or replace it with --force."
+            )
+        if current == full:
+            raise ReplayError(f"{full} is checked out in your working tree; switch to another branch before replacing it.")
+        _remove_worktree(repo, wt)
+        git.run("branch", "-D", full)
+        say(f"replacing the existing branch {full} (--force)")
+    base_sha = git.run("rev-parse", base).stdout.strip()
+    if not resuming:
+        _remove_worktree(repo, wt)
+        wt.parent.mkdir(parents=True, exist_ok=True)
+        git.run("worktree", "add", "-q", "-b", full, str(wt), base)
+    not_included = _uncommitted_transcripts(repo)
+    if not_included:
+        notes.append(f"{len(not_included)} uncommitted transcript(s) in your working tree were not included (commit them first)")
+    wrepo = MemoryRepo(wt)
+    committed = list_transcripts(wrepo)
+    if not committed:
+        _remove_worktree(repo, wt)
+        git.run("branch", "-D", full, check=False)
+        raise ReplayError(f"raw/conversations/ on {base} has no committed transcripts; there is nothing to replay. "
+                          "Capture or import sessions first (`autopoiesis import FILE`).")
+    state = ExtractionState.for_repo(wrepo)
+    resumed_from = 0
+    try:
+        if resuming:
+            done = {h for h, _ in state.done_keys()}
+            resumed_from = sum(1 for _, p in committed if _hash_of(wrepo, p) in done)
+            say(f"resuming the replay onto {full}: {resumed_from} of {len(committed)} transcripts were already done")
+        else:
+            clear_derived_knowledge(wrepo)
+            state.forget()
+            say(f"replaying {len(committed)} transcripts from {base} onto {full} in {wt}")
+        progress_file.write_text(json.dumps({"branch": full, "base": base, "base_sha": base_sha, "status": "running",
+                                             "extractors": list(extractors) if extractors else None, "model": model}),
+                                 encoding="utf-8")
+        own_llm = llm is None
+        if llm is None and (use_llm if use_llm is not None else repo.config.llm.provider != "offline"):
+            from autopoiesis.llm import LLMClient
+
+            llm = LLMClient(repo)  # the main repo's cache: an unchanged replay asks the model nothing
+        try:
+            ex = KnowledgeExtractor(wrepo, llm=llm, model=model, state=state,
+                                    use_llm=use_llm if use_llm is not None else repo.config.llm.provider != "offline",
+                                    log_repo=repo)
+            report = ex.replay_all(extractors, progress=progress, stop_after=stop_after)
+            if stop_after is not None and stop_after < len(committed):
+                return ReplayResult(full, base, str(wt), len(committed), report, None, "", None, resumed_from, tuple(not_included), tuple(notes))
+            _condense(wrepo, llm, committed, use_llm=ex.use_llm)
+        finally:
+            if own_llm and llm is not None:
+                llm.close()
+    finally:
+        state.close()
+    wgit = _git(wrepo)
+    ext = ",".join(extractors) if extractors else "all extractors"
+    msg = (f"extract: replay {len(committed)} transcripts with {ext}" + (f" ({model})" if model else "") +
+           f"\n\n{report.summary()}\nBase: {base} {base_sha[:10]}\n")
+    sha = wgit.commit_pending(msg, tops=("knowledge", "archive")).sha
+    tag = f"memory/extract/{name}"
+    created, why = wgit.tag_named("extract", name, f"replay of {len(committed)} transcripts onto {full}")
+    if not created:
+        notes.append(why)
+    progress_file.write_text(json.dumps({"branch": full, "status": "done", "commit": sha}), encoding="utf-8")
+    _remove_worktree(repo, wt)
+    comparison = compare_refs(repo, base, full)
+    return ReplayResult(full, base, str(wt), len(committed), report, sha, tag, comparison, resumed_from,
+                        tuple(not_included), tuple(notes))
+
+
+def _hash_of(repo: MemoryRepo, rel: str) -> str:
+    return content_hash((repo.root / rel).read_text(encoding="utf-8"))
+
+
+def _condense(wrepo: MemoryRepo, llm: Any, committed: list, *, use_llm: bool) -> None:
+    """Rebuild MEMORY.md's rollup from the replayed journals (design §10.4), latest week."""
+    latest = committed[-1][0].date()
+    with MemoryCondenser(wrepo, llm=llm, use_llm=use_llm) as c:
+        c.weekly_rollup(latest, commit=False)
+        c.pruner.prune_memory(commit=False)
+
+
+def _remove_worktree(repo: MemoryRepo, wt: Path) -> None:
+    git = _git(repo)
+    if wt.exists():
+        git.run("worktree", "remove", "--force", str(wt), check=False)
+        if wt.exists():
+            shutil.rmtree(wt, ignore_errors=True)
+    git.run("worktree", "prune", check=False)
+
+
+def _uncommitted_transcripts(repo: MemoryRepo) -> list[str]:
+    return [p for p in uncommitted(repo.root, [CONVERSATIONS_DIR]) if p.endswith(".md")]
+
+
+# ── comparison ──
+def _facts_at(repo: MemoryRepo, ref: str) -> dict[str, set[str]]:
+    """path -> active facts of every knowledge file at REF (read from git, not the tree)."""
+    git = _git(repo)
+    names = [n for n in git.run("ls-tree", "-r", "--name-only", ref, "--", "knowledge/").stdout.splitlines() if n.endswith(".md")]
+    blobs = cat_file_batch(repo.root, [f"{ref}:{n}" for n in names])
+    return {n: kf.parse((blobs[f"{ref}:{n}"] or b"").decode("utf-8", errors="replace")).facts() for n in names}
+
+
+def compare_refs(repo: MemoryRepo, a: str, b: str) -> Comparison:
+    """Entries added and removed per category going from A to B, and the facts only on each side."""
+    git = _git(repo)
+    for ref in (a, b):
+        if git.run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False).returncode != 0:
+            raise ReplayError(f"{ref!r} is not a branch or commit of this repo; `git branch --list 'extract/*'` shows the replays.")
+    fa, fb = _facts_at(repo, a), _facts_at(repo, b)
+    stat = git.run("diff", "--stat", f"{a}..{b}", "--", "knowledge/").stdout.rstrip()
+    by_cat: dict[str, list[int]] = {}
+    only_a, only_b = [], []
+    all_a = {f for s in fa.values() for f in s}
+    all_b = {f for s in fb.values() for f in s}
+    for path in sorted(set(fa) | set(fb)):
+        cat = category_of(path) or "reference"
+        sa, sb = fa.get(path, set()), fb.get(path, set())
+        c = by_cat.setdefault(cat, [0, 0])
+        c[0] += len(sb - sa)
+        c[1] += len(sa - sb)
+        only_a += [(path, f) for f in sorted(sa - sb) if f not in all_b]
+        only_b += [(path, f) for f in sorted(sb - sa) if f not in all_a]
+    return Comparison(a, b, stat, tuple((k, v[0], v[1]) for k, v in sorted(by_cat.items())), tuple(only_a), tuple(only_b))
+
+
+def format_comparison(c: Comparison, limit: int = 10) -> str:
+    lines = [f"git diff {c.a}..{c.b} --stat -- knowledge/", c.stat or "(no differences)", "",
+             f"{'category':<12} {'added':>7} {'removed':>8}"]
+    lines += [f"{cat:<12} {add:>7} {rem:>8}" for cat, add, rem in c.per_category]
+    for label, facts in ((f"facts only on {c.a}", c.only_a), (f"facts only on {c.b}", c.only_b)):
+        lines.append(f"\n{label}: {len(facts)}")
+        lines += [f"  {PurePosixPath(p).name}: {f}" for p, f in facts[:limit]]
+        if len(facts) > limit:
+            lines.append(f"  ... and {len(facts) - limit} more")
+    return "\n".join(lines)
+
+
+def format_result(r: ReplayResult) -> str:
+    lines = [f"replayed {r.transcripts} transcripts onto {r.branch}" + (f" (resumed after {r.resumed_from})" if r.resumed_from else ""),
+             r.report.summary()]
+    if r.commit:
+        lines.append(f"committed {r.commit[:10]} on {r.branch}; tag {r.tag}")
+    lines += [f"note: {n}" for n in r.notes]
+    lines += [f"  not included: {p}" for p in r.not_included[:20]]
+    if r.comparison is not None:
+        lines += ["", format_comparison(r.comparison)]
+    return "\n".join(lines)

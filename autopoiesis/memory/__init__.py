@@ -1,0 +1,16 @@
+"""The composition: what spans several service packages, so that none of them has to
+import another sideways or upwards.
+
+    initialize       `autopoiesis init`: the layout, the template, hooks, the first commit
+    demo             the whole pipeline offline on bundled sessions
+    capture_hooks    capture's extraction after a transcript is committed
+    commit           a knowledge commit with a model's summary as its message
+    compile_message  the compiled context for a message (watchers, compiler, usage counts)
+    usage            how often each knowledge file was put in a compiled context
+    sync             sync with a remote (commit, fetch, merge, verify, push)
+    forget           the one sanctioned history rewrite
+
+The CLI, the MCP server, the daemon's jobs and the harness integrations call this
+layer; the services below it (capture, index, topics, compiler, knowledge) never import it
+(an import-linter contract checks).
+"""

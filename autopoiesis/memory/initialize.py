@@ -1,0 +1,143 @@
+"""`autopoiesis init`: lay out a memory repository (design §3.1, §2.2) and commit it.
+
+Idempotent: a second run writes nothing and says so. Inside an existing git repository
+it adds the layout and never touches a file it did not create (.gitignore and
+.gitattributes only gain the lines they lack).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autopoiesis.core.config import CONFIG_FILENAME, template_text
+from autopoiesis.core.paths import KNOWLEDGE_DIRS, MemoryRepo
+from autopoiesis.errors import AutopoiesisError, HookInstallError
+from autopoiesis.git.runner import toplevel as git_toplevel
+
+FILES_DIR = Path(__file__).parent.parent / "_files"
+KEEP_DIRS = ("raw/conversations", "attachments", "archive") + tuple(f"knowledge/{d}" for d in KNOWLEDGE_DIRS)
+
+
+@dataclass
+class InitReport:
+    root: Path
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    hooks: list[str] = field(default_factory=list)
+    merge_driver: list[str] = field(default_factory=list)  # what registering the merge driver changed
+    warnings: list[str] = field(default_factory=list)
+    commit: str | None = None
+    new_git_repo: bool = False
+    index: str | None = None  # what building the search index said
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.created or self.updated)
+
+
+def _merge_lines(path: Path, template: str, report: InitReport, rel: str) -> None:
+    wanted = [l for l in template.splitlines() if l.strip() and not l.startswith("#")]
+    if not path.exists():
+        path.write_text(template, encoding="utf-8")
+        report.created.append(rel)
+        return
+    have = set(path.read_text(encoding="utf-8").splitlines())
+    missing = [l for l in wanted if l not in have]
+    if missing:
+        with path.open("a", encoding="utf-8") as fh:
+            text = path.read_text(encoding="utf-8")
+            fh.write(("" if text.endswith("\n") or not text else "\n") + "\n# added by autopoiesis\n" + "\n".join(missing) + "\n")
+        report.updated.append(rel)
+
+
+def merge_gitattributes(root: Path, report: InitReport) -> None:
+    """Give ROOT's .gitattributes the template's lines it lacks (the merge driver's among
+    them): `init` does it, and `sync` does it for a repo made before the driver existed."""
+    _merge_lines(root / ".gitattributes", (FILES_DIR / "gitattributes").read_text(encoding="utf-8"), report, ".gitattributes")
+
+
+def init_memory_repo(root: Path, *, install_hooks: bool = True, commit: bool = True, build_index: bool = True) -> InitReport:
+    from autopoiesis.core.paths import template_dir
+    from autopoiesis.git.hooks import install_hooks as _install
+    from autopoiesis.git.repo import MemoryGit
+
+    root = Path(root).expanduser()
+    if root.exists() and not root.is_dir():
+        raise AutopoiesisError(f"{root} exists and is not a folder; pick another path for the memory repo.")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        probe = root / ".autopoiesis-write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise AutopoiesisError(
+            f"cannot create a memory repository at {root}: {exc.strerror or exc}. "
+            "Pick a writable folder, e.g. `autopoiesis init ~/memory`."
+        ) from None
+    root = root.resolve()
+    top = git_toplevel(root)
+    if top is not None and top.resolve() != root:
+        raise AutopoiesisError(
+            f"{root} is inside the git repository at {top}. Run `autopoiesis init {top}` to add the layout "
+            "there, or pick a folder outside it."
+        )
+    repo = MemoryRepo(root)
+    git = MemoryGit(repo)
+    report = InitReport(root=root)
+    if top is None:
+        git.init()
+        report.new_git_repo = True
+
+    for name in ("raw", "knowledge", "topics"):
+        src_top = template_dir(name)
+        for src in sorted(src_top.rglob("*")):
+            if not src.is_file():
+                continue
+            rel = f"{name}/{src.relative_to(src_top).as_posix()}"
+            dest = root / rel
+            if dest.exists():
+                continue
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dest)
+            report.created.append(rel)
+    for d in KEEP_DIRS:
+        folder = root / d
+        folder.mkdir(parents=True, exist_ok=True)
+        if not any(folder.iterdir()):
+            (folder / ".gitkeep").write_text("", encoding="utf-8")
+            report.created.append(f"{d}/.gitkeep")
+    (root / "scratch").mkdir(exist_ok=True)
+    config = root / CONFIG_FILENAME
+    if not config.exists():
+        config.write_text(template_text(), encoding="utf-8")
+        report.created.append(CONFIG_FILENAME)
+    _merge_lines(root / ".gitignore", (FILES_DIR / "gitignore").read_text(encoding="utf-8"), report, ".gitignore")
+    merge_gitattributes(root, report)
+
+    if install_hooks:
+        try:
+            report.hooks = [m for m in _install(root) if not m.endswith("already installed")]
+        except HookInstallError as exc:
+            report.warnings.append(f"hooks not installed: {exc}")
+    # knowledge files merge entry by entry when two clones sync (app/merge_driver.py)
+    from autopoiesis.git.merge_driver import install as install_merge_driver
+
+    report.merge_driver = install_merge_driver(root)
+    if commit and report.changed:
+        paths = sorted(set(report.created + report.updated))
+        message = "maintenance: initialize memory repository\n\nLayout, identity templates, example topics and configuration.\n"
+        report.commit = git.commit_paths(paths, message).sha
+    if build_index and not repo.index_path.exists():
+        # With memory.db in place the post-commit hook keeps it fresh from the first
+        # capture on, and search is hybrid from the start (not the git grep fallback).
+        try:
+            from autopoiesis.index.searchindex import SearchIndex
+
+            with SearchIndex(repo) as index:
+                built = index.rebuild_full()
+            report.index = f"search index built ({built.indexed} files)"
+        except Exception as exc:  # init must not fail for the cache; search falls back to git grep
+            report.warnings.append(f"search index not built ({exc}); run `autopoiesis index rebuild` later")
+    return report
