@@ -18,6 +18,7 @@ the sum of the messages' `tokens.input` / `tokens.output`.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -112,42 +113,79 @@ class GeminiImporter:
 
     @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
-        meta: dict[str, Any] = {}
-        messages: dict[str, dict[str, Any]] = {}  # by id, in first-seen order (as the CLI keeps them)
         if looks_like_jsonl(path, text):
+            recording = _Recording()
             for n, obj in json_lines(text, str(path), report):
-                if isinstance(obj.get("$rewindTo"), str):
-                    ids = list(messages)
-                    keep = ids[: ids.index(obj["$rewindTo"])] if obj["$rewindTo"] in messages else []
-                    messages = {k: messages[k] for k in keep}
-                elif isinstance(obj.get("id"), str):
-                    messages[obj["id"]] = obj
-                elif isinstance(obj.get("$set"), dict):
-                    if isinstance(obj["$set"].get("messages"), list):
-                        messages = {m["id"]: m for m in obj["$set"]["messages"] if isinstance(m, dict) and isinstance(m.get("id"), str)}
-                    meta.update({k: v for k, v in obj["$set"].items() if k != "messages"})
-                elif _is_metadata(obj):
-                    meta.update({k: v for k, v in obj.items() if k != "messages"})
-                    for m in sequence(obj.get("messages")):
-                        if isinstance(m, dict) and isinstance(m.get("id"), str):
-                            messages[m["id"]] = m
-                else:
+                apply = recording.handler(obj)
+                if apply is None:
                     report.skip_line(str(path), n, "not a Gemini CLI record (metadata, message, $set or $rewindTo)")
-        else:
-            try:
-                data = load_json(text)
-            except ValueError as exc:
-                raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
-            history = data.get("history") if isinstance(data, dict) else data
-            if isinstance(history, list) and history and _is_content(history[0]):
-                return [_history(path, data if isinstance(data, dict) else {}, history, report)]
-            if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-                raise ImportFormatError(f"{path}: a Gemini CLI chat is an object with sessionId and messages.")
-            meta = data
-            for i, m in enumerate(data["messages"]):
-                if isinstance(m, dict):
-                    messages[str(m.get("id") or f"#{i}")] = m
-        return [_draft(path, meta, list(messages.values()), report)]
+                else:
+                    apply(obj)
+            return [_draft(path, recording.meta, list(recording.messages.values()), report)]
+        return [_read_json(path, text, report)]
+
+
+def _read_json(path: Path, text: str, report: ImportReport) -> SessionDraft:
+    """A JSON file: a ConversationRecord, or a saved chat's history of API Contents."""
+    try:
+        data = load_json(text)
+    except ValueError as exc:
+        raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
+    history = data.get("history") if isinstance(data, dict) else data
+    if isinstance(history, list) and history and _is_content(history[0]):
+        return _history(path, data if isinstance(data, dict) else {}, history, report)
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+        raise ImportFormatError(f"{path}: a Gemini CLI chat is an object with sessionId and "
+                                "messages.")
+    messages: dict[str, dict[str, Any]] = {}
+    for i, m in enumerate(data["messages"]):
+        if isinstance(m, dict):
+            messages[str(m.get("id") or f"#{i}")] = m
+    return _draft(path, data, list(messages.values()), report)
+
+
+class _Recording:
+    """A JSONL recording replayed record by record the way the CLI replays it: the
+    metadata, and the messages by id in first-seen order (as the CLI keeps them)."""
+
+    def __init__(self) -> None:
+        self.meta: dict[str, Any] = {}
+        self.messages: dict[str, dict[str, Any]] = {}
+
+    def handler(self, obj: dict[str, Any]) -> Callable[[dict[str, Any]], None] | None:
+        """What replays OBJ, by the kind of record it is; None for no record of a recording."""
+        if isinstance(obj.get("$rewindTo"), str):
+            return self.rewind
+        if isinstance(obj.get("id"), str):
+            return self.message
+        if isinstance(obj.get("$set"), dict):
+            return self.update
+        if _is_metadata(obj):
+            return self.metadata
+        return None
+
+    def rewind(self, obj: dict[str, Any]) -> None:
+        """Drop the message `$rewindTo` names and every one after it (all, when it is unknown)."""
+        ids = list(self.messages)
+        keep = ids[: ids.index(obj["$rewindTo"])] if obj["$rewindTo"] in self.messages else []
+        self.messages = {k: self.messages[k] for k in keep}
+
+    def message(self, obj: dict[str, Any]) -> None:
+        self.messages[obj["id"]] = obj  # a message seen before is replaced where it stood
+
+    def update(self, obj: dict[str, Any]) -> None:
+        """A `$set`: metadata updates; a list of `messages` starts over from that list."""
+        changes = obj["$set"]
+        if isinstance(changes.get("messages"), list):
+            self.messages = {m["id"]: m for m in changes["messages"]
+                             if isinstance(m, dict) and isinstance(m.get("id"), str)}
+        self.meta.update({k: v for k, v in changes.items() if k != "messages"})
+
+    def metadata(self, obj: dict[str, Any]) -> None:
+        self.meta.update({k: v for k, v in obj.items() if k != "messages"})
+        for m in sequence(obj.get("messages")):
+            if isinstance(m, dict) and isinstance(m.get("id"), str):
+                self.messages[m["id"]] = m
 
 
 def _is_content(obj: Any) -> bool:
