@@ -190,8 +190,9 @@ def _apply_patch_call(item: dict[str, Any]) -> _CallLine:
 
 def _mcp_call(item: dict[str, Any]) -> _CallLine:
     name = ".".join(str(p) for p in (item.get("server_label"), item.get("name")) if p)
-    error = f"error: {output_text(item['error'])}" if item.get("error") else ""
-    result = output_text(item.get("output")) or error
+    result = output_text(item.get("output"))
+    if not result and item.get("error"):
+        result = f"error: {output_text(item['error'])}"
     return name or "mcp", call_args(item.get("arguments")), result or None
 
 
