@@ -218,16 +218,8 @@ def _history(path: Path, info: dict[str, Any], history: list[Any], report: Impor
         texts, items = _parts(content["parts"])
         turn_items: list[tf.Item] = [tf.Text(t) for t in texts if t.strip()] + items
         for part in content["parts"]:
-            call = part.get("functionCall") if isinstance(part, dict) else None
-            answer = part.get("functionResponse") if isinstance(part, dict) else None
-            if isinstance(call, dict):
-                calls.add(call.get("id"), turn_items, tf.ToolCall(str(call.get("name") or "tool"), args_summary(call.get("args")), None))
-            elif isinstance(answer, dict):
-                body = mapping(answer.get("response"))
-                result = f"error: {output_text(body['error'])}" if body.get("error") else output_text(body)
-                if not (answer.get("id") and calls.resolve(answer["id"], result or None)) \
-                        and not calls.resolve_oldest(nonempty_str(answer.get("name")), result or None):
-                    turn_items.append(tf.ToolCall(str(answer.get("name") or "result"), "", result or None))
+            if isinstance(part, dict):
+                _function_part(part, turn_items, calls)
         if not turn_items:
             continue
         role = "user" if content["role"] == "user" and not all(isinstance(i, tf.ToolCall) for i in turn_items) else "agent"
@@ -236,6 +228,37 @@ def _history(path: Path, info: dict[str, Any], history: list[Any], report: Impor
         raise ImportFormatError(f"{path}: this Gemini chat history holds no message; nothing to import.")
     monotonic_turns(draft)
     return draft
+
+
+def _function_part(part: dict[str, Any], turn_items: list[tf.Item], calls: ToolCalls) -> None:
+    """A functionCall part opens a call in TURN_ITEMS; a functionResponse part answers one
+    (by id, else the oldest open call of its name), or is a result line of its own."""
+    call, answer = part.get("functionCall"), part.get("functionResponse")
+    if isinstance(call, dict):
+        tool = tf.ToolCall(str(call.get("name") or "tool"), args_summary(call.get("args")), None)
+        calls.add(call.get("id"), turn_items, tool)
+    elif isinstance(answer, dict):
+        body = mapping(answer.get("response"))
+        result = f"error: {output_text(body['error'])}" if body.get("error") else output_text(body)
+        if answer.get("id") and calls.resolve(answer["id"], result or None):
+            return
+        if not calls.resolve_oldest(nonempty_str(answer.get("name")), result or None):
+            turn_items.append(tf.ToolCall(str(answer.get("name") or "result"), "", result or None))
+
+
+def _gemini_calls(draft: SessionDraft, m: dict[str, Any]) -> list[tf.Item]:
+    """The tool calls of gemini message M; its model and tokens go to DRAFT."""
+    if draft.model is None and nonempty_str(m.get("model")):
+        draft.model = m["model"]
+    tokens = mapping(m.get("tokens"))
+    draft.tokens_in += count(tokens.get("input"))
+    draft.tokens_out += count(tokens.get("output"))
+    out: list[tf.Item] = []
+    for call in sequence(m.get("toolCalls")):
+        if isinstance(call, dict):
+            tool = str(call.get("name") or call.get("displayName") or "tool")
+            out.append(tf.ToolCall(tool, args_summary(call.get("args")), _tool_result(call)))
+    return out
 
 
 def _draft(path: Path, meta: dict[str, Any], messages: list[dict[str, Any]], report: ImportReport) -> SessionDraft:
@@ -265,15 +288,7 @@ def _draft(path: Path, meta: dict[str, Any], messages: list[dict[str, Any]], rep
         texts, attachments = _parts(shown)
         items: list[tf.Item] = [tf.Text(t) for t in texts if t.strip()] + attachments
         if kind == "gemini":
-            if draft.model is None and nonempty_str(m.get("model")):
-                draft.model = m["model"]
-            tokens = mapping(m.get("tokens"))
-            draft.tokens_in += count(tokens.get("input"))
-            draft.tokens_out += count(tokens.get("output"))
-            for call in sequence(m.get("toolCalls")):
-                if isinstance(call, dict):
-                    items.append(tf.ToolCall(str(call.get("name") or call.get("displayName") or "tool"),
-                                             args_summary(call.get("args")), _tool_result(call)))
+            items += _gemini_calls(draft, m)
         if items:
             draft.add_turn(clock, "user" if kind == "user" else "agent", items)
     if not draft.turns:
