@@ -44,13 +44,13 @@ from autopoiesis.integrations.aider.importer import AiderImporter
 from autopoiesis.integrations.chatgpt.importer import ChatGPTImporter
 from autopoiesis.integrations.claude_ai.importer import ClaudeAIImporter
 from autopoiesis.integrations.claude_code.importer import ClaudeCodeImporter
+from autopoiesis.integrations.claude_code.loglines import LoglinesImporter
 from autopoiesis.integrations.cline.importer import ClineImporter
 from autopoiesis.integrations.codex.importer import CodexImporter
 from autopoiesis.integrations.continue_dev.importer import ContinueImporter
 from autopoiesis.integrations.copilot.importer import CopilotImporter
 from autopoiesis.integrations.cursor.importer import CursorImporter, CursorMarkdownImporter
 from autopoiesis.integrations.gemini.importer import GeminiImporter
-from autopoiesis.integrations.loglines.importer import LoglinesImporter
 from autopoiesis.integrations.neutral.importer import NeutralImporter
 from autopoiesis.integrations.openai.importer import OpenAIImporter
 from autopoiesis.integrations.opencode.importer import OpenCodeImporter

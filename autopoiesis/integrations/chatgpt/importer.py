@@ -115,51 +115,93 @@ class ChatGPTImporter:
 
 def _conversation(conv: dict[str, Any], where: str, filename: str, report: ImportReport) -> SessionDraft:
     title = nonempty_str(conv.get("title"))
-    sid = safe_session_id(conv.get("conversation_id"), conv.get("id")) or stable_id("chatgpt", title, conv.get("create_time"))
+    sid = safe_session_id(conv.get("conversation_id"), conv.get("id")) \
+        or stable_id("chatgpt", title, conv.get("create_time"))
     draft = SessionDraft(session_id=sid, channel="chatgpt", topic=title, source=f"chatgpt:{filename}",
                          model=nonempty_str(conv.get("default_model_slug")))
-    clock = draft.started = first_time(conv.get("create_time"), field="create_time")
-    calls = ToolCalls()
+    draft.started = first_time(conv.get("create_time"), field="create_time")
+    reader = _Branch(draft, where, report, draft.started)
     for node in _active_path(conv["mapping"], conv.get("current_node")):
-        msg = node.get("message")
-        if not isinstance(msg, dict) or not isinstance(msg.get("content"), dict):
-            continue
-        author = mapping(msg.get("author"))
-        role, content = string(author.get("role")), msg["content"]
-        meta = mapping(msg.get("metadata"))
-        if role == "system" or string(content.get("content_type")) in SKIPPED_CONTENT or meta.get("is_visually_hidden_from_conversation"):
-            continue
-        try:
-            if msg.get("create_time") is not None:
-                clock = parse_ts(msg["create_time"], "create_time")
-        except TimestampError as exc:  # an unreadable time: the message keeps the time before it
-            report.warnings.append(f"{where}: message {msg.get('id')!r}: {str(exc).split(';')[0]}; it keeps the time before it")
-        if clock is None:
-            raise ImportFormatError(f"message {msg.get('id')!r} has no readable create_time and neither has the conversation; "
-                                    "it was not imported.")
-        text, items = _content(content)
-        if role == "user":
-            names = [a.get("name") for a in sequence(meta.get("attachments")) if isinstance(a, dict)]
-            items += [tf.Attachment(str(n)) for n in names if n]
-            if text or items:
-                draft.add_turn(clock, "user", ([tf.Text(text)] if text else []) + items)
-        elif role == "assistant":
-            if draft.model is None and nonempty_str(meta.get("model_slug")):
-                draft.model = meta["model_slug"]
-            recipient = msg.get("recipient")
-            if isinstance(recipient, str) and recipient not in ("all", ""):
-                call = tf.ToolCall(recipient, call_args(text), None)
-                calls.add(node.get("id") or msg.get("id"), _agent_items(draft, clock), call)
-            elif text or items:
-                draft.add_turn(clock, "agent", ([tf.Text(text)] if text else []) + items)
-        elif role == "tool":
-            name = nonempty_str(author.get("name"))
-            result = text or ("image (not stored)" if items else "")
-            if not calls.resolve(node.get("parent"), result or None) and not calls.resolve_oldest(name, result or None):
-                if result:
-                    _agent_items(draft, clock).append(tf.ToolCall(name or "tool", "", result))
+        reader.node(node)
     monotonic_turns(draft)
     return draft
+
+
+def _is_shown(msg: dict[str, Any], role: str | None, meta: dict[str, Any]) -> bool:
+    """Whether MSG is conversation: not the system prompt, thoughts, custom instructions
+    or a message the ChatGPT UI hides."""
+    hidden = meta.get("is_visually_hidden_from_conversation")
+    skipped = string(msg["content"].get("content_type")) in SKIPPED_CONTENT
+    return role != "system" and not skipped and not hidden
+
+
+class _Branch:
+    """The turns of one conversation's active branch, read node by node into DRAFT.
+    CLOCK is the time of the message before: a message without a readable time takes it."""
+
+    def __init__(self, draft: SessionDraft, where: str, report: ImportReport,
+                 clock: datetime | None) -> None:
+        self.draft, self.where, self.report, self.clock = draft, where, report, clock
+        self.calls = ToolCalls()
+
+    def node(self, node: dict[str, Any]) -> None:
+        msg = node.get("message")
+        if not isinstance(msg, dict) or not isinstance(msg.get("content"), dict):
+            return
+        author = mapping(msg.get("author"))
+        role = string(author.get("role"))
+        meta = mapping(msg.get("metadata"))
+        if not _is_shown(msg, role, meta):
+            return
+        when = self._time(msg)
+        text, items = _content(msg["content"])
+        if role == "user":
+            self._user(when, meta, text, items)
+        elif role == "assistant":
+            self._assistant(when, node, msg, meta, text, items)
+        elif role == "tool":
+            self._tool(when, node, nonempty_str(author.get("name")), text, items)
+
+    def _time(self, msg: dict[str, Any]) -> datetime:
+        """MSG's create_time, else the time before it; ImportFormatError when neither is."""
+        try:
+            if msg.get("create_time") is not None:
+                self.clock = parse_ts(msg["create_time"], "create_time")
+        except TimestampError as exc:  # an unreadable time: the message keeps the time before it
+            why = str(exc).split(";")[0]
+            self.report.warnings.append(f"{self.where}: message {msg.get('id')!r}: {why}; "
+                                        "it keeps the time before it")
+        if self.clock is None:
+            raise ImportFormatError(f"message {msg.get('id')!r} has no readable create_time and "
+                                    "neither has the conversation; it was not imported.")
+        return self.clock
+
+    def _user(self, when: datetime, meta: dict[str, Any], text: str, items: list[tf.Item]) -> None:
+        names = [a.get("name") for a in sequence(meta.get("attachments")) if isinstance(a, dict)]
+        items += [tf.Attachment(str(n)) for n in names if n]
+        if text or items:
+            self.draft.add_turn(when, "user", ([tf.Text(text)] if text else []) + items)
+
+    def _assistant(self, when: datetime, node: dict[str, Any], msg: dict[str, Any],
+                   meta: dict[str, Any], text: str, items: list[tf.Item]) -> None:
+        if self.draft.model is None and nonempty_str(meta.get("model_slug")):
+            self.draft.model = meta["model_slug"]
+        recipient = msg.get("recipient")
+        if isinstance(recipient, str) and recipient not in ("all", ""):  # to a tool: a call
+            call = tf.ToolCall(recipient, call_args(text), None)
+            self.calls.add(node.get("id") or msg.get("id"), _agent_items(self.draft, when), call)
+        elif text or items:
+            self.draft.add_turn(when, "agent", ([tf.Text(text)] if text else []) + items)
+
+    def _tool(self, when: datetime, node: dict[str, Any], name: str | None, text: str,
+              items: list[tf.Item]) -> None:
+        result = text or ("image (not stored)" if items else "")
+        if self.calls.resolve(node.get("parent"), result or None):
+            return  # the answer to the call its parent node made
+        if self.calls.resolve_oldest(name, result or None):
+            return
+        if result:
+            _agent_items(self.draft, when).append(tf.ToolCall(name or "tool", "", result))
 
 
 def _agent_items(draft: SessionDraft, when: datetime) -> list[tf.Item]:

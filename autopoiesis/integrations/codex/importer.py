@@ -24,6 +24,7 @@ without a warning.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,44 @@ def _read_typescript(path: Path, text: str, report: ImportReport) -> SessionDraf
     if not draft.turns:
         raise ImportFormatError(f"{path}: Codex session {sid} holds no user or agent message; nothing to import.")
     return draft
+
+
+# How each UI event of a finished tool call reads as a call line, for a rollout replayed
+# from its events: event payload -> (tool, arguments, result).
+def _exec_command_end(p: dict[str, Any]) -> tuple[str, str, str | None]:
+    out = output_text(p.get("aggregated_output") or p.get("formatted_output") or p.get("stdout"))
+    code = p.get("exit_code")
+    if isinstance(code, int) and code != 0:
+        out = f"exit {code}: {out}"
+    return "shell", command_line(p.get("command")) or "", out or None
+
+
+def _mcp_tool_call_end(p: dict[str, Any]) -> tuple[str, str, str | None]:
+    inv = mapping(p.get("invocation"))
+    name = ".".join(str(x) for x in (inv.get("server"), inv.get("tool")) if x) or "mcp"
+    res = mapping(p.get("result"))
+    ok = res.get("Ok")
+    out = (f"error: {output_text(res['Err'])}" if "Err" in res
+           else output_text(ok.get("content") if isinstance(ok, dict) else ok))
+    return name, call_args(inv.get("arguments")), out or None
+
+
+def _patch_apply_end(p: dict[str, Any]) -> tuple[str, str, str | None]:
+    changes = mapping(p.get("changes"))
+    ok = "applied" if p.get("success") is not False else f"failed: {output_text(p.get('stderr'))}"
+    return "apply_patch", " ".join(map(str, changes)), ok
+
+
+def _web_search_end(p: dict[str, Any]) -> tuple[str, str, str | None]:
+    return "web_search", str(p.get("query") or ""), None
+
+
+REPLAYED_CALLS: dict[str, Callable[[dict[str, Any]], tuple[str, str, str | None]]] = {
+    "exec_command_end": _exec_command_end,
+    "mcp_tool_call_end": _mcp_tool_call_end,
+    "patch_apply_end": _patch_apply_end,
+    "web_search_end": _web_search_end,
+}
 
 
 class _Rollout:
@@ -260,33 +299,20 @@ class _Rollout:
                 continue
             kind = p["type"]
             if kind in ("user_message", "agent_message"):
-                text = nonempty_str(p.get("message"))
-                if text is None or (kind == "user_message" and is_injected(text)):
-                    continue
-                items: list[tf.Item] = [tf.Text(text)]
-                images = [*sequence(p.get("images")), *sequence(p.get("local_images"))]
-                items += [tf.Attachment(i if isinstance(i, str) and not i.startswith("data:") else "image (not stored)")
-                          for i in images if i]
-                self.draft.add_turn(when, "user" if kind == "user_message" else "agent", items)
-            elif kind == "exec_command_end":
-                out = output_text(p.get("aggregated_output") or p.get("formatted_output") or p.get("stdout"))
-                code = p.get("exit_code")
-                if isinstance(code, int) and code != 0:
-                    out = f"exit {code}: {out}"
-                self.reader.call(p.get("call_id"), "shell", command_line(p.get("command")) or "", when, out or None)
-            elif kind == "mcp_tool_call_end":
-                inv = mapping(p.get("invocation"))
-                name = ".".join(str(x) for x in (inv.get("server"), inv.get("tool")) if x) or "mcp"
-                res = mapping(p.get("result"))
-                out = (f"error: {output_text(res['Err'])}" if "Err" in res
-                       else output_text(res["Ok"].get("content") if isinstance(res.get("Ok"), dict) else res.get("Ok")))
-                self.reader.call(p.get("call_id"), name, call_args(inv.get("arguments")), when, out or None)
-            elif kind == "patch_apply_end":
-                changes = mapping(p.get("changes"))
-                ok = "applied" if p.get("success") is not False else f"failed: {output_text(p.get('stderr'))}"
-                self.reader.call(p.get("call_id"), "apply_patch", " ".join(map(str, changes)), when, ok)
-            elif kind == "web_search_end":
-                self.reader.call(p.get("call_id"), "web_search", str(p.get("query") or ""), when)
+                self._replay_message(kind, p, when)
+            elif kind in REPLAYED_CALLS:
+                tool, args, result = REPLAYED_CALLS[kind](p)
+                self.reader.call(p.get("call_id"), tool, args, when, result)
+
+    def _replay_message(self, kind: str, p: dict[str, Any], when: datetime) -> None:
+        text = nonempty_str(p.get("message"))
+        if text is None or (kind == "user_message" and is_injected(text)):
+            return
+        items: list[tf.Item] = [tf.Text(text)]
+        images = [*sequence(p.get("images")), *sequence(p.get("local_images"))]
+        items += [tf.Attachment(i if isinstance(i, str) and not i.startswith("data:")
+                                else "image (not stored)") for i in images if i]
+        self.draft.add_turn(when, "user" if kind == "user_message" else "agent", items)
 
     def finish(self) -> SessionDraft:
         d = self.draft

@@ -107,13 +107,7 @@ def _read_history(draft: SessionDraft, history: list[Any], started: datetime, so
         msg = item.get("message") if isinstance(item, dict) else None
         if not isinstance(msg, dict):
             raise ImportFormatError(f"{source}: history[{i}] must be an object with a message.")
-        when = started
-        reasoning = item.get("reasoning")
-        if isinstance(reasoning, dict) and reasoning.get("startAt") is not None:
-            try:
-                when = max(started, parse_ts(reasoning["startAt"], "reasoning.startAt"))
-            except TranscriptFormatError:
-                pass
+        when = _item_time(item, started)
         role = msg.get("role")
         if role == "thinking":
             continue
@@ -124,32 +118,62 @@ def _read_history(draft: SessionDraft, history: list[Any], started: datetime, so
             norm = normalize_role(role)
         except CaptureError as exc:
             raise ImportFormatError(f"{source}: history[{i}].message: {exc}") from None
-        items: list[tf.Item] = []
-        text = content_text(msg.get("content"))
-        if text.strip():
-            items.append(tf.Text(text))
-        for part in as_list(msg.get("content")):
-            if isinstance(part, dict) and part.get("type") == "imageUrl":
-                items.append(tf.Attachment("image (not stored)"))
-        for call in as_list(msg.get("toolCalls")):
-            fn = as_dict(as_dict(call).get("function"))
-            calls.add(as_dict(call).get("id"), items,
-                      tf.ToolCall(str(fn.get("name") or "tool"), args_summary(fn.get("arguments")), None))
-        for state in as_list(item.get("toolCallStates")):
-            if isinstance(state, dict) and isinstance(state.get("output"), list):
-                output = "\n".join(str(o.get("content") or "") for o in state["output"] if isinstance(o, dict)).strip()
-                if state.get("status") == "errored":
-                    output = f"error: {output}".strip()
-                calls.resolve(state.get("toolCallId"), output or None)
+        items = _message_items(msg, calls)
+        _resolve_call_states(item, calls)
         if norm == "user":
-            for ctx in as_list(item.get("contextItems")):
-                if isinstance(ctx, dict) and not ctx.get("hidden"):
-                    uri = as_dict(ctx.get("uri"))
-                    name = uri.get("value") or ctx.get("description") or ctx.get("name")
-                    if isinstance(name, str) and name.strip():
-                        items.append(tf.Attachment(name))
+            items.extend(_context_attachments(item))
         if items:
             draft.add_turn(when, norm, items)
         summary = item.get("conversationSummary")
         if isinstance(summary, str) and summary.strip():
             draft.add_turn(when, "system", [tf.Text(summary)])
+
+
+def _item_time(item: dict[str, Any], started: datetime) -> datetime:
+    """STARTED, or the item's reasoning block's start when it has a readable later one."""
+    reasoning = item.get("reasoning")
+    if isinstance(reasoning, dict) and reasoning.get("startAt") is not None:
+        try:
+            return max(started, parse_ts(reasoning["startAt"], "reasoning.startAt"))
+        except TranscriptFormatError:
+            pass
+    return started
+
+
+def _message_items(msg: dict[str, Any], calls: ToolCalls) -> list[tf.Item]:
+    """The text, image attachments and tool calls (opened in CALLS) of a message."""
+    items: list[tf.Item] = []
+    text = content_text(msg.get("content"))
+    if text.strip():
+        items.append(tf.Text(text))
+    for part in as_list(msg.get("content")):
+        if isinstance(part, dict) and part.get("type") == "imageUrl":
+            items.append(tf.Attachment("image (not stored)"))
+    for call in as_list(msg.get("toolCalls")):
+        fn = as_dict(as_dict(call).get("function"))
+        tool = tf.ToolCall(str(fn.get("name") or "tool"), args_summary(fn.get("arguments")), None)
+        calls.add(as_dict(call).get("id"), items, tool)
+    return items
+
+
+def _resolve_call_states(item: dict[str, Any], calls: ToolCalls) -> None:
+    """Write the outputs of the item's toolCallStates into their calls."""
+    for state in as_list(item.get("toolCallStates")):
+        if isinstance(state, dict) and isinstance(state.get("output"), list):
+            parts = [str(o.get("content") or "") for o in state["output"] if isinstance(o, dict)]
+            output = "\n".join(parts).strip()
+            if state.get("status") == "errored":
+                output = f"error: {output}".strip()
+            calls.resolve(state.get("toolCallId"), output or None)
+
+
+def _context_attachments(item: dict[str, Any]) -> list[tf.Item]:
+    """Attachment lines for the context items (files, URLs) the user attached."""
+    out: list[tf.Item] = []
+    for ctx in as_list(item.get("contextItems")):
+        if isinstance(ctx, dict) and not ctx.get("hidden"):
+            uri = as_dict(ctx.get("uri"))
+            name = uri.get("value") or ctx.get("description") or ctx.get("name")
+            if isinstance(name, str) and name.strip():
+                out.append(tf.Attachment(name))
+    return out

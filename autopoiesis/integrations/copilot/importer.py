@@ -14,9 +14,10 @@ system prompt), hooks, session notices and turn markers are bookkeeping. Tokens:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from autopoiesis.capture.importers.base import (
     ImportReport,
@@ -40,9 +41,11 @@ from autopoiesis.errors import ImportFormatError, TimestampError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.integrations.responses.importer import call_args, output_text
 
-CONTENT = frozenset({"user.message", "assistant.message", "tool.execution_start", "tool.execution_complete"})
 # Known bookkeeping: lifecycle, notices, hooks, turn markers, usage, reasoning (excluded).
 KNOWN_PREFIXES = ("session.", "hook.", "subagent.", "skill.", "system.", "assistant.", "tool.", "abort", "user.")
+
+# A content event's handler: (the log, its time, its speaker, its data).
+_Handler = Callable[["_Log", datetime, "str | None", dict[str, Any]], None]
 
 
 class CopilotImporter:
@@ -67,6 +70,8 @@ class CopilotImporter:
 
 
 class _Log:
+    """One Copilot events file as it is read, event by event, into one SessionDraft."""
+
     def __init__(self, path: Path, report: ImportReport) -> None:
         self.path, self.report = path, report
         self.draft = SessionDraft(session_id="", channel="copilot", source=f"copilot:{path.name}")
@@ -87,7 +92,8 @@ class _Log:
         if not isinstance(kind, str) or not isinstance(data, dict):
             self.report.skip_line(str(self.path), n, "not a Copilot event (type and data)")
             return
-        if kind not in CONTENT:
+        handler = self._CONTENT_HANDLERS.get(kind)
+        if handler is None:
             self._bookkeeping(n, kind, data)
             return
         try:
@@ -95,47 +101,69 @@ class _Log:
         except TimestampError as exc:
             self.report.skip_line(str(self.path), n, str(exc).split(";")[0])
             return
-        speaker = self.subagents.get(str(data.get("parentToolCallId"))) if data.get("parentToolCallId") else None
-        if speaker is None and data.get("parentToolCallId"):
-            speaker = "subagent"
-        if kind == "user.message":
-            items: list[tf.Item] = []
-            if nonempty_str(data.get("content")):
-                items.append(tf.Text(data["content"]))
-            for att in sequence(data.get("attachments")):
-                if isinstance(att, dict) and (nonempty_str(att.get("path")) or nonempty_str(att.get("displayName"))):
-                    items.append(tf.Attachment(att.get("path") or att["displayName"]))
-            if items:
-                self.draft.add_turn(when, "user", items, speaker)
-        elif kind == "assistant.message":
-            if self.draft.model is None and nonempty_str(data.get("model")):
-                self.draft.model = data["model"]
-            self.output_tokens += count(data.get("outputTokens"))
-            text = nonempty_str(data.get("content"))
-            requests = [r for r in data.get("toolRequests") or [] if isinstance(r, dict)] \
-                if isinstance(data.get("toolRequests"), list) else []
-            if text:
-                self.draft.add_turn(when, "agent", [tf.Text(text)], speaker)
-            for req in requests:
-                if req.get("toolCallId") in self.calls:
-                    continue  # its execution_start came first and opened it
-                self.calls.add(req.get("toolCallId"), self._agent_items(when, speaker),
-                               tf.ToolCall(str(req.get("name") or "tool"), call_args(req.get("arguments")), None))
-        elif kind == "tool.execution_start":
-            if data.get("toolCallId") not in self.calls or data.get("toolCallId") in (None, ""):
-                name = str(data.get("toolName") or "tool")
-                if nonempty_str(data.get("mcpServerName")):
-                    name = f"{data['mcpServerName']}.{data.get('mcpToolName') or name}"
-                self.calls.add(data.get("toolCallId"), self._agent_items(when, speaker),
-                               tf.ToolCall(name, call_args(data.get("arguments")), None))
-        else:  # tool.execution_complete
-            result = mapping(data.get("result"))
-            text = output_text(result.get("content")) or output_text(data.get("error"))
-            if data.get("success") is False:
-                text = f"error: {text}" if text else "error"
-            call_id = data.get("toolCallId")
-            if not (call_id and self.calls.resolve(call_id, text or None)):
-                self._agent_items(when, speaker).append(tf.ToolCall("result", str(call_id or ""), text or None))
+        handler(self, when, self._speaker(data), data)
+
+    def _speaker(self, data: dict[str, Any]) -> str | None:
+        """Who speaks: None for the main agent, else the subagent whose task this is."""
+        parent = data.get("parentToolCallId")
+        if not parent:
+            return None
+        return self.subagents.get(str(parent), "subagent")
+
+    def _user_message(self, when: datetime, speaker: str | None, data: dict[str, Any]) -> None:
+        items: list[tf.Item] = []
+        if nonempty_str(data.get("content")):
+            items.append(tf.Text(data["content"]))
+        for att in sequence(data.get("attachments")):
+            if not isinstance(att, dict):
+                continue
+            if nonempty_str(att.get("path")) or nonempty_str(att.get("displayName")):
+                items.append(tf.Attachment(att.get("path") or att["displayName"]))
+        if items:
+            self.draft.add_turn(when, "user", items, speaker)
+
+    def _assistant_message(self, when: datetime, speaker: str | None, data: dict[str, Any]) -> None:
+        if self.draft.model is None and nonempty_str(data.get("model")):
+            self.draft.model = data["model"]
+        self.output_tokens += count(data.get("outputTokens"))
+        text = nonempty_str(data.get("content"))
+        requests = [r for r in data.get("toolRequests") or [] if isinstance(r, dict)] \
+            if isinstance(data.get("toolRequests"), list) else []
+        if text:
+            self.draft.add_turn(when, "agent", [tf.Text(text)], speaker)
+        for req in requests:
+            if req.get("toolCallId") in self.calls:
+                continue  # its execution_start came first and opened it
+            name = str(req.get("name") or "tool")
+            call = tf.ToolCall(name, call_args(req.get("arguments")), None)
+            self.calls.add(req.get("toolCallId"), self._agent_items(when, speaker), call)
+
+    def _tool_start(self, when: datetime, speaker: str | None, data: dict[str, Any]) -> None:
+        if data.get("toolCallId") in self.calls and data.get("toolCallId") not in (None, ""):
+            return  # the assistant message's toolRequests opened it
+        name = str(data.get("toolName") or "tool")
+        if nonempty_str(data.get("mcpServerName")):
+            name = f"{data['mcpServerName']}.{data.get('mcpToolName') or name}"
+        self.calls.add(data.get("toolCallId"), self._agent_items(when, speaker),
+                       tf.ToolCall(name, call_args(data.get("arguments")), None))
+
+    def _tool_complete(self, when: datetime, speaker: str | None, data: dict[str, Any]) -> None:
+        result = mapping(data.get("result"))
+        text = output_text(result.get("content")) or output_text(data.get("error"))
+        if data.get("success") is False:
+            text = f"error: {text}" if text else "error"
+        call_id = data.get("toolCallId")
+        if not (call_id and self.calls.resolve(call_id, text or None)):
+            orphan = tf.ToolCall("result", str(call_id or ""), text or None)
+            self._agent_items(when, speaker).append(orphan)
+
+    # The content events, each to its handler; every other kind is bookkeeping.
+    _CONTENT_HANDLERS: ClassVar[dict[str, _Handler]] = {
+        "user.message": _user_message,
+        "assistant.message": _assistant_message,
+        "tool.execution_start": _tool_start,
+        "tool.execution_complete": _tool_complete,
+    }
 
     def _bookkeeping(self, n: int, kind: str, data: dict[str, Any]) -> None:
         if not kind.startswith(KNOWN_PREFIXES):

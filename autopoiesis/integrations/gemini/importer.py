@@ -18,6 +18,7 @@ the sum of the messages' `tokens.input` / `tokens.output`.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -112,42 +113,79 @@ class GeminiImporter:
 
     @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
-        meta: dict[str, Any] = {}
-        messages: dict[str, dict[str, Any]] = {}  # by id, in first-seen order (as the CLI keeps them)
         if looks_like_jsonl(path, text):
+            recording = _Recording()
             for n, obj in json_lines(text, str(path), report):
-                if isinstance(obj.get("$rewindTo"), str):
-                    ids = list(messages)
-                    keep = ids[: ids.index(obj["$rewindTo"])] if obj["$rewindTo"] in messages else []
-                    messages = {k: messages[k] for k in keep}
-                elif isinstance(obj.get("id"), str):
-                    messages[obj["id"]] = obj
-                elif isinstance(obj.get("$set"), dict):
-                    if isinstance(obj["$set"].get("messages"), list):
-                        messages = {m["id"]: m for m in obj["$set"]["messages"] if isinstance(m, dict) and isinstance(m.get("id"), str)}
-                    meta.update({k: v for k, v in obj["$set"].items() if k != "messages"})
-                elif _is_metadata(obj):
-                    meta.update({k: v for k, v in obj.items() if k != "messages"})
-                    for m in sequence(obj.get("messages")):
-                        if isinstance(m, dict) and isinstance(m.get("id"), str):
-                            messages[m["id"]] = m
-                else:
+                apply = recording.handler(obj)
+                if apply is None:
                     report.skip_line(str(path), n, "not a Gemini CLI record (metadata, message, $set or $rewindTo)")
-        else:
-            try:
-                data = load_json(text)
-            except ValueError as exc:
-                raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
-            history = data.get("history") if isinstance(data, dict) else data
-            if isinstance(history, list) and history and _is_content(history[0]):
-                return [_history(path, data if isinstance(data, dict) else {}, history, report)]
-            if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-                raise ImportFormatError(f"{path}: a Gemini CLI chat is an object with sessionId and messages.")
-            meta = data
-            for i, m in enumerate(data["messages"]):
-                if isinstance(m, dict):
-                    messages[str(m.get("id") or f"#{i}")] = m
-        return [_draft(path, meta, list(messages.values()), report)]
+                else:
+                    apply(obj)
+            return [_draft(path, recording.meta, list(recording.messages.values()), report)]
+        return [_read_json(path, text, report)]
+
+
+def _read_json(path: Path, text: str, report: ImportReport) -> SessionDraft:
+    """A JSON file: a ConversationRecord, or a saved chat's history of API Contents."""
+    try:
+        data = load_json(text)
+    except ValueError as exc:
+        raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
+    history = data.get("history") if isinstance(data, dict) else data
+    if isinstance(history, list) and history and _is_content(history[0]):
+        return _history(path, data if isinstance(data, dict) else {}, history, report)
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+        raise ImportFormatError(f"{path}: a Gemini CLI chat is an object with sessionId and "
+                                "messages.")
+    messages: dict[str, dict[str, Any]] = {}
+    for i, m in enumerate(data["messages"]):
+        if isinstance(m, dict):
+            messages[str(m.get("id") or f"#{i}")] = m
+    return _draft(path, data, list(messages.values()), report)
+
+
+class _Recording:
+    """A JSONL recording replayed record by record the way the CLI replays it: the
+    metadata, and the messages by id in first-seen order (as the CLI keeps them)."""
+
+    def __init__(self) -> None:
+        self.meta: dict[str, Any] = {}
+        self.messages: dict[str, dict[str, Any]] = {}
+
+    def handler(self, obj: dict[str, Any]) -> Callable[[dict[str, Any]], None] | None:
+        """What replays OBJ, by the kind of record it is; None for no record of a recording."""
+        if isinstance(obj.get("$rewindTo"), str):
+            return self.rewind
+        if isinstance(obj.get("id"), str):
+            return self.message
+        if isinstance(obj.get("$set"), dict):
+            return self.update
+        if _is_metadata(obj):
+            return self.metadata
+        return None
+
+    def rewind(self, obj: dict[str, Any]) -> None:
+        """Drop the message `$rewindTo` names and every one after it (all, when it is unknown)."""
+        ids = list(self.messages)
+        keep = ids[: ids.index(obj["$rewindTo"])] if obj["$rewindTo"] in self.messages else []
+        self.messages = {k: self.messages[k] for k in keep}
+
+    def message(self, obj: dict[str, Any]) -> None:
+        self.messages[obj["id"]] = obj  # a message seen before is replaced where it stood
+
+    def update(self, obj: dict[str, Any]) -> None:
+        """A `$set`: metadata updates; a list of `messages` starts over from that list."""
+        changes = obj["$set"]
+        if isinstance(changes.get("messages"), list):
+            self.messages = {m["id"]: m for m in changes["messages"]
+                             if isinstance(m, dict) and isinstance(m.get("id"), str)}
+        self.meta.update({k: v for k, v in changes.items() if k != "messages"})
+
+    def metadata(self, obj: dict[str, Any]) -> None:
+        self.meta.update({k: v for k, v in obj.items() if k != "messages"})
+        for m in sequence(obj.get("messages")):
+            if isinstance(m, dict) and isinstance(m.get("id"), str):
+                self.messages[m["id"]] = m
 
 
 def _is_content(obj: Any) -> bool:
@@ -180,16 +218,8 @@ def _history(path: Path, info: dict[str, Any], history: list[Any], report: Impor
         texts, items = _parts(content["parts"])
         turn_items: list[tf.Item] = [tf.Text(t) for t in texts if t.strip()] + items
         for part in content["parts"]:
-            call = part.get("functionCall") if isinstance(part, dict) else None
-            answer = part.get("functionResponse") if isinstance(part, dict) else None
-            if isinstance(call, dict):
-                calls.add(call.get("id"), turn_items, tf.ToolCall(str(call.get("name") or "tool"), args_summary(call.get("args")), None))
-            elif isinstance(answer, dict):
-                body = mapping(answer.get("response"))
-                result = f"error: {output_text(body['error'])}" if body.get("error") else output_text(body)
-                if not (answer.get("id") and calls.resolve(answer["id"], result or None)) \
-                        and not calls.resolve_oldest(nonempty_str(answer.get("name")), result or None):
-                    turn_items.append(tf.ToolCall(str(answer.get("name") or "result"), "", result or None))
+            if isinstance(part, dict):
+                _function_part(part, turn_items, calls)
         if not turn_items:
             continue
         role = "user" if content["role"] == "user" and not all(isinstance(i, tf.ToolCall) for i in turn_items) else "agent"
@@ -198,6 +228,37 @@ def _history(path: Path, info: dict[str, Any], history: list[Any], report: Impor
         raise ImportFormatError(f"{path}: this Gemini chat history holds no message; nothing to import.")
     monotonic_turns(draft)
     return draft
+
+
+def _function_part(part: dict[str, Any], turn_items: list[tf.Item], calls: ToolCalls) -> None:
+    """A functionCall part opens a call in TURN_ITEMS; a functionResponse part answers one
+    (by id, else the oldest open call of its name), or is a result line of its own."""
+    call, answer = part.get("functionCall"), part.get("functionResponse")
+    if isinstance(call, dict):
+        tool = tf.ToolCall(str(call.get("name") or "tool"), args_summary(call.get("args")), None)
+        calls.add(call.get("id"), turn_items, tool)
+    elif isinstance(answer, dict):
+        body = mapping(answer.get("response"))
+        result = f"error: {output_text(body['error'])}" if body.get("error") else output_text(body)
+        if answer.get("id") and calls.resolve(answer["id"], result or None):
+            return
+        if not calls.resolve_oldest(nonempty_str(answer.get("name")), result or None):
+            turn_items.append(tf.ToolCall(str(answer.get("name") or "result"), "", result or None))
+
+
+def _gemini_calls(draft: SessionDraft, m: dict[str, Any]) -> list[tf.Item]:
+    """The tool calls of gemini message M; its model and tokens go to DRAFT."""
+    if draft.model is None and nonempty_str(m.get("model")):
+        draft.model = m["model"]
+    tokens = mapping(m.get("tokens"))
+    draft.tokens_in += count(tokens.get("input"))
+    draft.tokens_out += count(tokens.get("output"))
+    out: list[tf.Item] = []
+    for call in sequence(m.get("toolCalls")):
+        if isinstance(call, dict):
+            tool = str(call.get("name") or call.get("displayName") or "tool")
+            out.append(tf.ToolCall(tool, args_summary(call.get("args")), _tool_result(call)))
+    return out
 
 
 def _draft(path: Path, meta: dict[str, Any], messages: list[dict[str, Any]], report: ImportReport) -> SessionDraft:
@@ -227,15 +288,7 @@ def _draft(path: Path, meta: dict[str, Any], messages: list[dict[str, Any]], rep
         texts, attachments = _parts(shown)
         items: list[tf.Item] = [tf.Text(t) for t in texts if t.strip()] + attachments
         if kind == "gemini":
-            if draft.model is None and nonempty_str(m.get("model")):
-                draft.model = m["model"]
-            tokens = mapping(m.get("tokens"))
-            draft.tokens_in += count(tokens.get("input"))
-            draft.tokens_out += count(tokens.get("output"))
-            for call in sequence(m.get("toolCalls")):
-                if isinstance(call, dict):
-                    items.append(tf.ToolCall(str(call.get("name") or call.get("displayName") or "tool"),
-                                             args_summary(call.get("args")), _tool_result(call)))
+            items += _gemini_calls(draft, m)
         if items:
             draft.add_turn(clock, "user" if kind == "user" else "agent", items)
     if not draft.turns:

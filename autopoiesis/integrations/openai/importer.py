@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from autopoiesis.capture.importers.base import (
     ImportReport,
@@ -57,6 +58,24 @@ class OpenAIImporter:
 
 def parse_chat(data: object, source: str, fallback_time: datetime) -> SessionDraft:
     """One session from chat-completions DATA; FALLBACK_TIME when it has no `created`."""
+    messages, info = _chat_messages(data, source)
+    sid = str(info.get("session_id") or info.get("id") or opening_id("oai_", messages))
+    started = parse_ts(info["created"], "created") if info.get("created") else fallback_time
+    model, channel = info.get("model"), info.get("channel") or "openai"
+    d = SessionDraft(session_id=sid, model=None if model is None else str(model),
+                     channel=str(channel), started=started)
+    calls = ToolCalls()
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict):
+            raise ImportFormatError(f"{source}: messages[{i}] must be an object with role and "
+                                    "content.")
+        _add_message(d, calls, msg, started, f"{source}: messages[{i}]")
+    return d
+
+
+def _chat_messages(data: object, source: str) -> tuple[list[Any], dict[str, Any]]:
+    """(the messages, the object around them or {}) of DATA; ImportFormatError when it is
+    no chat-completions list."""
     if isinstance(data, dict) and isinstance(data.get("messages"), list):
         messages, info = data["messages"], data
     elif isinstance(data, list) and all(isinstance(m, dict) and "role" in m for m in data):
@@ -66,48 +85,52 @@ def parse_chat(data: object, source: str, fallback_time: datetime) -> SessionDra
     if has_anthropic_blocks(messages):
         raise ImportFormatError(f"{source}: its messages hold Anthropic content blocks (tool_use, tool_result, ...), "
                                 "so it is an Anthropic Messages list, not chat completions; import it with --format cline.")
-    sid = str(info.get("session_id") or info.get("id") or opening_id("oai_", messages))
-    started = parse_ts(info["created"], "created") if info.get("created") else fallback_time
-    model, channel = info.get("model"), info.get("channel") or "openai"
-    d = SessionDraft(session_id=sid, model=None if model is None else str(model), channel=str(channel), started=started)
-    calls = ToolCalls()
-    for i, msg in enumerate(messages):
-        if not isinstance(msg, dict):
-            raise ImportFormatError(f"{source}: messages[{i}] must be an object with role and content.")
-        role = msg.get("role")
-        if role == "tool":
-            calls.resolve(msg.get("tool_call_id"), content_text(msg.get("content")) or None)
-            continue
-        if role == "function":  # the result of a legacy function_call
-            calls.resolve(f"function:{msg.get('name')}", content_text(msg.get("content")) or None)
-            continue
-        try:
-            norm = normalize_role(role)
-        except CaptureError as exc:
-            raise ImportFormatError(f"{source}: messages[{i}]: {exc}") from None
-        items: list[tf.Item] = []
-        if content_text(msg.get("content")):
-            items.append(tf.Text(content_text(msg.get("content"))))
-        items.extend(_attachments(msg.get("content")))
-        tool_calls = msg.get("tool_calls") or []
-        if not isinstance(tool_calls, list):
-            raise ImportFormatError(f"{source}: messages[{i}].tool_calls must be a list of tool calls.")
-        for j, call in enumerate(tool_calls):
-            fn = call.get("function") if isinstance(call, dict) else None
-            if not isinstance(fn, dict):
-                raise ImportFormatError(
-                    f"{source}: messages[{i}].tool_calls[{j}] must be an object with a function (name, arguments)."
-                )
-            calls.add(call.get("id"), items, tf.ToolCall(str(fn.get("name") or "tool"), args_summary(fn.get("arguments")), None))
-        legacy = msg.get("function_call")
-        if isinstance(legacy, dict):
-            calls.add(f"function:{legacy.get('name')}", items,
-                      tf.ToolCall(str(legacy.get("name") or "function"), args_summary(legacy.get("arguments")), None))
-        if not items and msg.get("content") in (None, "", []):
-            continue  # a message with nothing in it (content null and no calls)
-        name = msg.get("name")
-        d.add_turn(started, norm, items, None if name is None else str(name))
-    return d
+    return messages, info
+
+
+def _add_message(d: SessionDraft, calls: ToolCalls, msg: dict[str, Any], when: datetime,
+                 where: str) -> None:
+    """Add MSG (WHERE names it in errors): a tool result fills in its call, any other
+    message is a turn with its text, attachments and the calls it makes."""
+    role = msg.get("role")
+    if role == "tool":
+        calls.resolve(msg.get("tool_call_id"), content_text(msg.get("content")) or None)
+        return
+    if role == "function":  # the result of a legacy function_call
+        calls.resolve(f"function:{msg.get('name')}", content_text(msg.get("content")) or None)
+        return
+    try:
+        norm = normalize_role(role)
+    except CaptureError as exc:
+        raise ImportFormatError(f"{where}: {exc}") from None
+    items: list[tf.Item] = []
+    if content_text(msg.get("content")):
+        items.append(tf.Text(content_text(msg.get("content"))))
+    items.extend(_attachments(msg.get("content")))
+    _open_calls(msg, items, calls, where)
+    if not items and msg.get("content") in (None, "", []):
+        return  # a message with nothing in it (content null and no calls)
+    name = msg.get("name")
+    d.add_turn(when, norm, items, None if name is None else str(name))
+
+
+def _open_calls(msg: dict[str, Any], items: list[tf.Item], calls: ToolCalls, where: str) -> None:
+    """Add the message's tool calls (and a legacy function_call) to ITEMS, open in CALLS."""
+    tool_calls = msg.get("tool_calls") or []
+    if not isinstance(tool_calls, list):
+        raise ImportFormatError(f"{where}.tool_calls must be a list of tool calls.")
+    for j, call in enumerate(tool_calls):
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict):
+            raise ImportFormatError(f"{where}.tool_calls[{j}] must be an object with a function "
+                                    "(name, arguments).")
+        tool = tf.ToolCall(str(fn.get("name") or "tool"), args_summary(fn.get("arguments")), None)
+        calls.add(call.get("id"), items, tool)
+    legacy = msg.get("function_call")
+    if isinstance(legacy, dict):
+        name = str(legacy.get("name") or "function")
+        tool = tf.ToolCall(name, args_summary(legacy.get("arguments")), None)
+        calls.add(f"function:{legacy.get('name')}", items, tool)
 
 
 def _attachments(content: object) -> list[tf.Item]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,91 @@ def _web_search(item: dict[str, Any]) -> str:
     return str(action.get("query") or " | ".join(str(q) for q in queries) or action.get("url") or action.get("pattern") or "")
 
 
+# How each kind of tool-call item reads as a call line: item -> (tool, arguments, result
+# when the item itself holds it).
+_CallLine = tuple[str, str, "str | None"]
+
+
+def _function_call(item: dict[str, Any]) -> _CallLine:
+    fn = mapping(item.get("function"))
+    name = str(item.get("name") or fn.get("name") or "tool")
+    if nonempty_str(item.get("namespace")):
+        name = f"{item['namespace']}.{name}"
+    return name, call_args(item.get("arguments", fn.get("arguments"))), None
+
+
+def _custom_tool_call(item: dict[str, Any]) -> _CallLine:
+    return str(item.get("name") or "tool"), call_args(item.get("input")), None
+
+
+def _shell_call(item: dict[str, Any]) -> _CallLine:
+    action = mapping(item.get("action"))
+    command = command_line(action.get("command")) or "; ".join(
+        str(c) for c in sequence(action.get("commands")) if isinstance(c, str))
+    return "shell", command, None
+
+
+def _apply_patch_call(item: dict[str, Any]) -> _CallLine:
+    op = mapping(item.get("operation"))
+    return "apply_patch", f"{op.get('type', '')} {op.get('path', '')}".strip(), None
+
+
+def _mcp_call(item: dict[str, Any]) -> _CallLine:
+    name = ".".join(str(p) for p in (item.get("server_label"), item.get("name")) if p)
+    result = output_text(item.get("output"))
+    if not result and item.get("error"):
+        result = f"error: {output_text(item['error'])}"
+    return name or "mcp", call_args(item.get("arguments")), result or None
+
+
+def _web_search_call(item: dict[str, Any]) -> _CallLine:
+    return "web_search", _web_search(item), None
+
+
+def _file_search_call(item: dict[str, Any]) -> _CallLine:
+    queries = sequence(item.get("queries"))
+    results = item.get("results")
+    found = None if results is None else f"{len(sequence(results))} results"
+    return "file_search", " | ".join(str(q) for q in queries), found
+
+
+def _code_interpreter_call(item: dict[str, Any]) -> _CallLine:
+    outputs = sequence(item.get("outputs"))
+    logs = "\n".join(str(o.get("logs")) for o in outputs if isinstance(o, dict) and o.get("logs"))
+    return "code_interpreter", str(item.get("code") or ""), logs or None
+
+
+def _computer_call(item: dict[str, Any]) -> _CallLine:
+    return "computer", args_summary(mapping(item.get("action"))), None
+
+
+def _image_generation_call(item: dict[str, Any]) -> _CallLine:
+    made = "image (not stored)" if item.get("result") else None
+    return "image_generation", str(item.get("revised_prompt") or ""), made
+
+
+def _tool_search_call(item: dict[str, Any]) -> _CallLine:
+    return "tool_search", call_args(item.get("arguments")), None
+
+
+# Every kind of CALL_ITEMS (each needs its entry), to how it reads as a call line.
+CALL_LINES: dict[str, Callable[[dict[str, Any]], _CallLine]] = {
+    "function_call": _function_call,
+    "tool_call": _function_call,
+    "custom_tool_call": _custom_tool_call,
+    "local_shell_call": _shell_call,
+    "shell_call": _shell_call,
+    "apply_patch_call": _apply_patch_call,
+    "mcp_call": _mcp_call,
+    "web_search_call": _web_search_call,
+    "file_search_call": _file_search_call,
+    "code_interpreter_call": _code_interpreter_call,
+    "computer_call": _computer_call,
+    "image_generation_call": _image_generation_call,
+    "tool_search_call": _tool_search_call,
+}
+
+
 class ResponsesReader:
     """Adds Responses items, one at a time with their time, to DRAFT's turns."""
 
@@ -224,46 +310,8 @@ class ResponsesReader:
         return None
 
     def _call(self, item: dict[str, Any], kind: str, when: datetime) -> None:
-        call_id = item.get("call_id") or item.get("id")
-        if kind == "function_call" or kind == "tool_call":
-            fn = mapping(item.get("function"))
-            name = str(item.get("name") or fn.get("name") or "tool")
-            if nonempty_str(item.get("namespace")):
-                name = f"{item['namespace']}.{name}"
-            self.call(call_id, name, call_args(item.get("arguments", fn.get("arguments"))), when)
-        elif kind == "custom_tool_call":
-            self.call(call_id, str(item.get("name") or "tool"), call_args(item.get("input")), when)
-        elif kind in ("local_shell_call", "shell_call"):
-            action = mapping(item.get("action"))
-            command = command_line(action.get("command")) or "; ".join(
-                str(c) for c in sequence(action.get("commands")) if isinstance(c, str))
-            self.call(call_id, "shell", command, when)
-        elif kind == "apply_patch_call":
-            op = mapping(item.get("operation"))
-            self.call(call_id, "apply_patch", f"{op.get('type', '')} {op.get('path', '')}".strip(), when)
-        elif kind == "mcp_call":
-            name = ".".join(str(p) for p in (item.get("server_label"), item.get("name")) if p)
-            result = output_text(item.get("output")) or (f"error: {output_text(item['error'])}" if item.get("error") else "")
-            self.call(call_id, name or "mcp", call_args(item.get("arguments")), when, result or None)
-        elif kind == "web_search_call":
-            self.call(call_id, "web_search", _web_search(item), when)
-        elif kind == "file_search_call":
-            queries = sequence(item.get("queries"))
-            results = sequence(item.get("results"))
-            found = f"{len(results)} results" if item.get("results") is not None else None
-            self.call(call_id, "file_search", " | ".join(str(q) for q in queries), when, found)
-        elif kind == "code_interpreter_call":
-            outputs = sequence(item.get("outputs"))
-            logs = "\n".join(str(o.get("logs")) for o in outputs if isinstance(o, dict) and o.get("logs"))
-            self.call(call_id, "code_interpreter", str(item.get("code") or ""), when, logs or None)
-        elif kind == "computer_call":
-            action = mapping(item.get("action"))
-            self.call(call_id, "computer", args_summary(action), when)
-        elif kind == "image_generation_call":
-            made = "image (not stored)" if item.get("result") else None
-            self.call(call_id, "image_generation", str(item.get("revised_prompt") or ""), when, made)
-        elif kind == "tool_search_call":
-            self.call(call_id, "tool_search", call_args(item.get("arguments")), when)
+        tool, args, result = CALL_LINES[kind](item)
+        self.call(item.get("call_id") or item.get("id"), tool, args, when, result)
 
     def _output(self, item: dict[str, Any], kind: str, when: datetime) -> None:
         call_id = item.get("call_id")

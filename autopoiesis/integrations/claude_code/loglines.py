@@ -2,7 +2,7 @@
 lines (`type`, `timestamp`, `message`, optionally `isCompactSummary`, `sessionId`,
 `uuid`), as its `json` command or the Claude Code web API gives a session.
 
-The lines are read exactly as a Claude Code log's (claude_code.parse_records). Lines
+The lines are read exactly as a Claude Code log's (importer.parse_records). Lines
 without a `sessionId` belong to the file's session: the id of its other lines, else the
 file's name when that is a valid session id, else a hash of the first line.
 """

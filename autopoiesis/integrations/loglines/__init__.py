@@ -1,1 +1,0 @@
-"""Generic role-tagged log lines."""
