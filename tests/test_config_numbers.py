@@ -57,3 +57,9 @@ def test_deadline_seconds_is_null_or_a_positive_number() -> None:
     assert parse_config(_yaml("llm", "deadline_seconds", "20")).llm.deadline_seconds == 20.0
     with pytest.raises(ConfigError, match="llm.deadline_seconds' must be a number from 0.1 to 86400"):
         parse_config(_yaml("llm", "deadline_seconds", "0"))
+
+
+@pytest.mark.parametrize(("section", "key"), [("search", "embedder"), ("llm", "provider")])
+def test_a_plugin_name_with_a_final_newline_is_refused(section: str, key: str) -> None:
+    with pytest.raises(ConfigError, match="write a plugin name"):
+        parse_config(f'{section}:\n  {key}: "offline\\n"\n')

@@ -40,6 +40,12 @@ def test_scalar_round_trips_any_string(value: str) -> None:
     assert frontmatter.parse_yaml(f"k: {frontmatter.scalar(value)}\n")["k"] == value
 
 
+@pytest.mark.parametrize("value", ["A\n", "a b\n", "x:y\n"])
+def test_a_final_newline_is_quoted_not_lost(value: str) -> None:
+    assert frontmatter.scalar(value).startswith('"')
+    assert frontmatter.parse_yaml(f"k: {frontmatter.scalar(value)}\n")["k"] == value
+
+
 def test_frontmatter_errors_name_the_file() -> None:
     with pytest.raises(FrontmatterError, match="notes.md: the frontmatter is not closed"):
         frontmatter.split("---\ntitle: x\n", "notes.md")

@@ -28,7 +28,7 @@ _ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
 # refuses an unknown name with the list of registered ones; the kernel cannot import those
 # packages, so here a name only has to look like one.
 _PLUGIN_NAMES = (("search", "embedder"), ("llm", "provider"))
-_PLUGIN_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+_PLUGIN_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
 
 # The settings are immutable records, NamedTuples rather than frozen dataclasses: every
 # command and hook loads them, and defining a frozen dataclass costs ~1.3 ms at import

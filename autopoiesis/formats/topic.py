@@ -85,7 +85,7 @@ TOPIC_FIELDS = (
     "type", "name", "description", "triggers", "subscriptions", "activation", "priority",
     "max_context_kb", "similarity_threshold", "tags", "updated",
 )
-_LANG_CODE = re.compile(r"^[a-z]{2,3}$")
+_LANG_CODE = re.compile(r"^[a-z]{2,3}\Z")
 
 
 @dataclass(frozen=True)
@@ -302,7 +302,7 @@ def _parse_url(raw: Mapping[str, Any], at: str, errors: list[str]) -> dict[str, 
     kind = raw.get("match", "any")
     if not isinstance(kind, str) or not kind.strip():
         errors.append(f"{at}.match: write one of {', '.join(URL_KINDS)} or a host name like example.com.")
-    elif kind not in URL_KINDS and not re.match(r"^[A-Za-z0-9.-]+\.[A-Za-z]{2,}$", kind):
+    elif kind not in URL_KINDS and not re.match(r"^[A-Za-z0-9.-]+\.[A-Za-z]{2,}\Z", kind):
         errors.append(
             f"{at}.match: {kind!r} is neither a URL kind ({', '.join(URL_KINDS)}) nor a host name like example.com."
         )
@@ -468,7 +468,7 @@ def parse_topic(relpath: str, text: str, *, root: Path | None = None,
         warnings.append(f"{where}: no `type: topic` line; add it so other tools know what this file is.")
 
     name = data.get("name") or PurePosixPath(relpath).stem
-    if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", name):
+    if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z", name):
         errors.append(f"{where}: name: {name!r} must be a slug like github-pr-review (letters, digits, - _ .).")
         name = PurePosixPath(relpath).stem
     description = data.get("description")
