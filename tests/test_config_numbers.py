@@ -4,10 +4,18 @@ a value that passes is one the code can use."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
-from autopoiesis.core.config import NUMBERS, default_values, parse_config
+from autopoiesis.core.config import (
+    NUMBERS,
+    Config,
+    _load_yaml,
+    default_values,
+    parse_config,
+    template_text,
+)
 from autopoiesis.errors import ConfigError
 
 
@@ -22,6 +30,23 @@ def _numeric_defaults() -> list[tuple[str, str]]:
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 out.append((section, key))
     return out
+
+
+def test_an_empty_file_is_every_default() -> None:
+    assert parse_config("") == Config()
+    assert parse_config("search: {}\n") == Config()
+
+
+def _keys(tree: Any) -> Any:
+    return [(k, _keys(v)) for k, v in tree.items()] if isinstance(tree, dict) else None
+
+
+def test_the_template_shows_every_default_in_order() -> None:
+    """Config() owns the defaults; the commented template `init` writes shows each one."""
+    template = _load_yaml(template_text(), "template")
+    assert template == default_values()
+    assert _keys(template) == _keys(default_values())
+    assert parse_config(template_text()) == Config()
 
 
 def test_every_numeric_key_has_a_rule() -> None:

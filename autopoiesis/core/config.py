@@ -1,17 +1,18 @@
 """memory-config.yaml -> a typed, validated configuration.
 
-The commented template shipped in the package (`_files/memory-config.yaml`) is the single
-source of the defaults: a user's file is laid over it key by key, and every value must
-have the type its default has.
+The NamedTuples below (`Config()`) are the single source of every default: a user's file
+is laid over them key by key, and every value must have the type its default has. The
+commented template shipped in the package (`_files/memory-config.yaml`, what `init`
+writes) shows the same defaults; a test holds it to them.
 """
 
 import math
 import os
 import re
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from autopoiesis.core.paths import STATE_DIR, STATE_FILES
 from autopoiesis.errors import ConfigError
 
 CONFIG_FILENAME = "memory-config.yaml"
@@ -124,21 +125,16 @@ def _load_yaml(text: str, source: str) -> Any:
         raise ConfigError(f"{source} is not valid YAML: {exc}. Fix the line shown, or delete the file to use the defaults.") from exc
 
 
-@lru_cache(maxsize=1)
-def default_values() -> dict[str, Any]:
-    return _load_yaml(TEMPLATE_PATH.read_text(encoding="utf-8"), str(TEMPLATE_PATH))
-
-
 def template_text() -> str:
     return TEMPLATE_PATH.read_text(encoding="utf-8")
 
 
 class CompilerConfig(NamedTuple):
     token_budget: int = 8192
-    identity_budget_kb: float = 17
-    memory_budget_kb: float = 3
-    journal_budget_kb: float = 4
-    topic_budget_kb: float = 6
+    identity_budget_kb: float = 17.0
+    memory_budget_kb: float = 3.0
+    journal_budget_kb: float = 4.0
+    topic_budget_kb: float = 6.0
     history_share: float = 0.25  # P4: the part of the budget scored knowledge leaves to session history
 
 
@@ -206,11 +202,11 @@ class LLMConfig(NamedTuple):
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     models: LLMModels = LLMModels()
-    timeout_seconds: float = 30
+    timeout_seconds: float = 30.0
     max_retries: int = 3
+    deadline_seconds: float | None = None  # None: the client derives it (LLMClient.deadline)
     concurrency: int = 4
     daily_token_budget: int = 200000
-    deadline_seconds: float | None = None  # None: the client derives it (LLMClient.deadline)
 
 
 class IntegrationsConfig(NamedTuple):
@@ -228,6 +224,27 @@ class Config(NamedTuple):
     capture: CaptureConfig = CaptureConfig()
     llm: LLMConfig = LLMConfig()
     integrations: IntegrationsConfig = IntegrationsConfig()
+
+
+def _plain(value: Any) -> Any:
+    """VALUE with its NamedTuples as dicts and its other tuples as lists, as YAML has them."""
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {key: _plain(item) for key, item in value._asdict().items()}
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def default_values() -> dict[str, Any]:
+    """Config()'s defaults laid out as memory-config.yaml writes them (a fresh copy)."""
+    values: dict[str, Any] = _plain(Config())
+    capture = values["capture"]
+    values["capture"] = {
+        "max_message_bytes": capture["max_message_bytes"],
+        "redaction": {"enabled": capture["redaction_enabled"],
+                      "extra_patterns": capture["extra_patterns"]},
+    }
+    return values
 
 
 def _check_type(where: str, value: Any, default: Any, rule: NumberRule | None = None) -> Any:
@@ -358,7 +375,9 @@ def _build(values: dict[str, Any], source: str) -> Config:
     )
 
 
-CACHE_PATH = (".autopoiesis", "cache", "config.json")
+CACHE_PATH = (STATE_DIR, *STATE_FILES["config_cache"])  # under the repo's root
+# The cache key holds this file's mtime and size too: the defaults and checks live here.
+_DEFAULTS_SOURCE = Path(__file__)
 
 
 def load_config(root: Path) -> Config:
@@ -366,15 +385,15 @@ def load_config(root: Path) -> Config:
 
     Every command and hook reads the config, and parsing it with ruamel.yaml costs ~40 ms,
     so the validated settings are cached as JSON under .autopoiesis/ (a cache like any
-    other there), keyed by the file's and the template's mtime and size. Any edit of the
+    other there), keyed by the file's and this module's mtime and size. Any edit of the
     file changes the key, and the next load parses and validates it again."""
     import json
 
     path = Path(root) / CONFIG_FILENAME
     if not path.exists():
         return Config()
-    st, tpl = path.stat(), TEMPLATE_PATH.stat()
-    key = [st.st_mtime_ns, st.st_size, tpl.st_mtime_ns, tpl.st_size]
+    st, code = path.stat(), _DEFAULTS_SOURCE.stat()
+    key = [st.st_mtime_ns, st.st_size, code.st_mtime_ns, code.st_size]
     cache = Path(root).joinpath(*CACHE_PATH)
     try:
         cached = json.loads(cache.read_text(encoding="utf-8"))
