@@ -279,10 +279,6 @@ class MemoryRepo:
         return self.root / "topics"
 
     @property
-    def archive_dir(self) -> Path:
-        return self.root / "archive"
-
-    @property
     def state_dir(self) -> Path:
         return self.root / STATE_DIR
 

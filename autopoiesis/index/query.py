@@ -55,10 +55,6 @@ class SearchResult:
     heading: str | None = None
     explain: dict[str, Any] | None = None
 
-    @property
-    def location(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}"
-
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}  # asdict() deep-copies: ~60 us a result
         if data["explain"] is None:

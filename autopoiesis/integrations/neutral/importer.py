@@ -95,42 +95,46 @@ def _parse_session(obj: Any, where: str) -> SessionDraft:
     tags = obj.get("tags") or ()
     if not isinstance(tags, (list, tuple)):
         raise ImportFormatError(f"{where}: tags must be a list of strings.")
-    if True:
-        d = SessionDraft(
-            session_id=str(obj["session_id"]),
-            model=obj.get("model"),
-            channel=obj.get("channel"),
-            topic=obj.get("topic"),
-            tags=tuple(str(t) for t in tags),
-            started=parse_ts(obj["started"], f"{where}: started") if obj.get("started") else None,
-            ended=parse_ts(obj["ended"], f"{where}: ended") if obj.get("ended") else None,
-            tokens_in=whole_number(obj.get("tokens_in"), f"{where}: tokens_in"),
-            tokens_out=whole_number(obj.get("tokens_out"), f"{where}: tokens_out"),
-        )
-        clock = d.started
-        for i, msg in enumerate(obj["messages"]):
-            if not isinstance(msg, dict):
-                raise ImportFormatError(f"{where}: messages[{i}] must be an object with role and content.")
-            try:
-                role = normalize_role(msg.get("role"))
-            except CaptureError as exc:
-                raise ImportFormatError(f"{where}: messages[{i}]: {exc}") from None
-            when = parse_ts(msg["timestamp"], f"{where}: messages[{i}].timestamp") if msg.get("timestamp") else clock
-            if when is None:
-                raise ImportFormatError(f"{where}: messages[{i}] has no timestamp and the session no started time.")
-            clock = when
-            items: list[tf.Item] = []
-            if content_text(msg.get("content")):
-                items.append(tf.Text(content_text(msg.get("content"))))
-            for j, call in enumerate(_list(msg, "tool_calls", f"{where}: messages[{i}]")):
-                if not isinstance(call, dict):
-                    raise ImportFormatError(f"{where}: messages[{i}].tool_calls[{j}] must be an object with tool, args and result.")
-                items.append(tf.ToolCall(str(call.get("tool") or call.get("name") or "tool"),
-                                         args_summary(call.get("args")), content_text(call.get("result")) or None))
-            for att in _list(msg, "attachments", f"{where}: messages[{i}]"):
-                items.append(tf.Attachment(str(att)))
-            name = msg.get("name")
-            d.add_turn(when, role, items, None if name is None else str(name))
+    d = SessionDraft(
+        session_id=str(obj["session_id"]),
+        model=obj.get("model"),
+        channel=obj.get("channel"),
+        topic=obj.get("topic"),
+        tags=tuple(str(t) for t in tags),
+        started=parse_ts(obj["started"], f"{where}: started") if obj.get("started") else None,
+        ended=parse_ts(obj["ended"], f"{where}: ended") if obj.get("ended") else None,
+        tokens_in=whole_number(obj.get("tokens_in"), f"{where}: tokens_in"),
+        tokens_out=whole_number(obj.get("tokens_out"), f"{where}: tokens_out"),
+    )
+    clock = d.started
+    for i, msg in enumerate(obj["messages"]):
+        if not isinstance(msg, dict):
+            raise ImportFormatError(
+                f"{where}: messages[{i}] must be an object with role and content.")
+        try:
+            role = normalize_role(msg.get("role"))
+        except CaptureError as exc:
+            raise ImportFormatError(f"{where}: messages[{i}]: {exc}") from None
+        stamp = msg.get("timestamp")
+        when = parse_ts(stamp, f"{where}: messages[{i}].timestamp") if stamp else clock
+        if when is None:
+            raise ImportFormatError(
+                f"{where}: messages[{i}] has no timestamp and the session no started time.")
+        clock = when
+        items: list[tf.Item] = []
+        if content_text(msg.get("content")):
+            items.append(tf.Text(content_text(msg.get("content"))))
+        for j, call in enumerate(_list(msg, "tool_calls", f"{where}: messages[{i}]")):
+            if not isinstance(call, dict):
+                raise ImportFormatError(f"{where}: messages[{i}].tool_calls[{j}] must be an object "
+                                        "with tool, args and result.")
+            items.append(tf.ToolCall(str(call.get("tool") or call.get("name") or "tool"),
+                                     args_summary(call.get("args")),
+                                     content_text(call.get("result")) or None))
+        for att in _list(msg, "attachments", f"{where}: messages[{i}]"):
+            items.append(tf.Attachment(str(att)))
+        name = msg.get("name")
+        d.add_turn(when, role, items, None if name is None else str(name))
     return d
 
 
