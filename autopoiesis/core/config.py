@@ -258,12 +258,6 @@ def _check_type(where: str, value: Any, default: Any, rule: NumberRule | None = 
         if isinstance(value, bool):
             return value
         raise ConfigError(f"{where} must be true or false, not {value!r}.")
-    if isinstance(default, (int, float)) and not isinstance(default, bool):
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if value < 0:
-                raise ConfigError(f"{where} must not be negative (got {value}).")
-            return type(default)(value) if isinstance(default, float) else value
-        raise ConfigError(f"{where} must be a number, not {value!r}.")
     if isinstance(default, str):
         if isinstance(value, str):
             return value
@@ -295,16 +289,25 @@ def _merge(defaults: dict[str, Any], user: dict[str, Any], path: str, source: st
 
 def parse_config(text: str, source: str = CONFIG_FILENAME) -> Config:
     """Parse the text of a memory-config.yaml into a validated Config."""
-    return _build(_validated_values(text, source), source)
+    return _validated(text, source)[1]
 
 
-def _validated_values(text: str, source: str) -> dict[str, Any]:
-    """The user's settings laid over the defaults, every type and enum checked."""
+def _validated(text: str, source: str) -> tuple[dict[str, Any], Config]:
+    """(the user's settings laid over the defaults, as YAML has them; their Config), every
+    type, range, choice and pattern checked."""
+    values = _merge(default_values(), _user_settings(text, source), "", source)
+    _check_choices(values, source)
+    return values, _build(values, source)  # _build checks the redaction patterns
+
+
+def _user_settings(text: str, source: str) -> dict[str, Any]:
+    """The sections of TEXT, each a fresh dict, with the aliases moved to their settings."""
     user = _load_yaml(text, source) if text.strip() else {}
     if user is None:
         user = {}
     if not isinstance(user, dict):
-        raise ConfigError(f"{source} must be a mapping of sections (context_compiler:, search:, ...), not a {type(user).__name__}.")
+        raise ConfigError(f"{source} must be a mapping of sections (context_compiler:, search:, ...), "
+                          f"not a {type(user).__name__}.")
     user = {k: (dict(v) if isinstance(v, dict) else v) for k, v in user.items()}
     llm_models: dict[str, Any] = {}
     for (section, key), (_, target) in _ALIASES.items():
@@ -317,7 +320,11 @@ def _validated_values(text: str, source: str) -> dict[str, Any]:
             models.setdefault(target, value)
         llm["models"] = models
         user["llm"] = llm
-    values = _merge(default_values(), user, "", source)
+    return user
+
+
+def _check_choices(values: dict[str, Any], source: str) -> None:
+    """The checks beyond a value's type: enums, plugin names, cron expressions, globs."""
     for (section, key), allowed in _ENUMS.items():
         if values[section][key] not in allowed:
             raise ConfigError(
@@ -338,8 +345,6 @@ def _validated_values(text: str, source: str) -> dict[str, Any]:
     if not all(isinstance(g, str) and g.strip() for g in globs):
         raise ConfigError(f"{source}: 'daemon.session_globs' must be a list of glob patterns such as "
                           f"~/.claude/projects/*/*.jsonl (or [] for no session watcher), not {globs!r}.")
-    _build(values, source)  # the remaining checks (redaction patterns) raise here
-    return values
 
 
 def _build(values: dict[str, Any], source: str) -> Config:
@@ -405,7 +410,7 @@ def load_config(root: Path) -> Config:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text. Re-save it as UTF-8.") from exc
-    values = _validated_values(text, str(path))
+    values, config = _validated(text, str(path))
     if (Path(root) / ".git").exists():  # only inside a memory repo, never beside a stray file
         try:
             cache.parent.mkdir(parents=True, exist_ok=True)
@@ -414,4 +419,4 @@ def load_config(root: Path) -> Config:
             os.replace(tmp, cache)
         except OSError:
             pass  # a read-only repo still works, only slower
-    return _build(values, str(path))
+    return config
