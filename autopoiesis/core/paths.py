@@ -29,7 +29,7 @@ CONVERSATIONS_DIR = "raw/conversations"
 CONTENT_DIRS = ("knowledge", "topics", "raw", "archive")
 # The same, narrowed to the files the index holds and search reads: of raw/, only its
 # conversations (category_of names nothing else there).
-INDEXED_DIRS = ("knowledge", "topics", CONVERSATIONS_DIR, "archive")
+INDEXED_DIRS = tuple(CONVERSATIONS_DIR if top == "raw" else top for top in CONTENT_DIRS)
 # The folders `autopoiesis commit` batches (raw/ is committed per session by capture).
 KNOWLEDGE_COMMIT_DIRS = ("knowledge", "topics", "archive")
 STATE_DIR = ".autopoiesis"  # gitignored: locks, logs, caches, ledgers
