@@ -28,7 +28,13 @@ import time
 from typing import Any, NoReturn
 
 from autopoiesis import __version__
-from autopoiesis.fastpath.rules import DEADLINES, MAX_PAYLOAD_BYTES, parse_hook_argv, warm_call
+from autopoiesis.fastpath.rules import (
+    DEADLINES,
+    MAX_PAYLOAD_BYTES,
+    parse_hook_argv,
+    split_repo_dir,
+    warm_call,
+)
 
 
 def main() -> None:
@@ -40,7 +46,7 @@ def main() -> None:
         from autopoiesis.fastpath import wire as warm
 
         try:
-            reply = warm.forward(argv[1] if argv[:1] == ["-C"] else None, argv, __version__)
+            reply = warm.forward(split_repo_dir(argv)[0], argv, __version__)
         except KeyboardInterrupt:  # Ctrl-C while the daemon runs it: as the CLI says it
             sys.stderr.write("interrupted\n")
             sys.exit(130)

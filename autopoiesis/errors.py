@@ -1,5 +1,41 @@
 """One exception hierarchy. Every message tells the user what to do next; the CLI prints
-it without a traceback and exits non-zero."""
+it without a traceback and exits non-zero.
+
+The tree (`*`: caught by its own name somewhere; the others are caught only as an
+AutopoiesisError, by the CLI, the hook runner, the MCP server or the daemon, and exist
+for their message and for programs that use the library):
+
+    AutopoiesisError *
+    ├── NotAMemoryRepo
+    ├── ConfigError *
+    ├── TranscriptFormatError *
+    │   └── TimestampError *
+    ├── FrontmatterError *
+    ├── ImmutableTranscriptError
+    ├── CaptureError *
+    ├── ImportFormatError *
+    │   └── UnknownFormatError *
+    ├── GitError *
+    │   └── SyncError *
+    │       └── SyncConflictError *
+    ├── HookInstallError *
+    ├── UnsafePathError *
+    ├── LLMError *
+    │   ├── LLMUnavailableError *
+    │   └── LLMResponseError *
+    ├── TopicError
+    ├── BudgetTooSmallError *
+    ├── GateDecisionNotFound
+    ├── SearchIndexError *
+    │   └── EmbedderError
+    ├── ChangeRejectedError *
+    ├── ExtractionError
+    ├── UnknownExtractorError
+    ├── ReplayError
+    ├── HookPayloadError
+    ├── InvalidArgumentError
+    └── QuestionSetError
+"""
 
 from __future__ import annotations
 

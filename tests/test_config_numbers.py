@@ -4,10 +4,18 @@ a value that passes is one the code can use."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
-from autopoiesis.core.config import NUMBERS, default_values, parse_config
+from autopoiesis.core.config import (
+    NUMBERS,
+    Config,
+    _load_yaml,
+    default_values,
+    parse_config,
+    template_text,
+)
 from autopoiesis.errors import ConfigError
 
 
@@ -22,6 +30,23 @@ def _numeric_defaults() -> list[tuple[str, str]]:
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 out.append((section, key))
     return out
+
+
+def test_an_empty_file_is_every_default() -> None:
+    assert parse_config("") == Config()
+    assert parse_config("search: {}\n") == Config()
+
+
+def _keys(tree: Any) -> Any:
+    return [(k, _keys(v)) for k, v in tree.items()] if isinstance(tree, dict) else None
+
+
+def test_the_template_shows_every_default_in_order() -> None:
+    """Config() owns the defaults; the commented template `init` writes shows each one."""
+    template = _load_yaml(template_text(), "template")
+    assert template == default_values()
+    assert _keys(template) == _keys(default_values())
+    assert parse_config(template_text()) == Config()
 
 
 def test_every_numeric_key_has_a_rule() -> None:
@@ -57,3 +82,9 @@ def test_deadline_seconds_is_null_or_a_positive_number() -> None:
     assert parse_config(_yaml("llm", "deadline_seconds", "20")).llm.deadline_seconds == 20.0
     with pytest.raises(ConfigError, match="llm.deadline_seconds' must be a number from 0.1 to 86400"):
         parse_config(_yaml("llm", "deadline_seconds", "0"))
+
+
+@pytest.mark.parametrize(("section", "key"), [("search", "embedder"), ("llm", "provider")])
+def test_a_plugin_name_with_a_final_newline_is_refused(section: str, key: str) -> None:
+    with pytest.raises(ConfigError, match="write a plugin name"):
+        parse_config(f'{section}:\n  {key}: "offline\\n"\n')

@@ -40,6 +40,12 @@ def test_scalar_round_trips_any_string(value: str) -> None:
     assert frontmatter.parse_yaml(f"k: {frontmatter.scalar(value)}\n")["k"] == value
 
 
+@pytest.mark.parametrize("value", ["A\n", "a b\n", "x:y\n"])
+def test_a_final_newline_is_quoted_not_lost(value: str) -> None:
+    assert frontmatter.scalar(value).startswith('"')
+    assert frontmatter.parse_yaml(f"k: {frontmatter.scalar(value)}\n")["k"] == value
+
+
 def test_frontmatter_errors_name_the_file() -> None:
     with pytest.raises(FrontmatterError, match="notes.md: the frontmatter is not closed"):
         frontmatter.split("---\ntitle: x\n", "notes.md")
@@ -122,3 +128,25 @@ def test_every_state_file_lives_under_the_state_folder(tmp_path: Path) -> None:
     for name in STATE_FILES:
         assert repo.state_file(name).is_relative_to(tmp_path / ".autopoiesis")
     assert MemoryRepo("~").root == Path.home().resolve()
+
+
+# ── errors ──
+def test_the_tree_drawn_in_errors_docstring_is_the_class_tree() -> None:
+    import re
+
+    from autopoiesis import errors
+
+    parents: dict[str, str | None] = {}
+    path: list[str] = []
+    for line in (errors.__doc__ or "").splitlines():
+        m = re.fullmatch(r"    ([│├└─ ]*)([A-Za-z]+)(?: \*)?", line)
+        if m:
+            depth = len(m.group(1)) // 4
+            path[depth:] = [m.group(2)]
+            parents[m.group(2)] = path[depth - 1] if depth else None
+    classes = {name: cls for name, cls in vars(errors).items()
+               if isinstance(cls, type) and issubclass(cls, errors.AutopoiesisError)}
+    assert set(parents) == set(classes)
+    for name, cls in classes.items():
+        parent = None if cls is errors.AutopoiesisError else cls.__bases__[0].__name__
+        assert parents[name] == parent, name

@@ -114,6 +114,7 @@ def test_search_compile_and_hooks_answered_by_the_daemon_as_by_a_process_of_thei
 
     calls: list[tuple[list[str], bytes | None, Path | None]] = [
         (["-C", root, "search", "billing database"], None, None),
+        ([f"-C{root}", "search", "billing database"], None, None),  # -CDIR, as click reads it
         (["-C", root, "search", "billing database", "--json", "--explain"], None, None),
         (["search", "postgres host", "--mode", "bm25", "-k", "1"], None, repo.root / "knowledge"),  # the repo found from the cwd
         (["-C", root, "search", "zzzz nothing matches qqqq"], None, None),
@@ -126,6 +127,7 @@ def test_search_compile_and_hooks_answered_by_the_daemon_as_by_a_process_of_thei
          json.dumps({"session_id": "s2", "hook_event_name": "SessionStart", "source": "startup", "cwd": str(tmp_path)}).encode(), None),
         (["-C", root, "hook", "claude-code", "UserPromptSubmit"], b"\xff not json \x00", None),  # a bad payload: logged, exit 0
         (["-C", root, "hook", "codex", "notify", json.dumps({"type": "something-else"})], None, None),
+        ([f"-C{root}", "hook", "codex", "notify", json.dumps({"type": "something-else"})], None, None),
     ]
     for args, stdin, cwd in calls:
         before = snapshot()
@@ -138,7 +140,7 @@ def test_search_compile_and_hooks_answered_by_the_daemon_as_by_a_process_of_thei
         same(warm_run, local)
         assert warm_run.returncode == 0, (args, warm_run.stderr)
     assert b"pg-billing-2" in cli("-C", root, "search", "billing database", env=env).stdout
-    hook = cli(*calls[7][0], env=env, input=calls[7][1])
+    hook = cli(*calls[8][0], env=env, input=calls[8][1])
     assert b"pg-billing-2" in hook.stdout and json.loads(hook.stdout)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
 
     # the log names the command, its time and status; never what was asked
@@ -413,3 +415,26 @@ def _list_sockets(ctx):  # a job (module level: the runner forks)
             pass
     (Path(ctx.repo.root).parent / "job-sockets.json").write_text(json.dumps(fds))
     return JobOutcome(False, "listed")
+
+
+@pytest.mark.parametrize(("argv", "warm", "logged"), [
+    (["-C/x", "search", "q"], True, "search"),
+    (["-C", "/x", "search", "q"], True, "search"),
+    (["-C/x", "compile", "m"], True, "compile"),
+    (["-C/x", "hook", "claude-code", "Stop"], True, "hook claude-code Stop"),
+    (["search", "q"], True, "search"),
+    (["-C/x", "search", "--batch", "-"], False, "search"),
+    (["-C/x", "index", "status"], False, "?"),
+    (["-C"], False, "?"),
+    (["-C/x"], False, "?"),
+])
+def test_both_forms_of_the_repo_option_are_read_alike(argv: list[str], warm: bool, logged: str) -> None:
+    """`-C DIR` and `-CDIR` (as click reads it) are one option everywhere: the light entry
+    forwards both, the daemon's log names the command after either."""
+    from autopoiesis.fastpath.rules import split_repo_dir, warm_call
+    from autopoiesis.fastpath.server import command_name
+
+    assert warm_call(argv) is warm
+    assert command_name(argv) == logged
+    if argv[0].startswith("-C") and len(argv) > 1:
+        assert split_repo_dir(argv)[0] == "/x"

@@ -134,7 +134,7 @@ def test_parse_errors_say_what_is_wrong(bad: str, fragment: str) -> None:
         tf.parse(bad)
 
 
-@pytest.mark.parametrize("sid", ["a/b", "..", "x\x00y", "", "../etc", "a\\b", "-start"])
+@pytest.mark.parametrize("sid", ["a/b", "..", "x\x00y", "", "../etc", "a\\b", "-start", "abc\n"])
 def test_unsafe_session_ids_are_refused(sid: str) -> None:
     with pytest.raises(TranscriptFormatError):
         tf.validate_session_id(sid)

@@ -78,11 +78,9 @@ _register()
 def invoked_command(argv: list[str]) -> str | None:
     """The name of the top-level command ARGV runs, after the global `-C DIR`; None when
     the first word is another option (`--version`, `--help`) or there is none."""
-    rest = list(argv)
-    if rest[:1] == ["-C"]:
-        rest = rest[2:]
-    elif rest[:1] and rest[0].startswith("-C"):  # -CDIR, as click reads it
-        rest = rest[1:]
+    from autopoiesis.fastpath.rules import split_repo_dir
+
+    rest = split_repo_dir(list(argv))[1]
     return rest[0] if rest and not rest[0].startswith("-") else None
 
 

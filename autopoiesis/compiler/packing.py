@@ -49,7 +49,7 @@ from autopoiesis.index.chunking import MAX_CHUNK_CHARS, chunk_file
 GAP = "[\u2026]"
 # How much less a unit is worth for each unit it lies away from a hit's chunk (see pack).
 CONTEXT_DECAY = 0.85
-_ISO_DAY_RE = re.compile(r"^\d{4}-\d\d-\d\d$")
+_ISO_DAY_RE = re.compile(r"^\d{4}-\d\d-\d\d\Z")
 
 
 def day_line(day: date) -> str:

@@ -1,17 +1,18 @@
 """memory-config.yaml -> a typed, validated configuration.
 
-The commented template shipped in the package (`_files/memory-config.yaml`) is the single
-source of the defaults: a user's file is laid over it key by key, and every value must
-have the type its default has.
+The NamedTuples below (`Config()`) are the single source of every default: a user's file
+is laid over them key by key, and every value must have the type its default has. The
+commented template shipped in the package (`_files/memory-config.yaml`, what `init`
+writes) shows the same defaults; a test holds it to them.
 """
 
 import math
 import os
 import re
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from autopoiesis.core.paths import STATE_DIR, STATE_FILES
 from autopoiesis.errors import ConfigError
 
 CONFIG_FILENAME = "memory-config.yaml"
@@ -28,7 +29,7 @@ _ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
 # refuses an unknown name with the list of registered ones; the kernel cannot import those
 # packages, so here a name only has to look like one.
 _PLUGIN_NAMES = (("search", "embedder"), ("llm", "provider"))
-_PLUGIN_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+_PLUGIN_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
 
 # The settings are immutable records, NamedTuples rather than frozen dataclasses: every
 # command and hook loads them, and defining a frozen dataclass costs ~1.3 ms at import
@@ -124,21 +125,16 @@ def _load_yaml(text: str, source: str) -> Any:
         raise ConfigError(f"{source} is not valid YAML: {exc}. Fix the line shown, or delete the file to use the defaults.") from exc
 
 
-@lru_cache(maxsize=1)
-def default_values() -> dict[str, Any]:
-    return _load_yaml(TEMPLATE_PATH.read_text(encoding="utf-8"), str(TEMPLATE_PATH))
-
-
 def template_text() -> str:
     return TEMPLATE_PATH.read_text(encoding="utf-8")
 
 
 class CompilerConfig(NamedTuple):
     token_budget: int = 8192
-    identity_budget_kb: float = 17
-    memory_budget_kb: float = 3
-    journal_budget_kb: float = 4
-    topic_budget_kb: float = 6
+    identity_budget_kb: float = 17.0
+    memory_budget_kb: float = 3.0
+    journal_budget_kb: float = 4.0
+    topic_budget_kb: float = 6.0
     history_share: float = 0.25  # P4: the part of the budget scored knowledge leaves to session history
 
 
@@ -206,11 +202,11 @@ class LLMConfig(NamedTuple):
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     models: LLMModels = LLMModels()
-    timeout_seconds: float = 30
+    timeout_seconds: float = 30.0
     max_retries: int = 3
+    deadline_seconds: float | None = None  # None: the client derives it (LLMClient.deadline)
     concurrency: int = 4
     daily_token_budget: int = 200000
-    deadline_seconds: float | None = None  # None: the client derives it (LLMClient.deadline)
 
 
 class IntegrationsConfig(NamedTuple):
@@ -230,6 +226,27 @@ class Config(NamedTuple):
     integrations: IntegrationsConfig = IntegrationsConfig()
 
 
+def _plain(value: Any) -> Any:
+    """VALUE with its NamedTuples as dicts and its other tuples as lists, as YAML has them."""
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {key: _plain(item) for key, item in value._asdict().items()}
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def default_values() -> dict[str, Any]:
+    """Config()'s defaults laid out as memory-config.yaml writes them (a fresh copy)."""
+    values: dict[str, Any] = _plain(Config())
+    capture = values["capture"]
+    values["capture"] = {
+        "max_message_bytes": capture["max_message_bytes"],
+        "redaction": {"enabled": capture["redaction_enabled"],
+                      "extra_patterns": capture["extra_patterns"]},
+    }
+    return values
+
+
 def _check_type(where: str, value: Any, default: Any, rule: NumberRule | None = None) -> Any:
     if rule is not None:
         return check_number(where, value, rule)
@@ -241,12 +258,6 @@ def _check_type(where: str, value: Any, default: Any, rule: NumberRule | None = 
         if isinstance(value, bool):
             return value
         raise ConfigError(f"{where} must be true or false, not {value!r}.")
-    if isinstance(default, (int, float)) and not isinstance(default, bool):
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if value < 0:
-                raise ConfigError(f"{where} must not be negative (got {value}).")
-            return type(default)(value) if isinstance(default, float) else value
-        raise ConfigError(f"{where} must be a number, not {value!r}.")
     if isinstance(default, str):
         if isinstance(value, str):
             return value
@@ -278,16 +289,25 @@ def _merge(defaults: dict[str, Any], user: dict[str, Any], path: str, source: st
 
 def parse_config(text: str, source: str = CONFIG_FILENAME) -> Config:
     """Parse the text of a memory-config.yaml into a validated Config."""
-    return _build(_validated_values(text, source), source)
+    return _validated(text, source)[1]
 
 
-def _validated_values(text: str, source: str) -> dict[str, Any]:
-    """The user's settings laid over the defaults, every type and enum checked."""
+def _validated(text: str, source: str) -> tuple[dict[str, Any], Config]:
+    """(the user's settings laid over the defaults, as YAML has them; their Config), every
+    type, range, choice and pattern checked."""
+    values = _merge(default_values(), _user_settings(text, source), "", source)
+    _check_choices(values, source)
+    return values, _build(values, source)  # _build checks the redaction patterns
+
+
+def _user_settings(text: str, source: str) -> dict[str, Any]:
+    """The sections of TEXT, each a fresh dict, with the aliases moved to their settings."""
     user = _load_yaml(text, source) if text.strip() else {}
     if user is None:
         user = {}
     if not isinstance(user, dict):
-        raise ConfigError(f"{source} must be a mapping of sections (context_compiler:, search:, ...), not a {type(user).__name__}.")
+        raise ConfigError(f"{source} must be a mapping of sections (context_compiler:, search:, ...), "
+                          f"not a {type(user).__name__}.")
     user = {k: (dict(v) if isinstance(v, dict) else v) for k, v in user.items()}
     llm_models: dict[str, Any] = {}
     for (section, key), (_, target) in _ALIASES.items():
@@ -300,7 +320,11 @@ def _validated_values(text: str, source: str) -> dict[str, Any]:
             models.setdefault(target, value)
         llm["models"] = models
         user["llm"] = llm
-    values = _merge(default_values(), user, "", source)
+    return user
+
+
+def _check_choices(values: dict[str, Any], source: str) -> None:
+    """The checks beyond a value's type: enums, plugin names, cron expressions, globs."""
     for (section, key), allowed in _ENUMS.items():
         if values[section][key] not in allowed:
             raise ConfigError(
@@ -321,8 +345,6 @@ def _validated_values(text: str, source: str) -> dict[str, Any]:
     if not all(isinstance(g, str) and g.strip() for g in globs):
         raise ConfigError(f"{source}: 'daemon.session_globs' must be a list of glob patterns such as "
                           f"~/.claude/projects/*/*.jsonl (or [] for no session watcher), not {globs!r}.")
-    _build(values, source)  # the remaining checks (redaction patterns) raise here
-    return values
 
 
 def _build(values: dict[str, Any], source: str) -> Config:
@@ -358,7 +380,9 @@ def _build(values: dict[str, Any], source: str) -> Config:
     )
 
 
-CACHE_PATH = (".autopoiesis", "cache", "config.json")
+CACHE_PATH = (STATE_DIR, *STATE_FILES["config_cache"])  # under the repo's root
+# The cache key holds this file's mtime and size too: the defaults and checks live here.
+_DEFAULTS_SOURCE = Path(__file__)
 
 
 def load_config(root: Path) -> Config:
@@ -366,15 +390,15 @@ def load_config(root: Path) -> Config:
 
     Every command and hook reads the config, and parsing it with ruamel.yaml costs ~40 ms,
     so the validated settings are cached as JSON under .autopoiesis/ (a cache like any
-    other there), keyed by the file's and the template's mtime and size. Any edit of the
+    other there), keyed by the file's and this module's mtime and size. Any edit of the
     file changes the key, and the next load parses and validates it again."""
     import json
 
     path = Path(root) / CONFIG_FILENAME
     if not path.exists():
         return Config()
-    st, tpl = path.stat(), TEMPLATE_PATH.stat()
-    key = [st.st_mtime_ns, st.st_size, tpl.st_mtime_ns, tpl.st_size]
+    st, code = path.stat(), _DEFAULTS_SOURCE.stat()
+    key = [st.st_mtime_ns, st.st_size, code.st_mtime_ns, code.st_size]
     cache = Path(root).joinpath(*CACHE_PATH)
     try:
         cached = json.loads(cache.read_text(encoding="utf-8"))
@@ -386,7 +410,7 @@ def load_config(root: Path) -> Config:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text. Re-save it as UTF-8.") from exc
-    values = _validated_values(text, str(path))
+    values, config = _validated(text, str(path))
     if (Path(root) / ".git").exists():  # only inside a memory repo, never beside a stray file
         try:
             cache.parent.mkdir(parents=True, exist_ok=True)
@@ -395,4 +419,4 @@ def load_config(root: Path) -> Config:
             os.replace(tmp, cache)
         except OSError:
             pass  # a read-only repo still works, only slower
-    return _build(values, str(path))
+    return config

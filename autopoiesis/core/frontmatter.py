@@ -31,7 +31,8 @@ from autopoiesis.errors import FrontmatterError
 BOM = "\ufeff"
 FENCE = "---"
 _CLOSE = re.compile(r"^---[ \t]*$", re.MULTILINE)
-_PLAIN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .:/@+-]*$")
+# \Z, not $: $ also matches before a final newline, and "A\n" written plain reads back "A".
+_PLAIN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .:/@+-]*\Z")
 _NONPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 
 

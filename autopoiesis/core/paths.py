@@ -27,6 +27,9 @@ KNOWLEDGE_DIRS = ("identity", "memory", "journal", "projects", "people", "proced
 CONVERSATIONS_DIR = "raw/conversations"
 # The folders whose Markdown is memory content: searched, indexed, watched for freshness.
 CONTENT_DIRS = ("knowledge", "topics", "raw", "archive")
+# The same, narrowed to the files the index holds and search reads: of raw/, only its
+# conversations (category_of names nothing else there).
+INDEXED_DIRS = tuple(CONVERSATIONS_DIR if top == "raw" else top for top in CONTENT_DIRS)
 # The folders `autopoiesis commit` batches (raw/ is committed per session by capture).
 KNOWLEDGE_COMMIT_DIRS = ("knowledge", "topics", "archive")
 STATE_DIR = ".autopoiesis"  # gitignored: locks, logs, caches, ledgers
@@ -279,10 +282,6 @@ class MemoryRepo:
         return self.root / "topics"
 
     @property
-    def archive_dir(self) -> Path:
-        return self.root / "archive"
-
-    @property
     def state_dir(self) -> Path:
         return self.root / STATE_DIR
 
@@ -356,7 +355,7 @@ class MemoryRepo:
 
     def iter_markdown(self, *tops: str) -> Iterator[Path]:
         """Markdown files under the given top-level folders, in a stable order."""
-        for top in tops or ("knowledge", "topics", "raw/conversations", "archive"):
+        for top in tops or INDEXED_DIRS:
             base = self.root / top
             if base.is_dir():
                 yield from sorted(p for p in base.rglob("*.md") if p.is_file())

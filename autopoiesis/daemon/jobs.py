@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from autopoiesis.core.clock import cron_next, format_ts
+from autopoiesis.core.config import DaemonConfig
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import ConfigError
 
@@ -129,8 +130,9 @@ class JobSpec:
     name: str
     run: JobFunction
     triggers: tuple[Trigger, ...] = ()
-    timeout: float = 1800.0  # seconds; the run is killed past it
-    retries: int = 2  # a failed or killed run is tried again this often
+    # seconds; the run is killed past it (the config's daemon.job_timeout_minutes by default)
+    timeout: float = DaemonConfig().job_timeout_minutes * 60.0
+    retries: int = DaemonConfig().job_retries  # a failed or killed run is tried again this often
     retry_backoff: float = 60.0  # seconds before the first retry, doubling
     resources: frozenset[str] = frozenset()  # jobs that share one never run at the same time
     token_budget: int = 0  # LLM tokens a run may spend (0: no limit)

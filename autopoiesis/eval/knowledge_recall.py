@@ -183,9 +183,9 @@ def locomo_knowledge(data_path: Path, *, quick: bool = False, conversations: int
     out: dict[str, Any] = {"conversations": len(data), "seconds": round(time.perf_counter() - started, 1)}
     for where, (q, line, share) in totals.items():
         out[where] = asdict(RecallFigures(int(q), line / q if q else 0.0, share / q if q else 0.0))
-    out["size"] = {"knowledge_bytes": size[0], "current_state_bytes": size[1], "raw_bytes": size[2],
-                   "fraction": size[0] / size[2] if size[2] else 0.0,
-                   "current_state_fraction": size[1] / size[2] if size[2] else 0.0}
+    total = KnowledgeSize(*size)
+    out["size"] = {**asdict(total), "fraction": total.fraction,
+                   "current_state_fraction": total.current_state_fraction}
     return out
 
 

@@ -9,7 +9,18 @@ from typing import Any
 
 from autopoiesis.integrations import DEADLINES, HOOK_HARNESSES, MAX_PAYLOAD_BYTES
 
-__all__ = ["DEADLINES", "HOOK_HARNESSES", "MAX_PAYLOAD_BYTES", "parse_hook_argv", "warm_call"]
+__all__ = ["DEADLINES", "HOOK_HARNESSES", "MAX_PAYLOAD_BYTES", "parse_hook_argv", "split_repo_dir", "warm_call"]
+
+
+def split_repo_dir(argv: list[str]) -> tuple[str | None, list[str]]:
+    """(DIR, the arguments after it) of ARGV's leading global option, `-C DIR` or `-CDIR`
+    as click reads it; (None, ARGV) without one. The one reading of it: the light entry,
+    the daemon's log and the CLI's command lookup all go through here."""
+    if argv[:1] == ["-C"] and len(argv) > 1:
+        return argv[1], argv[2:]
+    if argv[:1] and argv[0].startswith("-C") and len(argv[0]) > 2:
+        return argv[0][2:], argv[1:]
+    return None, argv
 
 
 def parse_hook_argv(argv: list[str]) -> dict[str, Any] | None:
@@ -18,9 +29,7 @@ def parse_hook_argv(argv: list[str]) -> dict[str, Any] | None:
     included), which the ordinary CLI then answers."""
     if "-h" in argv or "--help" in argv:
         return None
-    repo_dir = None
-    if argv[:1] == ["-C"] and len(argv) > 1:
-        repo_dir, argv = argv[1], argv[2:]
+    repo_dir, argv = split_repo_dir(argv)
     if len(argv) < 3 or argv[0] != "hook" or argv[1] not in HOOK_HARNESSES:
         return None
     harness, event, rest = argv[1], argv[2], argv[3:]
@@ -43,5 +52,5 @@ def warm_call(argv: list[str]) -> bool:
     the terminal would hold it."""
     if parse_hook_argv(argv) is not None:
         return True
-    rest = argv[2:] if argv[:1] == ["-C"] else argv
+    rest = split_repo_dir(argv)[1]
     return bool(rest) and rest[0] in WARM_COMMANDS and not any(a in ("-h", "--help") or a.startswith("--batch") for a in rest)

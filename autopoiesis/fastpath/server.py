@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.fastpath.rules import split_repo_dir
 from autopoiesis.fastpath.wire import MAX_LINE_BYTES, decode, encode, refusal, socket_path, to_text, unix_address
 from autopoiesis.integrations import HOOK_HARNESSES
 
@@ -49,8 +50,7 @@ Note = Callable[..., None]  # Daemon.note(event, job, **fields)
 def command_name(argv: list[str]) -> str:
     """What the log says a call was: `search`, `compile`, `hook claude-code UserPromptSubmit`;
     nothing the user typed beyond the command's name."""
-    if argv[:1] == ["-C"]:
-        argv = argv[2:]
+    argv = split_repo_dir(argv)[1]
     if argv[:1] == ["hook"] and len(argv) > 2 and argv[1] in HOOK_HARNESSES:
         return f"hook {argv[1]} {argv[2] if _EVENT_NAME.fullmatch(argv[2]) else '?'}"
     return argv[0] if argv[:1] in (["search"], ["compile"]) else "?"

@@ -58,7 +58,7 @@ from autopoiesis.core.paths import MEMORY_FILE
 from autopoiesis.core.text import STOPWORDS
 from autopoiesis.errors import FrontmatterError
 
-ENTRY_ID_RE = re.compile(r"^\d{8}-\d{4}-[0-9a-f]{6}$")
+ENTRY_ID_RE = re.compile(r"^\d{8}-\d{4}-[0-9a-f]{6}\Z")
 _ENTRY_RE = re.compile(
     r"^- (?P<strike>~~)?(?:(?P<date>\d{4}-\d\d-\d\d): )?(?P<text>\S.*?)"
     r"(?: \(source: (?P<source>[^\s()]+) @ (?P<at>[0-9TZ:-]+)\)| \(via (?P<ref>[^\s()]+)\))?(?(strike)~~)"

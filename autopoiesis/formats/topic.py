@@ -69,6 +69,7 @@ from typing import Any
 
 from autopoiesis.core import frontmatter
 from autopoiesis.core.clock import check_cron  # the one cron check (croniter, imported lazily inside it)
+from autopoiesis.core.config import WatchersConfig
 from autopoiesis.core.text import cut_to_bytes
 from autopoiesis.errors import FrontmatterError
 
@@ -77,7 +78,7 @@ ACTIVATIONS = ("auto", "gated", "manual")
 PRIORITIES = ("low", "medium", "high", "critical")
 PRIORITY_RANK = {p: i for i, p in enumerate(PRIORITIES)}
 URL_KINDS = ("any", "github", "github_pull", "github_issue")
-DEFAULT_SIMILARITY_THRESHOLD = 0.15
+DEFAULT_SIMILARITY_THRESHOLD = WatchersConfig().similarity_threshold  # the config owns it
 DEFAULT_MAX_CONTEXT_KB = 4.0
 DEFAULT_SENTIMENT_MIN_SCORE = 2
 COMMON_TRIGGER_FIELDS = ("type", "scope", "correction_hint")
@@ -85,7 +86,7 @@ TOPIC_FIELDS = (
     "type", "name", "description", "triggers", "subscriptions", "activation", "priority",
     "max_context_kb", "similarity_threshold", "tags", "updated",
 )
-_LANG_CODE = re.compile(r"^[a-z]{2,3}$")
+_LANG_CODE = re.compile(r"^[a-z]{2,3}\Z")
 
 
 @dataclass(frozen=True)
@@ -302,7 +303,7 @@ def _parse_url(raw: Mapping[str, Any], at: str, errors: list[str]) -> dict[str, 
     kind = raw.get("match", "any")
     if not isinstance(kind, str) or not kind.strip():
         errors.append(f"{at}.match: write one of {', '.join(URL_KINDS)} or a host name like example.com.")
-    elif kind not in URL_KINDS and not re.match(r"^[A-Za-z0-9.-]+\.[A-Za-z]{2,}$", kind):
+    elif kind not in URL_KINDS and not re.match(r"^[A-Za-z0-9.-]+\.[A-Za-z]{2,}\Z", kind):
         errors.append(
             f"{at}.match: {kind!r} is neither a URL kind ({', '.join(URL_KINDS)}) nor a host name like example.com."
         )
@@ -468,7 +469,7 @@ def parse_topic(relpath: str, text: str, *, root: Path | None = None,
         warnings.append(f"{where}: no `type: topic` line; add it so other tools know what this file is.")
 
     name = data.get("name") or PurePosixPath(relpath).stem
-    if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", name):
+    if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z", name):
         errors.append(f"{where}: name: {name!r} must be a slug like github-pr-review (letters, digits, - _ .).")
         name = PurePosixPath(relpath).stem
     description = data.get("description")
@@ -530,7 +531,8 @@ def parse_topic(relpath: str, text: str, *, root: Path | None = None,
         return float(value)
 
     max_kb = number("max_context_kb", DEFAULT_MAX_CONTEXT_KB, 0.1, 1024, "between 0.1 and 1024 (KB of instructions to inject)")
-    threshold = number("similarity_threshold", default_threshold, 0.0, 1.0, "between 0 and 1 (default 0.15)")
+    threshold = number("similarity_threshold", default_threshold, 0.0, 1.0,
+                       f"between 0 and 1 (default {default_threshold:g})")
     tags = _str_list(data.get("tags") or []) or []
     if errors:
         return None, errors, warnings

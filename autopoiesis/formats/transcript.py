@@ -76,7 +76,7 @@ from autopoiesis.formats.transcript_names import session_key as session_key  # r
 ROLES = ("user", "agent", "system")
 STATUSES = ("open", "closed", "recovered")
 DASH = "\u2014"  # the em dash of `## HH:MM — role`
-SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}\Z")
 
 HEADER_RE = re.compile(
     r"^## (?:(?P<date>\d{4}-\d\d-\d\d) )?(?P<time>\d\d:\d\d) " + DASH

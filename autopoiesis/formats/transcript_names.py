@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-_TRANSCRIPT_NAME_RE = re.compile(r"^\d{4}-(?P<stem>[^+/]+)(?:\+\d+)?\.md$")
+_TRANSCRIPT_NAME_RE = re.compile(r"^\d{4}-(?P<stem>[^+/]+)(?:\+\d+)?\.md\Z")
 
 
 def session_key(relpath: str) -> str | None:

@@ -125,11 +125,6 @@ class StatusEntry:
     def untracked(self) -> bool:
         return self.index == "?"
 
-    @property
-    def staged(self) -> bool:
-        """Added or changed in the index, not committed."""
-        return self.index not in (".", "?")
-
 
 class Status:
     """HEAD ("" before the first commit) and the entries; OK is False when git could not

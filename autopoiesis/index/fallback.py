@@ -7,13 +7,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from autopoiesis.core.paths import MemoryRepo, category_of
+from autopoiesis.core.paths import INDEXED_DIRS, MemoryRepo, category_of
 from autopoiesis.git import runner as git
 from autopoiesis.index.query import SearchResult, make_snippet
 from autopoiesis.index.text import query_terms
 
-# The folders searched; raw/ only for its conversations (what the index holds of it).
-SEARCHED_DIRS = ("knowledge", "topics", "raw/conversations", "archive")
 MAX_TERMS = 16
 
 
@@ -26,7 +24,7 @@ def grep_search(repo: MemoryRepo, query: str, limit: int = 10, category: str | N
     terms = query_terms(query)[:MAX_TERMS]
     if not terms:
         return [], "git grep"
-    dirs = [d for d in SEARCHED_DIRS if (repo.root / d).is_dir()]
+    dirs = [d for d in INDEXED_DIRS if (repo.root / d).is_dir()]
     if not dirs:
         return [], "git grep"
     pattern_args = [a for t in terms for a in ("-e", t)]

@@ -20,7 +20,10 @@ import math
 from typing import Any
 
 TOKENIZER = "porter unicode61"  # memory.db's chunks_fts (db.BASE_SCHEMA) and the tokenizer table below
-K1 = 1.2  # fts5_aux.c fts5Bm25Function
+# One phrase's share of bm25() for one row (positive; bm25() returns minus the sum), as
+# fts5_aux.c's fts5Bm25Function computes it, in this order, to the bit:
+#     idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * length / avgdl)))
+K1 = 1.2
 B = 0.75
 IDF_FLOOR = 1e-6  # FTS5 raises an IDF <= 0 (a phrase in more than half the rows) to this
 
@@ -56,11 +59,6 @@ def row_length(size_blob: bytes) -> int:
 def idf(n_rows: int, n_hit: int) -> float:
     value = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
     return value if value > 0.0 else IDF_FLOOR
-
-
-def term_score(idf_value: float, freq: float, length: float, avgdl: float) -> float:
-    """One phrase's share of bm25() for one row (positive; bm25() returns minus the sum)."""
-    return idf_value * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * length / avgdl)))
 
 
 class Tokenizer:

@@ -151,8 +151,8 @@ class Bm25Ranker:
         return ids, freqs, lengths
 
     def _share(self, token: str, state: dict[str, Any]) -> Any:
-        """(ids, each chunk's share of the score) of a listed token, or None: fts.term_score
-        over its postings, once a token until memory.db changes."""
+        """(ids, each chunk's share of the score) of a listed token, or None: the term score
+        of fts.K1's comment over its postings, once a token until memory.db changes."""
         cache = state["postings"]
         if token not in cache:
             lists = self.postings_of(token)

@@ -131,7 +131,7 @@ def _representatives(conn: Any, tokenizer: fts.Tokenizer, tokens: set[str]) -> d
 def _token_list(conn: Any, word: str, n_hit: int, lengths: Any, n_rows: int, avgdl: float) -> tuple[bytes, bytes, bytes] | None:
     """The blobs (ids, frequencies, lengths) of the N_HIT rows holding WORD's token, each
     frequency solved from FTS5's own bm25() value and checked to give that value back bit
-    for bit (fts.term_score's expression, in its order); None when one does not (then the
+    for bit (the term score of fts.K1's comment, in its order); None when one does not (then the
     token is left to FTS5). Rows are read a slice at a time: a common token of a large
     index has hundreds of thousands."""
     import numpy as np  # a build has it loaded already (the offline embedder's batches)

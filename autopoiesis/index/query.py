@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
+from autopoiesis.core.config import SearchConfig
 from autopoiesis.formats.transcript_names import session_key
 from autopoiesis.index.embedders import Embedder, from_blob
 from autopoiesis.index.lexical import Bm25Hits, Bm25Ranker
@@ -55,10 +56,6 @@ class SearchResult:
     heading: str | None = None
     explain: dict[str, Any] | None = None
 
-    @property
-    def location(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}"
-
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}  # asdict() deep-copies: ~60 us a result
         if data["explain"] is None:
@@ -84,8 +81,8 @@ class Candidate:
 class MergeWeights:
     """The weighted merge's weights (search.bm25_weight, search.vector_weight)."""
 
-    bm25: float = 0.4
-    vector: float = 0.6
+    bm25: float = SearchConfig().bm25_weight
+    vector: float = SearchConfig().vector_weight
 
 
 def snippet_pattern(terms: list[str]) -> re.Pattern[str] | None:

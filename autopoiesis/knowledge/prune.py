@@ -177,9 +177,6 @@ def _as_date(value: Any) -> date | None:
 class MemoryPruner(LLMStage):
     """Pruning and archiving of one memory repo. `now` is injectable for tests."""
 
-    MEMORY_LINE_CAP = 200
-    JOURNAL_RETENTION_DAYS = 90
-
     def __init__(self, repo: MemoryRepo, *, llm: Any = None, now: Callable[[], datetime] | None = None,
                  writer: KnowledgeWriter | None = None, usage: Mapping[str, int] | None = None):
         """USAGE: {knowledge path: times the context compiler included it} (the app layer's
@@ -190,8 +187,8 @@ class MemoryPruner(LLMStage):
         self.writer = writer or KnowledgeWriter(repo)
         self.usage: Mapping[str, int] = usage or {}
         cfg = repo.config.lifecycle
-        self.cap = int(cfg.memory_line_cap or self.MEMORY_LINE_CAP)
-        self.retention = int(cfg.journal_retention_days or self.JOURNAL_RETENTION_DAYS)
+        self.cap = cfg.memory_line_cap  # validated: 10 lines or more
+        self.retention = cfg.journal_retention_days  # validated: 1 day or more
 
     # ── committing ──
     def _commit(self, result: MaintenanceResult, subject: str, commit: bool, ctype: str = "maintenance") -> MaintenanceResult:

@@ -82,7 +82,7 @@ class RetryPolicy:
     parallel callers that failed together do not retry together; capped. A server's
     Retry-After wins when present, capped too so a wild value cannot stall a stage."""
 
-    max_retries: int = 3
+    max_retries: int = LLMConfig().max_retries
     backoff_base: float = 0.5
     backoff_max: float = 30.0
     retry_after_cap: float = 60.0

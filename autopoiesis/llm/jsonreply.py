@@ -84,15 +84,9 @@ def cap_items(data: Any, limit: int = MAX_REPLY_ITEMS) -> tuple[Any, int]:
     return walk(data), dropped
 
 
-def parse_reply(text: str, check: Validator | None, max_items: int = MAX_REPLY_ITEMS) -> tuple[Any, str | None]:
-    """(data, None) for a reply that parses and passes CHECK, else (data or None, why not).
-    Arrays are cut to MAX_ITEMS first (see parse_capped for the count)."""
-    data, error, _ = parse_capped(text, check, max_items)
-    return data, error
-
-
 def parse_capped(text: str, check: Validator | None, max_items: int = MAX_REPLY_ITEMS) -> tuple[Any, str | None, int]:
-    """parse_reply, plus how many array items were cut."""
+    """(data, None, items cut) for a reply that parses and passes CHECK, else (data or None,
+    why not, items cut). Arrays are cut to MAX_ITEMS first; the third value counts the cut."""
     if len(text) > MAX_REPLY_CHARS:
         return None, f"the reply is {len(text)} characters long, over the cap of {MAX_REPLY_CHARS}", 0
     try:

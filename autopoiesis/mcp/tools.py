@@ -23,8 +23,8 @@ MAX_READ_LINES = 2000
 MAX_READ_BYTES = 8 << 20
 MAX_FACT_CHARS = 4000  # the writer keeps one line of 400 characters; more than this is not one fact
 MAX_BLAME_LINES = 2000
-_SOURCE = re.compile(r"^[^\s()]{1,300}$")  # what an entry's citation can hold (formats.knowledge)
-_TAG = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_SOURCE = re.compile(r"^[^\s()]{1,300}\Z")  # what an entry's citation can hold (formats.knowledge)
+_TAG = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 PRODUCER = "mcp@1"
 DEFAULT_SOURCE = "mcp:remember"
 

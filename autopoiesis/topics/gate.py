@@ -45,7 +45,7 @@ from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.events import EventLog
 from autopoiesis.core.text import content_words
 from autopoiesis.errors import GateDecisionNotFound, LLMError
-from autopoiesis.formats.topic import Topic
+from autopoiesis.formats.topic import DEFAULT_SIMILARITY_THRESHOLD, Topic
 from autopoiesis.llm.providers import register_offline_handler
 
 if TYPE_CHECKING:
@@ -350,7 +350,7 @@ def suggest(topic: Topic | None, rows: Sequence[GateDecision]) -> str:
     call for one (fewer than 5 decisions never do)."""
     if len(rows) < 5:
         return ""
-    threshold = topic.similarity_threshold if topic else 0.15
+    threshold = topic.similarity_threshold if topic else DEFAULT_SIMILARITY_THRESHOLD
     gated = [r for r in rows if r.gate_result is not None]
     no_scores = [r.tier2_score for r in gated if r.gate_result is False]
     yes_scores = [r.tier2_score for r in gated if r.gate_result is True]

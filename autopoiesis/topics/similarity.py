@@ -5,8 +5,9 @@ Signals, all in 0..1, for every scored topic:
 
 * ``tfidf`` — cosine of TF-IDF vectors. Fitted with scikit-learn's TfidfVectorizer
   (English stop words, sublinear tf, l2 norm) on the topic profiles. **This is the
-  tier-2 score**: the per-topic ``similarity_threshold`` (default 0.15) and the gate's
-  bypass table (§5.4) are calibrated on it, as in design §10.2.
+  tier-2 score**: the per-topic ``similarity_threshold`` (default: the config's
+  ``watchers.similarity_threshold``) and the gate's bypass table (§5.4) are calibrated
+  on it, as in design §10.2.
 * ``bm25`` — Okapi BM25 (k1=1.5, b=0.75) of the message's terms in the profile, divided
   by the most those terms could score, so it reads as "the share of the message's
   vocabulary the topic covers, weighted by rarity".

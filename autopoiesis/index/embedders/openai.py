@@ -8,6 +8,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
+from autopoiesis.core.config import LLMConfig
 from autopoiesis.errors import EmbedderError
 from autopoiesis.index.embedders.common import to_blob
 
@@ -34,8 +35,8 @@ class OpenAIEmbedder:
         api_key: str | None = None,
         *,
         batch_size: int = 64,
-        max_retries: int = 3,
-        timeout: float = 30.0,
+        max_retries: int = LLMConfig().max_retries,
+        timeout: float = LLMConfig().timeout_seconds,
         backoff: float = 0.5,
     ):
         self.model = model

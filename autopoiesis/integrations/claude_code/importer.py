@@ -76,7 +76,7 @@ _BASH_RE = re.compile(r"<bash-(input|stdout|stderr)>(.*?)</bash-\1>", re.S)
 _INTERRUPTED_RE = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 _TASK_NOTE_RE = re.compile(r"^\s*<task-notification>.*</task-notification>\s*$", re.S)
 _SUMMARY_TAG_RE = re.compile(r"<summary>(.*?)</summary>", re.S)
-_AGENT_FILE_RE = re.compile(r"^agent-([A-Za-z0-9]+)\.jsonl$")
+_AGENT_FILE_RE = re.compile(r"^agent-([A-Za-z0-9]+)\.jsonl\Z")
 
 
 class ClaudeCodeImporter:

@@ -22,7 +22,7 @@ from autopoiesis.errors import HookPayloadError
 from autopoiesis.integrations.sessions import SessionRegistry, session_key, sweep_idle
 
 HARNESS = "codex"
-_THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+_THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}\Z")
 
 
 def codex_home() -> Path:
