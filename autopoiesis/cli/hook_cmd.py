@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from autopoiesis.cli._common import echo_json, get_repo
+from autopoiesis.cli._common import echo_json, get_memory
 
 
 def _repo_dir(ctx: typer.Context) -> str | None:
@@ -59,13 +59,14 @@ def register(app: typer.Typer) -> None:
         the background; run it from cron to file sessions that never ended."""
         from autopoiesis.integrations.sessions import SessionRegistry, import_sessions
 
-        repo = get_repo(ctx)
+        memory = get_memory(ctx)
+        repo = memory.repo
         registry = SessionRegistry(repo)
         chosen = list(keys or [])
         if all_:
             chosen += [s.key for s in registry.all()]
         elif idle:
-            chosen += [s.key for s in registry.idle(repo.config.integrations.import_idle_minutes)]
+            chosen += [s.key for s in registry.idle(memory.config.integrations.import_idle_minutes)]
         outcomes = import_sessions(repo, dict.fromkeys(chosen))
         if as_json:
             echo_json([o.__dict__ for o in outcomes])
