@@ -105,6 +105,19 @@ def test_capture_extracts_after_the_commit_when_the_config_says_so(memory_repo: 
     assert subjects[0].startswith("memory:") and subjects[1].startswith("conversation:")
 
 
+def test_extracting_named_transcripts_gives_one_report(memory_repo: MemoryRepo) -> None:
+    _manual(memory_repo.root)
+    memory = Memory(memory_repo.root)
+    first, second = _capture(memory, "fac3"), _capture(memory, "fac4")
+    one = memory.extract([first], commit=False)
+    assert one.commit is None and one.report.transcripts == (first,)
+    both = memory.extract([first, second], commit=False, force=True).report
+    assert set(both.transcripts) == {first, second}
+    assert len(both.processed) == 2 * len(one.report.processed)
+    assert list(both.paths) == sorted(set(both.paths))
+    assert memory.extract(commit=False).report.transcripts == ()  # nothing named: nothing done
+
+
 def test_locate_finds_the_memory_as_the_cli_does(memory_repo: MemoryRepo, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     assert Memory.locate(memory_repo.root).repo == memory_repo

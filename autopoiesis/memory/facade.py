@@ -316,16 +316,17 @@ def _merged(reports: list[ExtractionReport]) -> ExtractionReport:
         return reports[0]
     if not reports:
         return ExtractionReport()
+
+    def joined(field: str) -> tuple[Any, ...]:
+        return tuple(x for r in reports for x in getattr(r, field))
+
+    def summed(field: str) -> int:
+        return sum(getattr(r, field) for r in reports)
+
     return ExtractionReport(
-        processed=tuple(x for r in reports for x in r.processed),
-        already_done=sum(r.already_done for r in reports),
-        waiting=sum(r.waiting for r in reports),
-        failed=tuple(x for r in reports for x in r.failed),
-        fell_back=tuple(x for r in reports for x in r.fell_back),
-        added=sum(r.added for r in reports),
-        superseded=sum(r.superseded for r in reports),
-        duplicates=sum(r.duplicates for r in reports),
-        paths=tuple(sorted({p for r in reports for p in r.paths})),
-        transcripts=tuple(x for r in reports for x in r.transcripts),
-        learned=tuple(x for r in reports for x in r.learned),
-    )
+        processed=joined("processed"), already_done=summed("already_done"),
+        waiting=summed("waiting"), failed=joined("failed"), fell_back=joined("fell_back"),
+        added=summed("added"),
+        superseded=summed("superseded"), duplicates=summed("duplicates"),
+        paths=tuple(sorted(set(joined("paths")))), transcripts=joined("transcripts"),
+        learned=joined("learned"))
