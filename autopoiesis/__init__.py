@@ -2,7 +2,10 @@
 
 The public API is the design's runtime classes (§9.2) and the types their callers need:
 
-    from autopoiesis import MemoryRepo, ConversationCapture, Session, ContextCompiler, search
+    from autopoiesis import Memory, MemoryRepo, ConversationCapture, ContextCompiler, search
+
+`Memory(root)` (or `Memory.locate()`) is the composition root: one object that reads the
+config and wires the rest (capture, search, compile, extract, condense, prune, commit).
 
 Every name below is typed for checkers (the `TYPE_CHECKING` imports) and loaded on first
 use at run time: the git hooks import this package on every commit and must not pay for
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
     from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance
     from autopoiesis.llm import LLMClient
     from autopoiesis.memory.compile_message import compile_for_message
+    from autopoiesis.memory.facade import Memory
     from autopoiesis.memory.initialize import init_memory_repo
     from autopoiesis.topics.gate import GatedActivator
     from autopoiesis.topics.loader import load_topics
@@ -45,6 +49,7 @@ if TYPE_CHECKING:
 # name -> the module that owns it (one owner per name)
 _EXPORTS = {
     "AutopoiesisError": "autopoiesis.errors",
+    "Memory": "autopoiesis.memory.facade",
     "MemoryRepo": "autopoiesis.core.paths",
     "Config": "autopoiesis.core.config",
     "load_config": "autopoiesis.core.config",

@@ -1,4 +1,4 @@
-"""What every CLI command module shares: the memory repo from the global -C option,
+"""What every CLI command module shares: the memory from the global -C option,
 JSON output, and printing errors without a traceback."""
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ if TYPE_CHECKING:
 import typer
 
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.git.runner import locate_repo
+from autopoiesis.memory import Memory
 
 
-def get_repo(ctx: typer.Context, *, must_exist: bool = True) -> MemoryRepo:
-    """The memory repo named by `-C DIR`, $AUTOPOIESIS_REPO or the current git top level."""
+def get_memory(ctx: typer.Context, *, must_exist: bool = True) -> Memory:
+    """The memory named by `-C DIR`, $AUTOPOIESIS_REPO or the current git top level."""
     root = None
     c: Any = ctx  # typer's Context, then its parents (typer's vendored click contexts)
     while c is not None:
@@ -29,7 +29,12 @@ def get_repo(ctx: typer.Context, *, must_exist: bool = True) -> MemoryRepo:
             root = c.obj["repo_dir"]
             break
         c = c.parent
-    return locate_repo(root, must_exist=must_exist)
+    return Memory.locate(root, must_exist=must_exist)
+
+
+def get_repo(ctx: typer.Context, *, must_exist: bool = True) -> MemoryRepo:
+    """The repo of get_memory, for a command that asks one service (git, the index)."""
+    return get_memory(ctx, must_exist=must_exist).repo
 
 
 def echo_json(data: Any) -> None:

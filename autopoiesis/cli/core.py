@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from autopoiesis.cli._common import echo_json, fail, get_repo, parse_date_option, warn
+from autopoiesis.cli._common import echo_json, fail, get_memory, get_repo, parse_date_option, warn
 
 
 def register(app: typer.Typer) -> None:
@@ -77,15 +77,11 @@ def capture(
     """Read newline-delimited JSON events on stdin and append each to its transcript."""
     import warnings
 
-    from autopoiesis.capture.session import recover_abandoned
-    from autopoiesis.capture.stream import process_stream
-    from autopoiesis.memory.capture_hooks import after_commit_hook
-
-    repo = get_repo(ctx)
+    memory = get_memory(ctx)
     if recover:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            recovered = recover_abandoned(repo, commit=repo.config.git.auto_commit)
+            recovered = memory.recover()
         for notice in caught:
             warn(str(notice.message))
         for r in recovered:
@@ -93,10 +89,10 @@ def capture(
             typer.echo(f"recovered {r.path} ({r.status}, {done})")
         if not recovered:
             typer.echo("no abandoned transcripts")
-        if any(not r.commit for r in recovered) and repo.config.git.auto_commit:
+        if any(not r.commit for r in recovered) and memory.config.git.auto_commit:
             raise typer.Exit(1)
         return
-    report = process_stream(repo, sys.stdin.buffer, out=sys.stdout, on_committed=after_commit_hook(repo))
+    report = memory.capture_stream(sys.stdin.buffer, out=sys.stdout)
     for r in report.recovered:
         warn(f"recovered abandoned transcript {r.path}" + ("" if r.commit else f" (not committed: {r.not_committed})"))
     for w in report.warnings:
@@ -109,8 +105,8 @@ def capture(
     uncommitted = len(report.closed) - committed
     closed_note = ""
     if uncommitted:
-        hint = "git.auto_commit is false; `autopoiesis commit` commits them" if not repo.config.git.auto_commit \
-            else "`autopoiesis capture --recover` commits them"
+        hint = ("git.auto_commit is false; `autopoiesis commit` commits them"
+                if not memory.config.git.auto_commit else "`autopoiesis capture --recover` commits them")
         closed_note = f", {uncommitted} closed but not committed ({hint})"
     typer.echo(
         f"captured {report.events - len(report.refused)} of {report.events} events; "
@@ -130,12 +126,11 @@ def import_(
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """File finished sessions as transcripts, each under its own date."""
-    from autopoiesis.capture.importers import format_names, import_files
+    from autopoiesis.capture.importers import format_names
 
     if format not in format_names():
         raise fail(f"unknown format {format!r}; use one of {', '.join(format_names())}.", 2)
-    repo = get_repo(ctx)
-    report = import_files(repo, files, format)
+    report = get_memory(ctx).import_files(files, format)
     if json_out:
         echo_json(report.__dict__)
     else:
@@ -164,30 +159,24 @@ def commit(
     topics/ and archive/ changes with a generated message."""
     import warnings
 
-    from autopoiesis.git.repo import MemoryGit
-    from autopoiesis.memory.commit import commit_knowledge
-
-    repo = get_repo(ctx)
+    memory = get_memory(ctx)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        conversations = MemoryGit(repo).commit_finished_transcripts()
-        result = commit_knowledge(repo, message, session=session)
+        conversations, result = memory.commit(message, session=session)
     for notice in caught:
         warn(str(notice.message))
-    if conversations.sha:
+    if conversations and conversations.sha:
         typer.echo(f"[{conversations.sha[:10]}] {conversations.message.splitlines()[0]}")
         typer.echo(f"  {len(conversations.files)} transcripts")
     if result.sha is None:
-        if not conversations.sha:
+        if not (conversations and conversations.sha):
             typer.echo("nothing to commit: no finished transcript waits, knowledge/, topics/ and archive/ are unchanged")
             return
     else:
         typer.echo(f"[{result.sha[:10]}] {result.message.splitlines()[0]}")
         typer.echo(f"  {len(result.files)} files")
-    # git.auto_push: sync with the remote after committing (app/sync.py says why capture does not)
-    from autopoiesis.memory.sync import push_after_commit
-
-    pushed, problem = push_after_commit(repo)
+    # git.auto_push: sync after committing (memory/sync.py says why capture does not)
+    pushed, problem = memory.push_after_commit()
     if pushed is not None:
         for line in pushed.lines():
             typer.echo(line)

@@ -1,10 +1,10 @@
-"""`autopoiesis forget`: remove a string or a transcript from all history (app/forget.py)."""
+"""`autopoiesis forget`: remove a string or a transcript from all history (memory/forget.py)."""
 
 from __future__ import annotations
 
 import typer
 
-from autopoiesis.cli._common import echo_json, get_repo, warn
+from autopoiesis.cli._common import echo_json, get_memory, warn
 
 
 def register(app: typer.Typer) -> None:
@@ -27,16 +27,14 @@ def forget(
     maintenance commit records what (kind, length, salted hash), when and why."""
     import sys
 
-    from autopoiesis.memory.forget import forget as run_forget
-
     if stdin:
         if secret is not None:
             raise typer.BadParameter("give the string as an argument or with --stdin, not both", param_hint="--stdin")
         secret = sys.stdin.read().rstrip("\r\n")
-    repo = get_repo(ctx)
+    memory = get_memory(ctx)
     if not yes and not as_json:
         typer.confirm("This rewrites every commit of the repository (commit ids change). Continue?", abort=True, err=True)
-    report = run_forget(repo, text=secret, transcript=transcript, reason=reason)
+    report = memory.forget(text=secret, transcript=transcript, reason=reason)
     advice = report.remote_advice()
     if as_json:
         echo_json({"forgot": report.what, "commit": report.commit, "refs": report.rewritten_refs, "cleared": report.cleared,

@@ -14,30 +14,30 @@ if TYPE_CHECKING:
 def register(app: typer.Typer) -> None:
     """Add the `llm` command group to APP."""
     sub = typer.Typer(help="LLM calls of the memory stages: usage, tokens and estimated cost.", no_args_is_help=True)
-
-    @sub.command("usage")
-    def usage(
-        ctx: typer.Context,
-        since: str | None = typer.Option(None, "--since", metavar="DATE", help="Only days from DATE (YYYY-MM-DD) on."),
-        as_json: bool = typer.Option(False, "--json", help="Print JSON rows instead of a table."),
-    ) -> None:
-        """Calls, cached answers, tokens and estimated cost per day and stage, from the ledger."""
-        from autopoiesis.cli._common import echo_json, get_repo, parse_date_option
-        from autopoiesis.llm import Ledger, summarize_usage
-
-        start = parse_date_option(since, "--since")
-        repo = get_repo(ctx)
-        # Read the ledger directly: no client (and no config validation of llm:) needed to report.
-        rows = summarize_usage(Ledger(repo.state_file("llm_ledger")).rows(), start)
-        if as_json:
-            echo_json([r.as_dict() for r in rows])
-            return
-        if not rows:
-            typer.echo("No LLM calls recorded" + (f" since {start}." if start else "."))
-            return
-        typer.echo(format_usage_table(rows))
-
+    sub.command("usage")(llm_usage)
     app.add_typer(sub, name="llm")
+
+
+def llm_usage(
+    ctx: typer.Context,
+    since: str | None = typer.Option(None, "--since", metavar="DATE", help="Only days from DATE (YYYY-MM-DD) on."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON rows instead of a table."),
+) -> None:
+    """Calls, cached answers, tokens and estimated cost per day and stage, from the ledger."""
+    from autopoiesis.cli._common import echo_json, get_repo, parse_date_option
+    from autopoiesis.llm import Ledger, summarize_usage
+
+    start = parse_date_option(since, "--since")
+    repo = get_repo(ctx)
+    # Read the ledger directly: no client (and no config validation of llm:) needed to report.
+    rows = summarize_usage(Ledger(repo.state_file("llm_ledger")).rows(), start)
+    if as_json:
+        echo_json([r.as_dict() for r in rows])
+        return
+    if not rows:
+        typer.echo("No LLM calls recorded" + (f" since {start}." if start else "."))
+        return
+    typer.echo(format_usage_table(rows))
 
 
 def format_usage_table(rows: list[UsageRow]) -> str:

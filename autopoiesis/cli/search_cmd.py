@@ -1,8 +1,8 @@
 """`autopoiesis search`, `autopoiesis index rebuild|status`, `autopoiesis doctor`.
 
-Thin: each command calls autopoiesis.index. The library is imported inside the command
-bodies so `autopoiesis --help` stays fast, and the search path never imports numpy,
-scikit-learn or openai unless the configured embedder needs them.
+Thin: each command calls the Memory façade or autopoiesis.index. The library is imported
+inside the command bodies so `autopoiesis --help` stays fast, and the search path never
+imports numpy, scikit-learn or openai unless the configured embedder needs them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from autopoiesis.cli._common import batch_lines, echo_json, get_repo, warn
+from autopoiesis.cli._common import batch_lines, echo_json, get_memory, get_repo, warn
 from autopoiesis.errors import AutopoiesisError
 
 
@@ -55,11 +55,10 @@ def search(
     """Hybrid BM25 + vector search over knowledge, topics, transcripts and archive."""
     from autopoiesis.git.runner import status_ahead
 
-    repo = get_repo(ctx)
-    ctx.with_resource(status_ahead(repo.root))  # git looks at the tree while the index is imported
+    memory = get_memory(ctx)
+    ctx.with_resource(status_ahead(memory.root))  # git reads the tree while the index is imported
     from autopoiesis.core.config import SEARCH_MERGES
     from autopoiesis.core.paths import CATEGORIES
-    from autopoiesis.index import SearchIndex, search_outcome
     from autopoiesis.index.query import MODES
 
     if mode not in MODES:
@@ -70,10 +69,11 @@ def search(
         raise typer.BadParameter(f"use one of {', '.join(CATEGORIES)}", param_hint="--category")
     if batch is not None:
         with batch_lines(batch) as lines:
-            index = SearchIndex(repo).expect_many_searches() if repo.index_path.exists() else None
+            index = memory.open_index(many_searches=True)
             try:
                 for q in lines:
-                    outcome = search_outcome(q, limit, category, repo=repo, merge=merge, explain=explain, index=index, mode=mode)
+                    outcome = memory.search_outcome(q, limit, category, merge=merge, explain=explain,
+                                                    index=index, mode=mode)
                     for n in outcome.notices:
                         warn(n)
                     typer.echo(json.dumps([r.to_dict() for r in outcome.results], ensure_ascii=False))
@@ -83,7 +83,7 @@ def search(
         return
     if query is None:
         raise typer.BadParameter("give a QUERY, or --batch FILE", param_hint="QUERY")
-    outcome = search_outcome(query, limit, category, repo=repo, merge=merge, explain=explain, mode=mode)
+    outcome = memory.search_outcome(query, limit, category, merge=merge, explain=explain, mode=mode)
     for n in outcome.notices:
         warn(n)
     if as_json:
@@ -162,17 +162,18 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
     the transcript history (`autopoiesis verify`)."""
     from autopoiesis.core.sqlite import probe_info
 
-    repo = get_repo(ctx)
+    memory = get_memory(ctx)
+    repo = memory.repo
     info = probe_info()
     problems: list[str] = []
     if not info.sqlite_vec_loaded:
         problems.append(f"sqlite-vec not loaded ({info.error}); vector search uses a bounded in-memory scan")
-    cfg = repo.config.search
+    cfg = memory.config.search
     embedder: dict[str, Any] = {"name": cfg.embedder, "model": cfg.embedding_model if cfg.embedder != "offline" else None}
     try:
         from autopoiesis.index.embedders import embedder_from_config
 
-        e = embedder_from_config(repo.config)
+        e = embedder_from_config(memory.config)
         embedder.update(fingerprint=e.fingerprint, dimensions=e.dimensions, ok=True)
     except AutopoiesisError as exc:
         embedder.update(ok=False, error=str(exc))
@@ -188,9 +189,7 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
         problems.append(f"memory.db is corrupt (quick_check: {index['integrity']}): run `autopoiesis index rebuild`")
     history: dict[str, Any]
     try:
-        from autopoiesis.git.verify import verify
-
-        result = verify(repo)
+        result = memory.verify()
         history = result.to_dict()
         history["summary"] = result.summary()
         if not result.ok:

@@ -1,10 +1,10 @@
-"""`autopoiesis sync`: pull from and push to a git remote (app/sync.py)."""
+"""`autopoiesis sync`: pull from and push to a git remote (memory/sync.py)."""
 
 from __future__ import annotations
 
 import typer
 
-from autopoiesis.cli._common import echo_json, get_repo, warn
+from autopoiesis.cli._common import echo_json, get_memory, warn
 
 
 def register(app: typer.Typer) -> None:
@@ -26,12 +26,10 @@ def sync(
 
     Conflicts in text both sides changed stop the sync with the files and the commands to
     finish; a history rewritten by `forget` is never pulled back nor force-pushed silently."""
-    from autopoiesis.memory.sync import sync_once
-
     if pull_only and push_only:
         raise typer.BadParameter("--pull-only and --push-only exclude each other; give neither to do both.")
-    repo = get_repo(ctx)
-    report = sync_once(repo, pull=not push_only, push=not pull_only, remote=remote, force_after_forget=force_after_forget)
+    report = get_memory(ctx).sync(pull=not push_only, push=not pull_only, remote=remote,
+                                  force_after_forget=force_after_forget)
     if as_json:
         echo_json(report.to_dict())
         return

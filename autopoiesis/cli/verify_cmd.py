@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from autopoiesis.cli._common import echo_json, get_repo
+from autopoiesis.cli._common import echo_json, get_memory
 
 
 def register(app: typer.Typer) -> None:
@@ -22,18 +22,7 @@ def verify(
 ) -> None:
     """Report every commit that modified, renamed or deleted a transcript after it was
     added, and a history replaced wholesale; exit 1 when there is any."""
-    from autopoiesis.git.verify import resolve
-    from autopoiesis.git.verify import verify as run_verify
-
-    repo = get_repo(ctx)
-    full_ref = None
-    if ref:
-        full_ref = ref if ref.startswith("refs/") or ref == "HEAD" else f"refs/heads/{ref}"
-        if not resolve(repo.root, full_ref):
-            from autopoiesis.errors import GitError
-
-            raise GitError(f"There is no branch {ref!r}; `git branch` lists them.")
-    result = run_verify(repo, ref=full_ref, full=full or accept, accept=accept)
+    result = get_memory(ctx).verify(branch=ref, full=full or accept, accept=accept)
     if as_json:
         echo_json(result.to_dict())
     else:

@@ -42,6 +42,7 @@ from autopoiesis.daemon.jobs import (
     OnEvent,
     Trigger,
 )
+from autopoiesis.memory import Memory
 
 SAFETY_NET = "55 23 * * *"  # seed 000's 23:55 safety net: whatever is still owed that day
 MAX_CATCH_UP_DAYS = 14  # a catch-up condenses or tags at most this many missed days
@@ -71,16 +72,13 @@ def run_extract(ctx: JobContext) -> JobOutcome:
     """Every transcript not yet extracted (imported and recovered ones too) and the due
     retries (5/15/30/60/120 min, then the offline flavour); commits what was learned."""
     from autopoiesis.core.clock import parse_ts
-    from autopoiesis.knowledge.extract import KnowledgeExtractor
-    from autopoiesis.memory.commit import llm_summarizer
 
-    with ctx.llm() as client, KnowledgeExtractor(ctx.repo, llm=client) as ex:
-        report = ex.extract_pending()
-        sha = ex.commit(report, summarize=llm_summarizer(ctx.repo, client))
-        retries = [r.next_retry_at for r in ex.state.rows("pending") if r.next_retry_at]
+    memory = Memory(ctx.repo)
+    with ctx.llm() as client:
+        report, sha, _, next_retry_at = memory.extract(pending=True, llm=client)
     wake: datetime | None = None
-    if retries and ctx.repo.config.lifecycle.extraction_trigger != "manual":
-        wake = parse_ts(min(retries), "next_retry_at")  # the retry queue's next due time
+    if next_retry_at and memory.config.lifecycle.extraction_trigger != "manual":
+        wake = parse_ts(next_retry_at, "next_retry_at")  # the retry queue's next due time
     message = report.summary() + (f"; committed {sha[:10]}" if sha else "")
     return JobOutcome(bool(sha), message, (), wake, {"added": report.added, "failed": len(report.failed), "commit": sha})
 
@@ -88,27 +86,21 @@ def run_extract(ctx: JobContext) -> JobOutcome:
 def run_commit(ctx: JobContext) -> JobOutcome:
     """Finished transcripts that wait for a commit, then the knowledge changes, with a
     message naming what was learned (the commit model's, when one is configured)."""
-    from autopoiesis.git.repo import MemoryGit
-    from autopoiesis.memory.commit import commit_knowledge
-
-    conversations = MemoryGit(ctx.repo).commit_finished_transcripts()
     with ctx.llm() as client:
-        result = commit_knowledge(ctx.repo, llm=client)
-    lines = [r.message.splitlines()[0] for r in (conversations, result) if r.sha]
+        conversations, result = Memory(ctx.repo).commit(llm=client)
+    made = [r for r in (conversations, result) if r is not None and r.sha]
+    lines = [r.message.splitlines()[0] for r in made]
     return JobOutcome(bool(lines), "; ".join(lines) or "nothing to commit", (), None,
-                      {"commits": [r.sha for r in (conversations, result) if r.sha]})
+                      {"commits": [r.sha for r in made]})
 
 
 def run_condense(ctx: JobContext) -> JobOutcome:
     """The daily journal of each day owed (a catch-up covers the missed days), and the
     weekly rollup of each week whose Sunday is among them (or is today)."""
-    from autopoiesis.knowledge.condense import MemoryCondenser
-    from autopoiesis.memory.usage import inclusion_counts
-
     days = _days(ctx)
     lines: list[str] = []
     commits: list[str] = []
-    with ctx.llm() as client, MemoryCondenser(ctx.repo, llm=client, usage=inclusion_counts(ctx.repo)) as c:
+    with ctx.llm() as client, Memory(ctx.repo).condenser(client) as c:
         for day in days:
             result = c.daily_summary(day)
             lines.append(result.summary().splitlines()[0])
@@ -124,11 +116,8 @@ def run_condense(ctx: JobContext) -> JobOutcome:
 
 
 def run_prune(ctx: JobContext) -> JobOutcome:
-    from autopoiesis.knowledge.prune import MemoryPruner
-    from autopoiesis.memory.usage import inclusion_counts
-
-    with ctx.llm() as client, MemoryPruner(ctx.repo, llm=client, usage=inclusion_counts(ctx.repo)) as p:
-        result = p.prune_all()
+    with ctx.llm() as client:
+        result = Memory(ctx.repo).prune(llm=client)
     return JobOutcome(bool(result.commit), result.summary().replace("\n", "; "), (), None, {"commit": result.commit})
 
 
@@ -153,20 +142,20 @@ def run_tag(ctx: JobContext) -> JobOutcome:
 def run_explore_prune(ctx: JobContext) -> JobOutcome:
     from autopoiesis.git.repo import MemoryGit
 
-    pruned = MemoryGit(ctx.repo).prune_explore(ctx.repo.config.daemon.explore_max_age_days, now=ctx.now)
+    max_age = Memory(ctx.repo).config.daemon.explore_max_age_days
+    pruned = MemoryGit(ctx.repo).prune_explore(max_age, now=ctx.now)
     return JobOutcome(bool(pruned), f"deleted {', '.join(pruned)}" if pruned else "no explore/* branch is old enough",
                       (), None, {"pruned": pruned})
 
 
 def run_sync(ctx: JobContext) -> JobOutcome:
-    """Pull and push (app/sync.py). A conflict needs a person: the merge is undone
+    """Pull and push (memory/sync.py). A conflict needs a person: the merge is undone
     (abort_on_conflict, so capture's commits go on) and the run ends without a retry; an
     unreachable remote raises, and the scheduler retries it with backoff."""
     from autopoiesis.errors import SyncConflictError
-    from autopoiesis.memory.sync import sync_once
 
     try:
-        report = sync_once(ctx.repo, abort_on_conflict=True)
+        report = Memory(ctx.repo).sync(abort_on_conflict=True)
     except SyncConflictError as exc:
         return JobOutcome(False, f"conflict, not merged: {exc}", (), None, {"conflicts": exc.paths})
     changed = bool(report.incoming or report.pushed or report.committed)
@@ -195,7 +184,7 @@ def run_index_health(ctx: JobContext) -> JobOutcome:
 
 
 def ctx_timeout(ctx: JobContext) -> float:
-    return max(60.0, ctx.repo.config.daemon.job_timeout_minutes * 60.0 - 30.0)
+    return max(60.0, Memory(ctx.repo).config.daemon.job_timeout_minutes * 60.0 - 30.0)
 
 
 # ── the registry ──
@@ -210,7 +199,7 @@ def extraction_triggers(trigger: str) -> tuple[Trigger, ...]:
 
 def memory_jobs(repo: MemoryRepo) -> JobRegistry:
     """The daemon's jobs for REPO, from its memory-config.yaml."""
-    cfg = repo.config
+    cfg = Memory(repo).config
     d = cfg.daemon
     knowledge = frozenset({"knowledge"})  # the jobs that write knowledge/ or commit it take turns
     reg = JobRegistry()
@@ -238,5 +227,5 @@ def memory_jobs(repo: MemoryRepo) -> JobRegistry:
         job("sync", run_sync, (After("commit", only_if_changed=True), After("extract", only_if_changed=True),
                                Every(cfg.lifecycle.commit_interval_minutes)),
             "pull from and push to the remote (git.auto_push)", knowledge)
-    # jobs of other app modules register here too, one line each
+    # jobs of other modules register here too, one line each
     return reg

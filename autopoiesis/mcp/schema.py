@@ -7,17 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from autopoiesis.core.paths import CATEGORIES, IDENTITY_FILES, MEMORY_FILE, MemoryRepo
+from autopoiesis.core.paths import CATEGORIES, IDENTITY_FILES, MEMORY_FILE
+from autopoiesis.memory import Memory
 
 
-def memory_schema(repo: MemoryRepo) -> dict[str, Any]:
+def memory_schema(memory: Memory) -> dict[str, Any]:
     from autopoiesis.formats.topic import TRIGGER_REGISTRY
     from autopoiesis.knowledge.writer import template_for
 
     def sections(example: str) -> list[str]:
         return [s.title for s in template_for(example).sections if s.level == 2]
 
-    cap = repo.config.lifecycle.memory_line_cap
+    cap = memory.config.lifecycle.memory_line_cap
     files = {
         MEMORY_FILE: ("core memory: decisions, lessons and what is going on now; "
                       f"at most {cap} lines, so distil", sections(MEMORY_FILE)),
@@ -30,7 +31,7 @@ def memory_schema(repo: MemoryRepo) -> dict[str, Any]:
         "knowledge/reference/NAME.md": ("facts and research on one subject", sections("knowledge/reference/name.md")),
     }
     return {
-        "repo": str(repo.root),
+        "repo": str(memory.root),
         "layout": {
             "raw/conversations/YYYY/MM/DD/HHMM-SESSION-SLUG.md": "one transcript a session, immutable (read, never written)",
             f"knowledge/identity/{{{','.join(IDENTITY_FILES)}}}": "who the agent is and whom it works with; edited by people only",

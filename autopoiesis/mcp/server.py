@@ -20,9 +20,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from autopoiesis import __version__
-from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.mcp.tools import MemoryTools
+from autopoiesis.memory import Memory
 
 INSTRUCTIONS = """The long-term memory of this agent, kept as Markdown files in a git repository.
 Look things up with `search` (then `read` the file) before asking the user what the memory may hold;
@@ -46,9 +46,9 @@ def _tool_errors(fn: F) -> F:
     return call  # type: ignore[return-value]
 
 
-def build_server(repo: MemoryRepo, tools: MemoryTools | None = None) -> MCPServer:
-    """An MCPServer with the memory tools of REPO."""
-    t = tools or MemoryTools(repo)
+def build_server(memory: Memory, tools: MemoryTools | None = None) -> MCPServer:
+    """An MCPServer with the tools of MEMORY."""
+    t = tools or MemoryTools(memory)
     server = MCPServer("autopoiesis", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     @server.tool(description="Hybrid (BM25 + vector) search over knowledge, topics, transcripts and archive.")
@@ -143,10 +143,10 @@ def build_server(repo: MemoryRepo, tools: MemoryTools | None = None) -> MCPServe
     return server
 
 
-def serve(repo: MemoryRepo) -> None:
-    """Serve REPO over stdio until the client closes the connection."""
-    tools = MemoryTools(repo)
+def serve(memory: Memory) -> None:
+    """Serve MEMORY over stdio until the client closes the connection."""
+    tools = MemoryTools(memory)
     try:
-        build_server(repo, tools).run("stdio")
+        build_server(memory, tools).run("stdio")
     finally:
         tools.close()

@@ -15,8 +15,9 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from autopoiesis.core.config import CONFIG_FILENAME, NUMBERS, check_number
-from autopoiesis.core.paths import CATEGORIES, CONTENT_DIRS, MemoryRepo
+from autopoiesis.core.paths import CATEGORIES, CONTENT_DIRS
 from autopoiesis.errors import ChangeRejectedError, InvalidArgumentError, UnsafePathError
+from autopoiesis.memory import Memory
 
 READABLE_TOPS = CONTENT_DIRS  # raw/ knowledge/ topics/ archive/, plus memory-config.yaml
 MAX_READ_LINES = 2000
@@ -40,8 +41,9 @@ def _text(value: str, name: str, *, limit: int = 100_000) -> str:
 
 
 class MemoryTools:
-    def __init__(self, repo: MemoryRepo):
-        self.repo = repo
+    def __init__(self, memory: Memory):
+        self.memory = memory
+        self.repo = memory.repo
         self._lock = threading.Lock()
         self._index: Any = None
         self._compiler: Any = None
@@ -72,15 +74,13 @@ class MemoryTools:
 
     # ── reading ──
     def search(self, query: str, limit: int = 10, category: str | None = None) -> dict[str, Any]:
-        from autopoiesis.index import SearchIndex, search_outcome
-
         query = _text(query, "query", limit=10_000)
         if category is not None and category not in CATEGORIES:
             raise InvalidArgumentError(f"category {category!r} is not one of {', '.join(CATEGORIES)}.")
         with self._lock:
-            if self._index is None and self.repo.index_path.exists():
-                self._index = SearchIndex(self.repo)
-            outcome = search_outcome(query, limit, category, repo=self.repo, index=self._index)
+            if self._index is None:
+                self._index = self.memory.open_index()  # None until an index is built
+            outcome = self.memory.search_outcome(query, limit, category, index=self._index)
         return {"source": outcome.source, "notices": list(outcome.notices),
                 "results": [{"path": r.path, "start_line": r.start_line, "end_line": r.end_line, "score": round(r.score, 4),
                              "category": r.category, "heading": r.heading, "turn_time": r.turn_time,
@@ -109,18 +109,15 @@ class MemoryTools:
         return header + "\n" + "\n".join(lines[start_line - 1:last])
 
     def compile_context(self, message: str, budget: int | None = None, shared: bool = False) -> str:
-        from autopoiesis.compiler import ContextCompiler
-        from autopoiesis.memory.compile_message import compile_for_message
-
         message = _text(message, "message")
         if budget is not None:
             check_number("budget", budget, NUMBERS[("context_compiler", "token_budget")])
         with self._lock:
             if self._compiler is None:
-                self._compiler = ContextCompiler(self.repo)
+                self._compiler = self.memory.compiler()
             # steering stays queued for the harness's own compile; the files used count as used
-            result, _ = compile_for_message(self.repo, message, budget=budget, shared=shared, take_steering=False,
-                                            compiler=self._compiler)
+            result, _ = self.memory.compile(message, budget=budget, shared=shared,
+                                            take_steering=False, compiler=self._compiler)
         return result.prompt
 
     def recall(self, text: str, limit: int = 20) -> dict[str, Any]:
@@ -148,7 +145,6 @@ class MemoryTools:
 
     def topics(self, message: str | None = None, output: bool = False) -> dict[str, Any]:
         from autopoiesis.topics.loader import load_topics
-        from autopoiesis.topics.pipeline import WatcherPipeline
 
         if message is None:
             ts = load_topics(self.repo)
@@ -156,7 +152,7 @@ class MemoryTools:
                                 "priority": t.priority, "triggers": [tr.describe() for tr in t.triggers]} for t in ts.topics],
                     "errors": list(ts.errors)}
         message = _text(message, "message")
-        pipe = WatcherPipeline(self.repo, log_decisions=False, persist_steering=False)
+        pipe = self.memory.watchers(log_decisions=False, persist_steering=False)
         acts = pipe.evaluate(message, "output" if output else "input", [], all_topics=True, dry_run=True)
         return {"direction": "output" if output else "input",
                 "activations": [{"topic": a.topic, "activated": a.activated, "tier": a.tier, "reason": a.reason,
@@ -165,7 +161,7 @@ class MemoryTools:
     def schema(self) -> dict[str, Any]:
         from autopoiesis.mcp.schema import memory_schema
 
-        return memory_schema(self.repo)
+        return memory_schema(self.memory)
 
     # ── writing: the one knowledge writer, then a commit of exactly what it wrote ──
     def _provenance(self, source: str | None) -> Any:

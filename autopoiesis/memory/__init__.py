@@ -1,6 +1,7 @@
 """The composition: what spans several service packages, so that none of them has to
 import another sideways or upwards.
 
+    facade           `Memory(root)`: the composition root the entry points call
     initialize       `autopoiesis init`: the layout, the template, hooks, the first commit
     demo             the whole pipeline offline on bundled sessions
     capture_hooks    capture's extraction after a transcript is committed
@@ -10,7 +11,12 @@ import another sideways or upwards.
     sync             sync with a remote (commit, fetch, merge, verify, push)
     forget           the one sanctioned history rewrite
 
-The CLI, the MCP server, the daemon's jobs and the harness integrations call this
-layer; the services below it (capture, index, topics, compiler, knowledge) never import it
-(an import-linter contract checks).
+The CLI, the MCP server, the daemon's jobs and scripts/ hold a `Memory` and call its
+methods (the harness integrations still call the modules here); the services below this
+layer (capture, index, topics, compiler, knowledge) never import it (an import-linter
+contract checks).
 """
+
+from autopoiesis.memory.facade import Memory
+
+__all__ = ["Memory"]

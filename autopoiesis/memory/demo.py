@@ -77,9 +77,8 @@ class Demo:
     # ── the lifecycle: what extraction derived, the weekly rollup ──
     def lifecycle(self, repo: MemoryRepo) -> None:
         from autopoiesis.git.repo import MemoryGit
-        from autopoiesis.knowledge.condense import MemoryCondenser
         from autopoiesis.knowledge.extract import KnowledgeExtractor, list_transcripts
-        from autopoiesis.memory.usage import inclusion_counts
+        from autopoiesis.memory.facade import Memory
 
         self.step("autopoiesis extract --pending   (offline extractors: decisions, lessons, people, procedures, facts, journal)")
         with KnowledgeExtractor(repo) as ex:
@@ -102,7 +101,7 @@ class Demo:
         transcripts = list_transcripts(repo)
         if transcripts:
             self.step("autopoiesis condense weekly   (journals -> MEMORY.md Active Context)")
-            with MemoryCondenser(repo, usage=inclusion_counts(repo)) as c:
+            with Memory(repo).condenser() as c:
                 self.echo(c.weekly_rollup(transcripts[-1][0].date()).summary())
 
     # ── the search index ──

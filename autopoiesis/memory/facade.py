@@ -1,0 +1,332 @@
+"""`Memory(root)`: the composition root. The one object the entry points (the CLI, the
+MCP server, the daemon's jobs, scripts/) hold: it reads the config once and wires the
+service packages together, so each wiring (the usage counts given to the condenser and
+the pruner, capture's extraction after a commit, the commit model's summary) is written
+once, here.
+
+Constructing a Memory costs nothing: every method imports what it wires when called, so
+the CLI and the git hooks start fast and a search never loads the extractors.
+
+    memory = Memory.locate()            # -C DIR, $AUTOPOIESIS_REPO, else the git top level
+    memory.search("billing retries")
+    context, activations = memory.compile("why did the deploy fail?")
+    memory.prune()
+
+The services below still take a MemoryRepo (`memory.repo`), and some of them still read
+their own settings from it; a Memory is where the entry points get theirs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
+
+from autopoiesis.core.paths import MemoryRepo
+
+if TYPE_CHECKING:
+    from datetime import date
+
+    from autopoiesis.capture.importers import ImportReport
+    from autopoiesis.capture.session import ClosedSession, ConversationCapture
+    from autopoiesis.capture.stream import StreamReport
+    from autopoiesis.compiler import CompiledContext, ContextCompiler
+    from autopoiesis.core.config import Config
+    from autopoiesis.git.repo import CommitResult
+    from autopoiesis.git.verify import VerifyResult
+    from autopoiesis.index import SearchIndex, SearchResult
+    from autopoiesis.index.searchindex import SearchOutcome
+    from autopoiesis.knowledge.condense import MemoryCondenser
+    from autopoiesis.knowledge.extract import ExtractionReport
+    from autopoiesis.knowledge.maintenance import MaintenanceResult
+    from autopoiesis.knowledge.prune import MemoryPruner
+    from autopoiesis.knowledge.replay import Comparison, ReplayResult
+    from autopoiesis.llm import LLMClient
+    from autopoiesis.memory.forget import ForgetReport
+    from autopoiesis.memory.sync import SyncReport
+    from autopoiesis.topics.pipeline import TopicActivation, WatcherPipeline
+
+PERIODS = ("daily", "weekly", "monthly")
+
+
+class Extraction(NamedTuple):
+    """What `Memory.extract` did: the report, the commit (None without one), the LLM
+    client's notice for the user (a fallback to the offline extractors, ...) and the
+    earliest time a failed extraction is due for its retry (ISO-8601, None if none)."""
+
+    report: ExtractionReport
+    commit: str | None
+    notice: str | None
+    next_retry_at: str | None
+
+
+class Commits(NamedTuple):
+    """What `Memory.commit` made: the conversation: commit of the finished transcripts
+    (None when it was not asked for) and the knowledge commit (its sha None if nothing
+    was pending)."""
+
+    conversations: CommitResult | None
+    knowledge: CommitResult
+
+
+class Memory:
+    """A memory repository and everything that works on it, wired from its config."""
+
+    def __init__(self, root: MemoryRepo | str | os.PathLike[str]):
+        self.repo = root if isinstance(root, MemoryRepo) else MemoryRepo(root)
+
+    @classmethod
+    def locate(cls, explicit: str | os.PathLike[str] | None = None, *,
+               must_exist: bool = True) -> Memory:
+        """The memory named by EXPLICIT (-C DIR), else $AUTOPOIESIS_REPO, else the git top
+        level of the current folder; NotAMemoryRepo (with what to do) when there is none."""
+        from autopoiesis.git.runner import locate_repo
+
+        return cls(locate_repo(explicit, must_exist=must_exist))
+
+    def __repr__(self) -> str:
+        return f"Memory({str(self.root)!r})"
+
+    @property
+    def root(self) -> Path:
+        return self.repo.root
+
+    @property
+    def config(self) -> Config:
+        """memory-config.yaml, read on first use and kept (the repo caches it)."""
+        return self.repo.config
+
+    # ── capture ──
+    def after_commit(self) -> Callable[[str], None] | None:
+        """What capture runs after it commits a transcript (the extraction, when
+        lifecycle.extraction_trigger is on_session_end), None when nothing."""
+        from autopoiesis.memory.capture_hooks import after_commit_hook
+
+        return after_commit_hook(self.repo)
+
+    def capture(self, **options: Any) -> ConversationCapture:
+        """A ConversationCapture of this memory, with the extraction after each commit
+        wired in; OPTIONS go to ConversationCapture (auto_commit, recover, on_closed)."""
+        from autopoiesis.capture.session import ConversationCapture
+
+        return ConversationCapture(self.repo, on_committed=self.after_commit(), **options)
+
+    def capture_stream(self, lines: Iterable[bytes], out: IO[str] | None = None) -> StreamReport:
+        """Capture newline-delimited JSON events (`autopoiesis capture` reads stdin)."""
+        from autopoiesis.capture.stream import process_stream
+
+        return process_stream(self.repo, lines, out=out, on_committed=self.after_commit())
+
+    def recover(self) -> list[ClosedSession]:
+        """Close (and with git.auto_commit, commit) transcripts a killed harness left open."""
+        from autopoiesis.capture.session import recover_abandoned
+
+        return recover_abandoned(self.repo, commit=self.config.git.auto_commit)
+
+    def import_files(self, paths: Iterable[str | os.PathLike[str]], fmt: str = "auto", *,
+                     commit: bool = True) -> ImportReport:
+        """File finished session logs as transcripts (capture.importers.import_files)."""
+        from autopoiesis.capture.importers import import_files
+
+        return import_files(self.repo, paths, fmt, commit=commit)
+
+    # ── search ──
+    def open_index(self, *, many_searches: bool = False) -> SearchIndex | None:
+        """The search index, open (close it, or use it in a `with`); None when none is
+        built yet (a search then answers with git grep). MANY_SEARCHES: for a batch."""
+        if not self.repo.index_path.exists():
+            return None
+        from autopoiesis.index import SearchIndex
+
+        index = SearchIndex(self.repo)
+        return index.expect_many_searches() if many_searches else index
+
+    def search_outcome(self, query: str, limit: int = 10, category: str | None = None, *,
+                       merge: str | None = None, explain: bool = False,
+                       index: SearchIndex | None = None, mode: str = "hybrid") -> SearchOutcome:
+        """The results with where they came from and the notices (what the CLI prints)."""
+        from autopoiesis.index import search_outcome
+
+        return search_outcome(query, limit, category, repo=self.repo, merge=merge, explain=explain,
+                              index=index, mode=mode)
+
+    def search(self, query: str, limit: int = 10, category: str | None = None, *,
+               merge: str | None = None, explain: bool = False,
+               mode: str = "hybrid") -> list[SearchResult]:
+        """Hybrid search (BM25 + vectors); git grep, with a warning, when there is no index."""
+        from autopoiesis.index import search
+
+        return search(query, limit, category, repo=self.repo, merge=merge, explain=explain,
+                      mode=mode)
+
+    # ── the compiled context ──
+    def compiler(self) -> ContextCompiler:
+        """A context compiler to keep open across many `compile(..., compiler=)` calls."""
+        from autopoiesis.compiler import ContextCompiler
+
+        return ContextCompiler(self.repo)
+
+    def watchers(self, **options: Any) -> WatcherPipeline:
+        """The topics' watcher pipeline (OPTIONS: log_decisions, persist_steering)."""
+        from autopoiesis.topics.pipeline import WatcherPipeline
+
+        return WatcherPipeline(self.repo, **options)
+
+    def compile(self, message: str,
+                **options: Any) -> tuple[CompiledContext, list[TopicActivation]]:
+        """The context for MESSAGE: the watchers, the pending steering, the compiler and
+        the usage counts (memory.compile_message; OPTIONS are its keywords)."""
+        from autopoiesis.memory.compile_message import compile_for_message
+
+        return compile_for_message(self.repo, message, **options)
+
+    def usage(self) -> dict[str, int]:
+        """How often each knowledge file was included in a compiled context."""
+        from autopoiesis.memory.usage import inclusion_counts
+
+        return inclusion_counts(self.repo)
+
+    # ── the lifecycle ──
+    def summarizer(self, llm: LLMClient | None = None) -> Callable[[str, str], str | None] | None:
+        """The commit model's summary of a diff, as a commit message (None offline)."""
+        from autopoiesis.memory.commit import llm_summarizer
+
+        return llm_summarizer(self.repo, llm)
+
+    def extract(self, transcripts: Sequence[str] = (), *, pending: bool = False,
+                extractors: Sequence[str] | None = None, force: bool = False, commit: bool = True,
+                llm: LLMClient | None = None) -> Extraction:
+        """Run the extractors on TRANSCRIPTS, or (PENDING) on every transcript not yet
+        extracted plus the retries that are due, and commit what they wrote."""
+        from autopoiesis.knowledge.extract import KnowledgeExtractor
+
+        with KnowledgeExtractor(self.repo, llm=llm) as ex:
+            if pending:
+                report = ex.extract_pending(extractors)
+            else:
+                report = _merged([ex.extract_from_session(t, extractors, force=force)
+                                  for t in transcripts])
+            sha = ex.commit(report, summarize=self.summarizer(llm)) if commit else None
+            notice = getattr(ex._llm, "notice", None)
+            retries = [r.next_retry_at for r in ex.state.rows("pending") if r.next_retry_at]
+        return Extraction(report, sha, notice, min(retries) if retries else None)
+
+    def condenser(self, llm: LLMClient | None = None) -> MemoryCondenser:
+        """The condenser, given the usage counts (its monthly eviction weighs them)."""
+        from autopoiesis.knowledge.condense import MemoryCondenser
+
+        return MemoryCondenser(self.repo, llm=llm, usage=self.usage())
+
+    def condense(self, period: str, day: date | None = None, *, commit: bool = True,
+                 llm: LLMClient | None = None) -> MaintenanceResult:
+        """The daily journal, the weekly MEMORY.md rollup or the monthly distillation of
+        DAY (default today). PERIOD is one of PERIODS (else a ValueError)."""
+        if period not in PERIODS:
+            raise ValueError(f"unknown period {period!r}; use daily, weekly or monthly.")
+        with self.condenser(llm) as c:
+            steps = {"daily": c.daily_summary, "weekly": c.weekly_rollup,
+                     "monthly": c.monthly_distillation}
+            return steps[period](day, commit=commit)
+
+    def pruner(self, llm: LLMClient | None = None) -> MemoryPruner:
+        """The pruner, given the usage counts as evidence that a file is still in use."""
+        from autopoiesis.knowledge.prune import MemoryPruner
+
+        return MemoryPruner(self.repo, llm=llm, usage=self.usage())
+
+    def prune(self, *, commit: bool = True, llm: LLMClient | None = None) -> MaintenanceResult:
+        """The MEMORY.md cap, old journals to archive/, stale knowledge evicted."""
+        with self.pruner(llm) as p:
+            return p.prune_all(commit=commit)
+
+    def archive_journals(self, *, commit: bool = True) -> MaintenanceResult:
+        """Journals older than lifecycle.journal_retention_days moved to archive/journal/."""
+        with self.pruner() as p:
+            return p.prune_journals(commit=commit)
+
+    def replay(self, branch: str, **options: Any) -> ReplayResult:
+        """Rebuild knowledge from every transcript on extract/BRANCH (knowledge.replay;
+        OPTIONS are replay_branch's keywords)."""
+        from autopoiesis.knowledge.replay import replay_branch
+
+        return replay_branch(self.repo, branch, **options)
+
+    def compare(self, a: str, b: str) -> Comparison:
+        """Entries added and removed going from branch A to branch B."""
+        from autopoiesis.knowledge.replay import compare_refs
+
+        return compare_refs(self.repo, a, b)
+
+    # ── git ──
+    def commit(self, message: str | None = None, *, session: str | None = None,
+               transcripts: bool = True, llm: LLMClient | None = None) -> Commits:
+        """Commit the finished transcripts waiting for it (with TRANSCRIPTS), then the
+        pending knowledge/, topics/ and archive/ changes, under MESSAGE or the commit
+        model's summary."""
+        from autopoiesis.git.repo import MemoryGit
+        from autopoiesis.memory.commit import commit_knowledge
+
+        conversations = MemoryGit(self.repo).commit_finished_transcripts() if transcripts else None
+        knowledge = commit_knowledge(self.repo, message, session=session, llm=llm)
+        return Commits(conversations, knowledge)
+
+    def push_after_commit(self) -> tuple[SyncReport | None, str | None]:
+        """With git.auto_push, a sync round after a commit (memory.sync.push_after_commit)."""
+        from autopoiesis.memory.sync import push_after_commit
+
+        return push_after_commit(self.repo)
+
+    def sync(self, **options: Any) -> SyncReport:
+        """Commit, pull, merge, verify and push (memory.sync.sync_once; OPTIONS its keywords)."""
+        from autopoiesis.memory.sync import sync_once
+
+        return sync_once(self.repo, **options)
+
+    def forget(self, *, text: str | None = None, transcript: str | None = None,
+               reason: str) -> ForgetReport:
+        """Remove TEXT or TRANSCRIPT from all history (the one sanctioned rewrite)."""
+        from autopoiesis.memory.forget import forget
+
+        return forget(self.repo, text=text, transcript=transcript, reason=reason)
+
+    def verify(self, *, branch: str | None = None, full: bool = False,
+               accept: bool = False) -> VerifyResult:
+        """Check that no transcript was modified, renamed or deleted on BRANCH (a branch
+        name or a full ref; default the one checked out). GitError when there is no such
+        branch."""
+        from autopoiesis.git.verify import resolve, verify
+
+        ref = None
+        if branch:
+            full_name = branch.startswith("refs/") or branch == "HEAD"
+            ref = branch if full_name else f"refs/heads/{branch}"
+            if not resolve(self.root, ref):
+                from autopoiesis.errors import GitError
+
+                raise GitError(f"There is no branch {branch!r}; `git branch` lists them.")
+        return verify(self.repo, ref=ref, full=full, accept=accept)
+
+
+def _merged(reports: list[ExtractionReport]) -> ExtractionReport:
+    """One report for several transcripts' runs: the tuples joined, the counts summed."""
+    from autopoiesis.knowledge.extract import ExtractionReport
+
+    if len(reports) == 1:
+        return reports[0]
+    if not reports:
+        return ExtractionReport()
+
+    def joined(field: str) -> tuple[Any, ...]:
+        return tuple(x for r in reports for x in getattr(r, field))
+
+    def summed(field: str) -> int:
+        return sum(getattr(r, field) for r in reports)
+
+    return ExtractionReport(
+        processed=joined("processed"), already_done=summed("already_done"),
+        waiting=summed("waiting"), failed=joined("failed"), fell_back=joined("fell_back"),
+        added=summed("added"),
+        superseded=summed("superseded"), duplicates=summed("duplicates"),
+        paths=tuple(sorted(set(joined("paths")))), transcripts=joined("transcripts"),
+        learned=joined("learned"))
