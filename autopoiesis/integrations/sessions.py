@@ -145,10 +145,10 @@ def import_sessions(repo: MemoryRepo, keys: Iterable[str]) -> list[ImportOutcome
     """Import the log file of each session KEY, one worker at a time per memory repo; run
     the session-end extraction on what was filed; forget each session unless it was seen
     again meanwhile. Every outcome goes to the harness event log."""
-    from autopoiesis.capture.importers import import_files
     from autopoiesis.integrations.codex.hooks import find_rollout
-    from autopoiesis.memory.capture_hooks import after_commit_hook
+    from autopoiesis.memory import Memory
 
+    memory = Memory(repo)
     registry = SessionRegistry(repo)
     log = harness_log(repo)
     outcomes = []
@@ -164,8 +164,8 @@ def import_sessions(repo: MemoryRepo, keys: Iterable[str]) -> list[ImportOutcome
             if not path or not Path(path).is_file():
                 outcome = ImportOutcome(key, path, refused=(f"the session's log file {path or '(unknown)'} is not there",))
             else:
-                report = import_files(repo, [path])
-                extract = after_commit_hook(repo) if report.commit else None
+                report = memory.import_files([path])
+                extract = memory.after_commit() if report.commit else None
                 for rel in report.imported:
                     if extract is not None:
                         extract(rel)

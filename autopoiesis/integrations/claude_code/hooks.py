@@ -131,11 +131,11 @@ def compile_context(repo: MemoryRepo, message: str, *, budget: int, session_cont
     """The compiled context for MESSAGE within BUDGET, or None when it holds nothing but
     the preamble (no topic, no knowledge: nothing worth the model's attention)."""
     from autopoiesis.compiler import ContextCompiler
-    from autopoiesis.memory.compile_message import compile_for_message
+    from autopoiesis.memory import Memory
 
     with ContextCompiler(repo, system_prompt=preamble) as compiler:
-        result, activations = compile_for_message(repo, message, budget=budget, compiler=compiler,
-                                                  session_context=session_context)
+        result, activations = Memory(repo).compile(message, budget=budget, compiler=compiler,
+                                                   session_context=session_context)
     included = [s for s in result.sections if s.included and s.label != "system"]
     info: dict[str, Any] = {"tokens": result.total_tokens if included else 0, "sections": len(included),
                             "topics": [a.topic for a in activations]}
