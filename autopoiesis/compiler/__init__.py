@@ -2,7 +2,9 @@
 budget.
 
     plan      Plan, Section: sections placed against the budget, counted as rendered
-    compile   ContextCompiler, CompiledContext, ScoredItem, HistoryMessage: the slots P0-P4
+    context   CompiledContext, HistoryMessage, ScoredItem, Correction: what a compile takes
+              and gives
+    compile   ContextCompiler: the slots P0-P4
     session   load_session: history from a transcript or JSON/JSONL messages
 
 The compiler imports the kernel, the formats and the search index, nothing of watch,
@@ -10,15 +12,13 @@ lifecycle or app: the caller passes the active topics, the pending corrections a
 usage counts (`autopoiesis.memory.compile_message` does all three for a message).
 """
 
-from autopoiesis.compiler.compile import (
-    DEFAULT_SYSTEM_PROMPT,
+from autopoiesis.compiler.compile import DEFAULT_SYSTEM_PROMPT, ContextCompiler, strip_frontmatter
+from autopoiesis.compiler.context import (
     CompiledContext,
-    ContextCompiler,
     Correction,
     HistoryMessage,
     ScoredItem,
     SearchFn,
-    strip_frontmatter,
 )
 from autopoiesis.compiler.plan import Plan, Section
 from autopoiesis.compiler.session import load_session

@@ -60,10 +60,17 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from autopoiesis.compiler.packing import Hit, Source, Unit, pack, source_of
-from autopoiesis.compiler.plan import Plan, Section
+from autopoiesis.compiler.context import (
+    CompiledContext,
+    Correction,
+    HistoryMessage,
+    ScoredItem,
+    SearchFn,
+)
+from autopoiesis.compiler.packing import Hit, Packing, Source, Unit, pack, source_of
+from autopoiesis.compiler.plan import Plan
 from autopoiesis.core.clock import parse_ts, utc_now
 from autopoiesis.core.frontmatter import split as split_frontmatter
 from autopoiesis.core.paths import (
@@ -73,7 +80,7 @@ from autopoiesis.core.paths import (
     MEMORY_FILE,
     MemoryRepo,
 )
-from autopoiesis.core.text import count_tokens, cut_to_bytes, one_line
+from autopoiesis.core.text import count_tokens, cut_to_bytes
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, FrontmatterError
 from autopoiesis.formats.knowledge import current_text
 
@@ -118,8 +125,6 @@ SOURCE_CACHE_BYTES = 24 << 20  # file bytes kept parsed between compiles (transc
 # keeps it for days.
 _SOURCES: dict[str, tuple[tuple[int, int, int], Source]] = {}
 _SOURCE_BYTES = [0]
-# Sections whose files count as used when included (the P3 boost and the pruner read them).
-USAGE_LABELS = ("knowledge:", "sub:")
 
 
 def strip_frontmatter(text: str) -> str:
@@ -135,77 +140,16 @@ def _cut_kb(text: str, kb: float, source: str) -> str:
     return cut_to_bytes(text, int(kb * 1024), source)
 
 
-class Correction(Protocol):
-    """A correction hint waiting for the next compile (the watcher's pending steering)."""
-
-    @property
-    def topic(self) -> str: ...
-
-    @property
-    def hint(self) -> str | None: ...
-
-
-# ── inputs and outputs ──────────────────────────────────────────────────────────────
 @dataclass(frozen=True)
-class HistoryMessage:
-    """One turn of session history. A tool message is rendered on one line."""
+class _KnowledgeQuery:
+    """What P3 searches for and how its hits are filtered and scored."""
 
-    role: str
-    content: str
-    id: str = ""
-    tool: str | None = None  # tool name for a tool call/result
-    time: str | None = None
-    result: str | None = None  # a tool's result, summarised to one line when rendered
-
-    def render(self) -> str:
-        if self.tool is not None:
-            res = f" \u2192 {one_line(self.result, 150)}" if self.result else ""
-            return f"> [tool:{self.tool}] {one_line(self.content, 150)}{res}"
-        stamp = f" ({self.time})" if self.time else ""
-        return f"{self.role}{stamp}: {self.content.strip()}"
-
-
-@dataclass(frozen=True)
-class CompiledContext:
-    """A compiled prompt, its size and budget, and every candidate section with its verdict."""
-
-    prompt: str
-    total_tokens: int
-    budget: int
-    sections: tuple[Section, ...]
-    dropped_history: int = 0
-    flush_due: bool = False
-
-    def __str__(self) -> str:
-        return self.prompt
-
-    @property
-    def knowledge_paths(self) -> list[str]:
-        """The knowledge files included because of the message (scored knowledge and topic
-        subscriptions): what counts as a use of a file."""
-        return [s.path for s in self.sections if s.included and s.path and s.label.startswith(USAGE_LABELS)]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"prompt": self.prompt, "total_tokens": self.total_tokens, "budget": self.budget,
-                "sections": [s.as_dict() for s in self.sections], "dropped_history": self.dropped_history,
-                "flush_due": self.flush_due}
-
-
-@dataclass(frozen=True)
-class ScoredItem:
-    """A candidate of P3: a search result with its score and the factors of the score."""
-
-    path: str
-    score: float
-    snippet: str
-    start_line: int = 0
-    end_line: int = 0
-    base_score: float = 0.0
-    recency: float = 1.0
-    boost: float = 1.0
-
-
-SearchFn = Callable[[str, int], Sequence[Any]]  # (query, limit) -> SearchResult-like rows
+    text: str  # the message (cut to QUERY_CHARS) and the active topics' descriptions
+    given: Sequence[ScoredItem] | None  # replaces the index search when not None
+    shared: bool  # MEMORY.md is left out
+    now: datetime  # recency is counted from here
+    counts: Mapping[str, int]  # times each path was included before (the frequency boost)
+    include_archive: bool
 
 
 def _remember_source(full: str, key: tuple[int, int, int], src: Source) -> None:
@@ -339,17 +283,33 @@ class ContextCompiler:
         Without SESSION_CONTEXT the session-level slots (identity files and P1) are left
         out: a harness that was given them at the start of its session (a Claude Code
         SessionStart hook) asks each later prompt for P2-P4 only."""
-        cfg = self.config
-        budget = int(cfg.token_budget if budget is None else budget)
+        budget = int(self.config.token_budget if budget is None else budget)
         if budget <= 0:
-            raise BudgetTooSmallError(f"The token budget must be positive, not {budget}; pass e.g. --budget 8192.")
+            raise BudgetTooSmallError(
+                f"The token budget must be positive, not {budget}; pass e.g. --budget 8192.")
         now = now or utc_now()
         today = today or now.date()
         plan = Plan(budget)
+        history = list(session_history)
+        self._place_identity(plan, session_context)
+        self._place_session_context(plan, today, shared=shared, session_context=session_context)
+        self._place_topics(plan, active_topics, corrections)
+        query = " ".join([message[:QUERY_CHARS]]
+                         + [t.description for t in active_topics if t.description])
+        self._place_knowledge(plan, history, _KnowledgeQuery(
+            query, available_knowledge, shared, now, usage or {}, include_archive))
+        dropped = self._place_history(plan, history)
+        return self._assembled(plan, history, dropped)
 
-        # P0: never dropped.
+    # ── the slots, in priority order ──
+    def _place_identity(self, plan: Plan, session_context: bool) -> None:
+        """P0, never dropped: the system prompt, then the identity files in their order,
+        together cut to ``identity_budget_kb`` (a file past it is skipped). Raises
+        BudgetTooSmallError when they alone exceed the budget."""
+        cfg = self.config
         if self.system_prompt:
-            plan.fixed("system", 0, _cut_kb(self.system_prompt, SYSTEM_BUDGET_KB, "the system prompt"), None)
+            system = _cut_kb(self.system_prompt, SYSTEM_BUDGET_KB, "the system prompt")
+            plan.fixed("system", 0, system, None)
         id_left = int(cfg.identity_budget_kb * 1024)
         for name in IDENTITY_FILES if session_context else ():
             rel = f"{IDENTITY_DIR}/{name}"
@@ -362,114 +322,170 @@ class ContextCompiler:
             if cut:
                 plan.fixed(f"identity:{name}", 0, cut, rel)
             else:
-                plan.skip(f"identity:{name}", 0, f"identity_budget_kb ({cfg.identity_budget_kb:g}) used up", rel)
-        if plan.used > budget:
+                plan.skip(f"identity:{name}", 0,
+                          f"identity_budget_kb ({cfg.identity_budget_kb:g}) used up", rel)
+        if plan.used > plan.budget:
             raise BudgetTooSmallError(
-                f"The budget of {budget} tokens cannot hold the system prompt and identity files "
-                f"({plan.used} tokens), which are never dropped. Raise --budget (or "
-                "context_compiler.token_budget), lower context_compiler.identity_budget_kb, or shorten "
-                "knowledge/identity/*.md."
+                f"The budget of {plan.budget} tokens cannot hold the system prompt and identity "
+                f"files ({plan.used} tokens), which are never dropped. Raise --budget (or "
+                "context_compiler.token_budget), lower context_compiler.identity_budget_kb, or "
+                "shorten knowledge/identity/*.md."
             )
 
-        # P1: session-level context.
+    def _place_session_context(self, plan: Plan, today: date, *, shared: bool,
+                               session_context: bool) -> None:
+        """P1, each when it fits: MEMORY.md (not in a SHARED context), the journal of
+        today and yesterday, the active projects. Without SESSION_CONTEXT, none of them:
+        the harness was given them at its session's start."""
         if not session_context:
-            plan.skip("session", 1, "session-level context (identity, memory, journal, projects) was given at the session's start", None)
-        elif shared:
-            plan.skip("memory", 1, "shared context: MEMORY.md is loaded in the main session only", MEMORY_FILE)
+            plan.skip("session", 1, "session-level context (identity, memory, journal, projects) "
+                      "was given at the session's start", None)
+            return
+        if shared:
+            plan.skip("memory", 1, "shared context: MEMORY.md is loaded in the main session only",
+                      MEMORY_FILE)
         else:
             text = self._read(MEMORY_FILE)
             if text:
-                plan.offer("memory", 1, _cut_kb(text, cfg.memory_budget_kb, MEMORY_FILE), MEMORY_FILE)
+                memory = _cut_kb(text, self.config.memory_budget_kb, MEMORY_FILE)
+                plan.offer("memory", 1, memory, MEMORY_FILE)
+        self._place_journal(plan, today)
+        text = self._read(ACTIVE_PROJECTS_FILE)
+        if text:
+            projects = _cut_kb(text, ACTIVE_PROJECTS_KB, ACTIVE_PROJECTS_FILE)
+            plan.offer("projects", 1, projects, ACTIVE_PROJECTS_FILE)
+
+    def _place_journal(self, plan: Plan, today: date) -> None:
+        """P1's journal: today's, then yesterday's, sharing ``journal_budget_kb``; a day
+        that does not fit the plan leaves its share to the next."""
+        cfg = self.config
         journal_left = cfg.journal_budget_kb
-        for day in (today, today - timedelta(days=1)) if session_context else ():
+        for day in (today, today - timedelta(days=1)):
             rel = f"knowledge/journal/{day.isoformat()}.md"
             text = self._read(rel)
             if text is None:
                 continue
             cut = _cut_kb(text, journal_left, rel) if journal_left > 0 else ""
             if not cut:
-                plan.skip(f"journal:{day.isoformat()}", 1, f"journal_budget_kb ({cfg.journal_budget_kb:g}) used up", rel)
+                plan.skip(f"journal:{day.isoformat()}", 1,
+                          f"journal_budget_kb ({cfg.journal_budget_kb:g}) used up", rel)
                 continue
             if plan.offer(f"journal:{day.isoformat()}", 1, cut, rel):
                 journal_left -= len(cut.encode("utf-8")) / 1024
-        text = self._read(ACTIVE_PROJECTS_FILE) if session_context else None
-        if text:
-            plan.offer("projects", 1, _cut_kb(text, ACTIVE_PROJECTS_KB, ACTIVE_PROJECTS_FILE), ACTIVE_PROJECTS_FILE)
 
-        # P2: steering corrections, active topics and their subscriptions.
+    def _place_topics(self, plan: Plan, active_topics: Sequence[Topic],
+                      corrections: Sequence[Correction]) -> None:
+        """P2: the pending correction hints, then each active topic (critical first, then
+        by name) with its subscriptions; instructions and subscriptions share
+        ``topic_budget_kb``."""
         for c in corrections:
             if c.hint:
                 plan.offer(f"correction:{c.topic}", 2, f"Correction ({c.topic}): {c.hint}", None)
-        topic_left = cfg.topic_budget_kb * 1024
-        for topic in sorted({t.name: t for t in active_topics}.values(), key=lambda t: (-t.priority_rank, t.name)):
-            body = topic.render_instructions()
-            body = f"# Topic: {topic.name}\n{body}" if not body.startswith("#") else body
-            if topic_left <= 0:
-                plan.skip(f"topic:{topic.name}", 2, f"topic_budget_kb ({cfg.topic_budget_kb:g}) used up", topic.path)
-            else:
-                body = _cut_kb(body, topic_left / 1024, topic.path)
-                if plan.offer(f"topic:{topic.name}", 2, body, topic.path):
-                    topic_left -= len(body.encode("utf-8"))
+        topic_left = self.config.topic_budget_kb * 1024
+        by_name = {t.name: t for t in active_topics}
+        for topic in sorted(by_name.values(), key=lambda t: (-t.priority_rank, t.name)):
+            topic_left = self._place_instructions(plan, topic, topic_left)
             for sub in topic.subscriptions:
-                label = f"sub:{sub}"
-                if sub in plan.paths:
-                    plan.skip(label, 2, f"already included ({plan.paths[sub]})", sub)
-                    continue
-                try:
-                    self.repo.resolve_inside(sub)
-                except AutopoiesisError:
-                    plan.skip(label, 2, "outside the memory repo", sub)
-                    continue
-                text = self._read(sub)
-                if text is None:
-                    plan.skip(label, 2, "missing file", sub)
-                    continue
-                if topic_left <= 0:
-                    plan.skip(label, 2, f"topic_budget_kb ({cfg.topic_budget_kb:g}) used up", sub)
-                    continue
-                cut = _cut_kb(text, topic_left / 1024, sub)
-                if plan.offer(label, 2, cut, sub):
-                    topic_left -= len(cut.encode("utf-8"))
+                topic_left = self._place_subscription(plan, sub, topic_left)
 
-        # P3: scored knowledge fills what is left but the history share.
-        history = list(session_history)
-        p3_cap = plan.left - self._history_reserve(history, plan, int(budget * cfg.history_share))
-        if p3_cap >= KNOWLEDGE_MIN_TOKENS:
-            query = " ".join([message[:QUERY_CHARS]] + [t.description for t in active_topics if t.description])
-            limit = max(KNOWLEDGE_CANDIDATES, p3_cap // TOKENS_PER_HIT)
-            while True:
-                hits, found, source, why = self._hits(query, limit, available_knowledge, shared, plan, now, usage or {},
-                                                      include_archive)
-                packing = pack(hits, source, p3_cap, plan.cost_parts)
-                # room left and the search may hold more: ask for more hits (no fixed top-N)
-                if (available_knowledge is not None or found < limit or limit >= MAX_CANDIDATES or packing.crowded
-                        or p3_cap - packing.tokens < KNOWLEDGE_MIN_TOKENS):
-                    break
-                limit = min(MAX_CANDIDATES, limit * 4)
-            for f in packing.files:
-                plan.offer(f.label(), 3, f.content(), f.path, reason=f.reason(), spans=f.source.spans(f.chosen))
-            for hit, tokens in packing.left_out:
-                plan.skip(f"knowledge:{hit.path}:{hit.start}-{hit.end}", 3,
-                          f"over the knowledge share ({tokens} tokens)", hit.path, tokens=tokens)
-            if not hits:
-                plan.skip("knowledge", 3, f"no search results ({why})" if why else "no search results", None)
-        else:
-            plan.skip("knowledge", 3, f"no room left for scored knowledge ({max(0, p3_cap)} tokens)", None)
+    def _place_instructions(self, plan: Plan, topic: Topic, topic_left: float) -> float:
+        """A topic's instructions, cut to what is left of the topic budget (TOPIC_LEFT
+        bytes); what is left after."""
+        body = topic.render_instructions()
+        body = f"# Topic: {topic.name}\n{body}" if not body.startswith("#") else body
+        if topic_left <= 0:
+            plan.skip(f"topic:{topic.name}", 2,
+                      f"topic_budget_kb ({self.config.topic_budget_kb:g}) used up", topic.path)
+            return topic_left
+        body = _cut_kb(body, topic_left / 1024, topic.path)
+        if plan.offer(f"topic:{topic.name}", 2, body, topic.path):
+            topic_left -= len(body.encode("utf-8"))
+        return topic_left
 
-        # P4: session history, newest first, until one does not fit.
-        dropped = 0
+    def _place_subscription(self, plan: Plan, sub: str, topic_left: float) -> float:
+        """A file a topic subscribes to, once, when it is inside the repo, exists and fits
+        what is left of the topic budget (TOPIC_LEFT bytes); what is left after."""
+        label = f"sub:{sub}"
+        if sub in plan.paths:
+            plan.skip(label, 2, f"already included ({plan.paths[sub]})", sub)
+            return topic_left
+        try:
+            self.repo.resolve_inside(sub)
+        except AutopoiesisError:
+            plan.skip(label, 2, "outside the memory repo", sub)
+            return topic_left
+        text = self._read(sub)
+        if text is None:
+            plan.skip(label, 2, "missing file", sub)
+            return topic_left
+        if topic_left <= 0:
+            plan.skip(label, 2, f"topic_budget_kb ({self.config.topic_budget_kb:g}) used up", sub)
+            return topic_left
+        cut = _cut_kb(text, topic_left / 1024, sub)
+        if plan.offer(label, 2, cut, sub):
+            topic_left -= len(cut.encode("utf-8"))
+        return topic_left
+
+    def _place_knowledge(self, plan: Plan, history: Sequence[HistoryMessage],
+                         query: _KnowledgeQuery) -> None:
+        """P3: scored knowledge fills what P0-P2 left but the history share, as whole
+        chunks merged per file; what did not fit is listed. Not tried with less room than
+        KNOWLEDGE_MIN_TOKENS."""
+        cap = plan.left - self._history_reserve(
+            history, plan, int(plan.budget * self.config.history_share))
+        if cap < KNOWLEDGE_MIN_TOKENS:
+            plan.skip("knowledge", 3,
+                      f"no room left for scored knowledge ({max(0, cap)} tokens)", None)
+            return
+        hits, packing, why = self._pack_knowledge(plan, query, cap)
+        for f in packing.files:
+            plan.offer(f.label(), 3, f.content(), f.path, reason=f.reason(),
+                       spans=f.source.spans(f.chosen))
+        for hit, tokens in packing.left_out:
+            plan.skip(f"knowledge:{hit.path}:{hit.start}-{hit.end}", 3,
+                      f"over the knowledge share ({tokens} tokens)", hit.path, tokens=tokens)
+        if not hits:
+            plan.skip("knowledge", 3,
+                      f"no search results ({why})" if why else "no search results", None)
+
+    def _pack_knowledge(self, plan: Plan, query: _KnowledgeQuery, cap: int
+                        ) -> tuple[list[Hit], Packing, str]:
+        """The hits and their packing into CAP tokens, and why there are none when so.
+        No fixed top-N: while the packing leaves room and the search may hold more, it
+        asks for four times as many hits (up to MAX_CANDIDATES)."""
+        limit = max(KNOWLEDGE_CANDIDATES, cap // TOKENS_PER_HIT)
+        while True:
+            hits, found, source, why = self._hits(query, limit, plan)
+            packing = pack(hits, source, cap, plan.cost_parts)
+            if (query.given is not None or found < limit or limit >= MAX_CANDIDATES
+                    or packing.crowded or cap - packing.tokens < KNOWLEDGE_MIN_TOKENS):
+                return hits, packing, why
+            limit = min(MAX_CANDIDATES, limit * 4)
+
+    @staticmethod
+    def _place_history(plan: Plan, history: Sequence[HistoryMessage]) -> int:
+        """P4: a sliding window over the session history, newest first, that stops at the
+        first turn that does not fit (it and every older turn are left out); how many
+        turns fell out."""
         for pos in range(len(history) - 1, -1, -1):
             msg = history[pos]
-            label = f"history:{msg.id or pos}"
-            if not plan.offer(label, 4, msg.render(), None, history_pos=pos):
-                dropped = pos + 1
+            if not plan.offer(f"history:{msg.id or pos}", 4, msg.render(), None, history_pos=pos):
                 for older in range(pos - 1, -1, -1):
-                    plan.skip(f"history:{history[older].id or older}", 4, "older than the sliding window", None)
-                break
+                    plan.skip(f"history:{history[older].id or older}", 4,
+                              "older than the sliding window", None)
+                return pos + 1
+        return 0
+
+    @staticmethod
+    def _assembled(plan: Plan, history: Sequence[HistoryMessage], dropped: int) -> CompiledContext:
+        """The prompt of the placed sections; a pre-compaction flush is due when history
+        fell out or less than a tenth of the budget is left."""
+        budget = plan.budget
         flush_due = dropped > 0 or (bool(history) and plan.left < budget * 0.1)
         prompt = plan.assemble()
         total = count_tokens(prompt)
-        assert total <= budget, "the compiler overran its budget"  # by construction; a bug otherwise
+        # by construction; a bug otherwise
+        assert total <= budget, "the compiler overran its budget"
         return CompiledContext(prompt, total, budget, tuple(plan.sections), dropped, flush_due)
 
     @staticmethod
@@ -482,37 +498,38 @@ class ContextCompiler:
                 return share
         return need
 
-    def _hits(self, query: str, limit: int, given: Sequence[ScoredItem] | None, shared: bool, plan: Plan,
-              now: datetime, counts: Mapping[str, int], include_archive: bool
+    def _hits(self, query: _KnowledgeQuery, limit: int, plan: Plan
               ) -> tuple[list[Hit], int, Callable[[str], Source | None], str]:
         """P3's candidates, best first; how many the search returned; where packing gets
         a file's units (read only for the hits it reaches)."""
+        given = query.given
         rows: list[tuple[str, float, str, int, int, str | None]]
         if given is not None:
             rows = [(g.path, g.score, g.snippet, g.start_line, g.end_line, None) for g in given]
             why = ""
         else:
             try:
-                results, why = self._search_results(query, limit)
+                results, why = self._search_results(query.text, limit)
             except AutopoiesisError as exc:
                 return [], 0, lambda _: None, f"search failed: {exc}"
-            rows = [(r.path, float(r.score), r.snippet, r.start_line, r.end_line, getattr(r, "turn_time", None))
-                    for r in results]
+            rows = [(r.path, float(r.score), r.snippet, r.start_line, r.end_line,
+                     getattr(r, "turn_time", None)) for r in results]
         hits: list[Hit] = []
         as_given: dict[str, Source] = {}
         for path, score, snippet, start, end, turn_time in rows:
             if path in plan.paths or path.startswith("topics/"):
                 continue  # included whole already; a topic comes in through P2 only
-            if path.startswith("archive/") and not include_archive:
+            if path.startswith("archive/") and not query.include_archive:
                 continue  # cold storage: never auto-loaded (README, "The memory repo")
-            if shared and path == MEMORY_FILE:
+            if query.shared and path == MEMORY_FILE:
                 continue  # MEMORY.md must not leak into a shared context through search
             if given is not None and (snippet or "").strip():
                 # given knowledge that is no file: its text is the whole item
-                as_given.setdefault(path, Source(path, (Unit(start, max(start, end), snippet.strip()),)))
-            age = self._age_days(path, turn_time, now)
+                unit = Unit(start, max(start, end), snippet.strip())
+                as_given.setdefault(path, Source(path, (unit,)))
+            age = self._age_days(path, turn_time, query.now)
             recency = RECENCY_FLOOR + (1 - RECENCY_FLOOR) * math.exp(-RECENCY_RATE * age)
-            boost = min(FREQUENCY_CAP, 1.0 + FREQUENCY_BOOST * counts.get(path, 0))
+            boost = min(FREQUENCY_CAP, 1.0 + FREQUENCY_BOOST * query.counts.get(path, 0))
             hits.append(Hit(path, start, end, score * recency * boost, score, recency, boost))
         hits.sort(key=lambda h: (-h.score, h.path, h.start))
 

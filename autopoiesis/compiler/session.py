@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.compiler.compile import HistoryMessage
+from autopoiesis.compiler.context import HistoryMessage
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.formats.transcript_files import parts_of

@@ -125,16 +125,30 @@ def _human_date(d: date) -> str:
 
 def chunk_transcript(lines: list[str], front_end: int) -> tuple[list[Chunk], str | None]:
     """Turn chunks of a transcript, or ([], None) when LINES hold no turn headers."""
-    from autopoiesis.formats.transcript import HEADER_RE  # only when a file is indexed, not for a search
+    headers, title = _turn_headers(lines, front_end)
+    if not headers:
+        return [], title
+    return _exchange_chunks(_turn_units(lines, headers, _started_day(lines, front_end))), title
 
+
+def _started_day(lines: list[str], front_end: int) -> date | None:
+    """The day of the frontmatter's `started:` (the date of the turns until one names its
+    own), or None."""
     front = "\n".join(lines[1:front_end]) if front_end > 0 else ""
     m = _STARTED_RE.search(front)
     try:
-        day: date | None = date.fromisoformat(m.group(1)) if m else None
+        return date.fromisoformat(m.group(1)) if m else None
     except ValueError:
-        day = None
+        return None
+
+
+def _turn_headers(lines: list[str], front_end: int) -> tuple[list[_Header], str | None]:
+    """(line index, match) of each turn header after the frontmatter, and the title."""
+    # only when a file is indexed, not for a search
+    from autopoiesis.formats.transcript import HEADER_RE
+
     title = None
-    headers: list[tuple[int, re.Match[str]]] = []
+    headers: list[_Header] = []
     for i in range(front_end + 1, len(lines)):
         line = lines[i]
         if title is None and line.startswith("# "):
@@ -143,10 +157,19 @@ def chunk_transcript(lines: list[str], front_end: int) -> tuple[list[Chunk], str
             hm = HEADER_RE.match(line)
             if hm is not None:
                 headers.append((i, hm))
-    if not headers:
-        return [], title
-    # units: (start line, end line, speaker line text, time, speaker) per turn or piece of a long turn
-    units: list[tuple[int, int, str, datetime | None, str]] = []
+    return headers, title
+
+
+_Header = tuple[int, re.Match[str]]  # a turn header: its line index and match
+# A turn, or a piece of a long one: (start line, end line, its text under the speaker line,
+# time, speaker).
+_Unit = tuple[int, int, str, datetime | None, str]
+
+
+def _turn_units(lines: list[str], headers: list[_Header], day: date | None) -> list[_Unit]:
+    """The units of the turns HEADERS start: each turn's body under "speaker, date:", cut
+    at paragraph breaks when long. A header's own date holds for the turns after it."""
+    units: list[_Unit] = []
     for n, (i, hm) in enumerate(headers):
         body_end = headers[n + 1][0] - 1 if n + 1 < len(headers) else len(lines) - 1
         if hm["date"]:
@@ -167,19 +190,16 @@ def chunk_transcript(lines: list[str], front_end: int) -> tuple[list[Chunk], str
             text = "\n".join(lines[s - 1 : e]) if e >= s else ""
             first = start == i + 2
             units.append((i + 1 if first else s, max(e, i + 1), f"{prefix}\n{text}".strip(), when, speaker))
-    # A chunk is a turn *in its exchange*: the turn before and after it too. A question
-    # and its answer sit in neighbouring turns, and a turn's words often only make sense
-    # with the line it answers ("Yes, last Tuesday!").
+    return units
+
+
+def _exchange_chunks(units: list[_Unit]) -> list[Chunk]:
+    """One chunk a unit, holding the turn *in its exchange*: the turn before and after it
+    too. A question and its answer sit in neighbouring turns, and a turn's words often only
+    make sense with the line it answers ("Yes, last Tuesday!")."""
     chunks: list[Chunk] = []
     for n, (_, _, _, when, speaker) in enumerate(units):
-        lo, hi = max(0, n - CONTEXT_TURNS), min(len(units), n + CONTEXT_TURNS + 1)
-        size = sum(len(u[2]) for u in units[lo:hi])
-        for _ in range(CONTEXT_TURNS, WIDE_CONTEXT_TURNS):
-            # widen by one turn on each side (one side at an edge) while the window stays short
-            extra = (len(units[lo - 1][2]) if lo > 0 else 0) + (len(units[hi][2]) if hi < len(units) else 0)
-            if extra == 0 or size + extra > WIDE_CONTEXT_CHARS:
-                break
-            lo, hi, size = max(0, lo - 1), min(len(units), hi + 1), size + extra
+        lo, hi = _exchange(units, n)
         chunks.append(
             Chunk(
                 kind="turn",
@@ -190,15 +210,37 @@ def chunk_transcript(lines: list[str], front_end: int) -> tuple[list[Chunk], str
                 turn_time=when.strftime("%Y-%m-%dT%H:%M:%SZ") if when else None,
             )
         )
-    return chunks, title
+    return chunks
+
+
+def _exchange(units: list[_Unit], n: int) -> tuple[int, int]:
+    """The units [lo, hi) of unit N's chunk: CONTEXT_TURNS on each side, widened up to
+    WIDE_CONTEXT_TURNS while the text stays under WIDE_CONTEXT_CHARS."""
+    lo, hi = max(0, n - CONTEXT_TURNS), min(len(units), n + CONTEXT_TURNS + 1)
+    size = sum(len(u[2]) for u in units[lo:hi])
+    for _ in range(CONTEXT_TURNS, WIDE_CONTEXT_TURNS):
+        # widen by one turn on each side (one side at an edge) while the window stays short
+        extra = ((len(units[lo - 1][2]) if lo > 0 else 0)
+                 + (len(units[hi][2]) if hi < len(units) else 0))
+        if extra == 0 or size + extra > WIDE_CONTEXT_CHARS:
+            break
+        lo, hi, size = max(0, lo - 1), min(len(units), hi + 1), size + extra
+    return lo, hi
 
 
 def chunk_markdown(lines: list[str], front_end: int) -> tuple[list[Chunk], str | None]:
     """Heading-section chunks of a Markdown file."""
+    starts, title = _section_starts(lines, front_end + 1)
+    return _section_chunks(lines, starts, title), title
+
+
+def _section_starts(lines: list[str], body_start: int
+                    ) -> tuple[list[tuple[int, str | None]], str | None]:
+    """(line index, heading path) where each section starts (the text before the first
+    heading too, with no heading), skipping fenced code; and the first level-1 heading."""
     path: list[tuple[int, str]] = []
     title = None
     in_fence = False
-    body_start = front_end + 1
     starts: list[tuple[int, str | None]] = [(body_start, None)]
     for i in range(body_start, len(lines)):
         line = lines[i]
@@ -218,6 +260,15 @@ def chunk_markdown(lines: list[str], front_end: int) -> tuple[list[Chunk], str |
             path.pop()
         path.append((level, text))
         starts.append((i, " > ".join(t for _, t in path)))
+    return starts, title
+
+
+def _section_chunks(lines: list[str], starts: list[tuple[int, str | None]],
+                    title: str | None) -> list[Chunk]:
+    """The chunks of the sections STARTS begin, long ones cut at paragraph breaks, each
+    text under the file's title and its heading path. A heading with no text of its own
+    (directly followed by a sub-heading) goes into the next chunk's range; one that is
+    all the file has is a chunk of its own."""
     chunks: list[Chunk] = []
     pending_heading: tuple[int, str | None] | None = None  # a heading whose section is empty
     for n, (i, heading) in enumerate(starts):
@@ -236,17 +287,25 @@ def chunk_markdown(lines: list[str], front_end: int) -> tuple[list[Chunk], str |
         if pending_heading is not None:
             first = pending_heading[0]
             pending_heading = None
+        label = _section_label(title, heading)
         for start, stop in _split_long(lines[first : end + 1], first + 1):
             s, e = _trim(lines, start, stop)
             text = "\n".join(lines[s - 1 : e])
             if not text.strip():
                 continue
-            label = " > ".join(x for x in (title if heading and title and not heading.startswith(title) else None, heading) if x)
-            chunks.append(Chunk(kind="section", start_line=s, end_line=e, text=(f"{label}\n{text}" if label else text), heading=heading))
+            chunks.append(Chunk(kind="section", start_line=s, end_line=e,
+                                text=(f"{label}\n{text}" if label else text), heading=heading))
     if pending_heading is not None and not chunks:
         i, heading = pending_heading
         chunks.append(Chunk(kind="section", start_line=i + 1, end_line=i + 1, text=lines[i], heading=heading))
-    return chunks, title
+    return chunks
+
+
+def _section_label(title: str | None, heading: str | None) -> str:
+    """What a section chunk's text starts with: the file's title (unless the heading path
+    starts with it) and the heading path."""
+    lead = title if heading and title and not heading.startswith(title) else None
+    return " > ".join(x for x in (lead, heading) if x)
 
 
 def chunk_file(relpath: str, text: str, category: str | None = None, *, read_tags: bool = True) -> FileChunks:

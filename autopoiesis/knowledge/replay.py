@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -108,6 +108,22 @@ def _progress_path(repo: MemoryRepo, name: str) -> Path:
     return folder / f"{name.replace('/', '__')}.json"
 
 
+@dataclass
+class _Replay:
+    """A replay on its way: the branch it makes, where it works, what it says and notes."""
+
+    repo: MemoryRepo
+    git: MemoryGit
+    full: str  # extract/NAME
+    name: str
+    base: str
+    wt: Path  # its worktree
+    extractors: Sequence[str] | None
+    model: str | None
+    say: Callable[[str], None]
+    notes: list[str] = field(default_factory=list)
+
+
 def replay_branch(
     repo: MemoryRepo,
     branch: str,
@@ -123,97 +139,163 @@ def replay_branch(
     stop_after: int | None = None,
 ) -> ReplayResult:
     """Replay every committed transcript of BASE onto the new branch extract/NAME."""
-    say = echo or (lambda m: None)
     git = _git(repo)
     full, name = _branch_name(branch)
-    if git.run("check-ref-format", "--branch", full, check=False).returncode != 0:
-        raise ReplayError(f"{full!r} is not a valid branch name; use letters, digits, '-', '_' and '.'.")
-    if not git.branch_exists(base):
-        raise ReplayError(f"There is no branch {base!r} to replay from. Pass --base BRANCH (the branch that holds your transcripts).")
-    notes = []
+    _check_refs(git, full, base)
+    wt = repo.state_file("worktrees_dir") / name
+    r = _Replay(repo, git, full, name, base, wt, extractors, model, echo or (lambda m: None))
     current = git.current_branch()
     if current is None:
         head = (git.head() or "")[:10]
-        notes.append(f"your checkout is on a detached HEAD ({head}); it was left alone, the replay starts from {base}")
-    wt = repo.state_file("worktrees_dir") / name
+        r.notes.append(f"your checkout is on a detached HEAD ({head}); it was left alone, "
+                       f"the replay starts from {base}")
     progress_file = _progress_path(repo, name)
-    saved = json.loads(progress_file.read_text(encoding="utf-8")) if progress_file.exists() else None
-    resuming = (
-        saved is not None and saved.get("status") == "running" and git.branch_exists(full) and wt.is_dir() and not force
-        and saved.get("extractors") == (list(extractors) if extractors else None) and saved.get("model") == model
-    )
+    resuming = _can_resume(r, progress_file, force)
     if git.branch_exists(full) and not resuming:
-        if not force:
-            raise ReplayError(
-                f"Branch {full} already exists. Pick another name, compare it with `autopoiesis replay --compare {base} {full}`, "
-                f"or replace it with --force."
-            )
-        if current == full:
-            raise ReplayError(f"{full} is checked out in your working tree; switch to another branch before replacing it.")
-        _remove_worktree(repo, wt)
-        git.run("branch", "-D", full)
-        say(f"replacing the existing branch {full} (--force)")
+        _drop_old_branch(r, current, force)
     base_sha = git.run("rev-parse", base).stdout.strip()
     if not resuming:
-        _remove_worktree(repo, wt)
-        wt.parent.mkdir(parents=True, exist_ok=True)
-        git.run("worktree", "add", "-q", "-b", full, str(wt), base)
+        _remove_worktree(repo, r.wt)
+        r.wt.parent.mkdir(parents=True, exist_ok=True)
+        git.run("worktree", "add", "-q", "-b", full, str(r.wt), base)
     not_included = _uncommitted_transcripts(repo)
     if not_included:
-        notes.append(f"{len(not_included)} uncommitted transcript(s) in your working tree were not included (commit them first)")
-    wrepo = MemoryRepo(wt)
-    committed = list_transcripts(wrepo)
-    if not committed:
-        _remove_worktree(repo, wt)
-        git.run("branch", "-D", full, check=False)
-        raise ReplayError(f"raw/conversations/ on {base} has no committed transcripts; there is nothing to replay. "
-                          "Capture or import sessions first (`autopoiesis import FILE`).")
+        r.notes.append(f"{len(not_included)} uncommitted transcript(s) in your working tree "
+                       "were not included (commit them first)")
+    wrepo = MemoryRepo(r.wt)
+    committed = _committed_transcripts(r, wrepo)
     state = ExtractionState.for_repo(wrepo)
-    resumed_from = 0
     try:
-        if resuming:
-            done = {h for h, _ in state.done_keys()}
-            resumed_from = sum(1 for _, p in committed if _hash_of(wrepo, p) in done)
-            say(f"resuming the replay onto {full}: {resumed_from} of {len(committed)} transcripts were already done")
-        else:
-            clear_derived_knowledge(wrepo)
-            state.forget()
-            say(f"replaying {len(committed)} transcripts from {base} onto {full} in {wt}")
+        resumed_from = _start(r, wrepo, state, committed, resuming)
         progress_file.write_text(json.dumps({"branch": full, "base": base, "base_sha": base_sha, "status": "running",
                                              "extractors": list(extractors) if extractors else None, "model": model}),
                                  encoding="utf-8")
-        own_llm = llm is None
-        if llm is None and (use_llm if use_llm is not None else repo.config.llm.provider != "offline"):
-            from autopoiesis.llm import LLMClient
-
-            llm = LLMClient(repo)  # the main repo's cache: an unchanged replay asks the model nothing
-        try:
-            ex = KnowledgeExtractor(wrepo, llm=llm, model=model, state=state,
-                                    use_llm=use_llm if use_llm is not None else repo.config.llm.provider != "offline",
-                                    log_repo=repo)
-            report = ex.replay_all(extractors, progress=progress, stop_after=stop_after)
-            if stop_after is not None and stop_after < len(committed):
-                return ReplayResult(full, base, str(wt), len(committed), report, None, "", None, resumed_from, tuple(not_included), tuple(notes))
-            _condense(wrepo, llm, committed, use_llm=ex.use_llm)
-        finally:
-            if own_llm and llm is not None:
-                llm.close()
+        report, finished = _extract(r, wrepo, state, committed, llm=llm, use_llm=use_llm,
+                                    progress=progress, stop_after=stop_after)
     finally:
         state.close()
-    wgit = _git(wrepo)
-    ext = ",".join(extractors) if extractors else "all extractors"
-    msg = (f"extract: replay {len(committed)} transcripts with {ext}" + (f" ({model})" if model else "") +
-           f"\n\n{report.summary()}\nBase: {base} {base_sha[:10]}\n")
-    sha = wgit.commit_pending(msg, tops=("knowledge", "archive")).sha
-    tag = f"memory/extract/{name}"
-    created, why = wgit.tag_named("extract", name, f"replay of {len(committed)} transcripts onto {full}")
-    if not created:
-        notes.append(why)
-    progress_file.write_text(json.dumps({"branch": full, "status": "done", "commit": sha}), encoding="utf-8")
-    _remove_worktree(repo, wt)
+    if not finished:
+        return ReplayResult(full, base, str(r.wt), len(committed), report, None, "", None,
+                            resumed_from, tuple(not_included), tuple(r.notes))
+    sha, tag = _commit(r, wrepo, len(committed), report, base_sha)
+    progress_file.write_text(json.dumps({"branch": full, "status": "done", "commit": sha}),
+                             encoding="utf-8")
+    _remove_worktree(repo, r.wt)
     comparison = compare_refs(repo, base, full)
-    return ReplayResult(full, base, str(wt), len(committed), report, sha, tag, comparison, resumed_from,
-                        tuple(not_included), tuple(notes))
+    return ReplayResult(full, base, str(r.wt), len(committed), report, sha, tag, comparison,
+                        resumed_from, tuple(not_included), tuple(r.notes))
+
+
+def _check_refs(git: MemoryGit, full: str, base: str) -> None:
+    """FULL is a valid branch name and BASE a branch to replay from."""
+    if git.run("check-ref-format", "--branch", full, check=False).returncode != 0:
+        raise ReplayError(
+            f"{full!r} is not a valid branch name; use letters, digits, '-', '_' and '.'.")
+    if not git.branch_exists(base):
+        raise ReplayError(f"There is no branch {base!r} to replay from. Pass --base BRANCH "
+                          "(the branch that holds your transcripts).")
+
+
+def _can_resume(r: _Replay, progress_file: Path, force: bool) -> bool:
+    """Whether the replay goes on from where a crashed one stopped: it was running, its
+    branch and worktree are there, it was not --force, and the extractors and model are
+    the same."""
+    saved = (json.loads(progress_file.read_text(encoding="utf-8")) if progress_file.exists()
+             else None)
+    return (
+        saved is not None and saved.get("status") == "running" and r.git.branch_exists(r.full)
+        and r.wt.is_dir() and not force
+        and saved.get("extractors") == (list(r.extractors) if r.extractors else None)
+        and saved.get("model") == r.model
+    )
+
+
+def _drop_old_branch(r: _Replay, current: str | None, force: bool) -> None:
+    """Delete the branch of an earlier replay of the same name (and its worktree): only
+    with --force, and never while it is checked out."""
+    if not force:
+        raise ReplayError(
+            f"Branch {r.full} already exists. Pick another name, compare it with "
+            f"`autopoiesis replay --compare {r.base} {r.full}`, or replace it with --force."
+        )
+    if current == r.full:
+        raise ReplayError(f"{r.full} is checked out in your working tree; switch to another "
+                          "branch before replacing it.")
+    _remove_worktree(r.repo, r.wt)
+    r.git.run("branch", "-D", r.full)
+    r.say(f"replacing the existing branch {r.full} (--force)")
+
+
+def _committed_transcripts(r: _Replay, wrepo: MemoryRepo) -> list:
+    """The transcripts committed on the base (in the worktree WREPO); with none, the
+    worktree and branch are removed and the replay refused."""
+    committed = list_transcripts(wrepo)
+    if not committed:
+        _remove_worktree(r.repo, r.wt)
+        r.git.run("branch", "-D", r.full, check=False)
+        raise ReplayError(f"raw/conversations/ on {r.base} has no committed transcripts; there is "
+                          "nothing to replay. Capture or import sessions first "
+                          "(`autopoiesis import FILE`).")
+    return committed
+
+
+def _start(r: _Replay, wrepo: MemoryRepo, state: ExtractionState, committed: list,
+           resuming: bool) -> int:
+    """Set the worktree up for the extraction: a resumed replay counts the transcripts
+    already done (returned), a new one starts from cleared knowledge and state."""
+    if resuming:
+        done = {h for h, _ in state.done_keys()}
+        resumed_from = sum(1 for _, p in committed if _hash_of(wrepo, p) in done)
+        r.say(f"resuming the replay onto {r.full}: {resumed_from} of {len(committed)} "
+              "transcripts were already done")
+        return resumed_from
+    clear_derived_knowledge(wrepo)
+    state.forget()
+    r.say(f"replaying {len(committed)} transcripts from {r.base} onto {r.full} in {r.wt}")
+    return 0
+
+
+def _extract(r: _Replay, wrepo: MemoryRepo, state: ExtractionState, committed: list, *, llm: Any,
+             use_llm: bool | None, progress: Callable[[int, int, str], None] | None,
+             stop_after: int | None) -> tuple[ExtractionReport, bool]:
+    """Run the extractors over every transcript, then condense; whether it finished (not
+    stopped after STOP_AFTER transcripts). Without an LLM given, one is opened on the
+    main repo's cache (when the configuration asks for one) and closed after."""
+    repo = r.repo
+    own_llm = llm is None
+    wanted = use_llm if use_llm is not None else repo.config.llm.provider != "offline"
+    if llm is None and wanted:
+        from autopoiesis.llm import LLMClient
+
+        llm = LLMClient(repo)  # the main repo's cache: an unchanged replay asks the model nothing
+    try:
+        ex = KnowledgeExtractor(wrepo, llm=llm, model=r.model, state=state, use_llm=wanted,
+                                log_repo=repo)
+        report = ex.replay_all(r.extractors, progress=progress, stop_after=stop_after)
+        if stop_after is not None and stop_after < len(committed):
+            return report, False
+        _condense(wrepo, llm, committed, use_llm=ex.use_llm)
+        return report, True
+    finally:
+        if own_llm and llm is not None:
+            llm.close()
+
+
+def _commit(r: _Replay, wrepo: MemoryRepo, transcripts: int, report: ExtractionReport,
+            base_sha: str) -> tuple[str | None, str]:
+    """Commit the replayed knowledge on the branch and tag it; the commit and the tag."""
+    ext = ",".join(r.extractors) if r.extractors else "all extractors"
+    msg = (f"extract: replay {transcripts} transcripts with {ext}"
+           + (f" ({r.model})" if r.model else "")
+           + f"\n\n{report.summary()}\nBase: {r.base} {base_sha[:10]}\n")
+    wgit = _git(wrepo)
+    sha = wgit.commit_pending(msg, tops=("knowledge", "archive")).sha
+    tag = f"memory/extract/{r.name}"
+    created, why = wgit.tag_named("extract", r.name,
+                                  f"replay of {transcripts} transcripts onto {r.full}")
+    if not created:
+        r.notes.append(why)
+    return sha, tag
 
 
 def _hash_of(repo: MemoryRepo, rel: str) -> str:

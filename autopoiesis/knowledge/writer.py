@@ -44,25 +44,24 @@ is what makes a replay of a thousand transcripts cheap.
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import logging
 import re
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import PurePosixPath
 
 from autopoiesis.core.clock import format_ts, utc
-from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, MEMORY_FILE, PEOPLE_INDEX_FILE, MemoryRepo, atomic_write
-from autopoiesis.core.redact import Redactor
-from autopoiesis.errors import AutopoiesisError, ChangeRejectedError, UnsafePathError
+from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, MEMORY_FILE, PEOPLE_INDEX_FILE, MemoryRepo
+from autopoiesis.errors import AutopoiesisError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats.transcript import parse_meta
+from autopoiesis.knowledge.catalog import bare_fact
+from autopoiesis.knowledge.documents import KnowledgeDocuments
+from autopoiesis.knowledge.guard import ACTIONS, WritePolicy, check_change
 
 log = logging.getLogger(__name__)
 
-ACTIONS = ("append", "supersede")
 FILE_BYTE_CAP = 512 * 1024  # a knowledge file the writer grows stops here (the index skips files over 8 MB)
 
 
@@ -108,124 +107,29 @@ def entry_id_for(ch: KnowledgeChange) -> str:
     return kf.make_entry_id(utc(ch.provenance.at), ch.provenance.source, fact)
 
 
-def _bare_fact(text: str) -> str:
-    """The normalized fact of a line, without an index line's `**key** — ` lead."""
-    return kf.normalize_fact(re.sub(r"^\*\*[^*]+\*\*\s*[—:-]\s*", "", text))
-
-
-def _signature(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    return kf.fact_words(text)
-
-
-COMMON_WORD = 400  # a word in more entries than this finds no candidates (the others do)
-
-
-class _Catalog:
-    """The entries of the current-state files (live and struck), indexed by id, fact,
-    subject and word, so that "does a live entry restate this?" looks at a few candidates
-    instead of every entry (a 3,000-entry file stays fast)."""
-
-    def __init__(self) -> None:
-        self._all: dict[tuple[str, str], tuple[str, kf.Entry]] = {}  # (path, id) -> (section title, entry)
-        self._by_id: dict[str, set[str]] = {}  # live only
-        self._by_fact: dict[str, set[str]] = {}  # live only
-        self._by_subject: dict[str, set[tuple[str, str]]] = {}  # live only
-        self._postings: dict[str, set[tuple[str, str]]] = {}  # word or number -> entries holding it
-        self.files: Counter[str] = Counter()  # path -> live entries
-
-    def add(self, path: str, title: str, e: kf.Entry) -> None:
-        key = (path, e.id)
-        self._all[key] = (title.strip().lower(), e)
-        words, numbers = _signature(e.text)
-        for w in words | numbers:
-            self._postings.setdefault(w, set()).add(key)
-        if e.active:
-            self._live_index(path, e, add=True)
-
-    def drop(self, path: str, e: kf.Entry) -> None:
-        """E was struck: it stays a candidate for the revival check, not a live entry."""
-        found = self._all.get((path, e.id))
-        if found is None or not found[1].active:
-            return
-        self._all[(path, e.id)] = (found[0], found[1].superseded(e.superseded_by or "-"))
-        self._live_index(path, found[1], add=False)
-
-    def _live_index(self, path: str, e: kf.Entry, *, add: bool) -> None:
-        fact = _bare_fact(e.text)
-        if add:
-            self._by_id.setdefault(e.id, set()).add(path)
-            self._by_fact.setdefault(fact, set()).add(path)
-            if e.subject:
-                self._by_subject.setdefault(e.subject, set()).add((path, e.id))
-        else:
-            self._by_id.get(e.id, set()).discard(path)
-            self._by_fact.get(fact, set()).discard(path)
-            if e.subject:
-                self._by_subject.get(e.subject, set()).discard((path, e.id))
-        self.files[path] += 1 if add else -1
-
-    def live(self) -> Iterator[tuple[str, str, kf.Entry]]:
-        for (path, _), (title, e) in self._all.items():
-            if e.active:
-                yield path, title, e
-
-    def paths_of(self, entry_id: str) -> list[str]:
-        return sorted(self._by_id.get(entry_id, ()))
-
-    def paths_stating(self, fact: str) -> list[str]:
-        return sorted(self._by_fact.get(fact, ()))
-
-    def with_subject(self, subject: str) -> list[tuple[str, kf.Entry]]:
-        return [(p, self._all[(p, i)][1]) for p, i in sorted(self._by_subject.get(subject, ()))]
-
-    def _candidates(self, content: str, *, superset: bool) -> list[tuple[str, str]]:
-        """Entries that may restate CONTENT (SUPERSET: hold most of its words) or that
-        CONTENT may restate (share at least two of its words), found through the postings
-        of its rarer words."""
-        words, numbers = _signature(content)
-        terms = sorted(words | numbers, key=lambda w: len(self._postings.get(w, ())))
-        if superset:
-            # an entry holding 80% of the words holds one of the rarest 20% + 1, and every number
-            pool = [w for w in terms if w in words][: int(0.2 * len(words)) + 1]
-            keys: set[tuple[str, str]] = set()
-            for w in pool:
-                keys |= self._postings.get(w, set())
-            for n in numbers:
-                keys &= self._postings.get(n, set())
-            return sorted(keys)
-        hits: Counter[tuple[str, str]] = Counter()
-        for w in terms:
-            posting = self._postings.get(w, set())
-            if len(posting) <= COMMON_WORD:
-                hits.update(posting)
-        return sorted(k for k, n in hits.items() if n >= 2)
-
-    def restating(self, content: str, path: str | None = None) -> Iterator[tuple[str, str, kf.Entry]]:
-        """(path, section title, entry) of the entries (of PATH) that say all CONTENT says."""
-        for key in self._candidates(content, superset=True):
-            if path is None or key[0] == path:
-                title, e = self._all[key]
-                if kf.restates(content, e.text):
-                    yield key[0], title, e
-
-    def restated_by(self, content: str, path: str, title: str) -> list[kf.Entry]:
-        """The live entries of PATH's section TITLE that CONTENT says in full (or more)."""
-        want = title.strip().lower()
-        out = []
-        for key in self._candidates(content, superset=False):
-            t, e = self._all[key]
-            if key[0] == path and t == want and e.active and kf.restates(e.text, content):
-                out.append(e)
-        return out
-
-
 @dataclass(frozen=True)
-class WritePolicy:
-    """What a producer may write: path globs (relative to the repo) and actions."""
+class _Draft:
+    """A change on its way to an entry: what the writer decides about it is read here."""
 
-    producer: str
-    paths: tuple[str, ...]
-    actions: frozenset[str] = frozenset({"append"})
+    ch: KnowledgeChange
+    doc: kf.KnowledgeDoc  # the file, with the change's section added when missing
+    si: int  # that section
+    content: str  # the entry's text: one line, redacted
+    fact: str  # the normalized fact of CONTENT
+    at: datetime  # the turn (UTC)
+    new_id: str
+    current: bool  # a current-state file (not a journal): one fact, one live entry
+    subject: str  # the slug of the change's subject, or ""
+    key_line: kf.Line | None  # the live line of the section that starts with the change's key
+
+    @property
+    def title(self) -> str:
+        return self.doc.sections[self.si].title.strip().lower()
+
+    @property
+    def replaced(self) -> str | None:
+        """The index line a keyed supersede replaces."""
+        return self.key_line.id if isinstance(self.key_line, kf.Entry) else None
 
 
 @dataclass
@@ -288,25 +192,12 @@ def _one_line(text: str, limit: int = 400) -> str:
     return flat
 
 
-class KnowledgeWriter:
+class KnowledgeWriter(KnowledgeDocuments):
     """Applies KnowledgeChanges to the knowledge files of one repo (or worktree)."""
 
     def __init__(self, repo: MemoryRepo):
-        self.repo = repo
-        self._docs: dict[str, kf.KnowledgeDoc] = {}
-        self._dirty: set[str] = set()
-        self._batching = 0
-        self._sizes: dict[str, int] = {}  # bytes of each document as stored (FILE_BYTE_CAP)
-        self._redactor: Redactor | None = None
-        self._cat: _Catalog | None = None  # entries of the current-state files (cross-file supersede)
-        self._known: dict[str, tuple[set[str], set[str]]] = {}  # path -> (live facts, entry ids), kept current
+        super().__init__(repo)
         self._sessions: dict[str, str] = {}  # transcript path -> session id (citations)
-
-    @property
-    def redactor(self) -> Redactor:
-        if self._redactor is None:
-            self._redactor = self.repo.redactor()
-        return self._redactor
 
     def memory_line_limit(self) -> int:
         """The most lines MEMORY.md may have after a write: the configured cap."""
@@ -317,128 +208,8 @@ class KnowledgeWriter:
         """The changes, checked; raises ChangeRejectedError naming the first bad one."""
         checked = list(changes)
         for ch in checked:
-            self._check(ch, policy)
+            check_change(self.repo, ch, policy)
         return checked
-
-    def _check(self, ch: KnowledgeChange, policy: WritePolicy | None) -> None:
-        who = policy.producer if policy else (ch.provenance.producer or "a producer")
-        path = ch.path
-        if not isinstance(path, str) or not path or "\\" in path or "\x00" in path:
-            raise ChangeRejectedError(f"{who} proposed an invalid path {path!r}; nothing was written.")
-        norm = PurePosixPath(path)
-        if norm.is_absolute() or ".." in norm.parts or norm.parts[0] != "knowledge":
-            raise ChangeRejectedError(
-                f"{who} may only write under knowledge/, not {path!r}; nothing was written. "
-                "raw/ is immutable and paths outside the repo are refused."
-            )
-        try:
-            self.repo.resolve_inside(path, under="knowledge")
-        except UnsafePathError as exc:
-            raise ChangeRejectedError(f"{who}: {exc} Nothing was written.") from None
-        if norm.suffix != ".md" or (len(norm.parts) > 1 and norm.parts[1] == "identity"):
-            raise ChangeRejectedError(
-                f"{who} may not write {path!r}: only .md knowledge files, and never knowledge/identity/ "
-                "(identity is edited by people). Nothing was written."
-            )
-        if ch.action not in ACTIONS:
-            raise ChangeRejectedError(f"{who} proposed the unknown action {ch.action!r} on {path}; use append or supersede.")
-        if policy is not None:
-            if ch.action not in policy.actions:
-                raise ChangeRejectedError(
-                    f"{who} declared the actions {sorted(policy.actions)} but proposed {ch.action!r} on {path}; nothing was written."
-                )
-            if not any(fnmatch.fnmatchcase(path, g) for g in policy.paths):
-                raise ChangeRejectedError(
-                    f"{who} may write only {', '.join(policy.paths)}, not {path}; nothing was written."
-                )
-        if not ch.content or not str(ch.content).strip():
-            raise ChangeRejectedError(f"{who} proposed an empty entry for {path}.")
-        if not ch.provenance.source:
-            raise ChangeRejectedError(f"{who} proposed an entry for {path} without a source transcript to cite.")
-        if ch.entry_id is not None and not kf.ENTRY_ID_RE.match(str(ch.entry_id)):
-            raise ChangeRejectedError(f"{who} proposed the entry id {ch.entry_id!r} for {path}; ids look like 20260216-1850-a1b2c3.")
-
-    # ── documents, cached while batching ──
-    def read(self, relpath: str) -> kf.KnowledgeDoc | None:
-        if relpath in self._docs:
-            return self._docs[relpath]
-        full = self.repo.root / relpath
-        if not full.exists():
-            return None
-        doc = kf.parse(full.read_text(encoding="utf-8"))
-        if self._batching:
-            self._docs[relpath] = doc
-        return doc
-
-    def _store(self, relpath: str, doc: kf.KnowledgeDoc, size: int | None = None) -> None:
-        doc = kf.refresh_counts(relpath, doc)
-        if self._batching:
-            self._docs[relpath] = doc
-            self._dirty.add(relpath)
-            if size is not None:
-                self._sizes[relpath] = size
-            else:
-                self._sizes.pop(relpath, None)
-        else:
-            text = kf.render(doc)
-            atomic_write(self.repo.root / relpath, text)
-            self._sizes.pop(relpath, None)
-
-    def _size(self, relpath: str, doc: kf.KnowledgeDoc) -> int:
-        """The stored size of RELPATH (DOC), in UTF-8 bytes; rendered once, then tracked."""
-        if relpath not in self._sizes:
-            self._sizes[relpath] = len(kf.render(doc).encode("utf-8"))
-        return self._sizes[relpath]
-
-    def write_doc(self, relpath: str, doc: kf.KnowledgeDoc) -> None:
-        """Store a whole document (the condenser and pruner use this; counts refreshed,
-        every line redacted)."""
-        self.repo.resolve_inside(relpath, under="knowledge") if relpath.startswith("knowledge/") else \
-            self.repo.resolve_inside(relpath, under="archive")
-        self._invalidate()
-        self._store(relpath, self._redact_doc(doc))
-
-    def _redact_doc(self, doc: kf.KnowledgeDoc) -> kf.KnowledgeDoc:
-        r = self.redactor.redact
-        sections = []
-        for sec in doc.sections:
-            lines: list[kf.Line] = []
-            for line in sec.lines:
-                if isinstance(line, kf.Entry):
-                    line = kf.Entry(line.id, r(line.text), line.date, r(line.source) if line.source else line.source,
-                                    line.at, line.tags)
-                else:
-                    line = r(line)
-                lines.append(line)
-            sections.append(kf.Section(sec.level, r(sec.title), tuple(lines)))
-        fm = r(doc.frontmatter) if doc.frontmatter else doc.frontmatter
-        return kf.KnowledgeDoc(fm, tuple(sections), doc.final_newline)
-
-    def forget(self, relpath: str) -> None:
-        """Drop a cached document (its file was moved or removed by someone else)."""
-        self._docs.pop(relpath, None)
-        self._dirty.discard(relpath)
-        self._invalidate()
-
-    @contextlib.contextmanager
-    def batch(self) -> Iterator[KnowledgeWriter]:
-        self._batching += 1
-        try:
-            yield self
-        finally:
-            self._batching -= 1
-            if not self._batching:
-                self.flush()
-                self._docs.clear()
-                self._invalidate()
-
-    def flush(self) -> list[str]:
-        written = sorted(self._dirty)
-        for rel in written:
-            atomic_write(self.repo.root / rel, kf.render(self._docs[rel]))
-        self._dirty.clear()
-        self._sizes.clear()
-        return written
 
     # ── applying ──
     def apply(self, changes: Iterable[KnowledgeChange], policy: WritePolicy | None = None) -> ApplyReport:
@@ -457,93 +228,139 @@ class KnowledgeWriter:
         return report
 
     def _apply_one(self, ch: KnowledgeChange, report: ApplyReport) -> None:
-        redact = self.redactor.redact
-        doc = self.read(ch.path) or template_for(ch.path)
-        before = doc
-        content = redact(_one_line(ch.content))
-        fact = kf.normalize_fact(content)
-        if not fact:
+        """Apply one checked change: a change that says nothing new is counted as a
+        duplicate, an entry that would cross a cap is reported and left out; otherwise
+        its entry is appended and every entry it supersedes is struck, wherever it is."""
+        before = self.read(ch.path) or template_for(ch.path)
+        draft = self._draft(ch, before)
+        if draft is None or self._is_duplicate(draft):
             report.duplicates += 1
             return
-        doc, si = doc.with_section(redact(_one_line(ch.section, 120)), ch.section_level)
-        at = utc(ch.provenance.at)
-        new_id = ch.entry_id or entry_id_for(ch)
-        current = kf.is_current_state(ch.path)
-        strike: list[tuple[str, str]] = []  # (path, entry id) the new entry supersedes, with every copy
-        replaced: str | None = None  # the index line a keyed supersede replaces (that line only)
-        if ch.key:
-            line = self._key_line(doc, si, ch.key)
-            if line is not None:
-                if ch.action != "supersede" or not isinstance(line, kf.Entry) or kf.restates(content, line.text):
-                    report.duplicates += 1
-                    return
-                replaced = line.id
-        facts, ids = self._facts_and_ids(ch.path, doc)
-        if fact in facts or new_id in ids or (current and self._repeats(ch.path, content, at)):
-            report.duplicates += 1
-            if self._note_session(ch, doc) is not doc:
-                self._store(ch.path, self._note_session(ch, doc))
-            return
-        subject = kf.subject_slug(ch.subject) if ch.subject else ""
-        title = doc.sections[si].title.strip().lower()
-        if current and not ch.entry_id and not ch.key and any(
-                e.active and t == title for _, t, e in self._catalog().restating(content)):
-            report.duplicates += 1  # a fact already live in another file of its kind (one fact, one entry)
-            return
-        if current:
-            # a fuller statement of a fact of the section replaces it (nothing is lost)
-            strike += [(ch.path, e.id) for e in self._catalog().restated_by(content, ch.path, title)]
-            if subject:
-                for path, old in self._catalog().with_subject(subject):
-                    if kf.restates(content, old.text):  # the subject's value did not change
-                        report.duplicates += 1
-                        return
-                    strike.append((path, old.id))
-            if ch.action == "supersede" and ch.target and not ch.key:
-                found = self._find_target(ch.path, doc, si, ch.target)
-                if found is not None:
-                    strike.append(found)
-        tags = tuple(t for t in ch.tags if re.fullmatch(r"[A-Za-z0-9_.-]+", t) and redact(t) == t)
-        if subject and redact(subject) == subject:
-            tags = (*tags, kf.SUBJECT_TAG + subject)
-        entry = kf.Entry(
-            id=new_id,
-            text=content,
-            date=at.strftime("%Y-%m-%d") if ch.dated else None,
-            source=redact(self._cite(ch.provenance)),
-            at=None,
-            tags=tags,
-        )
-        if kf.render(kf.parse(entry.render())) != entry.render():  # a body the format cannot hold
-            entry = kf.Entry(entry.id, re.sub(r"[()]", "", content), entry.date, entry.source, entry.at, entry.tags)
-        doc = doc.append_line(si, entry)
-        doc = self._note_session(ch, self._touch(doc, at))
+        strike = self._superseded_by(draft)
+        entry = self._entry(draft)
+        doc = draft.doc.append_line(draft.si, entry)
+        doc = self._note_session(ch, self._touch(doc, draft.at))
         why = self._over_cap(ch.path, before, doc)
         if why is not None:
             log.warning("%s: entry not added (%s)", ch.path, why)
             report.capped.append((ch.path, why))
             return
-        self._store(ch.path, doc, self._size(ch.path, before) + len(doc.sections[si].heading() or "")
-                    + len(entry.render().encode("utf-8")) + 64)
-        report.added.append((ch.path, entry.id))
-        report.learned.append((ch.path, entry.text))
-        facts.add(kf.normalize_fact(entry.text))
-        ids.add(entry.id)
-        if current:
-            self._catalog().add(ch.path, doc.sections[si].title, entry)
-        if replaced is not None:  # another derived line for the key: the fact it restated still stands
-            where = doc.find_entry(replaced)
-            if where is not None:
-                old_line = doc.sections[where[0]].lines[where[1]]
-                assert isinstance(old_line, kf.Entry)
-                self._store(ch.path, doc.replace_line(*where, old_line.superseded(entry.id)))
-                report.superseded.append((ch.path, replaced))
-                facts.discard(kf.normalize_fact(old_line.text))
-                if current:
-                    self._catalog().drop(ch.path, old_line.superseded(entry.id))
+        self._add_entry(draft, before, doc, entry, report)
+        if draft.replaced is not None:
+            # another derived line for the key: the fact it restated still stands
+            self._strike_key_line(draft, draft.replaced, doc, entry, report)
         for path, old_id in dict.fromkeys(strike):
             if old_id != entry.id:
                 self._supersede_everywhere(path, old_id, entry.id, report)
+
+    def _draft(self, ch: KnowledgeChange, doc: kf.KnowledgeDoc) -> _Draft | None:
+        """CH as it would be written into DOC (its section added when missing), or None
+        when its text, redacted, holds no fact."""
+        redact = self.redactor.redact
+        content = redact(_one_line(ch.content))
+        fact = kf.normalize_fact(content)
+        if not fact:
+            return None
+        doc, si = doc.with_section(redact(_one_line(ch.section, 120)), ch.section_level)
+        key_line = self._key_line(doc, si, ch.key) if ch.key else None
+        subject = kf.subject_slug(ch.subject) if ch.subject else ""
+        return _Draft(ch, doc, si, content, fact, utc(ch.provenance.at),
+                      ch.entry_id or entry_id_for(ch), kf.is_current_state(ch.path), subject, key_line)
+
+    def _is_duplicate(self, d: _Draft) -> bool:
+        """Whether the change says nothing new, checked in this order: a live
+        line holds its key (and it may not replace it); the file holds its fact or its
+        id, or (a current-state file) restates it; another file of its kind holds it
+        live; its subject's live value says the same."""
+        ch = d.ch
+        line = d.key_line
+        if line is not None and (ch.action != "supersede" or not isinstance(line, kf.Entry)
+                                 or kf.restates(d.content, line.text)):
+            return True
+        facts, ids = self._facts_and_ids(ch.path, d.doc)
+        if (d.fact in facts or d.new_id in ids
+                or (d.current and self._repeats(ch.path, d.content, d.at))):
+            noted = self._note_session(ch, d.doc)
+            if noted is not d.doc:
+                self._store(ch.path, noted)
+            return True
+        if not d.current:
+            return False
+        if not ch.entry_id and not ch.key and any(
+                e.active and t == d.title for _, t, e in self._catalog().restating(d.content)):
+            return True  # a fact already live in another file of its kind (one fact, one entry)
+        # the subject's value did not change
+        return bool(d.subject) and any(
+            kf.restates(d.content, old.text) for _, old in self._catalog().with_subject(d.subject))
+
+    def _superseded_by(self, d: _Draft) -> list[tuple[str, str]]:
+        """(path, entry id) of the entries the change supersedes, each to be struck with
+        every copy: in a current-state file the entries of its section it says in full
+        (a fuller statement replaces them: nothing is lost) and its subject's live value;
+        a supersede's target."""
+        strike: list[tuple[str, str]] = []
+        if d.current:
+            restated = self._catalog().restated_by(d.content, d.ch.path, d.title)
+            strike += [(d.ch.path, e.id) for e in restated]
+            if d.subject:
+                strike += [(path, old.id) for path, old in self._catalog().with_subject(d.subject)]
+        if d.ch.action == "supersede" and d.ch.target and not d.ch.key:
+            found = self._find_target(d.ch.path, d.doc, d.si, d.ch.target)
+            if found is not None:
+                strike.append(found)
+        return strike
+
+    def _entry(self, d: _Draft) -> kf.Entry:
+        """The change's entry: its text, the turn's date (when dated), the citation, and
+        the tags that are safe to write (and its subject's)."""
+        redact = self.redactor.redact
+        ch = d.ch
+        tags = tuple(t for t in ch.tags if re.fullmatch(r"[A-Za-z0-9_.-]+", t) and redact(t) == t)
+        if d.subject and redact(d.subject) == d.subject:
+            tags = (*tags, kf.SUBJECT_TAG + d.subject)
+        entry = kf.Entry(
+            id=d.new_id,
+            text=d.content,
+            date=d.at.strftime("%Y-%m-%d") if ch.dated else None,
+            source=redact(self._cite(ch.provenance)),
+            at=None,
+            tags=tags,
+        )
+        if kf.render(kf.parse(entry.render())) != entry.render():  # a body the format cannot hold
+            entry = kf.Entry(entry.id, re.sub(r"[()]", "", d.content), entry.date, entry.source,
+                             entry.at, entry.tags)
+        return entry
+
+    def _add_entry(self, d: _Draft, before: kf.KnowledgeDoc, doc: kf.KnowledgeDoc, entry: kf.Entry,
+                   report: ApplyReport) -> None:
+        """Store DOC (BEFORE with ENTRY appended) and keep the report and the caches of
+        facts, ids and catalog current."""
+        path = d.ch.path
+        self._store(path, doc, self._size(path, before) + len(doc.sections[d.si].heading() or "")
+                    + len(entry.render().encode("utf-8")) + 64)
+        report.added.append((path, entry.id))
+        report.learned.append((path, entry.text))
+        facts, ids = self._facts_and_ids(path, doc)
+        facts.add(kf.normalize_fact(entry.text))
+        ids.add(entry.id)
+        if d.current:
+            self._catalog().add(path, doc.sections[d.si].title, entry)
+
+    def _strike_key_line(self, d: _Draft, replaced: str, doc: kf.KnowledgeDoc, entry: kf.Entry,
+                         report: ApplyReport) -> None:
+        """Strike REPLACED, the index line a keyed supersede replaces (that line only), in
+        DOC."""
+        where = doc.find_entry(replaced)
+        if where is None:
+            return
+        old_line = doc.sections[where[0]].lines[where[1]]
+        assert isinstance(old_line, kf.Entry)
+        self._store(d.ch.path, doc.replace_line(*where, old_line.superseded(entry.id)))
+        report.superseded.append((d.ch.path, replaced))
+        facts, _ = self._facts_and_ids(d.ch.path, doc)
+        facts.discard(kf.normalize_fact(old_line.text))
+        if d.current:
+            self._catalog().drop(d.ch.path, old_line.superseded(entry.id))
 
     def _over_cap(self, relpath: str, before: kf.KnowledgeDoc, after: kf.KnowledgeDoc) -> str | None:
         """Why AFTER may not replace BEFORE (a cap it would cross), or None. The byte count
@@ -648,7 +465,7 @@ class KnowledgeWriter:
         cat = self._catalog()
         doc = self.read(path)
         old = next((e for _, e in doc.entries() if e.id == old_id), None) if doc is not None else None
-        fact = _bare_fact(old.text) if old is not None else None
+        fact = bare_fact(old.text) if old is not None else None
         places = set(cat.paths_of(old_id)) | ({path} if kf.is_current_state(path) else set())
         if fact:
             places |= set(cat.paths_stating(fact))
@@ -661,7 +478,7 @@ class KnowledgeWriter:
                 for li, line in enumerate(sec.lines):
                     if not isinstance(line, kf.Entry) or not line.active or line.id == new_id:
                         continue
-                    if line.id == old_id or (fact and _bare_fact(line.text) == fact):
+                    if line.id == old_id or (fact and bare_fact(line.text) == fact):
                         changed = changed.replace_line(si, li, line.superseded(new_id))
                         report.superseded.append((rel, line.id))
                         if rel in self._known:
@@ -674,39 +491,10 @@ class KnowledgeWriter:
         """The current-state files under PREFIX that hold live entries (written or not)."""
         return sorted(p for p, n in self._catalog().files.items() if n > 0 and p.startswith(prefix))
 
-    def _invalidate(self) -> None:
-        self._cat = None
-        self._known = {}
-
-    def _facts_and_ids(self, path: str, doc: kf.KnowledgeDoc) -> tuple[set[str], set[str]]:
-        """The live facts (hand-written bullets too) and the entry ids of PATH, read once,
-        then kept current by the writer: a change costs no scan of the whole file."""
-        if path not in self._known:
-            self._known[path] = (set(doc.facts()), {e.id for _, e in doc.entries()})
-        return self._known[path]
-
     def live_entries(self) -> Iterator[tuple[str, str, kf.Entry]]:
         """(path, section title in lower case, entry) of every live entry of the
         current-state files, as the writer sees them now (its batch included)."""
         yield from list(self._catalog().live())
-
-    def _catalog(self) -> _Catalog:
-        """The live entries of the current-state files: read once a batch (or an apply),
-        then kept current by the writer's own changes."""
-        if self._cat is None:
-            cat = _Catalog()
-            paths = {self.repo.rel(p) for p in self.repo.knowledge_dir.rglob("*.md")} | set(self._docs)
-            for rel in sorted(paths):
-                if not kf.is_current_state(rel):
-                    continue
-                try:
-                    doc = self.read(rel)
-                except (OSError, UnicodeDecodeError):
-                    continue
-                for sec, e in doc.entries() if doc is not None else ():
-                    cat.add(rel, sec.title, e)
-            self._cat = cat
-        return self._cat
 
     def _cite(self, prov: Provenance) -> str:
         """The compact citation of PROV: its session (read from the transcript when the

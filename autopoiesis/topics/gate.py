@@ -347,21 +347,35 @@ def _quantiles(values: Sequence[float]) -> tuple[float, float, float, float, flo
 
 def suggest(topic: Topic | None, rows: Sequence[GateDecision]) -> str:
     """A threshold suggestion from the decisions of one topic, or '' when the data do not
-    call for one (fewer than 5 decisions never do)."""
+    call for one (fewer than 5 decisions never do). The first rule that applies, of:
+    the gate mostly says NO, activations are mostly not useful (raise the threshold);
+    the gate says YES to nearly all while tier-1 matches are dropped below it (lower it)."""
     if len(rows) < 5:
         return ""
     threshold = topic.similarity_threshold if topic else DEFAULT_SIMILARITY_THRESHOLD
+    return (_raise_for_gate_noes(rows, threshold) or _raise_for_useless_activations(rows, threshold)
+            or _lower_for_gate_yeses(rows, threshold))
+
+
+def _raise_for_gate_noes(rows: Sequence[GateDecision], threshold: float) -> str:
+    """The gate said NO to 70% or more of at least 5 candidates: raise the threshold just
+    above the median score of those NOs, to save gate calls."""
     gated = [r for r in rows if r.gate_result is not None]
     no_scores = [r.tier2_score for r in gated if r.gate_result is False]
-    yes_scores = [r.tier2_score for r in gated if r.gate_result is True]
-    judged = [r for r in rows if r.activated and r.was_useful is not None]
-    useless = [r.tier2_score for r in judged if r.was_useful is False]
-    useful = [r.tier2_score for r in judged if r.was_useful is True]
     if len(gated) >= 5 and len(no_scores) / len(gated) >= 0.7:
         target = round(min(0.95, statistics.median(no_scores) + 0.01), 2)
         if target > threshold:
             return (f"the gate said NO to {len(no_scores)}/{len(gated)} candidates: raise similarity_threshold "
                     f"from {threshold:g} to {target:g} to save gate calls")
+    return ""
+
+
+def _raise_for_useless_activations(rows: Sequence[GateDecision], threshold: float) -> str:
+    """Half or more of at least 5 judged activations were not useful: raise the threshold
+    just above the best useless score, but not past the median useful one."""
+    judged = [r for r in rows if r.activated and r.was_useful is not None]
+    useless = [r.tier2_score for r in judged if r.was_useful is False]
+    useful = [r.tier2_score for r in judged if r.was_useful is True]
     if len(judged) >= 5 and len(useless) / len(judged) >= 0.5:
         target = round(min(0.95, max(useless) + 0.01), 2)
         if useful:
@@ -369,6 +383,14 @@ def suggest(topic: Topic | None, rows: Sequence[GateDecision]) -> str:
         if target > threshold:
             return (f"{len(useless)}/{len(judged)} activations were not useful: raise similarity_threshold "
                     f"from {threshold:g} to {target:g}")
+    return ""
+
+
+def _lower_for_gate_yeses(rows: Sequence[GateDecision], threshold: float) -> str:
+    """The gate said YES to 90% or more of at least 5 candidates and half the decisions
+    are tier-1 matches dropped below the threshold: lower it by a quarter."""
+    gated = [r for r in rows if r.gate_result is not None]
+    yes_scores = [r.tier2_score for r in gated if r.gate_result is True]
     dropped_low = [r for r in rows if r.route == "drop" and r.tier1_matched and r.tier2_score < threshold]
     if yes_scores and len(gated) >= 5 and len(yes_scores) / len(gated) >= 0.9 and len(dropped_low) >= len(rows) / 2:
         target = round(max(0.01, threshold * 0.75), 2)

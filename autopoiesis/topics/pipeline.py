@@ -179,9 +179,8 @@ class WatcherPipeline:
         if direction not in ("input", "output"):
             raise ValueError(f"direction must be 'input' or 'output', not {direction!r}")
         self.refresh()
-        hits = self.matcher.hits(message, direction, paths)
         by_topic: dict[str, list[PatternHit]] = {}
-        for h in hits:
+        for h in self.matcher.hits(message, direction, paths):
             by_topic.setdefault(h.topic, []).append(h)
         names = [t.name for t in self.topics if all_topics or t.name in by_topic]
         scored: dict[str, TopicScores] = {}
@@ -192,43 +191,14 @@ class WatcherPipeline:
         decisions: list[GateDecision] = []
         pending: list[PendingActivation] = []
         for name in names:
-            topic = self._topics[name]
             topic_hits = tuple(by_topic.get(name, ()))
-            s = scored.get(name)
-            scores: dict[str, Any] = {"tier1": bool(topic_hits)}
-            if s is not None:
-                scores.update(s.as_dict())
-            tier2 = s.score if s is not None else 0.0
-            hints = tuple(dict.fromkeys(h.correction_hint for h in topic_hits
-                                        if h.correction_hint and direction == "output"))
-            gate_result: bool | None = None
-            source = "rule"
-            if not topic_hits:
-                act = TopicActivation(name, False, 1, "no trigger fired", direction, "drop", scores)
-            elif hints:
-                act = TopicActivation(name, True, 1, "output trigger with a correction hint", direction,
-                                      "activate", scores, topic_hits, hints)
-            else:
-                route, why = route_for(topic, True, tier2)
-                if route == "gate":
-                    verdict = self.gate.decide(message, topic, tier2)
-                    gate_result, source = verdict.result, verdict.source
-                    act = TopicActivation(name, verdict.result, 3, f"gate ({verdict.source}) said "
-                                          f"{'YES' if verdict.result else 'NO'}; {why}", direction, route,
-                                          scores, topic_hits)
-                else:
-                    tier = 1 if (topic.activation == "manual" or topic.priority == "critical") else 2
-                    source = "bypass" if route == "activate" else "rule"
-                    act = TopicActivation(name, route == "activate", tier, why, direction, route, scores, topic_hits)
+            scores, tier2 = _scores(topic_hits, scored.get(name))
+            hints = _output_hints(topic_hits, direction)
+            act, gate_result, source = self._verdict(message, self._topics[name], direction,
+                                                     topic_hits, hints, scores, tier2)
             if topic_hits and not dry_run:
-                did = new_decision_id()
-                act = replace(act, decision_id=did)
-                decisions.append(GateDecision(
-                    id=did, timestamp=format_ts_micro(), message_hash=mhash, topic_name=name, tier1_matched=True,
-                    tier2_score=round(tier2, 6), route=act.route, gate_result=gate_result, activated=act.activated,
-                    source=source, reason=act.reason,
-                    scores={k: v for k, v in scores.items() if isinstance(v, float)},
-                ))
+                act, decision = _logged(act, mhash, tier2, gate_result, source, scores)
+                decisions.append(decision)
                 if act.activated and hints:
                     pending.extend(PendingActivation(name, h, "output", format_ts_micro()) for h in hints)
             results.append(act)
@@ -237,6 +207,34 @@ class WatcherPipeline:
         if pending and self.persist_steering:
             add_pending(self.repo, pending)
         return results
+
+    def _verdict(self, message: str, topic: Topic, direction: Direction,
+                 topic_hits: tuple[PatternHit, ...], hints: tuple[str, ...], scores: dict[str, Any],
+                 tier2: float) -> tuple[TopicActivation, bool | None, str]:
+        """TOPIC's activation, the gate's answer (None when it was not asked) and what
+        decided. No trigger fired: dropped. An output trigger with a correction hint:
+        activated. Else the route for the tier-2 score: the gate decides (tier 3), or the
+        rule does (tier 1 for a manual or critical topic, else tier 2)."""
+        name = topic.name
+        if not topic_hits:
+            act = TopicActivation(name, False, 1, "no trigger fired", direction, "drop", scores)
+            return act, None, "rule"
+        if hints:
+            act = TopicActivation(name, True, 1, "output trigger with a correction hint", direction,
+                                  "activate", scores, topic_hits, hints)
+            return act, None, "rule"
+        route, why = route_for(topic, True, tier2)
+        if route == "gate":
+            verdict = self.gate.decide(message, topic, tier2)
+            act = TopicActivation(name, verdict.result, 3, f"gate ({verdict.source}) said "
+                                  f"{'YES' if verdict.result else 'NO'}; {why}", direction, route,
+                                  scores, topic_hits)
+            return act, verdict.result, verdict.source
+        tier = 1 if (topic.activation == "manual" or topic.priority == "critical") else 2
+        source = "bypass" if route == "activate" else "rule"
+        act = TopicActivation(name, route == "activate", tier, why, direction, route, scores,
+                              topic_hits)
+        return act, None, source
 
     def corrections(self, agent_output: str) -> list[tuple[str, str]]:
         """[(topic, correction_hint)] of output-scope triggers firing on AGENT_OUTPUT
@@ -285,6 +283,35 @@ class WatcherPipeline:
                     if nxt <= at:
                         out.append(CronDue(topic.name, t.schedule, nxt))
         return out
+
+
+def _logged(act: TopicActivation, mhash: str, tier2: float, gate_result: bool | None, source: str,
+            scores: dict[str, Any]) -> tuple[TopicActivation, GateDecision]:
+    """ACT with a new decision id, and the decision to log under that id."""
+    did = new_decision_id()
+    act = replace(act, decision_id=did)
+    return act, GateDecision(
+        id=did, timestamp=format_ts_micro(), message_hash=mhash, topic_name=act.topic,
+        tier1_matched=True, tier2_score=round(tier2, 6), route=act.route, gate_result=gate_result,
+        activated=act.activated, source=source, reason=act.reason,
+        scores={k: v for k, v in scores.items() if isinstance(v, float)},
+    )
+
+
+def _output_hints(topic_hits: tuple[PatternHit, ...], direction: Direction) -> tuple[str, ...]:
+    """The correction hints of the triggers that fired on an agent's output, each once."""
+    return tuple(dict.fromkeys(h.correction_hint for h in topic_hits
+                               if h.correction_hint and direction == "output"))
+
+
+def _scores(topic_hits: tuple[PatternHit, ...], s: TopicScores | None
+            ) -> tuple[dict[str, Any], float]:
+    """The scores shown for a topic (whether tier 1 fired, then tier 2's parts), and its
+    tier-2 score (0 when it was not scored)."""
+    scores: dict[str, Any] = {"tier1": bool(topic_hits)}
+    if s is not None:
+        scores.update(s.as_dict())
+    return scores, s.score if s is not None else 0.0
 
 
 # ── pending steering, shared between processes ──────────────────────────────────────

@@ -1,0 +1,248 @@
+"""The frontmatter of a transcript: its metadata (`TranscriptMeta`), read and validated
+from YAML and rendered in a fixed key order. Part of the transcript format
+(formats/transcript.py re-exports every name here)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from autopoiesis.core import frontmatter
+from autopoiesis.core.clock import format_ts, parse_ts
+from autopoiesis.core.text import one_line
+from autopoiesis.errors import FrontmatterError, TranscriptFormatError
+
+STATUSES = ("open", "closed", "recovered")
+SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}\Z")
+
+
+# The one-line fields are normalised when the metadata is built (see "One-line fields" in
+# formats/transcript.py).
+def _line(value: object, limit: int = 300) -> str:
+    return one_line(value, limit)
+
+
+def _opt_line(value: object, limit: int = 300) -> str | None:
+    return (one_line(value, limit) or None) if value is not None else None
+
+
+def validate_session_id(session_id: Any) -> str:
+    if not isinstance(session_id, str) or not session_id:
+        raise TranscriptFormatError("session_id must be a non-empty string like ses_a1b2c3d4.")
+    if "\x00" in session_id or "/" in session_id or "\\" in session_id or ".." in session_id:
+        raise TranscriptFormatError(
+            f"session_id {session_id!r} contains '/', '\\\\', '..' or a NUL byte; it names a file, "
+            "so use letters, digits, '_', '-', '.' or ':' only."
+        )
+    if not SESSION_ID_RE.match(session_id):
+        raise TranscriptFormatError(
+            f"session_id {session_id!r} is not allowed: use 1-128 letters, digits, '_', '-', "
+            "'.' or ':', starting with a letter or digit."
+        )
+    return session_id
+
+
+@dataclass(frozen=True)
+class KnowledgeChangeRef:
+    path: str
+    action: str
+    summary: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", _line(self.path, 500))
+        object.__setattr__(self, "action", _line(self.action, 40))
+        object.__setattr__(self, "summary", _line(self.summary))
+
+
+@dataclass(frozen=True)
+class TranscriptMeta:
+    session_id: str
+    started: datetime
+    ended: datetime | None = None
+    model: str | None = None
+    channel: str | None = None
+    topic: str | None = None
+    tags: tuple[str, ...] = ()
+    tokens_in: int = 0
+    tokens_out: int = 0
+    status: str = "open"
+    source: str | None = None
+    redactions: tuple[tuple[str, int], ...] = ()
+    knowledge_changes: tuple[KnowledgeChangeRef, ...] = ()
+    parent_session: str | None = None  # the session that spawned this one (a subagent's)
+    part: int = 1  # 2, 3, ... for the continuations of a session (see "Parts" above)
+    continues: str | None = None  # the repo-relative path of the part before this one
+
+    def __post_init__(self) -> None:
+        for key in ("model", "channel", "topic", "source"):
+            object.__setattr__(self, key, _opt_line(getattr(self, key)))
+        object.__setattr__(self, "tags", tuple(_line(t, 100) for t in self.tags))
+        if self.parent_session is not None:
+            validate_session_id(self.parent_session)
+        if isinstance(self.part, bool) or not isinstance(self.part, int) or self.part < 1:
+            raise TranscriptFormatError(
+                f"part must be a whole number from 1 up, not {self.part!r}.")
+        if (self.part > 1) != (self.continues is not None):
+            raise TranscriptFormatError("a continuation has both part (2 or more) and continues "
+                                        "(the part before it); a first part has neither.")
+        if self.continues is not None:
+            object.__setattr__(self, "continues", _line(self.continues, 500))
+
+
+# ── frontmatter: a fixed key order, every string through core.frontmatter.scalar so that
+# an id, tag, model or topic that YAML would read as a number (`1:30`, `0x1F`), a bool or
+# a date is quoted and reads back as the same string ──
+
+def render_frontmatter(meta: TranscriptMeta) -> str:
+    lines = ["---"]
+    lines.append(f"session_id: {frontmatter.scalar(meta.session_id)}")
+    lines.append(f"started: {format_ts(meta.started)}")
+    lines.append(f"ended: {format_ts(meta.ended) if meta.ended else 'null'}")
+    for key in ("model", "channel", "topic"):
+        value = getattr(meta, key)
+        lines.append(f"{key}: {frontmatter.scalar(value) if value is not None else 'null'}")
+    lines.append("tags: [" + ", ".join(frontmatter.scalar(t) for t in meta.tags) + "]")
+    lines.append(f"tokens_in: {int(meta.tokens_in)}")
+    lines.append(f"tokens_out: {int(meta.tokens_out)}")
+    lines.append(f"status: {meta.status}")
+    if meta.source is not None:
+        lines.append(f"source: {frontmatter.scalar(meta.source)}")
+    if meta.parent_session is not None:
+        lines.append(f"parent_session: {frontmatter.scalar(meta.parent_session)}")
+    if meta.part > 1:
+        lines.append(f"part: {int(meta.part)}")
+        lines.append(f"continues: {frontmatter.scalar(meta.continues)}")
+    if meta.redactions:
+        lines.append("redactions:")
+        lines.extend(f"  {frontmatter.scalar(kind)}: {count}" for kind, count in meta.redactions)
+    else:
+        lines.append("redactions: {}")
+    if meta.knowledge_changes:
+        lines.append("knowledge_changes:")
+        for ch in meta.knowledge_changes:
+            lines.append(f"  - path: {frontmatter.scalar(ch.path)}")
+            lines.append(f"    action: {frontmatter.scalar(ch.action)}")
+            lines.append(f"    summary: {frontmatter.scalar(ch.summary)}")
+    else:
+        lines.append("knowledge_changes: []")
+    lines.append("---")
+    return "\n".join(lines) + "\n"
+
+
+def _opt_str(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    return str(value)
+
+
+def meta_from_mapping(data: dict[str, Any], where: str = "transcript") -> TranscriptMeta:
+    """The TranscriptMeta of a frontmatter mapping; TranscriptFormatError naming the first
+    field that is missing or wrong."""
+    if not isinstance(data, dict):
+        raise TranscriptFormatError(f"{where}: frontmatter must be a YAML mapping.")
+    missing = [k for k in ("session_id", "started") if data.get(k) in (None, "")]
+    if missing:
+        raise TranscriptFormatError(f"{where}: frontmatter lacks {', '.join(missing)}; every "
+                                    "transcript needs session_id and started.")
+    status = str(data.get("status") or "closed")
+    if status not in STATUSES:
+        raise TranscriptFormatError(
+            f"{where}: status {status!r} is not one of {', '.join(STATUSES)}.")
+    tags = data.get("tags") or []
+    if not isinstance(tags, list):
+        raise TranscriptFormatError(f"{where}: tags must be a list like [coding, git].")
+    red = data.get("redactions") or {}
+    if not isinstance(red, dict):
+        raise TranscriptFormatError(f"{where}: redactions must be a mapping of KIND: count.")
+    changes = _knowledge_changes(data, where)
+    for key in ("tokens_in", "tokens_out"):
+        if not isinstance(data.get(key, 0) or 0, int):
+            raise TranscriptFormatError(f"{where}: {key} must be a whole number.")
+    part = _part(data, where)
+    parent = _parent_session(data, where)
+    return TranscriptMeta(
+        session_id=validate_session_id(str(data["session_id"])),
+        started=parse_ts(data["started"], f"{where}: started"),
+        ended=parse_ts(data["ended"], f"{where}: ended") if data.get("ended") else None,
+        model=_opt_str(data, "model"),
+        channel=_opt_str(data, "channel"),
+        topic=_opt_str(data, "topic"),
+        tags=tuple(str(t) for t in tags),
+        tokens_in=int(data.get("tokens_in") or 0),
+        tokens_out=int(data.get("tokens_out") or 0),
+        status=status,
+        source=_opt_str(data, "source"),
+        redactions=tuple((str(k), int(v)) for k, v in red.items()),
+        knowledge_changes=changes,
+        parent_session=parent,
+        part=part,
+        continues=_opt_str(data, "continues"),
+    )
+
+
+def _knowledge_changes(data: dict[str, Any], where: str) -> tuple[KnowledgeChangeRef, ...]:
+    """The `knowledge_changes:` list: each entry a mapping with at least a path."""
+    changes = []
+    for ch in data.get("knowledge_changes") or []:
+        if not isinstance(ch, dict) or "path" not in ch:
+            raise TranscriptFormatError(
+                f"{where}: each knowledge_changes entry needs path, action and summary.")
+        changes.append(KnowledgeChangeRef(str(ch["path"]), str(ch.get("action", "")),
+                                          str(ch.get("summary", "") or "")))
+    return tuple(changes)
+
+
+def _part(data: dict[str, Any], where: str) -> int:
+    """`part:` (1 when absent), which a continuation has with `continues:`, and a first
+    part has without."""
+    part = 1 if data.get("part") is None else data["part"]
+    if isinstance(part, bool) or not isinstance(part, int) or part < 1:
+        raise TranscriptFormatError(
+            f"{where}: part must be a whole number from 1 up, not {part!r}.")
+    if (part > 1) != (data.get("continues") not in (None, "")):
+        raise TranscriptFormatError(f"{where}: a continuation has both part (2 or more) and "
+                                    "continues (the path of the part before it); a first part "
+                                    "has neither.")
+    return part
+
+
+def _parent_session(data: dict[str, Any], where: str) -> str | None:
+    """`parent_session:` (a subagent's), a valid session id when given."""
+    parent = _opt_str(data, "parent_session")
+    if parent is not None:
+        try:
+            validate_session_id(parent)
+        except TranscriptFormatError as exc:
+            raise TranscriptFormatError(f"{where}: parent_session: {exc}") from None
+    return parent
+
+
+def split_frontmatter(text: str, where: str = "transcript") -> tuple[dict[str, Any], str]:
+    """(frontmatter mapping, rest of the text), read by core.frontmatter (BOM and CRLF
+    handled there, strings that look like numbers kept as strings)."""
+    try:
+        source, body = frontmatter.split(text, where)
+        if source is None:
+            raise TranscriptFormatError(
+                f"{where}: missing frontmatter; a transcript starts with a '---' line.")
+        return frontmatter.parse_yaml(source, where), body
+    except FrontmatterError as exc:
+        raise TranscriptFormatError(str(exc)) from None
+
+
+def parse_meta(text: str, where: str = "transcript") -> TranscriptMeta:
+    """Only the frontmatter (cheap: the hooks use it)."""
+    data, _ = split_frontmatter(text, where)
+    return meta_from_mapping(data, where)
+
+
+def replace_frontmatter(text: str, meta: TranscriptMeta, title: str | None = None) -> str:
+    """TEXT with its frontmatter (and optionally title) replaced; the turns stay byte for byte."""
+    _, body = split_frontmatter(text)
+    if title is not None and body.startswith("\n# "):
+        nl = body.find("\n", 1)
+        body = f"\n# {one_line(title, 200) or meta.session_id}" + (body[nl:] if nl != -1 else "\n")
+    return render_frontmatter(meta) + body

@@ -1,0 +1,148 @@
+"""The knowledge files of one repo as parsed documents, for the writer: read once and
+written once at the end while batching, redacted when stored whole, and the caches
+derived from them (the entry catalog, each file's live facts and ids), which the
+writer's own changes keep current."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Self
+
+from autopoiesis.core.paths import MemoryRepo, atomic_write
+from autopoiesis.core.redact import Redactor
+from autopoiesis.formats import knowledge as kf
+from autopoiesis.knowledge.catalog import EntryCatalog
+
+
+class KnowledgeDocuments:
+    """The documents of REPO's knowledge files, cached while batching."""
+
+    def __init__(self, repo: MemoryRepo):
+        self.repo = repo
+        self._docs: dict[str, kf.KnowledgeDoc] = {}
+        self._dirty: set[str] = set()
+        self._batching = 0
+        self._sizes: dict[str, int] = {}  # bytes of each document as stored (FILE_BYTE_CAP)
+        self._redactor: Redactor | None = None
+        # entries of the current-state files (cross-file supersede)
+        self._cat: EntryCatalog | None = None
+        # path -> (live facts, entry ids), kept current
+        self._known: dict[str, tuple[set[str], set[str]]] = {}
+
+    @property
+    def redactor(self) -> Redactor:
+        if self._redactor is None:
+            self._redactor = self.repo.redactor()
+        return self._redactor
+
+    def read(self, relpath: str) -> kf.KnowledgeDoc | None:
+        if relpath in self._docs:
+            return self._docs[relpath]
+        full = self.repo.root / relpath
+        if not full.exists():
+            return None
+        doc = kf.parse(full.read_text(encoding="utf-8"))
+        if self._batching:
+            self._docs[relpath] = doc
+        return doc
+
+    def _store(self, relpath: str, doc: kf.KnowledgeDoc, size: int | None = None) -> None:
+        doc = kf.refresh_counts(relpath, doc)
+        if self._batching:
+            self._docs[relpath] = doc
+            self._dirty.add(relpath)
+            if size is not None:
+                self._sizes[relpath] = size
+            else:
+                self._sizes.pop(relpath, None)
+        else:
+            text = kf.render(doc)
+            atomic_write(self.repo.root / relpath, text)
+            self._sizes.pop(relpath, None)
+
+    def _size(self, relpath: str, doc: kf.KnowledgeDoc) -> int:
+        """The stored size of RELPATH (DOC), in UTF-8 bytes; rendered once, then tracked."""
+        if relpath not in self._sizes:
+            self._sizes[relpath] = len(kf.render(doc).encode("utf-8"))
+        return self._sizes[relpath]
+
+    def write_doc(self, relpath: str, doc: kf.KnowledgeDoc) -> None:
+        """Store a whole document (the condenser and pruner use this; counts refreshed,
+        every line redacted)."""
+        under = "knowledge" if relpath.startswith("knowledge/") else "archive"
+        self.repo.resolve_inside(relpath, under=under)
+        self._invalidate()
+        self._store(relpath, self._redact_doc(doc))
+
+    def _redact_doc(self, doc: kf.KnowledgeDoc) -> kf.KnowledgeDoc:
+        r = self.redactor.redact
+        sections = []
+        for sec in doc.sections:
+            lines: list[kf.Line] = []
+            for line in sec.lines:
+                if isinstance(line, kf.Entry):
+                    source = r(line.source) if line.source else line.source
+                    line = kf.Entry(line.id, r(line.text), line.date, source, line.at, line.tags)
+                else:
+                    line = r(line)
+                lines.append(line)
+            sections.append(kf.Section(sec.level, r(sec.title), tuple(lines)))
+        fm = r(doc.frontmatter) if doc.frontmatter else doc.frontmatter
+        return kf.KnowledgeDoc(fm, tuple(sections), doc.final_newline)
+
+    def forget(self, relpath: str) -> None:
+        """Drop a cached document (its file was moved or removed by someone else)."""
+        self._docs.pop(relpath, None)
+        self._dirty.discard(relpath)
+        self._invalidate()
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[Self]:
+        self._batching += 1
+        try:
+            yield self
+        finally:
+            self._batching -= 1
+            if not self._batching:
+                self.flush()
+                self._docs.clear()
+                self._invalidate()
+
+    def flush(self) -> list[str]:
+        written = sorted(self._dirty)
+        for rel in written:
+            atomic_write(self.repo.root / rel, kf.render(self._docs[rel]))
+        self._dirty.clear()
+        self._sizes.clear()
+        return written
+
+    def _invalidate(self) -> None:
+        self._cat = None
+        self._known = {}
+
+    def _facts_and_ids(self, path: str, doc: kf.KnowledgeDoc) -> tuple[set[str], set[str]]:
+        """The live facts (hand-written bullets too) and the entry ids of PATH, read once,
+        then kept current by the writer: a change costs no scan of the whole file."""
+        if path not in self._known:
+            self._known[path] = (set(doc.facts()), {e.id for _, e in doc.entries()})
+        return self._known[path]
+
+    def _catalog(self) -> EntryCatalog:
+        """The live entries of the current-state files: read once a batch (or an apply),
+        then kept current by the writer's own changes."""
+        if self._cat is None:
+            cat = EntryCatalog()
+            on_disk = {self.repo.rel(p) for p in self.repo.knowledge_dir.rglob("*.md")}
+            paths = on_disk | set(self._docs)
+            for rel in sorted(paths):
+                if not kf.is_current_state(rel):
+                    continue
+                try:
+                    doc = self.read(rel)
+                except (OSError, UnicodeDecodeError):
+                    continue
+                for sec, e in doc.entries() if doc is not None else ():
+                    cat.add(rel, sec.title, e)
+            self._cat = cat
+        return self._cat
