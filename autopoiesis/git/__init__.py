@@ -2,8 +2,11 @@
 
     runner.py        the one subprocess runner (run, cat-file --batch, status and diff
                      parsing, uncommitted paths, locate_repo); standard library only
-    repo.py          MemoryGit: commits, index.lock recovery, tags, branches, remote, recall
-                     (GitPython for porcelain)
+    repo.py          MemoryGit, composed of the four below (GitPython for porcelain)
+    commits.py       its core: `run` with index.lock recovery, commits and their messages
+    refs.py          tags and explore/* branches
+    remote.py        fetch, ls-remote, push, merge
+    recall.py        log -S, learned, history, blame, a file at a tag or a date
     verify.py        transcript immutability over the whole history (`autopoiesis verify`)
     hooks.py         the git hooks' logic (pre-commit, post-commit, the history hooks) and
                      their installation; the light path: no GitPython, numpy or openai
