@@ -1,6 +1,6 @@
 """Everything git, in one package.
 
-    runner.py        the one subprocess runner (run, cat-file --batch, status and diff
+    runner.py        the one subprocess runner (call, run, start, cat-file --batch, status and diff
                      parsing, uncommitted paths, locate_repo); standard library only
     repo.py          MemoryGit, composed of the four below (GitPython for porcelain)
     commits.py       its core: `run` with index.lock recovery, commits and their messages

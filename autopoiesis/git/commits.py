@@ -35,6 +35,7 @@ from typing import Any
 from autopoiesis.core.paths import CONTENT_DIRS, CONVERSATIONS_DIR, KNOWLEDGE_COMMIT_DIRS, MemoryRepo
 from autopoiesis.errors import GitError
 from autopoiesis.formats.commit_message import generate_commit_message
+from autopoiesis.git import runner
 from autopoiesis.git.runner import status as git_status
 from autopoiesis.git.runner import uncommitted
 
@@ -108,7 +109,7 @@ class GitCore:
         if self._env is None:
             env = dict(os.environ)
             for key in ("user.name", "user.email"):
-                probe = subprocess.run(["git", "config", key], cwd=self.root, capture_output=True, text=True)
+                probe = runner.call(self.root, "config", key, text=True)
                 if probe.returncode != 0 or not probe.stdout.strip():
                     for k, v in _FALLBACK_IDENTITY.items():
                         env.setdefault(k, v)
@@ -164,12 +165,10 @@ class GitCore:
 
     def _spawn(self, args: Sequence[str], input: str | None, *, record: bool,
                timeout: float | None = None) -> subprocess.CompletedProcess[str]:
-        stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
         if not record:
             try:
-                return subprocess.run(["git", *args], cwd=self.root, capture_output=True, text=True, input=input,
-                                      stdin=None if input is not None else stdin, env=self._environment(),
-                                      timeout=timeout)
+                return runner.call(self.root, *args, input=input, text=True, env=self._environment(),
+                                   timeout=timeout, stdin_devnull=True)
             except subprocess.TimeoutExpired:
                 raise GitError(f"git {' '.join(args[:2])} did not finish within {timeout:g} s and was stopped "
                                "(a remote that does not answer?). Check the network and "
@@ -180,8 +179,7 @@ class GitCore:
                     path.unlink(missing_ok=True)
         record_path = self.repo.state_path("locks", f"git-index.{os.getpid()}.json")
         started = time.time()
-        child = subprocess.Popen(["git", *args], cwd=self.root, stdin=stdin, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, env=self._environment())
+        child = runner.start(self.root, *args, env=self._environment(), stdin_pipe=input is not None)
         try:
             record_path.write_text(json.dumps({
                 "pid": os.getpid(), "start": process_start(os.getpid()), "git_pid": child.pid,
@@ -436,7 +434,7 @@ class GitCore:
             env = {**self._environment(), "GIT_INDEX_FILE": private}
 
             def git(*args: str) -> subprocess.CompletedProcess[str]:
-                return subprocess.run(["git", *args], cwd=self.root, capture_output=True, text=True, env=env)
+                return runner.call(self.root, *args, text=True, env=env)
 
             try:
                 shutil.copyfile(self.git_dir() / "index", private)  # its stat cache spares re-hashing

@@ -36,7 +36,6 @@ import difflib
 import hashlib
 import os
 import shlex
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -44,6 +43,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autopoiesis.formats import knowledge as kf
+from autopoiesis.git.runner import call, run
 
 DRIVER_NAME = "autopoiesis"
 DRIVER_LABEL = "autopoiesis: knowledge entries merge by id"
@@ -198,8 +198,8 @@ def _git_merge_file(ours: str, base: str, theirs: str) -> tuple[str, int]:
             with open(p, "w", encoding="utf-8", newline="") as fh:
                 fh.write(text)
             paths.append(p)
-        proc = subprocess.run(["git", "merge-file", "-p", f"--marker-size={MARKER}", "-L", "ours", "-L", "base",
-                               "-L", "theirs", *paths], capture_output=True, check=False)
+        proc = call(None, "merge-file", "-p", f"--marker-size={MARKER}", "-L", "ours", "-L", "base",
+                    "-L", "theirs", *paths)
     if proc.returncode < 0:
         raise RuntimeError(f"git merge-file failed: {proc.stderr.decode(errors='replace')}")
     return proc.stdout.decode("utf-8"), proc.returncode
@@ -337,10 +337,10 @@ def install(root: Path) -> list[str]:
     wanted = {f"merge.{DRIVER_NAME}.name": DRIVER_LABEL, f"merge.{DRIVER_NAME}.driver": driver_command()}
     changed = []
     for key, value in wanted.items():
-        have = subprocess.run(["git", "config", "--local", "--get", key], cwd=root, capture_output=True, text=True)
+        have = call(root, "config", "--local", "--get", key, text=True)
         if have.returncode == 0 and have.stdout.rstrip("\n") == value:
             continue
-        subprocess.run(["git", "config", "--local", key, value], cwd=root, capture_output=True, check=True)
+        run(root, "config", "--local", key, value)
         changed.append(key)
     return [f"merge driver {DRIVER_NAME}: registered in .git/config"] if changed else []
 
@@ -348,8 +348,8 @@ def install(root: Path) -> list[str]:
 def _fallback(base: Path, ours: Path, theirs: Path) -> int:
     """git's own line merge of the file, written in place: whatever went wrong here, the
     merge still keeps both sides (as conflict markers where they differ)."""
-    proc = subprocess.run(["git", "merge-file", f"--marker-size={MARKER}", "-L", "ours", "-L", "base", "-L", "theirs",
-                           str(ours), str(base), str(theirs)], capture_output=True, check=False)
+    proc = call(None, "merge-file", f"--marker-size={MARKER}", "-L", "ours", "-L", "base", "-L", "theirs",
+                str(ours), str(base), str(theirs))
     return 0 if proc.returncode == 0 else 1
 
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo, atomic_write
 from autopoiesis.errors import GitError
-from autopoiesis.git.runner import GitCommandError, decode
+from autopoiesis.git.runner import GitCommandError, call, decode
 from autopoiesis.git.runner import run as _run
 
 TRANSCRIPTS = CONVERSATIONS_DIR + "/"
@@ -161,11 +161,7 @@ def existing_commits(root: Path, shas: Iterable[str]) -> set[str]:
 
 
 def is_ancestor(root: Path, a: str, b: str) -> bool:
-    import subprocess
-
-    proc = subprocess.run(["git", "--no-replace-objects", "merge-base", "--is-ancestor", a, b],
-                          cwd=root, capture_output=True, check=False)
-    return proc.returncode == 0
+    return call(root, "--no-replace-objects", "merge-base", "--is-ancestor", a, b).returncode == 0
 
 
 def transcripts_at(root: Path, commit: str) -> dict[str, str]:

@@ -37,6 +37,7 @@ from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.paths import STATE_FILES, MemoryRepo
 from autopoiesis.errors import GitError
 from autopoiesis.git.repo import MemoryGit
+from autopoiesis.git.runner import call
 from autopoiesis.git.verify import ALLOW_REWRITE_ENV, accept_current, record_rewrite
 
 MIN_LENGTH = 6  # shorter strings are words, not secrets; forgetting them would rewrite prose
@@ -70,7 +71,7 @@ class ForgetReport:
 
 
 def _git(root: Path, *args: str, check: bool = True, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    done = subprocess.run(["git", *args], cwd=root, capture_output=True, input=input)
+    done = call(root, *args, input=input)
     if check and done.returncode != 0:
         raise GitError(f"git {' '.join(args)} failed: {done.stderr.decode(errors='replace').strip()}")
     return done
