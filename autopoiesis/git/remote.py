@@ -38,6 +38,37 @@ class MergeResult:
 
 
 
+@dataclass
+class ForcedPush:
+    """A forced push that replaces a remote's old history: LEASES (`REF:OBJECT`: force REF
+    only while the remote still holds OBJECT) and REFSPECS; NEWER, (ref, object, peeled
+    commit) of the remote's refs outside the old history; STALE, remote refs into the old
+    history this clone has no ref for; LOCAL, this clone's {ref: object}."""
+
+    local: dict[str, str]
+    leases: list[str] = field(default_factory=list)
+    refspecs: list[str] = field(default_factory=list)
+    newer: list[tuple[str, str, str]] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+
+    def force(self, ref: str, sha: str) -> None:
+        """Overwrite REF while the remote holds SHA, or note it stale when this clone lacks REF."""
+        if ref in self.local:
+            self.leases.append(f"{ref}:{sha}")
+            self.refspecs.append(f"{ref}:{ref}")
+        else:
+            self.stale.append(ref)
+
+    def force_newer(self) -> None:
+        """Lease the NEWER refs too (their work is on this clone already)."""
+        for ref, sha, _ in self.newer:
+            self.force(ref, sha)
+
+    def include(self, ref: str) -> None:
+        """Push REF (the branch) even where no lease forces it."""
+        if ref not in {r.split(":", 1)[0] for r in self.refspecs}:
+            self.refspecs.append(f"{ref}:{ref}")
+
 class RemoteMixin(GitCore):
     """Remotes: fetch, ls-remote, push, merge."""
 
@@ -48,6 +79,9 @@ class RemoteMixin(GitCore):
             return None
         proc = self.run("remote", "get-url", "--", name, check=False)
         return (proc.stdout.strip() or None) if proc.returncode == 0 else None
+
+    def remote_names(self) -> list[str]:
+        return self.run("remote", check=False).stdout.split()
 
     def upstream_remote(self, branch: str) -> str | None:
         """The remote BRANCH tracks (`branch.BRANCH.remote`), or None."""
@@ -170,6 +204,79 @@ class RemoteMixin(GitCore):
             return []
         out = self.run("diff", "--name-only", "--no-renames", "-z", old, new, check=False).stdout
         return [p for p in out.split("\x00") if p]
+
+
+    def incoming_paths(self, ours: str, theirs: str) -> list[str]:
+        """The paths THEIRS changed since its common base with OURS and that OURS does not
+        hold as THEIRS does yet: what a merge of THEIRS brings in."""
+        changed_there = self.run("diff", "--name-only", "--no-renames", "-z", f"{ours}...{theirs}").stdout.split("\x00")
+        differs = set(self.run("diff", "--name-only", "--no-renames", "-z", ours, theirs).stdout.split("\x00"))
+        return sorted(p for p in changed_there if p and p in differs)
+
+    def share_history(self, a: str, b: str) -> bool:
+        """Whether commits A and B have a common ancestor."""
+        return self.run("merge-base", a, b, check=False).returncode == 0
+
+    def commits_matching(self, pattern: str, tip: str, exclude: str) -> list[tuple[str, str]]:
+        """(commit, subject) of the commits of TIP's history that EXCLUDE lacks and whose
+        message matches PATTERN (`git log --grep`), newest first."""
+        out = self.run("log", "--format=%H %s", f"--grep={pattern}", tip, "--not", exclude, check=False).stdout
+        return [(sha, subject) for sha, _, subject in (line.partition(" ") for line in out.splitlines() if line.strip())]
+
+    def annotated_tags_in_head(self) -> list[str]:
+        """The annotated tags (refs/tags/...) on commits of HEAD's history: what
+        `push --follow-tags` sends along."""
+        out = self.run("for-each-ref", "--merged", "HEAD", "--format=%(objecttype) %(refname)", "refs/tags/").stdout
+        return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("tag ")]
+
+    # ── replacing a remote's history after a rewrite (`autopoiesis sync --force-after-forget`) ──
+    def local_tips(self) -> dict[str, str]:
+        """{ref: object} of every local branch and tag."""
+        out = self.run("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", "refs/tags/").stdout
+        return dict(line.split(" ", 1)[::-1] for line in out.splitlines())
+
+    def plan_forced_push(self, remote_refs: dict[str, str], old_commits: set[str],
+                         old_objects: set[str]) -> ForcedPush:
+        """How to replace the old history on a remote holding REMOTE_REFS (from
+        ls_remote): each ref at an object of the old history (OLD_OBJECTS, OLD_COMMITS when
+        peeled) is forced with a lease on that object, or is stale when this clone has no
+        such ref; a ref at anything else that this clone's ref does not contain is newer."""
+        plan = ForcedPush(local=self.local_tips())
+        for ref, sha in sorted(remote_refs.items()):
+            if ref.endswith("^{}") or plan.local.get(ref) == sha:
+                continue
+            peeled = remote_refs.get(ref + "^{}", sha)
+            if sha in old_objects or peeled in old_commits:
+                plan.force(ref, sha)
+            elif not (ref in plan.local and self.rev(sha) and self.is_ancestor(sha, plan.local[ref])):
+                plan.newer.append((ref, sha, peeled))
+        return plan
+
+    def commits_not_carried(self, newer: Sequence[tuple[str, str, str]], local_tip: str, old_commits: set[str],
+                            old_objects: set[str]) -> list[str]:
+        """The commits of NEWER remote refs ((ref, object, peeled commit), fetched) outside
+        the old history that LOCAL_TIP has no equivalent of (same change, by `git cherry`'s
+        patch ids): the work a forced push would drop. A commit this clone lacks counts."""
+        carry: list[str] = []
+        for _, _sha, peeled in newer:
+            if self.rev(peeled) is None:
+                carry.append(peeled)
+                continue
+            walked = self.run("rev-list", "--no-merges", "--reverse", "--ignore-missing", peeled, "--not",
+                              *sorted(o for o in old_objects if self.rev(o)), check=False).stdout.split()
+            new = [c for c in walked if c not in old_commits]
+            if not new:
+                continue
+            missing = {line[2:] for line in self.run("cherry", local_tip, peeled, check=False).stdout.splitlines()
+                       if line.startswith("+ ")}
+            carry += [c for c in new if c in missing and c not in carry]
+        return carry
+
+    def drop_unreachable_objects(self) -> None:
+        """Expire every reflog and prune what nothing refers to (old objects a fetch
+        brought back after a rewrite)."""
+        self.run("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all", check=False)
+        self.run("gc", "--prune=now", "--quiet", check=False)
 
 
 def _last_lines(text: str, n: int = 4) -> str:
