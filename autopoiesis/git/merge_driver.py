@@ -140,6 +140,16 @@ def merge_entry(o: kf.Entry | None, a: kf.Entry | None, b: kf.Entry | None) -> k
     differently. Superseded on either side stays superseded."""
     if a is None or b is None or a == b:
         return a or b
+    values = _merge_fields(o, a, b)
+    if values is None:
+        return None
+    return replace(a, text=values["text"] or a.text, date=values["date"], source=values["source"], at=values["at"],
+                   tags=_merge_tags(o, a, b))
+
+
+def _merge_fields(o: kf.Entry | None, a: kf.Entry, b: kf.Entry) -> dict[str, str | None] | None:
+    """Text, date, source and at: the value a side changed, or None when both changed one
+    field differently."""
     values: dict[str, str | None] = {}
     for name in ("text", "date", "source", "at"):
         va, vb = getattr(a, name), getattr(b, name)
@@ -150,6 +160,12 @@ def merge_entry(o: kf.Entry | None, a: kf.Entry | None, b: kf.Entry | None) -> k
             values[name] = vb
         else:
             return None
+    return values
+
+
+def _merge_tags(o: kf.Entry | None, a: kf.Entry, b: kf.Entry) -> tuple[str, ...]:
+    """The union of both sides' tags, less the ones a side removed; every supersede tag
+    of either side last."""
     sup = [t for t in a.tags if t.startswith(kf.SUPERSEDED_TAG)]
     sup += [t for t in b.tags if t.startswith(kf.SUPERSEDED_TAG) and t not in sup]
     plain_o = {t for t in (o.tags if o else ()) if not t.startswith(kf.SUPERSEDED_TAG)}
@@ -157,8 +173,7 @@ def merge_entry(o: kf.Entry | None, a: kf.Entry | None, b: kf.Entry | None) -> k
     plain_b = [t for t in b.tags if not t.startswith(kf.SUPERSEDED_TAG)]
     tags = [t for t in plain_a if t in plain_b or t not in plain_o]  # a tag one side removed stays removed
     tags += [t for t in plain_b if t not in plain_a and t not in plain_o]
-    return replace(a, text=values["text"] or a.text, date=values["date"], source=values["source"], at=values["at"],
-                   tags=tuple(tags + sup))
+    return tuple(tags + sup)
 
 
 # ── the body, line by line ──
