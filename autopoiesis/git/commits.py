@@ -167,8 +167,8 @@ class GitCore:
                timeout: float | None = None) -> subprocess.CompletedProcess[str]:
         if not record:
             try:
-                return runner.call(self.root, *args, input=input, text=True, env=self._environment(),
-                                   timeout=timeout, stdin_devnull=True)
+                return runner.call(self.root, *args, input=input, text=True,
+                                   env=self._environment(), timeout=timeout, stdin_devnull=True)
             except subprocess.TimeoutExpired:
                 raise GitError(f"git {' '.join(args[:2])} did not finish within {timeout:g} s and was stopped "
                                "(a remote that does not answer?). Check the network and "
@@ -179,7 +179,8 @@ class GitCore:
                     path.unlink(missing_ok=True)
         record_path = self.repo.state_path("locks", f"git-index.{os.getpid()}.json")
         started = time.time()
-        child = runner.start(self.root, *args, env=self._environment(), stdin_pipe=input is not None)
+        child = runner.start(self.root, *args, env=self._environment(),
+                             stdin_pipe=input is not None)
         try:
             record_path.write_text(json.dumps({
                 "pid": os.getpid(), "start": process_start(os.getpid()), "git_pid": child.pid,

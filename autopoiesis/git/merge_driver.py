@@ -363,8 +363,8 @@ def install(root: Path) -> list[str]:
 def _fallback(base: Path, ours: Path, theirs: Path) -> int:
     """git's own line merge of the file, written in place: whatever went wrong here, the
     merge still keeps both sides (as conflict markers where they differ)."""
-    proc = call(None, "merge-file", f"--marker-size={MARKER}", "-L", "ours", "-L", "base", "-L", "theirs",
-                str(ours), str(base), str(theirs))
+    proc = call(None, "merge-file", f"--marker-size={MARKER}", "-L", "ours", "-L", "base",
+                "-L", "theirs", str(ours), str(base), str(theirs))
     return 0 if proc.returncode == 0 else 1
 
 

@@ -67,18 +67,21 @@ def check_ref_updates(repo: MemoryRepo, lines: Iterable[str]) -> list[str]:
             errors += _deletion_errors(root, ref, old)
         elif existing_commits(root, [new]):
             recorded = branches.get(ref, {})
-            findings = (_created_branch_findings(root, ref, new, recorded, verified, known) if _is_zero(old)
-                        else _moved_branch_findings(root, ref, old, new, recorded, verified, known))
+            if _is_zero(old):
+                findings = _created_branch_findings(root, ref, new, recorded, verified, known)
+            else:
+                findings = _moved_branch_findings(root, ref, old, new, recorded, verified, known)
             if findings:
                 errors.append(_refused_move(root, ref, new, findings))
     return errors
 
 
-def _created_branch_findings(root: Path, ref: str, new: str, recorded: dict[str, Any], verified: list[str],
-                             known: dict[str, str]) -> list[Finding]:
+def _created_branch_findings(root: Path, ref: str, new: str, recorded: dict[str, Any],
+                             verified: list[str], known: dict[str, str]) -> list[Finding]:
     """A branch created at NEW (or re-created: RECORDED is what the record holds of it):
     the commits no verified branch reaches, and what its verified tip had that NEW lacks."""
-    others = [r for r in decode(_git(root, "for-each-ref", "--format=%(objectname)", "refs/heads/")).split() if r]
+    heads = decode(_git(root, "for-each-ref", "--format=%(objectname)", "refs/heads/"))
+    others = [r for r in heads.split() if r]
     findings = walk(root, new, verified + others, known).findings
     if recorded.get("commit") and existing_commits(root, [recorded["commit"]]):
         findings += _as_findings(root, new, recorded["commit"], ref)
@@ -87,13 +90,14 @@ def _created_branch_findings(root: Path, ref: str, new: str, recorded: dict[str,
         for p, b in sorted(recorded["transcripts"].items()):
             if tree.get(p) != b:
                 how = "missing from" if p not in tree else "different in"
-                findings.append(Finding(p, new, "vanished" if p not in tree else "changed",
-                                        f"is {how} commit {new}, unlike the verified record of {_name(ref)}"))
+                findings.append(Finding(
+                    p, new, "vanished" if p not in tree else "changed",
+                    f"is {how} commit {new}, unlike the verified record of {_name(ref)}"))
     return findings
 
 
-def _moved_branch_findings(root: Path, ref: str, old: str, new: str, recorded: dict[str, Any], verified: list[str],
-                           known: dict[str, str]) -> list[Finding]:
+def _moved_branch_findings(root: Path, ref: str, old: str, new: str, recorded: dict[str, Any],
+                           verified: list[str], known: dict[str, str]) -> list[Finding]:
     """A branch moved from OLD to NEW: the new commits, and what OLD had that NEW lost or
     changed, unless the move goes back from a forged tip to the verified content."""
     findings = walk(root, new, [old, *verified], known).findings
@@ -103,8 +107,9 @@ def _moved_branch_findings(root: Path, ref: str, old: str, new: str, recorded: d
         forged = {f.path for f in walk(root, old, verified, known).findings}
         transcripts = recorded.get("transcripts", {})
         now = transcripts_at(root, new) if transcripts else {}
-        moved = [f for f in moved if f.path not in forged
-                 and not (f.kind == "changed" and f.path in transcripts and now.get(f.path) == transcripts[f.path])]
+        moved = [f for f in moved if f.path not in forged and not (
+            f.kind == "changed" and f.path in transcripts
+            and now.get(f.path) == transcripts[f.path])]
     return findings + moved
 
 

@@ -209,8 +209,9 @@ class RemoteMixin(GitCore):
     def incoming_paths(self, ours: str, theirs: str) -> list[str]:
         """The paths THEIRS changed since its common base with OURS and that OURS does not
         hold as THEIRS does yet: what a merge of THEIRS brings in."""
-        changed_there = self.run("diff", "--name-only", "--no-renames", "-z", f"{ours}...{theirs}").stdout.split("\x00")
-        differs = set(self.run("diff", "--name-only", "--no-renames", "-z", ours, theirs).stdout.split("\x00"))
+        diff = ("diff", "--name-only", "--no-renames", "-z")
+        changed_there = self.run(*diff, f"{ours}...{theirs}").stdout.split("\x00")
+        differs = set(self.run(*diff, ours, theirs).stdout.split("\x00"))
         return sorted(p for p in changed_there if p and p in differs)
 
     def share_history(self, a: str, b: str) -> bool:
@@ -220,19 +221,23 @@ class RemoteMixin(GitCore):
     def commits_matching(self, pattern: str, tip: str, exclude: str) -> list[tuple[str, str]]:
         """(commit, subject) of the commits of TIP's history that EXCLUDE lacks and whose
         message matches PATTERN (`git log --grep`), newest first."""
-        out = self.run("log", "--format=%H %s", f"--grep={pattern}", tip, "--not", exclude, check=False).stdout
-        return [(sha, subject) for sha, _, subject in (line.partition(" ") for line in out.splitlines() if line.strip())]
+        out = self.run("log", "--format=%H %s", f"--grep={pattern}", tip, "--not", exclude,
+                       check=False).stdout
+        found = (line.partition(" ") for line in out.splitlines() if line.strip())
+        return [(sha, subject) for sha, _, subject in found]
 
     def annotated_tags_in_head(self) -> list[str]:
         """The annotated tags (refs/tags/...) on commits of HEAD's history: what
         `push --follow-tags` sends along."""
-        out = self.run("for-each-ref", "--merged", "HEAD", "--format=%(objecttype) %(refname)", "refs/tags/").stdout
+        out = self.run("for-each-ref", "--merged", "HEAD", "--format=%(objecttype) %(refname)",
+                       "refs/tags/").stdout
         return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("tag ")]
 
-    # ── replacing a remote's history after a rewrite (`autopoiesis sync --force-after-forget`) ──
+    # ── replacing a remote's history after a rewrite (`sync --force-after-forget`) ──
     def local_tips(self) -> dict[str, str]:
         """{ref: object} of every local branch and tag."""
-        out = self.run("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", "refs/tags/").stdout
+        out = self.run("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/",
+                       "refs/tags/").stdout
         return dict(line.split(" ", 1)[::-1] for line in out.splitlines())
 
     def plan_forced_push(self, remote_refs: dict[str, str], old_commits: set[str],
@@ -248,12 +253,13 @@ class RemoteMixin(GitCore):
             peeled = remote_refs.get(ref + "^{}", sha)
             if sha in old_objects or peeled in old_commits:
                 plan.force(ref, sha)
-            elif not (ref in plan.local and self.rev(sha) and self.is_ancestor(sha, plan.local[ref])):
+            elif not (ref in plan.local and self.rev(sha)
+                      and self.is_ancestor(sha, plan.local[ref])):
                 plan.newer.append((ref, sha, peeled))
         return plan
 
-    def commits_not_carried(self, newer: Sequence[tuple[str, str, str]], local_tip: str, old_commits: set[str],
-                            old_objects: set[str]) -> list[str]:
+    def commits_not_carried(self, newer: Sequence[tuple[str, str, str]], local_tip: str,
+                            old_commits: set[str], old_objects: set[str]) -> list[str]:
         """The commits of NEWER remote refs ((ref, object, peeled commit), fetched) outside
         the old history that LOCAL_TIP has no equivalent of (same change, by `git cherry`'s
         patch ids): the work a forced push would drop. A commit this clone lacks counts."""
@@ -262,20 +268,22 @@ class RemoteMixin(GitCore):
             if self.rev(peeled) is None:
                 carry.append(peeled)
                 continue
-            walked = self.run("rev-list", "--no-merges", "--reverse", "--ignore-missing", peeled, "--not",
-                              *sorted(o for o in old_objects if self.rev(o)), check=False).stdout.split()
+            known_old = sorted(o for o in old_objects if self.rev(o))
+            walked = self.run("rev-list", "--no-merges", "--reverse", "--ignore-missing", peeled,
+                              "--not", *known_old, check=False).stdout.split()
             new = [c for c in walked if c not in old_commits]
             if not new:
                 continue
-            missing = {line[2:] for line in self.run("cherry", local_tip, peeled, check=False).stdout.splitlines()
-                       if line.startswith("+ ")}
+            cherry = self.run("cherry", local_tip, peeled, check=False).stdout.splitlines()
+            missing = {line[2:] for line in cherry if line.startswith("+ ")}
             carry += [c for c in new if c in missing and c not in carry]
         return carry
 
     def drop_unreachable_objects(self) -> None:
         """Expire every reflog and prune what nothing refers to (old objects a fetch
         brought back after a rewrite)."""
-        self.run("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all", check=False)
+        self.run("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all",
+                 check=False)
         self.run("gc", "--prune=now", "--quiet", check=False)
 
 

@@ -36,7 +36,8 @@ from autopoiesis.git.verify import ALLOW_REWRITE_ENV, RECORD_VERSION
 REDACTED = b"[redacted:forgotten]"
 
 
-def _git(root: Path, *args: str, check: bool = True, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def _git(root: Path, *args: str, check: bool = True,
+         input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     done = call(root, *args, input=input)
     if check and done.returncode != 0:
         raise GitError(f"git {' '.join(args)} failed: {done.stderr.decode(errors='replace').strip()}")
@@ -51,7 +52,8 @@ def uncommitted_status(root: Path) -> list[str]:
 
 
 def has_linked_worktrees(root: Path) -> bool:
-    return len(_git(root, "worktree", "list", "--porcelain").stdout.decode().split("\nworktree ")) > 1
+    listing = _git(root, "worktree", "list", "--porcelain").stdout.decode()
+    return len(listing.split("\nworktree ")) > 1
 
 
 def in_history(root: Path, rel: str) -> bool:
@@ -71,7 +73,8 @@ def remotes(root: Path) -> dict[str, str]:
 
 def tips(root: Path) -> dict[str, str]:
     """{ref: object} of every branch and tag."""
-    out = _git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/", "refs/tags/").stdout.decode()
+    out = _git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/",
+               "refs/tags/").stdout.decode()
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 
 
@@ -102,11 +105,13 @@ def rewrite_history(root: Path, *, text: str | None = None, path: str | None = N
     the repository's git lock and checked that the work tree is clean."""
     old_tips = tips(root)
     old_commits = _git(root, "rev-list", "--all").stdout.decode().split()
-    for ref in _git(root, "for-each-ref", "--format=%(refname)", "refs/remotes/").stdout.decode().split():
-        _git(root, "update-ref", "-d", ref)  # they come back, rewritten, with the next fetch after the force-push
+    # they come back, rewritten, with the next fetch after the force-push
+    tracking = _git(root, "for-each-ref", "--format=%(refname)", "refs/remotes/").stdout.decode()
+    for ref in tracking.split():
+        _git(root, "update-ref", "-d", ref)
     with tempfile.TemporaryDirectory(prefix="ap-forget-") as tmp:
-        args = [sys.executable, "-m", "git_filter_repo", "--force", "--quiet", "--sensitive-data-removal", "--no-fetch",
-                "--replace-refs", "delete-no-add"]
+        args = [sys.executable, "-m", "git_filter_repo", "--force", "--quiet",
+                "--sensitive-data-removal", "--no-fetch", "--replace-refs", "delete-no-add"]
         if text is not None:
             rules = Path(tmp) / "replace.txt"
             rules.write_bytes(b"literal:" + text.encode("utf-8") + b"==>" + REDACTED + b"\n")
@@ -116,12 +121,15 @@ def rewrite_history(root: Path, *, text: str | None = None, path: str | None = N
             args += ["--invert-paths", "--path", path]
         # the one sanctioned rewrite: the reference-transaction hook lets it through
         env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", ALLOW_REWRITE_ENV: "1"}
-        done = subprocess.run(args, cwd=root, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+        done = subprocess.run(args, cwd=root, capture_output=True, text=True, env=env,
+                              stdin=subprocess.DEVNULL)
         if done.returncode != 0:
-            raise GitError(f"git-filter-repo failed: {(done.stderr or done.stdout).strip()[-2000:]}")
+            why = (done.stderr or done.stdout).strip()[-2000:]
+            raise GitError(f"git-filter-repo failed: {why}")
     _git(root, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
     _git(root, "gc", "--prune=now", "--quiet")
-    refs = _git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads/", "refs/tags/").stdout.decode().split()
+    refs = _git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads/",
+                "refs/tags/").stdout.decode().split()
     return Rewritten(old_tips, old_commits, refs)
 
 

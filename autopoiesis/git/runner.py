@@ -38,14 +38,17 @@ class GitCommandError(Exception):
 
 @overload
 def call(root: Path | str | None, *args: str, input: str | None = None, text: Literal[True],
-         env: dict[str, str] | None = None, timeout: float | None = None, optional_locks: bool = True,
+         env: dict[str, str] | None = None, timeout: float | None = None,
+         optional_locks: bool = True,
          stdin_devnull: bool = False) -> subprocess.CompletedProcess[str]: ...
 @overload
-def call(root: Path | str | None, *args: str, input: bytes | None = None, text: Literal[False] = False,
-         env: dict[str, str] | None = None, timeout: float | None = None, optional_locks: bool = True,
+def call(root: Path | str | None, *args: str, input: bytes | None = None,
+         text: Literal[False] = False, env: dict[str, str] | None = None,
+         timeout: float | None = None, optional_locks: bool = True,
          stdin_devnull: bool = False) -> subprocess.CompletedProcess[bytes]: ...
 def call(root: Path | str | None, *args: str, input: str | bytes | None = None, text: bool = False,
-         env: dict[str, str] | None = None, timeout: float | None = None, optional_locks: bool = True,
+         env: dict[str, str] | None = None, timeout: float | None = None,
+         optional_locks: bool = True,
          stdin_devnull: bool = False) -> subprocess.CompletedProcess[Any]:
     """The one place that runs `git ARGS` to completion, in ROOT (None: the current
     folder): the finished process, whatever its exit status, output captured (TEXT: as
@@ -56,8 +59,8 @@ def call(root: Path | str | None, *args: str, input: str | bytes | None = None, 
     .git/index.lock)."""
     cmd = ["git"] + ([] if optional_locks else ["--no-optional-locks"]) + list(args)
     stdin = subprocess.DEVNULL if stdin_devnull and input is None else None
-    return subprocess.run(cmd, cwd=root, capture_output=True, input=input, stdin=stdin, text=text, env=env,
-                          timeout=timeout, check=False)
+    return subprocess.run(cmd, cwd=root, capture_output=True, input=input, stdin=stdin, text=text,
+                          env=env, timeout=timeout, check=False)
 
 
 def start(root: Path | str, *args: str, env: dict[str, str] | None = None,
@@ -65,8 +68,9 @@ def start(root: Path | str, *args: str, env: dict[str, str] | None = None,
     """Start `git ARGS` in ROOT and return it running (text mode, stdout and stderr piped;
     stdin a pipe with STDIN_PIPE, else empty): for a caller that must know git's pid
     while it runs (the record of who holds .git/index.lock)."""
-    return subprocess.Popen(["git", *args], cwd=root, stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    stdin = subprocess.PIPE if stdin_pipe else subprocess.DEVNULL
+    return subprocess.Popen(["git", *args], cwd=root, stdin=stdin, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
 
 
 def run(root: Path | str, *args: str, input: bytes | None = None, check: bool = True,

@@ -354,8 +354,8 @@ class _Walked:
 
     __slots__ = ("ref", "tip", "base", "incremental", "walk", "tree", "recorded", "reported")
 
-    def __init__(self, ref: str, tip: str, base: str, incremental: bool, w: Walk, tree: dict[str, str],
-                 recorded: dict[str, str]):
+    def __init__(self, ref: str, tip: str, base: str, incremental: bool, w: Walk,
+                 tree: dict[str, str], recorded: dict[str, str]):
         self.ref, self.tip, self.base, self.incremental = ref, tip, base, incremental
         self.walk, self.tree, self.recorded = w, tree, recorded
         self.reported = {f.path for f in w.findings}
@@ -365,7 +365,8 @@ class _Walked:
         return self.walk.adders.get((path, self.tree.get(path, "")), "")
 
 
-def _walk_branch(root: Path, ref: str, tip: str, branch: dict[str, Any] | None, full: bool) -> _Walked:
+def _walk_branch(root: Path, ref: str, tip: str, branch: dict[str, Any] | None,
+                 full: bool) -> _Walked:
     """The walk of TIP's history: since the recorded commit when it is an ancestor of TIP
     (unless FULL), else the whole of it."""
     base = branch.get("commit", "") if branch else ""
@@ -402,18 +403,21 @@ def record_findings(walked: _Walked) -> list[Finding]:
     return findings
 
 
-def reflog_findings(root: Path, walked: _Walked, reflog: Sequence[tuple[str, str]], start: int) -> list[Finding]:
+def reflog_findings(root: Path, walked: _Walked, reflog: Sequence[tuple[str, str]],
+                    start: int) -> list[Finding]:
     """The reflog: a tip the branch was moved away from since entry START (reset, rebase,
     amend) whose transcripts the tip lost or changed."""
     ref, tip, recorded, tree = walked.ref, walked.tip, walked.recorded, walked.tree
-    olds = {sha for entry in reflog[start:] for sha in entry} - {tip, walked.base} - set(walked.walk.commits)
+    olds = {sha for entry in reflog[start:] for sha in entry}
+    olds -= {tip, walked.base, *walked.walk.commits}
     olds = existing_commits(root, olds)
-    if walked.incremental and olds:  # the walk read only what is new: an old tip may still be an ancestor
+    if walked.incremental and olds:  # the walk read only what is new: an old tip may be an ancestor
         ancestors = set(_rev_list_all(root, tip)) if len(olds) > 16 else {o for o in olds if is_ancestor(root, o, tip)}
         olds -= ancestors
     findings: list[Finding] = []
     for old, status, path in _lost_since(root, tip, sorted(olds)) if olds else []:
-        if path in walked.reported or (status == "changed" and path in recorded and tree.get(path) == recorded[path]):
+        if path in walked.reported or (status == "changed" and path in recorded
+                                       and tree.get(path) == recorded[path]):
             continue  # (moving back from a forged tip to the verified content is a repair, not a forgery)
         walked.reported.add(path)
         if status == "vanished":
@@ -456,8 +460,9 @@ def verify(repo: MemoryRepo, *, ref: str | None = None, tip: str | None = None, 
     kept, n_accepted = _not_accepted(record, findings, accept)
     _subjects(root, kept)
     n_transcripts = sum(p.endswith(".md") for p in walked.tree)
-    result = VerifyResult(ref, tip, kept, n_transcripts, len(walked.walk.commits), not walked.incremental,
-                          walked.base if walked.incremental else "", n_accepted)
+    since = walked.base if walked.incremental else ""
+    result = VerifyResult(ref, tip, kept, n_transcripts, len(walked.walk.commits),
+                          not walked.incremental, since, n_accepted)
     if save and ref.startswith("refs/heads/") and (not kept or accept):
         clean_tree = transcripts_at(root, tip) if accept and walked.incremental else walked.tree
         branches[ref] = {"commit": tip, "reflog": len(reflog), "transcripts": clean_tree}
@@ -466,7 +471,8 @@ def verify(repo: MemoryRepo, *, ref: str | None = None, tip: str | None = None, 
     return result
 
 
-def _not_accepted(record: dict[str, Any], findings: list[Finding], accept: bool) -> tuple[list[Finding], int]:
+def _not_accepted(record: dict[str, Any], findings: list[Finding],
+                  accept: bool) -> tuple[list[Finding], int]:
     """(the findings not accepted earlier, how many were). With ACCEPT, today's findings
     join the accepted ones in RECORD, all but replacements (those stay reported)."""
     accepted_keys = set(record.get("accepted", []))

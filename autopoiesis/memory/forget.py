@@ -152,8 +152,8 @@ def forget(repo: MemoryRepo, *, text: str | None = None, transcript: str | None 
         raise GitError("the history was rewritten, but the maintenance commit that records it was refused: "
                        f"{(done_commit.stderr or done_commit.stdout).strip()}")
     sha = gitops.head() or ""
-    rewrite.record_rewrite(repo, commit=sha, what=what, old_tips=rewritten.old_tips, new_tips=rewrite.tips(root),
-                           old_commits=rewritten.old_commits)
+    rewrite.record_rewrite(repo, commit=sha, what=what, old_tips=rewritten.old_tips,
+                           new_tips=rewrite.tips(root), old_commits=rewritten.old_commits)
     if text is not None and rewrite.object_store_holds(root, text.encode("utf-8")):
         raise GitError("the string is still in the object store after the rewrite (an object git-filter-repo cannot edit, "
                        "such as a binary file or a stash); find it with git grep or git log -S, remove it, and run forget again.")

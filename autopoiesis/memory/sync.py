@@ -319,7 +319,8 @@ def _check_incoming(repo: MemoryRepo, git: MemoryGit, report: SyncReport, before
 
 def _forget_commits(git: MemoryGit, tip: str, exclude: str) -> list[str]:
     """`sha (subject)` of the forget records in TIP's history that EXCLUDE lacks."""
-    return [f"commit {sha[:12]} ({subject!r})" for sha, subject in git.commits_matching(FORGET_SUBJECT, tip, exclude)]
+    found = git.commits_matching(FORGET_SUBJECT, tip, exclude)
+    return [f"commit {sha[:12]} ({subject!r})" for sha, subject in found]
 
 
 def _enforce_caps(repo: MemoryRepo, report: SyncReport, *, commit: bool) -> list[str]:
@@ -454,10 +455,11 @@ def _push_rewrite(repo: MemoryRepo, git: MemoryGit, report: SyncReport, pending:
     branch_ref = f"refs/heads/{report.branch}"
     if plan.newer:
         _refuse_to_drop_newer_work(git, report, plan, old_commits, old_objects, timeout)
-        plan.force_newer()  # their work is on this clone already (cherry-picked): the lease is on them
+        plan.force_newer()  # their work is on this clone already (cherry-picked): leased too
     plan.include(branch_ref)
     try:
-        result = git.push(name, plan.refspecs, follow_tags=True, force_with_lease=plan.leases, timeout=timeout)
+        result = git.push(name, plan.refspecs, follow_tags=True, force_with_lease=plan.leases,
+                          timeout=timeout)
     except GitError as exc:
         raise SyncError(_unreachable(name, url, "push to", exc)) from None
     if result.rejected or not result.ok:
@@ -467,17 +469,18 @@ def _push_rewrite(repo: MemoryRepo, git: MemoryGit, report: SyncReport, pending:
     report.forced += [ref for ref, summary in result.updated if summary.startswith("+")]
     report.pushed += [ref for ref, summary in result.updated if not summary.startswith(("=", "+"))]
     mark_rewrite_pushed(repo, [str(r.get("commit")) for r in pending], url)  # (the URL as shown: no token on disk)
-    if plan.newer:  # the fetch brought old objects back: drop those nothing refers to, as forget did
+    if plan.newer:  # the fetch brought old objects back: drop the unreferenced, as forget did
         git.drop_unreachable_objects()
     if plan.stale:
         report.warnings.append(
-            f"{name} still has refs that point into the old history and that this clone does not have: "
-            f"{', '.join(plan.stale)}. They hold what was forgotten; delete them with `git push {name} --delete REF` "
-            "once their owners have re-cloned.")
+            f"{name} still has refs that point into the old history and that this clone does not "
+            f"have: {', '.join(plan.stale)}. They hold what was forgotten; delete them with "
+            f"`git push {name} --delete REF` once their owners have re-cloned.")
 
 
-def _refuse_to_drop_newer_work(git: MemoryGit, report: SyncReport, plan: ForcedPush, old_commits: set[str],
-                               old_objects: set[str], timeout: float) -> None:
+def _refuse_to_drop_newer_work(git: MemoryGit, report: SyncReport, plan: ForcedPush,
+                               old_commits: set[str], old_objects: set[str],
+                               timeout: float) -> None:
     """Stop when the remote's refs outside the old history hold commits this clone has no
     equivalent of: a forced push would drop another clone's work. Fetches them first (a
     person needs them to carry them over anyway)."""
@@ -490,10 +493,11 @@ def _refuse_to_drop_newer_work(git: MemoryGit, report: SyncReport, plan: ForcedP
     if carry:
         shown = " ".join(c[:12] for c in carry[:30]) + (" ..." if len(carry) > 30 else "")
         raise SyncError(
-            f"{report.remote} holds {len(carry)} commit(s) another clone made on the old history after (or without "
-            f"seeing) the forget: {shown}. Forcing would drop them, so nothing was pushed. Carry them over: "
-            f"`git cherry-pick {' '.join(carry)}` (they are fetched; look at them with `git show` first: none may "
-            "bring back the forgotten text), then run `autopoiesis sync --force-after-forget` again.")
+            f"{report.remote} holds {len(carry)} commit(s) another clone made on the old history "
+            f"after (or without seeing) the forget: {shown}. Forcing would drop them, so nothing "
+            f"was pushed. Carry them over: `git cherry-pick {' '.join(carry)}` (they are fetched; "
+            "look at them with `git show` first: none may bring back the forgotten text), then run "
+            "`autopoiesis sync --force-after-forget` again.")
 
 
 # ── messages ──
