@@ -185,10 +185,11 @@ REFUSED_HINT = (  # {env}: verify.ALLOW_REWRITE_ENV (verify is imported only by 
 
 def reference_transaction(root: Path, state: str, updates: str) -> int:
     """Refuse (exit 1 in the "prepared" state) a transaction that would alter a
-    transcript's history; see verify.check_ref_updates."""
+    transcript's history; see git.ref_updates."""
     if state != "prepared":
         return 0
-    from autopoiesis.git.verify import ALLOW_REWRITE_ENV, check_ref_updates
+    from autopoiesis.git.ref_updates import check_ref_updates
+    from autopoiesis.git.verify import ALLOW_REWRITE_ENV
 
     errors = check_ref_updates(MemoryRepo(root), updates.splitlines())
     for e in errors:

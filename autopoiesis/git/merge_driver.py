@@ -36,7 +36,6 @@ import difflib
 import hashlib
 import os
 import shlex
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -44,6 +43,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autopoiesis.formats import knowledge as kf
+from autopoiesis.git.runner import call, run
 
 DRIVER_NAME = "autopoiesis"
 DRIVER_LABEL = "autopoiesis: knowledge entries merge by id"
@@ -140,6 +140,16 @@ def merge_entry(o: kf.Entry | None, a: kf.Entry | None, b: kf.Entry | None) -> k
     differently. Superseded on either side stays superseded."""
     if a is None or b is None or a == b:
         return a or b
+    values = _merge_fields(o, a, b)
+    if values is None:
+        return None
+    return replace(a, text=values["text"] or a.text, date=values["date"], source=values["source"], at=values["at"],
+                   tags=_merge_tags(o, a, b))
+
+
+def _merge_fields(o: kf.Entry | None, a: kf.Entry, b: kf.Entry) -> dict[str, str | None] | None:
+    """Text, date, source and at: the value a side changed, or None when both changed one
+    field differently."""
     values: dict[str, str | None] = {}
     for name in ("text", "date", "source", "at"):
         va, vb = getattr(a, name), getattr(b, name)
@@ -150,6 +160,12 @@ def merge_entry(o: kf.Entry | None, a: kf.Entry | None, b: kf.Entry | None) -> k
             values[name] = vb
         else:
             return None
+    return values
+
+
+def _merge_tags(o: kf.Entry | None, a: kf.Entry, b: kf.Entry) -> tuple[str, ...]:
+    """The union of both sides' tags, less the ones a side removed; every supersede tag
+    of either side last."""
     sup = [t for t in a.tags if t.startswith(kf.SUPERSEDED_TAG)]
     sup += [t for t in b.tags if t.startswith(kf.SUPERSEDED_TAG) and t not in sup]
     plain_o = {t for t in (o.tags if o else ()) if not t.startswith(kf.SUPERSEDED_TAG)}
@@ -157,8 +173,7 @@ def merge_entry(o: kf.Entry | None, a: kf.Entry | None, b: kf.Entry | None) -> k
     plain_b = [t for t in b.tags if not t.startswith(kf.SUPERSEDED_TAG)]
     tags = [t for t in plain_a if t in plain_b or t not in plain_o]  # a tag one side removed stays removed
     tags += [t for t in plain_b if t not in plain_a and t not in plain_o]
-    return replace(a, text=values["text"] or a.text, date=values["date"], source=values["source"], at=values["at"],
-                   tags=tuple(tags + sup))
+    return tuple(tags + sup)
 
 
 # ── the body, line by line ──
@@ -198,8 +213,8 @@ def _git_merge_file(ours: str, base: str, theirs: str) -> tuple[str, int]:
             with open(p, "w", encoding="utf-8", newline="") as fh:
                 fh.write(text)
             paths.append(p)
-        proc = subprocess.run(["git", "merge-file", "-p", f"--marker-size={MARKER}", "-L", "ours", "-L", "base",
-                               "-L", "theirs", *paths], capture_output=True, check=False)
+        proc = call(None, "merge-file", "-p", f"--marker-size={MARKER}", "-L", "ours", "-L", "base",
+                    "-L", "theirs", *paths)
     if proc.returncode < 0:
         raise RuntimeError(f"git merge-file failed: {proc.stderr.decode(errors='replace')}")
     return proc.stdout.decode("utf-8"), proc.returncode
@@ -337,10 +352,10 @@ def install(root: Path) -> list[str]:
     wanted = {f"merge.{DRIVER_NAME}.name": DRIVER_LABEL, f"merge.{DRIVER_NAME}.driver": driver_command()}
     changed = []
     for key, value in wanted.items():
-        have = subprocess.run(["git", "config", "--local", "--get", key], cwd=root, capture_output=True, text=True)
+        have = call(root, "config", "--local", "--get", key, text=True)
         if have.returncode == 0 and have.stdout.rstrip("\n") == value:
             continue
-        subprocess.run(["git", "config", "--local", key, value], cwd=root, capture_output=True, check=True)
+        run(root, "config", "--local", key, value)
         changed.append(key)
     return [f"merge driver {DRIVER_NAME}: registered in .git/config"] if changed else []
 
@@ -348,8 +363,8 @@ def install(root: Path) -> list[str]:
 def _fallback(base: Path, ours: Path, theirs: Path) -> int:
     """git's own line merge of the file, written in place: whatever went wrong here, the
     merge still keeps both sides (as conflict markers where they differ)."""
-    proc = subprocess.run(["git", "merge-file", f"--marker-size={MARKER}", "-L", "ours", "-L", "base", "-L", "theirs",
-                           str(ours), str(base), str(theirs)], capture_output=True, check=False)
+    proc = call(None, "merge-file", f"--marker-size={MARKER}", "-L", "ours", "-L", "base",
+                "-L", "theirs", str(ours), str(base), str(theirs))
     return 0 if proc.returncode == 0 else 1
 
 

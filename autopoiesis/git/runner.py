@@ -1,6 +1,7 @@
-"""Git plumbing, once: run a git command, read blobs through one `cat-file --batch`,
-parse `status --porcelain=v2 -z` and `diff --name-status -z`, and list what is not
-committed yet.
+"""Git plumbing, once: run a git command (`call`, `run`, `start`: every git that
+autopoiesis spawns outside this module goes through them), read blobs through one
+`cat-file --batch`, parse `status --porcelain=v2 -z` and `diff --name-status -z`, and list
+what is not committed yet.
 
 Standard library only, and no GitPython: the git hooks and the background index sync
 run this on every commit, where importing GitPython (~100 ms) would be most of their
@@ -18,6 +19,7 @@ import subprocess
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any, Literal, overload
 
 from autopoiesis.core.paths import CONTENT_DIRS, MemoryRepo
 from autopoiesis.errors import NotAMemoryRepo
@@ -34,12 +36,48 @@ class GitCommandError(Exception):
         self.stderr = stderr
 
 
+@overload
+def call(root: Path | str | None, *args: str, input: str | None = None, text: Literal[True],
+         env: dict[str, str] | None = None, timeout: float | None = None,
+         optional_locks: bool = True,
+         stdin_devnull: bool = False) -> subprocess.CompletedProcess[str]: ...
+@overload
+def call(root: Path | str | None, *args: str, input: bytes | None = None,
+         text: Literal[False] = False, env: dict[str, str] | None = None,
+         timeout: float | None = None, optional_locks: bool = True,
+         stdin_devnull: bool = False) -> subprocess.CompletedProcess[bytes]: ...
+def call(root: Path | str | None, *args: str, input: str | bytes | None = None, text: bool = False,
+         env: dict[str, str] | None = None, timeout: float | None = None,
+         optional_locks: bool = True,
+         stdin_devnull: bool = False) -> subprocess.CompletedProcess[Any]:
+    """The one place that runs `git ARGS` to completion, in ROOT (None: the current
+    folder): the finished process, whatever its exit status, output captured (TEXT: as
+    str, in the locale's encoding with universal newlines, as `subprocess.run(text=True)`
+    reads it). TIMEOUT (seconds) raises subprocess.TimeoutExpired; STDIN_DEVNULL gives git
+    an empty stdin instead of this process's when there is no INPUT. With OPTIONAL_LOCKS
+    False, git takes no lock it can do without (a background reader must never hold
+    .git/index.lock)."""
+    cmd = ["git"] + ([] if optional_locks else ["--no-optional-locks"]) + list(args)
+    stdin = subprocess.DEVNULL if stdin_devnull and input is None else None
+    return subprocess.run(cmd, cwd=root, capture_output=True, input=input, stdin=stdin, text=text,
+                          env=env, timeout=timeout, check=False)
+
+
+def start(root: Path | str, *args: str, env: dict[str, str] | None = None,
+          stdin_pipe: bool = False) -> subprocess.Popen[str]:
+    """Start `git ARGS` in ROOT and return it running (text mode, stdout and stderr piped;
+    stdin a pipe with STDIN_PIPE, else empty): for a caller that must know git's pid
+    while it runs (the record of who holds .git/index.lock)."""
+    stdin = subprocess.PIPE if stdin_pipe else subprocess.DEVNULL
+    return subprocess.Popen(["git", *args], cwd=root, stdin=stdin, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
 def run(root: Path | str, *args: str, input: bytes | None = None, check: bool = True,
         env: dict[str, str] | None = None, optional_locks: bool = True) -> bytes:
-    """Stdout of `git ARGS` in ROOT, as bytes. With OPTIONAL_LOCKS False, git takes no
-    lock it can do without (a background reader must never hold .git/index.lock)."""
-    cmd = ["git"] + ([] if optional_locks else ["--no-optional-locks"]) + list(args)
-    proc = subprocess.run(cmd, cwd=root, capture_output=True, input=input, check=False, env=env)
+    """Stdout of `git ARGS` in ROOT, as bytes; a non-zero exit raises GitCommandError
+    unless CHECK is False. OPTIONAL_LOCKS: as for `call`."""
+    proc = call(root, *args, input=input, env=env, optional_locks=optional_locks)
     if check and proc.returncode != 0:
         raise GitCommandError(args, proc.returncode, proc.stderr.decode(*ENCODING))
     return proc.stdout
@@ -255,10 +293,7 @@ def changed_between(root: Path | str, old: str, new: str, paths: Iterable[str] =
     cannot tell (an unknown commit after a gc, a shallow clone)."""
     if not old or not new:
         return None
-    proc = subprocess.run(
-        ["git", "diff", "--name-only", "-z", "--no-renames", old, new, "--", *paths],
-        cwd=root, capture_output=True, check=False,
-    )
+    proc = call(root, "diff", "--name-only", "-z", "--no-renames", old, new, "--", *paths)
     if proc.returncode != 0:
         return None
     return split_z(proc.stdout)
@@ -268,8 +303,7 @@ def ls_tree(root: Path | str, rev: str, paths: Sequence[str]) -> set[str]:
     """The paths of PATHS that REV holds (empty when REV does not exist yet)."""
     if not paths:
         return set()
-    proc = subprocess.run(["git", "ls-tree", "-r", "--name-only", "-z", rev, "--", *paths],
-                          cwd=root, capture_output=True, check=False)
+    proc = call(root, "ls-tree", "-r", "--name-only", "-z", rev, "--", *paths)
     if proc.returncode != 0:
         return set()
     return set(split_z(proc.stdout))
@@ -278,7 +312,7 @@ def ls_tree(root: Path | str, rev: str, paths: Sequence[str]) -> set[str]:
 def toplevel(start: Path | str) -> Path | None:
     """The top folder of the git work tree holding START, or None."""
     try:
-        proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True, text=True, check=False)
+        proc = call(start, "rev-parse", "--show-toplevel", text=True)
     except (FileNotFoundError, NotADirectoryError):
         return None
     return Path(proc.stdout.strip()) if proc.returncode == 0 else None

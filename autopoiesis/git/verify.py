@@ -31,14 +31,13 @@ plumbing (no GitPython).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo, atomic_write
 from autopoiesis.errors import GitError
-from autopoiesis.git.runner import GitCommandError, decode
+from autopoiesis.git.runner import GitCommandError, call, decode
 from autopoiesis.git.runner import run as _run
 
 TRANSCRIPTS = CONVERSATIONS_DIR + "/"
@@ -161,11 +160,7 @@ def existing_commits(root: Path, shas: Iterable[str]) -> set[str]:
 
 
 def is_ancestor(root: Path, a: str, b: str) -> bool:
-    import subprocess
-
-    proc = subprocess.run(["git", "--no-replace-objects", "merge-base", "--is-ancestor", a, b],
-                          cwd=root, capture_output=True, check=False)
-    return proc.returncode == 0
+    return call(root, "--no-replace-objects", "merge-base", "--is-ancestor", a, b).returncode == 0
 
 
 def transcripts_at(root: Path, commit: str) -> dict[str, str]:
@@ -352,97 +347,141 @@ def _lost_since(root: Path, tip: str, olds: Iterable[str]) -> list[tuple[str, st
 
 
 # ── verify ──
-def verify(repo: MemoryRepo, *, ref: str | None = None, tip: str | None = None, full: bool = False,
-           save: bool = True, accept: bool = False) -> VerifyResult:
-    """Check the history of REF (default: the branch HEAD is on) at TIP (default: where REF
-    points). Incremental when the record holds an ancestor of TIP, unless FULL. When SAVE
-    and the result is clean (or ACCEPT), the record moves to TIP."""
-    root = repo.root
-    ref = ref or current_ref(root)
-    tip = tip or resolve(root, ref)
-    record = load_record(repo)
-    branches: dict[str, Any] = record.setdefault("branches", {})
-    accepted_keys = set(record.get("accepted", []))
-    if not tip:  # no commit yet
-        return VerifyResult(ref, "", replacement_findings(root, {}), 0, 0, True)
-    branch = branches.get(ref) if ref.startswith("refs/heads/") else None
+class _Walked:
+    """What the walk of a branch established, which the record and the reflog are then
+    checked against: the tip's transcripts (TREE), the recorded ones, and the paths
+    already reported (one finding per transcript)."""
+
+    __slots__ = ("ref", "tip", "base", "incremental", "walk", "tree", "recorded", "reported")
+
+    def __init__(self, ref: str, tip: str, base: str, incremental: bool, w: Walk,
+                 tree: dict[str, str], recorded: dict[str, str]):
+        self.ref, self.tip, self.base, self.incremental = ref, tip, base, incremental
+        self.walk, self.tree, self.recorded = w, tree, recorded
+        self.reported = {f.path for f in w.findings}
+
+    def adder(self, path: str) -> str:
+        """The commit that brought PATH's content at the tip into the history ("" unknown)."""
+        return self.walk.adders.get((path, self.tree.get(path, "")), "")
+
+
+def _walk_branch(root: Path, ref: str, tip: str, branch: dict[str, Any] | None,
+                 full: bool) -> _Walked:
+    """The walk of TIP's history: since the recorded commit when it is an ancestor of TIP
+    (unless FULL), else the whole of it."""
     base = branch.get("commit", "") if branch else ""
     recorded: dict[str, str] = dict(branch.get("transcripts", {})) if branch else {}
     base_ok = bool(base) and base in existing_commits(root, [base])
     incremental = not full and base_ok and is_ancestor(root, base, tip)
-
     if incremental:
         w = walk(root, tip, [base], recorded)
-        tree = w.known
-    else:
-        w = walk(root, tip)
-        tree = transcripts_at(root, tip)
-    findings = list(w.findings)
-    reported = {f.path for f in findings}
-    commits_walked = set(w.commits)
+        return _Walked(ref, tip, base, True, w, w.known, recorded)
+    return _Walked(ref, tip, base, False, walk(root, tip), transcripts_at(root, tip), recorded)
 
-    def adder(path: str) -> str:
-        blob = tree.get(path, "")
-        return w.adders.get((path, blob), "")
 
-    # the record: what the last clean run saw on this branch
-    if not incremental and recorded:
-        for path, blob in sorted(recorded.items()):
-            if path in reported:
-                continue
-            now = tree.get(path)
-            if now is None:
-                findings.append(Finding(path, tip, "vanished",
-                                        f"was in the verified history of {_name(ref)} (commit {base}) but is not in "
-                                        f"commit {tip} any more: the history was replaced (orphan branch, reset or rebase)",
-                                        anchor=base))
-            elif now != blob:
-                by = adder(path) or tip
-                findings.append(Finding(path, by, "changed",
-                                        f"differs from the verified record (blob {_short(blob.split(':')[0])}): "
-                                        f"commit {by} added it with other content (blob {_short(now.split(':')[0])}), "
-                                        "so the history was rewritten", anchor=f"{base}>{by}"))
-            reported.add(path)
+def record_findings(walked: _Walked) -> list[Finding]:
+    """The record: a transcript the last clean run saw on this branch that the tip lacks or
+    holds with other content (a history replaced wholesale shows no commit that did it)."""
+    findings: list[Finding] = []
+    ref, tip, base = walked.ref, walked.tip, walked.base
+    for path, blob in sorted(walked.recorded.items()):
+        if path in walked.reported:
+            continue
+        now = walked.tree.get(path)
+        if now is None:
+            findings.append(Finding(path, tip, "vanished",
+                                    f"was in the verified history of {_name(ref)} (commit {base}) but is not in "
+                                    f"commit {tip} any more: the history was replaced (orphan branch, reset or rebase)",
+                                    anchor=base))
+        elif now != blob:
+            by = walked.adder(path) or tip
+            findings.append(Finding(path, by, "changed",
+                                    f"differs from the verified record (blob {_short(blob.split(':')[0])}): "
+                                    f"commit {by} added it with other content (blob {_short(now.split(':')[0])}), "
+                                    "so the history was rewritten", anchor=f"{base}>{by}"))
+        walked.reported.add(path)
+    return findings
 
-    # the reflog: tips the branch was moved away from since the last run
-    reflog = _reflog(root, ref) if ref.startswith("refs/heads/") else []
-    start = int(branch.get("reflog", 0)) if branch and incremental else 0
-    if start > len(reflog):
-        start = 0
-    olds = {sha for entry in reflog[start:] for sha in entry} - {tip, base} - commits_walked
+
+def reflog_findings(root: Path, walked: _Walked, reflog: Sequence[tuple[str, str]],
+                    start: int) -> list[Finding]:
+    """The reflog: a tip the branch was moved away from since entry START (reset, rebase,
+    amend) whose transcripts the tip lost or changed."""
+    ref, tip, recorded, tree = walked.ref, walked.tip, walked.recorded, walked.tree
+    olds = {sha for entry in reflog[start:] for sha in entry}
+    olds -= {tip, walked.base, *walked.walk.commits}
     olds = existing_commits(root, olds)
-    if incremental and olds:  # the walk read only what is new: an old tip may still be an ancestor
+    if walked.incremental and olds:  # the walk read only what is new: an old tip may be an ancestor
         ancestors = set(_rev_list_all(root, tip)) if len(olds) > 16 else {o for o in olds if is_ancestor(root, o, tip)}
         olds -= ancestors
+    findings: list[Finding] = []
     for old, status, path in _lost_since(root, tip, sorted(olds)) if olds else []:
-        if path in reported or (status == "changed" and path in recorded and tree.get(path) == recorded[path]):
+        if path in walked.reported or (status == "changed" and path in recorded
+                                       and tree.get(path) == recorded[path]):
             continue  # (moving back from a forged tip to the verified content is a repair, not a forgery)
-        reported.add(path)
+        walked.reported.add(path)
         if status == "vanished":
             findings.append(Finding(path, tip, "vanished",
                                     f"was in {_name(ref)} at commit {old} (see `git reflog {_name(ref)}`) but is gone from "
                                     f"commit {tip}: the branch was reset or rewritten", anchor=old))
         else:
-            by = adder(path) or tip
+            by = walked.adder(path) or tip
             findings.append(Finding(path, by, "changed",
                                     f"was in {_name(ref)} at commit {old} (see `git reflog {_name(ref)}`) with other content; "
                                     f"commit {by} holds a different version: the branch was reset or rewritten", anchor=f"{old}>{by}"))
+    return findings
 
-    findings += replacement_findings(root, tree)
+
+def verify(repo: MemoryRepo, *, ref: str | None = None, tip: str | None = None, full: bool = False,
+           save: bool = True, accept: bool = False) -> VerifyResult:
+    """Check the history of REF (default: the branch HEAD is on) at TIP (default: where REF
+    points). Incremental when the record holds an ancestor of TIP, unless FULL. When SAVE
+    and the result is clean (or ACCEPT), the record moves to TIP.
+
+    The findings come from the walk of the commits, the record of the last clean run, the
+    reflog since then, and the replacements (see the module doc)."""
+    root = repo.root
+    ref = ref or current_ref(root)
+    tip = tip or resolve(root, ref)
+    record = load_record(repo)
+    branches: dict[str, Any] = record.setdefault("branches", {})
+    if not tip:  # no commit yet
+        return VerifyResult(ref, "", replacement_findings(root, {}), 0, 0, True)
+    branch = branches.get(ref) if ref.startswith("refs/heads/") else None
+    walked = _walk_branch(root, ref, tip, branch, full)
+    findings = list(walked.walk.findings)
+    if not walked.incremental and walked.recorded:
+        findings += record_findings(walked)
+    reflog = _reflog(root, ref) if ref.startswith("refs/heads/") else []
+    start = int(branch.get("reflog", 0)) if branch and walked.incremental else 0
+    findings += reflog_findings(root, walked, reflog, start if start <= len(reflog) else 0)
+    findings += replacement_findings(root, walked.tree)
+
+    kept, n_accepted = _not_accepted(record, findings, accept)
+    _subjects(root, kept)
+    n_transcripts = sum(p.endswith(".md") for p in walked.tree)
+    since = walked.base if walked.incremental else ""
+    result = VerifyResult(ref, tip, kept, n_transcripts, len(walked.walk.commits),
+                          not walked.incremental, since, n_accepted)
+    if save and ref.startswith("refs/heads/") and (not kept or accept):
+        clean_tree = transcripts_at(root, tip) if accept and walked.incremental else walked.tree
+        branches[ref] = {"commit": tip, "reflog": len(reflog), "transcripts": clean_tree}
+        if not (branch and branch.get("commit") == tip and branch.get("reflog") == len(reflog) and not accept):
+            save_record(repo, record)
+    return result
+
+
+def _not_accepted(record: dict[str, Any], findings: list[Finding],
+                  accept: bool) -> tuple[list[Finding], int]:
+    """(the findings not accepted earlier, how many were). With ACCEPT, today's findings
+    join the accepted ones in RECORD, all but replacements (those stay reported)."""
+    accepted_keys = set(record.get("accepted", []))
     kept = [f for f in findings if f.key not in accepted_keys]
     n_accepted = len(findings) - len(kept)
     if accept:
         record["accepted"] = sorted(accepted_keys | {f.key for f in kept if f.kind not in ("replaced", "grafts")})
         kept = [f for f in kept if f.kind in ("replaced", "grafts")]
-    _subjects(root, kept)
-    n_transcripts = sum(p.endswith(".md") for p in tree)
-    result = VerifyResult(ref, tip, kept, n_transcripts, len(w.commits), not incremental, base if incremental else "", n_accepted)
-    if save and ref.startswith("refs/heads/") and (not kept or accept):
-        clean_tree = transcripts_at(root, tip) if accept and incremental else tree
-        branches[ref] = {"commit": tip, "reflog": len(reflog), "transcripts": clean_tree}
-        if not (branch and branch.get("commit") == tip and branch.get("reflog") == len(reflog) and not accept):
-            save_record(repo, record)
-    return result
+    return kept, n_accepted
 
 
 def _rev_list_all(root: Path, tip: str) -> list[str]:
@@ -470,149 +509,3 @@ def accept_current(repo: MemoryRepo, ref: str | None = None) -> VerifyResult:
     """Trust the branch as it is now (after a sanctioned rewrite such as `autopoiesis
     forget`): record it, and remember today's findings so they are not reported again."""
     return verify(repo, ref=ref, full=True, accept=True)
-
-
-# ── sanctioned rewrites (`autopoiesis forget`), for `autopoiesis sync` ──
-def _load_rewrites(repo: MemoryRepo) -> list[dict[str, Any]]:
-    try:
-        data = json.loads(repo.state_file("verify_rewrites").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    items = data.get("rewrites") if isinstance(data, dict) else None
-    return [r for r in items if isinstance(r, dict)] if isinstance(items, list) else []
-
-
-def record_rewrite(repo: MemoryRepo, *, commit: str, what: str, old_tips: dict[str, str], new_tips: dict[str, str],
-                   old_commits: Iterable[str]) -> None:
-    """Remember a sanctioned history rewrite: the maintenance commit that records it, the
-    tips of every branch and tag before and after, and every commit of the old history.
-    A remote that still holds (part of) that old history may then be overwritten by
-    `autopoiesis sync --force-after-forget`, and by nothing else. Kept apart from the
-    verify record, which the hooks read on every run (this one can be large)."""
-    from autopoiesis.core.clock import format_ts, utc_now
-
-    items = _load_rewrites(repo)
-    items.append({"commit": commit, "what": what, "when": format_ts(utc_now()), "old_tips": dict(old_tips),
-                  "new_tips": dict(new_tips), "old_commits": sorted(set(old_commits)), "pushed": {}})
-    atomic_write(repo.state_file("verify_rewrites"), json.dumps({"version": RECORD_VERSION, "rewrites": items}))
-
-
-def sanctioned_rewrites(repo: MemoryRepo) -> list[dict[str, Any]]:
-    """The rewrites `record_rewrite` kept, oldest first (each with `pushed`: {remote URL: when})."""
-    return _load_rewrites(repo)
-
-
-def mark_rewrite_pushed(repo: MemoryRepo, commits: Iterable[str], remote_url: str) -> None:
-    """Note that the rewrites recorded by COMMITS now hold on the remote at REMOTE_URL."""
-    from autopoiesis.core.clock import format_ts, utc_now
-
-    wanted = set(commits)
-    items = _load_rewrites(repo)
-    for r in items:
-        if r.get("commit") in wanted:
-            pushed: dict[str, str] = r["pushed"] if isinstance(r.get("pushed"), dict) else {}
-            pushed[remote_url] = format_ts(utc_now())
-            r["pushed"] = pushed
-    atomic_write(repo.state_file("verify_rewrites"), json.dumps({"version": RECORD_VERSION, "rewrites": items}))
-
-
-# ── the reference-transaction hook ──
-def check_ref_updates(repo: MemoryRepo, lines: Iterable[str]) -> list[str]:
-    """The errors that refuse a ref transaction (`<old> <new> <ref>` lines): a branch moved
-    onto commits that alter a transcript, or to a tip that lost or changed one; the memory
-    branch deleted while no other branch holds its commit; a `git replace` object."""
-    if os.environ.get(ALLOW_REWRITE_ENV):
-        return []
-    root = repo.root
-    record = load_record(repo)
-    branches: dict[str, Any] = record.get("branches", {})
-    known: dict[str, str] = {}
-    for b in branches.values():
-        for path, blob in b.get("transcripts", {}).items():
-            known.setdefault(path, blob)
-    verified = [b.get("commit", "") for b in branches.values()]
-    errors: list[str] = []
-    for line in lines:
-        parts = line.split()
-        if len(parts) != 3:
-            continue
-        old, new, ref = parts
-        if ref.startswith("refs/replace/") and not _is_zero(new):
-            original = ref.rsplit("/", 1)[-1]
-            found = _replacement(root, original, new, None, resolve(root, "HEAD"))
-            errors.append(f"refused to create {ref}: " + "; ".join(str(f) for f in found))
-            continue
-        if not ref.startswith("refs/heads/"):
-            continue
-        if _is_zero(new):
-            errors += _deletion_errors(root, ref, old)
-            continue
-        if not existing_commits(root, [new]):
-            continue
-        findings: list[Finding] = []
-        if _is_zero(old):
-            others = [r for r in decode(_git(root, "for-each-ref", "--format=%(objectname)", "refs/heads/")).split() if r]
-            findings += walk(root, new, verified + others, known).findings
-            prev = branches.get(ref, {})
-            if prev.get("commit") and existing_commits(root, [prev["commit"]]):
-                findings += _as_findings(root, new, prev["commit"], ref)
-            elif prev.get("transcripts"):
-                tree = transcripts_at(root, new)
-                for p, b in sorted(prev["transcripts"].items()):
-                    if tree.get(p) != b:
-                        how = "missing from" if p not in tree else "different in"
-                        findings.append(Finding(p, new, "vanished" if p not in tree else "changed",
-                                                f"is {how} commit {new}, unlike the verified record of {_name(ref)}"))
-        else:
-            findings += walk(root, new, [old, *verified], known).findings
-            reported = {f.path for f in findings}
-            moved = [f for f in _as_findings(root, new, old, ref) if f.path not in reported]
-            if moved:  # moving away from a forged tip, back to the verified content, is allowed
-                forged = {f.path for f in walk(root, old, verified, known).findings}
-                recorded = branches.get(ref, {}).get("transcripts", {})
-                now = transcripts_at(root, new) if recorded else {}
-                moved = [f for f in moved if f.path not in forged
-                         and not (f.kind == "changed" and f.path in recorded and now.get(f.path) == recorded[f.path])]
-            findings += moved
-        if findings:
-            _subjects(root, findings)
-            shown = findings[:20]
-            more = f"\n  … and {len(findings) - 20} more" if len(findings) > 20 else ""
-            errors.append(f"refused to move {ref} to {_short(new)}; the transcript history would change:\n"
-                          + "\n".join(f"  {f}" for f in shown) + more)
-    return errors
-
-
-def _as_findings(root: Path, new: str, old: str, ref: str) -> list[Finding]:
-    return [Finding(path, new, status, f"{'deleted' if status == 'vanished' else 'changed'} by moving {_name(ref)} "
-                                       f"from commit {old} to commit {new}", anchor=f"{old}>{new}")
-            for _, status, path in _lost_since(root, new, [old])]
-
-
-def _deletion_errors(root: Path, ref: str, old: str) -> list[str]:
-    """Deleting the memory branch (or `branch -M` onto it, which deletes it first) is
-    refused while some transcript of its tip is on no other branch with the same content."""
-    if ref != MEMORY_BRANCH:
-        return []
-    current = old if not _is_zero(old) else (resolve(root, ref) or "")
-    if not current:
-        return []
-    others = [line.split(" ", 1)[1] for line in decode(_git(root, "for-each-ref", "--format=%(refname) %(objectname)",
-                                                                 "refs/heads/")).splitlines()
-              if " " in line and line.split(" ", 1)[0] != ref]
-    lost = {p for p in transcripts_at(root, current) if p.endswith(".md")}
-    if others and lost:
-        # each line diffs another branch against the deleted tip as its parent: D/M/T are
-        # the tip's transcripts that branch lacks; what every branch lacks would be lost
-        missing: dict[str, set[str]] = {o: set() for o in others}
-        for commit, status, path, *_ in _diff_lines(root, [f"{o} {current}" for o in others], root_commits=False):
-            if status in "DMT" and commit in missing:
-                missing[commit].add(path)
-        for paths in missing.values():
-            lost &= paths
-    if not lost:
-        return []
-    names = sorted(lost)
-    shown = "\n".join(f"  {n}" for n in names[:10]) + (f"\n  … and {len(names) - 10} more" if len(names) > 10 else "")
-    return [f"refused to delete or replace {ref} (commit {_short(current)}): {len(names)} transcript(s) of it are on no "
-            f"other branch and would leave the history:\n{shown}"]

@@ -3,7 +3,7 @@
 A secret that redaction missed is in every later clone of the history. `forget` removes a
 string, or a whole transcript, from every commit with git-filter-repo (a well-kept tool,
 run as a subprocess; fast-import runs no hooks, so the pre-commit guard of raw/ is not in
-the way), then:
+the way; git.rewrite runs it and keeps the record), then:
 
 - every branch and tag is re-pointed at the rewritten commits (filter-repo does it);
   remote-tracking refs, which still hold the old history, are deleted first;
@@ -23,21 +23,18 @@ branch and tag, and every collaborator re-cloning (a pull would bring the secret
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import secrets as _secrets
 import shutil
-import subprocess
-import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.paths import STATE_FILES, MemoryRepo
 from autopoiesis.errors import GitError
+from autopoiesis.git import rewrite
 from autopoiesis.git.repo import MemoryGit
-from autopoiesis.git.verify import ALLOW_REWRITE_ENV, accept_current, record_rewrite
+from autopoiesis.git.verify import accept_current
 
 MIN_LENGTH = 6  # shorter strings are words, not secrets; forgetting them would rewrite prose
 # State under .autopoiesis/ that is not a cache of text: locks (held right now), worktrees,
@@ -69,22 +66,15 @@ class ForgetReport:
                 "views if it was public, and rotate the secret.")
 
 
-def _git(root: Path, *args: str, check: bool = True, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    done = subprocess.run(["git", *args], cwd=root, capture_output=True, input=input)
-    if check and done.returncode != 0:
-        raise GitError(f"git {' '.join(args)} failed: {done.stderr.decode(errors='replace').strip()}")
-    return done
-
-
 def _refuse_dirty(root: Path) -> None:
-    out = _git(root, "status", "--porcelain=v1", "--untracked-files=all").stdout.decode(errors="replace")
-    if out.strip():
-        shown = "\n  ".join(out.splitlines()[:10])
+    dirty = rewrite.uncommitted_status(root)
+    if dirty:
+        shown = "\n  ".join(dirty[:10])
         raise GitError(
             "forget rewrites history and needs a clean working tree; these files are modified or untracked:\n  "
             f"{shown}\nCommit them (autopoiesis commit), finish open sessions, or stash them, then run forget again."
         )
-    if len(_git(root, "worktree", "list", "--porcelain").stdout.decode().split("\nworktree ")) > 1:
+    if rewrite.has_linked_worktrees(root):
         raise GitError("forget cannot rewrite a repository with linked worktrees (git worktree list); remove them first.")
 
 
@@ -102,16 +92,6 @@ def _transcript_label(relpath: str) -> str:
     head, _, name = relpath.rpartition("/")
     m = re.match(r"(\d{4}-[A-Za-z0-9_.]+?)-", name)
     return f"{head}/{m.group(1)}-….md" if m else relpath
-
-
-def _tips(root: Path) -> dict[str, str]:
-    """{ref: object} of every branch and tag."""
-    out = _git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/", "refs/tags/").stdout.decode()
-    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
-
-
-def _all_objects(root: Path) -> bytes:
-    return _git(root, "cat-file", "--batch-all-objects", "--batch").stdout
 
 
 def forget(repo: MemoryRepo, *, text: str | None = None, transcript: str | None = None, reason: str) -> ForgetReport:
@@ -135,48 +115,23 @@ def forget(repo: MemoryRepo, *, text: str | None = None, transcript: str | None 
         rel = transcript.replace("\\", "/").lstrip("./") if not Path(transcript).is_absolute() else repo.rel(transcript)
         if not rel.startswith("raw/") or not rel.endswith(".md"):
             raise GitError(f"{transcript} is not a transcript: give its path under raw/ (as `git ls-files raw` shows it).")
-        if not _git(root, "log", "--all", "--format=%H", "-1", "--", rel).stdout.strip():
+        if not rewrite.in_history(root, rel):
             raise GitError(f"{rel} is in no commit of this repository; nothing to forget (check the path with git ls-files raw).")
         what = f"the transcript {_transcript_label(rel)}"
     _refuse_dirty(root)
-    remotes = {}
-    for line in _git(root, "remote", "-v").stdout.decode(errors="replace").splitlines():
-        parts = line.split()
-        if len(parts) >= 2:
-            remotes[parts[0]] = parts[1]
+    remotes = rewrite.remotes(root)
 
     with repo.lock("git"):
         _refuse_dirty(root)  # again, now that no capture can commit behind our back
-        # what the old history was, so that sync can tell a remote holding only it (safe to
-        # overwrite) from one where others have built on it since
-        old_tips = _tips(root)
-        old_commits = _git(root, "rev-list", "--all").stdout.decode().split()
-        # Remote-tracking refs hold the old history; filter-repo would turn them into local
-        # branches. They come back, rewritten, with the next fetch after the force-push.
-        for ref in _git(root, "for-each-ref", "--format=%(refname)", "refs/remotes/").stdout.decode().split():
-            _git(root, "update-ref", "-d", ref)
-        with tempfile.TemporaryDirectory(prefix="ap-forget-") as tmp:
-            args = [sys.executable, "-m", "git_filter_repo", "--force", "--quiet", "--sensitive-data-removal", "--no-fetch",
-                    "--replace-refs", "delete-no-add"]
-            if text is not None:
-                rules = Path(tmp) / "replace.txt"
-                rules.write_bytes(b"literal:" + text.encode("utf-8") + b"==>[redacted:forgotten]\n")
-                args += ["--replace-text", str(rules), "--replace-message", str(rules)]
-            else:
-                args += ["--invert-paths", "--path", rel]
-            # the one sanctioned rewrite: the reference-transaction hook lets it through
-            env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", ALLOW_REWRITE_ENV: "1"}
-            done = subprocess.run(args, cwd=root, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
-            if done.returncode != 0:
-                raise GitError(f"git-filter-repo failed: {(done.stderr or done.stdout).strip()[-2000:]}")
-        _git(root, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
-        _git(root, "gc", "--prune=now", "--quiet")
-        refs = _git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads/", "refs/tags/").stdout.decode().split()
+        # the old history is recorded, so that sync can tell a remote holding only it (safe
+        # to overwrite) from one where others have built on it since
+        rewritten = rewrite.rewrite_history(root, text=text, path=None if text is not None else rel)
+        refs = rewritten.refs
 
     cleared = _clear_state(repo, text)
     index_rebuilt = _rebuild_index(repo)
     # verify's record still describes the old history: the rewritten branches are the new truth
-    for branch in _git(root, "for-each-ref", "--format=%(refname)", "refs/heads/").stdout.decode().split():
+    for branch in rewrite.branches(root):
         accept_current(repo, branch)
 
     when = format_ts(utc_now())
@@ -197,11 +152,12 @@ def forget(repo: MemoryRepo, *, text: str | None = None, transcript: str | None 
         raise GitError("the history was rewritten, but the maintenance commit that records it was refused: "
                        f"{(done_commit.stderr or done_commit.stdout).strip()}")
     sha = gitops.head() or ""
-    record_rewrite(repo, commit=sha, what=what, old_tips=old_tips, new_tips=_tips(root), old_commits=old_commits)
-    if text is not None and text.encode("utf-8") in _all_objects(root):
+    rewrite.record_rewrite(repo, commit=sha, what=what, old_tips=rewritten.old_tips,
+                           new_tips=rewrite.tips(root), old_commits=rewritten.old_commits)
+    if text is not None and rewrite.object_store_holds(root, text.encode("utf-8")):
         raise GitError("the string is still in the object store after the rewrite (an object git-filter-repo cannot edit, "
                        "such as a binary file or a stash); find it with git grep or git log -S, remove it, and run forget again.")
-    if transcript is not None and _git(root, "log", "--all", "--format=%H", "-1", "--", rel).stdout.strip():
+    if transcript is not None and rewrite.in_history(root, rel):
         raise GitError(f"{rel} is still in the history after the rewrite; run forget again.")
     return ForgetReport(what=what, commit=sha, rewritten_refs=refs, cleared=cleared,
                         index_rebuilt=index_rebuilt, remotes=remotes)

@@ -43,6 +43,7 @@ from typing import Any
 
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MEMORY_FILE, MemoryRepo
 from autopoiesis.errors import AutopoiesisError, GitError, SyncConflictError, SyncError
+from autopoiesis.git.remote import ForcedPush
 from autopoiesis.git.repo import MemoryGit, MergeResult
 
 DEFAULT_REMOTE = "origin"
@@ -117,7 +118,7 @@ def sync_once(repo: MemoryRepo, *, pull: bool = True, push: bool = True, remote:
     name = remote or git.upstream_remote(branch) or DEFAULT_REMOTE
     url = git.remote_url(name)
     if url is None:
-        have = git.run("remote", check=False).stdout.split()
+        have = git.remote_names()
         others = f" (this repo has: {', '.join(have)}; pick one with --remote NAME)" if have else ""
         raise SyncError(f"no remote named {name!r}{others}. Add one with `git remote add {name} URL` (a bare repo, "
                         "GitHub or Gitea; e.g. `git remote add origin git@github.com:me/memory.git`), then run "
@@ -234,10 +235,7 @@ def _pull(repo: MemoryRepo, git: MemoryGit, report: SyncReport, timeout: float, 
         report.merge = "up-to-date" if report.merge == "skipped" else report.merge
         return
     _check_incoming(repo, git, report, before, theirs, ours)
-    # what the remote side changed since the common base and this clone does not have yet
-    changed_there = git.run("diff", "--name-only", "--no-renames", "-z", f"{ours}...{theirs}").stdout.split("\x00")
-    differs = set(git.run("diff", "--name-only", "--no-renames", "-z", ours, theirs).stdout.split("\x00"))
-    incoming = sorted(p for p in changed_there if p and p in differs)
+    incoming = git.incoming_paths(ours, theirs)
     report.incoming = incoming  # what the caps are re-checked on
     n_transcripts = sum(p.startswith(CONVERSATIONS_DIR + "/") for p in incoming)
     message = (f"maintenance: merge {name}/{branch} ({_count(n_transcripts, 'transcript')}, "
@@ -295,7 +293,7 @@ def _check_incoming(repo: MemoryRepo, git: MemoryGit, report: SyncReport, before
             f"Nothing was merged or pushed. Compare with `git log --oneline --left-right {before[:12]}...{name}/{branch}`; "
             f"if the rewrite is right, re-clone (`git clone {url} NEW && autopoiesis init NEW`); if it is wrong, restore "
             f"the remote from this clone with `git push --force-with-lease {name} {branch}`.")
-    if git.run("merge-base", ours, theirs, check=False).returncode != 0:
+    if not git.share_history(ours, theirs):
         raise SyncError(
             f"{name}/{branch} shares no history with this clone's {branch}: it is another repository (was this clone made "
             f"with `autopoiesis init` instead of `git clone`?). Nothing was merged or pushed. Clone the remote instead "
@@ -321,8 +319,8 @@ def _check_incoming(repo: MemoryRepo, git: MemoryGit, report: SyncReport, before
 
 def _forget_commits(git: MemoryGit, tip: str, exclude: str) -> list[str]:
     """`sha (subject)` of the forget records in TIP's history that EXCLUDE lacks."""
-    out = git.run("log", "--format=%H %s", f"--grep={FORGET_SUBJECT}", tip, "--not", exclude, check=False).stdout
-    return [f"commit {line[:12]} ({line[41:]!r})" for line in out.splitlines() if line.strip()]
+    found = git.commits_matching(FORGET_SUBJECT, tip, exclude)
+    return [f"commit {sha[:12]} ({subject!r})" for sha, subject in found]
 
 
 def _enforce_caps(repo: MemoryRepo, report: SyncReport, *, commit: bool) -> list[str]:
@@ -409,8 +407,7 @@ def _nothing_to_push(git: MemoryGit, report: SyncReport, timeout: float) -> bool
     of its history: then the push (and the pre-push hook's start-up) is skipped."""
     if not report.fetched or git.rev(f"refs/remotes/{report.remote}/{report.branch}") != git.head():
         return False
-    tags = [line.split(" ", 1)[1] for line in git.run("for-each-ref", "--merged", "HEAD", "--format=%(objecttype) %(refname)",
-                                                        "refs/tags/").stdout.splitlines() if line.startswith("tag ")]
+    tags = git.annotated_tags_in_head()
     if not tags:
         return True
     try:
@@ -422,7 +419,7 @@ def _nothing_to_push(git: MemoryGit, report: SyncReport, timeout: float) -> bool
 
 # ── after `autopoiesis forget` ──
 def _pending_rewrites(repo: MemoryRepo, url: str) -> list[dict[str, Any]]:
-    from autopoiesis.git.verify import sanctioned_rewrites
+    from autopoiesis.git.rewrite import sanctioned_rewrites
 
     return [r for r in sanctioned_rewrites(repo) if url not in (r.get("pushed") or {})]
 
@@ -442,7 +439,7 @@ def _push_rewrite(repo: MemoryRepo, git: MemoryGit, report: SyncReport, pending:
                   timeout: float) -> None:
     """Force-push the rewritten refs, each only while the remote holds it at a commit of
     the old history (a lease on exactly that commit)."""
-    from autopoiesis.git.verify import mark_rewrite_pushed
+    from autopoiesis.git.rewrite import mark_rewrite_pushed
 
     name, url = report.remote, report.url
     if not pending:
@@ -454,41 +451,15 @@ def _push_rewrite(repo: MemoryRepo, git: MemoryGit, report: SyncReport, pending:
         remote_refs = git.ls_remote(name, timeout=timeout)
     except GitError as exc:
         raise SyncError(_unreachable(name, url, "reach", exc)) from None
-    local = dict(line.split(" ", 1)[::-1] for line in
-                 git.run("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", "refs/tags/").stdout.splitlines())
+    plan = git.plan_forced_push(remote_refs, old_commits, old_objects)
     branch_ref = f"refs/heads/{report.branch}"
-    leases, refspecs, newer, stale = [], [], [], []
-    for ref, sha in sorted(remote_refs.items()):
-        if ref.endswith("^{}") or local.get(ref) == sha:
-            continue
-        peeled = remote_refs.get(ref + "^{}", sha)
-        if sha in old_objects or peeled in old_commits:
-            if ref in local:
-                leases.append(f"{ref}:{sha}")
-                refspecs.append(f"{ref}:{ref}")
-            else:
-                stale.append(ref)
-        elif not (ref in local and git.rev(sha) and git.is_ancestor(sha, local[ref])):
-            newer.append((ref, sha, peeled))
-    if newer:
-        carry = _newer_work(git, report, newer, local.get(branch_ref, "HEAD"), old_commits, old_objects, timeout)
-        if carry:
-            shown = " ".join(c[:12] for c in carry[:30]) + (" ..." if len(carry) > 30 else "")
-            raise SyncError(
-                f"{name} holds {len(carry)} commit(s) another clone made on the old history after (or without seeing) "
-                f"the forget: {shown}. Forcing would drop them, so nothing was pushed. Carry them over: "
-                f"`git cherry-pick {' '.join(carry)}` (they are fetched; look at them with `git show` first: none may "
-                "bring back the forgotten text), then run `autopoiesis sync --force-after-forget` again.")
-        for ref, sha, _ in newer:  # their work is on this clone already (cherry-picked): the lease is on them
-            if ref in local:
-                leases.append(f"{ref}:{sha}")
-                refspecs.append(f"{ref}:{ref}")
-            else:
-                stale.append(ref)
-    if branch_ref not in {r.split(":", 1)[0] for r in refspecs}:
-        refspecs.append(f"{branch_ref}:{branch_ref}")
+    if plan.newer:
+        _refuse_to_drop_newer_work(git, report, plan, old_commits, old_objects, timeout)
+        plan.force_newer()  # their work is on this clone already (cherry-picked): leased too
+    plan.include(branch_ref)
     try:
-        result = git.push(name, refspecs, follow_tags=True, force_with_lease=leases, timeout=timeout)
+        result = git.push(name, plan.refspecs, follow_tags=True, force_with_lease=plan.leases,
+                          timeout=timeout)
     except GitError as exc:
         raise SyncError(_unreachable(name, url, "push to", exc)) from None
     if result.rejected or not result.ok:
@@ -498,39 +469,35 @@ def _push_rewrite(repo: MemoryRepo, git: MemoryGit, report: SyncReport, pending:
     report.forced += [ref for ref, summary in result.updated if summary.startswith("+")]
     report.pushed += [ref for ref, summary in result.updated if not summary.startswith(("=", "+"))]
     mark_rewrite_pushed(repo, [str(r.get("commit")) for r in pending], url)  # (the URL as shown: no token on disk)
-    if newer:  # the fetch brought old objects back: drop those nothing refers to, as forget did
-        git.run("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all", check=False)
-        git.run("gc", "--prune=now", "--quiet", check=False)
-    if stale:
+    if plan.newer:  # the fetch brought old objects back: drop the unreferenced, as forget did
+        git.drop_unreachable_objects()
+    if plan.stale:
         report.warnings.append(
-            f"{name} still has refs that point into the old history and that this clone does not have: {', '.join(stale)}. "
-            f"They hold what was forgotten; delete them with `git push {name} --delete REF` once their owners have "
-            "re-cloned.")
+            f"{name} still has refs that point into the old history and that this clone does not "
+            f"have: {', '.join(plan.stale)}. They hold what was forgotten; delete them with "
+            f"`git push {name} --delete REF` once their owners have re-cloned.")
 
 
-def _newer_work(git: MemoryGit, report: SyncReport, newer: Sequence[tuple[str, str, str]], local_tip: str,
-                old_commits: set[str], old_objects: set[str], timeout: float) -> list[str]:
-    """The commits of NEWER remote refs (not in the old history) that this clone has no
-    equivalent of (same change, by `git cherry`'s patch ids): the work a force would drop.
-    Fetches them (a person needs them to carry them over anyway)."""
+def _refuse_to_drop_newer_work(git: MemoryGit, report: SyncReport, plan: ForcedPush,
+                               old_commits: set[str], old_objects: set[str],
+                               timeout: float) -> None:
+    """Stop when the remote's refs outside the old history hold commits this clone has no
+    equivalent of: a forced push would drop another clone's work. Fetches them first (a
+    person needs them to carry them over anyway)."""
     try:
         git.fetch(report.remote, timeout=timeout)
     except GitError as exc:
         raise SyncError(_unreachable(report.remote, report.url, "fetch from", exc)) from None
-    carry: list[str] = []
-    for _, _sha, peeled in newer:
-        if git.rev(peeled) is None:
-            carry.append(peeled)
-            continue
-        walked = git.run("rev-list", "--no-merges", "--reverse", "--ignore-missing", peeled, "--not",
-                         *sorted(o for o in old_objects if git.rev(o)), check=False).stdout.split()
-        new = [c for c in walked if c not in old_commits]
-        if not new:
-            continue
-        missing = {line[2:] for line in git.run("cherry", local_tip, peeled, check=False).stdout.splitlines()
-                   if line.startswith("+ ")}
-        carry += [c for c in new if c in missing and c not in carry]
-    return carry
+    local_tip = plan.local.get(f"refs/heads/{report.branch}", "HEAD")
+    carry = git.commits_not_carried(plan.newer, local_tip, old_commits, old_objects)
+    if carry:
+        shown = " ".join(c[:12] for c in carry[:30]) + (" ..." if len(carry) > 30 else "")
+        raise SyncError(
+            f"{report.remote} holds {len(carry)} commit(s) another clone made on the old history "
+            f"after (or without seeing) the forget: {shown}. Forcing would drop them, so nothing "
+            f"was pushed. Carry them over: `git cherry-pick {' '.join(carry)}` (they are fetched; "
+            "look at them with `git show` first: none may bring back the forgotten text), then run "
+            "`autopoiesis sync --force-after-forget` again.")
 
 
 # ── messages ──

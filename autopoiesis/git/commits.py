@@ -1,0 +1,458 @@
+"""The core of MemoryGit: running git in the memory repo, recovering from a stale
+`.git/index.lock`, and commits with their messages.
+
+Commits run `git commit` itself (so the repo's hooks run on every commit) and are
+serialised by one lock per memory repo (`repo.lock("git")`), retried with backoff when a
+foreign git process holds `.git/index.lock`, so no change is lost and the index is never
+left broken.
+
+A commit of given paths (`commit_paths`, `commit_transcript`) marks new files
+intent-to-add and commits with `--only`: a commit killed half-way (say, during a slow
+pre-commit hook) leaves the files intent-to-add, which no later plain `git commit` sweeps
+into an unrelated commit, and which `git.runner.uncommitted` still lists for recovery.
+
+While a git command that writes the index runs, `.autopoiesis/locks/git-index.PID.json`
+records who runs it (this process and its git child, with their start times). A stale
+`.git/index.lock` whose recorded processes are all dead is removed with a warning; one
+that no record explains belongs to another program and is only reported, with the
+command that clears it. GitPython is loaded on first use (`gitpython`): capture's commit
+path and the hooks never import it (it costs ~100 ms).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import time
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autopoiesis.core.paths import CONTENT_DIRS, CONVERSATIONS_DIR, KNOWLEDGE_COMMIT_DIRS, MemoryRepo
+from autopoiesis.errors import GitError
+from autopoiesis.formats.commit_message import generate_commit_message
+from autopoiesis.git import runner
+from autopoiesis.git.runner import status as git_status
+from autopoiesis.git.runner import uncommitted
+
+_FALLBACK_IDENTITY = {
+    "GIT_AUTHOR_NAME": "autopoiesis",
+    "GIT_AUTHOR_EMAIL": "autopoiesis@localhost",
+    "GIT_COMMITTER_NAME": "autopoiesis",
+    "GIT_COMMITTER_EMAIL": "autopoiesis@localhost",
+}
+
+
+# git commands that write .git/index, and so take .git/index.lock
+_INDEX_WRITERS = frozenset({
+    "add", "am", "checkout", "cherry-pick", "commit", "merge", "mv", "pull", "read-tree", "rebase", "reset",
+    "restore", "revert", "rm", "stash", "switch", "update-index",
+})
+
+
+def process_start(pid: int) -> str | None:
+    """An identity of the live process PID that survives pid reuse (its start time, from
+    /proc), "" where /proc is missing but the process exists, None when it is gone or a
+    zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            stat = fh.read()
+    except FileNotFoundError:
+        if Path("/proc/self/stat").exists():
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            return ""
+        return ""
+    except OSError:
+        return ""
+    rest = stat[stat.rfind(")") + 2 :].split()
+    if not rest or rest[0] in ("Z", "X"):
+        return None
+    return rest[19] if len(rest) > 19 else ""
+
+
+def _alive(pid: object, start: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    now = process_start(pid)
+    return now is not None and (not start or not now or now == start)
+
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    sha: str | None
+    message: str
+    files: tuple[str, ...]
+
+
+class GitCore:
+    """Running git in one memory repository, and committing to it."""
+
+    def __init__(self, repo: MemoryRepo):
+        self.repo = repo
+        self.root = repo.root
+        self._env: dict[str, str] | None = None
+        self._gitpython: Any = None
+        self._git_dir: Path | None = None
+
+    # ── plumbing ──
+    def _environment(self) -> dict[str, str]:
+        if self._env is None:
+            env = dict(os.environ)
+            for key in ("user.name", "user.email"):
+                probe = runner.call(self.root, "config", key, text=True)
+                if probe.returncode != 0 or not probe.stdout.strip():
+                    for k, v in _FALLBACK_IDENTITY.items():
+                        env.setdefault(k, v)
+                    break
+            self._env = env
+        return self._env
+
+    def run(self, *args: str, check: bool = True, input: str | None = None, retries: int = 8,
+            timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+        """Run git in the memory repo. While `.git/index.lock` is held, retry with backoff;
+        a lock left by a dead autopoiesis process is removed (with a warning), one held by
+        another program ends in a GitError saying how to clear it. A non-zero exit for any
+        other reason raises GitError, or is returned when CHECK is False. TIMEOUT (seconds,
+        for commands that do not write the index: fetch, push, ls-remote) ends a git that
+        hangs with a GitError."""
+        writes_index = bool(args) and args[0] in _INDEX_WRITERS
+        delay = 0.02
+        for attempt in range(retries + 1):
+            proc = self._spawn(args, input, record=writes_index, timeout=timeout)
+            if proc.returncode == 0:
+                return proc
+            err = proc.stderr
+            if "index.lock" in err and ("File exists" in err or "exists" in err):
+                if attempt == retries:
+                    raise GitError(self._foreign_lock_message())
+                if not self.clear_stale_index_lock():
+                    time.sleep(delay + random.random() * delay)
+                    delay = min(delay * 2, 1.0)
+                continue
+            if not check:
+                return proc
+            raise GitError(f"git {' '.join(args[:3])} failed: {err.strip() or proc.stdout.strip()}")
+        raise AssertionError("unreachable")
+
+    # ── who holds .git/index.lock ──
+    def index_lock_path(self) -> Path:
+        if self._git_dir is None:
+            self._git_dir = self.git_dir()
+        return self._git_dir / "index.lock"
+
+    def _records(self) -> list[tuple[Path, dict[str, Any]]]:
+        folder = self.repo.state_path("locks", "git-index")
+        folder = folder.parent
+        out = []
+        for path in folder.glob("git-index.*.json"):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict):
+                out.append((path, data))
+        return out
+
+    def _spawn(self, args: Sequence[str], input: str | None, *, record: bool,
+               timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+        if not record:
+            try:
+                return runner.call(self.root, *args, input=input, text=True,
+                                   env=self._environment(), timeout=timeout, stdin_devnull=True)
+            except subprocess.TimeoutExpired:
+                raise GitError(f"git {' '.join(args[:2])} did not finish within {timeout:g} s and was stopped "
+                               "(a remote that does not answer?). Check the network and "
+                               "the remote's address (`git remote -v`), then retry.") from None
+        if not self.index_lock_path().exists():
+            for path, data in self._records():  # records of the dead explain no future lock
+                if not (_alive(data.get("pid"), data.get("start")) or _alive(data.get("git_pid"), data.get("git_start"))):
+                    path.unlink(missing_ok=True)
+        record_path = self.repo.state_path("locks", f"git-index.{os.getpid()}.json")
+        started = time.time()
+        child = runner.start(self.root, *args, env=self._environment(),
+                             stdin_pipe=input is not None)
+        try:
+            record_path.write_text(json.dumps({
+                "pid": os.getpid(), "start": process_start(os.getpid()), "git_pid": child.pid,
+                "git_start": process_start(child.pid), "time": started, "command": args[0],
+            }), encoding="utf-8")
+            out, err = child.communicate(input)
+        except BaseException:
+            child.kill()
+            child.wait()
+            raise
+        finally:
+            record_path.unlink(missing_ok=True)
+        return subprocess.CompletedProcess(["git", *args], child.returncode, out, err)
+
+    def clear_stale_index_lock(self) -> bool:
+        """Remove `.git/index.lock` when an autopoiesis process that died while running git
+        left it (warning which one); True when there is no lock any more. A lock that a
+        live autopoiesis process holds, or that no record explains, is left alone."""
+        lock = self.index_lock_path()
+        try:
+            mtime = lock.stat().st_mtime
+        except FileNotFoundError:
+            return True
+        records = self._records()
+        alive = [d for _, d in records if _alive(d.get("pid"), d.get("start")) or _alive(d.get("git_pid"), d.get("git_start"))]
+        if alive:
+            return False  # one of ours is working: wait for it
+        dead = [(p, d) for p, d in records if isinstance(d.get("time"), (int, float)) and mtime >= d["time"] - 2]
+        if not dead:
+            return False
+        lock.unlink(missing_ok=True)
+        for path, data in records:
+            if isinstance(data.get("git_pid"), int):
+                (lock.parent / f"next-index-{data['git_pid']}.lock").unlink(missing_ok=True)
+            path.unlink(missing_ok=True)
+        who = ", ".join(f"{d.get('pid')} (git {d.get('command')})" for _, d in dead)
+        warnings.warn(f"removed a stale {lock} left by autopoiesis process {who}, which died while git ran; "
+                      "no process held it any more.", stacklevel=2)
+        self.repair_interrupted_commits()
+        return True
+
+    def _foreign_lock_message(self) -> str:
+        lock = self.index_lock_path()
+        return (f"{lock} exists and no live autopoiesis process holds it: another git program is running in "
+                f"{self.root}, or one crashed. Wait for it to finish; if no git command is running (check with "
+                f"`ps aux | grep git`), remove the lock with `rm {lock}` and retry.")
+
+    def repair_interrupted_commits(self) -> list[str]:
+        """Put back the index entries a commit killed after it moved HEAD but before it
+        wrote the index left wrong: a file committed in HEAD but marked intent-to-add in the
+        index would read as staged for deletion, so the next plain commit would delete it.
+        Returns the repaired paths."""
+        broken = [e.path for e in git_status(self.root, CONTENT_DIRS).entries if e.index == "D" and e.worktree == "A"]
+        if broken:
+            self.run("reset", "-q", "--", *broken, check=False)
+        return broken
+
+    @property
+    def gitpython(self) -> Any:
+        """The GitPython Repo (git.Repo), opened on first use."""
+        if self._gitpython is None:
+            import git
+
+            self._gitpython = git.Repo(self.root)
+        return self._gitpython
+
+    def is_repo(self) -> bool:
+        return (self.root / ".git").exists() and self.run("rev-parse", "--git-dir", check=False).returncode == 0
+
+    def init(self) -> None:
+        if not self.is_repo():
+            self.run("init", "-q", "-b", "main")
+
+    def head(self) -> str | None:
+        proc = self.run("rev-parse", "--verify", "-q", "HEAD", check=False)
+        return proc.stdout.strip() or None
+
+    def current_branch(self) -> str | None:
+        proc = self.run("symbolic-ref", "--short", "-q", "HEAD", check=False)
+        return proc.stdout.strip() or None
+
+    def git_dir(self) -> Path:
+        return Path(self.run("rev-parse", "--absolute-git-dir").stdout.strip())
+
+    def rev(self, ref: str) -> str | None:
+        """The commit REF names, or None."""
+        if ref.startswith("-"):
+            return None
+        return self.run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False).stdout.strip() or None
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        return self.run("merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode == 0
+
+    # ── committing ──
+    def commit_paths(self, paths: Sequence[str], message: str, *, allow_empty: bool = False) -> CommitResult:
+        """Commit exactly PATHS (repo-relative), nothing else that happens to be staged."""
+        with self.repo.lock("git"):
+            return self._commit_paths_locked(paths, message, allow_empty=allow_empty)
+
+    def _commit_paths_locked(self, paths: Sequence[str], message: str, *, allow_empty: bool = False) -> CommitResult:
+        rel = [self.repo.rel(p) if os.path.isabs(p) else p for p in paths]
+        present = [p for p in rel if (self.root / p).exists()]
+        if present:
+            # intent-to-add, not staged: a commit killed half-way leaves nothing that a
+            # later plain `git commit` would sweep in
+            self.run("add", "-N", "--", *present)
+        changed = self._changed(rel)
+        if not changed and not allow_empty:
+            return CommitResult(None, message, ())
+        extra = ["--allow-empty"] if allow_empty else []
+        proc = self.run("commit", "-q", *extra, "-F", "-", "--only", "--", *(changed or rel), input=message, check=False)
+        if proc.returncode != 0:
+            # the hook refused: leave the index as it was (new files untracked again)
+            self.run("reset", "-q", "--", *changed, check=False)
+            raise GitError("The commit was refused:\n" + (proc.stderr.strip() or proc.stdout.strip()))
+        return CommitResult(self.head(), message, tuple(changed))
+
+    def _changed(self, rel: Sequence[str]) -> list[str]:
+        """The paths of REL whose work-tree state differs from HEAD (added, changed, deleted)."""
+        if not rel:
+            return []
+        out = self.run("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all",
+                       "--no-renames", "--", *rel).stdout
+        return sorted({entry[3:] for entry in out.split("\x00") if len(entry) > 3})
+
+    def last_commit_of(self, relpath: str) -> str | None:
+        return self.run("log", "-1", "--format=%H", "--", relpath, check=False).stdout.strip() or None
+
+    def closed_uncommitted_transcripts(self) -> list[str]:
+        """Transcripts that are finished (closed or recovered) but not committed yet,
+        untracked or staged alike."""
+        from autopoiesis.errors import TranscriptFormatError
+        from autopoiesis.formats.transcript import decode, parse_meta
+
+        ready = []
+        for rel in (p for p in uncommitted(self.root, [CONVERSATIONS_DIR]) if p.endswith(".md")):
+            try:
+                meta = parse_meta(decode((self.root / rel).read_bytes(), rel), rel)
+            except (OSError, TranscriptFormatError):
+                continue
+            if meta.status != "open":
+                ready.append(rel)
+        return ready
+
+    def commit_transcript(self, relpath: str, slug: str) -> str | None:
+        """Commit a finished transcript as `conversation: {slug}` / blank / `Session: {path}`.
+
+        Group commit: whoever holds the lock also commits the other finished transcripts
+        that are waiting for it (`conversation: {slug} (+N more)`, one Session: line
+        each), and a waiter that finds its transcript already committed returns that
+        commit. Under many simultaneous closes this turns N serial commits into a few.
+        """
+        with self.repo.lock("git"):
+            done = self.last_commit_of(relpath)
+            if done:
+                return done
+            others = [p for p in self.closed_uncommitted_transcripts() if p != relpath]
+            batch = [relpath] + others
+            subject = f"conversation: {slug}" + (f" (+{len(others)} more)" if others else "")
+            message = subject + "\n\n" + "".join(f"Session: {p}\n" for p in batch)
+            return self._commit_paths_locked(batch, message).sha
+
+    def commit_finished_transcripts(self) -> CommitResult:
+        """Commit every finished (closed or recovered) transcript that waits for a commit,
+        as one `conversation:` commit: what `autopoiesis commit` does first, so that with
+        `git.auto_commit: false` transcripts are committed by hand, and never swept into a
+        knowledge commit."""
+        with self.repo.lock("git"):
+            self.clear_stale_index_lock()
+            self.repair_interrupted_commits()
+            ready = self.closed_uncommitted_transcripts()
+            if not ready:
+                return CommitResult(None, "", ())
+            stem = Path(ready[0]).stem[5:]
+            subject = f"conversation: {stem}" + (f" (+{len(ready) - 1} more)" if len(ready) > 1 else "")
+            message = subject + "\n\n" + "".join(f"Session: {p}\n" for p in ready)
+            return self._commit_paths_locked(ready, message)
+
+    def pending_changes(self, tops: Iterable[str] = KNOWLEDGE_COMMIT_DIRS) -> list[tuple[str, str]]:
+        """(status, path) of uncommitted changes under TOPS."""
+        out = self.run("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *tops).stdout
+        entries: list[tuple[str, str]] = []
+        parts = out.split("\x00")
+        i = 0
+        while i < len(parts):
+            entry = parts[i]
+            i += 1
+            if not entry:
+                continue
+            status, path = entry[:2], entry[3:]
+            if status.startswith("R") or status.startswith("C"):
+                i += 1  # the source path of a rename follows
+            entries.append((status.strip() or "M", path))
+        return entries
+
+    def commit_pending(self, message: str | None = None, *, session: str | None = None,
+                       tops: Sequence[str] = KNOWLEDGE_COMMIT_DIRS,
+                       summarize: Callable[[str, str], str | None] | None = None) -> CommitResult:
+        """Commit pending changes under TOPS (knowledge/, topics/, archive/) with a generated
+        message, and nothing else that happens to be staged (nothing if none).
+
+        SUMMARIZE(diff, commit_type), when given, writes the summary line (the app layer
+        passes the LLM's commit_message stage); None or a failure keeps the deterministic
+        one. It is asked OUTSIDE the git lock, from the diff a private copy of the index
+        shows, so a slow model never holds the lock a capture's transcript commit needs.
+        The lock is then taken and the changes staged; the model's message is used only if
+        the staged diff is still the one it described, else the deterministic one is.
+        The message goes through the repo's redactor like everything else written to git."""
+        proposed: tuple[str, str, str] | None = None
+        if message is None and summarize is not None:
+            preview = self._preview_diff(tops)
+            if preview is not None and preview[0]:
+                diff, numstat = preview
+                msg = generate_commit_message(diff, numstat, branch=self.current_branch(), session=session,
+                                              summarize=summarize)
+                proposed = (diff, numstat, msg)
+        with self.repo.lock("git"):
+            changes = self.pending_changes(tops)
+            if not changes:
+                return CommitResult(None, "", ())
+            self.run("add", "-A", "--", *tops)
+            diff = self.run("diff", "--cached", "--no-color", "-M", "--", *tops).stdout
+            numstat = self.run("diff", "--cached", "--numstat", "-M", "--", *tops).stdout
+            if message:
+                msg = message
+            elif proposed is not None and proposed[:2] == (diff, numstat):
+                msg = proposed[2]
+            else:
+                msg = generate_commit_message(diff, numstat, branch=self.current_branch(), session=session)
+            msg = self.repo.redactor().redact(msg)
+            # exactly the staged paths under TOPS (a rename's old and new path both), so a
+            # transcript or anything else staged meanwhile is never swept into this commit
+            paths = self.run("diff", "--cached", "--name-only", "--no-renames", "-z", "--", *tops).stdout.split("\x00")
+            paths = [p for p in paths if p]
+            if not paths:
+                return CommitResult(None, "", ())
+            proc = self.run("commit", "-q", "-F", "-", "--", *_top_pathspecs(tops, paths), input=msg, check=False)
+            if proc.returncode != 0:
+                self.run("reset", "-q", "--", *tops, check=False)
+                raise GitError("The commit was refused:\n" + (proc.stderr.strip() or proc.stdout.strip()))
+            files = tuple(p for _, p in changes)
+            return CommitResult(self.head(), msg, files)
+
+    def _preview_diff(self, tops: Sequence[str]) -> tuple[str, str] | None:
+        """(diff, numstat) of what `git add -A -- TOPS` would stage, computed in a private
+        copy of the index: no lock taken, the real index untouched. None when git fails."""
+        import shutil
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="autopoiesis-index-") as tmp:
+            private = os.path.join(tmp, "index")
+            env = {**self._environment(), "GIT_INDEX_FILE": private}
+
+            def git(*args: str) -> subprocess.CompletedProcess[str]:
+                return runner.call(self.root, *args, text=True, env=env)
+
+            try:
+                shutil.copyfile(self.git_dir() / "index", private)  # its stat cache spares re-hashing
+            except (OSError, GitError):
+                if self.head() is not None and git("read-tree", "HEAD").returncode != 0:
+                    return None
+            if git("add", "-A", "--", *tops).returncode != 0:
+                return None
+            diff = git("diff", "--cached", "--no-color", "-M", "--", *tops)
+            numstat = git("diff", "--cached", "--numstat", "-M", "--", *tops)
+            if diff.returncode != 0 or numstat.returncode != 0:
+                return None
+            return diff.stdout, numstat.stdout
+
+
+def _top_pathspecs(tops: Sequence[str], paths: Sequence[str]) -> list[str]:
+    """The folders of TOPS that hold one of PATHS (a pathspec git knows: a folder with
+    nothing in it, on disk or in history, would make `git commit -- DIR` fail)."""
+    return [t for t in tops if any(p == t or p.startswith(t.rstrip("/") + "/") for p in paths)]
+

@@ -1,0 +1,141 @@
+"""Recall through git (design §3.6): commits that added or removed a text (`log -S`),
+what was learned since a date, a file's history and blame, a file at a tag or a date.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from autopoiesis.errors import GitError
+from autopoiesis.git.commits import GitCore
+from autopoiesis.git.refs import TAG_PREFIX
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str
+    date: str
+    subject: str
+    files: tuple[str, ...] = ()
+
+
+
+class RecallMixin(GitCore):
+    """Recall: log -S, learned, history, blame, show_at."""
+
+    # ── recall through git (design §3.6) ──
+    def recall(self, text: str, limit: int = 20) -> list[CommitInfo]:
+        """Commits that added or removed TEXT (git log -S), newest first, with files."""
+        out = self.run(
+            "log", "-S", text, "--regexp-ignore-case", f"-n{limit}", "--date=iso-strict",
+            "--format=\x1e%H\x1f%ad\x1f%s", "--name-only", check=False,
+        ).stdout
+        return _parse_log(out)
+
+    def learned(self, since: str = "yesterday") -> list[CommitInfo]:
+        out = self.run(
+            "log", f"--since={since}", "--date=iso-strict", "--format=\x1e%H\x1f%ad\x1f%s", "--name-only",
+            "--", "knowledge/", check=False,
+        ).stdout
+        return _parse_log(out)
+
+    def learned_lines(self, since: str = "yesterday") -> list[tuple[str, str]]:
+        """(path, added line) of knowledge lines added since SINCE."""
+        first = self.run("rev-list", f"--since={since}", "--reverse", "HEAD", check=False).stdout.split()
+        if not first:
+            return []
+        parent = self.run("rev-parse", "-q", "--verify", f"{first[0]}^", check=False).stdout.strip()
+        base = parent or self.run("hash-object", "-t", "tree", "/dev/null").stdout.strip()
+        diff = self.run("diff", "--no-color", "-U0", base, "HEAD", "--", "knowledge/").stdout
+        lines: list[tuple[str, str]] = []
+        path = ""
+        for line in diff.splitlines():
+            if line.startswith("+++ "):
+                path = line[6:] if line.startswith("+++ b/") else ""
+            elif line.startswith("+") and not line.startswith("+++") and path and line[1:].strip() and not line.startswith("+---"):
+                lines.append((path, line[1:]))
+        return lines
+
+    def history(self, path: str, limit: int = 20) -> list[CommitInfo]:
+        """The commits that changed PATH (across renames), newest first, with their files."""
+        rel = self.repo.rel(self.repo.resolve_inside(path))
+        out = self.run(
+            "log", "--follow", f"-n{limit}", "--date=iso-strict", "--format=\x1e%H\x1f%ad\x1f%s", "--name-only", "--", rel,
+            check=False,
+        ).stdout
+        return _parse_log(out)
+
+    def blame(self, path: str) -> str:
+        rel = self.repo.rel(self.repo.resolve_inside(path))
+        proc = self.run("blame", "--date=short", "--", rel, check=False)
+        if proc.returncode != 0:
+            raise GitError(f"cannot blame {rel}: {proc.stderr.strip()} (is the file committed?)")
+        return proc.stdout
+
+    def show_at(self, ref_or_date: str, path: str) -> tuple[str, str]:
+        """(commit, content) of PATH at a tag or commit, or at the last commit before a
+        date (YYYY-MM-DD, an ISO time, or 'yesterday' / 'N days ago' / 'last week').
+        Anything else is refused: git's own date parser reads a mistyped tag such as
+        'milestone/vone' as "now", which would show HEAD's file under the wrong name."""
+        rel = self.repo.rel(self.repo.resolve_inside(path))
+        ref = self._resolve_commit(ref_or_date)
+        if ref is None:
+            when = _history_date(ref_or_date)
+            if when is None:
+                raise GitError(
+                    f"{ref_or_date!r} is neither a tag, a commit nor a date. Give a tag (daily/2026-02-16, "
+                    "milestone/NAME), a commit, or a date such as 2026-02-16, yesterday or '3 days ago' "
+                    "(`git tag -l 'memory/*'` lists the tags)."
+                )
+            ref = self.run("rev-list", "-1", f"--before={when}", "HEAD", check=False).stdout.strip() or None
+            if ref is None:
+                raise GitError(f"the memory repo has no history before {ref_or_date!r}.")
+        commit = self.gitpython.commit(ref)
+        try:
+            blob = commit.tree / rel
+        except KeyError:
+            raise GitError(f"{rel} did not exist at {ref_or_date} ({commit.hexsha[:10]}).") from None
+        return commit.hexsha, blob.data_stream.read().decode("utf-8", "replace")
+
+    def _resolve_commit(self, ref: str) -> str | None:
+        """The commit REF names (a commit, a branch, a tag, or a tag under memory/), or None."""
+        for candidate in (ref, f"refs/tags/{TAG_PREFIX}/{ref}"):
+            if candidate.startswith("-"):
+                continue
+            proc = self.run("rev-parse", "-q", "--verify", f"{candidate}^{{commit}}", check=False)
+            if proc.returncode == 0:
+                return proc.stdout.strip()
+        return None
+
+
+_RELATIVE_DATE = re.compile(
+    r"^(?:yesterday|today|now|last (?:week|month|year)|\d{1,4} (?:minute|hour|day|week|month|year)s? ago)$"
+)
+
+
+def _history_date(text: str) -> str | None:
+    """TEXT as a date git can be trusted to read, or None when it is not one."""
+    from autopoiesis.core.clock import parse_ts
+    from autopoiesis.errors import TimestampError
+
+    value = text.strip().lower()
+    if _RELATIVE_DATE.match(value):
+        return value
+    if re.fullmatch(r"\d{4}-\d\d-\d\d", value):
+        value += "T23:59:59Z"
+    try:
+        return parse_ts(value).isoformat()
+    except TimestampError:
+        return None
+
+
+def _parse_log(out: str) -> list[CommitInfo]:
+    commits = []
+    for record in out.split("\x1e"):
+        if not record.strip():
+            continue
+        head, _, files = record.partition("\n")
+        sha, when, subject = head.split("\x1f", 2)
+        commits.append(CommitInfo(sha, when, subject, tuple(f for f in files.split("\n") if f.strip())))
+    return commits

@@ -1,0 +1,108 @@
+"""Tags and branches of MemoryGit: the memory/* tags (daily, weekly, milestone, before,
+extract; never moved) and the explore/* branches (design §3.3, §3.4), through GitPython.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+
+from autopoiesis.core.clock import iso_week, today, utc_now
+from autopoiesis.errors import GitError
+from autopoiesis.git.commits import GitCore
+
+TAG_PREFIX = "memory"
+
+
+class RefsMixin(GitCore):
+    """Tags and explore/* branches."""
+
+    # ── tags (design §3.4) ──
+    def tag_exists(self, name: str) -> bool:
+        return f"refs/tags/{name}" in {t.path for t in self.gitpython.tags}
+
+    def _check_ref_name(self, name: str) -> None:
+        if self.run("check-ref-format", f"refs/tags/{name}", check=False).returncode != 0:
+            raise GitError(f"{name!r} is not a valid tag name; use letters, digits, '-', '_' and '.'.")
+
+    def create_tag(self, name: str, message: str | None = None, target: str = "HEAD") -> tuple[bool, str]:
+        """(created?, explanation). An existing tag is never moved."""
+        self._check_ref_name(name)
+        if self.head() is None:
+            raise GitError("The memory repo has no commits yet; nothing to tag.")
+        if self.tag_exists(name):
+            return False, f"tag {name} already exists (tags are never moved)"
+        if message:
+            self.gitpython.create_tag(name, ref=target, message=message)
+        else:
+            self.gitpython.create_tag(name, ref=target)
+        return True, f"tagged {name}"
+
+    def commits_between(self, since: datetime, until: datetime) -> list[str]:
+        out = self.run(
+            "log", "--format=%H", f"--since={since.isoformat()}", f"--until={until.isoformat()}", check=False
+        ).stdout
+        return out.split()
+
+    def tag_daily(self, day: date | None = None) -> tuple[bool, str]:
+        """memory/daily/DAY on the day's first commit, when the day had any (never moved)."""
+        day = day or today()
+        return self._tag_period("daily", day.isoformat(), day, 1, f"on {day.isoformat()}")
+
+    def tag_weekly(self, day: date | None = None) -> tuple[bool, str]:
+        """memory/weekly/YYYY-Www on the week's first commit, when the week had any."""
+        day = day or today()
+        week = iso_week(day)
+        return self._tag_period("weekly", week, day - timedelta(days=day.isoweekday() - 1), 7, f"in {week}")
+
+    def _tag_period(self, kind: str, label: str, first_day: date, days: int, when: str) -> tuple[bool, str]:
+        start = datetime(first_day.year, first_day.month, first_day.day, tzinfo=UTC)
+        commits = self.commits_between(start, start + timedelta(days=days))
+        if not commits:
+            return False, f"no changes {when}; no {kind} tag"
+        return self.create_tag(f"{TAG_PREFIX}/{kind}/{label}", f"{kind.capitalize()} snapshot {label}", commits[0])
+
+    def tag_named(self, kind: str, name: str, message: str | None = None) -> tuple[bool, str]:
+        if kind not in ("milestone", "before", "extract"):
+            raise GitError(f"unknown tag kind {kind!r}; use daily, weekly, milestone, before or extract.")
+        return self.create_tag(f"{TAG_PREFIX}/{kind}/{name}", message or f"{kind}: {name}")
+
+    # ── explore/* branches (design §3.3) ──
+    def branch_exists(self, name: str) -> bool:
+        return name in {h.name for h in self.gitpython.heads}
+
+    def create_explore(self, name: str, *, checkout: bool = False) -> str:
+        branch = name if name.startswith("explore/") else f"explore/{name}"
+        if self.run("check-ref-format", "--branch", branch, check=False).returncode != 0:
+            raise GitError(f"{branch!r} is not a valid branch name.")
+        if self.branch_exists(branch):
+            raise GitError(f"branch {branch} already exists; pick another name or delete it first.")
+        if self.head() is None:
+            raise GitError("The memory repo has no commits yet; nothing to branch from.")
+        self.run("checkout", "-q", "-b", branch) if checkout else self.run("branch", branch)
+        return branch
+
+    def explore_branches(self) -> list[tuple[str, datetime]]:
+        """explore/* branches with the time they were created (reflog) or last committed to."""
+        result = []
+        for head in self.gitpython.heads:
+            if not head.name.startswith("explore/"):
+                continue
+            when = head.commit.committed_date
+            try:
+                log = head.log()
+            except (OSError, ValueError):
+                log = []
+            if log:
+                when = max(when, log[0].time[0])
+            result.append((head.name, datetime.fromtimestamp(when, tz=UTC)))
+        return sorted(result)
+
+    def prune_explore(self, max_age_days: int = 7, now: datetime | None = None) -> list[str]:
+        now = now or utc_now()
+        current = self.current_branch()
+        pruned = []
+        for name, when in self.explore_branches():
+            if name != current and now - when > timedelta(days=max_age_days):
+                self.gitpython.delete_head(name, force=True)
+                pruned.append(name)
+        return pruned

@@ -1,0 +1,173 @@
+"""Rewriting history, the one sanctioned exception to immutability (`autopoiesis
+forget`): git's half of it, and the record of each rewrite.
+
+`rewrite_history` removes a string (from every file and commit message) or a whole file
+from every commit with git-filter-repo (a well-kept tool, run as a subprocess;
+fast-import runs no hooks, so the pre-commit guard of raw/ is not in the way, and the
+reference-transaction hook lets it through: verify.ALLOW_REWRITE_ENV). Remote-tracking
+refs, which hold the old history, are deleted first (filter-repo would turn them into
+local branches); every branch and tag is re-pointed at the rewritten commits; reflogs are
+expired and `git gc --prune=now` drops the old objects.
+
+The record (`.autopoiesis/verify/rewrites.json`): per rewrite, the maintenance commit that
+records it, the tips of every branch and tag before and after, and every commit of the
+old history, so that `autopoiesis sync --force-after-forget` can tell a remote that holds
+only the old history (safe to overwrite) from one where others have built on it since.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autopoiesis.core.clock import format_ts, utc_now
+from autopoiesis.core.paths import MemoryRepo, atomic_write
+from autopoiesis.errors import GitError
+from autopoiesis.git.runner import call
+from autopoiesis.git.verify import ALLOW_REWRITE_ENV, RECORD_VERSION
+
+REDACTED = b"[redacted:forgotten]"
+
+
+def _git(root: Path, *args: str, check: bool = True,
+         input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    done = call(root, *args, input=input)
+    if check and done.returncode != 0:
+        raise GitError(f"git {' '.join(args)} failed: {done.stderr.decode(errors='replace').strip()}")
+    return done
+
+
+# ── what the repository holds ──
+def uncommitted_status(root: Path) -> list[str]:
+    """`git status --porcelain` lines of what is modified or untracked (empty when clean)."""
+    out = _git(root, "status", "--porcelain=v1", "--untracked-files=all").stdout.decode(errors="replace")
+    return out.splitlines() if out.strip() else []
+
+
+def has_linked_worktrees(root: Path) -> bool:
+    listing = _git(root, "worktree", "list", "--porcelain").stdout.decode()
+    return len(listing.split("\nworktree ")) > 1
+
+
+def in_history(root: Path, rel: str) -> bool:
+    """Whether any commit of any ref holds the path REL."""
+    return bool(_git(root, "log", "--all", "--format=%H", "-1", "--", rel).stdout.strip())
+
+
+def remotes(root: Path) -> dict[str, str]:
+    """{name: URL} of the repository's remotes."""
+    found = {}
+    for line in _git(root, "remote", "-v").stdout.decode(errors="replace").splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            found[parts[0]] = parts[1]
+    return found
+
+
+def tips(root: Path) -> dict[str, str]:
+    """{ref: object} of every branch and tag."""
+    out = _git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/",
+               "refs/tags/").stdout.decode()
+    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+
+
+def branches(root: Path) -> list[str]:
+    """The full names (refs/heads/...) of every branch."""
+    return _git(root, "for-each-ref", "--format=%(refname)", "refs/heads/").stdout.decode().split()
+
+
+def object_store_holds(root: Path, needle: bytes) -> bool:
+    """Whether any object of the store (reachable or not) holds NEEDLE."""
+    return needle in _git(root, "cat-file", "--batch-all-objects", "--batch").stdout
+
+
+# ── the rewrite ──
+@dataclass
+class Rewritten:
+    """What the rewrite replaced (OLD_TIPS, {ref: object}, and OLD_COMMITS, every commit of
+    the old history) and the branches and tags it re-pointed (REFS, short names)."""
+
+    old_tips: dict[str, str]
+    old_commits: list[str]
+    refs: list[str]
+
+
+def rewrite_history(root: Path, *, text: str | None = None, path: str | None = None) -> Rewritten:
+    """Remove TEXT (replaced by [redacted:forgotten]) or the file PATH from every commit of
+    every branch and tag, and drop the old objects; see the module doc. The caller holds
+    the repository's git lock and checked that the work tree is clean."""
+    old_tips = tips(root)
+    old_commits = _git(root, "rev-list", "--all").stdout.decode().split()
+    # they come back, rewritten, with the next fetch after the force-push
+    tracking = _git(root, "for-each-ref", "--format=%(refname)", "refs/remotes/").stdout.decode()
+    for ref in tracking.split():
+        _git(root, "update-ref", "-d", ref)
+    with tempfile.TemporaryDirectory(prefix="ap-forget-") as tmp:
+        args = [sys.executable, "-m", "git_filter_repo", "--force", "--quiet",
+                "--sensitive-data-removal", "--no-fetch", "--replace-refs", "delete-no-add"]
+        if text is not None:
+            rules = Path(tmp) / "replace.txt"
+            rules.write_bytes(b"literal:" + text.encode("utf-8") + b"==>" + REDACTED + b"\n")
+            args += ["--replace-text", str(rules), "--replace-message", str(rules)]
+        else:
+            assert path is not None
+            args += ["--invert-paths", "--path", path]
+        # the one sanctioned rewrite: the reference-transaction hook lets it through
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", ALLOW_REWRITE_ENV: "1"}
+        done = subprocess.run(args, cwd=root, capture_output=True, text=True, env=env,
+                              stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            why = (done.stderr or done.stdout).strip()[-2000:]
+            raise GitError(f"git-filter-repo failed: {why}")
+    _git(root, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
+    _git(root, "gc", "--prune=now", "--quiet")
+    refs = _git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads/",
+                "refs/tags/").stdout.decode().split()
+    return Rewritten(old_tips, old_commits, refs)
+
+
+# ── the record of sanctioned rewrites, for `autopoiesis sync` ──
+def _load_rewrites(repo: MemoryRepo) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(repo.state_file("verify_rewrites").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    items = data.get("rewrites") if isinstance(data, dict) else None
+    return [r for r in items if isinstance(r, dict)] if isinstance(items, list) else []
+
+
+def record_rewrite(repo: MemoryRepo, *, commit: str, what: str, old_tips: dict[str, str], new_tips: dict[str, str],
+                   old_commits: Iterable[str]) -> None:
+    """Remember a sanctioned history rewrite: the maintenance commit that records it, the
+    tips of every branch and tag before and after, and every commit of the old history.
+    A remote that still holds (part of) that old history may then be overwritten by
+    `autopoiesis sync --force-after-forget`, and by nothing else. Kept apart from the
+    verify record, which the hooks read on every run (this one can be large)."""
+    items = _load_rewrites(repo)
+    items.append({"commit": commit, "what": what, "when": format_ts(utc_now()), "old_tips": dict(old_tips),
+                  "new_tips": dict(new_tips), "old_commits": sorted(set(old_commits)), "pushed": {}})
+    atomic_write(repo.state_file("verify_rewrites"), json.dumps({"version": RECORD_VERSION, "rewrites": items}))
+
+
+def sanctioned_rewrites(repo: MemoryRepo) -> list[dict[str, Any]]:
+    """The rewrites `record_rewrite` kept, oldest first (each with `pushed`: {remote URL: when})."""
+    return _load_rewrites(repo)
+
+
+def mark_rewrite_pushed(repo: MemoryRepo, commits: Iterable[str], remote_url: str) -> None:
+    """Note that the rewrites recorded by COMMITS now hold on the remote at REMOTE_URL."""
+    wanted = set(commits)
+    items = _load_rewrites(repo)
+    for r in items:
+        if r.get("commit") in wanted:
+            pushed: dict[str, str] = r["pushed"] if isinstance(r.get("pushed"), dict) else {}
+            pushed[remote_url] = format_ts(utc_now())
+            r["pushed"] = pushed
+    atomic_write(repo.state_file("verify_rewrites"), json.dumps({"version": RECORD_VERSION, "rewrites": items}))
