@@ -161,10 +161,16 @@ class PluginManager(pluggy.PluginManager):
     def withdraw(self, hook: str, key: str) -> None:
         """Unregister every contribution of KEY to HOOK."""
         for name, plugin in self.list_name_plugin():
-            if isinstance(plugin, Contribution) and plugin.hook == hook and _key(plugin.args[0]) == key:
+            if (
+                isinstance(plugin, Contribution)
+                and plugin.hook == hook
+                and _key(plugin.args[0]) == key
+            ):
                 self.unregister(name=name)
 
-    def contributions(self, hook: str, *, installed: bool = True, **kwargs: Any) -> list[tuple[Any, ...]]:
+    def contributions(
+        self, hook: str, *, installed: bool = True, **kwargs: Any
+    ) -> list[tuple[Any, ...]]:
         """What the plugins register through HOOK, as argument tuples: the built-ins
         first, then the other plugins in the order they were registered. INSTALLED: read
         the installed distributions' entry points first (once per manager)."""
@@ -182,15 +188,20 @@ class PluginManager(pluggy.PluginManager):
         self._import_builtins(hook)
         return self._call(hook, kwargs, builtin_only=True)
 
-    def _call(self, hook: str, kwargs: dict[str, Any], *, builtin_only: bool) -> list[tuple[Any, ...]]:
+    def _call(
+        self, hook: str, kwargs: dict[str, Any], *, builtin_only: bool
+    ) -> list[tuple[Any, ...]]:
         out: list[tuple[Any, ...]] = []
 
         def register(*args: Any) -> None:
             out.append(args)
 
         given = {"register": register, **kwargs}
-        impls = [i for i in getattr(self.hook, hook).get_hookimpls()
-                 if not builtin_only or i.plugin_name in self._builtin_names]
+        impls = [
+            i
+            for i in getattr(self.hook, hook).get_hookimpls()
+            if not builtin_only or i.plugin_name in self._builtin_names
+        ]
         # pluggy calls the last registered first; a registry lists them in the order they came
         for impl in sorted(impls, key=lambda i: i.plugin_name not in self._builtin_names):
             impl.function(**{k: given[k] for k in impl.argnames})
@@ -218,8 +229,10 @@ class PluginManager(pluggy.PluginManager):
             try:
                 self.register(ep.load(), name=ep.name)
             except Exception as exc:  # a plugin's import error is the plugin's, not ours
-                self.load_errors.append(f"entry point {ep.name!r} ({ep.value}) of the group "
-                                        f"{ENTRY_POINT_GROUP!r} did not load: {type(exc).__name__}: {exc}")
+                self.load_errors.append(
+                    f"entry point {ep.name!r} ({ep.value}) of the group "
+                    f"{ENTRY_POINT_GROUP!r} did not load: {type(exc).__name__}: {exc}"
+                )
 
 
 def _key(value: Any) -> str:
@@ -274,7 +287,10 @@ def importers(*, installed: bool = True) -> dict[str, Any]:
 
 def extractors(*, installed: bool = True) -> list[Any]:
     """Every registered extractor, in order (a registry decides what a clash of names means)."""
-    return [args[0] for args in plugin_manager().contributions("register_extractors", installed=installed)]
+    return [
+        args[0]
+        for args in plugin_manager().contributions("register_extractors", installed=installed)
+    ]
 
 
 def embedders(*, installed: bool = True) -> dict[str, Any]:
@@ -289,12 +305,16 @@ def llm_providers(*, installed: bool = True) -> dict[str, Any]:
 
 def offline_handlers(*, installed: bool = True) -> dict[str, Any]:
     """The offline provider's handlers by stage."""
-    return _by_name(plugin_manager().contributions("register_offline_handlers", installed=installed))
+    return _by_name(
+        plugin_manager().contributions("register_offline_handlers", installed=installed)
+    )
 
 
 def trigger_types(*, installed: bool = True) -> dict[str, Any]:
     """Topic trigger types by name."""
-    return _by_own_name(plugin_manager().contributions("register_trigger_types", installed=installed))
+    return _by_own_name(
+        plugin_manager().contributions("register_trigger_types", installed=installed)
+    )
 
 
 def jobs(repo: Any) -> list[Any]:

@@ -227,8 +227,9 @@ def register_jobs(register: Callable[[JobSpec], None], repo: MemoryRepo) -> None
 
     def job(name: str, run: JobFunction, triggers: tuple[Trigger, ...], description: str,
             resources: frozenset[str] = frozenset(), quiet: bool = False) -> None:
-        register(JobSpec(name, run, triggers, timeout=d.job_timeout_minutes * 60.0, retries=d.job_retries,
-                         resources=resources, token_budget=d.job_token_budget, description=description, quiet=quiet))
+        register(JobSpec(name, run, triggers, timeout=d.job_timeout_minutes * 60.0,
+                         retries=d.job_retries, resources=resources,
+                         token_budget=d.job_token_budget, description=description, quiet=quiet))
 
     if d.session_globs:
         job("watch-sessions", run_watch_sessions, (Every(1),), "import finished agent sessions (daemon.session_globs)",

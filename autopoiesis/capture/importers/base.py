@@ -146,8 +146,10 @@ def detect_format(path: Path, text: str) -> Importer:
         if score > best_score:
             best, best_score = importer, score
     if best is None:
-        raise UnknownFormatError(f"{path}: {_looks_like(text)}, which is none of the session logs autopoiesis reads "
-                                 f"({', '.join(registered)}). If it is one of them, name it with --format NAME.")
+        raise UnknownFormatError(
+            f"{path}: {_looks_like(text)}, which is none of the session logs autopoiesis reads "
+            f"({', '.join(registered)}). If it is one of them, name it with --format NAME."
+        )
     return best
 
 

@@ -93,7 +93,8 @@ class ExtractorRegistry:
         self._manager.contribute("register_extractors", extractor)
 
     def _by_name(self) -> dict[str, ExtractorPlugin]:
-        return {args[0].name: args[0] for args in self._manager.contributions("register_extractors", installed=False)}
+        found = self._manager.contributions("register_extractors", installed=False)
+        return {args[0].name: args[0] for args in found}
 
     def names(self) -> list[str]:
         return list(self._by_name())
@@ -124,8 +125,10 @@ class ExtractorRegistry:
                 continue
             if extractor.name in builtin:
                 if extractor not in BUILTIN_EXTRACTORS:
-                    self.load_errors.append(f"a plugin's extractor named {extractor.name!r} is already "
-                                            "registered; rename the plugin's extractor")
+                    self.load_errors.append(
+                        f"a plugin's extractor named {extractor.name!r} is already registered; "
+                        "rename the plugin's extractor"
+                    )
                 continue
             self.register(extractor, replace=True)
             added.append(extractor.name)

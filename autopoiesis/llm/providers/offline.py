@@ -55,8 +55,8 @@ class OfflineProvider:
         self._handlers = handlers if handlers is not None else {}
 
     def handler(self, stage: str) -> OfflineHandler | None:
-        found: OfflineHandler | None = self._handlers.get(stage) or plugins.lookup(plugins.offline_handlers, stage)
-        return found
+        found: OfflineHandler | None = self._handlers.get(stage)
+        return found or plugins.lookup(plugins.offline_handlers, stage)
 
     def complete(self, stage: str, prompt: str, system: str | None = None, max_tokens: int = 256) -> str:
         fn = self.handler(stage)
