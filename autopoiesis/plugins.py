@@ -272,6 +272,11 @@ def unregister(plugin: Any = None, name: str | None = None) -> Any:
     return plugin_manager().unregister(plugin, name)
 
 
+def load_errors() -> list[str]:
+    """The installed plugins that did not load, and why."""
+    return list(plugin_manager().load_errors)
+
+
 def _by_name(pairs: Iterable[tuple[Any, ...]]) -> dict[str, Any]:
     return {args[0]: args[1] for args in pairs}
 

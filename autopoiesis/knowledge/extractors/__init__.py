@@ -54,8 +54,8 @@ from autopoiesis.plugins import (
     EXTRACTOR_ENTRY_POINT_GROUP,
     entry_points,
     hookimpl,
+    load_errors,
     new_manager,
-    plugin_manager,
 )
 from autopoiesis.plugins import builtins as builtin_contributions
 from autopoiesis.plugins import extractors as plugin_extractors
@@ -132,7 +132,7 @@ class ExtractorRegistry:
                 continue
             self.register(extractor, replace=True)
             added.append(extractor.name)
-        self.load_errors.extend(plugin_manager().load_errors)
+        self.load_errors.extend(load_errors())
         return added
 
     def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> list[str]:
