@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from autopoiesis.formats.topic import Trigger, TriggerType
@@ -23,29 +24,39 @@ _CODE_LINE = re.compile(
     r"|[;{][ \t]*$|^[ \t]*\}",
     re.MULTILINE,
 )
-_LANG_SIGNS: dict[str, re.Pattern[str]] = {
-    "python": re.compile(
-        r"^[ \t]*(?:def \w+\(|class \w+[(:]|import \w|from [\w.]+ import|elif |print[ (]|self\.)",
-        re.M,
-    ),
-    "javascript": re.compile(
-        r"\b(?:const|let|var) \w+ =|=>|function\s*\w*\(|console\.log|require\(", re.M
-    ),
-    "typescript": re.compile(
-        r"\binterface \w+ \{|: (?:string|number|boolean)\b|\btype \w+ = ", re.M
-    ),
-    "go": re.compile(r"^[ \t]*(?:package \w+|func \w+\(|func \(\w)|:= |fmt\.", re.M),
-    "rust": re.compile(r"\bfn \w+\(|\blet mut\b|\bimpl\b|println!|::new\(", re.M),
-    "java": re.compile(r"\bpublic (?:static )?(?:class|void)\b|System\.out\.", re.M),
-    "c": re.compile(r"^#include\s*<|\bprintf\(|\bint main\(", re.M),
-    "shell": re.compile(
-        r"^[ \t]*(?:\$ |#!/bin/(?:ba)?sh)|\b(?:sudo|apt-get|chmod|grep|echo) ", re.M
-    ),
-    "sql": re.compile(
-        r"\b(?:SELECT\b[^\n]{1,200}?\bFROM|INSERT INTO|CREATE TABLE|UPDATE \w+ SET)\b", re.M | re.I
-    ),
-    "html": re.compile(r"</?(?:div|span|html|body|p|a|script)\b[^>]*>", re.M),
-}
+
+
+@cache
+def _language_signatures() -> dict[str, re.Pattern[str]]:
+    """Keyword signatures of each language, compiled on first use: the pre-commit hook
+    imports this module to parse topics, and never guesses a language."""
+    return {
+        "python": re.compile(
+            r"^[ \t]*(?:def \w+\(|class \w+[(:]|import \w|from [\w.]+ import|"
+            r"elif |print[ (]|self\.)",
+            re.M,
+        ),
+        "javascript": re.compile(
+            r"\b(?:const|let|var) \w+ =|=>|function\s*\w*\(|console\.log|require\(", re.M
+        ),
+        "typescript": re.compile(
+            r"\binterface \w+ \{|: (?:string|number|boolean)\b|\btype \w+ = ", re.M
+        ),
+        "go": re.compile(r"^[ \t]*(?:package \w+|func \w+\(|func \(\w)|:= |fmt\.", re.M),
+        "rust": re.compile(r"\bfn \w+\(|\blet mut\b|\bimpl\b|println!|::new\(", re.M),
+        "java": re.compile(r"\bpublic (?:static )?(?:class|void)\b|System\.out\.", re.M),
+        "c": re.compile(r"^#include\s*<|\bprintf\(|\bint main\(", re.M),
+        "shell": re.compile(
+            r"^[ \t]*(?:\$ |#!/bin/(?:ba)?sh)|\b(?:sudo|apt-get|chmod|grep|echo) ", re.M
+        ),
+        "sql": re.compile(
+            r"\b(?:SELECT\b[^\n]{1,200}?\bFROM|INSERT INTO|CREATE TABLE|UPDATE \w+ SET)\b",
+            re.M | re.I,
+        ),
+        "html": re.compile(r"</?(?:div|span|html|body|p|a|script)\b[^>]*>", re.M),
+    }
+
+
 _FENCE_ALIASES = {
     "py": "python",
     "python3": "python",
@@ -92,7 +103,7 @@ def detect_code(text: str) -> CodeInfo:
     has_code = fenced > 0 or indented or code_lines >= 2
     if has_code and not langs:
         sample = "\n".join(bodies) if bodies else text
-        scores = {lang: len(rx.findall(sample)) for lang, rx in _LANG_SIGNS.items()}
+        scores = {lang: len(rx.findall(sample)) for lang, rx in _language_signatures().items()}
         best = max(scores.values()) if scores else 0
         if best:
             langs.update(lang for lang, s in scores.items() if s == best)
