@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -136,7 +137,9 @@ class PluginManager(pluggy.PluginManager):
     def __init__(self, *, builtins: bool = True):
         super().__init__(PROJECT)
         self.add_hookspecs(HookSpecs)
-        self.load_errors: list[str] = []  # entry points that were skipped, and why
+        self.load_errors: list[str] = []  # plugins that were skipped, and why
+        # the daemon and the LLM client ask from several threads; the lazy steps run once
+        self._lock = threading.RLock()
         self._builtins = dict(BUILTIN_PLUGINS) if builtins else {}
         self._builtin_names: set[str] = set()
         self._ready: set[str] = set()
@@ -144,16 +147,19 @@ class PluginManager(pluggy.PluginManager):
         self._cache: dict[str, list[tuple[Any, ...]]] = {}
 
     def register(self, plugin: Any, name: str | None = None) -> str | None:
-        self._cache.clear()
-        return super().register(plugin, name)
+        with self._lock:
+            self._cache.clear()
+            return super().register(plugin, name)
 
     def unregister(self, plugin: Any = None, name: str | None = None) -> Any:
-        self._cache.clear()
-        return super().unregister(plugin, name)
+        with self._lock:
+            self._cache.clear()
+            return super().unregister(plugin, name)
 
     def contribute(self, hook: str, *args: Any) -> Contribution:
-        """Register a plugin that contributes ARGS to HOOK. A contribution of a name
-        already registered takes its place in the lists (a registry keeps the last)."""
+        """Register a plugin that contributes ARGS to HOOK. Where a kind is read by name,
+        a later contribution of a name replaces the earlier one's value (the name keeps
+        its place in the order)."""
         plugin = Contribution(hook, args)
         self.register(plugin, name=f"{hook}:{_key(args[0])}:{id(plugin)}")
         return plugin
@@ -174,19 +180,21 @@ class PluginManager(pluggy.PluginManager):
         """What the plugins register through HOOK, as argument tuples: the built-ins
         first, then the other plugins in the order they were registered. INSTALLED: read
         the installed distributions' entry points first (once per manager)."""
-        self._import_builtins(hook)
-        if installed:
-            self.load_installed()
-        if kwargs:  # the jobs depend on the repo they are made for
-            return self._call(hook, kwargs, builtin_only=False)
-        if hook not in self._cache:
-            self._cache[hook] = self._call(hook, kwargs, builtin_only=False)
-        return list(self._cache[hook])
+        with self._lock:
+            self._import_builtins(hook)
+            if installed:
+                self.load_installed()
+            if kwargs:  # the jobs depend on the repo they are made for
+                return self._call(hook, kwargs, builtin_only=False)
+            if hook not in self._cache:
+                self._cache[hook] = self._call(hook, kwargs, builtin_only=False)
+            return list(self._cache[hook])
 
     def builtins(self, hook: str, **kwargs: Any) -> list[tuple[Any, ...]]:
         """What the built-in plugin modules alone register through HOOK."""
-        self._import_builtins(hook)
-        return self._call(hook, kwargs, builtin_only=True)
+        with self._lock:
+            self._import_builtins(hook)
+            return self._call(hook, kwargs, builtin_only=True)
 
     def _call(
         self, hook: str, kwargs: dict[str, Any], *, builtin_only: bool
@@ -202,9 +210,21 @@ class PluginManager(pluggy.PluginManager):
             for i in getattr(self.hook, hook).get_hookimpls()
             if not builtin_only or i.plugin_name in self._builtin_names
         ]
-        # pluggy calls the last registered first; a registry lists them in the order they came
+        # pluggy calls the last registered first; a registry lists them in the order they
+        # came, so the implementations are called here, built-ins first (a wrapper has
+        # nothing to wrap in a registration and is passed over)
         for impl in sorted(impls, key=lambda i: i.plugin_name not in self._builtin_names):
-            impl.function(**{k: given[k] for k in impl.argnames})
+            if impl.hookwrapper or impl.wrapper:
+                continue
+            if impl.plugin_name in self._builtin_names:
+                impl.function(**{k: given[k] for k in impl.argnames})
+                continue
+            try:
+                impl.function(**{k: given[k] for k in impl.argnames})
+            except Exception as exc:  # a broken plugin must not stop the built-ins
+                error = f"plugin {impl.plugin_name!r}: {hook} failed: {type(exc).__name__}: {exc}"
+                if error not in self.load_errors:
+                    self.load_errors.append(error)
         return out
 
     def _import_builtins(self, hook: str) -> None:
@@ -218,8 +238,10 @@ class PluginManager(pluggy.PluginManager):
 
     def load_installed(self) -> None:
         """Register the plugins installed distributions declare in the group
-        `autopoiesis` (once). A plugin that fails to load is skipped and reported in
-        `load_errors`: a broken plugin must not stop the built-ins."""
+        `autopoiesis` (once). pluggy's load_setuptools_entrypoints, but for two things:
+        a plugin that fails to load is skipped and reported in `load_errors` (a broken
+        plugin must not stop the built-ins), and only the group's entry points are read
+        rather than every distribution's."""
         if self._installed_read:
             return
         self._installed_read = True

@@ -206,3 +206,14 @@ def test_the_light_path_reads_no_entry_point_unless_a_type_is_unknown() -> None:
     unknown = subprocess.run([sys.executable, "-c", probe % "nosuch"], capture_output=True, text=True, check=True)
     assert unknown.stdout.split()[:2] == ["False", "True"], unknown.stdout
     assert "write one of: pattern, glob, keyword" in unknown.stdout
+
+
+def test_a_plugin_that_fails_is_reported_and_stops_nothing(manager: plugins.PluginManager) -> None:
+    class Broken:
+        @plugins.hookimpl
+        def register_trigger_types(self, register):
+            raise RuntimeError("boom")
+
+    manager.register(Broken(), name="broken-types")
+    assert "pattern" in plugins.trigger_types()
+    assert any("'broken-types'" in e and "boom" in e for e in plugins.load_errors())
