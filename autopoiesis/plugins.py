@@ -190,7 +190,7 @@ class PluginManager(pluggy.PluginManager):
                 self._cache[hook] = self._call(hook, kwargs, builtin_only=False)
             return list(self._cache[hook])
 
-    def builtins(self, hook: str, **kwargs: Any) -> list[tuple[Any, ...]]:
+    def builtin_contributions(self, hook: str, **kwargs: Any) -> list[tuple[Any, ...]]:
         """What the built-in plugin modules alone register through HOOK."""
         with self._lock:
             self._import_builtins(hook)
@@ -280,9 +280,9 @@ def new_manager() -> PluginManager:
     return PluginManager(builtins=False)
 
 
-def builtins(hook: str, **kwargs: Any) -> list[tuple[Any, ...]]:
+def builtin_contributions(hook: str, **kwargs: Any) -> list[tuple[Any, ...]]:
     """What the built-in plugins alone register through HOOK."""
-    return plugin_manager().builtins(hook, **kwargs)
+    return plugin_manager().builtin_contributions(hook, **kwargs)
 
 
 def register(plugin: Any, name: str | None = None) -> str | None:

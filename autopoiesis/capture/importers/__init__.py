@@ -42,12 +42,12 @@ from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import one_line
 from autopoiesis.errors import AutopoiesisError, ImportFormatError, UnknownFormatError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.plugins import builtins
+from autopoiesis.plugins import builtin_contributions
 
 
 def __getattr__(name: str) -> Any:
     if name == "BUILTIN_IMPORTERS":  # what the built-in plugin (integrations.importers) registers
-        return tuple(args[0] for args in builtins("register_importers"))
+        return tuple(args[0] for args in builtin_contributions("register_importers"))
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -52,12 +52,12 @@ from autopoiesis.knowledge.extractors.people import PEOPLE
 from autopoiesis.knowledge.extractors.procedures import PROCEDURES
 from autopoiesis.plugins import (
     EXTRACTOR_ENTRY_POINT_GROUP,
+    builtin_contributions,
     entry_points,
     hookimpl,
     load_errors,
     new_manager,
 )
-from autopoiesis.plugins import builtins as builtin_contributions
 from autopoiesis.plugins import extractors as plugin_extractors
 
 ENTRY_POINT_GROUP = EXTRACTOR_ENTRY_POINT_GROUP
