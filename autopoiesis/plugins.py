@@ -196,36 +196,34 @@ class PluginManager(pluggy.PluginManager):
             self._import_builtins(hook)
             return self._call(hook, kwargs, builtin_only=True)
 
-    def _call(
-        self, hook: str, kwargs: dict[str, Any], *, builtin_only: bool
-    ) -> list[tuple[Any, ...]]:
+    def _call(self, hook: str, kwargs: dict[str, Any], *,
+              builtin_only: bool) -> list[tuple[Any, ...]]:
         out: list[tuple[Any, ...]] = []
 
         def register(*args: Any) -> None:
             out.append(args)
 
         given = {"register": register, **kwargs}
-        impls = [
-            i
-            for i in getattr(self.hook, hook).get_hookimpls()
-            if not builtin_only or i.plugin_name in self._builtin_names
-        ]
-        # pluggy calls the last registered first; a registry lists them in the order they
-        # came, so the implementations are called here, built-ins first (a wrapper has
-        # nothing to wrap in a registration and is passed over)
-        for impl in sorted(impls, key=lambda i: i.plugin_name not in self._builtin_names):
-            if impl.hookwrapper or impl.wrapper:
-                continue
-            if impl.plugin_name in self._builtin_names:
-                impl.function(**{k: given[k] for k in impl.argnames})
-                continue
+        for impl in self._implementations(hook, builtin_only=builtin_only):
             try:
                 impl.function(**{k: given[k] for k in impl.argnames})
             except Exception as exc:  # a broken plugin must not stop the built-ins
+                if impl.plugin_name in self._builtin_names:
+                    raise  # a bug of ours, not a plugin's
                 error = f"plugin {impl.plugin_name!r}: {hook} failed: {type(exc).__name__}: {exc}"
                 if error not in self.load_errors:
                     self.load_errors.append(error)
         return out
+
+    def _implementations(self, hook: str, *, builtin_only: bool) -> list[Any]:
+        """HOOK's implementations in the order a registry lists them: the built-ins first,
+        then the others in the order they were registered (pluggy itself calls the last
+        registered first). A wrapper has nothing to wrap in a registration: left out."""
+        impls = [i for i in getattr(self.hook, hook).get_hookimpls()
+                 if not (i.hookwrapper or i.wrapper)]
+        if builtin_only:
+            impls = [i for i in impls if i.plugin_name in self._builtin_names]
+        return sorted(impls, key=lambda i: i.plugin_name not in self._builtin_names)
 
     def _import_builtins(self, hook: str) -> None:
         if hook in self._ready:
