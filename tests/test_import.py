@@ -136,9 +136,11 @@ def test_cli_import(memory_repo: MemoryRepo, shared_data: Path) -> None:
 def test_a_new_format_is_one_class_and_one_registration(memory_repo: MemoryRepo, tmp_path: Path, monkeypatch) -> None:
     from datetime import datetime
 
-    from autopoiesis.capture.importers import ImportReport, SessionDraft, base, format_names, register_importer
+    from autopoiesis import plugins
+    from autopoiesis.capture.importers import ImportReport, SessionDraft, format_names, register_importer
 
-    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))  # the registration ends with the test
+    manager = plugins.PluginManager()
+    monkeypatch.setattr(plugins, "plugin_manager", lambda: manager)  # the registration ends with the test
 
     class LinesImporter:
         """'who: text' lines, one session per file."""

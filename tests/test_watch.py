@@ -254,11 +254,12 @@ def test_watch_reads_jsonl_and_writes_activations(memory_repo: MemoryRepo) -> No
 
 
 def test_a_new_trigger_type_is_one_registration_per_layer(monkeypatch: pytest.MonkeyPatch) -> None:
+    from autopoiesis import plugins
     from autopoiesis.formats import topic as fmt
     from autopoiesis.topics import pattern
 
-    monkeypatch.setattr(fmt, "TRIGGER_REGISTRY", dict(fmt.TRIGGER_REGISTRY))
-    monkeypatch.setattr(pattern, "EVALUATORS", dict(pattern.EVALUATORS))
+    manager = plugins.PluginManager()
+    monkeypatch.setattr(plugins, "plugin_manager", lambda: manager)  # the registrations end with the test
 
     def parse_ticket(raw, at, errors):
         prefix = str(raw.get("prefix", ""))

@@ -2,7 +2,9 @@
 and the registry that holds them (seed 004's three trigger kinds).
 
 A job is a function `run(ctx: JobContext) -> JobOutcome` with a name, triggers, a
-timeout, retries and the resources it must hold alone. Registering one is one call:
+timeout, retries and the resources it must hold alone. The daemon's registry is made of
+what the plugins register (autopoiesis.plugins, the hook `register_jobs(register, repo)`;
+the memory's own jobs are daemon/memory_jobs.py). Registering one is one call:
 
     registry.register(JobSpec("sync", run_sync, (After("commit", only_if_changed=True),),
                               timeout=300, description="pull and push the memory repo"))

@@ -1,8 +1,10 @@
 """The memory's daemon jobs, and which config key drives each (README, "Configuration").
 
 `memory_jobs(repo)` builds the registry the daemon and `run-due` run, from the repo's
-memory-config.yaml (SIGHUP builds it again). Each job is one function here over the
-library, and one registration in `memory_jobs`; adding a job is one more of each.
+memory-config.yaml (SIGHUP builds it again): this module is the plugin of the memory's
+own jobs (autopoiesis.plugins, the hook `register_jobs`), and any other plugin may add
+jobs the same way. Each job is one function here over the library, and one registration
+in `register_jobs`; adding a job is one more of each.
 
     job             triggers                                   config keys it reads
     watch-sessions  every minute                               daemon.session_globs, daemon.session_idle_minutes
@@ -25,8 +27,10 @@ Every job: daemon.job_timeout_minutes, daemon.job_retries, daemon.job_token_budg
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
 
+from autopoiesis import plugins
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.daemon.jobs import (
     SESSION_ENDED,
@@ -198,16 +202,23 @@ def extraction_triggers(trigger: str) -> tuple[Trigger, ...]:
 
 
 def memory_jobs(repo: MemoryRepo) -> JobRegistry:
-    """The daemon's jobs for REPO, from its memory-config.yaml."""
+    """The daemon's jobs for REPO, from its memory-config.yaml: the memory's own, then
+    those of the other plugins."""
+    return JobRegistry(plugins.jobs(repo))
+
+
+@plugins.hookimpl
+def register_jobs(register: Callable[[JobSpec], None], repo: MemoryRepo) -> None:
+    """The memory's own jobs for REPO."""
     cfg = Memory(repo).config
     d = cfg.daemon
     knowledge = frozenset({"knowledge"})  # the jobs that write knowledge/ or commit it take turns
-    reg = JobRegistry()
 
     def job(name: str, run: JobFunction, triggers: tuple[Trigger, ...], description: str,
             resources: frozenset[str] = frozenset(), quiet: bool = False) -> None:
-        reg.register(JobSpec(name, run, triggers, timeout=d.job_timeout_minutes * 60.0, retries=d.job_retries,
-                             resources=resources, token_budget=d.job_token_budget, description=description, quiet=quiet))
+        register(JobSpec(name, run, triggers, timeout=d.job_timeout_minutes * 60.0,
+                         retries=d.job_retries, resources=resources,
+                         token_budget=d.job_token_budget, description=description, quiet=quiet))
 
     if d.session_globs:
         job("watch-sessions", run_watch_sessions, (Every(1),), "import finished agent sessions (daemon.session_globs)",
@@ -227,5 +238,4 @@ def memory_jobs(repo: MemoryRepo) -> JobRegistry:
         job("sync", run_sync, (After("commit", only_if_changed=True), After("extract", only_if_changed=True),
                                Every(cfg.lifecycle.commit_interval_minutes)),
             "pull from and push to the remote (git.auto_push)", knowledge)
-    # jobs of other modules register here too, one line each
-    return reg
+    # jobs of other memory modules register here too, one line each

@@ -32,8 +32,10 @@ webhook    ``source`` and optional ``event`` (fired by `autopoiesis topics fire 
 cron       ``schedule``: a cron expression (evaluated by `autopoiesis topics due`)
 =========  ===========================================================================
 
-**Adding a trigger type** is one registration here and, when it looks at message text,
-one in `autopoiesis.topics.pattern` (how tier 1 evaluates it)::
+**Adding a trigger type** is one module and one registration: a `TriggerType` holding
+its fields, their parse/validation and (for a type that looks at message text) how tier 1
+evaluates it, registered by a plugin (autopoiesis.plugins, the hook
+`register_trigger_types`; the built-ins are the modules of autopoiesis.topics.triggers)::
 
     def _parse_weekday(raw, at, errors):            # the fields -> the trigger's values
         day = str(raw.get("day", "")).lower()         # (a missing `day` is already reported)
@@ -41,21 +43,28 @@ one in `autopoiesis.topics.pattern` (how tier 1 evaluates it)::
             errors.append(f"{at}.day: write mon, tue, ...")
         return {"day": day}                        # unknown names land in Trigger.options
 
-    register_trigger_type(TriggerType(
+    WEEKDAY = TriggerType(
         "weekday", text=True, required=("day",), example="day: mon", parse=_parse_weekday,
-        describe=lambda t: t.option("day")))
+        describe=lambda t: t.option("day"), feature=lambda m: m.text.lower(),
+        match=lambda t, _, text: t.option("day") if t.option("day") in text else None)
 
-The registry refuses unknown types and fields, names the allowed ones and shows the
-example in every message, so nothing else needs to change. `text=True` types are handed
-to tier 1 (`PatternMatcher`, which needs an evaluator registered for them); `text=False`
-types (webhook, cron) are fired from outside the message flow.
+    @hookimpl
+    def register_trigger_types(register):
+        register(WEEKDAY)
 
-One module of about 570 lines on purpose: the topic fields and the ten built-in trigger
-types' fields are one format, validated together, and the hook imports just this.
+(`register_trigger_type(WEEKDAY)` does the same from code.) Unknown types and fields are
+refused, naming the allowed ones and showing the example in every message, so nothing
+else needs to change. `text=True` types are handed to tier 1 (`PatternMatcher`);
+`text=False` types (webhook, cron) are fired from outside the message flow.
+
+This module is the topic file's format, its fields and their parse; the trigger types are
+asked of the plugins by name, so it imports no service.
 
 This module is on the light path: the pre-commit hook calls `validate_topic_source` on
-every commit, so it imports only the standard library and the kernel at module level
-(google-re2 and croniter are imported inside the checks that need them).
+every commit, so it imports only the standard library, pluggy and the kernel at module
+level (google-re2 and croniter are imported inside the checks that need them), and asks
+the plugins for the built-in trigger types only (no entry point is read unless a topic
+names a type they lack).
 """
 
 from __future__ import annotations
@@ -67,8 +76,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from autopoiesis import plugins
 from autopoiesis.core import frontmatter
-from autopoiesis.core.clock import check_cron  # the one cron check (croniter, imported lazily inside it)
 from autopoiesis.core.config import WatchersConfig
 from autopoiesis.core.text import cut_to_bytes
 from autopoiesis.errors import FrontmatterError
@@ -77,7 +86,6 @@ SCOPES = ("input", "output", "both")
 ACTIVATIONS = ("auto", "gated", "manual")
 PRIORITIES = ("low", "medium", "high", "critical")
 PRIORITY_RANK = {p: i for i, p in enumerate(PRIORITIES)}
-URL_KINDS = ("any", "github", "github_pull", "github_issue")
 DEFAULT_SIMILARITY_THRESHOLD = WatchersConfig().similarity_threshold  # the config owns it
 DEFAULT_MAX_CONTEXT_KB = 4.0
 DEFAULT_SENTIMENT_MIN_SCORE = 2
@@ -86,7 +94,10 @@ TOPIC_FIELDS = (
     "type", "name", "description", "triggers", "subscriptions", "activation", "priority",
     "max_context_kb", "similarity_threshold", "tags", "updated",
 )
-_LANG_CODE = re.compile(r"^[a-z]{2,3}\Z")
+# The built-in trigger types (autopoiesis.topics.triggers), in the order of the table above.
+TRIGGER_TYPES = (
+    "pattern", "glob", "keyword", "code", "language", "mention", "url", "sentiment", "webhook", "cron",
+)
 
 
 @dataclass(frozen=True)
@@ -120,11 +131,12 @@ class Trigger:
     @property
     def watches_text(self) -> bool:
         """Whether tier 1 evaluates this trigger on message text (webhook and cron do not)."""
-        spec = TRIGGER_REGISTRY.get(self.type)
+        spec = trigger_type(self.type)
         return spec is not None and spec.text
 
     def describe(self) -> str:
-        return f"{self.type}({TRIGGER_REGISTRY[self.type].describe(self)})"
+        spec = trigger_type(self.type)
+        return f"{self.type}({spec.describe(self) if spec else '?'})"
 
 
 @dataclass(frozen=True)
@@ -168,16 +180,26 @@ class Topic:
                 yield i, t
 
 
-# ── the trigger-type registry ───────────────────────────────────────────────────────
+# ── trigger types ──────────────────────────────────────────────────────────────────
 # parse(raw mapping, "where: triggers[i]", errors) -> the trigger's values. It runs after
-# the registry has refused unknown fields and reported missing required ones, so a
-# required field may still be absent (use raw.get).
+# unknown fields were refused and missing required ones reported, so a required field may
+# still be absent (use raw.get).
 TriggerParser = Callable[[Mapping[str, Any], str, list[str]], dict[str, Any]]
 
 
 @dataclass(frozen=True)
 class TriggerType:
-    """What the format knows of one trigger type."""
+    """One trigger type: its fields, their parse, and how tier 1 evaluates it.
+
+    A type with `text` is evaluated on message text in one of two ways:
+
+    * ``re2_source(trigger)`` gives an RE2 pattern: it joins the one RE2 set per direction,
+      so a message is scanned once however many topics there are; or
+    * ``feature(message)`` extracts what this type looks at, once per message for every
+      trigger of the type (message: autopoiesis.topics.triggers.common.Message);
+      ``prepare(trigger)`` compiles a trigger once when the matcher is built;
+      ``match(trigger, prepared, feature)`` says what matched, or None.
+    """
 
     name: str
     text: bool  # tier 1 evaluates it on message text; False: fired from outside (webhook, cron)
@@ -186,22 +208,49 @@ class TriggerType:
     example: str  # shown in every message about this type, e.g. 'words: [deploy, production]'
     required: tuple[str, ...] = ()
     optional: tuple[str, ...] = ()
+    re2_source: Callable[[Trigger], str | None] | None = None
+    feature: Callable[[Any], Any] | None = None
+    prepare: Callable[[Trigger], Any] | None = None
+    match: Callable[[Trigger, Any, Any], str | None] | None = None
+
+    def __post_init__(self) -> None:
+        clash = set(self.required + self.optional) & set(COMMON_TRIGGER_FIELDS)
+        if clash:
+            raise ValueError(
+                f"trigger type {self.name!r}: {', '.join(sorted(clash))} are common to every trigger"
+            )
+
+    @property
+    def evaluates(self) -> bool:
+        """Whether tier 1 knows how to evaluate it: an RE2 source, or a feature and a match."""
+        return self.re2_source is not None or (self.feature is not None and self.match is not None)
 
 
-TRIGGER_REGISTRY: dict[str, TriggerType] = {}
 _TRIGGER_FIELD_NAMES = frozenset(Trigger.__dataclass_fields__) - {"type", "scope", "correction_hint", "options"}
 
 
 def register_trigger_type(spec: TriggerType) -> TriggerType:
-    """Add SPEC to the registry (replacing a type of the same name). Returns SPEC."""
-    clash = set(spec.required + spec.optional) & set(COMMON_TRIGGER_FIELDS)
-    if clash:
-        raise ValueError(f"trigger type {spec.name!r}: {', '.join(sorted(clash))} are common to every trigger")
-    TRIGGER_REGISTRY[spec.name] = spec
+    """Register SPEC (replacing a type of the same name) as a plugin of the process's
+    plugin manager. Returns SPEC."""
+    plugins.plugin_manager().contribute("register_trigger_types", spec)
     return spec
 
 
-def _str_list(value: Any) -> list[str] | None:
+def trigger_type(name: str) -> TriggerType | None:
+    """The trigger type NAME, from the plugins (the installed ones are looked at only
+    when the built-ins and registered ones lack it)."""
+    found: TriggerType | None = plugins.lookup(plugins.trigger_types, name)
+    return found
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TRIGGER_REGISTRY":  # the registered trigger types by name, as a snapshot
+        return plugins.trigger_types()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def str_list(value: Any) -> list[str] | None:
+    """VALUE as a list of strings (one string is a list of one); None when it is no such list."""
     if isinstance(value, str):
         return [value]
     if isinstance(value, list) and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
@@ -232,140 +281,6 @@ def check_regex(pattern: str) -> str | None:
     return None
 
 
-def _parse_pattern(raw: Mapping[str, Any], at: str, errors: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if isinstance(raw.get("match"), (str, int)):
-        pattern = str(raw["match"])
-        problem = check_regex(pattern)
-        if problem:
-            errors.append(f"{at}.match: {pattern!r} {problem}.")
-        out["match"] = pattern
-        cs = raw.get("case_sensitive", False)
-        if not isinstance(cs, bool):
-            errors.append(f"{at}.case_sensitive: write true or false.")
-            cs = False
-        out["case_sensitive"] = cs
-    elif raw.get("match") is not None:
-        errors.append(f"{at}.match: must be one regex string, like {TRIGGER_REGISTRY['pattern'].example}.")
-    return out
-
-
-def _parse_glob(raw: Mapping[str, Any], at: str, errors: list[str]) -> dict[str, Any]:
-    if raw.get("match") is None:
-        return {}
-    globs = _str_list(raw["match"])
-    if not globs:
-        errors.append(f"{at}.match: must be a glob or a list of globs, like {TRIGGER_REGISTRY['glob'].example}.")
-        return {}
-    return {"globs": tuple(globs)}
-
-
-def _parse_keyword(raw: Mapping[str, Any], at: str, errors: list[str]) -> dict[str, Any]:
-    if raw.get("words") is None:
-        return {}
-    words = _str_list(raw["words"])
-    if not words or not all(w.strip() for w in words):
-        errors.append(f"{at}.words: must be a list of words or phrases, like {TRIGGER_REGISTRY['keyword'].example}.")
-        return {}
-    return {"words": tuple(w.strip().lower() for w in words)}
-
-
-def _languages(ttype: str, iso: bool) -> TriggerParser:
-    def parse(raw: Mapping[str, Any], at: str, errors: list[str]) -> dict[str, Any]:
-        if raw.get("languages") is None:
-            return {}
-        langs = _str_list(raw["languages"])
-        if langs is None:
-            errors.append(f"{at}.languages: must be a list, like {TRIGGER_REGISTRY[ttype].example}.")
-            return {}
-        langs = [lang.strip().lower() for lang in langs]
-        bad = [lang for lang in langs if not _LANG_CODE.match(lang)] if iso else []
-        if bad:
-            errors.append(
-                f"{at}.languages: {', '.join(bad)} are not ISO 639-1 codes; write two-letter codes like de, fr, es."
-            )
-        return {"languages": tuple(langs)}
-
-    return parse
-
-
-def _parse_mention(raw: Mapping[str, Any], at: str, errors: list[str]) -> dict[str, Any]:
-    if raw.get("names") is None:
-        return {}
-    names = _str_list(raw["names"])
-    if names is None:
-        errors.append(f"{at}.names: must be a list of names, like {TRIGGER_REGISTRY['mention'].example}.")
-        return {}
-    return {"names": tuple(n.strip().lstrip("@").lower() for n in names if n.strip())}
-
-
-def _parse_url(raw: Mapping[str, Any], at: str, errors: list[str]) -> dict[str, Any]:
-    kind = raw.get("match", "any")
-    if not isinstance(kind, str) or not kind.strip():
-        errors.append(f"{at}.match: write one of {', '.join(URL_KINDS)} or a host name like example.com.")
-    elif kind not in URL_KINDS and not re.match(r"^[A-Za-z0-9.-]+\.[A-Za-z]{2,}\Z", kind):
-        errors.append(
-            f"{at}.match: {kind!r} is neither a URL kind ({', '.join(URL_KINDS)}) nor a host name like example.com."
-        )
-    return {"match": str(kind).lower()}
-
-
-def _parse_sentiment(raw: Mapping[str, Any], at: str, errors: list[str]) -> dict[str, Any]:
-    if "min_score" not in raw:
-        return {}
-    ms = raw["min_score"]
-    if not isinstance(ms, int) or isinstance(ms, bool) or ms < 1:
-        errors.append(f"{at}.min_score: must be a whole number >= 1, like {TRIGGER_REGISTRY['sentiment'].example}.")
-        return {}
-    return {"min_score": ms}
-
-
-def _parse_webhook(raw: Mapping[str, Any], at: str, errors: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key in ("source", "event"):
-        if raw.get(key) is not None:
-            if not isinstance(raw[key], str) or "/" in raw[key]:
-                errors.append(f"{at}.{key}: must be a word without '/', like {TRIGGER_REGISTRY['webhook'].example}.")
-            else:
-                out[key] = raw[key]
-    return out
-
-
-def _parse_cron(raw: Mapping[str, Any], at: str, errors: list[str]) -> dict[str, Any]:
-    if raw.get("schedule") is None:
-        return {}
-    sched = str(raw["schedule"])
-    problem = check_cron(sched)
-    if problem:
-        errors.append(f"{at}.schedule: {sched!r} {problem}.")
-    return {"schedule": sched}
-
-
-for _spec in (
-    TriggerType("pattern", True, _parse_pattern, lambda t: str(t.match), 'match: "\\\\b(deploy|rollback)\\\\b"',
-                ("match",), ("case_sensitive",)),
-    TriggerType("glob", True, _parse_glob, lambda t: ", ".join(t.globs), 'match: "*.py"', ("match",)),
-    TriggerType("keyword", True, _parse_keyword, lambda t: ", ".join(t.words), "words: [deploy, production, rollback]",
-                ("words",)),
-    TriggerType("code", True, _languages("code", iso=False), lambda t: ", ".join(t.languages) or "any code",
-                "languages: [python]", (), ("languages",)),
-    TriggerType("language", True, _languages("language", iso=True), lambda t: ", ".join(t.languages),
-                "languages: [de]", ("languages",)),
-    TriggerType("mention", True, _parse_mention, lambda t: ", ".join(t.names) or "any mention",
-                "names: [david, silas]", (), ("names",)),
-    TriggerType("url", True, _parse_url, lambda t: str(t.match), "match: github_pull", (), ("match",)),
-    TriggerType("sentiment", True, _parse_sentiment, lambda t: f"score >= {t.min_score}", "min_score: 2",
-                (), ("min_score",)),
-    TriggerType("webhook", False, _parse_webhook, lambda t: f"{t.source}/{t.event or '*'}",
-                "source: email  (and event: new_message)", ("source",), ("event",)),
-    TriggerType("cron", False, _parse_cron, lambda t: str(t.schedule), 'schedule: "0 8 * * *"', ("schedule",)),
-):
-    register_trigger_type(_spec)
-
-# The built-in trigger types, in the order of the table above.
-TRIGGER_TYPES = tuple(TRIGGER_REGISTRY)
-
-
 def subscription_problem(sub: str, root: Path | None) -> str | None:
     """Why subscription path SUB is refused, or None. Paths are repo-relative; nothing
     may point outside the memory repo; with ROOT given the file must exist."""
@@ -393,9 +308,10 @@ def _parse_trigger(i: int, raw: Any, errors: list[str], warnings: list[str], whe
         errors.append(f"{at}: must be a mapping like `- type: pattern` / `match: \"...\"`, not {raw!r}.")
         return None
     ttype = raw.get("type")
-    spec = TRIGGER_REGISTRY.get(ttype) if isinstance(ttype, str) else None
+    spec = trigger_type(ttype) if isinstance(ttype, str) else None
     if spec is None or not isinstance(ttype, str):
-        errors.append(f"{at}.type: {ttype!r} is not a trigger type; write one of: {', '.join(TRIGGER_REGISTRY)}.")
+        known = ", ".join(plugins.trigger_types())
+        errors.append(f"{at}.type: {ttype!r} is not a trigger type; write one of: {known}.")
         return None
     allowed = set(spec.required) | set(spec.optional) | set(COMMON_TRIGGER_FIELDS)
     for key in raw:
@@ -432,30 +348,31 @@ def _first_heading(body: str) -> str:
     return m.group(1).strip() if m else ""
 
 
-def parse_topic(relpath: str, text: str, *, root: Path | None = None,
-                default_threshold: float = DEFAULT_SIMILARITY_THRESHOLD) -> tuple[Topic | None, list[str], list[str]]:
-    """(topic or None, errors, warnings) of topic file RELPATH with content TEXT.
-
-    With ROOT (the memory repo's folder) subscriptions must name existing files."""
-    errors: list[str] = []
-    warnings: list[str] = []
-    where = relpath
+def _read_frontmatter(where: str, text: str,
+                      errors: list[str]) -> tuple[dict[str, Any], str] | None:
+    """(fields, body) of topic file TEXT; None, with the reason in ERRORS, when its
+    frontmatter is missing, unclosed or not YAML."""
     try:
         front, body = frontmatter.split(text, where)
     except FrontmatterError:
         errors.append(f"{where}: the frontmatter is not closed; add a line '---' after the last field.")
-        return None, errors, warnings
+        return None
     if front is None:
         errors.append(
             f"{where}: has no frontmatter; start the file with a '---' line, `type: topic`, "
             "`triggers:` ..., and a closing '---' line."
         )
-        return None, errors, warnings
+        return None
     try:
-        data = frontmatter.parse_yaml(front, where)
+        return frontmatter.parse_yaml(front, where), body
     except FrontmatterError as exc:
         errors.append(f"{exc} Fix it so the file reads as `key: value` lines such as `type: topic`.")
-        return None, errors, warnings
+        return None
+
+
+def _check_fields(data: Mapping[str, Any], where: str, errors: list[str],
+                  warnings: list[str]) -> None:
+    """Refuse unknown topic fields and a `type` other than topic."""
     for key in data:
         if key not in TOPIC_FIELDS:
             errors.append(
@@ -468,22 +385,32 @@ def parse_topic(relpath: str, text: str, *, root: Path | None = None,
     elif "type" not in data:
         warnings.append(f"{where}: no `type: topic` line; add it so other tools know what this file is.")
 
+
+def _name(data: Mapping[str, Any], relpath: str, errors: list[str]) -> str:
     name = data.get("name") or PurePosixPath(relpath).stem
     if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z", name):
-        errors.append(f"{where}: name: {name!r} must be a slug like github-pr-review (letters, digits, - _ .).")
-        name = PurePosixPath(relpath).stem
+        errors.append(f"{relpath}: name: {name!r} must be a slug like github-pr-review "
+                      "(letters, digits, - _ .).")
+        return PurePosixPath(relpath).stem
+    return name
+
+
+def _description(data: Mapping[str, Any], body: str, where: str, errors: list[str],
+                 warnings: list[str]) -> str:
     description = data.get("description")
     if description is None:
-        description = _first_heading(body)
         warnings.append(
             f"{where}: no description; tier 2 and the gate use it — add `description: one line on what the topic is for`."
         )
-    elif not isinstance(description, str):
+        return _first_heading(body)
+    if not isinstance(description, str):
         errors.append(f"{where}: description must be one line of text.")
-        description = ""
+        return ""
+    return description
 
-    triggers: list[Trigger] = []
-    raw_triggers = data.get("triggers")
+
+def _triggers(raw_triggers: Any, where: str, errors: list[str],
+              warnings: list[str]) -> list[Trigger]:
     if raw_triggers is None or raw_triggers == []:
         warnings.append(f"{where}: no triggers; the topic can only be activated by hand.")
     elif isinstance(raw_triggers, dict):
@@ -494,46 +421,73 @@ def parse_topic(relpath: str, text: str, *, root: Path | None = None,
     elif not isinstance(raw_triggers, list):
         errors.append(f"{where}: triggers must be a list of trigger mappings (- type: pattern ...).")
     else:
-        for i, raw in enumerate(raw_triggers):
-            t = _parse_trigger(i, raw, errors, warnings, where)
-            if t is not None:
-                triggers.append(t)
+        parsed = (_parse_trigger(i, raw, errors, warnings, where)
+                  for i, raw in enumerate(raw_triggers))
+        return [t for t in parsed if t is not None]
+    return []
 
-    subs = _str_list(data.get("subscriptions") or [])
-    subscriptions: list[str] = []
+
+def _subscriptions(value: Any, where: str, root: Path | None, errors: list[str]) -> list[str]:
+    subs = str_list(value or [])
     if subs is None:
         errors.append(f"{where}: subscriptions must be a list of repo-relative paths, like [knowledge/people/_index.md].")
-    else:
-        for i, sub in enumerate(subs):
-            problem = subscription_problem(sub, root)
-            if problem:
-                errors.append(f"{where}: subscriptions[{i}] {sub!r} {problem}.")
-            else:
-                norm = PurePosixPath(sub.replace("\\", "/")).as_posix()
-                if norm not in subscriptions:
-                    subscriptions.append(norm)
+        return []
+    out: list[str] = []
+    for i, sub in enumerate(subs):
+        problem = subscription_problem(sub, root)
+        if problem:
+            errors.append(f"{where}: subscriptions[{i}] {sub!r} {problem}.")
+            continue
+        norm = PurePosixPath(sub.replace("\\", "/")).as_posix()
+        if norm not in out:
+            out.append(norm)
+    return out
 
-    def enum(key: str, allowed: tuple[str, ...], default: str) -> str:
-        value = data.get(key, default)
-        if value not in allowed:
-            errors.append(f"{where}: {key}: {value!r} is not allowed; write one of: {', '.join(allowed)}.")
-            return default
-        return value
 
-    activation = enum("activation", ACTIVATIONS, "gated")
-    priority = enum("priority", PRIORITIES, "medium")
+def _choice(data: Mapping[str, Any], key: str, allowed: tuple[str, ...], default: str, where: str,
+            errors: list[str]) -> str:
+    value = data.get(key, default)
+    if value not in allowed:
+        errors.append(f"{where}: {key}: {value!r} is not allowed; "
+                      f"write one of: {', '.join(allowed)}.")
+        return default
+    return str(value)
 
-    def number(key: str, default: float, lo: float, hi: float, hint: str) -> float:
-        value = data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (lo <= value <= hi):
-            errors.append(f"{where}: {key}: {value!r} must be a number {hint}.")
-            return default
-        return float(value)
 
-    max_kb = number("max_context_kb", DEFAULT_MAX_CONTEXT_KB, 0.1, 1024, "between 0.1 and 1024 (KB of instructions to inject)")
-    threshold = number("similarity_threshold", default_threshold, 0.0, 1.0,
-                       f"between 0 and 1 (default {default_threshold:g})")
-    tags = _str_list(data.get("tags") or []) or []
+def _number(data: Mapping[str, Any], key: str, default: float, bounds: tuple[float, float],
+            hint: str, where: str, errors: list[str]) -> float:
+    value = data.get(key, default)
+    lo, hi = bounds
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (lo <= value <= hi):
+        errors.append(f"{where}: {key}: {value!r} must be a number {hint}.")
+        return default
+    return float(value)
+
+
+def parse_topic(relpath: str, text: str, *, root: Path | None = None,
+                default_threshold: float = DEFAULT_SIMILARITY_THRESHOLD) -> tuple[Topic | None, list[str], list[str]]:
+    """(topic or None, errors, warnings) of topic file RELPATH with content TEXT.
+
+    With ROOT (the memory repo's folder) subscriptions must name existing files."""
+    errors: list[str] = []
+    warnings: list[str] = []
+    where = relpath
+    read = _read_frontmatter(where, text, errors)
+    if read is None:
+        return None, errors, warnings
+    data, body = read
+    _check_fields(data, where, errors, warnings)
+    name = _name(data, relpath, errors)
+    description = _description(data, body, where, errors, warnings)
+    triggers = _triggers(data.get("triggers"), where, errors, warnings)
+    subscriptions = _subscriptions(data.get("subscriptions"), where, root, errors)
+    activation = _choice(data, "activation", ACTIVATIONS, "gated", where, errors)
+    priority = _choice(data, "priority", PRIORITIES, "medium", where, errors)
+    max_kb = _number(data, "max_context_kb", DEFAULT_MAX_CONTEXT_KB, (0.1, 1024),
+                     "between 0.1 and 1024 (KB of instructions to inject)", where, errors)
+    threshold = _number(data, "similarity_threshold", default_threshold, (0.0, 1.0),
+                        f"between 0 and 1 (default {default_threshold:g})", where, errors)
+    tags = str_list(data.get("tags") or []) or []
     if errors:
         return None, errors, warnings
     topic = Topic(

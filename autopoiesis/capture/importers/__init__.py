@@ -8,8 +8,9 @@ imported with the same content is skipped; one that grew since becomes a continu
 part; one whose earlier turns changed is refused, because transcripts are immutable.
 A folder given to import is claimed by a folder format, or walked for the files in it.
 
-To add a format: one module here with its Importer class, and one entry in
-BUILTIN_IMPORTERS below (or `register_importer(...)` from anywhere else).
+To add a format: a module with its Importer class, and one entry in BUILTIN_IMPORTERS of
+autopoiesis.integrations.importers (the built-in plugin), or a plugin of its own
+(autopoiesis.plugins: the hook `register_importers`), or `register_importer(...)`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from autopoiesis.capture.importers.base import (
     AUTO,
@@ -40,43 +42,14 @@ from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import one_line
 from autopoiesis.errors import AutopoiesisError, ImportFormatError, UnknownFormatError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.integrations.aider.importer import AiderImporter
-from autopoiesis.integrations.chatgpt.importer import ChatGPTImporter
-from autopoiesis.integrations.claude_ai.importer import ClaudeAIImporter
-from autopoiesis.integrations.claude_code.importer import ClaudeCodeImporter
-from autopoiesis.integrations.claude_code.loglines import LoglinesImporter
-from autopoiesis.integrations.cline.importer import ClineImporter
-from autopoiesis.integrations.codex.importer import CodexImporter
-from autopoiesis.integrations.continue_dev.importer import ContinueImporter
-from autopoiesis.integrations.copilot.importer import CopilotImporter
-from autopoiesis.integrations.cursor.importer import CursorImporter, CursorMarkdownImporter
-from autopoiesis.integrations.gemini.importer import GeminiImporter
-from autopoiesis.integrations.neutral.importer import NeutralImporter
-from autopoiesis.integrations.openai.importer import OpenAIImporter
-from autopoiesis.integrations.opencode.importer import OpenCodeImporter
-from autopoiesis.integrations.responses.importer import ResponsesImporter
+from autopoiesis.plugins import builtin_contributions
 
-# In this order: `--format auto` gives a tie to the earlier one, and `--help` lists them so.
-BUILTIN_IMPORTERS: tuple[Importer, ...] = (
-    NeutralImporter(),
-    OpenAIImporter(),
-    ClaudeCodeImporter(),
-    CodexImporter(),
-    ResponsesImporter(),
-    CursorImporter(),
-    CursorMarkdownImporter(),
-    GeminiImporter(),
-    ChatGPTImporter(),
-    CopilotImporter(),
-    ClaudeAIImporter(),
-    ClineImporter(),
-    OpenCodeImporter(),
-    AiderImporter(),
-    ContinueImporter(),
-    LoglinesImporter(),
-)
-for _importer in BUILTIN_IMPORTERS:
-    register_importer(_importer)
+
+def __getattr__(name: str) -> Any:
+    if name == "BUILTIN_IMPORTERS":  # what the built-in plugin (integrations.importers) registers
+        return tuple(args[0] for args in builtin_contributions("register_importers"))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AUTO", "BUILTIN_IMPORTERS", "DraftTurn", "FolderImporter", "ImportReport", "Importer", "SessionDraft",

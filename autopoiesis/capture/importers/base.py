@@ -5,8 +5,9 @@ An importer turns one file into SessionDrafts: sessions as the log tells them, n
 redacted, capped or checked against raw/. The package's `import_files` does the rest
 (redaction, the size cap, dedup by session id, filing, the commit), the same for every
 format. To add a format, write one module with a class that has a `name`, `detect` and
-`read`, and add an instance to `BUILTIN_IMPORTERS` in the package's `__init__.py` (or call
-`register_importer` from outside the package).
+`read`, and register an instance through the plugin door (autopoiesis.plugins: the hook
+`register_importers`; the built-ins are autopoiesis.integrations.importers), or call
+`register_importer`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from functools import lru_cache, wraps
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
+from autopoiesis import plugins
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.text import one_line
 from autopoiesis.errors import ImportFormatError, TimestampError, TranscriptFormatError, UnknownFormatError
@@ -106,31 +108,28 @@ class Importer(Protocol):
         ...
 
 
-_REGISTRY: dict[str, Importer] = {}
-
-
 def register_importer(importer: Importer) -> Importer:
-    """Make IMPORTER available to `import_files` and `--format` (a later registration of
-    the same name replaces the earlier one)."""
+    """Make IMPORTER available to `import_files` and `--format`: a plugin of the process's
+    plugin manager (a later registration of the same name replaces the earlier one)."""
     if not importer.name or importer.name == AUTO:
         raise ValueError(f"an importer needs a name other than {AUTO!r}, not {importer.name!r}")
-    _REGISTRY[importer.name] = importer
+    plugins.plugin_manager().contribute("register_importers", importer)
     return importer
 
 
 def importers() -> dict[str, Importer]:
-    """The registered importers by name, in registration order."""
-    return dict(_REGISTRY)
+    """The importers the plugins register, by name, in registration order."""
+    return {name: importer for name, importer in plugins.importers().items() if name != AUTO}
 
 
 def format_names() -> tuple[str, ...]:
     """What `--format` accepts: auto, then every registered format."""
-    return (AUTO, *_REGISTRY)
+    return (AUTO, *importers())
 
 
 def get_importer(name: str) -> Importer:
     try:
-        return _REGISTRY[name]
+        return importers()[name]
     except KeyError:
         raise ImportFormatError(f"unknown format {name!r}; use one of {', '.join(format_names())}.") from None
 
@@ -141,13 +140,16 @@ def detect_format(path: Path, text: str) -> Importer:
     none is."""
     best: Importer | None = None
     best_score = 0.0
-    for importer in _REGISTRY.values():
+    registered = importers()
+    for importer in registered.values():
         score = importer.detect(path, text)
         if score > best_score:
             best, best_score = importer, score
     if best is None:
-        raise UnknownFormatError(f"{path}: {_looks_like(text)}, which is none of the session logs autopoiesis reads "
-                                 f"({', '.join(_REGISTRY)}). If it is one of them, name it with --format NAME.")
+        raise UnknownFormatError(
+            f"{path}: {_looks_like(text)}, which is none of the session logs autopoiesis reads "
+            f"({', '.join(registered)}). If it is one of them, name it with --format NAME."
+        )
     return best
 
 
@@ -191,7 +193,7 @@ def folder_importer(path: Path) -> FolderImporter | None:
     """The registered importer that claims the folder PATH, if one does."""
     best: FolderImporter | None = None
     best_score = 0.0
-    for importer in _REGISTRY.values():
+    for importer in importers().values():
         if isinstance(importer, FolderImporter):
             score = importer.detect_folder(path)
             if score > best_score:

@@ -7,7 +7,9 @@ it, and an index rebuilds when it changes.
 
 `search.embedder` in memory-config.yaml names a registered factory. The built-ins:
 `offline` (feature hashing, the default), `openai` (any OpenAI-compatible server),
-`fastembed` and `sentence-transformers` (local models already on disk). To add one:
+`fastembed` and `sentence-transformers` (local models already on disk); this package is
+the plugin that registers them (autopoiesis.plugins, the hook `register_embedders`). To
+add one, implement that hook in a plugin, or:
 
     from autopoiesis.index.embedders import register_embedder
     register_embedder("mine", lambda config: MyEmbedder(config.search.embedding_model))
@@ -21,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from autopoiesis import plugins
 from autopoiesis.core.config import CONFIG_FILENAME
 from autopoiesis.errors import ConfigError
 from autopoiesis.index.embedders import (
@@ -81,30 +84,33 @@ class Embedder(Protocol):
 
 EmbedderFactory = Callable[["Config"], Embedder]
 
-_FACTORIES: dict[str, EmbedderFactory] = {
-    "offline": offline.from_config,
-    "openai": openai.from_config,
-    "fastembed": fastembed.from_config,
-    "sentence-transformers": sentence_transformers.from_config,
-}
+
+
+@plugins.hookimpl
+def register_embedders(register: Callable[[str, EmbedderFactory], None]) -> None:
+    register("offline", offline.from_config)
+    register("openai", openai.from_config)
+    register("fastembed", fastembed.from_config)
+    register("sentence-transformers", sentence_transformers.from_config)
 
 
 def register_embedder(name: str, factory: EmbedderFactory) -> None:
-    """Make `search.embedder: NAME` build its embedder with FACTORY(config). Registering
-    a name again replaces its factory."""
+    """Make `search.embedder: NAME` build its embedder with FACTORY(config): a plugin of
+    the process's plugin manager. Registering a name again replaces its factory."""
     if not name or not isinstance(name, str):
         raise ValueError("an embedder needs a non-empty name")
-    _FACTORIES[name] = factory
+    plugins.plugin_manager().contribute("register_embedders", name, factory)
 
 
 def embedder_names() -> tuple[str, ...]:
     """The registered embedder names, built-ins first."""
-    return tuple(_FACTORIES)
+    return tuple(plugins.embedders())
 
 
 def make_embedder(name: str, config: Config) -> Embedder:
-    """The embedder registered as NAME, made for CONFIG."""
-    factory = _FACTORIES.get(name)
+    """The embedder registered as NAME, made for CONFIG (the installed plugins are looked
+    at only for a name the built-ins and registered ones lack)."""
+    factory: EmbedderFactory | None = plugins.lookup(plugins.embedders, name)
     if factory is None:
         names = embedder_names()
         raise ConfigError(

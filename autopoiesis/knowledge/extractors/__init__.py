@@ -1,22 +1,27 @@
 """Extractors (design §8.3): a registry of named, versioned extractors.
 
 The six built-in ones live one per module (decisions, lessons, people, procedures, facts,
-journal); `base` holds what they share. A registry is extended without editing this
-package, in either of two ways:
+journal); `base` holds what they share; this package is the plugin that registers them
+(autopoiesis.plugins, the hook `register_extractors`). A registry is extended without
+editing this package, in any of three ways:
 
 * in code: `registry.register(Extractor(...))` (any object with the ExtractorPlugin
   members will do), then `KnowledgeExtractor(repo, registry=registry)`;
-* by installing a distribution that declares an entry point in the group
+* by installing a distribution whose plugin module (entry point group `autopoiesis`)
+  implements `register_extractors(register)`;
+* by installing a distribution that declares an entry point in the older group
   `autopoiesis.extractors`, e.g. in its pyproject.toml::
 
       [project.entry-points."autopoiesis.extractors"]
       tickets = "my_package.extractors:TICKETS"
 
   The entry point names an extractor object, or a callable returning one extractor or
-  a list of them. `default_registry()` adds every such extractor after the built-ins,
-  so `autopoiesis extract --extractors tickets` finds it. An entry point that fails to
-  load, or whose name is taken, is skipped and reported in `registry.load_errors`
-  (shown by `autopoiesis extract --list`): a broken plugin must not stop the built-ins.
+  a list of them.
+
+`default_registry()` adds every plugin's extractor after the built-ins, so `autopoiesis
+extract --extractors tickets` finds it. A plugin that fails to load, or whose extractor's
+name is taken, is skipped and reported in `registry.load_errors` (shown by `autopoiesis
+extract --list`): a broken plugin must not stop the built-ins.
 
     >>> reg = default_registry(plugins=False)
     >>> [e.key for e in reg.select(["decisions", "lessons"])]
@@ -25,8 +30,8 @@ package, in either of two ways:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from autopoiesis.errors import UnknownExtractorError
 from autopoiesis.knowledge.extractors.base import (
@@ -45,55 +50,96 @@ from autopoiesis.knowledge.extractors.journal import JOURNAL
 from autopoiesis.knowledge.extractors.lessons import LESSONS
 from autopoiesis.knowledge.extractors.people import PEOPLE
 from autopoiesis.knowledge.extractors.procedures import PROCEDURES
+from autopoiesis.plugins import (
+    EXTRACTOR_ENTRY_POINT_GROUP,
+    builtin_contributions,
+    entry_points,
+    hookimpl,
+    load_errors,
+    new_manager,
+)
+from autopoiesis.plugins import extractors as plugin_extractors
 
-if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
-
-ENTRY_POINT_GROUP = "autopoiesis.extractors"
+ENTRY_POINT_GROUP = EXTRACTOR_ENTRY_POINT_GROUP
 BUILTIN_EXTRACTORS: tuple[Extractor, ...] = (DECISIONS, LESSONS, PEOPLE, PROCEDURES, FACTS, JOURNAL)
 
 
+@hookimpl
+def register_extractors(register: Callable[[ExtractorPlugin], None]) -> None:
+    for extractor in BUILTIN_EXTRACTORS:
+        register(extractor)
+
+
 class ExtractorRegistry:
-    """Extractors by name. An instance, not a module global: tests and replays build their
-    own (e.g. to add an experimental extractor) without touching anyone else's."""
+    """Extractors by name. An instance with a plugin manager of its own, not the
+    process's: tests and replays build their own (e.g. to add an experimental extractor)
+    without touching anyone else's."""
 
     def __init__(self, extractors: Iterable[ExtractorPlugin] = ()):
-        self._by_name: dict[str, ExtractorPlugin] = {}
-        self.load_errors: list[str] = []  # entry points that were skipped, and why
+        self._manager = new_manager()
+        self.load_errors: list[str] = []  # plugins that were skipped, and why
         for e in extractors:
             self.register(e)
 
     def register(self, extractor: ExtractorPlugin, *, replace: bool = False) -> None:
+        """Add EXTRACTOR, as a plugin of this registry's manager."""
         if not isinstance(extractor, ExtractorPlugin):
             raise TypeError(
                 f"{extractor!r} is not an extractor: give an autopoiesis.knowledge.extractors.Extractor "
                 "(or an object with name, description, key, policy, has_llm_flavour, run_offline and run_llm)."
             )
-        if extractor.name in self._by_name and not replace:
+        if extractor.name in self._by_name() and not replace:
             raise ValueError(f"an extractor named {extractor.name!r} is already registered; pass replace=True")
-        self._by_name[extractor.name] = extractor
+        self._manager.contribute("register_extractors", extractor)
+
+    def _by_name(self) -> dict[str, ExtractorPlugin]:
+        found = self._manager.contributions("register_extractors", installed=False)
+        return {args[0].name: args[0] for args in found}
 
     def names(self) -> list[str]:
-        return list(self._by_name)
+        return list(self._by_name())
 
     def get(self, name: str) -> ExtractorPlugin:
+        known = self._by_name()
         try:
-            return self._by_name[name]
+            return known[name]
         except KeyError:
             raise UnknownExtractorError(
-                f"No extractor named {name!r}. Known extractors: {', '.join(self._by_name)}."
+                f"No extractor named {name!r}. Known extractors: {', '.join(known)}."
             ) from None
 
     def select(self, names: Sequence[str] | None = None) -> list[ExtractorPlugin]:
         if not names:
-            return list(self._by_name.values())
+            return list(self._by_name().values())
         return [self.get(n.strip()) for n in names if n.strip()]
+
+    def add_plugins(self) -> list[str]:
+        """Register the extractors of the process's plugins that are not built in (the
+        installed distributions' `autopoiesis` entry points, and plugins registered in
+        code); returns the names added. Failures go to `load_errors`, they do not raise."""
+        builtin = {args[0].name for args in builtin_contributions("register_extractors")}
+        added: list[str] = []
+        for extractor in plugin_extractors():
+            if not isinstance(extractor, ExtractorPlugin):
+                self.load_errors.append(f"a plugin registered {extractor!r}, which is no extractor")
+                continue
+            if extractor.name in builtin:
+                if extractor not in BUILTIN_EXTRACTORS:
+                    self.load_errors.append(
+                        f"a plugin's extractor named {extractor.name!r} is already registered; "
+                        "rename the plugin's extractor"
+                    )
+                continue
+            self.register(extractor, replace=True)
+            added.append(extractor.name)
+        self.load_errors.extend(load_errors())
+        return added
 
     def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> list[str]:
         """Register the extractors the installed distributions declare in GROUP; returns
         the names added. Failures go to `load_errors`, they do not raise."""
         added: list[str] = []
-        for ep in entry_points(group):
+        for ep in entry_points(group):  # the older group: each names extractors, not a plugin
             where = f"entry point {ep.name!r} ({ep.value}) of the group {group!r}"
             try:
                 found = _extractors_of(ep.load())
@@ -103,7 +149,7 @@ class ExtractorRegistry:
             if not found:
                 self.load_errors.append(f"{where} names no extractor; point it at an Extractor or a function returning them")
             for extractor in found:
-                if extractor.name in self._by_name:
+                if extractor.name in self._by_name():
                     self.load_errors.append(
                         f"{where}: an extractor named {extractor.name!r} is already registered; rename the plugin's extractor"
                     )
@@ -111,13 +157,6 @@ class ExtractorRegistry:
                 self.register(extractor)
                 added.append(extractor.name)
         return added
-
-
-def entry_points(group: str) -> list[EntryPoint]:
-    """The installed entry points of GROUP (the one place the metadata is asked)."""
-    from importlib import metadata  # ~40 ms (it parses e-mail headers): only when asked
-
-    return sorted(metadata.entry_points(group=group), key=lambda ep: ep.name)
 
 
 def _extractors_of(obj: Any) -> list[ExtractorPlugin]:
@@ -136,9 +175,11 @@ def _extractors_of(obj: Any) -> list[ExtractorPlugin]:
 
 def default_registry(*, plugins: bool = True) -> ExtractorRegistry:
     """A fresh registry holding the six built-in extractors of design §8.3, then (when
-    PLUGINS) the extractors installed distributions declare under `autopoiesis.extractors`."""
-    registry = ExtractorRegistry(BUILTIN_EXTRACTORS)
+    PLUGINS) the extractors of the other plugins and of the older entry point group
+    `autopoiesis.extractors`."""
+    registry = ExtractorRegistry(args[0] for args in builtin_contributions("register_extractors"))
     if plugins:
+        registry.add_plugins()
         registry.load_entry_points()
     return registry
 

@@ -2,15 +2,18 @@
 `llm.provider` gives.
 
 Adding a provider: write a class with `name`, `chat(model, messages, params)` and
-`close()` (the ChatProvider Protocol), and `register_provider("name", factory)` where
-the factory takes the LLMConfig. `llm.provider: name` then selects it; an unknown name
-is refused here with the list of registered ones.
+`close()` (the ChatProvider Protocol), and register a factory that takes the LLMConfig:
+in a plugin's `register_llm_providers(register)` hook (autopoiesis.plugins; this package
+is the plugin of the built-in `openai`), or with `register_provider("name", factory)`.
+`llm.provider: name` then selects it; an unknown name is refused here with the list of
+registered ones.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from autopoiesis import plugins
 from autopoiesis.core.config import LLMConfig
 from autopoiesis.errors import LLMUnavailableError
 from autopoiesis.llm.protocol import ChatProvider
@@ -23,19 +26,24 @@ from autopoiesis.llm.providers.openai import OpenAIProvider
 
 ProviderFactory = Callable[[LLMConfig], ChatProvider]
 
-_PROVIDERS: dict[str, ProviderFactory] = {"openai": OpenAIProvider}
+
+
+@plugins.hookimpl
+def register_llm_providers(register: Callable[[str, ProviderFactory], None]) -> None:
+    register("openai", OpenAIProvider)
 
 
 def register_provider(name: str, factory: ProviderFactory) -> None:
-    """Make FACTORY(config) the ChatProvider used when llm.provider is NAME."""
-    _PROVIDERS[name] = factory
+    """Make FACTORY(config) the ChatProvider used when llm.provider is NAME (a plugin of
+    the process's plugin manager)."""
+    plugins.plugin_manager().contribute("register_llm_providers", name, factory)
 
 
 def make_provider(config: LLMConfig) -> ChatProvider:
     """The ChatProvider for config.provider."""
-    factory = _PROVIDERS.get(config.provider)
+    factory: ProviderFactory | None = plugins.lookup(plugins.llm_providers, config.provider)
     if factory is None:
-        known = ", ".join(["offline", *sorted(_PROVIDERS)])
+        known = ", ".join(["offline", *sorted(plugins.llm_providers())])
         raise LLMUnavailableError(f"Unknown llm.provider {config.provider!r}; write one of: {known}.")
     return factory(config)
 

@@ -1,10 +1,11 @@
-"""The offline provider: deterministic answers with no network, and the per-stage handler
-registry through which stages give it their heuristics.
+"""The offline provider: deterministic answers with no network, and the per-stage
+handlers through which stages give it their heuristics.
 
-Stages register their handlers when their module is imported (a registry like codecs'),
+A stage's handler is a plugin (autopoiesis.plugins, the hook `register_offline_handlers`),
 so the LLM layer never needs to know the stages above it: the gate, for one, registers
-the answer to its own prompt (watch/gate.py). A client can override a stage for itself
-with LLMClient.register_offline_handler.
+the answer to its own prompt with `register_offline_handler` when its module is imported
+(topics/gate.py). A client can override a stage for itself with
+LLMClient.register_offline_handler.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ import json
 import re
 from typing import Any
 
+from autopoiesis import plugins
 from autopoiesis.errors import LLMResponseError, LLMUnavailableError
 from autopoiesis.llm.protocol import OfflineHandler
-
-_OFFLINE_HANDLERS: dict[str, OfflineHandler] = {}
 
 _YES_NO_QUESTION = re.compile(r"\bYES\s+or\s+NO\b", re.IGNORECASE)
 _LABEL_LINE = re.compile(r"^[^\n]{1,60}:[ \t]*$", re.MULTILINE)
@@ -25,12 +25,15 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=\s*[-*#>])")
 
 def register_offline_handler(stage: str, fn: OfflineHandler) -> None:
     """Make FN the offline answer of STAGE for every client: `fn(prompt, system)` returns
-    the text (for complete) or JSON-able data (for complete_json)."""
-    _OFFLINE_HANDLERS[stage] = fn
+    the text (for complete) or JSON-able data (for complete_json). A plugin of the
+    process's plugin manager; registering a stage again replaces its handler."""
+    plugins.plugin_manager().withdraw("register_offline_handlers", stage)
+    plugins.plugin_manager().contribute("register_offline_handlers", stage, fn)
 
 
 def unregister_offline_handler(stage: str) -> None:
-    _OFFLINE_HANDLERS.pop(stage, None)
+    """Withdraw what `register_offline_handler` registered for STAGE."""
+    plugins.plugin_manager().withdraw("register_offline_handlers", stage)
 
 
 class OfflineProvider:
@@ -52,7 +55,8 @@ class OfflineProvider:
         self._handlers = handlers if handlers is not None else {}
 
     def handler(self, stage: str) -> OfflineHandler | None:
-        return self._handlers.get(stage) or _OFFLINE_HANDLERS.get(stage)
+        found: OfflineHandler | None = self._handlers.get(stage)
+        return found or plugins.lookup(plugins.offline_handlers, stage)
 
     def complete(self, stage: str, prompt: str, system: str | None = None, max_tokens: int = 256) -> str:
         fn = self.handler(stage)
