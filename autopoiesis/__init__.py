@@ -1,6 +1,6 @@
 """autopoiesis: memory for AI agents kept in a git repository.
 
-The public API is the design's runtime classes (§9.2) and the types their callers need:
+The public API is the design's runtime classes (docs/design.md#system-api) and the types their callers need:
 
     from autopoiesis import Memory, MemoryRepo, ConversationCapture, ContextCompiler, search
 

@@ -1,4 +1,4 @@
-"""Replay figures (design §8.7, §10.4):
+"""Replay figures (docs/design.md#replay, docs/design.md#flow-reconstruct):
 
 * offline replay of 1,000 generated transcripts (all six extractors, condense, commit,
   worktree set-up and comparison included): target at most 60 s;

@@ -1,4 +1,4 @@
-"""ConversationCapture: live sessions streamed into immutable transcripts (design §8.2).
+"""ConversationCapture: live sessions streamed into immutable transcripts (docs/design.md#capture).
 
 Every event is appended to the open transcript with one write and an fsync, so a harness
 that is killed loses nothing it already sent. While a session is open its capture holds
@@ -16,7 +16,7 @@ moves the file to its final slugged name, and commits it (`conversation: {slug}`
 `git.auto_commit` is false; then it stays closed but uncommitted until `autopoiesis
 commit` (or `capture --recover`) commits it. A commit that fails (a foreign
 `.git/index.lock`, a refusing hook) leaves the transcript closed for the same commands to
-commit later. After that commit the transcript is immutable. What follows a commit (extraction, design §10.1)
+commit later. After that commit the transcript is immutable. What follows a commit (extraction, docs/design.md#flow-conversation)
 is not capture's business: the caller passes it in as `on_committed`.
 """
 

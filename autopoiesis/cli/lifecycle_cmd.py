@@ -1,5 +1,5 @@
 """`autopoiesis extract | condense | prune | archive | replay`: the memory lifecycle
-(design §8). A thin layer over the Memory façade (autopoiesis.memory.facade), which wires
+(docs/design.md#lifecycle). A thin layer over the Memory façade (autopoiesis.memory.facade), which wires
 autopoiesis.knowledge; imports stay inside the commands so `autopoiesis --help` stays light."""
 
 from __future__ import annotations

@@ -212,7 +212,7 @@ def gate_feedback(
     decision_id: str = typer.Argument(..., help="The decision id (gd_...) from the log or `topics`/`watch` output."),
     useful: bool = typer.Option(..., "--useful/--not-useful", help="Did the activation help?"),
 ) -> None:
-    """Record whether an activation was useful (design §5.5 was_useful)."""
+    """Record whether an activation was useful: the `was_useful` of its gate decision."""
     from autopoiesis.topics.gate import GateLog
 
     d = GateLog(get_repo(ctx)).feedback(decision_id, useful)

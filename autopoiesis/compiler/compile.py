@@ -1,7 +1,7 @@
-"""ContextCompiler (design §6): the densest prompt that fits a token budget.
+"""ContextCompiler (docs/design.md#compiler): the densest prompt that fits a token budget.
 
-Slots, in priority order (§6.2; the KB budgets come from ``context_compiler:`` in
-memory-config.yaml, §9.3):
+Slots, in priority order (docs/design.md#compiler-slots; the KB budgets come from ``context_compiler:`` in
+memory-config.yaml, docs/design.md#config-keys):
 
 ====  =====================================  ==========================================
 P0    system prompt (~1 KB), identity files  always; never dropped. If they alone exceed
@@ -47,7 +47,7 @@ before: the caller passes them (`autopoiesis.memory.usage.inclusion_counts`) and
 new inclusions (`CompiledContext.knowledge_paths`) after, so compiling has no side
 effects and the compiler knows nothing of where the counts are kept.
 
-Pre-compaction flush (§6.4): when history no longer fits, `CompiledContext.flush_due` is
+Pre-compaction flush (docs/design.md#flush): when history no longer fits, `CompiledContext.flush_due` is
 true and `dropped_history` says how many turns fell out; the runtime then runs the flush
 of `autopoiesis.knowledge.flush`.
 """
@@ -111,7 +111,7 @@ MAX_CANDIDATES = 800
 # design's plain exp(-0.1 * days) would let any file edited today push aside the
 # month-old transcript that answers the question. Age costs at most 10%, use earns at
 # most 20%.
-RECENCY_RATE = 0.1  # exp(-0.1 * days): half-life of about 7 days (design §6.3)
+RECENCY_RATE = 0.1  # exp(-0.1 * days): half-life of about 7 days (docs/design.md#compilation)
 RECENCY_FLOOR = 0.9
 FREQUENCY_BOOST = 0.1  # x (1 + 0.1 * times included before) ...
 FREQUENCY_CAP = 1.2  # ... up to x 1.2
@@ -165,7 +165,7 @@ def _remember_source(full: str, key: tuple[int, int, int], src: Source) -> None:
 
 
 class ContextCompiler:
-    """Assembles the densest possible prompt from a memory repo (design §6.3).
+    """Assembles the densest possible prompt from a memory repo (docs/design.md#compilation).
 
     ``search`` replaces the index search (query, limit) -> results with .path, .snippet,
     .score, .start_line, .end_line; by default the repo's search index is used (kept open
@@ -276,7 +276,7 @@ class ContextCompiler:
         include_archive: bool = False,
         session_context: bool = True,
     ) -> CompiledContext:
-        """The prompt for MESSAGE (design §9.2). AVAILABLE_KNOWLEDGE, when given, replaces
+        """The prompt for MESSAGE (docs/design.md#system-api). AVAILABLE_KNOWLEDGE, when given, replaces
         the index search for P3. SHARED leaves MEMORY.md out (group or shared contexts).
         USAGE maps a path to how often it was included before (the P3 frequency boost).
         INCLUDE_ARCHIVE lets P3 take from archive/ too.

@@ -1,4 +1,4 @@
-"""P3 packing (design §6.3): whole chunks of knowledge and transcripts, packed into what
+"""P3 packing (docs/design.md#compilation): whole chunks of knowledge and transcripts, packed into what
 P0-P2 leave down to the history share.
 
 A search hit is a chunk given as `path:start-end`: a turn in its exchange (a window of

@@ -1,4 +1,4 @@
-"""Session history from a file: a transcript (design §2.1), or a JSON list or JSONL of
+"""Session history from a file: a transcript (docs/design.md#transcript-format), or a JSON list or JSONL of
 {role, content[, tool, id, result]} objects, as the compiler's `HistoryMessage` turns.
 A transcript of a session that was continued in parts (formats.transcript: "Parts") is
 the whole session: every part, in order."""
@@ -16,7 +16,7 @@ from autopoiesis.formats.transcript_files import parts_of
 
 
 def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMessage]:
-    """Session history from a transcript (design §2.1), a JSON list or JSONL of
+    """Session history from a transcript (docs/design.md#transcript-format), a JSON list or JSONL of
     {role, content[, tool, id]} objects. With REPO, a transcript under its raw/ that is
     one part of a continued session gives the history of every part."""
     # the transcript format (its many patterns) only when a session is read: `compile`

@@ -108,7 +108,7 @@ def check_number(where: str, value: Any, rule: NumberRule) -> int | float | None
     return float(value) if rule.kind is float else int(value)
 
 
-# Documented aliases of the design's §9.3 names: one setting, one place.
+# Documented aliases of the design's docs/design.md#config-keys names: one setting, one place.
 _ALIASES: dict[tuple[str, str], tuple[str, str]] = {
     ("watchers", "gate_model"): ("models", "gate"),
     ("git", "commit_message_model"): ("models", "commit_message"),

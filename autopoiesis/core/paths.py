@@ -73,7 +73,7 @@ STATE_FILES = {
     "session_watch": ("daemon", "sessions.json"),
 }
 
-# Category of a repo-relative path, as search and the compiler name them (design §7.2).
+# Category of a repo-relative path, as search and the compiler name them (docs/design.md#index-schema).
 _KNOWLEDGE_CATEGORY = {
     "identity": "identity",
     "memory": "memory",

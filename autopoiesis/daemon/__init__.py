@@ -1,4 +1,4 @@
-"""The daemon: one process per memory repo that keeps it (seed 004).
+"""The daemon: one process per memory repo that keeps it (docs/design.md#daemon-design).
 
     jobs.py       what a job is (JobSpec, triggers, JobContext, JobOutcome) and the registry
     scheduler.py  which job is due and why: schedules, catch-up, events, after-triggers, retries

@@ -1,5 +1,5 @@
 """What a daemon job is: its triggers, its limits, what it is given and what it returns,
-and the registry that holds them (seed 004's three trigger kinds).
+and the registry that holds them (docs/design.md#daemon-design's three trigger kinds).
 
 A job is a function `run(ctx: JobContext) -> JobOutcome` with a name, triggers, a
 timeout, retries and the resources it must hold alone. The daemon's registry is made of

@@ -48,7 +48,7 @@ from autopoiesis.daemon.jobs import (
 )
 from autopoiesis.memory import Memory
 
-SAFETY_NET = "55 23 * * *"  # seed 000's 23:55 safety net: whatever is still owed that day
+SAFETY_NET = "55 23 * * *"  # docs/design.md#extraction-bookkeeping's 23:55 safety net: whatever is still owed that day
 MAX_CATCH_UP_DAYS = 14  # a catch-up condenses or tags at most this many missed days
 
 

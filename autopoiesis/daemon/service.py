@@ -1,4 +1,4 @@
-"""The daemon: one process per memory repo that runs the jobs of a registry (seed 004).
+"""The daemon: one process per memory repo that runs the jobs of a registry (docs/design.md#daemon-design).
 
     Daemon(repo, make_registry).run()          # `autopoiesis daemon run` (what systemd starts)
     Daemon(repo, make_registry, once=True).run()   # `autopoiesis run-due` (for cron)

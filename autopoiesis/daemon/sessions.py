@@ -1,5 +1,5 @@
 """The session watcher: imports the session logs of agent harnesses once they have ended
-(seed 004's session watcher; a daemon job, and `autopoiesis watch-sessions --once`).
+(docs/design.md#daemon-design's session watcher; a daemon job, and `autopoiesis watch-sessions --once`).
 
 It watches globs (daemon.session_globs; by default Claude Code's
 ~/.claude/projects/*/*.jsonl, Codex's ~/.codex/sessions/**/*.jsonl and Gemini CLI's

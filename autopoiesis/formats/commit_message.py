@@ -1,4 +1,4 @@
-"""The commit message format of design §3.2, pure: `<type>: <summary>`, a body of what
+"""The commit message format of docs/design.md#commit-messages, pure: `<type>: <summary>`, a body of what
 changed, and `Session: <transcript>`; the type inferred from the paths and the branch,
 the summary from the staged diff, and a model's summary accepted only when it is one.
 MemoryGit (gitops) asks for messages here; nothing here touches git.

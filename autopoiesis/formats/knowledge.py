@@ -1,4 +1,4 @@
-"""Knowledge entry files (design §2.2, seed 002): parse and render, losslessly. No I/O.
+"""Knowledge entry files (docs/design.md#knowledge-files, docs/design.md#entry-ids): parse and render, losslessly. No I/O.
 
 A knowledge file is optional YAML frontmatter, then Markdown. Headings (`#` .. `######`)
 split it into sections; a line of a section is either an **entry** or plain text::
@@ -17,7 +17,7 @@ split it into sections; a line of a section is either an **entry** or plain text
     - 2026-02-16: Files are the source of truth (via ses_b2) {id: 20260216-1850-a1b2c3} #about:storage
     - a hand-written bullet, kept as it is
 
-An entry is one bullet line ending in `{id: YYYYMMDD-HHMM-xxxxxx}` (seed 002's ids) and
+An entry is one bullet line ending in `{id: YYYYMMDD-HHMM-xxxxxx}` (docs/design.md#entry-ids's ids) and
 optional `#tags`. It may carry a date prefix (`2026-02-16: `, the design's MEMORY.md
 style) and a citation. Superseding wraps the old body in `~~...~~` and appends
 `#superseded-by:NEWID`; nothing is deleted.

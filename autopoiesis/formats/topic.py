@@ -1,4 +1,4 @@
-"""The topic file format (design §2.2, §4.4): parse and validate one `topics/*.md` file.
+"""The topic file format (docs/design.md#knowledge-files, docs/design.md#topic-triggers): parse and validate one `topics/*.md` file.
 
 A topic is YAML frontmatter plus a Markdown body (its instructions)::
 

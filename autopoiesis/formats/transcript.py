@@ -1,4 +1,4 @@
-"""The conversation transcript format (design §2.1): parse and render, losslessly.
+"""The conversation transcript format (docs/design.md#transcript-format): parse and render, losslessly.
 
 A transcript is YAML frontmatter, a `# Title` line, then turns::
 

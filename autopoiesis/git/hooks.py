@@ -1,4 +1,4 @@
-"""The git hooks' logic (design §3.5). This is the light path: it runs on every commit,
+"""The git hooks' logic (docs/design.md#git-hooks). This is the light path: it runs on every commit,
 so it imports only the standard library, PyYAML (through python-frontmatter) and this
 package's kernel and formats — never scikit-learn, numpy, openai or GitPython.
 

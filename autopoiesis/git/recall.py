@@ -1,4 +1,4 @@
-"""Recall through git (design §3.6): commits that added or removed a text (`log -S`),
+"""Recall through git (docs/design.md#git-recall): commits that added or removed a text (`log -S`),
 what was learned since a date, a file's history and blame, a file at a tag or a date.
 """
 
@@ -24,7 +24,7 @@ class CommitInfo:
 class RecallMixin(GitCore):
     """Recall: log -S, learned, history, blame, show_at."""
 
-    # ── recall through git (design §3.6) ──
+    # ── recall through git (docs/design.md#git-recall) ──
     def recall(self, text: str, limit: int = 20) -> list[CommitInfo]:
         """Commits that added or removed TEXT (git log -S), newest first, with files."""
         out = self.run(

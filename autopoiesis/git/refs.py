@@ -1,5 +1,5 @@
 """Tags and branches of MemoryGit: the memory/* tags (daily, weekly, milestone, before,
-extract; never moved) and the explore/* branches (design §3.3, §3.4), through GitPython.
+extract; never moved) and the explore/* branches (docs/design.md#branches, docs/design.md#tags), through GitPython.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ TAG_PREFIX = "memory"
 class RefsMixin(GitCore):
     """Tags and explore/* branches."""
 
-    # ── tags (design §3.4) ──
+    # ── tags (docs/design.md#tags) ──
     def tag_exists(self, name: str) -> bool:
         return f"refs/tags/{name}" in {t.path for t in self.gitpython.tags}
 
@@ -66,7 +66,7 @@ class RefsMixin(GitCore):
             raise GitError(f"unknown tag kind {kind!r}; use daily, weekly, milestone, before or extract.")
         return self.create_tag(f"{TAG_PREFIX}/{kind}/{name}", message or f"{kind}: {name}")
 
-    # ── explore/* branches (design §3.3) ──
+    # ── explore/* branches (docs/design.md#branches) ──
     def branch_exists(self, name: str) -> bool:
         return name in {h.name for h in self.gitpython.heads}
 

@@ -1,4 +1,4 @@
-"""The search index (design §7): `SearchIndex`, `search`, `SearchResult`.
+"""The search index (docs/design.md#search): `SearchIndex`, `search`, `SearchResult`.
 
 Modules: searchindex (the facade), store (memory.db's rows and the embedding cache),
 freshness (catch-up against git), query (ranking), lexical (BM25, by FTS5 or by the term

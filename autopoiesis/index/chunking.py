@@ -1,7 +1,7 @@
 """Split a memory file into the chunks the index stores, each with its line range, so a
 hit points at `path:start-end` rather than at a whole file.
 
-* A transcript (design §2.1) is chunked by turn. A chunk's text starts with who spoke and
+* A transcript (docs/design.md#transcript-format) is chunked by turn. A chunk's text starts with who spoke and
   when ("Caroline (user), 8 May 2023:") because questions name people and times; a
   very long turn (tool-heavy agent output) is cut into pieces at paragraph breaks.
 * Any other Markdown file is chunked by heading section, the chunk text prefixed with

@@ -2,7 +2,7 @@
 with a file that is not a database. The connection itself (SQLite with sqlite-vec loaded)
 is core.sqlite's.
 
-Schema (design §7.2, by chunk rather than by file):
+Schema (docs/design.md#index-schema, by chunk rather than by file):
   index_meta(key, value)       identity (schema, chunker, embedder fingerprint, dims) and
                                sync state (commit, dirty paths)
   files(path, category, ...)   one row per indexed file (the design's knowledge_meta)

@@ -1,4 +1,4 @@
-"""Answering a query from memory.db (design §7, §9.2): BM25 and vector candidates, their
+"""Answering a query from memory.db (docs/design.md#search, docs/design.md#system-api): BM25 and vector candidates, their
 merge, and the per-file results with snippets.
 
 1. *BM25*: the query's content terms, each quoted and OR-ed (user text is never FTS5

@@ -1,4 +1,4 @@
-"""SearchIndex (design §7, §9.2): hybrid BM25 + vector search over the memory repo's
+"""SearchIndex (docs/design.md#search, docs/design.md#system-api): hybrid BM25 + vector search over the memory repo's
 knowledge/, topics/, raw/ transcripts and archive/, kept fresh against git.
 
 The facade over four parts, each the one owner of its concern:
@@ -230,7 +230,7 @@ def search_outcome(
 def search(query: str, limit: int = 10, category: str | None = None, *,
            repo: MemoryRepo | str | os.PathLike[str] | None = None,
            merge: str | None = None, explain: bool = False, mode: str = "hybrid") -> list[SearchResult]:
-    """Unified hybrid search across knowledge, topics, transcripts and archive (design §9.1).
+    """Unified hybrid search across knowledge, topics, transcripts and archive (docs/design.md#agent-api).
     MODE "bm25" ranks by BM25 alone, faster and without the embedder.
 
     REPO is a MemoryRepo or its folder (`~` expanded); None finds it as the CLI does

@@ -1,4 +1,4 @@
-"""MemoryCondenser (design §8.4, §10.3): episodic memory -> curated memory.
+"""MemoryCondenser (docs/design.md#condense, docs/design.md#flow-condense): episodic memory -> curated memory.
 
 * daily_summary: the day's journal from the day's transcripts. Updating, not
   duplicating: bullets already in the journal are skipped by the writer.

@@ -11,7 +11,7 @@ times, and a thousand-transcript replay spends nothing on prompts).
 
 Failures (endpoint down, a reply that is not JSON or has the wrong shape, a change the
 writer's guard refuses) are logged to the lifecycle log (`repo.state_file("lifecycle_log")`), and the
-(transcript, extractor) pair goes to the retry queue with seed 000's backoff; after the
+(transcript, extractor) pair goes to the retry queue with docs/design.md#extraction-bookkeeping's backoff; after the
 last retry the offline flavour runs instead. Nothing is skipped silently.
 
 Transcripts are read oldest first, in waves, each with what the waves before it taught:
@@ -215,7 +215,7 @@ class KnowledgeExtractor(LLMStage):
 
     def replay_all(self, extractor_names: Sequence[str] | None = None, *, progress: Progress | None = None,
                    chunk: int | None = None, stop_after: int | None = None) -> ExtractionReport:
-        """Every transcript, oldest first, through the extractors (design §8.7). Pairs
+        """Every transcript, oldest first, through the extractors (docs/design.md#replay). Pairs
         already done (by this state) are skipped, which is how a crashed replay resumes
         from its last finished chunk. LLM failures fall back to the offline flavour at
         once (a replay cannot wait hours for a retry) and are reported."""

@@ -1,4 +1,4 @@
-"""The pre-compaction flush (design §6.4): before older history is dropped from the
+"""The pre-compaction flush (docs/design.md#flush): before older history is dropped from the
 context, the agent is asked for what is worth keeping, and its reply is appended to the
 journal, MEMORY.md and project context files.
 

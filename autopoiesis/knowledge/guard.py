@@ -1,4 +1,4 @@
-"""The writer's hard guard (seed 000): what a change may name before anything is written.
+"""The writer's hard guard (docs/design.md#extraction-bookkeeping): what a change may name before anything is written.
 
 A change may only name a Markdown path under knowledge/ (never raw/, never outside the
 repo, never knowledge/identity/) that matches the path patterns its producer declared,

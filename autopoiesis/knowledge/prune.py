@@ -1,5 +1,5 @@
-"""MemoryPruner (design §8.5, §8.6): size caps, journal archiving, decay eviction, and
-compaction guarded by a fact-preservation check (seed 002).
+"""MemoryPruner (docs/design.md#prune, docs/design.md#archive): size caps, journal archiving, decay eviction, and
+compaction guarded by a fact-preservation check (docs/design.md#entry-ids).
 
 Nothing is deleted: what leaves knowledge/ goes to archive/ (git-tracked, searchable, not
 auto-loaded), and git history keeps everything else.
@@ -43,7 +43,7 @@ from autopoiesis.knowledge.writer import KnowledgeWriter
 
 ARCHIVE_MEMORY = "archive/" + MEMORY_FILE.removeprefix("knowledge/")  # where eviction would put it too
 MAX_PHRASE_LOSS = 0.05
-DECAY_RATE = 0.05  # half-life ~14 days (design §8.5)
+DECAY_RATE = 0.05  # half-life ~14 days (docs/design.md#prune)
 EVICT_SCORE = 0.01
 EVICT_MIN_DAYS = 30
 REFERENCE_WINDOW_DAYS = 90
@@ -84,7 +84,7 @@ class CompactionVerdict:
         return len(self.lost) / self.phrases_before if self.phrases_before else 0.0
 
 
-# ── noun phrases (a regex chunker, as seed 002's check) ──
+# ── noun phrases (a regex chunker, as docs/design.md#entry-ids's check) ──
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9'_.+#-]*[A-Za-z0-9+#]|[A-Za-z]|\d[\d.,:/%-]*")
 
 

@@ -1,5 +1,5 @@
 """The existing entries related to a transcript: what an LLM extractor is shown before it
-proposes anything (seed 000's classifier searches memory before it appends or
+proposes anything (docs/design.md#extraction-bookkeeping's classifier searches memory before it appends or
 supersedes, and is biased to doing nothing).
 
 A search, entry by entry: the live entries of the current-state knowledge files go into

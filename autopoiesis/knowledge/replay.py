@@ -1,4 +1,4 @@
-"""Reconstruct (design §8.7, §10.4): replay every transcript onto an extract/* branch,
+"""Reconstruct (docs/design.md#replay, docs/design.md#flow-reconstruct): replay every transcript onto an extract/* branch,
 in its own git worktree, and compare the knowledge it derives with main's.
 
     autopoiesis replay --branch extract/v2 --extractors decisions,lessons
@@ -303,7 +303,7 @@ def _hash_of(repo: MemoryRepo, rel: str) -> str:
 
 
 def _condense(wrepo: MemoryRepo, llm: Any, committed: list, *, use_llm: bool) -> None:
-    """Rebuild MEMORY.md's rollup from the replayed journals (design §10.4), latest week."""
+    """Rebuild MEMORY.md's rollup from the replayed journals (docs/design.md#flow-reconstruct), latest week."""
     latest = committed[-1][0].date()
     with MemoryCondenser(wrepo, llm=llm, use_llm=use_llm) as c:
         c.weekly_rollup(latest, commit=False)

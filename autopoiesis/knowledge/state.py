@@ -1,11 +1,11 @@
-"""Exactly-once extraction state and the retry queue (seed 000's bookmarks).
+"""Exactly-once extraction state and the retry queue (docs/design.md#extraction-bookkeeping's bookmarks).
 
 One row per (transcript content hash, extractor name@version), in SQLite in the gitignored
 state file `extract_state` (`repo.state_file("extract_state")`):
 
 * `done`     the transcript's changes from that extractor version are applied;
 * `pending`  an attempt failed; `next_retry_at` follows the 5/15/30/60/120-minute backoff
-             of seed 000; after the last retry fails the offline flavour runs instead
+             of docs/design.md#extraction-bookkeeping; after the last retry fails the offline flavour runs instead
              (`done` with `flavour = 'offline-fallback'`): no session is ever silently lost.
 
 Keyed on the content hash, not the path: a transcript is immutable, so its hash names it;

@@ -1,9 +1,9 @@
-"""KnowledgeWriter: the one writer of knowledge files (design §8.3, seeds 000 and 002).
+"""KnowledgeWriter: the one writer of knowledge files (docs/design.md#extract, docs/design.md#extraction-bookkeeping and docs/design.md#entry-ids).
 
 Every extractor, the condenser and the pruner hand it `KnowledgeChange`s; nothing else
 writes under knowledge/. So the rules hold in one place:
 
-* **A hard guard** (seed 000): a change may only name a Markdown path under knowledge/
+* **A hard guard** (docs/design.md#extraction-bookkeeping): a change may only name a Markdown path under knowledge/
   (never raw/, never outside the repo, never knowledge/identity/) that matches the path
   patterns its producer declared, with an action the producer declared. A batch with
   one bad change is refused whole, before anything is written.
@@ -15,7 +15,7 @@ writes under knowledge/. So the rules hold in one place:
 * **One fact, one id** (issue 11): an entry's id comes from its turn, source and fact
   (`entry_id_for`), and a derived line (MEMORY.md, `_active.md`, `people/_index.md`, a
   journal) passes the canonical entry's id as its `entry_id`.
-* **Supersede, never delete, everywhere** (seed 002): the old entry is struck through and
+* **Supersede, never delete, everywhere** (docs/design.md#entry-ids): the old entry is struck through and
   tagged `#superseded-by:NEWID`, the new entry is appended — and every live copy of the
   old fact in the current-state files (same id, or in older files the very same fact) is
   struck too, whichever file it is in. Journals are dated history and stay as written.
@@ -77,7 +77,7 @@ class Provenance:
 
 @dataclass(frozen=True)
 class KnowledgeChange:
-    """One proposed change to one knowledge file (design §8.3).
+    """One proposed change to one knowledge file (docs/design.md#extract).
 
     action "append": add CONTENT as an entry of SECTION (created when missing).
     action "supersede": strike the active entry TARGET (an entry id, or a phrase found in
@@ -158,7 +158,7 @@ def _titled(slug: str) -> str:
 
 
 def template_for(relpath: str) -> kf.KnowledgeDoc:
-    """The skeleton of a new knowledge file, by where it lives (design §2.2)."""
+    """The skeleton of a new knowledge file, by where it lives (docs/design.md#knowledge-files)."""
     p = PurePosixPath(relpath)
     parts = p.parts
     if relpath == MEMORY_FILE:
@@ -400,7 +400,7 @@ class KnowledgeWriter(KnowledgeDocuments):
             hits = [(sec, e) for sec, e in doc.entries() if want and e.active and want in kf.normalize_fact(e.text)]
         return (hits[0][1], hits[0][0].title) if len(hits) == 1 else None
 
-    # ── one fact, one live version (design §8.3, seed 002) ──
+    # ── one fact, one live version (docs/design.md#extract, docs/design.md#entry-ids) ──
     @staticmethod
     def _key_line(doc: kf.KnowledgeDoc, si: int, key: str) -> kf.Line | None:
         """The live line of section SI that starts with KEY (index files: one a subject)."""
@@ -512,7 +512,7 @@ class KnowledgeWriter(KnowledgeDocuments):
 
     @staticmethod
     def _note_session(ch: KnowledgeChange, doc: kf.KnowledgeDoc) -> kf.KnowledgeDoc:
-        """Journals list the sessions they summarise (design §2.2: `sessions: [...]`)."""
+        """Journals list the sessions they summarise (docs/design.md#knowledge-files: `sessions: [...]`)."""
         if not ch.path.startswith("knowledge/journal/") or not ch.provenance.session:
             return doc
         sessions = doc.meta().get("sessions") or []

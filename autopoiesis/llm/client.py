@@ -316,7 +316,7 @@ class LLMClient:
         model: str | None = None,
         cache: bool = True,
     ) -> tuple[bool | None, LLMResult]:
-        """The tier-3 gate's call (design §5.3): MAX_TOKENS (1 by default), temperature 0.
+        """The tier-3 gate's call (docs/design.md#gate-call): MAX_TOKENS (1 by default), temperature 0.
         Returns the answer (parse_yes_no) and the result, whose `provider` says whether
         the model or the offline provider answered."""
         res = self.complete(stage, prompt, system=system, max_tokens=max_tokens, temperature=0.0, model=model, cache=cache)

@@ -1,7 +1,7 @@
 """What capture runs after it commits a transcript, built from the config.
 
 Capture sits below the lifecycle and never imports it; this app-layer function is where
-the two meet (design §10.1: with `lifecycle.extraction_trigger: on_session_end`, the
+the two meet (docs/design.md#flow-conversation: with `lifecycle.extraction_trigger: on_session_end`, the
 extractors run on each conversation as soon as it is committed).
 """
 

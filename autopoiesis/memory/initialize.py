@@ -1,4 +1,4 @@
-"""`autopoiesis init`: lay out a memory repository (design §3.1, §2.2) and commit it.
+"""`autopoiesis init`: lay out a memory repository (docs/design.md#repo-layout, docs/design.md#knowledge-files) and commit it.
 
 Idempotent: a second run writes nothing and says so. Inside an existing git repository
 it adds the layout and never touches a file it did not create (.gitignore and

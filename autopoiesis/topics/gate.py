@@ -1,12 +1,12 @@
-"""Tier 3 (design §5): the activation decision and the LLM yes/no gate.
+"""Tier 3 (docs/design.md#gate): the activation decision and the LLM yes/no gate.
 
 How a candidate (a topic whose tier-1 triggers fired) is decided — `route_for`:
 
 1. ``activation: manual`` -> never activated by a message (the user activates it).
-2. ``priority: critical`` -> activated, whatever the tier-2 score (§5.4 row 1).
+2. ``priority: critical`` -> activated, whatever the tier-2 score (docs/design.md#gate-bypass row 1).
 3. Below the topic's ``similarity_threshold`` -> dropped (it did not pass tier 2).
-4. ``activation: auto`` -> activated, no gate (§5.2).
-5. ``activation: gated`` -> the bypass table of §5.4 (`BYPASS_TABLE`, `bypass_route`):
+4. ``activation: auto`` -> activated, no gate (docs/design.md#activation-modes).
+5. ``activation: gated`` -> the bypass table of docs/design.md#gate-bypass (`BYPASS_TABLE`, `bypass_route`):
    activate, ask the gate, or drop.
 
 The gate (`GatedActivator`) asks the configured model "YES or NO" through
@@ -25,7 +25,7 @@ answer to `GATE_PROMPT` (`answer_gate_prompt`), for callers that ask the LLM cli
 directly.
 
 Every decision, bypasses and drops included, is appended to the gate log
-(``repo.state_file("gate_log")``, an EventLog: a `GateDecision` per line, design §5.5);
+(``repo.state_file("gate_log")``, an EventLog: a `GateDecision` per line, docs/design.md#gate-metrics);
 ``was_useful`` feedback is appended as separate lines and merged on reading, so the log
 is only ever appended to.
 """
@@ -68,7 +68,7 @@ Answer with exactly one word: YES or NO."""
 
 @dataclass(frozen=True)
 class BypassRow:
-    """One row of design §5.4: for PRIORITY with a tier-1 match and a tier-2 score in
+    """One row of docs/design.md#gate-bypass: for PRIORITY with a tier-1 match and a tier-2 score in
     [min_score, below) the route is ROUTE."""
 
     priority: str
@@ -79,7 +79,7 @@ class BypassRow:
 
 
 INF = float("inf")
-# Design §5.4, row for row. Tier 1 must have matched for any row to apply.
+# docs/design.md#gate-bypass, row for row. Tier 1 must have matched for any row to apply.
 BYPASS_TABLE: tuple[BypassRow, ...] = (
     BypassRow("critical", -INF, INF, "activate", "critical: activate immediately"),
     BypassRow("high", 0.3, INF, "activate", "high, score >= 0.3: high confidence, skip the gate"),
@@ -92,7 +92,7 @@ BYPASS_TABLE: tuple[BypassRow, ...] = (
 
 
 def bypass_route(priority: str, tier1_matched: bool, tier2_score: float) -> tuple[Route, str]:
-    """(route, why) of design §5.4's table. No tier-1 match -> drop."""
+    """(route, why) of docs/design.md#gate-bypass's table. No tier-1 match -> drop."""
     if not tier1_matched:
         return "drop", "no tier-1 match"
     for row in BYPASS_TABLE:
@@ -102,7 +102,7 @@ def bypass_route(priority: str, tier1_matched: bool, tier2_score: float) -> tupl
 
 
 def route_for(topic: Topic, tier1_matched: bool, tier2_score: float) -> tuple[Route, str]:
-    """(route, why) for a candidate, combining activation mode, threshold and §5.4."""
+    """(route, why) for a candidate, combining activation mode, threshold and docs/design.md#gate-bypass."""
     if not tier1_matched:
         return "drop", "no tier-1 match"
     if topic.activation == "manual":
@@ -171,7 +171,7 @@ def message_hash(message: str) -> str:
 # ── decisions and their log ─────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class GateDecision:
-    """One decision about one candidate topic (design §5.5). `gate_result` is the gate's
+    """One decision about one candidate topic (docs/design.md#gate-metrics). `gate_result` is the gate's
     answer, None when the gate was not asked (bypassed or dropped); `activated` is the
     outcome; `source` says who decided: bypass, llm, cache, offline, offline-fallback."""
 
@@ -206,7 +206,7 @@ class GateLog:
             self.events.append(d.as_dict(), stamp=False)
 
     def feedback(self, decision_id: str, useful: bool) -> GateDecision:
-        """Record whether the activation helped (design §5.5 `was_useful`), appended as a
+        """Record whether the activation helped (docs/design.md#gate-metrics `was_useful`), appended as a
         feedback line; raises GateDecisionNotFound for an unknown id."""
         matches = [d for d in self.decisions() if d.id == decision_id or d.id.startswith(decision_id)]
         if len(matches) != 1:
@@ -239,7 +239,7 @@ class GateVerdict:
 
 
 class GatedActivator:
-    """Tier 3: the LLM deliberation gate (design §5.3).
+    """Tier 3: the LLM deliberation gate (docs/design.md#gate-call).
 
     `llm` is an `autopoiesis.llm.LLMClient`; without one, a client is made from REPO when
     its `llm.provider` is not offline, else the offline rule answers. The yes/no call

@@ -1,4 +1,4 @@
-"""Tier 1 (design §4.2): pattern matching, free and under a millisecond.
+"""Tier 1 (docs/design.md#watcher-algorithms): pattern matching, free and under a millisecond.
 
 Every rule is compiled once, when the matcher is built. How each trigger type is
 evaluated is the type's own (autopoiesis.topics.triggers, one module per type; the
@@ -114,7 +114,7 @@ class _Rules:
 
 
 class PatternMatcher:
-    """Tier 1: zero-cost pattern matching against topic triggers (design §4.2).
+    """Tier 1: zero-cost pattern matching against topic triggers (docs/design.md#watcher-algorithms).
 
     >>> m = PatternMatcher(load_topics(repo).topics)
     >>> m.match("Can you review the PR?")
@@ -158,7 +158,7 @@ class PatternMatcher:
             self._rules[direction] = rules
 
     def match(self, text: str, direction: str = "input", paths: Sequence[str] = ()) -> set[str]:
-        """Names of the topics whose triggers fire on TEXT (design §9.2)."""
+        """Names of the topics whose triggers fire on TEXT (docs/design.md#system-api)."""
         return {h.topic for h in self.hits(text, direction, paths, details=False)}
 
     def hits(self, text: str, direction: str = "input", paths: Sequence[str] = (), *,

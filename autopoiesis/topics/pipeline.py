@@ -1,5 +1,5 @@
-"""The watcher pipeline (design §4.1, §10.2): tier 1 -> tier 2 -> tier 3 for each message,
-output-triggered steering (§4.3), webhook and cron triggers.
+"""The watcher pipeline (docs/design.md#watcher-tiers, docs/design.md#flow-topic): tier 1 -> tier 2 -> tier 3 for each message,
+output-triggered steering (docs/design.md#output-steering), webhook and cron triggers.
 
     pipe = WatcherPipeline(repo)
     for act in pipe.process("Can you review the PR that just came in?", "input"):
@@ -10,7 +10,7 @@ Which tier decided (`TopicActivation.tier`):
 * 1 — no trigger fired; a manual topic; a critical topic (activated on the match); an
   output-scope trigger with a ``correction_hint`` (activated on the match: steering must
   be cheap and reliable); a webhook or cron trigger.
-* 2 — the tier-2 score decided: below the threshold or a "drop" row of §5.4, or an
+* 2 — the tier-2 score decided: below the threshold or a "drop" row of docs/design.md#gate-bypass, or an
   ``auto`` topic / a "high, score >= 0.3" bypass activated without the gate.
 * 3 — the gate decided.
 
@@ -102,7 +102,7 @@ class CronDue:
 
 
 class WatcherPipeline:
-    """Tiers 1-3 over a memory repo's topics (design §9.2 `WatcherPipeline.process`)."""
+    """Tiers 1-3 over a memory repo's topics (docs/design.md#system-api `WatcherPipeline.process`)."""
 
     def __init__(
         self,
@@ -161,7 +161,7 @@ class WatcherPipeline:
 
     # ── messages ──
     def process(self, message: str, direction: Direction = "input", paths: Sequence[str] = ()) -> list[TopicActivation]:
-        """The topics MESSAGE activates (design §9.2), with the tier that decided and the
+        """The topics MESSAGE activates (docs/design.md#system-api), with the tier that decided and the
         scores. Decisions are logged; output correction hints are kept for the next compile."""
         return [a for a in self.evaluate(message, direction, paths) if a.activated]
 
@@ -238,7 +238,7 @@ class WatcherPipeline:
 
     def corrections(self, agent_output: str) -> list[tuple[str, str]]:
         """[(topic, correction_hint)] of output-scope triggers firing on AGENT_OUTPUT
-        (design §4.3 OutputWatcher.check), without logging or persisting."""
+        (docs/design.md#output-steering OutputWatcher.check), without logging or persisting."""
         self.refresh()
         return [(h.topic, h.correction_hint) for h in self.matcher.hits(agent_output, "output")
                 if h.correction_hint]

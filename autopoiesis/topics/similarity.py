@@ -1,4 +1,4 @@
-"""Tier 2 (design §4.2): local similarity of a message to each topic's profile (its name,
+"""Tier 2 (docs/design.md#watcher-algorithms): local similarity of a message to each topic's profile (its name,
 description, keyword-trigger words and instructions).
 
 Signals, all in 0..1, for every scored topic:
@@ -6,8 +6,8 @@ Signals, all in 0..1, for every scored topic:
 * ``tfidf`` — cosine of TF-IDF vectors. Fitted with scikit-learn's TfidfVectorizer
   (English stop words, sublinear tf, l2 norm) on the topic profiles. **This is the
   tier-2 score**: the per-topic ``similarity_threshold`` (default: the config's
-  ``watchers.similarity_threshold``) and the gate's bypass table (§5.4) are calibrated
-  on it, as in design §10.2.
+  ``watchers.similarity_threshold``) and the gate's bypass table (docs/design.md#gate-bypass) are calibrated
+  on it, as in docs/design.md#flow-topic.
 * ``bm25`` — Okapi BM25 (k1=1.5, b=0.75) of the message's terms in the profile, divided
   by the most those terms could score, so it reads as "the share of the message's
   vocabulary the topic covers, weighted by rarity".
@@ -99,7 +99,7 @@ def minhash_signature(text: str, params=None):
 
 
 class SimilarityScorer:
-    """Tier 2: local similarity scoring against topic profiles (design §9.2).
+    """Tier 2: local similarity scoring against topic profiles (docs/design.md#system-api).
 
     ``SimilarityScorer(topics, cache_dir=repo.state_file("similarity_cache"))``
     """
@@ -269,7 +269,7 @@ class SimilarityScorer:
 
     def score(self, text: str, candidates: set[str] | None = None) -> list[tuple[str, float]]:
         """[(topic, tfidf score)] of the topics at or above their threshold, best first
-        (design §9.2); ties are ordered by BM25, then by name."""
+        (docs/design.md#system-api); ties are ordered by BM25, then by name."""
         passed = [s for s in self.scores(text, candidates) if s.passed]
         passed.sort(key=lambda s: (-s.score, -s.bm25, s.topic))
         return [(s.topic, s.score) for s in passed]

@@ -3,7 +3,7 @@ each with `uuid`, `name`, `created_at` and `chat_messages`.
 
 Each conversation is one transcript, named by its `name`. A chat message has a `sender`
 (`human` or `assistant`), `created_at`, `text`, and in newer exports `content` blocks:
-`text`, `thinking` (left out on purpose, design §2.1), `tool_use` and `tool_result`
+`text`, `thinking` (left out on purpose, docs/design.md#transcript-format), `tool_use` and `tool_result`
 (written as one tool-call line), images. When no text block says anything the message's
 `text` is used. Uploaded `attachments` and `files` become attachment lines (by name; the
 extracted text of an upload is not copied into the transcript).

@@ -5,7 +5,7 @@ What becomes of a line:
 
 * `user`/`assistant` lines are the conversation. Tool results are written into the line
   of the tool use they answer (an image a result carries gets an attachment line there);
-  `thinking` blocks are left out on purpose (design §2.1: reasoning is excluded).
+  `thinking` blocks are left out on purpose (docs/design.md#transcript-format: reasoning is excluded).
   Consecutive lines of one API message (`message.id`: Claude Code writes one line per
   content block) make one turn, and its token usage is counted once.
 * Bookkeeping is not conversation: `<command-name>`/`<command-message>`/

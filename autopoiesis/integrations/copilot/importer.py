@@ -7,7 +7,7 @@ names the session; `user.message` and `assistant.message` are the turns (the use
 an assistant message's `toolRequests` and `tool.execution_start` open tool calls, and
 `tool.execution_complete` writes the result into them by `toolCallId`. Messages of a
 subagent (with `parentToolCallId`) are agent turns named by the subagent.
-`assistant.reasoning` is left out on purpose (design §2.1); `system.message` (the
+`assistant.reasoning` is left out on purpose (docs/design.md#transcript-format); `system.message` (the
 system prompt), hooks, session notices and turn markers are bookkeeping. Tokens: the
 `session.shutdown` totals when the log has them, else the assistant messages' output.
 """

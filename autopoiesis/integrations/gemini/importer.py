@@ -11,7 +11,7 @@ stays out of the transcript).
 
 Message `type` `user` and `gemini` are the conversation; `info`, `warning` and `error`
 are the CLI's notices and are skipped. A gemini message's `toolCalls` become tool-call
-lines with their results; `thoughts` are left out on purpose (design §2.1). Tokens are
+lines with their results; `thoughts` are left out on purpose (docs/design.md#transcript-format). Tokens are
 the sum of the messages' `tokens.input` / `tokens.output`.
 """
 

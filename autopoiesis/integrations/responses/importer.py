@@ -6,7 +6,7 @@ Items become turns: a `message` is a user or agent turn; a tool call (`function_
 `web_search_call`, `file_search_call`, `code_interpreter_call`, `computer_call`,
 `image_generation_call`, `tool_search_call`) joins the agent turn it follows, and its
 `*_output` item is written into the call's line by `call_id`. `reasoning` and compaction
-items are left out on purpose (design §2.1: reasoning is excluded), as are system and
+items are left out on purpose (docs/design.md#transcript-format: reasoning is excluded), as are system and
 developer messages and the context a harness injects into the user role
 (`<environment_context>`, AGENTS.md instructions): none of them is something a person said.
 """

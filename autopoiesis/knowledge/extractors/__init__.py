@@ -1,4 +1,4 @@
-"""Extractors (design §8.3): a registry of named, versioned extractors.
+"""Extractors (docs/design.md#extract): a registry of named, versioned extractors.
 
 The six built-in ones live one per module (decisions, lessons, people, procedures, facts,
 journal); `base` holds what they share; this package is the plugin that registers them
@@ -174,7 +174,7 @@ def _extractors_of(obj: Any) -> list[ExtractorPlugin]:
 
 
 def default_registry(*, plugins: bool = True) -> ExtractorRegistry:
-    """A fresh registry holding the six built-in extractors of design §8.3, then (when
+    """A fresh registry holding the six built-in extractors of docs/design.md#extract, then (when
     PLUGINS) the extractors of the other plugins and of the older entry point group
     `autopoiesis.extractors`."""
     registry = ExtractorRegistry(args[0] for args in builtin_contributions("register_extractors"))

@@ -1,4 +1,4 @@
-"""What every extractor is made of (design §8.3): the transcript it reads, the Extractor
+"""What every extractor is made of (docs/design.md#extract): the transcript it reads, the Extractor
 record and the Protocol a registry holds, and the heuristics several extractors share.
 
 Each extractor has two flavours that produce the same kind of output, a list of
@@ -95,7 +95,7 @@ def long_words(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class KnownEntry:
-    """An existing knowledge entry shown to an LLM extractor (seed 000's classifier reads
+    """An existing knowledge entry shown to an LLM extractor (docs/design.md#extraction-bookkeeping's classifier reads
     and searches memory before it appends or supersedes)."""
 
     id: str
