@@ -41,7 +41,7 @@ from typing import Protocol
 from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.config import CONFIG_FILENAME
 from autopoiesis.core.paths import CONTENT_DIRS, MemoryRepo
-from autopoiesis.index.store import SyncReport
+from autopoiesis.index.store import IndexUpdate
 
 SYNC_MODULE = "autopoiesis.index.sync"  # what `python -m` runs; the hooks/post-commit shim names it too
 
@@ -64,9 +64,9 @@ def spawn_background(repo: MemoryRepo, *, rebuild: bool = False) -> int:
 class Syncable(Protocol):
     """What the sync needs of an index (SearchIndex)."""
 
-    def rebuild_full(self, progress: Callable[[int, int], None] | None = None) -> SyncReport: ...
+    def rebuild_full(self, progress: Callable[[int, int], None] | None = None) -> IndexUpdate: ...
 
-    def catch_up(self, *, timeout: float = 60.0) -> SyncReport: ...
+    def catch_up(self, *, timeout: float = 60.0) -> IndexUpdate: ...
 
     def is_fresh(self) -> bool: ...
 

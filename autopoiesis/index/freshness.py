@@ -24,7 +24,7 @@ from autopoiesis.core.paths import CONTENT_DIRS, category_of
 from autopoiesis.core.sqlite import SQLiteInfo
 from autopoiesis.git import runner as git
 from autopoiesis.index.background import ChangeWatcher
-from autopoiesis.index.store import FileItem, IndexStore, SyncReport, hash_bytes, racy, stat_key
+from autopoiesis.index.store import FileItem, IndexStore, IndexUpdate, hash_bytes, racy, stat_key
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class Freshness:
             return row is None
         return row is not None and row[0] == hash_bytes(data)
 
-    def rebuild_full(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
+    def rebuild_full(self, progress: Callable[[int, int], None] | None = None) -> IndexUpdate:
         """Re-index every memory file from scratch (see IndexStore.rebuild), recording
         the tree state it started from."""
         self.store.warnings.clear()
@@ -138,7 +138,7 @@ class Freshness:
             self._watcher = ChangeWatcher.start(self.root)
         return self._watcher
 
-    def catch_up(self, *, timeout: float = 60.0) -> SyncReport:
+    def catch_up(self, *, timeout: float = 60.0) -> IndexUpdate:
         """Bring the index up to date with HEAD and the working tree, re-indexing only
         what differs from what it recorded. With a watcher, "no event at all since the
         last full check" skips the check; any event, or no watcher, means a full check.
@@ -150,23 +150,23 @@ class Freshness:
             if watcher.changed():
                 watcher.verified = False
             elif watcher.verified:
-                return SyncReport()
+                return IndexUpdate()
         report = self._catch_up_full(timeout)
         if watcher is not None:
             watcher.verified = True  # armed before this check, so later changes are pending
         return report
 
-    def _catch_up_full(self, timeout: float) -> SyncReport:
+    def _catch_up_full(self, timeout: float) -> IndexUpdate:
         started = time.monotonic()
         state = tree_state(self.root)
         if state.ok and self.is_fresh(state):
-            return SyncReport()
+            return IndexUpdate()
         with self.store.write_lock(timeout):
             state = tree_state(self.root)  # again: the other holder may have moved things on
             if self.store.needs_rebuild() or self.store.meta("head") is None:
                 return self.rebuild_full()
             if state.ok and self.is_fresh(state):
-                return SyncReport()
+                return IndexUpdate()
             head, dirty = self.recorded()
             changed = git.changed_between(self.root, head or "", state.head, CONTENT_DIRS) if head != state.head else []
             if changed is None or not state.ok:
@@ -175,7 +175,7 @@ class Freshness:
                 candidates = set(changed) | set(dirty) | set(state.dirty)
             return self._reconcile(candidates, state, started)
 
-    def _reconcile(self, candidates: set[str] | None, state: TreeState, started: float) -> SyncReport:
+    def _reconcile(self, candidates: set[str] | None, state: TreeState, started: float) -> IndexUpdate:
         store = self.store
         store.warnings.clear()
         rows = "SELECT path, mtime_ns, ctime_ns, size, content_hash, last_indexed FROM files"
@@ -211,7 +211,7 @@ class Freshness:
                 continue
             to_write.append((path, *got))
         embedded = store.apply(to_write, to_remove, sync_meta(state))
-        return SyncReport(indexed=len(to_write), removed=len(to_remove), unchanged=unchanged, embedded=embedded,
+        return IndexUpdate(indexed=len(to_write), removed=len(to_remove), unchanged=unchanged, embedded=embedded,
                           seconds=time.monotonic() - started, warnings=tuple(store.warnings))
 
     def status(self) -> IndexStatus:

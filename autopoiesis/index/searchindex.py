@@ -27,7 +27,7 @@ from autopoiesis.index.embedders import Embedder
 from autopoiesis.index.fallback import IndexFallbackWarning, grep_search
 from autopoiesis.index.freshness import Freshness, IndexStatus, TreeState
 from autopoiesis.index.query import CANDIDATES, MODES, MergeWeights, QueryEngine, SearchResult
-from autopoiesis.index.store import IndexStore, SyncReport
+from autopoiesis.index.store import IndexStore, IndexUpdate
 from autopoiesis.index.text import query_terms
 
 
@@ -106,7 +106,7 @@ class SearchIndex:
     def remove_file(self, path: str) -> None:
         self.store.remove_file(path)
 
-    def rebuild_full(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
+    def rebuild_full(self, progress: Callable[[int, int], None] | None = None) -> IndexUpdate:
         """Re-index every memory file from scratch, in one transaction: a search running
         meanwhile sees the old index until the new one is complete. The embedding cache
         survives, so unchanged chunks are not embedded again."""
@@ -118,7 +118,7 @@ class SearchIndex:
         return self.store.compact_postings()
 
     # ── freshness ──
-    def catch_up(self, *, timeout: float = 60.0) -> SyncReport:
+    def catch_up(self, *, timeout: float = 60.0) -> IndexUpdate:
         """Bring the index up to date with HEAD and the working tree (see freshness)."""
         return self.freshness.catch_up(timeout=timeout)
 

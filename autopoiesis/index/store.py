@@ -57,7 +57,9 @@ def racy(key: list[int], taken_ns: int) -> bool:
 
 
 @dataclass(frozen=True)
-class SyncReport:
+class IndexUpdate:
+    """What one update of the index did (a rebuild or a catch-up with git)."""
+
     indexed: int = 0
     removed: int = 0
     unchanged: int = 0
@@ -451,7 +453,7 @@ class IndexStore:
         with self.write_lock(), self.transaction():
             self.delete_path(rel)
 
-    def rebuild(self, sync_meta: Mapping[str, str], progress: Callable[[int, int], None] | None = None) -> SyncReport:
+    def rebuild(self, sync_meta: Mapping[str, str], progress: Callable[[int, int], None] | None = None) -> IndexUpdate:
         """Re-index every memory file from scratch in one transaction, and record the
         identity and SYNC_META (the tree state the rebuild started from) with it. The
         caller holds the write lock.
@@ -474,7 +476,7 @@ class IndexStore:
         self.warnings.insert(0, note)
         return replace(report, warnings=(note, *report.warnings))
 
-    def _rebuild(self, sync_meta: Mapping[str, str], progress: Callable[[int, int], None] | None) -> SyncReport:
+    def _rebuild(self, sync_meta: Mapping[str, str], progress: Callable[[int, int], None] | None) -> IndexUpdate:
         started = time.monotonic()
         paths = self.markdown_paths()
         self.conn.execute("PRAGMA mmap_size=0")
@@ -501,7 +503,7 @@ class IndexStore:
                 self.conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
                 for schema in ("main", "cache", "temp"):
                     self.conn.execute(f"PRAGMA {schema}.cache_size=-2000")
-        return SyncReport(indexed=indexed, embedded=embedded, full=True, seconds=time.monotonic() - started,
+        return IndexUpdate(indexed=indexed, embedded=embedded, full=True, seconds=time.monotonic() - started,
                           warnings=tuple(self.warnings))
 
     def _write_all(self, paths: list[str], progress: Callable[[int, int], None] | None) -> tuple[int, int]:
