@@ -56,7 +56,8 @@ def cli_commands() -> list[str]:
     def walk(command: Any, path: list[str]) -> Iterator[list[str]]:
         yield path
         for name, sub in getattr(command, "commands", {}).items():
-            yield from walk(sub, [*path, name])
+            if not sub.hidden:  # an old name kept for compatibility
+                yield from walk(sub, [*path, name])
 
     return [" ".join(path) for path in walk(typer.main.get_command(app), [])]
 

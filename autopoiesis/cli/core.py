@@ -23,10 +23,14 @@ def register(app: typer.Typer) -> None:
     explore.command("prune")(explore_prune)
     explore.command("list")(explore_list)
     app.add_typer(explore, name="explore")
-    hooks = typer.Typer(help="The git hooks of the memory repo.", no_args_is_help=True)
+    hooks = typer.Typer(help="The git hooks of the memory repo (`hook` is what an agent harness runs).",
+                        no_args_is_help=True)
     hooks.command("install")(hooks_install)
     hooks.command("run")(hooks_run)
-    app.add_typer(hooks, name="hooks")
+    app.add_typer(hooks, name="git-hooks")
+    # The group's name before it was told apart from `hook`: the shims that versions before
+    # it installed fall back to `autopoiesis hooks run NAME`. Not listed in --help.
+    app.add_typer(hooks, name="hooks", hidden=True)
     app.command("recall")(recall)
     app.command("blame")(blame)
     app.command("learned")(learned)

@@ -13,7 +13,7 @@ topics without triggers.
 
 post-commit hands the changed paths to the search index, which updates in the
 background under its own lock. The installed shim does that hand-off in shell (no Python
-start-up on the commit path); `post_commit()` here serves `autopoiesis hooks run
+start-up on the commit path); `post_commit()` here serves `autopoiesis git-hooks run
 post-commit` (the pre-commit framework).
 
 The commands that never run pre-commit (merge, cherry-pick, rebase, am, revert, reset,

@@ -2,7 +2,7 @@
 watcher that lets a long-lived process skip freshness checks.
 
 **The post-commit sync.** The post-commit hook (the hooks/post-commit shell shim, or
-hooks.post_commit for `autopoiesis hooks run post-commit`) runs inside `git commit`. It
+hooks.post_commit for `autopoiesis git-hooks run post-commit`) runs inside `git commit`. It
 must not slow the commit, so it does no indexing itself: it starts `python -m
 autopoiesis.index.sync --root ROOT` as a detached process (its own session, so a
 terminal's Ctrl-C or the hook's exit does not kill it) and returns. That process takes the
