@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -41,17 +42,39 @@ def _git_identity(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     monkeypatch.delenv("AUTOPOIESIS_REPO", raising=False)
 
 
+@pytest.fixture(scope="session")
+def _memory_repo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One `init_memory_repo` per session (~0.3 s each, seconds under load); tests get copies.
+
+    A copy is the same repo: .git/config and the hooks name the python that runs them, not
+    the repo's path, and nothing under .autopoiesis/ names it either. The git identity is
+    set here by hand because `_git_identity` is function-scoped."""
+    from autopoiesis.memory.initialize import init_memory_repo
+
+    identity = {"HOME": str(tmp_path_factory.getbasetemp() / "home"), "GIT_CONFIG_NOSYSTEM": "1",
+                "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "test@example.com",
+                "GIT_COMMITTER_NAME": "Test Author", "GIT_COMMITTER_EMAIL": "test@example.com"}
+    Path(identity["HOME"]).mkdir(exist_ok=True)
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in identity.items():
+            mp.setenv(key, value)
+        mp.delenv("AUTOPOIESIS_REPO", raising=False)
+        report = init_memory_repo(tmp_path_factory.mktemp("template") / "memory", build_index=False)
+    return report.root
+
+
 @pytest.fixture
-def memory_repo(tmp_path: Path):  # -> autopoiesis.core.paths.MemoryRepo
-    """A real, initialised memory repo (git repo, template, hooks, initial commit) in tmp_path.
+def memory_repo(tmp_path: Path, _memory_repo_template: Path):  # -> autopoiesis.core.paths.MemoryRepo
+    """A real, initialised memory repo (git repo, template, hooks, initial commit) in tmp_path:
+    a copy of the session's template (tests/test_init.py checks init itself).
 
     Without a search index: with one, every commit in a test would start a background
     index sync. Tests of the index build theirs (test_init checks that init does)."""
     from autopoiesis.core.paths import MemoryRepo
-    from autopoiesis.memory.initialize import init_memory_repo
 
-    report = init_memory_repo(tmp_path / "memory", build_index=False)
-    return MemoryRepo(report.root)
+    root = tmp_path / "memory"
+    shutil.copytree(_memory_repo_template, root, symlinks=True)
+    return MemoryRepo(root.resolve())
 
 
 @pytest.fixture
