@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import pytest
 
@@ -25,7 +26,8 @@ def openai_server() -> Iterator[OpenAIServer]:
         server.stop()
 
 
-SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 
 
 @pytest.fixture(autouse=True)
@@ -125,3 +127,96 @@ def commit_all(git: Git) -> Callable[..., subprocess.CompletedProcess[str]]:
         return git(where, "commit", "-m", message, check=check)
 
     return commit_all
+
+
+class CliResult(NamedTuple):
+    """What one `autopoiesis` call gave: (exit code, stdout, stderr), str or bytes as asked."""
+
+    returncode: int
+    stdout: Any
+    stderr: Any
+
+
+class Cli(Protocol):
+    """The callable the `cli` fixture returns (see there)."""
+
+    def __call__(self, *args: str, repo: Any = None, input: str | bytes | None = None,
+                 env: Mapping[str, str | None] | None = None, cwd: Any = None, text: bool = True,
+                 process: bool = False, timeout: float = 120) -> CliResult: ...
+
+
+def _exit_code(exc: SystemExit, stderr: Any) -> int:
+    """The status a process gets for EXC (a message exits 1 after printing it, as Python does)."""
+    if exc.code is None or isinstance(exc.code, int):
+        return exc.code or 0
+    print(exc.code, file=stderr)
+    return 1
+
+
+def _cli_in_process(argv: list[str], input: str | bytes | None, env: Mapping[str, str | None],
+                    cwd: Any) -> tuple[int, bytes, bytes]:
+    from click.testing import CliRunner
+
+    from autopoiesis.cli import main
+
+    before = os.getcwd()
+    with CliRunner().isolation(input=input, env=env) as (out, err, _):
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            main(argv)
+            code = 0
+        except SystemExit as exc:
+            code = _exit_code(exc, sys.stderr)
+        finally:
+            os.chdir(before)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        return code, out.getvalue(), err.getvalue()
+
+
+def _cli_process(argv: list[str], input: str | bytes | None, env: Mapping[str, str | None],
+                 cwd: Any, timeout: float) -> tuple[int, bytes, bytes]:
+    # -P and PYTHONPATH: as the `autopoiesis` console script, which never imports from the
+    # current folder, running this checkout (not whatever the virtualenv has installed)
+    run_env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT_ROOT),
+                                                                          os.environ.get("PYTHONPATH")]))}
+    for key, value in env.items():
+        if value is None:
+            run_env.pop(key, None)
+        else:
+            run_env[key] = value
+    data = input.encode() if isinstance(input, str) else input
+    proc = subprocess.run([sys.executable, "-P", "-m", "autopoiesis", *argv], input=data, capture_output=True,
+                          env=run_env, cwd=cwd, timeout=timeout)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _run_cli(*args: str, repo: Any = None, input: str | bytes | None = None,
+             env: Mapping[str, str | None] | None = None, cwd: Any = None, text: bool = True,
+             process: bool = False, timeout: float = 120) -> CliResult:
+    argv = [*(["-C", str(repo if isinstance(repo, (str, os.PathLike)) else repo.root)] if repo is not None else []),
+            *args]
+    if process:
+        code, out, err = _cli_process(argv, input, env or {}, cwd, timeout)
+    else:
+        code, out, err = _cli_in_process(argv, input, env or {}, cwd)
+    if text:
+        return CliResult(code, out.decode(errors="replace"), err.decode(errors="replace"))
+    return CliResult(code, out, err)
+
+
+@pytest.fixture
+def cli() -> Cli:
+    """Run the `autopoiesis` command: `cli(*args, repo=None, input=None, env=None, cwd=None,
+    text=True, process=False, timeout=120)` -> CliResult(returncode, stdout, stderr).
+
+    In-process by default: `autopoiesis.cli.main(args)` with stdin, stdout, stderr and the
+    environment swapped for the call (click's CliRunner isolation), the exit status taken
+    from its SystemExit; an exception the CLI does not turn into a message fails the test
+    with its traceback. `process=True` runs `python -P -m autopoiesis` instead, for what
+    needs a process: the light entry (`autopoiesis/__main__.py`: harness hooks, calls
+    answered warm by the daemon), stdin streamed or closed, signals, a real exit status.
+    `repo` (a Path or a MemoryRepo) adds `-C REPO`; `env` is laid over os.environ (a None
+    value removes a variable); `text=False` returns bytes."""
+    return _run_cli

@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+from conftest import Cli
 
 from autopoiesis.core.paths import MemoryRepo
 
 
-def cli(*args: str, cwd: Path | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "autopoiesis", *args], capture_output=True, text=True, cwd=cwd, input=input)
-
-
-def test_help_lists_the_commands() -> None:
+def test_help_lists_the_commands(cli: Cli) -> None:
     proc = cli("--help")
     assert proc.returncode == 0
     for cmd in ("init", "capture", "import", "commit", "tag", "explore", "hooks", "recall", "blame", "learned", "show-at", "demo"):
         assert cmd in proc.stdout
 
 
-def test_init_twice_says_nothing_changed(tmp_path: Path) -> None:
+def test_init_twice_says_nothing_changed(tmp_path: Path, cli: Cli) -> None:
     first = cli("init", str(tmp_path / "m"))
     assert first.returncode == 0
     assert "Initialized a new memory repository" in first.stdout
@@ -30,15 +26,15 @@ def test_init_twice_says_nothing_changed(tmp_path: Path) -> None:
     assert "nothing changed" in again.stdout
 
 
-def test_user_errors_have_no_traceback(tmp_path: Path) -> None:
+def test_user_errors_have_no_traceback(tmp_path: Path, cli: Cli) -> None:
     for args in (("-C", str(tmp_path), "commit"), ("-C", str(tmp_path / "nope"), "recall", "x"), ("recall", "x")):
-        proc = cli(*args, cwd=tmp_path)
+        proc = cli(*args, cwd=tmp_path, process=True)
         assert proc.returncode != 0
         assert "Traceback" not in proc.stderr, proc.stderr
         assert "autopoiesis init" in proc.stderr, proc.stderr
 
 
-def test_commit_tag_recall_learned_blame_show_at(memory_repo: MemoryRepo) -> None:
+def test_commit_tag_recall_learned_blame_show_at(memory_repo: MemoryRepo, cli: Cli) -> None:
     root = str(memory_repo.root)
     assert "nothing to commit" in cli("-C", root, "commit").stdout
     (memory_repo.root / "knowledge/reference/db.md").write_text("# DB\n\n- Postgres 16 in production\n")
@@ -62,7 +58,7 @@ def test_commit_tag_recall_learned_blame_show_at(memory_repo: MemoryRepo) -> Non
     assert "Traceback" not in outside.stderr
 
 
-def test_demo_runs_offline(tmp_path: Path, git) -> None:
+def test_demo_runs_offline(tmp_path: Path, git, cli: Cli) -> None:
     proc = cli("demo", str(tmp_path / "demo"))
     assert proc.returncode == 0, proc.stderr
     assert "[redacted:openai_key]" in proc.stdout
@@ -74,15 +70,15 @@ def test_demo_runs_offline(tmp_path: Path, git) -> None:
     assert "not empty" in again.stderr
 
 
-def test_version_prints_the_package_version() -> None:
+def test_version_prints_the_package_version(cli: Cli) -> None:
     from autopoiesis import __version__
 
-    proc = cli("--version")
+    proc = cli("--version", process=True)  # the light entry, as installed
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"autopoiesis {__version__}"
 
 
-def test_init_in_an_impossible_place_is_a_clear_error(tmp_path: Path) -> None:
+def test_init_in_an_impossible_place_is_a_clear_error(tmp_path: Path, cli: Cli) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     for target in ("/proc/autopoiesis-test", str(blocker / "mem")):
@@ -92,7 +88,7 @@ def test_init_in_an_impossible_place_is_a_clear_error(tmp_path: Path) -> None:
         assert "cannot create a memory repository" in proc.stderr
 
 
-def test_an_unknown_embedder_is_refused_with_the_registered_names(tmp_path: Path) -> None:
+def test_an_unknown_embedder_is_refused_with_the_registered_names(tmp_path: Path, cli: Cli) -> None:
     assert cli("init", str(tmp_path / "m")).returncode == 0  # with a search index
     config = tmp_path / "m" / "memory-config.yaml"
     config.write_text(config.read_text().replace("embedder: offline", "embedder: ofline"))

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from conftest import Cli
 
 from autopoiesis.capture.session import ConversationCapture, Session
 from autopoiesis.core.paths import MemoryRepo
@@ -18,11 +17,6 @@ from autopoiesis.memory.forget import forget
 
 SECRET = "corp-vault-unlock zebra 7731 harpoon"  # prose-shaped: redaction cannot know it is secret
 OTHER = "the deploy pipeline has a rollback plan"
-
-
-def _cli(repo: MemoryRepo, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), *args], input=stdin,
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
 
 
 def _session(repo: MemoryRepo, sid: str, *lines: str) -> str:
@@ -42,7 +36,7 @@ def _objects(repo: MemoryRepo) -> bytes:
                           capture_output=True, check=True).stdout
 
 
-def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(memory_repo: MemoryRepo, git) -> None:
+def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(memory_repo: MemoryRepo, git, cli: Cli) -> None:
     path = _session(memory_repo, "leak1", "hello there", f"the vault phrase is {SECRET}, keep it safe", OTHER)
     note = memory_repo.root / "knowledge" / "reference" / "vault.md"
     note.parent.mkdir(parents=True, exist_ok=True)
@@ -58,11 +52,11 @@ def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(memory_repo
     (memory_repo.state_dir / "llm" / "cache.sqlite").write_bytes(b"prompt: " + SECRET.encode())
     (memory_repo.state_dir / "llm" / "ledger.jsonl").write_text(json.dumps({"prompt": SECRET}) + "\n")
     (memory_repo.state_dir / "embed-cache.db").write_bytes(b"chunk " + SECRET.encode())
-    assert _cli(memory_repo, "index", "rebuild").returncode == 0
+    assert cli("index", "rebuild", repo=memory_repo).returncode == 0
     assert SECRET.encode() in memory_repo.index_path.read_bytes()
     assert SECRET.encode() in _objects(memory_repo)
 
-    done = _cli(memory_repo, "forget", "--stdin", "--yes", "--reason", "pasted the vault phrase by mistake", stdin=SECRET + "\n")
+    done = cli("forget", "--stdin", "--yes", "--reason", "pasted the vault phrase by mistake", repo=memory_repo, input=SECRET + "\n")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
 
@@ -94,7 +88,7 @@ def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(memory_repo
     assert git(memory_repo, "status", "--porcelain").stdout == ""
     assert git(memory_repo, "fsck", "--no-progress").returncode == 0
     # the sanctioned rewrite is the new truth: verify accepts it, and later commits pass the hooks
-    verified = _cli(memory_repo, "verify")
+    verified = cli("verify", repo=memory_repo)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     _session(memory_repo, "after1", "a conversation after the purge")
 
@@ -113,7 +107,7 @@ def test_forget_a_transcript_removes_the_file_from_all_history(memory_repo: Memo
     assert "this-one-goes" not in git(memory_repo, "log", "-1", "--format=%B").stdout
 
 
-def test_forget_refuses_a_dirty_tree_and_short_strings(memory_repo: MemoryRepo, git) -> None:
+def test_forget_refuses_a_dirty_tree_and_short_strings(memory_repo: MemoryRepo, git, cli: Cli) -> None:
     _session(memory_repo, "d1", f"leak {SECRET}")
     head = git(memory_repo, "rev-parse", "HEAD").stdout.strip()
     stray = memory_repo.root / "knowledge" / "draft.md"
@@ -123,19 +117,19 @@ def test_forget_refuses_a_dirty_tree_and_short_strings(memory_repo: MemoryRepo, 
     stray.unlink()
     with pytest.raises(GitError, match="at least"):
         forget(memory_repo, text="zebra", reason="x")
-    done = _cli(memory_repo, "forget", "--yes", "--reason", "r", "--transcript", "knowledge/x.md")
+    done = cli("forget", "--yes", "--reason", "r", "--transcript", "knowledge/x.md", repo=memory_repo)
     assert done.returncode != 0 and "not a transcript" in done.stderr and "Traceback" not in done.stderr
     assert git(memory_repo, "rev-parse", "HEAD").stdout.strip() == head  # nothing rewritten
 
 
-def test_forget_tells_what_a_pushed_remote_needs(memory_repo: MemoryRepo, git, tmp_path: Path) -> None:
+def test_forget_tells_what_a_pushed_remote_needs(memory_repo: MemoryRepo, git, tmp_path: Path, cli: Cli) -> None:
     _session(memory_repo, "p1", "hello", f"leak {SECRET}")
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     git(memory_repo, "remote", "add", "origin", str(remote))
     git(memory_repo, "push", "-q", "origin", "HEAD:refs/heads/main")
     git(memory_repo, "fetch", "-q", "origin")
-    done = _cli(memory_repo, "forget", "--stdin", "--yes", "--reason", "leaked", stdin=SECRET)
+    done = cli("forget", "--stdin", "--yes", "--reason", "leaked", repo=memory_repo, input=SECRET)
     assert done.returncode == 0, done.stderr
     assert "force" in done.stderr and "re-clone" in done.stderr and str(remote) in done.stderr
     assert git(memory_repo, "remote").stdout.split() == ["origin"]  # the remote is kept for the force-push

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import Cli
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.index import SearchIndex, search_outcome
@@ -33,11 +33,6 @@ def _build(repo: MemoryRepo) -> None:
     assert not Path(str(repo.index_path) + "-wal").exists() or True
 
 
-def _cli(repo: MemoryRepo, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), *args],
-                          capture_output=True, text=True, timeout=120)
-
-
 def _corrupt_middle(path: Path) -> None:
     size = path.stat().st_size
     with open(path, "r+b") as fh:
@@ -53,17 +48,17 @@ def built(memory_repo: MemoryRepo) -> MemoryRepo:
     return memory_repo
 
 
-def test_page_corruption_is_found_by_doctor_and_rebuild_recreates_the_file(built: MemoryRepo) -> None:
+def test_page_corruption_is_found_by_doctor_and_rebuild_recreates_the_file(built: MemoryRepo, cli: Cli) -> None:
     _corrupt_middle(built.index_path)
     assert dbmod.quick_check(built.index_path)[0] is False
 
-    doctor = _cli(built, "doctor", "--json")
+    doctor = cli("doctor", "--json", repo=built)
     report = json.loads(doctor.stdout)
     assert report["ok"] is False
     assert report["index"]["fresh"] is False
     assert any("corrupt" in p for p in report["problems"]), report["problems"]
 
-    rebuilt = _cli(built, "index", "rebuild")
+    rebuilt = cli("index", "rebuild", repo=built)
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert "Traceback" not in rebuilt.stderr
     assert dbmod.quick_check(built.index_path) == (True, "ok")
@@ -71,7 +66,7 @@ def test_page_corruption_is_found_by_doctor_and_rebuild_recreates_the_file(built
     outcome = search_outcome("blue-green pipeline number 7", repo=built)
     assert outcome.source == "index"
     assert outcome.results[0].path == "knowledge/reference/note-007.md"
-    assert json.loads(_cli(built, "doctor", "--json").stdout)["index"]["integrity"] == "ok"
+    assert json.loads(cli("doctor", "--json", repo=built).stdout)["index"]["integrity"] == "ok"
 
 
 def test_corrupt_copies_never_pile_up(built: MemoryRepo) -> None:
@@ -109,7 +104,7 @@ def _fill_disk(where: Path) -> Path:
     return filler
 
 
-def test_a_full_disk_is_not_corruption(small_disk: Path) -> None:
+def test_a_full_disk_is_not_corruption(small_disk: Path, cli: Cli) -> None:
     repo = MemoryRepo(init_memory_repo(small_disk / "memory", build_index=False).root)
     _fill(repo, 20)
     _build(repo)
@@ -123,7 +118,7 @@ def test_a_full_disk_is_not_corruption(small_disk: Path) -> None:
     assert any("full" in n for n in outcome.notices), outcome.notices
     assert repo.index_path.exists() and not dbmod.corrupt_copies(repo.index_path)
 
-    rebuilt = _cli(repo, "index", "rebuild")
+    rebuilt = cli("index", "rebuild", repo=repo)
     assert rebuilt.returncode == 1
     assert "Traceback" not in rebuilt.stderr and "full" in rebuilt.stderr
     assert not dbmod.corrupt_copies(repo.index_path)
@@ -131,11 +126,11 @@ def test_a_full_disk_is_not_corruption(small_disk: Path) -> None:
 
     filler.unlink()
     assert dbmod.quick_check(repo.index_path) == (True, "ok")
-    assert _cli(repo, "index", "rebuild").returncode == 0
+    assert cli("index", "rebuild", repo=repo).returncode == 0
     assert search_outcome("blue-green pipeline number 1003", repo=repo).source == "index"
 
 
-def test_a_read_only_index_falls_back_to_git_grep(small_disk: Path) -> None:
+def test_a_read_only_index_falls_back_to_git_grep(small_disk: Path, cli: Cli) -> None:
     repo = MemoryRepo(init_memory_repo(small_disk / "memory", build_index=False).root)
     _fill(repo, 20)
     _build(repo)
@@ -146,8 +141,8 @@ def test_a_read_only_index_falls_back_to_git_grep(small_disk: Path) -> None:
         assert outcome.source in ("git grep", "ripgrep")
         assert outcome.results and outcome.notices
         assert any("read-only" in n or "cannot be written" in n for n in outcome.notices), outcome.notices
-        cli = _cli(repo, "search", "blue-green pipeline")
-        assert cli.returncode == 0 and "Traceback" not in cli.stderr
+        searched = cli("search", "blue-green pipeline", repo=repo)
+        assert searched.returncode == 0 and "Traceback" not in searched.stderr
         assert repo.index_path.exists() and not dbmod.corrupt_copies(repo.index_path)
     finally:
         subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=True)

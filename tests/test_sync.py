@@ -3,13 +3,12 @@ hooks (init installs them), real captures, the real knowledge writer and real gi
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from conftest import Cli
 
 from autopoiesis.capture.session import ConversationCapture, Session
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
@@ -31,11 +30,6 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 def _git(where: Path | MemoryRepo, *args: str, check: bool = True) -> str:
     root = where.root if isinstance(where, MemoryRepo) else where
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=check).stdout
-
-
-def _cli(repo: MemoryRepo, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), *args], capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
 
 
 def _first_clone(tmp: Path, *, cap: int = CAP) -> tuple[MemoryRepo, Path]:
@@ -170,7 +164,7 @@ def test_two_clones_write_concurrently_and_sync_both_ways_without_losing_an_entr
     assert _git(a, "status", "--porcelain") == _git(b, "status", "--porcelain") == ""
 
 
-def test_a_prose_conflict_stops_the_sync_with_the_command_and_is_never_resolved_silently(tmp_path: Path) -> None:
+def test_a_prose_conflict_stops_the_sync_with_the_command_and_is_never_resolved_silently(tmp_path: Path, cli: Cli) -> None:
     a, remote = _first_clone(tmp_path)
     b = _clone(remote, tmp_path / "b")
     user = "knowledge/identity/USER.md"
@@ -193,7 +187,7 @@ def test_a_prose_conflict_stops_the_sync_with_the_command_and_is_never_resolved_
     assert _git(b, "merge-base", "--is-ancestor", b_head, committed_b, check=False) == ""
 
     # by hand: the conflict stays for the person, with the commands to finish
-    done = _cli(b, "sync")
+    done = cli("sync", repo=b)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert f"git add {user}" in done.stderr and "autopoiesis sync" in done.stderr and "git merge --abort" in done.stderr
     text = (b.root / user).read_text()
@@ -211,7 +205,7 @@ def test_a_prose_conflict_stops_the_sync_with_the_command_and_is_never_resolved_
     assert written <= set(_entries(a)) and set(_entries(a)) == set(_entries(b))
 
 
-def test_a_history_rewritten_by_forget_is_refused_with_instructions_never_force_pushed_silently(tmp_path: Path) -> None:
+def test_a_history_rewritten_by_forget_is_refused_with_instructions_never_force_pushed_silently(tmp_path: Path, cli: Cli) -> None:
     from autopoiesis.memory.forget import forget
 
     secret = "vault-phrase orchid 4471 lantern"
@@ -241,7 +235,7 @@ def test_a_history_rewritten_by_forget_is_refused_with_instructions_never_force_
 
     # the way the message gives: carry the commit over, then force
     _git(a, "cherry-pick", late_commit)
-    forced = _cli(a, "sync", "--force-after-forget")
+    forced = cli("sync", "--force-after-forget", repo=a)
     assert forced.returncode == 0, forced.stderr
     assert "force-pushed after forget: refs/heads/main" in forced.stdout
     assert _git(remote, "rev-parse", "main").strip() == _git(a, "rev-parse", "HEAD").strip()
@@ -252,7 +246,7 @@ def test_a_history_rewritten_by_forget_is_refused_with_instructions_never_force_
 
     # the stale clone: refused, told to re-clone, its history untouched
     b_head = _git(b, "rev-parse", "HEAD").strip()
-    stale = _cli(b, "sync")
+    stale = cli("sync", repo=b)
     assert stale.returncode == 1 and "rewritten by `autopoiesis forget` on another clone" in stale.stderr
     assert "git clone" in stale.stderr and "Traceback" not in stale.stderr
     assert _git(b, "rev-parse", "HEAD").strip() == b_head
@@ -279,7 +273,7 @@ def test_force_after_forget_needs_the_record_of_a_sanctioned_forget(tmp_path: Pa
     assert _git(remote, "rev-parse", "main").strip() == pushed  # never forced without the record
 
 
-def test_an_unreachable_or_missing_remote_is_a_clear_error_and_nothing_is_lost(tmp_path: Path) -> None:
+def test_an_unreachable_or_missing_remote_is_a_clear_error_and_nothing_is_lost(tmp_path: Path, cli: Cli) -> None:
     a, remote = _first_clone(tmp_path)
     src = _capture(a, "ses_net", "offline work")
     ids = _write(a, src, MEMORY_FILE, "Lessons Learned", ["Written while offline"])
@@ -291,7 +285,7 @@ def test_an_unreachable_or_missing_remote_is_a_clear_error_and_nothing_is_lost(t
     before = open_path.read_bytes()
 
     _git(a, "remote", "set-url", "origin", (tmp_path / "gone.git").as_uri())
-    done = _cli(a, "sync")
+    done = cli("sync", repo=a)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "could not fetch from origin" in done.stderr and "git remote set-url origin" in done.stderr
     assert "Nothing was lost" in done.stderr
@@ -367,22 +361,22 @@ def test_sync_upgrades_a_repo_made_before_the_merge_driver(tmp_path: Path) -> No
     assert _git(a, "check-attr", "merge", "--", MEMORY_FILE).strip().endswith("autopoiesis")
 
 
-def test_commit_pushes_when_auto_push_is_set(tmp_path: Path) -> None:
+def test_commit_pushes_when_auto_push_is_set(tmp_path: Path, cli: Cli) -> None:
     a, remote = _first_clone(tmp_path)
     (a.root / "knowledge/reference/tools.md").write_text("# Tools\n\nripgrep is installed\n")
-    quiet = _cli(a, "commit")  # auto_push is off by default: the commit stays local
+    quiet = cli("commit", repo=a)  # auto_push is off by default: the commit stays local
     assert quiet.returncode == 0 and "pushed" not in quiet.stdout
     assert _git(remote, "rev-parse", "main").strip() != _git(a, "rev-parse", "HEAD").strip()
     config = a.root / "memory-config.yaml"
     config.write_text(config.read_text().replace("auto_push: false", "auto_push: true"))
     (a.root / "knowledge/reference/tools.md").write_text("# Tools\n\nripgrep and fd are installed\n")
-    done = _cli(a, "commit")
+    done = cli("commit", repo=a)
     assert done.returncode == 0, done.stderr
     assert "pushed: refs/heads/main" in done.stdout
     assert _git(remote, "rev-parse", "main").strip() == _git(a, "rev-parse", "HEAD").strip()
     _git(a, "remote", "set-url", "origin", (tmp_path / "gone.git").as_uri())
     (a.root / "knowledge/reference/tools.md").write_text("# Tools\n\nripgrep, fd and jq are installed\n")
-    offline = _cli(a, "commit")
+    offline = cli("commit", repo=a)
     assert offline.returncode == 0 and "the commit stands, but it was not pushed" in offline.stderr
     assert "jq" in _git(a, "show", "HEAD:knowledge/reference/tools.md")
 

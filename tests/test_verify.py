@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import Cli
 
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.core.paths import MemoryRepo
@@ -31,11 +31,6 @@ def capture(repo: MemoryRepo, sid: str, day: int, text: str) -> str:
     )]
     report = process_stream(repo, lines)
     return report.closed[0].path
-
-
-def cli(repo: MemoryRepo, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), *args],
-                          capture_output=True, text=True)
 
 
 @pytest.fixture
@@ -87,8 +82,8 @@ def assert_refused(proc: subprocess.CompletedProcess[str], attack: Attack, befor
     assert attack.head() == before, "the branch moved"
 
 
-def assert_reported(repo: MemoryRepo, path: str, commit: str | None) -> str:
-    proc = cli(repo, "verify")
+def assert_reported(cli: Cli, repo: MemoryRepo, path: str, commit: str | None) -> str:
+    proc = cli("verify", repo=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     line = next((x for x in proc.stdout.splitlines() if x.startswith(path + ":")), None)
     assert line is not None, proc.stdout
@@ -99,7 +94,7 @@ def assert_reported(repo: MemoryRepo, path: str, commit: str | None) -> str:
 
 
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
-def test_fast_forward_merge(mem, git, tmp_path, hooks) -> None:
+def test_fast_forward_merge(mem, git, tmp_path, hooks, cli: Cli) -> None:
     repo, paths = mem
     a = Attack(repo, git, hooks)
     forging = forged_remote(repo, git, tmp_path, paths[1], commits=2)
@@ -111,11 +106,11 @@ def test_fast_forward_merge(mem, git, tmp_path, hooks) -> None:
         assert "forged" not in (repo.root / paths[1]).read_text()
     else:
         assert proc.returncode == 0 and a.head() != before
-        assert_reported(repo, paths[1], forging)
+        assert_reported(cli, repo, paths[1], forging)
 
 
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
-def test_merge_commit(mem, git, tmp_path, hooks) -> None:
+def test_merge_commit(mem, git, tmp_path, hooks, cli: Cli) -> None:
     repo, paths = mem
     a = Attack(repo, git, hooks)
     forging = forged_remote(repo, git, tmp_path, paths[0])
@@ -126,13 +121,13 @@ def test_merge_commit(mem, git, tmp_path, hooks) -> None:
         assert_refused(proc, a, before, paths[0], forging)
     else:
         assert proc.returncode == 0
-        out = assert_reported(repo, paths[0], forging)
+        out = assert_reported(cli, repo, paths[0], forging)
         merge = a.head()
         assert merge[:12] in out  # the merge that brought it in is named too
 
 
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
-def test_cherry_pick(mem, git, tmp_path, hooks) -> None:
+def test_cherry_pick(mem, git, tmp_path, hooks, cli: Cli) -> None:
     repo, paths = mem
     a = Attack(repo, git, hooks)
     forging = forged_remote(repo, git, tmp_path, paths[2])
@@ -142,11 +137,11 @@ def test_cherry_pick(mem, git, tmp_path, hooks) -> None:
         assert_refused(proc, a, before, paths[2], None)
     else:
         assert proc.returncode == 0
-        assert_reported(repo, paths[2], a.head())
+        assert_reported(cli, repo, paths[2], a.head())
 
 
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
-def test_rebase_onto_a_forged_branch(mem, git, tmp_path, hooks) -> None:
+def test_rebase_onto_a_forged_branch(mem, git, tmp_path, hooks, cli: Cli) -> None:
     repo, paths = mem
     a = Attack(repo, git, hooks)
     forging = forged_remote(repo, git, tmp_path, paths[0])
@@ -159,11 +154,11 @@ def test_rebase_onto_a_forged_branch(mem, git, tmp_path, hooks) -> None:
         assert a.head() == before
     else:
         assert proc.returncode == 0
-        assert_reported(repo, paths[0], forging)
+        assert_reported(cli, repo, paths[0], forging)
 
 
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
-def test_interactive_rebase_editing_the_commit_that_added_a_transcript(mem, git, hooks) -> None:
+def test_interactive_rebase_editing_the_commit_that_added_a_transcript(mem, git, hooks, cli: Cli) -> None:
     repo, paths = mem
     a = Attack(repo, git, hooks)
     before = a.head()
@@ -181,11 +176,11 @@ def test_interactive_rebase_editing_the_commit_that_added_a_transcript(mem, git,
     else:
         assert proc.returncode == 0
         adder = git(repo.root, "log", "--format=%H", "--diff-filter=A", "-1", "--", paths[0]).stdout.strip()
-        assert_reported(repo, paths[0], adder)
+        assert_reported(cli, repo, paths[0], adder)
 
 
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
-def test_git_am(mem, git, tmp_path, hooks) -> None:
+def test_git_am(mem, git, tmp_path, hooks, cli: Cli) -> None:
     repo, paths = mem
     a = Attack(repo, git, hooks)
     forging = forged_remote(repo, git, tmp_path, paths[1])
@@ -198,11 +193,11 @@ def test_git_am(mem, git, tmp_path, hooks) -> None:
         a("am", "--abort")
     else:
         assert proc.returncode == 0
-        assert_reported(repo, paths[1], a.head())
+        assert_reported(cli, repo, paths[1], a.head())
 
 
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
-def test_revert_of_a_conversation_commit(mem, git, hooks) -> None:
+def test_revert_of_a_conversation_commit(mem, git, hooks, cli: Cli) -> None:
     repo, paths = mem
     a = Attack(repo, git, hooks)
     conversation = git(repo.root, "log", "--format=%H", "-1", "--", paths[1]).stdout.strip()
@@ -214,12 +209,12 @@ def test_revert_of_a_conversation_commit(mem, git, hooks) -> None:
         assert (repo.root / paths[1]).exists()
     else:
         assert proc.returncode == 0 and not (repo.root / paths[1]).exists()
-        out = assert_reported(repo, paths[1], a.head())
+        out = assert_reported(cli, repo, paths[1], a.head())
         assert "deleted" in out
 
 
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
-def test_orphan_branch_renamed_to_main(mem, git, hooks) -> None:
+def test_orphan_branch_renamed_to_main(mem, git, hooks, cli: Cli) -> None:
     repo, paths = mem
     a = Attack(repo, git, hooks)
     before = a.head()
@@ -241,14 +236,14 @@ def test_orphan_branch_renamed_to_main(mem, git, hooks) -> None:
         root = a.head("HEAD")
         a("branch", "-M", "main")
         assert a.head() == root
-        out = assert_reported(repo, paths[2], root)
+        out = assert_reported(cli, repo, paths[2], root)
         assert f"{paths[0]}: was in the verified history of main" in out
         assert "history was replaced" in out
 
 
 @pytest.mark.parametrize("record", [True, False], ids=["record", "reflog"])
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
-def test_reset_soft_edit_commit(memory_repo, git, hooks, record) -> None:
+def test_reset_soft_edit_commit(memory_repo, git, hooks, record, cli: Cli) -> None:
     repo = memory_repo
     paths = [capture(repo, f"ses_{i}", 10 + i, f"we decided plan {i}") for i in range(2)]
     if record:
@@ -263,11 +258,11 @@ def test_reset_soft_edit_commit(memory_repo, git, hooks, record) -> None:
     f.write_text(f.read_text().replace("plan 1", "plan 7"))
     a("add", paths[1])
     a("commit", "-qm", "conversation: same as before")
-    assert_reported(repo, paths[1], a.head())
+    assert_reported(cli, repo, paths[1], a.head())
 
 
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
-def test_git_replace_of_a_transcript_blob(mem, git, hooks) -> None:
+def test_git_replace_of_a_transcript_blob(mem, git, hooks, cli: Cli) -> None:
     repo, paths = mem
     a = Attack(repo, git, hooks)
     blob = git(repo.root, "rev-parse", f"HEAD:{paths[0]}").stdout.strip()
@@ -279,78 +274,78 @@ def test_git_replace_of_a_transcript_blob(mem, git, hooks) -> None:
     else:
         assert proc.returncode == 0
         assert git(repo.root, "show", f"HEAD:{paths[0]}").stdout.endswith("forged\n")  # git now lies
-        out = assert_reported(repo, paths[0], blob)
+        out = assert_reported(cli, repo, paths[0], blob)
         assert f"git replace -d {blob}" in out
 
 
-def test_git_replace_of_a_commit_names_the_commit(mem, git) -> None:
+def test_git_replace_of_a_commit_names_the_commit(mem, git, cli: Cli) -> None:
     repo, paths = mem
     conversation = git(repo.root, "log", "--format=%H", "-1", "--", paths[1]).stdout.strip()
     git(repo.root, *NO_HOOKS, "replace", "--graft", conversation)  # the commit without its parent
-    out = cli(repo, "verify")
+    out = cli("verify", repo=repo)
     assert out.returncode == 1
     assert conversation in out.stdout and "git replace" in out.stdout
 
 
 # ── verify itself ──
-def test_clean_history_is_ok_and_incremental(mem) -> None:
+def test_clean_history_is_ok_and_incremental(mem, cli: Cli) -> None:
     repo, _ = mem
-    proc = cli(repo, "verify")
+    proc = cli("verify", repo=repo)
     assert proc.returncode == 0
     assert proc.stdout.strip() == "ok: 3 transcripts, 0 commits checked"
     capture(repo, "ses_more", 25, "one more")
-    assert cli(repo, "verify").stdout.strip() == "ok: 4 transcripts, 1 commits checked"
-    full = cli(repo, "verify", "--full", "--json")
+    assert cli("verify", repo=repo).stdout.strip() == "ok: 4 transcripts, 1 commits checked"
+    full = cli("verify", "--full", "--json", repo=repo)
     data = json.loads(full.stdout)
     assert data["ok"] and data["full"] and data["commits_checked"] == 5  # the init commit and four sessions
 
 
-def test_record_is_read_incrementally_and_reports_until_fixed(mem, git, tmp_path) -> None:
+def test_record_is_read_incrementally_and_reports_until_fixed(mem, git, tmp_path, cli: Cli) -> None:
     repo, paths = mem
     forging = forged_remote(repo, git, tmp_path, paths[0])
     good = git(repo.root, "rev-parse", "HEAD").stdout.strip()
     git(repo.root, *NO_HOOKS, "merge", "-q", "--ff-only", "other/main")
     for _ in range(2):  # a finding is never recorded as verified: it is reported every time
-        assert_reported(repo, paths[0], forging)
+        assert_reported(cli, repo, paths[0], forging)
     # back to the verified commit: with the hooks on, this move is allowed (it restores)
     git(repo.root, "reset", "-q", "--keep", good)
-    assert cli(repo, "verify").returncode == 0
+    assert cli("verify", repo=repo).returncode == 0
 
 
-def test_accept_records_a_sanctioned_rewrite(mem, git) -> None:
+def test_accept_records_a_sanctioned_rewrite(mem, git, cli: Cli) -> None:
     repo, paths = mem
     conversation = git(repo.root, "log", "--format=%H", "-1", "--", paths[1]).stdout.strip()
     git(repo.root, *NO_HOOKS, "revert", "--no-edit", conversation)
-    assert cli(repo, "verify").returncode == 1
-    proc = cli(repo, "verify", "--accept")
+    assert cli("verify", repo=repo).returncode == 1
+    proc = cli("verify", "--accept", repo=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert cli(repo, "verify").returncode == 0
-    assert cli(repo, "verify", "--full").returncode == 0
+    assert cli("verify", repo=repo).returncode == 0
+    assert cli("verify", "--full", repo=repo).returncode == 0
 
 
-def test_verify_without_commits_and_unknown_ref(tmp_path, git) -> None:
+def test_verify_without_commits_and_unknown_ref(tmp_path, git, cli: Cli) -> None:
     from autopoiesis.memory.initialize import init_memory_repo
 
     repo = MemoryRepo(init_memory_repo(tmp_path / "m", build_index=False).root)
-    proc = cli(repo, "verify", "--ref", "nope")
+    proc = cli("verify", "--ref", "nope", repo=repo)
     assert proc.returncode != 0 and "no branch 'nope'" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_doctor_reports_a_forged_history(mem, git, tmp_path) -> None:
+def test_doctor_reports_a_forged_history(mem, git, tmp_path, cli: Cli) -> None:
     repo, paths = mem
-    assert cli(repo, "index", "rebuild").returncode == 0
-    out = cli(repo, "doctor").stdout
+    assert cli("index", "rebuild", repo=repo).returncode == 0
+    out = cli("doctor", repo=repo).stdout
     assert "history     ok: 3 transcripts" in out
     assert "fresh" in out and "fails verify" not in out
     forging = forged_remote(repo, git, tmp_path, paths[0])
     git(repo.root, *NO_HOOKS, "merge", "-q", "--ff-only", "other/main")
     git(repo.root, *NO_HOOKS, "-c", "gc.auto=0", "status")
-    proc = cli(repo, "doctor", "--json")
+    proc = cli("doctor", "--json", repo=repo)
     data = json.loads(proc.stdout)
     assert data["history"]["ok"] is False
     assert any(f["path"] == paths[0] and f["commit"] == forging for f in data["history"]["findings"])
     assert any(p.startswith("history:") for p in data["problems"])
-    text = cli(repo, "doctor").stdout
+    text = cli("doctor", repo=repo).stdout
     assert "fails verify" in text and "FAILED" in text
 
 
@@ -387,7 +382,7 @@ def test_post_rewrite_runs_verify_after_a_rebase(mem, git, tmp_path) -> None:
     assert "after this rewrite" in proc.stderr and paths[1] in proc.stderr and forging[:12] in proc.stderr
 
 
-def test_ordinary_work_passes_the_transaction_hook(mem, git, commit_all) -> None:
+def test_ordinary_work_passes_the_transaction_hook(mem, git, commit_all, cli: Cli) -> None:
     """Commits, branches, explore branches, resets that drop no transcript, tags: all fine."""
     repo, _ = mem
     (repo.root / "knowledge/reference/a.md").write_text("# a\n")
@@ -401,4 +396,4 @@ def test_ordinary_work_passes_the_transaction_hook(mem, git, commit_all) -> None
     git(repo.root, "branch", "-D", "explore/idea")
     capture(repo, "ses_new", 20, "a later session")
     git(repo.root, "tag", "memory/test")
-    assert cli(repo, "verify").returncode == 0
+    assert cli("verify", repo=repo).returncode == 0
