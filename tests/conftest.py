@@ -142,7 +142,7 @@ class Cli(Protocol):
 
     def __call__(self, *args: str, repo: Any = None, input: str | bytes | None = None,
                  env: Mapping[str, str | None] | None = None, cwd: Any = None, text: bool = True,
-                 process: bool = False, timeout: float = 120) -> CliResult: ...
+                 process: bool = False, check: bool = False, timeout: float = 120) -> CliResult: ...
 
 
 def _exit_code(exc: SystemExit, stderr: Any) -> int:
@@ -194,13 +194,15 @@ def _cli_process(argv: list[str], input: str | bytes | None, env: Mapping[str, s
 
 def _run_cli(*args: str, repo: Any = None, input: str | bytes | None = None,
              env: Mapping[str, str | None] | None = None, cwd: Any = None, text: bool = True,
-             process: bool = False, timeout: float = 120) -> CliResult:
+             process: bool = False, check: bool = False, timeout: float = 120) -> CliResult:
     argv = [*(["-C", str(repo if isinstance(repo, (str, os.PathLike)) else repo.root)] if repo is not None else []),
             *args]
     if process:
         code, out, err = _cli_process(argv, input, env or {}, cwd, timeout)
     else:
         code, out, err = _cli_in_process(argv, input, env or {}, cwd)
+    if check and code != 0:
+        raise AssertionError(f"autopoiesis {' '.join(argv)}: exit {code}: {err.decode(errors='replace')}")
     if text:
         return CliResult(code, out.decode(errors="replace"), err.decode(errors="replace"))
     return CliResult(code, out, err)
@@ -218,5 +220,6 @@ def cli() -> Cli:
     needs a process: the light entry (`autopoiesis/__main__.py`: harness hooks, calls
     answered warm by the daemon), stdin streamed or closed, signals, a real exit status.
     `repo` (a Path or a MemoryRepo) adds `-C REPO`; `env` is laid over os.environ (a None
-    value removes a variable); `text=False` returns bytes."""
+    value removes a variable); `text=False` returns bytes; `check=True` fails the test on a
+    non-zero exit, with its stderr."""
     return _run_cli

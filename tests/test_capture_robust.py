@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import Cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,12 +43,6 @@ def start(sid: str, **kw) -> dict:
 
 def transcripts(repo: MemoryRepo) -> list[Path]:
     return sorted(repo.conversations_dir.rglob("*.md"))
-
-
-def cli(repo: MemoryRepo, *args: str, input: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), *args], input=input,
-                          capture_output=True, env=env, timeout=timeout)
 
 
 # ── 1. no input raises out of the stream loop ──
@@ -310,7 +305,8 @@ def _kill_capture_mid_commit(repo: MemoryRepo, tmp_path: Path, sid: str) -> None
     proc.wait()
 
 
-def test_kill_during_the_commit_then_recovery_commits_the_transcript(memory_repo: MemoryRepo, git, tmp_path: Path) -> None:
+def test_kill_during_the_commit_then_recovery_commits_the_transcript(memory_repo: MemoryRepo, git,
+                                                                     tmp_path: Path, cli: Cli) -> None:
     _chain_slow_hook(memory_repo)
     _kill_capture_mid_commit(memory_repo, tmp_path, "k1")
     lock = Path(git(memory_repo, "rev-parse", "--absolute-git-dir").stdout.strip()) / "index.lock"
@@ -319,7 +315,7 @@ def test_kill_during_the_commit_then_recovery_commits_the_transcript(memory_repo
     (hooks / "pre-commit.local").unlink()
     # an unrelated knowledge commit does not sweep the transcript in
     (memory_repo.root / "knowledge" / "reference" / "note.md").write_text("# Note\n\nA fact.\n")
-    out = cli(memory_repo, "commit", "-m", "memory: add a note")
+    out = cli("commit", "-m", "memory: add a note", repo=memory_repo, text=False)
     assert out.returncode == 0, out.stderr
     assert b"removed a stale" in out.stderr
     for sha in git(memory_repo, "rev-list", "HEAD").stdout.split():
@@ -335,16 +331,18 @@ def test_kill_during_the_commit_then_recovery_commits_the_transcript(memory_repo
     assert git(memory_repo, "status", "--porcelain", "--", "raw").stdout == ""
 
 
-def test_capture_recover_finds_a_staged_transcript_and_clears_our_stale_lock(memory_repo: MemoryRepo, git, tmp_path: Path) -> None:
+def test_capture_recover_finds_a_staged_transcript_and_clears_our_stale_lock(memory_repo: MemoryRepo, git, tmp_path: Path, cli: Cli) -> None:
     _chain_slow_hook(memory_repo)
     _kill_capture_mid_commit(memory_repo, tmp_path, "k2")
     (memory_repo.root / ".git" / "hooks" / "pre-commit.local").unlink()
-    out = cli(memory_repo, "capture", "--recover")
+    out = cli("capture", "--recover", repo=memory_repo, text=False)
     assert out.returncode == 0, out.stderr
     assert b"removed a stale" in out.stderr and b"recovered raw/conversations/" in out.stdout
     assert git(memory_repo, "status", "--porcelain", "--", "raw").stdout == ""
     # the next capture starts normally
-    out = cli(memory_repo, "capture", input=line(start("k3")) + line(msg("next")) + line({"event": "session_end"}))
+    out = cli("capture", repo=memory_repo,
+              input=line(start("k3")) + line(msg("next")) + line({"event": "session_end"}), text=False,
+              process=True)
     assert out.returncode == 0, out.stderr
 
 
@@ -439,19 +437,22 @@ def test_disk_full_tmpfs_refuses_clearly_and_blocks_nothing(memory_repo: MemoryR
 
 
 # ── 5. git.auto_commit: false ──
-def test_auto_commit_false_says_closed_not_committed_and_commit_commits_it(memory_repo: MemoryRepo, git) -> None:
+def test_auto_commit_false_says_closed_not_committed_and_commit_commits_it(memory_repo: MemoryRepo,
+                                                                           git, cli: Cli) -> None:
     cfg = memory_repo.root / "memory-config.yaml"
     text = cfg.read_text()
     assert "auto_commit: true" in text
     cfg.write_text(text.replace("auto_commit: true", "auto_commit: false"))
-    out = cli(memory_repo, "capture", input=line(start("ac1")) + line(msg("manual please")) + line({"event": "session_end"}))
+    out = cli("capture", repo=memory_repo,
+              input=line(start("ac1")) + line(msg("manual please")) + line({"event": "session_end"}), text=False,
+              process=True)
     assert out.returncode == 0, out.stderr
     event = json.loads(out.stdout.decode().splitlines()[0])
     assert event["event"] == "closed" and event["commit"] is None and "autopoiesis commit" in event["reason"]
     assert b"0 sessions committed, 1 closed but not committed" in out.stderr
     path = event["path"]
     assert git(memory_repo, "log", "--format=%H", "--", path).stdout == ""
-    out = cli(memory_repo, "commit")
+    out = cli("commit", repo=memory_repo, text=False)
     assert out.returncode == 0, out.stderr
     assert b"conversation: ac1" in out.stdout
     assert git(memory_repo, "log", "-1", "--format=%s", "--", path).stdout.startswith("conversation: ac1")

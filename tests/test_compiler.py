@@ -7,6 +7,7 @@ import json
 from datetime import UTC, date, datetime
 
 import pytest
+from conftest import Cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -233,21 +234,18 @@ def test_flush_appends_never_overwrites(repo: MemoryRepo) -> None:
     assert parse_flush('{"journal": ["a"], "projects": {"x": ["b"]}}') == {"journal": ["a"], "project:x": ["b"]}
 
 
-def test_cli_flush_prompt_and_reply(memory_repo) -> None:
-    import subprocess
-    import sys
+def test_cli_flush_prompt_and_reply(memory_repo, cli: Cli) -> None:
 
     root = str(memory_repo.root)
-    prompt = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", root, "flush", "--prompt"], capture_output=True, text=True)
+    prompt = cli("-C", root, "flush", "--prompt")
     assert prompt.returncode == 0
     assert "FLUSH_OK" in prompt.stdout
     reply = "## memory\n- Rotate the API keys every quarter\n"
-    out = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", root, "flush"], input=reply, capture_output=True, text=True)
+    out = cli("-C", root, "flush", input=reply)
     assert out.returncode == 0
     assert "appended 1 entry to knowledge/memory/MEMORY.md" in out.stdout
     assert "Rotate the API keys every quarter" in (memory_repo.root / "knowledge/memory/MEMORY.md").read_text()
-    bad = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", root, "flush", "--session", "../../etc/passwd"],
-                         input=reply, capture_output=True, text=True)
+    bad = cli("-C", root, "flush", "--session", "../../etc/passwd", input=reply)
     assert bad.returncode != 0
     assert "outside" in bad.stderr
     assert "Traceback" not in bad.stderr

@@ -6,13 +6,12 @@ explore/* pruning, index health; and a bad schedule refused when the config load
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from conftest import Cli
 
 from autopoiesis.core.config import parse_config
 from autopoiesis.core.paths import MemoryRepo
@@ -216,7 +215,8 @@ def test_index_health_rebuilds_a_missing_or_damaged_index_and_catches_up_a_stale
     assert run_index_health(_ctx(memory_repo, "index")).message == "memory.db is intact and fresh"
 
 
-def test_run_due_runs_the_owed_commit_with_the_cli(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_run_due_runs_the_owed_commit_with_the_cli(memory_repo: MemoryRepo, tmp_path: Path,
+                                                   cli: Cli) -> None:
     from autopoiesis.daemon.scheduler import Scheduler, StateStore
 
     repo = MemoryRepo(memory_repo.root)
@@ -225,8 +225,7 @@ def test_run_due_runs_the_owed_commit_with_the_cli(memory_repo: MemoryRepo, tmp_
     store.jobs["commit"].first_seen -= timedelta(minutes=31)
     store.save()
     (repo.root / "knowledge/reference/db.md").write_text("# DB\n\n- Production runs Postgres 16\n")
-    out = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "run-due"], capture_output=True,
-                         text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path)})
+    out = cli("run-due", repo=repo, env={"HOME": str(tmp_path)})
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["commit           ok       memory: Production runs Postgres 16"]
     assert _subjects(repo)[0] == "memory: Production runs Postgres 16"

@@ -11,6 +11,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from conftest import Cli
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import LLMUnavailableError
@@ -87,7 +88,8 @@ def test_the_concurrency_limit_holds_across_processes(memory_repo: MemoryRepo, o
     assert time.monotonic() - t0 >= 9 * 0.4
 
 
-def test_a_daemon_job_labels_its_calls_and_status_shows_them(memory_repo: MemoryRepo, openai_server: OpenAIServer) -> None:
+def test_a_daemon_job_labels_its_calls_and_status_shows_them(memory_repo: MemoryRepo,
+                                                             openai_server: OpenAIServer, cli: Cli) -> None:
     """JobContext.llm() is the executor a job passes to its stages: its calls carry the
     job's name, and `daemon status --json` counts them."""
     from autopoiesis.daemon.jobs import JobContext
@@ -97,8 +99,7 @@ def test_a_daemon_job_labels_its_calls_and_status_shows_them(memory_repo: Memory
     with ctx.llm() as client:
         assert client.job == "commit" and client.job_token_budget == 1000
         client.complete("commit_message", "summarize", cache=False)
-    out = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "daemon", "status", "--json"],
-                         capture_output=True, text=True, check=True).stdout
+    out = cli("daemon", "status", "--json", repo=repo, check=True).stdout
     import json
 
     data = json.loads(out)

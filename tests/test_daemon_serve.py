@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import Cli, CliResult
 from daemon_helpers import log_rows, wait_for
 
 from autopoiesis.core.paths import MemoryRepo
@@ -85,19 +86,18 @@ def daemon(repo: MemoryRepo, env: dict[str, str]) -> Iterator[Daemon]:
         d.stop()
 
 
-def cli(*args: str, env: dict[str, str], local: bool = False, input: bytes | None = None,
-        cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-    run_env = {**env, warm.NO_DAEMON_ENV: "1"} if local else env
-    return subprocess.run([sys.executable, "-m", "autopoiesis", *args], capture_output=True, env=run_env, input=input,
-                          cwd=cwd, timeout=120)
+def no_daemon(env: dict[str, str]) -> dict[str, str]:
+    """ENV for a call run here, never answered by the daemon."""
+    return {**env, warm.NO_DAEMON_ENV: "1"}
 
 
-def same(a: subprocess.CompletedProcess[bytes], b: subprocess.CompletedProcess[bytes]) -> None:
+
+def same(a: CliResult, b: CliResult) -> None:
     assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr)
 
 
 def test_search_compile_and_hooks_answered_by_the_daemon_as_by_a_process_of_their_own(
-        repo: MemoryRepo, daemon: Daemon, env: dict[str, str], tmp_path: Path) -> None:
+        repo: MemoryRepo, daemon: Daemon, env: dict[str, str], tmp_path: Path, cli: Cli) -> None:
     root = str(repo.root)
     state = [repo.state_file("inclusions"), repo.state_file("gate_log"), repo.state_file("harness_sessions"),
              repo.state_file("harness_log")]
@@ -130,15 +130,16 @@ def test_search_compile_and_hooks_answered_by_the_daemon_as_by_a_process_of_thei
     for args, stdin, cwd in calls:
         before = snapshot()
         count = len(_served(repo))
-        warm_run = cli(*args, env=env, input=stdin, cwd=cwd)
+        warm_run = cli(*args, env=env, input=stdin, cwd=cwd, process=True, text=False)
         assert len(_served(repo)) == count + 1, (args, log_rows(repo)[-3:])
         restore(before)
-        local = cli(*args, env=env, local=True, input=stdin, cwd=cwd)
+        local = cli(*args, env=no_daemon(env), input=stdin, cwd=cwd, process=True, text=False)
         restore(before)
         same(warm_run, local)
         assert warm_run.returncode == 0, (args, warm_run.stderr)
-    assert b"pg-billing-2" in cli("-C", root, "search", "billing database", env=env).stdout
-    hook = cli(*calls[7][0], env=env, input=calls[7][1])
+    assert b"pg-billing-2" in cli("-C", root, "search", "billing database", env=env, process=True,
+                                  text=False).stdout
+    hook = cli(*calls[7][0], env=env, input=calls[7][1], process=True, text=False)
     assert b"pg-billing-2" in hook.stdout and json.loads(hook.stdout)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
 
     # the log names the command, its time and status; never what was asked
@@ -151,11 +152,13 @@ def test_search_compile_and_hooks_answered_by_the_daemon_as_by_a_process_of_thei
 
     # what is not forwarded: help, a batch from stdin, other commands, AUTOPOIESIS_NO_DAEMON
     count = len(_served(repo))
-    assert b"--mode" in cli("-C", root, "search", "-h", env=env).stdout
-    batch = cli("-C", root, "search", "--batch", "-", env=env, input=b"billing database\npostgres\n")
+    assert b"--mode" in cli("-C", root, "search", "-h", env=env, process=True, text=False).stdout
+    batch = cli("-C", root, "search", "--batch", "-", env=env,
+                input=b"billing database\npostgres\n", process=True, text=False)
     assert batch.returncode == 0 and len(batch.stdout.splitlines()) == 2
-    assert cli("-C", root, "index", "status", env=env).returncode == 0
-    assert cli("-C", root, "search", "billing", env=env, local=True).returncode == 0
+    assert cli("-C", root, "index", "status", env=env, process=True, text=False).returncode == 0
+    assert cli("-C", root, "search", "billing", env=no_daemon(env), process=True,
+               text=False).returncode == 0
     assert len(_served(repo)) == count
 
     # the count reaches the status file (at the latest when the daemon stops)
@@ -164,7 +167,7 @@ def test_search_compile_and_hooks_answered_by_the_daemon_as_by_a_process_of_thei
 
 
 def test_a_users_mistake_gets_the_same_error_and_status_as_without_the_daemon(repo: MemoryRepo, daemon: Daemon,
-                                                                              env: dict[str, str]) -> None:
+                                                                              env: dict[str, str], cli: Cli) -> None:
     root = str(repo.root)
     mistakes = [  # (arguments, exit status): usage errors 2, what the library refuses 1
         (["search", "x", "--mode", "fast"], 2),
@@ -179,14 +182,16 @@ def test_a_users_mistake_gets_the_same_error_and_status_as_without_the_daemon(re
     ]
     for args, status in mistakes:
         count = len(_served(repo))
-        warm_run = cli("-C", root, *args, env=env)
-        local = cli("-C", root, *args, env=env, local=True)
+        warm_run = cli("-C", root, *args, env=env, process=True, text=False)
+        local = cli("-C", root, *args, env=no_daemon(env), process=True, text=False)
         assert len(_served(repo)) == count + 1, args
         same(warm_run, local)
         assert warm_run.returncode == status and b"Traceback" not in warm_run.stderr, (args, warm_run.stderr)
-    assert b"Invalid value for --mode: use hybrid or bm25" in cli("-C", root, "search", "x", "--mode", "fast", env=env).stderr
+    assert b"Invalid value for --mode: use hybrid or bm25" in cli("-C", root, "search", "x",
+                                                                  "--mode", "fast", env=env, process=True, text=False).stderr
     # a repo that is not one: the client runs it, with the usual message
-    nowhere = cli("-C", str(repo.root / "knowledge"), "search", "x", env=env)
+    nowhere = cli("-C", str(repo.root / "knowledge"), "search", "x", env=env, process=True,
+                  text=False)
     assert nowhere.returncode == 1 and b"is not a memory repository" in nowhere.stderr
 
 
@@ -226,23 +231,27 @@ def test_the_socket_is_the_users_alone(repo: MemoryRepo, daemon: Daemon, env: di
     assert refused and "uid 65534" in refused[-1]["message"]
 
 
-def test_a_killed_daemon_breaks_nothing_and_the_next_one_serves_again(repo: MemoryRepo, env: dict[str, str]) -> None:
+def test_a_killed_daemon_breaks_nothing_and_the_next_one_serves_again(repo: MemoryRepo,
+                                                                      env: dict[str, str], cli: Cli) -> None:
     root = str(repo.root)
     first = Daemon(repo, env)
     try:
-        assert cli("-C", root, "search", "billing", env=env).returncode == 0
+        assert cli("-C", root, "search", "billing", env=env, process=True,
+                   text=False).returncode == 0
         first.proc.kill()  # SIGKILL: no clean-up, the socket file stays
         first.proc.wait()
     finally:
         first.stop()
     assert warm.socket_path(repo).exists()
     count = len(_served(repo))
-    after = cli("-C", root, "search", "billing database", env=env)
-    same(after, cli("-C", root, "search", "billing database", env=env, local=True))
+    after = cli("-C", root, "search", "billing database", env=env, process=True, text=False)
+    same(after, cli("-C", root, "search", "billing database", env=no_daemon(env), process=True,
+                    text=False))
     assert after.returncode == 0 and b"pg-billing-2" in after.stdout and len(_served(repo)) == count
     second = Daemon(repo, env)  # takes the lock over, replaces the socket
     try:
-        assert cli("-C", root, "search", "billing", env=env).returncode == 0
+        assert cli("-C", root, "search", "billing", env=env, process=True,
+                   text=False).returncode == 0
         assert len(_served(repo)) == count + 1
     finally:
         second.stop()
@@ -263,7 +272,7 @@ def _slow_git(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_a_daemon_killed_in_the_middle_of_a_call_leaves_it_to_the_client(repo: MemoryRepo, env: dict[str, str],
-                                                                          tmp_path: Path) -> None:
+                                                                          tmp_path: Path, cli: Cli) -> None:
     """The call's first `git` (in the daemon: the call runs with the client's PATH) waits;
     the daemon is killed meanwhile; the client, its answer cut short, runs the call itself."""
     bin_dir, marker = _slow_git(tmp_path)
@@ -279,7 +288,8 @@ def test_a_daemon_killed_in_the_middle_of_a_call_leaves_it_to_the_client(repo: M
         d.stop()
         if marker.exists() and marker.read_text().strip():
             subprocess.run(["kill", marker.read_text().strip()], capture_output=True)
-    local = cli("-C", str(repo.root), "search", "billing database", env=env, local=True)
+    local = cli("-C", str(repo.root), "search", "billing database", env=no_daemon(env),
+                process=True, text=False)
     assert (client.returncode, out, err) == (local.returncode, local.stdout, local.stderr)
     assert b"pg-billing-2" in out and not _served(repo)
 
@@ -308,7 +318,7 @@ def test_a_daemon_that_hangs_in_the_middle_of_a_call_leaves_it_to_the_client(
 
 
 def test_another_version_and_a_silent_client_are_no_trouble(repo: MemoryRepo, daemon: Daemon, env: dict[str, str],
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+                                                            monkeypatch: pytest.MonkeyPatch, cli: Cli) -> None:
     root = str(repo.root)
     # another version: the daemon declines before running anything, and says so in its log
     monkeypatch.setenv("HOME", env["HOME"])
@@ -331,7 +341,7 @@ def test_another_version_and_a_silent_client_are_no_trouble(repo: MemoryRepo, da
     silent.connect(str(warm.socket_path(repo)))
     try:
         t = time.monotonic()
-        answered = cli("-C", root, "search", "billing database", env=env)
+        answered = cli("-C", root, "search", "billing database", env=env, process=True, text=False)
         assert answered.returncode == 0 and b"pg-billing-2" in answered.stdout
         assert len(_served(repo)) == count + 1 and time.monotonic() - t < 10
         silent.settimeout(10)
@@ -345,11 +355,12 @@ def test_another_version_and_a_silent_client_are_no_trouble(repo: MemoryRepo, da
         s.connect(str(warm.socket_path(repo)))
         s.sendall(junk)
         s.close()
-    assert cli("-C", root, "search", "billing", env=env).returncode == 0
+    assert cli("-C", root, "search", "billing", env=env, process=True, text=False).returncode == 0
     assert len(_served(repo)) == count + 2 and daemon.proc.poll() is None
 
 
-def test_a_deep_repo_path_is_served_through_its_folder(tmp_path: Path, env: dict[str, str], commit_all) -> None:
+def test_a_deep_repo_path_is_served_through_its_folder(tmp_path: Path, env: dict[str, str],
+                                                       commit_all, cli: Cli) -> None:
     from autopoiesis.memory.initialize import init_memory_repo
 
     deep = tmp_path.joinpath(*(["a-rather-long-folder-name"] * 6))
@@ -358,9 +369,11 @@ def test_a_deep_repo_path_is_served_through_its_folder(tmp_path: Path, env: dict
     d = Daemon(repo, env)
     try:
         assert warm.socket_path(repo).exists()
-        answered = cli("-C", str(repo.root), "search", "identity", env=env)
+        answered = cli("-C", str(repo.root), "search", "identity", env=env, process=True,
+                       text=False)
         assert answered.returncode == 0 and len(_served(repo)) == 1
-        same(answered, cli("-C", str(repo.root), "search", "identity", env=env, local=True))
+        same(answered, cli("-C", str(repo.root), "search", "identity", env=no_daemon(env),
+                           process=True, text=False))
     finally:
         d.stop()
 

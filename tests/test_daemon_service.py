@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import Cli
 from daemon_helpers import log_rows, wait_for
 
 from autopoiesis.core.paths import MemoryRepo
@@ -38,11 +39,6 @@ def quick(ctx: JobContext) -> JobOutcome:
 
 def broken(ctx: JobContext) -> JobOutcome:
     raise RuntimeError("a bug in a job")
-
-
-def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "autopoiesis", *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
 
 
 def _alive(pid: int) -> bool:
@@ -94,7 +90,8 @@ def test_a_hung_job_is_killed_at_its_timeout_while_the_others_run(memory_repo: M
     assert read_status(memory_repo)["state"] == "stopped"
 
 
-def test_one_daemon_per_repo_and_a_dead_ones_lock_is_taken_over(memory_repo: MemoryRepo) -> None:
+def test_one_daemon_per_repo_and_a_dead_ones_lock_is_taken_over(memory_repo: MemoryRepo,
+                                                                cli: Cli) -> None:
     holder = subprocess.Popen([sys.executable, "-c",
                                "import sys, time; from autopoiesis.core.paths import MemoryRepo; "
                                "from autopoiesis.daemon.status import InstanceLock; "
@@ -105,7 +102,7 @@ def test_one_daemon_per_repo_and_a_dead_ones_lock_is_taken_over(memory_repo: Mem
         assert running_pid(memory_repo) == holder.pid
         with pytest.raises(DaemonRunningError, match=f"pid {holder.pid}"):
             InstanceLock(memory_repo).acquire()
-        refused = _cli("-C", str(memory_repo.root), "run-due")
+        refused = cli("-C", str(memory_repo.root), "run-due", process=True)
         assert refused.returncode == 1 and f"the daemon (pid {holder.pid}) runs" in refused.stderr
     finally:
         holder.kill()  # no clean exit: the lock file still names the dead pid
@@ -118,7 +115,8 @@ def test_one_daemon_per_repo_and_a_dead_ones_lock_is_taken_over(memory_repo: Mem
     lock.release()
 
 
-def test_sigterm_and_sighup_on_a_real_daemon(memory_repo: MemoryRepo, tmp_path: Path, git) -> None:
+def test_sigterm_and_sighup_on_a_real_daemon(memory_repo: MemoryRepo, tmp_path: Path, git,
+                                             cli: Cli) -> None:
     home = tmp_path / "home"
     home.mkdir()
     env = {"HOME": str(home)}
@@ -127,13 +125,13 @@ def test_sigterm_and_sighup_on_a_real_daemon(memory_repo: MemoryRepo, tmp_path: 
                             env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for(lambda: read_status(memory_repo).get("pid") == proc.pid, what="the status file")
-        status = _cli("-C", root, "daemon", "status", "--json", env=env)
+        status = cli("-C", root, "daemon", "status", "--json", env=env, process=True)
         data = json.loads(status.stdout)
         assert data["running"] and data["pid"] == proc.pid and data["uptime_seconds"] >= 0
         assert set(data["jobs"]) == {"watch-sessions", "extract", "commit", "condense", "prune", "tag", "explore-prune", "index"}
         assert data["jobs"]["condense"]["next_run"].endswith("T23:00:00Z")
         assert data["llm_today"]["calls"] == 0
-        second = _cli("-C", root, "daemon", "run", env=env)
+        second = cli("-C", root, "daemon", "run", env=env, process=True)
         assert second.returncode == 1 and "a daemon already runs" in second.stderr
 
         # SIGHUP with a config that does not load: reported, the old one kept
@@ -165,12 +163,13 @@ def test_sigterm_and_sighup_on_a_real_daemon(memory_repo: MemoryRepo, tmp_path: 
     assert events[-2:] == ["stopping", "stopped"]
     assert read_status(memory_repo)["state"] == "stopped"
     assert running_pid(memory_repo) is None
-    text = _cli("-C", root, "daemon", "status", env=env).stdout
+    text = cli("-C", root, "daemon", "status", env=env, process=True).stdout
     assert text.startswith("daemon     not running; last seen ")
     assert "condense         idle" in text and 'schedule (cron "0 21 * * *")' in text  # when, and why
-    log = _cli("-C", root, "daemon", "log", env=env).stdout
+    log = cli("-C", root, "daemon", "log", env=env, process=True).stdout
     assert "reload_failed" in log and "stopped" in log
-    assert "watch-sessions" not in _cli("-C", root, "daemon", "log", "--job", "condense", env=env).stdout
+    assert "watch-sessions" not in cli("-C", root, "daemon", "log", "--job", "condense", env=env,
+                                       process=True).stdout
 
 
 def test_sigterm_interrupts_a_running_job_and_the_next_start_runs_it_again(memory_repo: MemoryRepo, tmp_path: Path) -> None:
@@ -207,53 +206,59 @@ def test_sigterm_interrupts_a_running_job_and_the_next_start_runs_it_again(memor
     assert len(lines) == 2 and "; rerun of an interrupted run (catch-up of the run due" in lines[1]
 
 
-def test_run_due_cli_and_daemon_install(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_run_due_cli_and_daemon_install(memory_repo: MemoryRepo, tmp_path: Path, cli: Cli) -> None:
     root = str(memory_repo.root)
     env = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": ""}
-    first = _cli("-C", root, "run-due", env=env)
+    first = cli("-C", root, "run-due", env=env, process=True)
     assert first.returncode == 0 and first.stdout.strip() == "nothing is due"
-    forced = _cli("-C", root, "run-due", "--job", "explore-prune", "--json", env=env)
+    forced = cli("-C", root, "run-due", "--job", "explore-prune", "--json", env=env, process=True)
     assert json.loads(forced.stdout) == [{"job": "explore-prune", "result": "idle", "message": "no explore/* branch is old enough"}]
-    bad = _cli("-C", root, "run-due", "--job", "nope", env=env)
+    bad = cli("-C", root, "run-due", "--job", "nope", env=env, process=True)
     assert bad.returncode == 1 and "no daemon job named 'nope'" in bad.stderr
-    out = _cli("-C", root, "daemon", "install", "--kind", "systemd", env=env)
+    out = cli("-C", root, "daemon", "install", "--kind", "systemd", env=env, process=True)
     assert out.returncode == 0, out.stderr
     unit = next((tmp_path / "home" / ".config" / "systemd" / "user").glob("autopoiesis-memory-*.service"))
     text = unit.read_text()
     assert f"ExecStart={sys.executable} -m autopoiesis -C {root} daemon run" in text
     assert "ExecReload=/bin/kill -HUP $MAINPID" in text and "Restart=on-failure" in text
     assert f"systemctl --user enable --now {unit.stem}.service" in out.stdout
-    plist = _cli("-C", root, "daemon", "install", "--kind", "launchd", env=env)
+    plist = cli("-C", root, "daemon", "install", "--kind", "launchd", env=env, process=True)
     agent = next((tmp_path / "home" / "Library" / "LaunchAgents").glob("dev.autopoiesis.*.plist"))
     import plistlib
 
     data = plistlib.loads(agent.read_bytes())
     assert data["ProgramArguments"][-4:] == ["-C", root, "daemon", "run"] and data["RunAtLoad"] is True
     assert plist.returncode == 0
-    gone = _cli("-C", root, "daemon", "install", "--uninstall", "--kind", "systemd", env=env)
+    gone = cli("-C", root, "daemon", "install", "--uninstall", "--kind", "systemd", env=env,
+               process=True)
     assert gone.returncode == 0 and f"removed {unit}" in gone.stdout and not unit.exists()
-    again = _cli("-C", root, "daemon", "install", "--uninstall", "--kind", "systemd", env=env)
+    again = cli("-C", root, "daemon", "install", "--uninstall", "--kind", "systemd", env=env,
+                process=True)
     assert "no systemd unit of this memory repo" in again.stdout
-    assert _cli("-C", root, "daemon", "install", "--kind", "upstart", env=env).returncode == 2
+    assert cli("-C", root, "daemon", "install", "--kind", "upstart", env=env,
+               process=True).returncode == 2
 
 
-def test_daemon_start_status_stop_through_the_cli(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_daemon_start_status_stop_through_the_cli(memory_repo: MemoryRepo, tmp_path: Path,
+                                                  cli: Cli) -> None:
     root = str(memory_repo.root)
     env = {"HOME": str(tmp_path)}
-    started = _cli("-C", root, "daemon", "start", env=env)
+    started = cli("-C", root, "daemon", "start", env=env, process=True)
     assert started.returncode == 0, started.stderr
     pid = running_pid(memory_repo)
     assert pid is not None and f"pid {pid}" in started.stdout
     try:
-        text = _cli("-C", root, "daemon", "status", env=env).stdout
+        text = cli("-C", root, "daemon", "status", env=env, process=True).stdout
         assert text.startswith(f"daemon     running, pid {pid}, up ")
         assert "llm today  0 calls, 0 tokens paid, 0 failed" in text
-        assert _cli("-C", root, "daemon", "start", env=env).stdout.strip() == f"the daemon already runs (pid {pid})"
+        assert cli("-C", root, "daemon", "start", env=env,
+                   process=True).stdout.strip() == f"the daemon already runs (pid {pid})"
     finally:
-        stopped = _cli("-C", root, "daemon", "stop", env=env)
+        stopped = cli("-C", root, "daemon", "stop", env=env, process=True)
     assert stopped.stdout.strip() == f"stopped the daemon (pid {pid})"
-    assert _cli("-C", root, "daemon", "stop", env=env).stdout.strip() == "no daemon runs for this memory repo"
-    assert _cli("-C", root, "daemon", "reload", env=env).returncode == 1
+    assert cli("-C", root, "daemon", "stop", env=env,
+               process=True).stdout.strip() == "no daemon runs for this memory repo"
+    assert cli("-C", root, "daemon", "reload", env=env, process=True).returncode == 1
 
 
 def test_daemon_in_process_runs_a_due_job_and_stops_on_a_signal(memory_repo: MemoryRepo) -> None:

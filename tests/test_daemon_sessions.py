@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from conftest import Cli
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.daemon.sessions import SessionWatcher, matching_files, open_files
@@ -123,13 +124,12 @@ def test_a_resumed_session_is_taken_again_when_it_ends_again(memory_repo: Memory
     assert any("ses_r2" in t for t in report.imported[0][1])
 
 
-def test_the_watch_sessions_job_raises_session_ended_and_extraction_follows(memory_repo: MemoryRepo, home: Path) -> None:
+def test_the_watch_sessions_job_raises_session_ended_and_extraction_follows(memory_repo: MemoryRepo, home: Path, cli: Cli) -> None:
     a = home / ".claude" / "projects" / "proj" / "a.jsonl"
     a.write_text(_session("ses_job", "2026-03-02T10:00:00Z", "We decided to always keep the raw transcripts."))
     _age(a, 30)
-    out = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(memory_repo.root), "run-due",
-                          "--job", "watch-sessions", "--json"], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "HOME": str(home)})
+    out = cli("run-due", "--job", "watch-sessions", "--json", repo=memory_repo,
+              env={"HOME": str(home)})
     assert out.returncode == 0, out.stderr
     runs = json.loads(out.stdout)
     assert [r["job"] for r in runs] == ["watch-sessions", "extract"]  # the event started extraction
@@ -137,8 +137,7 @@ def test_the_watch_sessions_job_raises_session_ended_and_extraction_follows(memo
     subjects = _log(memory_repo).splitlines()
     assert subjects[0].startswith("memory: ") and "keep the raw transcripts" in subjects[0].lower()
     assert subjects[1] == "conversation: ses_job-we-decided-to-always-keep-the-raw-transcripts"
-    once = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(memory_repo.root), "watch-sessions", "--once"],
-                          capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(home)})
+    once = cli("watch-sessions", "--once", repo=memory_repo, env={"HOME": str(home)})
     assert once.returncode == 0 and "0 imported" in once.stdout and "1 unchanged" in once.stdout
 
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from conftest import Cli
 from lifecycle_helpers import DEMO, import_sessions, session, use_llm
 
 from autopoiesis.core.paths import MemoryRepo
@@ -396,15 +397,12 @@ def test_extractors_from_an_installed_entry_point(memory_repo: MemoryRepo, tmp_p
     ("bin.md", b"\xff\xfe\x00binary", "not UTF-8"),
 ])
 def test_extract_of_a_missing_or_broken_transcript_is_a_clear_error(memory_repo: MemoryRepo, name: str,
-                                                                    content: bytes | None, expected: str) -> None:
-    import subprocess
-    import sys
+                                                                    content: bytes | None, expected: str, cli: Cli) -> None:
 
     rel = f"raw/conversations/{name}".rstrip("/")
     if content is not None:
         (memory_repo.root / rel).write_bytes(content)
-    proc = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(memory_repo.root), "extract", rel],
-                          capture_output=True, text=True)
+    proc = cli("extract", rel, repo=memory_repo)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert expected in proc.stderr and "git ls-files raw/conversations" in proc.stderr

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import Cli
 
 import autopoiesis
 from autopoiesis.core.clock import format_ts, utc_now
@@ -58,15 +59,6 @@ def repo(memory_repo: MemoryRepo, commit_all) -> MemoryRepo:
     with SearchIndex(memory_repo) as index:  # as `autopoiesis init` builds it
         index.rebuild_full()
     return memory_repo
-
-
-def cli(repo: MemoryRepo, *args: str, env: dict[str, str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    # -P: as the `autopoiesis` console script, which never imports from the current folder
-    proc = subprocess.run([sys.executable, "-P", "-m", "autopoiesis", "-C", str(repo.root), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"exit {proc.returncode}: {proc.stderr}")
-    return proc
 
 
 def installed(settings: Path) -> dict[str, str]:
@@ -119,13 +111,15 @@ USER_SETTINGS = {
 }
 
 
-def test_integrate_merges_is_idempotent_and_uninstalls_exactly_what_it_added(repo, project, env) -> None:
+def test_integrate_merges_is_idempotent_and_uninstalls_exactly_what_it_added(repo, project, env,
+                                                                             cli: Cli) -> None:
     settings = project / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps(USER_SETTINGS, indent=4))
     original = json.loads(settings.read_text())
 
-    out = cli(repo, "integrate", "claude-code", "--project", str(project), env=env, cwd=project).stdout
+    out = cli("integrate", "claude-code", "--project", str(project), repo=repo, env=env,
+              cwd=project, process=True, check=True).stdout
     assert "added hooks SessionStart, UserPromptSubmit, PreCompact, Stop, SessionEnd" in out
     data = json.loads(settings.read_text())
     assert data["permissions"] == original["permissions"] and data["model"] == "opus"
@@ -139,11 +133,13 @@ def test_integrate_merges_is_idempotent_and_uninstalls_exactly_what_it_added(rep
         assert command.startswith(sys.executable)
 
     before = settings.read_bytes()
-    again = cli(repo, "integrate", "claude-code", "--project", str(project), env=env, cwd=project).stdout
+    again = cli("integrate", "claude-code", "--project", str(project), repo=repo, env=env,
+                cwd=project, process=True, check=True).stdout
     assert "nothing to change" in again
     assert settings.read_bytes() == before
 
-    updated = cli(repo, "integrate", "claude-code", "--project", str(project), "--budget", "3000", env=env, cwd=project).stdout
+    updated = cli("integrate", "claude-code", "--project", str(project), "--budget", "3000",
+                  repo=repo, env=env, cwd=project, process=True, check=True).stdout
     assert "updated hooks" in updated
     data = json.loads(settings.read_text())
     assert all(len(installed_list) == (2 if ev == "UserPromptSubmit" else 1)
@@ -152,21 +148,25 @@ def test_integrate_merges_is_idempotent_and_uninstalls_exactly_what_it_added(rep
     assert commands["UserPromptSubmit"].endswith("--budget 3000") and commands["SessionStart"].endswith("--budget 3000")
     assert commands["Stop"].endswith("hook claude-code Stop")  # the budget is for the hooks that add context
 
-    removed = cli(repo, "integrate", "claude-code", "--project", str(project), "--uninstall", env=env, cwd=project).stdout
+    removed = cli("integrate", "claude-code", "--project", str(project), "--uninstall", repo=repo,
+                  env=env, cwd=project, process=True, check=True).stdout
     assert "removed hooks" in removed
     assert json.loads(settings.read_text()) == original
-    assert "nothing to change" in cli(repo, "integrate", "claude-code", "--project", str(project), "--uninstall",
-                                      env=env, cwd=project).stdout
+    assert "nothing to change" in cli("integrate", "claude-code", "--project", str(project),
+                                      "--uninstall", repo=repo, env=env, cwd=project, process=True, check=True).stdout
 
 
-def test_integrate_user_scope_and_local_file(repo, project, env) -> None:
-    cli(repo, "integrate", "claude-code", "--user", env=env, cwd=project)
+def test_integrate_user_scope_and_local_file(repo, project, env, cli: Cli) -> None:
+    cli("integrate", "claude-code", "--user", repo=repo, env=env, cwd=project, process=True,
+        check=True)
     user_settings = Path(env["HOME"]) / ".claude" / "settings.json"
     assert sorted(installed(user_settings)) == sorted(EVENTS)
-    cli(repo, "integrate", "claude-code", "--project", str(project), "--local", env=env, cwd=project)
+    cli("integrate", "claude-code", "--project", str(project), "--local", repo=repo, env=env,
+        cwd=project, process=True, check=True)
     assert sorted(installed(project / ".claude" / "settings.local.json")) == sorted(EVENTS)
     assert not (project / ".claude" / "settings.json").exists()
-    cli(repo, "integrate", "claude-code", "--user", "--uninstall", env=env, cwd=project)
+    cli("integrate", "claude-code", "--user", "--uninstall", repo=repo, env=env, cwd=project,
+        process=True, check=True)
     assert json.loads(user_settings.read_text()) == {}
 
 
@@ -176,11 +176,13 @@ def test_integrate_user_scope_and_local_file(repo, project, env) -> None:
     ("{\"hooks\": [1]}", "'hooks' is a list"),
     ("{\"hooks\": {\"Stop\": {\"command\": \"x\"}}}", "hooks.Stop is not a list"),
 ])
-def test_integrate_refuses_settings_it_cannot_merge_into_and_changes_nothing(repo, project, env, content, why) -> None:
+def test_integrate_refuses_settings_it_cannot_merge_into_and_changes_nothing(repo, project, env,
+                                                                             content, why, cli: Cli) -> None:
     settings = project / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(content)
-    proc = cli(repo, "integrate", "claude-code", "--project", str(project), env=env, cwd=project, check=False)
+    proc = cli("integrate", "claude-code", "--project", str(project), repo=repo, env=env,
+               cwd=project, process=True)
     assert proc.returncode == 1
     assert why in proc.stderr and "Nothing was changed" in proc.stderr and "Traceback" not in proc.stderr
     assert settings.read_text() == content
@@ -195,8 +197,9 @@ def test_integrate_needs_a_memory_repo(project, env) -> None:
 
 # ── the installed hooks, with Claude Code's payloads ──
 @pytest.fixture
-def hooks(repo, project, env) -> dict[str, str]:
-    cli(repo, "integrate", "claude-code", "--project", str(project), env=env, cwd=project)
+def hooks(repo, project, env, cli: Cli) -> dict[str, str]:
+    cli("integrate", "claude-code", "--project", str(project), repo=repo, env=env, cwd=project,
+        process=True, check=True)
     return installed(project / ".claude" / "settings.json")
 
 
@@ -366,30 +369,33 @@ def test_compaction_summary_without_a_flush_block_is_logged(repo, project, env, 
 CODEX_CONFIG = 'model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n\n[profiles.fast]\nmodel = "o4-mini"\n'
 
 
-def test_integrate_codex_sets_notify_and_uninstalls_it(repo, project, env) -> None:
+def test_integrate_codex_sets_notify_and_uninstalls_it(repo, project, env, cli: Cli) -> None:
     config = Path(env["CODEX_HOME"]) / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text(CODEX_CONFIG)
-    cli(repo, "integrate", "codex", env=env, cwd=project)
+    cli("integrate", "codex", repo=repo, env=env, cwd=project, process=True, check=True)
     data = tomllib.loads(config.read_text())
     assert data["notify"] == [sys.executable, "-P", "-m", "autopoiesis", "-C", str(repo.root), "hook", "codex", "notify"]
     assert data["mcp_servers"]["docs"]["command"] == "docs-mcp" and data["profiles"]["fast"]["model"] == "o4-mini"
-    assert "nothing to change" in cli(repo, "integrate", "codex", env=env, cwd=project).stdout
-    cli(repo, "integrate", "codex", "--uninstall", env=env, cwd=project)
+    assert "nothing to change" in cli("integrate", "codex", repo=repo, env=env, cwd=project,
+                                      process=True, check=True).stdout
+    cli("integrate", "codex", "--uninstall", repo=repo, env=env, cwd=project, process=True,
+        check=True)
     assert config.read_text() == CODEX_CONFIG
 
     config.write_text('notify = ["notify-send", "Codex"]\n' + CODEX_CONFIG)
-    proc = cli(repo, "integrate", "codex", env=env, cwd=project, check=False)
+    proc = cli("integrate", "codex", repo=repo, env=env, cwd=project, process=True)
     assert proc.returncode == 1 and "already has notify" in proc.stderr and "Nothing was changed" in proc.stderr
     assert config.read_text().startswith('notify = ["notify-send", "Codex"]')
 
 
-def test_codex_notify_records_the_thread_and_imports_it_once_idle(repo, project, env, shared_data) -> None:
+def test_codex_notify_records_the_thread_and_imports_it_once_idle(repo, project, env, shared_data,
+                                                                  cli: Cli) -> None:
     thread = "0199a213-81c0-7800-8aa1-bbab2a035a53"
     rollout = Path(env["CODEX_HOME"]) / f"sessions/2025/10/30/rollout-2025-10-30T10-00-00-{thread}.jsonl"
     rollout.parent.mkdir(parents=True)
     shutil.copy(shared_data / "harness-logs/codex/agent-sessions__small.jsonl", rollout)
-    cli(repo, "integrate", "codex", env=env, cwd=project)
+    cli("integrate", "codex", repo=repo, env=env, cwd=project, process=True, check=True)
     notify = tomllib.loads((Path(env["CODEX_HOME"]) / "config.toml").read_text())["notify"]
     event = {"type": "agent-turn-complete", "thread-id": thread, "turn-id": "12345", "cwd": str(project),
              "client": "codex-tui", "input-messages": ["rename foo"], "last-assistant-message": "Done."}
@@ -416,10 +422,13 @@ def test_codex_notify_records_the_thread_and_imports_it_once_idle(repo, project,
     assert log_rows(repo)[-1]["ignored"] == "notification type 'approval-requested'"
 
 
-def test_hook_import_command_files_idle_sessions_from_cron(repo, project, env, hooks, tmp_path, shared_data) -> None:
+def test_hook_import_command_files_idle_sessions_from_cron(repo, project, env, hooks, tmp_path,
+                                                           shared_data, cli: Cli) -> None:
     transcript = tmp_path / "cron.jsonl"
     shutil.copy(shared_data / "claude-code/claude-code-transcripts__sample_session.jsonl", transcript)
     run_hook(hooks["Stop"], base("Stop", "cron", transcript, project), env=env, cwd=project)
-    assert "no harness session to import" in cli(repo, "hook", "import", "--idle", env=env, cwd=project).stdout
-    out = cli(repo, "hook", "import", "--all", env=env, cwd=project).stdout
+    assert "no harness session to import" in cli("hook", "import", "--idle", repo=repo, env=env,
+                                                 cwd=project, process=True, check=True).stdout
+    out = cli("hook", "import", "--all", repo=repo, env=env, cwd=project, process=True,
+              check=True).stdout
     assert "claude-code:cron: imported raw/conversations/2025/12/24/" in out

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import Cli
 
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.core.paths import MemoryRepo
@@ -140,10 +141,10 @@ def test_hook_path_stays_light(memory_repo: MemoryRepo, git) -> None:
     assert proc.stdout.strip() == ""
 
 
-def test_hooks_run_post_commit_updates_the_index_in_the_background(tmp_path: Path, git) -> None:
+def test_hooks_run_post_commit_updates_the_index_in_the_background(tmp_path: Path, git,
+                                                                   cli: Cli) -> None:
     """`autopoiesis hooks run post-commit` (the pre-commit framework's entry) hands off to
     the same detached index sync as the shell shim."""
-    import sys
     import time
 
     from autopoiesis.index import SearchIndex
@@ -153,8 +154,7 @@ def test_hooks_run_post_commit_updates_the_index_in_the_background(tmp_path: Pat
     (repo.root / "knowledge/reference/zither.md").write_text("# Zither\n\nThe zither workshop opens on Fridays.\n")
     git(repo.root, "add", "-A")
     git(repo.root, "-c", "core.hooksPath=/dev/null", "commit", "-qm", "no hooks ran")
-    proc = subprocess.run([sys.executable, "-m", "autopoiesis", "hooks", "run", "post-commit"], cwd=repo.root,
-                          capture_output=True, text=True)
+    proc = cli("hooks", "run", "post-commit", cwd=repo.root)
     assert proc.returncode == 0, proc.stderr
     deadline = time.monotonic() + 20
     hits: list = []

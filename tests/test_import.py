@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from datetime import UTC
 from pathlib import Path
+
+from conftest import Cli
 
 from autopoiesis.capture.importers import import_files
 from autopoiesis.core.paths import MemoryRepo
@@ -123,10 +123,9 @@ def test_same_id_other_content_is_refused(memory_repo: MemoryRepo, tmp_path: Pat
     assert "immutable" in report.refused[0] and "earlier turn changed" in report.refused[0]
 
 
-def test_cli_import(memory_repo: MemoryRepo, shared_data: Path) -> None:
+def test_cli_import(memory_repo: MemoryRepo, shared_data: Path, cli: Cli) -> None:
     f = shared_data / "claude-code" / "claude-code-log__edge_cases.jsonl"
-    proc = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(memory_repo.root), "import", str(f)],
-                          capture_output=True, text=True)
+    proc = cli("import", str(f), repo=memory_repo)
     assert proc.returncode == 0, proc.stderr
     assert "malformed lines skipped" in proc.stderr
     assert "imported raw/conversations/2025/06/14/" in proc.stdout

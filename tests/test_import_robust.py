@@ -4,12 +4,10 @@ on its own, with its reason; the rest is imported and committed; the exit status
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import Cli
 
 from autopoiesis.capture.importers import import_files
 from autopoiesis.core.paths import MemoryRepo
@@ -93,11 +91,9 @@ def test_each_bad_file_is_refused_on_its_own_and_the_good_one_is_committed(memor
     assert report.commit and git(memory_repo, "status", "--porcelain", "--", "raw").stdout == ""
 
 
-def test_the_cli_exits_non_zero_when_anything_was_refused_and_still_imports_the_rest(memory_repo: MemoryRepo, tmp_path: Path, git) -> None:
+def test_the_cli_exits_non_zero_when_anything_was_refused_and_still_imports_the_rest(memory_repo: MemoryRepo, tmp_path: Path, git, cli: Cli) -> None:
     files = files_for_each_trigger(tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(memory_repo.root), "import", *map(str, files.values())],
-                         capture_output=True, text=True, env=env, timeout=120)
+    out = cli("import", *map(str, files.values()), repo=memory_repo)
     assert out.returncode == 1
     assert "Traceback" not in out.stderr
     assert "imported raw/conversations/" in out.stdout and "committed" in out.stdout

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import Cli
 
 from autopoiesis.capture.importers import ImportReport, detect_format, import_files, read_sessions, read_text
 from autopoiesis.core.paths import MemoryRepo
@@ -548,11 +547,10 @@ def test_every_shared_sample_reimports_as_a_noop(memory_repo: MemoryRepo, shared
     assert git(memory_repo.root, "rev-parse", "HEAD").stdout == head
 
 
-def test_cli_refuses_a_log_without_conversation_and_names_real_formats(memory_repo: MemoryRepo, shared_data: Path, tmp_path: Path) -> None:
+def test_cli_refuses_a_log_without_conversation_and_names_real_formats(memory_repo: MemoryRepo,
+                                                                       shared_data: Path, tmp_path: Path, cli: Cli) -> None:
     legacy = shared_data / "harness-logs" / "codex" / "agent-sessions__codex_050_legacy.jsonl"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(memory_repo.root), "import", str(legacy)],
-                         capture_output=True, text=True, env=env, timeout=120)
+    out = cli("import", str(legacy), repo=memory_repo)
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert "holds no user or agent message" in out.stderr
     prose = tmp_path / "notes.txt"
