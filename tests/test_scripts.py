@@ -12,7 +12,7 @@ import pytest
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.core.paths import MemoryRepo
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
 def script(name: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
