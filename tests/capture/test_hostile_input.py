@@ -1,4 +1,4 @@
-"""Capture under hostile input and failures (issue 10, "Data loss"): nothing raises out
+"""Capture under hostile input and failures: nothing raises out
 of the stream, nothing blocks a session id, a killed commit loses nothing."""
 
 from __future__ import annotations

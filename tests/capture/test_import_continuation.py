@@ -1,4 +1,4 @@
-"""Grown logs (issue 12): a log that went on after it was imported becomes a continuation
+"""Grown logs: a log that went on after it was imported becomes a continuation
 part, in every format; an unchanged log re-imports as a no-op; a log whose earlier turns
 changed is refused. Search, compile and extraction see the parts as one session."""
 

@@ -1,4 +1,4 @@
-"""`autopoiesis import` under bad input (issue 10): each file and each session is refused
+"""`autopoiesis import` under bad input: each file and each session is refused
 on its own, with its reason; the rest is imported and committed; the exit status says."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The cold path of one CLI call (issue 14): `git status` started ahead of the imports
+"""The cold path of one CLI call: `git status` started ahead of the imports
 answers like a status asked later and is never read stale or twice; the CLI builds only
 the command it runs, with the same help, errors and exit codes as the whole app; splitting
 a frontmatter loads no YAML library."""

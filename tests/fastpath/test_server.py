@@ -1,5 +1,5 @@
-"""CLI calls answered warm by the running daemon (core/warm.py, daemon/serve.py,
-cli/warm_run.py): a real daemon on a temporary memory repo, real `python -m autopoiesis`
+"""CLI calls answered warm by the running daemon (fastpath/wire.py, fastpath/server.py,
+fastpath/forward.py): a real daemon on a temporary memory repo, real `python -m autopoiesis`
 calls. What it answers must be what the call prints by itself (AUTOPOIESIS_NO_DAEMON=1),
 byte for byte, exit status included; a daemon that is gone, killed mid-call, of another
 version or held up by a silent client costs a call nothing."""

@@ -1,4 +1,4 @@
-"""The merge driver of knowledge files (app/merge_driver.py): union by entry id, supersede
+"""The merge driver of knowledge files (git/merge_driver.py): union by entry id, supersede
 chains kept, frontmatter by key, prose conflicts surfaced — on real texts, through the
 real `git merge-file`, and as git runs it in a real merge."""
 

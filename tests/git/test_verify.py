@@ -1,6 +1,6 @@
 """Transcript immutability against every git command that bypasses pre-commit.
 
-Each bypass of issue 10 runs twice in a real memory repo with real transcripts: once
+Each bypass runs twice in a real memory repo with real transcripts: once
 with the hooks installed (the reference-transaction hook refuses it and the branch does
 not move), once with every hook switched off (`-c core.hooksPath=/dev/null`, as in a
 clone without hooks), after which `autopoiesis verify` reports it, naming the transcript

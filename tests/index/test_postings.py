@@ -1,4 +1,4 @@
-"""The fast roads of search (issue 14) give what the plain ones give: BM25 summed from the
+"""The fast roads of search give what the plain ones give: BM25 summed from the
 term postings ranks exactly as FTS5's bm25() does, through every kind of write; the
 offline embedder's batch vectors are its one-at-a-time vectors; `--mode bm25` ranks by
 BM25 alone; and no edit that keeps a file's size and mtime escapes the freshness check."""

@@ -1,4 +1,4 @@
-"""Knowledge that stays true (issue 11): the writer's one-fact rules, the offline
+"""Knowledge that stays true: the writer's one-fact rules, the offline
 extractors' plain phrasings and speaker awareness, the LLM path that sees related
 entries, compact citations, and compaction that cannot bring an old fact back."""
 

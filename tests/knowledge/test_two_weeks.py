@@ -1,4 +1,4 @@
-"""A new user's two weeks, end to end (issue 11): five sessions over two weeks, imported
+"""A new user's two weeks, end to end: five sessions over two weeks, imported
 through the real import path into a real git repo, then offline extraction, the daily
 journals and the weekly rollups, then `compile`.
 
