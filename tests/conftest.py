@@ -18,7 +18,13 @@ from autopoiesis.testing.openai_server import OpenAIServer
 @pytest.fixture
 def openai_server() -> Iterator[OpenAIServer]:
     """A real loopback server speaking the OpenAI API (autopoiesis.testing.openai_server),
-    fresh for each test. Script it with `.enqueue(...)`, point a client at `.base_url`."""
+    fresh for each test. Script it with `.enqueue(...)`, point a client at `.base_url`.
+
+    Imports `openai` first: the client imports it on its first call, inside that call's
+    deadline (~1 s, 3 s and more on a busy machine), so a test's deadline would measure
+    the import. Imported here, it measures the call; the speed of the import is bench/'s."""
+    import openai  # noqa: F401
+
     server = OpenAIServer().start()
     try:
         yield server

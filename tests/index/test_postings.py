@@ -172,17 +172,18 @@ def paths_for(index: SearchIndex, query: str) -> set[str]:
     return {r.path for r in index.search(query, 10, mode="bm25")}
 
 
-def same_second_rewrite(p: Path, text: str, *, restore_mtime: bool) -> None:
+def same_second_rewrite(p: Path, text: str, *, restore_mtime: bool) -> bool:
     """Rewrite P with TEXT of the same size in the second of its last change, the mtime
-    put back to the old value (to the nanosecond) when RESTORE_MTIME."""
+    put back to the old value (to the nanosecond) when RESTORE_MTIME; False when the
+    second had ended (a busy machine), and the rewrite is not the case to test."""
     before = os.stat(p)
     p.write_text(text, encoding="utf-8")
     if restore_mtime:
         os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns))
     after = os.stat(p)
     assert after.st_size == before.st_size
-    assert after.st_mtime_ns // 10**9 == before.st_mtime_ns // 10**9  # the mtime second is the same
     assert not restore_mtime or after.st_mtime_ns == before.st_mtime_ns
+    return after.st_mtime_ns // 10**9 == before.st_mtime_ns // 10**9  # the mtime second is the same
 
 
 def start_of_a_second() -> None:
@@ -193,19 +194,33 @@ def start_of_a_second() -> None:
 
 def test_a_committed_file_edited_in_its_second_keeps_its_size_and_is_found(memory_repo: MemoryRepo, commit_all) -> None:
     """Committed, indexed and rewritten (same size) within one second: git's own racy-file
-    rule sees it, and so does the next search, in a new process and in a long-lived one."""
-    p = write(memory_repo, "knowledge/reference/fox.md", "# Fox\n\n- The quick brown fox\n")
-    with SearchIndex(memory_repo) as long_lived:
+    rule sees it, and so does the next search, in a new process and in a long-lived one.
+
+    A busy machine may not commit and search within one second: the case is then set up
+    again (a new file, the next second), never counted a failure."""
+    for attempt in range(5):
+        if committed_file_edited_in_its_second(memory_repo, commit_all, f"knowledge/reference/fox{attempt}.md"):
+            return
+    pytest.skip("five tries, and never a commit and a search within one second: the machine is too busy")
+
+
+def committed_file_edited_in_its_second(repo: MemoryRepo, commit_all, rel: str) -> bool:
+    """The scenario of the test above on REL; False when a second ended before the rewrite."""
+    p = write(repo, rel, "# Fox\n\n- The quick brown fox\n")
+    with SearchIndex(repo) as long_lived:
         for word, new in (("quick", "quack"), ("quack", "quirk")):
             start_of_a_second()
             p.write_text(f"# Fox\n\n- The {word} brown fox\n", encoding="utf-8")
-            commit_all(memory_repo, f"fox {word}")
-            assert paths_for(long_lived, word) == {"knowledge/reference/fox.md"}
-            same_second_rewrite(p, f"# Fox\n\n- The {new} brown fox\n", restore_mtime=False)
-            with SearchIndex(memory_repo) as cold:
-                assert paths_for(cold, new) == {"knowledge/reference/fox.md"}
+            commit_all(repo, f"fox {word}")
+            assert paths_for(long_lived, word) == {rel}
+            if not same_second_rewrite(p, f"# Fox\n\n- The {new} brown fox\n", restore_mtime=False):
+                commit_all(repo, "fox: a rewrite that came a second late")
+                return False
+            with SearchIndex(repo) as cold:
+                assert paths_for(cold, new) == {rel}
                 assert not paths_for(cold, word)
-            assert paths_for(long_lived, new) == {"knowledge/reference/fox.md"}
+            assert paths_for(long_lived, new) == {rel}
+    return True
 
 
 @pytest.mark.parametrize("restore_mtime", [False, True])
@@ -220,7 +235,7 @@ def test_an_uncommitted_file_edited_with_its_size_and_mtime_is_found(memory_repo
             p.write_text(f"# Fox\n\n- The {word} brown fox\n", encoding="utf-8")
             assert paths_for(long_lived, word) == {"knowledge/reference/fox.md"}
             assert paths_for(long_lived, word)  # a second search: the watcher is armed
-            same_second_rewrite(p, f"# Fox\n\n- The {new} brown fox\n", restore_mtime=restore_mtime)
+            assert same_second_rewrite(p, f"# Fox\n\n- The {new} brown fox\n", restore_mtime=restore_mtime)
             with SearchIndex(memory_repo) as cold:
                 assert paths_for(cold, new) == {"knowledge/reference/fox.md"}
                 assert not paths_for(cold, word)

@@ -39,7 +39,7 @@ def test_a_trickling_answer_ends_at_the_calls_deadline(tmp_path: Path, openai_se
         with pytest.raises(LLMUnavailableError, match="deadline of 2"):
             llm.complete("commit_message", "summarize")
         took = time.monotonic() - t0
-    assert took < llm.deadline + 0.5, took
+    assert took < llm.deadline + 2, took  # the trickle takes ~150 s; 2 s for a busy machine
 
 
 def test_deadline_seconds_bounds_the_retries_too(tmp_path: Path, openai_server: OpenAIServer) -> None:
@@ -49,15 +49,21 @@ def test_deadline_seconds_bounds_the_retries_too(tmp_path: Path, openai_server: 
         t0 = time.monotonic()
         with pytest.raises(LLMUnavailableError, match="deadline of 1 s"):
             llm.complete("gate", "x")
-        assert time.monotonic() - t0 < 1.5
+        # without the deadline: 6 attempts and 5 waits of 0.4 s, over 2 s
+        assert time.monotonic() - t0 < 2
     assert 1 <= len(openai_server.chat_bodies()) <= 3
 
 
 def test_slow_model_neither_blocks_commit_nor_a_concurrent_transcript_commit(memory_repo: MemoryRepo, openai_server: OpenAIServer, git) -> None:
     """`autopoiesis commit` against a model that trickles its answer: the commit ends by the
     call's deadline with the deterministic subject, and a capture's transcript commit made
-    meanwhile (another process) does not wait for the model."""
-    repo = _llm_repo(memory_repo, openai_server, git, timeout_seconds=1, max_retries=1)
+    meanwhile (another process) does not wait for the model.
+
+    Times are taken from after start-up (the model asked; the capture's own call), and the
+    deadline (~10 s) leaves a busy machine time to commit: the trickle takes ~150 s."""
+    repo = _llm_repo(memory_repo, openai_server, git, timeout_seconds=5, max_retries=1)
+    with LLMClient(repo) as llm:
+        deadline = llm.deadline
     openai_server.default_chat = lambda body: dict(TRICKLE)
     mem = repo.memory_file
     mem.write_text(mem.read_text() + "- 2026-03-02: the index is a cache\n")
@@ -70,27 +76,30 @@ def test_slow_model_neither_blocks_commit_nor_a_concurrent_transcript_commit(mem
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         while not openai_server.chat_bodies():  # the model is being asked now
-            assert commit.poll() is None and time.monotonic() - t0 < 20, "commit never called the model"
+            assert commit.poll() is None and time.monotonic() - t0 < 60, "commit never called the model"
             time.sleep(0.02)
-        t1 = time.monotonic()
+        asked = time.monotonic()
         capture = subprocess.run(
-            [sys.executable, "-c", "import sys; from autopoiesis.core.paths import MemoryRepo; "
-             "from autopoiesis.git.repo import MemoryGit; "
-             "print(MemoryGit(MemoryRepo(sys.argv[1])).commit_transcript(sys.argv[2], 'database-choice'))",
+            [sys.executable, "-c", "import sys, time; from autopoiesis.core.paths import MemoryRepo; "
+             "from autopoiesis.git.repo import MemoryGit; g = MemoryGit(MemoryRepo(sys.argv[1])); "
+             "t = time.monotonic(); print(g.commit_transcript(sys.argv[2], 'database-choice')); "
+             "print(time.monotonic() - t)",
              str(repo.root), rel],
-            capture_output=True, text=True, timeout=30,
+            capture_output=True, text=True, timeout=60,
         )
-        capture_wall = time.monotonic() - t1
-        out, err = commit.communicate(timeout=30)
+        model_still_asked = commit.poll() is None
+        out, err = commit.communicate(timeout=60)
     finally:
         if commit.poll() is None:
             commit.kill()
             commit.wait()
-    commit_wall = time.monotonic() - t0
+    commit_wall = time.monotonic() - asked
     assert capture.returncode == 0, capture.stderr
     assert commit.returncode == 0, err
-    assert capture_wall < 1.5, f"the transcript commit waited {capture_wall:.1f} s for the model"
-    assert commit_wall < 2.1 + 4, f"autopoiesis commit took {commit_wall:.1f} s"  # the deadline + start-up
+    capture_wall = float(capture.stdout.split()[-1])
+    assert model_still_asked, f"the transcript commit ({capture_wall:.1f} s) waited for the model"
+    assert capture_wall < deadline, f"the transcript commit waited {capture_wall:.1f} s for the model"
+    assert commit_wall < deadline + 20, f"autopoiesis commit took {commit_wall:.1f} s after asking"
     log = git(repo.root, "log", "--format=%s", "-3").stdout.splitlines()
     # the transcript is in a conversation: commit of its own (the capture's, or `autopoiesis
     # commit`'s first step, which commits finished transcripts before any knowledge)
