@@ -34,6 +34,7 @@ def captured(memory_repo: MemoryRepo) -> MemoryRepo:
     return memory_repo
 
 
+@pytest.mark.slow
 def test_extract_then_commit_then_tag(captured: MemoryRepo) -> None:
     root = str(captured.root)
     extracted = script("extract-pending", root)
@@ -50,6 +51,7 @@ def test_extract_then_commit_then_tag(captured: MemoryRepo) -> None:
     assert "memory/daily/" in tagged.stdout
 
 
+@pytest.mark.slow
 def test_condense_prune_and_rebuild_index(captured: MemoryRepo) -> None:
     root = str(captured.root)
     for name, args in (("condense", ("daily",)), ("prune", ()), ("rebuild-index", ())):

@@ -29,6 +29,7 @@ def start(sid: str = "s1", **kw) -> dict:
     return {"event": "session_start", "session_id": sid, "started": "2026-02-16T18:45:00Z", "model": "m", "channel": "cli", **kw}
 
 
+@pytest.mark.slow
 def test_library_api_writes_commits_and_names_the_transcript(memory_repo: MemoryRepo, git) -> None:
     cap = ConversationCapture(memory_repo)
     s = Session("ses_a1b2", started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC), model="opus", channel="webchat")
@@ -55,6 +56,7 @@ def test_library_api_writes_commits_and_names_the_transcript(memory_repo: Memory
     assert not path.exists() or path == memory_repo.root / closed.path
 
 
+@pytest.mark.slow
 def test_stream_interleaved_sessions_and_redaction(memory_repo: MemoryRepo, git) -> None:
     report = process_stream(memory_repo, events(
         start("a", topic="alpha work"), start("b"),
@@ -75,6 +77,7 @@ def test_stream_interleaved_sessions_and_redaction(memory_repo: MemoryRepo, git)
     assert git(memory_repo.root, "status", "--porcelain").stdout == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad, fragment", [
     (b'{"event": "message", "role": "user", "content": "x", "session_id": "ghost"}\n', "unknown session"),
     (b"not json\n", "not valid JSON"),
@@ -120,6 +123,7 @@ def test_out_of_order_and_unknown_role(memory_repo: MemoryRepo) -> None:
     assert len(report.closed) == 1
 
 
+@pytest.mark.slow
 def test_huge_message_is_cut_with_a_marker_and_binary_is_cleaned(memory_repo: MemoryRepo) -> None:
     big = "x" * (10 * 1024 * 1024)
     report = process_stream(memory_repo, events(
@@ -164,6 +168,7 @@ def _capture_proc(root: Path) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow
 def test_killed_harness_loses_nothing_and_is_recovered(memory_repo: MemoryRepo, git) -> None:
     proc = _capture_proc(memory_repo.root)
     assert proc.stdin is not None
@@ -194,6 +199,7 @@ def test_killed_harness_loses_nothing_and_is_recovered(memory_repo: MemoryRepo, 
     assert git(memory_repo.root, "status", "--porcelain").stdout == ""
 
 
+@pytest.mark.slow
 def test_cli_capture_reports_and_exits_nonzero_on_refusal(memory_repo: MemoryRepo) -> None:
     stream = b"".join(events(start("cli"), {"event": "message", "role": "user", "content": "hi"})) + b"garbage\n" + b"".join(events({"event": "session_end"}))
     proc = subprocess.run([sys.executable, "-m", "autopoiesis.cli", "-C", str(memory_repo.root), "capture"],
@@ -207,6 +213,7 @@ def test_cli_capture_reports_and_exits_nonzero_on_refusal(memory_repo: MemoryRep
     assert out[0]["session_id"] == "cli"
 
 
+@pytest.mark.slow
 def test_a_left_open_session_is_recovered_by_the_next_capture(memory_repo: MemoryRepo, git) -> None:
     first = process_stream(memory_repo, events(start("left"), {"event": "message", "role": "user", "content": "unfinished"}))
     assert first.left_open
@@ -216,6 +223,7 @@ def test_a_left_open_session_is_recovered_by_the_next_capture(memory_repo: Memor
     assert git(memory_repo.root, "status", "--porcelain").stdout == ""
 
 
+@pytest.mark.slow
 def test_concurrent_harnesses_lose_nothing(memory_repo: MemoryRepo, git) -> None:
     n_procs, n_msgs = 8, 20
     procs = []
@@ -288,6 +296,7 @@ def test_a_failing_after_commit_step_leaves_the_session_committed(memory_repo: M
     assert git(memory_repo.root, "status", "--porcelain").stdout == ""
 
 
+@pytest.mark.slow
 def test_extraction_follows_the_commit_when_the_config_says_so(memory_repo: MemoryRepo, git) -> None:
     from autopoiesis.memory.capture_hooks import after_commit_hook
 

@@ -61,6 +61,7 @@ BAD_EVENTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad, fragment", BAD_EVENTS)
 def test_a_bad_event_is_refused_with_its_line_and_the_stream_goes_on(memory_repo: MemoryRepo, bad: bytes, fragment: str) -> None:
     report = process_stream(memory_repo, [line(start("s1")), line(msg("before")), bad, line(msg("after")),
@@ -72,6 +73,7 @@ def test_a_bad_event_is_refused_with_its_line_and_the_stream_goes_on(memory_repo
         assert len(report.refused) == 1 and report.refused[0].startswith("line 3: ") and fragment in report.refused[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("field", ["content", "args", "result", "topic", "name", "model", "channel", "tags", "path"])
 def test_a_lone_surrogate_in_any_field_is_kept_as_a_replacement_character(memory_repo: MemoryRepo, field: str) -> None:
     bad = "x\ud83dy"
@@ -170,6 +172,7 @@ _hostile = st.one_of(
 FUZZ_RUNS = {"n": 0}
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(junk=st.lists(_hostile, max_size=6))
 def test_fuzz_no_input_escapes_the_stream_and_every_good_event_is_kept(memory_repo: MemoryRepo, junk: list[bytes]) -> None:
@@ -201,6 +204,7 @@ def test_fuzz_no_input_escapes_the_stream_and_every_good_event_is_kept(memory_re
 _field = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40) | st.sampled_from(["a\rb", "a\nb", "x → y", "%20 %25", "]", ")("])
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(path=_field, summary=_field, tool=_field, args=_field, result=_field, name=_field, action=_field, att=_field)
 def test_one_line_fields_can_never_break_the_round_trip(path, summary, tool, args, result, name, action, att) -> None:
@@ -256,6 +260,7 @@ def test_a_secret_in_every_captured_field_reaches_neither_file_nor_git(memory_re
     _no_secret_anywhere(memory_repo, git)
 
 
+@pytest.mark.slow
 def test_a_secret_in_every_imported_field_reaches_neither_file_nor_git(memory_repo: MemoryRepo, git, tmp_path: Path) -> None:
     from autopoiesis.capture.importers import import_files
 
@@ -305,6 +310,7 @@ def _kill_capture_mid_commit(repo: MemoryRepo, tmp_path: Path, sid: str) -> None
     proc.wait()
 
 
+@pytest.mark.slow
 def test_kill_during_the_commit_then_recovery_commits_the_transcript(memory_repo: MemoryRepo, git,
                                                                      tmp_path: Path, cli: Cli) -> None:
     _chain_slow_hook(memory_repo)
@@ -331,6 +337,7 @@ def test_kill_during_the_commit_then_recovery_commits_the_transcript(memory_repo
     assert git(memory_repo, "status", "--porcelain", "--", "raw").stdout == ""
 
 
+@pytest.mark.slow
 def test_capture_recover_finds_a_staged_transcript_and_clears_our_stale_lock(memory_repo: MemoryRepo, git, tmp_path: Path, cli: Cli) -> None:
     _chain_slow_hook(memory_repo)
     _kill_capture_mid_commit(memory_repo, tmp_path, "k2")
@@ -357,6 +364,7 @@ def test_a_transcript_left_staged_by_an_old_version_is_recovered(memory_repo: Me
     assert [r.path for r in recovered] == [closed.path] and recovered[0].commit
 
 
+@pytest.mark.slow
 def test_an_index_lock_of_another_program_is_reported_with_the_fix_not_removed(memory_repo: MemoryRepo, git) -> None:
     lock = memory_repo.root / ".git" / "index.lock"
     lock.write_bytes(b"")
@@ -437,6 +445,7 @@ def test_disk_full_tmpfs_refuses_clearly_and_blocks_nothing(memory_repo: MemoryR
 
 
 # ── 5. git.auto_commit: false ──
+@pytest.mark.slow
 def test_auto_commit_false_says_closed_not_committed_and_commit_commits_it(memory_repo: MemoryRepo,
                                                                            git, cli: Cli) -> None:
     cfg = memory_repo.root / "memory-config.yaml"

@@ -150,6 +150,7 @@ def read(repo: MemoryRepo, rel: str) -> tf.Transcript:
     return tf.parse((repo.root / rel).read_text(encoding="utf-8"), rel)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_a_grown_log_becomes_a_continuation_part(memory_repo: MemoryRepo, tmp_path: Path, git, fmt: str) -> None:
     build = FORMATS[fmt]
@@ -217,6 +218,7 @@ def test_a_tool_result_that_arrived_after_the_import_goes_into_the_continuation(
     assert part2.turns[0].items == (tf.ToolCall("Bash", "pytest -q", "12 passed"),)
 
 
+@pytest.mark.slow
 def test_search_compile_and_extraction_see_one_session(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     from autopoiesis.compiler import load_session
     from autopoiesis.formats import knowledge as kf

@@ -36,6 +36,7 @@ BAD_SESSIONS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BAD_SESSIONS))
 def test_a_bad_session_is_refused_alone_and_its_neighbours_are_committed(memory_repo: MemoryRepo, tmp_path: Path, git, name: str) -> None:
     src = tmp_path / "batch.json"
@@ -100,6 +101,7 @@ def test_the_cli_exits_non_zero_when_anything_was_refused_and_still_imports_the_
     assert out.stderr.count("refused:") >= 7
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("odd_type", [["user"], {"k": 1}, 7, None])
 def test_a_claude_code_line_whose_type_is_not_a_string_is_skipped_and_the_rest_kept(memory_repo: MemoryRepo, tmp_path: Path, odd_type) -> None:
     src = tmp_path / "cc.jsonl"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from autopoiesis.core.paths import MemoryRepo
 from tests.conftest import Cli
 
@@ -15,6 +17,7 @@ def test_help_lists_the_commands(cli: Cli) -> None:
         assert cmd in proc.stdout
 
 
+@pytest.mark.slow
 def test_init_twice_says_nothing_changed(tmp_path: Path, cli: Cli) -> None:
     first = cli("init", str(tmp_path / "m"))
     assert first.returncode == 0
@@ -25,6 +28,7 @@ def test_init_twice_says_nothing_changed(tmp_path: Path, cli: Cli) -> None:
     assert "nothing changed" in again.stdout
 
 
+@pytest.mark.slow
 def test_user_errors_have_no_traceback(tmp_path: Path, cli: Cli) -> None:
     for args in (("-C", str(tmp_path), "commit"), ("-C", str(tmp_path / "nope"), "recall", "x"), ("recall", "x")):
         proc = cli(*args, cwd=tmp_path, process=True)
@@ -33,6 +37,7 @@ def test_user_errors_have_no_traceback(tmp_path: Path, cli: Cli) -> None:
         assert "autopoiesis init" in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow
 def test_commit_tag_recall_learned_blame_show_at(memory_repo: MemoryRepo, cli: Cli) -> None:
     root = str(memory_repo.root)
     assert "nothing to commit" in cli("-C", root, "commit").stdout
@@ -57,6 +62,7 @@ def test_commit_tag_recall_learned_blame_show_at(memory_repo: MemoryRepo, cli: C
     assert "Traceback" not in outside.stderr
 
 
+@pytest.mark.slow
 def test_demo_runs_offline(tmp_path: Path, git, cli: Cli) -> None:
     proc = cli("demo", str(tmp_path / "demo"))
     assert proc.returncode == 0, proc.stderr
@@ -87,6 +93,7 @@ def test_init_in_an_impossible_place_is_a_clear_error(tmp_path: Path, cli: Cli) 
         assert "cannot create a memory repository" in proc.stderr
 
 
+@pytest.mark.slow
 def test_an_unknown_embedder_is_refused_with_the_registered_names(tmp_path: Path, cli: Cli) -> None:
     assert cli("init", str(tmp_path / "m")).returncode == 0  # with a search index
     config = tmp_path / "m" / "memory-config.yaml"

@@ -78,6 +78,7 @@ def _help(cli: typer.Typer, args: list[str]) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+@pytest.mark.slow
 def test_a_lean_app_answers_as_the_whole_app() -> None:
     whole = typer.main.get_command(app)
     names = sorted(whole.commands)  # type: ignore[attr-defined]

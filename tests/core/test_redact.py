@@ -129,6 +129,7 @@ def test_the_config_redactor_uses_re2_patterns() -> None:
     assert redactor_from_config(cfg).redact("EMP-123456 and EMP-12") == "[redacted:emp] and EMP-12"
 
 
+@pytest.mark.slow
 def test_a_real_capture_keeps_no_byte_of_any_corpus_secret(memory_repo, git) -> None:
     """Every corpus kind in a message body and a tool result of a real, committed session:
     no secret in the transcript file nor in any git object."""
@@ -156,6 +157,7 @@ def test_lone_surrogates_and_non_ascii_text_are_redacted_not_raised() -> None:
     assert r.redact("héllo EMP-12 wörld") == "héllo [redacted:emp] wörld"
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.text(alphabet=st.characters(blacklist_categories=())),
                           st.sampled_from([s.text for s in CORPUS] + [t for _, t in LOOKALIKES] + ["=", ":", "\\n", "-----BEGIN PRIVATE KEY-----"])),

@@ -123,6 +123,7 @@ def test_batch_commits_name_what_was_learned(memory_repo: MemoryRepo) -> None:
     assert not run_commit(_ctx(memory_repo, "commit")).changed
 
 
+@pytest.mark.slow
 def test_the_commit_model_writes_the_batch_message_when_configured(memory_repo: MemoryRepo, openai_server: OpenAIServer) -> None:
     write_llm_config(memory_repo.root, openai_server.base_url)
     subprocess.run(["git", "commit", "-qm", "maintenance: llm", "--", "memory-config.yaml"], cwd=memory_repo.root, check=True)
@@ -137,6 +138,7 @@ def test_the_commit_model_writes_the_batch_message_when_configured(memory_repo: 
 
 
 # ── extract ──
+@pytest.mark.slow
 def test_extract_takes_imported_and_recovered_sessions_and_names_what_it_learned(memory_repo: MemoryRepo) -> None:
     """Transcripts that capture never extracted (an import, a recovery) are extracted by the
     job; its commit message says what was learned, not '3 entries from <slug>'."""
@@ -167,6 +169,7 @@ def test_extract_failures_wake_the_job_at_the_retry_queues_next_time(memory_repo
 
 
 # ── condense, tags, explore, index ──
+@pytest.mark.slow
 def test_condensation_after_downtime_covers_each_missed_day_and_the_week(memory_repo: MemoryRepo) -> None:
     for day in ("2026-03-06", "2026-03-07", "2026-03-08"):  # Friday .. Sunday
         _transcript(memory_repo, f"ses_{day[-2:]}", day, [("user", f"Lesson: on {day} we learned to pin versions."),
@@ -184,6 +187,7 @@ def test_condensation_after_downtime_covers_each_missed_day_and_the_week(memory_
     assert sum(s.startswith("memory: daily journal") for s in subjects) == 3
 
 
+@pytest.mark.slow
 def test_tags_owed_after_downtime_and_explore_branches_pruned(memory_repo: MemoryRepo, git) -> None:
     today = datetime.now(UTC)
     out = run_tag(_ctx(memory_repo, "tag", today, today - timedelta(days=3)))
@@ -215,6 +219,7 @@ def test_index_health_rebuilds_a_missing_or_damaged_index_and_catches_up_a_stale
     assert run_index_health(_ctx(memory_repo, "index")).message == "memory.db is intact and fresh"
 
 
+@pytest.mark.slow
 def test_run_due_runs_the_owed_commit_with_the_cli(memory_repo: MemoryRepo, tmp_path: Path,
                                                    cli: Cli) -> None:
     from autopoiesis.daemon.scheduler import Scheduler, StateStore

@@ -21,6 +21,8 @@ from autopoiesis.daemon.status import DaemonRunningError, InstanceLock, read_sta
 from tests.conftest import Cli
 from tests.daemon.helpers import log_rows, wait_for
 
+pytestmark = pytest.mark.slow
+
 
 # ── jobs for these tests (module level: the runner forks, spawn would import them) ──
 def hang(ctx: JobContext) -> JobOutcome:

@@ -44,6 +44,7 @@ def _log(repo: MemoryRepo) -> str:
     return subprocess.run(["git", "log", "--format=%s"], cwd=repo.root, capture_output=True, text=True).stdout
 
 
+@pytest.mark.slow
 def test_idle_sessions_are_imported_once_and_a_restart_imports_nothing_again(memory_repo: MemoryRepo, home: Path) -> None:
     a = home / ".claude" / "projects" / "proj" / "a.jsonl"
     b = home / ".codex" / "sessions" / "2026" / "03" / "02" / "rollout-b.jsonl"
@@ -107,6 +108,7 @@ def test_unreadable_files_are_not_retried_until_they_change(memory_repo: MemoryR
     assert [Path(s).name for s, _ in SessionWatcher(memory_repo).scan().imported] == ["bad.jsonl"]
 
 
+@pytest.mark.slow
 def test_a_resumed_session_is_taken_again_when_it_ends_again(memory_repo: MemoryRepo, home: Path) -> None:
     """What was imported is hashed; new content after a restart is new work (the importers
     decide how a continuation is filed)."""
@@ -124,6 +126,7 @@ def test_a_resumed_session_is_taken_again_when_it_ends_again(memory_repo: Memory
     assert any("ses_r2" in t for t in report.imported[0][1])
 
 
+@pytest.mark.slow
 def test_the_watch_sessions_job_raises_session_ended_and_extraction_follows(memory_repo: MemoryRepo, home: Path, cli: Cli) -> None:
     a = home / ".claude" / "projects" / "proj" / "a.jsonl"
     a.write_text(_session("ses_job", "2026-03-02T10:00:00Z", "We decided to always keep the raw transcripts."))
@@ -171,6 +174,7 @@ def test_one_file_that_breaks_the_import_does_not_stop_the_others(memory_repo: M
     assert SessionWatcher(memory_repo, importer=importer).scan().refused == []  # not retried until it changes
 
 
+@pytest.mark.slow
 def test_a_forgotten_session_is_not_imported_again_from_the_harness_log(memory_repo: MemoryRepo, home: Path) -> None:
     """`forget --transcript` clears the caches under .autopoiesis/ but keeps the watcher's
     record: the session's file in ~/.claude is still there, and must not come back."""

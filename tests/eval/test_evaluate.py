@@ -79,6 +79,7 @@ def _questions(tmp_path: Path) -> Path:
     return f
 
 
+@pytest.mark.slow
 def test_jsonl_question_set_on_a_small_repo(repo: MemoryRepo, tmp_path: Path) -> None:
     r = evaluate(repo, load_questions(_questions(tmp_path)), budgets=(300, 2048, 8192))
     assert r.asked == 4
@@ -123,6 +124,7 @@ def test_evidence_is_found_by_line_and_by_text(repo: MemoryRepo, tmp_path: Path)
     assert r.budgets[0].bm25_packed == 1.0
 
 
+@pytest.mark.slow
 def test_a_branch_and_a_tag_are_read_without_touching_the_checkout(repo: MemoryRepo, tmp_path: Path, git) -> None:
     git(repo, "checkout", "-q", "-b", "extract/v2")
     door = repo.knowledge_dir / "reference" / "office.md"
@@ -150,6 +152,7 @@ def test_a_branch_and_a_tag_are_read_without_touching_the_checkout(repo: MemoryR
         evaluate(repo, qs, ref="no-such-branch")
 
 
+@pytest.mark.slow
 def test_replay_compare_shows_both_sides(repo: MemoryRepo, tmp_path: Path, git) -> None:
     git(repo, "checkout", "-q", "-b", "extract/v2")
     (repo.knowledge_dir / "reference" / "office.md").write_text("# Office\n\n- The office door is teal.\n", encoding="utf-8")
@@ -190,6 +193,7 @@ def _small_locomo(shared_data: Path, tmp_path: Path) -> tuple[Path, dict]:
     return f, out[1]
 
 
+@pytest.mark.slow
 def test_locomo_question_set(shared_data: Path, tmp_path: Path) -> None:
     from autopoiesis.eval.locomo import import_conversation
 
@@ -216,6 +220,7 @@ def test_locomo_question_set(shared_data: Path, tmp_path: Path) -> None:
         evaluate(corpus.repo, load_questions(other))
 
 
+@pytest.mark.slow
 def test_cli_eval_json_and_clear_errors(repo: MemoryRepo, tmp_path: Path) -> None:
     runner = CliRunner()
     root = str(repo.root)

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from autopoiesis.eval.locomo import evaluate
+
+pytestmark = pytest.mark.slow
 
 
 def test_locomo_retrieval_beats_baseline(shared_data: Path) -> None:

@@ -96,6 +96,7 @@ def same(a: CliResult, b: CliResult) -> None:
     assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr)
 
 
+@pytest.mark.slow
 def test_search_compile_and_hooks_answered_by_the_daemon_as_by_a_process_of_their_own(
         repo: MemoryRepo, daemon: Daemon, env: dict[str, str], tmp_path: Path, cli: Cli) -> None:
     root = str(repo.root)
@@ -166,6 +167,7 @@ def test_search_compile_and_hooks_answered_by_the_daemon_as_by_a_process_of_thei
     assert read_status(repo)["served"] == count
 
 
+@pytest.mark.slow
 def test_a_users_mistake_gets_the_same_error_and_status_as_without_the_daemon(repo: MemoryRepo, daemon: Daemon,
                                                                               env: dict[str, str], cli: Cli) -> None:
     root = str(repo.root)
@@ -195,6 +197,7 @@ def test_a_users_mistake_gets_the_same_error_and_status_as_without_the_daemon(re
     assert nowhere.returncode == 1 and b"is not a memory repository" in nowhere.stderr
 
 
+@pytest.mark.slow
 def test_the_socket_is_the_users_alone(repo: MemoryRepo, daemon: Daemon, env: dict[str, str]) -> None:
     path = warm.socket_path(repo)
     mode = os.stat(path).st_mode
@@ -231,6 +234,7 @@ def test_the_socket_is_the_users_alone(repo: MemoryRepo, daemon: Daemon, env: di
     assert refused and "uid 65534" in refused[-1]["message"]
 
 
+@pytest.mark.slow
 def test_a_killed_daemon_breaks_nothing_and_the_next_one_serves_again(repo: MemoryRepo,
                                                                       env: dict[str, str], cli: Cli) -> None:
     root = str(repo.root)
@@ -271,6 +275,7 @@ def _slow_git(tmp_path: Path) -> tuple[Path, Path]:
     return bin_dir, marker
 
 
+@pytest.mark.slow
 def test_a_daemon_killed_in_the_middle_of_a_call_leaves_it_to_the_client(repo: MemoryRepo, env: dict[str, str],
                                                                           tmp_path: Path, cli: Cli) -> None:
     """The call's first `git` (in the daemon: the call runs with the client's PATH) waits;
@@ -294,6 +299,7 @@ def test_a_daemon_killed_in_the_middle_of_a_call_leaves_it_to_the_client(repo: M
     assert b"pg-billing-2" in out and not _served(repo)
 
 
+@pytest.mark.slow
 def test_a_daemon_that_hangs_in_the_middle_of_a_call_leaves_it_to_the_client(
         repo: MemoryRepo, env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The daemon accepts the call and then never answers (here its `git` sleeps; a daemon
@@ -317,6 +323,7 @@ def test_a_daemon_that_hangs_in_the_middle_of_a_call_leaves_it_to_the_client(
         d.stop()
 
 
+@pytest.mark.slow
 def test_another_version_and_a_silent_client_are_no_trouble(repo: MemoryRepo, daemon: Daemon, env: dict[str, str],
                                                             monkeypatch: pytest.MonkeyPatch, cli: Cli) -> None:
     root = str(repo.root)
@@ -359,6 +366,7 @@ def test_another_version_and_a_silent_client_are_no_trouble(repo: MemoryRepo, da
     assert len(_served(repo)) == count + 2 and daemon.proc.poll() is None
 
 
+@pytest.mark.slow
 def test_a_deep_repo_path_is_served_through_its_folder(tmp_path: Path, env: dict[str, str],
                                                        commit_all, cli: Cli) -> None:
     from autopoiesis.memory.initialize import init_memory_repo

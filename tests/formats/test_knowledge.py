@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +31,7 @@ ENTRY_TEXT = st.text(alphabet=st.characters(whitelist_categories=("L", "N", "Zs"
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(ENTRY_TEXT, st.booleans(), st.booleans()), min_size=1, max_size=6))
 def test_generated_entries_parse_back_as_entries(items: list[tuple[str, bool, bool]]) -> None:

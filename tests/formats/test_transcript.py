@@ -64,6 +64,7 @@ def transcripts(draw):
     return tf.Transcript(meta, draw(text_st), tuple(turns))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(transcripts())
 def test_render_parse_render_is_identity(t: tf.Transcript) -> None:

@@ -104,6 +104,7 @@ def test_recall_blame_learned_show_at(memory_repo: MemoryRepo, git) -> None:
     assert first in git(memory_repo.root, "log", "-S", "source of truth", "--format=%H").stdout
 
 
+@pytest.mark.slow
 def test_concurrent_commits_lose_nothing(memory_repo: MemoryRepo, git) -> None:
     errors: list[Exception] = []
 
@@ -176,6 +177,7 @@ def test_show_at_refuses_what_is_neither_a_ref_nor_a_date(memory_repo: MemoryRep
             g.show_at(typo, "knowledge/reference/storage.md")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reply", [
     "I'm sorry, as an AI language model I cannot summarize diffs.",
     "+- 2026-02-16: keep raw transcripts",

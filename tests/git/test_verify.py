@@ -93,6 +93,7 @@ def assert_reported(cli: Cli, repo: MemoryRepo, path: str, commit: str | None) -
     return proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
 def test_fast_forward_merge(mem, git, tmp_path, hooks, cli: Cli) -> None:
     repo, paths = mem
@@ -109,6 +110,7 @@ def test_fast_forward_merge(mem, git, tmp_path, hooks, cli: Cli) -> None:
         assert_reported(cli, repo, paths[1], forging)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
 def test_merge_commit(mem, git, tmp_path, hooks, cli: Cli) -> None:
     repo, paths = mem
@@ -126,6 +128,7 @@ def test_merge_commit(mem, git, tmp_path, hooks, cli: Cli) -> None:
         assert merge[:12] in out  # the merge that brought it in is named too
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
 def test_cherry_pick(mem, git, tmp_path, hooks, cli: Cli) -> None:
     repo, paths = mem
@@ -140,6 +143,7 @@ def test_cherry_pick(mem, git, tmp_path, hooks, cli: Cli) -> None:
         assert_reported(cli, repo, paths[2], a.head())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
 def test_rebase_onto_a_forged_branch(mem, git, tmp_path, hooks, cli: Cli) -> None:
     repo, paths = mem
@@ -157,6 +161,7 @@ def test_rebase_onto_a_forged_branch(mem, git, tmp_path, hooks, cli: Cli) -> Non
         assert_reported(cli, repo, paths[0], forging)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
 def test_interactive_rebase_editing_the_commit_that_added_a_transcript(mem, git, hooks, cli: Cli) -> None:
     repo, paths = mem
@@ -179,6 +184,7 @@ def test_interactive_rebase_editing_the_commit_that_added_a_transcript(mem, git,
         assert_reported(cli, repo, paths[0], adder)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
 def test_git_am(mem, git, tmp_path, hooks, cli: Cli) -> None:
     repo, paths = mem
@@ -196,6 +202,7 @@ def test_git_am(mem, git, tmp_path, hooks, cli: Cli) -> None:
         assert_reported(cli, repo, paths[1], a.head())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
 def test_revert_of_a_conversation_commit(mem, git, hooks, cli: Cli) -> None:
     repo, paths = mem
@@ -213,6 +220,7 @@ def test_revert_of_a_conversation_commit(mem, git, hooks, cli: Cli) -> None:
         assert "deleted" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
 def test_orphan_branch_renamed_to_main(mem, git, hooks, cli: Cli) -> None:
     repo, paths = mem
@@ -241,6 +249,7 @@ def test_orphan_branch_renamed_to_main(mem, git, hooks, cli: Cli) -> None:
         assert "history was replaced" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("record", [True, False], ids=["record", "reflog"])
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
 def test_reset_soft_edit_commit(memory_repo, git, hooks, record, cli: Cli) -> None:
@@ -261,6 +270,7 @@ def test_reset_soft_edit_commit(memory_repo, git, hooks, record, cli: Cli) -> No
     assert_reported(cli, repo, paths[1], a.head())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
 def test_git_replace_of_a_transcript_blob(mem, git, hooks, cli: Cli) -> None:
     repo, paths = mem
@@ -278,6 +288,7 @@ def test_git_replace_of_a_transcript_blob(mem, git, hooks, cli: Cli) -> None:
         assert f"git replace -d {blob}" in out
 
 
+@pytest.mark.slow
 def test_git_replace_of_a_commit_names_the_commit(mem, git, cli: Cli) -> None:
     repo, paths = mem
     conversation = git(repo.root, "log", "--format=%H", "-1", "--", paths[1]).stdout.strip()
@@ -288,6 +299,7 @@ def test_git_replace_of_a_commit_names_the_commit(mem, git, cli: Cli) -> None:
 
 
 # ── verify itself ──
+@pytest.mark.slow
 def test_clean_history_is_ok_and_incremental(mem, cli: Cli) -> None:
     repo, _ = mem
     proc = cli("verify", repo=repo)
@@ -300,6 +312,7 @@ def test_clean_history_is_ok_and_incremental(mem, cli: Cli) -> None:
     assert data["ok"] and data["full"] and data["commits_checked"] == 5  # the init commit and four sessions
 
 
+@pytest.mark.slow
 def test_record_is_read_incrementally_and_reports_until_fixed(mem, git, tmp_path, cli: Cli) -> None:
     repo, paths = mem
     forging = forged_remote(repo, git, tmp_path, paths[0])
@@ -312,6 +325,7 @@ def test_record_is_read_incrementally_and_reports_until_fixed(mem, git, tmp_path
     assert cli("verify", repo=repo).returncode == 0
 
 
+@pytest.mark.slow
 def test_accept_records_a_sanctioned_rewrite(mem, git, cli: Cli) -> None:
     repo, paths = mem
     conversation = git(repo.root, "log", "--format=%H", "-1", "--", paths[1]).stdout.strip()
@@ -331,6 +345,7 @@ def test_verify_without_commits_and_unknown_ref(tmp_path, git, cli: Cli) -> None
     assert proc.returncode != 0 and "no branch 'nope'" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_doctor_reports_a_forged_history(mem, git, tmp_path, cli: Cli) -> None:
     repo, paths = mem
     assert cli("index", "rebuild", repo=repo).returncode == 0
@@ -350,6 +365,7 @@ def test_doctor_reports_a_forged_history(mem, git, tmp_path, cli: Cli) -> None:
 
 
 # ── the history hooks ──
+@pytest.mark.slow
 def test_pre_push_refuses_a_forged_history(mem, git, tmp_path) -> None:
     repo, paths = mem
     remote = tmp_path / "remote.git"
@@ -365,6 +381,7 @@ def test_pre_push_refuses_a_forged_history(mem, git, tmp_path) -> None:
     assert git(remote, "rev-parse", "main").stdout.strip() != forging
 
 
+@pytest.mark.slow
 def test_post_merge_warns_when_the_transaction_hook_is_missing(mem, git, tmp_path) -> None:
     repo, paths = mem
     (repo.root / ".git/hooks/reference-transaction").unlink()
@@ -373,6 +390,7 @@ def test_post_merge_warns_when_the_transaction_hook_is_missing(mem, git, tmp_pat
     assert "warning" in proc.stderr and paths[1] in proc.stderr and forging[:12] in proc.stderr
 
 
+@pytest.mark.slow
 def test_post_rewrite_runs_verify_after_a_rebase(mem, git, tmp_path) -> None:
     repo, paths = mem
     (repo.root / ".git/hooks/reference-transaction").unlink()
@@ -382,6 +400,7 @@ def test_post_rewrite_runs_verify_after_a_rebase(mem, git, tmp_path) -> None:
     assert "after this rewrite" in proc.stderr and paths[1] in proc.stderr and forging[:12] in proc.stderr
 
 
+@pytest.mark.slow
 def test_ordinary_work_passes_the_transaction_hook(mem, git, commit_all, cli: Cli) -> None:
     """Commits, branches, explore branches, resets that drop no transcript, tags: all fine."""
     repo, _ = mem

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.git.repo import MemoryGit
 from autopoiesis.index.freshness import tree_state
+
+pytestmark = pytest.mark.slow
 
 
 def test_status_reads_never_block_a_concurrent_git_add(memory_repo: MemoryRepo, git) -> None:

@@ -192,6 +192,7 @@ def start_of_a_second() -> None:
     time.sleep(1 - (now - int(now)) + 0.01)
 
 
+@pytest.mark.slow
 def test_a_committed_file_edited_in_its_second_keeps_its_size_and_is_found(memory_repo: MemoryRepo, commit_all) -> None:
     """Committed, indexed and rewritten (same size) within one second: git's own racy-file
     rule sees it, and so does the next search, in a new process and in a long-lived one.
@@ -223,6 +224,7 @@ def committed_file_edited_in_its_second(repo: MemoryRepo, commit_all, rel: str) 
     return True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("restore_mtime", [False, True])
 def test_an_uncommitted_file_edited_with_its_size_and_mtime_is_found(memory_repo: MemoryRepo, restore_mtime: bool) -> None:
     """An uncommitted file, indexed, then rewritten with the same size in the same second

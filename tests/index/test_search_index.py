@@ -187,6 +187,7 @@ def test_markdown_chunks_by_section_and_tolerates_broken_frontmatter() -> None:
 
 
 # ── query safety ──
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "query",
     ['"unbalanced', "(a OR b", "NOT AND OR", "-x:y*", "col:value", "^start", "a NEAR/3 b", "***", "...", "'';--", "",
@@ -539,6 +540,7 @@ def test_cli_search_json_batch_status_doctor(filled: MemoryRepo, tmp_path: Path)
     assert doc["embedder"]["name"] == "offline"
 
 
+@pytest.mark.slow
 def test_search_batch_reads_odd_bytes_and_refuses_a_missing_file(filled: MemoryRepo, tmp_path: Path) -> None:
     """Bytes that are not UTF-8 cost their query a character, not the batch: one JSON line
     out for every line in, from a file and from stdin; a missing file is a clear error."""

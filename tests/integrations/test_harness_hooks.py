@@ -111,6 +111,7 @@ USER_SETTINGS = {
 }
 
 
+@pytest.mark.slow
 def test_integrate_merges_is_idempotent_and_uninstalls_exactly_what_it_added(repo, project, env,
                                                                              cli: Cli) -> None:
     settings = project / ".claude" / "settings.json"
@@ -156,6 +157,7 @@ def test_integrate_merges_is_idempotent_and_uninstalls_exactly_what_it_added(rep
                                       "--uninstall", repo=repo, env=env, cwd=project, process=True, check=True).stdout
 
 
+@pytest.mark.slow
 def test_integrate_user_scope_and_local_file(repo, project, env, cli: Cli) -> None:
     cli("integrate", "claude-code", "--user", repo=repo, env=env, cwd=project, process=True,
         check=True)
@@ -170,6 +172,7 @@ def test_integrate_user_scope_and_local_file(repo, project, env, cli: Cli) -> No
     assert json.loads(user_settings.read_text()) == {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content, why", [
     ("{\"hooks\": {", "is not valid JSON"),
     ("[1, 2]", "not an object of settings"),
@@ -203,6 +206,7 @@ def hooks(repo, project, env, cli: Cli) -> dict[str, str]:
     return installed(project / ".claude" / "settings.json")
 
 
+@pytest.mark.slow
 def test_prompt_and_session_start_hooks_return_compiled_context_within_budget(repo, project, env, hooks, tmp_path) -> None:
     transcript = tmp_path / "s1.jsonl"
     prompt = base("UserPromptSubmit", "s1", transcript, project, prompt="Which host runs the billing database?")
@@ -237,6 +241,7 @@ def test_prompt_and_session_start_hooks_return_compiled_context_within_budget(re
     assert all(r["ok"] and r["ms"] > 0 and r["tokens"] > 0 for r in rows)
 
 
+@pytest.mark.slow
 def test_a_prompt_the_memory_knows_nothing_of_gets_no_context(repo, project, env, hooks, tmp_path) -> None:
     proc = run_hook(hooks["UserPromptSubmit"], base("UserPromptSubmit", "s1", tmp_path / "t.jsonl", project,
                                                     prompt="zyxxy quorble"), env=env, cwd=project)
@@ -244,6 +249,7 @@ def test_a_prompt_the_memory_knows_nothing_of_gets_no_context(repo, project, env
     assert log_rows(repo)[-1]["ok"] is True and log_rows(repo)[-1]["sections"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("payload, reason", [
     ("not json at all", "not JSON"),
     ("[1, 2]", "not an object"),
@@ -261,6 +267,7 @@ def test_a_failing_hook_exits_0_prints_nothing_and_logs_why(repo, project, env, 
     assert row["ok"] is False and reason in row["error"], row
 
 
+@pytest.mark.slow
 def test_a_broken_config_or_a_missing_repo_never_blocks_the_prompt(repo, project, env, hooks, tmp_path) -> None:
     (repo.root / "memory-config.yaml").write_text("integrations:\n  hook_token_budget: lots\n")
     prompt = base("UserPromptSubmit", "s1", tmp_path / "t.jsonl", project, prompt="billing database host?")
@@ -274,6 +281,7 @@ def test_a_broken_config_or_a_missing_repo_never_blocks_the_prompt(repo, project
     assert "is not a memory repository" in proc.stderr
 
 
+@pytest.mark.slow
 def test_session_end_imports_the_transcript_in_the_background(repo, project, env, hooks, tmp_path, shared_data, git) -> None:
     transcript = Path(env["HOME"]) / ".claude/projects/-billing-service/test-session-id.jsonl"
     transcript.parent.mkdir(parents=True)
@@ -298,6 +306,7 @@ def test_session_end_imports_the_transcript_in_the_background(repo, project, env
     assert "claude-code:test-session-id" not in json.loads((repo.root / ".autopoiesis/harness/sessions.json").read_text())
 
 
+@pytest.mark.slow
 def test_a_session_that_never_ended_is_imported_once_idle(repo, project, env, hooks, tmp_path, shared_data) -> None:
     transcript = tmp_path / "abandoned.jsonl"
     shutil.copy(shared_data / "claude-code/claude-code-transcripts__sample_session.jsonl", transcript)
@@ -319,6 +328,7 @@ def test_a_session_that_never_ended_is_imported_once_idle(repo, project, env, ho
     assert "claude-code:other" in json.loads(sessions.read_text())
 
 
+@pytest.mark.slow
 def test_pre_compact_flush_round_trip(repo, project, env, hooks, tmp_path, git) -> None:
     transcript = tmp_path / "long.jsonl"
     transcript.write_text(json.dumps({"type": "user", "sessionId": "long", "timestamp": "2026-03-01T09:00:00Z",
@@ -352,6 +362,7 @@ def test_pre_compact_flush_round_trip(repo, project, env, hooks, tmp_path, git) 
     assert "flush" not in log_rows(repo)[-1]
 
 
+@pytest.mark.slow
 def test_compaction_summary_without_a_flush_block_is_logged(repo, project, env, hooks, tmp_path) -> None:
     transcript = tmp_path / "c.jsonl"
     transcript.write_text("")
@@ -369,6 +380,7 @@ def test_compaction_summary_without_a_flush_block_is_logged(repo, project, env, 
 CODEX_CONFIG = 'model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n\n[profiles.fast]\nmodel = "o4-mini"\n'
 
 
+@pytest.mark.slow
 def test_integrate_codex_sets_notify_and_uninstalls_it(repo, project, env, cli: Cli) -> None:
     config = Path(env["CODEX_HOME"]) / "config.toml"
     config.parent.mkdir(parents=True)
@@ -389,6 +401,7 @@ def test_integrate_codex_sets_notify_and_uninstalls_it(repo, project, env, cli: 
     assert config.read_text().startswith('notify = ["notify-send", "Codex"]')
 
 
+@pytest.mark.slow
 def test_codex_notify_records_the_thread_and_imports_it_once_idle(repo, project, env, shared_data,
                                                                   cli: Cli) -> None:
     thread = "0199a213-81c0-7800-8aa1-bbab2a035a53"
@@ -422,6 +435,7 @@ def test_codex_notify_records_the_thread_and_imports_it_once_idle(repo, project,
     assert log_rows(repo)[-1]["ignored"] == "notification type 'approval-requested'"
 
 
+@pytest.mark.slow
 def test_hook_import_command_files_idle_sessions_from_cron(repo, project, env, hooks, tmp_path,
                                                            shared_data, cli: Cli) -> None:
     transcript = tmp_path / "cron.jsonl"

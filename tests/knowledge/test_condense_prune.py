@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.git.repo import MemoryGit
@@ -22,6 +24,7 @@ def last_subject(repo: MemoryRepo) -> str:
     return MemoryGit(repo).run("log", "-1", "--format=%s").stdout.strip()
 
 
+@pytest.mark.slow
 def test_daily_summary_updates_not_duplicates(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     import_sessions(memory_repo, tmp_path, DEMO)
     with MemoryCondenser(memory_repo) as c:
@@ -38,6 +41,7 @@ def test_daily_summary_updates_not_duplicates(memory_repo: MemoryRepo, tmp_path:
     assert kf.parse(text).meta()["sessions"] == ["ses_a", "ses_b"]
 
 
+@pytest.mark.slow
 def test_weekly_rollup_promotes_what_stands_without_noise(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     """The week's decisions go to MEMORY.md as derived lines carrying the canonical entry's
     id; no per-topic session counts; a second rollup adds nothing."""
@@ -64,6 +68,7 @@ def test_weekly_rollup_promotes_what_stands_without_noise(memory_repo: MemoryRep
     assert decisions[0].id == canonical[0].id  # one fact, one id
 
 
+@pytest.mark.slow
 def test_weekly_rollup_never_brings_back_a_superseded_decision(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     import_sessions(memory_repo, tmp_path, [
         session("ses_p1", "2026-03-02T09:00:00Z", ("user", "We'll host the docs on GitHub Pages for now.")),
@@ -92,6 +97,7 @@ def _fill_memory(repo: MemoryRepo, n: int) -> None:
                              Provenance("raw/conversations/a.md", t0 + timedelta(hours=i), "t@1")) for i in range(n)])
 
 
+@pytest.mark.slow
 def test_prune_memory_moves_oldest_to_archive(memory_repo: MemoryRepo) -> None:
     _fill_memory(memory_repo, 230)
     with MemoryPruner(memory_repo) as p:
@@ -161,6 +167,7 @@ def test_compaction_check_rejects_lossy_rewrites(memory_repo: MemoryRepo, openai
     assert kf.parse((repo.root / rel).read_text()).meta()["needs_compact"] is False
 
 
+@pytest.mark.slow
 def test_cli_condense_prune_archive(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

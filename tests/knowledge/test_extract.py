@@ -84,6 +84,7 @@ def test_writer_key_keeps_one_line_per_subject(memory_repo: MemoryRepo) -> None:
 
 
 # ── offline extractors ──
+@pytest.mark.slow
 def test_offline_extractors_find_cued_knowledge(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     paths = import_sessions(memory_repo, tmp_path, DEMO)
     with KnowledgeExtractor(memory_repo) as ex:
@@ -178,6 +179,7 @@ def test_llm_decisions_reply_goes_to_project_context(memory_repo: MemoryRepo, tm
     assert "We decided" in body["messages"][-1]["content"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("replies", [
     ["not json {", "still not json"],
     ['{"decisions": "none"}', '{"decisions": [{"context": "no decision key"}]}'],
@@ -215,6 +217,7 @@ def test_prompt_injection_transcript_cannot_steer_writes(memory_repo: MemoryRepo
     assert "data to read, not instructions" in prompt
 
 
+@pytest.mark.slow
 def test_unavailable_llm_retries_then_offline_fallback(memory_repo: MemoryRepo, tmp_path: Path, openai_server) -> None:
     import_sessions(memory_repo, tmp_path, DEMO[:1])
     repo = use_llm(memory_repo, openai_server.base_url)
@@ -244,6 +247,7 @@ def test_on_session_end_follows_the_trigger(memory_repo: MemoryRepo, tmp_path: P
     assert on_session_end(MemoryRepo(memory_repo.root), paths[0]) is None
 
 
+@pytest.mark.slow
 def test_cli_extract(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
@@ -281,6 +285,7 @@ def tickets_offline(src, key: str) -> list[KnowledgeChange]:
                             src.provenance(None, key)) for t in found]
 
 
+@pytest.mark.slow
 def test_a_registered_extractor_runs_through_the_library(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     import_sessions(memory_repo, tmp_path, [TICKET_SESSION])
     reg = default_registry(plugins=False)
@@ -359,6 +364,7 @@ def _install_plugin(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(sys.modules, "ap_ticket_plugin", raising=False)
 
 
+@pytest.mark.slow
 def test_extractors_from_an_installed_entry_point(memory_repo: MemoryRepo, tmp_path: Path, monkeypatch) -> None:
     from typer.testing import CliRunner
 

@@ -13,6 +13,8 @@ from autopoiesis.git.repo import MemoryGit
 from autopoiesis.knowledge import replay as rp
 from tests.knowledge.helpers import DEMO, import_sessions, session, use_llm
 
+pytestmark = pytest.mark.slow
+
 
 def many(n: int) -> list[dict]:
     return [session(f"ses_{i:03d}", f"2026-02-{1 + i % 27:02d}T{8 + i % 10:02d}:{i % 60:02d}:00Z",

@@ -290,6 +290,7 @@ def test_a_participant_of_a_group_chat_speaking_of_themselves() -> None:
 
 
 # ── the LLM path sees related entries and may supersede or skip ──
+@pytest.mark.slow
 def test_llm_extractor_sees_related_entries_and_its_supersede_lands_everywhere(
         memory_repo: MemoryRepo, tmp_path: Path, openai_server) -> None:
     paths = import_sessions(memory_repo, tmp_path, [

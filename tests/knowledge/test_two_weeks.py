@@ -29,6 +29,8 @@ from autopoiesis.knowledge.condense import MemoryCondenser
 from autopoiesis.knowledge.extract import KnowledgeExtractor
 from tests.knowledge.helpers import import_sessions, session
 
+pytestmark = pytest.mark.slow
+
 
 @dataclass(frozen=True)
 class Variant:

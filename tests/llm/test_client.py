@@ -210,6 +210,7 @@ def test_connection_drop_then_success(make_client, openai_server):
     assert len(openai_server.chat_bodies()) == 2
 
 
+@pytest.mark.slow
 def test_hang_times_out_retries_then_unavailable(make_client, openai_server, tmp_path):
     llm = make_client(timeout_seconds=0.3, max_retries=2)
     openai_server.enqueue({"hang": 2.0}, {"hang": 2.0}, {"hang": 2.0})
@@ -355,6 +356,7 @@ def test_yes_no_sends_one_token_at_temperature_zero(make_client, openai_server):
 
 
 # ── concurrency ──
+@pytest.mark.slow
 def test_concurrency_limit_raises_throughput(make_client, openai_server):
     timings = {}
     for n in (1, 4, 8):

@@ -74,6 +74,7 @@ def test_the_daily_budget_and_the_job_budget_stop_paid_calls(memory_repo: Memory
     assert today["jobs"] == {"condense": {"calls": 3, "tokens": 80}, "extract": {"calls": 2, "tokens": 40}}
 
 
+@pytest.mark.slow
 def test_the_concurrency_limit_holds_across_processes(memory_repo: MemoryRepo, openai_server: OpenAIServer) -> None:
     repo = _repo(memory_repo, openai_server, concurrency=1, timeout_seconds=20)
     openai_server.default_chat = lambda body: {"content": "slow", "delay": 0.4}

@@ -30,6 +30,7 @@ def _llm_repo(memory_repo: MemoryRepo, server: OpenAIServer, git, **llm) -> Memo
     return MemoryRepo(memory_repo.root)
 
 
+@pytest.mark.slow
 def test_a_trickling_answer_ends_at_the_calls_deadline(tmp_path: Path, openai_server: OpenAIServer) -> None:
     write_llm_config(tmp_path, openai_server.base_url, timeout_seconds=1, max_retries=1)
     openai_server.default_chat = lambda body: dict(TRICKLE)
@@ -42,6 +43,7 @@ def test_a_trickling_answer_ends_at_the_calls_deadline(tmp_path: Path, openai_se
     assert took < llm.deadline + 2, took  # the trickle takes ~150 s; 2 s for a busy machine
 
 
+@pytest.mark.slow
 def test_deadline_seconds_bounds_the_retries_too(tmp_path: Path, openai_server: OpenAIServer) -> None:
     write_llm_config(tmp_path, openai_server.base_url, timeout_seconds=5, max_retries=5, deadline_seconds=1)
     openai_server.default_chat = lambda body: {"status": 500, "headers": {"Retry-After": "0.4"}}
@@ -54,6 +56,7 @@ def test_deadline_seconds_bounds_the_retries_too(tmp_path: Path, openai_server: 
     assert 1 <= len(openai_server.chat_bodies()) <= 3
 
 
+@pytest.mark.slow
 def test_slow_model_neither_blocks_commit_nor_a_concurrent_transcript_commit(memory_repo: MemoryRepo, openai_server: OpenAIServer, git) -> None:
     """`autopoiesis commit` against a model that trickles its answer: the commit ends by the
     call's deadline with the deterministic subject, and a capture's transcript commit made

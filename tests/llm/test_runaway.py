@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.git.hooks import pre_commit
 from autopoiesis.knowledge.extract import KnowledgeExtractor
@@ -58,6 +60,7 @@ def test_an_oversized_reply_is_refused_without_a_repair_turn(tmp_path: Path, ope
     assert len(openai_server.chat_bodies()) == 1
 
 
+@pytest.mark.slow
 def test_a_3000_item_reply_never_leaves_a_memory_file_the_hook_rejects(memory_repo: MemoryRepo, openai_server: OpenAIServer, git) -> None:
     memory_repo = _setup(memory_repo, openai_server, git)
     (memory_repo.root / "memory-config.yaml").write_text(
@@ -77,6 +80,7 @@ def test_a_3000_item_reply_never_leaves_a_memory_file_the_hook_rejects(memory_re
     assert commit_knowledge(repo, "memory: later").sha
 
 
+@pytest.mark.slow
 def test_a_secret_reaches_neither_the_model_nor_knowledge_nor_a_commit_message(memory_repo: MemoryRepo, openai_server: OpenAIServer, git) -> None:
     repo = _setup(memory_repo, openai_server, git)
     # the model (or whatever sits behind the endpoint) echoes the key in its answers

@@ -20,6 +20,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 import autopoiesis
 from autopoiesis.core.paths import MemoryRepo
 
+pytestmark = pytest.mark.slow
+
 PROJECT_ROOT = str(Path(autopoiesis.__file__).resolve().parent.parent)
 TOOLS = {"search", "read", "compile_context", "remember", "supersede", "recall", "history", "topics", "get_schema"}
 

@@ -36,6 +36,7 @@ def _objects(repo: MemoryRepo) -> bytes:
                           capture_output=True, check=True).stdout
 
 
+@pytest.mark.slow
 def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(memory_repo: MemoryRepo, git, cli: Cli) -> None:
     path = _session(memory_repo, "leak1", "hello there", f"the vault phrase is {SECRET}, keep it safe", OTHER)
     note = memory_repo.root / "knowledge" / "reference" / "vault.md"
@@ -93,6 +94,7 @@ def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(memory_repo
     _session(memory_repo, "after1", "a conversation after the purge")
 
 
+@pytest.mark.slow
 def test_forget_a_transcript_removes_the_file_from_all_history(memory_repo: MemoryRepo, git) -> None:
     keep = _session(memory_repo, "keep1", "this one stays", OTHER)
     gone = _session(memory_repo, "gone1", "this one goes", f"it said {SECRET}")
@@ -122,6 +124,7 @@ def test_forget_refuses_a_dirty_tree_and_short_strings(memory_repo: MemoryRepo, 
     assert git(memory_repo, "rev-parse", "HEAD").stdout.strip() == head  # nothing rewritten
 
 
+@pytest.mark.slow
 def test_forget_tells_what_a_pushed_remote_needs(memory_repo: MemoryRepo, git, tmp_path: Path, cli: Cli) -> None:
     _session(memory_repo, "p1", "hello", f"leak {SECRET}")
     remote = tmp_path / "remote.git"

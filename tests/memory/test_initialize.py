@@ -12,6 +12,7 @@ from autopoiesis.git.runner import locate_repo
 from autopoiesis.memory.initialize import init_memory_repo
 
 
+@pytest.mark.slow
 def test_layout_commit_and_hooks(tmp_path: Path, git) -> None:
     report = init_memory_repo(tmp_path / "mem")
     root = report.root
@@ -42,6 +43,7 @@ def test_layout_commit_and_hooks(tmp_path: Path, git) -> None:
     assert "memory.db" not in git(root, "ls-files").stdout
 
 
+@pytest.mark.slow
 def test_second_run_changes_nothing(tmp_path: Path, git) -> None:
     first = init_memory_repo(tmp_path / "mem")
     head = git(first.root, "rev-parse", "HEAD").stdout
@@ -51,6 +53,7 @@ def test_second_run_changes_nothing(tmp_path: Path, git) -> None:
     assert git(first.root, "rev-parse", "HEAD").stdout == head
 
 
+@pytest.mark.slow
 def test_existing_repo_keeps_its_files(tmp_path: Path, git) -> None:
     root = tmp_path / "project"
     root.mkdir()
@@ -78,6 +81,7 @@ def test_refuses_a_subfolder_of_another_repo(tmp_path: Path, git) -> None:
         init_memory_repo(tmp_path / "sub")
 
 
+@pytest.mark.slow
 def test_locate_needs_an_initialised_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from autopoiesis.errors import NotAMemoryRepo
 
@@ -92,6 +96,7 @@ def test_locate_needs_an_initialised_repo(tmp_path: Path, monkeypatch: pytest.Mo
     assert locate_repo().root == report.root
 
 
+@pytest.mark.slow
 def test_wheel_ships_the_template(tmp_path: Path) -> None:
     """init must work from an installed wheel, not only from a checkout."""
     import sys
@@ -111,6 +116,7 @@ def test_wheel_ships_the_template(tmp_path: Path) -> None:
         assert needed in names, needed
 
 
+@pytest.mark.slow
 def test_config_cache_follows_edits(tmp_path: Path) -> None:
     import os
 

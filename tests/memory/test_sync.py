@@ -21,6 +21,8 @@ from autopoiesis.memory.initialize import init_memory_repo
 from autopoiesis.memory.sync import sync_once
 from tests.conftest import Cli
 
+pytestmark = pytest.mark.slow
+
 CAP = 60  # lifecycle.memory_line_cap of these repos: two clones' entries together cross it
 PROJECT = "knowledge/projects/atlas/context.md"
 JOURNAL = "knowledge/journal/2026-03-01.md"

@@ -54,6 +54,7 @@ def opencode_storage(root: Path, *, legacy_parts: bool = False) -> Path:
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("legacy", [False, True])
 def test_opencode_storage_folder(memory_repo: MemoryRepo, tmp_path: Path, legacy: bool) -> None:
     root = opencode_storage(tmp_path / "opencode" / "storage", legacy_parts=legacy)
