@@ -85,6 +85,40 @@ def memory_repo(tmp_path: Path, _memory_repo_template: Path):  # -> autopoiesis.
     return MemoryRepo(root.resolve())
 
 
+@pytest.fixture(scope="session")
+def _built_repos() -> dict[str, tuple[Path, Any]]:
+    return {}
+
+
+class BuiltRepo(Protocol):
+    """The callable the `built_repo` fixture returns (see there)."""
+
+    def __call__(self, key: str, build: Callable[[Any], Any]) -> tuple[Any, Any]: ...
+
+
+@pytest.fixture
+def built_repo(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, _memory_repo_template: Path,
+               _built_repos: dict[str, tuple[Path, Any]]) -> BuiltRepo:
+    """A memory repo in a state that takes seconds to build, built once per session and
+    copied for each test: `built_repo(key, build)` -> (MemoryRepo in tmp_path/"memory",
+    what `build(repo)` returned). KEY names the state (one build per key and session);
+    BUILD must finish all its work before it returns (no background index sync left
+    running) and return nothing that names the repo's path (relative paths are fine)."""
+    from autopoiesis.core.paths import MemoryRepo
+
+    def built(key: str, build: Callable[[Any], Any]) -> tuple[Any, Any]:
+        if key not in _built_repos:
+            root = tmp_path_factory.mktemp(f"built-{key}") / "memory"
+            shutil.copytree(_memory_repo_template, root, symlinks=True)
+            _built_repos[key] = (root, build(MemoryRepo(root.resolve())))
+        root, value = _built_repos[key]
+        copy = tmp_path / "memory"
+        shutil.copytree(root, copy, symlinks=True)
+        return MemoryRepo(copy.resolve()), value
+
+    return built
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """../shared/data, or a skip with the reason when this checkout has no shared/ beside it."""

@@ -22,6 +22,7 @@ from autopoiesis.core.text import count_tokens
 from autopoiesis.formats import transcript as tf
 from autopoiesis.index import SearchIndex
 from autopoiesis.testing.samples import closed_transcript
+from tests.conftest import BuiltRepo
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
 SUBJECTS = ["the billing service", "the search index", "the mobile app", "the data warehouse", "the release train",
@@ -57,19 +58,24 @@ def session(n: int, started: datetime) -> tuple[str, str, list[tuple[str, str, s
 
 
 @pytest.fixture
-def repo(memory_repo: MemoryRepo, commit_all) -> MemoryRepo:
-    start = datetime(2026, 2, 1, 9, tzinfo=UTC)
-    for n in range(16):
-        started = start + timedelta(days=2 * n, hours=n % 5)
-        sid, rel, turns = session(n, started)
-        path = memory_repo.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        ended = (started + timedelta(minutes=len(turns))).strftime("%Y-%m-%dT%H:%M:%SZ")
-        path.write_text(closed_transcript(sid, f"Session {n}", turns, started=turns[0][0], ended=ended), encoding="utf-8")
-    commit_all(memory_repo, "conversation: sessions")
-    with SearchIndex(memory_repo) as idx:
-        idx.rebuild_full()
-    return memory_repo
+def repo(built_repo: BuiltRepo, commit_all) -> MemoryRepo:
+    """16 sessions over a month, committed and indexed (built once, copied per test)."""
+
+    def build(repo: MemoryRepo) -> None:
+        start = datetime(2026, 2, 1, 9, tzinfo=UTC)
+        for n in range(16):
+            started = start + timedelta(days=2 * n, hours=n % 5)
+            sid, rel, turns = session(n, started)
+            path = repo.root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            ended = (started + timedelta(minutes=len(turns))).strftime("%Y-%m-%dT%H:%M:%SZ")
+            path.write_text(closed_transcript(sid, f"Session {n}", turns, started=turns[0][0], ended=ended),
+                            encoding="utf-8")
+        commit_all(repo, "conversation: sessions")
+        with SearchIndex(repo) as idx:
+            idx.rebuild_full()
+
+    return built_repo("sixteen-indexed-sessions", build)[0]
 
 
 def compile_(repo: MemoryRepo, message: str, **kw):
@@ -89,7 +95,6 @@ def transcript_turn_texts(repo: MemoryRepo) -> dict[str, list[str]]:
     return out
 
 
-@pytest.mark.slow
 def test_budget_is_filled_with_no_fixed_number_of_hits(repo: MemoryRepo) -> None:
     question = "Why did the latency of the billing service double?"
     for budget in (1200, 2048, 3000, 4000):
@@ -106,7 +111,6 @@ def test_budget_is_filled_with_no_fixed_number_of_hits(repo: MemoryRepo) -> None
     assert everything.total_tokens < 20000
 
 
-@pytest.mark.slow
 def test_history_keeps_its_share(repo: MemoryRepo) -> None:
     history = [HistoryMessage("user" if i % 2 == 0 else "agent", f"turn {i}: " + "we talked about lunch " * 12, f"h{i}")
                for i in range(80)]
@@ -120,7 +124,6 @@ def test_history_keeps_its_share(repo: MemoryRepo) -> None:
     assert short.total_tokens >= 4096 - 120  # a short session leaves the rest of its share to P3
 
 
-@pytest.mark.slow
 def test_items_are_whole_turns_with_their_dates(repo: MemoryRepo) -> None:
     res = compile_(repo, "Who asked about moving to the new cluster in April?", budget=6000)
     turns = transcript_turn_texts(repo)
@@ -158,7 +161,6 @@ def test_overlapping_chunks_of_a_transcript_merge_into_one_section(repo: MemoryR
     assert merged  # several hits of one session became one section
 
 
-@pytest.mark.slow
 def test_archive_stays_out_unless_asked(repo: MemoryRepo) -> None:
     old = repo.root / "archive" / "journal" / "2025-01-05.md"
     old.parent.mkdir(parents=True, exist_ok=True)
@@ -172,7 +174,6 @@ def test_archive_stays_out_unless_asked(repo: MemoryRepo) -> None:
     assert "The zeppelin hangar lease ends in June." in asked.prompt
 
 
-@pytest.mark.slow
 def test_journal_lines_carry_their_date(repo: MemoryRepo) -> None:
     j = repo.knowledge_dir / "journal" / "2026-02-03.md"
     j.write_text("---\ntype: journal\ndate: 2026-02-03\n---\n\n## 2026-02-03\n### ops\n- filler line\n\n"
@@ -185,7 +186,6 @@ def test_journal_lines_carry_their_date(repo: MemoryRepo) -> None:
     assert "2026-02-03" in sec.content
 
 
-@pytest.mark.slow
 def test_a_superseded_entry_is_never_included_as_current(repo: MemoryRepo) -> None:
     old = ("- ~~2026-02-01: The pooler is PgBouncer in transaction mode (source: raw/x.md @ 2026-02-01T09:00Z)~~ "
            "{id: 20260201-0900-aaaaaa} #superseded-by:20260210-0900-bbbbbb")
@@ -257,7 +257,6 @@ def _without_decision_ids(data: dict) -> dict:
     return data
 
 
-@pytest.mark.slow
 def test_compile_batch_refuses_bad_input_clearly(repo: MemoryRepo, tmp_path: Path) -> None:
     runner = CliRunner()
     root = str(repo.root)
@@ -298,7 +297,6 @@ def test_turn_lines_and_locate_give_what_packing_builds_on(repo: MemoryRepo) -> 
         assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))  # never two overlapping chunks
 
 
-@pytest.mark.slow
 def test_a_new_compiler_reuses_parsed_files_until_one_is_replaced(repo: MemoryRepo) -> None:
     """Parsed files are shared by the compilers of a process (the daemon makes one a call);
     a file replaced with the same size and mtime (every writer here replaces: a new inode)
@@ -328,7 +326,6 @@ def test_a_new_compiler_reuses_parsed_files_until_one_is_replaced(repo: MemoryRe
     assert "Pgpool2" in after.prompt and "Odyssey" not in after.prompt
 
 
-@pytest.mark.slow
 def test_the_shared_parsed_files_stay_within_their_byte_budget(repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     from autopoiesis.compiler import compile as compile_mod
 

@@ -17,7 +17,7 @@ import pytest
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.git.verify import verify
-from tests.conftest import Cli
+from tests.conftest import BuiltRepo, Cli
 
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 
@@ -34,12 +34,16 @@ def capture(repo: MemoryRepo, sid: str, day: int, text: str) -> str:
 
 
 @pytest.fixture
-def mem(memory_repo: MemoryRepo) -> tuple[MemoryRepo, list[str]]:
+def mem(built_repo: BuiltRepo) -> tuple[MemoryRepo, list[str]]:
     """A memory repo with three captured transcripts, verified once (the record exists,
     as after any doctor, merge or push)."""
-    paths = [capture(memory_repo, f"ses_{i}", 10 + i, f"we decided plan {i}") for i in range(3)]
-    assert verify(memory_repo).ok
-    return memory_repo, paths
+
+    def build(repo: MemoryRepo) -> list[str]:
+        paths = [capture(repo, f"ses_{i}", 10 + i, f"we decided plan {i}") for i in range(3)]
+        assert verify(repo).ok
+        return paths
+
+    return built_repo("three-verified-transcripts", build)
 
 
 class Attack:
