@@ -36,17 +36,20 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 
 
+def _test_identity(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The environment every test runs git in: its own HOME, no system config, one author."""
+    home = tmp_path_factory.getbasetemp() / "home"
+    home.mkdir(exist_ok=True)
+    return {"HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "test@example.com",
+            "GIT_COMMITTER_NAME": "Test Author", "GIT_COMMITTER_EMAIL": "test@example.com"}
+
+
 @pytest.fixture(autouse=True)
 def _git_identity(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests never read the developer's git config (CI machines may have none)."""
-    home = tmp_path_factory.getbasetemp() / "home"
-    home.mkdir(exist_ok=True)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
-    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.com")
-    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Author")
-    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+    for key, value in _test_identity(tmp_path_factory).items():
+        monkeypatch.setenv(key, value)
     monkeypatch.delenv("AUTOPOIESIS_REPO", raising=False)
 
 
@@ -56,15 +59,11 @@ def _memory_repo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     A copy is the same repo: .git/config and the hooks name the python that runs them, not
     the repo's path, and nothing under .autopoiesis/ names it either. The git identity is
-    set here by hand because `_git_identity` is function-scoped."""
+    set here too: a session fixture is made before the function-scoped `_git_identity`."""
     from autopoiesis.memory.initialize import init_memory_repo
 
-    identity = {"HOME": str(tmp_path_factory.getbasetemp() / "home"), "GIT_CONFIG_NOSYSTEM": "1",
-                "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "test@example.com",
-                "GIT_COMMITTER_NAME": "Test Author", "GIT_COMMITTER_EMAIL": "test@example.com"}
-    Path(identity["HOME"]).mkdir(exist_ok=True)
     with pytest.MonkeyPatch.context() as mp:
-        for key, value in identity.items():
+        for key, value in _test_identity(tmp_path_factory).items():
             mp.setenv(key, value)
         mp.delenv("AUTOPOIESIS_REPO", raising=False)
         report = init_memory_repo(tmp_path_factory.mktemp("template") / "memory", build_index=False)
@@ -74,10 +73,10 @@ def _memory_repo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def memory_repo(tmp_path: Path, _memory_repo_template: Path):  # -> autopoiesis.core.paths.MemoryRepo
     """A real, initialised memory repo (git repo, template, hooks, initial commit) in tmp_path:
-    a copy of the session's template (tests/test_init.py checks init itself).
+    a copy of the session's template (tests/memory/test_initialize.py checks init itself).
 
     Without a search index: with one, every commit in a test would start a background
-    index sync. Tests of the index build theirs (test_init checks that init does)."""
+    index sync. Tests of the index build theirs (test_initialize checks that init does)."""
     from autopoiesis.core.paths import MemoryRepo
 
     root = tmp_path / "memory"
