@@ -12,7 +12,7 @@ import pytest
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.core.paths import MemoryRepo
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
 def script(name: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -34,6 +34,7 @@ def captured(memory_repo: MemoryRepo) -> MemoryRepo:
     return memory_repo
 
 
+@pytest.mark.slow
 def test_extract_then_commit_then_tag(captured: MemoryRepo) -> None:
     root = str(captured.root)
     extracted = script("extract-pending", root)
@@ -50,6 +51,7 @@ def test_extract_then_commit_then_tag(captured: MemoryRepo) -> None:
     assert "memory/daily/" in tagged.stdout
 
 
+@pytest.mark.slow
 def test_condense_prune_and_rebuild_index(captured: MemoryRepo) -> None:
     root = str(captured.root)
     for name, args in (("condense", ("daily",)), ("prune", ()), ("rebuild-index", ())):

@@ -1,0 +1,333 @@
+"""Live capture: the library API, the NDJSON stream, durability, recovery, bad input."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.capture.session import ConversationCapture, Session, recover_abandoned
+from autopoiesis.capture.stream import process_stream
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.errors import CaptureError, ImmutableTranscriptError
+from autopoiesis.formats import transcript as tf
+
+UTC = UTC
+
+
+def events(*evs: dict) -> list[bytes]:
+    return [json.dumps(e).encode() + b"\n" for e in evs]
+
+
+def start(sid: str = "s1", **kw) -> dict:
+    return {"event": "session_start", "session_id": sid, "started": "2026-02-16T18:45:00Z", "model": "m", "channel": "cli", **kw}
+
+
+@pytest.mark.slow
+def test_library_api_writes_commits_and_names_the_transcript(memory_repo: MemoryRepo, git) -> None:
+    cap = ConversationCapture(memory_repo)
+    s = Session("ses_a1b2", started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC), model="opus", channel="webchat")
+    path = cap.on_session_start(s)
+    assert path.exists()
+    assert tf.parse_meta(path.read_text()).status == "open"
+    cap.on_message(s, "user", "Read all open issues and summarise", {"timestamp": "2026-02-16T18:45:30Z"})
+    cap.on_tool_call(s, "exec", "gh issue list", "12 results", timestamp="2026-02-16T18:46:00Z")
+    cap.on_message(s, "assistant", "Here are the 12 issues.", {"timestamp": "2026-02-16T18:46:10Z"})
+    closed = cap.on_session_end(s, ended="2026-02-16T19:32:00Z", tokens_in=45230, tokens_out=12840)
+    assert closed is not None
+    assert closed.commit
+    assert closed.path == "raw/conversations/2026/02/16/1845-ses_a1b2-read-all-open-issues-and-summarise.md"
+    text = (memory_repo.root / closed.path).read_text()
+    t = tf.parse(text)
+    assert tf.render(t) == text
+    assert t.meta.status == "closed"
+    assert t.meta.tokens_in == 45230
+    assert t.meta.ended == datetime(2026, 2, 16, 19, 32, tzinfo=UTC)
+    assert [x.role for x in t.turns] == ["user", "agent", "agent"]
+    assert t.turns[1].items == (tf.ToolCall("exec", "gh issue list", "12 results"),)
+    log = git(memory_repo.root, "show", "-s", "--format=%B", closed.commit).stdout
+    assert log.startswith("conversation: read-all-open-issues-and-summarise\n\nSession: raw/conversations/2026/02/16/")
+    assert not path.exists() or path == memory_repo.root / closed.path
+
+
+@pytest.mark.slow
+def test_stream_interleaved_sessions_and_redaction(memory_repo: MemoryRepo, git) -> None:
+    report = process_stream(memory_repo, events(
+        start("a", topic="alpha work"), start("b"),
+        {"event": "message", "session_id": "a", "role": "user", "content": "key sk-proj-Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1 here", "timestamp": "2026-02-16T18:46:00Z"},
+        {"event": "message", "session_id": "b", "role": "user", "content": "hello from b", "name": "Bob"},
+        {"event": "session_end", "session_id": "b"},
+        {"event": "message", "role": "agent", "content": "only a is open now"},
+        {"event": "session_end"},
+    ))
+    assert report.refused == []
+    assert len(report.closed) == 2
+    a = next(c for c in report.closed if c.session_id == "a")
+    text = (memory_repo.root / a.path).read_text()
+    assert "[redacted:openai_key]" in text
+    assert "Zz9Yy8" not in text
+    assert tf.parse(text).meta.redactions == (("openai_key", 1),)
+    assert "alpha-work" in a.path
+    assert git(memory_repo.root, "status", "--porcelain").stdout == ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bad, fragment", [
+    (b'{"event": "message", "role": "user", "content": "x", "session_id": "ghost"}\n', "unknown session"),
+    (b"not json\n", "not valid JSON"),
+    (b'{"event": "message", "role": "user", "content": "\xff\xfe"}\n', "not valid UTF-8"),
+    (b'{"event": "explode"}\n', "unknown event"),
+    (b'{"event": "session_start", "session_id": "../../etc/passwd"}\n', "'/'"),
+    (b'{"event": "session_start", "session_id": "a\\u0000b"}\n', "NUL"),
+    (b'{"event": "session_end", "session_id": "nope"}\n', "unknown session"),
+    (b"[1, 2]\n", "JSON object"),
+    # impossible times are refused like any bad event, not left to overflow later
+    (b'{"event": "message", "role": "user", "content": "x", "timestamp": NaN}\n', "is not a time"),
+    (b'{"event": "message", "role": "user", "content": "x", "timestamp": 1e20}\n', "out of range"),
+    (b'{"event": "message", "role": "user", "content": "x", "timestamp": "9999-01-01T00:00:00Z"}\n', "outside 1970-2200"),
+])
+def test_bad_events_are_refused_and_nothing_else_is_lost(memory_repo: MemoryRepo, bad: bytes, fragment: str) -> None:
+    lines = events(start("good")) + [bad] + events(
+        {"event": "message", "role": "user", "content": "kept", "session_id": "good"},
+        {"event": "session_end", "session_id": "good"},
+    )
+    report = process_stream(memory_repo, lines)
+    assert len(report.refused) == 1, report.refused
+    assert fragment in report.refused[0], report.refused
+    assert report.refused[0].startswith("line 2:")
+    assert len(report.closed) == 1
+    assert "kept" in (memory_repo.root / report.closed[0].path).read_text()
+    assert not list((memory_repo.root.parent).glob("etc*"))
+
+
+def test_out_of_order_and_unknown_role(memory_repo: MemoryRepo) -> None:
+    report = process_stream(memory_repo, events(
+        {"event": "message", "role": "user", "content": "too early"},
+        start("s"),
+        {"event": "message", "role": "wizard", "content": "x"},
+        {"event": "message", "role": "user", "content": "fine"},
+        {"event": "session_end"},
+        {"event": "session_end", "session_id": "s"},
+        start("s"),
+    ))
+    assert [r.split(":")[0] for r in report.refused] == ["line 1", "line 3", "line 6", "line 7"]
+    assert "no session is open" in report.refused[0]
+    assert "unknown role" in report.refused[1]
+    assert "already captured" in report.refused[3]
+    assert len(report.closed) == 1
+
+
+@pytest.mark.slow
+def test_huge_message_is_cut_with_a_marker_and_binary_is_cleaned(memory_repo: MemoryRepo) -> None:
+    big = "x" * (10 * 1024 * 1024)
+    report = process_stream(memory_repo, events(
+        start("big"),
+        {"event": "message", "role": "user", "content": big},
+        {"event": "message", "role": "user", "content": "bin\u0000ary\u0007 data"},
+        {"event": "session_end"},
+    ))
+    assert report.refused == []
+    text = (memory_repo.root / report.closed[0].path).read_text()
+    assert "[truncated: message was 10485760 bytes" in text
+    assert len(text) < 2 * 1024 * 1024
+    assert "binary data" in text
+
+
+def test_empty_session_leaves_nothing(memory_repo: MemoryRepo, git) -> None:
+    head = git(memory_repo.root, "rev-parse", "HEAD").stdout
+    report = process_stream(memory_repo, events(start("empty"), {"event": "session_end"}))
+    assert report.closed == []
+    assert report.refused == []
+    assert any("no messages" in w for w in report.warnings)
+    assert git(memory_repo.root, "rev-parse", "HEAD").stdout == head
+    assert not list(memory_repo.conversations_dir.rglob("*empty*.md"))
+
+
+def test_closed_transcript_is_immutable(memory_repo: MemoryRepo) -> None:
+    from autopoiesis.capture.session import finalize_transcript
+
+    report = process_stream(memory_repo, events(start("imm"), {"event": "message", "role": "user", "content": "x"}, {"event": "session_end"}))
+    path = memory_repo.root / report.closed[0].path
+    with pytest.raises(ImmutableTranscriptError):
+        finalize_transcript(memory_repo, path)
+    cap = ConversationCapture(memory_repo)
+    with pytest.raises(CaptureError, match="already captured"):
+        cap.on_session_start(Session("imm", started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC)))
+
+
+def _capture_proc(root: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "autopoiesis.cli", "-C", str(root), "capture"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+
+
+@pytest.mark.slow
+def test_killed_harness_loses_nothing_and_is_recovered(memory_repo: MemoryRepo, git) -> None:
+    proc = _capture_proc(memory_repo.root)
+    assert proc.stdin is not None
+    proc.stdin.write(b"".join(events(start("crash"))))
+    for i in range(5):
+        proc.stdin.write(b"".join(events({"event": "message", "role": "user", "content": f"message number {i}", "timestamp": f"2026-02-16T18:5{i}:00Z"})))
+    proc.stdin.flush()
+    deadline = time.time() + 60
+    open_files = []
+    while time.time() < deadline:
+        open_files = list(memory_repo.conversations_dir.rglob("*crash*.md"))
+        if open_files and "message number 4" in open_files[0].read_text():
+            break
+        time.sleep(0.05)
+    # the live session is not "recovered" by another process while its capture runs
+    assert recover_abandoned(memory_repo) == []
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    text = open_files[0].read_text()
+    assert all(f"message number {i}" in text for i in range(5))
+    recovered = recover_abandoned(memory_repo)
+    assert len(recovered) == 1
+    assert recovered[0].status == "recovered"
+    t = tf.parse((memory_repo.root / recovered[0].path).read_text())
+    assert t.meta.status == "recovered"
+    assert t.meta.ended == datetime(2026, 2, 16, 18, 54, tzinfo=UTC)
+    assert len(t.turns) == 5
+    assert git(memory_repo.root, "status", "--porcelain").stdout == ""
+
+
+@pytest.mark.slow
+def test_cli_capture_reports_and_exits_nonzero_on_refusal(memory_repo: MemoryRepo) -> None:
+    stream = b"".join(events(start("cli"), {"event": "message", "role": "user", "content": "hi"})) + b"garbage\n" + b"".join(events({"event": "session_end"}))
+    proc = subprocess.run([sys.executable, "-m", "autopoiesis.cli", "-C", str(memory_repo.root), "capture"],
+                          input=stream, capture_output=True)
+    assert proc.returncode == 1
+    err = proc.stderr.decode()
+    assert "refused: line 3: not valid JSON" in err
+    assert "Traceback" not in err
+    out = [json.loads(l) for l in proc.stdout.decode().splitlines()]
+    assert out[0]["event"] == "committed"
+    assert out[0]["session_id"] == "cli"
+
+
+@pytest.mark.slow
+def test_a_left_open_session_is_recovered_by_the_next_capture(memory_repo: MemoryRepo, git) -> None:
+    first = process_stream(memory_repo, events(start("left"), {"event": "message", "role": "user", "content": "unfinished"}))
+    assert first.left_open
+    assert not first.closed
+    second = process_stream(memory_repo, events(start("next"), {"event": "message", "role": "user", "content": "x"}, {"event": "session_end"}))
+    assert [r.session_id for r in second.recovered] == ["left"]
+    assert git(memory_repo.root, "status", "--porcelain").stdout == ""
+
+
+@pytest.mark.slow
+def test_concurrent_harnesses_lose_nothing(memory_repo: MemoryRepo, git) -> None:
+    n_procs, n_msgs = 8, 20
+    procs = []
+    for p in range(n_procs):
+        proc = _capture_proc(memory_repo.root)
+        body = events(start(f"h{p}")) + events(*[{"event": "message", "role": "user" if i % 2 == 0 else "agent", "content": f"p{p} m{i}"} for i in range(n_msgs)]) + events({"event": "session_end"})
+        procs.append((proc, b"".join(body)))
+    for proc, body in procs:
+        proc.stdin.write(body)
+        proc.stdin.close()
+    for proc, _ in procs:
+        assert proc.wait(timeout=120) == 0, proc.stderr.read().decode()
+    files = list(memory_repo.conversations_dir.rglob("*.md"))
+    assert len(files) == n_procs
+    for f in files:
+        t = tf.parse(f.read_text())
+        assert len(t.turns) == n_msgs
+    assert git(memory_repo.root, "status", "--porcelain").stdout == ""
+    # closes that queue behind a commit are committed together (group commit)
+    assert 1 <= int(git(memory_repo.root, "rev-list", "--count", "HEAD", "--", "raw").stdout) <= n_procs
+    tracked = [f for f in git(memory_repo.root, "ls-files", "raw/conversations").stdout.split() if f.endswith(".md")]
+    assert len(tracked) == n_procs
+    for f in tracked:
+        assert f"Session: {f}" in git(memory_repo.root, "log", "--format=%B", "--", f).stdout
+    git(memory_repo.root, "fsck", "--no-progress")
+
+
+# ── what follows a commit is the caller's callback (capture never imports the lifecycle) ──
+DECISION = [
+    {"event": "message", "role": "user", "content": "Let's decide how memory is stored.", "timestamp": "2026-02-16T18:45:00Z"},
+    {"event": "message", "role": "agent", "content": "Two options: SQLite or Markdown files in git.", "timestamp": "2026-02-16T18:46:00Z"},
+    {"event": "message", "role": "user", "content": "We decided: files are the source of truth, SQLite is only a cache. "
+     "Lesson learned: always keep the raw transcripts.", "timestamp": "2026-02-16T18:47:00Z"},
+    {"event": "session_end", "ended": "2026-02-16T18:50:00Z"},
+]
+
+
+def test_on_committed_runs_after_the_commit_with_the_transcript_path(memory_repo: MemoryRepo, git) -> None:
+    seen: list[tuple[str, str]] = []
+
+    def after(path: str) -> None:  # the commit is already there when the hook runs
+        seen.append((path, git(memory_repo.root, "log", "-1", "--format=%s", "--", path).stdout.strip()))
+
+    cap = ConversationCapture(memory_repo, on_committed=after)
+    s = Session("hook1", started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC))
+    cap.on_session_start(s)
+    cap.on_message(s, "user", "hello hook")
+    closed = cap.on_session_end(s)
+    assert closed is not None
+    assert seen == [(closed.path, "conversation: hello-hook")]
+    uncommitted = ConversationCapture(memory_repo, auto_commit=False, on_committed=after)
+    s2 = Session("hook2", started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC))
+    uncommitted.on_session_start(s2)
+    uncommitted.on_message(s2, "user", "not committed")
+    assert uncommitted.on_session_end(s2) is not None
+    assert len(seen) == 1  # nothing committed, nothing to follow
+
+
+def test_a_failing_after_commit_step_leaves_the_session_committed(memory_repo: MemoryRepo, git) -> None:
+    from autopoiesis.errors import ExtractionError
+
+    def broken(path: str) -> None:
+        raise ExtractionError("the extractor fell over")
+
+    report = process_stream(memory_repo, events(start("brk"), *DECISION), on_committed=broken)
+    assert report.refused == []
+    assert len(report.closed) == 1
+    assert report.closed[0].commit
+    assert any("after-commit step failed: the extractor fell over" in w for w in report.warnings)
+    assert git(memory_repo.root, "status", "--porcelain").stdout == ""
+
+
+@pytest.mark.slow
+def test_extraction_follows_the_commit_when_the_config_says_so(memory_repo: MemoryRepo, git) -> None:
+    from autopoiesis.memory.capture_hooks import after_commit_hook
+
+    report = process_stream(memory_repo, events(start("ext"), *DECISION), on_committed=after_commit_hook(memory_repo))
+    assert report.refused == []
+    assert len(report.closed) == 1
+    subjects = git(memory_repo.root, "log", "-2", "--format=%s").stdout.splitlines()
+    assert subjects[0].startswith("memory:")
+    assert subjects[1].startswith("conversation:")
+    assert f"Session: {report.closed[0].path}" in git(memory_repo.root, "log", "-1", "--format=%B").stdout
+    (memory_repo.root / "memory-config.yaml").write_text("lifecycle:\n  extraction_trigger: manual\n")
+    assert after_commit_hook(MemoryRepo(memory_repo.root)) is None
+
+
+def test_failed_extraction_leaves_the_transcript_pending(memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch, git) -> None:
+    from autopoiesis.errors import ExtractionError
+    from autopoiesis.knowledge.extract import KnowledgeExtractor
+    from autopoiesis.memory.capture_hooks import after_commit_hook
+
+    def fail(self, *args, **kwargs):
+        raise ExtractionError("endpoint down")
+
+    with monkeypatch.context() as m:
+        m.setattr(KnowledgeExtractor, "extract_from_session", fail)
+        report = process_stream(memory_repo, events(start("pend"), *DECISION), on_committed=after_commit_hook(memory_repo))
+    assert report.refused == []
+    assert report.closed[0].commit
+    assert git(memory_repo.root, "log", "-1", "--format=%s").stdout.startswith("conversation:")
+    log = (memory_repo.state_dir / "logs" / "lifecycle.jsonl").read_text()
+    assert "on_session_end_failed" in log
+    assert "endpoint down" in log
+    with KnowledgeExtractor(memory_repo) as ex:
+        pending = ex.extract_pending()
+    assert report.closed[0].path in pending.transcripts

@@ -1,0 +1,137 @@
+"""Importing finished sessions, whatever the format: bad files refused with a reason, a session id that comes back with other content refused, the CLI, formats as plugins (one class, one registration), detection."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC
+from pathlib import Path
+
+from autopoiesis.capture.importers import import_files
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.formats import transcript as tf
+from tests.conftest import Cli
+
+
+def test_bad_files_are_refused_with_a_reason(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    binary = tmp_path / "blob.json"
+    binary.write_bytes(b"\x00\x01\x02binary")
+    latin = tmp_path / "latin.json"
+    latin.write_bytes('{"session_id": "x", "messages": [{"role": "user", "content": "caf\xe9"}]}'.encode("latin-1"))
+    unsafe = tmp_path / "unsafe.json"
+    unsafe.write_text(json.dumps({"session_id": "../evil", "started": "2026-01-01T00:00:00Z", "messages": [{"role": "user", "content": "x"}]}))
+    report = import_files(memory_repo, [binary, latin, unsafe, tmp_path / "missing.json"])
+    assert report.imported == []
+    joined = "\n".join(report.refused)
+    assert "looks binary" in joined
+    assert "not valid UTF-8" in joined
+    assert "'/'" in joined
+    assert "no such file" in joined
+    assert not (memory_repo.root.parent / "evil").exists()
+
+
+def test_same_id_other_content_is_refused(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    s = {"session_id": "dup", "started": "2026-01-01T10:00:00Z", "messages": [{"role": "user", "content": "one"}]}
+    f = tmp_path / "a.json"
+    f.write_text(json.dumps(s))
+    import_files(memory_repo, [f])
+    s["messages"][0]["content"] = "uno"  # not grown: an earlier turn changed
+    f.write_text(json.dumps(s))
+    report = import_files(memory_repo, [f])
+    assert report.imported == []
+    assert "immutable" in report.refused[0] and "earlier turn changed" in report.refused[0]
+
+
+def test_cli_import(memory_repo: MemoryRepo, shared_data: Path, cli: Cli) -> None:
+    f = shared_data / "claude-code" / "claude-code-log__edge_cases.jsonl"
+    proc = cli("import", str(f), repo=memory_repo)
+    assert proc.returncode == 0, proc.stderr
+    assert "malformed lines skipped" in proc.stderr
+    assert "imported raw/conversations/2025/06/14/" in proc.stdout
+
+
+# ── formats are plugins: one class, one registration ──
+def test_a_new_format_is_one_class_and_one_registration(memory_repo: MemoryRepo, tmp_path: Path, monkeypatch) -> None:
+    from datetime import datetime
+
+    from autopoiesis import plugins
+    from autopoiesis.capture.importers import ImportReport, SessionDraft, format_names, register_importer
+
+    manager = plugins.PluginManager()
+    monkeypatch.setattr(plugins, "plugin_manager", lambda: manager)  # the registration ends with the test
+
+    class LinesImporter:
+        """'who: text' lines, one session per file."""
+
+        name = "lines"
+        description = "who: text lines"
+
+        def detect(self, path: Path, text: str) -> float:
+            return 1.0 if path.suffix == ".lines" else 0.0
+
+        def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
+            draft = SessionDraft(session_id=path.stem, channel="lines")
+            when = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+            for line in text.splitlines():
+                who, _, said = line.partition(": ")
+                draft.add_turn(when, "user" if who == "me" else "agent", [tf.Text(said)])
+            return [draft]
+
+    register_importer(LinesImporter())
+    assert format_names()[-1] == "lines"
+    f = tmp_path / "chat-1.lines"
+    f.write_text("me: my key is sk-proj-Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1\nbot: noted\n")
+    report = import_files(memory_repo, [f])
+    assert report.refused == []
+    assert report.imported[0].startswith("raw/conversations/2026/03/01/0900-chat-1-")
+    t = tf.parse((memory_repo.root / report.imported[0]).read_text())
+    assert [x.role for x in t.turns] == ["user", "agent"]
+    assert t.meta.redactions == (("openai_key", 1),)
+    assert import_files(memory_repo, [f], "lines").skipped_duplicates == report.imported
+
+
+def test_builtin_importers_are_registered_in_order() -> None:
+    from autopoiesis.capture.importers import BUILTIN_IMPORTERS, Importer, format_names, importers
+
+    assert format_names() == ("auto", *(i.name for i in BUILTIN_IMPORTERS))
+    assert format_names()[:4] == ("auto", "neutral", "openai", "claude-code")
+    assert {"cline", "opencode", "aider", "continue", "loglines", "codex", "gemini", "chatgpt"} <= set(format_names())
+    assert list(importers().values()) == list(BUILTIN_IMPORTERS)
+    assert all(isinstance(i, Importer) for i in BUILTIN_IMPORTERS)
+
+
+def test_detection_and_unknown_formats(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    from autopoiesis.capture.importers import detect_format
+
+    jsonl = tmp_path / "s.jsonl"
+    jsonl.write_text(json.dumps({"session_id": "n1", "started": "2026-01-01T10:00:00Z", "messages": [{"role": "user", "content": "a"}]}) + "\n")
+    assert detect_format(jsonl, jsonl.read_text()).name == "neutral"
+    chat = tmp_path / "c.json"
+    chat.write_text(json.dumps([{"role": "user", "content": "hi"}]))
+    assert detect_format(chat, chat.read_text()).name == "openai"
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"type": "user", "sessionId": "x"}\n')
+    assert detect_format(log, log.read_text()).name == "claude-code"
+    prose = tmp_path / "notes.txt"
+    prose.write_text("just prose")
+    report = import_files(memory_repo, [prose, chat], "nope")
+    assert len(report.refused) == 2
+    assert "unknown format 'nope'; use one of auto, neutral, openai, claude-code, " in report.refused[0]
+    report = import_files(memory_repo, [prose])
+    # the advice says what the file looks like and names the real flag, not a format it is not
+    assert "text that is not JSON, which is none of the session logs autopoiesis reads" in report.refused[0]
+    assert "--format NAME" in report.refused[0] and "pass --format claude-code" not in report.refused[0]
+
+
+def test_cli_format_choices_come_from_the_registry(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from autopoiesis.cli import app
+
+    f = tmp_path / "c.json"
+    f.write_text(json.dumps([{"role": "user", "content": "hi"}]))
+    r = CliRunner().invoke(app, ["-C", str(memory_repo.root), "import", "--format", "nope", str(f)])
+    assert r.exit_code == 2
+    assert "use one of auto, neutral, openai, claude-code," in r.output
+    r = CliRunner().invoke(app, ["-C", str(memory_repo.root), "import", "--format", "openai", str(f)])
+    assert r.exit_code == 0
+    assert "imported raw/conversations/" in r.output

@@ -1,0 +1,105 @@
+"""The CLI end to end: global -C, friendly errors, the demo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.core.paths import MemoryRepo
+from tests.conftest import Cli
+
+
+def test_help_lists_the_commands(cli: Cli) -> None:
+    proc = cli("--help")
+    assert proc.returncode == 0
+    for cmd in ("init", "capture", "import", "commit", "tag", "explore", "hooks", "recall", "blame", "learned", "show-at", "demo"):
+        assert cmd in proc.stdout
+
+
+@pytest.mark.slow
+def test_init_twice_says_nothing_changed(tmp_path: Path, cli: Cli) -> None:
+    first = cli("init", str(tmp_path / "m"))
+    assert first.returncode == 0
+    assert "Initialized a new memory repository" in first.stdout
+    assert "search index built" in first.stdout
+    again = cli("-C", str(tmp_path / "m"), "init")
+    assert again.returncode == 0
+    assert "nothing changed" in again.stdout
+
+
+@pytest.mark.slow
+def test_user_errors_have_no_traceback(tmp_path: Path, cli: Cli) -> None:
+    for args in (("-C", str(tmp_path), "commit"), ("-C", str(tmp_path / "nope"), "recall", "x"), ("recall", "x")):
+        proc = cli(*args, cwd=tmp_path, process=True)
+        assert proc.returncode != 0
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert "autopoiesis init" in proc.stderr, proc.stderr
+
+
+@pytest.mark.slow
+def test_commit_tag_recall_learned_blame_show_at(memory_repo: MemoryRepo, cli: Cli) -> None:
+    root = str(memory_repo.root)
+    assert "nothing to commit" in cli("-C", root, "commit").stdout
+    (memory_repo.root / "knowledge/reference/db.md").write_text("# DB\n\n- Postgres 16 in production\n")
+    out = cli("-C", root, "commit").stdout
+    assert "memory: Postgres 16 in production" in out  # the subject names what was learned
+    assert "tagged memory/milestone/first" in cli("-C", root, "tag", "milestone", "first").stdout
+    assert "already exists" in cli("-C", root, "tag", "milestone", "first").stdout
+    bad = cli("-C", root, "tag", "milestone")
+    assert bad.returncode == 2
+    assert "needs a name" in bad.stderr
+    rec = cli("-C", root, "recall", "Postgres 16")
+    assert "memory: Postgres 16 in production" in rec.stdout
+    assert "knowledge/reference/db.md" in rec.stdout
+    learned = cli("-C", root, "learned", "--since", "1 hour ago")
+    assert "+ - Postgres 16 in production" in learned.stdout
+    assert "Postgres 16" in cli("-C", root, "blame", "knowledge/reference/db.md").stdout
+    assert "Postgres 16" in cli("-C", root, "show-at", "milestone/first", "knowledge/reference/db.md").stdout
+    outside = cli("-C", root, "blame", "../../etc/passwd")
+    assert outside.returncode != 0
+    assert "outside" in outside.stderr
+    assert "Traceback" not in outside.stderr
+
+
+@pytest.mark.slow
+def test_demo_runs_offline(tmp_path: Path, git, cli: Cli) -> None:
+    proc = cli("demo", str(tmp_path / "demo"))
+    assert proc.returncode == 0, proc.stderr
+    assert "[redacted:openai_key]" in proc.stdout
+    assert "conversation: pr-review-for-the-capture-module" in proc.stdout
+    log = git(tmp_path / "demo", "log", "--format=%s", check=False).stdout
+    assert log.count("conversation:") == 3
+    again = cli("demo", str(tmp_path / "demo"))
+    assert again.returncode != 0
+    assert "not empty" in again.stderr
+
+
+def test_version_prints_the_package_version(cli: Cli) -> None:
+    from autopoiesis import __version__
+
+    proc = cli("--version", process=True)  # the light entry, as installed
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"autopoiesis {__version__}"
+
+
+def test_init_in_an_impossible_place_is_a_clear_error(tmp_path: Path, cli: Cli) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for target in ("/proc/autopoiesis-test", str(blocker / "mem")):
+        proc = cli("init", target)
+        assert proc.returncode == 1
+        assert "Traceback" not in proc.stderr
+        assert "cannot create a memory repository" in proc.stderr
+
+
+@pytest.mark.slow
+def test_an_unknown_embedder_is_refused_with_the_registered_names(tmp_path: Path, cli: Cli) -> None:
+    assert cli("init", str(tmp_path / "m")).returncode == 0  # with a search index
+    config = tmp_path / "m" / "memory-config.yaml"
+    config.write_text(config.read_text().replace("embedder: offline", "embedder: ofline"))
+    proc = cli("-C", str(tmp_path / "m"), "search", "anything")
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    assert "unknown search.embedder 'ofline'" in proc.stderr
+    assert "offline" in proc.stderr.split("unknown search.embedder", 1)[1]

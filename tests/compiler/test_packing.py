@@ -1,0 +1,339 @@
+"""The context compiler's P3 against a real memory repo (transcripts written by the format's
+renderer, committed through the hooks, a real SQLite index): the budget is filled with
+whole chunks, overlapping chunks merge, archive/ and topics/ stay out, every dated item
+carries its date, a superseded entry never comes in as current, and `compile --batch`
+gives per line what `compile --json` gives per message."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from autopoiesis.cli import app
+from autopoiesis.compiler import ContextCompiler, HistoryMessage
+from autopoiesis.compiler.packing import GAP
+from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
+from autopoiesis.core.text import count_tokens
+from autopoiesis.formats import transcript as tf
+from autopoiesis.index import SearchIndex
+from autopoiesis.testing.samples import closed_transcript
+from tests.conftest import BuiltRepo
+
+NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
+SUBJECTS = ["the billing service", "the search index", "the mobile app", "the data warehouse", "the release train",
+            "the on-call rota", "the design system", "the payments API"]
+PEOPLE = ["Lena", "Omar", "Priya", "Jonas"]
+DAY_RE = re.compile(r"^\[\d{4}-\d\d-\d\d, [A-Z][a-z]+day\]$")
+TURN_RE = re.compile(r"^\d\d:\d\d [^:]+: ")
+
+
+def session(n: int, started: datetime) -> tuple[str, str, list[tuple[str, str, str | None, str]]]:
+    """(session id, relative path, turns) of a 12-turn session about SUBJECTS[n]."""
+    subject = SUBJECTS[n % len(SUBJECTS)]
+    person = PEOPLE[n % len(PEOPLE)]
+    lines = [
+        f"Let's go over {subject} today.",
+        f"Sure. What is the state of {subject}?",
+        f"{person} says the latency of {subject} doubled since the last deploy.",
+        "Do we know why it doubled?",
+        f"The cache in front of {subject} was switched off by mistake in change {100 + n}.",
+        "Then turn the cache back on and watch the graphs.",
+        f"Done: the cache for {subject} is on again, latency is back to normal.",
+        f"Good. Write down that {subject} needs an alert on cache misses.",
+        f"Noted: alert on cache misses for {subject}.",
+        f"Also, {person} asked whether {subject} can move to the new cluster in April.",
+        "Tell them yes, after the audit.",
+        f"I told {person}: {subject} moves after the audit.",
+    ]
+    sid = f"ses_b{n:02d}"
+    turns = [((started + timedelta(minutes=k)).strftime("%Y-%m-%dT%H:%M:%SZ"), "user" if k % 2 == 0 else "agent",
+              person if k % 2 == 0 else None, text) for k, text in enumerate(lines)]
+    rel = tf.transcript_relpath(sid, started, f"going-over-session-{n}")
+    return sid, rel, turns
+
+
+@pytest.fixture
+def repo(built_repo: BuiltRepo, commit_all) -> MemoryRepo:
+    """16 sessions over a month, committed and indexed (built once, copied per test)."""
+
+    def build(repo: MemoryRepo) -> None:
+        start = datetime(2026, 2, 1, 9, tzinfo=UTC)
+        for n in range(16):
+            started = start + timedelta(days=2 * n, hours=n % 5)
+            sid, rel, turns = session(n, started)
+            path = repo.root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            ended = (started + timedelta(minutes=len(turns))).strftime("%Y-%m-%dT%H:%M:%SZ")
+            path.write_text(closed_transcript(sid, f"Session {n}", turns, started=turns[0][0], ended=ended),
+                            encoding="utf-8")
+        commit_all(repo, "conversation: sessions")
+        with SearchIndex(repo) as idx:
+            idx.rebuild_full()
+
+    return built_repo("sixteen-indexed-sessions", build)[0]
+
+
+def compile_(repo: MemoryRepo, message: str, **kw):
+    with ContextCompiler(repo) as c:
+        return c.compile(message, now=NOW, today=NOW.date(), **kw)
+
+
+def p3(res) -> list:
+    return [s for s in res.sections if s.priority == 3 and s.included]
+
+
+def transcript_turn_texts(repo: MemoryRepo) -> dict[str, list[str]]:
+    out = {}
+    for p in repo.iter_markdown("raw/conversations"):
+        t = tf.parse(p.read_text(encoding="utf-8"))
+        out[repo.rel(p)] = [turn.text for turn in t.turns]
+    return out
+
+
+def test_budget_is_filled_with_no_fixed_number_of_hits(repo: MemoryRepo) -> None:
+    question = "Why did the latency of the billing service double?"
+    for budget in (1200, 2048, 3000, 4000):
+        res = compile_(repo, question, budget=budget)
+        assert res.total_tokens == count_tokens(res.prompt) <= budget
+        # no session history: P3 takes all that is left, down to the last turn that fits
+        assert res.total_tokens >= budget - 60, (budget, res.total_tokens)
+        assert p3(res)[0].path.endswith("going-over-session-0.md")  # the session that answers comes first
+    # every session speaks of latency: with room for all, all of them come in, whole
+    everything = compile_(repo, question, budget=20000)
+    turns = transcript_turn_texts(repo)
+    assert {s.path for s in p3(everything)} == set(turns)
+    assert all(len(s.spans) == 1 and s.content.count("\n") == len(turns[s.path]) for s in p3(everything))
+    assert everything.total_tokens < 20000
+
+
+def test_history_keeps_its_share(repo: MemoryRepo) -> None:
+    history = [HistoryMessage("user" if i % 2 == 0 else "agent", f"turn {i}: " + "we talked about lunch " * 12, f"h{i}")
+               for i in range(80)]
+    res = compile_(repo, "Why did the latency of the billing service double?", budget=4096, session_history=history)
+    hist = sum(s.tokens for s in res.sections if s.priority == 4 and s.included)
+    assert hist >= 0.25 * 4096 - 100  # history_share: 0.25
+    assert p3(res)
+    assert res.total_tokens >= 4096 - 120
+    short = compile_(repo, "Why did the latency of the billing service double?", budget=4096, session_history=history[:2])
+    assert short.dropped_history == 0
+    assert short.total_tokens >= 4096 - 120  # a short session leaves the rest of its share to P3
+
+
+def test_items_are_whole_turns_with_their_dates(repo: MemoryRepo) -> None:
+    res = compile_(repo, "Who asked about moving to the new cluster in April?", budget=6000)
+    turns = transcript_turn_texts(repo)
+    sections = p3(res)
+    assert sections
+    assert "\u2026" not in "".join(s.content.replace(GAP, "") for s in sections)  # no cut snippets
+    for s in sections:
+        lines = s.content.split("\n")
+        assert DAY_RE.match(lines[0]), lines[0]  # the first turn is dated
+        whole = set(turns[s.path])
+        for n, line in enumerate(lines):
+            if line == GAP:
+                assert DAY_RE.match(lines[n + 1])  # every run opens with its day
+                continue
+            if DAY_RE.match(line):
+                continue
+            assert TURN_RE.match(line), line
+            assert TURN_RE.sub("", line) in whole  # the turn's whole text
+    # the day is the turn's own: session 9 started on 2026-02-19
+    s9 = next(s for s in sections if s.path.endswith("going-over-session-9.md"))
+    assert s9.content.startswith("[2026-02-19, Thursday]")
+
+
+def test_overlapping_chunks_of_a_transcript_merge_into_one_section(repo: MemoryRepo) -> None:
+    res = compile_(repo, "cache latency alert audit cluster deploy billing service", budget=8192)
+    paths = [s.path for s in p3(res)]
+    assert len(paths) == len(set(paths))  # one section a file
+    for s in p3(res):
+        spans = list(s.spans)
+        assert spans == sorted(spans)
+        assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))  # runs neither overlap nor touch
+        assert s.label == f"knowledge:{s.path}:" + ",".join(f"{a}-{b}" for a, b in spans)
+        assert s.content.count(GAP) == len(spans) - 1
+    merged = [s for s in p3(res) if "hits" in s.reason]
+    assert merged  # several hits of one session became one section
+
+
+def test_archive_stays_out_unless_asked(repo: MemoryRepo) -> None:
+    old = repo.root / "archive" / "journal" / "2025-01-05.md"
+    old.parent.mkdir(parents=True, exist_ok=True)
+    old.write_text("# 2025-01-05\n\n- The zeppelin hangar lease ends in June.\n", encoding="utf-8")
+    with SearchIndex(repo) as idx:
+        idx.catch_up()
+    res = compile_(repo, "When does the zeppelin hangar lease end?", budget=4096)
+    assert "zeppelin" not in res.prompt
+    assert not any(s.path and s.path.startswith("archive/") for s in res.sections)
+    asked = compile_(repo, "When does the zeppelin hangar lease end?", budget=4096, include_archive=True)
+    assert "The zeppelin hangar lease ends in June." in asked.prompt
+
+
+def test_journal_lines_carry_their_date(repo: MemoryRepo) -> None:
+    j = repo.knowledge_dir / "journal" / "2026-02-03.md"
+    j.write_text("---\ntype: journal\ndate: 2026-02-03\n---\n\n## 2026-02-03\n### ops\n- filler line\n\n"
+                 "### hangar\n- The zeppelin hangar got a new roof.\n", encoding="utf-8")
+    with SearchIndex(repo) as idx:
+        idx.catch_up()
+    res = compile_(repo, "zeppelin hangar roof", budget=4096)
+    sec = next(s for s in p3(res) if s.path == "knowledge/journal/2026-02-03.md")
+    assert "The zeppelin hangar got a new roof." in sec.content
+    assert "2026-02-03" in sec.content
+
+
+def test_a_superseded_entry_is_never_included_as_current(repo: MemoryRepo) -> None:
+    old = ("- ~~2026-02-01: The pooler is PgBouncer in transaction mode (source: raw/x.md @ 2026-02-01T09:00Z)~~ "
+           "{id: 20260201-0900-aaaaaa} #superseded-by:20260210-0900-bbbbbb")
+    new = ("- 2026-02-10: The pooler is HikariCP instead of PgBouncer (source: raw/y.md @ 2026-02-10T09:00Z) "
+           "{id: 20260210-0900-bbbbbb}")
+    (repo.root / MEMORY_FILE).write_text(f"# Core Memory\n\n## Key Decisions\n{old}\n{new}\n", encoding="utf-8")
+    ref = repo.knowledge_dir / "reference" / "database.md"
+    ref.write_text(f"# Database\n\n## Pooling\n{old}\n- ~~We run PgBouncer~~ #superseded-by:20260210-0900-bbbbbb\n{new}\n",
+                   encoding="utf-8")
+    with SearchIndex(repo) as idx:
+        idx.catch_up()
+    res = compile_(repo, "Which connection pooler do we use, PgBouncer?", budget=4096)
+    assert "HikariCP" in res.prompt
+    assert "transaction mode" not in res.prompt
+    assert "We run PgBouncer" not in res.prompt
+    assert any(s.path == "knowledge/reference/database.md" for s in p3(res))
+    shared = compile_(repo, "Which connection pooler do we use, PgBouncer?", budget=4096, shared=True)
+    assert "transaction mode" not in shared.prompt
+
+
+def test_a_generic_topic_does_not_displace_the_answer(repo: MemoryRepo) -> None:
+    topic = repo.root / "topics" / "status-updates.md"
+    topic.write_text("---\ntype: topic\ndescription: status of things, latency, deploys, cache, service, today\n"
+                     "triggers:\n  - type: keyword\n    match: [zzzunused]\n---\n# Status updates\n\n## Instructions\n"
+                     + "Report the status of the service, its latency, the deploy and the cache today.\n" * 6,
+                     encoding="utf-8")
+    with SearchIndex(repo) as idx:
+        idx.catch_up()
+    # the topic file is new, the sessions weeks old: a tight budget still takes the session
+    res = compile_(repo, "What is the status of the latency and the cache of the payments API service?", budget=900)
+    got = p3(res)
+    assert got
+    assert "payments API" in got[0].content
+    assert not any(s.path == "topics/status-updates.md" for s in res.sections)
+
+
+@pytest.mark.slow
+def test_compile_batch_gives_per_line_what_compile_json_gives(repo: MemoryRepo, tmp_path: Path) -> None:
+    runner = CliRunner()
+    messages = ["Why did the latency of the billing service double?", "Who moves to the new cluster in April?",
+                "can you review the PR for the search index?"]
+    batch = tmp_path / "messages.txt"
+    batch.write_text("\n".join([messages[0], json.dumps(messages[1]), json.dumps({"message": messages[2]})]) + "\n",
+                     encoding="utf-8")
+    root = str(repo.root)
+    out = runner.invoke(app, ["-C", root, "compile", "--batch", str(batch), "--json", "--dry-run", "--budget", "3000"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.strip().split("\n")
+    assert len(lines) == 3
+    for line, message in zip(lines, messages):
+        one = runner.invoke(app, ["-C", root, "compile", message, "--json", "--dry-run", "--budget", "3000"])
+        assert one.exit_code == 0, one.output
+        assert json.loads(line) == json.loads(one.output)
+    assert any(a["topic"] == "github-pr-review" for a in json.loads(lines[2])["activations"])
+    # without --dry-run the usage counts grow line by line, exactly as separate compiles do
+    sequential = []
+    for message in messages:
+        one = runner.invoke(app, ["-C", root, "compile", message, "--json"])
+        sequential.append(json.loads(one.output))
+    (repo.state_dir / "compiler" / "inclusions.json").unlink()
+    batched = runner.invoke(app, ["-C", root, "compile", "--batch", str(batch), "--json"])
+    strip = _without_decision_ids
+    assert [strip(json.loads(x)) for x in batched.output.strip().split("\n")] == [strip(x) for x in sequential]
+
+
+def _without_decision_ids(data: dict) -> dict:
+    for a in data.get("activations", []):
+        a.pop("decision_id", None)
+    return data
+
+
+def test_compile_batch_refuses_bad_input_clearly(repo: MemoryRepo, tmp_path: Path) -> None:
+    runner = CliRunner()
+    root = str(repo.root)
+    assert runner.invoke(app, ["-C", root, "compile", "--batch", str(tmp_path / "nope.txt"), "--json"]).exit_code == 2
+    folder = runner.invoke(app, ["-C", root, "compile", "hello", "--session", str(tmp_path)])
+    assert folder.exit_code == 2 and f"--session {tmp_path}: not a file." in folder.output
+    f = tmp_path / "m.txt"
+    f.write_bytes(b"first message\n\n{\"message\": 5}\nlast \xff message\n")
+    out = runner.invoke(app, ["-C", root, "compile", "--batch", str(f), "--json", "--dry-run"])
+    assert out.exit_code == 1
+    rows = [json.loads(x) for x in out.output.strip().split("\n")]
+    assert len(rows) == 4  # one line out for every line in, errors included
+    assert "prompt" in rows[0] and "prompt" in rows[3]
+    assert rows[1]["line"] == 2 and "expected a message" in rows[1]["error"]
+    assert rows[2]["line"] == 3
+    no_json = runner.invoke(app, ["-C", root, "compile", "--batch", str(f)])
+    assert no_json.exit_code == 2
+
+
+def test_turn_lines_and_locate_give_what_packing_builds_on(repo: MemoryRepo) -> None:
+    for p in repo.iter_markdown("raw/conversations"):
+        text = p.read_text(encoding="utf-8")
+        spans = tf.turn_lines(text)
+        lines = text.split("\n")
+        assert len(spans) == len(tf.parse(text).turns) == 12
+        assert all(tf.HEADER_RE.match(lines[a - 1]) and lines[b - 1].strip() for a, b in spans)
+        assert all(b < c for (_, b), (c, _) in zip(spans, spans[1:]))
+    with SearchIndex(repo) as idx:
+        hits = idx.locate("cache latency alert audit cluster deploy", 200, fresh=False)
+        capped = idx.search("cache latency alert audit cluster deploy", 200, fresh=False, per_file=1)
+    per_file: dict[str, list[tuple[int, int]]] = {}
+    for h in hits:
+        per_file.setdefault(h.path, []).append((h.start_line, h.end_line))
+    assert max(len(v) for v in per_file.values()) > 1 >= max(sum(1 for c in capped if c.path == p) for p in per_file)
+    assert {h.path for h in hits} == {c.path for c in capped}
+    for spans in per_file.values():
+        spans.sort()
+        assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))  # never two overlapping chunks
+
+
+def test_a_new_compiler_reuses_parsed_files_until_one_is_replaced(repo: MemoryRepo) -> None:
+    """Parsed files are shared by the compilers of a process (the daemon makes one a call);
+    a file replaced with the same size and mtime (every writer here replaces: a new inode)
+    is parsed again, so no compile packs what a file used to say."""
+    import os
+
+    from autopoiesis.compiler import compile as compile_mod
+
+    ref = repo.knowledge_dir / "reference" / "pooler.md"
+    ref.write_text("# Pooler\n\n## Choice\n- The connection pooler is Odyssey.\n", encoding="utf-8")
+    with SearchIndex(repo) as idx:
+        idx.catch_up()
+    first = compile_(repo, "Which connection pooler do we use?", budget=4096)
+    assert "Odyssey" in first.prompt
+    cached = compile_mod._SOURCES[str(ref)]
+    again = compile_(repo, "Which connection pooler do we use?", budget=4096)
+    assert again.prompt == first.prompt and compile_mod._SOURCES[str(ref)] is cached  # parsed once
+    st = ref.stat()
+    tmp = ref.with_name("pooler.md.tmp")
+    tmp.write_text("# Pooler\n\n## Choice\n- The connection pooler is Pgpool2.\n", encoding="utf-8")
+    assert tmp.stat().st_size == st.st_size
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(tmp, ref)
+    with SearchIndex(repo) as idx:
+        idx.catch_up()
+    after = compile_(repo, "Which connection pooler do we use?", budget=4096)
+    assert "Pgpool2" in after.prompt and "Odyssey" not in after.prompt
+
+
+def test_the_shared_parsed_files_stay_within_their_byte_budget(repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    from autopoiesis.compiler import compile as compile_mod
+
+    monkeypatch.setattr(compile_mod, "_SOURCES", {})
+    monkeypatch.setattr(compile_mod, "_SOURCE_BYTES", [0])
+    monkeypatch.setattr(compile_mod, "SOURCE_CACHE_BYTES", 16000)
+    compile_(repo, "the billing service latency cache", budget=8192)
+    compile_(repo, "the payments API audit cluster", budget=8192)
+    sizes = [key[2] for key, _ in compile_mod._SOURCES.values()]
+    assert sizes and sum(sizes) == compile_mod._SOURCE_BYTES[0] <= 16000
+    assert all(size <= 2000 for size in sizes)

@@ -1,0 +1,46 @@
+"""Frontmatter (autopoiesis.core.frontmatter): BOM and CRLF, scalars that look like numbers, round trips, errors."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from autopoiesis.core import frontmatter
+from autopoiesis.errors import FrontmatterError
+
+
+def test_frontmatter_handles_bom_and_crlf_once() -> None:
+    meta, body = frontmatter.load("\ufeff---\r\ntitle: A\r\ntags: [x, y]\r\n---\r\n# A\r\nbody\r\n")
+    assert meta == {"title": "A", "tags": ["x", "y"]}
+    assert body == "# A\nbody\n"
+
+
+@pytest.mark.parametrize("value", ["1:30", "0x1F", "1_000", "1e3", "0o17", "yes", "off", "2026-02-16", "null", "~", "12:30:45"])
+def test_number_and_bool_lookalikes_stay_strings(value: str) -> None:
+    written = frontmatter.scalar(value)
+    assert frontmatter.parse_yaml(f"k: {written}\n")["k"] == value
+    # hand-written, unquoted: the loader keeps base-60 and hex forms as text too
+    if value in ("1:30", "0x1F", "1_000", "0o17"):
+        assert frontmatter.parse_yaml(f"k: {value}\n")["k"] == value
+
+
+@given(st.text(min_size=1, max_size=40).filter(lambda s: "\x00" not in s))
+def test_scalar_round_trips_any_string(value: str) -> None:
+    assert frontmatter.parse_yaml(f"k: {frontmatter.scalar(value)}\n")["k"] == value
+
+
+@pytest.mark.parametrize("value", ["A\n", "a b\n", "x:y\n"])
+def test_a_final_newline_is_quoted_not_lost(value: str) -> None:
+    assert frontmatter.scalar(value).startswith('"')
+    assert frontmatter.parse_yaml(f"k: {frontmatter.scalar(value)}\n")["k"] == value
+
+
+def test_frontmatter_errors_name_the_file() -> None:
+    with pytest.raises(FrontmatterError, match="notes.md: the frontmatter is not closed"):
+        frontmatter.split("---\ntitle: x\n", "notes.md")
+    with pytest.raises(FrontmatterError, match="not valid YAML"):
+        frontmatter.load("---\ntags: [a\n---\n", "notes.md")
+    with pytest.raises(FrontmatterError, match="must be a YAML mapping"):
+        frontmatter.load("---\n- a\n---\n", "notes.md")
+    assert frontmatter.split("no frontmatter\n") == (None, "no frontmatter\n")

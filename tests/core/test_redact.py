@@ -1,0 +1,168 @@
+"""Secret redaction: every kind of the corpus goes, look-alikes and the text around stay."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autopoiesis.capture.session import ConversationCapture, Session
+from autopoiesis.core.config import parse_config
+from autopoiesis.core.redact import Redactor, redactor_from_config
+from autopoiesis.errors import ConfigError
+from autopoiesis.testing.secrets_corpus import CORPUS, LOOKALIKES
+
+SECRETS = {
+    "openai_key": "sk-proj-Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xYz2B4c6D8",
+    "anthropic_key": "sk-ant-api03-" + "Xy9_" * 20 + "AA",
+    "aws_access_key": "AKIAIOSFODNN7EXAMPLE",
+    "github_token": "ghp_" + "a1B2c3D4e5F6" * 3,
+    "slack_token": "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+    "bearer_token": "Authorization: Bearer eyJhbGciOi1234567890abcdefXYZ",
+    "url_password": "postgres://admin:hunter2@db.internal:5432/app",
+    "private_key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n-----END OPENSSH PRIVATE KEY-----",
+}
+
+
+@pytest.mark.parametrize("kind, secret", SECRETS.items())
+def test_real_secrets_are_redacted_and_counted(kind: str, secret: str) -> None:
+    r = Redactor()
+    out = r.redact(f"here: {secret} end")
+    assert f"[redacted:{kind}]" in out
+    assert r.counts[kind] == 1
+    # nothing of the secret itself survives (for a URL only the password is secret)
+    sensitive = "hunter2" if kind == "url_password" else secret[-8:]
+    assert sensitive not in out
+    assert out.startswith("here: ") and out.endswith(" end")
+
+
+def test_the_corpus_has_at_least_35_kinds() -> None:
+    assert len({s.kind for s in CORPUS}) >= 35
+    assert all(s.secrets and all(x in s.text for x in s.secrets) for s in CORPUS)
+
+
+@pytest.mark.parametrize("sample", CORPUS, ids=lambda s: s.kind)
+def test_every_corpus_kind_is_redacted_and_the_text_around_stays(sample) -> None:
+    r = Redactor()
+    out = r.redact(sample.text)
+    for secret in sample.secrets:
+        assert secret not in out, f"{sample.kind}: {secret[:12]}... survived"
+    assert sum(r.counts.values()) >= 1
+    # lines that carry no secret come through byte for byte
+    for line in sample.text.splitlines():
+        if "PRIVATE KEY-----" in line or re.fullmatch(r"[A-Za-z0-9+/=]{16,}", line):
+            continue  # a line of a PEM block is part of the secret
+        if not any(part in line for s in sample.secrets for part in (s, s[:8], s[-8:])):
+            assert line in out.splitlines() or line in out, f"{sample.kind}: lost {line!r}"
+    # a second pass changes nothing: a marker is never taken for a secret
+    again = Redactor()
+    assert again.redact(out) == out
+    assert not again.counts
+
+
+@pytest.mark.parametrize("name, text", LOOKALIKES, ids=[n for n, _ in LOOKALIKES])
+def test_lookalikes_survive_byte_for_byte(name: str, text: str) -> None:
+    r = Redactor()
+    assert r.redact(text) == text
+    assert not r.counts
+
+
+def test_a_pem_header_in_prose_keeps_the_rest_but_a_truncated_key_body_goes() -> None:
+    body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj"
+    prose = "-----BEGIN PRIVATE KEY----- is how the file starts; the rest of this message matters."
+    assert Redactor().redact(prose) == prose
+    pasted = f"oops:\n-----BEGIN PRIVATE KEY-----\n{body}\n{body[::-1]}\n\nand then I stopped pasting."
+    out = Redactor().redact(pasted)
+    assert body not in out and body[::-1] not in out
+    assert out.startswith("oops:\n[redacted:private_key]") and out.endswith("\n\nand then I stopped pasting.")
+
+
+def test_only_the_secret_of_an_assignment_goes() -> None:
+    out = Redactor().redact("jdbc:mysql://db:3306/shop?user=app&password=Xk9vL2qR7&useSSL=true")
+    assert out == "jdbc:mysql://db:3306/shop?user=app&password=[redacted:password]&useSSL=true"
+
+
+def test_extra_patterns_from_config_and_disabling() -> None:
+    r = Redactor(extra=[("employee_id", r"EMP-\d{6}")])
+    assert r.redact("badge EMP-123456") == "badge [redacted:employee_id]"
+    off = Redactor(enabled=False)
+    assert off.redact(SECRETS["openai_key"]) == SECRETS["openai_key"]
+
+
+def test_a_catastrophic_extra_pattern_cannot_hang_redaction() -> None:
+    """`ID-(\\w+)+-X` backtracks exponentially in Python's re; RE2 matches in linear time.
+    Run in a subprocess with a timeout, so a regression fails instead of hanging the suite."""
+    code = textwrap.dedent(r"""
+        from autopoiesis.core.config import parse_config
+        from autopoiesis.core.redact import redactor_from_config
+        cfg = parse_config("capture:\n  redaction:\n    extra_patterns:\n      - {name: ticket, pattern: 'ID-(\\w+)+-X'}\n")
+        r = redactor_from_config(cfg)
+        print(r.redact("ID-" + "a" * 60 + "!"))
+        print(r.redact("see ID-ab_c-X now"))
+    """)
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("redaction with the extra pattern ID-(\\w+)+-X did not finish within 60 s")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["ID-" + "a" * 60 + "!", "see [redacted:ticket] now"]
+
+
+@pytest.mark.parametrize("pattern, hint", [(r"(a)\1", "backreferences"), (r"(?<=k)v", "lookaround"), ("(unclosed", "RE2")])
+def test_config_refuses_a_pattern_re2_cannot_run_and_says_what_to_write(pattern: str, hint: str) -> None:
+    text = f"capture:\n  redaction:\n    extra_patterns:\n      - name: thing\n        pattern: '{pattern}'\n"
+    with pytest.raises(ConfigError) as err:
+        parse_config(text)
+    msg = str(err.value)
+    assert "extra_patterns[0]" in msg and "RE2" in msg and hint in msg
+    assert "\n" not in msg.strip() and "E0000" not in msg
+
+
+def test_the_config_redactor_uses_re2_patterns() -> None:
+    cfg = parse_config("capture:\n  redaction:\n    extra_patterns:\n      - {name: emp, pattern: 'EMP-\\d{6}'}\n")
+    assert redactor_from_config(cfg).redact("EMP-123456 and EMP-12") == "[redacted:emp] and EMP-12"
+
+
+@pytest.mark.slow
+def test_a_real_capture_keeps_no_byte_of_any_corpus_secret(memory_repo, git) -> None:
+    """Every corpus kind in a message body and a tool result of a real, committed session:
+    no secret in the transcript file nor in any git object."""
+    cap = ConversationCapture(memory_repo)
+    s = Session("secrets1", started=datetime(2026, 3, 1, 9, 0, tzinfo=UTC), model="m", channel="cli")
+    cap.on_session_start(s)
+    for sample in CORPUS:
+        cap.on_message(s, "user", sample.text)
+        cap.on_tool_call(s, "exec", "cat config", sample.text[:250])
+    closed = cap.on_session_end(s)
+    assert closed is not None and closed.commit
+    text = (memory_repo.root / closed.path).read_text(encoding="utf-8")
+    objects = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=memory_repo.root,
+                             capture_output=True, check=True).stdout
+    for sample in CORPUS:
+        for secret in sample.secrets:
+            assert secret not in text, f"{sample.kind} leaked into the transcript"
+            assert secret.encode() not in objects, f"{sample.kind} leaked into git"
+    assert "[redacted:" in text
+
+
+def test_lone_surrogates_and_non_ascii_text_are_redacted_not_raised() -> None:
+    r = Redactor(extra=[("emp", r"EMP-\d+")])
+    assert r.redact("hi \ud83d there password=abc\ud83ddef EMP-12 é") == "hi \ud83d there password=[redacted:password] [redacted:emp] é"
+    assert r.redact("héllo EMP-12 wörld") == "héllo [redacted:emp] wörld"
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(alphabet=st.characters(blacklist_categories=())),
+                          st.sampled_from([s.text for s in CORPUS] + [t for _, t in LOOKALIKES] + ["=", ":", "\\n", "-----BEGIN PRIVATE KEY-----"])),
+                max_size=6))
+def test_redaction_never_raises_and_is_idempotent(parts: list[str]) -> None:
+    text = "".join(parts)
+    once = Redactor().redact(text)
+    assert Redactor().redact(once) == once

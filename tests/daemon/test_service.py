@@ -1,0 +1,293 @@
+"""The daemon as a process: a hung job killed at its timeout while the others run, one
+daemon per repo (a stale lock taken over), SIGTERM and SIGHUP on a real daemon
+subprocess, `daemon status` and `daemon log` output, `run-due`, `daemon install`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.daemon.jobs import Every, JobContext, JobOutcome, JobRegistry, JobSpec
+from autopoiesis.daemon.service import Daemon, run_due
+from autopoiesis.daemon.status import DaemonRunningError, InstanceLock, read_status, running_pid
+from tests.conftest import Cli
+from tests.daemon.helpers import log_rows, wait_for
+
+pytestmark = pytest.mark.slow
+
+
+# ── jobs for these tests (module level: the runner forks, spawn would import them) ──
+def hang(ctx: JobContext) -> JobOutcome:
+    # a job stuck in a child of its own (as a git hook or a model call would be)
+    child = subprocess.Popen(["sleep", "600"])
+    (ctx.repo.root / "hang.pid").write_text(str(child.pid))
+    child.wait()
+    return JobOutcome(True, "never")
+
+
+def quick(ctx: JobContext) -> JobOutcome:
+    time.sleep(0.3)
+    (ctx.repo.root / "quick.done").write_text(ctx.reason)
+    return JobOutcome(True, "wrote quick.done")
+
+
+def broken(ctx: JobContext) -> JobOutcome:
+    raise RuntimeError("a bug in a job")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return True
+
+
+def test_a_hung_job_is_killed_at_its_timeout_while_the_others_run(memory_repo: MemoryRepo) -> None:
+    reg = JobRegistry([
+        JobSpec("hang", hang, (Every(1),), timeout=2.0, retries=0),
+        JobSpec("quick", quick, (Every(1),), timeout=30),
+        JobSpec("broken", broken, (Every(1),), retries=0),
+    ])
+    # due now: all three were last run two minutes ago
+    from autopoiesis.daemon.scheduler import Scheduler, StateStore
+
+    store = StateStore(memory_repo.state_file("daemon_state"))
+    Scheduler(reg, store)
+    from datetime import timedelta
+
+    for st in store.jobs.values():
+        assert st.first_seen is not None
+        st.first_seen -= timedelta(minutes=2)
+    store.save()
+    t0 = time.monotonic()
+    runs = run_due(memory_repo, lambda repo: reg)
+    wall = time.monotonic() - t0
+    results = {name: (result, message) for name, result, message in runs}
+    assert results["quick"] == ("ok", "wrote quick.done")
+    assert results["hang"][0] == "timeout" and "killed after 2 s" in results["hang"][1]
+    assert results["broken"] == ("failed", "RuntimeError: a bug in a job")
+    assert (memory_repo.root / "quick.done").read_text() == "schedule (every 1 min)"
+    assert wall < 12, wall  # the hang cost its timeout (+ the grace), not 600 s
+    sleeper = int((memory_repo.root / "hang.pid").read_text())
+    deadline = time.monotonic() + 5
+    while _alive(sleeper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(sleeper), "the hung job's own child survived"
+    log = [json.loads(l) for l in memory_repo.state_file("daemon_log").read_text().splitlines()]
+    assert any(r["event"] == "timeout" and r["job"] == "hang" for r in log)
+    assert any(r["event"] == "failed" and r["job"] == "broken" and "traceback" in r for r in log)
+    assert read_status(memory_repo)["state"] == "stopped"
+
+
+def test_one_daemon_per_repo_and_a_dead_ones_lock_is_taken_over(memory_repo: MemoryRepo,
+                                                                cli: Cli) -> None:
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import sys, time; from autopoiesis.core.paths import MemoryRepo; "
+                               "from autopoiesis.daemon.status import InstanceLock; "
+                               "InstanceLock(MemoryRepo(sys.argv[1])).acquire(); print('held', flush=True); time.sleep(60)",
+                               str(memory_repo.root)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert running_pid(memory_repo) == holder.pid
+        with pytest.raises(DaemonRunningError, match=f"pid {holder.pid}"):
+            InstanceLock(memory_repo).acquire()
+        refused = cli("-C", str(memory_repo.root), "run-due", process=True)
+        assert refused.returncode == 1 and f"the daemon (pid {holder.pid}) runs" in refused.stderr
+    finally:
+        holder.kill()  # no clean exit: the lock file still names the dead pid
+        holder.wait()
+    assert json.loads(memory_repo.state_path("locks", "daemon.lock").read_text())["pid"] == holder.pid
+    assert running_pid(memory_repo) is None
+    lock = InstanceLock(memory_repo)
+    lock.acquire()  # taken over
+    assert running_pid(memory_repo) == os.getpid()
+    lock.release()
+
+
+def test_sigterm_and_sighup_on_a_real_daemon(memory_repo: MemoryRepo, tmp_path: Path, git,
+                                             cli: Cli) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home)}
+    root = str(memory_repo.root)
+    proc = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", root, "daemon", "run"],
+                            env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: read_status(memory_repo).get("pid") == proc.pid, what="the status file")
+        status = cli("-C", root, "daemon", "status", "--json", env=env, process=True)
+        data = json.loads(status.stdout)
+        assert data["running"] and data["pid"] == proc.pid and data["uptime_seconds"] >= 0
+        assert set(data["jobs"]) == {"watch-sessions", "extract", "commit", "condense", "prune", "tag", "explore-prune", "index"}
+        assert data["jobs"]["condense"]["next_run"].endswith("T23:00:00Z")
+        assert data["llm_today"]["calls"] == 0
+        second = cli("-C", root, "daemon", "run", env=env, process=True)
+        assert second.returncode == 1 and "a daemon already runs" in second.stderr
+
+        # SIGHUP with a config that does not load: reported, the old one kept
+        config = memory_repo.root / "memory-config.yaml"
+        good = config.read_text()
+        config.write_text(good.replace('condensation_schedule: "0 23 * * *"', 'condensation_schedule: "every day"'))
+        proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: any(r["event"] == "reload_failed" for r in log_rows(memory_repo)), what="reload_failed")
+        failed = next(r for r in log_rows(memory_repo) if r["event"] == "reload_failed")
+        assert "condensation_schedule' is 'every day'" in failed["message"] and "stays in force" in failed["message"]
+        # SIGHUP with a good change: the jobs follow the config
+        config.write_text(good.replace("auto_tag_daily: true", "auto_tag_daily: false")
+                          .replace('condensation_schedule: "0 23 * * *"', 'condensation_schedule: "0 21 * * *"'))
+        proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: any(r["event"] == "reloaded" for r in log_rows(memory_repo)), what="reloaded")
+        reloaded = next(r for r in log_rows(memory_repo) if r["event"] == "reloaded")
+        assert reloaded["removed"] == ["tag"]
+        wait_for(lambda: "tag" not in (read_status(memory_repo).get("jobs") or {"tag": 1}), what="the new status")
+        assert read_status(memory_repo)["jobs"]["condense"]["next_run"].endswith("T21:00:00Z")
+
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    events = [r["event"] for r in log_rows(memory_repo) if r.get("job") is None]
+    assert events[-2:] == ["stopping", "stopped"]
+    assert read_status(memory_repo)["state"] == "stopped"
+    assert running_pid(memory_repo) is None
+    text = cli("-C", root, "daemon", "status", env=env, process=True).stdout
+    assert text.startswith("daemon     not running; last seen ")
+    assert "condense         idle" in text and 'schedule (cron "0 21 * * *")' in text  # when, and why
+    log = cli("-C", root, "daemon", "log", env=env, process=True).stdout
+    assert "reload_failed" in log and "stopped" in log
+    assert "watch-sessions" not in cli("-C", root, "daemon", "log", "--job", "condense", env=env,
+                                       process=True).stdout
+
+
+def test_sigterm_interrupts_a_running_job_and_the_next_start_runs_it_again(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    """A job killed by the shutdown is owed: the next daemon runs it first."""
+    script = tmp_path / "d.py"
+    script.write_text(
+        "import sys, time\n"
+        "from autopoiesis.core.paths import MemoryRepo\n"
+        "from autopoiesis.daemon.jobs import Every, JobRegistry, JobSpec, JobOutcome\n"
+        "from autopoiesis.daemon.service import Daemon\n"
+        "def slow(ctx):\n"
+        "    open(ctx.repo.root / 'slow.runs', 'a').write(ctx.reason + '\\n')\n"
+        "    time.sleep(float(sys.argv[2]))\n"
+        "    return JobOutcome(True, 'done')\n"
+        "Daemon(MemoryRepo(sys.argv[1]), lambda r: JobRegistry([JobSpec('slow', slow, (Every(10),))]), once=sys.argv[3] == 'once').run()\n"
+    )
+    from autopoiesis.daemon.scheduler import Scheduler, StateStore
+
+    store = StateStore(memory_repo.state_file("daemon_state"))
+    Scheduler(JobRegistry([JobSpec("slow", quick, (Every(10),))]), store)
+    from datetime import timedelta
+
+    store.jobs["slow"].first_seen -= timedelta(hours=1)
+    store.save()
+    proc = subprocess.Popen([sys.executable, str(script), str(memory_repo.root), "60", "daemon"])
+    runs = memory_repo.root / "slow.runs"
+    wait_for(runs.exists, what="the slow job to start")
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0
+    rows = log_rows(memory_repo)
+    assert [r["result"] for r in rows if r.get("job") == "slow" and "result" in r] == ["interrupted"]
+    subprocess.run([sys.executable, str(script), str(memory_repo.root), "0", "once"], check=True, timeout=60)
+    lines = runs.read_text().splitlines()
+    assert len(lines) == 2 and "; rerun of an interrupted run (catch-up of the run due" in lines[1]
+
+
+def test_run_due_cli_and_daemon_install(memory_repo: MemoryRepo, tmp_path: Path, cli: Cli) -> None:
+    root = str(memory_repo.root)
+    env = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": ""}
+    first = cli("-C", root, "run-due", env=env, process=True)
+    assert first.returncode == 0 and first.stdout.strip() == "nothing is due"
+    forced = cli("-C", root, "run-due", "--job", "explore-prune", "--json", env=env, process=True)
+    assert json.loads(forced.stdout) == [{"job": "explore-prune", "result": "idle", "message": "no explore/* branch is old enough"}]
+    bad = cli("-C", root, "run-due", "--job", "nope", env=env, process=True)
+    assert bad.returncode == 1 and "no daemon job named 'nope'" in bad.stderr
+    out = cli("-C", root, "daemon", "install", "--kind", "systemd", env=env, process=True)
+    assert out.returncode == 0, out.stderr
+    unit = next((tmp_path / "home" / ".config" / "systemd" / "user").glob("autopoiesis-memory-*.service"))
+    text = unit.read_text()
+    assert f"ExecStart={sys.executable} -m autopoiesis -C {root} daemon run" in text
+    assert "ExecReload=/bin/kill -HUP $MAINPID" in text and "Restart=on-failure" in text
+    assert f"systemctl --user enable --now {unit.stem}.service" in out.stdout
+    plist = cli("-C", root, "daemon", "install", "--kind", "launchd", env=env, process=True)
+    agent = next((tmp_path / "home" / "Library" / "LaunchAgents").glob("dev.autopoiesis.*.plist"))
+    import plistlib
+
+    data = plistlib.loads(agent.read_bytes())
+    assert data["ProgramArguments"][-4:] == ["-C", root, "daemon", "run"] and data["RunAtLoad"] is True
+    assert plist.returncode == 0
+    gone = cli("-C", root, "daemon", "install", "--uninstall", "--kind", "systemd", env=env,
+               process=True)
+    assert gone.returncode == 0 and f"removed {unit}" in gone.stdout and not unit.exists()
+    again = cli("-C", root, "daemon", "install", "--uninstall", "--kind", "systemd", env=env,
+                process=True)
+    assert "no systemd unit of this memory repo" in again.stdout
+    assert cli("-C", root, "daemon", "install", "--kind", "upstart", env=env,
+               process=True).returncode == 2
+
+
+def test_daemon_start_status_stop_through_the_cli(memory_repo: MemoryRepo, tmp_path: Path,
+                                                  cli: Cli) -> None:
+    root = str(memory_repo.root)
+    env = {"HOME": str(tmp_path)}
+    started = cli("-C", root, "daemon", "start", env=env, process=True)
+    assert started.returncode == 0, started.stderr
+    pid = running_pid(memory_repo)
+    assert pid is not None and f"pid {pid}" in started.stdout
+    try:
+        text = cli("-C", root, "daemon", "status", env=env, process=True).stdout
+        assert text.startswith(f"daemon     running, pid {pid}, up ")
+        assert "llm today  0 calls, 0 tokens paid, 0 failed" in text
+        assert cli("-C", root, "daemon", "start", env=env,
+                   process=True).stdout.strip() == f"the daemon already runs (pid {pid})"
+    finally:
+        stopped = cli("-C", root, "daemon", "stop", env=env, process=True)
+    assert stopped.stdout.strip() == f"stopped the daemon (pid {pid})"
+    assert cli("-C", root, "daemon", "stop", env=env,
+               process=True).stdout.strip() == "no daemon runs for this memory repo"
+    assert cli("-C", root, "daemon", "reload", env=env, process=True).returncode == 1
+
+
+def test_daemon_in_process_runs_a_due_job_and_stops_on_a_signal(memory_repo: MemoryRepo) -> None:
+    """The loop itself, in this process: a due job runs, SIGTERM (sent to ourselves
+    while the loop waits) ends it cleanly."""
+    reg = JobRegistry([JobSpec("quick", quick, (Every(1),))])
+    daemon = Daemon(memory_repo, lambda repo: reg)
+
+    import threading
+
+    def send() -> None:
+        while not (memory_repo.root / "quick.done").exists():
+            time.sleep(0.05)
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    from autopoiesis.daemon.scheduler import Scheduler, StateStore
+
+    store = StateStore(memory_repo.state_file("daemon_state"))
+    Scheduler(reg, store)
+    from datetime import timedelta
+
+    store.jobs["quick"].first_seen -= timedelta(minutes=5)
+    store.save()
+    t = threading.Thread(target=send)
+    t.start()
+    assert daemon.run() == 0
+    t.join()
+    assert [r[:2] for r in daemon.results] == [("quick", "ok")]
+    assert read_status(memory_repo)["state"] == "stopped"

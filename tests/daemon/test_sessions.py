@@ -1,0 +1,191 @@
+"""The session watcher on idle session files in a temporary HOME: a file is imported once
+it has been idle long enough and no process has it open; a restart never imports it
+again and never misses one; a resumed session is taken again; a file no importer reads
+is not retried until it changes; the daemon job raises session_ended for extraction."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.daemon.sessions import SessionWatcher, matching_files, open_files
+from tests.conftest import Cli
+
+
+def _session(sid: str, started: str, text: str) -> str:
+    return json.dumps({"session_id": sid, "started": started, "ended": started, "model": "m", "channel": "cli",
+                       "messages": [{"role": "user", "content": text, "timestamp": started},
+                                    {"role": "agent", "content": f"Noted: {text}", "timestamp": started}]}) + "\n"
+
+
+def _age(path: Path, minutes: float) -> None:
+    t = time.time() - minutes * 60
+    os.utime(path, (t, t))
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    h = tmp_path / "home"
+    (h / ".claude" / "projects" / "proj").mkdir(parents=True)
+    (h / ".codex" / "sessions" / "2026" / "03" / "02").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(h))
+    return h
+
+
+def _log(repo: MemoryRepo) -> str:
+    return subprocess.run(["git", "log", "--format=%s"], cwd=repo.root, capture_output=True, text=True).stdout
+
+
+@pytest.mark.slow
+def test_idle_sessions_are_imported_once_and_a_restart_imports_nothing_again(memory_repo: MemoryRepo, home: Path) -> None:
+    a = home / ".claude" / "projects" / "proj" / "a.jsonl"
+    b = home / ".codex" / "sessions" / "2026" / "03" / "02" / "rollout-b.jsonl"
+    c = home / ".claude" / "projects" / "proj" / "c.jsonl"
+    a.write_text(_session("ses_wa", "2026-03-02T10:00:00Z", "We deploy with blue-green releases."))
+    b.write_text(_session("ses_wb", "2026-03-02T11:00:00Z", "The staging database is Postgres 16."))
+    c.write_text(_session("ses_wc", "2026-03-02T12:00:00Z", "Still talking."))
+    _age(a, 30)
+    _age(b, 11)
+    # c was written just now: the session is still going
+    assert [p.name for p in matching_files(memory_repo.config.daemon.session_globs)] == ["a.jsonl", "c.jsonl", "rollout-b.jsonl"]
+    report = SessionWatcher(memory_repo).scan()
+    assert sorted(Path(src).name for src, _ in report.imported) == ["a.jsonl", "rollout-b.jsonl"]
+    assert report.waiting == [str(c.resolve())]
+    assert report.next_check is not None
+    log = _log(memory_repo)
+    assert "conversation: ses_wa-we-deploy-with-blue-green-releases" in log
+    assert "conversation: ses_wb-the-staging-database-is-postgres-16" in log
+    # a restart: a new watcher reads the record, imports nothing again, reads no file
+    again = SessionWatcher(memory_repo).scan()
+    assert again.imported == [] and again.unchanged == 2
+    # touched but unchanged: hashed, not imported
+    _age(a, 20)
+    assert SessionWatcher(memory_repo).scan().imported == []
+    # c ends later: taken then, never missed
+    _age(c, 15)
+    late = SessionWatcher(memory_repo).scan()
+    assert [Path(s).name for s, _ in late.imported] == ["c.jsonl"]
+    record = json.loads(memory_repo.state_file("session_watch").read_text())["files"]
+    assert set(record) == {str(a.resolve()), str(b.resolve()), str(c.resolve())}
+    assert all(r["status"] == "imported" and len(r["sha256"]) == 64 for r in record.values())
+    assert len(_log(memory_repo).splitlines()) == 4  # init + three conversations
+
+
+def test_a_file_some_process_has_open_is_not_imported(memory_repo: MemoryRepo, home: Path) -> None:
+    a = home / ".claude" / "projects" / "proj" / "open.jsonl"
+    a.write_text(_session("ses_open", "2026-03-02T10:00:00Z", "The harness still holds this file."))
+    _age(a, 60)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1]); print('open', flush=True); time.sleep(60)",
+                               str(a)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        assert open_files({str(a.resolve())}) == {str(a.resolve())}
+        report = SessionWatcher(memory_repo).scan()
+        assert report.imported == [] and report.waiting == [str(a.resolve())]
+    finally:
+        holder.kill()
+        holder.wait()
+    assert [Path(s).name for s, _ in SessionWatcher(memory_repo).scan().imported] == ["open.jsonl"]
+
+
+def test_unreadable_files_are_not_retried_until_they_change(memory_repo: MemoryRepo, home: Path) -> None:
+    bad = home / ".claude" / "projects" / "proj" / "bad.jsonl"
+    bad.write_bytes(b"\x00\x01 not a session")
+    _age(bad, 60)
+    first = SessionWatcher(memory_repo).scan()
+    assert [Path(s).name for s, _ in first.refused] == ["bad.jsonl"] and "binary" in first.refused[0][1]
+    assert SessionWatcher(memory_repo).scan().refused == []  # not read again
+    bad.write_text(_session("ses_fixed", "2026-03-02T10:00:00Z", "Now it is a session."))
+    _age(bad, 60)
+    assert [Path(s).name for s, _ in SessionWatcher(memory_repo).scan().imported] == ["bad.jsonl"]
+
+
+@pytest.mark.slow
+def test_a_resumed_session_is_taken_again_when_it_ends_again(memory_repo: MemoryRepo, home: Path) -> None:
+    """What was imported is hashed; new content after a restart is new work (the importers
+    decide how a continuation is filed)."""
+    a = home / ".claude" / "projects" / "proj" / "a.jsonl"
+    a.write_text(_session("ses_r1", "2026-03-02T10:00:00Z", "First part of the work."))
+    _age(a, 30)
+    assert len(SessionWatcher(memory_repo).scan().imported) == 1
+    with a.open("a") as fh:
+        fh.write(_session("ses_r2", "2026-03-02T14:00:00Z", "The session went on in the afternoon."))
+    _age(a, 5)
+    assert SessionWatcher(memory_repo).scan().waiting == [str(a.resolve())]  # idle only 5 of 10 minutes
+    _age(a, 12)
+    report = SessionWatcher(memory_repo).scan()
+    assert len(report.imported) == 1
+    assert any("ses_r2" in t for t in report.imported[0][1])
+
+
+@pytest.mark.slow
+def test_the_watch_sessions_job_raises_session_ended_and_extraction_follows(memory_repo: MemoryRepo, home: Path, cli: Cli) -> None:
+    a = home / ".claude" / "projects" / "proj" / "a.jsonl"
+    a.write_text(_session("ses_job", "2026-03-02T10:00:00Z", "We decided to always keep the raw transcripts."))
+    _age(a, 30)
+    out = cli("run-due", "--job", "watch-sessions", "--json", repo=memory_repo,
+              env={"HOME": str(home)})
+    assert out.returncode == 0, out.stderr
+    runs = json.loads(out.stdout)
+    assert [r["job"] for r in runs] == ["watch-sessions", "extract"]  # the event started extraction
+    assert runs[0]["result"] == "ok" and runs[1]["result"] == "ok"
+    subjects = _log(memory_repo).splitlines()
+    assert subjects[0].startswith("memory: ") and "keep the raw transcripts" in subjects[0].lower()
+    assert subjects[1] == "conversation: ses_job-we-decided-to-always-keep-the-raw-transcripts"
+    once = cli("watch-sessions", "--once", repo=memory_repo, env={"HOME": str(home)})
+    assert once.returncode == 0 and "0 imported" in once.stdout and "1 unchanged" in once.stdout
+
+
+def test_idle_time_is_read_from_the_watchers_clock(memory_repo: MemoryRepo, home: Path) -> None:
+    a = home / ".claude" / "projects" / "proj" / "a.jsonl"
+    a.write_text(_session("ses_clock", "2026-03-02T10:00:00Z", "Clock test."))
+    now = datetime.now(UTC)
+    assert SessionWatcher(memory_repo, clock=lambda: now).scan().imported == []
+    later = now + timedelta(minutes=11)
+    assert len(SessionWatcher(memory_repo, clock=lambda: later).scan().imported) == 1
+
+
+def test_one_file_that_breaks_the_import_does_not_stop_the_others(memory_repo: MemoryRepo, home: Path) -> None:
+    from autopoiesis.capture.importers import import_files
+
+    good = home / ".claude" / "projects" / "proj" / "good.jsonl"
+    evil = home / ".claude" / "projects" / "proj" / "evil.jsonl"
+    good.write_text(_session("ses_good", "2026-03-02T10:00:00Z", "A good session."))
+    evil.write_text(_session("ses_evil", "2026-03-02T10:00:00Z", "A session the importer chokes on."))
+    _age(good, 30)
+    _age(evil, 30)
+
+    def importer(repo, paths):
+        if any(Path(p).name == "evil.jsonl" for p in paths):
+            raise MemoryError("the importer ran out of memory")
+        return import_files(repo, paths)
+
+    report = SessionWatcher(memory_repo, importer=importer).scan()
+    assert [Path(s).name for s, _ in report.imported] == ["good.jsonl"]
+    assert report.refused == [(str(evil.resolve()), "MemoryError: the importer ran out of memory")]
+    assert SessionWatcher(memory_repo, importer=importer).scan().refused == []  # not retried until it changes
+
+
+@pytest.mark.slow
+def test_a_forgotten_session_is_not_imported_again_from_the_harness_log(memory_repo: MemoryRepo, home: Path) -> None:
+    """`forget --transcript` clears the caches under .autopoiesis/ but keeps the watcher's
+    record: the session's file in ~/.claude is still there, and must not come back."""
+    from autopoiesis.memory.forget import forget
+
+    a = home / ".claude" / "projects" / "proj" / "private.jsonl"
+    a.write_text(_session("ses_private", "2026-03-02T10:00:00Z", "Something private that must go."))
+    _age(a, 30)
+    report = SessionWatcher(memory_repo).scan()
+    transcript = report.imported[0][1][0]
+    forget(MemoryRepo(memory_repo.root), transcript=transcript, reason="private")
+    assert not (memory_repo.root / transcript).exists()
+    again = SessionWatcher(MemoryRepo(memory_repo.root)).scan()
+    assert again.imported == [] and not (memory_repo.root / transcript).exists()

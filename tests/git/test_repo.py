@@ -1,0 +1,210 @@
+"""MemoryGit: generated commit messages, tags, explore branches, recall through git."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.errors import GitError
+from autopoiesis.formats.commit_message import infer_commit_type
+from autopoiesis.git.repo import MemoryGit
+
+
+def test_commit_pending_generates_type_summary_and_session(memory_repo: MemoryRepo, git) -> None:
+    g = MemoryGit(memory_repo)
+    assert g.commit_pending().sha is None  # nothing to commit
+    mem = memory_repo.memory_file
+    mem.write_text(mem.read_text().replace("## Lessons Learned\n", "## Lessons Learned\n- 2026-02-16: keep raw transcripts (raw/conversations/2026/02/16/1845-s-x.md)\n- 2026-02-16: test with real data\n"))
+    journal = memory_repo.root / "knowledge/journal/2026-02-16.md"
+    journal.write_text("---\ntype: journal\ndate: 2026-02-16\n---\n\n## 2026-02-16\n- decided on files\n")
+    result = g.commit_pending()
+    subject, _, rest = result.message.partition("\n")
+    assert subject == "memory: keep raw transcripts; test with real data; decided on files"  # what was learned
+    assert "Learned:\n- keep raw transcripts (MEMORY.md)\n- test with real data (MEMORY.md)\n- decided on files (journal 2026-02-16)\n" in rest
+    assert "knowledge/memory/MEMORY.md: +2 -0" in rest
+    assert "Session: raw/conversations/2026/02/16/1845-s-x.md" in rest
+    assert git(memory_repo.root, "log", "-1", "--format=%s").stdout.strip() == subject
+
+
+def test_commit_types() -> None:
+    assert infer_commit_type(["knowledge/identity/SOUL.md"], "main") == "identity"
+    assert infer_commit_type(["knowledge/journal/a.md", "archive/journal/a.md"], "main", ["R"]) == "maintenance"
+    assert infer_commit_type(["knowledge/memory/MEMORY.md"], "extract/v2") == "extract"
+    assert infer_commit_type(["knowledge/memory/MEMORY.md"], "explore/what-if") == "explore"
+    assert infer_commit_type(["knowledge/people/x.md"], "main") == "memory"
+
+
+def test_identity_commit(memory_repo: MemoryRepo) -> None:
+    soul = memory_repo.root / "knowledge/identity/SOUL.md"
+    soul.write_text(soul.read_text() + "- I keep promises.\n")
+    assert MemoryGit(memory_repo).commit_pending().message.startswith("identity: I keep promises")
+
+
+def test_tags_only_with_changes_and_never_moved(memory_repo: MemoryRepo, git) -> None:
+    g = MemoryGit(memory_repo)
+    today = datetime.now(UTC).date()
+    created, msg = g.tag_daily(today)
+    assert created
+    assert g.tag_exists(f"memory/daily/{today.isoformat()}")
+    first = git(memory_repo.root, "rev-parse", f"memory/daily/{today.isoformat()}^{{commit}}").stdout
+    (memory_repo.root / "knowledge/reference/n.md").write_text("# n\n")
+    g.commit_pending()
+    created, msg = g.tag_daily(today)
+    assert not created
+    assert "never moved" in msg
+    assert git(memory_repo.root, "rev-parse", f"memory/daily/{today.isoformat()}^{{commit}}").stdout == first
+    created, msg = g.tag_daily(today - timedelta(days=400))
+    assert not created
+    assert "no changes" in msg
+    y, w, _ = today.isocalendar()
+    assert g.tag_weekly(today)[0]
+    assert g.tag_exists(f"memory/weekly/{y}-W{w:02d}")
+    assert g.tag_named("milestone", "v1")[0]
+    assert g.tag_named("before", "rewrite")[0]
+    assert g.tag_named("extract", "v2")[0]
+    with pytest.raises(GitError, match="not a valid tag name"):
+        g.tag_named("milestone", "bad name..")
+
+
+def test_explore_branches_prune_after_seven_days(memory_repo: MemoryRepo) -> None:
+    g = MemoryGit(memory_repo)
+    assert g.create_explore("what-if") == "explore/what-if"
+    with pytest.raises(GitError, match="already exists"):
+        g.create_explore("what-if")
+    assert g.prune_explore(7) == []
+    later = datetime.now(UTC) + timedelta(days=8)
+    assert g.prune_explore(7, now=later) == ["explore/what-if"]
+    assert not g.branch_exists("explore/what-if")
+
+
+def test_recall_blame_learned_show_at(memory_repo: MemoryRepo, git) -> None:
+    g = MemoryGit(memory_repo)
+    ref = memory_repo.root / "knowledge/reference/storage.md"
+    ref.write_text("# Storage\n\n- Files are the source of truth\n")
+    first = g.commit_pending("memory: storage decision").sha
+    g.create_tag("memory/daily/2026-02-16", "snap")
+    ref.write_text("# Storage\n\n- Files are the source of truth\n- SQLite is only a cache\n")
+    g.commit_pending("memory: sqlite note")
+    hits = g.recall("source of truth")
+    assert [c.sha for c in hits] == [first]
+    assert hits[0].files == ("knowledge/reference/storage.md",)
+    assert "Files are the source of truth" in g.blame("knowledge/reference/storage.md")
+    assert ("knowledge/reference/storage.md", "- SQLite is only a cache") in g.learned_lines("1 hour ago")
+    sha, old = g.show_at("daily/2026-02-16", "knowledge/reference/storage.md")
+    assert sha == first
+    assert "SQLite" not in old
+    sha, now = g.show_at((date.today() + timedelta(days=1)).isoformat(), "knowledge/reference/storage.md")
+    assert "SQLite" in now
+    with pytest.raises(GitError):
+        g.show_at("1990-01-01", "knowledge/reference/storage.md")
+    # plain git answers the same question
+    assert first in git(memory_repo.root, "log", "-S", "source of truth", "--format=%H").stdout
+
+
+@pytest.mark.slow
+def test_concurrent_commits_lose_nothing(memory_repo: MemoryRepo, git) -> None:
+    errors: list[Exception] = []
+
+    def work(i: int) -> None:
+        try:
+            p = memory_repo.root / f"knowledge/reference/f{i}.md"
+            p.write_text(f"# f{i}\n")
+            MemoryGit(memory_repo).commit_paths([f"knowledge/reference/f{i}.md"], f"memory: f{i}\n")
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert git(memory_repo.root, "status", "--porcelain").stdout == ""
+    files = git(memory_repo.root, "ls-files", "knowledge/reference").stdout.split()
+    assert all(f"knowledge/reference/f{i}.md" in files for i in range(12))
+
+
+def test_commit_waits_out_a_foreign_index_lock(memory_repo: MemoryRepo) -> None:
+    lock = memory_repo.root / ".git/index.lock"
+    lock.write_text("")
+    threading.Timer(0.3, lock.unlink).start()
+    (memory_repo.root / "knowledge/reference/z.md").write_text("# z\n")
+    assert MemoryGit(memory_repo).commit_paths(["knowledge/reference/z.md"], "memory: z\n").sha
+
+
+def test_commit_summary_comes_from_the_commit_message_stage(memory_repo: MemoryRepo, openai_server, git) -> None:
+    from autopoiesis.memory.commit import commit_knowledge
+    from autopoiesis.testing.openai_server import write_llm_config
+
+    config = memory_repo.root / "memory-config.yaml"
+    write_llm_config(memory_repo.root, openai_server.base_url, models={"commit_message": "small"})
+    git(memory_repo.root, "commit", "-qm", "maintenance: llm config", "--", str(config))
+    openai_server.enqueue({"content": "memory: remember that raw transcripts are kept forever\nmore"})
+    mem = memory_repo.memory_file
+    mem.write_text(mem.read_text() + "- 2026-02-16: keep raw transcripts\n")
+    result = commit_knowledge(MemoryRepo(memory_repo.root))
+    assert result.message.splitlines()[0] == "memory: remember that raw transcripts are kept forever"
+    (body,) = openai_server.chat_bodies()
+    assert body["model"] == "small"
+
+
+def test_commit_summary_falls_back_when_the_model_is_down(memory_repo: MemoryRepo, openai_server, git) -> None:
+    from autopoiesis.memory.commit import commit_knowledge
+    from autopoiesis.testing.openai_server import write_llm_config
+
+    config = memory_repo.root / "memory-config.yaml"
+    write_llm_config(memory_repo.root, openai_server.base_url, max_retries=0)
+    git(memory_repo.root, "commit", "-qm", "maintenance: llm config", "--", str(config))
+    openai_server.enqueue({"status": 500, "message": "boom"})
+    mem = memory_repo.memory_file
+    mem.write_text(mem.read_text() + "- 2026-02-16: keep raw transcripts\n")
+    result = commit_knowledge(MemoryRepo(memory_repo.root))
+    assert result.message.splitlines()[0] == "memory: keep raw transcripts"
+
+
+def test_show_at_refuses_what_is_neither_a_ref_nor_a_date(memory_repo: MemoryRepo) -> None:
+    g = MemoryGit(memory_repo)
+    note = memory_repo.root / "knowledge/reference/storage.md"
+    note.write_text("# Storage\nfiles\n")
+    g.commit_pending("memory: storage")
+    g.tag_named("milestone", "v1")
+    assert "files" in g.show_at("milestone/v1", "knowledge/reference/storage.md")[1]
+    for typo in ("milestone/vone", "lastweek", "--all"):
+        with pytest.raises(GitError, match="neither a tag, a commit nor a date"):
+            g.show_at(typo, "knowledge/reference/storage.md")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reply", [
+    "I'm sorry, as an AI language model I cannot summarize diffs.",
+    "+- 2026-02-16: keep raw transcripts",
+    "@@ -1,3 +1,4 @@",
+    "```",
+    "ok",
+])
+def test_a_reply_that_is_no_summary_falls_back_to_the_deterministic_subject(memory_repo: MemoryRepo, openai_server, reply: str, git) -> None:
+    from autopoiesis.memory.commit import commit_knowledge
+    from autopoiesis.testing.openai_server import write_llm_config
+
+    config = memory_repo.root / "memory-config.yaml"
+    write_llm_config(memory_repo.root, openai_server.base_url)
+    git(memory_repo.root, "commit", "-qm", "maintenance: llm config", "--", str(config))
+    openai_server.enqueue({"content": reply})
+    mem = memory_repo.memory_file
+    mem.write_text(mem.read_text() + "- 2026-02-16: keep raw transcripts\n")
+    result = commit_knowledge(MemoryRepo(memory_repo.root))
+    assert result.message.splitlines()[0] == "memory: keep raw transcripts"
+
+
+def test_clean_summary_cuts_a_long_line_at_a_word() -> None:
+    from autopoiesis.formats.commit_message import clean_summary
+
+    text = "memory: " + "record the storage decision and why files win over a database " * 3
+    out = clean_summary(text)
+    assert out is not None
+    assert len(out) <= 72
+    assert out.startswith("record the storage decision")
+    assert not out.endswith(" ")

@@ -1,0 +1,148 @@
+"""memory.db when things go wrong: page corruption, a full disk, a read-only file system.
+Real SQLite files damaged on disk, a real small tmpfs, real CLI processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.index import SearchIndex, search_outcome
+from autopoiesis.index import db as dbmod
+from autopoiesis.memory.initialize import init_memory_repo
+from tests.conftest import Cli
+
+NOTE = "# Deploys {i}\n\n## Pipeline\nDeploys go through the blue-green pipeline number {i} with a smoke test first.\n\n" + \
+    "## Storage\nThe {i}th service keeps its queue in a durable log, compacted nightly.\n"
+
+
+def _fill(repo: MemoryRepo, n: int = 120) -> None:
+    for i in range(n):
+        p = repo.root / f"knowledge/reference/note-{i:03d}.md"
+        p.write_text(NOTE.format(i=i) + ("filler words for more pages " * 20) + "\n")
+
+
+def _build(repo: MemoryRepo) -> None:
+    with SearchIndex(repo) as index:
+        index.rebuild_full()
+    assert not Path(str(repo.index_path) + "-wal").exists() or True
+
+
+def _corrupt_middle(path: Path) -> None:
+    size = path.stat().st_size
+    with open(path, "r+b") as fh:
+        for where in (size // 3, size // 2, 2 * size // 3):
+            fh.seek(where - where % 4096 + 100)
+            fh.write(os.urandom(2000))
+
+
+@pytest.fixture
+def built(memory_repo: MemoryRepo) -> MemoryRepo:
+    _fill(memory_repo)
+    _build(memory_repo)
+    return memory_repo
+
+
+def test_page_corruption_is_found_by_doctor_and_rebuild_recreates_the_file(built: MemoryRepo, cli: Cli) -> None:
+    _corrupt_middle(built.index_path)
+    assert dbmod.quick_check(built.index_path)[0] is False
+
+    doctor = cli("doctor", "--json", repo=built)
+    report = json.loads(doctor.stdout)
+    assert report["ok"] is False
+    assert report["index"]["fresh"] is False
+    assert any("corrupt" in p for p in report["problems"]), report["problems"]
+
+    rebuilt = cli("index", "rebuild", repo=built)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "Traceback" not in rebuilt.stderr
+    assert dbmod.quick_check(built.index_path) == (True, "ok")
+    assert len(dbmod.corrupt_copies(built.index_path)) <= 1
+    outcome = search_outcome("blue-green pipeline number 7", repo=built)
+    assert outcome.source == "index"
+    assert outcome.results[0].path == "knowledge/reference/note-007.md"
+    assert json.loads(cli("doctor", "--json", repo=built).stdout)["index"]["integrity"] == "ok"
+
+
+def test_corrupt_copies_never_pile_up(built: MemoryRepo) -> None:
+    for _ in range(3):
+        built.index_path.write_bytes(b"this is not a database" * 500)
+        outcome = search_outcome("blue-green", repo=built)
+        assert outcome.results
+        assert any("corrupt" in n for n in outcome.notices)
+    assert len(dbmod.corrupt_copies(built.index_path)) == 1
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """An 8 MB tmpfs (root only): room for the index of the notes below and the WAL of its rebuild, little more."""
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("needs root to mount a small tmpfs")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def _fill_disk(where: Path) -> Path:
+    filler = where / "filler"
+    with open(filler, "wb", buffering=0) as fh:  # unbuffered: nothing left to flush at close
+        for block in (65536, 512):
+            try:
+                while True:
+                    fh.write(b"\0" * block)
+            except OSError:
+                pass
+    return filler
+
+
+def test_a_full_disk_is_not_corruption(small_disk: Path, cli: Cli) -> None:
+    repo = MemoryRepo(init_memory_repo(small_disk / "memory", build_index=False).root)
+    _fill(repo, 20)
+    _build(repo)
+    before = repo.index_path.read_bytes()
+    for i in range(40):  # changes the next search must index
+        (repo.root / f"knowledge/reference/new-{i}.md").write_text(NOTE.format(i=1000 + i) * 20)
+    filler = _fill_disk(small_disk)
+
+    outcome = search_outcome("blue-green pipeline number 3", repo=repo)
+    assert outcome.source in ("git grep", "ripgrep")
+    assert any("full" in n for n in outcome.notices), outcome.notices
+    assert repo.index_path.exists() and not dbmod.corrupt_copies(repo.index_path)
+
+    rebuilt = cli("index", "rebuild", repo=repo)
+    assert rebuilt.returncode == 1
+    assert "Traceback" not in rebuilt.stderr and "full" in rebuilt.stderr
+    assert not dbmod.corrupt_copies(repo.index_path)
+    assert repo.index_path.read_bytes() == before  # the old index, untouched
+
+    filler.unlink()
+    assert dbmod.quick_check(repo.index_path) == (True, "ok")
+    assert cli("index", "rebuild", repo=repo).returncode == 0
+    assert search_outcome("blue-green pipeline number 1003", repo=repo).source == "index"
+
+
+def test_a_read_only_index_falls_back_to_git_grep(small_disk: Path, cli: Cli) -> None:
+    repo = MemoryRepo(init_memory_repo(small_disk / "memory", build_index=False).root)
+    _fill(repo, 20)
+    _build(repo)
+    (repo.root / "knowledge/reference/late.md").write_text("# Late\nA late note about the blue-green pipeline.\n")
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    try:
+        outcome = search_outcome("blue-green pipeline number 4", repo=repo)
+        assert outcome.source in ("git grep", "ripgrep")
+        assert outcome.results and outcome.notices
+        assert any("read-only" in n or "cannot be written" in n for n in outcome.notices), outcome.notices
+        searched = cli("search", "blue-green pipeline", repo=repo)
+        assert searched.returncode == 0 and "Traceback" not in searched.stderr
+        assert repo.index_path.exists() and not dbmod.corrupt_copies(repo.index_path)
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=True)

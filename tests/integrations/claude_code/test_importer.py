@@ -1,0 +1,49 @@
+"""The Claude Code importer on the shared sample logs: tool calls, malformed lines counted, summaries, re-imports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autopoiesis.capture.importers import import_files
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.formats import transcript as tf
+
+
+def test_claude_code_samples(memory_repo: MemoryRepo, shared_data: Path, git) -> None:
+    folder = shared_data / "claude-code"
+    report = import_files(memory_repo, sorted(folder.glob("*.jsonl")))
+    assert report.refused == []
+    # edge_cases.jsonl holds deliberately malformed lines: each is counted, none aborts
+    assert report.bad_lines >= 4
+    assert all("edge_cases" in w for w in report.warnings if "skipped" in w)
+    ids = {tf.parse((memory_repo.root / p).read_text()).meta.session_id for p in report.imported}
+    assert {"test-session-id", "edge_cases", "test_session"} <= ids
+    sample = next(p for p in report.imported if "test-session-id" in p)
+    assert sample.startswith("raw/conversations/2025/12/24/1000-test-session-id-")
+    t = tf.parse((memory_repo.root / sample).read_text())
+    assert t.meta.topic == "Test session for JSONL parsing"
+    assert t.meta.channel == "claude-code"
+    tools = [i for turn in t.turns for i in turn.items if isinstance(i, tf.ToolCall)]
+    assert tools[0].tool == "Write"
+    assert tools[0].result == "File written successfully"
+    assert tools[1].tool == "Bash"
+    assert tools[1].args.startswith("git add . && git commit")
+    # every good message line of the edge-case file is kept, unicode intact
+    edge = next(p for p in report.imported if "edge_cases" in p)
+    text = (memory_repo.root / edge).read_text()
+    assert "café, naïve, résumé, 中文" in text
+    # the summary line names the session holding its leafUuid, not every session of the file
+    metas = {tf.parse((memory_repo.root / p).read_text()).meta.session_id: tf.parse((memory_repo.root / p).read_text()).meta for p in report.imported}
+    assert metas["edge_cases"].topic.startswith("Tested various edge cases")
+    assert metas["todowrite_session"].topic is None
+    assert git(memory_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_reimport_is_a_noop(memory_repo: MemoryRepo, shared_data: Path, git) -> None:
+    files = sorted((shared_data / "claude-code").glob("*.jsonl"))
+    first = import_files(memory_repo, files)
+    head = git(memory_repo.root, "rev-parse", "HEAD").stdout
+    again = import_files(memory_repo, files)
+    assert again.imported == []
+    assert sorted(again.skipped_duplicates) == sorted(first.imported)
+    assert git(memory_repo.root, "rev-parse", "HEAD").stdout == head

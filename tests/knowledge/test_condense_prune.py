@@ -1,0 +1,214 @@
+"""Condense, prune, archive: journals, the weekly rollup, the MEMORY.md cap, decay
+eviction and the fact-preservation check of compaction."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.formats import knowledge as kf
+from autopoiesis.git.repo import MemoryGit
+from autopoiesis.knowledge.condense import MemoryCondenser
+from autopoiesis.knowledge.extract import KnowledgeExtractor
+from autopoiesis.knowledge.prune import MemoryPruner, check_fact_preservation
+from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance
+from tests.knowledge.helpers import DEMO, import_sessions, session
+
+DAY = date(2026, 2, 16)
+
+
+def last_subject(repo: MemoryRepo) -> str:
+    return MemoryGit(repo).run("log", "-1", "--format=%s").stdout.strip()
+
+
+@pytest.mark.slow
+def test_daily_summary_updates_not_duplicates(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    import_sessions(memory_repo, tmp_path, DEMO)
+    with MemoryCondenser(memory_repo) as c:
+        first = c.daily_summary(DAY)
+        text = (memory_repo.root / "knowledge/journal/2026-02-16.md").read_text()
+        again = c.daily_summary(DAY)
+        none = c.daily_summary(DAY + timedelta(days=3))
+    assert first.commit
+    assert last_subject(memory_repo).startswith("memory: daily journal 2026-02-16")
+    assert "2 already there" not in first.actions[0]
+    assert "0 bullet(s) added" in again.actions[0]
+    assert (memory_repo.root / "knowledge/journal/2026-02-16.md").read_text() == text
+    assert "no transcripts" in none.actions[0]
+    assert kf.parse(text).meta()["sessions"] == ["ses_a", "ses_b"]
+
+
+@pytest.mark.slow
+def test_weekly_rollup_promotes_what_stands_without_noise(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    """The week's decisions go to MEMORY.md as derived lines carrying the canonical entry's
+    id; no per-topic session counts; a second rollup adds nothing."""
+    import_sessions(memory_repo, tmp_path, DEMO[:1])
+    import_sessions(memory_repo, tmp_path, [session("ses_c", "2026-02-24T09:00:00Z",
+        ("user", "Continue the autopoiesis work on knowledge/projects/autopoiesis/context.md please."))])
+    with KnowledgeExtractor(memory_repo) as ex:
+        ex.commit(ex.extract_pending())
+    with MemoryCondenser(memory_repo) as c:
+        w1 = c.weekly_rollup(DAY)
+        w2 = c.weekly_rollup(date(2026, 2, 24))
+        again = c.weekly_rollup(DAY)
+    assert w1.commit
+    assert last_subject(memory_repo).startswith("memory: weekly rollup 2026-W08")
+    assert "0 MEMORY.md entries added" in w2.actions[0]
+    assert "0 MEMORY.md entries added" in again.actions[0]
+    text = (memory_repo.root / "knowledge/memory/MEMORY.md").read_text()
+    assert "session(s)" not in text
+    doc = kf.parse(text)
+    assert not list(doc.sections[doc.find_section("Active Context")].entries())
+    decisions = list(doc.sections[doc.find_section("Key Decisions")].entries())
+    assert [e.text for e in decisions] == ["autopoiesis: Files are the source of truth, SQLite is only a cache."]
+    canonical = [e for _, e in kf.parse((memory_repo.root / "knowledge/projects/autopoiesis/context.md").read_text()).entries()]
+    assert decisions[0].id == canonical[0].id  # one fact, one id
+
+
+@pytest.mark.slow
+def test_weekly_rollup_never_brings_back_a_superseded_decision(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    import_sessions(memory_repo, tmp_path, [
+        session("ses_p1", "2026-03-02T09:00:00Z", ("user", "We'll host the docs on GitHub Pages for now.")),
+        session("ses_p2", "2026-03-05T09:00:00Z", ("user", "We decided to drop GitHub Pages and host the docs on Netlify instead.")),
+    ])
+    with KnowledgeExtractor(memory_repo) as ex:
+        ex.commit(ex.extract_pending())
+    with MemoryCondenser(memory_repo) as c:
+        c.daily_summary(date(2026, 3, 2))
+        c.weekly_rollup(date(2026, 3, 2))
+    doc = kf.parse((memory_repo.root / "knowledge/memory/MEMORY.md").read_text())
+    live = [e.text for _, e in doc.entries() if e.active]
+    assert live == ["Drop GitHub Pages and host the docs on Netlify instead."]
+    assert [e.text for _, e in doc.entries() if not e.active] == ["We'll host the docs on GitHub Pages for now."]
+    journal = (memory_repo.root / "knowledge/journal/2026-03-02.md").read_text()
+    assert "Decided: We'll host the docs on GitHub Pages for now." in journal  # history stays as written
+
+
+def _fill_memory(repo: MemoryRepo, n: int) -> None:
+    """MEMORY.md with N entries, over the cap if need be (as a hand edit can leave it:
+    the writer itself never takes it past lifecycle.memory_line_cap)."""
+    w = KnowledgeWriter(repo)
+    w.memory_line_limit = lambda: 10**6  # type: ignore[method-assign]
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    w.apply([KnowledgeChange("knowledge/memory/MEMORY.md", "append", "Lessons Learned", f"Lesson number {i} about topic {i * 7}",
+                             Provenance("raw/conversations/a.md", t0 + timedelta(hours=i), "t@1")) for i in range(n)])
+
+
+@pytest.mark.slow
+def test_prune_memory_moves_oldest_to_archive(memory_repo: MemoryRepo) -> None:
+    _fill_memory(memory_repo, 230)
+    with MemoryPruner(memory_repo) as p:
+        r = p.prune_memory()
+    mem = kf.parse((memory_repo.root / "knowledge/memory/MEMORY.md").read_text())
+    arch = kf.parse((memory_repo.root / "archive/memory/MEMORY.md").read_text())
+    assert mem.line_count() <= 200
+    assert r.commit
+    assert last_subject(memory_repo).startswith("maintenance:")
+    kept = {e.text for _, e in mem.entries()}
+    moved = {e.text for _, e in arch.entries()}
+    assert len(kept | moved) == 230
+    assert not kept & moved  # nothing lost
+    assert "Lesson number 0 about topic 0" in moved
+    assert "Lesson number 229 about topic 1603" in kept
+
+
+def test_prune_journals_and_evict_stale(memory_repo: MemoryRepo) -> None:
+    root = memory_repo.root
+    w = KnowledgeWriter(memory_repo)
+    old = datetime(2025, 6, 1, tzinfo=UTC)
+    w.apply([KnowledgeChange("knowledge/journal/2025-06-01.md", "append", "ops", "Old day", Provenance("raw/a.md", old), dated=False),
+             KnowledgeChange("knowledge/reference/old-topic.md", "append", "Facts", "A stale fact", Provenance("raw/a.md", old)),
+             KnowledgeChange("knowledge/reference/fresh.md", "append", "Facts", "A fresh fact",
+                             Provenance("raw/a.md", datetime(2026, 2, 28, tzinfo=UTC)))])
+    now = lambda: datetime(2026, 3, 1, tzinfo=UTC)
+    with MemoryPruner(memory_repo, now=now) as p:
+        scores = {rel: s for rel, s, _, _ in p.scores()}
+        r = p.prune_all()
+    assert scores["knowledge/reference/old-topic.md"] < 0.01 < scores["knowledge/reference/fresh.md"]
+    assert (root / "archive/journal/2025-06-01.md").exists()
+    assert not (root / "knowledge/journal/2025-06-01.md").exists()
+    assert (root / "archive/reference/old-topic.md").exists()
+    assert (root / "knowledge/reference/fresh.md").exists()
+    assert r.commit
+    assert last_subject(memory_repo).startswith("maintenance:")
+    assert MemoryGit(memory_repo).run("status", "--porcelain", "--", "archive").stdout == ""  # only its own paths committed
+
+
+def test_compaction_check_rejects_lossy_rewrites(memory_repo: MemoryRepo, openai_server) -> None:
+    rel = "knowledge/reference/infra.md"
+    w = KnowledgeWriter(memory_repo)
+    facts = ["Staging runs on port 8443", "Production database is Postgres 16", "Backups go to the Frankfurt bucket",
+             "Maria Lopez owns the capture module", "Deploys happen on Tuesdays", "The API gateway is Envoy"]
+    w.apply([KnowledgeChange(rel, "append", "Facts", f, Provenance("raw/a.md", datetime(2026, 2, 1, tzinfo=UTC)))
+             for f in facts])
+    before = (memory_repo.root / rel).read_text()
+    lossy = before.split("## Facts")[0] + "## Facts\n- Staging runs on port 8443; Postgres 16 in production.\n"
+    assert not check_fact_preservation(before, lossy).accepted
+    faithful = before.split("## Facts")[0] + "## Facts\n- 2026-02-01: " + ". ".join(facts) + ".\n"
+    assert check_fact_preservation(before, faithful).accepted
+    from tests.knowledge.helpers import use_llm
+
+    repo = use_llm(memory_repo, openai_server.base_url)
+    openai_server.enqueue(lossy)
+    with MemoryPruner(repo) as p:
+        verdict, r = p.compact(rel)
+    assert not verdict.accepted
+    assert verdict.loss > 0.05
+    assert r.flagged == (rel,)
+    after = kf.parse((repo.root / rel).read_text())
+    assert after.meta()["needs_compact"] is True
+    assert {e.text for _, e in after.entries()} == set(facts)
+    with MemoryPruner(repo) as p:
+        verdict, r = p.compact(rel, faithful)
+    assert verdict.accepted
+    assert kf.parse((repo.root / rel).read_text()).meta()["needs_compact"] is False
+
+
+@pytest.mark.slow
+def test_cli_condense_prune_archive(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from autopoiesis.cli import app
+
+    import_sessions(memory_repo, tmp_path, DEMO)
+    runner = CliRunner()
+    base = ["-C", str(memory_repo.root)]
+    r = runner.invoke(app, base + ["condense", "daily", "--date", "2026-02-16"])
+    assert r.exit_code == 0, r.output
+    assert "journal 2026-02-16" in r.output, r.output
+    r = runner.invoke(app, base + ["condense", "weekly", "--date", "2026-02-16"])
+    assert r.exit_code == 0, r.output
+    assert "weekly rollup 2026-W08" in r.output, r.output
+    assert runner.invoke(app, base + ["condense", "monthly"]).exit_code == 0
+    assert runner.invoke(app, base + ["prune"]).exit_code == 0
+    r = runner.invoke(app, base + ["archive"])
+    assert r.exit_code == 0
+    assert "nothing to do" in r.output
+    assert runner.invoke(app, base + ["condense", "yearly"]).exit_code == 2
+
+
+def test_knowledge_learned_from_an_old_conversation_is_not_stale_on_arrival(memory_repo: MemoryRepo) -> None:
+    import json
+
+    from autopoiesis.memory.usage import inclusion_counts
+
+    rel = "knowledge/reference/billing.md"
+    old_turn = datetime(2025, 1, 10, tzinfo=UTC)  # the conversation is old ...
+    KnowledgeWriter(memory_repo).apply([KnowledgeChange(rel, "append", "Facts", "Invoices go out on the 3rd", Provenance("raw/a.md", old_turn))])
+    MemoryGit(memory_repo).commit_pending()  # ... but the knowledge was written today
+    today = datetime.now(UTC)
+    with MemoryPruner(memory_repo, now=lambda: today) as p:
+        assert p.score_and_evict(commit=False).actions == ()
+    later = lambda: today + timedelta(days=120)
+    with MemoryPruner(memory_repo, now=later) as p:
+        assert {r: d for r, _, d, _ in p.scores()}[rel] == 120
+    # a file the compiler keeps including is still in use: its references keep it
+    memory_repo.state_file("inclusions").write_text(json.dumps({rel: 10_000}))
+    with MemoryPruner(memory_repo, now=later, usage=inclusion_counts(memory_repo)) as p:
+        assert p.score_and_evict(commit=False).actions == ()
+    memory_repo.state_file("inclusions").write_text("{}")
+    with MemoryPruner(memory_repo, now=later, usage=inclusion_counts(memory_repo)) as p:
+        assert [a for a in p.score_and_evict(commit=False).actions if rel in a]

@@ -1,0 +1,128 @@
+"""Replay onto extract/* branches in a separate worktree; compare; resume; bad situations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.errors import ReplayError
+from autopoiesis.git.repo import MemoryGit
+from autopoiesis.knowledge import replay as rp
+from tests.knowledge.helpers import DEMO, import_sessions, session, use_llm
+
+pytestmark = pytest.mark.slow
+
+
+def many(n: int) -> list[dict]:
+    return [session(f"ses_{i:03d}", f"2026-02-{1 + i % 27:02d}T{8 + i % 10:02d}:{i % 60:02d}:00Z",
+                    ("user", f"We decided to use tool{i} for the task {i}. Lesson learned: check item{i} twice."),
+                    ("agent", f"Noted about tool{i}.")) for i in range(n)]
+
+
+def test_replay_in_worktree_leaves_the_user_tree_alone(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    import_sessions(memory_repo, tmp_path, DEMO)
+    git = MemoryGit(memory_repo)
+    root = memory_repo.root
+    mem = root / "knowledge/memory/MEMORY.md"
+    mem.write_text(mem.read_text() + "- my uncommitted edit\n")  # a dirty working tree
+    stray = root / "raw/conversations/2026/03/01/0900-ses_z-wip.md"
+    stray.parent.mkdir(parents=True)
+    stray.write_text("work in progress")
+    status_before, head_before = git.run("status", "--porcelain").stdout, git.head()
+    res = rp.replay_branch(memory_repo, "extract/v2")
+    assert git.current_branch() == "main"
+    assert git.head() == head_before
+    assert git.run("status", "--porcelain").stdout == status_before
+    assert "my uncommitted edit" in mem.read_text()
+    assert res.not_included == ("raw/conversations/2026/03/01/0900-ses_z-wip.md",)
+    assert git.run("log", "-1", "--format=%s", "extract/v2").stdout.startswith("extract: replay 2 transcripts")
+    assert git.tag_exists("memory/extract/v2")
+    assert "maria-lopez.md" in git.run("ls-tree", "-r", "--name-only", "extract/v2", "--", "knowledge/people").stdout
+    assert "knowledge/identity/SOUL.md" in git.run("ls-tree", "-r", "--name-only", "extract/v2").stdout
+    assert not Path(res.worktree).exists()
+    assert "worktrees" not in git.run("worktree", "list").stdout.split("\n", 1)[-1]
+    c = res.comparison
+    assert c is not None
+    assert dict((k, a) for k, a, _ in c.per_category)["person"] >= 2
+    assert c.only_b
+    assert not c.only_a
+    out = rp.format_result(res)
+    assert "git diff main..extract/v2 --stat -- knowledge/" in out
+    assert "knowledge/people/maria-lopez.md" in out
+    with pytest.raises(ReplayError, match="already exists.*--force"):
+        rp.replay_branch(memory_repo, "extract/v2")
+    res2 = rp.replay_branch(memory_repo, "v2", extractors=["decisions"], force=True)
+    assert "maria-lopez.md" not in git.run("ls-tree", "-r", "--name-only", "extract/v2", "--", "knowledge/people").stdout
+    assert any("already exists" in n for n in res2.notes)  # the tag is never moved
+
+
+def test_replay_clear_messages(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    with pytest.raises(ReplayError, match="no committed transcripts"):
+        rp.replay_branch(memory_repo, "extract/empty")
+    assert not MemoryGit(memory_repo).branch_exists("extract/empty")
+    with pytest.raises(ReplayError, match="no branch 'trunk'"):
+        rp.replay_branch(memory_repo, "extract/x", base="trunk")
+    import_sessions(memory_repo, tmp_path, DEMO[:1])
+    git = MemoryGit(memory_repo)
+    git.run("checkout", "-q", "--detach")
+    res = rp.replay_branch(memory_repo, "extract/d")
+    assert any("detached HEAD" in n for n in res.notes)
+    assert git.current_branch() is None
+    with pytest.raises(ReplayError, match="not a branch or commit"):
+        rp.compare_refs(memory_repo, "main", "extract/nope")
+
+
+def test_replay_resumes_after_a_crash(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    import_sessions(memory_repo, tmp_path, many(40))
+    seen: list[int] = []
+    partial = rp.replay_branch(memory_repo, "extract/r", stop_after=20,
+                               progress=lambda d, t, p: seen.append(d), llm=None)
+    assert partial.commit is None
+    assert seen[-1] >= 20  # "crashed" half way
+    res = rp.replay_branch(memory_repo, "extract/r")
+    assert res.resumed_from >= 20
+    assert res.commit
+    rp.replay_branch(memory_repo, "extract/clean")
+    c = rp.compare_refs(memory_repo, "extract/r", "extract/clean")
+    assert not c.only_a
+    assert not c.only_b
+    assert c.stat == ""
+
+
+def test_llm_replay_is_concurrent_and_cached(memory_repo: MemoryRepo, tmp_path: Path, openai_server) -> None:
+    import_sessions(memory_repo, tmp_path, many(12))
+    repo = use_llm(memory_repo, openai_server.base_url, concurrency=4)
+    MemoryGit(repo).commit_paths(["memory-config.yaml"], "maintenance: use the loopback LLM\n")
+    openai_server.latency = 0.05
+    openai_server.default_chat = lambda body: {"content": json.dumps({"lessons": [{"lesson": "Check items twice"}]})}
+    res = rp.replay_branch(repo, "extract/llm", extractors=["lessons"])
+    assert len(openai_server.chat_bodies()) == 12
+    assert openai_server.max_in_flight > 1
+    assert {f for _, _, f in res.report.processed} == {"llm"}
+    openai_server.reset()
+    rp.replay_branch(repo, "extract/llm2", extractors=["lessons"])
+    assert openai_server.chat_bodies() == []  # unchanged inputs: every answer from the cache
+
+
+def test_cli_replay_and_compare(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from autopoiesis.cli import app
+
+    import_sessions(memory_repo, tmp_path, DEMO)
+    runner = CliRunner()
+    base = ["-C", str(memory_repo.root), "replay"]
+    r = runner.invoke(app, base + ["--branch", "extract/a", "--extractors", "decisions"])
+    assert r.exit_code == 0, r.output
+    assert "tag memory/extract/a" in r.output, r.output
+    r = runner.invoke(app, base + ["--branch", "extract/b"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, base + ["--compare", "extract/a", "extract/b"])
+    assert r.exit_code == 0, r.output
+    assert "facts only on extract/b" in r.output, r.output
+    r = runner.invoke(app, base + ["--branch", "extract/a"])
+    assert r.exit_code != 0
+    assert "already exists" in str(r.exception)

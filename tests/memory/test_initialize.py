@@ -1,0 +1,135 @@
+"""`autopoiesis init`: the layout, idempotence, existing repos, packaged templates."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.errors import AutopoiesisError
+from autopoiesis.git.runner import locate_repo
+from autopoiesis.memory.initialize import init_memory_repo
+
+
+@pytest.mark.slow
+def test_layout_commit_and_hooks(tmp_path: Path, git) -> None:
+    report = init_memory_repo(tmp_path / "mem")
+    root = report.root
+    for d in ("raw/conversations", "knowledge/identity", "knowledge/memory", "knowledge/journal", "knowledge/projects",
+              "knowledge/people", "knowledge/procedures", "knowledge/reference", "topics", "attachments", "archive", "scratch"):
+        assert (root / d).is_dir(), d
+    for f in ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md"):
+        text = (root / "knowledge/identity" / f).read_text()
+        assert text.startswith("---\ntype: identity\nrole: ")
+    assert (root / "knowledge/memory/MEMORY.md").exists()
+    assert (root / "knowledge/projects/_active.md").exists()
+    assert (root / "knowledge/people/_index.md").exists()
+    assert len(list((root / "topics").glob("*.md"))) >= 2
+    assert "memory.db" in (root / ".gitignore").read_text()
+    assert "scratch/" in (root / ".gitignore").read_text()
+    assert "filter=lfs" in (root / ".gitattributes").read_text()
+    config = (root / "memory-config.yaml").read_text()
+    for key in ("token_budget", "bm25_weight", "similarity_threshold", "journal_retention_days", "auto_tag_daily", "provider"):
+        assert key in config
+    assert "maintenance: initialize memory repository" in git(root, "log", "--format=%s").stdout
+    assert git(root, "status", "--porcelain").stdout == ""
+    assert (root / ".git/hooks/pre-commit").read_text().count("autopoiesis") >= 1
+    assert locate_repo(root).is_initialized()
+    # the search index exists from the start, so post-commit keeps it fresh from the first capture
+    assert (root / "memory.db").exists()
+    assert report.index
+    assert "search index built" in report.index
+    assert "memory.db" not in git(root, "ls-files").stdout
+
+
+@pytest.mark.slow
+def test_second_run_changes_nothing(tmp_path: Path, git) -> None:
+    first = init_memory_repo(tmp_path / "mem")
+    head = git(first.root, "rev-parse", "HEAD").stdout
+    again = init_memory_repo(tmp_path / "mem")
+    assert not again.changed
+    assert again.commit is None
+    assert git(first.root, "rev-parse", "HEAD").stdout == head
+
+
+@pytest.mark.slow
+def test_existing_repo_keeps_its_files(tmp_path: Path, git) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "notes.txt").write_text("mine\n")
+    (root / ".gitignore").write_text("node_modules/\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "user commit")
+    (root / "wip.txt").write_text("uncommitted work\n")
+    report = init_memory_repo(root)
+    assert not report.new_git_repo
+    assert (root / "notes.txt").read_text() == "mine\n"
+    assert (root / "wip.txt").read_text() == "uncommitted work\n"
+    ignore = (root / ".gitignore").read_text()
+    assert ignore.startswith("node_modules/\n")
+    assert "memory.db" in ignore
+    # the uncommitted file is not swept into the init commit
+    assert "wip.txt" not in git(root, "show", "--name-only", "--format=", "HEAD").stdout
+    assert "?? wip.txt" in git(root, "status", "--porcelain").stdout
+
+
+def test_refuses_a_subfolder_of_another_repo(tmp_path: Path, git) -> None:
+    git(tmp_path, "init", "-q")
+    with pytest.raises(AutopoiesisError, match="inside the git repository"):
+        init_memory_repo(tmp_path / "sub")
+
+
+@pytest.mark.slow
+def test_locate_needs_an_initialised_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from autopoiesis.errors import NotAMemoryRepo
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(NotAMemoryRepo, match="autopoiesis init"):
+        locate_repo()
+    report = init_memory_repo(tmp_path / "m")
+    monkeypatch.setenv("AUTOPOIESIS_REPO", str(report.root))
+    assert locate_repo().root == report.root
+    monkeypatch.delenv("AUTOPOIESIS_REPO")
+    monkeypatch.chdir(report.root / "knowledge")
+    assert locate_repo().root == report.root
+
+
+@pytest.mark.slow
+def test_wheel_ships_the_template(tmp_path: Path) -> None:
+    """init must work from an installed wheel, not only from a checkout."""
+    import sys
+    import zipfile
+
+    project = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(project)],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    wheel = next(tmp_path.glob("autopoiesis-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for needed in ("autopoiesis/_template/knowledge/identity/SOUL.md", "autopoiesis/_template/topics/github-pr-review.md",
+                   "autopoiesis/_template/hooks/pre-commit", "autopoiesis/_files/memory-config.yaml",
+                   "autopoiesis/_files/demo/sessions.ndjson"):
+        assert needed in names, needed
+
+
+@pytest.mark.slow
+def test_config_cache_follows_edits(tmp_path: Path) -> None:
+    import os
+
+    from autopoiesis.core.config import CACHE_PATH, load_config
+    from autopoiesis.errors import ConfigError
+
+    root = init_memory_repo(tmp_path / "m").root
+    assert load_config(root).search.merge == "auto"
+    assert root.joinpath(*CACHE_PATH).exists()
+    cfg = root / "memory-config.yaml"
+    cfg.write_text(cfg.read_text().replace("merge: auto", "merge: weighted"))
+    assert load_config(root).search.merge == "weighted"  # the edit is seen, cache or not
+    cfg.write_text(cfg.read_text().replace("merge: weighted", "merge: bogus"))
+    os.utime(cfg, ns=(1, 1))  # even with an old timestamp, the size changed
+    with pytest.raises(ConfigError, match="write one of: auto, rrf, weighted"):
+        load_config(root)
