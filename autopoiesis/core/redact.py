@@ -254,6 +254,9 @@ class _Span:
     rank: int
 
 
+_MAX_PASSES = 4  # each pass only turns text into markers, which no rule matches: it ends
+
+
 @dataclass
 class Redactor:
     """Replace secrets in text with `[redacted:KIND]`; keeps a running count per kind.
@@ -268,8 +271,21 @@ class Redactor:
         self._extra = [(name, compile_extra_pattern(pattern)) for name, pattern in self.extra]
 
     def redact(self, text: str) -> str:
+        """TEXT with every secret replaced by its marker. Idempotent by construction: a
+        marker can change what a rule sees around it (`...secret]A=0000001234567A` reads
+        as a fresh assignment once the token before `=` is a marker), so what one pass
+        redacted is passed again until nothing changes (two passes where there were
+        secrets, one where there were none)."""
         if not self.enabled or not text:
             return text
+        for _ in range(_MAX_PASSES):
+            done = self._redact_once(text)
+            if done == text:
+                return done
+            text = done
+        return text
+
+    def _redact_once(self, text: str) -> str:
         safe = _encodable(text)  # RE2 matches UTF-8: a lone surrogate reads as U+FFFD, same offsets
         spans: list[_Span] = []
         if _prefilter().search(safe):

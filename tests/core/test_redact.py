@@ -166,3 +166,14 @@ def test_redaction_never_raises_and_is_idempotent(parts: list[str]) -> None:
     text = "".join(parts)
     once = Redactor().redact(text)
     assert Redactor().redact(once) == once
+
+
+def test_a_marker_that_exposes_an_assignment_is_redacted_in_the_same_call() -> None:
+    """Found by hypothesis: once the Square token is a marker, `A=000000001234567A` reads as
+    a fresh assignment; one call must give what a second call would."""
+    text = "0sq0csp-0000000000000000000000000000000000000" + "000000A" + "=000000001234567A"
+    r = Redactor()
+    once = r.redact(text)
+    assert once == "0[redacted:square_oauth_secret]A=[redacted:high_entropy]"
+    assert Redactor().redact(once) == once
+    assert r.counts == {"square_oauth_secret": 1, "high_entropy": 1}
