@@ -212,3 +212,17 @@ def test_transaction_hook_python_path_stays_light(with_transcript, git) -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=repo.root, capture_output=True, text=True)
     assert proc.stdout.strip() == "1", proc.stdout + proc.stderr  # refused (the transcript would vanish), nothing heavy
     assert repo.rel(path) in proc.stderr
+
+
+def test_the_git_hooks_group_and_its_old_name_run_the_same_hook(memory_repo: MemoryRepo, cli: Cli) -> None:
+    """`git-hooks` is the group's name; `hooks` (hidden from --help) still answers, for the
+    shims older versions installed, whose fallback runs `autopoiesis hooks run NAME`."""
+    tampered = memory_repo.root / "knowledge" / "memory" / "MEMORY.md"
+    tampered.write_text(tampered.read_text(encoding="utf-8") + "- x\n" * 300, encoding="utf-8")
+    subprocess.run(["git", "add", "-A"], cwd=memory_repo.root, check=True)
+    new = cli("git-hooks", "run", "pre-commit", cwd=memory_repo.root)
+    old = cli("hooks", "run", "pre-commit", cwd=memory_repo.root)
+    assert new.returncode == old.returncode == 1
+    assert "MEMORY.md" in new.stderr and new.stderr == old.stderr
+    listed = [line.split()[0] for line in cli("--help").stdout.splitlines() if line.startswith("  ")]
+    assert "git-hooks" in listed and "hooks" not in listed
