@@ -156,7 +156,7 @@ class ConversationCapture:
         """ON_CLOSED is called with every closed session, committed or not (the CLI
         reports the commit there). ON_COMMITTED is then called with the repo-relative
         path of each transcript that was committed: what follows the commit, such as the
-        lifecycle's extraction (app.capture_hooks builds it from the config).
+        knowledge extraction (the Memory facade builds it from the config: Memory.after_commit).
 
         RECOVER closes (and commits) what crashed captures left behind first; what it
         cannot do is a warning, never an error: capture must start whatever the past left."""

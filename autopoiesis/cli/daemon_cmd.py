@@ -1,6 +1,6 @@
 """`autopoiesis daemon run|start|stop|reload|status|log|install`, `autopoiesis run-due` and
 `autopoiesis watch-sessions`: the process that keeps the memory (autopoiesis.daemon), its
-jobs (app.jobs)."""
+jobs (daemon.memory_jobs)."""
 
 from __future__ import annotations
 

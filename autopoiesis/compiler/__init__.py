@@ -7,8 +7,8 @@ budget.
     compile   ContextCompiler: the slots P0-P4
     session   load_session: history from a transcript or JSON/JSONL messages
 
-The compiler imports the kernel, the formats and the search index, nothing of watch,
-lifecycle or app: the caller passes the active topics, the pending corrections and the
+The compiler imports the kernel, the formats and the search index, nothing of topics,
+knowledge or memory: the caller passes the active topics, the pending corrections and the
 usage counts (`autopoiesis.memory.compile_message` does all three for a message).
 """
 

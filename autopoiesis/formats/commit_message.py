@@ -1,7 +1,7 @@
 """The commit message format of docs/design.md#commit-messages, pure: `<type>: <summary>`, a body of what
 changed, and `Session: <transcript>`; the type inferred from the paths and the branch,
 the summary from the staged diff, and a model's summary accepted only when it is one.
-MemoryGit (gitops) asks for messages here; nothing here touches git.
+MemoryGit (git.commits) asks for messages here; nothing here touches git.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def generate_commit_message(
     bullets) added under knowledge/, as many as fit, and how many more; the body lists
     them all with their files. Changes that add no bullet are summarised by their files.
     SUMMARIZE(diff, type) may write the summary instead (the LLM's commit_message stage,
-    wired by the app layer); the type, the body and the Session line stay deterministic.
+    wired by the Memory facade); the type, the body and the Session line stay deterministic.
     """
     files: list[tuple[str, int, int]] = []
     for line in numstat.splitlines():

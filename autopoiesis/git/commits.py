@@ -382,7 +382,7 @@ class GitCore:
         """Commit pending changes under TOPS (knowledge/, topics/, archive/) with a generated
         message, and nothing else that happens to be staged (nothing if none).
 
-        SUMMARIZE(diff, commit_type), when given, writes the summary line (the app layer
+        SUMMARIZE(diff, commit_type), when given, writes the summary line (the Memory facade
         passes the LLM's commit_message stage); None or a failure keeps the deterministic
         one. It is asked OUTSIDE the git lock, from the diff a private copy of the index
         shows, so a slow model never holds the lock a capture's transcript commit needs.

@@ -374,7 +374,7 @@ class KnowledgeExtractor(LLMStage):
                summarize: Callable[[str, str], str | None] | None = None) -> str | None:
         """Commit exactly the files this run wrote (nothing else the user has pending), with
         a message that names what was learned (formats.commit_message). SUMMARIZE, the
-        commit_message stage when a model is configured (the app layer passes it), may write
+        commit_message stage when a model is configured (the Memory facade passes it), may write
         the subject; it is asked before the git lock is taken."""
         if not report.paths:
             return None
@@ -385,7 +385,7 @@ class KnowledgeExtractor(LLMStage):
 
 def on_session_end(repo: MemoryRepo, transcript_path: str | Path, *, commit: bool = True,
                    summarize: Callable[[str, str], str | None] | None = None) -> ExtractionReport | None:
-    """The session-end callback: the app layer hands this function to capture, which calls
+    """The session-end callback: the Memory facade hands this function to capture, which calls
     it after a transcript is committed (capture never imports the lifecycle). Runs the extractors on it when
     `lifecycle.extraction_trigger` is `on_session_end` (else returns None), commits what
     they wrote as `memory:`. Never raises: a failure is logged and the transcript stays

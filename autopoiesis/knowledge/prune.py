@@ -11,7 +11,7 @@ auto-loaded), and git history keeps everything else.
 * score_and_evict: score = exp(-0.05 × days since `updated`) × references (1 + recent
   transcripts that mention the file's subject + the times the context compiler included
   it); below 0.01 and older than 30 days -> archive/ (same path below knowledge/). The
-  inclusion counts are the app layer's (`autopoiesis.memory.usage`): the caller passes them
+  inclusion counts are the Memory facade's (`autopoiesis.memory.usage`): the caller passes them
   in as `usage`, so the lifecycle never imports the compiler.
 * compact: a rewrite (by the compact LLM stage, or given) is accepted only when it keeps
   at least 95% of the file's distinct noun phrases and states no superseded fact as
@@ -179,7 +179,7 @@ class MemoryPruner(LLMStage):
 
     def __init__(self, repo: MemoryRepo, *, llm: Any = None, now: Callable[[], datetime] | None = None,
                  writer: KnowledgeWriter | None = None, usage: Mapping[str, int] | None = None):
-        """USAGE: {knowledge path: times the context compiler included it} (the app layer's
+        """USAGE: {knowledge path: times the context compiler included it} (the Memory facade's
         `inclusion_counts(repo)`); None means no usage evidence, only transcript mentions count."""
         self.repo = repo
         self._init_llm(llm)

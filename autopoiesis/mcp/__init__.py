@@ -6,6 +6,6 @@ context, remembers and supersedes facts, and asks git when it learned something.
     schema   get_schema's answer, built from the layout, the writer and the topic format
     server   the MCPServer (official MCP Python SDK) over stdio
 
-The top layer beside the CLI: it calls the app layer and the packages below it, and
+The top layer beside the CLI: it calls the Memory facade and the packages below it, and
 nothing imports it but `autopoiesis.cli.mcp_cmd`.
 """

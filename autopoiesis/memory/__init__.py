@@ -4,7 +4,6 @@ import another sideways or upwards.
     facade           `Memory(root)`: the composition root the entry points call
     initialize       `autopoiesis init`: the layout, the template, hooks, the first commit
     demo             the whole pipeline offline on bundled sessions
-    capture_hooks    capture's extraction after a transcript is committed
     commit           a knowledge commit with a model's summary as its message
     compile_message  the compiled context for a message (watchers, compiler, usage counts)
     usage            how often each knowledge file was put in a compiled context

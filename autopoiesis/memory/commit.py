@@ -1,7 +1,7 @@
 """`autopoiesis commit`: batch-commit knowledge changes, with the summary line written by
 the LLM's commit_message stage when a model is configured.
 
-It lives in the app layer because it joins gitops (below the LLM layer) with the LLM
+It lives in the composition (autopoiesis.memory) because it joins MemoryGit (below the LLM layer) with the LLM
 client; MemoryGit only takes a summarize(diff, type) callable, and calls it before it
 takes the git lock (a slow model never blocks a capture's commit). The client bounds the
 call by its deadline (llm.deadline_seconds) and redacts the diff before it leaves.

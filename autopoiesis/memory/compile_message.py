@@ -1,6 +1,6 @@
 """Compile the context for one message (what `autopoiesis compile` does): it spans the
 watchers, the pending steering, the compiler and the usage counts, so it lives here in
-the app layer and none of those packages imports another."""
+the Memory facade and none of those packages imports another."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Each stage prints what it did, with the command a user would type for it. The demo
 spans every package (capture, lifecycle, index, watch, compiler), which is why it lives
-in the app layer; it writes through an `echo` callable so it needs no CLI library.
+in the Memory facade; it writes through an `echo` callable so it needs no CLI library.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class Demo:
     def run(self, directory: Path | None = None) -> Path:
         from autopoiesis.capture.stream import process_stream
         from autopoiesis.git.repo import MemoryGit
-        from autopoiesis.memory.capture_hooks import after_commit_hook
+        from autopoiesis.memory.facade import Memory
         from autopoiesis.memory.initialize import init_memory_repo
 
         if directory is None:
@@ -46,7 +46,7 @@ class Demo:
 
         self.step("autopoiesis capture < sessions.ndjson   (3 sessions streamed as NDJSON events)")
         with DEMO_SESSIONS.open("rb") as fh:
-            stream = process_stream(repo, fh, on_committed=after_commit_hook(repo))
+            stream = process_stream(repo, fh, on_committed=Memory(repo).after_commit())
         for closed in stream.closed:
             self.echo(f"committed {closed.path}  ({closed.turns} turns)")
         if stream.refused:

@@ -99,11 +99,25 @@ class Memory:
 
     # ── capture ──
     def after_commit(self) -> Callable[[str], None] | None:
-        """What capture runs after it commits a transcript (the extraction, when
-        lifecycle.extraction_trigger is on_session_end), None when nothing."""
-        from autopoiesis.memory.capture_hooks import after_commit_hook
+        """The `on_committed` callback of capture (ConversationCapture, process_stream): the
+        extraction of each transcript as soon as it is committed when
+        `lifecycle.extraction_trigger` is `on_session_end`
+        (docs/design.md#flow-conversation), else None. Capture never imports the knowledge
+        package; this is where the two meet. The extraction never raises: a failure is
+        logged and the transcript stays pending for `autopoiesis extract --pending`."""
+        repo = self.repo
+        if self.config.lifecycle.extraction_trigger != "on_session_end":
+            return None
 
-        return after_commit_hook(self.repo)
+        def extract(transcript_path: str) -> None:
+            # imported on the first commit, not at start-up: a harness's capture process
+            # must start fast, and many never close a session
+            from autopoiesis.knowledge.extract import on_session_end
+            from autopoiesis.memory.commit import llm_summarizer
+
+            on_session_end(repo, transcript_path, summarize=llm_summarizer(repo))
+
+        return extract
 
     def capture(self, **options: Any) -> ConversationCapture:
         """A ConversationCapture of this memory, with the extraction after each commit

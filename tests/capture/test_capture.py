@@ -298,9 +298,9 @@ def test_a_failing_after_commit_step_leaves_the_session_committed(memory_repo: M
 
 @pytest.mark.slow
 def test_extraction_follows_the_commit_when_the_config_says_so(memory_repo: MemoryRepo, git) -> None:
-    from autopoiesis.memory.capture_hooks import after_commit_hook
+    from autopoiesis.memory import Memory
 
-    report = process_stream(memory_repo, events(start("ext"), *DECISION), on_committed=after_commit_hook(memory_repo))
+    report = process_stream(memory_repo, events(start("ext"), *DECISION), on_committed=Memory(memory_repo).after_commit())
     assert report.refused == []
     assert len(report.closed) == 1
     subjects = git(memory_repo.root, "log", "-2", "--format=%s").stdout.splitlines()
@@ -308,20 +308,20 @@ def test_extraction_follows_the_commit_when_the_config_says_so(memory_repo: Memo
     assert subjects[1].startswith("conversation:")
     assert f"Session: {report.closed[0].path}" in git(memory_repo.root, "log", "-1", "--format=%B").stdout
     (memory_repo.root / "memory-config.yaml").write_text("lifecycle:\n  extraction_trigger: manual\n")
-    assert after_commit_hook(MemoryRepo(memory_repo.root)) is None
+    assert Memory(MemoryRepo(memory_repo.root)).after_commit() is None
 
 
 def test_failed_extraction_leaves_the_transcript_pending(memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch, git) -> None:
     from autopoiesis.errors import ExtractionError
     from autopoiesis.knowledge.extract import KnowledgeExtractor
-    from autopoiesis.memory.capture_hooks import after_commit_hook
+    from autopoiesis.memory import Memory
 
     def fail(self, *args, **kwargs):
         raise ExtractionError("endpoint down")
 
     with monkeypatch.context() as m:
         m.setattr(KnowledgeExtractor, "extract_from_session", fail)
-        report = process_stream(memory_repo, events(start("pend"), *DECISION), on_committed=after_commit_hook(memory_repo))
+        report = process_stream(memory_repo, events(start("pend"), *DECISION), on_committed=Memory(memory_repo).after_commit())
     assert report.refused == []
     assert report.closed[0].commit
     assert git(memory_repo.root, "log", "-1", "--format=%s").stdout.startswith("conversation:")
