@@ -256,7 +256,7 @@ class MemoryRepo:
     @classmethod
     def checked(cls, root: str | os.PathLike[str], source: str, *, must_exist: bool = True) -> MemoryRepo:
         """The repo at ROOT (named by SOURCE in the error: "-C DIR", ...); with MUST_EXIST,
-        NotAMemoryRepo when ROOT holds no memory repository. git.runner.locate_repo finds ROOT."""
+        NotAMemoryRepo when ROOT holds no memory repository. git.locate.locate_repo finds ROOT."""
         repo = cls(Path(root).expanduser())
         if must_exist and not repo.is_initialized():
             raise NotAMemoryRepo(

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.git.runner import locate_repo
 
 NO_DAEMON_ENV = "AUTOPOIESIS_NO_DAEMON"  # set (not "0"): never forward, always run in this process
 CONNECT_TIMEOUT = 1.0  # seconds to connect and send the request
@@ -185,6 +184,8 @@ def forward(repo_dir: str | None, argv: list[str], version: str, *, stdin: bytes
     caller's autopoiesis.__version__. None when no daemon answered it: the caller runs it."""
     if disabled():
         return None
+    from autopoiesis.git.locate import locate_repo
+
     try:
         repo = locate_repo(repo_dir)
     except Exception:  # no repo here: the local run says so, in its own words

@@ -1,7 +1,8 @@
 """Everything git, in one package.
 
     runner.py        the one subprocess runner (call, run, start), cat-file --batch, status and
-                     diff parsing, uncommitted paths, locate_repo; standard library only
+                     diff parsing, uncommitted paths; standard library only
+    locate.py        locate_repo: -C DIR, $AUTOPOIESIS_REPO or the git top level here
     repo.py          MemoryGit, composed of the four below (GitPython for porcelain)
     commits.py       its core: `run` with index.lock recovery, commits and their messages
     refs.py          tags and explore/* branches

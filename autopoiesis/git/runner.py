@@ -21,8 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
 
-from autopoiesis.core.paths import CONTENT_DIRS, MemoryRepo
-from autopoiesis.errors import NotAMemoryRepo
+from autopoiesis.core.paths import CONTENT_DIRS
 
 ENCODING = ("utf-8", "surrogateescape")
 
@@ -316,23 +315,6 @@ def toplevel(start: Path | str) -> Path | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     return Path(proc.stdout.strip()) if proc.returncode == 0 else None
-
-
-def locate_repo(explicit: str | os.PathLike[str] | None = None, *, must_exist: bool = True) -> MemoryRepo:
-    """The memory repo: -C DIR (EXPLICIT), else $AUTOPOIESIS_REPO, else the git top level
-    of the current folder."""
-    if explicit:
-        return MemoryRepo.checked(explicit, f"-C {explicit}", must_exist=must_exist)
-    if os.environ.get("AUTOPOIESIS_REPO"):
-        root = Path(os.environ["AUTOPOIESIS_REPO"]).expanduser()
-        return MemoryRepo.checked(root, f"$AUTOPOIESIS_REPO={root}", must_exist=must_exist)
-    top = toplevel(Path.cwd())
-    if top is None:
-        raise NotAMemoryRepo(
-            "No memory repository here: this folder is not inside a git repository. "
-            "Pass -C DIR, set AUTOPOIESIS_REPO, or create one with `autopoiesis init DIR`."
-        )
-    return MemoryRepo.checked(top, f"the git repository at {top}", must_exist=must_exist)
 
 
 def git_dir(root: Path | str) -> Path:

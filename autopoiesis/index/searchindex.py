@@ -20,7 +20,7 @@ from pathlib import Path
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import ConfigError, SearchIndexError
-from autopoiesis.git.runner import locate_repo
+from autopoiesis.git.locate import locate_repo
 from autopoiesis.index import db
 from autopoiesis.index.background import spawn_background
 from autopoiesis.index.embedders import Embedder

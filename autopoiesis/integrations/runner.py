@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, TextIO
 from autopoiesis.core.config import NUMBERS, check_number
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import AutopoiesisError, HookPayloadError
-from autopoiesis.git.runner import locate_repo
+from autopoiesis.git.locate import locate_repo
 from autopoiesis.integrations import DEADLINES, MAX_PAYLOAD_BYTES
 
 # The calls answered with compiled context, which search the index: their `git status`

@@ -81,7 +81,7 @@ class Memory:
                must_exist: bool = True) -> Memory:
         """The memory named by EXPLICIT (-C DIR), else $AUTOPOIESIS_REPO, else the git top
         level of the current folder; NotAMemoryRepo (with what to do) when there is none."""
-        from autopoiesis.git.runner import locate_repo
+        from autopoiesis.git.locate import locate_repo
 
         return cls(locate_repo(explicit, must_exist=must_exist))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autopoiesis.errors import AutopoiesisError
-from autopoiesis.git.runner import locate_repo
+from autopoiesis.git.locate import locate_repo
 from autopoiesis.memory.initialize import init_memory_repo
 
 

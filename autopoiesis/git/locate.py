@@ -1,0 +1,30 @@
+"""Finding the memory repo: -C DIR, else $AUTOPOIESIS_REPO, else the git top level of the
+current folder. Every `autopoiesis` call that may go to the daemon asks first, so git
+(and the subprocess module) is started only when the current folder decides."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.errors import NotAMemoryRepo
+
+
+def locate_repo(explicit: str | os.PathLike[str] | None = None, *, must_exist: bool = True) -> MemoryRepo:
+    """The memory repo: -C DIR (EXPLICIT), else $AUTOPOIESIS_REPO, else the git top level
+    of the current folder."""
+    if explicit:
+        return MemoryRepo.checked(explicit, f"-C {explicit}", must_exist=must_exist)
+    if os.environ.get("AUTOPOIESIS_REPO"):
+        root = Path(os.environ["AUTOPOIESIS_REPO"]).expanduser()
+        return MemoryRepo.checked(root, f"$AUTOPOIESIS_REPO={root}", must_exist=must_exist)
+    from autopoiesis.git.runner import toplevel  # subprocess (~4 ms): only when the folder decides
+
+    top = toplevel(Path.cwd())
+    if top is None:
+        raise NotAMemoryRepo(
+            "No memory repository here: this folder is not inside a git repository. "
+            "Pass -C DIR, set AUTOPOIESIS_REPO, or create one with `autopoiesis init DIR`."
+        )
+    return MemoryRepo.checked(top, f"the git repository at {top}", must_exist=must_exist)
