@@ -111,6 +111,13 @@ def parse_yaml(source: str, where: str = "file") -> dict[str, Any]:
     except y.yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise FrontmatterError(f"{where}: the frontmatter is not valid YAML ({first}).") from exc
+    except (ValueError, OverflowError) as exc:
+        # a value YAML reads as a date or time that cannot be (`started: 2026-13-01`):
+        # PyYAML's constructor raises a plain ValueError, which no reader expects
+        raise FrontmatterError(
+            f"{where}: the frontmatter holds a date or time that does not exist ({exc}); "
+            "correct it, or quote it to keep it as text."
+        ) from exc
     if data is None:
         return {}
     if not isinstance(data, dict):

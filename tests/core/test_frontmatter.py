@@ -44,3 +44,9 @@ def test_frontmatter_errors_name_the_file() -> None:
     with pytest.raises(FrontmatterError, match="must be a YAML mapping"):
         frontmatter.load("---\n- a\n---\n", "notes.md")
     assert frontmatter.split("no frontmatter\n") == (None, "no frontmatter\n")
+
+
+@pytest.mark.parametrize("value", ["2026-13-01", "2026-02-30", "2026-02-16T25:00:00Z"])
+def test_a_date_that_does_not_exist_is_a_frontmatter_error(value: str) -> None:
+    with pytest.raises(FrontmatterError, match="notes.md: the frontmatter holds a date or time that does not exist"):
+        frontmatter.load(f"---\nstarted: {value}\n---\nbody\n", "notes.md")

@@ -224,5 +224,6 @@ def test_the_git_hooks_group_and_its_old_name_run_the_same_hook(memory_repo: Mem
     old = cli("hooks", "run", "pre-commit", cwd=memory_repo.root)
     assert new.returncode == old.returncode == 1
     assert "MEMORY.md" in new.stderr and new.stderr == old.stderr
-    listed = [line.split()[0] for line in cli("--help").stdout.splitlines() if line.startswith("  ")]
+    listed = [line.split()[0] for line in cli("--help").stdout.splitlines()
+              if line.startswith("  ") and line.strip()]
     assert "git-hooks" in listed and "hooks" not in listed
