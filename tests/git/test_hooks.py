@@ -224,6 +224,7 @@ def test_the_git_hooks_group_and_its_old_name_run_the_same_hook(memory_repo: Mem
     old = cli("hooks", "run", "pre-commit", cwd=memory_repo.root)
     assert new.returncode == old.returncode == 1
     assert "MEMORY.md" in new.stderr and new.stderr == old.stderr
+    # a command's line starts with two spaces; a wrapped description with more
     listed = [line.split()[0] for line in cli("--help").stdout.splitlines()
-              if line.startswith("  ") and line.strip()]
+              if line.startswith("  ") and line[2:3].strip()]
     assert "git-hooks" in listed and "hooks" not in listed
