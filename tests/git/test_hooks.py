@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -224,7 +225,7 @@ def test_the_git_hooks_group_and_its_old_name_run_the_same_hook(memory_repo: Mem
     old = cli("hooks", "run", "pre-commit", cwd=memory_repo.root)
     assert new.returncode == old.returncode == 1
     assert "MEMORY.md" in new.stderr and new.stderr == old.stderr
-    # a command's line starts with two spaces; a wrapped description with more
-    listed = [line.split()[0] for line in cli("--help").stdout.splitlines()
-              if line.startswith("  ") and line[2:3].strip()]
-    assert "git-hooks" in listed and "hooks" not in listed
+    # a command's name, then its help after two spaces or more (plain or rich help alike)
+    top = cli("--help").stdout
+    listed = re.findall(r"^[\s│|]*([a-z][a-z-]*) {2,}\S", top, flags=re.M)
+    assert "git-hooks" in listed and "hooks" not in listed, top
