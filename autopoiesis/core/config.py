@@ -169,7 +169,10 @@ class GitConfig(NamedTuple):
 
 
 class DaemonConfig(NamedTuple):
-    session_globs: tuple[str, ...] = ("~/.claude/projects/*/*.jsonl", "~/.codex/sessions/**/*.jsonl", "~/.gemini/tmp/*/chats/*.json")
+    # every harness's own locations, each owned by its package (integrations/<harness>:
+    # SESSION_GLOBS); the config cannot import them, so a test holds this copy to theirs
+    session_globs: tuple[str, ...] = ("~/.claude/projects/*/*.jsonl", "~/.codex/sessions/**/*.jsonl",
+                                      "~/.gemini/tmp/*/chats/*.json")
     session_idle_minutes: int = 10
     health_schedule: str = "30 * * * *"
     explore_max_age_days: int = 7
