@@ -28,13 +28,8 @@ import time
 from typing import Any, NoReturn
 
 from autopoiesis import __version__
-from autopoiesis.fastpath.rules import (
-    DEADLINES,
-    MAX_PAYLOAD_BYTES,
-    parse_hook_argv,
-    split_repo_dir,
-    warm_call,
-)
+from autopoiesis.fastpath.rules import parse_hook_argv, split_repo_dir, warm_call
+from autopoiesis.integrations import DEADLINES, MAX_PAYLOAD_BYTES
 
 
 def main() -> None:

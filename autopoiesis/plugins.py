@@ -283,15 +283,6 @@ def builtin_contributions(hook: str, **kwargs: Any) -> list[tuple[Any, ...]]:
     return plugin_manager().builtin_contributions(hook, **kwargs)
 
 
-def register(plugin: Any, name: str | None = None) -> str | None:
-    """Register PLUGIN (a module or object with hook implementations) with the process."""
-    return plugin_manager().register(plugin, name)
-
-
-def unregister(plugin: Any = None, name: str | None = None) -> Any:
-    return plugin_manager().unregister(plugin, name)
-
-
 def load_errors() -> list[str]:
     """The installed plugins that did not load, and why."""
     return list(plugin_manager().load_errors)

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autopoiesis.integrations import DEADLINES, HOOK_HARNESSES, MAX_PAYLOAD_BYTES
-
-__all__ = ["DEADLINES", "HOOK_HARNESSES", "MAX_PAYLOAD_BYTES", "parse_hook_argv", "split_repo_dir", "warm_call"]
+from autopoiesis.integrations import HOOK_HARNESSES
 
 
 def split_repo_dir(argv: list[str]) -> tuple[str | None, list[str]]:

@@ -11,10 +11,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.paths import PACKAGE_DIR, MemoryRepo
 from autopoiesis.errors import AutopoiesisError
 
-DEMO_SESSIONS = Path(__file__).parent.parent / "_files" / "demo" / "sessions.ndjson"
+DEMO_SESSIONS = PACKAGE_DIR / "_files" / "demo" / "sessions.ndjson"
 PR_MESSAGE = "Can you review the PR that just came in? https://github.com/acme/app/pull/42"
 
 Echo = Callable[[str], None]

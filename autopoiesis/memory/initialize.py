@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autopoiesis.core.config import CONFIG_FILENAME, template_text
-from autopoiesis.core.paths import KNOWLEDGE_DIRS, MemoryRepo
+from autopoiesis.core.paths import KNOWLEDGE_DIRS, PACKAGE_DIR, MemoryRepo
 from autopoiesis.errors import AutopoiesisError, HookInstallError
 from autopoiesis.git.runner import toplevel as git_toplevel
 
-FILES_DIR = Path(__file__).parent.parent / "_files"
+FILES_DIR = PACKAGE_DIR / "_files"
 KEEP_DIRS = ("raw/conversations", "attachments", "archive") + tuple(f"knowledge/{d}" for d in KNOWLEDGE_DIRS)
 
 
