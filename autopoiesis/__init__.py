@@ -1,6 +1,7 @@
 """autopoiesis: memory for AI agents kept in a git repository.
 
-The public API is the design's runtime classes (docs/design.md#system-api) and the types their callers need:
+The public API is the design's runtime classes (docs/design.md#system-api) and the types their
+callers need:
 
     from autopoiesis import Memory, MemoryRepo, ConversationCapture, ContextCompiler, search
 
@@ -20,7 +21,12 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from autopoiesis.capture.importers import Importer, ImportReport, import_files, register_importer
+    from autopoiesis.capture.importers import (
+        Importer,
+        ImportReport,
+        import_files,
+        register_importer,
+    )
     from autopoiesis.capture.session import ConversationCapture, Session
     from autopoiesis.compiler import CompiledContext, ContextCompiler, HistoryMessage
     from autopoiesis.core.config import Config, load_config

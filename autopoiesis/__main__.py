@@ -69,6 +69,7 @@ def _hook(argv: list[str], call: dict[str, Any]) -> int:
     from autopoiesis.integrations.runner import HookDeadline, run_hook
 
     if timed_out:
+
         class _Expired(io.BytesIO):  # what the runner's own wait for this payload would have met
             def read(self, size: int | None = -1) -> bytes:
                 raise HookDeadline(f"gave up after {DEADLINES.get(call['event'], 10.0):g} s")

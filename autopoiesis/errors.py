@@ -103,15 +103,18 @@ class LLMUnavailableError(LLMError):
 
 
 class LLMResponseError(LLMError):
-    """The LLM answered, but not with what was asked (invalid JSON, wrong schema), even after a repair attempt."""
+    """The LLM answered, but not with what was asked (invalid JSON, wrong schema), even after a
+    repair attempt."""
 
 
 class TopicError(AutopoiesisError):
-    """A topic file under topics/ is invalid; the message names the file, the field and what to write."""
+    """A topic file under topics/ is invalid; the message names the file, the field and what to
+    write."""
 
 
 class BudgetTooSmallError(AutopoiesisError):
-    """The context budget cannot hold the parts that are never dropped (system prompt and identity files)."""
+    """The context budget cannot hold the parts that are never dropped (system prompt and identity
+    files)."""
 
 
 class GateDecisionNotFound(AutopoiesisError):
@@ -123,7 +126,8 @@ class SearchIndexError(AutopoiesisError):
 
 
 class EmbedderError(SearchIndexError):
-    """The configured embedder is unavailable or answered wrongly (missing package or model, server down)."""
+    """The configured embedder is unavailable or answered wrongly (missing package or model, server
+    down)."""
 
 
 class ChangeRejectedError(AutopoiesisError):

@@ -196,8 +196,9 @@ class PluginManager(pluggy.PluginManager):
             self._import_builtins(hook)
             return self._call(hook, kwargs, builtin_only=True)
 
-    def _call(self, hook: str, kwargs: dict[str, Any], *,
-              builtin_only: bool) -> list[tuple[Any, ...]]:
+    def _call(
+        self, hook: str, kwargs: dict[str, Any], *, builtin_only: bool
+    ) -> list[tuple[Any, ...]]:
         out: list[tuple[Any, ...]] = []
 
         def register(*args: Any) -> None:
@@ -219,8 +220,9 @@ class PluginManager(pluggy.PluginManager):
         """HOOK's implementations in the order a registry lists them: the built-ins first,
         then the others in the order they were registered (pluggy itself calls the last
         registered first). A wrapper has nothing to wrap in a registration: left out."""
-        impls = [i for i in getattr(self.hook, hook).get_hookimpls()
-                 if not (i.hookwrapper or i.wrapper)]
+        impls = [
+            i for i in getattr(self.hook, hook).get_hookimpls() if not (i.hookwrapper or i.wrapper)
+        ]
         if builtin_only:
             impls = [i for i in impls if i.plugin_name in self._builtin_names]
         return sorted(impls, key=lambda i: i.plugin_name not in self._builtin_names)

@@ -24,7 +24,14 @@ from corpus import make_corpus
 # Hooks and CLIs are measured as a user runs them: with Python's bytecode cache in use
 # (some sandboxes set PYTHONDONTWRITEBYTECODE, which would recompile every module each run).
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-ENV.update({"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@x"})
+ENV.update(
+    {
+        "GIT_AUTHOR_NAME": "bench",
+        "GIT_AUTHOR_EMAIL": "b@x",
+        "GIT_COMMITTER_NAME": "bench",
+        "GIT_COMMITTER_EMAIL": "b@x",
+    }
+)
 
 
 def _repo(tmp: Path, name: str):
@@ -45,14 +52,24 @@ def bench_append(tmp: Path, n: int) -> list[dict]:
     for i in range(n):
         role = "user" if i % 2 == 0 else "agent"
         t = time.perf_counter()
-        cap.on_message(s, role, f"Message {i}: we talked about the deploy pipeline and the rollback plan for release {i % 97}.")
+        cap.on_message(
+            s,
+            role,
+            f"Message {i}: we talked about the deploy pipeline and the rollback plan for release "
+            f"{i % 97}.",
+        )
         times.append(time.perf_counter() - t)
     cap.on_session_end(s)
     first = statistics.median(times[:100]) * 1000
     last = statistics.median(times[-1000:]) * 1000
     return [
         {"metric": "append median, first 100 msgs", "value": first, "unit": "ms", "target": "<= 1"},
-        {"metric": f"append median, msgs {n - 1000}-{n}", "value": last, "unit": "ms", "target": "<= 1"},
+        {
+            "metric": f"append median, msgs {n - 1000}-{n}",
+            "value": last,
+            "unit": "ms",
+            "target": "<= 1",
+        },
     ]
 
 
@@ -61,8 +78,12 @@ def bench_hooks(tmp: Path, n_files: int, rounds: int, *, with_index: bool = True
     rels = make_corpus(repo.root, n_files)
     if with_index:
         # with a search index, post-commit really starts the background sync every time
-        subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "index", "rebuild"],
-                       check=True, env=ENV, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "index", "rebuild"],
+            check=True,
+            env=ENV,
+            capture_output=True,
+        )
     with_hooks, without = [], []
     for r in range(rounds):
         for mode in ("hooks", "plain"):
@@ -72,18 +93,42 @@ def bench_hooks(tmp: Path, n_files: int, rounds: int, *, with_index: bool = True
             subprocess.run(["git", "add", "-A", "knowledge"], cwd=repo.root, check=True, env=ENV)
             cmd = ["git", "commit", "-qm", f"bench {r} {mode}"]
             if mode == "plain":
-                cmd = ["git", "-c", "core.hooksPath=/dev/null", "commit", "-qm", f"bench {r} {mode}"]
+                cmd = [
+                    "git",
+                    "-c",
+                    "core.hooksPath=/dev/null",
+                    "commit",
+                    "-qm",
+                    f"bench {r} {mode}",
+                ]
             t = time.perf_counter()
             subprocess.run(cmd, cwd=repo.root, check=True, env=ENV, capture_output=True)
             (with_hooks if mode == "hooks" else without).append(time.perf_counter() - t)
             time.sleep(0.05)
-            _wait_for_index_sync(repo.root)  # each commit is timed without the last one's background sync
+            _wait_for_index_sync(
+                repo.root
+            )  # each commit is timed without the last one's background sync
     h, p = statistics.median(with_hooks) * 1000, statistics.median(without) * 1000
     label = "with search index" if with_index else "no search index"
     return [
-        {"metric": f"git commit of 3 files, {n_files} files, hooks ({label})", "value": h, "unit": "ms", "target": ""},
-        {"metric": f"git commit of 3 files, {n_files} files, no hooks", "value": p, "unit": "ms", "target": ""},
-        {"metric": f"hooks overhead, median ({label})", "value": h - p, "unit": "ms", "target": "<= 150"},
+        {
+            "metric": f"git commit of 3 files, {n_files} files, hooks ({label})",
+            "value": h,
+            "unit": "ms",
+            "target": "",
+        },
+        {
+            "metric": f"git commit of 3 files, {n_files} files, no hooks",
+            "value": p,
+            "unit": "ms",
+            "target": "",
+        },
+        {
+            "metric": f"hooks overhead, median ({label})",
+            "value": h - p,
+            "unit": "ms",
+            "target": "<= 150",
+        },
     ]
 
 
@@ -104,7 +149,14 @@ def bench_help(runs: int) -> list[dict]:
         t = time.perf_counter()
         subprocess.run(cmd, capture_output=True, check=True, env=ENV)
         times.append(time.perf_counter() - t)
-    return [{"metric": "autopoiesis --help", "value": statistics.median(times) * 1000, "unit": "ms", "target": "<= 300"}]
+    return [
+        {
+            "metric": "autopoiesis --help",
+            "value": statistics.median(times) * 1000,
+            "unit": "ms",
+            "target": "<= 300",
+        }
+    ]
 
 
 def bench_concurrent(tmp: Path, harnesses: int, messages: int) -> list[dict]:
@@ -118,12 +170,31 @@ def bench_concurrent(tmp: Path, harnesses: int, messages: int) -> list[dict]:
     ready = threading.Barrier(harnesses)
 
     def harness(h: int) -> None:
-        proc = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "capture"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "capture"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=ENV,
+        )
         assert proc.stdin and proc.stdout
-        proc.stdin.write(json.dumps({"event": "session_start", "session_id": f"h{h:02d}", "model": "m", "channel": "bench"}).encode() + b"\n")
+        proc.stdin.write(
+            json.dumps(
+                {
+                    "event": "session_start",
+                    "session_id": f"h{h:02d}",
+                    "model": "m",
+                    "channel": "bench",
+                }
+            ).encode()
+            + b"\n"
+        )
         for i in range(messages):
-            event = {"event": "message", "role": "user" if i % 2 == 0 else "agent", "content": f"h{h} message {i}"}
+            event = {
+                "event": "message",
+                "role": "user" if i % 2 == 0 else "agent",
+                "content": f"h{h} message {i}",
+            }
             proc.stdin.write(json.dumps(event).encode() + b"\n")
         proc.stdin.flush()
         # Close-to-commit starts when the session ends, not when its process starts: wait
@@ -156,19 +227,50 @@ def bench_concurrent(tmp: Path, harnesses: int, messages: int) -> list[dict]:
         t.join()
     files = list(repo.conversations_dir.rglob("*.md"))
     complete = sum(1 for f in files if len(tf.parse(f.read_text()).turns) == messages)
-    committed = subprocess.run(["git", "ls-files", "raw/conversations"], cwd=repo.root, capture_output=True, text=True).stdout.count(".md")
-    commits = int(subprocess.run(["git", "rev-list", "--count", "HEAD", "--", "raw"], cwd=repo.root, capture_output=True, text=True).stdout)
+    committed = subprocess.run(
+        ["git", "ls-files", "raw/conversations"], cwd=repo.root, capture_output=True, text=True
+    ).stdout.count(".md")
+    commits = int(
+        subprocess.run(
+            ["git", "rev-list", "--count", "HEAD", "--", "raw"],
+            cwd=repo.root,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
     latencies.sort()
     p95 = latencies[max(0, int(len(latencies) * 0.95) - 1)] * 1000 if latencies else float("nan")
     return [
-        {"metric": f"{harnesses} harnesses: transcripts with all {messages} messages", "value": complete,
-         "unit": f"of {harnesses}", "target": f"= {harnesses}"},
-        {"metric": f"{harnesses} harnesses: sessions committed", "value": committed, "unit": f"of {harnesses}", "target": f"= {harnesses}"},
-        {"metric": "commits they took (group commit)", "value": commits, "unit": "commits", "target": ""},
-        {"metric": "close-to-commit latency p50", "value": statistics.median(latencies) * 1000 if latencies else float("nan"),
-         "unit": "ms", "target": ""},
+        {
+            "metric": f"{harnesses} harnesses: transcripts with all {messages} messages",
+            "value": complete,
+            "unit": f"of {harnesses}",
+            "target": f"= {harnesses}",
+        },
+        {
+            "metric": f"{harnesses} harnesses: sessions committed",
+            "value": committed,
+            "unit": f"of {harnesses}",
+            "target": f"= {harnesses}",
+        },
+        {
+            "metric": "commits they took (group commit)",
+            "value": commits,
+            "unit": "commits",
+            "target": "",
+        },
+        {
+            "metric": "close-to-commit latency p50",
+            "value": statistics.median(latencies) * 1000 if latencies else float("nan"),
+            "unit": "ms",
+            "target": "",
+        },
         {"metric": "close-to-commit latency p95", "value": p95, "unit": "ms", "target": "report"},
-    ] + ([{"metric": "errors", "value": len(errors), "unit": errors[0][:80], "target": "0"}] if errors else [])
+    ] + (
+        [{"metric": "errors", "value": len(errors), "unit": errors[0][:80], "target": "0"}]
+        if errors
+        else []
+    )
 
 
 def run(quick: bool = False) -> list[dict]:

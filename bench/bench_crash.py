@@ -28,14 +28,28 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-ENV.update({"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@x",
-            "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")})
+ENV.update(
+    {
+        "GIT_AUTHOR_NAME": "bench",
+        "GIT_AUTHOR_EMAIL": "b@x",
+        "GIT_COMMITTER_NAME": "bench",
+        "GIT_COMMITTER_EMAIL": "b@x",
+        "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+)
 SLOW_HOOK = "#!/bin/sh\nsleep 0.5\n"
 
 
-def _cli(root: Path, *args: str, input: bytes | None = None, timeout: float = 300) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(root), *args], input=input,
-                          capture_output=True, env=ENV, timeout=timeout)
+def _cli(
+    root: Path, *args: str, input: bytes | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "autopoiesis", "-C", str(root), *args],
+        input=input,
+        capture_output=True,
+        env=ENV,
+        timeout=timeout,
+    )
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -66,7 +80,9 @@ def _swept(root: Path) -> int:
         subject, _, files = record.partition("\n")
         if subject.startswith(("conversation:", "maintenance: initialize")):
             continue
-        n += sum(1 for f in files.split() if f.startswith("raw/conversations/") and f.endswith(".md"))
+        n += sum(
+            1 for f in files.split() if f.startswith("raw/conversations/") and f.endswith(".md")
+        )
     return n
 
 
@@ -74,8 +90,14 @@ def _trial(root: Path, n: int, rng: random.Random, messages: int) -> tuple[int, 
     """(acknowledged, sent, killed mid-commit, died on its own before the kill) of one
     killed capture."""
     sid = f"crash{n}"
-    proc = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", str(root), "capture"], stdin=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autopoiesis", "-C", str(root), "capture"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
+        start_new_session=True,
+    )
     assert proc.stdin is not None
     mid_commit = rng.random() < 0.5
     kill_after = messages if mid_commit else rng.randint(0, messages)
@@ -86,13 +108,23 @@ def _trial(root: Path, n: int, rng: random.Random, messages: int) -> tuple[int, 
         proc.stdin.flush()
         for i in range(kill_after):
             marker = f"m-{sid}-{i}-end"
-            proc.stdin.write(_line({"event": "message", "role": "user" if i % 2 == 0 else "agent", "content": marker}))
+            proc.stdin.write(
+                _line(
+                    {
+                        "event": "message",
+                        "role": "user" if i % 2 == 0 else "agent",
+                        "content": marker,
+                    }
+                )
+            )
             proc.stdin.flush()
             sent += 1
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
                 files = list(root.glob(f"raw/conversations/*/*/*/????-{sid}*.md"))
-                if files and any(marker in f.read_text(encoding="utf-8", errors="replace") for f in files):
+                if files and any(
+                    marker in f.read_text(encoding="utf-8", errors="replace") for f in files
+                ):
                     acked += 1
                     break
                 time.sleep(0.005)
@@ -133,22 +165,72 @@ def bench_crash(tmp: Path, trials: int, messages: int, seed: int = 10) -> list[d
         refused_steps += _cli(root, "capture", "--recover").returncode != 0
         text = _committed_text(root)
         lost += sum(1 for i in range(acked) if f"m-crash{n}-{i}-end" not in text)
-        stale_locks += (Path(_git(root, "rev-parse", "--absolute-git-dir").stdout.strip()) / "index.lock").exists()
+        stale_locks += (
+            Path(_git(root, "rev-parse", "--absolute-git-dir").stdout.strip()) / "index.lock"
+        ).exists()
     fsck = _git(root, "fsck", "--no-progress", "--strict")
     uncommitted = _git(root, "status", "--porcelain", "--", "raw/conversations").stdout.strip()
     return [
-        {"metric": "kill -9 trials (process group)", "value": trials, "unit": "trials", "target": ">= 30"},
-        {"metric": "  of them during the commit (slow pre-commit.local)", "value": mid, "unit": "trials", "target": ""},
-        {"metric": "messages sent / acknowledged before the kill", "value": f"{sent_total} / {acked_total}", "unit": "msgs", "target": ""},
-        {"metric": "captures that exited on their own before the kill", "value": died_total, "unit": "trials", "target": "0"},
-        {"metric": "acknowledged messages lost after recovery", "value": lost, "unit": "msgs", "target": "0"},
-        {"metric": "transcripts swept into a non-conversation commit", "value": _swept(root), "unit": "files", "target": "0"},
-        {"metric": "commit/recover steps that failed", "value": refused_steps, "unit": "steps", "target": "0"},
-        {"metric": "stale index.lock left after recovery", "value": stale_locks, "unit": "trials", "target": "0"},
-        {"metric": "transcripts left uncommitted at the end", "value": len(uncommitted.splitlines()) if uncommitted else 0,
-         "unit": "files", "target": "0"},
-        {"metric": "git fsck --strict", "value": "clean" if fsck.returncode == 0 else fsck.stdout[-200:] + fsck.stderr[-200:],
-         "unit": "", "target": "clean"},
+        {
+            "metric": "kill -9 trials (process group)",
+            "value": trials,
+            "unit": "trials",
+            "target": ">= 30",
+        },
+        {
+            "metric": "  of them during the commit (slow pre-commit.local)",
+            "value": mid,
+            "unit": "trials",
+            "target": "",
+        },
+        {
+            "metric": "messages sent / acknowledged before the kill",
+            "value": f"{sent_total} / {acked_total}",
+            "unit": "msgs",
+            "target": "",
+        },
+        {
+            "metric": "captures that exited on their own before the kill",
+            "value": died_total,
+            "unit": "trials",
+            "target": "0",
+        },
+        {
+            "metric": "acknowledged messages lost after recovery",
+            "value": lost,
+            "unit": "msgs",
+            "target": "0",
+        },
+        {
+            "metric": "transcripts swept into a non-conversation commit",
+            "value": _swept(root),
+            "unit": "files",
+            "target": "0",
+        },
+        {
+            "metric": "commit/recover steps that failed",
+            "value": refused_steps,
+            "unit": "steps",
+            "target": "0",
+        },
+        {
+            "metric": "stale index.lock left after recovery",
+            "value": stale_locks,
+            "unit": "trials",
+            "target": "0",
+        },
+        {
+            "metric": "transcripts left uncommitted at the end",
+            "value": len(uncommitted.splitlines()) if uncommitted else 0,
+            "unit": "files",
+            "target": "0",
+        },
+        {
+            "metric": "git fsck --strict",
+            "value": "clean" if fsck.returncode == 0 else fsck.stdout[-200:] + fsck.stderr[-200:],
+            "unit": "",
+            "target": "clean",
+        },
     ]
 
 
@@ -164,9 +246,18 @@ def bench_concurrency(tmp: Path, captures: int, messages: int, timeout: float) -
             n += 1
             note = root / "knowledge" / "reference" / f"bg-{n}.md"
             note.write_text(f"# Background {n}\n\nDeploy fact number {n}.\n")
-            steps = [("commits", ("commit", "-m", f"memory: background note {n}")), ("searches", ("search", "deploy fact")),
-                     ("rebuilds", ("index", "rebuild"))] if n % 3 == 0 else \
-                [("commits", ("commit", "-m", f"memory: background note {n}")), ("searches", ("search", "deploy fact"))]
+            steps = (
+                [
+                    ("commits", ("commit", "-m", f"memory: background note {n}")),
+                    ("searches", ("search", "deploy fact")),
+                    ("rebuilds", ("index", "rebuild")),
+                ]
+                if n % 3 == 0
+                else [
+                    ("commits", ("commit", "-m", f"memory: background note {n}")),
+                    ("searches", ("search", "deploy fact")),
+                ]
+            )
             for kind, args in steps:
                 try:
                     out = _cli(root, *args, timeout=timeout)
@@ -182,17 +273,33 @@ def bench_concurrency(tmp: Path, captures: int, messages: int, timeout: float) -
     def stream(h: int) -> bytes:
         sid = f"conc{h}"
         lines = [_line({"event": "session_start", "session_id": sid, "topic": f"harness {h}"})]
-        lines += [_line({"event": "message", "role": "user" if i % 2 == 0 else "agent", "content": f"c-{sid}-{i}-end"})
-                  for i in range(messages)]
+        lines += [
+            _line(
+                {
+                    "event": "message",
+                    "role": "user" if i % 2 == 0 else "agent",
+                    "content": f"c-{sid}-{i}-end",
+                }
+            )
+            for i in range(messages)
+        ]
         lines.append(_line({"event": "session_end"}))
         return b"".join(lines)
 
     bg = threading.Thread(target=background, daemon=True)
     started = time.perf_counter()
     bg.start()
-    procs = [subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", str(root), "capture"], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, start_new_session=True)
-             for _ in range(captures)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "autopoiesis", "-C", str(root), "capture"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=ENV,
+            start_new_session=True,
+        )
+        for _ in range(captures)
+    ]
     results: list[int | None] = [None] * captures
 
     def feed(h: int) -> None:
@@ -213,15 +320,38 @@ def bench_concurrency(tmp: Path, captures: int, messages: int, timeout: float) -
     bg.join(timeout)
     _cli(root, "capture", "--recover")
     text = _committed_text(root)
-    lost = sum(1 for h in range(captures) for i in range(messages) if f"c-conc{h}-{i}-end" not in text)
+    lost = sum(
+        1 for h in range(captures) for i in range(messages) if f"c-conc{h}-{i}-end" not in text
+    )
     deadlocks = sum(1 for r in results if r is None)
     return [
-        {"metric": f"concurrent captures x messages (+ {counts['commits']} commits, {counts['searches']} searches, "
-                   f"{counts['rebuilds']} rebuilds)", "value": f"{captures} x {messages}", "unit": "", "target": "64 x 50"},
+        {
+            "metric": f"concurrent captures x messages (+ {counts['commits']} commits, "
+            f"{counts['searches']} searches, "
+            f"{counts['rebuilds']} rebuilds)",
+            "value": f"{captures} x {messages}",
+            "unit": "",
+            "target": "64 x 50",
+        },
         {"metric": "messages lost", "value": lost, "unit": "msgs", "target": "0"},
-        {"metric": f"deadlocks (a capture still running after {timeout:.0f} s)", "value": deadlocks, "unit": "", "target": "0"},
-        {"metric": "captures exiting non-zero", "value": sum(1 for r in results if r not in (0, None)), "unit": "", "target": "0"},
-        {"metric": "background commands failed", "value": counts["failed"], "unit": "", "target": "0"},
+        {
+            "metric": f"deadlocks (a capture still running after {timeout:.0f} s)",
+            "value": deadlocks,
+            "unit": "",
+            "target": "0",
+        },
+        {
+            "metric": "captures exiting non-zero",
+            "value": sum(1 for r in results if r not in (0, None)),
+            "unit": "",
+            "target": "0",
+        },
+        {
+            "metric": "background commands failed",
+            "value": counts["failed"],
+            "unit": "",
+            "target": "0",
+        },
         {"metric": "wall time", "value": wall, "unit": "s", "target": ""},
     ]
 
@@ -229,8 +359,12 @@ def bench_concurrency(tmp: Path, captures: int, messages: int, timeout: float) -
 def run(quick: bool = False) -> list[dict]:
     with tempfile.TemporaryDirectory(prefix="bench-crash-") as tmp:
         rows = bench_crash(Path(tmp), trials=6 if quick else 30, messages=6 if quick else 10)
-        rows += bench_concurrency(Path(tmp), captures=8 if quick else 64, messages=10 if quick else 50,
-                                  timeout=120 if quick else 900)
+        rows += bench_concurrency(
+            Path(tmp),
+            captures=8 if quick else 64,
+            messages=10 if quick else 50,
+            timeout=120 if quick else 900,
+        )
     for row in rows:
         row["bench"] = "crash"
     return rows

@@ -25,8 +25,14 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "bench",
-       "GIT_COMMITTER_EMAIL": "b@x", "GIT_CONFIG_NOSYSTEM": "1"}
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "b@x",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "b@x",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -57,8 +63,12 @@ def bench_idle(tmp: Path, quick: bool) -> list[dict]:
     home = tmp / "idle-home"
     (home / ".claude" / "projects").mkdir(parents=True)
     env = {**ENV, "HOME": str(home)}
-    proc = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "daemon", "run"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "daemon", "run"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         time.sleep(5)  # started, first status written, imports done
         seconds = 15.0 if quick else 60.0
@@ -76,10 +86,24 @@ def bench_idle(tmp: Path, quick: bool) -> list[dict]:
 
     runs = sum(1 for r in daemon_log(repo) if r.get("event") == "finished")
     return [
-        {"metric": f"idle daemon CPU over {wall:.0f} s (incl. {runs} job runs)", "value": f"{100 * cpu / wall:.2f}",
-         "unit": "%", "target": "<= 1"},
-        {"metric": "idle daemon peak RSS", "value": round(peak, 1), "unit": "MB", "target": "<= 100"},
-        {"metric": "idle daemon exit after SIGTERM", "value": proc.returncode, "unit": "status", "target": "0"},
+        {
+            "metric": f"idle daemon CPU over {wall:.0f} s (incl. {runs} job runs)",
+            "value": f"{100 * cpu / wall:.2f}",
+            "unit": "%",
+            "target": "<= 1",
+        },
+        {
+            "metric": "idle daemon peak RSS",
+            "value": round(peak, 1),
+            "unit": "MB",
+            "target": "<= 100",
+        },
+        {
+            "metric": "idle daemon exit after SIGTERM",
+            "value": proc.returncode,
+            "unit": "status",
+            "target": "0",
+        },
     ]
 
 
@@ -103,8 +127,19 @@ def bench_batch_commits(tmp: Path, quick: bool) -> list[dict]:
     written: list[tuple[datetime, str]] = []
     commits: list[tuple[datetime, list[str]]] = []  # (time, facts written since the last commit)
     pending: list[str] = []
-    topics = ["deploys", "billing", "search", "backups", "onboarding", "releases", "auth", "metrics"]
-    quiet = {rng.randrange(hours * 60 // interval) for _ in range(2)}  # two intervals without any change
+    topics = [
+        "deploys",
+        "billing",
+        "search",
+        "backups",
+        "onboarding",
+        "releases",
+        "auth",
+        "metrics",
+    ]
+    quiet = {
+        rng.randrange(hours * 60 // interval) for _ in range(2)
+    }  # two intervals without any change
     for minute in range(hours * 60 + 1):  # through the last interval's commit
         clock[0] = datetime(2026, 3, 2, 8, 0, tzinfo=UTC) + timedelta(minutes=minute)
         if minute // interval not in quiet and rng.random() < 0.12:
@@ -113,21 +148,30 @@ def bench_batch_commits(tmp: Path, quick: bool) -> list[dict]:
                 continue
             fact = f"The {topic} runbook step {minute} needs a second reviewer on call"
             note = repo.root / "knowledge" / "reference" / f"{topic}.md"
-            note.write_text((note.read_text() if note.exists() else f"# {topic.title()}\n\n") + f"- {fact}\n")
+            note.write_text(
+                (note.read_text() if note.exists() else f"# {topic.title()}\n\n") + f"- {fact}\n"
+            )
             written.append((clock[0], fact))
             pending.append(fact)
         for due in sched.due():
             if due.job.name != "commit":
                 continue
             st = sched.started("commit", due.reason)
-            result, outcome, message, _ = run_child(commit.run, JobContext(repo, "commit", due.reason, clock[0], st.last_run),
-                                                    commit.timeout)
+            result, outcome, message, _ = run_child(
+                commit.run,
+                JobContext(repo, "commit", due.reason, clock[0], st.last_run),
+                commit.timeout,
+            )
             sched.finished("commit", result, outcome, message=message)
             if outcome is not None and outcome.changed:
                 commits.append((clock[0], list(pending)))
                 pending = []
-    log = subprocess.run(["git", "log", "--format=%x1e%s%n%b", f"-{len(commits)}", "--reverse"], cwd=repo.root,
-                         capture_output=True, text=True).stdout.split("\x1e")[1:]
+    log = subprocess.run(
+        ["git", "log", "--format=%x1e%s%n%b", f"-{len(commits)}", "--reverse"],
+        cwd=repo.root,
+        capture_output=True,
+        text=True,
+    ).stdout.split("\x1e")[1:]
     named = listed = total_facts = 0
     for (_, facts), message in zip(commits, log):
         subject, _, body = message.partition("\n")
@@ -136,16 +180,34 @@ def bench_batch_commits(tmp: Path, quick: bool) -> list[dict]:
         listed += sum(1 for t in titles if t in body)
         total_facts += len(facts)
     slots = hours * 60 // interval
-    with_changes = len({int((t - datetime(2026, 3, 2, 8, 0, tzinfo=UTC)).total_seconds() // 60) // interval for t, _ in written
-                        if t < datetime(2026, 3, 2, 8, 0, tzinfo=UTC) + timedelta(hours=hours)})
+    with_changes = len(
+        {
+            int((t - datetime(2026, 3, 2, 8, 0, tzinfo=UTC)).total_seconds() // 60) // interval
+            for t, _ in written
+            if t < datetime(2026, 3, 2, 8, 0, tzinfo=UTC) + timedelta(hours=hours)
+        }
+    )
     sample = log[len(log) // 2].strip().splitlines()[0] if log else ""
     return [
-        {"metric": f"batch commits over {hours} h, every {interval} min (slots with changes / all)",
-         "value": f"{len(commits)} ({with_changes} / {slots})", "unit": "commits", "target": "one per interval with changes"},
-        {"metric": "commit subjects naming a fact learned in their interval", "value": f"{named} / {len(commits)}",
-         "unit": "", "target": "all"},
-        {"metric": "facts learned listed in their commit's body", "value": f"{listed} / {total_facts}", "unit": "",
-         "target": "all"},
+        {
+            "metric": f"batch commits over {hours} h, every {interval} min (slots with changes / "
+            "all)",
+            "value": f"{len(commits)} ({with_changes} / {slots})",
+            "unit": "commits",
+            "target": "one per interval with changes",
+        },
+        {
+            "metric": "commit subjects naming a fact learned in their interval",
+            "value": f"{named} / {len(commits)}",
+            "unit": "",
+            "target": "all",
+        },
+        {
+            "metric": "facts learned listed in their commit's body",
+            "value": f"{listed} / {total_facts}",
+            "unit": "",
+            "target": "all",
+        },
         {"metric": f"a subject: {sample}", "value": "", "unit": "", "target": ""},
     ]
 
@@ -193,20 +255,47 @@ def bench_catch_up(tmp: Path) -> list[dict]:
         from autopoiesis.testing.samples import closed_transcript
 
         (repo.root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo.root / rel).write_text(closed_transcript(f"ses_c{day}", "Note", (
-            (f"2026-03-0{day}T09:00:00Z", "user", None, f"Lesson: day {day} taught us to pin versions."),),
-            started=f"2026-03-0{day}T09:00:00Z", ended=f"2026-03-0{day}T09:05:00Z"))
+        (repo.root / rel).write_text(
+            closed_transcript(
+                f"ses_c{day}",
+                "Note",
+                (
+                    (
+                        f"2026-03-0{day}T09:00:00Z",
+                        "user",
+                        None,
+                        f"Lesson: day {day} taught us to pin versions.",
+                    ),
+                ),
+                started=f"2026-03-0{day}T09:00:00Z",
+                ended=f"2026-03-0{day}T09:05:00Z",
+            )
+        )
     out = run_condense(JobContext(repo, "condense", "catch-up", clock[0], down_at))
-    journals = sum(1 for d in out.data["days"] if (repo.root / f"knowledge/journal/{d}.md").exists())
+    journals = sum(
+        1 for d in out.data["days"] if (repo.root / f"knowledge/journal/{d}.md").exists()
+    )
     owed = {k: v for k, v in missed.items() if v}
     return [
-        {"metric": "slots missed in 3 days 9 h down, per job", "value": ", ".join(f"{k} {v}" for k, v in owed.items()),
-         "unit": "slots", "target": ""},
-        {"metric": "runs at the restart (jobs with missed slots)", "value": f"{len(ran)} ({len(owed)})", "unit": "runs",
-         "target": "one per job owed"},
+        {
+            "metric": "slots missed in 3 days 9 h down, per job",
+            "value": ", ".join(f"{k} {v}" for k, v in owed.items()),
+            "unit": "slots",
+            "target": "",
+        },
+        {
+            "metric": "runs at the restart (jobs with missed slots)",
+            "value": f"{len(ran)} ({len(owed)})",
+            "unit": "runs",
+            "target": "one per job owed",
+        },
         {"metric": "runs still due after them", "value": len(after), "unit": "runs", "target": "0"},
-        {"metric": "condensation catch-up: journals written in its one run", "value": f"{journals} of 3 missed days",
-         "unit": "", "target": "3"},
+        {
+            "metric": "condensation catch-up: journals written in its one run",
+            "value": f"{journals} of 3 missed days",
+            "unit": "",
+            "target": "3",
+        },
     ]
 
 
@@ -227,8 +316,10 @@ def bench_hung(tmp: Path) -> list[dict]:
     from autopoiesis.daemon.service import run_due
 
     repo = _repo(tmp, "hung")
-    reg = JobRegistry([JobSpec("hang", _hang, (Every(1),), timeout=3.0, retries=0)]
-                      + [JobSpec(f"work{i}", _work, (Every(1),)) for i in range(3)])
+    reg = JobRegistry(
+        [JobSpec("hang", _hang, (Every(1),), timeout=3.0, retries=0)]
+        + [JobSpec(f"work{i}", _work, (Every(1),)) for i in range(3)]
+    )
     store = StateStore(repo.state_file("daemon_state"))
     Scheduler(reg, store)
     for st in store.jobs.values():
@@ -249,10 +340,24 @@ def bench_hung(tmp: Path) -> list[dict]:
     except (ProcessLookupError, FileNotFoundError):
         child_dead = True
     return [
-        {"metric": "hung job (timeout 3 s): result, wall time of the whole run", "value": f"{results.get('hang')}, {wall:.1f} s",
-         "unit": "", "target": "timeout, ~3 s + grace"},
-        {"metric": "other jobs finished while it hung", "value": f"{done} / 3", "unit": "", "target": "3 / 3"},
-        {"metric": "the hung job's own child killed with it", "value": "yes" if child_dead else "NO", "unit": "", "target": "yes"},
+        {
+            "metric": "hung job (timeout 3 s): result, wall time of the whole run",
+            "value": f"{results.get('hang')}, {wall:.1f} s",
+            "unit": "",
+            "target": "timeout, ~3 s + grace",
+        },
+        {
+            "metric": "other jobs finished while it hung",
+            "value": f"{done} / 3",
+            "unit": "",
+            "target": "3 / 3",
+        },
+        {
+            "metric": "the hung job's own child killed with it",
+            "value": "yes" if child_dead else "NO",
+            "unit": "",
+            "target": "yes",
+        },
     ]
 
 

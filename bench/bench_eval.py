@@ -19,7 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+DATA = (
+    Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+)
 BUDGETS = (2048, 4096, 8192)
 TARGET_8K = 0.95
 
@@ -41,7 +43,9 @@ def measure(quick: bool = False) -> dict[str, Any]:
         for conv_no in range(n_conv):
             corpus = import_conversation(Path(tmp), conv_no, data[conv_no]["conversation"])
             t0 = time.perf_counter()
-            r = evaluate(corpus.repo, qs, sample=conv_no, budgets=BUDGETS, limit=40 if quick else None)
+            r = evaluate(
+                corpus.repo, qs, sample=conv_no, budgets=BUDGETS, limit=40 if quick else None
+            )
             eval_s += time.perf_counter() - t0
             for s in r.budgets:
                 held[s.budget] += (s.compiled or 0.0) * r.with_evidence
@@ -49,30 +53,71 @@ def measure(quick: bool = False) -> dict[str, Any]:
                 fill[s.budget] += s.compiled_tokens * r.with_evidence
             n += r.with_evidence
     return {
-        "conversations": n_conv, "questions_with_evidence": n,
-        "compiled": {b: held[b] / n for b in BUDGETS}, "bm25_packed": {b: base[b] / n for b in BUDGETS},
-        "compiled_tokens_mean": {b: fill[b] / n for b in BUDGETS}, "eval_s": eval_s,
+        "conversations": n_conv,
+        "questions_with_evidence": n,
+        "compiled": {b: held[b] / n for b in BUDGETS},
+        "bm25_packed": {b: base[b] / n for b in BUDGETS},
+        "compiled_tokens_mean": {b: fill[b] / n for b in BUDGETS},
+        "eval_s": eval_s,
     }
 
 
 def run(quick: bool = False) -> list[dict]:
     """Rows {bench, metric, value, unit, target} for bench/run.py."""
     if not DATA.exists():
-        return [{"bench": "eval", "metric": "skipped (no ../shared/data/locomo)", "value": None, "unit": "", "target": None}]
+        return [
+            {
+                "bench": "eval",
+                "metric": "skipped (no ../shared/data/locomo)",
+                "value": None,
+                "unit": "",
+                "target": None,
+            }
+        ]
     m = measure(quick)
     rows = []
     for b in BUDGETS:
         k = f"{b // 1024}K"
-        rows.append({"bench": "eval locomo", "metric": f"evidence in compiled context, {k}", "value": round(m["compiled"][b], 3),
-                     "unit": "", "target": TARGET_8K if b == 8192 else None})
-        rows.append({"bench": "eval locomo", "metric": f"evidence in BM25 turns packed, {k}", "value": round(m["bm25_packed"][b], 3),
-                     "unit": "", "target": None})
+        rows.append(
+            {
+                "bench": "eval locomo",
+                "metric": f"evidence in compiled context, {k}",
+                "value": round(m["compiled"][b], 3),
+                "unit": "",
+                "target": TARGET_8K if b == 8192 else None,
+            }
+        )
+        rows.append(
+            {
+                "bench": "eval locomo",
+                "metric": f"evidence in BM25 turns packed, {k}",
+                "value": round(m["bm25_packed"][b], 3),
+                "unit": "",
+                "target": None,
+            }
+        )
     rows += [
-        {"bench": "eval locomo", "metric": "questions with evidence (categories 1-4)", "value": m["questions_with_evidence"],
-         "unit": "", "target": None},
-        {"bench": "eval locomo", "metric": "compiled tokens at 8K (mean)", "value": round(m["compiled_tokens_mean"][8192]),
-         "unit": "tokens", "target": None},
-        {"bench": "eval locomo", "metric": "eval time, all conversations", "value": round(m["eval_s"], 1), "unit": "s", "target": None},
+        {
+            "bench": "eval locomo",
+            "metric": "questions with evidence (categories 1-4)",
+            "value": m["questions_with_evidence"],
+            "unit": "",
+            "target": None,
+        },
+        {
+            "bench": "eval locomo",
+            "metric": "compiled tokens at 8K (mean)",
+            "value": round(m["compiled_tokens_mean"][8192]),
+            "unit": "tokens",
+            "target": None,
+        },
+        {
+            "bench": "eval locomo",
+            "metric": "eval time, all conversations",
+            "value": round(m["eval_s"], 1),
+            "unit": "s",
+            "target": None,
+        },
     ]
     return rows
 

@@ -22,25 +22,51 @@ from collections.abc import Callable
 from pathlib import Path
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-ENV.update({"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "bench",
-            "GIT_COMMITTER_EMAIL": "b@x", "GIT_CONFIG_NOSYSTEM": "1"})
+ENV.update(
+    {
+        "GIT_AUTHOR_NAME": "bench",
+        "GIT_AUTHOR_EMAIL": "b@x",
+        "GIT_COMMITTER_NAME": "bench",
+        "GIT_COMMITTER_EMAIL": "b@x",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+)
 OFF = ("-c", "core.hooksPath=/dev/null")
 
 
-def git(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None,
-        input: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=check,
-                          env={**ENV, **(env or {})}, input=input)
+def git(
+    root: Path,
+    *args: str,
+    check: bool = True,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=check,
+        env={**ENV, **(env or {})},
+        input=input,
+    )
 
 
 def capture(repo, sid: str, day: int, text: str) -> str:
     from autopoiesis.capture.stream import process_stream
 
-    lines = [json.dumps(e).encode() for e in (
-        {"event": "session_start", "session_id": sid, "started": f"2026-02-{day:02d}T18:45:00Z"},
-        {"event": "message", "role": "user", "content": text},
-        {"event": "session_end"},
-    )]
+    lines = [
+        json.dumps(e).encode()
+        for e in (
+            {
+                "event": "session_start",
+                "session_id": sid,
+                "started": f"2026-02-{day:02d}T18:45:00Z",
+            },
+            {"event": "message", "role": "user", "content": text},
+            {"event": "session_end"},
+        )
+    ]
     return process_stream(repo, lines).closed[0].path
 
 
@@ -69,6 +95,7 @@ def _forged_remote(repo, tmp: Path, path: str) -> str:
 # and returns the transcript it targets and where main was just before the bypass.
 def _main(repo) -> str:
     return git(repo.root, "rev-parse", "main").stdout.strip()
+
 
 def _ff_merge(repo, paths, tmp, pre):
     _forged_remote(repo, tmp, paths[1])
@@ -145,9 +172,15 @@ def _replace(repo, paths, tmp, pre):
 
 
 SCENARIOS: dict[str, Callable] = {
-    "fast-forward merge": _ff_merge, "merge commit": _merge_commit, "cherry-pick": _cherry_pick,
-    "rebase": _rebase, "git am": _am, "git revert": _revert, "checkout --orphan + branch -M main": _orphan,
-    "reset --soft + edit + commit": _reset_soft, "git replace": _replace,
+    "fast-forward merge": _ff_merge,
+    "merge commit": _merge_commit,
+    "cherry-pick": _cherry_pick,
+    "rebase": _rebase,
+    "git am": _am,
+    "git revert": _revert,
+    "checkout --orphan + branch -M main": _orphan,
+    "reset --soft + edit + commit": _reset_soft,
+    "git replace": _replace,
 }
 
 
@@ -156,8 +189,12 @@ def _outcome(repo, before: str, replaced_before: str, path: str) -> str:
     replaced = git(repo.root, "for-each-ref", "refs/replace/").stdout
     if head == before and replaced == replaced_before:
         return "refused"
-    proc = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "verify"],
-                          capture_output=True, text=True, env=ENV)
+    proc = subprocess.run(
+        [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "verify"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
     if proc.returncode != 0 and path in proc.stdout:
         return "reported"
     return "missed"
@@ -171,8 +208,14 @@ def bench_bypasses(tmp: Path) -> list[dict]:
             repo, paths = _memory(tmp, slug)
             path, before = scenario(repo, paths, tmp, () if hooks else OFF)
             got = _outcome(repo, before, "", path)
-            rows.append({"metric": f"{name}, hooks {'on' if hooks else 'off'}", "value": got, "unit": "",
-                         "target": "refused or reported"})
+            rows.append(
+                {
+                    "metric": f"{name}, hooks {'on' if hooks else 'off'}",
+                    "value": got,
+                    "unit": "",
+                    "target": "refused or reported",
+                }
+            )
     return rows
 
 
@@ -194,19 +237,34 @@ def _big_repo(root: Path, transcripts: int, commits: int) -> None:
         for k in range(per):
             n = c * per + k
             sid = f"ses_{n:06d}"
-            body = (f"---\nsession_id: {sid}\nstarted: {year}-{month:02d}-{day:02d}T10:{k % 60:02d}:00Z\n"
-                    f"ended: {year}-{month:02d}-{day:02d}T11:00:00Z\nstatus: closed\nchannel: bench\nmessages: 2\n---\n\n"
-                    f"# Session {n}\n\n## 10:{k % 60:02d} — user\n\nWhat did we decide about release {n % 97}?\n\n"
-                    f"## 10:{k % 60:02d} — agent\n\nWe roll back with the blue-green plan, release {n % 97}.\n").encode()
+            body = (
+                f"---\nsession_id: {sid}\nstarted: "
+                f"{year}-{month:02d}-{day:02d}T10:{k % 60:02d}:00Z\n"
+                f"ended: {year}-{month:02d}-{day:02d}T11:00:00Z\nstatus: closed\nchannel: "
+                "bench\nmessages: 2\n---\n\n"
+                f"# Session {n}\n\n## 10:{k % 60:02d} — user\n\nWhat did we decide about release "
+                f"{n % 97}?\n\n"
+                f"## 10:{k % 60:02d} — agent\n\nWe roll back with the blue-green plan, release "
+                f"{n % 97}.\n"
+            ).encode()
             mark += 1
             parts.append(b"blob\nmark :%d\ndata %d\n%s\n" % (mark, len(body), body))
-            lines.append(b"M 100644 :%d raw/conversations/%d/%02d/%02d/10%02d-%s-bench.md\n" % (mark, year, month, day, k % 60, sid.encode()))
+            lines.append(
+                b"M 100644 :%d raw/conversations/%d/%02d/%02d/10%02d-%s-bench.md\n"
+                % (mark, year, month, day, k % 60, sid.encode())
+            )
         msg = f"conversation: bench {c}".encode()
-        head = b"commit refs/heads/main\ncommitter bench <b@x> %d +0000\ndata %d\n%s\n" % (1_700_000_000 + c, len(msg), msg)
+        head = b"commit refs/heads/main\ncommitter bench <b@x> %d +0000\ndata %d\n%s\n" % (
+            1_700_000_000 + c,
+            len(msg),
+            msg,
+        )
         if c == 0:
             head += b"from refs/heads/main^0\n"
         parts.append(head + b"".join(lines) + b"\n")
-    subprocess.run(["git", "fast-import", "--quiet"], cwd=root, input=b"".join(parts), check=True, env=ENV)
+    subprocess.run(
+        ["git", "fast-import", "--quiet"], cwd=root, input=b"".join(parts), check=True, env=ENV
+    )
     git(root, "reset", "-q", "--hard", "main")
 
 
@@ -223,8 +281,15 @@ def bench_verify(tmp: Path, transcripts: int, commits: int) -> list[dict]:
     full = time.perf_counter() - t
     assert result.ok, [str(f) for f in result.findings[:3]]
     size = record_path(repo).stat().st_size
-    rows.append({"metric": f"verify, full walk ({result.transcripts} transcripts, {result.commits} commits)",
-                 "value": full * 1000, "unit": "ms", "target": ""})
+    rows.append(
+        {
+            "metric": f"verify, full walk ({result.transcripts} transcripts, {result.commits} "
+            "commits)",
+            "value": full * 1000,
+            "unit": "ms",
+            "target": "",
+        }
+    )
     (root / "knowledge/reference/new.md").write_text("# new\n")
     git(root, "add", "-A")
     git(root, *OFF, "commit", "-qm", "memory: one more")
@@ -232,19 +297,45 @@ def bench_verify(tmp: Path, transcripts: int, commits: int) -> list[dict]:
     result = verify(repo)
     inc = time.perf_counter() - t
     assert result.ok and result.commits == 1
-    rows.append({"metric": "verify, incremental (1 new commit)", "value": inc * 1000, "unit": "ms", "target": "<= 250"})
+    rows.append(
+        {
+            "metric": "verify, incremental (1 new commit)",
+            "value": inc * 1000,
+            "unit": "ms",
+            "target": "<= 250",
+        }
+    )
     times = []
     for _ in range(5):
         t = time.perf_counter()
         verify(repo)
         times.append(time.perf_counter() - t)
-    rows.append({"metric": "verify, incremental (nothing new)", "value": statistics.median(times) * 1000, "unit": "ms", "target": ""})
+    rows.append(
+        {
+            "metric": "verify, incremental (nothing new)",
+            "value": statistics.median(times) * 1000,
+            "unit": "ms",
+            "target": "",
+        }
+    )
     cli = []
     for _ in range(3):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(root), "verify"], check=True, capture_output=True, env=ENV)
+        subprocess.run(
+            [sys.executable, "-m", "autopoiesis", "-C", str(root), "verify"],
+            check=True,
+            capture_output=True,
+            env=ENV,
+        )
         cli.append(time.perf_counter() - t)
-    rows.append({"metric": "`autopoiesis verify` wall time, incremental", "value": statistics.median(cli) * 1000, "unit": "ms", "target": ""})
+    rows.append(
+        {
+            "metric": "`autopoiesis verify` wall time, incremental",
+            "value": statistics.median(cli) * 1000,
+            "unit": "ms",
+            "target": "",
+        }
+    )
     rows.append({"metric": "verify record size", "value": size / 1024, "unit": "KiB", "target": ""})
     rows += bench_transaction_shim(root)
     return rows
@@ -261,11 +352,19 @@ def bench_transaction_shim(root: Path, runs: int = 15) -> list[dict]:
     for _ in range(runs):
         t = time.perf_counter()
         for state in ("prepared", "committed"):
-            proc = subprocess.run([str(hook), state], cwd=root, input=stdin, capture_output=True, text=True, env=ENV)
+            proc = subprocess.run(
+                [str(hook), state], cwd=root, input=stdin, capture_output=True, text=True, env=ENV
+            )
             assert proc.returncode == 0, proc.stderr
         times.append(time.perf_counter() - t)
-    return [{"metric": "reference-transaction shim per commit (prepared + committed)",
-             "value": statistics.median(times) * 1000, "unit": "ms", "target": ""}]
+    return [
+        {
+            "metric": "reference-transaction shim per commit (prepared + committed)",
+            "value": statistics.median(times) * 1000,
+            "unit": "ms",
+            "target": "",
+        }
+    ]
 
 
 def run(quick: bool = False) -> list[dict]:

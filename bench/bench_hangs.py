@@ -22,20 +22,37 @@ import time
 from pathlib import Path
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-ENV.update({"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@x"})
+ENV.update(
+    {
+        "GIT_AUTHOR_NAME": "bench",
+        "GIT_AUTHOR_EMAIL": "b@x",
+        "GIT_COMMITTER_NAME": "bench",
+        "GIT_COMMITTER_EMAIL": "b@x",
+    }
+)
 for _k, _v in ENV.items():
     if _k.startswith("GIT_"):
         os.environ.setdefault(_k, _v)
 
+
 def transcript(session_id: str) -> str:
     from autopoiesis.testing.samples import DATABASE_CHOICE, closed_transcript
 
-    ask = ("2026-03-01T23:58:00Z", "user", "Alice",
-           "Should we keep the embeddings in PostgreSQL or in SQLite? Lesson learned: keep the index a cache.")
+    ask = (
+        "2026-03-01T23:58:00Z",
+        "user",
+        "Alice",
+        "Should we keep the embeddings in PostgreSQL or in SQLite? Lesson learned: keep the index "
+        "a cache.",
+    )
     return closed_transcript(session_id, "Database Choice", (ask, DATABASE_CHOICE[1]))
 
-CAPTURE_COMMIT = ("import sys; from autopoiesis.core.paths import MemoryRepo; from autopoiesis.git.repo import MemoryGit; "
-                  "MemoryGit(MemoryRepo(sys.argv[1])).commit_transcript(sys.argv[2], 'database-choice')")
+
+CAPTURE_COMMIT = (
+    "import sys; from autopoiesis.core.paths import MemoryRepo; from autopoiesis.git.repo import "
+    "MemoryGit; "
+    "MemoryGit(MemoryRepo(sys.argv[1])).commit_transcript(sys.argv[2], 'database-choice')"
+)
 
 
 def _repo(tmp: Path, name: str):
@@ -46,8 +63,13 @@ def _repo(tmp: Path, name: str):
 
 
 def _cli(root: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "autopoiesis", "-C", str(root), *args],
-                          capture_output=True, text=True, env=ENV, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "autopoiesis", "-C", str(root), *args],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=timeout,
+    )
 
 
 # ── a trickling LLM ──
@@ -60,11 +82,19 @@ def bench_trickle(tmp: Path, quick: bool) -> list[dict]:
     worst_commit = worst_capture = 0.0
     subjects: list[str] = []
     with OpenAIServer() as server:
-        server.default_chat = lambda body: {"trickle": every, "content": "remember that the index is a cache"}
+        server.default_chat = lambda body: {
+            "trickle": every,
+            "content": "remember that the index is a cache",
+        }
         for trial in range(trials):
             repo = _repo(tmp, f"trickle{trial}")
             write_llm_config(repo.root, server.base_url, timeout_seconds=timeout, max_retries=1)
-            subprocess.run(["git", "commit", "-qm", "maintenance: llm", "--", "memory-config.yaml"], cwd=repo.root, env=ENV, check=True)
+            subprocess.run(
+                ["git", "commit", "-qm", "maintenance: llm", "--", "memory-config.yaml"],
+                cwd=repo.root,
+                env=ENV,
+                check=True,
+            )
             deadline = LLMClient(MemoryRepo(repo.root)).deadline
             mem = repo.memory_file
             mem.write_text(mem.read_text() + f"- 2026-03-02: the index is a cache ({trial})\n")
@@ -73,26 +103,54 @@ def bench_trickle(tmp: Path, quick: bool) -> list[dict]:
             (repo.root / rel).write_text(transcript(f"ses_b{trial}"))
             asked = len(server.chat_bodies())
             t0 = time.monotonic()
-            commit = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "commit"],
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+            commit = subprocess.Popen(
+                [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "commit"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=ENV,
+            )
             while len(server.chat_bodies()) == asked and commit.poll() is None:
                 time.sleep(0.02)
             t1 = time.monotonic()
-            subprocess.run([sys.executable, "-c", CAPTURE_COMMIT, str(repo.root), rel], env=ENV, check=True,
-                           capture_output=True, timeout=600)
+            subprocess.run(
+                [sys.executable, "-c", CAPTURE_COMMIT, str(repo.root), rel],
+                env=ENV,
+                check=True,
+                capture_output=True,
+                timeout=600,
+            )
             worst_capture = max(worst_capture, time.monotonic() - t1)
             commit.communicate(timeout=900)
             worst_commit = max(worst_commit, time.monotonic() - t0)
-            subjects.append(subprocess.run(["git", "log", "-1", "--format=%s", "--", "knowledge"], cwd=repo.root,
-                                           capture_output=True, text=True).stdout.strip())
+            subjects.append(
+                subprocess.run(
+                    ["git", "log", "-1", "--format=%s", "--", "knowledge"],
+                    cwd=repo.root,
+                    capture_output=True,
+                    text=True,
+                ).stdout.strip()
+            )
     setting = f"trickle 1 B/{every:g} s, timeout {timeout} s, max_retries 1"
     return [
-        {"metric": f"`autopoiesis commit` worst wall time ({setting}, {trials} trial(s))", "value": round(worst_commit, 2),
-         "unit": "s", "target": f"<= deadline {deadline:g} s + start-up (was 150 s)"},
-        {"metric": "concurrent capture transcript commit, worst wall time", "value": round(worst_capture, 2), "unit": "s",
-         "target": "< 1 s: never waits on the LLM"},
-        {"metric": "commit subject when the model never answered", "value": subjects[-1], "unit": "",
-         "target": "deterministic"},
+        {
+            "metric": f"`autopoiesis commit` worst wall time ({setting}, {trials} trial(s))",
+            "value": round(worst_commit, 2),
+            "unit": "s",
+            "target": f"<= deadline {deadline:g} s + start-up (was 150 s)",
+        },
+        {
+            "metric": "concurrent capture transcript commit, worst wall time",
+            "value": round(worst_capture, 2),
+            "unit": "s",
+            "target": "< 1 s: never waits on the LLM",
+        },
+        {
+            "metric": "commit subject when the model never answered",
+            "value": subjects[-1],
+            "unit": "",
+            "target": "deterministic",
+        },
     ]
 
 
@@ -109,9 +167,23 @@ def bench_reply_cap(tmp: Path) -> list[dict]:
         rel = "raw/conversations/2026/03/01/2358-ses_run-database-choice.md"
         (repo.root / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo.root / rel).write_text(transcript("ses_run"))
-        subprocess.run(["git", "add", "memory-config.yaml", rel], cwd=repo.root, env=ENV, check=True)
-        subprocess.run(["git", "commit", "-qm", "conversation: database-choice"], cwd=repo.root, env=ENV, check=True)
-        reply = json.dumps({"lessons": [{"lesson": f"Lesson {i}: check item {i} twice before a release"} for i in range(3000)]})
+        subprocess.run(
+            ["git", "add", "memory-config.yaml", rel], cwd=repo.root, env=ENV, check=True
+        )
+        subprocess.run(
+            ["git", "commit", "-qm", "conversation: database-choice"],
+            cwd=repo.root,
+            env=ENV,
+            check=True,
+        )
+        reply = json.dumps(
+            {
+                "lessons": [
+                    {"lesson": f"Lesson {i}: check item {i} twice before a release"}
+                    for i in range(3000)
+                ]
+            }
+        )
         server.default_chat = lambda body: {"content": reply}
         repo = MemoryRepo(repo.root)
         with KnowledgeExtractor(repo) as ex:
@@ -128,16 +200,33 @@ def bench_reply_cap(tmp: Path) -> list[dict]:
         later = False
     cap = repo.config.lifecycle.memory_line_cap
     return [
-        {"metric": "3,000-item reply: entries written", "value": report.added, "unit": "entries",
-         "target": "<= 100 (reply item cap), MEMORY.md within its cap"},
-        {"metric": "3,000-item reply: MEMORY.md lines", "value": lines, "unit": "lines", "target": f"<= {cap} (was 6,015)"},
-        {"metric": "3,000-item reply: its commit and a later one accepted", "value": "yes" if ok and later else "NO",
-         "unit": "", "target": "yes"},
+        {
+            "metric": "3,000-item reply: entries written",
+            "value": report.added,
+            "unit": "entries",
+            "target": "<= 100 (reply item cap), MEMORY.md within its cap",
+        },
+        {
+            "metric": "3,000-item reply: MEMORY.md lines",
+            "value": lines,
+            "unit": "lines",
+            "target": f"<= {cap} (was 6,015)",
+        },
+        {
+            "metric": "3,000-item reply: its commit and a later one accepted",
+            "value": "yes" if ok and later else "NO",
+            "unit": "",
+            "target": "yes",
+        },
     ]
 
 
 # ── a damaged index ──
-NOTE = "# Deploys {i}\n\n## Pipeline\nDeploys go through the blue-green pipeline number {i}.\n" + "filler words " * 60 + "\n"
+NOTE = (
+    "# Deploys {i}\n\n## Pipeline\nDeploys go through the blue-green pipeline number {i}.\n"
+    + "filler words " * 60
+    + "\n"
+)
 
 
 def _fill(repo, n: int) -> None:
@@ -161,21 +250,51 @@ def bench_index(tmp: Path) -> list[dict]:
     doctor = json.loads(_cli(repo.root, "doctor", "--json").stdout)
     rebuild = _cli(repo.root, "index", "rebuild")
     after = search_outcome("blue-green pipeline number 7", repo=repo)
-    rows.append({"metric": "page corruption: doctor reports it", "value": "yes" if not doctor["ok"] else "NO", "unit": "",
-                 "target": "yes"})
-    rows.append({"metric": "page corruption: `index rebuild` exit status / search source after",
-                 "value": f"{rebuild.returncode} / {after.source}", "unit": "", "target": "0 / index"})
+    rows.append(
+        {
+            "metric": "page corruption: doctor reports it",
+            "value": "yes" if not doctor["ok"] else "NO",
+            "unit": "",
+            "target": "yes",
+        }
+    )
+    rows.append(
+        {
+            "metric": "page corruption: `index rebuild` exit status / search source after",
+            "value": f"{rebuild.returncode} / {after.source}",
+            "unit": "",
+            "target": "0 / index",
+        }
+    )
     for _ in range(3):
         repo.index_path.write_bytes(b"not a database" * 500)
         search_outcome("blue-green", repo=repo)
-    rows.append({"metric": "3 corruptions in a row: .corrupt-* copies kept", "value": len(db.corrupt_copies(repo.index_path)),
-                 "unit": "files", "target": "<= 1"})
+    rows.append(
+        {
+            "metric": "3 corruptions in a row: .corrupt-* copies kept",
+            "value": len(db.corrupt_copies(repo.index_path)),
+            "unit": "files",
+            "target": "<= 1",
+        }
+    )
 
     mnt = tmp / "disk"
     mnt.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(mnt)],
-                                           capture_output=True).returncode != 0:
-        rows.append({"metric": "disk full / read-only", "value": "skipped (needs root)", "unit": "", "target": ""})
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(mnt)], capture_output=True
+        ).returncode
+        != 0
+    ):
+        rows.append(
+            {
+                "metric": "disk full / read-only",
+                "value": "skipped (needs root)",
+                "unit": "",
+                "target": "",
+            }
+        )
         return rows
     try:
         repo = _repo(mnt, "full")
@@ -195,24 +314,49 @@ def bench_index(tmp: Path) -> list[dict]:
         out = search_outcome("blue-green pipeline number 3", repo=repo)
         rebuild = _cli(repo.root, "index", "rebuild")
         moved = len(db.corrupt_copies(repo.index_path))
-        rows.append({"metric": "disk full: search answered by / healthy memory.db moved aside",
-                     "value": f"{out.source} / {moved}", "unit": "", "target": "git grep or ripgrep / 0"})
-        rows.append({"metric": "disk full: `index rebuild` exit / traceback",
-                     "value": f"{rebuild.returncode} / {'yes' if 'Traceback' in rebuild.stderr else 'no'}", "unit": "",
-                     "target": "1 with a clear error / no"})
+        rows.append(
+            {
+                "metric": "disk full: search answered by / healthy memory.db moved aside",
+                "value": f"{out.source} / {moved}",
+                "unit": "",
+                "target": "git grep or ripgrep / 0",
+            }
+        )
+        rows.append(
+            {
+                "metric": "disk full: `index rebuild` exit / traceback",
+                "value": f"{rebuild.returncode} / "
+                f"{'yes' if 'Traceback' in rebuild.stderr else 'no'}",
+                "unit": "",
+                "target": "1 with a clear error / no",
+            }
+        )
         filler.unlink()
-        rows.append({"metric": "disk freed: `index rebuild` exit", "value": _cli(repo.root, "index", "rebuild").returncode,
-                     "unit": "", "target": "0"})
-        (repo.root / "knowledge/reference/late.md").write_text("# Late\nA late note about the blue-green pipeline.\n")
+        rows.append(
+            {
+                "metric": "disk freed: `index rebuild` exit",
+                "value": _cli(repo.root, "index", "rebuild").returncode,
+                "unit": "",
+                "target": "0",
+            }
+        )
+        (repo.root / "knowledge/reference/late.md").write_text(
+            "# Late\nA late note about the blue-green pipeline.\n"
+        )
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
         try:
             out = search_outcome("blue-green pipeline", repo=repo)
             cli = _cli(repo.root, "search", "blue-green pipeline")
         finally:
             subprocess.run(["mount", "-o", "remount,rw", str(mnt)], check=True)
-        rows.append({"metric": "read-only file system: search answered by / CLI traceback",
-                     "value": f"{out.source} / {'yes' if 'Traceback' in cli.stderr else 'no'}", "unit": "",
-                     "target": "git grep or ripgrep / no"})
+        rows.append(
+            {
+                "metric": "read-only file system: search answered by / CLI traceback",
+                "value": f"{out.source} / {'yes' if 'Traceback' in cli.stderr else 'no'}",
+                "unit": "",
+                "target": "git grep or ripgrep / no",
+            }
+        )
     finally:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
     return rows

@@ -56,14 +56,28 @@ def pct(values: list[float], q: float) -> float:
 
 
 def time_hook(root: Path, project: Path, event: str, payloads: list[dict]) -> list[float]:
-    cmd = [sys.executable, "-P", "-m", "autopoiesis", "-C", str(root), "hook", "claude-code", event]  # as installed
+    cmd = [
+        sys.executable,
+        "-P",
+        "-m",
+        "autopoiesis",
+        "-C",
+        str(root),
+        "hook",
+        "claude-code",
+        event,
+    ]  # as installed
     times = []
     for payload in payloads:
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, input=json.dumps(payload), capture_output=True, text=True, cwd=project, env=ENV)
+        proc = subprocess.run(
+            cmd, input=json.dumps(payload), capture_output=True, text=True, cwd=project, env=ENV
+        )
         times.append((time.perf_counter() - t0) * 1000)
         if proc.returncode != 0 or not proc.stdout.startswith('{"hookSpecificOutput"'):
-            raise RuntimeError(f"{event} gave no context: {proc.stdout[:200]!r} {proc.stderr[-500:]}")
+            raise RuntimeError(
+                f"{event} gave no context: {proc.stdout[:200]!r} {proc.stderr[-500:]}"
+            )
     return times
 
 
@@ -71,8 +85,24 @@ def time_compile(root: Path, project: Path, messages: list[str]) -> list[float]:
     times = []
     for m in messages:
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-P", "-m", "autopoiesis", "-C", str(root), "compile", "--budget", "2000", m],
-                       capture_output=True, cwd=project, env=ENV, check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "autopoiesis",
+                "-C",
+                str(root),
+                "compile",
+                "--budget",
+                "2000",
+                m,
+            ],
+            capture_output=True,
+            cwd=project,
+            env=ENV,
+            check=True,
+        )
         times.append((time.perf_counter() - t0) * 1000)
     return times
 
@@ -81,18 +111,28 @@ def time_mcp(root: Path, project: Path, rounds: int) -> dict[str, list[float]]:
     import anyio
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "autopoiesis", "-C", str(root), "mcp"],
-                                   env={k: v for k, v in ENV.items() if k in ("PYTHONPATH", "HOME", "PATH")}, cwd=str(project))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "autopoiesis", "-C", str(root), "mcp"],
+        env={k: v for k, v in ENV.items() if k in ("PYTHONPATH", "HOME", "PATH")},
+        cwd=str(project),
+    )
     calls = {
         "search": lambda i: ("search", {"query": PROMPTS[i % len(PROMPTS)], "limit": 10}),
         "read": lambda i: ("read", {"path": "knowledge/memory/MEMORY.md"}),
-        "compile_context": lambda i: ("compile_context", {"message": PROMPTS[i % len(PROMPTS)], "budget": 2000}),
+        "compile_context": lambda i: (
+            "compile_context",
+            {"message": PROMPTS[i % len(PROMPTS)], "budget": 2000},
+        ),
     }
     out: dict[str, list[float]] = {k: [] for k in calls}
 
     async def main() -> None:
         with open(os.devnull, "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as session:
+            async with (
+                stdio_client(params, errlog=errlog) as (r, w),
+                ClientSession(r, w) as session,
+            ):
                 await session.initialize()
                 for name, make in calls.items():
                     await session.call_tool(*make(0))  # the first call opens the index
@@ -117,27 +157,75 @@ def run(quick: bool = False) -> list[dict]:
         project.mkdir()
         index_s = build(root, n_files)
         prompts = [PROMPTS[i % len(PROMPTS)] for i in range(rounds)]
-        payload = {"session_id": "bench", "transcript_path": str(Path(tmp) / "t.jsonl"), "cwd": str(project),
-                   "permission_mode": "default"}
-        time_hook(root, project, "UserPromptSubmit", [{**payload, "hook_event_name": "UserPromptSubmit", "prompt": "warm up"}])
-        prompt_ms = time_hook(root, project, "UserPromptSubmit",
-                              [{**payload, "hook_event_name": "UserPromptSubmit", "prompt": p} for p in prompts])
-        start_ms = time_hook(root, project, "SessionStart",
-                             [{**payload, "hook_event_name": "SessionStart", "source": "startup"}] * max(4, rounds // 3))
+        payload = {
+            "session_id": "bench",
+            "transcript_path": str(Path(tmp) / "t.jsonl"),
+            "cwd": str(project),
+            "permission_mode": "default",
+        }
+        time_hook(
+            root,
+            project,
+            "UserPromptSubmit",
+            [{**payload, "hook_event_name": "UserPromptSubmit", "prompt": "warm up"}],
+        )
+        prompt_ms = time_hook(
+            root,
+            project,
+            "UserPromptSubmit",
+            [{**payload, "hook_event_name": "UserPromptSubmit", "prompt": p} for p in prompts],
+        )
+        start_ms = time_hook(
+            root,
+            project,
+            "SessionStart",
+            [{**payload, "hook_event_name": "SessionStart", "source": "startup"}]
+            * max(4, rounds // 3),
+        )
         compile_ms = time_compile(root, project, prompts[: max(4, rounds // 2)])
         mcp = time_mcp(root, project, rounds)
         f = f"{n_files} files"
         rows += [
-            {"metric": f"index rebuild (setup), {f}", "value": round(index_s, 1), "unit": "s", "target": None},
-            {"metric": f"UserPromptSubmit hook p50, {f}", "value": round(statistics.median(prompt_ms), 1), "unit": "ms",
-             "target": 300.0 if n_files == 10_000 else None},
-            {"metric": f"UserPromptSubmit hook p95, {f}", "value": round(pct(prompt_ms, 0.95), 1), "unit": "ms", "target": None},
-            {"metric": f"SessionStart hook p50, {f}", "value": round(statistics.median(start_ms), 1), "unit": "ms", "target": None},
-            {"metric": f"`autopoiesis compile` end to end p50 (same prompts), {f}", "value": round(statistics.median(compile_ms), 1),
-             "unit": "ms", "target": None},
+            {
+                "metric": f"index rebuild (setup), {f}",
+                "value": round(index_s, 1),
+                "unit": "s",
+                "target": None,
+            },
+            {
+                "metric": f"UserPromptSubmit hook p50, {f}",
+                "value": round(statistics.median(prompt_ms), 1),
+                "unit": "ms",
+                "target": 300.0 if n_files == 10_000 else None,
+            },
+            {
+                "metric": f"UserPromptSubmit hook p95, {f}",
+                "value": round(pct(prompt_ms, 0.95), 1),
+                "unit": "ms",
+                "target": None,
+            },
+            {
+                "metric": f"SessionStart hook p50, {f}",
+                "value": round(statistics.median(start_ms), 1),
+                "unit": "ms",
+                "target": None,
+            },
+            {
+                "metric": f"`autopoiesis compile` end to end p50 (same prompts), {f}",
+                "value": round(statistics.median(compile_ms), 1),
+                "unit": "ms",
+                "target": None,
+            },
         ]
-        rows += [{"metric": f"MCP {tool} round trip p50 (warm server), {f}", "value": round(statistics.median(ms), 2),
-                  "unit": "ms", "target": None} for tool, ms in mcp.items()]
+        rows += [
+            {
+                "metric": f"MCP {tool} round trip p50 (warm server), {f}",
+                "value": round(statistics.median(ms), 2),
+                "unit": "ms",
+                "target": None,
+            }
+            for tool, ms in mcp.items()
+        ]
     for r in rows:
         r["bench"] = "hooks_live"
     return rows

@@ -37,20 +37,62 @@ def claude_code_session(sid: str, start: datetime, rng: random.Random) -> str:
     lines = []
     t = start
     for i in range(5):
-        words = " ".join(rng.choice(("deploy", "rollback", "schema", "index", "cache", "review", "release")) for _ in range(12))
-        lines.append({"type": "user", "sessionId": sid, "uuid": f"{sid}-u{i}", "timestamp": t.isoformat(),
-                      "message": {"role": "user", "content": f"Question {i}: {words}"}})
+        words = " ".join(
+            rng.choice(("deploy", "rollback", "schema", "index", "cache", "review", "release"))
+            for _ in range(12)
+        )
+        lines.append(
+            {
+                "type": "user",
+                "sessionId": sid,
+                "uuid": f"{sid}-u{i}",
+                "timestamp": t.isoformat(),
+                "message": {"role": "user", "content": f"Question {i}: {words}"},
+            }
+        )
         t += timedelta(seconds=20)
-        lines.append({"type": "assistant", "sessionId": sid, "uuid": f"{sid}-a{i}", "timestamp": t.isoformat(),
-                      "message": {"id": f"msg_{sid}_{i}", "role": "assistant", "model": "claude-sonnet-4-5",
-                                  "usage": {"input_tokens": 100, "output_tokens": 40},
-                                  "content": [{"type": "text", "text": f"Answer {i}: {words}"},
-                                              {"type": "tool_use", "id": f"{sid}-t{i}", "name": "Bash",
-                                               "input": {"command": f"grep -rn {words.split()[0]} ."}}]}})
+        lines.append(
+            {
+                "type": "assistant",
+                "sessionId": sid,
+                "uuid": f"{sid}-a{i}",
+                "timestamp": t.isoformat(),
+                "message": {
+                    "id": f"msg_{sid}_{i}",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "usage": {"input_tokens": 100, "output_tokens": 40},
+                    "content": [
+                        {"type": "text", "text": f"Answer {i}: {words}"},
+                        {
+                            "type": "tool_use",
+                            "id": f"{sid}-t{i}",
+                            "name": "Bash",
+                            "input": {"command": f"grep -rn {words.split()[0]} ."},
+                        },
+                    ],
+                },
+            }
+        )
         t += timedelta(seconds=5)
-        lines.append({"type": "user", "sessionId": sid, "uuid": f"{sid}-r{i}", "timestamp": t.isoformat(),
-                      "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"{sid}-t{i}",
-                                                               "content": "3 matches"}]}})
+        lines.append(
+            {
+                "type": "user",
+                "sessionId": sid,
+                "uuid": f"{sid}-r{i}",
+                "timestamp": t.isoformat(),
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": f"{sid}-t{i}",
+                            "content": "3 matches",
+                        }
+                    ],
+                },
+            }
+        )
         t += timedelta(seconds=40)
     return "".join(json.dumps(line) + "\n" for line in lines)
 
@@ -76,17 +118,34 @@ def fill_repo(repo, n: int) -> None:
     base = parse_ts("2024-01-01T08:00:00Z")
     for i in range(n):
         started = base + timedelta(hours=3.5 * i)
-        meta = tf.TranscriptMeta(session_id=f"old-{i:05d}", started=started, ended=started + timedelta(minutes=5),
-                                 channel="bench", status="closed")
-        turns = (tf.Turn(started, "user", (tf.Text(f"old question {i} about the release"),)),
-                 tf.Turn(started + timedelta(minutes=1), "agent", (tf.Text(f"old answer {i}"),)))
+        meta = tf.TranscriptMeta(
+            session_id=f"old-{i:05d}",
+            started=started,
+            ended=started + timedelta(minutes=5),
+            channel="bench",
+            status="closed",
+        )
+        turns = (
+            tf.Turn(started, "user", (tf.Text(f"old question {i} about the release"),)),
+            tf.Turn(started + timedelta(minutes=1), "agent", (tf.Text(f"old answer {i}"),)),
+        )
         rel = tf.transcript_relpath(meta.session_id, started, f"old-question-{i}")
         path = repo.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(tf.encode(tf.render(tf.Transcript(meta, f"Old Question {i}", turns))))
     subprocess.run(["git", "add", "-A", "raw"], cwd=repo.root, check=True)
-    subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "commit", "-qm", f"conversation: import {n} sessions"],
-                   cwd=repo.root, check=True)
+    subprocess.run(
+        [
+            "git",
+            "-c",
+            "core.hooksPath=/dev/null",
+            "commit",
+            "-qm",
+            f"conversation: import {n} sessions",
+        ],
+        cwd=repo.root,
+        check=True,
+    )
 
 
 def timed_import(repo, files: list[Path]) -> tuple[float, object]:
@@ -107,18 +166,36 @@ def run(quick: bool = False) -> list[dict]:
         files = write_sources(tmp / "src-a", n, seed=1)
         elapsed, report = timed_import(empty, files)
         ok = len(report.imported) == n and not report.refused
-        rows.append({"metric": f"import {n} Claude Code sessions into an empty repo", "value": n / elapsed,
-                     "unit": "sessions/s" + ("" if ok else f" (only {len(report.imported)} imported)"), "target": ">= 100"})
+        rows.append(
+            {
+                "metric": f"import {n} Claude Code sessions into an empty repo",
+                "value": n / elapsed,
+                "unit": "sessions/s" + ("" if ok else f" (only {len(report.imported)} imported)"),
+                "target": ">= 100",
+            }
+        )
         elapsed, report = timed_import(empty, files)
-        rows.append({"metric": f"re-import the same {n} (all already there)", "value": n / elapsed,
-                     "unit": "sessions/s", "target": ""})
+        rows.append(
+            {
+                "metric": f"re-import the same {n} (all already there)",
+                "value": n / elapsed,
+                "unit": "sessions/s",
+                "target": "",
+            }
+        )
         full = _repo(tmp, "full")
         fill_repo(full, existing)
         files = write_sources(tmp / "src-b", n, seed=2)
         elapsed, report = timed_import(full, files)
         ok = len(report.imported) == n and not report.refused
-        rows.append({"metric": f"import {n} sessions into a repo holding {existing} transcripts", "value": n / elapsed,
-                     "unit": "sessions/s" + ("" if ok else f" (only {len(report.imported)} imported)"), "target": ">= 100"})
+        rows.append(
+            {
+                "metric": f"import {n} sessions into a repo holding {existing} transcripts",
+                "value": n / elapsed,
+                "unit": "sessions/s" + ("" if ok else f" (only {len(report.imported)} imported)"),
+                "target": ">= 100",
+            }
+        )
     for r in rows:
         r["bench"] = "import"
     return rows

@@ -25,24 +25,54 @@ from pathlib import Path
 
 from autopoiesis.eval.knowledge_recall import locomo_knowledge
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+DATA = (
+    Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+)
 
 
 def run(quick: bool = False) -> list[dict]:
     """Rows {bench, metric, value, unit, target} for bench/run.py."""
     if not DATA.exists():
-        return [{"bench": "knowledge", "metric": "skipped (no ../shared/data/locomo)", "value": None, "unit": "", "target": None}]
+        return [
+            {
+                "bench": "knowledge",
+                "metric": "skipped (no ../shared/data/locomo)",
+                "value": None,
+                "unit": "",
+                "target": None,
+            }
+        ]
     res = locomo_knowledge(DATA, quick=quick)
     k, raw, size = res["knowledge"], res["raw"], res["size"]
     return [
-        {"bench": "knowledge (LoCoMo)", "metric": "answer recall, one live line (raw ceiling)",
-         "value": f"{k['line']:.3f} ({raw['line']:.3f})", "unit": "", "target": "report"},
-        {"bench": "knowledge (LoCoMo)", "metric": "answer words found in current-state files (raw ceiling)",
-         "value": f"{k['words']:.3f} ({raw['words']:.3f})", "unit": "", "target": "report"},
-        {"bench": "knowledge (LoCoMo)", "metric": "knowledge / raw bytes (current-state only)",
-         "value": f"{size['fraction']:.3f} ({size['current_state_fraction']:.3f})", "unit": "", "target": "report"},
-        {"bench": "knowledge (LoCoMo)", "metric": "questions; conversations; seconds",
-         "value": f"{k['questions']}; {res['conversations']}; {res['seconds']}", "unit": "", "target": None},
+        {
+            "bench": "knowledge (LoCoMo)",
+            "metric": "answer recall, one live line (raw ceiling)",
+            "value": f"{k['line']:.3f} ({raw['line']:.3f})",
+            "unit": "",
+            "target": "report",
+        },
+        {
+            "bench": "knowledge (LoCoMo)",
+            "metric": "answer words found in current-state files (raw ceiling)",
+            "value": f"{k['words']:.3f} ({raw['words']:.3f})",
+            "unit": "",
+            "target": "report",
+        },
+        {
+            "bench": "knowledge (LoCoMo)",
+            "metric": "knowledge / raw bytes (current-state only)",
+            "value": f"{size['fraction']:.3f} ({size['current_state_fraction']:.3f})",
+            "unit": "",
+            "target": "report",
+        },
+        {
+            "bench": "knowledge (LoCoMo)",
+            "metric": "questions; conversations; seconds",
+            "value": f"{k['questions']}; {res['conversations']}; {res['seconds']}",
+            "unit": "",
+            "target": None,
+        },
     ]
 
 

@@ -26,7 +26,9 @@ def run() -> list[dict]:
     with OpenAIServer() as server, tempfile.TemporaryDirectory(prefix="bench-llm-") as tmp:
         for n in LEVELS:
             root = Path(tmp) / f"c{n}"
-            write_llm_config(root, server.base_url, concurrency=n, timeout_seconds=10, max_retries=0)
+            write_llm_config(
+                root, server.base_url, concurrency=n, timeout_seconds=10, max_retries=0
+            )
             with LLMClient(MemoryRepo(root), use_cache=False) as llm:
                 server.latency = 0.0
                 llm.complete("extract", "warm-up")  # client import and connection set-up not timed
@@ -34,9 +36,17 @@ def run() -> list[dict]:
                 t0 = time.perf_counter()
                 llm.map_concurrent(lambda i: llm.complete("extract", f"call {i}"), range(CALLS))
                 wall = time.perf_counter() - t0
-            rows.append({"name": f"llm throughput, concurrency {n} ({CALLS} calls, {int(LATENCY_S * 1000)} ms latency)",
-                         "value": round(CALLS / wall, 2), "unit": "calls/s"})
-            rows.append({"name": f"llm wall time, concurrency {n}", "value": round(wall, 3), "unit": "s"})
+            rows.append(
+                {
+                    "name": f"llm throughput, concurrency {n} ({CALLS} calls, "
+                    f"{int(LATENCY_S * 1000)} ms latency)",
+                    "value": round(CALLS / wall, 2),
+                    "unit": "calls/s",
+                }
+            )
+            rows.append(
+                {"name": f"llm wall time, concurrency {n}", "value": round(wall, 3), "unit": "s"}
+            )
     return rows
 
 

@@ -25,9 +25,16 @@ from typing import Any
 
 from autopoiesis.eval.locomo import evaluate
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+DATA = (
+    Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+)
 TARGETS = {"session_recall@5": 0.95, "session_recall@10": None, "mrr": 0.85, "turn_hit@10": 0.80}
-BASELINE_README = {"session_recall@5": 0.897, "session_recall@10": 0.959, "mrr": 0.746, "turn_hit@10": 0.676}
+BASELINE_README = {
+    "session_recall@5": 0.897,
+    "session_recall@10": 0.959,
+    "mrr": 0.746,
+    "turn_hit@10": 0.676,
+}
 
 
 def embedder_from_spec(spec: str) -> Any:
@@ -37,28 +44,68 @@ def embedder_from_spec(spec: str) -> Any:
     kind, _, model = spec.partition(":")
     kinds = {"sentence-transformers": SentenceTransformerEmbedder, "fastembed": FastEmbedEmbedder}
     if kind not in kinds or not model:
-        raise SystemExit(f"--embedder takes sentence-transformers:MODEL or fastembed:MODEL, not {spec!r}")
+        raise SystemExit(
+            f"--embedder takes sentence-transformers:MODEL or fastembed:MODEL, not {spec!r}"
+        )
     return kinds[kind](model)
 
 
 def run(quick: bool = False) -> list[dict]:
     """Rows {bench, metric, value, unit, target} for bench/run.py."""
     if not DATA.exists():
-        return [{"bench": "locomo", "metric": "skipped (no ../shared/data/locomo)", "value": None, "unit": "", "target": None}]
+        return [
+            {
+                "bench": "locomo",
+                "metric": "skipped (no ../shared/data/locomo)",
+                "value": None,
+                "unit": "",
+                "target": None,
+            }
+        ]
     rows = []
     for merge in ("rrf", "weighted"):
         if quick and merge == "weighted":
             continue
         res = evaluate(DATA, merge=merge, quick=quick)
         for metric, value in res["ours"].items():
-            rows.append({"bench": f"locomo search ({merge})", "metric": metric, "value": round(value, 3), "unit": "",
-                         "target": TARGETS[metric]})
+            rows.append(
+                {
+                    "bench": f"locomo search ({merge})",
+                    "metric": metric,
+                    "value": round(value, 3),
+                    "unit": "",
+                    "target": TARGETS[metric],
+                }
+            )
         if merge == "rrf":
             for metric, value in res["baseline"].items():
-                rows.append({"bench": "locomo FTS5 BM25 baseline", "metric": metric, "value": round(value, 3), "unit": "",
-                             "target": None})
-            rows.append({"bench": "locomo", "metric": "questions (categories 1-4)", "value": res["questions"], "unit": "", "target": None})
-            rows.append({"bench": "locomo", "metric": "search p50 in-process", "value": round(res["search_p50_ms"], 2), "unit": "ms", "target": 20})
+                rows.append(
+                    {
+                        "bench": "locomo FTS5 BM25 baseline",
+                        "metric": metric,
+                        "value": round(value, 3),
+                        "unit": "",
+                        "target": None,
+                    }
+                )
+            rows.append(
+                {
+                    "bench": "locomo",
+                    "metric": "questions (categories 1-4)",
+                    "value": res["questions"],
+                    "unit": "",
+                    "target": None,
+                }
+            )
+            rows.append(
+                {
+                    "bench": "locomo",
+                    "metric": "search p50 in-process",
+                    "value": round(res["search_p50_ms"], 2),
+                    "unit": "ms",
+                    "target": 20,
+                }
+            )
     return rows
 
 
@@ -72,7 +119,12 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     emb = embedder_from_spec(args[args.index("--embedder") + 1]) if "--embedder" in args else None
     if "--merge" in args or emb is not None:
-        res = evaluate(DATA, merge=args[args.index("--merge") + 1] if "--merge" in args else None, quick="--quick" in args, embedder=emb)
+        res = evaluate(
+            DATA,
+            merge=args[args.index("--merge") + 1] if "--merge" in args else None,
+            quick="--quick" in args,
+            embedder=emb,
+        )
         print(json.dumps(res, indent=2))
     else:
         print_table(run(quick="--quick" in args))

@@ -33,17 +33,35 @@ def _sessions(n: int) -> list[dict]:
         msgs = [
             ("user", f"Let's look at knowledge/projects/{t}/context.md and plan step {i}."),
             ("agent", f"Reading it. {p} owns the {t} module; I will ask for a review."),
-            ("user", f"We decided to use approach {i % 37} for {t} because it is simpler. "
-                     f"Lesson learned: always measure {t} latency {i % 13} before shipping."),
-            ("agent", f"Procedure for {t} deploys: run the tests, tag build {i % 7}, then push. "
-                      f"FYI the {t} service runs on port {8000 + i % 50}."),
+            (
+                "user",
+                f"We decided to use approach {i % 37} for {t} because it is simpler. "
+                f"Lesson learned: always measure {t} latency {i % 13} before shipping.",
+            ),
+            (
+                "agent",
+                f"Procedure for {t} deploys: run the tests, tag build {i % 7}, then push. "
+                f"FYI the {t} service runs on port {8000 + i % 50}.",
+            ),
         ]
         from datetime import datetime, timedelta
 
         t0 = datetime.fromisoformat(started.replace("Z", "+00:00"))
-        out.append({"session_id": f"ses_{i:05d}", "started": started, "tags": [t],
-                    "messages": [{"role": r, "content": c, "timestamp": (t0 + timedelta(minutes=k)).strftime("%Y-%m-%dT%H:%M:%SZ")}
-                                 for k, (r, c) in enumerate(msgs)]})
+        out.append(
+            {
+                "session_id": f"ses_{i:05d}",
+                "started": started,
+                "tags": [t],
+                "messages": [
+                    {
+                        "role": r,
+                        "content": c,
+                        "timestamp": (t0 + timedelta(minutes=k)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    }
+                    for k, (r, c) in enumerate(msgs)
+                ],
+            }
+        )
     return out
 
 
@@ -63,12 +81,17 @@ def _repo(root: Path, n: int):  # -> MemoryRepo with N committed transcripts
 def _llm_reply(body: dict) -> dict:
     """A valid reply for whichever extractor prompt this is."""
     prompt = body["messages"][-1]["content"]
-    for key, item in (("decisions", {"decision": "Use the simpler approach", "context": "simpler", "project": "general"}),
-                      ("lessons", {"lesson": "Measure latency before shipping"}),
-                      ("people", {"name": "Maria Lopez", "fact": "Owns a module"}),
-                      ("procedures", {"name": "deploys", "steps": ["run the tests", "tag", "push"]}),
-                      ("facts", {"fact": "The service runs on port 8000", "topic": "infra"}),
-                      ("bullets", {"topic": "general", "bullet": "Planned the next step"})):
+    for key, item in (
+        (
+            "decisions",
+            {"decision": "Use the simpler approach", "context": "simpler", "project": "general"},
+        ),
+        ("lessons", {"lesson": "Measure latency before shipping"}),
+        ("people", {"name": "Maria Lopez", "fact": "Owns a module"}),
+        ("procedures", {"name": "deploys", "steps": ["run the tests", "tag", "push"]}),
+        ("facts", {"fact": "The service runs on port 8000", "topic": "infra"}),
+        ("bullets", {"topic": "general", "bullet": "Planned the next step"}),
+    ):
         if f'{{"{key}":' in prompt:
             return {"content": json.dumps({key: [item]})}
     return {"content": "{}"}
@@ -78,8 +101,11 @@ def _configure(repo, base_url: str, concurrency: int) -> None:
     from autopoiesis.git.repo import MemoryGit
 
     (repo.root / "memory-config.yaml").write_text(
-        f"llm:\n  provider: openai\n  base_url: {base_url}\n  concurrency: {concurrency}\n  max_retries: 0\n"
-        f"  timeout_seconds: 10\n  daily_token_budget: 0\n", encoding="utf-8")
+        f"llm:\n  provider: openai\n  base_url: {base_url}\n  concurrency: {concurrency}\n  "
+        "max_retries: 0\n"
+        f"  timeout_seconds: 10\n  daily_token_budget: 0\n",
+        encoding="utf-8",
+    )
     MemoryGit(repo).commit_paths(["memory-config.yaml"], "maintenance: bench LLM config\n")
 
 
@@ -95,12 +121,33 @@ def run(quick: bool = False) -> list[dict]:
         t0 = time.perf_counter()
         res = rp.replay_branch(repo, "extract/bench")
         wall = time.perf_counter() - t0
-        rows.append({"bench": "replay", "metric": f"offline replay of {n_offline} transcripts (6 extractors)",
-                     "value": round(wall, 2), "unit": "s", "target": "<= 60 (1,000 transcripts)"})
-        rows.append({"bench": "replay", "metric": "offline replay throughput", "value": round(n_offline / wall, 1),
-                     "unit": "transcripts/s", "target": ">= 16.7"})
-        rows.append({"bench": "replay", "metric": "entries written by the offline replay", "value": res.report.added,
-                     "unit": "entries", "target": "-"})
+        rows.append(
+            {
+                "bench": "replay",
+                "metric": f"offline replay of {n_offline} transcripts (6 extractors)",
+                "value": round(wall, 2),
+                "unit": "s",
+                "target": "<= 60 (1,000 transcripts)",
+            }
+        )
+        rows.append(
+            {
+                "bench": "replay",
+                "metric": "offline replay throughput",
+                "value": round(n_offline / wall, 1),
+                "unit": "transcripts/s",
+                "target": ">= 16.7",
+            }
+        )
+        rows.append(
+            {
+                "bench": "replay",
+                "metric": "entries written by the offline replay",
+                "value": res.report.added,
+                "unit": "entries",
+                "target": "-",
+            }
+        )
 
         with OpenAIServer() as server:
             server.default_chat = _llm_reply
@@ -114,12 +161,33 @@ def run(quick: bool = False) -> list[dict]:
             t0 = time.perf_counter()
             rp.replay_branch(repo, "extract/second")
             wall = time.perf_counter() - t0
-            rows.append({"bench": "replay", "metric": f"LLM requests, first replay of {n_llm} transcripts",
-                         "value": first, "unit": "requests", "target": f"{6 * n_llm} + 1 (weekly rollup)"})
-            rows.append({"bench": "replay", "metric": "LLM requests, second replay (unchanged inputs)",
-                         "value": len(server.chat_bodies()), "unit": "requests", "target": "0"})
-            rows.append({"bench": "replay", "metric": "second (cached) LLM replay wall time", "value": round(wall, 2),
-                         "unit": "s", "target": "-"})
+            rows.append(
+                {
+                    "bench": "replay",
+                    "metric": f"LLM requests, first replay of {n_llm} transcripts",
+                    "value": first,
+                    "unit": "requests",
+                    "target": f"{6 * n_llm} + 1 (weekly rollup)",
+                }
+            )
+            rows.append(
+                {
+                    "bench": "replay",
+                    "metric": "LLM requests, second replay (unchanged inputs)",
+                    "value": len(server.chat_bodies()),
+                    "unit": "requests",
+                    "target": "0",
+                }
+            )
+            rows.append(
+                {
+                    "bench": "replay",
+                    "metric": "second (cached) LLM replay wall time",
+                    "value": round(wall, 2),
+                    "unit": "s",
+                    "target": "-",
+                }
+            )
 
             n_lat = 16 if quick else 40
             for level in (1, 4, 8):
@@ -132,9 +200,16 @@ def run(quick: bool = False) -> list[dict]:
                 t0 = time.perf_counter()
                 rp.replay_branch(r, "extract/lat", extractors=["decisions"])
                 wall = time.perf_counter() - t0
-                rows.append({"bench": "replay", "metric": f"LLM replay, concurrency {level} ({n_lat} transcripts, 200 ms latency)",
-                             "value": round(n_lat / wall, 2), "unit": "transcripts/s",
-                             "target": "grows with concurrency"})
+                rows.append(
+                    {
+                        "bench": "replay",
+                        "metric": f"LLM replay, concurrency {level} ({n_lat} transcripts, 200 ms "
+                        "latency)",
+                        "value": round(n_lat / wall, 2),
+                        "unit": "transcripts/s",
+                        "target": "grows with concurrency",
+                    }
+                )
     return rows
 
 

@@ -37,7 +37,8 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 CLI_RUNS = 7
 # issue 14's targets, by (metric, notes)
 TARGETS = {
-    ("per query in process p50", 10_000): 2.0, ("per query in process p95", 10_000): 5.0,
+    ("per query in process p50", 10_000): 2.0,
+    ("per query in process p95", 10_000): 5.0,
     ("per query in process p50", 100_000): 10.0,
     ("100-query `search --batch`, whole process", 10_000): 0.5,
     ("one cold `search` CLI call (median)", 10_000): 150.0,
@@ -45,7 +46,9 @@ TARGETS = {
     # the same calls while the daemon runs (it answers them warm): the user's wait is the same
     ("one `search` CLI call, daemon running (median)", 10_000): 150.0,
     ("one `compile` CLI call, daemon running (median)", 10_000): 200.0,
-    ("full build", 10_000): 12.0, ("full build peak RSS", 10_000): 64.0, ("full build", 100_000): 120.0,
+    ("full build", 10_000): 12.0,
+    ("full build peak RSS", 10_000): 64.0,
+    ("full build", 100_000): 120.0,
     ("incremental update after a 1-file commit (p50)", 10_000): 100.0,
 }
 
@@ -60,7 +63,13 @@ def make_corpus(root: Path, n_files: int, seed: int = 7) -> list[str]:
 
 def git(root: Path, *args: str) -> str:
     # benchmarks time the index, not the hook: commits here run without hooks
-    return subprocess.run(["git", "-c", "core.hooksPath=/dev/null", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", "-c", "core.hooksPath=/dev/null", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
 
 
 _CHILD = """
@@ -80,7 +89,9 @@ def rebuild_in_child(root: Path) -> dict:
     shutil.rmtree(root / ".autopoiesis" / "cache", ignore_errors=True)
     for p in [*root.glob("memory.db*"), *(root / ".autopoiesis").glob("embed*")]:
         p.unlink()
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(root)], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(root)], capture_output=True, text=True, check=True
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -137,8 +148,15 @@ def measure(n_files: int, *, cli: bool) -> list[dict]:
     rows: list[dict] = []
 
     def row(metric: str, value: float, unit: str) -> None:
-        rows.append({"bench": f"search {notes}", "metric": metric, "value": value, "unit": unit,
-                     "target": TARGETS.get((metric, n_files))})
+        rows.append(
+            {
+                "bench": f"search {notes}",
+                "metric": metric,
+                "value": value,
+                "unit": unit,
+                "target": TARGETS.get((metric, n_files)),
+            }
+        )
 
     qs = queries(100)
     with tempfile.TemporaryDirectory(prefix="bench-search-") as tmp:
@@ -152,19 +170,29 @@ def measure(n_files: int, *, cli: bool) -> list[dict]:
             row("per query in process p95", round(percentile(hybrid, 0.95), 2), "ms")
             try:
                 lexical = in_process(index, qs, mode="bm25")
-                row("per query in process p50, --mode bm25", round(statistics.median(lexical), 2), "ms")
+                row(
+                    "per query in process p50, --mode bm25",
+                    round(statistics.median(lexical), 2),
+                    "ms",
+                )
             except TypeError:  # an index without search modes (measuring an older tree)
                 pass
             incr = []
             for k in range(5):
                 p = root / rels[4 * k]
-                p.write_text(p.read_text(encoding="utf-8") + f"\nedit {k} zanzibar\n", encoding="utf-8")
+                p.write_text(
+                    p.read_text(encoding="utf-8") + f"\nedit {k} zanzibar\n", encoding="utf-8"
+                )
                 git(root, "commit", "-q", "-am", f"edit {k}")
                 t = time.perf_counter()
                 rep = index.catch_up()
                 incr.append((time.perf_counter() - t) * 1000)
                 assert rep.indexed == 1, rep
-            row("incremental update after a 1-file commit (p50)", round(statistics.median(incr), 1), "ms")
+            row(
+                "incremental update after a 1-file commit (p50)",
+                round(statistics.median(incr), 1),
+                "ms",
+            )
         if cli:
             exe = [sys.executable, "-m", "autopoiesis", "-C", str(root)]
             batch = Path(tmp) / "queries.txt"
@@ -175,7 +203,10 @@ def measure(n_files: int, *, cli: bool) -> list[dict]:
             cold = [timed_run([*exe, "search", q, "--json"]) * 1000 for q in qs[:CLI_RUNS]]
             row("one cold `search` CLI call (median)", round(statistics.median(cold), 1), "ms")
             timed_run([*exe, "compile", "warm up", "--dry-run"])
-            comp = [timed_run([*exe, "compile", f"what did we decide about {q}?", "--dry-run"]) * 1000 for q in qs[:CLI_RUNS]]
+            comp = [
+                timed_run([*exe, "compile", f"what did we decide about {q}?", "--dry-run"]) * 1000
+                for q in qs[:CLI_RUNS]
+            ]
             row("one cold `compile` CLI call (median)", round(statistics.median(comp), 1), "ms")
             start = timed_run([sys.executable, "-c", "import autopoiesis.cli"]) * 1000
             row("  of which: python + `import autopoiesis.cli`", round(start, 1), "ms")
@@ -183,10 +214,21 @@ def measure(n_files: int, *, cli: bool) -> list[dict]:
                 timed_run([*exe, "search", "warm up the daemon"])
                 timed_run([*exe, "compile", "warm up the daemon", "--dry-run"])
                 served = [timed_run([*exe, "search", q, "--json"]) * 1000 for q in qs[:CLI_RUNS]]
-                row("one `search` CLI call, daemon running (median)", round(statistics.median(served), 1), "ms")
-                served = [timed_run([*exe, "compile", f"what did we decide about {q}?", "--dry-run"]) * 1000
-                          for q in qs[:CLI_RUNS]]
-                row("one `compile` CLI call, daemon running (median)", round(statistics.median(served), 1), "ms")
+                row(
+                    "one `search` CLI call, daemon running (median)",
+                    round(statistics.median(served), 1),
+                    "ms",
+                )
+                served = [
+                    timed_run([*exe, "compile", f"what did we decide about {q}?", "--dry-run"])
+                    * 1000
+                    for q in qs[:CLI_RUNS]
+                ]
+                row(
+                    "one `compile` CLI call, daemon running (median)",
+                    round(statistics.median(served), 1),
+                    "ms",
+                )
         row("full build", round(build["seconds"], 2), "s")
         row("full build peak RSS", round(build["peak_mib"], 1), "MiB")
     return rows

@@ -35,8 +35,18 @@ def bench_redactor() -> list[dict]:
     kept = sum(1 for _, text in LOOKALIKES if Redactor().redact(text) == text)
     return [
         {"metric": "corpus kinds", "value": len(CORPUS), "unit": "kinds", "target": ">= 35"},
-        {"metric": "kinds leaked by Redactor.redact", "value": len(leaked), "unit": "kinds", "target": "0"},
-        {"metric": "look-alikes kept byte for byte", "value": f"{kept}/{len(LOOKALIKES)}", "unit": "", "target": "all"},
+        {
+            "metric": "kinds leaked by Redactor.redact",
+            "value": len(leaked),
+            "unit": "kinds",
+            "target": "0",
+        },
+        {
+            "metric": "look-alikes kept byte for byte",
+            "value": f"{kept}/{len(LOOKALIKES)}",
+            "unit": "",
+            "target": "all",
+        },
     ]
 
 
@@ -49,7 +59,12 @@ def bench_capture_fields(tmp: Path) -> list[dict]:
     cap = ConversationCapture(repo)
     paths = {}
     for i, sample in enumerate(CORPUS):
-        s = Session(f"sec{i:02d}", started=datetime(2026, 3, 1, 9, i % 60, tzinfo=UTC), model="m", channel="bench")
+        s = Session(
+            f"sec{i:02d}",
+            started=datetime(2026, 3, 1, 9, i % 60, tzinfo=UTC),
+            model="m",
+            channel="bench",
+        )
         cap.on_session_start(s)
         cap.on_message(s, "user", "please look at this")
         cap.on_message(s, "user", sample.text)
@@ -57,22 +72,62 @@ def bench_capture_fields(tmp: Path) -> list[dict]:
         closed = cap.on_session_end(s)
         assert closed is not None
         paths[sample.kind] = repo.root / closed.path
-    objects = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repo.root,
-                             capture_output=True, check=True).stdout
-    in_file = [s.kind for s in CORPUS if any(x in paths[s.kind].read_text(encoding="utf-8") for x in s.secrets)]
+    objects = subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"],
+        cwd=repo.root,
+        capture_output=True,
+        check=True,
+    ).stdout
+    in_file = [
+        s.kind
+        for s in CORPUS
+        if any(x in paths[s.kind].read_text(encoding="utf-8") for x in s.secrets)
+    ]
     in_git = [s.kind for s in CORPUS if any(x.encode() in objects for x in s.secrets)]
-    def fragment_in(text: str, secret: str, n: int = 12) -> bool:
-        return any(secret[i:i + n] in text for i in range(0, max(1, len(secret) - n + 1)))
 
-    partial = [s.kind for s in CORPUS if any(fragment_in(paths[s.kind].read_text(encoding="utf-8"), x) for x in s.secrets)]
+    def fragment_in(text: str, secret: str, n: int = 12) -> bool:
+        return any(secret[i : i + n] in text for i in range(0, max(1, len(secret) - n + 1)))
+
+    partial = [
+        s.kind
+        for s in CORPUS
+        if any(fragment_in(paths[s.kind].read_text(encoding="utf-8"), x) for x in s.secrets)
+    ]
     rows = [
-        {"metric": "kinds x fields checked (capture: body+tool -> file, git)", "value": len(CORPUS) * 2, "unit": "pairs", "target": ""},
-        {"metric": "kinds leaked into transcript files", "value": len(in_file), "unit": "kinds", "target": "0"},
-        {"metric": "kinds leaked into git objects", "value": len(in_git), "unit": "kinds", "target": "0"},
-        {"metric": "kinds with a 12-char fragment in the transcript", "value": len(partial), "unit": "kinds", "target": "0"},
+        {
+            "metric": "kinds x fields checked (capture: body+tool -> file, git)",
+            "value": len(CORPUS) * 2,
+            "unit": "pairs",
+            "target": "",
+        },
+        {
+            "metric": "kinds leaked into transcript files",
+            "value": len(in_file),
+            "unit": "kinds",
+            "target": "0",
+        },
+        {
+            "metric": "kinds leaked into git objects",
+            "value": len(in_git),
+            "unit": "kinds",
+            "target": "0",
+        },
+        {
+            "metric": "kinds with a 12-char fragment in the transcript",
+            "value": len(partial),
+            "unit": "kinds",
+            "target": "0",
+        },
     ]
     if in_file or in_git or partial:
-        rows.append({"metric": "leaking kinds", "value": ", ".join(sorted(set(in_file + in_git + partial))), "unit": "", "target": ""})
+        rows.append(
+            {
+                "metric": "leaking kinds",
+                "value": ", ".join(sorted(set(in_file + in_git + partial))),
+                "unit": "",
+                "target": "",
+            }
+        )
     return rows
 
 
@@ -83,8 +138,10 @@ def bench_append(tmp: Path, n: int) -> list[dict]:
     cap = ConversationCapture(repo, auto_commit=False)
     rows = []
     texts = {
-        "ordinary text": "Message {i}: we talked about the deploy pipeline and the rollback plan for release {i}.",
-        "a keyword assignment": "Message {i}: I set DB_PASSWORD=Kx9{i}vL2qR in the .env and restarted the worker.",
+        "ordinary text": "Message {i}: we talked about the deploy pipeline and the rollback plan "
+        "for release {i}.",
+        "a keyword assignment": "Message {i}: I set DB_PASSWORD=Kx9{i}vL2qR in the .env and "
+        "restarted the worker.",
     }
     for label, template in texts.items():
         s = Session(f"append-{len(rows)}", started=datetime(2026, 1, 1, tzinfo=UTC))
@@ -95,8 +152,14 @@ def bench_append(tmp: Path, n: int) -> list[dict]:
             cap.on_message(s, "user" if i % 2 == 0 else "agent", template.format(i=i))
             times.append(time.perf_counter() - t)
         cap.on_session_end(s)
-        rows.append({"metric": f"append median, {label}", "value": statistics.median(times[10:]) * 1000, "unit": "ms",
-                     "target": "<= 1" if label == "ordinary text" else ""})
+        rows.append(
+            {
+                "metric": f"append median, {label}",
+                "value": statistics.median(times[10:]) * 1000,
+                "unit": "ms",
+                "target": "<= 1" if label == "ordinary text" else "",
+            }
+        )
     return rows
 
 
@@ -104,13 +167,23 @@ def bench_redact_only(n: int) -> list[dict]:
     from autopoiesis.core.redact import Redactor
 
     r = Redactor()
-    plain = "We talked about the deploy pipeline and the rollback plan for release 42; the key point is speed."
+    plain = (
+        "We talked about the deploy pipeline and the rollback plan for release 42; the key "
+        "point is speed."
+    )
     r.redact("password=warmup1")  # detect-secrets is loaded on first use
     t = time.perf_counter()
     for _ in range(n):
         r.redact(plain)
     per = (time.perf_counter() - t) / n * 1e6
-    return [{"metric": "Redactor.redact, ordinary 100-char text", "value": per, "unit": "us", "target": ""}]
+    return [
+        {
+            "metric": "Redactor.redact, ordinary 100-char text",
+            "value": per,
+            "unit": "us",
+            "target": "",
+        }
+    ]
 
 
 def run(quick: bool = False) -> list[dict]:

@@ -20,14 +20,21 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "bench",
-       "GIT_COMMITTER_EMAIL": "b@x", "GIT_CONFIG_NOSYSTEM": "1"}
+ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "b@x",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "b@x",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 PROJECT = "knowledge/projects/atlas/context.md"
 
 
 def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def _capture(repo, sid: str, text: str, when: datetime) -> str:
@@ -41,7 +48,9 @@ def _capture(repo, sid: str, text: str, when: datetime) -> str:
     return closed.path
 
 
-def _write(repo, source: str, session: str, when: datetime, side: str, n: int, round_: int) -> set[str]:
+def _write(
+    repo, source: str, session: str, when: datetime, side: str, n: int, round_: int
+) -> set[str]:
     from autopoiesis.core.paths import MEMORY_FILE
     from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance
 
@@ -49,12 +58,33 @@ def _write(repo, source: str, session: str, when: datetime, side: str, n: int, r
     for i in range(n):
         prov = Provenance(source, when + timedelta(seconds=i), "bench@1", session)
         if i < n // 3:  # MEMORY.md fills up over the rounds; the rest goes to the project file
-            changes.append(KnowledgeChange(MEMORY_FILE, "append", "Lessons Learned" if side == "b" else "Key Decisions",
-                                           f"Round {round_} session {session} fact {i} learned on clone {side}", prov))
-        changes.append(KnowledgeChange(PROJECT, "append", "Key Decisions",
-                                       f"Atlas round {round_} session {session} choice {i} on {side}", prov))
-    changes.append(KnowledgeChange(f"knowledge/journal/{when.date().isoformat()}.md", "append", when.date().isoformat(),
-                                   f"{side} worked in round {round_}", Provenance(source, when, "bench@1", session)))
+            changes.append(
+                KnowledgeChange(
+                    MEMORY_FILE,
+                    "append",
+                    "Lessons Learned" if side == "b" else "Key Decisions",
+                    f"Round {round_} session {session} fact {i} learned on clone {side}",
+                    prov,
+                )
+            )
+        changes.append(
+            KnowledgeChange(
+                PROJECT,
+                "append",
+                "Key Decisions",
+                f"Atlas round {round_} session {session} choice {i} on {side}",
+                prov,
+            )
+        )
+    changes.append(
+        KnowledgeChange(
+            f"knowledge/journal/{when.date().isoformat()}.md",
+            "append",
+            when.date().isoformat(),
+            f"{side} worked in round {round_}",
+            Provenance(source, when, "bench@1", session),
+        )
+    )
     report = KnowledgeWriter(repo).apply(changes)
     return {eid for _, eid in report.added}
 
@@ -74,7 +104,9 @@ def run(quick: bool = False) -> list[dict]:
         os.environ.setdefault(k, v)
     import logging
 
-    logging.getLogger("autopoiesis.knowledge.writer").setLevel(logging.ERROR)  # entries a full MEMORY.md refuses
+    logging.getLogger("autopoiesis.knowledge.writer").setLevel(
+        logging.ERROR
+    )  # entries a full MEMORY.md refuses
     from autopoiesis.core.paths import MemoryRepo
     from autopoiesis.memory.commit import commit_knowledge
     from autopoiesis.memory.initialize import init_memory_repo
@@ -88,7 +120,9 @@ def run(quick: bool = False) -> list[dict]:
         subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
         _git(a.root, "remote", "add", "origin", remote.as_uri())
         sync_once(a)
-        subprocess.run(["git", "clone", "-q", remote.as_uri(), str(tmp / "b")], check=True, capture_output=True)
+        subprocess.run(
+            ["git", "clone", "-q", remote.as_uri(), str(tmp / "b")], check=True, capture_output=True
+        )
         b = MemoryRepo(init_memory_repo(tmp / "b", build_index=False).root)
         written: set[str] = set()
         transcripts: set[str] = set()
@@ -109,7 +143,13 @@ def run(quick: bool = False) -> list[dict]:
                 t = time.perf_counter()
                 report = sync_once(repo)
                 took = time.perf_counter() - t
-                (merging if report.merge in ("merged", "fast-forward") else pushing if report.pushed else idle).append(took)
+                (
+                    merging
+                    if report.merge in ("merged", "fast-forward")
+                    else pushing
+                    if report.pushed
+                    else idle
+                ).append(took)
                 capped += len(report.capped)
         for repo in (a, b, a, b):
             t = time.perf_counter()
@@ -118,24 +158,63 @@ def run(quick: bool = False) -> list[dict]:
             idle.append(time.perf_counter() - t)
         present_a, present_b = _present(a), _present(b)
         same_head = _git(a.root, "rev-parse", "HEAD") == _git(b.root, "rev-parse", "HEAD")
-        files_a = {p for p in _git(a.root, "ls-files", "raw/conversations").split() if p.endswith(".md")}
-        files_b = {p for p in _git(b.root, "ls-files", "raw/conversations").split() if p.endswith(".md")}
+        files_a = {
+            p for p in _git(a.root, "ls-files", "raw/conversations").split() if p.endswith(".md")
+        }
+        files_b = {
+            p for p in _git(b.root, "ls-files", "raw/conversations").split() if p.endswith(".md")
+        }
         rows = [
-            {"metric": f"entries written on two clones ({rounds} rounds) / present on both after sync",
-             "value": f"{len(written)} / {len(written & present_a & present_b)}", "unit": "entries", "target": "all"},
-            {"metric": "entries present on A / on B (knowledge/ + archive/)", "value": f"{len(present_a)} / {len(present_b)}",
-             "unit": "entries", "target": "equal"},
-            {"metric": "transcripts captured / present on both after sync",
-             "value": f"{len(transcripts)} / {len(transcripts & files_a & files_b)}", "unit": "files", "target": "all"},
-            {"metric": "clones at the same commit after the last sync", "value": "yes" if same_head else "NO",
-             "unit": "", "target": "yes"},
-            {"metric": "merges that re-applied the MEMORY.md cap (overflow archived)", "value": capped, "unit": "", "target": ""},
-            {"metric": f"sync round that pulls and merges, median (max) of {len(merging)}",
-             "value": f"{statistics.median(merging) * 1000:.0f} ({max(merging) * 1000:.0f})", "unit": "ms", "target": ""},
-            {"metric": f"sync round that only pushes (commits, fetch, verify, push), median of {len(pushing)}",
-             "value": statistics.median(pushing) * 1000, "unit": "ms", "target": ""},
-            {"metric": f"sync round with nothing new, median of {len(idle)}", "value": statistics.median(idle) * 1000,
-             "unit": "ms", "target": ""},
+            {
+                "metric": f"entries written on two clones ({rounds} rounds) / present on both "
+                "after sync",
+                "value": f"{len(written)} / {len(written & present_a & present_b)}",
+                "unit": "entries",
+                "target": "all",
+            },
+            {
+                "metric": "entries present on A / on B (knowledge/ + archive/)",
+                "value": f"{len(present_a)} / {len(present_b)}",
+                "unit": "entries",
+                "target": "equal",
+            },
+            {
+                "metric": "transcripts captured / present on both after sync",
+                "value": f"{len(transcripts)} / {len(transcripts & files_a & files_b)}",
+                "unit": "files",
+                "target": "all",
+            },
+            {
+                "metric": "clones at the same commit after the last sync",
+                "value": "yes" if same_head else "NO",
+                "unit": "",
+                "target": "yes",
+            },
+            {
+                "metric": "merges that re-applied the MEMORY.md cap (overflow archived)",
+                "value": capped,
+                "unit": "",
+                "target": "",
+            },
+            {
+                "metric": f"sync round that pulls and merges, median (max) of {len(merging)}",
+                "value": f"{statistics.median(merging) * 1000:.0f} ({max(merging) * 1000:.0f})",
+                "unit": "ms",
+                "target": "",
+            },
+            {
+                "metric": "sync round that only pushes (commits, fetch, verify, push), median of "
+                f"{len(pushing)}",
+                "value": statistics.median(pushing) * 1000,
+                "unit": "ms",
+                "target": "",
+            },
+            {
+                "metric": f"sync round with nothing new, median of {len(idle)}",
+                "value": statistics.median(idle) * 1000,
+                "unit": "ms",
+                "target": "",
+            },
         ]
     for row in rows:
         row["bench"] = "sync"

@@ -12,11 +12,14 @@ import statistics
 import sys
 import time
 
-WORDS = """deploy release rollback cluster kubernetes node email inbox invoice payment customer refund
-review diff merge branch commit test coverage lint python javascript schema migration database index
-query latency outage alert pager oncall incident budget forecast hiring interview design figma api
-endpoint token auth login password rotate secret backup restore archive journal meeting agenda notes
-travel flight hotel visa receipt expense tax contract lawyer invoice quote shipping warehouse stock""".split()
+WORDS = """
+deploy release rollback cluster kubernetes node email inbox invoice payment customer refund
+review diff merge branch commit test coverage lint python javascript schema migration database
+index query latency outage alert pager oncall incident budget forecast hiring interview design
+figma api endpoint token auth login password rotate secret backup restore archive journal
+meeting agenda notes travel flight hotel visa receipt expense tax contract lawyer invoice quote
+shipping warehouse stock
+""".split()
 
 
 def make_topics(n: int, seed: int = 7):
@@ -28,11 +31,14 @@ def make_topics(n: int, seed: int = 7):
         kws = rng.sample(WORDS, 4)
         desc = " ".join(rng.sample(WORDS, 8))
         body = "\n".join("- " + " ".join(rng.sample(WORDS, 10)) for _ in range(6))
-        text = (f"---\ntype: topic\ndescription: {desc}\ntriggers:\n"
-                f"  - {{type: pattern, match: '\\b({kws[0]}|{kws[1]})(s|ed|ing)?\\b'}}\n"
-                f"  - {{type: keyword, words: [{kws[2]}, {kws[3]}]}}\n"
-                f"  - {{type: url, match: github_pull}}\n"
-                f"priority: {rng.choice(['low', 'medium', 'high'])}\n---\n\n# Topic {i}\n\n## Instructions\n{body}\n")
+        text = (
+            f"---\ntype: topic\ndescription: {desc}\ntriggers:\n"
+            f"  - {{type: pattern, match: '\\b({kws[0]}|{kws[1]})(s|ed|ing)?\\b'}}\n"
+            f"  - {{type: keyword, words: [{kws[2]}, {kws[3]}]}}\n"
+            f"  - {{type: url, match: github_pull}}\n"
+            f"priority: {rng.choice(['low', 'medium', 'high'])}\n---\n\n# Topic {i}\n\n## "
+            f"Instructions\n{body}\n"
+        )
         t, errors, _ = parse_topic(f"topics/t{i}.md", text)
         assert t is not None, errors
         topics.append(t)
@@ -41,9 +47,15 @@ def make_topics(n: int, seed: int = 7):
 
 def make_messages(k: int, seed: int = 11) -> list[str]:
     rng = random.Random(seed)
-    filler = "the a we can you please and then it is for this to of on with about later today".split()
-    return [" ".join(rng.choice(WORDS if rng.random() < 0.25 else filler) for _ in range(rng.randint(8, 40)))
-            for _ in range(k)]
+    filler = (
+        "the a we can you please and then it is for this to of on with about later today".split()
+    )
+    return [
+        " ".join(
+            rng.choice(WORDS if rng.random() < 0.25 else filler) for _ in range(rng.randint(8, 40))
+        )
+        for _ in range(k)
+    ]
 
 
 def _per_message_ms(fn, messages, repeat: int) -> float:
@@ -85,12 +97,41 @@ def run(quick: bool = False) -> list[dict]:
         target1 = 1.0 if n == 100 else None
         target12 = 10.0 if n == 100 else None
         rows += [
-            {"bench": "watch", "metric": f"tier1 per message, {n} topics", "value": round(t1, 4), "unit": "ms", "target": target1},
-            {"bench": "watch", "metric": f"tier1+2 per message, {n} topics", "value": round(t12, 4), "unit": "ms", "target": target12},
-            {"bench": "watch", "metric": f"tier-1 candidates per message, {n} topics", "value": round(cands, 2), "unit": "topics", "target": None},
-            {"bench": "watch", "metric": f"build rules (once), {n} topics", "value": round(build_ms, 1), "unit": "ms", "target": None},
-            {"bench": "watch", "metric": f"fit tier-2 vectors (once; cached on disk), {n} topics", "value": round(fit_ms, 1),
-             "unit": "ms", "target": None},
+            {
+                "bench": "watch",
+                "metric": f"tier1 per message, {n} topics",
+                "value": round(t1, 4),
+                "unit": "ms",
+                "target": target1,
+            },
+            {
+                "bench": "watch",
+                "metric": f"tier1+2 per message, {n} topics",
+                "value": round(t12, 4),
+                "unit": "ms",
+                "target": target12,
+            },
+            {
+                "bench": "watch",
+                "metric": f"tier-1 candidates per message, {n} topics",
+                "value": round(cands, 2),
+                "unit": "topics",
+                "target": None,
+            },
+            {
+                "bench": "watch",
+                "metric": f"build rules (once), {n} topics",
+                "value": round(build_ms, 1),
+                "unit": "ms",
+                "target": None,
+            },
+            {
+                "bench": "watch",
+                "metric": f"fit tier-2 vectors (once; cached on disk), {n} topics",
+                "value": round(fit_ms, 1),
+                "unit": "ms",
+                "target": None,
+            },
         ]
     return rows
 

@@ -20,7 +20,9 @@ WORDS = (
     "garden recipe running marathon piano guitar painting photography camera lens museum novel"
 ).split()
 CATEGORIES = ("projects", "people", "procedures", "reference", "journal")
-_SYLLABLES = "ka lo mi ne ru ta sa vi do pe an or el ix um ber tal con dra fen gil hom jur kel mor".split()
+_SYLLABLES = (
+    "ka lo mi ne ru ta sa vi do pe an or el ix um ber tal con dra fen gil hom jur kel mor".split()
+)
 
 
 def _vocabulary(size: int = 20_000, seed: int = 11) -> list[str]:
@@ -56,10 +58,18 @@ def queries(n: int = 100, words: int = 3, seed: int = 5) -> list[str]:
 
 
 def knowledge_text(rng: random.Random, i: int, size: int) -> str:
-    topic = zipf_words(rng, 1) + rng.sample(VOCABULARY[100:], 2)  # each note has its own rarer subject words
+    topic = zipf_words(rng, 1) + rng.sample(
+        VOCABULARY[100:], 2
+    )  # each note has its own rarer subject words
     lines = [
-        "---", "type: reference", f"updated: 2026-0{1 + i % 9}-1{i % 10}T10:00:00Z", f"tags: [{topic[0]}, {topic[1]}]", "---", "",
-        f"# {topic[0].title()} {topic[1]} note {i}", "",
+        "---",
+        "type: reference",
+        f"updated: 2026-0{1 + i % 9}-1{i % 10}T10:00:00Z",
+        f"tags: [{topic[0]}, {topic[1]}]",
+        "---",
+        "",
+        f"# {topic[0].title()} {topic[1]} note {i}",
+        "",
     ]
     body = 0
     section = 0
@@ -68,14 +78,18 @@ def knowledge_text(rng: random.Random, i: int, size: int) -> str:
             section += 1
             lines += ["", f"## {zipf_words(rng, 1)[0].title()} {section}", ""]
         n = rng.randint(6, 14)
-        sentence = " ".join(rng.choice(topic) if rng.random() < 0.3 else w for w in zipf_words(rng, n))
+        sentence = " ".join(
+            rng.choice(topic) if rng.random() < 0.3 else w for w in zipf_words(rng, n)
+        )
         line = f"- 2026-02-{1 + i % 28:02d}: {sentence.capitalize()} (item {i}-{body})."
         lines.append(line)
         body += len(line) + 1
     return "\n".join(lines) + "\n"
 
 
-def make_corpus(root: Path, n_files: int, size: int = 1024, seed: int = 7, commit: bool = True) -> list[str]:
+def make_corpus(
+    root: Path, n_files: int, size: int = 1024, seed: int = 7, commit: bool = True
+) -> list[str]:
     """Write N_FILES knowledge files under ROOT/knowledge/ (an initialised memory repo) and
     commit them (hooks off: this is set-up, not the thing measured)."""
     rng = random.Random(seed)
@@ -89,5 +103,9 @@ def make_corpus(root: Path, n_files: int, size: int = 1024, seed: int = 7, commi
         rels.append(rel)
     if commit:
         subprocess.run(["git", "add", "-A", "knowledge"], cwd=root, check=True)
-        subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "commit", "-qm", f"bench: {n_files} files"], cwd=root, check=True)
+        subprocess.run(
+            ["git", "-c", "core.hooksPath=/dev/null", "commit", "-qm", f"bench: {n_files} files"],
+            cwd=root,
+            check=True,
+        )
     return rels

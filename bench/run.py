@@ -1,9 +1,9 @@
 """Run the benchmarks and print one table.
 
-    python bench/run.py            # everything
-    python bench/run.py --quick    # smaller sizes, for a smoke run
-    python bench/run.py --large    # also the largest sizes (search: 100k notes)
-    python bench/run.py capture search   # only these (module names without bench_)
+python bench/run.py            # everything
+python bench/run.py --quick    # smaller sizes, for a smoke run
+python bench/run.py --large    # also the largest sizes (search: 100k notes)
+python bench/run.py capture search   # only these (module names without bench_)
 """
 
 from __future__ import annotations
@@ -24,10 +24,14 @@ def fmt(value: object) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("only", nargs="*", help="benchmark modules to run (default: all)")
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--large", action="store_true", help="also the largest sizes, where a module has them")
+    parser.add_argument(
+        "--large", action="store_true", help="also the largest sizes, where a module has them"
+    )
     args = parser.parse_args()
     names = args.only or sorted(p.stem[6:] for p in HERE.glob("bench_*.py"))
     rows: list[dict] = []
@@ -36,7 +40,9 @@ def main() -> int:
         started = time.perf_counter()
         try:
             params = module.run.__code__.co_varnames
-            kwargs = {k: v for k, v in (("quick", args.quick), ("large", args.large)) if k in params}
+            kwargs = {
+                k: v for k, v in (("quick", args.quick), ("large", args.large)) if k in params
+            }
             got = module.run(**kwargs)
         except Exception as exc:  # one failing benchmark must not hide the others
             got = [{"bench": name, "metric": "error", "value": repr(exc), "unit": "", "target": ""}]
@@ -47,7 +53,10 @@ def main() -> int:
         print(f"[{name}: {time.perf_counter() - started:.1f} s]", file=sys.stderr)
     headers = ("bench", "metric", "value", "unit", "target")
     table = [[fmt(r.get(h, "")) for h in headers] for r in rows]
-    widths = [max(len(h), *(len(row[i]) for row in table)) if table else len(h) for i, h in enumerate(headers)]
+    widths = [
+        max(len(h), *(len(row[i]) for row in table)) if table else len(h)
+        for i, h in enumerate(headers)
+    ]
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
     print("  ".join("-" * w for w in widths))
     for row in table:

@@ -40,13 +40,20 @@ def _test_identity(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The environment every test runs git in: its own HOME, no system config, one author."""
     home = tmp_path_factory.getbasetemp() / "home"
     home.mkdir(exist_ok=True)
-    return {"HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "test@example.com",
-            "GIT_COMMITTER_NAME": "Test Author", "GIT_COMMITTER_EMAIL": "test@example.com"}
+    return {
+        "HOME": str(home),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "Test Author",
+        "GIT_AUTHOR_EMAIL": "test@example.com",
+        "GIT_COMMITTER_NAME": "Test Author",
+        "GIT_COMMITTER_EMAIL": "test@example.com",
+    }
 
 
 @pytest.fixture(autouse=True)
-def _git_identity(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+def _git_identity(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """Tests never read the developer's git config (CI machines may have none)."""
     for key, value in _test_identity(tmp_path_factory).items():
         monkeypatch.setenv(key, value)
@@ -71,7 +78,9 @@ def _memory_repo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def memory_repo(tmp_path: Path, _memory_repo_template: Path):  # -> autopoiesis.core.paths.MemoryRepo
+def memory_repo(
+    tmp_path: Path, _memory_repo_template: Path
+):  # -> autopoiesis.core.paths.MemoryRepo
     """A real, initialised memory repo (git repo, template, hooks, initial commit) in tmp_path:
     a copy of the session's template (tests/memory/test_initialize.py checks init itself).
 
@@ -96,8 +105,12 @@ class BuiltRepo(Protocol):
 
 
 @pytest.fixture
-def built_repo(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, _memory_repo_template: Path,
-               _built_repos: dict[str, tuple[Path, Any]]) -> BuiltRepo:
+def built_repo(
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    _memory_repo_template: Path,
+    _built_repos: dict[str, tuple[Path, Any]],
+) -> BuiltRepo:
     """A memory repo in a state that takes seconds to build, built once per session and
     copied for each test: `built_repo(key, build)` -> (MemoryRepo in tmp_path/"memory",
     what `build(repo)` returned). KEY names the state (one build per key and session);
@@ -129,15 +142,33 @@ def shared_data() -> Path:
 class Git(Protocol):
     """The callable the `git` fixture returns (see there)."""
 
-    def __call__(self, where: Any, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
-                 input: str | None = None) -> subprocess.CompletedProcess[str]: ...
+    def __call__(
+        self,
+        where: Any,
+        *args: str,
+        check: bool = True,
+        env: Mapping[str, str] | None = None,
+        input: str | None = None,
+    ) -> subprocess.CompletedProcess[str]: ...
 
 
-def _run_git(where: Any, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
-             input: str | None = None) -> subprocess.CompletedProcess[str]:
+def _run_git(
+    where: Any,
+    *args: str,
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
+    input: str | None = None,
+) -> subprocess.CompletedProcess[str]:
     root = where if isinstance(where, (str, os.PathLike)) else where.root  # a path, or a MemoryRepo
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=check, input=input,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        ["git", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=check,
+        input=input,
+        env={**os.environ, **(env or {})},
+    )
 
 
 @pytest.fixture
@@ -161,7 +192,9 @@ def commit_all(git: Git) -> Callable[..., subprocess.CompletedProcess[str]]:
     MemoryRepo), and returns the commit's CompletedProcess[str]; `check=False` lets a test
     see a commit the hooks reject."""
 
-    def commit_all(where: Any, message: str = "test", *, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def commit_all(
+        where: Any, message: str = "test", *, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
         git(where, "add", "-A")
         return git(where, "commit", "-m", message, check=check)
 
@@ -179,9 +212,18 @@ class CliResult(NamedTuple):
 class Cli(Protocol):
     """The callable the `cli` fixture returns (see there)."""
 
-    def __call__(self, *args: str, repo: Any = None, input: str | bytes | None = None,
-                 env: Mapping[str, str | None] | None = None, cwd: Any = None, text: bool = True,
-                 process: bool = False, check: bool = False, timeout: float = 120) -> CliResult: ...
+    def __call__(
+        self,
+        *args: str,
+        repo: Any = None,
+        input: str | bytes | None = None,
+        env: Mapping[str, str | None] | None = None,
+        cwd: Any = None,
+        text: bool = True,
+        process: bool = False,
+        check: bool = False,
+        timeout: float = 120,
+    ) -> CliResult: ...
 
 
 def _exit_code(exc: SystemExit, stderr: Any) -> int:
@@ -192,8 +234,9 @@ def _exit_code(exc: SystemExit, stderr: Any) -> int:
     return 1
 
 
-def _cli_in_process(argv: list[str], input: str | bytes | None, env: Mapping[str, str | None],
-                    cwd: Any) -> tuple[int, bytes, bytes]:
+def _cli_in_process(
+    argv: list[str], input: str | bytes | None, env: Mapping[str, str | None], cwd: Any
+) -> tuple[int, bytes, bytes]:
     from click.testing import CliRunner
 
     from autopoiesis.cli import main
@@ -214,34 +257,65 @@ def _cli_in_process(argv: list[str], input: str | bytes | None, env: Mapping[str
         return code, out.getvalue(), err.getvalue()
 
 
-def _cli_process(argv: list[str], input: str | bytes | None, env: Mapping[str, str | None],
-                 cwd: Any, timeout: float) -> tuple[int, bytes, bytes]:
+def _cli_process(
+    argv: list[str],
+    input: str | bytes | None,
+    env: Mapping[str, str | None],
+    cwd: Any,
+    timeout: float,
+) -> tuple[int, bytes, bytes]:
     # -P and PYTHONPATH: as the `autopoiesis` console script, which never imports from the
     # current folder, running this checkout (not whatever the virtualenv has installed)
-    run_env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT_ROOT),
-                                                                          os.environ.get("PYTHONPATH")]))}
+    run_env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")])
+        ),
+    }
     for key, value in env.items():
         if value is None:
             run_env.pop(key, None)
         else:
             run_env[key] = value
     data = input.encode() if isinstance(input, str) else input
-    proc = subprocess.run([sys.executable, "-P", "-m", "autopoiesis", *argv], input=data, capture_output=True,
-                          env=run_env, cwd=cwd, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-P", "-m", "autopoiesis", *argv],
+        input=data,
+        capture_output=True,
+        env=run_env,
+        cwd=cwd,
+        timeout=timeout,
+    )
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def _run_cli(*args: str, repo: Any = None, input: str | bytes | None = None,
-             env: Mapping[str, str | None] | None = None, cwd: Any = None, text: bool = True,
-             process: bool = False, check: bool = False, timeout: float = 120) -> CliResult:
-    argv = [*(["-C", str(repo if isinstance(repo, (str, os.PathLike)) else repo.root)] if repo is not None else []),
-            *args]
+def _run_cli(
+    *args: str,
+    repo: Any = None,
+    input: str | bytes | None = None,
+    env: Mapping[str, str | None] | None = None,
+    cwd: Any = None,
+    text: bool = True,
+    process: bool = False,
+    check: bool = False,
+    timeout: float = 120,
+) -> CliResult:
+    argv = [
+        *(
+            ["-C", str(repo if isinstance(repo, (str, os.PathLike)) else repo.root)]
+            if repo is not None
+            else []
+        ),
+        *args,
+    ]
     if process:
         code, out, err = _cli_process(argv, input, env or {}, cwd, timeout)
     else:
         code, out, err = _cli_in_process(argv, input, env or {}, cwd)
     if check and code != 0:
-        raise AssertionError(f"autopoiesis {' '.join(argv)}: exit {code}: {err.decode(errors='replace')}")
+        raise AssertionError(
+            f"autopoiesis {' '.join(argv)}: exit {code}: {err.decode(errors='replace')}"
+        )
     if text:
         return CliResult(code, out.decode(errors="replace"), err.decode(errors="replace"))
     return CliResult(code, out, err)

@@ -26,8 +26,15 @@ PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", flags=re.S | re.M)
 def hostile_env(home: Path) -> dict[str, str]:
     """An environment that would change the help text if anything leaked into it: another
     home, a wide terminal, rich help and colours asked for."""
-    env = {**os.environ, "HOME": str(home), "COLUMNS": "200", "TERMINAL_WIDTH": "200",
-           "TYPER_USE_RICH": "1", "FORCE_COLOR": "1", "AUTOPOIESIS_REPO": str(home)}
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "COLUMNS": "200",
+        "TERMINAL_WIDTH": "200",
+        "TYPER_USE_RICH": "1",
+        "FORCE_COLOR": "1",
+        "AUTOPOIESIS_REPO": str(home),
+    }
     env.pop("NO_COLOR", None)
     return env
 
@@ -39,10 +46,19 @@ def test_generated_pages_are_current(tmp_path: Path) -> None:
         pytest.skip("cogapp is not installed (pip install -e '.[test]')")
     assert {p.name for p in GENERATED} >= {"cli.md", "configuration.md"}
     proc = subprocess.run(
-        [sys.executable, "-m", "cogapp", "--check", "--diff",
-         "--check-fail-msg=regenerate with: cog -r docs/cli.md docs/configuration.md",
-         *(str(p.relative_to(ROOT)) for p in GENERATED)],
-        cwd=ROOT, capture_output=True, text=True, env=hostile_env(tmp_path),
+        [
+            sys.executable,
+            "-m",
+            "cogapp",
+            "--check",
+            "--diff",
+            "--check-fail-msg=regenerate with: cog -r docs/cli.md docs/configuration.md",
+            *(str(p.relative_to(ROOT)) for p in GENERATED),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=hostile_env(tmp_path),
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -80,9 +96,21 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     site = tmp_path / "site"
     # not --quiet: it hides the warnings that --strict counts
     proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict",
-         "--config-file", str(ROOT / "mkdocs.yml"), "--site-dir", str(site)],
-        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--config-file",
+            str(ROOT / "mkdocs.yml"),
+            "--site-dir",
+            str(site),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (site / "index.html").is_file() and (site / "cli" / "index.html").is_file()
@@ -108,10 +136,12 @@ def test_readme_is_the_short_front_page() -> None:
 
 def test_no_page_names_a_path_outside_the_repository() -> None:
     """Examples run from a plain clone: no `../` anywhere in the README or the pages."""
-    found = [f"{page.relative_to(ROOT)}:{n}: {line.strip()}"
-             for page in [README, *PAGES]
-             for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
-             if "../" in line]
+    found = [
+        f"{page.relative_to(ROOT)}:{n}: {line.strip()}"
+        for page in [README, *PAGES]
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        if "../" in line
+    ]
     assert found == []
 
 
@@ -136,8 +166,11 @@ def test_design_citations_have_their_section() -> None:
     `docs/design.md#ANCHOR` needs the anchor. Numbered sections keep explicit anchors."""
     design = (DOCS / "design.md").read_text(encoding="utf-8")
     numbered = re.findall(r"^#{2,3} (\d+(?:\.\d+)?) .*$", design, flags=re.M)
-    unanchored = [h for h in re.findall(r"^#{2,3} \d.*$", design, flags=re.M)
-                  if not re.search(r"\{#[a-z0-9-]+\}$", h)]
+    unanchored = [
+        h
+        for h in re.findall(r"^#{2,3} \d.*$", design, flags=re.M)
+        if not re.search(r"\{#[a-z0-9-]+\}$", h)
+    ]
     assert unanchored == []
     anchors = set(re.findall(r"\{#([a-z0-9-]+)\}", design))
     bad = []

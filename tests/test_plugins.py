@@ -93,13 +93,17 @@ def manager(monkeypatch: pytest.MonkeyPatch) -> plugins.PluginManager:
     return fresh
 
 
-def _write_plugin(site: Path, monkeypatch: pytest.MonkeyPatch, entry_points: str | None = None) -> None:
+def _write_plugin(
+    site: Path, monkeypatch: pytest.MonkeyPatch, entry_points: str | None = None
+) -> None:
     site.mkdir()
     (site / "ap_demo_plugin.py").write_text(PLUGIN_SOURCE)
     if entry_points is not None:  # a distribution as pip would leave it
         info = site / "ap_demo_plugin-0.1.dist-info"
         info.mkdir()
-        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ap-demo-plugin\nVersion: 0.1\n")
+        (info / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: ap-demo-plugin\nVersion: 0.1\n"
+        )
         (info / "entry_points.txt").write_text(entry_points)
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.delitem(sys.modules, "ap_demo_plugin", raising=False)
@@ -143,7 +147,10 @@ def _works_end_to_end(repo: MemoryRepo, tmp_path: Path) -> None:
 
 
 def test_a_plugin_registered_in_code_contributes_all_three(
-    memory_repo: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, manager: plugins.PluginManager
+    memory_repo: MemoryRepo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    manager: plugins.PluginManager,
 ) -> None:
     _write_plugin(tmp_path / "site", monkeypatch)
     manager.register(importlib.import_module("ap_demo_plugin"))
@@ -151,10 +158,16 @@ def test_a_plugin_registered_in_code_contributes_all_three(
 
 
 def test_an_installed_plugin_contributes_all_three(
-    memory_repo: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, manager: plugins.PluginManager
+    memory_repo: MemoryRepo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    manager: plugins.PluginManager,
 ) -> None:
-    _write_plugin(tmp_path / "site", monkeypatch,
-                  "[autopoiesis]\ndemo = ap_demo_plugin\nbroken = ap_no_such_plugin_module\n")
+    _write_plugin(
+        tmp_path / "site",
+        monkeypatch,
+        "[autopoiesis]\ndemo = ap_demo_plugin\nbroken = ap_no_such_plugin_module\n",
+    )
     _works_end_to_end(memory_repo, tmp_path)
     assert manager.has_plugin("demo")
     # a broken plugin is reported, and stops nothing
@@ -177,7 +190,9 @@ def test_the_builtins_come_through_the_same_door(manager: plugins.PluginManager)
     assert "autopoiesis.integrations.importers" in {name for name, _ in manager.list_name_plugin()}
 
 
-def test_a_registration_in_code_is_a_plugin_and_a_later_one_replaces_it(manager: plugins.PluginManager) -> None:
+def test_a_registration_in_code_is_a_plugin_and_a_later_one_replaces_it(
+    manager: plugins.PluginManager,
+) -> None:
     from autopoiesis.index.embedders import embedder_names, register_embedder
     from autopoiesis.llm.providers import register_offline_handler, unregister_offline_handler
 
@@ -194,16 +209,20 @@ def test_a_registration_in_code_is_a_plugin_and_a_later_one_replaces_it(manager:
 def test_the_light_path_reads_no_entry_point_unless_a_type_is_unknown() -> None:
     """Parsing a topic of built-in trigger types (what the pre-commit hook does on every
     commit) leaves importlib.metadata unimported; a type no built-in knows looks further."""
-    probe = textwrap.dedent('''
+    probe = textwrap.dedent("""
         import sys
         from autopoiesis.formats.topic import parse_topic
         text = "---\\ntype: topic\\ndescription: d\\ntriggers:\\n  - {type: %s, words: [deploy]}\\n---\\n"
         topic, errors, _ = parse_topic("topics/t.md", text)
         print(topic is not None, "importlib.metadata" in sys.modules, errors[:1])
-    ''')
-    known = subprocess.run([sys.executable, "-c", probe % "keyword"], capture_output=True, text=True, check=True)
+    """)
+    known = subprocess.run(
+        [sys.executable, "-c", probe % "keyword"], capture_output=True, text=True, check=True
+    )
     assert known.stdout.split()[:2] == ["True", "False"], known.stdout
-    unknown = subprocess.run([sys.executable, "-c", probe % "nosuch"], capture_output=True, text=True, check=True)
+    unknown = subprocess.run(
+        [sys.executable, "-c", probe % "nosuch"], capture_output=True, text=True, check=True
+    )
     assert unknown.stdout.split()[:2] == ["False", "True"], unknown.stdout
     assert "write one of: pattern, glob, keyword" in unknown.stdout
 

@@ -16,20 +16,33 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
 def script(name: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPTS / name), *args], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, str(SCRIPTS / name), *args], capture_output=True, text=True, cwd=cwd
+    )
 
 
 @pytest.fixture
 def captured(memory_repo: MemoryRepo) -> MemoryRepo:
     """A repo with one committed conversation that is not extracted yet."""
     config = memory_repo.root / "memory-config.yaml"
-    config.write_text(config.read_text().replace("extraction_trigger: on_session_end", "extraction_trigger: manual"))
-    lines = [json.dumps(e).encode() for e in (
-        {"event": "session_start", "session_id": "cron1", "started": "2026-02-16T18:45:00Z"},
-        {"event": "message", "role": "user", "content": "We decided to keep the billing service on Postgres 16."},
-        {"event": "message", "role": "agent", "content": "Noted: Postgres 16 for billing."},
-        {"event": "session_end", "ended": "2026-02-16T18:50:00Z"},
-    )]
+    config.write_text(
+        config.read_text().replace(
+            "extraction_trigger: on_session_end", "extraction_trigger: manual"
+        )
+    )
+    lines = [
+        json.dumps(e).encode()
+        for e in (
+            {"event": "session_start", "session_id": "cron1", "started": "2026-02-16T18:45:00Z"},
+            {
+                "event": "message",
+                "role": "user",
+                "content": "We decided to keep the billing service on Postgres 16.",
+            },
+            {"event": "message", "role": "agent", "content": "Noted: Postgres 16 for billing."},
+            {"event": "session_end", "ended": "2026-02-16T18:50:00Z"},
+        )
+    ]
     assert process_stream(memory_repo, lines).closed
     return memory_repo
 
@@ -40,8 +53,12 @@ def test_extract_then_commit_then_tag(captured: MemoryRepo) -> None:
     extracted = script("extract-pending", root)
     assert extracted.returncode == 0, extracted.stderr
     assert "committed" in extracted.stdout
-    assert "Postgres 16" in "".join(p.read_text() for p in (captured.root / "knowledge").rglob("*.md"))
-    (captured.root / "knowledge/reference/notes.md").write_text("# Notes\n\n- the invoice run is on the 3rd\n")
+    assert "Postgres 16" in "".join(
+        p.read_text() for p in (captured.root / "knowledge").rglob("*.md")
+    )
+    (captured.root / "knowledge/reference/notes.md").write_text(
+        "# Notes\n\n- the invoice run is on the 3rd\n"
+    )
     committed = script("commit-knowledge", root)
     assert committed.returncode == 0, committed.stderr
     assert committed.stdout.startswith("[")

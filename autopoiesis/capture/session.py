@@ -16,7 +16,8 @@ moves the file to its final slugged name, and commits it (`conversation: {slug}`
 `git.auto_commit` is false; then it stays closed but uncommitted until `autopoiesis
 commit` (or `capture --recover`) commits it. A commit that fails (a foreign
 `.git/index.lock`, a refusing hook) leaves the transcript closed for the same commands to
-commit later. After that commit the transcript is immutable. What follows a commit (extraction, docs/design.md#flow-conversation)
+commit later. After that commit the transcript is immutable. What follows a commit (extraction,
+docs/design.md#flow-conversation)
 is not capture's business: the caller passes it in as `on_committed`.
 """
 
@@ -36,16 +37,28 @@ from autopoiesis.core.clock import parse_ts, utc, utc_now
 from autopoiesis.core.paths import CONVERSATIONS_DIR, FileLock, MemoryRepo, atomic_write
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import one_line, slugify
-from autopoiesis.errors import AutopoiesisError, CaptureError, GitError, ImmutableTranscriptError, TranscriptFormatError
+from autopoiesis.errors import (
+    AutopoiesisError,
+    CaptureError,
+    GitError,
+    ImmutableTranscriptError,
+    TranscriptFormatError,
+)
 from autopoiesis.formats import transcript as tf
 from autopoiesis.formats.transcript_files import SessionIndex
 from autopoiesis.git import runner as git
 from autopoiesis.git.repo import MemoryGit
 
 ROLE_ALIASES = {
-    "user": "user", "human": "user",
-    "agent": "agent", "assistant": "agent", "model": "agent", "ai": "agent", "bot": "agent",
-    "system": "system", "developer": "system",
+    "user": "user",
+    "human": "user",
+    "agent": "agent",
+    "assistant": "agent",
+    "model": "agent",
+    "ai": "agent",
+    "bot": "agent",
+    "system": "system",
+    "developer": "system",
 }
 
 
@@ -94,7 +107,9 @@ class ClosedSession:
     not_committed: str | None = None  # why COMMIT is None (auto_commit off, a failed commit)
 
 
-def find_transcripts(repo: MemoryRepo, session_id: str, started: datetime | None = None) -> list[Path]:
+def find_transcripts(
+    repo: MemoryRepo, session_id: str, started: datetime | None = None
+) -> list[Path]:
     """Transcripts of SESSION_ID, every part (in STARTED's day folder when given, else
     anywhere, through the session index)."""
     if started is None:
@@ -174,18 +189,27 @@ class ConversationCapture:
     def on_session_start(self, session: Session) -> Path:
         sid = tf.validate_session_id(session.id)
         if sid in self._open:
-            raise CaptureError(f"session {sid} is already open in this capture; send session_end before starting it again.")
+            raise CaptureError(
+                f"session {sid} is already open in this capture; send session_end before starting "
+                "it again."
+            )
         started = utc(session.started)
         existing = find_transcripts(self.repo, sid, started) or find_transcripts(self.repo, sid)
         if existing:
             raise CaptureError(
-                f"session {sid} was already captured in {self.repo.rel(existing[0])}; transcripts are immutable, "
+                f"session {sid} was already captured in {self.repo.rel(existing[0])}; transcripts "
+                "are immutable, "
                 "so start the continuation under a new session_id."
             )
         redactor = self.repo.redactor()
         meta = tf.TranscriptMeta(
-            session_id=sid, started=started, model=session.model, channel=session.channel, topic=session.topic,
-            tags=tuple(str(t) for t in session.tags), status="open",
+            session_id=sid,
+            started=started,
+            model=session.model,
+            channel=session.channel,
+            topic=session.topic,
+            tags=tuple(str(t) for t in session.tags),
+            status="open",
         )
         meta = tf.map_text(meta, redactor.redact)
         slug = slugify(meta.topic) if meta.topic else ""
@@ -197,9 +221,13 @@ class ConversationCapture:
         lock = session_lock(self.repo, sid)
         try:
             if not lock.acquire(timeout=0):
-                raise CaptureError(f"session {sid} is open in another capture process; use a new session_id.")
+                raise CaptureError(
+                    f"session {sid} is open in another capture process; use a new session_id."
+                )
         except OSError as exc:
-            raise CaptureError(f"cannot take the lock of session {sid} ({_why(exc)}); nothing was written.") from None
+            raise CaptureError(
+                f"cannot take the lock of session {sid} ({_why(exc)}); nothing was written."
+            ) from None
         fd = -1
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -213,22 +241,29 @@ class ConversationCapture:
                 path.unlink(missing_ok=True)
             lock.release()
             if isinstance(exc, FileExistsError):
-                raise CaptureError(f"{rel} already exists; session {sid} cannot be started twice.") from None
+                raise CaptureError(
+                    f"{rel} already exists; session {sid} cannot be started twice."
+                ) from None
             if isinstance(exc, OSError):
                 raise CaptureError(
-                    f"cannot write {rel} ({_why(exc)}); session {sid} was not started and nothing was kept. "
+                    f"cannot write {rel} ({_why(exc)}); session {sid} was not started and nothing "
+                    "was kept. "
                     "Free disk space and send its session_start again."
                 ) from None
             raise
         session.transcript_path = path
-        self._open[sid] = _OpenTranscript(session, path, fd, lock, meta, redactor, last_day=started.date(), size=len(data))
+        self._open[sid] = _OpenTranscript(
+            session, path, fd, lock, meta, redactor, last_day=started.date(), size=len(data)
+        )
         return path
 
     def _get(self, session: Session | str) -> _OpenTranscript:
         sid = session if isinstance(session, str) else session.id
         state = self._open.get(sid)
         if state is None:
-            raise CaptureError(f"session {sid!r} is not open; send session_start first (or it has already ended).")
+            raise CaptureError(
+                f"session {sid!r} is not open; send session_start first (or it has already ended)."
+            )
         return state
 
     def _write(self, state: _OpenTranscript, counts_before: Counter[str], text: str) -> None:
@@ -246,7 +281,8 @@ class ConversationCapture:
             state.redactor.counts.clear()
             state.redactor.counts.update(counts_before)
             raise CaptureError(
-                f"cannot write to {self.repo.rel(state.path)} ({_why(exc)}); this event was not kept, the session "
+                f"cannot write to {self.repo.rel(state.path)} ({_why(exc)}); this event was not "
+                "kept, the session "
                 "stays open. Free disk space and resend it."
             ) from None
         state.size += len(data)
@@ -255,8 +291,15 @@ class ConversationCapture:
     def _when(value: Any) -> datetime:
         return parse_ts(value, "timestamp") if value else utc_now()
 
-    def _emit(self, state: _OpenTranscript, item: tf.Item | None, *, turn: tf.Turn | None, key: str | None = None,
-              counts: Counter[str] | None = None) -> None:
+    def _emit(
+        self,
+        state: _OpenTranscript,
+        item: tf.Item | None,
+        *,
+        turn: tf.Turn | None,
+        key: str | None = None,
+        counts: Counter[str] | None = None,
+    ) -> None:
         """Write ITEM (after TURN's header when a new turn starts) and only then move the
         session's state on. COUNTS: the redaction counts to restore if the write fails
         (taken before the caller redacted raw values; default: now)."""
@@ -268,7 +311,9 @@ class ConversationCapture:
         if turn is not None:
             out = tf.render_turn_start(turn, state.last_day)
             last_item = None
-        if item is not None and not (isinstance(item, tf.Text) and not tf.normalize_content(item.content)):
+        if item is not None and not (
+            isinstance(item, tf.Text) and not tf.normalize_content(item.content)
+        ):
             out += tf.item_separator(last_item, item) + tf.render_item(item) + "\n"
             last_item = item
         self._write(state, counts, out)
@@ -279,7 +324,9 @@ class ConversationCapture:
         state.last_item = last_item
         if isinstance(item, tf.KnowledgeOp):
             ref = tf.KnowledgeChangeRef(item.path, item.action, item.summary or "")
-            state.meta = replace(state.meta, knowledge_changes=state.meta.knowledge_changes + (ref,))
+            state.meta = replace(
+                state.meta, knowledge_changes=state.meta.knowledge_changes + (ref,)
+            )
 
     def _cap(self, content: str) -> str:
         limit = self.config.capture.max_message_bytes
@@ -287,9 +334,14 @@ class ConversationCapture:
         if len(raw) <= limit:
             return content
         cut = raw[:limit].decode("utf-8", "ignore")
-        return cut + f"\n[truncated: message was {len(raw)} bytes, capture.max_message_bytes is {limit}]"
+        return (
+            cut
+            + f"\n[truncated: message was {len(raw)} bytes, capture.max_message_bytes is {limit}]"
+        )
 
-    def on_message(self, session: Session | str, role: str, content: str, meta: dict[str, Any] | None = None) -> None:
+    def on_message(
+        self, session: Session | str, role: str, content: str, meta: dict[str, Any] | None = None
+    ) -> None:
         state = self._get(session)
         role = normalize_role(role)
         if not isinstance(content, str):
@@ -301,26 +353,55 @@ class ConversationCapture:
         name = one_line(redact(str(meta["name"])), 80) if meta.get("name") is not None else None
         memory = bool(meta.get("memory")) or meta.get("type") == "memory"
         turn = tf.Turn(time=when, role=role, name=name, memory=memory)
-        self._emit(state, tf.Text(self._cap(redact(content))), turn=turn, key=f"{role}:{turn.name}:{memory}", counts=counts)
+        self._emit(
+            state,
+            tf.Text(self._cap(redact(content))),
+            turn=turn,
+            key=f"{role}:{turn.name}:{memory}",
+            counts=counts,
+        )
 
-    def on_tool_call(self, session: Session | str, tool: str, args_summary: Any = "", result_summary: Any = None, *, timestamp: Any = None) -> None:
+    def on_tool_call(
+        self,
+        session: Session | str,
+        tool: str,
+        args_summary: Any = "",
+        result_summary: Any = None,
+        *,
+        timestamp: Any = None,
+    ) -> None:
         state = self._get(session)
         when = self._when(timestamp)
         counts = Counter(state.redactor.counts)
-        redact = state.redactor.redact  # before one_line cuts a field: a cut secret would leak its head
-        item = tf.ToolCall(redact(str(tool)) or "tool", _summarise(args_summary, redact),
-                           _summarise(result_summary, redact) if result_summary not in (None, "") else None)
+        redact = (
+            state.redactor.redact
+        )  # before one_line cuts a field: a cut secret would leak its head
+        item = tf.ToolCall(
+            redact(str(tool)) or "tool",
+            _summarise(args_summary, redact),
+            _summarise(result_summary, redact) if result_summary not in (None, "") else None,
+        )
         key = "agent:None:False"
         turn = tf.Turn(time=when, role="agent") if state.last_role != key else None
         self._emit(state, item, turn=turn, key=key, counts=counts)
 
-    def on_knowledge_change(self, session: Session | str, action: str, path: str, summary: str = "", *, timestamp: Any = None) -> None:
+    def on_knowledge_change(
+        self,
+        session: Session | str,
+        action: str,
+        path: str,
+        summary: str = "",
+        *,
+        timestamp: Any = None,
+    ) -> None:
         """A memory operation the agent did during the session: a `[memory]` turn line."""
         state = self._get(session)
         when = self._when(timestamp)
         counts = Counter(state.redactor.counts)
         redact = state.redactor.redact
-        item = tf.KnowledgeOp(redact(str(action)), redact(str(path)), redact(summary) if summary else None)
+        item = tf.KnowledgeOp(
+            redact(str(action)), redact(str(path)), redact(summary) if summary else None
+        )
         key = "agent:None:True"
         turn = tf.Turn(time=when, role="agent", memory=True) if state.last_role != key else None
         self._emit(state, item, turn=turn, key=key, counts=counts)
@@ -330,7 +411,13 @@ class ConversationCapture:
         when = self._when(timestamp)
         counts = Counter(state.redactor.counts)
         turn = tf.Turn(time=when, role="user") if state.last_role is None else None
-        self._emit(state, tf.Attachment(state.redactor.redact(str(path))), turn=turn, key="user:None:False", counts=counts)
+        self._emit(
+            state,
+            tf.Attachment(state.redactor.redact(str(path))),
+            turn=turn,
+            key="user:None:False",
+            counts=counts,
+        )
 
     def on_session_end(
         self,
@@ -346,15 +433,19 @@ class ConversationCapture:
         anything changes: the session then stays open."""
         state = self._get(session)
         sid = state.meta.session_id
-        extra: dict[str, Any] = {"ended": parse_ts(ended, "ended") if ended else utc_now(),
-                                 "status": "closed"}
+        extra: dict[str, Any] = {
+            "ended": parse_ts(ended, "ended") if ended else utc_now(),
+            "status": "closed",
+        }
         for key, value in (("tokens_in", tokens_in), ("tokens_out", tokens_out)):
             if value is not None:
                 if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise CaptureError(f"{key} must be a non-negative whole number, not {value!r}.")
                 extra[key] = value
         if tags is not None:
-            extra["tags"] = tf.map_text(replace(state.meta, tags=tuple(str(t) for t in tags)), state.redactor.redact).tags
+            extra["tags"] = tf.map_text(
+                replace(state.meta, tags=tuple(str(t) for t in tags)), state.redactor.redact
+            ).tags
         os.close(state.fd)
         del self._open[sid]
         try:
@@ -365,11 +456,14 @@ class ConversationCapture:
             extra["redactions"] = tuple(sorted(state.redactor.counts.items()))
             extra["knowledge_changes"] = state.meta.knowledge_changes
             try:
-                closed = finalize_transcript(self.repo, state.path, commit=self.auto_commit, **extra)
+                closed = finalize_transcript(
+                    self.repo, state.path, commit=self.auto_commit, **extra
+                )
             except (OSError, AutopoiesisError) as exc:
                 why = _why(exc) if isinstance(exc, OSError) else str(exc)
                 raise CaptureError(
-                    f"session {sid} could not be closed ({why}); its transcript {self.repo.rel(state.path)} keeps "
+                    f"session {sid} could not be closed ({why}); its transcript "
+                    f"{self.repo.rel(state.path)} keeps "
                     "every message and stays open: `autopoiesis capture --recover` closes it."
                 ) from None
         finally:
@@ -382,8 +476,11 @@ class ConversationCapture:
             except Exception as exc:
                 # the transcript is committed whatever the hook does; what the hook did not
                 # finish is its own to retry (extraction leaves it pending)
-                warnings.warn(f"session {sid} was committed as {closed.path}, but the after-commit step failed: {exc}",
-                              stacklevel=2)
+                warnings.warn(
+                    f"session {sid} was committed as {closed.path}, but the after-commit step "
+                    f"failed: {exc}",
+                    stacklevel=2,
+                )
         return closed
 
     def close_all(self) -> list[str]:
@@ -419,7 +516,9 @@ def read_transcript(path: Path, rel: str) -> str:
     return tf.decode(path.read_bytes(), rel)
 
 
-def finalize_transcript(repo: MemoryRepo, path: Path, *, commit: bool = True, **meta_changes: Any) -> ClosedSession:
+def finalize_transcript(
+    repo: MemoryRepo, path: Path, *, commit: bool = True, **meta_changes: Any
+) -> ClosedSession:
     """Close an open transcript: final frontmatter, slugged name, commit. A failed commit
     leaves it closed and uncommitted (ClosedSession.not_committed says why)."""
     rel_old = repo.rel(path)
@@ -429,10 +528,14 @@ def finalize_transcript(repo: MemoryRepo, path: Path, *, commit: bool = True, **
     transcript = tf.parse(text, rel_old)
     meta = transcript.meta
     if meta.status != "open":
-        raise ImmutableTranscriptError(f"{rel_old} is already closed; a closed transcript is never modified.")
+        raise ImmutableTranscriptError(
+            f"{rel_old} is already closed; a closed transcript is never modified."
+        )
     new_meta = replace(meta, **meta_changes)
     if new_meta.ended is None:
-        new_meta = replace(new_meta, ended=transcript.turns[-1].time if transcript.turns else meta.started)
+        new_meta = replace(
+            new_meta, ended=transcript.turns[-1].time if transcript.turns else meta.started
+        )
     slug = tf.slug_from_turns(transcript.turns, meta.topic)
     title = tf.title_from_slug(slug, meta.session_id)
     final_rel = tf.transcript_relpath(meta.session_id, meta.started, slug)
@@ -445,7 +548,9 @@ def finalize_transcript(repo: MemoryRepo, path: Path, *, commit: bool = True, **
     why: str | None = "git.auto_commit is false: `autopoiesis commit` commits it"
     if commit:
         sha, why = commit_closed(repo, final_rel, slug or meta.session_id)
-    return ClosedSession(meta.session_id, final_rel, sha, new_meta.status, len(transcript.turns), why)
+    return ClosedSession(
+        meta.session_id, final_rel, sha, new_meta.status, len(transcript.turns), why
+    )
 
 
 def commit_closed(repo: MemoryRepo, rel: str, slug: str) -> tuple[str | None, str | None]:
@@ -454,7 +559,10 @@ def commit_closed(repo: MemoryRepo, rel: str, slug: str) -> tuple[str | None, st
     try:
         return MemoryGit(repo).commit_transcript(rel, slug), None
     except GitError as exc:
-        why = f"the commit failed: {exc} The transcript is kept; `autopoiesis capture --recover` commits it."
+        why = (
+            f"the commit failed: {exc} The transcript is kept; `autopoiesis capture --recover` "
+            "commits it."
+        )
         warnings.warn(f"{rel} is closed but not committed: {why}", stacklevel=2)
         return None, why
 
@@ -464,7 +572,9 @@ def uncommitted_transcripts(repo: MemoryRepo) -> list[Path]:
     untracked, staged, or left intent-to-add by a killed commit)."""
     if not (repo.root / ".git").exists():
         return sorted(repo.conversations_dir.rglob("*.md"))
-    return [repo.root / p for p in git.uncommitted(repo.root, [CONVERSATIONS_DIR]) if p.endswith(".md")]
+    return [
+        repo.root / p for p in git.uncommitted(repo.root, [CONVERSATIONS_DIR]) if p.endswith(".md")
+    ]
 
 
 def _ids_in_name(path: Path) -> list[str]:
@@ -508,7 +618,10 @@ def recover_abandoned(repo: MemoryRepo, *, commit: bool = True) -> list[ClosedSe
         try:
             closed = _recover_one(repo, path, commit=commit)
         except (AutopoiesisError, OSError) as exc:
-            warnings.warn(f"{repo.rel(path)} could not be recovered ({exc}); it is left as it is.", stacklevel=2)
+            warnings.warn(
+                f"{repo.rel(path)} could not be recovered ({exc}); it is left as it is.",
+                stacklevel=2,
+            )
             continue
         if closed is not None:
             recovered.append(closed)
@@ -523,7 +636,10 @@ def _recover_one(repo: MemoryRepo, path: Path, *, commit: bool) -> ClosedSession
         return None
     if not data:
         if _remove_empty_leftover(repo, path):
-            warnings.warn(f"removed {rel}: an empty transcript left by a session start that failed.", stacklevel=2)
+            warnings.warn(
+                f"removed {rel}: an empty transcript left by a session start that failed.",
+                stacklevel=2,
+            )
         return None
     try:
         meta = tf.parse_meta(tf.decode(data, rel), rel)
@@ -547,7 +663,9 @@ def _recover_one(repo: MemoryRepo, path: Path, *, commit: bool) -> ClosedSession
             if not transcript.turns:
                 path.unlink()
                 return None
-            return finalize_transcript(repo, path, commit=commit, ended=transcript.turns[-1].time, status="recovered")
+            return finalize_transcript(
+                repo, path, commit=commit, ended=transcript.turns[-1].time, status="recovered"
+            )
         if not commit:
             return None
         slug = Path(rel).stem[5 + len(meta.session_id) + 1 :]

@@ -1,10 +1,15 @@
 """`autopoiesis capture`: newline-delimited JSON events from an agent harness.
 
-    {"event": "session_start", "session_id": "s1", "started": "...", "model": "...", "channel": "...", "topic"?: "...", "tags"?: [...]}
-    {"event": "message", "session_id"?: "s1", "role": "user", "content": "...", "timestamp"?: "...", "name"?: "..."}
-    {"event": "tool_call", "session_id"?: "s1", "tool": "exec", "args": "...", "result": "...", "timestamp"?: "..."}
-    {"event": "knowledge", "session_id"?: "s1", "action": "updated", "path": "knowledge/...", "summary": "..."}
-    {"event": "session_end", "session_id"?: "s1", "ended"?: "...", "tokens_in"?: 0, "tokens_out"?: 0}
+    {"event": "session_start", "session_id": "s1", "started": "...", "model": "...", "channel":
+    "...", "topic"?: "...", "tags"?: [...]}
+    {"event": "message", "session_id"?: "s1", "role": "user", "content": "...", "timestamp"?: "...",
+    "name"?: "..."}
+    {"event": "tool_call", "session_id"?: "s1", "tool": "exec", "args": "...", "result": "...",
+    "timestamp"?: "..."}
+    {"event": "knowledge", "session_id"?: "s1", "action": "updated", "path": "knowledge/...",
+    "summary": "..."}
+    {"event": "session_end", "session_id"?: "s1", "ended"?: "...", "tokens_in"?: 0, "tokens_out"?:
+    0}
 
 Each event is applied as it arrives (appended and fsynced). `session_id` may be left out
 while exactly one session is open. A refused event (bad JSON, invalid UTF-8, unknown
@@ -36,7 +41,9 @@ from autopoiesis.core.clock import parse_ts, utc_now
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import AutopoiesisError, CaptureError
 
-TOO_DEEP = "the event is nested deeper than can be read; send flat JSON (tool arguments as a string)."
+TOO_DEEP = (
+    "the event is nested deeper than can be read; send flat JSON (tool arguments as a string)."
+)
 EVENTS = ("session_start", "message", "tool_call", "knowledge", "attachment", "session_end")
 
 
@@ -56,14 +63,18 @@ def _session_for(capture: ConversationCapture, event: dict[str, Any]) -> str:
         if not isinstance(sid, str):
             raise CaptureError(f"session_id must be a string, not {sid!r}.")
         if sid not in capture.open_sessions:
-            raise CaptureError(f"unknown session {sid!r}: it was never started here, or it has already ended.")
+            raise CaptureError(
+                f"unknown session {sid!r}: it was never started here, or it has already ended."
+            )
         return sid
     open_ids = capture.open_sessions
     if len(open_ids) == 1:
         return open_ids[0]
     if not open_ids:
         raise CaptureError("no session is open; send a session_start event first.")
-    raise CaptureError(f"{len(open_ids)} sessions are open ({', '.join(open_ids)}); add session_id to the event.")
+    raise CaptureError(
+        f"{len(open_ids)} sessions are open ({', '.join(open_ids)}); add session_id to the event."
+    )
 
 
 def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | None:
@@ -93,7 +104,9 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
         content = event.get("content")
         if not isinstance(content, str):
             raise CaptureError("a message event needs content as a string.")
-        meta = {k: event[k] for k in ("timestamp", "name", "type", "memory") if event.get(k) is not None}
+        meta = {
+            k: event[k] for k in ("timestamp", "name", "type", "memory") if event.get(k) is not None
+        }
         role = event.get("role")
         if not isinstance(role, str):
             raise CaptureError("a message event needs role as a string: user, agent or system.")
@@ -101,12 +114,22 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
     elif kind == "tool_call":
         if not event.get("tool"):
             raise CaptureError("a tool_call event needs a tool name.")
-        capture.on_tool_call(sid, str(event["tool"]), event.get("args", ""), event.get("result"), timestamp=event.get("timestamp"))
+        capture.on_tool_call(
+            sid,
+            str(event["tool"]),
+            event.get("args", ""),
+            event.get("result"),
+            timestamp=event.get("timestamp"),
+        )
     elif kind == "knowledge":
         if not isinstance(event.get("path"), str):
             raise CaptureError("a knowledge event needs a path.")
         capture.on_knowledge_change(
-            sid, str(event.get("action") or "updated"), event["path"], str(event.get("summary") or ""), timestamp=event.get("timestamp")
+            sid,
+            str(event.get("action") or "updated"),
+            event["path"],
+            str(event.get("summary") or ""),
+            timestamp=event.get("timestamp"),
         )
     elif kind == "attachment":
         if not isinstance(event.get("path"), str):
@@ -114,7 +137,10 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
         capture.on_attachment(sid, event["path"], timestamp=event.get("timestamp"))
     elif kind == "session_end":
         return capture.on_session_end(
-            sid, ended=event.get("ended"), tokens_in=_int(event, "tokens_in"), tokens_out=_int(event, "tokens_out")
+            sid,
+            ended=event.get("ended"),
+            tokens_in=_int(event, "tokens_in"),
+            tokens_out=_int(event, "tokens_out"),
         )
     return None
 
@@ -149,8 +175,12 @@ def process_stream(
     def announce(closed: ClosedSession) -> None:
         if out is None:
             return
-        event: dict[str, Any] = {"event": "committed" if closed.commit else "closed", "session_id": closed.session_id,
-                                 "path": closed.path, "commit": closed.commit}
+        event: dict[str, Any] = {
+            "event": "committed" if closed.commit else "closed",
+            "session_id": closed.session_id,
+            "path": closed.path,
+            "commit": closed.commit,
+        }
         if not closed.commit:
             event["reason"] = closed.not_committed
         try:
@@ -171,7 +201,9 @@ def process_stream(
                 try:
                     text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
                 except UnicodeDecodeError as exc:
-                    report.refused.append(f"line {number}: not valid UTF-8 (byte {exc.start}); send UTF-8 JSON.")
+                    report.refused.append(
+                        f"line {number}: not valid UTF-8 (byte {exc.start}); send UTF-8 JSON."
+                    )
                     continue
                 try:
                     event = json.loads(text)
@@ -191,7 +223,8 @@ def process_stream(
                     continue
                 except Exception as exc:
                     report.refused.append(
-                        f"line {number}: the event could not be applied ({type(exc).__name__}: {exc}); it was not kept. "
+                        f"line {number}: the event could not be applied ({type(exc).__name__}: "
+                        f"{exc}); it was not kept. "
                         "Please report this with the event."
                     )
                     continue

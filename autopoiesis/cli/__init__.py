@@ -41,11 +41,19 @@ def _print_version(value: bool) -> None:
 def _global(
     ctx: typer.Context,
     repo_dir: str | None = typer.Option(
-        None, "-C", help="The memory repo (default: $AUTOPOIESIS_REPO, else the git top level of the current folder).",
+        None,
+        "-C",
+        help="The memory repo (default: $AUTOPOIESIS_REPO, else the git top level of the current "
+        "folder).",
         metavar="DIR",
     ),
-    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
-                                 help="Print the version and exit."),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
 ) -> None:
     ctx.obj = {"repo_dir": repo_dir}
 
@@ -67,8 +75,21 @@ def _register() -> None:
         watch_cmd,
     )
 
-    for module in (core, search_cmd, watch_cmd, lifecycle_cmd, llm_cmd, verify_cmd, forget_cmd, sync_cmd,
-                   daemon_cmd, integrate_cmd, hook_cmd, mcp_cmd, eval_cmd):
+    for module in (
+        core,
+        search_cmd,
+        watch_cmd,
+        lifecycle_cmd,
+        llm_cmd,
+        verify_cmd,
+        forget_cmd,
+        sync_cmd,
+        daemon_cmd,
+        integrate_cmd,
+        hook_cmd,
+        mcp_cmd,
+        eval_cmd,
+    ):
         module.register(app)
 
 
@@ -119,5 +140,9 @@ def main(argv: list[str] | None = None) -> None:
         # the file system refused (a path that cannot exist, no permission, a full disk):
         # the user's environment, not a bug, so a message rather than a traceback
         where = f" ({exc.filename})" if exc.filename else ""
-        typer.echo(f"error: {exc.strerror or exc}{where}. Check the path and its permissions, and the free disk space.", err=True)
+        typer.echo(
+            f"error: {exc.strerror or exc}{where}. Check the path and its permissions, and the "
+            "free disk space.",
+            err=True,
+        )
         sys.exit(1)

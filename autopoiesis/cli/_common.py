@@ -82,7 +82,11 @@ def batch_lines(batch: str | Path) -> Iterator[Iterator[str]]:
     character, never the batch (each line still gets its one line of output)."""
     if str(batch) == "-":
         if sys.stdin is None:  # started with its stdin closed
-            raise fail("--batch -: there is no stdin to read (it is closed); pipe the lines in, or give a FILE.", 2)
+            raise fail(
+                "--batch -: there is no stdin to read (it is closed); pipe the lines in, or give "
+                "a FILE.",
+                2,
+            )
         buffer = getattr(sys.stdin, "buffer", None)
         if buffer is None:  # a stdin of text only (already decoded)
             yield (line.rstrip("\n") for line in sys.stdin)

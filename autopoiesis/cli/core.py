@@ -18,13 +18,17 @@ def register(app: typer.Typer) -> None:
     app.command("import")(import_)
     app.command("commit")(commit)
     app.command("tag")(tag)
-    explore = typer.Typer(help="explore/* branches: what-if scenarios, pruned after 7 days.", no_args_is_help=True)
+    explore = typer.Typer(
+        help="explore/* branches: what-if scenarios, pruned after 7 days.", no_args_is_help=True
+    )
     explore.command("create")(explore_create)
     explore.command("prune")(explore_prune)
     explore.command("list")(explore_list)
     app.add_typer(explore, name="explore")
-    hooks = typer.Typer(help="The git hooks of the memory repo (`hook` is what an agent harness runs).",
-                        no_args_is_help=True)
+    hooks = typer.Typer(
+        help="The git hooks of the memory repo (`hook` is what an agent harness runs).",
+        no_args_is_help=True,
+    )
     hooks.command("install")(hooks_install)
     hooks.command("run")(hooks_run)
     app.add_typer(hooks, name="git-hooks")
@@ -40,7 +44,9 @@ def register(app: typer.Typer) -> None:
 
 def init(
     ctx: typer.Context,
-    directory: Path | None = typer.Argument(None, help="Folder of the memory repo (default: -C, else the current folder)."),
+    directory: Path | None = typer.Argument(
+        None, help="Folder of the memory repo (default: -C, else the current folder)."
+    ),
     no_hooks: bool = typer.Option(False, "--no-hooks", help="Do not install the git hooks."),
 ) -> None:
     """Create a memory repository (or add the layout to an existing git repo)."""
@@ -62,7 +68,9 @@ def init(
         return
     what = "Initialized a new" if report.new_git_repo else "Added the memory layout to the existing"
     typer.echo(f"{what} memory repository in {report.root}")
-    updated = f", {len(report.updated)} updated ({', '.join(report.updated)})" if report.updated else ""
+    updated = (
+        f", {len(report.updated)} updated ({', '.join(report.updated)})" if report.updated else ""
+    )
     typer.echo(f"  {len(report.created)} files created{updated}")
     for h in report.hooks:
         typer.echo(f"  hook {h}")
@@ -76,7 +84,9 @@ def init(
 
 def capture(
     ctx: typer.Context,
-    recover: bool = typer.Option(False, "--recover", help="Only close and commit transcripts left open by a killed harness."),
+    recover: bool = typer.Option(
+        False, "--recover", help="Only close and commit transcripts left open by a killed harness."
+    ),
 ) -> None:
     """Read newline-delimited JSON events on stdin and append each to its transcript."""
     import warnings
@@ -98,23 +108,33 @@ def capture(
         return
     report = memory.capture_stream(sys.stdin.buffer, out=sys.stdout)
     for r in report.recovered:
-        warn(f"recovered abandoned transcript {r.path}" + ("" if r.commit else f" (not committed: {r.not_committed})"))
+        warn(
+            f"recovered abandoned transcript {r.path}"
+            + ("" if r.commit else f" (not committed: {r.not_committed})")
+        )
     for w in report.warnings:
         warn(w)
     for reason in report.refused:
         typer.echo(f"refused: {reason}", err=True)
     for path in report.left_open:
-        warn(f"{path} is still open (no session_end); it will be recovered by `autopoiesis capture --recover`.")
+        warn(
+            f"{path} is still open (no session_end); it will be recovered by `autopoiesis capture "
+            "--recover`."
+        )
     committed = sum(1 for c in report.closed if c.commit)
     uncommitted = len(report.closed) - committed
     closed_note = ""
     if uncommitted:
-        hint = ("git.auto_commit is false; `autopoiesis commit` commits them"
-                if not memory.config.git.auto_commit else "`autopoiesis capture --recover` commits them")
+        hint = (
+            "git.auto_commit is false; `autopoiesis commit` commits them"
+            if not memory.config.git.auto_commit
+            else "`autopoiesis capture --recover` commits them"
+        )
         closed_note = f", {uncommitted} closed but not committed ({hint})"
     typer.echo(
         f"captured {report.events - len(report.refused)} of {report.events} events; "
-        f"{committed} sessions committed{closed_note}, {len(report.left_open)} left open, {len(report.refused)} refused",
+        f"{committed} sessions committed{closed_note}, {len(report.left_open)} left open, "
+        f"{len(report.refused)} refused",
         err=True,
     )
     if report.refused:
@@ -123,10 +143,18 @@ def capture(
 
 def import_(
     ctx: typer.Context,
-    files: list[Path] = typer.Argument(..., help="Session logs or folders of them (Claude Code, Cline, OpenCode storage, Aider, ...)."),
+    files: list[Path] = typer.Argument(
+        ...,
+        help="Session logs or folders of them (Claude Code, Cline, OpenCode storage, Aider, ...).",
+    ),
     # The choices are the importers' registry; listing them here would import every
     # importer on each CLI start, so an unknown name is answered with the list instead.
-    format: str = typer.Option("auto", "--format", "-f", help="auto (detected per file) or a format name (a wrong one lists them)."),
+    format: str = typer.Option(
+        "auto",
+        "--format",
+        "-f",
+        help="auto (detected per file) or a format name (a wrong one lists them).",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """File finished sessions as transcripts, each under its own date."""
@@ -156,8 +184,12 @@ def import_(
 
 def commit(
     ctx: typer.Context,
-    message: str | None = typer.Option(None, "-m", "--message", help="Use this message instead of a generated one."),
-    session: str | None = typer.Option(None, "--session", help="Transcript path for the Session: line."),
+    message: str | None = typer.Option(
+        None, "-m", "--message", help="Use this message instead of a generated one."
+    ),
+    session: str | None = typer.Option(
+        None, "--session", help="Transcript path for the Session: line."
+    ),
 ) -> None:
     """Commit finished transcripts (as conversation: commits), then pending knowledge/,
     topics/ and archive/ changes with a generated message."""
@@ -174,7 +206,10 @@ def commit(
         typer.echo(f"  {len(conversations.files)} transcripts")
     if result.sha is None:
         if not (conversations and conversations.sha):
-            typer.echo("nothing to commit: no finished transcript waits, knowledge/, topics/ and archive/ are unchanged")
+            typer.echo(
+                "nothing to commit: no finished transcript waits, knowledge/, topics/ and "
+                "archive/ are unchanged"
+            )
             return
     else:
         typer.echo(f"[{result.sha[:10]}] {result.message.splitlines()[0]}")
@@ -193,8 +228,14 @@ def commit(
 def tag(
     ctx: typer.Context,
     kind: str = typer.Argument(..., help="daily | weekly | milestone | before | extract"),
-    name: str | None = typer.Argument(None, help="NAME (milestone), EVENT (before) or VERSION (extract)."),
-    on: str | None = typer.Option(None, "--date", help="The day (daily) or a day of the week (weekly), YYYY-MM-DD; default today."),
+    name: str | None = typer.Argument(
+        None, help="NAME (milestone), EVENT (before) or VERSION (extract)."
+    ),
+    on: str | None = typer.Option(
+        None,
+        "--date",
+        help="The day (daily) or a day of the week (weekly), YYYY-MM-DD; default today.",
+    ),
     message: str | None = typer.Option(None, "-m", "--message", help="Tag message."),
 ) -> None:
     """Tag a snapshot: memory/daily/DATE, memory/weekly/YYYY-Www, memory/milestone/NAME, ..."""
@@ -209,10 +250,16 @@ def tag(
         created, msg = git.tag_weekly(day)
     elif kind in ("milestone", "before", "extract"):
         if not name:
-            raise fail(f"`autopoiesis tag {kind}` needs a name, e.g. `autopoiesis tag {kind} v2`.", 2)
+            raise fail(
+                f"`autopoiesis tag {kind}` needs a name, e.g. `autopoiesis tag {kind} v2`.", 2
+            )
         created, msg = git.tag_named(kind, name, message)
     else:
-        raise fail(f"unknown tag kind {kind!r}; use daily, weekly, milestone NAME, before EVENT or extract VERSION.", 2)
+        raise fail(
+            f"unknown tag kind {kind!r}; use daily, weekly, milestone NAME, before EVENT or "
+            "extract VERSION.",
+            2,
+        )
     typer.echo(msg)
 
 
@@ -236,7 +283,11 @@ def explore_prune(
     from autopoiesis.git.repo import MemoryGit
 
     pruned = MemoryGit(get_repo(ctx)).prune_explore(days)
-    typer.echo("\n".join(f"deleted {b}" for b in pruned) if pruned else f"no explore/* branch older than {days} days")
+    typer.echo(
+        "\n".join(f"deleted {b}" for b in pruned)
+        if pruned
+        else f"no explore/* branch older than {days} days"
+    )
 
 
 def explore_list(ctx: typer.Context) -> None:
@@ -255,9 +306,12 @@ def explore_list(ctx: typer.Context) -> None:
 
 def hooks_install(
     ctx: typer.Context,
-    chain: bool = typer.Option(False, "--chain", help="Keep an existing foreign hook as <hook>.local and run it first."),
+    chain: bool = typer.Option(
+        False, "--chain", help="Keep an existing foreign hook as <hook>.local and run it first."
+    ),
 ) -> None:
-    """Install the git hooks: pre-commit, post-commit and the history hooks (honours core.hooksPath)."""
+    """Install the git hooks: pre-commit, post-commit and the history hooks (honours
+    core.hooksPath)."""
     from autopoiesis.git.hooks import install_hooks
 
     repo = get_repo(ctx)
@@ -267,7 +321,11 @@ def hooks_install(
 
 def hooks_run(
     ctx: typer.Context,
-    name: str = typer.Argument(..., help="pre-commit | post-commit | reference-transaction | pre-push | post-merge | post-rewrite"),
+    name: str = typer.Argument(
+        ...,
+        help="pre-commit | post-commit | reference-transaction | pre-push | post-merge | "
+        "post-rewrite",
+    ),
     args: list[str] | None = typer.Argument(None, help="The arguments git passes to the hook."),
 ) -> None:
     """Run a hook by hand (this is what the pre-commit framework calls)."""
@@ -299,7 +357,9 @@ def recall(
             typer.echo(f"    {f}")
 
 
-def blame(ctx: typer.Context, path: str = typer.Argument(..., help="A file of the memory repo.")) -> None:
+def blame(
+    ctx: typer.Context, path: str = typer.Argument(..., help="A file of the memory repo.")
+) -> None:
     """Where did each line of PATH come from? (git blame)"""
     from autopoiesis.git.repo import MemoryGit
 
@@ -308,7 +368,11 @@ def blame(ctx: typer.Context, path: str = typer.Argument(..., help="A file of th
 
 def learned(
     ctx: typer.Context,
-    since: str = typer.Option("yesterday", "--since", help="Any date git understands: yesterday, '1 week ago', 2026-02-01."),
+    since: str = typer.Option(
+        "yesterday",
+        "--since",
+        help="Any date git understands: yesterday, '1 week ago', 2026-02-01.",
+    ),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """What changed in knowledge/ since a date."""
@@ -318,7 +382,12 @@ def learned(
     commits = git.learned(since)
     lines = git.learned_lines(since)
     if json_out:
-        echo_json({"commits": [c.__dict__ for c in commits], "added": [{"path": p, "line": l} for p, l in lines]})
+        echo_json(
+            {
+                "commits": [c.__dict__ for c in commits],
+                "added": [{"path": p, "line": l} for p, l in lines],
+            }
+        )
         return
     if not commits:
         typer.echo(f"nothing learned since {since}")
@@ -336,7 +405,9 @@ def learned(
 
 def show_at(
     ctx: typer.Context,
-    ref: str = typer.Argument(..., help="A tag (memory/daily/2026-02-01 or daily/2026-02-01), a commit, or a date."),
+    ref: str = typer.Argument(
+        ..., help="A tag (memory/daily/2026-02-01 or daily/2026-02-01), a commit, or a date."
+    ),
     path: str = typer.Argument(..., help="A file of the memory repo."),
 ) -> None:
     """Show PATH as it was at a tag, commit or date (git show REF:PATH)."""
@@ -347,7 +418,11 @@ def show_at(
     typer.echo(content, nl=False)
 
 
-def demo(directory: Path | None = typer.Argument(None, help="Where to create the demo memory repo (default: a new temp folder).")) -> None:
+def demo(
+    directory: Path | None = typer.Argument(
+        None, help="Where to create the demo memory repo (default: a new temp folder)."
+    ),
+) -> None:
     """Run the whole pipeline offline on bundled sessions and show what happened."""
     from autopoiesis.memory.demo import run_demo
 

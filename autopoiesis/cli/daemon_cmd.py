@@ -10,8 +10,10 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    daemon = typer.Typer(help="The daemon that keeps the memory: schedules, the session watcher, status and log.",
-                         no_args_is_help=True)
+    daemon = typer.Typer(
+        help="The daemon that keeps the memory: schedules, the session watcher, status and log.",
+        no_args_is_help=True,
+    )
     daemon.command("run")(daemon_run)
     daemon.command("start")(daemon_start)
     daemon.command("stop")(daemon_stop)
@@ -40,11 +42,18 @@ def daemon_run(
 
     repo = get_repo(ctx)
     calls = ForwardedCalls(main)
-    Daemon(repo, memory_jobs, echo=(lambda line: typer.echo(line, err=True)) if verbose else None,
-           serve=lambda repo, note: WarmServer.start(repo, calls, note)).run()
+    Daemon(
+        repo,
+        memory_jobs,
+        echo=(lambda line: typer.echo(line, err=True)) if verbose else None,
+        serve=lambda repo, note: WarmServer.start(repo, calls, note),
+    ).run()
 
 
-def daemon_start(ctx: typer.Context, wait: float = typer.Option(15.0, "--wait", help="Seconds to wait for it to be up.")) -> None:
+def daemon_start(
+    ctx: typer.Context,
+    wait: float = typer.Option(15.0, "--wait", help="Seconds to wait for it to be up."),
+) -> None:
     """Start the daemon in the background (its output goes to .autopoiesis/logs/daemon.out)."""
     import subprocess
     import sys
@@ -59,21 +68,32 @@ def daemon_start(ctx: typer.Context, wait: float = typer.Option(15.0, "--wait", 
         return
     out = repo.state_path("logs", "daemon.out")
     with open(out, "ab") as fh:
-        proc = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "daemon", "run"],
-                                cwd=repo.root, stdin=subprocess.DEVNULL, stdout=fh, stderr=fh, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "daemon", "run"],
+            cwd=repo.root,
+            stdin=subprocess.DEVNULL,
+            stdout=fh,
+            stderr=fh,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             tail = out.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
             raise fail(f"the daemon exited at once (status {proc.returncode}): {' / '.join(tail)}")
         if running_pid(repo) == proc.pid and read_status(repo).get("pid") == proc.pid:
-            typer.echo(f"started the daemon, pid {proc.pid} (`autopoiesis daemon status` shows its jobs)")
+            typer.echo(
+                f"started the daemon, pid {proc.pid} (`autopoiesis daemon status` shows its jobs)"
+            )
             return
         time.sleep(0.1)
     raise fail(f"the daemon (pid {proc.pid}) did not report within {wait:g} s; see {out}")
 
 
-def daemon_stop(ctx: typer.Context, wait: float = typer.Option(60.0, "--wait", help="Seconds to wait for it to stop.")) -> None:
+def daemon_stop(
+    ctx: typer.Context,
+    wait: float = typer.Option(60.0, "--wait", help="Seconds to wait for it to stop."),
+) -> None:
     """Stop the daemon: SIGTERM, which checkpoints the running jobs and exits."""
     import os
     import signal
@@ -93,7 +113,10 @@ def daemon_stop(ctx: typer.Context, wait: float = typer.Option(60.0, "--wait", h
             typer.echo(f"stopped the daemon (pid {pid})")
             return
         time.sleep(0.1)
-    raise fail(f"the daemon (pid {pid}) is still running after {wait:g} s; `kill -9 {pid}` ends it (its jobs run again at the next start).")
+    raise fail(
+        f"the daemon (pid {pid}) is still running after {wait:g} s; `kill -9 {pid}` ends it (its "
+        "jobs run again at the next start)."
+    )
 
 
 def daemon_reload(ctx: typer.Context) -> None:
@@ -112,7 +135,9 @@ def daemon_reload(ctx: typer.Context) -> None:
     typer.echo(f"asked the daemon (pid {pid}) to reload its configuration")
 
 
-def daemon_status(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+def daemon_status(
+    ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")
+) -> None:
     """Pid, uptime, each job's state, last run and result, next run; LLM calls and tokens today."""
     from autopoiesis.cli._common import echo_json, get_repo
     from autopoiesis.daemon.memory_jobs import memory_jobs
@@ -135,8 +160,12 @@ def daemon_status(ctx: typer.Context, as_json: bool = typer.Option(False, "--jso
 def daemon_log(
     ctx: typer.Context,
     job: str | None = typer.Option(None, "--job", help="Only this job's lines."),
-    follow: bool = typer.Option(False, "-f", "--follow", help="Keep printing new lines as they come (Ctrl-C stops)."),
-    lines: int = typer.Option(40, "-n", "--lines", help="How many of the last lines to print first."),
+    follow: bool = typer.Option(
+        False, "-f", "--follow", help="Keep printing new lines as they come (Ctrl-C stops)."
+    ),
+    lines: int = typer.Option(
+        40, "-n", "--lines", help="How many of the last lines to print first."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON lines as they are."),
 ) -> None:
     """The daemon's log (JSON lines in .autopoiesis/logs/daemon.jsonl), human-friendly."""
@@ -153,7 +182,12 @@ def daemon_log(
     for row in rows[-lines:] if lines > 0 else []:
         typer.echo(show(row))
     if not rows and not follow:
-        typer.echo("no log lines yet" + (f" for job {job}" if job else "") + " (`autopoiesis daemon start` starts the daemon)", err=True)
+        typer.echo(
+            "no log lines yet"
+            + (f" for job {job}" if job else "")
+            + " (`autopoiesis daemon start` starts the daemon)",
+            err=True,
+        )
     if follow:
         try:
             for row in status.follow(log.path, keep):
@@ -164,8 +198,12 @@ def daemon_log(
 
 def daemon_install(
     ctx: typer.Context,
-    uninstall: bool = typer.Option(False, "--uninstall", help="Stop, disable and remove the unit instead."),
-    kind: str | None = typer.Option(None, "--kind", metavar="systemd|launchd", help="Default: launchd on macOS, else systemd."),
+    uninstall: bool = typer.Option(
+        False, "--uninstall", help="Stop, disable and remove the unit instead."
+    ),
+    kind: str | None = typer.Option(
+        None, "--kind", metavar="systemd|launchd", help="Default: launchd on macOS, else systemd."
+    ),
 ) -> None:
     """Write a systemd user unit (or a launchd agent) that runs the daemon for this repo."""
     from autopoiesis.cli._common import fail, get_repo
@@ -177,7 +215,10 @@ def daemon_install(
     if uninstall:
         gone = inst.uninstall(repo, kind)
         if gone is None:
-            typer.echo(f"no {kind or inst.default_kind()} unit of this memory repo ({inst.unit_path(repo, kind or inst.default_kind())})")
+            typer.echo(
+                f"no {kind or inst.default_kind()} unit of this memory repo "
+                f"({inst.unit_path(repo, kind or inst.default_kind())})"
+            )
             return
         typer.echo(f"removed {gone.path}")
         for step in gone.next_steps:
@@ -192,9 +233,13 @@ def daemon_install(
 
 def run_due(
     ctx: typer.Context,
-    job: list[str] | None = typer.Option(None, "--job", help="Run this job now, due or not (repeatable)."),
+    job: list[str] | None = typer.Option(
+        None, "--job", help="Run this job now, due or not (repeatable)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the runs as JSON."),
-    verbose: bool = typer.Option(False, "-v", "--verbose", help="Print the log lines as they come."),
+    verbose: bool = typer.Option(
+        False, "-v", "--verbose", help="Print the log lines as they come."
+    ),
 ) -> None:
     """Run whatever is due once (and what it triggers), then exit: the daemon's jobs for cron
     (`*/5 * * * * autopoiesis -C ~/memory run-due`)."""
@@ -207,7 +252,10 @@ def run_due(
     repo = get_repo(ctx)
     pid = running_pid(repo)
     if pid is not None:
-        raise fail(f"the daemon (pid {pid}) runs this memory repo's jobs itself; `autopoiesis daemon status` shows them.")
+        raise fail(
+            f"the daemon (pid {pid}) runs this memory repo's jobs itself; `autopoiesis daemon "
+            "status` shows them."
+        )
     if job:
         registry = memory_jobs(repo)
         for name in job:
@@ -215,7 +263,9 @@ def run_due(
         scheduler = Scheduler(registry, StateStore(repo.state_file("daemon_state")))
         for name in job:
             scheduler.request(name, "asked by hand (run-due --job)")
-    runs = run_due_once(repo, memory_jobs, echo=(lambda line: typer.echo(line, err=True)) if verbose else None)
+    runs = run_due_once(
+        repo, memory_jobs, echo=(lambda line: typer.echo(line, err=True)) if verbose else None
+    )
     if as_json:
         echo_json([{"job": n, "result": r, "message": m} for n, r, m in runs])
     else:
@@ -229,8 +279,12 @@ def run_due(
 
 def watch_sessions(
     ctx: typer.Context,
-    once: bool = typer.Option(False, "--once", help="Scan once and exit (else scan every minute until Ctrl-C)."),
-    idle: int | None = typer.Option(None, "--idle-minutes", help="Override daemon.session_idle_minutes."),
+    once: bool = typer.Option(
+        False, "--once", help="Scan once and exit (else scan every minute until Ctrl-C)."
+    ),
+    idle: int | None = typer.Option(
+        None, "--idle-minutes", help="Override daemon.session_idle_minutes."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Import the agent sessions (daemon.session_globs) that have ended and are not imported yet."""
@@ -241,7 +295,12 @@ def watch_sessions(
     while True:
         report = SessionWatcher(repo, idle_minutes=idle).scan()
         if as_json:
-            echo_json({**report.__dict__, "next_check": str(report.next_check) if report.next_check else None})
+            echo_json(
+                {
+                    **report.__dict__,
+                    "next_check": str(report.next_check) if report.next_check else None,
+                }
+            )
         else:
             for source, transcripts in report.imported:
                 typer.echo(f"imported {source} -> {', '.join(transcripts)}")

@@ -12,16 +12,33 @@ def register(app: typer.Typer) -> None:
 
 def eval_cmd(
     ctx: typer.Context,
-    questions: str = typer.Argument(..., metavar="QUESTIONS",
-                                    help="LoCoMo's JSON, or JSONL of {question, answer?, evidence?, stale?}."),
-    ref: str | None = typer.Option(None, "--ref", metavar="REF",
-                                   help="Score this branch, tag or commit (read from a worktree; your checkout is untouched)."),
-    budgets: list[int] | None = typer.Option(None, "--budget", metavar="TOKENS",
-                                             help="A context budget to measure (repeat it; default 2048, 4096, 8192)."),
-    sample: int | None = typer.Option(None, "--sample", metavar="N",
-                                      help="LoCoMo: the conversation N of the file (default: the one the repo holds)."),
+    questions: str = typer.Argument(
+        ...,
+        metavar="QUESTIONS",
+        help="LoCoMo's JSON, or JSONL of {question, answer?, evidence?, stale?}.",
+    ),
+    ref: str | None = typer.Option(
+        None,
+        "--ref",
+        metavar="REF",
+        help="Score this branch, tag or commit (read from a worktree; your checkout is untouched).",
+    ),
+    budgets: list[int] | None = typer.Option(
+        None,
+        "--budget",
+        metavar="TOKENS",
+        help="A context budget to measure (repeat it; default 2048, 4096, 8192).",
+    ),
+    sample: int | None = typer.Option(
+        None,
+        "--sample",
+        metavar="N",
+        help="LoCoMo: the conversation N of the file (default: the one the repo holds).",
+    ),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
-    archive: bool = typer.Option(False, "--archive", help="Let the compiled context take from archive/ too."),
+    archive: bool = typer.Option(
+        False, "--archive", help="Let the compiled context take from archive/ too."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Score memory on a question set: evidence in the compiled context at 2K/4K/8K beside
@@ -38,8 +55,16 @@ def eval_cmd(
         if is_tty():
             typer.echo(f"\r  {done}/{total} questions", nl=done == total, err=True)
 
-    report = evaluate(repo, qs, ref=ref, budgets=tuple(budgets or DEFAULT_BUDGETS), sample=sample, limit=limit,
-                      include_archive=archive, progress=progress)
+    report = evaluate(
+        repo,
+        qs,
+        ref=ref,
+        budgets=tuple(budgets or DEFAULT_BUDGETS),
+        sample=sample,
+        limit=limit,
+        include_archive=archive,
+        progress=progress,
+    )
     if as_json:
         echo_json(report.as_dict())
         return

@@ -20,8 +20,11 @@ def _repo_dir(ctx: typer.Context) -> str | None:
 
 
 def register(app: typer.Typer) -> None:
-    hook = typer.Typer(help="What an agent harness runs: Claude Code hooks, Codex notify, their background import (the git hooks are `hooks`).",
-                       no_args_is_help=True)
+    hook = typer.Typer(
+        help="What an agent harness runs: Claude Code hooks, Codex notify, their background "
+        "import (the git hooks are `hooks`).",
+        no_args_is_help=True,
+    )
     hook.command("claude-code")(hook_claude_code)
     hook.command("codex")(hook_codex)
     hook.command("import")(hook_import)
@@ -30,9 +33,15 @@ def register(app: typer.Typer) -> None:
 
 def hook_claude_code(
     ctx: typer.Context,
-    event: str = typer.Argument(..., help="SessionStart, UserPromptSubmit, PreCompact, Stop or SessionEnd."),
-    budget: int | None = typer.Option(None, "--budget", metavar="TOKENS",
-                                      help="Tokens of context to add (default integrations.hook_token_budget)."),
+    event: str = typer.Argument(
+        ..., help="SessionStart, UserPromptSubmit, PreCompact, Stop or SessionEnd."
+    ),
+    budget: int | None = typer.Option(
+        None,
+        "--budget",
+        metavar="TOKENS",
+        help="Tokens of context to add (default integrations.hook_token_budget).",
+    ),
 ) -> None:
     """Answer one Claude Code hook event; its JSON payload comes on stdin. Always exits 0:
     a failure means no context, and its reason goes to .autopoiesis/logs/harness.jsonl."""
@@ -44,7 +53,9 @@ def hook_claude_code(
 def hook_codex(
     ctx: typer.Context,
     event: str = typer.Argument(..., help="notify"),
-    payload: str | None = typer.Argument(None, help="The notification's JSON (Codex appends it); else read on stdin."),
+    payload: str | None = typer.Argument(
+        None, help="The notification's JSON (Codex appends it); else read on stdin."
+    ),
 ) -> None:
     """Answer Codex's notify (after each agent turn). Always exits 0."""
     from autopoiesis.integrations.runner import run_hook
@@ -55,7 +66,9 @@ def hook_codex(
 def hook_import(
     ctx: typer.Context,
     keys: list[str] = typer.Argument(None, help="Sessions as HARNESS:ID (the hooks pass them)."),
-    idle: bool = typer.Option(False, "--idle", help="Every recorded session idle past integrations.import_idle_minutes."),
+    idle: bool = typer.Option(
+        False, "--idle", help="Every recorded session idle past integrations.import_idle_minutes."
+    ),
     all_: bool = typer.Option(False, "--all", help="Every recorded session, idle or not."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:

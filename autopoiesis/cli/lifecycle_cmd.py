@@ -1,5 +1,6 @@
 """`autopoiesis extract | condense | prune | archive | replay`: the memory lifecycle
-(docs/design.md#lifecycle). A thin layer over the Memory façade (autopoiesis.memory.facade), which wires
+(docs/design.md#lifecycle). A thin layer over the Memory façade (autopoiesis.memory.facade), which
+wires
 autopoiesis.knowledge; imports stay inside the commands so `autopoiesis --help` stays light."""
 
 from __future__ import annotations
@@ -28,15 +29,26 @@ def register(app: typer.Typer) -> None:
 
 def extract(
     ctx: typer.Context,
-    transcripts: list[str] | None = typer.Argument(None, metavar="[TRANSCRIPT]...", help="Transcripts under raw/conversations/."),
-    pending: bool = typer.Option(False, "--pending", help="Every transcript not yet extracted, plus due retries (for cron)."),
-    extractors: str | None = typer.Option(None, "--extractors", metavar="a,b", help="Only these extractors."),
-    force: bool = typer.Option(False, "--force", help="Re-run extractors that already processed the given transcripts."),
-    commit: bool = typer.Option(True, "--commit/--no-commit", help="Commit what was written (memory: ...)."),
+    transcripts: list[str] | None = typer.Argument(
+        None, metavar="[TRANSCRIPT]...", help="Transcripts under raw/conversations/."
+    ),
+    pending: bool = typer.Option(
+        False, "--pending", help="Every transcript not yet extracted, plus due retries (for cron)."
+    ),
+    extractors: str | None = typer.Option(
+        None, "--extractors", metavar="a,b", help="Only these extractors."
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="Re-run extractors that already processed the given transcripts."
+    ),
+    commit: bool = typer.Option(
+        True, "--commit/--no-commit", help="Commit what was written (memory: ...)."
+    ),
     list_: bool = typer.Option(False, "--list", help="List the extractors and exit."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Extract knowledge from transcripts (decisions, lessons, people, procedures, facts, journal)."""
+    """Extract knowledge from transcripts (decisions, lessons, people, procedures, facts,
+    journal)."""
     if list_:
         from autopoiesis.knowledge.extractors import default_registry
 
@@ -47,15 +59,26 @@ def extract(
             typer.echo(f"skipped: {problem}", err=True)
         return
     if not transcripts and not pending:
-        raise fail("name transcripts to extract, or pass --pending for everything not yet extracted.", 2)
-    report, sha, notice, _ = get_memory(ctx).extract(transcripts or (), pending=pending, force=force,
-                                                     extractors=_names(extractors), commit=commit)
+        raise fail(
+            "name transcripts to extract, or pass --pending for everything not yet extracted.", 2
+        )
+    report, sha, notice, _ = get_memory(ctx).extract(
+        transcripts or (),
+        pending=pending,
+        force=force,
+        extractors=_names(extractors),
+        commit=commit,
+    )
     if as_json:
         echo_json({**report.__dict__, "commit": sha})
         return
     typer.echo(report.summary())
     for f in report.failed:
-        typer.echo(f"  failed: {f.path} [{f.extractor}]: {f.error}" + (f" (retry after {f.next_retry_at})" if f.next_retry_at else ""), err=True)
+        typer.echo(
+            f"  failed: {f.path} [{f.extractor}]: {f.error}"
+            + (f" (retry after {f.next_retry_at})" if f.next_retry_at else ""),
+            err=True,
+        )
     for p in report.paths:
         typer.echo(f"  wrote {p}")
     if sha:
@@ -69,10 +92,16 @@ def extract(
 def condense(
     ctx: typer.Context,
     period: str = typer.Argument(..., metavar="daily|weekly|monthly"),
-    day: str | None = typer.Option(None, "--date", metavar="YYYY-MM-DD", help="The day (or a day of the week/month); default today."),
+    day: str | None = typer.Option(
+        None,
+        "--date",
+        metavar="YYYY-MM-DD",
+        help="The day (or a day of the week/month); default today.",
+    ),
     commit: bool = typer.Option(True, "--commit/--no-commit"),
 ) -> None:
-    """Condense episodic memory: the daily journal, the weekly MEMORY.md rollup, the monthly distillation."""
+    """Condense episodic memory: the daily journal, the weekly MEMORY.md rollup, the monthly
+    distillation."""
     from autopoiesis.memory.facade import PERIODS
 
     if period not in PERIODS:
@@ -85,7 +114,8 @@ def prune(
     ctx: typer.Context,
     commit: bool = typer.Option(True, "--commit/--no-commit"),
 ) -> None:
-    """Enforce the MEMORY.md cap, archive old journals, evict stale knowledge (recency x frequency)."""
+    """Enforce the MEMORY.md cap, archive old journals, evict stale knowledge (recency x
+    frequency)."""
     typer.echo(get_memory(ctx).prune(commit=commit).summary())
 
 
@@ -99,17 +129,33 @@ def archive(
 
 def replay(
     ctx: typer.Context,
-    branch: str | None = typer.Option(None, "--branch", metavar="extract/NAME", help="Replay onto this new branch."),
+    branch: str | None = typer.Option(
+        None, "--branch", metavar="extract/NAME", help="Replay onto this new branch."
+    ),
     extractors: str | None = typer.Option(None, "--extractors", metavar="a,b"),
-    model: str | None = typer.Option(None, "--model", metavar="M", help="The model for the LLM extractors."),
+    model: str | None = typer.Option(
+        None, "--model", metavar="M", help="The model for the LLM extractors."
+    ),
     force: bool = typer.Option(False, "--force", help="Replace an existing branch of that name."),
     base: str = typer.Option("main", "--base", help="The branch to start from and compare with."),
-    compare: list[str] | None = typer.Option(None, "--compare", metavar="A B", help="Compare two existing branches (give it twice, or as A B)."),
-    questions: str | None = typer.Option(None, "--questions", metavar="FILE",
-                                         help="With --compare: score both on this question set (`autopoiesis eval`)."),
-    sample: int | None = typer.Option(None, "--sample", metavar="N", help="With --questions: LoCoMo's conversation N."),
+    compare: list[str] | None = typer.Option(
+        None,
+        "--compare",
+        metavar="A B",
+        help="Compare two existing branches (give it twice, or as A B).",
+    ),
+    questions: str | None = typer.Option(
+        None,
+        "--questions",
+        metavar="FILE",
+        help="With --compare: score both on this question set (`autopoiesis eval`).",
+    ),
+    sample: int | None = typer.Option(
+        None, "--sample", metavar="N", help="With --questions: LoCoMo's conversation N."
+    ),
 ) -> None:
-    """Rebuild knowledge from every transcript on an extract/* branch, in its own worktree, and compare."""
+    """Rebuild knowledge from every transcript on an extract/* branch, in its own worktree, and
+    compare."""
     from autopoiesis.knowledge import replay as rp
 
     memory = get_memory(ctx)
@@ -137,6 +183,13 @@ def replay(
         if done == total:
             typer.echo("", err=True)
 
-    result = memory.replay(branch, extractors=_names(extractors), model=model, force=force,
-                           base=base, progress=progress, echo=lambda m: typer.echo(m))
+    result = memory.replay(
+        branch,
+        extractors=_names(extractors),
+        model=model,
+        force=force,
+        base=base,
+        progress=progress,
+        echo=lambda m: typer.echo(m),
+    )
     typer.echo(rp.format_result(result))

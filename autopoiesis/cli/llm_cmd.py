@@ -13,14 +13,19 @@ if TYPE_CHECKING:
 
 def register(app: typer.Typer) -> None:
     """Add the `llm` command group to APP."""
-    sub = typer.Typer(help="LLM calls of the memory stages: usage, tokens and estimated cost.", no_args_is_help=True)
+    sub = typer.Typer(
+        help="LLM calls of the memory stages: usage, tokens and estimated cost.",
+        no_args_is_help=True,
+    )
     sub.command("usage")(llm_usage)
     app.add_typer(sub, name="llm")
 
 
 def llm_usage(
     ctx: typer.Context,
-    since: str | None = typer.Option(None, "--since", metavar="DATE", help="Only days from DATE (YYYY-MM-DD) on."),
+    since: str | None = typer.Option(
+        None, "--since", metavar="DATE", help="Only days from DATE (YYYY-MM-DD) on."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON rows instead of a table."),
 ) -> None:
     """Calls, cached answers, tokens and estimated cost per day and stage, from the ledger."""
@@ -42,9 +47,29 @@ def llm_usage(
 
 def format_usage_table(rows: list[UsageRow]) -> str:
     """Aligned text table of usage rows with a total line."""
-    header = ("day", "stage", "calls", "cached", "offline", "errors", "tokens in", "tokens out", "est. cost")
+    header = (
+        "day",
+        "stage",
+        "calls",
+        "cached",
+        "offline",
+        "errors",
+        "tokens in",
+        "tokens out",
+        "est. cost",
+    )
     body = [
-        (r.day, r.stage, str(r.calls), str(r.cached), str(r.offline), str(r.errors), f"{r.tokens_in:,}", f"{r.tokens_out:,}", f"${r.cost:.6f}")
+        (
+            r.day,
+            r.stage,
+            str(r.calls),
+            str(r.cached),
+            str(r.offline),
+            str(r.errors),
+            f"{r.tokens_in:,}",
+            f"{r.tokens_out:,}",
+            f"${r.cost:.6f}",
+        )
         for r in rows
     ]
     total = (

@@ -20,7 +20,9 @@ from autopoiesis.errors import AutopoiesisError
 
 def register(app: typer.Typer) -> None:
     app.command("search")(search)
-    index = typer.Typer(help="The search index (memory.db): rebuild it, see how fresh it is.", no_args_is_help=True)
+    index = typer.Typer(
+        help="The search index (memory.db): rebuild it, see how fresh it is.", no_args_is_help=True
+    )
     index.command("rebuild")(index_rebuild)
     index.command("status")(index_status)
     app.add_typer(index, name="index")
@@ -30,27 +32,50 @@ def register(app: typer.Typer) -> None:
 def _result_line(r: Any, explain: bool) -> str:
     flag = " [archived]" if r.archived else ""
     when = f"  {r.turn_time}" if r.turn_time else ""
-    out = f"{r.score:.4f}  {r.path}:{r.start_line}-{r.end_line}  ({r.category}){flag}{when}\n    {r.snippet}"
+    out = (
+        f"{r.score:.4f}  {r.path}:{r.start_line}-{r.end_line}  ({r.category}){flag}{when}\n    "
+        f"{r.snippet}"
+    )
     if explain and r.explain:
         e = r.explain
         out += (
-            f"\n    explain: merge={e['merge']} nth_in_file={e['nth_in_file']} chunk_score={e['chunk_score']}"
-            f" bm25={e['bm25']} (rank {e['bm25_rank']}) vector_similarity={e['vector_similarity']} (rank {e['vector_rank']})"
-
+            f"\n    explain: merge={e['merge']} nth_in_file={e['nth_in_file']} "
+            f"chunk_score={e['chunk_score']}"
+            f" bm25={e['bm25']} (rank {e['bm25_rank']}) "
+            f"vector_similarity={e['vector_similarity']} (rank {e['vector_rank']})"
         )
     return out
 
 
 def search(
     ctx: typer.Context,
-    query: str | None = typer.Argument(None, help="What to look for, in plain words (no query syntax needed)."),
+    query: str | None = typer.Argument(
+        None, help="What to look for, in plain words (no query syntax needed)."
+    ),
     limit: int = typer.Option(10, "--limit", "-k", min=1, max=1000, help="Most results to show."),
-    category: str | None = typer.Option(None, "--category", "-c", help="Only this category (conversation, project, person, topic, archive, ...)."),
+    category: str | None = typer.Option(
+        None,
+        "--category",
+        "-c",
+        help="Only this category (conversation, project, person, topic, archive, ...).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print results as JSON."),
-    explain: bool = typer.Option(False, "--explain", help="Show how each score was made (BM25, vector, merge)."),
-    batch: Path | None = typer.Option(None, "--batch", help="Read one query a line from FILE ('-' for stdin); print one JSON list a line."),
-    merge: str | None = typer.Option(None, "--merge", help="Override search.merge: auto, rrf or weighted."),
-    mode: str = typer.Option("hybrid", "--mode", help="hybrid (BM25 and vectors, the default) or bm25 (lexical only, faster)."),
+    explain: bool = typer.Option(
+        False, "--explain", help="Show how each score was made (BM25, vector, merge)."
+    ),
+    batch: Path | None = typer.Option(
+        None,
+        "--batch",
+        help="Read one query a line from FILE ('-' for stdin); print one JSON list a line.",
+    ),
+    merge: str | None = typer.Option(
+        None, "--merge", help="Override search.merge: auto, rrf or weighted."
+    ),
+    mode: str = typer.Option(
+        "hybrid",
+        "--mode",
+        help="hybrid (BM25 and vectors, the default) or bm25 (lexical only, faster).",
+    ),
 ) -> None:
     """Hybrid BM25 + vector search over knowledge, topics, transcripts and archive."""
     from autopoiesis.git.runner import status_ahead
@@ -64,7 +89,9 @@ def search(
     if mode not in MODES:
         raise typer.BadParameter(f"use {' or '.join(MODES)}", param_hint="--mode")
     if merge is not None and merge not in SEARCH_MERGES:
-        raise typer.BadParameter(f"use {', '.join(SEARCH_MERGES[:-1])} or {SEARCH_MERGES[-1]}", param_hint="--merge")
+        raise typer.BadParameter(
+            f"use {', '.join(SEARCH_MERGES[:-1])} or {SEARCH_MERGES[-1]}", param_hint="--merge"
+        )
     if category is not None and category not in CATEGORIES:
         raise typer.BadParameter(f"use one of {', '.join(CATEGORIES)}", param_hint="--category")
     if batch is not None:
@@ -72,11 +99,14 @@ def search(
             index = memory.open_index(many_searches=True)
             try:
                 for q in lines:
-                    outcome = memory.search_outcome(q, limit, category, merge=merge, explain=explain,
-                                                    index=index, mode=mode)
+                    outcome = memory.search_outcome(
+                        q, limit, category, merge=merge, explain=explain, index=index, mode=mode
+                    )
                     for n in outcome.notices:
                         warn(n)
-                    typer.echo(json.dumps([r.to_dict() for r in outcome.results], ensure_ascii=False))
+                    typer.echo(
+                        json.dumps([r.to_dict() for r in outcome.results], ensure_ascii=False)
+                    )
             finally:
                 if index is not None:
                     index.close()
@@ -115,7 +145,10 @@ def index_rebuild(ctx: typer.Context) -> None:
             report = index.rebuild_full(progress=progress)
     for w in report.warnings:
         warn(w)
-    typer.echo(f"indexed {report.indexed} files ({report.embedded} chunks embedded, the rest from the cache) in {report.seconds:.2f} s")
+    typer.echo(
+        f"indexed {report.indexed} files ({report.embedded} chunks embedded, the rest from the "
+        f"cache) in {report.seconds:.2f} s"
+    )
 
 
 def _status_dict(repo: Any) -> dict[str, Any]:
@@ -123,15 +156,30 @@ def _status_dict(repo: Any) -> dict[str, Any]:
 
     if not repo.index_path.exists():
         files = sum(1 for _ in repo.iter_markdown())
-        return {"exists": False, "db_path": str(repo.index_path), "files_in_repo": files, "files_indexed": 0, "fresh": False}
+        return {
+            "exists": False,
+            "db_path": str(repo.index_path),
+            "files_in_repo": files,
+            "files_indexed": 0,
+            "fresh": False,
+        }
     with SearchIndex(repo) as index:
         st = index.status()
         damage = index.integrity()
     data = {
-        "exists": st.exists, "db_path": st.db_path, "files_in_repo": st.files_in_repo, "files_indexed": st.files_indexed,
-        "chunks": st.chunks, "fresh": st.fresh, "head_indexed": st.head_indexed, "head_now": st.head_now,
-        "embedder": st.embedder, "dimensions": st.dimensions, "chunker_version": st.chunker_version,
-        "stale_paths": list(st.stale_paths[:50]), "stale_count": len(st.stale_paths),
+        "exists": st.exists,
+        "db_path": st.db_path,
+        "files_in_repo": st.files_in_repo,
+        "files_indexed": st.files_indexed,
+        "chunks": st.chunks,
+        "fresh": st.fresh,
+        "head_indexed": st.head_indexed,
+        "head_now": st.head_now,
+        "embedder": st.embedder,
+        "dimensions": st.dimensions,
+        "chunker_version": st.chunker_version,
+        "stale_paths": list(st.stale_paths[:50]),
+        "stale_count": len(st.stale_paths),
         "integrity": damage or "ok",
     }
     if damage:  # answers may still come, but from a file SQLite says is damaged
@@ -139,25 +187,42 @@ def _status_dict(repo: Any) -> dict[str, Any]:
     return data
 
 
-def index_status(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+def index_status(
+    ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")
+) -> None:
     """How fresh the index is: files in the repo vs rows in the index, commit indexed vs HEAD."""
     data = _status_dict(get_repo(ctx))
     if as_json:
         echo_json(data)
         return
     if not data["exists"]:
-        typer.echo(f"no index ({data['db_path']}); {data['files_in_repo']} files to index: run `autopoiesis index rebuild`.")
+        typer.echo(
+            f"no index ({data['db_path']}); {data['files_in_repo']} files to index: run "
+            "`autopoiesis index rebuild`."
+        )
         return
     typer.echo(f"index      {data['db_path']}")
-    typer.echo(f"files      {data['files_indexed']} indexed / {data['files_in_repo']} in the repo ({data['chunks']} chunks)")
-    typer.echo(f"commit     {data['head_indexed'][:10] or '-'} indexed, HEAD {data['head_now'][:10] or '-'}")
-    typer.echo(f"embedder   {data['embedder']} ({data['dimensions']} dimensions), chunker v{data['chunker_version']}")
-    typer.echo(f"fresh      {'yes' if data['fresh'] else 'no (the next search catches up; ' + str(data['stale_count']) + ' files differ)'}")
+    typer.echo(
+        f"files      {data['files_indexed']} indexed / {data['files_in_repo']} in the repo "
+        f"({data['chunks']} chunks)"
+    )
+    typer.echo(
+        f"commit     {data['head_indexed'][:10] or '-'} indexed, HEAD "
+        f"{data['head_now'][:10] or '-'}"
+    )
+    typer.echo(
+        f"embedder   {data['embedder']} ({data['dimensions']} dimensions), chunker "
+        f"v{data['chunker_version']}"
+    )
+    stale = f"no (the next search catches up; {data['stale_count']} files differ)"
+    typer.echo(f"fresh      {'yes' if data['fresh'] else stale}")
     if data.get("integrity", "ok") != "ok":
         typer.echo(f"integrity  CORRUPT ({data['integrity']}): run `autopoiesis index rebuild`")
 
 
-def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+def doctor(
+    ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")
+) -> None:
     """Check the search machinery (SQLite module, sqlite-vec, embedder, index freshness) and
     the transcript history (`autopoiesis verify`)."""
     from autopoiesis.core.sqlite import probe_info
@@ -167,9 +232,14 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
     info = probe_info()
     problems: list[str] = []
     if not info.sqlite_vec_loaded:
-        problems.append(f"sqlite-vec not loaded ({info.error}); vector search uses a bounded in-memory scan")
+        problems.append(
+            f"sqlite-vec not loaded ({info.error}); vector search uses a bounded in-memory scan"
+        )
     cfg = memory.config.search
-    embedder: dict[str, Any] = {"name": cfg.embedder, "model": cfg.embedding_model if cfg.embedder != "offline" else None}
+    embedder: dict[str, Any] = {
+        "name": cfg.embedder,
+        "model": cfg.embedding_model if cfg.embedder != "offline" else None,
+    }
     try:
         from autopoiesis.index.embedders import embedder_from_config
 
@@ -186,7 +256,10 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
     if not index.get("exists"):
         problems.append("no search index yet: run `autopoiesis index rebuild`")
     elif index.get("integrity", "ok") != "ok":
-        problems.append(f"memory.db is corrupt (quick_check: {index['integrity']}): run `autopoiesis index rebuild`")
+        problems.append(
+            f"memory.db is corrupt (quick_check: {index['integrity']}): run `autopoiesis index "
+            "rebuild`"
+        )
     history: dict[str, Any]
     try:
         result = memory.verify()
@@ -214,12 +287,21 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
         echo_json(data)
         return
     typer.echo(f"sqlite      {info.module} {info.sqlite_version}")
-    typer.echo(f"sqlite-vec  {'loaded ' + str(info.sqlite_vec_version) if info.sqlite_vec_loaded else 'NOT loaded'}")
-    typer.echo(f"embedder    {embedder.get('fingerprint') or cfg.embedder}" + ("" if embedder.get("ok") else "  (unavailable)"))
+    typer.echo(
+        "sqlite-vec  "
+        f"{'loaded ' + str(info.sqlite_vec_version) if info.sqlite_vec_loaded else 'NOT loaded'}"
+    )
+    typer.echo(
+        f"embedder    {embedder.get('fingerprint') or cfg.embedder}"
+        + ("" if embedder.get("ok") else "  (unavailable)")
+    )
     freshness = "fresh" if index.get("fresh") else "not fresh"
     if not history.get("ok"):
         freshness += ", over a history that fails verify"
-    typer.echo(f"index       {index.get('files_indexed', 0)} files indexed / {index.get('files_in_repo')} in the repo; {freshness}")
+    typer.echo(
+        f"index       {index.get('files_indexed', 0)} files indexed / "
+        f"{index.get('files_in_repo')} in the repo; {freshness}"
+    )
     typer.echo(f"history     {history['summary']}")
     for p in problems:
         typer.echo(f"problem     {p}")

@@ -14,10 +14,20 @@ def register(app: typer.Typer) -> None:
 
 def verify(
     ctx: typer.Context,
-    full: bool = typer.Option(False, "--full", help="Walk the whole history, not only the commits since the last verified one."),
-    ref: str | None = typer.Option(None, "--ref", help="The branch to check (default: the one checked out)."),
-    accept: bool = typer.Option(False, "--accept", help="Trust the history as it is now (after a sanctioned rewrite such as "
-                                "`autopoiesis forget`): record it and stop reporting today's findings."),
+    full: bool = typer.Option(
+        False,
+        "--full",
+        help="Walk the whole history, not only the commits since the last verified one.",
+    ),
+    ref: str | None = typer.Option(
+        None, "--ref", help="The branch to check (default: the one checked out)."
+    ),
+    accept: bool = typer.Option(
+        False,
+        "--accept",
+        help="Trust the history as it is now (after a sanctioned rewrite such as "
+        "`autopoiesis forget`): record it and stop reporting today's findings.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
     """Report every commit that modified, renamed or deleted a transcript after it was
@@ -30,10 +40,17 @@ def verify(
             typer.echo(str(f))
         typer.echo(result.summary())
         if accept:
-            typer.echo(f"accepted: the record now trusts {result.ref.removeprefix('refs/heads/')} at {result.tip[:12]}")
+            typer.echo(
+                f"accepted: the record now trusts {result.ref.removeprefix('refs/heads/')} at "
+                f"{result.tip[:12]}"
+            )
         elif not result.ok:
-            typer.echo("Transcripts under raw/ are immutable. `git reflog` shows where the branch was before; "
-                       "`git reset --keep <commit>` returns it there. If this rewrite was sanctioned, "
-                       "`autopoiesis verify --accept` records the history as it is.", err=True)
+            typer.echo(
+                "Transcripts under raw/ are immutable. `git reflog` shows where the branch was "
+                "before; "
+                "`git reset --keep <commit>` returns it there. If this rewrite was sanctioned, "
+                "`autopoiesis verify --accept` records the history as it is.",
+                err=True,
+            )
     if not result.ok:
         raise typer.Exit(1)

@@ -37,7 +37,11 @@ def _parse_time(value: str | None, option: str) -> datetime:
     try:
         dt = datetime.fromisoformat(text)
     except ValueError:
-        raise fail(f"{option} {value!r} is not a time; write it like 2026-02-16T08:00 (UTC) or with an offset.", 2) from None
+        raise fail(
+            f"{option} {value!r} is not a time; write it like 2026-02-16T08:00 (UTC) or with an "
+            "offset.",
+            2,
+        ) from None
     return dt if dt.tzinfo else utc(dt)
 
 
@@ -48,8 +52,12 @@ def _fmt_scores(scores: dict[str, Any]) -> str:
 
 def register(app: typer.Typer) -> None:
     """Add the `topics` and `gate` groups and the `compile`, `watch` and `flush` commands to APP."""
-    topics = typer.Typer(help="Topic files: list, check, test a message, fire webhooks, cron.", no_args_is_help=True)
-    gate = typer.Typer(help="The tier-3 gate: decision report and usefulness feedback.", no_args_is_help=True)
+    topics = typer.Typer(
+        help="Topic files: list, check, test a message, fire webhooks, cron.", no_args_is_help=True
+    )
+    gate = typer.Typer(
+        help="The tier-3 gate: decision report and usefulness feedback.", no_args_is_help=True
+    )
     topics.command("list")(topics_list)
     topics.command("check")(topics_check)
     topics.command("test")(topics_test)
@@ -64,17 +72,33 @@ def register(app: typer.Typer) -> None:
     app.add_typer(gate, name="gate")
 
 
-def topics_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def topics_list(
+    ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
+) -> None:
     """The valid topics with their activation, priority and triggers."""
     from autopoiesis.topics.loader import load_topics
 
     ts = load_topics(get_repo(ctx))
     if as_json:
-        echo_json({"topics": [{
-            "name": t.name, "path": t.path, "description": t.description, "activation": t.activation,
-            "priority": t.priority, "similarity_threshold": t.similarity_threshold,
-            "max_context_kb": t.max_context_kb, "subscriptions": list(t.subscriptions),
-            "triggers": [tr.describe() for tr in t.triggers]} for t in ts.topics], "errors": list(ts.errors)})
+        echo_json(
+            {
+                "topics": [
+                    {
+                        "name": t.name,
+                        "path": t.path,
+                        "description": t.description,
+                        "activation": t.activation,
+                        "priority": t.priority,
+                        "similarity_threshold": t.similarity_threshold,
+                        "max_context_kb": t.max_context_kb,
+                        "subscriptions": list(t.subscriptions),
+                        "triggers": [tr.describe() for tr in t.triggers],
+                    }
+                    for t in ts.topics
+                ],
+                "errors": list(ts.errors),
+            }
+        )
         return
     for t in ts.topics:
         typer.echo(f"{t.name:<28} {t.activation:<7} {t.priority:<8} {t.path}")
@@ -86,19 +110,30 @@ def topics_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"
         warn(f"skipped: {e}")
 
 
-def topics_check(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def topics_check(
+    ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
+) -> None:
     """Validate every topic file; exits 1 when one is invalid."""
     from autopoiesis.topics.loader import load_topics
 
     ts = load_topics(get_repo(ctx))
     if as_json:
-        echo_json({"valid": [t.path for t in ts.topics], "errors": list(ts.errors), "warnings": list(ts.warnings)})
+        echo_json(
+            {
+                "valid": [t.path for t in ts.topics],
+                "errors": list(ts.errors),
+                "warnings": list(ts.warnings),
+            }
+        )
     else:
         for w in ts.warnings:
             typer.echo(f"warning: {w}", err=True)
         for e in ts.errors:
             typer.echo(f"error: {e}", err=True)
-        typer.echo(f"{len(ts.topics)} valid topic(s), {len(ts.errors)} error(s), {len(ts.warnings)} warning(s).")
+        typer.echo(
+            f"{len(ts.topics)} valid topic(s), {len(ts.errors)} error(s), {len(ts.warnings)} "
+            "warning(s)."
+        )
     if ts.errors:
         raise typer.Exit(1)
 
@@ -106,25 +141,44 @@ def topics_check(ctx: typer.Context, as_json: bool = typer.Option(False, "--json
 def topics_test(
     ctx: typer.Context,
     message: str = typer.Argument(..., help="The message to test."),
-    output: bool = typer.Option(False, "--output", help="Treat it as the agent's own output (output-scope triggers)."),
-    paths: list[str] = typer.Option([], "--path", help="A file path seen in a tool call (glob triggers); repeatable."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON: {activations: [{topic, activated, tier, scores}]}."),
+    output: bool = typer.Option(
+        False, "--output", help="Treat it as the agent's own output (output-scope triggers)."
+    ),
+    paths: list[str] = typer.Option(
+        [], "--path", help="A file path seen in a tool call (glob triggers); repeatable."
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print JSON: {activations: [{topic, activated, tier, scores}]}."
+    ),
 ) -> None:
     """Each topic's verdict on MESSAGE: tier 1 triggers, tier 2 scores, the route and the
     gate's answer. A dry run: nothing is logged or queued."""
     pipe = get_memory(ctx).watchers(log_decisions=False, persist_steering=False)
-    acts = pipe.evaluate(message, "output" if output else "input", paths, all_topics=True, dry_run=True)
+    acts = pipe.evaluate(
+        message, "output" if output else "input", paths, all_topics=True, dry_run=True
+    )
     if as_json:
-        echo_json({"direction": "output" if output else "input", "activations": [a.as_dict() for a in acts]})
+        echo_json(
+            {
+                "direction": "output" if output else "input",
+                "activations": [a.as_dict() for a in acts],
+            }
+        )
         return
     for a in acts:
         mark = "ACTIVATE" if a.activated else "-"
         typer.echo(f"{a.topic:<28} {mark:<8} tier {a.tier}  {a.reason}")
-        t1 = ", ".join(f"{h.trigger_type}[{h.trigger_index}]={h.detail!r}" for h in a.hits) or "no trigger fired"
+        t1 = (
+            ", ".join(f"{h.trigger_type}[{h.trigger_index}]={h.detail!r}" for h in a.hits)
+            or "no trigger fired"
+        )
         typer.echo(f"    tier 1: {t1}")
         if "tfidf" in a.scores:
             verdict = "pass" if a.scores["tfidf"] >= a.scores["threshold"] else "below"
-            typer.echo(f"    tier 2: {_fmt_scores(a.scores)}  threshold={a.scores['threshold']:g} ({verdict})")
+            typer.echo(
+                f"    tier 2: {_fmt_scores(a.scores)}  threshold={a.scores['threshold']:g} "
+                f"({verdict})"
+            )
         for h in a.correction_hints:
             typer.echo(f"    correction hint: {h}")
     if not acts:
@@ -133,7 +187,12 @@ def topics_test(
 
 def topics_fire(
     ctx: typer.Context,
-    webhook: str = typer.Option(..., "--webhook", metavar="SOURCE/EVENT", help="The webhook that arrived, e.g. email/new_message."),
+    webhook: str = typer.Option(
+        ...,
+        "--webhook",
+        metavar="SOURCE/EVENT",
+        help="The webhook that arrived, e.g. email/new_message.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Fire a webhook: activate the topics that declare it; the next compile injects them."""
@@ -152,8 +211,12 @@ def topics_fire(
 
 def topics_due(
     ctx: typer.Context,
-    at: str | None = typer.Option(None, "--at", metavar="TIME", help="Evaluate at TIME (ISO-8601; default now, UTC)."),
-    since: str | None = typer.Option(None, "--since", metavar="TIME", help="Window start (default one minute before --at)."),
+    at: str | None = typer.Option(
+        None, "--at", metavar="TIME", help="Evaluate at TIME (ISO-8601; default now, UTC)."
+    ),
+    since: str | None = typer.Option(
+        None, "--since", metavar="TIME", help="Window start (default one minute before --at)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Topics whose cron triggers fire in (SINCE, AT]."""
@@ -161,8 +224,15 @@ def topics_due(
     start = _parse_time(since, "--since") if since else None
     due = get_memory(ctx).watchers().due(when, start)
     if as_json:
-        echo_json({"at": when.isoformat(), "due": [{"topic": d.topic, "schedule": d.schedule,
-                                                    "fire_time": d.fire_time.isoformat()} for d in due]})
+        echo_json(
+            {
+                "at": when.isoformat(),
+                "due": [
+                    {"topic": d.topic, "schedule": d.schedule, "fire_time": d.fire_time.isoformat()}
+                    for d in due
+                ],
+            }
+        )
         return
     for d in due:
         typer.echo(f"{d.topic:<28} {d.schedule:<16} {d.fire_time.isoformat()}")
@@ -192,24 +262,33 @@ def gate_report_cmd(
     if not stats:
         typer.echo("No gate decisions logged yet (they are written as messages are processed).")
         return
-    typer.echo(f"{'topic':<26} {'decided':>7} {'activ%':>6} {'gated':>5} {'yes%':>5} {'useful':>7}   "
-               "tier-2 score min/p25/med/p75/max")
+    typer.echo(
+        f"{'topic':<26} {'decided':>7} {'activ%':>6} {'gated':>5} {'yes%':>5} {'useful':>7}   "
+        "tier-2 score min/p25/med/p75/max"
+    )
     for s in stats:
         yes = "-" if s.gate_yes_rate is None else f"{100 * s.gate_yes_rate:.0f}"
-        typer.echo(f"{s.topic:<26} {s.decisions:>7} {100 * s.activation_rate:>6.0f} {s.gate_calls:>5} {yes:>5} "
-                   f"{s.useful:>3}/{s.useful + s.not_useful:<3}   {s.score_min:.2f}/{s.score_p25:.2f}/"
-                   f"{s.score_median:.2f}/{s.score_p75:.2f}/{s.score_max:.2f}")
+        typer.echo(
+            f"{s.topic:<26} {s.decisions:>7} {100 * s.activation_rate:>6.0f} {s.gate_calls:>5} "
+            f"{yes:>5} "
+            f"{s.useful:>3}/{s.useful + s.not_useful:<3}   {s.score_min:.2f}/{s.score_p25:.2f}/"
+            f"{s.score_median:.2f}/{s.score_p75:.2f}/{s.score_max:.2f}"
+        )
         if s.suggestion:
             typer.echo(f"    suggestion: {s.suggestion}")
     if decisions:
         for d in rows:
-            typer.echo(f"{d.id} {d.timestamp} {d.topic_name} route={d.route} activated={d.activated} "
-                       f"gate={d.gate_result} score={d.tier2_score:.3f} useful={d.was_useful}")
+            typer.echo(
+                f"{d.id} {d.timestamp} {d.topic_name} route={d.route} activated={d.activated} "
+                f"gate={d.gate_result} score={d.tier2_score:.3f} useful={d.was_useful}"
+            )
 
 
 def gate_feedback(
     ctx: typer.Context,
-    decision_id: str = typer.Argument(..., help="The decision id (gd_...) from the log or `topics`/`watch` output."),
+    decision_id: str = typer.Argument(
+        ..., help="The decision id (gd_...) from the log or `topics`/`watch` output."
+    ),
     useful: bool = typer.Option(..., "--useful/--not-useful", help="Did the activation help?"),
 ) -> None:
     """Record whether an activation was useful: the `was_useful` of its gate decision."""
@@ -222,17 +301,42 @@ def gate_feedback(
 def compile_cmd(
     ctx: typer.Context,
     message: str | None = typer.Argument(None, help="The current message."),
-    session: str | None = typer.Option(None, "--session", metavar="FILE",
-                                       help="Session history: a transcript, JSON list or JSONL of {role, content}."),
-    budget: int | None = typer.Option(None, "--budget", metavar="TOKENS", help="Token budget (default context_compiler.token_budget)."),
-    shared: bool = typer.Option(False, "--shared", help="A shared or group context: MEMORY.md is left out."),
-    explain: bool = typer.Option(False, "--explain", help="Show each section: tokens, included or not, and why."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON: {prompt, total_tokens, budget, sections}."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Leave pending hints queued, inclusion counts and the gate log unchanged."),
-    batch: str | None = typer.Option(None, "--batch", metavar="FILE",
-                                     help="One message a line ('-' for stdin; a JSON string or {\"message\": ...} line "
-                                          "may hold line breaks); with --json, one JSON object a line, in one process."),
-    archive: bool = typer.Option(False, "--archive", help="Let scored knowledge take from archive/ too."),
+    session: str | None = typer.Option(
+        None,
+        "--session",
+        metavar="FILE",
+        help="Session history: a transcript, JSON list or JSONL of {role, content}.",
+    ),
+    budget: int | None = typer.Option(
+        None,
+        "--budget",
+        metavar="TOKENS",
+        help="Token budget (default context_compiler.token_budget).",
+    ),
+    shared: bool = typer.Option(
+        False, "--shared", help="A shared or group context: MEMORY.md is left out."
+    ),
+    explain: bool = typer.Option(
+        False, "--explain", help="Show each section: tokens, included or not, and why."
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print JSON: {prompt, total_tokens, budget, sections}."
+    ),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Leave pending hints queued, inclusion counts and the gate log unchanged.",
+    ),
+    batch: str | None = typer.Option(
+        None,
+        "--batch",
+        metavar="FILE",
+        help="One message a line ('-' for stdin; a JSON string or {\"message\": ...} line "
+        "may hold line breaks); with --json, one JSON object a line, in one process.",
+    ),
+    archive: bool = typer.Option(
+        False, "--archive", help="Let scored knowledge take from archive/ too."
+    ),
 ) -> None:
     """Compile the context for MESSAGE: identity, memory, journal, active topics,
     scored knowledge and session history within the token budget."""
@@ -243,7 +347,9 @@ def compile_cmd(
     if (message is None) == (batch is None):
         raise fail("give a MESSAGE, or --batch FILE with one message a line.", 2)
     memory = get_memory(ctx)
-    ctx.with_resource(status_ahead(memory.root))  # git reads the tree while the compiler is imported
+    ctx.with_resource(
+        status_ahead(memory.root)
+    )  # git reads the tree while the compiler is imported
     from autopoiesis.compiler import load_session
     from autopoiesis.errors import AutopoiesisError
 
@@ -252,9 +358,15 @@ def compile_cmd(
     history = []
     if session:
         history = load_session(existing_file(session, "--session"), memory.repo)
-    options: dict[str, Any] = {"session": history, "budget": budget, "shared": shared,
-                               "take_steering": not dry_run, "record": not dry_run,
-                               "log_decisions": not dry_run, "include_archive": archive}
+    options: dict[str, Any] = {
+        "session": history,
+        "budget": budget,
+        "shared": shared,
+        "take_steering": not dry_run,
+        "record": not dry_run,
+        "log_decisions": not dry_run,
+        "include_archive": archive,
+    }
     if batch is not None:
         failed = False
         with batch_lines(batch) as lines:
@@ -264,9 +376,13 @@ def compile_cmd(
                     text = _batch_message(line)
                     try:
                         if text is None:
-                            raise ValueError('expected a message: plain text, a JSON string or {"message": "..."}')
-                        result, activations = memory.compile(text, compiler=compiler, pipeline=pipe,
-                                                             **options)
+                            raise ValueError(
+                                'expected a message: plain text, a JSON string or {"message": '
+                                '"..."}'
+                            )
+                        result, activations = memory.compile(
+                            text, compiler=compiler, pipeline=pipe, **options
+                        )
                     except (AutopoiesisError, ValueError) as exc:
                         failed = True
                         out: dict[str, Any] = {"line": n, "error": str(exc)}
@@ -288,16 +404,24 @@ def compile_cmd(
     if explain:
         typer.echo(f"{'P':<2} {'in':<3} {'tokens':>6}  {'label':<48} reason")
         for s in result.sections:
-            typer.echo(f"{s.priority:<2} {'yes' if s.included else 'no':<3} {s.tokens:>6}  {_short(s.label, 48):<48} {s.reason}")
-        typer.echo(f"total {result.total_tokens} / {result.budget} tokens; history dropped: {result.dropped_history}"
-                   + ("; flush due (see `autopoiesis flush --prompt`)" if result.flush_due else ""))
+            typer.echo(
+                f"{s.priority:<2} {'yes' if s.included else 'no':<3} {s.tokens:>6}  "
+                f"{_short(s.label, 48):<48} {s.reason}"
+            )
+        typer.echo(
+            f"total {result.total_tokens} / {result.budget} tokens; history dropped: "
+            f"{result.dropped_history}"
+            + ("; flush due (see `autopoiesis flush --prompt`)" if result.flush_due else "")
+        )
         return
     typer.echo(result.prompt)
 
 
 def watch_cmd(
     ctx: typer.Context,
-    all_verdicts: bool = typer.Option(False, "--all", help="Print every candidate's verdict, not only activations."),
+    all_verdicts: bool = typer.Option(
+        False, "--all", help="Print every candidate's verdict, not only activations."
+    ),
 ) -> None:
     """Read JSONL messages on stdin ({"text": ..., "direction": "input"|"output",
     "paths": [...]}; "content"/"message" and "role": "agent" are understood too, and a
@@ -321,11 +445,17 @@ def watch_cmd(
             text, direction, paths = data, "input", []
         elif isinstance(data, dict):
             text = data.get("text", data.get("content", data.get("message")))
-            direction = data.get("direction") or ("output" if data.get("role") in ("agent", "assistant") else "input")
+            direction = data.get("direction") or (
+                "output" if data.get("role") in ("agent", "assistant") else "input"
+            )
             paths = data.get("paths") or []
         else:
             text, direction, paths = None, "input", []
-        if not isinstance(text, str) or direction not in ("input", "output") or not isinstance(paths, list):
+        if (
+            not isinstance(text, str)
+            or direction not in ("input", "output")
+            or not isinstance(paths, list)
+        ):
             out["error"] = 'expected {"text": "...", "direction": "input"|"output", "paths": [...]}'
         else:
             acts = pipe.evaluate(text, direction, [str(p) for p in paths])
@@ -339,8 +469,14 @@ def watch_cmd(
 
 def flush(
     ctx: typer.Context,
-    prompt: bool = typer.Option(False, "--prompt", help="Print the flush prompt to give the agent, and exit."),
-    session: str | None = typer.Option(None, "--session", help="The transcript of the session being compacted (cited in every entry)."),
+    prompt: bool = typer.Option(
+        False, "--prompt", help="Print the flush prompt to give the agent, and exit."
+    ),
+    session: str | None = typer.Option(
+        None,
+        "--session",
+        help="The transcript of the session being compacted (cited in every entry).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Pre-compaction flush: `--prompt` prints what to ask the agent before history is
@@ -356,7 +492,12 @@ def flush(
         session = repo.rel(repo.resolve_inside(session, under="raw"))
     report = apply_flush(repo, sys.stdin.read(), source=session)
     if as_json:
-        echo_json({"written": [{"path": p, "entries": n} for p, n in report.written], "nothing_to_do": report.nothing_to_do})
+        echo_json(
+            {
+                "written": [{"path": p, "entries": n} for p, n in report.written],
+                "nothing_to_do": report.nothing_to_do,
+            }
+        )
         return
     if report.nothing_to_do:
         typer.echo("nothing to keep (FLUSH_OK or notes already present)")
@@ -386,4 +527,8 @@ def _batch_message(line: str) -> str | None:
 
 def _short(label: str, width: int) -> str:
     """LABEL within WIDTH characters, its end kept (where a path's name and lines are)."""
-    return label if len(label) <= width else label[: width // 3] + "\u2026" + label[-(width - width // 3 - 1):]
+    return (
+        label
+        if len(label) <= width
+        else label[: width // 3] + "\u2026" + label[-(width - width // 3 - 1) :]
+    )

@@ -1,4 +1,5 @@
-"""The context compiler (docs/design.md#compiler): the densest prompt for a message that fits a token
+"""The context compiler (docs/design.md#compiler): the densest prompt for a message that fits a
+token
 budget.
 
     plan      Plan, Section: sections placed against the budget, counted as rendered

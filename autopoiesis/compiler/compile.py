@@ -1,6 +1,7 @@
 """ContextCompiler (docs/design.md#compiler): the densest prompt that fits a token budget.
 
-Slots, in priority order (docs/design.md#compiler-slots; the KB budgets come from ``context_compiler:`` in
+Slots, in priority order (docs/design.md#compiler-slots; the KB budgets come from
+``context_compiler:`` in
 memory-config.yaml, docs/design.md#config-keys):
 
 ====  =====================================  ==========================================
@@ -47,7 +48,8 @@ before: the caller passes them (`autopoiesis.memory.usage.inclusion_counts`) and
 new inclusions (`CompiledContext.knowledge_paths`) after, so compiling has no side
 effects and the compiler knows nothing of where the counts are kept.
 
-Pre-compaction flush (docs/design.md#flush): when history no longer fits, `CompiledContext.flush_due` is
+Pre-compaction flush (docs/design.md#flush): when history no longer fits,
+`CompiledContext.flush_due` is
 true and `dropped_history` says how many turns fell out; the runtime then runs the flush
 of `autopoiesis.knowledge.flush`.
 """
@@ -93,7 +95,8 @@ DEFAULT_SYSTEM_PROMPT = (
     "The sections below are your identity, your core memory, recent journal entries, the topics "
     "active for this message and the knowledge most relevant to it, followed by the recent "
     "conversation. Treat them as what you remember: cite the file when you rely on one, say when "
-    "you are unsure, and write durable notes back to the knowledge files when something is worth keeping."
+    "you are unsure, and write durable notes back to the knowledge files when something is worth "
+    "keeping."
 )
 SYSTEM_BUDGET_KB = 1.0
 ACTIVE_PROJECTS_KB = 1.0
@@ -256,7 +259,9 @@ class ContextCompiler:
         except (OSError, UnicodeDecodeError):
             return None
         src = source_of(relpath, text)
-        if key[2] <= SOURCE_CACHE_BYTES // 8:  # one huge transcript does not push out everything else
+        if (
+            key[2] <= SOURCE_CACHE_BYTES // 8
+        ):  # one huge transcript does not push out everything else
             _remember_source(full, key, src)
         return src
 
@@ -276,7 +281,8 @@ class ContextCompiler:
         include_archive: bool = False,
         session_context: bool = True,
     ) -> CompiledContext:
-        """The prompt for MESSAGE (docs/design.md#system-api). AVAILABLE_KNOWLEDGE, when given, replaces
+        """The prompt for MESSAGE (docs/design.md#system-api). AVAILABLE_KNOWLEDGE, when given,
+        replaces
         the index search for P3. SHARED leaves MEMORY.md out (group or shared contexts).
         USAGE maps a path to how often it was included before (the P3 frequency boost).
         INCLUDE_ARCHIVE lets P3 take from archive/ too.
@@ -286,7 +292,8 @@ class ContextCompiler:
         budget = int(self.config.token_budget if budget is None else budget)
         if budget <= 0:
             raise BudgetTooSmallError(
-                f"The token budget must be positive, not {budget}; pass e.g. --budget 8192.")
+                f"The token budget must be positive, not {budget}; pass e.g. --budget 8192."
+            )
         now = now or utc_now()
         today = today or now.date()
         plan = Plan(budget)
@@ -294,10 +301,14 @@ class ContextCompiler:
         self._place_identity(plan, session_context)
         self._place_session_context(plan, today, shared=shared, session_context=session_context)
         self._place_topics(plan, active_topics, corrections)
-        query = " ".join([message[:QUERY_CHARS]]
-                         + [t.description for t in active_topics if t.description])
-        self._place_knowledge(plan, history, _KnowledgeQuery(
-            query, available_knowledge, shared, now, usage or {}, include_archive))
+        query = " ".join(
+            [message[:QUERY_CHARS]] + [t.description for t in active_topics if t.description]
+        )
+        self._place_knowledge(
+            plan,
+            history,
+            _KnowledgeQuery(query, available_knowledge, shared, now, usage or {}, include_archive),
+        )
         dropped = self._place_history(plan, history)
         return self._assembled(plan, history, dropped)
 
@@ -322,8 +333,12 @@ class ContextCompiler:
             if cut:
                 plan.fixed(f"identity:{name}", 0, cut, rel)
             else:
-                plan.skip(f"identity:{name}", 0,
-                          f"identity_budget_kb ({cfg.identity_budget_kb:g}) used up", rel)
+                plan.skip(
+                    f"identity:{name}",
+                    0,
+                    f"identity_budget_kb ({cfg.identity_budget_kb:g}) used up",
+                    rel,
+                )
         if plan.used > plan.budget:
             raise BudgetTooSmallError(
                 f"The budget of {plan.budget} tokens cannot hold the system prompt and identity "
@@ -332,18 +347,28 @@ class ContextCompiler:
                 "shorten knowledge/identity/*.md."
             )
 
-    def _place_session_context(self, plan: Plan, today: date, *, shared: bool,
-                               session_context: bool) -> None:
+    def _place_session_context(
+        self, plan: Plan, today: date, *, shared: bool, session_context: bool
+    ) -> None:
         """P1, each when it fits: MEMORY.md (not in a SHARED context), the journal of
         today and yesterday, the active projects. Without SESSION_CONTEXT, none of them:
         the harness was given them at its session's start."""
         if not session_context:
-            plan.skip("session", 1, "session-level context (identity, memory, journal, projects) "
-                      "was given at the session's start", None)
+            plan.skip(
+                "session",
+                1,
+                "session-level context (identity, memory, journal, projects) "
+                "was given at the session's start",
+                None,
+            )
             return
         if shared:
-            plan.skip("memory", 1, "shared context: MEMORY.md is loaded in the main session only",
-                      MEMORY_FILE)
+            plan.skip(
+                "memory",
+                1,
+                "shared context: MEMORY.md is loaded in the main session only",
+                MEMORY_FILE,
+            )
         else:
             text = self._read(MEMORY_FILE)
             if text:
@@ -367,14 +392,19 @@ class ContextCompiler:
                 continue
             cut = _cut_kb(text, journal_left, rel) if journal_left > 0 else ""
             if not cut:
-                plan.skip(f"journal:{day.isoformat()}", 1,
-                          f"journal_budget_kb ({cfg.journal_budget_kb:g}) used up", rel)
+                plan.skip(
+                    f"journal:{day.isoformat()}",
+                    1,
+                    f"journal_budget_kb ({cfg.journal_budget_kb:g}) used up",
+                    rel,
+                )
                 continue
             if plan.offer(f"journal:{day.isoformat()}", 1, cut, rel):
                 journal_left -= len(cut.encode("utf-8")) / 1024
 
-    def _place_topics(self, plan: Plan, active_topics: Sequence[Topic],
-                      corrections: Sequence[Correction]) -> None:
+    def _place_topics(
+        self, plan: Plan, active_topics: Sequence[Topic], corrections: Sequence[Correction]
+    ) -> None:
         """P2: the pending correction hints, then each active topic (critical first, then
         by name) with its subscriptions; instructions and subscriptions share
         ``topic_budget_kb``."""
@@ -394,8 +424,12 @@ class ContextCompiler:
         body = topic.render_instructions()
         body = f"# Topic: {topic.name}\n{body}" if not body.startswith("#") else body
         if topic_left <= 0:
-            plan.skip(f"topic:{topic.name}", 2,
-                      f"topic_budget_kb ({self.config.topic_budget_kb:g}) used up", topic.path)
+            plan.skip(
+                f"topic:{topic.name}",
+                2,
+                f"topic_budget_kb ({self.config.topic_budget_kb:g}) used up",
+                topic.path,
+            )
             return topic_left
         body = _cut_kb(body, topic_left / 1024, topic.path)
         if plan.offer(f"topic:{topic.name}", 2, body, topic.path):
@@ -426,30 +460,41 @@ class ContextCompiler:
             topic_left -= len(cut.encode("utf-8"))
         return topic_left
 
-    def _place_knowledge(self, plan: Plan, history: Sequence[HistoryMessage],
-                         query: _KnowledgeQuery) -> None:
+    def _place_knowledge(
+        self, plan: Plan, history: Sequence[HistoryMessage], query: _KnowledgeQuery
+    ) -> None:
         """P3: scored knowledge fills what P0-P2 left but the history share, as whole
         chunks merged per file; what did not fit is listed. Not tried with less room than
         KNOWLEDGE_MIN_TOKENS."""
         cap = plan.left - self._history_reserve(
-            history, plan, int(plan.budget * self.config.history_share))
+            history, plan, int(plan.budget * self.config.history_share)
+        )
         if cap < KNOWLEDGE_MIN_TOKENS:
-            plan.skip("knowledge", 3,
-                      f"no room left for scored knowledge ({max(0, cap)} tokens)", None)
+            plan.skip(
+                "knowledge", 3, f"no room left for scored knowledge ({max(0, cap)} tokens)", None
+            )
             return
         hits, packing, why = self._pack_knowledge(plan, query, cap)
         for f in packing.files:
-            plan.offer(f.label(), 3, f.content(), f.path, reason=f.reason(),
-                       spans=f.source.spans(f.chosen))
+            plan.offer(
+                f.label(), 3, f.content(), f.path, reason=f.reason(), spans=f.source.spans(f.chosen)
+            )
         for hit, tokens in packing.left_out:
-            plan.skip(f"knowledge:{hit.path}:{hit.start}-{hit.end}", 3,
-                      f"over the knowledge share ({tokens} tokens)", hit.path, tokens=tokens)
+            plan.skip(
+                f"knowledge:{hit.path}:{hit.start}-{hit.end}",
+                3,
+                f"over the knowledge share ({tokens} tokens)",
+                hit.path,
+                tokens=tokens,
+            )
         if not hits:
-            plan.skip("knowledge", 3,
-                      f"no search results ({why})" if why else "no search results", None)
+            plan.skip(
+                "knowledge", 3, f"no search results ({why})" if why else "no search results", None
+            )
 
-    def _pack_knowledge(self, plan: Plan, query: _KnowledgeQuery, cap: int
-                        ) -> tuple[list[Hit], Packing, str]:
+    def _pack_knowledge(
+        self, plan: Plan, query: _KnowledgeQuery, cap: int
+    ) -> tuple[list[Hit], Packing, str]:
         """The hits and their packing into CAP tokens, and why there are none when so.
         No fixed top-N: while the packing leaves room and the search may hold more, it
         asks for four times as many hits (up to MAX_CANDIDATES)."""
@@ -457,8 +502,13 @@ class ContextCompiler:
         while True:
             hits, found, source, why = self._hits(query, limit, plan)
             packing = pack(hits, source, cap, plan.cost_parts)
-            if (query.given is not None or found < limit or limit >= MAX_CANDIDATES
-                    or packing.crowded or cap - packing.tokens < KNOWLEDGE_MIN_TOKENS):
+            if (
+                query.given is not None
+                or found < limit
+                or limit >= MAX_CANDIDATES
+                or packing.crowded
+                or cap - packing.tokens < KNOWLEDGE_MIN_TOKENS
+            ):
                 return hits, packing, why
             limit = min(MAX_CANDIDATES, limit * 4)
 
@@ -471,8 +521,12 @@ class ContextCompiler:
             msg = history[pos]
             if not plan.offer(f"history:{msg.id or pos}", 4, msg.render(), None, history_pos=pos):
                 for older in range(pos - 1, -1, -1):
-                    plan.skip(f"history:{history[older].id or older}", 4,
-                              "older than the sliding window", None)
+                    plan.skip(
+                        f"history:{history[older].id or older}",
+                        4,
+                        "older than the sliding window",
+                        None,
+                    )
                 return pos + 1
         return 0
 
@@ -498,8 +552,9 @@ class ContextCompiler:
                 return share
         return need
 
-    def _hits(self, query: _KnowledgeQuery, limit: int, plan: Plan
-              ) -> tuple[list[Hit], int, Callable[[str], Source | None], str]:
+    def _hits(
+        self, query: _KnowledgeQuery, limit: int, plan: Plan
+    ) -> tuple[list[Hit], int, Callable[[str], Source | None], str]:
         """P3's candidates, best first; how many the search returned; where packing gets
         a file's units (read only for the hits it reaches)."""
         given = query.given
@@ -512,8 +567,17 @@ class ContextCompiler:
                 results, why = self._search_results(query.text, limit)
             except AutopoiesisError as exc:
                 return [], 0, lambda _: None, f"search failed: {exc}"
-            rows = [(r.path, float(r.score), r.snippet, r.start_line, r.end_line,
-                     getattr(r, "turn_time", None)) for r in results]
+            rows = [
+                (
+                    r.path,
+                    float(r.score),
+                    r.snippet,
+                    r.start_line,
+                    r.end_line,
+                    getattr(r, "turn_time", None),
+                )
+                for r in results
+            ]
         hits: list[Hit] = []
         as_given: dict[str, Source] = {}
         for path, score, snippet, start, end, turn_time in rows:
@@ -546,6 +610,8 @@ class ContextCompiler:
             except AutopoiesisError:
                 pass
         try:
-            return max(0.0, (now.timestamp() - os.stat(os.path.join(self._root, path)).st_mtime) / 86400)
+            return max(
+                0.0, (now.timestamp() - os.stat(os.path.join(self._root, path)).st_mtime) / 86400
+            )
         except OSError:
             return 0.0

@@ -61,12 +61,21 @@ class CompiledContext:
     def knowledge_paths(self) -> list[str]:
         """The knowledge files included because of the message (scored knowledge and topic
         subscriptions): what counts as a use of a file."""
-        return [s.path for s in self.sections if s.included and s.path and s.label.startswith(USAGE_LABELS)]
+        return [
+            s.path
+            for s in self.sections
+            if s.included and s.path and s.label.startswith(USAGE_LABELS)
+        ]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"prompt": self.prompt, "total_tokens": self.total_tokens, "budget": self.budget,
-                "sections": [s.as_dict() for s in self.sections], "dropped_history": self.dropped_history,
-                "flush_due": self.flush_due}
+        return {
+            "prompt": self.prompt,
+            "total_tokens": self.total_tokens,
+            "budget": self.budget,
+            "sections": [s.as_dict() for s in self.sections],
+            "dropped_history": self.dropped_history,
+            "flush_due": self.flush_due,
+        }
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""P3 packing (docs/design.md#compilation): whole chunks of knowledge and transcripts, packed into what
+"""P3 packing (docs/design.md#compilation): whole chunks of knowledge and transcripts, packed into
+what
 P0-P2 leave down to the history share.
 
 A search hit is a chunk given as `path:start-end`: a turn in its exchange (a window of
@@ -175,8 +176,14 @@ def transcript_source(path: str, text: str) -> Source | None:
         for k, (a, b) in enumerate(pieces):
             who = f"{m['time']} {speaker}" + (" (continued)" if k else "")
             content = "\n".join(body[a - first : b - first + 1]).strip("\n")
-            units.append(Unit(start if k == 0 else a, end if k == len(pieces) - 1 else b,
-                              f"{who}: {content}" if content else f"{who}:", day))
+            units.append(
+                Unit(
+                    start if k == 0 else a,
+                    end if k == len(pieces) - 1 else b,
+                    f"{who}: {content}" if content else f"{who}:",
+                    day,
+                )
+            )
     return Source(path, tuple(units), None, True)
 
 
@@ -215,8 +222,10 @@ class Hit:
     boost: float = 1.0
 
     def why(self) -> str:
-        return (f"score {self.score:.4f} = search {self.base:.4f} x recency {self.recency:.2f} "
-                f"x frequency {self.boost:.2f}")
+        return (
+            f"score {self.score:.4f} = search {self.base:.4f} x recency {self.recency:.2f} "
+            f"x frequency {self.boost:.2f}"
+        )
 
 
 @dataclass
@@ -260,8 +269,14 @@ class Packing:
     crowded: bool = False  # some hit did not fit: more hits would not help
 
 
-def pack(hits: Sequence[Hit], source_of_path: Callable[[str], Source | None], cap: int,
-         cost: Callable[[str, Sequence[str]], int], *, decay: float = CONTEXT_DECAY) -> Packing:
+def pack(
+    hits: Sequence[Hit],
+    source_of_path: Callable[[str], Source | None],
+    cap: int,
+    cost: Callable[[str, Sequence[str]], int],
+    *,
+    decay: float = CONTEXT_DECAY,
+) -> Packing:
     """Fill CAP tokens with the units of HITS and the units around them, best first.
 
     One queue orders both: a hit by its score, a unit next to a hit's run by that score
@@ -327,4 +342,6 @@ def pack(hits: Sequence[Hit], source_of_path: Callable[[str], Source | None], ca
         p.context_units += 1
         push(-negp * decay, hit, unit + step, step)
     packed = [files[p] for p in order]
-    return Packing(packed, [(h, c) for h, c in left_out if h.path not in files], cap - left, bool(left_out))
+    return Packing(
+        packed, [(h, c) for h, c in left_out if h.path not in files], cap - left, bool(left_out)
+    )

@@ -29,8 +29,14 @@ class Section:
     spans: tuple[tuple[int, int], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"label": self.label, "priority": self.priority, "tokens": self.tokens,
-                                "included": self.included, "reason": self.reason, "path": self.path}
+        data: dict[str, Any] = {
+            "label": self.label,
+            "priority": self.priority,
+            "tokens": self.tokens,
+            "included": self.included,
+            "reason": self.reason,
+            "path": self.path,
+        }
         if self.spans:
             data["spans"] = [list(s) for s in self.spans]
         return data
@@ -71,32 +77,60 @@ class Plan:
         """Include a section whatever it costs (P0); the caller checks the budget after."""
         cost = self.cost(label, content)
         self.used += cost
-        self.sections.append(Section(label, priority, cost, True, "always included (P0)", path, content))
+        self.sections.append(
+            Section(label, priority, cost, True, "always included (P0)", path, content)
+        )
         if path:
             self.paths[path] = label
 
-    def offer(self, label: str, priority: int, content: str, path: str | None, *, reason: str = "",
-              history_pos: int | None = None, spans: tuple[tuple[int, int], ...] = ()) -> bool:
+    def offer(
+        self,
+        label: str,
+        priority: int,
+        content: str,
+        path: str | None,
+        *,
+        reason: str = "",
+        history_pos: int | None = None,
+        spans: tuple[tuple[int, int], ...] = (),
+    ) -> bool:
         """Include the section when it fits what is left; True when it was included."""
         cost = self.cost(label, content)
         if cost > self.left:
-            self.sections.append(Section(label, priority, cost, False,
-                                         f"over budget ({cost} tokens, {self.left} left)", path))
+            self.sections.append(
+                Section(
+                    label,
+                    priority,
+                    cost,
+                    False,
+                    f"over budget ({cost} tokens, {self.left} left)",
+                    path,
+                )
+            )
             return False
         self.used += cost
-        self.sections.append(Section(label, priority, cost, True, reason or "fits", path, content, spans))
+        self.sections.append(
+            Section(label, priority, cost, True, reason or "fits", path, content, spans)
+        )
         if path:
             self.paths[path] = label
         if history_pos is not None:
             self._history_pos[len(self.sections) - 1] = history_pos
         return True
 
-    def skip(self, label: str, priority: int, reason: str, path: str | None, *, tokens: int = 0) -> None:
+    def skip(
+        self, label: str, priority: int, reason: str, path: str | None, *, tokens: int = 0
+    ) -> None:
         """Record a candidate that was left out, and why."""
         self.sections.append(Section(label, priority, tokens, False, reason, path))
 
     def assemble(self) -> str:
         """The prompt: included sections in priority order, history back in chronological order."""
         chosen = [(i, s) for i, s in enumerate(self.sections) if s.included]
-        chosen.sort(key=lambda p: (p[1].priority, self._history_pos.get(p[0], 0) if p[1].priority == 4 else p[0]))
+        chosen.sort(
+            key=lambda p: (
+                p[1].priority,
+                self._history_pos.get(p[0], 0) if p[1].priority == 4 else p[0],
+            )
+        )
         return "\n\n".join(self.render(s.label, s.content) for _, s in chosen)

@@ -1,4 +1,5 @@
-"""Session history from a file: a transcript (docs/design.md#transcript-format), or a JSON list or JSONL of
+"""Session history from a file: a transcript (docs/design.md#transcript-format), or a JSON list or
+JSONL of
 {role, content[, tool, id, result]} objects, as the compiler's `HistoryMessage` turns.
 A transcript of a session that was continued in parts (formats.transcript: "Parts") is
 the whole session: every part, in order."""
@@ -27,7 +28,11 @@ def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMess
     if text.startswith("---"):
         turns = list(parse(text, str(path)).turns)
         if repo is not None and _inside(repo, Path(path)):
-            turns = [turn for _, part in parts_of(repo, repo.rel(Path(path).resolve())) for turn in part.turns]
+            turns = [
+                turn
+                for _, part in parts_of(repo, repo.rel(Path(path).resolve()))
+                for turn in part.turns
+            ]
         out: list[HistoryMessage] = []
         for n, turn in enumerate(turns):
             stamp = turn.time.strftime("%Y-%m-%d %H:%M")  # dated, so facts can be ordered
@@ -36,9 +41,15 @@ def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMess
                 if isinstance(item, Text):
                     out.append(HistoryMessage(turn.role, item.content, mid, None, stamp))
                 elif isinstance(item, ToolCall):
-                    out.append(HistoryMessage(turn.role, item.args, mid, item.tool, stamp, item.result))
+                    out.append(
+                        HistoryMessage(turn.role, item.args, mid, item.tool, stamp, item.result)
+                    )
                 elif isinstance(item, KnowledgeOp):
-                    out.append(HistoryMessage(turn.role, f"{item.action} {item.path}", mid, "knowledge", stamp))
+                    out.append(
+                        HistoryMessage(
+                            turn.role, f"{item.action} {item.path}", mid, "knowledge", stamp
+                        )
+                    )
         return out
     rows: list[Any]
     stripped = text.strip()
@@ -49,11 +60,20 @@ def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMess
     out = []
     for n, r in enumerate(rows):
         if not isinstance(r, dict) or "content" not in r:
-            raise AutopoiesisError(f"{path}: entry {n} is not an object with 'role' and 'content'; "
-                                   "give a transcript, a JSON list or JSONL of {role, content}.")
-        out.append(HistoryMessage(str(r.get("role", "user")), str(r["content"]), str(r.get("id", n)),
-                                  r.get("tool") or (r.get("name") if r.get("role") == "tool" else None),
-                                  None, None if r.get("result") is None else str(r["result"])))
+            raise AutopoiesisError(
+                f"{path}: entry {n} is not an object with 'role' and 'content'; "
+                "give a transcript, a JSON list or JSONL of {role, content}."
+            )
+        out.append(
+            HistoryMessage(
+                str(r.get("role", "user")),
+                str(r["content"]),
+                str(r.get("id", n)),
+                r.get("tool") or (r.get("name") if r.get("role") == "tool" else None),
+                None,
+                None if r.get("result") is None else str(r["result"]),
+            )
+        )
     return out
 
 

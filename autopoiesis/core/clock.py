@@ -60,7 +60,8 @@ def _checked(dt: datetime, value: Any, field_name: str) -> datetime:
         raise TimestampError(f"{field_name} {value!r} is out of range; {_HINT}.") from None
     if not _MIN <= out <= _MAX:
         raise TimestampError(
-            f"{field_name} {value!r} is outside {MIN_YEAR}-{MAX_YEAR}, which no conversation can be; {_HINT}."
+            f"{field_name} {value!r} is outside {MIN_YEAR}-{MAX_YEAR}, which no conversation can "
+            f"be; {_HINT}."
         )
     return out
 
@@ -77,7 +78,9 @@ def parse_ts(value: Any, field_name: str = "timestamp") -> datetime:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if isinstance(value, float) and not math.isfinite(value):
             raise TimestampError(f"{field_name} {value!r} is not a time; {_HINT}.")
-        seconds = value / 1000 if abs(value) > 1e11 else value  # JavaScript harnesses send milliseconds
+        seconds = (
+            value / 1000 if abs(value) > 1e11 else value
+        )  # JavaScript harnesses send milliseconds
         try:
             dt = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=float(seconds))
         except (OverflowError, ValueError):
@@ -101,7 +104,9 @@ def parse_day(value: str, field_name: str = "date") -> date:
     try:
         day = date.fromisoformat(value.strip())
     except (ValueError, AttributeError):
-        raise TimestampError(f"{field_name} {value!r} is not a date; write it like 2026-02-16.") from None
+        raise TimestampError(
+            f"{field_name} {value!r} is not a date; write it like 2026-02-16."
+        ) from None
     return parse_ts(day, field_name).date()
 
 
@@ -112,8 +117,10 @@ def iso_week(day: date) -> str:
 
 
 # ── cron schedules (croniter, imported lazily: a tenth of a second) ──
-_CRON_HINT = ('write five fields (minute hour day-of-month month day-of-week, in UTC), e.g. "0 23 * * *" for '
-              'every day at 23:00, "*/30 * * * *" for every half hour, "0 0 * * 0" for Sundays at midnight')
+_CRON_HINT = (
+    'write five fields (minute hour day-of-month month day-of-week, in UTC), e.g. "0 23 * * *" for '
+    'every day at 23:00, "*/30 * * * *" for every half hour, "0 0 * * 0" for Sundays at midnight'
+)
 
 
 def check_cron(schedule: object) -> str | None:

@@ -31,6 +31,7 @@ _ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
 _PLUGIN_NAMES = (("search", "embedder"), ("llm", "provider"))
 _PLUGIN_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
 
+
 # The settings are immutable records, NamedTuples rather than frozen dataclasses: every
 # command and hook loads them, and defining a frozen dataclass costs ~1.3 ms at import
 # (13 of them were the largest single import of a cold `search`), a NamedTuple ~0.2 ms.
@@ -62,34 +63,58 @@ NUMBERS: dict[tuple[str, str], NumberRule] = {
     ("context_compiler", "memory_budget_kb"): NumberRule(float, 0, 100_000, hint="KB"),
     ("context_compiler", "journal_budget_kb"): NumberRule(float, 0, 100_000, hint="KB"),
     ("context_compiler", "topic_budget_kb"): NumberRule(float, 0, 100_000, hint="KB"),
-    ("context_compiler", "history_share"): NumberRule(float, 0, 0.9, hint="a fraction of token_budget"),
+    ("context_compiler", "history_share"): NumberRule(
+        float, 0, 0.9, hint="a fraction of token_budget"
+    ),
     ("search", "bm25_weight"): NumberRule(float, 0, 1),
     ("search", "vector_weight"): NumberRule(float, 0, 1),
     ("search", "embedding_dimensions"): NumberRule(int, 1, 65_536),
     ("watchers", "similarity_threshold"): NumberRule(float, 0, 1),
     ("watchers", "gate_max_tokens"): NumberRule(int, 1, 4096),
-    ("lifecycle", "commit_interval_minutes"): NumberRule(int, 1, 10_080, hint="minutes, at most a week"),
+    ("lifecycle", "commit_interval_minutes"): NumberRule(
+        int, 1, 10_080, hint="minutes, at most a week"
+    ),
     ("lifecycle", "journal_retention_days"): NumberRule(int, 1, 36_500, hint="days"),
     ("lifecycle", "memory_line_cap"): NumberRule(int, 10, 100_000, hint="lines"),
-    ("capture", "max_message_bytes"): NumberRule(int, 1024, 1 << 30, hint="bytes, e.g. 1048576 for 1 MB"),
+    ("capture", "max_message_bytes"): NumberRule(
+        int, 1024, 1 << 30, hint="bytes, e.g. 1048576 for 1 MB"
+    ),
     ("llm", "timeout_seconds"): NumberRule(float, 0.1, 3600, hint="seconds per request"),
-    ("llm", "deadline_seconds"): NumberRule(float, 0.1, 86_400, nullable=True,
-                                            hint="seconds for a whole call; null = every attempt's timeout plus the backoff and 0.25 s an attempt"),
+    ("llm", "deadline_seconds"): NumberRule(
+        float,
+        0.1,
+        86_400,
+        nullable=True,
+        hint="seconds for a whole call; null = every attempt's timeout plus the backoff and 0.25 "
+        "s an attempt",
+    ),
     ("llm", "max_retries"): NumberRule(int, 0, 20),
     ("llm", "concurrency"): NumberRule(int, 1, 256),
-    ("llm", "daily_token_budget"): NumberRule(int, 0, 10**12, hint="tokens a day; 0 means no limit"),
-    ("integrations", "hook_token_budget"): NumberRule(int, 256, 1_000_000, hint="tokens a harness hook adds to a prompt"),
-    ("integrations", "import_idle_minutes"): NumberRule(int, 1, 10_080, hint="minutes, at most a week"),
+    ("llm", "daily_token_budget"): NumberRule(
+        int, 0, 10**12, hint="tokens a day; 0 means no limit"
+    ),
+    ("integrations", "hook_token_budget"): NumberRule(
+        int, 256, 1_000_000, hint="tokens a harness hook adds to a prompt"
+    ),
+    ("integrations", "import_idle_minutes"): NumberRule(
+        int, 1, 10_080, hint="minutes, at most a week"
+    ),
     ("daemon", "session_idle_minutes"): NumberRule(int, 1, 10_080, hint="minutes"),
     ("daemon", "explore_max_age_days"): NumberRule(int, 1, 36_500, hint="days"),
     ("daemon", "job_timeout_minutes"): NumberRule(int, 1, 1440, hint="minutes, at most a day"),
     ("daemon", "job_retries"): NumberRule(int, 0, 20),
-    ("daemon", "job_token_budget"): NumberRule(int, 0, 10**12, hint="tokens a job run; 0 means no limit"),
+    ("daemon", "job_token_budget"): NumberRule(
+        int, 0, 10**12, hint="tokens a job run; 0 means no limit"
+    ),
 }
 
 # Settings that are cron expressions (read in UTC, like every time autopoiesis keeps):
 # refused at load when croniter cannot read them or they never fire.
-CRON_SETTINGS = (("lifecycle", "condensation_schedule"), ("lifecycle", "pruning_schedule"), ("daemon", "health_schedule"))
+CRON_SETTINGS = (
+    ("lifecycle", "condensation_schedule"),
+    ("lifecycle", "pruning_schedule"),
+    ("daemon", "health_schedule"),
+)
 
 
 def check_number(where: str, value: Any, rule: NumberRule) -> int | float | None:
@@ -122,7 +147,10 @@ def _load_yaml(text: str, source: str) -> Any:
     try:
         return YAML(typ="safe", pure=True).load(text)
     except YAMLError as exc:
-        raise ConfigError(f"{source} is not valid YAML: {exc}. Fix the line shown, or delete the file to use the defaults.") from exc
+        raise ConfigError(
+            f"{source} is not valid YAML: {exc}. Fix the line shown, or delete the file to use "
+            "the defaults."
+        ) from exc
 
 
 def template_text() -> str:
@@ -135,7 +163,9 @@ class CompilerConfig(NamedTuple):
     memory_budget_kb: float = 3.0
     journal_budget_kb: float = 4.0
     topic_budget_kb: float = 6.0
-    history_share: float = 0.25  # P4: the part of the budget scored knowledge leaves to session history
+    history_share: float = (
+        0.25  # P4: the part of the budget scored knowledge leaves to session history
+    )
 
 
 class SearchConfig(NamedTuple):
@@ -171,8 +201,11 @@ class GitConfig(NamedTuple):
 class DaemonConfig(NamedTuple):
     # every harness's own locations, each owned by its package (integrations/<harness>:
     # SESSION_GLOBS); the config cannot import them, so a test holds this copy to theirs
-    session_globs: tuple[str, ...] = ("~/.claude/projects/*/*.jsonl", "~/.codex/sessions/**/*.jsonl",
-                                      "~/.gemini/tmp/*/chats/*.json")
+    session_globs: tuple[str, ...] = (
+        "~/.claude/projects/*/*.jsonl",
+        "~/.codex/sessions/**/*.jsonl",
+        "~/.gemini/tmp/*/chats/*.json",
+    )
     session_idle_minutes: int = 10
     health_schedule: str = "30 * * * *"
     explore_max_age_days: int = 7
@@ -244,8 +277,10 @@ def default_values() -> dict[str, Any]:
     capture = values["capture"]
     values["capture"] = {
         "max_message_bytes": capture["max_message_bytes"],
-        "redaction": {"enabled": capture["redaction_enabled"],
-                      "extra_patterns": capture["extra_patterns"]},
+        "redaction": {
+            "enabled": capture["redaction_enabled"],
+            "extra_patterns": capture["extra_patterns"],
+        },
     }
     return values
 
@@ -272,7 +307,9 @@ def _check_type(where: str, value: Any, default: Any, rule: NumberRule | None = 
     return value
 
 
-def _merge(defaults: dict[str, Any], user: dict[str, Any], path: str, source: str) -> dict[str, Any]:
+def _merge(
+    defaults: dict[str, Any], user: dict[str, Any], path: str, source: str
+) -> dict[str, Any]:
     merged = dict(defaults)
     for key, value in user.items():
         where = f"{path}.{key}" if path else str(key)
@@ -282,11 +319,15 @@ def _merge(defaults: dict[str, Any], user: dict[str, Any], path: str, source: st
         default = defaults[key]
         if isinstance(default, dict):
             if not isinstance(value, dict):
-                raise ConfigError(f"{source}: '{where}' must be a mapping of settings, not {value!r}.")
+                raise ConfigError(
+                    f"{source}: '{where}' must be a mapping of settings, not {value!r}."
+                )
             merged[key] = _merge(default, value, where, source)
         else:
             section, _, name = where.rpartition(".")
-            merged[key] = _check_type(f"{source}: '{where}'", value, default, NUMBERS.get((section, name)))
+            merged[key] = _check_type(
+                f"{source}: '{where}'", value, default, NUMBERS.get((section, name))
+            )
     return merged
 
 
@@ -309,8 +350,10 @@ def _user_settings(text: str, source: str) -> dict[str, Any]:
     if user is None:
         user = {}
     if not isinstance(user, dict):
-        raise ConfigError(f"{source} must be a mapping of sections (context_compiler:, search:, ...), "
-                          f"not a {type(user).__name__}.")
+        raise ConfigError(
+            f"{source} must be a mapping of sections (context_compiler:, search:, ...), "
+            f"not a {type(user).__name__}."
+        )
     user = {k: (dict(v) if isinstance(v, dict) else v) for k, v in user.items()}
     llm_models: dict[str, Any] = {}
     for (section, key), (_, target) in _ALIASES.items():
@@ -331,39 +374,54 @@ def _check_choices(values: dict[str, Any], source: str) -> None:
     for (section, key), allowed in _ENUMS.items():
         if values[section][key] not in allowed:
             raise ConfigError(
-                f"{source}: '{section}.{key}' is {values[section][key]!r}; write one of: {', '.join(allowed)}."
+                f"{source}: '{section}.{key}' is {values[section][key]!r}; write one of: "
+                f"{', '.join(allowed)}."
             )
     for section, key in _PLUGIN_NAMES:
         if not _PLUGIN_NAME_RE.match(values[section][key]):
             raise ConfigError(
-                f"{source}: '{section}.{key}' is {values[section][key]!r}; write a plugin name such as offline or openai."
+                f"{source}: '{section}.{key}' is {values[section][key]!r}; write a plugin name "
+                "such as offline or openai."
             )
     for section, key in CRON_SETTINGS:
         from autopoiesis.core.clock import check_cron
 
         problem = check_cron(values[section][key])
         if problem:
-            raise ConfigError(f"{source}: '{section}.{key}' is {values[section][key]!r}, which {problem}.")
+            raise ConfigError(
+                f"{source}: '{section}.{key}' is {values[section][key]!r}, which {problem}."
+            )
     globs = values["daemon"]["session_globs"]
     if not all(isinstance(g, str) and g.strip() for g in globs):
-        raise ConfigError(f"{source}: 'daemon.session_globs' must be a list of glob patterns such as "
-                          f"~/.claude/projects/*/*.jsonl (or [] for no session watcher), not {globs!r}.")
+        raise ConfigError(
+            f"{source}: 'daemon.session_globs' must be a list of glob patterns such as "
+            f"~/.claude/projects/*/*.jsonl (or [] for no session watcher), not {globs!r}."
+        )
 
 
 def _build(values: dict[str, Any], source: str) -> Config:
     cap = values["capture"]
     extra = []
     for i, item in enumerate(cap["redaction"]["extra_patterns"]):
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not isinstance(item.get("pattern"), str):
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("name"), str)
+            or not isinstance(item.get("pattern"), str)
+        ):
             raise ConfigError(
-                f"{source}: capture.redaction.extra_patterns[{i}] must be a mapping like {{name: KIND, pattern: REGEX}}."
+                f"{source}: capture.redaction.extra_patterns[{i}] must be a mapping like {{name: "
+                f"KIND, pattern: REGEX}}."
             )
         from autopoiesis.core.redact import compile_extra_pattern
 
         try:
-            compile_extra_pattern(item["pattern"])  # RE2: linear-time, so no pattern can hang capture
+            compile_extra_pattern(
+                item["pattern"]
+            )  # RE2: linear-time, so no pattern can hang capture
         except ValueError as exc:
-            raise ConfigError(f"{source}: capture.redaction.extra_patterns[{i}] ({item['name']}): {exc}.") from exc
+            raise ConfigError(
+                f"{source}: capture.redaction.extra_patterns[{i}] ({item['name']}): {exc}."
+            ) from exc
         extra.append(RedactionPattern(item["name"], item["pattern"]))
     llm = values["llm"]
     return Config(
@@ -372,7 +430,9 @@ def _build(values: dict[str, Any], source: str) -> Config:
         watchers=WatchersConfig(**values["watchers"]),
         lifecycle=LifecycleConfig(**values["lifecycle"]),
         git=GitConfig(**values["git"]),
-        daemon=DaemonConfig(**{**values["daemon"], "session_globs": tuple(values["daemon"]["session_globs"])}),
+        daemon=DaemonConfig(
+            **{**values["daemon"], "session_globs": tuple(values["daemon"]["session_globs"])}
+        ),
         capture=CaptureConfig(
             max_message_bytes=cap["max_message_bytes"],
             redaction_enabled=cap["redaction"]["enabled"],

@@ -23,7 +23,8 @@ class EventLog:
         self.path = Path(path)
 
     def append(self, event: dict[str, Any], *, stamp: bool = True) -> dict[str, Any]:
-        """Append EVENT (with a UTC `ts` first when STAMP and it has none); returns what was written."""
+        """Append EVENT (with a UTC `ts` first when STAMP and it has none); returns what was
+        written."""
         row = ({"ts": format_ts_micro()} | event) if stamp and "ts" not in event else dict(event)
         line = json.dumps(row, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
         self.path.parent.mkdir(parents=True, exist_ok=True)

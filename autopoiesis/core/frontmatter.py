@@ -58,13 +58,21 @@ class _Yaml:
             pass
 
         StringsLoader.yaml_implicit_resolvers = {
-            first: [(tag, rx) for tag, rx in resolvers if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
+            first: [
+                (tag, rx)
+                for tag, rx in resolvers
+                if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+            ]
             for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
         }
-        StringsLoader.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789"))
+        StringsLoader.add_implicit_resolver(
+            "tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789")
+        )
         StringsLoader.add_implicit_resolver(
             "tag:yaml.org,2002:float",
-            re.compile(r"^(?:[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+            re.compile(
+                r"^(?:[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+            ),
             list("-+0123456789."),
         )
         self.yaml = yaml
@@ -121,7 +129,9 @@ def parse_yaml(source: str, where: str = "file") -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise FrontmatterError(f"{where}: the frontmatter must be a YAML mapping (key: value lines).")
+        raise FrontmatterError(
+            f"{where}: the frontmatter must be a YAML mapping (key: value lines)."
+        )
     return data
 
 
@@ -152,7 +162,9 @@ def scalar(value: Any) -> str:
     ):
         return text
     # YAML forbids the C1 controls and a few other code points that JSON leaves alone.
-    return _NONPRINTABLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", json.dumps(text, ensure_ascii=False))
+    return _NONPRINTABLE.sub(
+        lambda m: f"\\u{ord(m.group(0)):04x}", json.dumps(text, ensure_ascii=False)
+    )
 
 
 def _reads_as_str(text: str) -> bool:
@@ -162,4 +174,6 @@ def _reads_as_str(text: str) -> bool:
     if y.resolver.resolve(y.yaml.ScalarNode, text, (True, False)) != "tag:yaml.org,2002:str":
         return False
     resolvers = y.loader.yaml_implicit_resolvers
-    return not any(rx.match(text) for _, rx in resolvers.get(text[:1], []) + resolvers.get(None, []))
+    return not any(
+        rx.match(text) for _, rx in resolvers.get(text[:1], []) + resolvers.get(None, [])
+    )

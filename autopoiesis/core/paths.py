@@ -73,7 +73,8 @@ STATE_FILES = {
     "session_watch": ("daemon", "sessions.json"),
 }
 
-# Category of a repo-relative path, as search and the compiler name them (docs/design.md#index-schema).
+# Category of a repo-relative path, as search and the compiler name them
+# (docs/design.md#index-schema).
 _KNOWLEDGE_CATEGORY = {
     "identity": "identity",
     "memory": "memory",
@@ -83,7 +84,18 @@ _KNOWLEDGE_CATEGORY = {
     "procedures": "procedure",
     "reference": "reference",
 }
-CATEGORIES = ("identity", "memory", "journal", "project", "person", "procedure", "reference", "conversation", "topic", "archive")
+CATEGORIES = (
+    "identity",
+    "memory",
+    "journal",
+    "project",
+    "person",
+    "procedure",
+    "reference",
+    "conversation",
+    "topic",
+    "archive",
+)
 
 
 def category_of(relpath: str) -> str | None:
@@ -124,7 +136,9 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
         raise
 
 
-def atomic_write_many(files: Sequence[tuple[Path, bytes]], *, mode: int = 0o644) -> list[OSError | None]:
+def atomic_write_many(
+    files: Sequence[tuple[Path, bytes]], *, mode: int = 0o644
+) -> list[OSError | None]:
     """atomic_write for many files at once, each whole or not at all: all are written to
     temporary files, flushed to disk together (fsyncs from a few threads, which the file
     system commits in shared journal transactions: a bulk import of hundreds of files
@@ -254,7 +268,9 @@ class MemoryRepo:
 
     # ── finding the repo ──
     @classmethod
-    def checked(cls, root: str | os.PathLike[str], source: str, *, must_exist: bool = True) -> MemoryRepo:
+    def checked(
+        cls, root: str | os.PathLike[str], source: str, *, must_exist: bool = True
+    ) -> MemoryRepo:
         """The repo at ROOT (named by SOURCE in the error: "-C DIR", ...); with MUST_EXIST,
         NotAMemoryRepo when ROOT holds no memory repository. git.locate.locate_repo finds ROOT."""
         repo = cls(Path(root).expanduser())
@@ -300,7 +316,9 @@ class MemoryRepo:
             try:
                 p = p.resolve().relative_to(self.root)
             except ValueError:
-                raise UnsafePathError(f"{path} is outside the memory repository {self.root}.") from None
+                raise UnsafePathError(
+                    f"{path} is outside the memory repository {self.root}."
+                ) from None
         return p.as_posix()
 
     def resolve_inside(self, relpath: str | os.PathLike[str], *, under: str | None = None) -> Path:

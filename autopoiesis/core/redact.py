@@ -43,18 +43,28 @@ _B64RUN = r"[A-Za-z0-9+/]{16,}={0,2}"
 # A PEM block: header lines (Proc-Type: ...), base64 lines, a short last line, the footer.
 # Without its footer (a truncated paste) the block ends with its last base64 line; a header
 # followed by prose has no body and is left alone.
-_PEM_TAIL = (r"\s+[A-Za-z0-9+/]{1,15}={0,2}(?=\s*-----END)"
-             r"|[ \t]*\r?\n[ \t]*(?=[A-Za-z]*[0-9+/=])[A-Za-z0-9+/]{1,15}={0,2}(?=[ \t]*(?:\r?\n|\Z))")
-_PEM = (rf"-----BEGIN {_PEM_LABEL}-----(?P<body>(?:\s*[A-Za-z][A-Za-z-]+:[^\n]*\n)*\s*{_B64RUN}(?:\s+{_B64RUN})*(?:{_PEM_TAIL})?)"
-        rf"(?:\s*-----END {_PEM_LABEL}-----)?")
+_PEM_TAIL = (
+    r"\s+[A-Za-z0-9+/]{1,15}={0,2}(?=\s*-----END)"
+    r"|[ \t]*\r?\n[ \t]*(?=[A-Za-z]*[0-9+/=])[A-Za-z0-9+/]{1,15}={0,2}(?=[ \t]*(?:\r?\n|\Z))"
+)
+_PEM = (
+    r"-----BEGIN "
+    rf"{_PEM_LABEL}-----(?P<body>(?:\s*[A-Za-z][A-Za-z-]+:[^\n]*\n)*\s*{_B64RUN}(?:\s+{_B64RUN})*(?:{_PEM_TAIL})?)"
+    rf"(?:\s*-----END {_PEM_LABEL}-----)?"
+)
 # The value of an assignment: quoted, or a bare run that stops at whitespace, a quote, a
 # bracket or a `;`/`&` that starts the next `name=` (a JDBC or URL parameter).
 _BARE = r"""(?:[^\s"'`,;&<>(){}\[\]]|[;&](?![A-Za-z_][\w.\-]*=|\s|$)){1,512}"""
-_VALUE = rf"""\s*(?:"(?P<s1>[^"\n]{{1,512}})"|'(?P<s2>[^'\n]{{1,512}})'|`(?P<s3>[^`\n]{{1,512}})`|(?P<s4>{_BARE}))"""
+_VALUE = (
+    r"""\s*(?:"(?P<s1>[^"\n]{1,512})"|'(?P<s2>[^'\n]{1,512})'|`(?P<s3>[^`\n]{1,512})`"""
+    rf"""|(?P<s4>{_BARE}))"""
+)
 _ASSIGN = r"""["'\]]{0,2}\s*(?:=|:=|:|=>)"""
 _KEY_START = r"(?<![A-Za-z0-9_.\-])"
 _TOKEN = r"[A-Za-z0-9+/=_\-]{16,}"
-_ENTROPY_VALUE = rf"""\s*(?:"(?P<s1>{_TOKEN})"|'(?P<s2>{_TOKEN})'|(?P<s4>{_TOKEN})(?![^\s,;&)}}\]]))"""
+_ENTROPY_VALUE = (
+    rf"""\s*(?:"(?P<s1>{_TOKEN})"|'(?P<s2>{_TOKEN})'|(?P<s4>{_TOKEN})(?![^\s,;&)}}\]]))"""
+)
 
 # (kind, pattern). A pattern's secret is its group `s` (or s1..s4), else the whole match.
 # Order is priority when two findings start at the same place (an Anthropic key also
@@ -64,10 +74,19 @@ BUILTIN_RULES: tuple[tuple[str, str], ...] = (
     ("anthropic_key", r"\bsk-ant-(?:api|admin|oat)\d{2}-[A-Za-z0-9_\-]{32,}"),
     ("openai_key", r"\bsk-(?:(?:proj|svcacct|admin|None)-)?[A-Za-z0-9_\-]{20,}"),
     ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}\b"),
-    ("aws_secret_key", rf"(?i){_KEY_START}(?:aws_?)?secret_?access_?key{_ASSIGN}\s*[\"']?(?P<s>[A-Za-z0-9/+=]{{40}})(?![A-Za-z0-9/+=])"),
-    ("aws_session_token", rf"(?i){_KEY_START}(?:aws_?)?(?:session|security)_?token{_ASSIGN}\s*[\"']?(?P<s>[A-Za-z0-9/+=]{{40,}})"),
+    (
+        "aws_secret_key",
+        rf"(?i){_KEY_START}(?:aws_?)?secret_?access_?key{_ASSIGN}\s*[\"']?(?P<s>[A-Za-z0-9/+=]{{40}})(?![A-Za-z0-9/+=])",
+    ),
+    (
+        "aws_session_token",
+        rf"(?i){_KEY_START}(?:aws_?)?(?:session|security)_?token{_ASSIGN}\s*[\"']?(?P<s>[A-Za-z0-9/+=]{{40,}})",
+    ),
     ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"),
-    ("gitlab_token", r"\b(?:(?:glpat|gldt|glft|glsoat|glrt|glcbt|glptt|glimt|gloas|glagent)-[A-Za-z0-9_\-]{20,}|GR1348941[A-Za-z0-9_\-]{20,50})"),
+    (
+        "gitlab_token",
+        r"\b(?:(?:glpat|gldt|glft|glsoat|glrt|glcbt|glptt|glimt|gloas|glagent)-[A-Za-z0-9_\-]{20,}|GR1348941[A-Za-z0-9_\-]{20,50})",
+    ),
     ("huggingface_token", r"\b(?:hf_|api_org_)[A-Za-z]{34}\b"),
     ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
     ("pypi_token", r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"),
@@ -81,15 +100,33 @@ BUILTIN_RULES: tuple[tuple[str, str], ...] = (
     ("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
     ("databricks_token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
     ("jwt", r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
-    ("azure_key", r"(?i)(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedSecretValue)\s*=\s*(?P<s>[A-Za-z0-9+/]{20,}={0,2})"),
-    ("basic_auth", r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<s>[A-Za-z0-9+/]{8,}={0,2})"),
+    (
+        "azure_key",
+        r"(?i)(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedSecretValue)\s*=\s*(?P<s>[A-Za-z0-9+/]{20,}={0,2})",
+    ),
+    (
+        "basic_auth",
+        r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<s>[A-Za-z0-9+/]{8,}={0,2})",
+    ),
     ("bearer_token", r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9_\-.=~+/]{16,})"),
-    ("url_password", r"(?i)(?<![a-z0-9+.\-])(?P<scheme>[a-z][a-z0-9+.\-]{0,30})://[^\s/:@\"'<>]+:(?P<s>[^\s/@\"'<>]+)@"),
-    ("password", rf"(?i){_KEY_START}(?P<k>[A-Za-z0-9_.\-]{{0,40}}?(?:pass|pwd|contrase(?:ñ|n)a)[A-Za-z0-9_\-]{{0,20}}){_ASSIGN}{_VALUE}"),
-    ("secret", rf"(?i){_KEY_START}(?P<k>[A-Za-z0-9_.\-]{{0,40}}?(?:secret|token|api_?key|apikey|access_?key|auth_?key|private_?key|"
-               rf"signing_?key|encryption_?key|client_?key|credentials?|auth)[A-Za-z0-9_\-]{{0,20}}){_ASSIGN}{_VALUE}"),
+    (
+        "url_password",
+        r"(?i)(?<![a-z0-9+.\-])(?P<scheme>[a-z][a-z0-9+.\-]{0,30})://[^\s/:@\"'<>]+:(?P<s>[^\s/@\"'<>]+)@",
+    ),
+    (
+        "password",
+        rf"(?i){_KEY_START}(?P<k>[A-Za-z0-9_.\-]{{0,40}}?(?:pass|pwd|contrase(?:ñ|n)a)[A-Za-z0-9_\-]{{0,20}}){_ASSIGN}{_VALUE}",
+    ),
+    (
+        "secret",
+        rf"(?i){_KEY_START}(?P<k>[A-Za-z0-9_.\-]{{0,40}}?(?:secret|token|api_?key|apikey|access_?key|auth_?key|private_?key|"
+        rf"signing_?key|encryption_?key|client_?key|credentials?|auth)[A-Za-z0-9_\-]{{0,20}}){_ASSIGN}{_VALUE}",
+    ),
     # a YAML `key: value` needs the space: `bot123:abc` or `host:port` is no assignment
-    ("high_entropy", rf"""{_KEY_START}(?P<k>[A-Za-z_][A-Za-z0-9_.\-]{{0,60}})["'\]]{{0,2}}(?:\s*(?:=|:=|=>)|:(?=[\s"'])){_ENTROPY_VALUE}"""),
+    (
+        "high_entropy",
+        rf"""{_KEY_START}(?P<k>[A-Za-z_][A-Za-z0-9_.\-]{{0,60}})["'\]]{{0,2}}(?:\s*(?:=|:=|=>)|:(?=[\s"'])){_ENTROPY_VALUE}""",
+    ),
 )
 
 # Nothing can be a secret without one of these: a provider prefix, a keyword next to an
@@ -117,12 +154,17 @@ _ESCAPES = re.compile(r"\\[nrt\"']")
 _ESCAPE_VIEW = {"n": " \n", "r": " \r", "t": "  ", '"': ' "', "'": " '"}
 
 _STOPWORDS = frozenset(
-    "str string int bool bytes none null nil true false undefined optional required empty any object dict list "
-    "secret secrets password passwords token tokens key keys value values env environ getenv yes no on off "
-    "changeme xxx xxxx xxxxxx redacted hidden masked omitted placeholder example sample dummy test todo tbd".split()
+    "str string int bool bytes none null nil true false undefined optional required empty any "
+    "object dict list "
+    "secret secrets password passwords token tokens key keys value values env environ getenv yes "
+    "no on off "
+    "changeme xxx xxxx xxxxxx redacted hidden masked omitted placeholder example sample dummy "
+    "test todo tbd".split()
 )
-_HASHY_KEY = re.compile(r"(?i)(?:sha\d*|md5|hash|digest|checksum|integrity|commit|parent|tree|etag|uuid|guid|(?:^|[_.\-])ids?$|[a-z]Ids?$"
-                        r"|ref|rev|revision|version|image|png|jpe?g|gif|icon|avatar|thumbnail|font)")
+_HASHY_KEY = re.compile(
+    r"(?i)(?:sha\d*|md5|hash|digest|checksum|integrity|commit|parent|tree|etag|uuid|guid|(?:^|[_.\-])ids?$|[a-z]Ids?$"
+    r"|ref|rev|revision|version|image|png|jpe?g|gif|icon|avatar|thumbnail|font)"
+)
 _IMAGE_MAGIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi", "PHN2Zy", "AAAA")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _MARKER = re.compile(r"\[redacted:[^\]\s]{1,80}\]")
@@ -139,11 +181,14 @@ def _groups_secret(m: re.Match[str]) -> tuple[int, int] | None:
 
 
 def _classes(v: str) -> int:
-    return sum((any(c.islower() for c in v), any(c.isupper() for c in v), any(c.isdigit() for c in v)))
+    return sum(
+        (any(c.islower() for c in v), any(c.isupper() for c in v), any(c.isdigit() for c in v))
+    )
 
 
 def _is_prose_slug(v: str) -> bool:
-    """`2FA-recovery-codes-are-in-the-vault`, `prod-eu-west-1-cluster-a1`: words joined by dashes."""
+    """`2FA-recovery-codes-are-in-the-vault`, `prod-eu-west-1-cluster-a1`: words joined by
+    dashes."""
     parts = [p for p in re.split(r"[-_.]", v) if p]
     if len(parts) < 3:
         return False
@@ -152,7 +197,8 @@ def _is_prose_slug(v: str) -> bool:
 
 
 def _looks_random(v: str, min_len: int = 8) -> bool:
-    """A token that mixes character classes (a digit, or 20+ characters) and is not a slug of words."""
+    """A token that mixes character classes (a digit, or 20+ characters) and is not a slug of
+    words."""
     if len(v) < min_len or _classes(v) < 2 or _is_prose_slug(v):
         return False
     return any(c.isdigit() for c in v) or len(v) >= 20
@@ -166,7 +212,9 @@ def _is_placeholder(v: str) -> bool:
         return True  # ******, ...., ----
     if v[0] in "$%<{[" or v.startswith(("os.", "process.env", "env.", "getenv", "[redacted:")):
         return True
-    if re.fullmatch(r"(?i)(?:your|my|the|some|insert|enter|put)[-_ ]?\w*", v) or re.fullmatch(r"(.)\1{3,}", v):
+    if re.fullmatch(r"(?i)(?:your|my|the|some|insert|enter|put)[-_ ]?\w*", v) or re.fullmatch(
+        r"(.)\1{3,}", v
+    ):
         return True
     return False
 
@@ -174,7 +222,11 @@ def _is_placeholder(v: str) -> bool:
 def _decodes_to_text(v: str) -> bool:
     """Base64 of JSON or text (data, not a secret); random secrets decode to binary junk."""
     try:
-        raw = base64.b64decode(v + "=" * (-len(v) % 4), altchars=b"-_" if ("-" in v or "_" in v) else None, validate=True)
+        raw = base64.b64decode(
+            v + "=" * (-len(v) % 4),
+            altchars=b"-_" if ("-" in v or "_" in v) else None,
+            validate=True,
+        )
     except (binascii.Error, ValueError):
         return False
     if len(raw) < 8:
@@ -206,7 +258,10 @@ class _DS:
         from detect_secrets.plugins.discord import DiscordBotTokenDetector
         from detect_secrets.plugins.github_token import GitHubTokenDetector
         from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-        from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
+        from detect_secrets.plugins.high_entropy_strings import (
+            Base64HighEntropyString,
+            HexHighEntropyString,
+        )
         from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
         from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
         from detect_secrets.plugins.mailchimp import MailchimpDetector
@@ -225,12 +280,32 @@ class _DS:
         # knows mailto: is no credential), IPPublicDetector (an address is not a secret),
         # OpenAIDetector and JwtTokenDetector (our rules cover their shapes, and their
         # regexes backtrack quadratically on runs like "sk-sk-sk-...").
-        classes = (ArtifactoryDetector, AWSKeyDetector, AzureStorageKeyDetector, CloudantDetector, DiscordBotTokenDetector,
-                   GitHubTokenDetector, GitLabTokenDetector, IbmCloudIamDetector, IbmCosHmacDetector,
-                   MailchimpDetector, NpmDetector, PypiTokenDetector, SendGridDetector, SlackDetector,
-                   SoftlayerDetector, SquareOAuthDetector, StripeDetector, TelegramBotTokenDetector, TwilioKeyDetector)
+        classes = (
+            ArtifactoryDetector,
+            AWSKeyDetector,
+            AzureStorageKeyDetector,
+            CloudantDetector,
+            DiscordBotTokenDetector,
+            GitHubTokenDetector,
+            GitLabTokenDetector,
+            IbmCloudIamDetector,
+            IbmCosHmacDetector,
+            MailchimpDetector,
+            NpmDetector,
+            PypiTokenDetector,
+            SendGridDetector,
+            SlackDetector,
+            SoftlayerDetector,
+            SquareOAuthDetector,
+            StripeDetector,
+            TelegramBotTokenDetector,
+            TwilioKeyDetector,
+        )
         cls.keyword = kw.KeywordDetector()
-        cls.keyword_groups = (kw.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, kw.CONFIG_DENYLIST_REGEX_TO_GROUP)
+        cls.keyword_groups = (
+            kw.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
+            kw.CONFIG_DENYLIST_REGEX_TO_GROUP,
+        )
         cls.b64 = Base64HighEntropyString()
         cls.hexp = HexHighEntropyString()
         cls.filters = heuristic
@@ -291,7 +366,11 @@ class Redactor:
         if _prefilter().search(safe):
             spans = find_secrets(safe)
         for rank, (kind, rx) in enumerate(self._extra, start=len(BUILTIN_RULES) + 10):
-            spans.extend(_Span(m.start(), m.end(), kind, rank) for m in rx.finditer(safe) if m.end() > m.start())
+            spans.extend(
+                _Span(m.start(), m.end(), kind, rank)
+                for m in rx.finditer(safe)
+                if m.end() > m.start()
+            )
         if spans and "[redacted:" in text:
             # a marker of an earlier pass is never (part of) a secret: redaction is idempotent
             marks = [m.span() for m in _MARKER.finditer(text)]
@@ -301,7 +380,7 @@ class Redactor:
         out: list[str] = []
         pos = 0
         for span in _merge(spans):
-            out.append(text[pos:span.start])
+            out.append(text[pos : span.start])
             out.append(f"[redacted:{span.kind}]")
             self.counts[span.kind] += 1
             pos = span.end
@@ -312,7 +391,7 @@ class Redactor:
 def marker_kinds(text: str) -> list[str]:
     """The KIND of every `[redacted:KIND]` marker in TEXT, in order: how a piece of an
     already redacted transcript (a continuation part) counts its own redactions."""
-    return [m.group()[len("[redacted:"):-1] for m in _MARKER.finditer(text)]
+    return [m.group()[len("[redacted:") : -1] for m in _MARKER.finditer(text)]
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -351,7 +430,9 @@ def _view(text: str) -> str:
     return text
 
 
-_COMPILED: list[tuple[str, int, re.Pattern[str]]] = [(kind, i, re.compile(p)) for i, (kind, p) in enumerate(BUILTIN_RULES)]
+_COMPILED: list[tuple[str, int, re.Pattern[str]]] = [
+    (kind, i, re.compile(p)) for i, (kind, p) in enumerate(BUILTIN_RULES)
+]
 
 
 def find_secrets(text: str) -> list[_Span]:
@@ -412,25 +493,36 @@ def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
     start, end = span
     if m.group("s4") is not None:
         ls, le = _line_bounds(view, start)
-        prefix = view[ls:m.start("k")]
-        if re.fullmatch(r"\s*(?:export\s+|set\s+)?", prefix) and "=" in view[m.end("k"):start]:
-            end = ls + len(view[ls:le].rstrip())  # INI and .env: the value runs to the end of the line
+        prefix = view[ls : m.start("k")]
+        if re.fullmatch(r"\s*(?:export\s+|set\s+)?", prefix) and "=" in view[m.end("k") : start]:
+            end = ls + len(
+                view[ls:le].rstrip()
+            )  # INI and .env: the value runs to the end of the line
         else:
-            while end > start and view[end - 1] in ".:!?" and (end == len(view) or view[end].isspace()):
+            while (
+                end > start
+                and view[end - 1] in ".:!?"
+                and (end == len(view) or view[end].isspace())
+            ):
                 end -= 1  # sentence punctuation after the value
     value = view[start:end]
     if _is_placeholder(value):
         return None
     ls, le = _line_bounds(view, start)
-    if _DS.filters is not None and _DS.filters.is_indirect_reference(view[ls:le]) and re.search(r"[\w.]+[\[(]", value):
+    if (
+        _DS.filters is not None
+        and _DS.filters.is_indirect_reference(view[ls:le])
+        and re.search(r"[\w.]+[\[(]", value)
+    ):
         return None
     return start, end, value
 
 
 def _password(m: re.Match[str], view: str) -> tuple[int, int] | None:
     key = m.group("k").lower()
-    if not re.search(r"(?:^|[_.\-])(?:pass|pwd)(?:$|[_.\-])|password|passwd|passphrase|pwd$|contrase", key) or re.search(
-            r"(?:by|com|sur|over)pass|pass(?:ed|es|ing|age|enger|port|ive|through)", key):
+    if not re.search(
+        r"(?:^|[_.\-])(?:pass|pwd)(?:$|[_.\-])|password|passwd|passphrase|pwd$|contrase", key
+    ) or re.search(r"(?:by|com|sur|over)pass|pass(?:ed|es|ing|age|enger|port|ive|through)", key):
         return None  # bypass, passed, passport
     got = _keyword_value(m, view)
     return None if got is None else got[:2]
@@ -438,7 +530,8 @@ def _password(m: re.Match[str], view: str) -> tuple[int, int] | None:
 
 _NOT_SECRET_KEY = re.compile(
     r"(?:^|[_.\-])(?:max|min|num|n|count|total|input|output|prompt|completion|cached|reasoning)_?tokens?|tokens?_(?:in|out|count|used|limit)"
-    r"|author|oauth_?url|auth_?url|authority|key_?(?:name|id|type|path|file|prefix|length|size|format)$|keyboard|monkey|turkey")
+    r"|author|oauth_?url|auth_?url|authority|key_?(?:name|id|type|path|file|prefix|length|size|format)$|keyboard|monkey|turkey"
+)
 
 
 def _secret(m: re.Match[str], view: str) -> tuple[int, int] | None:
@@ -459,8 +552,14 @@ def _high_entropy(m: re.Match[str], view: str) -> tuple[int, int] | None:
         return None
     start, end = _groups_secret(m) or (0, 0)
     v = view[start:end]
-    if (not _looks_random(v, 16) or _UUID.fullmatch(v) or v.startswith(_IMAGE_MAGIC) or len(v) > 1024
-            or (re.fullmatch(r"[0-9a-fA-F]+", v) and len(v) in _DIGEST_LENGTHS) or _decodes_to_text(v)):
+    if (
+        not _looks_random(v, 16)
+        or _UUID.fullmatch(v)
+        or v.startswith(_IMAGE_MAGIC)
+        or len(v) > 1024
+        or (re.fullmatch(r"[0-9a-fA-F]+", v) and len(v) in _DIGEST_LENGTHS)
+        or _decodes_to_text(v)
+    ):
         return None
     _DS.load()
     return (start, end) if _DS.entropy_ok(v) else None
@@ -492,7 +591,7 @@ def _windows(view: str) -> Iterable[tuple[int, str]]:
                 yield start, line
             continue
         for off in range(0, len(line), _WINDOW - _OVERLAP):
-            chunk = line[off:off + _WINDOW]
+            chunk = line[off : off + _WINDOW]
             if _prefilter().search(chunk):
                 yield start + off, chunk
             if off + _WINDOW >= len(line):
@@ -509,21 +608,30 @@ def _library_findings(view: str) -> list[_Span]:
         found: list[tuple[str, str, bool]] = []
         for plugin in _DS.plugins:
             kind = re.sub(r"[^a-z0-9]+", "_", plugin.secret_type.lower()).strip("_")
-            found.extend((kind, v, False) for v in plugin.analyze_string(line) if isinstance(v, str))
+            found.extend(
+                (kind, v, False) for v in plugin.analyze_string(line) if isinstance(v, str)
+            )
         for groups in _DS.keyword_groups:
-            found.extend(("secret_keyword", v, True) for v in _DS.keyword.analyze_string(line, denylist_regex_to_group=groups))
+            found.extend(
+                ("secret_keyword", v, True)
+                for v in _DS.keyword.analyze_string(line, denylist_regex_to_group=groups)
+            )
         for kind, value, is_keyword in found:
             value = value.strip()
             named = re.match(r"[A-Za-z_][A-Za-z0-9_]*\s*[=:]\s*(?=\S)", value)
             if named:
-                value = value[named.end():]  # AccountKey=VALUE: the name is not the secret
+                value = value[named.end() :]  # AccountKey=VALUE: the name is not the secret
             if not (value and value in line):
                 continue
             at = line.find(value)
             quoted = at > 0 and line[at - 1] in "\"'`"
             if not quoted:
                 value = re.split(r"[\s,;&)]", value, maxsplit=1)[0].rstrip(".:")
-            if _is_placeholder(value) or (is_keyword and _DS.filters.is_indirect_reference(line) and re.search(r"[\w.]+[\[(]", value)):
+            if _is_placeholder(value) or (
+                is_keyword
+                and _DS.filters.is_indirect_reference(line)
+                and re.search(r"[\w.]+[\[(]", value)
+            ):
                 continue
             if not is_keyword and not _looks_random(value, 8):
                 continue  # APACHEKAFKA is not an Artifactory password
@@ -543,12 +651,16 @@ def compile_extra_pattern(pattern: str) -> Any:
     except re2.error as exc:
         detail = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         raise ValueError(
-            f"RE2 cannot compile {pattern!r} ({detail}). Extra patterns run with RE2 so that no pattern can hang capture: "
-            "write it without backreferences (\\1) or lookaround ((?=...), (?!...), (?<=...), (?<!...)), "
+            f"RE2 cannot compile {pattern!r} ({detail}). Extra patterns run with RE2 so that no "
+            "pattern can hang capture: "
+            "write it without backreferences (\\1) or lookaround ((?=...), (?!...), (?<=...), "
+            "(?<!...)), "
             "e.g. match the whole secret like EMP-\\d{6}"
         ) from None
 
 
 def redactor_from_config(config: Config) -> Redactor:
     cap = config.capture
-    return Redactor(extra=[(p.name, p.pattern) for p in cap.extra_patterns], enabled=cap.redaction_enabled)
+    return Redactor(
+        extra=[(p.name, p.pattern) for p in cap.extra_patterns], enabled=cap.redaction_enabled
+    )

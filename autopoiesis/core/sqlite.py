@@ -63,7 +63,11 @@ def _load_vec(conn: Any) -> tuple[bool, str | None, str | None]:
     if path is None:
         return False, None, "the sqlite-vec package is not installed (pip install sqlite-vec)"
     if not hasattr(conn, "enable_load_extension"):
-        return False, None, "this Python's sqlite3 cannot load extensions and pysqlite3-binary is not installed"
+        return (
+            False,
+            None,
+            "this Python's sqlite3 cannot load extensions and pysqlite3-binary is not installed",
+        )
     try:
         conn.enable_load_extension(True)
         try:
@@ -105,7 +109,9 @@ def open_db(path: str | os.PathLike[str], *, timeout: float = 30.0, vec: bool = 
     if vec:
         conn, _ = connect(path, timeout=timeout)
     else:
-        conn = sqlite_module().connect(str(path), timeout=timeout, isolation_level=None, check_same_thread=False)
+        conn = sqlite_module().connect(
+            str(path), timeout=timeout, isolation_level=None, check_same_thread=False
+        )
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
     return conn

@@ -19,15 +19,16 @@ WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 # the offline LLM rules, the noun-phrase check of compaction and the extractors.
 STOPWORDS = frozenset(
     """
-a about above after again against all am an and any are aren as at be because been before being below
-between both but by can cannot could couldn did didn do does doesn doing don down during each few for from
-further had hadn has hasn have haven having he her here hers herself him himself his how i if in into is
-isn it its itself just let ll me might more most must mustn my myself no nor not now of off on once only
-or other ought our ours ourselves out over own re same shall she should shouldn so some such than that the
-their theirs them themselves then there these they this those through to too under until up upon us very
-was wasn we were weren what when where which while who whom whose why will with won would wouldn you your
-yours yourself yourselves s t d m ve y also get got ever may yet nor onto per via vs etc within without
-done else
+a about above after again against all am an and any are aren as at be because been before being
+below between both but by can cannot could couldn did didn do does doesn doing don down during
+each few for from further had hadn has hasn have haven having he her here hers herself him
+himself his how i if in into is isn it its itself just let ll me might more most must mustn my
+myself no nor not now of off on once only or other ought our ours ourselves out over own re same
+shall she should shouldn so some such than that the their theirs them themselves then there
+these they this those through to too under until up upon us very was wasn we were weren what
+when where which while who whom whose why will with won would wouldn you your yours yourself
+yourselves s t d m ve y also get got ever may yet nor onto per via vs etc within without done
+else
 """.split()
 )
 
@@ -35,7 +36,8 @@ _CONTENT_WORD = re.compile(r"[a-z0-9][a-z0-9_'-]{2,}")
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens of TEXT (Unicode letters and digits, as FTS5's unicode61 cuts them)."""
+    """Lower-cased word tokens of TEXT (Unicode letters and digits, as FTS5's unicode61 cuts
+    them)."""
     return WORD_RE.findall(text.lower())
 
 
@@ -58,7 +60,9 @@ _TOKEN_RE = re.compile(r"[A-Za-z]{1,8}|[0-9]{1,3}|\n+| {2,}|\t+|[^\sA-Za-z0-9]")
 
 
 def _count(text: str) -> int:
-    return len(_TOKEN_RE.findall(text))  # the tokens counted in C: ~2x the speed of iterating matches
+    return len(
+        _TOKEN_RE.findall(text)
+    )  # the tokens counted in C: ~2x the speed of iterating matches
 
 
 @lru_cache(maxsize=8192)
@@ -110,7 +114,11 @@ def decode_utf8_tail(data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if exc.reason == "unexpected end of data" and exc.end == len(data) and len(data) - exc.start < 4:
+        if (
+            exc.reason == "unexpected end of data"
+            and exc.end == len(data)
+            and len(data) - exc.start < 4
+        ):
             return data[: exc.start].decode("utf-8")
         raise
 
@@ -123,7 +131,8 @@ ARROW = "\u2192"
 
 def one_line(text: object, limit: int = ONE_LINE_MAX) -> str:
     """TEXT collapsed to one line of at most LIMIT characters: every line break (\\r and
-    \\n alike), tab and other control character becomes a space, and the transcript's ' → ' separator is
+    \\n alike), tab and other control character becomes a space, and the transcript's ' → '
+    separator is
     written ' -> ' so a summary can never be mistaken for a tool call's result."""
     flat = " ".join(_CONTROL.sub(" ", str(text)).split())
     flat = flat.replace(f" {ARROW} ", " -> ")

@@ -45,7 +45,11 @@ def _home(home: Path | None) -> Path:
 
 def unit_path(repo: MemoryRepo, kind: str, home: Path | None = None) -> Path:
     if kind == "systemd":
-        base = Path(os.environ["XDG_CONFIG_HOME"]) if os.environ.get("XDG_CONFIG_HOME") and home is None else _home(home) / ".config"
+        base = (
+            Path(os.environ["XDG_CONFIG_HOME"])
+            if os.environ.get("XDG_CONFIG_HOME") and home is None
+            else _home(home) / ".config"
+        )
         return base / "systemd" / "user" / f"{unit_name(repo)}.service"
     if kind == "launchd":
         return _home(home) / "Library" / "LaunchAgents" / f"dev.autopoiesis.{unit_name(repo)}.plist"
@@ -58,7 +62,11 @@ def _command(repo: MemoryRepo, python: str) -> list[str]:
 
 def systemd_unit(repo: MemoryRepo, python: str = sys.executable) -> str:
     def quote(arg: str) -> str:  # systemd's own quoting: double quotes, backslash escapes
-        return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"' if re.search(r'[\s"\\]', arg) else arg
+        return (
+            '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            if re.search(r'[\s"\\]', arg)
+            else arg
+        )
 
     return (
         "[Unit]\n"
@@ -79,19 +87,27 @@ def systemd_unit(repo: MemoryRepo, python: str = sys.executable) -> str:
 
 def launchd_plist(repo: MemoryRepo, python: str = sys.executable) -> str:
     log = repo.state_path("logs", "daemon.out")
-    return plistlib.dumps({
-        "Label": f"dev.autopoiesis.{unit_name(repo)}",
-        "ProgramArguments": _command(repo, python),
-        "WorkingDirectory": str(repo.root),
-        "RunAtLoad": True,
-        "KeepAlive": {"SuccessfulExit": False},
-        "ThrottleInterval": 30,
-        "StandardOutPath": str(log),
-        "StandardErrorPath": str(log),
-    }).decode("utf-8")
+    return plistlib.dumps(
+        {
+            "Label": f"dev.autopoiesis.{unit_name(repo)}",
+            "ProgramArguments": _command(repo, python),
+            "WorkingDirectory": str(repo.root),
+            "RunAtLoad": True,
+            "KeepAlive": {"SuccessfulExit": False},
+            "ThrottleInterval": 30,
+            "StandardOutPath": str(log),
+            "StandardErrorPath": str(log),
+        }
+    ).decode("utf-8")
 
 
-def install(repo: MemoryRepo, kind: str | None = None, *, home: Path | None = None, python: str = sys.executable) -> Installed:
+def install(
+    repo: MemoryRepo,
+    kind: str | None = None,
+    *,
+    home: Path | None = None,
+    python: str = sys.executable,
+) -> Installed:
     """Write the unit (replacing an older one of this repo) and say how to enable it."""
     kind = kind or default_kind()
     path = unit_path(repo, kind, home)
@@ -99,16 +115,20 @@ def install(repo: MemoryRepo, kind: str | None = None, *, home: Path | None = No
     steps: tuple[str, ...]
     if kind == "systemd":
         atomic_write(path, systemd_unit(repo, python))
-        steps = ("systemctl --user daemon-reload", f"systemctl --user enable --now {name}.service",
-                 f"systemctl --user status {name}.service")
+        steps = (
+            "systemctl --user daemon-reload",
+            f"systemctl --user enable --now {name}.service",
+            f"systemctl --user status {name}.service",
+        )
     else:
         atomic_write(path, launchd_plist(repo, python))
         steps = (f"launchctl load -w {path}", f"launchctl list dev.autopoiesis.{name}")
     return Installed(kind, path, name, steps)
 
 
-def uninstall(repo: MemoryRepo, kind: str | None = None, *, home: Path | None = None,
-              manage: bool = True) -> Installed | None:
+def uninstall(
+    repo: MemoryRepo, kind: str | None = None, *, home: Path | None = None, manage: bool = True
+) -> Installed | None:
     """Stop and disable the unit of this repo through its service manager when that is
     here (MANAGE), remove its file; None when there was none. `next_steps` lists what
     could not be run."""
@@ -123,7 +143,9 @@ def uninstall(repo: MemoryRepo, kind: str | None = None, *, home: Path | None = 
     else:
         before, after = [["launchctl", "unload", "-w", str(path)]], []
     left = [c for c in before if not (manage and _run(c))]
-    if kind == "systemd" and left:  # not disabled by systemctl: undo what `enable` made, and ask for the stop
+    if (
+        kind == "systemd" and left
+    ):  # not disabled by systemctl: undo what `enable` made, and ask for the stop
         (path.parent / "default.target.wants" / path.name).unlink(missing_ok=True)
         left = [["systemctl", "--user", "stop", f"{name}.service"]]
     path.unlink()

@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 
 # Events the daemon knows. Jobs may raise others (any word); a job listens with OnEvent.
 SESSION_ENDED = "session_ended"  # the session watcher imported a finished session
-TRANSCRIPTS_CHANGED = "transcripts_changed"  # a file under raw/conversations/ was written (capture, import, recovery)
+TRANSCRIPTS_CHANGED = (
+    "transcripts_changed"  # a file under raw/conversations/ was written (capture, import, recovery)
+)
 KNOWLEDGE_CHANGED = "knowledge_changed"  # a file under knowledge/ or topics/ was written
 
 
@@ -95,7 +97,9 @@ class JobContext:
 
     repo: MemoryRepo
     job: str
-    reason: str  # why it runs: "schedule", "catch-up of ...", "event session_ended", "after extract", "retry 1/2"
+    # why it runs: "schedule", "catch-up of ...", "event session_ended", "after extract", "retry
+    # 1/2"
+    reason: str
     now: datetime  # the scheduler's clock when it started
     last_run: datetime | None  # the start of the last completed run, None for the first
     token_budget: int = 0
@@ -120,8 +124,13 @@ class JobOutcome:
     data: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"changed": self.changed, "message": self.message, "events": list(self.events),
-                "wake_at": format_ts(self.wake_at) if self.wake_at else None, "data": self.data}
+        return {
+            "changed": self.changed,
+            "message": self.message,
+            "events": list(self.events),
+            "wake_at": format_ts(self.wake_at) if self.wake_at else None,
+            "data": self.data,
+        }
 
 
 JobFunction = Callable[[JobContext], "JobOutcome | None"]
@@ -139,7 +148,9 @@ class JobSpec:
     resources: frozenset[str] = frozenset()  # jobs that share one never run at the same time
     token_budget: int = 0  # LLM tokens a run may spend (0: no limit)
     description: str = ""
-    quiet: bool = False  # a run that found nothing to do is not logged (a job that polls every minute)
+    quiet: bool = (
+        False  # a run that found nothing to do is not logged (a job that polls every minute)
+    )
 
     @property
     def schedules(self) -> tuple[Schedule, ...]:
@@ -159,7 +170,10 @@ class JobRegistry:
 
     def register(self, job: JobSpec) -> JobSpec:
         if job.name in self._jobs:
-            raise ConfigError(f"a daemon job named {job.name!r} is registered already; give the new one another name.")
+            raise ConfigError(
+                f"a daemon job named {job.name!r} is registered already; give the new one another "
+                "name."
+            )
         if not job.name or not job.name.replace("-", "").replace("_", "").isalnum():
             raise ConfigError(f"{job.name!r} is no job name; use letters, digits, '-' and '_'.")
         self._jobs[job.name] = job
@@ -169,7 +183,9 @@ class JobRegistry:
         try:
             return self._jobs[name]
         except KeyError:
-            raise ConfigError(f"no daemon job named {name!r}; the jobs are: {', '.join(self._jobs)}.") from None
+            raise ConfigError(
+                f"no daemon job named {name!r}; the jobs are: {', '.join(self._jobs)}."
+            ) from None
 
     def __contains__(self, name: object) -> bool:
         return name in self._jobs
@@ -185,12 +201,20 @@ class JobRegistry:
 
     def listeners(self, kind: str) -> list[JobSpec]:
         """The jobs an event of KIND asks to run."""
-        return [j for j in self if any(isinstance(t, OnEvent) and t.kind == kind for t in j.triggers)]
+        return [
+            j for j in self if any(isinstance(t, OnEvent) and t.kind == kind for t in j.triggers)
+        ]
 
     def followers(self, name: str, changed: bool) -> list[JobSpec]:
         """The jobs to run after NAME succeeded (CHANGED: it changed something)."""
-        return [j for j in self if any(isinstance(t, After) and t.job == name and (changed or not t.only_if_changed)
-                                       for t in j.triggers)]
+        return [
+            j
+            for j in self
+            if any(
+                isinstance(t, After) and t.job == name and (changed or not t.only_if_changed)
+                for t in j.triggers
+            )
+        ]
 
     def event_kinds(self) -> set[str]:
         return {t.kind for j in self for t in j.triggers if isinstance(t, OnEvent)}

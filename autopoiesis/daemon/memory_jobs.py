@@ -7,19 +7,23 @@ jobs the same way. Each job is one function here over the library, and one regis
 in `register_jobs`; adding a job is one more of each.
 
     job             triggers                                   config keys it reads
-    watch-sessions  every minute                               daemon.session_globs, daemon.session_idle_minutes
+    watch-sessions  every minute                               daemon.session_globs,
+    daemon.session_idle_minutes
     extract         on_session_end: a session ended or a       lifecycle.extraction_trigger
                     transcript was written, and 23:55;
                     hourly: every hour; manual: none
-    commit          every commit_interval_minutes              lifecycle.commit_interval_minutes, git.auto_commit,
+    commit          every commit_interval_minutes              lifecycle.commit_interval_minutes,
+    git.auto_commit,
                     (none when git.auto_commit is false)       llm.models.commit_message
     condense        condensation_schedule                      lifecycle.condensation_schedule
-    prune           pruning_schedule                           lifecycle.pruning_schedule (+ journal_retention_days,
+    prune           pruning_schedule                           lifecycle.pruning_schedule (+
+    journal_retention_days,
                                                                memory_line_cap)
     tag             23:55 daily (only with auto_tag_daily)     git.auto_tag_daily
     explore-prune   03:30 daily                                daemon.explore_max_age_days
     index           health_schedule                            daemon.health_schedule
-    sync            after commit or extract changed something, git.auto_push (the job exists only then)
+    sync            after commit or extract changed something, git.auto_push (the job exists only
+    then)
                     and every commit_interval_minutes (pull)
 
 Every job: daemon.job_timeout_minutes, daemon.job_retries, daemon.job_token_budget.
@@ -48,7 +52,8 @@ from autopoiesis.daemon.jobs import (
 )
 from autopoiesis.memory import Memory
 
-SAFETY_NET = "55 23 * * *"  # docs/design.md#extraction-bookkeeping's 23:55 safety net: whatever is still owed that day
+# docs/design.md#extraction-bookkeeping's 23:55 safety net: whatever is still owed that day
+SAFETY_NET = "55 23 * * *"
 MAX_CATCH_UP_DAYS = 14  # a catch-up condenses or tags at most this many missed days
 
 
@@ -66,10 +71,21 @@ def run_watch_sessions(ctx: JobContext) -> JobOutcome:
     from autopoiesis.daemon.sessions import SessionWatcher
 
     report = SessionWatcher(ctx.repo).scan()
-    events = tuple(f"{SESSION_ENDED}:{t}" for _, transcripts in report.imported for t in transcripts)
+    events = tuple(
+        f"{SESSION_ENDED}:{t}" for _, transcripts in report.imported for t in transcripts
+    )
     wake = ctx.now if report.more else report.next_check
-    return JobOutcome(bool(report.imported), report.summary(), events, wake,
-                      {"imported": len(report.imported), "waiting": len(report.waiting), "refused": len(report.refused)})
+    return JobOutcome(
+        bool(report.imported),
+        report.summary(),
+        events,
+        wake,
+        {
+            "imported": len(report.imported),
+            "waiting": len(report.waiting),
+            "refused": len(report.refused),
+        },
+    )
 
 
 def run_extract(ctx: JobContext) -> JobOutcome:
@@ -84,7 +100,13 @@ def run_extract(ctx: JobContext) -> JobOutcome:
     if next_retry_at and memory.config.lifecycle.extraction_trigger != "manual":
         wake = parse_ts(next_retry_at, "next_retry_at")  # the retry queue's next due time
     message = report.summary() + (f"; committed {sha[:10]}" if sha else "")
-    return JobOutcome(bool(sha), message, (), wake, {"added": report.added, "failed": len(report.failed), "commit": sha})
+    return JobOutcome(
+        bool(sha),
+        message,
+        (),
+        wake,
+        {"added": report.added, "failed": len(report.failed), "commit": sha},
+    )
 
 
 def run_commit(ctx: JobContext) -> JobOutcome:
@@ -94,8 +116,13 @@ def run_commit(ctx: JobContext) -> JobOutcome:
         conversations, result = Memory(ctx.repo).commit(llm=client)
     made = [r for r in (conversations, result) if r is not None and r.sha]
     lines = [r.message.splitlines()[0] for r in made]
-    return JobOutcome(bool(lines), "; ".join(lines) or "nothing to commit", (), None,
-                      {"commits": [r.sha for r in made]})
+    return JobOutcome(
+        bool(lines),
+        "; ".join(lines) or "nothing to commit",
+        (),
+        None,
+        {"commits": [r.sha for r in made]},
+    )
 
 
 def run_condense(ctx: JobContext) -> JobOutcome:
@@ -116,13 +143,25 @@ def run_condense(ctx: JobContext) -> JobOutcome:
                 lines.append(result.summary().splitlines()[0])
                 if result.commit:
                     commits.append(result.commit)
-    return JobOutcome(bool(commits), "; ".join(lines), (), None, {"days": [d.isoformat() for d in days], "commits": commits})
+    return JobOutcome(
+        bool(commits),
+        "; ".join(lines),
+        (),
+        None,
+        {"days": [d.isoformat() for d in days], "commits": commits},
+    )
 
 
 def run_prune(ctx: JobContext) -> JobOutcome:
     with ctx.llm() as client:
         result = Memory(ctx.repo).prune(llm=client)
-    return JobOutcome(bool(result.commit), result.summary().replace("\n", "; "), (), None, {"commit": result.commit})
+    return JobOutcome(
+        bool(result.commit),
+        result.summary().replace("\n", "; "),
+        (),
+        None,
+        {"commit": result.commit},
+    )
 
 
 def run_tag(ctx: JobContext) -> JobOutcome:
@@ -140,7 +179,13 @@ def run_tag(ctx: JobContext) -> JobOutcome:
             created, line = git.tag_weekly(day)
             if created:
                 made.append(line)
-    return JobOutcome(bool(made), "; ".join(made) or "no new tags (no changes, or tagged already)", (), None, {"tags": made})
+    return JobOutcome(
+        bool(made),
+        "; ".join(made) or "no new tags (no changes, or tagged already)",
+        (),
+        None,
+        {"tags": made},
+    )
 
 
 def run_explore_prune(ctx: JobContext) -> JobOutcome:
@@ -148,8 +193,13 @@ def run_explore_prune(ctx: JobContext) -> JobOutcome:
 
     max_age = Memory(ctx.repo).config.daemon.explore_max_age_days
     pruned = MemoryGit(ctx.repo).prune_explore(max_age, now=ctx.now)
-    return JobOutcome(bool(pruned), f"deleted {', '.join(pruned)}" if pruned else "no explore/* branch is old enough",
-                      (), None, {"pruned": pruned})
+    return JobOutcome(
+        bool(pruned),
+        f"deleted {', '.join(pruned)}" if pruned else "no explore/* branch is old enough",
+        (),
+        None,
+        {"pruned": pruned},
+    )
 
 
 def run_sync(ctx: JobContext) -> JobOutcome:
@@ -163,7 +213,13 @@ def run_sync(ctx: JobContext) -> JobOutcome:
     except SyncConflictError as exc:
         return JobOutcome(False, f"conflict, not merged: {exc}", (), None, {"conflicts": exc.paths})
     changed = bool(report.incoming or report.pushed or report.committed)
-    return JobOutcome(changed, "; ".join(line.strip() for line in report.lines()[1:]) or "up to date", (), None, report.to_dict())
+    return JobOutcome(
+        changed,
+        "; ".join(line.strip() for line in report.lines()[1:]) or "up to date",
+        (),
+        None,
+        report.to_dict(),
+    )
 
 
 def run_index_health(ctx: JobContext) -> JobOutcome:
@@ -176,14 +232,28 @@ def run_index_health(ctx: JobContext) -> JobOutcome:
     with SearchIndex(repo) as index:
         damage = None if missing else index.integrity()
         if missing or damage or index.needs_rebuild():
-            why = "missing" if missing else (f"damaged ({damage})" if damage else "built for another embedder or chunker")
+            why = (
+                "missing"
+                if missing
+                else (f"damaged ({damage})" if damage else "built for another embedder or chunker")
+            )
             report = index.rebuild_full()
-            return JobOutcome(True, f"memory.db {why}: rebuilt, {report.indexed} files in {report.seconds:.1f} s", (), None,
-                              {"rebuilt": True, "indexed": report.indexed})
+            return JobOutcome(
+                True,
+                f"memory.db {why}: rebuilt, {report.indexed} files in {report.seconds:.1f} s",
+                (),
+                None,
+                {"rebuilt": True, "indexed": report.indexed},
+            )
         if not index.is_fresh():
             report = index.catch_up(timeout=ctx_timeout(ctx))
-            return JobOutcome(True, f"caught up: {report.indexed} indexed, {report.removed} removed", (), None,
-                              {"indexed": report.indexed, "removed": report.removed})
+            return JobOutcome(
+                True,
+                f"caught up: {report.indexed} indexed, {report.removed} removed",
+                (),
+                None,
+                {"indexed": report.indexed, "removed": report.removed},
+            )
     return JobOutcome(False, "memory.db is intact and fresh")
 
 
@@ -214,28 +284,85 @@ def register_jobs(register: Callable[[JobSpec], None], repo: MemoryRepo) -> None
     d = cfg.daemon
     knowledge = frozenset({"knowledge"})  # the jobs that write knowledge/ or commit it take turns
 
-    def job(name: str, run: JobFunction, triggers: tuple[Trigger, ...], description: str,
-            resources: frozenset[str] = frozenset(), quiet: bool = False) -> None:
-        register(JobSpec(name, run, triggers, timeout=d.job_timeout_minutes * 60.0,
-                         retries=d.job_retries, resources=resources,
-                         token_budget=d.job_token_budget, description=description, quiet=quiet))
+    def job(
+        name: str,
+        run: JobFunction,
+        triggers: tuple[Trigger, ...],
+        description: str,
+        resources: frozenset[str] = frozenset(),
+        quiet: bool = False,
+    ) -> None:
+        register(
+            JobSpec(
+                name,
+                run,
+                triggers,
+                timeout=d.job_timeout_minutes * 60.0,
+                retries=d.job_retries,
+                resources=resources,
+                token_budget=d.job_token_budget,
+                description=description,
+                quiet=quiet,
+            )
+        )
 
     if d.session_globs:
-        job("watch-sessions", run_watch_sessions, (Every(1),), "import finished agent sessions (daemon.session_globs)",
-            frozenset({"sessions"}), quiet=True)
-    job("extract", run_extract, extraction_triggers(cfg.lifecycle.extraction_trigger),
-        "extract knowledge from new transcripts, retry failed extractions", knowledge)
-    job("commit", run_commit, (Every(cfg.lifecycle.commit_interval_minutes),) if cfg.git.auto_commit else (),
-        "batch-commit knowledge changes", knowledge)
-    job("condense", run_condense, (Cron(cfg.lifecycle.condensation_schedule),), "daily journal and weekly rollup", knowledge)
-    job("prune", run_prune, (Cron(cfg.lifecycle.pruning_schedule),), "MEMORY.md cap, old journals to archive/, stale knowledge",
-        knowledge)
+        job(
+            "watch-sessions",
+            run_watch_sessions,
+            (Every(1),),
+            "import finished agent sessions (daemon.session_globs)",
+            frozenset({"sessions"}),
+            quiet=True,
+        )
+    job(
+        "extract",
+        run_extract,
+        extraction_triggers(cfg.lifecycle.extraction_trigger),
+        "extract knowledge from new transcripts, retry failed extractions",
+        knowledge,
+    )
+    job(
+        "commit",
+        run_commit,
+        (Every(cfg.lifecycle.commit_interval_minutes),) if cfg.git.auto_commit else (),
+        "batch-commit knowledge changes",
+        knowledge,
+    )
+    job(
+        "condense",
+        run_condense,
+        (Cron(cfg.lifecycle.condensation_schedule),),
+        "daily journal and weekly rollup",
+        knowledge,
+    )
+    job(
+        "prune",
+        run_prune,
+        (Cron(cfg.lifecycle.pruning_schedule),),
+        "MEMORY.md cap, old journals to archive/, stale knowledge",
+        knowledge,
+    )
     if cfg.git.auto_tag_daily:
         job("tag", run_tag, (Cron(SAFETY_NET),), "daily and weekly snapshot tags")
     job("explore-prune", run_explore_prune, (Cron("30 3 * * *"),), "delete old explore/* branches")
-    job("index", run_index_health, (Cron(d.health_schedule),), "search index integrity and freshness", frozenset({"index"}))
+    job(
+        "index",
+        run_index_health,
+        (Cron(d.health_schedule),),
+        "search index integrity and freshness",
+        frozenset({"index"}),
+    )
     if cfg.git.auto_push:
-        job("sync", run_sync, (After("commit", only_if_changed=True), After("extract", only_if_changed=True),
-                               Every(cfg.lifecycle.commit_interval_minutes)),
-            "pull from and push to the remote (git.auto_push)", knowledge)
+        job(
+            "sync",
+            run_sync,
+            (
+                After("commit", only_if_changed=True),
+                After("extract", only_if_changed=True),
+                Every(cfg.lifecycle.commit_interval_minutes),
+            ),
+            "pull from and push to the remote (git.auto_push)",
+            knowledge,
+        )
     # jobs of other memory modules register here too, one line each

@@ -68,14 +68,24 @@ def _child(fn: JobFunction, ctx: JobContext, conn: Connection, close_fds: Sequen
     except SystemExit as exc:
         result = {"result": "failed", "error": f"terminated (exit {exc.code})"}
     except BaseException as exc:  # a bug in a job must not take the daemon down: reported
-        result = {"result": "failed", "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]}
+        result = {
+            "result": "failed",
+            "error": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc()[-4000:],
+        }
     try:
         try:
             conn.send(result)
         except (BrokenPipeError, OSError):
-            pass  # the daemon is gone (killed): the next one reruns this run, as it was never recorded
+            # the daemon is gone (killed): the next one reruns this run, as it was never recorded
+            pass
         except Exception:  # an outcome that cannot be pickled: say so rather than nothing
-            conn.send({"result": "failed", "error": "the job's outcome could not be sent back (not picklable)"})
+            conn.send(
+                {
+                    "result": "failed",
+                    "error": "the job's outcome could not be sent back (not picklable)",
+                }
+            )
     except OSError:
         pass
     finally:
@@ -145,7 +155,11 @@ class ChildRun:
         # the job's own children (git, hooks) die with it
         _signal_group(self.pid, signal.SIGKILL)
         if self.killed == "timeout":
-            return "timeout", None, f"killed after {self.deadline - self.started:.0f} s (its timeout)"
+            return (
+                "timeout",
+                None,
+                f"killed after {self.deadline - self.started:.0f} s (its timeout)",
+            )
         if self.killed == "shutdown":
             return "interrupted", None, "stopped by the daemon's shutdown"
         if self.result is None:
@@ -167,11 +181,17 @@ def _signal_group(pid: int, sig: int) -> None:
             pass
 
 
-def start_child(fn: JobFunction, ctx: JobContext, timeout: float, *, close_fds: Sequence[int] = ()) -> ChildRun:
+def start_child(
+    fn: JobFunction, ctx: JobContext, timeout: float, *, close_fds: Sequence[int] = ()
+) -> ChildRun:
     """Start FN(CTX) in a child process, to be killed after TIMEOUT seconds."""
     mpctx = _context()
     parent_conn, child_conn = mpctx.Pipe(duplex=False)
-    proc = mpctx.Process(target=_child, args=(fn, ctx, child_conn, tuple(close_fds)), name=f"autopoiesis-job-{ctx.job}")
+    proc = mpctx.Process(
+        target=_child,
+        args=(fn, ctx, child_conn, tuple(close_fds)),
+        name=f"autopoiesis-job-{ctx.job}",
+    )
     proc.daemon = False  # a job's own children (git) must be allowed
     proc.start()
     child_conn.close()
@@ -179,7 +199,9 @@ def start_child(fn: JobFunction, ctx: JobContext, timeout: float, *, close_fds: 
     return ChildRun(ctx.job, proc, parent_conn, now, now + timeout, ctx.reason)
 
 
-def run_child(fn: JobFunction, ctx: JobContext, timeout: float) -> tuple[str, JobOutcome | None, str, float]:
+def run_child(
+    fn: JobFunction, ctx: JobContext, timeout: float
+) -> tuple[str, JobOutcome | None, str, float]:
     """Run FN(CTX) in a child and wait for it (killed at TIMEOUT): (result, outcome,
     message, seconds). What a caller without an event loop uses."""
     run = start_child(fn, ctx, timeout)

@@ -86,11 +86,21 @@ class JobState:
             if not hasattr(st, name):
                 continue
             default = getattr(st, name)
-            if name in ("first_seen", "last_run", "last_finished", "running_since", "retry_at", "requested_at", "wake_at"):
+            if name in (
+                "first_seen",
+                "last_run",
+                "last_finished",
+                "running_since",
+                "retry_at",
+                "requested_at",
+                "wake_at",
+            ):
                 setattr(st, name, _dt(value))
             elif name == "requested":
                 setattr(st, name, [str(x) for x in value] if isinstance(value, list) else [])
-            elif isinstance(default, int) and isinstance(value, int) and not isinstance(value, bool):
+            elif (
+                isinstance(default, int) and isinstance(value, int) and not isinstance(value, bool)
+            ):
                 setattr(st, name, value)
             elif name == "last_duration" and isinstance(value, (int, float)):
                 setattr(st, name, float(value))
@@ -120,8 +130,14 @@ class StateStore:
 
     def save(self) -> None:
         if self.path is not None:
-            atomic_write(self.path, json.dumps({"jobs": {k: v.to_json() for k, v in sorted(self.jobs.items())}},
-                                               indent=1, sort_keys=True))
+            atomic_write(
+                self.path,
+                json.dumps(
+                    {"jobs": {k: v.to_json() for k, v in sorted(self.jobs.items())}},
+                    indent=1,
+                    sort_keys=True,
+                ),
+            )
 
 
 @dataclass(frozen=True)
@@ -171,11 +187,15 @@ class Scheduler:
             else:
                 candidates.append((at, f"schedule ({sched.describe()})"))
         if st.requested_at is not None:
-            candidates.append((st.requested_at, ", ".join(dict.fromkeys(st.requested)) or "requested"))
+            candidates.append(
+                (st.requested_at, ", ".join(dict.fromkeys(st.requested)) or "requested")
+            )
         if st.wake_at is not None:
             candidates.append((st.wake_at, "its own wake-up time"))
         if not candidates:
-            return NextRun(None, "manual only" if not job.triggers else "waits for " + job.describe_triggers())
+            return NextRun(
+                None, "manual only" if not job.triggers else "waits for " + job.describe_triggers()
+            )
         candidates.sort(key=lambda c: c[0])
         at = candidates[0][0]
         if at <= now:  # due: every reason that holds now
@@ -187,7 +207,12 @@ class Scheduler:
         resources (nor does an earlier job of this list)."""
         now = self.clock()
         running = set(running)
-        held = {r for name in running if name in self.registry for r in self.registry.get(name).resources}
+        held = {
+            r
+            for name in running
+            if name in self.registry
+            for r in self.registry.get(name).resources
+        }
         out = []
         for job in self.registry:
             if job.name in running:
@@ -204,7 +229,13 @@ class Scheduler:
     def next_wakeup(self, running: Iterable[str] = ()) -> datetime | None:
         """The earliest time a job not running becomes due (None: nothing scheduled)."""
         running = set(running)
-        times = [n.at for j in self.registry if j.name not in running for n in [self.next_run(j)] if n.at is not None]
+        times = [
+            n.at
+            for j in self.registry
+            if j.name not in running
+            for n in [self.next_run(j)]
+            if n.at is not None
+        ]
         return min(times) if times else None
 
     # ── what happened ──
@@ -216,7 +247,9 @@ class Scheduler:
         self.store.save()
         return st
 
-    def finished(self, name: str, result: str, outcome: JobOutcome | None = None, *, message: str = "") -> list[str]:
+    def finished(
+        self, name: str, result: str, outcome: JobOutcome | None = None, *, message: str = ""
+    ) -> list[str]:
         """Record how the run of NAME ended (ok, idle, failed, timeout, interrupted); returns
         the jobs this asks to run next (after-triggers and the outcome's events)."""
         job = self.registry.get(name)
@@ -231,9 +264,13 @@ class Scheduler:
         st.running_since, st.running_reason = None, ""
         st.runs += 1
         followers: list[str] = []
-        if result == "interrupted":  # a shutdown or a crash: the run is owed again at the next start
+        if (
+            result == "interrupted"
+        ):  # a shutdown or a crash: the run is owed again at the next start
             st.runs -= 1
-            self._request(name, f"rerun of an interrupted run ({reason or 'unknown reason'})"[:200], now)
+            self._request(
+                name, f"rerun of an interrupted run ({reason or 'unknown reason'})"[:200], now
+            )
         elif result in ("ok", "idle"):
             st.last_run = started
             st.attempts, st.retry_at = 0, None
@@ -283,7 +320,9 @@ class Scheduler:
         mid-run): recorded as interrupted, so their runs are owed again."""
         names = [n for n in self.registry.names() if self.store.get(n).running_since is not None]
         for name in names:
-            self.finished(name, "interrupted", message="the daemon stopped while it ran; it runs again")
+            self.finished(
+                name, "interrupted", message="the daemon stopped while it ran; it runs again"
+            )
         return names
 
     def snapshot(self, running: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
@@ -303,11 +342,21 @@ class Scheduler:
             else:
                 state = "idle"
             out[job.name] = {
-                "state": state, "triggers": job.describe_triggers(), "description": job.description,
-                "running_since": _ts(st.running_since), "running_reason": st.running_reason,
-                "last_run": _ts(st.last_run), "last_finished": _ts(st.last_finished), "last_result": st.last_result,
-                "last_message": st.last_message, "last_duration": st.last_duration,
-                "next_run": _ts(nxt.at), "next_reason": nxt.reason, "attempts": st.attempts,
-                "runs": st.runs, "failures": st.failures, "timeout": job.timeout,
+                "state": state,
+                "triggers": job.describe_triggers(),
+                "description": job.description,
+                "running_since": _ts(st.running_since),
+                "running_reason": st.running_reason,
+                "last_run": _ts(st.last_run),
+                "last_finished": _ts(st.last_finished),
+                "last_result": st.last_result,
+                "last_message": st.last_message,
+                "last_duration": st.last_duration,
+                "next_run": _ts(nxt.at),
+                "next_reason": nxt.reason,
+                "attempts": st.attempts,
+                "runs": st.runs,
+                "failures": st.failures,
+                "timeout": job.timeout,
             }
         return out

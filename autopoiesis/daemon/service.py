@@ -1,4 +1,5 @@
-"""The daemon: one process per memory repo that runs the jobs of a registry (docs/design.md#daemon-design).
+"""The daemon: one process per memory repo that runs the jobs of a registry
+(docs/design.md#daemon-design).
 
     Daemon(repo, make_registry).run()          # `autopoiesis daemon run` (what systemd starts)
     Daemon(repo, make_registry, once=True).run()   # `autopoiesis run-due` (for cron)
@@ -46,7 +47,10 @@ EVENT_MAX_DELAY_SECONDS = 300.0  # ... or at the latest this long after the firs
 SHUTDOWN_GRACE_SECONDS = 15.0
 
 # the folders whose changes raise an event, by event
-WATCHED_FOLDERS = {TRANSCRIPTS_CHANGED: ("raw/conversations",), KNOWLEDGE_CHANGED: ("knowledge", "topics")}
+WATCHED_FOLDERS = {
+    TRANSCRIPTS_CHANGED: ("raw/conversations",),
+    KNOWLEDGE_CHANGED: ("knowledge", "topics"),
+}
 
 
 class FolderEvents:
@@ -58,7 +62,9 @@ class FolderEvents:
 
         self.flags = flags
         self.inotify = INotify()
-        self.mask = flags.CLOSE_WRITE | flags.MOVED_TO | flags.CREATE | flags.DELETE | flags.MOVED_FROM
+        self.mask = (
+            flags.CLOSE_WRITE | flags.MOVED_TO | flags.CREATE | flags.DELETE | flags.MOVED_FROM
+        )
         self.kind_of: dict[int, str] = {}
         self.roots = {root / rel: kind for kind in kinds for rel in WATCHED_FOLDERS.get(kind, ())}
         for folder, kind in self.roots.items():
@@ -102,7 +108,9 @@ class FolderEvents:
             if ev.mask & self.flags.ISDIR and ev.mask & (self.flags.CREATE | self.flags.MOVED_TO):
                 for folder, k in self.roots.items():
                     if k == kind:
-                        self._add_tree(folder, kind)  # the new date folder, and what it holds (watching twice is harmless)
+                        self._add_tree(
+                            folder, kind
+                        )  # the new date folder, and what it holds (watching twice is harmless)
             if ev.name.startswith(".") and not ev.mask & self.flags.MOVED_TO:
                 continue  # atomic_write's temporary file; its rename (MOVED_TO) counts
             kinds.add(kind)
@@ -141,9 +149,17 @@ class _Pending:
 
 
 class Daemon:
-    def __init__(self, repo: MemoryRepo, make_registry: RegistryFactory, *, clock: Callable[[], datetime] = utc_now,
-                 once: bool = False, max_parallel: int = 4, echo: Callable[[str], None] | None = None,
-                 serve: StartServer | None = None):
+    def __init__(
+        self,
+        repo: MemoryRepo,
+        make_registry: RegistryFactory,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        once: bool = False,
+        max_parallel: int = 4,
+        echo: Callable[[str], None] | None = None,
+        serve: StartServer | None = None,
+    ):
         self.repo = repo
         self.make_registry = make_registry
         self.clock = clock
@@ -163,7 +179,9 @@ class Daemon:
         self._wake_r = self._wake_w = -1
         self._dirty = True
         self._last_status = 0.0
-        self.results: list[tuple[str, str, str]] = []  # (job, result, message) of every run, for run-due
+        self.results: list[
+            tuple[str, str, str]
+        ] = []  # (job, result, message) of every run, for run-due
 
     # ── logging ──
     def note(self, event: str, job: str | None = None, **fields: Any) -> None:
@@ -184,17 +202,28 @@ class Daemon:
         try:
             rotate_log(self.repo)
             registry = self.make_registry(self.repo)
-            self.scheduler = Scheduler(registry, StateStore(self.repo.state_file("daemon_state")), clock=self.clock)
+            self.scheduler = Scheduler(
+                registry, StateStore(self.repo.state_file("daemon_state")), clock=self.clock
+            )
             self._install_signals()
             if not self.once:
                 self._folders = FolderEvents.start(self.repo.root, registry.event_kinds())
                 if self.serve is not None:
                     self._server = self.serve(self.repo, self.note)
-            self.note("started", pid=os.getpid(), mode="run-due" if self.once else "daemon", jobs=registry.names(),
-                      file_events="inotify" if self._folders else "none",
-                      serving=str(self._server.path) if self._server else None)
+            self.note(
+                "started",
+                pid=os.getpid(),
+                mode="run-due" if self.once else "daemon",
+                jobs=registry.names(),
+                file_events="inotify" if self._folders else "none",
+                serving=str(self._server.path) if self._server else None,
+            )
             for name in self.scheduler.interrupted_runs():
-                self.note("interrupted", name, message="the last daemon stopped while this job ran; it runs again")
+                self.note(
+                    "interrupted",
+                    name,
+                    message="the last daemon stopped while this job ran; it runs again",
+                )
             self._loop(lock)
             return 0
         finally:
@@ -210,14 +239,21 @@ class Daemon:
                 return
             self._reap()
             self._flush_events()
-            started = self._start_due([*close_fds, *([self._folders.fileno()] if self._folders else []),
-                                       *(self._server.fds() if self._server else [])])
+            started = self._start_due(
+                [
+                    *close_fds,
+                    *([self._folders.fileno()] if self._folders else []),
+                    *(self._server.fds() if self._server else []),
+                ]
+            )
             if self.once and not self.children and not started:
                 return
             self._publish_status()
             ready = self._wait(self._wait_seconds())
             if self._server is not None:
-                self._server.handle(ready)  # the served count reaches the status with the next heartbeat
+                self._server.handle(
+                    ready
+                )  # the served count reaches the status with the next heartbeat
             if self._folders is not None:
                 now = time.monotonic()
                 for kind in self._folders.read():
@@ -234,7 +270,11 @@ class Daemon:
         for run in self.children.values():
             limit = min(limit, (run.term_sent_at + 5.5 if run.term_sent_at else run.deadline) - now)
         for pend in self._events.values():
-            limit = min(limit, pend.last + EVENT_SETTLE_SECONDS - now, pend.first + EVENT_MAX_DELAY_SECONDS - now)
+            limit = min(
+                limit,
+                pend.last + EVENT_SETTLE_SECONDS - now,
+                pend.first + EVENT_MAX_DELAY_SECONDS - now,
+            )
         if self._server is not None and (deadline := self._server.next_deadline()) is not None:
             limit = min(limit, deadline - now)
         return max(0.05, limit)
@@ -271,12 +311,21 @@ class Daemon:
                 break
             job = due.job
             st = self.scheduler.started(job.name, due.reason)
-            ctx = JobContext(self.repo, job.name, due.reason, st.running_since or self.clock(), st.last_run,
-                             job.token_budget, due.events)
+            ctx = JobContext(
+                self.repo,
+                job.name,
+                due.reason,
+                st.running_since or self.clock(),
+                st.last_run,
+                job.token_budget,
+                due.events,
+            )
             try:
                 run = start_child(job.run, ctx, job.timeout, close_fds=close_fds)
             except OSError as exc:  # no process could be started (out of memory, pids)
-                self.scheduler.finished(job.name, "failed", message=f"could not start its process: {exc}")
+                self.scheduler.finished(
+                    job.name, "failed", message=f"could not start its process: {exc}"
+                )
                 self.note("failed", job.name, message=f"could not start its process: {exc}")
                 continue
             self.children[job.name] = run
@@ -295,14 +344,27 @@ class Daemon:
                 before = run.killed
                 run.enforce(now)
                 if run.killed == "timeout" and before is None:
-                    self.note("timeout", name, message=f"still running after its timeout of {run.deadline - run.started:.0f} s: killed",
-                              pid=run.pid)
+                    self.note(
+                        "timeout",
+                        name,
+                        message="still running after its timeout of "
+                        f"{run.deadline - run.started:.0f} s: killed",
+                        pid=run.pid,
+                    )
                 continue
             result, outcome, message = run.finish()
             del self.children[name]
-            follow = self.scheduler.finished(name, result, outcome, message=message) if name in self.scheduler.registry else []
+            follow = (
+                self.scheduler.finished(name, result, outcome, message=message)
+                if name in self.scheduler.registry
+                else []
+            )
             st = self.scheduler.state(name)
-            fields: dict[str, Any] = {"result": result, "message": message, "seconds": round(time.monotonic() - run.started, 3)}
+            fields: dict[str, Any] = {
+                "result": result,
+                "message": message,
+                "seconds": round(time.monotonic() - run.started, 3),
+            }
             if outcome is not None and outcome.data:
                 fields["data"] = outcome.data
             if st.retry_at is not None:
@@ -323,7 +385,10 @@ class Daemon:
         assert self.scheduler is not None
         now = time.monotonic()
         for kind, pend in list(self._events.items()):
-            if now - pend.last >= EVENT_SETTLE_SECONDS or now - pend.first >= EVENT_MAX_DELAY_SECONDS:
+            if (
+                now - pend.last >= EVENT_SETTLE_SECONDS
+                or now - pend.first >= EVENT_MAX_DELAY_SECONDS
+            ):
                 del self._events[kind]
                 names = self.scheduler.raise_event(kind)
                 self.note("event", None, kind=kind, next=names)
@@ -339,18 +404,29 @@ class Daemon:
         if self.scheduler is None:
             return
         now = time.monotonic()
-        if not self._dirty and now - self._last_status < MAX_WAIT_SECONDS - 1 and state == "running":
+        if (
+            not self._dirty
+            and now - self._last_status < MAX_WAIT_SECONDS - 1
+            and state == "running"
+        ):
             return
         self._dirty = False
         self._last_status = now
         rotate_log(self.repo)  # a daemon that runs for months keeps its log bounded
         try:
-            write_status(self.repo, {
-                "pid": os.getpid(), "state": state, "mode": "run-due" if self.once else "daemon",
-                "started": format_ts(self.started_at), "updated": format_ts(utc_now()), "repo": str(self.repo.root),
-                "jobs": self.scheduler.snapshot(self.children),
-                "served": self._server.served if self._server is not None else None,
-            })
+            write_status(
+                self.repo,
+                {
+                    "pid": os.getpid(),
+                    "state": state,
+                    "mode": "run-due" if self.once else "daemon",
+                    "started": format_ts(self.started_at),
+                    "updated": format_ts(utc_now()),
+                    "repo": str(self.repo.root),
+                    "jobs": self.scheduler.snapshot(self.children),
+                    "served": self._server.served if self._server is not None else None,
+                },
+            )
         except OSError:
             pass
 
@@ -373,8 +449,14 @@ class Daemon:
             if sig == signal.SIGHUP:
                 self.reload()
             else:
-                self.note("stopping", None, signal=signal.Signals(sig).name,
-                          message=f"checkpointing {len(self.children)} running job(s)" if self.children else "")
+                self.note(
+                    "stopping",
+                    None,
+                    signal=signal.Signals(sig).name,
+                    message=f"checkpointing {len(self.children)} running job(s)"
+                    if self.children
+                    else "",
+                )
                 self._stopping = True
 
     def reload(self) -> bool:
@@ -384,7 +466,9 @@ class Daemon:
             repo = MemoryRepo(self.repo.root)
             registry = self.make_registry(repo)
         except AutopoiesisError as exc:
-            self.note("reload_failed", None, message=f"{exc} (the previous configuration stays in force)")
+            self.note(
+                "reload_failed", None, message=f"{exc} (the previous configuration stays in force)"
+            )
             return False
         old = set(self.scheduler.registry.names())
         self.repo = repo
@@ -398,15 +482,21 @@ class Daemon:
         if self._folders is not None:
             self._folders.close()
         self._folders = None if self.once else FolderEvents.start(repo.root, registry.event_kinds())
-        self.note("reloaded", None, jobs=registry.names(), added=sorted(set(registry.names()) - old),
-                  removed=sorted(old - set(registry.names())))
+        self.note(
+            "reloaded",
+            None,
+            jobs=registry.names(),
+            added=sorted(set(registry.names()) - old),
+            removed=sorted(old - set(registry.names())),
+        )
         self._dirty = True
         return True
 
     # ── the end ──
     def _shutdown(self) -> None:
         if self._server is not None:
-            self._server.close()  # first: a call now runs in its own process, not in a daemon that is leaving
+            # first: a call now runs in its own process, not in a daemon that is leaving
+            self._server.close()
         if self.children:
             for run in self.children.values():
                 run.terminate("shutdown")
@@ -432,8 +522,13 @@ class Daemon:
             self._wake_r = self._wake_w = -1
 
 
-def run_due(repo: MemoryRepo, make_registry: RegistryFactory, *, echo: Callable[[str], None] | None = None,
-            clock: Callable[[], datetime] = utc_now) -> list[tuple[str, str, str]]:
+def run_due(
+    repo: MemoryRepo,
+    make_registry: RegistryFactory,
+    *,
+    echo: Callable[[str], None] | None = None,
+    clock: Callable[[], datetime] = utc_now,
+) -> list[tuple[str, str, str]]:
     """Run every job that is due, and what they start in turn, then return (job, result,
     message) of each run: `autopoiesis run-due`, for people who prefer cron."""
     daemon = Daemon(repo, make_registry, once=True, echo=echo, clock=clock)

@@ -1,5 +1,6 @@
 """The session watcher: imports the session logs of agent harnesses once they have ended
-(docs/design.md#daemon-design's session watcher; a daemon job, and `autopoiesis watch-sessions --once`).
+(docs/design.md#daemon-design's session watcher; a daemon job, and `autopoiesis watch-sessions
+--once`).
 
 It watches globs (daemon.session_globs; by default Claude Code's
 ~/.claude/projects/*/*.jsonl, Codex's ~/.codex/sessions/**/*.jsonl and Gemini CLI's
@@ -40,15 +41,21 @@ MAX_IMPORTS_PER_SCAN = 25  # a first scan of a long history is spread over sever
 class WatchReport:
     seen: int = 0
     waiting: list[str] = field(default_factory=list)  # not ended yet (written recently, or open)
-    imported: list[tuple[str, list[str]]] = field(default_factory=list)  # (session file, transcripts)
+    imported: list[tuple[str, list[str]]] = field(
+        default_factory=list
+    )  # (session file, transcripts)
     unchanged: int = 0
     refused: list[tuple[str, str]] = field(default_factory=list)  # (session file, why)
     more: bool = False  # ended files were left for the next scan (MAX_IMPORTS_PER_SCAN)
     next_check: datetime | None = None  # when a waiting file may have ended
 
     def summary(self) -> str:
-        parts = [f"{self.seen} session file(s) seen", f"{len(self.imported)} imported",
-                 f"{len(self.waiting)} still active", f"{self.unchanged} unchanged"]
+        parts = [
+            f"{self.seen} session file(s) seen",
+            f"{len(self.imported)} imported",
+            f"{len(self.waiting)} still active",
+            f"{self.unchanged} unchanged",
+        ]
         if self.refused:
             parts.append(f"{len(self.refused)} refused")
         if self.more:
@@ -106,8 +113,12 @@ def open_files(candidates: set[str]) -> set[str]:
         return found
     lsof = shutil.which("lsof")
     if lsof:
-        out = subprocess.run([lsof, "-Fn", "--", *sorted(candidates)], capture_output=True, text=True, timeout=60).stdout
-        return {line[1:] for line in out.splitlines() if line.startswith("n") and line[1:] in candidates}
+        out = subprocess.run(
+            [lsof, "-Fn", "--", *sorted(candidates)], capture_output=True, text=True, timeout=60
+        ).stdout
+        return {
+            line[1:] for line in out.splitlines() if line.startswith("n") and line[1:] in candidates
+        }
     return set()
 
 
@@ -129,20 +140,31 @@ class SessionRecord:
         except (OSError, ValueError):
             data = {}
         files = data.get("files") if isinstance(data, dict) else None
-        self.files: dict[str, dict[str, Any]] = {k: v for k, v in (files or {}).items() if isinstance(v, dict)}
+        self.files: dict[str, dict[str, Any]] = {
+            k: v for k, v in (files or {}).items() if isinstance(v, dict)
+        }
 
     def save(self) -> None:
         atomic_write(self.path, json.dumps({"files": self.files}, indent=0, sort_keys=True))
 
 
 class SessionWatcher:
-    def __init__(self, repo: MemoryRepo, *, globs: Iterable[str] | None = None, idle_minutes: float | None = None,
-                 clock: Callable[[], datetime] = utc_now, importer: Callable[..., Any] | None = None,
-                 max_imports: int = MAX_IMPORTS_PER_SCAN):
+    def __init__(
+        self,
+        repo: MemoryRepo,
+        *,
+        globs: Iterable[str] | None = None,
+        idle_minutes: float | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        importer: Callable[..., Any] | None = None,
+        max_imports: int = MAX_IMPORTS_PER_SCAN,
+    ):
         cfg = repo.config.daemon
         self.repo = repo
         self.globs = tuple(cfg.session_globs if globs is None else globs)
-        self.idle = timedelta(minutes=cfg.session_idle_minutes if idle_minutes is None else idle_minutes)
+        self.idle = timedelta(
+            minutes=cfg.session_idle_minutes if idle_minutes is None else idle_minutes
+        )
         self.clock = clock
         self._import = importer
         self.max_imports = max_imports
@@ -178,7 +200,11 @@ class SessionWatcher:
             except OSError:
                 continue
             known = self.record.files.get(str(path))
-            if known and known.get("size") == st.st_size and known.get("mtime_ns") == st.st_mtime_ns:
+            if (
+                known
+                and known.get("size") == st.st_size
+                and known.get("mtime_ns") == st.st_mtime_ns
+            ):
                 if known.get("status") != "refused" or known.get("formats") == self._formats():
                     report.unchanged += 1
                     continue
@@ -186,7 +212,9 @@ class SessionWatcher:
             if now - idle_since < self.idle:
                 report.waiting.append(str(path))
                 wake = idle_since + self.idle
-                report.next_check = wake if report.next_check is None else min(report.next_check, wake)
+                report.next_check = (
+                    wake if report.next_check is None else min(report.next_check, wake)
+                )
                 continue
             ended.append((path, st))
         busy = open_files({str(p) for p, _ in ended})
@@ -194,17 +222,26 @@ class SessionWatcher:
             if str(path) in busy:
                 report.waiting.append(str(path))
                 wake = now + self.idle
-                report.next_check = wake if report.next_check is None else min(report.next_check, wake)
+                report.next_check = (
+                    wake if report.next_check is None else min(report.next_check, wake)
+                )
                 continue
             if len(report.imported) + len(report.refused) >= self.max_imports:
                 report.more = True
                 break
             try:
                 self._take(path, st, report)
-            except Exception as exc:  # one unreadable file must not stop the others (nor every later scan)
+            except (
+                Exception
+            ) as exc:  # one unreadable file must not stop the others (nor every later scan)
                 why = self._redact(f"{type(exc).__name__}: {exc}")
-                self.record.files[str(path)] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "status": "refused",
-                                                "error": why, "formats": self._formats()}
+                self.record.files[str(path)] = {
+                    "size": st.st_size,
+                    "mtime_ns": st.st_mtime_ns,
+                    "status": "refused",
+                    "error": why,
+                    "formats": self._formats(),
+                }
                 report.refused.append((str(path), why))
         for key in [k for k in self.record.files if not os.path.exists(k)]:
             del self.record.files[key]  # deleted session files: nothing left to import
@@ -215,7 +252,12 @@ class SessionWatcher:
         key = str(path)
         known = self.record.files.get(key) or {}
         digest = file_hash(path)
-        entry = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest, "checked": format_ts(self.clock())}
+        entry = {
+            "size": st.st_size,
+            "mtime_ns": st.st_mtime_ns,
+            "sha256": digest,
+            "checked": format_ts(self.clock()),
+        }
         if known.get("sha256") == digest and known.get("status") == "imported":
             self.record.files[key] = {**known, **entry}  # touched, same content: nothing new
             report.unchanged += 1
@@ -224,12 +266,22 @@ class SessionWatcher:
         transcripts = list(result.imported) + list(result.skipped_duplicates)
         if result.refused and not transcripts:
             why = self._redact("; ".join(result.refused))
-            self.record.files[key] = {**entry, "status": "refused", "error": why, "formats": self._formats()}
+            self.record.files[key] = {
+                **entry,
+                "status": "refused",
+                "error": why,
+                "formats": self._formats(),
+            }
             report.refused.append((key, why))
             return
-        self.record.files[key] = {**entry, "status": "imported", "transcripts": transcripts[:50],
-                                  "commit": result.commit, "imported_at": format_ts(self.clock()),
-                                  **({"error": self._redact("; ".join(result.refused))} if result.refused else {})}
+        self.record.files[key] = {
+            **entry,
+            "status": "imported",
+            "transcripts": transcripts[:50],
+            "commit": result.commit,
+            "imported_at": format_ts(self.clock()),
+            **({"error": self._redact("; ".join(result.refused))} if result.refused else {}),
+        }
         if result.imported:
             report.imported.append((key, list(result.imported)))
         else:

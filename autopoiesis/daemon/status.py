@@ -82,7 +82,12 @@ class InstanceLock:
                 f"{owner.get('what', 'daemon')} since {owner.get('started', '?')}); one is enough. "
                 "`autopoiesis daemon status` shows it, `autopoiesis daemon stop` stops it."
             )
-        record = {"pid": os.getpid(), "start": process_start(os.getpid()), "started": format_ts(utc_now()), "what": self.what}
+        record = {
+            "pid": os.getpid(),
+            "start": process_start(os.getpid()),
+            "started": format_ts(utc_now()),
+            "what": self.what,
+        }
         fd = self.fd
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(record).encode(), 0)
@@ -124,16 +129,28 @@ def llm_today(repo: MemoryRepo) -> dict[str, Any]:
     from autopoiesis.llm.ledger import Ledger
 
     totals = Ledger(repo.state_file("llm_ledger")).day_totals(today().isoformat())
-    return {"day": totals.day, "calls": totals.calls, "tokens": totals.tokens, "errors": totals.errors, "jobs": totals.jobs}
+    return {
+        "day": totals.day,
+        "calls": totals.calls,
+        "tokens": totals.tokens,
+        "errors": totals.errors,
+        "jobs": totals.jobs,
+    }
 
 
-def status_report(repo: MemoryRepo, jobs: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+def status_report(
+    repo: MemoryRepo, jobs: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """What `daemon status` shows: the running daemon's status file when one runs, else the
     jobs as the state file has them (JOBS, computed by the caller), and today's LLM use."""
     data = read_status(repo)
     pid = running_pid(repo)
     running = pid is not None and data.get("pid") == pid and data.get("state") == "running"
-    report: dict[str, Any] = {"repo": str(repo.root), "running": running, "pid": pid if running else None}
+    report: dict[str, Any] = {
+        "repo": str(repo.root),
+        "running": running,
+        "pid": pid if running else None,
+    }
     if running:
         started = _parse(data.get("started"))
         report["started"] = data.get("started")
@@ -160,7 +177,10 @@ def _ago(value: Any, now: datetime) -> str:
     if when is None:
         return "-"
     secs = (now - when).total_seconds()
-    return f"{format_ts(when)[5:16].replace('T', ' ')} ({_duration(abs(secs))} {'ago' if secs >= 0 else 'from now'})"
+    return (
+        f"{format_ts(when)[5:16].replace('T', ' ')} ({_duration(abs(secs))} "
+        f"{'ago' if secs >= 0 else 'from now'})"
+    )
 
 
 def _duration(secs: float) -> str:
@@ -178,24 +198,36 @@ def format_status(report: dict[str, Any]) -> str:
     now = utc_now()
     lines = []
     if report.get("running"):
-        lines.append(f"daemon     running, pid {report['pid']}, up {_duration(report.get('uptime_seconds') or 0)} "
-                     f"(since {report.get('started')})")
+        lines.append(
+            f"daemon     running, pid {report['pid']}, up "
+            f"{_duration(report.get('uptime_seconds') or 0)} "
+            f"(since {report.get('started')})"
+        )
     else:
         seen = f"; last seen {report['last_seen']}" if report.get("last_seen") else ""
         lines.append(f"daemon     not running{seen} (start it with `autopoiesis daemon start`)")
     lines.append(f"repo       {report['repo']}")
     if report.get("served") is not None:
-        lines.append(f"served     {report['served']} CLI calls answered warm (search, compile, hooks)")
+        lines.append(
+            f"served     {report['served']} CLI calls answered warm (search, compile, hooks)"
+        )
     llm = report.get("llm_today") or {}
-    lines.append(f"llm today  {llm.get('calls', 0)} calls, {llm.get('tokens', 0):,} tokens paid, {llm.get('errors', 0)} failed")
+    lines.append(
+        f"llm today  {llm.get('calls', 0)} calls, {llm.get('tokens', 0):,} tokens paid, "
+        f"{llm.get('errors', 0)} failed"
+    )
     lines.append("")
-    lines.append(f"{'job':<16} {'state':<9} {'last run':<26} {'result':<11} {'next run':<26} why next")
+    lines.append(
+        f"{'job':<16} {'state':<9} {'last run':<26} {'result':<11} {'next run':<26} why next"
+    )
     for name, j in (report.get("jobs") or {}).items():
         result = j.get("last_result") or "-"
         if j.get("last_duration") is not None and result != "-":
             result += f" {_duration(float(j['last_duration']))}"
-        lines.append(f"{name:<16} {j.get('state', '?'):<9} {_ago(j.get('last_run'), now):<26} {result:<11} "
-                     f"{_ago(j.get('next_run'), now):<26} {j.get('next_reason', '')}")
+        lines.append(
+            f"{name:<16} {j.get('state', '?'):<9} {_ago(j.get('last_run'), now):<26} {result:<11} "
+            f"{_ago(j.get('next_run'), now):<26} {j.get('next_reason', '')}"
+        )
         if j.get("last_message") and j.get("last_result") in ("failed", "timeout"):
             lines.append(f"{'':<16} └ {j['last_message'][:200]}")
     return "\n".join(lines)
@@ -236,7 +268,9 @@ class LogFilter:
         return self.job is None or row.get("job") == self.job
 
 
-def follow(path: Path, keep: LogFilter, *, poll: float = 0.5, stop_after: float | None = None) -> Iterator[dict[str, Any]]:
+def follow(
+    path: Path, keep: LogFilter, *, poll: float = 0.5, stop_after: float | None = None
+) -> Iterator[dict[str, Any]]:
     """New rows appended to the log at PATH (from its current end), as they come."""
     started = time.monotonic()
     offset = path.stat().st_size if path.exists() else 0

@@ -52,7 +52,12 @@ from autopoiesis.compiler.plan import Section
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.text import count_tokens, words
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, QuestionSetError
-from autopoiesis.eval.knowledge_recall import answer_words, current_state_lines, knowledge_recall, knowledge_size
+from autopoiesis.eval.knowledge_recall import (
+    answer_words,
+    current_state_lines,
+    knowledge_recall,
+    knowledge_size,
+)
 from autopoiesis.formats.knowledge import normalize_fact
 
 DEFAULT_BUDGETS = (2048, 4096, 8192)
@@ -77,7 +82,9 @@ class QuestionSet:
     source: str
     kind: str  # "jsonl" | "locomo"
     groups: tuple[tuple[Question, ...], ...]
-    probes: tuple[tuple[str, ...], ...] = ()  # LoCoMo: turn texts of each conversation, to find the one a repo holds
+    probes: tuple[
+        tuple[str, ...], ...
+    ] = ()  # LoCoMo: turn texts of each conversation, to find the one a repo holds
 
 
 def _locomo(data: list[Any], source: str) -> QuestionSet:
@@ -87,7 +94,9 @@ def _locomo(data: list[Any], source: str) -> QuestionSet:
     for n, sample in enumerate(data):
         conv = sample.get("conversation") if isinstance(sample, dict) else None
         if not isinstance(conv, dict) or not isinstance(sample.get("qa"), list):
-            raise QuestionSetError(f"{source}: sample {n} has no 'conversation' and 'qa'; is this LoCoMo's JSON?")
+            raise QuestionSetError(
+                f"{source}: sample {n} has no 'conversation' and 'qa'; is this LoCoMo's JSON?"
+            )
         turns = {}
         for s in sessions_of(conv):
             for t in conv[f"session_{s}"]:
@@ -96,11 +105,27 @@ def _locomo(data: list[Any], source: str) -> QuestionSet:
                     turns[found[0]] = t["text"]
         qs = []
         for q in sample["qa"]:
-            if not isinstance(q, dict) or q.get("category") not in LOCOMO_CATEGORIES or not isinstance(q.get("question"), str):
+            if (
+                not isinstance(q, dict)
+                or q.get("category") not in LOCOMO_CATEGORIES
+                or not isinstance(q.get("question"), str)
+            ):
                 continue
-            ev = tuple(turns[e] for e in normalise_evidence([str(x) for x in q.get("evidence") or []]) if e in turns)
+            ev = tuple(
+                turns[e]
+                for e in normalise_evidence([str(x) for x in q.get("evidence") or []])
+                if e in turns
+            )
             answer = q.get("answer")
-            qs.append(Question(q["question"], None if answer is None else str(answer), ev, (), q.get("category")))
+            qs.append(
+                Question(
+                    q["question"],
+                    None if answer is None else str(answer),
+                    ev,
+                    (),
+                    q.get("category"),
+                )
+            )
         groups.append(tuple(qs))
         probes.append(tuple(list(turns.values())[:12]))
     return QuestionSet(source, "locomo", tuple(groups), tuple(probes))
@@ -128,11 +153,15 @@ def load_questions(path: str | os.PathLike[str]) -> QuestionSet:
         try:
             data = json.loads(stripped)
         except ValueError as exc:
-            raise QuestionSetError(f"{p}: not valid JSON ({exc}); give LoCoMo's JSON or JSONL.") from None
+            raise QuestionSetError(
+                f"{p}: not valid JSON ({exc}); give LoCoMo's JSON or JSONL."
+            ) from None
         if data and all(isinstance(x, dict) and "conversation" in x for x in data):
             return _locomo(data, str(p))
-        raise QuestionSetError(f"{p}: a JSON list that is not LoCoMo's (samples with 'conversation' and 'qa'); "
-                               "write other question sets as JSONL, one {\"question\": ...} a line.")
+        raise QuestionSetError(
+            f"{p}: a JSON list that is not LoCoMo's (samples with 'conversation' and 'qa'); "
+            'write other question sets as JSONL, one {"question": ...} a line.'
+        )
     qs = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -143,14 +172,21 @@ def load_questions(path: str | os.PathLike[str]) -> QuestionSet:
         except ValueError as exc:
             raise QuestionSetError(f"{where}: not a JSON object ({exc}).") from None
         if not isinstance(row, dict):
-            raise QuestionSetError(f"{where}: expected an object like {{\"question\": ..., \"answer\": ...}}.")
+            raise QuestionSetError(
+                f'{where}: expected an object like {{"question": ..., "answer": ...}}.'
+            )
         question, answer = row.get("question"), row.get("answer")
         if question is not None and (not isinstance(question, str) or not question.strip()):
             raise QuestionSetError(f"{where}: 'question' must be a non-empty string.")
         if answer is not None and not isinstance(answer, (str, int, float)):
             raise QuestionSetError(f"{where}: 'answer' must be a string.")
-        q = Question(question, None if answer is None else str(answer), _strings(row.get("evidence"), "evidence", where),
-                     _strings(row.get("stale"), "stale", where), row.get("category") if isinstance(row.get("category"), int) else None)
+        q = Question(
+            question,
+            None if answer is None else str(answer),
+            _strings(row.get("evidence"), "evidence", where),
+            _strings(row.get("stale"), "stale", where),
+            row.get("category") if isinstance(row.get("category"), int) else None,
+        )
         if q.question is None and not q.stale:
             raise QuestionSetError(f"{where}: give a 'question' (or only 'stale' facts).")
         qs.append(q)
@@ -172,8 +208,10 @@ def checkout(repo: MemoryRepo, ref: str | None) -> Iterator[tuple[MemoryRepo, st
     git = MemoryGit(repo)
     found = git.run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False)
     if found.returncode != 0:
-        raise AutopoiesisError(f"{ref!r} is not a branch, tag or commit of {repo.root}; "
-                               "`git branch -a` and `git tag` list them.")
+        raise AutopoiesisError(
+            f"{ref!r} is not a branch, tag or commit of {repo.root}; "
+            "`git branch -a` and `git tag` list them."
+        )
     sha = found.stdout.strip()
     base = repo.state_file("worktrees_dir")
     for old in base.glob("eval-*-*"):  # left by an eval that was killed
@@ -242,7 +280,9 @@ def resolve(item: str, repo: MemoryRepo, turns: Sequence[Turn], normed: Sequence
     m = _LOCATION_RE.match(item.strip())
     if m:
         try:
-            inside = repo.resolve_inside(m["path"]).is_file()  # a path outside the repo is no evidence of it
+            inside = repo.resolve_inside(
+                m["path"]
+            ).is_file()  # a path outside the repo is no evidence of it
         except AutopoiesisError:
             inside = False
         if inside:
@@ -250,7 +290,9 @@ def resolve(item: str, repo: MemoryRepo, turns: Sequence[Turn], normed: Sequence
             return Evidence(((m["path"], start, max(start, int(m["end"] or start))),))
     want = _norm(item)
     if want.strip():
-        where = tuple((t.path, t.unit.start, t.unit.end) for t, n in zip(turns, normed) if want in n)
+        where = tuple(
+            (t.path, t.unit.start, t.unit.end) for t, n in zip(turns, normed) if want in n
+        )
         if where:
             return Evidence(where)
     return Evidence((), item)
@@ -266,8 +308,13 @@ def _line_text(repo: MemoryRepo, path: str, line: int, cache: dict[str, list[str
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
-def held_in_context(ev: Evidence, sections: Sequence[Section], prompt_norm: str, repo: MemoryRepo,
-                    cache: dict[str, list[str]]) -> bool:
+def held_in_context(
+    ev: Evidence,
+    sections: Sequence[Section],
+    prompt_norm: str,
+    repo: MemoryRepo,
+    cache: dict[str, list[str]],
+) -> bool:
     """Does a compiled context hold EV? A line range counts when an included section of
     that file spans it, or (a whole file) holds the text of its first line."""
     for path, start, end in ev.locations:
@@ -295,14 +342,22 @@ class TurnBaseline:
         self.turns = list(turns)
         self.db = sqlite3.connect(":memory:")
         self.db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61')")
-        self.db.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", ((i + 1, t.unit.text) for i, t in enumerate(self.turns)))
-        self.costs = [count_tokens(t.dated) + 1 for t in self.turns]  # +1: the line break between turns
+        self.db.executemany(
+            "INSERT INTO t(rowid, body) VALUES (?, ?)",
+            ((i + 1, t.unit.text) for i, t in enumerate(self.turns)),
+        )
+        self.costs = [
+            count_tokens(t.dated) + 1 for t in self.turns
+        ]  # +1: the line break between turns
 
     def ranked(self, question: str) -> list[int]:
         match = self._fts_match(self._terms(question))
         if match is None:
             return []
-        return [r[0] - 1 for r in self.db.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank", (match,))]
+        return [
+            r[0] - 1
+            for r in self.db.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank", (match,))
+        ]
 
     def pack(self, ranked: Sequence[int], budget: int) -> list[int]:
         left, out = budget, []
@@ -317,7 +372,9 @@ class TurnBaseline:
         for path, start, end in ev.locations:
             if any(t.path == path and t.unit.start <= end and start <= t.unit.end for t in chosen):
                 return True
-        return ev.text is not None and _norm(ev.text) in _norm("\n".join(t.unit.text for t in chosen))
+        return ev.text is not None and _norm(ev.text) in _norm(
+            "\n".join(t.unit.text for t in chosen)
+        )
 
     def close(self) -> None:
         self.db.close()
@@ -362,10 +419,14 @@ class EvalReport:
         return data
 
 
-def _pick_group(qs: QuestionSet, sample: int | None, normed: Sequence[str]) -> tuple[tuple[Question, ...], str]:
+def _pick_group(
+    qs: QuestionSet, sample: int | None, normed: Sequence[str]
+) -> tuple[tuple[Question, ...], str]:
     if sample is not None:
         if not 0 <= sample < len(qs.groups):
-            raise QuestionSetError(f"--sample {sample}: {qs.source} has samples 0 to {len(qs.groups) - 1}.")
+            raise QuestionSetError(
+                f"--sample {sample}: {qs.source} has samples 0 to {len(qs.groups) - 1}."
+            )
         return qs.groups[sample], f" (sample {sample})"
     if len(qs.groups) == 1:
         return qs.groups[0], ""
@@ -373,8 +434,10 @@ def _pick_group(qs: QuestionSet, sample: int | None, normed: Sequence[str]) -> t
     found = [sum(_norm(t) in blob for t in probe) / max(1, len(probe)) for probe in qs.probes]
     best = max(range(len(found)), key=lambda i: found[i])
     if found[best] < 0.5:
-        raise QuestionSetError(f"none of the {len(qs.groups)} conversations of {qs.source} is in this memory repo; "
-                               "import one first, or name it with --sample N.")
+        raise QuestionSetError(
+            f"none of the {len(qs.groups)} conversations of {qs.source} is in this memory repo; "
+            "import one first, or name it with --sample N."
+        )
     return qs.groups[best], f" (sample {best}, found in the transcripts)"
 
 
@@ -395,7 +458,10 @@ def evaluate(
         report = EvalReport(described, questions.source if questions else "-")
         size = knowledge_size(target)
         report.knowledge_bytes, report.current_state_bytes, report.raw_bytes = (
-            size.knowledge_bytes, size.current_state_bytes, size.raw_bytes)
+            size.knowledge_bytes,
+            size.current_state_bytes,
+            size.raw_bytes,
+        )
         if questions is None:
             report.seconds = time.perf_counter() - started
             return report
@@ -410,9 +476,16 @@ def evaluate(
     return report
 
 
-def _score_context(report: EvalReport, target: MemoryRepo, group: Sequence[Question], turns: Sequence[Turn],
-                   normed: Sequence[str], budgets: Sequence[int], include_archive: bool,
-                   progress: Callable[[int, int], None] | None) -> None:
+def _score_context(
+    report: EvalReport,
+    target: MemoryRepo,
+    group: Sequence[Question],
+    turns: Sequence[Turn],
+    normed: Sequence[str],
+    budgets: Sequence[int],
+    include_archive: bool,
+    progress: Callable[[int, int], None] | None,
+) -> None:
     from autopoiesis.compiler import ContextCompiler
     from autopoiesis.index import SearchIndex
     from autopoiesis.memory.compile_message import compile_for_message
@@ -422,7 +495,9 @@ def _score_context(report: EvalReport, target: MemoryRepo, group: Sequence[Quest
     report.asked = len(asked)
     with SearchIndex(target) as index:  # built or brought up to date before the first compile
         index.catch_up()
-    resolved = [(q, [resolve(e, target, turns, normed) for e in q.evidence]) for q in asked if q.evidence]
+    resolved = [
+        (q, [resolve(e, target, turns, normed) for e in q.evidence]) for q in asked if q.evidence
+    ]
     report.with_evidence = len(resolved)
     held = {b: 0 for b in budgets}
     base_held = {b: 0 for b in budgets}
@@ -439,15 +514,26 @@ def _score_context(report: EvalReport, target: MemoryRepo, group: Sequence[Quest
                 for b in budgets:
                     if b not in failed:
                         try:
-                            res, _ = compile_for_message(target, text, budget=b, take_steering=False, record=False,
-                                                         compiler=comp, pipeline=pipe, log_decisions=False, usage={},
-                                                         include_archive=include_archive)
+                            res, _ = compile_for_message(
+                                target,
+                                text,
+                                budget=b,
+                                take_steering=False,
+                                record=False,
+                                compiler=comp,
+                                pipeline=pipe,
+                                log_decisions=False,
+                                usage={},
+                                include_archive=include_archive,
+                            )
                         except BudgetTooSmallError as exc:
                             failed[b] = str(exc)
                         else:
                             tokens[b] += res.total_tokens
                             norm = _norm(res.prompt)
-                            held[b] += any(held_in_context(e, res.sections, norm, target, cache) for e in evs)
+                            held[b] += any(
+                                held_in_context(e, res.sections, norm, target, cache) for e in evs
+                            )
                     packed = baseline.pack(ranked, b)
                     base_held[b] += any(baseline.holds(e, packed) for e in evs)
                 if progress:
@@ -457,10 +543,18 @@ def _score_context(report: EvalReport, target: MemoryRepo, group: Sequence[Quest
     n = len(resolved)
     for b in budgets:
         if b in failed:
-            report.budgets.append(BudgetScore(b, None, base_held[b] / n if n else None, 0.0, failed[b]))
+            report.budgets.append(
+                BudgetScore(b, None, base_held[b] / n if n else None, 0.0, failed[b])
+            )
         else:
-            report.budgets.append(BudgetScore(b, held[b] / n if n else None, base_held[b] / n if n else None,
-                                              tokens[b] / n if n else 0.0))
+            report.budgets.append(
+                BudgetScore(
+                    b,
+                    held[b] / n if n else None,
+                    base_held[b] / n if n else None,
+                    tokens[b] / n if n else 0.0,
+                )
+            )
 
 
 def _score_knowledge(report: EvalReport, target: MemoryRepo, group: Sequence[Question]) -> None:
@@ -468,7 +562,10 @@ def _score_knowledge(report: EvalReport, target: MemoryRepo, group: Sequence[Que
     report.with_answer = len(answers)
     if answers:
         figures = knowledge_recall(target, answers)
-        report.answer_line, report.answer_words = figures["knowledge"].line, figures["knowledge"].words
+        report.answer_line, report.answer_words = (
+            figures["knowledge"].line,
+            figures["knowledge"].words,
+        )
         report.raw_answer_line, report.raw_answer_words = figures["raw"].line, figures["raw"].words
     stale = [fact for q in group for fact in q.stale]
     report.stale_marked = len(stale)
@@ -488,16 +585,31 @@ def _fmt(x: float | None) -> str:
 def _rows(r: EvalReport) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
     for b in r.budgets:
-        rows.append((f"evidence in context, {b.budget} tokens",
-                     f"{_fmt(b.compiled)} compiled / {_fmt(b.bm25_packed)} BM25 turns" + (f"  ({b.note})" if b.note else "")))
+        rows.append(
+            (
+                f"evidence in context, {b.budget} tokens",
+                f"{_fmt(b.compiled)} compiled / {_fmt(b.bm25_packed)} BM25 turns"
+                + (f"  ({b.note})" if b.note else ""),
+            )
+        )
     if r.budgets:
         rows.append(("questions with evidence", f"{r.with_evidence} of {r.asked}"))
     if r.with_answer:
-        rows.append(("answer recall in knowledge/", f"{_fmt(r.answer_line)} in one line, {_fmt(r.answer_words)} of words "
-                                                    f"(raw {_fmt(r.raw_answer_line)} / {_fmt(r.raw_answer_words)}; "
-                                                    f"{r.with_answer} answers)"))
-    rows.append(("knowledge size", f"{r.knowledge_bytes:,} bytes = {_fmt(r.knowledge_ratio)} of raw ({r.raw_bytes:,}); "
-                                   f"current state {r.current_state_bytes:,}"))
+        rows.append(
+            (
+                "answer recall in knowledge/",
+                f"{_fmt(r.answer_line)} in one line, {_fmt(r.answer_words)} of words "
+                f"(raw {_fmt(r.raw_answer_line)} / {_fmt(r.raw_answer_words)}; "
+                f"{r.with_answer} answers)",
+            )
+        )
+    rows.append(
+        (
+            "knowledge size",
+            f"{r.knowledge_bytes:,} bytes = {_fmt(r.knowledge_ratio)} of raw ({r.raw_bytes:,}); "
+            f"current state {r.current_state_bytes:,}",
+        )
+    )
     if r.stale_marked:
         rows.append(("stale facts still live", f"{len(r.stale_live)} of {r.stale_marked}"))
     return rows

@@ -108,7 +108,10 @@ def knowledge_recall(repo: MemoryRepo, answers: Iterable[Any]) -> dict[str, Reca
     """{"knowledge": ..., "raw": ...}: answer recall in the current-state files, and in
     the raw turns (the ceiling)."""
     answers = list(answers)
-    return {"knowledge": recall_in(current_state_lines(repo), answers), "raw": recall_in(raw_turns(repo), answers)}
+    return {
+        "knowledge": recall_in(current_state_lines(repo), answers),
+        "raw": recall_in(raw_turns(repo), answers),
+    }
 
 
 @dataclass(frozen=True)
@@ -155,7 +158,9 @@ def extract_and_condense(repo: MemoryRepo) -> None:
             condenser.weekly_rollup(monday, commit=False)
 
 
-def locomo_knowledge(data_path: Path, *, quick: bool = False, conversations: int | None = None) -> dict[str, Any]:
+def locomo_knowledge(
+    data_path: Path, *, quick: bool = False, conversations: int | None = None
+) -> dict[str, Any]:
     """Answer recall and size on LoCoMo: each conversation imported, extracted offline and
     condensed; category 1-4 questions with an answer. Figures summed over conversations."""
     from autopoiesis.eval.locomo import import_conversation
@@ -172,20 +177,34 @@ def locomo_knowledge(data_path: Path, *, quick: bool = False, conversations: int
         for n, sample in enumerate(data):
             corpus = import_conversation(Path(tmp), n, sample["conversation"])
             extract_and_condense(corpus.repo)
-            answers = [q["answer"] for q in sample["qa"] if q.get("category") in (1, 2, 3, 4) and "answer" in q]
+            answers = [
+                q["answer"]
+                for q in sample["qa"]
+                if q.get("category") in (1, 2, 3, 4) and "answer" in q
+            ]
             for where, fig in knowledge_recall(corpus.repo, answers).items():
                 t = totals[where]
                 t[0] += fig.questions
                 t[1] += fig.line * fig.questions
                 t[2] += fig.words * fig.questions
             s = knowledge_size(corpus.repo)
-            size = [size[0] + s.knowledge_bytes, size[1] + s.current_state_bytes, size[2] + s.raw_bytes]
-    out: dict[str, Any] = {"conversations": len(data), "seconds": round(time.perf_counter() - started, 1)}
+            size = [
+                size[0] + s.knowledge_bytes,
+                size[1] + s.current_state_bytes,
+                size[2] + s.raw_bytes,
+            ]
+    out: dict[str, Any] = {
+        "conversations": len(data),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
     for where, (q, line, share) in totals.items():
         out[where] = asdict(RecallFigures(int(q), line / q if q else 0.0, share / q if q else 0.0))
     total = KnowledgeSize(*size)
-    out["size"] = {**asdict(total), "fraction": total.fraction,
-                   "current_state_fraction": total.current_state_fraction}
+    out["size"] = {
+        **asdict(total),
+        "fraction": total.fraction,
+        "current_state_fraction": total.current_state_fraction,
+    }
     return out
 
 

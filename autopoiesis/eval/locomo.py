@@ -62,9 +62,21 @@ def neutral_sessions(conv_no: int, conv: dict[str, Any]) -> list[dict[str, Any]]
         start = parse_locomo_date(conv[f"session_{n}_date_time"])
         msgs = []
         for i, t in enumerate(conv[f"session_{n}"]):
-            msgs.append({"role": roles.get(t["speaker"], "user"), "name": t["speaker"], "content": turn_text(t),
-                         "timestamp": (start + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")})
-        out.append({"session_id": f"locomo{conv_no}_s{n}", "started": start.strftime("%Y-%m-%dT%H:%M:%SZ"), "messages": msgs})
+            msgs.append(
+                {
+                    "role": roles.get(t["speaker"], "user"),
+                    "name": t["speaker"],
+                    "content": turn_text(t),
+                    "timestamp": (start + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                }
+            )
+        out.append(
+            {
+                "session_id": f"locomo{conv_no}_s{n}",
+                "started": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "messages": msgs,
+            }
+        )
     return out
 
 
@@ -129,16 +141,26 @@ class _Scores:
         self.n += 1
         self.r5 += any(s in evidence_sessions for s in ranked_sessions[:5])
         self.r10 += any(s in evidence_sessions for s in ranked_sessions[:10])
-        rr = next((1.0 / (i + 1) for i, s in enumerate(ranked_sessions[:10]) if s in evidence_sessions), 0.0)
+        rr = next(
+            (1.0 / (i + 1) for i, s in enumerate(ranked_sessions[:10]) if s in evidence_sessions),
+            0.0,
+        )
         self.mrr += rr
         self.turn += turn_hit
 
     def figures(self) -> dict[str, float]:
         n = self.n or 1
-        return {"session_recall@5": self.r5 / n, "session_recall@10": self.r10 / n, "mrr": self.mrr / n, "turn_hit@10": self.turn / n}
+        return {
+            "session_recall@5": self.r5 / n,
+            "session_recall@10": self.r10 / n,
+            "mrr": self.mrr / n,
+            "turn_hit@10": self.turn / n,
+        }
 
 
-def baseline(conv: dict[str, Any], qs: list[tuple[str, list[tuple[int, int]]]], scores: _Scores) -> None:
+def baseline(
+    conv: dict[str, Any], qs: list[tuple[str, list[tuple[int, int]]]], scores: _Scores
+) -> None:
     """Plain FTS5 BM25: porter, OR of non-stopword terms; documents = sessions / turns."""
     import sqlite3
 
@@ -150,20 +172,48 @@ def baseline(conv: dict[str, Any], qs: list[tuple[str, list[tuple[int, int]]]], 
     turn_ids: dict[int, tuple[int, int]] = {}
     for n in sessions_of(conv):
         turns = conv[f"session_{n}"]
-        db.execute("INSERT INTO s(rowid, body) VALUES (?, ?)", (n, "\n".join(f"{t['speaker']}: {turn_text(t)}" for t in turns)))
+        db.execute(
+            "INSERT INTO s(rowid, body) VALUES (?, ?)",
+            (n, "\n".join(f"{t['speaker']}: {turn_text(t)}" for t in turns)),
+        )
         for t in turns:
             rid = len(turn_ids) + 1
             turn_ids[rid] = (n, int(t["dia_id"].split(":")[1]))
-            db.execute("INSERT INTO t(rowid, body) VALUES (?, ?)", (rid, f"{t['speaker']}: {turn_text(t)}"))
+            db.execute(
+                "INSERT INTO t(rowid, body) VALUES (?, ?)", (rid, f"{t['speaker']}: {turn_text(t)}")
+            )
     for q, ev in qs:
         match = fts_match(query_terms(q))
-        sess = [r[0] for r in db.execute("SELECT rowid FROM s WHERE s MATCH ? ORDER BY rank LIMIT 10", (match,))] if match else []
-        turns = [turn_ids[r[0]] for r in db.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank LIMIT 10", (match,))] if match else []
+        sess = (
+            [
+                r[0]
+                for r in db.execute(
+                    "SELECT rowid FROM s WHERE s MATCH ? ORDER BY rank LIMIT 10", (match,)
+                )
+            ]
+            if match
+            else []
+        )
+        turns = (
+            [
+                turn_ids[r[0]]
+                for r in db.execute(
+                    "SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank LIMIT 10", (match,)
+                )
+            ]
+            if match
+            else []
+        )
         scores.add(sess, {s for s, _ in ev}, any(x in set(ev) for x in turns))
 
 
-def evaluate(data_path: Path, merge: str | None = None, quick: bool = False, conversations: int | None = None,
-             embedder: Any = None) -> dict[str, Any]:
+def evaluate(
+    data_path: Path,
+    merge: str | None = None,
+    quick: bool = False,
+    conversations: int | None = None,
+    embedder: Any = None,
+) -> dict[str, Any]:
     """Retrieval figures of the conversations in DATA_PATH (LoCoMo JSON), ours beside the
     plain FTS5 BM25 baseline computed in the same run."""
     from autopoiesis.index import SearchIndex
@@ -192,12 +242,21 @@ def evaluate(data_path: Path, merge: str | None = None, quick: bool = False, con
                     latencies.append(time.perf_counter() - t1)
                     ranked = [path_session.get(r.path, -1) for r in results]
                     ev_lines = [corpus.turn_lines[e] for e in ev if e in corpus.turn_lines]
-                    hit = any(r.path == p and r.start_line <= s and e <= r.end_line + 1 and s <= r.end_line
-                              for r in results for p, s, e in ev_lines)
+                    hit = any(
+                        r.path == p
+                        and r.start_line <= s
+                        and e <= r.end_line + 1
+                        and s <= r.end_line
+                        for r in results
+                        for p, s, e in ev_lines
+                    )
                     ours.add(ranked, {s for s, _ in ev}, hit)
             baseline(conv, qs, base)
     latencies.sort()
-    return {"ours": ours.figures(), "baseline": base.figures(), "questions": ours.n,
-            "search_p50_ms": 1000 * latencies[len(latencies) // 2] if latencies else 0.0, "index_s": build_s}
-
-
+    return {
+        "ours": ours.figures(),
+        "baseline": base.figures(),
+        "questions": ours.n,
+        "search_p50_ms": 1000 * latencies[len(latencies) // 2] if latencies else 0.0,
+        "index_s": build_s,
+    }

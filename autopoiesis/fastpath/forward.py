@@ -66,7 +66,10 @@ class ForwardedCalls:
                 return f"{name} is {theirs!r} for the client and {ours!r} for the daemon"
         if not os.path.isdir(request["cwd"]):
             return "the client's working folder is gone"
-        if any(e not in ("strict", "surrogateescape", "replace", "backslashreplace") for e in request["errors"]):
+        if any(
+            e not in ("strict", "surrogateescape", "replace", "backslashreplace")
+            for e in request["errors"]
+        ):
             return "an unusual error handler on the client's output"
         return None
 
@@ -112,7 +115,9 @@ def _exit_status(code: object) -> int:
 
 
 @contextlib.contextmanager
-def _as_client(request: dict[str, Any], stdin: io.TextIOWrapper, stdout: _Captured, stderr: _Captured) -> Iterator[None]:
+def _as_client(
+    request: dict[str, Any], stdin: io.TextIOWrapper, stdout: _Captured, stderr: _Captured
+) -> Iterator[None]:
     """This process as the client's for the call: its folder, environment (with the CLI's
     import-time settings as they are here), umask, time zone and streams."""
     saved_env = dict(os.environ)

@@ -36,7 +36,13 @@ def parse_hook_argv(argv: list[str]) -> dict[str, Any] | None:
         budget, rest = rest[1], rest[2:]
     if len(rest) > (1 if harness == "codex" else 0):
         return None
-    return {"repo_dir": repo_dir, "harness": harness, "event": event, "budget": budget, "argument": rest[0] if rest else None}
+    return {
+        "repo_dir": repo_dir,
+        "harness": harness,
+        "event": event,
+        "budget": budget,
+        "argument": rest[0] if rest else None,
+    }
 
 
 WARM_COMMANDS = ("search", "compile")
@@ -51,4 +57,8 @@ def warm_call(argv: list[str]) -> bool:
     if parse_hook_argv(argv) is not None:
         return True
     rest = split_repo_dir(argv)[1]
-    return bool(rest) and rest[0] in WARM_COMMANDS and not any(a in ("-h", "--help") or a.startswith("--batch") for a in rest)
+    return (
+        bool(rest)
+        and rest[0] in WARM_COMMANDS
+        and not any(a in ("-h", "--help") or a.startswith("--batch") for a in rest)
+    )

@@ -26,7 +26,15 @@ from typing import Any, Protocol
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.fastpath.rules import split_repo_dir
-from autopoiesis.fastpath.wire import MAX_LINE_BYTES, decode, encode, refusal, socket_path, to_text, unix_address
+from autopoiesis.fastpath.wire import (
+    MAX_LINE_BYTES,
+    decode,
+    encode,
+    refusal,
+    socket_path,
+    to_text,
+    unix_address,
+)
 from autopoiesis.integrations import HOOK_HARNESSES
 
 READ_TIMEOUT_SECONDS = 2.0  # a connection that has not sent its whole request by then is dropped
@@ -85,7 +93,12 @@ class WarmServer:
         """Listen on the repo's daemon socket (replacing one a killed daemon left: whoever
         holds the instance lock owns the socket); None, said in the log, when it cannot."""
         if not hasattr(socket, "AF_UNIX") or not hasattr(socket, "SO_PEERCRED"):
-            note("serve_off", None, message="no Unix sockets with peer credentials here: CLI calls run in their own process")
+            note(
+                "serve_off",
+                None,
+                message="no Unix sockets with peer credentials here: CLI calls run in their own "
+                "process",
+            )
             return None
         path = socket_path(repo)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -105,7 +118,11 @@ class WarmServer:
             server = cls(path, listener, handler, note)
         except OSError as exc:
             listener.close()
-            note("serve_off", None, message=f"could not listen on {path} ({exc}): CLI calls run in their own process")
+            note(
+                "serve_off",
+                None,
+                message=f"could not listen on {path} ({exc}): CLI calls run in their own process",
+            )
             return None
         return server
 
@@ -136,7 +153,11 @@ class WarmServer:
             self._read(conn)
         now = time.monotonic()
         for conn in [c for c in self.incoming if c.deadline <= now]:
-            self.note("serve_dropped", None, message=f"a client sent no whole request within {READ_TIMEOUT_SECONDS:g} s")
+            self.note(
+                "serve_dropped",
+                None,
+                message=f"a client sent no whole request within {READ_TIMEOUT_SECONDS:g} s",
+            )
             self._drop(conn)
 
     def close(self) -> None:
@@ -161,12 +182,18 @@ class WarmServer:
                 self.note("serve_failed", None, message=f"accept: {exc}")
                 return
             try:
-                creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+                creds = sock.getsockopt(
+                    socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")
+                )
                 pid, uid, _gid = struct.unpack("3i", creds)
             except OSError:
                 uid = pid = -1
             if uid != os.getuid():
-                self.note("serve_refused", None, message=f"a process of another user (uid {uid}, pid {pid}) connected")
+                self.note(
+                    "serve_refused",
+                    None,
+                    message=f"a process of another user (uid {uid}, pid {pid}) connected",
+                )
                 sock.close()
                 continue
             sock.setblocking(False)
@@ -203,7 +230,11 @@ class WarmServer:
         started = time.perf_counter()
         sock.settimeout(REPLY_TIMEOUT_SECONDS)
         request = decode(line)
-        why = "the request is not a JSON object" if request is None else refusal(request) or self.handler.refusal(request)
+        why = (
+            "the request is not a JSON object"
+            if request is None
+            else refusal(request) or self.handler.refusal(request)
+        )
         try:
             if why is not None or request is None:
                 self.note("serve_declined", None, message=why)
@@ -216,13 +247,24 @@ class WarmServer:
         try:
             code, out, err = self.handler(request)
         except Exception as exc:  # a bug of ours: the client, told nothing, runs the call itself
-            self.note("serve_failed", None, command=command_name(argv), message=f"{type(exc).__name__}: {exc}",
-                      traceback=traceback.format_exc()[-4000:])
+            self.note(
+                "serve_failed",
+                None,
+                command=command_name(argv),
+                message=f"{type(exc).__name__}: {exc}",
+                traceback=traceback.format_exc()[-4000:],
+            )
             return
         # logged before the answer goes (an append, no flush to disk): whoever has the
         # answer finds the call in the log
         self.served += 1
-        self.note("served", None, command=command_name(argv), ms=round((time.perf_counter() - started) * 1000, 1), code=code)
+        self.note(
+            "served",
+            None,
+            command=command_name(argv),
+            ms=round((time.perf_counter() - started) * 1000, 1),
+            code=code,
+        )
         try:
             sock.sendall(encode({"code": code, "stdout": to_text(out), "stderr": to_text(err)}))
         except OSError:

@@ -77,7 +77,11 @@ def unix_address(path: Path) -> Iterator[str]:
     try:
         through = f"/proc/self/fd/{fd}"
         if not os.path.isdir(through):
-            raise OSError(errno.ENAMETOOLONG, f"the socket path is over {MAX_SOCKET_PATH} bytes and there is no /proc", text)
+            raise OSError(
+                errno.ENAMETOOLONG,
+                f"the socket path is over {MAX_SOCKET_PATH} bytes and there is no /proc",
+                text,
+            )
         yield f"{through}/{path.name}"
     finally:
         os.close(fd)
@@ -120,15 +124,24 @@ def refusal(request: dict[str, Any]) -> str | None:
     if not isinstance(request.get("version"), str):
         return "the request names no version"
     if request.get("package") != package_dir():
-        return f"the client runs autopoiesis from {request.get('package')!r}, the daemon from {package_dir()}"
+        return (
+            f"the client runs autopoiesis from {request.get('package')!r}, the daemon from "
+            f"{package_dir()}"
+        )
     argv, env, stdin = request.get("argv"), request.get("env"), request.get("stdin")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         return "argv is not a list of strings"
-    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+    if not isinstance(env, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+    ):
         return "env is not a mapping of strings"
     if not isinstance(request.get("cwd"), str) or not (stdin is None or isinstance(stdin, str)):
         return "cwd or stdin is not text"
-    if not isinstance(request.get("umask"), int) or not isinstance(request.get("tty"), list) or not isinstance(request.get("errors"), list):
+    if (
+        not isinstance(request.get("umask"), int)
+        or not isinstance(request.get("tty"), list)
+        or not isinstance(request.get("errors"), list)
+    ):
         return "umask, tty or errors is missing"
     return None
 
@@ -173,12 +186,22 @@ def make_request(argv: list[str], stdin: bytes | None, version: str) -> dict[str
             env.setdefault("LINES", str(size.lines))
     umask = os.umask(0o022)
     os.umask(umask)
-    return {"version": version, "package": package_dir(), "argv": list(argv), "cwd": cwd, "env": env,
-            "stdin": None if stdin is None else to_text(stdin), "umask": umask,
-            "tty": [out.isatty(), err.isatty()], "errors": [out.errors, err.errors]}
+    return {
+        "version": version,
+        "package": package_dir(),
+        "argv": list(argv),
+        "cwd": cwd,
+        "env": env,
+        "stdin": None if stdin is None else to_text(stdin),
+        "umask": umask,
+        "tty": [out.isatty(), err.isatty()],
+        "errors": [out.errors, err.errors],
+    }
 
 
-def forward(repo_dir: str | None, argv: list[str], version: str, *, stdin: bytes | None = None) -> Reply | None:
+def forward(
+    repo_dir: str | None, argv: list[str], version: str, *, stdin: bytes | None = None
+) -> Reply | None:
     """Run ARGV in the daemon of the memory repo (-C REPO_DIR, else $AUTOPOIESIS_REPO, else
     the git top level here: MemoryRepo.locate), STDIN its standard input, VERSION the
     caller's autopoiesis.__version__. None when no daemon answered it: the caller runs it."""
@@ -213,7 +236,9 @@ def forward(repo_dir: str | None, argv: list[str], version: str, *, stdin: bytes
                 ack = decode(read_line(reader, 1 << 16) or b"")
                 if not ack or ack.get("accepted") is not True:
                     return None
-                sock.settimeout(REPLY_TIMEOUT)  # a daemon that dies closes the socket; one that hangs is waited for this long
+                sock.settimeout(
+                    REPLY_TIMEOUT
+                )  # a daemon that dies closes the socket; one that hangs is waited for this long
                 reply = decode(read_line(reader) or b"")
         except OSError:
             return None

@@ -1,4 +1,5 @@
-"""The commit message format of docs/design.md#commit-messages, pure: `<type>: <summary>`, a body of what
+"""The commit message format of docs/design.md#commit-messages, pure: `<type>: <summary>`, a body of
+what
 changed, and `Session: <transcript>`; the type inferred from the paths and the branch,
 the summary from the staged diff, and a model's summary accepted only when it is one.
 MemoryGit (git.commits) asks for messages here; nothing here touches git.
@@ -15,7 +16,9 @@ from autopoiesis.formats.knowledge import bullet_fact
 COMMIT_TYPES = ("conversation", "memory", "identity", "maintenance", "explore", "extract")
 
 
-def infer_commit_type(paths: Iterable[str], branch: str | None, statuses: Iterable[str] = ()) -> str:
+def infer_commit_type(
+    paths: Iterable[str], branch: str | None, statuses: Iterable[str] = ()
+) -> str:
     paths = list(paths)
     if branch and branch.startswith("extract/"):
         return "extract"
@@ -25,7 +28,9 @@ def infer_commit_type(paths: Iterable[str], branch: str | None, statuses: Iterab
         return "conversation"
     if paths and all(p.startswith("knowledge/identity/") for p in paths):
         return "identity"
-    if any(p.startswith("archive/") for p in paths) or any(s.startswith(("D", "R")) for s in statuses):
+    if any(p.startswith("archive/") for p in paths) or any(
+        s.startswith(("D", "R")) for s in statuses
+    ):
         return "maintenance"
     return "memory"
 
@@ -51,7 +56,9 @@ def _learned_rank(path: str) -> int:
     return 1
 
 
-_LABEL = re.compile(r"^(?:decided|decision|lesson|learned|fact|note|todo|procedure)\s*:\s*", re.IGNORECASE)
+_LABEL = re.compile(
+    r"^(?:decided|decision|lesson|learned|fact|note|todo|procedure)\s*:\s*", re.IGNORECASE
+)
 _NAMED = re.compile(r"^[^—]{1,80} — ")
 TITLE_MAX = 60
 
@@ -65,7 +72,7 @@ def entry_title(fact: str, limit: int = TITLE_MAX) -> str:
         text = first
     text = text.rstrip(".")
     if len(text) > limit:
-        text = text[: limit].rsplit(" ", 1)[0].rstrip(",;:-— ") + "…"
+        text = text[:limit].rsplit(" ", 1)[0].rstrip(",;:-— ") + "…"
     return text
 
 
@@ -149,7 +156,11 @@ def _diff_learned(diff: str) -> tuple[list[tuple[str, str]], int, int, list[str]
 
 
 def generate_commit_message(
-    diff: str, numstat: str, *, branch: str | None = None, session: str | None = None,
+    diff: str,
+    numstat: str,
+    *,
+    branch: str | None = None,
+    session: str | None = None,
     summarize: Callable[[str, str], str | None] | None = None,
 ) -> str:
     """A deterministic `<type>: <summary>` / body / `Session:` message from a staged diff.
@@ -167,11 +178,21 @@ def generate_commit_message(
             added, removed, path = parts
             if " => " in path:
                 path = re.sub(r"\{([^{}]*) => ([^{}]*)\}", r"\2", path).split(" => ")[-1]
-            files.append((path, int(added) if added.isdigit() else 0, int(removed) if removed.isdigit() else 0))
+            files.append(
+                (
+                    path,
+                    int(added) if added.isdigit() else 0,
+                    int(removed) if removed.isdigit() else 0,
+                )
+            )
     learned, entries_added, superseded, statuses, sessions = _diff_learned(diff)
     ctype = infer_commit_type([f[0] for f in files], branch, statuses)
     titles = learned_titles(learned)
-    summary = learned_summary(titles, _subject_room(ctype)) if ctype in ("memory", "extract", "explore", "identity") else None
+    summary = (
+        learned_summary(titles, _subject_room(ctype))
+        if ctype in ("memory", "extract", "explore", "identity")
+        else None
+    )
     if summary is None:
         names = [_short_name(f[0]) for f in files]
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
@@ -180,7 +201,11 @@ def generate_commit_message(
             counts.append(f"+{entries_added} entr{'y' if entries_added == 1 else 'ies'}")
         if superseded:
             counts.append(f"{superseded} superseded")
-        verb = {"maintenance": "reorganise", "identity": "update identity", "extract": "extract into"}.get(ctype, "update")
+        verb = {
+            "maintenance": "reorganise",
+            "identity": "update identity",
+            "extract": "extract into",
+        }.get(ctype, "update")
         summary = f"{verb} {shown}" + (f" ({', '.join(counts)})" if counts else "")
     if summarize is not None:
         summary = clean_summary(summarize(diff, ctype)) or summary
@@ -198,8 +223,12 @@ def generate_commit_message(
 
 
 def extraction_commit_message(
-    learned: Iterable[tuple[str, str]], transcripts: Sequence[str], report_line: str, *,
-    commit_type: str = "memory", superseded: int = 0,
+    learned: Iterable[tuple[str, str]],
+    transcripts: Sequence[str],
+    report_line: str,
+    *,
+    commit_type: str = "memory",
+    superseded: int = 0,
     summarize: Callable[[str, str], str | None] | None = None,
 ) -> str:
     """The message of an extraction's commit: `<type>: <what was learned>`, the learned
@@ -225,7 +254,8 @@ def extraction_commit_message(
 
 
 _NOT_A_SUMMARY = re.compile(
-    r"^(?:[+@-]|diff\b|index\b|```)|\b(?:sorry|apologi[sz]e|as an ai|language model|i can(?:no|')t|i am unable|i'm unable)\b",
+    r"^(?:[+@-]|diff\b|index\b|```)|\b(?:sorry|apologi[sz]e|as an ai|language model|i "
+    r"can(?:no|')t|i am unable|i'm unable)\b",
     re.IGNORECASE,
 )
 SUMMARY_MAX = 72
@@ -242,9 +272,18 @@ def clean_summary(text: str | None) -> str | None:
     if not lines:
         return None
     line = lines[0].strip("`\"' ")
-    line = re.sub(r"^(conversation|memory|identity|maintenance|explore|extract)\s*:\s*", "", line, flags=re.IGNORECASE)
+    line = re.sub(
+        r"^(conversation|memory|identity|maintenance|explore|extract)\s*:\s*",
+        "",
+        line,
+        flags=re.IGNORECASE,
+    )
     line = " ".join(line.split()).rstrip(".")
-    if _NOT_A_SUMMARY.search(line) or not line.isprintable() or len(re.findall(r"[^\W\d_]{2,}", line)) < 2:
+    if (
+        _NOT_A_SUMMARY.search(line)
+        or not line.isprintable()
+        or len(re.findall(r"[^\W\d_]{2,}", line)) < 2
+    ):
         return None
     if len(line) > SUMMARY_MAX:
         line = line[: SUMMARY_MAX + 1].rsplit(" ", 1)[0].rstrip(",;:-")

@@ -1,4 +1,5 @@
-"""Knowledge entry files (docs/design.md#knowledge-files, docs/design.md#entry-ids): parse and render, losslessly. No I/O.
+"""Knowledge entry files (docs/design.md#knowledge-files, docs/design.md#entry-ids): parse and
+render, losslessly. No I/O.
 
 A knowledge file is optional YAML frontmatter, then Markdown. Headings (`#` .. `######`)
 split it into sections; a line of a section is either an **entry** or plain text::
@@ -13,11 +14,14 @@ split it into sections; a line of a section is either an **entry** or plain text
     # Autopoiesis — Context
 
     ## Key Decisions
-    - ~~2026-02-14: Keep SQLite (via ses_a1)~~ {id: 20260214-0905-0a1b2c} #superseded-by:20260216-1850-a1b2c3
-    - 2026-02-16: Files are the source of truth (via ses_b2) {id: 20260216-1850-a1b2c3} #about:storage
+    - ~~2026-02-14: Keep SQLite (via ses_a1)~~ {id: 20260214-0905-0a1b2c}
+    #superseded-by:20260216-1850-a1b2c3
+    - 2026-02-16: Files are the source of truth (via ses_b2) {id: 20260216-1850-a1b2c3}
+    #about:storage
     - a hand-written bullet, kept as it is
 
-An entry is one bullet line ending in `{id: YYYYMMDD-HHMM-xxxxxx}` (docs/design.md#entry-ids's ids) and
+An entry is one bullet line ending in `{id: YYYYMMDD-HHMM-xxxxxx}` (docs/design.md#entry-ids's ids)
+and
 optional `#tags`. It may carry a date prefix (`2026-02-16: `, the design's MEMORY.md
 style) and a citation. Superseding wraps the old body in `~~...~~` and appends
 `#superseded-by:NEWID`; nothing is deleted.
@@ -61,7 +65,8 @@ from autopoiesis.errors import FrontmatterError
 ENTRY_ID_RE = re.compile(r"^\d{8}-\d{4}-[0-9a-f]{6}\Z")
 _ENTRY_RE = re.compile(
     r"^- (?P<strike>~~)?(?:(?P<date>\d{4}-\d\d-\d\d): )?(?P<text>\S.*?)"
-    r"(?: \(source: (?P<source>[^\s()]+) @ (?P<at>[0-9TZ:-]+)\)| \(via (?P<ref>[^\s()]+)\))?(?(strike)~~)"
+    r"(?: \(source: (?P<source>[^\s()]+) @ (?P<at>[0-9TZ:-]+)\)| \(via "
+    r"(?P<ref>[^\s()]+)\))?(?(strike)~~)"
     r" \{id: (?P<id>\d{8}-\d{4}-[0-9a-f]{6})\}(?P<tags>(?: #[A-Za-z0-9_:.-]+)*)$"
 )
 _HEADING_RE = re.compile(r"^(?P<hashes>#{1,6}) (?P<title>.*)$")
@@ -78,8 +83,11 @@ def is_current_state(relpath: str) -> bool:
     """Whether RELPATH is a current-state knowledge file (MEMORY.md, projects, people,
     procedures, reference, the index files): one live version of each fact. Journals are
     dated history; identity files are people's."""
-    return (relpath.startswith("knowledge/") and relpath.endswith(".md")
-            and not relpath.startswith(HISTORY_DIRS + NOT_WRITABLE_DIRS))
+    return (
+        relpath.startswith("knowledge/")
+        and relpath.endswith(".md")
+        and not relpath.startswith(HISTORY_DIRS + NOT_WRITABLE_DIRS)
+    )
 
 
 def id_turn_at(entry_id: str) -> str | None:
@@ -104,8 +112,9 @@ def citation_ref(session: str) -> str:
 def subject_slug(subject: str) -> str:
     """The tag form of a subject: its words but stopwords, lowercase, joined by '-', at
     most 32 characters (cut at a word): a tag costs a few tokens."""
-    words = [w for w in re.findall(r"[a-z0-9]+", subject.lower()) if w not in STOPWORDS] or \
-        re.findall(r"[a-z0-9]+", subject.lower())
+    words = [
+        w for w in re.findall(r"[a-z0-9]+", subject.lower()) if w not in STOPWORDS
+    ] or re.findall(r"[a-z0-9]+", subject.lower())
     slug = ""
     for w in words:
         if slug and len(slug) + 1 + len(w) > 32:
@@ -154,17 +163,50 @@ def bullet_fact(line: str) -> str | None:
     return text or None
 
 
-_NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "without", "cannot", "dont", "don",
-                        "won", "isn", "aren", "wasn", "doesn", "didn", "shouldn"})
+_NEGATIONS = frozenset(
+    {
+        "not",
+        "no",
+        "never",
+        "none",
+        "nobody",
+        "nothing",
+        "without",
+        "cannot",
+        "dont",
+        "don",
+        "won",
+        "isn",
+        "aren",
+        "wasn",
+        "doesn",
+        "didn",
+        "shouldn",
+    }
+)
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 # Verbs that say where or how a thing is, not which thing: "X runs on port 5" and "X
 # listens on port 5" state one fact. And short forms people use for the same word.
-_LIGHT_VERBS = frozenset("""run runs running ran listen listens listening live lives living sit sits sitting stay stays
-located locate host hosted hosting use uses using used keep kept set find found make made put located reside
-resides residing remember note fyi way know""".split())
-_SHORT_FORMS = {"db": "database", "dbs": "database", "prod": "production", "env": "environment", "repo": "repository",
-                "config": "configuration", "docs": "documentation", "k8s": "kubernetes", "pg": "postgres",
-                "postgresql": "postgres", "info": "information", "app": "application", "auth": "authentication"}
+_LIGHT_VERBS = frozenset(
+    """run runs running ran listen listens listening live lives living sit sits sitting stay stays
+located locate host hosted hosting use uses using used keep kept set find found make made put
+located reside resides residing remember note fyi way know""".split()
+)
+_SHORT_FORMS = {
+    "db": "database",
+    "dbs": "database",
+    "prod": "production",
+    "env": "environment",
+    "repo": "repository",
+    "config": "configuration",
+    "docs": "documentation",
+    "k8s": "kubernetes",
+    "pg": "postgres",
+    "postgresql": "postgres",
+    "info": "information",
+    "app": "application",
+    "auth": "authentication",
+}
 
 
 @lru_cache(maxsize=65536)
@@ -228,14 +270,14 @@ class Entry:
     def subject(self) -> str | None:
         for t in self.tags:
             if t.startswith(SUBJECT_TAG):
-                return t[len(SUBJECT_TAG):]
+                return t[len(SUBJECT_TAG) :]
         return None
 
     @property
     def superseded_by(self) -> str | None:
         for t in self.tags:
             if t.startswith(SUPERSEDED_TAG):
-                return t[len(SUPERSEDED_TAG):]
+                return t[len(SUPERSEDED_TAG) :]
         return None
 
     @property
@@ -243,7 +285,9 @@ class Entry:
         return self.superseded_by is None
 
     def superseded(self, new_id: str) -> Entry:
-        tags = tuple(t for t in self.tags if not t.startswith(SUPERSEDED_TAG)) + (SUPERSEDED_TAG + new_id,)
+        tags = tuple(t for t in self.tags if not t.startswith(SUPERSEDED_TAG)) + (
+            SUPERSEDED_TAG + new_id,
+        )
         return replace(self, tags=tags)
 
     def render(self) -> str:
@@ -510,7 +554,9 @@ def current_text(text: str) -> str:
     return "\n".join(line for line in text.split("\n") if not is_superseded_line(line))
 
 
-def new_doc(meta: dict[str, Any], title: str | None, sections: tuple[str, ...] = (), level: int = 2) -> KnowledgeDoc:
+def new_doc(
+    meta: dict[str, Any], title: str | None, sections: tuple[str, ...] = (), level: int = 2
+) -> KnowledgeDoc:
     """A fresh file: frontmatter, `# TITLE`, empty sections separated by blank lines."""
     fm = "".join(f"{k}: {meta_value(v)}\n" for k, v in meta.items())
     pre: list[Line] = [""]

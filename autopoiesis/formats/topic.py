@@ -1,4 +1,5 @@
-"""The topic file format (docs/design.md#knowledge-files, docs/design.md#topic-triggers): parse and validate one `topics/*.md` file.
+"""The topic file format (docs/design.md#knowledge-files, docs/design.md#topic-triggers): parse and
+validate one `topics/*.md` file.
 
 A topic is YAML frontmatter plus a Markdown body (its instructions)::
 
@@ -91,12 +92,30 @@ DEFAULT_MAX_CONTEXT_KB = 4.0
 DEFAULT_SENTIMENT_MIN_SCORE = 2
 COMMON_TRIGGER_FIELDS = ("type", "scope", "correction_hint")
 TOPIC_FIELDS = (
-    "type", "name", "description", "triggers", "subscriptions", "activation", "priority",
-    "max_context_kb", "similarity_threshold", "tags", "updated",
+    "type",
+    "name",
+    "description",
+    "triggers",
+    "subscriptions",
+    "activation",
+    "priority",
+    "max_context_kb",
+    "similarity_threshold",
+    "tags",
+    "updated",
 )
 # The built-in trigger types (autopoiesis.topics.triggers), in the order of the table above.
 TRIGGER_TYPES = (
-    "pattern", "glob", "keyword", "code", "language", "mention", "url", "sentiment", "webhook", "cron",
+    "pattern",
+    "glob",
+    "keyword",
+    "code",
+    "language",
+    "mention",
+    "url",
+    "sentiment",
+    "webhook",
+    "cron",
 )
 
 
@@ -217,7 +236,8 @@ class TriggerType:
         clash = set(self.required + self.optional) & set(COMMON_TRIGGER_FIELDS)
         if clash:
             raise ValueError(
-                f"trigger type {self.name!r}: {', '.join(sorted(clash))} are common to every trigger"
+                f"trigger type {self.name!r}: {', '.join(sorted(clash))} are common to every "
+                "trigger"
             )
 
     @property
@@ -226,7 +246,12 @@ class TriggerType:
         return self.re2_source is not None or (self.feature is not None and self.match is not None)
 
 
-_TRIGGER_FIELD_NAMES = frozenset(Trigger.__dataclass_fields__) - {"type", "scope", "correction_hint", "options"}
+_TRIGGER_FIELD_NAMES = frozenset(Trigger.__dataclass_fields__) - {
+    "type",
+    "scope",
+    "correction_hint",
+    "options",
+}
 
 
 def register_trigger_type(spec: TriggerType) -> TriggerType:
@@ -253,7 +278,9 @@ def str_list(value: Any) -> list[str] | None:
     """VALUE as a list of strings (one string is a list of one); None when it is no such list."""
     if isinstance(value, str):
         return [value]
-    if isinstance(value, list) and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
+    if isinstance(value, list) and all(
+        isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
+    ):
         return [str(v) for v in value]
     return None
 
@@ -275,8 +302,10 @@ def check_regex(pattern: str) -> str | None:
         except re.error as exc2:
             return f"is not a valid regex ({exc2})"
         return (
-            f"uses a feature the linear-time RE2 engine does not support ({msg}); rewrite it without "
-            "backreferences or lookaround (e.g. match the alternatives with (a|b) and word boundaries \\b)"
+            f"uses a feature the linear-time RE2 engine does not support ({msg}); rewrite it "
+            "without "
+            "backreferences or lookaround (e.g. match the alternatives with (a|b) and word "
+            "boundaries \\b)"
         )
     return None
 
@@ -288,24 +317,42 @@ def subscription_problem(sub: str, root: Path | None) -> str | None:
         return "is empty; write a repo-relative path like knowledge/procedures/code-review.md"
     p = PurePosixPath(sub.replace("\\", "/"))
     if p.is_absolute() or sub.startswith("~") or re.match(r"^[A-Za-z]:", sub):
-        return "is an absolute path; write it relative to the memory repo, like knowledge/people/_index.md"
+        return (
+            "is an absolute path; write it relative to the memory repo, like "
+            "knowledge/people/_index.md"
+        )
     if ".." in p.parts:
-        return "points outside the memory repo ('..'); subscribe only to files inside it, like knowledge/people/_index.md"
+        return (
+            "points outside the memory repo ('..'); subscribe only to files inside it, like "
+            "knowledge/people/_index.md"
+        )
     if p.parts and p.parts[0] in (".git", ".autopoiesis"):
-        return "points into git's or autopoiesis' internal folders; subscribe to a file under knowledge/"
+        return (
+            "points into git's or autopoiesis' internal folders; subscribe to a file under "
+            "knowledge/"
+        )
     if root is not None:
         full = (root / p).resolve()
         if full != root and root.resolve() not in full.parents:
-            return "resolves outside the memory repo (a symlink?); subscribe only to files inside it"
+            return (
+                "resolves outside the memory repo (a symlink?); subscribe only to files inside it"
+            )
         if not full.is_file():
-            return "does not exist; create the file first or fix the path (paths are relative to the repo root)"
+            return (
+                "does not exist; create the file first or fix the path (paths are relative to "
+                "the repo root)"
+            )
     return None
 
 
-def _parse_trigger(i: int, raw: Any, errors: list[str], warnings: list[str], where: str) -> Trigger | None:
+def _parse_trigger(
+    i: int, raw: Any, errors: list[str], warnings: list[str], where: str
+) -> Trigger | None:
     at = f"{where}: triggers[{i}]"
     if not isinstance(raw, dict):
-        errors.append(f"{at}: must be a mapping like `- type: pattern` / `match: \"...\"`, not {raw!r}.")
+        errors.append(
+            f'{at}: must be a mapping like `- type: pattern` / `match: "..."`, not {raw!r}.'
+        )
         return None
     ttype = raw.get("type")
     spec = trigger_type(ttype) if isinstance(ttype, str) else None
@@ -329,15 +376,18 @@ def _parse_trigger(i: int, raw: Any, errors: list[str], warnings: list[str], whe
         scope = "input"
     hint = raw.get("correction_hint")
     if hint is not None and not isinstance(hint, str):
-        errors.append(f"{at}.correction_hint: must be text, like \"Use Python 3 syntax\".")
+        errors.append(f'{at}.correction_hint: must be text, like "Use Python 3 syntax".')
         hint = None
     if hint and scope == "input":
         warnings.append(
-            f"{at}.correction_hint: only output-scope triggers inject correction hints; set scope: output or both."
+            f"{at}.correction_hint: only output-scope triggers inject correction hints; set "
+            "scope: output or both."
         )
     values = spec.parse(raw, at, errors)
     if not spec.text and "scope" in raw:
-        warnings.append(f"{at}.scope: {ttype} triggers do not watch messages; the scope is ignored.")
+        warnings.append(
+            f"{at}.scope: {ttype} triggers do not watch messages; the scope is ignored."
+        )
     fields = {k: v for k, v in values.items() if k in _TRIGGER_FIELD_NAMES}
     options = tuple(sorted((k, v) for k, v in values.items() if k not in _TRIGGER_FIELD_NAMES))
     return Trigger(type=ttype, scope=scope, correction_hint=hint, options=options, **fields)
@@ -348,14 +398,17 @@ def _first_heading(body: str) -> str:
     return m.group(1).strip() if m else ""
 
 
-def _read_frontmatter(where: str, text: str,
-                      errors: list[str]) -> tuple[dict[str, Any], str] | None:
+def _read_frontmatter(
+    where: str, text: str, errors: list[str]
+) -> tuple[dict[str, Any], str] | None:
     """(fields, body) of topic file TEXT; None, with the reason in ERRORS, when its
     frontmatter is missing, unclosed or not YAML."""
     try:
         front, body = frontmatter.split(text, where)
     except FrontmatterError:
-        errors.append(f"{where}: the frontmatter is not closed; add a line '---' after the last field.")
+        errors.append(
+            f"{where}: the frontmatter is not closed; add a line '---' after the last field."
+        )
         return None
     if front is None:
         errors.append(
@@ -366,41 +419,56 @@ def _read_frontmatter(where: str, text: str,
     try:
         return frontmatter.parse_yaml(front, where), body
     except FrontmatterError as exc:
-        errors.append(f"{exc} Fix it so the file reads as `key: value` lines such as `type: topic`.")
+        errors.append(
+            f"{exc} Fix it so the file reads as `key: value` lines such as `type: topic`."
+        )
         return None
 
 
-def _check_fields(data: Mapping[str, Any], where: str, errors: list[str],
-                  warnings: list[str]) -> None:
+def _check_fields(
+    data: Mapping[str, Any], where: str, errors: list[str], warnings: list[str]
+) -> None:
     """Refuse unknown topic fields and a `type` other than topic."""
     for key in data:
         if key not in TOPIC_FIELDS:
             errors.append(
                 f"{where}: unknown field '{key}'; topic fields are {', '.join(TOPIC_FIELDS)}"
-                + (" (similarity_threshold goes at the top level, not inside triggers)" if key == "threshold" else "")
+                + (
+                    " (similarity_threshold goes at the top level, not inside triggers)"
+                    if key == "threshold"
+                    else ""
+                )
                 + "."
             )
     if data.get("type", "topic") != "topic":
-        errors.append(f"{where}: type: {data.get('type')!r} — a file under topics/ must say `type: topic`.")
+        errors.append(
+            f"{where}: type: {data.get('type')!r} — a file under topics/ must say `type: topic`."
+        )
     elif "type" not in data:
-        warnings.append(f"{where}: no `type: topic` line; add it so other tools know what this file is.")
+        warnings.append(
+            f"{where}: no `type: topic` line; add it so other tools know what this file is."
+        )
 
 
 def _name(data: Mapping[str, Any], relpath: str, errors: list[str]) -> str:
     name = data.get("name") or PurePosixPath(relpath).stem
     if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z", name):
-        errors.append(f"{relpath}: name: {name!r} must be a slug like github-pr-review "
-                      "(letters, digits, - _ .).")
+        errors.append(
+            f"{relpath}: name: {name!r} must be a slug like github-pr-review "
+            "(letters, digits, - _ .)."
+        )
         return PurePosixPath(relpath).stem
     return name
 
 
-def _description(data: Mapping[str, Any], body: str, where: str, errors: list[str],
-                 warnings: list[str]) -> str:
+def _description(
+    data: Mapping[str, Any], body: str, where: str, errors: list[str], warnings: list[str]
+) -> str:
     description = data.get("description")
     if description is None:
         warnings.append(
-            f"{where}: no description; tier 2 and the gate use it — add `description: one line on what the topic is for`."
+            f"{where}: no description; tier 2 and the gate use it — add `description: one line on "
+            "what the topic is for`."
         )
         return _first_heading(body)
     if not isinstance(description, str):
@@ -409,20 +477,25 @@ def _description(data: Mapping[str, Any], body: str, where: str, errors: list[st
     return description
 
 
-def _triggers(raw_triggers: Any, where: str, errors: list[str],
-              warnings: list[str]) -> list[Trigger]:
+def _triggers(
+    raw_triggers: Any, where: str, errors: list[str], warnings: list[str]
+) -> list[Trigger]:
     if raw_triggers is None or raw_triggers == []:
         warnings.append(f"{where}: no triggers; the topic can only be activated by hand.")
     elif isinstance(raw_triggers, dict):
         errors.append(
-            f"{where}: triggers must be a list (each item starting with '- type: ...'), not a mapping; "
+            f"{where}: triggers must be a list (each item starting with '- type: ...'), not a "
+            "mapping; "
             "move similarity_threshold and activation to the top level."
         )
     elif not isinstance(raw_triggers, list):
-        errors.append(f"{where}: triggers must be a list of trigger mappings (- type: pattern ...).")
+        errors.append(
+            f"{where}: triggers must be a list of trigger mappings (- type: pattern ...)."
+        )
     else:
-        parsed = (_parse_trigger(i, raw, errors, warnings, where)
-                  for i, raw in enumerate(raw_triggers))
+        parsed = (
+            _parse_trigger(i, raw, errors, warnings, where) for i, raw in enumerate(raw_triggers)
+        )
         return [t for t in parsed if t is not None]
     return []
 
@@ -430,7 +503,10 @@ def _triggers(raw_triggers: Any, where: str, errors: list[str],
 def _subscriptions(value: Any, where: str, root: Path | None, errors: list[str]) -> list[str]:
     subs = str_list(value or [])
     if subs is None:
-        errors.append(f"{where}: subscriptions must be a list of repo-relative paths, like [knowledge/people/_index.md].")
+        errors.append(
+            f"{where}: subscriptions must be a list of repo-relative paths, like "
+            "[knowledge/people/_index.md]."
+        )
         return []
     out: list[str] = []
     for i, sub in enumerate(subs):
@@ -444,18 +520,32 @@ def _subscriptions(value: Any, where: str, root: Path | None, errors: list[str])
     return out
 
 
-def _choice(data: Mapping[str, Any], key: str, allowed: tuple[str, ...], default: str, where: str,
-            errors: list[str]) -> str:
+def _choice(
+    data: Mapping[str, Any],
+    key: str,
+    allowed: tuple[str, ...],
+    default: str,
+    where: str,
+    errors: list[str],
+) -> str:
     value = data.get(key, default)
     if value not in allowed:
-        errors.append(f"{where}: {key}: {value!r} is not allowed; "
-                      f"write one of: {', '.join(allowed)}.")
+        errors.append(
+            f"{where}: {key}: {value!r} is not allowed; write one of: {', '.join(allowed)}."
+        )
         return default
     return str(value)
 
 
-def _number(data: Mapping[str, Any], key: str, default: float, bounds: tuple[float, float],
-            hint: str, where: str, errors: list[str]) -> float:
+def _number(
+    data: Mapping[str, Any],
+    key: str,
+    default: float,
+    bounds: tuple[float, float],
+    hint: str,
+    where: str,
+    errors: list[str],
+) -> float:
     value = data.get(key, default)
     lo, hi = bounds
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (lo <= value <= hi):
@@ -464,8 +554,13 @@ def _number(data: Mapping[str, Any], key: str, default: float, bounds: tuple[flo
     return float(value)
 
 
-def parse_topic(relpath: str, text: str, *, root: Path | None = None,
-                default_threshold: float = DEFAULT_SIMILARITY_THRESHOLD) -> tuple[Topic | None, list[str], list[str]]:
+def parse_topic(
+    relpath: str,
+    text: str,
+    *,
+    root: Path | None = None,
+    default_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
+) -> tuple[Topic | None, list[str], list[str]]:
     """(topic or None, errors, warnings) of topic file RELPATH with content TEXT.
 
     With ROOT (the memory repo's folder) subscriptions must name existing files."""
@@ -483,10 +578,24 @@ def parse_topic(relpath: str, text: str, *, root: Path | None = None,
     subscriptions = _subscriptions(data.get("subscriptions"), where, root, errors)
     activation = _choice(data, "activation", ACTIVATIONS, "gated", where, errors)
     priority = _choice(data, "priority", PRIORITIES, "medium", where, errors)
-    max_kb = _number(data, "max_context_kb", DEFAULT_MAX_CONTEXT_KB, (0.1, 1024),
-                     "between 0.1 and 1024 (KB of instructions to inject)", where, errors)
-    threshold = _number(data, "similarity_threshold", default_threshold, (0.0, 1.0),
-                        f"between 0 and 1 (default {default_threshold:g})", where, errors)
+    max_kb = _number(
+        data,
+        "max_context_kb",
+        DEFAULT_MAX_CONTEXT_KB,
+        (0.1, 1024),
+        "between 0.1 and 1024 (KB of instructions to inject)",
+        where,
+        errors,
+    )
+    threshold = _number(
+        data,
+        "similarity_threshold",
+        default_threshold,
+        (0.0, 1.0),
+        f"between 0 and 1 (default {default_threshold:g})",
+        where,
+        errors,
+    )
     tags = str_list(data.get("tags") or []) or []
     if errors:
         return None, errors, warnings
@@ -508,7 +617,9 @@ def parse_topic(relpath: str, text: str, *, root: Path | None = None,
     return topic, errors, warnings
 
 
-def validate_topic_source(relpath: str, text: str, root: Path | None = None) -> tuple[list[str], list[str]]:
+def validate_topic_source(
+    relpath: str, text: str, root: Path | None = None
+) -> tuple[list[str], list[str]]:
     """(errors, warnings) of a topic file; what the pre-commit hook calls on every commit.
 
     The hook runs at the repo's top level, so when ROOT is not given and the current

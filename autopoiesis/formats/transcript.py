@@ -1,4 +1,5 @@
-"""The conversation transcript format (docs/design.md#transcript-format): parse and render, losslessly.
+"""The conversation transcript format (docs/design.md#transcript-format): parse and render,
+losslessly.
 
 A transcript is YAML frontmatter, a `# Title` line, then turns::
 
@@ -83,13 +84,16 @@ from autopoiesis.formats.transcript_meta import (  # noqa: F401 (re-exported: pa
     split_frontmatter,
     validate_session_id,
 )
-from autopoiesis.formats.transcript_names import session_key as session_key  # re-exported: file names are part of this format
+from autopoiesis.formats.transcript_names import (
+    session_key as session_key,
+)  # re-exported: file names are part of this format
 
 ROLES = ("user", "agent", "system")
 DASH = "\u2014"  # the em dash of `## HH:MM — role`
 
 HEADER_RE = re.compile(
-    r"^## (?:(?P<date>\d{4}-\d\d-\d\d) )?(?P<time>\d\d:\d\d) " + DASH
+    r"^## (?:(?P<date>\d{4}-\d\d-\d\d) )?(?P<time>\d\d:\d\d) "
+    + DASH
     + r" (?P<role>[a-z]+)(?: \((?P<name>[^\n]*?)\))?(?P<memory> \[memory\])?$"
 )
 # Anything that might be taken for structure, escaped or not.
@@ -97,7 +101,9 @@ _STRUCTURAL_RE = re.compile(
     r"^\\*(?:## (?:\d{4}-\d\d-\d\d )?\d\d:\d\d " + DASH + r" |> \[(?:tool|knowledge|attachment):)"
 )
 TOOL_RE = re.compile(r"^> \[tool:(?P<name>[^\]\n]*)\] (?P<args>.*?)(?: \u2192 (?P<result>.*))?$")
-KNOWLEDGE_RE = re.compile(r"^> \[knowledge:(?P<action>[^\]\n]*)\] (?P<path>\S+)(?: " + DASH + r" (?P<summary>.*))?$")
+KNOWLEDGE_RE = re.compile(
+    r"^> \[knowledge:(?P<action>[^\]\n]*)\] (?P<path>\S+)(?: " + DASH + r" (?P<summary>.*))?$"
+)
 _PATH_ESCAPES = {"%": "%25", " ": "%20"}
 _PATH_UNESCAPES = {"%25": "%", "%20": " "}
 ATTACHMENT_RE = re.compile(r"^> \[attachment:(?P<path>[^\]\n]*)\]$")
@@ -178,7 +184,6 @@ class Transcript:
     turns: tuple[Turn, ...] = ()
 
 
-
 # ── body ──
 def escape_line(line: str) -> str:
     return "\\" + line if _STRUCTURAL_RE.match(line) else line
@@ -202,7 +207,9 @@ def normalize_content(content: str) -> str:
 
 def render_header(turn: Turn, previous_day: date | None) -> str:
     t = utc(turn.time)
-    day = f"{t.date().isoformat()} " if previous_day is not None and t.date() != previous_day else ""
+    day = (
+        f"{t.date().isoformat()} " if previous_day is not None and t.date() != previous_day else ""
+    )
     name = f" ({turn.name})" if turn.name else ""
     memory = " [memory]" if turn.memory else ""
     return f"## {day}{t.strftime('%H:%M')} {DASH} {turn.role}{name}{memory}"
@@ -300,7 +307,9 @@ def parse(text: str, where: str = "transcript") -> Transcript:
     data, body = split_frontmatter(text, where)
     meta = meta_from_mapping(data, where)
     if not body.startswith("\n# "):
-        raise TranscriptFormatError(f"{where}: expected a blank line and a '# Title' line after the frontmatter.")
+        raise TranscriptFormatError(
+            f"{where}: expected a blank line and a '# Title' line after the frontmatter."
+        )
     lines = body[1:].split("\n")
     title = lines[0][2:]
     # lines[-1] is '' because the file ends with a newline
@@ -323,19 +332,28 @@ def parse(text: str, where: str = "transcript") -> Transcript:
         if m is None:
             if current is None:
                 if line.strip():
-                    raise TranscriptFormatError(f"{where}: text before the first '## HH:MM — role' turn: {line[:60]!r}")
+                    raise TranscriptFormatError(
+                        f"{where}: text before the first '## HH:MM — role' turn: {line[:60]!r}"
+                    )
                 continue
             body_lines.append(line)
             continue
         close_turn()
         body_lines = []
         if m["role"] not in ROLES:
-            raise TranscriptFormatError(f"{where}: unknown role {m['role']!r} in {line!r}; use user, agent or system.")
+            raise TranscriptFormatError(
+                f"{where}: unknown role {m['role']!r} in {line!r}; use user, agent or system."
+            )
         if m["date"]:
             day = date.fromisoformat(m["date"])
         hh, mm = (int(x) for x in m["time"].split(":"))
         when = datetime(day.year, day.month, day.day, hh, mm, tzinfo=UTC)
-        current = {"time": when, "role": m["role"], "name": m["name"] or None, "memory": bool(m["memory"])}
+        current = {
+            "time": when,
+            "role": m["role"],
+            "name": m["name"] or None,
+            "memory": bool(m["memory"]),
+        }
     close_turn()
     return Transcript(meta=meta, title=title, turns=tuple(turns))
 
@@ -350,7 +368,11 @@ def turn_lines(text: str, where: str = "transcript") -> list[tuple[int, int]]:
         raise TranscriptFormatError(str(exc)) from None
     first = 1 if source is None else source.count("\n") + 3  # the fences and the YAML lines
     lines = body.split("\n")
-    headers = [first + i for i, line in enumerate(lines) if line.startswith("## ") and HEADER_RE.match(line)]
+    headers = [
+        first + i
+        for i, line in enumerate(lines)
+        if line.startswith("## ") and HEADER_RE.match(line)
+    ]
     spans = []
     for k, start in enumerate(headers):
         last = headers[k + 1] - 1 if k + 1 < len(headers) else first + len(lines) - 1
@@ -393,17 +415,24 @@ def continued_turns(filed: Sequence[Turn], current: Sequence[Turn]) -> tuple[Tur
     late: list[Item] = []
     extra: tuple[Item, ...] = ()
     for n, (old, new) in enumerate(zip(filed, current)):
-        if (old.role, old.name, old.memory) != (new.role, new.name, new.memory) or len(new.items) < len(old.items):
+        if (old.role, old.name, old.memory) != (new.role, new.name, new.memory) or len(
+            new.items
+        ) < len(old.items):
             return None
         if len(new.items) > len(old.items):
             if n != len(filed) - 1:
                 return None
-            extra = new.items[len(old.items):]
+            extra = new.items[len(old.items) :]
         for a, b in zip(old.items, new.items):
             if a == b:
                 continue
-            if (isinstance(a, ToolCall) and isinstance(b, ToolCall) and a.result is None and b.result is not None
-                    and (a.tool, a.args) == (b.tool, b.args)):
+            if (
+                isinstance(a, ToolCall)
+                and isinstance(b, ToolCall)
+                and a.result is None
+                and b.result is not None
+                and (a.tool, a.args) == (b.tool, b.args)
+            ):
                 late.append(b)
                 continue
             return None
@@ -413,7 +442,7 @@ def continued_turns(filed: Sequence[Turn], current: Sequence[Turn]) -> tuple[Tur
     if extra:
         last = current[len(filed) - 1]
         out.append(Turn(last.time, last.role, extra, last.name, last.memory))
-    return tuple(out) + tuple(current[len(filed):])
+    return tuple(out) + tuple(current[len(filed) :])
 
 
 def slug_from_turns(turns: Iterable[Turn], topic: str | None = None, max_len: int = 60) -> str:
@@ -449,12 +478,26 @@ def decode(data: bytes, where: str = "transcript") -> str:
     try:
         return decode_utf8_tail(data)
     except UnicodeDecodeError as exc:
-        raise TranscriptFormatError(f"{where}: not valid UTF-8 at byte {exc.start}; a transcript is UTF-8 text.") from None
+        raise TranscriptFormatError(
+            f"{where}: not valid UTF-8 at byte {exc.start}; a transcript is UTF-8 text."
+        ) from None
 
 
 # ── one pass over every text field (redaction) ──
-_NOT_TEXT = frozenset({"session_id", "status", "role", "redactions", "time", "started", "ended", "parent_session", "part",
-                       "continues"})
+_NOT_TEXT = frozenset(
+    {
+        "session_id",
+        "status",
+        "role",
+        "redactions",
+        "time",
+        "started",
+        "ended",
+        "parent_session",
+        "part",
+        "continues",
+    }
+)
 _Mapped = TypeVar("_Mapped")
 
 
@@ -463,7 +506,8 @@ def map_text(obj: _Mapped, fn: Callable[[str], str]) -> _Mapped:
     holds, nested ones included: content, tool name/args/result, knowledge action, path and
     summary, attachment path, speaker name, title, model, channel, topic, tags, source. Only
     what names a file or is autopoiesis' own (session_id, parent_session, part, continues,
-    status, role, redaction counts, times) is left alone. This is how a sink redacts a whole transcript without
+    status, role, redaction counts, times) is left alone. This is how a sink redacts a whole
+    transcript without
     listing its fields, so a field added later is redacted too."""
     return cast(_Mapped, _map(obj, fn))
 

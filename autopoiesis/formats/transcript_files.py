@@ -46,7 +46,11 @@ def _day_folders(base: Path) -> list[tuple[str, str]]:
 def _subdirs(path: str, width: int) -> list[tuple[str, str]]:
     try:
         with os.scandir(path) as it:
-            return sorted((e.name, e.path) for e in it if _digits(e.name, width) and e.is_dir(follow_symlinks=False))
+            return sorted(
+                (e.name, e.path)
+                for e in it
+                if _digits(e.name, width) and e.is_dir(follow_symlinks=False)
+            )
     except OSError:
         return []
 
@@ -83,7 +87,9 @@ class SessionIndex:
                 continue
             try:
                 with os.scandir(path) as it:
-                    names = sorted(e.name for e in it if e.name.endswith(".md") and not e.name.startswith("."))
+                    names = sorted(
+                        e.name for e in it if e.name.endswith(".md") and not e.name.startswith(".")
+                    )
             except OSError:
                 continue
             folders[key] = (_UNTRUSTED if now - mtime < RACY_NS else mtime, names)
@@ -97,12 +103,22 @@ class SessionIndex:
             data = json.loads(repo.state_file("session_index").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
-        if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("folders"), dict):
+        if (
+            not isinstance(data, dict)
+            or data.get("version") != VERSION
+            or not isinstance(data.get("folders"), dict)
+        ):
             return {}
         out: dict[str, tuple[int, list[str]]] = {}
         for key, value in data["folders"].items():
-            if (isinstance(key, str) and isinstance(value, list) and len(value) == 2 and isinstance(value[0], int)
-                    and isinstance(value[1], list) and all(isinstance(n, str) for n in value[1])):
+            if (
+                isinstance(key, str)
+                and isinstance(value, list)
+                and len(value) == 2
+                and isinstance(value[0], int)
+                and isinstance(value[1], list)
+                and all(isinstance(n, str) for n in value[1])
+            ):
                 out[key] = (value[0], value[1])
         return out
 
@@ -111,9 +127,14 @@ class SessionIndex:
         no error: the next load lists the folders again."""
         if not self._dirty:
             return
-        data = {"version": VERSION, "folders": {k: [m, names] for k, (m, names) in sorted(self._folders.items())}}
+        data = {
+            "version": VERSION,
+            "folders": {k: [m, names] for k, (m, names) in sorted(self._folders.items())},
+        }
         try:
-            atomic_write(self.repo.state_file("session_index"), json.dumps(data, separators=(",", ":")))
+            atomic_write(
+                self.repo.state_file("session_index"), json.dumps(data, separators=(",", ":"))
+            )
         except OSError:
             return
         self._dirty = False
@@ -126,7 +147,9 @@ class SessionIndex:
             for key, (_, names) in self._folders.items():
                 for name in names:
                     stem = name[5:-3].split("+", 1)[0]
-                    heads.setdefault(stem.split("-", 1)[0], []).append(f"raw/conversations/{key}/{name}")
+                    heads.setdefault(stem.split("-", 1)[0], []).append(
+                        f"raw/conversations/{key}/{name}"
+                    )
             self._by_head = heads
         return self._by_head
 
@@ -153,7 +176,9 @@ class SessionIndex:
             self._by_head.setdefault(name[5:-3].split("+", 1)[0].split("-", 1)[0], []).append(rel)
 
 
-def session_parts(repo: MemoryRepo, session_id: str, index: SessionIndex | None = None) -> list[tuple[str, tf.Transcript]]:
+def session_parts(
+    repo: MemoryRepo, session_id: str, index: SessionIndex | None = None
+) -> list[tuple[str, tf.Transcript]]:
     """(repo-relative path, transcript) of every filed part of SESSION_ID, first part
     first. A file whose name could be the session's but whose frontmatter names another
     session is not one of them. TranscriptFormatError (naming the file) for a part that

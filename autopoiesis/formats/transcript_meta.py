@@ -83,10 +83,13 @@ class TranscriptMeta:
             validate_session_id(self.parent_session)
         if isinstance(self.part, bool) or not isinstance(self.part, int) or self.part < 1:
             raise TranscriptFormatError(
-                f"part must be a whole number from 1 up, not {self.part!r}.")
+                f"part must be a whole number from 1 up, not {self.part!r}."
+            )
         if (self.part > 1) != (self.continues is not None):
-            raise TranscriptFormatError("a continuation has both part (2 or more) and continues "
-                                        "(the part before it); a first part has neither.")
+            raise TranscriptFormatError(
+                "a continuation has both part (2 or more) and continues "
+                "(the part before it); a first part has neither."
+            )
         if self.continues is not None:
             object.__setattr__(self, "continues", _line(self.continues, 500))
 
@@ -94,6 +97,7 @@ class TranscriptMeta:
 # ── frontmatter: a fixed key order, every string through core.frontmatter.scalar so that
 # an id, tag, model or topic that YAML would read as a number (`1:30`, `0x1F`), a bool or
 # a date is quoted and reads back as the same string ──
+
 
 def render_frontmatter(meta: TranscriptMeta) -> str:
     lines = ["---"]
@@ -145,12 +149,15 @@ def meta_from_mapping(data: dict[str, Any], where: str = "transcript") -> Transc
         raise TranscriptFormatError(f"{where}: frontmatter must be a YAML mapping.")
     missing = [k for k in ("session_id", "started") if data.get(k) in (None, "")]
     if missing:
-        raise TranscriptFormatError(f"{where}: frontmatter lacks {', '.join(missing)}; every "
-                                    "transcript needs session_id and started.")
+        raise TranscriptFormatError(
+            f"{where}: frontmatter lacks {', '.join(missing)}; every "
+            "transcript needs session_id and started."
+        )
     status = str(data.get("status") or "closed")
     if status not in STATUSES:
         raise TranscriptFormatError(
-            f"{where}: status {status!r} is not one of {', '.join(STATUSES)}.")
+            f"{where}: status {status!r} is not one of {', '.join(STATUSES)}."
+        )
     tags = data.get("tags") or []
     if not isinstance(tags, list):
         raise TranscriptFormatError(f"{where}: tags must be a list like [coding, git].")
@@ -189,9 +196,13 @@ def _knowledge_changes(data: dict[str, Any], where: str) -> tuple[KnowledgeChang
     for ch in data.get("knowledge_changes") or []:
         if not isinstance(ch, dict) or "path" not in ch:
             raise TranscriptFormatError(
-                f"{where}: each knowledge_changes entry needs path, action and summary.")
-        changes.append(KnowledgeChangeRef(str(ch["path"]), str(ch.get("action", "")),
-                                          str(ch.get("summary", "") or "")))
+                f"{where}: each knowledge_changes entry needs path, action and summary."
+            )
+        changes.append(
+            KnowledgeChangeRef(
+                str(ch["path"]), str(ch.get("action", "")), str(ch.get("summary", "") or "")
+            )
+        )
     return tuple(changes)
 
 
@@ -201,11 +212,14 @@ def _part(data: dict[str, Any], where: str) -> int:
     part = 1 if data.get("part") is None else data["part"]
     if isinstance(part, bool) or not isinstance(part, int) or part < 1:
         raise TranscriptFormatError(
-            f"{where}: part must be a whole number from 1 up, not {part!r}.")
+            f"{where}: part must be a whole number from 1 up, not {part!r}."
+        )
     if (part > 1) != (data.get("continues") not in (None, "")):
-        raise TranscriptFormatError(f"{where}: a continuation has both part (2 or more) and "
-                                    "continues (the path of the part before it); a first part "
-                                    "has neither.")
+        raise TranscriptFormatError(
+            f"{where}: a continuation has both part (2 or more) and "
+            "continues (the path of the part before it); a first part "
+            "has neither."
+        )
     return part
 
 
@@ -227,7 +241,8 @@ def split_frontmatter(text: str, where: str = "transcript") -> tuple[dict[str, A
         source, body = frontmatter.split(text, where)
         if source is None:
             raise TranscriptFormatError(
-                f"{where}: missing frontmatter; a transcript starts with a '---' line.")
+                f"{where}: missing frontmatter; a transcript starts with a '---' line."
+            )
         return frontmatter.parse_yaml(source, where), body
     except FrontmatterError as exc:
         raise TranscriptFormatError(str(exc)) from None

@@ -32,7 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.core.paths import CONTENT_DIRS, CONVERSATIONS_DIR, KNOWLEDGE_COMMIT_DIRS, MemoryRepo
+from autopoiesis.core.paths import (
+    CONTENT_DIRS,
+    CONVERSATIONS_DIR,
+    KNOWLEDGE_COMMIT_DIRS,
+    MemoryRepo,
+)
 from autopoiesis.errors import GitError
 from autopoiesis.formats.commit_message import generate_commit_message
 from autopoiesis.git import runner
@@ -48,10 +53,27 @@ _FALLBACK_IDENTITY = {
 
 
 # git commands that write .git/index, and so take .git/index.lock
-_INDEX_WRITERS = frozenset({
-    "add", "am", "checkout", "cherry-pick", "commit", "merge", "mv", "pull", "read-tree", "rebase", "reset",
-    "restore", "revert", "rm", "stash", "switch", "update-index",
-})
+_INDEX_WRITERS = frozenset(
+    {
+        "add",
+        "am",
+        "checkout",
+        "cherry-pick",
+        "commit",
+        "merge",
+        "mv",
+        "pull",
+        "read-tree",
+        "rebase",
+        "reset",
+        "restore",
+        "revert",
+        "rm",
+        "stash",
+        "switch",
+        "update-index",
+    }
+)
 
 
 def process_start(pid: int) -> str | None:
@@ -86,7 +108,6 @@ def _alive(pid: object, start: object) -> bool:
     return now is not None and (not start or not now or now == start)
 
 
-
 @dataclass(frozen=True)
 class CommitResult:
     sha: str | None
@@ -117,8 +138,14 @@ class GitCore:
             self._env = env
         return self._env
 
-    def run(self, *args: str, check: bool = True, input: str | None = None, retries: int = 8,
-            timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self,
+        *args: str,
+        check: bool = True,
+        input: str | None = None,
+        retries: int = 8,
+        timeout: float | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """Run git in the memory repo. While `.git/index.lock` is held, retry with backoff;
         a lock left by a dead autopoiesis process is removed (with a warning), one held by
         another program ends in a GitError saying how to clear it. A non-zero exit for any
@@ -163,29 +190,52 @@ class GitCore:
                 out.append((path, data))
         return out
 
-    def _spawn(self, args: Sequence[str], input: str | None, *, record: bool,
-               timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    def _spawn(
+        self, args: Sequence[str], input: str | None, *, record: bool, timeout: float | None = None
+    ) -> subprocess.CompletedProcess[str]:
         if not record:
             try:
-                return runner.call(self.root, *args, input=input, text=True,
-                                   env=self._environment(), timeout=timeout, stdin_devnull=True)
+                return runner.call(
+                    self.root,
+                    *args,
+                    input=input,
+                    text=True,
+                    env=self._environment(),
+                    timeout=timeout,
+                    stdin_devnull=True,
+                )
             except subprocess.TimeoutExpired:
-                raise GitError(f"git {' '.join(args[:2])} did not finish within {timeout:g} s and was stopped "
-                               "(a remote that does not answer?). Check the network and "
-                               "the remote's address (`git remote -v`), then retry.") from None
+                raise GitError(
+                    f"git {' '.join(args[:2])} did not finish within {timeout:g} s and was stopped "
+                    "(a remote that does not answer?). Check the network and "
+                    "the remote's address (`git remote -v`), then retry."
+                ) from None
         if not self.index_lock_path().exists():
             for path, data in self._records():  # records of the dead explain no future lock
-                if not (_alive(data.get("pid"), data.get("start")) or _alive(data.get("git_pid"), data.get("git_start"))):
+                if not (
+                    _alive(data.get("pid"), data.get("start"))
+                    or _alive(data.get("git_pid"), data.get("git_start"))
+                ):
                     path.unlink(missing_ok=True)
         record_path = self.repo.state_path("locks", f"git-index.{os.getpid()}.json")
         started = time.time()
-        child = runner.start(self.root, *args, env=self._environment(),
-                             stdin_pipe=input is not None)
+        child = runner.start(
+            self.root, *args, env=self._environment(), stdin_pipe=input is not None
+        )
         try:
-            record_path.write_text(json.dumps({
-                "pid": os.getpid(), "start": process_start(os.getpid()), "git_pid": child.pid,
-                "git_start": process_start(child.pid), "time": started, "command": args[0],
-            }), encoding="utf-8")
+            record_path.write_text(
+                json.dumps(
+                    {
+                        "pid": os.getpid(),
+                        "start": process_start(os.getpid()),
+                        "git_pid": child.pid,
+                        "git_start": process_start(child.pid),
+                        "time": started,
+                        "command": args[0],
+                    }
+                ),
+                encoding="utf-8",
+            )
             out, err = child.communicate(input)
         except BaseException:
             child.kill()
@@ -205,10 +255,18 @@ class GitCore:
         except FileNotFoundError:
             return True
         records = self._records()
-        alive = [d for _, d in records if _alive(d.get("pid"), d.get("start")) or _alive(d.get("git_pid"), d.get("git_start"))]
+        alive = [
+            d
+            for _, d in records
+            if _alive(d.get("pid"), d.get("start")) or _alive(d.get("git_pid"), d.get("git_start"))
+        ]
         if alive:
             return False  # one of ours is working: wait for it
-        dead = [(p, d) for p, d in records if isinstance(d.get("time"), (int, float)) and mtime >= d["time"] - 2]
+        dead = [
+            (p, d)
+            for p, d in records
+            if isinstance(d.get("time"), (int, float)) and mtime >= d["time"] - 2
+        ]
         if not dead:
             return False
         lock.unlink(missing_ok=True)
@@ -217,23 +275,34 @@ class GitCore:
                 (lock.parent / f"next-index-{data['git_pid']}.lock").unlink(missing_ok=True)
             path.unlink(missing_ok=True)
         who = ", ".join(f"{d.get('pid')} (git {d.get('command')})" for _, d in dead)
-        warnings.warn(f"removed a stale {lock} left by autopoiesis process {who}, which died while git ran; "
-                      "no process held it any more.", stacklevel=2)
+        warnings.warn(
+            f"removed a stale {lock} left by autopoiesis process {who}, which died while git ran; "
+            "no process held it any more.",
+            stacklevel=2,
+        )
         self.repair_interrupted_commits()
         return True
 
     def _foreign_lock_message(self) -> str:
         lock = self.index_lock_path()
-        return (f"{lock} exists and no live autopoiesis process holds it: another git program is running in "
-                f"{self.root}, or one crashed. Wait for it to finish; if no git command is running (check with "
-                f"`ps aux | grep git`), remove the lock with `rm {lock}` and retry.")
+        return (
+            f"{lock} exists and no live autopoiesis process holds it: another git program is "
+            "running in "
+            f"{self.root}, or one crashed. Wait for it to finish; if no git command is running "
+            "(check with "
+            f"`ps aux | grep git`), remove the lock with `rm {lock}` and retry."
+        )
 
     def repair_interrupted_commits(self) -> list[str]:
         """Put back the index entries a commit killed after it moved HEAD but before it
         wrote the index left wrong: a file committed in HEAD but marked intent-to-add in the
         index would read as staged for deletion, so the next plain commit would delete it.
         Returns the repaired paths."""
-        broken = [e.path for e in git_status(self.root, CONTENT_DIRS).entries if e.index == "D" and e.worktree == "A"]
+        broken = [
+            e.path
+            for e in git_status(self.root, CONTENT_DIRS).entries
+            if e.index == "D" and e.worktree == "A"
+        ]
         if broken:
             self.run("reset", "-q", "--", *broken, check=False)
         return broken
@@ -248,7 +317,9 @@ class GitCore:
         return self._gitpython
 
     def is_repo(self) -> bool:
-        return (self.root / ".git").exists() and self.run("rev-parse", "--git-dir", check=False).returncode == 0
+        return (self.root / ".git").exists() and self.run(
+            "rev-parse", "--git-dir", check=False
+        ).returncode == 0
 
     def init(self) -> None:
         if not self.is_repo():
@@ -269,18 +340,28 @@ class GitCore:
         """The commit REF names, or None."""
         if ref.startswith("-"):
             return None
-        return self.run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False).stdout.strip() or None
+        return (
+            self.run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False).stdout.strip()
+            or None
+        )
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        return self.run("merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode == 0
+        return (
+            self.run("merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode
+            == 0
+        )
 
     # ── committing ──
-    def commit_paths(self, paths: Sequence[str], message: str, *, allow_empty: bool = False) -> CommitResult:
+    def commit_paths(
+        self, paths: Sequence[str], message: str, *, allow_empty: bool = False
+    ) -> CommitResult:
         """Commit exactly PATHS (repo-relative), nothing else that happens to be staged."""
         with self.repo.lock("git"):
             return self._commit_paths_locked(paths, message, allow_empty=allow_empty)
 
-    def _commit_paths_locked(self, paths: Sequence[str], message: str, *, allow_empty: bool = False) -> CommitResult:
+    def _commit_paths_locked(
+        self, paths: Sequence[str], message: str, *, allow_empty: bool = False
+    ) -> CommitResult:
         rel = [self.repo.rel(p) if os.path.isabs(p) else p for p in paths]
         present = [p for p in rel if (self.root / p).exists()]
         if present:
@@ -291,23 +372,46 @@ class GitCore:
         if not changed and not allow_empty:
             return CommitResult(None, message, ())
         extra = ["--allow-empty"] if allow_empty else []
-        proc = self.run("commit", "-q", *extra, "-F", "-", "--only", "--", *(changed or rel), input=message, check=False)
+        proc = self.run(
+            "commit",
+            "-q",
+            *extra,
+            "-F",
+            "-",
+            "--only",
+            "--",
+            *(changed or rel),
+            input=message,
+            check=False,
+        )
         if proc.returncode != 0:
             # the hook refused: leave the index as it was (new files untracked again)
             self.run("reset", "-q", "--", *changed, check=False)
-            raise GitError("The commit was refused:\n" + (proc.stderr.strip() or proc.stdout.strip()))
+            raise GitError(
+                "The commit was refused:\n" + (proc.stderr.strip() or proc.stdout.strip())
+            )
         return CommitResult(self.head(), message, tuple(changed))
 
     def _changed(self, rel: Sequence[str]) -> list[str]:
         """The paths of REL whose work-tree state differs from HEAD (added, changed, deleted)."""
         if not rel:
             return []
-        out = self.run("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all",
-                       "--no-renames", "--", *rel).stdout
+        out = self.run(
+            "--no-optional-locks",
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            "--",
+            *rel,
+        ).stdout
         return sorted({entry[3:] for entry in out.split("\x00") if len(entry) > 3})
 
     def last_commit_of(self, relpath: str) -> str | None:
-        return self.run("log", "-1", "--format=%H", "--", relpath, check=False).stdout.strip() or None
+        return (
+            self.run("log", "-1", "--format=%H", "--", relpath, check=False).stdout.strip() or None
+        )
 
     def closed_uncommitted_transcripts(self) -> list[str]:
         """Transcripts that are finished (closed or recovered) but not committed yet,
@@ -355,13 +459,23 @@ class GitCore:
             if not ready:
                 return CommitResult(None, "", ())
             stem = Path(ready[0]).stem[5:]
-            subject = f"conversation: {stem}" + (f" (+{len(ready) - 1} more)" if len(ready) > 1 else "")
+            subject = f"conversation: {stem}" + (
+                f" (+{len(ready) - 1} more)" if len(ready) > 1 else ""
+            )
             message = subject + "\n\n" + "".join(f"Session: {p}\n" for p in ready)
             return self._commit_paths_locked(ready, message)
 
     def pending_changes(self, tops: Iterable[str] = KNOWLEDGE_COMMIT_DIRS) -> list[tuple[str, str]]:
         """(status, path) of uncommitted changes under TOPS."""
-        out = self.run("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *tops).stdout
+        out = self.run(
+            "--no-optional-locks",
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--",
+            *tops,
+        ).stdout
         entries: list[tuple[str, str]] = []
         parts = out.split("\x00")
         i = 0
@@ -376,9 +490,14 @@ class GitCore:
             entries.append((status.strip() or "M", path))
         return entries
 
-    def commit_pending(self, message: str | None = None, *, session: str | None = None,
-                       tops: Sequence[str] = KNOWLEDGE_COMMIT_DIRS,
-                       summarize: Callable[[str, str], str | None] | None = None) -> CommitResult:
+    def commit_pending(
+        self,
+        message: str | None = None,
+        *,
+        session: str | None = None,
+        tops: Sequence[str] = KNOWLEDGE_COMMIT_DIRS,
+        summarize: Callable[[str, str], str | None] | None = None,
+    ) -> CommitResult:
         """Commit pending changes under TOPS (knowledge/, topics/, archive/) with a generated
         message, and nothing else that happens to be staged (nothing if none).
 
@@ -394,8 +513,13 @@ class GitCore:
             preview = self._preview_diff(tops)
             if preview is not None and preview[0]:
                 diff, numstat = preview
-                msg = generate_commit_message(diff, numstat, branch=self.current_branch(), session=session,
-                                              summarize=summarize)
+                msg = generate_commit_message(
+                    diff,
+                    numstat,
+                    branch=self.current_branch(),
+                    session=session,
+                    summarize=summarize,
+                )
                 proposed = (diff, numstat, msg)
         with self.repo.lock("git"):
             changes = self.pending_changes(tops)
@@ -409,18 +533,33 @@ class GitCore:
             elif proposed is not None and proposed[:2] == (diff, numstat):
                 msg = proposed[2]
             else:
-                msg = generate_commit_message(diff, numstat, branch=self.current_branch(), session=session)
+                msg = generate_commit_message(
+                    diff, numstat, branch=self.current_branch(), session=session
+                )
             msg = self.repo.redactor().redact(msg)
             # exactly the staged paths under TOPS (a rename's old and new path both), so a
             # transcript or anything else staged meanwhile is never swept into this commit
-            paths = self.run("diff", "--cached", "--name-only", "--no-renames", "-z", "--", *tops).stdout.split("\x00")
+            paths = self.run(
+                "diff", "--cached", "--name-only", "--no-renames", "-z", "--", *tops
+            ).stdout.split("\x00")
             paths = [p for p in paths if p]
             if not paths:
                 return CommitResult(None, "", ())
-            proc = self.run("commit", "-q", "-F", "-", "--", *_top_pathspecs(tops, paths), input=msg, check=False)
+            proc = self.run(
+                "commit",
+                "-q",
+                "-F",
+                "-",
+                "--",
+                *_top_pathspecs(tops, paths),
+                input=msg,
+                check=False,
+            )
             if proc.returncode != 0:
                 self.run("reset", "-q", "--", *tops, check=False)
-                raise GitError("The commit was refused:\n" + (proc.stderr.strip() or proc.stdout.strip()))
+                raise GitError(
+                    "The commit was refused:\n" + (proc.stderr.strip() or proc.stdout.strip())
+                )
             files = tuple(p for _, p in changes)
             return CommitResult(self.head(), msg, files)
 
@@ -438,7 +577,9 @@ class GitCore:
                 return runner.call(self.root, *args, text=True, env=env)
 
             try:
-                shutil.copyfile(self.git_dir() / "index", private)  # its stat cache spares re-hashing
+                shutil.copyfile(
+                    self.git_dir() / "index", private
+                )  # its stat cache spares re-hashing
             except (OSError, GitError):
                 if self.head() is not None and git("read-tree", "HEAD").returncode != 0:
                     return None
@@ -455,4 +596,3 @@ def _top_pathspecs(tops: Sequence[str], paths: Sequence[str]) -> list[str]:
     """The folders of TOPS that hold one of PATHS (a pathspec git knows: a folder with
     nothing in it, on disk or in history, would make `git commit -- DIR` fail)."""
     return [t for t in tops if any(p == t or p.startswith(t.rstrip("/") + "/") for p in paths)]
-

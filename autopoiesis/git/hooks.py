@@ -35,7 +35,14 @@ from autopoiesis.errors import FrontmatterError, GitError, TranscriptFormatError
 from autopoiesis.git.runner import GitCommandError, cat_file_batch, ls_tree, staged_changes
 from autopoiesis.git.runner import run as git
 
-HOOK_NAMES = ("pre-commit", "post-commit", "reference-transaction", "pre-push", "post-merge", "post-rewrite")
+HOOK_NAMES = (
+    "pre-commit",
+    "post-commit",
+    "reference-transaction",
+    "pre-push",
+    "post-merge",
+    "post-rewrite",
+)
 SHIM_MARKER = "autopoiesis"
 
 
@@ -53,7 +60,9 @@ class CheckResult:
 
 def _frontmatter_error(path: str, text: str) -> str | None:
     """Why TEXT's frontmatter cannot be read, or None when it can (or there is none)."""
-    from autopoiesis.core.frontmatter import load as load_frontmatter  # ~30 ms (yaml): only when a file needs it
+    from autopoiesis.core.frontmatter import (
+        load as load_frontmatter,
+    )  # ~30 ms (yaml): only when a file needs it
 
     try:
         load_frontmatter(text, path)
@@ -72,7 +81,8 @@ def check_transcript(path: str, text: str, result: CheckResult) -> None:
         return
     if meta.status == "open":
         result.errors.append(
-            f"{path}: the session is still open (status: open). It is committed automatically when it ends; "
+            f"{path}: the session is still open (status: open). It is committed automatically "
+            "when it ends; "
             "unstage it with `git restore --staged " + path + "`."
         )
 
@@ -82,7 +92,8 @@ def check_memory(text: str, cap: int, result: CheckResult) -> None:
     hard, soft = int(cap * 1.1), int(cap * 0.9)
     if lines > hard:
         result.errors.append(
-            f"{MEMORY_FILE} has {lines} lines, over the limit of {hard} (cap {cap}). Prune it first "
+            f"{MEMORY_FILE} has {lines} lines, over the limit of {hard} (cap {cap}). Prune it "
+            "first "
             "(`autopoiesis prune`), or move detail into project or people files."
         )
     elif lines > soft:
@@ -108,7 +119,12 @@ def pre_commit(root: Path) -> CheckResult:
     changes = staged_changes(root)
     if not changes:
         return result
-    raw_touched = [p for c in changes for p in ((c.old_path,) if c.old_path else ()) + (c.path,) if p.startswith("raw/")]
+    raw_touched = [
+        p
+        for c in changes
+        for p in ((c.old_path,) if c.old_path else ()) + (c.path,)
+        if p.startswith("raw/")
+    ]
     committed = ls_tree(root, "HEAD", sorted(set(raw_touched)))
     to_read: list[str] = []
     for c in changes:
@@ -116,7 +132,8 @@ def pre_commit(root: Path) -> CheckResult:
         if letter in "RC" and old and old.startswith("raw/") and old in committed:
             result.errors.append(
                 f"{old}: transcripts under raw/ are immutable; it may not be renamed (to {path}). "
-                f"Undo with `git restore --staged --worktree -- {old} {path}` or `git mv {path} {old}`."
+                f"Undo with `git restore --staged --worktree -- {old} {path}` or `git mv {path} "
+                f"{old}`."
             )
         if path.startswith("raw/") and path in committed and letter in "MDT":
             verb = {"M": "modified", "D": "deleted", "T": "changed"}[letter]
@@ -168,17 +185,28 @@ def post_commit(root: Path) -> int:
         with open(log, "ab") as out:
             subprocess.Popen(
                 [sys.executable, "-m", "autopoiesis.index.sync", "--root", str(repo.root)],
-                cwd=repo.root, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+                cwd=repo.root,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,
             )
     except OSError as exc:  # the commit already happened; say so and move on
-        print(f"autopoiesis post-commit: index not updated ({exc}); run `autopoiesis index rebuild`.", file=sys.stderr)
+        print(
+            f"autopoiesis post-commit: index not updated ({exc}); run `autopoiesis index rebuild`.",
+            file=sys.stderr,
+        )
     return 0
 
 
-REFUSED_HINT = (  # {env}: verify.ALLOW_REWRITE_ENV (verify is imported only by the hooks that need it)
-    "autopoiesis: transcripts under raw/ are immutable, so git did not move the branch. The command may have left "
-    "its changes in the index and work tree: `git reset --merge` puts them back (`git rebase --abort` or "
-    "`git am --abort` when one is in progress). `autopoiesis verify` checks the history. A sanctioned rewrite "
+# {env}: verify.ALLOW_REWRITE_ENV (verify is imported only by the hooks that need it)
+REFUSED_HINT = (
+    "autopoiesis: transcripts under raw/ are immutable, so git did not move the branch. The "
+    "command may have left "
+    "its changes in the index and work tree: `git reset --merge` puts them back (`git rebase "
+    "--abort` or "
+    "`git am --abort` when one is in progress). `autopoiesis verify` checks the history. A "
+    "sanctioned rewrite "
     "(`autopoiesis forget`) sets {env}=1."
 )
 
@@ -214,19 +242,30 @@ def pre_push(root: Path, updates: str) -> int:
         local_ref, local_sha = parts[0], parts[1]
         if local_ref.startswith("refs/replace/"):
             found = replacement_findings(root)
-            print(f"autopoiesis: error: refusing to push {local_ref}: a `git replace` object makes git show other "
-                  "content than the history holds." + "".join(f"\n  {f}" for f in found), file=sys.stderr)
+            print(
+                f"autopoiesis: error: refusing to push {local_ref}: a `git replace` object makes "
+                "git show other "
+                "content than the history holds." + "".join(f"\n  {f}" for f in found),
+                file=sys.stderr,
+            )
             failed = True
             continue
         ref = local_ref if local_ref.startswith("refs/heads/") else "HEAD"
         result = verify(repo, ref=ref, tip=local_sha)
         if not result.ok:
             failed = True
-            print(f"autopoiesis: error: refusing to push {local_ref}: {result.summary()}", file=sys.stderr)
+            print(
+                f"autopoiesis: error: refusing to push {local_ref}: {result.summary()}",
+                file=sys.stderr,
+            )
             for f in result.findings:
                 print(f"  {f}", file=sys.stderr)
     if failed:
-        print("autopoiesis: push refused by the pre-push hook. Inspect the history with `autopoiesis verify`.", file=sys.stderr)
+        print(
+            "autopoiesis: push refused by the pre-push hook. Inspect the history with "
+            "`autopoiesis verify`.",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -243,8 +282,12 @@ def after_rewrite(root: Path, name: str) -> int:
     print(f"autopoiesis: warning: after this {what}, {result.summary()}:", file=sys.stderr)
     for f in result.findings:
         print(f"  {f}", file=sys.stderr)
-    print("autopoiesis: `git reflog` shows where the branch was before; `git reset --keep <that commit>` returns it there. "
-          "`autopoiesis verify` repeats this check.", file=sys.stderr)
+    print(
+        "autopoiesis: `git reflog` shows where the branch was before; `git reset --keep <that "
+        "commit>` returns it there. "
+        "`autopoiesis verify` repeats this check.",
+        file=sys.stderr,
+    )
     return 1
 
 
@@ -270,7 +313,9 @@ def run(name: str, root: Path | None = None, args: list[str] | None = None) -> i
         return 0
     if name == "post-commit":
         return post_commit(root)
-    print(f"autopoiesis: unknown hook {name!r}; use one of {', '.join(HOOK_NAMES)}.", file=sys.stderr)
+    print(
+        f"autopoiesis: unknown hook {name!r}; use one of {', '.join(HOOK_NAMES)}.", file=sys.stderr
+    )
     return 2
 
 
@@ -299,17 +344,22 @@ def install_hooks(root: Path, *, chain: bool = False) -> list[str]:
     python = sys.executable
     messages = []
     for name in HOOK_NAMES:
-        shim = (template_dir("hooks") / name).read_text(encoding="utf-8").replace("@PYTHON@", python)
+        shim = (
+            (template_dir("hooks") / name).read_text(encoding="utf-8").replace("@PYTHON@", python)
+        )
         dest = target / name
         if dest.exists() and not is_ours(dest):
             if not chain:
                 raise HookInstallError(
-                    f"{dest} already exists and is not an autopoiesis hook. Re-run with --chain to keep it as "
+                    f"{dest} already exists and is not an autopoiesis hook. Re-run with --chain "
+                    "to keep it as "
                     f"{name}.local (run before ours), or remove it."
                 )
             local = dest.with_name(name + ".local")
             if local.exists():
-                raise HookInstallError(f"{local} exists too; merge the two hooks by hand, then retry.")
+                raise HookInstallError(
+                    f"{local} exists too; merge the two hooks by hand, then retry."
+                )
             os.replace(dest, local)
             messages.append(f"kept the existing {name} hook as {local.name}")
         if dest.exists() and dest.read_text(encoding="utf-8") == shim:
@@ -324,7 +374,9 @@ def install_hooks(root: Path, *, chain: bool = False) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
-        print(f"usage: python -m autopoiesis.git.hooks {'|'.join(HOOK_NAMES)} [ARGS]", file=sys.stderr)
+        print(
+            f"usage: python -m autopoiesis.git.hooks {'|'.join(HOOK_NAMES)} [ARGS]", file=sys.stderr
+        )
         return 2
     try:
         return run(argv[0], args=argv[1:])

@@ -11,7 +11,9 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import NotAMemoryRepo
 
 
-def locate_repo(explicit: str | os.PathLike[str] | None = None, *, must_exist: bool = True) -> MemoryRepo:
+def locate_repo(
+    explicit: str | os.PathLike[str] | None = None, *, must_exist: bool = True
+) -> MemoryRepo:
     """The memory repo: -C DIR (EXPLICIT), else $AUTOPOIESIS_REPO, else the git top level
     of the current folder."""
     if explicit:

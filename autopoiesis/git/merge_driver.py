@@ -92,7 +92,9 @@ def _resolve_key(key: str, a: str, b: str) -> str | None:
     if key == "sessions":
         la, lb = _fm_value(a), _fm_value(b)
         if isinstance(la, list) and isinstance(lb, list):
-            merged = [str(x) for x in la] + [str(x) for x in lb if str(x) not in {str(y) for y in la}]
+            merged = [str(x) for x in la] + [
+                str(x) for x in lb if str(x) not in {str(y) for y in la}
+            ]
             return f"sessions: {kf.meta_value(merged)}\n"
     return None
 
@@ -143,8 +145,14 @@ def merge_entry(o: kf.Entry | None, a: kf.Entry | None, b: kf.Entry | None) -> k
     values = _merge_fields(o, a, b)
     if values is None:
         return None
-    return replace(a, text=values["text"] or a.text, date=values["date"], source=values["source"], at=values["at"],
-                   tags=_merge_tags(o, a, b))
+    return replace(
+        a,
+        text=values["text"] or a.text,
+        date=values["date"],
+        source=values["source"],
+        at=values["at"],
+        tags=_merge_tags(o, a, b),
+    )
 
 
 def _merge_fields(o: kf.Entry | None, a: kf.Entry, b: kf.Entry) -> dict[str, str | None] | None:
@@ -171,7 +179,9 @@ def _merge_tags(o: kf.Entry | None, a: kf.Entry, b: kf.Entry) -> tuple[str, ...]
     plain_o = {t for t in (o.tags if o else ()) if not t.startswith(kf.SUPERSEDED_TAG)}
     plain_a = [t for t in a.tags if not t.startswith(kf.SUPERSEDED_TAG)]
     plain_b = [t for t in b.tags if not t.startswith(kf.SUPERSEDED_TAG)]
-    tags = [t for t in plain_a if t in plain_b or t not in plain_o]  # a tag one side removed stays removed
+    tags = [
+        t for t in plain_a if t in plain_b or t not in plain_o
+    ]  # a tag one side removed stays removed
     tags += [t for t in plain_b if t not in plain_a and t not in plain_o]
     return tuple(tags + sup)
 
@@ -193,15 +203,28 @@ class _Side:
                     self.tokens.append("E " + line.id)
                 else:
                     text = line.render() if isinstance(line, kf.Entry) else line
-                    token = "P " + hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+                    token = (
+                        "P "
+                        + hashlib.blake2b(
+                            text.encode("utf-8", "surrogatepass"), digest_size=12
+                        ).hexdigest()
+                    )
                     prose[token] = text
                     self.tokens.append(token)
         self.set = set(self.tokens)
 
 
 def _conflict(ours: Sequence[str], theirs: Sequence[str]) -> str:
-    return ("<" * MARKER + " ours\n" + "".join(f"{l}\n" for l in ours) + "=" * MARKER + "\n"
-            + "".join(f"{l}\n" for l in theirs) + ">" * MARKER + " theirs\n")
+    return (
+        "<" * MARKER
+        + " ours\n"
+        + "".join(f"{l}\n" for l in ours)
+        + "=" * MARKER
+        + "\n"
+        + "".join(f"{l}\n" for l in theirs)
+        + ">" * MARKER
+        + " theirs\n"
+    )
 
 
 def _git_merge_file(ours: str, base: str, theirs: str) -> tuple[str, int]:
@@ -213,8 +236,19 @@ def _git_merge_file(ours: str, base: str, theirs: str) -> tuple[str, int]:
             with open(p, "w", encoding="utf-8", newline="") as fh:
                 fh.write(text)
             paths.append(p)
-        proc = call(None, "merge-file", "-p", f"--marker-size={MARKER}", "-L", "ours", "-L", "base",
-                    "-L", "theirs", *paths)
+        proc = call(
+            None,
+            "merge-file",
+            "-p",
+            f"--marker-size={MARKER}",
+            "-L",
+            "ours",
+            "-L",
+            "base",
+            "-L",
+            "theirs",
+            *paths,
+        )
     if proc.returncode < 0:
         raise RuntimeError(f"git merge-file failed: {proc.stderr.decode(errors='replace')}")
     return proc.stdout.decode("utf-8"), proc.returncode
@@ -244,21 +278,36 @@ class _BodyMerge:
             if op == "equal":
                 out += mine
             elif not other or not mine:
-                out += [t for t in mine if self._kept(t, self.b)] + [t for t in other if self._kept(t, self.a)]
+                out += [t for t in mine if self._kept(t, self.b)] + [
+                    t for t in other if self._kept(t, self.a)
+                ]
             elif all(t.startswith("E ") or self._blank(t) for t in mine + other):
                 out += [t for t in mine if self._kept(t, self.b)]
-                out += [t for t in other if t.startswith("E ") and t not in mine and self._kept(t, self.a)]
+                out += [
+                    t
+                    for t in other
+                    if t.startswith("E ") and t not in mine and self._kept(t, self.a)
+                ]
             else:
                 self.conflicts += 1
-                out.append("C " + _conflict([self._line(t, self.a) for t in mine], [self._line(t, self.b) for t in other]))
+                out.append(
+                    "C "
+                    + _conflict(
+                        [self._line(t, self.a) for t in mine],
+                        [self._line(t, self.b) for t in other],
+                    )
+                )
         return out
 
     def _line(self, token: str, side: _Side) -> str:
         return side.entries[token[2:]].render() if token.startswith("E ") else self.prose[token]
 
     def merge(self) -> list[str]:
-        merged, _ = _git_merge_file("".join(t + "\n" for t in self.a.tokens), "".join(t + "\n" for t in self.o.tokens),
-                                    "".join(t + "\n" for t in self.b.tokens))
+        merged, _ = _git_merge_file(
+            "".join(t + "\n" for t in self.a.tokens),
+            "".join(t + "\n" for t in self.o.tokens),
+            "".join(t + "\n" for t in self.b.tokens),
+        )
         tokens: list[str] = []
         ours: list[str] = []
         theirs: list[str] = []
@@ -285,7 +334,12 @@ class _BodyMerge:
         present = set(tokens)
         for keeper, remover in ((self.a, self.b), (self.b, self.a)):
             for i, token in enumerate(keeper.tokens):
-                if not token.startswith("E ") or token in present or token not in self.o.set or token in remover.set:
+                if (
+                    not token.startswith("E ")
+                    or token in present
+                    or token not in self.o.set
+                    or token in remover.set
+                ):
                     continue
                 eid = token[2:]
                 if keeper.entries[eid] == self.o.entries.get(eid):
@@ -310,10 +364,16 @@ class _BodyMerge:
                 if eid in seen:
                     continue
                 seen.add(eid)
-                entry = merge_entry(self.o.entries.get(eid), self.a.entries.get(eid), self.b.entries.get(eid))
+                entry = merge_entry(
+                    self.o.entries.get(eid), self.a.entries.get(eid), self.b.entries.get(eid)
+                )
                 if entry is None:
                     self.conflicts += 1
-                    lines.append(_conflict([self.a.entries[eid].render()], [self.b.entries[eid].render()]).rstrip("\n"))
+                    lines.append(
+                        _conflict(
+                            [self.a.entries[eid].render()], [self.b.entries[eid].render()]
+                        ).rstrip("\n")
+                    )
                 else:
                     lines.append(entry.render())
             else:
@@ -331,7 +391,11 @@ def merge_texts(base: str, ours: str, theirs: str, path: str) -> MergedText:
     fm, fm_conflicts = merge_frontmatter(o.frontmatter, a.frontmatter, b.frontmatter)
     body = _BodyMerge(o, a, b)
     lines = body.render(body.merge())
-    final_newline = a.final_newline if a.final_newline == b.final_newline else (a.final_newline or b.final_newline)
+    final_newline = (
+        a.final_newline
+        if a.final_newline == b.final_newline
+        else (a.final_newline or b.final_newline)
+    )
     text = "\n".join(lines) + ("\n" if final_newline and lines else "")
     if fm is not None:
         text = f"---\n{fm}---\n" + text
@@ -349,7 +413,10 @@ def driver_command(python: str | None = None) -> str:
 def install(root: Path) -> list[str]:
     """Register the driver in the repo's .git/config (the .gitattributes lines that use it
     are the template's: `autopoiesis init` adds them). Returns what changed."""
-    wanted = {f"merge.{DRIVER_NAME}.name": DRIVER_LABEL, f"merge.{DRIVER_NAME}.driver": driver_command()}
+    wanted = {
+        f"merge.{DRIVER_NAME}.name": DRIVER_LABEL,
+        f"merge.{DRIVER_NAME}.driver": driver_command(),
+    }
     changed = []
     for key, value in wanted.items():
         have = call(root, "config", "--local", "--get", key, text=True)
@@ -363,15 +430,29 @@ def install(root: Path) -> list[str]:
 def _fallback(base: Path, ours: Path, theirs: Path) -> int:
     """git's own line merge of the file, written in place: whatever went wrong here, the
     merge still keeps both sides (as conflict markers where they differ)."""
-    proc = call(None, "merge-file", f"--marker-size={MARKER}", "-L", "ours", "-L", "base",
-                "-L", "theirs", str(ours), str(base), str(theirs))
+    proc = call(
+        None,
+        "merge-file",
+        f"--marker-size={MARKER}",
+        "-L",
+        "ours",
+        "-L",
+        "base",
+        "-L",
+        "theirs",
+        str(ours),
+        str(base),
+        str(theirs),
+    )
     return 0 if proc.returncode == 0 else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) < 3:
-        print("usage: python -m autopoiesis.git.merge_driver BASE OURS THEIRS [PATH]", file=sys.stderr)
+        print(
+            "usage: python -m autopoiesis.git.merge_driver BASE OURS THEIRS [PATH]", file=sys.stderr
+        )
         return 2
     base, ours, theirs = (Path(p) for p in args[:3])
     path = args[3] if len(args) > 3 else ours.name
@@ -379,13 +460,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         texts = [p.read_bytes().decode("utf-8") for p in (base, ours, theirs)]
         result = merge_texts(texts[0], texts[1], texts[2], path)
     except Exception as exc:  # never lose a side: git's merge of the file instead
-        print(f"autopoiesis merge driver: {path}: {exc}; merged line by line instead", file=sys.stderr)
+        print(
+            f"autopoiesis merge driver: {path}: {exc}; merged line by line instead", file=sys.stderr
+        )
         return _fallback(base, ours, theirs)
     with open(ours, "w", encoding="utf-8", newline="") as fh:
         fh.write(result.text)
     if result.conflicts:
-        print(f"autopoiesis merge driver: {path}: {result.conflicts} conflict(s) in text both sides changed; "
-              "edit the file between the <<<<<<< ours and >>>>>>> theirs markers", file=sys.stderr)
+        print(
+            f"autopoiesis merge driver: {path}: {result.conflicts} conflict(s) in text both sides "
+            "changed; "
+            "edit the file between the <<<<<<< ours and >>>>>>> theirs markers",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

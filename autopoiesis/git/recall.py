@@ -20,7 +20,6 @@ class CommitInfo:
     files: tuple[str, ...] = ()
 
 
-
 class RecallMixin(GitCore):
     """Recall: log -S, learned, history, blame, show_at."""
 
@@ -28,21 +27,36 @@ class RecallMixin(GitCore):
     def recall(self, text: str, limit: int = 20) -> list[CommitInfo]:
         """Commits that added or removed TEXT (git log -S), newest first, with files."""
         out = self.run(
-            "log", "-S", text, "--regexp-ignore-case", f"-n{limit}", "--date=iso-strict",
-            "--format=\x1e%H\x1f%ad\x1f%s", "--name-only", check=False,
+            "log",
+            "-S",
+            text,
+            "--regexp-ignore-case",
+            f"-n{limit}",
+            "--date=iso-strict",
+            "--format=\x1e%H\x1f%ad\x1f%s",
+            "--name-only",
+            check=False,
         ).stdout
         return _parse_log(out)
 
     def learned(self, since: str = "yesterday") -> list[CommitInfo]:
         out = self.run(
-            "log", f"--since={since}", "--date=iso-strict", "--format=\x1e%H\x1f%ad\x1f%s", "--name-only",
-            "--", "knowledge/", check=False,
+            "log",
+            f"--since={since}",
+            "--date=iso-strict",
+            "--format=\x1e%H\x1f%ad\x1f%s",
+            "--name-only",
+            "--",
+            "knowledge/",
+            check=False,
         ).stdout
         return _parse_log(out)
 
     def learned_lines(self, since: str = "yesterday") -> list[tuple[str, str]]:
         """(path, added line) of knowledge lines added since SINCE."""
-        first = self.run("rev-list", f"--since={since}", "--reverse", "HEAD", check=False).stdout.split()
+        first = self.run(
+            "rev-list", f"--since={since}", "--reverse", "HEAD", check=False
+        ).stdout.split()
         if not first:
             return []
         parent = self.run("rev-parse", "-q", "--verify", f"{first[0]}^", check=False).stdout.strip()
@@ -53,7 +67,13 @@ class RecallMixin(GitCore):
         for line in diff.splitlines():
             if line.startswith("+++ "):
                 path = line[6:] if line.startswith("+++ b/") else ""
-            elif line.startswith("+") and not line.startswith("+++") and path and line[1:].strip() and not line.startswith("+---"):
+            elif (
+                line.startswith("+")
+                and not line.startswith("+++")
+                and path
+                and line[1:].strip()
+                and not line.startswith("+---")
+            ):
                 lines.append((path, line[1:]))
         return lines
 
@@ -61,7 +81,14 @@ class RecallMixin(GitCore):
         """The commits that changed PATH (across renames), newest first, with their files."""
         rel = self.repo.rel(self.repo.resolve_inside(path))
         out = self.run(
-            "log", "--follow", f"-n{limit}", "--date=iso-strict", "--format=\x1e%H\x1f%ad\x1f%s", "--name-only", "--", rel,
+            "log",
+            "--follow",
+            f"-n{limit}",
+            "--date=iso-strict",
+            "--format=\x1e%H\x1f%ad\x1f%s",
+            "--name-only",
+            "--",
+            rel,
             check=False,
         ).stdout
         return _parse_log(out)
@@ -84,18 +111,25 @@ class RecallMixin(GitCore):
             when = _history_date(ref_or_date)
             if when is None:
                 raise GitError(
-                    f"{ref_or_date!r} is neither a tag, a commit nor a date. Give a tag (daily/2026-02-16, "
-                    "milestone/NAME), a commit, or a date such as 2026-02-16, yesterday or '3 days ago' "
+                    f"{ref_or_date!r} is neither a tag, a commit nor a date. Give a tag "
+                    "(daily/2026-02-16, "
+                    "milestone/NAME), a commit, or a date such as 2026-02-16, yesterday or '3 "
+                    "days ago' "
                     "(`git tag -l 'memory/*'` lists the tags)."
                 )
-            ref = self.run("rev-list", "-1", f"--before={when}", "HEAD", check=False).stdout.strip() or None
+            ref = (
+                self.run("rev-list", "-1", f"--before={when}", "HEAD", check=False).stdout.strip()
+                or None
+            )
             if ref is None:
                 raise GitError(f"the memory repo has no history before {ref_or_date!r}.")
         commit = self.gitpython.commit(ref)
         try:
             blob = commit.tree / rel
         except KeyError:
-            raise GitError(f"{rel} did not exist at {ref_or_date} ({commit.hexsha[:10]}).") from None
+            raise GitError(
+                f"{rel} did not exist at {ref_or_date} ({commit.hexsha[:10]})."
+            ) from None
         return commit.hexsha, blob.data_stream.read().decode("utf-8", "replace")
 
     def _resolve_commit(self, ref: str) -> str | None:
@@ -110,7 +144,8 @@ class RecallMixin(GitCore):
 
 
 _RELATIVE_DATE = re.compile(
-    r"^(?:yesterday|today|now|last (?:week|month|year)|\d{1,4} (?:minute|hour|day|week|month|year)s? ago)$"
+    r"^(?:yesterday|today|now|last (?:week|month|year)|\d{1,4} "
+    r"(?:minute|hour|day|week|month|year)s? ago)$"
 )
 
 
@@ -137,5 +172,7 @@ def _parse_log(out: str) -> list[CommitInfo]:
             continue
         head, _, files = record.partition("\n")
         sha, when, subject = head.split("\x1f", 2)
-        commits.append(CommitInfo(sha, when, subject, tuple(f for f in files.split("\n") if f.strip())))
+        commits.append(
+            CommitInfo(sha, when, subject, tuple(f for f in files.split("\n") if f.strip()))
+        )
     return commits

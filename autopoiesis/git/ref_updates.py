@@ -76,8 +76,14 @@ def check_ref_updates(repo: MemoryRepo, lines: Iterable[str]) -> list[str]:
     return errors
 
 
-def _created_branch_findings(root: Path, ref: str, new: str, recorded: dict[str, Any],
-                             verified: list[str], known: dict[str, str]) -> list[Finding]:
+def _created_branch_findings(
+    root: Path,
+    ref: str,
+    new: str,
+    recorded: dict[str, Any],
+    verified: list[str],
+    known: dict[str, str],
+) -> list[Finding]:
     """A branch created at NEW (or re-created: RECORDED is what the record holds of it):
     the commits no verified branch reaches, and what its verified tip had that NEW lacks."""
     heads = decode(_git(root, "for-each-ref", "--format=%(objectname)", "refs/heads/"))
@@ -90,14 +96,26 @@ def _created_branch_findings(root: Path, ref: str, new: str, recorded: dict[str,
         for p, b in sorted(recorded["transcripts"].items()):
             if tree.get(p) != b:
                 how = "missing from" if p not in tree else "different in"
-                findings.append(Finding(
-                    p, new, "vanished" if p not in tree else "changed",
-                    f"is {how} commit {new}, unlike the verified record of {_name(ref)}"))
+                findings.append(
+                    Finding(
+                        p,
+                        new,
+                        "vanished" if p not in tree else "changed",
+                        f"is {how} commit {new}, unlike the verified record of {_name(ref)}",
+                    )
+                )
     return findings
 
 
-def _moved_branch_findings(root: Path, ref: str, old: str, new: str, recorded: dict[str, Any],
-                           verified: list[str], known: dict[str, str]) -> list[Finding]:
+def _moved_branch_findings(
+    root: Path,
+    ref: str,
+    old: str,
+    new: str,
+    recorded: dict[str, Any],
+    verified: list[str],
+    known: dict[str, str],
+) -> list[Finding]:
     """A branch moved from OLD to NEW: the new commits, and what OLD had that NEW lost or
     changed, unless the move goes back from a forged tip to the verified content."""
     findings = walk(root, new, [old, *verified], known).findings
@@ -107,9 +125,16 @@ def _moved_branch_findings(root: Path, ref: str, old: str, new: str, recorded: d
         forged = {f.path for f in walk(root, old, verified, known).findings}
         transcripts = recorded.get("transcripts", {})
         now = transcripts_at(root, new) if transcripts else {}
-        moved = [f for f in moved if f.path not in forged and not (
-            f.kind == "changed" and f.path in transcripts
-            and now.get(f.path) == transcripts[f.path])]
+        moved = [
+            f
+            for f in moved
+            if f.path not in forged
+            and not (
+                f.kind == "changed"
+                and f.path in transcripts
+                and now.get(f.path) == transcripts[f.path]
+            )
+        ]
     return findings + moved
 
 
@@ -117,14 +142,25 @@ def _refused_move(root: Path, ref: str, new: str, findings: list[Finding]) -> st
     _subjects(root, findings)
     shown = findings[:20]
     more = f"\n  … and {len(findings) - 20} more" if len(findings) > 20 else ""
-    return (f"refused to move {ref} to {_short(new)}; the transcript history would change:\n"
-            + "\n".join(f"  {f}" for f in shown) + more)
+    return (
+        f"refused to move {ref} to {_short(new)}; the transcript history would change:\n"
+        + "\n".join(f"  {f}" for f in shown)
+        + more
+    )
 
 
 def _as_findings(root: Path, new: str, old: str, ref: str) -> list[Finding]:
-    return [Finding(path, new, status, f"{'deleted' if status == 'vanished' else 'changed'} by moving {_name(ref)} "
-                                       f"from commit {old} to commit {new}", anchor=f"{old}>{new}")
-            for _, status, path in _lost_since(root, new, [old])]
+    return [
+        Finding(
+            path,
+            new,
+            status,
+            f"{'deleted' if status == 'vanished' else 'changed'} by moving {_name(ref)} "
+            f"from commit {old} to commit {new}",
+            anchor=f"{old}>{new}",
+        )
+        for _, status, path in _lost_since(root, new, [old])
+    ]
 
 
 def _deletion_errors(root: Path, ref: str, old: str) -> list[str]:
@@ -135,15 +171,21 @@ def _deletion_errors(root: Path, ref: str, old: str) -> list[str]:
     current = old if not _is_zero(old) else (resolve(root, ref) or "")
     if not current:
         return []
-    others = [line.split(" ", 1)[1] for line in decode(_git(root, "for-each-ref", "--format=%(refname) %(objectname)",
-                                                                 "refs/heads/")).splitlines()
-              if " " in line and line.split(" ", 1)[0] != ref]
+    others = [
+        line.split(" ", 1)[1]
+        for line in decode(
+            _git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/")
+        ).splitlines()
+        if " " in line and line.split(" ", 1)[0] != ref
+    ]
     lost = {p for p in transcripts_at(root, current) if p.endswith(".md")}
     if others and lost:
         # each line diffs another branch against the deleted tip as its parent: D/M/T are
         # the tip's transcripts that branch lacks; what every branch lacks would be lost
         missing: dict[str, set[str]] = {o: set() for o in others}
-        for commit, status, path, *_ in _diff_lines(root, [f"{o} {current}" for o in others], root_commits=False):
+        for commit, status, path, *_ in _diff_lines(
+            root, [f"{o} {current}" for o in others], root_commits=False
+        ):
             if status in "DMT" and commit in missing:
                 missing[commit].add(path)
         for paths in missing.values():
@@ -151,6 +193,11 @@ def _deletion_errors(root: Path, ref: str, old: str) -> list[str]:
     if not lost:
         return []
     names = sorted(lost)
-    shown = "\n".join(f"  {n}" for n in names[:10]) + (f"\n  … and {len(names) - 10} more" if len(names) > 10 else "")
-    return [f"refused to delete or replace {ref} (commit {_short(current)}): {len(names)} transcript(s) of it are on no "
-            f"other branch and would leave the history:\n{shown}"]
+    shown = "\n".join(f"  {n}" for n in names[:10]) + (
+        f"\n  … and {len(names) - 10} more" if len(names) > 10 else ""
+    )
+    return [
+        f"refused to delete or replace {ref} (commit {_short(current)}): {len(names)} "
+        "transcript(s) of it are on no "
+        f"other branch and would leave the history:\n{shown}"
+    ]

@@ -1,5 +1,6 @@
 """Tags and branches of MemoryGit: the memory/* tags (daily, weekly, milestone, before,
-extract; never moved) and the explore/* branches (docs/design.md#branches, docs/design.md#tags), through GitPython.
+extract; never moved) and the explore/* branches (docs/design.md#branches, docs/design.md#tags),
+through GitPython.
 """
 
 from __future__ import annotations
@@ -22,9 +23,13 @@ class RefsMixin(GitCore):
 
     def _check_ref_name(self, name: str) -> None:
         if self.run("check-ref-format", f"refs/tags/{name}", check=False).returncode != 0:
-            raise GitError(f"{name!r} is not a valid tag name; use letters, digits, '-', '_' and '.'.")
+            raise GitError(
+                f"{name!r} is not a valid tag name; use letters, digits, '-', '_' and '.'."
+            )
 
-    def create_tag(self, name: str, message: str | None = None, target: str = "HEAD") -> tuple[bool, str]:
+    def create_tag(
+        self, name: str, message: str | None = None, target: str = "HEAD"
+    ) -> tuple[bool, str]:
         """(created?, explanation). An existing tag is never moved."""
         self._check_ref_name(name)
         if self.head() is None:
@@ -39,7 +44,11 @@ class RefsMixin(GitCore):
 
     def commits_between(self, since: datetime, until: datetime) -> list[str]:
         out = self.run(
-            "log", "--format=%H", f"--since={since.isoformat()}", f"--until={until.isoformat()}", check=False
+            "log",
+            "--format=%H",
+            f"--since={since.isoformat()}",
+            f"--until={until.isoformat()}",
+            check=False,
         ).stdout
         return out.split()
 
@@ -52,18 +61,26 @@ class RefsMixin(GitCore):
         """memory/weekly/YYYY-Www on the week's first commit, when the week had any."""
         day = day or today()
         week = iso_week(day)
-        return self._tag_period("weekly", week, day - timedelta(days=day.isoweekday() - 1), 7, f"in {week}")
+        return self._tag_period(
+            "weekly", week, day - timedelta(days=day.isoweekday() - 1), 7, f"in {week}"
+        )
 
-    def _tag_period(self, kind: str, label: str, first_day: date, days: int, when: str) -> tuple[bool, str]:
+    def _tag_period(
+        self, kind: str, label: str, first_day: date, days: int, when: str
+    ) -> tuple[bool, str]:
         start = datetime(first_day.year, first_day.month, first_day.day, tzinfo=UTC)
         commits = self.commits_between(start, start + timedelta(days=days))
         if not commits:
             return False, f"no changes {when}; no {kind} tag"
-        return self.create_tag(f"{TAG_PREFIX}/{kind}/{label}", f"{kind.capitalize()} snapshot {label}", commits[0])
+        return self.create_tag(
+            f"{TAG_PREFIX}/{kind}/{label}", f"{kind.capitalize()} snapshot {label}", commits[0]
+        )
 
     def tag_named(self, kind: str, name: str, message: str | None = None) -> tuple[bool, str]:
         if kind not in ("milestone", "before", "extract"):
-            raise GitError(f"unknown tag kind {kind!r}; use daily, weekly, milestone, before or extract.")
+            raise GitError(
+                f"unknown tag kind {kind!r}; use daily, weekly, milestone, before or extract."
+            )
         return self.create_tag(f"{TAG_PREFIX}/{kind}/{name}", message or f"{kind}: {name}")
 
     # ── explore/* branches (docs/design.md#branches) ──

@@ -37,7 +37,6 @@ class MergeResult:
     aborted: bool = False
 
 
-
 @dataclass
 class ForcedPush:
     """A forced push that replaces a remote's old history: LEASES (`REF:OBJECT`: force REF
@@ -69,6 +68,7 @@ class ForcedPush:
         if ref not in {r.split(":", 1)[0] for r in self.refspecs}:
             self.refspecs.append(f"{ref}:{ref}")
 
+
 class RemoteMixin(GitCore):
     """Remotes: fetch, ls-remote, push, merge."""
 
@@ -85,14 +85,20 @@ class RemoteMixin(GitCore):
 
     def upstream_remote(self, branch: str) -> str | None:
         """The remote BRANCH tracks (`branch.BRANCH.remote`), or None."""
-        return self.run("config", "--get", f"branch.{branch}.remote", check=False).stdout.strip() or None
+        return (
+            self.run("config", "--get", f"branch.{branch}.remote", check=False).stdout.strip()
+            or None
+        )
+
     def _network_env(self) -> None:
         """Never wait for a person at a prompt: no terminal credential prompt, and ssh in
         batch mode (unless the user configured their own ssh command)."""
         env = self._environment()
         env["GIT_TERMINAL_PROMPT"] = "0"
-        if not any(k in env for k in ("GIT_SSH_COMMAND", "GIT_SSH")) and \
-                not self.run("config", "--get", "core.sshCommand", check=False).stdout.strip():
+        if (
+            not any(k in env for k in ("GIT_SSH_COMMAND", "GIT_SSH"))
+            and not self.run("config", "--get", "core.sshCommand", check=False).stdout.strip()
+        ):
             env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes -o ConnectTimeout=20"
 
     def fetch(self, remote: str, *, timeout: float = 120) -> None:
@@ -117,14 +123,26 @@ class RemoteMixin(GitCore):
                 refs[ref] = sha
         return refs
 
-    def push(self, remote: str, refspecs: Sequence[str], *, follow_tags: bool = True, set_upstream: bool = False,
-             force_with_lease: Sequence[str] = (), timeout: float = 120) -> PushResult:
+    def push(
+        self,
+        remote: str,
+        refspecs: Sequence[str],
+        *,
+        follow_tags: bool = True,
+        set_upstream: bool = False,
+        force_with_lease: Sequence[str] = (),
+        timeout: float = 120,
+    ) -> PushResult:
         """`git push --porcelain REMOTE REFSPECS...`: what each ref did. The pre-push hook
         runs (it refuses a history that fails verify). A refspec starting with `+` forces
         that ref; FORCE_WITH_LEASE (`REF:EXPECTED`) forces a ref only while the remote
         still holds EXPECTED."""
         self._network_env()
-        args = ["push", "--porcelain"] + (["--follow-tags"] if follow_tags else []) + (["-u"] if set_upstream else [])
+        args = (
+            ["push", "--porcelain"]
+            + (["--follow-tags"] if follow_tags else [])
+            + (["-u"] if set_upstream else [])
+        )
         args += [f"--force-with-lease={lease}" for lease in force_with_lease]
         proc = self.run(*args, "--", remote, *refspecs, check=False, timeout=timeout)
         result = PushResult(ok=proc.returncode == 0, stderr=proc.stderr.strip())
@@ -132,7 +150,9 @@ class RemoteMixin(GitCore):
             parts = line.split("\t")
             if len(parts) >= 3 and len(parts[0]) == 1:
                 flag, (_, _, dst), summary = parts[0], parts[1].partition(":"), parts[2]
-                (result.rejected if flag == "!" else result.updated).append((dst, summary if flag == "!" else flag + summary))
+                (result.rejected if flag == "!" else result.updated).append(
+                    (dst, summary if flag == "!" else flag + summary)
+                )
         return result
 
     def merge_in_progress(self) -> bool:
@@ -143,8 +163,14 @@ class RemoteMixin(GitCore):
         out = self.run("diff", "--name-only", "--diff-filter=U", "-z", check=False).stdout
         return sorted({p for p in out.split("\x00") if p})
 
-    def merge(self, ref: str, message: str, *, before_commit: Callable[[], Sequence[str]] | None = None,
-              abort_on_conflict: bool = False) -> MergeResult:
+    def merge(
+        self,
+        ref: str,
+        message: str,
+        *,
+        before_commit: Callable[[], Sequence[str]] | None = None,
+        abort_on_conflict: bool = False,
+    ) -> MergeResult:
         """Merge REF into the current branch (`git merge --no-commit`, so the custom merge
         driver of knowledge files runs, then `git commit`, so the pre-commit hook checks
         the merged files). BEFORE_COMMIT runs once the merge is clean and not committed
@@ -169,19 +195,25 @@ class RemoteMixin(GitCore):
             if conflicts:
                 if abort_on_conflict:
                     self.run("merge", "--abort", check=False)
-                return MergeResult("conflict", before, conflicts=conflicts, aborted=abort_on_conflict)
+                return MergeResult(
+                    "conflict", before, conflicts=conflicts, aborted=abort_on_conflict
+                )
             extra = list(before_commit()) if before_commit else []
             if extra:
                 self.run("add", "-A", "--", *extra)
             done = self.run("commit", "--no-edit", "-q", check=False)
             if done.returncode != 0:
                 self.run("merge", "--abort", check=False)
-                raise GitError("the merge was refused, so it was undone (nothing changed):\n"
-                               + _last_lines(done.stderr or done.stdout, 20))
+                raise GitError(
+                    "the merge was refused, so it was undone (nothing changed):\n"
+                    + _last_lines(done.stderr or done.stdout, 20)
+                )
             after = self.head()
             return MergeResult("merged", after, changed=self._changed_between(before, after))
 
-    def conclude_merge(self, *, before_commit: Callable[[], Sequence[str]] | None = None) -> MergeResult:
+    def conclude_merge(
+        self, *, before_commit: Callable[[], Sequence[str]] | None = None
+    ) -> MergeResult:
         """Commit a merge in progress whose conflicts a person resolved (and staged)."""
         with self.repo.lock("knowledge-writer"), self.repo.lock("git"):
             before = self.head()
@@ -193,9 +225,13 @@ class RemoteMixin(GitCore):
                 self.run("add", "-A", "--", *extra)
             done = self.run("commit", "--no-edit", "-q", check=False)
             if done.returncode != 0:
-                raise GitError("the commit of the merge was refused (the merge is still in progress; fix what the "
-                               "hook names, `git add` it, and run `autopoiesis sync` again, or give up the merge with "
-                               "`git merge --abort`):\n" + _last_lines(done.stderr or done.stdout, 20))
+                raise GitError(
+                    "the commit of the merge was refused (the merge is still in progress; fix "
+                    "what the "
+                    "hook names, `git add` it, and run `autopoiesis sync` again, or give up the "
+                    "merge with "
+                    "`git merge --abort`):\n" + _last_lines(done.stderr or done.stdout, 20)
+                )
             after = self.head()
             return MergeResult("merged", after, changed=self._changed_between(before, after))
 
@@ -204,7 +240,6 @@ class RemoteMixin(GitCore):
             return []
         out = self.run("diff", "--name-only", "--no-renames", "-z", old, new, check=False).stdout
         return [p for p in out.split("\x00") if p]
-
 
     def incoming_paths(self, ours: str, theirs: str) -> list[str]:
         """The paths THEIRS changed since its common base with OURS and that OURS does not
@@ -221,27 +256,31 @@ class RemoteMixin(GitCore):
     def commits_matching(self, pattern: str, tip: str, exclude: str) -> list[tuple[str, str]]:
         """(commit, subject) of the commits of TIP's history that EXCLUDE lacks and whose
         message matches PATTERN (`git log --grep`), newest first."""
-        out = self.run("log", "--format=%H %s", f"--grep={pattern}", tip, "--not", exclude,
-                       check=False).stdout
+        out = self.run(
+            "log", "--format=%H %s", f"--grep={pattern}", tip, "--not", exclude, check=False
+        ).stdout
         found = (line.partition(" ") for line in out.splitlines() if line.strip())
         return [(sha, subject) for sha, _, subject in found]
 
     def annotated_tags_in_head(self) -> list[str]:
         """The annotated tags (refs/tags/...) on commits of HEAD's history: what
         `push --follow-tags` sends along."""
-        out = self.run("for-each-ref", "--merged", "HEAD", "--format=%(objecttype) %(refname)",
-                       "refs/tags/").stdout
+        out = self.run(
+            "for-each-ref", "--merged", "HEAD", "--format=%(objecttype) %(refname)", "refs/tags/"
+        ).stdout
         return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("tag ")]
 
     # ── replacing a remote's history after a rewrite (`sync --force-after-forget`) ──
     def local_tips(self) -> dict[str, str]:
         """{ref: object} of every local branch and tag."""
-        out = self.run("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/",
-                       "refs/tags/").stdout
+        out = self.run(
+            "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/", "refs/tags/"
+        ).stdout
         return dict(line.split(" ", 1)[::-1] for line in out.splitlines())
 
-    def plan_forced_push(self, remote_refs: dict[str, str], old_commits: set[str],
-                         old_objects: set[str]) -> ForcedPush:
+    def plan_forced_push(
+        self, remote_refs: dict[str, str], old_commits: set[str], old_objects: set[str]
+    ) -> ForcedPush:
         """How to replace the old history on a remote holding REMOTE_REFS (from
         ls_remote): each ref at an object of the old history (OLD_OBJECTS, OLD_COMMITS when
         peeled) is forced with a lease on that object, or is stale when this clone has no
@@ -253,13 +292,19 @@ class RemoteMixin(GitCore):
             peeled = remote_refs.get(ref + "^{}", sha)
             if sha in old_objects or peeled in old_commits:
                 plan.force(ref, sha)
-            elif not (ref in plan.local and self.rev(sha)
-                      and self.is_ancestor(sha, plan.local[ref])):
+            elif not (
+                ref in plan.local and self.rev(sha) and self.is_ancestor(sha, plan.local[ref])
+            ):
                 plan.newer.append((ref, sha, peeled))
         return plan
 
-    def commits_not_carried(self, newer: Sequence[tuple[str, str, str]], local_tip: str,
-                            old_commits: set[str], old_objects: set[str]) -> list[str]:
+    def commits_not_carried(
+        self,
+        newer: Sequence[tuple[str, str, str]],
+        local_tip: str,
+        old_commits: set[str],
+        old_objects: set[str],
+    ) -> list[str]:
         """The commits of NEWER remote refs ((ref, object, peeled commit), fetched) outside
         the old history that LOCAL_TIP has no equivalent of (same change, by `git cherry`'s
         patch ids): the work a forced push would drop. A commit this clone lacks counts."""
@@ -269,8 +314,16 @@ class RemoteMixin(GitCore):
                 carry.append(peeled)
                 continue
             known_old = sorted(o for o in old_objects if self.rev(o))
-            walked = self.run("rev-list", "--no-merges", "--reverse", "--ignore-missing", peeled,
-                              "--not", *known_old, check=False).stdout.split()
+            walked = self.run(
+                "rev-list",
+                "--no-merges",
+                "--reverse",
+                "--ignore-missing",
+                peeled,
+                "--not",
+                *known_old,
+                check=False,
+            ).stdout.split()
             new = [c for c in walked if c not in old_commits]
             if not new:
                 continue
@@ -282,8 +335,9 @@ class RemoteMixin(GitCore):
     def drop_unreachable_objects(self) -> None:
         """Expire every reflog and prune what nothing refers to (old objects a fetch
         brought back after a rewrite)."""
-        self.run("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all",
-                 check=False)
+        self.run(
+            "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all", check=False
+        )
         self.run("gc", "--prune=now", "--quiet", check=False)
 
 
@@ -291,4 +345,3 @@ def _last_lines(text: str, n: int = 4) -> str:
     """The last N non-empty lines of git's message (the reason is at the end)."""
     lines = [l for l in text.strip().splitlines() if l.strip()]
     return "\n".join(lines[-n:]) or "git gave no reason"
-

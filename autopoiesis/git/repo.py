@@ -21,5 +21,12 @@ class MemoryGit(RefsMixin, RemoteMixin, RecallMixin, GitCore):
     """Git operations of one memory repository."""
 
 
-__all__ = ["TAG_PREFIX", "CommitInfo", "CommitResult", "MemoryGit", "MergeResult", "PushResult",
-           "process_start"]
+__all__ = [
+    "TAG_PREFIX",
+    "CommitInfo",
+    "CommitResult",
+    "MemoryGit",
+    "MergeResult",
+    "PushResult",
+    "process_start",
+]

@@ -36,18 +36,23 @@ from autopoiesis.git.verify import ALLOW_REWRITE_ENV, RECORD_VERSION
 REDACTED = b"[redacted:forgotten]"
 
 
-def _git(root: Path, *args: str, check: bool = True,
-         input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def _git(
+    root: Path, *args: str, check: bool = True, input: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
     done = call(root, *args, input=input)
     if check and done.returncode != 0:
-        raise GitError(f"git {' '.join(args)} failed: {done.stderr.decode(errors='replace').strip()}")
+        raise GitError(
+            f"git {' '.join(args)} failed: {done.stderr.decode(errors='replace').strip()}"
+        )
     return done
 
 
 # ── what the repository holds ──
 def uncommitted_status(root: Path) -> list[str]:
     """`git status --porcelain` lines of what is modified or untracked (empty when clean)."""
-    out = _git(root, "status", "--porcelain=v1", "--untracked-files=all").stdout.decode(errors="replace")
+    out = _git(root, "status", "--porcelain=v1", "--untracked-files=all").stdout.decode(
+        errors="replace"
+    )
     return out.splitlines() if out.strip() else []
 
 
@@ -73,8 +78,9 @@ def remotes(root: Path) -> dict[str, str]:
 
 def tips(root: Path) -> dict[str, str]:
     """{ref: object} of every branch and tag."""
-    out = _git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/",
-               "refs/tags/").stdout.decode()
+    out = _git(
+        root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/", "refs/tags/"
+    ).stdout.decode()
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 
 
@@ -110,8 +116,17 @@ def rewrite_history(root: Path, *, text: str | None = None, path: str | None = N
     for ref in tracking.split():
         _git(root, "update-ref", "-d", ref)
     with tempfile.TemporaryDirectory(prefix="ap-forget-") as tmp:
-        args = [sys.executable, "-m", "git_filter_repo", "--force", "--quiet",
-                "--sensitive-data-removal", "--no-fetch", "--replace-refs", "delete-no-add"]
+        args = [
+            sys.executable,
+            "-m",
+            "git_filter_repo",
+            "--force",
+            "--quiet",
+            "--sensitive-data-removal",
+            "--no-fetch",
+            "--replace-refs",
+            "delete-no-add",
+        ]
         if text is not None:
             rules = Path(tmp) / "replace.txt"
             rules.write_bytes(b"literal:" + text.encode("utf-8") + b"==>" + REDACTED + b"\n")
@@ -121,15 +136,19 @@ def rewrite_history(root: Path, *, text: str | None = None, path: str | None = N
             args += ["--invert-paths", "--path", path]
         # the one sanctioned rewrite: the reference-transaction hook lets it through
         env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", ALLOW_REWRITE_ENV: "1"}
-        done = subprocess.run(args, cwd=root, capture_output=True, text=True, env=env,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            args, cwd=root, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL
+        )
         if done.returncode != 0:
             why = (done.stderr or done.stdout).strip()[-2000:]
             raise GitError(f"git-filter-repo failed: {why}")
     _git(root, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
     _git(root, "gc", "--prune=now", "--quiet")
-    refs = _git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads/",
-                "refs/tags/").stdout.decode().split()
+    refs = (
+        _git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads/", "refs/tags/")
+        .stdout.decode()
+        .split()
+    )
     return Rewritten(old_tips, old_commits, refs)
 
 
@@ -143,17 +162,36 @@ def _load_rewrites(repo: MemoryRepo) -> list[dict[str, Any]]:
     return [r for r in items if isinstance(r, dict)] if isinstance(items, list) else []
 
 
-def record_rewrite(repo: MemoryRepo, *, commit: str, what: str, old_tips: dict[str, str], new_tips: dict[str, str],
-                   old_commits: Iterable[str]) -> None:
+def record_rewrite(
+    repo: MemoryRepo,
+    *,
+    commit: str,
+    what: str,
+    old_tips: dict[str, str],
+    new_tips: dict[str, str],
+    old_commits: Iterable[str],
+) -> None:
     """Remember a sanctioned history rewrite: the maintenance commit that records it, the
     tips of every branch and tag before and after, and every commit of the old history.
     A remote that still holds (part of) that old history may then be overwritten by
     `autopoiesis sync --force-after-forget`, and by nothing else. Kept apart from the
     verify record, which the hooks read on every run (this one can be large)."""
     items = _load_rewrites(repo)
-    items.append({"commit": commit, "what": what, "when": format_ts(utc_now()), "old_tips": dict(old_tips),
-                  "new_tips": dict(new_tips), "old_commits": sorted(set(old_commits)), "pushed": {}})
-    atomic_write(repo.state_file("verify_rewrites"), json.dumps({"version": RECORD_VERSION, "rewrites": items}))
+    items.append(
+        {
+            "commit": commit,
+            "what": what,
+            "when": format_ts(utc_now()),
+            "old_tips": dict(old_tips),
+            "new_tips": dict(new_tips),
+            "old_commits": sorted(set(old_commits)),
+            "pushed": {},
+        }
+    )
+    atomic_write(
+        repo.state_file("verify_rewrites"),
+        json.dumps({"version": RECORD_VERSION, "rewrites": items}),
+    )
 
 
 def sanctioned_rewrites(repo: MemoryRepo) -> list[dict[str, Any]]:
@@ -170,4 +208,7 @@ def mark_rewrite_pushed(repo: MemoryRepo, commits: Iterable[str], remote_url: st
             pushed: dict[str, str] = r["pushed"] if isinstance(r.get("pushed"), dict) else {}
             pushed[remote_url] = format_ts(utc_now())
             r["pushed"] = pushed
-    atomic_write(repo.state_file("verify_rewrites"), json.dumps({"version": RECORD_VERSION, "rewrites": items}))
+    atomic_write(
+        repo.state_file("verify_rewrites"),
+        json.dumps({"version": RECORD_VERSION, "rewrites": items}),
+    )

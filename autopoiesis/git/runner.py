@@ -36,19 +36,37 @@ class GitCommandError(Exception):
 
 
 @overload
-def call(root: Path | str | None, *args: str, input: str | None = None, text: Literal[True],
-         env: dict[str, str] | None = None, timeout: float | None = None,
-         optional_locks: bool = True,
-         stdin_devnull: bool = False) -> subprocess.CompletedProcess[str]: ...
+def call(
+    root: Path | str | None,
+    *args: str,
+    input: str | None = None,
+    text: Literal[True],
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    optional_locks: bool = True,
+    stdin_devnull: bool = False,
+) -> subprocess.CompletedProcess[str]: ...
 @overload
-def call(root: Path | str | None, *args: str, input: bytes | None = None,
-         text: Literal[False] = False, env: dict[str, str] | None = None,
-         timeout: float | None = None, optional_locks: bool = True,
-         stdin_devnull: bool = False) -> subprocess.CompletedProcess[bytes]: ...
-def call(root: Path | str | None, *args: str, input: str | bytes | None = None, text: bool = False,
-         env: dict[str, str] | None = None, timeout: float | None = None,
-         optional_locks: bool = True,
-         stdin_devnull: bool = False) -> subprocess.CompletedProcess[Any]:
+def call(
+    root: Path | str | None,
+    *args: str,
+    input: bytes | None = None,
+    text: Literal[False] = False,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    optional_locks: bool = True,
+    stdin_devnull: bool = False,
+) -> subprocess.CompletedProcess[bytes]: ...
+def call(
+    root: Path | str | None,
+    *args: str,
+    input: str | bytes | None = None,
+    text: bool = False,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    optional_locks: bool = True,
+    stdin_devnull: bool = False,
+) -> subprocess.CompletedProcess[Any]:
     """The one place that runs `git ARGS` to completion, in ROOT (None: the current
     folder): the finished process, whatever its exit status, output captured (TEXT: as
     str, in the locale's encoding with universal newlines, as `subprocess.run(text=True)`
@@ -58,22 +76,45 @@ def call(root: Path | str | None, *args: str, input: str | bytes | None = None, 
     .git/index.lock)."""
     cmd = ["git"] + ([] if optional_locks else ["--no-optional-locks"]) + list(args)
     stdin = subprocess.DEVNULL if stdin_devnull and input is None else None
-    return subprocess.run(cmd, cwd=root, capture_output=True, input=input, stdin=stdin, text=text,
-                          env=env, timeout=timeout, check=False)
+    return subprocess.run(
+        cmd,
+        cwd=root,
+        capture_output=True,
+        input=input,
+        stdin=stdin,
+        text=text,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
 
 
-def start(root: Path | str, *args: str, env: dict[str, str] | None = None,
-          stdin_pipe: bool = False) -> subprocess.Popen[str]:
+def start(
+    root: Path | str, *args: str, env: dict[str, str] | None = None, stdin_pipe: bool = False
+) -> subprocess.Popen[str]:
     """Start `git ARGS` in ROOT and return it running (text mode, stdout and stderr piped;
     stdin a pipe with STDIN_PIPE, else empty): for a caller that must know git's pid
     while it runs (the record of who holds .git/index.lock)."""
     stdin = subprocess.PIPE if stdin_pipe else subprocess.DEVNULL
-    return subprocess.Popen(["git", *args], cwd=root, stdin=stdin, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        ["git", *args],
+        cwd=root,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
-def run(root: Path | str, *args: str, input: bytes | None = None, check: bool = True,
-        env: dict[str, str] | None = None, optional_locks: bool = True) -> bytes:
+def run(
+    root: Path | str,
+    *args: str,
+    input: bytes | None = None,
+    check: bool = True,
+    env: dict[str, str] | None = None,
+    optional_locks: bool = True,
+) -> bytes:
     """Stdout of `git ARGS` in ROOT, as bytes; a non-zero exit raises GitCommandError
     unless CHECK is False. OPTIONAL_LOCKS: as for `call`."""
     proc = call(root, *args, input=input, env=env, optional_locks=optional_locks)
@@ -151,7 +192,8 @@ def staged_changes(root: Path | str, *, renames: bool = True) -> list[Change]:
 
 
 class StatusEntry:
-    """One path of `status --porcelain=v2`: index (X) and work-tree (Y) states, or '?' for untracked."""
+    """One path of `status --porcelain=v2`: index (X) and work-tree (Y) states, or '?' for
+    untracked."""
 
     __slots__ = ("path", "index", "worktree")
 
@@ -169,13 +211,26 @@ class Status:
 
     __slots__ = ("head", "entries", "ok", "started_ns")
 
-    def __init__(self, head: str, entries: tuple[StatusEntry, ...], ok: bool = True, started_ns: int = 0):
+    def __init__(
+        self, head: str, entries: tuple[StatusEntry, ...], ok: bool = True, started_ns: int = 0
+    ):
         self.head, self.entries, self.ok, self.started_ns = head, entries, ok, started_ns
 
 
 def _status_command(paths: Iterable[str]) -> list[str]:
-    return ["git", "--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all",
-            "--no-renames", "--ignore-submodules=all", "--", *paths]
+    return [
+        "git",
+        "--no-optional-locks",
+        "status",
+        "--porcelain=v2",
+        "-z",
+        "--branch",
+        "--untracked-files=all",
+        "--no-renames",
+        "--ignore-submodules=all",
+        "--",
+        *paths,
+    ]
 
 
 # `git status` runs started ahead by status_ahead, by (real root, paths): (start ns, start, process)
@@ -195,7 +250,9 @@ def status_ahead(root: Path | str, paths: Iterable[str] = CONTENT_DIRS) -> Itera
     key = (os.path.realpath(root), tuple(paths))
     _drop(key)
     try:
-        proc = subprocess.Popen(_status_command(key[1]), cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            _status_command(key[1]), cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
     except OSError:
         proc = None  # status() asks again, and reports what went wrong
     if proc is not None:
@@ -261,7 +318,7 @@ def parse_status(data: bytes) -> Status:
         kind = entry[0]
         if kind == "#":
             if entry.startswith("# branch.oid "):
-                oid = entry[len("# branch.oid "):].strip()
+                oid = entry[len("# branch.oid ") :].strip()
                 head = "" if oid == "(initial)" else oid
             continue
         if kind == "1":
@@ -284,10 +341,16 @@ def uncommitted(root: Path | str, paths: Iterable[str]) -> list[str]:
     a commit killed half-way leaves). The one answer to "which transcripts were written but
     never committed" (capture recovery, commit, doctor)."""
     st = status(root, paths)
-    return sorted(e.path for e in st.entries if e.untracked or e.index == "A" or (e.index == "." and e.worktree == "A"))
+    return sorted(
+        e.path
+        for e in st.entries
+        if e.untracked or e.index == "A" or (e.index == "." and e.worktree == "A")
+    )
 
 
-def changed_between(root: Path | str, old: str, new: str, paths: Iterable[str] = CONTENT_DIRS) -> list[str] | None:
+def changed_between(
+    root: Path | str, old: str, new: str, paths: Iterable[str] = CONTENT_DIRS
+) -> list[str] | None:
     """Paths that differ between two commits (renames as delete + add), or None when git
     cannot tell (an unknown commit after a gc, a shallow clone)."""
     if not old or not new:

@@ -53,7 +53,10 @@ def _git(root: Path, *args: str, input: bytes | None = None, check: bool = True)
     try:
         return _run(root, "--no-replace-objects", *args, input=input, check=check)
     except GitCommandError as exc:
-        raise GitError(f"Could not read the history: {exc}. Is {root} a git repository with its objects intact (`git fsck`)?") from None
+        raise GitError(
+            f"Could not read the history: {exc}. Is {root} a git repository with its objects "
+            "intact (`git fsck`)?"
+        ) from None
 
 
 def _is_zero(sha: str) -> bool:
@@ -86,8 +89,17 @@ class VerifyResult:
 
     __slots__ = ("ref", "tip", "findings", "transcripts", "commits", "full", "since", "accepted")
 
-    def __init__(self, ref: str, tip: str, findings: list[Finding], transcripts: int, commits: int,
-                 full: bool, since: str = "", accepted: int = 0):
+    def __init__(
+        self,
+        ref: str,
+        tip: str,
+        findings: list[Finding],
+        transcripts: int,
+        commits: int,
+        full: bool,
+        since: str = "",
+        accepted: int = 0,
+    ):
         self.ref, self.tip, self.findings = ref, tip, findings
         self.transcripts, self.commits, self.full, self.since = transcripts, commits, full, since
         self.accepted = accepted
@@ -101,13 +113,23 @@ class VerifyResult:
             return f"ok: {self.transcripts} transcripts, {self.commits} commits checked"
         n = len(self.findings)
         where = self.ref.removeprefix("refs/heads/")
-        return (f"FAILED: {n} problem{'s' if n != 1 else ''} in the history of {where} "
-                f"({self.transcripts} transcripts, {self.commits} commits checked)")
+        return (
+            f"FAILED: {n} problem{'s' if n != 1 else ''} in the history of {where} "
+            f"({self.transcripts} transcripts, {self.commits} commits checked)"
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "ref": self.ref, "tip": self.tip, "transcripts": self.transcripts,
-                "commits_checked": self.commits, "full": self.full, "since": self.since,
-                "accepted": self.accepted, "findings": [f.to_dict() for f in self.findings]}
+        return {
+            "ok": self.ok,
+            "ref": self.ref,
+            "tip": self.tip,
+            "transcripts": self.transcripts,
+            "commits_checked": self.commits,
+            "full": self.full,
+            "since": self.since,
+            "accepted": self.accepted,
+            "findings": [f.to_dict() for f in self.findings],
+        }
 
 
 # ── the record ──
@@ -123,7 +145,11 @@ def load_record(repo: MemoryRepo) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    if not isinstance(data, dict) or data.get("version") != RECORD_VERSION or not isinstance(data.get("branches"), dict):
+    if (
+        not isinstance(data, dict)
+        or data.get("version") != RECORD_VERSION
+        or not isinstance(data.get("branches"), dict)
+    ):
         return {}
     return data
 
@@ -150,7 +176,9 @@ def existing_commits(root: Path, shas: Iterable[str]) -> set[str]:
     wanted = sorted({s for s in shas if s and not _is_zero(s)})
     if not wanted:
         return set()
-    out = decode(_git(root, "cat-file", "--batch-check", input="".join(f"{s}\n" for s in wanted).encode()))
+    out = decode(
+        _git(root, "cat-file", "--batch-check", input="".join(f"{s}\n" for s in wanted).encode())
+    )
     found = set()
     for line in out.splitlines():
         parts = line.split()
@@ -183,7 +211,9 @@ def _entry(blob: str, mode: str) -> str:
     return blob if mode == "100644" else f"{blob}:{mode}"
 
 
-def _diff_lines(root: Path, lines: Sequence[str], *, root_commits: bool = True) -> list[tuple[str, str, str, str, str, str]]:
+def _diff_lines(
+    root: Path, lines: Sequence[str], *, root_commits: bool = True
+) -> list[tuple[str, str, str, str, str, str]]:
     """Feed `diff-tree --stdin` LINES ("<commit> <parent>..." or "<new> <old>") and return
     (commit, status, path, old blob, new blob, modes) for each transcript change, in order."""
     if not lines:
@@ -206,7 +236,9 @@ def _diff_lines(root: Path, lines: Sequence[str], *, root_commits: bool = True) 
             path = decode(tokens[i + 1]) if i + 1 < len(tokens) else ""
             i += 2
             if len(meta) >= 5:
-                changes.append((commit, meta[4][:1], path, meta[2], meta[3], f"{meta[0]} {meta[1]}"))
+                changes.append(
+                    (commit, meta[4][:1], path, meta[2], meta[3], f"{meta[0]} {meta[1]}")
+                )
         else:
             commit = tok.decode("ascii", "replace").split()[0]
             i += 1
@@ -239,7 +271,9 @@ class Walk:
 _TYPES = {"120000": "a symbolic link", "160000": "a submodule", "040000": "a folder"}
 
 
-def walk(root: Path, tip: str, exclude: Iterable[str] = (), known: dict[str, str] | None = None) -> Walk:
+def walk(
+    root: Path, tip: str, exclude: Iterable[str] = (), known: dict[str, str] | None = None
+) -> Walk:
     """Check every commit of TIP's history that EXCLUDE does not reach. KNOWN (path →
     blob) is what the history already holds; it is extended with what the commits add."""
     w = Walk(dict(known or {}))
@@ -253,22 +287,40 @@ def walk(root: Path, tip: str, exclude: Iterable[str] = (), known: dict[str, str
             first = w.known.setdefault(path, blob)
             if first != blob and (commit, path) not in seen:
                 seen.add((commit, path))
-                w.findings.append(Finding(path, commit, "readded",
-                                          f"added again with other content (blob {_short(new)}, it was {_short(first)}) by commit {commit}"))
+                w.findings.append(
+                    Finding(
+                        path,
+                        commit,
+                        "readded",
+                        f"added again with other content (blob {_short(new)}, it was "
+                        f"{_short(first)}) by commit {commit}",
+                    )
+                )
             continue
         if (commit, path) in seen:
             continue
         seen.add((commit, path))
         if status == "D":
-            w.findings.append(Finding(path, commit, "deleted", f"deleted after it was added, by commit {commit}"))
+            w.findings.append(
+                Finding(path, commit, "deleted", f"deleted after it was added, by commit {commit}")
+            )
         elif status == "T":
             mode = modes.split()[1]
-            w.findings.append(Finding(path, commit, "retyped",
-                                      f"turned into {_TYPES.get(mode, 'another kind of file')} after it was added, by commit {commit}"))
+            w.findings.append(
+                Finding(
+                    path,
+                    commit,
+                    "retyped",
+                    f"turned into {_TYPES.get(mode, 'another kind of file')} after it was added, "
+                    f"by commit {commit}",
+                )
+            )
         else:
             w.adders.setdefault((path, blob), commit)
             what = "its file mode changed" if old == new else "modified"
-            w.findings.append(Finding(path, commit, "modified", f"{what} after it was added, by commit {commit}"))
+            w.findings.append(
+                Finding(path, commit, "modified", f"{what} after it was added, by commit {commit}")
+            )
     return w
 
 
@@ -277,7 +329,9 @@ def _short(sha: str) -> str:
 
 
 # ── replacements ──
-def replacement_findings(root: Path, known: dict[str, str] | None = None, tip: str | None = None) -> list[Finding]:
+def replacement_findings(
+    root: Path, known: dict[str, str] | None = None, tip: str | None = None
+) -> list[Finding]:
     """A finding per transcript that a `refs/replace/*` object alters (one finding per
     replacement that alters none), and one for a grafts file."""
     out = decode(_git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/replace/"))
@@ -288,14 +342,25 @@ def replacement_findings(root: Path, known: dict[str, str] | None = None, tip: s
         findings.extend(_replacement(root, original, replacement, known, tip))
     grafts = _git_common_dir(root) / "info" / "grafts"
     if grafts.is_file() and grafts.stat().st_size:
-        findings.append(Finding("", "", "grafts", f"{grafts} rewrites the parents of commits, so git shows another "
-                                "history than the one recorded; remove the file."))
+        findings.append(
+            Finding(
+                "",
+                "",
+                "grafts",
+                f"{grafts} rewrites the parents of commits, so git shows another "
+                "history than the one recorded; remove the file.",
+            )
+        )
     return findings
 
 
-def _replacement(root: Path, original: str, replacement: str, known: dict[str, str] | None, tip: str | None) -> list[Finding]:
+def _replacement(
+    root: Path, original: str, replacement: str, known: dict[str, str] | None, tip: str | None
+) -> list[Finding]:
     fix = f"Remove it with `git replace -d {original}`."
-    kinds = decode(_git(root, "cat-file", "--batch-check", input=f"{original}\n{replacement}\n".encode())).split("\n")
+    kinds = decode(
+        _git(root, "cat-file", "--batch-check", input=f"{original}\n{replacement}\n".encode())
+    ).split("\n")
     kind = kinds[0].split()[1] if len(kinds[0].split()) > 1 else "missing"
     paths: list[str] = []
     if kind == "blob":
@@ -306,13 +371,29 @@ def _replacement(root: Path, original: str, replacement: str, known: dict[str, s
         lines = [f"{replacement} {original}"] if kind == "tree" else []
         if kind == "commit":
             # compare the trees: what the replacement commit shows instead of the real one
-            trees = decode(_git(root, "rev-parse", f"{original}^{{tree}}", f"{replacement}^{{tree}}", check=False)).split()
+            trees = decode(
+                _git(
+                    root,
+                    "rev-parse",
+                    f"{original}^{{tree}}",
+                    f"{replacement}^{{tree}}",
+                    check=False,
+                )
+            ).split()
             lines = [f"{trees[1]} {trees[0]}"] if len(trees) == 2 else []
-        paths = sorted({c[2] for c in _diff_lines(root, lines, root_commits=False)}) if lines else []
-    what = f"`git replace` substitutes {kind} {original} with {replacement}, so git shows other content than the history holds"
+        paths = (
+            sorted({c[2] for c in _diff_lines(root, lines, root_commits=False)}) if lines else []
+        )
+    what = (
+        f"`git replace` substitutes {kind} {original} with {replacement}, so git shows other "
+        "content than the history holds"
+    )
     if not paths:
         return [Finding("", original, "replaced", f"{what}. {fix}")]
-    return [Finding(p, original, "replaced", f"{what}: this transcript would read differently. {fix}") for p in paths]
+    return [
+        Finding(p, original, "replaced", f"{what}: this transcript would read differently. {fix}")
+        for p in paths
+    ]
 
 
 def _git_common_dir(root: Path) -> Path:
@@ -333,7 +414,9 @@ def _reflog(root: Path, ref: str) -> list[tuple[str, str]]:
     for line in data.split(b"\n"):
         parts = line.split(b" ", 2)
         if len(parts) >= 2:
-            entries.append((parts[0].decode("ascii", "replace"), parts[1].decode("ascii", "replace")))
+            entries.append(
+                (parts[0].decode("ascii", "replace"), parts[1].decode("ascii", "replace"))
+            )
     return entries
 
 
@@ -342,8 +425,11 @@ def _lost_since(root: Path, tip: str, olds: Iterable[str]) -> list[tuple[str, st
     TIP lacks or holds with other content. One diff-tree call: each line diffs an old
     commit against TIP as if TIP were its parent, so the line's commit names the old one."""
     lines = [f"{o} {tip}" for o in olds]
-    return [(c[0], "vanished" if c[1] == "A" else "changed", c[2])
-            for c in _diff_lines(root, lines, root_commits=False) if c[1] in "AMT"]
+    return [
+        (c[0], "vanished" if c[1] == "A" else "changed", c[2])
+        for c in _diff_lines(root, lines, root_commits=False)
+        if c[1] in "AMT"
+    ]
 
 
 # ── verify ──
@@ -354,8 +440,16 @@ class _Walked:
 
     __slots__ = ("ref", "tip", "base", "incremental", "walk", "tree", "recorded", "reported")
 
-    def __init__(self, ref: str, tip: str, base: str, incremental: bool, w: Walk,
-                 tree: dict[str, str], recorded: dict[str, str]):
+    def __init__(
+        self,
+        ref: str,
+        tip: str,
+        base: str,
+        incremental: bool,
+        w: Walk,
+        tree: dict[str, str],
+        recorded: dict[str, str],
+    ):
         self.ref, self.tip, self.base, self.incremental = ref, tip, base, incremental
         self.walk, self.tree, self.recorded = w, tree, recorded
         self.reported = {f.path for f in w.findings}
@@ -365,8 +459,9 @@ class _Walked:
         return self.walk.adders.get((path, self.tree.get(path, "")), "")
 
 
-def _walk_branch(root: Path, ref: str, tip: str, branch: dict[str, Any] | None,
-                 full: bool) -> _Walked:
+def _walk_branch(
+    root: Path, ref: str, tip: str, branch: dict[str, Any] | None, full: bool
+) -> _Walked:
     """The walk of TIP's history: since the recorded commit when it is an ancestor of TIP
     (unless FULL), else the whole of it."""
     base = branch.get("commit", "") if branch else ""
@@ -389,22 +484,37 @@ def record_findings(walked: _Walked) -> list[Finding]:
             continue
         now = walked.tree.get(path)
         if now is None:
-            findings.append(Finding(path, tip, "vanished",
-                                    f"was in the verified history of {_name(ref)} (commit {base}) but is not in "
-                                    f"commit {tip} any more: the history was replaced (orphan branch, reset or rebase)",
-                                    anchor=base))
+            findings.append(
+                Finding(
+                    path,
+                    tip,
+                    "vanished",
+                    f"was in the verified history of {_name(ref)} (commit {base}) but is not in "
+                    f"commit {tip} any more: the history was replaced (orphan branch, reset or "
+                    "rebase)",
+                    anchor=base,
+                )
+            )
         elif now != blob:
             by = walked.adder(path) or tip
-            findings.append(Finding(path, by, "changed",
-                                    f"differs from the verified record (blob {_short(blob.split(':')[0])}): "
-                                    f"commit {by} added it with other content (blob {_short(now.split(':')[0])}), "
-                                    "so the history was rewritten", anchor=f"{base}>{by}"))
+            findings.append(
+                Finding(
+                    path,
+                    by,
+                    "changed",
+                    f"differs from the verified record (blob {_short(blob.split(':')[0])}): "
+                    f"commit {by} added it with other content (blob {_short(now.split(':')[0])}), "
+                    "so the history was rewritten",
+                    anchor=f"{base}>{by}",
+                )
+            )
         walked.reported.add(path)
     return findings
 
 
-def reflog_findings(root: Path, walked: _Walked, reflog: Sequence[tuple[str, str]],
-                    start: int) -> list[Finding]:
+def reflog_findings(
+    root: Path, walked: _Walked, reflog: Sequence[tuple[str, str]], start: int
+) -> list[Finding]:
     """The reflog: a tip the branch was moved away from since entry START (reset, rebase,
     amend) whose transcripts the tip lost or changed."""
     ref, tip, recorded, tree = walked.ref, walked.tip, walked.recorded, walked.tree
@@ -412,28 +522,57 @@ def reflog_findings(root: Path, walked: _Walked, reflog: Sequence[tuple[str, str
     olds -= {tip, walked.base, *walked.walk.commits}
     olds = existing_commits(root, olds)
     if walked.incremental and olds:  # the walk read only what is new: an old tip may be an ancestor
-        ancestors = set(_rev_list_all(root, tip)) if len(olds) > 16 else {o for o in olds if is_ancestor(root, o, tip)}
+        ancestors = (
+            set(_rev_list_all(root, tip))
+            if len(olds) > 16
+            else {o for o in olds if is_ancestor(root, o, tip)}
+        )
         olds -= ancestors
     findings: list[Finding] = []
     for old, status, path in _lost_since(root, tip, sorted(olds)) if olds else []:
-        if path in walked.reported or (status == "changed" and path in recorded
-                                       and tree.get(path) == recorded[path]):
-            continue  # (moving back from a forged tip to the verified content is a repair, not a forgery)
+        if path in walked.reported or (
+            status == "changed" and path in recorded and tree.get(path) == recorded[path]
+        ):
+            # (moving back from a forged tip to the verified content is a repair, not a forgery)
+            continue
         walked.reported.add(path)
         if status == "vanished":
-            findings.append(Finding(path, tip, "vanished",
-                                    f"was in {_name(ref)} at commit {old} (see `git reflog {_name(ref)}`) but is gone from "
-                                    f"commit {tip}: the branch was reset or rewritten", anchor=old))
+            findings.append(
+                Finding(
+                    path,
+                    tip,
+                    "vanished",
+                    f"was in {_name(ref)} at commit {old} (see `git reflog {_name(ref)}`) but is "
+                    "gone from "
+                    f"commit {tip}: the branch was reset or rewritten",
+                    anchor=old,
+                )
+            )
         else:
             by = walked.adder(path) or tip
-            findings.append(Finding(path, by, "changed",
-                                    f"was in {_name(ref)} at commit {old} (see `git reflog {_name(ref)}`) with other content; "
-                                    f"commit {by} holds a different version: the branch was reset or rewritten", anchor=f"{old}>{by}"))
+            findings.append(
+                Finding(
+                    path,
+                    by,
+                    "changed",
+                    f"was in {_name(ref)} at commit {old} (see `git reflog {_name(ref)}`) with "
+                    "other content; "
+                    f"commit {by} holds a different version: the branch was reset or rewritten",
+                    anchor=f"{old}>{by}",
+                )
+            )
     return findings
 
 
-def verify(repo: MemoryRepo, *, ref: str | None = None, tip: str | None = None, full: bool = False,
-           save: bool = True, accept: bool = False) -> VerifyResult:
+def verify(
+    repo: MemoryRepo,
+    *,
+    ref: str | None = None,
+    tip: str | None = None,
+    full: bool = False,
+    save: bool = True,
+    accept: bool = False,
+) -> VerifyResult:
     """Check the history of REF (default: the branch HEAD is on) at TIP (default: where REF
     points). Incremental when the record holds an ancestor of TIP, unless FULL. When SAVE
     and the result is clean (or ACCEPT), the record moves to TIP.
@@ -461,25 +600,41 @@ def verify(repo: MemoryRepo, *, ref: str | None = None, tip: str | None = None, 
     _subjects(root, kept)
     n_transcripts = sum(p.endswith(".md") for p in walked.tree)
     since = walked.base if walked.incremental else ""
-    result = VerifyResult(ref, tip, kept, n_transcripts, len(walked.walk.commits),
-                          not walked.incremental, since, n_accepted)
+    result = VerifyResult(
+        ref,
+        tip,
+        kept,
+        n_transcripts,
+        len(walked.walk.commits),
+        not walked.incremental,
+        since,
+        n_accepted,
+    )
     if save and ref.startswith("refs/heads/") and (not kept or accept):
         clean_tree = transcripts_at(root, tip) if accept and walked.incremental else walked.tree
         branches[ref] = {"commit": tip, "reflog": len(reflog), "transcripts": clean_tree}
-        if not (branch and branch.get("commit") == tip and branch.get("reflog") == len(reflog) and not accept):
+        if not (
+            branch
+            and branch.get("commit") == tip
+            and branch.get("reflog") == len(reflog)
+            and not accept
+        ):
             save_record(repo, record)
     return result
 
 
-def _not_accepted(record: dict[str, Any], findings: list[Finding],
-                  accept: bool) -> tuple[list[Finding], int]:
+def _not_accepted(
+    record: dict[str, Any], findings: list[Finding], accept: bool
+) -> tuple[list[Finding], int]:
     """(the findings not accepted earlier, how many were). With ACCEPT, today's findings
     join the accepted ones in RECORD, all but replacements (those stay reported)."""
     accepted_keys = set(record.get("accepted", []))
     kept = [f for f in findings if f.key not in accepted_keys]
     n_accepted = len(findings) - len(kept)
     if accept:
-        record["accepted"] = sorted(accepted_keys | {f.key for f in kept if f.kind not in ("replaced", "grafts")})
+        record["accepted"] = sorted(
+            accepted_keys | {f.key for f in kept if f.kind not in ("replaced", "grafts")}
+        )
         kept = [f for f in kept if f.kind in ("replaced", "grafts")]
     return kept, n_accepted
 
@@ -494,15 +649,21 @@ def _name(ref: str) -> str:
 
 def _subjects(root: Path, findings: list[Finding]) -> None:
     """Add each named commit's subject to its finding: `commit 1a2b3c4d5e6f ("subject")`."""
-    shas = existing_commits(root, {f.commit for f in findings} | {a for f in findings for a in f.anchor.split(">")})
+    shas = existing_commits(
+        root, {f.commit for f in findings} | {a for f in findings for a in f.anchor.split(">")}
+    )
     if not shas:
         return
-    out = decode(_git(root, "log", "--no-walk=unsorted", "--format=%H%x00%s", *sorted(shas), check=False))
+    out = decode(
+        _git(root, "log", "--no-walk=unsorted", "--format=%H%x00%s", *sorted(shas), check=False)
+    )
     subjects = dict(line.split("\x00", 1) for line in out.splitlines() if "\x00" in line)
     for f in findings:
         for sha, subject in subjects.items():
             if sha in f.detail:
-                f.detail = f.detail.replace(f"commit {sha}", f"commit {_short(sha)} ({subject[:60]!r})")
+                f.detail = f.detail.replace(
+                    f"commit {sha}", f"commit {_short(sha)} ({subject[:60]!r})"
+                )
 
 
 def accept_current(repo: MemoryRepo, ref: str | None = None) -> VerifyResult:

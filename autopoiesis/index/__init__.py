@@ -19,4 +19,11 @@ from autopoiesis.index.searchindex import (
     search_outcome,
 )
 
-__all__ = ["IndexFallbackWarning", "SearchIndex", "SearchOutcome", "SearchResult", "search", "search_outcome"]
+__all__ = [
+    "IndexFallbackWarning",
+    "SearchIndex",
+    "SearchOutcome",
+    "SearchResult",
+    "search",
+    "search_outcome",
+]

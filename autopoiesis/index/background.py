@@ -43,7 +43,9 @@ from autopoiesis.core.config import CONFIG_FILENAME
 from autopoiesis.core.paths import CONTENT_DIRS, MemoryRepo
 from autopoiesis.index.store import IndexUpdate
 
-SYNC_MODULE = "autopoiesis.index.sync"  # what `python -m` runs; the hooks/post-commit shim names it too
+SYNC_MODULE = (
+    "autopoiesis.index.sync"  # what `python -m` runs; the hooks/post-commit shim names it too
+)
 
 
 # ── the detached sync ──
@@ -55,8 +57,13 @@ def spawn_background(repo: MemoryRepo, *, rebuild: bool = False) -> int:
         args.append("--rebuild")
     with open(log, "ab") as out:
         proc = subprocess.Popen(
-            args, cwd=repo.root, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-            start_new_session=True, close_fds=True,
+            args,
+            cwd=repo.root,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            close_fds=True,
         )
     return proc.pid
 
@@ -78,8 +85,13 @@ def log_line(message: str) -> None:
     print(f"{format_ts(utc_now())} {message}", flush=True)
 
 
-def sync_until_fresh(index: Syncable, *, rebuild: bool = False, rounds: int = 5,
-                     log: Callable[[str], None] = log_line) -> None:
+def sync_until_fresh(
+    index: Syncable,
+    *,
+    rebuild: bool = False,
+    rounds: int = 5,
+    log: Callable[[str], None] = log_line,
+) -> None:
     """Catch INDEX up (after a full rebuild when REBUILD), again while HEAD keeps moving,
     at most ROUNDS times."""
     if rebuild:
@@ -99,7 +111,16 @@ def sync_until_fresh(index: Syncable, *, rebuild: bool = False, rounds: int = 5,
 
 # ── the watcher ──
 # Content changes; IN_ATTRIB is left out on purpose: a bare touch changes no content.
-_CONTENT_MASK_NAMES = ("CREATE", "DELETE", "MODIFY", "CLOSE_WRITE", "MOVED_FROM", "MOVED_TO", "DELETE_SELF", "MOVE_SELF")
+_CONTENT_MASK_NAMES = (
+    "CREATE",
+    "DELETE",
+    "MODIFY",
+    "CLOSE_WRITE",
+    "MOVED_FROM",
+    "MOVED_TO",
+    "DELETE_SELF",
+    "MOVE_SELF",
+)
 
 
 _GIT_STATE_FILES = {"HEAD", "index", "packed-refs"}
@@ -187,7 +208,11 @@ class ChangeWatcher:
             if not self._relevant(folder, ev.name):
                 continue
             relevant = True
-            if ev.mask & flags.ISDIR and ev.mask & (flags.CREATE | flags.MOVED_TO) and folder is not None:
+            if (
+                ev.mask & flags.ISDIR
+                and ev.mask & (flags.CREATE | flags.MOVED_TO)
+                and folder is not None
+            ):
                 rescan = True
         if rescan:
             try:

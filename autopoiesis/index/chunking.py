@@ -1,7 +1,8 @@
 """Split a memory file into the chunks the index stores, each with its line range, so a
 hit points at `path:start-end` rather than at a whole file.
 
-* A transcript (docs/design.md#transcript-format) is chunked by turn. A chunk's text starts with who spoke and
+* A transcript (docs/design.md#transcript-format) is chunked by turn. A chunk's text starts with who
+spoke and
   when ("Caroline (user), 8 May 2023:") because questions name people and times; a
   very long turn (tool-heavy agent output) is cut into pieces at paragraph breaks.
 * Any other Markdown file is chunked by heading section, the chunk text prefixed with
@@ -50,7 +51,9 @@ class Chunk:
 
     @property
     def content_hash(self) -> str:
-        return hashlib.blake2b(self.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        return hashlib.blake2b(
+            self.text.encode("utf-8", "surrogatepass"), digest_size=16
+        ).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -63,11 +66,15 @@ class FileChunks:
     warnings: tuple[str, ...] = ()
 
 
-def _frontmatter(relpath: str, text: str, read_tags: bool = True) -> tuple[int, tuple[str, ...], str | None]:
+def _frontmatter(
+    relpath: str, text: str, read_tags: bool = True
+) -> tuple[int, tuple[str, ...], str | None]:
     """(index of the closing '---' line or -1, tags, a warning or None). Lenient: broken
     YAML still yields the tags of an inline `tags: [a, b]` line. Without READ_TAGS the
     YAML is not parsed (no tags, no warning about it): the chunk lines do not depend on it."""
-    from autopoiesis.core import frontmatter  # PyYAML: only when a file is indexed, not for a search
+    from autopoiesis.core import (
+        frontmatter,
+    )  # PyYAML: only when a file is indexed, not for a search
 
     try:
         source, _ = frontmatter.split(text, relpath)
@@ -189,7 +196,9 @@ def _turn_units(lines: list[str], headers: list[_Header], day: date | None) -> l
             s, e = _trim(lines, start, end)
             text = "\n".join(lines[s - 1 : e]) if e >= s else ""
             first = start == i + 2
-            units.append((i + 1 if first else s, max(e, i + 1), f"{prefix}\n{text}".strip(), when, speaker))
+            units.append(
+                (i + 1 if first else s, max(e, i + 1), f"{prefix}\n{text}".strip(), when, speaker)
+            )
     return units
 
 
@@ -220,8 +229,9 @@ def _exchange(units: list[_Unit], n: int) -> tuple[int, int]:
     size = sum(len(u[2]) for u in units[lo:hi])
     for _ in range(CONTEXT_TURNS, WIDE_CONTEXT_TURNS):
         # widen by one turn on each side (one side at an edge) while the window stays short
-        extra = ((len(units[lo - 1][2]) if lo > 0 else 0)
-                 + (len(units[hi][2]) if hi < len(units) else 0))
+        extra = (len(units[lo - 1][2]) if lo > 0 else 0) + (
+            len(units[hi][2]) if hi < len(units) else 0
+        )
         if extra == 0 or size + extra > WIDE_CONTEXT_CHARS:
             break
         lo, hi, size = max(0, lo - 1), min(len(units), hi + 1), size + extra
@@ -234,8 +244,9 @@ def chunk_markdown(lines: list[str], front_end: int) -> tuple[list[Chunk], str |
     return _section_chunks(lines, starts, title), title
 
 
-def _section_starts(lines: list[str], body_start: int
-                    ) -> tuple[list[tuple[int, str | None]], str | None]:
+def _section_starts(
+    lines: list[str], body_start: int
+) -> tuple[list[tuple[int, str | None]], str | None]:
     """(line index, heading path) where each section starts (the text before the first
     heading too, with no heading), skipping fenced code; and the first level-1 heading."""
     path: list[tuple[int, str]] = []
@@ -263,8 +274,9 @@ def _section_starts(lines: list[str], body_start: int
     return starts, title
 
 
-def _section_chunks(lines: list[str], starts: list[tuple[int, str | None]],
-                    title: str | None) -> list[Chunk]:
+def _section_chunks(
+    lines: list[str], starts: list[tuple[int, str | None]], title: str | None
+) -> list[Chunk]:
     """The chunks of the sections STARTS begin, long ones cut at paragraph breaks, each
     text under the file's title and its heading path. A heading with no text of its own
     (directly followed by a sub-heading) goes into the next chunk's range; one that is
@@ -293,11 +305,20 @@ def _section_chunks(lines: list[str], starts: list[tuple[int, str | None]],
             text = "\n".join(lines[s - 1 : e])
             if not text.strip():
                 continue
-            chunks.append(Chunk(kind="section", start_line=s, end_line=e,
-                                text=(f"{label}\n{text}" if label else text), heading=heading))
+            chunks.append(
+                Chunk(
+                    kind="section",
+                    start_line=s,
+                    end_line=e,
+                    text=(f"{label}\n{text}" if label else text),
+                    heading=heading,
+                )
+            )
     if pending_heading is not None and not chunks:
         i, heading = pending_heading
-        chunks.append(Chunk(kind="section", start_line=i + 1, end_line=i + 1, text=lines[i], heading=heading))
+        chunks.append(
+            Chunk(kind="section", start_line=i + 1, end_line=i + 1, text=lines[i], heading=heading)
+        )
     return chunks
 
 
@@ -308,7 +329,9 @@ def _section_label(title: str | None, heading: str | None) -> str:
     return " > ".join(x for x in (lead, heading) if x)
 
 
-def chunk_file(relpath: str, text: str, category: str | None = None, *, read_tags: bool = True) -> FileChunks:
+def chunk_file(
+    relpath: str, text: str, category: str | None = None, *, read_tags: bool = True
+) -> FileChunks:
     """The chunks of one memory file (TEXT already decoded). READ_TAGS False: the same
     chunks without parsing the frontmatter's YAML (no tags), for a reader that only needs
     the sections (the compiler)."""
@@ -328,7 +351,14 @@ def chunk_file(relpath: str, text: str, category: str | None = None, *, read_tag
         chunks, title = chunk_markdown(lines, front_end)
     if not chunks and front_end > 0:
         # frontmatter only (e.g. a topic with no body): index the frontmatter itself
-        chunks = [Chunk(kind="section", start_line=1, end_line=front_end + 1, text="\n".join(lines[: front_end + 1]))]
+        chunks = [
+            Chunk(
+                kind="section",
+                start_line=1,
+                end_line=front_end + 1,
+                text="\n".join(lines[: front_end + 1]),
+            )
+        ]
     return FileChunks(
         chunks=tuple(chunks),
         title=title,

@@ -28,7 +28,9 @@ from autopoiesis.core.clock import utc_now
 from autopoiesis.index.fts import TOKENIZER
 from autopoiesis.index.postings import SCHEMA as POSTINGS_SCHEMA
 
-SCHEMA_VERSION = "2"  # 2: term postings (postings.py); a lexical embedder's vectors in plain rows; ctime
+SCHEMA_VERSION = (
+    "2"  # 2: term postings (postings.py); a lexical embedder's vectors in plain rows; ctime
+)
 
 
 class IndexCorruptError(Exception):
@@ -42,8 +44,14 @@ class IndexCorruptError(Exception):
 # `PRAGMA quick_check` (every page of every b-tree) says so.
 CORRUPT, FULL, READONLY, BUSY, OTHER = "corrupt", "full", "readonly", "busy", "other"
 _PRIMARY = {11: CORRUPT, 26: CORRUPT, 13: FULL, 8: READONLY, 3: READONLY, 5: BUSY, 6: BUSY}
-_BY_TEXT = (("malformed", CORRUPT), ("not a database", CORRUPT), ("disk is full", FULL), ("readonly", READONLY),
-            ("read-only", READONLY), ("database is locked", BUSY))
+_BY_TEXT = (
+    ("malformed", CORRUPT),
+    ("not a database", CORRUPT),
+    ("disk is full", FULL),
+    ("readonly", READONLY),
+    ("read-only", READONLY),
+    ("database is locked", BUSY),
+)
 
 
 def classify(exc: BaseException) -> str:
@@ -106,7 +114,8 @@ def quick_check(db_path: Path) -> tuple[bool | None, str]:
     return False, "; ".join(str(r) for r in rows)
 
 
-BASE_SCHEMA = """
+BASE_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY,
@@ -137,8 +146,12 @@ CREATE TABLE IF NOT EXISTS chunks (
     content_hash TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS idx_chunks_path ON chunks(path);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='""" + TOKENIZER + """');
-""" + POSTINGS_SCHEMA
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='"""
+    + TOKENIZER
+    + """');
+"""
+    + POSTINGS_SCHEMA
+)
 
 # Columns added since schema 1, for a memory.db made before them (its rebuild fills them).
 ADDED_COLUMNS = (("files", "ctime_ns", "INTEGER NOT NULL DEFAULT 0"),)
@@ -174,7 +187,8 @@ VEC_CHUNK_SIZE = 1024
 def vec_table_sql(dimensions: int, chunk_size: int = VEC_CHUNK_SIZE) -> str:
     return (
         "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0("
-        f"embedding float[{int(dimensions)}] distance_metric=cosine, category text, chunk_size={int(chunk_size)})"
+        f"embedding float[{int(dimensions)}] distance_metric=cosine, category text, "
+        f"chunk_size={int(chunk_size)})"
     )
 
 
@@ -185,7 +199,10 @@ PAGE_SIZE = 16384
 # Vectors as plain rows: a lexical embedder's (search re-scores BM25's candidates by rowid,
 # with sqlite-vec's vec_distance_cosine), and any embedder's without sqlite-vec (then a
 # bounded in-memory cosine scan).
-PLAIN_VEC_SQL = "CREATE TABLE IF NOT EXISTS chunks_vecplain (id INTEGER PRIMARY KEY, category TEXT, embedding BLOB NOT NULL)"
+PLAIN_VEC_SQL = (
+    "CREATE TABLE IF NOT EXISTS chunks_vecplain (id INTEGER PRIMARY KEY, category "
+    "TEXT, embedding BLOB NOT NULL)"
+)
 
 
 def corrupt_copies(db_path: Path) -> list[Path]:
@@ -194,7 +211,11 @@ def corrupt_copies(db_path: Path) -> list[Path]:
 
 def remove_db(db_path: Path) -> None:
     """Delete memory.db and its WAL files (a rebuild starts a new one)."""
-    for side in (db_path, db_path.with_name(db_path.name + "-wal"), db_path.with_name(db_path.name + "-shm")):
+    for side in (
+        db_path,
+        db_path.with_name(db_path.name + "-wal"),
+        db_path.with_name(db_path.name + "-shm"),
+    ):
         side.unlink(missing_ok=True)
 
 

@@ -19,7 +19,9 @@ class IndexFallbackWarning(UserWarning):
     """search() answered from git grep / ripgrep instead of the index."""
 
 
-def grep_search(repo: MemoryRepo, query: str, limit: int = 10, category: str | None = None) -> tuple[list[SearchResult], str]:
+def grep_search(
+    repo: MemoryRepo, query: str, limit: int = 10, category: str | None = None
+) -> tuple[list[SearchResult], str]:
     """Results for QUERY without the index, and the tool used ("git grep" or "ripgrep")."""
     terms = query_terms(query)[:MAX_TERMS]
     if not terms:
@@ -30,12 +32,36 @@ def grep_search(repo: MemoryRepo, query: str, limit: int = 10, category: str | N
     pattern_args = [a for t in terms for a in ("-e", t)]
     if shutil.which("rg"):
         tool = "ripgrep"
-        cmd = ["rg", "-n", "-i", "-F", "--no-heading", "--with-filename", "-g", "*.md", *pattern_args, "--", *dirs]
+        cmd = [
+            "rg",
+            "-n",
+            "-i",
+            "-F",
+            "--no-heading",
+            "--with-filename",
+            "-g",
+            "*.md",
+            *pattern_args,
+            "--",
+            *dirs,
+        ]
         out = subprocess.run(cmd, cwd=repo.root, capture_output=True, check=False).stdout
     else:
         tool = "git grep"
-        out = git.run(repo.root, "grep", "-n", "-i", "-I", "-F", "--untracked", "--no-color", *pattern_args,
-                      "--", *[f"{d}/*.md" for d in dirs], check=False)
+        out = git.run(
+            repo.root,
+            "grep",
+            "-n",
+            "-i",
+            "-I",
+            "-F",
+            "--untracked",
+            "--no-color",
+            *pattern_args,
+            "--",
+            *[f"{d}/*.md" for d in dirs],
+            check=False,
+        )
     hits: dict[str, list[tuple[int, str]]] = {}
     for line in out.decode("utf-8", "replace").splitlines():
         parts = line.split(":", 2)
@@ -52,8 +78,15 @@ def grep_search(repo: MemoryRepo, query: str, limit: int = 10, category: str | N
         ranked.append((distinct + min(len(lines), 20) / 100.0, path, lines, cat))
     ranked.sort(key=lambda x: (-x[0], x[1]))
     results = [
-        SearchResult(path=path, start_line=lines[0][0], end_line=lines[0][0], snippet=make_snippet(lines[0][1], terms),
-                     score=round(score, 4), category=cat, archived=cat == "archive")
+        SearchResult(
+            path=path,
+            start_line=lines[0][0],
+            end_line=lines[0][0],
+            snippet=make_snippet(lines[0][1], terms),
+            score=round(score, 4),
+            category=cat,
+            archived=cat == "archive",
+        )
         for score, path, lines, cat in ranked[:limit]
     ]
     return results, tool

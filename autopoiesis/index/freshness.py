@@ -32,7 +32,9 @@ class TreeState:
     """HEAD and the memory files that differ from it, with their stat, taken at TAKEN_NS."""
 
     head: str  # "" before the first commit or outside git
-    dirty: dict[str, list[int] | None]  # path -> store.stat_key (mtime, ctime, size), None when deleted
+    dirty: dict[
+        str, list[int] | None
+    ]  # path -> store.stat_key (mtime, ctime, size), None when deleted
     ok: bool = True  # False when git could not be asked (not a repo, git missing)
     taken_ns: int = 0  # time.time_ns() before git was asked
 
@@ -58,8 +60,12 @@ def tree_state(root: Path) -> TreeState:
 
 def sync_meta(state: TreeState) -> dict[str, str]:
     """How a tree state is recorded in index_meta."""
-    return {"head": state.head, "dirty": json.dumps(state.dirty, sort_keys=True), "synced": str(time.time()),
-            "dirty_taken_ns": str(state.taken_ns)}
+    return {
+        "head": state.head,
+        "dirty": json.dumps(state.dirty, sort_keys=True),
+        "synced": str(time.time()),
+        "dirty_taken_ns": str(state.taken_ns),
+    }
 
 
 @dataclass(frozen=True)
@@ -88,7 +94,9 @@ class Freshness:
         self._watcher: ChangeWatcher | None = None
         self._watcher_tried = False
         self._checks = 0  # catch-ups so far
-        self.watch_from = 2  # the catch-up that starts the watcher (1: a process known to search many times)
+        self.watch_from = (
+            2  # the catch-up that starts the watcher (1: a process known to search many times)
+        )
 
     def close(self) -> None:
         if self._watcher is not None:
@@ -113,11 +121,15 @@ class Freshness:
         if head is None or self.store.needs_rebuild() or not state.same_as(head, dirty):
             return False
         taken = int(self.store.meta("dirty_taken_ns") or 0)
-        return all(self._holds(path) for path, key in dirty.items() if key is not None and racy(key, taken))
+        return all(
+            self._holds(path) for path, key in dirty.items() if key is not None and racy(key, taken)
+        )
 
     def _holds(self, path: str) -> bool:
         """Whether the index holds PATH's content as it is on disk now."""
-        row = self.store.conn.execute("SELECT content_hash FROM files WHERE path = ?", (path,)).fetchone()
+        row = self.store.conn.execute(
+            "SELECT content_hash FROM files WHERE path = ?", (path,)
+        ).fetchone()
         try:
             data = (self.root / path).read_bytes()
         except OSError:
@@ -168,14 +180,20 @@ class Freshness:
             if state.ok and self.is_fresh(state):
                 return IndexUpdate()
             head, dirty = self.recorded()
-            changed = git.changed_between(self.root, head or "", state.head, CONTENT_DIRS) if head != state.head else []
+            changed = (
+                git.changed_between(self.root, head or "", state.head, CONTENT_DIRS)
+                if head != state.head
+                else []
+            )
             if changed is None or not state.ok:
                 candidates = None  # git cannot tell: compare every file by stat and hash
             else:
                 candidates = set(changed) | set(dirty) | set(state.dirty)
             return self._reconcile(candidates, state, started)
 
-    def _reconcile(self, candidates: set[str] | None, state: TreeState, started: float) -> IndexUpdate:
+    def _reconcile(
+        self, candidates: set[str] | None, state: TreeState, started: float
+    ) -> IndexUpdate:
         store = self.store
         store.warnings.clear()
         rows = "SELECT path, mtime_ns, ctime_ns, size, content_hash, last_indexed FROM files"
@@ -187,8 +205,15 @@ class Freshness:
         to_remove: list[str] = []
         unchanged = 0
         for path in sorted(candidates):
-            row = known.get(path) if known else store.conn.execute(
-                "SELECT mtime_ns, ctime_ns, size, content_hash, last_indexed FROM files WHERE path = ?", (path,)).fetchone()
+            row = (
+                known.get(path)
+                if known
+                else store.conn.execute(
+                    "SELECT mtime_ns, ctime_ns, size, content_hash, last_indexed FROM files WHERE "
+                    "path = ?",
+                    (path,),
+                ).fetchone()
+            )
             try:
                 st: os.stat_result | None = os.stat(self.root / path)
             except OSError:
@@ -197,7 +222,11 @@ class Freshness:
                 if row is not None:
                     to_remove.append(path)
                 continue
-            if row is not None and list(row[:3]) == stat_key(st) and not racy(stat_key(st), int(row[4] * 1e9)):
+            if (
+                row is not None
+                and list(row[:3]) == stat_key(st)
+                and not racy(stat_key(st), int(row[4] * 1e9))
+            ):
                 unchanged += 1
                 continue
             got = store.read(path)
@@ -211,8 +240,14 @@ class Freshness:
                 continue
             to_write.append((path, *got))
         embedded = store.apply(to_write, to_remove, sync_meta(state))
-        return IndexUpdate(indexed=len(to_write), removed=len(to_remove), unchanged=unchanged, embedded=embedded,
-                          seconds=time.monotonic() - started, warnings=tuple(store.warnings))
+        return IndexUpdate(
+            indexed=len(to_write),
+            removed=len(to_remove),
+            unchanged=unchanged,
+            embedded=embedded,
+            seconds=time.monotonic() - started,
+            warnings=tuple(store.warnings),
+        )
 
     def status(self) -> IndexStatus:
         store = self.store
@@ -220,7 +255,10 @@ class Freshness:
         state = tree_state(self.root)
         head, _ = self.recorded()
         on_disk = set(store.markdown_paths())
-        rows = {p: [m, c, s] for p, m, c, s in store.conn.execute("SELECT path, mtime_ns, ctime_ns, size FROM files")}
+        rows = {
+            p: [m, c, s]
+            for p, m, c, s in store.conn.execute("SELECT path, mtime_ns, ctime_ns, size FROM files")
+        }
         stale = sorted(p for p in on_disk ^ set(rows))
         for p in on_disk & set(rows):
             try:
@@ -230,9 +268,17 @@ class Freshness:
             if stat_key(st) != rows[p]:
                 stale.append(p)
         return IndexStatus(
-            db_path=str(store.db_path), exists=store.db_path.exists(), files_indexed=len(rows), chunks=store.count("chunks"),
-            files_in_repo=len(on_disk), head_indexed=head or "", head_now=state.head,
-            fresh=self.is_fresh(state) and not stale, embedder=store.meta("embedder") or "",
-            dimensions=int(store.meta("dimensions") or 0), chunker_version=store.meta("chunker_version") or "",
-            sqlite=store.info, stale_paths=tuple(sorted(set(stale))),
+            db_path=str(store.db_path),
+            exists=store.db_path.exists(),
+            files_indexed=len(rows),
+            chunks=store.count("chunks"),
+            files_in_repo=len(on_disk),
+            head_indexed=head or "",
+            head_now=state.head,
+            fresh=self.is_fresh(state) and not stale,
+            embedder=store.meta("embedder") or "",
+            dimensions=int(store.meta("dimensions") or 0),
+            chunker_version=store.meta("chunker_version") or "",
+            sqlite=store.info,
+            stale_paths=tuple(sorted(set(stale))),
         )

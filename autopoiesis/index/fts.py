@@ -19,7 +19,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-TOKENIZER = "porter unicode61"  # memory.db's chunks_fts (db.BASE_SCHEMA) and the tokenizer table below
+TOKENIZER = (
+    "porter unicode61"  # memory.db's chunks_fts (db.BASE_SCHEMA) and the tokenizer table below
+)
 # One phrase's share of bm25() for one row (positive; bm25() returns minus the sum), as
 # fts5_aux.c's fts5Bm25Function computes it, in this order, to the bit:
 #     idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * length / avgdl)))
@@ -72,17 +74,27 @@ class Tokenizer:
 
     def _prepare(self) -> None:
         if not self._ready:
-            self.conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.tokenizer USING fts5(text, tokenize='{TOKENIZER}')")
-            self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.tokenizer_terms USING fts5vocab(temp, tokenizer, instance)")
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.tokenizer USING fts5(text, "
+                f"tokenize='{TOKENIZER}')"
+            )
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.tokenizer_terms USING fts5vocab(temp, "
+                "tokenizer, instance)"
+            )
             self._ready = True
 
-    def counts(self, texts: list[tuple[int, str]]) -> tuple[dict[int, int], list[tuple[str, int, int]]]:
+    def counts(
+        self, texts: list[tuple[int, str]]
+    ) -> tuple[dict[int, int], list[tuple[str, int, int]]]:
         """For (id, text) pairs: ({id: length in tokens}, [(token, id, frequency)])."""
         self._prepare()
         conn = self.conn
         conn.execute("DELETE FROM temp.tokenizer")
         conn.executemany("INSERT INTO temp.tokenizer(rowid, text) VALUES (?, ?)", texts)
-        freqs = conn.execute("SELECT term, doc, count(*) FROM temp.tokenizer_terms GROUP BY term, doc").fetchall()
+        freqs = conn.execute(
+            "SELECT term, doc, count(*) FROM temp.tokenizer_terms GROUP BY term, doc"
+        ).fetchall()
         conn.execute("DELETE FROM temp.tokenizer")
         lengths: dict[int, int] = {}
         for _, doc, n in freqs:
@@ -100,9 +112,13 @@ class Tokenizer:
             self._prepare()
             conn = self.conn
             conn.execute("DELETE FROM temp.tokenizer")
-            conn.executemany("INSERT INTO temp.tokenizer(rowid, text) VALUES (?, ?)", list(enumerate(missing, 1)))
+            conn.executemany(
+                "INSERT INTO temp.tokenizer(rowid, text) VALUES (?, ?)", list(enumerate(missing, 1))
+            )
             found: dict[int, list[str]] = {}
-            for term, doc in conn.execute("SELECT term, doc FROM temp.tokenizer_terms ORDER BY doc, offset"):
+            for term, doc in conn.execute(
+                "SELECT term, doc FROM temp.tokenizer_terms ORDER BY doc, offset"
+            ):
                 found.setdefault(doc, []).append(term)
             conn.execute("DELETE FROM temp.tokenizer")
             if len(self._words) > 50_000:

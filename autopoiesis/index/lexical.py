@@ -50,7 +50,9 @@ class Bm25Ranker:
     def __init__(self, store: Any):
         self.store = store
         self.searches = 0
-        self.arrays_from = 2  # the search that takes the arrays road (1: a process known to search many times)
+        self.arrays_from = (
+            2  # the search that takes the arrays road (1: a process known to search many times)
+        )
         self._generation: tuple[int, int] | None = None
         self._state: dict[str, Any] = {}
         self._acc: Any = None  # numpy buffers of _sum
@@ -74,10 +76,16 @@ class Bm25Ranker:
         self.searches += 1
         if not terms:
             return Bm25Hits([], [], None)
-        if category is None and _HAS_NUMPY and (self.searches >= self.arrays_from or "numpy" in sys.modules):
+        if (
+            category is None
+            and _HAS_NUMPY
+            and (self.searches >= self.arrays_from or "numpy" in sys.modules)
+        ):
             try:
                 hits = self.rank_arrays(terms, k)
-            except self.store.db_error:  # e.g. no room for the tokenizer's temporary table: FTS5 alone still answers
+            except (
+                self.store.db_error
+            ):  # e.g. no room for the tokenizer's temporary table: FTS5 alone still answers
                 hits = None
             if hits is not None:
                 return hits
@@ -92,7 +100,11 @@ class Bm25Ranker:
         half = self._fresh_state()["totals"][0] // 2
         conn = self.store.conn
         count = "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
-        kept = [t for t in terms if conn.execute(count, (fts_match([t]), half + 1)).fetchone()[0] <= half]
+        kept = [
+            t
+            for t in terms
+            if conn.execute(count, (fts_match([t]), half + 1)).fetchone()[0] <= half
+        ]
         return kept or terms
 
     def unknown_terms(self, terms: list[str]) -> list[str]:
@@ -108,17 +120,30 @@ class Bm25Ranker:
         match = fts_match(self.kept_terms(terms))
         if category:
             rows = conn.execute(
-                "SELECT f.rowid, bm25(chunks_fts) AS r FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
-                " WHERE chunks_fts MATCH ? AND c.category = ? ORDER BY r, f.rowid LIMIT ?", (match, category, k)).fetchall()
+                "SELECT f.rowid, bm25(chunks_fts) AS r FROM chunks_fts f JOIN chunks c ON c.id = "
+                "f.rowid"
+                " WHERE chunks_fts MATCH ? AND c.category = ? ORDER BY r, f.rowid LIMIT ?",
+                (match, category, k),
+            ).fetchall()
         else:
-            rows = conn.execute("SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY r, rowid LIMIT ?",
-                                (match, k)).fetchall()
+            rows = conn.execute(
+                "SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ? "
+                "ORDER BY r, rowid LIMIT ?",
+                (match, k),
+            ).fetchall()
 
         def lookup(ids: list[int]) -> dict[int, float]:
-            # each `rowid IN` value re-opens the MATCH (FTS5 recounts every term): fine for a few ids
+            # each `rowid IN` value re-opens the MATCH (FTS5 recounts every term): fine for a few
+            # ids
             marks = ",".join("?" * len(ids))
-            return {cid: -float(s) for cid, s in conn.execute(
-                f"SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})", [match, *ids])}
+            return {
+                cid: -float(s)
+                for cid, s in conn.execute(
+                    "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? AND "
+                    f"rowid IN ({marks})",
+                    [match, *ids],
+                )
+            }
 
         return Bm25Hits([r[0] for r in rows], [-float(r[1]) for r in rows], match, "fts5", lookup)
 
@@ -131,18 +156,27 @@ class Bm25Ranker:
         state = self._fresh_state()
         conn = self.store.conn
         if "listed" not in state:
-            state["listed"] = postings.listed_terms(conn) if postings.built_max_id(conn) is not None else set()
-            state["removed"] = np.array([r for (r,) in conn.execute("SELECT chunk_id FROM term_postings_removed")], dtype=np.int64)
+            state["listed"] = (
+                postings.listed_terms(conn) if postings.built_max_id(conn) is not None else set()
+            )
+            state["removed"] = np.array(
+                [r for (r,) in conn.execute("SELECT chunk_id FROM term_postings_removed")],
+                dtype=np.int64,
+            )
         if token not in state["listed"]:
             return None
-        ids_b, freqs_b, lengths_b = conn.execute("SELECT ids, freqs, lengths FROM term_postings WHERE term = ?", (token,)).fetchone()
+        ids_b, freqs_b, lengths_b = conn.execute(
+            "SELECT ids, freqs, lengths FROM term_postings WHERE term = ?", (token,)
+        ).fetchone()
         ids = np.frombuffer(ids_b, dtype="<u4").astype(np.int64)
         freqs = np.frombuffer(freqs_b, dtype="<u4").astype(np.float64)
         lengths = np.frombuffer(lengths_b, dtype="<u4").astype(np.float64)
         if len(state["removed"]):
             keep = ~np.isin(ids, state["removed"])
             ids, freqs, lengths = ids[keep], freqs[keep], lengths[keep]
-        added = conn.execute("SELECT chunk_id, freq, length FROM term_postings_added WHERE term = ?", (token,)).fetchall()
+        added = conn.execute(
+            "SELECT chunk_id, freq, length FROM term_postings_added WHERE term = ?", (token,)
+        ).fetchall()
         if added:
             extra = np.array(added, dtype=np.float64).reshape(-1, 3)
             ids = np.concatenate([ids, extra[:, 0].astype(np.int64)])
@@ -160,7 +194,14 @@ class Bm25Ranker:
                 ids, freqs, lengths = lists
                 n_rows, n_tokens = state["totals"]
                 weight, avgdl = fts.idf(n_rows, len(ids)), n_tokens / n_rows
-                lists = ids, weight * ((freqs * (fts.K1 + 1.0)) / (freqs + fts.K1 * (1 - fts.B + fts.B * lengths / avgdl)))
+                lists = (
+                    ids,
+                    weight
+                    * (
+                        (freqs * (fts.K1 + 1.0))
+                        / (freqs + fts.K1 * (1 - fts.B + fts.B * lengths / avgdl))
+                    ),
+                )
             if len(cache) > 256:
                 cache.clear()
             cache[token] = lists
@@ -184,9 +225,18 @@ class Bm25Ranker:
         shares: list[tuple[str, Any, Any]] = []
         for term, share in zip(terms, listed):
             if share is None:
-                rows = conn.execute("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_match([term]),)).fetchall()
+                rows = conn.execute(
+                    "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                    (fts_match([term]),),
+                ).fetchall()
                 ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-                shares.append((term, ids, -np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))))
+                shares.append(
+                    (
+                        term,
+                        ids,
+                        -np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows)),
+                    )
+                )
             else:
                 shares.append((term, *share))
         if len(shares) >= 2:
@@ -208,7 +258,11 @@ class Bm25Ranker:
         def lookup(ids: list[int]) -> dict[int, float]:
             by_id = np.argsort(union)
             pos = np.minimum(np.searchsorted(union, ids, sorter=by_id), max(0, n - 1))
-            return {int(i): float(scores[by_id[p]]) for i, p in zip(ids, pos) if n and union[by_id[p]] == i}
+            return {
+                int(i): float(scores[by_id[p]])
+                for i, p in zip(ids, pos)
+                if n and union[by_id[p]] == i
+            }
 
         return Bm25Hits(union[order].tolist(), scores[order].tolist(), match, "arrays", lookup)
 

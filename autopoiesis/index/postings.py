@@ -29,7 +29,8 @@ from autopoiesis.index import fts
 LISTED_MIN = 300  # a token in fewer chunks is scored by FTS5 itself: at most ~0.3 ms
 MAX_ID = 2**32 - 1  # ids, frequencies and lengths are stored as little-endian uint32
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS term_postings (term TEXT PRIMARY KEY, ids BLOB NOT NULL, freqs BLOB NOT NULL, lengths BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS term_postings (
+    term TEXT PRIMARY KEY, ids BLOB NOT NULL, freqs BLOB NOT NULL, lengths BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS term_postings_added (
     term TEXT NOT NULL, chunk_id INTEGER NOT NULL, freq INTEGER NOT NULL, length INTEGER NOT NULL,
     PRIMARY KEY (term, chunk_id)) WITHOUT ROWID;
@@ -46,7 +47,9 @@ def _set_meta(conn: Any, key: str, value: str) -> None:
 
 def built_max_id(conn: Any) -> int | None:
     """The highest chunk id when the lists were built; None when there are none."""
-    row = conn.execute("SELECT value FROM index_meta WHERE key = ?", (META_BUILT_MAX_ID,)).fetchone()
+    row = conn.execute(
+        "SELECT value FROM index_meta WHERE key = ?", (META_BUILT_MAX_ID,)
+    ).fetchone()
     return int(row[0]) if row and row[0] else None
 
 
@@ -71,7 +74,11 @@ def chunks_added(conn: Any, tokenizer: fts.Tokenizer, chunks: list[tuple[int, st
         return
     lengths, freqs = tokenizer.counts(chunks)
     rows = [(term, doc, n, lengths[doc]) for term, doc, n in freqs if term in listed]
-    conn.executemany("INSERT OR REPLACE INTO term_postings_added(term, chunk_id, freq, length) VALUES (?, ?, ?, ?)", rows)
+    conn.executemany(
+        "INSERT OR REPLACE INTO term_postings_added(term, chunk_id, freq, length) VALUES (?, ?, "
+        "?, ?)",
+        rows,
+    )
 
 
 def chunks_removed(conn: Any, ids: list[int]) -> None:
@@ -81,8 +88,13 @@ def chunks_removed(conn: Any, ids: list[int]) -> None:
         return
     for i in range(0, len(ids), 500):
         part = ids[i : i + 500]
-        conn.execute(f"DELETE FROM term_postings_added WHERE chunk_id IN ({','.join('?' * len(part))})", part)
-    conn.executemany("INSERT OR IGNORE INTO term_postings_removed(chunk_id) VALUES (?)", [(i,) for i in ids if i <= built])
+        conn.execute(
+            f"DELETE FROM term_postings_added WHERE chunk_id IN ({','.join('?' * len(part))})", part
+        )
+    conn.executemany(
+        "INSERT OR IGNORE INTO term_postings_removed(chunk_id) VALUES (?)",
+        [(i,) for i in ids if i <= built],
+    )
 
 
 def needs_compaction(conn: Any, at_least: int = 1000) -> bool:
@@ -90,7 +102,9 @@ def needs_compaction(conn: Any, at_least: int = 1000) -> bool:
     (and AT_LEAST rows)."""
     if built_max_id(conn) is None:
         return False
-    listed = conn.execute("SELECT coalesce(sum(length(ids)), 0) / 4 FROM term_postings").fetchone()[0]
+    listed = conn.execute("SELECT coalesce(sum(length(ids)), 0) / 4 FROM term_postings").fetchone()[
+        0
+    ]
     added = conn.execute("SELECT count(*) FROM term_postings_added").fetchone()[0]
     removed = conn.execute("SELECT count(*) FROM term_postings_removed").fetchone()[0]
     return added + removed > max(at_least, listed // 4)
@@ -128,7 +142,9 @@ def _representatives(conn: Any, tokenizer: fts.Tokenizer, tokens: set[str]) -> d
     return found
 
 
-def _token_list(conn: Any, word: str, n_hit: int, lengths: Any, n_rows: int, avgdl: float) -> tuple[bytes, bytes, bytes] | None:
+def _token_list(
+    conn: Any, word: str, n_hit: int, lengths: Any, n_rows: int, avgdl: float
+) -> tuple[bytes, bytes, bytes] | None:
     """The blobs (ids, frequencies, lengths) of the N_HIT rows holding WORD's token, each
     frequency solved from FTS5's own bm25() value and checked to give that value back bit
     for bit (the term score of fts.K1's comment, in its order); None when one does not (then the
@@ -136,8 +152,10 @@ def _token_list(conn: Any, word: str, n_hit: int, lengths: Any, n_rows: int, avg
     index has hundreds of thousands."""
     import numpy as np  # a build has it loaded already (the offline embedder's batches)
 
-    cursor = conn.execute("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid",
-                          ('"' + word.replace('"', '""') + '"',))
+    cursor = conn.execute(
+        "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid",
+        ('"' + word.replace('"', '""') + '"',),
+    )
     weight = fts.idf(n_rows, n_hit)
     k1_plus = fts.K1 + 1.0
     parts: list[tuple[Any, Any, Any]] = []
@@ -147,7 +165,9 @@ def _token_list(conn: Any, word: str, n_hit: int, lengths: Any, n_rows: int, avg
         score = -pairs[:, 1]
         dl = lengths[ids].astype(np.float64)
         k = fts.K1 * (1 - fts.B + fts.B * dl / avgdl)
-        freq = np.rint(score * k / (weight * k1_plus - score))  # score = idf * f * (k1 + 1) / (f + k): solve for f
+        freq = np.rint(
+            score * k / (weight * k1_plus - score)
+        )  # score = idf * f * (k1 + 1) / (f + k): solve for f
         if (freq < 1).any() or not np.array_equal(weight * ((freq * k1_plus) / (freq + k)), score):
             return None
         parts.append((ids, freq, dl))
@@ -161,13 +181,22 @@ def build(conn: Any, tokenizer: fts.Tokenizer) -> int:
     """Replace the lists with those of every token now in at least LISTED_MIN chunks.
     Returns how many tokens are listed."""
     clear(conn)
-    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('flush')")  # inside a transaction: its rows and totals to disk
+    conn.execute(
+        "INSERT INTO chunks_fts(chunks_fts) VALUES ('flush')"
+    )  # inside a transaction: its rows and totals to disk
     n_rows, n_tokens = fts.totals(conn)
     top = conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
     listed = 0
     if n_rows >= LISTED_MIN and top <= MAX_ID:
-        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_terms USING fts5vocab(main, chunks_fts, row)")
-        common = dict(conn.execute("SELECT term, doc FROM temp.chunks_fts_terms WHERE doc >= ?", (LISTED_MIN,)))
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_terms USING fts5vocab(main, "
+            "chunks_fts, row)"
+        )
+        common = dict(
+            conn.execute(
+                "SELECT term, doc FROM temp.chunks_fts_terms WHERE doc >= ?", (LISTED_MIN,)
+            )
+        )
         if common:
             import numpy as np
 
@@ -175,7 +204,10 @@ def build(conn: Any, tokenizer: fts.Tokenizer) -> int:
             for token, word in sorted(_representatives(conn, tokenizer, set(common)).items()):
                 got = _token_list(conn, word, common[token], lengths, n_rows, n_tokens / n_rows)
                 if got is not None:
-                    conn.execute("INSERT INTO term_postings(term, ids, freqs, lengths) VALUES (?, ?, ?, ?)", (token, *got))
+                    conn.execute(
+                        "INSERT INTO term_postings(term, ids, freqs, lengths) VALUES (?, ?, ?, ?)",
+                        (token, *got),
+                    )
                     listed += 1
     _set_meta(conn, META_BUILT_MAX_ID, str(top))
     return listed

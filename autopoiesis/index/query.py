@@ -1,4 +1,5 @@
-"""Answering a query from memory.db (docs/design.md#search, docs/design.md#system-api): BM25 and vector candidates, their
+"""Answering a query from memory.db (docs/design.md#search, docs/design.md#system-api): BM25 and
+vector candidates, their
 merge, and the per-file results with snippets.
 
 1. *BM25*: the query's content terms, each quoted and OR-ed (user text is never FTS5
@@ -57,7 +58,9 @@ class SearchResult:
     explain: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in fields(self)}  # asdict() deep-copies: ~60 us a result
+        data = {
+            f.name: getattr(self, f.name) for f in fields(self)
+        }  # asdict() deep-copies: ~60 us a result
         if data["explain"] is None:
             del data["explain"]
         else:
@@ -90,10 +93,14 @@ def snippet_pattern(terms: list[str]) -> re.Pattern[str] | None:
     stemmed hit like 'painting' for 'paint' is found)."""
     if not terms:
         return None
-    return re.compile(r"\b(?:" + "|".join(re.escape(t[: max(4, len(t) - 2)]) for t in terms) + ")", re.IGNORECASE)
+    return re.compile(
+        r"\b(?:" + "|".join(re.escape(t[: max(4, len(t) - 2)]) for t in terms) + ")", re.IGNORECASE
+    )
 
 
-def make_snippet(text: str, terms: list[str], width: int = 240, pattern: re.Pattern[str] | None = None) -> str:
+def make_snippet(
+    text: str, terms: list[str], width: int = 240, pattern: re.Pattern[str] | None = None
+) -> str:
     """About WIDTH characters of TEXT around the first place a query term starts
     (PATTERN: snippet_pattern(TERMS), when the caller made it already)."""
     flat = " ".join(text.split())
@@ -116,8 +123,18 @@ class QueryEngine:
     def embedder(self) -> Embedder:
         return self.store.embedder
 
-    def search(self, query: str, limit: int, category: str | None, merge: str, weights: MergeWeights,
-               *, explain: bool = False, per_file: int = 3, mode: str = "hybrid") -> list[SearchResult]:
+    def search(
+        self,
+        query: str,
+        limit: int,
+        category: str | None,
+        merge: str,
+        weights: MergeWeights,
+        *,
+        explain: bool = False,
+        per_file: int = 3,
+        mode: str = "hybrid",
+    ) -> list[SearchResult]:
         """Chunks for QUERY, best first (MERGE already resolved by merge_for; MODE one of MODES)."""
         limit = max(1, int(limit))
         terms = query_terms(query)
@@ -126,8 +143,10 @@ class QueryEngine:
         n = max(CANDIDATES, limit * 5)
         if mode == "bm25":
             hits = self.bm25.rank(terms, n, category)
-            cands = {cid: Candidate(cid, bm25=s, bm25_rank=rank, score=s)
-                     for rank, (cid, s) in enumerate(zip(hits.ids, hits.scores), 1)}
+            cands = {
+                cid: Candidate(cid, bm25=s, bm25_rank=rank, score=s)
+                for rank, (cid, s) in enumerate(zip(hits.ids, hits.scores), 1)
+            }
             merge = "bm25"
         else:
             cands = self.scored(query, terms, n, category, merge, weights, fill=limit)
@@ -144,22 +163,37 @@ class QueryEngine:
         return self.embedder.preferred_merge if merge == "auto" else merge
 
     def ranking_terms(self, terms: list[str]) -> list[str]:
-        """TERMS without those in more than half of all chunks, unless every term is (see lexical)."""
+        """TERMS without those in more than half of all chunks, unless every term is (see
+        lexical)."""
         return self.bm25.kept_terms(terms)
 
-    def scored(self, query: str, terms: list[str], n: int, category: str | None, merge: str,
-               weights: MergeWeights, *, fill: int = RERANK_MIN_CANDIDATES) -> dict[int, Candidate]:
+    def scored(
+        self,
+        query: str,
+        terms: list[str],
+        n: int,
+        category: str | None,
+        merge: str,
+        weights: MergeWeights,
+        *,
+        fill: int = RERANK_MIN_CANDIDATES,
+    ) -> dict[int, Candidate]:
         """Candidate chunks from BM25 and KNN, each with its merged score (FILL: the results
         the caller wants, see below)."""
         hits = self.bm25.rank(terms, n, category)
-        cands = {cid: Candidate(cid, bm25=s, bm25_rank=rank) for rank, (cid, s) in enumerate(zip(hits.ids, hits.scores), 1)}
+        cands = {
+            cid: Candidate(cid, bm25=s, bm25_rank=rank)
+            for rank, (cid, s) in enumerate(zip(hits.ids, hits.scores), 1)
+        }
         embedder = self.embedder
         qvec = embedder.embed_query(" ".join(terms) if len(query) > 4000 else query)
         # a query with no embeddable features (all stopwords) has a zero vector: no KNN
         if not qvec.strip(b"\x00"):
             knn: list[tuple[int, float]] = []
-        elif embedder.lexical and (len(cands) >= RERANK_MIN_CANDIDATES
-                                   or (len(cands) >= fill and not self.bm25.unknown_terms(terms))):
+        elif embedder.lexical and (
+            len(cands) >= RERANK_MIN_CANDIDATES
+            or (len(cands) >= fill and not self.bm25.unknown_terms(terms))
+        ):
             # A lexical embedder (the offline hashing one) finds what BM25 finds; over the
             # whole index its KNN was 60% of a query's time at 10k files and, on LoCoMo,
             # ranked no better than scoring only BM25's candidates. So it only re-scores
@@ -171,7 +205,9 @@ class QueryEngine:
             knn = self.vec_distances(list(cands), qvec)
         else:
             knn = self.knn(qvec, n, category)
-        hits_vec = [(cid, d) for cid, d in knn if d is not None and 1.0 - d >= embedder.min_similarity]
+        hits_vec = [
+            (cid, d) for cid, d in knn if d is not None and 1.0 - d >= embedder.min_similarity
+        ]
         for rank, (cid, dist) in enumerate(hits_vec, 1):
             c = cands.setdefault(cid, Candidate(cid))
             c.distance, c.vec_rank = dist, rank
@@ -179,7 +215,14 @@ class QueryEngine:
             self._merge(cands, merge, hits, qvec, weights)
         return cands
 
-    def _merge(self, cands: dict[int, Candidate], merge: str, hits: Bm25Hits, qvec: bytes, weights: MergeWeights) -> None:
+    def _merge(
+        self,
+        cands: dict[int, Candidate],
+        merge: str,
+        hits: Bm25Hits,
+        qvec: bytes,
+        weights: MergeWeights,
+    ) -> None:
         if merge == "weighted":
             self._fill_missing(cands, hits, qvec)
             top_bm25 = max((c.bm25 or 0.0) for c in cands.values()) or 1.0
@@ -191,7 +234,9 @@ class QueryEngine:
             # the offline hashing embedder is lexical too, so it mostly refines BM25.
             vw = float(self.embedder.rrf_weight)
             for c in cands.values():
-                c.score = (1.0 / (RRF_K + c.bm25_rank) if c.bm25_rank else 0.0) + (vw / (RRF_K + c.vec_rank) if c.vec_rank else 0.0)
+                c.score = (1.0 / (RRF_K + c.bm25_rank) if c.bm25_rank else 0.0) + (
+                    vw / (RRF_K + c.vec_rank) if c.vec_rank else 0.0
+                )
 
     def vec_distances(self, ids: list[int], qvec: bytes) -> list[tuple[int, float]]:
         """Cosine distances of the chunks IDS to QVEC, nearest first."""
@@ -201,17 +246,26 @@ class QueryEngine:
         if self.store.uses_vec0:
             # One statement of point lookups: vec0 answers `rowid IN (...)` with a scan of the
             # whole table (~20 ms at 30k chunks), a join on rowid with a lookup per row.
-            rows = conn.execute("SELECT j.value, vec_distance_cosine(v.embedding, ?) FROM json_each(?) j"
-                                " JOIN chunks_vec v ON v.rowid = j.value", (qvec, json.dumps(ids)))
+            rows = conn.execute(
+                "SELECT j.value, vec_distance_cosine(v.embedding, ?) FROM json_each(?) j"
+                " JOIN chunks_vec v ON v.rowid = j.value",
+                (qvec, json.dumps(ids)),
+            )
             out = [(int(cid), float(d)) for cid, d in rows if d is not None]
         elif self.store.vec_loaded:
             marks = ",".join("?" * len(ids))
-            rows = conn.execute(f"SELECT id, vec_distance_cosine(embedding, ?) FROM chunks_vecplain WHERE id IN ({marks})", [qvec, *ids])
+            rows = conn.execute(
+                "SELECT id, vec_distance_cosine(embedding, ?) FROM chunks_vecplain WHERE id IN "
+                f"({marks})",
+                [qvec, *ids],
+            )
             out = [(int(cid), float(d)) for cid, d in rows if d is not None]
         else:
             q = from_blob(qvec)
             marks = ",".join("?" * len(ids))
-            rows = conn.execute(f"SELECT id, embedding FROM chunks_vecplain WHERE id IN ({marks})", ids)
+            rows = conn.execute(
+                f"SELECT id, embedding FROM chunks_vecplain WHERE id IN ({marks})", ids
+            )
             out = [(int(r), 1.0 - sum(a * b for a, b in zip(from_blob(v), q))) for r, v in rows]
         out.sort(key=lambda x: (x[1], x[0]))
         return out
@@ -221,21 +275,38 @@ class QueryEngine:
         conn = self.store.conn
         where, args = (" WHERE category = ?", [category]) if category else ("", [])
         if self.store.uses_vec0:
-            sql = "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?" + (" AND category = ?" if category else "")
-            return [(int(r), float(d)) for r, d in conn.execute(sql + " ORDER BY distance", [qvec, k, *args]) if d is not None]
-        if self.store.vec_loaded:  # plain rows, every one compared by sqlite-vec (an exact KNN, as vec0's)
+            sql = "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?" + (
+                " AND category = ?" if category else ""
+            )
+            return [
+                (int(r), float(d))
+                for r, d in conn.execute(sql + " ORDER BY distance", [qvec, k, *args])
+                if d is not None
+            ]
+        if (
+            self.store.vec_loaded
+        ):  # plain rows, every one compared by sqlite-vec (an exact KNN, as vec0's)
             # (no NULL distance: zero vectors get no row, see IndexStore.write_files; and ORDER BY
             # the result column itself, as any expression of it would compute the distance again)
-            sql = f"SELECT id, vec_distance_cosine(embedding, ?) AS d FROM chunks_vecplain{where} ORDER BY d, id LIMIT ?"
-            return [(int(r), float(d)) for r, d in conn.execute(sql, [qvec, *args, k]) if d is not None]
+            sql = (
+                f"SELECT id, vec_distance_cosine(embedding, ?) AS d FROM chunks_vecplain{where} "
+                "ORDER BY d, id LIMIT ?"
+            )
+            return [
+                (int(r), float(d)) for r, d in conn.execute(sql, [qvec, *args, k]) if d is not None
+            ]
         # No sqlite-vec: a bounded cosine scan in memory (numpy when it is there).
-        rows = conn.execute(f"SELECT id, embedding FROM chunks_vecplain{where} LIMIT ?", [*args, PLAIN_SCAN_MAX]).fetchall()
+        rows = conn.execute(
+            f"SELECT id, embedding FROM chunks_vecplain{where} LIMIT ?", [*args, PLAIN_SCAN_MAX]
+        ).fetchall()
         if not rows:
             return []
         try:
             import numpy as np
 
-            mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+            mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
+                len(rows), -1
+            )
             sims = mat @ np.frombuffer(qvec, dtype=np.float32)
             order = np.argsort(-sims)[:k]
             return [(int(rows[i][0]), float(1.0 - sims[i])) for i in order]
@@ -245,7 +316,8 @@ class QueryEngine:
             return sorted(scored, key=lambda x: x[1])[:k]
 
     def _fill_missing(self, cands: dict[int, Candidate], hits: Bm25Hits, qvec: bytes) -> None:
-        """For the weighted merge, each candidate needs both scores, not just the list it came from."""
+        """For the weighted merge, each candidate needs both scores, not just the list it came
+        from."""
         need_vec = [c.chunk_id for c in cands.values() if c.distance is None]
         for cid, d in self.vec_distances(need_vec, qvec):
             cands[cid].distance = d
@@ -253,8 +325,15 @@ class QueryEngine:
         for cid, s in hits.score_of(need_bm).items():
             cands[cid].bm25 = s
 
-    def per_file(self, cands: dict[int, Candidate], terms: list[str], limit: int, merge: str, explain: bool,
-                 per_file: int = 1) -> list[SearchResult]:
+    def per_file(
+        self,
+        cands: dict[int, Candidate],
+        terms: list[str],
+        limit: int,
+        merge: str,
+        explain: bool,
+        per_file: int = 1,
+    ) -> list[SearchResult]:
         """The best chunks as results: at most PER_FILE a file, never two overlapping.
         Candidates are placed in blocks, best first, reading only their lines; the text
         is read for the chunks taken."""
@@ -264,20 +343,32 @@ class QueryEngine:
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.chunk_id))
         taken: list[tuple[Candidate, int]] = []
         per_path: dict[str, list[tuple[int, int]]] = {}
-        per_session: dict[str, int] = {}  # results per file, the parts of one session counted together
+        per_session: dict[
+            str, int
+        ] = {}  # results per file, the parts of one session counted together
         block = max(4 * limit, 32)
         for i in range(0, len(ranked), block):
             part = ranked[i : i + block]
-            where = {row[0]: row[1:] for row in conn.execute(
-                f"SELECT id, path, start_line, end_line FROM chunks WHERE id IN ({','.join('?' * len(part))})",
-                [c.chunk_id for c in part])}
+            where = {
+                row[0]: row[1:]
+                for row in conn.execute(
+                    "SELECT id, path, start_line, end_line FROM chunks WHERE id IN "
+                    f"({','.join('?' * len(part))})",
+                    [c.chunk_id for c in part],
+                )
+            }
             for c in part:
                 if c.chunk_id not in where:
                     continue
                 path, start, end = where[c.chunk_id]
                 spans = per_path.setdefault(path, [])
-                group = (session_key(path) if path.startswith("raw/conversations/") else None) or path
-                if any(start <= e and s <= end for s, e in spans) or per_session.get(group, 0) >= per_file:
+                group = (
+                    session_key(path) if path.startswith("raw/conversations/") else None
+                ) or path
+                if (
+                    any(start <= e and s <= end for s, e in spans)
+                    or per_session.get(group, 0) >= per_file
+                ):
                     continue
                 spans.append((start, end))
                 per_session[group] = per_session.get(group, 0) + 1
@@ -287,16 +378,36 @@ class QueryEngine:
             if len(taken) >= limit:
                 break
         ids = [c.chunk_id for c, _ in taken]
-        info = {row[0]: row for row in conn.execute(
-            "SELECT id, path, category, start_line, end_line, turn_time, heading, text FROM chunks"
-            f" WHERE id IN ({','.join('?' * len(ids))})", ids)} if ids else {}
+        info = (
+            {
+                row[0]: row
+                for row in conn.execute(
+                    "SELECT id, path, category, start_line, end_line, turn_time, heading, text "
+                    "FROM chunks"
+                    f" WHERE id IN ({','.join('?' * len(ids))})",
+                    ids,
+                )
+            }
+            if ids
+            else {}
+        )
         pattern = snippet_pattern(terms)
-        return [self._result(best, nth, info[best.chunk_id], terms, merge, explain, pattern)
-                for best, nth in taken if best.chunk_id in info]
+        return [
+            self._result(best, nth, info[best.chunk_id], terms, merge, explain, pattern)
+            for best, nth in taken
+            if best.chunk_id in info
+        ]
 
     @staticmethod
-    def _result(best: Candidate, nth: int, row: tuple, terms: list[str], merge: str, explain: bool,
-                pattern: re.Pattern[str] | None = None) -> SearchResult:
+    def _result(
+        best: Candidate,
+        nth: int,
+        row: tuple,
+        terms: list[str],
+        merge: str,
+        explain: bool,
+        pattern: re.Pattern[str] | None = None,
+    ) -> SearchResult:
         _, path, category, start, end, turn_time, heading, text = row
         detail = None
         if explain:
@@ -306,15 +417,27 @@ class QueryEngine:
                 "nth_in_file": nth,
                 "bm25": None if best.bm25 is None else round(best.bm25, 4),
                 "bm25_rank": best.bm25_rank,
-                "vector_similarity": None if best.distance is None else round(1.0 - best.distance, 4),
+                "vector_similarity": None
+                if best.distance is None
+                else round(1.0 - best.distance, 4),
                 "vector_rank": best.vec_rank,
                 "terms": terms,
             }
         # a section's first line is the label added for ranking; the snippet shows the file's text
-        labelled = heading and text.startswith(heading.split(" > ")[0]) and "\n" in text and not turn_time
+        labelled = (
+            heading and text.startswith(heading.split(" > ")[0]) and "\n" in text and not turn_time
+        )
         return SearchResult(
-            path=path, start_line=start, end_line=end, score=round(best.score, 6),
-            snippet=make_snippet(text.split("\n", 1)[1] if labelled else text, terms, pattern=pattern),
-            category=category, turn_time=turn_time, archived=category == "archive" or path.startswith("archive/"),
-            heading=heading, explain=detail,
+            path=path,
+            start_line=start,
+            end_line=end,
+            score=round(best.score, 6),
+            snippet=make_snippet(
+                text.split("\n", 1)[1] if labelled else text, terms, pattern=pattern
+            ),
+            category=category,
+            turn_time=turn_time,
+            archived=category == "archive" or path.startswith("archive/"),
+            heading=heading,
+            explain=detail,
         )

@@ -1,4 +1,5 @@
-"""SearchIndex (docs/design.md#search, docs/design.md#system-api): hybrid BM25 + vector search over the memory repo's
+"""SearchIndex (docs/design.md#search, docs/design.md#system-api): hybrid BM25 + vector search over
+the memory repo's
 knowledge/, topics/, raw/ transcripts and archive/, kept fresh against git.
 
 The facade over four parts, each the one owner of its concern:
@@ -41,7 +42,9 @@ class SearchOutcome:
 class SearchIndex:
     """The search index of one memory repo (memory.db at its root)."""
 
-    def __init__(self, repo: MemoryRepo, embedder: Embedder | None = None, *, db_path: Path | None = None):
+    def __init__(
+        self, repo: MemoryRepo, embedder: Embedder | None = None, *, db_path: Path | None = None
+    ):
         self.repo = repo
         self.db_path = Path(db_path) if db_path else repo.index_path
         self.store = IndexStore(repo, self.db_path, embedder)
@@ -93,12 +96,17 @@ class SearchIndex:
             return None
         if self.store.embedder_given or built == self.embedder.fingerprint:
             return None
-        return (f"memory.db was built with the embedder {built}, which its program passed in; memory-config.yaml "
-                f"names {self.embedder.fingerprint}. Searches from that program keep it fresh; "
-                "`autopoiesis index rebuild` switches it to the configured embedder.")
+        return (
+            f"memory.db was built with the embedder {built}, which its program passed in; "
+            "memory-config.yaml "
+            f"names {self.embedder.fingerprint}. Searches from that program keep it fresh; "
+            "`autopoiesis index rebuild` switches it to the configured embedder."
+        )
 
     # ── writing ──
-    def index_file(self, path: str, content: str | None = None, category: str | None = None) -> None:
+    def index_file(
+        self, path: str, content: str | None = None, category: str | None = None
+    ) -> None:
         """Index (or re-index) one file. PATH is repo-relative or absolute; CONTENT, when
         given, is indexed instead of what is on disk."""
         self.store.index_file(path, content, category)
@@ -151,7 +159,9 @@ class SearchIndex:
         cfg = self.repo.config.search
         resolved = self.query.merge_for(merge or cfg.merge)
         weights = MergeWeights(bm25=cfg.bm25_weight, vector=cfg.vector_weight)
-        return self.query.search(query, limit, category, resolved, weights, explain=explain, per_file=per_file, mode=mode)
+        return self.query.search(
+            query, limit, category, resolved, weights, explain=explain, per_file=per_file, mode=mode
+        )
 
     def locate(self, query: str, limit: int = 10, *, fresh: bool = True) -> list[SearchResult]:
         """`search` for a reader that takes the chunks from the files itself (the context
@@ -188,16 +198,28 @@ def search_outcome(
     if index is None:
         if not repo.index_path.exists():
             results, tool = grep_search(repo, query, limit, category)
-            return SearchOutcome(results, tool, (f"no search index yet: answered with {tool}; "
-                                                 "build it with `autopoiesis index rebuild`.",))
+            return SearchOutcome(
+                results,
+                tool,
+                (
+                    f"no search index yet: answered with {tool}; "
+                    "build it with `autopoiesis index rebuild`.",
+                ),
+            )
         try:
             index = SearchIndex(repo)
         except ConfigError:
             raise  # the user's settings are wrong: say so, do not hide it behind a fallback
         except Exception as exc:  # unreadable (permissions), a locked-down filesystem, ...
             results, tool = grep_search(repo, query, limit, category)
-            return SearchOutcome(results, tool, (f"the search index could not be opened ({exc}); answered with {tool}. "
-                                                 "Run `autopoiesis index rebuild` (or `autopoiesis doctor`).",))
+            return SearchOutcome(
+                results,
+                tool,
+                (
+                    f"the search index could not be opened ({exc}); answered with {tool}. "
+                    "Run `autopoiesis index rebuild` (or `autopoiesis doctor`).",
+                ),
+            )
         own = True
     else:
         own = False
@@ -207,19 +229,32 @@ def search_outcome(
             results = index.search(query, limit, category, merge=merge, explain=explain, mode=mode)
         except (SearchIndexError, OSError) as exc:
             results, tool = grep_search(repo, query, limit, category)
-            return SearchOutcome(results, tool, (*notices, f"index search failed ({exc}); answered with {tool}."))
+            return SearchOutcome(
+                results, tool, (*notices, f"index search failed ({exc}); answered with {tool}.")
+            )
         except index.store.db_error as exc:
             kind = index.store.diagnose(exc)
             results, tool = grep_search(repo, query, limit, category)
             if kind != db.CORRUPT:  # full, read-only, busy: memory.db is fine, leave it be
-                return SearchOutcome(results, tool, (*notices, f"{index.store.explain(kind, exc)}; answered with {tool}."))
+                return SearchOutcome(
+                    results,
+                    tool,
+                    (*notices, f"{index.store.explain(kind, exc)}; answered with {tool}."),
+                )
             index.close()
             moved = db.move_aside(index.db_path) if index.db_path.exists() else None
             with contextlib.suppress(OSError):  # the next search or `index rebuild` builds it then
                 spawn_background(repo, rebuild=True)
             where = f" and moved it to {moved.name}" if moved else ""
-            return SearchOutcome(results, tool, (*notices, f"memory.db is corrupt ({exc}){where}; answered with {tool} "
-                                                 "while the index is rebuilt in the background."))
+            return SearchOutcome(
+                results,
+                tool,
+                (
+                    *notices,
+                    f"memory.db is corrupt ({exc}){where}; answered with {tool} "
+                    "while the index is rebuilt in the background.",
+                ),
+            )
         notices.extend(w for w in index.warnings if w not in notices)
         return SearchOutcome(results, "index", tuple(notices))
     finally:
@@ -227,16 +262,26 @@ def search_outcome(
             index.close()
 
 
-def search(query: str, limit: int = 10, category: str | None = None, *,
-           repo: MemoryRepo | str | os.PathLike[str] | None = None,
-           merge: str | None = None, explain: bool = False, mode: str = "hybrid") -> list[SearchResult]:
-    """Unified hybrid search across knowledge, topics, transcripts and archive (docs/design.md#agent-api).
+def search(
+    query: str,
+    limit: int = 10,
+    category: str | None = None,
+    *,
+    repo: MemoryRepo | str | os.PathLike[str] | None = None,
+    merge: str | None = None,
+    explain: bool = False,
+    mode: str = "hybrid",
+) -> list[SearchResult]:
+    """Unified hybrid search across knowledge, topics, transcripts and archive
+    (docs/design.md#agent-api).
     MODE "bm25" ranks by BM25 alone, faster and without the embedder.
 
     REPO is a MemoryRepo or its folder (`~` expanded); None finds it as the CLI does
     ($AUTOPOIESIS_REPO, else the git top level of the current folder). When the index is
     missing or broken the answer comes from git grep, with an IndexFallbackWarning."""
-    outcome = search_outcome(query, limit, category, repo=repo, merge=merge, explain=explain, mode=mode)
+    outcome = search_outcome(
+        query, limit, category, repo=repo, merge=merge, explain=explain, mode=mode
+    )
     for notice in outcome.notices:
         if outcome.source != "index":
             warnings_module.warn(notice, IndexFallbackWarning, stacklevel=2)

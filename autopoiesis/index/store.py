@@ -120,7 +120,9 @@ class IndexStore:
         """db.CORRUPT only when quick_check proves memory.db corrupt; else what EXC says
         (db.FULL, db.READONLY, db.BUSY, db.OTHER): the file is then left as it is."""
         kind = db.classify(exc)
-        if kind == db.OTHER:  # "disk I/O error", "unable to open": often the disk's state, not the file's
+        if (
+            kind == db.OTHER
+        ):  # "disk I/O error", "unable to open": often the disk's state, not the file's
             kind = db.disk_state(self.db_path) or kind
         if kind in (db.FULL, db.READONLY, db.BUSY):
             return kind
@@ -133,11 +135,17 @@ class IndexStore:
         """One line for the user: what happened to memory.db and what to do."""
         name = self.db_path.name
         if kind == db.FULL:
-            return (f"the disk holding {name} is full ({exc}); {name} is unchanged. Free some space, then run "
-                    "`autopoiesis index rebuild` (searches catch up by themselves)")
+            return (
+                f"the disk holding {name} is full ({exc}); {name} is unchanged. Free some space, "
+                "then run "
+                "`autopoiesis index rebuild` (searches catch up by themselves)"
+            )
         if kind == db.READONLY:
-            return (f"{name} cannot be written ({exc}): the file or its folder is read-only. Make both writable "
-                    "(the index catches up on the next search), or search with git grep meanwhile")
+            return (
+                f"{name} cannot be written ({exc}): the file or its folder is read-only. Make "
+                "both writable "
+                "(the index catches up on the next search), or search with git grep meanwhile"
+            )
         if kind == db.BUSY:
             return f"{name} is locked by another process ({exc}); try again in a moment"
         if kind == db.CORRUPT:
@@ -150,7 +158,9 @@ class IndexStore:
         self.close()
         if corrupt:
             moved = db.move_aside(self.db_path)
-            note = f"memory.db was corrupt ({why}); moved it to {moved.name} and started a new index"
+            note = (
+                f"memory.db was corrupt ({why}); moved it to {moved.name} and started a new index"
+            )
         else:
             db.remove_db(self.db_path)
             note = f"memory.db could not be rebuilt in place ({why}); started a new file"
@@ -166,7 +176,9 @@ class IndexStore:
         self.conn, self.info = connect(self.db_path)
         self.tokenizer = fts.Tokenizer(self.conn)
         try:
-            self.conn.execute(f"PRAGMA page_size={db.PAGE_SIZE}")  # a new file only: before WAL, before any table
+            self.conn.execute(
+                f"PRAGMA page_size={db.PAGE_SIZE}"
+            )  # a new file only: before WAL, before any table
             self._set_wal()
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
@@ -199,7 +211,12 @@ class IndexStore:
 
     def _attach_cache(self, cache: Path) -> None:
         self.conn.execute("ATTACH DATABASE ? AS cache", (str(cache),))
-        tables = {t for (t,) in self.conn.execute("SELECT name FROM cache.sqlite_master WHERE type = 'table'")}
+        tables = {
+            t
+            for (t,) in self.conn.execute(
+                "SELECT name FROM cache.sqlite_master WHERE type = 'table'"
+            )
+        }
         if db.OLD_CACHE_TABLE in tables:  # the first form of the cache: started over (a cache)
             self.conn.execute("DETACH DATABASE cache")
             cache.unlink(missing_ok=True)
@@ -229,7 +246,9 @@ class IndexStore:
         return row[0] if row else None
 
     def set_meta(self, key: str, value: str) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)", (key, value))
+        self.conn.execute(
+            "INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)", (key, value)
+        )
 
     def count(self, table: str) -> int:
         return int(self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
@@ -287,8 +306,10 @@ class IndexStore:
         """The repo's 'index' flock, re-entrant within this object (a catch-up holds it
         and may rebuild): two processes never write the index at once."""
         if self._lock_depth == 0 and not self._lock.acquire(timeout=timeout):
-            raise SearchIndexError("another process has held the index lock for too long; try again, "
-                                   "or check `autopoiesis index status`.")
+            raise SearchIndexError(
+                "another process has held the index lock for too long; try again, "
+                "or check `autopoiesis index status`."
+            )
         self._lock_depth += 1
         try:
             yield
@@ -310,7 +331,11 @@ class IndexStore:
             folder = p.parent
             if folder not in real:
                 real[folder] = folder.resolve() == folder
-            out.append(p.relative_to(root).as_posix() if real[folder] and not p.is_symlink() else self.repo.rel(p))
+            out.append(
+                p.relative_to(root).as_posix()
+                if real[folder] and not p.is_symlink()
+                else self.repo.rel(p)
+            )
         return out
 
     def read(self, path: str) -> tuple[str, os.stat_result, str, str] | None:
@@ -345,14 +370,21 @@ class IndexStore:
                 postings.chunks_removed(self.conn, ids)
             marks = ",".join("?" * len(ids))
             self.conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", ids)
-            self.conn.execute(f"DELETE FROM {self.vec_table} WHERE {'rowid' if self.uses_vec0 else 'id'} IN ({marks})", ids)
+            self.conn.execute(
+                f"DELETE FROM {self.vec_table} WHERE {'rowid' if self.uses_vec0 else 'id'} IN "
+                f"({marks})",
+                ids,
+            )
             self.conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
         self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
 
     def refresh_stat(self, path: str, st: os.stat_result) -> None:
         """A touched, unchanged file: only its recorded stat (and when it was taken) moves."""
-        self.conn.execute("UPDATE files SET mtime_ns = ?, ctime_ns = ?, modified = ?, size = ?, last_indexed = ? WHERE path = ?",
-                          (st.st_mtime_ns, st.st_ctime_ns, st.st_mtime, st.st_size, time.time(), path))
+        self.conn.execute(
+            "UPDATE files SET mtime_ns = ?, ctime_ns = ?, modified = ?, size = ?, last_indexed = "
+            "? WHERE path = ?",
+            (st.st_mtime_ns, st.st_ctime_ns, st.st_mtime, st.st_size, time.time(), path),
+        )
 
     def _embed_chunks(self, chunks: list[Chunk]) -> tuple[list[bytes], int]:
         """Vectors of CHUNKS, from the cache when (fingerprint, content hash) is known."""
@@ -363,7 +395,8 @@ class IndexStore:
         for i in range(0, len(unique), 500):
             part = unique[i : i + 500]
             rows = self.conn.execute(
-                f"SELECT content_hash, vector FROM cache.vectors WHERE fingerprint = ? AND content_hash IN ({','.join('?' * len(part))})",
+                "SELECT content_hash, vector FROM cache.vectors WHERE fingerprint = ? AND "
+                f"content_hash IN ({','.join('?' * len(part))})",
                 [fp, *part],
             )
             found.update((h, v) for h, v in rows)
@@ -373,7 +406,8 @@ class IndexStore:
             vectors = self.embedder.embed([by_hash[h] for h in missing])
             now = time.time()
             self.conn.executemany(
-                "INSERT OR REPLACE INTO cache.vectors(fingerprint, content_hash, vector, created) VALUES (?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO cache.vectors(fingerprint, content_hash, vector, created) "
+                "VALUES (?, ?, ?, ?)",
                 [(fp, h, v, now) for h, v in zip(missing, vectors)],
             )
             found.update(zip(missing, vectors))
@@ -403,34 +437,74 @@ class IndexStore:
         fts_rows: list[tuple[int, str]] = []
         vec_rows: list[tuple[int, bytes, str]] = []
         for path, category, st, digest, fc in prepared:
-            file_rows.append((path, category, st.st_mtime, st.st_mtime_ns, st.st_ctime_ns, st.st_size, digest, fc.token_count,
-                              fc.line_count, tags_json(fc.tags), fc.title, now))
+            file_rows.append(
+                (
+                    path,
+                    category,
+                    st.st_mtime,
+                    st.st_mtime_ns,
+                    st.st_ctime_ns,
+                    st.st_size,
+                    digest,
+                    fc.token_count,
+                    fc.line_count,
+                    tags_json(fc.tags),
+                    fc.title,
+                    now,
+                )
+            )
             for c in fc.chunks:
-                chunk_rows.append((next_id, path, category, c.kind, c.start_line, c.end_line, c.turn_time, c.heading, c.text,
-                                   c.content_hash))
+                chunk_rows.append(
+                    (
+                        next_id,
+                        path,
+                        category,
+                        c.kind,
+                        c.start_line,
+                        c.end_line,
+                        c.turn_time,
+                        c.heading,
+                        c.text,
+                        c.content_hash,
+                    )
+                )
                 fts_rows.append((next_id, c.text))
                 vec_rows.append((next_id, vectors[len(vec_rows)], category))
                 next_id += 1
         conn = self.conn
-        conn.executemany("INSERT INTO files(path, category, modified, mtime_ns, ctime_ns, size, content_hash, token_count,"
-                         " line_count, tags, title, last_indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", file_rows)
-        conn.executemany("INSERT INTO chunks(id, path, category, kind, start_line, end_line, turn_time, heading, text, content_hash)"
-                         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", chunk_rows)
+        conn.executemany(
+            "INSERT INTO files(path, category, modified, mtime_ns, ctime_ns, size, content_hash, "
+            "token_count,"
+            " line_count, tags, title, last_indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            file_rows,
+        )
+        conn.executemany(
+            "INSERT INTO chunks(id, path, category, kind, start_line, end_line, turn_time, "
+            "heading, text, content_hash)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            chunk_rows,
+        )
         conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", fts_rows)
         if self.uses_vec0:
-            conn.executemany("INSERT INTO chunks_vec(rowid, embedding, category) VALUES (?, ?, ?)", vec_rows)
+            conn.executemany(
+                "INSERT INTO chunks_vec(rowid, embedding, category) VALUES (?, ?, ?)", vec_rows
+            )
         else:
             # a zero vector (a chunk with no word the embedder keeps) has no distance to
             # anything: no row, so the KNN scan orders distances without NULLs
-            conn.executemany("INSERT INTO chunks_vecplain(id, embedding, category) VALUES (?, ?, ?)",
-                             [r for r in vec_rows if r[1].strip(b"\x00")])
+            conn.executemany(
+                "INSERT INTO chunks_vecplain(id, embedding, category) VALUES (?, ?, ?)",
+                [r for r in vec_rows if r[1].strip(b"\x00")],
+            )
         if self._postings_live and fts_rows:
             assert self.tokenizer is not None
             postings.chunks_added(conn, self.tokenizer, fts_rows)
         return embedded
 
     # ── whole operations (each one transaction under the lock) ──
-    def index_file(self, path: str, content: str | None = None, category: str | None = None) -> None:
+    def index_file(
+        self, path: str, content: str | None = None, category: str | None = None
+    ) -> None:
         """Index (or re-index) one file. PATH is repo-relative or absolute; CONTENT, when
         given, is indexed instead of what is on disk."""
         rel = self.repo.rel(path)
@@ -453,7 +527,9 @@ class IndexStore:
         with self.write_lock(), self.transaction():
             self.delete_path(rel)
 
-    def rebuild(self, sync_meta: Mapping[str, str], progress: Callable[[int, int], None] | None = None) -> IndexUpdate:
+    def rebuild(
+        self, sync_meta: Mapping[str, str], progress: Callable[[int, int], None] | None = None
+    ) -> IndexUpdate:
         """Re-index every memory file from scratch in one transaction, and record the
         identity and SYNC_META (the tree state the rebuild started from) with it. The
         caller holds the write lock.
@@ -476,7 +552,9 @@ class IndexStore:
         self.warnings.insert(0, note)
         return replace(report, warnings=(note, *report.warnings))
 
-    def _rebuild(self, sync_meta: Mapping[str, str], progress: Callable[[int, int], None] | None) -> IndexUpdate:
+    def _rebuild(
+        self, sync_meta: Mapping[str, str], progress: Callable[[int, int], None] | None
+    ) -> IndexUpdate:
         started = time.monotonic()
         paths = self.markdown_paths()
         self.conn.execute("PRAGMA mmap_size=0")
@@ -503,10 +581,17 @@ class IndexStore:
                 self.conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
                 for schema in ("main", "cache", "temp"):
                     self.conn.execute(f"PRAGMA {schema}.cache_size=-2000")
-        return IndexUpdate(indexed=indexed, embedded=embedded, full=True, seconds=time.monotonic() - started,
-                          warnings=tuple(self.warnings))
+        return IndexUpdate(
+            indexed=indexed,
+            embedded=embedded,
+            full=True,
+            seconds=time.monotonic() - started,
+            warnings=tuple(self.warnings),
+        )
 
-    def _write_all(self, paths: list[str], progress: Callable[[int, int], None] | None) -> tuple[int, int]:
+    def _write_all(
+        self, paths: list[str], progress: Callable[[int, int], None] | None
+    ) -> tuple[int, int]:
         """Write every file of PATHS, in batches (files, chunks embedded). The term postings
         are left alone: the rebuild builds them once, from the finished chunks_fts."""
         indexed = embedded = 0
@@ -536,7 +621,9 @@ class IndexStore:
             postings.build(self.conn, self.tokenizer)
         return True
 
-    def apply(self, to_write: list[FileItem], to_remove: list[str], sync_meta: Mapping[str, str]) -> int:
+    def apply(
+        self, to_write: list[FileItem], to_remove: list[str], sync_meta: Mapping[str, str]
+    ) -> int:
         """Remove TO_REMOVE, write TO_WRITE and record SYNC_META in one transaction.
         Returns chunks embedded. The caller holds the write lock."""
         with self.transaction():

@@ -27,7 +27,9 @@ def run(root: Path, *, rebuild: bool = False, rounds: int = 5) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autopoiesis.index.sync", description="Bring memory.db up to date.")
+    parser = argparse.ArgumentParser(
+        prog="python -m autopoiesis.index.sync", description="Bring memory.db up to date."
+    )
     parser.add_argument("--root", default=os.getcwd())
     parser.add_argument("--rebuild", action="store_true")
     ns = parser.parse_args(argv)

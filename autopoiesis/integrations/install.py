@@ -34,10 +34,26 @@ class IntegrationReport:
         return bool(self.added or self.updated or self.removed)
 
 
-def hook_command(repo: MemoryRepo, harness: str, event: str, *, budget: int | None = None,
-                 python: str | None = None) -> str:
+def hook_command(
+    repo: MemoryRepo,
+    harness: str,
+    event: str,
+    *,
+    budget: int | None = None,
+    python: str | None = None,
+) -> str:
     """The shell command a harness runs for EVENT (Claude Code runs it with sh -c)."""
-    parts = [python or sys.executable, "-P", "-m", "autopoiesis", "-C", str(repo.root), "hook", harness, event]
+    parts = [
+        python or sys.executable,
+        "-P",
+        "-m",
+        "autopoiesis",
+        "-C",
+        str(repo.root),
+        "hook",
+        harness,
+        event,
+    ]
     if budget is not None:
         parts += ["--budget", str(budget)]
     return shlex.join(parts)
@@ -47,5 +63,3 @@ def write_settings(path: Path, text: str) -> None:
     """Replace PATH's content atomically; a symlinked settings file (dotfiles kept in a
     repository of their own) stays a symlink, and its target gets the new content."""
     atomic_write(path.resolve(), text)
-
-

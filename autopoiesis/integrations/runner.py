@@ -54,7 +54,11 @@ def deadline(seconds: float) -> Iterator[None]:
 
 def read_payload(stdin: BinaryIO, argument: str | None = None) -> dict[str, Any]:
     """The hook's JSON object: ARGUMENT when the harness passes it as one (Codex), else stdin."""
-    raw = argument.encode("utf-8", "surrogateescape") if argument is not None else stdin.read(MAX_PAYLOAD_BYTES + 1)
+    raw = (
+        argument.encode("utf-8", "surrogateescape")
+        if argument is not None
+        else stdin.read(MAX_PAYLOAD_BYTES + 1)
+    )
     if len(raw) > MAX_PAYLOAD_BYTES:
         raise HookPayloadError(f"the payload is over {MAX_PAYLOAD_BYTES >> 20} MB")
     try:
@@ -79,8 +83,16 @@ def hook_budget(repo: MemoryRepo, budget: int | str | None) -> int:
     return int(check_number("--budget", budget, rule) or 0)
 
 
-def run_hook(repo_dir: str | None, harness: str, event: str, *, budget: int | str | None = None,
-             argument: str | None = None, stdin: BinaryIO | None = None, stdout: TextIO | None = None) -> int:
+def run_hook(
+    repo_dir: str | None,
+    harness: str,
+    event: str,
+    *,
+    budget: int | str | None = None,
+    argument: str | None = None,
+    stdin: BinaryIO | None = None,
+    stdout: TextIO | None = None,
+) -> int:
     """Run one hook call of HARNESS for EVENT; always returns 0 (the exit status)."""
     started = time.perf_counter()
     stdin = stdin if stdin is not None else sys.stdin.buffer
@@ -104,19 +116,27 @@ def run_hook(repo_dir: str | None, harness: str, event: str, *, budget: int | st
             if harness == "claude-code":
                 from autopoiesis.integrations.claude_code import hooks as claude_code
 
-                answer, info = claude_code.handle(repo, event, payload, budget=hook_budget(repo, budget))
+                answer, info = claude_code.handle(
+                    repo, event, payload, budget=hook_budget(repo, budget)
+                )
             elif harness == "codex" and event == "notify":
                 from autopoiesis.integrations.codex import hooks as codex
 
                 info = codex.handle_notify(repo, payload)
             else:
-                raise HookPayloadError(f"no hook {harness} {event}; the hooks are: claude-code EVENT, codex notify")
+                raise HookPayloadError(
+                    f"no hook {harness} {event}; the hooks are: claude-code EVENT, codex notify"
+                )
         row.update(info)
         row["ok"] = True
     except Exception as exc:  # a hook never fails the harness; the log says why (HookDeadline too)
         answer = None
         row["ok"] = False
-        row["error"] = str(exc) if isinstance(exc, AutopoiesisError | HookDeadline) else f"{type(exc).__name__}: {exc}"
+        row["error"] = (
+            str(exc)
+            if isinstance(exc, AutopoiesisError | HookDeadline)
+            else f"{type(exc).__name__}: {exc}"
+        )
     row["ms"] = round((time.perf_counter() - started) * 1000, 1)
     try:
         from autopoiesis.integrations.sessions import harness_log

@@ -64,14 +64,25 @@ class SessionRegistry:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
-        return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+        return (
+            {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+        )
 
     def _save(self, data: dict[str, dict[str, Any]]) -> None:
         atomic_write(self.path, json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True))
 
     def all(self) -> list[SeenSession]:
-        return [SeenSession(k, str(v.get("harness", "")), str(v.get("session", "")), v.get("path"), str(v.get("seen", "")), v)
-                for k, v in sorted(self._load().items())]
+        return [
+            SeenSession(
+                k,
+                str(v.get("harness", "")),
+                str(v.get("session", "")),
+                v.get("path"),
+                str(v.get("seen", "")),
+                v,
+            )
+            for k, v in sorted(self._load().items())
+        ]
 
     def get(self, key: str) -> SeenSession | None:
         return next((s for s in self.all() if s.key == key), None)
@@ -120,8 +131,23 @@ def spawn_import(repo: MemoryRepo, keys: Iterable[str]) -> int | None:
     out_path = repo.state_path("logs", "harness-import.log")
     with open(out_path, "ab") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "autopoiesis", "-C", str(repo.root), "hook", "import", *keys],
-            cwd=repo.root, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, close_fds=True,
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "autopoiesis",
+                "-C",
+                str(repo.root),
+                "hook",
+                "import",
+                *keys,
+            ],
+            cwd=repo.root,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            close_fds=True,
         )
     return proc.pid
 
@@ -162,17 +188,36 @@ def import_sessions(repo: MemoryRepo, keys: Iterable[str]) -> list[ImportOutcome
                 found = find_rollout(seen.session)
                 path = str(found) if found else None
             if not path or not Path(path).is_file():
-                outcome = ImportOutcome(key, path, refused=(f"the session's log file {path or '(unknown)'} is not there",))
+                outcome = ImportOutcome(
+                    key,
+                    path,
+                    refused=(f"the session's log file {path or '(unknown)'} is not there",),
+                )
             else:
                 report = memory.import_files([path])
                 extract = memory.after_commit() if report.commit else None
                 for rel in report.imported:
                     if extract is not None:
                         extract(rel)
-                outcome = ImportOutcome(key, path, tuple(report.imported), tuple(report.skipped_duplicates), tuple(report.refused))
+                outcome = ImportOutcome(
+                    key,
+                    path,
+                    tuple(report.imported),
+                    tuple(report.skipped_duplicates),
+                    tuple(report.refused),
+                )
             registry.forget(key, seen=seen.seen)
-            log.append({"harness": seen.harness, "event": "import", "session": seen.session, "path": path,
-                        "ok": not outcome.refused, "imported": list(outcome.imported), "already": list(outcome.already),
-                        "refused": list(outcome.refused)})
+            log.append(
+                {
+                    "harness": seen.harness,
+                    "event": "import",
+                    "session": seen.session,
+                    "path": path,
+                    "ok": not outcome.refused,
+                    "imported": list(outcome.imported),
+                    "already": list(outcome.already),
+                    "refused": list(outcome.refused),
+                }
+            )
             outcomes.append(outcome)
     return outcomes

@@ -104,8 +104,9 @@ class EntryCatalog:
                 hits.update(posting)
         return sorted(k for k, n in hits.items() if n >= 2)
 
-    def restating(self, content: str, path: str | None = None
-                  ) -> Iterator[tuple[str, str, kf.Entry]]:
+    def restating(
+        self, content: str, path: str | None = None
+    ) -> Iterator[tuple[str, str, kf.Entry]]:
         """(path, section title, entry) of the entries (of PATH) that say all CONTENT says."""
         for key in self._candidates(content, superset=True):
             if path is None or key[0] == path:

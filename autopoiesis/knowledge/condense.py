@@ -1,4 +1,5 @@
-"""MemoryCondenser (docs/design.md#condense, docs/design.md#flow-condense): episodic memory -> curated memory.
+"""MemoryCondenser (docs/design.md#condense, docs/design.md#flow-condense): episodic memory ->
+curated memory.
 
 * daily_summary: the day's journal from the day's transcripts. Updating, not
   duplicating: bullets already in the journal are skipped by the writer.
@@ -40,9 +41,16 @@ _SECTIONS = {"Decided": "Key Decisions", "Lesson": "Lessons Learned", "Preferenc
 
 
 class MemoryCondenser(LLMStage):
-    def __init__(self, repo: MemoryRepo, *, llm: Any = None, now: Callable[[], datetime] | None = None,
-                 use_llm: bool | None = None, writer: KnowledgeWriter | None = None,
-                 usage: Mapping[str, int] | None = None):
+    def __init__(
+        self,
+        repo: MemoryRepo,
+        *,
+        llm: Any = None,
+        now: Callable[[], datetime] | None = None,
+        use_llm: bool | None = None,
+        writer: KnowledgeWriter | None = None,
+        usage: Mapping[str, int] | None = None,
+    ):
         """USAGE: the compiler's inclusion counts, for the monthly eviction (see MemoryPruner)."""
         self.repo = repo
         self._init_llm(llm)
@@ -57,12 +65,16 @@ class MemoryCondenser(LLMStage):
         self.pruner._llm = client  # one client for the condenser and its pruner
         return client
 
-    def _commit(self, result: MaintenanceResult, subject: str, commit: bool, ctype: str) -> MaintenanceResult:
+    def _commit(
+        self, result: MaintenanceResult, subject: str, commit: bool, ctype: str
+    ) -> MaintenanceResult:
         return self.pruner._commit(result, subject, commit, ctype)
 
     # ── daily ──
     def _transcripts_of(self, day: date) -> list[SourceTranscript]:
-        base = self.repo.conversations_dir / f"{day.year:04d}" / f"{day.month:02d}" / f"{day.day:02d}"
+        base = (
+            self.repo.conversations_dir / f"{day.year:04d}" / f"{day.month:02d}" / f"{day.day:02d}"
+        )
         out = []
         for p in sorted(base.glob("*.md")) if base.is_dir() else []:
             src = SourceTranscript.from_text(self.repo.rel(p), p.read_text(encoding="utf-8"))
@@ -80,34 +92,76 @@ class MemoryCondenser(LLMStage):
             changes = self._daily_llm(day, srcs)
         if not changes:
             changes = [c for s in srcs for c in JOURNAL.run_offline(s)]
-        changes = [KnowledgeChange(**{**c.__dict__, "provenance": Provenance(c.provenance.source, c.provenance.at, DAILY.producer,
-                                                                                 c.provenance.session)}) for c in changes]
+        changes = [
+            KnowledgeChange(
+                **{
+                    **c.__dict__,
+                    "provenance": Provenance(
+                        c.provenance.source, c.provenance.at, DAILY.producer, c.provenance.session
+                    ),
+                }
+            )
+            for c in changes
+        ]
         report = self.writer.apply(changes, DAILY)
         result = MaintenanceResult(
-            (f"journal {day.isoformat()}: {len(report.added)} bullet(s) added, {report.duplicates} already there, "
-             f"from {len(srcs)} transcript(s)",),
+            (
+                f"journal {day.isoformat()}: {len(report.added)} bullet(s) added, "
+                f"{report.duplicates} already there, "
+                f"from {len(srcs)} transcript(s)",
+            ),
             tuple(report.paths) or (),
         )
-        return self._commit(result, f"daily journal {day.isoformat()}", commit, "memory") if report.paths else result
+        return (
+            self._commit(result, f"daily journal {day.isoformat()}", commit, "memory")
+            if report.paths
+            else result
+        )
 
     def _daily_llm(self, day: date, srcs: list[SourceTranscript]) -> list[KnowledgeChange]:
         path = f"knowledge/journal/{day.isoformat()}.md"
         existing = self.repo.root / path
-        transcripts = "\n\n".join(f"### {s.path}\n{s.text.split(chr(10) + '---' + chr(10), 1)[-1][:8000 // len(srcs)]}" for s in srcs)
-        prompt = ((PROMPTS / "condense_daily.v1.md").read_text(encoding="utf-8")
-                  .replace("{journal}", existing.read_text(encoding="utf-8") if existing.exists() else "(empty)")
-                  .replace("{date}", day.isoformat()).replace("{transcripts}", transcripts))
+        transcripts = "\n\n".join(
+            f"### {s.path}\n{s.text.split(chr(10) + '---' + chr(10), 1)[-1][: 8000 // len(srcs)]}"
+            for s in srcs
+        )
+        prompt = (
+            (PROMPTS / "condense_daily.v1.md")
+            .read_text(encoding="utf-8")
+            .replace(
+                "{journal}",
+                existing.read_text(encoding="utf-8") if existing.exists() else "(empty)",
+            )
+            .replace("{date}", day.isoformat())
+            .replace("{transcripts}", transcripts)
+        )
         try:
-            data = self.llm.complete_json("condense", prompt, schema=lambda d: reply_items(d, "bullet")).data
+            data = self.llm.complete_json(
+                "condense", prompt, schema=lambda d: reply_items(d, "bullet")
+            ).data
         except (LLMUnavailableError, LLMResponseError):
             return []  # the offline summary runs instead; condensation never blocks on a model
         out = []
         for d in reply_items(data, "bullet"):
             text = str(d["bullet"]).strip()
-            src = max(srcs, key=lambda s: len(set(text.lower().split()) & set(s.text.lower().split())))
-            topic = slugify(str(d.get("topic") or "general").replace("/", " "), NAME_SLUG_LEN) or "general"
-            out.append(KnowledgeChange(path, "append", topic, text, src.provenance(src.locate(text), DAILY.producer),
-                                       dated=False, section_level=3))
+            src = max(
+                srcs, key=lambda s: len(set(text.lower().split()) & set(s.text.lower().split()))
+            )
+            topic = (
+                slugify(str(d.get("topic") or "general").replace("/", " "), NAME_SLUG_LEN)
+                or "general"
+            )
+            out.append(
+                KnowledgeChange(
+                    path,
+                    "append",
+                    topic,
+                    text,
+                    src.provenance(src.locate(text), DAILY.producer),
+                    dated=False,
+                    section_level=3,
+                )
+            )
         return out
 
     # ── weekly ──
@@ -133,14 +187,23 @@ class MemoryCondenser(LLMStage):
             changes = self._weekly_offline(label, journals)
         report = self.writer.apply(changes, WEEKLY)
         result = MaintenanceResult(
-            (f"weekly rollup {label}: {len(report.added)} MEMORY.md entries added, {len(report.superseded)} superseded, "
-             f"{report.duplicates} already there",),
+            (
+                f"weekly rollup {label}: {len(report.added)} MEMORY.md entries added, "
+                f"{len(report.superseded)} superseded, "
+                f"{report.duplicates} already there",
+            ),
             tuple(report.paths),
         )
         result = result + self.pruner.prune_memory(commit=False)
-        return self._commit(result, f"weekly rollup {label} into MEMORY.md", commit, "memory") if result.paths else result
+        return (
+            self._commit(result, f"weekly rollup {label} into MEMORY.md", commit, "memory")
+            if result.paths
+            else result
+        )
 
-    def _weekly_offline(self, label: str, journals: list[tuple[date, str, kf.KnowledgeDoc]]) -> list[KnowledgeChange]:
+    def _weekly_offline(
+        self, label: str, journals: list[tuple[date, str, kf.KnowledgeDoc]]
+    ) -> list[KnowledgeChange]:
         """The week's "Decided:", "Lesson:" and "Preference:" journal lines, as MEMORY.md
         lines for the facts that still stand (see `_promote`). No per-topic session
         counts: those are noise, and the journals keep them."""
@@ -153,7 +216,9 @@ class MemoryCondenser(LLMStage):
                 for e in s.entries():
                     m = _PREFIX.match(e.text)
                     if e.source and e.active and m:
-                        change = self._promote(known, _SECTIONS[m.group(1)], e.text[m.end():], self._prov(e), e.id)
+                        change = self._promote(
+                            known, _SECTIONS[m.group(1)], e.text[m.end() :], self._prov(e), e.id
+                        )
                         if change is not None:
                             changes.append(change)
         return changes
@@ -169,8 +234,13 @@ class MemoryCondenser(LLMStage):
         return out
 
     @staticmethod
-    def _promote(known: list[tuple[str, kf.Entry]], section: str, text: str, prov: Provenance,
-                 entry_id: str | None = None) -> KnowledgeChange | None:
+    def _promote(
+        known: list[tuple[str, kf.Entry]],
+        section: str,
+        text: str,
+        prov: Provenance,
+        entry_id: str | None = None,
+    ) -> KnowledgeChange | None:
         """The MEMORY.md line for a fact of the week, or None when it must not be added.
 
         The fact is looked up among the current-state entries, by the id the journal line
@@ -180,7 +250,9 @@ class MemoryCondenser(LLMStage):
         left alone; a fact known nowhere else becomes a MEMORY.md entry of its own."""
         same = [(p, e) for p, e in known if e.id == entry_id] if entry_id else []
         if not same:
-            same = [(p, e) for p, e in known if kf.restates(text, e.text) or kf.restates(e.text, text)]
+            same = [
+                (p, e) for p, e in known if kf.restates(text, e.text) or kf.restates(e.text, text)
+            ]
         live = [(p, e) for p, e in same if e.active]
         if same and not live:
             return None
@@ -190,9 +262,19 @@ class MemoryCondenser(LLMStage):
             path, canonical = min(live, key=lambda pe: (pe[0] in INDEX_FILES, pe[0]))
             at = parse_ts(canonical.turn_at, "the entry's time")
             parts = PurePosixPath(path).parts
-            text = f"{parts[2]}: {canonical.text}" if len(parts) == 4 and parts[1] == "projects" else canonical.text
-            return KnowledgeChange(MEMORY_FILE, "append", section, text,
-                                   Provenance(canonical.source or prov.source, at, WEEKLY.producer), entry_id=canonical.id)
+            text = (
+                f"{parts[2]}: {canonical.text}"
+                if len(parts) == 4 and parts[1] == "projects"
+                else canonical.text
+            )
+            return KnowledgeChange(
+                MEMORY_FILE,
+                "append",
+                section,
+                text,
+                Provenance(canonical.source or prov.source, at, WEEKLY.producer),
+                entry_id=canonical.id,
+            )
         return KnowledgeChange(MEMORY_FILE, "append", section, text, prov)
 
     @staticmethod
@@ -200,16 +282,33 @@ class MemoryCondenser(LLMStage):
         at = parse_ts(e.turn_at, "the entry's time") if e.turn_at else utc_now()
         return Provenance(e.source or "", at, WEEKLY.producer)
 
-    def _weekly_llm(self, label: str, journals: list[tuple[date, str, kf.KnowledgeDoc]]) -> list[KnowledgeChange]:
+    def _weekly_llm(
+        self, label: str, journals: list[tuple[date, str, kf.KnowledgeDoc]]
+    ) -> list[KnowledgeChange]:
         memory_path = self.repo.root / MEMORY_FILE
-        prompt = ((PROMPTS / "condense_weekly.v2.md").read_text(encoding="utf-8")
-                  .replace("{memory}", memory_path.read_text(encoding="utf-8") if memory_path.exists() else "(empty)")
-                  .replace("{week}", label).replace("{journals}", "\n\n".join(kf.render(d) for _, _, d in journals)[:12000]))
+        prompt = (
+            (PROMPTS / "condense_weekly.v2.md")
+            .read_text(encoding="utf-8")
+            .replace(
+                "{memory}",
+                memory_path.read_text(encoding="utf-8") if memory_path.exists() else "(empty)",
+            )
+            .replace("{week}", label)
+            .replace("{journals}", "\n\n".join(kf.render(d) for _, _, d in journals)[:12000])
+        )
 
         def check(data: Any) -> None:
             for item in reply_items(data, "text"):
-                if item.get("section") not in ("Key Decisions", "Lessons Learned", "Active Context", "Preferences"):
-                    raise ValueError("each item's section must be Key Decisions, Lessons Learned, Preferences or Active Context")
+                if item.get("section") not in (
+                    "Key Decisions",
+                    "Lessons Learned",
+                    "Active Context",
+                    "Preferences",
+                ):
+                    raise ValueError(
+                        "each item's section must be Key Decisions, Lessons Learned, Preferences "
+                        "or Active Context"
+                    )
 
         try:
             data = self.llm.complete_json("condense", prompt, schema=check).data
@@ -221,7 +320,9 @@ class MemoryCondenser(LLMStage):
         for item in reply_items(data, "text"):
             text = str(item["text"])
             words = set(text.lower().split())
-            best = max(entries, key=lambda e: len(words & set(e.text.lower().split())), default=None)
+            best = max(
+                entries, key=lambda e: len(words & set(e.text.lower().split())), default=None
+            )
             if best is None:
                 continue
             change = self._promote(known, str(item["section"]), text, self._prov(best))
@@ -230,9 +331,14 @@ class MemoryCondenser(LLMStage):
         return out
 
     # ── monthly ──
-    def monthly_distillation(self, day: date | None = None, *, commit: bool = True) -> MaintenanceResult:
-        result = (self.pruner.prune_journals(commit=False) + self.pruner.score_and_evict(commit=False)
-                  + self.pruner.prune_memory(commit=False))
+    def monthly_distillation(
+        self, day: date | None = None, *, commit: bool = True
+    ) -> MaintenanceResult:
+        result = (
+            self.pruner.prune_journals(commit=False)
+            + self.pruner.score_and_evict(commit=False)
+            + self.pruner.prune_memory(commit=False)
+        )
         for p in sorted(self.repo.knowledge_dir.rglob("*.md")):
             rel = self.repo.rel(p)
             if rel.startswith("knowledge/identity/"):
@@ -242,7 +348,9 @@ class MemoryCondenser(LLMStage):
                 _, r = self.pruner.compact(rel, commit=False)
                 result = result + r
         if not result.actions:
-            result = MaintenanceResult(("monthly distillation: nothing to archive, evict or compact",))
+            result = MaintenanceResult(
+                ("monthly distillation: nothing to archive, evict or compact",)
+            )
         return self._commit(result, "monthly distillation", commit, "maintenance")
 
 

@@ -10,8 +10,10 @@ Flavour: the LLM flavour when `llm.provider` is not offline, else the offline fl
 times, and a thousand-transcript replay spends nothing on prompts).
 
 Failures (endpoint down, a reply that is not JSON or has the wrong shape, a change the
-writer's guard refuses) are logged to the lifecycle log (`repo.state_file("lifecycle_log")`), and the
-(transcript, extractor) pair goes to the retry queue with docs/design.md#extraction-bookkeeping's backoff; after the
+writer's guard refuses) are logged to the lifecycle log (`repo.state_file("lifecycle_log")`), and
+the
+(transcript, extractor) pair goes to the retry queue with docs/design.md#extraction-bookkeeping's
+backoff; after the
 last retry the offline flavour runs instead. Nothing is skipped silently.
 
 Transcripts are read oldest first, in waves, each with what the waves before it taught:
@@ -47,7 +49,12 @@ from autopoiesis.errors import (
 from autopoiesis.formats.commit_message import extraction_commit_message
 from autopoiesis.formats.transcript import parse_meta
 from autopoiesis.git.repo import MemoryGit
-from autopoiesis.knowledge.extractors import ExtractorPlugin, ExtractorRegistry, SourceTranscript, default_registry
+from autopoiesis.knowledge.extractors import (
+    ExtractorPlugin,
+    ExtractorRegistry,
+    SourceTranscript,
+    default_registry,
+)
 from autopoiesis.knowledge.related import related_entries
 from autopoiesis.knowledge.stage import LLMStage
 from autopoiesis.knowledge.state import ExtractionState
@@ -84,8 +91,12 @@ class ExtractionReport:
     learned: tuple[tuple[str, str], ...] = ()  # (path, entry text) of every entry added
 
     def summary(self) -> str:
-        parts = [f"{len(self.processed)} extraction(s) over {len(self.transcripts)} transcript(s)",
-                 f"{self.added} entries added", f"{self.superseded} superseded", f"{self.duplicates} duplicates skipped"]
+        parts = [
+            f"{len(self.processed)} extraction(s) over {len(self.transcripts)} transcript(s)",
+            f"{self.added} entries added",
+            f"{self.superseded} superseded",
+            f"{self.duplicates} duplicates skipped",
+        ]
         if self.already_done:
             parts.append(f"{self.already_done} already done")
         if self.waiting:
@@ -110,9 +121,17 @@ class _Acc:
 
     def freeze(self) -> ExtractionReport:
         return ExtractionReport(
-            tuple(self.processed), self.already_done, self.waiting, tuple(self.failed), tuple(self.fell_back),
-            len(self.apply.added), len(self.apply.superseded), self.apply.duplicates, tuple(self.apply.paths),
-            tuple(dict.fromkeys(self.transcripts)), learned=tuple(self.apply.learned),
+            tuple(self.processed),
+            self.already_done,
+            self.waiting,
+            tuple(self.failed),
+            tuple(self.fell_back),
+            len(self.apply.added),
+            len(self.apply.superseded),
+            self.apply.duplicates,
+            tuple(self.apply.paths),
+            tuple(dict.fromkeys(self.transcripts)),
+            learned=tuple(self.apply.learned),
         )
 
 
@@ -176,26 +195,42 @@ class KnowledgeExtractor(LLMStage):
             self.state.close()
 
     # ── public runs ──
-    def extract_from_session(self, transcript_path: str | Path, extractors: Sequence[str] | None = None,
-                             *, force: bool = False) -> ExtractionReport:
+    def extract_from_session(
+        self,
+        transcript_path: str | Path,
+        extractors: Sequence[str] | None = None,
+        *,
+        force: bool = False,
+    ) -> ExtractionReport:
         """Run EXTRACTORS (default: all) on one transcript. Done pairs are skipped unless
         FORCE; a pending retry runs now (the user asked for it)."""
-        full = self.repo.resolve_inside(transcript_path if Path(transcript_path).is_absolute()
-                                        else self._relative(transcript_path), under=CONVERSATIONS_DIR)
+        full = self.repo.resolve_inside(
+            transcript_path
+            if Path(transcript_path).is_absolute()
+            else self._relative(transcript_path),
+            under=CONVERSATIONS_DIR,
+        )
         rel = self.repo.rel(full)
-        hint = "`git ls-files raw/conversations` lists the transcripts; `autopoiesis extract --pending` runs every one not yet extracted."
+        hint = (
+            "`git ls-files raw/conversations` lists the transcripts; `autopoiesis extract "
+            "--pending` runs every one not yet extracted."
+        )
         if not full.is_file():
             what = "is a folder, not a transcript" if full.is_dir() else "does not exist"
             raise ExtractionError(f"{rel} {what}. Name a transcript file: {hint}")
         try:
             src = self._load(rel)
         except UnicodeDecodeError:
-            raise ExtractionError(f"{rel} is not UTF-8 text, so it is no transcript. {hint}") from None
+            raise ExtractionError(
+                f"{rel} is not UTF-8 text, so it is no transcript. {hint}"
+            ) from None
         except TranscriptFormatError as exc:
             raise ExtractionError(f"{rel} cannot be read as a transcript ({exc}). {hint}") from None
         except OSError as exc:
             raise ExtractionError(f"{rel} cannot be read ({exc.strerror or exc}). {hint}") from None
-        return self._run([src], self.registry.select(extractors), force=force, respect_backoff=False)
+        return self._run(
+            [src], self.registry.select(extractors), force=force, respect_backoff=False
+        )
 
     def extract_pending(self, extractors: Sequence[str] | None = None) -> ExtractionReport:
         """Every transcript not yet processed by every selected extractor version, plus the
@@ -211,10 +246,18 @@ class KnowledgeExtractor(LLMStage):
             todo.append(src)
         report = self._run(todo, exs, respect_backoff=True)
         skipped = (len(paths) - len(todo)) * len(exs)
-        return ExtractionReport(**{**report.__dict__, "already_done": report.already_done + skipped})
+        return ExtractionReport(
+            **{**report.__dict__, "already_done": report.already_done + skipped}
+        )
 
-    def replay_all(self, extractor_names: Sequence[str] | None = None, *, progress: Progress | None = None,
-                   chunk: int | None = None, stop_after: int | None = None) -> ExtractionReport:
+    def replay_all(
+        self,
+        extractor_names: Sequence[str] | None = None,
+        *,
+        progress: Progress | None = None,
+        chunk: int | None = None,
+        stop_after: int | None = None,
+    ) -> ExtractionReport:
         """Every transcript, oldest first, through the extractors (docs/design.md#replay). Pairs
         already done (by this state) are skipped, which is how a crashed replay resumes
         from its last finished chunk. LLM failures fall back to the offline flavour at
@@ -227,8 +270,10 @@ class KnowledgeExtractor(LLMStage):
         total = len(paths)
         with self.writer.batch():
             for start in range(0, total, size):
-                srcs = [self._load(p) for p in paths[start:start + size]]
-                self._run_chunk(srcs, exs, acc, done, fallback_now=True, respect_backoff=False, force=False)
+                srcs = [self._load(p) for p in paths[start : start + size]]
+                self._run_chunk(
+                    srcs, exs, acc, done, fallback_now=True, respect_backoff=False, force=False
+                )
                 self.writer.flush()
                 self._mark_done_from(acc)
                 finished = min(start + size, total)
@@ -247,16 +292,32 @@ class KnowledgeExtractor(LLMStage):
         text = (self.repo.root / rel).read_text(encoding="utf-8")
         return SourceTranscript.from_text(rel, text)
 
-    def _run(self, srcs: list[SourceTranscript], exs: list[ExtractorPlugin], *, force: bool = False,
-             respect_backoff: bool) -> ExtractionReport:
+    def _run(
+        self,
+        srcs: list[SourceTranscript],
+        exs: list[ExtractorPlugin],
+        *,
+        force: bool = False,
+        respect_backoff: bool,
+    ) -> ExtractionReport:
         acc = _Acc()
         lock = self.repo.lock("extract")
         if not lock.acquire(timeout=300):
-            raise ExtractionError("Another extraction holds the lock for 5 minutes; try again when it has finished.")
+            raise ExtractionError(
+                "Another extraction holds the lock for 5 minutes; try again when it has finished."
+            )
         try:
             done = self.state.done_keys()
             with self.writer.batch():
-                self._run_chunk(srcs, exs, acc, done, fallback_now=False, respect_backoff=respect_backoff, force=force)
+                self._run_chunk(
+                    srcs,
+                    exs,
+                    acc,
+                    done,
+                    fallback_now=False,
+                    respect_backoff=respect_backoff,
+                    force=force,
+                )
                 self.writer.flush()
                 self._mark_done_from(acc)
         finally:
@@ -268,8 +329,17 @@ class KnowledgeExtractor(LLMStage):
         self.state.mark_done(acc.to_mark, self.now())
         acc.to_mark = []
 
-    def _run_chunk(self, srcs: list[SourceTranscript], exs: list[ExtractorPlugin], acc: _Acc, done: set[tuple[str, str]],
-                   *, fallback_now: bool, respect_backoff: bool, force: bool) -> None:
+    def _run_chunk(
+        self,
+        srcs: list[SourceTranscript],
+        exs: list[ExtractorPlugin],
+        acc: _Acc,
+        done: set[tuple[str, str]],
+        *,
+        fallback_now: bool,
+        respect_backoff: bool,
+        force: bool,
+    ) -> None:
         now = self.now()
         jobs: list[tuple[SourceTranscript, ExtractorPlugin]] = []
         for src in srcs:
@@ -280,7 +350,11 @@ class KnowledgeExtractor(LLMStage):
                     continue
                 if respect_backoff:
                     row = self.state.get(src.content_hash, ex.key)
-                    if row is not None and row.status == "pending" and not self.state.is_due(row, now):
+                    if (
+                        row is not None
+                        and row.status == "pending"
+                        and not self.state.is_due(row, now)
+                    ):
                         acc.waiting += 1
                         continue
                 jobs.append((src, ex))
@@ -299,14 +373,18 @@ class KnowledgeExtractor(LLMStage):
             src = self._with_context(group[0][0])  # the repo as the waves before left it
             wave += [(src, ex) for _, ex in group]
             if len(wave) >= width or i == len(ordered) - 1:
-                self._apply_outcomes(wave, self._extract_all(wave), acc, done, now, fallback_now=fallback_now)
+                self._apply_outcomes(
+                    wave, self._extract_all(wave), acc, done, now, fallback_now=fallback_now
+                )
                 wave = []
 
     def _with_context(self, src: SourceTranscript) -> SourceTranscript:
         """SRC with what the repo already knows about it: the people it has files for,
         and (for the LLM flavours) the live entries a search finds related to it."""
         files = {self.repo.rel(p) for p in (self.repo.knowledge_dir / "people").glob("*.md")}
-        files |= set(self.writer.files_with_entries("knowledge/people/"))  # written in this batch, not flushed yet
+        files |= set(
+            self.writer.files_with_entries("knowledge/people/")
+        )  # written in this batch, not flushed yet
         people = []
         for rel in sorted(files):
             if not Path(rel).name.startswith("_"):
@@ -316,8 +394,16 @@ class KnowledgeExtractor(LLMStage):
         related = tuple(related_entries(self.writer, src.text)) if self.use_llm else ()
         return replace(src, known_people=tuple(people), related=related)
 
-    def _apply_outcomes(self, jobs: list[tuple[SourceTranscript, ExtractorPlugin]], outcomes: list[_Outcome], acc: _Acc,
-                        done: set[tuple[str, str]], now: datetime, *, fallback_now: bool) -> None:
+    def _apply_outcomes(
+        self,
+        jobs: list[tuple[SourceTranscript, ExtractorPlugin]],
+        outcomes: list[_Outcome],
+        acc: _Acc,
+        done: set[tuple[str, str]],
+        now: datetime,
+        *,
+        fallback_now: bool,
+    ) -> None:
         to_mark = acc.to_mark
         for (src, ex), out in zip(jobs, outcomes):
             error = out.error
@@ -331,14 +417,20 @@ class KnowledgeExtractor(LLMStage):
                 to_mark.append((src.content_hash, ex.key, src.path, out.flavour))
                 done.add((src.content_hash, ex.key))
                 continue
-            self._note("extract_failed", path=src.path, extractor=ex.key, flavour=out.flavour, error=error)
+            self._note(
+                "extract_failed", path=src.path, extractor=ex.key, flavour=out.flavour, error=error
+            )
             row = self.state.record_failure(src.content_hash, ex.key, src.path, error, now)
             if fallback_now or self.state.exhausted(row):
                 try:
                     acc.apply.merge(self.writer.apply(ex.run_offline(src), ex.policy))
                 except (ChangeRejectedError, UnsafePathError) as exc:
                     self._note("fallback_failed", path=src.path, extractor=ex.key, error=str(exc))
-                    acc.failed.append(Failure(src.path, ex.key, f"{error}; offline fallback refused too: {exc}", None))
+                    acc.failed.append(
+                        Failure(
+                            src.path, ex.key, f"{error}; offline fallback refused too: {exc}", None
+                        )
+                    )
                     continue
                 self._note("fell_back", path=src.path, extractor=ex.key)
                 acc.fell_back.append((src.path, ex.key))
@@ -370,23 +462,44 @@ class KnowledgeExtractor(LLMStage):
         self._log.append({"event": event, **fields})
 
     # ── committing ──
-    def commit(self, report: ExtractionReport, *, commit_type: str = "memory",
-               summarize: Callable[[str, str], str | None] | None = None) -> str | None:
+    def commit(
+        self,
+        report: ExtractionReport,
+        *,
+        commit_type: str = "memory",
+        summarize: Callable[[str, str], str | None] | None = None,
+    ) -> str | None:
         """Commit exactly the files this run wrote (nothing else the user has pending), with
         a message that names what was learned (formats.commit_message). SUMMARIZE, the
         commit_message stage when a model is configured (the Memory facade passes it), may write
         the subject; it is asked before the git lock is taken."""
         if not report.paths:
             return None
-        msg = extraction_commit_message(report.learned, report.transcripts, report.summary(), commit_type=commit_type,
-                                        superseded=report.superseded, summarize=summarize)
-        return MemoryGit(self.repo).commit_paths(list(report.paths), self.repo.redactor().redact(msg)).sha
+        msg = extraction_commit_message(
+            report.learned,
+            report.transcripts,
+            report.summary(),
+            commit_type=commit_type,
+            superseded=report.superseded,
+            summarize=summarize,
+        )
+        return (
+            MemoryGit(self.repo)
+            .commit_paths(list(report.paths), self.repo.redactor().redact(msg))
+            .sha
+        )
 
 
-def on_session_end(repo: MemoryRepo, transcript_path: str | Path, *, commit: bool = True,
-                   summarize: Callable[[str, str], str | None] | None = None) -> ExtractionReport | None:
+def on_session_end(
+    repo: MemoryRepo,
+    transcript_path: str | Path,
+    *,
+    commit: bool = True,
+    summarize: Callable[[str, str], str | None] | None = None,
+) -> ExtractionReport | None:
     """The session-end callback: the Memory facade hands this function to capture, which calls
-    it after a transcript is committed (capture never imports the lifecycle). Runs the extractors on it when
+    it after a transcript is committed (capture never imports the lifecycle). Runs the extractors on
+    it when
     `lifecycle.extraction_trigger` is `on_session_end` (else returns None), commits what
     they wrote as `memory:`. Never raises: a failure is logged and the transcript stays
     pending for `autopoiesis extract --pending`."""
@@ -398,13 +511,22 @@ def on_session_end(repo: MemoryRepo, transcript_path: str | Path, *, commit: boo
             sha = ex.commit(report, summarize=summarize) if commit else None
         return ExtractionReport(**{**report.__dict__, "commit": sha})
     except (AutopoiesisError, OSError) as exc:
-        log.warning("extraction after session end failed for %s: %s; it stays pending", transcript_path, exc)
+        log.warning(
+            "extraction after session end failed for %s: %s; it stays pending", transcript_path, exc
+        )
         try:
             EventLog(repo.state_file("lifecycle_log")).append(
-                {"event": "on_session_end_failed", "path": str(transcript_path), "error": str(exc)})
+                {"event": "on_session_end_failed", "path": str(transcript_path), "error": str(exc)}
+            )
         except OSError:
             pass
         return None
 
 
-__all__ = ["ExtractionReport", "Failure", "KnowledgeExtractor", "list_transcripts", "on_session_end"]
+__all__ = [
+    "ExtractionReport",
+    "Failure",
+    "KnowledgeExtractor",
+    "list_transcripts",
+    "on_session_end",
+]

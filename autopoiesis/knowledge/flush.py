@@ -21,8 +21,8 @@ from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.core.text import slugify
 from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance
 
-FLUSH_PROMPT = """The context window is filling up. Before older messages are dropped, write down what is
-worth keeping. Reply in this form, leaving out empty parts:
+FLUSH_PROMPT = """The context window is filling up. Before older messages are dropped, write down
+what is worth keeping. Reply in this form, leaving out empty parts:
 
 ## journal
 - what happened today ({today})
@@ -38,8 +38,8 @@ Only write what's worth preserving. If nothing important, reply FLUSH_OK."""
 # block is read back from the summary once compaction is done.
 FLUSH_BEGIN = "<memory-flush>"
 FLUSH_END = "</memory-flush>"
-COMPACTION_INSTRUCTIONS = """After the summary, add the notes worth keeping in long-term memory, between a line
-{begin} and a line {end}, in this form:
+COMPACTION_INSTRUCTIONS = """After the summary, add the notes worth keeping in long-term memory,
+between a line {begin} and a line {end}, in this form:
 
 {prompt}"""
 
@@ -57,15 +57,20 @@ class FlushReport:
 def flush_prompt(repo: MemoryRepo, today: date | None = None) -> str:
     """The silent turn that asks the agent for durable notes before history is dropped."""
     today = today or utc_today()
-    projects = sorted(p.name for p in (repo.knowledge_dir / "projects").iterdir() if p.is_dir()) \
-        if (repo.knowledge_dir / "projects").is_dir() else []
+    projects = (
+        sorted(p.name for p in (repo.knowledge_dir / "projects").iterdir() if p.is_dir())
+        if (repo.knowledge_dir / "projects").is_dir()
+        else []
+    )
     return FLUSH_PROMPT.format(today=today.isoformat(), projects=", ".join(projects) or "none yet")
 
 
 def compaction_instructions(repo: MemoryRepo, today: date | None = None) -> str:
     """The flush as instructions for a harness's compaction summary: the notes come back
     between FLUSH_BEGIN and FLUSH_END (read them with `flush_block`)."""
-    return COMPACTION_INSTRUCTIONS.format(begin=FLUSH_BEGIN, end=FLUSH_END, prompt=flush_prompt(repo, today))
+    return COMPACTION_INSTRUCTIONS.format(
+        begin=FLUSH_BEGIN, end=FLUSH_END, prompt=flush_prompt(repo, today)
+    )
 
 
 def flush_block(text: str) -> str | None:
@@ -77,7 +82,7 @@ def flush_block(text: str) -> str | None:
     end = text.find(FLUSH_END, start)
     if end < 0:
         return None
-    return text[start + len(FLUSH_BEGIN):end].strip()
+    return text[start + len(FLUSH_BEGIN) : end].strip()
 
 
 def parse_flush(reply: str) -> dict[str, list[str]]:
@@ -95,9 +100,13 @@ def parse_flush(reply: str) -> dict[str, list[str]]:
         if isinstance(data, dict):
             for key in ("journal", "memory"):
                 vals = data.get(key) or []
-                out[key] = [str(v) for v in (vals if isinstance(vals, list) else [vals]) if str(v).strip()]
+                out[key] = [
+                    str(v) for v in (vals if isinstance(vals, list) else [vals]) if str(v).strip()
+                ]
             for slug, vals in (data.get("projects") or {}).items():
-                out[f"project:{slug}"] = [str(v) for v in (vals if isinstance(vals, list) else [vals]) if str(v).strip()]
+                out[f"project:{slug}"] = [
+                    str(v) for v in (vals if isinstance(vals, list) else [vals]) if str(v).strip()
+                ]
             return {k: v for k, v in out.items() if v}
     current: str | None = None
     for line in text.splitlines():
@@ -113,7 +122,12 @@ def parse_flush(reply: str) -> dict[str, list[str]]:
 
 
 def apply_flush(
-    repo: MemoryRepo, reply: str, *, today: date | None = None, source: str | None = None, at: datetime | None = None
+    repo: MemoryRepo,
+    reply: str,
+    *,
+    today: date | None = None,
+    source: str | None = None,
+    at: datetime | None = None,
 ) -> FlushReport:
     """Append the notes of the agent's flush REPLY to the right knowledge files: journal
     -> knowledge/journal/TODAY.md, memory -> MEMORY.md (Active Context), project:SLUG ->
@@ -134,15 +148,36 @@ def apply_flush(
         lines = [re.sub(r"^\d{4}-\d\d-\d\d:\s*", "", line).strip() for line in lines]
         lines = [line for line in lines if line]
         if key == "journal":
-            changes += [KnowledgeChange(f"knowledge/journal/{day}.md", "append", "session notes", line, prov,
-                                        dated=False, section_level=3) for line in lines]
+            changes += [
+                KnowledgeChange(
+                    f"knowledge/journal/{day}.md",
+                    "append",
+                    "session notes",
+                    line,
+                    prov,
+                    dated=False,
+                    section_level=3,
+                )
+                for line in lines
+            ]
         elif key == "memory":
-            changes += [KnowledgeChange(MEMORY_FILE, "append", "Active Context", line, prov) for line in lines]
+            changes += [
+                KnowledgeChange(MEMORY_FILE, "append", "Active Context", line, prov)
+                for line in lines
+            ]
         elif key.startswith("project:"):
             slug = slugify(key.split(":", 1)[1])
             if slug:
-                changes += [KnowledgeChange(f"knowledge/projects/{slug}/context.md", "append", "Key Decisions", line, prov)
-                            for line in lines]
+                changes += [
+                    KnowledgeChange(
+                        f"knowledge/projects/{slug}/context.md",
+                        "append",
+                        "Key Decisions",
+                        line,
+                        prov,
+                    )
+                    for line in lines
+                ]
     if not changes:
         return FlushReport((), True)
     report = KnowledgeWriter(repo).apply(changes)

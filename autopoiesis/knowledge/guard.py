@@ -1,4 +1,5 @@
-"""The writer's hard guard (docs/design.md#extraction-bookkeeping): what a change may name before anything is written.
+"""The writer's hard guard (docs/design.md#extraction-bookkeeping): what a change may name before
+anything is written.
 
 A change may only name a Markdown path under knowledge/ (never raw/, never outside the
 repo, never knowledge/identity/) that matches the path patterns its producer declared,
@@ -38,7 +39,8 @@ def check_change(repo: MemoryRepo, ch: KnowledgeChange, policy: WritePolicy | No
     path = ch.path
     if ch.action not in ACTIONS:
         raise ChangeRejectedError(
-            f"{who} proposed the unknown action {ch.action!r} on {path}; use append or supersede.")
+            f"{who} proposed the unknown action {ch.action!r} on {path}; use append or supersede."
+        )
     if policy is not None:
         if ch.action not in policy.actions:
             raise ChangeRejectedError(
@@ -53,11 +55,13 @@ def check_change(repo: MemoryRepo, ch: KnowledgeChange, policy: WritePolicy | No
         raise ChangeRejectedError(f"{who} proposed an empty entry for {path}.")
     if not ch.provenance.source:
         raise ChangeRejectedError(
-            f"{who} proposed an entry for {path} without a source transcript to cite.")
+            f"{who} proposed an entry for {path} without a source transcript to cite."
+        )
     if ch.entry_id is not None and not kf.ENTRY_ID_RE.match(str(ch.entry_id)):
         raise ChangeRejectedError(
             f"{who} proposed the entry id {ch.entry_id!r} for {path}; "
-            "ids look like 20260216-1850-a1b2c3.")
+            "ids look like 20260216-1850-a1b2c3."
+        )
 
 
 def _check_path(repo: MemoryRepo, path: object, who: str) -> None:

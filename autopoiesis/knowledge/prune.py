@@ -1,4 +1,5 @@
-"""MemoryPruner (docs/design.md#prune, docs/design.md#archive): size caps, journal archiving, decay eviction, and
+"""MemoryPruner (docs/design.md#prune, docs/design.md#archive): size caps, journal archiving, decay
+eviction, and
 compaction guarded by a fact-preservation check (docs/design.md#entry-ids).
 
 Nothing is deleted: what leaves knowledge/ goes to archive/ (git-tracked, searchable, not
@@ -41,7 +42,9 @@ from autopoiesis.knowledge.extract import list_transcripts
 from autopoiesis.knowledge.stage import LLMStage
 from autopoiesis.knowledge.writer import KnowledgeWriter
 
-ARCHIVE_MEMORY = "archive/" + MEMORY_FILE.removeprefix("knowledge/")  # where eviction would put it too
+ARCHIVE_MEMORY = "archive/" + MEMORY_FILE.removeprefix(
+    "knowledge/"
+)  # where eviction would put it too
 MAX_PHRASE_LOSS = 0.05
 DECAY_RATE = 0.05  # half-life ~14 days (docs/design.md#prune)
 EVICT_SCORE = 0.01
@@ -68,8 +71,12 @@ class MaintenanceResult:
         return text
 
     def __add__(self, other: MaintenanceResult) -> MaintenanceResult:
-        return MaintenanceResult(self.actions + other.actions, tuple(dict.fromkeys(self.paths + other.paths)),
-                                 other.commit or self.commit, self.flagged + other.flagged)
+        return MaintenanceResult(
+            self.actions + other.actions,
+            tuple(dict.fromkeys(self.paths + other.paths)),
+            other.commit or self.commit,
+            self.flagged + other.flagged,
+        )
 
 
 @dataclass(frozen=True)
@@ -97,8 +104,12 @@ def _strip_markup(text: str) -> str:
     if text.startswith("---\n"):
         end = text.find("\n---\n", 3)
         if end != -1:
-            text = text[end + 5:]
-    text = re.sub(r"\(source: [^)]*\)|\(via [^)]*\)|\{id: [^}]*\}|#superseded-by:\S+|#about:\S+|~~|\*\*|`", " ", text)
+            text = text[end + 5 :]
+    text = re.sub(
+        r"\(source: [^)]*\)|\(via [^)]*\)|\{id: [^}]*\}|#superseded-by:\S+|#about:\S+|~~|\*\*|`",
+        " ",
+        text,
+    )
     return text
 
 
@@ -124,12 +135,16 @@ def noun_phrases(text: str) -> set[str]:
     return out
 
 
-def check_fact_preservation(before: str, after: str, max_loss: float = MAX_PHRASE_LOSS) -> CompactionVerdict:
+def check_fact_preservation(
+    before: str, after: str, max_loss: float = MAX_PHRASE_LOSS
+) -> CompactionVerdict:
     """Accept AFTER as a rewrite of BEFORE only if it keeps at least 1 - MAX_LOSS of
     BEFORE's distinct noun phrases (a phrase counts as kept when its words appear, in
     order, anywhere in AFTER)."""
     old = noun_phrases(before)
-    flat = " " + " ".join(t.lower().strip(".,:;") for t in _TOKEN.findall(_strip_markup(after))) + " "
+    flat = (
+        " " + " ".join(t.lower().strip(".,:;") for t in _TOKEN.findall(_strip_markup(after))) + " "
+    )
     lost = tuple(sorted(p for p in old if f" {p} " not in flat))
     accepted = (len(lost) / len(old) if old else 0.0) <= max_loss
     return CompactionVerdict(accepted, len(old), lost)
@@ -155,7 +170,9 @@ def revived_facts(before: str, after: str) -> tuple[str, ...]:
                 text = line.lstrip()[2:]
             else:
                 continue
-            if any(kf.restates(text, t) for t in struck) and not any(kf.restates(text, t) for t in live_before):
+            if any(kf.restates(text, t) for t in struck) and not any(
+                kf.restates(text, t) for t in live_before
+            ):
                 out.append(text)
     return tuple(out)
 
@@ -177,8 +194,15 @@ def _as_date(value: Any) -> date | None:
 class MemoryPruner(LLMStage):
     """Pruning and archiving of one memory repo. `now` is injectable for tests."""
 
-    def __init__(self, repo: MemoryRepo, *, llm: Any = None, now: Callable[[], datetime] | None = None,
-                 writer: KnowledgeWriter | None = None, usage: Mapping[str, int] | None = None):
+    def __init__(
+        self,
+        repo: MemoryRepo,
+        *,
+        llm: Any = None,
+        now: Callable[[], datetime] | None = None,
+        writer: KnowledgeWriter | None = None,
+        usage: Mapping[str, int] | None = None,
+    ):
         """USAGE: {knowledge path: times the context compiler included it} (the Memory facade's
         `inclusion_counts(repo)`); None means no usage evidence, only transcript mentions count."""
         self.repo = repo
@@ -191,7 +215,9 @@ class MemoryPruner(LLMStage):
         self.retention = cfg.journal_retention_days  # validated: 1 day or more
 
     # ── committing ──
-    def _commit(self, result: MaintenanceResult, subject: str, commit: bool, ctype: str = "maintenance") -> MaintenanceResult:
+    def _commit(
+        self, result: MaintenanceResult, subject: str, commit: bool, ctype: str = "maintenance"
+    ) -> MaintenanceResult:
         self.writer.flush()
         if not commit or not result.paths:
             return result
@@ -206,7 +232,10 @@ class MemoryPruner(LLMStage):
         return MaintenanceResult(result.actions, result.paths, sha, result.flagged)
 
     def _move(self, rel: str, dest: str) -> None:
-        src, dst = self.repo.resolve_inside(rel, under="knowledge"), self.repo.resolve_inside(dest, under="archive")
+        src, dst = (
+            self.repo.resolve_inside(rel, under="knowledge"),
+            self.repo.resolve_inside(dest, under="archive"),
+        )
         self.writer.flush()
         self.writer.forget(rel)
         dst.parent.mkdir(parents=True, exist_ok=True)
@@ -222,7 +251,9 @@ class MemoryPruner(LLMStage):
             return MaintenanceResult()
         moved: list[tuple[str, kf.Entry]] = []
 
-        def victims(doc: kf.KnowledgeDoc) -> list[tuple[int, int, int]]:  # (priority, section, line) oldest first
+        def victims(
+            doc: kf.KnowledgeDoc,
+        ) -> list[tuple[int, int, int]]:  # (priority, section, line) oldest first
             order = {"active context": 0, "lessons learned": 1, "key decisions": 1}
             found = []
             for si, s in enumerate(doc.sections):
@@ -243,13 +274,18 @@ class MemoryPruner(LLMStage):
             moved.append((doc.sections[si].title, entry))
             doc = doc.remove_line(si, li)
         self.writer.write_doc(MEMORY_FILE, doc)
-        arch = self.writer.read(ARCHIVE_MEMORY) or kf.new_doc({"type": "archive", "of": MEMORY_FILE}, "Core Memory — archived entries")
+        arch = self.writer.read(ARCHIVE_MEMORY) or kf.new_doc(
+            {"type": "archive", "of": MEMORY_FILE}, "Core Memory — archived entries"
+        )
         for title, entry in moved:
             arch, ai = arch.with_section(title)
             arch = arch.append_line(ai, entry)
         self.writer.write_doc(ARCHIVE_MEMORY, arch)
         result = MaintenanceResult(
-            (f"MEMORY.md over its cap of {self.cap} lines: moved {len(moved)} entries to {ARCHIVE_MEMORY}",),
+            (
+                f"MEMORY.md over its cap of {self.cap} lines: moved {len(moved)} entries to "
+                f"{ARCHIVE_MEMORY}",
+            ),
             (MEMORY_FILE, ARCHIVE_MEMORY),
         )
         return self._commit(result, f"cap MEMORY.md at {self.cap} lines", commit)
@@ -271,7 +307,9 @@ class MemoryPruner(LLMStage):
                 actions.append(f"archived {rel} -> {dest}")
                 paths += [rel, dest]
         result = MaintenanceResult(tuple(actions), tuple(paths))
-        return self._commit(result, f"archive {len(actions)} journal(s) older than {self.retention} days", commit)
+        return self._commit(
+            result, f"archive {len(actions)} journal(s) older than {self.retention} days", commit
+        )
 
     # ── decay eviction ──
     def _subject(self, rel: str, doc: kf.KnowledgeDoc) -> str:
@@ -285,7 +323,11 @@ class MemoryPruner(LLMStage):
 
     def _last_changed(self) -> dict[str, date]:
         """The day each knowledge file last changed in git (one `git log` for all files)."""
-        out = MemoryGit(self.repo).run("log", "--format=%x1e%ct", "--name-only", "--", "knowledge/", check=False).stdout
+        out = (
+            MemoryGit(self.repo)
+            .run("log", "--format=%x1e%ct", "--name-only", "--", "knowledge/", check=False)
+            .stdout
+        )
         changed: dict[str, date] = {}
         for record in out.split("\x1e"):
             head, _, files = record.partition("\n")
@@ -309,7 +351,8 @@ class MemoryPruner(LLMStage):
         recent_since = self.now() - timedelta(days=REFERENCE_WINDOW_DAYS)
         texts = [
             (self.repo.root / rel).read_text(encoding="utf-8").lower()
-            for started, rel in list_transcripts(self.repo) if started >= recent_since
+            for started, rel in list_transcripts(self.repo)
+            if started >= recent_since
         ]
         out = []
         for top in ("projects", "people", "procedures", "reference"):
@@ -319,8 +362,14 @@ class MemoryPruner(LLMStage):
                 if rel in PROTECTED or p.name.startswith("_"):
                     continue
                 doc = self.writer.read(rel) or kf.parse(p.read_text(encoding="utf-8"))
-                candidates = [d for d in (_as_date(doc.meta().get("updated")), last_changed.get(rel)) if d]
-                updated = max(candidates) if candidates else datetime.fromtimestamp(p.stat().st_mtime, UTC).date()
+                candidates = [
+                    d for d in (_as_date(doc.meta().get("updated")), last_changed.get(rel)) if d
+                ]
+                updated = (
+                    max(candidates)
+                    if candidates
+                    else datetime.fromtimestamp(p.stat().st_mtime, UTC).date()
+                )
                 days = max(0, (today - updated).days)
                 subject = self._subject(rel, doc)
                 refs = 1 + sum(1 for t in texts if subject and subject in t) + included.get(rel, 0)
@@ -331,21 +380,30 @@ class MemoryPruner(LLMStage):
         actions, paths = [], []
         for rel, score, days, refs in self.scores():
             if score < EVICT_SCORE and days > EVICT_MIN_DAYS:
-                dest = "archive/" + rel[len("knowledge/"):]
+                dest = "archive/" + rel[len("knowledge/") :]
                 self._move(rel, dest)
-                actions.append(f"evicted {rel} -> {dest} (score {score:.4f}: {days} days old, {refs} reference(s))")
+                actions.append(
+                    f"evicted {rel} -> {dest} (score {score:.4f}: {days} days old, {refs} "
+                    "reference(s))"
+                )
                 paths += [rel, dest]
         result = MaintenanceResult(tuple(actions), tuple(paths))
-        return self._commit(result, f"evict {len(actions)} stale knowledge file(s) to archive/", commit)
+        return self._commit(
+            result, f"evict {len(actions)} stale knowledge file(s) to archive/", commit
+        )
 
     # ── compaction ──
-    def compact(self, rel: str, rewritten: str | None = None, *, commit: bool = True) -> tuple[CompactionVerdict, MaintenanceResult]:
+    def compact(
+        self, rel: str, rewritten: str | None = None, *, commit: bool = True
+    ) -> tuple[CompactionVerdict, MaintenanceResult]:
         """Rewrite REL (by the compact LLM stage when REWRITTEN is None) if the rewrite keeps
         the file's facts; otherwise flag the file (needs_compact: true) and keep it."""
         full = self.repo.resolve_inside(rel, under="knowledge")
         before = full.read_text(encoding="utf-8")
         if rewritten is None:
-            prompt = (Path(__file__).parent / "prompts" / "compact.v2.md").read_text(encoding="utf-8")
+            prompt = (Path(__file__).parent / "prompts" / "compact.v2.md").read_text(
+                encoding="utf-8"
+            )
             prompt = prompt.replace("{path}", rel).replace("{content}", before)
             rewritten = self.llm.complete("compact", prompt, max_tokens=4000).text
         verdict = check_fact_preservation(before, rewritten)
@@ -353,34 +411,63 @@ class MemoryPruner(LLMStage):
         if revived:
             verdict = CompactionVerdict(False, verdict.phrases_before, verdict.lost, revived)
         if verdict.accepted:
-            doc = kf.parse(rewritten if rewritten.startswith("---\n") else before[: before.find("\n---\n") + 5] + rewritten)
+            doc = kf.parse(
+                rewritten
+                if rewritten.startswith("---\n")
+                else before[: before.find("\n---\n") + 5] + rewritten
+            )
             self.writer.write_doc(rel, doc.with_meta(needs_compact=False))
-            action = f"compacted {rel}: {len(before)} -> {len(rewritten)} characters, {verdict.loss:.1%} of noun phrases lost"
+            action = (
+                f"compacted {rel}: {len(before)} -> {len(rewritten)} characters, "
+                f"{verdict.loss:.1%} of noun phrases lost"
+            )
             result = MaintenanceResult((action,), (rel,))
         else:
             doc = kf.parse(before)
             self.writer.write_doc(rel, doc.with_meta(needs_compact=True))
             if verdict.revived:
-                action = (f"rejected the compaction of {rel}: it states superseded facts as current "
-                          f"({'; '.join(verdict.revived[:3])}); flagged needs_compact for review")
+                action = (
+                    f"rejected the compaction of {rel}: it states superseded facts as current "
+                    f"({'; '.join(verdict.revived[:3])}); flagged needs_compact for review"
+                )
             else:
                 shown = ", ".join(verdict.lost[:8])
-                action = (f"rejected the compaction of {rel}: it lost {verdict.loss:.1%} of its noun phrases "
-                          f"(limit {MAX_PHRASE_LOSS:.0%}): {shown}; flagged needs_compact for review")
+                action = (
+                    f"rejected the compaction of {rel}: it lost {verdict.loss:.1%} of its noun "
+                    "phrases "
+                    f"(limit {MAX_PHRASE_LOSS:.0%}): {shown}; flagged needs_compact for review"
+                )
             self._log_rejection(rel, verdict)
             result = MaintenanceResult((action,), (rel,), None, (rel,))
         return verdict, self._commit(result, f"compact {rel}", commit)
 
     def _log_rejection(self, rel: str, verdict: CompactionVerdict) -> None:
         EventLog(self.repo.state_file("lifecycle_log")).append(
-            {"ts": format_ts_micro(self.now()), "event": "compaction_rejected", "path": rel,
-             "loss": round(verdict.loss, 4), "lost": list(verdict.lost[:50]), "revived": list(verdict.revived[:20])})
+            {
+                "ts": format_ts_micro(self.now()),
+                "event": "compaction_rejected",
+                "path": rel,
+                "loss": round(verdict.loss, 4),
+                "lost": list(verdict.lost[:50]),
+                "revived": list(verdict.revived[:20]),
+            }
+        )
 
     def prune_all(self, *, commit: bool = True) -> MaintenanceResult:
         """prune_memory + prune_journals + score_and_evict, in one maintenance commit."""
-        result = self.prune_memory(commit=False) + self.prune_journals(commit=False) + self.score_and_evict(commit=False)
+        result = (
+            self.prune_memory(commit=False)
+            + self.prune_journals(commit=False)
+            + self.score_and_evict(commit=False)
+        )
         return self._commit(result, "prune memory and archive stale knowledge", commit)
 
 
-__all__ = ["CompactionVerdict", "MaintenanceResult", "MemoryPruner", "check_fact_preservation", "noun_phrases",
-           "revived_facts"]
+__all__ = [
+    "CompactionVerdict",
+    "MaintenanceResult",
+    "MemoryPruner",
+    "check_fact_preservation",
+    "noun_phrases",
+    "revived_facts",
+]

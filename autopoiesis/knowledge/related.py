@@ -1,5 +1,6 @@
 """The existing entries related to a transcript: what an LLM extractor is shown before it
-proposes anything (docs/design.md#extraction-bookkeeping's classifier searches memory before it appends or
+proposes anything (docs/design.md#extraction-bookkeeping's classifier searches memory before it
+appends or
 supersedes, and is biased to doing nothing).
 
 A search, entry by entry: the live entries of the current-state knowledge files go into
@@ -25,26 +26,40 @@ RELATED_LIMIT = 15
 
 def query_terms_of(text: str, limit: int = MAX_QUERY_TERMS) -> list[str]:
     """The most frequent content words of TEXT (a whole transcript): its topic."""
-    counts = Counter(w for w in words(text[:200_000]) if len(w) > 2 and w not in SEARCH_STOPWORDS and not w.isdigit())
+    counts = Counter(
+        w
+        for w in words(text[:200_000])
+        if len(w) > 2 and w not in SEARCH_STOPWORDS and not w.isdigit()
+    )
     return [w for w, _ in counts.most_common(limit)]
 
 
-def related_entries(writer: KnowledgeWriter, text: str, limit: int = RELATED_LIMIT) -> list[KnownEntry]:
+def related_entries(
+    writer: KnowledgeWriter, text: str, limit: int = RELATED_LIMIT
+) -> list[KnownEntry]:
     """The live current-state entries that best match TEXT, best first (one per id: a
     derived line and its canonical entry are one fact)."""
     entries: dict[str, KnownEntry] = {}
     for path, _, e in writer.live_entries():
         seen = entries.get(e.id)
-        if seen is None or (seen.path in INDEX_FILES and path not in INDEX_FILES):  # show the canonical entry
+        if seen is None or (
+            seen.path in INDEX_FILES and path not in INDEX_FILES
+        ):  # show the canonical entry
             entries[e.id] = KnownEntry(e.id, path, e.text)
     match = fts_match(query_terms_of(text))
     if not entries or match is None:
         return []
     conn = sqlite_module().connect(":memory:")
     try:
-        conn.execute("CREATE VIRTUAL TABLE e USING fts5(id UNINDEXED, body, tokenize='porter unicode61')")
-        conn.executemany("INSERT INTO e (id, body) VALUES (?, ?)", [(k.id, k.text) for k in entries.values()])
-        rows = conn.execute("SELECT id FROM e WHERE e MATCH ? ORDER BY bm25(e) LIMIT ?", (match, limit)).fetchall()
+        conn.execute(
+            "CREATE VIRTUAL TABLE e USING fts5(id UNINDEXED, body, tokenize='porter unicode61')"
+        )
+        conn.executemany(
+            "INSERT INTO e (id, body) VALUES (?, ?)", [(k.id, k.text) for k in entries.values()]
+        )
+        rows = conn.execute(
+            "SELECT id FROM e WHERE e MATCH ? ORDER BY bm25(e) LIMIT ?", (match, limit)
+        ).fetchall()
     finally:
         conn.close()
     return [entries[r[0]] for r in rows]

@@ -1,10 +1,12 @@
-"""Reconstruct (docs/design.md#replay, docs/design.md#flow-reconstruct): replay every transcript onto an extract/* branch,
+"""Reconstruct (docs/design.md#replay, docs/design.md#flow-reconstruct): replay every transcript
+onto an extract/* branch,
 in its own git worktree, and compare the knowledge it derives with main's.
 
     autopoiesis replay --branch extract/v2 --extractors decisions,lessons
     autopoiesis replay --compare main extract/v2
 
-Why a worktree (NAME under the state folder `worktrees_dir`, gitignored): the user's working tree and
+Why a worktree (NAME under the state folder `worktrees_dir`, gitignored): the user's working tree
+and
 current branch are never touched, so the agent keeps running while a replay works, and a
 dirty working tree stays exactly as it is. The replay reads committed history only and
 says which uncommitted transcripts it did not include.
@@ -23,7 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from autopoiesis.core.paths import CONVERSATIONS_DIR, INDEX_FILES, MemoryRepo, atomic_write, category_of
+from autopoiesis.core.paths import (
+    CONVERSATIONS_DIR,
+    INDEX_FILES,
+    MemoryRepo,
+    atomic_write,
+    category_of,
+)
 from autopoiesis.errors import ReplayError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.git.repo import MemoryGit
@@ -52,7 +60,9 @@ class Comparison:
     a: str
     b: str
     stat: str
-    per_category: tuple[tuple[str, int, int], ...]  # (category, only in b = added, only in a = removed)
+    per_category: tuple[
+        tuple[str, int, int], ...
+    ]  # (category, only in b = added, only in a = removed)
     only_a: tuple[tuple[str, str], ...]  # (path, fact)
     only_b: tuple[tuple[str, str], ...]
 
@@ -96,7 +106,7 @@ def _git(repo: MemoryRepo) -> MemoryGit:
 
 
 def _branch_name(branch: str) -> tuple[str, str]:
-    name = branch[len("extract/"):] if branch.startswith("extract/") else branch
+    name = branch[len("extract/") :] if branch.startswith("extract/") else branch
     if not name:
         raise ReplayError("give the branch a name: --branch extract/NAME")
     return f"extract/{name}", name
@@ -147,8 +157,10 @@ def replay_branch(
     current = git.current_branch()
     if current is None:
         head = (git.head() or "")[:10]
-        r.notes.append(f"your checkout is on a detached HEAD ({head}); it was left alone, "
-                       f"the replay starts from {base}")
+        r.notes.append(
+            f"your checkout is on a detached HEAD ({head}); it was left alone, "
+            f"the replay starts from {base}"
+        )
     progress_file = _progress_path(repo, name)
     resuming = _can_resume(r, progress_file, force)
     if git.branch_exists(full) and not resuming:
@@ -160,51 +172,101 @@ def replay_branch(
         git.run("worktree", "add", "-q", "-b", full, str(r.wt), base)
     not_included = _uncommitted_transcripts(repo)
     if not_included:
-        r.notes.append(f"{len(not_included)} uncommitted transcript(s) in your working tree "
-                       "were not included (commit them first)")
+        r.notes.append(
+            f"{len(not_included)} uncommitted transcript(s) in your working tree "
+            "were not included (commit them first)"
+        )
     wrepo = MemoryRepo(r.wt)
     committed = _committed_transcripts(r, wrepo)
     state = ExtractionState.for_repo(wrepo)
     try:
         resumed_from = _start(r, wrepo, state, committed, resuming)
-        progress_file.write_text(json.dumps({"branch": full, "base": base, "base_sha": base_sha, "status": "running",
-                                             "extractors": list(extractors) if extractors else None, "model": model}),
-                                 encoding="utf-8")
-        report, finished = _extract(r, wrepo, state, committed, llm=llm, use_llm=use_llm,
-                                    progress=progress, stop_after=stop_after)
+        progress_file.write_text(
+            json.dumps(
+                {
+                    "branch": full,
+                    "base": base,
+                    "base_sha": base_sha,
+                    "status": "running",
+                    "extractors": list(extractors) if extractors else None,
+                    "model": model,
+                }
+            ),
+            encoding="utf-8",
+        )
+        report, finished = _extract(
+            r,
+            wrepo,
+            state,
+            committed,
+            llm=llm,
+            use_llm=use_llm,
+            progress=progress,
+            stop_after=stop_after,
+        )
     finally:
         state.close()
     if not finished:
-        return ReplayResult(full, base, str(r.wt), len(committed), report, None, "", None,
-                            resumed_from, tuple(not_included), tuple(r.notes))
+        return ReplayResult(
+            full,
+            base,
+            str(r.wt),
+            len(committed),
+            report,
+            None,
+            "",
+            None,
+            resumed_from,
+            tuple(not_included),
+            tuple(r.notes),
+        )
     sha, tag = _commit(r, wrepo, len(committed), report, base_sha)
-    progress_file.write_text(json.dumps({"branch": full, "status": "done", "commit": sha}),
-                             encoding="utf-8")
+    progress_file.write_text(
+        json.dumps({"branch": full, "status": "done", "commit": sha}), encoding="utf-8"
+    )
     _remove_worktree(repo, r.wt)
     comparison = compare_refs(repo, base, full)
-    return ReplayResult(full, base, str(r.wt), len(committed), report, sha, tag, comparison,
-                        resumed_from, tuple(not_included), tuple(r.notes))
+    return ReplayResult(
+        full,
+        base,
+        str(r.wt),
+        len(committed),
+        report,
+        sha,
+        tag,
+        comparison,
+        resumed_from,
+        tuple(not_included),
+        tuple(r.notes),
+    )
 
 
 def _check_refs(git: MemoryGit, full: str, base: str) -> None:
     """FULL is a valid branch name and BASE a branch to replay from."""
     if git.run("check-ref-format", "--branch", full, check=False).returncode != 0:
         raise ReplayError(
-            f"{full!r} is not a valid branch name; use letters, digits, '-', '_' and '.'.")
+            f"{full!r} is not a valid branch name; use letters, digits, '-', '_' and '.'."
+        )
     if not git.branch_exists(base):
-        raise ReplayError(f"There is no branch {base!r} to replay from. Pass --base BRANCH "
-                          "(the branch that holds your transcripts).")
+        raise ReplayError(
+            f"There is no branch {base!r} to replay from. Pass --base BRANCH "
+            "(the branch that holds your transcripts)."
+        )
 
 
 def _can_resume(r: _Replay, progress_file: Path, force: bool) -> bool:
     """Whether the replay goes on from where a crashed one stopped: it was running, its
     branch and worktree are there, it was not --force, and the extractors and model are
     the same."""
-    saved = (json.loads(progress_file.read_text(encoding="utf-8")) if progress_file.exists()
-             else None)
+    saved = (
+        json.loads(progress_file.read_text(encoding="utf-8")) if progress_file.exists() else None
+    )
     return (
-        saved is not None and saved.get("status") == "running" and r.git.branch_exists(r.full)
-        and r.wt.is_dir() and not force
+        saved is not None
+        and saved.get("status") == "running"
+        and r.git.branch_exists(r.full)
+        and r.wt.is_dir()
+        and not force
         and saved.get("extractors") == (list(r.extractors) if r.extractors else None)
         and saved.get("model") == r.model
     )
@@ -219,8 +281,10 @@ def _drop_old_branch(r: _Replay, current: str | None, force: bool) -> None:
             f"`autopoiesis replay --compare {r.base} {r.full}`, or replace it with --force."
         )
     if current == r.full:
-        raise ReplayError(f"{r.full} is checked out in your working tree; switch to another "
-                          "branch before replacing it.")
+        raise ReplayError(
+            f"{r.full} is checked out in your working tree; switch to another "
+            "branch before replacing it."
+        )
     _remove_worktree(r.repo, r.wt)
     r.git.run("branch", "-D", r.full)
     r.say(f"replacing the existing branch {r.full} (--force)")
@@ -233,21 +297,26 @@ def _committed_transcripts(r: _Replay, wrepo: MemoryRepo) -> list:
     if not committed:
         _remove_worktree(r.repo, r.wt)
         r.git.run("branch", "-D", r.full, check=False)
-        raise ReplayError(f"raw/conversations/ on {r.base} has no committed transcripts; there is "
-                          "nothing to replay. Capture or import sessions first "
-                          "(`autopoiesis import FILE`).")
+        raise ReplayError(
+            f"raw/conversations/ on {r.base} has no committed transcripts; there is "
+            "nothing to replay. Capture or import sessions first "
+            "(`autopoiesis import FILE`)."
+        )
     return committed
 
 
-def _start(r: _Replay, wrepo: MemoryRepo, state: ExtractionState, committed: list,
-           resuming: bool) -> int:
+def _start(
+    r: _Replay, wrepo: MemoryRepo, state: ExtractionState, committed: list, resuming: bool
+) -> int:
     """Set the worktree up for the extraction: a resumed replay counts the transcripts
     already done (returned), a new one starts from cleared knowledge and state."""
     if resuming:
         done = {h for h, _ in state.done_keys()}
         resumed_from = sum(1 for _, p in committed if _hash_of(wrepo, p) in done)
-        r.say(f"resuming the replay onto {r.full}: {resumed_from} of {len(committed)} "
-              "transcripts were already done")
+        r.say(
+            f"resuming the replay onto {r.full}: {resumed_from} of {len(committed)} "
+            "transcripts were already done"
+        )
         return resumed_from
     clear_derived_knowledge(wrepo)
     state.forget()
@@ -255,9 +324,17 @@ def _start(r: _Replay, wrepo: MemoryRepo, state: ExtractionState, committed: lis
     return 0
 
 
-def _extract(r: _Replay, wrepo: MemoryRepo, state: ExtractionState, committed: list, *, llm: Any,
-             use_llm: bool | None, progress: Callable[[int, int, str], None] | None,
-             stop_after: int | None) -> tuple[ExtractionReport, bool]:
+def _extract(
+    r: _Replay,
+    wrepo: MemoryRepo,
+    state: ExtractionState,
+    committed: list,
+    *,
+    llm: Any,
+    use_llm: bool | None,
+    progress: Callable[[int, int, str], None] | None,
+    stop_after: int | None,
+) -> tuple[ExtractionReport, bool]:
     """Run the extractors over every transcript, then condense; whether it finished (not
     stopped after STOP_AFTER transcripts). Without an LLM given, one is opened on the
     main repo's cache (when the configuration asks for one) and closed after."""
@@ -269,8 +346,9 @@ def _extract(r: _Replay, wrepo: MemoryRepo, state: ExtractionState, committed: l
 
         llm = LLMClient(repo)  # the main repo's cache: an unchanged replay asks the model nothing
     try:
-        ex = KnowledgeExtractor(wrepo, llm=llm, model=r.model, state=state, use_llm=wanted,
-                                log_repo=repo)
+        ex = KnowledgeExtractor(
+            wrepo, llm=llm, model=r.model, state=state, use_llm=wanted, log_repo=repo
+        )
         report = ex.replay_all(r.extractors, progress=progress, stop_after=stop_after)
         if stop_after is not None and stop_after < len(committed):
             return report, False
@@ -281,18 +359,22 @@ def _extract(r: _Replay, wrepo: MemoryRepo, state: ExtractionState, committed: l
             llm.close()
 
 
-def _commit(r: _Replay, wrepo: MemoryRepo, transcripts: int, report: ExtractionReport,
-            base_sha: str) -> tuple[str | None, str]:
+def _commit(
+    r: _Replay, wrepo: MemoryRepo, transcripts: int, report: ExtractionReport, base_sha: str
+) -> tuple[str | None, str]:
     """Commit the replayed knowledge on the branch and tag it; the commit and the tag."""
     ext = ",".join(r.extractors) if r.extractors else "all extractors"
-    msg = (f"extract: replay {transcripts} transcripts with {ext}"
-           + (f" ({r.model})" if r.model else "")
-           + f"\n\n{report.summary()}\nBase: {r.base} {base_sha[:10]}\n")
+    msg = (
+        f"extract: replay {transcripts} transcripts with {ext}"
+        + (f" ({r.model})" if r.model else "")
+        + f"\n\n{report.summary()}\nBase: {r.base} {base_sha[:10]}\n"
+    )
     wgit = _git(wrepo)
     sha = wgit.commit_pending(msg, tops=("knowledge", "archive")).sha
     tag = f"memory/extract/{r.name}"
-    created, why = wgit.tag_named("extract", r.name,
-                                  f"replay of {transcripts} transcripts onto {r.full}")
+    created, why = wgit.tag_named(
+        "extract", r.name, f"replay of {transcripts} transcripts onto {r.full}"
+    )
     if not created:
         r.notes.append(why)
     return sha, tag
@@ -303,7 +385,8 @@ def _hash_of(repo: MemoryRepo, rel: str) -> str:
 
 
 def _condense(wrepo: MemoryRepo, llm: Any, committed: list, *, use_llm: bool) -> None:
-    """Rebuild MEMORY.md's rollup from the replayed journals (docs/design.md#flow-reconstruct), latest week."""
+    """Rebuild MEMORY.md's rollup from the replayed journals (docs/design.md#flow-reconstruct),
+    latest week."""
     latest = committed[-1][0].date()
     with MemoryCondenser(wrepo, llm=llm, use_llm=use_llm) as c:
         c.weekly_rollup(latest, commit=False)
@@ -327,9 +410,18 @@ def _uncommitted_transcripts(repo: MemoryRepo) -> list[str]:
 def _facts_at(repo: MemoryRepo, ref: str) -> dict[str, set[str]]:
     """path -> active facts of every knowledge file at REF (read from git, not the tree)."""
     git = _git(repo)
-    names = [n for n in git.run("ls-tree", "-r", "--name-only", ref, "--", "knowledge/").stdout.splitlines() if n.endswith(".md")]
+    names = [
+        n
+        for n in git.run(
+            "ls-tree", "-r", "--name-only", ref, "--", "knowledge/"
+        ).stdout.splitlines()
+        if n.endswith(".md")
+    ]
     blobs = cat_file_batch(repo.root, [f"{ref}:{n}" for n in names])
-    return {n: kf.parse((blobs[f"{ref}:{n}"] or b"").decode("utf-8", errors="replace")).facts() for n in names}
+    return {
+        n: kf.parse((blobs[f"{ref}:{n}"] or b"").decode("utf-8", errors="replace")).facts()
+        for n in names
+    }
 
 
 def compare_refs(repo: MemoryRepo, a: str, b: str) -> Comparison:
@@ -337,7 +429,10 @@ def compare_refs(repo: MemoryRepo, a: str, b: str) -> Comparison:
     git = _git(repo)
     for ref in (a, b):
         if git.run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False).returncode != 0:
-            raise ReplayError(f"{ref!r} is not a branch or commit of this repo; `git branch --list 'extract/*'` shows the replays.")
+            raise ReplayError(
+                f"{ref!r} is not a branch or commit of this repo; `git branch --list 'extract/*'` "
+                "shows the replays."
+            )
     fa, fb = _facts_at(repo, a), _facts_at(repo, b)
     stat = git.run("diff", "--stat", f"{a}..{b}", "--", "knowledge/").stdout.rstrip()
     by_cat: dict[str, list[int]] = {}
@@ -352,12 +447,23 @@ def compare_refs(repo: MemoryRepo, a: str, b: str) -> Comparison:
         c[1] += len(sa - sb)
         only_a += [(path, f) for f in sorted(sa - sb) if f not in all_b]
         only_b += [(path, f) for f in sorted(sb - sa) if f not in all_a]
-    return Comparison(a, b, stat, tuple((k, v[0], v[1]) for k, v in sorted(by_cat.items())), tuple(only_a), tuple(only_b))
+    return Comparison(
+        a,
+        b,
+        stat,
+        tuple((k, v[0], v[1]) for k, v in sorted(by_cat.items())),
+        tuple(only_a),
+        tuple(only_b),
+    )
 
 
 def format_comparison(c: Comparison, limit: int = 10) -> str:
-    lines = [f"git diff {c.a}..{c.b} --stat -- knowledge/", c.stat or "(no differences)", "",
-             f"{'category':<12} {'added':>7} {'removed':>8}"]
+    lines = [
+        f"git diff {c.a}..{c.b} --stat -- knowledge/",
+        c.stat or "(no differences)",
+        "",
+        f"{'category':<12} {'added':>7} {'removed':>8}",
+    ]
     lines += [f"{cat:<12} {add:>7} {rem:>8}" for cat, add, rem in c.per_category]
     for label, facts in ((f"facts only on {c.a}", c.only_a), (f"facts only on {c.b}", c.only_b)):
         lines.append(f"\n{label}: {len(facts)}")
@@ -368,8 +474,11 @@ def format_comparison(c: Comparison, limit: int = 10) -> str:
 
 
 def format_result(r: ReplayResult) -> str:
-    lines = [f"replayed {r.transcripts} transcripts onto {r.branch}" + (f" (resumed after {r.resumed_from})" if r.resumed_from else ""),
-             r.report.summary()]
+    lines = [
+        f"replayed {r.transcripts} transcripts onto {r.branch}"
+        + (f" (resumed after {r.resumed_from})" if r.resumed_from else ""),
+        r.report.summary(),
+    ]
     if r.commit:
         lines.append(f"committed {r.commit[:10]} on {r.branch}; tag {r.tag}")
     lines += [f"note: {n}" for n in r.notes]

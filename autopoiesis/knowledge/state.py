@@ -1,11 +1,13 @@
-"""Exactly-once extraction state and the retry queue (docs/design.md#extraction-bookkeeping's bookmarks).
+"""Exactly-once extraction state and the retry queue (docs/design.md#extraction-bookkeeping's
+bookmarks).
 
 One row per (transcript content hash, extractor name@version), in SQLite in the gitignored
 state file `extract_state` (`repo.state_file("extract_state")`):
 
 * `done`     the transcript's changes from that extractor version are applied;
 * `pending`  an attempt failed; `next_retry_at` follows the 5/15/30/60/120-minute backoff
-             of docs/design.md#extraction-bookkeeping; after the last retry fails the offline flavour runs instead
+             of docs/design.md#extraction-bookkeeping; after the last retry fails the offline
+             flavour runs instead
              (`done` with `flavour = 'offline-fallback'`): no session is ever silently lost.
 
 Keyed on the content hash, not the path: a transcript is immutable, so its hash names it;
@@ -58,7 +60,8 @@ class ExtractionState:
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS extractions ("
             " content_hash TEXT NOT NULL, extractor TEXT NOT NULL, path TEXT NOT NULL,"
-            " status TEXT NOT NULL, flavour TEXT NOT NULL DEFAULT '', attempts INTEGER NOT NULL DEFAULT 0,"
+            " status TEXT NOT NULL, flavour TEXT NOT NULL DEFAULT '', attempts INTEGER NOT NULL "
+            "DEFAULT 0,"
             " next_retry_at TEXT, last_error TEXT NOT NULL DEFAULT '', updated_at TEXT NOT NULL,"
             " PRIMARY KEY (content_hash, extractor))"
         )
@@ -81,31 +84,45 @@ class ExtractionState:
     def get(self, content_hash: str, extractor: str) -> StateRow | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT content_hash, extractor, path, status, flavour, attempts, next_retry_at, last_error, updated_at"
-                " FROM extractions WHERE content_hash=? AND extractor=?", (content_hash, extractor)
+                "SELECT content_hash, extractor, path, status, flavour, attempts, next_retry_at, "
+                "last_error, updated_at"
+                " FROM extractions WHERE content_hash=? AND extractor=?",
+                (content_hash, extractor),
             ).fetchone()
         return StateRow(*row) if row else None
 
     def done_keys(self) -> set[tuple[str, str]]:
         with self._lock:
-            rows = self._db.execute("SELECT content_hash, extractor FROM extractions WHERE status='done'").fetchall()
+            rows = self._db.execute(
+                "SELECT content_hash, extractor FROM extractions WHERE status='done'"
+            ).fetchall()
         return {(a, b) for a, b in rows}
 
     def rows(self, status: str | None = None) -> list[StateRow]:
-        q = ("SELECT content_hash, extractor, path, status, flavour, attempts, next_retry_at, last_error, updated_at"
-             " FROM extractions")
+        q = (
+            "SELECT content_hash, extractor, path, status, flavour, attempts, next_retry_at, "
+            "last_error, updated_at"
+            " FROM extractions"
+        )
         args: tuple[str, ...] = ()
         if status:
             q += " WHERE status=?"
             args = (status,)
         with self._lock:
-            return [StateRow(*r) for r in self._db.execute(q + " ORDER BY path, extractor", args).fetchall()]
+            return [
+                StateRow(*r)
+                for r in self._db.execute(q + " ORDER BY path, extractor", args).fetchall()
+            ]
 
     def is_due(self, row: StateRow, now: datetime) -> bool:
-        return row.status == "pending" and (row.next_retry_at is None or row.next_retry_at <= format_ts(now))
+        return row.status == "pending" and (
+            row.next_retry_at is None or row.next_retry_at <= format_ts(now)
+        )
 
     # ── writing ──
-    def mark_done(self, items: Iterable[tuple[str, str, str, str]], now: datetime | None = None) -> None:
+    def mark_done(
+        self, items: Iterable[tuple[str, str, str, str]], now: datetime | None = None
+    ) -> None:
         """Mark (content_hash, extractor, path, flavour) done, in one transaction."""
         stamp = format_ts(now or utc_now())
         rows = [(h, e, p, f, stamp) for h, e, p, f in items]
@@ -114,15 +131,19 @@ class ExtractionState:
         with self._lock:
             self._db.execute("BEGIN")
             self._db.executemany(
-                "INSERT INTO extractions (content_hash, extractor, path, status, flavour, attempts, next_retry_at,"
+                "INSERT INTO extractions (content_hash, extractor, path, status, flavour, "
+                "attempts, next_retry_at,"
                 " last_error, updated_at) VALUES (?, ?, ?, 'done', ?, 0, NULL, '', ?)"
-                " ON CONFLICT(content_hash, extractor) DO UPDATE SET status='done', flavour=excluded.flavour,"
+                " ON CONFLICT(content_hash, extractor) DO UPDATE SET status='done', "
+                "flavour=excluded.flavour,"
                 " path=excluded.path, next_retry_at=NULL, updated_at=excluded.updated_at",
                 rows,
             )
             self._db.execute("COMMIT")
 
-    def record_failure(self, content_hash: str, extractor: str, path: str, error: str, now: datetime | None = None) -> StateRow:
+    def record_failure(
+        self, content_hash: str, extractor: str, path: str, error: str, now: datetime | None = None
+    ) -> StateRow:
         """One more failed attempt: schedule the next retry (or none when exhausted:
         `attempts > len(BACKOFF_MINUTES)` means the caller must fall back offline)."""
         now = now or utc_now()
@@ -134,14 +155,27 @@ class ExtractionState:
             nxt = None
         with self._lock:
             self._db.execute(
-                "INSERT INTO extractions (content_hash, extractor, path, status, flavour, attempts, next_retry_at,"
+                "INSERT INTO extractions (content_hash, extractor, path, status, flavour, "
+                "attempts, next_retry_at,"
                 " last_error, updated_at) VALUES (?, ?, ?, 'pending', '', ?, ?, ?, ?)"
-                " ON CONFLICT(content_hash, extractor) DO UPDATE SET status='pending', attempts=excluded.attempts,"
-                " next_retry_at=excluded.next_retry_at, last_error=excluded.last_error, path=excluded.path,"
+                " ON CONFLICT(content_hash, extractor) DO UPDATE SET status='pending', "
+                "attempts=excluded.attempts,"
+                " next_retry_at=excluded.next_retry_at, last_error=excluded.last_error, "
+                "path=excluded.path,"
                 " updated_at=excluded.updated_at",
                 (content_hash, extractor, path, attempts, nxt, error[:2000], format_ts(now)),
             )
-        return StateRow(content_hash, extractor, path, "pending", "", attempts, nxt, error[:2000], format_ts(now))
+        return StateRow(
+            content_hash,
+            extractor,
+            path,
+            "pending",
+            "",
+            attempts,
+            nxt,
+            error[:2000],
+            format_ts(now),
+        )
 
     def exhausted(self, row: StateRow) -> bool:
         return row.status == "pending" and row.attempts > len(BACKOFF_MINUTES)
@@ -149,7 +183,9 @@ class ExtractionState:
     def forget(self, extractor: str | None = None) -> int:
         with self._lock:
             if extractor:
-                return self._db.execute("DELETE FROM extractions WHERE extractor=?", (extractor,)).rowcount
+                return self._db.execute(
+                    "DELETE FROM extractions WHERE extractor=?", (extractor,)
+                ).rowcount
             return self._db.execute("DELETE FROM extractions").rowcount
 
 

@@ -1,9 +1,11 @@
-"""KnowledgeWriter: the one writer of knowledge files (docs/design.md#extract, docs/design.md#extraction-bookkeeping and docs/design.md#entry-ids).
+"""KnowledgeWriter: the one writer of knowledge files (docs/design.md#extract,
+docs/design.md#extraction-bookkeeping and docs/design.md#entry-ids).
 
 Every extractor, the condenser and the pruner hand it `KnowledgeChange`s; nothing else
 writes under knowledge/. So the rules hold in one place:
 
-* **A hard guard** (docs/design.md#extraction-bookkeeping): a change may only name a Markdown path under knowledge/
+* **A hard guard** (docs/design.md#extraction-bookkeeping): a change may only name a Markdown path
+under knowledge/
   (never raw/, never outside the repo, never knowledge/identity/) that matches the path
   patterns its producer declared, with an action the producer declared. A batch with
   one bad change is refused whole, before anything is written.
@@ -15,7 +17,8 @@ writes under knowledge/. So the rules hold in one place:
 * **One fact, one id** (issue 11): an entry's id comes from its turn, source and fact
   (`entry_id_for`), and a derived line (MEMORY.md, `_active.md`, `people/_index.md`, a
   journal) passes the canonical entry's id as its `entry_id`.
-* **Supersede, never delete, everywhere** (docs/design.md#entry-ids): the old entry is struck through and
+* **Supersede, never delete, everywhere** (docs/design.md#entry-ids): the old entry is struck
+through and
   tagged `#superseded-by:NEWID`, the new entry is appended — and every live copy of the
   old fact in the current-state files (same id, or in older files the very same fact) is
   struck too, whichever file it is in. Journals are dated history and stay as written.
@@ -62,7 +65,9 @@ from autopoiesis.knowledge.guard import ACTIONS, WritePolicy, check_change
 
 log = logging.getLogger(__name__)
 
-FILE_BYTE_CAP = 512 * 1024  # a knowledge file the writer grows stops here (the index skips files over 8 MB)
+FILE_BYTE_CAP = (
+    512 * 1024
+)  # a knowledge file the writer grows stops here (the index skips files over 8 MB)
 
 
 @dataclass(frozen=True)
@@ -89,13 +94,17 @@ class KnowledgeChange:
     section: str
     content: str
     provenance: Provenance
-    key: str | None = None  # one live line of the section starts with this: append skips, supersede replaces it
+    key: str | None = (
+        None  # one live line of the section starts with this: append skips, supersede replaces it
+    )
     target: str | None = None  # supersede: entry id or phrase
     dated: bool = True  # prefix the entry with the turn's date (MEMORY.md style)
     section_level: int = 2
     tags: tuple[str, ...] = ()
     entry_id: str | None = None  # a derived line: the id of the canonical entry it restates
-    subject: str | None = None  # the entry holds the current value of SUBJECT (#about:): it supersedes the last one
+    subject: str | None = (
+        None  # the entry holds the current value of SUBJECT (#about:): it supersedes the last one
+    )
 
 
 def entry_id_for(ch: KnowledgeChange) -> str:
@@ -135,10 +144,14 @@ class _Draft:
 @dataclass
 class ApplyReport:
     added: list[tuple[str, str]] = field(default_factory=list)  # (path, entry id)
-    learned: list[tuple[str, str]] = field(default_factory=list)  # (path, entry text): what commit messages name
+    learned: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # (path, entry text): what commit messages name
     superseded: list[tuple[str, str]] = field(default_factory=list)  # (path, old id)
     duplicates: int = 0
-    capped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): entries a cap kept out
+    capped: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # (path, why): entries a cap kept out
 
     @property
     def paths(self) -> list[str]:
@@ -162,10 +175,15 @@ def template_for(relpath: str) -> kf.KnowledgeDoc:
     p = PurePosixPath(relpath)
     parts = p.parts
     if relpath == MEMORY_FILE:
-        return kf.new_doc({"type": "memory", "updated": "2026-01-01T00:00:00Z", "line_count": 12},
-                          "Core Memory", ("Key Decisions", "Lessons Learned", "Active Context"))
+        return kf.new_doc(
+            {"type": "memory", "updated": "2026-01-01T00:00:00Z", "line_count": 12},
+            "Core Memory",
+            ("Key Decisions", "Lessons Learned", "Active Context"),
+        )
     if relpath == ACTIVE_PROJECTS_FILE:
-        return kf.new_doc({"type": "project_index", "updated": "2026-01-01T00:00:00Z"}, "Active Projects")
+        return kf.new_doc(
+            {"type": "project_index", "updated": "2026-01-01T00:00:00Z"}, "Active Projects"
+        )
     if relpath == PEOPLE_INDEX_FILE:
         return kf.new_doc({"type": "people_index", "updated": "2026-01-01T00:00:00Z"}, "People")
     if len(parts) >= 3 and parts[1] == "journal":
@@ -173,8 +191,11 @@ def template_for(relpath: str) -> kf.KnowledgeDoc:
         return kf.new_doc({"type": "journal", "date": day, "sessions": []}, None, (day,))
     if len(parts) >= 4 and parts[1] == "projects":
         slug = parts[2]
-        return kf.new_doc({"type": "project_context", "project": slug}, f"{_titled(slug)} — Context",
-                          ("Current State", "Key Decisions"))
+        return kf.new_doc(
+            {"type": "project_context", "project": slug},
+            f"{_titled(slug)} — Context",
+            ("Current State", "Key Decisions"),
+        )
     if len(parts) >= 3 and parts[1] == "people":
         name = _titled(p.stem)
         return kf.new_doc({"type": "person", "name": name}, name, ("Communication", "Context"))
@@ -204,7 +225,9 @@ class KnowledgeWriter(KnowledgeDocuments):
         return int(self.repo.config.lifecycle.memory_line_cap)
 
     # ── the guard ──
-    def validate(self, changes: Iterable[KnowledgeChange], policy: WritePolicy | None = None) -> list[KnowledgeChange]:
+    def validate(
+        self, changes: Iterable[KnowledgeChange], policy: WritePolicy | None = None
+    ) -> list[KnowledgeChange]:
         """The changes, checked; raises ChangeRejectedError naming the first bad one."""
         checked = list(changes)
         for ch in checked:
@@ -212,7 +235,9 @@ class KnowledgeWriter(KnowledgeDocuments):
         return checked
 
     # ── applying ──
-    def apply(self, changes: Iterable[KnowledgeChange], policy: WritePolicy | None = None) -> ApplyReport:
+    def apply(
+        self, changes: Iterable[KnowledgeChange], policy: WritePolicy | None = None
+    ) -> ApplyReport:
         """Validate every change (all or nothing), then apply them in order."""
         checked = self.validate(changes, policy)
         report = ApplyReport()
@@ -264,8 +289,18 @@ class KnowledgeWriter(KnowledgeDocuments):
         doc, si = doc.with_section(redact(_one_line(ch.section, 120)), ch.section_level)
         key_line = self._key_line(doc, si, ch.key) if ch.key else None
         subject = kf.subject_slug(ch.subject) if ch.subject else ""
-        return _Draft(ch, doc, si, content, fact, utc(ch.provenance.at),
-                      ch.entry_id or entry_id_for(ch), kf.is_current_state(ch.path), subject, key_line)
+        return _Draft(
+            ch,
+            doc,
+            si,
+            content,
+            fact,
+            utc(ch.provenance.at),
+            ch.entry_id or entry_id_for(ch),
+            kf.is_current_state(ch.path),
+            subject,
+            key_line,
+        )
 
     def _is_duplicate(self, d: _Draft) -> bool:
         """Whether the change says nothing new, checked in this order: a live
@@ -274,24 +309,34 @@ class KnowledgeWriter(KnowledgeDocuments):
         live; its subject's live value says the same."""
         ch = d.ch
         line = d.key_line
-        if line is not None and (ch.action != "supersede" or not isinstance(line, kf.Entry)
-                                 or kf.restates(d.content, line.text)):
+        if line is not None and (
+            ch.action != "supersede"
+            or not isinstance(line, kf.Entry)
+            or kf.restates(d.content, line.text)
+        ):
             return True
         facts, ids = self._facts_and_ids(ch.path, d.doc)
-        if (d.fact in facts or d.new_id in ids
-                or (d.current and self._repeats(ch.path, d.content, d.at))):
+        if (
+            d.fact in facts
+            or d.new_id in ids
+            or (d.current and self._repeats(ch.path, d.content, d.at))
+        ):
             noted = self._note_session(ch, d.doc)
             if noted is not d.doc:
                 self._store(ch.path, noted)
             return True
         if not d.current:
             return False
-        if not ch.entry_id and not ch.key and any(
-                e.active and t == d.title for _, t, e in self._catalog().restating(d.content)):
+        if (
+            not ch.entry_id
+            and not ch.key
+            and any(e.active and t == d.title for _, t, e in self._catalog().restating(d.content))
+        ):
             return True  # a fact already live in another file of its kind (one fact, one entry)
         # the subject's value did not change
         return bool(d.subject) and any(
-            kf.restates(d.content, old.text) for _, old in self._catalog().with_subject(d.subject))
+            kf.restates(d.content, old.text) for _, old in self._catalog().with_subject(d.subject)
+        )
 
     def _superseded_by(self, d: _Draft) -> list[tuple[str, str]]:
         """(path, entry id) of the entries the change supersedes, each to be struck with
@@ -327,17 +372,35 @@ class KnowledgeWriter(KnowledgeDocuments):
             tags=tags,
         )
         if kf.render(kf.parse(entry.render())) != entry.render():  # a body the format cannot hold
-            entry = kf.Entry(entry.id, re.sub(r"[()]", "", d.content), entry.date, entry.source,
-                             entry.at, entry.tags)
+            entry = kf.Entry(
+                entry.id,
+                re.sub(r"[()]", "", d.content),
+                entry.date,
+                entry.source,
+                entry.at,
+                entry.tags,
+            )
         return entry
 
-    def _add_entry(self, d: _Draft, before: kf.KnowledgeDoc, doc: kf.KnowledgeDoc, entry: kf.Entry,
-                   report: ApplyReport) -> None:
+    def _add_entry(
+        self,
+        d: _Draft,
+        before: kf.KnowledgeDoc,
+        doc: kf.KnowledgeDoc,
+        entry: kf.Entry,
+        report: ApplyReport,
+    ) -> None:
         """Store DOC (BEFORE with ENTRY appended) and keep the report and the caches of
         facts, ids and catalog current."""
         path = d.ch.path
-        self._store(path, doc, self._size(path, before) + len(doc.sections[d.si].heading() or "")
-                    + len(entry.render().encode("utf-8")) + 64)
+        self._store(
+            path,
+            doc,
+            self._size(path, before)
+            + len(doc.sections[d.si].heading() or "")
+            + len(entry.render().encode("utf-8"))
+            + 64,
+        )
         report.added.append((path, entry.id))
         report.learned.append((path, entry.text))
         facts, ids = self._facts_and_ids(path, doc)
@@ -346,8 +409,9 @@ class KnowledgeWriter(KnowledgeDocuments):
         if d.current:
             self._catalog().add(path, doc.sections[d.si].title, entry)
 
-    def _strike_key_line(self, d: _Draft, replaced: str, doc: kf.KnowledgeDoc, entry: kf.Entry,
-                         report: ApplyReport) -> None:
+    def _strike_key_line(
+        self, d: _Draft, replaced: str, doc: kf.KnowledgeDoc, entry: kf.Entry, report: ApplyReport
+    ) -> None:
         """Strike REPLACED, the index line a keyed supersede replaces (that line only), in
         DOC."""
         where = doc.find_entry(replaced)
@@ -362,14 +426,18 @@ class KnowledgeWriter(KnowledgeDocuments):
         if d.current:
             self._catalog().drop(d.ch.path, old_line.superseded(entry.id))
 
-    def _over_cap(self, relpath: str, before: kf.KnowledgeDoc, after: kf.KnowledgeDoc) -> str | None:
+    def _over_cap(
+        self, relpath: str, before: kf.KnowledgeDoc, after: kf.KnowledgeDoc
+    ) -> str | None:
         """Why AFTER may not replace BEFORE (a cap it would cross), or None. The byte count
         is exact only near the cap (the size of BEFORE is tracked; rendering every time
         would make a thousand-transcript replay slow)."""
         near = self._size(relpath, before) > FILE_BYTE_CAP - 4096
         return self.cap_violation(relpath, after, bytes_too=near)
 
-    def cap_violation(self, relpath: str, doc: kf.KnowledgeDoc, *, bytes_too: bool = True) -> str | None:
+    def cap_violation(
+        self, relpath: str, doc: kf.KnowledgeDoc, *, bytes_too: bool = True
+    ) -> str | None:
         """Which cap DOC crosses as the content of RELPATH (MEMORY.md's line cap, the byte
         cap of every knowledge file), or None. The writer refuses an entry that would cross
         one; a sync re-checks merged files with this same rule."""
@@ -377,12 +445,18 @@ class KnowledgeWriter(KnowledgeDocuments):
             limit = self.memory_line_limit()
             lines = doc.line_count()
             if lines > limit:
-                return (f"{MEMORY_FILE} would have {lines} lines, over lifecycle.memory_line_cap ({limit}); "
-                        "run `autopoiesis prune`, or move detail into project or people files")
+                return (
+                    f"{MEMORY_FILE} would have {lines} lines, over lifecycle.memory_line_cap "
+                    f"({limit}); "
+                    "run `autopoiesis prune`, or move detail into project or people files"
+                )
         if bytes_too:
             exact = len(kf.render(doc).encode("utf-8"))
             if exact > FILE_BYTE_CAP:
-                return f"the file would be {exact} bytes, over the cap of {FILE_BYTE_CAP}; condense or split it"
+                return (
+                    f"the file would be {exact} bytes, over the cap of {FILE_BYTE_CAP}; "
+                    "condense or split it"
+                )
         return None
 
     def find_active(self, relpath: str, target: str) -> tuple[kf.Entry, str] | None:
@@ -397,7 +471,11 @@ class KnowledgeWriter(KnowledgeDocuments):
             hits = [(sec, e) for sec, e in doc.entries() if e.id == target and e.active]
         else:
             want = kf.normalize_fact(target)
-            hits = [(sec, e) for sec, e in doc.entries() if want and e.active and want in kf.normalize_fact(e.text)]
+            hits = [
+                (sec, e)
+                for sec, e in doc.entries()
+                if want and e.active and want in kf.normalize_fact(e.text)
+            ]
         return (hits[0][1], hits[0][0].title) if len(hits) == 1 else None
 
     # ── one fact, one live version (docs/design.md#extract, docs/design.md#entry-ids) ──
@@ -427,7 +505,9 @@ class KnowledgeWriter(KnowledgeDocuments):
                 return True
         return False
 
-    def _find_target(self, path: str, doc: kf.KnowledgeDoc, si: int, target: str) -> tuple[str, str] | None:
+    def _find_target(
+        self, path: str, doc: kf.KnowledgeDoc, si: int, target: str
+    ) -> tuple[str, str] | None:
         """The live entry TARGET names: an entry id (in PATH, else in any current-state
         file), or a phrase found in the facts of exactly one entry of the section, else of
         the file, else of the same-titled sections of the current-state files. Ambiguous:
@@ -458,13 +538,17 @@ class KnowledgeWriter(KnowledgeDocuments):
                 return None
         return None
 
-    def _supersede_everywhere(self, path: str, old_id: str, new_id: str, report: ApplyReport) -> None:
+    def _supersede_everywhere(
+        self, path: str, old_id: str, new_id: str, report: ApplyReport
+    ) -> None:
         """Strike OLD_ID in PATH and every live copy of it in the current-state files: the
         lines with its id, and (in files written before copies shared ids) lines stating
         its very fact. Journals are history and keep what they said."""
         cat = self._catalog()
         doc = self.read(path)
-        old = next((e for _, e in doc.entries() if e.id == old_id), None) if doc is not None else None
+        old = (
+            next((e for _, e in doc.entries() if e.id == old_id), None) if doc is not None else None
+        )
         fact = bare_fact(old.text) if old is not None else None
         places = set(cat.paths_of(old_id)) | ({path} if kf.is_current_state(path) else set())
         if fact:
@@ -505,14 +589,21 @@ class KnowledgeWriter(KnowledgeDocuments):
                 try:
                     text = (self.repo.root / prov.source).read_text(encoding="utf-8")
                     self._sessions[prov.source] = parse_meta(text, prov.source).session_id
-                except (OSError, UnicodeDecodeError, AutopoiesisError):  # HHMM-SESSION-slug.md: drop the time
-                    self._sessions[prov.source] = re.sub(r"^\d{4}-", "", PurePosixPath(prov.source).stem)
+                except (
+                    OSError,
+                    UnicodeDecodeError,
+                    AutopoiesisError,
+                ):  # HHMM-SESSION-slug.md: drop the time
+                    self._sessions[prov.source] = re.sub(
+                        r"^\d{4}-", "", PurePosixPath(prov.source).stem
+                    )
             session = self._sessions[prov.source]
         return kf.citation_ref(session or prov.source)
 
     @staticmethod
     def _note_session(ch: KnowledgeChange, doc: kf.KnowledgeDoc) -> kf.KnowledgeDoc:
-        """Journals list the sessions they summarise (docs/design.md#knowledge-files: `sessions: [...]`)."""
+        """Journals list the sessions they summarise (docs/design.md#knowledge-files: `sessions:
+        [...]`)."""
         if not ch.path.startswith("knowledge/journal/") or not ch.provenance.session:
             return doc
         sessions = doc.meta().get("sessions") or []

@@ -8,7 +8,8 @@ in providers and offline heuristics.
   package (providers/openai.py), imported only when a call is made.
 
 State lives in the repo's gitignored state files ``llm_cache`` (the response cache,
-cache.py) and ``llm_ledger`` (the usage ledger, ledger.py, UTC days). Both may be deleted at any time;
+cache.py) and ``llm_ledger`` (the usage ledger, ledger.py, UTC days). Both may be deleted at any
+time;
 the cost is only re-asking the model.
 """
 
@@ -45,14 +46,30 @@ if TYPE_CHECKING:
 # rules it compiles) is ~40 ms, which a process that only registers an offline handler
 # (the watcher's gate, on the prompt hook's path) never needs.
 _MODULES = {
-    "ResponseCache": "cache", "request_key": "cache",
-    "STAGES": "client", "LLMClient": "client", "RetryPolicy": "client", "parse_yes_no": "client",
-    "Ledger": "ledger", "summarize_usage": "ledger",
-    "PRICES_PER_MILLION": "pricing", "estimate_cost": "pricing",
-    "CallFailure": "protocol", "ChatProvider": "protocol", "Completion": "protocol", "LLMResult": "protocol",
-    "Message": "protocol", "OfflineHandler": "protocol", "UsageRow": "protocol", "Validator": "protocol",
-    "OfflineProvider": "providers", "OpenAIProvider": "providers", "ProviderFactory": "providers",
-    "register_offline_handler": "providers", "register_provider": "providers", "unregister_offline_handler": "providers",
+    "ResponseCache": "cache",
+    "request_key": "cache",
+    "STAGES": "client",
+    "LLMClient": "client",
+    "RetryPolicy": "client",
+    "parse_yes_no": "client",
+    "Ledger": "ledger",
+    "summarize_usage": "ledger",
+    "PRICES_PER_MILLION": "pricing",
+    "estimate_cost": "pricing",
+    "CallFailure": "protocol",
+    "ChatProvider": "protocol",
+    "Completion": "protocol",
+    "LLMResult": "protocol",
+    "Message": "protocol",
+    "OfflineHandler": "protocol",
+    "UsageRow": "protocol",
+    "Validator": "protocol",
+    "OfflineProvider": "providers",
+    "OpenAIProvider": "providers",
+    "ProviderFactory": "providers",
+    "register_offline_handler": "providers",
+    "register_provider": "providers",
+    "unregister_offline_handler": "providers",
 }
 
 

@@ -58,7 +58,9 @@ class BackoffState:
 class GlobalBackoff:
     """The shared backoff of one memory repo's LLM endpoint (a JSON state file)."""
 
-    def __init__(self, path: Path, *, base: float = BACKOFF_BASE_SECONDS, cap: float = BACKOFF_MAX_SECONDS):
+    def __init__(
+        self, path: Path, *, base: float = BACKOFF_BASE_SECONDS, cap: float = BACKOFF_MAX_SECONDS
+    ):
         self.path = path
         self.base, self.cap = base, cap
 
@@ -66,7 +68,9 @@ class GlobalBackoff:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             until = parse_ts(data["until"], "until") if data.get("until") else None
-            return BackoffState(int(data.get("failures") or 0), until, str(data.get("last_error") or ""))
+            return BackoffState(
+                int(data.get("failures") or 0), until, str(data.get("last_error") or "")
+            )
         except (OSError, ValueError, KeyError, TypeError, TimestampError):
             return BackoffState()  # none yet, or a damaged file: no backoff
 
@@ -84,8 +88,16 @@ class GlobalBackoff:
             failures = self.state().failures + 1
             delay = min(self.cap, self.base * 2 ** min(failures - 1, 20))
             st = BackoffState(failures, now + timedelta(seconds=delay), error[:500])
-            atomic_write(self.path, json.dumps({"failures": st.failures, "until": format_ts(st.until or now),
-                                                "last_error": st.last_error}))
+            atomic_write(
+                self.path,
+                json.dumps(
+                    {
+                        "failures": st.failures,
+                        "until": format_ts(st.until or now),
+                        "last_error": st.last_error,
+                    }
+                ),
+            )
         return st
 
     def succeeded(self) -> None:

@@ -17,7 +17,9 @@ from autopoiesis.core.sqlite import open_db
 
 def request_key(messages: Sequence[dict[str, str]], params: dict[str, Any]) -> str:
     """sha256 of everything that shapes the answer besides stage and model."""
-    blob = json.dumps({"messages": list(messages), "params": params}, sort_keys=True, ensure_ascii=False)
+    blob = json.dumps(
+        {"messages": list(messages), "params": params}, sort_keys=True, ensure_ascii=False
+    )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -33,8 +35,10 @@ class ResponseCache:
         # A cache: losing the last answers to a power cut is fine, an fsync per call is not.
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses (stage TEXT NOT NULL, model TEXT NOT NULL, key TEXT NOT NULL,"
-            " text TEXT NOT NULL, tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, created TEXT NOT NULL,"
+            "CREATE TABLE IF NOT EXISTS responses (stage TEXT NOT NULL, model TEXT NOT NULL, key "
+            "TEXT NOT NULL,"
+            " text TEXT NOT NULL, tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, "
+            "created TEXT NOT NULL,"
             " PRIMARY KEY (stage, model, key))"
         )
 
@@ -42,11 +46,15 @@ class ResponseCache:
         """(text, tokens_in, tokens_out) of the cached answer, or None."""
         with self._lock:
             row = self._db.execute(
-                "SELECT text, tokens_in, tokens_out FROM responses WHERE stage=? AND model=? AND key=?", (stage, model, key)
+                "SELECT text, tokens_in, tokens_out FROM responses WHERE stage=? AND model=? AND "
+                "key=?",
+                (stage, model, key),
             ).fetchone()
         return (row[0], int(row[1]), int(row[2])) if row else None
 
-    def put(self, stage: str, model: str, key: str, text: str, tokens_in: int, tokens_out: int) -> None:
+    def put(
+        self, stage: str, model: str, key: str, text: str, tokens_in: int, tokens_out: int
+    ) -> None:
         with self._lock:  # autocommit: one statement, one transaction
             self._db.execute(
                 "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",

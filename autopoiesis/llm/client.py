@@ -95,7 +95,9 @@ class RetryPolicy:
 
     def longest_backoff(self) -> float:
         """The most all the backoff sleeps of one call can add up to (no Retry-After)."""
-        return sum(min(self.backoff_max, self.backoff_base * (2**n)) for n in range(self.max_retries))
+        return sum(
+            min(self.backoff_max, self.backoff_base * (2**n)) for n in range(self.max_retries)
+        )
 
 
 class _Late(CallFailure):
@@ -149,7 +151,11 @@ class LLMClient:
             config = repo.config.llm if repo is not None else LLMConfig()
         self.config = config
         self.retry = RetryPolicy(config.max_retries, backoff_base, backoff_max, retry_after_cap)
-        self.cache = ResponseCache(repo.state_file("llm_cache")) if (repo is not None and use_cache) else None
+        self.cache = (
+            ResponseCache(repo.state_file("llm_cache"))
+            if (repo is not None and use_cache)
+            else None
+        )
         self.ledger = Ledger(repo.state_file("llm_ledger")) if repo is not None else None
         #: The job this client works for (the daemon's job name): recorded on every ledger
         #: line; its paid tokens are capped at JOB_TOKEN_BUDGET (0: no cap), past which the
@@ -160,16 +166,24 @@ class LLMClient:
         # one executor across processes: the concurrency limit and the backoff after
         # failures hold for every process of the repo (backpressure.py)
         self.backoff = GlobalBackoff(repo.state_file("llm_backoff")) if repo is not None else None
-        self.clock = clock  # the backoff's time: a stage's injected clock (tests, replays) moves it too
-        self.slots = SlotPool(repo.state_path("llm", "slots", "x").parent, config.concurrency) if repo is not None else None
+        self.clock = (
+            clock  # the backoff's time: a stage's injected clock (tests, replays) moves it too
+        )
+        self.slots = (
+            SlotPool(repo.state_path("llm", "slots", "x").parent, config.concurrency)
+            if repo is not None
+            else None
+        )
         #: Seconds one call may take in all (attempts, backoff, waiting for a slot):
         #: llm.deadline_seconds, else every attempt's timeout, plus the longest backoff and
         #: ATTEMPT_MARGIN an attempt (connecting, a thread, a slot: without it, on a busy
         #: machine the last retry was cut short before its own timeout).
         attempts = config.max_retries + 1
         self.deadline = (
-            float(config.deadline_seconds) if config.deadline_seconds is not None
-            else (float(config.timeout_seconds) + ATTEMPT_MARGIN) * attempts + self.retry.longest_backoff()
+            float(config.deadline_seconds)
+            if config.deadline_seconds is not None
+            else (float(config.timeout_seconds) + ATTEMPT_MARGIN) * attempts
+            + self.retry.longest_backoff()
         )
         self.concurrency = max(1, int(config.concurrency))
         self._slots = threading.BoundedSemaphore(self.concurrency)
@@ -180,13 +194,15 @@ class LLMClient:
         self._rng = random.Random()
         self._notice_lock = threading.Lock()
         self.notice: str | None = None
-        # what every prompt to a remote endpoint goes through (the repo's settings, or the built-in rules)
+        # what every prompt to a remote endpoint goes through (the repo's settings, or the built-in
+        # rules)
         self.redactor: Redactor = repo.redactor() if repo is not None else Redactor()
         self._redact_lock = threading.Lock()
 
     # ── lifecycle ──
     def close(self) -> None:
-        """Close the provider's connections and the cache database. The client must not be used after."""
+        """Close the provider's connections and the cache database. The client must not be used
+        after."""
         if self._remote_provider is not None:
             self._remote_provider.close()
             self._remote_provider = None
@@ -208,7 +224,9 @@ class LLMClient:
     def model_for(self, stage: str) -> str:
         """The model configured for STAGE (llm.models.<stage>)."""
         if stage not in STAGES:
-            raise ValueError(f"Unknown LLM stage {stage!r}; use one of {', '.join(STAGES)} (or pass model=).")
+            raise ValueError(
+                f"Unknown LLM stage {stage!r}; use one of {', '.join(STAGES)} (or pass model=)."
+            )
         return str(getattr(self.config.models, stage))
 
     def register_offline_handler(self, stage: str, fn: OfflineHandler) -> None:
@@ -241,7 +259,13 @@ class LLMClient:
             return self._offline_result(stage, model_name, messages, text)
         result = self._remote(stage, model_name, messages, params)
         if len(result.text) > MAX_REPLY_CHARS:
-            log.warning("the %s reply of %s was %d characters long; cut to %d", stage, model_name, len(result.text), MAX_REPLY_CHARS)
+            log.warning(
+                "the %s reply of %s was %d characters long; cut to %d",
+                stage,
+                model_name,
+                len(result.text),
+                MAX_REPLY_CHARS,
+            )
             return replace(result, text=result.text[:MAX_REPLY_CHARS])
         if self.cache is not None and cache:
             self.cache.put(stage, model_name, key, result.text, result.tokens_in, result.tokens_out)
@@ -268,8 +292,14 @@ class LLMClient:
         Every array in the reply is cut to MAX_ITEMS items before the check (the count cut
         is `.dropped_items`); a reply over MAX_REPLY_CHARS is refused without a repair."""
         check = make_validator(schema)
-        messages = _messages(json_system(system, schema if isinstance(schema, dict) else None), prompt)
-        params: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "response_format": {"type": "json_object"}}
+        messages = _messages(
+            json_system(system, schema if isinstance(schema, dict) else None), prompt
+        )
+        params: dict[str, Any] = {
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "response_format": {"type": "json_object"},
+        }
         model_name = model or self.model_for(stage)
         key = request_key(messages, params)
 
@@ -283,7 +313,10 @@ class LLMClient:
             data = self.offline.complete_json(stage, prompt, system)
             error = rejection(data, check)
             if error:
-                raise LLMResponseError(f"The offline handler of stage '{stage}' returned data that was rejected: {error}.")
+                raise LLMResponseError(
+                    f"The offline handler of stage '{stage}' returned data that was rejected: "
+                    f"{error}."
+                )
             text = json.dumps(data, ensure_ascii=False, sort_keys=True)
             return replace(self._offline_result(stage, model_name, messages, text), data=data)
 
@@ -291,16 +324,22 @@ class LLMClient:
         data, error, dropped = parse_capped(result.text, check, max_items)
         if error is not None and len(result.text) > MAX_REPLY_CHARS:
             raise LLMResponseError(
-                f"The model {model_name} sent a {len(result.text):,}-character reply for stage '{stage}', over the "
-                f"cap of {MAX_REPLY_CHARS:,}; it was refused. Check llm.models.{stage} (a runaway model?)."
+                f"The model {model_name} sent a {len(result.text):,}-character reply for stage "
+                f"'{stage}', over the "
+                f"cap of {MAX_REPLY_CHARS:,}; it was refused. Check llm.models.{stage} (a runaway "
+                "model?)."
             )
         if error is not None:
-            result = self._remote(stage, model_name, repair_messages(messages, result.text, error), params)
+            result = self._remote(
+                stage, model_name, repair_messages(messages, result.text, error), params
+            )
             data, error, dropped = parse_capped(result.text, check, max_items)
             if error is not None:
                 raise LLMResponseError(
-                    f"The model {model_name} did not return valid JSON for stage '{stage}', even after a repair "
-                    f"attempt: {error}. Try a stronger model in llm.models.{stage}, or provider: offline."
+                    f"The model {model_name} did not return valid JSON for stage '{stage}', even "
+                    "after a repair "
+                    f"attempt: {error}. Try a stronger model in llm.models.{stage}, or provider: "
+                    "offline."
                 )
         if self.cache is not None and cache:
             self.cache.put(stage, model_name, key, result.text, result.tokens_in, result.tokens_out)
@@ -316,10 +355,19 @@ class LLMClient:
         model: str | None = None,
         cache: bool = True,
     ) -> tuple[bool | None, LLMResult]:
-        """The tier-3 gate's call (docs/design.md#gate-call): MAX_TOKENS (1 by default), temperature 0.
+        """The tier-3 gate's call (docs/design.md#gate-call): MAX_TOKENS (1 by default), temperature
+        0.
         Returns the answer (parse_yes_no) and the result, whose `provider` says whether
         the model or the offline provider answered."""
-        res = self.complete(stage, prompt, system=system, max_tokens=max_tokens, temperature=0.0, model=model, cache=cache)
+        res = self.complete(
+            stage,
+            prompt,
+            system=system,
+            max_tokens=max_tokens,
+            temperature=0.0,
+            model=model,
+            cache=cache,
+        )
         return parse_yes_no(res.text), res
 
     def yes_no(
@@ -332,8 +380,11 @@ class LLMClient:
         model: str | None = None,
         cache: bool = True,
     ) -> bool | None:
-        """True for a reply that starts with YES, False for NO (case-insensitive), None for anything else."""
-        return self.yes_no_result(stage, prompt, system=system, max_tokens=max_tokens, model=model, cache=cache)[0]
+        """True for a reply that starts with YES, False for NO (case-insensitive), None for anything
+        else."""
+        return self.yes_no_result(
+            stage, prompt, system=system, max_tokens=max_tokens, model=model, cache=cache
+        )[0]
 
     def map_concurrent(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
         """fn(item) for every item on a pool sized to the concurrency limit; results in
@@ -376,8 +427,10 @@ class LLMClient:
             with self._notice_lock:
                 if self.notice is None:
                     self.notice = (
-                        f"The job {self.job or '(unnamed)'} spent its LLM token budget ({self.job_token_budget:,} tokens, "
-                        f"{self._job_spent:,} spent); its stages use the offline provider for the rest of this run. "
+                        f"The job {self.job or '(unnamed)'} spent its LLM token budget "
+                        f"({self.job_token_budget:,} tokens, "
+                        f"{self._job_spent:,} spent); its stages use the offline provider for the "
+                        "rest of this run. "
                         "Raise daemon.job_token_budget in memory-config.yaml to change this."
                     )
                     log.warning(self.notice)
@@ -391,13 +444,17 @@ class LLMClient:
         with self._notice_lock:
             if self.notice is None:
                 self.notice = (
-                    f"The daily LLM token budget ({budget:,} tokens) is used up ({spent:,} today); LLM stages use "
-                    f"the offline provider until tomorrow. Raise llm.daily_token_budget in memory-config.yaml to change this."
+                    f"The daily LLM token budget ({budget:,} tokens) is used up ({spent:,} "
+                    "today); LLM stages use "
+                    "the offline provider until tomorrow. Raise llm.daily_token_budget in "
+                    "memory-config.yaml to change this."
                 )
                 log.warning(self.notice)
         return True
 
-    def _offline_result(self, stage: str, model: str, messages: list[Message], text: str) -> LLMResult:
+    def _offline_result(
+        self, stage: str, model: str, messages: list[Message], text: str
+    ) -> LLMResult:
         fell_back = self.provider != "offline"  # a configured model's call the budget sent offline
         tin = count_tokens("".join(m["content"] for m in messages))
         tout = count_tokens(text)
@@ -458,7 +515,9 @@ class LLMClient:
         with self._redact_lock:  # the Redactor counts as it goes; calls run on many threads
             return [{**m, "content": self.redactor.redact(m["content"])} for m in messages]
 
-    def _remote(self, stage: str, model: str, messages: list[Message], params: dict[str, Any]) -> LLMResult:
+    def _remote(
+        self, stage: str, model: str, messages: list[Message], params: dict[str, Any]
+    ) -> LLMResult:
         provider = self._provider()
         self._check_backoff(stage, model, provider.name)
         try:
@@ -479,13 +538,21 @@ class LLMClient:
             return
         self._record(stage, model, provider, 0, 0, cached=False, ok=False, error="global backoff")
         raise LLMUnavailableError(
-            f"The LLM endpoint ({self.config.base_url or 'api.openai.com'}) failed {blocked.failures} call(s) in a row "
-            f"(last: {blocked.last_error[:200]}); every LLM stage waits until {format_ts(blocked.until)} before calling it "
+            f"The LLM endpoint ({self.config.base_url or 'api.openai.com'}) failed "
+            f"{blocked.failures} call(s) in a row "
+            f"(last: {blocked.last_error[:200]}); every LLM stage waits until "
+            f"{format_ts(blocked.until)} before calling it "
             "again. Check that it is running; the stages fall back or retry meanwhile."
         )
 
-    def _remote_attempts(self, stage: str, model: str, provider: ChatProvider, messages: list[Message],
-                         params: dict[str, Any]) -> LLMResult:
+    def _remote_attempts(
+        self,
+        stage: str,
+        model: str,
+        provider: ChatProvider,
+        messages: list[Message],
+        params: dict[str, Any],
+    ) -> LLMResult:
         messages = self._redacted(messages)
         started = time.monotonic()
         budget = self.deadline
@@ -498,42 +565,91 @@ class LLMClient:
             if isinstance(outcome, CallFailure) and not isinstance(outcome, _Late):
                 last = outcome.reason
             if isinstance(outcome, Completion):
-                cost = self._record(stage, model, provider.name, outcome.tokens_in, outcome.tokens_out, cached=False,
-                                    ok=True, attempts=attempts, latency_ms=_ms(started))
-                return LLMResult(outcome.text, model, provider.name, outcome.tokens_in, outcome.tokens_out,
-                                 stage=stage, cost=cost)
-            wait = self.retry.delay(attempts - 1, outcome.retry_after, self._rng) if outcome.retryable else 0.0
+                cost = self._record(
+                    stage,
+                    model,
+                    provider.name,
+                    outcome.tokens_in,
+                    outcome.tokens_out,
+                    cached=False,
+                    ok=True,
+                    attempts=attempts,
+                    latency_ms=_ms(started),
+                )
+                return LLMResult(
+                    outcome.text,
+                    model,
+                    provider.name,
+                    outcome.tokens_in,
+                    outcome.tokens_out,
+                    stage=stage,
+                    cost=cost,
+                )
+            wait = (
+                self.retry.delay(attempts - 1, outcome.retry_after, self._rng)
+                if outcome.retryable
+                else 0.0
+            )
             out_of_time = time.monotonic() + wait >= deadline
             final = not outcome.retryable or attempts > self.retry.max_retries or out_of_time
             if final:  # one ledger line per call, not per attempt
-                error = f"{outcome.reason} (before: {last})" if isinstance(outcome, _Late) and last else outcome.reason
-                self._record(stage, model, provider.name, 0, 0, cached=False, ok=False, error=error,
-                             attempts=attempts, latency_ms=_ms(started))
+                error = (
+                    f"{outcome.reason} (before: {last})"
+                    if isinstance(outcome, _Late) and last
+                    else outcome.reason
+                )
+                self._record(
+                    stage,
+                    model,
+                    provider.name,
+                    0,
+                    0,
+                    cached=False,
+                    ok=False,
+                    error=error,
+                    attempts=attempts,
+                    latency_ms=_ms(started),
+                )
             if isinstance(outcome, _Late):
                 raise LLMUnavailableError(
-                    f"The LLM endpoint ({self.config.base_url or 'api.openai.com'}) did not answer the {stage} call "
-                    f"after {attempts} attempt{'s' if attempts > 1 else ''}: no complete answer within the call's "
-                    f"deadline of {budget:g} s{f' (before: {last})' if last else ''}. Check that it is running, "
+                    f"The LLM endpoint ({self.config.base_url or 'api.openai.com'}) did not "
+                    f"answer the {stage} call "
+                    f"after {attempts} attempt{'s' if attempts > 1 else ''}: no complete answer "
+                    "within the call's "
+                    f"deadline of {budget:g} s{f' (before: {last})' if last else ''}. Check that "
+                    "it is running, "
                     "or raise llm.deadline_seconds in memory-config.yaml."
                 )
             if not outcome.retryable:
                 hint = (
-                    f" Set ${self.config.api_key_env} to a valid API key." if outcome.status in (401, 403)
+                    f" Set ${self.config.api_key_env} to a valid API key."
+                    if outcome.status in (401, 403)
                     else f" Check llm.base_url and llm.models.{stage} in memory-config.yaml."
                 )
-                raise LLMUnavailableError(f"The LLM endpoint refused the {stage} call ({outcome.reason}).{hint}")
+                raise LLMUnavailableError(
+                    f"The LLM endpoint refused the {stage} call ({outcome.reason}).{hint}"
+                )
             if final:
                 where = self.config.base_url or "api.openai.com"
                 within = f" within the deadline of {budget:g} s" if out_of_time else ""
                 raise LLMUnavailableError(
-                    f"The LLM endpoint ({where}) did not answer the {stage} call after {attempts} attempts{within} "
-                    f"(last: {outcome.reason}). Check that it is running, or raise llm.timeout_seconds / "
+                    f"The LLM endpoint ({where}) did not answer the {stage} call after {attempts} "
+                    f"attempts{within} "
+                    f"(last: {outcome.reason}). Check that it is running, or raise "
+                    "llm.timeout_seconds / "
                     "llm.max_retries / llm.deadline_seconds."
                 )
             time.sleep(wait)
 
-    def _attempt(self, provider: ChatProvider, model: str, messages: list[Message], params: dict[str, Any],
-                 deadline: float, budget: float) -> Completion | CallFailure:
+    def _attempt(
+        self,
+        provider: ChatProvider,
+        model: str,
+        messages: list[Message],
+        params: dict[str, Any],
+        deadline: float,
+        budget: float,
+    ) -> Completion | CallFailure:
         """One request, given up at DEADLINE whatever the provider is doing. It runs on a
         daemon thread: a provider blocked in a read cannot hold the caller (or the
         process's exit); it ends by itself when its own timeout or the server lets it."""

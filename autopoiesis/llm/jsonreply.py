@@ -84,11 +84,17 @@ def cap_items(data: Any, limit: int = MAX_REPLY_ITEMS) -> tuple[Any, int]:
     return walk(data), dropped
 
 
-def parse_capped(text: str, check: Validator | None, max_items: int = MAX_REPLY_ITEMS) -> tuple[Any, str | None, int]:
+def parse_capped(
+    text: str, check: Validator | None, max_items: int = MAX_REPLY_ITEMS
+) -> tuple[Any, str | None, int]:
     """(data, None, items cut) for a reply that parses and passes CHECK, else (data or None,
     why not, items cut). Arrays are cut to MAX_ITEMS first; the third value counts the cut."""
     if len(text) > MAX_REPLY_CHARS:
-        return None, f"the reply is {len(text)} characters long, over the cap of {MAX_REPLY_CHARS}", 0
+        return (
+            None,
+            f"the reply is {len(text)} characters long, over the cap of {MAX_REPLY_CHARS}",
+            0,
+        )
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -106,14 +112,24 @@ def parse_capped(text: str, check: Validator | None, max_items: int = MAX_REPLY_
     except RecursionError:
         return None, "the reply is nested too deeply", 0
     if dropped:
-        log.warning("an LLM reply held %d array items over the cap of %d per array; they were dropped", dropped, max_items)
+        log.warning(
+            "an LLM reply held %d array items over the cap of %d per array; they were dropped",
+            dropped,
+            max_items,
+        )
     error = rejection(data, check)
     return data, (None if error is None else f"the JSON was rejected: {error}"), dropped
 
 
-def repair_messages(messages: list[dict[str, str]], bad_reply: str, error: str) -> list[dict[str, str]]:
+def repair_messages(
+    messages: list[dict[str, str]], bad_reply: str, error: str
+) -> list[dict[str, str]]:
     """MESSAGES plus the bad reply and a request to correct it (the one repair turn)."""
     return list(messages) + [
         {"role": "assistant", "content": bad_reply},
-        {"role": "user", "content": f"That reply was not valid: {error}\nReply again with only the corrected JSON object."},
+        {
+            "role": "user",
+            "content": f"That reply was not valid: {error}\nReply again with only the corrected "
+            "JSON object.",
+        },
     ]

@@ -87,14 +87,20 @@ class Ledger:
                 t.calls += 1
                 t.errors += not row.get("ok", True)
                 paid = row.get("provider") != "offline" and not row.get("cached")
-                tokens = (int(row.get("tokens_in") or 0) + int(row.get("tokens_out") or 0)) if paid else 0
+                tokens = (
+                    (int(row.get("tokens_in") or 0) + int(row.get("tokens_out") or 0))
+                    if paid
+                    else 0
+                )
                 t.tokens += tokens
                 if row.get("job"):
                     j = t.jobs.setdefault(str(row["job"]), {"calls": 0, "tokens": 0})
                     j["calls"] += 1
                     j["tokens"] += tokens
             self._scan_offset += end
-            return DayTotals(t.day, t.calls, t.tokens, t.errors, {k: dict(v) for k, v in t.jobs.items()})
+            return DayTotals(
+                t.day, t.calls, t.tokens, t.errors, {k: dict(v) for k, v in t.jobs.items()}
+            )
 
 
 def summarize_usage(rows: Iterable[dict[str, Any]], since: date | None = None) -> list[UsageRow]:
@@ -106,7 +112,18 @@ def summarize_usage(rows: Iterable[dict[str, Any]], since: date | None = None) -
         if day < start:
             continue
         key = (day, str(row.get("stage", "")))
-        a = acc.setdefault(key, {"calls": 0, "cached": 0, "offline": 0, "errors": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0})
+        a = acc.setdefault(
+            key,
+            {
+                "calls": 0,
+                "cached": 0,
+                "offline": 0,
+                "errors": 0,
+                "tokens_in": 0,
+                "tokens_out": 0,
+                "cost": 0.0,
+            },
+        )
         a["calls"] += 1
         a["cached"] += bool(row.get("cached"))
         a["offline"] += row.get("provider") == "offline"
@@ -114,4 +131,7 @@ def summarize_usage(rows: Iterable[dict[str, Any]], since: date | None = None) -
         a["tokens_in"] += int(row.get("tokens_in") or 0)
         a["tokens_out"] += int(row.get("tokens_out") or 0)
         a["cost"] += float(row.get("cost") or 0.0)
-    return [UsageRow(day, stage, **{**a, "cost": round(a["cost"], 6)}) for (day, stage), a in sorted(acc.items())]
+    return [
+        UsageRow(day, stage, **{**a, "cost": round(a["cost"], 6)})
+        for (day, stage), a in sorted(acc.items())
+    ]

@@ -53,7 +53,9 @@ class ChatProvider(Protocol):
 
     name: str
 
-    def chat(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion | CallFailure:
+    def chat(
+        self, model: str, messages: list[Message], params: dict[str, Any]
+    ) -> Completion | CallFailure:
         """Send one chat request (PARAMS: max_tokens, temperature, maybe response_format)."""
         ...
 

@@ -25,10 +25,11 @@ from autopoiesis.mcp.tools import MemoryTools
 from autopoiesis.memory import Memory
 
 INSTRUCTIONS = """The long-term memory of this agent, kept as Markdown files in a git repository.
-Look things up with `search` (then `read` the file) before asking the user what the memory may hold;
-`compile_context` gives the context the memory would add for a message. Write a durable fact, decision
-or lesson with `remember` (one fact an entry, in the file `get_schema` says it belongs in), and replace
-an outdated entry with `supersede`. `recall` and `history` answer when something was learned, and from where."""
+Look things up with `search` (then `read` the file) before asking the user what the memory may
+hold; `compile_context` gives the context the memory would add for a message. Write a durable fact,
+decision or lesson with `remember` (one fact an entry, in the file `get_schema` says it belongs
+in), and replace an outdated entry with `supersede`. `recall` and `history` answer when something
+was learned, and from where."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,65 +50,118 @@ def _tool_errors(fn: F) -> F:
 def build_server(memory: Memory, tools: MemoryTools | None = None) -> MCPServer:
     """An MCPServer with the tools of MEMORY."""
     t = tools or MemoryTools(memory)
-    server = MCPServer("autopoiesis", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    server = MCPServer(
+        "autopoiesis", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+    )
 
-    @server.tool(description="Hybrid (BM25 + vector) search over knowledge, topics, transcripts and archive.")
+    @server.tool(
+        description="Hybrid (BM25 + vector) search over knowledge, topics, transcripts and archive."
+    )
     @_tool_errors
     def search(
         query: Annotated[str, Field(description="What to look for, in plain words.")],
         limit: Annotated[int, Field(ge=1, le=100, description="Most results.")] = 10,
-        category: Annotated[str | None, Field(description="Only this category: identity, memory, journal, project, "
-                                                         "person, procedure, reference, conversation, topic, archive.")] = None,
+        category: Annotated[
+            str | None,
+            Field(
+                description="Only this category: identity, memory, journal, project, "
+                "person, procedure, reference, conversation, topic, archive."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         return t.search(query, limit, category)
 
-    @server.tool(description="Read a file of the memory repo (raw/, knowledge/, topics/, archive/ or memory-config.yaml), "
-                             "by line range; at most 2000 lines a call.")
+    @server.tool(
+        description="Read a file of the memory repo (raw/, knowledge/, topics/, archive/ or "
+        "memory-config.yaml), "
+        "by line range; at most 2000 lines a call."
+    )
     @_tool_errors
     def read(
-        path: Annotated[str, Field(description="Repo-relative path, e.g. knowledge/memory/MEMORY.md.")],
+        path: Annotated[
+            str, Field(description="Repo-relative path, e.g. knowledge/memory/MEMORY.md.")
+        ],
         start_line: Annotated[int, Field(ge=1, description="First line (from 1).")] = 1,
-        end_line: Annotated[int | None, Field(ge=1, description="Last line (default: the end).")] = None,
+        end_line: Annotated[
+            int | None, Field(ge=1, description="Last line (default: the end).")
+        ] = None,
     ) -> str:
         return t.read(path, start_line, end_line)
 
-    @server.tool(description="The context the memory gives for a message: identity, core memory, journal, active "
-                             "topics and the most relevant knowledge, within a token budget.")
+    @server.tool(
+        description="The context the memory gives for a message: identity, core memory, journal, "
+        "active "
+        "topics and the most relevant knowledge, within a token budget."
+    )
     @_tool_errors
     def compile_context(
         message: Annotated[str, Field(description="The message to compile context for.")],
-        budget: Annotated[int | None, Field(description="Token budget (default context_compiler.token_budget).")] = None,
-        shared: Annotated[bool, Field(description="A shared or group context: leaves MEMORY.md out.")] = False,
+        budget: Annotated[
+            int | None, Field(description="Token budget (default context_compiler.token_budget).")
+        ] = None,
+        shared: Annotated[
+            bool, Field(description="A shared or group context: leaves MEMORY.md out.")
+        ] = False,
     ) -> str:
         return t.compile_context(message, budget, shared)
 
-    @server.tool(description="Write one durable fact into a knowledge file (under knowledge/, never identity/), "
-                             "cited, skipped when already there, secrets redacted; committed to git.")
+    @server.tool(
+        description="Write one durable fact into a knowledge file (under knowledge/, never "
+        "identity/), "
+        "cited, skipped when already there, secrets redacted; committed to git."
+    )
     @_tool_errors
     def remember(
-        path: Annotated[str, Field(description="The knowledge file, e.g. knowledge/projects/SLUG/context.md "
-                                               "(get_schema lists where things go).")],
+        path: Annotated[
+            str,
+            Field(
+                description="The knowledge file, e.g. knowledge/projects/SLUG/context.md "
+                "(get_schema lists where things go)."
+            ),
+        ],
         content: Annotated[str, Field(description="The fact, one line.")],
-        section: Annotated[str | None, Field(description="The section (default: the file's first).")] = None,
-        source: Annotated[str | None, Field(description="Where it comes from: a transcript path under raw/ or a "
-                                                        "session id (one word).")] = None,
+        section: Annotated[
+            str | None, Field(description="The section (default: the file's first).")
+        ] = None,
+        source: Annotated[
+            str | None,
+            Field(
+                description="Where it comes from: a transcript path under raw/ or a "
+                "session id (one word)."
+            ),
+        ] = None,
         tags: Annotated[list[str] | None, Field(description="Tags, one word each.")] = None,
     ) -> dict[str, Any]:
         return t.remember(path, content, section, source, tags)
 
-    @server.tool(description="Replace an entry of a knowledge file: the old one is struck through and points at the "
-                             "new one (nothing is deleted); committed to git.")
+    @server.tool(
+        description="Replace an entry of a knowledge file: the old one is struck through and "
+        "points at the "
+        "new one (nothing is deleted); committed to git."
+    )
     @_tool_errors
     def supersede(
         path: Annotated[str, Field(description="The knowledge file holding the entry.")],
-        target: Annotated[str, Field(description="The entry's id (YYYYMMDD-HHMM-xxxxxx) or a phrase only it contains.")],
+        target: Annotated[
+            str,
+            Field(
+                description="The entry's id (YYYYMMDD-HHMM-xxxxxx) or a phrase only it contains."
+            ),
+        ],
         content: Annotated[str, Field(description="The fact that replaces it.")],
-        section: Annotated[str | None, Field(description="The section of the new entry (default: the old one's).")] = None,
-        source: Annotated[str | None, Field(description="Where the new fact comes from (one word).")] = None,
+        section: Annotated[
+            str | None, Field(description="The section of the new entry (default: the old one's).")
+        ] = None,
+        source: Annotated[
+            str | None, Field(description="Where the new fact comes from (one word).")
+        ] = None,
     ) -> dict[str, Any]:
         return t.supersede(path, target, content, section, source)
 
-    @server.tool(description="The commits that added or removed a text (git log -S), newest first, with their files.")
+    @server.tool(
+        description="The commits that added or removed a text (git log -S), newest first, with "
+        "their files."
+    )
     @_tool_errors
     def recall(
         text: Annotated[str, Field(description="The exact text (case-insensitive).")],
@@ -115,8 +169,11 @@ def build_server(memory: Memory, tools: MemoryTools | None = None) -> MCPServer:
     ) -> dict[str, Any]:
         return t.recall(text, limit)
 
-    @server.tool(description="The history of a file: its commits (git log, across renames) and, with blame, who "
-                             "wrote each line when (git blame).")
+    @server.tool(
+        description="The history of a file: its commits (git log, across renames) and, with "
+        "blame, who "
+        "wrote each line when (git blame)."
+    )
     @_tool_errors
     def history(
         path: Annotated[str, Field(description="Repo-relative path.")],
@@ -125,17 +182,27 @@ def build_server(memory: Memory, tools: MemoryTools | None = None) -> MCPServer:
     ) -> dict[str, Any]:
         return t.history(path, limit, blame)
 
-    @server.tool(description="The topics (reactive playbooks); with a message, which of them it would activate and why "
-                             "(a dry run: nothing logged or queued).")
+    @server.tool(
+        description="The topics (reactive playbooks); with a message, which of them it would "
+        "activate and why "
+        "(a dry run: nothing logged or queued)."
+    )
     @_tool_errors
     def topics(
-        message: Annotated[str | None, Field(description="A message to test against every topic.")] = None,
-        output: Annotated[bool, Field(description="Test it as the agent's own output, not the user's input.")] = False,
+        message: Annotated[
+            str | None, Field(description="A message to test against every topic.")
+        ] = None,
+        output: Annotated[
+            bool, Field(description="Test it as the agent's own output, not the user's input.")
+        ] = False,
     ) -> dict[str, Any]:
         return t.topics(message, output)
 
-    @server.tool(description="The memory repo's layout and file formats: where each kind of knowledge goes, the "
-                             "sections of each file, the entry, transcript and topic formats.")
+    @server.tool(
+        description="The memory repo's layout and file formats: where each kind of knowledge "
+        "goes, the "
+        "sections of each file, the entry, transcript and topic formats."
+    )
     @_tool_errors
     def get_schema() -> dict[str, Any]:
         return t.schema()

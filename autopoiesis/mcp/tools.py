@@ -67,7 +67,8 @@ class MemoryTools:
         top = PurePosixPath(rel).parts[0] if rel not in ("", ".") else ""
         if rel != CONFIG_FILENAME and top not in READABLE_TOPS:
             raise UnsafePathError(
-                f"{path} is not memory content; read files under {', '.join(f'{t}/' for t in READABLE_TOPS)} "
+                f"{path} is not memory content; read files under "
+                f"{', '.join(f'{t}/' for t in READABLE_TOPS)} "
                 f"or {CONFIG_FILENAME}."
             )
         return rel
@@ -76,37 +77,62 @@ class MemoryTools:
     def search(self, query: str, limit: int = 10, category: str | None = None) -> dict[str, Any]:
         query = _text(query, "query", limit=10_000)
         if category is not None and category not in CATEGORIES:
-            raise InvalidArgumentError(f"category {category!r} is not one of {', '.join(CATEGORIES)}.")
+            raise InvalidArgumentError(
+                f"category {category!r} is not one of {', '.join(CATEGORIES)}."
+            )
         with self._lock:
             if self._index is None:
                 self._index = self.memory.open_index()  # None until an index is built
             outcome = self.memory.search_outcome(query, limit, category, index=self._index)
-        return {"source": outcome.source, "notices": list(outcome.notices),
-                "results": [{"path": r.path, "start_line": r.start_line, "end_line": r.end_line, "score": round(r.score, 4),
-                             "category": r.category, "heading": r.heading, "turn_time": r.turn_time,
-                             "archived": r.archived, "snippet": r.snippet} for r in outcome.results]}
+        return {
+            "source": outcome.source,
+            "notices": list(outcome.notices),
+            "results": [
+                {
+                    "path": r.path,
+                    "start_line": r.start_line,
+                    "end_line": r.end_line,
+                    "score": round(r.score, 4),
+                    "category": r.category,
+                    "heading": r.heading,
+                    "turn_time": r.turn_time,
+                    "archived": r.archived,
+                    "snippet": r.snippet,
+                }
+                for r in outcome.results
+            ],
+        }
 
     def read(self, path: str, start_line: int = 1, end_line: int | None = None) -> str:
         rel = self._readable(path)
         full = self.repo.root / rel
         if not full.is_file():
-            raise InvalidArgumentError(f"{rel} is not a file of the memory repo; `search` finds files.")
+            raise InvalidArgumentError(
+                f"{rel} is not a file of the memory repo; `search` finds files."
+            )
         if full.stat().st_size > MAX_READ_BYTES:
-            raise InvalidArgumentError(f"{rel} is over {MAX_READ_BYTES >> 20} MB; `search` finds the part you need.")
+            raise InvalidArgumentError(
+                f"{rel} is over {MAX_READ_BYTES >> 20} MB; `search` finds the part you need."
+            )
         raw = full.read_bytes()
         if b"\x00" in raw[:8192]:
             raise InvalidArgumentError(f"{rel} is not a text file.")
         lines = raw.decode("utf-8", "replace").splitlines()
         total = len(lines)
         if start_line < 1 or (end_line is not None and end_line < start_line):
-            raise InvalidArgumentError(f"lines {start_line}-{end_line} are no range; lines count from 1 and end_line >= start_line.")
+            raise InvalidArgumentError(
+                f"lines {start_line}-{end_line} are no range; lines count from 1 and end_line >= "
+                "start_line."
+            )
         if start_line > max(total, 1):
-            raise InvalidArgumentError(f"{rel} has {total} lines; start_line {start_line} is past its end.")
+            raise InvalidArgumentError(
+                f"{rel} has {total} lines; start_line {start_line} is past its end."
+            )
         last = total if end_line is None else end_line
         last = min(last, total, start_line + MAX_READ_LINES - 1)
         more = f"; {total - last} more, read on with start_line={last + 1}" if last < total else ""
         header = f"[{rel} lines {start_line}-{last} of {total}{more}]"
-        return header + "\n" + "\n".join(lines[start_line - 1:last])
+        return header + "\n" + "\n".join(lines[start_line - 1 : last])
 
     def compile_context(self, message: str, budget: int | None = None, shared: bool = False) -> str:
         message = _text(message, "message")
@@ -116,8 +142,9 @@ class MemoryTools:
             if self._compiler is None:
                 self._compiler = self.memory.compiler()
             # steering stays queued for the harness's own compile; the files used count as used
-            result, _ = self.memory.compile(message, budget=budget, shared=shared,
-                                            take_steering=False, compiler=self._compiler)
+            result, _ = self.memory.compile(
+                message, budget=budget, shared=shared, take_steering=False, compiler=self._compiler
+            )
         return result.prompt
 
     def recall(self, text: str, limit: int = 20) -> dict[str, Any]:
@@ -125,22 +152,34 @@ class MemoryTools:
 
         text = _text(text, "text", limit=1000)
         commits = MemoryGit(self.repo).recall(text, limit)
-        return {"commits": [{"sha": c.sha, "date": c.date, "subject": c.subject, "files": list(c.files)} for c in commits]}
+        return {
+            "commits": [
+                {"sha": c.sha, "date": c.date, "subject": c.subject, "files": list(c.files)}
+                for c in commits
+            ]
+        }
 
     def history(self, path: str, limit: int = 20, blame: bool = False) -> dict[str, Any]:
         from autopoiesis.git.repo import MemoryGit
 
         rel = self._readable(path)
         git = MemoryGit(self.repo)
-        out: dict[str, Any] = {"path": rel, "commits": [
-            {"sha": c.sha, "date": c.date, "subject": c.subject} for c in git.history(rel, limit)]}
+        out: dict[str, Any] = {
+            "path": rel,
+            "commits": [
+                {"sha": c.sha, "date": c.date, "subject": c.subject}
+                for c in git.history(rel, limit)
+            ],
+        }
         if not out["commits"] and not (self.repo.root / rel).exists():
             raise InvalidArgumentError(f"{rel} has no history and is not in the memory repo.")
         if blame:
             lines = git.blame(rel).splitlines()
             out["blame"] = "\n".join(lines[:MAX_BLAME_LINES])
             if len(lines) > MAX_BLAME_LINES:
-                out["blame_cut"] = f"{len(lines) - MAX_BLAME_LINES} more lines; `read` the file by ranges"
+                out["blame_cut"] = (
+                    f"{len(lines) - MAX_BLAME_LINES} more lines; `read` the file by ranges"
+                )
         return out
 
     def topics(self, message: str | None = None, output: bool = False) -> dict[str, Any]:
@@ -148,15 +187,38 @@ class MemoryTools:
 
         if message is None:
             ts = load_topics(self.repo)
-            return {"topics": [{"name": t.name, "path": t.path, "description": t.description, "activation": t.activation,
-                                "priority": t.priority, "triggers": [tr.describe() for tr in t.triggers]} for t in ts.topics],
-                    "errors": list(ts.errors)}
+            return {
+                "topics": [
+                    {
+                        "name": t.name,
+                        "path": t.path,
+                        "description": t.description,
+                        "activation": t.activation,
+                        "priority": t.priority,
+                        "triggers": [tr.describe() for tr in t.triggers],
+                    }
+                    for t in ts.topics
+                ],
+                "errors": list(ts.errors),
+            }
         message = _text(message, "message")
         pipe = self.memory.watchers(log_decisions=False, persist_steering=False)
-        acts = pipe.evaluate(message, "output" if output else "input", [], all_topics=True, dry_run=True)
-        return {"direction": "output" if output else "input",
-                "activations": [{"topic": a.topic, "activated": a.activated, "tier": a.tier, "reason": a.reason,
-                                 "correction_hints": list(a.correction_hints)} for a in acts]}
+        acts = pipe.evaluate(
+            message, "output" if output else "input", [], all_topics=True, dry_run=True
+        )
+        return {
+            "direction": "output" if output else "input",
+            "activations": [
+                {
+                    "topic": a.topic,
+                    "activated": a.activated,
+                    "tier": a.tier,
+                    "reason": a.reason,
+                    "correction_hints": list(a.correction_hints),
+                }
+                for a in acts
+            ],
+        }
 
     def schema(self) -> dict[str, Any]:
         from autopoiesis.mcp.schema import memory_schema
@@ -170,9 +232,13 @@ class MemoryTools:
 
         if source is not None and not _SOURCE.match(source):
             raise InvalidArgumentError(
-                f"source {source!r} must be one word without spaces or parentheses: a transcript path under raw/ "
-                "or a session id.")
-        return Provenance(source=source or DEFAULT_SOURCE, at=utc_now().replace(microsecond=0), producer=PRODUCER)
+                f"source {source!r} must be one word without spaces or parentheses: a transcript "
+                "path under raw/ "
+                "or a session id."
+            )
+        return Provenance(
+            source=source or DEFAULT_SOURCE, at=utc_now().replace(microsecond=0), producer=PRODUCER
+        )
 
     def _apply(self, change: Any, verb: str) -> Any:
         from autopoiesis.git.repo import MemoryGit
@@ -185,7 +251,9 @@ class MemoryTools:
         sha = None
         if report.paths:
             msg = self.repo.redactor().redact(
-                f"memory: {verb} in {change.path}\n\n- {change.path}: +1 entry\n\nSource: {change.provenance.source}\n")
+                f"memory: {verb} in {change.path}\n\n- {change.path}: +1 entry\n\nSource: "
+                f"{change.provenance.source}\n"
+            )
             sha = MemoryGit(self.repo).commit_paths(report.paths, msg).sha
         return report, sha
 
@@ -206,28 +274,56 @@ class MemoryTools:
         try:
             rel = self.repo.rel(self.repo.resolve_inside(path, under="knowledge"))
         except UnsafePathError as exc:
-            raise ChangeRejectedError(f"{exc} Nothing was written; `get_schema` shows where things go.") from None
+            raise ChangeRejectedError(
+                f"{exc} Nothing was written; `get_schema` shows where things go."
+            ) from None
         return rel
 
-    def remember(self, path: str, content: str, section: str | None = None, source: str | None = None,
-                 tags: list[str] | None = None) -> dict[str, Any]:
+    def remember(
+        self,
+        path: str,
+        content: str,
+        section: str | None = None,
+        source: str | None = None,
+        tags: list[str] | None = None,
+    ) -> dict[str, Any]:
         from autopoiesis.knowledge.writer import KnowledgeChange
 
         rel = self._knowledge_path(path)
         content = _text(content, "content", limit=MAX_FACT_CHARS)
         bad = [t for t in tags or [] if not isinstance(t, str) or not _TAG.match(t)]
         if bad:
-            raise InvalidArgumentError(f"tags {bad!r}: a tag is one word of letters, digits, '_', '.' or '-'.")
+            raise InvalidArgumentError(
+                f"tags {bad!r}: a tag is one word of letters, digits, '_', '.' or '-'."
+            )
         prov = self._provenance(source)
         with self._lock:
-            change = KnowledgeChange(rel, "append", self._section(rel, section), content, prov, tags=tuple(tags or ()))
+            change = KnowledgeChange(
+                rel, "append", self._section(rel, section), content, prov, tags=tuple(tags or ())
+            )
             report, sha = self._apply(change, "remember")
         if not report.added:
-            return {"status": "duplicate", "path": rel, "note": "the file already holds this fact; nothing was written"}
-        return {"status": "added", "path": rel, "section": change.section, "entry_id": report.added[0][1], "commit": sha}
+            return {
+                "status": "duplicate",
+                "path": rel,
+                "note": "the file already holds this fact; nothing was written",
+            }
+        return {
+            "status": "added",
+            "path": rel,
+            "section": change.section,
+            "entry_id": report.added[0][1],
+            "commit": sha,
+        }
 
-    def supersede(self, path: str, target: str, content: str, section: str | None = None,
-                  source: str | None = None) -> dict[str, Any]:
+    def supersede(
+        self,
+        path: str,
+        target: str,
+        content: str,
+        section: str | None = None,
+        source: str | None = None,
+    ) -> dict[str, Any]:
         from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter
 
         rel = self._knowledge_path(path)
@@ -238,11 +334,25 @@ class MemoryTools:
             found = KnowledgeWriter(self.repo).find_active(rel, target)
             if found is None:
                 raise InvalidArgumentError(
-                    f"no single active entry of {rel} matches {target!r}; pass its id (YYYYMMDD-HHMM-xxxxxx, shown by `read`) "
-                    "or a phrase only that entry contains.")
+                    f"no single active entry of {rel} matches {target!r}; pass its id "
+                    "(YYYYMMDD-HHMM-xxxxxx, shown by `read`) "
+                    "or a phrase only that entry contains."
+                )
             old, old_section = found
-            change = KnowledgeChange(rel, "supersede", section or old_section, content, prov, target=old.id)
+            change = KnowledgeChange(
+                rel, "supersede", section or old_section, content, prov, target=old.id
+            )
             report, sha = self._apply(change, "supersede an entry")
         if not report.superseded:
-            return {"status": "duplicate", "path": rel, "note": "the file already holds the new fact; nothing was written"}
-        return {"status": "superseded", "path": rel, "superseded": old.id, "entry_id": report.added[0][1], "commit": sha}
+            return {
+                "status": "duplicate",
+                "path": rel,
+                "note": "the file already holds the new fact; nothing was written",
+            }
+        return {
+            "status": "superseded",
+            "path": rel,
+            "superseded": old.id,
+            "entry_id": report.added[0][1],
+            "commit": sha,
+        }

@@ -1,7 +1,8 @@
 """`autopoiesis commit`: batch-commit knowledge changes, with the summary line written by
 the LLM's commit_message stage when a model is configured.
 
-It lives in the composition (autopoiesis.memory) because it joins MemoryGit (below the LLM layer) with the LLM
+It lives in the composition (autopoiesis.memory) because it joins MemoryGit (below the LLM layer)
+with the LLM
 client; MemoryGit only takes a summarize(diff, type) callable, and calls it before it
 takes the git lock (a slow model never blocks a capture's commit). The client bounds the
 call by its deadline (llm.deadline_seconds) and redacts the diff before it leaves.
@@ -24,7 +25,9 @@ SUMMARY_PROMPT = (
 )
 
 
-def llm_summarizer(repo: MemoryRepo, client: LLMClient | None = None) -> Callable[[str, str], str | None] | None:
+def llm_summarizer(
+    repo: MemoryRepo, client: LLMClient | None = None
+) -> Callable[[str, str], str | None] | None:
     """The commit_message stage as a summarize(diff, type) callable; None when offline.
     CLIENT: the LLM client to ask through (a daemon job's, with its token budget); by
     default one of its own for each call."""
@@ -46,7 +49,14 @@ def llm_summarizer(repo: MemoryRepo, client: LLMClient | None = None) -> Callabl
     return summarize
 
 
-def commit_knowledge(repo: MemoryRepo, message: str | None = None, *, session: str | None = None,
-                     llm: LLMClient | None = None) -> CommitResult:
+def commit_knowledge(
+    repo: MemoryRepo,
+    message: str | None = None,
+    *,
+    session: str | None = None,
+    llm: LLMClient | None = None,
+) -> CommitResult:
     """Commit pending changes under knowledge/, topics/ and archive/ (nothing if none)."""
-    return MemoryGit(repo).commit_pending(message, session=session, summarize=None if message else llm_summarizer(repo, llm))
+    return MemoryGit(repo).commit_pending(
+        message, session=session, summarize=None if message else llm_summarizer(repo, llm)
+    )

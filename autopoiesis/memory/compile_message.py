@@ -44,7 +44,9 @@ def compile_for_message(
     LOG_DECISIONS=False leaves the gate log alone (a dry run, an evaluation); USAGE
     replaces the recorded inclusion counts ({} to score on content only)."""
     pipe = pipeline or WatcherPipeline(repo)
-    activations = [a for a in pipe.evaluate(message, "input", dry_run=not log_decisions) if a.activated]
+    activations = [
+        a for a in pipe.evaluate(message, "input", dry_run=not log_decisions) if a.activated
+    ]
     pending = take_pending(repo) if take_steering else peek_pending(repo)
     by_name = pipe.topic_set.by_name()
     active = [by_name[a.topic] for a in activations if a.topic in by_name]
@@ -52,10 +54,17 @@ def compile_for_message(
     own = compiler is None
     comp = compiler or ContextCompiler(repo)
     try:
-        result = comp.compile(message, active, session, shared=shared, budget=budget,
-                              corrections=[p for p in pending if p.hint],
-                              usage=inclusion_counts(repo) if usage is None else usage,
-                              include_archive=include_archive, session_context=session_context)
+        result = comp.compile(
+            message,
+            active,
+            session,
+            shared=shared,
+            budget=budget,
+            corrections=[p for p in pending if p.hint],
+            usage=inclusion_counts(repo) if usage is None else usage,
+            include_archive=include_archive,
+            session_context=session_context,
+        )
     except BaseException:
         if take_steering and pending:
             add_pending(repo, pending)

@@ -36,13 +36,19 @@ class Demo:
         if directory is None:
             directory = Path(tempfile.mkdtemp(prefix="autopoiesis-demo-"))
         elif directory.exists() and any(directory.iterdir()):
-            raise AutopoiesisError(f"{directory} is not empty; give the demo a new folder (or none for a temporary one).")
+            raise AutopoiesisError(
+                f"{directory} is not empty; give the demo a new folder (or none for a temporary "
+                "one)."
+            )
 
         self.step(f"autopoiesis init {directory}")
         report = init_memory_repo(directory)
         repo = MemoryRepo(report.root)
         git = MemoryGit(repo)
-        self.echo(f"created {len(report.created)} files: raw/, knowledge/, topics/, memory-config.yaml; hooks installed")
+        self.echo(
+            f"created {len(report.created)} files: raw/, knowledge/, topics/, memory-config.yaml; "
+            "hooks installed"
+        )
 
         self.step("autopoiesis capture < sessions.ndjson   (3 sessions streamed as NDJSON events)")
         with DEMO_SESSIONS.open("rb") as fh:
@@ -71,7 +77,10 @@ class Demo:
 
         self.step("autopoiesis tag milestone demo")
         self.echo(git.tag_named("milestone", "demo", "end of the demo")[1])
-        self.echo(f"\nThe memory repo is {repo.root} — an ordinary git repository: try `git -C {repo.root} log -p`.")
+        self.echo(
+            f"\nThe memory repo is {repo.root} — an ordinary git repository: try `git -C "
+            f"{repo.root} log -p`."
+        )
         return repo.root
 
     # ── the lifecycle: what extraction derived, the weekly rollup ──
@@ -80,7 +89,10 @@ class Demo:
         from autopoiesis.knowledge.extract import KnowledgeExtractor, list_transcripts
         from autopoiesis.memory.facade import Memory
 
-        self.step("autopoiesis extract --pending   (offline extractors: decisions, lessons, people, procedures, facts, journal)")
+        self.step(
+            "autopoiesis extract --pending   (offline extractors: decisions, lessons, people, "
+            "procedures, facts, journal)"
+        )
         with KnowledgeExtractor(repo) as ex:
             report = ex.extract_pending()
             sha = ex.commit(report)
@@ -91,9 +103,16 @@ class Demo:
         if not paths:
             # capture already extracted each session as it ended (extraction_trigger:
             # on_session_end): show what those extraction commits wrote
-            out = MemoryGit(repo).run("log", "--format=", "--name-only", "--grep=^Learned:", "--", "knowledge").stdout
+            out = (
+                MemoryGit(repo)
+                .run("log", "--format=", "--name-only", "--grep=^Learned:", "--", "knowledge")
+                .stdout
+            )
             paths = sorted({p for p in out.split() if p})
-            self.echo(f"(each session was extracted when it ended; {len(paths)} knowledge files were written)")
+            self.echo(
+                f"(each session was extracted when it ended; {len(paths)} knowledge files were "
+                "written)"
+            )
         for rel in paths:
             text = (repo.root / rel).read_text(encoding="utf-8")
             self.echo(f"\n-- {rel}")
@@ -108,13 +127,17 @@ class Demo:
     def search(self, repo: MemoryRepo) -> None:
         from autopoiesis.index import SearchIndex
 
-        self.step("autopoiesis index rebuild   (memory.db: FTS5 + sqlite-vec, chunks by turn and by section)")
+        self.step(
+            "autopoiesis index rebuild   (memory.db: FTS5 + sqlite-vec, chunks by turn and by "
+            "section)"
+        )
         with SearchIndex(repo) as index:
             report = index.rebuild_full()
             st = index.status()
             self.echo(
                 f"indexed {report.indexed} files as {st.chunks} chunks in {report.seconds:.2f} s "
-                f"({st.sqlite.module} {st.sqlite.sqlite_version}, sqlite-vec {st.sqlite.sqlite_vec_version or 'not loaded'}, "
+                f"({st.sqlite.module} {st.sqlite.sqlite_version}, sqlite-vec "
+                f"{st.sqlite.sqlite_vec_version or 'not loaded'}, "
                 f"embedder {st.embedder})"
             )
             for query in ("why did the deploy fail?", "where is the source of truth kept"):
@@ -124,7 +147,10 @@ class Demo:
                     self.echo("no results")
                 for r in results:
                     when = f"  {r.turn_time}" if r.turn_time else ""
-                    self.echo(f"{r.score:.4f}  {r.path}:{r.start_line}-{r.end_line}  ({r.category}){when}\n    {r.snippet}")
+                    self.echo(
+                        f"{r.score:.4f}  {r.path}:{r.start_line}-{r.end_line}  "
+                        f"({r.category}){when}\n    {r.snippet}"
+                    )
 
     # ── topics, output steering, the compiled context ──
     def watch_and_compile(self, repo: MemoryRepo) -> None:
@@ -136,8 +162,14 @@ class Demo:
         for a in pipe.evaluate(PR_MESSAGE, "input", all_topics=True, dry_run=True):
             hits = ", ".join(f"{h.trigger_type}={h.detail!r}" for h in a.hits) or "no trigger"
             score = a.scores.get("tfidf")
-            self.echo(f"{a.topic:<20} {'ACTIVATED' if a.activated else 'not active':<10} tier {a.tier}: {a.reason}")
-            self.echo(f"    tier 1: {hits}" + (f"; tier 2 tf-idf {score:.2f}" if score is not None else ""))
+            self.echo(
+                f"{a.topic:<20} {'ACTIVATED' if a.activated else 'not active':<10} tier {a.tier}: "
+                f"{a.reason}"
+            )
+            self.echo(
+                f"    tier 1: {hits}"
+                + (f"; tier 2 tf-idf {score:.2f}" if score is not None else "")
+            )
 
         reply = 'Sure, here is the fix:\n    print "done"\n'
         self.step("agent output watched (direction=output)")

@@ -77,8 +77,9 @@ class Memory:
         self.repo = root if isinstance(root, MemoryRepo) else MemoryRepo(root)
 
     @classmethod
-    def locate(cls, explicit: str | os.PathLike[str] | None = None, *,
-               must_exist: bool = True) -> Memory:
+    def locate(
+        cls, explicit: str | os.PathLike[str] | None = None, *, must_exist: bool = True
+    ) -> Memory:
         """The memory named by EXPLICIT (-C DIR), else $AUTOPOIESIS_REPO, else the git top
         level of the current folder; NotAMemoryRepo (with what to do) when there is none."""
         from autopoiesis.git.locate import locate_repo
@@ -138,8 +139,9 @@ class Memory:
 
         return recover_abandoned(self.repo, commit=self.config.git.auto_commit)
 
-    def import_files(self, paths: Iterable[str | os.PathLike[str]], fmt: str = "auto", *,
-                     commit: bool = True) -> ImportReport:
+    def import_files(
+        self, paths: Iterable[str | os.PathLike[str]], fmt: str = "auto", *, commit: bool = True
+    ) -> ImportReport:
         """File finished session logs as transcripts (capture.importers.import_files)."""
         from autopoiesis.capture.importers import import_files
 
@@ -156,23 +158,47 @@ class Memory:
         index = SearchIndex(self.repo)
         return index.expect_many_searches() if many_searches else index
 
-    def search_outcome(self, query: str, limit: int = 10, category: str | None = None, *,
-                       merge: str | None = None, explain: bool = False,
-                       index: SearchIndex | None = None, mode: str = "hybrid") -> SearchOutcome:
+    def search_outcome(
+        self,
+        query: str,
+        limit: int = 10,
+        category: str | None = None,
+        *,
+        merge: str | None = None,
+        explain: bool = False,
+        index: SearchIndex | None = None,
+        mode: str = "hybrid",
+    ) -> SearchOutcome:
         """The results with where they came from and the notices (what the CLI prints)."""
         from autopoiesis.index import search_outcome
 
-        return search_outcome(query, limit, category, repo=self.repo, merge=merge, explain=explain,
-                              index=index, mode=mode)
+        return search_outcome(
+            query,
+            limit,
+            category,
+            repo=self.repo,
+            merge=merge,
+            explain=explain,
+            index=index,
+            mode=mode,
+        )
 
-    def search(self, query: str, limit: int = 10, category: str | None = None, *,
-               merge: str | None = None, explain: bool = False,
-               mode: str = "hybrid") -> list[SearchResult]:
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        category: str | None = None,
+        *,
+        merge: str | None = None,
+        explain: bool = False,
+        mode: str = "hybrid",
+    ) -> list[SearchResult]:
         """Hybrid search (BM25 + vectors); git grep, with a warning, when there is no index."""
         from autopoiesis.index import search
 
-        return search(query, limit, category, repo=self.repo, merge=merge, explain=explain,
-                      mode=mode)
+        return search(
+            query, limit, category, repo=self.repo, merge=merge, explain=explain, mode=mode
+        )
 
     # ── the compiled context ──
     def compiler(self) -> ContextCompiler:
@@ -187,8 +213,9 @@ class Memory:
 
         return WatcherPipeline(self.repo, **options)
 
-    def compile(self, message: str,
-                **options: Any) -> tuple[CompiledContext, list[TopicActivation]]:
+    def compile(
+        self, message: str, **options: Any
+    ) -> tuple[CompiledContext, list[TopicActivation]]:
         """The context for MESSAGE: the watchers, the pending steering, the compiler and
         the usage counts (memory.compile_message; OPTIONS are its keywords)."""
         from autopoiesis.memory.compile_message import compile_for_message
@@ -208,9 +235,16 @@ class Memory:
 
         return llm_summarizer(self.repo, llm)
 
-    def extract(self, transcripts: Sequence[str] = (), *, pending: bool = False,
-                extractors: Sequence[str] | None = None, force: bool = False, commit: bool = True,
-                llm: LLMClient | None = None) -> Extraction:
+    def extract(
+        self,
+        transcripts: Sequence[str] = (),
+        *,
+        pending: bool = False,
+        extractors: Sequence[str] | None = None,
+        force: bool = False,
+        commit: bool = True,
+        llm: LLMClient | None = None,
+    ) -> Extraction:
         """Run the extractors on TRANSCRIPTS, or (PENDING) on every transcript not yet
         extracted plus the retries that are due, and commit what they wrote."""
         from autopoiesis.knowledge.extract import KnowledgeExtractor
@@ -219,8 +253,9 @@ class Memory:
             if pending:
                 report = ex.extract_pending(extractors)
             else:
-                report = _merged([ex.extract_from_session(t, extractors, force=force)
-                                  for t in transcripts])
+                report = _merged(
+                    [ex.extract_from_session(t, extractors, force=force) for t in transcripts]
+                )
             sha = ex.commit(report, summarize=self.summarizer(llm)) if commit else None
             notice = getattr(ex._llm, "notice", None)
             retries = [r.next_retry_at for r in ex.state.rows("pending") if r.next_retry_at]
@@ -232,15 +267,24 @@ class Memory:
 
         return MemoryCondenser(self.repo, llm=llm, usage=self.usage())
 
-    def condense(self, period: str, day: date | None = None, *, commit: bool = True,
-                 llm: LLMClient | None = None) -> MaintenanceResult:
+    def condense(
+        self,
+        period: str,
+        day: date | None = None,
+        *,
+        commit: bool = True,
+        llm: LLMClient | None = None,
+    ) -> MaintenanceResult:
         """The daily journal, the weekly MEMORY.md rollup or the monthly distillation of
         DAY (default today). PERIOD is one of PERIODS (else a ValueError)."""
         if period not in PERIODS:
             raise ValueError(f"unknown period {period!r}; use daily, weekly or monthly.")
         with self.condenser(llm) as c:
-            steps = {"daily": c.daily_summary, "weekly": c.weekly_rollup,
-                     "monthly": c.monthly_distillation}
+            steps = {
+                "daily": c.daily_summary,
+                "weekly": c.weekly_rollup,
+                "monthly": c.monthly_distillation,
+            }
             return steps[period](day, commit=commit)
 
     def pruner(self, llm: LLMClient | None = None) -> MemoryPruner:
@@ -273,8 +317,14 @@ class Memory:
         return compare_refs(self.repo, a, b)
 
     # ── git ──
-    def commit(self, message: str | None = None, *, session: str | None = None,
-               transcripts: bool = True, llm: LLMClient | None = None) -> Commits:
+    def commit(
+        self,
+        message: str | None = None,
+        *,
+        session: str | None = None,
+        transcripts: bool = True,
+        llm: LLMClient | None = None,
+    ) -> Commits:
         """Commit the finished transcripts waiting for it (with TRANSCRIPTS), then the
         pending knowledge/, topics/ and archive/ changes, under MESSAGE or the commit
         model's summary."""
@@ -297,15 +347,17 @@ class Memory:
 
         return sync_once(self.repo, **options)
 
-    def forget(self, *, text: str | None = None, transcript: str | None = None,
-               reason: str) -> ForgetReport:
+    def forget(
+        self, *, text: str | None = None, transcript: str | None = None, reason: str
+    ) -> ForgetReport:
         """Remove TEXT or TRANSCRIPT from all history (the one sanctioned rewrite)."""
         from autopoiesis.memory.forget import forget
 
         return forget(self.repo, text=text, transcript=transcript, reason=reason)
 
-    def verify(self, *, branch: str | None = None, full: bool = False,
-               accept: bool = False) -> VerifyResult:
+    def verify(
+        self, *, branch: str | None = None, full: bool = False, accept: bool = False
+    ) -> VerifyResult:
         """Check that no transcript was modified, renamed or deleted on BRANCH (a branch
         name or a full ref; default the one checked out). GitError when there is no such
         branch."""
@@ -338,9 +390,15 @@ def _merged(reports: list[ExtractionReport]) -> ExtractionReport:
         return sum(getattr(r, field) for r in reports)
 
     return ExtractionReport(
-        processed=joined("processed"), already_done=summed("already_done"),
-        waiting=summed("waiting"), failed=joined("failed"), fell_back=joined("fell_back"),
+        processed=joined("processed"),
+        already_done=summed("already_done"),
+        waiting=summed("waiting"),
+        failed=joined("failed"),
+        fell_back=joined("fell_back"),
         added=summed("added"),
-        superseded=summed("superseded"), duplicates=summed("duplicates"),
-        paths=tuple(sorted(set(joined("paths")))), transcripts=joined("transcripts"),
-        learned=joined("learned"))
+        superseded=summed("superseded"),
+        duplicates=summed("duplicates"),
+        paths=tuple(sorted(set(joined("paths")))),
+        transcripts=joined("transcripts"),
+        learned=joined("learned"),
+    )

@@ -42,15 +42,22 @@ MIN_LENGTH = 6  # shorter strings are words, not secrets; forgetting them would 
 # and the records of harness sessions: without them the session watcher or the harness
 # hooks would import a forgotten session again from the harness's own log, or never import
 # one still waiting (paths, sizes, hashes and redacted errors; no conversation).
-_KEEP_STATE = ("locks_dir", "worktrees_dir", "config_cache", "verify_rewrites", "session_watch", "harness_sessions")
+_KEEP_STATE = (
+    "locks_dir",
+    "worktrees_dir",
+    "config_cache",
+    "verify_rewrites",
+    "session_watch",
+    "harness_sessions",
+)
 
 
 @dataclass
 class ForgetReport:
-    what: str                   # how the record describes it (never the secret)
-    commit: str                 # the maintenance commit that records it
-    rewritten_refs: list[str]   # branches and tags now pointing at rewritten commits
-    cleared: list[str]          # state under .autopoiesis/ that was deleted
+    what: str  # how the record describes it (never the secret)
+    commit: str  # the maintenance commit that records it
+    rewritten_refs: list[str]  # branches and tags now pointing at rewritten commits
+    cleared: list[str]  # state under .autopoiesis/ that was deleted
     index_rebuilt: bool
     remotes: dict[str, str] = field(default_factory=dict)
 
@@ -59,11 +66,17 @@ class ForgetReport:
             return None
         names = ", ".join(f"{n} ({u})" for n, u in sorted(self.remotes.items()))
         first = sorted(self.remotes)[0]
-        return (f"this repo has remotes: {names}. Their copies still hold the old history, and `autopoiesis sync` refuses "
-                f"to pull it back. Replace it with `autopoiesis sync --remote {first} --force-after-forget` (it force-pushes "
-                "the rewritten branches and tags, and only while the remote holds nothing newer than the old history), "
-                "ask every collaborator to re-clone (a pull would bring the secret back), ask the host to drop cached "
-                "views if it was public, and rotate the secret.")
+        return (
+            f"this repo has remotes: {names}. Their copies still hold the old history, and "
+            "`autopoiesis sync` refuses "
+            f"to pull it back. Replace it with `autopoiesis sync --remote {first} "
+            "--force-after-forget` (it force-pushes "
+            "the rewritten branches and tags, and only while the remote holds nothing newer than "
+            "the old history), "
+            "ask every collaborator to re-clone (a pull would bring the secret back), ask the "
+            "host to drop cached "
+            "views if it was public, and rotate the secret."
+        )
 
 
 def _refuse_dirty(root: Path) -> None:
@@ -71,11 +84,16 @@ def _refuse_dirty(root: Path) -> None:
     if dirty:
         shown = "\n  ".join(dirty[:10])
         raise GitError(
-            "forget rewrites history and needs a clean working tree; these files are modified or untracked:\n  "
-            f"{shown}\nCommit them (autopoiesis commit), finish open sessions, or stash them, then run forget again."
+            "forget rewrites history and needs a clean working tree; these files are modified or "
+            "untracked:\n  "
+            f"{shown}\nCommit them (autopoiesis commit), finish open sessions, or stash them, "
+            "then run forget again."
         )
     if rewrite.has_linked_worktrees(root):
-        raise GitError("forget cannot rewrite a repository with linked worktrees (git worktree list); remove them first.")
+        raise GitError(
+            "forget cannot rewrite a repository with linked worktrees (git worktree list); remove "
+            "them first."
+        )
 
 
 def _describe_string(repo: MemoryRepo, text: str, salt: str) -> str:
@@ -94,29 +112,49 @@ def _transcript_label(relpath: str) -> str:
     return f"{head}/{m.group(1)}-….md" if m else relpath
 
 
-def forget(repo: MemoryRepo, *, text: str | None = None, transcript: str | None = None, reason: str) -> ForgetReport:
-    """Remove TEXT (a string) or TRANSCRIPT (a path under raw/) from all history; see the module doc."""
+def forget(
+    repo: MemoryRepo, *, text: str | None = None, transcript: str | None = None, reason: str
+) -> ForgetReport:
+    """Remove TEXT (a string) or TRANSCRIPT (a path under raw/) from all history; see the module
+    doc."""
     if (text is None) == (transcript is None):
         raise GitError("give exactly one thing to forget: a string, or --transcript PATH.")
     if not reason.strip():
-        raise GitError("say why (--reason): the maintenance commit records why history was rewritten.")
+        raise GitError(
+            "say why (--reason): the maintenance commit records why history was rewritten."
+        )
     root = repo.root
     salt = _secrets.token_hex(8)
     if text is not None:
         if len(text) < MIN_LENGTH:
-            raise GitError(f"refusing to forget a string of {len(text)} characters: it would rewrite ordinary words. "
-                           f"Give the whole secret (at least {MIN_LENGTH} characters).")
+            raise GitError(
+                f"refusing to forget a string of {len(text)} characters: it would rewrite "
+                "ordinary words. "
+                f"Give the whole secret (at least {MIN_LENGTH} characters)."
+            )
         if "\n" in text or "\r" in text or "==>" in text:
-            raise GitError("forget one line at a time: the string may not hold a line break or '==>'. "
-                           "To drop a whole conversation, use --transcript PATH.")
+            raise GitError(
+                "forget one line at a time: the string may not hold a line break or '==>'. "
+                "To drop a whole conversation, use --transcript PATH."
+            )
         what = _describe_string(repo, text, salt)
     else:
         assert transcript is not None
-        rel = transcript.replace("\\", "/").lstrip("./") if not Path(transcript).is_absolute() else repo.rel(transcript)
+        rel = (
+            transcript.replace("\\", "/").lstrip("./")
+            if not Path(transcript).is_absolute()
+            else repo.rel(transcript)
+        )
         if not rel.startswith("raw/") or not rel.endswith(".md"):
-            raise GitError(f"{transcript} is not a transcript: give its path under raw/ (as `git ls-files raw` shows it).")
+            raise GitError(
+                f"{transcript} is not a transcript: give its path under raw/ (as `git ls-files "
+                "raw` shows it)."
+            )
         if not rewrite.in_history(root, rel):
-            raise GitError(f"{rel} is in no commit of this repository; nothing to forget (check the path with git ls-files raw).")
+            raise GitError(
+                f"{rel} is in no commit of this repository; nothing to forget (check the path "
+                "with git ls-files raw)."
+            )
         what = f"the transcript {_transcript_label(rel)}"
     _refuse_dirty(root)
     remotes = rewrite.remotes(root)
@@ -137,30 +175,52 @@ def forget(repo: MemoryRepo, *, text: str | None = None, transcript: str | None 
     when = format_ts(utc_now())
     reason_line = " ".join(repo.redactor().redact(reason).split())
     message = (
-        f"maintenance: forget {'a secret' if text is not None else 'a transcript'} (history rewritten)\n\n"
+        f"maintenance: forget {'a secret' if text is not None else 'a transcript'} (history "
+        "rewritten)\n\n"
         f"What: {what}\n"
         f"Why: {reason_line}\n"
         f"When: {when}\n"
-        f"How: git-filter-repo over every commit; {len(refs)} branches and tags re-pointed; reflogs expired; "
+        f"How: git-filter-repo over every commit; {len(refs)} branches and tags re-pointed; "
+        "reflogs expired; "
         f"old objects pruned; memory.db {'rebuilt' if index_rebuilt else 'absent, not rebuilt'}; "
         f"{len(cleared)} caches and logs under .autopoiesis/ deleted.\n"
     )
     gitops = MemoryGit(repo)
     with repo.lock("git"):
-        done_commit = gitops.run("commit", "--allow-empty", "-q", "-F", "-", input=message, check=False)
+        done_commit = gitops.run(
+            "commit", "--allow-empty", "-q", "-F", "-", input=message, check=False
+        )
     if done_commit.returncode != 0:
-        raise GitError("the history was rewritten, but the maintenance commit that records it was refused: "
-                       f"{(done_commit.stderr or done_commit.stdout).strip()}")
+        raise GitError(
+            "the history was rewritten, but the maintenance commit that records it was refused: "
+            f"{(done_commit.stderr or done_commit.stdout).strip()}"
+        )
     sha = gitops.head() or ""
-    rewrite.record_rewrite(repo, commit=sha, what=what, old_tips=rewritten.old_tips,
-                           new_tips=rewrite.tips(root), old_commits=rewritten.old_commits)
+    rewrite.record_rewrite(
+        repo,
+        commit=sha,
+        what=what,
+        old_tips=rewritten.old_tips,
+        new_tips=rewrite.tips(root),
+        old_commits=rewritten.old_commits,
+    )
     if text is not None and rewrite.object_store_holds(root, text.encode("utf-8")):
-        raise GitError("the string is still in the object store after the rewrite (an object git-filter-repo cannot edit, "
-                       "such as a binary file or a stash); find it with git grep or git log -S, remove it, and run forget again.")
+        raise GitError(
+            "the string is still in the object store after the rewrite (an object git-filter-repo "
+            "cannot edit, "
+            "such as a binary file or a stash); find it with git grep or git log -S, remove it, "
+            "and run forget again."
+        )
     if transcript is not None and rewrite.in_history(root, rel):
         raise GitError(f"{rel} is still in the history after the rewrite; run forget again.")
-    return ForgetReport(what=what, commit=sha, rewritten_refs=refs, cleared=cleared,
-                        index_rebuilt=index_rebuilt, remotes=remotes)
+    return ForgetReport(
+        what=what,
+        commit=sha,
+        rewritten_refs=refs,
+        cleared=cleared,
+        index_rebuilt=index_rebuilt,
+        remotes=remotes,
+    )
 
 
 def _clear_state(repo: MemoryRepo, text: str | None) -> list[str]:
@@ -182,7 +242,11 @@ def _clear_state(repo: MemoryRepo, text: str | None) -> list[str]:
     if text is not None:
         needle = text.encode("utf-8")
         for path in sorted(state.rglob("*")):
-            if not path.is_file() or any(path == k or k in path.parents for k in keep) or path == repo.index_path:
+            if (
+                not path.is_file()
+                or any(path == k or k in path.parents for k in keep)
+                or path == repo.index_path
+            ):
                 continue
             try:
                 if needle in path.read_bytes():
@@ -197,7 +261,12 @@ def _remove(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     else:
-        for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"), path.with_name(path.name + "-journal")):
+        for p in (
+            path,
+            path.with_name(path.name + "-wal"),
+            path.with_name(path.name + "-shm"),
+            path.with_name(path.name + "-journal"),
+        ):
             p.unlink(missing_ok=True)
 
 

@@ -1,4 +1,5 @@
-"""`autopoiesis init`: lay out a memory repository (docs/design.md#repo-layout, docs/design.md#knowledge-files) and commit it.
+"""`autopoiesis init`: lay out a memory repository (docs/design.md#repo-layout,
+docs/design.md#knowledge-files) and commit it.
 
 Idempotent: a second run writes nothing and says so. Inside an existing git repository
 it adds the layout and never touches a file it did not create (.gitignore and
@@ -17,7 +18,9 @@ from autopoiesis.errors import AutopoiesisError, HookInstallError
 from autopoiesis.git.runner import toplevel as git_toplevel
 
 FILES_DIR = PACKAGE_DIR / "_files"
-KEEP_DIRS = ("raw/conversations", "attachments", "archive") + tuple(f"knowledge/{d}" for d in KNOWLEDGE_DIRS)
+KEEP_DIRS = ("raw/conversations", "attachments", "archive") + tuple(
+    f"knowledge/{d}" for d in KNOWLEDGE_DIRS
+)
 
 
 @dataclass
@@ -26,7 +29,9 @@ class InitReport:
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     hooks: list[str] = field(default_factory=list)
-    merge_driver: list[str] = field(default_factory=list)  # what registering the merge driver changed
+    merge_driver: list[str] = field(
+        default_factory=list
+    )  # what registering the merge driver changed
     warnings: list[str] = field(default_factory=list)
     commit: str | None = None
     new_git_repo: bool = False
@@ -48,24 +53,38 @@ def _merge_lines(path: Path, template: str, report: InitReport, rel: str) -> Non
     if missing:
         with path.open("a", encoding="utf-8") as fh:
             text = path.read_text(encoding="utf-8")
-            fh.write(("" if text.endswith("\n") or not text else "\n") + "\n# added by autopoiesis\n" + "\n".join(missing) + "\n")
+            fh.write(
+                ("" if text.endswith("\n") or not text else "\n")
+                + "\n# added by autopoiesis\n"
+                + "\n".join(missing)
+                + "\n"
+            )
         report.updated.append(rel)
 
 
 def merge_gitattributes(root: Path, report: InitReport) -> None:
     """Give ROOT's .gitattributes the template's lines it lacks (the merge driver's among
     them): `init` does it, and `sync` does it for a repo made before the driver existed."""
-    _merge_lines(root / ".gitattributes", (FILES_DIR / "gitattributes").read_text(encoding="utf-8"), report, ".gitattributes")
+    _merge_lines(
+        root / ".gitattributes",
+        (FILES_DIR / "gitattributes").read_text(encoding="utf-8"),
+        report,
+        ".gitattributes",
+    )
 
 
-def init_memory_repo(root: Path, *, install_hooks: bool = True, commit: bool = True, build_index: bool = True) -> InitReport:
+def init_memory_repo(
+    root: Path, *, install_hooks: bool = True, commit: bool = True, build_index: bool = True
+) -> InitReport:
     from autopoiesis.core.paths import template_dir
     from autopoiesis.git.hooks import install_hooks as _install
     from autopoiesis.git.repo import MemoryGit
 
     root = Path(root).expanduser()
     if root.exists() and not root.is_dir():
-        raise AutopoiesisError(f"{root} exists and is not a folder; pick another path for the memory repo.")
+        raise AutopoiesisError(
+            f"{root} exists and is not a folder; pick another path for the memory repo."
+        )
     try:
         root.mkdir(parents=True, exist_ok=True)
         probe = root / ".autopoiesis-write-test"
@@ -80,7 +99,8 @@ def init_memory_repo(root: Path, *, install_hooks: bool = True, commit: bool = T
     top = git_toplevel(root)
     if top is not None and top.resolve() != root:
         raise AutopoiesisError(
-            f"{root} is inside the git repository at {top}. Run `autopoiesis init {top}` to add the layout "
+            f"{root} is inside the git repository at {top}. Run `autopoiesis init {top}` to add "
+            "the layout "
             "there, or pick a folder outside it."
         )
     repo = MemoryRepo(root)
@@ -113,7 +133,12 @@ def init_memory_repo(root: Path, *, install_hooks: bool = True, commit: bool = T
     if not config.exists():
         config.write_text(template_text(), encoding="utf-8")
         report.created.append(CONFIG_FILENAME)
-    _merge_lines(root / ".gitignore", (FILES_DIR / "gitignore").read_text(encoding="utf-8"), report, ".gitignore")
+    _merge_lines(
+        root / ".gitignore",
+        (FILES_DIR / "gitignore").read_text(encoding="utf-8"),
+        report,
+        ".gitignore",
+    )
     merge_gitattributes(root, report)
 
     if install_hooks:
@@ -127,7 +152,10 @@ def init_memory_repo(root: Path, *, install_hooks: bool = True, commit: bool = T
     report.merge_driver = install_merge_driver(root)
     if commit and report.changed:
         paths = sorted(set(report.created + report.updated))
-        message = "maintenance: initialize memory repository\n\nLayout, identity templates, example topics and configuration.\n"
+        message = (
+            "maintenance: initialize memory repository\n\nLayout, identity templates, "
+            "example topics and configuration.\n"
+        )
         report.commit = git.commit_paths(paths, message).sha
     if build_index and not repo.index_path.exists():
         # With memory.db in place the post-commit hook keeps it fresh from the first
@@ -139,5 +167,7 @@ def init_memory_repo(root: Path, *, install_hooks: bool = True, commit: bool = T
                 built = index.rebuild_full()
             report.index = f"search index built ({built.indexed} files)"
         except Exception as exc:  # init must not fail for the cache; search falls back to git grep
-            report.warnings.append(f"search index not built ({exc}); run `autopoiesis index rebuild` later")
+            report.warnings.append(
+                f"search index not built ({exc}); run `autopoiesis index rebuild` later"
+            )
     return report

@@ -15,7 +15,8 @@ from autopoiesis.core.paths import STATE_FILES, MemoryRepo, atomic_write
 
 
 def inclusion_counts(repo: MemoryRepo) -> dict[str, int]:
-    """{repo-relative path: times included}; {} when nothing was recorded or the file is unreadable."""
+    """{repo-relative path: times included}; {} when nothing was recorded or the file is
+    unreadable."""
     path = repo.state_dir.joinpath(*STATE_FILES["inclusions"])  # reading must not create folders
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -23,7 +24,9 @@ def inclusion_counts(repo: MemoryRepo) -> dict[str, int]:
         return {}
     if not isinstance(data, dict):
         return {}
-    return {str(k): int(v) for k, v in data.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return {
+        str(k): int(v) for k, v in data.items() if isinstance(v, int) and not isinstance(v, bool)
+    }
 
 
 def record_inclusions(repo: MemoryRepo, paths: Iterable[str]) -> None:

@@ -111,7 +111,9 @@ class OpenAIServer:
         self._httpd = ThreadingHTTPServer((self.host, self.port), handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -191,7 +193,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
-            self._json(200, {"object": "list", "data": [{"id": "gpt-4o-mini", "object": "model", "owned_by": "test"}]})
+            self._json(
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": "gpt-4o-mini", "object": "model", "owned_by": "test"}],
+                },
+            )
         else:
             self._json(404, _error(f"no route GET {self.path}", "not_found"))
 
@@ -203,7 +211,9 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = None
         path = self.path.split("?", 1)[0].rstrip("/")
-        self.owner._record(RecordedRequest("POST", path, body, {k.lower(): v for k, v in self.headers.items()}))
+        self.owner._record(
+            RecordedRequest("POST", path, body, {k.lower(): v for k, v in self.headers.items()})
+        )
         try:
             if body is None:
                 self._json(400, _error("request body is not JSON", "invalid_request_error"))
@@ -218,7 +228,12 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             self.owner._done()
 
-    def _answer(self, spec: Spec, body: dict[str, Any], payload: Callable[[Spec, dict[str, Any]], dict[str, Any]]) -> None:
+    def _answer(
+        self,
+        spec: Spec,
+        body: dict[str, Any],
+        payload: Callable[[Spec, dict[str, Any]], dict[str, Any]],
+    ) -> None:
         delay = float(spec.get("delay", 0)) + self.owner.latency
         if delay and self.owner._stop.wait(delay):
             self.close_connection = True
@@ -233,12 +248,25 @@ class _Handler(BaseHTTPRequestHandler):
         status = int(spec.get("status", 200))
         headers = dict(spec.get("headers") or {})
         if "trickle" in spec:
-            self._trickle(status, json.dumps(payload(spec, body)).encode("utf-8"), headers, float(spec["trickle"]))
+            self._trickle(
+                status,
+                json.dumps(payload(spec, body)).encode("utf-8"),
+                headers,
+                float(spec["trickle"]),
+            )
         elif "raw" in spec:
             self._send(status, str(spec["raw"]).encode("utf-8"), headers)
         elif status != 200:
-            err_type = "rate_limit_error" if status == 429 else "server_error" if status >= 500 else "invalid_request_error"
-            self._json(status, _error(spec.get("message", f"scripted HTTP {status}"), err_type), headers)
+            err_type = (
+                "rate_limit_error"
+                if status == 429
+                else "server_error"
+                if status >= 500
+                else "invalid_request_error"
+            )
+            self._json(
+                status, _error(spec.get("message", f"scripted HTTP {status}"), err_type), headers
+            )
         else:
             self._json(200, payload(spec, body), headers)
 
@@ -246,12 +274,18 @@ class _Handler(BaseHTTPRequestHandler):
     def _chat_payload(spec: Spec, body: dict[str, Any]) -> dict[str, Any]:
         content = str(spec.get("content", ""))
         out: dict[str, Any] = {
-            "id": "chatcmpl-" + hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12],
+            "id": "chatcmpl-"
+            + hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12],
             "object": "chat.completion",
             "created": int(time.time()),
             "model": spec.get("model", body.get("model", "")),
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop", "logprobs": None}
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
             ],
         }
         if "usage" not in spec or spec["usage"] is not None:
@@ -266,15 +300,24 @@ class _Handler(BaseHTTPRequestHandler):
         vectors = spec.get("embeddings")
         if vectors is None:
             vectors = default_embeddings(body)["embeddings"]
-        b64 = body.get("encoding_format") == "base64"  # the openai client asks for base64 by default
+        b64 = (
+            body.get("encoding_format") == "base64"
+        )  # the openai client asks for base64 by default
         data = []
         for i, v in enumerate(vectors):
-            emb: Any = base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode("ascii") if b64 else list(v)
+            emb: Any = (
+                base64.b64encode(struct.pack(f"<{len(v)}f", *v)).decode("ascii") if b64 else list(v)
+            )
             data.append({"object": "embedding", "index": i, "embedding": emb})
         inputs = body.get("input", "")
         n_chars = len(inputs) if isinstance(inputs, str) else sum(len(str(t)) for t in inputs)
         tokens = math.ceil(n_chars / 4)
-        return {"object": "list", "data": data, "model": body.get("model", ""), "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", ""),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
 
     def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         self._send(status, json.dumps(payload).encode("utf-8"), headers or {})
@@ -318,5 +361,7 @@ def write_llm_config(root: Any, base_url: str, **llm: Any) -> None:
     (root / "raw" / "conversations").mkdir(parents=True, exist_ok=True)
     (root / "knowledge").mkdir(parents=True, exist_ok=True)
     settings = {"provider": "openai", "base_url": base_url, **llm}
-    lines = ["llm:"] + [f"  {k}: {json.dumps(v)}" for k, v in settings.items()]  # JSON values are YAML
+    lines = ["llm:"] + [
+        f"  {k}: {json.dumps(v)}" for k, v in settings.items()
+    ]  # JSON values are YAML
     (root / "memory-config.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")

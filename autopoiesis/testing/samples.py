@@ -12,16 +12,36 @@ from autopoiesis.formats import transcript as tf
 TurnSpec = tuple[str, str, str | None, str]
 
 DATABASE_CHOICE: tuple[TurnSpec, ...] = (
-    ("2026-03-01T23:58:00Z", "user", "Alice", "Should we keep the embeddings in PostgreSQL or in SQLite?"),
-    ("2026-03-01T23:59:00Z", "agent", None, "SQLite with the sqlite-vec extension: one file, no server."),
+    (
+        "2026-03-01T23:58:00Z",
+        "user",
+        "Alice",
+        "Should we keep the embeddings in PostgreSQL or in SQLite?",
+    ),
+    (
+        "2026-03-01T23:59:00Z",
+        "agent",
+        None,
+        "SQLite with the sqlite-vec extension: one file, no server.",
+    ),
 )
 
 
-def closed_transcript(session_id: str, title: str, turns: Sequence[TurnSpec] = DATABASE_CHOICE, *,
-                      started: str = "2026-03-01T23:58:00Z", ended: str = "2026-03-02T00:03:00Z") -> str:
+def closed_transcript(
+    session_id: str,
+    title: str,
+    turns: Sequence[TurnSpec] = DATABASE_CHOICE,
+    *,
+    started: str = "2026-03-01T23:58:00Z",
+    ended: str = "2026-03-02T00:03:00Z",
+) -> str:
     """The text of a closed transcript holding TURNS, as capture would have written it
     (without redaction: a test may need a secret on disk)."""
-    meta = tf.TranscriptMeta(session_id=session_id, started=parse_ts(started), ended=parse_ts(ended), status="closed")
-    rendered = tuple(tf.Turn(time=parse_ts(when), role=role, items=(tf.Text(text),), name=name)
-                     for when, role, name, text in turns)
+    meta = tf.TranscriptMeta(
+        session_id=session_id, started=parse_ts(started), ended=parse_ts(ended), status="closed"
+    )
+    rendered = tuple(
+        tf.Turn(time=parse_ts(when), role=role, items=(tf.Text(text),), name=name)
+        for when, role, name, text in turns
+    )
     return tf.render(tf.Transcript(meta=meta, title=title, turns=rendered))

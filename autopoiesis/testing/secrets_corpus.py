@@ -46,9 +46,15 @@ class SecretSample:
 
 
 def _pem(kind: str, seed: str, lines: int = 6, escape: bool = False) -> tuple[str, str]:
-    body = [fake(f"{seed}{i}", 64, _B64) for i in range(lines)] + [fake(f"{seed}-end", 28, _B64) + "=="]
+    body = [fake(f"{seed}{i}", 64, _B64) for i in range(lines)] + [
+        fake(f"{seed}-end", 28, _B64) + "=="
+    ]
     nl = "\\n" if escape else "\n"
-    block = f"-----BEGIN {kind}PRIVATE KEY-----{nl}" + nl.join(body) + f"{nl}-----END {kind}PRIVATE KEY-----"
+    block = (
+        f"-----BEGIN {kind}PRIVATE KEY-----{nl}"
+        + nl.join(body)
+        + f"{nl}-----END {kind}PRIVATE KEY-----"
+    )
     return block, "".join(body)
 
 
@@ -60,23 +66,49 @@ def _samples() -> list[SecretSample]:
 
     k = "sk-" + fake("openai-legacy", 48)
     add("openai_legacy", f"I exported OPENAI_API_KEY={k} before running the script.", k)
-    k = "sk-proj-" + fake("openai-proj-a", 74, _URLSAFE) + "T3BlbkFJ" + fake("openai-proj-b", 74, _URLSAFE)
-    add("openai_project", f"client = OpenAI(api_key=\"{k}\")", k)
+    k = (
+        "sk-proj-"
+        + fake("openai-proj-a", 74, _URLSAFE)
+        + "T3BlbkFJ"
+        + fake("openai-proj-b", 74, _URLSAFE)
+    )
+    add("openai_project", f'client = OpenAI(api_key="{k}")', k)
     k = "sk-ant-api03-" + fake("anthropic", 93, _URLSAFE) + "AA"
     add("anthropic", f"The Anthropic key is {k}; keep it out of the repo.", k)
     akid = "AKIA" + fake("aws-akid", 16, _UPPER_DIGITS)
     add("aws_access_key_id", f"aws configure set aws_access_key_id {akid}", akid)
     sak = fake("aws-sak", 40, _B64)
-    add("aws_credentials_file", f"[default]\naws_access_key_id = {akid}\naws_secret_access_key = {sak}\nregion = eu-west-1\n", akid, sak)
+    add(
+        "aws_credentials_file",
+        f"[default]\naws_access_key_id = {akid}\naws_secret_access_key = {sak}\nregion = "
+        "eu-west-1\n",
+        akid,
+        sak,
+    )
     asia = "ASIA" + fake("aws-sts-id", 16, _UPPER_DIGITS)
     sts_secret = fake("aws-sts-secret", 40, _B64)
     sts_token = "FwoGZXIvYXdzE" + fake("aws-sts-token", 340, _B64)
-    sts = {"Credentials": {"AccessKeyId": asia, "SecretAccessKey": sts_secret, "SessionToken": sts_token,
-                           "Expiration": "2026-03-01T12:00:00+00:00"},
-           "AssumedRoleUser": {"AssumedRoleId": "AROA3XFRBF535PLBIFPI4:deploy", "Arn": "arn:aws:sts::123456789012:assumed-role/deploy/ci"}}
+    sts = {
+        "Credentials": {
+            "AccessKeyId": asia,
+            "SecretAccessKey": sts_secret,
+            "SessionToken": sts_token,
+            "Expiration": "2026-03-01T12:00:00+00:00",
+        },
+        "AssumedRoleUser": {
+            "AssumedRoleId": "AROA3XFRBF535PLBIFPI4:deploy",
+            "Arn": "arn:aws:sts::123456789012:assumed-role/deploy/ci",
+        },
+    }
     add("aws_sts_json", json.dumps(sts, indent=2), asia, sts_secret, sts_token)
     esc_secret = fake("aws-escaped", 40, _B64)
-    escaped = json.dumps({"file": "~/.aws/credentials", "content": f"[default]\naws_access_key_id = {akid}\naws_secret_access_key = {esc_secret}\n"})
+    escaped = json.dumps(
+        {
+            "file": "~/.aws/credentials",
+            "content": f"[default]\naws_access_key_id = {akid}\naws_secret_access_key = "
+            f"{esc_secret}\n",
+        }
+    )
     add("aws_secret_json_escaped_newline", f"tool result: {escaped}", akid, esc_secret)
     k = "ghp_" + fake("github-classic", 36)
     add("github_classic", f"git clone https://{k}@github.com/acme/infra.git", k)
@@ -85,7 +117,11 @@ def _samples() -> list[SecretSample]:
     k = "ghs_" + fake("github-app", 36)
     add("github_app_token", f"the installation token ({k}) expires in an hour", k)
     k = "glpat-" + fake("gitlab", 20, _URLSAFE)
-    add("gitlab_pat", f"curl --header \"PRIVATE-TOKEN: {k}\" https://gitlab.example.com/api/v4/projects", k)
+    add(
+        "gitlab_pat",
+        f'curl --header "PRIVATE-TOKEN: {k}" https://gitlab.example.com/api/v4/projects',
+        k,
+    )
     k = "hf_" + fake("huggingface", 34, string.ascii_letters)
     add("huggingface", f"huggingface-cli login --token {k}", k)
     k = "npm_" + fake("npm", 36)
@@ -99,16 +135,26 @@ def _samples() -> list[SecretSample]:
     k = fake("twilio-token", 32, _HEX)
     sid = "AC" + fake("twilio-sid", 32, _HEX)
     add("twilio_auth_token", f"TWILIO_ACCOUNT_SID={sid}\nTWILIO_AUTH_TOKEN={k}\n", sid, k)
-    k = f"xoxb-{fake('slack-a', 12, string.digits)}-{fake('slack-b', 13, string.digits)}-{fake('slack-c', 24)}"
+    k = (
+        f"xoxb-{fake('slack-a', 12, string.digits)}-{fake('slack-b', 13, string.digits)}-"
+        f"{fake('slack-c', 24)}"
+    )
     add("slack_bot_token", f"SLACK_BOT_TOKEN: {k}", k)
-    k = f"https://hooks.slack.com/services/T{fake('hook-a', 8, _UPPER_DIGITS)}/B{fake('hook-b', 10, _UPPER_DIGITS)}/{fake('hook-c', 24)}"
+    k = (
+        f"https://hooks.slack.com/services/T{fake('hook-a', 8, _UPPER_DIGITS)}/B"
+        f"{fake('hook-b', 10, _UPPER_DIGITS)}/{fake('hook-c', 24)}"
+    )
     add("slack_webhook", f"post alerts to {k} please", k)
     k = "AIza" + fake("google", 35, _URLSAFE)
     add("google_api_key", f"maps.googleapis.com/maps/api/js?key={k}&callback=init", k)
     k = "sk_live_" + fake("stripe", 24)
-    add("stripe_live", f"stripe.api_key = \"{k}\"", k)
+    add("stripe_live", f'stripe.api_key = "{k}"', k)
     header = base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').decode().rstrip("=")
-    payload = base64.urlsafe_b64encode(b'{"sub":"1234567890","name":"Ada","iat":1716239022}').decode().rstrip("=")
+    payload = (
+        base64.urlsafe_b64encode(b'{"sub":"1234567890","name":"Ada","iat":1716239022}')
+        .decode()
+        .rstrip("=")
+    )
     k = f"{header}.{payload}.{fake('jwt-sig', 43, _URLSAFE)}"
     add("jwt", f"the cookie session={k}; path=/", k)
     k = fake("bearer", 40, _URLSAFE)
@@ -118,34 +164,65 @@ def _samples() -> list[SecretSample]:
     pw = fake("url-pw", 16)
     add("url_password", f"DATABASE_URL=postgres://app_user:{pw}@db.internal:5432/shop", pw)
     pw = "Xk9#vL2!qR" + fake("jdbc-pw", 6)
-    add("jdbc_mysql_password", f"jdbc:mysql://db.internal:3306/shop?user=app&password={pw}&useSSL=true", pw)
+    add(
+        "jdbc_mysql_password",
+        f"jdbc:mysql://db.internal:3306/shop?user=app&password={pw}&useSSL=true",
+        pw,
+    )
     pw = "Wq7$zP3m" + fake("jdbc-ms", 6)
-    add("jdbc_sqlserver_password", f"jdbc:sqlserver://db:1433;databaseName=crm;user=sa;password={pw};encrypt=true", pw)
+    add(
+        "jdbc_sqlserver_password",
+        f"jdbc:sqlserver://db:1433;databaseName=crm;user=sa;password={pw};encrypt=true",
+        pw,
+    )
     pw = "Tr0ub4dor&3" + fake("ini-pw", 4)
     add("ini_password", f"[database]\nhost = db.internal\nuser = app\npassword = {pw}\n", pw)
     pw = "K8s#prod!2024" + fake("env-pw", 4)
     add("dotenv_db_password", f"DB_HOST=db.internal\nDB_USER=app\nDB_PASSWORD={pw}\n", pw)
     pw = "s3cr3t-Yaml-" + fake("yaml-pw", 6)
-    add("yaml_password", f"database:\n  user: app\n  password: \"{pw}\"\n", pw)
+    add("yaml_password", f'database:\n  user: app\n  password: "{pw}"\n', pw)
     k = fake("azure-storage", 86, _B64) + "=="
-    add("azure_storage_key",
-        f"DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey={k};EndpointSuffix=core.windows.net", k)
+    add(
+        "azure_storage_key",
+        f"DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey={k};EndpointSuffix=core.windows.net",
+        k,
+    )
     k = fake("azure-sb", 43, _B64) + "="
-    add("azure_service_bus",
-        f"Endpoint=sb://acme-bus.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={k}", k)
+    add(
+        "azure_service_bus",
+        f"Endpoint=sb://acme-bus.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={k}",
+        k,
+    )
     block, body = _pem("RSA ", "pem-rsa")
-    add("private_key_rsa", f"here is the deploy key:\n{block}\nuse it for the bastion", block[40:80], body[-30:])
+    add(
+        "private_key_rsa",
+        f"here is the deploy key:\n{block}\nuse it for the bastion",
+        block[40:80],
+        body[-30:],
+    )
     block, body = _pem("OPENSSH ", "pem-ssh")
     add("private_key_openssh", f"cat ~/.ssh/id_ed25519\n{block}\n", block[40:80], body[-30:])
     block, body = _pem("", "pem-gcp", escape=True)
-    gcp = '{"type": "service_account", "project_id": "acme-prod", "private_key_id": "' + fake("gcp-kid", 40, _HEX) + \
-        '", "private_key": "' + block + '\\n", "client_email": "ci@acme-prod.iam.gserviceaccount.com"}'
+    gcp = (
+        '{"type": "service_account", "project_id": "acme-prod", "private_key_id": "'
+        + fake("gcp-kid", 40, _HEX)
+        + '", "private_key": "'
+        + block
+        + '\\n", "client_email": "ci@acme-prod.iam.gserviceaccount.com"}'
+    )
     add("private_key_json_escaped", gcp, block[40:80], body[-30:])
     k = fake("entropy-quoted", 32)
     add("high_entropy_quoted", f'SIGNING_MATERIAL = "{k}"', k)
     k = fake("entropy-unquoted", 36, _URLSAFE)
     add("high_entropy_unquoted", f"export CI_DEPLOY_SALT={k}", k)
-    k = "M" + fake("discord-a", 23, _URLSAFE) + "." + fake("discord-b", 6, _URLSAFE) + "." + fake("discord-c", 27, _URLSAFE)
+    k = (
+        "M"
+        + fake("discord-a", 23, _URLSAFE)
+        + "."
+        + fake("discord-b", 6, _URLSAFE)
+        + "."
+        + fake("discord-c", 27, _URLSAFE)
+    )
     add("discord_bot_token", f"client.run('{k}')", k)
     k = fake("tg-id", 10, string.digits) + ":" + fake("tg-secret", 35, _URLSAFE)
     add("telegram_bot_token", f"https://api.telegram.org/bot{k}/getMe", k)
@@ -168,41 +245,88 @@ def _samples() -> list[SecretSample]:
 
 CORPUS: tuple[SecretSample, ...] = tuple(_samples())
 
-_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
-_B64_JSON = base64.b64encode(json.dumps({"user": "alice", "role": "admin", "team": "platform", "since": 2021}).encode()).decode()
+_PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5Erk"
+    "Jggg=="
+)
+_B64_JSON = base64.b64encode(
+    json.dumps({"user": "alice", "role": "admin", "team": "platform", "since": 2021}).encode()
+).decode()
 
 LOOKALIKES: tuple[tuple[str, str], ...] = (
     ("git_sha", "commit 3f40072cb27e5c7f9a8b7c6d5e4f3a2b1c0d9e8f fixed the rollback"),
-    ("git_sha_json", '{"sha": "3f40072cb27e5c7f9a8b7c6d5e4f3a2b1c0d9e8f", "parent": "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d"}'),
+    (
+        "git_sha_json",
+        '{"sha": "3f40072cb27e5c7f9a8b7c6d5e4f3a2b1c0d9e8f", "parent": '
+        '"9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d"}',
+    ),
     ("uuid", "request id 123e4567-e89b-12d3-a456-426614174000 failed"),
-    ("uuid_json", '{"id": "9b2c4f1e-7a3d-4e8b-9c6f-1d2e3f4a5b6c", "session_id": "f47ac10b-58cc-4372-a567-0e02b2c3d479"}'),
+    (
+        "uuid_json",
+        '{"id": "9b2c4f1e-7a3d-4e8b-9c6f-1d2e3f4a5b6c", "session_id": '
+        '"f47ac10b-58cc-4372-a567-0e02b2c3d479"}',
+    ),
     ("base64_image_markdown", f"![chart](data:image/png;base64,{_PNG})"),
     ("base64_image_json", json.dumps({"image": _PNG, "mime": "image/png"})),
     ("base64_json", json.dumps({"payload": _B64_JSON})),
-    ("json_blob", '{"model": "gpt-4o-mini", "tokens_in": 1234, "max_tokens": 4096, "temperature": 0.2, "cache_key": "summary-v2"}'),
+    (
+        "json_blob",
+        '{"model": "gpt-4o-mini", "tokens_in": 1234, "max_tokens": 4096, "temperature": 0.2, '
+        '"cache_key": "summary-v2"}',
+    ),
     ("sk_learn", "we train it with sk-learn and the sk-learn-style API; see sklearn.linear_model"),
     ("git_ssh_url", "git clone git@github.com:acme/payments-service.git && cd payments-service"),
     ("ssh_url", "git remote add origin ssh://git@gitlab.example.com:2222/acme/infra.git"),
-    ("sha256_digest", "image@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 pulled"),
-    ("npm_integrity", '"integrity": "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUR+YXiHaTXxS9S0Ow=="'),
-    ("pem_prose", "Your file must start with -----BEGIN PRIVATE KEY----- and nothing else.\n"
-                  "Paste it into the vault, never into this chat. Thanks for checking first!"),
-    ("pem_prose_multiline", "The header line reads\n-----BEGIN RSA PRIVATE KEY-----\nand the footer is the same with END.\n"
-                            "Everything between them is the base64 body; do not share it."),
+    (
+        "sha256_digest",
+        "image@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 pulled",
+    ),
+    (
+        "npm_integrity",
+        '"integrity": '
+        '"sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUR+YXiHaTXxS9S0Ow=="',
+    ),
+    (
+        "pem_prose",
+        "Your file must start with -----BEGIN PRIVATE KEY----- and nothing else.\n"
+        "Paste it into the vault, never into this chat. Thanks for checking first!",
+    ),
+    (
+        "pem_prose_multiline",
+        "The header line reads\n-----BEGIN RSA PRIVATE KEY-----\nand the footer is the same with "
+        "END.\n"
+        "Everything between them is the base64 body; do not share it.",
+    ),
     ("xoxo_hugs", "xoxo-hugs-and-kisses from the whole team"),
-    ("sk_cluster_name", "deploy to sk-prod-eu-west-1-cluster-a1 tonight, then sk-prod-eu-west-1-cluster-b2"),
+    (
+        "sk_cluster_name",
+        "deploy to sk-prod-eu-west-1-cluster-a1 tonight, then sk-prod-eu-west-1-cluster-b2",
+    ),
     ("bearer_prose", "I am the bearer 2FA-recovery-codes-are-in-the-vault note for Ana"),
     ("bearer_of_news", "sorry to be the bearer of bad news"),
     ("mailto_url", "write to mailto://john:doe@example.com for access"),
     ("akia_prose", "AKIA is the prefix of a long-term key, AKIAshort is not a key"),
-    ("password_prose", "Remember to change your password every 90 days; the secret is a good passphrase."),
-    ("python_signature", "def login(user: str, password: str) -> bool:\n    return check(user, password)"),
+    (
+        "password_prose",
+        "Remember to change your password every 90 days; the secret is a good passphrase.",
+    ),
+    (
+        "python_signature",
+        "def login(user: str, password: str) -> bool:\n    return check(user, password)",
+    ),
     ("indirect_password", 'password = os.environ["DB_PASSWORD"]\napi_key = get_api_key()'),
-    ("templated_password", "DB_PASSWORD=${DB_PASSWORD}\npassword: <your-password>\napi_key: {{ vault_api_key }}"),
+    (
+        "templated_password",
+        "DB_PASSWORD=${DB_PASSWORD}\npassword: <your-password>\napi_key: {{ vault_api_key }}",
+    ),
     ("token_counts", "tokens_in: 1234, tokens_out: 56, max_tokens: 4096"),
     ("key_prose", "primary_key: id\nsort_key: created_at\nthe key: point is speed"),
     ("url_query", "see https://example.com/docs?page=2&sort=desc#install"),
-    ("ssh_public_key", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ana@laptop"),
+    (
+        "ssh_public_key",
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl "
+        "ana@laptop",
+    ),
     ("long_word", "internationalization and counterrevolutionaries are long words"),
     ("redacted_marker", "api_key = [redacted:openai_key] and password=[redacted:password]"),
     ("version_strings", "python 3.11.9, node v20.11.1, build 2024.03.01-rc2"),

@@ -3,10 +3,12 @@
 How a candidate (a topic whose tier-1 triggers fired) is decided — `route_for`:
 
 1. ``activation: manual`` -> never activated by a message (the user activates it).
-2. ``priority: critical`` -> activated, whatever the tier-2 score (docs/design.md#gate-bypass row 1).
+2. ``priority: critical`` -> activated, whatever the tier-2 score (docs/design.md#gate-bypass row
+1).
 3. Below the topic's ``similarity_threshold`` -> dropped (it did not pass tier 2).
 4. ``activation: auto`` -> activated, no gate (docs/design.md#activation-modes).
-5. ``activation: gated`` -> the bypass table of docs/design.md#gate-bypass (`BYPASS_TABLE`, `bypass_route`):
+5. ``activation: gated`` -> the bypass table of docs/design.md#gate-bypass (`BYPASS_TABLE`,
+`bypass_route`):
    activate, ask the gate, or drop.
 
 The gate (`GatedActivator`) asks the configured model "YES or NO" through
@@ -25,7 +27,8 @@ answer to `GATE_PROMPT` (`answer_gate_prompt`), for callers that ask the LLM cli
 directly.
 
 Every decision, bypasses and drops included, is appended to the gate log
-(``repo.state_file("gate_log")``, an EventLog: a `GateDecision` per line, docs/design.md#gate-metrics);
+(``repo.state_file("gate_log")``, an EventLog: a `GateDecision` per line,
+docs/design.md#gate-metrics);
 ``was_useful`` feedback is appended as separate lines and merged on reading, so the log
 is only ever appended to.
 """
@@ -102,7 +105,8 @@ def bypass_route(priority: str, tier1_matched: bool, tier2_score: float) -> tupl
 
 
 def route_for(topic: Topic, tier1_matched: bool, tier2_score: float) -> tuple[Route, str]:
-    """(route, why) for a candidate, combining activation mode, threshold and docs/design.md#gate-bypass."""
+    """(route, why) for a candidate, combining activation mode, threshold and
+    docs/design.md#gate-bypass."""
     if not tier1_matched:
         return "drop", "no tier-1 match"
     if topic.activation == "manual":
@@ -119,7 +123,18 @@ def route_for(topic: Topic, tier1_matched: bool, tier2_score: float) -> tuple[Ro
 # ── the offline rule ────────────────────────────────────────────────────────────────
 # Words of the gate prompt's own wording, which say nothing about a topic.
 GATE_STOPWORDS = frozenset(
-    {"topic", "topics", "message", "description", "answer", "activate", "word", "exactly", "one", "yes"}
+    {
+        "topic",
+        "topics",
+        "message",
+        "description",
+        "answer",
+        "activate",
+        "word",
+        "exactly",
+        "one",
+        "yes",
+    }
 )
 SHARED_WORDS_TO_ACTIVATE = 2
 
@@ -136,7 +151,10 @@ def offline_gate(message: str, topic: Topic, tier2_score: float) -> bool:
     if tier2_score >= 2 * topic.similarity_threshold and tier2_score > 0:
         return True
     words = " ".join(w for t in topic.triggers if t.type == "keyword" for w in t.words)
-    return shares_topic_words(message[:GATE_MESSAGE_CHARS * 4], f"{topic.name.replace('-', ' ')} {topic.description} {words}")
+    return shares_topic_words(
+        message[: GATE_MESSAGE_CHARS * 4],
+        f"{topic.name.replace('-', ' ')} {topic.description} {words}",
+    )
 
 
 # The parts of a GATE_PROMPT, found with three linear searches (one regex spanning them
@@ -171,7 +189,8 @@ def message_hash(message: str) -> str:
 # ── decisions and their log ─────────────────────────────────────────────────────────
 @dataclass(frozen=True)
 class GateDecision:
-    """One decision about one candidate topic (docs/design.md#gate-metrics). `gate_result` is the gate's
+    """One decision about one candidate topic (docs/design.md#gate-metrics). `gate_result` is the
+    gate's
     answer, None when the gate was not asked (bypassed or dropped); `activated` is the
     outcome; `source` says who decided: bypass, llm, cache, offline, offline-fallback."""
 
@@ -206,16 +225,25 @@ class GateLog:
             self.events.append(d.as_dict(), stamp=False)
 
     def feedback(self, decision_id: str, useful: bool) -> GateDecision:
-        """Record whether the activation helped (docs/design.md#gate-metrics `was_useful`), appended as a
+        """Record whether the activation helped (docs/design.md#gate-metrics `was_useful`), appended
+        as a
         feedback line; raises GateDecisionNotFound for an unknown id."""
-        matches = [d for d in self.decisions() if d.id == decision_id or d.id.startswith(decision_id)]
+        matches = [
+            d for d in self.decisions() if d.id == decision_id or d.id.startswith(decision_id)
+        ]
         if len(matches) != 1:
             raise GateDecisionNotFound(
                 f"No single gate decision with id {decision_id!r} ({len(matches)} match); "
                 "list them with `autopoiesis gate report --decisions`."
             )
-        self.events.append({"feedback_for": matches[0].id, "was_useful": useful, "timestamp": format_ts(utc_now())},
-                           stamp=False)
+        self.events.append(
+            {
+                "feedback_for": matches[0].id,
+                "was_useful": useful,
+                "timestamp": format_ts(utc_now()),
+            },
+            stamp=False,
+        )
         return replace(matches[0], was_useful=useful)
 
     def decisions(self) -> list[GateDecision]:
@@ -245,13 +273,21 @@ class GatedActivator:
     its `llm.provider` is not offline, else the offline rule answers. The yes/no call
     asks for `watchers.gate_max_tokens` tokens of REPO's config (1 without a repo)."""
 
-    def __init__(self, repo: MemoryRepo | None = None, llm: LLMClient | None = None, *, cache_size: int = 4096):
+    def __init__(
+        self,
+        repo: MemoryRepo | None = None,
+        llm: LLMClient | None = None,
+        *,
+        cache_size: int = 4096,
+    ):
         self.repo = repo
         self._llm = llm
         self._llm_checked = llm is not None
         self.cache: OrderedDict[tuple[str, str, str], bool] = OrderedDict()
         self.cache_size = cache_size
-        self.max_tokens = max(1, int(repo.config.watchers.gate_max_tokens)) if repo is not None else 1
+        self.max_tokens = (
+            max(1, int(repo.config.watchers.gate_max_tokens)) if repo is not None else 1
+        )
 
     @property
     def llm(self) -> LLMClient | None:
@@ -282,8 +318,12 @@ class GatedActivator:
             verdict = GateVerdict(offline_gate(message, topic, tier2_score), "offline")
         else:
             try:
-                answer, result = client.yes_no_result("gate", self.prompt(message, topic), max_tokens=self.max_tokens)
-                by_model = result.provider != "offline"  # not when the daily budget sent the call offline
+                answer, result = client.yes_no_result(
+                    "gate", self.prompt(message, topic), max_tokens=self.max_tokens
+                )
+                by_model = (
+                    result.provider != "offline"
+                )  # not when the daily budget sent the call offline
             except LLMError:
                 answer, by_model = None, False
             if answer is None or not by_model:
@@ -353,8 +393,11 @@ def suggest(topic: Topic | None, rows: Sequence[GateDecision]) -> str:
     if len(rows) < 5:
         return ""
     threshold = topic.similarity_threshold if topic else DEFAULT_SIMILARITY_THRESHOLD
-    return (_raise_for_gate_noes(rows, threshold) or _raise_for_useless_activations(rows, threshold)
-            or _lower_for_gate_yeses(rows, threshold))
+    return (
+        _raise_for_gate_noes(rows, threshold)
+        or _raise_for_useless_activations(rows, threshold)
+        or _lower_for_gate_yeses(rows, threshold)
+    )
 
 
 def _raise_for_gate_noes(rows: Sequence[GateDecision], threshold: float) -> str:
@@ -365,8 +408,11 @@ def _raise_for_gate_noes(rows: Sequence[GateDecision], threshold: float) -> str:
     if len(gated) >= 5 and len(no_scores) / len(gated) >= 0.7:
         target = round(min(0.95, statistics.median(no_scores) + 0.01), 2)
         if target > threshold:
-            return (f"the gate said NO to {len(no_scores)}/{len(gated)} candidates: raise similarity_threshold "
-                    f"from {threshold:g} to {target:g} to save gate calls")
+            return (
+                f"the gate said NO to {len(no_scores)}/{len(gated)} candidates: raise "
+                "similarity_threshold "
+                f"from {threshold:g} to {target:g} to save gate calls"
+            )
     return ""
 
 
@@ -381,8 +427,11 @@ def _raise_for_useless_activations(rows: Sequence[GateDecision], threshold: floa
         if useful:
             target = round(min(target, statistics.median(useful)), 2)
         if target > threshold:
-            return (f"{len(useless)}/{len(judged)} activations were not useful: raise similarity_threshold "
-                    f"from {threshold:g} to {target:g}")
+            return (
+                f"{len(useless)}/{len(judged)} activations were not useful: raise "
+                "similarity_threshold "
+                f"from {threshold:g} to {target:g}"
+            )
     return ""
 
 
@@ -391,15 +440,28 @@ def _lower_for_gate_yeses(rows: Sequence[GateDecision], threshold: float) -> str
     are tier-1 matches dropped below the threshold: lower it by a quarter."""
     gated = [r for r in rows if r.gate_result is not None]
     yes_scores = [r.tier2_score for r in gated if r.gate_result is True]
-    dropped_low = [r for r in rows if r.route == "drop" and r.tier1_matched and r.tier2_score < threshold]
-    if yes_scores and len(gated) >= 5 and len(yes_scores) / len(gated) >= 0.9 and len(dropped_low) >= len(rows) / 2:
+    dropped_low = [
+        r for r in rows if r.route == "drop" and r.tier1_matched and r.tier2_score < threshold
+    ]
+    if (
+        yes_scores
+        and len(gated) >= 5
+        and len(yes_scores) / len(gated) >= 0.9
+        and len(dropped_low) >= len(rows) / 2
+    ):
         target = round(max(0.01, threshold * 0.75), 2)
-        return (f"the gate said YES to {len(yes_scores)}/{len(gated)} and {len(dropped_low)} tier-1 matches were "
-                f"dropped below the threshold: consider lowering similarity_threshold from {threshold:g} to {target:g}")
+        return (
+            f"the gate said YES to {len(yes_scores)}/{len(gated)} and {len(dropped_low)} tier-1 "
+            "matches were "
+            "dropped below the threshold: consider lowering similarity_threshold from "
+            f"{threshold:g} to {target:g}"
+        )
     return ""
 
 
-def gate_report(decisions: Sequence[GateDecision], topics: Sequence[Topic] = ()) -> list[TopicGateStats]:
+def gate_report(
+    decisions: Sequence[GateDecision], topics: Sequence[Topic] = ()
+) -> list[TopicGateStats]:
     """Per topic: activation rate, gate yes/no rate, score distribution and a suggestion."""
     by_topic: dict[str, list[GateDecision]] = {}
     for d in decisions:
@@ -410,11 +472,21 @@ def gate_report(decisions: Sequence[GateDecision], topics: Sequence[Topic] = ())
         rows = by_topic[name]
         gated = [r for r in rows if r.gate_result is not None]
         q = _quantiles([r.tier2_score for r in rows])
-        out.append(TopicGateStats(
-            topic=name, decisions=len(rows), activated=sum(r.activated for r in rows), gate_calls=len(gated),
-            gate_yes=sum(1 for r in gated if r.gate_result), useful=sum(1 for r in rows if r.was_useful is True),
-            not_useful=sum(1 for r in rows if r.was_useful is False),
-            score_min=round(q[0], 4), score_p25=round(q[1], 4), score_median=round(q[2], 4),
-            score_p75=round(q[3], 4), score_max=round(q[4], 4), suggestion=suggest(known.get(name), rows),
-        ))
+        out.append(
+            TopicGateStats(
+                topic=name,
+                decisions=len(rows),
+                activated=sum(r.activated for r in rows),
+                gate_calls=len(gated),
+                gate_yes=sum(1 for r in gated if r.gate_result),
+                useful=sum(1 for r in rows if r.was_useful is True),
+                not_useful=sum(1 for r in rows if r.was_useful is False),
+                score_min=round(q[0], 4),
+                score_p25=round(q[1], 4),
+                score_median=round(q[2], 4),
+                score_p75=round(q[3], 4),
+                score_max=round(q[4], 4),
+                suggestion=suggest(known.get(name), rows),
+            )
+        )
     return out

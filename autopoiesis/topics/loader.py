@@ -82,10 +82,15 @@ def load_topics(repo: MemoryRepo, *, strict: bool = False) -> TopicSet:
             errors.append(f"{rel}: cannot be read as UTF-8 text ({exc}); re-save it as UTF-8.")
             continue
         digest.update(rel.encode() + b"\0" + text.encode("utf-8", "surrogateescape") + b"\0")
-        topic, errs, warns = parse_topic(rel, text, root=repo.root, default_threshold=default_threshold)
+        topic, errs, warns = parse_topic(
+            rel, text, root=repo.root, default_threshold=default_threshold
+        )
         warnings.extend(warns)
         if topic is not None and topic.name in seen:
-            errs = [f"{rel}: name {topic.name!r} is already used by {seen[topic.name]}; give it another name."]
+            errs = [
+                f"{rel}: name {topic.name!r} is already used by {seen[topic.name]}; give it "
+                "another name."
+            ]
             topic = None
         if topic is None:
             errors.extend(errs)
@@ -104,8 +109,12 @@ def load_topic(repo: MemoryRepo, relpath: str | os.PathLike[str]) -> Topic:
     rel = full.relative_to(repo.root).as_posix()
     if not full.is_file():
         raise TopicError(f"{rel} does not exist; list the topics with `autopoiesis topics list`.")
-    topic, errors, _ = parse_topic(rel, full.read_text(encoding="utf-8"), root=repo.root,
-                                   default_threshold=repo.config.watchers.similarity_threshold)
+    topic, errors, _ = parse_topic(
+        rel,
+        full.read_text(encoding="utf-8"),
+        root=repo.root,
+        default_threshold=repo.config.watchers.similarity_threshold,
+    )
     if topic is None:
         raise TopicError("\n".join(errors))
     return topic

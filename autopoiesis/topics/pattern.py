@@ -48,9 +48,22 @@ from autopoiesis.topics.triggers.url import URL_KINDS, UrlInfo, find_urls
 DIRECTIONS = ("input", "output")
 
 __all__ = [
-    "DIRECTIONS", "FEATURE_SCAN_CHARS", "LANGUAGE_SCAN_CHARS", "URGENT_WORDS", "URL_KINDS",
-    "CodeInfo", "Message", "PatternHit", "PatternMatcher", "TriggerEvaluator", "UrlInfo",
-    "detect_code", "detect_language", "find_paths", "find_urls", "register_evaluator",
+    "DIRECTIONS",
+    "FEATURE_SCAN_CHARS",
+    "LANGUAGE_SCAN_CHARS",
+    "URGENT_WORDS",
+    "URL_KINDS",
+    "CodeInfo",
+    "Message",
+    "PatternHit",
+    "PatternMatcher",
+    "TriggerEvaluator",
+    "UrlInfo",
+    "detect_code",
+    "detect_language",
+    "find_paths",
+    "find_urls",
+    "register_evaluator",
     "sentiment_score",
 ]
 
@@ -97,8 +110,13 @@ def register_evaluator(evaluator: TriggerEvaluator) -> TriggerType:
         raise ValueError(
             f"no trigger type {evaluator.type!r} is registered; register its TriggerType first"
         )
-    with_evaluation = replace(spec, re2_source=evaluator.re2_source, feature=evaluator.feature,
-                              prepare=evaluator.prepare, match=evaluator.match)
+    with_evaluation = replace(
+        spec,
+        re2_source=evaluator.re2_source,
+        feature=evaluator.feature,
+        prepare=evaluator.prepare,
+        match=evaluator.match,
+    )
     return register_trigger_type(with_evaluation)
 
 
@@ -114,7 +132,8 @@ class _Rules:
 
 
 class PatternMatcher:
-    """Tier 1: zero-cost pattern matching against topic triggers (docs/design.md#watcher-algorithms).
+    """Tier 1: zero-cost pattern matching against topic triggers
+    (docs/design.md#watcher-algorithms).
 
     >>> m = PatternMatcher(load_topics(repo).topics)
     >>> m.match("Can you review the PR?")
@@ -161,8 +180,14 @@ class PatternMatcher:
         """Names of the topics whose triggers fire on TEXT (docs/design.md#system-api)."""
         return {h.topic for h in self.hits(text, direction, paths, details=False)}
 
-    def hits(self, text: str, direction: str = "input", paths: Sequence[str] = (), *,
-             details: bool = True) -> list[PatternHit]:
+    def hits(
+        self,
+        text: str,
+        direction: str = "input",
+        paths: Sequence[str] = (),
+        *,
+        details: bool = True,
+    ) -> list[PatternHit]:
         """Every trigger that fires on TEXT travelling in DIRECTION, in topic order.
         PATHS are file paths seen in tool calls (for glob triggers)."""
         if direction not in self._rules:
@@ -177,7 +202,9 @@ class PatternMatcher:
                 if details:
                     m = rules.singles[i].search(text)
                     detail = m.group(0)[:80] if m else ""
-                out.append(PatternHit(name, idx, trig.type, trig.scope, detail, trig.correction_hint))
+                out.append(
+                    PatternHit(name, idx, trig.type, trig.scope, detail, trig.correction_hint)
+                )
         if rules.others:
             out.extend(self._feature_hits(Message(text, paths, self._people_rx), rules))
         return out
@@ -190,6 +217,7 @@ class PatternMatcher:
                 features[trig.type] = ev.feature(message)  # type: ignore[misc]
             detail = ev.match(trig, prepared, features[trig.type])  # type: ignore[misc]
             if detail is not None:
-                out.append(PatternHit(name, idx, trig.type, trig.scope, detail, trig.correction_hint))
+                out.append(
+                    PatternHit(name, idx, trig.type, trig.scope, detail, trig.correction_hint)
+                )
         return out
-

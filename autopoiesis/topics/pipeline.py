@@ -1,4 +1,5 @@
-"""The watcher pipeline (docs/design.md#watcher-tiers, docs/design.md#flow-topic): tier 1 -> tier 2 -> tier 3 for each message,
+"""The watcher pipeline (docs/design.md#watcher-tiers, docs/design.md#flow-topic): tier 1 -> tier 2
+-> tier 3 for each message,
 output-triggered steering (docs/design.md#output-steering), webhook and cron triggers.
 
     pipe = WatcherPipeline(repo)
@@ -10,7 +11,8 @@ Which tier decided (`TopicActivation.tier`):
 * 1 — no trigger fired; a manual topic; a critical topic (activated on the match); an
   output-scope trigger with a ``correction_hint`` (activated on the match: steering must
   be cheap and reliable); a webhook or cron trigger.
-* 2 — the tier-2 score decided: below the threshold or a "drop" row of docs/design.md#gate-bypass, or an
+* 2 — the tier-2 score decided: below the threshold or a "drop" row of docs/design.md#gate-bypass,
+or an
   ``auto`` topic / a "high, score >= 0.3" bypass activated without the gate.
 * 3 — the gate decided.
 
@@ -77,10 +79,19 @@ class TopicActivation:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "topic": self.topic, "activated": self.activated, "tier": self.tier, "reason": self.reason,
-            "direction": self.direction, "route": self.route, "scores": self.scores,
-            "triggers": [{"type": h.trigger_type, "index": h.trigger_index, "detail": h.detail} for h in self.hits],
-            "correction_hints": list(self.correction_hints), "decision_id": self.decision_id,
+            "topic": self.topic,
+            "activated": self.activated,
+            "tier": self.tier,
+            "reason": self.reason,
+            "direction": self.direction,
+            "route": self.route,
+            "scores": self.scores,
+            "triggers": [
+                {"type": h.trigger_type, "index": h.trigger_index, "detail": h.detail}
+                for h in self.hits
+            ],
+            "correction_hints": list(self.correction_hints),
+            "decision_id": self.decision_id,
         }
 
 
@@ -102,7 +113,8 @@ class CronDue:
 
 
 class WatcherPipeline:
-    """Tiers 1-3 over a memory repo's topics (docs/design.md#system-api `WatcherPipeline.process`)."""
+    """Tiers 1-3 over a memory repo's topics (docs/design.md#system-api
+    `WatcherPipeline.process`)."""
 
     def __init__(
         self,
@@ -156,12 +168,17 @@ class WatcherPipeline:
         if self._scorer is None:
             from autopoiesis.topics.similarity import SimilarityScorer
 
-            self._scorer = SimilarityScorer(self.topic_set.topics, cache_dir=self.repo.state_file("similarity_cache"))
+            self._scorer = SimilarityScorer(
+                self.topic_set.topics, cache_dir=self.repo.state_file("similarity_cache")
+            )
         return self._scorer
 
     # ── messages ──
-    def process(self, message: str, direction: Direction = "input", paths: Sequence[str] = ()) -> list[TopicActivation]:
-        """The topics MESSAGE activates (docs/design.md#system-api), with the tier that decided and the
+    def process(
+        self, message: str, direction: Direction = "input", paths: Sequence[str] = ()
+    ) -> list[TopicActivation]:
+        """The topics MESSAGE activates (docs/design.md#system-api), with the tier that decided and
+        the
         scores. Decisions are logged; output correction hints are kept for the next compile."""
         return [a for a in self.evaluate(message, direction, paths) if a.activated]
 
@@ -194,13 +211,16 @@ class WatcherPipeline:
             topic_hits = tuple(by_topic.get(name, ()))
             scores, tier2 = _scores(topic_hits, scored.get(name))
             hints = _output_hints(topic_hits, direction)
-            act, gate_result, source = self._verdict(message, self._topics[name], direction,
-                                                     topic_hits, hints, scores, tier2)
+            act, gate_result, source = self._verdict(
+                message, self._topics[name], direction, topic_hits, hints, scores, tier2
+            )
             if topic_hits and not dry_run:
                 act, decision = _logged(act, mhash, tier2, gate_result, source, scores)
                 decisions.append(decision)
                 if act.activated and hints:
-                    pending.extend(PendingActivation(name, h, "output", format_ts_micro()) for h in hints)
+                    pending.extend(
+                        PendingActivation(name, h, "output", format_ts_micro()) for h in hints
+                    )
             results.append(act)
         if decisions and self.log_decisions:
             self.log.append(decisions)
@@ -208,9 +228,16 @@ class WatcherPipeline:
             add_pending(self.repo, pending)
         return results
 
-    def _verdict(self, message: str, topic: Topic, direction: Direction,
-                 topic_hits: tuple[PatternHit, ...], hints: tuple[str, ...], scores: dict[str, Any],
-                 tier2: float) -> tuple[TopicActivation, bool | None, str]:
+    def _verdict(
+        self,
+        message: str,
+        topic: Topic,
+        direction: Direction,
+        topic_hits: tuple[PatternHit, ...],
+        hints: tuple[str, ...],
+        scores: dict[str, Any],
+        tier2: float,
+    ) -> tuple[TopicActivation, bool | None, str]:
         """TOPIC's activation, the gate's answer (None when it was not asked) and what
         decided. No trigger fired: dropped. An output trigger with a correction hint:
         activated. Else the route for the tier-2 score: the gate decides (tier 3), or the
@@ -220,31 +247,53 @@ class WatcherPipeline:
             act = TopicActivation(name, False, 1, "no trigger fired", direction, "drop", scores)
             return act, None, "rule"
         if hints:
-            act = TopicActivation(name, True, 1, "output trigger with a correction hint", direction,
-                                  "activate", scores, topic_hits, hints)
+            act = TopicActivation(
+                name,
+                True,
+                1,
+                "output trigger with a correction hint",
+                direction,
+                "activate",
+                scores,
+                topic_hits,
+                hints,
+            )
             return act, None, "rule"
         route, why = route_for(topic, True, tier2)
         if route == "gate":
             verdict = self.gate.decide(message, topic, tier2)
-            act = TopicActivation(name, verdict.result, 3, f"gate ({verdict.source}) said "
-                                  f"{'YES' if verdict.result else 'NO'}; {why}", direction, route,
-                                  scores, topic_hits)
+            act = TopicActivation(
+                name,
+                verdict.result,
+                3,
+                f"gate ({verdict.source}) said {'YES' if verdict.result else 'NO'}; {why}",
+                direction,
+                route,
+                scores,
+                topic_hits,
+            )
             return act, verdict.result, verdict.source
         tier = 1 if (topic.activation == "manual" or topic.priority == "critical") else 2
         source = "bypass" if route == "activate" else "rule"
-        act = TopicActivation(name, route == "activate", tier, why, direction, route, scores,
-                              topic_hits)
+        act = TopicActivation(
+            name, route == "activate", tier, why, direction, route, scores, topic_hits
+        )
         return act, None, source
 
     def corrections(self, agent_output: str) -> list[tuple[str, str]]:
         """[(topic, correction_hint)] of output-scope triggers firing on AGENT_OUTPUT
         (docs/design.md#output-steering OutputWatcher.check), without logging or persisting."""
         self.refresh()
-        return [(h.topic, h.correction_hint) for h in self.matcher.hits(agent_output, "output")
-                if h.correction_hint]
+        return [
+            (h.topic, h.correction_hint)
+            for h in self.matcher.hits(agent_output, "output")
+            if h.correction_hint
+        ]
 
     # ── webhook and cron ──
-    def fire_webhook(self, source: str, event: str | None = None, *, persist: bool = True) -> list[TopicActivation]:
+    def fire_webhook(
+        self, source: str, event: str | None = None, *, persist: bool = True
+    ) -> list[TopicActivation]:
         """Activate every topic with a webhook trigger for SOURCE (and EVENT, when the
         trigger names one). Declaring the trigger is the user's explicit wiring, so the
         activation mode is not consulted. Fired topics wait for the next compile."""
@@ -257,12 +306,29 @@ class WatcherPipeline:
                 if t.event and (event or "").lower() != t.event.lower():
                     continue
                 hit = PatternHit(topic.name, i, "webhook", "input", f"{source}/{event or '*'}")
-                out.append(TopicActivation(topic.name, True, 1, f"webhook {source}/{event or '*'}", "input",
-                                           "activate", {"tier1": True}, (hit,)))
+                out.append(
+                    TopicActivation(
+                        topic.name,
+                        True,
+                        1,
+                        f"webhook {source}/{event or '*'}",
+                        "input",
+                        "activate",
+                        {"tier1": True},
+                        (hit,),
+                    )
+                )
                 break
         if out and persist:
-            add_pending(self.repo, [PendingActivation(a.topic, None, f"webhook:{source}/{event or '*'}", format_ts_micro())
-                                    for a in out])
+            add_pending(
+                self.repo,
+                [
+                    PendingActivation(
+                        a.topic, None, f"webhook:{source}/{event or '*'}", format_ts_micro()
+                    )
+                    for a in out
+                ],
+            )
         return out
 
     def due(self, at: datetime, since: datetime | None = None) -> list[CronDue]:
@@ -274,7 +340,11 @@ class WatcherPipeline:
         # A naive time is UTC; an aware one keeps its offset, so a schedule is read in the
         # time zone the caller asked in (`--at 08:00+02:00`).
         at = utc(at) if at.tzinfo is None else at
-        since = (utc(since) if since.tzinfo is None else since) if since is not None else at - timedelta(minutes=1)
+        since = (
+            (utc(since) if since.tzinfo is None else since)
+            if since is not None
+            else at - timedelta(minutes=1)
+        )
         out = []
         for topic in self.topics:
             for t in topic.triggers:
@@ -285,27 +355,45 @@ class WatcherPipeline:
         return out
 
 
-def _logged(act: TopicActivation, mhash: str, tier2: float, gate_result: bool | None, source: str,
-            scores: dict[str, Any]) -> tuple[TopicActivation, GateDecision]:
+def _logged(
+    act: TopicActivation,
+    mhash: str,
+    tier2: float,
+    gate_result: bool | None,
+    source: str,
+    scores: dict[str, Any],
+) -> tuple[TopicActivation, GateDecision]:
     """ACT with a new decision id, and the decision to log under that id."""
     did = new_decision_id()
     act = replace(act, decision_id=did)
     return act, GateDecision(
-        id=did, timestamp=format_ts_micro(), message_hash=mhash, topic_name=act.topic,
-        tier1_matched=True, tier2_score=round(tier2, 6), route=act.route, gate_result=gate_result,
-        activated=act.activated, source=source, reason=act.reason,
+        id=did,
+        timestamp=format_ts_micro(),
+        message_hash=mhash,
+        topic_name=act.topic,
+        tier1_matched=True,
+        tier2_score=round(tier2, 6),
+        route=act.route,
+        gate_result=gate_result,
+        activated=act.activated,
+        source=source,
+        reason=act.reason,
         scores={k: v for k, v in scores.items() if isinstance(v, float)},
     )
 
 
 def _output_hints(topic_hits: tuple[PatternHit, ...], direction: Direction) -> tuple[str, ...]:
     """The correction hints of the triggers that fired on an agent's output, each once."""
-    return tuple(dict.fromkeys(h.correction_hint for h in topic_hits
-                               if h.correction_hint and direction == "output"))
+    return tuple(
+        dict.fromkeys(
+            h.correction_hint for h in topic_hits if h.correction_hint and direction == "output"
+        )
+    )
 
 
-def _scores(topic_hits: tuple[PatternHit, ...], s: TopicScores | None
-            ) -> tuple[dict[str, Any], float]:
+def _scores(
+    topic_hits: tuple[PatternHit, ...], s: TopicScores | None
+) -> tuple[dict[str, Any], float]:
     """The scores shown for a topic (whether tier 1 fired, then tier 2's parts), and its
     tier-2 score (0 when it was not scored)."""
     scores: dict[str, Any] = {"tier1": bool(topic_hits)}
@@ -327,8 +415,11 @@ def _read_pending(repo: MemoryRepo) -> list[PendingActivation]:
         rows = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, OSError):
         return []
-    return [PendingActivation(r["topic"], r.get("hint"), r.get("source", ""), r.get("at", "")) for r in rows
-            if isinstance(r, dict) and "topic" in r]
+    return [
+        PendingActivation(r["topic"], r.get("hint"), r.get("source", ""), r.get("at", ""))
+        for r in rows
+        if isinstance(r, dict) and "topic" in r
+    ]
 
 
 def add_pending(repo: MemoryRepo, entries: Sequence[PendingActivation]) -> None:
@@ -340,7 +431,10 @@ def add_pending(repo: MemoryRepo, entries: Sequence[PendingActivation]) -> None:
             if (e.topic, e.hint) not in have:
                 rows.append(e)
                 have.add((e.topic, e.hint))
-        atomic_write(_pending_path(repo), json.dumps([r.__dict__ for r in rows], ensure_ascii=False, indent=1))
+        atomic_write(
+            _pending_path(repo),
+            json.dumps([r.__dict__ for r in rows], ensure_ascii=False, indent=1),
+        )
 
 
 def peek_pending(repo: MemoryRepo) -> list[PendingActivation]:

@@ -1,4 +1,5 @@
-"""Tier 2 (docs/design.md#watcher-algorithms): local similarity of a message to each topic's profile (its name,
+"""Tier 2 (docs/design.md#watcher-algorithms): local similarity of a message to each topic's profile
+(its name,
 description, keyword-trigger words and instructions).
 
 Signals, all in 0..1, for every scored topic:
@@ -6,7 +7,8 @@ Signals, all in 0..1, for every scored topic:
 * ``tfidf`` — cosine of TF-IDF vectors. Fitted with scikit-learn's TfidfVectorizer
   (English stop words, sublinear tf, l2 norm) on the topic profiles. **This is the
   tier-2 score**: the per-topic ``similarity_threshold`` (default: the config's
-  ``watchers.similarity_threshold``) and the gate's bypass table (docs/design.md#gate-bypass) are calibrated
+  ``watchers.similarity_threshold``) and the gate's bypass table (docs/design.md#gate-bypass) are
+  calibrated
   on it, as in docs/design.md#flow-topic.
 * ``bm25`` — Okapi BM25 (k1=1.5, b=0.75) of the message's terms in the profile, divided
   by the most those terms could score, so it reads as "the share of the message's
@@ -62,8 +64,13 @@ class TopicScores:
         return self.score >= self.threshold
 
     def as_dict(self) -> dict[str, float]:
-        return {"tfidf": round(self.score, 4), "bm25": round(self.bm25, 4), "jaccard": round(self.jaccard, 4),
-                "minhash": round(self.minhash, 4), "threshold": self.threshold}
+        return {
+            "tfidf": round(self.score, 4),
+            "bm25": round(self.bm25, 4),
+            "jaccard": round(self.jaccard, 4),
+            "minhash": round(self.minhash, 4),
+            "threshold": self.threshold,
+        }
 
 
 def topics_fingerprint(topics: Sequence[Topic]) -> str:
@@ -114,7 +121,9 @@ class SimilarityScorer:
         self.fingerprint = topics_fingerprint(self.topics)
         self.loaded_from_cache = False
         self._mh_params = _minhash_params()
-        cache_file = Path(cache_dir) / f"{self.fingerprint[:32]}.npz" if cache_dir is not None else None
+        cache_file = (
+            Path(cache_dir) / f"{self.fingerprint[:32]}.npz" if cache_dir is not None else None
+        )
         data = self._load(cache_file) if cache_file is not None else None
         if data is None:
             data = self._fit()
@@ -125,7 +134,11 @@ class SimilarityScorer:
         self.vocab: dict[str, int] = data["vocab"]
         self.idf = data["idf"]
         self.t_indptr, self.t_topic, self.t_weight, self.t_count = (
-            data["t_indptr"], data["t_topic"], data["t_weight"], data["t_count"])
+            data["t_indptr"],
+            data["t_topic"],
+            data["t_weight"],
+            data["t_count"],
+        )
         self.doc_len = data["doc_len"]
         self.avg_len = float(self.doc_len.mean()) if len(self.doc_len) else 1.0
         self.topic_words = data["topic_words"]
@@ -146,7 +159,9 @@ class SimilarityScorer:
         if texts:
             from sklearn.feature_extraction.text import TfidfVectorizer
 
-            vec = TfidfVectorizer(stop_words="english", sublinear_tf=True, token_pattern=_TOKEN.pattern)
+            vec = TfidfVectorizer(
+                stop_words="english", sublinear_tf=True, token_pattern=_TOKEN.pattern
+            )
             try:
                 weights = vec.fit_transform(texts).tocsc()
                 vocab = {k: int(v) for k, v in vec.vocabulary_.items()}
@@ -165,7 +180,9 @@ class SimilarityScorer:
                         rows.append(i)
                         cols.append(j)
                         vals.append(c)
-                counts = csr_matrix((vals, (rows, cols)), shape=(len(texts), len(vocab)), dtype=np.float64).tocsc()
+                counts = csr_matrix(
+                    (vals, (rows, cols)), shape=(len(texts), len(vocab)), dtype=np.float64
+                ).tocsc()
             except ValueError:  # every profile empty or stop words only
                 vocab, weights = {}, None
         if weights is not None and counts is not None:
@@ -183,11 +200,23 @@ class SimilarityScorer:
             t_count = np.zeros(0)
             doc_len = np.zeros(len(texts))
         topic_words = [sorted(_words(t)) for t in texts]
-        sigs = (np.stack([minhash_signature(t, self._mh_params) for t in texts])
-                if texts else np.zeros((0, MINHASH_PERMUTATIONS), dtype=np.uint64))
-        return {"vocab": vocab, "idf": idf, "t_indptr": t_indptr, "t_topic": t_topic, "t_weight": t_weight,
-                "t_count": t_count, "doc_len": doc_len, "topic_words": [frozenset(w) for w in topic_words],
-                "signatures": sigs, "_topic_words_list": topic_words}
+        sigs = (
+            np.stack([minhash_signature(t, self._mh_params) for t in texts])
+            if texts
+            else np.zeros((0, MINHASH_PERMUTATIONS), dtype=np.uint64)
+        )
+        return {
+            "vocab": vocab,
+            "idf": idf,
+            "t_indptr": t_indptr,
+            "t_topic": t_topic,
+            "t_weight": t_weight,
+            "t_count": t_count,
+            "doc_len": doc_len,
+            "topic_words": [frozenset(w) for w in topic_words],
+            "signatures": sigs,
+            "_topic_words_list": topic_words,
+        }
 
     def _save(self, path: Path, data: dict) -> None:
         import io
@@ -196,10 +225,23 @@ class SimilarityScorer:
 
         buf = io.BytesIO()
         np.savez(
-            buf, idf=data["idf"], t_indptr=data["t_indptr"], t_topic=data["t_topic"], t_weight=data["t_weight"],
-            t_count=data["t_count"], doc_len=data["doc_len"], signatures=data["signatures"],
-            meta=np.array(json.dumps({"vocab": data["vocab"], "topic_words": data["_topic_words_list"],
-                                      "names": self.names})),
+            buf,
+            idf=data["idf"],
+            t_indptr=data["t_indptr"],
+            t_topic=data["t_topic"],
+            t_weight=data["t_weight"],
+            t_count=data["t_count"],
+            doc_len=data["doc_len"],
+            signatures=data["signatures"],
+            meta=np.array(
+                json.dumps(
+                    {
+                        "vocab": data["vocab"],
+                        "topic_words": data["_topic_words_list"],
+                        "names": self.names,
+                    }
+                )
+            ),
         )
         atomic_write(path, buf.getvalue())
         # Keep the folder small: only the newest few fingerprints survive.
@@ -217,9 +259,17 @@ class SimilarityScorer:
                 meta = json.loads(str(z["meta"]))
                 if meta.get("names") != self.names:
                     return None
-                return {"vocab": meta["vocab"], "idf": z["idf"], "t_indptr": z["t_indptr"], "t_topic": z["t_topic"],
-                        "t_weight": z["t_weight"], "t_count": z["t_count"], "doc_len": z["doc_len"],
-                        "signatures": z["signatures"], "topic_words": [frozenset(w) for w in meta["topic_words"]]}
+                return {
+                    "vocab": meta["vocab"],
+                    "idf": z["idf"],
+                    "t_indptr": z["t_indptr"],
+                    "t_topic": z["t_topic"],
+                    "t_weight": z["t_weight"],
+                    "t_count": z["t_count"],
+                    "doc_len": z["doc_len"],
+                    "signatures": z["signatures"],
+                    "topic_words": [frozenset(w) for w in meta["topic_words"]],
+                }
         except (OSError, ValueError, KeyError):  # a damaged cache is refitted, never trusted
             return None
 
@@ -243,7 +293,9 @@ class SimilarityScorer:
         bm_max = 0.0
         if tf:
             terms = np.fromiter(tf.keys(), dtype=np.int64, count=len(tf))
-            q = (1.0 + np.log(np.fromiter(tf.values(), dtype=np.float64, count=len(tf)))) * self.idf[terms]
+            q = (
+                1.0 + np.log(np.fromiter(tf.values(), dtype=np.float64, count=len(tf)))
+            ) * self.idf[terms]
             q /= np.linalg.norm(q) or 1.0
             norm_len = 1.0 - BM25_B + BM25_B * self.doc_len / (self.avg_len or 1.0)
             for k, j in enumerate(terms):
@@ -257,14 +309,26 @@ class SimilarityScorer:
         words = _words(head)
         sig = minhash_signature(head, self._mh_params)
         sel = np.array(idx)
-        mh = (self.signatures[sel] == sig[None, :]).mean(axis=1) if len(self.signatures) else np.zeros(len(idx))
+        mh = (
+            (self.signatures[sel] == sig[None, :]).mean(axis=1)
+            if len(self.signatures)
+            else np.zeros(len(idx))
+        )
         out = []
         for k, i in enumerate(idx):
             tw = self.topic_words[i]
             union = len(words | tw)
             jac = len(words & tw) / union if union else 0.0
-            out.append(TopicScores(self.names[i], float(min(1.0, cos[i])), float(min(1.0, bm_norm[i])), jac,
-                                   float(mh[k]), float(self.thresholds[i])))
+            out.append(
+                TopicScores(
+                    self.names[i],
+                    float(min(1.0, cos[i])),
+                    float(min(1.0, bm_norm[i])),
+                    jac,
+                    float(mh[k]),
+                    float(self.thresholds[i]),
+                )
+            )
         return out
 
     def score(self, text: str, candidates: set[str] | None = None) -> list[tuple[str, float]]:
@@ -277,4 +341,3 @@ class SimilarityScorer:
 
 def _words(text: str) -> set[str]:
     return {w for w in _TOKEN.findall(text.lower()) if len(w) >= 3}
-

@@ -26,23 +26,40 @@ def events(*evs: dict) -> list[bytes]:
 
 
 def start(sid: str = "s1", **kw) -> dict:
-    return {"event": "session_start", "session_id": sid, "started": "2026-02-16T18:45:00Z", "model": "m", "channel": "cli", **kw}
+    return {
+        "event": "session_start",
+        "session_id": sid,
+        "started": "2026-02-16T18:45:00Z",
+        "model": "m",
+        "channel": "cli",
+        **kw,
+    }
 
 
 @pytest.mark.slow
 def test_library_api_writes_commits_and_names_the_transcript(memory_repo: MemoryRepo, git) -> None:
     cap = ConversationCapture(memory_repo)
-    s = Session("ses_a1b2", started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC), model="opus", channel="webchat")
+    s = Session(
+        "ses_a1b2",
+        started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC),
+        model="opus",
+        channel="webchat",
+    )
     path = cap.on_session_start(s)
     assert path.exists()
     assert tf.parse_meta(path.read_text()).status == "open"
-    cap.on_message(s, "user", "Read all open issues and summarise", {"timestamp": "2026-02-16T18:45:30Z"})
+    cap.on_message(
+        s, "user", "Read all open issues and summarise", {"timestamp": "2026-02-16T18:45:30Z"}
+    )
     cap.on_tool_call(s, "exec", "gh issue list", "12 results", timestamp="2026-02-16T18:46:00Z")
     cap.on_message(s, "assistant", "Here are the 12 issues.", {"timestamp": "2026-02-16T18:46:10Z"})
     closed = cap.on_session_end(s, ended="2026-02-16T19:32:00Z", tokens_in=45230, tokens_out=12840)
     assert closed is not None
     assert closed.commit
-    assert closed.path == "raw/conversations/2026/02/16/1845-ses_a1b2-read-all-open-issues-and-summarise.md"
+    assert (
+        closed.path
+        == "raw/conversations/2026/02/16/1845-ses_a1b2-read-all-open-issues-and-summarise.md"
+    )
     text = (memory_repo.root / closed.path).read_text()
     t = tf.parse(text)
     assert tf.render(t) == text
@@ -52,20 +69,38 @@ def test_library_api_writes_commits_and_names_the_transcript(memory_repo: Memory
     assert [x.role for x in t.turns] == ["user", "agent", "agent"]
     assert t.turns[1].items == (tf.ToolCall("exec", "gh issue list", "12 results"),)
     log = git(memory_repo.root, "show", "-s", "--format=%B", closed.commit).stdout
-    assert log.startswith("conversation: read-all-open-issues-and-summarise\n\nSession: raw/conversations/2026/02/16/")
+    assert log.startswith(
+        "conversation: read-all-open-issues-and-summarise\n\nSession: raw/conversations/2026/02/16/"
+    )
     assert not path.exists() or path == memory_repo.root / closed.path
 
 
 @pytest.mark.slow
 def test_stream_interleaved_sessions_and_redaction(memory_repo: MemoryRepo, git) -> None:
-    report = process_stream(memory_repo, events(
-        start("a", topic="alpha work"), start("b"),
-        {"event": "message", "session_id": "a", "role": "user", "content": "key sk-proj-Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1 here", "timestamp": "2026-02-16T18:46:00Z"},
-        {"event": "message", "session_id": "b", "role": "user", "content": "hello from b", "name": "Bob"},
-        {"event": "session_end", "session_id": "b"},
-        {"event": "message", "role": "agent", "content": "only a is open now"},
-        {"event": "session_end"},
-    ))
+    report = process_stream(
+        memory_repo,
+        events(
+            start("a", topic="alpha work"),
+            start("b"),
+            {
+                "event": "message",
+                "session_id": "a",
+                "role": "user",
+                "content": "key sk-proj-Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1 here",
+                "timestamp": "2026-02-16T18:46:00Z",
+            },
+            {
+                "event": "message",
+                "session_id": "b",
+                "role": "user",
+                "content": "hello from b",
+                "name": "Bob",
+            },
+            {"event": "session_end", "session_id": "b"},
+            {"event": "message", "role": "agent", "content": "only a is open now"},
+            {"event": "session_end"},
+        ),
+    )
     assert report.refused == []
     assert len(report.closed) == 2
     a = next(c for c in report.closed if c.session_id == "a")
@@ -78,24 +113,45 @@ def test_stream_interleaved_sessions_and_redaction(memory_repo: MemoryRepo, git)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("bad, fragment", [
-    (b'{"event": "message", "role": "user", "content": "x", "session_id": "ghost"}\n', "unknown session"),
-    (b"not json\n", "not valid JSON"),
-    (b'{"event": "message", "role": "user", "content": "\xff\xfe"}\n', "not valid UTF-8"),
-    (b'{"event": "explode"}\n', "unknown event"),
-    (b'{"event": "session_start", "session_id": "../../etc/passwd"}\n', "'/'"),
-    (b'{"event": "session_start", "session_id": "a\\u0000b"}\n', "NUL"),
-    (b'{"event": "session_end", "session_id": "nope"}\n', "unknown session"),
-    (b"[1, 2]\n", "JSON object"),
-    # impossible times are refused like any bad event, not left to overflow later
-    (b'{"event": "message", "role": "user", "content": "x", "timestamp": NaN}\n', "is not a time"),
-    (b'{"event": "message", "role": "user", "content": "x", "timestamp": 1e20}\n', "out of range"),
-    (b'{"event": "message", "role": "user", "content": "x", "timestamp": "9999-01-01T00:00:00Z"}\n', "outside 1970-2200"),
-])
-def test_bad_events_are_refused_and_nothing_else_is_lost(memory_repo: MemoryRepo, bad: bytes, fragment: str) -> None:
-    lines = events(start("good")) + [bad] + events(
-        {"event": "message", "role": "user", "content": "kept", "session_id": "good"},
-        {"event": "session_end", "session_id": "good"},
+@pytest.mark.parametrize(
+    "bad, fragment",
+    [
+        (
+            b'{"event": "message", "role": "user", "content": "x", "session_id": "ghost"}\n',
+            "unknown session",
+        ),
+        (b"not json\n", "not valid JSON"),
+        (b'{"event": "message", "role": "user", "content": "\xff\xfe"}\n', "not valid UTF-8"),
+        (b'{"event": "explode"}\n', "unknown event"),
+        (b'{"event": "session_start", "session_id": "../../etc/passwd"}\n', "'/'"),
+        (b'{"event": "session_start", "session_id": "a\\u0000b"}\n', "NUL"),
+        (b'{"event": "session_end", "session_id": "nope"}\n', "unknown session"),
+        (b"[1, 2]\n", "JSON object"),
+        # impossible times are refused like any bad event, not left to overflow later
+        (
+            b'{"event": "message", "role": "user", "content": "x", "timestamp": NaN}\n',
+            "is not a time",
+        ),
+        (
+            b'{"event": "message", "role": "user", "content": "x", "timestamp": 1e20}\n',
+            "out of range",
+        ),
+        (
+            b'{"event": "message", "role": "user", "content": "x", "timestamp": "9999-01-01T00:00:00Z"}\n',
+            "outside 1970-2200",
+        ),
+    ],
+)
+def test_bad_events_are_refused_and_nothing_else_is_lost(
+    memory_repo: MemoryRepo, bad: bytes, fragment: str
+) -> None:
+    lines = (
+        events(start("good"))
+        + [bad]
+        + events(
+            {"event": "message", "role": "user", "content": "kept", "session_id": "good"},
+            {"event": "session_end", "session_id": "good"},
+        )
     )
     report = process_stream(memory_repo, lines)
     assert len(report.refused) == 1, report.refused
@@ -107,15 +163,18 @@ def test_bad_events_are_refused_and_nothing_else_is_lost(memory_repo: MemoryRepo
 
 
 def test_out_of_order_and_unknown_role(memory_repo: MemoryRepo) -> None:
-    report = process_stream(memory_repo, events(
-        {"event": "message", "role": "user", "content": "too early"},
-        start("s"),
-        {"event": "message", "role": "wizard", "content": "x"},
-        {"event": "message", "role": "user", "content": "fine"},
-        {"event": "session_end"},
-        {"event": "session_end", "session_id": "s"},
-        start("s"),
-    ))
+    report = process_stream(
+        memory_repo,
+        events(
+            {"event": "message", "role": "user", "content": "too early"},
+            start("s"),
+            {"event": "message", "role": "wizard", "content": "x"},
+            {"event": "message", "role": "user", "content": "fine"},
+            {"event": "session_end"},
+            {"event": "session_end", "session_id": "s"},
+            start("s"),
+        ),
+    )
     assert [r.split(":")[0] for r in report.refused] == ["line 1", "line 3", "line 6", "line 7"]
     assert "no session is open" in report.refused[0]
     assert "unknown role" in report.refused[1]
@@ -126,12 +185,15 @@ def test_out_of_order_and_unknown_role(memory_repo: MemoryRepo) -> None:
 @pytest.mark.slow
 def test_huge_message_is_cut_with_a_marker_and_binary_is_cleaned(memory_repo: MemoryRepo) -> None:
     big = "x" * (10 * 1024 * 1024)
-    report = process_stream(memory_repo, events(
-        start("big"),
-        {"event": "message", "role": "user", "content": big},
-        {"event": "message", "role": "user", "content": "bin\u0000ary\u0007 data"},
-        {"event": "session_end"},
-    ))
+    report = process_stream(
+        memory_repo,
+        events(
+            start("big"),
+            {"event": "message", "role": "user", "content": big},
+            {"event": "message", "role": "user", "content": "bin\u0000ary\u0007 data"},
+            {"event": "session_end"},
+        ),
+    )
     assert report.refused == []
     text = (memory_repo.root / report.closed[0].path).read_text()
     assert "[truncated: message was 10485760 bytes" in text
@@ -152,7 +214,14 @@ def test_empty_session_leaves_nothing(memory_repo: MemoryRepo, git) -> None:
 def test_closed_transcript_is_immutable(memory_repo: MemoryRepo) -> None:
     from autopoiesis.capture.session import finalize_transcript
 
-    report = process_stream(memory_repo, events(start("imm"), {"event": "message", "role": "user", "content": "x"}, {"event": "session_end"}))
+    report = process_stream(
+        memory_repo,
+        events(
+            start("imm"),
+            {"event": "message", "role": "user", "content": "x"},
+            {"event": "session_end"},
+        ),
+    )
     path = memory_repo.root / report.closed[0].path
     with pytest.raises(ImmutableTranscriptError):
         finalize_transcript(memory_repo, path)
@@ -164,7 +233,9 @@ def test_closed_transcript_is_immutable(memory_repo: MemoryRepo) -> None:
 def _capture_proc(root: Path) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "autopoiesis.cli", "-C", str(root), "capture"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
 
 
@@ -174,7 +245,18 @@ def test_killed_harness_loses_nothing_and_is_recovered(memory_repo: MemoryRepo, 
     assert proc.stdin is not None
     proc.stdin.write(b"".join(events(start("crash"))))
     for i in range(5):
-        proc.stdin.write(b"".join(events({"event": "message", "role": "user", "content": f"message number {i}", "timestamp": f"2026-02-16T18:5{i}:00Z"})))
+        proc.stdin.write(
+            b"".join(
+                events(
+                    {
+                        "event": "message",
+                        "role": "user",
+                        "content": f"message number {i}",
+                        "timestamp": f"2026-02-16T18:5{i}:00Z",
+                    }
+                )
+            )
+        )
     proc.stdin.flush()
     deadline = time.time() + 60
     open_files = []
@@ -201,9 +283,16 @@ def test_killed_harness_loses_nothing_and_is_recovered(memory_repo: MemoryRepo, 
 
 @pytest.mark.slow
 def test_cli_capture_reports_and_exits_nonzero_on_refusal(memory_repo: MemoryRepo) -> None:
-    stream = b"".join(events(start("cli"), {"event": "message", "role": "user", "content": "hi"})) + b"garbage\n" + b"".join(events({"event": "session_end"}))
-    proc = subprocess.run([sys.executable, "-m", "autopoiesis.cli", "-C", str(memory_repo.root), "capture"],
-                          input=stream, capture_output=True)
+    stream = (
+        b"".join(events(start("cli"), {"event": "message", "role": "user", "content": "hi"}))
+        + b"garbage\n"
+        + b"".join(events({"event": "session_end"}))
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "autopoiesis.cli", "-C", str(memory_repo.root), "capture"],
+        input=stream,
+        capture_output=True,
+    )
     assert proc.returncode == 1
     err = proc.stderr.decode()
     assert "refused: line 3: not valid JSON" in err
@@ -215,10 +304,20 @@ def test_cli_capture_reports_and_exits_nonzero_on_refusal(memory_repo: MemoryRep
 
 @pytest.mark.slow
 def test_a_left_open_session_is_recovered_by_the_next_capture(memory_repo: MemoryRepo, git) -> None:
-    first = process_stream(memory_repo, events(start("left"), {"event": "message", "role": "user", "content": "unfinished"}))
+    first = process_stream(
+        memory_repo,
+        events(start("left"), {"event": "message", "role": "user", "content": "unfinished"}),
+    )
     assert first.left_open
     assert not first.closed
-    second = process_stream(memory_repo, events(start("next"), {"event": "message", "role": "user", "content": "x"}, {"event": "session_end"}))
+    second = process_stream(
+        memory_repo,
+        events(
+            start("next"),
+            {"event": "message", "role": "user", "content": "x"},
+            {"event": "session_end"},
+        ),
+    )
     assert [r.session_id for r in second.recovered] == ["left"]
     assert git(memory_repo.root, "status", "--porcelain").stdout == ""
 
@@ -229,7 +328,20 @@ def test_concurrent_harnesses_lose_nothing(memory_repo: MemoryRepo, git) -> None
     procs = []
     for p in range(n_procs):
         proc = _capture_proc(memory_repo.root)
-        body = events(start(f"h{p}")) + events(*[{"event": "message", "role": "user" if i % 2 == 0 else "agent", "content": f"p{p} m{i}"} for i in range(n_msgs)]) + events({"event": "session_end"})
+        body = (
+            events(start(f"h{p}"))
+            + events(
+                *[
+                    {
+                        "event": "message",
+                        "role": "user" if i % 2 == 0 else "agent",
+                        "content": f"p{p} m{i}",
+                    }
+                    for i in range(n_msgs)
+                ]
+            )
+            + events({"event": "session_end"})
+        )
         procs.append((proc, b"".join(body)))
     for proc, body in procs:
         proc.stdin.write(body)
@@ -243,8 +355,16 @@ def test_concurrent_harnesses_lose_nothing(memory_repo: MemoryRepo, git) -> None
         assert len(t.turns) == n_msgs
     assert git(memory_repo.root, "status", "--porcelain").stdout == ""
     # closes that queue behind a commit are committed together (group commit)
-    assert 1 <= int(git(memory_repo.root, "rev-list", "--count", "HEAD", "--", "raw").stdout) <= n_procs
-    tracked = [f for f in git(memory_repo.root, "ls-files", "raw/conversations").stdout.split() if f.endswith(".md")]
+    assert (
+        1
+        <= int(git(memory_repo.root, "rev-list", "--count", "HEAD", "--", "raw").stdout)
+        <= n_procs
+    )
+    tracked = [
+        f
+        for f in git(memory_repo.root, "ls-files", "raw/conversations").stdout.split()
+        if f.endswith(".md")
+    ]
     assert len(tracked) == n_procs
     for f in tracked:
         assert f"Session: {f}" in git(memory_repo.root, "log", "--format=%B", "--", f).stdout
@@ -253,19 +373,38 @@ def test_concurrent_harnesses_lose_nothing(memory_repo: MemoryRepo, git) -> None
 
 # ── what follows a commit is the caller's callback (capture never imports the lifecycle) ──
 DECISION = [
-    {"event": "message", "role": "user", "content": "Let's decide how memory is stored.", "timestamp": "2026-02-16T18:45:00Z"},
-    {"event": "message", "role": "agent", "content": "Two options: SQLite or Markdown files in git.", "timestamp": "2026-02-16T18:46:00Z"},
-    {"event": "message", "role": "user", "content": "We decided: files are the source of truth, SQLite is only a cache. "
-     "Lesson learned: always keep the raw transcripts.", "timestamp": "2026-02-16T18:47:00Z"},
+    {
+        "event": "message",
+        "role": "user",
+        "content": "Let's decide how memory is stored.",
+        "timestamp": "2026-02-16T18:45:00Z",
+    },
+    {
+        "event": "message",
+        "role": "agent",
+        "content": "Two options: SQLite or Markdown files in git.",
+        "timestamp": "2026-02-16T18:46:00Z",
+    },
+    {
+        "event": "message",
+        "role": "user",
+        "content": "We decided: files are the source of truth, SQLite is only a cache. "
+        "Lesson learned: always keep the raw transcripts.",
+        "timestamp": "2026-02-16T18:47:00Z",
+    },
     {"event": "session_end", "ended": "2026-02-16T18:50:00Z"},
 ]
 
 
-def test_on_committed_runs_after_the_commit_with_the_transcript_path(memory_repo: MemoryRepo, git) -> None:
+def test_on_committed_runs_after_the_commit_with_the_transcript_path(
+    memory_repo: MemoryRepo, git
+) -> None:
     seen: list[tuple[str, str]] = []
 
     def after(path: str) -> None:  # the commit is already there when the hook runs
-        seen.append((path, git(memory_repo.root, "log", "-1", "--format=%s", "--", path).stdout.strip()))
+        seen.append(
+            (path, git(memory_repo.root, "log", "-1", "--format=%s", "--", path).stdout.strip())
+        )
 
     cap = ConversationCapture(memory_repo, on_committed=after)
     s = Session("hook1", started=datetime(2026, 2, 16, 18, 45, tzinfo=UTC))
@@ -282,7 +421,9 @@ def test_on_committed_runs_after_the_commit_with_the_transcript_path(memory_repo
     assert len(seen) == 1  # nothing committed, nothing to follow
 
 
-def test_a_failing_after_commit_step_leaves_the_session_committed(memory_repo: MemoryRepo, git) -> None:
+def test_a_failing_after_commit_step_leaves_the_session_committed(
+    memory_repo: MemoryRepo, git
+) -> None:
     from autopoiesis.errors import ExtractionError
 
     def broken(path: str) -> None:
@@ -297,21 +438,34 @@ def test_a_failing_after_commit_step_leaves_the_session_committed(memory_repo: M
 
 
 @pytest.mark.slow
-def test_extraction_follows_the_commit_when_the_config_says_so(memory_repo: MemoryRepo, git) -> None:
+def test_extraction_follows_the_commit_when_the_config_says_so(
+    memory_repo: MemoryRepo, git
+) -> None:
     from autopoiesis.memory import Memory
 
-    report = process_stream(memory_repo, events(start("ext"), *DECISION), on_committed=Memory(memory_repo).after_commit())
+    report = process_stream(
+        memory_repo,
+        events(start("ext"), *DECISION),
+        on_committed=Memory(memory_repo).after_commit(),
+    )
     assert report.refused == []
     assert len(report.closed) == 1
     subjects = git(memory_repo.root, "log", "-2", "--format=%s").stdout.splitlines()
     assert subjects[0].startswith("memory:")
     assert subjects[1].startswith("conversation:")
-    assert f"Session: {report.closed[0].path}" in git(memory_repo.root, "log", "-1", "--format=%B").stdout
-    (memory_repo.root / "memory-config.yaml").write_text("lifecycle:\n  extraction_trigger: manual\n")
+    assert (
+        f"Session: {report.closed[0].path}"
+        in git(memory_repo.root, "log", "-1", "--format=%B").stdout
+    )
+    (memory_repo.root / "memory-config.yaml").write_text(
+        "lifecycle:\n  extraction_trigger: manual\n"
+    )
     assert Memory(MemoryRepo(memory_repo.root)).after_commit() is None
 
 
-def test_failed_extraction_leaves_the_transcript_pending(memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch, git) -> None:
+def test_failed_extraction_leaves_the_transcript_pending(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch, git
+) -> None:
     from autopoiesis.errors import ExtractionError
     from autopoiesis.knowledge.extract import KnowledgeExtractor
     from autopoiesis.memory import Memory
@@ -321,7 +475,11 @@ def test_failed_extraction_leaves_the_transcript_pending(memory_repo: MemoryRepo
 
     with monkeypatch.context() as m:
         m.setattr(KnowledgeExtractor, "extract_from_session", fail)
-        report = process_stream(memory_repo, events(start("pend"), *DECISION), on_committed=Memory(memory_repo).after_commit())
+        report = process_stream(
+            memory_repo,
+            events(start("pend"), *DECISION),
+            on_committed=Memory(memory_repo).after_commit(),
+        )
     assert report.refused == []
     assert report.closed[0].commit
     assert git(memory_repo.root, "log", "-1", "--format=%s").stdout.startswith("conversation:")

@@ -48,14 +48,26 @@ def transcripts(repo: MemoryRepo) -> list[Path]:
 # ── 1. no input raises out of the stream loop ──
 BAD_EVENTS = [
     (b'{"event": "message", "role": "user", "content": "x", "timestamp": NaN}\n', "timestamp nan"),
-    (b'{"event": "message", "role": "user", "content": "x", "timestamp": Infinity}\n', "timestamp inf"),
+    (
+        b'{"event": "message", "role": "user", "content": "x", "timestamp": Infinity}\n',
+        "timestamp inf",
+    ),
     (b'{"event": "message", "role": "user", "content": "x", "timestamp": 1e20}\n', "out of range"),
     (line(msg("x", timestamp="0001-01-01T00:00:00+01:00")), "out of range"),
     (line(msg("x", timestamp="9999-12-31T23:59:59-05:00")), "out of range"),
     (line({"event": "tool_call", "tool": "t", "args": "a", "timestamp": 1e20}), "out of range"),
-    (line({"event": "knowledge", "path": "k.md", "timestamp": "9999-12-31T23:59:59-05:00"}), "out of range"),
-    (b'{"event": "message", "role": "user", "content": "x", "extra": ' + DEEP.encode() + b"}\n", "nested deeper"),
-    (b'{"event": "tool_call", "tool": "t", "args": ' + ("[" * 900 + "]" * 900).encode() + b"}\n", ""),
+    (
+        line({"event": "knowledge", "path": "k.md", "timestamp": "9999-12-31T23:59:59-05:00"}),
+        "out of range",
+    ),
+    (
+        b'{"event": "message", "role": "user", "content": "x", "extra": ' + DEEP.encode() + b"}\n",
+        "nested deeper",
+    ),
+    (
+        b'{"event": "tool_call", "tool": "t", "args": ' + ("[" * 900 + "]" * 900).encode() + b"}\n",
+        "",
+    ),
     (b'{"event": "session_end", "ended": NaN}\n', "ended nan"),
     (b'{"event": "session_end", "tokens_in": "abc"}\n', "tokens_in"),
 ]
@@ -63,26 +75,64 @@ BAD_EVENTS = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize("bad, fragment", BAD_EVENTS)
-def test_a_bad_event_is_refused_with_its_line_and_the_stream_goes_on(memory_repo: MemoryRepo, bad: bytes, fragment: str) -> None:
-    report = process_stream(memory_repo, [line(start("s1")), line(msg("before")), bad, line(msg("after")),
-                                          line({"event": "session_end"})])
+def test_a_bad_event_is_refused_with_its_line_and_the_stream_goes_on(
+    memory_repo: MemoryRepo, bad: bytes, fragment: str
+) -> None:
+    report = process_stream(
+        memory_repo,
+        [
+            line(start("s1")),
+            line(msg("before")),
+            bad,
+            line(msg("after")),
+            line({"event": "session_end"}),
+        ],
+    )
     assert len(report.closed) == 1, report.refused
     text = (memory_repo.root / report.closed[0].path).read_text()
     assert "before" in text and "after" in text
     if fragment:  # (a tool call nested 900 deep is readable: kept, not refused)
-        assert len(report.refused) == 1 and report.refused[0].startswith("line 3: ") and fragment in report.refused[0]
+        assert (
+            len(report.refused) == 1
+            and report.refused[0].startswith("line 3: ")
+            and fragment in report.refused[0]
+        )
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("field", ["content", "args", "result", "topic", "name", "model", "channel", "tags", "path"])
-def test_a_lone_surrogate_in_any_field_is_kept_as_a_replacement_character(memory_repo: MemoryRepo, field: str) -> None:
+@pytest.mark.parametrize(
+    "field", ["content", "args", "result", "topic", "name", "model", "channel", "tags", "path"]
+)
+def test_a_lone_surrogate_in_any_field_is_kept_as_a_replacement_character(
+    memory_repo: MemoryRepo, field: str
+) -> None:
     bad = "x\ud83dy"
-    s = start("s1", **{k: bad for k in ("topic", "model", "channel") if k == field}, **({"tags": [bad]} if field == "tags" else {}))
+    s = start(
+        "s1",
+        **{k: bad for k in ("topic", "model", "channel") if k == field},
+        **({"tags": [bad]} if field == "tags" else {}),
+    )
     events = [line(s)]
     if field in ("content", "name"):
-        events.append(line(msg(bad if field == "content" else "hello", **({"name": bad} if field == "name" else {}))))
+        events.append(
+            line(
+                msg(
+                    bad if field == "content" else "hello",
+                    **({"name": bad} if field == "name" else {}),
+                )
+            )
+        )
     elif field in ("args", "result"):
-        events.append(line({"event": "tool_call", "tool": "exec", "args": bad if field == "args" else "a", "result": bad}))
+        events.append(
+            line(
+                {
+                    "event": "tool_call",
+                    "tool": "exec",
+                    "args": bad if field == "args" else "a",
+                    "result": bad,
+                }
+            )
+        )
     elif field == "path":
         events.append(line({"event": "knowledge", "path": f"knowledge/{bad}.md", "summary": bad}))
     events += [line(msg("good")), line({"event": "session_end"})]
@@ -93,7 +143,9 @@ def test_a_lone_surrogate_in_any_field_is_kept_as_a_replacement_character(memory
     assert tf.render(tf.parse(text)) == text
 
 
-def test_a_session_that_fails_to_start_leaves_no_file_and_its_id_stays_free(memory_repo: MemoryRepo, monkeypatch) -> None:
+def test_a_session_that_fails_to_start_leaves_no_file_and_its_id_stays_free(
+    memory_repo: MemoryRepo, monkeypatch
+) -> None:
     import autopoiesis.capture.session as session_mod
 
     real = session_mod._write_all
@@ -103,14 +155,21 @@ def test_a_session_that_fails_to_start_leaves_no_file_and_its_id_stays_free(memo
 
     monkeypatch.setattr(session_mod, "_write_all", full_disk)
     report = process_stream(memory_repo, [line(start("s1", topic="a topic")), line(msg("lost"))])
-    assert "No space left on device" in report.refused[0] and "nothing was kept" in report.refused[0]
+    assert (
+        "No space left on device" in report.refused[0] and "nothing was kept" in report.refused[0]
+    )
     assert transcripts(memory_repo) == []
     monkeypatch.setattr(session_mod, "_write_all", real)
-    report = process_stream(memory_repo, [line(start("s1", topic="a topic")), line(msg("kept")), line({"event": "session_end"})])
+    report = process_stream(
+        memory_repo,
+        [line(start("s1", topic="a topic")), line(msg("kept")), line({"event": "session_end"})],
+    )
     assert report.refused == [] and report.closed[0].commit
 
 
-def test_a_failed_append_is_cut_back_and_refused_and_the_session_goes_on(memory_repo: MemoryRepo, monkeypatch) -> None:
+def test_a_failed_append_is_cut_back_and_refused_and_the_session_goes_on(
+    memory_repo: MemoryRepo, monkeypatch
+) -> None:
     import autopoiesis.capture.session as session_mod
 
     real = session_mod._write_all
@@ -124,58 +183,129 @@ def test_a_failed_append_is_cut_back_and_refused_and_the_session_goes_on(memory_
         real(fd, data)
 
     monkeypatch.setattr(session_mod, "_write_all", half_then_fail)
-    report = process_stream(memory_repo, [line(start("s1")), line(msg("one")), line(msg("two two two")),
-                                          line(msg("three")), line({"event": "session_end"})])
+    report = process_stream(
+        memory_repo,
+        [
+            line(start("s1")),
+            line(msg("one")),
+            line(msg("two two two")),
+            line(msg("three")),
+            line({"event": "session_end"}),
+        ],
+    )
     assert len(report.refused) == 1 and report.refused[0].startswith("line 3: cannot write")
     t = tf.parse((memory_repo.root / report.closed[0].path).read_text())
     assert [x.text for x in t.turns] == ["one", "three"]
 
 
 def test_a_bad_session_end_leaves_the_session_open_for_a_good_one(memory_repo: MemoryRepo) -> None:
-    report = process_stream(memory_repo, [line(start("s1")), line(msg("hi")),
-                                          b'{"event": "session_end", "ended": 1e20}\n', line({"event": "session_end"})])
+    report = process_stream(
+        memory_repo,
+        [
+            line(start("s1")),
+            line(msg("hi")),
+            b'{"event": "session_end", "ended": 1e20}\n',
+            line({"event": "session_end"}),
+        ],
+    )
     assert len(report.refused) == 1 and report.refused[0].startswith("line 3:")
-    assert len(report.closed) == 1 and report.closed[0].status == "closed" and report.closed[0].commit
+    assert (
+        len(report.closed) == 1 and report.closed[0].status == "closed" and report.closed[0].commit
+    )
 
 
-def test_an_empty_transcript_left_by_an_old_crash_no_longer_blocks_its_id(memory_repo: MemoryRepo) -> None:
+def test_an_empty_transcript_left_by_an_old_crash_no_longer_blocks_its_id(
+    memory_repo: MemoryRepo,
+) -> None:
     leftover = memory_repo.root / tf.transcript_relpath("s1", parse_ts("2026-02-16T18:45:00Z"), "x")
     leftover.parent.mkdir(parents=True)
     leftover.write_bytes(b"")
-    report = process_stream(memory_repo, [line(start("s1")), line(msg("hi")), line({"event": "session_end"})])
+    report = process_stream(
+        memory_repo, [line(start("s1")), line(msg("hi")), line({"event": "session_end"})]
+    )
     assert report.refused == [] and report.closed[0].commit
     assert not leftover.exists()
 
 
 # fuzz: arbitrary bytes lines and arbitrary JSON events mixed with good ones
 # text with lone surrogates too (what a JSON "\ud83d" escape decodes to)
-_text = st.text(st.characters(codec=None) | st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), max_size=12)
+_text = st.text(
+    st.characters(codec=None) | st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
+    max_size=12,
+)
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | _text,
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | _text,
     lambda children: st.lists(children, max_size=4) | st.dictionaries(_text, children, max_size=4),
     max_leaves=12,
 )
-_keys = st.sampled_from(["event", "session_id", "role", "content", "timestamp", "tool", "args", "result", "path",
-                         "summary", "name", "topic", "tags", "ended", "tokens_in", "started", "model", "channel", "action"])
+_keys = st.sampled_from(
+    [
+        "event",
+        "session_id",
+        "role",
+        "content",
+        "timestamp",
+        "tool",
+        "args",
+        "result",
+        "path",
+        "summary",
+        "name",
+        "topic",
+        "tags",
+        "ended",
+        "tokens_in",
+        "started",
+        "model",
+        "channel",
+        "action",
+    ]
+)
 _event = st.fixed_dictionaries(
-    {"event": st.sampled_from(["message", "tool_call", "knowledge", "attachment", "session_end", "session_start", "nope"])},
+    {
+        "event": st.sampled_from(
+            [
+                "message",
+                "tool_call",
+                "knowledge",
+                "attachment",
+                "session_end",
+                "session_start",
+                "nope",
+            ]
+        )
+    },
     optional={"session_id": st.sampled_from(["good", "other", "bad/id", ""]) | st.text(max_size=5)},
-).flatmap(lambda base: st.dictionaries(_keys, _json, max_size=5).map(lambda extra: {**extra, **base}))
+).flatmap(
+    lambda base: st.dictionaries(_keys, _json, max_size=5).map(lambda extra: {**extra, **base})
+)
 _hostile = st.one_of(
     st.binary(max_size=60),
     _json.map(lambda v: json.dumps(v).encode()),
     _event.map(lambda v: json.dumps(v).encode()),
     _text.map(lambda t: json.dumps({"event": "message", "role": "user", "content": t}).encode()),
-    st.integers(900, 200_000).map(lambda n: b'{"event": "message", "role": "user", "content": ' + b"[" * n + b"]" * n + b"}"),
+    st.integers(900, 200_000).map(
+        lambda n: b'{"event": "message", "role": "user", "content": ' + b"[" * n + b"]" * n + b"}"
+    ),
     st.just(b'{"event": "message", "role": "user", "content": "x", "timestamp": 1e400}'),
 )
 FUZZ_RUNS = {"n": 0}
 
 
 @pytest.mark.slow
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(junk=st.lists(_hostile, max_size=6))
-def test_fuzz_no_input_escapes_the_stream_and_every_good_event_is_kept(memory_repo: MemoryRepo, junk: list[bytes]) -> None:
+def test_fuzz_no_input_escapes_the_stream_and_every_good_event_is_kept(
+    memory_repo: MemoryRepo, junk: list[bytes]
+) -> None:
     FUZZ_RUNS["n"] += 1
     if FUZZ_RUNS["n"] == 1:  # no commit per example: the fuzz is about the stream, and stays fast
         cfg = memory_repo.root / "memory-config.yaml"
@@ -201,17 +331,43 @@ def test_fuzz_no_input_escapes_the_stream_and_every_good_event_is_kept(memory_re
 
 
 # ── 6. one-line fields round-trip, whatever they hold ──
-_field = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40) | st.sampled_from(["a\rb", "a\nb", "x → y", "%20 %25", "]", ")("])
+_field = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40) | st.sampled_from(
+    ["a\rb", "a\nb", "x → y", "%20 %25", "]", ")("]
+)
 
 
 @pytest.mark.slow
 @settings(max_examples=200, deadline=None)
-@given(path=_field, summary=_field, tool=_field, args=_field, result=_field, name=_field, action=_field, att=_field)
-def test_one_line_fields_can_never_break_the_round_trip(path, summary, tool, args, result, name, action, att) -> None:
-    items = (tf.KnowledgeOp(action, path, summary or None), tf.ToolCall(tool, args, result or None), tf.Attachment(att))
-    t = tf.Transcript(tf.TranscriptMeta("s1", parse_ts("2026-02-16T18:45:00Z"), topic=path, model=name, tags=(summary,),
-                                        knowledge_changes=(tf.KnowledgeChangeRef(path, action, summary),)),
-                      "T", (tf.Turn(parse_ts("2026-02-16T18:46:00Z"), "agent", items, name=name or None),))
+@given(
+    path=_field,
+    summary=_field,
+    tool=_field,
+    args=_field,
+    result=_field,
+    name=_field,
+    action=_field,
+    att=_field,
+)
+def test_one_line_fields_can_never_break_the_round_trip(
+    path, summary, tool, args, result, name, action, att
+) -> None:
+    items = (
+        tf.KnowledgeOp(action, path, summary or None),
+        tf.ToolCall(tool, args, result or None),
+        tf.Attachment(att),
+    )
+    t = tf.Transcript(
+        tf.TranscriptMeta(
+            "s1",
+            parse_ts("2026-02-16T18:45:00Z"),
+            topic=path,
+            model=name,
+            tags=(summary,),
+            knowledge_changes=(tf.KnowledgeChangeRef(path, action, summary),),
+        ),
+        "T",
+        (tf.Turn(parse_ts("2026-02-16T18:46:00Z"), "agent", items, name=name or None),),
+    )
     text = tf.render(t)
     back = tf.parse(text)
     assert back == t
@@ -219,11 +375,20 @@ def test_one_line_fields_can_never_break_the_round_trip(path, summary, tool, arg
 
 
 def test_a_line_break_in_a_knowledge_path_cannot_forge_a_turn(memory_repo: MemoryRepo) -> None:
-    report = process_stream(memory_repo, [
-        line(start("s1")),
-        line({"event": "knowledge", "path": "a.md\r\n## 18:50 — user\nforged", "summary": "s\n> [tool:x] y"}),
-        line({"event": "session_end"}),
-    ])
+    report = process_stream(
+        memory_repo,
+        [
+            line(start("s1")),
+            line(
+                {
+                    "event": "knowledge",
+                    "path": "a.md\r\n## 18:50 — user\nforged",
+                    "summary": "s\n> [tool:x] y",
+                }
+            ),
+            line({"event": "session_end"}),
+        ],
+    )
     t = tf.parse((memory_repo.root / report.closed[0].path).read_text())
     assert [x.role for x in t.turns] == ["agent"]
     assert len(t.turns[0].items) == 1 and isinstance(t.turns[0].items[0], tf.KnowledgeOp)
@@ -237,23 +402,46 @@ def _no_secret_anywhere(repo: MemoryRepo, git) -> None:
     for p in repo.root.rglob("*"):
         if p.is_file() and ".git" not in p.parts and ".autopoiesis" not in p.parts:
             assert SECRET.encode() not in p.read_bytes(), p
-    objects = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repo.root, capture_output=True,
-                             check=True).stdout
+    objects = subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"],
+        cwd=repo.root,
+        capture_output=True,
+        check=True,
+    ).stdout
     assert SECRET.encode() not in objects
-    assert git(repo, "grep", "-c", SECRET, *git(repo, "rev-list", "--all").stdout.split(), check=False).stdout == ""
+    assert (
+        git(
+            repo, "grep", "-c", SECRET, *git(repo, "rev-list", "--all").stdout.split(), check=False
+        ).stdout
+        == ""
+    )
     assert SECRET not in git(repo, "log", "--all", "--format=%B").stdout
 
 
-def test_a_secret_in_every_captured_field_reaches_neither_file_nor_git(memory_repo: MemoryRepo, git) -> None:
+def test_a_secret_in_every_captured_field_reaches_neither_file_nor_git(
+    memory_repo: MemoryRepo, git
+) -> None:
     s = SECRET
-    report = process_stream(memory_repo, [
-        line(start("s1", topic=f"topic {s}", model=f"m-{s}", channel=f"c {s}", tags=[f"t {s}"])),
-        line(msg(f"content {s}", name=f"Bob {s}")),
-        line({"event": "tool_call", "tool": f"tool {s}", "args": {"k": s}, "result": f"r {s}"}),
-        line({"event": "knowledge", "action": f"a {s}", "path": f"knowledge/{s}.md", "summary": f"sum {s}"}),
-        line({"event": "attachment", "path": f"files/{s}.png"}),
-        line({"event": "session_end", "tags": [f"end {s}"]}),
-    ])
+    report = process_stream(
+        memory_repo,
+        [
+            line(
+                start("s1", topic=f"topic {s}", model=f"m-{s}", channel=f"c {s}", tags=[f"t {s}"])
+            ),
+            line(msg(f"content {s}", name=f"Bob {s}")),
+            line({"event": "tool_call", "tool": f"tool {s}", "args": {"k": s}, "result": f"r {s}"}),
+            line(
+                {
+                    "event": "knowledge",
+                    "action": f"a {s}",
+                    "path": f"knowledge/{s}.md",
+                    "summary": f"sum {s}",
+                }
+            ),
+            line({"event": "attachment", "path": f"files/{s}.png"}),
+            line({"event": "session_end", "tags": [f"end {s}"]}),
+        ],
+    )
     assert report.refused == [] and report.closed[0].commit
     text = (memory_repo.root / report.closed[0].path).read_text()
     assert text.count("[redacted:") >= 12
@@ -261,30 +449,55 @@ def test_a_secret_in_every_captured_field_reaches_neither_file_nor_git(memory_re
 
 
 @pytest.mark.slow
-def test_a_secret_in_every_imported_field_reaches_neither_file_nor_git(memory_repo: MemoryRepo, git, tmp_path: Path) -> None:
+def test_a_secret_in_every_imported_field_reaches_neither_file_nor_git(
+    memory_repo: MemoryRepo, git, tmp_path: Path
+) -> None:
     from autopoiesis.capture.importers import import_files
 
     s = SECRET
     src = tmp_path / "in.json"
-    src.write_text(json.dumps({
-        "session_id": "imp1", "started": "2026-02-16T18:45:00Z", "model": f"m {s}", "channel": f"c {s}",
-        "topic": f"t {s}", "tags": [f"g {s}"],
-        "messages": [{"role": "user", "name": f"n {s}", "content": f"c {s}",
-                      "tool_calls": [{"tool": f"x {s}", "args": {"a": s}, "result": f"r {s}"}],
-                      "attachments": [f"at/{s}.png"]}],
-    }))
+    src.write_text(
+        json.dumps(
+            {
+                "session_id": "imp1",
+                "started": "2026-02-16T18:45:00Z",
+                "model": f"m {s}",
+                "channel": f"c {s}",
+                "topic": f"t {s}",
+                "tags": [f"g {s}"],
+                "messages": [
+                    {
+                        "role": "user",
+                        "name": f"n {s}",
+                        "content": f"c {s}",
+                        "tool_calls": [{"tool": f"x {s}", "args": {"a": s}, "result": f"r {s}"}],
+                        "attachments": [f"at/{s}.png"],
+                    }
+                ],
+            }
+        )
+    )
     report = import_files(memory_repo, [src])
     assert report.refused == [] and report.commit
     src2 = tmp_path / f"cc-{s}.jsonl"  # the file name lands in `source`
-    src2.write_text(json.dumps({"type": "user", "sessionId": "cc1", "timestamp": "2026-02-16T18:45:00Z",
-                                "message": {"role": "user", "content": "hello"}}) + "\n")
+    src2.write_text(
+        json.dumps(
+            {
+                "type": "user",
+                "sessionId": "cc1",
+                "timestamp": "2026-02-16T18:45:00Z",
+                "message": {"role": "user", "content": "hello"},
+            }
+        )
+        + "\n"
+    )
     report = import_files(memory_repo, [src2], "claude-code")
     assert report.refused == [] and report.commit
     _no_secret_anywhere(memory_repo, git)
 
 
 # ── 3. a crash during the commit loses nothing ──
-SLOW_HOOK = "#!/bin/sh\ntouch \"$MARK\"\nsleep 30\n"
+SLOW_HOOK = '#!/bin/sh\ntouch "$MARK"\nsleep 30\n'
 
 
 def _chain_slow_hook(repo: MemoryRepo) -> None:
@@ -297,22 +510,33 @@ def _chain_slow_hook(repo: MemoryRepo) -> None:
 def _kill_capture_mid_commit(repo: MemoryRepo, tmp_path: Path, sid: str) -> None:
     mark = tmp_path / f"in-hook-{sid}"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MARK": str(mark)}
-    proc = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "capture"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "capture"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
     assert proc.stdin is not None
-    proc.stdin.write(line(start(sid)) + line(msg(f"precious {sid}")) + line({"event": "session_end"}))
+    proc.stdin.write(
+        line(start(sid)) + line(msg(f"precious {sid}")) + line({"event": "session_end"})
+    )
     proc.stdin.flush()
     deadline = time.monotonic() + 60
     while not mark.exists():
-        assert time.monotonic() < deadline and proc.poll() is None, "the commit never reached the hook"
+        assert time.monotonic() < deadline and proc.poll() is None, (
+            "the commit never reached the hook"
+        )
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
 
 
 @pytest.mark.slow
-def test_kill_during_the_commit_then_recovery_commits_the_transcript(memory_repo: MemoryRepo, git,
-                                                                     tmp_path: Path, cli: Cli) -> None:
+def test_kill_during_the_commit_then_recovery_commits_the_transcript(
+    memory_repo: MemoryRepo, git, tmp_path: Path, cli: Cli
+) -> None:
     _chain_slow_hook(memory_repo)
     _kill_capture_mid_commit(memory_repo, tmp_path, "k1")
     lock = Path(git(memory_repo, "rev-parse", "--absolute-git-dir").stdout.strip()) / "index.lock"
@@ -331,14 +555,18 @@ def test_kill_during_the_commit_then_recovery_commits_the_transcript(memory_repo
             assert subject.startswith("conversation:"), (subject, files)
     t = [p for p in transcripts(memory_repo) if "k1" in p.name]
     assert len(t) == 1 and "precious k1" in t[0].read_text()
-    assert git(memory_repo, "log", "--format=%s", "--", memory_repo.rel(t[0])).stdout.startswith("conversation:")
+    assert git(memory_repo, "log", "--format=%s", "--", memory_repo.rel(t[0])).stdout.startswith(
+        "conversation:"
+    )
     assert not lock.exists()
     assert git(memory_repo, "fsck", "--no-progress").returncode == 0
     assert git(memory_repo, "status", "--porcelain", "--", "raw").stdout == ""
 
 
 @pytest.mark.slow
-def test_capture_recover_finds_a_staged_transcript_and_clears_our_stale_lock(memory_repo: MemoryRepo, git, tmp_path: Path, cli: Cli) -> None:
+def test_capture_recover_finds_a_staged_transcript_and_clears_our_stale_lock(
+    memory_repo: MemoryRepo, git, tmp_path: Path, cli: Cli
+) -> None:
     _chain_slow_hook(memory_repo)
     _kill_capture_mid_commit(memory_repo, tmp_path, "k2")
     (memory_repo.root / ".git" / "hooks" / "pre-commit.local").unlink()
@@ -347,13 +575,19 @@ def test_capture_recover_finds_a_staged_transcript_and_clears_our_stale_lock(mem
     assert b"removed a stale" in out.stderr and b"recovered raw/conversations/" in out.stdout
     assert git(memory_repo, "status", "--porcelain", "--", "raw").stdout == ""
     # the next capture starts normally
-    out = cli("capture", repo=memory_repo,
-              input=line(start("k3")) + line(msg("next")) + line({"event": "session_end"}), text=False,
-              process=True)
+    out = cli(
+        "capture",
+        repo=memory_repo,
+        input=line(start("k3")) + line(msg("next")) + line({"event": "session_end"}),
+        text=False,
+        process=True,
+    )
     assert out.returncode == 0, out.stderr
 
 
-def test_a_transcript_left_staged_by_an_old_version_is_recovered(memory_repo: MemoryRepo, git) -> None:
+def test_a_transcript_left_staged_by_an_old_version_is_recovered(
+    memory_repo: MemoryRepo, git
+) -> None:
     cap = ConversationCapture(memory_repo, auto_commit=False)
     cap.on_session_start(Session("old1"))
     cap.on_message("old1", "user", "staged long ago")
@@ -365,10 +599,14 @@ def test_a_transcript_left_staged_by_an_old_version_is_recovered(memory_repo: Me
 
 
 @pytest.mark.slow
-def test_an_index_lock_of_another_program_is_reported_with_the_fix_not_removed(memory_repo: MemoryRepo, git) -> None:
+def test_an_index_lock_of_another_program_is_reported_with_the_fix_not_removed(
+    memory_repo: MemoryRepo, git
+) -> None:
     lock = memory_repo.root / ".git" / "index.lock"
     lock.write_bytes(b"")
-    report = process_stream(memory_repo, [line(start("f1")), line(msg("kept anyway")), line({"event": "session_end"})])
+    report = process_stream(
+        memory_repo, [line(start("f1")), line(msg("kept anyway")), line({"event": "session_end"})]
+    )
     assert lock.exists()
     closed = report.closed[0]
     assert closed.commit is None and f"rm {lock}" in (closed.not_committed or "")
@@ -409,15 +647,30 @@ FULL_DISK_SCRIPT = textwrap.dedent("""
 
 def test_disk_full_rlimit_refuses_clearly_and_blocks_nothing(memory_repo: MemoryRepo) -> None:
     """Writes fail with EFBIG beyond RLIMIT_FSIZE (what a full disk looks like to capture)."""
-    events = [json.dumps(start("df1", topic="x" * 50)), json.dumps(msg("y" * 5000)), json.dumps({"event": "session_end"})]
+    events = [
+        json.dumps(start("df1", topic="x" * 50)),
+        json.dumps(msg("y" * 5000)),
+        json.dumps({"event": "session_end"}),
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", FULL_DISK_SCRIPT, str(memory_repo.root), "200", *events],
-                         capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", FULL_DISK_SCRIPT, str(memory_repo.root), "200", *events],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    assert result["refused"][0].startswith("line 1: cannot write") and "nothing was kept" in result["refused"][0]
+    assert (
+        result["refused"][0].startswith("line 1: cannot write")
+        and "nothing was kept" in result["refused"][0]
+    )
     assert transcripts(memory_repo) == []
-    report = process_stream(memory_repo, [line(start("df1", topic="x" * 50)), line(msg("y")), line({"event": "session_end"})])
+    report = process_stream(
+        memory_repo,
+        [line(start("df1", topic="x" * 50)), line(msg("y")), line({"event": "session_end"})],
+    )
     assert report.refused == [] and report.closed[0].commit
 
 
@@ -425,11 +678,23 @@ def test_disk_full_tmpfs_refuses_clearly_and_blocks_nothing(memory_repo: MemoryR
     """A real full file system: a 64 KiB tmpfs mounted on the transcripts' day folder."""
     day = memory_repo.conversations_dir / "2026" / "02" / "16"
     day.mkdir(parents=True)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(day)], capture_output=True).returncode != 0:
+    if (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(day)], capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("cannot mount a tmpfs here (needs root)")
     try:
-        report = process_stream(memory_repo, [line(start("tf1")), line(msg("small one")),
-                                              *[line(msg("z" * 20_000)) for _ in range(5)], line({"event": "session_end"})])
+        report = process_stream(
+            memory_repo,
+            [
+                line(start("tf1")),
+                line(msg("small one")),
+                *[line(msg("z" * 20_000)) for _ in range(5)],
+                line({"event": "session_end"}),
+            ],
+        )
         assert any("No space left on device" in r for r in report.refused), report.refused
         # the close needs room for the final file: refused, the transcript stays open with every kept message
         for p in day.glob("*.md"):
@@ -440,38 +705,57 @@ def test_disk_full_tmpfs_refuses_clearly_and_blocks_nothing(memory_repo: MemoryR
     finally:
         subprocess.run(["umount", "-l", str(day)], check=False)
     # nothing is blocked: with space again, the session ids are free or recoverable
-    report = process_stream(memory_repo, [line(start("tf3")), line(msg("fine")), line({"event": "session_end"})])
+    report = process_stream(
+        memory_repo, [line(start("tf3")), line(msg("fine")), line({"event": "session_end"})]
+    )
     assert report.refused == [] and report.closed[0].commit
 
 
 # ── 5. git.auto_commit: false ──
 @pytest.mark.slow
-def test_auto_commit_false_says_closed_not_committed_and_commit_commits_it(memory_repo: MemoryRepo,
-                                                                           git, cli: Cli) -> None:
+def test_auto_commit_false_says_closed_not_committed_and_commit_commits_it(
+    memory_repo: MemoryRepo, git, cli: Cli
+) -> None:
     cfg = memory_repo.root / "memory-config.yaml"
     text = cfg.read_text()
     assert "auto_commit: true" in text
     cfg.write_text(text.replace("auto_commit: true", "auto_commit: false"))
-    out = cli("capture", repo=memory_repo,
-              input=line(start("ac1")) + line(msg("manual please")) + line({"event": "session_end"}), text=False,
-              process=True)
+    out = cli(
+        "capture",
+        repo=memory_repo,
+        input=line(start("ac1")) + line(msg("manual please")) + line({"event": "session_end"}),
+        text=False,
+        process=True,
+    )
     assert out.returncode == 0, out.stderr
     event = json.loads(out.stdout.decode().splitlines()[0])
-    assert event["event"] == "closed" and event["commit"] is None and "autopoiesis commit" in event["reason"]
+    assert (
+        event["event"] == "closed"
+        and event["commit"] is None
+        and "autopoiesis commit" in event["reason"]
+    )
     assert b"0 sessions committed, 1 closed but not committed" in out.stderr
     path = event["path"]
     assert git(memory_repo, "log", "--format=%H", "--", path).stdout == ""
     out = cli("commit", repo=memory_repo, text=False)
     assert out.returncode == 0, out.stderr
     assert b"conversation: ac1" in out.stdout
-    assert git(memory_repo, "log", "-1", "--format=%s", "--", path).stdout.startswith("conversation: ac1")
+    assert git(memory_repo, "log", "-1", "--format=%s", "--", path).stdout.startswith(
+        "conversation: ac1"
+    )
     assert git(memory_repo, "status", "--porcelain", "--", "raw").stdout == ""
 
 
-def test_library_session_start_failure_raises_capture_error_without_a_file(memory_repo: MemoryRepo, monkeypatch) -> None:
+def test_library_session_start_failure_raises_capture_error_without_a_file(
+    memory_repo: MemoryRepo, monkeypatch
+) -> None:
     import autopoiesis.capture.session as session_mod
 
-    monkeypatch.setattr(session_mod, "_write_all", lambda fd, data: (_ for _ in ()).throw(OSError(27, "File too large")))
+    monkeypatch.setattr(
+        session_mod,
+        "_write_all",
+        lambda fd, data: (_ for _ in ()).throw(OSError(27, "File too large")),
+    )
     cap = ConversationCapture(memory_repo)
     with pytest.raises(CaptureError, match="File too large"):
         cap.on_session_start(Session("lib1", topic="t"))
@@ -487,12 +771,15 @@ def test_a_secret_across_a_cut_is_redacted_whole(memory_repo) -> None:
 
     key = "AKIA" + "Q7XZ2M4K9P3W8R5T"
     args = "x" * 290 + " " + key + " tail"
-    lines = [_json.dumps(e).encode() for e in (
-        {"event": "session_start", "session_id": "cut1", "started": "2026-03-01T09:00:00Z"},
-        {"event": "message", "role": "user", "content": "run it", "name": "y" * 75 + key},
-        {"event": "tool_call", "tool": "exec", "args": args, "result": "ok"},
-        {"event": "session_end"},
-    )]
+    lines = [
+        _json.dumps(e).encode()
+        for e in (
+            {"event": "session_start", "session_id": "cut1", "started": "2026-03-01T09:00:00Z"},
+            {"event": "message", "role": "user", "content": "run it", "name": "y" * 75 + key},
+            {"event": "tool_call", "tool": "exec", "args": args, "result": "ok"},
+            {"event": "session_end"},
+        )
+    ]
     report = process_stream(memory_repo, lines)
     text = (memory_repo.root / report.closed[0].path).read_text(encoding="utf-8")
     assert "AKIA" not in text

@@ -16,9 +16,21 @@ def test_bad_files_are_refused_with_a_reason(memory_repo: MemoryRepo, tmp_path: 
     binary = tmp_path / "blob.json"
     binary.write_bytes(b"\x00\x01\x02binary")
     latin = tmp_path / "latin.json"
-    latin.write_bytes('{"session_id": "x", "messages": [{"role": "user", "content": "caf\xe9"}]}'.encode("latin-1"))
+    latin.write_bytes(
+        '{"session_id": "x", "messages": [{"role": "user", "content": "caf\xe9"}]}'.encode(
+            "latin-1"
+        )
+    )
     unsafe = tmp_path / "unsafe.json"
-    unsafe.write_text(json.dumps({"session_id": "../evil", "started": "2026-01-01T00:00:00Z", "messages": [{"role": "user", "content": "x"}]}))
+    unsafe.write_text(
+        json.dumps(
+            {
+                "session_id": "../evil",
+                "started": "2026-01-01T00:00:00Z",
+                "messages": [{"role": "user", "content": "x"}],
+            }
+        )
+    )
     report = import_files(memory_repo, [binary, latin, unsafe, tmp_path / "missing.json"])
     assert report.imported == []
     joined = "\n".join(report.refused)
@@ -30,7 +42,11 @@ def test_bad_files_are_refused_with_a_reason(memory_repo: MemoryRepo, tmp_path: 
 
 
 def test_same_id_other_content_is_refused(memory_repo: MemoryRepo, tmp_path: Path) -> None:
-    s = {"session_id": "dup", "started": "2026-01-01T10:00:00Z", "messages": [{"role": "user", "content": "one"}]}
+    s = {
+        "session_id": "dup",
+        "started": "2026-01-01T10:00:00Z",
+        "messages": [{"role": "user", "content": "one"}],
+    }
     f = tmp_path / "a.json"
     f.write_text(json.dumps(s))
     import_files(memory_repo, [f])
@@ -50,14 +66,23 @@ def test_cli_import(memory_repo: MemoryRepo, shared_data: Path, cli: Cli) -> Non
 
 
 # ── formats are plugins: one class, one registration ──
-def test_a_new_format_is_one_class_and_one_registration(memory_repo: MemoryRepo, tmp_path: Path, monkeypatch) -> None:
+def test_a_new_format_is_one_class_and_one_registration(
+    memory_repo: MemoryRepo, tmp_path: Path, monkeypatch
+) -> None:
     from datetime import datetime
 
     from autopoiesis import plugins
-    from autopoiesis.capture.importers import ImportReport, SessionDraft, format_names, register_importer
+    from autopoiesis.capture.importers import (
+        ImportReport,
+        SessionDraft,
+        format_names,
+        register_importer,
+    )
 
     manager = plugins.PluginManager()
-    monkeypatch.setattr(plugins, "plugin_manager", lambda: manager)  # the registration ends with the test
+    monkeypatch.setattr(
+        plugins, "plugin_manager", lambda: manager
+    )  # the registration ends with the test
 
     class LinesImporter:
         """'who: text' lines, one session per file."""
@@ -94,7 +119,16 @@ def test_builtin_importers_are_registered_in_order() -> None:
 
     assert format_names() == ("auto", *(i.name for i in BUILTIN_IMPORTERS))
     assert format_names()[:4] == ("auto", "neutral", "openai", "claude-code")
-    assert {"cline", "opencode", "aider", "continue", "loglines", "codex", "gemini", "chatgpt"} <= set(format_names())
+    assert {
+        "cline",
+        "opencode",
+        "aider",
+        "continue",
+        "loglines",
+        "codex",
+        "gemini",
+        "chatgpt",
+    } <= set(format_names())
     assert list(importers().values()) == list(BUILTIN_IMPORTERS)
     assert all(isinstance(i, Importer) for i in BUILTIN_IMPORTERS)
 
@@ -103,7 +137,16 @@ def test_detection_and_unknown_formats(memory_repo: MemoryRepo, tmp_path: Path) 
     from autopoiesis.capture.importers import detect_format
 
     jsonl = tmp_path / "s.jsonl"
-    jsonl.write_text(json.dumps({"session_id": "n1", "started": "2026-01-01T10:00:00Z", "messages": [{"role": "user", "content": "a"}]}) + "\n")
+    jsonl.write_text(
+        json.dumps(
+            {
+                "session_id": "n1",
+                "started": "2026-01-01T10:00:00Z",
+                "messages": [{"role": "user", "content": "a"}],
+            }
+        )
+        + "\n"
+    )
     assert detect_format(jsonl, jsonl.read_text()).name == "neutral"
     chat = tmp_path / "c.json"
     chat.write_text(json.dumps([{"role": "user", "content": "hi"}]))
@@ -115,11 +158,20 @@ def test_detection_and_unknown_formats(memory_repo: MemoryRepo, tmp_path: Path) 
     prose.write_text("just prose")
     report = import_files(memory_repo, [prose, chat], "nope")
     assert len(report.refused) == 2
-    assert "unknown format 'nope'; use one of auto, neutral, openai, claude-code, " in report.refused[0]
+    assert (
+        "unknown format 'nope'; use one of auto, neutral, openai, claude-code, "
+        in report.refused[0]
+    )
     report = import_files(memory_repo, [prose])
     # the advice says what the file looks like and names the real flag, not a format it is not
-    assert "text that is not JSON, which is none of the session logs autopoiesis reads" in report.refused[0]
-    assert "--format NAME" in report.refused[0] and "pass --format claude-code" not in report.refused[0]
+    assert (
+        "text that is not JSON, which is none of the session logs autopoiesis reads"
+        in report.refused[0]
+    )
+    assert (
+        "--format NAME" in report.refused[0]
+        and "pass --format claude-code" not in report.refused[0]
+    )
 
 
 def test_cli_format_choices_come_from_the_registry(memory_repo: MemoryRepo, tmp_path: Path) -> None:
@@ -132,6 +184,8 @@ def test_cli_format_choices_come_from_the_registry(memory_repo: MemoryRepo, tmp_
     r = CliRunner().invoke(app, ["-C", str(memory_repo.root), "import", "--format", "nope", str(f)])
     assert r.exit_code == 2
     assert "use one of auto, neutral, openai, claude-code," in r.output
-    r = CliRunner().invoke(app, ["-C", str(memory_repo.root), "import", "--format", "openai", str(f)])
+    r = CliRunner().invoke(
+        app, ["-C", str(memory_repo.root), "import", "--format", "openai", str(f)]
+    )
     assert r.exit_code == 0
     assert "imported raw/conversations/" in r.output

@@ -19,25 +19,36 @@ from autopoiesis.formats import transcript as tf
 # and a third), "rewritten" (the second exchange changed, and grown) and returns the path
 # to import.
 Builder = Callable[[Path, str], Path]
-EXCHANGES = [("Where do the release notes live?", "In docs/releases, one file per version."),
-             ("And the changelog script?", "scripts/changelog.py builds it from the commits."),
-             ("Which zebra-crossing ticket is open?", "Ticket 4711 about the zebra-crossing sensor.")]
+EXCHANGES = [
+    ("Where do the release notes live?", "In docs/releases, one file per version."),
+    ("And the changelog script?", "scripts/changelog.py builds it from the commits."),
+    ("Which zebra-crossing ticket is open?", "Ticket 4711 about the zebra-crossing sensor."),
+]
 
 
 def exchanges(stage: str) -> list[tuple[str, str]]:
     pairs = EXCHANGES[:2] if stage == "first" else list(EXCHANGES)
     if stage == "rewritten":
-        pairs[1] = ("And the CHANGELOG script, again?", pairs[1][1])  # after the opening: id-less logs keep their id
+        pairs[1] = (
+            "And the CHANGELOG script, again?",
+            pairs[1][1],
+        )  # after the opening: id-less logs keep their id
     return pairs
 
 
 def neutral(tmp: Path, stage: str) -> Path:
     msgs = []
     for i, (q, a) in enumerate(exchanges(stage)):
-        msgs += [{"role": "user", "content": q, "timestamp": f"2026-04-01T10:0{i}:00Z"},
-                 {"role": "agent", "content": a, "timestamp": f"2026-04-01T10:0{i}:30Z"}]
+        msgs += [
+            {"role": "user", "content": q, "timestamp": f"2026-04-01T10:0{i}:00Z"},
+            {"role": "agent", "content": a, "timestamp": f"2026-04-01T10:0{i}:30Z"},
+        ]
     p = tmp / "neutral.json"
-    p.write_text(json.dumps({"session_id": "grow-neutral", "started": "2026-04-01T10:00:00Z", "messages": msgs}))
+    p.write_text(
+        json.dumps(
+            {"session_id": "grow-neutral", "started": "2026-04-01T10:00:00Z", "messages": msgs}
+        )
+    )
     return p
 
 
@@ -53,11 +64,30 @@ def openai(tmp: Path, stage: str) -> Path:
 def claude_code(tmp: Path, stage: str) -> Path:
     lines = []
     for i, (q, a) in enumerate(exchanges(stage)):
-        lines.append({"type": "user", "sessionId": "grow-cc", "uuid": f"u{i}", "timestamp": f"2026-04-01T10:0{i}:00Z",
-                      "message": {"role": "user", "content": q}})
-        lines.append({"type": "assistant", "sessionId": "grow-cc", "uuid": f"a{i}", "timestamp": f"2026-04-01T10:0{i}:30Z",
-                      "message": {"id": f"msg_{i}", "role": "assistant", "model": "claude-sonnet-4-5", "content": [
-                          {"type": "text", "text": a}], "usage": {"input_tokens": 10, "output_tokens": 5}}})
+        lines.append(
+            {
+                "type": "user",
+                "sessionId": "grow-cc",
+                "uuid": f"u{i}",
+                "timestamp": f"2026-04-01T10:0{i}:00Z",
+                "message": {"role": "user", "content": q},
+            }
+        )
+        lines.append(
+            {
+                "type": "assistant",
+                "sessionId": "grow-cc",
+                "uuid": f"a{i}",
+                "timestamp": f"2026-04-01T10:0{i}:30Z",
+                "message": {
+                    "id": f"msg_{i}",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [{"type": "text", "text": a}],
+                    "usage": {"input_tokens": 10, "output_tokens": 5},
+                },
+            }
+        )
     p = tmp / "grow-cc.jsonl"
     p.write_text("".join(json.dumps(x) + "\n" for x in lines))
     return p
@@ -76,13 +106,43 @@ def loglines(tmp: Path, stage: str) -> Path:
 def cline(tmp: Path, stage: str) -> Path:
     msgs: list[dict] = []
     for i, (q, a) in enumerate(exchanges(stage)):
-        msgs.append({"role": "user", "ts": 1775037600000 + i * 60000, "content": [
-            {"type": "text", "text": f"<task>\n{q}\n</task>"},
-            {"type": "text", "text": "<environment_details>\n# VSCode Open Tabs\na.py\n</environment_details>"}]})
-        msgs.append({"role": "assistant", "ts": 1775037630000 + i * 60000, "content": [
-            {"type": "text", "text": a}, {"type": "tool_use", "id": f"t{i}", "name": "read_file", "input": {"path": f"f{i}.md"}}]})
-        msgs.append({"role": "user", "ts": 1775037640000 + i * 60000, "content": [
-            {"type": "tool_result", "tool_use_id": f"t{i}", "content": f"contents of f{i}"}]})
+        msgs.append(
+            {
+                "role": "user",
+                "ts": 1775037600000 + i * 60000,
+                "content": [
+                    {"type": "text", "text": f"<task>\n{q}\n</task>"},
+                    {
+                        "type": "text",
+                        "text": "<environment_details>\n# VSCode Open Tabs\na.py\n</environment_details>",
+                    },
+                ],
+            }
+        )
+        msgs.append(
+            {
+                "role": "assistant",
+                "ts": 1775037630000 + i * 60000,
+                "content": [
+                    {"type": "text", "text": a},
+                    {
+                        "type": "tool_use",
+                        "id": f"t{i}",
+                        "name": "read_file",
+                        "input": {"path": f"f{i}.md"},
+                    },
+                ],
+            }
+        )
+        msgs.append(
+            {
+                "role": "user",
+                "ts": 1775037640000 + i * 60000,
+                "content": [
+                    {"type": "tool_result", "tool_use_id": f"t{i}", "content": f"contents of f{i}"}
+                ],
+            }
+        )
     folder = tmp / "saoudrizwan.claude-dev" / "tasks" / "1775037600000"
     folder.mkdir(parents=True, exist_ok=True)
     p = folder / "api_conversation_history.json"
@@ -97,18 +157,44 @@ def opencode(tmp: Path, stage: str) -> Path:
 
         shutil.rmtree(root)
     (root / "session" / "proj").mkdir(parents=True)
-    (root / "session" / "proj" / "ses_grow.json").write_text(json.dumps(
-        {"id": "ses_grow", "projectID": "proj", "directory": "/w", "title": "Release notes", "time": {"created": 1775037600000}}))
+    (root / "session" / "proj" / "ses_grow.json").write_text(
+        json.dumps(
+            {
+                "id": "ses_grow",
+                "projectID": "proj",
+                "directory": "/w",
+                "title": "Release notes",
+                "time": {"created": 1775037600000},
+            }
+        )
+    )
     for i, (q, a) in enumerate(exchanges(stage)):
         for role, text, offset in (("user", q, 0), ("assistant", a, 30000)):
             mid = f"msg_{i}{'a' if role == 'assistant' else 'u'}"
             (root / "message" / "ses_grow").mkdir(parents=True, exist_ok=True)
-            (root / "message" / "ses_grow" / f"{mid}.json").write_text(json.dumps(
-                {"id": mid, "sessionID": "ses_grow", "role": role, "time": {"created": 1775037600000 + i * 60000 + offset},
-                 "modelID": "gpt-4o-mini"}))
+            (root / "message" / "ses_grow" / f"{mid}.json").write_text(
+                json.dumps(
+                    {
+                        "id": mid,
+                        "sessionID": "ses_grow",
+                        "role": role,
+                        "time": {"created": 1775037600000 + i * 60000 + offset},
+                        "modelID": "gpt-4o-mini",
+                    }
+                )
+            )
             (root / "part" / mid).mkdir(parents=True, exist_ok=True)
-            (root / "part" / mid / "prt_1.json").write_text(json.dumps(
-                {"id": "prt_1", "sessionID": "ses_grow", "messageID": mid, "type": "text", "text": text}))
+            (root / "part" / mid / "prt_1.json").write_text(
+                json.dumps(
+                    {
+                        "id": "prt_1",
+                        "sessionID": "ses_grow",
+                        "messageID": mid,
+                        "type": "text",
+                        "text": text,
+                    }
+                )
+            )
     return root
 
 
@@ -124,19 +210,48 @@ def aider(tmp: Path, stage: str) -> Path:
 def continue_dev(tmp: Path, stage: str) -> Path:
     history = []
     for q, a in exchanges(stage):
-        history += [{"message": {"role": "user", "content": q}, "contextItems": []},
-                    {"message": {"role": "assistant", "content": a}, "contextItems": []}]
+        history += [
+            {"message": {"role": "user", "content": q}, "contextItems": []},
+            {"message": {"role": "assistant", "content": a}, "contextItems": []},
+        ]
     folder = tmp / "sessions"
     folder.mkdir(exist_ok=True)
-    (folder / "sessions.json").write_text(json.dumps([{"sessionId": "cont-grow", "title": "Release notes",
-                                                       "dateCreated": "1775037600000", "workspaceDirectory": "/w"}]))
+    (folder / "sessions.json").write_text(
+        json.dumps(
+            [
+                {
+                    "sessionId": "cont-grow",
+                    "title": "Release notes",
+                    "dateCreated": "1775037600000",
+                    "workspaceDirectory": "/w",
+                }
+            ]
+        )
+    )
     p = folder / "cont-grow.json"
-    p.write_text(json.dumps({"sessionId": "cont-grow", "title": "Release notes", "workspaceDirectory": "/w", "history": history}))
+    p.write_text(
+        json.dumps(
+            {
+                "sessionId": "cont-grow",
+                "title": "Release notes",
+                "workspaceDirectory": "/w",
+                "history": history,
+            }
+        )
+    )
     return p
 
 
-FORMATS: dict[str, Builder] = {"neutral": neutral, "openai": openai, "claude-code": claude_code, "loglines": loglines,
-                               "cline": cline, "opencode": opencode, "aider": aider, "continue": continue_dev}
+FORMATS: dict[str, Builder] = {
+    "neutral": neutral,
+    "openai": openai,
+    "claude-code": claude_code,
+    "loglines": loglines,
+    "cline": cline,
+    "opencode": opencode,
+    "aider": aider,
+    "continue": continue_dev,
+}
 
 
 @pytest.fixture(autouse=True)
@@ -152,7 +267,9 @@ def read(repo: MemoryRepo, rel: str) -> tf.Transcript:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
-def test_a_grown_log_becomes_a_continuation_part(memory_repo: MemoryRepo, tmp_path: Path, git, fmt: str) -> None:
+def test_a_grown_log_becomes_a_continuation_part(
+    memory_repo: MemoryRepo, tmp_path: Path, git, fmt: str
+) -> None:
     build = FORMATS[fmt]
     first = import_files(memory_repo, [build(tmp_path, "first")])
     assert first.refused == [] and len(first.imported) == 1, first.refused
@@ -160,7 +277,9 @@ def test_a_grown_log_becomes_a_continuation_part(memory_repo: MemoryRepo, tmp_pa
     assert part1.meta.part == 1 and part1.meta.continues is None
 
     again = import_files(memory_repo, [build(tmp_path, "first")])  # unchanged: a no-op
-    assert again.imported == [] and again.refused == [] and again.skipped_duplicates == first.imported
+    assert (
+        again.imported == [] and again.refused == [] and again.skipped_duplicates == first.imported
+    )
     head = git(memory_repo, "rev-parse", "HEAD").stdout
 
     if fmt in ("openai", "continue"):  # dated by the file: growing it later moves its time
@@ -173,23 +292,33 @@ def test_a_grown_log_becomes_a_continuation_part(memory_repo: MemoryRepo, tmp_pa
     assert (part2.meta.part, part2.meta.continues) == (2, first.imported[0])
     assert rel2.endswith("+2.md") and tf.session_key(rel2) == tf.session_key(first.imported[0])
     assert "zebra-crossing" in "\n".join(turn.text for turn in part2.turns)
-    assert "release notes" not in "\n".join(turn.text for turn in part2.turns).lower()  # only the new turns
+    assert (
+        "release notes" not in "\n".join(turn.text for turn in part2.turns).lower()
+    )  # only the new turns
     assert git(memory_repo, "rev-parse", "HEAD").stdout != head
     assert git(memory_repo, "status", "--porcelain", "--", "raw").stdout == ""
     # part 1 is untouched: immutable
     assert (memory_repo.root / first.imported[0]).read_text(encoding="utf-8") == tf.render(part1)
 
-    assert import_files(memory_repo, [build(tmp_path, "grown")]).imported == []  # both parts: a no-op
+    assert (
+        import_files(memory_repo, [build(tmp_path, "grown")]).imported == []
+    )  # both parts: a no-op
     rewritten = import_files(memory_repo, [build(tmp_path, "rewritten")])
     assert rewritten.imported == []
-    assert len(rewritten.refused) == 1 and "earlier turn changed" in rewritten.refused[0], rewritten.refused
+    assert len(rewritten.refused) == 1 and "earlier turn changed" in rewritten.refused[0], (
+        rewritten.refused
+    )
 
 
-def test_tokens_and_redactions_of_a_part_are_its_own(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_tokens_and_redactions_of_a_part_are_its_own(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
     claude_code(tmp_path, "first")
     import_files(memory_repo, [tmp_path / "grow-cc.jsonl"])
     p = claude_code(tmp_path, "grown")
-    text = p.read_text().replace("Ticket 4711", "Ticket 4711 with key sk-proj-Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1")
+    text = p.read_text().replace(
+        "Ticket 4711", "Ticket 4711 with key sk-proj-Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1"
+    )
     p.write_text(text)
     report = import_files(memory_repo, [p])
     part2 = read(memory_repo, report.imported[0])
@@ -198,15 +327,40 @@ def test_tokens_and_redactions_of_a_part_are_its_own(memory_repo: MemoryRepo, tm
     assert "sk-proj-" not in (memory_repo.root / report.imported[0]).read_text()
 
 
-def test_a_tool_result_that_arrived_after_the_import_goes_into_the_continuation(memory_repo: MemoryRepo, tmp_path: Path) -> None:
-    call = {"type": "assistant", "sessionId": "late", "uuid": "a1", "timestamp": "2026-04-01T10:00:00Z",
-            "message": {"id": "m1", "role": "assistant", "content": [
+def test_a_tool_result_that_arrived_after_the_import_goes_into_the_continuation(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    call = {
+        "type": "assistant",
+        "sessionId": "late",
+        "uuid": "a1",
+        "timestamp": "2026-04-01T10:00:00Z",
+        "message": {
+            "id": "m1",
+            "role": "assistant",
+            "content": [
                 {"type": "text", "text": "Running the tests."},
-                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest -q"}}]}}
-    ask = {"type": "user", "sessionId": "late", "uuid": "u0", "timestamp": "2026-04-01T09:59:00Z",
-           "message": {"role": "user", "content": "Run the tests please"}}
-    result = {"type": "user", "sessionId": "late", "uuid": "u1", "timestamp": "2026-04-01T10:01:00Z",
-              "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "12 passed"}]}}
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest -q"}},
+            ],
+        },
+    }
+    ask = {
+        "type": "user",
+        "sessionId": "late",
+        "uuid": "u0",
+        "timestamp": "2026-04-01T09:59:00Z",
+        "message": {"role": "user", "content": "Run the tests please"},
+    }
+    result = {
+        "type": "user",
+        "sessionId": "late",
+        "uuid": "u1",
+        "timestamp": "2026-04-01T10:01:00Z",
+        "message": {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "12 passed"}],
+        },
+    }
     p = tmp_path / "late.jsonl"
     p.write_text(json.dumps(ask) + "\n" + json.dumps(call) + "\n")
     first = import_files(memory_repo, [p])
@@ -219,7 +373,9 @@ def test_a_tool_result_that_arrived_after_the_import_goes_into_the_continuation(
 
 
 @pytest.mark.slow
-def test_search_compile_and_extraction_see_one_session(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_search_compile_and_extraction_see_one_session(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
     from autopoiesis.compiler import load_session
     from autopoiesis.formats import knowledge as kf
     from autopoiesis.index import SearchIndex
@@ -228,11 +384,36 @@ def test_search_compile_and_extraction_see_one_session(memory_repo: MemoryRepo, 
     # a long first part and a long continuation, every turn about the same thing
     lines = []
     for i in range(12):
-        lines.append({"type": "user", "sessionId": "one-session", "uuid": f"u{i}", "timestamp": f"2026-04-01T10:{i:02d}:00Z",
-                      "message": {"role": "user", "content": f"Question {i} about the flamingo pipeline rollout?"}})
-        lines.append({"type": "assistant", "sessionId": "one-session", "uuid": f"a{i}",
-                      "timestamp": f"2026-04-01T10:{i:02d}:30Z", "message": {"id": f"m{i}", "role": "assistant", "content": [
-                          {"type": "text", "text": f"We decided the flamingo pipeline rollout step {i} waits for review."}]}})
+        lines.append(
+            {
+                "type": "user",
+                "sessionId": "one-session",
+                "uuid": f"u{i}",
+                "timestamp": f"2026-04-01T10:{i:02d}:00Z",
+                "message": {
+                    "role": "user",
+                    "content": f"Question {i} about the flamingo pipeline rollout?",
+                },
+            }
+        )
+        lines.append(
+            {
+                "type": "assistant",
+                "sessionId": "one-session",
+                "uuid": f"a{i}",
+                "timestamp": f"2026-04-01T10:{i:02d}:30Z",
+                "message": {
+                    "id": f"m{i}",
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "text",
+                            "text": f"We decided the flamingo pipeline rollout step {i} waits for review.",
+                        }
+                    ],
+                },
+            }
+        )
     p = tmp_path / "one.jsonl"
     p.write_text("".join(json.dumps(x) + "\n" for x in lines[:12]))
     first = import_files(memory_repo, [p]).imported
@@ -250,7 +431,11 @@ def test_search_compile_and_extraction_see_one_session(memory_repo: MemoryRepo, 
 
     history = load_session(memory_repo.root / part2, memory_repo)  # the whole session, in order
     texts = [m.content for m in history if m.role == "user"]
-    assert texts[0].startswith("Question 0") and texts[-1].startswith("Question 11") and len(texts) == 12
+    assert (
+        texts[0].startswith("Question 0")
+        and texts[-1].startswith("Question 11")
+        and len(texts) == 12
+    )
     assert len(load_session(memory_repo.root / part2)) == 12  # without the repo: that file alone
 
     with KnowledgeExtractor(memory_repo) as ex:

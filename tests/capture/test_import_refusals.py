@@ -16,13 +16,22 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def neutral(sid: str, **kw) -> dict:
-    return {"session_id": sid, "started": "2026-02-16T18:45:00Z",
-            "messages": [{"role": "user", "content": f"hello from {sid}", "timestamp": "2026-02-16T18:45:10Z"}], **kw}
+    return {
+        "session_id": sid,
+        "started": "2026-02-16T18:45:00Z",
+        "messages": [
+            {"role": "user", "content": f"hello from {sid}", "timestamp": "2026-02-16T18:45:10Z"}
+        ],
+        **kw,
+    }
 
 
 def with_message(sid: str, **msg) -> dict:
-    return {"session_id": sid, "started": "2026-02-16T18:45:00Z",
-            "messages": [{"role": "user", "content": "x", **msg}]}
+    return {
+        "session_id": sid,
+        "started": "2026-02-16T18:45:00Z",
+        "messages": [{"role": "user", "content": "x", **msg}],
+    }
 
 
 BAD_SESSIONS = {
@@ -38,7 +47,9 @@ BAD_SESSIONS = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BAD_SESSIONS))
-def test_a_bad_session_is_refused_alone_and_its_neighbours_are_committed(memory_repo: MemoryRepo, tmp_path: Path, git, name: str) -> None:
+def test_a_bad_session_is_refused_alone_and_its_neighbours_are_committed(
+    memory_repo: MemoryRepo, tmp_path: Path, git, name: str
+) -> None:
     src = tmp_path / "batch.json"
     src.write_text(json.dumps([neutral("ok1"), BAD_SESSIONS[name], neutral("ok2")]))
     report = import_files(memory_repo, [src])
@@ -47,11 +58,15 @@ def test_a_bad_session_is_refused_alone_and_its_neighbours_are_committed(memory_
     assert all(git(memory_repo, "log", "--format=%H", "--", p).stdout for p in report.imported)
 
 
-def test_a_lone_surrogate_is_imported_as_a_replacement_character(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_a_lone_surrogate_is_imported_as_a_replacement_character(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
     src = tmp_path / "s.json"
-    src.write_text('{"session_id": "sur1", "started": "2026-02-16T18:45:00Z", "topic": "t \\ud83d", "model": "\\ud83d",'
-                   ' "messages": [{"role": "user", "content": "hi \\ud83d", "name": "N\\ud83d",'
-                   ' "tool_calls": [{"tool": "x", "args": "\\ud83d", "result": "\\ud83d"}]}]}')
+    src.write_text(
+        '{"session_id": "sur1", "started": "2026-02-16T18:45:00Z", "topic": "t \\ud83d", "model": "\\ud83d",'
+        ' "messages": [{"role": "user", "content": "hi \\ud83d", "name": "N\\ud83d",'
+        ' "tool_calls": [{"tool": "x", "args": "\\ud83d", "result": "\\ud83d"}]}]}'
+    )
     report = import_files(memory_repo, [src])
     assert report.refused == [] and report.commit
     assert "hi \ufffd" in (memory_repo.root / report.imported[0]).read_text(encoding="utf-8")
@@ -65,19 +80,48 @@ def files_for_each_trigger(tmp_path: Path) -> dict[str, Path]:
         out[name].write_text(text)
 
     put("deep.json", "[" * 100_000 + "]" * 100_000)
-    put("deep_neutral.jsonl", json.dumps(neutral("dj1")) + "\n" + '{"session_id": "x", "messages": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
-    put("openai_oops.json", json.dumps({"messages": [{"role": "assistant", "content": "a", "tool_calls": ["oops"]}]}))
-    put("openai_created.json", json.dumps({"created": 1e19, "messages": [{"role": "user", "content": "a"}]}))
+    put(
+        "deep_neutral.jsonl",
+        json.dumps(neutral("dj1"))
+        + "\n"
+        + '{"session_id": "x", "messages": '
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}\n",
+    )
+    put(
+        "openai_oops.json",
+        json.dumps({"messages": [{"role": "assistant", "content": "a", "tool_calls": ["oops"]}]}),
+    )
+    put(
+        "openai_created.json",
+        json.dumps({"created": 1e19, "messages": [{"role": "user", "content": "a"}]}),
+    )
     put("openai_nan.json", '{"created": NaN, "messages": [{"role": "user", "content": "a"}]}')
-    put("claude_year1.jsonl", json.dumps({"type": "user", "sessionId": "cc1", "timestamp": "0001-01-01T00:00:00+01:00",
-                                          "message": {"role": "user", "content": "a"}}) + "\n")
-    put("empty_session.json", json.dumps({"session_id": "e1", "started": "2026-02-16T18:45:00Z", "messages": []}))
+    put(
+        "claude_year1.jsonl",
+        json.dumps(
+            {
+                "type": "user",
+                "sessionId": "cc1",
+                "timestamp": "0001-01-01T00:00:00+01:00",
+                "message": {"role": "user", "content": "a"},
+            }
+        )
+        + "\n",
+    )
+    put(
+        "empty_session.json",
+        json.dumps({"session_id": "e1", "started": "2026-02-16T18:45:00Z", "messages": []}),
+    )
     put("not_a_log.json", json.dumps({"hello": "world"}))
     put("good.json", json.dumps(neutral("good1")))
     return out
 
 
-def test_each_bad_file_is_refused_on_its_own_and_the_good_one_is_committed(memory_repo: MemoryRepo, tmp_path: Path, git) -> None:
+def test_each_bad_file_is_refused_on_its_own_and_the_good_one_is_committed(
+    memory_repo: MemoryRepo, tmp_path: Path, git
+) -> None:
     files = files_for_each_trigger(tmp_path)
     report = import_files(memory_repo, list(files.values()))
     refused = "\n".join(report.refused)
@@ -92,7 +136,9 @@ def test_each_bad_file_is_refused_on_its_own_and_the_good_one_is_committed(memor
     assert report.commit and git(memory_repo, "status", "--porcelain", "--", "raw").stdout == ""
 
 
-def test_the_cli_exits_non_zero_when_anything_was_refused_and_still_imports_the_rest(memory_repo: MemoryRepo, tmp_path: Path, git, cli: Cli) -> None:
+def test_the_cli_exits_non_zero_when_anything_was_refused_and_still_imports_the_rest(
+    memory_repo: MemoryRepo, tmp_path: Path, git, cli: Cli
+) -> None:
     files = files_for_each_trigger(tmp_path)
     out = cli("import", *map(str, files.values()), repo=memory_repo)
     assert out.returncode == 1
@@ -103,11 +149,20 @@ def test_the_cli_exits_non_zero_when_anything_was_refused_and_still_imports_the_
 
 @pytest.mark.slow
 @pytest.mark.parametrize("odd_type", [["user"], {"k": 1}, 7, None])
-def test_a_claude_code_line_whose_type_is_not_a_string_is_skipped_and_the_rest_kept(memory_repo: MemoryRepo, tmp_path: Path, odd_type) -> None:
+def test_a_claude_code_line_whose_type_is_not_a_string_is_skipped_and_the_rest_kept(
+    memory_repo: MemoryRepo, tmp_path: Path, odd_type
+) -> None:
     src = tmp_path / "cc.jsonl"
-    good = {"type": "user", "sessionId": "cc-odd", "uuid": "u1", "timestamp": "2026-01-01T00:00:01Z",
-            "message": {"role": "user", "content": "hello there"}}
-    src.write_text(json.dumps({**good, "type": odd_type, "uuid": "u0"}) + "\n" + json.dumps(good) + "\n")
+    good = {
+        "type": "user",
+        "sessionId": "cc-odd",
+        "uuid": "u1",
+        "timestamp": "2026-01-01T00:00:01Z",
+        "message": {"role": "user", "content": "hello there"},
+    }
+    src.write_text(
+        json.dumps({**good, "type": odd_type, "uuid": "u0"}) + "\n" + json.dumps(good) + "\n"
+    )
     report = import_files(memory_repo, [src], "claude-code")
     assert report.refused == [] and len(report.imported) == 1
     assert report.bad_lines == 1

@@ -19,11 +19,17 @@ def _utc(monkeypatch: pytest.MonkeyPatch) -> None:
     time.tzset()
 
 
-def test_the_session_index_is_rebuilt_when_missing_or_stale(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_the_session_index_is_rebuilt_when_missing_or_stale(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
     from autopoiesis.capture.session import find_transcripts
     from autopoiesis.formats.transcript_files import SessionIndex
 
-    s = {"session_id": "idx-1", "started": "2026-03-01T10:00:00Z", "messages": [{"role": "user", "content": "one"}]}
+    s = {
+        "session_id": "idx-1",
+        "started": "2026-03-01T10:00:00Z",
+        "messages": [{"role": "user", "content": "one"}],
+    }
     f = tmp_path / "a.json"
     f.write_text(json.dumps(s))
     rel = import_files(memory_repo, [f]).imported[0]
@@ -38,7 +44,9 @@ def test_the_session_index_is_rebuilt_when_missing_or_stale(memory_repo: MemoryR
     state.unlink()
     from autopoiesis.formats.transcript_files import session_parts
 
-    assert session_parts(memory_repo, "idx") == []  # a name that could be its is not it: the frontmatter says
+    assert (
+        session_parts(memory_repo, "idx") == []
+    )  # a name that could be its is not it: the frontmatter says
     assert import_files(memory_repo, [f]).skipped_duplicates == [rel]
 
 
@@ -47,14 +55,25 @@ def test_transcript_meta_round_trips_parts_and_parent() -> None:
     from autopoiesis.errors import TranscriptFormatError
 
     t0 = parse_ts("2026-03-01T10:00:00Z")
-    meta = tf.TranscriptMeta("s-1", t0, parent_session="p-1", part=2, continues="raw/conversations/2026/02/28/0900-s-1-x.md")
+    meta = tf.TranscriptMeta(
+        "s-1",
+        t0,
+        parent_session="p-1",
+        part=2,
+        continues="raw/conversations/2026/02/28/0900-s-1-x.md",
+    )
     text = tf.render(tf.Transcript(meta, "T", (tf.Turn(t0, "user", (tf.Text("hi"),)),)))
-    assert "parent_session: p-1\npart: 2\ncontinues: raw/conversations/2026/02/28/0900-s-1-x.md\n" in text
+    assert (
+        "parent_session: p-1\npart: 2\ncontinues: raw/conversations/2026/02/28/0900-s-1-x.md\n"
+        in text
+    )
     assert tf.parse(text).meta == meta and tf.render(tf.parse(text)) == text
     plain = tf.render(tf.Transcript(tf.TranscriptMeta("s-1", t0), "T", ()))
     assert "part:" not in plain and "parent_session" not in plain and "continues" not in plain
     for bad in ("part: 2\n", "continues: x.md\n", "part: 0\n", "parent_session: ../x\n"):
         with pytest.raises(TranscriptFormatError):
             tf.parse(f"---\nsession_id: s\nstarted: 2026-03-01T10:00:00Z\n{bad}---\n\n# t\n")
-    assert tf.continuation_relpath("raw/conversations/2026/02/28/0900-s-1-x.md", t0, 3) == \
-        "raw/conversations/2026/03/01/1000-s-1-x+3.md"
+    assert (
+        tf.continuation_relpath("raw/conversations/2026/02/28/0900-s-1-x.md", t0, 3)
+        == "raw/conversations/2026/03/01/1000-s-1-x+3.md"
+    )

@@ -13,7 +13,20 @@ from tests.conftest import Cli
 def test_help_lists_the_commands(cli: Cli) -> None:
     proc = cli("--help")
     assert proc.returncode == 0
-    for cmd in ("init", "capture", "import", "commit", "tag", "explore", "hooks", "recall", "blame", "learned", "show-at", "demo"):
+    for cmd in (
+        "init",
+        "capture",
+        "import",
+        "commit",
+        "tag",
+        "explore",
+        "hooks",
+        "recall",
+        "blame",
+        "learned",
+        "show-at",
+        "demo",
+    ):
         assert cmd in proc.stdout
 
 
@@ -30,7 +43,11 @@ def test_init_twice_says_nothing_changed(tmp_path: Path, cli: Cli) -> None:
 
 @pytest.mark.slow
 def test_user_errors_have_no_traceback(tmp_path: Path, cli: Cli) -> None:
-    for args in (("-C", str(tmp_path), "commit"), ("-C", str(tmp_path / "nope"), "recall", "x"), ("recall", "x")):
+    for args in (
+        ("-C", str(tmp_path), "commit"),
+        ("-C", str(tmp_path / "nope"), "recall", "x"),
+        ("recall", "x"),
+    ):
         proc = cli(*args, cwd=tmp_path, process=True)
         assert proc.returncode != 0
         assert "Traceback" not in proc.stderr, proc.stderr
@@ -41,7 +58,9 @@ def test_user_errors_have_no_traceback(tmp_path: Path, cli: Cli) -> None:
 def test_commit_tag_recall_learned_blame_show_at(memory_repo: MemoryRepo, cli: Cli) -> None:
     root = str(memory_repo.root)
     assert "nothing to commit" in cli("-C", root, "commit").stdout
-    (memory_repo.root / "knowledge/reference/db.md").write_text("# DB\n\n- Postgres 16 in production\n")
+    (memory_repo.root / "knowledge/reference/db.md").write_text(
+        "# DB\n\n- Postgres 16 in production\n"
+    )
     out = cli("-C", root, "commit").stdout
     assert "memory: Postgres 16 in production" in out  # the subject names what was learned
     assert "tagged memory/milestone/first" in cli("-C", root, "tag", "milestone", "first").stdout
@@ -55,7 +74,10 @@ def test_commit_tag_recall_learned_blame_show_at(memory_repo: MemoryRepo, cli: C
     learned = cli("-C", root, "learned", "--since", "1 hour ago")
     assert "+ - Postgres 16 in production" in learned.stdout
     assert "Postgres 16" in cli("-C", root, "blame", "knowledge/reference/db.md").stdout
-    assert "Postgres 16" in cli("-C", root, "show-at", "milestone/first", "knowledge/reference/db.md").stdout
+    assert (
+        "Postgres 16"
+        in cli("-C", root, "show-at", "milestone/first", "knowledge/reference/db.md").stdout
+    )
     outside = cli("-C", root, "blame", "../../etc/passwd")
     assert outside.returncode != 0
     assert "outside" in outside.stderr

@@ -24,7 +24,9 @@ def _entries(status: git.Status) -> list[tuple[str, str, str]]:
     return sorted((e.path, e.index, e.worktree) for e in status.entries)
 
 
-def test_a_status_started_ahead_is_the_status_asked_then(memory_repo: MemoryRepo, commit_all) -> None:
+def test_a_status_started_ahead_is_the_status_asked_then(
+    memory_repo: MemoryRepo, commit_all
+) -> None:
     root = memory_repo.root
     (root / "knowledge" / "reference" / "a.md").write_text("# A\n\nfirst\n", encoding="utf-8")
     commit_all(root, "a")
@@ -43,7 +45,9 @@ def test_a_status_started_ahead_is_the_status_asked_then(memory_repo: MemoryRepo
     assert "knowledge/reference/later.md" not in {e.path for e in ahead.entries}
 
 
-def test_an_old_or_unread_status_started_ahead_is_dropped(memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_old_or_unread_status_started_ahead_is_dropped(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = memory_repo.root
     with git.status_ahead(root):
         (root / "knowledge" / "reference" / "late.md").write_text("# Late\n", encoding="utf-8")
@@ -52,8 +56,12 @@ def test_an_old_or_unread_status_started_ahead_is_dropped(memory_repo: MemoryRep
     assert "knowledge/reference/late.md" in {e.path for e in seen.entries}
     with git.status_ahead(root):
         (proc,) = [entry[2] for entry in git._prefetched.values()]
-    assert not git._prefetched and proc.returncode is not None, "an unread status is stopped and reaped at the block's end"
-    with git.status_ahead(root / "no-such-folder"):  # git cannot start there: status() says not ok, no traceback
+    assert not git._prefetched and proc.returncode is not None, (
+        "an unread status is stopped and reaped at the block's end"
+    )
+    with git.status_ahead(
+        root / "no-such-folder"
+    ):  # git cannot start there: status() says not ok, no traceback
         assert not git.status(root / "no-such-folder").ok
 
 
@@ -65,11 +73,21 @@ def test_status_ahead_keys_by_the_real_path(memory_repo: MemoryRepo, tmp_path: P
         assert not git._prefetched
 
 
-@pytest.mark.parametrize(("argv", "name"), [
-    (["search", "x"], "search"), (["-C", "/r", "compile", "m"], "compile"), (["-C/r", "index", "status"], "index"),
-    (["--version"], None), (["-h"], None), ([], None), (["-C", "/r"], None),
-])
-def test_the_invoked_command_is_read_after_the_global_options(argv: list[str], name: str | None) -> None:
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [
+        (["search", "x"], "search"),
+        (["-C", "/r", "compile", "m"], "compile"),
+        (["-C/r", "index", "status"], "index"),
+        (["--version"], None),
+        (["-h"], None),
+        ([], None),
+        (["-C", "/r"], None),
+    ],
+)
+def test_the_invoked_command_is_read_after_the_global_options(
+    argv: list[str], name: str | None
+) -> None:
     assert invoked_command(argv) == name
 
 
@@ -85,40 +103,60 @@ def test_a_lean_app_answers_as_the_whole_app() -> None:
     assert {"search", "compile", "index", "daemon", "hook"} <= set(names)
     for name in names:
         lean = app_for(["-C", "/r", name, "--help"])
-        assert lean is not app and [c.name for c in lean.registered_commands] + [g.name for g in lean.registered_groups] == [name]
+        assert lean is not app and [c.name for c in lean.registered_commands] + [
+            g.name for g in lean.registered_groups
+        ] == [name]
         assert _help(lean, [name, "--help"]) == _help(app, [name, "--help"]), name
     sub = typer.main.get_command(app).commands["index"]  # type: ignore[attr-defined]
     for child in sub.commands:  # a group's subcommands too
-        assert _help(app_for(["index", child, "-h"]), ["index", child, "-h"]) == _help(app, ["index", child, "-h"])
+        assert _help(app_for(["index", child, "-h"]), ["index", child, "-h"]) == _help(
+            app, ["index", child, "-h"]
+        )
     # mistakes: the same message and exit code
-    for args in (["search", "--mode", "fuzzy", "q"], ["search", "--limit", "0", "q"], ["compile"], ["index", "nope"]):
+    for args in (
+        ["search", "--mode", "fuzzy", "q"],
+        ["search", "--limit", "0", "q"],
+        ["compile"],
+        ["index", "nope"],
+    ):
         assert _help(app_for(args), args) == _help(app, args), args
     # the whole app answers what names no command
     assert app_for(["serch", "x"]) is app and app_for(["--help"]) is app and app_for([]) is app
 
 
 def test_one_cli_call_builds_one_command_and_searches(memory_repo: MemoryRepo) -> None:
-    (memory_repo.root / "knowledge" / "reference" / "kiwi.md").write_text("# Kiwi\n\nThe kiwi protocol.\n", encoding="utf-8")
-    code = ("import sys, typer.main\n"
-            "built = []\n"
-            "real = typer.main.get_command_from_info\n"
-            "typer.main.get_command_from_info = lambda *a, **kw: built.append(a) or real(*a, **kw)\n"
-            "from autopoiesis.cli import main\n"
-            "try:\n    main(sys.argv[1:])\n"
-            "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
-            "print('built', len(built), 'yaml' in sys.modules, file=sys.stderr)\n")
+    (memory_repo.root / "knowledge" / "reference" / "kiwi.md").write_text(
+        "# Kiwi\n\nThe kiwi protocol.\n", encoding="utf-8"
+    )
+    code = (
+        "import sys, typer.main\n"
+        "built = []\n"
+        "real = typer.main.get_command_from_info\n"
+        "typer.main.get_command_from_info = lambda *a, **kw: built.append(a) or real(*a, **kw)\n"
+        "from autopoiesis.cli import main\n"
+        "try:\n    main(sys.argv[1:])\n"
+        "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        "print('built', len(built), 'yaml' in sys.modules, file=sys.stderr)\n"
+    )
     env = {**os.environ, "AUTOPOIESIS_NO_DAEMON": "1"}
-    out = subprocess.run([sys.executable, "-c", code, "-C", str(memory_repo.root), "search", "kiwi protocol"],
-                         capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code, "-C", str(memory_repo.root), "search", "kiwi protocol"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert "knowledge/reference/kiwi.md" in out.stdout
     assert "built 1 " in out.stderr, out.stderr  # one command converted, not ~55
 
 
 def test_splitting_a_frontmatter_loads_no_yaml_library() -> None:
-    code = ("import sys\nfrom autopoiesis.core import frontmatter\n"
-            "print(frontmatter.split('---\\na: 1\\n---\\nbody\\n'), 'yaml' in sys.modules, 'frontmatter' in sys.modules)\n"
-            "print(frontmatter.load('---\\nt: 1:30\\n---\\nb\\n'), frontmatter.scalar('1:30'), 'yaml' in sys.modules)\n")
+    code = (
+        "import sys\nfrom autopoiesis.core import frontmatter\n"
+        "print(frontmatter.split('---\\na: 1\\n---\\nbody\\n'), 'yaml' in sys.modules, 'frontmatter' in sys.modules)\n"
+        "print(frontmatter.load('---\\nt: 1:30\\n---\\nb\\n'), frontmatter.scalar('1:30'), 'yaml' in sys.modules)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     first, second = out.stdout.splitlines()

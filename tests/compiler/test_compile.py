@@ -36,17 +36,25 @@ def history(n: int) -> list[HistoryMessage]:
         if i % 3 == 2:
             out.append(HistoryMessage("agent", "line one\nline two\n" * 50, f"m{i}", tool="exec"))
         else:
-            out.append(HistoryMessage("user" if i % 3 == 0 else "agent", f"turn {i}: " + "words " * 20, f"m{i}"))
+            out.append(
+                HistoryMessage(
+                    "user" if i % 3 == 0 else "agent", f"turn {i}: " + "words " * 20, f"m{i}"
+                )
+            )
     return out
 
 
 @pytest.fixture
 def repo(memory_repo: MemoryRepo) -> MemoryRepo:
     k = memory_repo.knowledge_dir
-    (k / "journal" / "2026-02-16.md").write_text("---\ntype: journal\n---\n## 2026-02-16\n- today entry\n")
+    (k / "journal" / "2026-02-16.md").write_text(
+        "---\ntype: journal\n---\n## 2026-02-16\n- today entry\n"
+    )
     (k / "journal" / "2026-02-15.md").write_text("## 2026-02-15\n- yesterday entry\n")
     (k / "journal" / "2026-02-10.md").write_text("## 2026-02-10\n- old entry\n")
-    (k / "memory" / "MEMORY.md").write_text("# Core Memory\n- 2026-02-14: secret main-session fact\n")
+    (k / "memory" / "MEMORY.md").write_text(
+        "# Core Memory\n- 2026-02-14: secret main-session fact\n"
+    )
     return memory_repo
 
 
@@ -60,9 +68,23 @@ def test_slots_and_labels(repo: MemoryRepo) -> None:
     topics = load_topics(repo).topics
     res = compile_(repo, active_topics=topics, session_history=history(2))
     labels = [s.label for s in res.sections if s.included]
-    assert labels[:5] == ["system", "identity:SOUL.md", "identity:USER.md", "identity:AGENTS.md", "identity:TOOLS.md"]
-    assert {"memory", "journal:2026-02-16", "journal:2026-02-15", "projects", "topic:github-pr-review",
-            "topic:code-quality", "history:m0", "history:m1"} <= set(labels)
+    assert labels[:5] == [
+        "system",
+        "identity:SOUL.md",
+        "identity:USER.md",
+        "identity:AGENTS.md",
+        "identity:TOOLS.md",
+    ]
+    assert {
+        "memory",
+        "journal:2026-02-16",
+        "journal:2026-02-15",
+        "projects",
+        "topic:github-pr-review",
+        "topic:code-quality",
+        "history:m0",
+        "history:m1",
+    } <= set(labels)
     assert "old entry" not in res.prompt
     assert "today entry" in res.prompt
     assert "yesterday entry" in res.prompt
@@ -90,20 +112,36 @@ def test_shared_context_leaves_memory_out_even_from_search(repo: MemoryRepo) -> 
 def test_deterministic(repo: MemoryRepo) -> None:
     topics = load_topics(repo).topics
     a = compile_(repo, active_topics=topics, session_history=history(30), budget=1500)
-    b = compile_(repo, active_topics=list(reversed(topics)), session_history=history(30), budget=1500)
+    b = compile_(
+        repo, active_topics=list(reversed(topics)), session_history=history(30), budget=1500
+    )
     assert a.prompt == b.prompt
     assert a.sections == b.sections
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])  # read-only use of the repo
-@given(budget=st.integers(min_value=420, max_value=5000), turns=st.integers(min_value=0, max_value=60))
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)  # read-only use of the repo
+@given(
+    budget=st.integers(min_value=420, max_value=5000), turns=st.integers(min_value=0, max_value=60)
+)
 def test_never_exceeds_the_budget(memory_repo: MemoryRepo, budget: int, turns: int) -> None:
     topics = load_topics(memory_repo).topics
-    items = [ScoredItem(f"knowledge/reference/r{i}.md", 1.0 / (i + 1), "fact " * 80, 1, 5) for i in range(10)]
-    res = compile_(memory_repo, active_topics=topics, session_history=history(turns), budget=budget,
-                   available_knowledge=items)
+    items = [
+        ScoredItem(f"knowledge/reference/r{i}.md", 1.0 / (i + 1), "fact " * 80, 1, 5)
+        for i in range(10)
+    ]
+    res = compile_(
+        memory_repo,
+        active_topics=topics,
+        session_history=history(turns),
+        budget=budget,
+        available_knowledge=items,
+    )
     assert count_tokens(res.prompt) == res.total_tokens <= budget
-    assert all(s.included for s in res.sections if s.priority == 0 and s.label != "identity:missing")
+    assert all(
+        s.included for s in res.sections if s.priority == 0 and s.label != "identity:missing"
+    )
 
 
 def test_budget_smaller_than_identity_is_a_clear_error(repo: MemoryRepo) -> None:
@@ -135,13 +173,19 @@ def test_scored_knowledge_from_the_real_index_with_frequency_counts(repo: Memory
     from autopoiesis.index import SearchIndex
 
     ref = repo.knowledge_dir / "reference"
-    (ref / "kubernetes.md").write_text("# Kubernetes\n\nOur cluster runs on kubernetes with three nodes in Frankfurt.\n")
+    (ref / "kubernetes.md").write_text(
+        "# Kubernetes\n\nOur cluster runs on kubernetes with three nodes in Frankfurt.\n"
+    )
     (ref / "cooking.md").write_text("# Cooking\n\nPasta needs salted boiling water.\n")
     with SearchIndex(repo) as idx:
         idx.rebuild_full()
     with ContextCompiler(repo) as comp:
         res = comp.compile("how many kubernetes nodes does the cluster have?", today=TODAY, now=NOW)
-        hit = [s for s in res.sections if s.label.startswith("knowledge:knowledge/reference/kubernetes.md")]
+        hit = [
+            s
+            for s in res.sections
+            if s.label.startswith("knowledge:knowledge/reference/kubernetes.md")
+        ]
         assert hit
         assert hit[0].included
         assert "recency" in hit[0].reason
@@ -150,9 +194,18 @@ def test_scored_knowledge_from_the_real_index_with_frequency_counts(repo: Memory
         record_inclusions(repo, res.knowledge_paths)
         counts = json.loads((repo.state_dir / "compiler" / "inclusions.json").read_text())
         assert counts["knowledge/reference/kubernetes.md"] == 2
-        again = comp.compile("how many kubernetes nodes does the cluster have?", today=TODAY, now=NOW,
-                             usage=inclusion_counts(repo))
-        assert "frequency 1.20" in next(s for s in again.sections if s.path == "knowledge/reference/kubernetes.md").reason
+        again = comp.compile(
+            "how many kubernetes nodes does the cluster have?",
+            today=TODAY,
+            now=NOW,
+            usage=inclusion_counts(repo),
+        )
+        assert (
+            "frequency 1.20"
+            in next(
+                s for s in again.sections if s.path == "knowledge/reference/kubernetes.md"
+            ).reason
+        )
 
 
 def test_compile_cli_json_shape_and_session_transcript(repo: MemoryRepo, tmp_path) -> None:
@@ -165,16 +218,37 @@ def test_compile_cli_json_shape_and_session_transcript(repo: MemoryRepo, tmp_pat
         render,
     )
 
-    t = Transcript(TranscriptMeta("ses_a1", NOW, status="closed", ended=NOW), "Test",
-                   (Turn(NOW, "user", (Text("please check the deploy"),)),
-                    Turn(NOW, "agent", (ToolCall("exec", "kubectl get pods", "3 running\nall ok"), Text("All good.")))))
+    t = Transcript(
+        TranscriptMeta("ses_a1", NOW, status="closed", ended=NOW),
+        "Test",
+        (
+            Turn(NOW, "user", (Text("please check the deploy"),)),
+            Turn(
+                NOW,
+                "agent",
+                (ToolCall("exec", "kubectl get pods", "3 running\nall ok"), Text("All good.")),
+            ),
+        ),
+    )
     f = tmp_path / "s.md"
     f.write_text(render(t))
     msgs = load_session(f)
     assert [m.role for m in msgs] == ["user", "agent", "agent"]
     assert msgs[1].tool == "exec"
-    out = CliRunner().invoke(app, ["-C", str(repo.root), "compile", "review the PR", "--session", str(f), "--json",
-                                   "--budget", "3000"])
+    out = CliRunner().invoke(
+        app,
+        [
+            "-C",
+            str(repo.root),
+            "compile",
+            "review the PR",
+            "--session",
+            str(f),
+            "--json",
+            "--budget",
+            "3000",
+        ],
+    )
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
     assert {"prompt", "total_tokens", "budget", "sections"} <= set(data)
@@ -192,7 +266,9 @@ def test_token_estimator() -> None:
     assert count_tokens("hello world") == 2
     assert count_tokens("internationalization") == 3  # long words split every 8 letters
     assert count_tokens("Hello, world!") == 4
-    prose = "The context compiler assembles the densest possible prompt within a token budget. " * 20
+    prose = (
+        "The context compiler assembles the densest possible prompt within a token budget. " * 20
+    )
     # 14 per sentence of 13 words and a period, as a BPE tokenizer (cl100k) splits it
     assert count_tokens(prose) == 20 * 14
     assert len(prose) / 7 <= count_tokens(prose) <= len(prose) / 4
@@ -205,19 +281,26 @@ def test_flush_appends_never_overwrites(repo: MemoryRepo) -> None:
     prompt = flush_prompt(repo, TODAY)
     assert "FLUSH_OK" in prompt
     assert "2026-02-16" in prompt
-    reply = ("## journal\n- Migrated the cluster to three nodes\n## memory\n- Always drain nodes before upgrades\n"
-             "## project: Autopoiesis Core\n- Decided on RE2 for watcher patterns\n")
+    reply = (
+        "## journal\n- Migrated the cluster to three nodes\n## memory\n- Always drain nodes before upgrades\n"
+        "## project: Autopoiesis Core\n- Decided on RE2 for watcher patterns\n"
+    )
     source = "raw/conversations/2026/02/16/0900-s1-cluster.md"
     report = apply_flush(repo, reply, today=TODAY, source=source)
-    assert dict(report.written) == {"knowledge/journal/2026-02-16.md": 1, MEMORY_FILE: 1,
-                                    "knowledge/projects/autopoiesis-core/context.md": 1}
+    assert dict(report.written) == {
+        "knowledge/journal/2026-02-16.md": 1,
+        MEMORY_FILE: 1,
+        "knowledge/projects/autopoiesis-core/context.md": 1,
+    }
 
     def body(text: str) -> str:  # frontmatter counters are kept current; the body only grows
         return text.split("\n---\n", 1)[1].lstrip("\n") if text.startswith("---\n") else text
 
     memory = (repo.root / MEMORY_FILE).read_text()
     assert body(memory).startswith(body(before_memory).rstrip("\n"))
-    assert "- 2026-02-16: Always drain nodes before upgrades (via s1-cluster) {id: 20260216-" in memory  # cites the session
+    assert (
+        "- 2026-02-16: Always drain nodes before upgrades (via s1-cluster) {id: 20260216-" in memory
+    )  # cites the session
     journal = (repo.knowledge_dir / "journal" / "2026-02-16.md").read_text()
     assert body(journal).startswith(body(before_journal).rstrip("\n"))
     assert "- Migrated the cluster to three nodes" in journal
@@ -231,7 +314,10 @@ def test_flush_appends_never_overwrites(repo: MemoryRepo) -> None:
     apply_flush(repo, "## project: ../../raw\n- sneaky", today=TODAY, source=source)
     assert (repo.knowledge_dir / "projects" / "raw" / "context.md").exists()
     assert apply_flush(repo, "FLUSH_OK", today=TODAY).nothing_to_do
-    assert parse_flush('{"journal": ["a"], "projects": {"x": ["b"]}}') == {"journal": ["a"], "project:x": ["b"]}
+    assert parse_flush('{"journal": ["a"], "projects": {"x": ["b"]}}') == {
+        "journal": ["a"],
+        "project:x": ["b"],
+    }
 
 
 def test_cli_flush_prompt_and_reply(memory_repo, cli: Cli) -> None:
@@ -244,7 +330,10 @@ def test_cli_flush_prompt_and_reply(memory_repo, cli: Cli) -> None:
     out = cli("-C", root, "flush", input=reply)
     assert out.returncode == 0
     assert "appended 1 entry to knowledge/memory/MEMORY.md" in out.stdout
-    assert "Rotate the API keys every quarter" in (memory_repo.root / "knowledge/memory/MEMORY.md").read_text()
+    assert (
+        "Rotate the API keys every quarter"
+        in (memory_repo.root / "knowledge/memory/MEMORY.md").read_text()
+    )
     bad = cli("-C", root, "flush", "--session", "../../etc/passwd", input=reply)
     assert bad.returncode != 0
     assert "outside" in bad.stderr

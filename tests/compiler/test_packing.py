@@ -25,8 +25,16 @@ from autopoiesis.testing.samples import closed_transcript
 from tests.conftest import BuiltRepo
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
-SUBJECTS = ["the billing service", "the search index", "the mobile app", "the data warehouse", "the release train",
-            "the on-call rota", "the design system", "the payments API"]
+SUBJECTS = [
+    "the billing service",
+    "the search index",
+    "the mobile app",
+    "the data warehouse",
+    "the release train",
+    "the on-call rota",
+    "the design system",
+    "the payments API",
+]
 PEOPLE = ["Lena", "Omar", "Priya", "Jonas"]
 DAY_RE = re.compile(r"^\[\d{4}-\d\d-\d\d, [A-Z][a-z]+day\]$")
 TURN_RE = re.compile(r"^\d\d:\d\d [^:]+: ")
@@ -51,8 +59,15 @@ def session(n: int, started: datetime) -> tuple[str, str, list[tuple[str, str, s
         f"I told {person}: {subject} moves after the audit.",
     ]
     sid = f"ses_b{n:02d}"
-    turns = [((started + timedelta(minutes=k)).strftime("%Y-%m-%dT%H:%M:%SZ"), "user" if k % 2 == 0 else "agent",
-              person if k % 2 == 0 else None, text) for k, text in enumerate(lines)]
+    turns = [
+        (
+            (started + timedelta(minutes=k)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "user" if k % 2 == 0 else "agent",
+            person if k % 2 == 0 else None,
+            text,
+        )
+        for k, text in enumerate(lines)
+    ]
     rel = tf.transcript_relpath(sid, started, f"going-over-session-{n}")
     return sid, rel, turns
 
@@ -69,8 +84,10 @@ def repo(built_repo: BuiltRepo, commit_all) -> MemoryRepo:
             path = repo.root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             ended = (started + timedelta(minutes=len(turns))).strftime("%Y-%m-%dT%H:%M:%SZ")
-            path.write_text(closed_transcript(sid, f"Session {n}", turns, started=turns[0][0], ended=ended),
-                            encoding="utf-8")
+            path.write_text(
+                closed_transcript(sid, f"Session {n}", turns, started=turns[0][0], ended=ended),
+                encoding="utf-8",
+            )
         commit_all(repo, "conversation: sessions")
         with SearchIndex(repo) as idx:
             idx.rebuild_full()
@@ -102,24 +119,44 @@ def test_budget_is_filled_with_no_fixed_number_of_hits(repo: MemoryRepo) -> None
         assert res.total_tokens == count_tokens(res.prompt) <= budget
         # no session history: P3 takes all that is left, down to the last turn that fits
         assert res.total_tokens >= budget - 60, (budget, res.total_tokens)
-        assert p3(res)[0].path.endswith("going-over-session-0.md")  # the session that answers comes first
+        assert p3(res)[0].path.endswith(
+            "going-over-session-0.md"
+        )  # the session that answers comes first
     # every session speaks of latency: with room for all, all of them come in, whole
     everything = compile_(repo, question, budget=20000)
     turns = transcript_turn_texts(repo)
     assert {s.path for s in p3(everything)} == set(turns)
-    assert all(len(s.spans) == 1 and s.content.count("\n") == len(turns[s.path]) for s in p3(everything))
+    assert all(
+        len(s.spans) == 1 and s.content.count("\n") == len(turns[s.path]) for s in p3(everything)
+    )
     assert everything.total_tokens < 20000
 
 
 def test_history_keeps_its_share(repo: MemoryRepo) -> None:
-    history = [HistoryMessage("user" if i % 2 == 0 else "agent", f"turn {i}: " + "we talked about lunch " * 12, f"h{i}")
-               for i in range(80)]
-    res = compile_(repo, "Why did the latency of the billing service double?", budget=4096, session_history=history)
+    history = [
+        HistoryMessage(
+            "user" if i % 2 == 0 else "agent",
+            f"turn {i}: " + "we talked about lunch " * 12,
+            f"h{i}",
+        )
+        for i in range(80)
+    ]
+    res = compile_(
+        repo,
+        "Why did the latency of the billing service double?",
+        budget=4096,
+        session_history=history,
+    )
     hist = sum(s.tokens for s in res.sections if s.priority == 4 and s.included)
     assert hist >= 0.25 * 4096 - 100  # history_share: 0.25
     assert p3(res)
     assert res.total_tokens >= 4096 - 120
-    short = compile_(repo, "Why did the latency of the billing service double?", budget=4096, session_history=history[:2])
+    short = compile_(
+        repo,
+        "Why did the latency of the billing service double?",
+        budget=4096,
+        session_history=history[:2],
+    )
     assert short.dropped_history == 0
     assert short.total_tokens >= 4096 - 120  # a short session leaves the rest of its share to P3
 
@@ -170,14 +207,19 @@ def test_archive_stays_out_unless_asked(repo: MemoryRepo) -> None:
     res = compile_(repo, "When does the zeppelin hangar lease end?", budget=4096)
     assert "zeppelin" not in res.prompt
     assert not any(s.path and s.path.startswith("archive/") for s in res.sections)
-    asked = compile_(repo, "When does the zeppelin hangar lease end?", budget=4096, include_archive=True)
+    asked = compile_(
+        repo, "When does the zeppelin hangar lease end?", budget=4096, include_archive=True
+    )
     assert "The zeppelin hangar lease ends in June." in asked.prompt
 
 
 def test_journal_lines_carry_their_date(repo: MemoryRepo) -> None:
     j = repo.knowledge_dir / "journal" / "2026-02-03.md"
-    j.write_text("---\ntype: journal\ndate: 2026-02-03\n---\n\n## 2026-02-03\n### ops\n- filler line\n\n"
-                 "### hangar\n- The zeppelin hangar got a new roof.\n", encoding="utf-8")
+    j.write_text(
+        "---\ntype: journal\ndate: 2026-02-03\n---\n\n## 2026-02-03\n### ops\n- filler line\n\n"
+        "### hangar\n- The zeppelin hangar got a new roof.\n",
+        encoding="utf-8",
+    )
     with SearchIndex(repo) as idx:
         idx.catch_up()
     res = compile_(repo, "zeppelin hangar roof", budget=4096)
@@ -187,14 +229,22 @@ def test_journal_lines_carry_their_date(repo: MemoryRepo) -> None:
 
 
 def test_a_superseded_entry_is_never_included_as_current(repo: MemoryRepo) -> None:
-    old = ("- ~~2026-02-01: The pooler is PgBouncer in transaction mode (source: raw/x.md @ 2026-02-01T09:00Z)~~ "
-           "{id: 20260201-0900-aaaaaa} #superseded-by:20260210-0900-bbbbbb")
-    new = ("- 2026-02-10: The pooler is HikariCP instead of PgBouncer (source: raw/y.md @ 2026-02-10T09:00Z) "
-           "{id: 20260210-0900-bbbbbb}")
-    (repo.root / MEMORY_FILE).write_text(f"# Core Memory\n\n## Key Decisions\n{old}\n{new}\n", encoding="utf-8")
+    old = (
+        "- ~~2026-02-01: The pooler is PgBouncer in transaction mode (source: raw/x.md @ 2026-02-01T09:00Z)~~ "
+        "{id: 20260201-0900-aaaaaa} #superseded-by:20260210-0900-bbbbbb"
+    )
+    new = (
+        "- 2026-02-10: The pooler is HikariCP instead of PgBouncer (source: raw/y.md @ 2026-02-10T09:00Z) "
+        "{id: 20260210-0900-bbbbbb}"
+    )
+    (repo.root / MEMORY_FILE).write_text(
+        f"# Core Memory\n\n## Key Decisions\n{old}\n{new}\n", encoding="utf-8"
+    )
     ref = repo.knowledge_dir / "reference" / "database.md"
-    ref.write_text(f"# Database\n\n## Pooling\n{old}\n- ~~We run PgBouncer~~ #superseded-by:20260210-0900-bbbbbb\n{new}\n",
-                   encoding="utf-8")
+    ref.write_text(
+        f"# Database\n\n## Pooling\n{old}\n- ~~We run PgBouncer~~ #superseded-by:20260210-0900-bbbbbb\n{new}\n",
+        encoding="utf-8",
+    )
     with SearchIndex(repo) as idx:
         idx.catch_up()
     res = compile_(repo, "Which connection pooler do we use, PgBouncer?", budget=4096)
@@ -202,20 +252,29 @@ def test_a_superseded_entry_is_never_included_as_current(repo: MemoryRepo) -> No
     assert "transaction mode" not in res.prompt
     assert "We run PgBouncer" not in res.prompt
     assert any(s.path == "knowledge/reference/database.md" for s in p3(res))
-    shared = compile_(repo, "Which connection pooler do we use, PgBouncer?", budget=4096, shared=True)
+    shared = compile_(
+        repo, "Which connection pooler do we use, PgBouncer?", budget=4096, shared=True
+    )
     assert "transaction mode" not in shared.prompt
 
 
 def test_a_generic_topic_does_not_displace_the_answer(repo: MemoryRepo) -> None:
     topic = repo.root / "topics" / "status-updates.md"
-    topic.write_text("---\ntype: topic\ndescription: status of things, latency, deploys, cache, service, today\n"
-                     "triggers:\n  - type: keyword\n    match: [zzzunused]\n---\n# Status updates\n\n## Instructions\n"
-                     + "Report the status of the service, its latency, the deploy and the cache today.\n" * 6,
-                     encoding="utf-8")
+    topic.write_text(
+        "---\ntype: topic\ndescription: status of things, latency, deploys, cache, service, today\n"
+        "triggers:\n  - type: keyword\n    match: [zzzunused]\n---\n# Status updates\n\n## Instructions\n"
+        + "Report the status of the service, its latency, the deploy and the cache today.\n"
+        * 6,
+        encoding="utf-8",
+    )
     with SearchIndex(repo) as idx:
         idx.catch_up()
     # the topic file is new, the sessions weeks old: a tight budget still takes the session
-    res = compile_(repo, "What is the status of the latency and the cache of the payments API service?", budget=900)
+    res = compile_(
+        repo,
+        "What is the status of the latency and the cache of the payments API service?",
+        budget=900,
+    )
     got = p3(res)
     assert got
     assert "payments API" in got[0].content
@@ -223,20 +282,33 @@ def test_a_generic_topic_does_not_displace_the_answer(repo: MemoryRepo) -> None:
 
 
 @pytest.mark.slow
-def test_compile_batch_gives_per_line_what_compile_json_gives(repo: MemoryRepo, tmp_path: Path) -> None:
+def test_compile_batch_gives_per_line_what_compile_json_gives(
+    repo: MemoryRepo, tmp_path: Path
+) -> None:
     runner = CliRunner()
-    messages = ["Why did the latency of the billing service double?", "Who moves to the new cluster in April?",
-                "can you review the PR for the search index?"]
+    messages = [
+        "Why did the latency of the billing service double?",
+        "Who moves to the new cluster in April?",
+        "can you review the PR for the search index?",
+    ]
     batch = tmp_path / "messages.txt"
-    batch.write_text("\n".join([messages[0], json.dumps(messages[1]), json.dumps({"message": messages[2]})]) + "\n",
-                     encoding="utf-8")
+    batch.write_text(
+        "\n".join([messages[0], json.dumps(messages[1]), json.dumps({"message": messages[2]})])
+        + "\n",
+        encoding="utf-8",
+    )
     root = str(repo.root)
-    out = runner.invoke(app, ["-C", root, "compile", "--batch", str(batch), "--json", "--dry-run", "--budget", "3000"])
+    out = runner.invoke(
+        app,
+        ["-C", root, "compile", "--batch", str(batch), "--json", "--dry-run", "--budget", "3000"],
+    )
     assert out.exit_code == 0, out.output
     lines = out.output.strip().split("\n")
     assert len(lines) == 3
     for line, message in zip(lines, messages):
-        one = runner.invoke(app, ["-C", root, "compile", message, "--json", "--dry-run", "--budget", "3000"])
+        one = runner.invoke(
+            app, ["-C", root, "compile", message, "--json", "--dry-run", "--budget", "3000"]
+        )
         assert one.exit_code == 0, one.output
         assert json.loads(line) == json.loads(one.output)
     assert any(a["topic"] == "github-pr-review" for a in json.loads(lines[2])["activations"])
@@ -248,7 +320,9 @@ def test_compile_batch_gives_per_line_what_compile_json_gives(repo: MemoryRepo, 
     (repo.state_dir / "compiler" / "inclusions.json").unlink()
     batched = runner.invoke(app, ["-C", root, "compile", "--batch", str(batch), "--json"])
     strip = _without_decision_ids
-    assert [strip(json.loads(x)) for x in batched.output.strip().split("\n")] == [strip(x) for x in sequential]
+    assert [strip(json.loads(x)) for x in batched.output.strip().split("\n")] == [
+        strip(x) for x in sequential
+    ]
 
 
 def _without_decision_ids(data: dict) -> dict:
@@ -260,11 +334,16 @@ def _without_decision_ids(data: dict) -> dict:
 def test_compile_batch_refuses_bad_input_clearly(repo: MemoryRepo, tmp_path: Path) -> None:
     runner = CliRunner()
     root = str(repo.root)
-    assert runner.invoke(app, ["-C", root, "compile", "--batch", str(tmp_path / "nope.txt"), "--json"]).exit_code == 2
+    assert (
+        runner.invoke(
+            app, ["-C", root, "compile", "--batch", str(tmp_path / "nope.txt"), "--json"]
+        ).exit_code
+        == 2
+    )
     folder = runner.invoke(app, ["-C", root, "compile", "hello", "--session", str(tmp_path)])
     assert folder.exit_code == 2 and f"--session {tmp_path}: not a file." in folder.output
     f = tmp_path / "m.txt"
-    f.write_bytes(b"first message\n\n{\"message\": 5}\nlast \xff message\n")
+    f.write_bytes(b'first message\n\n{"message": 5}\nlast \xff message\n')
     out = runner.invoke(app, ["-C", root, "compile", "--batch", str(f), "--json", "--dry-run"])
     assert out.exit_code == 1
     rows = [json.loads(x) for x in out.output.strip().split("\n")]
@@ -286,11 +365,17 @@ def test_turn_lines_and_locate_give_what_packing_builds_on(repo: MemoryRepo) -> 
         assert all(b < c for (_, b), (c, _) in zip(spans, spans[1:]))
     with SearchIndex(repo) as idx:
         hits = idx.locate("cache latency alert audit cluster deploy", 200, fresh=False)
-        capped = idx.search("cache latency alert audit cluster deploy", 200, fresh=False, per_file=1)
+        capped = idx.search(
+            "cache latency alert audit cluster deploy", 200, fresh=False, per_file=1
+        )
     per_file: dict[str, list[tuple[int, int]]] = {}
     for h in hits:
         per_file.setdefault(h.path, []).append((h.start_line, h.end_line))
-    assert max(len(v) for v in per_file.values()) > 1 >= max(sum(1 for c in capped if c.path == p) for p in per_file)
+    assert (
+        max(len(v) for v in per_file.values())
+        > 1
+        >= max(sum(1 for c in capped if c.path == p) for p in per_file)
+    )
     assert {h.path for h in hits} == {c.path for c in capped}
     for spans in per_file.values():
         spans.sort()
@@ -326,7 +411,9 @@ def test_a_new_compiler_reuses_parsed_files_until_one_is_replaced(repo: MemoryRe
     assert "Pgpool2" in after.prompt and "Odyssey" not in after.prompt
 
 
-def test_the_shared_parsed_files_stay_within_their_byte_budget(repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_shared_parsed_files_stay_within_their_byte_budget(
+    repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from autopoiesis.compiler import compile as compile_mod
 
     monkeypatch.setattr(compile_mod, "_SOURCES", {})

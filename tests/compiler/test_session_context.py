@@ -6,13 +6,25 @@ from autopoiesis.compiler import ContextCompiler, ScoredItem
 from autopoiesis.core.paths import MemoryRepo
 
 
-def test_compile_without_session_context_leaves_identity_and_p1_out(memory_repo: MemoryRepo) -> None:
+def test_compile_without_session_context_leaves_identity_and_p1_out(
+    memory_repo: MemoryRepo,
+) -> None:
     (memory_repo.root / "knowledge/journal").mkdir(exist_ok=True)
-    knowledge = [ScoredItem("knowledge/reference/pg.md", 1.0, "[knowledge/reference/pg.md]\nPostgres 17 on pg-2")]
+    knowledge = [
+        ScoredItem(
+            "knowledge/reference/pg.md", 1.0, "[knowledge/reference/pg.md]\nPostgres 17 on pg-2"
+        )
+    ]
     with ContextCompiler(memory_repo, system_prompt="From memory:") as compiler:
         full = compiler.compile("postgres host?", available_knowledge=knowledge)
-        lean = compiler.compile("postgres host?", available_knowledge=knowledge, session_context=False)
-    assert "<!-- identity:SOUL.md -->" in full.prompt and "<!-- memory -->" in full.prompt and "<!-- projects -->" in full.prompt
+        lean = compiler.compile(
+            "postgres host?", available_knowledge=knowledge, session_context=False
+        )
+    assert (
+        "<!-- identity:SOUL.md -->" in full.prompt
+        and "<!-- memory -->" in full.prompt
+        and "<!-- projects -->" in full.prompt
+    )
     assert lean.prompt.splitlines()[:2] == ["<!-- system -->", "From memory:"]
     for label in ("identity:", "<!-- memory -->", "<!-- journal:", "<!-- projects -->"):
         assert label not in lean.prompt

@@ -11,8 +11,22 @@ from autopoiesis.core import clock
 from autopoiesis.errors import TimestampError
 
 
-@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, 1e20, "0001-01-01T00:00:00+01:00",
-                                 "9999-12-31T23:59:59-05:00", "yesterday", "", True, None, [1]])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        math.nan,
+        math.inf,
+        -math.inf,
+        1e20,
+        "0001-01-01T00:00:00+01:00",
+        "9999-12-31T23:59:59-05:00",
+        "yesterday",
+        "",
+        True,
+        None,
+        [1],
+    ],
+)
 def test_absurd_timestamps_are_refused_with_a_hint(bad: object) -> None:
     with pytest.raises(TimestampError, match="2026-02-16T18:45:00Z"):
         clock.parse_ts(bad, "started")
@@ -21,7 +35,9 @@ def test_absurd_timestamps_are_refused_with_a_hint(bad: object) -> None:
 def test_timestamps_parse_to_utc() -> None:
     assert clock.parse_ts("2026-02-16T19:45:00+01:00") == datetime(2026, 2, 16, 18, 45, tzinfo=UTC)
     assert clock.parse_ts(1771267500) == datetime(2026, 2, 16, 18, 45, tzinfo=UTC)
-    assert clock.parse_ts(1771267500000) == datetime(2026, 2, 16, 18, 45, tzinfo=UTC)  # milliseconds
+    assert clock.parse_ts(1771267500000) == datetime(
+        2026, 2, 16, 18, 45, tzinfo=UTC
+    )  # milliseconds
     assert clock.parse_ts(date(2026, 2, 16)) == datetime(2026, 2, 16, tzinfo=UTC)
     assert clock.format_ts(datetime(2026, 2, 16, 18, 45, 9, 500)) == "2026-02-16T18:45:09Z"
     assert clock.iso_week(date(2026, 2, 16)) == "2026-W08"

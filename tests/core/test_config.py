@@ -56,14 +56,24 @@ def test_every_numeric_key_has_a_rule() -> None:
 
 @pytest.mark.parametrize("value", ["1.5", ".nan", "0", "-1", ".inf", "true", "'1024'", "1e20"])
 def test_max_message_bytes_refuses_what_would_break_capture(value: str) -> None:
-    with pytest.raises(ConfigError, match=r"capture.max_message_bytes' must be a whole number from 1024 to \d+"):
+    with pytest.raises(
+        ConfigError, match=r"capture.max_message_bytes' must be a whole number from 1024 to \d+"
+    ):
         parse_config(_yaml("capture", "max_message_bytes", value))
 
 
 @pytest.mark.parametrize(("section", "key"), sorted(NUMBERS))
 def test_each_numeric_key_refuses_nan_bools_and_out_of_range(section: str, key: str) -> None:
     rule = NUMBERS[(section, key)]
-    bad = [".nan", ".inf", "-.inf", "true", "'5'", repr(rule.minimum - 1), repr(rule.maximum * 10 + 1)]
+    bad = [
+        ".nan",
+        ".inf",
+        "-.inf",
+        "true",
+        "'5'",
+        repr(rule.minimum - 1),
+        repr(rule.maximum * 10 + 1),
+    ]
     if rule.kind is int:
         bad.append(repr(rule.minimum + 0.5))
     for value in bad:
@@ -80,7 +90,9 @@ def test_deadline_seconds_is_null_or_a_positive_number() -> None:
     assert parse_config("").llm.deadline_seconds is None
     assert parse_config(_yaml("llm", "deadline_seconds", "null")).llm.deadline_seconds is None
     assert parse_config(_yaml("llm", "deadline_seconds", "20")).llm.deadline_seconds == 20.0
-    with pytest.raises(ConfigError, match="llm.deadline_seconds' must be a number from 0.1 to 86400"):
+    with pytest.raises(
+        ConfigError, match="llm.deadline_seconds' must be a number from 0.1 to 86400"
+    ):
         parse_config(_yaml("llm", "deadline_seconds", "0"))
 
 

@@ -16,7 +16,10 @@ def test_frontmatter_handles_bom_and_crlf_once() -> None:
     assert body == "# A\nbody\n"
 
 
-@pytest.mark.parametrize("value", ["1:30", "0x1F", "1_000", "1e3", "0o17", "yes", "off", "2026-02-16", "null", "~", "12:30:45"])
+@pytest.mark.parametrize(
+    "value",
+    ["1:30", "0x1F", "1_000", "1e3", "0o17", "yes", "off", "2026-02-16", "null", "~", "12:30:45"],
+)
 def test_number_and_bool_lookalikes_stay_strings(value: str) -> None:
     written = frontmatter.scalar(value)
     assert frontmatter.parse_yaml(f"k: {written}\n")["k"] == value
@@ -48,5 +51,7 @@ def test_frontmatter_errors_name_the_file() -> None:
 
 @pytest.mark.parametrize("value", ["2026-13-01", "2026-02-30", "2026-02-16T25:00:00Z"])
 def test_a_date_that_does_not_exist_is_a_frontmatter_error(value: str) -> None:
-    with pytest.raises(FrontmatterError, match="notes.md: the frontmatter holds a date or time that does not exist"):
+    with pytest.raises(
+        FrontmatterError, match="notes.md: the frontmatter holds a date or time that does not exist"
+    ):
         frontmatter.load(f"---\nstarted: {value}\n---\nbody\n", "notes.md")

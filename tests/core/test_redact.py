@@ -77,10 +77,14 @@ def test_a_pem_header_in_prose_keeps_the_rest_but_a_truncated_key_body_goes() ->
     body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj"
     prose = "-----BEGIN PRIVATE KEY----- is how the file starts; the rest of this message matters."
     assert Redactor().redact(prose) == prose
-    pasted = f"oops:\n-----BEGIN PRIVATE KEY-----\n{body}\n{body[::-1]}\n\nand then I stopped pasting."
+    pasted = (
+        f"oops:\n-----BEGIN PRIVATE KEY-----\n{body}\n{body[::-1]}\n\nand then I stopped pasting."
+    )
     out = Redactor().redact(pasted)
     assert body not in out and body[::-1] not in out
-    assert out.startswith("oops:\n[redacted:private_key]") and out.endswith("\n\nand then I stopped pasting.")
+    assert out.startswith("oops:\n[redacted:private_key]") and out.endswith(
+        "\n\nand then I stopped pasting."
+    )
 
 
 def test_only_the_secret_of_an_assignment_goes() -> None:
@@ -107,15 +111,22 @@ def test_a_catastrophic_extra_pattern_cannot_hang_redaction() -> None:
         print(r.redact("see ID-ab_c-X now"))
     """)
     try:
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+        )
     except subprocess.TimeoutExpired:
         pytest.fail("redaction with the extra pattern ID-(\\w+)+-X did not finish within 60 s")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["ID-" + "a" * 60 + "!", "see [redacted:ticket] now"]
 
 
-@pytest.mark.parametrize("pattern, hint", [(r"(a)\1", "backreferences"), (r"(?<=k)v", "lookaround"), ("(unclosed", "RE2")])
-def test_config_refuses_a_pattern_re2_cannot_run_and_says_what_to_write(pattern: str, hint: str) -> None:
+@pytest.mark.parametrize(
+    "pattern, hint",
+    [(r"(a)\1", "backreferences"), (r"(?<=k)v", "lookaround"), ("(unclosed", "RE2")],
+)
+def test_config_refuses_a_pattern_re2_cannot_run_and_says_what_to_write(
+    pattern: str, hint: str
+) -> None:
     text = f"capture:\n  redaction:\n    extra_patterns:\n      - name: thing\n        pattern: '{pattern}'\n"
     with pytest.raises(ConfigError) as err:
         parse_config(text)
@@ -125,7 +136,9 @@ def test_config_refuses_a_pattern_re2_cannot_run_and_says_what_to_write(pattern:
 
 
 def test_the_config_redactor_uses_re2_patterns() -> None:
-    cfg = parse_config("capture:\n  redaction:\n    extra_patterns:\n      - {name: emp, pattern: 'EMP-\\d{6}'}\n")
+    cfg = parse_config(
+        "capture:\n  redaction:\n    extra_patterns:\n      - {name: emp, pattern: 'EMP-\\d{6}'}\n"
+    )
     assert redactor_from_config(cfg).redact("EMP-123456 and EMP-12") == "[redacted:emp] and EMP-12"
 
 
@@ -134,7 +147,9 @@ def test_a_real_capture_keeps_no_byte_of_any_corpus_secret(memory_repo, git) -> 
     """Every corpus kind in a message body and a tool result of a real, committed session:
     no secret in the transcript file nor in any git object."""
     cap = ConversationCapture(memory_repo)
-    s = Session("secrets1", started=datetime(2026, 3, 1, 9, 0, tzinfo=UTC), model="m", channel="cli")
+    s = Session(
+        "secrets1", started=datetime(2026, 3, 1, 9, 0, tzinfo=UTC), model="m", channel="cli"
+    )
     cap.on_session_start(s)
     for sample in CORPUS:
         cap.on_message(s, "user", sample.text)
@@ -142,8 +157,12 @@ def test_a_real_capture_keeps_no_byte_of_any_corpus_secret(memory_repo, git) -> 
     closed = cap.on_session_end(s)
     assert closed is not None and closed.commit
     text = (memory_repo.root / closed.path).read_text(encoding="utf-8")
-    objects = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=memory_repo.root,
-                             capture_output=True, check=True).stdout
+    objects = subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"],
+        cwd=memory_repo.root,
+        capture_output=True,
+        check=True,
+    ).stdout
     for sample in CORPUS:
         for secret in sample.secrets:
             assert secret not in text, f"{sample.kind} leaked into the transcript"
@@ -153,15 +172,28 @@ def test_a_real_capture_keeps_no_byte_of_any_corpus_secret(memory_repo, git) -> 
 
 def test_lone_surrogates_and_non_ascii_text_are_redacted_not_raised() -> None:
     r = Redactor(extra=[("emp", r"EMP-\d+")])
-    assert r.redact("hi \ud83d there password=abc\ud83ddef EMP-12 é") == "hi \ud83d there password=[redacted:password] [redacted:emp] é"
+    assert (
+        r.redact("hi \ud83d there password=abc\ud83ddef EMP-12 é")
+        == "hi \ud83d there password=[redacted:password] [redacted:emp] é"
+    )
     assert r.redact("héllo EMP-12 wörld") == "héllo [redacted:emp] wörld"
 
 
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.text(alphabet=st.characters(blacklist_categories=())),
-                          st.sampled_from([s.text for s in CORPUS] + [t for _, t in LOOKALIKES] + ["=", ":", "\\n", "-----BEGIN PRIVATE KEY-----"])),
-                max_size=6))
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet=st.characters(blacklist_categories=())),
+            st.sampled_from(
+                [s.text for s in CORPUS]
+                + [t for _, t in LOOKALIKES]
+                + ["=", ":", "\\n", "-----BEGIN PRIVATE KEY-----"]
+            ),
+        ),
+        max_size=6,
+    )
+)
 def test_redaction_never_raises_and_is_idempotent(parts: list[str]) -> None:
     text = "".join(parts)
     once = Redactor().redact(text)

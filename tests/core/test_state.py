@@ -16,7 +16,10 @@ def test_event_log_appends_whole_lines_and_skips_a_torn_one(tmp_path: Path) -> N
         fh.write('{"event": "torn"')  # a crash mid-append
     log.append({"event": "b"})
     rows = log.rows()
-    assert [r["event"] for r in rows] == ["a", "b"]  # the torn line is skipped; "b" starts a line of its own
+    assert [r["event"] for r in rows] == [
+        "a",
+        "b",
+    ]  # the torn line is skipped; "b" starts a line of its own
     assert rows[0]["ts"].endswith("Z")
 
 

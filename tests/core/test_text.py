@@ -13,5 +13,9 @@ def test_one_line_flattens_every_line_break_and_control() -> None:
 def test_token_counts_and_content_words() -> None:
     assert text.count_tokens("") == 0
     assert text.count_tokens("Hello world, 12345!") == 6  # Hello, world, ",", 123, 45, "!"
-    assert text.content_words("The deploys were deployed to the topics") == {"deploy", "deployed", "topic"}
+    assert text.content_words("The deploys were deployed to the topics") == {
+        "deploy",
+        "deployed",
+        "topic",
+    }
     assert text.slugify("Let's move the memory to Markdown") == "lets-move-the-memory-to-markdown"

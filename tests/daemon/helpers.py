@@ -20,4 +20,8 @@ def wait_for(predicate: Callable[[], object], timeout: float = 30.0, what: str =
 def log_rows(repo: MemoryRepo) -> list[dict]:
     """The daemon log's rows so far (none before it writes one)."""
     path = repo.state_file("daemon_log")
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    return (
+        [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        if path.exists()
+        else []
+    )

@@ -29,8 +29,14 @@ def noop(ctx):  # the scheduler never runs jobs; a function is all a spec needs
     return None
 
 
-def _run(s: Scheduler, clock: FakeClock, *, result: str = "idle", outcome: JobOutcome | None = None,
-         seconds: float = 5) -> list[str]:
+def _run(
+    s: Scheduler,
+    clock: FakeClock,
+    *,
+    result: str = "idle",
+    outcome: JobOutcome | None = None,
+    seconds: float = 5,
+) -> list[str]:
     """Start everything due now, let it take SECONDS, finish it; the names that ran."""
     due = s.due()
     for d in due:
@@ -43,7 +49,9 @@ def _run(s: Scheduler, clock: FakeClock, *, result: str = "idle", outcome: JobOu
 
 def test_cron_jobs_fire_at_their_times_and_interval_jobs_every_n_minutes(tmp_path: Path) -> None:
     clock = FakeClock(datetime(2026, 3, 2, 22, 50, tzinfo=UTC))  # a Monday
-    reg = JobRegistry([JobSpec("condense", noop, (Cron("0 23 * * *"),)), JobSpec("commit", noop, (Every(30),))])
+    reg = JobRegistry(
+        [JobSpec("condense", noop, (Cron("0 23 * * *"),)), JobSpec("commit", noop, (Every(30),))]
+    )
     s = Scheduler(reg, StateStore(tmp_path / "state.json"), clock=clock)
     assert s.next_run(reg.get("condense")).at == datetime(2026, 3, 2, 23, 0, tzinfo=UTC)
     assert s.next_run(reg.get("commit")).at == datetime(2026, 3, 2, 23, 20, tzinfo=UTC)
@@ -61,8 +69,13 @@ def test_cron_jobs_fire_at_their_times_and_interval_jobs_every_n_minutes(tmp_pat
 def test_runs_missed_while_down_are_caught_up_once_at_start(tmp_path: Path) -> None:
     state = tmp_path / "state.json"
     clock = FakeClock(datetime(2026, 3, 2, 22, 59, tzinfo=UTC))
-    reg = JobRegistry([JobSpec("condense", noop, (Cron("0 23 * * *"),)), JobSpec("commit", noop, (Every(30),)),
-                       JobSpec("prune", noop, (Cron("0 0 * * 0"),))])
+    reg = JobRegistry(
+        [
+            JobSpec("condense", noop, (Cron("0 23 * * *"),)),
+            JobSpec("commit", noop, (Every(30),)),
+            JobSpec("prune", noop, (Cron("0 0 * * 0"),)),
+        ]
+    )
     s = Scheduler(reg, StateStore(state), clock=clock)
     clock.advance(minutes=1)
     assert _run(s, clock) == ["condense"]
@@ -95,16 +108,20 @@ def test_a_job_never_run_counts_from_when_it_was_first_seen(tmp_path: Path) -> N
 
 def test_events_and_after_triggers_chain_jobs(tmp_path: Path) -> None:
     clock = FakeClock(datetime(2026, 3, 2, 12, 0, tzinfo=UTC))
-    reg = JobRegistry([
-        JobSpec("watch", noop, (Every(1),)),
-        JobSpec("extract", noop, (OnEvent("session_ended"),)),
-        JobSpec("index", noop, (After("extract"),)),
-        JobSpec("push", noop, (After("extract", only_if_changed=True),)),
-    ])
+    reg = JobRegistry(
+        [
+            JobSpec("watch", noop, (Every(1),)),
+            JobSpec("extract", noop, (OnEvent("session_ended"),)),
+            JobSpec("index", noop, (After("extract"),)),
+            JobSpec("push", noop, (After("extract", only_if_changed=True),)),
+        ]
+    )
     s = Scheduler(reg, StateStore(tmp_path / "s.json"), clock=clock)
     clock.advance(minutes=1)
     # the watcher imported a session: its outcome raises the event
-    assert _run(s, clock, result="ok", outcome=JobOutcome(True, events=("session_ended:raw/x.md",))) == ["watch"]
+    assert _run(
+        s, clock, result="ok", outcome=JobOutcome(True, events=("session_ended:raw/x.md",))
+    ) == ["watch"]
     due = {d.job.name: d for d in s.due()}
     assert set(due) == {"extract"}
     assert due["extract"].reason == "event session_ended:raw/x.md"
@@ -134,17 +151,26 @@ def test_failures_are_retried_with_backoff_then_wait_for_the_next_trigger(tmp_pa
     assert s.due() == []
     clock.advance(seconds=1)
     _run(s, clock, result="failed", seconds=0)
-    assert s.state("flaky").retry_at == datetime(2026, 3, 2, 13, 3, tzinfo=UTC)  # 2 minutes: doubled
+    assert s.state("flaky").retry_at == datetime(
+        2026, 3, 2, 13, 3, tzinfo=UTC
+    )  # 2 minutes: doubled
     clock.advance(minutes=2)
     _run(s, clock, result="failed", seconds=0)
     st = s.state("flaky")
     assert st.retry_at is None and st.attempts == 0 and st.failures == 3  # given up ...
-    assert s.next_run(reg.get("flaky")).at == datetime(2026, 3, 3, 13, 0, tzinfo=UTC)  # ... until tomorrow
+    assert s.next_run(reg.get("flaky")).at == datetime(
+        2026, 3, 3, 13, 0, tzinfo=UTC
+    )  # ... until tomorrow
 
 
 def test_a_run_interrupted_by_a_shutdown_is_owed_at_the_next_start(tmp_path: Path) -> None:
     clock = FakeClock(datetime(2026, 3, 2, 22, 59, tzinfo=UTC))
-    reg = JobRegistry([JobSpec("condense", noop, (Cron("0 23 * * *"),)), JobSpec("extract", noop, (OnEvent("session_ended"),))])
+    reg = JobRegistry(
+        [
+            JobSpec("condense", noop, (Cron("0 23 * * *"),)),
+            JobSpec("extract", noop, (OnEvent("session_ended"),)),
+        ]
+    )
     s = Scheduler(reg, StateStore(tmp_path / "s.json"), clock=clock)
     clock.advance(minutes=1)
     s.raise_event("session_ended:raw/a.md")
@@ -162,8 +188,13 @@ def test_a_run_interrupted_by_a_shutdown_is_owed_at_the_next_start(tmp_path: Pat
 def test_resources_keep_jobs_apart_and_the_registry_refuses_duplicates(tmp_path: Path) -> None:
     clock = FakeClock(datetime(2026, 3, 2, 12, 0, tzinfo=UTC))
     k = frozenset({"knowledge"})
-    reg = JobRegistry([JobSpec("a", noop, (Every(1),), resources=k), JobSpec("b", noop, (Every(1),), resources=k),
-                       JobSpec("c", noop, (Every(1),))])
+    reg = JobRegistry(
+        [
+            JobSpec("a", noop, (Every(1),), resources=k),
+            JobSpec("b", noop, (Every(1),), resources=k),
+            JobSpec("c", noop, (Every(1),)),
+        ]
+    )
     s = Scheduler(reg, StateStore(tmp_path / "s.json"), clock=clock)
     clock.advance(minutes=1)
     assert [d.job.name for d in s.due()] == ["a", "c"]

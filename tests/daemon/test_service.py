@@ -56,11 +56,13 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_hung_job_is_killed_at_its_timeout_while_the_others_run(memory_repo: MemoryRepo) -> None:
-    reg = JobRegistry([
-        JobSpec("hang", hang, (Every(1),), timeout=2.0, retries=0),
-        JobSpec("quick", quick, (Every(1),), timeout=30),
-        JobSpec("broken", broken, (Every(1),), retries=0),
-    ])
+    reg = JobRegistry(
+        [
+            JobSpec("hang", hang, (Every(1),), timeout=2.0, retries=0),
+            JobSpec("quick", quick, (Every(1),), timeout=30),
+            JobSpec("broken", broken, (Every(1),), retries=0),
+        ]
+    )
     # due now: all three were last run two minutes ago
     from autopoiesis.daemon.scheduler import Scheduler, StateStore
 
@@ -92,13 +94,21 @@ def test_a_hung_job_is_killed_at_its_timeout_while_the_others_run(memory_repo: M
     assert read_status(memory_repo)["state"] == "stopped"
 
 
-def test_one_daemon_per_repo_and_a_dead_ones_lock_is_taken_over(memory_repo: MemoryRepo,
-                                                                cli: Cli) -> None:
-    holder = subprocess.Popen([sys.executable, "-c",
-                               "import sys, time; from autopoiesis.core.paths import MemoryRepo; "
-                               "from autopoiesis.daemon.status import InstanceLock; "
-                               "InstanceLock(MemoryRepo(sys.argv[1])).acquire(); print('held', flush=True); time.sleep(60)",
-                               str(memory_repo.root)], stdout=subprocess.PIPE, text=True)
+def test_one_daemon_per_repo_and_a_dead_ones_lock_is_taken_over(
+    memory_repo: MemoryRepo, cli: Cli
+) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from autopoiesis.core.paths import MemoryRepo; "
+            "from autopoiesis.daemon.status import InstanceLock; "
+            "InstanceLock(MemoryRepo(sys.argv[1])).acquire(); print('held', flush=True); time.sleep(60)",
+            str(memory_repo.root),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         assert running_pid(memory_repo) == holder.pid
@@ -109,7 +119,9 @@ def test_one_daemon_per_repo_and_a_dead_ones_lock_is_taken_over(memory_repo: Mem
     finally:
         holder.kill()  # no clean exit: the lock file still names the dead pid
         holder.wait()
-    assert json.loads(memory_repo.state_path("locks", "daemon.lock").read_text())["pid"] == holder.pid
+    assert (
+        json.loads(memory_repo.state_path("locks", "daemon.lock").read_text())["pid"] == holder.pid
+    )
     assert running_pid(memory_repo) is None
     lock = InstanceLock(memory_repo)
     lock.acquire()  # taken over
@@ -117,20 +129,35 @@ def test_one_daemon_per_repo_and_a_dead_ones_lock_is_taken_over(memory_repo: Mem
     lock.release()
 
 
-def test_sigterm_and_sighup_on_a_real_daemon(memory_repo: MemoryRepo, tmp_path: Path, git,
-                                             cli: Cli) -> None:
+def test_sigterm_and_sighup_on_a_real_daemon(
+    memory_repo: MemoryRepo, tmp_path: Path, git, cli: Cli
+) -> None:
     home = tmp_path / "home"
     home.mkdir()
     env = {"HOME": str(home)}
     root = str(memory_repo.root)
-    proc = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", root, "daemon", "run"],
-                            env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autopoiesis", "-C", root, "daemon", "run"],
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for(lambda: read_status(memory_repo).get("pid") == proc.pid, what="the status file")
         status = cli("-C", root, "daemon", "status", "--json", env=env, process=True)
         data = json.loads(status.stdout)
         assert data["running"] and data["pid"] == proc.pid and data["uptime_seconds"] >= 0
-        assert set(data["jobs"]) == {"watch-sessions", "extract", "commit", "condense", "prune", "tag", "explore-prune", "index"}
+        assert set(data["jobs"]) == {
+            "watch-sessions",
+            "extract",
+            "commit",
+            "condense",
+            "prune",
+            "tag",
+            "explore-prune",
+            "index",
+        }
         assert data["jobs"]["condense"]["next_run"].endswith("T23:00:00Z")
         assert data["llm_today"]["calls"] == 0
         second = cli("-C", root, "daemon", "run", env=env, process=True)
@@ -139,19 +166,37 @@ def test_sigterm_and_sighup_on_a_real_daemon(memory_repo: MemoryRepo, tmp_path: 
         # SIGHUP with a config that does not load: reported, the old one kept
         config = memory_repo.root / "memory-config.yaml"
         good = config.read_text()
-        config.write_text(good.replace('condensation_schedule: "0 23 * * *"', 'condensation_schedule: "every day"'))
+        config.write_text(
+            good.replace(
+                'condensation_schedule: "0 23 * * *"', 'condensation_schedule: "every day"'
+            )
+        )
         proc.send_signal(signal.SIGHUP)
-        wait_for(lambda: any(r["event"] == "reload_failed" for r in log_rows(memory_repo)), what="reload_failed")
+        wait_for(
+            lambda: any(r["event"] == "reload_failed" for r in log_rows(memory_repo)),
+            what="reload_failed",
+        )
         failed = next(r for r in log_rows(memory_repo) if r["event"] == "reload_failed")
-        assert "condensation_schedule' is 'every day'" in failed["message"] and "stays in force" in failed["message"]
+        assert (
+            "condensation_schedule' is 'every day'" in failed["message"]
+            and "stays in force" in failed["message"]
+        )
         # SIGHUP with a good change: the jobs follow the config
-        config.write_text(good.replace("auto_tag_daily: true", "auto_tag_daily: false")
-                          .replace('condensation_schedule: "0 23 * * *"', 'condensation_schedule: "0 21 * * *"'))
+        config.write_text(
+            good.replace("auto_tag_daily: true", "auto_tag_daily: false").replace(
+                'condensation_schedule: "0 23 * * *"', 'condensation_schedule: "0 21 * * *"'
+            )
+        )
         proc.send_signal(signal.SIGHUP)
-        wait_for(lambda: any(r["event"] == "reloaded" for r in log_rows(memory_repo)), what="reloaded")
+        wait_for(
+            lambda: any(r["event"] == "reloaded" for r in log_rows(memory_repo)), what="reloaded"
+        )
         reloaded = next(r for r in log_rows(memory_repo) if r["event"] == "reloaded")
         assert reloaded["removed"] == ["tag"]
-        wait_for(lambda: "tag" not in (read_status(memory_repo).get("jobs") or {"tag": 1}), what="the new status")
+        wait_for(
+            lambda: "tag" not in (read_status(memory_repo).get("jobs") or {"tag": 1}),
+            what="the new status",
+        )
         assert read_status(memory_repo)["jobs"]["condense"]["next_run"].endswith("T21:00:00Z")
 
         proc.send_signal(signal.SIGTERM)
@@ -167,14 +212,20 @@ def test_sigterm_and_sighup_on_a_real_daemon(memory_repo: MemoryRepo, tmp_path: 
     assert running_pid(memory_repo) is None
     text = cli("-C", root, "daemon", "status", env=env, process=True).stdout
     assert text.startswith("daemon     not running; last seen ")
-    assert "condense         idle" in text and 'schedule (cron "0 21 * * *")' in text  # when, and why
+    assert (
+        "condense         idle" in text and 'schedule (cron "0 21 * * *")' in text
+    )  # when, and why
     log = cli("-C", root, "daemon", "log", env=env, process=True).stdout
     assert "reload_failed" in log and "stopped" in log
-    assert "watch-sessions" not in cli("-C", root, "daemon", "log", "--job", "condense", env=env,
-                                       process=True).stdout
+    assert (
+        "watch-sessions"
+        not in cli("-C", root, "daemon", "log", "--job", "condense", env=env, process=True).stdout
+    )
 
 
-def test_sigterm_interrupts_a_running_job_and_the_next_start_runs_it_again(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_sigterm_interrupts_a_running_job_and_the_next_start_runs_it_again(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
     """A job killed by the shutdown is owed: the next daemon runs it first."""
     script = tmp_path / "d.py"
     script.write_text(
@@ -202,8 +253,12 @@ def test_sigterm_interrupts_a_running_job_and_the_next_start_runs_it_again(memor
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 0
     rows = log_rows(memory_repo)
-    assert [r["result"] for r in rows if r.get("job") == "slow" and "result" in r] == ["interrupted"]
-    subprocess.run([sys.executable, str(script), str(memory_repo.root), "0", "once"], check=True, timeout=60)
+    assert [r["result"] for r in rows if r.get("job") == "slow" and "result" in r] == [
+        "interrupted"
+    ]
+    subprocess.run(
+        [sys.executable, str(script), str(memory_repo.root), "0", "once"], check=True, timeout=60
+    )
     lines = runs.read_text().splitlines()
     assert len(lines) == 2 and "; rerun of an interrupted run (catch-up of the run due" in lines[1]
 
@@ -214,12 +269,16 @@ def test_run_due_cli_and_daemon_install(memory_repo: MemoryRepo, tmp_path: Path,
     first = cli("-C", root, "run-due", env=env, process=True)
     assert first.returncode == 0 and first.stdout.strip() == "nothing is due"
     forced = cli("-C", root, "run-due", "--job", "explore-prune", "--json", env=env, process=True)
-    assert json.loads(forced.stdout) == [{"job": "explore-prune", "result": "idle", "message": "no explore/* branch is old enough"}]
+    assert json.loads(forced.stdout) == [
+        {"job": "explore-prune", "result": "idle", "message": "no explore/* branch is old enough"}
+    ]
     bad = cli("-C", root, "run-due", "--job", "nope", env=env, process=True)
     assert bad.returncode == 1 and "no daemon job named 'nope'" in bad.stderr
     out = cli("-C", root, "daemon", "install", "--kind", "systemd", env=env, process=True)
     assert out.returncode == 0, out.stderr
-    unit = next((tmp_path / "home" / ".config" / "systemd" / "user").glob("autopoiesis-memory-*.service"))
+    unit = next(
+        (tmp_path / "home" / ".config" / "systemd" / "user").glob("autopoiesis-memory-*.service")
+    )
     text = unit.read_text()
     assert f"ExecStart={sys.executable} -m autopoiesis -C {root} daemon run" in text
     assert "ExecReload=/bin/kill -HUP $MAINPID" in text and "Restart=on-failure" in text
@@ -229,20 +288,27 @@ def test_run_due_cli_and_daemon_install(memory_repo: MemoryRepo, tmp_path: Path,
     import plistlib
 
     data = plistlib.loads(agent.read_bytes())
-    assert data["ProgramArguments"][-4:] == ["-C", root, "daemon", "run"] and data["RunAtLoad"] is True
+    assert (
+        data["ProgramArguments"][-4:] == ["-C", root, "daemon", "run"] and data["RunAtLoad"] is True
+    )
     assert plist.returncode == 0
-    gone = cli("-C", root, "daemon", "install", "--uninstall", "--kind", "systemd", env=env,
-               process=True)
+    gone = cli(
+        "-C", root, "daemon", "install", "--uninstall", "--kind", "systemd", env=env, process=True
+    )
     assert gone.returncode == 0 and f"removed {unit}" in gone.stdout and not unit.exists()
-    again = cli("-C", root, "daemon", "install", "--uninstall", "--kind", "systemd", env=env,
-                process=True)
+    again = cli(
+        "-C", root, "daemon", "install", "--uninstall", "--kind", "systemd", env=env, process=True
+    )
     assert "no systemd unit of this memory repo" in again.stdout
-    assert cli("-C", root, "daemon", "install", "--kind", "upstart", env=env,
-               process=True).returncode == 2
+    assert (
+        cli("-C", root, "daemon", "install", "--kind", "upstart", env=env, process=True).returncode
+        == 2
+    )
 
 
-def test_daemon_start_status_stop_through_the_cli(memory_repo: MemoryRepo, tmp_path: Path,
-                                                  cli: Cli) -> None:
+def test_daemon_start_status_stop_through_the_cli(
+    memory_repo: MemoryRepo, tmp_path: Path, cli: Cli
+) -> None:
     root = str(memory_repo.root)
     env = {"HOME": str(tmp_path)}
     started = cli("-C", root, "daemon", "start", env=env, process=True)
@@ -253,13 +319,17 @@ def test_daemon_start_status_stop_through_the_cli(memory_repo: MemoryRepo, tmp_p
         text = cli("-C", root, "daemon", "status", env=env, process=True).stdout
         assert text.startswith(f"daemon     running, pid {pid}, up ")
         assert "llm today  0 calls, 0 tokens paid, 0 failed" in text
-        assert cli("-C", root, "daemon", "start", env=env,
-                   process=True).stdout.strip() == f"the daemon already runs (pid {pid})"
+        assert (
+            cli("-C", root, "daemon", "start", env=env, process=True).stdout.strip()
+            == f"the daemon already runs (pid {pid})"
+        )
     finally:
         stopped = cli("-C", root, "daemon", "stop", env=env, process=True)
     assert stopped.stdout.strip() == f"stopped the daemon (pid {pid})"
-    assert cli("-C", root, "daemon", "stop", env=env,
-               process=True).stdout.strip() == "no daemon runs for this memory repo"
+    assert (
+        cli("-C", root, "daemon", "stop", env=env, process=True).stdout.strip()
+        == "no daemon runs for this memory repo"
+    )
     assert cli("-C", root, "daemon", "reload", env=env, process=True).returncode == 1
 
 

@@ -21,9 +21,22 @@ from tests.conftest import Cli
 
 
 def _session(sid: str, started: str, text: str) -> str:
-    return json.dumps({"session_id": sid, "started": started, "ended": started, "model": "m", "channel": "cli",
-                       "messages": [{"role": "user", "content": text, "timestamp": started},
-                                    {"role": "agent", "content": f"Noted: {text}", "timestamp": started}]}) + "\n"
+    return (
+        json.dumps(
+            {
+                "session_id": sid,
+                "started": started,
+                "ended": started,
+                "model": "m",
+                "channel": "cli",
+                "messages": [
+                    {"role": "user", "content": text, "timestamp": started},
+                    {"role": "agent", "content": f"Noted: {text}", "timestamp": started},
+                ],
+            }
+        )
+        + "\n"
+    )
 
 
 def _age(path: Path, minutes: float) -> None:
@@ -41,11 +54,15 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _log(repo: MemoryRepo) -> str:
-    return subprocess.run(["git", "log", "--format=%s"], cwd=repo.root, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "log", "--format=%s"], cwd=repo.root, capture_output=True, text=True
+    ).stdout
 
 
 @pytest.mark.slow
-def test_idle_sessions_are_imported_once_and_a_restart_imports_nothing_again(memory_repo: MemoryRepo, home: Path) -> None:
+def test_idle_sessions_are_imported_once_and_a_restart_imports_nothing_again(
+    memory_repo: MemoryRepo, home: Path
+) -> None:
     a = home / ".claude" / "projects" / "proj" / "a.jsonl"
     b = home / ".codex" / "sessions" / "2026" / "03" / "02" / "rollout-b.jsonl"
     c = home / ".claude" / "projects" / "proj" / "c.jsonl"
@@ -55,7 +72,11 @@ def test_idle_sessions_are_imported_once_and_a_restart_imports_nothing_again(mem
     _age(a, 30)
     _age(b, 11)
     # c was written just now: the session is still going
-    assert [p.name for p in matching_files(memory_repo.config.daemon.session_globs)] == ["a.jsonl", "c.jsonl", "rollout-b.jsonl"]
+    assert [p.name for p in matching_files(memory_repo.config.daemon.session_globs)] == [
+        "a.jsonl",
+        "c.jsonl",
+        "rollout-b.jsonl",
+    ]
     report = SessionWatcher(memory_repo).scan()
     assert sorted(Path(src).name for src, _ in report.imported) == ["a.jsonl", "rollout-b.jsonl"]
     assert report.waiting == [str(c.resolve())]
@@ -83,8 +104,16 @@ def test_a_file_some_process_has_open_is_not_imported(memory_repo: MemoryRepo, h
     a = home / ".claude" / "projects" / "proj" / "open.jsonl"
     a.write_text(_session("ses_open", "2026-03-02T10:00:00Z", "The harness still holds this file."))
     _age(a, 60)
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1]); print('open', flush=True); time.sleep(60)",
-                               str(a)], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; f = open(sys.argv[1]); print('open', flush=True); time.sleep(60)",
+            str(a),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
         assert open_files({str(a.resolve())}) == {str(a.resolve())}
@@ -96,12 +125,16 @@ def test_a_file_some_process_has_open_is_not_imported(memory_repo: MemoryRepo, h
     assert [Path(s).name for s, _ in SessionWatcher(memory_repo).scan().imported] == ["open.jsonl"]
 
 
-def test_unreadable_files_are_not_retried_until_they_change(memory_repo: MemoryRepo, home: Path) -> None:
+def test_unreadable_files_are_not_retried_until_they_change(
+    memory_repo: MemoryRepo, home: Path
+) -> None:
     bad = home / ".claude" / "projects" / "proj" / "bad.jsonl"
     bad.write_bytes(b"\x00\x01 not a session")
     _age(bad, 60)
     first = SessionWatcher(memory_repo).scan()
-    assert [Path(s).name for s, _ in first.refused] == ["bad.jsonl"] and "binary" in first.refused[0][1]
+    assert [Path(s).name for s, _ in first.refused] == ["bad.jsonl"] and "binary" in first.refused[
+        0
+    ][1]
     assert SessionWatcher(memory_repo).scan().refused == []  # not read again
     bad.write_text(_session("ses_fixed", "2026-03-02T10:00:00Z", "Now it is a session."))
     _age(bad, 60)
@@ -109,7 +142,9 @@ def test_unreadable_files_are_not_retried_until_they_change(memory_repo: MemoryR
 
 
 @pytest.mark.slow
-def test_a_resumed_session_is_taken_again_when_it_ends_again(memory_repo: MemoryRepo, home: Path) -> None:
+def test_a_resumed_session_is_taken_again_when_it_ends_again(
+    memory_repo: MemoryRepo, home: Path
+) -> None:
     """What was imported is hashed; new content after a restart is new work (the importers
     decide how a continuation is filed)."""
     a = home / ".claude" / "projects" / "proj" / "a.jsonl"
@@ -117,9 +152,13 @@ def test_a_resumed_session_is_taken_again_when_it_ends_again(memory_repo: Memory
     _age(a, 30)
     assert len(SessionWatcher(memory_repo).scan().imported) == 1
     with a.open("a") as fh:
-        fh.write(_session("ses_r2", "2026-03-02T14:00:00Z", "The session went on in the afternoon."))
+        fh.write(
+            _session("ses_r2", "2026-03-02T14:00:00Z", "The session went on in the afternoon.")
+        )
     _age(a, 5)
-    assert SessionWatcher(memory_repo).scan().waiting == [str(a.resolve())]  # idle only 5 of 10 minutes
+    assert SessionWatcher(memory_repo).scan().waiting == [
+        str(a.resolve())
+    ]  # idle only 5 of 10 minutes
     _age(a, 12)
     report = SessionWatcher(memory_repo).scan()
     assert len(report.imported) == 1
@@ -127,12 +166,19 @@ def test_a_resumed_session_is_taken_again_when_it_ends_again(memory_repo: Memory
 
 
 @pytest.mark.slow
-def test_the_watch_sessions_job_raises_session_ended_and_extraction_follows(memory_repo: MemoryRepo, home: Path, cli: Cli) -> None:
+def test_the_watch_sessions_job_raises_session_ended_and_extraction_follows(
+    memory_repo: MemoryRepo, home: Path, cli: Cli
+) -> None:
     a = home / ".claude" / "projects" / "proj" / "a.jsonl"
-    a.write_text(_session("ses_job", "2026-03-02T10:00:00Z", "We decided to always keep the raw transcripts."))
+    a.write_text(
+        _session(
+            "ses_job", "2026-03-02T10:00:00Z", "We decided to always keep the raw transcripts."
+        )
+    )
     _age(a, 30)
-    out = cli("run-due", "--job", "watch-sessions", "--json", repo=memory_repo,
-              env={"HOME": str(home)})
+    out = cli(
+        "run-due", "--job", "watch-sessions", "--json", repo=memory_repo, env={"HOME": str(home)}
+    )
     assert out.returncode == 0, out.stderr
     runs = json.loads(out.stdout)
     assert [r["job"] for r in runs] == ["watch-sessions", "extract"]  # the event started extraction
@@ -153,13 +199,17 @@ def test_idle_time_is_read_from_the_watchers_clock(memory_repo: MemoryRepo, home
     assert len(SessionWatcher(memory_repo, clock=lambda: later).scan().imported) == 1
 
 
-def test_one_file_that_breaks_the_import_does_not_stop_the_others(memory_repo: MemoryRepo, home: Path) -> None:
+def test_one_file_that_breaks_the_import_does_not_stop_the_others(
+    memory_repo: MemoryRepo, home: Path
+) -> None:
     from autopoiesis.capture.importers import import_files
 
     good = home / ".claude" / "projects" / "proj" / "good.jsonl"
     evil = home / ".claude" / "projects" / "proj" / "evil.jsonl"
     good.write_text(_session("ses_good", "2026-03-02T10:00:00Z", "A good session."))
-    evil.write_text(_session("ses_evil", "2026-03-02T10:00:00Z", "A session the importer chokes on."))
+    evil.write_text(
+        _session("ses_evil", "2026-03-02T10:00:00Z", "A session the importer chokes on.")
+    )
     _age(good, 30)
     _age(evil, 30)
 
@@ -171,11 +221,15 @@ def test_one_file_that_breaks_the_import_does_not_stop_the_others(memory_repo: M
     report = SessionWatcher(memory_repo, importer=importer).scan()
     assert [Path(s).name for s, _ in report.imported] == ["good.jsonl"]
     assert report.refused == [(str(evil.resolve()), "MemoryError: the importer ran out of memory")]
-    assert SessionWatcher(memory_repo, importer=importer).scan().refused == []  # not retried until it changes
+    assert (
+        SessionWatcher(memory_repo, importer=importer).scan().refused == []
+    )  # not retried until it changes
 
 
 @pytest.mark.slow
-def test_a_forgotten_session_is_not_imported_again_from_the_harness_log(memory_repo: MemoryRepo, home: Path) -> None:
+def test_a_forgotten_session_is_not_imported_again_from_the_harness_log(
+    memory_repo: MemoryRepo, home: Path
+) -> None:
     """`forget --transcript` clears the caches under .autopoiesis/ but keeps the watcher's
     record: the session's file in ~/.claude is still there, and must not come back."""
     from autopoiesis.memory.forget import forget

@@ -18,22 +18,30 @@ from autopoiesis.eval.evaluate import evaluate, load_questions
 from autopoiesis.formats import transcript as tf
 from autopoiesis.testing.samples import closed_transcript
 
-POOL_OLD = ("- ~~2026-02-01: The pooler is PgBouncer in transaction mode (source: raw/a.md @ 2026-02-01T09:00Z)~~ "
-            "{id: 20260201-0900-aaaaaa} #superseded-by:20260210-0900-bbbbbb")
+POOL_OLD = (
+    "- ~~2026-02-01: The pooler is PgBouncer in transaction mode (source: raw/a.md @ 2026-02-01T09:00Z)~~ "
+    "{id: 20260201-0900-aaaaaa} #superseded-by:20260210-0900-bbbbbb"
+)
 POOL_NEW = "- 2026-02-10: The pooler is HikariCP (source: raw/b.md @ 2026-02-10T09:00Z) {id: 20260210-0900-bbbbbb}"
 SESSIONS = {
-    "ses_e1": ("2026-02-10T09:00:00Z", [
-        ("user", "Lena", "Quick note: Lena's birthday is on March 14, put it in the calendar."),
-        ("agent", None, "Added to the calendar."),
-        ("user", "Lena", "And the office door is painted teal now, in case someone asks."),
-        ("agent", None, "Teal, noted."),
-    ]),
-    "ses_e2": ("2026-02-12T15:30:00Z", [
-        ("user", None, "What did the vet say about the cat?"),
-        ("agent", None, "The vet said the cat needs a lighter diet and more play."),
-        ("user", None, "Right. We moved the cutover to June 17."),
-        ("agent", None, "Cutover on June 17, understood."),
-    ]),
+    "ses_e1": (
+        "2026-02-10T09:00:00Z",
+        [
+            ("user", "Lena", "Quick note: Lena's birthday is on March 14, put it in the calendar."),
+            ("agent", None, "Added to the calendar."),
+            ("user", "Lena", "And the office door is painted teal now, in case someone asks."),
+            ("agent", None, "Teal, noted."),
+        ],
+    ),
+    "ses_e2": (
+        "2026-02-12T15:30:00Z",
+        [
+            ("user", None, "What did the vet say about the cat?"),
+            ("agent", None, "The vet said the cat needs a lighter diet and more play."),
+            ("user", None, "Right. We moved the cutover to June 17."),
+            ("agent", None, "Cutover on June 17, understood."),
+        ],
+    ),
 }
 
 
@@ -43,11 +51,16 @@ def _write_session(repo: MemoryRepo, sid: str, started: str, turns: list) -> str
     from autopoiesis.core.clock import format_ts, parse_ts
 
     t0 = parse_ts(started)
-    timed = [(format_ts(t0 + timedelta(minutes=k)), role, name, text) for k, (role, name, text) in enumerate(turns)]
+    timed = [
+        (format_ts(t0 + timedelta(minutes=k)), role, name, text)
+        for k, (role, name, text) in enumerate(turns)
+    ]
     rel = tf.transcript_relpath(sid, t0, sid)
     path = repo.root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(closed_transcript(sid, sid, timed, started=started, ended=timed[-1][0]), encoding="utf-8")
+    path.write_text(
+        closed_transcript(sid, sid, timed, started=started, ended=timed[-1][0]), encoding="utf-8"
+    )
     return rel
 
 
@@ -56,21 +69,36 @@ def repo(memory_repo: MemoryRepo, commit_all) -> MemoryRepo:
     for sid, (started, turns) in SESSIONS.items():
         _write_session(memory_repo, sid, started, turns)
     k = memory_repo.knowledge_dir
-    (k / "reference" / "database.md").write_text(f"# Database\n\n## Pooling\n{POOL_OLD}\n{POOL_NEW}\n", encoding="utf-8")
+    (k / "reference" / "database.md").write_text(
+        f"# Database\n\n## Pooling\n{POOL_OLD}\n{POOL_NEW}\n", encoding="utf-8"
+    )
     (k / "people" / "lena.md").write_text("# Lena\n\n- Birthday: March 14\n", encoding="utf-8")
     (k / "projects" / "billing").mkdir(parents=True)
-    (k / "projects" / "billing" / "context.md").write_text("# Billing\n\n## Key Decisions\n- The cutover is planned for June 3.\n",
-                                                         encoding="utf-8")
+    (k / "projects" / "billing" / "context.md").write_text(
+        "# Billing\n\n## Key Decisions\n- The cutover is planned for June 3.\n", encoding="utf-8"
+    )
     commit_all(memory_repo, "memory: sample knowledge")
     return memory_repo
 
 
 def _questions(tmp_path: Path) -> Path:
     rows = [
-        {"question": "Which connection pooler do we use?", "answer": "HikariCP",
-         "evidence": ["knowledge/reference/database.md:5"], "stale": ["The pooler is PgBouncer in transaction mode"]},
-        {"question": "When is Lena's birthday?", "answer": "March 14", "evidence": ["Lena's birthday is on March 14"]},
-        {"question": "What colour is the office door?", "answer": "teal", "evidence": ["the office door is painted TEAL now"]},
+        {
+            "question": "Which connection pooler do we use?",
+            "answer": "HikariCP",
+            "evidence": ["knowledge/reference/database.md:5"],
+            "stale": ["The pooler is PgBouncer in transaction mode"],
+        },
+        {
+            "question": "When is Lena's birthday?",
+            "answer": "March 14",
+            "evidence": ["Lena's birthday is on March 14"],
+        },
+        {
+            "question": "What colour is the office door?",
+            "answer": "teal",
+            "evidence": ["the office door is painted TEAL now"],
+        },
         {"question": "Who brought cake?", "answer": "nobody said"},
         {"stale": ["the cutover is planned for June 3"]},
     ]
@@ -85,7 +113,9 @@ def test_jsonl_question_set_on_a_small_repo(repo: MemoryRepo, tmp_path: Path) ->
     assert r.asked == 4
     assert r.with_evidence == 3
     scores = {b.budget: b for b in r.budgets}
-    assert scores[300].compiled is None and "never dropped" in scores[300].note  # smaller than the identity files
+    assert (
+        scores[300].compiled is None and "never dropped" in scores[300].note
+    )  # smaller than the identity files
     assert scores[8192].compiled == 1.0
     assert scores[2048].compiled == 1.0
     # the BM25 baseline packs transcript turns only: the knowledge line is out of its reach
@@ -108,24 +138,44 @@ def test_jsonl_question_set_on_a_small_repo(repo: MemoryRepo, tmp_path: Path) ->
 
 def test_evidence_is_found_by_line_and_by_text(repo: MemoryRepo, tmp_path: Path) -> None:
     f = tmp_path / "q.jsonl"
-    f.write_text(json.dumps({"question": "zzz qqq", "evidence": ["the vet said the cat needs a lighter diet"]}) + "\n"
-                 + json.dumps({"question": "What did the vet say about the cat?",
-                               "evidence": ["knowledge/reference/database.md:5"]}) + "\n", encoding="utf-8")
+    f.write_text(
+        json.dumps(
+            {"question": "zzz qqq", "evidence": ["the vet said the cat needs a lighter diet"]}
+        )
+        + "\n"
+        + json.dumps(
+            {
+                "question": "What did the vet say about the cat?",
+                "evidence": ["knowledge/reference/database.md:5"],
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     r = evaluate(repo, load_questions(f), budgets=(8192,))
     # nothing matches the first question: neither the compiler nor BM25 finds its turn;
     # the second one's evidence is a line the question does not lead to
     assert r.budgets[0].compiled == 0.0
     assert r.budgets[0].bm25_packed == 0.0
-    f.write_text(json.dumps({"question": "What did the vet say about the cat?",
-                             "evidence": ["The vet said the cat needs a lighter diet and more play."]}) + "\n",
-                 encoding="utf-8")
+    f.write_text(
+        json.dumps(
+            {
+                "question": "What did the vet say about the cat?",
+                "evidence": ["The vet said the cat needs a lighter diet and more play."],
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     r = evaluate(repo, load_questions(f), budgets=(8192,))
     assert r.budgets[0].compiled == 1.0
     assert r.budgets[0].bm25_packed == 1.0
 
 
 @pytest.mark.slow
-def test_a_branch_and_a_tag_are_read_without_touching_the_checkout(repo: MemoryRepo, tmp_path: Path, git) -> None:
+def test_a_branch_and_a_tag_are_read_without_touching_the_checkout(
+    repo: MemoryRepo, tmp_path: Path, git
+) -> None:
     git(repo, "checkout", "-q", "-b", "extract/v2")
     door = repo.knowledge_dir / "reference" / "office.md"
     door.write_text("# Office\n\n- The office door is teal.\n", encoding="utf-8")
@@ -135,7 +185,11 @@ def test_a_branch_and_a_tag_are_read_without_touching_the_checkout(repo: MemoryR
     git(repo, "checkout", "-q", "main")
     dirty = repo.knowledge_dir / "people" / "lena.md"
     dirty.write_text(dirty.read_text() + "- Likes tea\n", encoding="utf-8")  # an uncommitted edit
-    before = (git(repo, "status", "--porcelain").stdout, dirty.read_text(), git(repo, "rev-parse", "HEAD").stdout)
+    before = (
+        git(repo, "status", "--porcelain").stdout,
+        dirty.read_text(),
+        git(repo, "rev-parse", "HEAD").stdout,
+    )
     qs = load_questions(_questions(tmp_path))
     here = evaluate(repo, qs, budgets=(2048,))
     branch = evaluate(repo, qs, ref="extract/v2", budgets=(2048,))
@@ -144,10 +198,16 @@ def test_a_branch_and_a_tag_are_read_without_touching_the_checkout(repo: MemoryR
     assert branch.answer_line == tag.answer_line == pytest.approx(3 / 4)
     assert branch.target.startswith("extract/v2 (")
     assert branch.knowledge_bytes > here.knowledge_bytes - len("- Likes tea\n")
-    after = (git(repo, "status", "--porcelain").stdout, dirty.read_text(), git(repo, "rev-parse", "HEAD").stdout)
+    after = (
+        git(repo, "status", "--porcelain").stdout,
+        dirty.read_text(),
+        git(repo, "rev-parse", "HEAD").stdout,
+    )
     assert after == before
     assert git(repo, "branch", "--show-current").stdout.strip() == "main"
-    assert len(git(repo, "worktree", "list").stdout.strip().splitlines()) == 1  # the eval's worktree is gone
+    assert (
+        len(git(repo, "worktree", "list").stdout.strip().splitlines()) == 1
+    )  # the eval's worktree is gone
     with pytest.raises(Exception, match="not a branch, tag or commit"):
         evaluate(repo, qs, ref="no-such-branch")
 
@@ -155,21 +215,40 @@ def test_a_branch_and_a_tag_are_read_without_touching_the_checkout(repo: MemoryR
 @pytest.mark.slow
 def test_replay_compare_shows_both_sides(repo: MemoryRepo, tmp_path: Path, git) -> None:
     git(repo, "checkout", "-q", "-b", "extract/v2")
-    (repo.knowledge_dir / "reference" / "office.md").write_text("# Office\n\n- The office door is teal.\n", encoding="utf-8")
+    (repo.knowledge_dir / "reference" / "office.md").write_text(
+        "# Office\n\n- The office door is teal.\n", encoding="utf-8"
+    )
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "memory: office door")
     git(repo, "checkout", "-q", "main")
-    out = CliRunner().invoke(app, ["-C", str(repo.root), "replay", "--compare", "main", "extract/v2",
-                                   "--questions", str(_questions(tmp_path))])
+    out = CliRunner().invoke(
+        app,
+        [
+            "-C",
+            str(repo.root),
+            "replay",
+            "--compare",
+            "main",
+            "extract/v2",
+            "--questions",
+            str(_questions(tmp_path)),
+        ],
+    )
     assert out.exit_code == 0, out.output
     assert "git diff main..extract/v2 --stat" in out.output
-    header = next(line for line in out.output.splitlines() if "main (" in line and "extract/v2 (" in line)
+    header = next(
+        line for line in out.output.splitlines() if "main (" in line and "extract/v2 (" in line
+    )
     assert header.index("main (") < header.index("extract/v2 (")
-    recall = next(line for line in out.output.splitlines() if line.startswith("answer recall in knowledge/"))
+    recall = next(
+        line for line in out.output.splitlines() if line.startswith("answer recall in knowledge/")
+    )
     assert "0.500 in one line" in recall and "0.750 in one line" in recall
     assert recall.index("0.500") < recall.index("0.750")
     assert "stale facts still live" in out.output
-    sizes = CliRunner().invoke(app, ["-C", str(repo.root), "replay", "--compare", "main", "extract/v2"])
+    sizes = CliRunner().invoke(
+        app, ["-C", str(repo.root), "replay", "--compare", "main", "extract/v2"]
+    )
     assert sizes.exit_code == 0
     assert "knowledge size" in sizes.output
     assert "--questions" in sizes.output
@@ -183,10 +262,18 @@ def _small_locomo(shared_data: Path, tmp_path: Path) -> tuple[Path, dict]:
     data = json.loads((shared_data / "locomo" / "locomo-dev.json").read_text(encoding="utf-8"))
     out = []
     for sample, keep in ((data[1], 2), (data[0], 3)):
-        conv = {k: v for k, v in sample["conversation"].items()
-                if not k.startswith("session_") or int(k.split("_")[1]) <= keep}
-        qa = [q for q in sample["qa"] if q.get("evidence")
-              and all(s <= keep for s, _ in normalise_evidence(q["evidence"])) and normalise_evidence(q["evidence"])]
+        conv = {
+            k: v
+            for k, v in sample["conversation"].items()
+            if not k.startswith("session_") or int(k.split("_")[1]) <= keep
+        }
+        qa = [
+            q
+            for q in sample["qa"]
+            if q.get("evidence")
+            and all(s <= keep for s, _ in normalise_evidence(q["evidence"]))
+            and normalise_evidence(q["evidence"])
+        ]
         out.append({"conversation": conv, "qa": qa})
     f = tmp_path / "locomo-small.json"
     f.write_text(json.dumps(out), encoding="utf-8")
@@ -224,21 +311,32 @@ def test_locomo_question_set(shared_data: Path, tmp_path: Path) -> None:
 def test_cli_eval_json_and_clear_errors(repo: MemoryRepo, tmp_path: Path) -> None:
     runner = CliRunner()
     root = str(repo.root)
-    out = runner.invoke(app, ["-C", root, "eval", str(_questions(tmp_path)), "--json", "--budget", "4096"])
+    out = runner.invoke(
+        app, ["-C", root, "eval", str(_questions(tmp_path)), "--json", "--budget", "4096"]
+    )
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
     assert [b["budget"] for b in data["budgets"]] == [4096]
     assert data["budgets"][0]["compiled"] == 1.0
-    assert {"answer_line", "answer_words", "knowledge_bytes", "raw_bytes", "knowledge_ratio", "stale_live"} <= set(data)
+    assert {
+        "answer_line",
+        "answer_words",
+        "knowledge_bytes",
+        "raw_bytes",
+        "knowledge_ratio",
+        "stale_live",
+    } <= set(data)
     text = runner.invoke(app, ["-C", root, "eval", str(_questions(tmp_path)), "--budget", "4096"])
     assert "evidence in context, 4096 tokens" in text.output
     bad = tmp_path / "bad.jsonl"
-    for content, message in ((b'{"question": "ok"}\nnot json\n', "bad.jsonl:2"),
-                             (b'{"question": 5}\n', "non-empty string"),
-                             (b'{"question": "q", "evidence": "x", "stale": [1]}\n', "stale must be a list of strings"),
-                             (b"\xff\xfe", "cannot read"),
-                             (b"[1, 2]", "not LoCoMo"),
-                             (b"", "no questions")):
+    for content, message in (
+        (b'{"question": "ok"}\nnot json\n', "bad.jsonl:2"),
+        (b'{"question": 5}\n', "non-empty string"),
+        (b'{"question": "q", "evidence": "x", "stale": [1]}\n', "stale must be a list of strings"),
+        (b"\xff\xfe", "cannot read"),
+        (b"[1, 2]", "not LoCoMo"),
+        (b"", "no questions"),
+    ):
         bad.write_bytes(content)
         res = runner.invoke(app, ["-C", root, "eval", str(bad)])
         assert res.exit_code != 0

@@ -15,7 +15,9 @@ pytestmark = pytest.mark.slow
 
 
 def test_locomo_retrieval_beats_baseline(shared_data: Path) -> None:
-    res = evaluate(shared_data / "locomo" / "locomo-dev.json")  # the shipped defaults: offline embedder, merge auto (rrf)
+    res = evaluate(
+        shared_data / "locomo" / "locomo-dev.json"
+    )  # the shipped defaults: offline embedder, merge auto (rrf)
     ours, base = res["ours"], res["baseline"]
     assert res["questions"] == 760
     # measured: r5 0.928, MRR 0.817, turn hit 0.884 (baseline 0.897 / 0.748 / 0.671).

@@ -7,17 +7,20 @@ import pytest
 from autopoiesis.fastpath.rules import parse_hook_argv
 
 
-@pytest.mark.parametrize("argv, fast", [
-    (["-C", "/m", "hook", "claude-code", "Stop"], True),
-    (["-C/m", "hook", "claude-code", "Stop"], True),
-    (["hook", "claude-code", "UserPromptSubmit", "--budget", "900"], True),
-    (["-C", "/m", "hook", "codex", "notify", '{"type": "x"}'], True),
-    (["-C", "/m", "hook", "import", "claude-code:a"], False),
-    (["-C", "/m", "hook", "claude-code", "Stop", "extra"], False),
-    (["-C", "/m", "hook", "claude-code", "Stop", "--help"], False),
-    (["-C", "/m", "search", "x"], False),
-    (["hook", "claude-code"], False),
-])
+@pytest.mark.parametrize(
+    "argv, fast",
+    [
+        (["-C", "/m", "hook", "claude-code", "Stop"], True),
+        (["-C/m", "hook", "claude-code", "Stop"], True),
+        (["hook", "claude-code", "UserPromptSubmit", "--budget", "900"], True),
+        (["-C", "/m", "hook", "codex", "notify", '{"type": "x"}'], True),
+        (["-C", "/m", "hook", "import", "claude-code:a"], False),
+        (["-C", "/m", "hook", "claude-code", "Stop", "extra"], False),
+        (["-C", "/m", "hook", "claude-code", "Stop", "--help"], False),
+        (["-C", "/m", "search", "x"], False),
+        (["hook", "claude-code"], False),
+    ],
+)
 def test_which_calls_take_the_hook_fast_path(argv: list[str], fast: bool) -> None:
     call = parse_hook_argv(argv)
     assert (call is not None) is fast

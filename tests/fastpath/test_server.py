@@ -35,10 +35,22 @@ class Daemon:
 
     def __init__(self, repo: MemoryRepo, env: dict[str, str]):
         self.repo = repo
-        self.proc = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "daemon", "run"],
-                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        wait_for(lambda: any(r.get("event") == "started" and r.get("pid") == self.proc.pid for r in log_rows(repo))
-                  or self.proc.poll() is not None, what="the daemon to start")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "daemon", "run"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        wait_for(
+            lambda: (
+                any(
+                    r.get("event") == "started" and r.get("pid") == self.proc.pid
+                    for r in log_rows(repo)
+                )
+                or self.proc.poll() is not None
+            ),
+            what="the daemon to start",
+        )
         assert self.proc.poll() is None, self.proc.stderr.read() if self.proc.stderr else ""
 
     def stop(self) -> None:
@@ -65,10 +77,12 @@ def env(tmp_path: Path) -> dict[str, str]:
 def repo(memory_repo: MemoryRepo, commit_all) -> MemoryRepo:
     """A memory repo with a built index and something to find."""
     ref = memory_repo.root / "knowledge/reference/billing.md"
-    ref.write_text("---\ntype: reference\n---\n\n# Billing\n\n## Facts\n"
-                   "- The billing database runs Postgres 17 on the host pg-billing-2.\n"
-                   "- Invoices are generated nightly by the invoice-runner job.\n"
-                   "- Odd bytes stay as they are: caf\u00e9, \u2603, tab\there.\n")
+    ref.write_text(
+        "---\ntype: reference\n---\n\n# Billing\n\n## Facts\n"
+        "- The billing database runs Postgres 17 on the host pg-billing-2.\n"
+        "- Invoices are generated nightly by the invoice-runner job.\n"
+        "- Odd bytes stay as they are: caf\u00e9, \u2603, tab\there.\n"
+    )
     commit_all(memory_repo, "memory: billing facts")
     from autopoiesis.index import SearchIndex
 
@@ -91,17 +105,21 @@ def no_daemon(env: dict[str, str]) -> dict[str, str]:
     return {**env, warm.NO_DAEMON_ENV: "1"}
 
 
-
 def same(a: CliResult, b: CliResult) -> None:
     assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr)
 
 
 @pytest.mark.slow
 def test_search_compile_and_hooks_answered_by_the_daemon_as_by_a_process_of_their_own(
-        repo: MemoryRepo, daemon: Daemon, env: dict[str, str], tmp_path: Path, cli: Cli) -> None:
+    repo: MemoryRepo, daemon: Daemon, env: dict[str, str], tmp_path: Path, cli: Cli
+) -> None:
     root = str(repo.root)
-    state = [repo.state_file("inclusions"), repo.state_file("gate_log"), repo.state_file("harness_sessions"),
-             repo.state_file("harness_log")]
+    state = [
+        repo.state_file("inclusions"),
+        repo.state_file("gate_log"),
+        repo.state_file("harness_sessions"),
+        repo.state_file("harness_log"),
+    ]
 
     def snapshot() -> dict[Path, bytes | None]:
         return {p: p.read_bytes() if p.exists() else None for p in state}
@@ -117,18 +135,61 @@ def test_search_compile_and_hooks_answered_by_the_daemon_as_by_a_process_of_thei
         (["-C", root, "search", "billing database"], None, None),
         ([f"-C{root}", "search", "billing database"], None, None),  # -CDIR, as click reads it
         (["-C", root, "search", "billing database", "--json", "--explain"], None, None),
-        (["search", "postgres host", "--mode", "bm25", "-k", "1"], None, repo.root / "knowledge"),  # the repo found from the cwd
+        (
+            ["search", "postgres host", "--mode", "bm25", "-k", "1"],
+            None,
+            repo.root / "knowledge",
+        ),  # the repo found from the cwd
         (["-C", root, "search", "zzzz nothing matches qqqq"], None, None),
-        (["-C", root, "compile", "what runs the billing database?"], None, None),  # records inclusions: state restored
-        (["-C", root, "compile", "what runs the billing database?", "--json", "--dry-run"], None, None),
+        (
+            ["-C", root, "compile", "what runs the billing database?"],
+            None,
+            None,
+        ),  # records inclusions: state restored
+        (
+            ["-C", root, "compile", "what runs the billing database?", "--json", "--dry-run"],
+            None,
+            None,
+        ),
         (["-C", root, "compile", "billing", "--explain", "--budget", "3000"], None, None),
-        (["-C", root, "hook", "claude-code", "UserPromptSubmit"],
-         json.dumps({"session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": "which host runs the billing database?"}).encode(), None),
-        (["-C", root, "hook", "claude-code", "SessionStart"],
-         json.dumps({"session_id": "s2", "hook_event_name": "SessionStart", "source": "startup", "cwd": str(tmp_path)}).encode(), None),
-        (["-C", root, "hook", "claude-code", "UserPromptSubmit"], b"\xff not json \x00", None),  # a bad payload: logged, exit 0
-        (["-C", root, "hook", "codex", "notify", json.dumps({"type": "something-else"})], None, None),
-        ([f"-C{root}", "hook", "codex", "notify", json.dumps({"type": "something-else"})], None, None),
+        (
+            ["-C", root, "hook", "claude-code", "UserPromptSubmit"],
+            json.dumps(
+                {
+                    "session_id": "s1",
+                    "hook_event_name": "UserPromptSubmit",
+                    "prompt": "which host runs the billing database?",
+                }
+            ).encode(),
+            None,
+        ),
+        (
+            ["-C", root, "hook", "claude-code", "SessionStart"],
+            json.dumps(
+                {
+                    "session_id": "s2",
+                    "hook_event_name": "SessionStart",
+                    "source": "startup",
+                    "cwd": str(tmp_path),
+                }
+            ).encode(),
+            None,
+        ),
+        (
+            ["-C", root, "hook", "claude-code", "UserPromptSubmit"],
+            b"\xff not json \x00",
+            None,
+        ),  # a bad payload: logged, exit 0
+        (
+            ["-C", root, "hook", "codex", "notify", json.dumps({"type": "something-else"})],
+            None,
+            None,
+        ),
+        (
+            [f"-C{root}", "hook", "codex", "notify", json.dumps({"type": "something-else"})],
+            None,
+            None,
+        ),
     ]
     for args, stdin, cwd in calls:
         before = snapshot()
@@ -140,15 +201,25 @@ def test_search_compile_and_hooks_answered_by_the_daemon_as_by_a_process_of_thei
         restore(before)
         same(warm_run, local)
         assert warm_run.returncode == 0, (args, warm_run.stderr)
-    assert b"pg-billing-2" in cli("-C", root, "search", "billing database", env=env, process=True,
-                                  text=False).stdout
+    assert (
+        b"pg-billing-2"
+        in cli("-C", root, "search", "billing database", env=env, process=True, text=False).stdout
+    )
     hook = cli(*calls[8][0], env=env, input=calls[8][1], process=True, text=False)
-    assert b"pg-billing-2" in hook.stdout and json.loads(hook.stdout)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert (
+        b"pg-billing-2" in hook.stdout
+        and json.loads(hook.stdout)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    )
 
     # the log names the command, its time and status; never what was asked
     rows = _served(repo)
-    assert {r["command"] for r in rows} == {"search", "compile", "hook claude-code UserPromptSubmit",
-                                            "hook claude-code SessionStart", "hook codex notify"}
+    assert {r["command"] for r in rows} == {
+        "search",
+        "compile",
+        "hook claude-code UserPromptSubmit",
+        "hook claude-code SessionStart",
+        "hook codex notify",
+    }
     assert all(isinstance(r["ms"], float) and r["code"] == 0 for r in rows)
     log_text = repo.state_file("daemon_log").read_text()
     assert "billing" not in log_text and "postgres" not in log_text
@@ -156,12 +227,25 @@ def test_search_compile_and_hooks_answered_by_the_daemon_as_by_a_process_of_thei
     # what is not forwarded: help, a batch from stdin, other commands, AUTOPOIESIS_NO_DAEMON
     count = len(_served(repo))
     assert b"--mode" in cli("-C", root, "search", "-h", env=env, process=True, text=False).stdout
-    batch = cli("-C", root, "search", "--batch", "-", env=env,
-                input=b"billing database\npostgres\n", process=True, text=False)
+    batch = cli(
+        "-C",
+        root,
+        "search",
+        "--batch",
+        "-",
+        env=env,
+        input=b"billing database\npostgres\n",
+        process=True,
+        text=False,
+    )
     assert batch.returncode == 0 and len(batch.stdout.splitlines()) == 2
     assert cli("-C", root, "index", "status", env=env, process=True, text=False).returncode == 0
-    assert cli("-C", root, "search", "billing", env=no_daemon(env), process=True,
-               text=False).returncode == 0
+    assert (
+        cli(
+            "-C", root, "search", "billing", env=no_daemon(env), process=True, text=False
+        ).returncode
+        == 0
+    )
     assert len(_served(repo)) == count
 
     # the count reaches the status file (at the latest when the daemon stops)
@@ -170,8 +254,9 @@ def test_search_compile_and_hooks_answered_by_the_daemon_as_by_a_process_of_thei
 
 
 @pytest.mark.slow
-def test_a_users_mistake_gets_the_same_error_and_status_as_without_the_daemon(repo: MemoryRepo, daemon: Daemon,
-                                                                              env: dict[str, str], cli: Cli) -> None:
+def test_a_users_mistake_gets_the_same_error_and_status_as_without_the_daemon(
+    repo: MemoryRepo, daemon: Daemon, env: dict[str, str], cli: Cli
+) -> None:
     root = str(repo.root)
     mistakes = [  # (arguments, exit status): usage errors 2, what the library refuses 1
         (["search", "x", "--mode", "fast"], 2),
@@ -190,17 +275,27 @@ def test_a_users_mistake_gets_the_same_error_and_status_as_without_the_daemon(re
         local = cli("-C", root, *args, env=no_daemon(env), process=True, text=False)
         assert len(_served(repo)) == count + 1, args
         same(warm_run, local)
-        assert warm_run.returncode == status and b"Traceback" not in warm_run.stderr, (args, warm_run.stderr)
-    assert b"Invalid value for --mode: use hybrid or bm25" in cli("-C", root, "search", "x",
-                                                                  "--mode", "fast", env=env, process=True, text=False).stderr
+        assert warm_run.returncode == status and b"Traceback" not in warm_run.stderr, (
+            args,
+            warm_run.stderr,
+        )
+    assert (
+        b"Invalid value for --mode: use hybrid or bm25"
+        in cli(
+            "-C", root, "search", "x", "--mode", "fast", env=env, process=True, text=False
+        ).stderr
+    )
     # a repo that is not one: the client runs it, with the usual message
-    nowhere = cli("-C", str(repo.root / "knowledge"), "search", "x", env=env, process=True,
-                  text=False)
+    nowhere = cli(
+        "-C", str(repo.root / "knowledge"), "search", "x", env=env, process=True, text=False
+    )
     assert nowhere.returncode == 1 and b"is not a memory repository" in nowhere.stderr
 
 
 @pytest.mark.slow
-def test_the_socket_is_the_users_alone(repo: MemoryRepo, daemon: Daemon, env: dict[str, str]) -> None:
+def test_the_socket_is_the_users_alone(
+    repo: MemoryRepo, daemon: Daemon, env: dict[str, str]
+) -> None:
     path = warm.socket_path(repo)
     mode = os.stat(path).st_mode
     assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
@@ -209,8 +304,15 @@ def test_the_socket_is_the_users_alone(repo: MemoryRepo, daemon: Daemon, env: di
     os.chmod(path, 0o666)  # past the file mode: the daemon itself must refuse another uid
     import autopoiesis
 
-    request = warm.encode(warm.make_request(["-C", str(repo.root), "search", "billing"], None, autopoiesis.__version__) or {})
-    folder = os.open(path.parent, os.O_RDONLY)  # reached through it: the tmp folders above are root's
+    request = warm.encode(
+        warm.make_request(
+            ["-C", str(repo.root), "search", "billing"], None, autopoiesis.__version__
+        )
+        or {}
+    )
+    folder = os.open(
+        path.parent, os.O_RDONLY
+    )  # reached through it: the tmp folders above are root's
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # a process of user nobody
@@ -231,19 +333,23 @@ def test_the_socket_is_the_users_alone(repo: MemoryRepo, daemon: Daemon, env: di
     with os.fdopen(r) as fh:
         answer = fh.read()
     os.close(folder)
-    assert "accepted" not in answer and answer.startswith(("b''", "ConnectionResetError", "BrokenPipeError")), answer
+    assert "accepted" not in answer and answer.startswith(
+        ("b''", "ConnectionResetError", "BrokenPipeError")
+    ), answer
     refused = [r for r in log_rows(repo) if r.get("event") == "serve_refused"]
     assert refused and "uid 65534" in refused[-1]["message"]
 
 
 @pytest.mark.slow
-def test_a_killed_daemon_breaks_nothing_and_the_next_one_serves_again(repo: MemoryRepo,
-                                                                      env: dict[str, str], cli: Cli) -> None:
+def test_a_killed_daemon_breaks_nothing_and_the_next_one_serves_again(
+    repo: MemoryRepo, env: dict[str, str], cli: Cli
+) -> None:
     root = str(repo.root)
     first = Daemon(repo, env)
     try:
-        assert cli("-C", root, "search", "billing", env=env, process=True,
-                   text=False).returncode == 0
+        assert (
+            cli("-C", root, "search", "billing", env=env, process=True, text=False).returncode == 0
+        )
         first.proc.kill()  # SIGKILL: no clean-up, the socket file stays
         first.proc.wait()
     finally:
@@ -251,13 +357,16 @@ def test_a_killed_daemon_breaks_nothing_and_the_next_one_serves_again(repo: Memo
     assert warm.socket_path(repo).exists()
     count = len(_served(repo))
     after = cli("-C", root, "search", "billing database", env=env, process=True, text=False)
-    same(after, cli("-C", root, "search", "billing database", env=no_daemon(env), process=True,
-                    text=False))
+    same(
+        after,
+        cli("-C", root, "search", "billing database", env=no_daemon(env), process=True, text=False),
+    )
     assert after.returncode == 0 and b"pg-billing-2" in after.stdout and len(_served(repo)) == count
     second = Daemon(repo, env)  # takes the lock over, replaces the socket
     try:
-        assert cli("-C", root, "search", "billing", env=env, process=True,
-                   text=False).returncode == 0
+        assert (
+            cli("-C", root, "search", "billing", env=env, process=True, text=False).returncode == 0
+        )
         assert len(_served(repo)) == count + 1
     finally:
         second.stop()
@@ -271,39 +380,67 @@ def _slow_git(tmp_path: Path) -> tuple[Path, Path]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     marker = tmp_path / "git-waiting"
-    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
-    (bin_dir / "git").write_text(f'#!/bin/sh\nif [ ! -e "{marker}" ]; then sleep 60 & echo $! > "{marker}"; wait $!; fi\nexec {real_git} "$@"\n')
+    real_git = subprocess.run(
+        ["sh", "-c", "command -v git"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (bin_dir / "git").write_text(
+        f'#!/bin/sh\nif [ ! -e "{marker}" ]; then sleep 60 & echo $! > "{marker}"; wait $!; fi\nexec {real_git} "$@"\n'
+    )
     (bin_dir / "git").chmod(0o755)
     return bin_dir, marker
 
 
 @pytest.mark.slow
-def test_a_daemon_killed_in_the_middle_of_a_call_leaves_it_to_the_client(repo: MemoryRepo, env: dict[str, str],
-                                                                          tmp_path: Path, cli: Cli) -> None:
+def test_a_daemon_killed_in_the_middle_of_a_call_leaves_it_to_the_client(
+    repo: MemoryRepo, env: dict[str, str], tmp_path: Path, cli: Cli
+) -> None:
     """The call's first `git` (in the daemon: the call runs with the client's PATH) waits;
     the daemon is killed meanwhile; the client, its answer cut short, runs the call itself."""
     bin_dir, marker = _slow_git(tmp_path)
     d = Daemon(repo, env)
     try:
         slow_env = {**env, "PATH": f"{bin_dir}{os.pathsep}{env['PATH']}"}
-        client = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "search", "billing database"],
-                                  env=slow_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        wait_for(lambda: marker.exists() and marker.read_text().strip(), what="the daemon's call to reach git")
+        client = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "autopoiesis",
+                "-C",
+                str(repo.root),
+                "search",
+                "billing database",
+            ],
+            env=slow_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        wait_for(
+            lambda: marker.exists() and marker.read_text().strip(),
+            what="the daemon's call to reach git",
+        )
         d.proc.kill()
         out, err = client.communicate(timeout=60)
     finally:
         d.stop()
         if marker.exists() and marker.read_text().strip():
             subprocess.run(["kill", marker.read_text().strip()], capture_output=True)
-    local = cli("-C", str(repo.root), "search", "billing database", env=no_daemon(env),
-                process=True, text=False)
+    local = cli(
+        "-C",
+        str(repo.root),
+        "search",
+        "billing database",
+        env=no_daemon(env),
+        process=True,
+        text=False,
+    )
     assert (client.returncode, out, err) == (local.returncode, local.stdout, local.stderr)
     assert b"pg-billing-2" in out and not _served(repo)
 
 
 @pytest.mark.slow
 def test_a_daemon_that_hangs_in_the_middle_of_a_call_leaves_it_to_the_client(
-        repo: MemoryRepo, env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: MemoryRepo, env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The daemon accepts the call and then never answers (here its `git` sleeps; a daemon
     stopped with SIGSTOP looks the same): the client stops waiting after REPLY_TIMEOUT
     and says no one answered, so its caller runs the call itself."""
@@ -314,7 +451,11 @@ def test_a_daemon_that_hangs_in_the_middle_of_a_call_leaves_it_to_the_client(
         monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{env['PATH']}")
         monkeypatch.setattr(warm, "REPLY_TIMEOUT", 2.0)
         started = time.monotonic()
-        reply = warm.forward(str(repo.root), ["-C", str(repo.root), "search", "billing database"], __import__("autopoiesis").__version__)
+        reply = warm.forward(
+            str(repo.root),
+            ["-C", str(repo.root), "search", "billing database"],
+            __import__("autopoiesis").__version__,
+        )
         waited = time.monotonic() - started
         assert marker.exists(), "the daemon took the call"
         assert reply is None and 2.0 <= waited < 10.0
@@ -326,8 +467,9 @@ def test_a_daemon_that_hangs_in_the_middle_of_a_call_leaves_it_to_the_client(
 
 
 @pytest.mark.slow
-def test_another_version_and_a_silent_client_are_no_trouble(repo: MemoryRepo, daemon: Daemon, env: dict[str, str],
-                                                            monkeypatch: pytest.MonkeyPatch, cli: Cli) -> None:
+def test_another_version_and_a_silent_client_are_no_trouble(
+    repo: MemoryRepo, daemon: Daemon, env: dict[str, str], monkeypatch: pytest.MonkeyPatch, cli: Cli
+) -> None:
     root = str(repo.root)
     # another version: the daemon declines before running anything, and says so in its log
     monkeypatch.setenv("HOME", env["HOME"])
@@ -339,7 +481,11 @@ def test_another_version_and_a_silent_client_are_no_trouble(repo: MemoryRepo, da
     reply = warm.forward(root, ["-C", root, "search", "billing"], autopoiesis.__version__)
     assert reply is not None and reply.code == 0 and b"pg-billing-2" in reply.stdout
     # only what the light entry forwards is run: not a command that runs on, nor one that stops the daemon
-    for argv in (["-C", root, "daemon", "stop"], ["-C", root, "watch"], ["-C", root, "search", "--batch", "-"]):
+    for argv in (
+        ["-C", root, "daemon", "stop"],
+        ["-C", root, "watch"],
+        ["-C", root, "search", "--batch", "-"],
+    ):
         assert warm.forward(root, argv, autopoiesis.__version__) is None
         assert "not a call the daemon answers" in log_rows(repo)[-1]["message"]
     assert daemon.proc.poll() is None
@@ -369,8 +515,9 @@ def test_another_version_and_a_silent_client_are_no_trouble(repo: MemoryRepo, da
 
 
 @pytest.mark.slow
-def test_a_deep_repo_path_is_served_through_its_folder(tmp_path: Path, env: dict[str, str],
-                                                       commit_all, cli: Cli) -> None:
+def test_a_deep_repo_path_is_served_through_its_folder(
+    tmp_path: Path, env: dict[str, str], commit_all, cli: Cli
+) -> None:
     from autopoiesis.memory.initialize import init_memory_repo
 
     deep = tmp_path.joinpath(*(["a-rather-long-folder-name"] * 6))
@@ -379,11 +526,22 @@ def test_a_deep_repo_path_is_served_through_its_folder(tmp_path: Path, env: dict
     d = Daemon(repo, env)
     try:
         assert warm.socket_path(repo).exists()
-        answered = cli("-C", str(repo.root), "search", "identity", env=env, process=True,
-                       text=False)
+        answered = cli(
+            "-C", str(repo.root), "search", "identity", env=env, process=True, text=False
+        )
         assert answered.returncode == 0 and len(_served(repo)) == 1
-        same(answered, cli("-C", str(repo.root), "search", "identity", env=no_daemon(env),
-                           process=True, text=False))
+        same(
+            answered,
+            cli(
+                "-C",
+                str(repo.root),
+                "search",
+                "identity",
+                env=no_daemon(env),
+                process=True,
+                text=False,
+            ),
+        )
     finally:
         d.stop()
 
@@ -405,7 +563,11 @@ def test_a_forked_job_does_not_hold_the_socket(memory_repo: MemoryRepo, tmp_path
     Scheduler(reg, store)
     store.jobs["sockets"].first_seen -= timedelta(minutes=5)
     store.save()
-    daemon = InProcessDaemon(memory_repo, lambda repo: reg, serve=lambda repo, note: WarmServer.start(repo, ForwardedCalls(cli_main), note))
+    daemon = InProcessDaemon(
+        memory_repo,
+        lambda repo: reg,
+        serve=lambda repo, note: WarmServer.start(repo, ForwardedCalls(cli_main), note),
+    )
     seen: dict[str, int] = {}
 
     import threading
@@ -438,18 +600,23 @@ def _list_sockets(ctx):  # a job (module level: the runner forks)
     return JobOutcome(False, "listed")
 
 
-@pytest.mark.parametrize(("argv", "warm", "logged"), [
-    (["-C/x", "search", "q"], True, "search"),
-    (["-C", "/x", "search", "q"], True, "search"),
-    (["-C/x", "compile", "m"], True, "compile"),
-    (["-C/x", "hook", "claude-code", "Stop"], True, "hook claude-code Stop"),
-    (["search", "q"], True, "search"),
-    (["-C/x", "search", "--batch", "-"], False, "search"),
-    (["-C/x", "index", "status"], False, "?"),
-    (["-C"], False, "?"),
-    (["-C/x"], False, "?"),
-])
-def test_both_forms_of_the_repo_option_are_read_alike(argv: list[str], warm: bool, logged: str) -> None:
+@pytest.mark.parametrize(
+    ("argv", "warm", "logged"),
+    [
+        (["-C/x", "search", "q"], True, "search"),
+        (["-C", "/x", "search", "q"], True, "search"),
+        (["-C/x", "compile", "m"], True, "compile"),
+        (["-C/x", "hook", "claude-code", "Stop"], True, "hook claude-code Stop"),
+        (["search", "q"], True, "search"),
+        (["-C/x", "search", "--batch", "-"], False, "search"),
+        (["-C/x", "index", "status"], False, "?"),
+        (["-C"], False, "?"),
+        (["-C/x"], False, "?"),
+    ],
+)
+def test_both_forms_of_the_repo_option_are_read_alike(
+    argv: list[str], warm: bool, logged: str
+) -> None:
     """`-C DIR` and `-CDIR` (as click reads it) are one option everywhere: the light entry
     forwards both, the daemon's log names the command after either."""
     from autopoiesis.fastpath.rules import split_repo_dir, warm_call

@@ -15,20 +15,32 @@ from autopoiesis.formats import transcript as tf
 UTC = UTC
 T0 = datetime(2026, 2, 16, 23, 50, tzinfo=UTC)
 
-text_st = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=80
-)
+text_st = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=0, max_size=80)
 # content that likes to look like structure
-tricky_line = st.sampled_from([
-    "## 12:00 — user", "\\## 12:00 — agent", "> [tool:x] y → z", "> [knowledge:updated] a — b",
-    "> [attachment:a.png]", "---", "# Title", "", "  indented", "\\\\## 01:02 — system",
-])
+tricky_line = st.sampled_from(
+    [
+        "## 12:00 — user",
+        "\\## 12:00 — agent",
+        "> [tool:x] y → z",
+        "> [knowledge:updated] a — b",
+        "> [attachment:a.png]",
+        "---",
+        "# Title",
+        "",
+        "  indented",
+        "\\\\## 01:02 — system",
+    ]
+)
 content_st = st.lists(st.one_of(text_st, tricky_line), min_size=0, max_size=6).map("\n".join)
 item_st = st.one_of(
     content_st.map(tf.Text),
     st.builds(tf.ToolCall, text_st, text_st, st.one_of(st.none(), text_st)),
-    st.builds(tf.KnowledgeOp, st.sampled_from(["updated", "appended", "created"]),
-              st.text(alphabet="abc/._- ", min_size=1, max_size=20), st.one_of(st.none(), text_st)),
+    st.builds(
+        tf.KnowledgeOp,
+        st.sampled_from(["updated", "appended", "created"]),
+        st.text(alphabet="abc/._- ", min_size=1, max_size=20),
+        st.one_of(st.none(), text_st),
+    ),
     st.builds(tf.Attachment, text_st),
 )
 
@@ -41,25 +53,52 @@ def transcripts(draw):
     when = started
     for _ in range(n):
         when = when + timedelta(minutes=draw(st.integers(0, 60 * 30)))
-        turns.append(tf.Turn(
-            time=when.replace(second=0),
-            role=draw(st.sampled_from(tf.ROLES)),
-            items=tuple(draw(st.lists(item_st, max_size=4))),
-            name=draw(st.one_of(st.none(), st.text(alphabet="ABCabc ()[]", min_size=1, max_size=10))),
-            memory=draw(st.booleans()),
-        ))
+        turns.append(
+            tf.Turn(
+                time=when.replace(second=0),
+                role=draw(st.sampled_from(tf.ROLES)),
+                items=tuple(draw(st.lists(item_st, max_size=4))),
+                name=draw(
+                    st.one_of(st.none(), st.text(alphabet="ABCabc ()[]", min_size=1, max_size=10))
+                ),
+                memory=draw(st.booleans()),
+            )
+        )
     meta = tf.TranscriptMeta(
-        session_id=draw(st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,20}", fullmatch=True).filter(lambda s: ".." not in s)),
+        session_id=draw(
+            st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,20}", fullmatch=True).filter(
+                lambda s: ".." not in s
+            )
+        ),
         started=started,
         ended=draw(st.one_of(st.none(), st.just(when))),
         model=draw(st.one_of(st.none(), text_st)),
-        channel=draw(st.one_of(st.none(), st.sampled_from(["webchat", "email", "yes", "null", "2026-01-01", "a: b"]))),
+        channel=draw(
+            st.one_of(
+                st.none(),
+                st.sampled_from(["webchat", "email", "yes", "null", "2026-01-01", "a: b"]),
+            )
+        ),
         topic=draw(st.one_of(st.none(), text_st)),
         tags=tuple(draw(st.lists(st.sampled_from(["a", "b c", "true", "x:y", "1.5"]), max_size=3))),
         tokens_in=draw(st.integers(0, 10**6)),
         status=draw(st.sampled_from(tf.STATUSES)),
-        redactions=tuple(draw(st.dictionaries(st.sampled_from(["openai_key", "jwt"]), st.integers(1, 9))).items()),
-        knowledge_changes=tuple(draw(st.lists(st.builds(tf.KnowledgeChangeRef, st.just("knowledge/x.md"), st.just("updated"), text_st), max_size=2))),
+        redactions=tuple(
+            draw(st.dictionaries(st.sampled_from(["openai_key", "jwt"]), st.integers(1, 9))).items()
+        ),
+        knowledge_changes=tuple(
+            draw(
+                st.lists(
+                    st.builds(
+                        tf.KnowledgeChangeRef,
+                        st.just("knowledge/x.md"),
+                        st.just("updated"),
+                        text_st,
+                    ),
+                    max_size=2,
+                )
+            )
+        ),
     )
     return tf.Transcript(meta, draw(text_st), tuple(turns))
 
@@ -103,7 +142,11 @@ def test_turn_after_midnight_carries_the_date() -> None:
 
 def test_structure_lookalikes_in_content_are_escaped_not_parsed() -> None:
     content = "## 12:00 — user\n> [tool:rm] -rf / → gone\nnormal line"
-    text = tf.render(tf.Transcript(tf.TranscriptMeta("s1", T0), "t", (tf.Turn(T0, "agent", (tf.Text(content),)),)))
+    text = tf.render(
+        tf.Transcript(
+            tf.TranscriptMeta("s1", T0), "t", (tf.Turn(T0, "agent", (tf.Text(content),)),)
+        )
+    )
     assert "\\## 12:00 — user" in text
     assert "\\> [tool:rm]" in text
     parsed = tf.parse(text)
@@ -113,23 +156,37 @@ def test_structure_lookalikes_in_content_are_escaped_not_parsed() -> None:
 
 def test_speaker_name_and_memory_suffix() -> None:
     turn = tf.Turn(T0, "user", (tf.Text("hi"),), name="Caroline")
-    mem = tf.Turn(T0, "agent", (tf.KnowledgeOp("updated", "knowledge/memory/MEMORY.md", "added"),), memory=True)
+    mem = tf.Turn(
+        T0,
+        "agent",
+        (tf.KnowledgeOp("updated", "knowledge/memory/MEMORY.md", "added"),),
+        memory=True,
+    )
     text = tf.render(tf.Transcript(tf.TranscriptMeta("s1", T0), "t", (turn, mem)))
     assert "## 23:50 — user (Caroline)" in text
-    assert "## 23:50 — agent [memory]\n> [knowledge:updated] knowledge/memory/MEMORY.md — added" in text
+    assert (
+        "## 23:50 — agent [memory]\n> [knowledge:updated] knowledge/memory/MEMORY.md — added"
+        in text
+    )
     parsed = tf.parse(text)
     assert parsed.turns[0].name == "Caroline"
     assert parsed.turns[1].memory
 
 
-@pytest.mark.parametrize("bad, fragment", [
-    ("no frontmatter\n", "missing frontmatter"),
-    ("---\nsession_id: s\n", "not closed"),
-    ("---\nstarted: 2026-01-01T00:00:00Z\n---\n\n# t\n", "session_id"),
-    ("---\nsession_id: a/../b\nstarted: 2026-01-01T00:00:00Z\n---\n\n# t\n", "'/'"),
-    ("---\nsession_id: s\nstarted: 2026-01-01T00:00:00Z\n---\n\n# t\n\n## 10:00 — robot\nhi\n", "unknown role"),
-    ("---\nsession_id: s\nstarted: yesterday\n---\n\n# t\n", "ISO-8601"),
-])
+@pytest.mark.parametrize(
+    "bad, fragment",
+    [
+        ("no frontmatter\n", "missing frontmatter"),
+        ("---\nsession_id: s\n", "not closed"),
+        ("---\nstarted: 2026-01-01T00:00:00Z\n---\n\n# t\n", "session_id"),
+        ("---\nsession_id: a/../b\nstarted: 2026-01-01T00:00:00Z\n---\n\n# t\n", "'/'"),
+        (
+            "---\nsession_id: s\nstarted: 2026-01-01T00:00:00Z\n---\n\n# t\n\n## 10:00 — robot\nhi\n",
+            "unknown role",
+        ),
+        ("---\nsession_id: s\nstarted: yesterday\n---\n\n# t\n", "ISO-8601"),
+    ],
+)
 def test_parse_errors_say_what_is_wrong(bad: str, fragment: str) -> None:
     with pytest.raises(TranscriptFormatError, match=fragment.replace("(", r"\(")):
         tf.parse(bad)
@@ -142,8 +199,10 @@ def test_unsafe_session_ids_are_refused(sid: str) -> None:
 
 
 def test_path_and_slug() -> None:
-    assert tf.transcript_relpath("ses_1", datetime(2026, 2, 16, 18, 45, tzinfo=UTC), "git-memory") == \
-        "raw/conversations/2026/02/16/1845-ses_1-git-memory.md"
+    assert (
+        tf.transcript_relpath("ses_1", datetime(2026, 2, 16, 18, 45, tzinfo=UTC), "git-memory")
+        == "raw/conversations/2026/02/16/1845-ses_1-git-memory.md"
+    )
     slug = slugify("Let's décide — the agent's 中文 memory, café! " * 5)
     assert slug.isascii()
     assert len(slug) <= 60
@@ -152,17 +211,49 @@ def test_path_and_slug() -> None:
 
 
 # ── frontmatter strings stay strings (YAML 1.1 would read 1:30 as 90, 0x1F as 31) ──
-NUMBER_LOOKALIKES = ["1:30", "0x1F", "1_000", "0o17", "0b101", "012", "1e3", "1.5", "+12", "-3", ".inf",
-                     "190:20:30", "yes", "Off", "~", "null", "2026-02-16", "2026-02-16 10:00:00"]
+NUMBER_LOOKALIKES = [
+    "1:30",
+    "0x1F",
+    "1_000",
+    "0o17",
+    "0b101",
+    "012",
+    "1e3",
+    "1.5",
+    "+12",
+    "-3",
+    ".inf",
+    "190:20:30",
+    "yes",
+    "Off",
+    "~",
+    "null",
+    "2026-02-16",
+    "2026-02-16 10:00:00",
+]
 
 
 @pytest.mark.parametrize("value", NUMBER_LOOKALIKES)
 def test_number_lookalike_strings_round_trip_as_strings(value: str) -> None:
-    meta = tf.TranscriptMeta("s1", T0, model=value, channel=value, topic=value, tags=(value, "plain"), source=value,
-                             knowledge_changes=(tf.KnowledgeChangeRef("knowledge/x.md", value, value),))
+    meta = tf.TranscriptMeta(
+        "s1",
+        T0,
+        model=value,
+        channel=value,
+        topic=value,
+        tags=(value, "plain"),
+        source=value,
+        knowledge_changes=(tf.KnowledgeChangeRef("knowledge/x.md", value, value),),
+    )
     text = tf.render(tf.Transcript(meta, "t", ()))
     back = tf.parse(text).meta
-    assert (back.model, back.channel, back.topic, back.tags, back.source) == (value, value, value, (value, "plain"), value)
+    assert (back.model, back.channel, back.topic, back.tags, back.source) == (
+        value,
+        value,
+        value,
+        (value, "plain"),
+        value,
+    )
     assert back.knowledge_changes == meta.knowledge_changes
     assert tf.render(tf.parse(text)) == text
 
@@ -184,12 +275,18 @@ def test_numeric_looking_models_and_tags_stay_the_same_string(value: str) -> Non
 def test_bom_and_crlf_files_parse_like_lf_ones() -> None:
     turn = tf.Turn(T0, "user", (tf.Text("line one\nline two"),))
     text = tf.render(tf.Transcript(tf.TranscriptMeta("s1", T0, model="1:30"), "Title", (turn,)))
-    for variant in ("\ufeff" + text, text.replace("\n", "\r\n"), "\ufeff" + text.replace("\n", "\r\n")):
+    for variant in (
+        "\ufeff" + text,
+        text.replace("\n", "\r\n"),
+        "\ufeff" + text.replace("\n", "\r\n"),
+    ):
         assert tf.parse(variant) == tf.parse(text)
         assert tf.parse_meta(variant) == tf.parse_meta(text)
 
 
-@pytest.mark.parametrize("started", [".nan", ".inf", "-.inf", "9999-01-01T00:00:00Z", "1900-01-01T00:00:00Z", "1e400"])
+@pytest.mark.parametrize(
+    "started", [".nan", ".inf", "-.inf", "9999-01-01T00:00:00Z", "1900-01-01T00:00:00Z", "1e400"]
+)
 def test_impossible_times_are_refused_with_a_timestamp_error(started: str) -> None:
     from autopoiesis.errors import TimestampError
 

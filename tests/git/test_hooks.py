@@ -18,11 +18,14 @@ from tests.conftest import Cli
 
 @pytest.fixture
 def with_transcript(memory_repo: MemoryRepo) -> tuple[MemoryRepo, Path]:
-    lines = [json.dumps(e).encode() for e in (
-        {"event": "session_start", "session_id": "h1", "started": "2026-02-16T18:45:00Z"},
-        {"event": "message", "role": "user", "content": "hello hooks"},
-        {"event": "session_end"},
-    )]
+    lines = [
+        json.dumps(e).encode()
+        for e in (
+            {"event": "session_start", "session_id": "h1", "started": "2026-02-16T18:45:00Z"},
+            {"event": "message", "role": "user", "content": "hello hooks"},
+            {"event": "session_end"},
+        )
+    ]
     report = process_stream(memory_repo, lines)
     return memory_repo, memory_repo.root / report.closed[0].path
 
@@ -68,7 +71,9 @@ def test_new_transcript_needs_valid_frontmatter(memory_repo: MemoryRepo, commit_
 def test_memory_cap_warns_then_rejects(memory_repo: MemoryRepo, commit_all) -> None:
     mem = memory_repo.memory_file
     head = mem.read_text()
-    mem.write_text(head + "".join(f"- 2026-01-01: fact {i}\n" for i in range(185 - head.count("\n"))))
+    mem.write_text(
+        head + "".join(f"- 2026-01-01: fact {i}\n" for i in range(185 - head.count("\n")))
+    )
     proc = commit_all(memory_repo.root, check=False)
     assert proc.returncode == 0
     assert "warning" in proc.stderr
@@ -79,14 +84,20 @@ def test_memory_cap_warns_then_rejects(memory_repo: MemoryRepo, commit_all) -> N
     assert "over the limit of 220" in proc.stderr
 
 
-def test_topic_with_invalid_regex_is_rejected_and_missing_triggers_warned(memory_repo: MemoryRepo, commit_all) -> None:
+def test_topic_with_invalid_regex_is_rejected_and_missing_triggers_warned(
+    memory_repo: MemoryRepo, commit_all
+) -> None:
     t = memory_repo.root / "topics/broken.md"
-    t.write_text("---\ntype: topic\ntriggers:\n  - type: pattern\n    match: \"(unclosed\"\n    scope: input\n---\n\n# Broken\n")
+    t.write_text(
+        '---\ntype: topic\ntriggers:\n  - type: pattern\n    match: "(unclosed"\n    scope: input\n---\n\n# Broken\n'
+    )
     proc = commit_all(memory_repo.root, check=False)
     assert proc.returncode != 0
     assert "topics/broken.md" in proc.stderr
     assert "(unclosed" in proc.stderr
-    t.write_text("---\ntype: topic\ndescription: nothing triggers me\n---\n\n# Quiet\n\n## Instructions\n\nDo things.\n")
+    t.write_text(
+        "---\ntype: topic\ndescription: nothing triggers me\n---\n\n# Quiet\n\n## Instructions\n\nDo things.\n"
+    )
     proc = commit_all(memory_repo.root, check=False)
     assert proc.returncode == 0
     assert "topics/broken.md" in proc.stderr
@@ -137,13 +148,16 @@ def test_hook_path_stays_light(memory_repo: MemoryRepo, git) -> None:
     )
     (memory_repo.root / "knowledge/reference/y.md").write_text("# y\n")
     git(memory_repo.root, "add", "-A")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=memory_repo.root, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=memory_repo.root, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ""
 
 
-def test_hooks_run_post_commit_updates_the_index_in_the_background(tmp_path: Path, git,
-                                                                   cli: Cli) -> None:
+def test_hooks_run_post_commit_updates_the_index_in_the_background(
+    tmp_path: Path, git, cli: Cli
+) -> None:
     """`autopoiesis hooks run post-commit` (the pre-commit framework's entry) hands off to
     the same detached index sync as the shell shim."""
     import time
@@ -152,7 +166,9 @@ def test_hooks_run_post_commit_updates_the_index_in_the_background(tmp_path: Pat
     from autopoiesis.memory.initialize import init_memory_repo
 
     repo = MemoryRepo(init_memory_repo(tmp_path / "m").root)
-    (repo.root / "knowledge/reference/zither.md").write_text("# Zither\n\nThe zither workshop opens on Fridays.\n")
+    (repo.root / "knowledge/reference/zither.md").write_text(
+        "# Zither\n\nThe zither workshop opens on Fridays.\n"
+    )
     git(repo.root, "add", "-A")
     git(repo.root, "-c", "core.hooksPath=/dev/null", "commit", "-qm", "no hooks ran")
     proc = cli("hooks", "run", "post-commit", cwd=repo.root)
@@ -162,7 +178,9 @@ def test_hooks_run_post_commit_updates_the_index_in_the_background(tmp_path: Pat
     while time.monotonic() < deadline and not hits:
         time.sleep(0.05)
         with SearchIndex(repo) as index:
-            hits = index.search("zither workshop", limit=1, fresh=False)  # no catch-up: only the hook's sync
+            hits = index.search(
+                "zither workshop", limit=1, fresh=False
+            )  # no catch-up: only the hook's sync
     assert hits, repo.state_file("index_sync_log").read_text()
     assert hits[0].path == "knowledge/reference/zither.md"
 
@@ -170,14 +188,23 @@ def test_hooks_run_post_commit_updates_the_index_in_the_background(tmp_path: Pat
 def test_install_puts_every_history_hook_in_place(memory_repo: MemoryRepo) -> None:
     from autopoiesis.git.hooks import HOOK_NAMES
 
-    for name in ("pre-commit", "post-commit", "reference-transaction", "pre-push", "post-merge", "post-rewrite"):
+    for name in (
+        "pre-commit",
+        "post-commit",
+        "reference-transaction",
+        "pre-push",
+        "post-merge",
+        "post-rewrite",
+    ):
         assert name in HOOK_NAMES
         hook = memory_repo.root / ".git/hooks" / name
         assert hook.exists() and hook.stat().st_mode & 0o111, name
     assert all(m.endswith("already installed") for m in install_hooks(memory_repo.root))
 
 
-def test_chained_transaction_and_push_hooks_both_see_stdin(with_transcript, git, tmp_path: Path) -> None:
+def test_chained_transaction_and_push_hooks_both_see_stdin(
+    with_transcript, git, tmp_path: Path
+) -> None:
     """A foreign reference-transaction hook kept by --chain still gets git's stdin, and ours
     still refuses after it: `git revert` of the conversation commit does not move main."""
     repo, path = with_transcript
@@ -210,12 +237,18 @@ def test_transaction_hook_python_path_stays_light(with_transcript, git) -> None:
         "bad=[m for m in ('numpy','sklearn','openai','git','typer') if m in sys.modules]\n"
         "print(rc, ','.join(bad))"
     )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=repo.root, capture_output=True, text=True)
-    assert proc.stdout.strip() == "1", proc.stdout + proc.stderr  # refused (the transcript would vanish), nothing heavy
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=repo.root, capture_output=True, text=True
+    )
+    assert proc.stdout.strip() == "1", (
+        proc.stdout + proc.stderr
+    )  # refused (the transcript would vanish), nothing heavy
     assert repo.rel(path) in proc.stderr
 
 
-def test_the_git_hooks_group_and_its_old_name_run_the_same_hook(memory_repo: MemoryRepo, cli: Cli) -> None:
+def test_the_git_hooks_group_and_its_old_name_run_the_same_hook(
+    memory_repo: MemoryRepo, cli: Cli
+) -> None:
     """`git-hooks` is the group's name; `hooks` (hidden from --help) still answers, for the
     shims older versions installed, whose fallback runs `autopoiesis hooks run NAME`."""
     tampered = memory_repo.root / "knowledge" / "memory" / "MEMORY.md"

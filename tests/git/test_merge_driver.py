@@ -22,11 +22,18 @@ def _entry(eid: str, text: str, *, by: str | None = None) -> str:
     return (e.superseded(by) if by else e).render()
 
 
-def _doc(*lines: str, sessions: str = "[]", updated: str = "2026-03-01T09:00:00Z", lessons: tuple[str, ...] = ()) -> str:
+def _doc(
+    *lines: str,
+    sessions: str = "[]",
+    updated: str = "2026-03-01T09:00:00Z",
+    lessons: tuple[str, ...] = (),
+) -> str:
     body = "\n".join(lines)
     extra = "\n".join(lessons)
-    return (f"---\ntype: memory\nupdated: {updated}\nsessions: {sessions}\nentry_count: 0\n---\n\n# Core Memory\n\n"
-            f"## Key Decisions\n{body}\n\n## Lessons Learned\n{extra}\n")
+    return (
+        f"---\ntype: memory\nupdated: {updated}\nsessions: {sessions}\nentry_count: 0\n---\n\n# Core Memory\n\n"
+        f"## Key Decisions\n{body}\n\n## Lessons Learned\n{extra}\n"
+    )
 
 
 def _ids(text: str) -> dict[str, kf.Entry]:
@@ -38,9 +45,19 @@ E1, E2, E3, E4, E5 = (f"20260301-0900-00000{i}" for i in range(1, 6))
 
 def test_entries_both_sides_appended_are_united_and_counted() -> None:
     base = _doc(_entry(E1, "one"))
-    ours = _doc(_entry(E1, "one"), _entry(E2, "two from ours"), updated="2026-03-01T10:00:00Z", sessions="[a]")
-    theirs = _doc(_entry(E1, "one"), _entry(E3, "three from theirs"), updated="2026-03-01T11:00:00Z", sessions="[b]",
-                  lessons=(_entry(E4, "a lesson from theirs"),))
+    ours = _doc(
+        _entry(E1, "one"),
+        _entry(E2, "two from ours"),
+        updated="2026-03-01T10:00:00Z",
+        sessions="[a]",
+    )
+    theirs = _doc(
+        _entry(E1, "one"),
+        _entry(E3, "three from theirs"),
+        updated="2026-03-01T11:00:00Z",
+        sessions="[b]",
+        lessons=(_entry(E4, "a lesson from theirs"),),
+    )
     merged = merge_texts(base, ours, theirs, MEMORY)
     assert merged.conflicts == 0
     assert list(_ids(merged.text)) == [E1, E2, E3, E4]
@@ -54,14 +71,19 @@ def test_entries_both_sides_appended_are_united_and_counted() -> None:
 def test_supersede_chains_are_kept_from_either_side() -> None:
     base = _doc(_entry(E1, "keep sqlite"))
     ours = _doc(_entry(E1, "keep sqlite", by=E2), _entry(E2, "markdown files"))
-    theirs = _doc(_entry(E1, "keep sqlite, for now"), _entry(E3, "an unrelated decision"))  # a hand edit of E1
+    theirs = _doc(
+        _entry(E1, "keep sqlite, for now"), _entry(E3, "an unrelated decision")
+    )  # a hand edit of E1
     merged = _ids(merge_texts(base, ours, theirs, MEMORY).text)
     assert merged[E1].superseded_by == E2 and merged[E1].text == "keep sqlite, for now"
     assert merged[E2].active and E3 in merged
     # superseded differently on both sides: struck, both successors named
     theirs2 = _doc(_entry(E1, "keep sqlite", by=E3), _entry(E3, "postgres"))
     both = _ids(merge_texts(base, ours, theirs2, MEMORY).text)
-    assert not both[E1].active and {t for t in both[E1].tags} == {f"superseded-by:{E2}", f"superseded-by:{E3}"}
+    assert not both[E1].active and {t for t in both[E1].tags} == {
+        f"superseded-by:{E2}",
+        f"superseded-by:{E3}",
+    }
     assert both[E2].active and both[E3].active
 
 
@@ -70,7 +92,9 @@ def test_a_removed_entry_stays_removed_unless_the_other_side_changed_it() -> Non
     pruned = _doc(_entry(E2, "kept"), _entry(E4, "new on the pruning side"))
     untouched = _doc(_entry(E1, "old"), _entry(E2, "kept"), _entry(E3, "new"))
     merged = _ids(merge_texts(base, pruned, untouched, MEMORY).text)
-    assert E1 not in merged and {E2, E3, E4} <= set(merged)  # the pruner's move wins over an untouched copy
+    assert E1 not in merged and {E2, E3, E4} <= set(
+        merged
+    )  # the pruner's move wins over an untouched copy
     superseded = _doc(_entry(E1, "old", by=E3), _entry(E2, "kept"), _entry(E3, "new"))
     merged = _ids(merge_texts(base, pruned, superseded, MEMORY).text)
     assert E1 in merged and merged[E1].superseded_by == E3  # changed on one side: kept, not lost
@@ -82,11 +106,23 @@ def test_prose_and_field_conflicts_are_marked_never_resolved_silently() -> None:
     theirs = _doc(_entry(E1, "one"), "- a hand-written bullet, their words")
     merged = merge_texts(base, ours, theirs, MEMORY)
     assert merged.conflicts == 1
-    assert "<<<<<<< ours\n- a hand-written bullet, our words\n=======\n- a hand-written bullet, their words\n>>>>>>> theirs" \
+    assert (
+        "<<<<<<< ours\n- a hand-written bullet, our words\n=======\n- a hand-written bullet, their words\n>>>>>>> theirs"
         in merged.text
-    edited = merge_texts(_doc(_entry(E1, "one")), _doc(_entry(E1, "one, said ours")), _doc(_entry(E1, "one, said theirs")), MEMORY)
+    )
+    edited = merge_texts(
+        _doc(_entry(E1, "one")),
+        _doc(_entry(E1, "one, said ours")),
+        _doc(_entry(E1, "one, said theirs")),
+        MEMORY,
+    )
     assert edited.conflicts == 1 and "said ours" in edited.text and "said theirs" in edited.text
-    typed = merge_texts("---\ntype: a\n---\nx\n", "---\ntype: b\n---\nx\n", "---\ntype: c\n---\nx\n", "knowledge/reference/r.md")
+    typed = merge_texts(
+        "---\ntype: a\n---\nx\n",
+        "---\ntype: b\n---\nx\n",
+        "---\ntype: c\n---\nx\n",
+        "knowledge/reference/r.md",
+    )
     assert typed.conflicts == 1 and "type: b\n=======\ntype: c" in typed.text
 
 
@@ -95,7 +131,9 @@ entry_ids = st.lists(st.integers(min_value=10, max_value=99), min_size=0, max_si
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shared=entry_ids, mine=entry_ids, others=entry_ids)
-def test_no_entry_written_on_either_side_is_lost(shared: list[int], mine: list[int], others: list[int]) -> None:
+def test_no_entry_written_on_either_side_is_lost(
+    shared: list[int], mine: list[int], others: list[int]
+) -> None:
     def eid(n: int, side: str) -> str:
         return f"20260301-09{n:02d}-{side}{n:04x}"[:20]
 
@@ -104,12 +142,18 @@ def test_no_entry_written_on_either_side_is_lost(shared: list[int], mine: list[i
     theirs = base_lines + [_entry(eid(n, "bb"), f"theirs {n}") for n in others]
     merged = merge_texts(_doc(*base_lines), _doc(*ours), _doc(*theirs), MEMORY)
     assert merged.conflicts == 0
-    want = {eid(n, "00") for n in shared} | {eid(n, "aa") for n in mine} | {eid(n, "bb") for n in others}
+    want = (
+        {eid(n, "00") for n in shared}
+        | {eid(n, "aa") for n in mine}
+        | {eid(n, "bb") for n in others}
+    )
     assert set(_ids(merged.text)) == want
     assert kf.render(kf.parse(merged.text)) == merged.text
 
 
-def test_the_driver_command_writes_the_merge_and_falls_back_on_bytes_it_cannot_read(tmp_path: Path) -> None:
+def test_the_driver_command_writes_the_merge_and_falls_back_on_bytes_it_cannot_read(
+    tmp_path: Path,
+) -> None:
     base, ours, theirs = (tmp_path / n for n in ("base", "ours", "theirs"))
     base.write_text(_doc(_entry(E1, "one")))
     ours.write_text(_doc(_entry(E1, "one"), _entry(E2, "two")))
@@ -128,16 +172,25 @@ def test_git_runs_the_driver_in_a_real_merge(memory_repo, git) -> None:
     memory = memory_repo.root / MEMORY
     start = memory.read_text()
     git(memory_repo, "checkout", "-q", "-b", "other")
-    memory.write_text(start.replace("## Lessons Learned\n", f"## Lessons Learned\n{_entry(E3, 'from other')}\n"))
+    memory.write_text(
+        start.replace("## Lessons Learned\n", f"## Lessons Learned\n{_entry(E3, 'from other')}\n")
+    )
     git(memory_repo, "commit", "-qam", "memory: other")
     git(memory_repo, "checkout", "-q", "main")
-    memory.write_text(start.replace("## Lessons Learned\n", f"## Lessons Learned\n{_entry(E2, 'from main')}\n"))
+    memory.write_text(
+        start.replace("## Lessons Learned\n", f"## Lessons Learned\n{_entry(E2, 'from main')}\n")
+    )
     git(memory_repo, "commit", "-qam", "memory: main")
     done = git(memory_repo, "merge", "--no-edit", "other", check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert {E2, E3} <= set(_ids(memory.read_text()))
     # the driver's start-up: what git pays per file both sides changed
-    started = subprocess.run([sys.executable, "-X", "importtime", "-m", "autopoiesis.git.merge_driver"],
-                             capture_output=True, text=True)
+    started = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "autopoiesis.git.merge_driver"],
+        capture_output=True,
+        text=True,
+    )
     assert started.returncode == 2 and "usage" in started.stderr
-    assert "numpy" not in started.stderr and " git\n" not in started.stderr  # no numpy, no GitPython
+    assert (
+        "numpy" not in started.stderr and " git\n" not in started.stderr
+    )  # no numpy, no GitPython

@@ -17,13 +17,25 @@ def test_commit_pending_generates_type_summary_and_session(memory_repo: MemoryRe
     g = MemoryGit(memory_repo)
     assert g.commit_pending().sha is None  # nothing to commit
     mem = memory_repo.memory_file
-    mem.write_text(mem.read_text().replace("## Lessons Learned\n", "## Lessons Learned\n- 2026-02-16: keep raw transcripts (raw/conversations/2026/02/16/1845-s-x.md)\n- 2026-02-16: test with real data\n"))
+    mem.write_text(
+        mem.read_text().replace(
+            "## Lessons Learned\n",
+            "## Lessons Learned\n- 2026-02-16: keep raw transcripts (raw/conversations/2026/02/16/1845-s-x.md)\n- 2026-02-16: test with real data\n",
+        )
+    )
     journal = memory_repo.root / "knowledge/journal/2026-02-16.md"
-    journal.write_text("---\ntype: journal\ndate: 2026-02-16\n---\n\n## 2026-02-16\n- decided on files\n")
+    journal.write_text(
+        "---\ntype: journal\ndate: 2026-02-16\n---\n\n## 2026-02-16\n- decided on files\n"
+    )
     result = g.commit_pending()
     subject, _, rest = result.message.partition("\n")
-    assert subject == "memory: keep raw transcripts; test with real data; decided on files"  # what was learned
-    assert "Learned:\n- keep raw transcripts (MEMORY.md)\n- test with real data (MEMORY.md)\n- decided on files (journal 2026-02-16)\n" in rest
+    assert (
+        subject == "memory: keep raw transcripts; test with real data; decided on files"
+    )  # what was learned
+    assert (
+        "Learned:\n- keep raw transcripts (MEMORY.md)\n- test with real data (MEMORY.md)\n- decided on files (journal 2026-02-16)\n"
+        in rest
+    )
     assert "knowledge/memory/MEMORY.md: +2 -0" in rest
     assert "Session: raw/conversations/2026/02/16/1845-s-x.md" in rest
     assert git(memory_repo.root, "log", "-1", "--format=%s").stdout.strip() == subject
@@ -31,7 +43,10 @@ def test_commit_pending_generates_type_summary_and_session(memory_repo: MemoryRe
 
 def test_commit_types() -> None:
     assert infer_commit_type(["knowledge/identity/SOUL.md"], "main") == "identity"
-    assert infer_commit_type(["knowledge/journal/a.md", "archive/journal/a.md"], "main", ["R"]) == "maintenance"
+    assert (
+        infer_commit_type(["knowledge/journal/a.md", "archive/journal/a.md"], "main", ["R"])
+        == "maintenance"
+    )
     assert infer_commit_type(["knowledge/memory/MEMORY.md"], "extract/v2") == "extract"
     assert infer_commit_type(["knowledge/memory/MEMORY.md"], "explore/what-if") == "explore"
     assert infer_commit_type(["knowledge/people/x.md"], "main") == "memory"
@@ -49,13 +64,18 @@ def test_tags_only_with_changes_and_never_moved(memory_repo: MemoryRepo, git) ->
     created, msg = g.tag_daily(today)
     assert created
     assert g.tag_exists(f"memory/daily/{today.isoformat()}")
-    first = git(memory_repo.root, "rev-parse", f"memory/daily/{today.isoformat()}^{{commit}}").stdout
+    first = git(
+        memory_repo.root, "rev-parse", f"memory/daily/{today.isoformat()}^{{commit}}"
+    ).stdout
     (memory_repo.root / "knowledge/reference/n.md").write_text("# n\n")
     g.commit_pending()
     created, msg = g.tag_daily(today)
     assert not created
     assert "never moved" in msg
-    assert git(memory_repo.root, "rev-parse", f"memory/daily/{today.isoformat()}^{{commit}}").stdout == first
+    assert (
+        git(memory_repo.root, "rev-parse", f"memory/daily/{today.isoformat()}^{{commit}}").stdout
+        == first
+    )
     created, msg = g.tag_daily(today - timedelta(days=400))
     assert not created
     assert "no changes" in msg
@@ -92,11 +112,15 @@ def test_recall_blame_learned_show_at(memory_repo: MemoryRepo, git) -> None:
     assert [c.sha for c in hits] == [first]
     assert hits[0].files == ("knowledge/reference/storage.md",)
     assert "Files are the source of truth" in g.blame("knowledge/reference/storage.md")
-    assert ("knowledge/reference/storage.md", "- SQLite is only a cache") in g.learned_lines("1 hour ago")
+    assert ("knowledge/reference/storage.md", "- SQLite is only a cache") in g.learned_lines(
+        "1 hour ago"
+    )
     sha, old = g.show_at("daily/2026-02-16", "knowledge/reference/storage.md")
     assert sha == first
     assert "SQLite" not in old
-    sha, now = g.show_at((date.today() + timedelta(days=1)).isoformat(), "knowledge/reference/storage.md")
+    sha, now = g.show_at(
+        (date.today() + timedelta(days=1)).isoformat(), "knowledge/reference/storage.md"
+    )
     assert "SQLite" in now
     with pytest.raises(GitError):
         g.show_at("1990-01-01", "knowledge/reference/storage.md")
@@ -135,23 +159,31 @@ def test_commit_waits_out_a_foreign_index_lock(memory_repo: MemoryRepo) -> None:
     assert MemoryGit(memory_repo).commit_paths(["knowledge/reference/z.md"], "memory: z\n").sha
 
 
-def test_commit_summary_comes_from_the_commit_message_stage(memory_repo: MemoryRepo, openai_server, git) -> None:
+def test_commit_summary_comes_from_the_commit_message_stage(
+    memory_repo: MemoryRepo, openai_server, git
+) -> None:
     from autopoiesis.memory.commit import commit_knowledge
     from autopoiesis.testing.openai_server import write_llm_config
 
     config = memory_repo.root / "memory-config.yaml"
     write_llm_config(memory_repo.root, openai_server.base_url, models={"commit_message": "small"})
     git(memory_repo.root, "commit", "-qm", "maintenance: llm config", "--", str(config))
-    openai_server.enqueue({"content": "memory: remember that raw transcripts are kept forever\nmore"})
+    openai_server.enqueue(
+        {"content": "memory: remember that raw transcripts are kept forever\nmore"}
+    )
     mem = memory_repo.memory_file
     mem.write_text(mem.read_text() + "- 2026-02-16: keep raw transcripts\n")
     result = commit_knowledge(MemoryRepo(memory_repo.root))
-    assert result.message.splitlines()[0] == "memory: remember that raw transcripts are kept forever"
+    assert (
+        result.message.splitlines()[0] == "memory: remember that raw transcripts are kept forever"
+    )
     (body,) = openai_server.chat_bodies()
     assert body["model"] == "small"
 
 
-def test_commit_summary_falls_back_when_the_model_is_down(memory_repo: MemoryRepo, openai_server, git) -> None:
+def test_commit_summary_falls_back_when_the_model_is_down(
+    memory_repo: MemoryRepo, openai_server, git
+) -> None:
     from autopoiesis.memory.commit import commit_knowledge
     from autopoiesis.testing.openai_server import write_llm_config
 
@@ -178,14 +210,19 @@ def test_show_at_refuses_what_is_neither_a_ref_nor_a_date(memory_repo: MemoryRep
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("reply", [
-    "I'm sorry, as an AI language model I cannot summarize diffs.",
-    "+- 2026-02-16: keep raw transcripts",
-    "@@ -1,3 +1,4 @@",
-    "```",
-    "ok",
-])
-def test_a_reply_that_is_no_summary_falls_back_to_the_deterministic_subject(memory_repo: MemoryRepo, openai_server, reply: str, git) -> None:
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I'm sorry, as an AI language model I cannot summarize diffs.",
+        "+- 2026-02-16: keep raw transcripts",
+        "@@ -1,3 +1,4 @@",
+        "```",
+        "ok",
+    ],
+)
+def test_a_reply_that_is_no_summary_falls_back_to_the_deterministic_subject(
+    memory_repo: MemoryRepo, openai_server, reply: str, git
+) -> None:
     from autopoiesis.memory.commit import commit_knowledge
     from autopoiesis.testing.openai_server import write_llm_config
 

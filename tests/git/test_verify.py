@@ -23,12 +23,19 @@ NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 
 
 def capture(repo: MemoryRepo, sid: str, day: int, text: str) -> str:
-    lines = [json.dumps(e).encode() for e in (
-        {"event": "session_start", "session_id": sid, "started": f"2026-02-{day:02d}T18:45:00Z"},
-        {"event": "message", "role": "user", "content": text},
-        {"event": "message", "role": "agent", "content": f"noted: {text}"},
-        {"event": "session_end"},
-    )]
+    lines = [
+        json.dumps(e).encode()
+        for e in (
+            {
+                "event": "session_start",
+                "session_id": sid,
+                "started": f"2026-02-{day:02d}T18:45:00Z",
+            },
+            {"event": "message", "role": "user", "content": text},
+            {"event": "message", "role": "agent", "content": f"noted: {text}"},
+            {"event": "session_end"},
+        )
+    ]
     report = process_stream(repo, lines)
     return report.closed[0].path
 
@@ -52,7 +59,9 @@ class Attack:
     def __init__(self, repo: MemoryRepo, git, hooks: bool):
         self.repo, self._git, self.hooks = repo, git, hooks
 
-    def __call__(self, *args: str, check: bool = True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def __call__(
+        self, *args: str, check: bool = True, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         pre = () if self.hooks else NO_HOOKS
         return self._git(self.repo.root, *pre, *args, check=check, env=env)
 
@@ -77,7 +86,13 @@ def forged_remote(repo: MemoryRepo, git, tmp_path: Path, path: str, *, commits: 
     return forging
 
 
-def assert_refused(proc: subprocess.CompletedProcess[str], attack: Attack, before: str, path: str, commit: str | None) -> None:
+def assert_refused(
+    proc: subprocess.CompletedProcess[str],
+    attack: Attack,
+    before: str,
+    path: str,
+    commit: str | None,
+) -> None:
     assert proc.returncode != 0
     assert "ref updates aborted by hook" in proc.stderr or "refused" in proc.stderr
     assert path in proc.stderr
@@ -167,7 +182,9 @@ def test_rebase_onto_a_forged_branch(mem, git, tmp_path, hooks, cli: Cli) -> Non
 
 @pytest.mark.slow
 @pytest.mark.parametrize("hooks", [True, False], ids=["hook", "verify"])
-def test_interactive_rebase_editing_the_commit_that_added_a_transcript(mem, git, hooks, cli: Cli) -> None:
+def test_interactive_rebase_editing_the_commit_that_added_a_transcript(
+    mem, git, hooks, cli: Cli
+) -> None:
     repo, paths = mem
     a = Attack(repo, git, hooks)
     before = a.head()
@@ -176,7 +193,9 @@ def test_interactive_rebase_editing_the_commit_that_added_a_transcript(mem, git,
     f = repo.root / paths[0]
     f.write_text(f.read_text().replace("we decided plan 0", "we decided plan Z"))
     a("add", paths[0])
-    a(*NO_HOOKS, "commit", "-q", "--amend", "--no-edit")  # pre-commit sees a new file here; refused later anyway
+    a(
+        *NO_HOOKS, "commit", "-q", "--amend", "--no-edit"
+    )  # pre-commit sees a new file here; refused later anyway
     proc = a("rebase", "--continue", check=False)
     if hooks:
         assert_refused(proc, a, before, paths[0], None)
@@ -184,7 +203,9 @@ def test_interactive_rebase_editing_the_commit_that_added_a_transcript(mem, git,
         assert a.head() == before
     else:
         assert proc.returncode == 0
-        adder = git(repo.root, "log", "--format=%H", "--diff-filter=A", "-1", "--", paths[0]).stdout.strip()
+        adder = git(
+            repo.root, "log", "--format=%H", "--diff-filter=A", "-1", "--", paths[0]
+        ).stdout.strip()
         assert_reported(cli, repo, paths[0], adder)
 
 
@@ -238,7 +259,9 @@ def test_orphan_branch_renamed_to_main(mem, git, hooks, cli: Cli) -> None:
     proc = a("commit", "-qm", "fresh start", check=False)
     if hooks:  # the orphan commit already re-adds a recorded transcript with other content
         assert proc.returncode != 0 and paths[2] in proc.stderr
-        a("commit", "-qm", "fresh start", "--allow-empty", "--", ":(exclude)raw")  # an orphan without it passes
+        a(
+            "commit", "-qm", "fresh start", "--allow-empty", "--", ":(exclude)raw"
+        )  # an orphan without it passes
         proc = a("branch", "-M", "main", check=False)
         assert proc.returncode != 0
         assert paths[0] in proc.stderr and "refs/heads/main" in proc.stderr
@@ -280,14 +303,18 @@ def test_git_replace_of_a_transcript_blob(mem, git, hooks, cli: Cli) -> None:
     repo, paths = mem
     a = Attack(repo, git, hooks)
     blob = git(repo.root, "rev-parse", f"HEAD:{paths[0]}").stdout.strip()
-    forged = git(repo.root, "hash-object", "-w", "--stdin", input="---\nsession_id: ses_0\n---\nforged\n").stdout.strip()
+    forged = git(
+        repo.root, "hash-object", "-w", "--stdin", input="---\nsession_id: ses_0\n---\nforged\n"
+    ).stdout.strip()
     proc = a("replace", blob, forged, check=False)
     if hooks:
         assert proc.returncode != 0 and paths[0] in proc.stderr
         assert git(repo.root, "for-each-ref", "refs/replace/").stdout == ""
     else:
         assert proc.returncode == 0
-        assert git(repo.root, "show", f"HEAD:{paths[0]}").stdout.endswith("forged\n")  # git now lies
+        assert git(repo.root, "show", f"HEAD:{paths[0]}").stdout.endswith(
+            "forged\n"
+        )  # git now lies
         out = assert_reported(cli, repo, paths[0], blob)
         assert f"git replace -d {blob}" in out
 
@@ -313,7 +340,9 @@ def test_clean_history_is_ok_and_incremental(mem, cli: Cli) -> None:
     assert cli("verify", repo=repo).stdout.strip() == "ok: 4 transcripts, 1 commits checked"
     full = cli("verify", "--full", "--json", repo=repo)
     data = json.loads(full.stdout)
-    assert data["ok"] and data["full"] and data["commits_checked"] == 5  # the init commit and four sessions
+    assert (
+        data["ok"] and data["full"] and data["commits_checked"] == 5
+    )  # the init commit and four sessions
 
 
 @pytest.mark.slow
@@ -346,7 +375,11 @@ def test_verify_without_commits_and_unknown_ref(tmp_path, git, cli: Cli) -> None
 
     repo = MemoryRepo(init_memory_repo(tmp_path / "m", build_index=False).root)
     proc = cli("verify", "--ref", "nope", repo=repo)
-    assert proc.returncode != 0 and "no branch 'nope'" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode != 0
+        and "no branch 'nope'" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )
 
 
 @pytest.mark.slow
@@ -362,7 +395,9 @@ def test_doctor_reports_a_forged_history(mem, git, tmp_path, cli: Cli) -> None:
     proc = cli("doctor", "--json", repo=repo)
     data = json.loads(proc.stdout)
     assert data["history"]["ok"] is False
-    assert any(f["path"] == paths[0] and f["commit"] == forging for f in data["history"]["findings"])
+    assert any(
+        f["path"] == paths[0] and f["commit"] == forging for f in data["history"]["findings"]
+    )
     assert any(p.startswith("history:") for p in data["problems"])
     text = cli("doctor", repo=repo).stdout
     assert "fails verify" in text and "FAILED" in text
@@ -401,7 +436,11 @@ def test_post_rewrite_runs_verify_after_a_rebase(mem, git, tmp_path) -> None:
     forging = forged_remote(repo, git, tmp_path, paths[1])
     capture(repo, "ses_new", 20, "a later session")
     proc = git(repo.root, "rebase", "other/main")
-    assert "after this rewrite" in proc.stderr and paths[1] in proc.stderr and forging[:12] in proc.stderr
+    assert (
+        "after this rewrite" in proc.stderr
+        and paths[1] in proc.stderr
+        and forging[:12] in proc.stderr
+    )
 
 
 @pytest.mark.slow

@@ -22,10 +22,25 @@ from autopoiesis.index.store import racy
 from autopoiesis.index.text import query_terms
 
 COMMON = "deploy rollback database migration schema index query latency cache review merge branch".split()
-RARE = [f"{a}{b}" for a in ("zor", "quil", "brant", "vesk", "mird") for b in ("ax", "umble", "ette", "ion")]
-QUERIES = ["deploy rollback", "database migration zoraxe", "schema index query", "quilumble cache", "latency",
-           "brantette review merge", "the deploy of the database", "veskion veskion branch", "deploying databases",
-           "mirdax rollback schema latency cache", "merging reviewed branches", "zorumble"]
+RARE = [
+    f"{a}{b}"
+    for a in ("zor", "quil", "brant", "vesk", "mird")
+    for b in ("ax", "umble", "ette", "ion")
+]
+QUERIES = [
+    "deploy rollback",
+    "database migration zoraxe",
+    "schema index query",
+    "quilumble cache",
+    "latency",
+    "brantette review merge",
+    "the deploy of the database",
+    "veskion veskion branch",
+    "deploying databases",
+    "mirdax rollback schema latency cache",
+    "merging reviewed branches",
+    "zorumble",
+]
 
 
 def write(repo: MemoryRepo, rel: str, text: str) -> Path:
@@ -40,7 +55,10 @@ def note(rng: random.Random, i: int) -> str:
     for section in range(rng.randint(1, 3)):
         lines += [f"## Part {section}", ""]
         for _ in range(rng.randint(1, 4)):
-            words = [rng.choice(COMMON) if rng.random() < 0.7 else rng.choice(RARE) for _ in range(rng.randint(3, 14))]
+            words = [
+                rng.choice(COMMON) if rng.random() < 0.7 else rng.choice(RARE)
+                for _ in range(rng.randint(3, 14))
+            ]
             lines.append("- " + " ".join(words))
     return "\n".join(lines) + "\n"
 
@@ -75,7 +93,10 @@ def by_content(index: SearchIndex) -> dict[str, set[tuple]]:
     """Each listed token's chunks as a search reads them (the build's lists without the
     removed chunks, with the added ones), named by place rather than by id."""
     conn = index.store.conn
-    place = {cid: (p, s, e) for cid, p, s, e in conn.execute("SELECT id, path, start_line, end_line FROM chunks")}
+    place = {
+        cid: (p, s, e)
+        for cid, p, s, e in conn.execute("SELECT id, path, start_line, end_line FROM chunks")
+    }
     out = {}
     for (token,) in conn.execute("SELECT term FROM term_postings"):
         ids, freqs, lengths = index.query.bm25.postings_of(token)
@@ -98,7 +119,10 @@ def test_postings_rank_as_fts5_through_every_write(corpus: MemoryRepo, git, tmp_
             for i in rng.sample(range(80), 6):  # edited: their chunks leave and come back
                 p = corpus.root / f"knowledge/reference/n{i:02d}.md"
                 if p.exists():
-                    p.write_text(p.read_text() + f"- deploy {RARE[round_]} migration again\n", encoding="utf-8")
+                    p.write_text(
+                        p.read_text() + f"- deploy {RARE[round_]} migration again\n",
+                        encoding="utf-8",
+                    )
             for i in rng.sample(range(80), 2):  # deleted
                 (corpus.root / f"knowledge/reference/n{i:02d}.md").unlink(missing_ok=True)
             for i in range(3):  # new
@@ -108,7 +132,10 @@ def test_postings_rank_as_fts5_through_every_write(corpus: MemoryRepo, git, tmp_
                 git(corpus, "add", "-A")
                 git(corpus, "-c", "core.hooksPath=/dev/null", "commit", "-qm", "some of it")
             assert index.catch_up().indexed > 0
-            assert index.store.conn.execute("SELECT count(*) FROM term_postings_added").fetchone()[0] > 0
+            assert (
+                index.store.conn.execute("SELECT count(*) FROM term_postings_added").fetchone()[0]
+                > 0
+            )
             assert_roads_agree(index)
             # the lists a search reads are those a build from scratch makes
             with SearchIndex(corpus, db_path=tmp_path / f"fresh{round_}.db") as fresh:
@@ -123,7 +150,9 @@ def test_postings_rank_as_fts5_through_every_write(corpus: MemoryRepo, git, tmp_
         with index.store.write_lock(), index.store.transaction():
             assert index.store.tokenizer is not None
             postings.build(index.store.conn, index.store.tokenizer)
-        assert index.store.conn.execute("SELECT count(*) FROM term_postings_added").fetchone()[0] == 0
+        assert (
+            index.store.conn.execute("SELECT count(*) FROM term_postings_added").fetchone()[0] == 0
+        )
         assert_roads_agree(index)
 
 
@@ -131,15 +160,22 @@ def test_a_category_or_rare_terms_keep_to_fts5(corpus: MemoryRepo) -> None:
     with SearchIndex(corpus) as index:
         index.rebuild_full()
         index.search("warm up")
-        assert index.query.bm25.rank(query_terms("database migration"), 10, "reference").road == "fts5"
+        assert (
+            index.query.bm25.rank(query_terms("database migration"), 10, "reference").road == "fts5"
+        )
         assert index.query.bm25.rank(query_terms("pangolin aardvark"), 10).road == "fts5"
 
 
 def test_batch_vectors_are_the_single_text_vectors() -> None:
     rng = random.Random(5)
     texts = [note(rng, i) for i in range(300)] + [
-        "", "the and of", "Painting paintings painted, a painter's PAINT", "naïve café — Ünïcödé ✓ 東京 x",
-        "deploy " * 400, "a\x00b\ud800c", "x",
+        "",
+        "the and of",
+        "Painting paintings painted, a painter's PAINT",
+        "naïve café — Ünïcödé ✓ 東京 x",
+        "deploy " * 400,
+        "a\x00b\ud800c",
+        "x",
     ]
     embedder = HashingEmbedder()
     single = [embedder.embed_query(t) for t in texts]
@@ -152,15 +188,33 @@ def test_mode_bm25_ranks_by_bm25_alone(corpus: MemoryRepo) -> None:
     with SearchIndex(corpus) as index:
         index.rebuild_full()
         hits = index.search("database migration zoraxe", limit=8, mode="bm25", explain=True)
-        assert hits and all(h.explain["merge"] == "bm25" and h.explain["vector_similarity"] is None for h in hits)
+        assert hits and all(
+            h.explain["merge"] == "bm25" and h.explain["vector_similarity"] is None for h in hits
+        )
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
-        assert all(h.score == h.explain["chunk_score"] and abs(h.score - h.explain["bm25"]) < 1e-4 for h in hits)  # the BM25 score
+        assert all(
+            h.score == h.explain["chunk_score"] and abs(h.score - h.explain["bm25"]) < 1e-4
+            for h in hits
+        )  # the BM25 score
         with pytest.raises(ValueError, match="hybrid, bm25"):
             index.search("database", mode="vectors")
     runner = CliRunner()
     from autopoiesis.cli import app
 
-    r = runner.invoke(app, ["-C", str(corpus.root), "search", "database migration", "--mode", "bm25", "--json", "--limit", "3"])
+    r = runner.invoke(
+        app,
+        [
+            "-C",
+            str(corpus.root),
+            "search",
+            "database migration",
+            "--mode",
+            "bm25",
+            "--json",
+            "--limit",
+            "3",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert len(json.loads(r.stdout)) == 3
     r = runner.invoke(app, ["-C", str(corpus.root), "search", "database", "--mode", "vectors"])
@@ -193,16 +247,22 @@ def start_of_a_second() -> None:
 
 
 @pytest.mark.slow
-def test_a_committed_file_edited_in_its_second_keeps_its_size_and_is_found(memory_repo: MemoryRepo, commit_all) -> None:
+def test_a_committed_file_edited_in_its_second_keeps_its_size_and_is_found(
+    memory_repo: MemoryRepo, commit_all
+) -> None:
     """Committed, indexed and rewritten (same size) within one second: git's own racy-file
     rule sees it, and so does the next search, in a new process and in a long-lived one.
 
     A busy machine may not commit and search within one second: the case is then set up
     again (a new file, the next second), never counted a failure."""
     for attempt in range(5):
-        if committed_file_edited_in_its_second(memory_repo, commit_all, f"knowledge/reference/fox{attempt}.md"):
+        if committed_file_edited_in_its_second(
+            memory_repo, commit_all, f"knowledge/reference/fox{attempt}.md"
+        ):
             return
-    pytest.skip("five tries, and never a commit and a search within one second: the machine is too busy")
+    pytest.skip(
+        "five tries, and never a commit and a search within one second: the machine is too busy"
+    )
 
 
 def committed_file_edited_in_its_second(repo: MemoryRepo, commit_all, rel: str) -> bool:
@@ -226,7 +286,9 @@ def committed_file_edited_in_its_second(repo: MemoryRepo, commit_all, rel: str) 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("restore_mtime", [False, True])
-def test_an_uncommitted_file_edited_with_its_size_and_mtime_is_found(memory_repo: MemoryRepo, restore_mtime: bool) -> None:
+def test_an_uncommitted_file_edited_with_its_size_and_mtime_is_found(
+    memory_repo: MemoryRepo, restore_mtime: bool
+) -> None:
     """An uncommitted file, indexed, then rewritten with the same size in the same second
     (its mtime even set back to the old value): its ctime tells, which no program sets
     back. A new process's first search and a long-lived process both see it."""
@@ -237,7 +299,9 @@ def test_an_uncommitted_file_edited_with_its_size_and_mtime_is_found(memory_repo
             p.write_text(f"# Fox\n\n- The {word} brown fox\n", encoding="utf-8")
             assert paths_for(long_lived, word) == {"knowledge/reference/fox.md"}
             assert paths_for(long_lived, word)  # a second search: the watcher is armed
-            assert same_second_rewrite(p, f"# Fox\n\n- The {new} brown fox\n", restore_mtime=restore_mtime)
+            assert same_second_rewrite(
+                p, f"# Fox\n\n- The {new} brown fox\n", restore_mtime=restore_mtime
+            )
             with SearchIndex(memory_repo) as cold:
                 assert paths_for(cold, new) == {"knowledge/reference/fox.md"}
                 assert not paths_for(cold, word)
@@ -260,12 +324,16 @@ def test_a_file_indexed_as_it_was_written_is_checked_by_content(memory_repo: Mem
         assert index.is_fresh()
         assert index.catch_up().indexed == 0
         assert index.store.generation == generation  # verified by content, nothing written
-        (memory_repo.root / "knowledge/reference/new.md").write_text("# New\n\n- The penguin note\n", encoding="utf-8")
+        (memory_repo.root / "knowledge/reference/new.md").write_text(
+            "# New\n\n- The penguin note\n", encoding="utf-8"
+        )
         assert not index.is_fresh()
         assert paths_for(index, "penguin") == {"knowledge/reference/new.md"}
 
 
-def test_search_without_sqlite_vec_ranks_the_same(corpus: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_search_without_sqlite_vec_ranks_the_same(
+    corpus: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Where sqlite-vec cannot load, vectors are plain rows compared in Python: the same
     results (the rows hold the vector, the category beside it)."""
     with SearchIndex(corpus) as index:
@@ -275,7 +343,9 @@ def test_search_without_sqlite_vec_ranks_the_same(corpus: MemoryRepo, tmp_path: 
     with SearchIndex(corpus, db_path=tmp_path / "novec.db") as plain:
         assert not plain.store.vec_loaded
         plain.rebuild_full()
-        row = plain.store.conn.execute("SELECT typeof(v.embedding), v.category, c.category FROM chunks_vecplain v"
-                                       " JOIN chunks c ON c.id = v.id WHERE c.path LIKE 'knowledge/reference/%'").fetchone()
+        row = plain.store.conn.execute(
+            "SELECT typeof(v.embedding), v.category, c.category FROM chunks_vecplain v"
+            " JOIN chunks c ON c.id = v.id WHERE c.path LIKE 'knowledge/reference/%'"
+        ).fetchone()
         assert row == ("blob", "reference", "reference")
         assert {q: [(r.path, r.start_line) for r in plain.search(q, 5)] for q in QUERIES} == want

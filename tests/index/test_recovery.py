@@ -17,8 +17,10 @@ from autopoiesis.index import db as dbmod
 from autopoiesis.memory.initialize import init_memory_repo
 from tests.conftest import Cli
 
-NOTE = "# Deploys {i}\n\n## Pipeline\nDeploys go through the blue-green pipeline number {i} with a smoke test first.\n\n" + \
-    "## Storage\nThe {i}th service keeps its queue in a durable log, compacted nightly.\n"
+NOTE = (
+    "# Deploys {i}\n\n## Pipeline\nDeploys go through the blue-green pipeline number {i} with a smoke test first.\n\n"
+    + "## Storage\nThe {i}th service keeps its queue in a durable log, compacted nightly.\n"
+)
 
 
 def _fill(repo: MemoryRepo, n: int = 120) -> None:
@@ -48,7 +50,9 @@ def built(memory_repo: MemoryRepo) -> MemoryRepo:
     return memory_repo
 
 
-def test_page_corruption_is_found_by_doctor_and_rebuild_recreates_the_file(built: MemoryRepo, cli: Cli) -> None:
+def test_page_corruption_is_found_by_doctor_and_rebuild_recreates_the_file(
+    built: MemoryRepo, cli: Cli
+) -> None:
     _corrupt_middle(built.index_path)
     assert dbmod.quick_check(built.index_path)[0] is False
 
@@ -83,8 +87,13 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
     """An 8 MB tmpfs (root only): room for the index of the notes below and the WAL of its rebuild, little more."""
     mnt = tmp_path / "disk"
     mnt.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)],
-                                           capture_output=True).returncode != 0:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)], capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("needs root to mount a small tmpfs")
     try:
         yield mnt
@@ -134,13 +143,17 @@ def test_a_read_only_index_falls_back_to_git_grep(small_disk: Path, cli: Cli) ->
     repo = MemoryRepo(init_memory_repo(small_disk / "memory", build_index=False).root)
     _fill(repo, 20)
     _build(repo)
-    (repo.root / "knowledge/reference/late.md").write_text("# Late\nA late note about the blue-green pipeline.\n")
+    (repo.root / "knowledge/reference/late.md").write_text(
+        "# Late\nA late note about the blue-green pipeline.\n"
+    )
     subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
     try:
         outcome = search_outcome("blue-green pipeline number 4", repo=repo)
         assert outcome.source in ("git grep", "ripgrep")
         assert outcome.results and outcome.notices
-        assert any("read-only" in n or "cannot be written" in n for n in outcome.notices), outcome.notices
+        assert any("read-only" in n or "cannot be written" in n for n in outcome.notices), (
+            outcome.notices
+        )
         searched = cli("search", "blue-green pipeline", repo=repo)
         assert searched.returncode == 0 and "Traceback" not in searched.stderr
         assert repo.index_path.exists() and not dbmod.corrupt_copies(repo.index_path)

@@ -29,11 +29,25 @@ from autopoiesis.index.embedders import HashingEmbedder, OpenAIEmbedder
 from autopoiesis.index.text import fts_match, query_terms
 from autopoiesis.testing.samples import closed_transcript
 
-TRANSCRIPT = closed_transcript("ses_test01", "Database Choice", (
-    ("2026-03-01T23:58:00Z", "user", "Alice", "Should we keep the embeddings in PostgreSQL or in SQLite?"),
-    ("2026-03-01T23:59:00Z", "agent", None, "SQLite with the sqlite-vec extension: one file, no server.\nIt rebuilds from the Markdown files."),
-    ("2026-03-02T00:03:00Z", "user", "Alice", "Great, the gardening calendar is next."),
-))
+TRANSCRIPT = closed_transcript(
+    "ses_test01",
+    "Database Choice",
+    (
+        (
+            "2026-03-01T23:58:00Z",
+            "user",
+            "Alice",
+            "Should we keep the embeddings in PostgreSQL or in SQLite?",
+        ),
+        (
+            "2026-03-01T23:59:00Z",
+            "agent",
+            None,
+            "SQLite with the sqlite-vec extension: one file, no server.\nIt rebuilds from the Markdown files.",
+        ),
+        ("2026-03-02T00:03:00Z", "user", "Alice", "Great, the gardening calendar is next."),
+    ),
+)
 
 KNOWLEDGE = """---
 tags: [infra]
@@ -60,7 +74,9 @@ def write(repo: MemoryRepo, rel: str, text: str | bytes) -> Path:
 
 @pytest.fixture
 def filled(memory_repo: MemoryRepo, commit_all) -> MemoryRepo:
-    write(memory_repo, "raw/conversations/2026/03/01/2358-ses_test01-database-choice.md", TRANSCRIPT)
+    write(
+        memory_repo, "raw/conversations/2026/03/01/2358-ses_test01-database-choice.md", TRANSCRIPT
+    )
     write(memory_repo, "knowledge/projects/infra/context.md", KNOWLEDGE)
     commit_all(memory_repo, "test content")
     return memory_repo
@@ -92,7 +108,9 @@ def test_lexical_embedder_vectors_are_rows_compared_by_sqlite_vec(filled: Memory
         q = index.embedder.embed_query("sqlite vec extension")
         knn = index.query.knn(q, 3, None)
         assert len(knn) == 3 and knn[0][1] <= knn[-1][1]
-        direct = dict(conn.execute("SELECT id, vec_distance_cosine(embedding, ?) FROM chunks_vecplain", (q,)))
+        direct = dict(
+            conn.execute("SELECT id, vec_distance_cosine(embedding, ?) FROM chunks_vecplain", (q,))
+        )
         assert [cid for cid, _ in knn] == sorted(direct, key=lambda c: (direct[c], c))[:3]
         assert index.store.meta("embedder") == "offline:hash-v3:512"
         assert index.store.meta("vector_store") == "plain"
@@ -120,7 +138,9 @@ def test_semantic_embedder_uses_vec0_knn(filled: MemoryRepo) -> None:
         n_vec = conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0]
         assert n_vec == conn.execute("SELECT count(*) FROM chunks").fetchone()[0] > 0
         q = index.embedder.embed_query("sqlite vec extension")
-        rows = conn.execute("SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?", (q, 3)).fetchall()
+        rows = conn.execute(
+            "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?", (q, 3)
+        ).fetchall()
         assert len(rows) == 3 and rows[0][1] <= rows[-1][1]
         hits = index.search("sqlite vec extension", limit=3, explain=True)
         assert hits and hits[0].explain["merge"] == "weighted"
@@ -140,7 +160,11 @@ def test_transcript_chunks_by_turn_with_lines_and_times() -> None:
     # each chunk is its turn in its exchange: these turns are short, so every window
     # widens to two turns each side, which here is the whole conversation
     assert lines[first.start_line - 1].startswith("## 23:58")
-    assert (first.start_line, first.end_line) == (second.start_line, second.end_line) == (third.start_line, third.end_line)
+    assert (
+        (first.start_line, first.end_line)
+        == (second.start_line, second.end_line)
+        == (third.start_line, third.end_line)
+    )
     assert first.end_line == len(lines) - 1
     assert first.turn_time == "2026-03-01T23:58:00Z"
     assert second.turn_time == "2026-03-01T23:59:00Z"
@@ -163,22 +187,33 @@ def test_turn_windows_widen_only_while_short() -> None:
 
     short = transcript([f"turn {i} ok" for i in range(7)])
     mid = chunk_file("raw/conversations/s.md", short, "conversation").chunks[3]
-    assert (turn_of_line(short, mid.start_line), turn_of_line(short, mid.end_line)) == (1, 5)  # two each side
+    assert (turn_of_line(short, mid.start_line), turn_of_line(short, mid.end_line)) == (
+        1,
+        5,
+    )  # two each side
     long_body = "word " * (WIDE_CONTEXT_CHARS // 5)
     long = transcript([long_body] * 7)
     mid = chunk_file("raw/conversations/l.md", long, "conversation").chunks[3]
-    assert (turn_of_line(long, mid.start_line), turn_of_line(long, mid.end_line)) == (2, 4)  # one each side
+    assert (turn_of_line(long, mid.start_line), turn_of_line(long, mid.end_line)) == (
+        2,
+        4,
+    )  # one each side
 
 
 def test_markdown_chunks_by_section_and_tolerates_broken_frontmatter() -> None:
     fc = chunk_file("knowledge/projects/infra/context.md", KNOWLEDGE, "project")
-    assert [c.heading for c in fc.chunks] == ["Infrastructure > Database", "Infrastructure > Deploys"]
+    assert [c.heading for c in fc.chunks] == [
+        "Infrastructure > Database",
+        "Infrastructure > Deploys",
+    ]
     assert fc.tags == ("infra",)
     lines = KNOWLEDGE.split("\n")
     deploys = fc.chunks[1]
     assert lines[deploys.start_line - 1] == "## Deploys"
     assert "blue-green" in lines[deploys.end_line - 1]
-    broken = chunk_file("knowledge/reference/b.md", "---\ntags: [a, b\n---\n# B\ntext body\n", "reference")
+    broken = chunk_file(
+        "knowledge/reference/b.md", "---\ntags: [a, b\n---\n# B\ntext body\n", "reference"
+    )
     assert broken.warnings
     assert any("text body" in c.text for c in broken.chunks)
     unclosed = chunk_file("knowledge/reference/c.md", "---\ntags: x\n# C\nbody\n", "reference")
@@ -190,8 +225,22 @@ def test_markdown_chunks_by_section_and_tolerates_broken_frontmatter() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "query",
-    ['"unbalanced', "(a OR b", "NOT AND OR", "-x:y*", "col:value", "^start", "a NEAR/3 b", "***", "...", "'';--", "",
-     "x" * 10_000, "データベース 🎉 emoji", "  \t\n"],
+    [
+        '"unbalanced',
+        "(a OR b",
+        "NOT AND OR",
+        "-x:y*",
+        "col:value",
+        "^start",
+        "a NEAR/3 b",
+        "***",
+        "...",
+        "'';--",
+        "",
+        "x" * 10_000,
+        "データベース 🎉 emoji",
+        "  \t\n",
+    ],
 )
 def test_user_text_is_never_fts_syntax(filled: MemoryRepo, query: str) -> None:
     with SearchIndex(filled) as index:
@@ -199,7 +248,9 @@ def test_user_text_is_never_fts_syntax(filled: MemoryRepo, query: str) -> None:
     assert isinstance(results, list)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.text(max_size=200))
 def test_any_text_makes_a_valid_match_expression(tmp_path: Path, text: str) -> None:
     import pysqlite3.dbapi2 as sqlite  # the same SQLite the index uses here
@@ -213,7 +264,13 @@ def test_any_text_makes_a_valid_match_expression(tmp_path: Path, text: str) -> N
 
 
 def test_stopwords_dropped_and_terms_ored() -> None:
-    assert query_terms("When did Caroline go to the LGBTQ support group?") == ["caroline", "go", "lgbtq", "support", "group"]
+    assert query_terms("When did Caroline go to the LGBTQ support group?") == [
+        "caroline",
+        "go",
+        "lgbtq",
+        "support",
+        "group",
+    ]
     assert fts_match(["a", 'b"c']) == '"a" OR "b""c"'
     assert query_terms("what is the") == ["what", "is", "the"]  # only stopwords: keep them
 
@@ -244,11 +301,23 @@ def test_search_points_at_lines_and_filters_category(filled: MemoryRepo) -> None
         auto = index.search("blue-green deploys", limit=3, explain=True)
         assert auto[0].explain["merge"] == "rrf"
         d = weighted[0].to_dict()
-        assert {"path", "start_line", "end_line", "turn_time", "snippet", "score", "category"} <= set(d)
+        assert {
+            "path",
+            "start_line",
+            "end_line",
+            "turn_time",
+            "snippet",
+            "score",
+            "category",
+        } <= set(d)
 
 
 def test_archive_results_are_flagged(filled: MemoryRepo) -> None:
-    write(filled, "archive/journal/2025-01-01.md", "# 2025-01-01\n\n## notes\nThe old mainframe migration finished.\n")
+    write(
+        filled,
+        "archive/journal/2025-01-01.md",
+        "# 2025-01-01\n\n## notes\nThe old mainframe migration finished.\n",
+    )
     with SearchIndex(filled) as index:
         results = index.search("mainframe migration", limit=3)
     assert results[0].path == "archive/journal/2025-01-01.md"
@@ -260,23 +329,43 @@ def test_terms_in_most_chunks_leave_the_match_but_not_the_ranking(memory_repo: M
     for i in range(12):
         extra = " The zebra crossing was repainted." if i in (3, 7) else ""
         tail = " Quartz clocks drift." if i % 4 == 0 else ""
-        write(memory_repo, f"knowledge/reference/n{i}.md", f"# Weekly {i}\n\nTeam notes for week {i}.{extra}{tail}\n")
+        write(
+            memory_repo,
+            f"knowledge/reference/n{i}.md",
+            f"# Weekly {i}\n\nTeam notes for week {i}.{extra}{tail}\n",
+        )
     with SearchIndex(memory_repo) as index:
         index.catch_up()
         # "notes" and "team" are in every chunk: bm25() scores them ~0, so they only cost time
-        assert index.query.ranking_terms(["team", "notes", "zebra", "quartz"]) == ["zebra", "quartz"]
-        assert index.query.ranking_terms(["team", "notes"]) == ["team", "notes"]  # all common: keep all
+        assert index.query.ranking_terms(["team", "notes", "zebra", "quartz"]) == [
+            "zebra",
+            "quartz",
+        ]
+        assert index.query.ranking_terms(["team", "notes"]) == [
+            "team",
+            "notes",
+        ]  # all common: keep all
         got = index.search("team notes about the zebra and quartz", limit=12, explain=True)
-        full = [r[0] for r in index.store.conn.execute(
-            "SELECT c.path FROM chunks_fts f JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ?"
-            " ORDER BY bm25(chunks_fts) LIMIT 5", ('"team" OR "notes" OR "zebra" OR "quartz"',))]
+        full = [
+            r[0]
+            for r in index.store.conn.execute(
+                "SELECT c.path FROM chunks_fts f JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ?"
+                " ORDER BY bm25(chunks_fts) LIMIT 5",
+                ('"team" OR "notes" OR "zebra" OR "quartz"',),
+            )
+        ]
         # the chunks that match a rare term come first, in the order the full OR gives them
         assert [r.path for r in got[:5]] == full
-        assert {r.path for r in got[:2]} == {"knowledge/reference/n3.md", "knowledge/reference/n7.md"}
+        assert {r.path for r in got[:2]} == {
+            "knowledge/reference/n3.md",
+            "knowledge/reference/n7.md",
+        }
         assert index.search("team notes", limit=3)  # a query of only common terms still answers
 
 
-def test_binary_and_disappearing_files_never_abort_a_rebuild(filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_binary_and_disappearing_files_never_abort_a_rebuild(
+    filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from autopoiesis.index import store
 
     write(filled, "knowledge/reference/blob.md", b"\x00\x01\x02binary\xff\xfe")
@@ -308,22 +397,36 @@ def wait_for(predicate, timeout: float = 20.0) -> bool:
     return False
 
 
-def test_post_commit_hook_updates_the_index_in_the_background(filled: MemoryRepo, git, commit_all) -> None:
+def test_post_commit_hook_updates_the_index_in_the_background(
+    filled: MemoryRepo, git, commit_all
+) -> None:
     with SearchIndex(filled) as index:
         index.catch_up()
-    write(filled, "knowledge/people/bob.md", "# Bob\n\n## Context\nBob maintains the xylophone museum.\n")
+    write(
+        filled,
+        "knowledge/people/bob.md",
+        "# Bob\n\n## Context\nBob maintains the xylophone museum.\n",
+    )
     commit_all(filled, "add bob")  # the installed post-commit hook runs here
     head = git(filled, "rev-parse", "HEAD").stdout.strip()
 
     def indexed() -> bool:
         with SearchIndex(filled) as idx:
-            row = idx.store.conn.execute("SELECT count(*) FROM files WHERE path = 'knowledge/people/bob.md'").fetchone()[0]
+            row = idx.store.conn.execute(
+                "SELECT count(*) FROM files WHERE path = 'knowledge/people/bob.md'"
+            ).fetchone()[0]
             return idx.store.meta("head") == head and row == 1
 
-    assert wait_for(indexed), (filled.state_dir / "logs" / "index-sync.log").read_text() if (filled.state_dir / "logs").exists() else "no log"
+    assert wait_for(indexed), (
+        (filled.state_dir / "logs" / "index-sync.log").read_text()
+        if (filled.state_dir / "logs").exists()
+        else "no log"
+    )
     with SearchIndex(filled) as index:
         assert index.is_fresh()
-        hits = index.search("xylophone museum", limit=1, fresh=False)  # no catch-up: the hook did it
+        hits = index.search(
+            "xylophone museum", limit=1, fresh=False
+        )  # no catch-up: the hook did it
     assert hits
     assert hits[0].path == "knowledge/people/bob.md"
 
@@ -332,7 +435,9 @@ def paths(results: list[SearchResult]) -> list[str]:
     return [r.path for r in results]
 
 
-def test_never_stale_after_edit_commit_checkout_and_reset(filled: MemoryRepo, git, commit_all) -> None:
+def test_never_stale_after_edit_commit_checkout_and_reset(
+    filled: MemoryRepo, git, commit_all
+) -> None:
     path = "knowledge/projects/infra/context.md"
     with SearchIndex(filled) as index:
         index.catch_up()
@@ -358,7 +463,12 @@ def test_never_stale_after_edit_commit_checkout_and_reset(filled: MemoryRepo, gi
         git(filled, "mv", path, "knowledge/projects/infra/renamed.md")
         hits = index.search("blue-green pipeline", limit=1)
         assert hits[0].path == "knowledge/projects/infra/renamed.md"
-        assert index.store.conn.execute("SELECT count(*) FROM files WHERE path = ?", (path,)).fetchone()[0] == 0
+        assert (
+            index.store.conn.execute(
+                "SELECT count(*) FROM files WHERE path = ?", (path,)
+            ).fetchone()[0]
+            == 0
+        )
 
 
 def test_incremental_sync_only_touches_the_difference(filled: MemoryRepo, commit_all) -> None:
@@ -394,7 +504,9 @@ def test_identity_change_rebuilds_and_cache_survives(filled: MemoryRepo) -> None
 
 
 def test_openai_embedder_against_loopback_server(filled: MemoryRepo, openai_server) -> None:
-    emb = OpenAIEmbedder("text-embedding-3-small", 64, base_url=openai_server.base_url, batch_size=4, backoff=0.01)
+    emb = OpenAIEmbedder(
+        "text-embedding-3-small", 64, base_url=openai_server.base_url, batch_size=4, backoff=0.01
+    )
     with SearchIndex(filled, embedder=emb) as index:
         report = index.rebuild_full()
         # a text is embedded once however many chunks share it (short transcripts' windows do)
@@ -416,11 +528,17 @@ def test_openai_embedder_against_loopback_server(filled: MemoryRepo, openai_serv
 def test_openai_embedder_retries_then_fails_clearly(openai_server) -> None:
     from autopoiesis.errors import EmbedderError
 
-    openai_server.enqueue_embeddings({"status": 500, "message": "boom"}, {"status": 429, "headers": {"Retry-After": "0"}})
-    emb = OpenAIEmbedder("text-embedding-3-small", 16, base_url=openai_server.base_url, backoff=0.01)
+    openai_server.enqueue_embeddings(
+        {"status": 500, "message": "boom"}, {"status": 429, "headers": {"Retry-After": "0"}}
+    )
+    emb = OpenAIEmbedder(
+        "text-embedding-3-small", 16, base_url=openai_server.base_url, backoff=0.01
+    )
     assert len(emb.embed(["hello"])[0]) == 16 * 4
     openai_server.enqueue_embeddings(*[{"status": 503}] * 4)
-    emb2 = OpenAIEmbedder("text-embedding-3-small", 16, base_url=openai_server.base_url, max_retries=2, backoff=0.01)
+    emb2 = OpenAIEmbedder(
+        "text-embedding-3-small", 16, base_url=openai_server.base_url, max_retries=2, backoff=0.01
+    )
     with pytest.raises(EmbedderError, match="did not answer"):
         emb2.embed(["x"])
 
@@ -432,7 +550,10 @@ def test_neural_embedders_skip_cleanly_when_absent() -> None:
         SentenceTransformerEmbedder,
     )
 
-    for cls, package in ((FastEmbedEmbedder, "fastembed"), (SentenceTransformerEmbedder, "sentence_transformers")):
+    for cls, package in (
+        (FastEmbedEmbedder, "fastembed"),
+        (SentenceTransformerEmbedder, "sentence_transformers"),
+    ):
         try:
             __import__(package)
         except ImportError:
@@ -487,13 +608,17 @@ def test_two_processes_indexing_at_once(filled: MemoryRepo) -> None:
     for i in range(30):
         write(filled, f"knowledge/reference/n{i}.md", f"# N{i}\nparallel note {i}\n")
     cmd = [sys.executable, "-m", "autopoiesis.index.sync", "--root", str(filled.root), "--rebuild"]
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(2)]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(2)
+    ]
     outs = [p.communicate(timeout=60)[0].decode() for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     with SearchIndex(filled) as index:
         files = index.store.conn.execute("SELECT count(*) FROM files").fetchone()[0]
         chunks = index.store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        vec = index.store.conn.execute(f"SELECT count(*) FROM {index.store.vec_table}").fetchone()[0]
+        vec = index.store.conn.execute(f"SELECT count(*) FROM {index.store.vec_table}").fetchone()[
+            0
+        ]
         fts = index.store.conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
         assert files == len(list(filled.iter_markdown()))
         assert chunks == vec == fts
@@ -506,15 +631,21 @@ def test_cli_search_json_batch_status_doctor(filled: MemoryRepo, tmp_path: Path)
     runner = CliRunner()
     r = runner.invoke(app, ["-C", str(filled.root), "index", "rebuild"])
     assert r.exit_code == 0, r.output
-    r = runner.invoke(app, ["-C", str(filled.root), "search", "blue-green deploys", "--json", "--limit", "2"])
+    r = runner.invoke(
+        app, ["-C", str(filled.root), "search", "blue-green deploys", "--json", "--limit", "2"]
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert data[0]["path"] == "knowledge/projects/infra/context.md"
     assert "start_line" in data[0]
-    r = runner.invoke(app, ["-C", str(filled.root), "search", "sqlite", "--explain", "--category", "conversation"])
+    r = runner.invoke(
+        app, ["-C", str(filled.root), "search", "sqlite", "--explain", "--category", "conversation"]
+    )
     assert r.exit_code == 0
     assert "explain: merge=rrf" in r.stdout  # auto, with the offline embedder
-    r = runner.invoke(app, ["-C", str(filled.root), "search", "sqlite", "--explain", "--merge", "weighted"])
+    r = runner.invoke(
+        app, ["-C", str(filled.root), "search", "sqlite", "--explain", "--merge", "weighted"]
+    )
     assert r.exit_code == 0
     assert "explain: merge=weighted" in r.stdout
     r = runner.invoke(app, ["-C", str(filled.root), "search", "sqlite", "--merge", "best"])
@@ -522,7 +653,7 @@ def test_cli_search_json_batch_status_doctor(filled: MemoryRepo, tmp_path: Path)
     assert "use auto, rrf or weighted" in r.output
     assert "Traceback" not in r.output
     queries = tmp_path / "q.txt"
-    queries.write_text("sqlite\n\"(NOT\ngardening calendar\n", encoding="utf-8")
+    queries.write_text('sqlite\n"(NOT\ngardening calendar\n', encoding="utf-8")
     r = runner.invoke(app, ["-C", str(filled.root), "search", "--batch", str(queries), "--json"])
     assert r.exit_code == 0, r.output
     lines = r.stdout.strip().split("\n")
@@ -541,35 +672,63 @@ def test_cli_search_json_batch_status_doctor(filled: MemoryRepo, tmp_path: Path)
 
 
 @pytest.mark.slow
-def test_search_batch_reads_odd_bytes_and_refuses_a_missing_file(filled: MemoryRepo, tmp_path: Path) -> None:
+def test_search_batch_reads_odd_bytes_and_refuses_a_missing_file(
+    filled: MemoryRepo, tmp_path: Path
+) -> None:
     """Bytes that are not UTF-8 cost their query a character, not the batch: one JSON line
     out for every line in, from a file and from stdin; a missing file is a clear error."""
     root = str(filled.root)
     queries = tmp_path / "q.txt"
     queries.write_bytes(b"sqlite\nsql\xffite \xfe\xfd\n\n" + b"a" * 5000 + b"\n")
     for source, stdin in ((str(queries), None), ("-", queries.read_bytes())):
-        r = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", root, "search", "--batch", source],
-                           input=stdin, capture_output=True, env={**os.environ, "AUTOPOIESIS_NO_DAEMON": "1"})
+        r = subprocess.run(
+            [sys.executable, "-m", "autopoiesis", "-C", root, "search", "--batch", source],
+            input=stdin,
+            capture_output=True,
+            env={**os.environ, "AUTOPOIESIS_NO_DAEMON": "1"},
+        )
         assert r.returncode == 0 and b"Traceback" not in r.stderr, r.stderr
         lines = [json.loads(x) for x in r.stdout.decode("utf-8").splitlines()]
         assert len(lines) == 4 and lines[0] and lines[2] == []
-        assert any("sqlite" in hit["snippet"].lower() for hit in lines[1])  # the rest of the line still searched
+        assert any(
+            "sqlite" in hit["snippet"].lower() for hit in lines[1]
+        )  # the rest of the line still searched
     for missing, said in ((tmp_path / "nope.txt", "no such file"), (tmp_path, "not a file")):
-        r = subprocess.run([sys.executable, "-m", "autopoiesis", "-C", root, "search", "--batch", str(missing)],
-                           capture_output=True, text=True, env={**os.environ, "AUTOPOIESIS_NO_DAEMON": "1"})
-        assert r.returncode == 2 and f"--batch {missing}: {said}." in r.stderr and "Traceback" not in r.stderr
-    closed = subprocess.run(["sh", "-c", '"$0" -m autopoiesis -C "$1" search --batch - <&-', sys.executable, root],
-                            capture_output=True, text=True, env={**os.environ, "AUTOPOIESIS_NO_DAEMON": "1"})
-    assert closed.returncode == 2 and "there is no stdin" in closed.stderr and "Traceback" not in closed.stderr
+        r = subprocess.run(
+            [sys.executable, "-m", "autopoiesis", "-C", root, "search", "--batch", str(missing)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "AUTOPOIESIS_NO_DAEMON": "1"},
+        )
+        assert (
+            r.returncode == 2
+            and f"--batch {missing}: {said}." in r.stderr
+            and "Traceback" not in r.stderr
+        )
+    closed = subprocess.run(
+        ["sh", "-c", '"$0" -m autopoiesis -C "$1" search --batch - <&-', sys.executable, root],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "AUTOPOIESIS_NO_DAEMON": "1"},
+    )
+    assert (
+        closed.returncode == 2
+        and "there is no stdin" in closed.stderr
+        and "Traceback" not in closed.stderr
+    )
 
 
 def test_hook_path_stays_light() -> None:
     code = "import sys, autopoiesis.index.sync, autopoiesis.index; print(sorted(m for m in ('numpy','sklearn','openai') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "[]"
 
 
-def test_lexical_embedder_rescores_bm25_candidates(filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lexical_embedder_rescores_bm25_candidates(
+    filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The hashing embedder re-scores BM25's candidates by id lookups instead of a
     full KNN scan, and keeps the KNN as its fallback when BM25 finds too little."""
     from autopoiesis.index import query
@@ -579,7 +738,9 @@ def test_lexical_embedder_rescores_bm25_candidates(filled: MemoryRepo, monkeypat
         assert index.store.meta("vector_store") == "plain"
         calls: list[int] = []
         real_knn = index.query.knn
-        monkeypatch.setattr(index.query, "knn", lambda *a, **k: calls.append(1) or real_knn(*a, **k))
+        monkeypatch.setattr(
+            index.query, "knn", lambda *a, **k: calls.append(1) or real_knn(*a, **k)
+        )
         monkeypatch.setattr(query, "RERANK_MIN_CANDIDATES", 1)
         hits = index.search("sqlite embeddings", limit=3, explain=True)
         assert hits
@@ -596,7 +757,9 @@ def test_lexical_embedder_rescores_bm25_candidates(filled: MemoryRepo, monkeypat
         calls.clear()
         typo = index.search("sqlite embedingz", limit=3)
         assert calls  # a word no chunk holds: the fuzzy fallback
-        assert "embeddings" in " ".join(h.snippet for h in typo) or any("embedding" in h.path for h in typo)
+        assert "embeddings" in " ".join(h.snippet for h in typo) or any(
+            "embedding" in h.path for h in typo
+        )
         # the id lookups give the same distances as the full KNN
         q = index.embedder.embed_query("sqlite embeddings")
         knn = dict(real_knn(q, 50, None))

@@ -11,7 +11,9 @@ import pytest
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.index import SearchIndex
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="inotify is Linux-only"
+)
 
 
 def paths(index: SearchIndex, query: str) -> set[str]:
@@ -53,7 +55,8 @@ def test_every_kind_of_change_is_seen_between_searches(memory_repo: MemoryRepo, 
         assert "knowledge/projects/zoo/notes/plan.md" in paths(index, "wombat")
         git(root, "reset", "-q", "--hard", "HEAD~1")
         assert not {"knowledge/projects/zoo/notes/plan.md", "knowledge/reference/animals.md"} & (
-            paths(index, "wombat") | paths(index, "quokka"))
+            paths(index, "wombat") | paths(index, "quokka")
+        )
 
         # a top-level content folder that did not exist when the watcher started
         subprocess.run(["rm", "-rf", str(root / "archive")], check=True)

@@ -12,7 +12,10 @@ from autopoiesis.formats import transcript as tf
 
 def transcripts(repo: MemoryRepo, rels: list[str]) -> dict[str, tf.Transcript]:
     """session id -> the parsed transcript, for the transcripts at RELS (an import's `.imported`)."""
-    return {t.meta.session_id: t for t in (tf.parse((repo.root / r).read_text(encoding="utf-8"), r) for r in rels)}
+    return {
+        t.meta.session_id: t
+        for t in (tf.parse((repo.root / r).read_text(encoding="utf-8"), r) for r in rels)
+    }
 
 
 def tool_calls(t: tf.Transcript) -> list[tf.ToolCall]:

@@ -6,7 +6,9 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.integrations.sessions import SessionRegistry
 
 
-def test_session_registry_keeps_a_session_seen_again_while_it_was_imported(memory_repo: MemoryRepo) -> None:
+def test_session_registry_keeps_a_session_seen_again_while_it_was_imported(
+    memory_repo: MemoryRepo,
+) -> None:
     registry = SessionRegistry(memory_repo)
     registry.touch("claude-code", "a", path="/x/a.jsonl")
     first = registry.get("claude-code:a")

@@ -14,8 +14,14 @@ def session(sid: str, started: str, *messages: tuple[str, str], **meta: Any) -> 
     from datetime import datetime, timedelta
 
     t0 = datetime.fromisoformat(started.replace("Z", "+00:00"))
-    msgs = [{"role": r, "content": c, "timestamp": (t0 + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")}
-            for i, (r, c) in enumerate(messages)]
+    msgs = [
+        {
+            "role": r,
+            "content": c,
+            "timestamp": (t0 + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+        for i, (r, c) in enumerate(messages)
+    ]
     return {"session_id": sid, "started": started, "messages": msgs, **meta}
 
 
@@ -31,18 +37,39 @@ def import_sessions(repo: MemoryRepo, tmp: Path, sessions: list[dict[str, Any]])
 
 def use_llm(repo: MemoryRepo, base_url: str, **extra: Any) -> MemoryRepo:
     """The repo configured for the OpenAI provider at BASE_URL (fast failures for tests)."""
-    lines = ["llm:", "  provider: openai", f"  base_url: {base_url}", "  max_retries: 0", "  timeout_seconds: 5"]
+    lines = [
+        "llm:",
+        "  provider: openai",
+        f"  base_url: {base_url}",
+        "  max_retries: 0",
+        "  timeout_seconds: 5",
+    ]
     lines += [f"  {k}: {v}" for k, v in extra.items()]
     (repo.root / "memory-config.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return MemoryRepo(repo.root)  # config is cached per instance
 
 
 DEMO = [
-    session("ses_a", "2026-02-16T18:45:00Z",
-            ("user", "Let's decide how memory is stored. Read knowledge/projects/autopoiesis/context.md first."),
-            ("agent", "Two options: SQLite or Markdown files in git."),
-            ("user", "We decided: files are the source of truth, SQLite is only a cache. Lesson learned: always keep the raw transcripts.")),
-    session("ses_b", "2026-02-16T21:10:00Z",
-            ("user", "Maria Lopez owns the capture module. Procedure for releases: run the tests, tag the version, then push the tag."),
-            ("agent", "Noted. FYI the staging server runs on port 8443.")),
+    session(
+        "ses_a",
+        "2026-02-16T18:45:00Z",
+        (
+            "user",
+            "Let's decide how memory is stored. Read knowledge/projects/autopoiesis/context.md first.",
+        ),
+        ("agent", "Two options: SQLite or Markdown files in git."),
+        (
+            "user",
+            "We decided: files are the source of truth, SQLite is only a cache. Lesson learned: always keep the raw transcripts.",
+        ),
+    ),
+    session(
+        "ses_b",
+        "2026-02-16T21:10:00Z",
+        (
+            "user",
+            "Maria Lopez owns the capture module. Procedure for releases: run the tests, tag the version, then push the tag.",
+        ),
+        ("agent", "Noted. FYI the staging server runs on port 8443."),
+    ),
 ]

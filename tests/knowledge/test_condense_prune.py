@@ -42,12 +42,26 @@ def test_daily_summary_updates_not_duplicates(memory_repo: MemoryRepo, tmp_path:
 
 
 @pytest.mark.slow
-def test_weekly_rollup_promotes_what_stands_without_noise(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_weekly_rollup_promotes_what_stands_without_noise(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
     """The week's decisions go to MEMORY.md as derived lines carrying the canonical entry's
     id; no per-topic session counts; a second rollup adds nothing."""
     import_sessions(memory_repo, tmp_path, DEMO[:1])
-    import_sessions(memory_repo, tmp_path, [session("ses_c", "2026-02-24T09:00:00Z",
-        ("user", "Continue the autopoiesis work on knowledge/projects/autopoiesis/context.md please."))])
+    import_sessions(
+        memory_repo,
+        tmp_path,
+        [
+            session(
+                "ses_c",
+                "2026-02-24T09:00:00Z",
+                (
+                    "user",
+                    "Continue the autopoiesis work on knowledge/projects/autopoiesis/context.md please.",
+                ),
+            )
+        ],
+    )
     with KnowledgeExtractor(memory_repo) as ex:
         ex.commit(ex.extract_pending())
     with MemoryCondenser(memory_repo) as c:
@@ -63,17 +77,38 @@ def test_weekly_rollup_promotes_what_stands_without_noise(memory_repo: MemoryRep
     doc = kf.parse(text)
     assert not list(doc.sections[doc.find_section("Active Context")].entries())
     decisions = list(doc.sections[doc.find_section("Key Decisions")].entries())
-    assert [e.text for e in decisions] == ["autopoiesis: Files are the source of truth, SQLite is only a cache."]
-    canonical = [e for _, e in kf.parse((memory_repo.root / "knowledge/projects/autopoiesis/context.md").read_text()).entries()]
+    assert [e.text for e in decisions] == [
+        "autopoiesis: Files are the source of truth, SQLite is only a cache."
+    ]
+    canonical = [
+        e
+        for _, e in kf.parse(
+            (memory_repo.root / "knowledge/projects/autopoiesis/context.md").read_text()
+        ).entries()
+    ]
     assert decisions[0].id == canonical[0].id  # one fact, one id
 
 
 @pytest.mark.slow
-def test_weekly_rollup_never_brings_back_a_superseded_decision(memory_repo: MemoryRepo, tmp_path: Path) -> None:
-    import_sessions(memory_repo, tmp_path, [
-        session("ses_p1", "2026-03-02T09:00:00Z", ("user", "We'll host the docs on GitHub Pages for now.")),
-        session("ses_p2", "2026-03-05T09:00:00Z", ("user", "We decided to drop GitHub Pages and host the docs on Netlify instead.")),
-    ])
+def test_weekly_rollup_never_brings_back_a_superseded_decision(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    import_sessions(
+        memory_repo,
+        tmp_path,
+        [
+            session(
+                "ses_p1",
+                "2026-03-02T09:00:00Z",
+                ("user", "We'll host the docs on GitHub Pages for now."),
+            ),
+            session(
+                "ses_p2",
+                "2026-03-05T09:00:00Z",
+                ("user", "We decided to drop GitHub Pages and host the docs on Netlify instead."),
+            ),
+        ],
+    )
     with KnowledgeExtractor(memory_repo) as ex:
         ex.commit(ex.extract_pending())
     with MemoryCondenser(memory_repo) as c:
@@ -82,9 +117,13 @@ def test_weekly_rollup_never_brings_back_a_superseded_decision(memory_repo: Memo
     doc = kf.parse((memory_repo.root / "knowledge/memory/MEMORY.md").read_text())
     live = [e.text for _, e in doc.entries() if e.active]
     assert live == ["Drop GitHub Pages and host the docs on Netlify instead."]
-    assert [e.text for _, e in doc.entries() if not e.active] == ["We'll host the docs on GitHub Pages for now."]
+    assert [e.text for _, e in doc.entries() if not e.active] == [
+        "We'll host the docs on GitHub Pages for now."
+    ]
     journal = (memory_repo.root / "knowledge/journal/2026-03-02.md").read_text()
-    assert "Decided: We'll host the docs on GitHub Pages for now." in journal  # history stays as written
+    assert (
+        "Decided: We'll host the docs on GitHub Pages for now." in journal
+    )  # history stays as written
 
 
 def _fill_memory(repo: MemoryRepo, n: int) -> None:
@@ -93,8 +132,18 @@ def _fill_memory(repo: MemoryRepo, n: int) -> None:
     w = KnowledgeWriter(repo)
     w.memory_line_limit = lambda: 10**6  # type: ignore[method-assign]
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
-    w.apply([KnowledgeChange("knowledge/memory/MEMORY.md", "append", "Lessons Learned", f"Lesson number {i} about topic {i * 7}",
-                             Provenance("raw/conversations/a.md", t0 + timedelta(hours=i), "t@1")) for i in range(n)])
+    w.apply(
+        [
+            KnowledgeChange(
+                "knowledge/memory/MEMORY.md",
+                "append",
+                "Lessons Learned",
+                f"Lesson number {i} about topic {i * 7}",
+                Provenance("raw/conversations/a.md", t0 + timedelta(hours=i), "t@1"),
+            )
+            for i in range(n)
+        ]
+    )
 
 
 @pytest.mark.slow
@@ -119,33 +168,74 @@ def test_prune_journals_and_evict_stale(memory_repo: MemoryRepo) -> None:
     root = memory_repo.root
     w = KnowledgeWriter(memory_repo)
     old = datetime(2025, 6, 1, tzinfo=UTC)
-    w.apply([KnowledgeChange("knowledge/journal/2025-06-01.md", "append", "ops", "Old day", Provenance("raw/a.md", old), dated=False),
-             KnowledgeChange("knowledge/reference/old-topic.md", "append", "Facts", "A stale fact", Provenance("raw/a.md", old)),
-             KnowledgeChange("knowledge/reference/fresh.md", "append", "Facts", "A fresh fact",
-                             Provenance("raw/a.md", datetime(2026, 2, 28, tzinfo=UTC)))])
+    w.apply(
+        [
+            KnowledgeChange(
+                "knowledge/journal/2025-06-01.md",
+                "append",
+                "ops",
+                "Old day",
+                Provenance("raw/a.md", old),
+                dated=False,
+            ),
+            KnowledgeChange(
+                "knowledge/reference/old-topic.md",
+                "append",
+                "Facts",
+                "A stale fact",
+                Provenance("raw/a.md", old),
+            ),
+            KnowledgeChange(
+                "knowledge/reference/fresh.md",
+                "append",
+                "Facts",
+                "A fresh fact",
+                Provenance("raw/a.md", datetime(2026, 2, 28, tzinfo=UTC)),
+            ),
+        ]
+    )
     now = lambda: datetime(2026, 3, 1, tzinfo=UTC)
     with MemoryPruner(memory_repo, now=now) as p:
         scores = {rel: s for rel, s, _, _ in p.scores()}
         r = p.prune_all()
-    assert scores["knowledge/reference/old-topic.md"] < 0.01 < scores["knowledge/reference/fresh.md"]
+    assert (
+        scores["knowledge/reference/old-topic.md"] < 0.01 < scores["knowledge/reference/fresh.md"]
+    )
     assert (root / "archive/journal/2025-06-01.md").exists()
     assert not (root / "knowledge/journal/2025-06-01.md").exists()
     assert (root / "archive/reference/old-topic.md").exists()
     assert (root / "knowledge/reference/fresh.md").exists()
     assert r.commit
     assert last_subject(memory_repo).startswith("maintenance:")
-    assert MemoryGit(memory_repo).run("status", "--porcelain", "--", "archive").stdout == ""  # only its own paths committed
+    assert (
+        MemoryGit(memory_repo).run("status", "--porcelain", "--", "archive").stdout == ""
+    )  # only its own paths committed
 
 
 def test_compaction_check_rejects_lossy_rewrites(memory_repo: MemoryRepo, openai_server) -> None:
     rel = "knowledge/reference/infra.md"
     w = KnowledgeWriter(memory_repo)
-    facts = ["Staging runs on port 8443", "Production database is Postgres 16", "Backups go to the Frankfurt bucket",
-             "Maria Lopez owns the capture module", "Deploys happen on Tuesdays", "The API gateway is Envoy"]
-    w.apply([KnowledgeChange(rel, "append", "Facts", f, Provenance("raw/a.md", datetime(2026, 2, 1, tzinfo=UTC)))
-             for f in facts])
+    facts = [
+        "Staging runs on port 8443",
+        "Production database is Postgres 16",
+        "Backups go to the Frankfurt bucket",
+        "Maria Lopez owns the capture module",
+        "Deploys happen on Tuesdays",
+        "The API gateway is Envoy",
+    ]
+    w.apply(
+        [
+            KnowledgeChange(
+                rel, "append", "Facts", f, Provenance("raw/a.md", datetime(2026, 2, 1, tzinfo=UTC))
+            )
+            for f in facts
+        ]
+    )
     before = (memory_repo.root / rel).read_text()
-    lossy = before.split("## Facts")[0] + "## Facts\n- Staging runs on port 8443; Postgres 16 in production.\n"
+    lossy = (
+        before.split("## Facts")[0]
+        + "## Facts\n- Staging runs on port 8443; Postgres 16 in production.\n"
+    )
     assert not check_fact_preservation(before, lossy).accepted
     faithful = before.split("## Facts")[0] + "## Facts\n- 2026-02-01: " + ". ".join(facts) + ".\n"
     assert check_fact_preservation(before, faithful).accepted
@@ -190,14 +280,26 @@ def test_cli_condense_prune_archive(memory_repo: MemoryRepo, tmp_path: Path) -> 
     assert runner.invoke(app, base + ["condense", "yearly"]).exit_code == 2
 
 
-def test_knowledge_learned_from_an_old_conversation_is_not_stale_on_arrival(memory_repo: MemoryRepo) -> None:
+def test_knowledge_learned_from_an_old_conversation_is_not_stale_on_arrival(
+    memory_repo: MemoryRepo,
+) -> None:
     import json
 
     from autopoiesis.memory.usage import inclusion_counts
 
     rel = "knowledge/reference/billing.md"
     old_turn = datetime(2025, 1, 10, tzinfo=UTC)  # the conversation is old ...
-    KnowledgeWriter(memory_repo).apply([KnowledgeChange(rel, "append", "Facts", "Invoices go out on the 3rd", Provenance("raw/a.md", old_turn))])
+    KnowledgeWriter(memory_repo).apply(
+        [
+            KnowledgeChange(
+                rel,
+                "append",
+                "Facts",
+                "Invoices go out on the 3rd",
+                Provenance("raw/a.md", old_turn),
+            )
+        ]
+    )
     MemoryGit(memory_repo).commit_pending()  # ... but the knowledge was written today
     today = datetime.now(UTC)
     with MemoryPruner(memory_repo, now=lambda: today) as p:

@@ -17,12 +17,23 @@ pytestmark = pytest.mark.slow
 
 
 def many(n: int) -> list[dict]:
-    return [session(f"ses_{i:03d}", f"2026-02-{1 + i % 27:02d}T{8 + i % 10:02d}:{i % 60:02d}:00Z",
-                    ("user", f"We decided to use tool{i} for the task {i}. Lesson learned: check item{i} twice."),
-                    ("agent", f"Noted about tool{i}.")) for i in range(n)]
+    return [
+        session(
+            f"ses_{i:03d}",
+            f"2026-02-{1 + i % 27:02d}T{8 + i % 10:02d}:{i % 60:02d}:00Z",
+            (
+                "user",
+                f"We decided to use tool{i} for the task {i}. Lesson learned: check item{i} twice.",
+            ),
+            ("agent", f"Noted about tool{i}."),
+        )
+        for i in range(n)
+    ]
 
 
-def test_replay_in_worktree_leaves_the_user_tree_alone(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_replay_in_worktree_leaves_the_user_tree_alone(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
     import_sessions(memory_repo, tmp_path, DEMO)
     git = MemoryGit(memory_repo)
     root = memory_repo.root
@@ -38,10 +49,17 @@ def test_replay_in_worktree_leaves_the_user_tree_alone(memory_repo: MemoryRepo, 
     assert git.run("status", "--porcelain").stdout == status_before
     assert "my uncommitted edit" in mem.read_text()
     assert res.not_included == ("raw/conversations/2026/03/01/0900-ses_z-wip.md",)
-    assert git.run("log", "-1", "--format=%s", "extract/v2").stdout.startswith("extract: replay 2 transcripts")
+    assert git.run("log", "-1", "--format=%s", "extract/v2").stdout.startswith(
+        "extract: replay 2 transcripts"
+    )
     assert git.tag_exists("memory/extract/v2")
-    assert "maria-lopez.md" in git.run("ls-tree", "-r", "--name-only", "extract/v2", "--", "knowledge/people").stdout
-    assert "knowledge/identity/SOUL.md" in git.run("ls-tree", "-r", "--name-only", "extract/v2").stdout
+    assert (
+        "maria-lopez.md"
+        in git.run("ls-tree", "-r", "--name-only", "extract/v2", "--", "knowledge/people").stdout
+    )
+    assert (
+        "knowledge/identity/SOUL.md" in git.run("ls-tree", "-r", "--name-only", "extract/v2").stdout
+    )
     assert not Path(res.worktree).exists()
     assert "worktrees" not in git.run("worktree", "list").stdout.split("\n", 1)[-1]
     c = res.comparison
@@ -55,7 +73,12 @@ def test_replay_in_worktree_leaves_the_user_tree_alone(memory_repo: MemoryRepo, 
     with pytest.raises(ReplayError, match="already exists.*--force"):
         rp.replay_branch(memory_repo, "extract/v2")
     res2 = rp.replay_branch(memory_repo, "v2", extractors=["decisions"], force=True)
-    assert "maria-lopez.md" not in git.run("ls-tree", "-r", "--name-only", "extract/v2", "--", "knowledge/people").stdout
+    assert (
+        "maria-lopez.md"
+        not in git.run(
+            "ls-tree", "-r", "--name-only", "extract/v2", "--", "knowledge/people"
+        ).stdout
+    )
     assert any("already exists" in n for n in res2.notes)  # the tag is never moved
 
 
@@ -78,8 +101,9 @@ def test_replay_clear_messages(memory_repo: MemoryRepo, tmp_path: Path) -> None:
 def test_replay_resumes_after_a_crash(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     import_sessions(memory_repo, tmp_path, many(40))
     seen: list[int] = []
-    partial = rp.replay_branch(memory_repo, "extract/r", stop_after=20,
-                               progress=lambda d, t, p: seen.append(d), llm=None)
+    partial = rp.replay_branch(
+        memory_repo, "extract/r", stop_after=20, progress=lambda d, t, p: seen.append(d), llm=None
+    )
     assert partial.commit is None
     assert seen[-1] >= 20  # "crashed" half way
     res = rp.replay_branch(memory_repo, "extract/r")
@@ -92,12 +116,16 @@ def test_replay_resumes_after_a_crash(memory_repo: MemoryRepo, tmp_path: Path) -
     assert c.stat == ""
 
 
-def test_llm_replay_is_concurrent_and_cached(memory_repo: MemoryRepo, tmp_path: Path, openai_server) -> None:
+def test_llm_replay_is_concurrent_and_cached(
+    memory_repo: MemoryRepo, tmp_path: Path, openai_server
+) -> None:
     import_sessions(memory_repo, tmp_path, many(12))
     repo = use_llm(memory_repo, openai_server.base_url, concurrency=4)
     MemoryGit(repo).commit_paths(["memory-config.yaml"], "maintenance: use the loopback LLM\n")
     openai_server.latency = 0.05
-    openai_server.default_chat = lambda body: {"content": json.dumps({"lessons": [{"lesson": "Check items twice"}]})}
+    openai_server.default_chat = lambda body: {
+        "content": json.dumps({"lessons": [{"lesson": "Check items twice"}]})
+    }
     res = rp.replay_branch(repo, "extract/llm", extractors=["lessons"])
     assert len(openai_server.chat_bodies()) == 12
     assert openai_server.max_in_flight > 1

@@ -16,7 +16,15 @@ from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats import transcript as tf
 from autopoiesis.knowledge.condense import MemoryCondenser
 from autopoiesis.knowledge.extract import KnowledgeExtractor
-from autopoiesis.knowledge.extractors import DECISIONS, FACTS, JOURNAL, LESSONS, PEOPLE, PROCEDURES, SourceTranscript
+from autopoiesis.knowledge.extractors import (
+    DECISIONS,
+    FACTS,
+    JOURNAL,
+    LESSONS,
+    PEOPLE,
+    PROCEDURES,
+    SourceTranscript,
+)
 from autopoiesis.knowledge.extractors.cues import resolve_relative, with_absolute_dates
 from autopoiesis.knowledge.prune import MemoryPruner
 from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance, entry_id_for
@@ -27,8 +35,12 @@ MEM = "knowledge/memory/MEMORY.md"
 
 
 def prov(minutes: int = 0, session_id: str = "ses_x") -> Provenance:
-    return Provenance(f"raw/conversations/2026/03/02/0900-{session_id}-some-long-title-slug.md",
-                      T0 + timedelta(minutes=minutes), "test@1", session_id)
+    return Provenance(
+        f"raw/conversations/2026/03/02/0900-{session_id}-some-long-title-slug.md",
+        T0 + timedelta(minutes=minutes),
+        "test@1",
+        session_id,
+    )
 
 
 def live(repo: MemoryRepo, rel: str) -> list[str]:
@@ -39,89 +51,250 @@ def struck(repo: MemoryRepo, rel: str) -> list[str]:
     return [e.text for _, e in kf.parse((repo.root / rel).read_text()).entries() if not e.active]
 
 
-def transcript(*turns: tuple[str, str] | tuple[str, str, str], sid: str = "ses_t") -> SourceTranscript:
+def transcript(
+    *turns: tuple[str, str] | tuple[str, str, str], sid: str = "ses_t"
+) -> SourceTranscript:
     """A transcript rendered by the format's renderer: (role, text) or (role, name, text)."""
     items = []
     for i, t in enumerate(turns):
         role, name, text = (t[0], None, t[1]) if len(t) == 2 else t
-        items.append(tf.Turn(time=T0 + timedelta(minutes=i), role=role, name=name, items=(tf.Text(text),)))
+        items.append(
+            tf.Turn(time=T0 + timedelta(minutes=i), role=role, name=name, items=(tf.Text(text),))
+        )
     meta = tf.TranscriptMeta(session_id=sid, started=T0, status="closed")
-    return SourceTranscript.from_text(f"raw/conversations/2026/03/02/0900-{sid}.md",
-                                      tf.render(tf.Transcript(meta, "Test session", tuple(items))))
+    return SourceTranscript.from_text(
+        f"raw/conversations/2026/03/02/0900-{sid}.md",
+        tf.render(tf.Transcript(meta, "Test session", tuple(items))),
+    )
 
 
 # ── the writer ──
 def test_a_changed_fact_is_struck_in_every_file_that_restates_it(memory_repo: MemoryRepo) -> None:
     w = KnowledgeWriter(memory_repo)
     ctx = "knowledge/projects/billing/context.md"
-    canonical = KnowledgeChange(ctx, "append", "Key Decisions", "Put PgBouncer in front of Postgres", prov())
-    w.apply([canonical,
-             KnowledgeChange("knowledge/projects/_active.md", "append", "Active Projects", "**billing** — PgBouncer in front",
-                             prov(), key="**billing**", dated=False, entry_id=entry_id_for(canonical)),
-             KnowledgeChange(MEM, "append", "Key Decisions", "billing: Put PgBouncer in front of Postgres", prov(),
-                             entry_id=entry_id_for(canonical))])
-    ids = {e.id for rel in (ctx, "knowledge/projects/_active.md", MEM) for _, e in kf.parse((memory_repo.root / rel).read_text()).entries()}
+    canonical = KnowledgeChange(
+        ctx, "append", "Key Decisions", "Put PgBouncer in front of Postgres", prov()
+    )
+    w.apply(
+        [
+            canonical,
+            KnowledgeChange(
+                "knowledge/projects/_active.md",
+                "append",
+                "Active Projects",
+                "**billing** — PgBouncer in front",
+                prov(),
+                key="**billing**",
+                dated=False,
+                entry_id=entry_id_for(canonical),
+            ),
+            KnowledgeChange(
+                MEM,
+                "append",
+                "Key Decisions",
+                "billing: Put PgBouncer in front of Postgres",
+                prov(),
+                entry_id=entry_id_for(canonical),
+            ),
+        ]
+    )
+    ids = {
+        e.id
+        for rel in (ctx, "knowledge/projects/_active.md", MEM)
+        for _, e in kf.parse((memory_repo.root / rel).read_text()).entries()
+    }
     assert ids == {entry_id_for(canonical)}  # one fact, one id
     # the change names its old fact by a phrase; it lands in MEMORY.md, the old one lived in a project
-    r = w.apply([KnowledgeChange(MEM, "supersede", "Key Decisions", "Drop PgBouncer, use HikariCP", prov(60), target="PgBouncer")])
+    r = w.apply(
+        [
+            KnowledgeChange(
+                MEM,
+                "supersede",
+                "Key Decisions",
+                "Drop PgBouncer, use HikariCP",
+                prov(60),
+                target="PgBouncer",
+            )
+        ]
+    )
     assert sorted(p for p, _ in r.superseded) == sorted([ctx, "knowledge/projects/_active.md", MEM])
     for rel in (ctx, "knowledge/projects/_active.md"):
         assert not live(memory_repo, rel)
     assert live(memory_repo, MEM) == ["Drop PgBouncer, use HikariCP"]
     text = (memory_repo.root / ctx).read_text()
-    assert "~~2026-03-02: Put PgBouncer in front of Postgres (via ses_x)~~" in text  # struck, not deleted
+    assert (
+        "~~2026-03-02: Put PgBouncer in front of Postgres (via ses_x)~~" in text
+    )  # struck, not deleted
     assert f"#superseded-by:{r.added[0][1]}" in text
 
 
 def test_a_keyed_index_line_is_replaced_without_touching_its_fact(memory_repo: MemoryRepo) -> None:
     w = KnowledgeWriter(memory_repo)
     person, idx = "knowledge/people/ana.md", "knowledge/people/_index.md"
-    birthday = KnowledgeChange(person, "append", "Context", "Ana's birthday is on May 3", prov(), subject="ana birthday")
-    role = KnowledgeChange(person, "append", "Context", "Ana is joining as our designer", prov(5), subject="ana role")
-    w.apply([birthday, KnowledgeChange(idx, "append", "People", "**Ana** — Ana's birthday is on May 3", prov(),
-                                       key="**ana**", dated=False, entry_id=entry_id_for(birthday))])
-    w.apply([role, KnowledgeChange(idx, "supersede", "People", "**Ana** — Ana is joining as our designer", prov(5),
-                                   key="**ana**", dated=False, entry_id=entry_id_for(role))])
+    birthday = KnowledgeChange(
+        person, "append", "Context", "Ana's birthday is on May 3", prov(), subject="ana birthday"
+    )
+    role = KnowledgeChange(
+        person, "append", "Context", "Ana is joining as our designer", prov(5), subject="ana role"
+    )
+    w.apply(
+        [
+            birthday,
+            KnowledgeChange(
+                idx,
+                "append",
+                "People",
+                "**Ana** — Ana's birthday is on May 3",
+                prov(),
+                key="**ana**",
+                dated=False,
+                entry_id=entry_id_for(birthday),
+            ),
+        ]
+    )
+    w.apply(
+        [
+            role,
+            KnowledgeChange(
+                idx,
+                "supersede",
+                "People",
+                "**Ana** — Ana is joining as our designer",
+                prov(5),
+                key="**ana**",
+                dated=False,
+                entry_id=entry_id_for(role),
+            ),
+        ]
+    )
     assert live(memory_repo, idx) == ["**Ana** — Ana is joining as our designer"]
-    assert live(memory_repo, person) == ["Ana's birthday is on May 3", "Ana is joining as our designer"]
+    assert live(memory_repo, person) == [
+        "Ana's birthday is on May 3",
+        "Ana is joining as our designer",
+    ]
 
 
 def test_one_live_value_per_subject_and_repeats_are_duplicates(memory_repo: MemoryRepo) -> None:
     w = KnowledgeWriter(memory_repo)
     a, b = "knowledge/reference/billing.md", "knowledge/reference/general.md"
-    w.apply([KnowledgeChange(a, "append", "Dates", "The cutover is planned for June 3", prov(), subject="cutover date")])
-    same = w.apply([KnowledgeChange(b, "append", "Dates", "Cutover planned for June 3rd", prov(10), subject="cutover date")])
+    w.apply(
+        [
+            KnowledgeChange(
+                a,
+                "append",
+                "Dates",
+                "The cutover is planned for June 3",
+                prov(),
+                subject="cutover date",
+            )
+        ]
+    )
+    same = w.apply(
+        [
+            KnowledgeChange(
+                b,
+                "append",
+                "Dates",
+                "Cutover planned for June 3rd",
+                prov(10),
+                subject="cutover date",
+            )
+        ]
+    )
     assert same.duplicates == 1
-    moved = w.apply([KnowledgeChange(b, "append", "Dates", "We moved the cutover to June 17", prov(20), subject="cutover date")])
-    assert moved.superseded == [(a, kf.parse((memory_repo.root / a).read_text()).sections[-1].lines[0].id)]
+    moved = w.apply(
+        [
+            KnowledgeChange(
+                b,
+                "append",
+                "Dates",
+                "We moved the cutover to June 17",
+                prov(20),
+                subject="cutover date",
+            )
+        ]
+    )
+    assert moved.superseded == [
+        (a, kf.parse((memory_repo.root / a).read_text()).sections[-1].lines[0].id)
+    ]
     assert live(memory_repo, b) == ["We moved the cutover to June 17"]
     assert not live(memory_repo, a)
     # said again in other words (a light verb, a short form): one fact, one entry
-    w.apply([KnowledgeChange(a, "append", "Facts", "The staging database runs on port 6432", prov())])
-    again = w.apply([KnowledgeChange(b, "append", "Facts", "FYI: staging DB listens on port 6432", prov(30))])
+    w.apply(
+        [KnowledgeChange(a, "append", "Facts", "The staging database runs on port 6432", prov())]
+    )
+    again = w.apply(
+        [KnowledgeChange(b, "append", "Facts", "FYI: staging DB listens on port 6432", prov(30))]
+    )
     assert again.duplicates == 1
-    other = w.apply([KnowledgeChange(b, "append", "Facts", "The production database runs on port 6432", prov(31))])
+    other = w.apply(
+        [
+            KnowledgeChange(
+                b, "append", "Facts", "The production database runs on port 6432", prov(31)
+            )
+        ]
+    )
     assert len(other.added) == 1  # another database: another fact
 
 
-def test_an_old_fact_cannot_come_back_unless_it_is_said_again_later(memory_repo: MemoryRepo) -> None:
+def test_an_old_fact_cannot_come_back_unless_it_is_said_again_later(
+    memory_repo: MemoryRepo,
+) -> None:
     w = KnowledgeWriter(memory_repo)
-    w.apply([KnowledgeChange(MEM, "append", "Key Decisions", "Host the docs on GitHub Pages", prov())])
-    w.apply([KnowledgeChange(MEM, "supersede", "Key Decisions", "Host the docs on Netlify", prov(60), target="GitHub Pages")])
-    replayed = w.apply([KnowledgeChange(MEM, "append", "Key Decisions", "Host the docs on GitHub Pages", prov(1))])
+    w.apply(
+        [KnowledgeChange(MEM, "append", "Key Decisions", "Host the docs on GitHub Pages", prov())]
+    )
+    w.apply(
+        [
+            KnowledgeChange(
+                MEM,
+                "supersede",
+                "Key Decisions",
+                "Host the docs on Netlify",
+                prov(60),
+                target="GitHub Pages",
+            )
+        ]
+    )
+    replayed = w.apply(
+        [KnowledgeChange(MEM, "append", "Key Decisions", "Host the docs on GitHub Pages", prov(1))]
+    )
     assert replayed.duplicates == 1 and not replayed.added
-    reworded = w.apply([KnowledgeChange(MEM, "append", "Key Decisions", "Docs are hosted on GitHub Pages", prov(2))])
+    reworded = w.apply(
+        [
+            KnowledgeChange(
+                MEM, "append", "Key Decisions", "Docs are hosted on GitHub Pages", prov(2)
+            )
+        ]
+    )
     assert reworded.duplicates == 1
-    back = w.apply([KnowledgeChange(MEM, "append", "Key Decisions", "Host the docs on GitHub Pages", prov(24 * 60))])
+    back = w.apply(
+        [
+            KnowledgeChange(
+                MEM, "append", "Key Decisions", "Host the docs on GitHub Pages", prov(24 * 60)
+            )
+        ]
+    )
     assert len(back.added) == 1  # a day later the user really went back
 
 
 def test_citations_are_compact_and_hold_no_slug(memory_repo: MemoryRepo) -> None:
     w = KnowledgeWriter(memory_repo)
     uuid = "3f2a9c1e-0b1d-4c6e-9a2f-5d7e8b9c0a1f"
-    w.apply([KnowledgeChange(MEM, "append", "Key Decisions", "Files are the source of truth", prov(0, uuid))])
-    line = next(l for l in (memory_repo.root / MEM).read_text().splitlines() if "source of truth" in l)
-    assert line == f"- 2026-03-02: Files are the source of truth (via 3f2a9c1e) {{id: {entry_id_for(KnowledgeChange(MEM, 'append', 'x', 'Files are the source of truth', prov(0, uuid)))}}}"
+    w.apply(
+        [
+            KnowledgeChange(
+                MEM, "append", "Key Decisions", "Files are the source of truth", prov(0, uuid)
+            )
+        ]
+    )
+    line = next(
+        l for l in (memory_repo.root / MEM).read_text().splitlines() if "source of truth" in l
+    )
+    assert (
+        line
+        == f"- 2026-03-02: Files are the source of truth (via 3f2a9c1e) {{id: {entry_id_for(KnowledgeChange(MEM, 'append', 'x', 'Files are the source of truth', prov(0, uuid)))}}}"
+    )
     overhead = line.replace("Files are the source of truth", "").replace("- 2026-03-02: ", "")
     assert count_tokens(overhead) <= 30
     assert "slug" not in line
@@ -129,14 +302,18 @@ def test_citations_are_compact_and_hold_no_slug(memory_repo: MemoryRepo) -> None
     assert isinstance(entry, kf.Entry)
     assert entry.turn_at == "2026-03-02T09:00Z"
     legacy = "- 2026-02-16: Keep SQLite (source: raw/conversations/2026/02/16/1845-s-x.md @ 2026-02-16T18:47Z) {id: 20260216-1847-0a1b2c}"
-    assert kf.parse_line(legacy).render() == legacy  # the older form still reads and writes back as it was
+    assert (
+        kf.parse_line(legacy).render() == legacy
+    )  # the older form still reads and writes back as it was
 
 
 def test_entry_ids_of_derived_lines_are_checked(memory_repo: MemoryRepo) -> None:
     from autopoiesis.errors import ChangeRejectedError
 
     with pytest.raises(ChangeRejectedError, match="entry id"):
-        KnowledgeWriter(memory_repo).apply([KnowledgeChange(MEM, "append", "Key Decisions", "x y z", prov(), entry_id="../../x")])
+        KnowledgeWriter(memory_repo).apply(
+            [KnowledgeChange(MEM, "append", "Key Decisions", "x y z", prov(), entry_id="../../x")]
+        )
 
 
 # ── offline extractors: plain phrasings, several of each ──
@@ -144,42 +321,69 @@ def contents(changes: list[KnowledgeChange], path_part: str = "") -> list[str]:
     return [c.content for c in changes if path_part in c.path]
 
 
-@pytest.mark.parametrize("sentence, expected", [
-    ("We'll put PgBouncer in front of Postgres.", "We'll put PgBouncer in front of Postgres."),
-    ("The plan is to migrate the billing DB to Postgres 16.", "Migrate the billing DB to Postgres 16."),
-    ("Let's go with Redis for the session cache.", "Let's go with Redis for the session cache."),
-    ("We're going to use Terraform for all the infrastructure.", "We're going to use Terraform for all the infrastructure."),
-    ("Going forward, we release on Tuesdays only.", "We release on Tuesdays only."),
-    ("We won't use Kafka for the event bus.", "We won't use Kafka for the event bus."),
-])
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        ("We'll put PgBouncer in front of Postgres.", "We'll put PgBouncer in front of Postgres."),
+        (
+            "The plan is to migrate the billing DB to Postgres 16.",
+            "Migrate the billing DB to Postgres 16.",
+        ),
+        (
+            "Let's go with Redis for the session cache.",
+            "Let's go with Redis for the session cache.",
+        ),
+        (
+            "We're going to use Terraform for all the infrastructure.",
+            "We're going to use Terraform for all the infrastructure.",
+        ),
+        ("Going forward, we release on Tuesdays only.", "We release on Tuesdays only."),
+        ("We won't use Kafka for the event bus.", "We won't use Kafka for the event bus."),
+    ],
+)
 def test_plans_said_without_decided_are_decisions(sentence: str, expected: str) -> None:
     assert contents(DECISIONS.run_offline(transcript(("user", sentence))), MEM) == [expected]
 
 
-@pytest.mark.parametrize("sentence, target", [
-    ("We decided to drop PgBouncer and use HikariCP instead.", "PgBouncer"),
-    ("We are switching the session store from Redis to Memcached.", "Redis"),
-    ("We no longer use Jenkins; GitHub Actions runs the builds now.", "Jenkins"),
-    ("Let's replace Webpack with Vite for the frontend build.", "Webpack"),
-])
+@pytest.mark.parametrize(
+    "sentence, target",
+    [
+        ("We decided to drop PgBouncer and use HikariCP instead.", "PgBouncer"),
+        ("We are switching the session store from Redis to Memcached.", "Redis"),
+        ("We no longer use Jenkins; GitHub Actions runs the builds now.", "Jenkins"),
+        ("Let's replace Webpack with Vite for the frontend build.", "Webpack"),
+    ],
+)
 def test_a_changed_decision_names_what_it_replaces(sentence: str, target: str) -> None:
     changes = DECISIONS.run_offline(transcript(("user", sentence)))
     assert [(c.action, c.target) for c in changes] == [("supersede", target)]
 
 
-@pytest.mark.parametrize("chat", [
-    "We'll see how it goes.", "Let's keep in touch!", "Let's keep going and chase our dreams!",
-    "We'll have to catch up soon!", "Should we use Redis for this?", "If we use Kafka we need a schema registry.",
-    "I chose this color because it's bright.",
-])
+@pytest.mark.parametrize(
+    "chat",
+    [
+        "We'll see how it goes.",
+        "Let's keep in touch!",
+        "Let's keep going and chase our dreams!",
+        "We'll have to catch up soon!",
+        "Should we use Redis for this?",
+        "If we use Kafka we need a schema registry.",
+        "I chose this color because it's bright.",
+    ],
+)
 def test_ordinary_chat_is_no_decision(chat: str) -> None:
     assert DECISIONS.run_offline(transcript(("user", chat))) == []
 
 
 def test_the_agents_acknowledgement_decides_nothing_but_a_confirmed_proposal_does() -> None:
-    src = transcript(("user", "I like short answers."), ("agent", "Understood, bullet points from now on."),
-                     ("agent", "I suggest we keep the nightly backups for 30 days."), ("user", "Yes, let's do that."),
-                     ("agent", "We could also move the logs to S3."), ("user", "Hmm, not sure yet."))
+    src = transcript(
+        ("user", "I like short answers."),
+        ("agent", "Understood, bullet points from now on."),
+        ("agent", "I suggest we keep the nightly backups for 30 days."),
+        ("user", "Yes, let's do that."),
+        ("agent", "We could also move the logs to S3."),
+        ("user", "Hmm, not sure yet."),
+    )
     decided = contents(DECISIONS.run_offline(src))
     assert decided == ["Keep the nightly backups for 30 days."]
     journal = contents(JOURNAL.run_offline(src))
@@ -187,45 +391,85 @@ def test_the_agents_acknowledgement_decides_nothing_but_a_confirmed_proposal_doe
     assert "Decided: Keep the nightly backups for 30 days." in journal
 
 
-@pytest.mark.parametrize("sentence, subject", [
-    ("I prefer short answers.", "preference length"),
-    ("Please keep your replies brief.", "preference length"),
-    ("I'd rather have bullet points than long paragraphs.", "preference format"),
-    ("From now on, use bullet points in summaries.", "preference format"),
-    ("Call me Sam, not Samuel.", "preference name"),
-])
+@pytest.mark.parametrize(
+    "sentence, subject",
+    [
+        ("I prefer short answers.", "preference length"),
+        ("Please keep your replies brief.", "preference length"),
+        ("I'd rather have bullet points than long paragraphs.", "preference format"),
+        ("From now on, use bullet points in summaries.", "preference format"),
+        ("Call me Sam, not Samuel.", "preference name"),
+    ],
+)
 def test_preferences_of_the_user(sentence: str, subject: str) -> None:
     changes = LESSONS.run_offline(transcript(("user", sentence)))
     assert [(c.section, c.subject) for c in changes] == [("Preferences", subject)]
     assert DECISIONS.run_offline(transcript(("user", sentence))) == []  # not a decision as well
 
 
-@pytest.mark.parametrize("sentence", [
-    "Note to self: never run the migrations on a Friday afternoon again.",
-    "Never deploy without a rollback plan again.",
-    "We should have tested the rollback script before the dry run.",
-    "Next time, take a database snapshot before upgrading Postgres.",
-    "I learned the hard way that the cache hides stale config.",
-])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Note to self: never run the migrations on a Friday afternoon again.",
+        "Never deploy without a rollback plan again.",
+        "We should have tested the rollback script before the dry run.",
+        "Next time, take a database snapshot before upgrading Postgres.",
+        "I learned the hard way that the cache hides stale config.",
+    ],
+)
 def test_lessons_said_without_the_word(sentence: str) -> None:
     assert len(contents(LESSONS.run_offline(transcript(("user", sentence))), MEM)) == 1
 
 
-@pytest.mark.parametrize("chat", ["I'll make sure to keep you updated.", "But that's okay, I'll get 'em next time!",
-                                  "I never want to go through this again."])
+@pytest.mark.parametrize(
+    "chat",
+    [
+        "I'll make sure to keep you updated.",
+        "But that's okay, I'll get 'em next time!",
+        "I never want to go through this again.",
+    ],
+)
 def test_chat_is_no_lesson(chat: str) -> None:
     assert LESSONS.run_offline(transcript(("user", chat))) == []
 
 
-@pytest.mark.parametrize("turn, name, steps", [
-    (["To run the integration tests locally, first start the docker compose stack, then run make migrate, "
-      "and finally run pytest -m integration."], "run-the-integration-tests-locally", 3),
-    (["In order to rotate the API keys you need to create the new key in Vault, then update the deployment secret, "
-      "and finally revoke the old key."], "rotate-the-api-keys", 3),
-    (["If you want to publish the docs: start by running mkdocs build.", "Then sync the site folder to the bucket.",
-      "Finally, purge the CDN cache."], "publish-the-docs", 3),
-    (["When you need to restore a backup, stop the app first, then load the dump with pg_restore."], "restore-a-backup", 2),
-])
+@pytest.mark.parametrize(
+    "turn, name, steps",
+    [
+        (
+            [
+                "To run the integration tests locally, first start the docker compose stack, then run make migrate, "
+                "and finally run pytest -m integration."
+            ],
+            "run-the-integration-tests-locally",
+            3,
+        ),
+        (
+            [
+                "In order to rotate the API keys you need to create the new key in Vault, then update the deployment secret, "
+                "and finally revoke the old key."
+            ],
+            "rotate-the-api-keys",
+            3,
+        ),
+        (
+            [
+                "If you want to publish the docs: start by running mkdocs build.",
+                "Then sync the site folder to the bucket.",
+                "Finally, purge the CDN cache.",
+            ],
+            "publish-the-docs",
+            3,
+        ),
+        (
+            [
+                "When you need to restore a backup, stop the app first, then load the dump with pg_restore."
+            ],
+            "restore-a-backup",
+            2,
+        ),
+    ],
+)
 def test_procedures_told_without_the_word(turn: list[str], name: str, steps: int) -> None:
     changes = PROCEDURES.run_offline(transcript(("user", " ".join(turn))))
     assert [c.path for c in changes] == [f"knowledge/procedures/{name}.md"]
@@ -234,38 +478,59 @@ def test_procedures_told_without_the_word(turn: list[str], name: str, steps: int
 
 def test_procedures_the_agent_explains_count_only_once_confirmed() -> None:
     told = "To deploy the docs, first build them with mkdocs, then push the site folder."
-    assert PROCEDURES.run_offline(transcript(("user", "How do I deploy the docs?"), ("agent", told))) == []
-    assert len(PROCEDURES.run_offline(transcript(("agent", told), ("user", "Yes, do it that way.")))) == 1
+    assert (
+        PROCEDURES.run_offline(transcript(("user", "How do I deploy the docs?"), ("agent", told)))
+        == []
+    )
+    assert (
+        len(PROCEDURES.run_offline(transcript(("agent", told), ("user", "Yes, do it that way."))))
+        == 1
+    )
 
 
-@pytest.mark.parametrize("sentence, person, subject", [
-    ("Lena Park is joining the team as our SRE next Monday.", "lena-park", "Lena Park role"),
-    ("We hired Tomas Rivera as the new product manager.", "tomas-rivera", "Tomas Rivera role"),
-    ("Please welcome Priya Nair, our new data engineer.", "priya-nair", "Priya Nair role"),
-    ("Omar is now our tech lead.", "omar", "Omar role"),
-    ("Lena's birthday is on March 14.", "lena", "Lena birthday"),
-    ("Tomas was born on 2 April 1991.", "tomas", "Tomas birthday"),
-    ("Priya's last day is May 29.", "priya", "Priya leaving"),
-])
+@pytest.mark.parametrize(
+    "sentence, person, subject",
+    [
+        ("Lena Park is joining the team as our SRE next Monday.", "lena-park", "Lena Park role"),
+        ("We hired Tomas Rivera as the new product manager.", "tomas-rivera", "Tomas Rivera role"),
+        ("Please welcome Priya Nair, our new data engineer.", "priya-nair", "Priya Nair role"),
+        ("Omar is now our tech lead.", "omar", "Omar role"),
+        ("Lena's birthday is on March 14.", "lena", "Lena birthday"),
+        ("Tomas was born on 2 April 1991.", "tomas", "Tomas birthday"),
+        ("Priya's last day is May 29.", "priya", "Priya leaving"),
+    ],
+)
 def test_people_roles_and_dates(sentence: str, person: str, subject: str) -> None:
     changes = PEOPLE.run_offline(transcript(("user", sentence)))
-    assert [(c.path, c.subject) for c in changes][:1] == [(f"knowledge/people/{person}.md", subject)]
-    assert changes[1].path == "knowledge/people/_index.md" and changes[1].entry_id == entry_id_for(changes[0])
+    assert [(c.path, c.subject) for c in changes][:1] == [
+        (f"knowledge/people/{person}.md", subject)
+    ]
+    assert changes[1].path == "knowledge/people/_index.md" and changes[1].entry_id == entry_id_for(
+        changes[0]
+    )
 
 
 def test_a_first_name_finds_the_person_the_session_or_repo_knows() -> None:
-    src = transcript(("user", "Lena Park joined as our SRE."), ("user", "Lena's birthday is on March 14."))
-    assert {c.path for c in PEOPLE.run_offline(src)} == {"knowledge/people/lena-park.md", "knowledge/people/_index.md"}
+    src = transcript(
+        ("user", "Lena Park joined as our SRE."), ("user", "Lena's birthday is on March 14.")
+    )
+    assert {c.path for c in PEOPLE.run_offline(src)} == {
+        "knowledge/people/lena-park.md",
+        "knowledge/people/_index.md",
+    }
 
 
-@pytest.mark.parametrize("sentence, subject", [
-    ("The cutover is planned for June 3.", "cutover date"),
-    ("We moved the cutover to June 17.", "cutover date"),
-    ("The launch has been pushed back to April 22.", "launch date"),
-    ("Our security audit is set for May 5.", "security audit date"),
-    ("The release date is now March 3rd.", "release date"),
-    ("The demo is on Friday.", "demo date"),
-])
+@pytest.mark.parametrize(
+    "sentence, subject",
+    [
+        ("The cutover is planned for June 3.", "cutover date"),
+        ("We moved the cutover to June 17.", "cutover date"),
+        ("The launch has been pushed back to April 22.", "launch date"),
+        ("Our security audit is set for May 5.", "security audit date"),
+        ("The release date is now March 3rd.", "release date"),
+        ("The demo is on Friday.", "demo date"),
+    ],
+)
 def test_dates_of_events_and_their_moves(sentence: str, subject: str) -> None:
     changes = FACTS.run_offline(transcript(("user", sentence)))
     assert [(c.section, c.subject) for c in changes] == [("Dates", subject)]
@@ -278,45 +543,99 @@ def test_relative_dates_are_made_absolute() -> None:
     assert resolve_relative("next friday", said) == "12 May 2023"
     assert resolve_relative("last week", said) == "week of 1 May 2023"
     assert resolve_relative("two years ago", said) == "2021"
-    assert with_absolute_dates("I went there yesterday.", said) == "I went there yesterday [7 May 2023]."
+    assert (
+        with_absolute_dates("I went there yesterday.", said)
+        == "I went there yesterday [7 May 2023]."
+    )
 
 
 def test_a_participant_of_a_group_chat_speaking_of_themselves() -> None:
-    src = transcript(("user", "Caroline", "I went to a LGBTQ support group yesterday and it was so powerful."),
-                     ("agent", "Melanie", "Wow, that's cool! What happened?"))
+    src = transcript(
+        ("user", "Caroline", "I went to a LGBTQ support group yesterday and it was so powerful."),
+        ("agent", "Melanie", "Wow, that's cool! What happened?"),
+    )
     changes = PEOPLE.run_offline(src)
     assert [(c.path, c.content) for c in changes][:1] == [
-        ("knowledge/people/caroline.md", "I went to a LGBTQ support group yesterday [1 March 2026] and it was so powerful.")]
+        (
+            "knowledge/people/caroline.md",
+            "I went to a LGBTQ support group yesterday [1 March 2026] and it was so powerful.",
+        )
+    ]
 
 
 # ── the LLM path sees related entries and may supersede or skip ──
 @pytest.mark.slow
 def test_llm_extractor_sees_related_entries_and_its_supersede_lands_everywhere(
-        memory_repo: MemoryRepo, tmp_path: Path, openai_server) -> None:
-    paths = import_sessions(memory_repo, tmp_path, [
-        session("ses_1", "2026-03-02T09:00:00Z",
-                ("user", "For the billing-service project we'll put PgBouncer in front of Postgres.")),
-        session("ses_2", "2026-03-09T09:00:00Z",
-                ("user", "PgBouncer keeps breaking prepared statements, so HikariCP does the pooling from today.")),
-        session("ses_3", "2026-03-10T09:00:00Z", ("user", "Just to confirm: HikariCP does the pooling.")),
-    ])
-    with KnowledgeExtractor(memory_repo, use_llm=False) as ex:  # session 1 offline, then its weekly rollup
+    memory_repo: MemoryRepo, tmp_path: Path, openai_server
+) -> None:
+    paths = import_sessions(
+        memory_repo,
+        tmp_path,
+        [
+            session(
+                "ses_1",
+                "2026-03-02T09:00:00Z",
+                (
+                    "user",
+                    "For the billing-service project we'll put PgBouncer in front of Postgres.",
+                ),
+            ),
+            session(
+                "ses_2",
+                "2026-03-09T09:00:00Z",
+                (
+                    "user",
+                    "PgBouncer keeps breaking prepared statements, so HikariCP does the pooling from today.",
+                ),
+            ),
+            session(
+                "ses_3",
+                "2026-03-10T09:00:00Z",
+                ("user", "Just to confirm: HikariCP does the pooling."),
+            ),
+        ],
+    )
+    with KnowledgeExtractor(
+        memory_repo, use_llm=False
+    ) as ex:  # session 1 offline, then its weekly rollup
         ex.extract_from_session(paths[0])
     with MemoryCondenser(memory_repo, use_llm=False) as c:
         c.weekly_rollup(date(2026, 3, 2))
     ctx, active = "knowledge/projects/billing-service/context.md", "knowledge/projects/_active.md"
     old = kf.parse((memory_repo.root / ctx).read_text())
     old_id = next(e.id for _, e in old.entries())
-    assert any(e.id == old_id for _, e in kf.parse((memory_repo.root / MEM).read_text()).entries())  # mirrored
+    assert any(
+        e.id == old_id for _, e in kf.parse((memory_repo.root / MEM).read_text()).entries()
+    )  # mirrored
     # sessions 2 and 3 through the LLM flavour of decisions, one call at a time: session 3 is
     # read with what session 2 wrote
     repo = use_llm(memory_repo, openai_server.base_url, concurrency=1)
     openai_server.enqueue(
-        json.dumps({"decisions": [{"decision": "Use HikariCP for connection pooling instead of PgBouncer",
-                                   "project": "billing-service", "action": "supersede", "target": old_id}]}),
-        json.dumps({"decisions": [{"decision": "Use HikariCP for connection pooling", "action": "skip"},
-                                  {"decision": "Log every query", "project": "billing-service", "action": "supersede",
-                                   "target": "20200101-0000-abcdef"}]}),
+        json.dumps(
+            {
+                "decisions": [
+                    {
+                        "decision": "Use HikariCP for connection pooling instead of PgBouncer",
+                        "project": "billing-service",
+                        "action": "supersede",
+                        "target": old_id,
+                    }
+                ]
+            }
+        ),
+        json.dumps(
+            {
+                "decisions": [
+                    {"decision": "Use HikariCP for connection pooling", "action": "skip"},
+                    {
+                        "decision": "Log every query",
+                        "project": "billing-service",
+                        "action": "supersede",
+                        "target": "20200101-0000-abcdef",
+                    },
+                ]
+            }
+        ),
     )
     with KnowledgeExtractor(repo) as ex:
         report = ex.extract_pending(["decisions"])
@@ -325,13 +644,21 @@ def test_llm_extractor_sees_related_entries_and_its_supersede_lands_everywhere(
     said = "For the billing-service project we'll put PgBouncer in front of Postgres."
     assert f"[{old_id}] projects/billing-service/context.md — {said}" in second
     third = openai_server.chat_bodies()[1]["messages"][-1]["content"]
-    assert "projects/billing-service/context.md — Use HikariCP for connection pooling instead of PgBouncer" in third
+    assert (
+        "projects/billing-service/context.md — Use HikariCP for connection pooling instead of PgBouncer"
+        in third
+    )
     assert said not in third  # a superseded entry is not shown as what the memory holds
     for rel in (ctx, active, MEM):  # the supersede landed in every file that held the old decision
         assert said in " ".join(struck(repo, rel)), rel
         assert not any("in front of Postgres" in t for t in live(repo, rel)), rel
-    assert live(repo, ctx) == ["Use HikariCP for connection pooling instead of PgBouncer", "Log every query"]
-    assert report.superseded == 3  # context.md, _active.md, MEMORY.md; the unknown target struck nothing
+    assert live(repo, ctx) == [
+        "Use HikariCP for connection pooling instead of PgBouncer",
+        "Log every query",
+    ]
+    assert (
+        report.superseded == 3
+    )  # context.md, _active.md, MEMORY.md; the unknown target struck nothing
 
 
 # ── compaction ──
@@ -339,10 +666,24 @@ def test_a_compaction_that_revives_a_superseded_fact_is_rejected(memory_repo: Me
     rel = "knowledge/reference/infra.md"
     w = KnowledgeWriter(memory_repo)
     w.apply([KnowledgeChange(rel, "append", "Facts", "Backups go to the Frankfurt bucket", prov())])
-    w.apply([KnowledgeChange(rel, "supersede", "Facts", "Backups go to the Dublin bucket", prov(60), target="Frankfurt")])
+    w.apply(
+        [
+            KnowledgeChange(
+                rel,
+                "supersede",
+                "Facts",
+                "Backups go to the Dublin bucket",
+                prov(60),
+                target="Frankfurt",
+            )
+        ]
+    )
     before = (memory_repo.root / rel).read_text()
     head = before.split("## Facts")[0]
-    revived = head + "## Facts\n- Backups go to the Frankfurt bucket.\n- Backups go to the Dublin bucket.\n"
+    revived = (
+        head
+        + "## Facts\n- Backups go to the Frankfurt bucket.\n- Backups go to the Dublin bucket.\n"
+    )
     with MemoryPruner(memory_repo) as p:
         verdict, result = p.compact(rel, revived)
     assert not verdict.accepted

@@ -77,8 +77,10 @@ VARIANTS = {
         role_probe="SRE",
         person_date="Lena's birthday is on March 14, so let's get a cake.",
         date_probe="March 14",
-        procedure=("To run the integration tests locally, first start the docker compose stack, then run make migrate, "
-                   "and finally run pytest -m integration.",),
+        procedure=(
+            "To run the integration tests locally, first start the docker compose stack, then run make migrate, "
+            "and finally run pytest -m integration.",
+        ),
         procedure_file="run-the-integration-tests-locally",
         step_probes=("docker compose", "make migrate", "pytest -m integration"),
         preference="Also, I prefer short answers in bullet points.",
@@ -106,8 +108,10 @@ VARIANTS = {
         role_probe="product manager",
         person_date="Tomas was born on 2 April 1991, by the way.",
         date_probe="2 April 1991",
-        procedure=("In order to rotate the API keys you need to create the new key in Vault, then update the deployment "
-                   "secret, and finally revoke the old key.",),
+        procedure=(
+            "In order to rotate the API keys you need to create the new key in Vault, then update the deployment "
+            "secret, and finally revoke the old key.",
+        ),
         procedure_file="rotate-the-api-keys",
         step_probes=("new key in Vault", "deployment secret", "revoke the old key"),
         preference="Please keep your replies brief.",
@@ -135,8 +139,11 @@ VARIANTS = {
         role_probe="data engineer",
         person_date="Priya's last day before her parental leave is May 29.",
         date_probe="May 29",
-        procedure=("If you want to publish the docs: start by running mkdocs build.", "Then sync the site folder to the bucket.",
-                   "Finally, purge the CDN cache."),
+        procedure=(
+            "If you want to publish the docs: start by running mkdocs build.",
+            "Then sync the site folder to the bucket.",
+            "Finally, purge the CDN cache.",
+        ),
         procedure_file="publish-the-docs",
         step_probes=("mkdocs build", "site folder", "CDN cache"),
         preference="I'd rather have plain prose than tables.",
@@ -156,32 +163,42 @@ DAYS = [date(2026, 3, 2), date(2026, 3, 4), date(2026, 3, 9), date(2026, 3, 12),
 
 def sessions_of(v: Variant) -> list[dict]:
     return [
-        session("ses_w1a", "2026-03-02T09:00:00Z",
-                ("user", v.project_intro),
-                ("agent", "Sure. Where do we start?"),
-                ("user", v.old_decision),
-                ("agent", "Understood, " + v.old_decision[0].lower() + v.old_decision[1:]),
-                ("user", v.fact_first),
-                ("user", v.person_role),
-                ("user", v.event_planned)),
-        session("ses_w1b", "2026-03-04T14:00:00Z",
-                ("user", " ".join(v.procedure)),
-                ("agent", "Got it."),
-                ("user", v.preference),
-                ("agent", "Understood, bullet points from now on."),
-                ("user", v.person_date)),
-        session("ses_w2a", "2026-03-09T10:00:00Z",
-                ("user", "The old setup keeps giving us trouble."),
-                ("agent", "We could revisit it."),
-                ("user", v.new_decision),
-                ("user", v.lesson)),
-        session("ses_w2b", "2026-03-12T16:00:00Z",
-                ("user", v.event_moved),
-                ("user", v.fact_again)),
-        session("ses_w2c", "2026-03-13T11:00:00Z",
-                ("agent", "I suggest we keep the nightly backups for 30 days."),
-                ("user", "Yes, let's do that."),
-                ("agent", "Got it, from now on backups are kept for 30 days.")),
+        session(
+            "ses_w1a",
+            "2026-03-02T09:00:00Z",
+            ("user", v.project_intro),
+            ("agent", "Sure. Where do we start?"),
+            ("user", v.old_decision),
+            ("agent", "Understood, " + v.old_decision[0].lower() + v.old_decision[1:]),
+            ("user", v.fact_first),
+            ("user", v.person_role),
+            ("user", v.event_planned),
+        ),
+        session(
+            "ses_w1b",
+            "2026-03-04T14:00:00Z",
+            ("user", " ".join(v.procedure)),
+            ("agent", "Got it."),
+            ("user", v.preference),
+            ("agent", "Understood, bullet points from now on."),
+            ("user", v.person_date),
+        ),
+        session(
+            "ses_w2a",
+            "2026-03-09T10:00:00Z",
+            ("user", "The old setup keeps giving us trouble."),
+            ("agent", "We could revisit it."),
+            ("user", v.new_decision),
+            ("user", v.lesson),
+        ),
+        session("ses_w2b", "2026-03-12T16:00:00Z", ("user", v.event_moved), ("user", v.fact_again)),
+        session(
+            "ses_w2c",
+            "2026-03-13T11:00:00Z",
+            ("agent", "I suggest we keep the nightly backups for 30 days."),
+            ("user", "Yes, let's do that."),
+            ("agent", "Got it, from now on backups are kept for 30 days."),
+        ),
     ]
 
 
@@ -196,7 +213,11 @@ def live_lines(repo: MemoryRepo) -> dict[str, list[kf.Entry]]:
 
 
 def all_entries(repo: MemoryRepo) -> list[tuple[str, kf.Entry]]:
-    return [(repo.rel(p), e) for p in sorted(repo.knowledge_dir.rglob("*.md")) for _, e in kf.parse(p.read_text()).entries()]
+    return [
+        (repo.rel(p), e)
+        for p in sorted(repo.knowledge_dir.rglob("*.md"))
+        for _, e in kf.parse(p.read_text()).entries()
+    ]
 
 
 def holding(lines: dict[str, list[kf.Entry]], probe: str) -> list[tuple[str, kf.Entry]]:
@@ -221,7 +242,9 @@ def variant(request: pytest.FixtureRequest) -> Variant:
     return VARIANTS[request.param]
 
 
-def test_two_weeks_of_knowledge_stay_true(memory_repo: MemoryRepo, tmp_path: Path, variant: Variant) -> None:
+def test_two_weeks_of_knowledge_stay_true(
+    memory_repo: MemoryRepo, tmp_path: Path, variant: Variant
+) -> None:
     v = variant
     run_two_weeks(memory_repo, tmp_path, v)
     root = memory_repo.root
@@ -232,16 +255,24 @@ def test_two_weeks_of_knowledge_stay_true(memory_repo: MemoryRepo, tmp_path: Pat
     assert len(holding(lines, v.fact_probe)) == 1, "the fact said twice: one live entry"
     person = f"knowledge/people/{v.person}.md"
     assert any(v.role_probe.lower() in e.text.lower() for e in lines[person]), "the role"
-    assert any(v.date_probe.lower() in e.text.lower() for e in lines[person]), "the date about the person"
+    assert any(v.date_probe.lower() in e.text.lower() for e in lines[person]), (
+        "the date about the person"
+    )
     index = [e.text for e in lines["knowledge/people/_index.md"]]
     assert any(v.role_probe.lower() in t.lower() for t in index), "people/_index.md names the role"
     steps = " ".join(e.text for e in lines[f"knowledge/procedures/{v.procedure_file}.md"])
     for probe in v.step_probes:
         assert probe.lower() in steps.lower(), probe
     memory = kf.parse((root / "knowledge/memory/MEMORY.md").read_text())
-    prefs = [e.text for e in memory.sections[memory.find_section("Preferences")].entries() if e.active]
+    prefs = [
+        e.text for e in memory.sections[memory.find_section("Preferences")].entries() if e.active
+    ]
     assert any(v.preference_probe in t for t in prefs), "the preference"
-    lessons = [e.text for e in memory.sections[memory.find_section("Lessons Learned")].entries() if e.active]
+    lessons = [
+        e.text
+        for e in memory.sections[memory.find_section("Lessons Learned")].entries()
+        if e.active
+    ]
     assert any(v.lesson_probe in t for t in lessons), "the lesson"
     assert holding(lines, v.new_date), "the date as moved"
     assert holding(lines, "nightly backups for 30 days"), "the proposal the user accepted"
@@ -249,15 +280,27 @@ def test_two_weeks_of_knowledge_stay_true(memory_repo: MemoryRepo, tmp_path: Pat
     # every changed fact is superseded everywhere it lived: struck, never deleted
     for probe in (v.old_probe, v.old_date):
         assert not holding(lines, probe), f"{probe!r} is still live"
-        struck = [(p, e) for p, e in all_entries(memory_repo)
-                  if kf.is_current_state(p) and probe.lower() in e.text.lower()]
+        struck = [
+            (p, e)
+            for p, e in all_entries(memory_repo)
+            if kf.is_current_state(p) and probe.lower() in e.text.lower()
+        ]
         assert struck, f"{probe!r} was deleted instead of struck"
         assert all(e.superseded_by for _, e in struck)
         ids = {i for _, e in all_entries(memory_repo) for i in [e.id]}
-        assert all(e.superseded_by in ids for _, e in struck)  # pointing at the entry that replaced it
-    old_decision_files = {p for p, e in all_entries(memory_repo) if kf.is_current_state(p) and v.old_probe in e.text}
-    if any(p.startswith("knowledge/projects/") and p.endswith("/context.md") for p in old_decision_files):
-        assert "knowledge/projects/_active.md" in old_decision_files  # its derived line was struck too
+        assert all(
+            e.superseded_by in ids for _, e in struck
+        )  # pointing at the entry that replaced it
+    old_decision_files = {
+        p for p, e in all_entries(memory_repo) if kf.is_current_state(p) and v.old_probe in e.text
+    }
+    if any(
+        p.startswith("knowledge/projects/") and p.endswith("/context.md")
+        for p in old_decision_files
+    ):
+        assert (
+            "knowledge/projects/_active.md" in old_decision_files
+        )  # its derived line was struck too
 
     # journals are history: they keep what was said that day
     journals = "".join(p.read_text() for p in sorted((root / "knowledge/journal").glob("*.md")))
@@ -271,7 +314,9 @@ def test_two_weeks_of_knowledge_stay_true(memory_repo: MemoryRepo, tmp_path: Pat
         ids = [e.id for e in entries]
         assert len(ids) == len(set(ids)), rel
     for rel, e in all_entries(memory_repo):
-        assert not re.match(r"(?:Decided: |Lesson: |Preference: )?(?:Understood|Got it)\b", e.text), (rel, e.text)
+        assert not re.match(
+            r"(?:Decided: |Lesson: |Preference: )?(?:Understood|Got it)\b", e.text
+        ), (rel, e.text)
 
     # citations are compact: the session, never the transcript's slug
     for rel, e in all_entries(memory_repo):
@@ -280,7 +325,9 @@ def test_two_weeks_of_knowledge_stay_true(memory_repo: MemoryRepo, tmp_path: Pat
     assert "raw/conversations" not in text
 
 
-def test_rerunning_extraction_and_condensation_changes_nothing(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_rerunning_extraction_and_condensation_changes_nothing(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
     v = VARIANTS["pgbouncer"]
     run_two_weeks(memory_repo, tmp_path, v)
     before = {p: p.read_bytes() for p in memory_repo.knowledge_dir.rglob("*.md")}
@@ -298,7 +345,9 @@ def _outside_strikes(text: str) -> str:
     return re.sub(r"~~.*?~~", " ", text, flags=re.S)
 
 
-def test_compile_answers_with_the_current_fact(memory_repo: MemoryRepo, tmp_path: Path, variant: Variant) -> None:
+def test_compile_answers_with_the_current_fact(
+    memory_repo: MemoryRepo, tmp_path: Path, variant: Variant
+) -> None:
     from autopoiesis.compiler.compile import ContextCompiler
     from autopoiesis.index.searchindex import SearchIndex
 
@@ -307,10 +356,14 @@ def test_compile_answers_with_the_current_fact(memory_repo: MemoryRepo, tmp_path
     with SearchIndex(memory_repo) as index:
         index.rebuild_full()
     with ContextCompiler(memory_repo) as compiler:
-        for question, new, old in ((v.question_date, v.new_date, v.old_date),
-                                   (v.question_decision, v.new_probe, v.old_probe)):
+        for question, new, old in (
+            (v.question_date, v.new_date, v.old_date),
+            (v.question_decision, v.new_probe, v.old_probe),
+        ):
             result = compiler.compile(question, budget=8192, today=date(2026, 3, 20))
-            knowledge = [s for s in result.sections if s.included and s.path and kf.is_current_state(s.path)]
+            knowledge = [
+                s for s in result.sections if s.included and s.path and kf.is_current_state(s.path)
+            ]
             current = " ".join(_outside_strikes(s.content) for s in knowledge)
             assert new in current, (question, [s.label for s in knowledge])
             # the old fact may be there as history (a transcript, a journal) or struck, never as current

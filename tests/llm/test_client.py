@@ -82,7 +82,10 @@ def test_complete_uses_stage_model_and_reports_usage(make_client, openai_server)
     assert body["model"] == "model-x"
     assert body["max_tokens"] == 20
     assert body["temperature"] == 0.5
-    assert body["messages"] == [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say hello"}]
+    assert body["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Say hello"},
+    ]
     assert "response_format" not in body
 
 
@@ -257,7 +260,11 @@ def test_cache_second_identical_call_makes_no_request(make_client, openai_server
 # ── ledger, usage, budget ──
 def test_ledger_and_usage(make_client, openai_server, tmp_path):
     llm = make_client()
-    openai_server.default_chat = lambda body: {"content": "ok", "prompt_tokens": 1000, "completion_tokens": 500}
+    openai_server.default_chat = lambda body: {
+        "content": "ok",
+        "prompt_tokens": 1000,
+        "completion_tokens": 500,
+    }
     llm.complete("extract", "a")
     llm.complete("extract", "b")
     llm.complete("extract", "a")  # cached
@@ -315,13 +322,19 @@ def test_ledger_day_is_the_utc_day_whatever_the_local_zone(tmp_path, local_zone,
 
 def test_daily_budget_falls_back_to_offline(make_client, openai_server, tmp_path, caplog):
     llm = make_client(daily_token_budget=100)
-    openai_server.default_chat = lambda body: {"content": "remote", "prompt_tokens": 80, "completion_tokens": 30}
+    openai_server.default_chat = lambda body: {
+        "content": "remote",
+        "prompt_tokens": 80,
+        "completion_tokens": 30,
+    }
     first = llm.complete("extract", "Payload:\nThe budget is small. Second sentence here.")
     assert first.provider == "openai"
     assert not first.fell_back
     assert llm.notice is None
     with caplog.at_level(logging.WARNING, logger="autopoiesis.llm"):
-        second = llm.complete("extract", "Payload:\nThe budget is small. Second sentence here.", cache=False)
+        second = llm.complete(
+            "extract", "Payload:\nThe budget is small. Second sentence here.", cache=False
+        )
         third = llm.complete("condense", "Notes:\nAnother one.")
     assert second.provider == "offline"
     assert second.fell_back
@@ -335,7 +348,12 @@ def test_daily_budget_falls_back_to_offline(make_client, openai_server, tmp_path
     # the budget is counted from the ledger, so a fresh client (another process) sees it too
     other = LLMClient(MemoryRepo(tmp_path))
     assert other.complete("extract", "new").fell_back
-    assert [r["provider"] for r in ledger_rows(tmp_path)] == ["openai", "offline", "offline", "offline"]
+    assert [r["provider"] for r in ledger_rows(tmp_path)] == [
+        "openai",
+        "offline",
+        "offline",
+        "offline",
+    ]
     assert [r["fell_back"] for r in ledger_rows(tmp_path)] == [False, True, True, True]
     usage = {u.stage: u for u in other.usage()}
     assert usage["extract"].offline == 2
@@ -361,11 +379,15 @@ def test_concurrency_limit_raises_throughput(make_client, openai_server):
     timings = {}
     for n in (1, 4, 8):
         llm = make_client(concurrency=n)
-        llm.complete("extract", "warm-up", cache=False)  # connection + client set-up out of the timing
+        llm.complete(
+            "extract", "warm-up", cache=False
+        )  # connection + client set-up out of the timing
         openai_server.reset()
         openai_server.latency = 0.2
         t0 = time.monotonic()
-        results = llm.map_concurrent(lambda i, llm=llm: llm.complete("extract", f"prompt {i}", cache=False), range(8))
+        results = llm.map_concurrent(
+            lambda i, llm=llm: llm.complete("extract", f"prompt {i}", cache=False), range(8)
+        )
         timings[n] = time.monotonic() - t0
         openai_server.latency = 0.0
         assert [r.text for r in results] == ["OK"] * 8
@@ -393,7 +415,9 @@ def test_offline_provider_is_deterministic_and_makes_no_requests(tmp_path, opena
     # provider offline is the default; a base_url is set only to prove nothing is called
     (tmp_path / "memory-config.yaml").write_text(f"llm:\n  base_url: {openai_server.base_url}\n")
     llm = LLMClient(MemoryRepo(tmp_path))
-    prompt = "Summarize this git diff.\n\nDiff:\nAdded the gate. Then the cache! And more text here?"
+    prompt = (
+        "Summarize this git diff.\n\nDiff:\nAdded the gate. Then the cache! And more text here?"
+    )
     a = llm.complete("commit_message", prompt)
     b = llm.complete("commit_message", prompt)
     assert a.text == b.text == "Added the gate. Then the cache! And more text here?"
@@ -403,8 +427,16 @@ def test_offline_provider_is_deterministic_and_makes_no_requests(tmp_path, opena
     short = llm.complete("commit_message", prompt, max_tokens=5)  # ~20 characters
     assert short.text == "Added the gate."
 
-    yes = GATE.format(message="Please triage my email inbox today", name="Email Triage", description="Sort incoming email")
-    no = GATE.format(message="What is the weather in Vienna?", name="Email Triage", description="Sort incoming email")
+    yes = GATE.format(
+        message="Please triage my email inbox today",
+        name="Email Triage",
+        description="Sort incoming email",
+    )
+    no = GATE.format(
+        message="What is the weather in Vienna?",
+        name="Email Triage",
+        description="Sort incoming email",
+    )
     assert llm.yes_no("gate", yes) is True
     assert llm.yes_no("gate", yes) is True
     assert llm.yes_no("gate", no) is False
@@ -475,11 +507,20 @@ class EchoProvider:
 def test_registered_provider_gets_the_clients_retries_and_ledger(tmp_path):
     made: list[EchoProvider] = []
     failures = [CallFailure("HTTP 503: busy", retryable=True, retry_after=0.0, status=503)]
-    register_provider("echo", lambda config: made.append(EchoProvider(config, failures)) or made[-1])
-    (tmp_path / "memory-config.yaml").write_text("")  # defaults; the provider comes from the config below
+    register_provider(
+        "echo", lambda config: made.append(EchoProvider(config, failures)) or made[-1]
+    )
+    (tmp_path / "memory-config.yaml").write_text(
+        ""
+    )  # defaults; the provider comes from the config below
     llm = LLMClient(MemoryRepo(tmp_path), config=LLMConfig(provider="echo", max_retries=1))
     res = llm.complete("extract", "hello")
-    assert (res.text, res.provider, res.tokens_in, res.tokens_out) == ("gpt-4o-mini: hello", "echo", 7, 2)
+    assert (res.text, res.provider, res.tokens_in, res.tokens_out) == (
+        "gpt-4o-mini: hello",
+        "echo",
+        7,
+        2,
+    )
     failures.append(CallFailure("HTTP 401: no key", retryable=False, status=401))
     with pytest.raises(LLMUnavailableError, match="OPENAI_API_KEY"):
         llm.complete("extract", "again")
@@ -487,7 +528,10 @@ def test_registered_provider_gets_the_clients_retries_and_ledger(tmp_path):
     assert len(made) == 1
     assert made[0].closed
     rows = ledger_rows(tmp_path)
-    assert [(r["provider"], r["ok"], r["attempts"]) for r in rows] == [("echo", True, 2), ("echo", False, 1)]
+    assert [(r["provider"], r["ok"], r["attempts"]) for r in rows] == [
+        ("echo", True, 2),
+        ("echo", False, 1),
+    ]
 
 
 # ── odds and ends ──
@@ -511,7 +555,11 @@ def test_cli_llm_usage(make_client, openai_server, tmp_path):
     from autopoiesis.cli.llm_cmd import register
 
     llm = make_client()
-    openai_server.default_chat = lambda body: {"content": "ok", "prompt_tokens": 100, "completion_tokens": 10}
+    openai_server.default_chat = lambda body: {
+        "content": "ok",
+        "prompt_tokens": 100,
+        "completion_tokens": 10,
+    }
     llm.complete("extract", "a")
     llm.complete("extract", "a")
     app = typer.Typer()

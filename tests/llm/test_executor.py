@@ -24,7 +24,9 @@ def _repo(memory_repo: MemoryRepo, server: OpenAIServer, **llm) -> MemoryRepo:
     return MemoryRepo(memory_repo.root)
 
 
-def test_failures_put_every_client_in_a_global_backoff(memory_repo: MemoryRepo, openai_server: OpenAIServer) -> None:
+def test_failures_put_every_client_in_a_global_backoff(
+    memory_repo: MemoryRepo, openai_server: OpenAIServer
+) -> None:
     repo = _repo(memory_repo, openai_server, max_retries=0)
     clock = [datetime(2026, 3, 2, 12, 0, tzinfo=UTC)]
     openai_server.enqueue({"status": 500, "message": "down"})
@@ -34,7 +36,10 @@ def test_failures_put_every_client_in_a_global_backoff(memory_repo: MemoryRepo, 
     assert len(openai_server.chat_bodies()) == 1
     # another client (another process would read the same file) does not call at all
     b = LLMClient(repo, clock=lambda: clock[0], job="condense")
-    with pytest.raises(LLMUnavailableError, match=r"failed 1 call\(s\) in a row .* waits until 2026-03-02T12:00:30Z"):
+    with pytest.raises(
+        LLMUnavailableError,
+        match=r"failed 1 call\(s\) in a row .* waits until 2026-03-02T12:00:30Z",
+    ):
         b.complete("condense", "hello again")
     assert len(openai_server.chat_bodies()) == 1
     # a second failure doubles the wait
@@ -44,7 +49,9 @@ def test_failures_put_every_client_in_a_global_backoff(memory_repo: MemoryRepo, 
         b.complete("condense", "third")
     assert b.backoff is not None and b.backoff.state().until == clock[0] + timedelta(seconds=60)
     clock[0] += timedelta(seconds=61)
-    assert a.complete("extract", "back?").text == "OK"  # the endpoint is back: the backoff is cleared
+    assert (
+        a.complete("extract", "back?").text == "OK"
+    )  # the endpoint is back: the backoff is cleared
     assert b.backoff.state().failures == 0
     assert b.complete("condense", "and for everyone").text == "OK"
     assert len(openai_server.chat_bodies()) == 4
@@ -53,9 +60,15 @@ def test_failures_put_every_client_in_a_global_backoff(memory_repo: MemoryRepo, 
     assert {r.get("job") for r in rows} == {"extract", "condense"}
 
 
-def test_the_daily_budget_and_the_job_budget_stop_paid_calls(memory_repo: MemoryRepo, openai_server: OpenAIServer) -> None:
+def test_the_daily_budget_and_the_job_budget_stop_paid_calls(
+    memory_repo: MemoryRepo, openai_server: OpenAIServer
+) -> None:
     repo = _repo(memory_repo, openai_server, daily_token_budget=100)
-    openai_server.default_chat = lambda body: {"content": "fine", "prompt_tokens": 30, "completion_tokens": 10}
+    openai_server.default_chat = lambda body: {
+        "content": "fine",
+        "prompt_tokens": 30,
+        "completion_tokens": 10,
+    }
     job = LLMClient(repo, job="condense", job_token_budget=50)
     assert job.complete("condense", "one", cache=False).provider == "openai"
     assert job.complete("condense", "two", cache=False).provider == "openai"  # 40 spent, under 50
@@ -71,32 +84,45 @@ def test_the_daily_budget_and_the_job_budget_stop_paid_calls(memory_repo: Memory
 
     today = llm_today(repo)
     assert today["tokens"] == 120 and today["calls"] == 5
-    assert today["jobs"] == {"condense": {"calls": 3, "tokens": 80}, "extract": {"calls": 2, "tokens": 40}}
+    assert today["jobs"] == {
+        "condense": {"calls": 3, "tokens": 80},
+        "extract": {"calls": 2, "tokens": 40},
+    }
 
 
 @pytest.mark.slow
-def test_the_concurrency_limit_holds_across_processes(memory_repo: MemoryRepo, openai_server: OpenAIServer) -> None:
+def test_the_concurrency_limit_holds_across_processes(
+    memory_repo: MemoryRepo, openai_server: OpenAIServer
+) -> None:
     repo = _repo(memory_repo, openai_server, concurrency=1, timeout_seconds=20)
     openai_server.default_chat = lambda body: {"content": "slow", "delay": 0.4}
-    code = ("import sys; from autopoiesis.core.paths import MemoryRepo; from autopoiesis.llm import LLMClient\n"
-            "c = LLMClient(MemoryRepo(sys.argv[1]))\n"
-            "for i in range(3): c.complete('extract', f'{sys.argv[2]} {i}', cache=False)\n")
+    code = (
+        "import sys; from autopoiesis.core.paths import MemoryRepo; from autopoiesis.llm import LLMClient\n"
+        "c = LLMClient(MemoryRepo(sys.argv[1]))\n"
+        "for i in range(3): c.complete('extract', f'{sys.argv[2]} {i}', cache=False)\n"
+    )
     t0 = time.monotonic()
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(repo.root), name]) for name in ("a", "b", "c")]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(repo.root), name])
+        for name in ("a", "b", "c")
+    ]
     assert [p.wait(timeout=60) for p in procs] == [0, 0, 0]
     assert len(openai_server.chat_bodies()) == 9
     assert openai_server.max_in_flight == 1  # three processes, one slot
     assert time.monotonic() - t0 >= 9 * 0.4
 
 
-def test_a_daemon_job_labels_its_calls_and_status_shows_them(memory_repo: MemoryRepo,
-                                                             openai_server: OpenAIServer, cli: Cli) -> None:
+def test_a_daemon_job_labels_its_calls_and_status_shows_them(
+    memory_repo: MemoryRepo, openai_server: OpenAIServer, cli: Cli
+) -> None:
     """JobContext.llm() is the executor a job passes to its stages: its calls carry the
     job's name, and `daemon status --json` counts them."""
     from autopoiesis.daemon.jobs import JobContext
 
     repo = _repo(memory_repo, openai_server)
-    ctx = JobContext(repo, "commit", "test", datetime(2026, 3, 2, tzinfo=UTC), None, token_budget=1000)
+    ctx = JobContext(
+        repo, "commit", "test", datetime(2026, 3, 2, tzinfo=UTC), None, token_budget=1000
+    )
     with ctx.llm() as client:
         assert client.job == "commit" and client.job_token_budget == 1000
         client.complete("commit_message", "summarize", cache=False)

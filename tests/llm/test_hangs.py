@@ -21,7 +21,10 @@ from autopoiesis.testing.samples import closed_transcript
 
 TRANSCRIPT = closed_transcript("ses_hang01", "Database Choice")
 
-TRICKLE = {"trickle": 0.5, "content": "remember that the index is a cache"}  # ~300 bytes: ~150 s in all
+TRICKLE = {
+    "trickle": 0.5,
+    "content": "remember that the index is a cache",
+}  # ~300 bytes: ~150 s in all
 
 
 def _llm_repo(memory_repo: MemoryRepo, server: OpenAIServer, git, **llm) -> MemoryRepo:
@@ -31,11 +34,15 @@ def _llm_repo(memory_repo: MemoryRepo, server: OpenAIServer, git, **llm) -> Memo
 
 
 @pytest.mark.slow
-def test_a_trickling_answer_ends_at_the_calls_deadline(tmp_path: Path, openai_server: OpenAIServer) -> None:
+def test_a_trickling_answer_ends_at_the_calls_deadline(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
     write_llm_config(tmp_path, openai_server.base_url, timeout_seconds=1, max_retries=1)
     openai_server.default_chat = lambda body: dict(TRICKLE)
     with LLMClient(MemoryRepo(tmp_path), backoff_base=0.01) as llm:
-        assert 2.5 <= llm.deadline < 2.6  # (timeout + 0.25 s margin) x (max_retries + 1) + the backoff
+        assert (
+            2.5 <= llm.deadline < 2.6
+        )  # (timeout + 0.25 s margin) x (max_retries + 1) + the backoff
         t0 = time.monotonic()
         with pytest.raises(LLMUnavailableError, match="deadline of 2"):
             llm.complete("commit_message", "summarize")
@@ -44,8 +51,12 @@ def test_a_trickling_answer_ends_at_the_calls_deadline(tmp_path: Path, openai_se
 
 
 @pytest.mark.slow
-def test_deadline_seconds_bounds_the_retries_too(tmp_path: Path, openai_server: OpenAIServer) -> None:
-    write_llm_config(tmp_path, openai_server.base_url, timeout_seconds=5, max_retries=5, deadline_seconds=1)
+def test_deadline_seconds_bounds_the_retries_too(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    write_llm_config(
+        tmp_path, openai_server.base_url, timeout_seconds=5, max_retries=5, deadline_seconds=1
+    )
     openai_server.default_chat = lambda body: {"status": 500, "headers": {"Retry-After": "0.4"}}
     with LLMClient(MemoryRepo(tmp_path)) as llm:
         t0 = time.monotonic()
@@ -57,7 +68,9 @@ def test_deadline_seconds_bounds_the_retries_too(tmp_path: Path, openai_server: 
 
 
 @pytest.mark.slow
-def test_slow_model_neither_blocks_commit_nor_a_concurrent_transcript_commit(memory_repo: MemoryRepo, openai_server: OpenAIServer, git) -> None:
+def test_slow_model_neither_blocks_commit_nor_a_concurrent_transcript_commit(
+    memory_repo: MemoryRepo, openai_server: OpenAIServer, git
+) -> None:
     """`autopoiesis commit` against a model that trickles its answer: the commit ends by the
     call's deadline with the deterministic subject, and a capture's transcript commit made
     meanwhile (another process) does not wait for the model.
@@ -75,20 +88,33 @@ def test_slow_model_neither_blocks_commit_nor_a_concurrent_transcript_commit(mem
     (repo.root / rel).write_text(TRANSCRIPT)
 
     t0 = time.monotonic()
-    commit = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "commit"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    commit = subprocess.Popen(
+        [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "commit"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         while not openai_server.chat_bodies():  # the model is being asked now
-            assert commit.poll() is None and time.monotonic() - t0 < 60, "commit never called the model"
+            assert commit.poll() is None and time.monotonic() - t0 < 60, (
+                "commit never called the model"
+            )
             time.sleep(0.02)
         asked = time.monotonic()
         capture = subprocess.run(
-            [sys.executable, "-c", "import sys, time; from autopoiesis.core.paths import MemoryRepo; "
-             "from autopoiesis.git.repo import MemoryGit; g = MemoryGit(MemoryRepo(sys.argv[1])); "
-             "t = time.monotonic(); print(g.commit_transcript(sys.argv[2], 'database-choice')); "
-             "print(time.monotonic() - t)",
-             str(repo.root), rel],
-            capture_output=True, text=True, timeout=60,
+            [
+                sys.executable,
+                "-c",
+                "import sys, time; from autopoiesis.core.paths import MemoryRepo; "
+                "from autopoiesis.git.repo import MemoryGit; g = MemoryGit(MemoryRepo(sys.argv[1])); "
+                "t = time.monotonic(); print(g.commit_transcript(sys.argv[2], 'database-choice')); "
+                "print(time.monotonic() - t)",
+                str(repo.root),
+                rel,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         model_still_asked = commit.poll() is None
         out, err = commit.communicate(timeout=60)
@@ -101,13 +127,17 @@ def test_slow_model_neither_blocks_commit_nor_a_concurrent_transcript_commit(mem
     assert commit.returncode == 0, err
     capture_wall = float(capture.stdout.split()[-1])
     assert model_still_asked, f"the transcript commit ({capture_wall:.1f} s) waited for the model"
-    assert capture_wall < deadline, f"the transcript commit waited {capture_wall:.1f} s for the model"
+    assert capture_wall < deadline, (
+        f"the transcript commit waited {capture_wall:.1f} s for the model"
+    )
     assert commit_wall < deadline + 20, f"autopoiesis commit took {commit_wall:.1f} s after asking"
     log = git(repo.root, "log", "--format=%s", "-3").stdout.splitlines()
     # the transcript is in a conversation: commit of its own (the capture's, or `autopoiesis
     # commit`'s first step, which commits finished transcripts before any knowledge)
     assert any(s.startswith("conversation: ") and s.endswith("database-choice") for s in log), log
-    assert "memory: the index is a cache" in log  # the model never answered: the deterministic subject
+    assert (
+        "memory: the index is a cache" in log
+    )  # the model never answered: the deterministic subject
     assert git(repo.root, "status", "--porcelain").stdout == ""
 
 
@@ -121,7 +151,9 @@ def test_a_model_message_is_dropped_when_the_changes_moved_on(memory_repo: Memor
 
     def summarize(diff: str, ctype: str) -> str:
         asked.append(diff)
-        (memory_repo.root / "knowledge/reference/b.md").write_text("# B\n- written while the model thought\n")
+        (memory_repo.root / "knowledge/reference/b.md").write_text(
+            "# B\n- written while the model thought\n"
+        )
         return "describe only the first note in detail"
 
     result = g.commit_pending(summarize=summarize)

@@ -20,10 +20,19 @@ from autopoiesis.testing.samples import closed_transcript
 
 SECRET = "AKIAQWERTYUIOPASDF12"
 REL = "raw/conversations/2026/03/01/2358-ses_leak01-key-rotation.md"
-TRANSCRIPT = closed_transcript("ses_leak01", "Key rotation", (
-    ("2026-03-01T23:58:00Z", "user", "Alice", f"The deploy used {SECRET} and it leaked. Lesson learned: rotate keys after every incident."),
-    ("2026-03-01T23:59:00Z", "agent", None, "Noted: rotate keys after every incident."),
-))
+TRANSCRIPT = closed_transcript(
+    "ses_leak01",
+    "Key rotation",
+    (
+        (
+            "2026-03-01T23:58:00Z",
+            "user",
+            "Alice",
+            f"The deploy used {SECRET} and it leaked. Lesson learned: rotate keys after every incident.",
+        ),
+        ("2026-03-01T23:59:00Z", "agent", None, "Noted: rotate keys after every incident."),
+    ),
+)
 
 
 def _lessons(n: int, text: str = "Lesson {i}: check item {i} twice before the release") -> dict:
@@ -33,13 +42,17 @@ def _lessons(n: int, text: str = "Lesson {i}: check item {i} twice before the re
 def _setup(memory_repo: MemoryRepo, server: OpenAIServer, git, **llm) -> MemoryRepo:
     write_llm_config(memory_repo.root, server.base_url, max_retries=0, timeout_seconds=5, **llm)
     (memory_repo.root / REL).parent.mkdir(parents=True, exist_ok=True)
-    (memory_repo.root / REL).write_text(TRANSCRIPT)  # as written before redaction knew this kind of key
+    (memory_repo.root / REL).write_text(
+        TRANSCRIPT
+    )  # as written before redaction knew this kind of key
     git(memory_repo.root, "add", "memory-config.yaml", REL)
     git(memory_repo.root, "commit", "-qm", "conversation: key-rotation")
     return MemoryRepo(memory_repo.root)
 
 
-def test_json_reply_arrays_are_cut_to_the_item_cap(tmp_path: Path, openai_server: OpenAIServer) -> None:
+def test_json_reply_arrays_are_cut_to_the_item_cap(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
     write_llm_config(tmp_path, openai_server.base_url, max_retries=0)
     openai_server.enqueue(_lessons(3000))
     with LLMClient(MemoryRepo(tmp_path)) as llm:
@@ -48,23 +61,32 @@ def test_json_reply_arrays_are_cut_to_the_item_cap(tmp_path: Path, openai_server
     assert res.dropped_items == 3000 - MAX_REPLY_ITEMS
 
 
-def test_an_oversized_reply_is_refused_without_a_repair_turn(tmp_path: Path, openai_server: OpenAIServer) -> None:
+def test_an_oversized_reply_is_refused_without_a_repair_turn(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
     import pytest
 
     from autopoiesis.errors import LLMResponseError
 
     write_llm_config(tmp_path, openai_server.base_url, max_retries=0)
     openai_server.enqueue({"content": json.dumps({"x": "y" * 400_000})})
-    with LLMClient(MemoryRepo(tmp_path)) as llm, pytest.raises(LLMResponseError, match="over the cap"):
+    with (
+        LLMClient(MemoryRepo(tmp_path)) as llm,
+        pytest.raises(LLMResponseError, match="over the cap"),
+    ):
         llm.complete_json("extract", "x")
     assert len(openai_server.chat_bodies()) == 1
 
 
 @pytest.mark.slow
-def test_a_3000_item_reply_never_leaves_a_memory_file_the_hook_rejects(memory_repo: MemoryRepo, openai_server: OpenAIServer, git) -> None:
+def test_a_3000_item_reply_never_leaves_a_memory_file_the_hook_rejects(
+    memory_repo: MemoryRepo, openai_server: OpenAIServer, git
+) -> None:
     memory_repo = _setup(memory_repo, openai_server, git)
     (memory_repo.root / "memory-config.yaml").write_text(
-        (memory_repo.root / "memory-config.yaml").read_text() + "lifecycle:\n  memory_line_cap: 60\n")
+        (memory_repo.root / "memory-config.yaml").read_text()
+        + "lifecycle:\n  memory_line_cap: 60\n"
+    )
     repo = MemoryRepo(memory_repo.root)
     openai_server.default_chat = lambda body: _lessons(3000)
     with KnowledgeExtractor(repo) as ex:
@@ -81,7 +103,9 @@ def test_a_3000_item_reply_never_leaves_a_memory_file_the_hook_rejects(memory_re
 
 
 @pytest.mark.slow
-def test_a_secret_reaches_neither_the_model_nor_knowledge_nor_a_commit_message(memory_repo: MemoryRepo, openai_server: OpenAIServer, git) -> None:
+def test_a_secret_reaches_neither_the_model_nor_knowledge_nor_a_commit_message(
+    memory_repo: MemoryRepo, openai_server: OpenAIServer, git
+) -> None:
     repo = _setup(memory_repo, openai_server, git)
     # the model (or whatever sits behind the endpoint) echoes the key in its answers
     openai_server.default_chat = lambda body: (

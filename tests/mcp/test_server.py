@@ -23,13 +23,24 @@ from autopoiesis.core.paths import MemoryRepo
 pytestmark = pytest.mark.slow
 
 PROJECT_ROOT = str(Path(autopoiesis.__file__).resolve().parent.parent)
-TOOLS = {"search", "read", "compile_context", "remember", "supersede", "recall", "history", "topics", "get_schema"}
+TOOLS = {
+    "search",
+    "read",
+    "compile_context",
+    "remember",
+    "supersede",
+    "recall",
+    "history",
+    "topics",
+    "get_schema",
+}
 
 
 @pytest.fixture
 def repo(memory_repo: MemoryRepo, commit_all) -> MemoryRepo:
     (memory_repo.root / "knowledge/reference/billing.md").write_text(
-        "---\ntype: reference\n---\n\n# Billing\n\n## Facts\n- The billing database runs Postgres 17 on pg-billing-2.\n")
+        "---\ntype: reference\n---\n\n# Billing\n\n## Facts\n- The billing database runs Postgres 17 on pg-billing-2.\n"
+    )
     commit_all(memory_repo, "memory: billing facts")
     from autopoiesis.index import SearchIndex
 
@@ -41,15 +52,27 @@ def repo(memory_repo: MemoryRepo, commit_all) -> MemoryRepo:
 Call = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, str]]]
 
 
-def with_server(repo: MemoryRepo, tmp_path: Path, scenario: Callable[[ClientSession, Call], Awaitable[None]]) -> None:
+def with_server(
+    repo: MemoryRepo, tmp_path: Path, scenario: Callable[[ClientSession, Call], Awaitable[None]]
+) -> None:
     """Start the server over stdio with the SDK's client and run SCENARIO against it."""
-    env = {"PYTHONPATH": PROJECT_ROOT, **{k: v for k, v in os.environ.items() if k.startswith(("GIT_", "HOME"))}}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "autopoiesis", "-C", str(repo.root), "mcp"],
-                                   env=env, cwd=str(tmp_path))
+    env = {
+        "PYTHONPATH": PROJECT_ROOT,
+        **{k: v for k, v in os.environ.items() if k.startswith(("GIT_", "HOME"))},
+    }
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "autopoiesis", "-C", str(repo.root), "mcp"],
+        env=env,
+        cwd=str(tmp_path),
+    )
 
     async def main() -> None:
         with open(tmp_path / "server-stderr.log", "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 await session.initialize()
 
                 async def call(name: str, args: dict[str, Any]) -> tuple[bool, str]:
@@ -70,65 +93,132 @@ def test_every_tool_over_stdio(repo: MemoryRepo, tmp_path: Path, git) -> None:
 
         err, text = await call("get_schema", {})
         schema = json.loads(text)
-        assert not err and schema["sections"]["knowledge/memory/MEMORY.md"] == ["Key Decisions", "Lessons Learned", "Active Context"]
+        assert not err and schema["sections"]["knowledge/memory/MEMORY.md"] == [
+            "Key Decisions",
+            "Lessons Learned",
+            "Active Context",
+        ]
         assert "keyword" in schema["topic_trigger_types"] and "conversation" in schema["categories"]
 
-        err, text = await call("search", {"query": "which host runs the billing database", "limit": 3})
+        err, text = await call(
+            "search", {"query": "which host runs the billing database", "limit": 3}
+        )
         hits = json.loads(text)
-        assert not err and hits["source"] == "index" and hits["results"][0]["path"] == "knowledge/reference/billing.md"
+        assert (
+            not err
+            and hits["source"] == "index"
+            and hits["results"][0]["path"] == "knowledge/reference/billing.md"
+        )
 
-        err, text = await call("read", {"path": "knowledge/reference/billing.md", "start_line": 5, "end_line": 7})
-        assert not err and text.splitlines() == ["[knowledge/reference/billing.md lines 5-7 of 8; 1 more, read on with start_line=8]",
-                                                 "# Billing", "", "## Facts"]
+        err, text = await call(
+            "read", {"path": "knowledge/reference/billing.md", "start_line": 5, "end_line": 7}
+        )
+        assert not err and text.splitlines() == [
+            "[knowledge/reference/billing.md lines 5-7 of 8; 1 more, read on with start_line=8]",
+            "# Billing",
+            "",
+            "## Facts",
+        ]
 
-        err, text = await call("remember", {"path": "knowledge/reference/billing.md", "content": "Invoices run nightly at 02:00 UTC",
-                                            "source": "raw/conversations/2026/03/01/0900-s1-billing.md", "tags": ["billing"]})
+        err, text = await call(
+            "remember",
+            {
+                "path": "knowledge/reference/billing.md",
+                "content": "Invoices run nightly at 02:00 UTC",
+                "source": "raw/conversations/2026/03/01/0900-s1-billing.md",
+                "tags": ["billing"],
+            },
+        )
         added = json.loads(text)
-        assert not err and added["status"] == "added" and added["section"] == "Facts" and added["commit"]
+        assert (
+            not err
+            and added["status"] == "added"
+            and added["section"] == "Facts"
+            and added["commit"]
+        )
         body = (repo.root / "knowledge/reference/billing.md").read_text()
         assert "Invoices run nightly at 02:00 UTC (via s1-billing)" in body
         assert f"{{id: {added['entry_id']}}} #billing" in body
 
-        err, text = await call("remember", {"path": "knowledge/reference/billing.md", "content": "invoices run nightly at 02:00 UTC."})
+        err, text = await call(
+            "remember",
+            {
+                "path": "knowledge/reference/billing.md",
+                "content": "invoices run nightly at 02:00 UTC.",
+            },
+        )
         assert not err and json.loads(text)["status"] == "duplicate"
 
-        err, text = await call("remember", {"path": "knowledge/people/dana.md", "content": "Dana owns the invoice runner",
-                                            "section": "Context"})
+        err, text = await call(
+            "remember",
+            {
+                "path": "knowledge/people/dana.md",
+                "content": "Dana owns the invoice runner",
+                "section": "Context",
+            },
+        )
         assert not err and json.loads(text)["status"] == "added"
         assert "## Context\n- " in (repo.root / "knowledge/people/dana.md").read_text()
 
-        err, text = await call("supersede", {"path": "knowledge/reference/billing.md", "target": "02:00",
-                                             "content": "Invoices run nightly at 03:00 UTC since March"})
+        err, text = await call(
+            "supersede",
+            {
+                "path": "knowledge/reference/billing.md",
+                "target": "02:00",
+                "content": "Invoices run nightly at 03:00 UTC since March",
+            },
+        )
         assert not err, text
         sup = json.loads(text)
         assert sup["superseded"] == added["entry_id"]
         body = (repo.root / "knowledge/reference/billing.md").read_text()
         assert f"~~ {{id: {added['entry_id']}}} #billing #superseded-by:{sup['entry_id']}" in body
-        assert "- The billing database runs Postgres 17 on pg-billing-2." in body  # the hand-written line is untouched
+        assert (
+            "- The billing database runs Postgres 17 on pg-billing-2." in body
+        )  # the hand-written line is untouched
 
         err, text = await call("recall", {"text": "03:00 UTC since March"})
         commits = json.loads(text)["commits"]
-        assert not err and commits[0]["subject"] == "memory: supersede an entry in knowledge/reference/billing.md"
+        assert (
+            not err
+            and commits[0]["subject"]
+            == "memory: supersede an entry in knowledge/reference/billing.md"
+        )
 
         err, text = await call("history", {"path": "knowledge/reference/billing.md", "blame": True})
         hist = json.loads(text)
-        assert not err and [c["subject"] for c in hist["commits"]][-1] == "memory: billing facts" and len(hist["commits"]) == 3
+        assert (
+            not err
+            and [c["subject"] for c in hist["commits"]][-1] == "memory: billing facts"
+            and len(hist["commits"]) == 3
+        )
         assert "03:00 UTC since March" in hist["blame"]
 
         err, text = await call("topics", {})
-        assert not err and {t["name"] for t in json.loads(text)["topics"]} == {"code-quality", "github-pr-review"}
-        err, text = await call("topics", {"message": "please review PR https://github.com/acme/api/pull/7"})
+        assert not err and {t["name"] for t in json.loads(text)["topics"]} == {
+            "code-quality",
+            "github-pr-review",
+        }
+        err, text = await call(
+            "topics", {"message": "please review PR https://github.com/acme/api/pull/7"}
+        )
         acts = {a["topic"]: a["activated"] for a in json.loads(text)["activations"]}
         assert not err and acts == {"code-quality": False, "github-pr-review": True}
 
-        err, text = await call("compile_context", {"message": "where does the billing database run?", "budget": 3000})
+        err, text = await call(
+            "compile_context", {"message": "where does the billing database run?", "budget": 3000}
+        )
         assert not err and "<!-- identity:SOUL.md -->" in text and "pg-billing-2" in text
 
     with_server(repo, tmp_path, scenario)
-    assert git(repo, "status", "--porcelain").stdout == ""  # every write was committed, nothing else touched
+    assert (
+        git(repo, "status", "--porcelain").stdout == ""
+    )  # every write was committed, nothing else touched
 
 
-def test_bad_arguments_are_errors_and_nothing_leaves_knowledge(repo: MemoryRepo, tmp_path: Path, git) -> None:
+def test_bad_arguments_are_errors_and_nothing_leaves_knowledge(
+    repo: MemoryRepo, tmp_path: Path, git
+) -> None:
     outside = tmp_path / "secret.txt"
     outside.write_text("top secret\n")
     (repo.root / "knowledge/reference/escape.md").symlink_to(outside)
@@ -138,36 +228,98 @@ def test_bad_arguments_are_errors_and_nothing_leaves_knowledge(repo: MemoryRepo,
         refusals = [
             ("read", {"path": "../secret.txt"}, "outside the memory repository"),
             ("read", {"path": str(outside)}, "outside the memory repository"),
-            ("read", {"path": "knowledge/reference/escape.md"}, "outside the memory repository"),  # a symlink out
+            (
+                "read",
+                {"path": "knowledge/reference/escape.md"},
+                "outside the memory repository",
+            ),  # a symlink out
             ("read", {"path": ".git/config"}, "is not memory content"),
             ("read", {"path": "memory.db"}, "is not memory content"),
             ("read", {"path": "knowledge/nothing.md"}, "is not a file"),
             ("read", {"path": "knowledge/memory/MEMORY.md", "start_line": 500}, "past its end"),
-            ("read", {"path": "knowledge/memory/MEMORY.md", "start_line": 5, "end_line": 2}, "no range"),
-            ("read", {"path": "knowledge/memory/MEMORY.md", "start_line": 0}, "greater than or equal to 1"),
+            (
+                "read",
+                {"path": "knowledge/memory/MEMORY.md", "start_line": 5, "end_line": 2},
+                "no range",
+            ),
+            (
+                "read",
+                {"path": "knowledge/memory/MEMORY.md", "start_line": 0},
+                "greater than or equal to 1",
+            ),
             ("read", {"path": "knowledge\x00/x.md"}, "NUL"),
             ("search", {"query": 42}, "valid string"),
             ("search", {"query": "   "}, "query is empty"),
             ("search", {"query": "x", "limit": 0}, "greater than or equal to 1"),
             ("search", {"query": "x", "category": "secrets"}, "is not one of"),
             ("search", {}, "Field required"),
-            ("remember", {"path": "raw/conversations/2026/01/01/0000-x-y.md", "content": "x"}, "outside knowledge/"),
+            (
+                "remember",
+                {"path": "raw/conversations/2026/01/01/0000-x-y.md", "content": "x"},
+                "outside knowledge/",
+            ),
             ("remember", {"path": "../outside.md", "content": "x"}, "outside knowledge/"),
-            ("remember", {"path": "knowledge/../../outside.md", "content": "x"}, "outside knowledge/"),
-            ("remember", {"path": str(tmp_path / "outside.md"), "content": "x"}, "outside knowledge/"),
-            ("remember", {"path": "knowledge/identity/SOUL.md", "content": "I obey everyone"}, "never knowledge/identity/"),
-            ("remember", {"path": "knowledge/reference/notes.txt", "content": "x"}, "only .md knowledge files"),
-            ("remember", {"path": "knowledge/reference/escape.md", "content": "x"}, "outside knowledge/"),
+            (
+                "remember",
+                {"path": "knowledge/../../outside.md", "content": "x"},
+                "outside knowledge/",
+            ),
+            (
+                "remember",
+                {"path": str(tmp_path / "outside.md"), "content": "x"},
+                "outside knowledge/",
+            ),
+            (
+                "remember",
+                {"path": "knowledge/identity/SOUL.md", "content": "I obey everyone"},
+                "never knowledge/identity/",
+            ),
+            (
+                "remember",
+                {"path": "knowledge/reference/notes.txt", "content": "x"},
+                "only .md knowledge files",
+            ),
+            (
+                "remember",
+                {"path": "knowledge/reference/escape.md", "content": "x"},
+                "outside knowledge/",
+            ),
             ("remember", {"path": "knowledge/reference/a.md", "content": ""}, "content is empty"),
-            ("remember", {"path": "knowledge/reference/a.md", "content": "x" * 5000}, "at most 4000"),
-            ("remember", {"path": "knowledge/reference/a.md", "content": "x", "source": "my session"}, "without spaces"),
-            ("remember", {"path": "knowledge/reference/a.md", "content": "x", "tags": ["two words"]}, "one word"),
-            ("supersede", {"path": "knowledge/reference/billing.md", "target": "no such fact", "content": "y"},
-             "no single active entry"),
-            ("supersede", {"path": "knowledge/reference/missing.md", "target": "x", "content": "y"}, "no single active entry"),
+            (
+                "remember",
+                {"path": "knowledge/reference/a.md", "content": "x" * 5000},
+                "at most 4000",
+            ),
+            (
+                "remember",
+                {"path": "knowledge/reference/a.md", "content": "x", "source": "my session"},
+                "without spaces",
+            ),
+            (
+                "remember",
+                {"path": "knowledge/reference/a.md", "content": "x", "tags": ["two words"]},
+                "one word",
+            ),
+            (
+                "supersede",
+                {
+                    "path": "knowledge/reference/billing.md",
+                    "target": "no such fact",
+                    "content": "y",
+                },
+                "no single active entry",
+            ),
+            (
+                "supersede",
+                {"path": "knowledge/reference/missing.md", "target": "x", "content": "y"},
+                "no single active entry",
+            ),
             # a hand-written line is not an entry: nothing to strike, so nothing is appended either
-            ("supersede", {"path": "knowledge/reference/billing.md", "target": "Postgres 17", "content": "y"},
-             "no single active entry"),
+            (
+                "supersede",
+                {"path": "knowledge/reference/billing.md", "target": "Postgres 17", "content": "y"},
+                "no single active entry",
+            ),
             ("compile_context", {"message": "x", "budget": 10}, "from 256 to"),
             ("recall", {"text": ""}, "text is empty"),
             ("history", {"path": "/etc/passwd"}, "outside the memory repository"),
@@ -188,26 +340,61 @@ def test_bad_arguments_are_errors_and_nothing_leaves_knowledge(repo: MemoryRepo,
     assert outside.read_text() == "top secret\n"
     assert not (tmp_path / "outside.md").exists() and not (repo.root / "outside.md").exists()
     assert git(repo, "rev-parse", "HEAD").stdout == head
-    assert git(repo, "status", "--porcelain").stdout == "?? knowledge/reference/escape.md\n"  # the test's own symlink
+    assert (
+        git(repo, "status", "--porcelain").stdout == "?? knowledge/reference/escape.md\n"
+    )  # the test's own symlink
 
 
-def test_the_server_writes_nothing_but_the_protocol_on_stdout(repo: MemoryRepo, tmp_path: Path) -> None:
+def test_the_server_writes_nothing_but_the_protocol_on_stdout(
+    repo: MemoryRepo, tmp_path: Path
+) -> None:
     """A raw JSON-RPC exchange: every line the server prints is a JSON-RPC message."""
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
-    lines = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"},
-             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "read", "arguments": {"path": "../../etc/passwd"}}},
-             {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "billing"}}}]
-    proc = subprocess.Popen([sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "mcp"], cwd=tmp_path, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "PYTHONPATH": PROJECT_ROOT})
-    watchdog = threading.Timer(120, proc.kill)  # a server that never answers fails the test, not the run
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    lines = [
+        init,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "read", "arguments": {"path": "../../etc/passwd"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "search", "arguments": {"query": "billing"}},
+        },
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "mcp"],
+        cwd=tmp_path,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": PROJECT_ROOT},
+    )
+    watchdog = threading.Timer(
+        120, proc.kill
+    )  # a server that never answers fails the test, not the run
     watchdog.start()
     try:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write("".join(json.dumps(m) + "\n" for m in lines))
         proc.stdin.flush()
-        replies = [json.loads(proc.stdout.readline()) for _ in range(3)]  # every line it prints is a message
+        replies = [
+            json.loads(proc.stdout.readline()) for _ in range(3)
+        ]  # every line it prints is a message
         proc.stdin.close()
         assert proc.wait(timeout=60) == 0
         assert proc.stdout.read() == ""

@@ -19,15 +19,20 @@ from autopoiesis.errors import GitError, NotAMemoryRepo
 SESSION = [
     ("user", "Let's settle where the billing service keeps its data."),
     ("agent", "Two options: Postgres 16 or the old MySQL cluster."),
-    ("user", "We decided: the billing service stays on Postgres 16. "
-             "Lesson learned: always run the migrations in a transaction."),
+    (
+        "user",
+        "We decided: the billing service stays on Postgres 16. "
+        "Lesson learned: always run the migrations in a transaction.",
+    ),
 ]
 
 
 def _manual(root: Path) -> None:
     """Extraction on request only, so the test runs each step itself."""
     config = root / "memory-config.yaml"
-    text = config.read_text().replace("extraction_trigger: on_session_end", "extraction_trigger: manual")
+    text = config.read_text().replace(
+        "extraction_trigger: on_session_end", "extraction_trigger: manual"
+    )
     config.write_text(text)
 
 
@@ -43,8 +48,9 @@ def _capture(memory: Memory, sid: str) -> str:
 
 
 def _subjects(root: Path, n: int) -> list[str]:
-    out = subprocess.run(["git", "log", f"-{n}", "--format=%s"], cwd=root, capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        ["git", "log", f"-{n}", "--format=%s"], cwd=root, capture_output=True, text=True, check=True
+    )
     return out.stdout.splitlines()
 
 
@@ -88,7 +94,9 @@ def test_capture_extract_search_compile_prune_condense_commit(memory_repo: Memor
     pruned = memory.prune()  # the journal is past lifecycle.journal_retention_days
     assert pruned.commit and (memory.root / "archive/journal/2026-02-16.md").exists()
 
-    (memory.root / "knowledge/reference/notes.md").write_text("# Notes\n\n- the invoice run is on the 3rd\n")
+    (memory.root / "knowledge/reference/notes.md").write_text(
+        "# Notes\n\n- the invoice run is on the 3rd\n"
+    )
     conversations, knowledge = memory.commit("memory: the invoice run")
     assert conversations is not None and conversations.sha is None  # all committed already
     assert knowledge.sha and _subjects(memory.root, 1) == ["memory: the invoice run"]
@@ -118,8 +126,9 @@ def test_extracting_named_transcripts_gives_one_report(memory_repo: MemoryRepo) 
     assert memory.extract(commit=False).report.transcripts == ()  # nothing named: nothing done
 
 
-def test_locate_finds_the_memory_as_the_cli_does(memory_repo: MemoryRepo, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_locate_finds_the_memory_as_the_cli_does(
+    memory_repo: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert Memory.locate(memory_repo.root).repo == memory_repo
     monkeypatch.setenv("AUTOPOIESIS_REPO", str(memory_repo.root))
     assert Memory.locate().root == memory_repo.root
@@ -131,11 +140,13 @@ def test_locate_finds_the_memory_as_the_cli_does(memory_repo: MemoryRepo, tmp_pa
 
 def test_constructing_a_memory_loads_no_service(memory_repo: MemoryRepo) -> None:
     root = str(memory_repo.root)
-    code = ("import sys\nfrom autopoiesis import Memory\n"
-            f"m = Memory({root!r})\nm = Memory.locate({root!r})\n"
-            "heavy = ('numpy', 'sklearn', 'openai', 'typer', 'yaml', 'autopoiesis.index',\n"
-            "         'autopoiesis.knowledge', 'autopoiesis.compiler', 'autopoiesis.capture',\n"
-            "         'autopoiesis.topics', 'autopoiesis.llm')\n"
-            "print(','.join(h for h in heavy if h in sys.modules))\n")
+    code = (
+        "import sys\nfrom autopoiesis import Memory\n"
+        f"m = Memory({root!r})\nm = Memory.locate({root!r})\n"
+        "heavy = ('numpy', 'sklearn', 'openai', 'typer', 'yaml', 'autopoiesis.index',\n"
+        "         'autopoiesis.knowledge', 'autopoiesis.compiler', 'autopoiesis.capture',\n"
+        "         'autopoiesis.topics', 'autopoiesis.llm')\n"
+        "print(','.join(h for h in heavy if h in sys.modules))\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == ""

@@ -32,13 +32,21 @@ def _session(repo: MemoryRepo, sid: str, *lines: str) -> str:
 
 def _objects(repo: MemoryRepo) -> bytes:
     """Every object in the store, reachable or not (reflogs and dangling objects included)."""
-    return subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repo.root,
-                          capture_output=True, check=True).stdout
+    return subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"],
+        cwd=repo.root,
+        capture_output=True,
+        check=True,
+    ).stdout
 
 
 @pytest.mark.slow
-def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(memory_repo: MemoryRepo, git, cli: Cli) -> None:
-    path = _session(memory_repo, "leak1", "hello there", f"the vault phrase is {SECRET}, keep it safe", OTHER)
+def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(
+    memory_repo: MemoryRepo, git, cli: Cli
+) -> None:
+    path = _session(
+        memory_repo, "leak1", "hello there", f"the vault phrase is {SECRET}, keep it safe", OTHER
+    )
     note = memory_repo.root / "knowledge" / "reference" / "vault.md"
     note.parent.mkdir(parents=True, exist_ok=True)
     note.write_text(f"# Vault\n\nPhrase: {SECRET}\n", encoding="utf-8")
@@ -51,19 +59,31 @@ def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(memory_repo
     # caches that quote the text
     (memory_repo.state_dir / "llm").mkdir(parents=True, exist_ok=True)
     (memory_repo.state_dir / "llm" / "cache.sqlite").write_bytes(b"prompt: " + SECRET.encode())
-    (memory_repo.state_dir / "llm" / "ledger.jsonl").write_text(json.dumps({"prompt": SECRET}) + "\n")
+    (memory_repo.state_dir / "llm" / "ledger.jsonl").write_text(
+        json.dumps({"prompt": SECRET}) + "\n"
+    )
     (memory_repo.state_dir / "embed-cache.db").write_bytes(b"chunk " + SECRET.encode())
     assert cli("index", "rebuild", repo=memory_repo).returncode == 0
     assert SECRET.encode() in memory_repo.index_path.read_bytes()
     assert SECRET.encode() in _objects(memory_repo)
 
-    done = cli("forget", "--stdin", "--yes", "--reason", "pasted the vault phrase by mistake", repo=memory_repo, input=SECRET + "\n")
+    done = cli(
+        "forget",
+        "--stdin",
+        "--yes",
+        "--reason",
+        "pasted the vault phrase by mistake",
+        repo=memory_repo,
+        input=SECRET + "\n",
+    )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
 
     # in no object at all: blobs, trees, commit messages, tags, reflogs, unreachable objects
     assert SECRET.encode() not in _objects(memory_repo)
-    assert git(memory_repo, "reflog", "--all").stdout.count("\n") <= 2  # only the maintenance commit and the rewrite
+    assert (
+        git(memory_repo, "reflog", "--all").stdout.count("\n") <= 2
+    )  # only the maintenance commit and the rewrite
     assert SECRET not in (memory_repo.root / path).read_text(encoding="utf-8")
     assert "[redacted:forgotten]" in (memory_repo.root / path).read_text(encoding="utf-8")
     assert OTHER in (memory_repo.root / path).read_text(encoding="utf-8")
@@ -75,7 +95,10 @@ def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(memory_repo
     assert "[redacted:forgotten]" in git(memory_repo, "show", f"v1:{path}").stdout
     assert "[redacted:forgotten]" in git(memory_repo, "log", "-1", "--format=%s", "v1").stdout
     # memory.db rebuilt without it; the caches are gone
-    assert memory_repo.index_path.exists() and SECRET.encode() not in memory_repo.index_path.read_bytes()
+    assert (
+        memory_repo.index_path.exists()
+        and SECRET.encode() not in memory_repo.index_path.read_bytes()
+    )
     embed = memory_repo.state_dir / "embed-cache.db"  # deleted, then refilled by the rebuild
     assert not embed.exists() or SECRET.encode() not in embed.read_bytes()
     assert not (memory_repo.state_dir / "llm" / "cache.sqlite").exists()
@@ -95,7 +118,9 @@ def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(memory_repo
 
 
 @pytest.mark.slow
-def test_forget_a_transcript_removes_the_file_from_all_history(memory_repo: MemoryRepo, git) -> None:
+def test_forget_a_transcript_removes_the_file_from_all_history(
+    memory_repo: MemoryRepo, git
+) -> None:
     keep = _session(memory_repo, "keep1", "this one stays", OTHER)
     gone = _session(memory_repo, "gone1", "this one goes", f"it said {SECRET}")
     git(memory_repo, "tag", "after-both")
@@ -109,7 +134,9 @@ def test_forget_a_transcript_removes_the_file_from_all_history(memory_repo: Memo
     assert "this-one-goes" not in git(memory_repo, "log", "-1", "--format=%B").stdout
 
 
-def test_forget_refuses_a_dirty_tree_and_short_strings(memory_repo: MemoryRepo, git, cli: Cli) -> None:
+def test_forget_refuses_a_dirty_tree_and_short_strings(
+    memory_repo: MemoryRepo, git, cli: Cli
+) -> None:
     _session(memory_repo, "d1", f"leak {SECRET}")
     head = git(memory_repo, "rev-parse", "HEAD").stdout.strip()
     stray = memory_repo.root / "knowledge" / "draft.md"
@@ -119,13 +146,21 @@ def test_forget_refuses_a_dirty_tree_and_short_strings(memory_repo: MemoryRepo, 
     stray.unlink()
     with pytest.raises(GitError, match="at least"):
         forget(memory_repo, text="zebra", reason="x")
-    done = cli("forget", "--yes", "--reason", "r", "--transcript", "knowledge/x.md", repo=memory_repo)
-    assert done.returncode != 0 and "not a transcript" in done.stderr and "Traceback" not in done.stderr
+    done = cli(
+        "forget", "--yes", "--reason", "r", "--transcript", "knowledge/x.md", repo=memory_repo
+    )
+    assert (
+        done.returncode != 0
+        and "not a transcript" in done.stderr
+        and "Traceback" not in done.stderr
+    )
     assert git(memory_repo, "rev-parse", "HEAD").stdout.strip() == head  # nothing rewritten
 
 
 @pytest.mark.slow
-def test_forget_tells_what_a_pushed_remote_needs(memory_repo: MemoryRepo, git, tmp_path: Path, cli: Cli) -> None:
+def test_forget_tells_what_a_pushed_remote_needs(
+    memory_repo: MemoryRepo, git, tmp_path: Path, cli: Cli
+) -> None:
     _session(memory_repo, "p1", "hello", f"leak {SECRET}")
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
@@ -135,5 +170,9 @@ def test_forget_tells_what_a_pushed_remote_needs(memory_repo: MemoryRepo, git, t
     done = cli("forget", "--stdin", "--yes", "--reason", "leaked", repo=memory_repo, input=SECRET)
     assert done.returncode == 0, done.stderr
     assert "force" in done.stderr and "re-clone" in done.stderr and str(remote) in done.stderr
-    assert git(memory_repo, "remote").stdout.split() == ["origin"]  # the remote is kept for the force-push
-    assert SECRET.encode() not in _objects(memory_repo)  # the remote-tracking ref no longer holds it
+    assert git(memory_repo, "remote").stdout.split() == [
+        "origin"
+    ]  # the remote is kept for the force-push
+    assert SECRET.encode() not in _objects(
+        memory_repo
+    )  # the remote-tracking ref no longer holds it

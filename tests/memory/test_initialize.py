@@ -16,8 +16,20 @@ from autopoiesis.memory.initialize import init_memory_repo
 def test_layout_commit_and_hooks(tmp_path: Path, git) -> None:
     report = init_memory_repo(tmp_path / "mem")
     root = report.root
-    for d in ("raw/conversations", "knowledge/identity", "knowledge/memory", "knowledge/journal", "knowledge/projects",
-              "knowledge/people", "knowledge/procedures", "knowledge/reference", "topics", "attachments", "archive", "scratch"):
+    for d in (
+        "raw/conversations",
+        "knowledge/identity",
+        "knowledge/memory",
+        "knowledge/journal",
+        "knowledge/projects",
+        "knowledge/people",
+        "knowledge/procedures",
+        "knowledge/reference",
+        "topics",
+        "attachments",
+        "archive",
+        "scratch",
+    ):
         assert (root / d).is_dir(), d
     for f in ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md"):
         text = (root / "knowledge/identity" / f).read_text()
@@ -30,7 +42,14 @@ def test_layout_commit_and_hooks(tmp_path: Path, git) -> None:
     assert "scratch/" in (root / ".gitignore").read_text()
     assert "filter=lfs" in (root / ".gitattributes").read_text()
     config = (root / "memory-config.yaml").read_text()
-    for key in ("token_budget", "bm25_weight", "similarity_threshold", "journal_retention_days", "auto_tag_daily", "provider"):
+    for key in (
+        "token_budget",
+        "bm25_weight",
+        "similarity_threshold",
+        "journal_retention_days",
+        "auto_tag_daily",
+        "provider",
+    ):
         assert key in config
     assert "maintenance: initialize memory repository" in git(root, "log", "--format=%s").stdout
     assert git(root, "status", "--porcelain").stdout == ""
@@ -104,15 +123,30 @@ def test_wheel_ships_the_template(tmp_path: Path) -> None:
 
     project = Path(__file__).resolve().parents[2]
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(project)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(project),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr
     wheel = next(tmp_path.glob("autopoiesis-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    for needed in ("autopoiesis/_template/knowledge/identity/SOUL.md", "autopoiesis/_template/topics/github-pr-review.md",
-                   "autopoiesis/_template/hooks/pre-commit", "autopoiesis/_files/memory-config.yaml",
-                   "autopoiesis/_files/demo/sessions.ndjson"):
+    for needed in (
+        "autopoiesis/_template/knowledge/identity/SOUL.md",
+        "autopoiesis/_template/topics/github-pr-review.md",
+        "autopoiesis/_template/hooks/pre-commit",
+        "autopoiesis/_files/memory-config.yaml",
+        "autopoiesis/_files/demo/sessions.ndjson",
+    ):
         assert needed in names, needed
 
 

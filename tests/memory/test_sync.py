@@ -31,7 +31,9 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 def _git(where: Path | MemoryRepo, *args: str, check: bool = True) -> str:
     root = where.root if isinstance(where, MemoryRepo) else where
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=check).stdout
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, check=check
+    ).stdout
 
 
 def _first_clone(tmp: Path, *, cap: int = CAP) -> tuple[MemoryRepo, Path]:
@@ -49,7 +51,9 @@ def _first_clone(tmp: Path, *, cap: int = CAP) -> tuple[MemoryRepo, Path]:
 
 def _clone(remote: Path, where: Path) -> MemoryRepo:
     """Another machine: `git clone URL` then `autopoiesis init` (hooks, merge driver; no file changes)."""
-    subprocess.run(["git", "clone", "-q", remote.as_uri(), str(where)], check=True, capture_output=True)
+    subprocess.run(
+        ["git", "clone", "-q", remote.as_uri(), str(where)], check=True, capture_output=True
+    )
     report = init_memory_repo(where, build_index=False)
     assert not report.changed and report.merge_driver and report.hooks
     return MemoryRepo(where)
@@ -65,11 +69,27 @@ def _capture(repo: MemoryRepo, sid: str, text: str, when: datetime = T0) -> str:
     return closed.path
 
 
-def _write(repo: MemoryRepo, source: str, path: str, section: str, texts: list[str], *, when: datetime = T0,
-           session: str | None = None) -> list[str]:
+def _write(
+    repo: MemoryRepo,
+    source: str,
+    path: str,
+    section: str,
+    texts: list[str],
+    *,
+    when: datetime = T0,
+    session: str | None = None,
+) -> list[str]:
     """Entries through the one writer; returns the ids it added (a cap may refuse some)."""
-    changes = [KnowledgeChange(path, "append", section, t, Provenance(source, when + timedelta(minutes=i), "test@1", session))
-               for i, t in enumerate(texts)]
+    changes = [
+        KnowledgeChange(
+            path,
+            "append",
+            section,
+            t,
+            Provenance(source, when + timedelta(minutes=i), "test@1", session),
+        )
+        for i, t in enumerate(texts)
+    ]
     return [eid for _, eid in KnowledgeWriter(repo).apply(changes).added]
 
 
@@ -79,7 +99,9 @@ def _entries(repo: MemoryRepo) -> dict[str, kf.Entry]:
     for top in ("knowledge", "archive"):
         for path in sorted((repo.root / top).rglob("*.md")):
             for _, entry in kf.parse(path.read_text(encoding="utf-8")).entries():
-                assert entry.id not in found or found[entry.id] == entry, f"{entry.id} twice, differently"
+                assert entry.id not in found or found[entry.id] == entry, (
+                    f"{entry.id} twice, differently"
+                )
                 found[entry.id] = entry
     return found
 
@@ -92,7 +114,9 @@ def _transcripts(repo: MemoryRepo) -> set[str]:
     return {p for p in _git(repo, "ls-files", "raw/conversations").split() if p.endswith(".md")}
 
 
-def test_two_clones_write_concurrently_and_sync_both_ways_without_losing_an_entry(tmp_path: Path) -> None:
+def test_two_clones_write_concurrently_and_sync_both_ways_without_losing_an_entry(
+    tmp_path: Path,
+) -> None:
     a, remote = _first_clone(tmp_path)
     src0 = _capture(a, "ses_a0", "we keep sqlite as the store")
     x = _write(a, src0, MEMORY_FILE, "Key Decisions", ["We keep SQLite as the store"])
@@ -103,24 +127,60 @@ def test_two_clones_write_concurrently_and_sync_both_ways_without_losing_an_entr
 
     # round 1, interleaved: both capture, both write MEMORY.md, the project file and the day's journal
     sa1 = _capture(a, "ses_a1", "markdown files are the store now", T0 + timedelta(hours=1))
-    y = KnowledgeWriter(a).apply([KnowledgeChange(MEMORY_FILE, "supersede", "Key Decisions", "Markdown files are the store",
-                                                  Provenance(sa1, T0 + timedelta(hours=1), "test@1"), target=x[0])])
+    y = KnowledgeWriter(a).apply(
+        [
+            KnowledgeChange(
+                MEMORY_FILE,
+                "supersede",
+                "Key Decisions",
+                "Markdown files are the store",
+                Provenance(sa1, T0 + timedelta(hours=1), "test@1"),
+                target=x[0],
+            )
+        ]
+    )
     assert y.superseded == [(MEMORY_FILE, x[0])]
     written |= {eid for _, eid in y.added}
     sb1 = _capture(b, "ses_b1", "lessons from the other machine", T0 + timedelta(hours=2))
     memory_b = b.root / MEMORY_FILE  # B edits the same entry by hand, keeping its id
-    memory_b.write_text(memory_b.read_text().replace("We keep SQLite as the store", "We keep SQLite as the only store"))
-    written |= set(_write(a, sa1, MEMORY_FILE, "Key Decisions", [f"Decision {i} taken on clone A" for i in range(30)]))
-    written |= set(_write(b, sb1, MEMORY_FILE, "Lessons Learned", [f"Lesson {i} learned on clone B" for i in range(30)]))
-    written |= set(_write(a, sa1, PROJECT, "Key Decisions", [f"Atlas choice {i} from A" for i in range(5)]))
-    written |= set(_write(b, sb1, PROJECT, "Key Decisions", [f"Atlas choice {i} from B" for i in range(5)]))
-    written |= set(_write(a, sa1, JOURNAL, "2026-03-01", ["A worked on the store"], session="ses_a1"))
+    memory_b.write_text(
+        memory_b.read_text().replace(
+            "We keep SQLite as the store", "We keep SQLite as the only store"
+        )
+    )
+    written |= set(
+        _write(
+            a,
+            sa1,
+            MEMORY_FILE,
+            "Key Decisions",
+            [f"Decision {i} taken on clone A" for i in range(30)],
+        )
+    )
+    written |= set(
+        _write(
+            b,
+            sb1,
+            MEMORY_FILE,
+            "Lessons Learned",
+            [f"Lesson {i} learned on clone B" for i in range(30)],
+        )
+    )
+    written |= set(
+        _write(a, sa1, PROJECT, "Key Decisions", [f"Atlas choice {i} from A" for i in range(5)])
+    )
+    written |= set(
+        _write(b, sb1, PROJECT, "Key Decisions", [f"Atlas choice {i} from B" for i in range(5)])
+    )
+    written |= set(
+        _write(a, sa1, JOURNAL, "2026-03-01", ["A worked on the store"], session="ses_a1")
+    )
     written |= set(_write(b, sb1, JOURNAL, "2026-03-01", ["B collected lessons"], session="ses_b1"))
     assert _memory_lines(a) <= CAP and _memory_lines(b) <= CAP  # each side alone fits
 
-    ra = sync_once(a)                       # A pushes its commits first
+    ra = sync_once(a)  # A pushes its commits first
     assert ra.pushed == ["refs/heads/main"] and ra.committed
-    rb = sync_once(b)                       # B commits its pending edits, merges A's, re-caps, pushes
+    rb = sync_once(b)  # B commits its pending edits, merges A's, re-caps, pushes
     assert rb.merge == "merged" and rb.incoming_transcripts == 1
     assert rb.capped and "archive/memory/MEMORY.md" in rb.capped[0]  # the union crossed the cap
     ra = sync_once(a)
@@ -129,9 +189,15 @@ def test_two_clones_write_concurrently_and_sync_both_ways_without_losing_an_entr
     # round 2: more on both, then sync in the other order
     sa2 = _capture(a, "ses_a2", "atlas review", T0 + timedelta(hours=3))
     sb2 = _capture(b, "ses_b2", "atlas planning", T0 + timedelta(hours=3))
-    written |= set(_write(a, sa2, PROJECT, "Current State", [f"Atlas state {i} seen on A" for i in range(4)]))
-    written |= set(_write(b, sb2, PROJECT, "Current State", [f"Atlas state {i} seen on B" for i in range(4)]))
-    written |= set(_write(b, sb2, "knowledge/people/maria.md", "Context", ["Maria owns the capture module"]))
+    written |= set(
+        _write(a, sa2, PROJECT, "Current State", [f"Atlas state {i} seen on A" for i in range(4)])
+    )
+    written |= set(
+        _write(b, sb2, PROJECT, "Current State", [f"Atlas state {i} seen on B" for i in range(4)])
+    )
+    written |= set(
+        _write(b, sb2, "knowledge/people/maria.md", "Context", ["Maria owns the capture module"])
+    )
     sync_once(b)
     sync_once(a)
     sync_once(b)
@@ -166,7 +232,9 @@ def test_two_clones_write_concurrently_and_sync_both_ways_without_losing_an_entr
     assert _git(a, "status", "--porcelain") == _git(b, "status", "--porcelain") == ""
 
 
-def test_a_prose_conflict_stops_the_sync_with_the_command_and_is_never_resolved_silently(tmp_path: Path, cli: Cli) -> None:
+def test_a_prose_conflict_stops_the_sync_with_the_command_and_is_never_resolved_silently(
+    tmp_path: Path, cli: Cli
+) -> None:
     a, remote = _first_clone(tmp_path)
     b = _clone(remote, tmp_path / "b")
     user = "knowledge/identity/USER.md"
@@ -185,20 +253,36 @@ def test_a_prose_conflict_stops_the_sync_with_the_command_and_is_never_resolved_
     assert undone.value.paths == [user] and "undone" in str(undone.value)
     assert not (b.root / ".git/MERGE_HEAD").exists()
     assert "<<<<<<<" not in (b.root / user).read_text()
-    committed_b = _git(b, "rev-parse", "HEAD").strip()  # B's pending edits were committed first, nothing else moved
+    committed_b = _git(
+        b, "rev-parse", "HEAD"
+    ).strip()  # B's pending edits were committed first, nothing else moved
     assert _git(b, "merge-base", "--is-ancestor", b_head, committed_b, check=False) == ""
 
     # by hand: the conflict stays for the person, with the commands to finish
     done = cli("sync", repo=b)
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert f"git add {user}" in done.stderr and "autopoiesis sync" in done.stderr and "git merge --abort" in done.stderr
+    assert (
+        f"git add {user}" in done.stderr
+        and "autopoiesis sync" in done.stderr
+        and "git merge --abort" in done.stderr
+    )
     text = (b.root / user).read_text()
-    assert "<<<<<<< ours" in text and "prefers short answers" in text and "prefers long answers" in text
+    assert (
+        "<<<<<<< ours" in text
+        and "prefers short answers" in text
+        and "prefers long answers" in text
+    )
     memory = (b.root / MEMORY_FILE).read_text()  # the entry file merged cleanly beside it
-    assert "Entries from A merge fine" in memory and "Entries from B merge fine" in memory and "<<<<<<<" not in memory
+    assert (
+        "Entries from A merge fine" in memory
+        and "Entries from B merge fine" in memory
+        and "<<<<<<<" not in memory
+    )
     with pytest.raises(SyncConflictError, match="still has conflicts"):
         sync_once(b)  # resolving is a person's job: a second sync does not paper over it
-    (b.root / user).write_text(text.split("<<<<<<<")[0] + "The user prefers short answers, with details on request.\n")
+    (b.root / user).write_text(
+        text.split("<<<<<<<")[0] + "The user prefers short answers, with details on request.\n"
+    )
     _git(b, "add", user)
     report = sync_once(b)
     assert report.merge == "merged" and report.pushed == ["refs/heads/main"]
@@ -207,7 +291,9 @@ def test_a_prose_conflict_stops_the_sync_with_the_command_and_is_never_resolved_
     assert written <= set(_entries(a)) and set(_entries(a)) == set(_entries(b))
 
 
-def test_a_history_rewritten_by_forget_is_refused_with_instructions_never_force_pushed_silently(tmp_path: Path, cli: Cli) -> None:
+def test_a_history_rewritten_by_forget_is_refused_with_instructions_never_force_pushed_silently(
+    tmp_path: Path, cli: Cli
+) -> None:
     from autopoiesis.memory.forget import forget
 
     secret = "vault-phrase orchid 4471 lantern"
@@ -242,14 +328,19 @@ def test_a_history_rewritten_by_forget_is_refused_with_instructions_never_force_
     assert "force-pushed after forget: refs/heads/main" in forced.stdout
     assert _git(remote, "rev-parse", "main").strip() == _git(a, "rev-parse", "HEAD").strip()
     assert secret not in _git(remote, "log", "main", "-p")
-    assert late in _git(remote, "ls-tree", "-r", "--name-only", "main")  # B's work survived the force
+    assert late in _git(
+        remote, "ls-tree", "-r", "--name-only", "main"
+    )  # B's work survived the force
     assert secret not in _git(a, "log", "--all", "-p")  # the fetched old history went again
     assert sync_once(a).merge == "up-to-date"  # once pushed, the record lets ordinary syncs go on
 
     # the stale clone: refused, told to re-clone, its history untouched
     b_head = _git(b, "rev-parse", "HEAD").strip()
     stale = cli("sync", repo=b)
-    assert stale.returncode == 1 and "rewritten by `autopoiesis forget` on another clone" in stale.stderr
+    assert (
+        stale.returncode == 1
+        and "rewritten by `autopoiesis forget` on another clone" in stale.stderr
+    )
     assert "git clone" in stale.stderr and "Traceback" not in stale.stderr
     assert _git(b, "rev-parse", "HEAD").strip() == b_head
     assert _git(remote, "rev-parse", "main").strip() == _git(a, "rev-parse", "HEAD").strip()
@@ -266,7 +357,9 @@ def test_force_after_forget_needs_the_record_of_a_sanctioned_forget(tmp_path: Pa
         sync_once(a, force_after_forget=True)
     pushed = _git(remote, "rev-parse", "main").strip()
     forget(a, text="qwerty-1234-zz", reason="test")
-    a.state_file("verify_rewrites").unlink()  # the record is gone (a copied clone, a wiped .autopoiesis/)
+    a.state_file(
+        "verify_rewrites"
+    ).unlink()  # the record is gone (a copied clone, a wiped .autopoiesis/)
     with pytest.raises(SyncError, match="no record of a sanctioned forget") as refused:
         sync_once(a)
     assert "git push --force-with-lease origin main" in str(refused.value)
@@ -275,7 +368,9 @@ def test_force_after_forget_needs_the_record_of_a_sanctioned_forget(tmp_path: Pa
     assert _git(remote, "rev-parse", "main").strip() == pushed  # never forced without the record
 
 
-def test_an_unreachable_or_missing_remote_is_a_clear_error_and_nothing_is_lost(tmp_path: Path, cli: Cli) -> None:
+def test_an_unreachable_or_missing_remote_is_a_clear_error_and_nothing_is_lost(
+    tmp_path: Path, cli: Cli
+) -> None:
     a, remote = _first_clone(tmp_path)
     src = _capture(a, "ses_net", "offline work")
     ids = _write(a, src, MEMORY_FILE, "Lessons Learned", ["Written while offline"])
@@ -289,7 +384,9 @@ def test_an_unreachable_or_missing_remote_is_a_clear_error_and_nothing_is_lost(t
     _git(a, "remote", "set-url", "origin", (tmp_path / "gone.git").as_uri())
     done = cli("sync", repo=a)
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert "could not fetch from origin" in done.stderr and "git remote set-url origin" in done.stderr
+    assert (
+        "could not fetch from origin" in done.stderr and "git remote set-url origin" in done.stderr
+    )
     assert "Nothing was lost" in done.stderr
     assert ids[0] in _git(a, "show", f"HEAD:{MEMORY_FILE}")  # the pending entry was committed first
     _git(a, "remote", "set-url", "origin", "http://127.0.0.1:9/memory.git")  # nothing listens there
@@ -306,7 +403,10 @@ def test_an_unreachable_or_missing_remote_is_a_clear_error_and_nothing_is_lost(t
     report = sync_once(a)
     assert report.pushed == ["refs/heads/main"]
     assert ids[0] in _git(remote, "show", f"main:{MEMORY_FILE}")
-    assert open_path.read_bytes() == before and _git(a, "ls-files", str(open_path.relative_to(a.root))) == ""
+    assert (
+        open_path.read_bytes() == before
+        and _git(a, "ls-files", str(open_path.relative_to(a.root))) == ""
+    )
     cap.on_session_end(live)
     assert sync_once(a).pushed == ["refs/heads/main"]
 
@@ -328,7 +428,9 @@ def test_push_only_refuses_to_overwrite_newer_remote_work(tmp_path: Path) -> Non
     assert "refs/tags/memory/milestone/v1" in _git(remote, "for-each-ref", "refs/tags")
 
 
-def test_the_same_session_imported_on_both_clones_is_one_file_and_no_conflict(tmp_path: Path) -> None:
+def test_the_same_session_imported_on_both_clones_is_one_file_and_no_conflict(
+    tmp_path: Path,
+) -> None:
     import json
 
     from autopoiesis.capture.importers import import_files
@@ -336,10 +438,25 @@ def test_the_same_session_imported_on_both_clones_is_one_file_and_no_conflict(tm
     a, remote = _first_clone(tmp_path)
     b = _clone(remote, tmp_path / "b")
     log = tmp_path / "session.json"
-    log.write_text(json.dumps({"session_id": "ses_shared", "started": "2026-03-02T10:00:00Z", "ended": "2026-03-02T10:05:00Z",
-                               "model": "m", "channel": "cli", "messages": [
-                                   {"role": "user", "content": "one conversation, imported twice", "timestamp": "2026-03-02T10:00:00Z"},
-                                   {"role": "agent", "content": "noted", "timestamp": "2026-03-02T10:01:00Z"}]}))
+    log.write_text(
+        json.dumps(
+            {
+                "session_id": "ses_shared",
+                "started": "2026-03-02T10:00:00Z",
+                "ended": "2026-03-02T10:05:00Z",
+                "model": "m",
+                "channel": "cli",
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": "one conversation, imported twice",
+                        "timestamp": "2026-03-02T10:00:00Z",
+                    },
+                    {"role": "agent", "content": "noted", "timestamp": "2026-03-02T10:01:00Z"},
+                ],
+            }
+        )
+    )
     paths = [import_files(repo, [log], "neutral").imported for repo in (a, b)]
     assert paths[0] == paths[1] and len(paths[0]) == 1
     sync_once(a)
@@ -352,7 +469,9 @@ def test_the_same_session_imported_on_both_clones_is_one_file_and_no_conflict(tm
 def test_sync_upgrades_a_repo_made_before_the_merge_driver(tmp_path: Path) -> None:
     a, remote = _first_clone(tmp_path)
     attributes = a.root / ".gitattributes"
-    attributes.write_text("".join(l + "\n" for l in attributes.read_text().splitlines() if "merge" not in l))
+    attributes.write_text(
+        "".join(l + "\n" for l in attributes.read_text().splitlines() if "merge" not in l)
+    )
     _git(a, "commit", "-qam", "maintenance: an old repo")
     _git(a, "config", "--unset", "merge.autopoiesis.driver")
     report = sync_once(a)
@@ -371,13 +490,17 @@ def test_commit_pushes_when_auto_push_is_set(tmp_path: Path, cli: Cli) -> None:
     assert _git(remote, "rev-parse", "main").strip() != _git(a, "rev-parse", "HEAD").strip()
     config = a.root / "memory-config.yaml"
     config.write_text(config.read_text().replace("auto_push: false", "auto_push: true"))
-    (a.root / "knowledge/reference/tools.md").write_text("# Tools\n\nripgrep and fd are installed\n")
+    (a.root / "knowledge/reference/tools.md").write_text(
+        "# Tools\n\nripgrep and fd are installed\n"
+    )
     done = cli("commit", repo=a)
     assert done.returncode == 0, done.stderr
     assert "pushed: refs/heads/main" in done.stdout
     assert _git(remote, "rev-parse", "main").strip() == _git(a, "rev-parse", "HEAD").strip()
     _git(a, "remote", "set-url", "origin", (tmp_path / "gone.git").as_uri())
-    (a.root / "knowledge/reference/tools.md").write_text("# Tools\n\nripgrep, fd and jq are installed\n")
+    (a.root / "knowledge/reference/tools.md").write_text(
+        "# Tools\n\nripgrep, fd and jq are installed\n"
+    )
     offline = cli("commit", repo=a)
     assert offline.returncode == 0 and "the commit stands, but it was not pushed" in offline.stderr
     assert "jq" in _git(a, "show", "HEAD:knowledge/reference/tools.md")
@@ -397,7 +520,9 @@ def test_a_history_that_fails_verify_is_not_pushed_even_without_hooks(tmp_path: 
     assert _git(remote, "rev-parse", "main").strip() == pushed
 
 
-def test_the_daemons_sync_job_exists_with_auto_push_and_carries_entries_both_ways(tmp_path: Path) -> None:
+def test_the_daemons_sync_job_exists_with_auto_push_and_carries_entries_both_ways(
+    tmp_path: Path,
+) -> None:
     from autopoiesis.daemon.jobs import After, JobContext
     from autopoiesis.daemon.memory_jobs import memory_jobs, run_sync
 
@@ -410,8 +535,20 @@ def test_the_daemons_sync_job_exists_with_auto_push_and_carries_entries_both_way
         _git(repo, "commit", "-qam", "maintenance: auto_push")
     spec = memory_jobs(MemoryRepo(a.root)).get("sync")
     assert After("commit", only_if_changed=True) in spec.triggers
-    ids_a = _write(a, "raw/conversations/2026/03/01/0900-s1.md", PROJECT, "Key Decisions", ["Atlas ships on Thursdays"])
-    ids_b = _write(b, "raw/conversations/2026/03/01/0910-s2.md", PROJECT, "Key Decisions", ["Atlas uses Postgres 17"])
+    ids_a = _write(
+        a,
+        "raw/conversations/2026/03/01/0900-s1.md",
+        PROJECT,
+        "Key Decisions",
+        ["Atlas ships on Thursdays"],
+    )
+    ids_b = _write(
+        b,
+        "raw/conversations/2026/03/01/0910-s2.md",
+        PROJECT,
+        "Key Decisions",
+        ["Atlas uses Postgres 17"],
+    )
     now = datetime.now(UTC)
     first = run_sync(JobContext(MemoryRepo(a.root), "sync", "test", now, None))
     assert first.changed and "pushed" in first.message

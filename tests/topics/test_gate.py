@@ -29,10 +29,17 @@ from autopoiesis.topics.pipeline import WatcherPipeline
 DEPLOY_MESSAGE = "please deploy the new release to production tonight"
 
 
-def topic(priority: str = "medium", activation: str = "gated", threshold: float = 0.15, desc: str = "Deploying releases"):
-    text = (f"---\ntype: topic\ndescription: {desc}\ntriggers:\n  - {{type: keyword, words: [deploy]}}\n"
-            f"priority: {priority}\nactivation: {activation}\nsimilarity_threshold: {threshold}\n---\n\n# Deploy\n\n"
-            "Deploy releases to production; roll back when health checks fail.\n")
+def topic(
+    priority: str = "medium",
+    activation: str = "gated",
+    threshold: float = 0.15,
+    desc: str = "Deploying releases",
+):
+    text = (
+        f"---\ntype: topic\ndescription: {desc}\ntriggers:\n  - {{type: keyword, words: [deploy]}}\n"
+        f"priority: {priority}\nactivation: {activation}\nsimilarity_threshold: {threshold}\n---\n\n# Deploy\n\n"
+        "Deploy releases to production; roll back when health checks fail.\n"
+    )
     t, errors, _ = parse_topic("topics/deploy.md", text)
     assert t is not None, errors
     return t
@@ -42,13 +49,13 @@ def topic(priority: str = "medium", activation: str = "gated", threshold: float 
 @pytest.mark.parametrize(
     "priority, score, route",
     [
-        ("critical", 0.0, "activate"),   # critical | yes | any   -> no gate, activate
-        ("high", 0.3, "activate"),       # high     | yes | >=0.3 -> skip the gate
-        ("high", 0.29, "gate"),          # high     | yes | <0.3  -> gate
-        ("medium", 0.2, "gate"),         # medium   | yes | >=0.2 -> gate
-        ("medium", 0.19, "drop"),        # medium   | yes | <0.2  -> drop
-        ("low", 0.3, "gate"),            # low      | yes | >=0.3 -> gate
-        ("low", 0.29, "drop"),           # low      | yes | <0.3  -> drop
+        ("critical", 0.0, "activate"),  # critical | yes | any   -> no gate, activate
+        ("high", 0.3, "activate"),  # high     | yes | >=0.3 -> skip the gate
+        ("high", 0.29, "gate"),  # high     | yes | <0.3  -> gate
+        ("medium", 0.2, "gate"),  # medium   | yes | >=0.2 -> gate
+        ("medium", 0.19, "drop"),  # medium   | yes | <0.2  -> drop
+        ("low", 0.3, "gate"),  # low      | yes | >=0.3 -> gate
+        ("low", 0.29, "drop"),  # low      | yes | <0.3  -> drop
     ],
 )
 def test_bypass_table_row(priority: str, score: float, route: str) -> None:
@@ -57,8 +64,14 @@ def test_bypass_table_row(priority: str, score: float, route: str) -> None:
 
 def test_bypass_table_has_exactly_the_design_rows() -> None:
     assert [(r.priority, r.route) for r in BYPASS_TABLE] == [
-        ("critical", "activate"), ("high", "activate"), ("high", "gate"), ("medium", "gate"),
-        ("medium", "drop"), ("low", "gate"), ("low", "drop")]
+        ("critical", "activate"),
+        ("high", "activate"),
+        ("high", "gate"),
+        ("medium", "gate"),
+        ("medium", "drop"),
+        ("low", "gate"),
+        ("low", "drop"),
+    ]
     assert bypass_route("critical", False, 1.0)[0] == "drop"  # tier 1 must match
     with pytest.raises(ValueError):
         bypass_route("urgent", True, 0.5)
@@ -79,11 +92,15 @@ def llm_repo(memory_repo: MemoryRepo, openai_server) -> MemoryRepo:
     (memory_repo.topics_dir / "deploy.md").write_text(
         "---\ntype: topic\ndescription: Deploying releases to production\ntriggers:\n"
         "  - {type: keyword, words: [deploy]}\npriority: medium\nactivation: gated\n---\n\n# Deploy\n\n"
-        "Deploy releases to production; roll back when health checks fail.\n", encoding="utf-8")
+        "Deploy releases to production; roll back when health checks fail.\n",
+        encoding="utf-8",
+    )
     return MemoryRepo(memory_repo.root)  # fresh: the config changed
 
 
-def test_gate_asks_the_llm_once_with_one_token_at_temperature_zero(llm_repo: MemoryRepo, openai_server) -> None:
+def test_gate_asks_the_llm_once_with_one_token_at_temperature_zero(
+    llm_repo: MemoryRepo, openai_server
+) -> None:
     openai_server.enqueue("YES")
     pipe = WatcherPipeline(llm_repo)
     acts = pipe.evaluate(DEPLOY_MESSAGE)
@@ -105,7 +122,10 @@ def test_gate_asks_the_llm_once_with_one_token_at_temperature_zero(llm_repo: Mem
     assert "cache" in again.reason
     assert len(openai_server.chat_bodies()) == 1  # the LRU cache answered
     rows = GateLog(llm_repo).decisions()
-    assert [(r.source, r.gate_result) for r in rows if r.topic_name == "deploy"] == [("llm", True), ("cache", True)]
+    assert [(r.source, r.gate_result) for r in rows if r.topic_name == "deploy"] == [
+        ("llm", True),
+        ("cache", True),
+    ]
 
 
 def test_gate_no_means_not_activated(llm_repo: MemoryRepo, openai_server) -> None:
@@ -118,7 +138,9 @@ def test_gate_no_means_not_activated(llm_repo: MemoryRepo, openai_server) -> Non
     assert row.route == "gate"
 
 
-def test_unreachable_llm_falls_back_to_the_offline_rule(llm_repo: MemoryRepo, openai_server) -> None:
+def test_unreachable_llm_falls_back_to_the_offline_rule(
+    llm_repo: MemoryRepo, openai_server
+) -> None:
     openai_server.enqueue({"status": 500, "message": "boom"})
     gate = GatedActivator(llm_repo)
     t = topic(desc="Deploying releases to production")
@@ -128,12 +150,24 @@ def test_unreachable_llm_falls_back_to_the_offline_rule(llm_repo: MemoryRepo, op
     assert len(gate.cache) == 0  # a failure is not cached
 
 
-def test_budget_fallback_is_logged_as_offline_fallback_not_llm(llm_repo: MemoryRepo, openai_server) -> None:
+def test_budget_fallback_is_logged_as_offline_fallback_not_llm(
+    llm_repo: MemoryRepo, openai_server
+) -> None:
     """Once the daily token budget is spent, the client answers offline: the gate's offline
     rule decides and the decision log says so (it used to say "llm")."""
-    write_llm_config(llm_repo.root, openai_server.base_url, timeout_seconds=2, max_retries=0, daily_token_budget=50)
+    write_llm_config(
+        llm_repo.root,
+        openai_server.base_url,
+        timeout_seconds=2,
+        max_retries=0,
+        daily_token_budget=50,
+    )
     repo = MemoryRepo(llm_repo.root)
-    openai_server.default_chat = lambda body: {"content": "NO", "prompt_tokens": 80, "completion_tokens": 1}
+    openai_server.default_chat = lambda body: {
+        "content": "NO",
+        "prompt_tokens": 80,
+        "completion_tokens": 1,
+    }
     WatcherPipeline(repo).process(DEPLOY_MESSAGE)  # the model says NO and spends the whole budget
     assert len(openai_server.chat_bodies()) == 1
     pipe = WatcherPipeline(repo)
@@ -144,7 +178,11 @@ def test_budget_fallback_is_logged_as_offline_fallback_not_llm(llm_repo: MemoryR
     assert [(r.route, r.source) for r in rows] == [("gate", "llm"), ("gate", "offline-fallback")]
     topic_file = next(t for t in pipe.topics if t.name == "deploy")
     assert rows[0].gate_result is False
-    assert rows[1].gate_result == rows[1].activated == offline_gate(later, topic_file, rows[1].tier2_score)
+    assert (
+        rows[1].gate_result
+        == rows[1].activated
+        == offline_gate(later, topic_file, rows[1].tier2_score)
+    )
 
 
 def test_gate_reads_watchers_gate_max_tokens(llm_repo: MemoryRepo, openai_server) -> None:
@@ -171,9 +209,9 @@ def test_lru_cache_is_bounded(memory_repo: MemoryRepo) -> None:
 # ── offline ──
 def test_offline_rule_is_deterministic_and_documented(memory_repo: MemoryRepo) -> None:
     t = topic(desc="Deploying releases to production")
-    assert offline_gate("deploy the release to production", t, 0.0)        # two shared content words
-    assert not offline_gate("deploy it", t, 0.1)                             # one word, weak score
-    assert offline_gate("deploy it", t, 0.3)                                 # score >= 2 x threshold
+    assert offline_gate("deploy the release to production", t, 0.0)  # two shared content words
+    assert not offline_gate("deploy it", t, 0.1)  # one word, weak score
+    assert offline_gate("deploy it", t, 0.3)  # score >= 2 x threshold
     gate = GatedActivator(memory_repo)  # provider offline (the default)
     assert gate.llm is None
     v = gate.decide("deploy the release to production", t, 0.0)
@@ -183,12 +221,26 @@ def test_offline_rule_is_deterministic_and_documented(memory_repo: MemoryRepo) -
 # ── log, feedback, report ──
 def test_feedback_and_report(memory_repo: MemoryRepo) -> None:
     log = GateLog(memory_repo)
-    rows = [GateDecision(id=f"gd_{i:04d}", timestamp="2026-02-16T00:00:00Z", message_hash=str(i), topic_name="deploy",
-                         tier1_matched=True, tier2_score=0.2 + i / 100, route="gate", gate_result=i >= 8,
-                         activated=i >= 8, source="llm") for i in range(10)]
+    rows = [
+        GateDecision(
+            id=f"gd_{i:04d}",
+            timestamp="2026-02-16T00:00:00Z",
+            message_hash=str(i),
+            topic_name="deploy",
+            tier1_matched=True,
+            tier2_score=0.2 + i / 100,
+            route="gate",
+            gate_result=i >= 8,
+            activated=i >= 8,
+            source="llm",
+        )
+        for i in range(10)
+    ]
     log.append(rows)
     runner = CliRunner()
-    out = runner.invoke(app, ["-C", str(memory_repo.root), "gate", "feedback", "gd_0009", "--not-useful"])
+    out = runner.invoke(
+        app, ["-C", str(memory_repo.root), "gate", "feedback", "gd_0009", "--not-useful"]
+    )
     assert out.exit_code == 0, out.output
     assert [d.was_useful for d in log.decisions() if d.id == "gd_0009"] == [False]
     with pytest.raises(GateDecisionNotFound):

@@ -81,26 +81,44 @@ similarity_threshold: 0.3
 @pytest.mark.parametrize(
     "front, expected",
     [
-        ("type: topic\ntriggers:\n  - type: regexp\n    match: x",
-         ["triggers[0].type", "'regexp' is not a trigger type", "write one of: pattern, glob"]),
-        ("type: topic\ntriggers:\n  - type: pattern\n    match: '(unclosed'",
-         ["triggers[0].match", "not a valid regex"]),
-        ("type: topic\ntriggers:\n  - type: pattern\n    match: '(a)\\1'",
-         ["triggers[0].match", "RE2", "backreferences"]),
-        ("type: topic\ntriggers:\n  - type: pattern\n    match: '(?<=x)y'",
-         ["triggers[0].match", "lookaround"]),
+        (
+            "type: topic\ntriggers:\n  - type: regexp\n    match: x",
+            ["triggers[0].type", "'regexp' is not a trigger type", "write one of: pattern, glob"],
+        ),
+        (
+            "type: topic\ntriggers:\n  - type: pattern\n    match: '(unclosed'",
+            ["triggers[0].match", "not a valid regex"],
+        ),
+        (
+            "type: topic\ntriggers:\n  - type: pattern\n    match: '(a)\\1'",
+            ["triggers[0].match", "RE2", "backreferences"],
+        ),
+        (
+            "type: topic\ntriggers:\n  - type: pattern\n    match: '(?<=x)y'",
+            ["triggers[0].match", "lookaround"],
+        ),
         ("type: topic\ntriggers:\n  - type: keyword", ["needs 'words'", "words: [deploy"]),
-        ("type: topic\ntriggers:\n  - type: pattern\n    match: x\n    scope: sideways",
-         ["triggers[0].scope", "write input, output or both"]),
-        ("type: topic\ntriggers:\n  - type: cron\n    schedule: 'every day'", ["schedule", "cron expression"]),
+        (
+            "type: topic\ntriggers:\n  - type: pattern\n    match: x\n    scope: sideways",
+            ["triggers[0].scope", "write input, output or both"],
+        ),
+        (
+            "type: topic\ntriggers:\n  - type: cron\n    schedule: 'every day'",
+            ["schedule", "cron expression"],
+        ),
         ("type: topic\ntriggers:\n  - type: language\n    languages: [german]", ["ISO 639-1"]),
-        ("type: topic\ntriggers:\n  - type: keyword\n    words: [a]\n    match: b",
-         ["triggers[0].match", "has no field 'match'"]),
+        (
+            "type: topic\ntriggers:\n  - type: keyword\n    words: [a]\n    match: b",
+            ["triggers[0].match", "has no field 'match'"],
+        ),
         ("type: topic\nactivation: sometimes", ["activation: 'sometimes'", "auto, gated, manual"]),
         ("type: topic\npriority: urgent", ["priority: 'urgent'", "low, medium, high, critical"]),
         ("type: topic\nsimilarity_threshold: 2", ["similarity_threshold", "between 0 and 1"]),
         ("type: topic\nmax_context_kb: -1", ["max_context_kb"]),
-        ("type: topic\nsubscriptions: [../outside.md]", ["subscriptions[0]", "outside the memory repo"]),
+        (
+            "type: topic\nsubscriptions: [../outside.md]",
+            ["subscriptions[0]", "outside the memory repo"],
+        ),
         ("type: topic\nsubscriptions: [/etc/passwd]", ["subscriptions[0]", "absolute path"]),
         ("type: topic\nsubscriptions: [knowledge/nope.md]", ["subscriptions[0]", "does not exist"]),
         ("type: topic\ntriggers: {type: pattern}", ["triggers must be a list"]),
@@ -108,7 +126,9 @@ similarity_threshold: 0.3
         ("type: person", ["must say `type: topic`"]),
     ],
 )
-def test_errors_name_the_file_the_field_and_the_fix(memory_repo: MemoryRepo, front: str, expected: list[str]) -> None:
+def test_errors_name_the_file_the_field_and_the_fix(
+    memory_repo: MemoryRepo, front: str, expected: list[str]
+) -> None:
     topic, errors, _ = parse_topic("topics/bad.md", topic_text(front), root=memory_repo.root)
     assert topic is None
     joined = "\n".join(errors)
@@ -133,22 +153,37 @@ def test_malformed_files_are_refused(text: str, expected: str) -> None:
 
 
 def test_catastrophic_pattern_is_accepted_because_re2_runs_it_in_linear_time() -> None:
-    errors, _ = validate_topic_source("topics/x.md", topic_text("type: topic\ndescription: d\ntriggers:\n  - type: pattern\n    match: '(a+)+$'"))
+    errors, _ = validate_topic_source(
+        "topics/x.md",
+        topic_text(
+            "type: topic\ndescription: d\ntriggers:\n  - type: pattern\n    match: '(a+)+$'"
+        ),
+    )
     assert errors == []
 
 
 def test_defaults_and_config_threshold(memory_repo: MemoryRepo) -> None:
-    (memory_repo.topics_dir / "plain.md").write_text(topic_text("type: topic\ndescription: plain\ntriggers:\n  - {type: keyword, words: [x]}"))
+    (memory_repo.topics_dir / "plain.md").write_text(
+        topic_text("type: topic\ndescription: plain\ntriggers:\n  - {type: keyword, words: [x]}")
+    )
     t = load_topic(memory_repo, "topics/plain.md")
-    assert (t.activation, t.priority, t.similarity_threshold) == ("gated", "medium", DEFAULT_SIMILARITY_THRESHOLD)
+    assert (t.activation, t.priority, t.similarity_threshold) == (
+        "gated",
+        "medium",
+        DEFAULT_SIMILARITY_THRESHOLD,
+    )
     cfg = memory_repo.root / "memory-config.yaml"
-    cfg.write_text(cfg.read_text().replace("similarity_threshold: 0.15", "similarity_threshold: 0.4"))
+    cfg.write_text(
+        cfg.read_text().replace("similarity_threshold: 0.15", "similarity_threshold: 0.4")
+    )
     fresh = MemoryRepo(memory_repo.root)
     assert load_topic(fresh, "topics/plain.md").similarity_threshold == 0.4
 
 
 def test_invalid_files_are_reported_without_hiding_valid_ones(memory_repo: MemoryRepo) -> None:
-    (memory_repo.topics_dir / "broken.md").write_text(topic_text("type: topic\ntriggers:\n  - type: nope"))
+    (memory_repo.topics_dir / "broken.md").write_text(
+        topic_text("type: topic\ntriggers:\n  - type: nope")
+    )
     ts = load_topics(memory_repo)
     assert {t.name for t in ts.topics} >= {"github-pr-review", "code-quality"}
     assert any("topics/broken.md" in e and "nope" in e for e in ts.errors)
@@ -159,37 +194,49 @@ def test_invalid_files_are_reported_without_hiding_valid_ones(memory_repo: Memor
 
 
 def test_duplicate_names_are_refused(memory_repo: MemoryRepo) -> None:
-    (memory_repo.topics_dir / "other.md").write_text(topic_text("type: topic\nname: code-quality\ndescription: d"))
+    (memory_repo.topics_dir / "other.md").write_text(
+        topic_text("type: topic\nname: code-quality\ndescription: d")
+    )
     ts = load_topics(memory_repo)
     assert any("already used" in e for e in ts.errors)
 
 
 def test_people_names_come_from_knowledge_people(memory_repo: MemoryRepo) -> None:
     people = memory_repo.knowledge_dir / "people"
-    (people / "david-feldhofer.md").write_text("---\ntype: person\nname: David Feldhofer\n---\n# David\n")
+    (people / "david-feldhofer.md").write_text(
+        "---\ntype: person\nname: David Feldhofer\n---\n# David\n"
+    )
     (people / "caroline.md").write_text("# Caroline\n")
     assert people_names(memory_repo) == ("caroline", "david", "david feldhofer")
 
 
 def test_pre_commit_hook_rejects_an_invalid_topic(memory_repo: MemoryRepo, git) -> None:
     root = memory_repo.root
-    (root / "topics" / "bad.md").write_text(topic_text("type: topic\ntriggers:\n  - type: pattern\n    match: '(a)\\1'"))
+    (root / "topics" / "bad.md").write_text(
+        topic_text("type: topic\ntriggers:\n  - type: pattern\n    match: '(a)\\1'")
+    )
     git(root, "add", "topics/bad.md")
     proc = git(root, "commit", "-m", "bad topic", check=False)
     assert proc.returncode != 0
     assert "topics/bad.md" in proc.stderr + proc.stdout
     assert "RE2" in proc.stderr + proc.stdout
-    (root / "topics" / "bad.md").write_text(topic_text("type: topic\ndescription: ok\ntriggers:\n  - type: pattern\n    match: 'a|b'"))
+    (root / "topics" / "bad.md").write_text(
+        topic_text("type: topic\ndescription: ok\ntriggers:\n  - type: pattern\n    match: 'a|b'")
+    )
     git(root, "add", "topics/bad.md")
     ok = git(root, "commit", "-m", "good topic", check=False)
     assert ok.returncode == 0, ok.stderr
 
 
 def test_validator_module_stays_light() -> None:
-    code = ("import sys, autopoiesis.formats.topic as t; "
-            "t.validate_topic_source('topics/x.md', '---\\ntype: topic\\n---\\n'); "
-            "print(sorted(m for m in ('sklearn', 'numpy', 'openai', 'scipy') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    code = (
+        "import sys, autopoiesis.formats.topic as t; "
+        "t.validate_topic_source('topics/x.md', '---\\ntype: topic\\n---\\n'); "
+        "print(sorted(m for m in ('sklearn', 'numpy', 'openai', 'scipy') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"
 
 

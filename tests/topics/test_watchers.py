@@ -28,18 +28,33 @@ from autopoiesis.topics.similarity import SimilarityScorer
 PR_MESSAGE = "Can you review the PR that just came in?"
 
 
-def make_topic(name: str, triggers: str, *, description: str = "", body: str = "", extra: str = "") -> object:
-    text = (f"---\ntype: topic\ndescription: {description or name}\ntriggers:\n{triggers}\n{extra}---\n\n"
-            f"# {name}\n\n{body or description or name}\n")
+def make_topic(
+    name: str, triggers: str, *, description: str = "", body: str = "", extra: str = ""
+) -> object:
+    text = (
+        f"---\ntype: topic\ndescription: {description or name}\ntriggers:\n{triggers}\n{extra}---\n\n"
+        f"# {name}\n\n{body or description or name}\n"
+    )
     topic, errors, _ = parse_topic(f"topics/{name}.md", text)
     assert topic is not None, errors
     return topic
 
 
-def write_topic(repo: MemoryRepo, name: str, triggers: str, *, description: str = "", body: str = "", extra: str = "") -> Path:
+def write_topic(
+    repo: MemoryRepo,
+    name: str,
+    triggers: str,
+    *,
+    description: str = "",
+    body: str = "",
+    extra: str = "",
+) -> Path:
     path = repo.topics_dir / f"{name}.md"
-    path.write_text(f"---\ntype: topic\ndescription: {description or name}\ntriggers:\n{triggers}\n{extra}---\n\n"
-                    f"# {name}\n\n{body or description or name}\n", encoding="utf-8")
+    path.write_text(
+        f"---\ntype: topic\ndescription: {description or name}\ntriggers:\n{triggers}\n{extra}---\n\n"
+        f"# {name}\n\n{body or description or name}\n",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -67,7 +82,9 @@ def test_each_tier1_trigger_type_fires_and_only_on_its_own_signal() -> None:
     assert m.match("redeployment is not a keyword match") == set()
     assert m.match("```python\nx = 1\n```") == {"code"}
     assert m.match("```go\nfunc main() {}\n```") == set()
-    assert m.match("Kannst du bitte den Bericht bis morgen fertig machen und mir schicken?") == {"lang"}
+    assert m.match("Kannst du bitte den Bericht bis morgen fertig machen und mir schicken?") == {
+        "lang"
+    }
     assert m.match("hey @silas look") == {"mention", "people"}
     assert m.match("Caroline said so") == {"people"}
     assert m.match("see https://github.com/acme/app/pull/42") == {"ghpr"}
@@ -76,7 +93,10 @@ def test_each_tier1_trigger_type_fires_and_only_on_its_own_signal() -> None:
 
 
 def test_scope_decides_which_direction_a_trigger_watches() -> None:
-    t = make_topic("py2", "  - {type: pattern, match: '^\\s*print [^(=]', scope: output, correction_hint: 'Use print()'}")
+    t = make_topic(
+        "py2",
+        "  - {type: pattern, match: '^\\s*print [^(=]', scope: output, correction_hint: 'Use print()'}",
+    )
     both = make_topic("deploy", "  - {type: keyword, words: [deploy], scope: both}")
     m = PatternMatcher([t, both])
     reply = "Here you go:\n    print 'hello'\n"
@@ -92,14 +112,23 @@ def test_feature_detectors() -> None:
     assert not detect_code("Just a sentence about code review.").has_code
     assert detect_language("Bonjour, pouvez-vous relire la demande de fusion aujourd'hui ?") == "fr"
     assert detect_language("too short") is None
-    kinds = [u.kind for u in find_urls("a https://github.com/o/r/pull/1 b https://github.com/o/r c https://example.com/x")]
+    kinds = [
+        u.kind
+        for u in find_urls(
+            "a https://github.com/o/r/pull/1 b https://github.com/o/r c https://example.com/x"
+        )
+    ]
     assert kinds == ["github_pull", "github", "other"]
     assert sentiment_score("all good, thanks")[0] == 0
     assert sentiment_score("URGENT!!! the API is DOWN")[0] >= 4
 
 
 def test_catastrophic_pattern_and_huge_message_do_not_hang(memory_repo: MemoryRepo) -> None:
-    write_topic(memory_repo, "evil", "  - {type: pattern, match: '(a+)+$'}\n  - {type: sentiment}\n  - {type: code}")
+    write_topic(
+        memory_repo,
+        "evil",
+        "  - {type: pattern, match: '(a+)+$'}\n  - {type: sentiment}\n  - {type: code}",
+    )
     pipe = WatcherPipeline(memory_repo)
     hostile = "a" * 200_000 + "!"
     start = time.perf_counter()
@@ -131,7 +160,9 @@ def test_tfidf_score_equals_scikit_learn_cosine(memory_repo: MemoryRepo, tmp_pat
     assert scorer.score("weather today") == []
 
 
-def test_topic_vectors_are_cached_on_disk_by_content(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_topic_vectors_are_cached_on_disk_by_content(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
     cache = tmp_path / "cache"
     topics = load_topics(memory_repo).topics
     first = SimilarityScorer(topics, cache_dir=cache)
@@ -140,14 +171,24 @@ def test_topic_vectors_are_cached_on_disk_by_content(memory_repo: MemoryRepo, tm
     second = SimilarityScorer(topics, cache_dir=cache)
     assert second.loaded_from_cache
     assert second.scores(PR_MESSAGE) == first.scores(PR_MESSAGE)
-    write_topic(memory_repo, "deploy", "  - {type: keyword, words: [deploy]}", description="Deploying to production")
+    write_topic(
+        memory_repo,
+        "deploy",
+        "  - {type: keyword, words: [deploy]}",
+        description="Deploying to production",
+    )
     third = SimilarityScorer(load_topics(memory_repo).topics, cache_dir=cache)
     assert not third.loaded_from_cache  # the topics changed: refit
 
 
 def test_per_topic_threshold(memory_repo: MemoryRepo) -> None:
-    write_topic(memory_repo, "strict", "  - {type: keyword, words: [review]}", description="review of pull requests",
-                extra="similarity_threshold: 0.99\nactivation: auto\n")
+    write_topic(
+        memory_repo,
+        "strict",
+        "  - {type: keyword, words: [review]}",
+        description="review of pull requests",
+        extra="similarity_threshold: 0.99\nactivation: auto\n",
+    )
     acts = {a.topic: a for a in WatcherPipeline(memory_repo).evaluate(PR_MESSAGE)}
     assert not acts["strict"].activated
     assert acts["strict"].tier == 2
@@ -171,10 +212,14 @@ def test_pr_message_activates_the_pr_topic_and_logs_the_decision(memory_repo: Me
     assert pipe.process("What's the weather like?", "input") == []
 
 
-def test_output_steering_reaches_the_next_compile_in_another_process(memory_repo: MemoryRepo) -> None:
+def test_output_steering_reaches_the_next_compile_in_another_process(
+    memory_repo: MemoryRepo,
+) -> None:
     WatcherPipeline(memory_repo).process("Sure:\n    print 'hi'\n", "output")
     pending = peek_pending(memory_repo)
-    assert [(p.topic, p.hint) for p in pending] == [("code-quality", "Use Python 3 syntax: print() is a function.")]
+    assert [(p.topic, p.hint) for p in pending] == [
+        ("code-quality", "Use Python 3 syntax: print() is a function.")
+    ]
     result = CliRunner().invoke(app, ["-C", str(memory_repo.root), "compile", "hello", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -188,8 +233,13 @@ def test_output_steering_reaches_the_next_compile_in_another_process(memory_repo
 def test_topic_file_edited_while_running_is_reloaded(memory_repo: MemoryRepo) -> None:
     pipe = WatcherPipeline(memory_repo, reload_interval=0)
     assert pipe.process("the kubernetes cluster", "input") == []
-    path = write_topic(memory_repo, "k8s", "  - {type: keyword, words: [kubernetes]}",
-                       description="kubernetes cluster operations", extra="activation: auto\n")
+    path = write_topic(
+        memory_repo,
+        "k8s",
+        "  - {type: keyword, words: [kubernetes]}",
+        description="kubernetes cluster operations",
+        extra="activation: auto\n",
+    )
     assert [a.topic for a in pipe.process("the kubernetes cluster", "input")] == ["k8s"]
     path.write_text(path.read_text().replace("kubernetes]", "nomad]"))
     os.utime(path, ns=(time.time_ns(), time.time_ns() + 10_000_000))
@@ -198,25 +248,40 @@ def test_topic_file_edited_while_running_is_reloaded(memory_repo: MemoryRepo) ->
 
 
 def test_webhook_and_cron_triggers(memory_repo: MemoryRepo) -> None:
-    write_topic(memory_repo, "email-triage", "  - {type: webhook, source: email, event: new_message}\n"
-                "  - {type: cron, schedule: '0 8 * * *'}", description="triage email")
+    write_topic(
+        memory_repo,
+        "email-triage",
+        "  - {type: webhook, source: email, event: new_message}\n"
+        "  - {type: cron, schedule: '0 8 * * *'}",
+        description="triage email",
+    )
     runner = CliRunner()
     root = str(memory_repo.root)
-    out = runner.invoke(app, ["-C", root, "topics", "fire", "--webhook", "email/new_message", "--json"])
+    out = runner.invoke(
+        app, ["-C", root, "topics", "fire", "--webhook", "email/new_message", "--json"]
+    )
     assert out.exit_code == 0, out.output
     assert [a["topic"] for a in json.loads(out.output)["activations"]] == ["email-triage"]
     assert [p.topic for p in peek_pending(memory_repo)] == ["email-triage"]
-    none = runner.invoke(app, ["-C", root, "topics", "fire", "--webhook", "email/deleted", "--json"])
+    none = runner.invoke(
+        app, ["-C", root, "topics", "fire", "--webhook", "email/deleted", "--json"]
+    )
     assert json.loads(none.output)["activations"] == []
-    due = runner.invoke(app, ["-C", root, "topics", "due", "--at", "2026-02-16T08:00:00Z", "--json"])
+    due = runner.invoke(
+        app, ["-C", root, "topics", "due", "--at", "2026-02-16T08:00:00Z", "--json"]
+    )
     assert [d["topic"] for d in json.loads(due.output)["due"]] == ["email-triage"]
-    later = runner.invoke(app, ["-C", root, "topics", "due", "--at", "2026-02-16T08:01:30Z", "--json"])
+    later = runner.invoke(
+        app, ["-C", root, "topics", "due", "--at", "2026-02-16T08:01:30Z", "--json"]
+    )
     assert json.loads(later.output)["due"] == []
 
 
 # ── CLI ──
 def test_topics_test_json_shape(memory_repo: MemoryRepo) -> None:
-    out = CliRunner().invoke(app, ["-C", str(memory_repo.root), "topics", "test", PR_MESSAGE, "--json"])
+    out = CliRunner().invoke(
+        app, ["-C", str(memory_repo.root), "topics", "test", PR_MESSAGE, "--json"]
+    )
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
     by = {a["topic"]: a for a in data["activations"]}
@@ -226,7 +291,9 @@ def test_topics_test_json_shape(memory_repo: MemoryRepo) -> None:
     assert by["github-pr-review"]["activated"]
     assert not by["code-quality"]["activated"]
     assert not (memory_repo.state_dir / "watch" / "gate-decisions.jsonl").exists()  # a dry run
-    text = CliRunner().invoke(app, ["-C", str(memory_repo.root), "topics", "test", "print 'x'", "--output"])
+    text = CliRunner().invoke(
+        app, ["-C", str(memory_repo.root), "topics", "test", "print 'x'", "--output"]
+    )
     assert "correction hint: Use Python 3 syntax" in text.output
 
 
@@ -240,8 +307,14 @@ def test_topics_check_exits_nonzero_on_errors(memory_repo: MemoryRepo) -> None:
 
 
 def test_watch_reads_jsonl_and_writes_activations(memory_repo: MemoryRepo) -> None:
-    lines = "\n".join([json.dumps({"text": PR_MESSAGE, "id": "m1"}), "plain text line",
-                       json.dumps({"content": "ok\n    print 'x'", "role": "agent"}), json.dumps({"text": 3})])
+    lines = "\n".join(
+        [
+            json.dumps({"text": PR_MESSAGE, "id": "m1"}),
+            "plain text line",
+            json.dumps({"content": "ok\n    print 'x'", "role": "agent"}),
+            json.dumps({"text": 3}),
+        ]
+    )
     out = CliRunner().invoke(app, ["-C", str(memory_repo.root), "watch"], input=lines + "\n")
     assert out.exit_code == 0, out.output
     rows = [json.loads(l) for l in out.output.splitlines()]
@@ -259,7 +332,9 @@ def test_a_new_trigger_type_is_one_registration_per_layer(monkeypatch: pytest.Mo
     from autopoiesis.topics import pattern
 
     manager = plugins.PluginManager()
-    monkeypatch.setattr(plugins, "plugin_manager", lambda: manager)  # the registrations end with the test
+    monkeypatch.setattr(
+        plugins, "plugin_manager", lambda: manager
+    )  # the registrations end with the test
 
     def parse_ticket(raw, at, errors):
         prefix = str(raw.get("prefix", ""))
@@ -267,15 +342,29 @@ def test_a_new_trigger_type_is_one_registration_per_layer(monkeypatch: pytest.Mo
             errors.append(f"{at}.prefix: write letters only, like JIRA.")
         return {"prefix": prefix.upper()}
 
-    fmt.register_trigger_type(fmt.TriggerType("ticket", True, parse_ticket, lambda t: t.option("prefix"),
-                                              "prefix: JIRA", required=("prefix",)))
-    pattern.register_evaluator(pattern.TriggerEvaluator("ticket", re2_source=lambda t: rf"\b{t.option('prefix')}-\d+\b"))
+    fmt.register_trigger_type(
+        fmt.TriggerType(
+            "ticket",
+            True,
+            parse_ticket,
+            lambda t: t.option("prefix"),
+            "prefix: JIRA",
+            required=("prefix",),
+        )
+    )
+    pattern.register_evaluator(
+        pattern.TriggerEvaluator("ticket", re2_source=lambda t: rf"\b{t.option('prefix')}-\d+\b")
+    )
     topic = make_topic("tickets", "  - {type: ticket, prefix: ops}")
     assert topic.triggers[0].describe() == "ticket(OPS)"
     matcher = PatternMatcher([topic])
     assert matcher.match("please look at OPS-42 today") == {"tickets"}
     assert matcher.match("no ticket here") == set()
-    _, errors, _ = parse_topic("topics/x.md", "---\ntype: topic\ntriggers:\n  - {type: ticket, prefix: '1'}\n---\n")
+    _, errors, _ = parse_topic(
+        "topics/x.md", "---\ntype: topic\ntriggers:\n  - {type: ticket, prefix: '1'}\n---\n"
+    )
     assert any("prefix: write letters only" in e for e in errors)
-    _, errors, _ = parse_topic("topics/x.md", "---\ntype: topic\ntriggers:\n  - {type: ticket}\n---\n")
+    _, errors, _ = parse_topic(
+        "topics/x.md", "---\ntype: topic\ntriggers:\n  - {type: ticket}\n---\n"
+    )
     assert any("needs 'prefix'; write e.g. prefix: JIRA" in e for e in errors)

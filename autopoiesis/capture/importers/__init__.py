@@ -52,9 +52,22 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "AUTO", "BUILTIN_IMPORTERS", "DraftTurn", "FolderImporter", "ImportReport", "Importer", "SessionDraft",
-    "detect_format", "draft_to_transcript", "file_sessions", "format_names", "get_importer", "import_files",
-    "importers", "read_sessions", "register_importer",
+    "AUTO",
+    "BUILTIN_IMPORTERS",
+    "DraftTurn",
+    "FolderImporter",
+    "ImportReport",
+    "Importer",
+    "SessionDraft",
+    "detect_format",
+    "draft_to_transcript",
+    "file_sessions",
+    "format_names",
+    "get_importer",
+    "import_files",
+    "importers",
+    "read_sessions",
+    "register_importer",
 ]
 
 # What a folder given to import is walked for (other files are not logs of any format).
@@ -65,11 +78,15 @@ def read_text(path: Path) -> str:
     """PATH as UTF-8 text (a BOM dropped); ImportFormatError for binary or other encodings."""
     raw = path.read_bytes()
     if b"\x00" in raw[:8192]:
-        raise ImportFormatError(f"{path} looks binary (NUL bytes); import takes JSON or JSONL text.")
+        raise ImportFormatError(
+            f"{path} looks binary (NUL bytes); import takes JSON or JSONL text."
+        )
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ImportFormatError(f"{path} is not valid UTF-8 (byte {exc.start}); re-encode it as UTF-8.") from None
+        raise ImportFormatError(
+            f"{path} is not valid UTF-8 (byte {exc.start}); re-encode it as UTF-8."
+        ) from None
 
 
 def read_sessions(path: Path, fmt: str, report: ImportReport) -> list[SessionDraft]:
@@ -99,13 +116,20 @@ def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int)
                     it = tf.Text(raw[:max_bytes].decode("utf-8", "ignore") + "\n[truncated]")
             items.append(it)
         turns.append(tf.Turn(time=utc(t.time), role=t.role, items=tuple(items), name=t.name))
-    empty = [t for t in turns if not any(not isinstance(i, tf.Text) or tf.normalize_content(i.content) for i in t.items)]
+    empty = [
+        t
+        for t in turns
+        if not any(not isinstance(i, tf.Text) or tf.normalize_content(i.content) for i in t.items)
+    ]
     if empty:
         roles = ", ".join(sorted({t.role for t in empty}))
         raise ImportFormatError(
-            f"{len(empty)} of {len(turns)} turns ({roles}) would be written empty: the log holds content this "
-            "format's reader did not understand, so nothing of the session was imported. If the format was "
-            f"detected wrongly, name the right one with --format NAME ({', '.join(format_names()[1:])})."
+            f"{len(empty)} of {len(turns)} turns ({roles}) would be written empty: the log holds "
+            "content this "
+            "format's reader did not understand, so nothing of the session was imported. If the "
+            "format was "
+            "detected wrongly, name the right one with --format NAME "
+            f"({', '.join(format_names()[1:])})."
         )
     turns.sort(key=lambda t: t.time)  # stable: equal times keep their order
     if not turns and draft.started is None:
@@ -131,11 +155,15 @@ def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int)
     meta = replace(redacted.meta, redactions=tuple(sorted(redactor.counts.items())))
     slug = tf.slug_from_turns(redacted.turns, meta.topic)
     # render-normalise once so the in-memory transcript equals what is on disk
-    rendered = tf.render(tf.Transcript(meta, tf.title_from_slug(slug, meta.session_id), redacted.turns))
+    rendered = tf.render(
+        tf.Transcript(meta, tf.title_from_slug(slug, meta.session_id), redacted.turns)
+    )
     return tf.parse(tf.decode(tf.encode(rendered)))
 
 
-def _inputs(paths: Iterable[str | os.PathLike[str]], fmt: str, report: ImportReport) -> list[tuple[Path, bool]]:
+def _inputs(
+    paths: Iterable[str | os.PathLike[str]], fmt: str, report: ImportReport
+) -> list[tuple[Path, bool]]:
     """The files (and claimed folders) to read, each with whether it was found by walking
     a folder. A folder is claimed by a folder format (with `--format auto`, or when FMT
     is that format), else walked for log files; hidden folders inside it are not."""
@@ -145,8 +173,11 @@ def _inputs(paths: Iterable[str | os.PathLike[str]], fmt: str, report: ImportRep
         if path.is_dir():
             found = _walk(path, fmt)
             if not found:
-                report.refuse(str(path), f"a folder with no session log in it (looked for {', '.join(LOG_SUFFIXES)} "
-                              "files); nothing imported.")
+                report.refuse(
+                    str(path),
+                    f"a folder with no session log in it (looked for {', '.join(LOG_SUFFIXES)} "
+                    "files); nothing imported.",
+                )
             out.extend((f, True) for f in found)
         elif path.is_file():
             out.append((path, False))
@@ -177,7 +208,13 @@ def _walk(folder: Path, fmt: str) -> list[Path]:
     return found
 
 
-def import_files(repo: MemoryRepo, paths: Iterable[str | os.PathLike[str]], fmt: str = AUTO, *, commit: bool = True) -> ImportReport:
+def import_files(
+    repo: MemoryRepo,
+    paths: Iterable[str | os.PathLike[str]],
+    fmt: str = AUTO,
+    *,
+    commit: bool = True,
+) -> ImportReport:
     """Import every file (or folder) of PATHS in format FMT (`auto`: detected per file)
     and file the sessions. Bad input never raises: each file and each session is refused
     on its own, with its reason in the report, and the rest is imported and committed. A
@@ -192,7 +229,9 @@ def import_files(repo: MemoryRepo, paths: Iterable[str | os.PathLike[str]], fmt:
             drafts = _read(path, fmt, report)
         except UnknownFormatError as exc:
             if walked:
-                report.warnings.append(f"{path}: skipped, not a session log of any format autopoiesis reads")
+                report.warnings.append(
+                    f"{path}: skipped, not a session log of any format autopoiesis reads"
+                )
             else:
                 report.refused.append(str(exc) if str(path) in str(exc) else f"{path}: {exc}")
             continue
@@ -200,28 +239,39 @@ def import_files(repo: MemoryRepo, paths: Iterable[str | os.PathLike[str]], fmt:
             report.refused.append(str(exc) if str(path) in str(exc) else f"{path}: {exc}")
             continue
         except RecursionError:
-            report.refused.append(f"{path}: nested deeper than can be read; nothing of it was imported.")
+            report.refused.append(
+                f"{path}: nested deeper than can be read; nothing of it was imported."
+            )
             continue
         except Exception as exc:
-            report.refused.append(f"{path}: could not be read ({type(exc).__name__}: {exc}); nothing of it was imported.")
+            report.refused.append(
+                f"{path}: could not be read ({type(exc).__name__}: {exc}); nothing of it was "
+                "imported."
+            )
             continue
         kept = 0
         for d in drafts:
             try:
                 t = draft_to_transcript(d, redactor, repo.config.capture.max_message_bytes)
                 if not t.turns:
-                    report.refused.append(f"{path}: session {d.session_id!r} has no messages; nothing imported.")
+                    report.refused.append(
+                        f"{path}: session {d.session_id!r} has no messages; nothing imported."
+                    )
                     continue
                 transcripts.append(t)
                 kept += 1
             except AutopoiesisError as exc:
                 report.refused.append(f"{path}: session {d.session_id!r}: {exc}")
             except Exception as exc:
-                report.refused.append(f"{path}: session {d.session_id!r}: {type(exc).__name__}: {exc}")
+                report.refused.append(
+                    f"{path}: session {d.session_id!r}: {type(exc).__name__}: {exc}"
+                )
         if not kept and len(report.refused) == refused_before:
             bad = report.bad_lines - bad_before
             why = f"{bad} malformed lines, " if bad else ""
-            report.refused.append(f"{path}: no conversation found ({why}no session with a message); nothing imported.")
+            report.refused.append(
+                f"{path}: no conversation found ({why}no session with a message); nothing imported."
+            )
     file_sessions(repo, transcripts, report, commit=commit)
     return report
 

@@ -25,7 +25,12 @@ from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 from autopoiesis import plugins
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.text import one_line
-from autopoiesis.errors import ImportFormatError, TimestampError, TranscriptFormatError, UnknownFormatError
+from autopoiesis.errors import (
+    ImportFormatError,
+    TimestampError,
+    TranscriptFormatError,
+    UnknownFormatError,
+)
 from autopoiesis.formats import transcript as tf
 
 AUTO = "auto"
@@ -84,7 +89,9 @@ class SessionDraft:
     parent_session: str | None = None  # the session that spawned this one (a subagent's)
     turns: list[DraftTurn] = field(default_factory=list)
 
-    def add_turn(self, when: datetime, role: str, items: list[tf.Item], name: str | None = None) -> DraftTurn:
+    def add_turn(
+        self, when: datetime, role: str, items: list[tf.Item], name: str | None = None
+    ) -> DraftTurn:
         turn = DraftTurn(when, role, items, name)
         self.turns.append(turn)
         return turn
@@ -131,7 +138,9 @@ def get_importer(name: str) -> Importer:
     try:
         return importers()[name]
     except KeyError:
-        raise ImportFormatError(f"unknown format {name!r}; use one of {', '.join(format_names())}.") from None
+        raise ImportFormatError(
+            f"unknown format {name!r}; use one of {', '.join(format_names())}."
+        ) from None
 
 
 def detect_format(path: Path, text: str) -> Importer:
@@ -158,11 +167,16 @@ def _looks_like(text: str) -> str:
     try:
         data = load_json(text)
     except RecursionError:
-        raise ImportFormatError("nested deeper than can be read; nothing of it was imported.") from None
+        raise ImportFormatError(
+            "nested deeper than can be read; nothing of it was imported."
+        ) from None
     except ValueError:
         first = first_json_line(text)
         if isinstance(first, dict):
-            return f"JSON lines whose first object has the keys {', '.join(sorted(map(str, first))[:8])}"
+            return (
+                "JSON lines whose first object has the keys "
+                f"{', '.join(sorted(map(str, first))[:8])}"
+            )
         return "text that is not JSON" if text.strip() else "an empty file"
     if isinstance(data, dict):
         return f"a JSON object with the keys {', '.join(sorted(map(str, data))[:8]) or '(none)'}"
@@ -208,7 +222,11 @@ def format_hint(path: Path, text: str, tried: str) -> str:
         best = detect_format(path, text)
     except (ImportFormatError, RecursionError):
         return ""
-    return f" It reads as {best.name}: pass --format {best.name} (or auto)." if best.name != tried else ""
+    return (
+        f" It reads as {best.name}: pass --format {best.name} (or auto)."
+        if best.name != tried
+        else ""
+    )
 
 
 _Read = TypeVar("_Read", bound=Callable[..., list["SessionDraft"]])
@@ -229,7 +247,8 @@ def advise_format(read: _Read) -> _Read:
 
 # ── helpers for the shapes chat logs share ──
 def as_dict(value: Any) -> dict[str, Any]:
-    """VALUE when it is a JSON object, else an empty one (a field a log may leave out or get wrong)."""
+    """VALUE when it is a JSON object, else an empty one (a field a log may leave out or get
+    wrong)."""
     return value if isinstance(value, dict) else {}
 
 
@@ -307,17 +326,39 @@ def args_summary(value: Any) -> str:
         except (ValueError, TypeError):
             return value
     if isinstance(value, dict):
-        for key in ("command", "file_path", "absolute_path", "path", "query", "url", "pattern", "description"):
+        for key in (
+            "command",
+            "file_path",
+            "absolute_path",
+            "path",
+            "query",
+            "url",
+            "pattern",
+            "description",
+        ):
             if isinstance(value.get(key), str):
                 rest = {k: v for k, v in value.items() if k != key}
-                return value[key] + (f" {json.dumps(rest, ensure_ascii=False)}" if rest and key != "command" else "")
+                return value[key] + (
+                    f" {json.dumps(rest, ensure_ascii=False)}" if rest and key != "command" else ""
+                )
     return json.dumps(value, ensure_ascii=False, sort_keys=True) if value is not None else ""
 
 
 # Content blocks only the Anthropic Messages format has (OpenAI's content parts are text,
 # image_url, input_audio, file): a list holding one is no chat-completions list.
-ANTHROPIC_BLOCK_TYPES = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use",
-                                   "web_search_tool_result", "mcp_tool_use", "mcp_tool_result", "document"})
+ANTHROPIC_BLOCK_TYPES = frozenset(
+    {
+        "tool_use",
+        "tool_result",
+        "thinking",
+        "redacted_thinking",
+        "server_tool_use",
+        "web_search_tool_result",
+        "mcp_tool_use",
+        "mcp_tool_result",
+        "document",
+    }
+)
 
 
 def has_anthropic_blocks(messages: Any) -> bool:
@@ -328,8 +369,10 @@ def has_anthropic_blocks(messages: Any) -> bool:
         content = msg.get("content") if isinstance(msg, dict) else None
         if isinstance(content, list):
             for block in content:
-                if isinstance(block, dict) and (block.get("type") in ANTHROPIC_BLOCK_TYPES
-                                                or (block.get("type") == "image" and isinstance(block.get("source"), dict))):
+                if isinstance(block, dict) and (
+                    block.get("type") in ANTHROPIC_BLOCK_TYPES
+                    or (block.get("type") == "image" and isinstance(block.get("source"), dict))
+                ):
                     return True
     return False
 
@@ -343,7 +386,9 @@ def opening_id(prefix: str, messages: list[Any]) -> str:
         opening.append(msg)
         if isinstance(msg, dict) and msg.get("role") in ("assistant", "agent", "model"):
             break
-    canonical = json.dumps(opening, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+    canonical = json.dumps(opening, sort_keys=True, ensure_ascii=False, default=str).encode(
+        "utf-8", "surrogatepass"
+    )
     return f"{prefix}{hashlib.sha256(canonical).hexdigest()[:16]}"
 
 
@@ -352,12 +397,20 @@ def anthropic_attachment(block: dict[str, Any], where: str = "") -> tf.Attachmen
     src = as_dict(block.get("source"))
     if src.get("type") == "url" and isinstance(src.get("url"), str):
         return tf.Attachment(src["url"])
-    media = src.get("media_type") if isinstance(src.get("media_type"), str) else str(block.get("type") or "image")
+    media = (
+        src.get("media_type")
+        if isinstance(src.get("media_type"), str)
+        else str(block.get("type") or "image")
+    )
     return tf.Attachment(f"{media}{where} (not stored)")
 
 
-def anthropic_tool_result(block: dict[str, Any], calls: ToolCalls, items: list[tf.Item],
-                          clean: Callable[[str], str] = str.strip) -> None:
+def anthropic_tool_result(
+    block: dict[str, Any],
+    calls: ToolCalls,
+    items: list[tf.Item],
+    clean: Callable[[str], str] = str.strip,
+) -> None:
     """Write a tool_result block into the call it answers (an image it carries as an
     attachment line after the call), or, answering no call seen, as a `result` line in
     ITEMS. CLEAN tidies the result text (a harness's own tags)."""
@@ -456,7 +509,9 @@ class ToolCalls:
         return True
 
 
-def json_lines(text: str | list[str], source: str, report: ImportReport) -> Iterator[tuple[int, dict[str, Any]]]:
+def json_lines(
+    text: str | list[str], source: str, report: ImportReport
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each JSON-object line of TEXT (or of its LINES); a line
     that is not JSON, nested too deeply or not an object is counted as malformed in REPORT
     and skipped."""
@@ -531,7 +586,9 @@ def file_session_id(prefix: str, name: str) -> str:
 def stable_id(prefix: str, *parts: Any) -> str:
     """PREFIX_ and a hash of PARTS: the id of a session whose log gives it none, the same
     every time the same log is imported."""
-    canonical = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+    canonical = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode(
+        "utf-8", "surrogatepass"
+    )
     return f"{prefix}_{hashlib.sha256(canonical).hexdigest()[:16]}"
 
 
@@ -546,9 +603,17 @@ def monotonic_turns(draft: SessionDraft) -> None:
         latest = turn.time
 
 
-def read_export(path: Path, text: str, report: ImportReport, *, export: str, is_conversation: Callable[[Any], bool],
-                needs: str, read_one: Callable[[Any, str], SessionDraft],
-                refusals: tuple[type[Exception], ...] = (ImportFormatError,)) -> list[SessionDraft]:
+def read_export(
+    path: Path,
+    text: str,
+    report: ImportReport,
+    *,
+    export: str,
+    is_conversation: Callable[[Any], bool],
+    needs: str,
+    read_one: Callable[[Any, str], SessionDraft],
+    refusals: tuple[type[Exception], ...] = (ImportFormatError,),
+) -> list[SessionDraft]:
     """The sessions of a JSON export holding one conversation or a list of them (the
     ChatGPT and Claude.ai exports): READ_ONE(conversation, where) each; one that is no
     conversation (it lacks NEEDS) or cannot be read is refused alone, the rest imported."""

@@ -28,7 +28,9 @@ from autopoiesis.formats.transcript_files import SessionIndex, session_parts
 from autopoiesis.git.repo import MemoryGit
 
 
-def file_sessions(repo: MemoryRepo, transcripts: list[tf.Transcript], report: ImportReport, *, commit: bool = True) -> None:
+def file_sessions(
+    repo: MemoryRepo, transcripts: list[tf.Transcript], report: ImportReport, *, commit: bool = True
+) -> None:
     """Write each transcript as a new session or as the continuation of a filed one; skip
     exact re-imports; commit what was written together. A session that cannot be
     written is refused on its own. The files are written together (core.paths'
@@ -43,8 +45,11 @@ def file_sessions(repo: MemoryRepo, transcripts: list[tf.Transcript], report: Im
         if rel is None or filed is None:
             continue
         if (repo.root / rel).exists() or any(rel == r for r, _ in pending):
-            report.refuse(f"session {t.meta.session_id}", f"{rel} already exists and is another transcript; nothing "
-                          "was written. Look at that file: its name and its session_id disagree.")
+            report.refuse(
+                f"session {t.meta.session_id}",
+                f"{rel} already exists and is another transcript; nothing "
+                "was written. Look at that file: its name and its session_id disagree.",
+            )
             continue
         pending.append((rel, filed))
     _write(repo, index, pending, written, report)
@@ -54,21 +59,30 @@ def file_sessions(repo: MemoryRepo, transcripts: list[tf.Transcript], report: Im
         _commit(repo, written, report)
 
 
-def _write(repo: MemoryRepo, index: SessionIndex, pending: list[tuple[str, tf.Transcript]], written: list[str],
-           report: ImportReport) -> None:
+def _write(
+    repo: MemoryRepo,
+    index: SessionIndex,
+    pending: list[tuple[str, tf.Transcript]],
+    written: list[str],
+    report: ImportReport,
+) -> None:
     errors = atomic_write_many([(repo.root / rel, tf.encode(tf.render(t))) for rel, t in pending])
     for (rel, t), error in zip(pending, errors):
         if error is not None:
-            report.refuse(f"session {t.meta.session_id}", f"cannot write {rel} ({error.strerror or error}); free disk "
-                          "space and import it again.")
+            report.refuse(
+                f"session {t.meta.session_id}",
+                f"cannot write {rel} ({error.strerror or error}); free disk "
+                "space and import it again.",
+            )
             continue
         index.add(rel)
         written.append(rel)
     pending.clear()
 
 
-def _place(repo: MemoryRepo, index: SessionIndex, t: tf.Transcript,
-           report: ImportReport) -> tuple[str | None, tf.Transcript | None]:
+def _place(
+    repo: MemoryRepo, index: SessionIndex, t: tf.Transcript, report: ImportReport
+) -> tuple[str | None, tf.Transcript | None]:
     """(where, what) to write for T, or (None, None) when nothing is (a re-import, a refusal)."""
     sid = t.meta.session_id
     if not t.turns:
@@ -77,37 +91,54 @@ def _place(repo: MemoryRepo, index: SessionIndex, t: tf.Transcript,
     try:
         parts = session_parts(repo, sid, index)
     except TranscriptFormatError as exc:
-        report.refuse(f"session {sid}", f"a filed part cannot be read ({exc}); restore it (`git checkout -- FILE`) and "
-                      "import again.")
+        report.refuse(
+            f"session {sid}",
+            f"a filed part cannot be read ({exc}); restore it (`git checkout -- FILE`) and "
+            "import again.",
+        )
         return None, None
     if not parts:
         slug = tf.slug_from_turns(t.turns, t.meta.topic)
         return tf.transcript_relpath(sid, t.meta.started, slug), t
     open_parts = [rel for rel, p in parts if p.meta.status == "open"]
     if open_parts:
-        report.refuse(f"session {sid}", f"it is being captured live in {open_parts[0]}; import it after that session ends.")
+        report.refuse(
+            f"session {sid}",
+            f"it is being captured live in {open_parts[0]}; import it after that session ends.",
+        )
         return None, None
     numbers = [p.meta.part for _, p in parts]
     if numbers != list(range(1, len(parts) + 1)):
-        report.refuse(f"session {sid}", f"its filed parts are numbered {numbers}, not 1 to {len(parts)}, so where this "
-                      f"import would continue is unclear; see {', '.join(rel for rel, _ in parts)}.")
+        report.refuse(
+            f"session {sid}",
+            f"its filed parts are numbered {numbers}, not 1 to {len(parts)}, so where this "
+            f"import would continue is unclear; see {', '.join(rel for rel, _ in parts)}.",
+        )
         return None, None
     filed_turns = [turn for _, p in parts for turn in p.turns]
     new = tf.continued_turns(filed_turns, t.turns)
     where = parts[0][0] if len(parts) == 1 else f"{len(parts)} parts ({parts[0][0]} ...)"
     if new is None:
-        report.refuse(f"session {sid}", f"it is already filed as {where}, and the log no longer begins with what was filed "
-                      "(an earlier turn changed or is gone); transcripts are immutable, so import this version under "
-                      "another session_id.")
+        report.refuse(
+            f"session {sid}",
+            f"it is already filed as {where}, and the log no longer begins with what was filed "
+            "(an earlier turn changed or is gone); transcripts are immutable, so import this "
+            "version under "
+            "another session_id.",
+        )
         return None, None
     if not new:
         report.skipped_duplicates.extend(rel for rel, _ in parts)
         return None, None
     continuation = _continuation(parts, t, new)
-    return tf.continuation_relpath(parts[0][0], continuation.meta.started, continuation.meta.part), continuation
+    return tf.continuation_relpath(
+        parts[0][0], continuation.meta.started, continuation.meta.part
+    ), continuation
 
 
-def _continuation(parts: list[tuple[str, tf.Transcript]], t: tf.Transcript, new: tuple[tf.Turn, ...]) -> tf.Transcript:
+def _continuation(
+    parts: list[tuple[str, tf.Transcript]], t: tf.Transcript, new: tuple[tf.Turn, ...]
+) -> tf.Transcript:
     """The next part of the session PARTS hold: the NEW turns of T, with the tokens and
     redactions of those turns alone."""
     turns = tuple(sorted(new, key=lambda turn: turn.time))
@@ -139,10 +170,13 @@ def _commit(repo: MemoryRepo, written: list[str], report: ImportReport) -> None:
     if len(written) == 1:
         msg = f"conversation: {Path(written[0]).stem[5:]}\n\nSession: {written[0]}\n"
     else:
-        msg = f"conversation: import {len(written)} sessions\n\n" + "".join(f"Session: {p}\n" for p in written)
+        msg = f"conversation: import {len(written)} sessions\n\n" + "".join(
+            f"Session: {p}\n" for p in written
+        )
     try:
         report.commit = MemoryGit(repo).commit_paths(written, msg).sha
     except GitError as exc:
         report.refused.append(
-            f"{len(written)} transcripts were written but not committed ({exc}); `autopoiesis commit` commits them."
+            f"{len(written)} transcripts were written but not committed ({exc}); `autopoiesis "
+            "commit` commits them."
         )

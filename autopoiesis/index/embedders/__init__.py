@@ -44,9 +44,18 @@ if TYPE_CHECKING:
     from autopoiesis.core.config import Config
 
 __all__ = [
-    "Embedder", "EmbedderFactory", "FastEmbedEmbedder", "HashingEmbedder", "OpenAIEmbedder",
-    "SentenceTransformerEmbedder", "embedder_from_config", "embedder_names", "from_blob", "make_embedder",
-    "register_embedder", "to_blob",
+    "Embedder",
+    "EmbedderFactory",
+    "FastEmbedEmbedder",
+    "HashingEmbedder",
+    "OpenAIEmbedder",
+    "SentenceTransformerEmbedder",
+    "embedder_from_config",
+    "embedder_names",
+    "from_blob",
+    "make_embedder",
+    "register_embedder",
+    "to_blob",
 ]
 
 
@@ -85,7 +94,6 @@ class Embedder(Protocol):
 EmbedderFactory = Callable[["Config"], Embedder]
 
 
-
 @plugins.hookimpl
 def register_embedders(register: Callable[[str, EmbedderFactory], None]) -> None:
     register("offline", offline.from_config)
@@ -114,7 +122,8 @@ def make_embedder(name: str, config: Config) -> Embedder:
     if factory is None:
         names = embedder_names()
         raise ConfigError(
-            f"{CONFIG_FILENAME}: unknown search.embedder {name!r}; use {', '.join(names[:-1])} or {names[-1]}."
+            f"{CONFIG_FILENAME}: unknown search.embedder {name!r}; use {', '.join(names[:-1])} or "
+            f"{names[-1]}."
         )
     return factory(config)
 

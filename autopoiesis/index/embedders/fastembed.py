@@ -24,11 +24,16 @@ class FastEmbedEmbedder:
         try:
             from fastembed import TextEmbedding
         except ImportError as exc:
-            raise EmbedderError("search.embedder is fastembed but the package is missing: pip install fastembed") from exc
+            raise EmbedderError(
+                "search.embedder is fastembed but the package is missing: pip install fastembed"
+            ) from exc
         try:
             self._model = TextEmbedding(model_name=model, local_files_only=True)
         except Exception as exc:
-            raise EmbedderError(f"fastembed model {model!r} is not available locally ({exc}). Download it once, or use offline.") from exc
+            raise EmbedderError(
+                f"fastembed model {model!r} is not available locally ({exc}). Download it once, "
+                "or use offline."
+            ) from exc
         self.model = model
         self.dimensions = len(next(iter(self._model.embed(["probe"]))))
 

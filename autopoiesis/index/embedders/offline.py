@@ -22,9 +22,32 @@ if TYPE_CHECKING:
 # it costs less than the per-feature loop would.
 NUMPY_BATCH = 256
 NUMPY_SLICE = 32  # texts embedded at once by _embed_many
-MEMO_MAX = 50_000  # words remembered by HashingEmbedder._embed_many (~150 bytes each, with their stems)
-_SUFFIXES = ("ational", "ization", "fulness", "iveness", "ements", "ement", "ments", "ment", "ingly", "ings",
-             "ing", "edly", "ies", "ied", "ers", "est", "ed", "er", "ly", "es", "s")
+MEMO_MAX = (
+    50_000  # words remembered by HashingEmbedder._embed_many (~150 bytes each, with their stems)
+)
+_SUFFIXES = (
+    "ational",
+    "ization",
+    "fulness",
+    "iveness",
+    "ements",
+    "ement",
+    "ments",
+    "ment",
+    "ingly",
+    "ings",
+    "ing",
+    "edly",
+    "ies",
+    "ied",
+    "ers",
+    "est",
+    "ed",
+    "er",
+    "ly",
+    "es",
+    "s",
+)
 
 
 def light_stem(word: str) -> str:
@@ -133,7 +156,9 @@ class HashingEmbedder:
         """Start _embed_many's memory of words and stems over."""
         self._word_stem: dict[str, int] = {}  # word -> its stem's id, -1 for a stopword
         self._stem_ids: dict[str, int] = {}
-        self._table = array("i")  # the signed buckets of every stem's features, one stem after another
+        self._table = array(
+            "i"
+        )  # the signed buckets of every stem's features, one stem after another
         self._starts = array("q")  # where each stem's features start in _table
         self._sizes = array("q")
         self._roots = array("d")  # sqrt(how many trigrams), 0.0 for none
@@ -181,20 +206,36 @@ class HashingEmbedder:
         tokens = [words(t) for t in texts]
         word_ids = self._word_ids([w for toks in tokens for w in toks])
         n_stems = max(1, len(self._starts))
-        table = np.frombuffer(self._table, dtype=np.int32) if len(self._table) else np.zeros(0, dtype=np.int32)
-        starts = np.frombuffer(self._starts, dtype=np.int64) if len(self._starts) else np.zeros(0, dtype=np.int64)
-        sizes = np.frombuffer(self._sizes, dtype=np.int64) if len(self._sizes) else np.zeros(0, dtype=np.int64)
+        table = (
+            np.frombuffer(self._table, dtype=np.int32)
+            if len(self._table)
+            else np.zeros(0, dtype=np.int32)
+        )
+        starts = (
+            np.frombuffer(self._starts, dtype=np.int64)
+            if len(self._starts)
+            else np.zeros(0, dtype=np.int64)
+        )
+        sizes = (
+            np.frombuffer(self._sizes, dtype=np.int64)
+            if len(self._sizes)
+            else np.zeros(0, dtype=np.int64)
+        )
         roots = np.frombuffer(self._roots, dtype=np.float64) if len(self._roots) else np.zeros(0)
         sid_of = np.array(word_ids, dtype=np.int64)
         row_of = np.repeat(np.arange(len(texts), dtype=np.int64), [len(t) for t in tokens])
         content = sid_of >= 0
         sid_of, row_of = sid_of[content], row_of[content]
         # (text, stem) occurrences in first-occurrence order, with their counts
-        occ_keys, first_at, counts = np.unique(row_of * n_stems + sid_of, return_index=True, return_counts=True)
+        occ_keys, first_at, counts = np.unique(
+            row_of * n_stems + sid_of, return_index=True, return_counts=True
+        )
         order = np.argsort(first_at, kind="stable")
         occ_keys, counts = occ_keys[order], counts[order]
         occ_row, occ_sid = occ_keys // n_stems, occ_keys % n_stems
-        log_of = {n: 1.0 + math.log(n) for n in np.unique(counts).tolist()}  # math.log, as _features
+        log_of = {
+            n: 1.0 + math.log(n) for n in np.unique(counts).tolist()
+        }  # math.log, as _features
         occ_w = np.array([log_of[n] for n in counts.tolist()])
         # each occurrence's features: table[starts[s] : starts[s] + sizes[s]]
         lens = sizes[occ_sid]
@@ -203,22 +244,39 @@ class HashingEmbedder:
         signed = table[starts[occ_sid][which] + within].astype(np.int64)
         w = occ_w[which]
         root = roots[occ_sid][which]
-        weight = np.where(within == 0, w, np.divide(0.6 * w, root, out=np.zeros_like(w), where=root > 0))
+        weight = np.where(
+            within == 0, w, np.divide(0.6 * w, root, out=np.zeros_like(w), where=root > 0)
+        )
         # word pairs: neighbouring content words of one text, each distinct pair hashed once
         same = row_of[:-1] == row_of[1:]
-        pair_keys, pair_of = np.unique(sid_of[:-1][same] * n_stems + sid_of[1:][same], return_inverse=True)
+        pair_keys, pair_of = np.unique(
+            sid_of[:-1][same] * n_stems + sid_of[1:][same], return_inverse=True
+        )
         ends, prefix = self._encoded_ends, self._pair_prefix
         hashed = []
-        with memoryview(self._encoded) as encoded:  # released: the bytearray grows at the next batch
+        with memoryview(
+            self._encoded
+        ) as encoded:  # released: the bytearray grows at the next batch
             for k in pair_keys.tolist():  # crc32("b:<a> <b>")
                 b = k % n_stems
-                hashed.append(zlib.crc32(encoded[ends[b - 1] if b else 0 : ends[b]], prefix[k // n_stems]))
-        bucket = np.array([h % dims + 1 if (h >> 31) & 1 else -(h % dims + 1) for h in hashed], dtype=np.int64)[pair_of.reshape(-1)]
+                hashed.append(
+                    zlib.crc32(encoded[ends[b - 1] if b else 0 : ends[b]], prefix[k // n_stems])
+                )
+        bucket = np.array(
+            [h % dims + 1 if (h >> 31) & 1 else -(h % dims + 1) for h in hashed], dtype=np.int64
+        )[pair_of.reshape(-1)]
         pair_row = row_of[:-1][same]
-        # the stems' features, then the pairs': per bucket of a text, the order _features adds them in
-        keys = np.concatenate([occ_row[which] * dims + np.abs(signed) - 1, pair_row * dims + np.abs(bucket) - 1])
-        values = np.concatenate([np.where(signed > 0, weight, -weight), np.where(bucket > 0, 0.5, -0.5)])
-        acc = np.bincount(keys, weights=values, minlength=len(texts) * dims).reshape(len(texts), dims)
+        # the stems' features, then the pairs': per bucket of a text, the order _features adds them
+        # in
+        keys = np.concatenate(
+            [occ_row[which] * dims + np.abs(signed) - 1, pair_row * dims + np.abs(bucket) - 1]
+        )
+        values = np.concatenate(
+            [np.where(signed > 0, weight, -weight), np.where(bucket > 0, 0.5, -0.5)]
+        )
+        acc = np.bincount(keys, weights=values, minlength=len(texts) * dims).reshape(
+            len(texts), dims
+        )
         # each norm summed in bucket order, as _vector sums it (cumsum adds one after another)
         norms = np.sqrt(np.cumsum(acc * acc, axis=1)[:, -1])
         norms[norms == 0.0] = 1.0
@@ -229,7 +287,11 @@ class HashingEmbedder:
         if len(texts) > 1 and ("numpy" in sys.modules or len(texts) >= NUMPY_BATCH):
             try:
                 # in slices: a feature costs ~80 bytes of arrays while its slice is embedded
-                return [v for i in range(0, len(texts), NUMPY_SLICE) for v in self._embed_many(texts[i : i + NUMPY_SLICE])]
+                return [
+                    v
+                    for i in range(0, len(texts), NUMPY_SLICE)
+                    for v in self._embed_many(texts[i : i + NUMPY_SLICE])
+                ]
             except ImportError:
                 pass
         return [self._vector(t) for t in texts]

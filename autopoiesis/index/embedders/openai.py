@@ -59,8 +59,13 @@ class OpenAIEmbedder:
             try:
                 import openai  # lazily: ~1 s of import the search CLI only pays when configured
             except ImportError as exc:
-                raise EmbedderError("search.embedder is openai but the openai package is missing: pip install openai") from exc
-            self._client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=0)
+                raise EmbedderError(
+                    "search.embedder is openai but the openai package is missing: pip install "
+                    "openai"
+                ) from exc
+            self._client = openai.OpenAI(
+                base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=0
+            )
         return self._client
 
     def _request(self, batch: list[str]) -> list[list[float]]:
@@ -78,20 +83,28 @@ class OpenAIEmbedder:
                 resp = client.embeddings.create(**kwargs)
                 data = sorted(resp.data, key=lambda d: d.index)
                 if len(data) != len(batch):
-                    raise EmbedderError(f"the embeddings server returned {len(data)} vectors for {len(batch)} inputs.")
+                    raise EmbedderError(
+                        f"the embeddings server returned {len(data)} vectors for {len(batch)} "
+                        "inputs."
+                    )
                 return [list(d.embedding) for d in data]
             except openai.BadRequestError as exc:
                 if self._send_dimensions and "dimension" in str(exc).lower():
                     self._send_dimensions = False  # a server/model without Matryoshka sizes
                     continue
-                raise EmbedderError(f"the embeddings server refused the request: {exc}. Check search.embedding_model.") from exc
+                raise EmbedderError(
+                    f"the embeddings server refused the request: {exc}. Check "
+                    "search.embedding_model."
+                ) from exc
             except openai.APIStatusError as exc:
                 if exc.status_code != 429 and exc.status_code < 500:
                     raise EmbedderError(
                         f"embeddings request failed with HTTP {exc.status_code}: {exc.message}. "
                         "Check search.base_url, search.embedding_model and the API key."
                     ) from exc
-                header = exc.response.headers.get("retry-after") if exc.response is not None else None
+                header = (
+                    exc.response.headers.get("retry-after") if exc.response is not None else None
+                )
                 try:
                     wait = float(header) if header is not None else None
                 except ValueError:
@@ -101,7 +114,8 @@ class OpenAIEmbedder:
                 error = type(exc).__name__
             if attempt > self.max_retries:
                 raise EmbedderError(
-                    f"the embeddings server at {self.base_url or 'api.openai.com'} did not answer after "
+                    f"the embeddings server at {self.base_url or 'api.openai.com'} did not answer "
+                    "after "
                     f"{attempt} attempts ({error}). Start it, or set search.embedder: offline."
                 )
             time.sleep(min(wait if wait is not None else self.backoff * 2 ** (attempt - 1), 30.0))
@@ -114,7 +128,8 @@ class OpenAIEmbedder:
             for vec in self._request(batch):
                 if len(vec) != self.dimensions:
                     raise EmbedderError(
-                        f"{self.model} returned {len(vec)}-dimensional vectors, but search.embedding_dimensions "
+                        f"{self.model} returned {len(vec)}-dimensional vectors, but "
+                        "search.embedding_dimensions "
                         f"is {self.dimensions}. Set it to {len(vec)} in memory-config.yaml."
                     )
                 out.append(to_blob(vec))

@@ -26,12 +26,15 @@ class SentenceTransformerEmbedder:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise EmbedderError(
-                "search.embedder is sentence-transformers but the package is missing: pip install sentence-transformers"
+                "search.embedder is sentence-transformers but the package is missing: pip install "
+                "sentence-transformers"
             ) from exc
         try:
             self._model = SentenceTransformer(model, local_files_only=True)
         except Exception as exc:
-            raise EmbedderError(f"sentence-transformers model {model!r} is not available locally ({exc}).") from exc
+            raise EmbedderError(
+                f"sentence-transformers model {model!r} is not available locally ({exc})."
+            ) from exc
         self.model = model
         self.dimensions = int(self._model.get_sentence_embedding_dimension())
 

@@ -2,8 +2,10 @@
 `InputOutput` appends them::
 
     # aider chat started at 2025-10-23 17:04:56     a session; aider's local time
-    > Aider v0.86.1                                  aider's own output: `> ` and two trailing spaces
-    #### the user's message                          user input: every line `#### `, two trailing spaces
+    > Aider v0.86.1                                  aider's own output: `> ` and two trailing
+    spaces
+    #### the user's message                          user input: every line `#### `, two trailing
+    spaces
     the model's reply                                plain Markdown
 
 A file holds every session ever run in that project; each becomes its own transcript,
@@ -64,13 +66,17 @@ class AiderImporter:
                     local = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S").astimezone()
                     start = parse_ts(local.astimezone(UTC), "aider chat started at")
                 except (ValueError, OverflowError, OSError, TranscriptFormatError) as exc:
-                    report.skip_line(str(path), n, f"session header with an impossible time ({exc})")
+                    report.skip_line(
+                        str(path), n, f"session header with an impossible time ({exc})"
+                    )
                     continue
                 sessions.append((start, []))
             elif sessions:
                 sessions[-1][1].append(line)
         if not sessions:
-            raise ImportFormatError(f"{path}: no `# aider chat started at` line, so no aider session in it.")
+            raise ImportFormatError(
+                f"{path}: no `# aider chat started at` line, so no aider session in it."
+            )
         drafts: list[SessionDraft] = []
         used: set[str] = set()
         for start, lines in sessions:
@@ -79,13 +85,17 @@ class AiderImporter:
             while sid in used:
                 sid, n = f"aider-{start.strftime('%Y%m%dT%H%M%SZ')}-{n}", n + 1
             used.add(sid)
-            draft = SessionDraft(session_id=sid, channel="aider", source=f"aider:{path.name}", started=start)
+            draft = SessionDraft(
+                session_id=sid, channel="aider", source=f"aider:{path.name}", started=start
+            )
             _read_session(draft, lines, start)
             if draft.turns:
                 drafts.append(draft)
         if not drafts:
-            raise ImportFormatError(f"{path}: {len(sessions)} aider session(s), none with a message: only aider's own "
-                                    "output and commands such as /add; nothing to import.")
+            raise ImportFormatError(
+                f"{path}: {len(sessions)} aider session(s), none with a message: only aider's own "
+                "output and commands such as /add; nothing to import."
+            )
         return drafts
 
 
@@ -140,7 +150,9 @@ def _user_message(text: str, draft: SessionDraft, when: datetime) -> None:
     if command in _MESSAGE_COMMANDS and args:
         draft.add_turn(when, "user", [tf.Text(args)])
     elif command == "ok":
-        draft.add_turn(when, "user", [tf.Text(args or "Ok, please go ahead and make those changes.")])
+        draft.add_turn(
+            when, "user", [tf.Text(args or "Ok, please go ahead and make those changes.")]
+        )
     elif command in _RUN_COMMANDS:
         _agent_item(draft, when, tf.ToolCall(command, args, None))
 

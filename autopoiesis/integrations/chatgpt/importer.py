@@ -42,7 +42,9 @@ from autopoiesis.errors import ImportFormatError, TimestampError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.integrations.responses.importer import call_args
 
-SKIPPED_CONTENT = frozenset({"thoughts", "reasoning_recap", "user_editable_context", "model_editable_context"})
+SKIPPED_CONTENT = frozenset(
+    {"thoughts", "reasoning_recap", "user_editable_context", "model_editable_context"}
+)
 
 
 def _is_conversation(obj: Any) -> bool:
@@ -54,13 +56,21 @@ def _active_path(tree: dict[str, Any], current: Any) -> list[dict[str, Any]]:
     if not isinstance(current, str) or current not in tree:
         leaves = [k for k, n in tree.items() if isinstance(n, dict) and not n.get("children")]
         # the newest leaf: the one whose branch holds the latest create_time
-        current = max(leaves, key=lambda leaf: max((_created(n) for n in _walk_up(tree, leaf)), default=0.0), default=None)
+        current = max(
+            leaves,
+            key=lambda leaf: max((_created(n) for n in _walk_up(tree, leaf)), default=0.0),
+            default=None,
+        )
     return _walk_up(tree, current)[::-1]
 
 
 def _created(node: dict[str, Any]) -> float:
     value = mapping(node.get("message")).get("create_time")
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value else 0.0
+    return (
+        float(value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+        else 0.0
+    )
 
 
 def _walk_up(tree: dict[str, Any], current: Any) -> list[dict[str, Any]]:
@@ -88,7 +98,9 @@ def _content(content: dict[str, Any]) -> tuple[str, list[tf.Item]]:
             if isinstance(part.get("text"), str):
                 texts.append(part["text"])
             elif "asset_pointer" in part:
-                attachments.append(tf.Attachment(str(part.get("asset_pointer") or "image (not stored)")))
+                attachments.append(
+                    tf.Attachment(str(part.get("asset_pointer") or "image (not stored)"))
+                )
     if not any(t.strip() for t in texts):
         for key in ("text", "result", "output_str"):
             if isinstance(content.get(key), str) and content[key].strip():
@@ -105,20 +117,40 @@ class ChatGPTImporter:
         if looks_like_jsonl(path, text):
             return 0.0
         probe = json_probe(text)
-        return 0.95 if _is_conversation(probe) and ("current_node" in probe or "create_time" in probe) else 0.0
+        return (
+            0.95
+            if _is_conversation(probe) and ("current_node" in probe or "create_time" in probe)
+            else 0.0
+        )
 
     @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
-        return read_export(path, text, report, export="ChatGPT", is_conversation=_is_conversation, needs="a mapping",
-                           read_one=lambda conv, where: _conversation(conv, where, path.name, report), refusals=(ImportFormatError, TimestampError))
+        return read_export(
+            path,
+            text,
+            report,
+            export="ChatGPT",
+            is_conversation=_is_conversation,
+            needs="a mapping",
+            read_one=lambda conv, where: _conversation(conv, where, path.name, report),
+            refusals=(ImportFormatError, TimestampError),
+        )
 
 
-def _conversation(conv: dict[str, Any], where: str, filename: str, report: ImportReport) -> SessionDraft:
+def _conversation(
+    conv: dict[str, Any], where: str, filename: str, report: ImportReport
+) -> SessionDraft:
     title = nonempty_str(conv.get("title"))
-    sid = safe_session_id(conv.get("conversation_id"), conv.get("id")) \
-        or stable_id("chatgpt", title, conv.get("create_time"))
-    draft = SessionDraft(session_id=sid, channel="chatgpt", topic=title, source=f"chatgpt:{filename}",
-                         model=nonempty_str(conv.get("default_model_slug")))
+    sid = safe_session_id(conv.get("conversation_id"), conv.get("id")) or stable_id(
+        "chatgpt", title, conv.get("create_time")
+    )
+    draft = SessionDraft(
+        session_id=sid,
+        channel="chatgpt",
+        topic=title,
+        source=f"chatgpt:{filename}",
+        model=nonempty_str(conv.get("default_model_slug")),
+    )
     draft.started = first_time(conv.get("create_time"), field="create_time")
     reader = _Branch(draft, where, report, draft.started)
     for node in _active_path(conv["mapping"], conv.get("current_node")):
@@ -139,8 +171,9 @@ class _Branch:
     """The turns of one conversation's active branch, read node by node into DRAFT.
     CLOCK is the time of the message before: a message without a readable time takes it."""
 
-    def __init__(self, draft: SessionDraft, where: str, report: ImportReport,
-                 clock: datetime | None) -> None:
+    def __init__(
+        self, draft: SessionDraft, where: str, report: ImportReport, clock: datetime | None
+    ) -> None:
         self.draft, self.where, self.report, self.clock = draft, where, report, clock
         self.calls = ToolCalls()
 
@@ -169,11 +202,14 @@ class _Branch:
                 self.clock = parse_ts(msg["create_time"], "create_time")
         except TimestampError as exc:  # an unreadable time: the message keeps the time before it
             why = str(exc).split(";")[0]
-            self.report.warnings.append(f"{self.where}: message {msg.get('id')!r}: {why}; "
-                                        "it keeps the time before it")
+            self.report.warnings.append(
+                f"{self.where}: message {msg.get('id')!r}: {why}; it keeps the time before it"
+            )
         if self.clock is None:
-            raise ImportFormatError(f"message {msg.get('id')!r} has no readable create_time and "
-                                    "neither has the conversation; it was not imported.")
+            raise ImportFormatError(
+                f"message {msg.get('id')!r} has no readable create_time and "
+                "neither has the conversation; it was not imported."
+            )
         return self.clock
 
     def _user(self, when: datetime, meta: dict[str, Any], text: str, items: list[tf.Item]) -> None:
@@ -182,8 +218,15 @@ class _Branch:
         if text or items:
             self.draft.add_turn(when, "user", ([tf.Text(text)] if text else []) + items)
 
-    def _assistant(self, when: datetime, node: dict[str, Any], msg: dict[str, Any],
-                   meta: dict[str, Any], text: str, items: list[tf.Item]) -> None:
+    def _assistant(
+        self,
+        when: datetime,
+        node: dict[str, Any],
+        msg: dict[str, Any],
+        meta: dict[str, Any],
+        text: str,
+        items: list[tf.Item],
+    ) -> None:
         if self.draft.model is None and nonempty_str(meta.get("model_slug")):
             self.draft.model = meta["model_slug"]
         recipient = msg.get("recipient")
@@ -193,8 +236,14 @@ class _Branch:
         elif text or items:
             self.draft.add_turn(when, "agent", ([tf.Text(text)] if text else []) + items)
 
-    def _tool(self, when: datetime, node: dict[str, Any], name: str | None, text: str,
-              items: list[tf.Item]) -> None:
+    def _tool(
+        self,
+        when: datetime,
+        node: dict[str, Any],
+        name: str | None,
+        text: str,
+        items: list[tf.Item],
+    ) -> None:
         result = text or ("image (not stored)" if items else "")
         if self.calls.resolve(node.get("parent"), result or None):
             return  # the answer to the call its parent node made

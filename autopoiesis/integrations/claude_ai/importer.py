@@ -3,7 +3,8 @@ each with `uuid`, `name`, `created_at` and `chat_messages`.
 
 Each conversation is one transcript, named by its `name`. A chat message has a `sender`
 (`human` or `assistant`), `created_at`, `text`, and in newer exports `content` blocks:
-`text`, `thinking` (left out on purpose, docs/design.md#transcript-format), `tool_use` and `tool_result`
+`text`, `thinking` (left out on purpose, docs/design.md#transcript-format), `tool_use` and
+`tool_result`
 (written as one tool-call line), images. When no text block says anything the message's
 `text` is used. Uploaded `attachments` and `files` become attachment lines (by name; the
 extracted text of an upload is not copied into the transcript).
@@ -71,30 +72,53 @@ class ClaudeAIImporter:
 
     @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
-        return read_export(path, text, report, export="Claude.ai", is_conversation=_is_conversation, needs="a uuid and chat_messages",
-                           read_one=lambda conv, where: _conversation(conv, where, path.name, report))
+        return read_export(
+            path,
+            text,
+            report,
+            export="Claude.ai",
+            is_conversation=_is_conversation,
+            needs="a uuid and chat_messages",
+            read_one=lambda conv, where: _conversation(conv, where, path.name, report),
+        )
 
 
-def _conversation(conv: dict[str, Any], where: str, filename: str, report: ImportReport) -> SessionDraft:
+def _conversation(
+    conv: dict[str, Any], where: str, filename: str, report: ImportReport
+) -> SessionDraft:
     name = nonempty_str(conv.get("name"))
     sid = safe_session_id(conv.get("uuid")) or stable_id("claude_ai", name, conv.get("created_at"))
-    draft = SessionDraft(session_id=sid, channel="claude-ai", topic=name, source=f"claude-ai:{filename}",
-                         model=nonempty_str(conv.get("model")))
+    draft = SessionDraft(
+        session_id=sid,
+        channel="claude-ai",
+        topic=name,
+        source=f"claude-ai:{filename}",
+        model=nonempty_str(conv.get("model")),
+    )
     clock = draft.started = first_time(conv.get("created_at"), field="created_at")
     calls = ToolCalls()
     for i, msg in enumerate(_branch(conv["chat_messages"])):
         role = ROLES.get(str(msg.get("sender")))
         if role is None:
-            report.skip_line(f"{where}#chat_messages", i + 1, f"sender {msg.get('sender')!r} is not human or assistant")
+            report.skip_line(
+                f"{where}#chat_messages",
+                i + 1,
+                f"sender {msg.get('sender')!r} is not human or assistant",
+            )
             continue
         try:
             if msg.get("created_at") is not None:
                 clock = parse_ts(msg["created_at"], "created_at")
         except TimestampError as exc:  # an unreadable time: the message keeps the time before it
-            report.warnings.append(f"{where}: message {msg.get('uuid')!r}: {str(exc).split(';')[0]}; it keeps the time before it")
+            report.warnings.append(
+                f"{where}: message {msg.get('uuid')!r}: {str(exc).split(';')[0]}; it keeps the "
+                "time before it"
+            )
         if clock is None:
-            raise ImportFormatError(f"message {msg.get('uuid')!r} has no readable created_at and neither has the "
-                                    "conversation; it was not imported.")
+            raise ImportFormatError(
+                f"message {msg.get('uuid')!r} has no readable created_at and neither has the "
+                "conversation; it was not imported."
+            )
         items = _items(msg, calls)
         if not items:
             continue
@@ -117,14 +141,24 @@ def _items(msg: dict[str, Any], calls: ToolCalls) -> list[tf.Item]:
                 items.append(tf.Text(block["text"]))
                 has_text = True
         elif kind == "tool_use":
-            calls.add(block.get("id"), items, tf.ToolCall(str(block.get("name") or "tool"), args_summary(block.get("input")), None))
+            calls.add(
+                block.get("id"),
+                items,
+                tf.ToolCall(
+                    str(block.get("name") or "tool"), args_summary(block.get("input")), None
+                ),
+            )
         elif kind == "tool_result":
             result = content_text(block.get("content")) or None
             if block.get("is_error") and result:
                 result = f"error: {result}"
             name = nonempty_str(block.get("name"))
-            if not calls.resolve(block.get("tool_use_id"), result) and not calls.resolve_oldest(name, result):
-                items.append(tf.ToolCall(name or "result", str(block.get("tool_use_id") or ""), result))
+            if not calls.resolve(block.get("tool_use_id"), result) and not calls.resolve_oldest(
+                name, result
+            ):
+                items.append(
+                    tf.ToolCall(name or "result", str(block.get("tool_use_id") or ""), result)
+                )
         elif kind == "image":
             items.append(tf.Attachment("image (not stored)"))
     if not has_text and nonempty_str(msg.get("text")):

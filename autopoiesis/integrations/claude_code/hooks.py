@@ -40,11 +40,16 @@ HARNESS = "claude-code"
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
 CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
 SESSION_PREAMBLE = (
-    "Your long-term memory (autopoiesis: Markdown files in the git repository {root}): your identity, core "
-    "memory, recent journal and active projects, and what it holds about this project. Each prompt brings the "
+    "Your long-term memory (autopoiesis: Markdown files in the git repository {root}): your "
+    "identity, core "
+    "memory, recent journal and active projects, and what it holds about this project. Each "
+    "prompt brings the "
     "topics and knowledge relevant to it. Cite the file when you rely on one."
 )
-PROMPT_PREAMBLE = "From your long-term memory (autopoiesis, {root}), for this prompt. Cite the file when you rely on one."
+PROMPT_PREAMBLE = (
+    "From your long-term memory (autopoiesis, {root}), for this prompt. Cite the "
+    "file when you rely on one."
+)
 # Claude Code keeps a hook's additionalContext inline up to 10,000 characters; past that
 # the model sees a 2,000-character preview and a file path instead.
 INLINE_CHARS = 10_000
@@ -60,14 +65,20 @@ def _field(payload: dict[str, Any], name: str, *, required: bool = False) -> str
     return value
 
 
-def handle(repo: MemoryRepo, event: str, payload: dict[str, Any], *, budget: int) -> tuple[str | None, dict[str, Any]]:
+def handle(
+    repo: MemoryRepo, event: str, payload: dict[str, Any], *, budget: int
+) -> tuple[str | None, dict[str, Any]]:
     """Answer EVENT: (what to print on stdout or None, fields for the event log)."""
     if event not in EVENTS:
-        raise HookPayloadError(f"{event!r} is not a Claude Code event autopoiesis handles ({', '.join(EVENTS)})")
+        raise HookPayloadError(
+            f"{event!r} is not a Claude Code event autopoiesis handles ({', '.join(EVENTS)})"
+        )
     named = payload.get("hook_event_name")
     if named is not None and named != event:
-        raise HookPayloadError(f"the hook is installed for {event} but was called for {named!r}; "
-                               "run `autopoiesis integrate claude-code` again")
+        raise HookPayloadError(
+            f"the hook is installed for {event} but was called for {named!r}; "
+            "run `autopoiesis integrate claude-code` again"
+        )
     sid = _field(payload, "session_id", required=event != "UserPromptSubmit")
     transcript = _field(payload, "transcript_path")
     transcript = str(Path(transcript).expanduser()) if transcript else None
@@ -78,8 +89,13 @@ def handle(repo: MemoryRepo, event: str, payload: dict[str, Any], *, budget: int
 
     if event == "UserPromptSubmit":
         prompt = _field(payload, "prompt", required=True) or ""
-        text, more = compile_context(repo, prompt, budget=budget, session_context=False,
-                                     preamble=PROMPT_PREAMBLE.format(root=repo.root))
+        text, more = compile_context(
+            repo,
+            prompt,
+            budget=budget,
+            session_context=False,
+            preamble=PROMPT_PREAMBLE.format(root=repo.root),
+        )
         return _context_output(event, text), info | more
 
     if event == "SessionStart":
@@ -88,8 +104,13 @@ def handle(repo: MemoryRepo, event: str, payload: dict[str, Any], *, budget: int
         if sid and source == "compact":
             info["flush"] = flush_from_summary(repo, sid, transcript)
         project = Path(cwd).name if cwd else ""
-        text, more = compile_context(repo, f"the {project} project" if project else "", budget=budget,
-                                     session_context=True, preamble=SESSION_PREAMBLE.format(root=repo.root))
+        text, more = compile_context(
+            repo,
+            f"the {project} project" if project else "",
+            budget=budget,
+            session_context=True,
+            preamble=SESSION_PREAMBLE.format(root=repo.root),
+        )
         if sid and key:  # (always: SessionStart carries its session_id)
             registry.touch(HARNESS, sid, path=transcript, cwd=cwd)
             info["import_started"] = sweep_idle(repo, exclude=key) is not None
@@ -100,7 +121,9 @@ def handle(repo: MemoryRepo, event: str, payload: dict[str, Any], *, budget: int
         from autopoiesis.knowledge.flush import compaction_instructions
 
         offset = _size(transcript)
-        registry.touch(HARNESS, sid, path=transcript, cwd=cwd, flush_pending=True, flush_from=offset)
+        registry.touch(
+            HARNESS, sid, path=transcript, cwd=cwd, flush_pending=True, flush_from=offset
+        )
         info["trigger"] = payload.get("trigger")
         return compaction_instructions(repo), info
 
@@ -123,22 +146,30 @@ def handle(repo: MemoryRepo, event: str, payload: dict[str, Any], *, budget: int
 def _context_output(event: str, text: str | None) -> str | None:
     if not text:
         return None
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, ensure_ascii=False)
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}},
+        ensure_ascii=False,
+    )
 
 
-def compile_context(repo: MemoryRepo, message: str, *, budget: int, session_context: bool,
-                    preamble: str) -> tuple[str | None, dict[str, Any]]:
+def compile_context(
+    repo: MemoryRepo, message: str, *, budget: int, session_context: bool, preamble: str
+) -> tuple[str | None, dict[str, Any]]:
     """The compiled context for MESSAGE within BUDGET, or None when it holds nothing but
     the preamble (no topic, no knowledge: nothing worth the model's attention)."""
     from autopoiesis.compiler import ContextCompiler
     from autopoiesis.memory import Memory
 
     with ContextCompiler(repo, system_prompt=preamble) as compiler:
-        result, activations = Memory(repo).compile(message, budget=budget, compiler=compiler,
-                                                   session_context=session_context)
+        result, activations = Memory(repo).compile(
+            message, budget=budget, compiler=compiler, session_context=session_context
+        )
     included = [s for s in result.sections if s.included and s.label != "system"]
-    info: dict[str, Any] = {"tokens": result.total_tokens if included else 0, "sections": len(included),
-                            "topics": [a.topic for a in activations]}
+    info: dict[str, Any] = {
+        "tokens": result.total_tokens if included else 0,
+        "sections": len(included),
+        "topics": [a.topic for a in activations],
+    }
     if not included:
         return None, info
     text, dropped = fit_inline(result.prompt)
@@ -189,11 +220,19 @@ def last_compact_summary(path: Path, offset: int = 0) -> str | None:
                 continue  # a line cut by a crash, or not ours to judge
             if not isinstance(row, dict) or row.get("isCompactSummary") is not True:
                 continue
-            content = (row.get("message") or {}).get("content") if isinstance(row.get("message"), dict) else None
+            content = (
+                (row.get("message") or {}).get("content")
+                if isinstance(row.get("message"), dict)
+                else None
+            )
             if isinstance(content, str):
                 found = content
             elif isinstance(content, list):
-                found = "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+                found = "\n".join(
+                    b.get("text", "")
+                    for b in content
+                    if isinstance(b, dict) and isinstance(b.get("text"), str)
+                )
     return found
 
 
@@ -223,5 +262,9 @@ def flush_from_summary(repo: MemoryRepo, sid: str, transcript: str | None) -> di
     from autopoiesis.git.repo import MemoryGit
 
     body = "".join(f"- {p}: +{n} entr{'y' if n == 1 else 'ies'}\n" for p, n in report.written)
-    sha = MemoryGit(repo).commit_paths(paths, f"memory: pre-compaction flush of {HARNESS} session {sid}\n\n{body}").sha
+    sha = (
+        MemoryGit(repo)
+        .commit_paths(paths, f"memory: pre-compaction flush of {HARNESS} session {sid}\n\n{body}")
+        .sha
+    )
     return {"status": "flushed", "written": dict(report.written), "commit": sha}

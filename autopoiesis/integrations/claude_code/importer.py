@@ -5,7 +5,8 @@ What becomes of a line:
 
 * `user`/`assistant` lines are the conversation. Tool results are written into the line
   of the tool use they answer (an image a result carries gets an attachment line there);
-  `thinking` blocks are left out on purpose (docs/design.md#transcript-format: reasoning is excluded).
+  `thinking` blocks are left out on purpose (docs/design.md#transcript-format: reasoning is
+  excluded).
   Consecutive lines of one API message (`message.id`: Claude Code writes one line per
   content block) make one turn, and its token usage is counted once.
 * Bookkeeping is not conversation: `<command-name>`/`<command-message>`/
@@ -58,18 +59,52 @@ from autopoiesis.formats import transcript as tf
 
 # Line types Claude Code writes that are not conversation (seen up to 2.1): skipped, and
 # never counted as malformed.
-KNOWN_TYPES = frozenset({
-    "file-history-snapshot", "file-history-delta", "queue-operation", "mode", "permission-mode", "system",
-    "progress", "attachment", "last-prompt", "agent-name", "agent-color", "agent-setting", "pr-link",
-    "worktree-state", "atis-latch", "bridge-session", "relocated", "frame-link", "fork-context-ref",
-    "content-replacement", "marble-origami-commit", "marble-origami-snapshot", "task-summary", "tag", "todo",
-    "diagnostic", "checkpoint", "compact-boundary", "started", "result",
-})
+KNOWN_TYPES = frozenset(
+    {
+        "file-history-snapshot",
+        "file-history-delta",
+        "queue-operation",
+        "mode",
+        "permission-mode",
+        "system",
+        "progress",
+        "attachment",
+        "last-prompt",
+        "agent-name",
+        "agent-color",
+        "agent-setting",
+        "pr-link",
+        "worktree-state",
+        "atis-latch",
+        "bridge-session",
+        "relocated",
+        "frame-link",
+        "fork-context-ref",
+        "content-replacement",
+        "marble-origami-commit",
+        "marble-origami-snapshot",
+        "task-summary",
+        "tag",
+        "todo",
+        "diagnostic",
+        "checkpoint",
+        "compact-boundary",
+        "started",
+        "result",
+    }
+)
 TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle"}
 SYNTHETIC_MODEL = "<synthetic>"  # a local notice (an error, a cancel) no API call produced
 
-_BOOKKEEPING_TAGS = ("command-name", "command-message", "command-args", "command-contents", "local-command-stdout",
-                     "local-command-stderr", "local-command-caveat")
+_BOOKKEEPING_TAGS = (
+    "command-name",
+    "command-message",
+    "command-args",
+    "command-contents",
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+)
 _BOOKKEEPING_RE = re.compile(r"\s*(?:<(" + "|".join(_BOOKKEEPING_TAGS) + r")>.*?</\1>\s*)+", re.S)
 _SYSTEM_REMINDER_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _BASH_RE = re.compile(r"<bash-(input|stdout|stderr)>(.*?)</bash-\1>", re.S)
@@ -81,7 +116,9 @@ _AGENT_FILE_RE = re.compile(r"^agent-([A-Za-z0-9]+)\.jsonl\Z")
 
 class ClaudeCodeImporter:
     name = "claude-code"
-    description = "Claude Code JSONL session logs (~/.claude/projects/*/*.jsonl, subagents included)"
+    description = (
+        "Claude Code JSONL session logs (~/.claude/projects/*/*.jsonl, subagents included)"
+    )
 
     def detect(self, path: Path, text: str) -> float:
         # The JSON-lines format autopoiesis knows best; others that recognise their own
@@ -121,11 +158,18 @@ class _Session:
     counted: set[str] = field(default_factory=set)  # message ids whose usage was added
     last_message: str | None = None  # message.id of the last turn, while it is an agent turn
     calls: ToolCalls = field(default_factory=ToolCalls)  # tool uses waiting for their results
-    shell: ToolCalls = field(default_factory=ToolCalls)  # the user's `!` commands waiting for output
+    shell: ToolCalls = field(
+        default_factory=ToolCalls
+    )  # the user's `!` commands waiting for output
 
 
-def parse_records(records: Iterable[tuple[int, dict[str, Any]]], source: str, report: ImportReport, *,
-                  default_session: str | None = None) -> list[SessionDraft]:
+def parse_records(
+    records: Iterable[tuple[int, dict[str, Any]]],
+    source: str,
+    report: ImportReport,
+    *,
+    default_session: str | None = None,
+) -> list[SessionDraft]:
     """The sessions of Claude Code log lines (already parsed). DEFAULT_SESSION names the
     session of lines that carry no `sessionId` (a loglines export); without one such a
     line is malformed."""
@@ -139,8 +183,12 @@ def parse_records(records: Iterable[tuple[int, dict[str, Any]]], source: str, re
         sid, parent = route.session(line)
         state = sessions.get(sid)
         if state is None:
-            draft = SessionDraft(session_id=sid, channel="claude-code", source=f"claude-code:{Path(source).name}",
-                                 parent_session=parent)
+            draft = SessionDraft(
+                session_id=sid,
+                channel="claude-code",
+                source=f"claude-code:{Path(source).name}",
+                parent_session=parent,
+            )
             state = sessions[sid] = _Session(draft)
         if line.uuid is not None:
             session_of_uuid[line.uuid] = sid
@@ -165,8 +213,12 @@ def parse_records(records: Iterable[tuple[int, dict[str, Any]]], source: str, re
     return [s.draft for s in sessions.values() if s.draft.turns]
 
 
-def _check(records: Iterable[tuple[int, dict[str, Any]]], source: str, report: ImportReport,
-           default_session: str | None) -> tuple[list[_Line], dict[tuple[str, str], str], list[tuple[str, Any]], set[str]]:
+def _check(
+    records: Iterable[tuple[int, dict[str, Any]]],
+    source: str,
+    report: ImportReport,
+    default_session: str | None,
+) -> tuple[list[_Line], dict[tuple[str, str], str], list[tuple[str, Any]], set[str]]:
     """The conversation lines that pass their checks (each uuid once); the titles by
     (session, kind); the summary lines; the uuids other lines supersede or retract."""
     lines: list[_Line] = []
@@ -221,7 +273,10 @@ def _check(records: Iterable[tuple[int, dict[str, Any]]], source: str, report: I
         parent = obj.get("parentUuid") if isinstance(obj.get("parentUuid"), str) else None
         lines.append(_Line(n, obj, kind, sid, when, uuid, parent, obj.get("isSidechain") is True))
     if repeated:
-        report.warnings.append(f"{source}: {repeated} line(s) repeating an earlier uuid (a rewound branch) counted once")
+        report.warnings.append(
+            f"{source}: {repeated} line(s) repeating an earlier uuid (a rewound branch) counted "
+            "once"
+        )
     return lines, titles, summaries, dropped
 
 
@@ -232,15 +287,24 @@ class _Router:
         self.by_uuid = {line.uuid: line for line in lines if line.uuid is not None}
         self._roots: dict[str, str] = {}
         # sidechain chains that main-conversation lines continue from are the main conversation
-        self.main_roots = {self.root(self.by_uuid[line.parent]) for line in lines
-                           if not line.sidechain and line.parent in self.by_uuid and self.by_uuid[line.parent].sidechain}
+        self.main_roots = {
+            self.root(self.by_uuid[line.parent])
+            for line in lines
+            if not line.sidechain
+            and line.parent in self.by_uuid
+            and self.by_uuid[line.parent].sidechain
+        }
         self.numbers: dict[tuple[str, str], int] = {}
         name = Path(source).name
         folder = Path(source).parent
         m = _AGENT_FILE_RE.match(name)
         self.file_agent = m.group(1) if m else None
         # .../{session}/subagents/agent-*.jsonl names its parent session
-        self.folder_parent = folder.parent.name if folder.name == "subagents" and tf.SESSION_ID_RE.match(folder.parent.name) else None
+        self.folder_parent = (
+            folder.parent.name
+            if folder.name == "subagents" and tf.SESSION_ID_RE.match(folder.parent.name)
+            else None
+        )
 
     def root(self, line: _Line) -> str:
         """The uuid (or line number) of the first line of LINE's sidechain chain."""
@@ -274,8 +338,9 @@ class _Router:
             root = self.root(line)
             if root in self.main_roots:
                 return line.session, None
-            number = self.numbers.setdefault((line.session, root),
-                                             1 + sum(1 for s, _ in self.numbers if s == line.session))
+            number = self.numbers.setdefault(
+                (line.session, root), 1 + sum(1 for s, _ in self.numbers if s == line.session)
+            )
             sid = f"{line.session}-sidechain-{number}"
         return sid, (line.session if line.session != sid else self.folder_parent)
 
@@ -287,8 +352,16 @@ def _add_usage(state: _Session, msg: dict[str, Any], line: _Line) -> None:
         return
     state.counted.add(key)
     usage = as_dict(msg.get("usage"))
-    state.draft.tokens_in += usage["input_tokens"] if isinstance(usage.get("input_tokens"), int) and usage["input_tokens"] > 0 else 0
-    state.draft.tokens_out += usage["output_tokens"] if isinstance(usage.get("output_tokens"), int) and usage["output_tokens"] > 0 else 0
+    state.draft.tokens_in += (
+        usage["input_tokens"]
+        if isinstance(usage.get("input_tokens"), int) and usage["input_tokens"] > 0
+        else 0
+    )
+    state.draft.tokens_out += (
+        usage["output_tokens"]
+        if isinstance(usage.get("output_tokens"), int) and usage["output_tokens"] > 0
+        else 0
+    )
 
 
 def _clean_result(text: str) -> str:
@@ -306,7 +379,13 @@ def _assistant(state: _Session, line: _Line) -> None:
     turns = state.draft.turns
     # the next content block of the API message the last turn holds goes into that turn
     # (into its very list: a tool call's result is later written where the call is)
-    merge = not synthetic and mid is not None and mid == state.last_message and bool(turns) and turns[-1].role == "agent"
+    merge = (
+        not synthetic
+        and mid is not None
+        and mid == state.last_message
+        and bool(turns)
+        and turns[-1].role == "agent"
+    )
     items: list[tf.Item] = turns[-1].items if merge else []
     content = msg["content"]
     for block in content if isinstance(content, list) else [content]:
@@ -318,7 +397,13 @@ def _assistant(state: _Session, line: _Line) -> None:
         elif block.get("type") == "text" and isinstance(block.get("text"), str):
             items.append(tf.Text(block["text"]))
         elif block.get("type") in ("tool_use", "server_tool_use", "mcp_tool_use"):
-            calls.add(block.get("id"), items, tf.ToolCall(str(block.get("name") or "tool"), args_summary(block.get("input")), None))
+            calls.add(
+                block.get("id"),
+                items,
+                tf.ToolCall(
+                    str(block.get("name") or "tool"), args_summary(block.get("input")), None
+                ),
+            )
         elif str(block.get("type", "")).endswith("tool_result"):
             anthropic_tool_result(block, calls, items, _clean_result)
         elif block.get("type") in ("image", "document"):
@@ -361,7 +446,9 @@ def _user_text(text: str, shell: ToolCalls, items: list[tf.Item], system: list[s
 def _user(state: _Session, line: _Line) -> None:
     calls = state.calls
     content = line.obj["message"]["content"]
-    meta = line.obj.get("isMeta") is True  # injected by Claude Code, not typed: only its tool results count
+    meta = (
+        line.obj.get("isMeta") is True
+    )  # injected by Claude Code, not typed: only its tool results count
     items: list[tf.Item] = []
     system: list[str] = []
     for block in content if isinstance(content, list) else [content]:
@@ -384,7 +471,10 @@ def _user(state: _Session, line: _Line) -> None:
         items = [i for i in items if not isinstance(i, tf.Text)]
     if items:
         # results that answer no call seen belong with the agent's tool use
-        orphans = all(isinstance(i, tf.Attachment) or (isinstance(i, tf.ToolCall) and i.tool == "result") for i in items)
+        orphans = all(
+            isinstance(i, tf.Attachment) or (isinstance(i, tf.ToolCall) and i.tool == "result")
+            for i in items
+        )
         role = "agent" if orphans and any(isinstance(i, tf.ToolCall) for i in items) else "user"
         state.draft.add_turn(line.when, role, items)
         state.last_message = None
@@ -400,8 +490,11 @@ def _old_tool_line(state: _Session, line: _Line) -> None:
     obj = line.obj
     if line.kind == "tool_use":
         items: list[tf.Item] = []
-        calls.add(obj.get("id") or obj.get("tool_use_id"), items,
-                  tf.ToolCall(str(obj.get("name") or "tool"), args_summary(obj.get("input")), None))
+        calls.add(
+            obj.get("id") or obj.get("tool_use_id"),
+            items,
+            tf.ToolCall(str(obj.get("name") or "tool"), args_summary(obj.get("input")), None),
+        )
         state.draft.add_turn(line.when, "agent", items)
         state.last_message = None
         return
@@ -409,5 +502,7 @@ def _old_tool_line(state: _Session, line: _Line) -> None:
     if obj.get("is_error") and not result.startswith("error"):
         result = f"error: {result}".strip()
     if not calls.resolve(obj.get("tool_use_id") or obj.get("id"), result or None):
-        state.draft.add_turn(line.when, "agent", [tf.ToolCall(str(obj.get("name") or "result"), "", result or None)])
+        state.draft.add_turn(
+            line.when, "agent", [tf.ToolCall(str(obj.get("name") or "result"), "", result or None)]
+        )
         state.last_message = None

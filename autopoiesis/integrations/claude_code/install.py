@@ -25,18 +25,30 @@ CLAUDE_EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "Sess
 # Seconds Claude Code gives each hook. The context hooks stop themselves earlier
 # (integrations.DEADLINES) and answer "no context"; SessionEnd's timeout also raises Claude
 # Code's 1.5 s budget for the hooks it runs at exit.
-CLAUDE_TIMEOUTS = {"SessionStart": 15, "UserPromptSubmit": 15, "PreCompact": 15, "Stop": 15, "SessionEnd": 15}
-# An autopoiesis hook command, however it was spelled (`autopoiesis ...`, `python -m autopoiesis ...`).
+CLAUDE_TIMEOUTS = {
+    "SessionStart": 15,
+    "UserPromptSubmit": 15,
+    "PreCompact": 15,
+    "Stop": 15,
+    "SessionEnd": 15,
+}
+# An autopoiesis hook command, however it was spelled (`autopoiesis ...`, `python -m autopoiesis
+# ...`).
 _OURS = re.compile(r"\bautopoiesis\b.*\shook\s+claude-code\s+([A-Za-z]+)\b")
 
-def claude_settings_path(*, project: str | os.PathLike[str] | None = None, user: bool = False, local: bool = False) -> Path:
+
+def claude_settings_path(
+    *, project: str | os.PathLike[str] | None = None, user: bool = False, local: bool = False
+) -> Path:
     """~/.claude/settings.json with USER, else PROJECT/.claude/settings.json (or
     settings.local.json, the file Claude Code keeps out of the project's git, with LOCAL)."""
     if user:
         return Path.home() / ".claude" / "settings.json"
     base = Path(project or ".").expanduser().resolve()
     if not base.is_dir():
-        raise HookInstallError(f"{base} is not a folder; pass --project with the project's folder (or --user).")
+        raise HookInstallError(
+            f"{base} is not a folder; pass --project with the project's folder (or --user)."
+        )
     return base / ".claude" / ("settings.local.json" if local else "settings.json")
 
 
@@ -46,17 +58,23 @@ def _read_settings(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except UnicodeDecodeError:
-        raise HookInstallError(f"{path} is not UTF-8 text; fix it first. Nothing was changed.") from None
+        raise HookInstallError(
+            f"{path} is not UTF-8 text; fix it first. Nothing was changed."
+        ) from None
     if not text.strip():
         return {}
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise HookInstallError(
-            f"{path} is not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno}); fix it first. Nothing was changed."
+            f"{path} is not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno}); fix it "
+            "first. Nothing was changed."
         ) from None
     if not isinstance(data, dict):
-        raise HookInstallError(f"{path} holds a JSON {type(data).__name__}, not an object of settings; fix it first. Nothing was changed.")
+        raise HookInstallError(
+            f"{path} holds a JSON {type(data).__name__}, not an object of settings; fix it first. "
+            "Nothing was changed."
+        )
     return data
 
 
@@ -65,7 +83,10 @@ def _hooks_of(data: dict[str, Any], path: Path) -> dict[str, Any]:
     if hooks is None:
         return {}
     if not isinstance(hooks, dict):
-        raise HookInstallError(f"{path}: 'hooks' is a {type(hooks).__name__}, not an object of events; fix it first. Nothing was changed.")
+        raise HookInstallError(
+            f"{path}: 'hooks' is a {type(hooks).__name__}, not an object of events; fix it first. "
+            "Nothing was changed."
+        )
     return hooks
 
 
@@ -80,20 +101,29 @@ def _our_event(entry: Any) -> str | None:
 def _groups(hooks: dict[str, Any], event: str, path: Path) -> list[Any]:
     groups = hooks.get(event, [])
     if not isinstance(groups, list):
-        raise HookInstallError(f"{path}: hooks.{event} is not a list of matcher groups; fix it first. Nothing was changed.")
+        raise HookInstallError(
+            f"{path}: hooks.{event} is not a list of matcher groups; fix it first. Nothing was "
+            "changed."
+        )
     return groups
 
 
-def install_claude_code(repo: MemoryRepo, settings: Path, *, budget: int | None = None,
-                        python: str | None = None) -> IntegrationReport:
+def install_claude_code(
+    repo: MemoryRepo, settings: Path, *, budget: int | None = None, python: str | None = None
+) -> IntegrationReport:
     """Add (or bring up to date) autopoiesis's hook for each of CLAUDE_EVENTS in SETTINGS."""
     data = _read_settings(settings)
     hooks = _hooks_of(data, settings)
     report = IntegrationReport(settings)
     for event in CLAUDE_EVENTS:
-        event_budget = budget if event in ("SessionStart", "UserPromptSubmit") else None  # the hooks that add context
-        want = {"type": "command", "command": hook_command(repo, "claude-code", event, budget=event_budget, python=python),
-                "timeout": CLAUDE_TIMEOUTS[event]}
+        event_budget = (
+            budget if event in ("SessionStart", "UserPromptSubmit") else None
+        )  # the hooks that add context
+        want = {
+            "type": "command",
+            "command": hook_command(repo, "claude-code", event, budget=event_budget, python=python),
+            "timeout": CLAUDE_TIMEOUTS[event],
+        }
         groups = _groups(hooks, event, settings)
         found = False
         emptied: list[Any] = []
@@ -160,5 +190,3 @@ def uninstall_claude_code(settings: Path) -> IntegrationReport:
             data.pop("hooks", None)
         write_settings(settings, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return report
-
-

@@ -14,7 +14,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.capture.importers.base import ImportReport, SessionDraft, json_probe, load_json, looks_like_jsonl
+from autopoiesis.capture.importers.base import (
+    ImportReport,
+    SessionDraft,
+    json_probe,
+    load_json,
+    looks_like_jsonl,
+)
 from autopoiesis.errors import ImportFormatError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.integrations.claude_code.importer import parse_records
@@ -43,8 +49,14 @@ class LoglinesImporter:
             if isinstance(line, dict):
                 records.append((n, line))
             else:
-                report.skip_line(str(path), n, f"loglines[{n - 1}] is a JSON {type(line).__name__}, not an object")
-        drafts = parse_records(records, str(path), report, default_session=_session_id(path, records))
+                report.skip_line(
+                    str(path),
+                    n,
+                    f"loglines[{n - 1}] is a JSON {type(line).__name__}, not an object",
+                )
+        drafts = parse_records(
+            records, str(path), report, default_session=_session_id(path, records)
+        )
         for draft in drafts:
             draft.channel = "claude-code"
             draft.source = f"loglines:{path.name}"
@@ -57,5 +69,7 @@ def _session_id(path: Path, records: list[tuple[int, dict[str, Any]]]) -> str:
             return str(line["sessionId"])
     if tf.SESSION_ID_RE.match(path.stem):
         return path.stem
-    first = json.dumps(records[0][1] if records else {}, sort_keys=True, default=str).encode("utf-8", "surrogatepass")
+    first = json.dumps(records[0][1] if records else {}, sort_keys=True, default=str).encode(
+        "utf-8", "surrogatepass"
+    )
     return f"cct_{hashlib.sha256(first).hexdigest()[:16]}"

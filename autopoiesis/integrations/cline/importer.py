@@ -46,17 +46,47 @@ from autopoiesis.errors import ImportFormatError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
 
 HISTORY_FILE = "api_conversation_history.json"
-HARNESS_FOLDERS = {"saoudrizwan.claude-dev": "cline", "rooveterinaryinc.roo-cline": "roo-code",
-                   "kilocode.kilo-code": "kilo-code"}
+HARNESS_FOLDERS = {
+    "saoudrizwan.claude-dev": "cline",
+    "rooveterinaryinc.roo-cline": "roo-code",
+    "kilocode.kilo-code": "kilo-code",
+}
 # The tools Cline and Roo Code call in the text of older tasks (the tag names they write).
-XML_TOOLS = frozenset({
-    "execute_command", "read_file", "write_to_file", "replace_in_file", "apply_diff", "insert_content",
-    "search_and_replace", "search_files", "list_files", "list_code_definition_names", "codebase_search",
-    "browser_action", "use_mcp_tool", "access_mcp_resource", "ask_followup_question", "attempt_completion",
-    "new_task", "switch_mode", "plan_mode_respond", "act_mode_respond", "load_mcp_documentation", "web_fetch",
-    "condense", "summarize_task", "report_bug", "new_rule", "fetch_instructions", "update_todo_list",
-    "focus_chain", "run_slash_command", "generate_image",
-})
+XML_TOOLS = frozenset(
+    {
+        "execute_command",
+        "read_file",
+        "write_to_file",
+        "replace_in_file",
+        "apply_diff",
+        "insert_content",
+        "search_and_replace",
+        "search_files",
+        "list_files",
+        "list_code_definition_names",
+        "codebase_search",
+        "browser_action",
+        "use_mcp_tool",
+        "access_mcp_resource",
+        "ask_followup_question",
+        "attempt_completion",
+        "new_task",
+        "switch_mode",
+        "plan_mode_respond",
+        "act_mode_respond",
+        "load_mcp_documentation",
+        "web_fetch",
+        "condense",
+        "summarize_task",
+        "report_bug",
+        "new_rule",
+        "fetch_instructions",
+        "update_todo_list",
+        "focus_chain",
+        "run_slash_command",
+        "generate_image",
+    }
+)
 _XML_TOOL_RE = re.compile(r"<(" + "|".join(sorted(XML_TOOLS)) + r")>(.*?)</\1>", re.S)
 _XML_PARAM_RE = re.compile(r"<([a-z_]+)>(.*?)</\1>", re.S)
 _THINKING_RE = re.compile(r"<thinking>.*?</thinking>", re.S)
@@ -76,7 +106,10 @@ def _messages(data: Any) -> tuple[list[Any], dict[str, Any]] | None:
 
 class ClineImporter:
     name = "cline"
-    description = "Cline / Roo Code api_conversation_history.json, or any Anthropic Messages list (tool_use blocks)"
+    description = (
+        "Cline / Roo Code api_conversation_history.json, or any Anthropic Messages list "
+        "(tool_use blocks)"
+    )
 
     def detect(self, path: Path, text: str) -> float:
         if looks_like_jsonl(path, text) or json_probe(text) is None:
@@ -87,7 +120,9 @@ class ClineImporter:
         messages, _ = found
         if has_anthropic_blocks(messages):
             return 0.95
-        if path.name == HISTORY_FILE or any(isinstance(m, dict) and "ts" in m for m in messages[:5]):
+        if path.name == HISTORY_FILE or any(
+            isinstance(m, dict) and "ts" in m for m in messages[:5]
+        ):
             return 0.9
         return 0.0
 
@@ -98,10 +133,14 @@ class ClineImporter:
             raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
         found = _messages(data)
         if found is None:
-            raise ImportFormatError(f"{path}: expected a list of messages with role and content (an Anthropic Messages "
-                                    "list such as Cline's api_conversation_history.json).")
+            raise ImportFormatError(
+                f"{path}: expected a list of messages with role and content (an Anthropic Messages "
+                "list such as Cline's api_conversation_history.json)."
+            )
         messages, info = found
-        harness = next((name for folder, name in HARNESS_FOLDERS.items() if folder in path.parts), None)
+        harness = next(
+            (name for folder, name in HARNESS_FOLDERS.items() if folder in path.parts), None
+        )
         task = path.parent.name if path.name == HISTORY_FILE else None
         if harness is None:
             harness = "cline" if path.name == HISTORY_FILE else "anthropic"
@@ -110,8 +149,12 @@ class ClineImporter:
         else:
             sid = str(info.get("id") or info.get("session_id") or opening_id("anth_", messages))
         started = _start(task, path)
-        draft = SessionDraft(session_id=sid, channel=harness, source=f"{harness}:{path.name}",
-                             model=str(info["model"]) if isinstance(info.get("model"), str) else None)
+        draft = SessionDraft(
+            session_id=sid,
+            channel=harness,
+            source=f"{harness}:{path.name}",
+            model=str(info["model"]) if isinstance(info.get("model"), str) else None,
+        )
         _read_messages(draft, messages, started, str(path))
         return [draft]
 
@@ -124,15 +167,21 @@ def _start(task: str | None, path: Path) -> datetime:
             return parse_ts(int(task), "task id")
         except TranscriptFormatError:
             pass
-    return parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(second=0, microsecond=0)
+    return parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(
+        second=0, microsecond=0
+    )
 
 
-def _read_messages(draft: SessionDraft, messages: list[Any], started: datetime, source: str) -> None:
+def _read_messages(
+    draft: SessionDraft, messages: list[Any], started: datetime, source: str
+) -> None:
     calls = ToolCalls()
     clock = started
     for i, msg in enumerate(messages):
         if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
-            raise ImportFormatError(f"{source}: messages[{i}] must be an object with role user or assistant.")
+            raise ImportFormatError(
+                f"{source}: messages[{i}] must be an object with role user or assistant."
+            )
         if msg.get("ts") is not None:
             try:
                 clock = parse_ts(msg["ts"], f"messages[{i}].ts")
@@ -151,8 +200,11 @@ def _read_messages(draft: SessionDraft, messages: list[Any], started: datetime, 
         else:
             items, notices = _user_items(blocks, calls)
             if items:
-                orphans = all(isinstance(x, tf.Attachment) or (isinstance(x, tf.ToolCall) and x.tool == "result")
-                              for x in items)
+                orphans = all(
+                    isinstance(x, tf.Attachment)
+                    or (isinstance(x, tf.ToolCall) and x.tool == "result")
+                    for x in items
+                )
                 draft.add_turn(clock, "agent" if orphans else "user", items)
             for notice in notices:
                 draft.add_turn(clock, "system", [tf.Text(notice)])
@@ -177,7 +229,13 @@ def _assistant_items(blocks: list[Any], calls: ToolCalls) -> list[tf.Item]:
         elif block.get("type") == "text" and isinstance(block.get("text"), str):
             _assistant_text(block["text"], calls, items)
         elif block.get("type") in ("tool_use", "server_tool_use", "mcp_tool_use"):
-            calls.add(block.get("id"), items, tf.ToolCall(str(block.get("name") or "tool"), args_summary(block.get("input")), None))
+            calls.add(
+                block.get("id"),
+                items,
+                tf.ToolCall(
+                    str(block.get("name") or "tool"), args_summary(block.get("input")), None
+                ),
+            )
         elif str(block.get("type", "")).endswith("tool_result"):
             anthropic_tool_result(block, calls, items)
         elif block.get("type") in ("image", "document"):
@@ -190,10 +248,14 @@ def _assistant_text(text: str, calls: ToolCalls, items: list[tf.Item]) -> None:
     text = _THINKING_RE.sub("", text)
     pos = 0
     for m in _XML_TOOL_RE.finditer(text):
-        if text[pos:m.start()].strip():
-            items.append(tf.Text(text[pos:m.start()]))
+        if text[pos : m.start()].strip():
+            items.append(tf.Text(text[pos : m.start()]))
         params = {k: v.strip() for k, v in _XML_PARAM_RE.findall(m.group(2))}
-        calls.add(None, items, tf.ToolCall(m.group(1), args_summary(params) if params else m.group(2).strip(), None))
+        calls.add(
+            None,
+            items,
+            tf.ToolCall(m.group(1), args_summary(params) if params else m.group(2).strip(), None),
+        )
         pos = m.end()
     if text[pos:].strip():
         items.append(tf.Text(text[pos:]))
@@ -203,7 +265,9 @@ def _user_items(blocks: list[Any], calls: ToolCalls) -> tuple[list[tf.Item], lis
     """The user's items, and the harness's notices to the model."""
     items: list[tf.Item] = []
     notices: list[str] = []
-    header: re.Match[str] | None = None  # a `[tool for 'x'] Result:` block whose output is the next block
+    header: re.Match[str] | None = (
+        None  # a `[tool for 'x'] Result:` block whose output is the next block
+    )
 
     def answer(head: re.Match[str], output: str | None) -> None:
         if not calls.resolve(None, output):  # a result of a call this log does not show
@@ -216,7 +280,13 @@ def _user_items(blocks: list[Any], calls: ToolCalls) -> tuple[list[tf.Item], lis
         if isinstance(block, dict) and block.get("type") in ("image", "document"):
             items.append(anthropic_attachment(block))
             continue
-        text = block if isinstance(block, str) else block.get("text") if isinstance(block, dict) else None
+        text = (
+            block
+            if isinstance(block, str)
+            else block.get("text")
+            if isinstance(block, dict)
+            else None
+        )
         if not isinstance(text, str):
             continue
         text = _ENV_RE.sub("", text)
@@ -228,7 +298,7 @@ def _user_items(blocks: list[Any], calls: ToolCalls) -> tuple[list[tf.Item], lis
             continue
         head = _RESULT_HEAD_RE.match(text)
         if head is not None:
-            output = text[head.end():].strip()
+            output = text[head.end() :].strip()
             if output:
                 answer(head, output)
             else:

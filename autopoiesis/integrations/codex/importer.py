@@ -61,27 +61,53 @@ from autopoiesis.integrations.responses.importer import (
     output_text,
 )
 
-ENVELOPES = frozenset({
-    "session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state",
-    "inter_agent_communication_metadata",
-})
+ENVELOPES = frozenset(
+    {
+        "session_meta",
+        "response_item",
+        "event_msg",
+        "turn_context",
+        "compacted",
+        "world_state",
+        "inter_agent_communication_metadata",
+    }
+)
 # Events that carry the conversation when a rollout has no response items.
-CONTENT_EVENTS = frozenset({
-    "user_message", "agent_message", "exec_command_end", "mcp_tool_call_end", "patch_apply_end", "web_search_end",
-})
-_UUID_TAIL = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.IGNORECASE)
+CONTENT_EVENTS = frozenset(
+    {
+        "user_message",
+        "agent_message",
+        "exec_command_end",
+        "mcp_tool_call_end",
+        "patch_apply_end",
+        "web_search_end",
+    }
+)
+_UUID_TAIL = re.compile(
+    r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.IGNORECASE
+)
 CHAT_ROLES = ("user", "assistant", "system", "developer")
 
 
 def _is_early_meta(obj: dict[str, Any]) -> bool:
-    return isinstance(obj.get("id"), str) and "timestamp" in obj and ("instructions" in obj or "git" in obj) \
-        and "type" not in obj and "role" not in obj
+    return (
+        isinstance(obj.get("id"), str)
+        and "timestamp" in obj
+        and ("instructions" in obj or "git" in obj)
+        and "type" not in obj
+        and "role" not in obj
+    )
 
 
 def _is_chat_line(obj: dict[str, Any]) -> bool:
     """An item line of an early Codex log written chat-style: role, content and a time."""
-    return string(obj.get("role")) in CHAT_ROLES and ("content" in obj or isinstance(obj.get("message"), str)) \
-        and ("timestamp" in obj or "created_at" in obj) and "sessionId" not in obj and "type" not in obj
+    return (
+        string(obj.get("role")) in CHAT_ROLES
+        and ("content" in obj or isinstance(obj.get("message"), str))
+        and ("timestamp" in obj or "created_at" in obj)
+        and "sessionId" not in obj
+        and "type" not in obj
+    )
 
 
 class CodexImporter:
@@ -95,7 +121,11 @@ class CodexImporter:
                 data = load_json(text)
             except (ValueError, RecursionError):
                 return 0.0
-            ok = isinstance(data, dict) and isinstance(data.get("session"), dict) and isinstance(data.get("items"), list)
+            ok = (
+                isinstance(data, dict)
+                and isinstance(data.get("session"), dict)
+                and isinstance(data.get("items"), list)
+            )
             return 0.95 if ok else 0.0
         first = first_json_line(text)
         if not isinstance(first, dict):
@@ -125,17 +155,23 @@ def _read_typescript(path: Path, text: str, report: ImportReport) -> SessionDraf
         raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
     session, items = data.get("session"), data.get("items")
     if not isinstance(session, dict) or not isinstance(items, list):
-        raise ImportFormatError(f"{path}: a Codex session file is an object with session and items.")
+        raise ImportFormatError(
+            f"{path}: a Codex session file is an object with session and items."
+        )
     started = parse_ts(session.get("timestamp"), f"{path}: session.timestamp")
     sid = safe_session_id(session.get("id")) or stable_id("codex", path.name, items)
-    draft = SessionDraft(session_id=sid, channel="codex", source=f"codex:{path.name}", started=started)
+    draft = SessionDraft(
+        session_id=sid, channel="codex", source=f"codex:{path.name}", started=started
+    )
     reader = ResponsesReader(draft)
     for i, item in enumerate(items):
         why = reader.add(item, started) if isinstance(item, dict) else "not an object"
         if why:
             report.skip_line(str(path), i + 1, f"items[{i}]: {why}")
     if not draft.turns:
-        raise ImportFormatError(f"{path}: Codex session {sid} holds no user or agent message; nothing to import.")
+        raise ImportFormatError(
+            f"{path}: Codex session {sid} holds no user or agent message; nothing to import."
+        )
     return draft
 
 
@@ -154,8 +190,11 @@ def _mcp_tool_call_end(p: dict[str, Any]) -> tuple[str, str, str | None]:
     name = ".".join(str(x) for x in (inv.get("server"), inv.get("tool")) if x) or "mcp"
     res = mapping(p.get("result"))
     ok = res.get("Ok")
-    out = (f"error: {output_text(res['Err'])}" if "Err" in res
-           else output_text(ok.get("content") if isinstance(ok, dict) else ok))
+    out = (
+        f"error: {output_text(res['Err'])}"
+        if "Err" in res
+        else output_text(ok.get("content") if isinstance(ok, dict) else ok)
+    )
     return name, call_args(inv.get("arguments")), out or None
 
 
@@ -185,7 +224,9 @@ class _Rollout:
         self.draft = SessionDraft(session_id="", channel="codex", source=f"codex:{path.name}")
         self.reader = ResponsesReader(self.draft)
         self.clock: datetime | None = None  # the last good time, for lines that carry none
-        self.events: list[tuple[int, dict[str, Any], Any]] = []  # content events, used when no items came
+        self.events: list[
+            tuple[int, dict[str, Any], Any]
+        ] = []  # content events, used when no items came
         self.total: tuple[int, int] | None = None  # cumulative usage from token_count
         self.summed = [0, 0]  # per-turn usage of older logs
         self.bookkeeping = 0
@@ -217,7 +258,10 @@ class _Rollout:
             self.report.skip_line(self.source, n, f"not a Codex rollout line (type {kind!r})")
 
     def _item(self, n: int, obj: dict[str, Any], ts: Any, *, carry: bool = False) -> None:
-        if string(obj.get("type")) in SILENT_ITEMS or string(obj.get("role")) in ("system", "developer"):
+        if string(obj.get("type")) in SILENT_ITEMS or string(obj.get("role")) in (
+            "system",
+            "developer",
+        ):
             self.bookkeeping += 1  # reasoning and system prompts need no time to be left out
             return
         when = self._when(n, ts, carry=carry)
@@ -233,7 +277,9 @@ class _Rollout:
         if self.draft.session_id or sid is None:
             return  # the first session_meta names the session; later ones come from forks
         self.draft.session_id = sid
-        started = first_time(payload.get("timestamp"), obj.get("timestamp"), field="session_meta.timestamp")
+        started = first_time(
+            payload.get("timestamp"), obj.get("timestamp"), field="session_meta.timestamp"
+        )
         if started is not None:
             self.draft.started = self.clock = started
         if isinstance(payload.get("model"), str):
@@ -244,7 +290,11 @@ class _Rollout:
 
     def _turn_context(self, n: int, obj: dict[str, Any], payload: dict[str, Any]) -> None:
         self.bookkeeping += 1
-        if self.draft.model is None and nonempty_str(payload.get("model")) and self._when(n, obj.get("timestamp")):
+        if (
+            self.draft.model is None
+            and nonempty_str(payload.get("model"))
+            and self._when(n, obj.get("timestamp"))
+        ):
             self.draft.model = payload["model"]
 
     def _event_msg(self, n: int, obj: dict[str, Any], payload: dict[str, Any]) -> None:
@@ -252,7 +302,12 @@ class _Rollout:
         if kind in CONTENT_EVENTS:
             self.events.append((n, payload, obj.get("timestamp")))
             return
-        if kind not in ("token_count", "turn.completed", "thread_name_updated", "thread_settings_applied"):
+        if kind not in (
+            "token_count",
+            "turn.completed",
+            "thread_name_updated",
+            "thread_settings_applied",
+        ):
             self.bookkeeping += 1
             return
         if self._when(n, obj.get("timestamp")) is None:
@@ -263,7 +318,10 @@ class _Rollout:
             total = info.get("total_token_usage")
             if isinstance(total, dict):  # cumulative: the largest is the session's
                 seen = self.total or (0, 0)
-                self.total = (max(seen[0], count(total.get("input_tokens"))), max(seen[1], count(total.get("output_tokens"))))
+                self.total = (
+                    max(seen[0], count(total.get("input_tokens"))),
+                    max(seen[1], count(total.get("output_tokens"))),
+                )
             elif "prompt" in info or "completion" in info:
                 self.summed[0] += count(info.get("prompt"))
                 self.summed[1] += count(info.get("completion"))
@@ -288,7 +346,9 @@ class _Rollout:
     def _world_state(self, n: int, obj: dict[str, Any], payload: dict[str, Any]) -> None:
         self.bookkeeping += 1
 
-    def _inter_agent_communication_metadata(self, n: int, obj: dict[str, Any], payload: dict[str, Any]) -> None:
+    def _inter_agent_communication_metadata(
+        self, n: int, obj: dict[str, Any], payload: dict[str, Any]
+    ) -> None:
         self.bookkeeping += 1
 
     def _replay_events(self) -> None:
@@ -310,8 +370,13 @@ class _Rollout:
             return
         items: list[tf.Item] = [tf.Text(text)]
         images = [*sequence(p.get("images")), *sequence(p.get("local_images"))]
-        items += [tf.Attachment(i if isinstance(i, str) and not i.startswith("data:")
-                                else "image (not stored)") for i in images if i]
+        items += [
+            tf.Attachment(
+                i if isinstance(i, str) and not i.startswith("data:") else "image (not stored)"
+            )
+            for i in images
+            if i
+        ]
         self.draft.add_turn(when, "user" if kind == "user_message" else "agent", items)
 
     def finish(self) -> SessionDraft:

@@ -53,7 +53,13 @@ class ContinueImporter:
         if looks_like_jsonl(path, text):
             return 0.0
         probe = json_probe(text) if text.lstrip().startswith("{") else None
-        return 0.95 if isinstance(probe, dict) and "sessionId" in probe and isinstance(probe.get("history"), list) else 0.0
+        return (
+            0.95
+            if isinstance(probe, dict)
+            and "sessionId" in probe
+            and isinstance(probe.get("history"), list)
+            else 0.0
+        )
 
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         try:
@@ -61,20 +67,31 @@ class ContinueImporter:
         except ValueError as exc:
             raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
         if not isinstance(data, dict) or not isinstance(data.get("history"), list):
-            raise ImportFormatError(f"{path}: a Continue session is an object with sessionId and a history list.")
+            raise ImportFormatError(
+                f"{path}: a Continue session is an object with sessionId and a history list."
+            )
         sid = str(data.get("sessionId") or "")
         try:
             tf.validate_session_id(sid)
         except TranscriptFormatError as exc:
             raise ImportFormatError(f"{path}: sessionId: {exc}") from None
-        started = _created(path, sid) or parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(
-            second=0, microsecond=0)
+        started = _created(path, sid) or parse_ts(
+            path.stat().st_mtime, f"{path}: modification time"
+        ).replace(second=0, microsecond=0)
         usage = as_dict(data.get("usage"))
         draft = SessionDraft(
-            session_id=sid, channel="continue", source=f"continue:{path.name}", started=started,
-            topic=data.get("title") if isinstance(data.get("title"), str) and data["title"] != "New Session" else None,
-            model=data.get("chatModelTitle") if isinstance(data.get("chatModelTitle"), str) else None,
-            tokens_in=_whole(usage.get("promptTokens")), tokens_out=_whole(usage.get("completionTokens")),
+            session_id=sid,
+            channel="continue",
+            source=f"continue:{path.name}",
+            started=started,
+            topic=data.get("title")
+            if isinstance(data.get("title"), str) and data["title"] != "New Session"
+            else None,
+            model=data.get("chatModelTitle")
+            if isinstance(data.get("chatModelTitle"), str)
+            else None,
+            tokens_in=_whole(usage.get("promptTokens")),
+            tokens_out=_whole(usage.get("completionTokens")),
         )
         _read_history(draft, data["history"], started, str(path))
         return [draft]
@@ -92,10 +109,17 @@ def _created(path: Path, sid: str) -> datetime | None:
     except (OSError, ValueError, RecursionError):
         return None
     for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict) and entry.get("sessionId") == sid and entry.get("dateCreated") is not None:
+        if (
+            isinstance(entry, dict)
+            and entry.get("sessionId") == sid
+            and entry.get("dateCreated") is not None
+        ):
             created = entry["dateCreated"]
             try:
-                return parse_ts(int(created) if isinstance(created, str) and created.isdigit() else created, "dateCreated")
+                return parse_ts(
+                    int(created) if isinstance(created, str) and created.isdigit() else created,
+                    "dateCreated",
+                )
             except TranscriptFormatError:
                 return None
     return None

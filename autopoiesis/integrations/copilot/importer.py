@@ -7,7 +7,8 @@ names the session; `user.message` and `assistant.message` are the turns (the use
 an assistant message's `toolRequests` and `tool.execution_start` open tool calls, and
 `tool.execution_complete` writes the result into them by `toolCallId`. Messages of a
 subagent (with `parentToolCallId`) are agent turns named by the subagent.
-`assistant.reasoning` is left out on purpose (docs/design.md#transcript-format); `system.message` (the
+`assistant.reasoning` is left out on purpose (docs/design.md#transcript-format); `system.message`
+(the
 system prompt), hooks, session notices and turn markers are bookkeeping. Tokens: the
 `session.shutdown` totals when the log has them, else the assistant messages' output.
 """
@@ -42,7 +43,17 @@ from autopoiesis.formats import transcript as tf
 from autopoiesis.integrations.responses.importer import call_args, output_text
 
 # Known bookkeeping: lifecycle, notices, hooks, turn markers, usage, reasoning (excluded).
-KNOWN_PREFIXES = ("session.", "hook.", "subagent.", "skill.", "system.", "assistant.", "tool.", "abort", "user.")
+KNOWN_PREFIXES = (
+    "session.",
+    "hook.",
+    "subagent.",
+    "skill.",
+    "system.",
+    "assistant.",
+    "tool.",
+    "abort",
+    "user.",
+)
 
 # A content event's handler: (the log, its time, its speaker, its data).
 _Handler = Callable[["_Log", datetime, "str | None", dict[str, Any]], None]
@@ -56,8 +67,12 @@ class CopilotImporter:
         if not looks_like_jsonl(path, text):
             return 0.0
         first = first_json_line(text)
-        if isinstance(first, dict) and isinstance(first.get("type"), str) and isinstance(first.get("data"), dict) \
-                and "timestamp" in first:
+        if (
+            isinstance(first, dict)
+            and isinstance(first.get("type"), str)
+            and isinstance(first.get("data"), dict)
+            and "timestamp" in first
+        ):
             return 0.95 if first["type"] == "session.start" else 0.7
         return 0.0
 
@@ -127,8 +142,11 @@ class _Log:
             self.draft.model = data["model"]
         self.output_tokens += count(data.get("outputTokens"))
         text = nonempty_str(data.get("content"))
-        requests = [r for r in data.get("toolRequests") or [] if isinstance(r, dict)] \
-            if isinstance(data.get("toolRequests"), list) else []
+        requests = (
+            [r for r in data.get("toolRequests") or [] if isinstance(r, dict)]
+            if isinstance(data.get("toolRequests"), list)
+            else []
+        )
         if text:
             self.draft.add_turn(when, "agent", [tf.Text(text)], speaker)
         for req in requests:
@@ -144,8 +162,11 @@ class _Log:
         name = str(data.get("toolName") or "tool")
         if nonempty_str(data.get("mcpServerName")):
             name = f"{data['mcpServerName']}.{data.get('mcpToolName') or name}"
-        self.calls.add(data.get("toolCallId"), self._agent_items(when, speaker),
-                       tf.ToolCall(name, call_args(data.get("arguments")), None))
+        self.calls.add(
+            data.get("toolCallId"),
+            self._agent_items(when, speaker),
+            tf.ToolCall(name, call_args(data.get("arguments")), None),
+        )
 
     def _tool_complete(self, when: datetime, speaker: str | None, data: dict[str, Any]) -> None:
         result = mapping(data.get("result"))
@@ -171,12 +192,16 @@ class _Log:
         elif kind == "session.start":
             if not self.draft.session_id and safe_session_id(data.get("sessionId")):
                 self.draft.session_id = data["sessionId"]
-                self.draft.started = first_time(data.get("startTime"), field="startTime") or self.draft.started
+                self.draft.started = (
+                    first_time(data.get("startTime"), field="startTime") or self.draft.started
+                )
             self.selected_model = self.selected_model or nonempty_str(data.get("selectedModel"))
         elif kind == "session.model_change":
             self.selected_model = self.selected_model or nonempty_str(data.get("newModel"))
         elif kind == "subagent.started" and data.get("toolCallId"):
-            self.subagents[str(data["toolCallId"])] = str(data.get("agentDisplayName") or data.get("agentName") or "subagent")
+            self.subagents[str(data["toolCallId"])] = str(
+                data.get("agentDisplayName") or data.get("agentName") or "subagent"
+            )
         elif kind == "session.shutdown":
             details = mapping(data.get("tokenDetails"))
             if details:
@@ -199,7 +224,9 @@ class _Log:
         else:
             d.tokens_out = self.output_tokens
         if not d.turns:
-            raise ImportFormatError(f"{self.path}: Copilot session {d.session_id} holds no user or assistant message; "
-                                    "nothing to import.")
+            raise ImportFormatError(
+                f"{self.path}: Copilot session {d.session_id} holds no user or assistant message; "
+                "nothing to import."
+            )
         monotonic_turns(d)
         return d

@@ -48,12 +48,20 @@ RESULT_BLOCKS = frozenset({"tool_result", "tool-result"})
 
 
 def _file_minute(path: Path) -> datetime:
-    return parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(second=0, microsecond=0)
+    return parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(
+        second=0, microsecond=0
+    )
 
 
 def _is_agent_line(obj: Any) -> bool:
-    return isinstance(obj, dict) and string(obj.get("role")) in ("user", "assistant") and isinstance(obj.get("message"), dict) \
-        and "content" in obj["message"] and "type" not in obj and "sessionId" not in obj
+    return (
+        isinstance(obj, dict)
+        and string(obj.get("role")) in ("user", "assistant")
+        and isinstance(obj.get("message"), dict)
+        and "content" in obj["message"]
+        and "type" not in obj
+        and "sessionId" not in obj
+    )
 
 
 class CursorImporter:
@@ -61,7 +69,9 @@ class CursorImporter:
     description = "Cursor agent transcripts (~/.cursor/projects/*/agent-transcripts/*.jsonl)"
 
     def detect(self, path: Path, text: str) -> float:
-        return 0.9 if looks_like_jsonl(path, text) and _is_agent_line(first_json_line(text)) else 0.0
+        return (
+            0.9 if looks_like_jsonl(path, text) and _is_agent_line(first_json_line(text)) else 0.0
+        )
 
     @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
@@ -73,7 +83,9 @@ class CursorImporter:
             if not _is_agent_line(obj):
                 if isinstance(obj.get("type"), str) and "role" not in obj:
                     continue  # turn_ended and other bookkeeping
-                report.skip_line(str(path), n, "not a Cursor message line (role and message.content)")
+                report.skip_line(
+                    str(path), n, "not a Cursor message line (role and message.content)"
+                )
                 continue
             when = fallback
             stamp = obj.get("timestamp", obj.get("createdAt"))
@@ -91,13 +103,19 @@ class CursorImporter:
                 continue
             if role == "user" and all(isinstance(i, tf.ToolCall) for i in items):
                 role = "agent"  # results of calls nobody asked for belong with the agent
-            if role == "agent" and draft.turns and draft.turns[-1].role == "agent" \
-                    and all(isinstance(i, tf.ToolCall) for i in items):
+            if (
+                role == "agent"
+                and draft.turns
+                and draft.turns[-1].role == "agent"
+                and all(isinstance(i, tf.ToolCall) for i in items)
+            ):
                 draft.turns[-1].items.extend(items)
             else:
                 draft.add_turn(when, role, items)
         if not draft.turns:
-            raise ImportFormatError(f"{path}: this Cursor transcript holds no user or agent message; nothing to import.")
+            raise ImportFormatError(
+                f"{path}: this Cursor transcript holds no user or agent message; nothing to import."
+            )
         draft.started = draft.turns[0].time
         return [draft]
 
@@ -122,8 +140,11 @@ def _blocks(content: Any, role: str, calls: ToolCalls) -> list[tf.Item]:
         if kind in SKIPPED_BLOCKS:
             continue
         if kind in CALL_BLOCKS:
-            call = tf.ToolCall(str(block.get("name") or block.get("toolName") or "tool"),
-                               args_summary(block.get("input", block.get("args"))), None)
+            call = tf.ToolCall(
+                str(block.get("name") or block.get("toolName") or "tool"),
+                args_summary(block.get("input", block.get("args"))),
+                None,
+            )
             calls.add(block.get("id") or block.get("toolCallId"), items, call)
         elif kind in RESULT_BLOCKS:
             result = content_text(block.get("content", block.get("result"))) or None
@@ -131,7 +152,9 @@ def _blocks(content: Any, role: str, calls: ToolCalls) -> list[tf.Item]:
                 result = f"error: {result}"
             call_id = block.get("tool_use_id") or block.get("toolCallId")
             name = nonempty_str(block.get("name"))
-            if not (call_id and calls.resolve(call_id, result)) and not calls.resolve_oldest(name, result):
+            if not (call_id and calls.resolve(call_id, result)) and not calls.resolve_oldest(
+                name, result
+            ):
                 items.append(tf.ToolCall(name or "result", str(call_id or ""), result))
         elif kind == "image":
             items.append(tf.Attachment("image (not stored)"))
@@ -141,28 +164,63 @@ def _blocks(content: Any, role: str, calls: ToolCalls) -> list[tf.Item]:
 
 
 # ── the Markdown export ──
-_EXPORTED = re.compile(r"^_Exported on (?P<when>.+?) from Cursor(?: \((?P<version>[^)]*)\))?_\s*$", re.MULTILINE)
+_EXPORTED = re.compile(
+    r"^_Exported on (?P<when>.+?) from Cursor(?: \((?P<version>[^)]*)\))?_\s*$", re.MULTILINE
+)
 _SPEAKER = re.compile(r"^\*\*(User|Cursor)\*\*\s*$")
-_ZONES = {"UTC": 0, "GMT": 0, "Z": 0, "BST": 1, "CET": 1, "CEST": 2, "EET": 2, "EEST": 3, "MSK": 3, "IST": 5.5,
-          "CST": -6, "CDT": -5, "EST": -5, "EDT": -4, "MST": -7, "MDT": -6, "PST": -8, "PDT": -7, "AKST": -9,
-          "AKDT": -8, "HST": -10, "JST": 9, "KST": 9, "AEST": 10, "AEDT": 11, "NZST": 12, "NZDT": 13}
+_ZONES = {
+    "UTC": 0,
+    "GMT": 0,
+    "Z": 0,
+    "BST": 1,
+    "CET": 1,
+    "CEST": 2,
+    "EET": 2,
+    "EEST": 3,
+    "MSK": 3,
+    "IST": 5.5,
+    "CST": -6,
+    "CDT": -5,
+    "EST": -5,
+    "EDT": -4,
+    "MST": -7,
+    "MDT": -6,
+    "PST": -8,
+    "PDT": -7,
+    "AKST": -9,
+    "AKDT": -8,
+    "HST": -10,
+    "JST": 9,
+    "KST": 9,
+    "AEST": 10,
+    "AEDT": 11,
+    "NZST": 12,
+    "NZDT": 13,
+}
 
 
 def export_time(text: str) -> datetime | None:
     """The time in an `_Exported on ..._` line, in UTC; None when it cannot be read.
     Cursor writes it in the user's locale (`12/29/2025 at 15:57:23 GMT-3`,
-    `4/11/2026 at 10:29:42 PDT`, `2025/12/16 at GMT+8 16:06:09`, `2025. 7. 6. at 18시 15분 42초 GMT+9`)."""
+    `4/11/2026 at 10:29:42 PDT`, `2025/12/16 at GMT+8 16:06:09`, `2025. 7. 6. at 18시 15분 42초
+    GMT+9`)."""
     ymd = re.search(r"(\d{4})\s*[./-]\s*(\d{1,2})\s*[./-]\s*(\d{1,2})", text)
     dmy = re.search(r"(\d{1,2})[./](\d{1,2})[./](\d{4})", text)
     if ymd:
         year, month, day = (int(x) for x in ymd.groups())
     elif dmy:
         first, second, year = (int(x) for x in dmy.groups())
-        month, day = (second, first) if first > 12 else (first, second)  # US month-first unless it cannot be
+        month, day = (
+            (second, first) if first > 12 else (first, second)
+        )  # US month-first unless it cannot be
     else:
         return None
-    clock = re.search(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", text) or re.search(r"(\d{1,2})\s*시\s*(\d{1,2})\s*분\s*(?:(\d{1,2})\s*초)?", text)
-    hour, minute, second = (int(clock.group(1)), int(clock.group(2)), int(clock.group(3) or 0)) if clock else (0, 0, 0)
+    clock = re.search(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", text) or re.search(
+        r"(\d{1,2})\s*시\s*(\d{1,2})\s*분\s*(?:(\d{1,2})\s*초)?", text
+    )
+    hour, minute, second = (
+        (int(clock.group(1)), int(clock.group(2)), int(clock.group(3) or 0)) if clock else (0, 0, 0)
+    )
     if clock and re.search(r"\bPM\b|오후|下午", text) and hour < 12:
         hour += 12
     elif clock and re.search(r"\bAM\b|오전|上午", text) and hour == 12:
@@ -170,14 +228,18 @@ def export_time(text: str) -> datetime | None:
     offset = 0.0
     zone = re.search(r"(?:GMT|UTC)\s*([+-])(\d{1,2})(?::?(\d{2}))?", text)
     if zone:
-        offset = (1 if zone.group(1) == "+" else -1) * (int(zone.group(2)) + int(zone.group(3) or 0) / 60)
+        offset = (1 if zone.group(1) == "+" else -1) * (
+            int(zone.group(2)) + int(zone.group(3) or 0) / 60
+        )
     else:
         for word in re.findall(r"\b[A-Z]{1,4}\b", text):
             if word in _ZONES:
                 offset = _ZONES[word]
                 break
     try:
-        local = datetime(year, month, day, hour, minute, second, tzinfo=timezone(timedelta(hours=offset)))
+        local = datetime(
+            year, month, day, hour, minute, second, tzinfo=timezone(timedelta(hours=offset))
+        )
         return parse_ts(local.astimezone(UTC), "export time")
     except (ValueError, TimestampError):
         return None
@@ -191,8 +253,11 @@ class CursorMarkdownImporter:
         head = text[:2000]
         if _EXPORTED.search(head):
             return 0.95
-        if path.suffix.lower() in (".md", ".markdown") and re.search(r"^\*\*User\*\*\s*$", text, re.MULTILINE) \
-                and re.search(r"^\*\*Cursor\*\*\s*$", text, re.MULTILINE):
+        if (
+            path.suffix.lower() in (".md", ".markdown")
+            and re.search(r"^\*\*User\*\*\s*$", text, re.MULTILINE)
+            and re.search(r"^\*\*Cursor\*\*\s*$", text, re.MULTILINE)
+        ):
             return 0.7
         return 0.0
 
@@ -217,10 +282,18 @@ class CursorMarkdownImporter:
         messages = [(role, "\n".join(body).strip("\n")) for role, body in turns]
         messages = [(role, body) for role, body in messages if body.strip()]
         if not messages:
-            raise ImportFormatError(f"{path}: no **User** or **Cursor** message in this Cursor export; nothing to import.")
+            raise ImportFormatError(
+                f"{path}: no **User** or **Cursor** message in this Cursor export; nothing to "
+                "import."
+            )
         title = titles[-1] if titles else None
-        draft = SessionDraft(session_id=stable_id("cursor", title, messages[0][1]), channel="cursor", topic=title,
-                             source=f"cursor-md:{path.name}", started=when)
+        draft = SessionDraft(
+            session_id=stable_id("cursor", title, messages[0][1]),
+            channel="cursor",
+            topic=title,
+            source=f"cursor-md:{path.name}",
+            started=when,
+        )
         for role, body in messages:
             draft.add_turn(when, role, [tf.Text(body)])
         return [draft]

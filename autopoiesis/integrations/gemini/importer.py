@@ -11,7 +11,8 @@ stays out of the transcript).
 
 Message `type` `user` and `gemini` are the conversation; `info`, `warning` and `error`
 are the CLI's notices and are skipped. A gemini message's `toolCalls` become tool-call
-lines with their results; `thoughts` are left out on purpose (docs/design.md#transcript-format). Tokens are
+lines with their results; `thoughts` are left out on purpose (docs/design.md#transcript-format).
+Tokens are
 the sum of the messages' `tokens.input` / `tokens.output`.
 """
 
@@ -51,7 +52,11 @@ NOTICE_TYPES = frozenset({"info", "warning", "error"})
 
 
 def _is_metadata(obj: Any) -> bool:
-    return isinstance(obj, dict) and isinstance(obj.get("sessionId"), str) and isinstance(obj.get("projectHash"), str)
+    return (
+        isinstance(obj, dict)
+        and isinstance(obj.get("sessionId"), str)
+        and isinstance(obj.get("projectHash"), str)
+    )
 
 
 def _parts(value: Any) -> tuple[list[str], list[tf.Item]]:
@@ -68,8 +73,12 @@ def _parts(value: Any) -> tuple[list[str], list[tf.Item]]:
         elif isinstance(part.get("text"), str):
             texts.append(part["text"])
         elif isinstance(part.get("inlineData"), dict):
-            attachments.append(tf.Attachment(f"{part['inlineData'].get('mimeType') or 'data'} (not stored)"))
-        elif isinstance(part.get("fileData"), dict) and nonempty_str(part["fileData"].get("fileUri")):
+            attachments.append(
+                tf.Attachment(f"{part['inlineData'].get('mimeType') or 'data'} (not stored)")
+            )
+        elif isinstance(part.get("fileData"), dict) and nonempty_str(
+            part["fileData"].get("fileUri")
+        ):
             attachments.append(tf.Attachment(part["fileData"]["fileUri"]))
     return texts, attachments
 
@@ -81,13 +90,19 @@ def _tool_result(call: dict[str, Any]) -> str | None:
         response = part.get("functionResponse") if isinstance(part, dict) else None
         if isinstance(response, dict) and isinstance(response.get("response"), dict):
             body = response["response"]
-            texts.append(f"error: {output_text(body['error'])}" if body.get("error") else output_text(body))
+            texts.append(
+                f"error: {output_text(body['error'])}" if body.get("error") else output_text(body)
+            )
         elif isinstance(part, dict) and isinstance(part.get("text"), str):
             texts.append(part["text"])
     text = "\n".join(t for t in texts if t)
     if not text:
         display = call.get("resultDisplay")
-        text = display if isinstance(display, str) else (json.dumps(display, ensure_ascii=False) if display else "")
+        text = (
+            display
+            if isinstance(display, str)
+            else (json.dumps(display, ensure_ascii=False) if display else "")
+        )
     status = call.get("status")
     if status in ("error", "cancelled") and not text.startswith("error"):
         text = f"{status}: {text}" if text else str(status)
@@ -105,8 +120,12 @@ class GeminiImporter:
             data = load_json(text)
         except (ValueError, RecursionError):
             return 0.0
-        if isinstance(data, dict) and isinstance(data.get("sessionId"), str) and isinstance(data.get("messages"), list) \
-                and ("projectHash" in data or "startTime" in data):
+        if (
+            isinstance(data, dict)
+            and isinstance(data.get("sessionId"), str)
+            and isinstance(data.get("messages"), list)
+            and ("projectHash" in data or "startTime" in data)
+        ):
             return 0.95
         history = data.get("history") if isinstance(data, dict) else data
         return 0.85 if isinstance(history, list) and history and _is_content(history[0]) else 0.0
@@ -118,7 +137,11 @@ class GeminiImporter:
             for n, obj in json_lines(text, str(path), report):
                 apply = recording.handler(obj)
                 if apply is None:
-                    report.skip_line(str(path), n, "not a Gemini CLI record (metadata, message, $set or $rewindTo)")
+                    report.skip_line(
+                        str(path),
+                        n,
+                        "not a Gemini CLI record (metadata, message, $set or $rewindTo)",
+                    )
                 else:
                     apply(obj)
             return [_draft(path, recording.meta, list(recording.messages.values()), report)]
@@ -135,8 +158,9 @@ def _read_json(path: Path, text: str, report: ImportReport) -> SessionDraft:
     if isinstance(history, list) and history and _is_content(history[0]):
         return _history(path, data if isinstance(data, dict) else {}, history, report)
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-        raise ImportFormatError(f"{path}: a Gemini CLI chat is an object with sessionId and "
-                                "messages.")
+        raise ImportFormatError(
+            f"{path}: a Gemini CLI chat is an object with sessionId and messages."
+        )
     messages: dict[str, dict[str, Any]] = {}
     for i, m in enumerate(data["messages"]):
         if isinstance(m, dict):
@@ -177,8 +201,11 @@ class _Recording:
         """A `$set`: metadata updates; a list of `messages` starts over from that list."""
         changes = obj["$set"]
         if isinstance(changes.get("messages"), list):
-            self.messages = {m["id"]: m for m in changes["messages"]
-                             if isinstance(m, dict) and isinstance(m.get("id"), str)}
+            self.messages = {
+                m["id"]: m
+                for m in changes["messages"]
+                if isinstance(m, dict) and isinstance(m.get("id"), str)
+            }
         self.meta.update({k: v for k, v in changes.items() if k != "messages"})
 
     def metadata(self, obj: dict[str, Any]) -> None:
@@ -189,20 +216,34 @@ class _Recording:
 
 
 def _is_content(obj: Any) -> bool:
-    """A Gemini API Content (`{"role": "user"|"model", "parts": [...]}`), as checkpoints hold them."""
-    return isinstance(obj, dict) and string(obj.get("role")) in ("user", "model", "gemini") and isinstance(obj.get("parts"), list)
+    """A Gemini API Content (`{"role": "user"|"model", "parts": [...]}`), as checkpoints hold
+    them."""
+    return (
+        isinstance(obj, dict)
+        and string(obj.get("role")) in ("user", "model", "gemini")
+        and isinstance(obj.get("parts"), list)
+    )
 
 
-def _history(path: Path, info: dict[str, Any], history: list[Any], report: ImportReport) -> SessionDraft:
+def _history(
+    path: Path, info: dict[str, Any], history: list[Any], report: ImportReport
+) -> SessionDraft:
     """A saved chat (`/chat save` checkpoints, older recordings): a list of API Contents,
     where a model's functionCall part is answered by a functionResponse part after it."""
     meta = mapping(info.get("meta"))
     sid = safe_session_id(info.get("sessionId")) or stable_id("gemini", path.name, history[:2])
-    draft = SessionDraft(session_id=sid, channel="gemini", topic=nonempty_str(info.get("summary")),
-                         model=nonempty_str(meta.get("model")), source=f"gemini:{path.name}")
+    draft = SessionDraft(
+        session_id=sid,
+        channel="gemini",
+        topic=nonempty_str(info.get("summary")),
+        model=nonempty_str(meta.get("model")),
+        source=f"gemini:{path.name}",
+    )
     clock = first_time(info.get("startTime", info.get("start_time")), field="startTime")
     if clock is None:
-        clock = parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(second=0, microsecond=0)
+        clock = parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(
+            second=0, microsecond=0
+        )
     draft.started = clock
     calls = ToolCalls()
     for i, content in enumerate(history):
@@ -222,10 +263,16 @@ def _history(path: Path, info: dict[str, Any], history: list[Any], report: Impor
                 _function_part(part, turn_items, calls)
         if not turn_items:
             continue
-        role = "user" if content["role"] == "user" and not all(isinstance(i, tf.ToolCall) for i in turn_items) else "agent"
+        role = (
+            "user"
+            if content["role"] == "user" and not all(isinstance(i, tf.ToolCall) for i in turn_items)
+            else "agent"
+        )
         draft.add_turn(clock, role, turn_items)
     if not draft.turns:
-        raise ImportFormatError(f"{path}: this Gemini chat history holds no message; nothing to import.")
+        raise ImportFormatError(
+            f"{path}: this Gemini chat history holds no message; nothing to import."
+        )
     monotonic_turns(draft)
     return draft
 
@@ -261,10 +308,16 @@ def _gemini_calls(draft: SessionDraft, m: dict[str, Any]) -> list[tf.Item]:
     return out
 
 
-def _draft(path: Path, meta: dict[str, Any], messages: list[dict[str, Any]], report: ImportReport) -> SessionDraft:
+def _draft(
+    path: Path, meta: dict[str, Any], messages: list[dict[str, Any]], report: ImportReport
+) -> SessionDraft:
     sid = safe_session_id(meta.get("sessionId")) or stable_id("gemini", path.name)
-    draft = SessionDraft(session_id=sid, channel="gemini", topic=nonempty_str(meta.get("summary")),
-                         source=f"gemini:{path.name}")
+    draft = SessionDraft(
+        session_id=sid,
+        channel="gemini",
+        topic=nonempty_str(meta.get("summary")),
+        source=f"gemini:{path.name}",
+    )
     draft.started = clock = first_time(meta.get("startTime") or None, field="startTime")
     for i, m in enumerate(messages):
         kind = string(m.get("type"))
@@ -274,17 +327,31 @@ def _draft(path: Path, meta: dict[str, Any], messages: list[dict[str, Any]], rep
         if kind == "model":
             kind = "gemini"  # what some recordings call the model's messages
         if kind not in ("user", "gemini"):
-            report.skip_line(f"{path}#messages", i + 1, f"message {m.get('id', i)!r} has unknown type {kind!r}")
+            report.skip_line(
+                f"{path}#messages", i + 1, f"message {m.get('id', i)!r} has unknown type {kind!r}"
+            )
             continue
         try:
-            clock = parse_ts(m["timestamp"], f"{where} timestamp") if m.get("timestamp") is not None else clock
+            clock = (
+                parse_ts(m["timestamp"], f"{where} timestamp")
+                if m.get("timestamp") is not None
+                else clock
+            )
         except TimestampError as exc:
             report.skip_line(f"{path}#messages", i + 1, str(exc).split(";")[0])
             continue
         if clock is None:
-            report.skip_line(f"{path}#messages", i + 1, f"message {m.get('id', i)!r} has no timestamp and the chat no startTime")
+            report.skip_line(
+                f"{path}#messages",
+                i + 1,
+                f"message {m.get('id', i)!r} has no timestamp and the chat no startTime",
+            )
             continue
-        shown = m.get("displayContent") if kind == "user" and m.get("displayContent") else m.get("content")
+        shown = (
+            m.get("displayContent")
+            if kind == "user" and m.get("displayContent")
+            else m.get("content")
+        )
         texts, attachments = _parts(shown)
         items: list[tf.Item] = [tf.Text(t) for t in texts if t.strip()] + attachments
         if kind == "gemini":
@@ -292,6 +359,8 @@ def _draft(path: Path, meta: dict[str, Any], messages: list[dict[str, Any]], rep
         if items:
             draft.add_turn(clock, "user" if kind == "user" else "agent", items)
     if not draft.turns:
-        raise ImportFormatError(f"{path}: Gemini chat {sid} holds no user or gemini message; nothing to import.")
+        raise ImportFormatError(
+            f"{path}: Gemini chat {sid} holds no user or gemini message; nothing to import."
+        )
     monotonic_turns(draft)
     return draft

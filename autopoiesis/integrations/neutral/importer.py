@@ -57,7 +57,10 @@ class NeutralImporter:
                         report.skip_line(str(path), n, "not JSON")
                         continue
                     except RecursionError:
-                        report.refuse(f"{path}:{n}", "nested deeper than can be read; nothing of this line was imported.")
+                        report.refuse(
+                            f"{path}:{n}",
+                            "nested deeper than can be read; nothing of this line was imported.",
+                        )
                         continue
                     drafts.extend(parse_sessions(data, f"{path}:{n}", report))
             return drafts
@@ -68,7 +71,9 @@ class NeutralImporter:
         return parse_sessions(data, str(path), report)
 
 
-def parse_sessions(data: Any, source: str, report: ImportReport | None = None) -> list[SessionDraft]:
+def parse_sessions(
+    data: Any, source: str, report: ImportReport | None = None
+) -> list[SessionDraft]:
     """The sessions of one neutral JSON value (an object or a list of them). With REPORT,
     a bad session is refused there on its own and the others are kept; without, it raises."""
     objs = data if isinstance(data, list) else [data]
@@ -82,14 +87,20 @@ def parse_sessions(data: Any, source: str, report: ImportReport | None = None) -
                 raise
             sid = obj.get("session_id") if isinstance(obj, dict) else None
             what = f"{where} (session {sid!r})" if isinstance(sid, str) else where
-            reason = str(exc) if isinstance(exc, AutopoiesisError) else "nested deeper than can be read"
-            report.refuse(what, f"{reason.removeprefix(where + ': ')} The session was not imported.")
+            reason = (
+                str(exc) if isinstance(exc, AutopoiesisError) else "nested deeper than can be read"
+            )
+            report.refuse(
+                what, f"{reason.removeprefix(where + ': ')} The session was not imported."
+            )
     return drafts
 
 
 def _parse_session(obj: Any, where: str) -> SessionDraft:
     if not isinstance(obj, dict) or not isinstance(obj.get("messages"), list):
-        raise ImportFormatError(f"{where}: a neutral session is an object with session_id, started and a messages list.")
+        raise ImportFormatError(
+            f"{where}: a neutral session is an object with session_id, started and a messages list."
+        )
     if not obj.get("session_id"):
         raise ImportFormatError(f"{where}: session_id is missing; give each session a stable id.")
     tags = obj.get("tags") or ()
@@ -109,8 +120,9 @@ def _parse_session(obj: Any, where: str) -> SessionDraft:
     clock = d.started
     for i, msg in enumerate(obj["messages"]):
         if not isinstance(msg, dict):
-            raise ImportFormatError(f"{where}: messages[{i}] must be an object with role and "
-                                    "content.")
+            raise ImportFormatError(
+                f"{where}: messages[{i}] must be an object with role and content."
+            )
         try:
             role = normalize_role(msg.get("role"))
         except CaptureError as exc:
@@ -119,16 +131,19 @@ def _parse_session(obj: Any, where: str) -> SessionDraft:
         if msg.get("timestamp"):
             when = parse_ts(msg["timestamp"], f"{where}: messages[{i}].timestamp")
         if when is None:
-            raise ImportFormatError(f"{where}: messages[{i}] has no timestamp and the session no "
-                                    "started time.")
+            raise ImportFormatError(
+                f"{where}: messages[{i}] has no timestamp and the session no started time."
+            )
         clock = when
         items: list[tf.Item] = []
         if content_text(msg.get("content")):
             items.append(tf.Text(content_text(msg.get("content"))))
         for j, call in enumerate(_list(msg, "tool_calls", f"{where}: messages[{i}]")):
             if not isinstance(call, dict):
-                raise ImportFormatError(f"{where}: messages[{i}].tool_calls[{j}] must be an object "
-                                        "with tool, args and result.")
+                raise ImportFormatError(
+                    f"{where}: messages[{i}].tool_calls[{j}] must be an object "
+                    "with tool, args and result."
+                )
             tool = str(call.get("tool") or call.get("name") or "tool")
             args = args_summary(call.get("args"))
             items.append(tf.ToolCall(tool, args, content_text(call.get("result")) or None))

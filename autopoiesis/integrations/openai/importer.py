@@ -52,7 +52,9 @@ class OpenAIImporter:
             data = load_json(text)
         except ValueError as exc:
             raise ImportFormatError(f"{path}: not valid JSON ({exc}).") from None
-        mtime = parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(second=0, microsecond=0)
+        mtime = parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(
+            second=0, microsecond=0
+        )
         return [parse_chat(data, str(path), mtime)]
 
 
@@ -62,13 +64,18 @@ def parse_chat(data: object, source: str, fallback_time: datetime) -> SessionDra
     sid = str(info.get("session_id") or info.get("id") or opening_id("oai_", messages))
     started = parse_ts(info["created"], "created") if info.get("created") else fallback_time
     model, channel = info.get("model"), info.get("channel") or "openai"
-    d = SessionDraft(session_id=sid, model=None if model is None else str(model),
-                     channel=str(channel), started=started)
+    d = SessionDraft(
+        session_id=sid,
+        model=None if model is None else str(model),
+        channel=str(channel),
+        started=started,
+    )
     calls = ToolCalls()
     for i, msg in enumerate(messages):
         if not isinstance(msg, dict):
-            raise ImportFormatError(f"{source}: messages[{i}] must be an object with role and "
-                                    "content.")
+            raise ImportFormatError(
+                f"{source}: messages[{i}] must be an object with role and content."
+            )
         _add_message(d, calls, msg, started, f"{source}: messages[{i}]")
     return d
 
@@ -81,15 +88,21 @@ def _chat_messages(data: object, source: str) -> tuple[list[Any], dict[str, Any]
     elif isinstance(data, list) and all(isinstance(m, dict) and "role" in m for m in data):
         messages, info = data, {}
     else:
-        raise ImportFormatError(f"{source}: expected a list of chat messages or an object with a messages list.")
+        raise ImportFormatError(
+            f"{source}: expected a list of chat messages or an object with a messages list."
+        )
     if has_anthropic_blocks(messages):
-        raise ImportFormatError(f"{source}: its messages hold Anthropic content blocks (tool_use, tool_result, ...), "
-                                "so it is an Anthropic Messages list, not chat completions; import it with --format cline.")
+        raise ImportFormatError(
+            f"{source}: its messages hold Anthropic content blocks (tool_use, tool_result, ...), "
+            "so it is an Anthropic Messages list, not chat completions; import it with --format "
+            "cline."
+        )
     return messages, info
 
 
-def _add_message(d: SessionDraft, calls: ToolCalls, msg: dict[str, Any], when: datetime,
-                 where: str) -> None:
+def _add_message(
+    d: SessionDraft, calls: ToolCalls, msg: dict[str, Any], when: datetime, where: str
+) -> None:
     """Add MSG (WHERE names it in errors): a tool result fills in its call, any other
     message is a turn with its text, attachments and the calls it makes."""
     role = msg.get("role")
@@ -122,8 +135,9 @@ def _open_calls(msg: dict[str, Any], items: list[tf.Item], calls: ToolCalls, whe
     for j, call in enumerate(tool_calls):
         fn = call.get("function") if isinstance(call, dict) else None
         if not isinstance(fn, dict):
-            raise ImportFormatError(f"{where}.tool_calls[{j}] must be an object with a function "
-                                    "(name, arguments).")
+            raise ImportFormatError(
+                f"{where}.tool_calls[{j}] must be an object with a function (name, arguments)."
+            )
         tool = tf.ToolCall(str(fn.get("name") or "tool"), args_summary(fn.get("arguments")), None)
         calls.add(call.get("id"), items, tool)
     legacy = msg.get("function_call")
@@ -141,9 +155,15 @@ def _attachments(content: object) -> list[tf.Item]:
             continue
         kind = part.get("type")
         if kind == "image_url":
-            url = part["image_url"].get("url") if isinstance(part.get("image_url"), dict) else part.get("image_url")
+            url = (
+                part["image_url"].get("url")
+                if isinstance(part.get("image_url"), dict)
+                else part.get("image_url")
+            )
             keep = isinstance(url, str) and url.startswith(("http://", "https://"))
-            out.append(tf.Attachment(url if keep and isinstance(url, str) else "image (not stored)"))
+            out.append(
+                tf.Attachment(url if keep and isinstance(url, str) else "image (not stored)")
+            )
         elif kind == "input_audio":
             out.append(tf.Attachment("audio (not stored)"))
         elif kind == "file":

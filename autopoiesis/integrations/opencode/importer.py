@@ -38,7 +38,9 @@ from autopoiesis.core.clock import parse_ts
 from autopoiesis.errors import ImportFormatError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
 
-SKIPPED_PARTS = frozenset({"reasoning", "step-start", "step-finish", "snapshot", "patch", "compaction", "retry", "agent"})
+SKIPPED_PARTS = frozenset(
+    {"reasoning", "step-start", "step-finish", "snapshot", "patch", "compaction", "retry", "agent"}
+)
 
 
 def _kind(data: Any) -> str | None:
@@ -49,7 +51,11 @@ def _kind(data: Any) -> str | None:
         return "message"
     if "type" in data and ("messageID" in data or "callID" in data) and "id" in data:
         return "part"
-    if "id" in data and isinstance(data.get("time"), dict) and ("projectID" in data or "directory" in data):
+    if (
+        "id" in data
+        and isinstance(data.get("time"), dict)
+        and ("projectID" in data or "directory" in data)
+    ):
         return "session"
     return None
 
@@ -64,7 +70,10 @@ def _read_json(path: Path, report: ImportReport) -> Any:
 
 class OpenCodeImporter:
     name = "opencode"
-    description = "OpenCode storage (~/.local/share/opencode/storage): the folder, a session or a message file"
+    description = (
+        "OpenCode storage (~/.local/share/opencode/storage): the folder, a session or a "
+        "message file"
+    )
 
     def detect(self, path: Path, text: str) -> float:
         if looks_like_jsonl(path, text):
@@ -83,9 +92,15 @@ class OpenCodeImporter:
         kind = _kind(data)
         if kind is None:
             raise ImportFormatError(f"{path}: not an OpenCode session, message or part file.")
-        sid = data.get("id") if kind == "session" else data.get("sessionID") or (data.get("metadata") or {}).get("sessionID")
+        sid = (
+            data.get("id")
+            if kind == "session"
+            else data.get("sessionID") or (data.get("metadata") or {}).get("sessionID")
+        )
         if not isinstance(sid, str) or not sid:
-            raise ImportFormatError(f"{path}: this OpenCode {kind} file does not name its session (sessionID).")
+            raise ImportFormatError(
+                f"{path}: this OpenCode {kind} file does not name its session (sessionID)."
+            )
         root = _storage_root(path, up=True)
         store = _Storage(root, report) if root is not None else None
         info = data if kind == "session" else store.session_info(sid) if store else None
@@ -95,20 +110,30 @@ class OpenCodeImporter:
         else:
             draft = _session(sid, info, store.messages(sid), store.parts, str(path))
         if not draft.turns:
-            where = f"under {root}" if root is not None else f"around {path} (no message/ and part/ folders found)"
-            raise ImportFormatError(f"{path}: OpenCode session {sid} has no message with text or tool parts {where}. "
-                                    "Import the storage folder (~/.local/share/opencode/storage) or copy the session "
-                                    "with its message/ and part/ folders.")
+            where = (
+                f"under {root}"
+                if root is not None
+                else f"around {path} (no message/ and part/ folders found)"
+            )
+            raise ImportFormatError(
+                f"{path}: OpenCode session {sid} has no message with text or tool parts {where}. "
+                "Import the storage folder (~/.local/share/opencode/storage) or copy the session "
+                "with its message/ and part/ folders."
+            )
         return [draft]
 
     def read_folder(self, path: Path, report: ImportReport) -> list[SessionDraft]:
         root = _storage_root(path, up=False)
         if root is None:
-            raise ImportFormatError(f"{path}: not an OpenCode storage folder (no message/ folder in it).")
+            raise ImportFormatError(
+                f"{path}: not an OpenCode storage folder (no message/ folder in it)."
+            )
         store = _Storage(root, report)
         drafts = []
         for sid in store.session_ids():
-            draft = _session(sid, store.session_info(sid), store.messages(sid), store.parts, str(root))
+            draft = _session(
+                sid, store.session_info(sid), store.messages(sid), store.parts, str(root)
+            )
             if draft.turns:
                 drafts.append(draft)
         return drafts
@@ -131,7 +156,11 @@ class _Storage:
         self._flat_parts: dict[str, list[Path]] | None = None
 
     def _message_dirs(self, sid: str) -> list[Path]:
-        return [d for d in (self.root / "message" / sid, self.root / "session" / "message" / sid) if d.is_dir()]
+        return [
+            d
+            for d in (self.root / "message" / sid, self.root / "session" / "message" / sid)
+            if d.is_dir()
+        ]
 
     def session_ids(self) -> list[str]:
         ids: set[str] = set()
@@ -194,26 +223,46 @@ def _when(value: Any, fallback: datetime | None) -> datetime | None:
 
 
 def _created(obj: dict[str, Any]) -> Any:
-    for holder in (obj.get("time"), (obj.get("metadata") or {}).get("time") if isinstance(obj.get("metadata"), dict) else None):
+    for holder in (
+        obj.get("time"),
+        (obj.get("metadata") or {}).get("time") if isinstance(obj.get("metadata"), dict) else None,
+    ):
         if isinstance(holder, dict) and holder.get("created") is not None:
             return holder["created"]
     return None
 
 
-def _session(sid: str, info: dict[str, Any] | None, messages: list[dict[str, Any]], parts_of: Any,
-             source: str) -> SessionDraft:
+def _session(
+    sid: str,
+    info: dict[str, Any] | None,
+    messages: list[dict[str, Any]],
+    parts_of: Any,
+    source: str,
+) -> SessionDraft:
     tf.validate_session_id(sid)
     info = info or {}
-    parent = info.get("parentID") if isinstance(info.get("parentID"), str) and tf.SESSION_ID_RE.match(info["parentID"]) else None
+    parent = (
+        info.get("parentID")
+        if isinstance(info.get("parentID"), str) and tf.SESSION_ID_RE.match(info["parentID"])
+        else None
+    )
     started = _when(_created(info), None)
-    draft = SessionDraft(session_id=sid, channel="opencode", source=f"opencode:{sid}", parent_session=parent,
-                         topic=info.get("title") if isinstance(info.get("title"), str) else None, started=started)
+    draft = SessionDraft(
+        session_id=sid,
+        channel="opencode",
+        source=f"opencode:{sid}",
+        parent_session=parent,
+        topic=info.get("title") if isinstance(info.get("title"), str) else None,
+        started=started,
+    )
     messages = sorted(messages, key=lambda m: (str(_created(m) or ""), str(m.get("id"))))
     clock = started
     for msg in messages:
         when = _when(_created(msg), clock)
         if when is None:
-            raise ImportFormatError(f"{source}: OpenCode message {msg.get('id')} has no time.created.")
+            raise ImportFormatError(
+                f"{source}: OpenCode message {msg.get('id')} has no time.created."
+            )
         clock = when
         parts = list(msg["parts"]) if isinstance(msg.get("parts"), list) else []
         parts += parts_of(msg)
@@ -228,7 +277,9 @@ def _session(sid: str, info: dict[str, Any] | None, messages: list[dict[str, Any
         if isinstance(error, dict):
             data = as_dict(error.get("data"))
             text = data.get("message") if isinstance(data.get("message"), str) else ""
-            draft.add_turn(when, "system", [tf.Text(f"{error.get('name') or 'error'}: {text}".strip(": "))])
+            draft.add_turn(
+                when, "system", [tf.Text(f"{error.get('name') or 'error'}: {text}".strip(": "))]
+            )
     return draft
 
 
@@ -258,18 +309,31 @@ def _items(parts: list[dict[str, Any]], role: str) -> list[tf.Item]:
             items.append(_tool(part))
         elif kind == "file":
             name = part.get("filename") or part.get("url") or "file"
-            items.append(tf.Attachment(str(name) if not str(name).startswith("data:") else f"{part.get('mime') or 'file'} (not stored)"))
+            items.append(
+                tf.Attachment(
+                    str(name)
+                    if not str(name).startswith("data:")
+                    else f"{part.get('mime') or 'file'} (not stored)"
+                )
+            )
         elif kind == "subtask":
-            items.append(tf.ToolCall("task", str(part.get("description") or part.get("prompt") or ""), None))
+            items.append(
+                tf.ToolCall("task", str(part.get("description") or part.get("prompt") or ""), None)
+            )
     return items
 
 
 def _tool(part: dict[str, Any]) -> tf.ToolCall:
     state = as_dict(part.get("state"))
-    if part.get("type") == "tool-invocation":  # the oldest storage: {toolInvocation: {toolName, args, result}}
+    if (
+        part.get("type") == "tool-invocation"
+    ):  # the oldest storage: {toolInvocation: {toolName, args, result}}
         inv = as_dict(part.get("toolInvocation"))
-        return tf.ToolCall(str(inv.get("toolName") or "tool"), args_summary(inv.get("args")),
-                           content_text(inv.get("result")) or None)
+        return tf.ToolCall(
+            str(inv.get("toolName") or "tool"),
+            args_summary(inv.get("args")),
+            content_text(inv.get("result")) or None,
+        )
     status = state.get("status")
     if status == "error":
         result: str | None = f"error: {content_text(state.get('error'))}".strip()

@@ -6,7 +6,8 @@ Items become turns: a `message` is a user or agent turn; a tool call (`function_
 `web_search_call`, `file_search_call`, `code_interpreter_call`, `computer_call`,
 `image_generation_call`, `tool_search_call`) joins the agent turn it follows, and its
 `*_output` item is written into the call's line by `call_id`. `reasoning` and compaction
-items are left out on purpose (docs/design.md#transcript-format: reasoning is excluded), as are system and
+items are left out on purpose (docs/design.md#transcript-format: reasoning is excluded), as are
+system and
 developer messages and the context a harness injects into the user role
 (`<environment_context>`, AGENTS.md instructions): none of them is something a person said.
 """
@@ -52,19 +53,48 @@ INJECTED_PREFIXES = (
 )
 # Items that carry no conversation: reasoning (excluded on purpose), the encrypted
 # summary a compaction leaves, and the harness's own bookkeeping.
-SILENT_ITEMS = frozenset({
-    "reasoning", "compaction", "compaction_summary", "ghost_snapshot", "item_reference",
-    "mcp_list_tools", "mcp_approval_request", "mcp_approval_response",
-})
-CALL_ITEMS = frozenset({
-    "function_call", "custom_tool_call", "local_shell_call", "shell_call", "apply_patch_call", "mcp_call",
-    "web_search_call", "file_search_call", "code_interpreter_call", "computer_call", "image_generation_call",
-    "tool_search_call", "tool_call",
-})
-OUTPUT_ITEMS = frozenset({
-    "function_call_output", "custom_tool_call_output", "local_shell_call_output", "shell_call_output",
-    "apply_patch_call_output", "computer_call_output", "tool_search_output", "tool_result", "function_result",
-})
+SILENT_ITEMS = frozenset(
+    {
+        "reasoning",
+        "compaction",
+        "compaction_summary",
+        "ghost_snapshot",
+        "item_reference",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "mcp_approval_response",
+    }
+)
+CALL_ITEMS = frozenset(
+    {
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "shell_call",
+        "apply_patch_call",
+        "mcp_call",
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "computer_call",
+        "image_generation_call",
+        "tool_search_call",
+        "tool_call",
+    }
+)
+OUTPUT_ITEMS = frozenset(
+    {
+        "function_call_output",
+        "custom_tool_call_output",
+        "local_shell_call_output",
+        "shell_call_output",
+        "apply_patch_call_output",
+        "computer_call_output",
+        "tool_search_output",
+        "tool_result",
+        "function_result",
+    }
+)
 RESPONSES_ITEMS = SILENT_ITEMS | CALL_ITEMS | OUTPUT_ITEMS | {"message", "agent_message"}
 
 
@@ -76,7 +106,11 @@ def is_injected(text: str) -> bool:
 def command_line(value: Any) -> str | None:
     """A shell command given as an argv list, as one line (`bash -lc SCRIPT` as SCRIPT)."""
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        if len(value) == 3 and value[1] in ("-lc", "-c") and value[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh"):
+        if (
+            len(value) == 3
+            and value[1] in ("-lc", "-c")
+            and value[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh")
+        ):
             return value[2]
         return shlex.join(value)
     return value if isinstance(value, str) else None
@@ -147,8 +181,12 @@ def _parts(content: Any) -> tuple[list[str], list[tf.Item]]:
             texts.append(part["refusal"])
         elif part.get("type") == "input_image" and nonempty_str(part.get("image_url")):
             url = part["image_url"]
-            attachments.append(tf.Attachment("image (not stored)" if url.startswith("data:") else url))
-        elif part.get("type") == "input_file" and (nonempty_str(part.get("filename")) or nonempty_str(part.get("file_id"))):
+            attachments.append(
+                tf.Attachment("image (not stored)" if url.startswith("data:") else url)
+            )
+        elif part.get("type") == "input_file" and (
+            nonempty_str(part.get("filename")) or nonempty_str(part.get("file_id"))
+        ):
             attachments.append(tf.Attachment(part.get("filename") or part["file_id"]))
     return texts, attachments
 
@@ -156,7 +194,13 @@ def _parts(content: Any) -> tuple[list[str], list[tf.Item]]:
 def _web_search(item: dict[str, Any]) -> str:
     action = mapping(item.get("action"))
     queries = sequence(action.get("queries"))
-    return str(action.get("query") or " | ".join(str(q) for q in queries) or action.get("url") or action.get("pattern") or "")
+    return str(
+        action.get("query")
+        or " | ".join(str(q) for q in queries)
+        or action.get("url")
+        or action.get("pattern")
+        or ""
+    )
 
 
 # How each kind of tool-call item reads as a call line: item -> (tool, arguments, result
@@ -179,7 +223,8 @@ def _custom_tool_call(item: dict[str, Any]) -> _CallLine:
 def _shell_call(item: dict[str, Any]) -> _CallLine:
     action = mapping(item.get("action"))
     command = command_line(action.get("command")) or "; ".join(
-        str(c) for c in sequence(action.get("commands")) if isinstance(c, str))
+        str(c) for c in sequence(action.get("commands")) if isinstance(c, str)
+    )
     return "shell", command, None
 
 
@@ -252,12 +297,15 @@ class ResponsesReader:
         self.calls = ToolCalls()
 
     def _agent_items(self, when: datetime) -> list[tf.Item]:
-        """The items of the agent turn a tool call joins (a new one unless the last turn is the agent's)."""
+        """The items of the agent turn a tool call joins (a new one unless the last turn is the
+        agent's)."""
         if self.draft.turns and self.draft.turns[-1].role == "agent":
             return self.draft.turns[-1].items
         return self.draft.add_turn(when, "agent", []).items
 
-    def call(self, call_id: Any, tool: str, args: str, when: datetime, result: str | None = None) -> None:
+    def call(
+        self, call_id: Any, tool: str, args: str, when: datetime, result: str | None = None
+    ) -> None:
         self.calls.add(call_id, self._agent_items(when), tf.ToolCall(tool or "tool", args, result))
 
     def result(self, call_id: Any, tool: str | None, result: str, when: datetime) -> None:
@@ -267,7 +315,9 @@ class ResponsesReader:
             return
         if call_id in (None, "") and self.calls.resolve_oldest(tool, result or None):
             return
-        self._agent_items(when).append(tf.ToolCall(tool or "result", str(call_id or ""), result or None))
+        self._agent_items(when).append(
+            tf.ToolCall(tool or "result", str(call_id or ""), result or None)
+        )
 
     def add(self, item: dict[str, Any], when: datetime) -> str | None:
         """Add ITEM; None when it was understood (content or known bookkeeping), else why not."""
@@ -317,19 +367,30 @@ class ResponsesReader:
         call_id = item.get("call_id")
         if kind == "tool_search_output":
             tools = sequence(item.get("tools"))
-            text = ", ".join(str(t.get("name")) for t in tools if isinstance(t, dict) and t.get("name"))
+            text = ", ".join(
+                str(t.get("name")) for t in tools if isinstance(t, dict) and t.get("name")
+            )
             self.result(call_id, "tool_search", text, when)
         elif kind == "computer_call_output":
             self.result(call_id, "computer", "screenshot (not stored)", when)
         elif kind in ("tool_result", "function_result"):
-            self.result(call_id, nonempty_str(item.get("name")), output_text(item.get("result", item.get("output"))), when)
+            self.result(
+                call_id,
+                nonempty_str(item.get("name")),
+                output_text(item.get("result", item.get("output"))),
+                when,
+            )
         else:
             self.result(call_id, None, output_text(item.get("output")), when)
 
 
 def is_responses_item(obj: Any) -> bool:
     """OBJ is an item of the Responses API (typed; a `message` names its role)."""
-    if not isinstance(obj, dict) or string(obj.get("type")) not in RESPONSES_ITEMS - {"tool_call", "tool_result", "function_result"}:
+    if not isinstance(obj, dict) or string(obj.get("type")) not in RESPONSES_ITEMS - {
+        "tool_call",
+        "tool_result",
+        "function_result",
+    }:
         return False
     return obj["type"] != "message" or isinstance(obj.get("role"), str)
 
@@ -345,11 +406,17 @@ class ResponsesImporter:
         if looks_like_jsonl(path, text):
             return 0.0
         probe = json_probe(text)
-        if isinstance(probe, dict) and probe.get("object") == "response" and isinstance(probe.get("output"), list):
+        if (
+            isinstance(probe, dict)
+            and probe.get("object") == "response"
+            and isinstance(probe.get("output"), list)
+        ):
             return 0.9
         if isinstance(probe, dict) and isinstance(probe.get("input"), list) and probe["input"]:
             probe = probe["input"][0]
-        return 0.85 if is_responses_item(probe) else 0.0  # above openai's 0.8: a typed item is surer
+        return (
+            0.85 if is_responses_item(probe) else 0.0
+        )  # above openai's 0.8: a typed item is surer
 
     @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
@@ -360,17 +427,36 @@ class ResponsesImporter:
         info: dict[str, Any] = data if isinstance(data, dict) else {}
         if isinstance(data, list):
             items = data
-        elif isinstance(data, dict) and (isinstance(data.get("input"), list) or isinstance(data.get("output"), list)):
+        elif isinstance(data, dict) and (
+            isinstance(data.get("input"), list) or isinstance(data.get("output"), list)
+        ):
             items = [*sequence(data.get("input")), *sequence(data.get("output"))]
         else:
-            raise ImportFormatError(f"{path}: expected a list of Responses items or an object with input/output lists.")
-        when = (parse_ts(info["created_at"], f"{path}: created_at") if info.get("created_at") is not None
-                else parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(second=0, microsecond=0))
-        sid = safe_session_id(info.get("id"), info.get("previous_response_id")) or stable_id("resp", items)
-        draft = SessionDraft(session_id=sid, model=nonempty_str(info.get("model")), channel="openai",
-                             source=f"openai-responses:{path.name}", started=when)
+            raise ImportFormatError(
+                f"{path}: expected a list of Responses items or an object with input/output lists."
+            )
+        when = (
+            parse_ts(info["created_at"], f"{path}: created_at")
+            if info.get("created_at") is not None
+            else parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(
+                second=0, microsecond=0
+            )
+        )
+        sid = safe_session_id(info.get("id"), info.get("previous_response_id")) or stable_id(
+            "resp", items
+        )
+        draft = SessionDraft(
+            session_id=sid,
+            model=nonempty_str(info.get("model")),
+            channel="openai",
+            source=f"openai-responses:{path.name}",
+            started=when,
+        )
         usage = mapping(info.get("usage"))
-        draft.tokens_in, draft.tokens_out = count(usage.get("input_tokens")), count(usage.get("output_tokens"))
+        draft.tokens_in, draft.tokens_out = (
+            count(usage.get("input_tokens")),
+            count(usage.get("output_tokens")),
+        )
         reader = ResponsesReader(draft)
         for i, item in enumerate(items):
             why = reader.add(item, when) if isinstance(item, dict) else "not an object"

@@ -85,11 +85,15 @@ class ExtractorRegistry:
         """Add EXTRACTOR, as a plugin of this registry's manager."""
         if not isinstance(extractor, ExtractorPlugin):
             raise TypeError(
-                f"{extractor!r} is not an extractor: give an autopoiesis.knowledge.extractors.Extractor "
-                "(or an object with name, description, key, policy, has_llm_flavour, run_offline and run_llm)."
+                f"{extractor!r} is not an extractor: give an "
+                "autopoiesis.knowledge.extractors.Extractor "
+                "(or an object with name, description, key, policy, has_llm_flavour, run_offline "
+                "and run_llm)."
             )
         if extractor.name in self._by_name() and not replace:
-            raise ValueError(f"an extractor named {extractor.name!r} is already registered; pass replace=True")
+            raise ValueError(
+                f"an extractor named {extractor.name!r} is already registered; pass replace=True"
+            )
         self._manager.contribute("register_extractors", extractor)
 
     def _by_name(self) -> dict[str, ExtractorPlugin]:
@@ -147,11 +151,15 @@ class ExtractorRegistry:
                 self.load_errors.append(f"{where} did not load: {type(exc).__name__}: {exc}")
                 continue
             if not found:
-                self.load_errors.append(f"{where} names no extractor; point it at an Extractor or a function returning them")
+                self.load_errors.append(
+                    f"{where} names no extractor; point it at an Extractor or a function "
+                    "returning them"
+                )
             for extractor in found:
                 if extractor.name in self._by_name():
                     self.load_errors.append(
-                        f"{where}: an extractor named {extractor.name!r} is already registered; rename the plugin's extractor"
+                        f"{where}: an extractor named {extractor.name!r} is already registered; "
+                        "rename the plugin's extractor"
                     )
                     continue
                 self.register(extractor)

@@ -95,7 +95,8 @@ def long_words(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class KnownEntry:
-    """An existing knowledge entry shown to an LLM extractor (docs/design.md#extraction-bookkeeping's classifier reads
+    """An existing knowledge entry shown to an LLM extractor
+    (docs/design.md#extraction-bookkeeping's classifier reads
     and searches memory before it appends or supersedes)."""
 
     id: str
@@ -143,7 +144,9 @@ class SourceTranscript:
                 if isinstance(item, tf.Text):
                     for s in split_sentences(item.content):
                         ack = turn.role == "agent" and bool(cues.ACK.match(s))
-                        out.append(Sentence(s, utc(turn.time), turn.role, turn.name, owned, confirmed, ack))
+                        out.append(
+                            Sentence(s, utc(turn.time), turn.role, turn.name, owned, confirmed, ack)
+                        )
         return tuple(out)
 
     def provenance(self, at: datetime | None, producer: str) -> Provenance:
@@ -169,7 +172,15 @@ def _confirmed_by_next(turns: list[tf.Turn], i: int) -> bool:
     nxt = turns[i + 1] if i + 1 < len(turns) else None
     if nxt is None or nxt.role != "user":
         return False
-    first = next((s for item in nxt.items if isinstance(item, tf.Text) for s in split_sentences(item.content)), "")
+    first = next(
+        (
+            s
+            for item in nxt.items
+            if isinstance(item, tf.Text)
+            for s in split_sentences(item.content)
+        ),
+        "",
+    )
     return bool(cues.CONFIRM.match(first))
 
 
@@ -188,8 +199,22 @@ def clean(text: str, prefix: re.Pattern[str] | None = None, limit: int = 300) ->
 
 # ── shared heuristics ───────────────────────────────────────────────────────────────
 _PROJECT_PATH = re.compile(r"knowledge/projects/([a-z0-9][a-z0-9-]*)/")
-_PROJECT_WORD = re.compile(r"\b(?:the\s+([A-Za-z][\w-]{2,30})\s+project|project\s+([A-Z][\w-]{2,30}))\b")
-_NOT_PROJECT = {"this", "that", "the", "new", "old", "our", "whole", "same", "other", "next", "general"}
+_PROJECT_WORD = re.compile(
+    r"\b(?:the\s+([A-Za-z][\w-]{2,30})\s+project|project\s+([A-Z][\w-]{2,30}))\b"
+)
+_NOT_PROJECT = {
+    "this",
+    "that",
+    "the",
+    "new",
+    "old",
+    "our",
+    "whole",
+    "same",
+    "other",
+    "next",
+    "general",
+}
 
 
 def detect_project(src: SourceTranscript) -> str:
@@ -259,7 +284,9 @@ class ExtractorPlugin(Protocol):
 
     def run_offline(self, src: SourceTranscript) -> list[KnowledgeChange]: ...
 
-    def run_llm(self, src: SourceTranscript, llm: Any, model: str | None = None) -> list[KnowledgeChange]:
+    def run_llm(
+        self, src: SourceTranscript, llm: Any, model: str | None = None
+    ) -> list[KnowledgeChange]:
         """Raises LLMUnavailableError / LLMResponseError (the caller queues a retry)."""
         ...
 
@@ -293,7 +320,9 @@ class Extractor:
 
     def prompt_template(self) -> str:
         if not self.prompt_file:
-            raise UnknownExtractorError(f"extractor {self.key} has no LLM flavour (no prompt file).")
+            raise UnknownExtractorError(
+                f"extractor {self.key} has no LLM flavour (no prompt file)."
+            )
         return (self.prompts_dir / self.prompt_file).read_text(encoding="utf-8")
 
     def prompt(self, src: SourceTranscript) -> str:
@@ -308,17 +337,25 @@ class Extractor:
             "transcript": body,
         }
         # one pass: a placeholder inside the transcript or an entry stays as it is
-        return re.sub(r"\{(date|title|existing|transcript)\}", lambda m: fields[m.group(1)], self.prompt_template())
+        return re.sub(
+            r"\{(date|title|existing|transcript)\}",
+            lambda m: fields[m.group(1)],
+            self.prompt_template(),
+        )
 
     def run_offline(self, src: SourceTranscript) -> list[KnowledgeChange]:
         return self.offline(src, self.key)
 
-    def run_llm(self, src: SourceTranscript, llm: Any, model: str | None = None) -> list[KnowledgeChange]:
+    def run_llm(
+        self, src: SourceTranscript, llm: Any, model: str | None = None
+    ) -> list[KnowledgeChange]:
         """The LLM flavour. Raises LLMUnavailableError / LLMResponseError (the caller
         queues a retry)."""
         if self.from_llm is None:
             return self.run_offline(src)
-        res = llm.complete_json("extract", self.prompt(src), schema=self.validate_reply, model=model, max_tokens=1024)
+        res = llm.complete_json(
+            "extract", self.prompt(src), schema=self.validate_reply, model=model, max_tokens=1024
+        )
         return self.from_llm(res.data, src, self.key)
 
 
@@ -330,7 +367,10 @@ def reply_items(data: Any, field_name: str) -> list[dict[str, Any]]:
         if not data:
             return []
         if len(data) != 1:
-            raise ValueError(f"expected an array of objects, or an object with one key holding it; got keys {sorted(data)}")
+            raise ValueError(
+                "expected an array of objects, or an object with one key holding it; got keys "
+                f"{sorted(data)}"
+            )
         data = next(iter(data.values()))
     if not isinstance(data, list):
         raise ValueError("expected a JSON array of objects")
@@ -373,6 +413,7 @@ def checked_name(value: Any, what: str, i: int) -> str:
 
 def reply_validator(field_name: str, names: Sequence[str] = ()) -> Callable[[Any], None]:
     """A reply check: items with a non-empty string FIELD_NAME, and NAMES that are plain names."""
+
     def check(data: Any) -> None:
         for i, item in enumerate(reply_items(data, field_name)):
             for n in names:

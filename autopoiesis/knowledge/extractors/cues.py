@@ -27,9 +27,12 @@ from autopoiesis.core.text import STOPWORDS
 # ── who says what ───────────────────────────────────────────────────────────────────
 # An acknowledgement: the speaker takes note of what was said, it decides nothing.
 ACK = re.compile(
-    r"^(?:understood|got it|noted|will do|sure(?: thing)?|ok(?:ay)?|alright|all right|of course|absolutely|"
-    r"certainly|roger(?: that)?|makes sense|sounds good|perfect|great|thanks|thank you|no problem|you got it|"
-    r"i see|right|yes|yep|good (?:point|call|idea)|done|acknowledged|i understand|i'?ll remember(?: that)?|"
+    r"^(?:understood|got it|noted|will do|sure(?: thing)?|ok(?:ay)?|alright|all right|of "
+    r"course|absolutely|"
+    r"certainly|roger(?: that)?|makes sense|sounds good|perfect|great|thanks|thank you|no "
+    r"problem|you got it|"
+    r"i see|right|yes|yep|good (?:point|call|idea)|done|acknowledged|i understand|i'?ll "
+    r"remember(?: that)?|"
     r"i'?ll keep (?:that|it) in mind|i'?ve noted(?: that)?|i will|i'?ll do that)\b[\s,.!:;—-]*",
     re.IGNORECASE,
 )
@@ -49,22 +52,29 @@ PROPOSAL = re.compile(
 
 # ── decisions and plans ─────────────────────────────────────────────────────────────
 _COMMIT_VERBS = (
-    r"use|put|adopt|switch|move|migrate|go with|stick with|keep|drop|replace|deploy|run|host|store|add|build|ship|"
-    r"release|roll out|introduce|standardi[sz]e|set up|split|merge|rewrite|implement|cache|pin|upgrade|downgrade|"
-    r"remove|deprecate|enable|disable|require|stop using|start using|ditch|retire|freeze|launch|publish|"
+    r"use|put|adopt|switch|move|migrate|go with|stick "
+    r"with|keep|drop|replace|deploy|run|host|store|add|build|ship|"
+    r"release|roll out|introduce|standardi[sz]e|set "
+    r"up|split|merge|rewrite|implement|cache|pin|upgrade|downgrade|"
+    r"remove|deprecate|enable|disable|require|stop using|start "
+    r"using|ditch|retire|freeze|launch|publish|"
     r"self-host|outsource|postpone|cancel|hire|buy|rename|move off|standardise on"
 )
 # what follows a plan's verb when it is chat, not a plan: "let's keep going", "we'll keep it up"
 _NO_OBJECT = r"(?!\s+(?:\w+in(?:g\b|')|(?:it|up|at|each|us|them|you|that|this|in touch|on)\b))"
 DECISION_CUE = re.compile(
     r"\b(?:we|i|they|the team)\s+(?:have\s+|'ve\s+)?(?:decided|agreed)\b"
-    r"|\b(?:we|they|the team)\s+(?:have\s+|'ve\s+)?(?:chose|settled on|are going with|will go with|went with|picked)\b"
+    r"|\b(?:we|they|the team)\s+(?:have\s+|'ve\s+)?(?:chose|settled on|are going with|will go "
+    r"with|went with|picked)\b"
     r"|\bdecision(?:\s+is|:)|\bgoing forward,|\bfrom now on\b"
-    rf"|\b(?:we(?:'ll| will| shall|'re going to| are going to|'re gonna| are gonna| plan to|'re planning to| are planning to)|let'?s)"
+    r"|\b(?:we(?:'ll| will| shall|'re going to| are going to|'re gonna| are gonna| plan to|'re "
+    r"planning to| are planning to)|let'?s)"
     rf"\s+(?:\w+ly\s+)?(?:not\s+)?(?:{_COMMIT_VERBS})\b{_NO_OBJECT}"
     rf"|\bwe\s+(?:won'?t|will not|don'?t|do not)\s+(?:{_COMMIT_VERBS})\b{_NO_OBJECT}"
-    r"|\bthe plan is (?:to|that)\b|\bwe(?:'re| are) (?:going with|switching|moving|migrating|standardi[sz]ing)\b"
-    r"|\b(?:we|i)\s+(?:no longer|(?:have\s+)?stopped|(?:are|'re) not)\s+(?:use|using|run|running|need|needing)\b"
+    r"|\bthe plan is (?:to|that)\b|\bwe(?:'re| are) (?:going "
+    r"with|switching|moving|migrating|standardi[sz]ing)\b"
+    r"|\b(?:we|i)\s+(?:no longer|(?:have\s+)?stopped|(?:are|'re) "
+    r"not)\s+(?:use|using|run|running|need|needing)\b"
     r"|\b(?:switch(?:ed)?|migrat(?:e|ed)|mov(?:e|ed)) from \S.{0,40}? to\b"
     r"|\binstead of\b.{0,60}\b(?:we|let'?s)\b|\b(?:we|let'?s)\b.{0,60}\binstead\b",
     re.IGNORECASE,
@@ -73,27 +83,41 @@ DECISION_PREFIX = re.compile(
     r"^(?:ok(?:ay)?[,.]?\s+|so[,]?\s+|alright[,.]?\s+|right[,.]?\s+)?"
     r"(?:(?:we|i|they|the team)\s+(?:have\s+)?(?:decided|agreed)\s*(?:that|on|to|:)?\s*"
     r"|(?:the\s+)?decision(?:\s+is)?\s*:?\s*|the plan is (?:to|that)\s+|going forward,\s*"
-    r"|i (?:suggest|recommend|propose)(?: that)?(?: we)?\s+|how about\s+|my (?:suggestion|recommendation) is(?: to| that)?\s+)",
+    r"|i (?:suggest|recommend|propose)(?: that)?(?: we)?\s+|how about\s+|my "
+    r"(?:suggestion|recommendation) is(?: to| that)?\s+)",
     re.IGNORECASE,
 )
 # "I decided ..." with no "we" in it: one person's choice
 FIRST_PERSON_ONLY = re.compile(r"^(?!.*\b(?:we|let'?s|the team|our)\b).*\bI\b", re.IGNORECASE)
 # A change: "X instead", "from X to Y", "no longer ...", "drop X", "replace X with Y".
-_THING = r"(?:the\s+|our\s+)?(?P<{0}>[\w.+#/-]+(?:\s+(?!and\b|with\b|to\b|for\b|in\b|instead\b)[\w.+#/-]+)?)"
+_THING = (
+    r"(?:the\s+|our\s+)?(?P<{0}>[\w.+#/-]+(?:\s+(?!and\b|with\b|to\b|for\b|in\b|instead\b)["
+    r"\w.+#/-]+)?)"
+)
 _CHANGE_OLD = re.compile(
     r"\b(?:switch(?:ed|ing)?|migrat\w*|mov(?:e|ed|ing)|chang\w*)\s+(?:[\w-]+\s+){0,4}?(?:away\s+)?from\s+"
-    + _THING.format("a") + r"\s+(?:to|onto)\b"
-    r"|\binstead of " + _THING.format("b")
-    + r"|\bno longer (?:use|using|uses|run|running|need|want)\s+" + _THING.format("c")
-    + r"|\b(?:drop|dropped|dropping|ditch|ditched|remove|removed|replace|replaced|retire|retired|abandon|abandoned|"
-    r"stop using|stopped using|get rid of|got rid of|move off|moved off)\s+" + _THING.format("d")
-    + r"|\brather than " + _THING.format("e")
-    + r"|\bnot " + _THING.format("f") + r" (?:anymore|any more)\b",
+    + _THING.format("a")
+    + r"\s+(?:to|onto)\b"
+    r"|\binstead of "
+    + _THING.format("b")
+    + r"|\bno longer (?:use|using|uses|run|running|need|want)\s+"
+    + _THING.format("c")
+    + r"|\b(?:drop|dropped|dropping|ditch|ditched|remove|removed|replace|replaced|retire|retired|a"
+    r"bandon|abandoned|"
+    r"stop using|stopped using|get rid of|got rid of|move off|moved off)\s+"
+    + _THING.format("d")
+    + r"|\brather than "
+    + _THING.format("e")
+    + r"|\bnot "
+    + _THING.format("f")
+    + r" (?:anymore|any more)\b",
     re.IGNORECASE,
 )
 CHANGE_CUE = re.compile(
-    r"\binstead\b|\bmoved? (?:it |this |that )?to\b|\bno longer\b|\bswitch(?:ed|ing)?\b|\bnow\b|\bchanged?\b"
-    r"|\bnot \w+ (?:anymore|any more)\b|\breplac\w+\b|\bpushed (?:back )?to\b|\bpostponed\b|\bresched\w+\b",
+    r"\binstead\b|\bmoved? (?:it |this |that )?to\b|\bno "
+    r"longer\b|\bswitch(?:ed|ing)?\b|\bnow\b|\bchanged?\b"
+    r"|\bnot \w+ (?:anymore|any more)\b|\breplac\w+\b|\bpushed (?:back "
+    r")?to\b|\bpostponed\b|\bresched\w+\b",
     re.IGNORECASE,
 )
 
@@ -110,41 +134,60 @@ def change_target(sentence: str) -> str | None:
 
 
 # ── lessons ─────────────────────────────────────────────────────────────────────────
-_DIRECTIVE = r"(?:we|i|you|let'?s|make|remember|check|always|never|don'?t|do not|use|run|test|ask|try|start|take|keep|avoid)\b"
+_DIRECTIVE = (
+    r"(?:we|i|you|let'?s|make|remember|check|always|never|don'?t|do "
+    r"not|use|run|test|ask|try|start|take|keep|avoid)\b"
+)
 LESSON_CUE = re.compile(
     r"\blessons? learned\b|\blesson:|\btakeaway\b|\bnote to self\b"
-    rf"|(?:^|\bso\s+)next time\b|\bnext time,?\s+{_DIRECTIVE}|(?:^|\bso\s+)in the future\b|\bin the future,?\s+{_DIRECTIVE}"
-    r"|\bwe should have\b|\bi should have\b|\bshould always\b|^(?:always\s+)?make sure (?:to|that)\b|\bthe root cause was\b"
-    r"|\bnever\s+(?!want|wanna|thought|knew|felt|been|had|seen|imagined|expected)\w+\b.{2,80}\bagain\b|\bnever again\b"
+    rf"|(?:^|\bso\s+)next time\b|\bnext time,?\s+{_DIRECTIVE}|(?:^|\bso\s+)in the future\b|\bin "
+    rf"the future,?\s+{_DIRECTIVE}"
+    r"|\bwe should have\b|\bi should have\b|\bshould always\b|^(?:always\s+)?make sure "
+    r"(?:to|that)\b|\bthe root cause was\b"
+    r"|\bnever\s+(?!want|wanna|thought|knew|felt|been|had|seen|imagined|expected)\w+\b.{2,80}\baga"
+    r"in\b|\bnever again\b"
     r"|\b(?:don'?t|do not) ever\b|\b(?:always|never) forget to\b"
-    r"|\bremember to always\b|\bi(?:'ve| have)? learned (?:that|the hard way)\b|\bwe(?:'ve| have)? learned (?:that|the hard way)\b"
+    r"|\bremember to always\b|\bi(?:'ve| have)? learned (?:that|the hard way)\b|\bwe(?:'ve| "
+    r"have)? learned (?:that|the hard way)\b"
     r"|\b(?:that|this|it) taught (?:me|us)\b|\bthe mistake was\b|\bwon'?t make that mistake again\b"
     r"|\blearned the hard way\b|\bturns out (?:you|we) (?:need|have|must|should)\b",
     re.IGNORECASE,
 )
 LESSON_PREFIX = re.compile(
-    r"^.*?\b(?:lessons? learned|lesson|takeaway|note to self)\b\s*(?:is|was)?\s*[:,-]?\s*", re.IGNORECASE
+    r"^.*?\b(?:lessons? learned|lesson|takeaway|note to self)\b\s*(?:is|was)?\s*[:,-]?\s*",
+    re.IGNORECASE,
 )
 
 # ── preferences (the user's own) ────────────────────────────────────────────────────
 PREFERENCE_CUE = re.compile(
     r"\bi(?:'d| would)? (?:really |much |strongly |generally |usually )?(?:prefer|rather)\b"
-    r"|\bi (?:like|love|want|need) (?:it when you|you to|(?:short|shorter|brief|concise|long|longer|detailed|"
+    r"|\bi (?:like|love|want|need) (?:it when you|you "
+    r"to|(?:short|shorter|brief|concise|long|longer|detailed|"
     r"terse|plain)\b)"
-    r"|\bi (?:don'?t|do not) (?:like|want) (?:it when you|you to|long|lengthy|verbose|emojis?|tables?|bullet)"
+    r"|\bi (?:don'?t|do not) (?:like|want) (?:it when you|you "
+    r"to|long|lengthy|verbose|emojis?|tables?|bullet)"
     r"|\bmy preference is\b|\bplease (?:always|never|don'?t|do not|keep|use|avoid|stop)\b"
-    r"|\b(?:keep|make) (?:your |the )?(?:answers|replies|responses|messages|summaries|explanations) "
+    r"|\b(?:keep|make) (?:your |the "
+    r")?(?:answers|replies|responses|messages|summaries|explanations) "
     r"(?:short|shorter|brief|concise|terse|long|detailed)\b"
     r"|\bcall me\b|\baddress me as\b|\bno more (?:emojis?|tables?|bullet points|long answers)\b"
-    r"|\bfrom now on,? (?:please )?(?:use|give|answer|write|keep|reply|respond|format|send|add|avoid|skip)\b",
+    r"|\bfrom now on,? (?:please "
+    r")?(?:use|give|answer|write|keep|reply|respond|format|send|add|avoid|skip)\b",
     re.IGNORECASE,
 )
 # A preference's subject, so that a later one about the same thing replaces it.
 _PREFERENCE_SUBJECTS = (
     ("length", r"\b(?:short|shorter|brief|concise|terse|long|longer|lengthy|detailed|verbose)\b"),
-    ("format", r"\b(?:bullet(?: points?| lists?)?|prose|tables?|markdown|paragraphs?|numbered lists?|headings?|"
-               r"emojis?|plain text|json|format(?:ting)?)\b"),
-    ("language", r"\b(?:english|german|french|spanish|italian|dutch|portuguese|japanese|chinese|language)\b"),
+    (
+        "format",
+        r"\b(?:bullet(?: points?| lists?)?|prose|tables?|markdown|paragraphs?|numbered "
+        r"lists?|headings?|"
+        r"emojis?|plain text|json|format(?:ting)?)\b",
+    ),
+    (
+        "language",
+        r"\b(?:english|german|french|spanish|italian|dutch|portuguese|japanese|chinese|language)\b",
+    ),
     ("name", r"\b(?:call me|address me as)\b"),
     ("tone", r"\b(?:formal|informal|casual|tone|friendly|direct)\b"),
 )
@@ -152,18 +195,30 @@ _PREFERENCE_SUBJECTS = (
 
 def preference_subject(sentence: str) -> str | None:
     """What a preference is about (length, format, language, name, tone), or None."""
-    found = [(m.start(), name) for name, rx in _PREFERENCE_SUBJECTS for m in [re.search(rx, sentence, re.IGNORECASE)] if m]
+    found = [
+        (m.start(), name)
+        for name, rx in _PREFERENCE_SUBJECTS
+        for m in [re.search(rx, sentence, re.IGNORECASE)]
+        if m
+    ]
     return min(found)[1] if found else None
 
 
 # ── procedures told as a sequence ───────────────────────────────────────────────────
-_SEQ_WORD = r"(?:first(?:ly)?|start by|begin by|then|next|after that|afterwards|once (?:that|it)'?s? (?:done|finished)|finally|lastly|last|and then)"
+_SEQ_WORD = (
+    r"(?:first(?:ly)?|start by|begin by|then|next|after that|afterwards|once "
+    r"(?:that|it)'?s? (?:done|finished)|finally|lastly|last|and then)"
+)
 PROCEDURE_INTRO = re.compile(
-    r"^(?:so,?\s+|ok(?:ay)?,?\s+|here'?s how\s+)?(?:to|in order to|if you (?:want|need) to|when(?:ever)? you (?:want|need) to|"
-    r"the way to|how to)\s+(?P<what>[^,:;]{3,80}?)\s*(?:,|:|\bis to\b|\byou (?:need|have|must|should) to\b|-)\s*(?P<rest>.+)$",
+    r"^(?:so,?\s+|ok(?:ay)?,?\s+|here'?s how\s+)?(?:to|in order to|if you (?:want|need) "
+    r"to|when(?:ever)? you (?:want|need) to|"
+    r"the way to|how to)\s+(?P<what>[^,:;]{3,80}?)\s*(?:,|:|\bis to\b|\byou "
+    r"(?:need|have|must|should) to\b|-)\s*(?P<rest>.+)$",
     re.IGNORECASE,
 )
-PROCEDURE_STEP_SPLIT = re.compile(rf"(?:[,;.]\s*|\s+)(?:and\s+)?\b{_SEQ_WORD}\b[,:]?\s*", re.IGNORECASE)
+PROCEDURE_STEP_SPLIT = re.compile(
+    rf"(?:[,;.]\s*|\s+)(?:and\s+)?\b{_SEQ_WORD}\b[,:]?\s*", re.IGNORECASE
+)
 SEQUENCE_START = re.compile(rf"^\s*(?:and\s+)?{_SEQ_WORD}\b[,:]?\s*", re.IGNORECASE)
 
 
@@ -179,8 +234,10 @@ def procedure_steps(rest: str) -> list[str]:
 
 
 # ── dates ───────────────────────────────────────────────────────────────────────────
-_MONTH_RX = r"(?:january|february|march|april|june|july|august|september|october|november|december|" \
-            r"jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?"
+_MONTH_RX = (
+    r"(?:january|february|march|april|june|july|august|september|october|november|december|"
+    r"jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?"
+)
 _DAY_RX = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR_RX = r"(?:,?\s+(?:19|20)\d\d)"
 _WEEKDAY_RX = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
@@ -188,19 +245,29 @@ DATE = re.compile(
     rf"\b(?:(?:{_MONTH_RX}|May)\s+{_DAY_RX}\b{_YEAR_RX}?|{_DAY_RX}\s+(?:of\s+)?(?:{_MONTH_RX}|May)\b{_YEAR_RX}?"
     rf"|\d{{4}}-\d\d-\d\d|(?:next|this|coming)\s+(?:{_WEEKDAY_RX}|week|month|weekend|quarter|year)"
     rf"|(?:on\s+)?{_WEEKDAY_RX}|tomorrow|end of (?:the |this |next )?(?:week|month|quarter|year)"
-    rf"|Q[1-4](?:\s+(?:19|20)\d\d)?|(?:early|mid|late)[- ]{_MONTH_RX}|{_MONTH_RX}\s+(?:19|20)\d\d)\b",
+    r"|Q[1-4](?:\s+(?:19|20)\d\d)?|(?:early|mid|late)[- "
+    rf"]{_MONTH_RX}|{_MONTH_RX}\s+(?:19|20)\d\d)\b",
     re.IGNORECASE,
 )
-_SCHEDULED = (r"(?:planned|scheduled|set|due|slated|booked|targeted|expected|pencilled|penciled|happening|taking place|"
-              r"going live|landing|fixed)")
-_MOVED = (r"(?:moved|pushed(?: back| out)?|postponed|rescheduled|delayed|brought forward|pulled in|shifted|bumped|"
-          r"slipped|changed)")
+_SCHEDULED = (
+    r"(?:planned|scheduled|set|due|slated|booked|targeted|expected|pencilled|penciled|happening|ta"
+    r"king place|"
+    r"going live|landing|fixed)"
+)
+_MOVED = (
+    r"(?:moved|pushed(?: back| out)?|postponed|rescheduled|delayed|brought forward|pulled "
+    r"in|shifted|bumped|"
+    r"slipped|changed)"
+)
 _NP = r"(?P<{0}>(?:the|our|my|their|its|this|that)\s+[\w-]+(?:\s+[\w-]+){{0,3}}?)"
 _NP_BARE = r"(?P<{0}>[A-Za-z][\w-]+(?:\s+[\w-]+){{0,3}}?)"
 EVENT_DATE = re.compile(
-    rf"{_NP.format('subj')}\s+(?:is|was|has been|will be|'s|are)\s+(?:now\s+|still\s+|currently\s+|tentatively\s+)?"
-    rf"(?:{_SCHEDULED}\s+(?:for|on|to|at|in|by)|{_MOVED}\s+(?:to|until|till|back to|out to)|on|due|for)\s+(?P<when>.+)"
-    rf"|\b(?:we|they|i)\s+(?:have\s+|'ve\s+)?{_MOVED}\s+{_NP.format('subj2')}\s+(?:to|until|till|back to|out to)\s+(?P<when2>.+)"
+    rf"{_NP.format('subj')}\s+(?:is|was|has been|will "
+    r"be|'s|are)\s+(?:now\s+|still\s+|currently\s+|tentatively\s+)?"
+    rf"(?:{_SCHEDULED}\s+(?:for|on|to|at|in|by)|{_MOVED}\s+(?:to|until|till|back to|out "
+    r"to)|on|due|for)\s+(?P<when>.+)"
+    rf"|\b(?:we|they|i)\s+(?:have\s+|'ve\s+)?{_MOVED}\s+{_NP.format('subj2')}\s+(?:to|until|till|b"
+    r"ack to|out to)\s+(?P<when2>.+)"
     rf"|{_NP_BARE.format('subj3')}\s+(?P<noun>deadline|date|day)\s+is\s+(?:now\s+)?(?P<when3>.+)",
     re.IGNORECASE,
 )
@@ -218,12 +285,16 @@ def event_date(sentence: str) -> tuple[str, bool] | None:
         if not DATE.match(when.strip()) and not DATE.search(when[:40]):
             continue
         subj = m.group("subj") or m.group("subj2") or (m.group("subj3") + f" {m.group('noun')}")
-        subj = re.sub(r"^(?:the|our|my|their|its|this|that)\s+", "", subj.strip(), flags=re.IGNORECASE)
+        subj = re.sub(
+            r"^(?:the|our|my|their|its|this|that)\s+", "", subj.strip(), flags=re.IGNORECASE
+        )
         subj = re.sub(r"\s+(?:date|day)$", "", subj, flags=re.IGNORECASE)
         words = [w for w in subj.lower().split() if w not in STOPWORDS]
         if not words or words[0] in _NOT_EVENT or DATE.fullmatch(subj):
             continue
-        moved = bool(re.search(_MOVED, m.group(0), re.IGNORECASE)) or bool(re.search(r"\bnow\b", m.group(0), re.IGNORECASE))
+        moved = bool(re.search(_MOVED, m.group(0), re.IGNORECASE)) or bool(
+            re.search(r"\bnow\b", m.group(0), re.IGNORECASE)
+        )
         return " ".join(words[-3:]), moved
     return None
 
@@ -234,8 +305,10 @@ def _fmt(d: date) -> str:
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _RELATIVE = re.compile(
-    r"\b(?:yesterday|today|tonight|tomorrow|this morning|last night|(?:last|next|this past|this coming) "
-    rf"(?:week|weekend|month|year|{'|'.join(_WEEKDAYS)})|(?:a|one|two|three|four|five|six|\d+) (?:days?|weeks?|months?|years?) ago)\b",
+    r"\b(?:yesterday|today|tonight|tomorrow|this morning|last night|(?:last|next|this past|this "
+    r"coming) "
+    rf"(?:week|weekend|month|year|{'|'.join(_WEEKDAYS)})|(?:a|one|two|three|four|five|six|\d+) "
+    r"(?:days?|weeks?|months?|years?) ago)\b",
     re.IGNORECASE,
 )
 _NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
@@ -296,7 +369,7 @@ def with_absolute_dates(text: str, said: datetime) -> str:
         absolute = resolve_relative(m.group(0), said)
         if absolute is None:
             continue
-        out.append(text[last:m.end()] + f" [{absolute}]")
+        out.append(text[last : m.end()] + f" [{absolute}]")
         last = m.end()
     return "".join(out) + text[last:] if out else text
 
@@ -305,31 +378,46 @@ def with_absolute_dates(text: str, said: datetime) -> str:
 ROLE_WORDS = (
     r"engineer|developer|dev|designer|manager|lead|sre|pm|po|cto|ceo|cfo|coo|cio|vp|director|intern|analyst|architect|"
     r"admin|administrator|scientist|researcher|owner|maintainer|reviewer|contractor|consultant|recruiter|tester|qa|"
-    r"devops|head|coordinator|scrum master|on-call|teammate|colleague|mentor|boss|founder|co-founder|advisor|"
+    r"devops|head|coordinator|scrum "
+    r"master|on-call|teammate|colleague|mentor|boss|founder|co-founder|advisor|"
     r"accountant|lawyer|doctor|nurse|teacher|coach|therapist|counselor|counsellor|officer|specialist|expert|"
-    r"champion|point of contact|contact|representative|rep|assistant|editor|writer|producer|operator"
+    r"champion|point of "
+    r"contact|contact|representative|rep|assistant|editor|writer|producer|operator"
 )
-# "X is joining the team as our SRE", "X joined as the new PM", "X takes over as ...", "X will be our ..."
+# "X is joining the team as our SRE", "X joined as the new PM", "X takes over as ...", "X will be
+# our ..."
 ROLE_CUE = re.compile(
-    r"^\s*(?:is|was|has been|will be|'s)?\s*(?:now\s+)?(?:joining|joined|starting|started|coming on board|hired|"
-    r"takes? over|took over|taking over|moving|moved|promoted|stepping in|steps in|stepped in|signed on)\b"
+    r"^\s*(?:is|was|has been|will be|'s)?\s*(?:now\s+)?(?:joining|joined|starting|started|coming "
+    r"on board|hired|"
+    r"takes? over|took over|taking over|moving|moved|promoted|stepping in|steps in|stepped "
+    r"in|signed on)\b"
     r"(?:\s+(?:the|our)\s+\w+(?:\s+team)?|\s+us)?(?:\s+(?:on|next|this)\s+\w+)?\s+as\s+(?P<role>(?:(?:our|the|a|an)\s+)?.{2,60})"
-    rf"|^\s*(?:is|'s|will be|has become|became|is now|'s now)\s+(?:now\s+)?(?P<role2>(?:our|the|a|an)\s+(?:new\s+|acting\s+|interim\s+|"
+    r"|^\s*(?:is|'s|will be|has become|became|is now|'s "
+    r"now)\s+(?:now\s+)?(?P<role2>(?:our|the|a|an)\s+(?:new\s+|acting\s+|interim\s+|"
     rf"lead\s+|senior\s+|junior\s+|principal\s+|staff\s+|head\s+)?(?:[\w-]+\s+){{0,3}}?(?:{ROLE_WORDS})\b.{{0,40}})"
     rf"|^,\s+(?P<role3>(?:our|the|a|an)\s+(?:new\s+)?(?:[\w-]+\s+){{0,2}}?(?:{ROLE_WORDS}))\b",
     re.IGNORECASE,
 )
 # "we hired Lena as our SRE", "welcome Tom, the new PM"
-HIRED_BEFORE = re.compile(r"\b(?:hired|welcome|welcomed|onboarded|onboarding|brought on|bringing on|recruited|promoted|meet)\s+$",
-                          re.IGNORECASE)
-HIRED_AFTER = re.compile(r"^(?:\s+(?:as|to be|to)|,)\s+(?P<role>(?:our|the|a|an)\s+(?:new\s+)?.{2,60})", re.IGNORECASE)
+HIRED_BEFORE = re.compile(
+    r"\b(?:hired|welcome|welcomed|onboarded|onboarding|brought on|bringing "
+    r"on|recruited|promoted|meet)\s+$",
+    re.IGNORECASE,
+)
+HIRED_AFTER = re.compile(
+    r"^(?:\s+(?:as|to be|to)|,)\s+(?P<role>(?:our|the|a|an)\s+(?:new\s+)?.{2,60})", re.IGNORECASE
+)
 # "Lena's birthday is on March 14", "Tom starts on Monday", "Ana was born on 3 May 1990"
-PERSON_DATE_NOUNS = (r"birthday|anniversary|name day|last day|first day|start date|wedding|due date|graduation|"
-                     r"retirement|surgery|flight|vacation|holiday|leave|day off|interview|appointment|party|exam")
+PERSON_DATE_NOUNS = (
+    r"birthday|anniversary|name day|last day|first day|start date|wedding|due date|graduation|"
+    r"retirement|surgery|flight|vacation|holiday|leave|day off|interview|appointment|party|exam"
+)
 PERSON_DATE = re.compile(
     rf"^'s\s+(?P<noun>{PERSON_DATE_NOUNS})\b"
-    r"|^\s+(?P<verb>was born|starts|started|is starting|will start|joins|is joining|leaves|is leaving|left|retires|"
-    r"is out|is off|is away|is on (?:vacation|leave|holiday)|flies|arrives|moves|is moving|turns \d+|gets married|returns|"
+    r"|^\s+(?P<verb>was born|starts|started|is starting|will start|joins|is joining|leaves|is "
+    r"leaving|left|retires|"
+    r"is out|is off|is away|is on (?:vacation|leave|holiday)|flies|arrives|moves|is moving|turns "
+    r"\d+|gets married|returns|"
     r"is back)\b",
     re.IGNORECASE,
 )
@@ -337,9 +425,12 @@ PERSON_DATE = re.compile(
 # ── a person's own statements (multi-party conversations) ────────────────────────────
 PERSONAL_FACT = re.compile(
     r"\b(?:i|we)\s+(?:just\s+|recently\s+|finally\s+|also\s+|actually\s+|really\s+|still\s+)?(?:'ve\s+|have\s+|had\s+)?"
-    r"(?:work(?:ed)?|live[ds]?|grew up|was born|moved|studied|graduated|teach|taught|volunteer(?:ed)?|play(?:ed)?|joined|"
-    r"started|quit|adopted|bought|got married|married|went|visited|travell?ed|took|ran|painted|wrote|read|finished|"
-    r"signed up|applied|received|won|lost|met|celebrated|attended|love|enjoy|collect|practice|own|made|built|"
+    r"(?:work(?:ed)?|live[ds]?|grew up|was "
+    r"born|moved|studied|graduated|teach|taught|volunteer(?:ed)?|play(?:ed)?|joined|"
+    r"started|quit|adopted|bought|got "
+    r"married|married|went|visited|travell?ed|took|ran|painted|wrote|read|finished|"
+    r"signed up|applied|received|won|lost|met|celebrated|attended|love|enjoy|collect|practice|own|"
+    r"made|built|"
     r"learned|learnt|passed|failed|hiked|camped|cooked|baked|planted|planned|decided|got|prefer|like|did|tried|found|"
     r"booked|am|was)\b"
     r"|\bi'?m (?:a|an|from|originally|currently|\w+ing)\b"
@@ -351,11 +442,14 @@ PERSONAL_FACT = re.compile(
     r"grand\w+|parents|boyfriend|girlfriend|fianc[eé]e?|niece|nephew|cousin|aunt|uncle)\b",
     re.IGNORECASE,
 )
-HYPOTHETICAL = re.compile(r"^(?:if|when|whenever|maybe|perhaps)\b|\b(?:would|could|might)\b|\bi wish\b|\bwhat if\b",
-                          re.IGNORECASE)
+HYPOTHETICAL = re.compile(
+    r"^(?:if|when|whenever|maybe|perhaps)\b|\b(?:would|could|might)\b|\bi wish\b|\bwhat if\b",
+    re.IGNORECASE,
+)
 # A sentence that only wonders: "if we use X ...", "should we ...", "maybe we'll ..."
 OPEN_QUESTION = re.compile(
-    r"^(?:if|when|whenever|maybe|perhaps|what if|should we|do we|can we|could we|shall we|would we|are we|i wonder)\b",
+    r"^(?:if|when|whenever|maybe|perhaps|what if|should we|do we|can we|could we|shall we|would "
+    r"we|are we|i wonder)\b",
     re.IGNORECASE,
 )
 

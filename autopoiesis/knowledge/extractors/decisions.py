@@ -57,17 +57,38 @@ def decision_in(s: Sentence) -> Decision | None:
     return Decision(text, cues.change_target(s.text), s.at)
 
 
-def decision_changes(src: SourceTranscript, key: str, d: Decision, project: str, context: str = "") -> list[KnowledgeChange]:
+def decision_changes(
+    src: SourceTranscript, key: str, d: Decision, project: str, context: str = ""
+) -> list[KnowledgeChange]:
     """The canonical entry of D and the derived line of projects/_active.md (same id)."""
-    content = d.text + (f" — {context}" if context and context.lower() not in d.text.lower() else "")
+    content = d.text + (
+        f" — {context}" if context and context.lower() not in d.text.lower() else ""
+    )
     prov = src.provenance(d.at, key)
     action = "supersede" if d.target else "append"
     if not project or project == "general":
-        return [KnowledgeChange(MEMORY_FILE, action, "Key Decisions", content, prov, target=d.target)]
-    canonical = KnowledgeChange(f"knowledge/projects/{project}/context.md", action, "Key Decisions", content, prov,
-                                target=d.target)
-    derived = KnowledgeChange(ACTIVE_PROJECTS_FILE, "append", "Active Projects", f"**{project}** — {d.text}", prov,
-                              key=f"**{project}**", dated=False, section_level=1, entry_id=entry_id_for(canonical))
+        return [
+            KnowledgeChange(MEMORY_FILE, action, "Key Decisions", content, prov, target=d.target)
+        ]
+    canonical = KnowledgeChange(
+        f"knowledge/projects/{project}/context.md",
+        action,
+        "Key Decisions",
+        content,
+        prov,
+        target=d.target,
+    )
+    derived = KnowledgeChange(
+        ACTIVE_PROJECTS_FILE,
+        "append",
+        "Active Projects",
+        f"**{project}** — {d.text}",
+        prov,
+        key=f"**{project}**",
+        dated=False,
+        section_level=1,
+        entry_id=entry_id_for(canonical),
+    )
     return [canonical, derived]
 
 
@@ -87,18 +108,36 @@ def decisions_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeC
         act = item_action(d, src)
         if act is None:
             continue
-        project = slugify(checked_name(d.get("project") or "general", "project", i), NAME_SLUG_LEN) or "general"
+        project = (
+            slugify(checked_name(d.get("project") or "general", "project", i), NAME_SLUG_LEN)
+            or "general"
+        )
         text = clean(str(d["decision"]))
         context = " ".join(str(d.get("context") or "").split()).strip(" .")[:200]
         target = act[1] or cues.change_target(text)
-        out += decision_changes(src, key, Decision(text, target, src.locate(text)), project, context)
+        out += decision_changes(
+            src, key, Decision(text, target, src.locate(text)), project, context
+        )
     return out
 
 
 DECISIONS = Extractor(
-    "decisions", 2, "decisions -> projects/SLUG/context.md (Key Decisions), or MEMORY.md for general ones",
-    ("knowledge/projects/*/context.md", ACTIVE_PROJECTS_FILE, MEMORY_FILE), frozenset({"append", "supersede"}),
-    decisions_offline, decisions_llm, reply_validator("decision", ("project",)), "decisions.v2.md",
+    "decisions",
+    2,
+    "decisions -> projects/SLUG/context.md (Key Decisions), or MEMORY.md for general ones",
+    ("knowledge/projects/*/context.md", ACTIVE_PROJECTS_FILE, MEMORY_FILE),
+    frozenset({"append", "supersede"}),
+    decisions_offline,
+    decisions_llm,
+    reply_validator("decision", ("project",)),
+    "decisions.v2.md",
 )
 
-__all__ = ["DECISIONS", "Decision", "decision_changes", "decision_in", "decisions_llm", "decisions_offline"]
+__all__ = [
+    "DECISIONS",
+    "Decision",
+    "decision_changes",
+    "decision_in",
+    "decisions_llm",
+    "decisions_offline",
+]

@@ -31,14 +31,17 @@ from autopoiesis.knowledge.extractors.base import (
 from autopoiesis.knowledge.writer import KnowledgeChange
 
 _FACT_CUE = re.compile(
-    r"^(?:please\s+)?(?:remember|note(?! to self)|keep in mind|fyi|for the record|for reference|good to know)\b(?:\s+that)?\s*[:,]?\s*"
+    r"^(?:please\s+)?(?:remember|note(?! to self)|keep in mind|fyi|for the record|for "
+    r"reference|good to know)\b(?:\s+that)?\s*[:,]?\s*"
     r"|\b(?:is|are) (?:located|hosted|deployed|running|stored|kept) (?:at|on|in)\b"
-    r"|\b(?:url|endpoint|port|host|hostname|address|version|deadline|budget|limit) (?:of|for) [\w .-]{2,40} (?:is|are)\b"
+    r"|\b(?:url|endpoint|port|host|hostname|address|version|deadline|budget|limit) (?:of|for) [\w "
+    r".-]{2,40} (?:is|are)\b"
     r"|\bruns on\b|\blives (?:at|in)\b",
     re.IGNORECASE,
 )
 _FACT_PREFIX = re.compile(
-    r"^(?:please\s+)?(?:remember|note|keep in mind|fyi|for the record|for reference|good to know)\b(?:\s+that)?\s*[:,]?\s*",
+    r"^(?:please\s+)?(?:remember|note|keep in mind|fyi|for the record|for reference|good to "
+    r"know)\b(?:\s+that)?\s*[:,]?\s*",
     re.IGNORECASE,
 )
 
@@ -47,20 +50,44 @@ def facts_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     topic = detect_project(src)
     out = []
     for s in src.sentences:
-        if s.ack or s.question or (s.role == "agent" and not s.owned and cues.PROPOSAL.search(s.text)):
+        if (
+            s.ack
+            or s.question
+            or (s.role == "agent" and not s.owned and cues.PROPOSAL.search(s.text))
+        ):
             continue
         event = cues.event_date(s.text)
         if event is not None and not cues.OPEN_QUESTION.match(s.text):
             text = clean(cues.with_absolute_dates(s.text, s.at), _FACT_PREFIX)
-            out.append(KnowledgeChange(f"knowledge/reference/{topic}.md", "append", "Dates", text,
-                                       src.provenance(s.at, key), subject=f"{event[0]} date"))
+            out.append(
+                KnowledgeChange(
+                    f"knowledge/reference/{topic}.md",
+                    "append",
+                    "Dates",
+                    text,
+                    src.provenance(s.at, key),
+                    subject=f"{event[0]} date",
+                )
+            )
             continue
-        if not _FACT_CUE.search(s.text) or cues.LESSON_CUE.search(s.text) or cues.DECISION_CUE.search(s.text):
+        if (
+            not _FACT_CUE.search(s.text)
+            or cues.LESSON_CUE.search(s.text)
+            or cues.DECISION_CUE.search(s.text)
+        ):
             continue  # a lesson or a decision has its own home
         text = clean(cues.with_absolute_dates(s.text, s.at), _FACT_PREFIX)
         if len(long_words(text)) < 3:
             continue
-        out.append(KnowledgeChange(f"knowledge/reference/{topic}.md", "append", "Facts", text, src.provenance(s.at, key)))
+        out.append(
+            KnowledgeChange(
+                f"knowledge/reference/{topic}.md",
+                "append",
+                "Facts",
+                text,
+                src.provenance(s.at, key),
+            )
+        )
     return out
 
 
@@ -70,17 +97,36 @@ def facts_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChang
         act = item_action(d, src)
         if act is None:
             continue
-        topic = slugify(checked_name(d.get("topic") or "general", "topic", i), NAME_SLUG_LEN) or "general"
+        topic = (
+            slugify(checked_name(d.get("topic") or "general", "topic", i), NAME_SLUG_LEN)
+            or "general"
+        )
         fact = clean(str(d["fact"]))
         subject = str(d.get("subject") or "").strip() or None
-        out.append(KnowledgeChange(f"knowledge/reference/{topic}.md", act[0], "Dates" if subject else "Facts", fact,
-                                   src.provenance(src.locate(fact), key), target=act[1], subject=subject))
+        out.append(
+            KnowledgeChange(
+                f"knowledge/reference/{topic}.md",
+                act[0],
+                "Dates" if subject else "Facts",
+                fact,
+                src.provenance(src.locate(fact), key),
+                target=act[1],
+                subject=subject,
+            )
+        )
     return out
 
 
 FACTS = Extractor(
-    "facts", 2, "reference facts and dates of events -> reference/TOPIC.md", ("knowledge/reference/*.md",),
-    frozenset({"append", "supersede"}), facts_offline, facts_llm, reply_validator("fact", ("topic",)), "facts.v2.md",
+    "facts",
+    2,
+    "reference facts and dates of events -> reference/TOPIC.md",
+    ("knowledge/reference/*.md",),
+    frozenset({"append", "supersede"}),
+    facts_offline,
+    facts_llm,
+    reply_validator("fact", ("topic",)),
+    "facts.v2.md",
 )
 
 __all__ = ["FACTS", "facts_llm", "facts_offline"]

@@ -26,7 +26,12 @@ from autopoiesis.knowledge.extractors.base import (
     reply_validator,
 )
 from autopoiesis.knowledge.extractors.decisions import DECISIONS, decision_changes, decision_in
-from autopoiesis.knowledge.extractors.lessons import LESSONS, SECTION_LESSONS, SECTION_PREFERENCES, lesson_changes
+from autopoiesis.knowledge.extractors.lessons import (
+    LESSONS,
+    SECTION_LESSONS,
+    SECTION_PREFERENCES,
+    lesson_changes,
+)
 from autopoiesis.knowledge.writer import KnowledgeChange, entry_id_for
 
 
@@ -51,23 +56,33 @@ def journal_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     """An extractive session summary: what was asked, what was decided or learned."""
     path = journal_path(src)
     topic = journal_topic(src, detect_project(src))
-    first_user = next((s for s in src.sentences if s.role == "user"), None) or (src.sentences[0] if src.sentences else None)
+    first_user = next((s for s in src.sentences if s.role == "user"), None) or (
+        src.sentences[0] if src.sentences else None
+    )
     t = src.transcript
     tools = sum(isinstance(i, tf.ToolCall) for turn in t.turns for i in turn.items)
     asked = ""
     if first_user is not None:  # the opening request, a sentence or two of it
-        same = [s.text for s in src.sentences if s.at == first_user.at and s.role == first_user.role]
+        same = [
+            s.text for s in src.sentences if s.at == first_user.at and s.role == first_user.role
+        ]
         for part in same:
             asked = f"{asked} {part}".strip()
             if len(asked) >= 60:
                 break
-    summary = (f"{t.meta.topic}: " if t.meta.topic else "") + (clean(asked, limit=160) if asked else t.title)
-    if t.meta.part > 1:  # the session went on in a later import: this is its next part, not a new session
+    summary = (f"{t.meta.topic}: " if t.meta.topic else "") + (
+        clean(asked, limit=160) if asked else t.title
+    )
+    if (
+        t.meta.part > 1
+    ):  # the session went on in a later import: this is its next part, not a new session
         summary = f"Continued (part {t.meta.part}): {summary}"
     summary += f" ({len(t.turns)} turns" + (f", {tools} tool calls)" if tools else ")")
 
     def bullet(text: str, at: datetime) -> KnowledgeChange:
-        return KnowledgeChange(path, "append", topic, text, src.provenance(at, key), dated=False, section_level=3)
+        return KnowledgeChange(
+            path, "append", topic, text, src.provenance(at, key), dated=False, section_level=3
+        )
 
     out = [bullet(summary, first_user.at if first_user else src.started)]
     project = detect_project(src)
@@ -76,10 +91,21 @@ def journal_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
         if picked >= 3:
             break
         for canonical in _canonical_changes(src, s, project):
-            label = {SECTION_LESSONS: "Lesson", SECTION_PREFERENCES: "Preference"}.get(canonical.section, "Decided")
-            out.append(KnowledgeChange(path, "append", topic, f"{label}: {clean(canonical.content, limit=200)}",
-                                       src.provenance(s.at, key), dated=False, section_level=3,
-                                       entry_id=entry_id_for(canonical)))
+            label = {SECTION_LESSONS: "Lesson", SECTION_PREFERENCES: "Preference"}.get(
+                canonical.section, "Decided"
+            )
+            out.append(
+                KnowledgeChange(
+                    path,
+                    "append",
+                    topic,
+                    f"{label}: {clean(canonical.content, limit=200)}",
+                    src.provenance(s.at, key),
+                    dated=False,
+                    section_level=3,
+                    entry_id=entry_id_for(canonical),
+                )
+            )
             picked += 1
             break
     return out
@@ -98,15 +124,35 @@ def journal_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeCha
     path = journal_path(src)
     out = []
     for i, d in enumerate(reply_items(data, "bullet")):
-        topic = slugify(checked_name(d.get("topic") or "general", "topic", i), NAME_SLUG_LEN) or "general"
+        topic = (
+            slugify(checked_name(d.get("topic") or "general", "topic", i), NAME_SLUG_LEN)
+            or "general"
+        )
         text = clean(str(d["bullet"]), limit=240)
-        out.append(KnowledgeChange(path, "append", topic, text, src.provenance(src.locate(text), key), dated=False, section_level=3))
+        out.append(
+            KnowledgeChange(
+                path,
+                "append",
+                topic,
+                text,
+                src.provenance(src.locate(text), key),
+                dated=False,
+                section_level=3,
+            )
+        )
     return out
 
 
 JOURNAL = Extractor(
-    "journal", 2, "a summary of the session -> journal/YYYY-MM-DD.md", ("knowledge/journal/*.md",),
-    frozenset({"append"}), journal_offline, journal_llm, reply_validator("bullet", ("topic",)), "journal.v1.md",
+    "journal",
+    2,
+    "a summary of the session -> journal/YYYY-MM-DD.md",
+    ("knowledge/journal/*.md",),
+    frozenset({"append"}),
+    journal_offline,
+    journal_llm,
+    reply_validator("bullet", ("topic",)),
+    "journal.v1.md",
 )
 
 __all__ = ["JOURNAL", "journal_llm", "journal_offline", "journal_path", "journal_topic"]

@@ -44,7 +44,12 @@ def lesson_in(s: Sentence) -> str | None:
     """The lesson sentence S states, if it counts as one: the agent's user said it or
     confirmed it. (What a named participant of a group chat learned is a fact about
     them: the people extractor's.)"""
-    if not s.counts or not (s.by_user or s.confirmed) or s.question or not cues.LESSON_CUE.search(s.text):
+    if (
+        not s.counts
+        or not (s.by_user or s.confirmed)
+        or s.question
+        or not cues.LESSON_CUE.search(s.text)
+    ):
         return None
     if preference_in(s) is not None:
         return None
@@ -56,10 +61,23 @@ def lesson_changes(src: SourceTranscript, key: str, s: Sentence) -> list[Knowled
     """The canonical entry of what S teaches or prefers (none when it states neither)."""
     pref = preference_in(s)
     if pref is not None:
-        return [KnowledgeChange(MEMORY_FILE, "append", SECTION_PREFERENCES, pref[0], src.provenance(s.at, key), subject=pref[1])]
+        return [
+            KnowledgeChange(
+                MEMORY_FILE,
+                "append",
+                SECTION_PREFERENCES,
+                pref[0],
+                src.provenance(s.at, key),
+                subject=pref[1],
+            )
+        ]
     lesson = lesson_in(s)
     if lesson is not None:
-        return [KnowledgeChange(MEMORY_FILE, "append", SECTION_LESSONS, lesson, src.provenance(s.at, key))]
+        return [
+            KnowledgeChange(
+                MEMORY_FILE, "append", SECTION_LESSONS, lesson, src.provenance(s.at, key)
+            )
+        ]
     return []
 
 
@@ -77,15 +95,39 @@ def lessons_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeCha
         kind = str(d.get("kind") or "lesson").strip().lower()
         section = SECTION_PREFERENCES if kind.startswith("pref") else SECTION_LESSONS
         subject = cues.preference_subject(text) if section == SECTION_PREFERENCES else None
-        out.append(KnowledgeChange(MEMORY_FILE, act[0], section, text, src.provenance(src.locate(text), key),
-                                   target=act[1], subject=f"preference {subject}" if subject else None))
+        out.append(
+            KnowledgeChange(
+                MEMORY_FILE,
+                act[0],
+                section,
+                text,
+                src.provenance(src.locate(text), key),
+                target=act[1],
+                subject=f"preference {subject}" if subject else None,
+            )
+        )
     return out
 
 
 LESSONS = Extractor(
-    "lessons", 2, "lessons learned and the user's preferences -> MEMORY.md (Lessons Learned, Preferences)",
-    (MEMORY_FILE,), frozenset({"append", "supersede"}),
-    lessons_offline, lessons_llm, reply_validator("lesson"), "lessons.v2.md",
+    "lessons",
+    2,
+    "lessons learned and the user's preferences -> MEMORY.md (Lessons Learned, Preferences)",
+    (MEMORY_FILE,),
+    frozenset({"append", "supersede"}),
+    lessons_offline,
+    lessons_llm,
+    reply_validator("lesson"),
+    "lessons.v2.md",
 )
 
-__all__ = ["LESSONS", "SECTION_LESSONS", "SECTION_PREFERENCES", "lesson_changes", "lesson_in", "lessons_llm", "lessons_offline", "preference_in"]
+__all__ = [
+    "LESSONS",
+    "SECTION_LESSONS",
+    "SECTION_PREFERENCES",
+    "lesson_changes",
+    "lesson_in",
+    "lessons_llm",
+    "lessons_offline",
+    "preference_in",
+]

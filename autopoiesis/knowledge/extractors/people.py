@@ -38,32 +38,39 @@ from autopoiesis.knowledge.extractors.base import (
 )
 from autopoiesis.knowledge.writer import KnowledgeChange, entry_id_for
 
-_NAME = re.compile(r"\b([A-Z][a-z]+(?:-[A-Z][a-z]+)?(?: (?:van |de |von )?[A-Z][a-z]+(?:-[A-Z][a-z]+)?){1,2})\b")
+_NAME = re.compile(
+    r"\b([A-Z][a-z]+(?:-[A-Z][a-z]+)?(?: (?:van |de |von )?[A-Z][a-z]+(?:-[A-Z][a-z]+)?){1,2})\b"
+)
 _FIRST_NAME = re.compile(r"\b([A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?)\b")
 _NOT_NAME_WORDS = set(
-    """The This That These Those There Here When Where What Which Who Why How And But Or If Then So Also
-    Let Lets Good Great Thanks Thank Please Okay Yes No Not All Any Some Each Every Our Your Their His Her
-    Its We You They She He I My Me Us It Monday Tuesday Wednesday Thursday Friday Saturday Sunday January
-    February March April May June July August September October November December Today Tomorrow Yesterday
-    Key Decisions Lessons Learned Active Context Core Memory Pull Request Merge Production Release Error
-    Errors Procedure Project Projects Team Python Git GitHub Docker Kubernetes Linux Mac Windows SQLite
-    Markdown Google Amazon Microsoft Apple Slack Email Chrome Firefox Agreed Sure Done Next Last First New
-    Old Open Close Run Use After Before During Since Until Rolled Roll Back Lesson Note Always Never Two
-    One Three Four Five Ask Tell Ping Maybe Hi Hello Dear Best Regards Sincerely Dr Mr Mrs Ms Prof
-    Hey Wow Oh Yeah Yep Nope Cool Nice Awesome Sounds Sorry Just Well Really Actually Definitely Totally
-    Everyone Someone Anyone Nobody Everything Something Nothing Today Tonight Morning Evening Night Week
-    Weekend Month Year Postgres PostgreSQL MySQL Redis Kafka Jenkins Terraform Ansible React Node Java
-    Rust Ruby Go Swift Kotlin Linear Jira Notion Figma Zoom Teams Office Excel Word Outlook Staging Prod
-    Friday's Monday's Christmas Easter Halloween Thanksgiving Understood Noted Got Will Would Could Should
-    Can Did Does Do Is Are Was Were Has Have Had Be Been Being Make Made Take Took See Saw Love Like Enjoy
-    Remember Note Keep Don't Doesn't Isn't Can't Won't I'm I've I'll Let's That's It's There's Here's""".split()
+    """The This That These Those There Here When Where What Which Who Why How And But Or If Then So
+Also Let Lets Good Great Thanks Thank Please Okay Yes No Not All Any Some Each Every Our Your
+Their His Her Its We You They She He I My Me Us It Monday Tuesday Wednesday Thursday Friday
+Saturday Sunday January February March April May June July August September October November
+December Today Tomorrow Yesterday Key Decisions Lessons Learned Active Context Core Memory Pull
+Request Merge Production Release Error Errors Procedure Project Projects Team Python Git GitHub
+Docker Kubernetes Linux Mac Windows SQLite Markdown Google Amazon Microsoft Apple Slack Email
+Chrome Firefox Agreed Sure Done Next Last First New Old Open Close Run Use After Before During
+Since Until Rolled Roll Back Lesson Note Always Never Two One Three Four Five Ask Tell Ping
+Maybe Hi Hello Dear Best Regards Sincerely Dr Mr Mrs Ms Prof Hey Wow Oh Yeah Yep Nope Cool Nice
+Awesome Sounds Sorry Just Well Really Actually Definitely Totally Everyone Someone Anyone Nobody
+Everything Something Nothing Today Tonight Morning Evening Night Week Weekend Month Year
+Postgres PostgreSQL MySQL Redis Kafka Jenkins Terraform Ansible React Node Java Rust Ruby Go
+Swift Kotlin Linear Jira Notion Figma Zoom Teams Office Excel Word Outlook Staging Prod Friday's
+Monday's Christmas Easter Halloween Thanksgiving Understood Noted Got Will Would Could Should
+Can Did Does Do Is Are Was Were Has Have Had Be Been Being Make Made Take Took See Saw Love Like
+Enjoy Remember Note Keep Don't Doesn't Isn't Can't Won't I'm I've I'll Let's That's It's There's
+Here's""".split()
 )
 _PERSON_CUE = re.compile(
     r"\b(?:owns|own|prefers|prefer|is|was|works|worked|leads|manages|maintains|said|says|asked|asks|wants|likes|runs|"
-    r"handles|joined|reviewed|reviews|will|wrote|is responsible|reports to|from)\b|\b(?:ask|tell|ping|email|call|with|cc|by|met)\s+$",
+    r"handles|joined|reviewed|reviews|will|wrote|is responsible|reports "
+    r"to|from)\b|\b(?:ask|tell|ping|email|call|with|cc|by|met)\s+$",
     re.IGNORECASE,
 )
-_CAPTION = re.compile(r"\s*\[[^\]]*\]\s*$")  # an attachment's caption after a sentence ("[shares a photo of ...]")
+_CAPTION = re.compile(
+    r"\s*\[[^\]]*\]\s*$"
+)  # an attachment's caption after a sentence ("[shares a photo of ...]")
 # what a kind of date about a person is called (the subject of its entry)
 _DATE_KIND = (
     (r"was born|turns \d+|birthday", "birthday"),
@@ -96,7 +103,9 @@ def _known_first_names(src: SourceTranscript) -> dict[str, str]:
     """First name -> full name, for the people the repo has files for and the full names
     this session mentions (a first name shared by two people resolves to neither)."""
     seen: dict[str, set[str]] = {}
-    names = list(src.known_people) + [m.group(1) for s in src.sentences for m in _NAME.finditer(s.text)]
+    names = list(src.known_people) + [
+        m.group(1) for s in src.sentences for m in _NAME.finditer(s.text)
+    ]
     for name in names:
         parts = name.split()
         if len(parts) >= 2 and not any(w in _NOT_NAME_WORDS for w in parts):
@@ -111,18 +120,36 @@ def _date_kind(phrase: str) -> str:
     return "date"
 
 
-def _person_changes(src: SourceTranscript, key: str, name: str, fact: str, at: datetime, *,
-                    subject: str | None = None, lead: bool = False) -> list[KnowledgeChange]:
+def _person_changes(
+    src: SourceTranscript,
+    key: str,
+    name: str,
+    fact: str,
+    at: datetime,
+    *,
+    subject: str | None = None,
+    lead: bool = False,
+) -> list[KnowledgeChange]:
     """The canonical entry in the person's file and the derived line of people/_index.md.
     LEAD: the fact says who the person is (a role), so it replaces the index line."""
     s = slugify(name, NAME_SLUG_LEN)
     if not s:
         return []
     prov = src.provenance(at, key)
-    canonical = KnowledgeChange(f"knowledge/people/{s}.md", "append", "Context", fact, prov, subject=subject)
-    derived = KnowledgeChange(PEOPLE_INDEX_FILE, "supersede" if lead else "append", "People", f"**{name}** — {fact}",
-                              prov, key=f"**{name.lower()}**", dated=False, section_level=1,
-                              entry_id=entry_id_for(canonical))
+    canonical = KnowledgeChange(
+        f"knowledge/people/{s}.md", "append", "Context", fact, prov, subject=subject
+    )
+    derived = KnowledgeChange(
+        PEOPLE_INDEX_FILE,
+        "supersede" if lead else "append",
+        "People",
+        f"**{name}** — {fact}",
+        prov,
+        key=f"**{name.lower()}**",
+        dated=False,
+        section_level=1,
+        entry_id=entry_id_for(canonical),
+    )
     return [canonical, derived]
 
 
@@ -131,8 +158,10 @@ def _said_about(s: Sentence, known: dict[str, str]) -> list[tuple[str, str, str 
     out: list[tuple[str, str, str | None, bool]] = []
     text = cues.with_absolute_dates(s.text, s.at)
     for name, start, end, full in _names_in(s.text, known):
-        after, before = s.text[end:end + 90], s.text[max(0, start - 30):start]
-        role = cues.ROLE_CUE.match(after) or (cues.HIRED_BEFORE.search(before) and cues.HIRED_AFTER.match(after))
+        after, before = s.text[end : end + 90], s.text[max(0, start - 30) : start]
+        role = cues.ROLE_CUE.match(after) or (
+            cues.HIRED_BEFORE.search(before) and cues.HIRED_AFTER.match(after)
+        )
         if role:
             out.append((name, clean(text), f"{name} role", True))
             continue
@@ -140,8 +169,11 @@ def _said_about(s: Sentence, known: dict[str, str]) -> list[tuple[str, str, str 
         if when and cues.DATE.search(after):
             out.append((name, clean(text), f"{name} {_date_kind(when.group(0))}", False))
             continue
-        if full and (cues.ROLE_CUE.match(after) or _PERSON_CUE.match(after.strip()[:40] + " ")
-                     or _PERSON_CUE.search(before[-12:])):
+        if full and (
+            cues.ROLE_CUE.match(after)
+            or _PERSON_CUE.match(after.strip()[:40] + " ")
+            or _PERSON_CUE.search(before[-12:])
+        ):
             out.append((name, clean(text), None, False))
     return out
 
@@ -155,9 +187,17 @@ def people_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
         for name, fact, subject, lead in _said_about(s, known):
             out += _person_changes(src, key, name, fact, s.at, subject=subject, lead=lead)
         # a named participant of a group conversation speaking of themselves
-        if (s.speaker and s.owned and cues.PERSONAL_FACT.search(s.text) and not cues.HYPOTHETICAL.search(s.text)
-                and len(long_words(_CAPTION.sub("", s.text))) >= 4 and _names_in(s.speaker, {})):
-            out += _person_changes(src, key, s.speaker, clean(cues.with_absolute_dates(s.text, s.at)), s.at)
+        if (
+            s.speaker
+            and s.owned
+            and cues.PERSONAL_FACT.search(s.text)
+            and not cues.HYPOTHETICAL.search(s.text)
+            and len(long_words(_CAPTION.sub("", s.text))) >= 4
+            and _names_in(s.speaker, {})
+        ):
+            out += _person_changes(
+                src, key, s.speaker, clean(cues.with_absolute_dates(s.text, s.at)), s.at
+            )
     return out
 
 
@@ -169,19 +209,33 @@ def people_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChan
             continue
         name = checked_name(d["name"], "name", i)
         fact = clean(str(d.get("fact") or "")) or f"Mentioned in “{src.transcript.title}”"
-        changes = _person_changes(src, key, name, fact, src.locate(f"{name} {fact}"),
-                                  subject=f"{name} role" if str(d.get("kind") or "") == "role" else None,
-                                  lead=str(d.get("kind") or "") == "role")
+        changes = _person_changes(
+            src,
+            key,
+            name,
+            fact,
+            src.locate(f"{name} {fact}"),
+            subject=f"{name} role" if str(d.get("kind") or "") == "role" else None,
+            lead=str(d.get("kind") or "") == "role",
+        )
         if act[1] and changes:
-            changes[0] = KnowledgeChange(**{**changes[0].__dict__, "action": "supersede", "target": act[1]})
+            changes[0] = KnowledgeChange(
+                **{**changes[0].__dict__, "action": "supersede", "target": act[1]}
+            )
         out += changes
     return out
 
 
 PEOPLE = Extractor(
-    "people", 2, "people: roles, dates and what was said about them -> people/SLUG.md and people/_index.md",
-    ("knowledge/people/*.md",), frozenset({"append", "supersede"}), people_offline, people_llm,
-    reply_validator("name", ("name",)), "people.v2.md",
+    "people",
+    2,
+    "people: roles, dates and what was said about them -> people/SLUG.md and people/_index.md",
+    ("knowledge/people/*.md",),
+    frozenset({"append", "supersede"}),
+    people_offline,
+    people_llm,
+    reply_validator("name", ("name",)),
+    "people.v2.md",
 )
 
 __all__ = ["PEOPLE", "people_llm", "people_offline"]

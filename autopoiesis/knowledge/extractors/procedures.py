@@ -38,7 +38,11 @@ _PROC_INLINE = re.compile(
     r"\b(?:procedure|process|steps|checklist|runbook|recipe|how)\s+(?:for|to)\s+(?P<what>[^:.]{3,60}?)\s*:\s*(?P<steps>\S.+)",
     re.IGNORECASE,
 )
-_PROC_INTRO = re.compile(r"\b(?:procedure|process|steps|checklist|runbook|how to)\b(?:\s+(?:for|to))?\s*(?P<what>[^:]{0,60}):\s*$", re.IGNORECASE)
+_PROC_INTRO = re.compile(
+    r"\b(?:procedure|process|steps|checklist|runbook|how "
+    r"to)\b(?:\s+(?:for|to))?\s*(?P<what>[^:]{0,60}):\s*$",
+    re.IGNORECASE,
+)
 _NUMBERED = re.compile(r"^\s*\d+[.)]\s+(.+)$")
 _NAME_STOP = re.compile(r"^(?:the|a|an)\s+|\s+(?:properly|correctly|safely)$", re.IGNORECASE)
 
@@ -60,7 +64,7 @@ def _told_in_prose(sentences: list[str]) -> list[tuple[str, list[str]]]:
         if not m:
             continue
         rest = m["rest"]
-        for nxt in sentences[i + 1:]:  # "First, A. Then B. Finally, C."
+        for nxt in sentences[i + 1 :]:  # "First, A. Then B. Finally, C."
             if not cues.SEQUENCE_START.match(nxt):
                 break
             rest = f"{rest.rstrip('. ')}, {nxt}"
@@ -92,7 +96,7 @@ def procedures_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
                 if not m:
                     continue
                 numbered: list[str] = []
-                for nxt in lines[i + 1:]:
+                for nxt in lines[i + 1 :]:
                     if not nxt.strip() and not numbered:
                         continue
                     n = _NUMBERED.match(nxt)
@@ -105,11 +109,19 @@ def procedures_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
     return out
 
 
-def _procedure_change(src: SourceTranscript, key: str, what: str, steps: str, at: datetime) -> KnowledgeChange:
+def _procedure_change(
+    src: SourceTranscript, key: str, what: str, steps: str, at: datetime
+) -> KnowledgeChange:
     name = _NAME_STOP.sub("", what.strip())
     slug = slugify(name, NAME_SLUG_LEN) or "general"
-    return KnowledgeChange(f"knowledge/procedures/{slug}.md", "append", "Steps", clean(steps.rstrip(".")) + ".",
-                           src.provenance(at, key), subject=f"how to {name}")
+    return KnowledgeChange(
+        f"knowledge/procedures/{slug}.md",
+        "append",
+        "Steps",
+        clean(steps.rstrip(".")) + ".",
+        src.provenance(at, key),
+        subject=f"how to {name}",
+    )
 
 
 def procedures_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChange]:
@@ -127,8 +139,15 @@ def procedures_llm(data: Any, src: SourceTranscript, key: str) -> list[Knowledge
 
 
 PROCEDURES = Extractor(
-    "procedures", 2, "how-to steps -> procedures/SLUG.md", ("knowledge/procedures/*.md",),
-    frozenset({"append"}), procedures_offline, procedures_llm, reply_validator("name", ("name",)), "procedures.v2.md",
+    "procedures",
+    2,
+    "how-to steps -> procedures/SLUG.md",
+    ("knowledge/procedures/*.md",),
+    frozenset({"append"}),
+    procedures_offline,
+    procedures_llm,
+    reply_validator("name", ("name",)),
+    "procedures.v2.md",
 )
 
 __all__ = ["PROCEDURES", "procedures_llm", "procedures_offline"]

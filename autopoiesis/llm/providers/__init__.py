@@ -27,7 +27,6 @@ from autopoiesis.llm.providers.openai import OpenAIProvider
 ProviderFactory = Callable[[LLMConfig], ChatProvider]
 
 
-
 @plugins.hookimpl
 def register_llm_providers(register: Callable[[str, ProviderFactory], None]) -> None:
     register("openai", OpenAIProvider)
@@ -44,7 +43,9 @@ def make_provider(config: LLMConfig) -> ChatProvider:
     factory: ProviderFactory | None = plugins.lookup(plugins.llm_providers, config.provider)
     if factory is None:
         known = ", ".join(["offline", *sorted(plugins.llm_providers())])
-        raise LLMUnavailableError(f"Unknown llm.provider {config.provider!r}; write one of: {known}.")
+        raise LLMUnavailableError(
+            f"Unknown llm.provider {config.provider!r}; write one of: {known}."
+        )
     return factory(config)
 
 

@@ -58,11 +58,15 @@ class OfflineProvider:
         found: OfflineHandler | None = self._handlers.get(stage)
         return found or plugins.lookup(plugins.offline_handlers, stage)
 
-    def complete(self, stage: str, prompt: str, system: str | None = None, max_tokens: int = 256) -> str:
+    def complete(
+        self, stage: str, prompt: str, system: str | None = None, max_tokens: int = 256
+    ) -> str:
         fn = self.handler(stage)
         if fn is not None:
             out = fn(prompt, system)
-            return out if isinstance(out, str) else json.dumps(out, ensure_ascii=False, sort_keys=True)
+            return (
+                out if isinstance(out, str) else json.dumps(out, ensure_ascii=False, sort_keys=True)
+            )
         if max_tokens <= 3 or _YES_NO_QUESTION.search(prompt):
             return "NO"
         return extract_sentences(prompt, max_chars=max(16, 4 * max_tokens))
@@ -71,15 +75,19 @@ class OfflineProvider:
         fn = self.handler(stage)
         if fn is None:
             raise LLMUnavailableError(
-                f"The offline provider has no JSON handler for stage '{stage}'. Set llm.provider: openai in "
-                f"memory-config.yaml, or register one with autopoiesis.llm.register_offline_handler('{stage}', fn)."
+                f"The offline provider has no JSON handler for stage '{stage}'. Set llm.provider: "
+                "openai in "
+                "memory-config.yaml, or register one with "
+                f"autopoiesis.llm.register_offline_handler('{stage}', fn)."
             )
         out = fn(prompt, system)
         if isinstance(out, str):
             try:
                 return json.loads(out)
             except json.JSONDecodeError as exc:
-                raise LLMResponseError(f"The offline handler of stage '{stage}' returned text that is not JSON: {exc}.") from exc
+                raise LLMResponseError(
+                    f"The offline handler of stage '{stage}' returned text that is not JSON: {exc}."
+                ) from exc
         return out
 
 
@@ -89,7 +97,7 @@ def payload(prompt: str) -> str:
     for last in _LABEL_LINE.finditer(prompt):  # noqa: B007 - the loop keeps the last match
         pass
     if last is not None:
-        rest = prompt[last.end():].strip()
+        rest = prompt[last.end() :].strip()
         if rest:
             return rest
     return prompt.strip()

@@ -39,7 +39,9 @@ class OpenAIProvider:
                 )
             return self._client
 
-    def chat(self, model: str, messages: list[Message], params: dict[str, Any]) -> Completion | CallFailure:
+    def chat(
+        self, model: str, messages: list[Message], params: dict[str, Any]
+    ) -> Completion | CallFailure:
         import openai
 
         client = self._openai()
@@ -48,7 +50,9 @@ class OpenAIProvider:
         if left is not None:  # no single read may outlast the call's deadline
             timeout = max(0.01, min(timeout, left))
         try:
-            resp = client.chat.completions.create(model=model, messages=messages, timeout=timeout, **params)
+            resp = client.chat.completions.create(
+                model=model, messages=messages, timeout=timeout, **params
+            )
         except openai.APITimeoutError:
             return CallFailure(f"timed out after {self.config.timeout_seconds} s", retryable=True)
         except openai.APIConnectionError as exc:
@@ -89,7 +93,8 @@ def read_completion(resp: Any, messages: list[Message]) -> Completion:
 
 
 def _retry_after(response: Any) -> float | None:
-    """Seconds the server asks to wait (retry-after-ms, or retry-after in seconds or as an HTTP date)."""
+    """Seconds the server asks to wait (retry-after-ms, or retry-after in seconds or as an HTTP
+    date)."""
     headers = getattr(response, "headers", None)
     if not headers:
         return None

@@ -19,8 +19,9 @@ URGENT_WORDS = frozenset(
 )
 # Shouted words that are usually acronyms, not shouting.
 _ACRONYMS = frozenset(
-    ("HTTP HTTPS JSON HTML YAML TODO FIXME NOTE README UUID UTF8 ASCII CSV SQL API URL REST "
-     "GRPC").split()
+    (
+        "HTTP HTTPS JSON HTML YAML TODO FIXME NOTE README UUID UTF8 ASCII CSV SQL API URL REST GRPC"
+    ).split()
 )
 
 

@@ -66,11 +66,21 @@ def test_aider_history(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     ts = transcripts(memory_repo, report.imported)
     first = ts["aider-20251020T214917Z"]
     assert (first.meta.model, first.meta.tokens_in, first.meta.tokens_out) == ("gpt-4o", 2500, 120)
-    assert first.turns[0] == tf.Turn(first.turns[0].time, "user", (tf.Text("Why does parse_date drop the zone?\n  It should keep +02:00."),))
+    assert first.turns[0] == tf.Turn(
+        first.turns[0].time,
+        "user",
+        (tf.Text("Why does parse_date drop the zone?\n  It should keep +02:00."),),
+    )
     reply = first.turns[1]
-    assert reply.role == "agent" and "> a quoted line of the reply" in reply.text and "```python" in reply.text
+    assert (
+        reply.role == "agent"
+        and "> a quoted line of the reply" in reply.text
+        and "```python" in reply.text
+    )
     assert [c.tool for c in tool_calls(first)] == ["edit", "commit", "run", "run"]
-    assert tool_calls(first)[1] == tf.ToolCall("commit", "fix: keep the time zone in parse_date", "1a2b3c4")
+    assert tool_calls(first)[1] == tf.ToolCall(
+        "commit", "fix: keep the time zone in parse_date", "1a2b3c4"
+    )
     assert "/add" not in (memory_repo.root / report.imported[0]).read_text()  # bookkeeping
     second = ts["aider-20251021T080000Z"]
     assert [x.text for x in second.turns] == ["what else uses parse_date?", "Only `report.py`."]
@@ -80,7 +90,12 @@ def test_aider_shared_sample(memory_repo: MemoryRepo, shared_data: Path) -> None
     p = shared_data / "harness-logs" / "aider" / "zen-mcp-server__.aider.chat.history.md"
     assert detect_format(p, p.read_text()).name == "aider"
     report = import_files(memory_repo, [p])
-    assert report.refused == [] and len(report.imported) == 1  # the other sessions hold only commands
+    assert (
+        report.refused == [] and len(report.imported) == 1
+    )  # the other sessions hold only commands
     t = tf.parse((memory_repo.root / report.imported[0]).read_text())
-    assert t.meta.model == "gemini/gemini-2.5-pro-preview-06-05" and t.meta.started.isoformat().startswith("2025-10-23T17:04:56")
+    assert (
+        t.meta.model == "gemini/gemini-2.5-pro-preview-06-05"
+        and t.meta.started.isoformat().startswith("2025-10-23T17:04:56")
+    )
     assert all(x.role == "user" for x in t.turns) and "gemini" in t.turns[1].text

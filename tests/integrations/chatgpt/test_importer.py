@@ -18,43 +18,131 @@ def test_chatgpt_shared_samples(memory_repo: MemoryRepo, shared_data: Path) -> N
     n = got["chatgpt-fixture-conversation"]
     assert (n.meta.topic, n.meta.model) == ("Privacy-safe ChatGPT native fixture", "gpt-5-6-pro")
     assert roles(n) == ["user", "agent", "agent"]
-    assert tool_calls(n) == [tf.ToolCall("browser.search", "fixture evidence", "Privacy-safe tool result.")]
-    assert n.turns[0].items[1:] == (tf.Attachment("file-service://fixture-input-image"), tf.Attachment("input.txt"))
-    text = (memory_repo.root / next(p for p in report.imported if "chatgpt-fixture" in p)).read_text()
-    for gone in ("Superseded answer", "reasoning trace", "reasoning summary", "Privacy-safe fixture profile"):
+    assert tool_calls(n) == [
+        tf.ToolCall("browser.search", "fixture evidence", "Privacy-safe tool result.")
+    ]
+    assert n.turns[0].items[1:] == (
+        tf.Attachment("file-service://fixture-input-image"),
+        tf.Attachment("input.txt"),
+    )
+    text = (
+        memory_repo.root / next(p for p in report.imported if "chatgpt-fixture" in p)
+    ).read_text()
+    for gone in (
+        "Superseded answer",
+        "reasoning trace",
+        "reasoning summary",
+        "Privacy-safe fixture profile",
+    ):
         assert gone not in text  # the other branch, thoughts, the recap, custom instructions
-    s = got["35c7936c-5b99-42c6-a61f-ecc00a368ce7"]  # conversation_id is not a usable id there; id is
-    assert [x.role for x in s.turns] == ["user", "user"]  # current_node's branch: the assistant reply is off it
+    s = got[
+        "35c7936c-5b99-42c6-a61f-ecc00a368ce7"
+    ]  # conversation_id is not a usable id there; id is
+    assert [x.role for x in s.turns] == [
+        "user",
+        "user",
+    ]  # current_node's branch: the assistant reply is off it
     assert s.turns[0].time <= s.turns[1].time  # a child stamped before its parent keeps its place
 
 
-def node(nid: str, parent: str | None, children: list[str], role: str | None = None, text: str = "", t: float | None = None,
-         **extra: object) -> dict:
+def node(
+    nid: str,
+    parent: str | None,
+    children: list[str],
+    role: str | None = None,
+    text: str = "",
+    t: float | None = None,
+    **extra: object,
+) -> dict:
     msg = None
     if role:
         content = extra.pop("content", {"content_type": "text", "parts": [text]})
-        msg = {"id": nid, "author": {"role": role, "name": extra.pop("name", None)}, "create_time": t,
-               "content": content, "recipient": extra.pop("recipient", "all"), "metadata": extra.pop("metadata", {})}
+        msg = {
+            "id": nid,
+            "author": {"role": role, "name": extra.pop("name", None)},
+            "create_time": t,
+            "content": content,
+            "recipient": extra.pop("recipient", "all"),
+            "metadata": extra.pop("metadata", {}),
+        }
     return {"id": nid, "parent": parent, "children": children, "message": msg}
 
 
-def test_chatgpt_tree_branches_tools_and_a_bad_conversation(memory_repo: MemoryRepo, tmp_path: Path) -> None:
-    good = {"id": "c0ffee00-0000-4000-8000-000000000001", "title": "Plot a sine", "create_time": 1700000000.0,
-            "default_model_slug": "gpt-4o", "mapping": {
-                "root": node("root", None, ["sys"]),
-                "sys": node("sys", "root", ["u1"], "system", "", None, metadata={"is_visually_hidden_from_conversation": True}),
-                "u1": node("u1", "sys", ["a-old", "a1"], "user", "plot sin(x)", 1700000001.0),
-                "a-old": node("a-old", "u1", [], "assistant", "REGENERATED AWAY", 1700000002.0),
-                "a1": node("a1", "u1", ["th"], "assistant", "", 1700000003.0, recipient="python",
-                           content={"content_type": "code", "language": "python", "text": "plt.plot(x, sin(x))"}),
-                "th": node("th", "a1", ["out"], "assistant", "", 1700000004.0,
-                           content={"content_type": "thoughts", "thoughts": [{"summary": "s", "content": "THINKING"}]}),
-                "out": node("out", "th", ["a2"], "tool", "", 1700000005.0, name="python",
-                            content={"content_type": "execution_output", "text": "<Figure>"}),
-                "a2": node("a2", "out", [], "assistant", "Here is the plot.", None, metadata={"model_slug": "gpt-4o-2024"}),
-            }}  # no current_node: the newest leaf stands in
-    bad = {"id": "c0ffee00-0000-4000-8000-000000000002", "title": "Broken", "create_time": "9999-99-99",
-           "current_node": "u", "mapping": {"u": node("u", None, [], "user", "hi", float("inf"))}}
+def test_chatgpt_tree_branches_tools_and_a_bad_conversation(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    good = {
+        "id": "c0ffee00-0000-4000-8000-000000000001",
+        "title": "Plot a sine",
+        "create_time": 1700000000.0,
+        "default_model_slug": "gpt-4o",
+        "mapping": {
+            "root": node("root", None, ["sys"]),
+            "sys": node(
+                "sys",
+                "root",
+                ["u1"],
+                "system",
+                "",
+                None,
+                metadata={"is_visually_hidden_from_conversation": True},
+            ),
+            "u1": node("u1", "sys", ["a-old", "a1"], "user", "plot sin(x)", 1700000001.0),
+            "a-old": node("a-old", "u1", [], "assistant", "REGENERATED AWAY", 1700000002.0),
+            "a1": node(
+                "a1",
+                "u1",
+                ["th"],
+                "assistant",
+                "",
+                1700000003.0,
+                recipient="python",
+                content={
+                    "content_type": "code",
+                    "language": "python",
+                    "text": "plt.plot(x, sin(x))",
+                },
+            ),
+            "th": node(
+                "th",
+                "a1",
+                ["out"],
+                "assistant",
+                "",
+                1700000004.0,
+                content={
+                    "content_type": "thoughts",
+                    "thoughts": [{"summary": "s", "content": "THINKING"}],
+                },
+            ),
+            "out": node(
+                "out",
+                "th",
+                ["a2"],
+                "tool",
+                "",
+                1700000005.0,
+                name="python",
+                content={"content_type": "execution_output", "text": "<Figure>"},
+            ),
+            "a2": node(
+                "a2",
+                "out",
+                [],
+                "assistant",
+                "Here is the plot.",
+                None,
+                metadata={"model_slug": "gpt-4o-2024"},
+            ),
+        },
+    }  # no current_node: the newest leaf stands in
+    bad = {
+        "id": "c0ffee00-0000-4000-8000-000000000002",
+        "title": "Broken",
+        "create_time": "9999-99-99",
+        "current_node": "u",
+        "mapping": {"u": node("u", None, [], "user", "hi", float("inf"))},
+    }
     f = tmp_path / "conversations.json"
     f.write_text(json.dumps([good, bad, {"not": "a conversation"}]))
     report = import_files(memory_repo, [f])
@@ -63,7 +151,11 @@ def test_chatgpt_tree_branches_tools_and_a_bad_conversation(memory_repo: MemoryR
     assert any("[2]" in r and "not a ChatGPT conversation" in r for r in report.refused)
     (t,) = transcripts(memory_repo, report.imported).values()
     assert (t.meta.topic, t.meta.model) == ("Plot a sine", "gpt-4o")
-    assert [(x.role, x.text) for x in t.turns] == [("user", "plot sin(x)"), ("agent", ""), ("agent", "Here is the plot.")]
+    assert [(x.role, x.text) for x in t.turns] == [
+        ("user", "plot sin(x)"),
+        ("agent", ""),
+        ("agent", "Here is the plot."),
+    ]
     assert tool_calls(t) == [tf.ToolCall("python", "plt.plot(x, sin(x))", "<Figure>")]
     assert t.turns[2].time == t.turns[1].time  # no create_time: the time before it
     text = (memory_repo.root / report.imported[0]).read_text()

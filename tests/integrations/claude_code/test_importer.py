@@ -33,7 +33,12 @@ def test_claude_code_samples(memory_repo: MemoryRepo, shared_data: Path, git) ->
     text = (memory_repo.root / edge).read_text()
     assert "café, naïve, résumé, 中文" in text
     # the summary line names the session holding its leafUuid, not every session of the file
-    metas = {tf.parse((memory_repo.root / p).read_text()).meta.session_id: tf.parse((memory_repo.root / p).read_text()).meta for p in report.imported}
+    metas = {
+        tf.parse((memory_repo.root / p).read_text()).meta.session_id: tf.parse(
+            (memory_repo.root / p).read_text()
+        ).meta
+        for p in report.imported
+    }
     assert metas["edge_cases"].topic.startswith("Tested various edge cases")
     assert metas["todowrite_session"].topic is None
     assert git(memory_repo.root, "status", "--porcelain").stdout == ""

@@ -9,21 +9,47 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.integrations.claude_code.install import install_claude_code, uninstall_claude_code
 
 
-def test_install_fixes_hand_edits_and_keeps_foreign_entries_in_a_shared_group(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_install_fixes_hand_edits_and_keeps_foreign_entries_in_a_shared_group(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
     settings = tmp_path / "settings.json"
     ours = "autopoiesis -C /old/memory hook claude-code Stop"
-    settings.write_text(json.dumps({"hooks": {"Stop": [
-        {"hooks": [{"type": "command", "command": "say done"}, {"type": "command", "command": ours}]},
-        {"hooks": [{"type": "command", "command": ours}]},  # a second copy
-    ]}}))
+    settings.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "Stop": [
+                        {
+                            "hooks": [
+                                {"type": "command", "command": "say done"},
+                                {"type": "command", "command": ours},
+                            ]
+                        },
+                        {"hooks": [{"type": "command", "command": ours}]},  # a second copy
+                    ]
+                }
+            }
+        )
+    )
     report = install_claude_code(memory_repo, settings, python="/usr/bin/python3")
     stop = json.loads(settings.read_text())["hooks"]["Stop"]
-    assert stop == [{"hooks": [{"type": "command", "command": "say done"},
-                               {"type": "command", "command": f"/usr/bin/python3 -P -m autopoiesis -C {memory_repo.root} hook claude-code Stop",
-                                "timeout": 15}]}]
+    assert stop == [
+        {
+            "hooks": [
+                {"type": "command", "command": "say done"},
+                {
+                    "type": "command",
+                    "command": f"/usr/bin/python3 -P -m autopoiesis -C {memory_repo.root} hook claude-code Stop",
+                    "timeout": 15,
+                },
+            ]
+        }
+    ]
     assert "Stop" in report.updated and "SessionEnd" in report.added
     uninstall_claude_code(settings)
-    assert json.loads(settings.read_text()) == {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}
+    assert json.loads(settings.read_text()) == {
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}
+    }
 
 
 def test_a_symlinked_settings_file_stays_a_symlink(memory_repo: MemoryRepo, tmp_path: Path) -> None:

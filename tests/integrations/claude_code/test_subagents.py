@@ -21,40 +21,119 @@ def _utc(monkeypatch: pytest.MonkeyPatch) -> None:
     time.tzset()
 
 
-def test_claude_code_subagent_files_in_either_order(memory_repo: MemoryRepo, shared_data: Path, tmp_path: Path) -> None:
+def test_claude_code_subagent_files_in_either_order(
+    memory_repo: MemoryRepo, shared_data: Path, tmp_path: Path
+) -> None:
     """The real layout: <session>.jsonl beside <session>/subagents/agent-<id>.jsonl."""
     logs = shared_data / "harness-logs" / "claude-code"
     sid = "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f"
     project = tmp_path / "project"
     (project / sid / "subagents").mkdir(parents=True)
     shutil.copy(logs / "agent-sessions__subagent_parent.jsonl", project / f"{sid}.jsonl")
-    shutil.copy(logs / "agent-sessions__subagents_agent-a0ad4f44468bdf20d.jsonl", project / sid / "subagents" / "agent-a0ad4f44468bdf20d.jsonl")
-    agent_first = import_files(memory_repo, [project / sid / "subagents" / "agent-a0ad4f44468bdf20d.jsonl", project / f"{sid}.jsonl"])
+    shutil.copy(
+        logs / "agent-sessions__subagents_agent-a0ad4f44468bdf20d.jsonl",
+        project / sid / "subagents" / "agent-a0ad4f44468bdf20d.jsonl",
+    )
+    agent_first = import_files(
+        memory_repo,
+        [project / sid / "subagents" / "agent-a0ad4f44468bdf20d.jsonl", project / f"{sid}.jsonl"],
+    )
     assert agent_first.refused == [] and len(agent_first.imported) == 2
     ts = transcripts(memory_repo, agent_first.imported)
     assert ts["agent-a0ad4f44468bdf20d"].meta.parent_session == sid
     assert ts[sid].meta.parent_session is None
-    assert tool_calls(ts["agent-a0ad4f44468bdf20d"]) == [tf.ToolCall("bash", "grep -rn TODO", "a.txt:1: TODO fix")]
-    folder = import_files(memory_repo, [project])  # the folder, parent first: the same two, nothing new
-    assert folder.imported == [] and sorted(folder.skipped_duplicates) == sorted(agent_first.imported)
+    assert tool_calls(ts["agent-a0ad4f44468bdf20d"]) == [
+        tf.ToolCall("bash", "grep -rn TODO", "a.txt:1: TODO fix")
+    ]
+    folder = import_files(
+        memory_repo, [project]
+    )  # the folder, parent first: the same two, nothing new
+    assert folder.imported == [] and sorted(folder.skipped_duplicates) == sorted(
+        agent_first.imported
+    )
 
 
-def test_claude_code_agent_file_with_the_parents_session_id(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_claude_code_agent_file_with_the_parents_session_id(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
     """Older Claude Code: agent-<id>.jsonl beside the session, its lines carrying the parent's sessionId."""
-    main = [{"type": "user", "sessionId": "S1", "uuid": "u1", "timestamp": "2026-01-05T09:00:00Z", "message": {"role": "user", "content": "Audit the repo"}},
-            {"type": "assistant", "sessionId": "S1", "uuid": "a1", "parentUuid": "u1", "timestamp": "2026-01-05T09:00:05Z",
-             "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "task1", "name": "Task", "input": {"description": "scan"}}]}},
-            # a sidechain written into the main file (no agentId): its own transcript
-            {"type": "user", "sessionId": "S1", "uuid": "s1", "parentUuid": None, "isSidechain": True, "timestamp": "2026-01-05T09:00:06Z",
-             "message": {"role": "user", "content": "Scan for secrets"}},
-            {"type": "assistant", "sessionId": "S1", "uuid": "s2", "parentUuid": "s1", "isSidechain": True, "timestamp": "2026-01-05T09:00:07Z",
-             "message": {"role": "assistant", "content": "No secrets found."}},
-            {"type": "user", "sessionId": "S1", "uuid": "u2", "parentUuid": "a1", "timestamp": "2026-01-05T09:00:09Z",
-             "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "task1", "content": "clean"}]}}]
-    agent = [{"type": "user", "sessionId": "S1", "agentId": "b77", "uuid": "x1", "isSidechain": True, "timestamp": "2026-01-05T09:01:00Z",
-              "message": {"role": "user", "content": "Check the licences"}},
-             {"type": "assistant", "sessionId": "S1", "agentId": "b77", "uuid": "x2", "isSidechain": True, "timestamp": "2026-01-05T09:01:02Z",
-              "message": {"role": "assistant", "content": "All MIT."}}]
+    main = [
+        {
+            "type": "user",
+            "sessionId": "S1",
+            "uuid": "u1",
+            "timestamp": "2026-01-05T09:00:00Z",
+            "message": {"role": "user", "content": "Audit the repo"},
+        },
+        {
+            "type": "assistant",
+            "sessionId": "S1",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "timestamp": "2026-01-05T09:00:05Z",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "task1",
+                        "name": "Task",
+                        "input": {"description": "scan"},
+                    }
+                ],
+            },
+        },
+        # a sidechain written into the main file (no agentId): its own transcript
+        {
+            "type": "user",
+            "sessionId": "S1",
+            "uuid": "s1",
+            "parentUuid": None,
+            "isSidechain": True,
+            "timestamp": "2026-01-05T09:00:06Z",
+            "message": {"role": "user", "content": "Scan for secrets"},
+        },
+        {
+            "type": "assistant",
+            "sessionId": "S1",
+            "uuid": "s2",
+            "parentUuid": "s1",
+            "isSidechain": True,
+            "timestamp": "2026-01-05T09:00:07Z",
+            "message": {"role": "assistant", "content": "No secrets found."},
+        },
+        {
+            "type": "user",
+            "sessionId": "S1",
+            "uuid": "u2",
+            "parentUuid": "a1",
+            "timestamp": "2026-01-05T09:00:09Z",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "task1", "content": "clean"}],
+            },
+        },
+    ]
+    agent = [
+        {
+            "type": "user",
+            "sessionId": "S1",
+            "agentId": "b77",
+            "uuid": "x1",
+            "isSidechain": True,
+            "timestamp": "2026-01-05T09:01:00Z",
+            "message": {"role": "user", "content": "Check the licences"},
+        },
+        {
+            "type": "assistant",
+            "sessionId": "S1",
+            "agentId": "b77",
+            "uuid": "x2",
+            "isSidechain": True,
+            "timestamp": "2026-01-05T09:01:02Z",
+            "message": {"role": "assistant", "content": "All MIT."},
+        },
+    ]
     (tmp_path / "S1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in main))
     (tmp_path / "agent-b77.jsonl").write_text("".join(json.dumps(x) + "\n" for x in agent))
     report = import_files(memory_repo, [tmp_path])  # agent-b77 sorts first
@@ -62,33 +141,124 @@ def test_claude_code_agent_file_with_the_parents_session_id(memory_repo: MemoryR
     ts = transcripts(memory_repo, report.imported)
     assert [x.text for x in ts["S1"].turns if x.role == "user"] == ["Audit the repo"]
     assert tool_calls(ts["S1"]) == [tf.ToolCall("Task", "scan", "clean")]
-    assert ts["S1-sidechain-1"].meta.parent_session == "S1" and ts["S1-sidechain-1"].turns[1].text == "No secrets found."
-    assert ts["agent-b77"].meta.parent_session == "S1" and ts["agent-b77"].turns[0].text == "Check the licences"
+    assert (
+        ts["S1-sidechain-1"].meta.parent_session == "S1"
+        and ts["S1-sidechain-1"].turns[1].text == "No secrets found."
+    )
+    assert (
+        ts["agent-b77"].meta.parent_session == "S1"
+        and ts["agent-b77"].turns[0].text == "Check the licences"
+    )
 
 
-def test_claude_code_bookkeeping_is_not_conversation(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_claude_code_bookkeeping_is_not_conversation(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
     def line(kind: str, uuid: str, content, **kw) -> dict:
-        return {"type": kind, "sessionId": "bk", "uuid": uuid, "timestamp": "2026-02-01T12:00:00Z",
-                "message": {"role": "user" if kind == "user" else "assistant", "content": content, **kw.pop("msg", {})}, **kw}
+        return {
+            "type": kind,
+            "sessionId": "bk",
+            "uuid": uuid,
+            "timestamp": "2026-02-01T12:00:00Z",
+            "message": {
+                "role": "user" if kind == "user" else "assistant",
+                "content": content,
+                **kw.pop("msg", {}),
+            },
+            **kw,
+        }
 
     rows = [
         {"type": "permission-mode", "permissionMode": "default", "sessionId": "bk"},
-        line("user", "m0", "Caveat: The messages below were generated by the user while running local commands.", isMeta=True),
-        line("user", "c1", "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>"),
+        line(
+            "user",
+            "m0",
+            "Caveat: The messages below were generated by the user while running local commands.",
+            isMeta=True,
+        ),
+        line(
+            "user",
+            "c1",
+            "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>",
+        ),
         line("user", "c2", "<local-command-stdout></local-command-stdout>"),
-        line("user", "u1", "Summarise the open pull requests<system-reminder>todo list is empty</system-reminder>"),
-        line("assistant", "a1", [{"type": "thinking", "thinking": "hidden"}], msg={"id": "msg_A", "model": "claude-opus-4-1",
-                                                                                  "usage": {"input_tokens": 100, "output_tokens": 30}}),
-        line("assistant", "a2", [{"type": "text", "text": "Checking."}], msg={"id": "msg_A", "model": "claude-opus-4-1",
-                                                                             "usage": {"input_tokens": 100, "output_tokens": 30}}),
-        line("assistant", "a3", [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/w/shot.png"}}],
-             msg={"id": "msg_A", "model": "claude-opus-4-1", "usage": {"input_tokens": 100, "output_tokens": 30}}),
-        line("user", "r1", [{"type": "tool_result", "tool_use_id": "t1", "content": [
-            {"type": "text", "text": "a 1x1 PNG"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]}]),
+        line(
+            "user",
+            "u1",
+            "Summarise the open pull requests<system-reminder>todo list is empty</system-reminder>",
+        ),
+        line(
+            "assistant",
+            "a1",
+            [{"type": "thinking", "thinking": "hidden"}],
+            msg={
+                "id": "msg_A",
+                "model": "claude-opus-4-1",
+                "usage": {"input_tokens": 100, "output_tokens": 30},
+            },
+        ),
+        line(
+            "assistant",
+            "a2",
+            [{"type": "text", "text": "Checking."}],
+            msg={
+                "id": "msg_A",
+                "model": "claude-opus-4-1",
+                "usage": {"input_tokens": 100, "output_tokens": 30},
+            },
+        ),
+        line(
+            "assistant",
+            "a3",
+            [
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "Read",
+                    "input": {"file_path": "/w/shot.png"},
+                }
+            ],
+            msg={
+                "id": "msg_A",
+                "model": "claude-opus-4-1",
+                "usage": {"input_tokens": 100, "output_tokens": 30},
+            },
+        ),
+        line(
+            "user",
+            "r1",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t1",
+                    "content": [
+                        {"type": "text", "text": "a 1x1 PNG"},
+                        {
+                            "type": "image",
+                            "source": {
+                                "type": "base64",
+                                "media_type": "image/png",
+                                "data": "iVBORw0KGgo=",
+                            },
+                        },
+                    ],
+                }
+            ],
+        ),
         line("user", "u1", "a rewound branch repeating u1"),
-        line("user", "cs", "This session is being continued from a previous conversation. Summary: PRs reviewed.", isCompactSummary=True),
+        line(
+            "user",
+            "cs",
+            "This session is being continued from a previous conversation. Summary: PRs reviewed.",
+            isCompactSummary=True,
+        ),
         line("user", "i1", "[Request interrupted by user for tool use]"),
-        {"type": "attachment", "sessionId": "bk", "uuid": "at1", "attachment": {"type": "skill_listing"}},
+        {
+            "type": "attachment",
+            "sessionId": "bk",
+            "uuid": "at1",
+            "attachment": {"type": "skill_listing"},
+        },
         {"type": "pr-link", "sessionId": "bk", "prNumber": 7, "prUrl": "https://example.invalid/7"},
         {"type": "worktree-state", "sessionId": "bk", "worktreeSession": None},
         {"type": "ai-title", "sessionId": "bk", "aiTitle": "An AI title"},
@@ -105,23 +275,54 @@ def test_claude_code_bookkeeping_is_not_conversation(memory_repo: MemoryRepo, tm
     assert [x.role for x in t.turns] == ["user", "agent", "system", "system"]
     assert t.turns[0].text == "Summarise the open pull requests"
     # the lines of one API message are one turn, and the result finds its call in it
-    assert t.turns[1].items == (tf.Text("Checking."), tf.ToolCall("Read", "/w/shot.png", "a 1x1 PNG"),
-                                tf.Attachment("image/png from a tool result (not stored)"))
+    assert t.turns[1].items == (
+        tf.Text("Checking."),
+        tf.ToolCall("Read", "/w/shot.png", "a 1x1 PNG"),
+        tf.Attachment("image/png from a tool result (not stored)"),
+    )
     assert t.turns[2].text.startswith("This session is being continued")
-    for gone in ("Caveat", "/clear", "local-command", "system-reminder", "hidden", "rewound branch"):
+    for gone in (
+        "Caveat",
+        "/clear",
+        "local-command",
+        "system-reminder",
+        "hidden",
+        "rewound branch",
+    ):
         assert gone not in text
 
 
-def test_claude_code_shared_samples_import_without_malformed_known_lines(memory_repo: MemoryRepo, shared_data: Path) -> None:
+def test_claude_code_shared_samples_import_without_malformed_known_lines(
+    memory_repo: MemoryRepo, shared_data: Path
+) -> None:
     report = import_files(memory_repo, [shared_data / "harness-logs" / "claude-code"])
     assert report.refused == [] and report.bad_lines == 0
     ts = transcripts(memory_repo, report.imported)
-    assert set(ts) == {"ses_stage0_drift", "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f", "agent-a0ad4f44468bdf20d",
-                       "claude-normalization-main", "claude-normalization-other", "claude-normalization-main-sidechain-1"}
+    assert set(ts) == {
+        "ses_stage0_drift",
+        "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f",
+        "agent-a0ad4f44468bdf20d",
+        "claude-normalization-main",
+        "claude-normalization-other",
+        "claude-normalization-main-sidechain-1",
+    }
     main = ts["claude-normalization-main"]
     text = "\n".join(x.text for x in main.turns)
-    assert "Conflicting duplicate" not in text and "environment_context" not in text and "command-name" not in text
+    assert (
+        "Conflicting duplicate" not in text
+        and "environment_context" not in text
+        and "command-name" not in text
+    )
     assert "Normalization complete." not in text  # the sidechain line went to its own transcript
-    assert ts["claude-normalization-main-sidechain-1"].meta.parent_session == "claude-normalization-main"
-    assert [c.result for c in tool_calls(main)] == ["Command running in background with ID: task-bg.", None, "error: command failed"]
-    assert tool_calls(ts["ses_stage0_drift"]) == [tf.ToolCall("bash", "cat README.md", "# Title Body")]
+    assert (
+        ts["claude-normalization-main-sidechain-1"].meta.parent_session
+        == "claude-normalization-main"
+    )
+    assert [c.result for c in tool_calls(main)] == [
+        "Command running in background with ID: task-bg.",
+        None,
+        "error: command failed",
+    ]
+    assert tool_calls(ts["ses_stage0_drift"]) == [
+        tf.ToolCall("bash", "cat README.md", "# Title Body")
+    ]

@@ -11,56 +11,183 @@ from tests.integrations.helpers import jsonl, tool_calls, transcripts
 
 
 def test_copilot_shared_sample(memory_repo: MemoryRepo, shared_data: Path) -> None:
-    report = import_files(memory_repo, [shared_data / "harness-logs" / "copilot" / "agent-sessions__small.jsonl"])
+    report = import_files(
+        memory_repo, [shared_data / "harness-logs" / "copilot" / "agent-sessions__small.jsonl"]
+    )
     assert report.refused == []
     (t,) = transcripts(memory_repo, report.imported).values()
-    assert (t.meta.session_id, t.meta.model, t.meta.tokens_in, t.meta.tokens_out) == ("copilot_stage0_small", "gpt-5-mini", 100, 15)
-    assert [(x.role, x.text) for x in t.turns] == [("user", "List the files"), ("agent", "Listing the files."), ("agent", "Done")]
+    assert (t.meta.session_id, t.meta.model, t.meta.tokens_in, t.meta.tokens_out) == (
+        "copilot_stage0_small",
+        "gpt-5-mini",
+        100,
+        15,
+    )
+    assert [(x.role, x.text) for x in t.turns] == [
+        ("user", "List the files"),
+        ("agent", "Listing the files."),
+        ("agent", "Done"),
+    ]
     assert tool_calls(t) == [tf.ToolCall("shell", "ls", "a.txt b.txt")]
     assert "[trimmed for fixture]" not in (memory_repo.root / report.imported[0]).read_text()
-    assert report.bad_lines == 8  # the fixture's trimmed events with "[trimmed for fixture]" timestamps
+    assert (
+        report.bad_lines == 8
+    )  # the fixture's trimmed events with "[trimmed for fixture]" timestamps
 
 
-def test_copilot_events_subagents_and_hostile_lines(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+def test_copilot_events_subagents_and_hostile_lines(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
     def ev(n: int, kind: str, data: dict, ts: str | None = None) -> dict:
-        return {"type": kind, "data": data, "id": f"e{n}", "timestamp": ts or f"2026-03-26T17:50:{n:02d}.000Z", "parentId": None}
+        return {
+            "type": kind,
+            "data": data,
+            "id": f"e{n}",
+            "timestamp": ts or f"2026-03-26T17:50:{n:02d}.000Z",
+            "parentId": None,
+        }
 
     sid = "aaaabbbb-1111-2222-3333-ccccddddeeee"
     (tmp_path / sid).mkdir()
-    f = jsonl(tmp_path / sid / "events.jsonl", [
-        ev(1, "session.start", {"sessionId": sid, "startTime": "2026-03-26T17:50:01.000Z", "selectedModel": "claude-sonnet-4.5"}),
-        ev(2, "system.message", {"content": "SYSTEM PROMPT", "role": "system"}),
-        ev(3, "user.message", {"content": "find TODOs", "transformedContent": "INJECTED CONTEXT find TODOs",
-                               "attachments": [{"type": "file", "path": "src/app.py", "displayName": "app.py"}]}),
-        ev(4, "assistant.turn_start", {"turnId": "0"}),
-        ev(5, "assistant.reasoning", {"reasoningId": "r", "content": "PRIVATE REASONING"}),
-        ev(6, "tool.execution_start", {"toolCallId": "t1", "toolName": "task", "arguments": {"description": "search"}}),
-        ev(7, "assistant.message", {"content": "Delegating.", "toolRequests": [{"toolCallId": "t1", "name": "task", "arguments": {}}],
-                                    "outputTokens": 5}),
-        ev(8, "subagent.started", {"toolCallId": "t1", "agentName": "explore", "agentDisplayName": "Explore"}),
-        ev(9, "assistant.message", {"parentToolCallId": "t1", "content": "Found 2 TODOs.", "toolRequests": [
-            {"toolCallId": "t2", "name": "grep", "arguments": "{\"pattern\": \"TODO\"}"}]}),
-        ev(10, "tool.execution_complete", {"parentToolCallId": "t1", "toolCallId": "t2", "success": True, "result": {"content": "a.py:3"}}),
-        ev(11, "tool.execution_complete", {"toolCallId": "t1", "success": True, "result": {"content": "2 TODOs"}}),
-        ev(12, "tool.execution_start", {"toolCallId": "t3", "toolName": "list", "mcpServerName": "github", "mcpToolName": "list_issues", "arguments": {}}),
-        ev(13, "tool.execution_complete", {"toolCallId": "t3", "success": False, "error": {"message": "rate limited"}}),
-        ev(14, "assistant.message", {"content": "Done: 2 TODOs.", "toolRequests": [], "outputTokens": 7}),
-        ev(15, "session.shutdown", {"modelMetrics": {"claude-sonnet-4.5": {"usage": {"inputTokens": 1200, "outputTokens": 60}}}}),
-        ev(16, "session.frobnicate", {}),
-        ev(17, "user.message", {"content": "late"}, ts="99999-01-01"),
-        ev(18, "teleport.begin", {}),
-        {"type": "user.message", "data": "wrong type", "id": "e19", "timestamp": "2026-03-26T17:51:00Z"},
-    ], tail='{"type": "assistant.mess')
+    f = jsonl(
+        tmp_path / sid / "events.jsonl",
+        [
+            ev(
+                1,
+                "session.start",
+                {
+                    "sessionId": sid,
+                    "startTime": "2026-03-26T17:50:01.000Z",
+                    "selectedModel": "claude-sonnet-4.5",
+                },
+            ),
+            ev(2, "system.message", {"content": "SYSTEM PROMPT", "role": "system"}),
+            ev(
+                3,
+                "user.message",
+                {
+                    "content": "find TODOs",
+                    "transformedContent": "INJECTED CONTEXT find TODOs",
+                    "attachments": [
+                        {"type": "file", "path": "src/app.py", "displayName": "app.py"}
+                    ],
+                },
+            ),
+            ev(4, "assistant.turn_start", {"turnId": "0"}),
+            ev(5, "assistant.reasoning", {"reasoningId": "r", "content": "PRIVATE REASONING"}),
+            ev(
+                6,
+                "tool.execution_start",
+                {"toolCallId": "t1", "toolName": "task", "arguments": {"description": "search"}},
+            ),
+            ev(
+                7,
+                "assistant.message",
+                {
+                    "content": "Delegating.",
+                    "toolRequests": [{"toolCallId": "t1", "name": "task", "arguments": {}}],
+                    "outputTokens": 5,
+                },
+            ),
+            ev(
+                8,
+                "subagent.started",
+                {"toolCallId": "t1", "agentName": "explore", "agentDisplayName": "Explore"},
+            ),
+            ev(
+                9,
+                "assistant.message",
+                {
+                    "parentToolCallId": "t1",
+                    "content": "Found 2 TODOs.",
+                    "toolRequests": [
+                        {"toolCallId": "t2", "name": "grep", "arguments": '{"pattern": "TODO"}'}
+                    ],
+                },
+            ),
+            ev(
+                10,
+                "tool.execution_complete",
+                {
+                    "parentToolCallId": "t1",
+                    "toolCallId": "t2",
+                    "success": True,
+                    "result": {"content": "a.py:3"},
+                },
+            ),
+            ev(
+                11,
+                "tool.execution_complete",
+                {"toolCallId": "t1", "success": True, "result": {"content": "2 TODOs"}},
+            ),
+            ev(
+                12,
+                "tool.execution_start",
+                {
+                    "toolCallId": "t3",
+                    "toolName": "list",
+                    "mcpServerName": "github",
+                    "mcpToolName": "list_issues",
+                    "arguments": {},
+                },
+            ),
+            ev(
+                13,
+                "tool.execution_complete",
+                {"toolCallId": "t3", "success": False, "error": {"message": "rate limited"}},
+            ),
+            ev(
+                14,
+                "assistant.message",
+                {"content": "Done: 2 TODOs.", "toolRequests": [], "outputTokens": 7},
+            ),
+            ev(
+                15,
+                "session.shutdown",
+                {
+                    "modelMetrics": {
+                        "claude-sonnet-4.5": {"usage": {"inputTokens": 1200, "outputTokens": 60}}
+                    }
+                },
+            ),
+            ev(16, "session.frobnicate", {}),
+            ev(17, "user.message", {"content": "late"}, ts="99999-01-01"),
+            ev(18, "teleport.begin", {}),
+            {
+                "type": "user.message",
+                "data": "wrong type",
+                "id": "e19",
+                "timestamp": "2026-03-26T17:51:00Z",
+            },
+        ],
+        tail='{"type": "assistant.mess',
+    )
     report = import_files(memory_repo, [f])
     assert report.refused == []
     (t,) = transcripts(memory_repo, report.imported).values()
-    assert (t.meta.session_id, t.meta.model, t.meta.tokens_in, t.meta.tokens_out) == (sid, "claude-sonnet-4.5", 1200, 60)
+    assert (t.meta.session_id, t.meta.model, t.meta.tokens_in, t.meta.tokens_out) == (
+        sid,
+        "claude-sonnet-4.5",
+        1200,
+        60,
+    )
     assert [(x.role, x.name, x.text) for x in t.turns] == [
-        ("user", None, "find TODOs"), ("agent", None, ""), ("agent", None, "Delegating."),
-        ("agent", "Explore", "Found 2 TODOs."), ("agent", None, ""), ("agent", None, "Done: 2 TODOs.")]
+        ("user", None, "find TODOs"),
+        ("agent", None, ""),
+        ("agent", None, "Delegating."),
+        ("agent", "Explore", "Found 2 TODOs."),
+        ("agent", None, ""),
+        ("agent", None, "Done: 2 TODOs."),
+    ]
     assert t.turns[0].items[1] == tf.Attachment("src/app.py")
-    assert tool_calls(t) == [tf.ToolCall("task", "search", "2 TODOs"), tf.ToolCall("grep", "TODO", "a.py:3"),
-                        tf.ToolCall("github.list_issues", "{}", "error: rate limited")]
+    assert tool_calls(t) == [
+        tf.ToolCall("task", "search", "2 TODOs"),
+        tf.ToolCall("grep", "TODO", "a.py:3"),
+        tf.ToolCall("github.list_issues", "{}", "error: rate limited"),
+    ]
     text = (memory_repo.root / report.imported[0]).read_text()
-    assert "SYSTEM PROMPT" not in text and "PRIVATE REASONING" not in text and "INJECTED" not in text
-    assert report.bad_lines == 4  # teleport.begin, the absurd time, data of the wrong type, the cut-off line
+    assert (
+        "SYSTEM PROMPT" not in text and "PRIVATE REASONING" not in text and "INJECTED" not in text
+    )
+    assert (
+        report.bad_lines == 4
+    )  # teleport.begin, the absurd time, data of the wrong type, the cut-off line

@@ -18,7 +18,9 @@ def test_cursor_shared_sample(memory_repo: MemoryRepo, shared_data: Path) -> Non
     report = import_files(memory_repo, [f])
     assert report.refused == [] and report.bad_lines == 0
     (t,) = transcripts(memory_repo, report.imported).values()
-    assert t.meta.session_id == "cursor-agent-sessions__small"  # not a UUID: prefixed with the format
+    assert (
+        t.meta.session_id == "cursor-agent-sessions__small"
+    )  # not a UUID: prefixed with the format
     assert roles(t) == ["user", "agent", "user", "agent"]
     assert tool_calls(t) == [tf.ToolCall("Bash", "ls", None)]
     minute = int(f.stat().st_mtime) // 60 * 60  # no times in the log: the file's minute
@@ -27,19 +29,69 @@ def test_cursor_shared_sample(memory_repo: MemoryRepo, shared_data: Path) -> Non
 
 def test_cursor_jsonl_blocks_and_hostile_lines(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     sid = "9f1c2d3e-1111-4222-8333-444455556666"
-    os.utime(jsonl(tmp_path / f"{sid}.jsonl", [
-        {"role": "user", "message": {"content": [{"type": "text", "text": "<user_info>OS: linux</user_info>\n<user_query>\nrun the tests\n</user_query>"}]}},
-        {"role": "assistant", "model": "cursor-auto", "message": {"content": [
-            {"type": "thinking", "thinking": "PRIVATE PLAN"}, {"type": "text", "text": "Running them."},
-            {"type": "tool_use", "id": "t1", "name": "Shell", "input": {"command": "pytest -q"}},
-            {"type": "tool_use", "id": "t2", "name": "Read", "input": {"path": "a.py"}}]}},
-        {"role": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t2", "content": "print(1)"},
-                                                 {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "3 passed"}]}]}},
-        {"type": "turn_ended", "status": "success"},
-        {"role": "assistant", "message": {"content": "All 3 pass."}},
-        {"role": "assistant", "message": {"content": [{"type": "text", "text": "late"}]}, "timestamp": "1e30"},
-        ["not", "an", "object"],
-    ], tail='{"role": "user", "message": {"cont'), (1_760_000_000, 1_760_000_000))
+    os.utime(
+        jsonl(
+            tmp_path / f"{sid}.jsonl",
+            [
+                {
+                    "role": "user",
+                    "message": {
+                        "content": [
+                            {
+                                "type": "text",
+                                "text": "<user_info>OS: linux</user_info>\n<user_query>\nrun the tests\n</user_query>",
+                            }
+                        ]
+                    },
+                },
+                {
+                    "role": "assistant",
+                    "model": "cursor-auto",
+                    "message": {
+                        "content": [
+                            {"type": "thinking", "thinking": "PRIVATE PLAN"},
+                            {"type": "text", "text": "Running them."},
+                            {
+                                "type": "tool_use",
+                                "id": "t1",
+                                "name": "Shell",
+                                "input": {"command": "pytest -q"},
+                            },
+                            {
+                                "type": "tool_use",
+                                "id": "t2",
+                                "name": "Read",
+                                "input": {"path": "a.py"},
+                            },
+                        ]
+                    },
+                },
+                {
+                    "role": "user",
+                    "message": {
+                        "content": [
+                            {"type": "tool_result", "tool_use_id": "t2", "content": "print(1)"},
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": "t1",
+                                "content": [{"type": "text", "text": "3 passed"}],
+                            },
+                        ]
+                    },
+                },
+                {"type": "turn_ended", "status": "success"},
+                {"role": "assistant", "message": {"content": "All 3 pass."}},
+                {
+                    "role": "assistant",
+                    "message": {"content": [{"type": "text", "text": "late"}]},
+                    "timestamp": "1e30",
+                },
+                ["not", "an", "object"],
+            ],
+            tail='{"role": "user", "message": {"cont',
+        ),
+        (1_760_000_000, 1_760_000_000),
+    )
     report = import_files(memory_repo, [tmp_path / f"{sid}.jsonl"])
     assert report.refused == []
     (t,) = transcripts(memory_repo, report.imported).values()
@@ -47,7 +99,10 @@ def test_cursor_jsonl_blocks_and_hostile_lines(memory_repo: MemoryRepo, tmp_path
     assert t.meta.started.isoformat() == "2025-10-09T08:53:00+00:00"
     assert roles(t) == ["user", "agent", "agent"]
     assert t.turns[0].text == "run the tests"
-    assert tool_calls(t) == [tf.ToolCall("Shell", "pytest -q", "3 passed"), tf.ToolCall("Read", "a.py", "print(1)")]
+    assert tool_calls(t) == [
+        tf.ToolCall("Shell", "pytest -q", "3 passed"),
+        tf.ToolCall("Read", "a.py", "print(1)"),
+    ]
     assert "PRIVATE PLAN" not in (memory_repo.root / report.imported[0]).read_text()
     assert report.bad_lines == 3  # the absurd timestamp, the JSON array, the cut-off line
 
@@ -90,19 +145,28 @@ def test_cursor_markdown_export(memory_repo: MemoryRepo, tmp_path: Path) -> None
     assert (t.meta.topic, t.meta.channel) == ("Fix the login form", "cursor")
     assert t.meta.started.isoformat() == "2025-12-29T18:57:23+00:00"  # GMT-3 read as UTC
     assert roles(t) == ["user", "agent", "user"]
-    assert "const EMAIL" in t.turns[1].text and "---" in t.turns[1].text  # a rule inside a message stays in it
+    assert (
+        "const EMAIL" in t.turns[1].text and "---" in t.turns[1].text
+    )  # a rule inside a message stays in it
     assert t.turns[2].text == "thanks"
     again = tmp_path / "export-again.md"
-    again.write_text(CURSOR_EXPORT.replace("12/29/2025 at 15:57:23 GMT-3", "12/30/2025 at 09:00:00 PST"))
-    assert import_files(memory_repo, [again]).skipped_duplicates == report.imported  # the same chat, the same id
+    again.write_text(
+        CURSOR_EXPORT.replace("12/29/2025 at 15:57:23 GMT-3", "12/30/2025 at 09:00:00 PST")
+    )
+    assert (
+        import_files(memory_repo, [again]).skipped_duplicates == report.imported
+    )  # the same chat, the same id
 
 
-@pytest.mark.parametrize(("line", "iso"), [
-    ("4/11/2026 at 10:29:42 PDT", "2026-04-11T17:29:42+00:00"),
-    ("2025. 7. 6. at 18시 15분 42초 GMT+9", "2025-07-06T09:15:42+00:00"),
-    ("2025/12/16 at GMT+8 16:06:09", "2025-12-16T08:06:09+00:00"),
-    ("8/13/2026 at 11:26:03 GMT+5:30", "2026-08-13T05:56:03+00:00"),
-])
+@pytest.mark.parametrize(
+    ("line", "iso"),
+    [
+        ("4/11/2026 at 10:29:42 PDT", "2026-04-11T17:29:42+00:00"),
+        ("2025. 7. 6. at 18시 15분 42초 GMT+9", "2025-07-06T09:15:42+00:00"),
+        ("2025/12/16 at GMT+8 16:06:09", "2025-12-16T08:06:09+00:00"),
+        ("8/13/2026 at 11:26:03 GMT+5:30", "2026-08-13T05:56:03+00:00"),
+    ],
+)
 def test_cursor_export_times_in_any_locale(line: str, iso: str) -> None:
     from autopoiesis.integrations.cursor.importer import export_time
 

@@ -14,7 +14,17 @@ def test_openai_messages(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     msgs = [
         {"role": "system", "content": "You are helpful."},
         {"role": "user", "content": "What's the weather in Vienna?"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\": \"Vienna\"}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "weather", "arguments": '{"city": "Vienna"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "12°C, cloudy"},
         {"role": "assistant", "content": "It's 12°C and cloudy in Vienna."},
     ]
