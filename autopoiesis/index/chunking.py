@@ -26,8 +26,12 @@ from autopoiesis.errors import FrontmatterError
 
 # Bump when chunk boundaries or chunk text change: the index rebuilds itself.
 # 6: frontmatter is found by core.frontmatter (a leading BOM, fences with trailing blanks).
-CHUNKER_VERSION = "6"
-CONTEXT_TURNS = 1  # a turn chunk always holds this many turns before and after it
+# 7: a long neighbour no longer joins a short turn's chunk (see _exchange).
+CHUNKER_VERSION = "7"
+CONTEXT_TURNS = 1  # a turn chunk holds this many turns before and after it, when they fit:
+# a neighbour joins when it is at most SHORT_NEIGHBOUR_CHARS long (the question beside its
+# long answer) or the window stays under WIDE_CONTEXT_CHARS with it
+SHORT_NEIGHBOUR_CHARS = 600
 # ... and up to WIDE_CONTEXT_TURNS while its text stays under WIDE_CONTEXT_CHARS: short
 # chat turns ("Yes, last Tuesday!") need more of the exchange around them than long ones.
 WIDE_CONTEXT_TURNS = 2
@@ -223,10 +227,23 @@ def _exchange_chunks(units: list[_Unit]) -> list[Chunk]:
 
 
 def _exchange(units: list[_Unit], n: int) -> tuple[int, int]:
-    """The units [lo, hi) of unit N's chunk: CONTEXT_TURNS on each side, widened up to
-    WIDE_CONTEXT_TURNS while the text stays under WIDE_CONTEXT_CHARS."""
-    lo, hi = max(0, n - CONTEXT_TURNS), min(len(units), n + CONTEXT_TURNS + 1)
-    size = sum(len(u[2]) for u in units[lo:hi])
+    """The units [lo, hi) of unit N's chunk: up to CONTEXT_TURNS on each side, each joining
+    when it is short or the window stays under WIDE_CONTEXT_CHARS, then widened up to
+    WIDE_CONTEXT_TURNS while the text stays under WIDE_CONTEXT_CHARS.
+
+    A long neighbour stays out of a short turn's chunk: in a coding session a one-line
+    instruction of the user ("use bun, not node") sits between agent turns of thousands of
+    characters, and BM25's length normalisation would bury its words under theirs. The
+    long turn's own chunk still holds the short one beside it."""
+    size = len(units[n][2])
+    lo, hi = n, n + 1
+    for _ in range(CONTEXT_TURNS):
+        if lo > 0 and _joins(len(units[lo - 1][2]), size):
+            lo, size = lo - 1, size + len(units[lo - 1][2])
+        if hi < len(units) and _joins(len(units[hi][2]), size):
+            hi, size = hi + 1, size + len(units[hi][2])
+    if (lo, hi) != (max(0, n - CONTEXT_TURNS), min(len(units), n + CONTEXT_TURNS + 1)):
+        return lo, hi  # a neighbour was left out: the window is not widened past it
     for _ in range(CONTEXT_TURNS, WIDE_CONTEXT_TURNS):
         # widen by one turn on each side (one side at an edge) while the window stays short
         extra = (len(units[lo - 1][2]) if lo > 0 else 0) + (
@@ -236,6 +253,11 @@ def _exchange(units: list[_Unit], n: int) -> tuple[int, int]:
             break
         lo, hi, size = max(0, lo - 1), min(len(units), hi + 1), size + extra
     return lo, hi
+
+
+def _joins(neighbour: int, window: int) -> bool:
+    """Whether a neighbour of NEIGHBOUR characters joins a window of WINDOW characters."""
+    return neighbour <= SHORT_NEIGHBOUR_CHARS or window + neighbour <= WIDE_CONTEXT_CHARS
 
 
 def chunk_markdown(lines: list[str], front_end: int) -> tuple[list[Chunk], str | None]:

@@ -195,9 +195,16 @@ def test_turn_windows_widen_only_while_short() -> None:
     long = transcript([long_body] * 7)
     mid = chunk_file("raw/conversations/l.md", long, "conversation").chunks[3]
     assert (turn_of_line(long, mid.start_line), turn_of_line(long, mid.end_line)) == (
-        2,
-        4,
-    )  # one each side
+        3,
+        3,
+    )  # long neighbours of a long turn stay out: each is its own chunk
+    # a one-line instruction between long agent turns is not buried under their words,
+    # while the long turns' chunks still hold it beside them
+    mixed = transcript([long_body, "use bun, not node", long_body])
+    chunks = chunk_file("raw/conversations/m.md", mixed, "conversation").chunks
+    spans = [(turn_of_line(mixed, c.start_line), turn_of_line(mixed, c.end_line)) for c in chunks]
+    assert spans == [(0, 1), (1, 1), (1, 2)]
+    assert len(chunks[1].text) < 60
 
 
 def test_markdown_chunks_by_section_and_tolerates_broken_frontmatter() -> None:
