@@ -26,6 +26,9 @@ P4    session history, newest first          a sliding window: stops at the firs
       (tool results cut to one line)         that does not fit; shown oldest first
 ====  =====================================  ==========================================
 
+P0's identity files and P1's MEMORY.md share ``session_share`` of the budget: past it
+their sections compete against the message (`autopoiesis.compiler.standing`).
+
 P3 leaves out topics/ (a topic enters through P2, when the watcher activates it: an
 inactive playbook is no knowledge) and archive/ (cold storage, never auto-loaded) unless
 ``include_archive``. Every text the compiler includes from knowledge/ has its superseded
@@ -56,11 +59,7 @@ of `autopoiesis.knowledge.flush`.
 
 from __future__ import annotations
 
-import math
-import os
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -71,9 +70,10 @@ from autopoiesis.compiler.context import (
     ScoredItem,
     SearchFn,
 )
-from autopoiesis.compiler.packing import Hit, Packing, Source, Unit, pack, source_of
 from autopoiesis.compiler.plan import Plan
-from autopoiesis.core.clock import parse_ts, utc_now
+from autopoiesis.compiler.scored import KnowledgeQuery, ScoredKnowledge
+from autopoiesis.compiler.standing import StandingFile, fit
+from autopoiesis.core.clock import utc_now
 from autopoiesis.core.frontmatter import split as split_frontmatter
 from autopoiesis.core.paths import (
     ACTIVE_PROJECTS_FILE,
@@ -100,34 +100,7 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 SYSTEM_BUDGET_KB = 1.0
 ACTIVE_PROJECTS_KB = 1.0
-KNOWLEDGE_MIN_TOKENS = 100  # P3 is not tried with less room than this
-# Hits asked of the search index: first about one per TOKENS_PER_HIT tokens of room, at
-# least KNOWLEDGE_CANDIDATES; when they are packed with room to spare and the index may
-# hold more, four times as many, and so on: packing stops when the room is full, not at
-# a count. At most MAX_CANDIDATES: sqlite-vec's KNN takes k <= 4096 and the query engine
-# asks it for five candidates a result.
-KNOWLEDGE_CANDIDATES = 20
-TOKENS_PER_HIT = 60
-MAX_CANDIDATES = 800
-# Recency and frequency adjust the search score, they do not override it: fused search
-# scores (reciprocal-rank) differ by ~15% between the 1st and the 10th hit, so the
-# design's plain exp(-0.1 * days) would let any file edited today push aside the
-# month-old transcript that answers the question. Age costs at most 10%, use earns at
-# most 20%.
-RECENCY_RATE = 0.1  # exp(-0.1 * days): half-life of about 7 days (docs/design.md#compilation)
-RECENCY_FLOOR = 0.9
-FREQUENCY_BOOST = 0.1  # x (1 + 0.1 * times included before) ...
-FREQUENCY_CAP = 1.2  # ... up to x 1.2
 QUERY_CHARS = 2000
-SOURCE_CACHE_BYTES = 24 << 20  # file bytes kept parsed between compiles (transcripts never change)
-# Parsed files by their full path, oldest first, shared by every compiler of the process:
-# a long-lived one (the daemon answering `compile` and the prompt hooks, the MCP server)
-# makes a new ContextCompiler a call, and parsing the ~80 files a full budget takes is
-# most of a call. Valid while the file's inode, mtime and size stay (every writer here
-# replaces a file, which gives it a new inode). Bounded by the files' bytes: the daemon
-# keeps it for days.
-_SOURCES: dict[str, tuple[tuple[int, int, int], Source]] = {}
-_SOURCE_BYTES = [0]
 
 
 def strip_frontmatter(text: str) -> str:
@@ -143,31 +116,7 @@ def _cut_kb(text: str, kb: float, source: str) -> str:
     return cut_to_bytes(text, int(kb * 1024), source)
 
 
-@dataclass(frozen=True)
-class _KnowledgeQuery:
-    """What P3 searches for and how its hits are filtered and scored."""
-
-    text: str  # the message (cut to QUERY_CHARS) and the active topics' descriptions
-    given: Sequence[ScoredItem] | None  # replaces the index search when not None
-    shared: bool  # MEMORY.md is left out
-    now: datetime  # recency is counted from here
-    counts: Mapping[str, int]  # times each path was included before (the frequency boost)
-    include_archive: bool
-
-
-def _remember_source(full: str, key: tuple[int, int, int], src: Source) -> None:
-    """Keep SRC in _SOURCES, dropping the oldest entries past SOURCE_CACHE_BYTES."""
-    old = _SOURCES.pop(full, None)
-    if old is not None:
-        _SOURCE_BYTES[0] -= old[0][2]
-    _SOURCES[full] = (key, src)
-    _SOURCE_BYTES[0] += key[2]
-    while _SOURCE_BYTES[0] > SOURCE_CACHE_BYTES and len(_SOURCES) > 1:
-        dropped = _SOURCES.pop(next(iter(_SOURCES)))
-        _SOURCE_BYTES[0] -= dropped[0][2]
-
-
-class ContextCompiler:
+class ContextCompiler(ScoredKnowledge):
     """Assembles the densest possible prompt from a memory repo (docs/design.md#compilation).
 
     ``search`` replaces the index search (query, limit) -> results with .path, .snippet,
@@ -201,30 +150,6 @@ class ContextCompiler:
         self.notices: list[str] = []
         self._root = str(repo.root)
 
-    # ── the knowledge search (P3) ──
-    def _search_results(self, query: str, limit: int) -> tuple[list[Any], str]:
-        if self._search is not None:
-            return list(self._search(query, limit)), "search"
-        limit = max(1, min(limit, MAX_CANDIDATES))
-        from autopoiesis.index import (
-            searchindex,  # numpy and sqlite-vec: only when P3 searches
-        )
-
-        if self._index is None and self.repo.index_path.exists():
-            try:
-                self._index = searchindex.SearchIndex(self.repo)
-            except Exception as exc:  # unreadable index: fall back like `search` does
-                self.notices.append(f"search index could not be opened ({exc}); used git grep")
-        if self._index is not None:
-            now = time.monotonic()
-            fresh = self.fresh_index and now - self._last_catch_up >= self.index_refresh_seconds
-            results = list(self._index.locate(query, limit, fresh=fresh))
-            if fresh:
-                self._last_catch_up = time.monotonic()
-            return results, "index"
-        outcome = searchindex.search_outcome(query, limit, repo=self.repo)
-        return list(outcome.results), outcome.source
-
     def close(self) -> None:
         if self._index is not None:
             self._index.close()
@@ -244,26 +169,6 @@ class ContextCompiler:
             return current_text(strip_frontmatter(full.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError):
             return None
-
-    def _source(self, relpath: str) -> Source | None:
-        """The units of a file for P3, cached while the file is unchanged (_SOURCES)."""
-        full = os.path.join(self._root, relpath)
-        try:
-            st = os.stat(full)
-            key = (st.st_ino, st.st_mtime_ns, st.st_size)
-            cached = _SOURCES.get(full)
-            if cached is not None and cached[0] == key:
-                return cached[1]
-            with open(full, encoding="utf-8") as fh:
-                text = fh.read()
-        except (OSError, UnicodeDecodeError):
-            return None
-        src = source_of(relpath, text)
-        if (
-            key[2] <= SOURCE_CACHE_BYTES // 8
-        ):  # one huge transcript does not push out everything else
-            _remember_source(full, key, src)
-        return src
 
     def compile(
         self,
@@ -298,40 +203,69 @@ class ContextCompiler:
         today = today or now.date()
         plan = Plan(budget)
         history = list(session_history)
-        self._place_identity(plan, session_context)
-        self._place_session_context(plan, today, shared=shared, session_context=session_context)
-        self._place_topics(plan, active_topics, corrections)
         query = " ".join(
             [message[:QUERY_CHARS]] + [t.description for t in active_topics if t.description]
         )
+        standing = self._standing(query, budget, session_context=session_context, shared=shared)
+        self._place_identity(plan, standing)
+        self._place_session_context(
+            plan, today, standing, shared=shared, session_context=session_context
+        )
+        self._place_topics(plan, active_topics, corrections)
         self._place_knowledge(
             plan,
             history,
-            _KnowledgeQuery(query, available_knowledge, shared, now, usage or {}, include_archive),
+            KnowledgeQuery(query, available_knowledge, shared, now, usage or {}, include_archive),
         )
         dropped = self._place_history(plan, history)
         return self._assembled(plan, history, dropped)
 
     # ── the slots, in priority order ──
-    def _place_identity(self, plan: Plan, session_context: bool) -> None:
-        """P0, never dropped: the system prompt, then the identity files in their order,
-        together cut to ``identity_budget_kb`` (a file past it is skipped). Raises
+    def _standing(
+        self, query: str, budget: int, *, session_context: bool, shared: bool
+    ) -> dict[str, str | None]:
+        """The identity files and MEMORY.md as they enter the context (`standing.fit`):
+        by path, their content ("" when none of it fits, None when the file is missing).
+        The identity files share ``identity_budget_kb`` in their order, MEMORY.md has
+        ``memory_budget_kb``, and together they take at most ``session_share`` of BUDGET."""
+        cfg = self.config
+        out: dict[str, str | None] = {}
+        files: list[StandingFile] = []
+        id_left = int(cfg.identity_budget_kb * 1024)
+        for name in IDENTITY_FILES if session_context else ():
+            rel = f"{IDENTITY_DIR}/{name}"
+            text = out[rel] = self._read(rel)
+            if text is not None:
+                files.append(StandingFile(rel, text, max(0, id_left), True))
+                id_left -= len(text.encode("utf-8"))
+        if session_context and not shared:
+            text = out[MEMORY_FILE] = self._read(MEMORY_FILE) or None
+            if text is not None:
+                files.append(
+                    StandingFile(MEMORY_FILE, text, int(cfg.memory_budget_kb * 1024), False)
+                )
+        for f, content in zip(files, fit(files, query, int(budget * cfg.session_share))):
+            out[f.path] = content
+        return out
+
+    # ── the slots, in priority order ──
+    def _place_identity(self, plan: Plan, standing: Mapping[str, str | None]) -> None:
+        """P0, never dropped: the system prompt, then the identity files in their order
+        as `_standing` fitted them (an identity file's head is never dropped). Raises
         BudgetTooSmallError when they alone exceed the budget."""
         cfg = self.config
         if self.system_prompt:
             system = _cut_kb(self.system_prompt, SYSTEM_BUDGET_KB, "the system prompt")
             plan.fixed("system", 0, system, None)
-        id_left = int(cfg.identity_budget_kb * 1024)
-        for name in IDENTITY_FILES if session_context else ():
+        for name in IDENTITY_FILES:
             rel = f"{IDENTITY_DIR}/{name}"
-            text = self._read(rel)
+            if rel not in standing:
+                continue  # no session context
+            text = standing[rel]
             if text is None:
                 plan.skip(f"identity:{name}", 0, "missing", rel)
-                continue
-            cut = _cut_kb(text, id_left / 1024, rel) if id_left > 0 else ""
-            id_left -= len(cut.encode("utf-8"))
-            if cut:
-                plan.fixed(f"identity:{name}", 0, cut, rel)
+            elif text:
+                plan.fixed(f"identity:{name}", 0, text, rel)
             else:
                 plan.skip(
                     f"identity:{name}",
@@ -348,11 +282,17 @@ class ContextCompiler:
             )
 
     def _place_session_context(
-        self, plan: Plan, today: date, *, shared: bool, session_context: bool
+        self,
+        plan: Plan,
+        today: date,
+        standing: Mapping[str, str | None],
+        *,
+        shared: bool,
+        session_context: bool,
     ) -> None:
-        """P1, each when it fits: MEMORY.md (not in a SHARED context), the journal of
-        today and yesterday, the active projects. Without SESSION_CONTEXT, none of them:
-        the harness was given them at its session's start."""
+        """P1, each when it fits: MEMORY.md (not in a SHARED context; as `_standing`
+        fitted it), the journal of today and yesterday, the active projects. Without
+        SESSION_CONTEXT, none of them: the harness was given them at its session's start."""
         if not session_context:
             plan.skip(
                 "session",
@@ -369,11 +309,8 @@ class ContextCompiler:
                 "shared context: MEMORY.md is loaded in the main session only",
                 MEMORY_FILE,
             )
-        else:
-            text = self._read(MEMORY_FILE)
-            if text:
-                memory = _cut_kb(text, self.config.memory_budget_kb, MEMORY_FILE)
-                plan.offer("memory", 1, memory, MEMORY_FILE)
+        elif standing.get(MEMORY_FILE):
+            plan.offer("memory", 1, standing[MEMORY_FILE] or "", MEMORY_FILE)
         self._place_journal(plan, today)
         text = self._read(ACTIVE_PROJECTS_FILE)
         if text:
@@ -460,58 +397,6 @@ class ContextCompiler:
             topic_left -= len(cut.encode("utf-8"))
         return topic_left
 
-    def _place_knowledge(
-        self, plan: Plan, history: Sequence[HistoryMessage], query: _KnowledgeQuery
-    ) -> None:
-        """P3: scored knowledge fills what P0-P2 left but the history share, as whole
-        chunks merged per file; what did not fit is listed. Not tried with less room than
-        KNOWLEDGE_MIN_TOKENS."""
-        cap = plan.left - self._history_reserve(
-            history, plan, int(plan.budget * self.config.history_share)
-        )
-        if cap < KNOWLEDGE_MIN_TOKENS:
-            plan.skip(
-                "knowledge", 3, f"no room left for scored knowledge ({max(0, cap)} tokens)", None
-            )
-            return
-        hits, packing, why = self._pack_knowledge(plan, query, cap)
-        for f in packing.files:
-            plan.offer(
-                f.label(), 3, f.content(), f.path, reason=f.reason(), spans=f.source.spans(f.chosen)
-            )
-        for hit, tokens in packing.left_out:
-            plan.skip(
-                f"knowledge:{hit.path}:{hit.start}-{hit.end}",
-                3,
-                f"over the knowledge share ({tokens} tokens)",
-                hit.path,
-                tokens=tokens,
-            )
-        if not hits:
-            plan.skip(
-                "knowledge", 3, f"no search results ({why})" if why else "no search results", None
-            )
-
-    def _pack_knowledge(
-        self, plan: Plan, query: _KnowledgeQuery, cap: int
-    ) -> tuple[list[Hit], Packing, str]:
-        """The hits and their packing into CAP tokens, and why there are none when so.
-        No fixed top-N: while the packing leaves room and the search may hold more, it
-        asks for four times as many hits (up to MAX_CANDIDATES)."""
-        limit = max(KNOWLEDGE_CANDIDATES, cap // TOKENS_PER_HIT)
-        while True:
-            hits, found, source, why = self._hits(query, limit, plan)
-            packing = pack(hits, source, cap, plan.cost_parts)
-            if (
-                query.given is not None
-                or found < limit
-                or limit >= MAX_CANDIDATES
-                or packing.crowded
-                or cap - packing.tokens < KNOWLEDGE_MIN_TOKENS
-            ):
-                return hits, packing, why
-            limit = min(MAX_CANDIDATES, limit * 4)
-
     @staticmethod
     def _place_history(plan: Plan, history: Sequence[HistoryMessage]) -> int:
         """P4: a sliding window over the session history, newest first, that stops at the
@@ -541,77 +426,3 @@ class ContextCompiler:
         # by construction; a bug otherwise
         assert total <= budget, "the compiler overran its budget"
         return CompiledContext(prompt, total, budget, tuple(plan.sections), dropped, flush_due)
-
-    @staticmethod
-    def _history_reserve(history: Sequence[HistoryMessage], plan: Plan, share: int) -> int:
-        """The tokens P3 leaves to P4: the newest turns' cost, up to SHARE."""
-        need = 0
-        for pos in range(len(history) - 1, -1, -1):
-            need += plan.cost(f"history:{history[pos].id or pos}", history[pos].render())
-            if need >= share:
-                return share
-        return need
-
-    def _hits(
-        self, query: _KnowledgeQuery, limit: int, plan: Plan
-    ) -> tuple[list[Hit], int, Callable[[str], Source | None], str]:
-        """P3's candidates, best first; how many the search returned; where packing gets
-        a file's units (read only for the hits it reaches)."""
-        given = query.given
-        rows: list[tuple[str, float, str, int, int, str | None]]
-        if given is not None:
-            rows = [(g.path, g.score, g.snippet, g.start_line, g.end_line, None) for g in given]
-            why = ""
-        else:
-            try:
-                results, why = self._search_results(query.text, limit)
-            except AutopoiesisError as exc:
-                return [], 0, lambda _: None, f"search failed: {exc}"
-            rows = [
-                (
-                    r.path,
-                    float(r.score),
-                    r.snippet,
-                    r.start_line,
-                    r.end_line,
-                    getattr(r, "turn_time", None),
-                )
-                for r in results
-            ]
-        hits: list[Hit] = []
-        as_given: dict[str, Source] = {}
-        for path, score, snippet, start, end, turn_time in rows:
-            if path in plan.paths or path.startswith("topics/"):
-                continue  # included whole already; a topic comes in through P2 only
-            if path.startswith("archive/") and not query.include_archive:
-                continue  # cold storage: never auto-loaded (README, "The memory repo")
-            if query.shared and path == MEMORY_FILE:
-                continue  # MEMORY.md must not leak into a shared context through search
-            if given is not None and (snippet or "").strip():
-                # given knowledge that is no file: its text is the whole item
-                unit = Unit(start, max(start, end), snippet.strip())
-                as_given.setdefault(path, Source(path, (unit,)))
-            age = self._age_days(path, turn_time, query.now)
-            recency = RECENCY_FLOOR + (1 - RECENCY_FLOOR) * math.exp(-RECENCY_RATE * age)
-            boost = min(FREQUENCY_CAP, 1.0 + FREQUENCY_BOOST * query.counts.get(path, 0))
-            hits.append(Hit(path, start, end, score * recency * boost, score, recency, boost))
-        hits.sort(key=lambda h: (-h.score, h.path, h.start))
-
-        def source(path: str) -> Source | None:
-            return self._source(path) or as_given.get(path)
-
-        return hits, len(rows), source, why
-
-    def _age_days(self, path: str, turn_time: str | None, now: datetime) -> float:
-        """How old a hit is: a transcript turn by when it was said, a file by its mtime."""
-        if turn_time:
-            try:
-                return max(0.0, (now - parse_ts(turn_time)).total_seconds() / 86400)
-            except AutopoiesisError:
-                pass
-        try:
-            return max(
-                0.0, (now.timestamp() - os.stat(os.path.join(self._root, path)).st_mtime) / 86400
-            )
-        except OSError:
-            return 0.0

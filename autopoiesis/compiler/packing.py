@@ -35,11 +35,12 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import PurePosixPath
 
+from autopoiesis.compiler.standing import stems
 from autopoiesis.core.frontmatter import normalize
 from autopoiesis.core.paths import category_of
 from autopoiesis.errors import AutopoiesisError
@@ -97,11 +98,12 @@ class Source:
         """The file lines each run of CHOSEN holds."""
         return tuple((self.units[r[0]].start, self.units[r[-1]].end) for r in self.runs(chosen))
 
-    def render(self, chosen: Iterable[int]) -> str:
-        return "\n".join(self.parts(chosen))
+    def render(self, chosen: Iterable[int], marks: Mapping[int, str] | None = None) -> str:
+        return "\n".join(self.parts(chosen, marks))
 
-    def parts(self, chosen: Iterable[int]) -> list[str]:
-        """The lines of the rendering of CHOSEN (none starts or ends with a line break)."""
+    def parts(self, chosen: Iterable[int], marks: Mapping[int, str] | None = None) -> list[str]:
+        """The lines of the rendering of CHOSEN (none starts or ends with a line break),
+        a unit in MARKS opened by its mark (`restated`: "[earlier; restated ...]")."""
         parts: list[str] = []
         for n, run in enumerate(self.runs(chosen)):
             if n:
@@ -113,7 +115,7 @@ class Source:
                     parts.append(day_line(u.day))
                     day = u.day
                 if u.text:
-                    parts.append(u.text)
+                    parts.append(f"{marks[i]} {u.text}" if marks and i in marks else u.text)
         if self.day is not None and not any(self.day.isoformat() in p for p in parts):
             parts.insert(0, day_line(self.day))
         return parts
@@ -220,11 +222,17 @@ class Hit:
     base: float = 0.0
     recency: float = 1.0
     boost: float = 1.0
+    # what the hit says (the search snippet) and when (epoch seconds; a transcript turn's),
+    # and "[earlier; restated ...]" when a later turn states the same subject (restated.py)
+    said: str = ""
+    when: float | None = None
+    mark: str = ""
+    subject: frozenset[str] = frozenset()  # the words of the message the marked turn states
 
     def why(self) -> str:
         return (
             f"score {self.score:.4f} = search {self.base:.4f} x recency {self.recency:.2f} "
-            f"x frequency {self.boost:.2f}"
+            f"x frequency {self.boost:.2f}" + ("; restated later" if self.mark else "")
         )
 
 
@@ -237,6 +245,7 @@ class Packed:
     hits: list[Hit] = field(default_factory=list)
     tokens: int = 0
     context_units: int = 0  # units taken around the hits
+    marks: dict[int, str] = field(default_factory=dict)  # unit -> its mark (Hit.mark)
 
     @property
     def path(self) -> str:
@@ -247,10 +256,10 @@ class Packed:
         return "knowledge:" + self.path + ":" + ",".join(f"{a}-{b}" for a, b in spans)
 
     def content(self, chosen: Iterable[int] | None = None) -> str:
-        return self.source.render(self.chosen if chosen is None else chosen)
+        return self.source.render(self.chosen if chosen is None else chosen, self.marks)
 
     def parts(self, chosen: Iterable[int] | None = None) -> list[str]:
-        return self.source.parts(self.chosen if chosen is None else chosen)
+        return self.source.parts(self.chosen if chosen is None else chosen, self.marks)
 
     def reason(self) -> str:
         best = self.hits[0]
@@ -324,9 +333,13 @@ def pack(
             units = src.covering(hit.start, hit.end)
             if not units:
                 continue
+            marked = _marked_units(p, units, hit)
+            p.marks.update(dict.fromkeys(marked, hit.mark))  # counted in the cost
             if not grow(p, units):
                 new = p.chosen | units
                 left_out.append((hit, cost(p.label(new), p.parts(new)) - p.tokens))
+                for at in marked:
+                    del p.marks[at]
                 continue
             if hit.path not in files:
                 files[hit.path] = p
@@ -345,3 +358,15 @@ def pack(
     return Packing(
         packed, [(h, c) for h, c in left_out if h.path not in files], cap - left, bool(left_out)
     )
+
+
+def _marked_units(p: Packed, units: set[int], hit: Hit) -> list[int]:
+    """The units of UNITS that HIT's mark opens: those that state its subject (at least
+    two of its words; a chunk holds its turn and the turns around it) and have no mark."""
+    if not hit.mark:
+        return []
+    return [
+        i
+        for i in sorted(units)
+        if i not in p.marks and len(stems(p.source.units[i].text) & hit.subject) >= 2
+    ]

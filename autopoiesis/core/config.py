@@ -63,6 +63,9 @@ NUMBERS: dict[tuple[str, str], NumberRule] = {
     ("context_compiler", "memory_budget_kb"): NumberRule(float, 0, 100_000, hint="KB"),
     ("context_compiler", "journal_budget_kb"): NumberRule(float, 0, 100_000, hint="KB"),
     ("context_compiler", "topic_budget_kb"): NumberRule(float, 0, 100_000, hint="KB"),
+    ("context_compiler", "session_share"): NumberRule(
+        float, 0, 1, hint="a fraction of token_budget"
+    ),
     ("context_compiler", "history_share"): NumberRule(
         float, 0, 0.9, hint="a fraction of token_budget"
     ),
@@ -163,6 +166,9 @@ class CompilerConfig(NamedTuple):
     memory_budget_kb: float = 3.0
     journal_budget_kb: float = 4.0
     topic_budget_kb: float = 6.0
+    # P0/P1: the part of the budget the identity files and MEMORY.md take at most; past
+    # it their sections compete against the message (compiler/standing.py)
+    session_share: float = 0.25
     history_share: float = (
         0.25  # P4: the part of the budget scored knowledge leaves to session history
     )

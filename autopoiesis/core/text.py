@@ -13,6 +13,16 @@ import re
 import unicodedata
 from functools import lru_cache
 
+# A sentence that states a change of something said before ("use pnpm instead", "no
+# longer", "switched to", "make it 3 now"): the extractors' cue for a replaced fact and the
+# compiler's for a later statement that wins over an earlier one (compiler/restated.py).
+CHANGE_CUE = re.compile(
+    r"\binstead\b|\bmoved? (?:it |this |that )?to\b|\bno longer\b|\bswitch(?:ed|ing)?\b"
+    r"|\bnow\b|\bchanged?\b|\bnot \w+ (?:anymore|any more)\b|\breplac\w+\b"
+    r"|\bpushed (?:back )?to\b|\bpostponed\b|\bresched\w+\b|\bactually\b|\bmake it\b"
+    r"|\bupdated?\b|\b(?:increase|decrease|raise|lower|bump)(?:d|ed)?\b",
+    re.IGNORECASE,
+)
 WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 # English function words and question words: they carry no topic. One list for search,
