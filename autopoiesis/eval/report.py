@@ -144,7 +144,8 @@ def _fmt(x: float | None) -> str:
 
 
 def _pair(a: float | None, b: float | None) -> str:
-    return f"{'-' if a is None else f'{a:.2f}'}|{'-' if b is None else f'{b:.2f}'}"
+    """Two shares as whole percents, `compiled|bm25`."""
+    return "|".join("-" if x is None else f"{100 * x:.0f}" for x in (a, b))
 
 
 def _rows(r: EvalReport) -> list[tuple[str, str]]:
@@ -189,28 +190,35 @@ def _rows(r: EvalReport) -> list[tuple[str, str]]:
 
 
 def _breakdown_table(r: EvalReport) -> list[str]:
-    """One line per kind and per project: E(vidence) and A(nswer) in context at each
-    budget, compiled|BM25 turns."""
+    """One line per kind and per project: how many questions have evidence and an answer
+    pattern, then evidence and answer in context at each budget, in whole percents,
+    compiled|BM25 turns."""
     if not r.breakdown:
         return []
     budgets = [b.budget for b in r.budgets]
-    cell = 23
-    head = f"  {'by kind / project (E, A: compiled|BM25)':<46}"
-    lines = [(head + "".join(f"{f'{b} tokens':<{cell}}" for b in budgets)).rstrip()]
+    width = 8 * len(budgets)
+    lines = [
+        f"  {'by kind / project, % compiled|BM25':<37}{'evidence':>{width}}  {'answer':>{width}}",
+        f"    {'':<26}{'ev':>4}{'ans':>5}"
+        + "".join(f"{b:>8}" for b in budgets)
+        + "  "
+        + "".join(f"{b:>8}" for b in budgets),
+    ]
     groups: dict[tuple[str, str], dict[int, GroupScore]] = {}
     for row in r.breakdown:
         groups.setdefault((row.by, row.value), {})[row.budget] = row
     for (by, value), at in groups.items():
         first = next(iter(at.values()))
-        label = f"{by} {value}"[:30]
-        counts = f"{first.with_evidence} ev, {first.with_pattern} ans"
-        cells = "".join(
-            f"{'E ' + _pair(g.evidence_compiled, g.evidence_bm25_packed):<12}"
-            f"{'A ' + _pair(g.answer_compiled, g.answer_bm25_packed):<{cell - 12}}"
-            for b in budgets
-            if (g := at.get(b)) is not None
+        evidence = "".join(
+            f"{_pair(at[b].evidence_compiled, at[b].evidence_bm25_packed):>8}" for b in budgets
         )
-        lines.append(f"    {label:<30} {counts:<13}{cells}".rstrip())
+        answer = "".join(
+            f"{_pair(at[b].answer_compiled, at[b].answer_bm25_packed):>8}" for b in budgets
+        )
+        lines.append(
+            f"    {f'{by} {value}'[:25]:<26}{first.with_evidence:>4}{first.with_pattern:>5}"
+            f"{evidence}  {answer}"
+        )
     return lines
 
 
