@@ -24,7 +24,9 @@ written by annotators, not quoted ("Adoption agencies" when the turn says "looki
 agencies for adoption"; "7 May 2023" beside "May 7"): the exact form would score the
 annotator's wording, the content words score the facts. It is the same rule as the
 answer recall in knowledge/, so the two figures read alike, and the same for every
-context (compiled and baseline), so it can only favour neither.
+context (compiled and baseline), so it can only favour neither. One allowance for the
+form: a date in the answer ("7 May 2023", "May 2023") also counts as its ISO form
+("2023-05-07", "2023-05"), the form in which a context dates its turns.
 """
 
 from __future__ import annotations
@@ -77,13 +79,41 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
+_MONTHS = (
+    "january february march april may june july august september october november december"
+).split()
+_MONTH = "(?P<month>" + "|".join(_MONTHS) + ")"
+_DATES = (  # "7 May 2023", "May 7, 2023", "May 2023"
+    re.compile(rf"\b(?P<day>\d{{1,2}}) {_MONTH},? (?P<year>\d{{4}})\b", re.IGNORECASE),
+    re.compile(rf"\b{_MONTH} (?P<day>\d{{1,2}}),? (?P<year>\d{{4}})\b", re.IGNORECASE),
+    re.compile(rf"\b{_MONTH},? (?P<year>\d{{4}})\b", re.IGNORECASE),
+)
+
+
+def _all_words(found: set[str] | frozenset[str]) -> str:
+    return "".join(rf"(?=[\s\S]*?\b{re.escape(w)}(?:e?s)?\b)" for w in sorted(found))
+
+
 def answer_pattern_of(answer: str) -> str | None:
     """The answer pattern derived from ANSWER (see the module docstring): all its content
-    words, whole words, plural endings allowed, in any order; None when it has none."""
-    found = sorted(answer_words(answer))
-    if not found:
+    words, whole words, plural endings allowed, in any order; a date's words may stand
+    instead as its ISO form (`2023-05-07`, `2023-05` for a month), as contexts date their
+    turns. None when the answer has no content word."""
+    rest = set(answer_words(answer))
+    if not rest:
         return None
-    return r"\A" + "".join(rf"(?=[\s\S]*?\b{re.escape(w)}(?:e?s)?\b)" for w in found)
+    dates = []
+    text = answer
+    for form in _DATES:
+        for m in form.finditer(text):
+            month = _MONTHS.index(m["month"].lower()) + 1
+            day = m.groupdict().get("day")
+            iso = f"{m['year']}-{month:02d}" + (f"-{int(day):02d}" if day else "")
+            parts = answer_words(m.group(0))
+            rest -= parts
+            dates.append(rf"(?:{_all_words(parts)}|(?=[\s\S]*?\b{iso}\b))")
+        text = form.sub(" ", text)  # a date is read once, by its longest form
+    return r"\A" + _all_words(rest) + "".join(dates)
 
 
 @dataclass(frozen=True)

@@ -188,6 +188,11 @@ def test_the_answer_pattern_derived_from_an_answer() -> None:
     assert held("HikariCP", "we use hikaricp")
     assert not held("Adoption agencies", "She is looking into adoption.")
     assert not held("7 May 2023", "on May 17, 2023")
+    # a date also counts in the ISO form contexts date their turns with
+    assert held("7 May 2023", "[2023-05-07, Sunday] 10:00 Caroline: I went yesterday.")
+    assert held("June 2023", "[2023-06-09, Friday]")
+    assert not held("7 May 2023", "[2023-05-17, Wednesday]")
+    assert not held("May 2023", "[2023-06-09, Friday]")
     assert answer_pattern_of("the") is None
 
 
