@@ -47,13 +47,16 @@ import inspect
 import os
 import shutil
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, QuestionSetError
 from autopoiesis.eval.context import (
+    ContextView,
+    Evidence,
     LineCache,
     Turn,
     TurnBaseline,
@@ -78,6 +81,10 @@ from autopoiesis.eval.report import (
     summarise,
 )
 from autopoiesis.formats.knowledge import normalize_fact
+
+if TYPE_CHECKING:
+    from autopoiesis.compiler import ContextCompiler
+    from autopoiesis.topics.pipeline import WatcherPipeline
 
 # the names the commands import from here
 __all__ = [
@@ -225,7 +232,6 @@ def _score_context(
     baseline beside it, and score both the same way."""
     from autopoiesis.compiler import ContextCompiler
     from autopoiesis.index import SearchIndex
-    from autopoiesis.memory.compile_message import compile_for_message
     from autopoiesis.topics.pipeline import WatcherPipeline
 
     asked = [q for q in group if q.question]
@@ -233,73 +239,97 @@ def _score_context(
     with SearchIndex(target) as index:  # built or brought up to date before the first compile
         index.catch_up()
     cache = LineCache()
-    with_project = _compile_takes_project()
     scored = [
         (q, [resolve(e, target, turns, normed, cache) for e in q.evidence])
         for q in asked
         if q.evidence or q.answer_pattern is not None
     ]
-    tokens = {b: 0 for b in budgets}
-    compiled = {b: 0 for b in budgets}
-    failed: dict[int, str] = {}
     baseline = TurnBaseline(turns)
     pipe = WatcherPipeline(target, log_decisions=False, persist_steering=False)
     try:
         with ContextCompiler(target, index_refresh_seconds=3600) as comp:
+            scorer = _ContextScorer(target, comp, pipe, baseline, cache, include_archive)
             for n, (q, evs) in enumerate(scored, 1):
-                text = q.question or ""
-                score = QuestionScore(text, q.id, q.kind, q.project, q.answer_pattern, len(evs))
-                ranked = baseline.ranked(text)
-                # the question's project as the current one, once the compile takes it
-                scope: dict[str, Any] = {"project": q.project} if q.project and with_project else {}
-                for b in budgets:
-                    views = {
-                        "compiled": None,
-                        "bm25_packed": baseline.view(baseline.pack(ranked, b)),
-                    }
-                    if b not in failed:
-                        try:
-                            res, _ = compile_for_message(
-                                target,
-                                text,
-                                budget=b,
-                                take_steering=False,
-                                record=False,
-                                compiler=comp,
-                                pipeline=pipe,
-                                log_decisions=False,
-                                usage={},
-                                include_archive=include_archive,
-                                **scope,
-                            )
-                        except BudgetTooSmallError as exc:
-                            failed[b] = str(exc)
-                        else:
-                            tokens[b] += res.total_tokens
-                            compiled[b] += 1
-                            views["compiled"] = compiled_view(
-                                res.prompt, res.sections, target, cache
-                            )
-                    score.evidence[b] = {
-                        side: None
-                        if view is None or not evs
-                        else any(evidence_held(e, view, target, cache) for e in evs)
-                        for side, view in views.items()
-                    }
-                    score.answer[b] = {
-                        side: None if view is None else q.answer_in(view.text)
-                        for side, view in views.items()
-                    }
-                report.scores.append(score)
+                report.scores.append(scorer.score(q, evs, budgets))
                 if progress:
                     progress(n, len(scored))
     finally:
         baseline.close()
-    summarise(report, budgets, failed)
+    summarise(report, budgets, scorer.failed)
     for row in report.budgets:
-        row.compiled_tokens = (
-            tokens[row.budget] / compiled[row.budget] if compiled[row.budget] else 0.0
-        )
+        done = scorer.compiled[row.budget]
+        row.compiled_tokens = scorer.tokens[row.budget] / done if done else 0.0
+
+
+class _ContextScorer:
+    """Scores one question at each budget: its compiled context (a dry run) and the
+    BM25-packed turns, read the same way."""
+
+    def __init__(
+        self,
+        target: MemoryRepo,
+        comp: ContextCompiler,
+        pipe: WatcherPipeline,
+        baseline: TurnBaseline,
+        cache: LineCache,
+        include_archive: bool,
+    ):
+        self.target, self.comp, self.pipe = target, comp, pipe
+        self.baseline, self.cache, self.include_archive = baseline, cache, include_archive
+        self.with_project = _compile_takes_project()
+        self.failed: dict[int, str] = {}  # budget -> why it cannot be compiled
+        self.tokens: dict[int, int] = defaultdict(int)  # summed prompt sizes
+        self.compiled: dict[int, int] = defaultdict(int)  # compiles made
+
+    def score(self, q: Question, evs: Sequence[Evidence], budgets: Sequence[int]) -> QuestionScore:
+        text = q.question or ""
+        score = QuestionScore(text, q.id, q.kind, q.project, q.answer_pattern, len(evs))
+        ranked = self.baseline.ranked(text)
+        for b in budgets:
+            views = {
+                "compiled": self._compiled(q, b),
+                "bm25_packed": self.baseline.view(self.baseline.pack(ranked, b)),
+            }
+            score.evidence[b] = {
+                side: None
+                if view is None or not evs
+                else any(evidence_held(e, view, self.target, self.cache) for e in evs)
+                for side, view in views.items()
+            }
+            score.answer[b] = {
+                side: None if view is None else q.answer_in(view.text)
+                for side, view in views.items()
+            }
+        return score
+
+    def _compiled(self, q: Question, budget: int) -> ContextView | None:
+        """The compiled context of Q at BUDGET, or None when the budget cannot hold one."""
+        from autopoiesis.memory.compile_message import compile_for_message
+
+        if budget in self.failed:
+            return None
+        # the question's project as the current one, once the compile takes it
+        scope: dict[str, Any] = {"project": q.project} if q.project and self.with_project else {}
+        try:
+            res, _ = compile_for_message(
+                self.target,
+                q.question or "",
+                budget=budget,
+                take_steering=False,
+                record=False,
+                compiler=self.comp,
+                pipeline=self.pipe,
+                log_decisions=False,
+                usage={},
+                include_archive=self.include_archive,
+                **scope,
+            )
+        except BudgetTooSmallError as exc:
+            self.failed[budget] = str(exc)
+            return None
+        self.tokens[budget] += res.total_tokens
+        self.compiled[budget] += 1
+        return compiled_view(res.prompt, res.sections, self.target, self.cache)
 
 
 def _score_knowledge(report: EvalReport, target: MemoryRepo, group: Sequence[Question]) -> None:
