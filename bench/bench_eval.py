@@ -2,7 +2,10 @@
 `autopoiesis eval` (autopoiesis.eval.evaluate.evaluate), one memory repo per conversation:
 evidence in the compiled context at 2K, 4K and 8K tokens, beside plain BM25 turns packed
 into the same budget in the same run (category 1-4 questions); target: >= 0.95 at 8K.
-(Answer recall in knowledge/ after offline extraction is bench_knowledge.py's.)
+Beside it, the answer in context (each answer's content words in any order: the pattern
+autopoiesis.eval.questions derives), and both per kind (LoCoMo's category: multi-hop,
+temporal, open-domain, single-hop). (Answer recall in knowledge/ after offline extraction
+is bench_knowledge.py's.)
 
 Each conversation is imported as in bench_locomo.py (the real import path, one
 transcript a session, the session's date, speakers by name).
@@ -26,6 +29,17 @@ BUDGETS = (2048, 4096, 8192)
 TARGET_8K = 0.95
 
 
+def _weighted(total: dict[Any, list[float]], key: Any, value: float | None, n: int) -> None:
+    """Add a share VALUE over N questions to TOTAL[KEY] = [held, questions]."""
+    held = total.setdefault(key, [0.0, 0.0])
+    held[0] += (value or 0.0) * n
+    held[1] += n
+
+
+def _shares(total: dict[Any, list[float]]) -> dict[Any, float | None]:
+    return {k: (h / n if n else None) for k, (h, n) in total.items()}
+
+
 def measure(quick: bool = False) -> dict[str, Any]:
     """Figures over every conversation of DATA, weighted by questions."""
     from autopoiesis.eval.evaluate import evaluate, load_questions
@@ -34,10 +48,20 @@ def measure(quick: bool = False) -> dict[str, Any]:
     qs = load_questions(DATA)
     data = json.loads(DATA.read_text(encoding="utf-8"))
     n_conv = 2 if quick else len(data)
-    held = {b: 0.0 for b in BUDGETS}
-    base = {b: 0.0 for b in BUDGETS}
+    figures: dict[str, dict[Any, list[float]]] = {
+        k: {} for k in ("compiled", "bm25_packed", "answer_compiled", "answer_bm25_packed")
+    }
+    by_kind: dict[str, dict[Any, list[float]]] = {
+        k: {}
+        for k in (
+            "evidence_compiled",
+            "evidence_bm25_packed",
+            "answer_compiled",
+            "answer_bm25_packed",
+        )
+    }
     fill = {b: 0.0 for b in BUDGETS}
-    n = 0
+    n = n_answer = 0
     eval_s = 0.0
     with tempfile.TemporaryDirectory(prefix="bench-eval-") as tmp:
         for conv_no in range(n_conv):
@@ -48,18 +72,43 @@ def measure(quick: bool = False) -> dict[str, Any]:
             )
             eval_s += time.perf_counter() - t0
             for s in r.budgets:
-                held[s.budget] += (s.compiled or 0.0) * r.with_evidence
-                base[s.budget] += (s.bm25_packed or 0.0) * r.with_evidence
+                _weighted(figures["compiled"], s.budget, s.compiled, r.with_evidence)
+                _weighted(figures["bm25_packed"], s.budget, s.bm25_packed, r.with_evidence)
+                _weighted(figures["answer_compiled"], s.budget, s.answer_compiled, r.with_pattern)
+                _weighted(
+                    figures["answer_bm25_packed"], s.budget, s.answer_bm25_packed, r.with_pattern
+                )
                 fill[s.budget] += s.compiled_tokens * r.with_evidence
+            for g in r.breakdown:
+                key = (g.value, g.budget)
+                _weighted(by_kind["evidence_compiled"], key, g.evidence_compiled, g.with_evidence)
+                _weighted(
+                    by_kind["evidence_bm25_packed"], key, g.evidence_bm25_packed, g.with_evidence
+                )
+                _weighted(by_kind["answer_compiled"], key, g.answer_compiled, g.with_pattern)
+                _weighted(by_kind["answer_bm25_packed"], key, g.answer_bm25_packed, g.with_pattern)
             n += r.with_evidence
+            n_answer += r.with_pattern
+    kinds = sorted({kind for kind, _ in by_kind["evidence_compiled"]})
     return {
         "conversations": n_conv,
         "questions_with_evidence": n,
-        "compiled": {b: held[b] / n for b in BUDGETS},
-        "bm25_packed": {b: base[b] / n for b in BUDGETS},
+        "questions_with_answer_pattern": n_answer,
+        **{k: _shares(v) for k, v in figures.items()},
+        "by_kind": {
+            kind: {
+                figure: {b: _shares(v).get((kind, b)) for b in BUDGETS}
+                for figure, v in by_kind.items()
+            }
+            for kind in kinds
+        },
         "compiled_tokens_mean": {b: fill[b] / n for b in BUDGETS},
         "eval_s": eval_s,
     }
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
 
 
 def run(quick: bool = False) -> list[dict]:
@@ -82,7 +131,7 @@ def run(quick: bool = False) -> list[dict]:
             {
                 "bench": "eval locomo",
                 "metric": f"evidence in compiled context, {k}",
-                "value": round(m["compiled"][b], 3),
+                "value": _round(m["compiled"][b]),
                 "unit": "",
                 "target": TARGET_8K if b == 8192 else None,
             }
@@ -91,12 +140,45 @@ def run(quick: bool = False) -> list[dict]:
             {
                 "bench": "eval locomo",
                 "metric": f"evidence in BM25 turns packed, {k}",
-                "value": round(m["bm25_packed"][b], 3),
+                "value": _round(m["bm25_packed"][b]),
                 "unit": "",
                 "target": None,
             }
         )
+    for b in BUDGETS:
+        k = f"{b // 1024}K"
+        for side, label in (
+            ("answer_compiled", "compiled context"),
+            ("answer_bm25_packed", "BM25 turns packed"),
+        ):
+            rows.append(
+                {
+                    "bench": "eval locomo",
+                    "metric": f"answer in {label}, {k}",
+                    "value": _round(m[side][b]),
+                    "unit": "",
+                    "target": None,
+                }
+            )
+    for kind, figures in m["by_kind"].items():
+        for figure, values in figures.items():
+            rows.append(
+                {
+                    "bench": "eval locomo",
+                    "metric": f"{kind}: {figure.replace('_', ' ')}, 8K",
+                    "value": _round(values[8192]),
+                    "unit": "",
+                    "target": None,
+                }
+            )
     rows += [
+        {
+            "bench": "eval locomo",
+            "metric": "questions with an answer pattern",
+            "value": m["questions_with_answer_pattern"],
+            "unit": "",
+            "target": None,
+        },
         {
             "bench": "eval locomo",
             "metric": "questions with evidence (categories 1-4)",
@@ -128,4 +210,4 @@ if __name__ == "__main__":
     else:
         for r in run(quick="--quick" in sys.argv):
             target = "" if r["target"] is None else f"(target {r['target']})"
-            print(f"{r['bench']:<12} {r['metric']:<48} {r['value']!s:>10} {r['unit']:<6} {target}")
+            print(f"{r['bench']:<12} {r['metric']:<52} {r['value']!s:>10} {r['unit']:<6} {target}")

@@ -15,7 +15,8 @@ def eval_cmd(
     questions: str = typer.Argument(
         ...,
         metavar="QUESTIONS",
-        help="LoCoMo's JSON, or JSONL of {question, answer?, evidence?, stale?}.",
+        help="LoCoMo's JSON, or JSONL of {question, answer?, answer_pattern?, evidence?, "
+        "kind?, project?, stale?}.",
     ),
     ref: str | None = typer.Option(
         None,
@@ -41,8 +42,9 @@ def eval_cmd(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Score memory on a question set: evidence in the compiled context at 2K/4K/8K beside
-    BM25-packed turns, answer recall in knowledge/, knowledge size, stale facts still live."""
+    """Score memory on a question set: evidence and answer in the compiled context at
+    2K/4K/8K beside BM25-packed turns (per kind and per project too), answer recall in
+    knowledge/, knowledge size, stale facts still live."""
     from autopoiesis.cli._common import echo_json, fail, get_repo, is_tty
     from autopoiesis.eval.evaluate import DEFAULT_BUDGETS, evaluate, format_report, load_questions
 
@@ -50,6 +52,8 @@ def eval_cmd(
         raise fail("--budget takes a positive number of tokens, e.g. --budget 8192.", 2)
     repo = get_repo(ctx)
     qs = load_questions(questions)
+    for warning in qs.warnings:
+        typer.echo(f"warning: {warning}", err=True)
 
     def progress(done: int, total: int) -> None:
         if is_tty():

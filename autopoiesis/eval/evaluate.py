@@ -1,13 +1,22 @@
 """`autopoiesis eval`: how good a memory is, as numbers — on a question set, for the
 working tree of a memory repo or for any branch, tag or commit of it.
 
-The figures:
+The figures, at 2K, 4K and 8K tokens, for the context that `autopoiesis compile QUESTION
+--budget B` assembles and beside it a plain baseline in the same run (the repo's
+transcript turns ranked by BM25 — SQLite FTS5, porter, an OR of the question's words —
+packed whole, each with its date, into the same budget), both scored the same way
+(`autopoiesis.eval.context`):
 
-* **Evidence in context**: for each question with evidence, does the context that
-  `autopoiesis compile QUESTION --budget B` assembles hold an evidence item? At 2K,
-  4K and 8K tokens, beside a plain baseline in the same run: the repo's transcript
-  turns ranked by BM25 (SQLite FTS5, porter, an OR of the question's words), packed
-  whole, each with its date, into the same budget.
+* **Evidence in context**: for each question with evidence, does the context hold an
+  evidence item — its turn or line, its text, or a knowledge line that carries it (cites
+  the evidence turn, or holds all its content words)?
+* **Answer in context**: for each question with an answer pattern (given, or derived from
+  its answer: `autopoiesis.eval.questions`), does the pattern match the context's text?
+  The answer in any form counts, not only the turn the annotator pointed to.
+* Both **per kind** and **per project** of the questions that name one.
+
+And beside them:
+
 * **Answer recall in knowledge/** and **knowledge size** against raw size, as
   `autopoiesis.eval.knowledge_recall` defines them (current-state files only: journals,
   identity files, superseded entries and raw/ never count; the raw turns' recall beside
@@ -15,11 +24,10 @@ The figures:
 * **Stale facts**: facts the question set marks as replaced (`stale`) that are still
   live in a current-state file.
 
-Question sets: LoCoMo's JSON (a list of samples with `conversation` and `qa`; the
-evidence ids become the text of those turns; categories 1-4), or JSONL, one object a
-line::
+Question sets (`autopoiesis.eval.questions`): LoCoMo's JSON, or JSONL, one object a line::
 
-    {"question": "Which pooler do we use?", "answer": "HikariCP",
+    {"id": "q001", "question": "Which pooler do we use?", "answer": "HikariCP",
+     "answer_pattern": "hikari ?cp", "kind": "lexical", "project": "billing",
      "evidence": ["raw/conversations/2026/03/02/0900-s1-pool.md:14", "we use HikariCP"],
      "stale": ["PgBouncer in transaction mode"]}
 
@@ -35,164 +43,63 @@ content only (no usage counts), so two refs compare on what they hold.
 
 from __future__ import annotations
 
-import json
+import inspect
 import os
-import re
 import shutil
-import sqlite3
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from autopoiesis.compiler.packing import Unit, day_line, transcript_source
-from autopoiesis.compiler.plan import Section
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.core.text import count_tokens, words
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, QuestionSetError
+from autopoiesis.eval.context import (
+    ContextView,
+    Evidence,
+    LineCache,
+    Turn,
+    TurnBaseline,
+    compiled_view,
+    evidence_held,
+    norm,
+    resolve,
+    transcript_turns,
+)
 from autopoiesis.eval.knowledge_recall import (
     answer_words,
     current_state_lines,
     knowledge_recall,
     knowledge_size,
 )
+from autopoiesis.eval.questions import Question, QuestionSet, load_questions
+from autopoiesis.eval.report import (
+    EvalReport,
+    QuestionScore,
+    format_report,
+    format_side_by_side,
+    summarise,
+)
 from autopoiesis.formats.knowledge import normalize_fact
 
+if TYPE_CHECKING:
+    from autopoiesis.compiler import ContextCompiler
+    from autopoiesis.topics.pipeline import WatcherPipeline
+
+# the names the commands import from here
+__all__ = [
+    "DEFAULT_BUDGETS",
+    "EvalReport",
+    "Question",
+    "QuestionSet",
+    "checkout",
+    "evaluate",
+    "format_report",
+    "format_side_by_side",
+    "load_questions",
+]
+
 DEFAULT_BUDGETS = (2048, 4096, 8192)
-LOCOMO_CATEGORIES = (1, 2, 3, 4)
-_LOCATION_RE = re.compile(r"^(?P<path>[^\s:]+\.md):(?P<start>\d+)(?:-(?P<end>\d+))?$")
-
-
-# ── question sets ──
-@dataclass(frozen=True)
-class Question:
-    question: str | None
-    answer: str | None = None
-    evidence: tuple[str, ...] = ()
-    stale: tuple[str, ...] = ()
-    category: int | None = None
-
-
-@dataclass(frozen=True)
-class QuestionSet:
-    """Questions from one file: one group for JSONL, one per conversation for LoCoMo."""
-
-    source: str
-    kind: str  # "jsonl" | "locomo"
-    groups: tuple[tuple[Question, ...], ...]
-    probes: tuple[
-        tuple[str, ...], ...
-    ] = ()  # LoCoMo: turn texts of each conversation, to find the one a repo holds
-
-
-def _locomo(data: list[Any], source: str) -> QuestionSet:
-    from autopoiesis.eval.locomo import normalise_evidence, sessions_of
-
-    groups, probes = [], []
-    for n, sample in enumerate(data):
-        conv = sample.get("conversation") if isinstance(sample, dict) else None
-        if not isinstance(conv, dict) or not isinstance(sample.get("qa"), list):
-            raise QuestionSetError(
-                f"{source}: sample {n} has no 'conversation' and 'qa'; is this LoCoMo's JSON?"
-            )
-        turns = {}
-        for s in sessions_of(conv):
-            for t in conv[f"session_{s}"]:
-                found = normalise_evidence([str(t.get("dia_id", ""))])
-                if found and isinstance(t.get("text"), str):
-                    turns[found[0]] = t["text"]
-        qs = []
-        for q in sample["qa"]:
-            if (
-                not isinstance(q, dict)
-                or q.get("category") not in LOCOMO_CATEGORIES
-                or not isinstance(q.get("question"), str)
-            ):
-                continue
-            ev = tuple(
-                turns[e]
-                for e in normalise_evidence([str(x) for x in q.get("evidence") or []])
-                if e in turns
-            )
-            answer = q.get("answer")
-            qs.append(
-                Question(
-                    q["question"],
-                    None if answer is None else str(answer),
-                    ev,
-                    (),
-                    q.get("category"),
-                )
-            )
-        groups.append(tuple(qs))
-        probes.append(tuple(list(turns.values())[:12]))
-    return QuestionSet(source, "locomo", tuple(groups), tuple(probes))
-
-
-def _strings(value: Any, what: str, where: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise QuestionSetError(f"{where}: {what} must be a list of strings.")
-    return tuple(v for v in value if v.strip())
-
-
-def load_questions(path: str | os.PathLike[str]) -> QuestionSet:
-    """A question set from LoCoMo's JSON or from JSONL (see the module docstring)."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise QuestionSetError(f"cannot read the question set {p}: {exc}") from None
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            data = json.loads(stripped)
-        except ValueError as exc:
-            raise QuestionSetError(
-                f"{p}: not valid JSON ({exc}); give LoCoMo's JSON or JSONL."
-            ) from None
-        if data and all(isinstance(x, dict) and "conversation" in x for x in data):
-            return _locomo(data, str(p))
-        raise QuestionSetError(
-            f"{p}: a JSON list that is not LoCoMo's (samples with 'conversation' and 'qa'); "
-            'write other question sets as JSONL, one {"question": ...} a line.'
-        )
-    qs = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{p}:{n}"
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise QuestionSetError(f"{where}: not a JSON object ({exc}).") from None
-        if not isinstance(row, dict):
-            raise QuestionSetError(
-                f'{where}: expected an object like {{"question": ..., "answer": ...}}.'
-            )
-        question, answer = row.get("question"), row.get("answer")
-        if question is not None and (not isinstance(question, str) or not question.strip()):
-            raise QuestionSetError(f"{where}: 'question' must be a non-empty string.")
-        if answer is not None and not isinstance(answer, (str, int, float)):
-            raise QuestionSetError(f"{where}: 'answer' must be a string.")
-        q = Question(
-            question,
-            None if answer is None else str(answer),
-            _strings(row.get("evidence"), "evidence", where),
-            _strings(row.get("stale"), "stale", where),
-            row.get("category") if isinstance(row.get("category"), int) else None,
-        )
-        if q.question is None and not q.stale:
-            raise QuestionSetError(f"{where}: give a 'question' (or only 'stale' facts).")
-        qs.append(q)
-    if not qs:
-        raise QuestionSetError(f"{p}: no questions in it.")
-    return QuestionSet(str(p), "jsonl", (tuple(qs),))
 
 
 # ── what a ref holds ──
@@ -239,186 +146,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _norm(text: str) -> str:
-    return " " + " ".join(words(text)) + " "
-
-
-@dataclass(frozen=True)
-class Turn:
-    path: str
-    unit: Unit
-
-    @property
-    def dated(self) -> str:
-        """The turn as the baseline packs it: on its own, so with its date."""
-        return (day_line(self.unit.day) + " " if self.unit.day else "") + self.unit.text
-
-
-def transcript_turns(repo: MemoryRepo) -> list[Turn]:
-    """Every turn of the repo's transcripts (raw/conversations), in file order."""
-    out: list[Turn] = []
-    for p in repo.iter_markdown("raw/conversations"):
-        rel = repo.rel(p)
-        try:
-            src = transcript_source(rel, p.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
-            continue
-        if src is not None:
-            out.extend(Turn(rel, u) for u in src.units)
-    return out
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """Where an evidence item is: file line ranges (any of them counts), else its text."""
-
-    locations: tuple[tuple[str, int, int], ...]
-    text: str | None = None
-
-
-def resolve(item: str, repo: MemoryRepo, turns: Sequence[Turn], normed: Sequence[str]) -> Evidence:
-    m = _LOCATION_RE.match(item.strip())
-    if m:
-        try:
-            inside = repo.resolve_inside(
-                m["path"]
-            ).is_file()  # a path outside the repo is no evidence of it
-        except AutopoiesisError:
-            inside = False
-        if inside:
-            start = int(m["start"])
-            return Evidence(((m["path"], start, max(start, int(m["end"] or start))),))
-    want = _norm(item)
-    if want.strip():
-        where = tuple(
-            (t.path, t.unit.start, t.unit.end) for t, n in zip(turns, normed) if want in n
-        )
-        if where:
-            return Evidence(where)
-    return Evidence((), item)
-
-
-def _line_text(repo: MemoryRepo, path: str, line: int, cache: dict[str, list[str]]) -> str:
-    if path not in cache:
-        try:
-            cache[path] = (repo.root / path).read_text(encoding="utf-8").split("\n")
-        except (OSError, UnicodeDecodeError):
-            cache[path] = []
-    lines = cache[path]
-    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
-
-
-def held_in_context(
-    ev: Evidence,
-    sections: Sequence[Section],
-    prompt_norm: str,
-    repo: MemoryRepo,
-    cache: dict[str, list[str]],
-) -> bool:
-    """Does a compiled context hold EV? A line range counts when an included section of
-    that file spans it, or (a whole file) holds the text of its first line."""
-    for path, start, end in ev.locations:
-        for s in sections:
-            if not s.included or s.path != path:
-                continue
-            if s.spans:
-                if any(a <= end and start <= b for a, b in s.spans):
-                    return True
-            else:
-                text = _line_text(repo, path, start, cache)
-                if text and text in s.content:
-                    return True
-    return ev.text is not None and _norm(ev.text) in prompt_norm
-
-
-# ── the baseline: BM25 over turns, packed ──
-class TurnBaseline:
-    """Plain FTS5 BM25 over the transcript turns, packed whole into a budget."""
-
-    def __init__(self, turns: Sequence[Turn]):
-        from autopoiesis.index.text import fts_match, query_terms
-
-        self._fts_match, self._terms = fts_match, query_terms
-        self.turns = list(turns)
-        self.db = sqlite3.connect(":memory:")
-        self.db.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61')")
-        self.db.executemany(
-            "INSERT INTO t(rowid, body) VALUES (?, ?)",
-            ((i + 1, t.unit.text) for i, t in enumerate(self.turns)),
-        )
-        self.costs = [
-            count_tokens(t.dated) + 1 for t in self.turns
-        ]  # +1: the line break between turns
-
-    def ranked(self, question: str) -> list[int]:
-        match = self._fts_match(self._terms(question))
-        if match is None:
-            return []
-        return [
-            r[0] - 1
-            for r in self.db.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank", (match,))
-        ]
-
-    def pack(self, ranked: Sequence[int], budget: int) -> list[int]:
-        left, out = budget, []
-        for i in ranked:
-            if self.costs[i] <= left:
-                out.append(i)
-                left -= self.costs[i]
-        return out
-
-    def holds(self, ev: Evidence, packed: Sequence[int]) -> bool:
-        chosen = [self.turns[i] for i in packed]
-        for path, start, end in ev.locations:
-            if any(t.path == path and t.unit.start <= end and start <= t.unit.end for t in chosen):
-                return True
-        return ev.text is not None and _norm(ev.text) in _norm(
-            "\n".join(t.unit.text for t in chosen)
-        )
-
-    def close(self) -> None:
-        self.db.close()
-
-
-# ── the report ──
-@dataclass
-class BudgetScore:
-    budget: int
-    compiled: float | None  # share of questions with evidence whose compiled context holds some
-    bm25_packed: float | None
-    compiled_tokens: float = 0.0  # mean prompt size
-    note: str = ""
-
-
-@dataclass
-class EvalReport:
-    target: str
-    questions: str
-    asked: int = 0
-    with_evidence: int = 0
-    budgets: list[BudgetScore] = field(default_factory=list)
-    with_answer: int = 0
-    answer_line: float | None = None  # share of answers whose words all stand in one live line
-    answer_words: float | None = None  # mean share of an answer's words in the current-state files
-    raw_answer_line: float | None = None  # the same two over the raw turns: the ceiling
-    raw_answer_words: float | None = None
-    knowledge_bytes: int = 0  # knowledge/ but identity/
-    current_state_bytes: int = 0  # ... and but journal/
-    raw_bytes: int = 0
-    stale_marked: int = 0
-    stale_live: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def knowledge_ratio(self) -> float | None:
-        return self.knowledge_bytes / self.raw_bytes if self.raw_bytes else None
-
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["knowledge_ratio"] = self.knowledge_ratio
-        return data
-
-
 def _pick_group(
     qs: QuestionSet, sample: int | None, normed: Sequence[str]
 ) -> tuple[tuple[Question, ...], str]:
@@ -431,7 +158,7 @@ def _pick_group(
     if len(qs.groups) == 1:
         return qs.groups[0], ""
     blob = "\n".join(normed)
-    found = [sum(_norm(t) in blob for t in probe) / max(1, len(probe)) for probe in qs.probes]
+    found = [sum(norm(t) in blob for t in probe) / max(1, len(probe)) for probe in qs.probes]
     best = max(range(len(found)), key=lambda i: found[i])
     if found[best] < 0.5:
         raise QuestionSetError(
@@ -465,8 +192,9 @@ def evaluate(
         if questions is None:
             report.seconds = time.perf_counter() - started
             return report
+        report.warnings = list(questions.warnings)
         turns = transcript_turns(target)
-        normed = [_norm(t.unit.text) for t in turns]
+        normed = [norm(t.unit.text) for t in turns]
         group, which = _pick_group(questions, sample, normed)
         report.questions += which
         group = group[:limit] if limit is not None else group
@@ -474,6 +202,20 @@ def evaluate(
         _score_knowledge(report, target, group)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _compile_takes_project() -> bool:
+    """Whether the compile takes the question's project as the current one. The
+    compiler's project scope is being added in parallel: remove this check (pass
+    `project=` whenever a question names one) once compile_for_message and
+    ContextCompiler.compile take it."""
+    from autopoiesis.compiler import ContextCompiler
+    from autopoiesis.memory.compile_message import compile_for_message
+
+    return all(
+        "project" in inspect.signature(f).parameters
+        for f in (compile_for_message, ContextCompiler.compile)
+    )
 
 
 def _score_context(
@@ -486,75 +228,108 @@ def _score_context(
     include_archive: bool,
     progress: Callable[[int, int], None] | None,
 ) -> None:
+    """Compile each question with evidence or an answer pattern at each budget, pack the
+    baseline beside it, and score both the same way."""
     from autopoiesis.compiler import ContextCompiler
     from autopoiesis.index import SearchIndex
-    from autopoiesis.memory.compile_message import compile_for_message
     from autopoiesis.topics.pipeline import WatcherPipeline
 
     asked = [q for q in group if q.question]
     report.asked = len(asked)
     with SearchIndex(target) as index:  # built or brought up to date before the first compile
         index.catch_up()
-    resolved = [
-        (q, [resolve(e, target, turns, normed) for e in q.evidence]) for q in asked if q.evidence
+    cache = LineCache()
+    scored = [
+        (q, [resolve(e, target, turns, normed, cache) for e in q.evidence])
+        for q in asked
+        if q.evidence or q.answer_pattern is not None
     ]
-    report.with_evidence = len(resolved)
-    held = {b: 0 for b in budgets}
-    base_held = {b: 0 for b in budgets}
-    tokens = {b: 0 for b in budgets}
-    failed: dict[int, str] = {}
-    cache: dict[str, list[str]] = {}
     baseline = TurnBaseline(turns)
     pipe = WatcherPipeline(target, log_decisions=False, persist_steering=False)
     try:
         with ContextCompiler(target, index_refresh_seconds=3600) as comp:
-            for n, (q, evs) in enumerate(resolved, 1):
-                text = q.question or ""
-                ranked = baseline.ranked(text)
-                for b in budgets:
-                    if b not in failed:
-                        try:
-                            res, _ = compile_for_message(
-                                target,
-                                text,
-                                budget=b,
-                                take_steering=False,
-                                record=False,
-                                compiler=comp,
-                                pipeline=pipe,
-                                log_decisions=False,
-                                usage={},
-                                include_archive=include_archive,
-                            )
-                        except BudgetTooSmallError as exc:
-                            failed[b] = str(exc)
-                        else:
-                            tokens[b] += res.total_tokens
-                            norm = _norm(res.prompt)
-                            held[b] += any(
-                                held_in_context(e, res.sections, norm, target, cache) for e in evs
-                            )
-                    packed = baseline.pack(ranked, b)
-                    base_held[b] += any(baseline.holds(e, packed) for e in evs)
+            scorer = _ContextScorer(target, comp, pipe, baseline, cache, include_archive)
+            for n, (q, evs) in enumerate(scored, 1):
+                report.scores.append(scorer.score(q, evs, budgets))
                 if progress:
-                    progress(n, len(resolved))
+                    progress(n, len(scored))
     finally:
         baseline.close()
-    n = len(resolved)
-    for b in budgets:
-        if b in failed:
-            report.budgets.append(
-                BudgetScore(b, None, base_held[b] / n if n else None, 0.0, failed[b])
+    summarise(report, budgets, scorer.failed)
+    for row in report.budgets:
+        done = scorer.compiled[row.budget]
+        row.compiled_tokens = scorer.tokens[row.budget] / done if done else 0.0
+
+
+class _ContextScorer:
+    """Scores one question at each budget: its compiled context (a dry run) and the
+    BM25-packed turns, read the same way."""
+
+    def __init__(
+        self,
+        target: MemoryRepo,
+        comp: ContextCompiler,
+        pipe: WatcherPipeline,
+        baseline: TurnBaseline,
+        cache: LineCache,
+        include_archive: bool,
+    ):
+        self.target, self.comp, self.pipe = target, comp, pipe
+        self.baseline, self.cache, self.include_archive = baseline, cache, include_archive
+        self.with_project = _compile_takes_project()
+        self.failed: dict[int, str] = {}  # budget -> why it cannot be compiled
+        self.tokens: dict[int, int] = defaultdict(int)  # summed prompt sizes
+        self.compiled: dict[int, int] = defaultdict(int)  # compiles made
+
+    def score(self, q: Question, evs: Sequence[Evidence], budgets: Sequence[int]) -> QuestionScore:
+        text = q.question or ""
+        score = QuestionScore(text, q.id, q.kind, q.project, q.answer_pattern, len(evs))
+        ranked = self.baseline.ranked(text)
+        for b in budgets:
+            views = {
+                "compiled": self._compiled(q, b),
+                "bm25_packed": self.baseline.view(self.baseline.pack(ranked, b)),
+            }
+            score.evidence[b] = {
+                side: None
+                if view is None or not evs
+                else any(evidence_held(e, view, self.target, self.cache) for e in evs)
+                for side, view in views.items()
+            }
+            score.answer[b] = {
+                side: None if view is None else q.answer_in(view.text)
+                for side, view in views.items()
+            }
+        return score
+
+    def _compiled(self, q: Question, budget: int) -> ContextView | None:
+        """The compiled context of Q at BUDGET, or None when the budget cannot hold one."""
+        from autopoiesis.memory.compile_message import compile_for_message
+
+        if budget in self.failed:
+            return None
+        # the question's project as the current one, once the compile takes it
+        scope: dict[str, Any] = {"project": q.project} if q.project and self.with_project else {}
+        try:
+            res, _ = compile_for_message(
+                self.target,
+                q.question or "",
+                budget=budget,
+                take_steering=False,
+                record=False,
+                compiler=self.comp,
+                pipeline=self.pipe,
+                log_decisions=False,
+                usage={},
+                include_archive=self.include_archive,
+                **scope,
             )
-        else:
-            report.budgets.append(
-                BudgetScore(
-                    b,
-                    held[b] / n if n else None,
-                    base_held[b] / n if n else None,
-                    tokens[b] / n if n else 0.0,
-                )
-            )
+        except BudgetTooSmallError as exc:
+            self.failed[budget] = str(exc)
+            return None
+        self.tokens[budget] += res.total_tokens
+        self.compiled[budget] += 1
+        return compiled_view(res.prompt, res.sections, self.target, self.cache)
 
 
 def _score_knowledge(report: EvalReport, target: MemoryRepo, group: Sequence[Question]) -> None:
@@ -575,59 +350,3 @@ def _score_knowledge(report: EvalReport, target: MemoryRepo, group: Sequence[Que
             old = " " + normalize_fact(fact) + " "
             if old.strip() and any(old in have for have in live):
                 report.stale_live.append(fact)
-
-
-# ── text ──
-def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3f}"
-
-
-def _rows(r: EvalReport) -> list[tuple[str, str]]:
-    rows: list[tuple[str, str]] = []
-    for b in r.budgets:
-        rows.append(
-            (
-                f"evidence in context, {b.budget} tokens",
-                f"{_fmt(b.compiled)} compiled / {_fmt(b.bm25_packed)} BM25 turns"
-                + (f"  ({b.note})" if b.note else ""),
-            )
-        )
-    if r.budgets:
-        rows.append(("questions with evidence", f"{r.with_evidence} of {r.asked}"))
-    if r.with_answer:
-        rows.append(
-            (
-                "answer recall in knowledge/",
-                f"{_fmt(r.answer_line)} in one line, {_fmt(r.answer_words)} of words "
-                f"(raw {_fmt(r.raw_answer_line)} / {_fmt(r.raw_answer_words)}; "
-                f"{r.with_answer} answers)",
-            )
-        )
-    rows.append(
-        (
-            "knowledge size",
-            f"{r.knowledge_bytes:,} bytes = {_fmt(r.knowledge_ratio)} of raw ({r.raw_bytes:,}); "
-            f"current state {r.current_state_bytes:,}",
-        )
-    )
-    if r.stale_marked:
-        rows.append(("stale facts still live", f"{len(r.stale_live)} of {r.stale_marked}"))
-    return rows
-
-
-def format_report(r: EvalReport) -> str:
-    lines = [f"eval of {r.target} on {r.questions}"]
-    lines += [f"  {k:<36} {v}" for k, v in _rows(r)]
-    lines += [f"  stale: {s}" for s in r.stale_live[:10]]
-    lines.append(f"  ({r.seconds:.1f} s)")
-    return "\n".join(lines)
-
-
-def format_side_by_side(a: EvalReport, b: EvalReport) -> str:
-    """Two reports, one row per figure: what `replay --compare A B` prints."""
-    ra, rb = dict(_rows(a)), dict(_rows(b))
-    keys = list(ra) + [k for k in rb if k not in ra]
-    width = max([len(v) for v in ra.values()] + [len(a.target)]) + 2
-    lines = [f"{'':<36} {a.target:<{width}} {b.target}"]
-    lines += [f"{k:<36} {ra.get(k, '-'):<{width}} {rb.get(k, '-')}" for k in keys]
-    return "\n".join(lines)

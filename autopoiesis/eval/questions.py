@@ -1,0 +1,283 @@
+"""Question sets for `autopoiesis eval`: LoCoMo's JSON or JSONL, read into `Question`s.
+
+JSONL, one object a line (every key optional but `question`, or `stale` alone)::
+
+    {"id": "q001", "question": "Which pooler do we use?", "answer": "HikariCP",
+     "answer_pattern": "hikari ?cp", "kind": "lexical", "project": "billing",
+     "evidence": ["raw/conversations/2026/03/02/0900-s1-pool.md:14", "we use HikariCP"],
+     "stale": ["PgBouncer in transaction mode"]}
+
+`answer_pattern` is a Python regex, matched case-insensitively against a context's text;
+a question with an `answer` but no pattern gets the pattern `answer_pattern_of` derives
+from it. `kind` (lexical, paraphrase, temporal, preference, ... any name) and `project`
+(a project's slug) group the figures. A key the loader does not know is reported as a
+warning (`QuestionSet.warnings`, printed by the command), not silently ignored.
+
+LoCoMo: a list of samples with `conversation` and `qa`; the evidence ids become the text
+of those turns; categories 1-4, each question's `kind` its category's name.
+
+**The derived answer pattern** (`answer_pattern_of`): every content word of the answer
+(`knowledge_recall.answer_words`: lower-cased, stopwords out, plurals folded), each as a
+whole word with an optional plural ending, in any order anywhere in the context. Chosen
+over "the exact answer ignoring case and punctuation" because LoCoMo's answers are
+written by annotators, not quoted ("Adoption agencies" when the turn says "looking into
+agencies for adoption"; "7 May 2023" beside "May 7"): the exact form would score the
+annotator's wording, the content words score the facts. It is the same rule as the
+answer recall in knowledge/, so the two figures read alike, and the same for every
+context (compiled and baseline), so it can only favour neither. One allowance for the
+form: a date in the answer ("7 May 2023", "May 2023") also counts as its ISO form
+("2023-05-07", "2023-05"), the form in which a context dates its turns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autopoiesis.errors import QuestionSetError
+from autopoiesis.eval.knowledge_recall import answer_words
+
+LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+JSONL_KEYS = (
+    "id",
+    "question",
+    "answer",
+    "answer_pattern",
+    "evidence",
+    "kind",
+    "project",
+    "stale",
+    "category",
+)
+
+
+@dataclass(frozen=True)
+class Question:
+    question: str | None
+    answer: str | None = None
+    evidence: tuple[str, ...] = ()
+    stale: tuple[str, ...] = ()
+    category: int | None = None
+    id: str | None = None
+    kind: str | None = None
+    project: str | None = None
+    # the regex the context's text must match (case-insensitive); None: not scored
+    answer_pattern: str | None = None
+
+    def answer_in(self, text: str) -> bool | None:
+        """Does TEXT hold the answer (its pattern matches)? None without a pattern."""
+        if self.answer_pattern is None:
+            return None
+        return _compiled(self.answer_pattern).search(text) is not None
+
+
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+_MONTHS = (
+    "january february march april may june july august september october november december"
+).split()
+_MONTH = "(?P<month>" + "|".join(_MONTHS) + ")"
+_DATES = (  # "7 May 2023", "May 7, 2023", "May 2023"
+    re.compile(rf"\b(?P<day>\d{{1,2}}) {_MONTH},? (?P<year>\d{{4}})\b", re.IGNORECASE),
+    re.compile(rf"\b{_MONTH} (?P<day>\d{{1,2}}),? (?P<year>\d{{4}})\b", re.IGNORECASE),
+    re.compile(rf"\b{_MONTH},? (?P<year>\d{{4}})\b", re.IGNORECASE),
+)
+
+
+def _all_words(found: set[str] | frozenset[str]) -> str:
+    return "".join(rf"(?=[\s\S]*?\b{re.escape(w)}(?:e?s)?\b)" for w in sorted(found))
+
+
+def answer_pattern_of(answer: str) -> str | None:
+    """The answer pattern derived from ANSWER (see the module docstring): all its content
+    words, whole words, plural endings allowed, in any order; a date's words may stand
+    instead as its ISO form (`2023-05-07`, `2023-05` for a month), as contexts date their
+    turns. None when the answer has no content word."""
+    rest = set(answer_words(answer))
+    if not rest:
+        return None
+    dates = []
+    text = answer
+    for form in _DATES:
+        for m in form.finditer(text):
+            month = _MONTHS.index(m["month"].lower()) + 1
+            day = m.groupdict().get("day")
+            iso = f"{m['year']}-{month:02d}" + (f"-{int(day):02d}" if day else "")
+            parts = answer_words(m.group(0))
+            rest -= parts
+            dates.append(rf"(?:{_all_words(parts)}|(?=[\s\S]*?\b{iso}\b))")
+        text = form.sub(" ", text)  # a date is read once, by its longest form
+    return r"\A" + _all_words(rest) + "".join(dates)
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    """Questions from one file: one group for JSONL, one per conversation for LoCoMo."""
+
+    source: str
+    kind: str  # "jsonl" | "locomo"
+    groups: tuple[tuple[Question, ...], ...]
+    # LoCoMo: turn texts of each conversation, to find the one a repo holds
+    probes: tuple[tuple[str, ...], ...] = ()
+    warnings: tuple[str, ...] = ()  # keys the loader does not know, where first seen
+
+
+def _locomo(data: list[Any], source: str) -> QuestionSet:
+    from autopoiesis.eval.locomo import normalise_evidence, sessions_of
+
+    groups, probes = [], []
+    for n, sample in enumerate(data):
+        conv = sample.get("conversation") if isinstance(sample, dict) else None
+        if not isinstance(conv, dict) or not isinstance(sample.get("qa"), list):
+            raise QuestionSetError(
+                f"{source}: sample {n} has no 'conversation' and 'qa'; is this LoCoMo's JSON?"
+            )
+        turns = {}
+        for s in sessions_of(conv):
+            for t in conv[f"session_{s}"]:
+                found = normalise_evidence([str(t.get("dia_id", ""))])
+                if found and isinstance(t.get("text"), str):
+                    turns[found[0]] = t["text"]
+        qs = []
+        for k, q in enumerate(sample["qa"]):
+            if (
+                not isinstance(q, dict)
+                or q.get("category") not in LOCOMO_CATEGORIES
+                or not isinstance(q.get("question"), str)
+            ):
+                continue
+            ev = tuple(
+                turns[e]
+                for e in normalise_evidence([str(x) for x in q.get("evidence") or []])
+                if e in turns
+            )
+            answer = None if q.get("answer") is None else str(q["answer"])
+            qs.append(
+                Question(
+                    q["question"],
+                    answer,
+                    ev,
+                    (),
+                    q["category"],
+                    id=f"{n}:{k}",
+                    kind=LOCOMO_CATEGORIES[q["category"]],
+                    answer_pattern=answer_pattern_of(answer) if answer else None,
+                )
+            )
+        groups.append(tuple(qs))
+        probes.append(tuple(list(turns.values())[:12]))
+    return QuestionSet(source, "locomo", tuple(groups), tuple(probes))
+
+
+def _strings(value: Any, what: str, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise QuestionSetError(f"{where}: {what} must be a list of strings.")
+    return tuple(v for v in value if v.strip())
+
+
+def _name(row: dict[str, Any], key: str, where: str) -> str | None:
+    value = row.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise QuestionSetError(f"{where}: '{key}' must be a non-empty string.")
+    return value.strip()
+
+
+def _pattern(row: dict[str, Any], answer: str | None, where: str) -> str | None:
+    pattern = row.get("answer_pattern")
+    if pattern is None:
+        return answer_pattern_of(answer) if answer else None
+    if not isinstance(pattern, str) or not pattern.strip():
+        raise QuestionSetError(f"{where}: 'answer_pattern' must be a non-empty string (a regex).")
+    try:
+        _compiled(pattern)
+    except re.error as exc:
+        raise QuestionSetError(
+            f"{where}: 'answer_pattern' is not a valid Python regex ({exc}): {pattern!r}"
+        ) from None
+    return pattern
+
+
+def _row(row: dict[str, Any], where: str) -> Question:
+    question, answer = row.get("question"), row.get("answer")
+    if question is not None and (not isinstance(question, str) or not question.strip()):
+        raise QuestionSetError(f"{where}: 'question' must be a non-empty string.")
+    if answer is not None and not isinstance(answer, (str, int, float)):
+        raise QuestionSetError(f"{where}: 'answer' must be a string.")
+    qid = row.get("id")
+    if qid is not None and not isinstance(qid, (str, int)):
+        raise QuestionSetError(f"{where}: 'id' must be a string.")
+    answer_text = None if answer is None else str(answer)
+    q = Question(
+        question,
+        answer_text,
+        _strings(row.get("evidence"), "evidence", where),
+        _strings(row.get("stale"), "stale", where),
+        row.get("category") if isinstance(row.get("category"), int) else None,
+        id=None if qid is None else str(qid),
+        kind=_name(row, "kind", where),
+        project=_name(row, "project", where),
+        answer_pattern=_pattern(row, answer_text, where),
+    )
+    if q.question is None and not q.stale:
+        raise QuestionSetError(f"{where}: give a 'question' (or only 'stale' facts).")
+    return q
+
+
+def load_questions(path: str | os.PathLike[str]) -> QuestionSet:
+    """A question set from LoCoMo's JSON or from JSONL (see the module docstring)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise QuestionSetError(f"cannot read the question set {p}: {exc}") from None
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            data = json.loads(stripped)
+        except ValueError as exc:
+            raise QuestionSetError(
+                f"{p}: not valid JSON ({exc}); give LoCoMo's JSON or JSONL."
+            ) from None
+        if data and all(isinstance(x, dict) and "conversation" in x for x in data):
+            return _locomo(data, str(p))
+        raise QuestionSetError(
+            f"{p}: a JSON list that is not LoCoMo's (samples with 'conversation' and 'qa'); "
+            'write other question sets as JSONL, one {"question": ...} a line.'
+        )
+    qs = []
+    unknown: dict[str, str] = {}  # key -> where it was first seen
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{p}:{n}"
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise QuestionSetError(f"{where}: not a JSON object ({exc}).") from None
+        if not isinstance(row, dict):
+            raise QuestionSetError(
+                f'{where}: expected an object like {{"question": ..., "answer": ...}}.'
+            )
+        for key in row:
+            if key not in JSONL_KEYS:
+                unknown.setdefault(key, where)
+        qs.append(_row(row, where))
+    if not qs:
+        raise QuestionSetError(f"{p}: no questions in it.")
+    warnings = tuple(
+        f"{where}: unknown key {key!r} ignored (known: {', '.join(JSONL_KEYS)})."
+        for key, where in unknown.items()
+    )
+    return QuestionSet(str(p), "jsonl", (tuple(qs),), (), warnings)

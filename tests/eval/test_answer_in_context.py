@@ -1,0 +1,226 @@
+"""`autopoiesis eval`'s answer in context, the knowledge line that carries the evidence,
+and the breakdown per kind and per project, on a small real memory repo (transcripts
+written by the format's renderer, a knowledge file, commits through the hooks, a real
+search index), with figures computed by hand; and the question set's new fields."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from autopoiesis.cli import app
+from autopoiesis.compiler.plan import Section
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.errors import QuestionSetError
+from autopoiesis.eval.context import (
+    ContextView,
+    LineCache,
+    compiled_view,
+    evidence_held,
+    norm,
+    resolve,
+    transcript_turns,
+)
+from autopoiesis.eval.evaluate import evaluate
+from autopoiesis.eval.questions import answer_pattern_of, load_questions
+from autopoiesis.eval.report import format_report
+from tests.eval.test_evaluate import _write_session
+
+TURNS = [
+    ("user", None, "We picked HikariCP for the connection pool after the load test."),
+    ("agent", None, "Noted."),
+    ("user", None, "Oh, and we moved it to Frankfurt on Monday."),
+    ("agent", None, "Understood."),
+    ("user", None, "The invoice cutover moved to June 17."),
+    ("agent", None, "Cutover on June 17, noted."),
+]
+# cites the third turn (09:02) of ses_a1 in other words than the turn's
+REGION = (
+    "- 2026-03-02: The staging database is hosted in eu-central (via ses_a1) "
+    "{id: 20260302-0902-abc123}"
+)
+
+
+@pytest.fixture
+def repo(memory_repo: MemoryRepo, commit_all) -> MemoryRepo:
+    _write_session(memory_repo, "ses_a1", "2026-03-02T09:00:00Z", TURNS)
+    ctx = memory_repo.knowledge_dir / "projects" / "billing"
+    ctx.mkdir(parents=True)
+    (ctx / "context.md").write_text(f"# Billing\n\n## Infrastructure\n{REGION}\n", encoding="utf-8")
+    commit_all(memory_repo, "memory: a session and the billing context")
+    return memory_repo
+
+
+ROWS = [
+    {  # the answer is in the context, in other words than the evidence
+        "id": "q1",
+        "question": "Which connection pool library did we pick?",
+        "answer_pattern": "hikari",
+        "evidence": ["we settled on Hikari for pooling"],
+        "kind": "lexical",
+        "project": "infra",
+    },
+    {  # only a knowledge line carries the evidence; the answer derived from `answer`
+        "id": "q2",
+        "question": "Where is the staging database hosted?",
+        "answer": "eu-central",
+        "evidence": ["staging database eu-central"],
+        "kind": "paraphrase",
+        "project": "billing",
+    },
+    {  # a pattern that matches nothing
+        "id": "q3",
+        "question": "Which connection pool library did we pick?",
+        "answer_pattern": r"zebra crossing \d+",
+        "kind": "lexical",
+        "project": "billing",
+    },
+    {  # evidence, no answer: left out of the answer figure
+        "id": "q4",
+        "question": "When is the invoice cutover?",
+        "evidence": ["The invoice cutover moved to June 17."],
+        "kind": "temporal",
+    },
+]
+
+
+def _write(tmp_path: Path, rows: list, name: str = "q.jsonl") -> Path:
+    f = tmp_path / name
+    f.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return f
+
+
+@pytest.mark.slow
+def test_answer_and_evidence_in_context_by_kind_and_project(
+    repo: MemoryRepo, tmp_path: Path
+) -> None:
+    r = evaluate(repo, load_questions(_write(tmp_path, ROWS)), budgets=(8192,))
+    assert (r.asked, r.with_evidence, r.with_pattern) == (4, 3, 3)
+    by_id = {s.id: s for s in r.scores}
+    # evidence: q1's text is nowhere; q2's only in the knowledge line; q4's turn is found
+    assert [by_id[q].evidence[8192] for q in ("q1", "q2", "q4")] == [
+        {"compiled": False, "bm25_packed": False},
+        {"compiled": True, "bm25_packed": False},
+        {"compiled": True, "bm25_packed": True},
+    ]
+    assert by_id["q3"].evidence[8192] == {"compiled": None, "bm25_packed": None}
+    # answer: HikariCP is in the turn both contexts hold; eu-central only in the knowledge
+    # line; the zebra nowhere; q4 has none to score
+    assert [by_id[q].answer[8192] for q in ("q1", "q2", "q3", "q4")] == [
+        {"compiled": True, "bm25_packed": True},
+        {"compiled": True, "bm25_packed": False},
+        {"compiled": False, "bm25_packed": False},
+        {"compiled": None, "bm25_packed": None},
+    ]
+    (b,) = r.budgets
+    assert (b.compiled, b.bm25_packed) == pytest.approx((2 / 3, 1 / 3))
+    assert (b.answer_compiled, b.answer_bm25_packed) == pytest.approx((2 / 3, 1 / 3))
+    groups = {(g.by, g.value): g for g in r.breakdown}
+    assert list(groups) == [
+        ("kind", "lexical"),
+        ("kind", "paraphrase"),
+        ("kind", "temporal"),
+        ("project", "billing"),
+        ("project", "infra"),
+    ]
+    lexical = groups["kind", "lexical"]
+    assert (lexical.with_evidence, lexical.evidence_compiled, lexical.evidence_bm25_packed) == (
+        1,
+        0.0,
+        0.0,
+    )
+    assert (lexical.with_pattern, lexical.answer_compiled, lexical.answer_bm25_packed) == (
+        2,
+        0.5,
+        0.5,
+    )
+    temporal = groups["kind", "temporal"]
+    assert (temporal.with_pattern, temporal.answer_compiled) == (0, None)
+    billing = groups["project", "billing"]
+    assert (billing.evidence_compiled, billing.evidence_bm25_packed) == (1.0, 0.0)
+    assert (billing.answer_compiled, billing.answer_bm25_packed) == (0.5, 0.0)
+    text = format_report(r)
+    assert "answer in context, 8192 tokens" in text
+    assert "0.667 compiled / 0.333 BM25 turns" in text
+    row = next(line for line in text.splitlines() if "project billing" in line)
+    assert row.split() == ["project", "billing", "1", "2", "100|0", "50|0"]
+    table = text[text.index("  by kind / project") :].splitlines()[:6]
+    assert all(len(line) <= 100 for line in table)
+
+
+def test_a_knowledge_line_carries_the_evidence_by_its_citation(repo: MemoryRepo) -> None:
+    """The entry cites ses_a1's 09:02 turn: it carries that turn (in other words), not
+    the 09:00 one; struck through, it carries nothing."""
+    turns = transcript_turns(repo)
+    normed = [norm(t.unit.text) for t in turns]
+    cache = LineCache()
+    moved = resolve("we moved it to Frankfurt", repo, turns, normed, cache)
+    picked = resolve("We picked HikariCP", repo, turns, normed, cache)
+    assert moved.locations and moved.cited_as and picked.locations
+    path = "knowledge/projects/billing/context.md"
+    section = Section("billing", 3, 30, True, "search", path, "", ((4, 4),))
+    view = compiled_view("The staging database is hosted in eu-central", [section], repo, cache)
+    assert evidence_held(moved, view, repo, cache)
+    assert not evidence_held(picked, view, repo, cache)
+    # the turn's own line range, given as path:line, resolves to the same turn
+    rel, start, _ = moved.locations[0]
+    assert evidence_held(resolve(f"{rel}:{start}", repo, turns, normed, cache), view, repo, cache)
+    struck = "- ~~" + REGION[2:].replace(" {id", "~~ {id") + " #superseded-by:20260303-0900-def456"
+    (repo.root / path).write_text(f"# Billing\n\n## Infrastructure\n{struck}\n", encoding="utf-8")
+    stale = compiled_view("", [section], repo, LineCache())
+    assert not evidence_held(moved, stale, repo, cache)
+    # the baseline's view holds turns, never knowledge lines
+    assert not evidence_held(moved, ContextView("eu-central"), repo, cache)
+
+
+def test_the_answer_pattern_derived_from_an_answer() -> None:
+    def held(answer: str, text: str) -> bool:
+        pattern = answer_pattern_of(answer)
+        assert pattern is not None
+        return re.search(pattern, text, re.IGNORECASE) is not None
+
+    assert held("Adoption agencies", "She is looking into agencies for adoption.")
+    assert held("7 May 2023", "on May 7, 2023")
+    assert held("HikariCP", "we use hikaricp")
+    assert not held("Adoption agencies", "She is looking into adoption.")
+    assert not held("7 May 2023", "on May 17, 2023")
+    # a date also counts in the ISO form contexts date their turns with
+    assert held("7 May 2023", "[2023-05-07, Sunday] 10:00 Caroline: I went yesterday.")
+    assert held("June 2023", "[2023-06-09, Friday]")
+    assert not held("7 May 2023", "[2023-05-17, Wednesday]")
+    assert not held("May 2023", "[2023-06-09, Friday]")
+    assert answer_pattern_of("the") is None
+
+
+def test_new_fields_and_clear_errors(tmp_path: Path, repo: MemoryRepo) -> None:
+    qs = load_questions(_write(tmp_path, ROWS + [{"question": "x", "note": "n", "tags": []}]))
+    (questions,) = qs.groups
+    assert [q.id for q in questions] == ["q1", "q2", "q3", "q4", None]
+    assert questions[1].answer_pattern == answer_pattern_of("eu-central")
+    assert questions[3].answer_pattern is None and questions[3].kind == "temporal"
+    assert len(qs.warnings) == 2 and "q.jsonl:5: unknown key 'note' ignored" in qs.warnings[0]
+    for row, message in (
+        ({"question": "q", "answer_pattern": "(unclosed"}, r"bad.jsonl:2: 'answer_pattern' is not"),
+        ({"question": "q", "answer_pattern": 3}, "'answer_pattern' must be a non-empty string"),
+        ({"question": "q", "kind": 5}, "'kind' must be a non-empty string"),
+        ({"question": "q", "project": ["a"]}, "'project' must be a non-empty string"),
+        ({"question": "q", "id": [1]}, "'id' must be a string"),
+    ):
+        bad = _write(tmp_path, [{"question": "fine"}, row], "bad.jsonl")
+        with pytest.raises(QuestionSetError, match=message):
+            load_questions(bad)
+    out = CliRunner().invoke(app, ["-C", str(repo.root), "eval", str(bad), "--budget", "4096"])
+    assert out.exit_code != 0 and "bad.jsonl:2" in str(out.exception or out.output)
+    warned = _write(tmp_path, [{"question": "Which pool?", "answer": "HikariCP", "note": "n"}])
+    out = CliRunner().invoke(
+        app, ["-C", str(repo.root), "eval", str(warned), "--budget", "4096", "--json"]
+    )
+    assert out.exit_code == 0, out.output
+    assert "unknown key 'note' ignored" in out.stderr
+    data = json.loads(out.stdout)
+    assert data["warnings"] and data["with_pattern"] == 1
+    assert data["scores"][0]["answer"]["4096"] == {"compiled": True, "bm25_packed": True}
