@@ -1,5 +1,5 @@
 """Coding-agent development set (bench/coding: 111 real SpecStory sessions of seven
-projects, 122 questions written from the logs; PROVENANCE.md says where they come from).
+projects, 123 questions written from the logs; PROVENANCE.md says where they come from).
 
 The sessions are laid out as exported (`<project>/.specstory/history/*.md`, each project
 folder its own git repository, so a session's project is its folder's) and go through the
