@@ -297,6 +297,56 @@ def looks_like_specstory(path: Path, text: str) -> float:
     return 0.0
 
 
+@dataclass
+class _Parsed:
+    """A SpecStory file cut into its header and its turns (their lines unread)."""
+
+    title: str | None = None
+    header_time: datetime | None = None
+    turns: list[_Turn] = field(default_factory=list)
+
+
+def _speaker(m: re.Match[str]) -> _Turn:
+    """The turn a `_**User (…)**_` / `_**Agent (model M, mode …)**_` marker opens."""
+    note = m.group("note") or ""
+    role = "user" if m.group("who") == "User" else "agent"
+    when = read_time(note)
+    name = None
+    if role == "agent":
+        model = _MODEL.search(note)
+        name = model.group(1).strip() if model else (note.strip() if not when else None)
+    return _Turn(role, when, None if name in ("", "default") else name)
+
+
+def _parse(text: str) -> _Parsed:
+    parsed = _Parsed()
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        m = _SPEAKER.match(line.strip())
+        if m:
+            parsed.turns.append(_speaker(m))
+        elif parsed.turns:
+            parsed.turns[-1].lines.append(line)
+        elif parsed.title is None and line.startswith("#") and line.strip() != "## SpecStory":
+            t = _TITLE.match(line.strip())
+            if t:
+                parsed.title = t.group("title").strip()
+                parsed.header_time = read_time(t.group("when") or "")
+    return parsed
+
+
+def _started(path: Path, comment: re.Match[str] | None, header_time: datetime | None) -> datetime:
+    """When the session began: the file name's UTC minute, the session comment's time,
+    the header's, else the file's modification minute."""
+    return (
+        _file_time(path)
+        or (read_time(comment.group("when") or "") if comment else None)
+        or header_time
+        or parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(
+            second=0, microsecond=0
+        )
+    )
+
+
 class SpecStoryImporter:
     name = "specstory"
     description = "SpecStory's Markdown (.specstory/history/*.md: Cursor, Claude Code, Copilot)"
@@ -306,59 +356,25 @@ class SpecStoryImporter:
 
     @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
-        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        comment = _SESSION_COMMENT.search(text[:3000])
-        title: str | None = None
-        header_time: datetime | None = None
-        turns: list[_Turn] = []
-        for line in lines:
-            m = _SPEAKER.match(line.strip())
-            if m:
-                note = m.group("note") or ""
-                role = "user" if m.group("who") == "User" else "agent"
-                model = _MODEL.search(note) if role == "agent" else None
-                bare = note.strip() if role == "agent" and not read_time(note) else ""
-                name = model.group(1).strip() if model else (bare or None)
-                turns.append(_Turn(role, read_time(note), None if name == "default" else name))
-            elif turns:
-                turns[-1].lines.append(line)
-            elif title is None and line.startswith("#") and line.strip() != "## SpecStory":
-                t = _TITLE.match(line.strip())
-                if t:
-                    title = t.group("title").strip()
-                    header_time = read_time(t.group("when") or "")
-        if not turns:
+        parsed = _parse(text)
+        if not parsed.turns:
             raise ImportFormatError(
                 f"{path}: no _**User**_ or _**Assistant**_ turn in this SpecStory file; "
                 "nothing to import."
             )
-        started = (
-            _file_time(path)
-            or (read_time(comment.group("when") or "") if comment else None)
-            or header_time
-            or parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(
-                second=0, microsecond=0
-            )
-        )
-        messages = [(turn, _items(turn)) for turn in turns]
-        messages = [(turn, items) for turn, items in messages if items]
+        messages = [(turn, items) for turn in parsed.turns if (items := _items(turn))]
         if not messages:
             raise ImportFormatError(
                 f"{path}: the turns of this SpecStory file are all empty; nothing to import."
             )
-        first_user = next(
-            (i[0].content for t, i in messages if t.role == "user" and isinstance(i[0], tf.Text)),
-            "",
-        )
-        agent = comment.group("agent").strip().lower().replace(" ", "-") if comment else None
+        comment = _SESSION_COMMENT.search(text[:3000])
+        started = _started(path, comment, parsed.header_time)
         draft = SessionDraft(
-            session_id=(
-                f"specstory-{comment.group('id')}"
-                if comment
-                else stable_id("specstory", title, started.isoformat(), first_user)
-            ),
-            channel=agent or "specstory",
-            topic=title,
+            session_id=_session_id(comment, parsed.title, started, messages),
+            channel=comment.group("agent").strip().lower().replace(" ", "-")
+            if comment
+            else "specstory",
+            topic=parsed.title,
             source=f"specstory:{path.name}",
             started=started,
         )
@@ -366,8 +382,23 @@ class SpecStoryImporter:
         for turn, items in messages:
             when = turn.when or (when + timedelta(seconds=1) if draft.turns else started)
             draft.add_turn(when, turn.role, items)
-            if draft.model is None and turn.model:
-                draft.model = turn.model
+            draft.model = draft.model or turn.model
         monotonic_turns(draft)
         draft.started = draft.turns[0].time
         return [draft]
+
+
+def _session_id(
+    comment: re.Match[str] | None,
+    title: str | None,
+    started: datetime,
+    messages: list[tuple[_Turn, list[tf.Item]]],
+) -> str:
+    """The session id the v2 comment gives, else a hash of the title, the start and the
+    first user message: importing the same export again names the same session."""
+    if comment:
+        return f"specstory-{comment.group('id')}"
+    first_user = next(
+        (i[0].content for t, i in messages if t.role == "user" and isinstance(i[0], tf.Text)), ""
+    )
+    return stable_id("specstory", title, started.isoformat(), first_user)
