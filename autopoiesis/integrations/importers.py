@@ -22,6 +22,7 @@ from autopoiesis.integrations.neutral.importer import NeutralImporter
 from autopoiesis.integrations.openai.importer import OpenAIImporter
 from autopoiesis.integrations.opencode.importer import OpenCodeImporter
 from autopoiesis.integrations.responses.importer import ResponsesImporter
+from autopoiesis.integrations.specstory.importer import SpecStoryImporter
 from autopoiesis.plugins import hookimpl
 
 BUILTIN_IMPORTERS: tuple[Importer, ...] = (
@@ -32,6 +33,7 @@ BUILTIN_IMPORTERS: tuple[Importer, ...] = (
     ResponsesImporter(),
     CursorImporter(),
     CursorMarkdownImporter(),
+    SpecStoryImporter(),
     GeminiImporter(),
     ChatGPTImporter(),
     CopilotImporter(),

@@ -1,0 +1,1 @@
+"""SpecStory's Markdown (.specstory/history/*.md)."""
