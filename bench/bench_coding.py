@@ -80,11 +80,12 @@ def _recall_at_10(
 ) -> tuple[list[bool | None], float]:
     """Per question: an evidence turn among the ten results (None: no evidence turn found)."""
     from autopoiesis.core.paths import MemoryRepo
-    from autopoiesis.eval.evaluate import _norm, resolve, transcript_turns
+    from autopoiesis.eval.context import LineCache, norm, resolve, transcript_turns
 
     memory = MemoryRepo(repo)
     turns = transcript_turns(memory)
-    normed = [_norm(t.unit.text) for t in turns]
+    normed = [norm(t.unit.text) for t in turns]
+    cache = LineCache()
     started = time.perf_counter()
     out = _cli(
         repo,
@@ -103,7 +104,9 @@ def _recall_at_10(
     hits: list[bool | None] = []
     for q, line in zip(questions, out.splitlines(), strict=True):
         places = [
-            loc for item in q["evidence"] for loc in resolve(item, memory, turns, normed).locations
+            loc
+            for item in q["evidence"]
+            for loc in resolve(item, memory, turns, normed, cache).locations
         ]
         if not places:
             hits.append(None)
