@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from autopoiesis.knowledge.replay import Comparison, ReplayResult
     from autopoiesis.llm import LLMClient
     from autopoiesis.memory.forget import ForgetReport
-    from autopoiesis.memory.sync import SyncReport
+    from autopoiesis.memory.sync_report import SyncReport
     from autopoiesis.topics.pipeline import TopicActivation, WatcherPipeline
 
 PERIODS = ("daily", "weekly", "monthly")
