@@ -135,7 +135,7 @@ class Memory:
 
     def recover(self) -> list[ClosedSession]:
         """Close (and with git.auto_commit, commit) transcripts a killed harness left open."""
-        from autopoiesis.capture.session import recover_abandoned
+        from autopoiesis.capture.closing import recover_abandoned
 
         return recover_abandoned(self.repo, commit=self.config.git.auto_commit)
 
