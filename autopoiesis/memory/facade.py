@@ -361,7 +361,8 @@ class Memory:
         """Check that no transcript was modified, renamed or deleted on BRANCH (a branch
         name or a full ref; default the one checked out). GitError when there is no such
         branch."""
-        from autopoiesis.git.verify import resolve, verify
+        from autopoiesis.git.history import resolve
+        from autopoiesis.git.verify import verify
 
         ref = None
         if branch:

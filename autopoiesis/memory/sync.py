@@ -287,7 +287,8 @@ def _check_incoming(
     repo: MemoryRepo, git: MemoryGit, report: SyncReport, before: str | None, theirs: str, ours: str
 ) -> None:
     """Refuse to merge what would lose or resurrect something; see the module doc."""
-    from autopoiesis.git.verify import transcripts_at, walk
+    from autopoiesis.git.history import transcripts_at
+    from autopoiesis.git.verify import walk
 
     name, branch, url = report.remote, report.branch, report.url
     remote_forgets = _forget_commits(git, theirs, ours)
