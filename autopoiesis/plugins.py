@@ -11,7 +11,7 @@ register_extractors(register)   an extractor (knowledge.extractors.ExtractorPlug
 register_embedders(register)    a name and a factory(config) -> Embedder
 register_llm_providers(...)     a name and a factory(llm_config) -> ChatProvider
 register_offline_handlers(...)  a stage and a handler(prompt, system) -> answer
-register_trigger_types(...)     a formats.topic.TriggerType (fields, parse, evaluation)
+register_trigger_types(...)     a formats.topic_trigger.TriggerType (fields, parse, evaluation)
 register_jobs(register, repo)   a daemon JobSpec, made for REPO's config
 ==============================  =====================================================
 

@@ -23,7 +23,7 @@ PLUGIN_SOURCE = textwrap.dedent('''
 
     from autopoiesis.capture.importers import SessionDraft
     from autopoiesis.formats import transcript as tf
-    from autopoiesis.formats.topic import TriggerType
+    from autopoiesis.formats.topic_trigger import TriggerType
     from autopoiesis.knowledge.extractors import Extractor
     from autopoiesis.knowledge.writer import KnowledgeChange
     from autopoiesis.plugins import hookimpl
@@ -178,7 +178,7 @@ def test_an_installed_plugin_contributes_all_three(
 
 
 def test_the_builtins_come_through_the_same_door(manager: plugins.PluginManager) -> None:
-    from autopoiesis.formats.topic import TRIGGER_TYPES
+    from autopoiesis.formats.topic_trigger import TRIGGER_TYPES
     from autopoiesis.topics.triggers import BUILTIN_TRIGGER_TYPES
 
     assert tuple(plugins.trigger_types(installed=False)) == TRIGGER_TYPES

@@ -19,6 +19,9 @@ commit` (or `capture --recover`) commits it. A commit that fails (a foreign
 commit later. After that commit the transcript is immutable. What follows a commit (extraction,
 docs/design.md#flow-conversation)
 is not capture's business: the caller passes it in as `on_committed`.
+
+The closing itself (`finalize_transcript`) and crash recovery (`recover_abandoned`) are
+closing.py.
 """
 
 from __future__ import annotations
@@ -33,21 +36,23 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from autopoiesis.capture.closing import (
+    ClosedSession,
+    finalize_transcript,
+    find_transcripts,
+    fsync_dir,
+    recover_abandoned,
+    session_lock,
+)
 from autopoiesis.core.clock import parse_ts, utc, utc_now
-from autopoiesis.core.paths import CONVERSATIONS_DIR, FileLock, MemoryRepo, atomic_write
+from autopoiesis.core.paths import FileLock, MemoryRepo
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import one_line, slugify
 from autopoiesis.errors import (
     AutopoiesisError,
     CaptureError,
-    GitError,
-    ImmutableTranscriptError,
-    TranscriptFormatError,
 )
 from autopoiesis.formats import transcript as tf
-from autopoiesis.formats.transcript_files import SessionIndex
-from autopoiesis.git import runner as git
-from autopoiesis.git.repo import MemoryGit
 
 ROLE_ALIASES = {
     "user": "user",
@@ -97,41 +102,6 @@ class _OpenTranscript:
     size: int = 0  # bytes of the file written so far (a failed append is cut back to it)
 
 
-@dataclass(frozen=True)
-class ClosedSession:
-    session_id: str
-    path: str  # repo-relative
-    commit: str | None
-    status: str
-    turns: int
-    not_committed: str | None = None  # why COMMIT is None (auto_commit off, a failed commit)
-
-
-def find_transcripts(
-    repo: MemoryRepo, session_id: str, started: datetime | None = None
-) -> list[Path]:
-    """Transcripts of SESSION_ID, every part (in STARTED's day folder when given, else
-    anywhere, through the session index)."""
-    if started is None:
-        index = SessionIndex.load(repo)
-        found = index.transcripts(session_id)
-        index.save()
-        return found
-    folder = repo.root / Path(tf.transcript_relpath(session_id, started, "")).parent
-    candidates = folder.glob(f"????-{session_id}*.md") if folder.is_dir() else []
-    result = []
-    for p in candidates:
-        stem = p.name[5:-3].split("+", 1)[0]
-        if stem == session_id or stem.startswith(session_id + "-"):
-            result.append(p)
-    return sorted(result)
-
-
-def session_lock(repo: MemoryRepo, session_id: str) -> FileLock:
-    """The lock a live capture holds on SESSION_ID (the kernel frees it when the holder dies)."""
-    return FileLock(repo.session_lock_path(session_id))
-
-
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -141,19 +111,6 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def _why(exc: OSError) -> str:
     return exc.strerror or str(exc)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 class ConversationCapture:
@@ -234,7 +191,7 @@ class ConversationCapture:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
             _write_all(fd, data)
             os.fsync(fd)
-            _fsync_dir(path.parent)
+            fsync_dir(path.parent)
         except BaseException as exc:
             if fd >= 0:
                 os.close(fd)
@@ -509,167 +466,3 @@ def _summarise(value: Any, redact: Callable[[str], str]) -> str:
         return one_line(redact(json.dumps(value, ensure_ascii=False, sort_keys=True)))
     except (TypeError, ValueError):
         return one_line(redact(repr(value)))
-
-
-def read_transcript(path: Path, rel: str) -> str:
-    """The text of the transcript at PATH (a character cut off at its end dropped)."""
-    return tf.decode(path.read_bytes(), rel)
-
-
-def finalize_transcript(
-    repo: MemoryRepo, path: Path, *, commit: bool = True, **meta_changes: Any
-) -> ClosedSession:
-    """Close an open transcript: final frontmatter, slugged name, commit. A failed commit
-    leaves it closed and uncommitted (ClosedSession.not_committed says why)."""
-    rel_old = repo.rel(path)
-    text = read_transcript(path, rel_old)
-    if not text.endswith("\n"):
-        text += "\n"  # a last line cut short by a killed write
-    transcript = tf.parse(text, rel_old)
-    meta = transcript.meta
-    if meta.status != "open":
-        raise ImmutableTranscriptError(
-            f"{rel_old} is already closed; a closed transcript is never modified."
-        )
-    new_meta = replace(meta, **meta_changes)
-    if new_meta.ended is None:
-        new_meta = replace(
-            new_meta, ended=transcript.turns[-1].time if transcript.turns else meta.started
-        )
-    slug = tf.slug_from_turns(transcript.turns, meta.topic)
-    title = tf.title_from_slug(slug, meta.session_id)
-    final_rel = tf.transcript_relpath(meta.session_id, meta.started, slug)
-    final = repo.root / final_rel
-    atomic_write(final, tf.encode(tf.replace_frontmatter(text, new_meta, title)))
-    if final != path:
-        path.unlink(missing_ok=True)
-    _fsync_dir(final.parent)
-    sha: str | None = None
-    why: str | None = "git.auto_commit is false: `autopoiesis commit` commits it"
-    if commit:
-        sha, why = commit_closed(repo, final_rel, slug or meta.session_id)
-    return ClosedSession(
-        meta.session_id, final_rel, sha, new_meta.status, len(transcript.turns), why
-    )
-
-
-def commit_closed(repo: MemoryRepo, rel: str, slug: str) -> tuple[str | None, str | None]:
-    """(commit, None), or (None, why) when git refused: the transcript stays closed and
-    uncommitted, which recovery and `autopoiesis commit` pick up."""
-    try:
-        return MemoryGit(repo).commit_transcript(rel, slug), None
-    except GitError as exc:
-        why = (
-            f"the commit failed: {exc} The transcript is kept; `autopoiesis capture --recover` "
-            "commits it."
-        )
-        warnings.warn(f"{rel} is closed but not committed: {why}", stacklevel=2)
-        return None, why
-
-
-def uncommitted_transcripts(repo: MemoryRepo) -> list[Path]:
-    """Transcripts under raw/ that are not in a commit yet (open or closed-but-uncommitted;
-    untracked, staged, or left intent-to-add by a killed commit)."""
-    if not (repo.root / ".git").exists():
-        return sorted(repo.conversations_dir.rglob("*.md"))
-    return [
-        repo.root / p for p in git.uncommitted(repo.root, [CONVERSATIONS_DIR]) if p.endswith(".md")
-    ]
-
-
-def _ids_in_name(path: Path) -> list[str]:
-    """The session ids a transcript's file name can stand for (HHMM-{id}[-{slug}].md)."""
-    stem = path.name[5:-3].split("+", 1)[0]
-    return [stem[:i] for i in range(len(stem), 0, -1) if i == len(stem) or stem[i] == "-"]
-
-
-def _remove_empty_leftover(repo: MemoryRepo, path: Path) -> bool:
-    """Remove a 0-byte transcript (a session start that died before its first write) when
-    no live capture holds any session it could belong to."""
-    locks = [session_lock(repo, sid) for sid in _ids_in_name(path) if tf.SESSION_ID_RE.match(sid)]
-    held = []
-    try:
-        for lock in locks:
-            if not lock.acquire(timeout=0):
-                return False
-            held.append(lock)
-        if path.stat().st_size == 0:
-            path.unlink()
-            return True
-        return False
-    finally:
-        for lock in held:
-            lock.release()
-
-
-def recover_abandoned(repo: MemoryRepo, *, commit: bool = True) -> list[ClosedSession]:
-    """Close and commit transcripts whose capture died (their session lock is free), and
-    commit closed ones a crash or a failed commit left uncommitted. Never raises for one
-    transcript: what cannot be done is a warning, and the rest is still recovered."""
-    recovered: list[ClosedSession] = []
-    if commit and (repo.root / ".git").exists():
-        try:
-            g = MemoryGit(repo)
-            g.clear_stale_index_lock()
-            g.repair_interrupted_commits()
-        except (AutopoiesisError, OSError) as exc:
-            warnings.warn(f"could not check the git index before recovery: {exc}", stacklevel=2)
-    for path in uncommitted_transcripts(repo):
-        try:
-            closed = _recover_one(repo, path, commit=commit)
-        except (AutopoiesisError, OSError) as exc:
-            warnings.warn(
-                f"{repo.rel(path)} could not be recovered ({exc}); it is left as it is.",
-                stacklevel=2,
-            )
-            continue
-        if closed is not None:
-            recovered.append(closed)
-    return recovered
-
-
-def _recover_one(repo: MemoryRepo, path: Path, *, commit: bool) -> ClosedSession | None:
-    rel = repo.rel(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    if not data:
-        if _remove_empty_leftover(repo, path):
-            warnings.warn(
-                f"removed {rel}: an empty transcript left by a session start that failed.",
-                stacklevel=2,
-            )
-        return None
-    try:
-        meta = tf.parse_meta(tf.decode(data, rel), rel)
-    except TranscriptFormatError as exc:
-        warnings.warn(f"{rel} is not a readable transcript ({exc}); left as it is.", stacklevel=2)
-        return None
-    lock = session_lock(repo, meta.session_id)
-    if not lock.acquire(timeout=0):
-        return None  # a live capture owns it
-    try:
-        if not path.exists():
-            return None
-        if meta.status == "open":
-            # a leftover of a crash between writing the final file and removing the open one
-            closed = [p for p in find_transcripts(repo, meta.session_id, meta.started) if p != path]
-            if any(tf.parse_meta(read_transcript(p, repo.rel(p))).status != "open" for p in closed):
-                path.unlink()
-                return None
-            text = read_transcript(path, rel)
-            transcript = tf.parse(text if text.endswith("\n") else text + "\n", rel)
-            if not transcript.turns:
-                path.unlink()
-                return None
-            return finalize_transcript(
-                repo, path, commit=commit, ended=transcript.turns[-1].time, status="recovered"
-            )
-        if not commit:
-            return None
-        slug = Path(rel).stem[5 + len(meta.session_id) + 1 :]
-        sha, why = commit_closed(repo, rel, slug or meta.session_id)
-        return ClosedSession(meta.session_id, rel, sha, meta.status, -1, why)
-    finally:
-        lock.release()

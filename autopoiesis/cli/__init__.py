@@ -9,14 +9,14 @@ from __future__ import annotations
 import os
 import sys
 
-# Typer's rich help pulls in rich and markdown-it (~190 ms), which would make every
-# `autopoiesis --help` miss its 300 ms budget; plain click help says the same thing.
-# A user who prefers the boxes can set TYPER_USE_RICH=1.
+# Typer's rich help is off unless TYPER_USE_RICH=1; why:
+# docs/performance.md#typer-builds-only-the-command-a-call-runs
 os.environ.setdefault("TYPER_USE_RICH", "0")
 
 import typer
 
 from autopoiesis.errors import AutopoiesisError
+from autopoiesis.fastpath.lean_cli import app_for
 
 _APP_SETTINGS: dict = {
     "name": "autopoiesis",
@@ -96,38 +96,10 @@ def _register() -> None:
 _register()
 
 
-def invoked_command(argv: list[str]) -> str | None:
-    """The name of the top-level command ARGV runs, after the global `-C DIR`; None when
-    the first word is another option (`--version`, `--help`) or there is none."""
-    from autopoiesis.fastpath.rules import split_repo_dir
-
-    rest = split_repo_dir(list(argv))[1]
-    return rest[0] if rest and not rest[0].startswith("-") else None
-
-
-def app_for(argv: list[str]) -> typer.Typer:
-    """The CLI that answers ARGV: the whole app, trimmed to the one command (or command
-    group) ARGV names. Typer turns every registered command into a click command on each
-    call, reading each signature and type hints (~40 ms for ~55 commands, on every run);
-    a call uses one. Help for that command, its options, errors and exit codes are the
-    same; the top-level help and an unknown command (with click's suggestions) get the
-    whole app."""
-    name = invoked_command(argv)
-    commands = [c for c in app.registered_commands if c.name == name]
-    groups = [g for g in app.registered_groups if g.name == name]
-    if name is None or not (commands or groups):
-        return app
-    lean = typer.Typer(**_APP_SETTINGS)
-    lean.registered_callback = app.registered_callback
-    lean.registered_commands = commands
-    lean.registered_groups = groups
-    return lean
-
-
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     try:
-        app_for(args)(args=args, prog_name="autopoiesis")
+        app_for(app, args)(args=args, prog_name="autopoiesis")
     except AutopoiesisError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)

@@ -23,6 +23,9 @@ from autopoiesis.cli._common import (
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from autopoiesis.compiler.context import CompiledContext
+    from autopoiesis.memory import Memory
+
 
 def _parse_time(value: str | None, option: str) -> datetime:
     from datetime import datetime
@@ -340,7 +343,6 @@ def compile_cmd(
 ) -> None:
     """Compile the context for MESSAGE: identity, memory, journal, active topics,
     scored knowledge and session history within the token budget."""
-    import json
 
     from autopoiesis.git.runner import status_ahead
 
@@ -351,7 +353,6 @@ def compile_cmd(
         status_ahead(memory.root)
     )  # git reads the tree while the compiler is imported
     from autopoiesis.compiler import load_session
-    from autopoiesis.errors import AutopoiesisError
 
     if batch is not None and not as_json:
         raise fail("--batch prints one JSON object a line: add --json.", 2)
@@ -368,31 +369,7 @@ def compile_cmd(
         "include_archive": archive,
     }
     if batch is not None:
-        failed = False
-        with batch_lines(batch) as lines:
-            with memory.compiler() as compiler:
-                pipe = memory.watchers()
-                for n, line in enumerate(lines, 1):
-                    text = _batch_message(line)
-                    try:
-                        if text is None:
-                            raise ValueError(
-                                'expected a message: plain text, a JSON string or {"message": '
-                                '"..."}'
-                            )
-                        result, activations = memory.compile(
-                            text, compiler=compiler, pipeline=pipe, **options
-                        )
-                    except (AutopoiesisError, ValueError) as exc:
-                        failed = True
-                        out: dict[str, Any] = {"line": n, "error": str(exc)}
-                    else:
-                        out = result.as_dict()
-                        out["activations"] = [a.as_dict() for a in activations]
-                    sys.stdout.write(json.dumps(out, ensure_ascii=False, default=str) + "\n")
-                    sys.stdout.flush()
-        if failed:
-            raise typer.Exit(1)
+        _compile_batch(memory, batch, options)
         return
     assert message is not None
     result, activations = memory.compile(message, **options)
@@ -402,19 +379,57 @@ def compile_cmd(
         echo_json(data)
         return
     if explain:
-        typer.echo(f"{'P':<2} {'in':<3} {'tokens':>6}  {'label':<48} reason")
-        for s in result.sections:
-            typer.echo(
-                f"{s.priority:<2} {'yes' if s.included else 'no':<3} {s.tokens:>6}  "
-                f"{_short(s.label, 48):<48} {s.reason}"
-            )
-        typer.echo(
-            f"total {result.total_tokens} / {result.budget} tokens; history dropped: "
-            f"{result.dropped_history}"
-            + ("; flush due (see `autopoiesis flush --prompt`)" if result.flush_due else "")
-        )
+        _print_explanation(result)
         return
     typer.echo(result.prompt)
+
+
+def _compile_batch(memory: Memory, batch: str, options: dict[str, Any]) -> None:
+    """--batch: one JSON object a line for each message of BATCH, in one process; exit 1
+    when any line failed."""
+    import json
+
+    from autopoiesis.errors import AutopoiesisError
+
+    failed = False
+    with batch_lines(batch) as lines:
+        with memory.compiler() as compiler:
+            pipe = memory.watchers()
+            for n, line in enumerate(lines, 1):
+                text = _batch_message(line)
+                try:
+                    if text is None:
+                        raise ValueError(
+                            'expected a message: plain text, a JSON string or {"message": "..."}'
+                        )
+                    result, activations = memory.compile(
+                        text, compiler=compiler, pipeline=pipe, **options
+                    )
+                except (AutopoiesisError, ValueError) as exc:
+                    failed = True
+                    out: dict[str, Any] = {"line": n, "error": str(exc)}
+                else:
+                    out = result.as_dict()
+                    out["activations"] = [a.as_dict() for a in activations]
+                sys.stdout.write(json.dumps(out, ensure_ascii=False, default=str) + "\n")
+                sys.stdout.flush()
+    if failed:
+        raise typer.Exit(1)
+
+
+def _print_explanation(result: CompiledContext) -> None:
+    """--explain: each section (priority, included, tokens, label, why), then the totals."""
+    typer.echo(f"{'P':<2} {'in':<3} {'tokens':>6}  {'label':<48} reason")
+    for s in result.sections:
+        typer.echo(
+            f"{s.priority:<2} {'yes' if s.included else 'no':<3} {s.tokens:>6}  "
+            f"{_short(s.label, 48):<48} {s.reason}"
+        )
+    typer.echo(
+        f"total {result.total_tokens} / {result.budget} tokens; history dropped: "
+        f"{result.dropped_history}"
+        + ("; flush due (see `autopoiesis flush --prompt`)" if result.flush_due else "")
+    )
 
 
 def watch_cmd(

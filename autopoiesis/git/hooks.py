@@ -231,7 +231,8 @@ def reference_transaction(root: Path, state: str, updates: str) -> int:
 def pre_push(root: Path, updates: str) -> int:
     """Refuse to push a history that fails verify (stdin: `<local ref> <local sha>
     <remote ref> <remote sha>` lines)."""
-    from autopoiesis.git.verify import replacement_findings, verify
+    from autopoiesis.git.replacements import replacement_findings
+    from autopoiesis.git.verify import verify
 
     repo = MemoryRepo(root)
     failed = False

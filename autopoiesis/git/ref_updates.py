@@ -17,23 +17,25 @@ from pathlib import Path
 from typing import Any
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.git.history import (
+    Finding,
+    branch_name,
+    diff_lines,
+    existing_commits,
+    git_real,
+    is_zero,
+    lost_since,
+    resolve,
+    short,
+    transcripts_at,
+)
+from autopoiesis.git.replacements import replaced_object_findings
 from autopoiesis.git.runner import decode
 from autopoiesis.git.verify import (
     ALLOW_REWRITE_ENV,
     MEMORY_BRANCH,
-    Finding,
-    _diff_lines,
-    _git,
-    _is_zero,
-    _lost_since,
-    _name,
-    _replacement,
-    _short,
     _subjects,
-    existing_commits,
     load_record,
-    resolve,
-    transcripts_at,
     walk,
 )
 
@@ -57,17 +59,17 @@ def check_ref_updates(repo: MemoryRepo, lines: Iterable[str]) -> list[str]:
         if len(parts) != 3:
             continue
         old, new, ref = parts
-        if ref.startswith("refs/replace/") and not _is_zero(new):
+        if ref.startswith("refs/replace/") and not is_zero(new):
             original = ref.rsplit("/", 1)[-1]
-            found = _replacement(root, original, new, None, resolve(root, "HEAD"))
+            found = replaced_object_findings(root, original, new, None, resolve(root, "HEAD"))
             errors.append(f"refused to create {ref}: " + "; ".join(str(f) for f in found))
         elif not ref.startswith("refs/heads/"):
             continue
-        elif _is_zero(new):
+        elif is_zero(new):
             errors += _deletion_errors(root, ref, old)
         elif existing_commits(root, [new]):
             recorded = branches.get(ref, {})
-            if _is_zero(old):
+            if is_zero(old):
                 findings = _created_branch_findings(root, ref, new, recorded, verified, known)
             else:
                 findings = _moved_branch_findings(root, ref, old, new, recorded, verified, known)
@@ -86,7 +88,7 @@ def _created_branch_findings(
 ) -> list[Finding]:
     """A branch created at NEW (or re-created: RECORDED is what the record holds of it):
     the commits no verified branch reaches, and what its verified tip had that NEW lacks."""
-    heads = decode(_git(root, "for-each-ref", "--format=%(objectname)", "refs/heads/"))
+    heads = decode(git_real(root, "for-each-ref", "--format=%(objectname)", "refs/heads/"))
     others = [r for r in heads.split() if r]
     findings = walk(root, new, verified + others, known).findings
     if recorded.get("commit") and existing_commits(root, [recorded["commit"]]):
@@ -101,7 +103,7 @@ def _created_branch_findings(
                         p,
                         new,
                         "vanished" if p not in tree else "changed",
-                        f"is {how} commit {new}, unlike the verified record of {_name(ref)}",
+                        f"is {how} commit {new}, unlike the verified record of {branch_name(ref)}",
                     )
                 )
     return findings
@@ -143,7 +145,7 @@ def _refused_move(root: Path, ref: str, new: str, findings: list[Finding]) -> st
     shown = findings[:20]
     more = f"\n  … and {len(findings) - 20} more" if len(findings) > 20 else ""
     return (
-        f"refused to move {ref} to {_short(new)}; the transcript history would change:\n"
+        f"refused to move {ref} to {short(new)}; the transcript history would change:\n"
         + "\n".join(f"  {f}" for f in shown)
         + more
     )
@@ -155,11 +157,11 @@ def _as_findings(root: Path, new: str, old: str, ref: str) -> list[Finding]:
             path,
             new,
             status,
-            f"{'deleted' if status == 'vanished' else 'changed'} by moving {_name(ref)} "
+            f"{'deleted' if status == 'vanished' else 'changed'} by moving {branch_name(ref)} "
             f"from commit {old} to commit {new}",
             anchor=f"{old}>{new}",
         )
-        for _, status, path in _lost_since(root, new, [old])
+        for _, status, path in lost_since(root, new, [old])
     ]
 
 
@@ -168,13 +170,13 @@ def _deletion_errors(root: Path, ref: str, old: str) -> list[str]:
     refused while some transcript of its tip is on no other branch with the same content."""
     if ref != MEMORY_BRANCH:
         return []
-    current = old if not _is_zero(old) else (resolve(root, ref) or "")
+    current = old if not is_zero(old) else (resolve(root, ref) or "")
     if not current:
         return []
     others = [
         line.split(" ", 1)[1]
         for line in decode(
-            _git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/")
+            git_real(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/")
         ).splitlines()
         if " " in line and line.split(" ", 1)[0] != ref
     ]
@@ -183,7 +185,7 @@ def _deletion_errors(root: Path, ref: str, old: str) -> list[str]:
         # each line diffs another branch against the deleted tip as its parent: D/M/T are
         # the tip's transcripts that branch lacks; what every branch lacks would be lost
         missing: dict[str, set[str]] = {o: set() for o in others}
-        for commit, status, path, *_ in _diff_lines(
+        for commit, status, path, *_ in diff_lines(
             root, [f"{o} {current}" for o in others], root_commits=False
         ):
             if status in "DMT" and commit in missing:
@@ -197,7 +199,7 @@ def _deletion_errors(root: Path, ref: str, old: str) -> list[str]:
         f"\n  … and {len(names) - 10} more" if len(names) > 10 else ""
     )
     return [
-        f"refused to delete or replace {ref} (commit {_short(current)}): {len(names)} "
+        f"refused to delete or replace {ref} (commit {short(current)}): {len(names)} "
         "transcript(s) of it are on no "
         f"other branch and would leave the history:\n{shown}"
     ]

@@ -4,10 +4,9 @@ autopoiesis spawns outside this module goes through them), read blobs through on
 what is not committed yet.
 
 Standard library only, and no GitPython: the git hooks and the background index sync
-run this on every commit, where importing GitPython (~100 ms) would be most of their
-time. The records are small slotted classes rather than dataclasses or NamedTuples for
-the same reason: `dataclasses` imports `inspect` (~11 ms) and each NamedTuple costs about
-a millisecond to build, all of it on every commit. Porcelain work (commits, tags,
+run this on every commit. The records are small slotted classes rather than dataclasses
+or NamedTuples for the same reason (the costs: docs/performance.md#small-imports-add-up).
+Porcelain work (commits, tags,
 branches, log) is MemoryGit's, in git.repo.
 """
 
@@ -240,13 +239,12 @@ PREFETCH_MAX_AGE = 2.0  # seconds: an older prefetched answer is dropped and git
 
 @contextlib.contextmanager
 def status_ahead(root: Path | str, paths: Iterable[str] = CONTENT_DIRS) -> Iterator[None]:
-    """Start the `git status` that the next status(ROOT, PATHS) inside this block reads.
-
-    A one-shot command (one `search`, one `compile`, a prompt hook) asks git once, after
-    ~100 ms of imports; started first, git (~35 ms at 10,000 files) runs on another core
-    meanwhile. Its answer is what the tree was when it started, the same guarantee as
-    asking later (status() records that start time); it is read at most once, within
-    PREFETCH_MAX_AGE, and one nobody read is stopped when the block ends."""
+    """Start the `git status` that the next status(ROOT, PATHS) inside this block reads:
+    a one-shot command (one `search`, one `compile`, a prompt hook) starts git before its
+    imports, and git runs on another core meanwhile (docs/performance.md#the-git-status-prefetch).
+    Its answer is what the tree was when it started, the same guarantee as asking later
+    (status() records that start time); it is read at most once, within PREFETCH_MAX_AGE,
+    and one nobody read is stopped when the block ends."""
     key = (os.path.realpath(root), tuple(paths))
     _drop(key)
     try:

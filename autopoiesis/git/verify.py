@@ -35,52 +35,32 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo, atomic_write
-from autopoiesis.errors import GitError
-from autopoiesis.git.runner import GitCommandError, call, decode
-from autopoiesis.git.runner import run as _run
+from autopoiesis.core.paths import MemoryRepo, atomic_write
+from autopoiesis.git.history import (
+    Finding,
+    branch_name,
+    current_ref,
+    diff_lines,
+    existing_commits,
+    git_real,
+    is_ancestor,
+    lost_since,
+    reflog_entries,
+    resolve,
+    rev_list,
+    rev_list_all,
+    short,
+    transcripts_at,
+    tree_entry,
+)
+from autopoiesis.git.replacements import replacement_findings
+from autopoiesis.git.runner import decode
 
-TRANSCRIPTS = CONVERSATIONS_DIR + "/"
 RECORD_VERSION = 1
 MEMORY_BRANCH = "refs/heads/main"
 # Set by a sanctioned rewrite (`autopoiesis forget`): the reference-transaction hook lets
 # it through. verify still reports the rewrite until the record is re-based (`accept`).
 ALLOW_REWRITE_ENV = "AUTOPOIESIS_ALLOW_HISTORY_REWRITE"
-
-
-def _git(root: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
-    """git with replacements off: what the history really holds."""
-    try:
-        return _run(root, "--no-replace-objects", *args, input=input, check=check)
-    except GitCommandError as exc:
-        raise GitError(
-            f"Could not read the history: {exc}. Is {root} a git repository with its objects "
-            "intact (`git fsck`)?"
-        ) from None
-
-
-def _is_zero(sha: str) -> bool:
-    return not sha.strip("0")
-
-
-class Finding:
-    """One way the history breaks transcript immutability."""
-
-    __slots__ = ("path", "commit", "kind", "detail", "anchor")
-
-    def __init__(self, path: str, commit: str, kind: str, detail: str, anchor: str = ""):
-        self.path, self.commit, self.kind, self.detail = path, commit, kind, detail
-        self.anchor = anchor or commit  # what the finding is about, for `accept`
-
-    @property
-    def key(self) -> str:
-        return f"{self.kind}:{self.anchor}:{self.path}"
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.detail}" if self.path else self.detail
-
-    def to_dict(self) -> dict[str, str]:
-        return {"path": self.path, "commit": self.commit, "kind": self.kind, "detail": self.detail}
 
 
 class VerifyResult:
@@ -159,101 +139,6 @@ def save_record(repo: MemoryRepo, record: dict[str, Any]) -> None:
     atomic_write(record_path(repo), json.dumps(record, separators=(",", ":"), sort_keys=True))
 
 
-# ── git plumbing ──
-def current_ref(root: Path) -> str:
-    """The branch HEAD points to (refs/heads/NAME), or "HEAD" when it is detached."""
-    out = _run(root, "symbolic-ref", "-q", "HEAD", check=False)
-    return decode(out).strip() or "HEAD"
-
-
-def resolve(root: Path, rev: str) -> str | None:
-    out = _git(root, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}", check=False)
-    return decode(out).strip() or None
-
-
-def existing_commits(root: Path, shas: Iterable[str]) -> set[str]:
-    """Those of SHAS that name a commit in the object store (one cat-file call)."""
-    wanted = sorted({s for s in shas if s and not _is_zero(s)})
-    if not wanted:
-        return set()
-    out = decode(
-        _git(root, "cat-file", "--batch-check", input="".join(f"{s}\n" for s in wanted).encode())
-    )
-    found = set()
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) >= 2 and parts[1] == "commit":
-            found.add(parts[0])
-    return found
-
-
-def is_ancestor(root: Path, a: str, b: str) -> bool:
-    return call(root, "--no-replace-objects", "merge-base", "--is-ancestor", a, b).returncode == 0
-
-
-def transcripts_at(root: Path, commit: str) -> dict[str, str]:
-    """Path → blob id of every transcript in COMMIT's tree."""
-    out = _git(root, "ls-tree", "-r", "-z", "--full-tree", commit, "--", TRANSCRIPTS)
-    tree: dict[str, str] = {}
-    for entry in decode(out).split("\x00"):
-        if not entry:
-            continue
-        meta, _, path = entry.partition("\t")
-        parts = meta.split()
-        if len(parts) == 3:
-            tree[path] = _entry(parts[2], parts[0])
-    return tree
-
-
-def _entry(blob: str, mode: str) -> str:
-    """What the record keeps of a tree entry: the blob id, and the mode when it is not a
-    plain file (an executable bit or a symbolic link is a change too)."""
-    return blob if mode == "100644" else f"{blob}:{mode}"
-
-
-def _diff_lines(
-    root: Path, lines: Sequence[str], *, root_commits: bool = True
-) -> list[tuple[str, str, str, str, str, str]]:
-    """Feed `diff-tree --stdin` LINES ("<commit> <parent>..." or "<new> <old>") and return
-    (commit, status, path, old blob, new blob, modes) for each transcript change, in order."""
-    if not lines:
-        return []
-    args = ["diff-tree", "--stdin", "-r", "-m", "--no-renames", "--no-abbrev", "-z"]
-    if root_commits:
-        args.append("--root")
-    out = _git(root, *args, "--", TRANSCRIPTS, input=("\n".join(lines) + "\n").encode())
-    tokens = out.split(b"\x00")
-    changes: list[tuple[str, str, str, str, str, str]] = []
-    commit = ""
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if not tok:
-            i += 1
-            continue
-        if tok[:1] == b":":
-            meta = tok[1:].decode("ascii", "replace").split(" ")
-            path = decode(tokens[i + 1]) if i + 1 < len(tokens) else ""
-            i += 2
-            if len(meta) >= 5:
-                changes.append(
-                    (commit, meta[4][:1], path, meta[2], meta[3], f"{meta[0]} {meta[1]}")
-                )
-        else:
-            commit = tok.decode("ascii", "replace").split()[0]
-            i += 1
-    return changes
-
-
-def _rev_list(root: Path, tip: str, exclude: Iterable[str]) -> list[str]:
-    """`rev-list --parents` lines of TIP's history minus what EXCLUDE reaches, parents first."""
-    args = ["rev-list", "--ignore-missing", "--reverse", "--topo-order", "--parents", tip]
-    ex = [e for e in exclude if e and not _is_zero(e)]
-    if ex:
-        args += ["--not", *ex]
-    return decode(_git(root, *args)).splitlines()
-
-
 # ── the walk ──
 class Walk:
     """The outcome of walking commits: findings, the first blob of each transcript, and
@@ -277,11 +162,11 @@ def walk(
     """Check every commit of TIP's history that EXCLUDE does not reach. KNOWN (path →
     blob) is what the history already holds; it is extended with what the commits add."""
     w = Walk(dict(known or {}))
-    revs = _rev_list(root, tip, exclude)
+    revs = rev_list(root, tip, exclude)
     w.commits = [line.split(" ", 1)[0] for line in revs]
     seen: set[tuple[str, str]] = set()
-    for commit, status, path, old, new, modes in _diff_lines(root, revs):
-        blob = _entry(new, modes.split()[1])
+    for commit, status, path, old, new, modes in diff_lines(root, revs):
+        blob = tree_entry(new, modes.split()[1])
         if status == "A":
             w.adders.setdefault((path, blob), commit)
             first = w.known.setdefault(path, blob)
@@ -292,8 +177,8 @@ def walk(
                         path,
                         commit,
                         "readded",
-                        f"added again with other content (blob {_short(new)}, it was "
-                        f"{_short(first)}) by commit {commit}",
+                        f"added again with other content (blob {short(new)}, it was "
+                        f"{short(first)}) by commit {commit}",
                     )
                 )
             continue
@@ -322,114 +207,6 @@ def walk(
                 Finding(path, commit, "modified", f"{what} after it was added, by commit {commit}")
             )
     return w
-
-
-def _short(sha: str) -> str:
-    return sha[:12]
-
-
-# ── replacements ──
-def replacement_findings(
-    root: Path, known: dict[str, str] | None = None, tip: str | None = None
-) -> list[Finding]:
-    """A finding per transcript that a `refs/replace/*` object alters (one finding per
-    replacement that alters none), and one for a grafts file."""
-    out = decode(_git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/replace/"))
-    findings: list[Finding] = []
-    for line in out.splitlines():
-        ref, _, replacement = line.partition(" ")
-        original = ref.rsplit("/", 1)[-1]
-        findings.extend(_replacement(root, original, replacement, known, tip))
-    grafts = _git_common_dir(root) / "info" / "grafts"
-    if grafts.is_file() and grafts.stat().st_size:
-        findings.append(
-            Finding(
-                "",
-                "",
-                "grafts",
-                f"{grafts} rewrites the parents of commits, so git shows another "
-                "history than the one recorded; remove the file.",
-            )
-        )
-    return findings
-
-
-def _replacement(
-    root: Path, original: str, replacement: str, known: dict[str, str] | None, tip: str | None
-) -> list[Finding]:
-    fix = f"Remove it with `git replace -d {original}`."
-    kinds = decode(
-        _git(root, "cat-file", "--batch-check", input=f"{original}\n{replacement}\n".encode())
-    ).split("\n")
-    kind = kinds[0].split()[1] if len(kinds[0].split()) > 1 else "missing"
-    paths: list[str] = []
-    if kind == "blob":
-        if known is None and tip:
-            known = transcripts_at(root, tip)
-        paths = sorted(p for p, b in (known or {}).items() if b.split(":")[0] == original)
-    elif kind in ("commit", "tree"):
-        lines = [f"{replacement} {original}"] if kind == "tree" else []
-        if kind == "commit":
-            # compare the trees: what the replacement commit shows instead of the real one
-            trees = decode(
-                _git(
-                    root,
-                    "rev-parse",
-                    f"{original}^{{tree}}",
-                    f"{replacement}^{{tree}}",
-                    check=False,
-                )
-            ).split()
-            lines = [f"{trees[1]} {trees[0]}"] if len(trees) == 2 else []
-        paths = (
-            sorted({c[2] for c in _diff_lines(root, lines, root_commits=False)}) if lines else []
-        )
-    what = (
-        f"`git replace` substitutes {kind} {original} with {replacement}, so git shows other "
-        "content than the history holds"
-    )
-    if not paths:
-        return [Finding("", original, "replaced", f"{what}. {fix}")]
-    return [
-        Finding(p, original, "replaced", f"{what}: this transcript would read differently. {fix}")
-        for p in paths
-    ]
-
-
-def _git_common_dir(root: Path) -> Path:
-    out = decode(_git(root, "rev-parse", "--git-common-dir")).strip()
-    p = Path(out)
-    return p if p.is_absolute() else (root / p)
-
-
-# ── the reflog ──
-def _reflog(root: Path, ref: str) -> list[tuple[str, str]]:
-    """(old, new) of each entry of REF's reflog, oldest first ([] when there is none)."""
-    path = _git_common_dir(root) / "logs" / ref
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return []
-    entries = []
-    for line in data.split(b"\n"):
-        parts = line.split(b" ", 2)
-        if len(parts) >= 2:
-            entries.append(
-                (parts[0].decode("ascii", "replace"), parts[1].decode("ascii", "replace"))
-            )
-    return entries
-
-
-def _lost_since(root: Path, tip: str, olds: Iterable[str]) -> list[tuple[str, str, str]]:
-    """(old commit, "vanished" | "changed", path) for each transcript of an OLDS commit that
-    TIP lacks or holds with other content. One diff-tree call: each line diffs an old
-    commit against TIP as if TIP were its parent, so the line's commit names the old one."""
-    lines = [f"{o} {tip}" for o in olds]
-    return [
-        (c[0], "vanished" if c[1] == "A" else "changed", c[2])
-        for c in _diff_lines(root, lines, root_commits=False)
-        if c[1] in "AMT"
-    ]
 
 
 # ── verify ──
@@ -489,9 +266,9 @@ def record_findings(walked: _Walked) -> list[Finding]:
                     path,
                     tip,
                     "vanished",
-                    f"was in the verified history of {_name(ref)} (commit {base}) but is not in "
-                    f"commit {tip} any more: the history was replaced (orphan branch, reset or "
-                    "rebase)",
+                    f"was in the verified history of {branch_name(ref)} (commit {base}) but is "
+                    f"not in commit {tip} any more: the history was replaced (orphan branch, "
+                    "reset or rebase)",
                     anchor=base,
                 )
             )
@@ -502,8 +279,8 @@ def record_findings(walked: _Walked) -> list[Finding]:
                     path,
                     by,
                     "changed",
-                    f"differs from the verified record (blob {_short(blob.split(':')[0])}): "
-                    f"commit {by} added it with other content (blob {_short(now.split(':')[0])}), "
+                    f"differs from the verified record (blob {short(blob.split(':')[0])}): "
+                    f"commit {by} added it with other content (blob {short(now.split(':')[0])}), "
                     "so the history was rewritten",
                     anchor=f"{base}>{by}",
                 )
@@ -523,13 +300,13 @@ def reflog_findings(
     olds = existing_commits(root, olds)
     if walked.incremental and olds:  # the walk read only what is new: an old tip may be an ancestor
         ancestors = (
-            set(_rev_list_all(root, tip))
+            set(rev_list_all(root, tip))
             if len(olds) > 16
             else {o for o in olds if is_ancestor(root, o, tip)}
         )
         olds -= ancestors
     findings: list[Finding] = []
-    for old, status, path in _lost_since(root, tip, sorted(olds)) if olds else []:
+    for old, status, path in lost_since(root, tip, sorted(olds)) if olds else []:
         if path in walked.reported or (
             status == "changed" and path in recorded and tree.get(path) == recorded[path]
         ):
@@ -542,8 +319,8 @@ def reflog_findings(
                     path,
                     tip,
                     "vanished",
-                    f"was in {_name(ref)} at commit {old} (see `git reflog {_name(ref)}`) but is "
-                    "gone from "
+                    f"was in {branch_name(ref)} at commit {old} "
+                    f"(see `git reflog {branch_name(ref)}`) but is gone from "
                     f"commit {tip}: the branch was reset or rewritten",
                     anchor=old,
                 )
@@ -555,8 +332,8 @@ def reflog_findings(
                     path,
                     by,
                     "changed",
-                    f"was in {_name(ref)} at commit {old} (see `git reflog {_name(ref)}`) with "
-                    "other content; "
+                    f"was in {branch_name(ref)} at commit {old} "
+                    f"(see `git reflog {branch_name(ref)}`) with other content; "
                     f"commit {by} holds a different version: the branch was reset or rewritten",
                     anchor=f"{old}>{by}",
                 )
@@ -591,7 +368,7 @@ def verify(
     findings = list(walked.walk.findings)
     if not walked.incremental and walked.recorded:
         findings += record_findings(walked)
-    reflog = _reflog(root, ref) if ref.startswith("refs/heads/") else []
+    reflog = reflog_entries(root, ref) if ref.startswith("refs/heads/") else []
     start = int(branch.get("reflog", 0)) if branch and walked.incremental else 0
     findings += reflog_findings(root, walked, reflog, start if start <= len(reflog) else 0)
     findings += replacement_findings(root, walked.tree)
@@ -639,14 +416,6 @@ def _not_accepted(
     return kept, n_accepted
 
 
-def _rev_list_all(root: Path, tip: str) -> list[str]:
-    return decode(_git(root, "rev-list", tip)).split()
-
-
-def _name(ref: str) -> str:
-    return ref.removeprefix("refs/heads/")
-
-
 def _subjects(root: Path, findings: list[Finding]) -> None:
     """Add each named commit's subject to its finding: `commit 1a2b3c4d5e6f ("subject")`."""
     shas = existing_commits(
@@ -655,14 +424,14 @@ def _subjects(root: Path, findings: list[Finding]) -> None:
     if not shas:
         return
     out = decode(
-        _git(root, "log", "--no-walk=unsorted", "--format=%H%x00%s", *sorted(shas), check=False)
+        git_real(root, "log", "--no-walk=unsorted", "--format=%H%x00%s", *sorted(shas), check=False)
     )
     subjects = dict(line.split("\x00", 1) for line in out.splitlines() if "\x00" in line)
     for f in findings:
         for sha, subject in subjects.items():
             if sha in f.detail:
                 f.detail = f.detail.replace(
-                    f"commit {sha}", f"commit {_short(sha)} ({subject[:60]!r})"
+                    f"commit {sha}", f"commit {short(sha)} ({subject[:60]!r})"
                 )
 
 

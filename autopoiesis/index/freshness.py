@@ -24,7 +24,15 @@ from autopoiesis.core.paths import CONTENT_DIRS, category_of
 from autopoiesis.core.sqlite import SQLiteInfo
 from autopoiesis.git import runner as git
 from autopoiesis.index.background import ChangeWatcher
-from autopoiesis.index.store import FileItem, IndexStore, IndexUpdate, hash_bytes, racy, stat_key
+from autopoiesis.index.files import (
+    FileItem,
+    hash_bytes,
+    markdown_paths,
+    racy,
+    read_memory_file,
+    stat_key,
+)
+from autopoiesis.index.store import IndexStore, IndexUpdate
 
 
 @dataclass(frozen=True)
@@ -199,7 +207,7 @@ class Freshness:
         rows = "SELECT path, mtime_ns, ctime_ns, size, content_hash, last_indexed FROM files"
         known = {r[0]: r[1:] for r in store.conn.execute(rows)} if candidates is None else {}
         if candidates is None:
-            on_disk = set(store.markdown_paths())
+            on_disk = set(markdown_paths(store.repo))
             candidates = on_disk | set(known)
         to_write: list[FileItem] = []
         to_remove: list[str] = []
@@ -229,7 +237,7 @@ class Freshness:
             ):
                 unchanged += 1
                 continue
-            got = store.read(path)
+            got = read_memory_file(store.repo, path, store.warnings)
             if got is None:
                 if row is not None:
                     to_remove.append(path)
@@ -254,7 +262,7 @@ class Freshness:
         assert store.info is not None  # set when the store opened memory.db
         state = tree_state(self.root)
         head, _ = self.recorded()
-        on_disk = set(store.markdown_paths())
+        on_disk = set(markdown_paths(store.repo))
         rows = {
             p: [m, c, s]
             for p, m, c, s in store.conn.execute("SELECT path, mtime_ns, ctime_ns, size FROM files")

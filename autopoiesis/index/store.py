@@ -10,7 +10,6 @@ fingerprint, chunk content hash): a rebuild re-embeds only chunks it has never s
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -23,7 +22,9 @@ from autopoiesis.core.sqlite import SQLiteInfo, connect, sqlite_module
 from autopoiesis.errors import SearchIndexError
 from autopoiesis.index import db, fts, postings
 from autopoiesis.index.chunking import CHUNKER_VERSION, Chunk, chunk_file, tags_json
+from autopoiesis.index.connection import attach_cache, set_wal
 from autopoiesis.index.embedders import Embedder, embedder_from_config
+from autopoiesis.index.files import FileItem, hash_bytes, markdown_paths, read_memory_file
 
 BATCH_FILES = 100  # files read, chunked and embedded per step of a rebuild (bounds memory)
 # Searches read memory.db through a memory map: a query touches ~100 vectors and chunks at
@@ -34,26 +35,6 @@ MMAP_BYTES = 1 << 30
 # A rebuild's page cache (KiB; SQLite's default is 2000): it writes every page once, so a
 # bigger cache buys little and counts in its resident memory.
 REBUILD_CACHE_KIB = 500
-MAX_FILE_BYTES = 8 * 1024 * 1024
-
-# One file as it is written: (path, category, stat, content hash, text).
-FileItem = tuple[str, str, os.stat_result, str, str]
-# A file whose stat was taken this soon after it last changed may change again without its
-# stat showing it: a rewrite of the same size within one tick of a coarse clock (a second
-# on some file systems) keeps mtime, ctime and size. Such a file is compared by content
-# at the next check (git's "racy clean" rule).
-RACY_NS = 2_000_000_000
-
-
-def stat_key(st: os.stat_result) -> list[int]:
-    """What tells a file changed without reading it: mtime, ctime (which no program sets
-    back, as `touch -d` or a restored mtime do to mtime) and size."""
-    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size]
-
-
-def racy(key: list[int], taken_ns: int) -> bool:
-    """Whether a stat KEY taken at TAKEN_NS may hide a later change (see RACY_NS)."""
-    return max(key[0], key[1]) >= taken_ns - RACY_NS
 
 
 @dataclass(frozen=True)
@@ -67,17 +48,6 @@ class IndexUpdate:
     full: bool = False
     seconds: float = 0.0
     warnings: tuple[str, ...] = ()
-
-
-def hash_bytes(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def _decode(raw: bytes) -> str | None:
-    """Text of a memory file, or None for binary content (a NUL in the first 8 KB)."""
-    if b"\x00" in raw[:8192]:
-        return None
-    return raw.decode("utf-8", "replace")
 
 
 class IndexStore:
@@ -179,50 +149,22 @@ class IndexStore:
             self.conn.execute(
                 f"PRAGMA page_size={db.PAGE_SIZE}"
             )  # a new file only: before WAL, before any table
-            self._set_wal()
+            set_wal(self.conn, self.db_error)
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             self.conn.executescript(db.BASE_SCHEMA)
             db.add_missing_columns(self.conn)
             cache = self.repo.state_file("embed_cache")
             try:
-                self._attach_cache(cache)
+                attach_cache(self.conn, cache)
             except self.db_error:
                 # a broken cache only costs re-embedding: start it over
                 with contextlib.suppress(self.db_error):
                     self.conn.execute("DETACH DATABASE cache")
                 cache.unlink(missing_ok=True)
-                self._attach_cache(cache)
+                attach_cache(self.conn, cache)
         except (self.db_error, OSError) as exc:
             raise db.IndexCorruptError(str(exc)) from exc
-
-    def _set_wal(self) -> None:
-        """WAL mode. Two processes making memory.db at once can both hold a read lock and
-        want the file to themselves to switch it: SQLite answers one "locked" at once
-        (waiting could deadlock), so that one tries again; the other has switched it by then."""
-        for attempt in range(40):
-            try:
-                self.conn.execute("PRAGMA journal_mode=WAL")
-                return
-            except self.db_error as exc:
-                if db.classify(exc) != db.BUSY or attempt == 39:
-                    raise
-                time.sleep(0.01 * (attempt + 1))
-
-    def _attach_cache(self, cache: Path) -> None:
-        self.conn.execute("ATTACH DATABASE ? AS cache", (str(cache),))
-        tables = {
-            t
-            for (t,) in self.conn.execute(
-                "SELECT name FROM cache.sqlite_master WHERE type = 'table'"
-            )
-        }
-        if db.OLD_CACHE_TABLE in tables:  # the first form of the cache: started over (a cache)
-            self.conn.execute("DETACH DATABASE cache")
-            cache.unlink(missing_ok=True)
-            self.conn.execute("ATTACH DATABASE ? AS cache", (str(cache),))
-        self.conn.execute(f"PRAGMA cache.page_size={db.PAGE_SIZE}")  # a new file only
-        self.conn.executescript(db.CACHE_SCHEMA)
 
     def close(self) -> None:
         if self.conn is not None:
@@ -317,50 +259,6 @@ class IndexStore:
             self._lock_depth -= 1
             if self._lock_depth == 0:
                 self._lock.release()
-
-    # ── reading files ──
-    def markdown_paths(self) -> list[str]:
-        """The repo-relative paths of the memory files (MemoryRepo.iter_markdown, .rel),
-        without resolving each path: a file that is no symlink, in a folder that resolves
-        to itself, is where its path says (rglob does not enter linked folders). At 10,000
-        files that is 0.6 s less of a rebuild."""
-        root = self.repo.root
-        real: dict[Path, bool] = {}
-        out = []
-        for p in self.repo.iter_markdown():
-            folder = p.parent
-            if folder not in real:
-                real[folder] = folder.resolve() == folder
-            out.append(
-                p.relative_to(root).as_posix()
-                if real[folder] and not p.is_symlink()
-                else self.repo.rel(p)
-            )
-        return out
-
-    def read(self, path: str) -> tuple[str, os.stat_result, str, str] | None:
-        """(category, stat, hash, text) of a memory file on disk; None when it is gone,
-        not memory content, or binary (with a warning)."""
-        category = category_of(path)
-        if category is None:
-            return None
-        full = self.repo.root / path
-        try:
-            st = os.stat(full)
-            if st.st_size > MAX_FILE_BYTES:
-                self.warnings.append(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MB; skipped")
-                return None
-            raw = full.read_bytes()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            return None  # disappeared meanwhile: it is simply not indexed
-        except OSError as exc:
-            self.warnings.append(f"{path}: unreadable ({exc}); skipped")
-            return None
-        text = _decode(raw)
-        if text is None:
-            self.warnings.append(f"{path}: binary content; skipped")
-            return None
-        return category, st, hash_bytes(raw), text
 
     # ── writing rows (inside a transaction) ──
     def delete_path(self, path: str) -> None:
@@ -509,7 +407,7 @@ class IndexStore:
         given, is indexed instead of what is on disk."""
         rel = self.repo.rel(path)
         if content is None:
-            got = self.read(rel)
+            got = read_memory_file(self.repo, rel, self.warnings)
             if got is None:
                 self.remove_file(rel)
                 return
@@ -556,7 +454,7 @@ class IndexStore:
         self, sync_meta: Mapping[str, str], progress: Callable[[int, int], None] | None
     ) -> IndexUpdate:
         started = time.monotonic()
-        paths = self.markdown_paths()
+        paths = markdown_paths(self.repo)
         self.conn.execute("PRAGMA mmap_size=0")
         for schema in ("main", "cache", "temp"):
             self.conn.execute(f"PRAGMA {schema}.cache_size=-{REBUILD_CACHE_KIB}")
@@ -600,7 +498,7 @@ class IndexStore:
             for i in range(0, len(paths), BATCH_FILES):
                 batch = []
                 for p in paths[i : i + BATCH_FILES]:
-                    got = self.read(p)
+                    got = read_memory_file(self.repo, p, self.warnings)
                     if got is not None:
                         batch.append((p, *got))
                 embedded += self.write_files(batch, replace=False)

@@ -154,22 +154,8 @@ def replay_branch(
     _check_refs(git, full, base)
     wt = repo.state_file("worktrees_dir") / name
     r = _Replay(repo, git, full, name, base, wt, extractors, model, echo or (lambda m: None))
-    current = git.current_branch()
-    if current is None:
-        head = (git.head() or "")[:10]
-        r.notes.append(
-            f"your checkout is on a detached HEAD ({head}); it was left alone, "
-            f"the replay starts from {base}"
-        )
     progress_file = _progress_path(repo, name)
-    resuming = _can_resume(r, progress_file, force)
-    if git.branch_exists(full) and not resuming:
-        _drop_old_branch(r, current, force)
-    base_sha = git.run("rev-parse", base).stdout.strip()
-    if not resuming:
-        _remove_worktree(repo, r.wt)
-        r.wt.parent.mkdir(parents=True, exist_ok=True)
-        git.run("worktree", "add", "-q", "-b", full, str(r.wt), base)
+    resuming, base_sha = _prepare_worktree(r, progress_file, force)
     not_included = _uncommitted_transcripts(repo)
     if not_included:
         r.notes.append(
@@ -181,19 +167,7 @@ def replay_branch(
     state = ExtractionState.for_repo(wrepo)
     try:
         resumed_from = _start(r, wrepo, state, committed, resuming)
-        progress_file.write_text(
-            json.dumps(
-                {
-                    "branch": full,
-                    "base": base,
-                    "base_sha": base_sha,
-                    "status": "running",
-                    "extractors": list(extractors) if extractors else None,
-                    "model": model,
-                }
-            ),
-            encoding="utf-8",
-        )
+        _mark_running(r, progress_file, base_sha)
         report, finished = _extract(
             r,
             wrepo,
@@ -238,6 +212,45 @@ def replay_branch(
         resumed_from,
         tuple(not_included),
         tuple(r.notes),
+    )
+
+
+def _prepare_worktree(r: _Replay, progress_file: Path, force: bool) -> tuple[bool, str]:
+    """(resuming, the base's commit): the replay's worktree on its branch, kept when an
+    unfinished replay resumes, else made anew from the base (an old branch dropped first)."""
+    git, full, base = r.git, r.full, r.base
+    current = git.current_branch()
+    if current is None:
+        head = (git.head() or "")[:10]
+        r.notes.append(
+            f"your checkout is on a detached HEAD ({head}); it was left alone, "
+            f"the replay starts from {base}"
+        )
+    resuming = _can_resume(r, progress_file, force)
+    if git.branch_exists(full) and not resuming:
+        _drop_old_branch(r, current, force)
+    base_sha = git.run("rev-parse", base).stdout.strip()
+    if not resuming:
+        _remove_worktree(r.repo, r.wt)
+        r.wt.parent.mkdir(parents=True, exist_ok=True)
+        git.run("worktree", "add", "-q", "-b", full, str(r.wt), base)
+    return resuming, base_sha
+
+
+def _mark_running(r: _Replay, progress_file: Path, base_sha: str) -> None:
+    """The progress file of a replay under way (what a resume checks it against)."""
+    progress_file.write_text(
+        json.dumps(
+            {
+                "branch": r.full,
+                "base": r.base,
+                "base_sha": base_sha,
+                "status": "running",
+                "extractors": list(r.extractors) if r.extractors else None,
+                "model": r.model,
+            }
+        ),
+        encoding="utf-8",
     )
 
 

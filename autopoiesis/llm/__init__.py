@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from autopoiesis.llm.cache import ResponseCache, request_key
-    from autopoiesis.llm.client import STAGES, LLMClient, RetryPolicy, parse_yes_no
+    from autopoiesis.llm.client import STAGES, LLMClient, parse_yes_no
     from autopoiesis.llm.ledger import Ledger, summarize_usage
     from autopoiesis.llm.pricing import PRICES_PER_MILLION, estimate_cost
     from autopoiesis.llm.protocol import (
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         register_provider,
         unregister_offline_handler,
     )
+    from autopoiesis.llm.remote import RetryPolicy
 
 # Each name's module, imported when the name is first used: the client (and the redaction
 # rules it compiles) is ~40 ms, which a process that only registers an offline handler
@@ -50,7 +51,7 @@ _MODULES = {
     "request_key": "cache",
     "STAGES": "client",
     "LLMClient": "client",
-    "RetryPolicy": "client",
+    "RetryPolicy": "remote",
     "parse_yes_no": "client",
     "Ledger": "ledger",
     "summarize_usage": "ledger",

@@ -4,9 +4,10 @@ commit messages, compaction).
 Why one door: retries, timeouts, the concurrency limit, the response cache, the cost
 ledger and the daily token budget must hold for every stage alike, and every stage must
 keep working with no network. So the client orchestrates and the pieces are elsewhere:
-a provider makes one request (providers/), ResponseCache remembers answers (cache.py),
-Ledger records every call and counts the budget (ledger.py), jsonreply.py parses and
-repairs JSON, pricing.py estimates the cost.
+remote.py makes, retries and gives up a remote call, a provider makes one request
+(providers/), ResponseCache remembers answers (cache.py), Ledger records every call and
+counts the budget (ledger.py), jsonreply.py parses and repairs JSON, pricing.py estimates
+the cost.
 
 Bounds that hold for every call, whatever the provider does:
 * **A total deadline** (`llm.deadline_seconds`, by default timeout_seconds x
@@ -27,17 +28,16 @@ import json
 import logging
 import random
 import threading
-import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from autopoiesis.core.clock import format_ts, format_ts_micro, today, utc_now
+from autopoiesis.core.clock import format_ts_micro, today, utc_now
 from autopoiesis.core.config import LLMConfig
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import count_tokens
-from autopoiesis.errors import LLMResponseError, LLMUnavailableError
+from autopoiesis.errors import LLMResponseError
 from autopoiesis.llm.backpressure import GlobalBackoff, SlotPool
 from autopoiesis.llm.cache import ResponseCache, request_key
 from autopoiesis.llm.jsonreply import (
@@ -52,17 +52,15 @@ from autopoiesis.llm.jsonreply import (
 from autopoiesis.llm.ledger import Ledger, summarize_usage
 from autopoiesis.llm.pricing import estimate_cost
 from autopoiesis.llm.protocol import (
-    CallFailure,
     ChatProvider,
-    Completion,
     LLMResult,
     Message,
     OfflineHandler,
     UsageRow,
     Validator,
-    set_call_deadline,
 )
-from autopoiesis.llm.providers import OfflineProvider, make_provider
+from autopoiesis.llm.providers import OfflineProvider
+from autopoiesis.llm.remote import RemoteCalls, RetryPolicy
 
 if TYPE_CHECKING:
     from autopoiesis.core.paths import MemoryRepo
@@ -76,34 +74,6 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-@dataclass
-class RetryPolicy:
-    """Backoff between attempts: base * 2**n, "equal jitter" (half fixed, half random) so
-    parallel callers that failed together do not retry together; capped. A server's
-    Retry-After wins when present, capped too so a wild value cannot stall a stage."""
-
-    max_retries: int = LLMConfig().max_retries
-    backoff_base: float = 0.5
-    backoff_max: float = 30.0
-    retry_after_cap: float = 60.0
-
-    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
-        if retry_after is not None:
-            return max(0.0, min(retry_after, self.retry_after_cap))
-        d = min(self.backoff_max, self.backoff_base * (2**attempt))
-        return d / 2 + rng.uniform(0, d / 2)
-
-    def longest_backoff(self) -> float:
-        """The most all the backoff sleeps of one call can add up to (no Retry-After)."""
-        return sum(
-            min(self.backoff_max, self.backoff_base * (2**n)) for n in range(self.max_retries)
-        )
-
-
-class _Late(CallFailure):
-    """The call's deadline came before an answer."""
-
-
 def parse_yes_no(text: str) -> bool | None:
     """True for a reply that starts with YES, False for NO (case-insensitive), else None."""
     word = text.strip().upper()
@@ -114,7 +84,7 @@ def parse_yes_no(text: str) -> bool | None:
     return None
 
 
-class LLMClient:
+class LLMClient(RemoteCalls):
     """Every LLM call of every stage. Thread-safe: share one client and call it from
     many threads (or use map_concurrent); at most `concurrency` requests are in flight.
 
@@ -504,193 +474,8 @@ class LLMClient:
             )
         return cost
 
-    def _provider(self) -> ChatProvider:
-        with self._provider_lock:
-            if self._remote_provider is None:
-                self._remote_provider = make_provider(self.config)
-            return self._remote_provider
-
-    def _redacted(self, messages: list[Message]) -> list[Message]:
-        """MESSAGES with every secret replaced: what leaves the process for a remote model."""
-        with self._redact_lock:  # the Redactor counts as it goes; calls run on many threads
-            return [{**m, "content": self.redactor.redact(m["content"])} for m in messages]
-
-    def _remote(
-        self, stage: str, model: str, messages: list[Message], params: dict[str, Any]
-    ) -> LLMResult:
-        provider = self._provider()
-        self._check_backoff(stage, model, provider.name)
-        try:
-            result = self._remote_attempts(stage, model, provider, messages, params)
-        except LLMUnavailableError as exc:
-            if self.backoff is not None:
-                self.backoff.failed(str(exc).split(". ")[0], self.clock())
-            raise
-        if self.backoff is not None:
-            self.backoff.succeeded()
-        return result
-
-    def _check_backoff(self, stage: str, model: str, provider: str) -> None:
-        """Refuse the call at once while the repo's LLM endpoint is backed off (recent calls
-        failed): the stage falls back or retries later, without hammering a dead server."""
-        blocked = self.backoff.blocked_until(self.clock()) if self.backoff is not None else None
-        if blocked is None or blocked.until is None:
-            return
-        self._record(stage, model, provider, 0, 0, cached=False, ok=False, error="global backoff")
-        raise LLMUnavailableError(
-            f"The LLM endpoint ({self.config.base_url or 'api.openai.com'}) failed "
-            f"{blocked.failures} call(s) in a row "
-            f"(last: {blocked.last_error[:200]}); every LLM stage waits until "
-            f"{format_ts(blocked.until)} before calling it "
-            "again. Check that it is running; the stages fall back or retry meanwhile."
-        )
-
-    def _remote_attempts(
-        self,
-        stage: str,
-        model: str,
-        provider: ChatProvider,
-        messages: list[Message],
-        params: dict[str, Any],
-    ) -> LLMResult:
-        messages = self._redacted(messages)
-        started = time.monotonic()
-        budget = self.deadline
-        deadline = started + budget
-        attempts = 0
-        last = ""
-        while True:
-            attempts += 1
-            outcome = self._attempt(provider, model, messages, params, deadline, budget)
-            if isinstance(outcome, CallFailure) and not isinstance(outcome, _Late):
-                last = outcome.reason
-            if isinstance(outcome, Completion):
-                cost = self._record(
-                    stage,
-                    model,
-                    provider.name,
-                    outcome.tokens_in,
-                    outcome.tokens_out,
-                    cached=False,
-                    ok=True,
-                    attempts=attempts,
-                    latency_ms=_ms(started),
-                )
-                return LLMResult(
-                    outcome.text,
-                    model,
-                    provider.name,
-                    outcome.tokens_in,
-                    outcome.tokens_out,
-                    stage=stage,
-                    cost=cost,
-                )
-            wait = (
-                self.retry.delay(attempts - 1, outcome.retry_after, self._rng)
-                if outcome.retryable
-                else 0.0
-            )
-            out_of_time = time.monotonic() + wait >= deadline
-            final = not outcome.retryable or attempts > self.retry.max_retries or out_of_time
-            if final:  # one ledger line per call, not per attempt
-                error = (
-                    f"{outcome.reason} (before: {last})"
-                    if isinstance(outcome, _Late) and last
-                    else outcome.reason
-                )
-                self._record(
-                    stage,
-                    model,
-                    provider.name,
-                    0,
-                    0,
-                    cached=False,
-                    ok=False,
-                    error=error,
-                    attempts=attempts,
-                    latency_ms=_ms(started),
-                )
-            if isinstance(outcome, _Late):
-                raise LLMUnavailableError(
-                    f"The LLM endpoint ({self.config.base_url or 'api.openai.com'}) did not "
-                    f"answer the {stage} call "
-                    f"after {attempts} attempt{'s' if attempts > 1 else ''}: no complete answer "
-                    "within the call's "
-                    f"deadline of {budget:g} s{f' (before: {last})' if last else ''}. Check that "
-                    "it is running, "
-                    "or raise llm.deadline_seconds in memory-config.yaml."
-                )
-            if not outcome.retryable:
-                hint = (
-                    f" Set ${self.config.api_key_env} to a valid API key."
-                    if outcome.status in (401, 403)
-                    else f" Check llm.base_url and llm.models.{stage} in memory-config.yaml."
-                )
-                raise LLMUnavailableError(
-                    f"The LLM endpoint refused the {stage} call ({outcome.reason}).{hint}"
-                )
-            if final:
-                where = self.config.base_url or "api.openai.com"
-                within = f" within the deadline of {budget:g} s" if out_of_time else ""
-                raise LLMUnavailableError(
-                    f"The LLM endpoint ({where}) did not answer the {stage} call after {attempts} "
-                    f"attempts{within} "
-                    f"(last: {outcome.reason}). Check that it is running, or raise "
-                    "llm.timeout_seconds / "
-                    "llm.max_retries / llm.deadline_seconds."
-                )
-            time.sleep(wait)
-
-    def _attempt(
-        self,
-        provider: ChatProvider,
-        model: str,
-        messages: list[Message],
-        params: dict[str, Any],
-        deadline: float,
-        budget: float,
-    ) -> Completion | CallFailure:
-        """One request, given up at DEADLINE whatever the provider is doing. It runs on a
-        daemon thread: a provider blocked in a read cannot hold the caller (or the
-        process's exit); it ends by itself when its own timeout or the server lets it."""
-        late = _Late(f"deadline of {budget:g} s reached", retryable=False)
-        left = deadline - time.monotonic()
-        if left <= 0 or not self._slots.acquire(timeout=left):
-            return late
-        slot = self.slots.acquire(deadline) if self.slots is not None else None
-        if self.slots is not None and slot is None:  # every process's slots stayed busy
-            self._slots.release()
-            return late
-        box: list[Completion | CallFailure | BaseException] = []
-        done = threading.Event()
-
-        def work() -> None:
-            set_call_deadline(deadline)
-            try:
-                box.append(provider.chat(model, messages, params))
-            except BaseException as exc:  # handed to the caller below
-                box.append(exc)
-            finally:
-                set_call_deadline(None)
-                if slot is not None:
-                    slot.release()
-                self._slots.release()
-                done.set()
-
-        threading.Thread(target=work, name="llm-call", daemon=True).start()
-        if not done.wait(max(0.0, deadline - time.monotonic())):
-            return late
-        got = box[0]
-        if isinstance(got, BaseException):
-            raise got
-        return got
-
 
 def _messages(system: str | None, prompt: str) -> list[Message]:
     msgs = [{"role": "system", "content": system}] if system else []
     msgs.append({"role": "user", "content": prompt})
     return msgs
-
-
-def _ms(started: float) -> int:
-    return int((time.monotonic() - started) * 1000)

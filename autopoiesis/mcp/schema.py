@@ -12,7 +12,7 @@ from autopoiesis.memory import Memory
 
 
 def memory_schema(memory: Memory) -> dict[str, Any]:
-    from autopoiesis.formats.topic import TRIGGER_REGISTRY
+    from autopoiesis.formats.topic_trigger import TRIGGER_REGISTRY
     from autopoiesis.knowledge.writer import template_for
 
     def sections(example: str) -> list[str]:

@@ -54,6 +54,16 @@ def build_server(memory: Memory, tools: MemoryTools | None = None) -> MCPServer:
         "autopoiesis", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
 
+    _add_reading_tools(server, t)
+    _add_writing_tools(server, t)
+    _add_history_tools(server, t)
+    _add_describing_tools(server, t)
+    return server
+
+
+def _add_reading_tools(server: MCPServer, t: MemoryTools) -> None:
+    """The tools that read: search, read a file, the compiled context."""
+
     @server.tool(
         description="Hybrid (BM25 + vector) search over knowledge, topics, transcripts and archive."
     )
@@ -104,6 +114,10 @@ def build_server(memory: Memory, tools: MemoryTools | None = None) -> MCPServer:
         ] = False,
     ) -> str:
         return t.compile_context(message, budget, shared)
+
+
+def _add_writing_tools(server: MCPServer, t: MemoryTools) -> None:
+    """The tools that write knowledge: remember a fact, supersede an entry."""
 
     @server.tool(
         description="Write one durable fact into a knowledge file (under knowledge/, never "
@@ -158,6 +172,10 @@ def build_server(memory: Memory, tools: MemoryTools | None = None) -> MCPServer:
     ) -> dict[str, Any]:
         return t.supersede(path, target, content, section, source)
 
+
+def _add_history_tools(server: MCPServer, t: MemoryTools) -> None:
+    """The tools that ask git: when a text came or went, the history of a file."""
+
     @server.tool(
         description="The commits that added or removed a text (git log -S), newest first, with "
         "their files."
@@ -181,6 +199,10 @@ def build_server(memory: Memory, tools: MemoryTools | None = None) -> MCPServer:
         blame: Annotated[bool, Field(description="Add git blame of the file.")] = False,
     ) -> dict[str, Any]:
         return t.history(path, limit, blame)
+
+
+def _add_describing_tools(server: MCPServer, t: MemoryTools) -> None:
+    """The tools that describe the memory: its topics, its layout and formats."""
 
     @server.tool(
         description="The topics (reactive playbooks); with a message, which of them it would "
@@ -206,8 +228,6 @@ def build_server(memory: Memory, tools: MemoryTools | None = None) -> MCPServer:
     @_tool_errors
     def get_schema() -> dict[str, Any]:
         return t.schema()
-
-    return server
 
 
 def serve(memory: Memory) -> None:

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from autopoiesis.knowledge.replay import Comparison, ReplayResult
     from autopoiesis.llm import LLMClient
     from autopoiesis.memory.forget import ForgetReport
-    from autopoiesis.memory.sync import SyncReport
+    from autopoiesis.memory.sync_report import SyncReport
     from autopoiesis.topics.pipeline import TopicActivation, WatcherPipeline
 
 PERIODS = ("daily", "weekly", "monthly")
@@ -135,7 +135,7 @@ class Memory:
 
     def recover(self) -> list[ClosedSession]:
         """Close (and with git.auto_commit, commit) transcripts a killed harness left open."""
-        from autopoiesis.capture.session import recover_abandoned
+        from autopoiesis.capture.closing import recover_abandoned
 
         return recover_abandoned(self.repo, commit=self.config.git.auto_commit)
 
@@ -361,7 +361,8 @@ class Memory:
         """Check that no transcript was modified, renamed or deleted on BRANCH (a branch
         name or a full ref; default the one checked out). GitError when there is no such
         branch."""
-        from autopoiesis.git.verify import resolve, verify
+        from autopoiesis.git.history import resolve
+        from autopoiesis.git.verify import verify
 
         ref = None
         if branch:

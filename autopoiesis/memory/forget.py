@@ -124,7 +124,54 @@ def forget(
             "say why (--reason): the maintenance commit records why history was rewritten."
         )
     root = repo.root
+    what, rel = _what_to_forget(repo, text, transcript)
+    _refuse_dirty(root)
+    remotes = rewrite.remotes(root)
+
+    with repo.lock("git"):
+        _refuse_dirty(root)  # again, now that no capture can commit behind our back
+        # the old history is recorded, so that sync can tell a remote holding only it (safe
+        # to overwrite) from one where others have built on it since
+        rewritten = rewrite.rewrite_history(root, text=text, path=rel)
+        refs = rewritten.refs
+
+    cleared = _clear_state(repo, text)
+    index_rebuilt = _rebuild_index(repo)
+    # verify's record still describes the old history: the rewritten branches are the new truth
+    for branch in rewrite.branches(root):
+        accept_current(repo, branch)
+
+    gitops = MemoryGit(repo)
+    _commit_record(repo, gitops, text, what, reason, len(refs), len(cleared), index_rebuilt)
+    sha = gitops.head() or ""
+    rewrite.record_rewrite(
+        repo,
+        commit=sha,
+        what=what,
+        old_tips=rewritten.old_tips,
+        new_tips=rewrite.tips(root),
+        old_commits=rewritten.old_commits,
+    )
+    _check_forgotten(root, text, rel)
+    return ForgetReport(
+        what=what,
+        commit=sha,
+        rewritten_refs=refs,
+        cleared=cleared,
+        index_rebuilt=index_rebuilt,
+        remotes=remotes,
+    )
+
+
+def _what_to_forget(
+    repo: MemoryRepo, text: str | None, transcript: str | None
+) -> tuple[str, str | None]:
+    """(what the record commit names, the transcript's repo-relative path or None for a
+    string), once the request is checked: a whole secret on one line, or a transcript
+    under raw/ that some commit holds."""
+    root = repo.root
     salt = _secrets.token_hex(8)
+    rel: str | None = None
     if text is not None:
         if len(text) < MIN_LENGTH:
             raise GitError(
@@ -156,22 +203,20 @@ def forget(
                 "with git ls-files raw)."
             )
         what = f"the transcript {_transcript_label(rel)}"
-    _refuse_dirty(root)
-    remotes = rewrite.remotes(root)
+    return what, rel
 
-    with repo.lock("git"):
-        _refuse_dirty(root)  # again, now that no capture can commit behind our back
-        # the old history is recorded, so that sync can tell a remote holding only it (safe
-        # to overwrite) from one where others have built on it since
-        rewritten = rewrite.rewrite_history(root, text=text, path=None if text is not None else rel)
-        refs = rewritten.refs
 
-    cleared = _clear_state(repo, text)
-    index_rebuilt = _rebuild_index(repo)
-    # verify's record still describes the old history: the rewritten branches are the new truth
-    for branch in rewrite.branches(root):
-        accept_current(repo, branch)
-
+def _commit_record(
+    repo: MemoryRepo,
+    gitops: MemoryGit,
+    text: str | None,
+    what: str,
+    reason: str,
+    n_refs: int,
+    n_cleared: int,
+    index_rebuilt: bool,
+) -> None:
+    """The maintenance commit that records the rewrite: what, why (redacted), when, how."""
     when = format_ts(utc_now())
     reason_line = " ".join(repo.redactor().redact(reason).split())
     message = (
@@ -180,12 +225,11 @@ def forget(
         f"What: {what}\n"
         f"Why: {reason_line}\n"
         f"When: {when}\n"
-        f"How: git-filter-repo over every commit; {len(refs)} branches and tags re-pointed; "
+        f"How: git-filter-repo over every commit; {n_refs} branches and tags re-pointed; "
         "reflogs expired; "
         f"old objects pruned; memory.db {'rebuilt' if index_rebuilt else 'absent, not rebuilt'}; "
-        f"{len(cleared)} caches and logs under .autopoiesis/ deleted.\n"
+        f"{n_cleared} caches and logs under .autopoiesis/ deleted.\n"
     )
-    gitops = MemoryGit(repo)
     with repo.lock("git"):
         done_commit = gitops.run(
             "commit", "--allow-empty", "-q", "-F", "-", input=message, check=False
@@ -195,15 +239,11 @@ def forget(
             "the history was rewritten, but the maintenance commit that records it was refused: "
             f"{(done_commit.stderr or done_commit.stdout).strip()}"
         )
-    sha = gitops.head() or ""
-    rewrite.record_rewrite(
-        repo,
-        commit=sha,
-        what=what,
-        old_tips=rewritten.old_tips,
-        new_tips=rewrite.tips(root),
-        old_commits=rewritten.old_commits,
-    )
+
+
+def _check_forgotten(root: Path, text: str | None, rel: str | None) -> None:
+    """GitError when the string or the transcript is still in the repository after the
+    rewrite."""
     if text is not None and rewrite.object_store_holds(root, text.encode("utf-8")):
         raise GitError(
             "the string is still in the object store after the rewrite (an object git-filter-repo "
@@ -211,16 +251,8 @@ def forget(
             "such as a binary file or a stash); find it with git grep or git log -S, remove it, "
             "and run forget again."
         )
-    if transcript is not None and rewrite.in_history(root, rel):
+    if rel is not None and rewrite.in_history(root, rel):
         raise GitError(f"{rel} is still in the history after the rewrite; run forget again.")
-    return ForgetReport(
-        what=what,
-        commit=sha,
-        rewritten_refs=refs,
-        cleared=cleared,
-        index_rebuilt=index_rebuilt,
-        remotes=remotes,
-    )
 
 
 def _clear_state(repo: MemoryRepo, text: str | None) -> list[str]:

@@ -32,84 +32,35 @@ against an unreachable remote) on the path that closes a session, and 32 session
 closing at once would race each other into rejected pushes. The daemon's sync job pushes
 after commits; without the daemon, `autopoiesis commit` or `autopoiesis sync` (from cron)
 push.
+
+The round is here; the push half (step 4's forced push and step 6) is sync_push.py, the
+report and the messages a round stops with are sync_report.py.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MEMORY_FILE, MemoryRepo
 from autopoiesis.errors import AutopoiesisError, GitError, SyncConflictError, SyncError
-from autopoiesis.git.remote import ForcedPush
 from autopoiesis.git.repo import MemoryGit, MergeResult
+from autopoiesis.memory.sync_push import (
+    pending_rewrites,
+    push_branch,
+    push_rewrite,
+    unpushed_forget_message,
+)
+from autopoiesis.memory.sync_report import (
+    SyncReport,
+    conflict_message,
+    count_of,
+    unreachable_message,
+)
 
 DEFAULT_REMOTE = "origin"
 NETWORK_TIMEOUT = 120.0  # seconds for one fetch, ls-remote or push
 PUSH_TRIES = 3
 FORGET_SUBJECT = "^maintenance: forget "  # app/forget.py's record commit
-
-
-@dataclass
-class SyncReport:
-    """What one sync round did."""
-
-    remote: str
-    url: str
-    branch: str
-    committed: list[str] = field(
-        default_factory=list
-    )  # "sha subject" of commits made before pulling
-    setup: list[str] = field(default_factory=list)  # what registering the merge driver changed
-    fetched: bool = False
-    merge: str = "skipped"  # skipped | no remote branch | up-to-date | fast-forward | merged
-    merge_commit: str | None = None
-    incoming: list[str] = field(default_factory=list)  # files the pull changed
-    capped: list[str] = field(default_factory=list)  # what re-applying the caps did
-    pushed: list[str] = field(default_factory=list)  # refs the push moved
-    forced: list[str] = field(default_factory=list)  # refs force-pushed after a forget
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def incoming_transcripts(self) -> int:
-        return sum(
-            p.startswith(CONVERSATIONS_DIR + "/") and p.endswith(".md") for p in self.incoming
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "incoming_transcripts": self.incoming_transcripts}
-
-    def lines(self) -> list[str]:
-        out = [f"sync {self.branch} with {self.remote} ({self.url})"]
-        out += [f"  {s}" for s in self.setup]
-        out += [f"  committed {c[:10]} {c[41:]}" for c in self.committed]
-        out += [f"  force-pushed after forget: {r}" for r in self.forced]
-        if self.merge == "skipped":
-            pass
-        elif self.merge in ("fast-forward", "merged"):
-            others = len(self.incoming) - self.incoming_transcripts
-            what = (
-                f"{_count(self.incoming_transcripts, 'transcript')}, {_count(others, 'other file')}"
-            )
-            how = "fast-forwarded" if self.merge == "fast-forward" else "merged"
-            out.append(
-                f"  pulled: {how} {what}"
-                + (f" -> {self.merge_commit[:10]}" if self.merge_commit else "")
-            )
-        else:
-            out.append(f"  pulled: {self.merge}")
-        out += [f"  cap: {c}" for c in self.capped]
-        if self.pushed:
-            out.append(f"  pushed: {', '.join(self.pushed)}")
-        elif self.merge != "skipped" or self.fetched:
-            out.append("  pushed: nothing new")
-        return out
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def sync_once(
@@ -161,15 +112,17 @@ def sync_once(
             _finish_merge(repo, git, report, name)
         _setup(repo, git, report)
         _commit_pending(repo, git, report)
-        pending = _pending_rewrites(repo, report.url)
+        pending = pending_rewrites(repo, report.url)
         if force_after_forget:
-            _push_rewrite(repo, git, report, pending, timeout)
+            push_rewrite(repo, git, report, pending, timeout)
         elif pending:
-            raise SyncError(_unpushed_forget(name, report.url, branch, pending))
+            raise SyncError(unpushed_forget_message(name, report.url, branch, pending))
         for attempt in range(PUSH_TRIES):
             if pull:
                 _pull(repo, git, report, timeout, abort_on_conflict)
-            if not push or _push(git, report, timeout, retry=pull and attempt + 1 < PUSH_TRIES):
+            if not push or push_branch(
+                git, report, timeout, retry=pull and attempt + 1 < PUSH_TRIES
+            ):
                 break
     except SyncError as exc:  # git's own messages may quote the URL
         exc.args = tuple(redact(a) if isinstance(a, str) else a for a in exc.args)
@@ -216,7 +169,7 @@ def _finish_merge(repo: MemoryRepo, git: MemoryGit, report: SyncReport, name: st
     left = git.unmerged_paths()
     if left:
         raise SyncConflictError(
-            _conflict_message(name, report.branch, left, aborted=False, resumed=True), left
+            conflict_message(name, report.branch, left, aborted=False, resumed=True), left
         )
     result = git.conclude_merge(before_commit=lambda: _enforce_caps(repo, report, commit=False))
     report.merge, report.merge_commit = result.kind, result.head
@@ -263,7 +216,7 @@ def _pull(
     try:
         git.fetch(name, timeout=timeout)
     except GitError as exc:
-        raise SyncError(_unreachable(name, report.url, "fetch from", exc)) from None
+        raise SyncError(unreachable_message(name, report.url, "fetch from", exc)) from None
     report.fetched = True
     theirs = git.rev(tracking)
     if theirs is None:
@@ -278,8 +231,8 @@ def _pull(
     report.incoming = incoming  # what the caps are re-checked on
     n_transcripts = sum(p.startswith(CONVERSATIONS_DIR + "/") for p in incoming)
     message = (
-        f"maintenance: merge {name}/{branch} ({_count(n_transcripts, 'transcript')}, "
-        f"{_count(len(incoming) - n_transcripts, 'other file')})"
+        f"maintenance: merge {name}/{branch} ({count_of(n_transcripts, 'transcript')}, "
+        f"{count_of(len(incoming) - n_transcripts, 'other file')})"
         "\n\nautopoiesis sync: knowledge files merged entry by entry (union by id, supersede "
         "chains kept), caps "
         "re-applied.\n"
@@ -317,7 +270,7 @@ def _pull(
             ) from None
     if result.kind == "conflict":
         raise SyncConflictError(
-            _conflict_message(name, branch, result.conflicts, aborted=result.aborted),
+            conflict_message(name, branch, result.conflicts, aborted=result.aborted),
             result.conflicts,
         )
     report.merge = result.kind
@@ -334,7 +287,8 @@ def _check_incoming(
     repo: MemoryRepo, git: MemoryGit, report: SyncReport, before: str | None, theirs: str, ours: str
 ) -> None:
     """Refuse to merge what would lose or resurrect something; see the module doc."""
-    from autopoiesis.git.verify import transcripts_at, walk
+    from autopoiesis.git.history import transcripts_at
+    from autopoiesis.git.verify import walk
 
     name, branch, url = report.remote, report.branch, report.url
     remote_forgets = _forget_commits(git, theirs, ours)
@@ -457,237 +411,4 @@ def _check_merged(repo: MemoryRepo, report: SyncReport) -> None:
         )
 
 
-def _push(git: MemoryGit, report: SyncReport, timeout: float, *, retry: bool) -> bool:
-    """Push the branch (and its annotated tags). False when the remote moved since the
-    fetch and RETRY allows another round; raises SyncError otherwise."""
-    from autopoiesis.git.verify import verify
-
-    name, branch = report.remote, report.branch
-    checked = verify(git.repo)  # what the pre-push hook checks, also in a clone without hooks
-    if not checked.ok:
-        shown = "\n".join(f"  {f}" for f in checked.findings[:10])
-        raise SyncError(
-            f"sync does not push a history that fails verification: {checked.summary()}\n{shown}\n"
-            "Nothing was pushed. `autopoiesis verify` shows the details; `git reflog` shows where "
-            "the branch "
-            "was before the change."
-        )
-    if _nothing_to_push(git, report, timeout):
-        return True
-    try:
-        result = git.push(
-            name,
-            [f"refs/heads/{branch}:refs/heads/{branch}"],
-            follow_tags=True,
-            set_upstream=git.upstream_remote(branch) is None,
-            timeout=timeout,
-        )
-    except GitError as exc:
-        raise SyncError(_unreachable(name, report.url, "push to", exc)) from None
-    report.pushed += [ref for ref, summary in result.updated if not summary.startswith("=")]
-    behind = False
-    for ref, reason in result.rejected:
-        if ref.startswith("refs/tags/"):
-            report.warnings.append(
-                f"{ref} exists on {name} with another commit ({reason}); each side keeps its own "
-                "(tags never move)."
-            )
-        elif "fetch first" in reason or "non-fast-forward" in reason:
-            behind = True
-        else:
-            raise SyncError(
-                f"{name} refused {ref} ({reason}). Nothing else changed; check the remote's rules "
-                "for this "
-                "branch (a protected branch, a server-side hook)."
-            )
-    if behind:
-        if retry:
-            return False
-        raise SyncError(
-            f"{name}/{branch} has commits this clone lacks, so the push was refused (not forced). "
-            "Run "
-            "`autopoiesis sync` (without --push-only) to merge them first."
-        )
-    if not result.ok and not result.rejected:
-        if "pre-push" in result.stderr:
-            raise SyncError(
-                "the pre-push hook refused to push: the history fails `autopoiesis "
-                f"verify`.\n{result.stderr}"
-            )
-        raise SyncError(_unreachable(name, report.url, "push to", GitError(result.stderr)))
-    return True
-
-
-def _nothing_to_push(git: MemoryGit, report: SyncReport, timeout: float) -> bool:
-    """True when the remote, as just fetched, has the branch's tip and every annotated tag
-    of its history: then the push (and the pre-push hook's start-up) is skipped."""
-    if not report.fetched or git.rev(f"refs/remotes/{report.remote}/{report.branch}") != git.head():
-        return False
-    tags = git.annotated_tags_in_head()
-    if not tags:
-        return True
-    try:
-        remote = git.ls_remote(report.remote, timeout=timeout)
-    except GitError:
-        return False  # the push says what is wrong
-    return all(t in remote for t in tags)
-
-
-# ── after `autopoiesis forget` ──
-def _pending_rewrites(repo: MemoryRepo, url: str) -> list[dict[str, Any]]:
-    from autopoiesis.git.rewrite import sanctioned_rewrites
-
-    return [r for r in sanctioned_rewrites(repo) if url not in (r.get("pushed") or {})]
-
-
-def _unpushed_forget(name: str, url: str, branch: str, pending: Sequence[dict[str, Any]]) -> str:
-    last = pending[-1]
-    return (
-        f"this clone rewrote its history with `autopoiesis forget` on {last.get('when', '?')} "
-        "(commit "
-        f"{str(last.get('commit', ''))[:12]}: {last.get('what', 'something')}) and has not pushed "
-        "the rewrite to "
-        f"{name} ({url}), which still holds the old history. Sync does not pull it (a merge would "
-        "bring back what "
-        "was forgotten), and a plain push is refused (the histories diverged). Nothing was pulled "
-        "or pushed. Replace "
-        f"the remote's history with `autopoiesis sync --remote {name} --force-after-forget` (it "
-        "force-pushes the "
-        "rewritten branches and tags, only where the remote holds nothing newer than the old "
-        "history), then have "
-        "every collaborator re-clone: a pull from an old clone would bring the text back."
-    )
-
-
-def _push_rewrite(
-    repo: MemoryRepo,
-    git: MemoryGit,
-    report: SyncReport,
-    pending: Sequence[dict[str, Any]],
-    timeout: float,
-) -> None:
-    """Force-push the rewritten refs, each only while the remote holds it at a commit of
-    the old history (a lease on exactly that commit)."""
-    from autopoiesis.git.rewrite import mark_rewrite_pushed
-
-    name, url = report.remote, report.url
-    if not pending:
-        raise SyncError(
-            f"--force-after-forget: no sanctioned forget waits to be pushed to {name} ({url}); "
-            "this clone's "
-            "record (.autopoiesis/verify/rewrites.json) has none, and sync never force-pushes "
-            "otherwise."
-        )
-    old_commits = {c for r in pending for c in r.get("old_commits", [])}
-    old_objects = old_commits | {sha for r in pending for sha in (r.get("old_tips") or {}).values()}
-    try:
-        remote_refs = git.ls_remote(name, timeout=timeout)
-    except GitError as exc:
-        raise SyncError(_unreachable(name, url, "reach", exc)) from None
-    plan = git.plan_forced_push(remote_refs, old_commits, old_objects)
-    branch_ref = f"refs/heads/{report.branch}"
-    if plan.newer:
-        _refuse_to_drop_newer_work(git, report, plan, old_commits, old_objects, timeout)
-        plan.force_newer()  # their work is on this clone already (cherry-picked): leased too
-    plan.include(branch_ref)
-    try:
-        result = git.push(
-            name, plan.refspecs, follow_tags=True, force_with_lease=plan.leases, timeout=timeout
-        )
-    except GitError as exc:
-        raise SyncError(_unreachable(name, url, "push to", exc)) from None
-    if result.rejected or not result.ok:
-        why = "; ".join(f"{r}: {reason}" for r, reason in result.rejected) or result.stderr
-        raise SyncError(
-            f"the forced push to {name} was refused ({why}); the remote changed since it was "
-            "read. Run "
-            "`autopoiesis sync --force-after-forget` again."
-        )
-    report.forced += [ref for ref, summary in result.updated if summary.startswith("+")]
-    report.pushed += [ref for ref, summary in result.updated if not summary.startswith(("=", "+"))]
-    mark_rewrite_pushed(
-        repo, [str(r.get("commit")) for r in pending], url
-    )  # (the URL as shown: no token on disk)
-    if plan.newer:  # the fetch brought old objects back: drop the unreferenced, as forget did
-        git.drop_unreachable_objects()
-    if plan.stale:
-        report.warnings.append(
-            f"{name} still has refs that point into the old history and that this clone does not "
-            f"have: {', '.join(plan.stale)}. They hold what was forgotten; delete them with "
-            f"`git push {name} --delete REF` once their owners have re-cloned."
-        )
-
-
-def _refuse_to_drop_newer_work(
-    git: MemoryGit,
-    report: SyncReport,
-    plan: ForcedPush,
-    old_commits: set[str],
-    old_objects: set[str],
-    timeout: float,
-) -> None:
-    """Stop when the remote's refs outside the old history hold commits this clone has no
-    equivalent of: a forced push would drop another clone's work. Fetches them first (a
-    person needs them to carry them over anyway)."""
-    try:
-        git.fetch(report.remote, timeout=timeout)
-    except GitError as exc:
-        raise SyncError(_unreachable(report.remote, report.url, "fetch from", exc)) from None
-    local_tip = plan.local.get(f"refs/heads/{report.branch}", "HEAD")
-    carry = git.commits_not_carried(plan.newer, local_tip, old_commits, old_objects)
-    if carry:
-        shown = " ".join(c[:12] for c in carry[:30]) + (" ..." if len(carry) > 30 else "")
-        raise SyncError(
-            f"{report.remote} holds {len(carry)} commit(s) another clone made on the old history "
-            f"after (or without seeing) the forget: {shown}. Forcing would drop them, so nothing "
-            f"was pushed. Carry them over: `git cherry-pick {' '.join(carry)}` (they are fetched; "
-            "look at them with `git show` first: none may bring back the forgotten text), then run "
-            "`autopoiesis sync --force-after-forget` again."
-        )
-
-
-# ── messages ──
-def _unreachable(name: str, url: str, verb: str, exc: Exception) -> str:
-    return (
-        f"could not {verb} {name} ({url}): {exc}\nCheck the address (`git remote -v`; change it "
-        "with `git remote "
-        f"set-url {name} URL`), the network and your credentials (a key or token git can use "
-        "without asking). "
-        "Nothing was lost: your commits stay here and go out with the next `autopoiesis sync`."
-    )
-
-
-def _conflict_message(
-    name: str, branch: str, paths: Sequence[str], *, aborted: bool, resumed: bool = False
-) -> str:
-    shown = "\n".join(f"  {p}" for p in paths)
-    if aborted:
-        return (
-            f"merging {name}/{branch} gives conflicts in text both sides changed (not entries, "
-            "which merge by id):\n"
-            f"{shown}\nThe merge was undone: this clone is as it was, and nothing was pushed. Run "
-            "`autopoiesis sync` "
-            "yourself to merge and resolve them."
-        )
-    lead = (
-        "the merge in progress still has conflicts in:"
-        if resumed
-        else f"merging {name}/{branch} left conflicts that need a person, in text both sides "
-        "changed (entries merged by id):"
-    )
-    return (
-        f"{lead}\n{shown}\nTo finish:\n"
-        "  1. edit each file: keep the right text between <<<<<<< ours (this clone) and >>>>>>> "
-        "theirs "
-        f"({name}/{branch}), and delete the markers\n"
-        f"  2. git add {' '.join(paths)}\n"
-        "  3. autopoiesis sync     (commits the merge, re-applies the caps, pushes)\n"
-        "Or give this merge up for now: git merge --abort (nothing is lost; the next sync merges "
-        "again). Until the "
-        "merge is finished or aborted, git allows no other commit: finished transcripts wait and "
-        "are committed by "
-        "the next sync or `autopoiesis commit`."
-    )
-
-
-__all__ = ["SyncReport", "push_after_commit", "sync_once"]
+__all__ = ["push_after_commit", "sync_once"]

@@ -7,7 +7,7 @@ TriggerType the plugins register):
 * a type with an RE2 source (**pattern**, **keyword**) joins one RE2 set per direction,
   so a message is scanned once whatever the number of topics. RE2 runs in linear time: a
   pattern such as ``(a+)+$`` cannot hang the pipeline on a hostile message (patterns RE2
-  cannot run are refused when the topic is loaded, see `formats.topic.check_regex`);
+  cannot run are refused when the topic is loaded, see `formats.topic_trigger.check_regex`);
 * the others (**glob**, **code**, **language**, **mention**, **url**, **sentiment**)
   extract their feature once per message for all their triggers, and match each trigger
   against it.
@@ -15,8 +15,9 @@ TriggerType the plugins register):
 Feature extractors look at the first `FEATURE_SCAN_CHARS` characters; the RE2 set scans
 the whole message (linear, about 1 ms per MB).
 
-A new trigger type is one TriggerType registered by a plugin (see autopoiesis.formats.topic);
-`register_evaluator` still adds the evaluation to a type registered without one::
+A new trigger type is one TriggerType registered by a plugin (see
+autopoiesis.formats.topic_trigger); `register_evaluator` still adds the evaluation to a type
+registered without one::
 
     register_evaluator(TriggerEvaluator(
         "weekday", feature=lambda m: m.text.lower(),
@@ -30,8 +31,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from autopoiesis.errors import TopicError
-from autopoiesis.formats.topic import (
-    Topic,
+from autopoiesis.formats.topic import Topic
+from autopoiesis.formats.topic_trigger import (
     Trigger,
     TriggerType,
     register_trigger_type,

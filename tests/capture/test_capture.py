@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from autopoiesis.capture.session import ConversationCapture, Session, recover_abandoned
+from autopoiesis.capture.closing import recover_abandoned
+from autopoiesis.capture.session import ConversationCapture, Session
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import CaptureError, ImmutableTranscriptError
@@ -212,7 +213,7 @@ def test_empty_session_leaves_nothing(memory_repo: MemoryRepo, git) -> None:
 
 
 def test_closed_transcript_is_immutable(memory_repo: MemoryRepo) -> None:
-    from autopoiesis.capture.session import finalize_transcript
+    from autopoiesis.capture.closing import finalize_transcript
 
     report = process_stream(
         memory_repo,

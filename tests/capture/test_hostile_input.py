@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autopoiesis.capture.session import ConversationCapture, Session, recover_abandoned
+from autopoiesis.capture.closing import recover_abandoned
+from autopoiesis.capture.session import ConversationCapture, Session
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.paths import MemoryRepo

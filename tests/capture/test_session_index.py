@@ -22,7 +22,7 @@ def _utc(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_session_index_is_rebuilt_when_missing_or_stale(
     memory_repo: MemoryRepo, tmp_path: Path
 ) -> None:
-    from autopoiesis.capture.session import find_transcripts
+    from autopoiesis.capture.closing import find_transcripts
     from autopoiesis.formats.transcript_files import SessionIndex
 
     s = {

@@ -15,8 +15,9 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from autopoiesis.cli import app, app_for, invoked_command
+from autopoiesis.cli import app
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.fastpath.lean_cli import app_for, invoked_command
 from autopoiesis.git import runner as git
 
 
@@ -102,14 +103,14 @@ def test_a_lean_app_answers_as_the_whole_app() -> None:
     names = sorted(whole.commands)  # type: ignore[attr-defined]
     assert {"search", "compile", "index", "daemon", "hook"} <= set(names)
     for name in names:
-        lean = app_for(["-C", "/r", name, "--help"])
+        lean = app_for(app, ["-C", "/r", name, "--help"])
         assert lean is not app and [c.name for c in lean.registered_commands] + [
             g.name for g in lean.registered_groups
         ] == [name]
         assert _help(lean, [name, "--help"]) == _help(app, [name, "--help"]), name
     sub = typer.main.get_command(app).commands["index"]  # type: ignore[attr-defined]
     for child in sub.commands:  # a group's subcommands too
-        assert _help(app_for(["index", child, "-h"]), ["index", child, "-h"]) == _help(
+        assert _help(app_for(app, ["index", child, "-h"]), ["index", child, "-h"]) == _help(
             app, ["index", child, "-h"]
         )
     # mistakes: the same message and exit code
@@ -119,9 +120,13 @@ def test_a_lean_app_answers_as_the_whole_app() -> None:
         ["compile"],
         ["index", "nope"],
     ):
-        assert _help(app_for(args), args) == _help(app, args), args
+        assert _help(app_for(app, args), args) == _help(app, args), args
     # the whole app answers what names no command
-    assert app_for(["serch", "x"]) is app and app_for(["--help"]) is app and app_for([]) is app
+    assert (
+        app_for(app, ["serch", "x"]) is app
+        and app_for(app, ["--help"]) is app
+        and app_for(app, []) is app
+    )
 
 
 def test_one_cli_call_builds_one_command_and_searches(memory_repo: MemoryRepo) -> None:

@@ -18,7 +18,7 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.index import SearchIndex, postings
 from autopoiesis.index.embedders import HashingEmbedder
 from autopoiesis.index.embedders import offline as offline_embedder
-from autopoiesis.index.store import racy
+from autopoiesis.index.files import racy
 from autopoiesis.index.text import query_terms
 
 COMMON = "deploy rollback database migration schema index query latency cache review merge branch".split()

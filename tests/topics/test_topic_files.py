@@ -15,10 +15,10 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import TopicError
 from autopoiesis.formats.topic import (
     DEFAULT_SIMILARITY_THRESHOLD,
-    TRIGGER_TYPES,
     parse_topic,
     validate_topic_source,
 )
+from autopoiesis.formats.topic_trigger import TRIGGER_TYPES
 from autopoiesis.topics.loader import load_topic, load_topics, people_names
 
 TEMPLATE_TOPICS = Path(__file__).resolve().parents[2] / "topics"

@@ -328,7 +328,7 @@ def test_watch_reads_jsonl_and_writes_activations(memory_repo: MemoryRepo) -> No
 
 def test_a_new_trigger_type_is_one_registration_per_layer(monkeypatch: pytest.MonkeyPatch) -> None:
     from autopoiesis import plugins
-    from autopoiesis.formats import topic as fmt
+    from autopoiesis.formats import topic_trigger as fmt
     from autopoiesis.topics import pattern
 
     manager = plugins.PluginManager()

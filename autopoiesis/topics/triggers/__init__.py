@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from autopoiesis.formats.topic import TriggerType
+from autopoiesis.formats.topic_trigger import TriggerType
 from autopoiesis.plugins import hookimpl
 from autopoiesis.topics.triggers.code import CODE
 from autopoiesis.topics.triggers.cron import CRON
@@ -24,7 +24,7 @@ from autopoiesis.topics.triggers.sentiment import SENTIMENT
 from autopoiesis.topics.triggers.url import URL_TRIGGER
 from autopoiesis.topics.triggers.webhook import WEBHOOK
 
-# In the order of the table in autopoiesis.formats.topic (and of its error messages).
+# In the order of the table in autopoiesis.formats.topic_trigger (and of its error messages).
 BUILTIN_TRIGGER_TYPES: tuple[TriggerType, ...] = (
     PATTERN,
     GLOB,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from autopoiesis.formats.topic import Trigger, TriggerType
+from autopoiesis.formats.topic_trigger import Trigger, TriggerType
 from autopoiesis.topics.triggers.common import FEATURE_SCAN_CHARS, Message, languages_parser
 
 EXAMPLE = "languages: [python]"

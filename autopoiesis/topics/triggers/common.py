@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autopoiesis.formats.topic import TriggerParser, str_list
+from autopoiesis.formats.topic_trigger import TriggerParser, str_list
 
 # Feature extractors look at the first FEATURE_SCAN_CHARS characters; the RE2 set scans
 # the whole message (linear, about 1 ms per MB).

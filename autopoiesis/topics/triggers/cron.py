@@ -9,7 +9,7 @@ from typing import Any
 from autopoiesis.core.clock import (
     check_cron,
 )  # the one cron check (croniter, imported lazily inside it)
-from autopoiesis.formats.topic import TriggerType
+from autopoiesis.formats.topic_trigger import TriggerType
 
 EXAMPLE = 'schedule: "0 8 * * *"'
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from autopoiesis.formats.topic import Trigger, TriggerType, str_list
+from autopoiesis.formats.topic_trigger import Trigger, TriggerType, str_list
 
 EXAMPLE = "words: [deploy, production, rollback]"
 

@@ -8,7 +8,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from autopoiesis.formats.topic import Trigger, TriggerType
+from autopoiesis.formats.topic_trigger import Trigger, TriggerType
 from autopoiesis.topics.triggers.common import URL, WORD, Message, languages_parser
 
 EXAMPLE = "languages: [de]"

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from autopoiesis.formats.topic import Trigger, TriggerType, str_list
+from autopoiesis.formats.topic_trigger import Trigger, TriggerType, str_list
 from autopoiesis.topics.triggers.common import FEATURE_SCAN_CHARS, Message
 
 EXAMPLE = "names: [david, silas]"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from autopoiesis.formats.topic import Trigger, TriggerType, check_regex
+from autopoiesis.formats.topic_trigger import Trigger, TriggerType, check_regex
 
 EXAMPLE = 'match: "\\\\b(deploy|rollback)\\\\b"'
 

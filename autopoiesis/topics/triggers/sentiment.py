@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from autopoiesis.formats.topic import Trigger, TriggerType
+from autopoiesis.formats.topic_trigger import Trigger, TriggerType
 from autopoiesis.topics.triggers.common import FEATURE_SCAN_CHARS, WORD, Message
 
 EXAMPLE = "min_score: 2"

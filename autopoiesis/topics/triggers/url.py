@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autopoiesis.formats.topic import Trigger, TriggerType
+from autopoiesis.formats.topic_trigger import Trigger, TriggerType
 from autopoiesis.topics.triggers.common import FEATURE_SCAN_CHARS, URL, Message
 
 EXAMPLE = "match: github_pull"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from autopoiesis.formats.topic import TriggerType
+from autopoiesis.formats.topic_trigger import TriggerType
 
 EXAMPLE = "source: email  (and event: new_message)"
 

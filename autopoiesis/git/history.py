@@ -1,0 +1,197 @@
+"""The transcript history as git really holds it: the plumbing verify (verify.py) and the
+reference-transaction check (ref_updates.py) read it with, and the Finding each check
+reports.
+
+Every read runs with `--no-replace-objects`, so `git replace` cannot show other content
+than the objects hold. Light path, like verify: the standard library and git.runner only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from autopoiesis.core.paths import CONVERSATIONS_DIR
+from autopoiesis.errors import GitError
+from autopoiesis.git.runner import GitCommandError, call, decode
+from autopoiesis.git.runner import run as _run
+
+TRANSCRIPTS = CONVERSATIONS_DIR + "/"
+
+
+def git_real(root: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+    """git with replacements off: what the history really holds."""
+    try:
+        return _run(root, "--no-replace-objects", *args, input=input, check=check)
+    except GitCommandError as exc:
+        raise GitError(
+            f"Could not read the history: {exc}. Is {root} a git repository with its objects "
+            "intact (`git fsck`)?"
+        ) from None
+
+
+def is_zero(sha: str) -> bool:
+    return not sha.strip("0")
+
+
+class Finding:
+    """One way the history breaks transcript immutability."""
+
+    __slots__ = ("path", "commit", "kind", "detail", "anchor")
+
+    def __init__(self, path: str, commit: str, kind: str, detail: str, anchor: str = ""):
+        self.path, self.commit, self.kind, self.detail = path, commit, kind, detail
+        self.anchor = anchor or commit  # what the finding is about, for `accept`
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.anchor}:{self.path}"
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.detail}" if self.path else self.detail
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "commit": self.commit, "kind": self.kind, "detail": self.detail}
+
+
+def current_ref(root: Path) -> str:
+    """The branch HEAD points to (refs/heads/NAME), or "HEAD" when it is detached."""
+    out = _run(root, "symbolic-ref", "-q", "HEAD", check=False)
+    return decode(out).strip() or "HEAD"
+
+
+def resolve(root: Path, rev: str) -> str | None:
+    out = git_real(root, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}", check=False)
+    return decode(out).strip() or None
+
+
+def existing_commits(root: Path, shas: Iterable[str]) -> set[str]:
+    """Those of SHAS that name a commit in the object store (one cat-file call)."""
+    wanted = sorted({s for s in shas if s and not is_zero(s)})
+    if not wanted:
+        return set()
+    out = decode(
+        git_real(
+            root, "cat-file", "--batch-check", input="".join(f"{s}\n" for s in wanted).encode()
+        )
+    )
+    found = set()
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[1] == "commit":
+            found.add(parts[0])
+    return found
+
+
+def is_ancestor(root: Path, a: str, b: str) -> bool:
+    return call(root, "--no-replace-objects", "merge-base", "--is-ancestor", a, b).returncode == 0
+
+
+def transcripts_at(root: Path, commit: str) -> dict[str, str]:
+    """Path → blob id of every transcript in COMMIT's tree."""
+    out = git_real(root, "ls-tree", "-r", "-z", "--full-tree", commit, "--", TRANSCRIPTS)
+    tree: dict[str, str] = {}
+    for entry in decode(out).split("\x00"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition("\t")
+        parts = meta.split()
+        if len(parts) == 3:
+            tree[path] = tree_entry(parts[2], parts[0])
+    return tree
+
+
+def tree_entry(blob: str, mode: str) -> str:
+    """What the record keeps of a tree entry: the blob id, and the mode when it is not a
+    plain file (an executable bit or a symbolic link is a change too)."""
+    return blob if mode == "100644" else f"{blob}:{mode}"
+
+
+def diff_lines(
+    root: Path, lines: Sequence[str], *, root_commits: bool = True
+) -> list[tuple[str, str, str, str, str, str]]:
+    """Feed `diff-tree --stdin` LINES ("<commit> <parent>..." or "<new> <old>") and return
+    (commit, status, path, old blob, new blob, modes) for each transcript change, in order."""
+    if not lines:
+        return []
+    args = ["diff-tree", "--stdin", "-r", "-m", "--no-renames", "--no-abbrev", "-z"]
+    if root_commits:
+        args.append("--root")
+    out = git_real(root, *args, "--", TRANSCRIPTS, input=("\n".join(lines) + "\n").encode())
+    tokens = out.split(b"\x00")
+    changes: list[tuple[str, str, str, str, str, str]] = []
+    commit = ""
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if not tok:
+            i += 1
+            continue
+        if tok[:1] == b":":
+            meta = tok[1:].decode("ascii", "replace").split(" ")
+            path = decode(tokens[i + 1]) if i + 1 < len(tokens) else ""
+            i += 2
+            if len(meta) >= 5:
+                changes.append(
+                    (commit, meta[4][:1], path, meta[2], meta[3], f"{meta[0]} {meta[1]}")
+                )
+        else:
+            commit = tok.decode("ascii", "replace").split()[0]
+            i += 1
+    return changes
+
+
+def rev_list(root: Path, tip: str, exclude: Iterable[str]) -> list[str]:
+    """`rev-list --parents` lines of TIP's history minus what EXCLUDE reaches, parents first."""
+    args = ["rev-list", "--ignore-missing", "--reverse", "--topo-order", "--parents", tip]
+    ex = [e for e in exclude if e and not is_zero(e)]
+    if ex:
+        args += ["--not", *ex]
+    return decode(git_real(root, *args)).splitlines()
+
+
+def short(sha: str) -> str:
+    return sha[:12]
+
+
+def branch_name(ref: str) -> str:
+    return ref.removeprefix("refs/heads/")
+
+
+def git_common_dir(root: Path) -> Path:
+    out = decode(git_real(root, "rev-parse", "--git-common-dir")).strip()
+    p = Path(out)
+    return p if p.is_absolute() else (root / p)
+
+
+def rev_list_all(root: Path, tip: str) -> list[str]:
+    return decode(git_real(root, "rev-list", tip)).split()
+
+
+def reflog_entries(root: Path, ref: str) -> list[tuple[str, str]]:
+    """(old, new) of each entry of REF's reflog, oldest first ([] when there is none)."""
+    path = git_common_dir(root) / "logs" / ref
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return []
+    entries = []
+    for line in data.split(b"\n"):
+        parts = line.split(b" ", 2)
+        if len(parts) >= 2:
+            entries.append(
+                (parts[0].decode("ascii", "replace"), parts[1].decode("ascii", "replace"))
+            )
+    return entries
+
+
+def lost_since(root: Path, tip: str, olds: Iterable[str]) -> list[tuple[str, str, str]]:
+    """(old commit, "vanished" | "changed", path) for each transcript of an OLDS commit that
+    TIP lacks or holds with other content. One diff-tree call: each line diffs an old
+    commit against TIP as if TIP were its parent, so the line's commit names the old one."""
+    lines = [f"{o} {tip}" for o in olds]
+    return [
+        (c[0], "vanished" if c[1] == "A" else "changed", c[2])
+        for c in diff_lines(root, lines, root_commits=False)
+        if c[1] in "AMT"
+    ]

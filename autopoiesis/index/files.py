@@ -1,0 +1,88 @@
+"""Memory files as the index reads them: which files there are, the stat key that tells
+one changed without reading it (and git's racy-clean rule), the content hash, the text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from autopoiesis.core.paths import MemoryRepo, category_of
+
+MAX_FILE_BYTES = 8 * 1024 * 1024
+
+# One file as it is written: (path, category, stat, content hash, text).
+FileItem = tuple[str, str, os.stat_result, str, str]
+# A file whose stat was taken this soon after it last changed may change again without its
+# stat showing it: a rewrite of the same size within one tick of a coarse clock (a second
+# on some file systems) keeps mtime, ctime and size. Such a file is compared by content
+# at the next check (git's "racy clean" rule).
+RACY_NS = 2_000_000_000
+
+
+def stat_key(st: os.stat_result) -> list[int]:
+    """What tells a file changed without reading it: mtime, ctime (which no program sets
+    back, as `touch -d` or a restored mtime do to mtime) and size."""
+    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size]
+
+
+def racy(key: list[int], taken_ns: int) -> bool:
+    """Whether a stat KEY taken at TAKEN_NS may hide a later change (see RACY_NS)."""
+    return max(key[0], key[1]) >= taken_ns - RACY_NS
+
+
+def hash_bytes(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def decode_text(raw: bytes) -> str | None:
+    """Text of a memory file, or None for binary content (a NUL in the first 8 KB)."""
+    if b"\x00" in raw[:8192]:
+        return None
+    return raw.decode("utf-8", "replace")
+
+
+def markdown_paths(repo: MemoryRepo) -> list[str]:
+    """The repo-relative paths of the memory files (MemoryRepo.iter_markdown, .rel),
+    without resolving each path: a file that is no symlink, in a folder that resolves
+    to itself, is where its path says (rglob does not enter linked folders). At 10,000
+    files that is 0.6 s less of a rebuild."""
+    root = repo.root
+    real: dict[Path, bool] = {}
+    out = []
+    for p in repo.iter_markdown():
+        folder = p.parent
+        if folder not in real:
+            real[folder] = folder.resolve() == folder
+        out.append(
+            p.relative_to(root).as_posix() if real[folder] and not p.is_symlink() else repo.rel(p)
+        )
+    return out
+
+
+def read_memory_file(
+    repo: MemoryRepo, path: str, warnings: list[str]
+) -> tuple[str, os.stat_result, str, str] | None:
+    """(category, stat, hash, text) of a memory file on disk; None when it is gone,
+    not memory content, or binary (with a warning added to WARNINGS)."""
+    category = category_of(path)
+    if category is None:
+        return None
+    full = repo.root / path
+    try:
+        st = os.stat(full)
+        if st.st_size > MAX_FILE_BYTES:
+            warnings.append(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MB; skipped")
+            return None
+        raw = full.read_bytes()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None  # disappeared meanwhile: it is simply not indexed
+    except OSError as exc:
+        warnings.append(f"{path}: unreadable ({exc}); skipped")
+        return None
+    text = decode_text(raw)
+    if text is None:
+        warnings.append(f"{path}: binary content; skipped")
+        return None
+    return category, st, hash_bytes(raw), text
