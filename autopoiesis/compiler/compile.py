@@ -224,10 +224,11 @@ class ContextCompiler(ScoredKnowledge):
     def _standing(
         self, query: str, budget: int, *, session_context: bool, shared: bool
     ) -> dict[str, str | None]:
-        """The identity files and MEMORY.md as they enter the context (`standing.fit`):
-        by path, their content ("" when none of it fits, None when the file is missing).
-        The identity files share ``identity_budget_kb`` in their order, MEMORY.md has
-        ``memory_budget_kb``, and together they take at most ``session_share`` of BUDGET."""
+        """The identity files, MEMORY.md and the active projects as they enter the context
+        (`standing.fit`): by path, their content ("" when none of it fits, None when the
+        file is missing). The identity files share ``identity_budget_kb`` in their order,
+        MEMORY.md has ``memory_budget_kb``, the active projects ACTIVE_PROJECTS_KB, and
+        together they take at most ``session_share`` of BUDGET."""
         cfg = self.config
         out: dict[str, str | None] = {}
         files: list[StandingFile] = []
@@ -244,6 +245,11 @@ class ContextCompiler(ScoredKnowledge):
                 files.append(
                     StandingFile(MEMORY_FILE, text, int(cfg.memory_budget_kb * 1024), False)
                 )
+        if session_context:
+            text = out[ACTIVE_PROJECTS_FILE] = self._read(ACTIVE_PROJECTS_FILE) or None
+            if text is not None:
+                cap = int(ACTIVE_PROJECTS_KB * 1024)
+                files.append(StandingFile(ACTIVE_PROJECTS_FILE, text, cap, False))
         for f, content in zip(files, fit(files, query, int(budget * cfg.session_share))):
             out[f.path] = content
         return out
@@ -312,10 +318,8 @@ class ContextCompiler(ScoredKnowledge):
         elif standing.get(MEMORY_FILE):
             plan.offer("memory", 1, standing[MEMORY_FILE] or "", MEMORY_FILE)
         self._place_journal(plan, today)
-        text = self._read(ACTIVE_PROJECTS_FILE)
-        if text:
-            projects = _cut_kb(text, ACTIVE_PROJECTS_KB, ACTIVE_PROJECTS_FILE)
-            plan.offer("projects", 1, projects, ACTIVE_PROJECTS_FILE)
+        if standing.get(ACTIVE_PROJECTS_FILE):
+            plan.offer("projects", 1, standing[ACTIVE_PROJECTS_FILE] or "", ACTIVE_PROJECTS_FILE)
 
     def _place_journal(self, plan: Plan, today: date) -> None:
         """P1's journal: today's, then yesterday's, sharing ``journal_budget_kb``; a day
