@@ -47,7 +47,7 @@ def test_vectors_come_from_the_bundled_model_without_running_its_loader(
     monkeypatch.setenv("HOME", str(tmp_path))
     embedder = WordLlamaEmbedder()
     assert isinstance(embedder, Embedder)
-    assert (embedder.dimensions, embedder.fingerprint) == (256, "wordllama:l2_supercat:256")
+    assert (embedder.dimensions, embedder.fingerprint) == (256, "wordllama:l2_supercat:256:128")
     assert not embedder.lexical and embedder.preferred_merge == "weighted"
     vecs = embedder.embed(["starting both dev servers at once", "", "café 中文 🎉"])
     assert [len(v) for v in vecs] == [256 * 4] * 3
@@ -80,7 +80,7 @@ def test_search_finds_a_paraphrase_bm25_cannot(memory_repo: MemoryRepo, commit_a
     assert isinstance(embedder, WordLlamaEmbedder)
     with SearchIndex(memory_repo) as index:
         index.rebuild_full()
-        assert index.store.meta("embedder") == "wordllama:l2_supercat:256"
+        assert index.store.meta("embedder") == "wordllama:l2_supercat:256:128"
         assert index.store.uses_vec0
         # no word of the question is in the note that answers it
         question = "how do I boot both development servers simultaneously?"
