@@ -3,16 +3,17 @@ beside `--mode bm25`, on LoCoMo and on coding sessions; and what each costs (loa
 throughput, vector size, and bench_search's speed figures with it configured).
 
     python bench/bench_embedders.py [--quick] [--embedders offline,wordllama]
-        [--coding QUESTIONS --repo REPO] [--speed NOTES]
+        [--coding QUESTIONS [--sessions DIR | --repo REPO]] [--speed NOTES]
 
 Embedders whose package is missing are skipped with a row saying so. LoCoMo is read from
 ../shared/data/locomo (bench_locomo's import and figures: session recall@5/@10, MRR, turn
 hit@10). The coding figure is turn recall@10 (a question is found when one of its
-evidence snippets is inside a returned chunk) and MRR, overall and per question kind: on
-QUESTIONS (JSON lines {"question", "evidence": [snippet, ...], "kind"}) over REPO, a
-memory repo their sessions were imported into; without them, on a small paraphrase
-probe over ../shared/data's coding-agent logs. --speed: the speed figures on a corpus of
-NOTES notes (default 1,000; skipped by --quick).
+evidence snippets is inside a returned chunk) and MRR, overall and per question kind, on
+QUESTIONS (JSON lines {"question", "evidence": [snippet, ...], "kind"}) over the session
+logs under DIR (default: beside QUESTIONS), imported into a new memory repo, or over REPO,
+a memory repo they are in already. By default: bench/coding's questions and sessions,
+or, without them, a small paraphrase probe over ../shared/data's coding-agent logs.
+--speed: the speed figures on a corpus of NOTES notes (default 1,000; not with --quick).
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ from autopoiesis.errors import EmbedderError
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 DATA = SHARED / "locomo" / "locomo-dev.json"
+# The coding question set (questions.jsonl beside the SpecStory sessions it asks about),
+# measured by default when it is there; else the probe below.
+CODING = Path(__file__).resolve().parent / "coding"
+LOG_SUFFIXES = (".md", ".json", ".jsonl")
 # A small paraphrase probe over ../shared/data's coding-agent logs (claude-code and
 # harness-logs, ~20 sessions): each question in other words than its evidence turn's.
 PROBE: tuple[tuple[str, str], ...] = (
@@ -130,15 +135,24 @@ def normalised(text: str) -> str:
     return " ".join(re.sub(r"[*_`]+", "", text).lower().split())
 
 
-def probe_repo(root: Path) -> Path:
-    """A memory repo holding ../shared/data's coding-agent logs, imported for the probe."""
+def imported_repo(root: Path, logs: list[Path]) -> Path:
+    """A new memory repo under ROOT with the session logs LOGS (files or folders) imported
+    through the real import path (formats detected per file)."""
     from autopoiesis.capture.importers import import_files
     from autopoiesis.core.paths import MemoryRepo
     from autopoiesis.memory.initialize import init_memory_repo
 
-    repo = MemoryRepo(init_memory_repo(root / "probe", build_index=False).root)
-    import_files(repo, [SHARED / "claude-code", SHARED / "harness-logs"])
+    repo = MemoryRepo(init_memory_repo(root / "memory", build_index=False).root)
+    report = import_files(repo, logs)
+    if not report.imported:
+        raise RuntimeError(f"no session imported from {logs}: {report.refused[:3]}")
     return repo.root
+
+
+def session_logs(folder: Path) -> list[Path]:
+    """The folders of FOLDER that hold session logs, hidden ones included (SpecStory keeps
+    its exports in <project>/.specstory/history, which a folder import passes over)."""
+    return sorted({p.parent for p in folder.rglob("*") if p.suffix in LOG_SUFFIXES})
 
 
 def coding(
@@ -268,11 +282,14 @@ def rows_of(bench: str, figures: dict[str, dict[str, float]]) -> list[dict]:
 def run(
     quick: bool = False,
     names: tuple[str, ...] = EMBEDDERS,
-    coding_set: tuple[Path, Path] | None = None,
+    questions: Path | None = None,
+    logs: Path | None = None,
+    repo: Path | None = None,
     speed_notes: int = 1_000,
 ) -> list[dict]:
-    """Rows {bench, metric, value, unit, target} for bench/run.py (CODING_SET: the
-    questions file and the memory repo they are asked of)."""
+    """Rows {bench, metric, value, unit, target} for bench/run.py. QUESTIONS are asked of
+    REPO (a memory repo their sessions are in) or of a new one LOGS (a folder of session
+    logs) is imported into; by default bench/coding's, or the probe when it is absent."""
     rows: list[dict] = []
     embedders: dict[str, Any] = {}
     units = {"load": "s", "texts/s": "/s", "query embed": "ms", "dimensions": ""}
@@ -291,13 +308,19 @@ def run(
             }
             for metric, value in cost(name).items()
         )
-    if coding_set is not None:
-        questions, repo_root = coding_set
-        rows.extend(rows_of("coding", coding(repo_root, read_questions(questions), embedders)))
-    elif SHARED.exists():
-        with tempfile.TemporaryDirectory(prefix="bench-embedders-probe-") as tmp:
+    if questions is None and (CODING / "questions.jsonl").exists():
+        questions, logs = CODING / "questions.jsonl", CODING / "sessions"
+    with tempfile.TemporaryDirectory(prefix="bench-embedders-coding-") as tmp:
+        if questions is not None:
+            if repo is None:
+                repo = imported_repo(Path(tmp), session_logs(logs or questions.parent))
+            figures = coding(repo, read_questions(questions), embedders)
+            rows.extend(rows_of("coding", figures))
+        elif SHARED.exists():
             probe = [{"question": q, "evidence": [e], "kind": "paraphrase"} for q, e in PROBE]
-            rows.extend(rows_of("probe", coding(probe_repo(Path(tmp)), probe, embedders)))
+            logs_of_shared = [SHARED / "claude-code", SHARED / "harness-logs"]
+            figures = coding(imported_repo(Path(tmp), logs_of_shared), probe, embedders)
+            rows.extend(rows_of("probe", figures))
     if DATA.exists():
         rows.extend(rows_of("locomo", locomo(embedders, quick)))
     else:
@@ -321,18 +344,16 @@ def run(
 if __name__ == "__main__":
     args = sys.argv[1:]
 
-    def option(flag: str) -> str | None:
-        return args[args.index(flag) + 1] if flag in args else None
+    def option(flag: str) -> Path | None:
+        return Path(args[args.index(flag) + 1]) if flag in args else None
 
-    given = option("--coding")
-    repo = option("--repo")
-    if (given is None) != (repo is None):
-        raise SystemExit("--coding QUESTIONS and --repo REPO go together")
     for row in run(
         quick="--quick" in args,
-        names=tuple((option("--embedders") or ",".join(EMBEDDERS)).split(",")),
-        coding_set=(Path(given), Path(repo)) if given and repo else None,
-        speed_notes=int(option("--speed") or 1_000),
+        names=tuple(str(option("--embedders") or ",".join(EMBEDDERS)).split(",")),
+        questions=option("--coding"),
+        logs=option("--sessions"),
+        repo=option("--repo"),
+        speed_notes=int(str(option("--speed") or 1_000)),
     ):
         target = "" if row.get("target") is None else f"(target {row['target']})"
         print(
