@@ -7,6 +7,7 @@ it, and an index rebuilds when it changes.
 
 `search.embedder` in memory-config.yaml names a registered factory. The built-ins:
 `offline` (feature hashing, the default), `openai` (any OpenAI-compatible server),
+`wordllama` (static embeddings whose weights ship in the wheel: the `static` extra),
 `fastembed` and `sentence-transformers` (local models already on disk); this package is
 the plugin that registers them (autopoiesis.plugins, the hook `register_embedders`). To
 add one, implement that hook in a plugin, or:
@@ -31,6 +32,7 @@ from autopoiesis.index.embedders import (
     offline,
     openai,
     sentence_transformers,
+    wordllama,
 )
 from autopoiesis.index.embedders.common import from_blob, to_blob
 from autopoiesis.index.embedders.fastembed import FastEmbedEmbedder
@@ -39,6 +41,7 @@ from autopoiesis.index.embedders.openai import OpenAIEmbedder
 from autopoiesis.index.embedders.sentence_transformers import (
     SentenceTransformerEmbedder,
 )
+from autopoiesis.index.embedders.wordllama import WordLlamaEmbedder
 
 if TYPE_CHECKING:
     from autopoiesis.core.config import Config
@@ -50,6 +53,7 @@ __all__ = [
     "HashingEmbedder",
     "OpenAIEmbedder",
     "SentenceTransformerEmbedder",
+    "WordLlamaEmbedder",
     "embedder_from_config",
     "embedder_names",
     "from_blob",
@@ -100,6 +104,7 @@ def register_embedders(register: Callable[[str, EmbedderFactory], None]) -> None
     register("openai", openai.from_config)
     register("fastembed", fastembed.from_config)
     register("sentence-transformers", sentence_transformers.from_config)
+    register("wordllama", wordllama.from_config)
 
 
 def register_embedder(name: str, factory: EmbedderFactory) -> None:
