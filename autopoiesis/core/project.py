@@ -56,7 +56,7 @@ def project_of(path: str | os.PathLike[str]) -> Project | None:
         if common.name == ".git":
             top = common.parent
     remote = _origin_url(common / "config")
-    name = project_slug(_repo_name(remote)) if remote else ""
+    name = remote_project_name(remote) if remote else ""
     name = name or project_slug(top.name)
     if not name:
         return None
@@ -120,8 +120,9 @@ def _origin_url(config: Path) -> str | None:
     return None
 
 
-def _repo_name(url: str) -> str:
-    """The repository name in a remote URL: its last path component without `.git`
-    ('git@github.com:me/My_Repo.git' -> 'My_Repo', '/srv/git/tool/' -> 'tool')."""
-    tail = re.split(r"[/:\\]", url.rstrip("/\\"))[-1]
-    return tail[:-4] if tail.endswith(".git") else tail
+def remote_project_name(url: str) -> str:
+    """The project a remote URL names: the slug of its last path component without `.git`
+    ('git@github.com:me/My_Repo.git' -> 'my-repo', '/srv/git/tool/' -> 'tool'; '' for none).
+    A log that records its repository's remote (Codex's session_meta) names its project so."""
+    tail = re.split(r"[/:\\]", url.strip().rstrip("/\\"))[-1]
+    return project_slug(tail[:-4] if tail.endswith(".git") else tail)
