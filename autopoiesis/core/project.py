@@ -63,6 +63,16 @@ def project_of(path: str | os.PathLike[str]) -> Project | None:
     return Project(name=name, root=str(top), remote=remote)
 
 
+def project_name(folder: str | None) -> str | None:
+    """The name of the project of FOLDER, a working folder as a log or a hook reports it;
+    None for none, for a relative path (relative to what?) and for a folder in no git
+    repository on this machine."""
+    if not folder or not os.path.isabs(folder):
+        return None
+    project = project_of(folder)
+    return project.name if project else None
+
+
 def _git_entry(start: Path) -> tuple[Path, Path] | None:
     """(the top-level folder, its `.git` entry) of the nearest folder from START up that
     holds a `.git` folder or file."""

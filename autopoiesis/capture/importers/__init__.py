@@ -38,7 +38,7 @@ from autopoiesis.capture.importers.base import (
 from autopoiesis.capture.importers.filing import file_sessions
 from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.core.project import project_of
+from autopoiesis.core.project import project_name
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import one_line
 from autopoiesis.errors import AutopoiesisError, ImportFormatError, UnknownFormatError
@@ -99,15 +99,6 @@ def read_sessions(path: Path, fmt: str, report: ImportReport) -> list[SessionDra
     return importer.read(path, text, report)
 
 
-def _project_name(cwd: str | None) -> str | None:
-    """The project of the folder CWD as it is on this machine (None: global, also for a
-    folder in no git repository)."""
-    if not cwd or not os.path.isabs(cwd):
-        return None
-    project = project_of(cwd)
-    return project.name if project else None
-
-
 def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> tf.Transcript:
     """DRAFT as a closed, redacted Transcript, exactly as it will read back from disk.
     Every text field (content, tool calls, names, attachments, model, channel, topic,
@@ -159,7 +150,7 @@ def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int)
         status="closed",
         source=draft.source,
         parent_session=draft.parent_session,
-        project=draft.project or _project_name(draft.cwd),
+        project=draft.project or project_name(draft.cwd),
         cwd=draft.cwd,
     )
     redactor.counts.clear()
