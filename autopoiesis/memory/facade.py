@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from autopoiesis.knowledge.replay import Comparison, ReplayResult
     from autopoiesis.llm import LLMClient
     from autopoiesis.memory.forget import ForgetReport
+    from autopoiesis.memory.projects import ProjectCount
     from autopoiesis.memory.sync import SyncReport
     from autopoiesis.topics.pipeline import TopicActivation, WatcherPipeline
 
@@ -168,6 +169,7 @@ class Memory:
         explain: bool = False,
         index: SearchIndex | None = None,
         mode: str = "hybrid",
+        project: str | None = None,
     ) -> SearchOutcome:
         """The results with where they came from and the notices (what the CLI prints)."""
         from autopoiesis.index import search_outcome
@@ -181,6 +183,7 @@ class Memory:
             explain=explain,
             index=index,
             mode=mode,
+            project=project,
         )
 
     def search(
@@ -192,13 +195,38 @@ class Memory:
         merge: str | None = None,
         explain: bool = False,
         mode: str = "hybrid",
+        project: str | None = None,
     ) -> list[SearchResult]:
-        """Hybrid search (BM25 + vectors); git grep, with a warning, when there is no index."""
+        """Hybrid search (BM25 + vectors); git grep, with a warning, when there is no index.
+        PROJECT (a project's name, core/project.py): its items and global ones first."""
         from autopoiesis.index import search
 
         return search(
-            query, limit, category, repo=self.repo, merge=merge, explain=explain, mode=mode
+            query,
+            limit,
+            category,
+            repo=self.repo,
+            merge=merge,
+            explain=explain,
+            mode=mode,
+            project=project,
         )
+
+    def projects(self) -> list[ProjectCount]:
+        """The projects the memory knows, each with its transcripts and knowledge files."""
+        from autopoiesis.memory.projects import project_counts
+
+        return project_counts(self.repo)
+
+    def project_here(self, folder: str | os.PathLike[str]) -> str | None:
+        """The project of FOLDER (the current folder of a command, a hook's `cwd`): the git
+        repository it is in, unless that is this memory repo itself; None: global."""
+        from autopoiesis.core.project import project_of
+
+        found = project_of(folder)
+        if found is None or Path(found.root).resolve() == self.root.resolve():
+            return None
+        return found.name
 
     # ── the compiled context ──
     def compiler(self) -> ContextCompiler:

@@ -1,0 +1,51 @@
+"""The projects a memory repo knows (`autopoiesis projects`): each name with its
+transcripts (their `project:`) and its knowledge files (under knowledge/projects/<name>/),
+read from the files themselves, not the index (which may be behind or missing)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.index.projects import file_project
+
+# A transcript's frontmatter fits in this many bytes; `project:` is near its top.
+_HEAD_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class ProjectCount:
+    name: str
+    transcripts: int
+    knowledge_files: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "transcripts": self.transcripts,
+            "knowledge_files": self.knowledge_files,
+        }
+
+
+def project_counts(repo: MemoryRepo) -> list[ProjectCount]:
+    """Every project named by a transcript or a knowledge/projects/<name>/ folder, by name."""
+    transcripts: dict[str, int] = {}
+    knowledge: dict[str, int] = {}
+    for path in repo.iter_markdown("raw/conversations"):
+        try:
+            with path.open("rb") as f:
+                head = f.read(_HEAD_BYTES).decode("utf-8", "replace")
+        except OSError:
+            continue
+        name = file_project(path.relative_to(repo.root).as_posix(), "conversation", head)
+        if name is not None:
+            transcripts[name] = transcripts.get(name, 0) + 1
+    projects_dir = repo.knowledge_dir / "projects"
+    if projects_dir.is_dir():
+        for folder in projects_dir.iterdir():
+            if folder.is_dir() and file_project(f"knowledge/projects/{folder.name}/", "", ""):
+                knowledge[folder.name] = sum(1 for p in folder.rglob("*.md") if p.is_file())
+    return [
+        ProjectCount(name, transcripts.get(name, 0), knowledge.get(name, 0))
+        for name in sorted(transcripts.keys() | knowledge.keys())
+    ]
