@@ -18,6 +18,7 @@ their own settings from it; a Memory is where the entry points get theirs.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -218,11 +219,14 @@ class Memory:
 
         return project_counts(self.repo)
 
-    def project_here(self, folder: str | os.PathLike[str]) -> str | None:
+    def project_here(self, folder: str | os.PathLike[str] | None) -> str | None:
         """The project of FOLDER (the current folder of a command, a hook's `cwd`): the git
-        repository it is in, unless that is this memory repo itself; None: global."""
+        repository it is in, unless that is this memory repo itself; None: global (also
+        for no folder or a relative one)."""
         from autopoiesis.core.project import project_of
 
+        if folder is None or not os.path.isabs(folder):
+            return None
         found = project_of(folder)
         if found is None or Path(found.root).resolve() == self.root.resolve():
             return None
@@ -242,12 +246,18 @@ class Memory:
         return WatcherPipeline(self.repo, **options)
 
     def compile(
-        self, message: str, **options: Any
+        self, message: str, *, project: str | None = None, **options: Any
     ) -> tuple[CompiledContext, list[TopicActivation]]:
         """The context for MESSAGE: the watchers, the pending steering, the compiler and
-        the usage counts (memory.compile_message; OPTIONS are its keywords)."""
+        the usage counts (memory.compile_message; OPTIONS are its keywords). PROJECT, the
+        current project's name: its knowledge and transcripts before other projects'."""
         from autopoiesis.memory.compile_message import compile_for_message
 
+        # The compiler takes `project` from its owner's change on (the project-scope
+        # contract); until compile_for_message names it, the project is left out rather
+        # than failing every prompt hook that runs in a git repository.
+        if project is not None and "project" in inspect.signature(compile_for_message).parameters:
+            options["project"] = project
         return compile_for_message(self.repo, message, **options)
 
     def usage(self) -> dict[str, int]:
