@@ -160,18 +160,12 @@ def _project_option(memory: Any, project: str | None) -> str | None:
         return memory.project_here(os.getcwd())
     if not project.strip():
         return None
-    from autopoiesis.core.project import project_slug
-
-    name = project_slug(project)
-    known = [p.name for p in memory.projects()]
-    if name not in known:
-        listed = ", ".join(known) if known else "none yet"
+    try:
+        return memory.known_project(project)
+    except AutopoiesisError as exc:
         raise typer.BadParameter(
-            f"no project {project!r} in this memory (known: {listed}); "
-            "`autopoiesis projects` lists them, --all-projects searches all alike.",
-            param_hint="--project",
-        )
-    return name
+            f"{exc} --all-projects searches all alike.", param_hint="--project"
+        ) from None
 
 
 def projects(

@@ -68,8 +68,15 @@ def build_server(memory: Memory, tools: MemoryTools | None = None) -> MCPServer:
                 "person, procedure, reference, conversation, topic, archive."
             ),
         ] = None,
+        project: Annotated[
+            str | None,
+            Field(
+                description="Prefer this project's items (`autopoiesis projects`); default the "
+                "project of the folder the server runs in, '' for none."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
-        return t.search(query, limit, category)
+        return t.search(query, limit, category, project)
 
     @server.tool(
         description="Read a file of the memory repo (raw/, knowledge/, topics/, archive/ or "
@@ -102,8 +109,15 @@ def build_server(memory: Memory, tools: MemoryTools | None = None) -> MCPServer:
         shared: Annotated[
             bool, Field(description="A shared or group context: leaves MEMORY.md out.")
         ] = False,
+        project: Annotated[
+            str | None,
+            Field(
+                description="Prefer this project's items (`autopoiesis projects`); default the "
+                "project of the folder the server runs in, '' for none."
+            ),
+        ] = None,
     ) -> str:
-        return t.compile_context(message, budget, shared)
+        return t.compile_context(message, budget, shared, project)
 
     @server.tool(
         description="Write one durable fact into a knowledge file (under knowledge/, never "

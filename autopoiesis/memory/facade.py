@@ -219,6 +219,21 @@ class Memory:
 
         return project_counts(self.repo)
 
+    def known_project(self, name: str) -> str:
+        """NAME as the name of a project this memory knows (`projects()`); an
+        InvalidArgumentError naming the known ones when it knows none by that name."""
+        from autopoiesis.core.project import project_slug
+        from autopoiesis.errors import InvalidArgumentError
+
+        slug = project_slug(name)
+        known = [p.name for p in self.projects()]
+        if slug not in known:
+            raise InvalidArgumentError(
+                f"no project {name!r} in this memory (known: {', '.join(known) or 'none yet'}); "
+                "`autopoiesis projects` lists them."
+            )
+        return slug
+
     def project_here(self, folder: str | os.PathLike[str] | None) -> str | None:
         """The project of FOLDER (the current folder of a command, a hook's `cwd`): the git
         repository it is in, unless that is this memory repo itself; None: global (also
