@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 # A chunk of another project than the one asked for counts this much of its merged
@@ -62,6 +63,29 @@ def chunk_projects(conn: Any, ids: Iterable[int]) -> dict[int, str | None]:
         ids,
     )
     return {int(cid): project for cid, project in rows}
+
+
+def indexed_project(db_path: Path, name: str) -> bool:
+    """Whether memory.db at DB_PATH has a file of project NAME: a millisecond's read-only
+    look, False when it cannot tell (no index, one from before files.project, busy)."""
+    from urllib.parse import quote
+
+    from autopoiesis.core.sqlite import sqlite_module
+
+    if not db_path.is_file():
+        return False
+    module = sqlite_module()
+    try:
+        conn = module.connect(f"file:{quote(str(db_path))}?mode=ro", uri=True, timeout=1.0)
+    except module.Error:
+        return False
+    try:
+        row = conn.execute("SELECT 1 FROM files WHERE project = ? LIMIT 1", (name,)).fetchone()
+    except module.Error:
+        return False
+    finally:
+        conn.close()
+    return row is not None
 
 
 def project_counts(conn: Any) -> dict[str, dict[str, int]]:

@@ -224,8 +224,14 @@ class Memory:
         InvalidArgumentError naming the known ones when it knows none by that name."""
         from autopoiesis.core.project import project_slug
         from autopoiesis.errors import InvalidArgumentError
+        from autopoiesis.index.projects import indexed_project
 
         slug = project_slug(name)
+        if slug and (
+            (self.repo.knowledge_dir / "projects" / slug).is_dir()
+            or indexed_project(self.repo.index_path, slug)
+        ):
+            return slug  # known without reading every transcript
         known = [p.name for p in self.projects()]
         if slug not in known:
             raise InvalidArgumentError(

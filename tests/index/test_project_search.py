@@ -14,7 +14,7 @@ from autopoiesis.capture.importers import import_files
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import transcript as tf
 from autopoiesis.index import SearchIndex
-from autopoiesis.index.projects import OTHER_PROJECT_FACTOR, file_project
+from autopoiesis.index.projects import OTHER_PROJECT_FACTOR, file_project, indexed_project
 from tests.integrations.helpers import jsonl
 
 QUERY = "how do we install dependencies in this repo"
@@ -179,3 +179,9 @@ def test_file_project() -> None:
     assert file_project("raw/conversations/2026/01/01/x.md", "conversation", head) == "123"
     body_only = "---\nsession_id: s\n---\n\nproject: nope\n"
     assert file_project("raw/conversations/2026/01/01/x.md", "conversation", body_only) is None
+
+
+def test_indexed_project(memory_repo: MemoryRepo, scene, tmp_path: Path) -> None:
+    assert indexed_project(memory_repo.index_path, "beta")
+    assert not indexed_project(memory_repo.index_path, "gamma")
+    assert not indexed_project(tmp_path / "no-such.db", "beta")
