@@ -211,3 +211,41 @@ def test_opencode_directory_outside_any_repo_is_global(
     assert report.refused == []
     metas = [t.meta for t in transcripts(memory_repo, report.imported).values()]
     assert metas and all(m.cwd == "/w" and m.project is None for m in metas)
+
+
+def test_aider_history_in_its_project(
+    memory_repo: MemoryRepo, project_repo: Path, tmp_path: Path
+) -> None:
+    history = project_repo / ".aider.chat.history.md"
+    history.write_text(
+        "\n# aider chat started at 2026-03-01 10:00:00\n\n#### add a test\n\nAdded one.\n"
+    )
+    meta = _only(memory_repo, [history], "aider")
+    assert (meta.project, meta.cwd) == ("widget", str(project_repo))
+    copy = tmp_path / "copied.md"
+    copy.write_text(history.read_text())
+    report = import_files(memory_repo, [copy], "aider")
+    assert report.skipped_duplicates  # the same session: filed once, from its folder
+
+
+def test_continue_workspace_directory(
+    memory_repo: MemoryRepo, tmp_path: Path, project_repo: Path
+) -> None:
+    session = tmp_path / "sessions" / "c0ffee.json"
+    session.parent.mkdir()
+    uri = "file://" + str(project_repo).replace(" ", "%20")
+    session.write_text(
+        json.dumps(
+            {
+                "sessionId": "c0ffee",
+                "title": "Tests",
+                "workspaceDirectory": uri,
+                "history": [
+                    {"message": {"role": "user", "content": "add a test"}, "contextItems": []},
+                    {"message": {"role": "assistant", "content": "Added."}, "contextItems": []},
+                ],
+            }
+        )
+    )
+    meta = _only(memory_repo, [session], "continue")
+    assert (meta.project, meta.cwd) == ("widget", str(project_repo))
