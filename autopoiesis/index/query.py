@@ -348,11 +348,7 @@ class QueryEngine:
         is read for the chunks taken. With PROJECT, another project's chunks count
         OTHER_PROJECT_FACTOR of their score."""
         conn = self.store.conn
-        if project is not None:
-            for cid, owner in chunk_projects(conn, cands).items():
-                if owner is not None and owner != project:
-                    cands[cid].score *= OTHER_PROJECT_FACTOR
-                    cands[cid].other_project = True
+        self._prefer_project(cands, project)
         # Best chunks first; a chunk overlapping the lines of one already taken from the
         # same file adds nothing new (turn windows overlap), so it is skipped.
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.chunk_id))
@@ -412,6 +408,15 @@ class QueryEngine:
             for best, nth in taken
             if best.chunk_id in info
         ]
+
+    def _prefer_project(self, cands: dict[int, Candidate], project: str | None) -> None:
+        """Scale the score of the candidates of another project than PROJECT (if any)."""
+        if project is None:
+            return
+        for cid, owner in chunk_projects(self.store.conn, cands).items():
+            if owner is not None and owner != project:
+                cands[cid].score *= OTHER_PROJECT_FACTOR
+                cands[cid].other_project = True
 
     @staticmethod
     def _result(

@@ -84,20 +84,12 @@ def handle(
     transcript = str(Path(transcript).expanduser()) if transcript else None
     cwd = _field(payload, "cwd")
     info: dict[str, Any] = {"session": sid}
-    project = None
-    if event in CONTEXT_EVENTS:
-        from autopoiesis.memory import Memory
-
-        # The project of the folder the session works in (its git repository, a
-        # worktree's or subfolder's main one): its knowledge first, other projects' only
-        # when nothing better fits. Read from the files under .git, no git run: this is
-        # every prompt's path.
-        project = info["project"] = Memory(repo).project_here(cwd)
     registry = SessionRegistry(repo)
     key = session_key(HARNESS, sid) if sid else None
 
     if event == "UserPromptSubmit":
         prompt = _field(payload, "prompt", required=True) or ""
+        project = info["project"] = _project(repo, cwd)
         text, more = compile_context(
             repo,
             prompt,
@@ -113,12 +105,10 @@ def handle(
         info["source"] = source
         if sid and source == "compact":
             info["flush"] = flush_from_summary(repo, sid, transcript)
-        # What the memory holds about the project: by its name, or, outside any git
-        # repository, by the folder's (a hint for the search, not a project to prefer).
-        about = project or (Path(cwd).name if cwd else "")
+        project = info["project"] = _project(repo, cwd)
         text, more = compile_context(
             repo,
-            f"the {about} project" if about else "",
+            _about(project, cwd),
             budget=budget,
             session_context=True,
             preamble=SESSION_PREAMBLE.format(root=repo.root),
@@ -154,6 +144,23 @@ def handle(
     idle = registry.idle(repo.config.integrations.import_idle_minutes, exclude=key)
     info["import_pid"] = spawn_import(repo, [key, *(s.key for s in idle)])
     return None, info
+
+
+def _project(repo: MemoryRepo, cwd: str | None) -> str | None:
+    """The project of the folder the session works in (its git repository, a worktree's
+    or subfolder's main one, not the memory repo): its knowledge first, other projects'
+    only when nothing better fits. Read from the files under .git, no git run: this is
+    every prompt's path."""
+    from autopoiesis.memory import Memory
+
+    return Memory(repo).project_here(cwd)
+
+
+def _about(project: str | None, cwd: str | None) -> str:
+    """What SessionStart asks the memory about: the project by its name, or, outside any
+    git repository, by the folder's (a hint for the search, not a project to prefer)."""
+    name = project or (Path(cwd).name if cwd else "")
+    return f"the {name} project" if name else ""
 
 
 def _context_output(event: str, text: str | None) -> str | None:
