@@ -185,3 +185,24 @@ def test_indexed_project(memory_repo: MemoryRepo, scene, tmp_path: Path) -> None
     assert indexed_project(memory_repo.index_path, "beta")
     assert not indexed_project(memory_repo.index_path, "gamma")
     assert not indexed_project(tmp_path / "no-such.db", "beta")
+
+
+def test_an_index_from_before_projects_is_rebuilt(memory_repo: MemoryRepo, scene) -> None:
+    # A memory.db of schema 2 (no files.project): opened, it gains the column; the next
+    # search sees the schema changed, rebuilds, and every file has its project again.
+    from autopoiesis.core.sqlite import connect
+
+    conn, _ = connect(memory_repo.index_path)
+    conn.execute("ALTER TABLE files DROP COLUMN project")
+    conn.execute("UPDATE index_meta SET value = '2' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with SearchIndex(memory_repo) as index:
+        assert index.needs_rebuild()
+        results = index.search(QUERY, 5, project="beta")
+        assert not index.needs_rebuild()
+        assert _first_session([r.to_dict() for r in results]) == "beta"
+        assert index.projects() == {
+            "alpha": {"conversation": 1, "project": 1},
+            "beta": {"conversation": 1},
+        }
