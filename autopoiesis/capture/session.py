@@ -85,6 +85,8 @@ class Session:
     topic: str | None = None
     tags: tuple[str, ...] = ()
     transcript_path: Path | None = None
+    project: str | None = None  # the slug of the project it works on (core/project.py)
+    cwd: str | None = None  # the folder it runs in
 
 
 @dataclass
@@ -167,6 +169,8 @@ class ConversationCapture:
             topic=session.topic,
             tags=tuple(str(t) for t in session.tags),
             status="open",
+            project=session.project,
+            cwd=session.cwd,
         )
         meta = tf.map_text(meta, redactor.redact)
         slug = slugify(meta.topic) if meta.topic else ""

@@ -1,7 +1,7 @@
 """`autopoiesis capture`: newline-delimited JSON events from an agent harness.
 
     {"event": "session_start", "session_id": "s1", "started": "...", "model": "...", "channel":
-    "...", "topic"?: "...", "tags"?: [...]}
+    "...", "topic"?: "...", "tags"?: [...], "cwd"?: "/abs/folder", "project"?: "slug"}
     {"event": "message", "session_id"?: "s1", "role": "user", "content": "...", "timestamp"?: "...",
     "name"?: "..."}
     {"event": "tool_call", "session_id"?: "s1", "tool": "exec", "args": "...", "result": "...",
@@ -16,8 +16,10 @@ while exactly one session is open. A refused event (bad JSON, invalid UTF-8, unk
 event or role, a message before its session_start, an unknown session, a second
 session_end, a bad session id) is reported with its line number and skipped; everything
 else in the stream is still captured, and the exit status says that something was
-refused. A session still open at the end of input stays open and is recovered later
-(`autopoiesis capture --recover`, or the next capture start).
+refused. `cwd`, the folder the agent works in, gives the transcript its `project:` (the
+git repository it is in) unless `project` names one. A session still open at the end of
+input stays open and is recovered later (`autopoiesis capture --recover`, or the next
+capture start).
 
 No input raises out of the loop: JSON nested deeper than Python can read, text with lone
 surrogates, timestamps that are no time (NaN, 1e20, year 1 or 9999), a full disk — each
@@ -39,6 +41,7 @@ from typing import IO, Any
 from autopoiesis.capture.session import ClosedSession, ConversationCapture, Session
 from autopoiesis.core.clock import parse_ts, utc_now
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.project import project_name
 from autopoiesis.errors import AutopoiesisError, CaptureError
 
 TOO_DEEP = (
@@ -96,6 +99,9 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
             channel=_opt(event, "channel"),
             topic=_opt(event, "topic"),
             tags=tuple(str(t) for t in tags),
+            cwd=_opt(event, "cwd"),
+            # `project` names it; else the git repository of `cwd` on this machine does
+            project=_opt(event, "project") or project_name(_opt(event, "cwd")),
         )
         capture.on_session_start(session)
         return None

@@ -1,4 +1,5 @@
-"""`autopoiesis search`, `autopoiesis index rebuild|status`, `autopoiesis doctor`.
+"""`autopoiesis search`, `autopoiesis projects`, `autopoiesis index rebuild|status`,
+`autopoiesis doctor`.
 
 Thin: each command calls the Memory façade or autopoiesis.index. The library is imported
 inside the command bodies so `autopoiesis --help` stays fast, and the search path never
@@ -20,6 +21,7 @@ from autopoiesis.errors import AutopoiesisError
 
 def register(app: typer.Typer) -> None:
     app.command("search")(search)
+    app.command("projects")(projects)
     index = typer.Typer(
         help="The search index (memory.db): rebuild it, see how fresh it is.", no_args_is_help=True
     )
@@ -31,9 +33,11 @@ def register(app: typer.Typer) -> None:
 
 def _result_line(r: Any, explain: bool) -> str:
     flag = " [archived]" if r.archived else ""
+    project = f", {r.project}" if r.project else ""
     when = f"  {r.turn_time}" if r.turn_time else ""
     out = (
-        f"{r.score:.4f}  {r.path}:{r.start_line}-{r.end_line}  ({r.category}){flag}{when}\n    "
+        f"{r.score:.4f}  {r.path}:{r.start_line}-{r.end_line}  ({r.category}{project}){flag}"
+        f"{when}\n    "
         f"{r.snippet}"
     )
     if explain and r.explain:
@@ -76,8 +80,19 @@ def search(
         "--mode",
         help="hybrid (BM25 and vectors, the default) or bm25 (lexical only, faster).",
     ),
+    project: str | None = typer.Option(
+        None,
+        "--project",
+        help="Rank this project's items (and global ones) before other projects'. Default: "
+        "the project of the current folder (its git repository, unless that is the memory "
+        "repo); '' for none.",
+    ),
+    all_projects: bool = typer.Option(
+        False, "--all-projects", help="Rank every project's items alike (as --project '')."
+    ),
 ) -> None:
-    """Hybrid BM25 + vector search over knowledge, topics, transcripts and archive."""
+    """Hybrid BM25 + vector search over knowledge, topics, transcripts and archive. Items
+    of the current project (`autopoiesis projects`) and global ones rank first."""
     from autopoiesis.git.runner import status_ahead
 
     memory = get_memory(ctx)
@@ -94,13 +109,21 @@ def search(
         )
     if category is not None and category not in CATEGORIES:
         raise typer.BadParameter(f"use one of {', '.join(CATEGORIES)}", param_hint="--category")
+    chosen = None if all_projects else _project_option(memory, project)
     if batch is not None:
         with batch_lines(batch) as lines:
             index = memory.open_index(many_searches=True)
             try:
                 for q in lines:
                     outcome = memory.search_outcome(
-                        q, limit, category, merge=merge, explain=explain, index=index, mode=mode
+                        q,
+                        limit,
+                        category,
+                        merge=merge,
+                        explain=explain,
+                        index=index,
+                        mode=mode,
+                        project=chosen,
                     )
                     for n in outcome.notices:
                         warn(n)
@@ -113,7 +136,9 @@ def search(
         return
     if query is None:
         raise typer.BadParameter("give a QUERY, or --batch FILE", param_hint="QUERY")
-    outcome = memory.search_outcome(query, limit, category, merge=merge, explain=explain, mode=mode)
+    outcome = memory.search_outcome(
+        query, limit, category, merge=merge, explain=explain, mode=mode, project=chosen
+    )
     for n in outcome.notices:
         warn(n)
     if as_json:
@@ -124,6 +149,51 @@ def search(
         return
     for r in outcome.results:
         typer.echo(_result_line(r, explain))
+
+
+def _project_option(memory: Any, project: str | None) -> str | None:
+    """The project --project names ('' for none), or, without it, the current folder's; a
+    name the memory does not know is refused with the names it does."""
+    import os
+
+    if project is None:
+        return memory.project_here(os.getcwd())
+    if not project.strip():
+        return None
+    try:
+        return memory.known_project(project)
+    except AutopoiesisError as exc:
+        raise typer.BadParameter(
+            f"{exc} --all-projects searches all alike.", param_hint="--project"
+        ) from None
+
+
+def projects(
+    ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")
+) -> None:
+    """The projects the memory knows, each with its transcripts (their `project:`) and
+    knowledge files (knowledge/projects/NAME/); `*` marks the current folder's."""
+    import os
+
+    memory = get_memory(ctx)
+    found = memory.projects()
+    here = memory.project_here(os.getcwd())
+    if as_json:
+        echo_json([dict(p.to_dict(), current=p.name == here) for p in found])
+        return
+    if not found:
+        typer.echo(
+            "no projects yet: a transcript names its project when its session ran in a git "
+            "repository; knowledge about one lives under knowledge/projects/NAME/."
+        )
+        return
+    width = max(len(p.name) for p in found)
+    for p in found:
+        mark = "*" if p.name == here else " "
+        typer.echo(
+            f"{mark} {p.name:<{width}}  {p.transcripts:>5} transcripts  "
+            f"{p.knowledge_files:>4} knowledge files"
+        )
 
 
 def index_rebuild(ctx: typer.Context) -> None:

@@ -9,6 +9,8 @@
     sqlite       a SQLite connection that can load sqlite-vec, in WAL mode
     events       the one append-only JSONL event log
     redact       the one secret redaction
+    project      the project of a folder: its git repository (a worktree's or subfolder's
+                 main one), named by its origin remote, read from .git without running git
 
 Nothing here imports anything of autopoiesis but `autopoiesis.errors` and other kernel
 modules (an import-linter contract keeps it so), and nothing here imports numpy,

@@ -51,6 +51,10 @@ Decisions this module makes (documented in the README too):
   filed under the date of its first turn). `+` is in no session id and no slug, so
   `session_key` reads the session of a file from its name alone. A subagent's transcript
   names its parent in `parent_session`.
+* **Project.** A session that ran in a git repository says so: `project:` the slug of
+  its repository (core/project.py; a worktree or subfolder names its main repository) and
+  `cwd:` the working folder, both optional and written only when the harness knew the
+  folder. A session without `project:` is global.
 * **Layout.** Each turn is `\\n## header\\n` followed by its items; an event item is one
   line, a text item is the message content with leading/trailing newlines removed; a
   blank line separates a text item from a neighbouring event line.
@@ -496,6 +500,7 @@ _NOT_TEXT = frozenset(
         "parent_session",
         "part",
         "continues",
+        "project",
     }
 )
 _Mapped = TypeVar("_Mapped")
@@ -506,9 +511,8 @@ def map_text(obj: _Mapped, fn: Callable[[str], str]) -> _Mapped:
     holds, nested ones included: content, tool name/args/result, knowledge action, path and
     summary, attachment path, speaker name, title, model, channel, topic, tags, source. Only
     what names a file or is autopoiesis' own (session_id, parent_session, part, continues,
-    status, role, redaction counts, times) is left alone. This is how a sink redacts a whole
-    transcript without
-    listing its fields, so a field added later is redacted too."""
+    project, status, role, redaction counts, times) is left alone. This is how a sink redacts
+    a whole transcript without listing its fields, so a field added later is redacted too."""
     return cast(_Mapped, _map(obj, fn))
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from autopoiesis.core import frontmatter
 from autopoiesis.core.clock import format_ts, parse_ts
+from autopoiesis.core.project import project_slug
 from autopoiesis.core.text import one_line
 from autopoiesis.errors import FrontmatterError, TranscriptFormatError
 
@@ -74,10 +75,16 @@ class TranscriptMeta:
     parent_session: str | None = None  # the session that spawned this one (a subagent's)
     part: int = 1  # 2, 3, ... for the continuations of a session (see "Parts" above)
     continues: str | None = None  # the repo-relative path of the part before this one
+    project: str | None = None  # the slug of the session's project (core/project.py)
+    cwd: str | None = None  # the working folder the session ran in, when the harness says
 
     def __post_init__(self) -> None:
         for key in ("model", "channel", "topic", "source"):
             object.__setattr__(self, key, _opt_line(getattr(self, key)))
+        if self.project is not None:
+            # A slug names a folder under knowledge/projects/; one that slugs to nothing is none.
+            object.__setattr__(self, "project", project_slug(str(self.project)) or None)
+        object.__setattr__(self, "cwd", _opt_line(self.cwd, 1000))
         object.__setattr__(self, "tags", tuple(_line(t, 100) for t in self.tags))
         if self.parent_session is not None:
             validate_session_id(self.parent_session)
@@ -113,6 +120,10 @@ def render_frontmatter(meta: TranscriptMeta) -> str:
     lines.append(f"status: {meta.status}")
     if meta.source is not None:
         lines.append(f"source: {frontmatter.scalar(meta.source)}")
+    if meta.project is not None:
+        lines.append(f"project: {frontmatter.scalar(meta.project)}")
+    if meta.cwd is not None:
+        lines.append(f"cwd: {frontmatter.scalar(meta.cwd)}")
     if meta.parent_session is not None:
         lines.append(f"parent_session: {frontmatter.scalar(meta.parent_session)}")
     if meta.part > 1:
@@ -187,6 +198,8 @@ def meta_from_mapping(data: dict[str, Any], where: str = "transcript") -> Transc
         parent_session=parent,
         part=part,
         continues=_opt_str(data, "continues"),
+        project=_opt_str(data, "project"),
+        cwd=_opt_str(data, "cwd"),
     )
 
 

@@ -5,7 +5,8 @@ is core.sqlite's.
 Schema (docs/design.md#index-schema, by chunk rather than by file):
   index_meta(key, value)       identity (schema, chunker, embedder fingerprint, dims) and
                                sync state (commit, dirty paths)
-  files(path, category, ...)   one row per indexed file (the design's knowledge_meta)
+  files(path, category, ...)   one row per indexed file (the design's knowledge_meta),
+                               with the project it is about (projects.py)
   chunks(id, path, ...)        one row per chunk: a transcript turn, a heading section
   chunks_fts                   FTS5 over chunk text, rowid = chunks.id
   chunks_vec                   sqlite-vec vec0, rowid = chunks.id, cosine distance,
@@ -28,9 +29,9 @@ from autopoiesis.core.clock import utc_now
 from autopoiesis.index.fts import TOKENIZER
 from autopoiesis.index.postings import SCHEMA as POSTINGS_SCHEMA
 
-SCHEMA_VERSION = (
-    "2"  # 2: term postings (postings.py); a lexical embedder's vectors in plain rows; ctime
-)
+# 2: term postings (postings.py); a lexical embedder's vectors in plain rows; ctime.
+# 3: files.project (projects.py): an index made before it is rebuilt, which fills it in.
+SCHEMA_VERSION = "3"
 
 
 class IndexCorruptError(Exception):
@@ -129,7 +130,8 @@ CREATE TABLE IF NOT EXISTS files (
     line_count INTEGER,
     tags TEXT,                       -- JSON array
     title TEXT,
-    last_indexed REAL NOT NULL       -- when the stat above was taken (store.racy)
+    last_indexed REAL NOT NULL,      -- when the stat above was taken (store.racy)
+    project TEXT                     -- the project's slug; NULL: global (projects.py)
 );
 CREATE INDEX IF NOT EXISTS idx_files_category ON files(category);
 CREATE INDEX IF NOT EXISTS idx_files_modified ON files(modified);
@@ -154,7 +156,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='"""
 )
 
 # Columns added since schema 1, for a memory.db made before them (its rebuild fills them).
-ADDED_COLUMNS = (("files", "ctime_ns", "INTEGER NOT NULL DEFAULT 0"),)
+ADDED_COLUMNS = (
+    ("files", "ctime_ns", "INTEGER NOT NULL DEFAULT 0"),
+    ("files", "project", "TEXT"),
+)
 
 
 def add_missing_columns(conn: Any) -> None:

@@ -17,6 +17,9 @@ merge, and the per-file results with snippets.
    results, so a long session cannot crowd out the rest. The parts of a session that was
    continued (formats.transcript: "Parts") count as one file here. Only the chunks taken
    are read in full and get a snippet.
+5. *Project*: given the current project, the chunks of other projects count
+   projects.OTHER_PROJECT_FACTOR of their score, so the project's own and global chunks
+   come first unless another project's fit much better.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from autopoiesis.core.config import SearchConfig
 from autopoiesis.formats.transcript_names import session_key
 from autopoiesis.index.embedders import Embedder, from_blob
 from autopoiesis.index.lexical import Bm25Hits, Bm25Ranker
+from autopoiesis.index.projects import OTHER_PROJECT_FACTOR, chunk_projects
 from autopoiesis.index.store import IndexStore
 from autopoiesis.index.text import query_terms
 
@@ -55,6 +59,7 @@ class SearchResult:
     turn_time: str | None = None  # ISO-8601 UTC of the transcript turn, when there is one
     archived: bool = False
     heading: str | None = None
+    project: str | None = None  # the project the file is about; None: global
     explain: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -78,6 +83,7 @@ class Candidate:
     distance: float | None = None
     vec_rank: int | None = None
     score: float = 0.0
+    other_project: bool = False  # of another project than the one asked for
 
 
 @dataclass(frozen=True)
@@ -134,8 +140,10 @@ class QueryEngine:
         explain: bool = False,
         per_file: int = 3,
         mode: str = "hybrid",
+        project: str | None = None,
     ) -> list[SearchResult]:
-        """Chunks for QUERY, best first (MERGE already resolved by merge_for; MODE one of MODES)."""
+        """Chunks for QUERY, best first (MERGE already resolved by merge_for; MODE one of
+        MODES; PROJECT, when given, the current project: its chunks and global ones first)."""
         limit = max(1, int(limit))
         terms = query_terms(query)
         if not terms:
@@ -152,7 +160,7 @@ class QueryEngine:
             cands = self.scored(query, terms, n, category, merge, weights, fill=limit)
         if not cands:
             return []
-        return self.per_file(cands, terms, limit, merge, explain, per_file)
+        return self.per_file(cands, terms, limit, merge, explain, per_file, project)
 
     def merge_for(self, merge: str) -> str:
         """The merge AUTO stands for with this embedder: its preferred one. Reciprocal-rank
@@ -333,11 +341,14 @@ class QueryEngine:
         merge: str,
         explain: bool,
         per_file: int = 1,
+        project: str | None = None,
     ) -> list[SearchResult]:
         """The best chunks as results: at most PER_FILE a file, never two overlapping.
         Candidates are placed in blocks, best first, reading only their lines; the text
-        is read for the chunks taken."""
+        is read for the chunks taken. With PROJECT, another project's chunks count
+        OTHER_PROJECT_FACTOR of their score."""
         conn = self.store.conn
+        self._prefer_project(cands, project)
         # Best chunks first; a chunk overlapping the lines of one already taken from the
         # same file adds nothing new (turn windows overlap), so it is skipped.
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.chunk_id))
@@ -382,9 +393,9 @@ class QueryEngine:
             {
                 row[0]: row
                 for row in conn.execute(
-                    "SELECT id, path, category, start_line, end_line, turn_time, heading, text "
-                    "FROM chunks"
-                    f" WHERE id IN ({','.join('?' * len(ids))})",
+                    "SELECT c.id, c.path, c.category, c.start_line, c.end_line, c.turn_time, "
+                    "c.heading, c.text, f.project FROM chunks c LEFT JOIN files f ON f.path = "
+                    f"c.path WHERE c.id IN ({','.join('?' * len(ids))})",
                     ids,
                 )
             }
@@ -398,6 +409,15 @@ class QueryEngine:
             if best.chunk_id in info
         ]
 
+    def _prefer_project(self, cands: dict[int, Candidate], project: str | None) -> None:
+        """Scale the score of the candidates of another project than PROJECT (if any)."""
+        if project is None:
+            return
+        for cid, owner in chunk_projects(self.store.conn, cands).items():
+            if owner is not None and owner != project:
+                cands[cid].score *= OTHER_PROJECT_FACTOR
+                cands[cid].other_project = True
+
     @staticmethod
     def _result(
         best: Candidate,
@@ -408,7 +428,7 @@ class QueryEngine:
         explain: bool,
         pattern: re.Pattern[str] | None = None,
     ) -> SearchResult:
-        _, path, category, start, end, turn_time, heading, text = row
+        _, path, category, start, end, turn_time, heading, text, project = row
         detail = None
         if explain:
             detail = {
@@ -421,6 +441,7 @@ class QueryEngine:
                 if best.distance is None
                 else round(1.0 - best.distance, 4),
                 "vector_rank": best.vec_rank,
+                "other_project_factor": OTHER_PROJECT_FACTOR if best.other_project else None,
                 "terms": terms,
             }
         # a section's first line is the label added for ranking; the snippet shows the file's text
@@ -439,5 +460,6 @@ class QueryEngine:
             turn_time=turn_time,
             archived=category == "archive" or path.startswith("archive/"),
             heading=heading,
+            project=project,
             explain=detail,
         )

@@ -27,6 +27,7 @@ from autopoiesis.index.background import spawn_background
 from autopoiesis.index.embedders import Embedder
 from autopoiesis.index.fallback import IndexFallbackWarning, grep_search
 from autopoiesis.index.freshness import Freshness, IndexStatus, TreeState
+from autopoiesis.index.projects import project_counts
 from autopoiesis.index.query import CANDIDATES, MODES, MergeWeights, QueryEngine, SearchResult
 from autopoiesis.index.store import IndexStore, IndexUpdate
 from autopoiesis.index.text import query_terms
@@ -148,10 +149,12 @@ class SearchIndex:
         fresh: bool = True,
         per_file: int = 3,
         mode: str = "hybrid",
+        project: str | None = None,
     ) -> list[SearchResult]:
         """Hybrid search, best first: chunks (a turn in its exchange, a heading section),
         at most PER_FILE from one file, never two overlapping. FRESH=False skips the catch-up.
-        MODE "bm25" ranks by BM25 alone (no query embedding, no vectors)."""
+        MODE "bm25" ranks by BM25 alone (no query embedding, no vectors). PROJECT, the
+        current project's slug: its chunks and global ones before other projects'."""
         if mode not in MODES:
             raise ValueError(f"search mode must be one of {', '.join(MODES)}, not {mode!r}")
         if fresh:
@@ -160,10 +163,20 @@ class SearchIndex:
         resolved = self.query.merge_for(merge or cfg.merge)
         weights = MergeWeights(bm25=cfg.bm25_weight, vector=cfg.vector_weight)
         return self.query.search(
-            query, limit, category, resolved, weights, explain=explain, per_file=per_file, mode=mode
+            query,
+            limit,
+            category,
+            resolved,
+            weights,
+            explain=explain,
+            per_file=per_file,
+            mode=mode,
+            project=project,
         )
 
-    def locate(self, query: str, limit: int = 10, *, fresh: bool = True) -> list[SearchResult]:
+    def locate(
+        self, query: str, limit: int = 10, *, fresh: bool = True, project: str | None = None
+    ) -> list[SearchResult]:
         """`search` for a reader that takes the chunks from the files itself (the context
         compiler): the same ranking, any number of chunks of one file (never two that
         overlap), and no snippets (a snippet costs more than the ranking: ~0.25 ms a
@@ -178,7 +191,15 @@ class SearchIndex:
         weights = MergeWeights(bm25=cfg.bm25_weight, vector=cfg.vector_weight)
         limit = max(1, int(limit))
         cands = self.query.scored(query, terms, max(CANDIDATES, limit * 5), None, merge, weights)
-        return self.query.per_file(cands, [], limit, merge, False, limit) if cands else []
+        if not cands:
+            return []
+        return self.query.per_file(cands, [], limit, merge, False, limit, project)
+
+    def projects(self, *, fresh: bool = True) -> dict[str, dict[str, int]]:
+        """Each project the indexed files name, with its files by category."""
+        if fresh:
+            self.catch_up()
+        return project_counts(self.store.conn)
 
 
 def search_outcome(
@@ -191,6 +212,7 @@ def search_outcome(
     explain: bool = False,
     index: SearchIndex | None = None,
     mode: str = "hybrid",
+    project: str | None = None,
 ) -> SearchOutcome:
     """search() with where the answer came from and any notices (what the CLI prints)."""
     repo = repo if isinstance(repo, MemoryRepo) else locate_repo(repo)
@@ -226,7 +248,9 @@ def search_outcome(
     try:
         notices.extend(index.warnings)
         try:
-            results = index.search(query, limit, category, merge=merge, explain=explain, mode=mode)
+            results = index.search(
+                query, limit, category, merge=merge, explain=explain, mode=mode, project=project
+            )
         except (SearchIndexError, OSError) as exc:
             results, tool = grep_search(repo, query, limit, category)
             return SearchOutcome(
@@ -271,16 +295,18 @@ def search(
     merge: str | None = None,
     explain: bool = False,
     mode: str = "hybrid",
+    project: str | None = None,
 ) -> list[SearchResult]:
     """Unified hybrid search across knowledge, topics, transcripts and archive
     (docs/design.md#agent-api).
-    MODE "bm25" ranks by BM25 alone, faster and without the embedder.
+    MODE "bm25" ranks by BM25 alone, faster and without the embedder. PROJECT, a project's
+    slug, ranks its items and global ones before other projects'.
 
     REPO is a MemoryRepo or its folder (`~` expanded); None finds it as the CLI does
     ($AUTOPOIESIS_REPO, else the git top level of the current folder). When the index is
     missing or broken the answer comes from git grep, with an IndexFallbackWarning."""
     outcome = search_outcome(
-        query, limit, category, repo=repo, merge=merge, explain=explain, mode=mode
+        query, limit, category, repo=repo, merge=merge, explain=explain, mode=mode, project=project
     )
     for notice in outcome.notices:
         if outcome.source != "index":

@@ -25,6 +25,7 @@ from autopoiesis.index.chunking import CHUNKER_VERSION, Chunk, chunk_file, tags_
 from autopoiesis.index.connection import attach_cache, set_wal
 from autopoiesis.index.embedders import Embedder, embedder_from_config
 from autopoiesis.index.files import FileItem, hash_bytes, markdown_paths, read_memory_file
+from autopoiesis.index.projects import file_project
 
 BATCH_FILES = 100  # files read, chunked and embedded per step of a rebuild (bounds memory)
 # Searches read memory.db through a memory map: a query touches ~100 vectors and chunks at
@@ -319,6 +320,7 @@ class IndexStore:
         items = list({item[0]: item for item in items}.values())  # a path twice: its last version
         prepared = []
         all_chunks: list[Chunk] = []
+        text_of = {item[0]: item[4] for item in items}
         for path, category, st, digest, text in items:
             fc = chunk_file(path, text, category)
             self.warnings.extend(fc.warnings)
@@ -349,6 +351,7 @@ class IndexStore:
                     tags_json(fc.tags),
                     fc.title,
                     now,
+                    file_project(path, category, text_of[path]),
                 )
             )
             for c in fc.chunks:
@@ -372,8 +375,8 @@ class IndexStore:
         conn = self.conn
         conn.executemany(
             "INSERT INTO files(path, category, modified, mtime_ns, ctime_ns, size, content_hash, "
-            "token_count,"
-            " line_count, tags, title, last_indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "token_count, line_count, tags, title, last_indexed, project)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             file_rows,
         )
         conn.executemany(

@@ -78,8 +78,15 @@ def _add_reading_tools(server: MCPServer, t: MemoryTools) -> None:
                 "person, procedure, reference, conversation, topic, archive."
             ),
         ] = None,
+        project: Annotated[
+            str | None,
+            Field(
+                description="Prefer this project's items (`autopoiesis projects`); default the "
+                "project of the folder the server runs in, '' for none."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
-        return t.search(query, limit, category)
+        return t.search(query, limit, category, project)
 
     @server.tool(
         description="Read a file of the memory repo (raw/, knowledge/, topics/, archive/ or "
@@ -112,8 +119,15 @@ def _add_reading_tools(server: MCPServer, t: MemoryTools) -> None:
         shared: Annotated[
             bool, Field(description="A shared or group context: leaves MEMORY.md out.")
         ] = False,
+        project: Annotated[
+            str | None,
+            Field(
+                description="Prefer this project's items (`autopoiesis projects`); default the "
+                "project of the folder the server runs in, '' for none."
+            ),
+        ] = None,
     ) -> str:
-        return t.compile_context(message, budget, shared)
+        return t.compile_context(message, budget, shared, project)
 
 
 def _add_writing_tools(server: MCPServer, t: MemoryTools) -> None:

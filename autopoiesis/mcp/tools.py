@@ -5,10 +5,15 @@ into an MCP error result), every write through the one knowledge writer.
 A long-lived server keeps the search index and the context compiler open between calls,
 so a tool call costs a query, not a process start. Calls are served one at a time (the
 SDK runs tools in worker threads; the lock keeps the open index to one of them).
+
+`search` and `compile_context` prefer the current project's items: the tool's `project`
+argument, else the project of the folder the server was started in (a harness starts it
+in the project it works on; core/project.py), '' for none.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from pathlib import PurePosixPath
@@ -41,9 +46,11 @@ def _text(value: str, name: str, *, limit: int = 100_000) -> str:
 
 
 class MemoryTools:
-    def __init__(self, memory: Memory):
+    def __init__(self, memory: Memory, *, folder: str | None = None):
         self.memory = memory
         self.repo = memory.repo
+        # the project of the folder the server runs in (FOLDER, default the current one)
+        self.project = memory.project_here(folder or os.getcwd())
         self._lock = threading.Lock()
         self._index: Any = None
         self._compiler: Any = None
@@ -73,17 +80,35 @@ class MemoryTools:
             )
         return rel
 
+    def _project(self, project: str | None) -> str | None:
+        """The project a call prefers: PROJECT ('' for none; a name the memory knows, else
+        refused with the known ones), or the server's folder's when None."""
+        if project is None:
+            return self.project
+        if not isinstance(project, str) or not project.strip():
+            return None
+        return self.memory.known_project(project)
+
     # ── reading ──
-    def search(self, query: str, limit: int = 10, category: str | None = None) -> dict[str, Any]:
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        category: str | None = None,
+        project: str | None = None,
+    ) -> dict[str, Any]:
         query = _text(query, "query", limit=10_000)
         if category is not None and category not in CATEGORIES:
             raise InvalidArgumentError(
                 f"category {category!r} is not one of {', '.join(CATEGORIES)}."
             )
+        chosen = self._project(project)
         with self._lock:
             if self._index is None:
                 self._index = self.memory.open_index()  # None until an index is built
-            outcome = self.memory.search_outcome(query, limit, category, index=self._index)
+            outcome = self.memory.search_outcome(
+                query, limit, category, index=self._index, project=chosen
+            )
         return {
             "source": outcome.source,
             "notices": list(outcome.notices),
@@ -97,6 +122,7 @@ class MemoryTools:
                     "heading": r.heading,
                     "turn_time": r.turn_time,
                     "archived": r.archived,
+                    "project": r.project,
                     "snippet": r.snippet,
                 }
                 for r in outcome.results
@@ -134,16 +160,28 @@ class MemoryTools:
         header = f"[{rel} lines {start_line}-{last} of {total}{more}]"
         return header + "\n" + "\n".join(lines[start_line - 1 : last])
 
-    def compile_context(self, message: str, budget: int | None = None, shared: bool = False) -> str:
+    def compile_context(
+        self,
+        message: str,
+        budget: int | None = None,
+        shared: bool = False,
+        project: str | None = None,
+    ) -> str:
         message = _text(message, "message")
         if budget is not None:
             check_number("budget", budget, NUMBERS[("context_compiler", "token_budget")])
+        chosen = self._project(project)
         with self._lock:
             if self._compiler is None:
                 self._compiler = self.memory.compiler()
             # steering stays queued for the harness's own compile; the files used count as used
             result, _ = self.memory.compile(
-                message, budget=budget, shared=shared, take_steering=False, compiler=self._compiler
+                message,
+                budget=budget,
+                shared=shared,
+                take_steering=False,
+                compiler=self._compiler,
+                project=chosen,
             )
         return result.prompt
 

@@ -18,6 +18,7 @@ their own settings from it; a Memory is where the entry points get theirs.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from autopoiesis.knowledge.replay import Comparison, ReplayResult
     from autopoiesis.llm import LLMClient
     from autopoiesis.memory.forget import ForgetReport
+    from autopoiesis.memory.projects import ProjectCount
     from autopoiesis.memory.sync_report import SyncReport
     from autopoiesis.topics.pipeline import TopicActivation, WatcherPipeline
 
@@ -168,6 +170,7 @@ class Memory:
         explain: bool = False,
         index: SearchIndex | None = None,
         mode: str = "hybrid",
+        project: str | None = None,
     ) -> SearchOutcome:
         """The results with where they came from and the notices (what the CLI prints)."""
         from autopoiesis.index import search_outcome
@@ -181,6 +184,7 @@ class Memory:
             explain=explain,
             index=index,
             mode=mode,
+            project=project,
         )
 
     def search(
@@ -192,13 +196,62 @@ class Memory:
         merge: str | None = None,
         explain: bool = False,
         mode: str = "hybrid",
+        project: str | None = None,
     ) -> list[SearchResult]:
-        """Hybrid search (BM25 + vectors); git grep, with a warning, when there is no index."""
+        """Hybrid search (BM25 + vectors); git grep, with a warning, when there is no index.
+        PROJECT (a project's name, core/project.py): its items and global ones first."""
         from autopoiesis.index import search
 
         return search(
-            query, limit, category, repo=self.repo, merge=merge, explain=explain, mode=mode
+            query,
+            limit,
+            category,
+            repo=self.repo,
+            merge=merge,
+            explain=explain,
+            mode=mode,
+            project=project,
         )
+
+    def projects(self) -> list[ProjectCount]:
+        """The projects the memory knows, each with its transcripts and knowledge files."""
+        from autopoiesis.memory.projects import project_counts
+
+        return project_counts(self.repo)
+
+    def known_project(self, name: str) -> str:
+        """NAME as the name of a project this memory knows (`projects()`); an
+        InvalidArgumentError naming the known ones when it knows none by that name."""
+        from autopoiesis.core.project import project_slug
+        from autopoiesis.errors import InvalidArgumentError
+        from autopoiesis.index.projects import indexed_project
+
+        slug = project_slug(name)
+        if slug and (
+            (self.repo.knowledge_dir / "projects" / slug).is_dir()
+            or indexed_project(self.repo.index_path, slug)
+        ):
+            return slug  # known without reading every transcript
+        known = [p.name for p in self.projects()]
+        if slug not in known:
+            raise InvalidArgumentError(
+                f"no project {name!r} in this memory (known: {', '.join(known) or 'none yet'}); "
+                "`autopoiesis projects` lists them."
+            )
+        return slug
+
+    def project_here(self, folder: str | os.PathLike[str] | None) -> str | None:
+        """The project of FOLDER (the current folder of a command, a hook's `cwd`): the git
+        repository it is in, unless that is this memory repo itself; None: global (also
+        for no folder or a relative one)."""
+        from autopoiesis.core.project import project_of
+
+        if folder is None or not os.path.isabs(folder):
+            return None
+        found = project_of(folder)
+        if found is None or Path(found.root).resolve() == self.root.resolve():
+            return None
+        return found.name
 
     # ── the compiled context ──
     def compiler(self) -> ContextCompiler:
@@ -214,12 +267,18 @@ class Memory:
         return WatcherPipeline(self.repo, **options)
 
     def compile(
-        self, message: str, **options: Any
+        self, message: str, *, project: str | None = None, **options: Any
     ) -> tuple[CompiledContext, list[TopicActivation]]:
         """The context for MESSAGE: the watchers, the pending steering, the compiler and
-        the usage counts (memory.compile_message; OPTIONS are its keywords)."""
+        the usage counts (memory.compile_message; OPTIONS are its keywords). PROJECT, the
+        current project's name: its knowledge and transcripts before other projects'."""
         from autopoiesis.memory.compile_message import compile_for_message
 
+        # The compiler takes `project` from its owner's change on (the project-scope
+        # contract); until compile_for_message names it, the project is left out rather
+        # than failing every prompt hook that runs in a git repository.
+        if project is not None and "project" in inspect.signature(compile_for_message).parameters:
+            options["project"] = project
         return compile_for_message(self.repo, message, **options)
 
     def usage(self) -> dict[str, int]:

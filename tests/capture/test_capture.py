@@ -490,3 +490,37 @@ def test_failed_extraction_leaves_the_transcript_pending(
     with KnowledgeExtractor(memory_repo) as ex:
         pending = ex.extract_pending()
     assert report.closed[0].path in pending.transcripts
+
+
+def test_session_start_cwd_gives_the_project(memory_repo: MemoryRepo, tmp_path, git) -> None:
+    # `cwd` in a subfolder of a git repository: the repository's project; `project` names
+    # one outright; a folder in no repository is global (cwd kept, no project).
+    repo = tmp_path / "Tool_Box"
+    (repo / "lib").mkdir(parents=True)
+    git(repo, "init", "-q")
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    say = {"event": "message", "role": "user", "content": "hello"}
+    end = {"event": "session_end"}
+    report = process_stream(
+        memory_repo,
+        events(
+            start("p1", cwd=str(repo / "lib")),
+            {**say, "session_id": "p1"},
+            {**end, "session_id": "p1"},
+            start("p2", cwd=str(repo), project="Named Here"),
+            {**say, "session_id": "p2"},
+            {**end, "session_id": "p2"},
+            start("p3", cwd=str(outside)),
+            {**say, "session_id": "p3"},
+            {**end, "session_id": "p3"},
+        ),
+    )
+    assert report.refused == []
+    metas = {
+        m.session_id: m
+        for m in (tf.parse_meta(p.read_text()) for p in memory_repo.conversations_dir.rglob("*.md"))
+    }
+    assert (metas["p1"].project, metas["p1"].cwd) == ("tool-box", str(repo / "lib"))
+    assert metas["p2"].project == "named-here"
+    assert (metas["p3"].project, metas["p3"].cwd) == (None, str(outside))

@@ -821,3 +821,25 @@ def test_hook_import_command_files_idle_sessions_from_cron(
         "hook", "import", "--all", repo=repo, env=env, cwd=project, process=True, check=True
     ).stdout
     assert "claude-code:cron: imported raw/conversations/2025/12/24/" in out
+
+
+def test_context_hooks_take_the_project_of_cwd(repo, project, git) -> None:
+    # The payload's cwd, a subfolder of a git repository with an origin remote: the hook
+    # compiles for that repository's project and logs it; outside a repository, none.
+    from autopoiesis.integrations.claude_code import hooks as claude_code
+
+    def ask(event: str, cwd: Path, **more: Any) -> tuple[str | None, dict[str, Any]]:
+        payload = base(event, "s-proj", cwd / "s.jsonl", cwd, **more)
+        return claude_code.handle(repo, event, payload, budget=2000)
+
+    prompt = {"prompt": "Which host runs the billing database?"}
+    answer, info = ask("UserPromptSubmit", project, **prompt)
+    assert info["project"] is None and answer and "pg-billing-2" in answer
+    git(project, "init", "-q")
+    git(project, "remote", "add", "origin", "https://example.org/acme/billing-api.git")
+    answer, info = ask("UserPromptSubmit", project / "autopoiesis", **prompt)
+    assert info["project"] == "billing-api" and answer and "pg-billing-2" in answer
+    answer, info = ask("SessionStart", project, source="startup")
+    assert info["project"] == "billing-api" and answer
+    # The memory repo itself is no project.
+    assert ask("UserPromptSubmit", repo.root, **prompt)[1]["project"] is None

@@ -53,9 +53,13 @@ Call = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, str]]]
 
 
 def with_server(
-    repo: MemoryRepo, tmp_path: Path, scenario: Callable[[ClientSession, Call], Awaitable[None]]
+    repo: MemoryRepo,
+    tmp_path: Path,
+    scenario: Callable[[ClientSession, Call], Awaitable[None]],
+    cwd: Path | None = None,
 ) -> None:
-    """Start the server over stdio with the SDK's client and run SCENARIO against it."""
+    """Start the server over stdio with the SDK's client (in CWD, default TMP_PATH) and run
+    SCENARIO against it."""
     env = {
         "PYTHONPATH": PROJECT_ROOT,
         **{k: v for k, v in os.environ.items() if k.startswith(("GIT_", "HOME"))},
@@ -64,7 +68,7 @@ def with_server(
         command=sys.executable,
         args=["-m", "autopoiesis", "-C", str(repo.root), "mcp"],
         env=env,
-        cwd=str(tmp_path),
+        cwd=str(cwd or tmp_path),
     )
 
     async def main() -> None:
@@ -404,3 +408,34 @@ def test_the_server_writes_nothing_but_the_protocol_on_stdout(
     assert sorted(r.get("id") for r in replies) == [1, 2, 3]
     by_id = {r["id"]: r for r in replies}
     assert by_id[2]["result"]["isError"] is True and by_id[3]["result"]["isError"] is False
+
+
+def test_search_prefers_the_project_of_the_servers_folder(
+    repo: MemoryRepo, tmp_path: Path, git, commit_all
+) -> None:
+    # The same fact in two projects' knowledge: started in beta's repository, the server
+    # ranks beta's first (alpha's, indexed first, wins a tie); `project` overrides; an
+    # unknown project is refused by name.
+    for name in ("alpha", "beta"):
+        note = repo.root / "knowledge" / "projects" / name / "context.md"
+        note.parent.mkdir(parents=True, exist_ok=True)
+        note.write_text(f"# {name}\n\n## Tooling\n- The deploy script lives in tools/ship.\n")
+    commit_all(repo, "memory: two projects")
+    checkout = tmp_path / "beta-checkout"
+    checkout.mkdir()
+    git(checkout, "init", "-q")
+    git(checkout, "remote", "add", "origin", "https://example.org/acme/beta.git")
+
+    async def scenario(session: ClientSession, call: Call) -> None:
+        async def first(args: dict[str, Any]) -> str | None:
+            err, text = await call("search", {"query": "where does the deploy script live", **args})
+            assert not err, text
+            return json.loads(text)["results"][0]["project"]
+
+        assert await first({"project": ""}) == "alpha"  # no preference: the tie
+        assert await first({}) == "beta"
+        assert await first({"project": "alpha"}) == "alpha"
+        err, text = await call("search", {"query": "deploy script", "project": "gamma"})
+        assert err and "no project 'gamma'" in text and "alpha, beta" in text
+
+    with_server(repo, tmp_path, scenario, cwd=checkout)

@@ -38,6 +38,7 @@ from autopoiesis.capture.importers.base import (
 from autopoiesis.capture.importers.filing import file_sessions
 from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.project import project_name
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import one_line
 from autopoiesis.errors import AutopoiesisError, ImportFormatError, UnknownFormatError
@@ -149,6 +150,8 @@ def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int)
         status="closed",
         source=draft.source,
         parent_session=draft.parent_session,
+        project=draft.project or project_name(draft.cwd),
+        cwd=draft.cwd,
     )
     redactor.counts.clear()
     redacted = tf.map_text(tf.Transcript(meta, "", tuple(turns)), redactor.redact)

@@ -74,7 +74,9 @@ class SessionDraft:
     """A session as an importer read it, before redaction and filing.
 
     STARTED and ENDED default to the first and last turn; SOURCE names where it came
-    from (`claude-code:FILE`) and lands in the transcript's frontmatter."""
+    from (`claude-code:FILE`) and lands in the transcript's frontmatter. CWD, the folder
+    the session ran in, gives the transcript its `project:` (the git repository it is in,
+    core/project.py) unless PROJECT names one."""
 
     session_id: str
     model: str | None = None
@@ -87,6 +89,8 @@ class SessionDraft:
     tokens_out: int = 0
     source: str | None = None
     parent_session: str | None = None  # the session that spawned this one (a subagent's)
+    cwd: str | None = None  # the working folder, when the log says
+    project: str | None = None  # the project's name, when the log names it; else from cwd
     turns: list[DraftTurn] = field(default_factory=list)
 
     def add_turn(

@@ -79,6 +79,9 @@ class AiderImporter:
             )
         drafts: list[SessionDraft] = []
         used: set[str] = set()
+        # aider writes its history into the folder it runs in: a file under its own name
+        # is where the sessions ran (a renamed copy says nothing about it)
+        folder = str(path.resolve().parent) if path.name == HISTORY_NAME else None
         for start, lines in sessions:
             sid = f"aider-{start.strftime('%Y%m%dT%H%M%SZ')}"
             n = 2
@@ -86,7 +89,11 @@ class AiderImporter:
                 sid, n = f"aider-{start.strftime('%Y%m%dT%H%M%SZ')}-{n}", n + 1
             used.add(sid)
             draft = SessionDraft(
-                session_id=sid, channel="aider", source=f"aider:{path.name}", started=start
+                session_id=sid,
+                channel="aider",
+                source=f"aider:{path.name}",
+                started=start,
+                cwd=folder,
             )
             _read_session(draft, lines, start)
             if draft.turns:

@@ -89,12 +89,14 @@ def handle(
 
     if event == "UserPromptSubmit":
         prompt = _field(payload, "prompt", required=True) or ""
+        project = info["project"] = _project(repo, cwd)
         text, more = compile_context(
             repo,
             prompt,
             budget=budget,
             session_context=False,
             preamble=PROMPT_PREAMBLE.format(root=repo.root),
+            project=project,
         )
         return _context_output(event, text), info | more
 
@@ -103,13 +105,14 @@ def handle(
         info["source"] = source
         if sid and source == "compact":
             info["flush"] = flush_from_summary(repo, sid, transcript)
-        project = Path(cwd).name if cwd else ""
+        project = info["project"] = _project(repo, cwd)
         text, more = compile_context(
             repo,
-            f"the {project} project" if project else "",
+            _about(project, cwd),
             budget=budget,
             session_context=True,
             preamble=SESSION_PREAMBLE.format(root=repo.root),
+            project=project,
         )
         if sid and key:  # (always: SessionStart carries its session_id)
             registry.touch(HARNESS, sid, path=transcript, cwd=cwd)
@@ -143,6 +146,23 @@ def handle(
     return None, info
 
 
+def _project(repo: MemoryRepo, cwd: str | None) -> str | None:
+    """The project of the folder the session works in (its git repository, a worktree's
+    or subfolder's main one, not the memory repo): its knowledge first, other projects'
+    only when nothing better fits. Read from the files under .git, no git run: this is
+    every prompt's path."""
+    from autopoiesis.memory import Memory
+
+    return Memory(repo).project_here(cwd)
+
+
+def _about(project: str | None, cwd: str | None) -> str:
+    """What SessionStart asks the memory about: the project by its name, or, outside any
+    git repository, by the folder's (a hint for the search, not a project to prefer)."""
+    name = project or (Path(cwd).name if cwd else "")
+    return f"the {name} project" if name else ""
+
+
 def _context_output(event: str, text: str | None) -> str | None:
     if not text:
         return None
@@ -153,16 +173,27 @@ def _context_output(event: str, text: str | None) -> str | None:
 
 
 def compile_context(
-    repo: MemoryRepo, message: str, *, budget: int, session_context: bool, preamble: str
+    repo: MemoryRepo,
+    message: str,
+    *,
+    budget: int,
+    session_context: bool,
+    preamble: str,
+    project: str | None = None,
 ) -> tuple[str | None, dict[str, Any]]:
     """The compiled context for MESSAGE within BUDGET, or None when it holds nothing but
-    the preamble (no topic, no knowledge: nothing worth the model's attention)."""
+    the preamble (no topic, no knowledge: nothing worth the model's attention). PROJECT:
+    the current project, whose items come first."""
     from autopoiesis.compiler import ContextCompiler
     from autopoiesis.memory import Memory
 
     with ContextCompiler(repo, system_prompt=preamble) as compiler:
         result, activations = Memory(repo).compile(
-            message, budget=budget, compiler=compiler, session_context=session_context
+            message,
+            budget=budget,
+            compiler=compiler,
+            session_context=session_context,
+            project=project,
         )
     included = [s for s in result.sections if s.included and s.label != "system"]
     info: dict[str, Any] = {

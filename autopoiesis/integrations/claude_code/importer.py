@@ -190,6 +190,8 @@ def parse_records(
                 parent_session=parent,
             )
             state = sessions[sid] = _Session(draft)
+        if state.draft.cwd is None and isinstance(line.obj.get("cwd"), str):
+            state.draft.cwd = line.obj["cwd"] or None  # every line says; the first counts
         if line.uuid is not None:
             session_of_uuid[line.uuid] = sid
         if line.kind == "assistant":

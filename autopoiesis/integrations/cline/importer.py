@@ -22,6 +22,7 @@ the same way.
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from pathlib import Path
@@ -156,7 +157,28 @@ class ClineImporter:
             model=str(info["model"]) if isinstance(info.get("model"), str) else None,
         )
         _read_messages(draft, messages, started, str(path))
+        draft.cwd = working_folder(text)
         return [draft]
+
+
+# What the harness writes in every `<environment_details>`: Cline "# Current Working
+# Directory (/path) Files", Roo and Kilo Code "# Current Workspace Directory (/path) Files".
+_CWD_RE = re.compile(r"# Current Work(?:ing|space) Directory \(((?:[^()\\]|\\.)+)\) Files")
+
+
+def working_folder(text: str) -> str | None:
+    """The folder the task ran in, from the first environment details in the file's
+    TEXT (as JSON: the path's escapes are read back), or None."""
+    match = _CWD_RE.search(text)
+    if match is None:
+        return None
+    try:
+        folder = json.loads(f'"{match.group(1)}"')
+    except ValueError:
+        return None
+    if not isinstance(folder, str) or not folder.strip():
+        return None
+    return folder.strip()
 
 
 def _start(task: str | None, path: Path) -> datetime:

@@ -49,6 +49,7 @@ from autopoiesis.capture.importers.base import (
     string,
 )
 from autopoiesis.core.clock import parse_ts
+from autopoiesis.core.project import remote_project_name
 from autopoiesis.errors import ImportFormatError, TimestampError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.integrations.responses.importer import (
@@ -284,12 +285,20 @@ class _Rollout:
             self.draft.started = self.clock = started
         if isinstance(payload.get("model"), str):
             self.draft.model = payload["model"]
+        if nonempty_str(payload.get("cwd")):
+            self.draft.cwd = payload["cwd"]
+        git = payload.get("git")
+        if isinstance(git, dict) and nonempty_str(git.get("repository_url")):
+            # The remote Codex saw names the project even where the folder is gone.
+            self.draft.project = remote_project_name(git["repository_url"]) or None
 
     def _response_item(self, n: int, obj: dict[str, Any], payload: dict[str, Any]) -> None:
         self._item(n, payload, obj.get("timestamp", payload.get("timestamp")), carry=True)
 
     def _turn_context(self, n: int, obj: dict[str, Any], payload: dict[str, Any]) -> None:
         self.bookkeeping += 1
+        if self.draft.cwd is None and nonempty_str(payload.get("cwd")):
+            self.draft.cwd = payload["cwd"]
         if (
             self.draft.model is None
             and nonempty_str(payload.get("model"))

@@ -45,6 +45,18 @@ from autopoiesis.errors import CaptureError, ImportFormatError, TranscriptFormat
 from autopoiesis.formats import transcript as tf
 
 
+def workspace_folder(value: Any) -> str | None:
+    """The folder of a session's `workspaceDirectory`: a path, or (newer Continue) a
+    `file://` URI; None for anything else (a remote workspace's URI)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    if value.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return unquote(urlparse(value).path) or None
+    return value if "://" not in value else None
+
+
 class ContinueImporter:
     name = "continue"
     description = "Continue sessions (~/.continue/sessions/*.json)"
@@ -92,6 +104,7 @@ class ContinueImporter:
             else None,
             tokens_in=_whole(usage.get("promptTokens")),
             tokens_out=_whole(usage.get("completionTokens")),
+            cwd=workspace_folder(data.get("workspaceDirectory")),
         )
         _read_history(draft, data["history"], started, str(path))
         return [draft]

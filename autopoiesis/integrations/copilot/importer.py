@@ -38,6 +38,7 @@ from autopoiesis.capture.importers.base import (
     sequence,
 )
 from autopoiesis.core.clock import parse_ts
+from autopoiesis.core.project import remote_project_name
 from autopoiesis.errors import ImportFormatError, TimestampError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.integrations.responses.importer import call_args, output_text
@@ -186,6 +187,14 @@ class _Log:
         "tool.execution_complete": _tool_complete,
     }
 
+    def _context(self, context: dict[str, Any]) -> None:
+        """session.start's `context` (newer CLIs): `cwd`, `gitRoot`, `repository`
+        (`owner/name` on GitHub), `branch`. The repository names the project."""
+        self.draft.cwd = self.draft.cwd or nonempty_str(context.get("cwd"))
+        repository = nonempty_str(context.get("repository"))
+        if self.draft.project is None and repository:
+            self.draft.project = remote_project_name(repository) or None
+
     def _bookkeeping(self, n: int, kind: str, data: dict[str, Any]) -> None:
         if not kind.startswith(KNOWN_PREFIXES):
             self.report.skip_line(str(self.path), n, f"unknown event type {kind!r}")
@@ -196,6 +205,7 @@ class _Log:
                     first_time(data.get("startTime"), field="startTime") or self.draft.started
                 )
             self.selected_model = self.selected_model or nonempty_str(data.get("selectedModel"))
+            self._context(mapping(data.get("context")))
         elif kind == "session.model_change":
             self.selected_model = self.selected_model or nonempty_str(data.get("newModel"))
         elif kind == "subagent.started" and data.get("toolCallId"):

@@ -117,7 +117,30 @@ class CursorImporter:
                 f"{path}: this Cursor transcript holds no user or agent message; nothing to import."
             )
         draft.started = draft.turns[0].time
+        draft.cwd = project_folder(path)
         return [draft]
+
+
+def project_folder(path: Path) -> str | None:
+    """The workspace folder of an agent transcript at PATH, read back from the name of
+    its `~/.cursor/projects/<folder>/agent-transcripts/` folder: Cursor names it after the
+    workspace's path with every '/' written '-' (`Users-me-code-my-app`). A '-' of the
+    path's own is indistinguishable from a '/', so the name is matched against the folders
+    that exist on this machine, the longest existing name first; None when none fits."""
+    encoded = next((p.parent.name for p in path.parents if p.name == "agent-transcripts"), "")
+    words = encoded.split("-")
+    if not encoded or not all(words):
+        return None
+    folder, start = Path("/"), 0
+    while start < len(words):
+        for end in range(len(words), start, -1):
+            candidate = folder / "-".join(words[start:end])
+            if candidate.is_dir():
+                folder, start = candidate, end
+                break
+        else:
+            return None
+    return str(folder)
 
 
 def _user_text(text: str) -> str:

@@ -144,8 +144,24 @@ class GeminiImporter:
                     )
                 else:
                     apply(obj)
-            return [_draft(path, recording.meta, list(recording.messages.values()), report)]
-        return [_read_json(path, text, report)]
+            draft = _draft(path, recording.meta, list(recording.messages.values()), report)
+        else:
+            draft = _read_json(path, text, report)
+        draft.cwd = project_root(path)
+        return [draft]
+
+
+def project_root(path: Path) -> str | None:
+    """The folder the CLI ran in: `~/.gemini/tmp/<project>/.project_root`, next to the
+    chats/ folder, holds it (the CLI writes it since it names project folders by name
+    rather than by hash; a recording copied elsewhere, or an older one, has none)."""
+    if path.parent.name != "chats":
+        return None
+    try:
+        root = (path.parent.parent / ".project_root").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return root or None
 
 
 def _read_json(path: Path, text: str, report: ImportReport) -> SessionDraft:

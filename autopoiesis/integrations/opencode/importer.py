@@ -33,6 +33,7 @@ from autopoiesis.capture.importers.base import (
     json_probe,
     load_json,
     looks_like_jsonl,
+    nonempty_str,
 )
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.errors import ImportFormatError, TranscriptFormatError
@@ -254,6 +255,7 @@ def _session(
         parent_session=parent,
         topic=info.get("title") if isinstance(info.get("title"), str) else None,
         started=started,
+        cwd=nonempty_str(info.get("directory")),  # the folder OpenCode ran in
     )
     messages = sorted(messages, key=lambda m: (str(_created(m) or ""), str(m.get("id"))))
     clock = started

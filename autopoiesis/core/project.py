@@ -1,0 +1,138 @@
+"""The project a folder belongs to: the git repository it is in, named by its `origin`
+remote's repository name (else by its top-level folder's name), as a slug.
+
+A subfolder, a linked worktree (`git worktree add`) and a submodule's checkout each say
+where their repository is; a linked worktree belongs to its main repository's project, so
+every checkout of one codebase files its sessions and knowledge under one name. A folder
+in no git repository belongs to no project (None: global), whatever its name.
+
+Read from the files under `.git` without spawning git: the prompt hook asks on every
+prompt, and a `git rev-parse` costs milliseconds where reading two small files costs
+microseconds.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from autopoiesis.core.text import slugify
+
+PROJECT_SLUG_LEN = 40  # a folder name under knowledge/projects/, not a title
+_GITDIR_LINE = re.compile(r"^gitdir:\s*(.+?)\s*$", re.MULTILINE)
+_SECTION = re.compile(r"^\s*\[([^\]]+)\]")
+_URL = re.compile(r"^\s*url\s*=\s*(.+?)\s*$")
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str  # the slug: knowledge/projects/<name>/, a transcript's `project:`
+    root: str  # the main repository's top-level folder (absolute)
+    remote: str | None  # the `origin` remote's URL, when there is one
+
+
+def project_slug(text: str) -> str:
+    """TEXT as a project name: lower-case ASCII words joined by '-' ('' when nothing is
+    left), e.g. 'My_Repo' -> 'my-repo'."""
+    return slugify(text, PROJECT_SLUG_LEN)
+
+
+def project_of(path: str | os.PathLike[str]) -> Project | None:
+    """The project of PATH (a folder or a file in one), or None when PATH is in no git
+    repository or its repository's name slugs to nothing."""
+    found = _git_entry(Path(os.path.abspath(path)))
+    if found is None:
+        return None
+    top, dot_git = found
+    common = _common_dir(dot_git)
+    if common is None:
+        return None
+    if dot_git.is_file():
+        # A linked worktree's or a submodule's checkout: the main repository's top level
+        # is the folder holding its common git folder (when that is a `.git` folder; a
+        # submodule's lives under the superproject's .git/modules/ and keeps its own top).
+        if common.name == ".git":
+            top = common.parent
+    remote = _origin_url(common / "config")
+    name = remote_project_name(remote) if remote else ""
+    name = name or project_slug(top.name)
+    if not name:
+        return None
+    return Project(name=name, root=str(top), remote=remote)
+
+
+def project_name(folder: str | None) -> str | None:
+    """The name of the project of FOLDER, a working folder as a log or a hook reports it;
+    None for none, for a relative path (relative to what?) and for a folder in no git
+    repository on this machine."""
+    if not folder or not os.path.isabs(folder):
+        return None
+    project = project_of(folder)
+    return project.name if project else None
+
+
+def _git_entry(start: Path) -> tuple[Path, Path] | None:
+    """(the top-level folder, its `.git` entry) of the nearest folder from START up that
+    holds a `.git` folder or file."""
+    folder = start
+    while True:
+        dot_git = folder / ".git"
+        if dot_git.exists():
+            return folder, dot_git
+        if folder.parent == folder:
+            return None
+        folder = folder.parent
+
+
+def _common_dir(dot_git: Path) -> Path | None:
+    """The git folder that holds the repository's config: `.git` itself, or for a `.git`
+    file the folder its `gitdir:` names, or that folder's `commondir` (a linked worktree's
+    gitdir is .git/worktrees/NAME, whose `commondir` file says `../..`)."""
+    if dot_git.is_dir():
+        return dot_git
+    try:
+        match = _GITDIR_LINE.search(dot_git.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return None
+    if match is None:
+        return None
+    gitdir = Path(match.group(1))
+    if not gitdir.is_absolute():
+        gitdir = dot_git.parent / gitdir
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return Path(os.path.normpath(gitdir))
+    common_path = Path(common)
+    if not common_path.is_absolute():
+        common_path = gitdir / common_path
+    return Path(os.path.normpath(common_path))
+
+
+def _origin_url(config: Path) -> str | None:
+    """The `url` of `[remote "origin"]` in the git config file CONFIG (None when absent)."""
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    in_origin = False
+    for line in text.splitlines():
+        section = _SECTION.match(line)
+        if section:
+            in_origin = section.group(1).strip() == 'remote "origin"'
+            continue
+        if in_origin:
+            url = _URL.match(line)
+            if url:
+                return url.group(1).strip('"') or None
+    return None
+
+
+def remote_project_name(url: str) -> str:
+    """The project a remote URL names: the slug of its last path component without `.git`
+    ('git@github.com:me/My_Repo.git' -> 'my-repo', '/srv/git/tool/' -> 'tool'; '' for none).
+    A log that records its repository's remote (Codex's session_meta) names its project so."""
+    tail = re.split(r"[/:\\]", url.strip().rstrip("/\\"))[-1]
+    return project_slug(tail[:-4] if tail.endswith(".git") else tail)

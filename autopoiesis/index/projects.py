@@ -1,0 +1,99 @@
+"""Which project a memory file is about, for the index's `files.project` column, and how
+search prefers the current project's chunks.
+
+* A transcript: its frontmatter's `project:` (formats/transcript_meta.py; the importers
+  and the capture stream write it from the session's working folder).
+* Knowledge under `knowledge/projects/<slug>/` (also as archived): that slug.
+* Everything else -- preferences, identity, topics, a transcript without `project:` --
+  is global (None): it belongs to every project.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+# A chunk of another project than the one asked for counts this much of its merged
+# score. 0.5, so that another project answers only when nothing of the project's fits:
+# with the weighted merge (scores 0..1) another project's chunk must score twice as
+# well; with reciprocal-rank fusion (1/(60+rank) a list) a chunk on top of both lists
+# (2/61) is then worth what the project's chunk on top of one list only is (1/61), so
+# the project's chunk that both lists found comes first, however far down, and another
+# project's only leads over one that a single list found far below it. Measured in
+# tests/index/test_project_search.py: the same words in two projects rank the asked
+# project's turn first under both merges; a turn of another project holding every query
+# term, first without a project, comes after the asked project's turn holding two of the
+# three; a term only another project has still finds its turn.
+OTHER_PROJECT_FACTOR = 0.5
+
+_KNOWLEDGE_PROJECT = re.compile(r"^(?:archive/)?knowledge/projects/([a-z0-9][a-z0-9-]*)/")
+_PROJECT_LINE = re.compile(r"^project:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+def file_project(path: str, category: str, text: str) -> str | None:
+    """The project of the memory file PATH (CATEGORY, TEXT), or None: global."""
+    m = _KNOWLEDGE_PROJECT.match(path)
+    if m:
+        return m.group(1)
+    if category != "conversation" and not path.startswith("archive/raw/"):
+        return None
+    # The frontmatter's `project:` line, read without YAML (a slug is plain, or quoted
+    # when YAML would read it as a number): the index writes thousands of files.
+    if not text.startswith("---"):
+        return None
+    end = text.find("\n---", 3)
+    m = _PROJECT_LINE.search(text, 0, end if end != -1 else len(text))
+    if m is None:
+        return None
+    value = m.group(1).strip("'\"")
+    return value if _SLUG.match(value) else None
+
+
+def chunk_projects(conn: Any, ids: Iterable[int]) -> dict[int, str | None]:
+    """The project of each chunk of IDS (through its file's row)."""
+    ids = list(ids)
+    if not ids:
+        return {}
+    rows = conn.execute(
+        "SELECT c.id, f.project FROM chunks c JOIN files f ON f.path = c.path "
+        f"WHERE c.id IN ({','.join('?' * len(ids))})",
+        ids,
+    )
+    return {int(cid): project for cid, project in rows}
+
+
+def indexed_project(db_path: Path, name: str) -> bool:
+    """Whether memory.db at DB_PATH has a file of project NAME: a millisecond's read-only
+    look, False when it cannot tell (no index, one from before files.project, busy)."""
+    from urllib.parse import quote
+
+    from autopoiesis.core.sqlite import sqlite_module
+
+    if not db_path.is_file():
+        return False
+    module = sqlite_module()
+    try:
+        conn = module.connect(f"file:{quote(str(db_path))}?mode=ro", uri=True, timeout=1.0)
+    except module.Error:
+        return False
+    try:
+        row = conn.execute("SELECT 1 FROM files WHERE project = ? LIMIT 1", (name,)).fetchone()
+    except module.Error:
+        return False
+    finally:
+        conn.close()
+    return row is not None
+
+
+def project_counts(conn: Any) -> dict[str, dict[str, int]]:
+    """Each project's indexed files, by category: {slug: {"conversation": n, ...}}."""
+    counts: dict[str, dict[str, int]] = {}
+    for project, category, n in conn.execute(
+        "SELECT project, category, count(*) FROM files WHERE project IS NOT NULL "
+        "GROUP BY project, category"
+    ):
+        counts.setdefault(project, {})[category] = int(n)
+    return counts

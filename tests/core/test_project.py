@@ -1,0 +1,114 @@
+"""core/project.py against real git repositories: a remote's name, a folder's name, a
+subfolder, a linked worktree, a folder outside any repository."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+from autopoiesis.core.project import Project, project_of, project_slug
+from autopoiesis.formats.transcript import TranscriptMeta, parse_meta, render_frontmatter
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+def _repo(path: Path, remote: str | None = None) -> Path:
+    path.mkdir(parents=True)
+    _git(path, "init", "-q", "-b", "main")
+    (path / "README.md").write_text("hi\n")
+    _git(path, "add", "README.md")
+    _git(path, "commit", "-q", "-m", "first")
+    if remote:
+        _git(path, "remote", "add", "origin", remote)
+    return path
+
+
+def test_a_repository_is_named_by_its_origin_remote(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "checkout", remote="git@github.com:acme/Widget_Factory.git")
+    assert project_of(repo) == Project(
+        name="widget-factory",
+        root=str(repo),
+        remote="git@github.com:acme/Widget_Factory.git",
+    )
+    # A path remote, with a trailing slash and no .git.
+    _git(repo, "remote", "set-url", "origin", "/srv/git/tools/")
+    project = project_of(repo)
+    assert project is not None and project.name == "tools"
+
+
+def test_without_a_remote_the_top_folder_names_it(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "My Notes")
+    (repo / "src" / "deep").mkdir(parents=True)
+    project = project_of(repo / "src" / "deep")
+    assert project == Project(name="my-notes", root=str(repo), remote=None)
+    assert project_of(repo / "README.md") == project
+
+
+def test_a_linked_worktree_belongs_to_its_main_repository(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "main-repo", remote="https://example.org/team/alpha.git")
+    linked = tmp_path / "elsewhere" / "alpha-feature"
+    _git(repo, "worktree", "add", "-q", "-b", "feature", str(linked))
+    (linked / "pkg").mkdir()
+    project = project_of(linked / "pkg")
+    assert project is not None
+    assert project.name == "alpha"
+    assert project.root == str(repo)
+    # Without a remote the main repository's folder name counts, not the worktree's.
+    _git(repo, "remote", "remove", "origin")
+    project = project_of(linked)
+    assert project is not None and project.name == "main-repo"
+
+
+def test_a_folder_in_no_repository_is_global(tmp_path: Path) -> None:
+    plain = tmp_path / "just-a-folder"
+    plain.mkdir()
+    # tmp_path is under no git repository in the test environment; guard that assumption.
+    if project_of(tmp_path) is not None:  # pragma: no cover - depends on the machine
+        return
+    assert project_of(plain) is None
+    assert project_of(plain / "missing" / "file.txt") is None
+
+
+def test_project_of_reads_files_only_and_is_fast(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "fast", remote="git@host:x/fast.git")
+    sub = repo / "a" / "b" / "c"
+    sub.mkdir(parents=True)
+    project_of(sub)
+    start = time.perf_counter()
+    for _ in range(200):
+        project_of(sub)
+    per_call = (time.perf_counter() - start) / 200
+    assert per_call < 0.001, f"project_of took {per_call * 1e3:.2f} ms a call"
+
+
+def test_project_slug() -> None:
+    assert project_slug("My_Repo.v2") == "my-repo-v2"
+    assert project_slug("???") == ""
+
+
+def test_the_frontmatter_keeps_project_and_cwd() -> None:
+    from datetime import UTC, datetime
+
+    meta = TranscriptMeta(
+        session_id="ses_1",
+        started=datetime(2026, 1, 2, 3, 4, tzinfo=UTC),
+        project="Widget_Factory",
+        cwd="/home/me/widget factory/src",
+    )
+    assert meta.project == "widget-factory"
+    text = render_frontmatter(meta)
+    assert "project: widget-factory\n" in text
+    assert 'cwd: "/home/me/widget factory/src"\n' in text
+    assert parse_meta(text + "\n# t\n") == meta
+    # Absent: not written, reads back as None (older transcripts are global).
+    plain = TranscriptMeta(session_id="ses_2", started=meta.started)
+    assert "project:" not in render_frontmatter(plain)
+    assert parse_meta(render_frontmatter(plain) + "\n# t\n").project is None

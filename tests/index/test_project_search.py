@@ -1,0 +1,208 @@
+"""Project scope end to end: a memory repo and two project repositories in tmp (alpha with
+an origin remote; beta without one, used through a linked worktree's subfolder), Claude
+Code sessions of each imported, the index built; then `projects`, `search --project` and
+the default project of the current folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.capture.importers import import_files
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.formats import transcript as tf
+from autopoiesis.index import SearchIndex
+from autopoiesis.index.projects import OTHER_PROJECT_FACTOR, file_project, indexed_project
+from tests.integrations.helpers import jsonl
+
+QUERY = "how do we install dependencies in this repo"
+ALPHA_SAYS = "We use uv, not pip, in this repo: install dependencies with uv sync."
+BETA_SAYS = (
+    "We use pip, not uv, in this repo: install dependencies with pip install -r requirements.txt."
+)
+
+
+def _session(path: Path, sid: str, cwd: Path, answer: str) -> Path:
+    def line(uuid: str, kind: str, when: str, content: object, parent: str | None) -> dict:
+        return {
+            "type": kind,
+            "sessionId": sid,
+            "uuid": uuid,
+            "parentUuid": parent,
+            "timestamp": when,
+            "cwd": str(cwd),
+            "message": {"id": f"m-{uuid}", "role": kind, "content": content},
+        }
+
+    return jsonl(
+        path,
+        [
+            line(f"{sid}-1", "user", "2026-03-01T10:00:00Z", "How do we install things?", None),
+            line(
+                f"{sid}-2",
+                "assistant",
+                "2026-03-01T10:01:00Z",
+                [{"type": "text", "text": answer}],
+                f"{sid}-1",
+            ),
+        ],
+    )
+
+
+@pytest.fixture
+def scene(memory_repo: MemoryRepo, tmp_path: Path, git, commit_all) -> dict[str, Path]:
+    alpha = tmp_path / "src" / "alpha-checkout"
+    alpha.mkdir(parents=True)
+    git(alpha, "init", "-q")
+    git(alpha, "remote", "add", "origin", "git@example.org:team/alpha.git")
+    beta = tmp_path / "src" / "beta"
+    beta.mkdir(parents=True)
+    git(beta, "init", "-q")
+    (beta / "README.md").write_text("beta\n")
+    git(beta, "add", "README.md")
+    git(beta, "commit", "-q", "-m", "first")
+    linked = tmp_path / "wt" / "beta-feature"
+    git(beta, "worktree", "add", "-q", "-b", "feature", str(linked))
+    (linked / "pkg").mkdir()
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    report = import_files(
+        memory_repo,
+        [
+            _session(logs / "a.jsonl", "ses-alpha", alpha, ALPHA_SAYS),
+            _session(logs / "b.jsonl", "ses-beta", linked / "pkg", BETA_SAYS),
+        ],
+    )
+    assert report.refused == [] and len(report.imported) == 2
+    context = memory_repo.root / "knowledge" / "projects" / "alpha" / "context.md"
+    context.parent.mkdir(parents=True, exist_ok=True)
+    context.write_text("# Alpha\n\n## Tooling\nThe alpha build runs on uv.\n")
+    commit_all(memory_repo, "alpha context")
+    with SearchIndex(memory_repo) as index:
+        index.rebuild_full()
+    return {"alpha": alpha, "beta": beta, "linked": linked, "outside": tmp_path}
+
+
+def _metas(repo: MemoryRepo) -> dict[str, tf.TranscriptMeta]:
+    return {
+        m.session_id: m
+        for m in (tf.parse_meta(p.read_text()) for p in repo.conversations_dir.rglob("*.md"))
+    }
+
+
+def _first_session(results: list[dict]) -> str:
+    first = next(r for r in results if r["category"] == "conversation")
+    return "alpha" if "ses-alpha" in first["path"] else "beta"
+
+
+def test_transcripts_name_their_project(memory_repo: MemoryRepo, scene) -> None:
+    metas = _metas(memory_repo)
+    assert metas["ses-alpha"].project == "alpha"  # origin's name, not the folder's
+    # A linked worktree's subfolder belongs to the main repository (no remote: its name).
+    assert metas["ses-beta"].project == "beta"
+    assert metas["ses-beta"].cwd == str(scene["linked"] / "pkg")
+
+
+def test_projects_lists_counts(memory_repo: MemoryRepo, scene, cli) -> None:
+    out = cli("projects", "--json", repo=memory_repo, cwd=scene["linked"], check=True)
+    assert json.loads(out.stdout) == [
+        {"name": "alpha", "transcripts": 1, "knowledge_files": 1, "current": False},
+        {"name": "beta", "transcripts": 1, "knowledge_files": 0, "current": True},
+    ]
+    text = cli("projects", repo=memory_repo, cwd=scene["linked"], check=True).stdout
+    assert "* beta" in text and "  alpha" in text
+
+
+def test_search_ranks_the_asked_project_first(memory_repo: MemoryRepo, scene, cli) -> None:
+    def first(*args: str, cwd: Path) -> str:
+        out = cli("search", QUERY, "--json", *args, repo=memory_repo, cwd=cwd, check=True)
+        results = json.loads(out.stdout)
+        assert {r["project"] for r in results} >= {"alpha", "beta"}
+        return _first_session(results)
+
+    outside = scene["outside"]
+    assert first("--project", "alpha", cwd=outside) == "alpha"
+    assert first("--project", "beta", cwd=outside) == "beta"
+    # Without --project: the current folder's repository, a worktree's subfolder included.
+    assert first(cwd=scene["linked"] / "pkg") == "beta"
+    assert first(cwd=scene["alpha"]) == "alpha"
+    assert first("--merge", "weighted", cwd=scene["beta"]) == "beta"
+    assert first("--merge", "weighted", cwd=scene["alpha"]) == "alpha"
+
+
+def test_other_projects_still_answer_when_nothing_better_fits(
+    memory_repo: MemoryRepo, scene
+) -> None:
+    # Only beta's turn names requirements: asked from alpha, it is still found, marked.
+    with SearchIndex(memory_repo) as index:
+        results = index.search("requirements", 5, project="alpha", explain=True)
+        top = results[0]
+        assert "ses-beta" in top.path and top.project == "beta"
+        assert top.explain is not None
+        assert top.explain["other_project_factor"] == OTHER_PROJECT_FACTOR
+        # Beta's turn holds every term, alpha's two of three: without a project beta's
+        # comes first; asked from alpha, alpha's own partial answer does (the factor).
+        query = "pip install requirements"
+        assert _first_session([r.to_dict() for r in index.search(query, 5)]) == "beta"
+        from_alpha = index.search(query, 5, project="alpha")
+        assert _first_session([r.to_dict() for r in from_alpha]) == "alpha"
+
+
+def test_outside_any_repository_no_project_is_preferred(
+    memory_repo: MemoryRepo, scene, cli
+) -> None:
+    out = cli("search", QUERY, "--json", repo=memory_repo, cwd=scene["outside"], check=True)
+    plain = json.loads(out.stdout)
+    out = cli("search", QUERY, "--json", "--all-projects", repo=memory_repo, cwd=scene["alpha"])
+    assert [r["path"] for r in json.loads(out.stdout)] == [r["path"] for r in plain]
+    # Inside the memory repo itself: no project either.
+    inside = cli("search", QUERY, "--json", repo=memory_repo, cwd=memory_repo.root, check=True)
+    assert [r["path"] for r in json.loads(inside.stdout)] == [r["path"] for r in plain]
+
+
+def test_unknown_project_is_refused_with_the_known_ones(
+    memory_repo: MemoryRepo, scene, cli
+) -> None:
+    out = cli("search", QUERY, "--project", "gamma", repo=memory_repo, cwd=scene["outside"])
+    assert out.returncode == 2
+    assert "no project 'gamma'" in out.stderr and "alpha, beta" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_file_project() -> None:
+    assert file_project("knowledge/projects/alpha/context.md", "project", "") == "alpha"
+    assert file_project("archive/knowledge/projects/alpha/old.md", "archive", "") == "alpha"
+    assert file_project("knowledge/preferences.md", "reference", "project: alpha\n") is None
+    head = "---\nsession_id: s\nproject: '123'\n---\n\nproject: nope\n"
+    assert file_project("raw/conversations/2026/01/01/x.md", "conversation", head) == "123"
+    body_only = "---\nsession_id: s\n---\n\nproject: nope\n"
+    assert file_project("raw/conversations/2026/01/01/x.md", "conversation", body_only) is None
+
+
+def test_indexed_project(memory_repo: MemoryRepo, scene, tmp_path: Path) -> None:
+    assert indexed_project(memory_repo.index_path, "beta")
+    assert not indexed_project(memory_repo.index_path, "gamma")
+    assert not indexed_project(tmp_path / "no-such.db", "beta")
+
+
+def test_an_index_from_before_projects_is_rebuilt(memory_repo: MemoryRepo, scene) -> None:
+    # A memory.db of schema 2 (no files.project): opened, it gains the column; the next
+    # search sees the schema changed, rebuilds, and every file has its project again.
+    from autopoiesis.core.sqlite import connect
+
+    conn, _ = connect(memory_repo.index_path)
+    conn.execute("ALTER TABLE files DROP COLUMN project")
+    conn.execute("UPDATE index_meta SET value = '2' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with SearchIndex(memory_repo) as index:
+        assert index.needs_rebuild()
+        results = index.search(QUERY, 5, project="beta")
+        assert not index.needs_rebuild()
+        assert _first_session([r.to_dict() for r in results]) == "beta"
+        assert index.projects() == {
+            "alpha": {"conversation": 1, "project": 1},
+            "beta": {"conversation": 1},
+        }
