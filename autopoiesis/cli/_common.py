@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 import typer
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.errors import AutopoiesisError
 from autopoiesis.memory import Memory
 
 
@@ -104,3 +105,20 @@ def batch_lines(batch: str | Path) -> Iterator[Iterator[str]]:
         raise fail(f"--batch {batch}: cannot read it ({exc.strerror or exc}).", 2) from None
     with fh:
         yield (line.rstrip("\n") for line in fh)
+
+
+def project_option(memory: Any, project: str | None) -> str | None:
+    """The project --project names ('' for none), or, without it, the current folder's; a
+    name the memory does not know is refused with the names it does."""
+    import os
+
+    if project is None:
+        return memory.project_here(os.getcwd())
+    if not project.strip():
+        return None
+    try:
+        return memory.known_project(project)
+    except AutopoiesisError as exc:
+        raise typer.BadParameter(
+            f"{exc} --all-projects searches all alike.", param_hint="--project"
+        ) from None

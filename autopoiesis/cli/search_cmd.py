@@ -15,7 +15,14 @@ from typing import Any
 
 import typer
 
-from autopoiesis.cli._common import batch_lines, echo_json, get_memory, get_repo, warn
+from autopoiesis.cli._common import (
+    batch_lines,
+    echo_json,
+    get_memory,
+    get_repo,
+    project_option,
+    warn,
+)
 from autopoiesis.errors import AutopoiesisError
 
 
@@ -109,7 +116,7 @@ def search(
         )
     if category is not None and category not in CATEGORIES:
         raise typer.BadParameter(f"use one of {', '.join(CATEGORIES)}", param_hint="--category")
-    chosen = None if all_projects else _project_option(memory, project)
+    chosen = None if all_projects else project_option(memory, project)
     if batch is not None:
         with batch_lines(batch) as lines:
             index = memory.open_index(many_searches=True)
@@ -149,23 +156,6 @@ def search(
         return
     for r in outcome.results:
         typer.echo(_result_line(r, explain))
-
-
-def _project_option(memory: Any, project: str | None) -> str | None:
-    """The project --project names ('' for none), or, without it, the current folder's; a
-    name the memory does not know is refused with the names it does."""
-    import os
-
-    if project is None:
-        return memory.project_here(os.getcwd())
-    if not project.strip():
-        return None
-    try:
-        return memory.known_project(project)
-    except AutopoiesisError as exc:
-        raise typer.BadParameter(
-            f"{exc} --all-projects searches all alike.", param_hint="--project"
-        ) from None
 
 
 def projects(

@@ -17,6 +17,7 @@ from autopoiesis.cli._common import (
     fail,
     get_memory,
     get_repo,
+    project_option,
     warn,
 )
 
@@ -340,9 +341,20 @@ def compile_cmd(
     archive: bool = typer.Option(
         False, "--archive", help="Let scored knowledge take from archive/ too."
     ),
+    project: str | None = typer.Option(
+        None,
+        "--project",
+        help="Rank this project's knowledge and transcripts (and global ones) before other "
+        "projects'. Default: the project of the current folder (its git repository, unless "
+        "that is the memory repo).",
+    ),
+    all_projects: bool = typer.Option(
+        False, "--all-projects", help="Rank every project's items alike (as --project '')."
+    ),
 ) -> None:
     """Compile the context for MESSAGE: identity, memory, journal, active topics,
-    scored knowledge and session history within the token budget."""
+    scored knowledge and session history within the token budget; the current project's
+    items first."""
 
     from autopoiesis.git.runner import status_ahead
 
@@ -367,6 +379,7 @@ def compile_cmd(
         "record": not dry_run,
         "log_decisions": not dry_run,
         "include_archive": archive,
+        "project": None if all_projects else project_option(memory, project),
     }
     if batch is not None:
         _compile_batch(memory, batch, options)

@@ -185,6 +185,7 @@ class ContextCompiler(ScoredKnowledge):
         now: datetime | None = None,
         include_archive: bool = False,
         session_context: bool = True,
+        project: str | None = None,
     ) -> CompiledContext:
         """The prompt for MESSAGE (docs/design.md#system-api). AVAILABLE_KNOWLEDGE, when given,
         replaces
@@ -193,7 +194,9 @@ class ContextCompiler(ScoredKnowledge):
         INCLUDE_ARCHIVE lets P3 take from archive/ too.
         Without SESSION_CONTEXT the session-level slots (identity files and P1) are left
         out: a harness that was given them at the start of its session (a Claude Code
-        SessionStart hook) asks each later prompt for P2-P4 only."""
+        SessionStart hook) asks each later prompt for P2-P4 only. PROJECT, the current
+        project's name (core/project.py): P3 ranks its items and global ones before other
+        projects' (the search's project scope)."""
         budget = int(self.config.token_budget if budget is None else budget)
         if budget <= 0:
             raise BudgetTooSmallError(
@@ -215,7 +218,9 @@ class ContextCompiler(ScoredKnowledge):
         self._place_knowledge(
             plan,
             history,
-            KnowledgeQuery(query, available_knowledge, shared, now, usage or {}, include_archive),
+            KnowledgeQuery(
+                query, available_knowledge, shared, now, usage or {}, include_archive, project
+            ),
         )
         dropped = self._place_history(plan, history)
         return self._assembled(plan, history, dropped)

@@ -66,6 +66,7 @@ class KnowledgeQuery:
     now: datetime  # recency is counted from here
     counts: Mapping[str, int]  # times each path was included before (the frequency boost)
     include_archive: bool
+    project: str | None = None  # the current project: its items and global ones first
 
 
 def _remember_source(full: str, key: tuple[int, int, int], src: Source) -> None:
@@ -94,7 +95,9 @@ class ScoredKnowledge:
     _root: str
 
     # ── the knowledge search (P3) ──
-    def _search_results(self, query: str, limit: int) -> tuple[list[Any], str]:
+    def _search_results(
+        self, query: str, limit: int, project: str | None = None
+    ) -> tuple[list[Any], str]:
         if self._search is not None:
             return list(self._search(query, limit)), "search"
         limit = max(1, min(limit, MAX_CANDIDATES))
@@ -110,11 +113,11 @@ class ScoredKnowledge:
         if self._index is not None:
             now = time.monotonic()
             fresh = self.fresh_index and now - self._last_catch_up >= self.index_refresh_seconds
-            results = list(self._index.locate(query, limit, fresh=fresh))
+            results = list(self._index.locate(query, limit, fresh=fresh, project=project))
             if fresh:
                 self._last_catch_up = time.monotonic()
             return results, "index"
-        outcome = searchindex.search_outcome(query, limit, repo=self.repo)
+        outcome = searchindex.search_outcome(query, limit, repo=self.repo, project=project)
         return list(outcome.results), outcome.source
 
     def _source(self, relpath: str) -> Source | None:
@@ -211,7 +214,7 @@ class ScoredKnowledge:
             why = ""
         else:
             try:
-                results, why = self._search_results(query.text, limit)
+                results, why = self._search_results(query.text, limit, query.project)
             except AutopoiesisError as exc:
                 return [], 0, lambda _: None, f"search failed: {exc}"
             rows = [

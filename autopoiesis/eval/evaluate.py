@@ -43,14 +43,13 @@ content only (no usage counts), so two refs compare on what they hold.
 
 from __future__ import annotations
 
-import inspect
 import os
 import shutil
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, QuestionSetError
@@ -204,20 +203,6 @@ def evaluate(
     return report
 
 
-def _compile_takes_project() -> bool:
-    """Whether the compile takes the question's project as the current one. The
-    compiler's project scope is being added in parallel: remove this check (pass
-    `project=` whenever a question names one) once compile_for_message and
-    ContextCompiler.compile take it."""
-    from autopoiesis.compiler import ContextCompiler
-    from autopoiesis.memory.compile_message import compile_for_message
-
-    return all(
-        "project" in inspect.signature(f).parameters
-        for f in (compile_for_message, ContextCompiler.compile)
-    )
-
-
 def _score_context(
     report: EvalReport,
     target: MemoryRepo,
@@ -276,7 +261,6 @@ class _ContextScorer:
     ):
         self.target, self.comp, self.pipe = target, comp, pipe
         self.baseline, self.cache, self.include_archive = baseline, cache, include_archive
-        self.with_project = _compile_takes_project()
         self.failed: dict[int, str] = {}  # budget -> why it cannot be compiled
         self.tokens: dict[int, int] = defaultdict(int)  # summed prompt sizes
         self.compiled: dict[int, int] = defaultdict(int)  # compiles made
@@ -308,8 +292,6 @@ class _ContextScorer:
 
         if budget in self.failed:
             return None
-        # the question's project as the current one, once the compile takes it
-        scope: dict[str, Any] = {"project": q.project} if q.project and self.with_project else {}
         try:
             res, _ = compile_for_message(
                 self.target,
@@ -322,7 +304,7 @@ class _ContextScorer:
                 log_decisions=False,
                 usage={},
                 include_archive=self.include_archive,
-                **scope,
+                project=q.project or None,  # the question's project is the current one
             )
         except BudgetTooSmallError as exc:
             self.failed[budget] = str(exc)

@@ -33,12 +33,13 @@ def compile_for_message(
     usage: Mapping[str, int] | None = None,
     include_archive: bool = False,
     session_context: bool = True,
+    project: str | None = None,
 ) -> tuple[CompiledContext, list[TopicActivation]]:
     """Run the watchers on MESSAGE, pick up the pending steering (correction hints,
     webhook/cron topics), compile with the usage counts, and (with RECORD) count the
     knowledge files included. Returns (result, activations). Pending steering is cleared
     only when TAKE_STEERING, and put back if the compile fails. SESSION_CONTEXT: see
-    ContextCompiler.compile.
+    ContextCompiler.compile; PROJECT, the current project (its items first).
 
     A caller compiling many messages passes one COMPILER and one PIPELINE (kept open).
     LOG_DECISIONS=False leaves the gate log alone (a dry run, an evaluation); USAGE
@@ -64,6 +65,7 @@ def compile_for_message(
             usage=inclusion_counts(repo) if usage is None else usage,
             include_archive=include_archive,
             session_context=session_context,
+            project=project,
         )
     except BaseException:
         if take_steering and pending:

@@ -18,7 +18,6 @@ their own settings from it; a Memory is where the entry points get theirs.
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -274,12 +273,7 @@ class Memory:
         current project's name: its knowledge and transcripts before other projects'."""
         from autopoiesis.memory.compile_message import compile_for_message
 
-        # The compiler takes `project` from its owner's change on (the project-scope
-        # contract); until compile_for_message names it, the project is left out rather
-        # than failing every prompt hook that runs in a git repository.
-        if project is not None and "project" in inspect.signature(compile_for_message).parameters:
-            options["project"] = project
-        return compile_for_message(self.repo, message, **options)
+        return compile_for_message(self.repo, message, project=project, **options)
 
     def usage(self) -> dict[str, int]:
         """How often each knowledge file was included in a compiled context."""

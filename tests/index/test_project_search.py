@@ -206,3 +206,21 @@ def test_an_index_from_before_projects_is_rebuilt(memory_repo: MemoryRepo, scene
             "alpha": {"conversation": 1, "project": 1},
             "beta": {"conversation": 1},
         }
+
+
+def test_compile_puts_the_current_projects_turn_first(memory_repo: MemoryRepo, scene, cli) -> None:
+    def p3_sessions(*args: str, cwd: Path) -> list[str]:
+        out = cli(
+            "compile", QUERY, "--json", "--dry-run", *args, repo=memory_repo, cwd=cwd, check=True
+        )
+        sections = json.loads(out.stdout)["sections"]
+        paths = [s["path"] for s in sections if s["priority"] == 3 and s["included"]]
+        return ["alpha" if "ses-alpha" in p else "beta" for p in paths if "ses-" in p]
+
+    # the prompt hook and `compile` take the project of the folder they run in
+    assert p3_sessions(cwd=scene["alpha"])[0] == "alpha"
+    assert p3_sessions(cwd=scene["linked"] / "pkg")[0] == "beta"
+    assert p3_sessions("--project", "beta", cwd=scene["outside"])[0] == "beta"
+    assert p3_sessions("--project", "alpha", cwd=scene["beta"])[0] == "alpha"
+    out = cli("compile", QUERY, "--project", "gamma", repo=memory_repo, cwd=scene["outside"])
+    assert out.returncode == 2 and "no project 'gamma'" in out.stderr

@@ -41,6 +41,7 @@ from autopoiesis.capture.importers.base import (
     stable_id,
 )
 from autopoiesis.core.clock import parse_ts
+from autopoiesis.core.project import project_of
 from autopoiesis.core.text import slugify
 from autopoiesis.errors import ImportFormatError, TimestampError
 from autopoiesis.formats import transcript as tf
@@ -93,6 +94,11 @@ def session_place(path: Path) -> tuple[str | None, str | None]:
         return None, None
     index = len(parts) - 1 - parts[::-1].index(SPECSTORY_FOLDER)
     folder = Path(*parts[:index])
+    # SpecStory writes into the project's own folder: its git repository's project when
+    # the folder is that repository's top level; else (a copy, an export) the folder's name
+    found = project_of(folder)
+    if found is not None and Path(found.root) == folder:
+        return str(folder), found.name
     return str(folder), slugify(folder.name, PROJECT_SLUG_LEN) or None
 
 
@@ -368,6 +374,7 @@ class SpecStoryImporter:
                 f"{path}: the turns of this SpecStory file are all empty; nothing to import."
             )
         comment = _SESSION_COMMENT.search(text[:3000])
+        cwd, project = session_place(path)
         started = _started(path, comment, parsed.header_time)
         draft = SessionDraft(
             session_id=_session_id(comment, parsed.title, started, messages),
@@ -377,6 +384,8 @@ class SpecStoryImporter:
             topic=parsed.title,
             source=f"specstory:{path.name}",
             started=started,
+            cwd=cwd,
+            project=project,
         )
         when = started
         for turn, items in messages:

@@ -178,3 +178,24 @@ def test_times_and_place(tmp_path: Path) -> None:
     path = tmp_path / "My_Repo" / ".specstory" / "history" / "x.md"
     assert session_place(path) == (str(tmp_path / "My_Repo"), "my-repo")
     assert session_place(tmp_path / "x.md") == (None, None)
+
+
+def test_the_session_belongs_to_the_folder_that_holds_specstory(
+    memory_repo: MemoryRepo, tmp_path: Path, git
+) -> None:
+    # an exported copy: the folder's name; a git repository's top level: its project
+    copied = _copy(PR_LOGIC, tmp_path / "plain", project="Minsky Copy")
+    repo_dir = tmp_path / "checkout"
+    repo_dir.mkdir()
+    git(repo_dir, "init", "-q")
+    git(repo_dir, "remote", "add", "origin", "https://example.org/edobry/minsky.git")
+    in_repo = _copy(V2, tmp_path, project="checkout")
+    assert session_place(copied) == (str(copied.parents[2]), "minsky-copy")
+    assert session_place(in_repo) == (str(repo_dir), "minsky")
+    report = import_files(memory_repo, [copied, in_repo])
+    assert report.refused == []
+    metas = [t.meta for t in transcripts(memory_repo, report.imported).values()]
+    assert sorted((m.project, m.cwd) for m in metas) == [
+        ("minsky", str(repo_dir)),
+        ("minsky-copy", str(copied.parents[2])),
+    ]
