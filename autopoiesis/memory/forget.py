@@ -380,7 +380,7 @@ def _transcript_path(repo: MemoryRepo, transcript: str) -> str:
     for anything else (a folder, a glob, a file outside raw/)."""
     given = transcript.replace("\\", "/")
     rel = posixpath.normpath(repo.rel(given) if Path(given).is_absolute() else given)
-    if any(c in rel for c in "*?[") or rel.startswith(("..", "/")):
+    if any(c in rel for c in "*?["):
         raise GitError(
             f"{transcript} is a pattern, not a transcript: forget takes one path under raw/ (as "
             "`git ls-files raw` shows it), never a glob."
