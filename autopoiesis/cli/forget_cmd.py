@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
-from autopoiesis.cli._common import echo_json, get_memory, warn
+from autopoiesis.cli._common import echo_json, fail, get_memory, warn
+
+TERMINAL = "/dev/tty"  # where the confirmation is asked: stdin may be the secret itself
 
 
 def register(app: typer.Typer) -> None:
@@ -19,7 +23,8 @@ def forget(
     transcript: str | None = typer.Option(
         None,
         "--transcript",
-        help="Remove this transcript (path under raw/) from every commit instead.",
+        help="Remove this transcript (path under raw/) from every commit instead, and every "
+        "knowledge entry extracted from it.",
     ),
     reason: str = typer.Option(
         ..., "--reason", "-m", help="Why: recorded in the maintenance commit (the secret never is)."
@@ -27,16 +32,31 @@ def forget(
     stdin: bool = typer.Option(
         False, "--stdin", help="Read the string from stdin (keeps it out of your shell history)."
     ),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    ignore_case: bool = typer.Option(
+        False, "--ignore-case", "-i", help="Match the string in any case (ASCII letters)."
+    ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Forget the string even though it is part of the repository's structure (a "
+        "frontmatter key, a folder, a config key).",
+    ),
+    yes: bool = typer.Option(
+        False, "--yes", "-y", help="Do not ask for confirmation (needed when there is no terminal)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Rewrite history to forget a leaked secret or a whole transcript: the one exception to
     immutability.
 
-    Every commit, branch and tag is rewritten with git-filter-repo, reflogs are expired,
-    old objects pruned, memory.db rebuilt and the caches under .autopoiesis/ cleared; a
-    maintenance commit records what (kind, length, salted hash), when and why."""
-    import sys
+    It first says how many times the string is in the history and where, and refuses a
+    string that is part of the repository's structure unless --force. Every commit, branch
+    and tag is rewritten with git-filter-repo, reflogs are expired, old objects pruned,
+    memory.db rebuilt and the caches under .autopoiesis/ cleared; a maintenance commit
+    records what (kind, length, salted hash), when and why. The confirmation is asked on
+    the terminal, never read from stdin."""
+    from autopoiesis.memory.forget import forget as run_forget
+    from autopoiesis.memory.forget import plan_forget
 
     if stdin:
         if secret is not None:
@@ -45,18 +65,20 @@ def forget(
             )
         secret = sys.stdin.read().rstrip("\r\n")
     memory = get_memory(ctx)
+    plan = plan_forget(
+        memory.repo, text=secret, transcript=transcript, ignore_case=ignore_case, force=force
+    )
+    if not as_json:
+        typer.echo(f"to forget: {plan.summary()}", err=True)
     if not yes and not as_json:
-        typer.confirm(
-            "This rewrites every commit of the repository (commit ids change). Continue?",
-            abort=True,
-            err=True,
-        )
-    report = memory.forget(text=secret, transcript=transcript, reason=reason)
+        _confirm("This rewrites every commit of the repository (commit ids change). Continue?")
+    report = run_forget(memory.repo, reason=reason, plan=plan)
     advice = report.remote_advice()
     if as_json:
         echo_json(
             {
                 "forgot": report.what,
+                "found": plan.summary(),
                 "commit": report.commit,
                 "refs": report.rewritten_refs,
                 "cleared": report.cleared,
@@ -78,3 +100,23 @@ def forget(
         typer.echo(f"  recorded in {report.commit[:10]} maintenance: forget ...")
     if advice:
         warn(advice)
+
+
+def _confirm(question: str) -> None:
+    """Ask QUESTION on the terminal (/dev/tty, not stdin: `forget --stdin < secret.txt`
+    has its stdin used up); stop unless the answer is yes, and when there is no terminal,
+    stop and say to pass --yes."""
+    try:
+        ask = open(TERMINAL, "w", encoding="utf-8")  # closed by the with below
+        answer_from = open(TERMINAL, encoding="utf-8")  # (a tty cannot be opened "r+")
+    except OSError:
+        raise fail(
+            "forget needs a confirmation and there is no terminal to ask it on: pass --yes "
+            "(nothing was changed)."
+        ) from None
+    with ask, answer_from:
+        ask.write(f"{question} [y/N]: ")
+        ask.flush()
+        answer = answer_from.readline().strip().lower()
+    if answer not in ("y", "yes"):
+        raise fail("aborted; nothing was changed.")

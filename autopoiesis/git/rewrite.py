@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from autopoiesis.git.runner import call
 from autopoiesis.git.verify import ALLOW_REWRITE_ENV, RECORD_VERSION
 
 REDACTED = b"[redacted:forgotten]"
+REDACTED_NAME = b"redacted-forgotten"  # in a file name: no brackets, no colon
 
 
 def _git(
@@ -66,6 +68,13 @@ def in_history(root: Path, rel: str) -> bool:
     return bool(_git(root, "log", "--all", "--format=%H", "-1", "--", rel).stdout.strip())
 
 
+def tracked_files(root: Path) -> list[str]:
+    """The paths `git ls-files` lists (the index: at a clean tree, HEAD's files)."""
+    return [
+        p.decode(errors="replace") for p in _git(root, "ls-files", "-z").stdout.split(b"\0") if p
+    ]
+
+
 def remotes(root: Path) -> dict[str, str]:
     """{name: URL} of the repository's remotes."""
     found = {}
@@ -89,9 +98,67 @@ def branches(root: Path) -> list[str]:
     return _git(root, "for-each-ref", "--format=%(refname)", "refs/heads/").stdout.decode().split()
 
 
-def object_store_holds(root: Path, needle: bytes) -> bool:
+def pattern_for(text: str, *, ignore_case: bool = False) -> re.Pattern[bytes]:
+    """TEXT as a bytes pattern, matched literally (case-insensitively when asked: ASCII
+    letters only, as Python's bytes patterns are)."""
+    return re.compile(re.escape(text.encode("utf-8")), re.IGNORECASE if ignore_case else 0)
+
+
+def object_store_holds(root: Path, needle: bytes | re.Pattern[bytes]) -> bool:
     """Whether any object of the store (reachable or not) holds NEEDLE."""
-    return needle in _git(root, "cat-file", "--batch-all-objects", "--batch").stdout
+    store = _git(root, "cat-file", "--batch-all-objects", "--batch").stdout
+    return needle in store if isinstance(needle, bytes) else needle.search(store) is not None
+
+
+@dataclass
+class Occurrences:
+    """Where a pattern is in the history (every object any branch or tag reaches): in the
+    content of files (PATH: the most times one version of it holds it), in file names,
+    and in commit and tag messages (how many of them)."""
+
+    in_files: dict[str, int] = field(default_factory=dict)
+    in_names: list[str] = field(default_factory=list)
+    in_messages: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(self.in_files.values()) + len(self.in_names) + self.in_messages
+
+
+def occurrences(root: Path, pattern: re.Pattern[bytes]) -> Occurrences:
+    """Where PATTERN is in the reachable history: one `rev-list --objects` walk and one
+    `cat-file --batch` read of each object it lists."""
+    listing = _git(root, "rev-list", "--all", "--objects").stdout.decode(errors="replace")
+    names: dict[str, list[str]] = {}
+    for line in listing.splitlines():
+        sha, _, name = line.partition(" ")
+        names.setdefault(sha, [])
+        if name:
+            names[sha].append(name)
+    found = Occurrences()
+    found.in_names = sorted(
+        {n for ns in names.values() for n in ns if pattern.search(n.encode("utf-8"))}
+    )
+    batch = _git(root, "cat-file", "--batch", input="\n".join(names).encode() + b"\n").stdout
+    pos = 0
+    while pos < len(batch):
+        end = batch.index(b"\n", pos)
+        header = batch[pos:end].decode(errors="replace").split(" ")
+        if len(header) != 3:  # "<sha> missing": nothing follows
+            pos = end + 1
+            continue
+        sha, kind, size = header
+        body = batch[end + 1 : end + 1 + int(size)]
+        pos = end + 1 + int(size) + 1
+        count = len(pattern.findall(body)) if kind in ("blob", "commit", "tag") else 0
+        if not count:
+            continue
+        if kind != "blob":
+            found.in_messages += 1
+            continue
+        for name in names.get(sha, []):
+            found.in_files[name] = max(found.in_files.get(name, 0), count)
+    return found
 
 
 # ── the rewrite ──
@@ -105,10 +172,19 @@ class Rewritten:
     refs: list[str]
 
 
-def rewrite_history(root: Path, *, text: str | None = None, path: str | None = None) -> Rewritten:
-    """Remove TEXT (replaced by [redacted:forgotten]) or the file PATH from every commit of
-    every branch and tag, and drop the old objects; see the module doc. The caller holds
-    the repository's git lock and checked that the work tree is clean."""
+def rewrite_history(
+    root: Path,
+    *,
+    text: str | None = None,
+    ignore_case: bool = False,
+    path: str | None = None,
+    drop_lines_with: Iterable[str] = (),
+) -> Rewritten:
+    """Remove TEXT (replaced by [redacted:forgotten] in files and messages, by
+    redacted-forgotten in file names; case-insensitively when IGNORE_CASE) or the file
+    PATH from every commit of every branch and tag, drop every line of every file that
+    holds one of DROP_LINES_WITH, and drop the old objects; see the module doc. The
+    caller holds the repository's git lock and checked that the work tree is clean."""
     old_tips = tips(root)
     old_commits = _git(root, "rev-list", "--all").stdout.decode().split()
     # they come back, rewritten, with the next fetch after the force-push
@@ -127,12 +203,24 @@ def rewrite_history(root: Path, *, text: str | None = None, path: str | None = N
             "--replace-refs",
             "delete-no-add",
         ]
+        rules: list[bytes] = []
         if text is not None:
-            rules = Path(tmp) / "replace.txt"
-            rules.write_bytes(b"literal:" + text.encode("utf-8") + b"==>" + REDACTED + b"\n")
-            args += ["--replace-text", str(rules), "--replace-message", str(rules)]
-        else:
-            assert path is not None
+            # a regex, so that case can be ignored; filter-repo reads one rule a line and
+            # splits it at the last '==>' (forget refuses both in TEXT)
+            found = b"regex:" + (b"(?i)" if ignore_case else b"") + re.escape(text.encode())
+            rules.append(found + b"==>" + REDACTED)
+            renames = Path(tmp) / "renames.txt"
+            renames.write_bytes(found + b"==>" + REDACTED_NAME + b"\n")
+            args += ["--paths-from-file", str(renames)]
+        for marker in drop_lines_with:
+            rules.append(b"regex:(?m)^[^\\n]*" + re.escape(marker.encode()) + b"[^\\n]*\\n?==>")
+        if rules:
+            rules_file = Path(tmp) / "replace.txt"
+            rules_file.write_bytes(b"".join(r + b"\n" for r in rules))
+            args += ["--replace-text", str(rules_file)]
+            if text is not None:
+                args += ["--replace-message", str(rules_file)]
+        if path is not None:
             args += ["--invert-paths", "--path", path]
         # the one sanctioned rewrite: the reference-transaction hook lets it through
         env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", ALLOW_REWRITE_ENV: "1"}

@@ -580,6 +580,36 @@ class KnowledgeWriter(KnowledgeDocuments):
         current-state files, as the writer sees them now (its batch included)."""
         yield from list(self._catalog().live())
 
+    def remove_entries_from(
+        self, source: str, *, dry_run: bool = False
+    ) -> list[tuple[str, kf.Entry]]:
+        """Delete every entry, live or struck, whose citation names the transcript SOURCE
+        (its session, or the path itself in the older form), from every file under
+        knowledge/ and archive/: what `autopoiesis forget --transcript` leaves no trace of.
+        The one exception to "supersede, never delete". Returns (path, entry) of each;
+        DRY_RUN: only find them."""
+        cited = {self._cite(Provenance(source, utc(datetime(1970, 1, 1)))), source}
+        removed: list[tuple[str, kf.Entry]] = []
+        with self.repo.lock("knowledge-writer") if not self._batching else contextlib.nullcontext():
+            self._invalidate()
+            for top in ("knowledge", "archive"):
+                for full in sorted((self.repo.root / top).rglob("*.md")):
+                    rel = self.repo.rel(full)
+                    doc = self.read(rel)
+                    if doc is None:
+                        continue
+                    before = doc
+                    for si in range(len(doc.sections) - 1, -1, -1):
+                        for li in range(len(doc.sections[si].lines) - 1, -1, -1):
+                            line = doc.sections[si].lines[li]
+                            if isinstance(line, kf.Entry) and line.source in cited:
+                                removed.append((rel, line))
+                                doc = doc.remove_line(si, li)
+                    if doc is not before and not dry_run:
+                        self._store(rel, doc)
+            self._invalidate()
+        return removed
+
     def _cite(self, prov: Provenance) -> str:
         """The compact citation of PROV: its session (read from the transcript when the
         provenance does not say), else the source itself as one token."""

@@ -3,18 +3,29 @@
 A secret that redaction missed is in every later clone of the history. `forget` removes a
 string, or a whole transcript, from every commit with git-filter-repo (a well-kept tool,
 run as a subprocess; fast-import runs no hooks, so the pre-commit guard of raw/ is not in
-the way; git.rewrite runs it and keeps the record), then:
+the way; git.rewrite runs it and keeps the record; a string is replaced in file contents,
+commit and tag messages and file names), then:
 
 - every branch and tag is re-pointed at the rewritten commits (filter-repo does it);
   remote-tracking refs, which still hold the old history, are deleted first;
 - reflogs are expired and `git gc --prune=now` drops the old objects;
+- the object store and the history's file names are scanned: if the string is still
+  there, forget fails loudly, before it records anything (so `autopoiesis sync
+  --force-after-forget` has no rewrite to push);
 - memory.db is rebuilt from the rewritten files, and every cache and log under
   .autopoiesis/ that could quote the text is deleted (all of them are rebuildable);
 - a `maintenance:` commit records what was forgotten, when and why: the kind and length
   of the string and a salted SHA-256 (so whoever knows the secret can check it was this
-  one), never the string itself;
-- the object store is then scanned (`git cat-file --batch-all-objects`): if the string is
-  still in any object, forget fails loudly.
+  one), never the string itself.
+
+Before anything is rewritten, `plan_forget` checks the request and says what will go:
+how many times the string is in the history and where (files, file names, messages), or
+which knowledge entries a transcript produced. It refuses a string found nowhere, and
+one that is part of the repository's structure (a frontmatter key, a folder, a config
+key, a .gitignore pattern, a transcript marker: replacing it would break every file that
+uses it) unless forced. A transcript's entries (their citation names its session) are
+deleted from the knowledge files in a commit of their own, and their lines dropped from
+every older version, so nothing extracted from it survives either.
 
 It refuses a dirty tree, and says what a pushed remote needs: a force-push of every
 branch and tag, and every collaborator re-cloning (a pull would bring the secret back).
@@ -23,15 +34,19 @@ branch and tag, and every collaborator re-cloning (a pull would bring the secret
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 import secrets as _secrets
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autopoiesis.core.clock import format_ts, utc_now
+from autopoiesis.core.config import CONFIG_FILENAME
 from autopoiesis.core.paths import STATE_FILES, MemoryRepo
 from autopoiesis.errors import GitError
+from autopoiesis.formats.transcript import ROLES
 from autopoiesis.git import rewrite
 from autopoiesis.git.repo import MemoryGit
 from autopoiesis.git.verify import accept_current
@@ -112,49 +127,146 @@ def _transcript_label(relpath: str) -> str:
     return f"{head}/{m.group(1)}-….md" if m else relpath
 
 
-def forget(
-    repo: MemoryRepo, *, text: str | None = None, transcript: str | None = None, reason: str
-) -> ForgetReport:
-    """Remove TEXT (a string) or TRANSCRIPT (a path under raw/) from all history; see the module
-    doc."""
+@dataclass
+class ForgetPlan:
+    """What `forget` will remove, checked, before anything is rewritten: the string and
+    where the history holds it, or the transcript and the knowledge entries it produced."""
+
+    what: str  # how the record describes it (never the secret)
+    text: str | None = None
+    ignore_case: bool = False
+    transcript: str | None = None  # repo-relative path under raw/
+    found: rewrite.Occurrences | None = None  # the string's occurrences
+    derived: list[tuple[str, str]] = field(default_factory=list)  # (path, entry id)
+
+    def summary(self) -> str:
+        """Where the things to forget are, for the confirmation (a path that holds the
+        string is shown with it masked)."""
+        if self.found is not None:
+            f = self.found
+            places = [f"{self.masked(p)} ({n})" for p, n in sorted(f.in_files.items())]
+            if f.in_names:
+                shown = ", ".join(self.masked(n) for n in f.in_names)
+                places.append(f"{len(f.in_names)} file names: {shown}")
+            if f.in_messages:
+                places.append(f"{f.in_messages} commit or tag messages")
+            return f"{f.total} occurrences in the history: " + "; ".join(places)
+        files = sorted({p for p, _ in self.derived})
+        derived = (
+            f"{len(self.derived)} knowledge entries extracted from it ({', '.join(files)})"
+            if self.derived
+            else "no knowledge entries cite it"
+        )
+        return f"{self.transcript}, and {derived}"
+
+    def masked(self, path: str) -> str:
+        """PATH with the string to forget shown as …."""
+        assert self.text is not None
+        flags = re.IGNORECASE if self.ignore_case else 0
+        return re.sub(re.escape(self.text), "…", path, flags=flags)
+
+
+def plan_forget(
+    repo: MemoryRepo,
+    *,
+    text: str | None = None,
+    transcript: str | None = None,
+    ignore_case: bool = False,
+    force: bool = False,
+) -> ForgetPlan:
+    """Check a request to forget TEXT or TRANSCRIPT and find what it will remove; GitError
+    when it is refused (see the module doc). FORCE allows a string that is structure."""
     if (text is None) == (transcript is None):
         raise GitError("give exactly one thing to forget: a string, or --transcript PATH.")
+    root = repo.root
+    salt = _secrets.token_hex(8)
+    if text is not None:
+        _check_string(repo, text, force=force)
+        found = rewrite.occurrences(root, rewrite.pattern_for(text, ignore_case=ignore_case))
+        if not found.total:
+            hint = (
+                " It is there in another case: add --ignore-case."
+                if not ignore_case
+                and rewrite.occurrences(root, rewrite.pattern_for(text, ignore_case=True)).total
+                else ""
+            )
+            raise GitError(f"the string is in no file, file name or message of the history.{hint}")
+        what = _describe_string(repo, text, salt)
+        return ForgetPlan(what, text=text, ignore_case=ignore_case, found=found)
+    assert transcript is not None
+    rel = _transcript_path(repo, transcript)
+    derived = _derived_entries(repo, rel)
+    what = f"the transcript {_transcript_label(rel)}"
+    if derived:
+        what += f" and the {len(derived)} knowledge entries extracted from it"
+    return ForgetPlan(what, transcript=rel, derived=derived)
+
+
+def forget(
+    repo: MemoryRepo,
+    *,
+    text: str | None = None,
+    transcript: str | None = None,
+    reason: str,
+    ignore_case: bool = False,
+    force: bool = False,
+    plan: ForgetPlan | None = None,
+) -> ForgetReport:
+    """Remove TEXT (a string) or TRANSCRIPT (a path under raw/) from all history; see the
+    module doc. PLAN: what `plan_forget` found (made here when not given)."""
     if not reason.strip():
         raise GitError(
             "say why (--reason): the maintenance commit records why history was rewritten."
         )
+    if plan is None:
+        plan = plan_forget(
+            repo, text=text, transcript=transcript, ignore_case=ignore_case, force=force
+        )
     root = repo.root
-    what, rel = _what_to_forget(repo, text, transcript)
     _refuse_dirty(root)
     remotes = rewrite.remotes(root)
+    gitops = MemoryGit(repo)
 
     with repo.lock("git"):
         _refuse_dirty(root)  # again, now that no capture can commit behind our back
-        # the old history is recorded, so that sync can tell a remote holding only it (safe
-        # to overwrite) from one where others have built on it since
-        rewritten = rewrite.rewrite_history(root, text=text, path=rel)
+        drop: list[str] = []
+        if plan.transcript is not None:
+            drop = _remove_derived(repo, gitops, plan.transcript)
+        rewritten = rewrite.rewrite_history(
+            root,
+            text=plan.text,
+            ignore_case=plan.ignore_case,
+            path=plan.transcript,
+            drop_lines_with=drop,
+        )
         refs = rewritten.refs
+    # before anything claims success: nothing is recorded (and `sync --force-after-forget`
+    # pushes nothing) while the string or the transcript is still there
+    _check_forgotten(root, plan, drop)
 
-    cleared = _clear_state(repo, text)
+    cleared = _clear_state(
+        repo,
+        None if plan.text is None else rewrite.pattern_for(plan.text, ignore_case=plan.ignore_case),
+    )
     index_rebuilt = _rebuild_index(repo)
     # verify's record still describes the old history: the rewritten branches are the new truth
     for branch in rewrite.branches(root):
         accept_current(repo, branch)
 
-    gitops = MemoryGit(repo)
-    _commit_record(repo, gitops, text, what, reason, len(refs), len(cleared), index_rebuilt)
+    _commit_record(
+        repo, gitops, plan.text, plan.what, reason, len(refs), len(cleared), index_rebuilt
+    )
     sha = gitops.head() or ""
     rewrite.record_rewrite(
         repo,
         commit=sha,
-        what=what,
+        what=plan.what,
         old_tips=rewritten.old_tips,
         new_tips=rewrite.tips(root),
         old_commits=rewritten.old_commits,
     )
-    _check_forgotten(root, text, rel)
     return ForgetReport(
-        what=what,
+        what=plan.what,
         commit=sha,
         rewritten_refs=refs,
         cleared=cleared,
@@ -163,47 +275,161 @@ def forget(
     )
 
 
-def _what_to_forget(
-    repo: MemoryRepo, text: str | None, transcript: str | None
-) -> tuple[str, str | None]:
-    """(what the record commit names, the transcript's repo-relative path or None for a
-    string), once the request is checked: a whole secret on one line, or a transcript
-    under raw/ that some commit holds."""
-    root = repo.root
-    salt = _secrets.token_hex(8)
-    rel: str | None = None
-    if text is not None:
-        if len(text) < MIN_LENGTH:
-            raise GitError(
-                f"refusing to forget a string of {len(text)} characters: it would rewrite "
-                "ordinary words. "
-                f"Give the whole secret (at least {MIN_LENGTH} characters)."
-            )
-        if "\n" in text or "\r" in text or "==>" in text:
-            raise GitError(
-                "forget one line at a time: the string may not hold a line break or '==>'. "
-                "To drop a whole conversation, use --transcript PATH."
-            )
-        what = _describe_string(repo, text, salt)
-    else:
-        assert transcript is not None
-        rel = (
-            transcript.replace("\\", "/").lstrip("./")
-            if not Path(transcript).is_absolute()
-            else repo.rel(transcript)
+def _check_string(repo: MemoryRepo, text: str, *, force: bool) -> None:
+    """GitError unless TEXT can be a whole secret: long enough, one line, and (unless
+    FORCE) no part of the repository's structure, in any case."""
+    if len(text) < MIN_LENGTH:
+        raise GitError(
+            f"refusing to forget a string of {len(text)} characters: it would rewrite "
+            f"ordinary words. Give the whole secret (at least {MIN_LENGTH} characters)."
         )
-        if not rel.startswith("raw/") or not rel.endswith(".md"):
-            raise GitError(
-                f"{transcript} is not a transcript: give its path under raw/ (as `git ls-files "
-                "raw` shows it)."
-            )
-        if not rewrite.in_history(root, rel):
-            raise GitError(
-                f"{rel} is in no commit of this repository; nothing to forget (check the path "
-                "with git ls-files raw)."
-            )
-        what = f"the transcript {_transcript_label(rel)}"
-    return what, rel
+    if "\n" in text or "\r" in text or "==>" in text:
+        raise GitError(
+            "forget one line at a time: the string may not hold a line break or '==>'. "
+            "To drop a whole conversation, use --transcript PATH."
+        )
+    if force:
+        return
+    needle = text.casefold()
+    hits = [(word, kind) for word, kind in _structure(repo).items() if needle in word.casefold()]
+    if hits:
+        word, kind = min(hits, key=lambda h: len(h[0]))  # the word itself, when it is one
+        raise GitError(
+            f"refusing to forget {text!r}: it is part of {kind} {word!r}, and replacing it "
+            "everywhere would break every file that uses it. Give the whole secret, or "
+            "--force if this really is it."
+        )
+
+
+# transcript and knowledge markup (formats/transcript.py, formats/knowledge.py)
+_MARKUP = {
+    "> [tool:": "a transcript marker",
+    "> [knowledge:": "a transcript marker",
+    "> [attachment:": "a transcript marker",
+    " [memory]": "a transcript marker",
+    "(via ": "a knowledge citation",
+    "{id: ": "a knowledge entry id",
+    "#superseded-by:": "a knowledge tag",
+    "#about:": "a knowledge tag",
+    "[redacted:forgotten]": "forget's own marker",
+}
+_FRONTMATTER_KEY = re.compile(r"^\s*-?\s*([A-Za-z_][\w.-]*):", re.MULTILINE)
+
+
+def _structure(repo: MemoryRepo) -> dict[str, str]:
+    """{word: what it is} of the strings the repository's files are made of: frontmatter
+    keys of the tracked Markdown files, folders, the names of the files outside raw/, the
+    config's keys, the patterns of .gitignore and .gitattributes, the state files' names,
+    the transcript roles and the markup. A secret is never one of them nor a part of one."""
+    words: dict[str, str] = {m: k for m, k in _MARKUP.items()}
+    words.update({role: "a transcript role" for role in ROLES})
+    words.update({n: "a state file" for parts in STATE_FILES.values() for n in parts})
+    words[repo.index_path.name] = "the search index"
+    for rel in rewrite.tracked_files(repo.root):
+        for word, kind in _structure_of(repo.root, rel):
+            words.setdefault(word, kind)
+    return words
+
+
+def _structure_of(root: Path, rel: str) -> Iterator[tuple[str, str]]:
+    """(word, what it is) of the tracked file REL: its folders, its name (outside raw/,
+    where a transcript's name comes from its first message), and the keys or patterns it
+    holds."""
+    parts = rel.split("/")
+    for i in range(1, len(parts)):
+        yield "/".join(parts[:i]), "a folder"
+    if parts[0] != "raw":
+        yield rel, "a file name"
+    if rel.endswith(".md"):
+        for key in _FRONTMATTER_KEY.findall(_frontmatter_of(root / rel)):
+            yield key, "a frontmatter key"
+    elif parts[-1] in (".gitignore", ".gitattributes"):
+        for line in _read(root / rel).splitlines():
+            if not line.lstrip().startswith("#"):
+                yield from ((token, f"a {parts[-1]} pattern") for token in line.split())
+    elif rel == CONFIG_FILENAME:
+        for key in _FRONTMATTER_KEY.findall(_read(root / rel)):
+            yield key, "a config key"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _frontmatter_of(path: Path) -> str:
+    """The YAML between the `---` fences at the top of PATH ('' when it has none)."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as f:
+            if f.readline().strip() != "---":
+                return ""
+            lines: list[str] = []
+            for line in f:
+                if line.strip() == "---":
+                    return "".join(lines)
+                lines.append(line)
+    except OSError:
+        pass
+    return ""
+
+
+def _transcript_path(repo: MemoryRepo, transcript: str) -> str:
+    """TRANSCRIPT as the repo-relative path of one transcript some commit holds; GitError
+    for anything else (a folder, a glob, a file outside raw/)."""
+    given = transcript.replace("\\", "/")
+    rel = posixpath.normpath(repo.rel(given) if Path(given).is_absolute() else given)
+    if any(c in rel for c in "*?["):
+        raise GitError(
+            f"{transcript} is a pattern, not a transcript: forget takes one path under raw/ (as "
+            "`git ls-files raw` shows it), never a glob."
+        )
+    if not rel.startswith("raw/") or not rel.endswith(".md"):
+        raise GitError(
+            f"{transcript} is not a transcript: give its path under raw/ (as `git ls-files "
+            "raw` shows it)."
+        )
+    if not rewrite.in_history(repo.root, rel):
+        raise GitError(
+            f"{rel} is in no commit of this repository; nothing to forget (check the path "
+            "with git ls-files raw)."
+        )
+    return rel
+
+
+def _derived_entries(repo: MemoryRepo, rel: str) -> list[tuple[str, str]]:
+    """(path, entry id) of every knowledge entry that cites the transcript REL, as the
+    files are now (read without writing)."""
+    from autopoiesis.knowledge.writer import KnowledgeWriter
+
+    return [(p, e.id) for p, e in KnowledgeWriter(repo).remove_entries_from(rel, dry_run=True)]
+
+
+def _remove_derived(repo: MemoryRepo, gitops: MemoryGit, rel: str) -> list[str]:
+    """Delete the entries that cite the transcript REL from the knowledge files and commit
+    that; return the markers (`{id: ...}`) of their lines, for the rewrite to drop from
+    every older version."""
+    from autopoiesis.knowledge.writer import KnowledgeWriter
+
+    removed = KnowledgeWriter(repo).remove_entries_from(rel)
+    if not removed:
+        return []
+    paths = sorted({p for p, _ in removed})
+    gitops.run("add", "--", *paths)
+    done = gitops.run(
+        "commit",
+        "-q",
+        "-m",
+        f"maintenance: drop {len(removed)} knowledge entries extracted from a forgotten transcript",
+        check=False,
+    )
+    if done.returncode != 0:
+        raise GitError(
+            "could not commit the removal of the entries extracted from the transcript: "
+            f"{(done.stderr or done.stdout).strip()}"
+        )
+    return sorted({"{id: " + e.id + "}" for _, e in removed})
 
 
 def _commit_record(
@@ -241,21 +467,37 @@ def _commit_record(
         )
 
 
-def _check_forgotten(root: Path, text: str | None, rel: str | None) -> None:
-    """GitError when the string or the transcript is still in the repository after the
-    rewrite."""
-    if text is not None and rewrite.object_store_holds(root, text.encode("utf-8")):
+def _check_forgotten(root: Path, plan: ForgetPlan, dropped: list[str]) -> None:
+    """GitError when the string, the transcript or a line of what was extracted from it
+    (DROPPED: their markers) is still in the repository after the rewrite."""
+    if plan.text is not None:
+        pattern = rewrite.pattern_for(plan.text, ignore_case=plan.ignore_case)
+        left = rewrite.occurrences(root, pattern)
+        if rewrite.object_store_holds(root, pattern) or left.total:
+            where = ", ".join(
+                [*map(plan.masked, left.in_files), *(["file names"] if left.in_names else [])]
+            )
+            raise GitError(
+                "the history was rewritten, but the string is still in the object store "
+                f"({where or 'an unreachable object'}): an object git-filter-repo cannot edit, "
+                "such as a binary file or a stash. Find it with git grep or git log -S, remove "
+                "it, and run forget again; nothing was recorded, and sync will not push this "
+                "history."
+            )
+    if plan.transcript is not None and rewrite.in_history(root, plan.transcript):
         raise GitError(
-            "the string is still in the object store after the rewrite (an object git-filter-repo "
-            "cannot edit, "
-            "such as a binary file or a stash); find it with git grep or git log -S, remove it, "
-            "and run forget again."
+            f"{plan.transcript} is still in the history after the rewrite; run forget again."
         )
-    if rel is not None and rewrite.in_history(root, rel):
-        raise GitError(f"{rel} is still in the history after the rewrite; run forget again.")
+    kept = [m for m in dropped if rewrite.object_store_holds(root, m.encode("utf-8"))]
+    if kept:
+        raise GitError(
+            f"the history was rewritten, but {len(kept)} entries extracted from the transcript "
+            f"are still in it ({', '.join(kept[:3])}); find them with git log -S, remove them, "
+            "and run forget again. Nothing was recorded."
+        )
 
 
-def _clear_state(repo: MemoryRepo, text: str | None) -> list[str]:
+def _clear_state(repo: MemoryRepo, pattern: re.Pattern[bytes] | None) -> list[str]:
     """Delete every cache and log under .autopoiesis/ (all rebuildable, and any may quote the
     forgotten text), and any other file there that holds the string."""
     cleared: list[str] = []
@@ -271,8 +513,7 @@ def _clear_state(repo: MemoryRepo, text: str | None) -> list[str]:
             continue  # its files are llm_cache and llm_ledger, cleared by name
         _remove(path)
         cleared.append(str(path.relative_to(repo.root)))
-    if text is not None:
-        needle = text.encode("utf-8")
+    if pattern is not None:
         for path in sorted(state.rglob("*")):
             if (
                 not path.is_file()
@@ -281,7 +522,7 @@ def _clear_state(repo: MemoryRepo, text: str | None) -> list[str]:
             ):
                 continue
             try:
-                if needle in path.read_bytes():
+                if pattern.search(path.read_bytes()):
                     _remove(path)
                     cleared.append(str(path.relative_to(repo.root)))
             except OSError:

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import re
 import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from autopoiesis.capture.session import ConversationCapture, Session
-from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.errors import GitError
-from autopoiesis.memory.forget import forget
-from tests.conftest import Cli
+from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance
+from autopoiesis.memory.forget import forget, plan_forget
+from tests.conftest import PROJECT_ROOT, Cli
 
 SECRET = "corp-vault-unlock zebra 7731 harpoon"  # prose-shaped: redaction cannot know it is secret
 OTHER = "the deploy pipeline has a rollback plan"
@@ -176,3 +181,221 @@ def test_forget_tells_what_a_pushed_remote_needs(
     assert SECRET.encode() not in _objects(
         memory_repo
     )  # the remote-tracking ref no longer holds it
+
+
+def _every_trace(repo: MemoryRepo, needle: str) -> list[str]:
+    """Where NEEDLE still is, outside the packed objects: the name or the bytes of any file
+    of the repo (work tree, .git/index, refs and logs, memory.db, .autopoiesis/), and the
+    object store (case-insensitively)."""
+    low = needle.lower().encode()
+    found = []
+    for path in repo.root.rglob("*"):
+        rel = path.relative_to(repo.root).as_posix()
+        if needle.lower() in rel.lower():
+            found.append(f"name: {rel}")
+        elif path.is_file() and "/objects/" not in f"/{rel}" and low in path.read_bytes().lower():
+            found.append(f"bytes: {rel}")
+    if low in _objects(repo).lower():
+        found.append("object store")
+    return found
+
+
+def _pushed_to_a_remote(repo: MemoryRepo, git, tmp_path: Path) -> Path:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "-u", "origin", "HEAD:refs/heads/main")
+    return remote
+
+
+@pytest.mark.slow
+def test_forget_a_secret_in_a_file_name_renames_it_everywhere_and_sync_pushes_no_trace(
+    memory_repo: MemoryRepo, git, tmp_path: Path, cli: Cli
+) -> None:
+    secret = "zq-plover-quartz-7731"  # slug-shaped: the first message names the transcript
+    path = _session(memory_repo, "name1", f"{secret} opens the vault", OTHER)
+    assert secret in path
+    remote = _pushed_to_a_remote(memory_repo, git, tmp_path)
+    assert cli("index", "rebuild", repo=memory_repo).returncode == 0
+    assert secret.encode() in memory_repo.index_path.read_bytes()
+
+    done = cli("forget", "--stdin", "--yes", "--reason", "leaked", repo=memory_repo, input=secret)
+    assert done.returncode == 0, done.stderr
+    assert "1 file names" in done.stderr and secret not in done.stderr  # shown masked
+    assert _every_trace(memory_repo, secret) == []
+    renamed = memory_repo.root / path.replace(secret, "redacted-forgotten")
+    assert OTHER in renamed.read_text(encoding="utf-8")
+    assert git(memory_repo, "log", "-1", "--format=%s").stdout.startswith("maintenance: forget")
+
+    forced = cli("sync", "--force-after-forget", repo=memory_repo)
+    assert forced.returncode == 0, forced.stderr
+    on_remote = git(remote, "log", "--all", "--name-only", "-p").stdout
+    assert renamed.name in on_remote and secret not in on_remote
+    # what the remote's branches reach (its old objects stay until the host collects them)
+    assert secret not in git(remote, "rev-list", "--all", "--objects").stdout
+
+
+@pytest.mark.slow
+def test_forget_records_nothing_when_the_string_survives_the_rewrite(
+    memory_repo: MemoryRepo, git, tmp_path: Path, cli: Cli
+) -> None:
+    _session(memory_repo, "bin1", f"leak {SECRET}")
+    blob = memory_repo.root / "archive" / "dump.bin"  # binary: filter-repo leaves it as it is
+    blob.parent.mkdir(parents=True, exist_ok=True)
+    blob.write_bytes(b"\0\1binary " + SECRET.encode() + b"\0")
+    git(memory_repo, "add", "archive")
+    git(memory_repo, "commit", "-qm", "a binary dump")
+    remote = _pushed_to_a_remote(memory_repo, git, tmp_path)
+
+    done = cli("forget", "--stdin", "--yes", "--reason", "r", repo=memory_repo, input=SECRET)
+    assert done.returncode == 1 and "still in the object store" in done.stderr
+    assert "archive/dump.bin" in done.stderr and "Traceback" not in done.stderr
+    assert git(memory_repo, "log", "-1", "--format=%s").stdout.strip() == "a binary dump"
+    assert not memory_repo.state_file("verify_rewrites").exists()  # sync will not force it
+    refused = cli("sync", "--force-after-forget", repo=memory_repo)
+    assert refused.returncode != 0 and "no sanctioned forget" in refused.stderr
+    assert SECRET.encode() in _objects(MemoryRepo(remote))  # as it was, never forced
+
+
+def test_forget_refuses_structure_and_says_how_often_and_where(
+    memory_repo: MemoryRepo, git, cli: Cli
+) -> None:
+    path = _session(memory_repo, "where1", "hello", f"the vault phrase is {SECRET}")
+    note = memory_repo.root / "knowledge" / "reference" / "vault.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text(f"# Vault\n\nPhrase: {SECRET}\nAgain: {SECRET.upper()}\n")
+    git(memory_repo, "add", "knowledge")
+    git(memory_repo, "commit", "-qm", f"memory: note the vault ({SECRET})")
+    head = git(memory_repo, "rev-parse", "HEAD").stdout.strip()
+
+    for word, kind in (
+        ("session_id", "a frontmatter key"),  # would strip the key from every transcript
+        ("memory", "a transcript marker"),  # also .gitignore's memory.db, knowledge/memory
+        ("Session_ID", "a frontmatter key"),
+        ("conversations/2026", "a folder"),
+    ):
+        with pytest.raises(GitError, match=f"part of {kind}") as refused:
+            plan_forget(memory_repo, text=word)
+        assert "--force" in str(refused.value)
+    done = cli("forget", "--yes", "--reason", "r", "memory", repo=memory_repo)
+    assert done.returncode == 1 and "--force" in done.stderr and "Traceback" not in done.stderr
+    with pytest.raises(GitError, match="in no file"):
+        plan_forget(memory_repo, text="not-in-this-repo-42")
+
+    plan = plan_forget(memory_repo, text=SECRET)
+    assert plan.found is not None
+    assert plan.found.in_files == {path: 1, "knowledge/reference/vault.md": 1}
+    assert plan.found.in_messages == 1 and plan.found.total == 3
+    assert f"3 occurrences in the history: knowledge/reference/vault.md (1); {path} (1)" in (
+        plan.summary()
+    )
+    any_case = plan_forget(memory_repo, text=SECRET.title(), ignore_case=True)
+    assert any_case.found is not None and any_case.found.total == 4
+    with pytest.raises(GitError, match="add --ignore-case"):
+        plan_forget(memory_repo, text=SECRET.title())
+    assert git(memory_repo, "rev-parse", "HEAD").stdout.strip() == head  # nothing rewritten
+
+    done = cli("forget", "-i", "--yes", "--reason", "r", SECRET.title(), repo=memory_repo)
+    assert done.returncode == 0, done.stderr
+    assert "to forget: 4 occurrences" in done.stderr
+    assert _every_trace(memory_repo, SECRET) == []
+    assert note.read_text().count("[redacted:forgotten]") == 2
+
+
+def _fact(repo: MemoryRepo, source: str, path: str, text: str) -> None:
+    KnowledgeWriter(repo).apply(
+        [
+            KnowledgeChange(
+                path=path,
+                action="append",
+                section="Facts",
+                content=text,
+                provenance=Provenance(source, datetime(2026, 3, 1, 9, 5, tzinfo=UTC), "test@1"),
+            )
+        ]
+    )
+
+
+@pytest.mark.slow
+def test_forget_a_transcript_drops_what_was_extracted_from_it(memory_repo: MemoryRepo, git) -> None:
+    keep = _session(memory_repo, "keep2", "we talked about the release", OTHER)
+    gone = _session(memory_repo, "gone2", "private: the merger closes on 12 March")
+    files = (MEMORY_FILE, "knowledge/reference/deals.md", "knowledge/projects/acme/context.md")
+    private = ("Initech merger closes 12 March", "Initech pays 40 a share", "Initech is under NDA")
+    public = ("Release train every Tuesday", "Deploys need two reviewers", "Acme ships on Mondays")
+    for path, secret_fact, public_fact in zip(files, private, public, strict=True):
+        _fact(memory_repo, gone, path, secret_fact)
+        _fact(memory_repo, keep, path, public_fact)
+    git(memory_repo, "add", "knowledge")
+    git(memory_repo, "commit", "-qm", "memory: extracted")
+    _fact(memory_repo, keep, files[1], "Hotfixes skip the release train")
+    git(memory_repo, "commit", "-qam", "memory: more")  # the private entry, in a second version
+
+    with pytest.raises(GitError, match="a pattern, not a transcript"):
+        plan_forget(memory_repo, transcript="raw/conversations/**/*gone2*.md")
+    plan = plan_forget(memory_repo, transcript=gone.replace("raw/", "raw//./"))
+    assert plan.transcript == gone and sorted(p for p, _ in plan.derived) == sorted(files)
+    forget(memory_repo, transcript=gone.replace("raw/", "raw//"), reason="private", plan=None)
+
+    assert git(memory_repo, "log", "--all", "--format=%H", "--", gone).stdout.strip() == ""
+    assert _every_trace(memory_repo, "Initech") == []
+    for path, public_fact in zip(files, public, strict=True):
+        text = (memory_repo.root / path).read_text(encoding="utf-8")
+        assert public_fact in text and "Initech" not in text, path
+    assert (memory_repo.root / keep).exists()
+    assert git(memory_repo, "status", "--porcelain").stdout == ""
+
+
+def _forget_process(
+    repo: MemoryRepo, secret_file: Path, *, terminal: int | None
+) -> subprocess.CompletedProcess[bytes]:
+    """`autopoiesis forget --stdin < SECRET_FILE` in a session of its own: with no
+    controlling terminal, or with the pty TERMINAL (its slave fd) as its terminal."""
+
+    def take_terminal() -> None:
+        if terminal is not None:
+            import fcntl
+            import termios
+
+            fcntl.ioctl(terminal, termios.TIOCSCTTY, 0)
+
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
+    with secret_file.open("rb") as stdin:
+        return subprocess.run(
+            [sys.executable, "-P", "-m", "autopoiesis", "forget", "--stdin", "--reason", "r"],
+            stdin=stdin,
+            capture_output=True,
+            cwd=repo.root,
+            env=env,
+            start_new_session=True,
+            preexec_fn=take_terminal,
+            pass_fds=() if terminal is None else (terminal,),
+            timeout=120,
+        )
+
+
+@pytest.mark.slow
+def test_the_confirmation_is_asked_on_the_terminal_never_read_from_stdin(
+    memory_repo: MemoryRepo, git, tmp_path: Path
+) -> None:
+    _session(memory_repo, "tty1", f"leak {SECRET}")
+    head = git(memory_repo, "rev-parse", "HEAD").stdout.strip()
+    secret_file = tmp_path / "secret.txt"
+    secret_file.write_text(SECRET + "\n")
+
+    alone = _forget_process(memory_repo, secret_file, terminal=None)
+    assert alone.returncode == 1 and b"pass --yes" in alone.stderr
+    assert git(memory_repo, "rev-parse", "HEAD").stdout.strip() == head
+
+    master, slave = pty.openpty()
+    try:
+        os.write(master, b"y\n")  # the person at the terminal answers
+        asked = _forget_process(memory_repo, secret_file, terminal=slave)
+        shown = os.read(master, 4096)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert asked.returncode == 0, asked.stderr
+    assert b"Continue? [y/N]" in shown and b"to forget: 1 occurrences" in asked.stderr
+    assert SECRET.encode() not in _objects(memory_repo)
+    assert re.match(r"maintenance: forget", git(memory_repo, "log", "-1", "--format=%s").stdout)
