@@ -56,8 +56,16 @@ for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AUTOPOIESIS_LLM"):
 
 def _cli(repo: Path | None, *args: str, stdin: str | None = None) -> str:
     cmd = [sys.executable, "-m", "autopoiesis", *(["-C", str(repo)] if repo else []), *args]
+    # run outside any git repository: the current folder's project must not be this checkout's
     done = subprocess.run(
-        cmd, input=stdin, capture_output=True, text=True, env=ENV, check=False, timeout=3600
+        cmd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=ENV,
+        check=False,
+        timeout=3600,
+        cwd=tempfile.gettempdir(),
     )
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(args[:2])}: exit {done.returncode}: {done.stderr[-2000:]}")
@@ -87,19 +95,29 @@ def _recall_at_10(
     normed = [norm(t.unit.text) for t in turns]
     cache = LineCache()
     started = time.perf_counter()
-    out = _cli(
-        repo,
-        "search",
-        "--batch",
-        "-",
-        "--json",
-        "--mode",
-        mode,
-        "-k",
-        "10",
-        *(["-c", only] if only else []),
-        stdin="".join(" ".join(q["question"].split()) + "\n" for q in questions),
-    )
+    # one batch a project: the agent asks from inside that project's repository
+    lines: dict[int, str] = {}
+    by_project: dict[str, list[int]] = defaultdict(list)
+    for n, q in enumerate(questions):
+        by_project[q.get("project") or ""].append(n)
+    for project, numbers in by_project.items():
+        out = _cli(
+            repo,
+            "search",
+            "--batch",
+            "-",
+            "--json",
+            "--mode",
+            mode,
+            "-k",
+            "10",
+            "--project",
+            project,
+            *(["-c", only] if only else []),
+            stdin="".join(" ".join(questions[n]["question"].split()) + "\n" for n in numbers),
+        )
+        lines.update(zip(numbers, out.splitlines(), strict=True))
+    out = "\n".join(lines[n] for n in range(len(questions)))
     seconds = time.perf_counter() - started
     hits: list[bool | None] = []
     for q, line in zip(questions, out.splitlines(), strict=True):

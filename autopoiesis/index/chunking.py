@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
@@ -27,7 +28,8 @@ from autopoiesis.errors import FrontmatterError
 # Bump when chunk boundaries or chunk text change: the index rebuilds itself.
 # 6: frontmatter is found by core.frontmatter (a leading BOM, fences with trailing blanks).
 # 7: a long neighbour no longer joins a short turn's chunk (see _exchange).
-CHUNKER_VERSION = "7"
+# 8: a turn chunk's body_hash (the same words said again elsewhere; see Chunk).
+CHUNKER_VERSION = "8"
 CONTEXT_TURNS = 1  # a turn chunk holds this many turns before and after it, when they fit:
 # a neighbour joins when it is at most SHORT_NEIGHBOUR_CHARS long (the question beside its
 # long answer) or the window stays under WIDE_CONTEXT_CHARS with it
@@ -52,6 +54,9 @@ class Chunk:
     text: str  # what FTS and the embedder see
     heading: str | None = None
     turn_time: str | None = None  # ISO-8601 UTC of a transcript turn
+    # A turn chunk's words without who said them when: equal for the same exchange pasted
+    # into many sessions (a harness's rules, a file read again), so search shows it once.
+    body_hash: str = ""
 
     @property
     def content_hash(self) -> str:
@@ -221,9 +226,18 @@ def _exchange_chunks(units: list[_Unit]) -> list[Chunk]:
                 text="\n".join(u[2] for u in units[lo:hi]),
                 heading=speaker,
                 turn_time=when.strftime("%Y-%m-%dT%H:%M:%SZ") if when else None,
+                body_hash=_body_hash(u[2] for u in units[lo:hi]),
             )
         )
     return chunks
+
+
+def _body_hash(texts: Iterable[str]) -> str:
+    """The hash of unit TEXTS (a chunk's window of turns) without their first lines (who
+    spoke, and when), whitespace collapsed."""
+    bodies = (" ".join(t.split("\n", 1)[1].split()) if "\n" in t else "" for t in texts)
+    joined = "\n".join(bodies)
+    return hashlib.blake2b(joined.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 def _exchange(units: list[_Unit], n: int) -> tuple[int, int]:

@@ -31,7 +31,8 @@ from autopoiesis.index.postings import SCHEMA as POSTINGS_SCHEMA
 
 # 2: term postings (postings.py); a lexical embedder's vectors in plain rows; ctime.
 # 3: files.project (projects.py): an index made before it is rebuilt, which fills it in.
-SCHEMA_VERSION = "3"
+# 4: chunks.body_hash (chunking.Chunk): the same pasted text is one search result.
+SCHEMA_VERSION = "4"
 
 
 class IndexCorruptError(Exception):
@@ -145,7 +146,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     turn_time TEXT,                  -- ISO-8601 UTC, transcripts only
     heading TEXT,
     text TEXT NOT NULL,
-    content_hash TEXT NOT NULL
+    content_hash TEXT NOT NULL,
+    body_hash TEXT NOT NULL DEFAULT ''  -- a turn chunk's words said again elsewhere
 );
 CREATE INDEX IF NOT EXISTS idx_chunks_path ON chunks(path);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='"""
@@ -159,6 +161,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='"""
 ADDED_COLUMNS = (
     ("files", "ctime_ns", "INTEGER NOT NULL DEFAULT 0"),
     ("files", "project", "TEXT"),
+    ("chunks", "body_hash", "TEXT NOT NULL DEFAULT ''"),
 )
 
 

@@ -357,13 +357,14 @@ class QueryEngine:
         per_session: dict[
             str, int
         ] = {}  # results per file, the parts of one session counted together
+        bodies: set[str] = set()  # the body_hash of the turn chunks taken
         block = max(4 * limit, 32)
         for i in range(0, len(ranked), block):
             part = ranked[i : i + block]
             where = {
                 row[0]: row[1:]
                 for row in conn.execute(
-                    "SELECT id, path, start_line, end_line FROM chunks WHERE id IN "
+                    "SELECT id, path, start_line, end_line, body_hash FROM chunks WHERE id IN "
                     f"({','.join('?' * len(part))})",
                     [c.chunk_id for c in part],
                 )
@@ -371,7 +372,9 @@ class QueryEngine:
             for c in part:
                 if c.chunk_id not in where:
                     continue
-                path, start, end = where[c.chunk_id]
+                path, start, end, body = where[c.chunk_id]
+                if body and body in bodies:
+                    continue  # the same words, pasted into another session: shown once
                 spans = per_path.setdefault(path, [])
                 group = (
                     session_key(path) if path.startswith("raw/conversations/") else None
@@ -382,6 +385,8 @@ class QueryEngine:
                 ):
                     continue
                 spans.append((start, end))
+                if body:
+                    bodies.add(body)
                 per_session[group] = per_session.get(group, 0) + 1
                 taken.append((c, per_session[group]))
                 if len(taken) >= limit:

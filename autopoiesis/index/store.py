@@ -367,6 +367,7 @@ class IndexStore:
                         c.heading,
                         c.text,
                         c.content_hash,
+                        c.body_hash,
                     )
                 )
                 fts_rows.append((next_id, c.text))
@@ -381,8 +382,8 @@ class IndexStore:
         )
         conn.executemany(
             "INSERT INTO chunks(id, path, category, kind, start_line, end_line, turn_time, "
-            "heading, text, content_hash)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "heading, text, content_hash, body_hash)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             chunk_rows,
         )
         conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", fts_rows)
