@@ -175,6 +175,19 @@ PREFERENCE_CUE = re.compile(
     r")?(?:use|give|answer|write|keep|reply|respond|format|send|add|avoid|skip)\b",
     re.IGNORECASE,
 )
+# How the user wants the work done in code, said as a rule: "use bun, not node", "never
+# mock in production", "don't touch the migrations", "always run the linter first",
+# "prefer composition over inheritance" (v3: a one-off order such as "make it into a
+# file" is none of these).
+CODING_PREFERENCE = re.compile(
+    r"^(?:please\s+|and\s+|also\s+)?(?:always|never)\s+\w+"
+    r"|^(?:please\s+)?(?:don'?t|do not)\s+(?:ever\s+)?(?:touch|modify|change|edit|use|add|"
+    r"mock|commit|push|run|install|import|write|create|delete|remove|rename)\b.{3,}"
+    r"|\buse\s+[\w.+#/-]+(?:\s+[\w.+#/-]+)?,?\s+(?:not|instead of|rather than|over)\s+\S+"
+    r"|\bprefer\s+[\w.+#/-]+(?:\s+[\w.+#/-]+)?\s+(?:over|to|to using)\s+\S+"
+    r"|\bwe (?:always|never) \w+|\bin this (?:repo|project|codebase),? (?:we|always|never|use)\b",
+    re.IGNORECASE,
+)
 # A preference's subject, so that a later one about the same thing replaces it.
 _PREFERENCE_SUBJECTS = (
     ("length", r"\b(?:short|shorter|brief|concise|terse|long|longer|lengthy|detailed|verbose)\b"),
@@ -457,6 +470,7 @@ OPEN_QUESTION = re.compile(
 __all__ = [
     "ACK",
     "CHANGE_CUE",
+    "CODING_PREFERENCE",
     "CONFIRM",
     "DATE",
     "DECISION_CUE",

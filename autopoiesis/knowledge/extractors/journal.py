@@ -9,11 +9,14 @@ agent's "Understood, ..."."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
+from autopoiesis.core.clock import utc
 from autopoiesis.core.text import slugify
 from autopoiesis.formats import transcript as tf
+from autopoiesis.knowledge.extractors import prose
 from autopoiesis.knowledge.extractors.base import (
     NAME_SLUG_LEN,
     Extractor,
@@ -25,12 +28,21 @@ from autopoiesis.knowledge.extractors.base import (
     reply_items,
     reply_validator,
 )
-from autopoiesis.knowledge.extractors.decisions import DECISIONS, decision_changes, decision_in
+from autopoiesis.knowledge.extractors.coding import request_of, session_outcome
+from autopoiesis.knowledge.extractors.decisions import (
+    DECISIONS,
+    DECISIONS_V3,
+    decision_changes,
+    decision_in,
+    decision_v3_in,
+)
 from autopoiesis.knowledge.extractors.lessons import (
     LESSONS,
+    LESSONS_V3,
     SECTION_LESSONS,
     SECTION_PREFERENCES,
     lesson_changes,
+    lesson_v3_changes,
 )
 from autopoiesis.knowledge.writer import KnowledgeChange, entry_id_for
 
@@ -120,6 +132,83 @@ def _canonical_changes(src: SourceTranscript, s: Sentence, project: str) -> list
     return lesson_changes(src, LESSONS.key, s)
 
 
+def journal_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    """v3: one line a session that says what was done, not only what was asked: the
+    request, then what the tool calls show (files changed, the check that passed, an
+    error left failing) or, with no tool call, the agent's closing statement; then up to
+    three decisions, lessons or preferences (v3's), each carrying its entry's id."""
+    path = journal_path(src)
+    project = detect_project(src)
+    topic = journal_topic(src, project)
+    t = src.transcript
+    first_user = next((turn for turn in t.turns if turn.role == "user"), None)
+    asked = (request_of(first_user) if first_user is not None else "") or t.title
+    done = session_outcome(src)
+    if not done:
+        closing = _closing_statement(src)
+        if closing:
+            done = [closing]
+    summary = (f"{t.meta.topic}: " if t.meta.topic else "") + clean(asked, limit=120)
+    # nothing done to report: the session's size, as v2 says it (so a decision's own
+    # "Decided:" line below is not taken for a restatement of the request)
+    summary = summary.rstrip(".") + (
+        " — " + "; ".join(done) if done else f" ({len(t.turns)} turns)"
+    )
+    if t.meta.part > 1:
+        summary = f"Continued (part {t.meta.part}): {summary}"
+
+    def bullet(text: str, at: datetime) -> KnowledgeChange:
+        return KnowledgeChange(
+            path, "append", topic, text, src.provenance(at, key), dated=False, section_level=3
+        )
+
+    out = [bullet(clean(summary, limit=300), utc(first_user.time) if first_user else src.started)]
+    picked = 0
+    for s in src.prose_sentences:
+        if picked >= 3:
+            break
+        decision = decision_v3_in(s)
+        canonical = (
+            decision_changes(src, DECISIONS_V3.key, decision, project)[:1]
+            if decision is not None
+            else lesson_v3_changes(src, LESSONS_V3.key, s)
+        )
+        for c in canonical[:1]:
+            label = {SECTION_LESSONS: "Lesson", SECTION_PREFERENCES: "Preference"}.get(
+                c.section, "Decided"
+            )
+            out.append(
+                KnowledgeChange(
+                    path,
+                    "append",
+                    topic,
+                    f"{label}: {clean(c.content, limit=200)}",
+                    src.provenance(s.at, key),
+                    dated=False,
+                    section_level=3,
+                    entry_id=entry_id_for(c),
+                )
+            )
+            picked += 1
+    return out
+
+
+def _closing_statement(src: SourceTranscript) -> str:
+    """The agent's last whole statement of the session, when it reports an outcome."""
+    for s in reversed(src.prose_sentences):
+        if s.role == "agent" and not s.ack and not s.question and prose.is_statement(s.text):
+            if _OUTCOME.search(s.text):
+                return clean(s.text, limit=140).rstrip(".")
+    return ""
+
+
+_OUTCOME = re.compile(
+    r"\b(?:pass(?:ed|es|ing)?|fixed|works?|working|added|created|implemented|updated|"
+    r"resolved|removed|renamed|refactored|succeeded|complete[d]?|done|merged|pushed|committed)\b",
+    re.IGNORECASE,
+)
+
+
 def journal_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     path = journal_path(src)
     out = []
@@ -155,4 +244,24 @@ JOURNAL = Extractor(
     "journal.v1.md",
 )
 
-__all__ = ["JOURNAL", "journal_llm", "journal_offline", "journal_path", "journal_topic"]
+JOURNAL_V3 = Extractor(
+    "journal",
+    3,
+    "a summary of the session: what was asked and what was done -> journal/YYYY-MM-DD.md",
+    ("knowledge/journal/*.md",),
+    frozenset({"append"}),
+    journal_v3_offline,
+    journal_llm,
+    reply_validator("bullet", ("topic",)),
+    "journal.v1.md",
+)
+
+__all__ = [
+    "JOURNAL",
+    "JOURNAL_V3",
+    "journal_llm",
+    "journal_offline",
+    "journal_path",
+    "journal_topic",
+    "journal_v3_offline",
+]

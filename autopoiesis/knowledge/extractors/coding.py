@@ -1,0 +1,384 @@
+"""coding: what a coding session's tool calls show -> projects/SLUG/context.md.
+
+* **Commands**: the commands that ran and succeeded, by kind (tests, build, lint, type
+  check, format, run, install): the project's "how to". One live command a kind and
+  runner (`#about:command test pytest`): a later one supersedes it.
+* **Changes**: the files the session changed, and the user's request they served.
+* **Errors and Fixes**: an error a command printed, the files edited next, and the same
+  command passing afterwards.
+
+Only what the tool calls show (a command's exit as its result line reports it, an
+edit's path); nothing is taken from what the agent says it did. A session whose project
+is unknown (no `project:` / `cwd:` in its transcript, no project named in it) yields
+nothing: a command or a file means nothing without its codebase, and none of it belongs
+in MEMORY.md or reference/general.md.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from autopoiesis.core.clock import utc
+from autopoiesis.formats import transcript as tf
+from autopoiesis.knowledge.extractors import prose
+from autopoiesis.knowledge.extractors.base import (
+    Extractor,
+    SourceTranscript,
+    clean,
+    detect_project,
+)
+from autopoiesis.knowledge.writer import KnowledgeChange
+
+SECTION_COMMANDS = "Commands"
+SECTION_CHANGES = "Changes"
+SECTION_FIXES = "Errors and Fixes"
+
+_SHELL_TOOLS = {
+    "bash",
+    "shell",
+    "exec",
+    "exec_command",
+    "local_shell",
+    "run_shell_command",
+    "run_terminal_cmd",
+    "terminal",
+    "command",
+    "run",
+    "execute",
+    "execute_command",
+}
+_EDIT_TOOLS = {
+    "edit",
+    "multiedit",
+    "write",
+    "create",
+    "str_replace",
+    "str_replace_editor",
+    "str_replace_based_edit_tool",
+    "apply_patch",
+    "edit_file",
+    "write_file",
+    "replace",
+    "create_file",
+    "search_replace",
+    "notebookedit",
+}
+# what a command is for, by its runner (the first match wins)
+_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(rx, re.IGNORECASE))
+    for kind, rx in (
+        ("format", r"\b(?:prettier|black|ruff format|gofmt|rustfmt|cargo fmt|isort)\b"),
+        (
+            "lint",
+            r"\b(?:ruff(?: check)?|eslint|flake8|pylint|golangci-lint|clippy|shellcheck|"
+            r"stylelint|(?:npm|pnpm|yarn|bun)(?: run)? lint|lint-imports|biome)\b",
+        ),
+        ("typecheck", r"\b(?:mypy|tsc|pyright|(?:npm|pnpm|yarn|bun)(?: run)? typecheck)\b"),
+        (
+            "test",
+            r"\b(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|rspec|phpunit|"
+            r"go test|cargo test|mvn test|gradle test|ctest|playwright test|"
+            r"(?:npm|pnpm|yarn|bun)(?: run)? test|make test|\./run\.sh)\b",
+        ),
+        (
+            "build",
+            r"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? build|cargo build|go build|make\b|cmake|"
+            r"vite build|webpack|gradle build|mvn package|python -m build|docker build)",
+        ),
+        (
+            "install",
+            r"\b(?:pip install|uv (?:sync|pip install|add)|poetry install|(?:npm|pnpm|yarn|bun) "
+            r"(?:install|add|i)\b|cargo add|go get|bundle install)",
+        ),
+        (
+            "run",
+            r"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? (?:dev|start)|cargo run|go run|uvicorn|"
+            r"flask run|manage\.py runserver|docker compose up)\b",
+        ),
+    )
+)
+_FAILED = re.compile(
+    r"\b(?:[1-9]\d* (?:failed|errors?)\b|FAILED\b|FAIL\b|Traceback|Error:|error(?:\[\w+\])?:|"
+    r"Exception\b|command failed|exit (?:code|status) [1-9]|npm ERR!|command not found|"
+    r"No module named|cannot find|not found)",
+)
+_PASSED = re.compile(
+    r"\b(?:\d+ passed|passed|all (?:checks|tests) passed|success(?:ful(?:ly)?)?|succeeded|ok\b|"
+    r"OK\b|0 errors|no (?:issues|errors|problems) found|found 0|built in|compiled|done in|"
+    r"✓|✔|Successfully installed)",
+    re.IGNORECASE,
+)
+_CD_PREFIX = re.compile(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)+")
+_ERROR_LINE = re.compile(
+    r"(?:[A-Z]\w*(?:Error|Exception)\b[^|]{0,160}|error(?:\[\w+\])?:[^|]{3,160}|"
+    r"FAILED [^|]{3,160}|\d+ failed[^|]{0,80})"
+)
+_PATH_ARG = re.compile(r"^\s*(\S+?\.[A-Za-z0-9]{1,8})\b")
+
+
+@dataclass(frozen=True)
+class ToolStep:
+    """One tool call of the session, in order, with the request it served."""
+
+    at: datetime
+    tool: str
+    args: str
+    result: str
+    request: str  # the user's last request before it ("" when none reads as one)
+
+    @property
+    def is_shell(self) -> bool:
+        return self.tool.lower().rsplit(".", 1)[-1] in _SHELL_TOOLS
+
+    @property
+    def is_edit(self) -> bool:
+        return self.tool.lower().rsplit(".", 1)[-1] in _EDIT_TOOLS
+
+    @property
+    def command(self) -> str:
+        return _CD_PREFIX.sub("", self.args.strip())
+
+    @property
+    def kind(self) -> str | None:
+        """What the command is for (test, lint, build, ...), None for anything else."""
+        return command_kind(self.command) if self.is_shell else None
+
+    @property
+    def failed(self) -> bool:
+        return bool(_FAILED.search(self.result))
+
+    @property
+    def passed(self) -> bool:
+        """It reports success and no failure (a silent result proves nothing)."""
+        return not self.failed and bool(_PASSED.search(self.result))
+
+    @property
+    def edited_path(self) -> str | None:
+        m = _PATH_ARG.match(self.args)
+        if not m or not re.search(r"[/\\]|\.\w+$", m.group(1)):
+            return None
+        return m.group(1)
+
+
+def command_kind(command: str) -> str | None:
+    first = re.split(r"\s*(?:&&|\|\||;|\|)\s*", command, maxsplit=1)[0]
+    for kind, rx in _KINDS:
+        if rx.search(first):
+            return kind
+    return None
+
+
+def runner_of(command: str) -> str:
+    """The runner a command names ("python -m pytest -q x" -> "pytest", "pnpm test" -> "pnpm")."""
+    words = [w for w in command.split() if not w.startswith("-") and "=" not in w]
+    if len(words) >= 3 and words[0].startswith("python") and words[1] == "-m":
+        return words[2]
+    for w in words:
+        if w not in ("python", "python3", "uv", "run", "poetry", "npx", "exec", "sudo", "env"):
+            return w.rsplit("/", 1)[-1]
+    return words[0] if words else ""
+
+
+def request_of(turn: tf.Turn) -> str:
+    """What a user turn asks, in a sentence: its first prose sentence that is a statement
+    (a pasted form or log says nothing of the request)."""
+    for item in turn.items:
+        if isinstance(item, tf.Text):
+            text = prose.prose_of(item.content)
+            for line in text.split("\n"):
+                line = re.sub(r"@\S+", "", line).strip()
+                if len(line.split()) >= 3 and prose.code_share(line) < 0.3:
+                    return clean(line, limit=120)
+    return ""
+
+
+def tool_steps(src: SourceTranscript) -> list[ToolStep]:
+    steps: list[ToolStep] = []
+    request = ""
+    for turn in src.transcript.turns:
+        if turn.role == "user":
+            asked = request_of(turn)
+            if asked and len(asked) < 120 and not asked.endswith("…"):
+                request = asked
+            continue
+        for item in turn.items:
+            if isinstance(item, tf.ToolCall):
+                steps.append(
+                    ToolStep(utc(turn.time), item.tool, item.args, item.result or "", request)
+                )
+    return steps
+
+
+def _code(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split()).replace("`", "'")
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return f"`{text}`"
+
+
+def _error_of(result: str) -> str:
+    m = _ERROR_LINE.search(result)
+    return (m.group(0) if m else result).strip(" |")
+
+
+_KIND_LABEL = {
+    "test": "Run the tests",
+    "lint": "Lint",
+    "typecheck": "Type-check",
+    "build": "Build",
+    "format": "Format",
+    "install": "Install the dependencies",
+    "run": "Run it",
+}
+
+
+def coding_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    project = detect_project(src)
+    if project == "general":
+        return []
+    path = f"knowledge/projects/{project}/context.md"
+    steps = tool_steps(src)
+    out: list[KnowledgeChange] = []
+    seen: set[str] = set()
+    for step in steps:  # the commands that ran and passed
+        kind = step.kind
+        if kind is None or not step.passed or step.command in seen:
+            continue
+        seen.add(step.command)
+        runner = runner_of(step.command)
+        out.append(
+            KnowledgeChange(
+                path,
+                "append",
+                SECTION_COMMANDS,
+                f"{_KIND_LABEL[kind]}: {_code(step.command)}",
+                src.provenance(step.at, key),
+                subject=f"command {kind} {runner}",
+            )
+        )
+    out += _fixes(src, key, path, steps)
+    out += _changes(src, key, path, steps)
+    return out
+
+
+def _fixes(
+    src: SourceTranscript, key: str, path: str, steps: list[ToolStep]
+) -> list[KnowledgeChange]:
+    """An error a command printed, the edits after it, then the same kind of command
+    (same runner) passing: the error and what made it go away."""
+    out: list[KnowledgeChange] = []
+    for i, failing in enumerate(steps):
+        if failing.kind not in ("test", "lint", "typecheck", "build", "run") or not failing.failed:
+            continue
+        edited: list[str] = []
+        edits = 0
+        runner = runner_of(failing.command)
+        for later in steps[i + 1 :]:
+            edits += later.is_edit
+            if later.is_edit and later.edited_path and later.edited_path not in edited:
+                edited.append(later.edited_path)
+            if later.kind == failing.kind and runner_of(later.command) == runner:
+                if later.failed:
+                    break  # still failing: the next failure tells its own story
+                if later.passed and edits:
+                    files = (
+                        "editing " + ", ".join(_code(p, 80) for p in edited[:4])
+                        if edited
+                        else f"{edits} edit{'s' if edits > 1 else ''}"
+                    )
+                    out.append(
+                        KnowledgeChange(
+                            path,
+                            "append",
+                            SECTION_FIXES,
+                            f"{_code(_error_of(failing.result))} from {_code(failing.command, 80)}"
+                            f" — fixed by {files}; then it passed",
+                            src.provenance(later.at, key),
+                        )
+                    )
+                break
+    return out
+
+
+def _changes(
+    src: SourceTranscript, key: str, path: str, steps: list[ToolStep]
+) -> list[KnowledgeChange]:
+    """The files changed, grouped by the request they served."""
+    by_request: dict[str, tuple[datetime, list[str]]] = {}
+    for step in steps:
+        p = step.edited_path if step.is_edit else None
+        if p is None:
+            continue
+        at, files = by_request.setdefault(step.request, (step.at, []))
+        if p not in files:
+            files.append(p)
+    out = []
+    for request, (at, files) in by_request.items():
+        shown = ", ".join(_code(p, 80) for p in files[:6]) + (
+            f" and {len(files) - 6} more" if len(files) > 6 else ""
+        )
+        why = f" — for: {request}" if request else ""
+        out.append(
+            KnowledgeChange(
+                path, "append", SECTION_CHANGES, f"Changed {shown}{why}", src.provenance(at, key)
+            )
+        )
+    return out
+
+
+def session_outcome(src: SourceTranscript) -> list[str]:
+    """What the session did, as its tool calls show it (for the journal): files changed,
+    commands that passed, errors fixed."""
+    steps = tool_steps(src)
+    files: list[str] = []
+    for step in steps:
+        p = step.edited_path if step.is_edit else None
+        if p and p not in files:
+            files.append(p)
+    done = []
+    if files:
+        names = ", ".join(p.rsplit("/", 1)[-1] for p in files[:4])
+        done.append(
+            f"changed {len(files)} file{'s' if len(files) > 1 else ''} ({names}"
+            + (", …)" if len(files) > 4 else ")")
+        )
+    elif any(s.is_edit for s in steps):
+        edits = sum(s.is_edit for s in steps)
+        done.append(f"made {edits} edit{'s' if edits > 1 else ''}")
+    last: dict[str, ToolStep] = {}  # the last run of each check command: how it ended
+    for step in steps:
+        if step.kind in ("test", "lint", "typecheck", "build") and (step.passed or step.failed):
+            last[step.command] = step
+    passed = [_code(c, 60) for c, step in last.items() if step.passed]
+    failing = [_code(c, 60) for c, step in last.items() if step.failed]
+    if passed:
+        done.append("checks passed: " + ", ".join(passed[:3]))
+    if failing:
+        done.append("still failing: " + ", ".join(failing[:2]))
+    return done
+
+
+CODING = Extractor(
+    "coding",
+    1,
+    "what the tool calls show: commands that passed, files changed and why, errors and their "
+    "fixes -> projects/SLUG/context.md",
+    ("knowledge/projects/*/context.md",),
+    frozenset({"append", "supersede"}),
+    coding_offline,
+)
+
+__all__ = [
+    "CODING",
+    "SECTION_CHANGES",
+    "SECTION_COMMANDS",
+    "SECTION_FIXES",
+    "ToolStep",
+    "coding_offline",
+    "command_kind",
+    "runner_of",
+    "session_outcome",
+    "tool_steps",
+]
