@@ -111,10 +111,19 @@ _PASSED = re.compile(
     re.IGNORECASE,
 )
 _CD_PREFIX = re.compile(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)+")
-_ERROR_LINE = re.compile(
-    r"(?:[A-Z]\w*(?:Error|Exception)\b[^|]{0,160}|error(?:\[\w+\])?:[^|]{3,160}|"
-    r"FAILED [^|]{3,160}|\d+ failed[^|]{0,80})"
+# the line that says what went wrong, best first: an exception, a compiler's or linter's
+# "error:", the failure count; a bare "FAILED" says least
+_ERROR_LINES = tuple(
+    re.compile(rx)
+    for rx in (
+        r"\b[A-Z]\w*(?:Error|Exception)\b:?[^|]{0,160}",
+        r"\berror(?:\[\w+\])?:[^|]{3,160}",
+        r"\b\d+ failed[^|]{0,80}",
+        r"FAILED [^|]{3,160}",
+    )
 )
+# a run of one chosen test ("pytest x.py::test_a", "-k name") is no way to run the tests
+_ONE_TEST = re.compile(r"::|\s-k\s|\s--grep\s|\s-t\s|\s-run\s")
 _PATH_ARG = re.compile(r"^\s*(\S+?\.[A-Za-z0-9]{1,8})\b")
 
 
@@ -181,6 +190,9 @@ def runner_of(command: str) -> str:
     return words[0] if words else ""
 
 
+_ROLE_PROMPT = re.compile(r"^(?:you are|act as|as an? \w+ (?:expert|engineer)|imagine you)\b", re.I)
+
+
 def request_of(turn: tf.Turn) -> str:
     """What a user turn asks, in a sentence: its first prose sentence that is a statement
     (a pasted form or log says nothing of the request)."""
@@ -189,7 +201,9 @@ def request_of(turn: tf.Turn) -> str:
             text = prose.prose_of(item.content)
             for line in text.split("\n"):
                 line = re.sub(r"@\S+", "", line).strip()
-                if len(line.split()) >= 3 and prose.code_share(line) < 0.3:
+                if _ROLE_PROMPT.match(line):
+                    continue  # "You are an expert on ...": who the agent should be, not the task
+                if (len(line.split()) >= 3 or len(line) >= 12) and prose.code_share(line) < 0.3:
                     return clean(line, limit=120)
     return ""
 
@@ -219,8 +233,11 @@ def _code(text: str, limit: int = 160) -> str:
 
 
 def _error_of(result: str) -> str:
-    m = _ERROR_LINE.search(result)
-    return (m.group(0) if m else result).strip(" |")
+    for rx in _ERROR_LINES:
+        m = rx.search(result)
+        if m:
+            return m.group(0).strip(" |")
+    return result.strip(" |")
 
 
 _KIND_LABEL = {
@@ -244,7 +261,12 @@ def coding_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     seen: set[str] = set()
     for step in steps:  # the commands that ran and passed
         kind = step.kind
-        if kind is None or not step.passed or step.command in seen:
+        if (
+            kind is None
+            or not step.passed
+            or step.command in seen
+            or _ONE_TEST.search(step.command)
+        ):
             continue
         seen.add(step.command)
         runner = runner_of(step.command)
@@ -260,7 +282,10 @@ def coding_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
         )
     out += _fixes(src, key, path, steps)
     out += _changes(src, key, path, steps)
-    return out
+    unique: dict[tuple[str, str], KnowledgeChange] = {}  # the same fix seen twice: once
+    for change in out:
+        unique.setdefault((change.section, change.content), change)
+    return list(unique.values())
 
 
 def _fixes(

@@ -124,7 +124,7 @@ def decisions_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeC
 def decision_v3_in(s: Sentence) -> Decision | None:
     """decision_in for v3: also a whole statement with an object ("Let's implement the
     plan." decides nothing), and not a rule about how to work (a preference: lessons v3's)."""
-    if not prose.is_statement(s.text) or (s.by_user and cues.CODING_PREFERENCE.search(s.text)):
+    if not prose.is_statement(s.text) or (s.by_user and cues.CODING_PREFERENCE.match(s.text)):
         return None
     d = decision_in(s)
     if d is None or not prose.is_statement(d.text):

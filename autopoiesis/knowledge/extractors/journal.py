@@ -151,9 +151,9 @@ def journal_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
     summary = (f"{t.meta.topic}: " if t.meta.topic else "") + clean(asked, limit=120)
     # nothing done to report: the session's size, as v2 says it (so a decision's own
     # "Decided:" line below is not taken for a restatement of the request)
-    summary = summary.rstrip(".") + (
-        " — " + "; ".join(done) if done else f" ({len(t.turns)} turns)"
-    )
+    tools = sum(isinstance(i, tf.ToolCall) for turn in t.turns for i in turn.items)
+    size = f" ({len(t.turns)} turns" + (f", {tools} tool calls)" if tools else ")")
+    summary = summary.rstrip(".") + (" — " + "; ".join(done) if done else size)
     if t.meta.part > 1:
         summary = f"Continued (part {t.meta.part}): {summary}"
 

@@ -118,7 +118,12 @@ def preference_v3_in(s: Sentence) -> tuple[str, str | None] | None:
     found = preference_in(s)
     if found is not None:
         return found
-    if not cues.CODING_PREFERENCE.search(s.text) or cues.OPEN_QUESTION.match(s.text):
+    if (
+        not cues.CODING_PREFERENCE.match(s.text)
+        or cues.OPEN_QUESTION.match(s.text)
+        or cues.ONE_OFF.search(s.text)
+        or len(s.text.split()) > 30
+    ):
         return None
     text = clean(s.text)
     return (text, None) if len(long_words(text)) >= 2 else None

@@ -68,7 +68,18 @@ def looks_pasted(text: str) -> bool:
     lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
     labels = sum(bool(_FORM_LABEL.search(ln)) for ln in lines)
     titles = sum(is_heading(ln) for ln in lines)
-    return labels >= 1 or titles >= 2 or (len(lines) > 12 and titles >= 1)
+    marked = sum(bool(_EMOJI_LEAD.match(ln)) for ln in lines)  # "🚨 Have you ...", "🔧 Code"
+    questions = sum(ln.endswith("?") for ln in lines)  # a checklist: "Did you ...?"
+    return (
+        labels >= 1
+        or titles >= 2
+        or (len(lines) > 12 and titles >= 1)
+        or (marked >= 1 and len(lines) >= 4)
+        or (questions >= 3 and len(lines) >= 8)
+    )
+
+
+_EMOJI_LEAD = re.compile(r"^[\u2190-\u2bff\u2700-\u27bf\U0001f000-\U0001faff]")
 
 
 def code_share(text: str) -> float:
