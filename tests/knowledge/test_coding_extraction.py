@@ -171,3 +171,37 @@ def test_commands_by_kind_and_runner() -> None:
     assert command_kind("git status") is None
     assert runner_of("python -m pytest -q tests/x.py") == "pytest"
     assert runner_of("pnpm test") == "pnpm"
+
+
+def test_a_flag_that_made_a_failing_command_work_is_a_fix() -> None:
+    """`git commit` failing on the signing key, then `git commit --no-gpg-sign` going
+    through: the flag is the fix. A push forced after a rejection is no fix to keep."""
+    from datetime import UTC, datetime
+
+    from autopoiesis.formats import transcript as tf
+    from autopoiesis.formats.transcript_meta import TranscriptMeta
+
+    at = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+    calls = [
+        tf.ToolCall("Bash", "git commit -m 'Fix #4600'", "error: cannot run ssh-keygen"),
+        tf.ToolCall("Bash", "git commit --no-gpg-sign -m 'Fix #4600'", "2 files changed"),
+        tf.ToolCall("Bash", "git push origin fix", "error: failed to push some refs"),
+        tf.ToolCall("Bash", "git push -f origin fix", "+ 6751ade...14ddacb fix -> fix"),
+    ]
+    transcript = tf.Transcript(
+        TranscriptMeta("ses-flags", at),
+        "Commit the KMS fix in the moto project",
+        (
+            tf.Turn(at, "user", (tf.Text("Commit the fix in the moto project."),)),
+            tf.Turn(at, "agent", tuple(calls)),
+        ),
+    )
+    src = SourceTranscript.from_text("raw/x.md", tf.render(transcript))
+    fixes = [
+        c.content
+        for c in default_registry().get("coding").run_offline(src)
+        if c.section == "Errors and Fixes"
+    ]
+    assert fixes == [
+        "`error: cannot run ssh-keygen` from `git commit` — fixed by adding `--no-gpg-sign`"
+    ]

@@ -80,7 +80,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "test",
             r"\b(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|rspec|phpunit|"
             r"go test|cargo test|mvn test|gradle test|ctest|playwright test|"
-            r"(?:npm|pnpm|yarn|bun)(?: run)? test|make test|\./run\.sh)\b",
+            r"(?:npm|pnpm|yarn|bun)(?: run)? test|make test)\b|(?:^|\s)\./run(?:_tests)?\.sh\b",
         ),
         (
             "build",
@@ -281,6 +281,7 @@ def coding_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
             )
         )
     out += _fixes(src, key, path, steps)
+    out += _flag_fixes(src, key, path, steps)
     out += _changes(src, key, path, steps)
     unique: dict[tuple[str, str], KnowledgeChange] = {}  # the same fix seen twice: once
     for change in out:
@@ -324,6 +325,53 @@ def _fixes(
                         )
                     )
                 break
+    return out
+
+
+_GIT_OPTION = re.compile(r"^git\s+(?:-c\s+\S+\s+|-C\s+\S+\s+)+")
+_FORCE = re.compile(r"^--?(?:f|force.*|no-verify|yes|y)$")
+
+
+def _verb(command: str) -> str:
+    """A command's program and subcommand ("git -c a=b commit -m x" -> "git commit")."""
+    first = re.split(r"\s*(?:&&|\|\||;|\|)\s*", command, maxsplit=1)[0]
+    words = [w for w in _GIT_OPTION.sub("git ", first).split() if not w.startswith("-")]
+    return " ".join(words[:2])
+
+
+def _flags(command: str) -> set[str]:
+    return {w.split("=", 1)[0] for w in command.split() if w.startswith("-")}
+
+
+def _flag_fixes(
+    src: SourceTranscript, key: str, path: str, steps: list[ToolStep]
+) -> list[KnowledgeChange]:
+    """A command that failed, then the same command with a flag added that went through
+    ("git commit" failing on a signing key, "git commit --no-gpg-sign" working): the flag
+    is the fix. Forcing (-f, --force, --no-verify) is never one to remember."""
+    out: list[KnowledgeChange] = []
+    for i, failing in enumerate(steps):
+        if not (failing.is_shell and failing.failed and failing.kind is None):
+            continue
+        verb = _verb(failing.command)
+        for later in steps[i + 1 :]:
+            if not later.is_shell or _verb(later.command) != verb:
+                continue
+            if later.failed:
+                break  # the next failure tells its own story
+            added = sorted(_flags(later.command) - _flags(failing.command))
+            if added and later.result.strip() and not any(_FORCE.match(f) for f in added):
+                out.append(
+                    KnowledgeChange(
+                        path,
+                        "append",
+                        SECTION_FIXES,
+                        f"{_code(_error_of(failing.result))} from {_code(verb, 80)} — fixed by "
+                        f"adding {', '.join(_code(f, 40) for f in added)}",
+                        src.provenance(later.at, key),
+                    )
+                )
+            break
     return out
 
 
@@ -376,6 +424,9 @@ def session_outcome(src: SourceTranscript) -> list[str]:
     for step in steps:
         if step.kind in ("test", "lint", "typecheck", "build") and (step.passed or step.failed):
             last[step.command] = step
+    # a run of one chosen test says less than the suite's: shown only when it is all there is
+    general = {c: step for c, step in last.items() if not _ONE_TEST.search(c)}
+    last = general or dict(list(last.items())[-1:])
     passed = [_code(c, 60) for c, step in last.items() if step.passed]
     failing = [_code(c, 60) for c, step in last.items() if step.failed]
     if passed:

@@ -194,12 +194,24 @@ def journal_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
 
 
 def _closing_statement(src: SourceTranscript) -> str:
-    """The agent's last whole statement of the session, when it reports an outcome."""
-    for s in reversed(src.prose_sentences):
-        if s.role == "agent" and not s.ack and not s.question and prose.is_statement(s.text):
-            if _OUTCOME.search(s.text):
-                return clean(s.text, limit=140).rstrip(".")
+    """The agent's report of an outcome in its last turn ("I've removed the unused
+    imports", "All tests pass now"), or "" (a checklist item or a plan is no outcome)."""
+    last = next((t for t in reversed(src.transcript.turns) if t.role == "agent"), None)
+    if last is None:
+        return ""
+    for s in src.prose_sentences:
+        if s.role != "agent" or s.at != utc(last.time) or s.ack or s.question:
+            continue
+        if _REPORT.match(s.text) and _OUTCOME.search(s.text) and prose.is_statement(s.text):
+            return clean(s.text, limit=140).rstrip(".")
     return ""
+
+
+_REPORT = re.compile(
+    r"^(?:I(?:'ve| have)|We(?:'ve| have)|All\b|Both\b|The (?:code|tests?|build|fix|change)s?\b|"
+    r"(?:Now|Everything)\b)",
+    re.IGNORECASE,
+)
 
 
 _OUTCOME = re.compile(
