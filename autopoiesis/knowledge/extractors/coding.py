@@ -194,17 +194,26 @@ _ROLE_PROMPT = re.compile(r"^(?:you are|act as|as an? \w+ (?:expert|engineer)|im
 
 
 def request_of(turn: tf.Turn) -> str:
-    """What a user turn asks, in a sentence: its first prose sentence that is a statement
-    (a pasted form or log says nothing of the request)."""
+    """What a turn asks or says, in a line: the first lines of its first prose paragraph,
+    up to about 120 characters; "" for a pasted document (a form, a template, a log says
+    nothing of the request) or a role prompt ("You are an expert on ...")."""
     for item in turn.items:
-        if isinstance(item, tf.Text):
-            text = prose.prose_of(item.content)
-            for line in text.split("\n"):
-                line = re.sub(r"@\S+", "", line).strip()
-                if _ROLE_PROMPT.match(line):
-                    continue  # "You are an expert on ...": who the agent should be, not the task
-                if (len(line.split()) >= 3 or len(line) >= 12) and prose.code_share(line) < 0.3:
-                    return clean(line, limit=120)
+        if not isinstance(item, tf.Text) or prose.looks_pasted(item.content):
+            continue
+        said = ""
+        for line in prose.prose_of(item.content).split("\n"):
+            line = re.sub(r"@\S+", "", line).strip()
+            if not line:
+                if len(said) >= 20:
+                    break  # the first paragraph is the request (a title line is not all)
+                continue
+            if _ROLE_PROMPT.match(line) or prose.code_share(line) >= 0.3:
+                continue
+            said = f"{said} {line}".strip()
+            if len(said) >= 40:
+                break
+        if len(said.split()) >= 3 or len(said) >= 12:
+            return clean(said, limit=120)
     return ""
 
 
@@ -213,9 +222,9 @@ def tool_steps(src: SourceTranscript) -> list[ToolStep]:
     request = ""
     for turn in src.transcript.turns:
         if turn.role == "user":
-            asked = request_of(turn)
-            if asked and len(asked) < 120 and not asked.endswith("…"):
-                request = asked
+            if any(isinstance(i, tf.Text) for i in turn.items):
+                asked = request_of(turn)  # a new request, or one that does not say ("")
+                request = asked if len(asked) < 120 and not asked.endswith("…") else ""
             continue
         for item in turn.items:
             if isinstance(item, tf.ToolCall):
@@ -299,21 +308,15 @@ def _fixes(
         if failing.kind not in ("test", "lint", "typecheck", "build", "run") or not failing.failed:
             continue
         edited: list[str] = []
-        edits = 0
         runner = runner_of(failing.command)
         for later in steps[i + 1 :]:
-            edits += later.is_edit
             if later.is_edit and later.edited_path and later.edited_path not in edited:
                 edited.append(later.edited_path)
             if later.kind == failing.kind and runner_of(later.command) == runner:
                 if later.failed:
                     break  # still failing: the next failure tells its own story
-                if later.passed and edits:
-                    files = (
-                        "editing " + ", ".join(_code(p, 80) for p in edited[:4])
-                        if edited
-                        else f"{edits} edit{'s' if edits > 1 else ''}"
-                    )
+                if later.passed and edited:  # "fixed by 1 edit" names no change: none
+                    files = "editing " + ", ".join(_code(p, 80) for p in edited[:4])
                     out.append(
                         KnowledgeChange(
                             path,
@@ -382,7 +385,7 @@ def _changes(
     by_request: dict[str, tuple[datetime, list[str]]] = {}
     for step in steps:
         p = step.edited_path if step.is_edit else None
-        if p is None:
+        if p is None or not step.request:  # a change is filed with the request it served
             continue
         at, files = by_request.setdefault(step.request, (step.at, []))
         if p not in files:
@@ -392,10 +395,13 @@ def _changes(
         shown = ", ".join(_code(p, 80) for p in files[:6]) + (
             f" and {len(files) - 6} more" if len(files) > 6 else ""
         )
-        why = f" — for: {request}" if request else ""
         out.append(
             KnowledgeChange(
-                path, "append", SECTION_CHANGES, f"Changed {shown}{why}", src.provenance(at, key)
+                path,
+                "append",
+                SECTION_CHANGES,
+                f"Changed {shown} — for: {request}",
+                src.provenance(at, key),
             )
         )
     return out
@@ -411,15 +417,15 @@ def session_outcome(src: SourceTranscript) -> list[str]:
         if p and p not in files:
             files.append(p)
     done = []
-    if files:
-        names = ", ".join(p.rsplit("/", 1)[-1] for p in files[:4])
-        done.append(
-            f"changed {len(files)} file{'s' if len(files) > 1 else ''} ({names}"
-            + (", …)" if len(files) > 4 else ")")
-        )
-    elif any(s.is_edit for s in steps):
+    names = ", ".join(p.rsplit("/", 1)[-1] for p in files[:4]) + (", …" if len(files) > 4 else "")
+    unnamed = sum(s.is_edit and not s.edited_path for s in steps)
+    if files and not unnamed:
+        done.append(f"changed {len(files)} file{'s' if len(files) > 1 else ''} ({names})")
+    elif unnamed:  # a log that does not say which file every edit touched
         edits = sum(s.is_edit for s in steps)
-        done.append(f"made {edits} edit{'s' if edits > 1 else ''}")
+        done.append(
+            f"made {edits} edit{'s' if edits > 1 else ''}" + (f" ({names})" if files else "")
+        )
     last: dict[str, ToolStep] = {}  # the last run of each check command: how it ended
     for step in steps:
         if step.kind in ("test", "lint", "typecheck", "build") and (step.passed or step.failed):

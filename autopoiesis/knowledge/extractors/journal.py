@@ -142,7 +142,8 @@ def journal_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
     topic = journal_topic(src, project)
     t = src.transcript
     first_user = next((turn for turn in t.turns if turn.role == "user"), None)
-    asked = (request_of(first_user) if first_user is not None else "") or t.title
+    opening = first_user or next(iter(t.turns), None)  # a subagent's log opens with the agent
+    asked = (request_of(opening) if opening is not None else "") or t.title
     done = session_outcome(src)
     if not done:
         closing = _closing_statement(src)
@@ -196,14 +197,20 @@ def journal_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
 def _closing_statement(src: SourceTranscript) -> str:
     """The agent's report of an outcome in its last turn ("I've removed the unused
     imports", "All tests pass now"), or "" (a checklist item or a plan is no outcome)."""
-    last = next((t for t in reversed(src.transcript.turns) if t.role == "agent"), None)
-    if last is None:
-        return ""
-    for s in src.prose_sentences:
-        if s.role != "agent" or s.at != utc(last.time) or s.ack or s.question:
-            continue
-        if _REPORT.match(s.text) and _OUTCOME.search(s.text) and prose.is_statement(s.text):
-            return clean(s.text, limit=140).rstrip(".")
+    turns = src.transcript.turns
+    users = [i for i, t in enumerate(turns) if t.role == "user"]
+    # the answer to the opening request (up to the next user turn), then the last turn's
+    first = (
+        turns[users[0] + 1 : users[1]] if len(users) > 1 else turns[users[0] + 1 :] if users else ()
+    )
+    last = [t for t in turns if t.role == "agent"][-1:]
+    for group in (first, last):
+        times = {utc(t.time) for t in group if t.role == "agent"}
+        for s in src.prose_sentences:
+            if s.role != "agent" or s.at not in times or s.ack or s.question:
+                continue
+            if _REPORT.match(s.text) and _OUTCOME.search(s.text) and prose.is_statement(s.text):
+                return clean(s.text, limit=140).rstrip(".")
     return ""
 
 
