@@ -69,6 +69,11 @@ _EDIT_TOOLS = {
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(rx, re.IGNORECASE))
     for kind, rx in (
+        (
+            "install",
+            r"\b(?:pip install|uv (?:sync|pip install|add)|poetry install|(?:npm|pnpm|yarn|bun) "
+            r"(?:install|add|i)\b|cargo add|go get|bundle install)",
+        ),
         ("format", r"\b(?:prettier|black|ruff format|gofmt|rustfmt|cargo fmt|isort)\b"),
         (
             "lint",
@@ -88,11 +93,6 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"vite build|webpack|gradle build|mvn package|python -m build|docker build)",
         ),
         (
-            "install",
-            r"\b(?:pip install|uv (?:sync|pip install|add)|poetry install|(?:npm|pnpm|yarn|bun) "
-            r"(?:install|add|i)\b|cargo add|go get|bundle install)",
-        ),
-        (
             "run",
             r"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? (?:dev|start)|cargo run|go run|uvicorn|"
             r"flask run|manage\.py runserver|docker compose up)\b",
@@ -110,7 +110,12 @@ _PASSED = re.compile(
     r"✓|✔|Successfully installed)",
     re.IGNORECASE,
 )
-_CD_PREFIX = re.compile(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)+")
+# what runs before the command proper: moving into the project, activating its virtualenv
+_CD_PREFIX = re.compile(
+    r"^(?:(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)|(?:source\s+|\.\s+)?\S*activate(?:\.ps1|\.bat)?)"
+    r"\s*(?:&&|;)\s*)+",
+    re.IGNORECASE,
+)
 # the line that says what went wrong, best first: an exception, a compiler's or linter's
 # "error:", the failure count; a bare "FAILED" says least
 _ERROR_LINES = tuple(
@@ -121,6 +126,11 @@ _ERROR_LINES = tuple(
         r"\b\d+ failed[^|]{0,80}",
         r"FAILED [^|]{3,160}",
     )
+)
+# an install that names packages ("pip install seaborn"), not the project's own set-up
+# ("pip install -r requirements.txt", "npm install", "uv sync")
+_NAMES_PACKAGES = re.compile(
+    r"\b(?:install|add|i|get)\s+(?!-r\b|-e\s+\.|--requirement|\.\s*$)(?:-\S+\s+)*[A-Za-z@]"
 )
 # a run of one chosen test ("pytest x.py::test_a", "-k name") is no way to run the tests
 _ONE_TEST = re.compile(r"::|\s-k\s|\s--grep\s|\s-t\s|\s-run\s")
@@ -181,12 +191,17 @@ def command_kind(command: str) -> str | None:
 
 def runner_of(command: str) -> str:
     """The runner a command names ("python -m pytest -q x" -> "pytest", "pnpm test" -> "pnpm")."""
-    words = [w for w in command.split() if not w.startswith("-") and "=" not in w]
+    words = [
+        re.split(r"[/\\]", w)[-1].removesuffix(".exe")
+        for w in command.split()
+        if (not w.startswith("-") or w == "-m") and "=" not in w
+    ]
     if len(words) >= 3 and words[0].startswith("python") and words[1] == "-m":
         return words[2]
+    words = [w for w in words if w != "-m"]
     for w in words:
         if w not in ("python", "python3", "uv", "run", "poetry", "npx", "exec", "sudo", "env"):
-            return w.rsplit("/", 1)[-1]
+            return w
     return words[0] if words else ""
 
 
@@ -275,8 +290,9 @@ def coding_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
             or not step.passed
             or step.command in seen
             or _ONE_TEST.search(step.command)
+            or (kind == "install" and _NAMES_PACKAGES.search(step.command))
         ):
-            continue
+            continue  # one package added is a fix or a one-off, not how to set a project up
         seen.add(step.command)
         runner = runner_of(step.command)
         out.append(
@@ -301,34 +317,48 @@ def coding_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
 def _fixes(
     src: SourceTranscript, key: str, path: str, steps: list[ToolStep]
 ) -> list[KnowledgeChange]:
-    """An error a command printed, the edits after it, then the same kind of command
-    (same runner) passing: the error and what made it go away."""
+    """An error a command printed, the edits or installs after it, then the same command
+    (a check: the same kind and runner) passing: the error and what made it go away."""
     out: list[KnowledgeChange] = []
     for i, failing in enumerate(steps):
-        if failing.kind not in ("test", "lint", "typecheck", "build", "run") or not failing.failed:
+        if not failing.is_shell or not failing.failed or failing.kind == "install":
             continue
         edited: list[str] = []
-        runner = runner_of(failing.command)
+        installed: list[str] = []
         for later in steps[i + 1 :]:
             if later.is_edit and later.edited_path and later.edited_path not in edited:
                 edited.append(later.edited_path)
-            if later.kind == failing.kind and runner_of(later.command) == runner:
-                if later.failed:
-                    break  # still failing: the next failure tells its own story
-                if later.passed and edited:  # "fixed by 1 edit" names no change: none
-                    files = "editing " + ", ".join(_code(p, 80) for p in edited[:4])
-                    out.append(
-                        KnowledgeChange(
-                            path,
-                            "append",
-                            SECTION_FIXES,
-                            f"{_code(_error_of(failing.result))} from {_code(failing.command, 80)}"
-                            f" — fixed by {files}; then it passed",
-                            src.provenance(later.at, key),
-                        )
+            if later.kind == "install" and later.passed and later.command not in installed:
+                installed.append(later.command)
+            if not _same_run(failing, later):
+                continue
+            if later.failed:
+                break  # still failing: the next failure tells its own story
+            if later.passed and (edited or installed):  # "fixed by 1 edit" names nothing
+                how = [f"editing {', '.join(_code(p, 80) for p in edited[:4])}"] if edited else []
+                how += [f"running {_code(c, 80)}" for c in installed[:2]]
+                out.append(
+                    KnowledgeChange(
+                        path,
+                        "append",
+                        SECTION_FIXES,
+                        f"{_code(_error_of(failing.result))} from {_code(failing.command, 80)}"
+                        f" — fixed by {' and '.join(how)}; then it passed",
+                        src.provenance(later.at, key),
                     )
-                break
+                )
+            break
     return out
+
+
+def _same_run(failing: ToolStep, later: ToolStep) -> bool:
+    """Whether LATER runs what FAILING ran: the same check (kind and runner), or else the
+    very same command."""
+    if not later.is_shell:
+        return False
+    if failing.kind is not None:
+        return later.kind == failing.kind and runner_of(later.command) == runner_of(failing.command)
+    return later.command == failing.command
 
 
 _GIT_OPTION = re.compile(r"^git\s+(?:-c\s+\S+\s+|-C\s+\S+\s+)+")
