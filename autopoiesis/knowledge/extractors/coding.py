@@ -123,8 +123,8 @@ _ERROR_LINES = tuple(
     for rx in (
         r"\b[A-Z]\w*(?:Error|Exception)\b:?[^|]{0,160}",
         r"\berror(?:\[\w+\])?:[^|]{3,160}",
-        r"\b\d+ failed[^|]{0,80}",
         r"FAILED [^|]{3,160}",
+        r"\b\d+ failed[^|]{0,80}",
     )
 )
 # an install that names packages ("pip install seaborn"), not the project's own set-up
@@ -260,8 +260,8 @@ def _error_of(result: str) -> str:
     for rx in _ERROR_LINES:
         m = rx.search(result)
         if m:
-            return m.group(0).strip(" |")
-    return result.strip(" |")
+            return m.group(0).strip(" |=")
+    return result.strip(" |=")
 
 
 _KIND_LABEL = {
@@ -343,7 +343,12 @@ def _fixes(
                         "append",
                         SECTION_FIXES,
                         f"{_code(_error_of(failing.result))} from {_code(failing.command, 80)}"
-                        f" — fixed by {' and '.join(how)}; then it passed",
+                        f" — fixed by {' and '.join(how)}; then "
+                        + (
+                            "it passed"
+                            if later.command == failing.command
+                            else f"{_code(later.command, 80)} passed"
+                        ),
                         src.provenance(later.at, key),
                     )
                 )
