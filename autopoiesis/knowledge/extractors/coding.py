@@ -28,6 +28,7 @@ from autopoiesis.knowledge.extractors.base import (
     SourceTranscript,
     clean,
     detect_project,
+    long_words,
 )
 from autopoiesis.knowledge.writer import KnowledgeChange
 
@@ -134,7 +135,7 @@ _NAMES_PACKAGES = re.compile(
 )
 # a run of one chosen test ("pytest x.py::test_a", "-k name") is no way to run the tests
 _ONE_TEST = re.compile(r"::|\s-k\s|\s--grep\s|\s-t\s|\s-run\s")
-_PATH_ARG = re.compile(r"^\s*(\S+?\.[A-Za-z0-9]{1,8})\b")
+_PATH_ARG = re.compile(r"^\s*(\S*?\.[A-Za-z0-9_-]{1,12})(?=\s|$)")  # a.py, src/x.ts, .gitignore
 
 
 @dataclass(frozen=True)
@@ -232,14 +233,30 @@ def request_of(turn: tf.Turn) -> str:
     return ""
 
 
+_YES = re.compile(r"^(?:yes|yeah|yep|ok(?:ay)?|sure|sim|s[ií]|oui|ja|go on|continue)\b", re.I)
+
+
+def _names_a_task(request: str) -> bool:
+    """Whether a request says what to do: not a confirmation ("Yes, go on"), a question,
+    or a few words of status ("I restarted it")."""
+    return (
+        len(long_words(request)) >= 4
+        and "?" not in request
+        and not _YES.match(request)
+        and not request.endswith("…")
+    )
+
+
 def tool_steps(src: SourceTranscript) -> list[ToolStep]:
     steps: list[ToolStep] = []
     request = ""
     for turn in src.transcript.turns:
         if turn.role == "user":
             if any(isinstance(i, tf.Text) for i in turn.items):
-                asked = request_of(turn)  # a new request, or one that does not say ("")
-                request = asked if len(asked) < 120 and not asked.endswith("…") else ""
+                # the edits that follow serve this turn; when it names no task (a pasted
+                # document, a confirmation, a question, a status note) they are filed nowhere
+                asked = request_of(turn)
+                request = asked if _names_a_task(asked) else ""
             continue
         for item in turn.items:
             if isinstance(item, tf.ToolCall):

@@ -25,6 +25,7 @@ from autopoiesis.knowledge.extractors.base import (
     checked_name,
     clean,
     detect_project,
+    long_words,
     reply_items,
     reply_validator,
 )
@@ -144,6 +145,8 @@ def journal_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
     first_user = next((turn for turn in t.turns if turn.role == "user"), None)
     opening = first_user or next(iter(t.turns), None)  # a subagent's log opens with the agent
     asked = (request_of(opening) if opening is not None else "") or t.title
+    if len(long_words(asked)) < 3:  # "Help me solve it": the agent's title for the problem
+        asked = _answer_title(src) or asked
     done = session_outcome(src)
     if not done:
         closing = _closing_statement(src)
@@ -163,7 +166,18 @@ def journal_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
             path, "append", topic, text, src.provenance(at, key), dated=False, section_level=3
         )
 
-    out = [bullet(clean(summary, limit=300), utc(first_user.time) if first_user else src.started)]
+    # with nothing done to report, the request alone stands for a short session only (in a
+    # long one it is the opening of much else), and never a greeting or a session's id
+    said = bool(done) or (
+        len(t.turns) <= 10
+        and len(long_words(asked)) >= 2
+        and not (asked == t.title and t.title.startswith("Session "))
+    )
+    out = (
+        [bullet(clean(summary, limit=300), utc(first_user.time) if first_user else src.started)]
+        if said
+        else []
+    )
     picked = 0
     for s in src.prose_sentences:
         if picked >= 3:
@@ -192,6 +206,24 @@ def journal_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
             )
             picked += 1
     return out
+
+
+def _answer_title(src: SourceTranscript) -> str:
+    """The first heading of the agent's answer to the opening request ("Secrets exposed
+    in Git"), or ""."""
+    turns = src.transcript.turns
+    users = [i for i, t in enumerate(turns) if t.role == "user"]
+    for turn in turns[users[0] + 1 :] if users else ():
+        if turn.role == "user":
+            break
+        for item in turn.items:
+            if isinstance(item, tf.Text):
+                m = re.search(r"^#{1,3} +(.+)$", item.content, re.MULTILINE)
+                if m:
+                    title = re.sub(r"\[[A-Z]+\]|[^\w\s:,.()'/-]", "", m.group(1)).strip(" :-")
+                    if len(long_words(title)) >= 2:
+                        return title
+    return ""
 
 
 def _closing_statement(src: SourceTranscript) -> str:
