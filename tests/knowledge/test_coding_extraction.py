@@ -205,3 +205,62 @@ def test_a_flag_that_made_a_failing_command_work_is_a_fix() -> None:
     assert fixes == [
         "`error: cannot run ssh-keygen` from `git commit` — fixed by adding `--no-gpg-sign`"
     ]
+
+
+def _src(*turns: tuple[str, str], title: str = "A session") -> SourceTranscript:
+    from datetime import UTC, datetime, timedelta
+
+    from autopoiesis.formats import transcript as tf
+    from autopoiesis.formats.transcript_meta import TranscriptMeta
+
+    at = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+    transcript = tf.Transcript(
+        TranscriptMeta("ses-prose", at),
+        title,
+        tuple(
+            tf.Turn(at + timedelta(minutes=i), role, (tf.Text(text),))
+            for i, (role, text) in enumerate(turns)
+        ),
+    )
+    return SourceTranscript.from_text("raw/x.md", tf.render(transcript))
+
+
+def test_a_pasted_checklist_and_a_one_off_order_are_nobody_s_rules() -> None:
+    checklist = "\n\n".join(
+        [
+            "Review your task before approve it",
+            "Does the task use the model Claude 3.7 to generate all the responses?",
+            "Did the model response fail?",
+            "Does the task have the correct formatting to mention files names?",
+            "Please never create unit tests in the prompt.",
+            "Did you save the DIFF files?",
+            "🚨 Have you completed all 10 code rubrics? At least one critical rubric must show "
+            "a failure case.",
+            "Create 10 rubrics total.",
+        ]
+    )
+    src = _src(
+        ("user", checklist),
+        ("agent", "Done."),
+        ("user", "DO NOT modify code, JUST identify where the issue lies, and why."),
+        ("agent", "The profile is saved field by field."),
+    )
+    reg = default_registry(plugins=False)
+    for name in ("lessons", "decisions", "facts", "people", "procedures"):
+        assert reg.get(name).run_offline(src) == [], name
+    assert any(c.content.startswith("Please never") for c in reg.get("lessons@2").run_offline(src))
+
+
+def test_the_journal_says_nothing_of_a_greeting() -> None:
+    journal = default_registry(plugins=False).get("journal")
+    assert journal.run_offline(_src(("user", "Hello"), ("agent", "Hi!"), title="Hello")) == []
+    lines = journal.run_offline(
+        _src(
+            ("user", "Check the tests and solve if any issue"),
+            ("agent", "All browser.py tests are passing with 100% code coverage."),
+        )
+    )
+    assert [c.content for c in lines] == [
+        "Check the tests and solve if any issue — All browser.py tests are passing with 100% "
+        "code coverage"
+    ]
