@@ -338,39 +338,41 @@ def _fixes(
     (a check: the same kind and runner) passing: the error and what made it go away."""
     out: list[KnowledgeChange] = []
     for i, failing in enumerate(steps):
-        if not failing.is_shell or not failing.failed or failing.kind == "install":
-            continue
-        edited: list[str] = []
-        installed: list[str] = []
-        for later in steps[i + 1 :]:
-            if later.is_edit and later.edited_path and later.edited_path not in edited:
-                edited.append(later.edited_path)
-            if later.kind == "install" and later.passed and later.command not in installed:
-                installed.append(later.command)
-            if not _same_run(failing, later):
-                continue
-            if later.failed:
-                break  # still failing: the next failure tells its own story
-            if later.passed and (edited or installed):  # "fixed by 1 edit" names nothing
-                how = [f"editing {', '.join(_code(p, 80) for p in edited[:4])}"] if edited else []
-                how += [f"running {_code(c, 80)}" for c in installed[:2]]
+        if failing.is_shell and failing.failed and failing.kind != "install":
+            found = _fix_after(failing, steps[i + 1 :])
+            if found is not None:
+                text, at = found
                 out.append(
-                    KnowledgeChange(
-                        path,
-                        "append",
-                        SECTION_FIXES,
-                        f"{_code(_error_of(failing.result))} from {_code(failing.command, 80)}"
-                        f" — fixed by {' and '.join(how)}; then "
-                        + (
-                            "it passed"
-                            if later.command == failing.command
-                            else f"{_code(later.command, 80)} passed"
-                        ),
-                        src.provenance(later.at, key),
-                    )
+                    KnowledgeChange(path, "append", SECTION_FIXES, text, src.provenance(at, key))
                 )
-            break
     return out
+
+
+def _fix_after(failing: ToolStep, later_steps: list[ToolStep]) -> tuple[str, datetime] | None:
+    """(entry, time) of what made FAILING pass among LATER_STEPS, or None: the files edited
+    and packages installed before its next run, when that run passed ("fixed by 1 edit"
+    names nothing: no entry)."""
+    edited: list[str] = []
+    installed: list[str] = []
+    for later in later_steps:
+        if later.is_edit and later.edited_path and later.edited_path not in edited:
+            edited.append(later.edited_path)
+        if later.kind == "install" and later.passed and later.command not in installed:
+            installed.append(later.command)
+        if not _same_run(failing, later):
+            continue
+        if later.failed or not later.passed or not (edited or installed):
+            return None  # still failing: the next failure tells its own story
+        how = [f"editing {', '.join(_code(p, 80) for p in edited[:4])}"] if edited else []
+        how += [f"running {_code(c, 80)}" for c in installed[:2]]
+        then = (
+            "it passed"
+            if later.command == failing.command
+            else f"{_code(later.command, 80)} passed"
+        )
+        error = f"{_code(_error_of(failing.result))} from {_code(failing.command, 80)}"
+        return f"{error} — fixed by {' and '.join(how)}; then {then}", later.at
+    return None
 
 
 def _same_run(failing: ToolStep, later: ToolStep) -> bool:
@@ -460,38 +462,40 @@ def _changes(
 
 
 def session_outcome(src: SourceTranscript) -> list[str]:
-    """What the session did, as its tool calls show it (for the journal): files changed,
-    commands that passed, errors fixed."""
+    """What the session did, as its tool calls show it (for the journal): the files it
+    changed, the checks that passed or still fail."""
     steps = tool_steps(src)
-    files: list[str] = []
-    for step in steps:
-        p = step.edited_path if step.is_edit else None
-        if p and p not in files:
-            files.append(p)
-    done = []
+    return [part for part in (_edits_done(steps), *_checks_done(steps)) if part]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n > 1 else ''}"
+
+
+def _edits_done(steps: list[ToolStep]) -> str:
+    files = list(dict.fromkeys(s.edited_path for s in steps if s.is_edit and s.edited_path))
     names = ", ".join(p.rsplit("/", 1)[-1] for p in files[:4]) + (", …" if len(files) > 4 else "")
-    unnamed = sum(s.is_edit and not s.edited_path for s in steps)
-    if files and not unnamed:
-        done.append(f"changed {len(files)} file{'s' if len(files) > 1 else ''} ({names})")
-    elif unnamed:  # a log that does not say which file every edit touched
+    if any(s.is_edit and not s.edited_path for s in steps):  # a log that does not name them all
         edits = sum(s.is_edit for s in steps)
-        done.append(
-            f"made {edits} edit{'s' if edits > 1 else ''}" + (f" ({names})" if files else "")
-        )
-    last: dict[str, ToolStep] = {}  # the last run of each check command: how it ended
+        return f"made {_plural(edits, 'edit')}" + (f" ({names})" if files else "")
+    return f"changed {_plural(len(files), 'file')} ({names})" if files else ""
+
+
+def _checks_done(steps: list[ToolStep]) -> tuple[str, str]:
+    """("checks passed: ...", "still failing: ...") of the check commands' last runs; a
+    run of one chosen test says less than the suite's, and is shown only when it is all."""
+    last: dict[str, ToolStep] = {}
     for step in steps:
         if step.kind in ("test", "lint", "typecheck", "build") and (step.passed or step.failed):
             last[step.command] = step
-    # a run of one chosen test says less than the suite's: shown only when it is all there is
     general = {c: step for c, step in last.items() if not _ONE_TEST.search(c)}
     last = general or dict(list(last.items())[-1:])
     passed = [_code(c, 60) for c, step in last.items() if step.passed]
     failing = [_code(c, 60) for c, step in last.items() if step.failed]
-    if passed:
-        done.append("checks passed: " + ", ".join(passed[:3]))
-    if failing:
-        done.append("still failing: " + ", ".join(failing[:2]))
-    return done
+    return (
+        "checks passed: " + ", ".join(passed[:3]) if passed else "",
+        "still failing: " + ", ".join(failing[:2]) if failing else "",
+    )
 
 
 CODING = Extractor(

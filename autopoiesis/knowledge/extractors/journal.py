@@ -136,75 +136,87 @@ def _canonical_changes(src: SourceTranscript, s: Sentence, project: str) -> list
 def journal_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     """v3: one line a session that says what was done, not only what was asked: the
     request, then what the tool calls show (files changed, the check that passed, an
-    error left failing) or, with no tool call, the agent's closing statement; then up to
-    three decisions, lessons or preferences (v3's), each carrying its entry's id."""
+    error left failing) or, with no tool call, the agent's report of the outcome; then up
+    to three decisions, lessons or preferences (v3's), each carrying its entry's id."""
     path = journal_path(src)
     project = detect_project(src)
     topic = journal_topic(src, project)
-    t = src.transcript
-    first_user = next((turn for turn in t.turns if turn.role == "user"), None)
-    opening = first_user or next(iter(t.turns), None)  # a subagent's log opens with the agent
-    asked = (request_of(opening) if opening is not None else "") or t.title
-    if len(long_words(asked)) < 3:  # "Help me solve it": the agent's title for the problem
-        asked = _answer_title(src) or asked
-    done = session_outcome(src)
-    if not done:
-        closing = _closing_statement(src)
-        if closing:
-            done = [closing]
-    summary = (f"{t.meta.topic}: " if t.meta.topic else "") + clean(asked, limit=120)
-    # nothing done to report: the session's size, as v2 says it (so a decision's own
-    # "Decided:" line below is not taken for a restatement of the request)
-    tools = sum(isinstance(i, tf.ToolCall) for turn in t.turns for i in turn.items)
-    size = f" ({len(t.turns)} turns" + (f", {tools} tool calls)" if tools else ")")
-    summary = summary.rstrip(".") + (" — " + "; ".join(done) if done else size)
-    if t.meta.part > 1:
-        summary = f"Continued (part {t.meta.part}): {summary}"
 
-    def bullet(text: str, at: datetime) -> KnowledgeChange:
+    def bullet(text: str, at: datetime, entry_id: str | None = None) -> KnowledgeChange:
         return KnowledgeChange(
-            path, "append", topic, text, src.provenance(at, key), dated=False, section_level=3
+            path,
+            "append",
+            topic,
+            text,
+            src.provenance(at, key),
+            dated=False,
+            section_level=3,
+            entry_id=entry_id,
         )
 
-    # with nothing done to report, the request alone stands for a short session only (in a
-    # long one it is the opening of much else), and never a greeting or a session's id
-    said = bool(done) or (
-        len(t.turns) <= 10
-        and len(long_words(asked)) >= 2
-        and not (asked == t.title and t.title.startswith("Session "))
-    )
-    out = (
-        [bullet(clean(summary, limit=300), utc(first_user.time) if first_user else src.started)]
-        if said
-        else []
-    )
-    picked = 0
+    summary = _summary_v3(src)
+    out = [bullet(*summary)] if summary is not None else []
+    for s, canonical in _canonical_v3(src, project)[:3]:
+        label = {SECTION_LESSONS: "Lesson", SECTION_PREFERENCES: "Preference"}.get(
+            canonical.section, "Decided"
+        )
+        text = f"{label}: {clean(canonical.content, limit=200)}"
+        out.append(bullet(text, s.at, entry_id_for(canonical)))
+    return out
+
+
+def _summary_v3(src: SourceTranscript) -> tuple[str, datetime] | None:
+    """(line, time) of what the session did, or None when it has nothing to say: with
+    nothing done to report, the request alone stands for a short session only (in a long
+    one it is the opening of much else), never for a greeting or a session's id."""
+    t = src.transcript
+    asked, at = _opening_request(src)
+    done = session_outcome(src) or [c for c in [_closing_statement(src)] if c]
+    if not done and (
+        len(t.turns) > 10
+        or len(long_words(asked)) < 2
+        or (asked == t.title and t.title.startswith("Session "))
+    ):
+        return None
+    summary = (f"{t.meta.topic}: " if t.meta.topic else "") + clean(asked, limit=120)
+    summary = summary.rstrip(".") + (" — " + "; ".join(done) if done else _size(t))
+    if t.meta.part > 1:
+        summary = f"Continued (part {t.meta.part}): {summary}"
+    return clean(summary, limit=300), at
+
+
+def _opening_request(src: SourceTranscript) -> tuple[str, datetime]:
+    """(what the session was asked, when): its first user turn's request (a subagent's log
+    opens with the agent), else its title; a vague one ("Help me solve it") gives way to
+    the title of the agent's answer."""
+    t = src.transcript
+    first_user = next((turn for turn in t.turns if turn.role == "user"), None)
+    opening = first_user or next(iter(t.turns), None)
+    asked = (request_of(opening) if opening is not None else "") or t.title
+    if len(long_words(asked)) < 3:
+        asked = _answer_title(src) or asked
+    return asked, utc(first_user.time) if first_user else src.started
+
+
+def _size(t: tf.Transcript) -> str:
+    """The session's size, as v2 says it (with nothing done to report; so a decision's own
+    "Decided:" line is not taken for a restatement of the request)."""
+    tools = sum(isinstance(i, tf.ToolCall) for turn in t.turns for i in turn.items)
+    return f" ({len(t.turns)} turns" + (f", {tools} tool calls)" if tools else ")")
+
+
+def _canonical_v3(src: SourceTranscript, project: str) -> list[tuple[Sentence, KnowledgeChange]]:
+    """Each sentence's canonical entry as decisions v3 or lessons v3 make it (their ids are
+    what the journal's lines carry)."""
+    out = []
     for s in src.prose_sentences:
-        if picked >= 3:
-            break
         decision = decision_v3_in(s)
         canonical = (
             decision_changes(src, DECISIONS_V3.key, decision, project)[:1]
             if decision is not None
             else lesson_v3_changes(src, LESSONS_V3.key, s)
         )
-        for c in canonical[:1]:
-            label = {SECTION_LESSONS: "Lesson", SECTION_PREFERENCES: "Preference"}.get(
-                c.section, "Decided"
-            )
-            out.append(
-                KnowledgeChange(
-                    path,
-                    "append",
-                    topic,
-                    f"{label}: {clean(c.content, limit=200)}",
-                    src.provenance(s.at, key),
-                    dated=False,
-                    section_level=3,
-                    entry_id=entry_id_for(c),
-                )
-            )
-            picked += 1
+        out += [(s, c) for c in canonical[:1]]
     return out
 
 
