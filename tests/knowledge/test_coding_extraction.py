@@ -161,6 +161,8 @@ def test_prose_keeps_what_somebody_wrote() -> None:
     assert not is_statement("Let's implement the plan.")
     assert not is_statement("Let's proceed now.")
     assert is_statement("We'll put PgBouncer in front of Postgres.")
+    assert is_statement("They give me the strength to push on.")  # a whole sentence
+    assert not is_statement("The port is set in the.")
 
 
 def test_commands_by_kind_and_runner() -> None:

@@ -231,14 +231,18 @@ def _said_about_v3(s: Sentence, known: dict[str, str]) -> list[tuple[str, str, s
 
 
 def people_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
-    """v3: the sentences somebody wrote (no headings, no pasted forms or logs), and a name
-    only where it is used as a person's."""
+    """v3: the sentences somebody wrote (no headings, no pasted forms or logs), and, outside
+    a group conversation, a name only next to what people do (`_said_about_v3`)."""
     known = _known_first_names(src)
+    # in a group conversation a capitalised name is most likely a person's; in a session
+    # with an agent it is as likely a product or a heading ("Web Search is ...")
+    group = any(turn.name for turn in src.transcript.turns)
+    said_about = _said_about if group else _said_about_v3
     out: list[KnowledgeChange] = []
     for s in src.prose_sentences:
         if not s.counts or s.question or not prose.is_statement(s.text):
             continue
-        for name, fact, subject, lead in _said_about_v3(s, known):
+        for name, fact, subject, lead in said_about(s, known):
             out += _person_changes(src, key, name, fact, s.at, subject=subject, lead=lead)
         if (
             s.speaker

@@ -103,9 +103,15 @@ def is_heading(text: str) -> bool:
 
 
 _SMALL_WORDS = {"a", "an", "and", "the", "of", "for", "to", "in", "on", "or", "with", "&", "-"}
+# a sentence cut short: "The setting is located in"; with its full stop, only the words
+# no sentence ends on ("I went to.", "push on." and "looking into." are whole)
 _DANGLING = re.compile(
     r"\b(?:a|an|the|of|in|on|at|to|for|with|from|by|and|or|but|is|are|was|located|into|"
     r"that|which|this|these|our|your|its|their|as|than|via|like)\s*[:,]?$",
+    re.IGNORECASE,
+)
+_DANGLING_STOPPED = re.compile(
+    r"\b(?:a|an|the|of|and|or|but|is|are|was|located in|our|your|their|than|via)\s*[.!]$",
     re.IGNORECASE,
 )
 # plans whose object says nothing ("Let's implement the plan.", "let's proceed now")
@@ -124,7 +130,9 @@ def is_statement(text: str) -> bool:
     "the", not a heading, not a plan with no object ("Let's implement the plan."), not
     code or output."""
     t = text.strip()
-    if not t or is_heading(t) or _DANGLING.search(t.rstrip(".!…")) or t.endswith("…"):
+    if not t or is_heading(t) or t.endswith("…"):
+        return False
+    if _DANGLING_STOPPED.search(t) if t.endswith((".", "!")) else _DANGLING.search(t):
         return False
     if _EMPTY_PLAN.match(t) or code_share(t) > 0.3:
         return False
