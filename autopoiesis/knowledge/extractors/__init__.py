@@ -51,12 +51,12 @@ from autopoiesis.knowledge.extractors.base import (
     reply_validator,
 )
 from autopoiesis.knowledge.extractors.coding import CODING
-from autopoiesis.knowledge.extractors.decisions import DECISIONS, DECISIONS_V3
-from autopoiesis.knowledge.extractors.facts import FACTS, FACTS_V3
-from autopoiesis.knowledge.extractors.journal import JOURNAL, JOURNAL_V3
-from autopoiesis.knowledge.extractors.lessons import LESSONS, LESSONS_V3
-from autopoiesis.knowledge.extractors.people import PEOPLE, PEOPLE_V3
-from autopoiesis.knowledge.extractors.procedures import PROCEDURES, PROCEDURES_V3
+from autopoiesis.knowledge.extractors.decisions import DECISIONS, DECISIONS_V2
+from autopoiesis.knowledge.extractors.facts import FACTS, FACTS_V2
+from autopoiesis.knowledge.extractors.journal import JOURNAL, JOURNAL_V2
+from autopoiesis.knowledge.extractors.lessons import LESSONS, LESSONS_V2
+from autopoiesis.knowledge.extractors.people import PEOPLE, PEOPLE_V2
+from autopoiesis.knowledge.extractors.procedures import PROCEDURES, PROCEDURES_V2
 from autopoiesis.plugins import (
     EXTRACTOR_ENTRY_POINT_GROUP,
     builtin_contributions,
@@ -70,15 +70,22 @@ from autopoiesis.plugins import extractors as plugin_extractors
 ENTRY_POINT_GROUP = EXTRACTOR_ENTRY_POINT_GROUP
 # the versions a name selects (the newest); the older ones are selected as NAME@VERSION
 BUILTIN_EXTRACTORS: tuple[Extractor, ...] = (
-    DECISIONS_V3,
-    LESSONS_V3,
-    PEOPLE_V3,
-    PROCEDURES_V3,
-    FACTS_V3,
-    JOURNAL_V3,
+    DECISIONS,
+    LESSONS,
+    PEOPLE,
+    PROCEDURES,
+    FACTS,
+    JOURNAL,
     CODING,
 )
-OLDER_EXTRACTORS: tuple[Extractor, ...] = (DECISIONS, LESSONS, PEOPLE, PROCEDURES, FACTS, JOURNAL)
+OLDER_EXTRACTORS: tuple[Extractor, ...] = (
+    DECISIONS_V2,
+    LESSONS_V2,
+    PEOPLE_V2,
+    PROCEDURES_V2,
+    FACTS_V2,
+    JOURNAL_V2,
+)
 
 
 @hookimpl
@@ -219,13 +226,19 @@ __all__ = [
     "BUILTIN_EXTRACTORS",
     "CODING",
     "DECISIONS",
+    "DECISIONS_V2",
     "ENTRY_POINT_GROUP",
     "FACTS",
+    "FACTS_V2",
     "JOURNAL",
+    "JOURNAL_V2",
     "LESSONS",
+    "LESSONS_V2",
     "OLDER_EXTRACTORS",
     "PEOPLE",
+    "PEOPLE_V2",
     "PROCEDURES",
+    "PROCEDURES_V2",
     "Extractor",
     "ExtractorPlugin",
     "ExtractorRegistry",

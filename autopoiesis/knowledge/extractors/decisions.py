@@ -145,7 +145,7 @@ def decisions_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChang
     return out
 
 
-DECISIONS = Extractor(
+DECISIONS_V2 = Extractor(
     "decisions",
     2,
     "decisions -> projects/SLUG/context.md (Key Decisions), or MEMORY.md for general ones",
@@ -158,7 +158,7 @@ DECISIONS = Extractor(
 )
 
 __all__ = [
-    "DECISIONS",
+    "DECISIONS_V2",
     "Decision",
     "decision_changes",
     "decision_in",
@@ -166,16 +166,16 @@ __all__ = [
     "decisions_offline",
 ]
 
-DECISIONS_V3 = Extractor(
+DECISIONS = Extractor(
     "decisions",
     3,
     "decisions -> projects/SLUG/context.md (Key Decisions), or MEMORY.md for general ones; "
     "v3: only what somebody wrote, as whole statements",
-    DECISIONS.paths,
-    DECISIONS.actions,
+    DECISIONS_V2.paths,
+    DECISIONS_V2.actions,
     decisions_v3_offline,
     decisions_llm,
     reply_validator("decision", ("project",)),
     "decisions.v2.md",
 )
-__all__ += ["DECISIONS_V3", "decision_v3_in", "decisions_v3_offline"]
+__all__ += ["DECISIONS", "decision_v3_in", "decisions_v3_offline"]

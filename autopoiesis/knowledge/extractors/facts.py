@@ -135,7 +135,7 @@ def facts_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChang
     return out
 
 
-FACTS = Extractor(
+FACTS_V2 = Extractor(
     "facts",
     2,
     "reference facts and dates of events -> reference/TOPIC.md",
@@ -147,7 +147,7 @@ FACTS = Extractor(
     "facts.v2.md",
 )
 
-FACTS_V3 = Extractor(
+FACTS = Extractor(
     "facts",
     3,
     "reference facts and dates of events -> reference/TOPIC.md; v3: from what somebody wrote, "
@@ -160,4 +160,4 @@ FACTS_V3 = Extractor(
     "facts.v2.md",
 )
 
-__all__ = ["FACTS", "FACTS_V3", "facts_llm", "facts_offline", "facts_v3_offline"]
+__all__ = ["FACTS_V2", "FACTS", "facts_llm", "facts_offline", "facts_v3_offline"]

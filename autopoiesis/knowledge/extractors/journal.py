@@ -32,14 +32,14 @@ from autopoiesis.knowledge.extractors.base import (
 from autopoiesis.knowledge.extractors.coding import request_of, session_outcome
 from autopoiesis.knowledge.extractors.decisions import (
     DECISIONS,
-    DECISIONS_V3,
+    DECISIONS_V2,
     decision_changes,
     decision_in,
     decision_v3_in,
 )
 from autopoiesis.knowledge.extractors.lessons import (
     LESSONS,
-    LESSONS_V3,
+    LESSONS_V2,
     SECTION_LESSONS,
     SECTION_PREFERENCES,
     lesson_changes,
@@ -129,8 +129,8 @@ def _canonical_changes(src: SourceTranscript, s: Sentence, project: str) -> list
     what the journal's lines carry)."""
     decision = decision_in(s)
     if decision is not None:
-        return decision_changes(src, DECISIONS.key, decision, project)[:1]
-    return lesson_changes(src, LESSONS.key, s)
+        return decision_changes(src, DECISIONS_V2.key, decision, project)[:1]
+    return lesson_changes(src, LESSONS_V2.key, s)
 
 
 def journal_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
@@ -212,9 +212,9 @@ def _canonical_v3(src: SourceTranscript, project: str) -> list[tuple[Sentence, K
     for s in src.prose_sentences:
         decision = decision_v3_in(s)
         canonical = (
-            decision_changes(src, DECISIONS_V3.key, decision, project)[:1]
+            decision_changes(src, DECISIONS.key, decision, project)[:1]
             if decision is not None
-            else lesson_v3_changes(src, LESSONS_V3.key, s)
+            else lesson_v3_changes(src, LESSONS.key, s)
         )
         out += [(s, c) for c in canonical[:1]]
     return out
@@ -295,7 +295,7 @@ def journal_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeCha
     return out
 
 
-JOURNAL = Extractor(
+JOURNAL_V2 = Extractor(
     "journal",
     2,
     "a summary of the session -> journal/YYYY-MM-DD.md",
@@ -307,7 +307,7 @@ JOURNAL = Extractor(
     "journal.v1.md",
 )
 
-JOURNAL_V3 = Extractor(
+JOURNAL = Extractor(
     "journal",
     3,
     "a summary of the session: what was asked and what was done -> journal/YYYY-MM-DD.md",
@@ -320,8 +320,8 @@ JOURNAL_V3 = Extractor(
 )
 
 __all__ = [
+    "JOURNAL_V2",
     "JOURNAL",
-    "JOURNAL_V3",
     "journal_llm",
     "journal_offline",
     "journal_path",

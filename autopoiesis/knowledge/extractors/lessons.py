@@ -158,7 +158,7 @@ def lessons_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
     return [c for s in src.prose_sentences for c in lesson_v3_changes(src, key, s)]
 
 
-LESSONS = Extractor(
+LESSONS_V2 = Extractor(
     "lessons",
     2,
     "lessons learned and the user's preferences -> MEMORY.md (Lessons Learned, Preferences)",
@@ -171,7 +171,7 @@ LESSONS = Extractor(
 )
 
 __all__ = [
-    "LESSONS",
+    "LESSONS_V2",
     "SECTION_LESSONS",
     "SECTION_PREFERENCES",
     "lesson_changes",
@@ -181,7 +181,7 @@ __all__ = [
     "preference_in",
 ]
 
-LESSONS_V3 = Extractor(
+LESSONS = Extractor(
     "lessons",
     3,
     "lessons learned and the user's preferences (also how to work in code: \"use bun, not "
@@ -193,4 +193,4 @@ LESSONS_V3 = Extractor(
     reply_validator("lesson"),
     "lessons.v2.md",
 )
-__all__ += ["LESSONS_V3", "lesson_v3_changes", "lessons_v3_offline", "preference_v3_in"]
+__all__ += ["LESSONS", "lesson_v3_changes", "lessons_v3_offline", "preference_v3_in"]

@@ -283,7 +283,7 @@ def people_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChan
     return out
 
 
-PEOPLE = Extractor(
+PEOPLE_V2 = Extractor(
     "people",
     2,
     "people: roles, dates and what was said about them -> people/SLUG.md and people/_index.md",
@@ -295,7 +295,7 @@ PEOPLE = Extractor(
     "people.v2.md",
 )
 
-PEOPLE_V3 = Extractor(
+PEOPLE = Extractor(
     "people",
     3,
     "people: roles, dates and what was said about them -> people/SLUG.md and people/_index.md; "
@@ -308,4 +308,4 @@ PEOPLE_V3 = Extractor(
     "people.v2.md",
 )
 
-__all__ = ["PEOPLE", "PEOPLE_V3", "people_llm", "people_offline", "people_v3_offline"]
+__all__ = ["PEOPLE_V2", "PEOPLE", "people_llm", "people_offline", "people_v3_offline"]

@@ -191,7 +191,7 @@ def procedures_llm(data: Any, src: SourceTranscript, key: str) -> list[Knowledge
     return out
 
 
-PROCEDURES = Extractor(
+PROCEDURES_V2 = Extractor(
     "procedures",
     2,
     "how-to steps -> procedures/SLUG.md",
@@ -203,7 +203,7 @@ PROCEDURES = Extractor(
     "procedures.v2.md",
 )
 
-PROCEDURES_V3 = Extractor(
+PROCEDURES = Extractor(
     "procedures",
     3,
     "how-to steps -> procedures/SLUG.md; v3: from what somebody wrote, named by what they do",
@@ -216,8 +216,8 @@ PROCEDURES_V3 = Extractor(
 )
 
 __all__ = [
+    "PROCEDURES_V2",
     "PROCEDURES",
-    "PROCEDURES_V3",
     "procedures_llm",
     "procedures_offline",
     "procedures_v3_offline",
