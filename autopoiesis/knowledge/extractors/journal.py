@@ -165,15 +165,21 @@ def journal_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
     return out
 
 
+# past this many turns (some fifteen exchanges) a session is more than its opening request:
+# with no outcome to report, its request alone would misstate it
+LONG_SESSION_TURNS = 30
+
+
 def _summary_v3(src: SourceTranscript) -> tuple[str, datetime] | None:
     """(line, time) of what the session did, or None when it has nothing to say: with
-    nothing done to report, the request alone stands for a short session only (in a long
-    one it is the opening of much else), never for a greeting or a session's id."""
+    nothing done to report, the request alone stands for a session of up to
+    LONG_SESSION_TURNS turns only (in a longer one it is the opening of much else), never
+    for a greeting or a session's id."""
     t = src.transcript
     asked, at = _opening_request(src)
     done = session_outcome(src) or [c for c in [_closing_statement(src)] if c]
     if not done and (
-        len(t.turns) > 10
+        len(t.turns) > LONG_SESSION_TURNS
         or len(long_words(asked)) < 2
         or (asked == t.title and t.title.startswith("Session "))
     ):
