@@ -70,8 +70,13 @@ def _with_project(src: SourceTranscript, project: str | None) -> SourceTranscrip
     if not project or getattr(meta, "project", None):
         return src
     fields = {f.name: getattr(meta, f.name) for f in dataclasses.fields(meta)}
-    transcript = dataclasses.replace(src.transcript, meta=_ProjectMeta(**fields, project=project))
-    return dataclasses.replace(src, transcript=transcript)
+    fields["project"] = project  # the format's own field once it has one, else _ProjectMeta's
+    made = (
+        type(meta)(**fields)
+        if "project" in {f.name for f in dataclasses.fields(meta)}
+        else (_ProjectMeta(**fields))
+    )
+    return dataclasses.replace(src, transcript=dataclasses.replace(src.transcript, meta=made))
 
 
 def sessions() -> list[tuple[str, SourceTranscript]]:

@@ -147,6 +147,7 @@ class ToolStep:
     args: str
     result: str
     request: str  # the user's last request before it ("" when none reads as one)
+    cwd: str = ""  # the session's working folder, when its transcript says
 
     @property
     def is_shell(self) -> bool:
@@ -179,6 +180,9 @@ class ToolStep:
         m = _PATH_ARG.match(self.args)
         if not m or not re.search(r"[/\\]|\.\w+$", m.group(1)):
             return None
+        folder = self.cwd.rstrip("/\\")
+        if folder and m.group(1).startswith((folder + "/", folder + "\\")):
+            return m.group(1)[len(folder) + 1 :]  # the project's own path, as its people say it
         return m.group(1)
 
 
@@ -250,6 +254,7 @@ def _names_a_task(request: str) -> bool:
 def tool_steps(src: SourceTranscript) -> list[ToolStep]:
     steps: list[ToolStep] = []
     request = ""
+    cwd = str(getattr(src.transcript.meta, "cwd", None) or "")
     for turn in src.transcript.turns:
         if turn.role == "user":
             if any(isinstance(i, tf.Text) for i in turn.items):
@@ -261,7 +266,7 @@ def tool_steps(src: SourceTranscript) -> list[ToolStep]:
         for item in turn.items:
             if isinstance(item, tf.ToolCall):
                 steps.append(
-                    ToolStep(utc(turn.time), item.tool, item.args, item.result or "", request)
+                    ToolStep(utc(turn.time), item.tool, item.args, item.result or "", request, cwd)
                 )
     return steps
 
