@@ -148,7 +148,7 @@ def test_offline_extractors_find_cued_knowledge(memory_repo: MemoryRepo, tmp_pat
         report = ex.extract_pending()
         sha = ex.commit(report)
     assert not report.failed
-    assert len(report.processed) == 12
+    assert len(report.processed) == 14  # 7 extractors x 2 transcripts
     root = memory_repo.root
     ctx = (root / "knowledge/projects/autopoiesis/context.md").read_text()
     assert "Files are the source of truth, SQLite is only a cache." in ctx
@@ -194,12 +194,12 @@ def test_exactly_once_and_new_version_reprocesses(memory_repo: MemoryRepo, tmp_p
     reg = default_registry()
     old = reg.get("decisions")
     reg.register(
-        Extractor("decisions", 3, old.description, old.paths, old.actions, old.offline),
+        Extractor("decisions", 4, old.description, old.paths, old.actions, old.offline),
         replace=True,
     )
     with KnowledgeExtractor(memory_repo, registry=reg) as ex:
         v2 = ex.extract_pending(["decisions"])
-    assert [k for _, k, _ in v2.processed] == ["decisions@3", "decisions@3"]
+    assert [k for _, k, _ in v2.processed] == ["decisions@4", "decisions@4"]
     assert v2.added == 0
     assert v2.duplicates >= 1  # same facts: nothing written twice
 
@@ -346,7 +346,7 @@ def test_unavailable_llm_retries_then_offline_fallback(
         for minutes in BACKOFF_MINUTES:
             clock[0] += timedelta(minutes=minutes)
             r = ex.extract_pending(["lessons"])
-        assert r.fell_back == ((r.processed[0][0], "lessons@2"),)
+        assert r.fell_back == ((r.processed[0][0], "lessons@3"),)
         assert r.processed[0][2] == "offline-fallback"
         assert ex.extract_pending(["lessons"]).already_done == 1
     assert (
@@ -384,7 +384,7 @@ def test_cli_extract(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     assert "committed" in r.output
     r = runner.invoke(app, ["-C", str(memory_repo.root), "extract", "--pending"])
     assert r.exit_code == 0
-    assert "10 extraction(s)" in r.output
+    assert "12 extraction(s)" in r.output
     assert "2 already done" in r.output
     r = runner.invoke(
         app, ["-C", str(memory_repo.root), "extract", "--pending", "--extractors", "nope"]
@@ -526,15 +526,23 @@ def test_extractors_from_an_installed_entry_point(
     plugin_dir.mkdir()
     _install_plugin(plugin_dir, monkeypatch)
     reg = default_registry()
-    assert reg.names()[:6] == ["decisions", "lessons", "people", "procedures", "facts", "journal"]
+    assert reg.names()[:7] == [
+        "decisions",
+        "lessons",
+        "people",
+        "procedures",
+        "facts",
+        "journal",
+        "coding",
+    ]
     assert "tickets" in reg.names()
     assert "tickets2" in reg.names()
-    assert reg.get("decisions").key == "decisions@2"  # a plugin cannot take a built-in's name
+    assert reg.get("decisions").key == "decisions@3"  # a plugin cannot take a built-in's name
     errors = "\n".join(reg.load_errors)
     assert "'broken'" in errors
     assert "did not load" in errors
     assert "'decisions' is already registered" in errors
-    assert default_registry(plugins=False).names() == reg.names()[:6]
+    assert default_registry(plugins=False).names() == reg.names()[:7]
 
     paths = import_sessions(memory_repo, tmp_path, [TICKET_SESSION])
     runner = CliRunner()

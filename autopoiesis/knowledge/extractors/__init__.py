@@ -1,7 +1,7 @@
 """Extractors (docs/design.md#extract): a registry of named, versioned extractors.
 
-The six built-in ones live one per module (decisions, lessons, people, procedures, facts,
-journal); `base` holds what they share; this package is the plugin that registers them
+The seven built-in ones live one per module (decisions, lessons, people, procedures, facts,
+journal, coding); `base` holds what they share; this package is the plugin that registers them
 (autopoiesis.plugins, the hook `register_extractors`). A registry is extended without
 editing this package, in any of three ways:
 
@@ -23,9 +23,15 @@ extract --extractors tickets` finds it. A plugin that fails to load, or whose ex
 name is taken, is skipped and reported in `registry.load_errors` (shown by `autopoiesis
 extract --list`): a broken plugin must not stop the built-ins.
 
+Each name selects its newest version; an older built-in version stays selectable as
+NAME@VERSION, so that `autopoiesis replay --extractors decisions@2,...` replays what
+the older version derived and `--compare` sets it beside the newer one's:
+
     >>> reg = default_registry(plugins=False)
     >>> [e.key for e in reg.select(["decisions", "lessons"])]
-    ['decisions@2', 'lessons@2']
+    ['decisions@3', 'lessons@3']
+    >>> [e.key for e in reg.select(["decisions@2", "coding"])]
+    ['decisions@2', 'coding@1']
 """
 
 from __future__ import annotations
@@ -44,12 +50,13 @@ from autopoiesis.knowledge.extractors.base import (
     reply_items,
     reply_validator,
 )
-from autopoiesis.knowledge.extractors.decisions import DECISIONS
-from autopoiesis.knowledge.extractors.facts import FACTS
-from autopoiesis.knowledge.extractors.journal import JOURNAL
-from autopoiesis.knowledge.extractors.lessons import LESSONS
-from autopoiesis.knowledge.extractors.people import PEOPLE
-from autopoiesis.knowledge.extractors.procedures import PROCEDURES
+from autopoiesis.knowledge.extractors.coding import CODING
+from autopoiesis.knowledge.extractors.decisions import DECISIONS, DECISIONS_V2
+from autopoiesis.knowledge.extractors.facts import FACTS, FACTS_V2
+from autopoiesis.knowledge.extractors.journal import JOURNAL, JOURNAL_V2
+from autopoiesis.knowledge.extractors.lessons import LESSONS, LESSONS_V2
+from autopoiesis.knowledge.extractors.people import PEOPLE, PEOPLE_V2
+from autopoiesis.knowledge.extractors.procedures import PROCEDURES, PROCEDURES_V2
 from autopoiesis.plugins import (
     EXTRACTOR_ENTRY_POINT_GROUP,
     builtin_contributions,
@@ -61,7 +68,24 @@ from autopoiesis.plugins import (
 from autopoiesis.plugins import extractors as plugin_extractors
 
 ENTRY_POINT_GROUP = EXTRACTOR_ENTRY_POINT_GROUP
-BUILTIN_EXTRACTORS: tuple[Extractor, ...] = (DECISIONS, LESSONS, PEOPLE, PROCEDURES, FACTS, JOURNAL)
+# the versions a name selects (the newest); the older ones are selected as NAME@VERSION
+BUILTIN_EXTRACTORS: tuple[Extractor, ...] = (
+    DECISIONS,
+    LESSONS,
+    PEOPLE,
+    PROCEDURES,
+    FACTS,
+    JOURNAL,
+    CODING,
+)
+OLDER_EXTRACTORS: tuple[Extractor, ...] = (
+    DECISIONS_V2,
+    LESSONS_V2,
+    PEOPLE_V2,
+    PROCEDURES_V2,
+    FACTS_V2,
+    JOURNAL_V2,
+)
 
 
 @hookimpl
@@ -104,7 +128,13 @@ class ExtractorRegistry:
         return list(self._by_name())
 
     def get(self, name: str) -> ExtractorPlugin:
+        """The extractor NAME, or NAME@VERSION (a registered one of that key, or an older
+        built-in version)."""
         known = self._by_name()
+        if "@" in name:
+            for extractor in (*known.values(), *OLDER_EXTRACTORS):
+                if extractor.key == name:
+                    return extractor
         try:
             return known[name]
         except KeyError:
@@ -182,7 +212,7 @@ def _extractors_of(obj: Any) -> list[ExtractorPlugin]:
 
 
 def default_registry(*, plugins: bool = True) -> ExtractorRegistry:
-    """A fresh registry holding the six built-in extractors of docs/design.md#extract, then (when
+    """A fresh registry holding the seven built-in extractors of docs/design.md#extract, then (when
     PLUGINS) the extractors of the other plugins and of the older entry point group
     `autopoiesis.extractors`."""
     registry = ExtractorRegistry(args[0] for args in builtin_contributions("register_extractors"))
@@ -194,13 +224,21 @@ def default_registry(*, plugins: bool = True) -> ExtractorRegistry:
 
 __all__ = [
     "BUILTIN_EXTRACTORS",
+    "CODING",
     "DECISIONS",
+    "DECISIONS_V2",
     "ENTRY_POINT_GROUP",
     "FACTS",
+    "FACTS_V2",
     "JOURNAL",
+    "JOURNAL_V2",
     "LESSONS",
+    "LESSONS_V2",
+    "OLDER_EXTRACTORS",
     "PEOPLE",
+    "PEOPLE_V2",
     "PROCEDURES",
+    "PROCEDURES_V2",
     "Extractor",
     "ExtractorPlugin",
     "ExtractorRegistry",

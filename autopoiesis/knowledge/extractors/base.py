@@ -36,7 +36,7 @@ from autopoiesis.core.clock import utc
 from autopoiesis.core.text import slugify, split_sentences, words
 from autopoiesis.errors import UnknownExtractorError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.knowledge.extractors import cues
+from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.writer import KnowledgeChange, Provenance, WritePolicy
 
 PROMPTS_DIR = Path(__file__).parent.parent / "prompts"
@@ -149,6 +149,26 @@ class SourceTranscript:
                         )
         return tuple(out)
 
+    @cached_property
+    def prose_sentences(self) -> tuple[Sentence, ...]:
+        """The sentences somebody wrote (`prose.prose_of`): what the v3 extractors read. A
+        pasted log, a diff, a heading or a form's labels are nobody's words."""
+        turns = [t for t in self.transcript.turns if t.role != "system"]
+        out: list[Sentence] = []
+        for i, turn in enumerate(turns):
+            owned = turn.role == "user" or turn.name is not None
+            confirmed = not owned and _confirmed_by_next(turns, i)
+            for item in turn.items:
+                if isinstance(item, tf.Text):
+                    if turn.role == "user" and prose.looks_pasted(item.content):
+                        continue
+                    for s in split_sentences(prose.prose_of(item.content)):
+                        ack = turn.role == "agent" and bool(cues.ACK.match(s))
+                        out.append(
+                            Sentence(s, utc(turn.time), turn.role, turn.name, owned, confirmed, ack)
+                        )
+        return tuple(out)
+
     def provenance(self, at: datetime | None, producer: str) -> Provenance:
         return Provenance(self.path, at or self.started, producer, self.session_id)
 
@@ -217,9 +237,27 @@ _NOT_PROJECT = {
 }
 
 
+def session_project(src: SourceTranscript) -> str | None:
+    """The project the session ran in, as its transcript says (`project:` in the
+    frontmatter, written by the importers and hooks that know the working folder; else
+    the name of its `cwd:`), or None when it does not say."""
+    meta = src.transcript.meta
+    named = getattr(meta, "project", None)
+    if named:
+        return slugify(str(named), NAME_SLUG_LEN) or None
+    cwd = getattr(meta, "cwd", None)
+    if cwd:
+        return slugify(Path(str(cwd)).name, NAME_SLUG_LEN) or None
+    return None
+
+
 def detect_project(src: SourceTranscript) -> str:
-    """The project a session is about: a knowledge/projects/SLUG/ path it touched, else
-    "the X project" / "project X" in its text, else "general"."""
+    """The project a session is about: the one its transcript names (`session_project`),
+    else a knowledge/projects/SLUG/ path it touched, else "the X project" / "project X"
+    in its text, else "general"."""
+    named = session_project(src)
+    if named:
+        return named
     counts: dict[str, int] = {}
     for turn in src.transcript.turns:
         for item in turn.items:
@@ -447,4 +485,5 @@ __all__ = [
     "long_words",
     "reply_items",
     "reply_validator",
+    "session_project",
 ]

@@ -175,6 +175,22 @@ PREFERENCE_CUE = re.compile(
     r")?(?:use|give|answer|write|keep|reply|respond|format|send|add|avoid|skip)\b",
     re.IGNORECASE,
 )
+# How the user wants the work done in code, said as a rule: "use bun, not node", "never
+# mock in production", "don't touch the migrations", "always run the linter first",
+# "prefer composition over inheritance" (v3: a one-off order such as "make it into a
+# file" is none of these).
+CODING_PREFERENCE = re.compile(
+    r"^(?:please\s+|and\s+|also\s+)?(?:"
+    r"(?:always|never)\s+\w+"
+    r"|(?:don'?t|do not)\s+(?:ever\s+)?(?:touch|modify|change|edit|use|add|mock|commit|push|run|"
+    r"install|import|write|create|delete|remove|rename)\b.{3,}"
+    r"|use\s+[\w.+#/-]+(?:\s+[\w.+#/-]+)?,?\s+(?:not|instead of|rather than|over)\s+\S+"
+    r"|(?:i\s+)?prefer\s+[\w.+#/-]+(?:\s+[\w.+#/-]+)?\s+(?:over|to|to using)\s+\S+"
+    r"|we (?:always|never) \w+|in this (?:repo|project|codebase),? (?:we|always|never|use)\b)",
+    re.IGNORECASE,
+)
+# what makes an order a one-off rather than a rule: "DO NOT modify code, JUST identify ..."
+ONE_OFF = re.compile(r"\b(?:just|only|for now|yet|this time|right now|here)\b", re.IGNORECASE)
 # A preference's subject, so that a later one about the same thing replaces it.
 _PREFERENCE_SUBJECTS = (
     ("length", r"\b(?:short|shorter|brief|concise|terse|long|longer|lengthy|detailed|verbose)\b"),
@@ -457,6 +473,7 @@ OPEN_QUESTION = re.compile(
 __all__ = [
     "ACK",
     "CHANGE_CUE",
+    "CODING_PREFERENCE",
     "CONFIRM",
     "DATE",
     "DECISION_CUE",
@@ -467,6 +484,7 @@ __all__ = [
     "HYPOTHETICAL",
     "LESSON_CUE",
     "LESSON_PREFIX",
+    "ONE_OFF",
     "OPEN_QUESTION",
     "PERSONAL_FACT",
     "PERSON_DATE",

@@ -15,7 +15,7 @@ from typing import Any
 
 from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, MEMORY_FILE
 from autopoiesis.core.text import slugify
-from autopoiesis.knowledge.extractors import cues
+from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.extractors.base import (
     NAME_SLUG_LEN,
     Extractor,
@@ -121,7 +121,31 @@ def decisions_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeC
     return out
 
 
-DECISIONS = Extractor(
+def decision_v3_in(s: Sentence) -> Decision | None:
+    """decision_in for v3: also a whole statement with an object ("Let's implement the
+    plan." decides nothing), and not a rule about how to work (a preference: lessons v3's)."""
+    if not prose.is_statement(s.text) or (s.by_user and cues.CODING_PREFERENCE.match(s.text)):
+        return None
+    d = decision_in(s)
+    if d is None or not prose.is_statement(d.text):
+        return None
+    return d
+
+
+def decisions_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    """v3: the sentences somebody wrote (no pasted logs or forms, no headings), whole
+    statements only, filed under the session's project (`detect_project` prefers the
+    transcript's `project:`)."""
+    project = detect_project(src)
+    out: list[KnowledgeChange] = []
+    for s in src.prose_sentences:
+        d = decision_v3_in(s)
+        if d is not None:
+            out += decision_changes(src, key, d, project)
+    return out
+
+
+DECISIONS_V2 = Extractor(
     "decisions",
     2,
     "decisions -> projects/SLUG/context.md (Key Decisions), or MEMORY.md for general ones",
@@ -134,10 +158,24 @@ DECISIONS = Extractor(
 )
 
 __all__ = [
-    "DECISIONS",
+    "DECISIONS_V2",
     "Decision",
     "decision_changes",
     "decision_in",
     "decisions_llm",
     "decisions_offline",
 ]
+
+DECISIONS = Extractor(
+    "decisions",
+    3,
+    "decisions -> projects/SLUG/context.md (Key Decisions), or MEMORY.md for general ones; "
+    "v3: only what somebody wrote, as whole statements",
+    DECISIONS_V2.paths,
+    DECISIONS_V2.actions,
+    decisions_v3_offline,
+    decisions_llm,
+    reply_validator("decision", ("project",)),
+    "decisions.v2.md",
+)
+__all__ += ["DECISIONS", "decision_v3_in", "decisions_v3_offline"]

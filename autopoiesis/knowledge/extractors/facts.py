@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from autopoiesis.core.text import slugify
-from autopoiesis.knowledge.extractors import cues
+from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.extractors.base import (
     NAME_SLUG_LEN,
     Extractor,
@@ -91,6 +91,24 @@ def facts_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     return out
 
 
+def facts_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    """v3: the facts of v2 read from what somebody wrote (no pasted logs, forms or tool
+    output), whole statements only ("The setting is located in" is none), filed under the
+    session's project."""
+    prose_at = {(s.at, s.text) for s in src.prose_sentences}
+    out = []
+    for change in facts_offline(src, key):
+        said = [t for at, t in prose_at if at == change.provenance.at]
+        if not said or not prose.is_statement(change.content):
+            continue
+        if not any(
+            change.content.rstrip(".").lower()[:40] in prose_text.lower() for prose_text in said
+        ):
+            continue
+        out.append(change)
+    return out
+
+
 def facts_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     out = []
     for i, d in enumerate(reply_items(data, "fact")):
@@ -117,7 +135,7 @@ def facts_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChang
     return out
 
 
-FACTS = Extractor(
+FACTS_V2 = Extractor(
     "facts",
     2,
     "reference facts and dates of events -> reference/TOPIC.md",
@@ -129,4 +147,17 @@ FACTS = Extractor(
     "facts.v2.md",
 )
 
-__all__ = ["FACTS", "facts_llm", "facts_offline"]
+FACTS = Extractor(
+    "facts",
+    3,
+    "reference facts and dates of events -> reference/TOPIC.md; v3: from what somebody wrote, "
+    "whole statements only",
+    ("knowledge/reference/*.md",),
+    frozenset({"append", "supersede"}),
+    facts_v3_offline,
+    facts_llm,
+    reply_validator("fact", ("topic",)),
+    "facts.v2.md",
+)
+
+__all__ = ["FACTS_V2", "FACTS", "facts_llm", "facts_offline", "facts_v3_offline"]

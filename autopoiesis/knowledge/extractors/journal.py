@@ -9,11 +9,14 @@ agent's "Understood, ..."."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
+from autopoiesis.core.clock import utc
 from autopoiesis.core.text import slugify
 from autopoiesis.formats import transcript as tf
+from autopoiesis.knowledge.extractors import prose
 from autopoiesis.knowledge.extractors.base import (
     NAME_SLUG_LEN,
     Extractor,
@@ -22,15 +25,25 @@ from autopoiesis.knowledge.extractors.base import (
     checked_name,
     clean,
     detect_project,
+    long_words,
     reply_items,
     reply_validator,
 )
-from autopoiesis.knowledge.extractors.decisions import DECISIONS, decision_changes, decision_in
+from autopoiesis.knowledge.extractors.coding import request_of, session_outcome
+from autopoiesis.knowledge.extractors.decisions import (
+    DECISIONS,
+    DECISIONS_V2,
+    decision_changes,
+    decision_in,
+    decision_v3_in,
+)
 from autopoiesis.knowledge.extractors.lessons import (
     LESSONS,
+    LESSONS_V2,
     SECTION_LESSONS,
     SECTION_PREFERENCES,
     lesson_changes,
+    lesson_v3_changes,
 )
 from autopoiesis.knowledge.writer import KnowledgeChange, entry_id_for
 
@@ -116,8 +129,153 @@ def _canonical_changes(src: SourceTranscript, s: Sentence, project: str) -> list
     what the journal's lines carry)."""
     decision = decision_in(s)
     if decision is not None:
-        return decision_changes(src, DECISIONS.key, decision, project)[:1]
-    return lesson_changes(src, LESSONS.key, s)
+        return decision_changes(src, DECISIONS_V2.key, decision, project)[:1]
+    return lesson_changes(src, LESSONS_V2.key, s)
+
+
+def journal_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    """v3: one line a session that says what was done, not only what was asked: the
+    request, then what the tool calls show (files changed, the check that passed, an
+    error left failing) or, with no tool call, the agent's report of the outcome; then up
+    to three decisions, lessons or preferences (v3's), each carrying its entry's id."""
+    path = journal_path(src)
+    project = detect_project(src)
+    topic = journal_topic(src, project)
+
+    def bullet(text: str, at: datetime, entry_id: str | None = None) -> KnowledgeChange:
+        return KnowledgeChange(
+            path,
+            "append",
+            topic,
+            text,
+            src.provenance(at, key),
+            dated=False,
+            section_level=3,
+            entry_id=entry_id,
+        )
+
+    summary = _summary_v3(src)
+    out = [bullet(*summary)] if summary is not None else []
+    for s, canonical in _canonical_v3(src, project)[:3]:
+        label = {SECTION_LESSONS: "Lesson", SECTION_PREFERENCES: "Preference"}.get(
+            canonical.section, "Decided"
+        )
+        text = f"{label}: {clean(canonical.content, limit=200)}"
+        out.append(bullet(text, s.at, entry_id_for(canonical)))
+    return out
+
+
+# past this many turns (some fifteen exchanges) a session is more than its opening request:
+# with no outcome to report, its request alone would misstate it
+LONG_SESSION_TURNS = 30
+
+
+def _summary_v3(src: SourceTranscript) -> tuple[str, datetime] | None:
+    """(line, time) of what the session did, or None when it has nothing to say: with
+    nothing done to report, the request alone stands for a session of up to
+    LONG_SESSION_TURNS turns only (in a longer one it is the opening of much else), never
+    for a greeting or a session's id."""
+    t = src.transcript
+    asked, at = _opening_request(src)
+    done = session_outcome(src) or [c for c in [_closing_statement(src)] if c]
+    if not done and (
+        len(t.turns) > LONG_SESSION_TURNS
+        or len(long_words(asked)) < 2
+        or (asked == t.title and t.title.startswith("Session "))
+    ):
+        return None
+    summary = (f"{t.meta.topic}: " if t.meta.topic else "") + clean(asked, limit=120)
+    summary = summary.rstrip(".") + (" — " + "; ".join(done) if done else _size(t))
+    if t.meta.part > 1:
+        summary = f"Continued (part {t.meta.part}): {summary}"
+    return clean(summary, limit=300), at
+
+
+def _opening_request(src: SourceTranscript) -> tuple[str, datetime]:
+    """(what the session was asked, when): its first user turn's request (a subagent's log
+    opens with the agent), else its title; a vague one ("Help me solve it") gives way to
+    the title of the agent's answer."""
+    t = src.transcript
+    first_user = next((turn for turn in t.turns if turn.role == "user"), None)
+    opening = first_user or next(iter(t.turns), None)
+    asked = (request_of(opening) if opening is not None else "") or t.title
+    if len(long_words(asked)) < 3:
+        asked = _answer_title(src) or asked
+    return asked, utc(first_user.time) if first_user else src.started
+
+
+def _size(t: tf.Transcript) -> str:
+    """The session's size, as v2 says it (with nothing done to report; so a decision's own
+    "Decided:" line is not taken for a restatement of the request)."""
+    tools = sum(isinstance(i, tf.ToolCall) for turn in t.turns for i in turn.items)
+    return f" ({len(t.turns)} turns" + (f", {tools} tool calls)" if tools else ")")
+
+
+def _canonical_v3(src: SourceTranscript, project: str) -> list[tuple[Sentence, KnowledgeChange]]:
+    """Each sentence's canonical entry as decisions v3 or lessons v3 make it (their ids are
+    what the journal's lines carry)."""
+    out = []
+    for s in src.prose_sentences:
+        decision = decision_v3_in(s)
+        canonical = (
+            decision_changes(src, DECISIONS.key, decision, project)[:1]
+            if decision is not None
+            else lesson_v3_changes(src, LESSONS.key, s)
+        )
+        out += [(s, c) for c in canonical[:1]]
+    return out
+
+
+def _answer_title(src: SourceTranscript) -> str:
+    """The first heading of the agent's answer to the opening request ("Secrets exposed
+    in Git"), or ""."""
+    turns = src.transcript.turns
+    users = [i for i, t in enumerate(turns) if t.role == "user"]
+    for turn in turns[users[0] + 1 :] if users else ():
+        if turn.role == "user":
+            break
+        for item in turn.items:
+            if isinstance(item, tf.Text):
+                m = re.search(r"^#{1,3} +(.+)$", item.content, re.MULTILINE)
+                if m:
+                    title = re.sub(r"\[[A-Z]+\]|[^\w\s:,.()'/-]", "", m.group(1)).strip(" :-")
+                    if len(long_words(title)) >= 2:
+                        return title
+    return ""
+
+
+def _closing_statement(src: SourceTranscript) -> str:
+    """The agent's report of an outcome in its last turn ("I've removed the unused
+    imports", "All tests pass now"), or "" (a checklist item or a plan is no outcome)."""
+    turns = src.transcript.turns
+    users = [i for i, t in enumerate(turns) if t.role == "user"]
+    # the answer to the opening request (up to the next user turn), then the last turn's
+    first = (
+        turns[users[0] + 1 : users[1]] if len(users) > 1 else turns[users[0] + 1 :] if users else ()
+    )
+    last = [t for t in turns if t.role == "agent"][-1:]
+    for group in (first, last):
+        times = {utc(t.time) for t in group if t.role == "agent"}
+        for s in src.prose_sentences:
+            if s.role != "agent" or s.at not in times or s.ack or s.question:
+                continue
+            if _REPORT.match(s.text) and _OUTCOME.search(s.text) and prose.is_statement(s.text):
+                return clean(s.text, limit=140).rstrip(".")
+    return ""
+
+
+_REPORT = re.compile(
+    r"^(?:I(?:'ve| have)|We(?:'ve| have)|All\b|Both\b|The (?:code|tests?|build|fix|change)s?\b|"
+    r"(?:Now|Everything)\b)",
+    re.IGNORECASE,
+)
+
+
+_OUTCOME = re.compile(
+    r"\b(?:pass(?:ed|es|ing)?|fixed|works?|working|added|created|implemented|updated|"
+    r"resolved|removed|renamed|refactored|succeeded|complete[d]?|done|merged|pushed|committed)\b",
+    re.IGNORECASE,
+)
 
 
 def journal_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChange]:
@@ -143,7 +301,7 @@ def journal_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeCha
     return out
 
 
-JOURNAL = Extractor(
+JOURNAL_V2 = Extractor(
     "journal",
     2,
     "a summary of the session -> journal/YYYY-MM-DD.md",
@@ -155,4 +313,24 @@ JOURNAL = Extractor(
     "journal.v1.md",
 )
 
-__all__ = ["JOURNAL", "journal_llm", "journal_offline", "journal_path", "journal_topic"]
+JOURNAL = Extractor(
+    "journal",
+    3,
+    "a summary of the session: what was asked and what was done -> journal/YYYY-MM-DD.md",
+    ("knowledge/journal/*.md",),
+    frozenset({"append"}),
+    journal_v3_offline,
+    journal_llm,
+    reply_validator("bullet", ("topic",)),
+    "journal.v1.md",
+)
+
+__all__ = [
+    "JOURNAL_V2",
+    "JOURNAL",
+    "journal_llm",
+    "journal_offline",
+    "journal_path",
+    "journal_topic",
+    "journal_v3_offline",
+]

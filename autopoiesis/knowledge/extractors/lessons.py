@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from autopoiesis.core.paths import MEMORY_FILE
-from autopoiesis.knowledge.extractors import cues
+from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.extractors.base import (
     Extractor,
     Sentence,
@@ -109,7 +109,56 @@ def lessons_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeCha
     return out
 
 
-LESSONS = Extractor(
+def preference_v3_in(s: Sentence) -> tuple[str, str | None] | None:
+    """preference_in for v3: also the rules a developer gives about how to work ("use bun,
+    not node", "never mock in production", "don't touch the migrations"); whole
+    statements only."""
+    if not (s.counts and s.by_user) or s.question or not prose.is_statement(s.text):
+        return None
+    found = preference_in(s)
+    if found is not None:
+        return found
+    if (
+        not cues.CODING_PREFERENCE.match(s.text)
+        or cues.OPEN_QUESTION.match(s.text)
+        or cues.ONE_OFF.search(s.text)
+        or len(s.text.split()) > 30
+    ):
+        return None
+    text = clean(s.text)
+    return (text, None) if len(long_words(text)) >= 2 else None
+
+
+def lesson_v3_changes(src: SourceTranscript, key: str, s: Sentence) -> list[KnowledgeChange]:
+    """lesson_changes for v3: preferences as `preference_v3_in` finds them, lessons as
+    whole statements."""
+    pref = preference_v3_in(s)
+    if pref is not None:
+        return [
+            KnowledgeChange(
+                MEMORY_FILE,
+                "append",
+                SECTION_PREFERENCES,
+                pref[0],
+                src.provenance(s.at, key),
+                subject=pref[1],
+            )
+        ]
+    lesson = lesson_in(s) if prose.is_statement(s.text) else None
+    if lesson is not None and prose.is_statement(lesson):
+        return [
+            KnowledgeChange(
+                MEMORY_FILE, "append", SECTION_LESSONS, lesson, src.provenance(s.at, key)
+            )
+        ]
+    return []
+
+
+def lessons_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    return [c for s in src.prose_sentences for c in lesson_v3_changes(src, key, s)]
+
+
+LESSONS_V2 = Extractor(
     "lessons",
     2,
     "lessons learned and the user's preferences -> MEMORY.md (Lessons Learned, Preferences)",
@@ -122,7 +171,7 @@ LESSONS = Extractor(
 )
 
 __all__ = [
-    "LESSONS",
+    "LESSONS_V2",
     "SECTION_LESSONS",
     "SECTION_PREFERENCES",
     "lesson_changes",
@@ -131,3 +180,17 @@ __all__ = [
     "lessons_offline",
     "preference_in",
 ]
+
+LESSONS = Extractor(
+    "lessons",
+    3,
+    "lessons learned and the user's preferences (also how to work in code: \"use bun, not "
+    'node") -> MEMORY.md (Lessons Learned, Preferences); v3: only what somebody wrote',
+    (MEMORY_FILE,),
+    frozenset({"append", "supersede"}),
+    lessons_v3_offline,
+    lessons_llm,
+    reply_validator("lesson"),
+    "lessons.v2.md",
+)
+__all__ += ["LESSONS", "lesson_v3_changes", "lessons_v3_offline", "preference_v3_in"]

@@ -23,7 +23,7 @@ from typing import Any
 
 from autopoiesis.core.paths import PEOPLE_INDEX_FILE
 from autopoiesis.core.text import slugify
-from autopoiesis.knowledge.extractors import cues
+from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.extractors.base import (
     NAME_SLUG_LEN,
     Extractor,
@@ -201,6 +201,63 @@ def people_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     return out
 
 
+# v3: a name is a person's only next to what people do: said, asked, wants, owns, leads, a
+# role or a date; or after "ask", "tell", "ping", "cc", "thanks". "is", "will", "from",
+# "with" and "by" follow any capitalised phrase ("Web Search is ...", "by Cursor Response").
+_PERSON_VERB_AFTER = re.compile(
+    r"^\s*(?:(?:just|also|already)\s+)?(?:owns|prefers|leads|manages|maintains|said|says|asked|"
+    r"asks|wants|told|tells|thinks|suggested|approved|reviewed|mentioned|replied|wrote to|"
+    r"reports to|is responsible|is on (?:leave|vacation)|is out)\b",
+    re.IGNORECASE,
+)
+_PERSON_VERB_BEFORE = re.compile(
+    r"\b(?:ask|tell|ping|email|cc|thanks|thank|talk to|talked to|met with|according to)\s+$",
+    re.IGNORECASE,
+)
+
+
+def _said_about_v3(s: Sentence, known: dict[str, str]) -> list[tuple[str, str, str | None, bool]]:
+    """_said_about for v3: a role, a date, or a person's verb next to the name."""
+    out = []
+    for name, fact, subject, lead in _said_about(s, known):
+        if subject is None:  # v2's loose cue: keep it only next to a person's verb
+            at = s.text.find(name.split()[0])
+            after, before = s.text[at + len(name) : at + len(name) + 60], s.text[:at][-20:]
+            if not (_PERSON_VERB_AFTER.match(after) or _PERSON_VERB_BEFORE.search(before)):
+                continue
+        if prose.is_statement(fact):
+            out.append((name, fact, subject, lead))
+    return out
+
+
+def people_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    """v3: the sentences somebody wrote (no headings, no pasted forms or logs), and, outside
+    a group conversation, a name only next to what people do (`_said_about_v3`)."""
+    known = _known_first_names(src)
+    # in a group conversation a capitalised name is most likely a person's; in a session
+    # with an agent it is as likely a product or a heading ("Web Search is ...")
+    group = any(turn.name for turn in src.transcript.turns)
+    said_about = _said_about if group else _said_about_v3
+    out: list[KnowledgeChange] = []
+    for s in src.prose_sentences:
+        if not s.counts or s.question or not prose.is_statement(s.text):
+            continue
+        for name, fact, subject, lead in said_about(s, known):
+            out += _person_changes(src, key, name, fact, s.at, subject=subject, lead=lead)
+        if (
+            s.speaker
+            and s.owned
+            and cues.PERSONAL_FACT.search(s.text)
+            and not cues.HYPOTHETICAL.search(s.text)
+            and len(long_words(_CAPTION.sub("", s.text))) >= 4
+            and _names_in(s.speaker, {})
+        ):
+            out += _person_changes(
+                src, key, s.speaker, clean(cues.with_absolute_dates(s.text, s.at)), s.at
+            )
+    return out
+
+
 def people_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     out: list[KnowledgeChange] = []
     for i, d in enumerate(reply_items(data, "name")):
@@ -226,7 +283,7 @@ def people_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChan
     return out
 
 
-PEOPLE = Extractor(
+PEOPLE_V2 = Extractor(
     "people",
     2,
     "people: roles, dates and what was said about them -> people/SLUG.md and people/_index.md",
@@ -238,4 +295,17 @@ PEOPLE = Extractor(
     "people.v2.md",
 )
 
-__all__ = ["PEOPLE", "people_llm", "people_offline"]
+PEOPLE = Extractor(
+    "people",
+    3,
+    "people: roles, dates and what was said about them -> people/SLUG.md and people/_index.md; "
+    "v3: a name only where it is used as a person's",
+    ("knowledge/people/*.md",),
+    frozenset({"append", "supersede"}),
+    people_v3_offline,
+    people_llm,
+    reply_validator("name", ("name",)),
+    "people.v2.md",
+)
+
+__all__ = ["PEOPLE_V2", "PEOPLE", "people_llm", "people_offline", "people_v3_offline"]

@@ -21,7 +21,7 @@ from typing import Any
 from autopoiesis.core.clock import utc
 from autopoiesis.core.text import slugify, split_sentences
 from autopoiesis.formats import transcript as tf
-from autopoiesis.knowledge.extractors import cues
+from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.extractors.base import (
     NAME_SLUG_LEN,
     Extractor,
@@ -29,6 +29,7 @@ from autopoiesis.knowledge.extractors.base import (
     checked_name,
     clean,
     item_action,
+    long_words,
     reply_items,
     reply_validator,
 )
@@ -124,6 +125,58 @@ def _procedure_change(
     )
 
 
+def procedures_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    """v3: the procedures of v2 read from what somebody wrote (no pasted forms or logs),
+    and only those whose name says what they do ("proceed-now" does not) and whose steps
+    are words, not links or code."""
+    out = []
+    for change in procedures_offline(src, key):
+        name = (change.subject or "").removeprefix("how to ").strip()
+        steps = [x.strip() for x in change.content.rstrip(".").split(";")]
+        if (
+            not long_words(name)
+            or set(name.lower().split()) <= _VAGUE
+            or not prose.is_statement(f"How to {name}.")
+            or prose.is_heading(name)
+            or any(len(long_words(x)) < 2 or prose.code_share(x) > 0.3 for x in steps)
+            or re.search(r"https?://|@\S", change.content)
+            or not _said_in_prose(src, change)
+        ):
+            continue
+        out.append(change)
+    return out
+
+
+# a procedure's name that says nothing of what it does ("proceed-now", "continue")
+_VAGUE = {
+    "proceed",
+    "continue",
+    "now",
+    "go",
+    "start",
+    "begin",
+    "do",
+    "it",
+    "this",
+    "that",
+    "next",
+    "then",
+    "again",
+    "on",
+    "ahead",
+    "fix",
+    "implement",
+    "the",
+    "plan",
+}
+
+
+def _said_in_prose(src: SourceTranscript, change: KnowledgeChange) -> bool:
+    """Whether the turn CHANGE comes from holds prose (not only a pasted document)."""
+    at = change.provenance.at
+    return any(s.at == at for s in src.prose_sentences)
+
+
 def procedures_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     out = []
     for i, d in enumerate(reply_items(data, "name")):
@@ -138,7 +191,7 @@ def procedures_llm(data: Any, src: SourceTranscript, key: str) -> list[Knowledge
     return out
 
 
-PROCEDURES = Extractor(
+PROCEDURES_V2 = Extractor(
     "procedures",
     2,
     "how-to steps -> procedures/SLUG.md",
@@ -150,4 +203,22 @@ PROCEDURES = Extractor(
     "procedures.v2.md",
 )
 
-__all__ = ["PROCEDURES", "procedures_llm", "procedures_offline"]
+PROCEDURES = Extractor(
+    "procedures",
+    3,
+    "how-to steps -> procedures/SLUG.md; v3: from what somebody wrote, named by what they do",
+    ("knowledge/procedures/*.md",),
+    frozenset({"append"}),
+    procedures_v3_offline,
+    procedures_llm,
+    reply_validator("name", ("name",)),
+    "procedures.v2.md",
+)
+
+__all__ = [
+    "PROCEDURES_V2",
+    "PROCEDURES",
+    "procedures_llm",
+    "procedures_offline",
+    "procedures_v3_offline",
+]

@@ -1,0 +1,527 @@
+"""coding: what a coding session's tool calls show -> projects/SLUG/context.md.
+
+* **Commands**: the commands that ran and succeeded, by kind (tests, build, lint, type
+  check, format, run, install): the project's "how to". One live command a kind and
+  runner (`#about:command test pytest`): a later one supersedes it.
+* **Changes**: the files the session changed, and the user's request they served.
+* **Errors and Fixes**: an error a command printed, the files edited next, and the same
+  command passing afterwards.
+
+Only what the tool calls show (a command's exit as its result line reports it, an
+edit's path); nothing is taken from what the agent says it did. A session whose project
+is unknown (no `project:` / `cwd:` in its transcript, no project named in it) yields
+nothing: a command or a file means nothing without its codebase, and none of it belongs
+in MEMORY.md or reference/general.md.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from autopoiesis.core.clock import utc
+from autopoiesis.formats import transcript as tf
+from autopoiesis.knowledge.extractors import prose
+from autopoiesis.knowledge.extractors.base import (
+    Extractor,
+    SourceTranscript,
+    clean,
+    detect_project,
+    long_words,
+)
+from autopoiesis.knowledge.writer import KnowledgeChange
+
+SECTION_COMMANDS = "Commands"
+SECTION_CHANGES = "Changes"
+SECTION_FIXES = "Errors and Fixes"
+
+_SHELL_TOOLS = {
+    "bash",
+    "shell",
+    "exec",
+    "exec_command",
+    "local_shell",
+    "run_shell_command",
+    "run_terminal_cmd",
+    "terminal",
+    "command",
+    "run",
+    "execute",
+    "execute_command",
+}
+_EDIT_TOOLS = {
+    "edit",
+    "multiedit",
+    "write",
+    "create",
+    "str_replace",
+    "str_replace_editor",
+    "str_replace_based_edit_tool",
+    "apply_patch",
+    "edit_file",
+    "write_file",
+    "replace",
+    "create_file",
+    "search_replace",
+    "notebookedit",
+}
+# what a command is for, by its runner (the first match wins)
+_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(rx, re.IGNORECASE))
+    for kind, rx in (
+        (
+            "install",
+            r"\b(?:pip install|uv (?:sync|pip install|add)|poetry install|(?:npm|pnpm|yarn|bun) "
+            r"(?:install|add|i)\b|cargo add|go get|bundle install)",
+        ),
+        ("format", r"\b(?:prettier|black|ruff format|gofmt|rustfmt|cargo fmt|isort)\b"),
+        (
+            "lint",
+            r"\b(?:ruff(?: check)?|eslint|flake8|pylint|golangci-lint|clippy|shellcheck|"
+            r"stylelint|(?:npm|pnpm|yarn|bun)(?: run)? lint|lint-imports|biome)\b",
+        ),
+        ("typecheck", r"\b(?:mypy|tsc|pyright|(?:npm|pnpm|yarn|bun)(?: run)? typecheck)\b"),
+        (
+            "test",
+            r"\b(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|rspec|phpunit|"
+            r"go test|cargo test|mvn test|gradle test|ctest|playwright test|"
+            r"(?:npm|pnpm|yarn|bun)(?: run)? test|make test)\b|(?:^|\s)\./run(?:_tests)?\.sh\b",
+        ),
+        (
+            "build",
+            r"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? build|cargo build|go build|make\b|cmake|"
+            r"vite build|webpack|gradle build|mvn package|python -m build|docker build)",
+        ),
+        (
+            "run",
+            r"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? (?:dev|start)|cargo run|go run|uvicorn|"
+            r"flask run|manage\.py runserver|docker compose up)\b",
+        ),
+    )
+)
+_FAILED = re.compile(
+    r"\b(?:[1-9]\d* (?:failed|errors?)\b|FAILED\b|FAIL\b|Traceback|Error:|error(?:\[\w+\])?:|"
+    r"Exception\b|command failed|exit (?:code|status) [1-9]|npm ERR!|command not found|"
+    r"No module named|cannot find|not found)",
+)
+_PASSED = re.compile(
+    r"\b(?:\d+ passed|passed|all (?:checks|tests) passed|success(?:ful(?:ly)?)?|succeeded|ok\b|"
+    r"OK\b|0 errors|no (?:issues|errors|problems) found|found 0|built in|compiled|done in|"
+    r"✓|✔|Successfully installed)",
+    re.IGNORECASE,
+)
+# what runs before the command proper: moving into the project, activating its virtualenv
+_CD_PREFIX = re.compile(
+    r"^(?:(?:cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)|(?:source\s+|\.\s+)?\S*activate(?:\.ps1|\.bat)?)"
+    r"\s*(?:&&|;)\s*)+",
+    re.IGNORECASE,
+)
+# the line that says what went wrong, best first: an exception, a compiler's or linter's
+# "error:", the failure count; a bare "FAILED" says least
+_ERROR_LINES = tuple(
+    re.compile(rx)
+    for rx in (
+        r"\b[A-Z]\w*(?:Error|Exception)\b:?[^|]{0,160}",
+        r"\berror(?:\[\w+\])?:[^|]{3,160}",
+        r"FAILED [^|]{3,160}",
+        r"\b\d+ failed[^|]{0,80}",
+    )
+)
+# an install that names packages ("pip install seaborn"), not the project's own set-up
+# ("pip install -r requirements.txt", "npm install", "uv sync")
+_NAMES_PACKAGES = re.compile(
+    r"\b(?:install|add|i|get)\s+(?!-r\b|-e\s+\.|--requirement|\.\s*$)(?:-\S+\s+)*[A-Za-z@]"
+)
+# a run of one chosen test ("pytest x.py::test_a", "-k name") is no way to run the tests
+_ONE_TEST = re.compile(r"::|\s-k\s|\s--grep\s|\s-t\s|\s-run\s")
+_PATH_ARG = re.compile(r"^\s*(\S*?\.[A-Za-z0-9_-]{1,12})(?=\s|$)")  # a.py, src/x.ts, .gitignore
+
+
+@dataclass(frozen=True)
+class ToolStep:
+    """One tool call of the session, in order, with the request it served."""
+
+    at: datetime
+    tool: str
+    args: str
+    result: str
+    request: str  # the user's last request before it ("" when none reads as one)
+    cwd: str = ""  # the session's working folder, when its transcript says
+
+    @property
+    def is_shell(self) -> bool:
+        return self.tool.lower().rsplit(".", 1)[-1] in _SHELL_TOOLS
+
+    @property
+    def is_edit(self) -> bool:
+        return self.tool.lower().rsplit(".", 1)[-1] in _EDIT_TOOLS
+
+    @property
+    def command(self) -> str:
+        return _CD_PREFIX.sub("", self.args.strip())
+
+    @property
+    def kind(self) -> str | None:
+        """What the command is for (test, lint, build, ...), None for anything else."""
+        return command_kind(self.command) if self.is_shell else None
+
+    @property
+    def failed(self) -> bool:
+        return bool(_FAILED.search(self.result))
+
+    @property
+    def passed(self) -> bool:
+        """It reports success and no failure (a silent result proves nothing)."""
+        return not self.failed and bool(_PASSED.search(self.result))
+
+    @property
+    def edited_path(self) -> str | None:
+        m = _PATH_ARG.match(self.args)
+        if not m or not re.search(r"[/\\]|\.\w+$", m.group(1)):
+            return None
+        folder = self.cwd.rstrip("/\\")
+        if folder and m.group(1).startswith((folder + "/", folder + "\\")):
+            return m.group(1)[len(folder) + 1 :]  # the project's own path, as its people say it
+        return m.group(1)
+
+
+def command_kind(command: str) -> str | None:
+    first = re.split(r"\s*(?:&&|\|\||;|\|)\s*", command, maxsplit=1)[0]
+    for kind, rx in _KINDS:
+        if rx.search(first):
+            return kind
+    return None
+
+
+def runner_of(command: str) -> str:
+    """The runner a command names ("python -m pytest -q x" -> "pytest", "pnpm test" -> "pnpm")."""
+    words = [
+        re.split(r"[/\\]", w)[-1].removesuffix(".exe")
+        for w in command.split()
+        if (not w.startswith("-") or w == "-m") and "=" not in w
+    ]
+    if len(words) >= 3 and words[0].startswith("python") and words[1] == "-m":
+        return words[2]
+    words = [w for w in words if w != "-m"]
+    for w in words:
+        if w not in ("python", "python3", "uv", "run", "poetry", "npx", "exec", "sudo", "env"):
+            return w
+    return words[0] if words else ""
+
+
+_ROLE_PROMPT = re.compile(r"^(?:you are|act as|as an? \w+ (?:expert|engineer)|imagine you)\b", re.I)
+
+
+def request_of(turn: tf.Turn) -> str:
+    """What a turn asks or says, in a line: the first lines of its first prose paragraph,
+    up to about 120 characters; "" for a pasted document (a form, a template, a log says
+    nothing of the request) or a role prompt ("You are an expert on ...")."""
+    for item in turn.items:
+        if not isinstance(item, tf.Text) or prose.looks_pasted(item.content):
+            continue
+        said = ""
+        for line in prose.prose_of(item.content).split("\n"):
+            line = re.sub(r"@\S+", "", line).strip()
+            if not line:
+                if len(said) >= 20:
+                    break  # the first paragraph is the request (a title line is not all)
+                continue
+            if _ROLE_PROMPT.match(line) or prose.code_share(line) >= 0.3:
+                continue
+            said = f"{said} {line}".strip()
+            if len(said) >= 40:
+                break
+        if len(said.split()) >= 3 or len(said) >= 12:
+            return clean(said, limit=120)
+    return ""
+
+
+_YES = re.compile(r"^(?:yes|yeah|yep|ok(?:ay)?|sure|sim|s[ií]|oui|ja|go on|continue)\b", re.I)
+
+
+def _names_a_task(request: str) -> bool:
+    """Whether a request says what to do: not a confirmation ("Yes, go on"), a question,
+    or a few words of status ("I restarted it")."""
+    return (
+        len(long_words(request)) >= 4
+        and "?" not in request
+        and not _YES.match(request)
+        and not request.endswith("…")
+    )
+
+
+def tool_steps(src: SourceTranscript) -> list[ToolStep]:
+    steps: list[ToolStep] = []
+    request = ""
+    cwd = str(getattr(src.transcript.meta, "cwd", None) or "")
+    for turn in src.transcript.turns:
+        if turn.role == "user":
+            if any(isinstance(i, tf.Text) for i in turn.items):
+                # the edits that follow serve this turn; when it names no task (a pasted
+                # document, a confirmation, a question, a status note) they are filed nowhere
+                asked = request_of(turn)
+                request = asked if _names_a_task(asked) else ""
+            continue
+        for item in turn.items:
+            if isinstance(item, tf.ToolCall):
+                steps.append(
+                    ToolStep(utc(turn.time), item.tool, item.args, item.result or "", request, cwd)
+                )
+    return steps
+
+
+def _code(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split()).replace("`", "'")
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return f"`{text}`"
+
+
+def _error_of(result: str) -> str:
+    for rx in _ERROR_LINES:
+        m = rx.search(result)
+        if m:
+            return m.group(0).strip(" |=")
+    return result.strip(" |=")
+
+
+_KIND_LABEL = {
+    "test": "Run the tests",
+    "lint": "Lint",
+    "typecheck": "Type-check",
+    "build": "Build",
+    "format": "Format",
+    "install": "Install the dependencies",
+    "run": "Run it",
+}
+
+
+def coding_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    project = detect_project(src)
+    if project == "general":
+        return []
+    path = f"knowledge/projects/{project}/context.md"
+    steps = tool_steps(src)
+    out: list[KnowledgeChange] = []
+    seen: set[str] = set()
+    for step in steps:  # the commands that ran and passed
+        kind = step.kind
+        if (
+            kind is None
+            or not step.passed
+            or step.command in seen
+            or _ONE_TEST.search(step.command)
+            or (kind == "install" and _NAMES_PACKAGES.search(step.command))
+        ):
+            continue  # one package added is a fix or a one-off, not how to set a project up
+        seen.add(step.command)
+        runner = runner_of(step.command)
+        out.append(
+            KnowledgeChange(
+                path,
+                "append",
+                SECTION_COMMANDS,
+                f"{_KIND_LABEL[kind]}: {_code(step.command)}",
+                src.provenance(step.at, key),
+                subject=f"command {kind} {runner}",
+            )
+        )
+    out += _fixes(src, key, path, steps)
+    out += _flag_fixes(src, key, path, steps)
+    out += _changes(src, key, path, steps)
+    unique: dict[tuple[str, str], KnowledgeChange] = {}  # the same fix seen twice: once
+    for change in out:
+        unique.setdefault((change.section, change.content), change)
+    return list(unique.values())
+
+
+def _fixes(
+    src: SourceTranscript, key: str, path: str, steps: list[ToolStep]
+) -> list[KnowledgeChange]:
+    """An error a command printed, the edits or installs after it, then the same command
+    (a check: the same kind and runner) passing: the error and what made it go away."""
+    out: list[KnowledgeChange] = []
+    for i, failing in enumerate(steps):
+        if failing.is_shell and failing.failed and failing.kind != "install":
+            found = _fix_after(failing, steps[i + 1 :])
+            if found is not None:
+                text, at = found
+                out.append(
+                    KnowledgeChange(path, "append", SECTION_FIXES, text, src.provenance(at, key))
+                )
+    return out
+
+
+def _fix_after(failing: ToolStep, later_steps: list[ToolStep]) -> tuple[str, datetime] | None:
+    """(entry, time) of what made FAILING pass among LATER_STEPS, or None: the files edited
+    and packages installed before its next run, when that run passed ("fixed by 1 edit"
+    names nothing: no entry)."""
+    edited: list[str] = []
+    installed: list[str] = []
+    for later in later_steps:
+        if later.is_edit and later.edited_path and later.edited_path not in edited:
+            edited.append(later.edited_path)
+        if later.kind == "install" and later.passed and later.command not in installed:
+            installed.append(later.command)
+        if not _same_run(failing, later):
+            continue
+        if later.failed or not later.passed or not (edited or installed):
+            return None  # still failing: the next failure tells its own story
+        how = [f"editing {', '.join(_code(p, 80) for p in edited[:4])}"] if edited else []
+        how += [f"running {_code(c, 80)}" for c in installed[:2]]
+        then = (
+            "it passed"
+            if later.command == failing.command
+            else f"{_code(later.command, 80)} passed"
+        )
+        error = f"{_code(_error_of(failing.result))} from {_code(failing.command, 80)}"
+        return f"{error} — fixed by {' and '.join(how)}; then {then}", later.at
+    return None
+
+
+def _same_run(failing: ToolStep, later: ToolStep) -> bool:
+    """Whether LATER runs what FAILING ran: the same check (kind and runner), or else the
+    very same command."""
+    if not later.is_shell:
+        return False
+    if failing.kind is not None:
+        return later.kind == failing.kind and runner_of(later.command) == runner_of(failing.command)
+    return later.command == failing.command
+
+
+_GIT_OPTION = re.compile(r"^git\s+(?:-c\s+\S+\s+|-C\s+\S+\s+)+")
+_FORCE = re.compile(r"^--?(?:f|force.*|no-verify|yes|y)$")
+
+
+def _verb(command: str) -> str:
+    """A command's program and subcommand ("git -c a=b commit -m x" -> "git commit")."""
+    first = re.split(r"\s*(?:&&|\|\||;|\|)\s*", command, maxsplit=1)[0]
+    words = [w for w in _GIT_OPTION.sub("git ", first).split() if not w.startswith("-")]
+    return " ".join(words[:2])
+
+
+def _flags(command: str) -> set[str]:
+    return {w.split("=", 1)[0] for w in command.split() if w.startswith("-")}
+
+
+def _flag_fixes(
+    src: SourceTranscript, key: str, path: str, steps: list[ToolStep]
+) -> list[KnowledgeChange]:
+    """A command that failed, then the same command with a flag added that went through
+    ("git commit" failing on a signing key, "git commit --no-gpg-sign" working): the flag
+    is the fix. Forcing (-f, --force, --no-verify) is never one to remember."""
+    out: list[KnowledgeChange] = []
+    for i, failing in enumerate(steps):
+        if not (failing.is_shell and failing.failed and failing.kind is None):
+            continue
+        verb = _verb(failing.command)
+        for later in steps[i + 1 :]:
+            if not later.is_shell or _verb(later.command) != verb:
+                continue
+            if later.failed:
+                break  # the next failure tells its own story
+            added = sorted(_flags(later.command) - _flags(failing.command))
+            if added and later.result.strip() and not any(_FORCE.match(f) for f in added):
+                out.append(
+                    KnowledgeChange(
+                        path,
+                        "append",
+                        SECTION_FIXES,
+                        f"{_code(_error_of(failing.result))} from {_code(verb, 80)} — fixed by "
+                        f"adding {', '.join(_code(f, 40) for f in added)}",
+                        src.provenance(later.at, key),
+                    )
+                )
+            break
+    return out
+
+
+def _changes(
+    src: SourceTranscript, key: str, path: str, steps: list[ToolStep]
+) -> list[KnowledgeChange]:
+    """The files changed, grouped by the request they served."""
+    by_request: dict[str, tuple[datetime, list[str]]] = {}
+    for step in steps:
+        p = step.edited_path if step.is_edit else None
+        if p is None or not step.request:  # a change is filed with the request it served
+            continue
+        at, files = by_request.setdefault(step.request, (step.at, []))
+        if p not in files:
+            files.append(p)
+    out = []
+    for request, (at, files) in by_request.items():
+        shown = ", ".join(_code(p, 80) for p in files[:6]) + (
+            f" and {len(files) - 6} more" if len(files) > 6 else ""
+        )
+        out.append(
+            KnowledgeChange(
+                path,
+                "append",
+                SECTION_CHANGES,
+                f"Changed {shown} — for: {request}",
+                src.provenance(at, key),
+            )
+        )
+    return out
+
+
+def session_outcome(src: SourceTranscript) -> list[str]:
+    """What the session did, as its tool calls show it (for the journal): the files it
+    changed, the checks that passed or still fail."""
+    steps = tool_steps(src)
+    return [part for part in (_edits_done(steps), *_checks_done(steps)) if part]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n > 1 else ''}"
+
+
+def _edits_done(steps: list[ToolStep]) -> str:
+    files = list(dict.fromkeys(s.edited_path for s in steps if s.is_edit and s.edited_path))
+    names = ", ".join(p.rsplit("/", 1)[-1] for p in files[:4]) + (", …" if len(files) > 4 else "")
+    if any(s.is_edit and not s.edited_path for s in steps):  # a log that does not name them all
+        edits = sum(s.is_edit for s in steps)
+        return f"made {_plural(edits, 'edit')}" + (f" ({names})" if files else "")
+    return f"changed {_plural(len(files), 'file')} ({names})" if files else ""
+
+
+def _checks_done(steps: list[ToolStep]) -> tuple[str, str]:
+    """("checks passed: ...", "still failing: ...") of the check commands' last runs; a
+    run of one chosen test says less than the suite's, and is shown only when it is all."""
+    last: dict[str, ToolStep] = {}
+    for step in steps:
+        if step.kind in ("test", "lint", "typecheck", "build") and (step.passed or step.failed):
+            last[step.command] = step
+    general = {c: step for c, step in last.items() if not _ONE_TEST.search(c)}
+    last = general or dict(list(last.items())[-1:])
+    passed = [_code(c, 60) for c, step in last.items() if step.passed]
+    failing = [_code(c, 60) for c, step in last.items() if step.failed]
+    return (
+        "checks passed: " + ", ".join(passed[:3]) if passed else "",
+        "still failing: " + ", ".join(failing[:2]) if failing else "",
+    )
+
+
+CODING = Extractor(
+    "coding",
+    1,
+    "what the tool calls show: commands that passed, files changed and why, errors and their "
+    "fixes -> projects/SLUG/context.md",
+    ("knowledge/projects/*/context.md",),
+    frozenset({"append", "supersede"}),
+    coding_offline,
+)
+
+__all__ = [
+    "CODING",
+    "SECTION_CHANGES",
+    "SECTION_COMMANDS",
+    "SECTION_FIXES",
+    "ToolStep",
+    "coding_offline",
+    "command_kind",
+    "runner_of",
+    "session_outcome",
+    "tool_steps",
+]

@@ -1,0 +1,142 @@
+"""What in a coding session's text is somebody's own words (the v3 extractors read only
+that): a message's prose, without what was pasted into it or printed by a tool.
+
+A coding session's turns carry much that is not said by anyone: fenced code, diffs, stack
+traces, linter and test output, tables, a form's field labels pasted as instructions,
+headings. The v2 extractors read every sentence, so a pasted ESLint error became a
+preference and a heading ("Makes Sense", "Web Search") a person; `prose_of` keeps the
+sentences a person wrote, and `is_statement` refuses what is not a whole statement
+(fragments such as "The setting is located in", bare imperatives such as "Let's
+implement the plan.").
+
+Pure functions over strings.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FENCE = re.compile(r"^\s*(```|~~~).*?^\s*\1[^\n]*$", re.MULTILINE | re.DOTALL)
+_OPEN_FENCE = re.compile(r"^\s*(```|~~~).*\Z", re.MULTILINE | re.DOTALL)  # an unclosed one
+_HTML = re.compile(r"<(details|summary|pre|code)\b.*?</\1>", re.DOTALL | re.IGNORECASE)
+# a line that is output, code or markup rather than a sentence somebody wrote
+_NOT_PROSE_LINE = re.compile(
+    r"^\s*(?:#{1,6}\s|\||>|\$ |>>> |[+-]{3}|@@|at [\w.$<>]+ ?\(|File \"|Traceback\b|"
+    r"[\w./-]+:\d+(?::\d+)?\b|\d+:\d+\s+(?:error|warning)\b|npm (?:ERR|WARN)|E\s{2,}|={3,}|"
+    r"-{3,}|\*{3,}|_{3,}|[{}\[\]();]+\s*$|(?:import|from|def|class|const|let|var|function|"
+    r"return|export|if|for|while)\b[^.!?]*[:{(=;]\s*$)"
+    r"|(?:error|warning|exception|failed)(?:\[\w+\])?:\s|\b(?:Error|Exception)\b:"
+    r"|\b[\w-]+/[\w-]+\b\s*\(?(?:eslint|ts\d+)",
+    re.IGNORECASE,
+)
+# what code has and prose rarely does (a backtick, a semicolon or brackets are common in a
+# developer's prose: "use `bun`; not node (it is slow)")
+_CODEISH = re.compile(r"[{}\[\]=<>\\]|::|->|=>|\w+\.\w+\(|\b[a-z]+_[a-z_]+\b|\w\(\)?")
+_FORM_LABEL = re.compile(r"\*\s*$")  # a pasted form's field label: "Prompt Type *"
+_TITLE_WORD = re.compile(r"^[A-Z0-9][\w'’-]*$")
+_LINK_ONLY = re.compile(r"^\W*(?:https?://|@)\S+\W*$")
+
+
+def prose_of(text: str) -> str:
+    """TEXT without fenced code, HTML blocks, and lines that are output, code, markup or a
+    pasted form's labels; what is left is joined line by line as it was."""
+    text = _OPEN_FENCE.sub("", _FENCE.sub("", _HTML.sub("", text)))
+    kept = []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped:
+            kept.append("")
+            continue
+        if (
+            _NOT_PROSE_LINE.search(stripped)
+            or _FORM_LABEL.search(stripped)
+            or _LINK_ONLY.match(stripped)
+            or is_heading(stripped)
+            or line.startswith(("    ", "\t"))
+            or code_share(stripped) > 0.3
+        ):
+            kept.append("")
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def looks_pasted(text: str) -> bool:
+    """Whether a message is a pasted document rather than somebody writing: a form (field
+    labels ending in "*"), or several headings (a task description, a README, a PR
+    template). Nothing in it is its sender's own decision or preference."""
+    lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
+    labels = sum(bool(_FORM_LABEL.search(ln)) for ln in lines)
+    titles = sum(is_heading(ln) for ln in lines)
+    marked = sum(bool(_EMOJI_LEAD.match(ln)) for ln in lines)  # "🚨 Have you ...", "🔧 Code"
+    questions = sum(ln.endswith("?") for ln in lines)  # a checklist: "Did you ...?"
+    return (
+        labels >= 1
+        or titles >= 2
+        or (len(lines) > 12 and titles >= 1)
+        or (marked >= 1 and len(lines) >= 4)
+        or (questions >= 3 and len(lines) >= 8)
+    )
+
+
+_EMOJI_LEAD = re.compile(r"^[\u2190-\u2bff\u2700-\u27bf\U0001f000-\U0001faff]")
+
+
+def code_share(text: str) -> float:
+    """How much of TEXT is code punctuation and identifiers (0 for plain prose)."""
+    return len(_CODEISH.findall(text)) / max(1, len(text.split()))
+
+
+def is_heading(text: str) -> bool:
+    """A line that titles rather than says: a Markdown heading, a bold line, or a few words
+    each capitalised with no sentence end ("Makes Sense", "Web Search", "Cursor Response")."""
+    t = text.strip()
+    if t.startswith("#") or re.fullmatch(r"\*\*[^*]+\*\*:?", t):
+        return True
+    t = re.sub(r"^[^\w]+", "", t)  # an emoji or a list mark before a title
+    words = t.rstrip(":").split()
+    return (
+        0 < len(words) <= 6
+        and not t.endswith((".", "!", "?"))
+        and all(_TITLE_WORD.match(w) or w.lower() in _SMALL_WORDS for w in words)
+    )
+
+
+_SMALL_WORDS = {"a", "an", "and", "the", "of", "for", "to", "in", "on", "or", "with", "&", "-"}
+# a sentence cut short: "The setting is located in"; with its full stop, only the words
+# no sentence ends on ("I went to.", "push on." and "looking into." are whole)
+_DANGLING = re.compile(
+    r"\b(?:a|an|the|of|in|on|at|to|for|with|from|by|and|or|but|is|are|was|located|into|"
+    r"that|which|this|these|our|your|its|their|as|than|via|like)\s*[:,]?$",
+    re.IGNORECASE,
+)
+_DANGLING_STOPPED = re.compile(
+    r"\b(?:a|an|the|of|and|or|but|is|are|was|located in|our|your|their|than|via)\s*[.!]$",
+    re.IGNORECASE,
+)
+# plans whose object says nothing ("Let's implement the plan.", "let's proceed now")
+_EMPTY_PLAN = re.compile(
+    r"^(?:ok(?:ay)?[,.]?\s+|so[,]?\s+|now[,]?\s+|great[,.!]?\s+)?(?:let'?s|we(?:'ll| will)|i'?ll|"
+    r"please)\s+(?:now\s+)?(?:\w+\s+){0,1}?(?:(?:it|this|that|these|those|them|the "
+    r"(?:plan|changes?|fix(?:es)?|steps?|tasks?|implementation|code|above|rest|next step|same|"
+    r"suggestions?|improvements?|issues?|tests?|todo|following))\b|now\b|again\b|ahead\b|on\b|"
+    r"forward\b)[\s\w,]{0,20}[.!]?$",
+    re.IGNORECASE,
+)
+
+
+def is_statement(text: str) -> bool:
+    """Whether TEXT is a whole statement worth keeping: not a fragment ending on "in" or
+    "the", not a heading, not a plan with no object ("Let's implement the plan."), not
+    code or output."""
+    t = text.strip()
+    if not t or is_heading(t) or t.endswith("…"):
+        return False
+    if _DANGLING_STOPPED.search(t) if t.endswith((".", "!")) else _DANGLING.search(t):
+        return False
+    if _EMPTY_PLAN.match(t) or code_share(t) > 0.3:
+        return False
+    return not _NOT_PROSE_LINE.search(t)
+
+
+__all__ = ["code_share", "is_heading", "is_statement", "looks_pasted", "prose_of"]

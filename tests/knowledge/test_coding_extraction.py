@@ -1,0 +1,268 @@
+"""The v3 extractors and `coding` on a real coding session: a Claude Code log imported into a
+real memory repo, extracted offline, and what lands in which file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.capture.importers import import_files
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.formats import knowledge as kf
+from autopoiesis.knowledge.extract import KnowledgeExtractor
+from autopoiesis.knowledge.extractors import SourceTranscript, default_registry
+from autopoiesis.knowledge.extractors.coding import command_kind, runner_of
+from autopoiesis.knowledge.extractors.prose import is_heading, is_statement, prose_of
+
+MEM = "knowledge/memory/MEMORY.md"
+CTX = "knowledge/projects/shop-api/context.md"
+
+
+def _claude_log(path: Path, steps: list[tuple[str, object]]) -> Path:
+    """A Claude Code JSONL log: ("user", text), ("agent", text), ("tool", (name, input,
+    result, is_error)), one every ten seconds."""
+    lines = []
+    for i, (kind, what) in enumerate(steps):
+        ts = f"2026-03-02T10:{i // 6:02d}:{(i % 6) * 10:02d}.000Z"
+        base = {"timestamp": ts, "sessionId": "ses-coding-1", "cwd": "/work/shop-api"}
+        if kind == "user":
+            lines.append({**base, "type": "user", "message": {"role": "user", "content": what}})
+        elif kind == "agent":
+            content = [{"type": "text", "text": what}]
+            lines.append(
+                {**base, "type": "assistant", "message": {"role": "assistant", "content": content}}
+            )
+        else:
+            name, tool_input, result, is_error = what  # type: ignore[misc]
+            use = {"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": tool_input}
+            lines.append(
+                {**base, "type": "assistant", "message": {"role": "assistant", "content": [use]}}
+            )
+            res = {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": result}
+            if is_error:
+                res["is_error"] = True
+            lines.append({**base, "type": "user", "message": {"role": "user", "content": [res]}})
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    return path
+
+
+SESSION = [
+    ("user", "In the shop-api project the checkout test fails. Please fix it."),
+    (
+        "tool",
+        (
+            "Bash",
+            {"command": "pnpm test"},
+            "FAIL src/checkout.test.ts\nTypeError: Cannot read properties of undefined "
+            "(reading 'total')\nTests: 1 failed, 12 passed",
+            True,
+        ),
+    ),
+    (
+        "tool",
+        (
+            "Edit",
+            {
+                "file_path": "src/checkout.ts",
+                "old_string": "cart.total",
+                "new_string": "cart?.total",
+            },
+            "The file src/checkout.ts has been updated.",
+            False,
+        ),
+    ),
+    ("tool", ("Bash", {"command": "pnpm test"}, "Tests: 13 passed, 13 total", False)),
+    ("tool", ("Bash", {"command": "pnpm lint"}, "✔ 0 errors, 0 warnings", False)),
+    ("agent", "## Makes Sense\n\nWeb Search is not needed: the cart can be empty."),
+    ("user", "Let's implement the plan."),
+    ("user", "Use bun, not node. Never mock the database in production code."),
+    (
+        "user",
+        "I get this:\n```\nsrc/app.ts:3:10: error Please use `let` or `const` instead  no-var\n```",
+    ),
+]
+
+
+def _import(repo: MemoryRepo, tmp_path: Path) -> str:
+    report = import_files(repo, [_claude_log(tmp_path / "session.jsonl", SESSION)])
+    assert not report.refused, report.refused
+    return report.imported[0]
+
+
+def _live(repo: MemoryRepo, path: str, section: str) -> list[str]:
+    f = repo.root / path
+    if not f.exists():
+        return []
+    return [e.text for s, e in kf.parse(f.read_text()).entries() if s.title == section and e.active]
+
+
+@pytest.mark.slow
+def test_a_coding_session_lands_where_it_belongs(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    _import(memory_repo, tmp_path)
+    with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
+        report = ex.extract_pending()
+    assert not report.failed
+    commands = _live(memory_repo, CTX, "Commands")
+    assert any("`pnpm test`" in c and c.startswith("Run the tests") for c in commands), commands
+    assert any("`pnpm lint`" in c for c in commands), commands
+    fixes = _live(memory_repo, CTX, "Errors and Fixes")
+    assert len(fixes) == 1
+    assert "TypeError: Cannot read properties of undefined" in fixes[0]
+    assert "`src/checkout.ts`" in fixes[0] and "then it passed" in fixes[0]
+    changes = _live(memory_repo, CTX, "Changes")
+    assert changes == [
+        "Changed `src/checkout.ts` — for: In the shop-api project the checkout test fails. "
+        "Please fix it."
+    ]
+    prefs = _live(memory_repo, MEM, "Preferences")
+    assert "Use bun, not node." in prefs
+    assert "Never mock the database in production code." in prefs
+    assert len(prefs) == 2  # the pasted lint error is nobody's preference
+    everything = "\n".join(
+        p.read_text() for p in (memory_repo.root / "knowledge").rglob("*.md") if p.is_file()
+    )
+    assert "implement the plan" not in everything  # a plan with no object decides nothing
+    assert not list((memory_repo.root / "knowledge/people").glob("*-*.md"))  # no "Makes Sense"
+    assert "pnpm" not in (memory_repo.root / MEM).read_text()  # commands are the project's
+    assert not (memory_repo.root / "knowledge/reference/general.md").exists()
+    journal = next((memory_repo.root / "knowledge/journal").glob("2026-03-02.md")).read_text()
+    assert "changed 1 file (checkout.ts)" in journal
+    assert "changed 1 file (checkout.ts); checks passed: `pnpm test`, `pnpm lint`" in journal
+
+
+@pytest.mark.slow
+def test_the_older_versions_stay_selectable_for_replay(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """`--extractors decisions@2` is what `replay` compares v3 with: the old version still
+    takes "Let's implement the plan." for a decision, the new one does not."""
+    path = _import(memory_repo, tmp_path)
+    src = SourceTranscript.from_text(path, (memory_repo.root / path).read_text())
+    reg = default_registry(plugins=False)
+    assert [e.key for e in reg.select(["decisions@2", "decisions"])] == [
+        "decisions@2",
+        "decisions@3",
+    ]
+    old = [c.content for c in reg.get("decisions@2").run_offline(src)]
+    new = [c.content for c in reg.get("decisions").run_offline(src)]
+    assert any("implement the plan" in c for c in old)
+    assert not any("implement the plan" in c for c in new)
+
+
+def test_prose_keeps_what_somebody_wrote() -> None:
+    pasted = "Fix this please.\n```\nTraceback (most recent call last):\n  x\n```\n## Web Search"
+    assert prose_of(pasted).split() == ["Fix", "this", "please."]
+    assert prose_of("src/a.ts:3:10: error no-var").strip() == ""
+    assert is_heading("Makes Sense") and is_heading("🧠 Rubric Writing")
+    assert not is_heading("Use bun, not node.")
+    assert not is_statement("The setting is located in")
+    assert not is_statement("Let's implement the plan.")
+    assert not is_statement("Let's proceed now.")
+    assert is_statement("We'll put PgBouncer in front of Postgres.")
+    assert is_statement("They give me the strength to push on.")  # a whole sentence
+    assert not is_statement("The port is set in the.")
+
+
+def test_commands_by_kind_and_runner() -> None:
+    assert command_kind("python -m pytest -q tests/x.py") == "test"
+    assert command_kind("pnpm test") == "test"
+    assert command_kind("ruff check .") == "lint"
+    assert command_kind("mypy") == "typecheck"
+    assert command_kind("git status") is None
+    assert runner_of("python -m pytest -q tests/x.py") == "pytest"
+    assert runner_of("pnpm test") == "pnpm"
+
+
+def test_a_flag_that_made_a_failing_command_work_is_a_fix() -> None:
+    """`git commit` failing on the signing key, then `git commit --no-gpg-sign` going
+    through: the flag is the fix. A push forced after a rejection is no fix to keep."""
+    from datetime import UTC, datetime
+
+    from autopoiesis.formats import transcript as tf
+    from autopoiesis.formats.transcript_meta import TranscriptMeta
+
+    at = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+    calls = [
+        tf.ToolCall("Bash", "git commit -m 'Fix #4600'", "error: cannot run ssh-keygen"),
+        tf.ToolCall("Bash", "git commit --no-gpg-sign -m 'Fix #4600'", "2 files changed"),
+        tf.ToolCall("Bash", "git push origin fix", "error: failed to push some refs"),
+        tf.ToolCall("Bash", "git push -f origin fix", "+ 6751ade...14ddacb fix -> fix"),
+    ]
+    transcript = tf.Transcript(
+        TranscriptMeta("ses-flags", at),
+        "Commit the KMS fix in the moto project",
+        (
+            tf.Turn(at, "user", (tf.Text("Commit the fix in the moto project."),)),
+            tf.Turn(at, "agent", tuple(calls)),
+        ),
+    )
+    src = SourceTranscript.from_text("raw/x.md", tf.render(transcript))
+    fixes = [
+        c.content
+        for c in default_registry().get("coding").run_offline(src)
+        if c.section == "Errors and Fixes"
+    ]
+    assert fixes == [
+        "`error: cannot run ssh-keygen` from `git commit` — fixed by adding `--no-gpg-sign`"
+    ]
+
+
+def _src(*turns: tuple[str, str], title: str = "A session") -> SourceTranscript:
+    from datetime import UTC, datetime, timedelta
+
+    from autopoiesis.formats import transcript as tf
+    from autopoiesis.formats.transcript_meta import TranscriptMeta
+
+    at = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+    transcript = tf.Transcript(
+        TranscriptMeta("ses-prose", at),
+        title,
+        tuple(
+            tf.Turn(at + timedelta(minutes=i), role, (tf.Text(text),))
+            for i, (role, text) in enumerate(turns)
+        ),
+    )
+    return SourceTranscript.from_text("raw/x.md", tf.render(transcript))
+
+
+def test_a_pasted_checklist_and_a_one_off_order_are_nobody_s_rules() -> None:
+    checklist = "\n\n".join(
+        [
+            "Review your task before approve it",
+            "Does the task use the model Claude 3.7 to generate all the responses?",
+            "Did the model response fail?",
+            "Does the task have the correct formatting to mention files names?",
+            "Please never create unit tests in the prompt.",
+            "Did you save the DIFF files?",
+            "🚨 Have you completed all 10 code rubrics? At least one critical rubric must show "
+            "a failure case.",
+            "Create 10 rubrics total.",
+        ]
+    )
+    src = _src(
+        ("user", checklist),
+        ("agent", "Done."),
+        ("user", "DO NOT modify code, JUST identify where the issue lies, and why."),
+        ("agent", "The profile is saved field by field."),
+    )
+    reg = default_registry(plugins=False)
+    for name in ("lessons", "decisions", "facts", "people", "procedures"):
+        assert reg.get(name).run_offline(src) == [], name
+    assert any(c.content.startswith("Please never") for c in reg.get("lessons@2").run_offline(src))
+
+
+def test_the_journal_says_nothing_of_a_greeting() -> None:
+    journal = default_registry(plugins=False).get("journal")
+    assert journal.run_offline(_src(("user", "Hello"), ("agent", "Hi!"), title="Hello")) == []
+    lines = journal.run_offline(
+        _src(
+            ("user", "Check the tests and solve if any issue"),
+            ("agent", "All browser.py tests are passing with 100% code coverage."),
+        )
+    )
+    assert [c.content for c in lines] == [
+        "Check the tests and solve if any issue — All browser.py tests are passing with 100% "
+        "code coverage"
+    ]
