@@ -109,6 +109,14 @@ def unapproved(root: Path, config: Config) -> dict[str, Any]:
     return {name: value for name, value in wanted.items() if value != defaults[name]}
 
 
+def held_back(root: Path) -> dict[str, Any]:
+    """The OUTWARD settings of ROOT's memory-config.yaml that load_config holds back: {}
+    when none."""
+    from autopoiesis.core.config import load_tracked_config
+
+    return unapproved(Path(root), load_tracked_config(root))
+
+
 def with_approved_outward(root: Path, config: Config) -> Config:
     """CONFIG as this machine may use it: its OUTWARD settings at their defaults unless
     approved (what load_config returns)."""
@@ -167,6 +175,7 @@ __all__ = [
     "approve",
     "approved_settings",
     "describe",
+    "held_back",
     "held_back_message",
     "outward_settings",
     "unapproved",

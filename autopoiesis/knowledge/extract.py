@@ -166,6 +166,18 @@ def list_transcripts(repo: MemoryRepo) -> list[tuple[datetime, str]]:
     return out
 
 
+def _held_back(repo: MemoryRepo) -> bool:
+    """Whether the repo's config names a model this machine has not approved
+    (core/approval.py)."""
+    from autopoiesis.core.approval import held_back
+    from autopoiesis.errors import ConfigError
+
+    try:
+        return bool(held_back(repo.root))
+    except (ConfigError, OSError):
+        return False
+
+
 class KnowledgeExtractor(LLMStage):
     """Extraction over one memory repo (or a replay worktree of it)."""
 
@@ -186,6 +198,8 @@ class KnowledgeExtractor(LLMStage):
         self.model = model
         self._init_llm(llm)
         self.use_llm = (repo.config.llm.provider != "offline") if use_llm is None else use_llm
+        if use_llm is None and llm is None and not self.use_llm and _held_back(repo):
+            _ = self.llm  # offline because no approval: the client's notice says so, once
         self.state = state or ExtractionState.for_repo(repo)
         self._own_state = state is None
         self.now = now

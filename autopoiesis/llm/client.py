@@ -180,16 +180,16 @@ class LLMClient(RemoteCalls):
         """The one warning when the repo's config points the LLM (or the embedder) somewhere
         this machine has not approved: load_config has put the defaults in its place, so
         this client answers offline (core/approval.py)."""
-        from autopoiesis.core.approval import held_back_message, unapproved
-        from autopoiesis.core.config import load_tracked_config
+        from autopoiesis.core.approval import held_back, held_back_message
 
         try:
-            held = unapproved(repo.root, load_tracked_config(repo.root))
+            held = held_back(repo.root)
         except (ConfigError, OSError):  # repo.config raised it already, or will say it
             return
         if held:
             self.notice = held_back_message(repo.root, held)
-            log.warning(self.notice)
+            # the CLI prints the notice; a daemon job's client has only its log to say it in
+            (log.warning if self.job else log.info)(self.notice)
 
     # ── lifecycle ──
     def close(self) -> None:

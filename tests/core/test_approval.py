@@ -150,3 +150,13 @@ def test_defaults_and_a_missing_file_need_no_approval(memory_repo, setting):
         assert load_config(memory_repo.root) == Config()
         with LLMClient(MemoryRepo(memory_repo.root)) as llm:
             assert llm.notice is None
+
+
+def test_extract_says_once_why_it_ran_offline(memory_repo, openai_server, git, cli, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    _point_at(memory_repo, openai_server.base_url, git)
+    proc = cli("extract", "--pending", repo=memory_repo)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("autopoiesis llm approve") == 1
+    assert openai_server.base_url in proc.stderr and "memory-config.yaml" in proc.stderr
+    assert openai_server.requests == []
