@@ -198,8 +198,7 @@ class KnowledgeExtractor(LLMStage):
         self.model = model
         self._init_llm(llm)
         self.use_llm = (repo.config.llm.provider != "offline") if use_llm is None else use_llm
-        if use_llm is None and llm is None and not self.use_llm and _held_back(repo):
-            _ = self.llm  # offline because no approval: the client's notice says so, once
+        self._say_why_offline(chosen=use_llm is not None or llm is not None)
         self.state = state or ExtractionState.for_repo(repo)
         self._own_state = state is None
         self.now = now
@@ -211,6 +210,13 @@ class KnowledgeExtractor(LLMStage):
         super().close()
         if self._own_state:
             self.state.close()
+
+    def _say_why_offline(self, *, chosen: bool) -> None:
+        """Offline because this machine has not approved the configured model (not because
+        the caller CHOSE the flavour or the client): build the client, whose notice says so
+        once (the CLI prints it)."""
+        if not chosen and not self.use_llm and _held_back(self.repo):
+            _ = self.llm
 
     # ── public runs ──
     def extract_from_session(
@@ -493,13 +499,7 @@ class KnowledgeExtractor(LLMStage):
         the subject; it is asked before the git lock is taken."""
         record = [EXTRACTED_FILE] if self.state.record is not None else []
         if not report.paths:
-            # nothing learned, but what was done travels with the repository all the same
-            done = len({path for path, _, _ in report.processed})
-            if not (record and done):
-                return None
-            noun = "transcript" if done == 1 else "transcripts"
-            message = f"maintenance: record the extraction of {done} {noun} (nothing learned)\n"
-            return MemoryGit(self.repo).commit_paths(record, message).sha
+            return self._commit_record(report) if record else None
         msg = extraction_commit_message(
             report.learned,
             report.transcripts,
@@ -513,6 +513,15 @@ class KnowledgeExtractor(LLMStage):
             .commit_paths([*report.paths, *record], self.repo.redactor().redact(msg))
             .sha
         )
+
+    def _commit_record(self, report: ExtractionReport) -> str | None:
+        """Nothing learned, but what was done travels with the repository all the same."""
+        done = len({path for path, _, _ in report.processed})
+        if not done:
+            return None
+        noun = "transcript" if done == 1 else "transcripts"
+        message = f"maintenance: record the extraction of {done} {noun} (nothing learned)\n"
+        return MemoryGit(self.repo).commit_paths([EXTRACTED_FILE], message).sha
 
 
 def on_session_end(

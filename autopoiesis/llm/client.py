@@ -121,7 +121,7 @@ class LLMClient(RemoteCalls):
         job_token_budget: int = 0,
         clock: Callable[[], datetime] = utc_now,
     ):
-        from_repo = config is None and repo is not None
+        own_config = config is None
         if config is None:
             config = repo.config.llm if repo is not None else LLMConfig()
         self.config = config
@@ -169,19 +169,21 @@ class LLMClient(RemoteCalls):
         self._rng = random.Random()
         self._notice_lock = threading.Lock()
         self.notice: str | None = None
-        if from_repo and repo is not None:
+        if own_config:
             self._warn_held_back(repo)
         # what every prompt to a remote endpoint goes through (the repo's settings, or the built-in
         # rules)
         self.redactor: Redactor = repo.redactor() if repo is not None else Redactor()
         self._redact_lock = threading.Lock()
 
-    def _warn_held_back(self, repo: MemoryRepo) -> None:
+    def _warn_held_back(self, repo: MemoryRepo | None) -> None:
         """The one warning when the repo's config points the LLM (or the embedder) somewhere
         this machine has not approved: load_config has put the defaults in its place, so
         this client answers offline (core/approval.py)."""
         from autopoiesis.core.approval import held_back, held_back_message
 
+        if repo is None:
+            return
         try:
             held = held_back(repo.root)
         except (ConfigError, OSError):  # repo.config raised it already, or will say it

@@ -85,6 +85,8 @@ def _check_out_a_cloned_memory(git: MemoryGit, report: InitReport) -> None:
     sync forever without exchanging anything with the remote's memory."""
     from autopoiesis.memory.sync_push import remote_memory_branches
 
+    if git.head() is not None:
+        return
     found = [(r, b) for r in git.remote_names() for b in remote_memory_branches(git, r)]
     if not found:
         return
@@ -140,7 +142,7 @@ def init_memory_repo(
     if top is None:
         git.init()
         report.new_git_repo = True
-    elif git.head() is None:
+    else:
         _check_out_a_cloned_memory(git, report)
 
     for name in ("raw", "knowledge", "topics"):

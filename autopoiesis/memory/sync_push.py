@@ -31,8 +31,7 @@ def push_branch(git: MemoryGit, report: SyncReport, timeout: float, *, retry: bo
         )
     if _nothing_to_push(git, report, timeout):
         return True
-    if git.rev(f"refs/remotes/{name}/{branch}") is None:
-        _refuse_a_second_memory(git, report, timeout)
+    _refuse_a_second_memory(git, report, timeout)
     try:
         result = git.push(
             name,
@@ -93,11 +92,13 @@ def remote_memory_branches(git: MemoryGit, remote: str) -> list[str]:
 
 
 def _refuse_a_second_memory(git: MemoryGit, report: SyncReport, timeout: float) -> None:
-    """Before a push creates the branch on the remote: refuse when the remote holds a
+    """Before a push that would create the branch on the remote: refuse when the remote holds a
     memory on other branches. A clone of a remote whose HEAD names a branch it lacks (a
     plain `git init --bare` says master) is empty; `init` there used to start a second
     memory, and both clones synced without ever exchanging anything."""
     name, branch = report.remote, report.branch
+    if git.rev(f"refs/remotes/{name}/{branch}") is not None:
+        return  # the remote had the branch when this clone last fetched
     try:
         heads = [
             ref for ref in git.ls_remote(name, timeout=timeout) if ref.startswith("refs/heads/")
