@@ -52,11 +52,12 @@ def llm_approve(
     ctx: typer.Context,
     yes: bool = typer.Option(False, "--yes", "-y", help="Approve without asking."),
 ) -> None:
-    """Let this machine use the endpoints, API key variable and session globs that
-    memory-config.yaml names (llm.provider, llm.base_url, llm.api_key_env, search.embedder,
-    search.base_url, daemon.session_globs). The file travels with the repository, so until
-    you approve its current values they are not used: the LLM stages run offline. A later
-    change of any of them, by you or by a pull, waits for another approval."""
+    """Let this machine use the endpoints, API key variable, session globs and redaction
+    switch that memory-config.yaml sets (llm.provider, llm.base_url, llm.api_key_env,
+    search.embedder, search.base_url, daemon.session_globs, capture.redaction.enabled). The
+    file travels with the repository, so until you approve its current values they are not
+    used: the LLM stages run offline. A later change of any of them, by you or by a pull,
+    waits for another approval."""
     from autopoiesis.cli._common import get_repo
     from autopoiesis.core.approval import (
         approval_path,
@@ -78,7 +79,9 @@ def llm_approve(
     for name_value in describe(pending).split("; "):
         typer.echo(f"  {name_value}")
     if not yes and not typer.confirm(
-        "Send memory content there (and the value of the named key variable)?", default=False
+        "Use these settings on this machine (memory content, and the value of a named key "
+        "variable, go where they say)?",
+        default=False,
     ):
         typer.echo("Not approved; the LLM stages keep running offline.")
         raise typer.Exit(1)

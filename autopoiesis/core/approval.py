@@ -6,14 +6,16 @@ fresh clone can change it. Most settings only shape what the memory does with it
 files; a few decide where its content goes and which secret goes with it (OUTWARD):
 the LLM provider, its endpoint and the environment variable whose value is sent as
 the API key; the embedder, and its endpoint; the globs of files the daemon imports
-from this machine. A collaborator who sets `llm.base_url` to their server and
+from this machine; whether secrets are redacted before they are written (and so pushed
+and sent). A collaborator who sets `llm.base_url` to their server and
 `llm.api_key_env: GITHUB_TOKEN` would otherwise receive the token and every prompt.
 
 So those settings take effect only once this machine approved them, value for value
 (`autopoiesis llm approve`). The approval lives in the git directory (`.git/autopoiesis/
 approved.json`, shared by the linked worktrees), which no clone, fetch or pull carries
 and no commit can hold; in a folder without git, under `.autopoiesis/`. Until then,
-`load_config` gives the OUTWARD settings their defaults (everything offline) and the
+`load_config` gives the OUTWARD settings their defaults (everything offline, redaction
+on) and the
 LLM client says once what was held back and how to approve it.
 
 Kept light (stdlib only): load_config runs on every command and hook.
@@ -38,8 +40,10 @@ OUTWARD: tuple[tuple[str, str], ...] = (
     ("search", "embedder"),
     ("search", "base_url"),
     ("daemon", "session_globs"),
+    ("capture", "redaction_enabled"),
 )
 _GLOBS = ("daemon", "session_globs")
+_YAML_NAMES = {("capture", "redaction_enabled"): "capture.redaction.enabled"}  # as the file has it
 APPROVE_COMMAND = "autopoiesis llm approve"
 _APPROVAL_NAME = ("autopoiesis", "approved.json")
 
@@ -55,7 +59,7 @@ def outward_settings(config: Config) -> dict[str, Any]:
         value = getattr(getattr(config, section), key)
         if (section, key) == _GLOBS:
             value = [glob for glob in value if glob not in DaemonConfig().session_globs]
-        out[f"{section}.{key}"] = value
+        out[_YAML_NAMES.get((section, key), f"{section}.{key}")] = value
     return out
 
 
@@ -161,10 +165,11 @@ def held_back_message(root: Path, settings: dict[str, Any]) -> str:
     from autopoiesis.core.config import CONFIG_FILENAME
 
     return (
-        f"{Path(root) / CONFIG_FILENAME} sends memory content off this machine with settings "
+        f"{Path(root) / CONFIG_FILENAME} decides where memory content goes with settings "
         f"this machine has not approved ({describe(settings)}). A pull or a clone can change "
-        "that file, so they are not used: the LLM stages run offline and search embeds "
-        f"offline. If you wrote them or trust them, run `{APPROVE_COMMAND}` in {root}."
+        "that file, so they keep their defaults: the LLM stages run offline, search embeds "
+        "offline, secrets are redacted. If you wrote them or trust them, run "
+        f"`{APPROVE_COMMAND}` in {root}."
     )
 
 

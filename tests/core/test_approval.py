@@ -160,3 +160,15 @@ def test_extract_says_once_why_it_ran_offline(memory_repo, openai_server, git, c
     assert proc.stderr.count("autopoiesis llm approve") == 1
     assert openai_server.base_url in proc.stderr and "memory-config.yaml" in proc.stderr
     assert openai_server.requests == []
+
+
+def test_turning_redaction_off_waits_for_approval(memory_repo, git, cli):
+    """Unredacted secrets would be committed, pushed to the collaborator's remote and sent
+    to the model."""
+    (memory_repo.root / "memory-config.yaml").write_text(
+        "capture:\n  redaction:\n    enabled: false\n", encoding="utf-8"
+    )
+    assert MemoryRepo(memory_repo.root).redactor().redact(f"token {TOKEN}") != f"token {TOKEN}"
+    proc = cli("llm", "approve", "--yes", repo=memory_repo)
+    assert "capture.redaction.enabled: false" in proc.stdout
+    assert MemoryRepo(memory_repo.root).redactor().redact(f"token {TOKEN}") == f"token {TOKEN}"
