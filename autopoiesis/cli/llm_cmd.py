@@ -1,5 +1,6 @@
-"""`autopoiesis llm ...`: what the LLM stages spent. A thin layer over autopoiesis.llm;
-imports stay inside the commands so `autopoiesis --help` stays light."""
+"""`autopoiesis llm ...`: what the LLM stages spent, and this machine's approval of where
+they send data. A thin layer over autopoiesis.llm and core/approval.py; imports stay
+inside the commands so `autopoiesis --help` stays light."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ if TYPE_CHECKING:
 def register(app: typer.Typer) -> None:
     """Add the `llm` command group to APP."""
     sub = typer.Typer(
-        help="LLM calls of the memory stages: usage, tokens and estimated cost.",
+        help="LLM calls of the memory stages: usage, tokens and estimated cost; approving "
+        "their endpoint on this machine.",
         no_args_is_help=True,
     )
     sub.command("usage")(llm_usage)
+    sub.command("approve")(llm_approve)
     app.add_typer(sub, name="llm")
 
 
@@ -43,6 +46,47 @@ def llm_usage(
         typer.echo("No LLM calls recorded" + (f" since {start}." if start else "."))
         return
     typer.echo(format_usage_table(rows))
+
+
+def llm_approve(
+    ctx: typer.Context,
+    yes: bool = typer.Option(False, "--yes", "-y", help="Approve without asking."),
+) -> None:
+    """Let this machine use the endpoints, API key variable, session globs and redaction
+    switch that memory-config.yaml sets (llm.provider, llm.base_url, llm.api_key_env,
+    search.embedder, search.base_url, daemon.session_globs, capture.redaction.enabled). The
+    file travels with the repository, so until you approve its current values they are not
+    used: the LLM stages run offline. A later change of any of them, by you or by a pull,
+    waits for another approval."""
+    from autopoiesis.cli._common import get_repo
+    from autopoiesis.core.approval import (
+        approval_path,
+        approve,
+        approved_settings,
+        describe,
+        unapproved,
+    )
+    from autopoiesis.core.config import CONFIG_FILENAME, load_tracked_config
+
+    repo = get_repo(ctx)
+    config = load_tracked_config(repo.root)
+    pending = unapproved(repo.root, config)
+    if not pending:
+        what = "are approved" if approved_settings(repo.root) else "send nothing off this machine"
+        typer.echo(f"Nothing to approve: the settings of {CONFIG_FILENAME} {what}.")
+        return
+    typer.echo(f"{repo.root / CONFIG_FILENAME} asks this machine to use:")
+    for name_value in describe(pending).split("; "):
+        typer.echo(f"  {name_value}")
+    if not yes and not typer.confirm(
+        "Use these settings on this machine (memory content, and the value of a named key "
+        "variable, go where they say)?",
+        default=False,
+    ):
+        typer.echo("Not approved; the LLM stages keep running offline.")
+        raise typer.Exit(1)
+    approve(repo.root, config)
+    typer.echo(f"Approved on this machine (recorded in {approval_path(repo.root)}).")
 
 
 def format_usage_table(rows: list[UsageRow]) -> str:

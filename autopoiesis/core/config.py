@@ -455,7 +455,17 @@ _DEFAULTS_SOURCE = Path(__file__)
 
 
 def load_config(root: Path) -> Config:
-    """Load ROOT/memory-config.yaml; a missing file means all defaults.
+    """The settings this machine uses for the repo at ROOT: its memory-config.yaml
+    (`load_tracked_config`), with the settings that send data off the machine at their
+    defaults until this machine approved them (core/approval.py: the file travels with the
+    repository, so a collaborator could point them elsewhere)."""
+    from autopoiesis.core.approval import with_approved_outward
+
+    return with_approved_outward(Path(root), load_tracked_config(root))
+
+
+def load_tracked_config(root: Path) -> Config:
+    """Load ROOT/memory-config.yaml as written; a missing file means all defaults.
 
     Every command and hook reads the config, and parsing it with ruamel.yaml costs ~40 ms,
     so the validated settings are cached as JSON under .autopoiesis/ (a cache like any

@@ -5,6 +5,10 @@
         report = ex.extract_pending()          # what cron runs (`autopoiesis extract --pending`)
         ex.commit(report)                      # memory: ... with a Session: line
 
+What is done is recorded twice (knowledge/state.py): in the local SQLite state (with the
+retry queue) and in the tracked record `knowledge/.extracted`, committed with the
+extraction, so a clone knows it too.
+
 Flavour: the LLM flavour when `llm.provider` is not offline, else the offline flavour
 (called directly: it works on the parsed turns, so its citations carry exact turn
 times, and a thousand-transcript replay spends nothing on prompts).
@@ -57,7 +61,7 @@ from autopoiesis.knowledge.extractors import (
 )
 from autopoiesis.knowledge.related import related_entries
 from autopoiesis.knowledge.stage import LLMStage
-from autopoiesis.knowledge.state import ExtractionState
+from autopoiesis.knowledge.state import EXTRACTED_FILE, ExtractionState, is_done
 from autopoiesis.knowledge.writer import ApplyReport, KnowledgeWriter
 
 log = logging.getLogger(__name__)
@@ -162,6 +166,18 @@ def list_transcripts(repo: MemoryRepo) -> list[tuple[datetime, str]]:
     return out
 
 
+def _held_back(repo: MemoryRepo) -> bool:
+    """Whether the repo's config names a model this machine has not approved
+    (core/approval.py)."""
+    from autopoiesis.core.approval import held_back
+    from autopoiesis.errors import ConfigError
+
+    try:
+        return bool(held_back(repo.root))
+    except (ConfigError, OSError):
+        return False
+
+
 class KnowledgeExtractor(LLMStage):
     """Extraction over one memory repo (or a replay worktree of it)."""
 
@@ -182,6 +198,7 @@ class KnowledgeExtractor(LLMStage):
         self.model = model
         self._init_llm(llm)
         self.use_llm = (repo.config.llm.provider != "offline") if use_llm is None else use_llm
+        self._say_why_offline(chosen=use_llm is not None or llm is not None)
         self.state = state or ExtractionState.for_repo(repo)
         self._own_state = state is None
         self.now = now
@@ -193,6 +210,13 @@ class KnowledgeExtractor(LLMStage):
         super().close()
         if self._own_state:
             self.state.close()
+
+    def _say_why_offline(self, *, chosen: bool) -> None:
+        """Offline because this machine has not approved the configured model (not because
+        the caller CHOSE the flavour or the client): build the client, whose notice says so
+        once (the CLI prints it)."""
+        if not chosen and not self.use_llm and _held_back(self.repo):
+            _ = self.llm
 
     # ── public runs ──
     def extract_from_session(
@@ -241,7 +265,7 @@ class KnowledgeExtractor(LLMStage):
         todo = []
         for rel in paths:
             src = self._load(rel)
-            if all((src.content_hash, e.key) in done for e in exs):
+            if all(is_done(done, src.content_hash, rel, e.key) for e in exs):
                 continue
             todo.append(src)
         report = self._run(todo, exs, respect_backoff=True)
@@ -345,7 +369,7 @@ class KnowledgeExtractor(LLMStage):
         for src in srcs:
             acc.transcripts.append(src.path)
             for ex in exs:
-                if not force and (src.content_hash, ex.key) in done:
+                if not force and is_done(done, src.content_hash, src.path, ex.key):
                     acc.already_done += 1
                     continue
                 if respect_backoff:
@@ -473,8 +497,9 @@ class KnowledgeExtractor(LLMStage):
         a message that names what was learned (formats.commit_message). SUMMARIZE, the
         commit_message stage when a model is configured (the Memory facade passes it), may write
         the subject; it is asked before the git lock is taken."""
+        record = [EXTRACTED_FILE] if self.state.record is not None else []
         if not report.paths:
-            return None
+            return self._commit_record(report) if record else None
         msg = extraction_commit_message(
             report.learned,
             report.transcripts,
@@ -485,9 +510,18 @@ class KnowledgeExtractor(LLMStage):
         )
         return (
             MemoryGit(self.repo)
-            .commit_paths(list(report.paths), self.repo.redactor().redact(msg))
+            .commit_paths([*report.paths, *record], self.repo.redactor().redact(msg))
             .sha
         )
+
+    def _commit_record(self, report: ExtractionReport) -> str | None:
+        """Nothing learned, but what was done travels with the repository all the same."""
+        done = len({path for path, _, _ in report.processed})
+        if not done:
+            return None
+        noun = "transcript" if done == 1 else "transcripts"
+        message = f"maintenance: record the extraction of {done} {noun} (nothing learned)\n"
+        return MemoryGit(self.repo).commit_paths([EXTRACTED_FILE], message).sha
 
 
 def on_session_end(

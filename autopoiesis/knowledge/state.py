@@ -18,6 +18,14 @@ once in effect.
 
 Deleting the file only costs re-running extraction (the writer dedups), in keeping with
 "SQLite is a cache".
+
+What is done also travels with the repository: EXTRACTED_FILE (`knowledge/.extracted`,
+tracked, committed with the extraction) holds one line `PATH<TAB>EXTRACTOR@VERSION` per
+transcript and extractor version done, sorted, merged by union (`.gitattributes`). The
+SQLite file is local: without this record every fresh clone, and every `autopoiesis
+forget` (which deletes the caches under .autopoiesis/), extracted everything again, and a
+journal pruned to archive/ came back under knowledge/. Keyed on the path: a transcript is
+immutable and its path names it (forget may change its bytes, not what was learned).
 """
 
 from __future__ import annotations
@@ -29,10 +37,55 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from autopoiesis.core.clock import format_ts, utc_now
-from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo, atomic_write
 from autopoiesis.core.sqlite import open_db
 
 BACKOFF_MINUTES = (5, 15, 30, 60, 120)
+EXTRACTED_FILE = "knowledge/.extracted"
+_RECORD_HEADER = (
+    "# What extraction has done: one line per transcript and extractor version, "
+    "PATH<TAB>EXTRACTOR@VERSION,\n"
+    "# kept by autopoiesis (knowledge/state.py), merged by union. A line deleted is extracted "
+    "again.\n"
+)
+
+
+class ExtractedRecord:
+    """EXTRACTED_FILE: the (transcript path, extractor@version) pairs done, as the
+    repository has them."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def pairs(self) -> set[tuple[str, str]]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return set()
+        out = set()
+        for line in text.splitlines():
+            path, tab, extractor = line.partition("\t")
+            if tab and path and extractor and not line.startswith("#"):
+                out.add((path, extractor.strip()))
+        return out
+
+    def _write(self, pairs: set[tuple[str, str]]) -> None:
+        lines = "".join(f"{p}\t{e}\n" for p, e in sorted(pairs))
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.path, _RECORD_HEADER + lines)
+
+    def add(self, pairs: Iterable[tuple[str, str]]) -> None:
+        have = self.pairs()
+        new = have | set(pairs)
+        if new != have or not self.path.exists():
+            self._write(new)
+
+    def drop(self, extractor: str | None = None) -> int:
+        have = self.pairs()
+        keep = {(p, e) for p, e in have if extractor is not None and e != extractor}
+        if keep != have:
+            self._write(keep)
+        return len(have) - len(keep)
 
 
 @dataclass(frozen=True)
@@ -51,8 +104,10 @@ class StateRow:
 class ExtractionState:
     """The bookmark table. Thread-safe; one connection, short transactions."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, record: Path | None = None):
         self.path = path
+        #: the tracked record of what is done (EXTRACTED_FILE), None for a state of its own
+        self.record = ExtractedRecord(record) if record is not None else None
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = open_db(path, timeout=30)
@@ -68,7 +123,7 @@ class ExtractionState:
 
     @classmethod
     def for_repo(cls, repo: MemoryRepo) -> ExtractionState:
-        return cls(repo.state_file("extract_state"))
+        return cls(repo.state_file("extract_state"), repo.root / EXTRACTED_FILE)
 
     def close(self) -> None:
         with self._lock:
@@ -92,11 +147,14 @@ class ExtractionState:
         return StateRow(*row) if row else None
 
     def done_keys(self) -> set[tuple[str, str]]:
+        """The (content hash, extractor) pairs done here, and the (path, extractor) pairs the
+        repository's record says are done (on any clone): test a transcript with is_done."""
         with self._lock:
             rows = self._db.execute(
                 "SELECT content_hash, extractor FROM extractions WHERE status='done'"
             ).fetchall()
-        return {(a, b) for a, b in rows}
+        done = {(a, b) for a, b in rows}
+        return done | self.record.pairs() if self.record is not None else done
 
     def rows(self, status: str | None = None) -> list[StateRow]:
         q = (
@@ -140,6 +198,8 @@ class ExtractionState:
                 rows,
             )
             self._db.execute("COMMIT")
+        if self.record is not None:
+            self.record.add((p, e) for _, e, p, _, _ in rows)
 
     def record_failure(
         self, content_hash: str, extractor: str, path: str, error: str, now: datetime | None = None
@@ -181,6 +241,9 @@ class ExtractionState:
         return row.status == "pending" and row.attempts > len(BACKOFF_MINUTES)
 
     def forget(self, extractor: str | None = None) -> int:
+        """Forget what EXTRACTOR (default: every one) did, here and in the record."""
+        if self.record is not None:
+            self.record.drop(extractor or None)
         with self._lock:
             if extractor:
                 return self._db.execute(
@@ -189,4 +252,16 @@ class ExtractionState:
             return self._db.execute("DELETE FROM extractions").rowcount
 
 
-__all__ = ["BACKOFF_MINUTES", "ExtractionState", "StateRow"]
+def is_done(done: set[tuple[str, str]], content_hash: str, path: str, extractor: str) -> bool:
+    """Whether DONE (done_keys) holds the transcript at PATH with CONTENT_HASH for EXTRACTOR."""
+    return (content_hash, extractor) in done or (path, extractor) in done
+
+
+__all__ = [
+    "BACKOFF_MINUTES",
+    "EXTRACTED_FILE",
+    "ExtractedRecord",
+    "ExtractionState",
+    "StateRow",
+    "is_done",
+]

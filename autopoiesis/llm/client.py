@@ -16,6 +16,10 @@ Bounds that hold for every call, whatever the provider does:
   concurrency slot all end by it. The provider's request runs on a worker thread the
   client stops waiting for at the deadline, so a server that trickles its answer one
   byte at a time (which no per-read timeout catches) costs the deadline, not hours.
+* **Approval**: the endpoint, the provider and the key's variable come from
+  memory-config.yaml, which a pull can change; until this machine approved them
+  (`autopoiesis llm approve`, core/approval.py) the repo's config holds their defaults, so the
+  client answers offline, and says once why (`notice`).
 * **Redaction**: every message sent to a remote endpoint goes through the repo's
   redactor first (`repo.redactor()`); the offline provider never leaves the process.
 * **Reply caps**: a reply over MAX_REPLY_CHARS is refused, and a JSON reply's arrays are
@@ -37,7 +41,7 @@ from autopoiesis.core.clock import format_ts_micro, today, utc_now
 from autopoiesis.core.config import LLMConfig
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import count_tokens
-from autopoiesis.errors import LLMResponseError
+from autopoiesis.errors import ConfigError, LLMResponseError
 from autopoiesis.llm.backpressure import GlobalBackoff, SlotPool
 from autopoiesis.llm.cache import ResponseCache, request_key
 from autopoiesis.llm.jsonreply import (
@@ -117,6 +121,7 @@ class LLMClient(RemoteCalls):
         job_token_budget: int = 0,
         clock: Callable[[], datetime] = utc_now,
     ):
+        own_config = config is None
         if config is None:
             config = repo.config.llm if repo is not None else LLMConfig()
         self.config = config
@@ -164,10 +169,29 @@ class LLMClient(RemoteCalls):
         self._rng = random.Random()
         self._notice_lock = threading.Lock()
         self.notice: str | None = None
+        if own_config:
+            self._warn_held_back(repo)
         # what every prompt to a remote endpoint goes through (the repo's settings, or the built-in
         # rules)
         self.redactor: Redactor = repo.redactor() if repo is not None else Redactor()
         self._redact_lock = threading.Lock()
+
+    def _warn_held_back(self, repo: MemoryRepo | None) -> None:
+        """The one warning when the repo's config points the LLM (or the embedder) somewhere
+        this machine has not approved: load_config has put the defaults in its place, so
+        this client answers offline (core/approval.py)."""
+        from autopoiesis.core.approval import held_back, held_back_message
+
+        if repo is None:
+            return
+        try:
+            held = held_back(repo.root)
+        except (ConfigError, OSError):  # repo.config raised it already, or will say it
+            return
+        if held:
+            self.notice = held_back_message(repo.root, held)
+            # the CLI prints the notice; a daemon job's client has only its log to say it in
+            (log.warning if self.job else log.info)(self.notice)
 
     # ── lifecycle ──
     def close(self) -> None:

@@ -11,11 +11,15 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autopoiesis.core.config import CONFIG_FILENAME, template_text
 from autopoiesis.core.paths import KNOWLEDGE_DIRS, PACKAGE_DIR, MemoryRepo
 from autopoiesis.errors import AutopoiesisError, HookInstallError
 from autopoiesis.git.runner import toplevel as git_toplevel
+
+if TYPE_CHECKING:
+    from autopoiesis.git.repo import MemoryGit
 
 FILES_DIR = PACKAGE_DIR / "_files"
 KEEP_DIRS = ("raw/conversations", "attachments", "archive") + tuple(
@@ -35,6 +39,7 @@ class InitReport:
     warnings: list[str] = field(default_factory=list)
     commit: str | None = None
     new_git_repo: bool = False
+    checked_out: str | None = None  # the remote's memory branch an empty clone was given
     index: str | None = None  # what building the search index said
 
     @property
@@ -70,6 +75,34 @@ def merge_gitattributes(root: Path, report: InitReport) -> None:
         (FILES_DIR / "gitattributes").read_text(encoding="utf-8"),
         report,
         ".gitattributes",
+    )
+
+
+def _check_out_a_cloned_memory(git: MemoryGit, report: InitReport) -> None:
+    """A repository with no commit yet whose remote holds a memory: check that memory out
+    rather than start a second one beside it. A clone of a remote whose HEAD names a branch
+    it lacks (a plain `git init --bare` says master) has no commit; started afresh, it would
+    sync forever without exchanging anything with the remote's memory."""
+    from autopoiesis.memory.sync_push import remote_memory_branches
+
+    if git.head() is not None:
+        return
+    found = [(r, b) for r in git.remote_names() for b in remote_memory_branches(git, r)]
+    if not found:
+        return
+    if len(found) > 1:
+        listed = ", ".join(f"{r}/{b}" for r, b in found)
+        raise AutopoiesisError(
+            f"{git.root} has no commit yet, and its remotes hold memories on {listed}. Nothing "
+            "was changed: check out the one to use (`git switch BRANCH`), then run "
+            "`autopoiesis init` again."
+        )
+    remote, branch = found[0]
+    git.run("checkout", "-q", "-b", branch, "--track", f"{remote}/{branch}")
+    report.checked_out = branch
+    report.warnings.append(
+        f"{git.root} had no branch checked out ({remote}'s HEAD names a branch it lacks); "
+        f"checked out the memory on {remote}/{branch} instead of starting another one"
     )
 
 
@@ -109,6 +142,8 @@ def init_memory_repo(
     if top is None:
         git.init()
         report.new_git_repo = True
+    else:
+        _check_out_a_cloned_memory(git, report)
 
     for name in ("raw", "knowledge", "topics"):
         src_top = template_dir(name)

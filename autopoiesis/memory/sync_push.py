@@ -31,6 +31,7 @@ def push_branch(git: MemoryGit, report: SyncReport, timeout: float, *, retry: bo
         )
     if _nothing_to_push(git, report, timeout):
         return True
+    _refuse_a_second_memory(git, report, timeout)
     try:
         result = git.push(
             name,
@@ -73,6 +74,52 @@ def push_branch(git: MemoryGit, report: SyncReport, timeout: float, *, retry: bo
             )
         raise SyncError(unreachable_message(name, report.url, "push to", GitError(result.stderr)))
     return True
+
+
+def remote_memory_branches(git: MemoryGit, remote: str) -> list[str]:
+    """The branches of REMOTE, as last fetched, whose tip holds a memory (its
+    memory-config.yaml), by name."""
+    from autopoiesis.core.config import CONFIG_FILENAME
+    from autopoiesis.git.runner import ls_tree
+
+    prefix = f"refs/remotes/{remote}/"
+    refs = git.run("for-each-ref", "--format=%(refname)", prefix, check=False).stdout.split()
+    return [
+        ref.removeprefix(prefix)
+        for ref in refs
+        if ref != prefix + "HEAD" and ls_tree(git.root, ref, [CONFIG_FILENAME])
+    ]
+
+
+def _refuse_a_second_memory(git: MemoryGit, report: SyncReport, timeout: float) -> None:
+    """Before a push that would create the branch on the remote: refuse when the remote holds a
+    memory on other branches. A clone of a remote whose HEAD names a branch it lacks (a
+    plain `git init --bare` says master) is empty; `init` there used to start a second
+    memory, and both clones synced without ever exchanging anything."""
+    name, branch = report.remote, report.branch
+    if git.rev(f"refs/remotes/{name}/{branch}") is not None:
+        return  # the remote had the branch when this clone last fetched
+    try:
+        heads = [
+            ref for ref in git.ls_remote(name, timeout=timeout) if ref.startswith("refs/heads/")
+        ]
+        if not heads or f"refs/heads/{branch}" in heads:
+            return
+        if not report.fetched:
+            git.fetch(name, timeout=timeout)
+    except GitError:
+        return  # the push says what is wrong with the remote
+    theirs = remote_memory_branches(git, name)
+    if theirs:
+        raise SyncError(
+            f"{name} holds a memory on {', '.join(theirs)} but has no branch {branch}: pushing "
+            f"{branch} would start a second memory beside it, and neither would ever see the "
+            f"other's. Nothing was pushed. Use the remote's: `git switch {theirs[0]}` (what this "
+            f"clone has on {branch} stays there: copy its transcripts under raw/ into "
+            f"{theirs[0]} and run `autopoiesis commit`), then `autopoiesis sync`. Pointing the "
+            f"remote's HEAD at {theirs[0]} keeps fresh clones from starting on another branch "
+            f"(`git symbolic-ref HEAD refs/heads/{theirs[0]}` in the bare repository)."
+        )
 
 
 def _nothing_to_push(git: MemoryGit, report: SyncReport, timeout: float) -> bool:

@@ -353,7 +353,8 @@ def _error(message: str, err_type: str) -> dict[str, Any]:
 
 def write_llm_config(root: Any, base_url: str, **llm: Any) -> None:
     """Write ROOT/memory-config.yaml with an `llm:` section using provider openai at
-    BASE_URL, plus any other llm settings (e.g. timeout_seconds=0.3, models={"gate": "m"}).
+    BASE_URL, plus any other llm settings (e.g. timeout_seconds=0.3, models={"gate": "m"}),
+    and approve it on this machine as its user would (`autopoiesis llm approve`).
     Also creates raw/ and knowledge/ so MemoryRepo.is_initialized() holds."""
     from pathlib import Path
 
@@ -365,3 +366,7 @@ def write_llm_config(root: Any, base_url: str, **llm: Any) -> None:
         f"  {k}: {json.dumps(v)}" for k, v in settings.items()
     ]  # JSON values are YAML
     (root / "memory-config.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    from autopoiesis.core.approval import approve
+    from autopoiesis.core.config import load_tracked_config
+
+    approve(root, load_tracked_config(root))

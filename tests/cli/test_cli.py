@@ -120,6 +120,8 @@ def test_an_unknown_embedder_is_refused_with_the_registered_names(tmp_path: Path
     assert cli("init", str(tmp_path / "m")).returncode == 0  # with a search index
     config = tmp_path / "m" / "memory-config.yaml"
     config.write_text(config.read_text().replace("embedder: offline", "embedder: ofline"))
+    # the embedder is this machine's to approve (core/approval.py): unapproved, it is not used
+    assert cli("-C", str(tmp_path / "m"), "llm", "approve", "--yes").returncode == 0
     proc = cli("-C", str(tmp_path / "m"), "search", "anything")
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from autopoiesis.core.approval import approve
+from autopoiesis.core.config import load_tracked_config
 from autopoiesis.core.paths import MemoryRepo
 
 
@@ -46,6 +48,7 @@ def use_llm(repo: MemoryRepo, base_url: str, **extra: Any) -> MemoryRepo:
     ]
     lines += [f"  {k}: {v}" for k, v in extra.items()]
     (repo.root / "memory-config.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    approve(repo.root, load_tracked_config(repo.root))  # what `autopoiesis llm approve` does
     return MemoryRepo(repo.root)  # config is cached per instance
 
 
