@@ -43,6 +43,10 @@ OUTWARD: tuple[tuple[str, str], ...] = (
     ("capture", "redaction_enabled"),
 )
 _GLOBS = ("daemon", "session_globs")
+_EMBEDDER = ("search", "embedder")
+# Embedders that run from what is installed, sending nothing and fetching nothing: choosing
+# one needs no approval (the others send text to a server or may fetch a model).
+LOCAL_EMBEDDERS = ("offline", "wordllama")
 _YAML_NAMES = {("capture", "redaction_enabled"): "capture.redaction.enabled"}  # as the file has it
 APPROVE_COMMAND = "autopoiesis llm approve"
 _APPROVAL_NAME = ("autopoiesis", "approved.json")
@@ -59,6 +63,8 @@ def outward_settings(config: Config) -> dict[str, Any]:
         value = getattr(getattr(config, section), key)
         if (section, key) == _GLOBS:
             value = [glob for glob in value if glob not in DaemonConfig().session_globs]
+        elif (section, key) == _EMBEDDER and value in LOCAL_EMBEDDERS:
+            value = LOCAL_EMBEDDERS[0]  # as the default: nothing leaves the machine
         out[_YAML_NAMES.get((section, key), f"{section}.{key}")] = value
     return out
 

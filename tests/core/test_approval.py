@@ -172,3 +172,11 @@ def test_turning_redaction_off_waits_for_approval(memory_repo, git, cli):
     proc = cli("llm", "approve", "--yes", repo=memory_repo)
     assert "capture.redaction.enabled: false" in proc.stdout
     assert MemoryRepo(memory_repo.root).redactor().redact(f"token {TOKEN}") == f"token {TOKEN}"
+
+
+def test_a_local_embedder_needs_no_approval_a_remote_one_does(memory_repo):
+    config = memory_repo.root / "memory-config.yaml"
+    config.write_text("search:\n  embedder: wordllama\n", encoding="utf-8")
+    assert load_config(memory_repo.root).search.embedder == "wordllama"  # runs from the wheel
+    config.write_text("search:\n  embedder: openai\n", encoding="utf-8")
+    assert load_config(memory_repo.root).search.embedder == "offline"  # would send the text
