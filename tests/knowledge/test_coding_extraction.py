@@ -266,3 +266,33 @@ def test_the_journal_says_nothing_of_a_greeting() -> None:
         "Check the tests and solve if any issue — All browser.py tests are passing with 100% "
         "code coverage"
     ]
+
+
+def test_go_ahead_accepts_the_closing_proposal_not_the_narration() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from autopoiesis.formats import transcript as tf
+    from autopoiesis.formats.transcript_meta import TranscriptMeta
+
+    at = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+    agent = (
+        tf.Text("Now let's check the failing tests in session.test.ts first."),
+        tf.ToolCall("run_terminal_cmd", "bun test", "3 failed"),
+        tf.Text(
+            "The failures come from the old path layout.\n\n"
+            "I propose we store the session repo path in the session record from now on."
+        ),
+    )
+    transcript = tf.Transcript(
+        TranscriptMeta("ses-confirm", at),
+        "Session paths",
+        (
+            tf.Turn(at, "user", (tf.Text("Why do the session tests fail?"),)),
+            tf.Turn(at + timedelta(minutes=1), "agent", agent),
+            tf.Turn(at + timedelta(minutes=2), "user", (tf.Text("Yes, go ahead."),)),
+        ),
+    )
+    src = SourceTranscript.from_text("raw/x.md", tf.render(transcript))
+    said = [c.content for c in default_registry(plugins=False).get("decisions").run_offline(src)]
+    assert any("store the session repo path in the session record" in c.lower() for c in said), said
+    assert not any("check the failing tests" in c.lower() for c in said), said

@@ -157,13 +157,19 @@ class SourceTranscript:
         out: list[Sentence] = []
         for i, turn in enumerate(turns):
             owned = turn.role == "user" or turn.name is not None
-            confirmed = not owned and _confirmed_by_next(turns, i)
-            for item in turn.items:
+            accepted = not owned and _confirmed_by_next(turns, i)
+            closing = _closing_paragraph(turn) if accepted else None
+            for n, item in enumerate(turn.items):
                 if isinstance(item, tf.Text):
                     if turn.role == "user" and prose.looks_pasted(item.content):
                         continue
-                    for s in split_sentences(prose.prose_of(item.content)):
+                    text = prose.prose_of(item.content)
+                    for s in split_sentences(text):
                         ack = turn.role == "agent" and bool(cues.ACK.match(s))
+                        # what the user's "go ahead" accepts is the proposal that ends the
+                        # agent's turn, not its narration between tool calls ("Now let's
+                        # check the tests")
+                        confirmed = closing is not None and closing[0] == n and s in closing[1]
                         out.append(
                             Sentence(s, utc(turn.time), turn.role, turn.name, owned, confirmed, ack)
                         )
@@ -185,6 +191,19 @@ class SourceTranscript:
             if score > best_score:
                 best, best_score = utc(turn.time), score
         return best
+
+
+def _closing_paragraph(turn: tf.Turn) -> tuple[int, str] | None:
+    """(item index, text) of the last paragraph of TURN's last text, when nothing (a tool
+    call) follows that text: the proposal a user's "go ahead" answers."""
+    for n in range(len(turn.items) - 1, -1, -1):
+        item = turn.items[n]
+        if isinstance(item, tf.Text):
+            paragraphs = [p for p in prose.prose_of(item.content).split("\n\n") if p.strip()]
+            return (n, paragraphs[-1]) if paragraphs else None
+        if isinstance(item, tf.ToolCall):
+            return None
+    return None
 
 
 def _confirmed_by_next(turns: list[tf.Turn], i: int) -> bool:
