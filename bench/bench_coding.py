@@ -167,6 +167,8 @@ def measure(quick: bool = False) -> dict[str, Any]:
         figures["with_evidence"] = report["with_evidence"]
         figures["compiled"] = {s["budget"]: s["compiled"] for s in report["budgets"]}
         figures["bm25_packed"] = {s["budget"]: s["bm25_packed"] for s in report["budgets"]}
+        for key in ("answer_compiled", "answer_bm25_packed"):
+            figures[key] = {s["budget"]: s[key] for s in report["budgets"]}
         figures["compiled_tokens"] = {s["budget"]: s["compiled_tokens"] for s in report["budgets"]}
         figures["recall@10"] = {}
         figures["search_s"] = {}
@@ -211,6 +213,19 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                 "target": None,
             }
         )
+        for key, what in (
+            ("answer_compiled", "compiled context"),
+            ("answer_bm25_packed", "BM25 turns packed"),
+        ):
+            rows.append(
+                {
+                    "bench": "coding eval",
+                    "metric": f"answer in {what}, {k}",
+                    "value": round(m[key][b], 3),
+                    "unit": "",
+                    "target": None,
+                }
+            )
     for label, by_kind in m["recall@10"].items():
         for kind in ("all", *KINDS):
             if kind in by_kind:
