@@ -23,11 +23,13 @@ from typing import Any
 from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
-    ToolCalls,
     advise_format,
-    first_time,
     json_probe,
     looks_like_jsonl,
+)
+from autopoiesis.capture.importers.shapes import (
+    ToolCalls,
+    first_time,
     mapping,
     monotonic_turns,
     nonempty_str,

@@ -21,13 +21,15 @@ from typing import Any
 from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
-    ToolCalls,
     advise_format,
+    json_probe,
+    looks_like_jsonl,
+)
+from autopoiesis.capture.importers.shapes import (
+    ToolCalls,
     args_summary,
     content_text,
     first_time,
-    json_probe,
-    looks_like_jsonl,
     monotonic_turns,
     nonempty_str,
     read_export,

@@ -43,15 +43,17 @@ from typing import Any
 from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
+    as_dict,
+    first_json_line,
+    looks_like_jsonl,
+)
+from autopoiesis.capture.importers.shapes import (
     ToolCalls,
     anthropic_attachment,
     anthropic_tool_result,
     args_summary,
-    as_dict,
     content_text,
-    first_json_line,
     json_lines,
-    looks_like_jsonl,
 )
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.errors import TranscriptFormatError

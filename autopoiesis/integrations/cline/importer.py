@@ -31,15 +31,17 @@ from typing import Any
 from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
+    as_dict,
+    json_probe,
+    load_json,
+    looks_like_jsonl,
+)
+from autopoiesis.capture.importers.shapes import (
     ToolCalls,
     anthropic_attachment,
     anthropic_tool_result,
     args_summary,
-    as_dict,
     has_anthropic_blocks,
-    json_probe,
-    load_json,
-    looks_like_jsonl,
     opening_id,
 )
 from autopoiesis.core.clock import parse_ts

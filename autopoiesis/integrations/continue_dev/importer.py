@@ -30,15 +30,13 @@ from typing import Any
 from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
-    ToolCalls,
-    args_summary,
     as_dict,
     as_list,
-    content_text,
     json_probe,
     load_json,
     looks_like_jsonl,
 )
+from autopoiesis.capture.importers.shapes import ToolCalls, args_summary, content_text
 from autopoiesis.capture.session import normalize_role
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.errors import CaptureError, ImportFormatError, TranscriptFormatError

@@ -23,14 +23,16 @@ from typing import Any, ClassVar
 from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
-    ToolCalls,
     advise_format,
+    first_json_line,
+    looks_like_jsonl,
+)
+from autopoiesis.capture.importers.shapes import (
+    ToolCalls,
     count,
     file_session_id,
-    first_json_line,
     first_time,
     json_lines,
-    looks_like_jsonl,
     mapping,
     monotonic_turns,
     nonempty_str,

@@ -25,14 +25,16 @@ from typing import Any
 from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
-    ToolCalls,
     advise_format,
+    first_json_line,
+    looks_like_jsonl,
+)
+from autopoiesis.capture.importers.shapes import (
+    ToolCalls,
     args_summary,
     content_text,
     file_session_id,
-    first_json_line,
     json_lines,
-    looks_like_jsonl,
     nonempty_str,
     stable_id,
     string,

@@ -26,15 +26,17 @@ from typing import Any
 from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
-    ToolCalls,
     advise_format,
-    args_summary,
-    count,
     first_json_line,
-    first_time,
-    json_lines,
     load_json,
     looks_like_jsonl,
+)
+from autopoiesis.capture.importers.shapes import (
+    ToolCalls,
+    args_summary,
+    count,
+    first_time,
+    json_lines,
     mapping,
     monotonic_turns,
     nonempty_str,

@@ -20,14 +20,12 @@ from typing import Any
 from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
-    args_summary,
-    content_text,
     first_json_line,
     json_probe,
     load_json,
     looks_like_jsonl,
-    whole_number,
 )
+from autopoiesis.capture.importers.shapes import args_summary, content_text, whole_number
 from autopoiesis.capture.session import normalize_role
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.errors import AutopoiesisError, CaptureError, ImportFormatError

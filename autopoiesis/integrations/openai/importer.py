@@ -18,13 +18,15 @@ from typing import Any
 from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
+    json_probe,
+    load_json,
+    looks_like_jsonl,
+)
+from autopoiesis.capture.importers.shapes import (
     ToolCalls,
     args_summary,
     content_text,
     has_anthropic_blocks,
-    json_probe,
-    load_json,
-    looks_like_jsonl,
     opening_id,
 )
 from autopoiesis.capture.session import normalize_role

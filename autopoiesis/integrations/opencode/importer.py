@@ -27,14 +27,12 @@ from typing import Any
 from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
-    args_summary,
     as_dict,
-    content_text,
     json_probe,
     load_json,
     looks_like_jsonl,
-    nonempty_str,
 )
+from autopoiesis.capture.importers.shapes import args_summary, content_text, nonempty_str
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.errors import ImportFormatError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf

@@ -24,13 +24,15 @@ from typing import Any
 from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
-    ToolCalls,
     advise_format,
-    args_summary,
-    count,
     json_probe,
     load_json,
     looks_like_jsonl,
+)
+from autopoiesis.capture.importers.shapes import (
+    ToolCalls,
+    args_summary,
+    count,
     mapping,
     nonempty_str,
     safe_session_id,

@@ -33,13 +33,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from autopoiesis.capture.importers.base import (
-    ImportReport,
-    SessionDraft,
-    advise_format,
-    monotonic_turns,
-    stable_id,
-)
+from autopoiesis.capture.importers.base import ImportReport, SessionDraft, advise_format
+from autopoiesis.capture.importers.shapes import monotonic_turns, stable_id
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.project import project_of
 from autopoiesis.core.text import slugify
