@@ -37,11 +37,12 @@ if TYPE_CHECKING:
     from autopoiesis.git.repo import MemoryGit
     from autopoiesis.index import SearchIndex, SearchResult, search
     from autopoiesis.index.embedders import Embedder, register_embedder
+    from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
     from autopoiesis.knowledge.condense import MemoryCondenser
     from autopoiesis.knowledge.extract import KnowledgeExtractor
     from autopoiesis.knowledge.extractors import Extractor, ExtractorRegistry
     from autopoiesis.knowledge.prune import MemoryPruner
-    from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance
+    from autopoiesis.knowledge.writer import KnowledgeWriter
     from autopoiesis.llm import LLMClient
     from autopoiesis.memory.compile_message import compile_for_message
     from autopoiesis.memory.facade import Memory
@@ -87,8 +88,8 @@ _EXPORTS = {
     "Extractor": "autopoiesis.knowledge.extractors",
     "ExtractorRegistry": "autopoiesis.knowledge.extractors",
     "KnowledgeWriter": "autopoiesis.knowledge.writer",
-    "KnowledgeChange": "autopoiesis.knowledge.writer",
-    "Provenance": "autopoiesis.knowledge.writer",
+    "KnowledgeChange": "autopoiesis.knowledge.changes",
+    "Provenance": "autopoiesis.knowledge.changes",
     "MemoryCondenser": "autopoiesis.knowledge.condense",
     "MemoryPruner": "autopoiesis.knowledge.prune",
     "LLMClient": "autopoiesis.llm",

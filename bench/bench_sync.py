@@ -52,7 +52,8 @@ def _write(
     repo, source: str, session: str, when: datetime, side: str, n: int, round_: int
 ) -> set[str]:
     from autopoiesis.core.paths import MEMORY_FILE
-    from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance
+    from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
+    from autopoiesis.knowledge.writer import KnowledgeWriter
 
     changes = []
     for i in range(n):

@@ -25,7 +25,7 @@ PLUGIN_SOURCE = textwrap.dedent('''
     from autopoiesis.formats import transcript as tf
     from autopoiesis.formats.topic_trigger import TriggerType
     from autopoiesis.knowledge.extractors import Extractor
-    from autopoiesis.knowledge.writer import KnowledgeChange
+    from autopoiesis.knowledge.changes import KnowledgeChange
     from autopoiesis.plugins import hookimpl
 
 

@@ -27,11 +27,12 @@ from autopoiesis.core.paths import INDEX_FILES, MEMORY_FILE, MemoryRepo
 from autopoiesis.core.text import slugify
 from autopoiesis.errors import LLMResponseError, LLMUnavailableError
 from autopoiesis.formats import knowledge as kf
+from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
 from autopoiesis.knowledge.extractors.base import NAME_SLUG_LEN, SourceTranscript, reply_items
 from autopoiesis.knowledge.extractors.journal import JOURNAL
 from autopoiesis.knowledge.prune import MaintenanceResult, MemoryPruner
 from autopoiesis.knowledge.stage import LLMStage
-from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance, WritePolicy
+from autopoiesis.knowledge.writer import KnowledgeWriter, WritePolicy
 
 PROMPTS = Path(__file__).parent / "prompts"
 DAILY = WritePolicy("condense.daily@1", ("knowledge/journal/*.md",), frozenset({"append"}))

@@ -53,6 +53,7 @@ from autopoiesis.errors import (
 from autopoiesis.formats.commit_message import extraction_commit_message
 from autopoiesis.formats.transcript import parse_meta
 from autopoiesis.git.repo import MemoryGit
+from autopoiesis.knowledge.changes import ApplyReport
 from autopoiesis.knowledge.extractors import (
     ExtractorPlugin,
     ExtractorRegistry,
@@ -62,7 +63,7 @@ from autopoiesis.knowledge.extractors import (
 from autopoiesis.knowledge.related import related_entries
 from autopoiesis.knowledge.stage import LLMStage
 from autopoiesis.knowledge.state import EXTRACTED_FILE, ExtractionState, is_done
-from autopoiesis.knowledge.writer import ApplyReport, KnowledgeWriter
+from autopoiesis.knowledge.writer import KnowledgeWriter
 
 log = logging.getLogger(__name__)
 

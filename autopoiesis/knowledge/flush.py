@@ -19,7 +19,8 @@ from autopoiesis.core.clock import today as utc_today
 from autopoiesis.core.clock import utc_now
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.core.text import slugify
-from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance
+from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
+from autopoiesis.knowledge.writer import KnowledgeWriter
 
 FLUSH_PROMPT = """The context window is filling up. Before older messages are dropped, write down
 what is worth keeping. Reply in this form, leaving out empty parts:

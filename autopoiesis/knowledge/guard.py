@@ -18,7 +18,7 @@ from autopoiesis.errors import ChangeRejectedError, UnsafePathError
 from autopoiesis.formats import knowledge as kf
 
 if TYPE_CHECKING:
-    from autopoiesis.knowledge.writer import KnowledgeChange
+    from autopoiesis.knowledge.changes import KnowledgeChange
 
 ACTIONS = ("append", "supersede")
 

@@ -36,11 +36,11 @@ from autopoiesis.errors import ReplayError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.git.repo import MemoryGit
 from autopoiesis.git.runner import cat_file_batch, uncommitted
+from autopoiesis.knowledge.changes import template_for
 from autopoiesis.knowledge.condense import MemoryCondenser
 from autopoiesis.knowledge.extract import ExtractionReport, KnowledgeExtractor, list_transcripts
 from autopoiesis.knowledge.extractors import content_hash
 from autopoiesis.knowledge.state import ExtractionState
-from autopoiesis.knowledge.writer import template_for
 
 DERIVED_DIRS = ("memory", "journal", "projects", "people", "procedures", "reference")
 

@@ -13,7 +13,7 @@ from autopoiesis.memory import Memory
 
 def memory_schema(memory: Memory) -> dict[str, Any]:
     from autopoiesis.formats.topic_trigger import TRIGGER_REGISTRY
-    from autopoiesis.knowledge.writer import template_for
+    from autopoiesis.knowledge.changes import template_for
 
     def sections(example: str) -> list[str]:
         return [s.title for s in template_for(example).sections if s.level == 2]

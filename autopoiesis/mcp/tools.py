@@ -266,7 +266,7 @@ class MemoryTools:
     # ── writing: the one knowledge writer, then a commit of exactly what it wrote ──
     def _provenance(self, source: str | None) -> Any:
         from autopoiesis.core.clock import utc_now
-        from autopoiesis.knowledge.writer import Provenance
+        from autopoiesis.knowledge.changes import Provenance
 
         if source is not None and not _SOURCE.match(source):
             raise InvalidArgumentError(
@@ -296,7 +296,8 @@ class MemoryTools:
         return report, sha
 
     def _section(self, path: str, section: str | None) -> str:
-        from autopoiesis.knowledge.writer import KnowledgeWriter, template_for
+        from autopoiesis.knowledge.changes import template_for
+        from autopoiesis.knowledge.writer import KnowledgeWriter
 
         if section is not None:
             return _text(section, "section", limit=120)
@@ -325,7 +326,7 @@ class MemoryTools:
         source: str | None = None,
         tags: list[str] | None = None,
     ) -> dict[str, Any]:
-        from autopoiesis.knowledge.writer import KnowledgeChange
+        from autopoiesis.knowledge.changes import KnowledgeChange
 
         rel = self._knowledge_path(path)
         content = _text(content, "content", limit=MAX_FACT_CHARS)
@@ -362,7 +363,8 @@ class MemoryTools:
         section: str | None = None,
         source: str | None = None,
     ) -> dict[str, Any]:
-        from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter
+        from autopoiesis.knowledge.changes import KnowledgeChange
+        from autopoiesis.knowledge.writer import KnowledgeWriter
 
         rel = self._knowledge_path(path)
         target = _text(target, "target", limit=1000)

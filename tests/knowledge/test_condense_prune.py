@@ -11,10 +11,11 @@ import pytest
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.git.repo import MemoryGit
+from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
 from autopoiesis.knowledge.condense import MemoryCondenser
 from autopoiesis.knowledge.extract import KnowledgeExtractor
 from autopoiesis.knowledge.prune import MemoryPruner, check_fact_preservation
-from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance
+from autopoiesis.knowledge.writer import KnowledgeWriter
 from tests.knowledge.helpers import DEMO, import_sessions, session
 
 DAY = date(2026, 2, 16)

@@ -12,10 +12,11 @@ import pytest
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import ChangeRejectedError
 from autopoiesis.formats import knowledge as kf
+from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
 from autopoiesis.knowledge.extract import KnowledgeExtractor, on_session_end
 from autopoiesis.knowledge.extractors import Extractor, ExtractorRegistry, default_registry
 from autopoiesis.knowledge.state import BACKOFF_MINUTES
-from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance, WritePolicy
+from autopoiesis.knowledge.writer import KnowledgeWriter, WritePolicy
 from tests.conftest import Cli
 from tests.knowledge.helpers import DEMO, import_sessions, session, use_llm
 
@@ -485,7 +486,7 @@ def _install_plugin(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         textwrap.dedent("""
         import re
         from autopoiesis.knowledge.extractors import Extractor
-        from autopoiesis.knowledge.writer import KnowledgeChange
+        from autopoiesis.knowledge.changes import KnowledgeChange
 
         def offline(src, key):
             found = dict.fromkeys(t for s in src.sentences for t in re.findall(r"\\bTICKET-\\d+\\b", s.text))

@@ -14,6 +14,7 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.text import count_tokens
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats import transcript as tf
+from autopoiesis.knowledge.changes import KnowledgeChange, Provenance, entry_id_for
 from autopoiesis.knowledge.condense import MemoryCondenser
 from autopoiesis.knowledge.extract import KnowledgeExtractor
 from autopoiesis.knowledge.extractors import (
@@ -27,7 +28,7 @@ from autopoiesis.knowledge.extractors import (
 )
 from autopoiesis.knowledge.extractors.cues import resolve_relative, with_absolute_dates
 from autopoiesis.knowledge.prune import MemoryPruner
-from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance, entry_id_for
+from autopoiesis.knowledge.writer import KnowledgeWriter
 from tests.knowledge.helpers import import_sessions, session, use_llm
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

@@ -16,7 +16,8 @@ import pytest
 from autopoiesis.capture.session import ConversationCapture, Session
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.errors import GitError
-from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance
+from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
+from autopoiesis.knowledge.writer import KnowledgeWriter
 from autopoiesis.memory.forget import forget, plan_forget
 from tests.conftest import PROJECT_ROOT, Cli
 

@@ -15,7 +15,8 @@ from autopoiesis.errors import SyncConflictError, SyncError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.git.repo import MemoryGit
 from autopoiesis.git.verify import verify
-from autopoiesis.knowledge.writer import KnowledgeChange, KnowledgeWriter, Provenance
+from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
+from autopoiesis.knowledge.writer import KnowledgeWriter
 from autopoiesis.memory.commit import commit_knowledge
 from autopoiesis.memory.initialize import init_memory_repo
 from autopoiesis.memory.sync import sync_once

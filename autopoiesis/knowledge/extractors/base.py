@@ -36,8 +36,9 @@ from autopoiesis.core.clock import utc
 from autopoiesis.core.text import slugify, split_sentences, words
 from autopoiesis.errors import UnknownExtractorError
 from autopoiesis.formats import transcript as tf
+from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
 from autopoiesis.knowledge.extractors import cues, prose
-from autopoiesis.knowledge.writer import KnowledgeChange, Provenance, WritePolicy
+from autopoiesis.knowledge.writer import WritePolicy
 
 PROMPTS_DIR = Path(__file__).parent.parent / "prompts"
 PROMPT_TRANSCRIPT_CHARS = 12000

@@ -22,6 +22,7 @@ from datetime import datetime
 
 from autopoiesis.core.clock import utc
 from autopoiesis.formats import transcript as tf
+from autopoiesis.knowledge.changes import KnowledgeChange
 from autopoiesis.knowledge.extractors import prose
 from autopoiesis.knowledge.extractors.base import (
     Extractor,
@@ -30,7 +31,6 @@ from autopoiesis.knowledge.extractors.base import (
     detect_project,
     long_words,
 )
-from autopoiesis.knowledge.writer import KnowledgeChange
 
 SECTION_COMMANDS = "Commands"
 SECTION_CHANGES = "Changes"

@@ -15,6 +15,7 @@ from typing import Any
 
 from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, MEMORY_FILE
 from autopoiesis.core.text import slugify
+from autopoiesis.knowledge.changes import KnowledgeChange, entry_id_for
 from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.extractors.base import (
     NAME_SLUG_LEN,
@@ -29,7 +30,6 @@ from autopoiesis.knowledge.extractors.base import (
     reply_items,
     reply_validator,
 )
-from autopoiesis.knowledge.writer import KnowledgeChange, entry_id_for
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from autopoiesis.core.text import slugify
+from autopoiesis.knowledge.changes import KnowledgeChange
 from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.extractors.base import (
     NAME_SLUG_LEN,
@@ -28,7 +29,6 @@ from autopoiesis.knowledge.extractors.base import (
     reply_items,
     reply_validator,
 )
-from autopoiesis.knowledge.writer import KnowledgeChange
 
 _FACT_CUE = re.compile(
     r"^(?:please\s+)?(?:remember|note(?! to self)|keep in mind|fyi|for the record|for "

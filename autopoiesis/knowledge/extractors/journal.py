@@ -16,6 +16,7 @@ from typing import Any
 from autopoiesis.core.clock import utc
 from autopoiesis.core.text import slugify
 from autopoiesis.formats import transcript as tf
+from autopoiesis.knowledge.changes import KnowledgeChange, entry_id_for
 from autopoiesis.knowledge.extractors import prose
 from autopoiesis.knowledge.extractors.base import (
     NAME_SLUG_LEN,
@@ -45,7 +46,6 @@ from autopoiesis.knowledge.extractors.lessons import (
     lesson_changes,
     lesson_v3_changes,
 )
-from autopoiesis.knowledge.writer import KnowledgeChange, entry_id_for
 
 
 def journal_path(src: SourceTranscript) -> str:

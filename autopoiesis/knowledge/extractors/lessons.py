@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from autopoiesis.core.paths import MEMORY_FILE
+from autopoiesis.knowledge.changes import KnowledgeChange
 from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.extractors.base import (
     Extractor,
@@ -21,7 +22,6 @@ from autopoiesis.knowledge.extractors.base import (
     reply_items,
     reply_validator,
 )
-from autopoiesis.knowledge.writer import KnowledgeChange
 
 SECTION_PREFERENCES = "Preferences"
 SECTION_LESSONS = "Lessons Learned"

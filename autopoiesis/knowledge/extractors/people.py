@@ -23,6 +23,7 @@ from typing import Any
 
 from autopoiesis.core.paths import PEOPLE_INDEX_FILE
 from autopoiesis.core.text import slugify
+from autopoiesis.knowledge.changes import KnowledgeChange, entry_id_for
 from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.extractors.base import (
     NAME_SLUG_LEN,
@@ -36,7 +37,6 @@ from autopoiesis.knowledge.extractors.base import (
     reply_items,
     reply_validator,
 )
-from autopoiesis.knowledge.writer import KnowledgeChange, entry_id_for
 
 _NAME = re.compile(
     r"\b([A-Z][a-z]+(?:-[A-Z][a-z]+)?(?: (?:van |de |von )?[A-Z][a-z]+(?:-[A-Z][a-z]+)?){1,2})\b"

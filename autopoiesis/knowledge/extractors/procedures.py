@@ -21,6 +21,7 @@ from typing import Any
 from autopoiesis.core.clock import utc
 from autopoiesis.core.text import slugify, split_sentences
 from autopoiesis.formats import transcript as tf
+from autopoiesis.knowledge.changes import KnowledgeChange
 from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.extractors.base import (
     NAME_SLUG_LEN,
@@ -33,7 +34,6 @@ from autopoiesis.knowledge.extractors.base import (
     reply_items,
     reply_validator,
 )
-from autopoiesis.knowledge.writer import KnowledgeChange
 
 _PROC_INLINE = re.compile(
     r"\b(?:procedure|process|steps|checklist|runbook|recipe|how)\s+(?:for|to)\s+(?P<what>[^:.]{3,60}?)\s*:\s*(?P<steps>\S.+)",
