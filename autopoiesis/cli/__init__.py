@@ -60,6 +60,7 @@ def _global(
 
 def _register() -> None:
     from autopoiesis.cli import (
+        context_cmd,
         core,
         daemon_cmd,
         eval_cmd,
@@ -72,13 +73,12 @@ def _register() -> None:
         search_cmd,
         sync_cmd,
         verify_cmd,
-        watch_cmd,
     )
 
     for module in (
         core,
         search_cmd,
-        watch_cmd,
+        context_cmd,
         lifecycle_cmd,
         llm_cmd,
         verify_cmd,
