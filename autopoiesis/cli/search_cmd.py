@@ -320,6 +320,13 @@ def doctor(
             f"memory.db is corrupt (quick_check: {index['integrity']}): run `autopoiesis index "
             "rebuild`"
         )
+    links = repo.links()
+    if links:
+        problems.append(
+            f"symbolic links in the memory folders, never read: {', '.join(links[:5])}"
+            + (f" and {len(links) - 5} more" if len(links) > 5 else "")
+            + "; remove them with `git rm`"
+        )
     history: dict[str, Any]
     try:
         result = memory.verify()

@@ -163,7 +163,10 @@ class ContextCompiler(ScoredKnowledge):
 
     # ── compile ──
     def _read(self, relpath: str) -> str | None:
-        """The body of a file, superseded entries left out."""
+        """The body of a file, superseded entries left out; None for a missing file or a
+        symbolic link (nothing is read through a link: `MemoryRepo.is_link`)."""
+        if self.repo.is_link(relpath):
+            return None
         full = self.repo.root / relpath
         try:
             return current_text(strip_frontmatter(full.read_text(encoding="utf-8")))

@@ -121,7 +121,10 @@ class ScoredKnowledge:
         return list(outcome.results), outcome.source
 
     def _source(self, relpath: str) -> Source | None:
-        """The units of a file for P3, cached while the file is unchanged (_SOURCES)."""
+        """The units of a file for P3, cached while the file is unchanged (_SOURCES); None
+        for a symbolic link (`MemoryRepo.is_link`)."""
+        if self.repo.is_link(relpath):
+            return None
         full = os.path.join(self._root, relpath)
         try:
             st = os.stat(full)

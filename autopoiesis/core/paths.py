@@ -248,6 +248,11 @@ def template_dir(name: str) -> Path:
     return PACKAGE_DIR.parent / name
 
 
+def is_inside(path: Path, root: Path) -> bool:
+    """Whether the resolved PATH is ROOT or under it."""
+    return path == root or root in path.parents
+
+
 class MemoryRepo:
     """A memory repository on disk. `root` is its top folder.
 
@@ -256,6 +261,8 @@ class MemoryRepo:
 
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root).expanduser().resolve()
+        # is_link's folders: (device, inode) when last seen -> whether it resolved to itself
+        self._real_folders: dict[Path, tuple[tuple[int, int], bool]] = {}
 
     def __repr__(self) -> str:
         return f"MemoryRepo({str(self.root)!r})"
@@ -372,8 +379,49 @@ class MemoryRepo:
         return redactor_from_config(self.config)
 
     def iter_markdown(self, *tops: str) -> Iterator[Path]:
-        """Markdown files under the given top-level folders, in a stable order."""
+        """Markdown files under the given top-level folders, in a stable order. Never a
+        symbolic link, nor a file of a linked folder: a memory pulled from a collaborator
+        may hold `knowledge/x.md -> ~/.aws/credentials`, and nothing reads through a link
+        (`links` lists them)."""
         for top in tops or INDEXED_DIRS:
             base = self.root / top
-            if base.is_dir():
-                yield from sorted(p for p in base.rglob("*.md") if p.is_file())
+            if base.is_dir() and not base.is_symlink() and is_inside(base.resolve(), self.root):
+                # rglob does not enter linked folders
+                yield from sorted(
+                    p for p in base.rglob("*.md") if not p.is_symlink() and p.is_file()
+                )
+
+    def links(self, *tops: str) -> list[str]:
+        """The symbolic links under the memory folders (repo-relative): never read, and
+        refused at commit (git/hooks.py) and by `verify`."""
+        out: list[str] = []
+        for top in tops or CONTENT_DIRS:
+            base = self.root / top
+            if base.is_symlink():
+                out.append(top)
+            elif base.is_dir():
+                out += [
+                    p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_symlink()
+                ]
+        return sorted(out)
+
+    def is_link(self, relpath: str) -> bool:
+        """Whether RELPATH is, or lies under, a symbolic link (or resolves outside the repo):
+        such a file is not read."""
+        full = self.root / relpath
+        try:
+            if full.is_symlink():
+                return True
+            # one resolve a folder, not a file (10,000 files, ~50 folders), again when the
+            # folder is another one (a folder on the way replaced by a link changes it)
+            folder = full.parent
+            while not os.path.lexists(folder) and folder != self.root:
+                folder = folder.parent  # a folder still to be made: its nearest existing one
+            st = os.stat(folder)
+            key = (st.st_dev, st.st_ino)
+            seen = self._real_folders.get(folder)
+            if seen is None or seen[0] != key:
+                seen = self._real_folders[folder] = (key, folder.resolve() == folder)
+            return not seen[1]
+        except OSError:
+            return True

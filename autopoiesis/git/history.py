@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from autopoiesis.core.paths import CONVERSATIONS_DIR
+from autopoiesis.core.paths import CONTENT_DIRS, CONVERSATIONS_DIR
 from autopoiesis.errors import GitError
 from autopoiesis.git.runner import GitCommandError, call, decode
 from autopoiesis.git.runner import run as _run
@@ -99,6 +99,32 @@ def transcripts_at(root: Path, commit: str) -> dict[str, str]:
         if len(parts) == 3:
             tree[path] = tree_entry(parts[2], parts[0])
     return tree
+
+
+# Tree-entry modes that are no regular file: a symbolic link, a gitlink (submodule).
+LINK_MODES = {"120000": "a symbolic link", "160000": "a gitlink (submodule)"}
+
+
+def link_findings(root: Path, commit: str) -> list[Finding]:
+    """A symbolic link or gitlink in COMMIT's memory folders: nothing reads through one
+    (core.paths.MemoryRepo.is_link) and the pre-commit hook refuses them, so one that is
+    there came by a commit made without the hooks, or from a collaborator."""
+    out = git_real(root, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *CONTENT_DIRS)
+    findings: list[Finding] = []
+    for entry in decode(out).split("\x00"):
+        meta, _, path = entry.partition("\t")
+        mode = meta.split(" ", 1)[0]
+        if mode in LINK_MODES:
+            findings.append(
+                Finding(
+                    path,
+                    commit,
+                    "link",
+                    f"{LINK_MODES[mode]} in the memory folders (not read; remove it with "
+                    f"`git rm {path}` and commit)",
+                )
+            )
+    return findings
 
 
 def tree_entry(blob: str, mode: str) -> str:

@@ -30,9 +30,16 @@ import os
 import sys
 from pathlib import Path
 
-from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, template_dir
+from autopoiesis.core.paths import CONTENT_DIRS, MEMORY_FILE, MemoryRepo, template_dir
 from autopoiesis.errors import FrontmatterError, GitError, TranscriptFormatError
-from autopoiesis.git.runner import GitCommandError, cat_file_batch, ls_tree, staged_changes
+from autopoiesis.git.history import LINK_MODES
+from autopoiesis.git.runner import (
+    GitCommandError,
+    cat_file_batch,
+    decode,
+    ls_tree,
+    staged_changes,
+)
 from autopoiesis.git.runner import run as git
 
 HOOK_NAMES = (
@@ -114,6 +121,24 @@ def check_knowledge(path: str, text: str, result: CheckResult) -> None:
         result.errors.append(f"{error} Fix it so readers and the index can parse the file.")
 
 
+def _refuse_links(root: Path, paths: list[str], result: CheckResult) -> None:
+    """A symbolic link or gitlink staged under the memory folders is refused: a memory is
+    shared, and `knowledge/notes.md -> ~/.aws/credentials` would be read on every machine
+    that pulls it."""
+    mine = [p for p in paths if p.split("/", 1)[0] in CONTENT_DIRS]
+    if not mine:
+        return
+    out = decode(git(root, "ls-files", "--stage", "-z", "--", *mine))
+    for entry in out.split("\x00"):
+        meta, _, path = entry.partition("\t")
+        mode = meta.split(" ", 1)[0]
+        if mode in LINK_MODES:
+            result.errors.append(
+                f"{path}: {LINK_MODES[mode]}; the memory folders hold regular files only. "
+                f"Undo with `git rm --cached {path}`."
+            )
+
+
 def pre_commit(root: Path) -> CheckResult:
     result = CheckResult()
     changes = staged_changes(root)
@@ -126,6 +151,7 @@ def pre_commit(root: Path) -> CheckResult:
         if p.startswith("raw/")
     ]
     committed = ls_tree(root, "HEAD", sorted(set(raw_touched)))
+    _refuse_links(root, [c.path for c in changes if c.status != "D"], result)
     to_read: list[str] = []
     for c in changes:
         letter, path, old = c.status, c.path, c.old_path

@@ -44,6 +44,7 @@ from autopoiesis.git.history import (
     existing_commits,
     git_real,
     is_ancestor,
+    link_findings,
     lost_since,
     reflog_entries,
     resolve,
@@ -372,6 +373,7 @@ def verify(
     start = int(branch.get("reflog", 0)) if branch and walked.incremental else 0
     findings += reflog_findings(root, walked, reflog, start if start <= len(reflog) else 0)
     findings += replacement_findings(root, walked.tree)
+    findings += link_findings(root, tip)
 
     kept, n_accepted = _not_accepted(record, findings, accept)
     _subjects(root, kept)

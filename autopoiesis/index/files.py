@@ -70,6 +70,12 @@ def read_memory_file(
     if category is None:
         return None
     full = repo.root / path
+    if repo.is_link(path):
+        warnings.append(
+            f"{path}: a symbolic link (or in a linked folder); not read: memory files must be "
+            "regular files (`autopoiesis verify` reports it; remove it with `git rm`)"
+        )
+        return None
     try:
         st = os.stat(full)
         if st.st_size > MAX_FILE_BYTES:

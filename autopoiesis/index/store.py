@@ -459,6 +459,10 @@ class IndexStore:
     ) -> IndexUpdate:
         started = time.monotonic()
         paths = markdown_paths(self.repo)
+        self.warnings.extend(
+            f"{link}: a symbolic link; not indexed (memory files are regular files; `git rm` it)"
+            for link in self.repo.links()
+        )
         self.conn.execute("PRAGMA mmap_size=0")
         for schema in ("main", "cache", "temp"):
             self.conn.execute(f"PRAGMA {schema}.cache_size=-{REBUILD_CACHE_KIB}")

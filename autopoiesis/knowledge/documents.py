@@ -11,6 +11,7 @@ from typing import Self
 
 from autopoiesis.core.paths import MemoryRepo, atomic_write
 from autopoiesis.core.redact import Redactor
+from autopoiesis.errors import UnsafePathError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.knowledge.catalog import EntryCatalog
 
@@ -40,6 +41,11 @@ class KnowledgeDocuments:
         if relpath in self._docs:
             return self._docs[relpath]
         full = self.repo.root / relpath
+        if self.repo.is_link(relpath):
+            raise UnsafePathError(
+                f"{relpath} is a symbolic link (or in a linked folder); knowledge is written "
+                "only to regular files. Remove it with `git rm` (`autopoiesis verify` lists them)."
+            )
         if not full.exists():
             return None
         doc = kf.parse(full.read_text(encoding="utf-8"))

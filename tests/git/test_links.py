@@ -1,0 +1,77 @@
+"""A symbolic link or gitlink in the memory folders (a memory pulled from a collaborator:
+`knowledge/reference/team-notes.md -> ~/.aws/credentials`) is refused at commit, reported
+by `verify`, `doctor` and `index rebuild`, and never read: search, compile and the
+knowledge writer see nothing of what it points to. Real repos, real git, real hooks."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from autopoiesis.core.paths import MemoryRepo
+
+SECRET = "aws_secret_access_key = zebracorn-9f8e7d6c5b4a"
+LINK = "knowledge/reference/team-notes.md"
+
+
+def _plant(repo: MemoryRepo, tmp_path: Path) -> None:
+    outside = tmp_path / "credentials"
+    outside.write_text(f"# Team notes\n\n{SECRET}\n", encoding="utf-8")
+    (repo.root / LINK).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(outside, repo.root / LINK)
+
+
+def test_the_pre_commit_hook_refuses_a_link(memory_repo: MemoryRepo, tmp_path: Path, git) -> None:
+    _plant(memory_repo, tmp_path)
+    git(memory_repo, "add", LINK)
+    done = git(memory_repo, "commit", "-m", "notes", check=False)
+    assert done.returncode != 0
+    assert f"{LINK}: a symbolic link" in done.stderr and "git rm --cached" in done.stderr
+    # a gitlink (a submodule entry) too
+    git(memory_repo, "rm", "-q", "--cached", LINK)
+    head = git(memory_repo, "rev-parse", "HEAD").stdout.strip()
+    git(memory_repo, "update-index", "--add", "--cacheinfo", f"160000,{head},knowledge/sub")
+    done = git(memory_repo, "commit", "-m", "sub", check=False)
+    assert done.returncode != 0 and "knowledge/sub: a gitlink" in done.stderr
+
+
+def test_a_link_committed_without_hooks_is_reported_and_never_read(
+    memory_repo: MemoryRepo, tmp_path: Path, git, cli
+) -> None:
+    _plant(memory_repo, tmp_path)
+    git(memory_repo, "add", LINK)
+    git(memory_repo, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "notes")
+    verify = cli("verify", repo=memory_repo)
+    assert verify.returncode != 0 and LINK in verify.stdout + verify.stderr
+    rebuild = cli("index", "rebuild", repo=memory_repo)
+    assert f"{LINK}: a symbolic link; not indexed" in rebuild.stdout + rebuild.stderr
+    found = cli("search", "zebracorn aws secret", "--json", repo=memory_repo, check=True)
+    assert SECRET not in found.stdout and LINK not in found.stdout
+    compiled = cli(
+        "compile",
+        "what are the aws secret access keys?",
+        "--json",
+        "--dry-run",
+        repo=memory_repo,
+        check=True,
+    )
+    assert SECRET not in compiled.stdout
+    doctor = cli("doctor", "--json", repo=memory_repo)
+    problems = json.loads(doctor.stdout)["problems"]
+    assert any("symbolic links" in p and LINK in p for p in problems)
+
+
+def test_the_knowledge_writer_never_writes_through_a_link(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    import pytest
+
+    from autopoiesis.errors import UnsafePathError
+    from autopoiesis.knowledge.documents import KnowledgeDocuments
+
+    _plant(memory_repo, tmp_path)
+    with pytest.raises(UnsafePathError, match="symbolic link"):
+        KnowledgeDocuments(memory_repo).read(LINK)
+    assert memory_repo.is_link(LINK) and not memory_repo.is_link("knowledge/memory/MEMORY.md")
+    assert memory_repo.links() == [LINK]
