@@ -28,6 +28,7 @@ The pattern tables and the look-alike checks are redact_rules.py.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
@@ -36,11 +37,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from autopoiesis.core.redact_rules import (
+    ANCHORS,
     BUILTIN_RULES,
     CREDENTIAL_SCHEMES_NOT,
     DIGEST_LENGTHS,
     ESCAPE_VIEW,
     ESCAPES,
+    FAMILIES_OF,
     HASHY_KEY,
     IMAGE_MAGIC,
     MARKER,
@@ -58,21 +61,31 @@ from autopoiesis.core.redact_rules import (
 if TYPE_CHECKING:
     from autopoiesis.core.config import Config
 
-_PREFILTER: Any = None
 
+class _Anchors:
+    """The anchors of redact_rules.ANCHORS, compiled once with RE2 on first use: one
+    linear pass each, whatever the text."""
 
-def _prefilter() -> Any:
-    """The prefilter, compiled once with RE2: one linear pass, whatever the text."""
-    global _PREFILTER
-    if _PREFILTER is None:
-        _PREFILTER = compile_extra_pattern(PREFILTER_SOURCE)
-    return _PREFILTER
+    prefilter: Any = None
+    families: tuple[tuple[str, Any, tuple[str, ...]], ...] = ()
+    library: Any = None
+
+    @classmethod
+    def load(cls) -> None:
+        if cls.prefilter is not None:
+            return
+        cls.families = tuple(
+            (name, compile_extra_pattern(source), FAMILIES_OF[name])
+            for name, source in ANCHORS.items()
+        )
+        cls.library = compile_extra_pattern(f"{ANCHORS['provider']}|{ANCHORS['keyword']}")
+        cls.prefilter = compile_extra_pattern(PREFILTER_SOURCE)
 
 
 class _DS:
     """detect-secrets, loaded once on first use (its import costs ~0.3 s)."""
 
-    plugins: list[Any] | None = None
+    plugins: list[tuple[str, Any, bool]] | None = None  # (kind, plugin, reads a keyword)
     keyword: Any = None
     keyword_groups: tuple[Any, ...] = ()
     b64: Any = None
@@ -143,7 +156,20 @@ class _DS:
         cls.b64 = Base64HighEntropyString()
         cls.hexp = HexHighEntropyString()
         cls.filters = heuristic
-        cls.plugins = [c() for c in classes]
+        # the plugins that read a keyword (`ibm_cloud_iam_api_key = ...`, `AccountKey=`,
+        # `aws_secret = "..."`) also run on the lines a keyword anchor flags
+        by_keyword = {
+            AWSKeyDetector,
+            AzureStorageKeyDetector,
+            CloudantDetector,
+            IbmCloudIamDetector,
+            IbmCosHmacDetector,
+            SoftlayerDetector,
+        }
+        cls.plugins = [
+            (re.sub(r"[^a-z0-9]+", "_", c.secret_type.lower()).strip("_"), c(), c in by_keyword)
+            for c in classes
+        ]
 
     @classmethod
     def entropy_ok(cls, v: str) -> bool:
@@ -182,23 +208,29 @@ class Redactor:
     def redact(self, text: str) -> str:
         """TEXT with every secret replaced by its marker. Idempotent by construction: a
         marker can change what a rule sees around it (`...secret]A=0000001234567A` reads
-        as a fresh assignment once the token before `=` is a marker), so what one pass
-        redacted is passed again until nothing changes (two passes where there were
-        secrets, one where there were none)."""
+        as a fresh assignment once the token before `=` is a marker), so the lines a pass
+        changed are passed again until nothing changes (two passes where there were
+        secrets, one where there were none; the second reads only the changed lines)."""
         if not self.enabled or not text:
             return text
+        within: list[tuple[int, int]] | None = None
         for _ in range(_MAX_PASSES):
-            done = self._redact_once(text)
-            if done == text:
+            done, within = self._redact_once(text, within)
+            if not within:
                 return done
             text = done
         return text
 
-    def _redact_once(self, text: str) -> str:
+    def _redact_once(
+        self, text: str, within: list[tuple[int, int]] | None
+    ) -> tuple[str, list[tuple[int, int]]]:
+        """TEXT redacted once (only the lines in WITHIN, when given, for the built-in rules),
+        and the (start, end) of the lines of the result that hold a new marker."""
         safe = _encodable(text)  # RE2 matches UTF-8: a lone surrogate reads as U+FFFD, same offsets
         spans: list[_Span] = []
-        if _prefilter().search(safe):
-            spans = find_secrets(safe)
+        _Anchors.load()
+        if _Anchors.prefilter.search(safe):
+            spans = find_secrets(safe, within)
         for rank, (kind, rx) in enumerate(self._extra, start=len(BUILTIN_RULES) + 10):
             spans.extend(
                 _Span(m.start(), m.end(), kind, rank)
@@ -207,19 +239,55 @@ class Redactor:
             )
         if spans and "[redacted:" in text:
             # a marker of an earlier pass is never (part of) a secret: redaction is idempotent
-            marks = [m.span() for m in MARKER.finditer(text)]
-            spans = [sp for sp in spans if not any(sp.start < e and b < sp.end for b, e in marks)]
+            spans = _outside_markers(text, spans)
         if not spans:
-            return text
+            return text, []
         out: list[str] = []
-        pos = 0
+        touched: list[tuple[int, int]] = []
+        pos = size = 0
         for span in _merge(spans):
             out.append(text[pos : span.start])
-            out.append(f"[redacted:{span.kind}]")
+            size += span.start - pos
+            marker = f"[redacted:{span.kind}]"
+            out.append(marker)
+            touched.append((size, size + len(marker)))
+            size += len(marker)
             self.counts[span.kind] += 1
             pos = span.end
         out.append(text[pos:])
-        return "".join(out)
+        done = "".join(out)
+        return done, _lines_around(done, touched)
+
+
+def _outside_markers(text: str, spans: list[_Span]) -> list[_Span]:
+    """The SPANS that overlap no `[redacted:KIND]` marker of TEXT: one bisection per span
+    (a frequent extra pattern finds as many spans as there are markers)."""
+    marks = [m.span() for m in MARKER.finditer(text)]
+    if not marks:
+        return spans
+    starts = [b for b, _ in marks]
+    kept = []
+    for sp in spans:
+        i = bisect.bisect_left(starts, sp.end) - 1  # the last marker starting before sp.end
+        if i >= 0 and marks[i][1] > sp.start:
+            continue
+        kept.append(sp)
+    return kept
+
+
+def _lines_around(text: str, marks: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The lines of TEXT that hold MARKS, with the line before and after each (a rule may
+    read across one line break), merged, in order."""
+    lines: list[tuple[int, int]] = []
+    for start, end in marks:
+        ls = text.rfind("\n", 0, max(0, text.rfind("\n", 0, start))) + 1
+        le = text.find("\n", text.find("\n", end) + 1) if text.find("\n", end) >= 0 else -1
+        le = len(text) if le < 0 else le
+        if lines and ls <= lines[-1][1]:
+            lines[-1] = (lines[-1][0], max(le, lines[-1][1]))
+        else:
+            lines.append((ls, le))
+    return lines
 
 
 def marker_kinds(text: str) -> list[str]:
@@ -228,6 +296,7 @@ def marker_kinds(text: str) -> list[str]:
     return [m.group()[len("[redacted:") : -1] for m in MARKER.finditer(text)]
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -264,22 +333,78 @@ def _view(text: str) -> str:
     return text
 
 
-_COMPILED: list[tuple[str, int, re.Pattern[str]]] = [
-    (kind, i, re.compile(p)) for i, (kind, p) in enumerate(BUILTIN_RULES)
+_COMPILED: list[tuple[str, str, str, int, re.Pattern[str]]] = [
+    (kind, check, family, i, re.compile(p))
+    for i, (kind, check, family, p) in enumerate(BUILTIN_RULES)
 ]
+# the rules whose match runs over several lines: matched where their first line starts
+_MULTILINE = {"private_key": "-----BEGIN ", "putty_private_key": "Private-Lines:"}
 
 
-def find_secrets(text: str) -> list[_Span]:
-    """Every secret span in TEXT, validated, not yet merged."""
+def find_secrets(text: str, within: list[tuple[int, int]] | None = None) -> list[_Span]:
+    """Every secret span in TEXT (in the lines of WITHIN, when given), validated, not yet
+    merged. Each family's anchors flag lines; the family's rules read only those lines."""
     view = _view(text)
+    lines = _flagged_lines(view, within)
     spans: list[_Span] = []
-    for kind, rank, rx in _COMPILED:
-        for m in rx.finditer(view):
-            span = _VALIDATORS.get(kind, _accept)(m, view)
-            if span is not None and span[1] > span[0]:
-                spans.append(_Span(span[0], span[1], kind, rank))
-    spans.extend(_library_findings(view))
+    for kind, check, family, rank, rx in _COMPILED:
+        ranges = lines.get(family)
+        if not ranges:
+            continue
+        validate = _VALIDATORS[check]
+        first = _MULTILINE.get(kind)
+        for ls, le in ranges:
+            if first is not None:
+                at = view.find(first, ls, le)
+                found: Iterable[re.Match[str] | None] = []
+                matches = []
+                while at >= 0:
+                    matches.append(rx.match(view, at))
+                    at = view.find(first, at + 1, le)
+                found = matches
+            else:
+                found = rx.finditer(view, ls, le)
+            for m in found:
+                if m is None:
+                    continue
+                span = validate(m, view)
+                if span is not None and span[1] > span[0]:
+                    spans.append(_Span(span[0], span[1], kind, rank))
+    spans.extend(_library_findings(view, lines.get("provider", []), lines.get("keyword", [])))
     return spans
+
+
+def _flagged_lines(
+    view: str, within: list[tuple[int, int]] | None
+) -> dict[str, list[tuple[int, int]]]:
+    """For each rule family, the (start, end) of the lines of VIEW its anchors flag, in
+    order (only in the lines of WITHIN, when given). A line that ends with its anchor
+    (`key =`, the value on the next line) takes the next line too."""
+    found: dict[str, set[tuple[int, int]]] = {}
+    size = len(view)
+    bounds = [b for b, _ in within] if within is not None else []
+    for _name, rx, families in _Anchors.families:
+        last_end = -1
+        for m in rx.finditer(view):
+            start, end = m.span()
+            if end <= last_end:
+                continue  # a second anchor on a line already flagged
+            if within is not None:
+                i = bisect.bisect_right(bounds, start) - 1
+                if i < 0 or start >= within[i][1]:
+                    continue
+            ls = view.rfind("\n", 0, start) + 1
+            le = view.find("\n", end)
+            if le < 0:
+                le = size
+            elif not view[end:le].strip():
+                nxt = view.find("\n", le + 1)
+                le = size if nxt < 0 else nxt
+            last_end = le
+            for family in families:
+                found.setdefault(family, set()).add((ls, le))
+    lines = {family: sorted(r) for family, r in found.items()}
+    return lines
 
 
 def _accept(m: re.Match[str], view: str) -> tuple[int, int] | None:
@@ -344,9 +469,9 @@ def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
         return None
     ls, le = _line_bounds(view, start)
     if (
-        _DS.filters is not None
+        re.search(r"[\w.]+[\[(]", value)
+        and _DS.filters is not None
         and _DS.filters.is_indirect_reference(view[ls:le])
-        and re.search(r"[\w.]+[\[(]", value)
     ):
         return None
     return start, end, value
@@ -393,10 +518,45 @@ def _high_entropy(m: re.Match[str], view: str) -> tuple[int, int] | None:
     return (start, end) if _DS.entropy_ok(v) else None
 
 
+def _command(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    """A password on a command line (`sshpass -p`, `mysql -pX`, `curl -u user:X`,
+    `--password X`): not a variable, a path or the next flag."""
+    span = groups_secret(m)
+    if span is None:
+        return None
+    value = view[span[0] : span[1]]
+    if is_placeholder(value) or value.startswith(("-", "~", "/", "./", "<")):
+        return None  # --password-stdin, -p "$PW", --token ~/.token, --password --dbname
+    if m.re.groupindex.get("flag") and re.fullmatch(r"[a-z]+(?:[-_.][a-z]+)*", value):
+        return None  # "pass --token option", "--password prompt"
+    return span
+
+
+def _prose_password(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    """ "my password is hunter2-Xq9!": the value must look like a password, not a word
+    ("the password is required", "is <your password>")."""
+    start, end = m.span("s")
+    while end > start and view[end - 1] in ".,;:?)]}":
+        end -= 1  # sentence punctuation after the value
+    value = view[start:end]
+    if is_placeholder(value) or len(value) < 6 or is_prose_slug(value):
+        return None
+    has_digit = any(c.isdigit() for c in value)
+    has_symbol = any(not c.isalnum() for c in value)
+    if not (any(c.isalpha() for c in value) and (has_digit or has_symbol)) or not (
+        char_classes(value) >= 2 or has_symbol
+    ):
+        return None
+    return start, end
+
+
 _VALIDATORS: dict[str, Callable[[re.Match[str], str], tuple[int, int] | None]] = {
+    "accept": _accept,
+    "command": _command,
+    "prose_password": _prose_password,
     "private_key": _private_key,
-    "openai_key": _openai,
-    "bearer_token": _bearer,
+    "openai": _openai,
+    "bearer": _bearer,
     "url_password": _url_password,
     "password": _password,
     "secret": _secret,
@@ -408,42 +568,66 @@ _WINDOW = 2000
 _OVERLAP = 400
 
 
-def _windows(view: str) -> Iterable[tuple[int, str]]:
-    """The lines of VIEW that the prefilter flags, long lines cut into overlapping windows:
+def _windows(view: str, lines: list[tuple[int, int]]) -> Iterable[tuple[int, str]]:
+    """The LINES of VIEW, long lines cut into overlapping windows that an anchor flags:
     detect-secrets' keyword regexes are quadratic in the length of what they scan."""
-    pos = 0
-    for line in view.splitlines(keepends=True):
-        start, pos = pos, pos + len(line)
-        if len(line) <= _WINDOW:
-            if _prefilter().search(line):
-                yield start, line
+    last = -1
+    for ls, le in lines:
+        ls = max(ls, last)  # flagged ranges may overlap by a line
+        if ls >= le:
             continue
-        for off in range(0, len(line), _WINDOW - _OVERLAP):
-            chunk = line[off : off + _WINDOW]
-            if _prefilter().search(chunk):
-                yield start + off, chunk
-            if off + _WINDOW >= len(line):
-                break
+        last = le
+        for line_start, line in _split_lines(view, ls, le):
+            if len(line) <= _WINDOW:
+                yield line_start, line
+                continue
+            for off in range(0, len(line), _WINDOW - _OVERLAP):
+                chunk = line[off : off + _WINDOW]
+                if _Anchors.library.search(chunk):
+                    yield line_start + off, chunk
+                if off + _WINDOW >= len(line):
+                    break
 
 
-def _library_findings(view: str) -> list[_Span]:
-    """detect-secrets' detectors on the lines (or windows of long lines) the prefilter flags."""
+def _split_lines(view: str, ls: int, le: int) -> Iterable[tuple[int, str]]:
+    pos = ls
+    for line in view[ls:le].splitlines(keepends=True):
+        yield pos, line
+        pos += len(line)
+
+
+def _library_findings(
+    view: str, provider: list[tuple[int, int]], keyword: list[tuple[int, int]]
+) -> list[_Span]:
+    """detect-secrets' detectors on the lines (or windows of long lines) that a provider
+    prefix (PROVIDER) or a keyword assignment (KEYWORD) flags: its prefix plugins on the
+    former, its keyword detector and keyword plugins on the latter."""
+    if not provider and not keyword:
+        return []
     _DS.load()
     assert _DS.plugins is not None
     spans: list[_Span] = []
     rank = len(BUILTIN_RULES)
-    for start, line in _windows(view):
+    windows = [(start, line, False) for start, line in _windows(view, provider)]
+    windows += [(start, line, True) for start, line in _windows(view, keyword)]
+    windows.sort(key=lambda w: (w[0], w[2]))
+    for i, (start, line, by_keyword) in enumerate(windows):
+        if i + 1 < len(windows) and windows[i + 1][:2] == (start, line):
+            continue  # flagged by both: read once, with every detector
+        both = i > 0 and windows[i - 1][:2] == (start, line)
         found: list[tuple[str, str, bool]] = []
-        for plugin in _DS.plugins:
-            kind = re.sub(r"[^a-z0-9]+", "_", plugin.secret_type.lower()).strip("_")
+        for kind, plugin, reads_keyword in _DS.plugins:
+            if by_keyword and not both and not reads_keyword:
+                continue
             found.extend(
                 (kind, v, False) for v in plugin.analyze_string(line) if isinstance(v, str)
             )
-        for groups in _DS.keyword_groups:
-            found.extend(
-                ("secret_keyword", v, True)
-                for v in _DS.keyword.analyze_string(line, denylist_regex_to_group=groups)
-            )
+        if by_keyword:
+            for groups in _DS.keyword_groups:
+                found.extend(
+                    ("secret_keyword", v, True)
+                    for v in _DS.keyword.analyze_string(line, denylist_regex_to_group=groups)
+                )
         for kind, value, is_keyword in found:
             value = value.strip()
             named = re.match(r"[A-Za-z_][A-Za-z0-9_]*\s*[=:]\s*(?=\S)", value)
@@ -457,10 +641,12 @@ def _library_findings(view: str) -> list[_Span]:
                 value = re.split(r"[\s,;&)]", value, maxsplit=1)[0].rstrip(".:")
             if is_placeholder(value) or (
                 is_keyword
-                and _DS.filters.is_indirect_reference(line)
                 and re.search(r"[\w.]+[\[(]", value)
+                and _DS.filters.is_indirect_reference(line)
             ):
                 continue
+            if is_keyword and not quoted and f"{value}=" in line and _IDENTIFIER.fullmatch(value):
+                continue  # Config(api_key=api_key): a name passed on, not a secret
             if not is_keyword and not looks_random(value, 8):
                 continue  # APACHEKAFKA is not an Artifactory password
             for mm in re.finditer(re.escape(value), line):
