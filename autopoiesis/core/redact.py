@@ -42,7 +42,6 @@ from autopoiesis.core.redact_rules import (
     CREDENTIAL_SCHEMES_NOT,
     DIGEST_LENGTHS,
     ESCAPE_VIEW,
-    ESCAPES,
     FAMILIES_OF,
     HASHY_KEY,
     IMAGE_MAGIC,
@@ -75,7 +74,7 @@ class _Anchors:
         if cls.prefilter is not None:
             return
         cls.families = tuple(
-            (name, compile_extra_pattern(source), FAMILIES_OF[name])
+            (name, compile_extra_pattern(source.encode()), FAMILIES_OF[name])
             for name, source in ANCHORS.items()
         )
         cls.library = compile_extra_pattern(f"{ANCHORS['provider']}|{ANCHORS['keyword']}")
@@ -87,6 +86,8 @@ class _DS:
 
     plugins: list[tuple[str, Any, bool]] | None = None  # (kind, plugin, reads a keyword)
     keyword: Any = None
+    keyword_words: tuple[str, ...] = ()
+    keyword_needs: dict[int, tuple[str, ...]] = {}
     keyword_groups: tuple[Any, ...] = ()
     b64: Any = None
     hexp: Any = None
@@ -149,6 +150,18 @@ class _DS:
             TwilioKeyDetector,
         )
         cls.keyword = kw.KeywordDetector()
+        # its detector finds nothing in a line without one of its words: a sound prefilter
+        # (its words, `api_?key`, as lowercase literals: a substring test per word is
+        # faster than one case-insensitive alternation)
+        cls.keyword_words = tuple(
+            word
+            for pattern in kw.DENYLIST
+            for word in (
+                (pattern.replace("_?", "_"), pattern.replace("_?", ""))
+                if "_?" in pattern
+                else (pattern,)
+            )
+        )
         cls.keyword_groups = (
             kw.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
             kw.CONFIG_DENYLIST_REGEX_TO_GROUP,
@@ -170,6 +183,21 @@ class _DS:
             (re.sub(r"[^a-z0-9]+", "_", c.secret_type.lower()).strip("_"), c(), c in by_keyword)
             for c in classes
         ]
+        # what a keyword plugin's regexes cannot match without (lowercase, all of them):
+        # on a keyword line without them it is not run
+        cls.keyword_needs = {
+            id(plugin): needs
+            for _, plugin, _ in cls.plugins
+            for c, needs in (
+                (AWSKeyDetector, ("aws",)),
+                (AzureStorageKeyDetector, ("accountkey",)),
+                (CloudantDetector, ("cl",)),
+                (IbmCloudIamDetector, ("api", "key")),
+                (IbmCosHmacDetector, ("secret", "key")),
+                (SoftlayerDetector, ("api", "key")),
+            )
+            if isinstance(plugin, c)
+        }
 
     @classmethod
     def entropy_ok(cls, v: str) -> bool:
@@ -224,13 +252,19 @@ class Redactor:
     def _redact_once(
         self, text: str, within: list[tuple[int, int]] | None
     ) -> tuple[str, list[tuple[int, int]]]:
-        """TEXT redacted once (only the lines in WITHIN, when given, for the built-in rules),
-        and the (start, end) of the lines of the result that hold a new marker."""
+        """TEXT redacted once (the built-in rules read only the lines in WITHIN, when
+        given: the lines around the markers of the pass before), and the (start, end) of
+        the lines of the result around a new marker."""
         safe = _encodable(text)  # RE2 matches UTF-8: a lone surrogate reads as U+FFFD, same offsets
         spans: list[_Span] = []
         _Anchors.load()
-        if _Anchors.prefilter.search(safe):
-            spans = find_secrets(safe, within)
+        for start, end in [(0, len(safe))] if within is None else within:
+            piece = safe[start:end] if within is not None else safe
+            if _Anchors.prefilter.search(piece):
+                spans.extend(
+                    _Span(sp.start + start, sp.end + start, sp.kind, sp.rank)
+                    for sp in find_secrets(piece)
+                )
         for rank, (kind, rx) in enumerate(self._extra, start=len(BUILTIN_RULES) + 10):
             spans.extend(
                 _Span(m.start(), m.end(), kind, rank)
@@ -327,7 +361,10 @@ def _view(text: str) -> str:
     """TEXT as the detectors read it, same length: JSON escapes read as what they stand for,
     and the markers of an earlier pass are blanked (their KIND is no keyword to match)."""
     if "\\" in text:
-        text = ESCAPES.sub(lambda m: ESCAPE_VIEW[m.group(0)[1]], text)
+        # two characters each, never overlapping (none ends with a backslash): one
+        # str.replace per escape is the regex substitution, without a call per match
+        for escape, seen in ESCAPE_VIEW.items():
+            text = text.replace("\\" + escape, seen)
     if "[redacted:" in text:
         text = MARKER.sub(lambda m: "[" + " " * (len(m.group(0)) - 2) + "]", text)
     return text
@@ -341,11 +378,11 @@ _COMPILED: list[tuple[str, str, str, int, re.Pattern[str]]] = [
 _MULTILINE = {"private_key": "-----BEGIN ", "putty_private_key": "Private-Lines:"}
 
 
-def find_secrets(text: str, within: list[tuple[int, int]] | None = None) -> list[_Span]:
-    """Every secret span in TEXT (in the lines of WITHIN, when given), validated, not yet
-    merged. Each family's anchors flag lines; the family's rules read only those lines."""
+def find_secrets(text: str) -> list[_Span]:
+    """Every secret span in TEXT, validated, not yet merged. Each family's anchors flag
+    lines; the family's rules read only those lines."""
     view = _view(text)
-    lines = _flagged_lines(view, within)
+    lines = _flagged_lines(view)
     spans: list[_Span] = []
     for kind, check, family, rank, rx in _COMPILED:
         ranges = lines.get(family)
@@ -370,41 +407,81 @@ def find_secrets(text: str, within: list[tuple[int, int]] | None = None) -> list
                 span = validate(m, view)
                 if span is not None and span[1] > span[0]:
                     spans.append(_Span(span[0], span[1], kind, rank))
-    spans.extend(_library_findings(view, lines.get("provider", []), lines.get("keyword", [])))
+    spans.extend(_library_findings(view, lines["library:provider"], lines["library:keyword"]))
     return spans
 
 
-def _flagged_lines(
-    view: str, within: list[tuple[int, int]] | None
-) -> dict[str, list[tuple[int, int]]]:
+def _flagged_lines(view: str) -> dict[str, list[tuple[int, int]]]:
     """For each rule family, the (start, end) of the lines of VIEW its anchors flag, in
-    order (only in the lines of WITHIN, when given). A line that ends with its anchor
-    (`key =`, the value on the next line) takes the next line too."""
+    order. A line that ends with its anchor
+    (`key =`, the value on the next line) takes the next line too.
+
+    The anchors run on the UTF-8 bytes of VIEW (RE2's own text: no offset translation per
+    match); a line's byte offsets become character offsets as the lines go by."""
+    data = view.encode("utf-8")
+    to_char = _CharOffsets(data, len(data) == len(view))
     found: dict[str, set[tuple[int, int]]] = {}
-    size = len(view)
-    bounds = [b for b, _ in within] if within is not None else []
+    size = len(data)
     for _name, rx, families in _Anchors.families:
+        to_char.rewind()
         last_end = -1
-        for m in rx.finditer(view):
+        for m in rx.finditer(data):
             start, end = m.span()
             if end <= last_end:
                 continue  # a second anchor on a line already flagged
-            if within is not None:
-                i = bisect.bisect_right(bounds, start) - 1
-                if i < 0 or start >= within[i][1]:
-                    continue
-            ls = view.rfind("\n", 0, start) + 1
-            le = view.find("\n", end)
+            ls = data.rfind(b"\n", 0, start) + 1
+            le = data.find(b"\n", end)
             if le < 0:
                 le = size
-            elif not view[end:le].strip():
-                nxt = view.find("\n", le + 1)
+            elif not data[end:le].strip():
+                nxt = data.find(b"\n", le + 1)
                 le = size if nxt < 0 else nxt
             last_end = le
+            line = (to_char(ls), to_char(le))
             for family in families:
-                found.setdefault(family, set()).add((ls, le))
-    lines = {family: sorted(r) for family, r in found.items()}
+                found.setdefault(family, set()).add(line)
+    lines = {family: _close_ranges(sorted(r)) for family, r in found.items()}
+    # detect-secrets reads only the flagged lines themselves (it costs more per line)
+    lines["library:provider"] = sorted(found.get("provider", ()))
+    lines["library:keyword"] = sorted(found.get("keyword", ()))
     return lines
+
+
+_GAP = 1  # flagged lines that touch are read in one go (a wider gap costs more than it saves)
+
+
+def _close_ranges(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """RANGES (sorted) with the ones that overlap or lie within _GAP of each other joined:
+    a rule reads the few lines between too, as it would read the whole text."""
+    joined: list[tuple[int, int]] = []
+    for start, end in ranges:
+        if joined and start - joined[-1][1] <= _GAP:
+            joined[-1] = (joined[-1][0], max(end, joined[-1][1]))
+        else:
+            joined.append((start, end))
+    return joined
+
+
+class _CharOffsets:
+    """Byte offsets of DATA (UTF-8), increasing, as character offsets: each call decodes
+    only the bytes since the last one, so a whole pass costs one decoding of DATA."""
+
+    def __init__(self, data: bytes, ascii_only: bool) -> None:
+        self.data = data
+        self.ascii_only = ascii_only
+        self.rewind()
+
+    def rewind(self) -> None:
+        self.byte = self.char = 0
+
+    def __call__(self, offset: int) -> int:
+        if self.ascii_only:
+            return offset
+        if offset < self.byte:
+            self.rewind()
+        self.char += len(self.data[self.byte : offset].decode("utf-8"))
+        self.byte = offset
+        return self.char
 
 
 def _accept(m: re.Match[str], view: str) -> tuple[int, int] | None:
@@ -470,7 +547,7 @@ def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
     ls, le = _line_bounds(view, start)
     if (
         re.search(r"[\w.]+[\[(]", value)
-        and _DS.filters is not None
+        and _DS.load() is None  # its filter says what is a call, loaded on first use
         and _DS.filters.is_indirect_reference(view[ls:le])
     ):
         return None
@@ -601,60 +678,75 @@ def _library_findings(
 ) -> list[_Span]:
     """detect-secrets' detectors on the lines (or windows of long lines) that a provider
     prefix (PROVIDER) or a keyword assignment (KEYWORD) flags: its prefix plugins on the
-    former, its keyword detector and keyword plugins on the latter."""
+    former, its keyword detector and keyword plugins on the latter. A line met again (the
+    same file read twice) is not read again."""
     if not provider and not keyword:
         return []
     _DS.load()
-    assert _DS.plugins is not None
     spans: list[_Span] = []
     rank = len(BUILTIN_RULES)
     windows = [(start, line, False) for start, line in _windows(view, provider)]
     windows += [(start, line, True) for start, line in _windows(view, keyword)]
     windows.sort(key=lambda w: (w[0], w[2]))
+    seen: dict[tuple[str, bool, bool], list[tuple[int, int, str]]] = {}
     for i, (start, line, by_keyword) in enumerate(windows):
         if i + 1 < len(windows) and windows[i + 1][:2] == (start, line):
             continue  # flagged by both: read once, with every detector
-        both = i > 0 and windows[i - 1][:2] == (start, line)
-        found: list[tuple[str, str, bool]] = []
-        for kind, plugin, reads_keyword in _DS.plugins:
-            if by_keyword and not both and not reads_keyword:
-                continue
-            found.extend(
-                (kind, v, False) for v in plugin.analyze_string(line) if isinstance(v, str)
-            )
-        if by_keyword:
-            for groups in _DS.keyword_groups:
-                found.extend(
-                    ("secret_keyword", v, True)
-                    for v in _DS.keyword.analyze_string(line, denylist_regex_to_group=groups)
-                )
-        for kind, value, is_keyword in found:
-            value = value.strip()
-            named = re.match(r"[A-Za-z_][A-Za-z0-9_]*\s*[=:]\s*(?=\S)", value)
-            if named:
-                value = value[named.end() :]  # AccountKey=VALUE: the name is not the secret
-            if not (value and value in line):
-                continue
-            at = line.find(value)
-            quoted = at > 0 and line[at - 1] in "\"'`"
-            if not quoted:
-                value = re.split(r"[\s,;&)]", value, maxsplit=1)[0].rstrip(".:")
-            if is_placeholder(value) or (
-                is_keyword
-                and re.search(r"[\w.]+[\[(]", value)
-                and _DS.filters.is_indirect_reference(line)
-            ):
-                continue
-            if is_keyword and not quoted and f"{value}=" in line and _IDENTIFIER.fullmatch(value):
-                continue  # Config(api_key=api_key): a name passed on, not a secret
-            if not is_keyword and not looks_random(value, 8):
-                continue  # APACHEKAFKA is not an Artifactory password
-            for mm in re.finditer(re.escape(value), line):
-                spans.append(_Span(start + mm.start(), start + mm.end(), kind, rank))
+        every = not by_keyword or (i > 0 and windows[i - 1][:2] == (start, line))
+        key = (line, by_keyword, every)
+        found = seen.get(key)
+        if found is None:
+            found = seen[key] = _line_findings(line, by_keyword, every)
+        spans.extend(_Span(start + b, start + e, kind, rank) for b, e, kind in found)
     return spans
 
 
-def compile_extra_pattern(pattern: str) -> Any:
+def _line_findings(line: str, by_keyword: bool, every: bool) -> list[tuple[int, int, str]]:
+    """detect-secrets' findings in LINE as (start, end, kind): every plugin when EVERY,
+    else the keyword plugins whose words LINE has; its keyword detector when BY_KEYWORD."""
+    assert _DS.plugins is not None
+    found: list[tuple[str, str, bool]] = []
+    low = line.lower()
+    for kind, plugin, reads_keyword in _DS.plugins:
+        if not every and (
+            not reads_keyword
+            or not all(word in low for word in _DS.keyword_needs.get(id(plugin), ()))
+        ):
+            continue
+        found.extend((kind, v, False) for v in plugin.analyze_string(line) if isinstance(v, str))
+    if by_keyword and any(word in low for word in _DS.keyword_words):
+        for groups in _DS.keyword_groups:
+            found.extend(
+                ("secret_keyword", v, True)
+                for v in _DS.keyword.analyze_string(line, denylist_regex_to_group=groups)
+            )
+    spans: list[tuple[int, int, str]] = []
+    for kind, value, is_keyword in found:
+        value = value.strip()
+        named = re.match(r"[A-Za-z_][A-Za-z0-9_]*\s*[=:]\s*(?=\S)", value)
+        if named:
+            value = value[named.end() :]  # AccountKey=VALUE: the name is not the secret
+        if not (value and value in line):
+            continue
+        at = line.find(value)
+        quoted = at > 0 and line[at - 1] in "\"'`"
+        if not quoted:
+            value = re.split(r"[\s,;&)]", value, maxsplit=1)[0].rstrip(".:")
+        if is_placeholder(value) or (
+            is_keyword
+            and re.search(r"[\w.]+[\[(]", value)
+            and _DS.filters.is_indirect_reference(line)
+        ):
+            continue
+        if is_keyword and not quoted and f"{value}=" in line and _IDENTIFIER.fullmatch(value):
+            continue  # Config(api_key=api_key): a name passed on, not a secret
+        if not is_keyword and not looks_random(value, 8):
+            continue  # APACHEKAFKA is not an Artifactory password
+        spans.extend((mm.start(), mm.end(), kind) for mm in re.finditer(re.escape(value), line))
+    return spans
+
+
+def compile_extra_pattern(pattern: str | bytes) -> Any:
     """PATTERN compiled with RE2 (linear-time matching), or ValueError saying what to write."""
     import re2
 

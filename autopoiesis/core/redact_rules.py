@@ -323,7 +323,6 @@ FAMILIES_OF: dict[str, tuple[str, ...]] = {
 PREFILTER_SOURCE = "|".join(f"(?:{a})" for a in ANCHORS.values())
 
 # A same-length view of JSON escapes: `\n` (two characters) reads as a space and a newline.
-ESCAPES = re.compile(r"\\[nrt\"']")
 ESCAPE_VIEW = {"n": " \n", "r": " \r", "t": "  ", '"': ' "', "'": " '"}
 
 PLACEHOLDER_WORDS = frozenset(
