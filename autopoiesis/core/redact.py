@@ -3,15 +3,22 @@
 `Redactor.redact(text)` replaces each secret, and only the secret, with `[redacted:KIND]`
 and counts it per kind. Detection has three layers:
 
-1. A quick prefilter (one regex over the text). Ordinary prose has none of the prefixes,
-   keywords or long assignments a secret needs, and returns untouched in microseconds:
-   appending a message to a transcript stays well under a millisecond.
+1. Anchors (redact_rules.ANCHORS), compiled with RE2 and run on the text's UTF-8 bytes:
+   provider prefixes, a keyword next to an assignment, an assignment of a long token,
+   `://` with an `@`, a password on a command line or in prose. Ordinary prose has none
+   and returns untouched in microseconds (appending a message to a transcript stays well
+   under a millisecond); otherwise each anchor flags its line, and only the rules of its
+   family read it (one linear pass per family, so one family's anchor cannot hide
+   another's).
 2. Our own rules for the shapes providers issue (anchored on prefixes, lengths and
-   alphabets), for PEM blocks, credentials in URLs, keyword assignments (`password=`,
-   `api_key:`, `DB_PASSWORD=`, JDBC and INI), AWS STS JSON, and high-entropy assignments.
-3. detect-secrets' plugins (https://github.com/Yelp/detect-secrets): its regex detectors,
-   its keyword detector and its Shannon-entropy measure, loaded on the first text that
-   passes the prefilter (the library costs ~0.3 s to import).
+   alphabets; a prefix is found glued after `_` or letters, as in `MY_TOKEN_ghp_...`),
+   for PEM and PuTTY blocks, credentials in URLs and on command lines, keyword
+   assignments (`password=`, `api_key:`, `DB_PASSWORD=`, JDBC and INI), passwords said in
+   prose, AWS STS JSON and console CSV, and high-entropy assignments.
+3. detect-secrets' plugins (https://github.com/Yelp/detect-secrets): its regex detectors
+   on the lines a provider anchor flags, its keyword detector and keyword plugins on the
+   lines a keyword anchor flags and that hold their words, its Shannon-entropy measure;
+   loaded on the first text that needs them (the library costs ~0.3 s to import).
 
 Every finding is a span of the text. Spans are validated (look-alikes such as git SHAs,
 UUIDs, digests, base64 images, `sk-learn`, `xoxo-hugs`, `mailto://john:doe@`, a prose
@@ -265,12 +272,8 @@ class Redactor:
                     _Span(sp.start + start, sp.end + start, sp.kind, sp.rank)
                     for sp in find_secrets(piece)
                 )
-        for rank, (kind, rx) in enumerate(self._extra, start=len(BUILTIN_RULES) + 10):
-            spans.extend(
-                _Span(m.start(), m.end(), kind, rank)
-                for m in rx.finditer(safe)
-                if m.end() > m.start()
-            )
+        if self._extra:
+            spans.extend(self._extra_findings(safe))
         if spans and "[redacted:" in text:
             # a marker of an earlier pass is never (part of) a secret: redaction is idempotent
             spans = _outside_markers(text, spans)
@@ -291,6 +294,18 @@ class Redactor:
         out.append(text[pos:])
         done = "".join(out)
         return done, _lines_around(done, touched)
+
+    def _extra_findings(self, safe: str) -> Iterable[_Span]:
+        """The spans of the extra patterns, matched on the UTF-8 bytes of SAFE (RE2's own
+        text: no translation of offsets per match; a pattern may match every word)."""
+        data = safe.encode("utf-8")
+        to_char = _CharOffsets(data, len(data) == len(safe))
+        for rank, (kind, rx) in enumerate(self._extra, start=len(BUILTIN_RULES) + 10):
+            to_char.rewind()
+            for m in rx.finditer(data):
+                start, end = m.span()
+                if end > start:
+                    yield _Span(to_char(start), to_char(end), kind, rank)
 
 
 def _outside_markers(text: str, spans: list[_Span]) -> list[_Span]:

@@ -1,9 +1,11 @@
 """What a secret looks like, and what only looks like one: the pattern tables and the
 look-alike checks of the redactor (redact.py).
 
-BUILTIN_RULES are our own rules (layer 2 of redact.py's module doc); PREFILTER_SOURCE is
-the quick prefilter (layer 1); the rest are the tables and pure checks the validators use
-to refuse look-alikes (git SHAs, UUIDs, digests, base64 images, prose slugs, placeholders).
+BUILTIN_RULES are our own rules (layer 2 of redact.py's module doc), each with the check
+that validates its matches and the family of anchors that flags the lines it reads;
+ANCHORS are those anchors (layer 1), PREFILTER_SOURCE all of them at once; the rest are the
+tables and pure checks the validators use to refuse look-alikes (git SHAs, UUIDs, digests,
+base64 images, prose slugs, placeholders).
 Standard library only: the kernel imports it on the light path.
 """
 
