@@ -391,67 +391,96 @@ _COMPILED: list[tuple[str, str, str, int, re.Pattern[str]]] = [
 ]
 # the rules whose match runs over several lines: matched where their first line starts
 _MULTILINE = {"private_key": "-----BEGIN ", "putty_private_key": "Private-Lines:"}
+_Rule = tuple[str, str, int, re.Pattern[str]]  # kind, check, rank, compiled pattern
+
+
+def _by_family(multiline: bool) -> dict[str, list[_Rule]]:
+    table: dict[str, list[_Rule]] = {}
+    for kind, check, family, rank, rx in _COMPILED:
+        if (kind in _MULTILINE) == multiline:
+            table.setdefault(family, []).append((kind, check, rank, rx))
+    return table
+
+
+_BY_FAMILY = _by_family(multiline=False)
+_MULTILINE_RULES = _by_family(multiline=True)
 
 
 def find_secrets(text: str) -> list[_Span]:
     """Every secret span in TEXT, validated, not yet merged. Each family's anchors flag
-    lines; the family's rules read only those lines."""
+    lines; the family's rules read only those lines, and a range of lines met again (a
+    file read twice) is not read again: a rule's findings in it depend only on its text."""
     view = _view(text)
     lines = _flagged_lines(view)
     spans: list[_Span] = []
-    for kind, check, family, rank, rx in _COMPILED:
-        ranges = lines.get(family)
-        if not ranges:
-            continue
-        validate = _VALIDATORS[check]
-        first = _MULTILINE.get(kind)
-        for ls, le in ranges:
-            if first is not None:
+    for family, rules in _BY_FAMILY.items():
+        seen: dict[str, list[tuple[int, int, str, int]]] = {}
+        for ls, le in lines.get(family, ()):
+            piece = view[ls:le]
+            found = seen.get(piece)
+            if found is None:
+                found = seen[piece] = [
+                    (start - ls, end - ls, kind, rank)
+                    for start, end, kind, rank in _rule_findings(rules, view, ls, le)
+                ]
+            spans.extend(
+                _Span(ls + start, ls + end, kind, rank) for start, end, kind, rank in found
+            )
+        for kind, check, rank, rx in _MULTILINE_RULES.get(family, ()):
+            first = _MULTILINE[kind]
+            for ls, le in lines.get(family, ()):
                 at = view.find(first, ls, le)
-                found: Iterable[re.Match[str] | None] = []
-                matches = []
                 while at >= 0:
-                    matches.append(rx.match(view, at))
+                    m = rx.match(view, at)
+                    span = None if m is None else _VALIDATORS[check](m, view)
+                    if span is not None and span[1] > span[0]:
+                        spans.append(_Span(span[0], span[1], kind, rank))
                     at = view.find(first, at + 1, le)
-                found = matches
-            else:
-                found = rx.finditer(view, ls, le)
-            for m in found:
-                if m is None:
-                    continue
-                span = validate(m, view)
-                if span is not None and span[1] > span[0]:
-                    spans.append(_Span(span[0], span[1], kind, rank))
     spans.extend(_library_findings(view, lines["library:provider"], lines["library:keyword"]))
     return spans
 
 
+def _rule_findings(
+    rules: list[_Rule], view: str, start: int, end: int
+) -> Iterable[tuple[int, int, str, int]]:
+    """What RULES find in VIEW[START:END] (whole lines): (start, end, kind, rank)."""
+    for kind, check, rank, rx in rules:
+        validate = _VALIDATORS[check]
+        for m in rx.finditer(view, start, end):
+            span = validate(m, view)
+            if span is not None and span[1] > span[0]:
+                yield span[0], span[1], kind, rank
+
+
 def _flagged_lines(view: str) -> dict[str, list[tuple[int, int]]]:
     """For each rule family, the (start, end) of the lines of VIEW its anchors flag, in
-    order. A line that ends with its anchor
-    (`key =`, the value on the next line) takes the next line too.
+    order. A line that ends with an assignment (`key =`, the value on the next line) takes
+    the next line too.
 
     The anchors run on the UTF-8 bytes of VIEW (RE2's own text: no offset translation per
-    match); a line's byte offsets become character offsets as the lines go by."""
+    match), from one flagged line to the start of the next (a line is flagged once,
+    whatever its number of anchors); a line's byte offsets become character offsets as
+    the lines go by."""
     data = view.encode("utf-8")
     to_char = _CharOffsets(data, len(data) == len(view))
     found: dict[str, set[tuple[int, int]]] = {}
     size = len(data)
     for _name, rx, families in _Anchors.families:
         to_char.rewind()
-        last_end = -1
-        for m in rx.finditer(data):
+        pos = 0
+        while pos < size:
+            m = rx.search(data, pos)
+            if m is None:
+                break
             start, end = m.span()
-            if end <= last_end:
-                continue  # a second anchor on a line already flagged
             ls = data.rfind(b"\n", 0, start) + 1
             le = data.find(b"\n", end)
             if le < 0:
                 le = size
-            elif not data[end:le].strip():
+            pos = le + 1
+            if data[ls:le].rstrip().endswith((b"=", b":", b"=>")) and le < size:
                 nxt = data.find(b"\n", le + 1)
                 le = size if nxt < 0 else nxt
-            last_end = le
             line = (to_char(ls), to_char(le))
             for family in families:
                 found.setdefault(family, set()).add(line)
@@ -478,8 +507,9 @@ def _close_ranges(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 class _CharOffsets:
-    """Byte offsets of DATA (UTF-8), increasing, as character offsets: each call decodes
-    only the bytes since the last one, so a whole pass costs one decoding of DATA."""
+    """Byte offsets of DATA (UTF-8) as character offsets, for offsets that mostly increase
+    (at character boundaries): each call decodes only the bytes between it and the last
+    one, so a whole pass costs about one decoding of DATA."""
 
     def __init__(self, data: bytes, ascii_only: bool) -> None:
         self.data = data
@@ -492,9 +522,10 @@ class _CharOffsets:
     def __call__(self, offset: int) -> int:
         if self.ascii_only:
             return offset
-        if offset < self.byte:
-            self.rewind()
-        self.char += len(self.data[self.byte : offset].decode("utf-8"))
+        if offset < self.byte:  # back to the line after a flagged one: decode the way back
+            self.char -= len(self.data[offset : self.byte].decode("utf-8"))
+        else:
+            self.char += len(self.data[self.byte : offset].decode("utf-8"))
         self.byte = offset
         return self.char
 

@@ -144,7 +144,8 @@ BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("digitalocean_token", "accept", "provider", rf"do[por]_v1_[a-f0-9]{{64}}{_END}"),
     ("shopify_token", "accept", "provider", rf"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32}}{_END}"),
     ("databricks_token", "accept", "provider", rf"{_NOT_ALNUM}dapi[a-f0-9]{{32}}(?:-\d)?{_END}"),
-    ("mailgun_key", "accept", "provider", rf"{_NOT_ALNUM}key-[0-9a-f]{{32}}{_END}"),
+    # not after `-`, `/` or `.`: `cache-key-<md5>` and `s3://bucket/key-<md5>` are names
+    ("mailgun_key", "accept", "provider", rf"(?<![A-Za-z0-9\-/.])key-[0-9a-f]{{32}}{_END}"),
     (
         "square_token",
         "accept",

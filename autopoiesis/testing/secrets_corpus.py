@@ -523,6 +523,20 @@ LOOKALIKES: tuple[tuple[str, str], ...] = (
     ("kubeconfig_cert_only", "    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"),
     ("redis_url_no_password", "REDIS_URL=redis://cache.internal:6379/0 and redis://:@localhost"),
     ("snake_case_identifiers", "the_secret_sauce_recipe and MY_TOKEN_NAME and x_axis_label"),
+    (
+        "hashed_cache_keys",
+        "s3://builds/cache-key-9f86d081884c7d659a2feaa0c55ad015 and "
+        "s3://builds/key-0cc175b9c0f1b6a831c399e269772661.tar",
+    ),
+    (
+        "password_rules_prose",
+        "the password was changed on 2024-03-01; the password is stored in the vault and "
+        "the passphrase should be four random words",
+    ),
+    (
+        "cli_flags_without_values",
+        "pass --api-key with your key, or use --token-file ~/.token and --secret-name db",
+    ),
 )
 
 
