@@ -38,6 +38,7 @@ from __future__ import annotations
 import bisect
 import math
 import re
+import string
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ from autopoiesis.core.redact_rules import (
     ESCAPE_VIEW,
     FAMILIES_OF,
     HASHY_KEY,
+    HEX,
     IMAGE_MAGIC,
     MARKER,
     NOT_SECRET_KEY,
@@ -210,7 +212,7 @@ class _DS:
     def entropy_ok(cls, v: str) -> bool:
         """detect-secrets' Shannon entropy, with a limit that grows with the length up to the
         plugin's own (4.5 bits for base64, 3.0 for hex): short random tokens count too."""
-        is_hex = bool(re.fullmatch(r"[0-9a-fA-F]+", v))
+        is_hex = bool(HEX.fullmatch(v))
         plugin = cls.hexp if is_hex else cls.b64
         limit = min(plugin.entropy_limit, math.log2(len(v)) - (1.6 if is_hex else 1.0))
         return bool(plugin.calculate_shannon_entropy(v) > limit)
@@ -346,6 +348,15 @@ def marker_kinds(text: str) -> list[str]:
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ENV_PREFIX = re.compile(r"\s*(?:export\s+|set\s+)?")
+_CALL = re.compile(r"[\w.]+[\[(]")
+_LOWER_WORDS = re.compile(r"[a-z]+(?:[-_.][a-z]+)*")
+_PASSWORD_KEY = re.compile(
+    r"(?:^|[_.\-])(?:pass|pwd)(?:$|[_.\-])|password|passwd|passphrase|pwd$|contrase"
+)
+_NOT_PASSWORD_KEY = re.compile(
+    r"(?:by|com|sur|over)pass|pass(?:ed|es|ing|age|enger|port|ive|through)"
+)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -372,6 +383,16 @@ def _merge(spans: list[_Span]) -> list[_Span]:
     return merged
 
 
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def _lowercase(view: str) -> str:
+    """VIEW in lowercase, same length and offsets (ASCII letters only where full lowercase
+    would change a length, as `İ` does)."""
+    low = view.lower()
+    return low if len(low) == len(view) else view.translate(_ASCII_LOWER)
+
+
 def _view(text: str) -> str:
     """TEXT as the detectors read it, same length: JSON escapes read as what they stand for,
     and the markers of an earlier pass are blanked (their KIND is no keyword to match)."""
@@ -385,10 +406,15 @@ def _view(text: str) -> str:
     return text
 
 
+# a case-insensitive rule runs without the flag on the lowercase copy of the text: its
+# pattern's letters are lowercase (redact_rules), and case folding per character is what
+# makes IGNORECASE slow; its validator reads the values from the text itself
+_CASELESS = "(?i)"
 _COMPILED: list[tuple[str, str, str, int, re.Pattern[str]]] = [
-    (kind, check, family, i, re.compile(p))
+    (kind, check, family, i, re.compile(p.removeprefix(_CASELESS)))
     for i, (kind, check, family, p) in enumerate(BUILTIN_RULES)
 ]
+_ON_LOWERCASE = {i for i, (*_, p) in enumerate(BUILTIN_RULES) if p.startswith(_CASELESS)}
 # the rules whose match runs over several lines: matched where their first line starts
 _MULTILINE = {"private_key": "-----BEGIN ", "putty_private_key": "Private-Lines:"}
 _Rule = tuple[str, str, int, re.Pattern[str]]  # kind, check, rank, compiled pattern
@@ -412,6 +438,7 @@ def find_secrets(text: str) -> list[_Span]:
     file read twice) is not read again: a rule's findings in it depend only on its text."""
     view = _view(text)
     lines = _flagged_lines(view)
+    low = _lowercase(view)
     spans: list[_Span] = []
     for family, rules in _BY_FAMILY.items():
         seen: dict[str, list[tuple[int, int, str, int]]] = {}
@@ -421,7 +448,7 @@ def find_secrets(text: str) -> list[_Span]:
             if found is None:
                 found = seen[piece] = [
                     (start - ls, end - ls, kind, rank)
-                    for start, end, kind, rank in _rule_findings(rules, view, ls, le)
+                    for start, end, kind, rank in _rule_findings(rules, view, low, ls, le)
                 ]
             spans.extend(
                 _Span(ls + start, ls + end, kind, rank) for start, end, kind, rank in found
@@ -431,7 +458,7 @@ def find_secrets(text: str) -> list[_Span]:
             for ls, le in lines.get(family, ()):
                 at = view.find(first, ls, le)
                 while at >= 0:
-                    m = rx.match(view, at)
+                    m = rx.match(low if rank in _ON_LOWERCASE else view, at)
                     span = None if m is None else _VALIDATORS[check](m, view)
                     if span is not None and span[1] > span[0]:
                         spans.append(_Span(span[0], span[1], kind, rank))
@@ -441,12 +468,13 @@ def find_secrets(text: str) -> list[_Span]:
 
 
 def _rule_findings(
-    rules: list[_Rule], view: str, start: int, end: int
+    rules: list[_Rule], view: str, low: str, start: int, end: int
 ) -> Iterable[tuple[int, int, str, int]]:
-    """What RULES find in VIEW[START:END] (whole lines): (start, end, kind, rank)."""
+    """What RULES find in VIEW[START:END] (whole lines): (start, end, kind, rank). LOW is
+    VIEW in lowercase, what the case-insensitive rules read."""
     for kind, check, rank, rx in rules:
         validate = _VALIDATORS[check]
-        for m in rx.finditer(view, start, end):
+        for m in rx.finditer(low if rank in _ON_LOWERCASE else view, start, end):
             span = validate(m, view)
             if span is not None and span[1] > span[0]:
                 yield span[0], span[1], kind, rank
@@ -550,14 +578,15 @@ def _openai(m: re.Match[str], view: str) -> tuple[int, int] | None:
 
 
 def _bearer(m: re.Match[str], view: str) -> tuple[int, int] | None:
-    v = m.group("s")
+    v = view[m.start("s") : m.end("s")]  # M may have matched the lowercase copy
     if not looks_random(v, 16) or is_prose_slug(v) or not any(c.isdigit() for c in v):
         return None  # "bearer 2FA-recovery-codes-are-in-the-vault"
     return m.span("s")
 
 
 def _url_password(m: re.Match[str], view: str) -> tuple[int, int] | None:
-    if m.group("scheme").lower() in CREDENTIAL_SCHEMES_NOT or is_placeholder(m.group("s")):
+    secret = view[m.start("s") : m.end("s")]  # M may have matched the lowercase copy
+    if m.group("scheme").lower() in CREDENTIAL_SCHEMES_NOT or is_placeholder(secret):
         return None  # mailto://john:doe@, https://user:${TOKEN}@
     return m.span("s")
 
@@ -576,7 +605,7 @@ def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
     if m.group("s4") is not None:
         ls, le = _line_bounds(view, start)
         prefix = view[ls : m.start("k")]
-        if re.fullmatch(r"\s*(?:export\s+|set\s+)?", prefix) and "=" in view[m.end("k") : start]:
+        if _ENV_PREFIX.fullmatch(prefix) and "=" in view[m.end("k") : start]:
             end = ls + len(
                 view[ls:le].rstrip()
             )  # INI and .env: the value runs to the end of the line
@@ -592,7 +621,7 @@ def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
         return None
     ls, le = _line_bounds(view, start)
     if (
-        re.search(r"[\w.]+[\[(]", value)
+        _CALL.search(value)
         and _DS.load() is None  # its filter says what is a call, loaded on first use
         and _DS.filters.is_indirect_reference(view[ls:le])
     ):
@@ -602,9 +631,7 @@ def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
 
 def _password(m: re.Match[str], view: str) -> tuple[int, int] | None:
     key = m.group("k").lower()
-    if not re.search(
-        r"(?:^|[_.\-])(?:pass|pwd)(?:$|[_.\-])|password|passwd|passphrase|pwd$|contrase", key
-    ) or re.search(r"(?:by|com|sur|over)pass|pass(?:ed|es|ing|age|enger|port|ive|through)", key):
+    if not _PASSWORD_KEY.search(key) or _NOT_PASSWORD_KEY.search(key):
         return None  # bypass, passed, passport
     got = _keyword_value(m, view)
     return None if got is None else got[:2]
@@ -633,7 +660,7 @@ def _high_entropy(m: re.Match[str], view: str) -> tuple[int, int] | None:
         or UUID.fullmatch(v)
         or v.startswith(IMAGE_MAGIC)
         or len(v) > 1024
-        or (re.fullmatch(r"[0-9a-fA-F]+", v) and len(v) in DIGEST_LENGTHS)
+        or (HEX.fullmatch(v) and len(v) in DIGEST_LENGTHS)
         or decodes_to_text(v)
     ):
         return None
@@ -650,7 +677,7 @@ def _command(m: re.Match[str], view: str) -> tuple[int, int] | None:
     value = view[span[0] : span[1]]
     if is_placeholder(value) or value.startswith(("-", "~", "/", "./", "<")):
         return None  # --password-stdin, -p "$PW", --token ~/.token, --password --dbname
-    if m.re.groupindex.get("flag") and re.fullmatch(r"[a-z]+(?:[-_.][a-z]+)*", value):
+    if m.re.groupindex.get("flag") and _LOWER_WORDS.fullmatch(value):
         return None  # "pass --token option", "--password prompt"
     return span
 
@@ -779,9 +806,7 @@ def _line_findings(line: str, by_keyword: bool, every: bool) -> list[tuple[int, 
         if not quoted:
             value = re.split(r"[\s,;&)]", value, maxsplit=1)[0].rstrip(".:")
         if is_placeholder(value) or (
-            is_keyword
-            and re.search(r"[\w.]+[\[(]", value)
-            and _DS.filters.is_indirect_reference(line)
+            is_keyword and _CALL.search(value) and _DS.filters.is_indirect_reference(line)
         ):
             continue
         if is_keyword and not quoted and f"{value}=" in line and _IDENTIFIER.fullmatch(value):

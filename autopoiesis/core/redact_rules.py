@@ -53,6 +53,8 @@ _END = r"(?![A-Za-z0-9])"
 _END_URLSAFE = r"(?![A-Za-z0-9\-]|_[A-Za-z0-9_\-])"
 _QVALUE = r"""(?:'(?P<s1>[^'\n]{1,512})'|"(?P<s2>[^"\n]{1,512})"|(?P<s4>[^\s'"`]{1,512}))"""
 
+# A pattern that starts with (?i) has its letters in lowercase: it is run without the flag
+# on a lowercase copy of the text (same offsets), which is three times faster.
 # (kind, pattern). A pattern's secret is its group `s` (or s1..s4), else the whole match.
 # Order is priority when two findings start at the same place (an Anthropic key also
 # starts with "sk-").
@@ -203,7 +205,7 @@ BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
         "azure_key",
         "accept",
         "keyword",
-        r"(?i)(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedSecretValue)\s*=\s*(?P<s>[A-Za-z0-9+/]{20,}={0,2})",
+        r"(?i)(?<![A-Za-z0-9])(?:accountkey|sharedaccesskey|sharedsecretvalue)\s*=\s*(?P<s>[A-Za-z0-9+/]{20,}={0,2})",
     ),
     (
         "kubeconfig_key",
@@ -347,6 +349,14 @@ DIGEST_LENGTHS = {32, 40, 56, 64, 96, 128}
 CREDENTIAL_SCHEMES_NOT = {"mailto", "http-equiv", "urn", "news", "tel"}
 
 
+# compiled once: the checks below run on every candidate value
+_SLUG_SEPARATORS = re.compile(r"[-_.]")
+_WORD = re.compile(r"[a-z]{2,}")
+_PLACEHOLDER_PHRASE = re.compile(r"(?i)(?:your|my|the|some|insert|enter|put)[-_ ]?[a-z_\-]*")
+_REPEATED = re.compile(r"(.)\1{3,}")
+HEX = re.compile(r"[0-9a-fA-F]+")
+
+
 def groups_secret(m: re.Match[str]) -> tuple[int, int] | None:
     names = m.re.groupindex
     for g in ("s", "s1", "s2", "s3", "s4"):
@@ -364,10 +374,10 @@ def char_classes(v: str) -> int:
 def is_prose_slug(v: str) -> bool:
     """`2FA-recovery-codes-are-in-the-vault`, `prod-eu-west-1-cluster-a1`: words joined by
     dashes."""
-    parts = [p for p in re.split(r"[-_.]", v) if p]
+    parts = [p for p in _SLUG_SEPARATORS.split(v) if p]
     if len(parts) < 3:
         return False
-    words = sum(1 for p in parts if re.fullmatch(r"[a-z]{2,}", p))
+    words = sum(1 for p in parts if _WORD.fullmatch(p))
     return words / len(parts) >= 0.6
 
 
@@ -387,11 +397,7 @@ def is_placeholder(v: str) -> bool:
         return True  # ******, ...., ----
     if v[0] in "$%<{[" or v.startswith(("os.", "process.env", "env.", "getenv", "[redacted:")):
         return True
-    if re.fullmatch(r"(?i)(?:your|my|the|some|insert|enter|put)[-_ ]?[a-z_\-]*", v) or re.fullmatch(
-        r"(.)\1{3,}", v
-    ):
-        return True
-    return False
+    return bool(_PLACEHOLDER_PHRASE.fullmatch(v) or _REPEATED.fullmatch(v))
 
 
 def decodes_to_text(v: str) -> bool:

@@ -269,3 +269,20 @@ def test_a_long_session_loses_its_secrets_and_nothing_else() -> None:
     lost = [ln for ln in text.splitlines() if ln not in secret_lines and ln not in kept]
     assert not lost, lost[:3]
     assert Redactor().redact(out) == out
+
+
+def test_a_caseless_rule_finds_on_the_lowercase_copy_what_it_finds_with_ignorecase() -> None:
+    """The case-insensitive rules run without the flag on a lowercase copy of the text
+    (three times faster): that holds only while their letters are lowercase."""
+    from autopoiesis.core.redact import _lowercase
+    from autopoiesis.core.redact_rules import BUILTIN_RULES
+
+    texts = [s.text for s in CORPUS] + [t for _, t in LOOKALIKES]
+    texts += [t.upper() for t in texts] + [t.swapcase() for t in texts]
+    caseless = [p for *_, p in BUILTIN_RULES if p.startswith("(?i)")]
+    assert len(caseless) >= 8
+    for pattern in caseless:
+        flagged, plain = re.compile(pattern), re.compile(pattern[len("(?i)") :])
+        for text in texts:
+            want = [m.span() for m in flagged.finditer(text)]
+            assert [m.span() for m in plain.finditer(_lowercase(text))] == want, pattern
