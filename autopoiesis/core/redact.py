@@ -58,6 +58,7 @@ from autopoiesis.core.redact_rules import (
     NOT_SECRET_KEY,
     PREFILTER_SOURCE,
     UUID,
+    WORDS_NEEDED,
     char_classes,
     decodes_to_text,
     groups_secret,
@@ -97,7 +98,7 @@ class _DS:
     keyword: Any = None
     keyword_words: tuple[str, ...] = ()
     keyword_needs: dict[int, tuple[str, ...]] = {}
-    keyword_groups: tuple[Any, ...] = ()
+    keyword_groups: tuple[tuple[Any, bool], ...] = ()
     b64: Any = None
     hexp: Any = None
     filters: Any = None
@@ -171,9 +172,11 @@ class _DS:
                 else (pattern,)
             )
         )
+        # (its regexes, whether each of them needs a quote: those are not run on a line
+        # without one)
         cls.keyword_groups = (
-            kw.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
-            kw.CONFIG_DENYLIST_REGEX_TO_GROUP,
+            (kw.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, True),
+            (kw.CONFIG_DENYLIST_REGEX_TO_GROUP, False),
         )
         cls.b64 = Base64HighEntropyString()
         cls.hexp = HexHighEntropyString()
@@ -417,14 +420,16 @@ _COMPILED: list[tuple[str, str, str, int, re.Pattern[str]]] = [
 _ON_LOWERCASE = {i for i, (*_, p) in enumerate(BUILTIN_RULES) if p.startswith(_CASELESS)}
 # the rules whose match runs over several lines: matched where their first line starts
 _MULTILINE = {"private_key": "-----BEGIN ", "putty_private_key": "Private-Lines:"}
-_Rule = tuple[str, str, int, re.Pattern[str]]  # kind, check, rank, compiled pattern
+# kind, check, rank, compiled pattern, the words one of which it needs (lowercase)
+_Rule = tuple[str, str, int, re.Pattern[str], tuple[str, ...]]
 
 
 def _by_family(multiline: bool) -> dict[str, list[_Rule]]:
     table: dict[str, list[_Rule]] = {}
     for kind, check, family, rank, rx in _COMPILED:
         if (kind in _MULTILINE) == multiline:
-            table.setdefault(family, []).append((kind, check, rank, rx))
+            needs = WORDS_NEEDED.get((family, kind), ())
+            table.setdefault(family, []).append((kind, check, rank, rx, needs))
     return table
 
 
@@ -453,7 +458,7 @@ def find_secrets(text: str) -> list[_Span]:
             spans.extend(
                 _Span(ls + start, ls + end, kind, rank) for start, end, kind, rank in found
             )
-        for kind, check, rank, rx in _MULTILINE_RULES.get(family, ()):
+        for kind, check, rank, rx, _ in _MULTILINE_RULES.get(family, ()):
             first = _MULTILINE[kind]
             for ls, le in lines.get(family, ()):
                 at = view.find(first, ls, le)
@@ -472,7 +477,9 @@ def _rule_findings(
 ) -> Iterable[tuple[int, int, str, int]]:
     """What RULES find in VIEW[START:END] (whole lines): (start, end, kind, rank). LOW is
     VIEW in lowercase, what the case-insensitive rules read."""
-    for kind, check, rank, rx in rules:
+    for kind, check, rank, rx, needs in rules:
+        if needs and not any(low.find(word, start, end) >= 0 for word in needs):
+            continue
         validate = _VALIDATORS[check]
         for m in rx.finditer(low if rank in _ON_LOWERCASE else view, start, end):
             span = validate(m, view)
@@ -788,7 +795,10 @@ def _line_findings(line: str, by_keyword: bool, every: bool) -> list[tuple[int, 
             continue
         found.extend((kind, v, False) for v in plugin.analyze_string(line) if isinstance(v, str))
     if by_keyword and any(word in low for word in _DS.keyword_words):
-        for groups in _DS.keyword_groups:
+        quoted_line = any(q in line for q in "'\"`")
+        for groups, needs_quote in _DS.keyword_groups:
+            if needs_quote and not quoted_line:
+                continue
             found.extend(
                 ("secret_keyword", v, True)
                 for v in _DS.keyword.analyze_string(line, denylist_regex_to_group=groups)

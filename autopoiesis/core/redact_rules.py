@@ -324,6 +324,15 @@ FAMILIES_OF: dict[str, tuple[str, ...]] = {
     "entropy": ("entropy",),
     "misc": ("url", "auth", "command", "prose"),
 }
+# Within its family's lines, a rule that cannot match without one of these words (in
+# lowercase) is not run on lines that have none of them.
+WORDS_NEEDED: dict[tuple[str, str], tuple[str, ...]] = {
+    ("keyword", "aws_secret_key"): ("access",),
+    ("keyword", "aws_session_token"): ("session", "security"),
+    ("keyword", "azure_key"): ("accountkey", "sharedaccesskey", "sharedsecretvalue"),
+    ("keyword", "basic_auth"): ("basic",),
+    ("keyword", "kubeconfig_key"): ("client-key-data",),
+}
 # Nothing can be a secret without one of the anchors: text with none returns untouched
 PREFILTER_SOURCE = "|".join(f"(?:{a})" for a in ANCHORS.values())
 

@@ -286,3 +286,19 @@ def test_a_caseless_rule_finds_on_the_lowercase_copy_what_it_finds_with_ignoreca
         for text in texts:
             want = [m.span() for m in flagged.finditer(text)]
             assert [m.span() for m in plain.finditer(_lowercase(text))] == want, pattern
+
+
+def test_a_rule_skipped_for_want_of_its_words_cannot_match_without_them() -> None:
+    from autopoiesis.core.redact_rules import BUILTIN_RULES, WORDS_NEEDED
+
+    texts = [s.text for s in CORPUS] + [t for _, t in LOOKALIKES]
+    checked = 0
+    for kind, _, family, pattern in BUILTIN_RULES:
+        words = WORDS_NEEDED.get((family, kind))
+        if not words:
+            continue
+        for text in texts:
+            for m in re.finditer(pattern, text):
+                checked += 1
+                assert any(w in m.group(0).lower() for w in words), (kind, m.group(0))
+    assert checked >= len(WORDS_NEEDED)
