@@ -97,7 +97,7 @@ class _DS:
     plugins: list[tuple[str, Any, bool]] | None = None  # (kind, plugin, reads a keyword)
     keyword: Any = None
     keyword_words: tuple[str, ...] = ()
-    keyword_needs: dict[int, tuple[str, ...]] = {}
+    keyword_needs: dict[int, tuple[tuple[str, ...], ...]] = {}
     keyword_groups: tuple[tuple[Any, bool], ...] = ()
     b64: Any = None
     hexp: Any = None
@@ -195,19 +195,23 @@ class _DS:
             (re.sub(r"[^a-z0-9]+", "_", c.secret_type.lower()).strip("_"), c(), c in by_keyword)
             for c in classes
         ]
-        # what a keyword plugin's regexes cannot match without (lowercase, all of them):
-        # on a keyword line without them it is not run
+        # what a keyword plugin's regexes cannot match without, read off their sources
+        # (lowercase; one word of each group): on a keyword line without them it is not
+        # run. IBM's prefix is optional (`password = <44 chars>` is enough) and so is the
+        # `api` of IBM and SoftLayer (whose prefix is `sl` or `softlayer`).
+        key_or_pass = ("key", "pwd", "pass", "token")
+        needs: tuple[tuple[type, tuple[tuple[str, ...], ...]], ...] = (
+            (AWSKeyDetector, (("aws",),)),
+            (AzureStorageKeyDetector, (("accountkey",),)),
+            (CloudantDetector, (("cl",),)),
+            (IbmCloudIamDetector, (key_or_pass,)),
+            (IbmCosHmacDetector, (("secret",), ("key",))),
+            (SoftlayerDetector, (("sl", "softlayer"),)),
+        )
         cls.keyword_needs = {
-            id(plugin): needs
+            id(plugin): groups
             for _, plugin, _ in cls.plugins
-            for c, needs in (
-                (AWSKeyDetector, ("aws",)),
-                (AzureStorageKeyDetector, ("accountkey",)),
-                (CloudantDetector, ("cl",)),
-                (IbmCloudIamDetector, ("api", "key")),
-                (IbmCosHmacDetector, ("secret", "key")),
-                (SoftlayerDetector, ("api", "key")),
-            )
+            for c, groups in needs
             if isinstance(plugin, c)
         }
 
@@ -790,7 +794,10 @@ def _line_findings(line: str, by_keyword: bool, every: bool) -> list[tuple[int, 
     for kind, plugin, reads_keyword in _DS.plugins:
         if not every and (
             not reads_keyword
-            or not all(word in low for word in _DS.keyword_needs.get(id(plugin), ()))
+            or not all(
+                any(word in low for word in group)
+                for group in _DS.keyword_needs.get(id(plugin), ())
+            )
         ):
             continue
         found.extend((kind, v, False) for v in plugin.analyze_string(line) if isinstance(v, str))

@@ -302,3 +302,36 @@ def test_a_rule_skipped_for_want_of_its_words_cannot_match_without_them() -> Non
                 checked += 1
                 assert any(w in m.group(0).lower() for w in words), (kind, m.group(0))
     assert checked >= len(WORDS_NEEDED)
+
+
+def test_detect_secrets_keyword_plugins_are_not_skipped_on_lines_they_match() -> None:
+    """A keyword plugin is skipped on a keyword line without its words: each line here is
+    one its regexes match, so its words must be there."""
+    from autopoiesis.core.redact import _DS
+
+    _DS.load()
+    assert _DS.plugins is not None
+    hex64 = "0123456789abcdef" * 4
+    lines = {
+        "AWSKeyDetector": ['aws_secret_key = "' + "A1b2C3d4E5" * 4 + '"'],
+        "AzureStorageKeyDetector": ["AccountKey=" + "A1b2C3d4" * 11],
+        "CloudantDetector": [
+            f"cloudant_password = '{hex64}'",
+            f"https://acct:{hex64}@acct.cloudant.com",
+        ],
+        "IbmCloudIamDetector": ['password = "' + "A1b2C3d4E5F6" * 3 + 'A1b2C3d4"'],
+        "IbmCosHmacDetector": ['secret_access_key = "' + "0123456789abcdef" * 3 + '"'],
+        "SoftlayerDetector": [
+            f"softlayer_api_key = {hex64}",
+            f"https://api.softlayer.com/soap/v3/{hex64}",
+        ],
+    }
+    for _, plugin, reads_keyword in _DS.plugins:
+        name = type(plugin).__name__
+        if not reads_keyword:
+            continue
+        for line in lines[name]:
+            assert list(plugin.analyze_string(line)), (name, line)
+            low = line.lower()
+            groups = _DS.keyword_needs.get(id(plugin), ())
+            assert all(any(w in low for w in group) for group in groups), (name, line)
