@@ -184,6 +184,7 @@ class _DS:
         # the plugins that read a keyword (`ibm_cloud_iam_api_key = ...`, `AccountKey=`,
         # `aws_secret = "..."`) also run on the lines a keyword anchor flags
         by_keyword = {
+            NpmDetector,  # `//registry.npmjs.org/:_authToken=<uuid>`, the legacy form
             AWSKeyDetector,
             AzureStorageKeyDetector,
             CloudantDetector,
@@ -201,6 +202,7 @@ class _DS:
         # `api` of IBM and SoftLayer (whose prefix is `sl` or `softlayer`).
         key_or_pass = ("key", "pwd", "pass", "token")
         needs: tuple[tuple[type, tuple[tuple[str, ...], ...]], ...] = (
+            (NpmDetector, (("authtoken",),)),
             (AWSKeyDetector, (("aws",),)),
             (AzureStorageKeyDetector, (("accountkey",),)),
             (CloudantDetector, (("cl",),)),

@@ -126,6 +126,8 @@ def _samples() -> list[SecretSample]:
     add("huggingface", f"huggingface-cli login --token {k}", k)
     k = "npm_" + fake("npm", 36)
     add("npm", f"cat ~/.npmrc\n//registry.npmjs.org/:_authToken={k}\n", k)
+    k = "-".join(fake(f"npm-legacy{n}", n, _HEX) for n in (8, 4, 4, 4, 12))
+    add("npm_legacy_uuid", f"//registry.npmjs.org/:_authToken={k}", k)
     k = "pypi-AgEIcHlwaS5vcmc" + fake("pypi", 150, _URLSAFE)
     add("pypi", f"[pypi]\n  username = __token__\n  password = {k}\n", k)
     k = "SG." + fake("sendgrid-a", 22, _URLSAFE) + "." + fake("sendgrid-b", 43, _URLSAFE)

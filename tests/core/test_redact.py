@@ -313,6 +313,7 @@ def test_detect_secrets_keyword_plugins_are_not_skipped_on_lines_they_match() ->
     assert _DS.plugins is not None
     hex64 = "0123456789abcdef" * 4
     lines = {
+        "NpmDetector": ["//registry.npmjs.org/:_authToken=9b2c4f1e-7a3d-4e8b-9c6f-1d2e3f4a5b6c"],
         "AWSKeyDetector": ['aws_secret_key = "' + "A1b2C3d4E5" * 4 + '"'],
         "AzureStorageKeyDetector": ["AccountKey=" + "A1b2C3d4" * 11],
         "CloudantDetector": [
