@@ -194,6 +194,26 @@ BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
         "provider",
         rf"(?:sbp_[a-f0-9]{{40}}|pscale_(?:pw|tkn|oauth)_[A-Za-z0-9_\-.=]{{32,64}}|HRKU-[A-Za-z0-9_\-]{{60}}){_END}",
     ),
+    (
+        "devtools_token",
+        "accept",
+        "provider",
+        r"(?:figd_[A-Za-z0-9_\-]{40}|nfp_[A-Za-z0-9]{36}|pul-[a-f0-9]{40}"
+        r"|CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}|sgp_(?:[a-f0-9]{16}_)?[a-f0-9]{40}"
+        rf"|ATBB[A-Za-z0-9_=.\-]{{32}}|bkua_[a-f0-9]{{40}}){_END}",
+    ),
+    ("openrouter_key", "accept", "provider", rf"sk-or-v1-[0-9a-f]{{64}}{_END}"),
+    ("mapbox_token", "accept", "provider", r"sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),
+    ("dropbox_token", "accept", "provider", rf"{_NOT_ALNUM}sl\.[A-Za-z0-9_\-]{{130,}}"),
+    # an Azure AD client secret: `8Q~` after three characters
+    ("azure_client_secret", "accept", "provider", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}"),
+    (
+        "webhook_url",
+        "accept",
+        "provider",
+        r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{60,}"
+        r"|https://[A-Za-z0-9\-]+\.webhook\.office\.com/webhookb2/[^\s\"'<>]+",
+    ),
     ("okta_token", "accept", "auth", r"SSWS\s+(?P<s>[A-Za-z0-9_\-]{40,44})(?![A-Za-z0-9_\-])"),
     (
         "jwt",
@@ -255,6 +275,20 @@ BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?P<flag>password|passwd|pass|passphrase|token|secret|api-?key|auth-token|access-token)"
         rf"(?:=|[ \t]+){_QVALUE}",
     ),
+    (
+        "password",
+        "command",
+        "command",
+        rf"\bdocker\s+login\b[^\n|;&]{{0,200}}?[ \t](?:-p|--password)[ \t=]+{_QVALUE}",
+    ),
+    # .netrc: `machine HOST login USER password SECRET`, on one line or one per line
+    (
+        "password",
+        "prose_password",
+        "prose",
+        r"(?:\b(?:machine|login)\b[^\n]{0,200}?[ \t]|(?:^|(?<=\n))[ \t]*)"
+        r"password[ \t]+(?P<s>[^\s]{4,128})",
+    ),
     # said in prose: "my password is hunter2-Xq9!", "the passphrase for the key is `...`"
     (
         "password",
@@ -301,7 +335,8 @@ ANCHORS: dict[str, str] = {
         r"|dp\.(?:pt|st|ct|sa|scim|audit)\.|lin_(?:api|oauth)_|secret_|ntn_|AGE-SECRET-KEY-"
         r"|hv[sbr]\.|glsa_|glc_"
         r"|AT[AC]TT|PMAK-|NR(?:AK|AA|II|JS)-|tskey-|\.atlasv1\.|sntry|dckr_pat_|gsk_|pplx-"
-        r"|nvapi-|lsv2_|r8_|sbp_|pscale_|HRKU-|eyJ"
+        r"|nvapi-|lsv2_|r8_|sbp_|pscale_|HRKU-|eyJ|figd_|nfp_|pul-|CCIPAT_|sgp_|ATBB|bkua_"
+        r"|sl\.[A-Za-z0-9_\-]{100}|\dQ~|discord(?:app)?\.com/api/webhooks|webhook\.office\.com"
         # detect-secrets' own: Artifactory, Discord, Telegram, Mailchimp
         r"|AKC|AP[0-9A-F][A-Za-z0-9]{8}|[MNO][A-Za-z0-9_-]{23,25}\.|\d{8,10}:|-us\d"
     ),
@@ -313,7 +348,7 @@ ANCHORS: dict[str, str] = {
     "misc": (
         r"://[^\s/]*@|(?i:bearer|ssws)\s|sshpass|mysql|mariadb|curl"
         r"|(?i:--(?:[a-z0-9]+-)*(?:pass|token|secret|api-?key)[a-z\-]*[= \t])"
-        r"|(?i:password|passphrase|passwd|passcode|pwd|pw)\b"
+        r"|(?i:password|passphrase|passwd|passcode|pwd|pw)\b|login[^\n]{0,200}[ \t]-p[ \t=]"
     ),
 }
 # the families whose rules run on a line a family's anchor flags: an assignment to a

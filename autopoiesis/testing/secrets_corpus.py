@@ -305,6 +305,32 @@ def _tokens() -> list[tuple[str, str, bool]]:
         ),
         ("heroku_key", "HRKU-" + fake("heroku", 60, _URLSAFE), True),
         ("nvidia_key", "nvapi-" + fake("nvapi", 64, _URLSAFE), True),
+        ("figma_token", "figd_" + fake("figma", 40, _URLSAFE), True),
+        ("netlify_token", "nfp_" + fake("netlify", 36), True),
+        ("pulumi_token", "pul-" + fake("pulumi", 40, _HEX), True),
+        (
+            "circleci_token",
+            "CCIPAT_" + fake("circleci-a", 22) + "_" + fake("circleci-b", 40, _HEX),
+            True,
+        ),
+        ("sourcegraph_token", "sgp_" + fake("sourcegraph", 40, _HEX), True),
+        ("bitbucket_app_password", "ATBB" + fake("bitbucket", 32), True),
+        ("buildkite_token", "bkua_" + fake("buildkite", 40, _HEX), True),
+        ("openrouter_key", "sk-or-v1-" + fake("openrouter", 64, _HEX), True),
+        (
+            "mapbox_secret_token",
+            "sk.eyJ1IjoiYWNtZSIsImEiOiJ"
+            + fake("mapbox-a", 30, _URLSAFE)
+            + "."
+            + fake("mapbox-b", 22, _URLSAFE),
+            False,
+        ),
+        ("dropbox_token", "sl." + fake("dropbox", 135, _URLSAFE), False),
+        (
+            "azure_client_secret",
+            fake("azcs-a", 3) + "8Q~" + fake("azcs-b", 34, _URLSAFE + "~."),
+            False,
+        ),
         ("github_classic_glued", "ghp_" + fake("github-glued", 36), True),
         ("google_api_key_glued", "AIza" + fake("google-glued", 35, _URLSAFE), True),
         ("openai_key_glued", "sk-proj-" + fake("openai-glued", 48, _URLSAFE), True),
@@ -390,6 +416,22 @@ def _second_round() -> list[SecretSample]:
         ppk_private.split("\n")[0],
         ppk_private.split("\n")[1],
     )
+    pw = "Nrc" + fake("netrc", 12)
+    add("netrc_one_line", f"machine api.example.com login deploy password {pw}", pw)
+    add("netrc_lines", f"machine github.com\n  login ana\n  password {pw}\n", pw)
+    pw = "Dkr" + fake("docker-login", 16)
+    add("docker_login_password", f"docker login -u ana -p {pw} registry.example.com", pw)
+    hook = fake("discord-hook", 68, _URLSAFE)
+    add(
+        "discord_webhook",
+        f"curl -X POST https://discord.com/api/webhooks/123456789012345678/{hook} -d @msg.json",
+        hook,
+    )
+    hook = (
+        f"{fake('teams-a', 36, _HEX)}@{fake('teams-b', 36, _HEX)}/IncomingWebhook/"
+        f"{fake('teams-c', 32, _HEX)}"
+    )
+    add("teams_webhook", f"TEAMS_URL=https://acme.webhook.office.com/webhookb2/{hook}", hook)
     add("prose_password", "my password is hunter2-Xq9! so please reset it", "hunter2-Xq9")
     add(
         "prose_password_colon",
@@ -535,6 +577,12 @@ LOOKALIKES: tuple[tuple[str, str], ...] = (
         "the password was changed on 2024-03-01; the password is stored in the vault and "
         "the passphrase should be four random words",
     ),
+    (
+        "netrc_prose",
+        "the login page asks for your password twice; machine learning needs no password reset",
+    ),
+    ("docker_login_stdin", "echo $PW | docker login -u ana --password-stdin registry.example.com"),
+    ("mapbox_public_token", "pk.eyJ1IjoiYWNtZSIsImEiOiJja2V4YW1wbGUifQ.Zm9vYmFyYmF6 on the map"),
     (
         "cli_flags_without_values",
         "pass --api-key with your key, or use --token-file ~/.token and --secret-name db",
