@@ -357,6 +357,8 @@ def marker_kinds(text: str) -> list[str]:
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAMED_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*[=:]\s*(?=\S)")
+_VALUE_END = re.compile(r"[\s,;&)]")
 _ENV_PREFIX = re.compile(r"\s*(?:export\s+|set\s+)?")
 _CALL = re.compile(r"[\w.]+[\[(]")
 _LOWER_WORDS = re.compile(r"[a-z]+(?:[-_.][a-z]+)*")
@@ -464,17 +466,25 @@ def find_secrets(text: str) -> list[_Span]:
             spans.extend(
                 _Span(ls + start, ls + end, kind, rank) for start, end, kind, rank in found
             )
-        for kind, check, rank, rx, _ in _MULTILINE_RULES.get(family, ()):
-            first = _MULTILINE[kind]
-            for ls, le in lines.get(family, ()):
-                at = view.find(first, ls, le)
-                while at >= 0:
-                    m = rx.match(low if rank in _ON_LOWERCASE else view, at)
-                    span = None if m is None else _VALIDATORS[check](m, view)
-                    if span is not None and span[1] > span[0]:
-                        spans.append(_Span(span[0], span[1], kind, rank))
-                    at = view.find(first, at + 1, le)
+        spans.extend(_multiline_findings(family, view, lines.get(family, [])))
     spans.extend(_library_findings(view, lines["library:provider"], lines["library:keyword"]))
+    return spans
+
+
+def _multiline_findings(family: str, view: str, lines: list[tuple[int, int]]) -> list[_Span]:
+    """What FAMILY's rules that run over several lines (a PEM block) find, matched where
+    their first line is one of LINES."""
+    spans: list[_Span] = []
+    for kind, check, rank, rx, _ in _MULTILINE_RULES.get(family, ()):
+        first = _MULTILINE[kind]
+        for ls, le in lines:
+            at = view.find(first, ls, le)
+            while at >= 0:
+                m = rx.match(view, at)
+                span = None if m is None else _VALIDATORS[check](m, view)
+                if span is not None and span[1] > span[0]:
+                    spans.append(_Span(span[0], span[1], kind, rank))
+                at = view.find(first, at + 1, le)
     return spans
 
 
@@ -704,12 +714,8 @@ def _prose_password(m: re.Match[str], view: str) -> tuple[int, int] | None:
     value = view[start:end]
     if is_placeholder(value) or len(value) < 6 or is_prose_slug(value):
         return None
-    has_digit = any(c.isdigit() for c in value)
-    has_symbol = any(not c.isalnum() for c in value)
-    if not (any(c.isalpha() for c in value) and (has_digit or has_symbol)) or not (
-        char_classes(value) >= 2 or has_symbol
-    ):
-        return None
+    if not any(c.isalpha() for c in value) or value.isalpha():
+        return None  # a number, a word: a password mixes letters with digits or symbols
     return start, end
 
 
@@ -790,50 +796,69 @@ def _library_findings(
 def _line_findings(line: str, by_keyword: bool, every: bool) -> list[tuple[int, int, str]]:
     """detect-secrets' findings in LINE as (start, end, kind): every plugin when EVERY,
     else the keyword plugins whose words LINE has; its keyword detector when BY_KEYWORD."""
-    assert _DS.plugins is not None
-    found: list[tuple[str, str, bool]] = []
     low = line.lower()
-    for kind, plugin, reads_keyword in _DS.plugins:
-        if not every and (
-            not reads_keyword
-            or not all(
-                any(word in low for word in group)
-                for group in _DS.keyword_needs.get(id(plugin), ())
-            )
-        ):
-            continue
-        found.extend((kind, v, False) for v in plugin.analyze_string(line) if isinstance(v, str))
-    if by_keyword and any(word in low for word in _DS.keyword_words):
-        quoted_line = any(q in line for q in "'\"`")
-        for groups, needs_quote in _DS.keyword_groups:
-            if needs_quote and not quoted_line:
-                continue
-            found.extend(
-                ("secret_keyword", v, True)
-                for v in _DS.keyword.analyze_string(line, denylist_regex_to_group=groups)
-            )
+    found = [
+        (kind, value, False)
+        for kind, plugin in _plugins_for(low, every)
+        for value in plugin.analyze_string(line)
+        if isinstance(value, str)
+    ]
+    if by_keyword:
+        found += _keyword_detector_values(line, low)
     spans: list[tuple[int, int, str]] = []
     for kind, value, is_keyword in found:
-        value = value.strip()
-        named = re.match(r"[A-Za-z_][A-Za-z0-9_]*\s*[=:]\s*(?=\S)", value)
-        if named:
-            value = value[named.end() :]  # AccountKey=VALUE: the name is not the secret
-        if not (value and value in line):
-            continue
-        at = line.find(value)
-        quoted = at > 0 and line[at - 1] in "\"'`"
-        if not quoted:
-            value = re.split(r"[\s,;&)]", value, maxsplit=1)[0].rstrip(".:")
-        if is_placeholder(value) or (
-            is_keyword and _CALL.search(value) and _DS.filters.is_indirect_reference(line)
-        ):
-            continue
-        if is_keyword and not quoted and f"{value}=" in line and _IDENTIFIER.fullmatch(value):
-            continue  # Config(api_key=api_key): a name passed on, not a secret
-        if not is_keyword and not looks_random(value, 8):
-            continue  # APACHEKAFKA is not an Artifactory password
-        spans.extend((mm.start(), mm.end(), kind) for mm in re.finditer(re.escape(value), line))
+        secret = _library_secret(line, value, is_keyword)
+        if secret is not None:
+            spans.extend((m.start(), m.end(), kind) for m in re.finditer(re.escape(secret), line))
     return spans
+
+
+def _plugins_for(low: str, every: bool) -> Iterable[tuple[str, Any]]:
+    """The (kind, plugin) to run on a line (LOW, in lowercase): all of them when EVERY,
+    else the keyword plugins whose words the line has."""
+    assert _DS.plugins is not None
+    for kind, plugin, reads_keyword in _DS.plugins:
+        needs = _DS.keyword_needs.get(id(plugin), ())
+        if every or (reads_keyword and all(any(w in low for w in group) for group in needs)):
+            yield kind, plugin
+
+
+def _keyword_detector_values(line: str, low: str) -> list[tuple[str, str, bool]]:
+    """What detect-secrets' keyword detector finds in LINE: nothing without one of its
+    words, and its regexes that want a quote only on a line that has one."""
+    if not any(word in low for word in _DS.keyword_words):
+        return []
+    quoted = any(q in line for q in "'\"`")
+    return [
+        ("secret_keyword", value, True)
+        for groups, needs_quote in _DS.keyword_groups
+        if quoted or not needs_quote
+        for value in _DS.keyword.analyze_string(line, denylist_regex_to_group=groups)
+    ]
+
+
+def _library_secret(line: str, value: str, is_keyword: bool) -> str | None:
+    """The secret in VALUE, what a detect-secrets detector found in LINE, or None when it
+    is a look-alike (a placeholder, a call, a name passed on, a word)."""
+    value = value.strip()
+    named = _NAMED_VALUE.match(value)
+    if named:
+        value = value[named.end() :]  # AccountKey=VALUE: the name is not the secret
+    if not (value and value in line):
+        return None
+    at = line.find(value)
+    quoted = at > 0 and line[at - 1] in "\"'`"
+    if not quoted:
+        value = _VALUE_END.split(value, maxsplit=1)[0].rstrip(".:")
+    if is_placeholder(value):
+        return None
+    if is_keyword and _CALL.search(value) and _DS.filters.is_indirect_reference(line):
+        return None
+    if is_keyword and not quoted and f"{value}=" in line and _IDENTIFIER.fullmatch(value):
+        return None  # Config(api_key=api_key): a name passed on, not a secret
+    if not is_keyword and not looks_random(value, 8):
+        return None  # APACHEKAFKA is not an Artifactory password
+    return value
 
 
 def compile_extra_pattern(pattern: str | bytes) -> Any:
