@@ -97,7 +97,8 @@ class _DS:
     plugins: list[tuple[str, Any, bool]] | None = None  # (kind, plugin, reads a keyword)
     keyword: Any = None
     keyword_words: tuple[str, ...] = ()
-    keyword_needs: dict[int, tuple[tuple[str, ...], ...]] = {}
+    # (kind, plugin, the words it needs: one of each group) of the keyword plugins
+    keyword_plugins: list[tuple[str, Any, tuple[tuple[str, ...], ...]]] = []
     keyword_groups: tuple[tuple[Any, bool], ...] = ()
     b64: Any = None
     hexp: Any = None
@@ -210,12 +211,13 @@ class _DS:
             (IbmCosHmacDetector, (("secret",), ("key",))),
             (SoftlayerDetector, (("sl", "softlayer"),)),
         )
-        cls.keyword_needs = {
-            id(plugin): groups
-            for _, plugin, _ in cls.plugins
+        cls.keyword_plugins = [
+            (kind, plugin, groups)
+            for kind, plugin, reads_keyword in cls.plugins
+            if reads_keyword
             for c, groups in needs
             if isinstance(plugin, c)
-        }
+        ]
 
     @classmethod
     def entropy_ok(cls, v: str) -> bool:
@@ -813,14 +815,17 @@ def _line_findings(line: str, by_keyword: bool, every: bool) -> list[tuple[int, 
     return spans
 
 
-def _plugins_for(low: str, every: bool) -> Iterable[tuple[str, Any]]:
+def _plugins_for(low: str, every: bool) -> list[tuple[str, Any]]:
     """The (kind, plugin) to run on a line (LOW, in lowercase): all of them when EVERY,
     else the keyword plugins whose words the line has."""
     assert _DS.plugins is not None
-    for kind, plugin, reads_keyword in _DS.plugins:
-        needs = _DS.keyword_needs.get(id(plugin), ())
-        if every or (reads_keyword and all(any(w in low for w in group) for group in needs)):
-            yield kind, plugin
+    if every:
+        return [(kind, plugin) for kind, plugin, _ in _DS.plugins]
+    return [
+        (kind, plugin)
+        for kind, plugin, needs in _DS.keyword_plugins
+        if all(any(w in low for w in group) for group in needs)
+    ]
 
 
 def _keyword_detector_values(line: str, low: str) -> list[tuple[str, str, bool]]:
