@@ -359,6 +359,7 @@ def marker_kinds(text: str) -> list[str]:
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LONG_RUN = re.compile(r"[a-z0-9_\-+/=]{24}")
 _NAMED_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*[=:]\s*(?=\S)")
 _VALUE_END = re.compile(r"[\s,;&)]")
 _ENV_PREFIX = re.compile(r"\s*(?:export\s+|set\s+)?")
@@ -821,6 +822,8 @@ def _plugins_for(low: str, every: bool) -> list[tuple[str, Any]]:
     assert _DS.plugins is not None
     if every:
         return [(kind, plugin) for kind, plugin, _ in _DS.plugins]
+    if not _LONG_RUN.search(low):
+        return []  # each keyword plugin's secret is a run of 24 to 88 such characters
     return [
         (kind, plugin)
         for kind, plugin, needs in _DS.keyword_plugins
