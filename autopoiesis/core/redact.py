@@ -338,15 +338,21 @@ def _outside_markers(text: str, spans: list[_Span]) -> list[_Span]:
 
 
 def _lines_around(text: str, marks: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The lines of TEXT that hold MARKS, with the line before and after each (a rule may
-    read across one line break), merged, in order."""
+    """The lines of TEXT that hold MARKS (in order), with the line before and after each (a
+    rule may read across one line break), merged. Each search for a line's ends stops at
+    the lines already taken: linear, even for one long line full of markers."""
     lines: list[tuple[int, int]] = []
     for start, end in marks:
-        ls = text.rfind("\n", 0, max(0, text.rfind("\n", 0, start))) + 1
-        le = text.find("\n", text.find("\n", end) + 1) if text.find("\n", end) >= 0 else -1
-        le = len(text) if le < 0 else le
+        if lines and end <= lines[-1][1]:
+            continue  # in the lines already taken
+        lo = lines[-1][1] if lines else 0
+        nl = text.rfind("\n", lo, start)
+        ls = lo if nl < 0 else max(lo, text.rfind("\n", lo, nl) + 1)
+        nl = text.find("\n", end)
+        nxt = -1 if nl < 0 else text.find("\n", nl + 1)
+        le = len(text) if nxt < 0 else nxt
         if lines and ls <= lines[-1][1]:
-            lines[-1] = (lines[-1][0], max(le, lines[-1][1]))
+            lines[-1] = (lines[-1][0], le)
         else:
             lines.append((ls, le))
     return lines
@@ -618,9 +624,12 @@ def _url_password(m: re.Match[str], view: str) -> tuple[int, int] | None:
 
 
 def _line_bounds(view: str, start: int) -> tuple[int, int]:
-    ls = view.rfind("\n", 0, start) + 1
-    le = view.find("\n", start)
-    return ls, (len(view) if le < 0 else le)
+    """The line of VIEW around START, or of it the _WINDOW characters each side: in a
+    megabyte of minified JSON, each match looking for its line's ends would be quadratic."""
+    lo, hi = max(0, start - _WINDOW), min(len(view), start + _WINDOW)
+    ls = view.rfind("\n", lo, start)
+    le = view.find("\n", start, hi)
+    return (lo if ls < 0 else ls + 1), (hi if le < 0 else le)
 
 
 def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
