@@ -1,9 +1,11 @@
 """What a secret looks like, and what only looks like one: the pattern tables and the
 look-alike checks of the redactor (redact.py).
 
-BUILTIN_RULES are our own rules (layer 2 of redact.py's module doc); PREFILTER_SOURCE is
-the quick prefilter (layer 1); the rest are the tables and pure checks the validators use
-to refuse look-alikes (git SHAs, UUIDs, digests, base64 images, prose slugs, placeholders).
+BUILTIN_RULES are our own rules (layer 2 of redact.py's module doc), each with the check
+that validates its matches and the family of anchors that flags the lines it reads;
+ANCHORS are those anchors (layer 1), PREFILTER_SOURCE all of them at once; the rest are the
+tables and pure checks the validators use to refuse look-alikes (git SHAs, UUIDs, digests,
+base64 images, prose slugs, placeholders).
 Standard library only: the kernel imports it on the light path.
 """
 
@@ -41,81 +43,335 @@ _ENTROPY_VALUE = (
     rf"""\s*(?:"(?P<s1>{_TOKEN})"|'(?P<s2>{_TOKEN})'|(?P<s4>{_TOKEN})(?![^\s,;&)}}\]]))"""
 )
 
+# Before a provider prefix: nothing (distinctive prefixes such as `ghp_` are caught glued
+# after letters, `MY_TOKEN_ghp_...`), or _NOT_ALNUM where the prefix is short or a word
+# could end with it (`sk-` in `task-`, `hf_` in `pdf_`). `\b` is not used: `_` is a word
+# character, so `\b` refused a key in Markdown italics (`_ghp_..._`) or after `X_`.
+_NOT_ALNUM = r"(?<![A-Za-z0-9])"
+_END = r"(?![A-Za-z0-9])"
+# after a token whose alphabet has `_`: no more of it, but a closing `_` of Markdown italics
+_END_URLSAFE = r"(?![A-Za-z0-9\-]|_[A-Za-z0-9_\-])"
+_QVALUE = r"""(?:'(?P<s1>[^'\n]{1,512})'|"(?P<s2>[^"\n]{1,512})"|(?P<s4>[^\s'"`]{1,512}))"""
+
+# A pattern that starts with (?i) has its letters in lowercase: it is run without the flag
+# on a lowercase copy of the text (same offsets), which is three times faster.
 # (kind, pattern). A pattern's secret is its group `s` (or s1..s4), else the whole match.
 # Order is priority when two findings start at the same place (an Anthropic key also
 # starts with "sk-").
-BUILTIN_RULES: tuple[tuple[str, str], ...] = (
-    ("private_key", _PEM),
-    ("anthropic_key", r"\bsk-ant-(?:api|admin|oat)\d{2}-[A-Za-z0-9_\-]{32,}"),
-    ("openai_key", r"\bsk-(?:(?:proj|svcacct|admin|None)-)?[A-Za-z0-9_\-]{20,}"),
-    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}\b"),
+BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
+    ("private_key", "private_key", "provider", _PEM),
+    ("anthropic_key", "accept", "provider", r"sk-ant-(?:api|admin|oat)\d{2}-[A-Za-z0-9_\-]{32,}"),
+    (
+        "openai_key",
+        "openai",
+        "provider",
+        rf"(?:{_NOT_ALNUM}sk-(?:None-)?|sk-(?:proj|svcacct|admin)-)[A-Za-z0-9_\-]{{20,}}",
+    ),
+    (
+        "aws_access_key",
+        "accept",
+        "provider",
+        rf"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{{16}}{_END}",
+    ),
     (
         "aws_secret_key",
+        "accept",
+        "keyword",
         rf"(?i){_KEY_START}(?:aws_?)?secret_?access_?key{_ASSIGN}\s*[\"']?(?P<s>[A-Za-z0-9/+=]{{40}})(?![A-Za-z0-9/+=])",
+    ),
+    # the AWS console's credentials CSV: `...,AKIA...,SECRET,https://...`
+    (
+        "aws_secret_key",
+        "accept",
+        "provider",
+        r"""(?:AKIA|ASIA)[0-9A-Z]{16}[ \t]*[,;\t][ \t]*"?"""
+        r"(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
     ),
     (
         "aws_session_token",
+        "accept",
+        "keyword",
         rf"(?i){_KEY_START}(?:aws_?)?(?:session|security)_?token{_ASSIGN}\s*[\"']?(?P<s>[A-Za-z0-9/+=]{{40,}})",
     ),
-    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"),
+    (
+        "github_token",
+        "accept",
+        "provider",
+        r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
+    ),
     (
         "gitlab_token",
-        r"\b(?:(?:glpat|gldt|glft|glsoat|glrt|glcbt|glptt|glimt|gloas|glagent)-[A-Za-z0-9_\-]{20,}|GR1348941[A-Za-z0-9_\-]{20,50})",
+        "accept",
+        "provider",
+        r"(?:(?:glpat|gldt|glft|glsoat|glrt|glcbt|glptt|glimt|gloas|glagent)-[A-Za-z0-9_\-]{20,}|GR1348941[A-Za-z0-9_\-]{20,50})",
     ),
-    ("huggingface_token", r"\b(?:hf_|api_org_)[A-Za-z]{34}\b"),
-    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
-    ("pypi_token", r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"),
-    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}(?![A-Za-z0-9_\-])"),
-    ("twilio_key", r"\b(?:SK|AC)[0-9a-fA-F]{32}\b"),
-    ("slack_token", r"\bxox(?:[abposr]|e\.xox[bp])-\d+-[A-Za-z0-9-]{8,}"),
-    ("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}"),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}(?![A-Za-z0-9_\-])"),
-    ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[0-9a-zA-Z]{20,}"),
-    ("digitalocean_token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
-    ("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
-    ("databricks_token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
-    ("jwt", r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+    (
+        "huggingface_token",
+        "accept",
+        "provider",
+        rf"{_NOT_ALNUM}(?:hf_|api_org_)[A-Za-z]{{34}}{_END}",
+    ),
+    ("npm_token", "accept", "provider", rf"npm_[A-Za-z0-9]{{36}}{_END}"),
+    ("pypi_token", "accept", "provider", r"pypi-AgE[A-Za-z0-9_\-]{50,}"),
+    (
+        "sendgrid_key",
+        "accept",
+        "provider",
+        rf"SG\.[A-Za-z0-9_\-]{{22}}\.[A-Za-z0-9_\-]{{43}}{_END_URLSAFE}",
+    ),
+    ("twilio_key", "accept", "provider", rf"{_NOT_ALNUM}(?:SK|AC)[0-9a-fA-F]{{32}}{_END}"),
+    ("slack_token", "accept", "provider", r"xox(?:[abposr]|e\.xox[bp])-\d+-[A-Za-z0-9-]{8,}"),
+    ("slack_token", "accept", "provider", r"xapp-\d-[A-Z0-9]{6,}-\d{6,}-[A-Za-z0-9]{16,}"),
+    (
+        "slack_webhook",
+        "accept",
+        "provider",
+        r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}",
+    ),
+    ("google_api_key", "accept", "provider", rf"AIza[0-9A-Za-z_\-]{{35}}{_END_URLSAFE}"),
+    ("google_oauth_secret", "accept", "provider", rf"GOCSPX-[A-Za-z0-9_\-]{{28}}{_END_URLSAFE}"),
+    (
+        "fcm_server_key",
+        "accept",
+        "provider",
+        rf"{_NOT_ALNUM}AAAA[A-Za-z0-9_\-]{{7}}:[A-Za-z0-9_\-]{{140,}}",
+    ),
+    (
+        "stripe_key",
+        "accept",
+        "provider",
+        rf"{_NOT_ALNUM}(?:sk|rk)_(?:live|test)_[0-9a-zA-Z]{{20,}}",
+    ),
+    ("stripe_webhook_secret", "accept", "provider", r"whsec_[A-Za-z0-9+/=]{32,}"),
+    ("digitalocean_token", "accept", "provider", rf"do[por]_v1_[a-f0-9]{{64}}{_END}"),
+    ("shopify_token", "accept", "provider", rf"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32}}{_END}"),
+    ("databricks_token", "accept", "provider", rf"{_NOT_ALNUM}dapi[a-f0-9]{{32}}(?:-\d)?{_END}"),
+    # not after `-`, `/` or `.`: `cache-key-<md5>` and `s3://bucket/key-<md5>` are names
+    ("mailgun_key", "accept", "provider", rf"(?<![A-Za-z0-9\-/.])key-[0-9a-f]{{32}}{_END}"),
+    (
+        "square_token",
+        "accept",
+        "provider",
+        rf"(?:{_NOT_ALNUM}EAAA[A-Za-z0-9_\-]{{60}}|sq0(?:atp|csp)-[A-Za-z0-9_\-]{{22,43}}){_END_URLSAFE}",
+    ),
+    ("doppler_token", "accept", "provider", r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,44}"),
+    ("linear_key", "accept", "provider", r"lin_(?:api|oauth)_[A-Za-z0-9]{40}"),
+    (
+        "notion_token",
+        "accept",
+        "provider",
+        rf"(?:{_NOT_ALNUM}secret_[A-Za-z0-9]{{43}}{_END}|ntn_[0-9]{{11}}[A-Za-z0-9]{{35}})",
+    ),
+    (
+        "age_secret_key",
+        "accept",
+        "provider",
+        r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+    ),
+    ("vault_token", "accept", "provider", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}"),
+    (
+        "grafana_token",
+        "accept",
+        "provider",
+        r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})",
+    ),
+    ("atlassian_token", "accept", "provider", r"AT[AC]TT3[A-Za-z0-9_\-=]{100,}"),
+    ("postman_key", "accept", "provider", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
+    ("newrelic_key", "accept", "provider", r"NR(?:AK|AA|II|JS)-[A-Za-z0-9]{27}"),
+    ("tailscale_key", "accept", "provider", r"tskey-(?:[a-z]+-)?[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}"),
+    ("terraform_token", "accept", "provider", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,}"),
+    ("sentry_token", "accept", "provider", r"sntry[su]_[A-Za-z0-9+/=_\-]{60,}"),
+    ("docker_hub_token", "accept", "provider", r"dckr_pat_[A-Za-z0-9_\-]{27,}"),
+    (
+        "ai_provider_key",
+        "accept",
+        "provider",
+        rf"(?:gsk_[A-Za-z0-9]{{52}}|pplx-[A-Za-z0-9]{{48}}|nvapi-[A-Za-z0-9_\-]{{64}}|lsv2_(?:pt|sk)_[a-f0-9]{{32}}_[a-f0-9]{{10}}|{_NOT_ALNUM}r8_[A-Za-z0-9]{{37}}){_END}",
+    ),
+    (
+        "platform_token",
+        "accept",
+        "provider",
+        rf"(?:sbp_[a-f0-9]{{40}}|pscale_(?:pw|tkn|oauth)_[A-Za-z0-9_\-.=]{{32,64}}|HRKU-[A-Za-z0-9_\-]{{60}}){_END}",
+    ),
+    (
+        "devtools_token",
+        "accept",
+        "provider",
+        r"(?:figd_[A-Za-z0-9_\-]{40}|nfp_[A-Za-z0-9]{36}|pul-[a-f0-9]{40}"
+        r"|CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}|sgp_(?:[a-f0-9]{16}_)?[a-f0-9]{40}"
+        rf"|ATBB[A-Za-z0-9_=.\-]{{32}}|bkua_[a-f0-9]{{40}}){_END}",
+    ),
+    ("openrouter_key", "accept", "provider", rf"sk-or-v1-[0-9a-f]{{64}}{_END}"),
+    ("mapbox_token", "accept", "provider", r"sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),
+    ("dropbox_token", "accept", "provider", rf"{_NOT_ALNUM}sl\.[A-Za-z0-9_\-]{{130,}}"),
+    # an Azure AD client secret: `8Q~` after three characters
+    ("azure_client_secret", "accept", "provider", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}"),
+    (
+        "webhook_url",
+        "accept",
+        "provider",
+        r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{60,}"
+        r"|https://[A-Za-z0-9\-]+\.webhook\.office\.com/webhookb2/[^\s\"'<>]+",
+    ),
+    ("okta_token", "accept", "auth", r"SSWS\s+(?P<s>[A-Za-z0-9_\-]{40,44})(?![A-Za-z0-9_\-])"),
+    (
+        "jwt",
+        "accept",
+        "provider",
+        r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+    ),
     (
         "azure_key",
-        r"(?i)(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedSecretValue)\s*=\s*(?P<s>[A-Za-z0-9+/]{20,}={0,2})",
+        "accept",
+        "keyword",
+        r"(?i)(?<![A-Za-z0-9])(?:accountkey|sharedaccesskey|sharedsecretvalue)\s*=\s*(?P<s>[A-Za-z0-9+/]{20,}={0,2})",
+    ),
+    (
+        "kubeconfig_key",
+        "accept",
+        "keyword",
+        r"""(?i)client-key-data["']?\s*:\s*["']?(?P<s>[A-Za-z0-9+/]{20,}={0,2})""",
+    ),
+    (
+        "putty_private_key",
+        "accept",
+        "provider",
+        r"Private-Lines:[ \t]*\d+[ \t]*\r?\n(?P<s>(?:[ \t]*[A-Za-z0-9+/=]{4,}[ \t]*(?:\r?\n|\Z))+)",
     ),
     (
         "basic_auth",
+        "accept",
+        "keyword",
         r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<s>[A-Za-z0-9+/]{8,}={0,2})",
     ),
-    ("bearer_token", r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9_\-.=~+/]{16,})"),
+    ("bearer_token", "bearer", "auth", r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9_\-.=~+/]{16,})"),
     (
         "url_password",
-        r"(?i)(?<![a-z0-9+.\-])(?P<scheme>[a-z][a-z0-9+.\-]{0,30})://[^\s/:@\"'<>]+:(?P<s>[^\s/@\"'<>]+)@",
+        "url_password",
+        "url",
+        r"(?i)(?<![a-z0-9+.\-])(?P<scheme>[a-z][a-z0-9+.\-]{0,30})://[^\s/:@\"'<>]*:(?P<s>[^\s/@\"'<>]+)@",
+    ),
+    # passwords on a command line: sshpass -p, mysql -pSECRET, curl -u user:SECRET, --password X
+    ("password", "command", "command", rf"\bsshpass\s+(?:-[A-Za-oq-z]\S*\s+)*-p[ \t]*{_QVALUE}"),
+    (
+        "password",
+        "command",
+        "command",
+        r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mariadb|mariadb-dump)\b"
+        rf"[^\n|;&]{{0,200}}?[ \t]-p{_QVALUE}",
     ),
     (
         "password",
+        "command",
+        "command",
+        r"""\bcurl\b[^\n|;&]{0,300}?[ \t](?:-u|--user)[ \t=]*["']?[^\s:'"]*:(?P<s>[^\s'"@]+)""",
+    ),
+    (
+        "password",
+        "command",
+        "command",
+        r"(?i)(?<![\w-])--(?:[a-z0-9]+-)*"
+        r"(?P<flag>password|passwd|pass|passphrase|token|secret|api-?key|auth-token|access-token)"
+        rf"(?:=|[ \t]+){_QVALUE}",
+    ),
+    (
+        "password",
+        "command",
+        "command",
+        rf"\bdocker\s+login\b[^\n|;&]{{0,200}}?[ \t](?:-p|--password)[ \t=]+{_QVALUE}",
+    ),
+    # .netrc: `machine HOST login USER password SECRET`, on one line or one per line
+    (
+        "password",
+        "prose_password",
+        "prose",
+        r"(?:\b(?:machine|login)\b[^\n]{0,200}?[ \t]|(?:^|(?<=\n))[ \t]*)"
+        r"password[ \t]+(?P<s>[^\s]{4,128})",
+    ),
+    # said in prose: "my password is hunter2-Xq9!", "the passphrase for the key is `...`"
+    (
+        "password",
+        "prose_password",
+        "prose",
+        r"(?i)\b(?:password|passphrase|passwd|passcode|pwd|pw)\b"
+        r"(?:[^\n.:=]{0,40}?[ \t](?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to))?|[ \t]*[:=])"
+        r"""[ \t]+["'`]?(?P<s>[^\s"'`]{4,128})""",
+    ),
+    (
+        "password",
+        "password",
+        "keyword",
         rf"(?i){_KEY_START}(?P<k>[A-Za-z0-9_.\-]{{0,40}}?(?:pass|pwd|contrase(?:ñ|n)a)[A-Za-z0-9_\-]{{0,20}}){_ASSIGN}{_VALUE}",
     ),
     (
         "secret",
+        "secret",
+        "keyword",
         rf"(?i){_KEY_START}(?P<k>[A-Za-z0-9_.\-]{{0,40}}?(?:secret|token|api_?key|apikey|access_?key|auth_?key|private_?key|"
         rf"signing_?key|encryption_?key|client_?key|credentials?|auth)[A-Za-z0-9_\-]{{0,20}}){_ASSIGN}{_VALUE}",
     ),
     # a YAML `key: value` needs the space: `bot123:abc` or `host:port` is no assignment
     (
         "high_entropy",
+        "high_entropy",
+        "entropy",
         rf"""{_KEY_START}(?P<k>[A-Za-z_][A-Za-z0-9_.\-]{{0,60}})["'\]]{{0,2}}(?:\s*(?:=|:=|=>)|:(?=[\s"'])){_ENTROPY_VALUE}""",
     ),
 )
 
-# Nothing can be a secret without one of these: a provider prefix, a keyword next to an
-# assignment, credentials in a URL, or a long token after an assignment.
-PREFILTER_SOURCE = (
-    r"-----BEGIN|sk-|[sr]k_|AKIA|ASIA|ABIA|ACCA|A3T|gh[pousr]_|github_pat_|gl[a-z]{2,6}-|GR1348941|hf_|api_org_|npm_|pypi-"
-    r"|SG\.|\b(?:AC|SK)[0-9a-fA-F]{32}|xox|hooks\.slack|AIza|eyJ|do[por]_v1_|shp(?:at|ca|pa|ss)_|dapi|sq0|AKC"
-    r"|://[^\s/]*@|[MNO][A-Za-z0-9_-]{23,25}\.|\d{8,10}:|-us\d|(?i:bearer|basic\s)"
-    r"|(?i:pass|pwd|secret|token|key|auth|cred|contrase)[A-Za-z0-9_.\-\"'\]]{0,30}\s*(?:[:=]|=>)"
-    r"|[:=]\s*[\"'`]?[A-Za-z0-9+/=_\-]{16}"
-)
+# The anchors: a rule of FAMILY can only match where one of ANCHORS[FAMILY] occurs (a
+# provider prefix, a keyword next to an assignment, an assignment of a long token, `://`
+# with an `@`, ...). They are RE2 (one linear pass each); a line none of them flags is not
+# looked at again. A family's rules run only on the lines its anchors flag, so the anchors
+# of one family cannot hide another's (each family is its own pass). detect-secrets'
+# plugins run on the lines the provider and keyword anchors flag: their prefixes are here.
+ANCHORS: dict[str, str] = {
+    "provider": (
+        r"-----BEGIN |Private-Lines:|sk-|[sr]k_(?:live|test)_|AKIA|ASIA|ABIA|ACCA|A3T"
+        r"|gh[pousr]_|github_pat_|gl[a-z]{2,6}-|GR1348941|hf_|api_org_|npm_|pypi-|SG\."
+        r"|(?:SK|AC)[0-9a-fA-F]{32}|xox|xapp-|hooks\.slack|AIza|GOCSPX-|AAAA[A-Za-z0-9_\-]{7}:"
+        r"|whsec_|do[por]_v1_|shp(?:at|ca|pa|ss)_|dapi|key-[0-9a-f]{32}|EAAA|sq0"
+        r"|dp\.(?:pt|st|ct|sa|scim|audit)\.|lin_(?:api|oauth)_|secret_|ntn_|AGE-SECRET-KEY-"
+        r"|hv[sbr]\.|glsa_|glc_"
+        r"|AT[AC]TT|PMAK-|NR(?:AK|AA|II|JS)-|tskey-|\.atlasv1\.|sntry|dckr_pat_|gsk_|pplx-"
+        r"|nvapi-|lsv2_|r8_|sbp_|pscale_|HRKU-|eyJ|figd_|nfp_|pul-|CCIPAT_|sgp_|ATBB|bkua_"
+        r"|sl\.[A-Za-z0-9_\-]{100}|\dQ~|discord(?:app)?\.com/api/webhooks|webhook\.office\.com"
+        # detect-secrets' own: Artifactory, Discord, Telegram, Mailchimp
+        r"|AKC|AP[0-9A-F][A-Za-z0-9]{8}|[MNO][A-Za-z0-9_-]{23,25}\.|\d{8,10}:|-us\d"
+    ),
+    "keyword": (
+        r"(?i:pass|pwd|secret|token|key|auth|cred|contrase(?:ñ|n)a)"
+        r"""[A-Za-z0-9_.\-"'\]]{0,30}\s*(?:[:=]|=>)"""
+    ),
+    "entropy": r"""(?:[:=]|=>)\s*["'`]?[A-Za-z0-9+/=_\-]{16}""",
+    "misc": (
+        r"://[^\s/]*@|(?i:bearer|ssws)\s|sshpass|mysql|mariadb|curl"
+        r"|(?i:--(?:[a-z0-9]+-)*(?:pass|token|secret|api-?key)[a-z\-]*[= \t])"
+        r"|(?i:password|passphrase|passwd|passcode|pwd|pw)\b|login[^\n]{0,200}[ \t]-p[ \t=]"
+    ),
+}
+# the families whose rules run on a line a family's anchor flags: an assignment to a
+# keyword is also an assignment (a value the keyword rules refuse may still be random)
+FAMILIES_OF: dict[str, tuple[str, ...]] = {
+    "provider": ("provider",),
+    "keyword": ("keyword", "entropy"),
+    "entropy": ("entropy",),
+    "misc": ("url", "auth", "command", "prose"),
+}
+# Within its family's lines, a rule that cannot match without one of these words (in
+# lowercase) is not run on lines that have none of them.
+WORDS_NEEDED: dict[tuple[str, str], tuple[str, ...]] = {
+    ("keyword", "aws_secret_key"): ("access",),
+    ("keyword", "aws_session_token"): ("session", "security"),
+    ("keyword", "azure_key"): ("accountkey", "sharedaccesskey", "sharedsecretvalue"),
+    ("keyword", "basic_auth"): ("basic",),
+    ("keyword", "kubeconfig_key"): ("client-key-data",),
+}
+# Nothing can be a secret without one of the anchors: text with none returns untouched
+PREFILTER_SOURCE = "|".join(f"(?:{a})" for a in ANCHORS.values())
 
 # A same-length view of JSON escapes: `\n` (two characters) reads as a space and a newline.
-ESCAPES = re.compile(r"\\[nrt\"']")
 ESCAPE_VIEW = {"n": " \n", "r": " \r", "t": "  ", '"': ' "', "'": " '"}
 
 PLACEHOLDER_WORDS = frozenset(
@@ -137,6 +393,14 @@ DIGEST_LENGTHS = {32, 40, 56, 64, 96, 128}
 CREDENTIAL_SCHEMES_NOT = {"mailto", "http-equiv", "urn", "news", "tel"}
 
 
+# compiled once: the checks below run on every candidate value
+_SLUG_SEPARATORS = re.compile(r"[-_.]")
+_WORD = re.compile(r"[a-z]{2,}")
+_PLACEHOLDER_PHRASE = re.compile(r"(?i)(?:your|my|the|some|insert|enter|put)[-_ ]?[a-z_\-]*")
+_REPEATED = re.compile(r"(.)\1{3,}")
+HEX = re.compile(r"[0-9a-fA-F]+")
+
+
 def groups_secret(m: re.Match[str]) -> tuple[int, int] | None:
     names = m.re.groupindex
     for g in ("s", "s1", "s2", "s3", "s4"):
@@ -154,10 +418,10 @@ def char_classes(v: str) -> int:
 def is_prose_slug(v: str) -> bool:
     """`2FA-recovery-codes-are-in-the-vault`, `prod-eu-west-1-cluster-a1`: words joined by
     dashes."""
-    parts = [p for p in re.split(r"[-_.]", v) if p]
+    parts = [p for p in _SLUG_SEPARATORS.split(v) if p]
     if len(parts) < 3:
         return False
-    words = sum(1 for p in parts if re.fullmatch(r"[a-z]{2,}", p))
+    words = sum(1 for p in parts if _WORD.fullmatch(p))
     return words / len(parts) >= 0.6
 
 
@@ -177,11 +441,7 @@ def is_placeholder(v: str) -> bool:
         return True  # ******, ...., ----
     if v[0] in "$%<{[" or v.startswith(("os.", "process.env", "env.", "getenv", "[redacted:")):
         return True
-    if re.fullmatch(r"(?i)(?:your|my|the|some|insert|enter|put)[-_ ]?\w*", v) or re.fullmatch(
-        r"(.)\1{3,}", v
-    ):
-        return True
-    return False
+    return bool(_PLACEHOLDER_PHRASE.fullmatch(v) or _REPEATED.fullmatch(v))
 
 
 def decodes_to_text(v: str) -> bool:

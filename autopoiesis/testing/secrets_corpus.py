@@ -126,6 +126,8 @@ def _samples() -> list[SecretSample]:
     add("huggingface", f"huggingface-cli login --token {k}", k)
     k = "npm_" + fake("npm", 36)
     add("npm", f"cat ~/.npmrc\n//registry.npmjs.org/:_authToken={k}\n", k)
+    k = "-".join(fake(f"npm-legacy{n}", n, _HEX) for n in (8, 4, 4, 4, 12))
+    add("npm_legacy_uuid", f"//registry.npmjs.org/:_authToken={k}", k)
     k = "pypi-AgEIcHlwaS5vcmc" + fake("pypi", 150, _URLSAFE)
     add("pypi", f"[pypi]\n  username = __token__\n  password = {k}\n", k)
     k = "SG." + fake("sendgrid-a", 22, _URLSAFE) + "." + fake("sendgrid-b", 43, _URLSAFE)
@@ -240,6 +242,215 @@ def _samples() -> list[SecretSample]:
     add("docker_config_auth", json.dumps({"auths": {"registry.example.com": {"auth": k}}}), k)
     k = fake("generic-api", 32, _HEX)
     add("generic_api_key", f'api_key = "{k}"', k)
+    s.extend(_second_round())
+    return s
+
+
+_BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l".upper()
+
+
+def _tokens() -> list[tuple[str, str, bool]]:
+    """(kind, token, distinctive) for the provider shapes of the second round: DISTINCTIVE
+    prefixes are also caught glued after letters (`TOKENghp_...`); short or generic ones
+    (`key-`, `AAAA...:`) only after `_` or a non-word character."""
+    return [
+        ("mailgun_key", "key-" + fake("mailgun", 32, _HEX), False),
+        ("square_access_token", "EAAA" + fake("square-at", 60, _URLSAFE), False),
+        ("square_oauth_token", "sq0atp-" + fake("square-oauth", 22, _URLSAFE), True),
+        ("doppler_token", "dp.pt." + fake("doppler", 43), True),
+        ("linear_key", "lin_api_" + fake("linear", 40), True),
+        ("notion_secret", "secret_" + fake("notion", 43), False),
+        ("notion_token", "ntn_" + fake("ntn-a", 11, string.digits) + fake("ntn-b", 35), True),
+        ("age_secret_key", "AGE-SECRET-KEY-1" + fake("age", 58, _BECH32), True),
+        (
+            "slack_app_token",
+            f"xapp-1-A{fake('xapp-a', 10, _UPPER_DIGITS)}-{fake('xapp-b', 13, string.digits)}-"
+            f"{fake('xapp-c', 64, _HEX)}",
+            True,
+        ),
+        ("stripe_webhook_secret", "whsec_" + fake("whsec", 32), True),
+        ("google_oauth_secret", "GOCSPX-" + fake("gocspx", 28, _URLSAFE), True),
+        ("vault_token", "hvs." + fake("vault", 90, _URLSAFE), True),
+        (
+            "grafana_service_account",
+            "glsa_" + fake("glsa", 32) + "_" + fake("glsa-c", 8, _HEX),
+            True,
+        ),
+        ("grafana_cloud_token", "glc_" + fake("glc", 80, _B64) + "==", True),
+        ("atlassian_token", "ATATT3xFfGF0" + fake("atlassian", 180, _URLSAFE), True),
+        ("postman_key", "PMAK-" + fake("pmak-a", 24, _HEX) + "-" + fake("pmak-b", 34, _HEX), True),
+        ("newrelic_key", "NRAK-" + fake("nrak", 27, _UPPER_DIGITS), True),
+        (
+            "tailscale_key",
+            "tskey-auth-k" + fake("ts-a", 11) + "CNTRL-" + fake("ts-b", 32),
+            True,
+        ),
+        ("terraform_token", fake("tf-a", 14) + ".atlasv1." + fake("tf-b", 67, _URLSAFE), True),
+        (
+            "fcm_server_key",
+            "AAAA" + fake("fcm-a", 7, _URLSAFE) + ":APA91b" + fake("fcm-b", 134, _URLSAFE),
+            False,
+        ),
+        ("sentry_token", "sntrys_" + fake("sentry", 120, _B64.replace("/", "")), True),
+        ("docker_hub_token", "dckr_pat_" + fake("dckr", 27, _URLSAFE), True),
+        ("groq_key", "gsk_" + fake("groq", 52), True),
+        ("perplexity_key", "pplx-" + fake("pplx", 48), True),
+        ("replicate_token", "r8_" + fake("replicate", 37), False),
+        ("supabase_token", "sbp_" + fake("supabase", 40, _HEX), True),
+        ("planetscale_password", "pscale_pw_" + fake("pscale", 43, _URLSAFE), True),
+        (
+            "langsmith_key",
+            "lsv2_pt_" + fake("lsv2-a", 32, _HEX) + "_" + fake("lsv2-b", 10, _HEX),
+            True,
+        ),
+        ("heroku_key", "HRKU-" + fake("heroku", 60, _URLSAFE), True),
+        ("nvidia_key", "nvapi-" + fake("nvapi", 64, _URLSAFE), True),
+        ("figma_token", "figd_" + fake("figma", 40, _URLSAFE), True),
+        ("netlify_token", "nfp_" + fake("netlify", 36), True),
+        ("pulumi_token", "pul-" + fake("pulumi", 40, _HEX), True),
+        (
+            "circleci_token",
+            "CCIPAT_" + fake("circleci-a", 22) + "_" + fake("circleci-b", 40, _HEX),
+            True,
+        ),
+        ("sourcegraph_token", "sgp_" + fake("sourcegraph", 40, _HEX), True),
+        ("bitbucket_app_password", "ATBB" + fake("bitbucket", 32), True),
+        ("buildkite_token", "bkua_" + fake("buildkite", 40, _HEX), True),
+        ("openrouter_key", "sk-or-v1-" + fake("openrouter", 64, _HEX), True),
+        (
+            "mapbox_secret_token",
+            "sk.eyJ1IjoiYWNtZSIsImEiOiJ"
+            + fake("mapbox-a", 30, _URLSAFE)
+            + "."
+            + fake("mapbox-b", 22, _URLSAFE),
+            False,
+        ),
+        ("dropbox_token", "sl." + fake("dropbox", 135, _URLSAFE), False),
+        (
+            "azure_client_secret",
+            fake("azcs-a", 3) + "8Q~" + fake("azcs-b", 34, _URLSAFE + "~."),
+            False,
+        ),
+        ("github_classic_glued", "ghp_" + fake("github-glued", 36), True),
+        ("google_api_key_glued", "AIza" + fake("google-glued", 35, _URLSAFE), True),
+        ("openai_key_glued", "sk-proj-" + fake("openai-glued", 48, _URLSAFE), True),
+        ("aws_access_key_glued", "AKIA" + fake("aws-glued", 16, _UPPER_DIGITS), True),
+        ("slack_token_glued", "xoxb-1234567890-" + fake("slack-glued", 24), True),
+        ("huggingface_glued", "hf_" + fake("hf-glued", 34, string.ascii_letters), False),
+        ("npm_glued", "npm_" + fake("npm-glued", 36), True),
+    ]
+
+
+def _contexts(kind: str, token: str, distinctive: bool) -> list[SecretSample]:
+    """TOKEN in the places an agent writes one: alone, glued after `_` (an environment
+    name, Markdown italics), glued after letters, in a URL, JSON, a shell command, prose."""
+    texts = {
+        "alone": token,
+        "italics": f"the key is _{token}_ (do not commit it)",
+        "env_glued": f"MY_TOKEN_{token}",
+        "underscore": f"x_{token}",
+        "url": f"https://api.example.com/v1/hooks?token={token}&team=core",
+        "json": json.dumps({"name": "deploy", "credential": token, "enabled": True}),
+        "shell": f"$ deploy-tool push --region eu-west-1 {token} && echo done",
+        "prose": f"I pasted {token} into the settings page yesterday.",
+        "bold": f"**{token}**",
+    }
+    if distinctive:
+        texts["letters_glued"] = f"TOKEN{token}"
+    return [SecretSample(f"{kind}/{ctx}", text, (token,)) for ctx, text in texts.items()]
+
+
+def _second_round() -> list[SecretSample]:
+    s: list[SecretSample] = []
+    for kind, token, distinctive in _tokens():
+        s.extend(_contexts(kind, token, distinctive))
+
+    def add(kind: str, text: str, *secrets: str) -> None:
+        s.append(SecretSample(kind, text, tuple(secrets)))
+
+    key_pem, key_body = _pem("EC ", "kube-key")
+    kube = base64.b64encode(key_pem.encode()).decode()
+    add(
+        "kubeconfig_client_key",
+        "users:\n- name: admin\n  user:\n    client-certificate-data: LS0tLS1CRUdJTiBDRVJU\n"
+        f"    client-key-data: {kube}\n",
+        kube[40:100],
+    )
+    akid = "AKIA" + fake("aws-csv-id", 16, _UPPER_DIGITS)
+    sak = fake("aws-csv-secret", 40, _B64)
+    add(
+        "aws_console_csv",
+        "User name,Password,Access key ID,Secret access key,Console login link\n"
+        f"ci-bot,,{akid},{sak},https://123456789012.signin.aws.amazon.com/console\n",
+        akid,
+        sak,
+    )
+    add(
+        "aws_console_csv_short",
+        f"Access key ID,Secret access key\n{akid},{sak}\n",
+        akid,
+        sak,
+    )
+    pw = "R3d1s-" + fake("redis-pw", 12)
+    add("redis_url_no_user", f"REDIS_URL=redis://:{pw}@cache.internal:6379/0", pw)
+    add("redis_url_prose", f"connect with redis://:{pw}@10.0.0.7:6379 from the worker", pw)
+    pw = "Ssh!" + fake("sshpass", 10)
+    add("sshpass", f"sshpass -p '{pw}' ssh deploy@bastion.internal uptime", pw)
+    add("sshpass_bare", f"sshpass -p {pw} scp build.tar.gz deploy@host:/srv", pw)
+    pw = "My5ql" + fake("mysql-pw", 10)
+    add("mysql_p_glued", f"mysql -u root -p{pw} -h db.internal shop < dump.sql", pw)
+    add("mysql_p_quoted", f"mysqldump -uroot -p'{pw}' shop > shop.sql", pw)
+    pw = "Curl" + fake("curl-pw", 12)
+    add("curl_user", f"curl -u admin:{pw} https://jenkins.internal/api/json", pw)
+    add("curl_user_quoted", f'curl --user "ci:{pw}" -X POST https://ci.internal/job/build', pw)
+    pw = "Cli" + fake("cli-pw", 14)
+    add("cli_password_flag", f"pg_restore --username app --password {pw} --dbname shop", pw)
+    add("cli_password_equals", f"./manage.py createsuperuser --password={pw}", pw)
+    add("cli_token_flag", f"vault login --token {pw} && vault kv get secret/app", pw)
+    ppk_private = fake("ppk-priv", 64, _B64) + "\n" + fake("ppk-priv2", 44, _B64)
+    add(
+        "putty_private_key",
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy@ci\n"
+        f"Public-Lines: 2\n{fake('ppk-pub', 64, _B64)}\n{fake('ppk-pub2', 24, _B64)}\n"
+        f"Private-Lines: 2\n{ppk_private}\nPrivate-MAC: {fake('ppk-mac', 64, _HEX)}\n",
+        ppk_private.split("\n")[0],
+        ppk_private.split("\n")[1],
+    )
+    pw = "Nrc" + fake("netrc", 12)
+    add("netrc_one_line", f"machine api.example.com login deploy password {pw}", pw)
+    add("netrc_lines", f"machine github.com\n  login ana\n  password {pw}\n", pw)
+    pw = "Dkr" + fake("docker-login", 16)
+    add("docker_login_password", f"docker login -u ana -p {pw} registry.example.com", pw)
+    hook = fake("discord-hook", 68, _URLSAFE)
+    add(
+        "discord_webhook",
+        f"curl -X POST https://discord.com/api/webhooks/123456789012345678/{hook} -d @msg.json",
+        hook,
+    )
+    hook = (
+        f"{fake('teams-a', 36, _HEX)}@{fake('teams-b', 36, _HEX)}/IncomingWebhook/"
+        f"{fake('teams-c', 32, _HEX)}"
+    )
+    add("teams_webhook", f"TEAMS_URL=https://acme.webhook.office.com/webhookb2/{hook}", hook)
+    add("prose_password", "my password is hunter2-Xq9! so please reset it", "hunter2-Xq9")
+    add(
+        "prose_password_colon",
+        "The wifi password: Tr0ub4dor&3xyz (the guest one is on the fridge)",
+        "Tr0ub4dor&3xyz",
+    )
+    add(
+        "prose_passphrase",
+        "the passphrase for the backup key is `correct-Horse-7-battery`.",
+        "correct-Horse-7-battery",
+    )
+    add("prose_pw_was", "root pw was Zq8!mN2#vL4 before the rotation", "Zq8!mN2#vL4")
+    okta = "00" + fake("okta", 40, _URLSAFE)
+    add(
+        "okta_token",
+        f"curl -H 'Authorization: SSWS {okta}' https://acme.okta.com/api/v1/users",
+        okta,
+    )
+    add("okta_token_json", json.dumps({"headers": {"Authorization": f"SSWS {okta}"}}), okta)
     return s
 
 
@@ -330,4 +541,120 @@ LOOKALIKES: tuple[tuple[str, str], ...] = (
     ("long_word", "internationalization and counterrevolutionaries are long words"),
     ("redacted_marker", "api_key = [redacted:openai_key] and password=[redacted:password]"),
     ("version_strings", "python 3.11.9, node v20.11.1, build 2024.03.01-rc2"),
+    (
+        "python_config_code",
+        'token_budget = data.get("max_tokens", 4096)\n'
+        'api_key = os.environ.get("OPENAI_API_KEY")\n'
+        "return Config(token_budget=token_budget, api_key=api_key, **data)",
+    ),
+    (
+        "password_prose_words",
+        "my password is long enough, the password is required, and the passphrase was "
+        "forgotten; pw is short for password.",
+    ),
+    ("password_prose_placeholder", "the password is <your password> and the pw: ${DB_PW}"),
+    (
+        "shell_password_variables",
+        'docker login --password-stdin < pw.txt\nsshpass -p "$SSH_PASS" ssh host\n'
+        'curl -u "$USER:$TOKEN" https://ci.internal\nmysql -u root -p shop\n'
+        "pg_dump --password --dbname shop\nvault login --token=$VAULT_TOKEN",
+    ),
+    (
+        "prefix_prose",
+        "Vault tokens start with hvs., Grafana ones with glsa_, Linear keys with lin_api_, "
+        "Notion secrets with secret_ and age keys with AGE-SECRET-KEY-1; a monkey-wrench.",
+    ),
+    ("kubeconfig_cert_only", "    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"),
+    ("redis_url_no_password", "REDIS_URL=redis://cache.internal:6379/0 and redis://:@localhost"),
+    ("snake_case_identifiers", "the_secret_sauce_recipe and MY_TOKEN_NAME and x_axis_label"),
+    (
+        "hashed_cache_keys",
+        "s3://builds/cache-key-9f86d081884c7d659a2feaa0c55ad015 and "
+        "s3://builds/key-0cc175b9c0f1b6a831c399e269772661.tar",
+    ),
+    (
+        "password_rules_prose",
+        "the password was changed on 2024-03-01; the password is stored in the vault and "
+        "the passphrase should be four random words",
+    ),
+    (
+        "netrc_prose",
+        "the login page asks for your password twice; machine learning needs no password reset",
+    ),
+    ("docker_login_stdin", "echo $PW | docker login -u ana --password-stdin registry.example.com"),
+    ("mapbox_public_token", "pk.eyJ1IjoiYWNtZSIsImEiOiJja2V4YW1wbGUifQ.Zm9vYmFyYmF6 on the map"),
+    (
+        "cli_flags_without_values",
+        "pass --api-key with your key, or use --token-file ~/.token and --secret-name db",
+    ),
 )
+
+
+_PROSE = (
+    "We looked at the deploy pipeline again (step {i}). The rollback plan needs a second "
+    "reviewer, and the staging cluster should mirror production before the release on "
+    "Thursday. I think the flaky test comes from the clock: it reads the wall time twice.\n"
+)
+_CODE = """```python
+def load_config_{i}(path: Path, *, strict: bool = False) -> Config:
+    \"\"\"Read the YAML config at PATH; unknown keys are refused when STRICT.\"\"\"
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {{}}
+    budget = data.get("max_tokens", {i})
+    for name, value in sorted(data.items()):
+        if name not in KNOWN and strict:
+            raise ConfigError(f"{{path}}: unknown key {{name!r}}")
+    return Config(budget=budget, **data)
+```
+"""
+_CODE_KEYWORDS = """```python
+token_budget = data.get("max_tokens", {i})
+api_key = os.environ.get("OPENAI_API_KEY")
+client = Client(api_key=api_key, timeout={i})
+```
+"""
+_TOOL = (
+    '{{"tool": "exec", "cmd": "git log --oneline -3", "exit": 0, "stdout": '
+    '"3f40072 fix the rollback\\n9e8d7c6 add the staging cluster\\n1c0d9e8 bump deps", '
+    '"duration_ms": {i}, "tokens_in": 1234}}\n'
+    '{{"id": "{uuid}", "sha": "{sha}"}}\n'
+    "image@sha256:{sha}{sha:.24} pulled\n"
+)
+_SHELL = (
+    "$ ls -la src/\ntotal 48\ndrwxr-xr-x  6 ana staff  192 Mar  1 09:12 .\n"
+    "-rw-r--r--  1 ana staff {i} Mar  1 09:12 config.py\n"
+    "$ pytest -q tests/test_config.py\n........................                [100%]\n"
+    "24 passed in 0.{i}s\n"
+)
+_DIFF = (
+    "diff --git a/src/config.py b/src/config.py\n--- a/src/config.py\n+++ b/src/config.py\n"
+    "@@ -{i},7 +{i},8 @@ def load_config(path):\n-    return Config(**data)\n"
+    "+    if strict:\n+        check_keys(data)\n+    return Config(**data)\n"
+)
+
+
+def realistic_transcript(
+    size: int = 1_000_000, secrets_every: int = 40, dense: bool = False
+) -> str:
+    """About SIZE characters of what a long agent session holds: prose, code, tool output
+    (JSON, shell, diffs, git SHAs, UUIDs, digests), a secret of the corpus every
+    SECRETS_EVERY blocks; no two blocks alike. The mix has the density of keyword
+    assignments (~300 lines per MB) and of assigned long tokens (~1,100 per MB) of the
+    shared harness logs; DENSE puts a keyword assignment in every block of code
+    (~3,000 per MB). The same text on every run."""
+    blocks = (_PROSE, _CODE_KEYWORDS if dense else _CODE, _TOOL, _SHELL, _DIFF, _CODE_KEYWORDS)
+    parts: list[str] = []
+    total = i = 0
+    rng = random.Random("realistic-transcript")
+    while total < size:
+        if i % secrets_every == secrets_every - 1:
+            part = CORPUS[(i // secrets_every) % len(CORPUS)].text + "\n"
+        else:
+            template = blocks[i % len(blocks)]
+            if template is _CODE_KEYWORDS and not dense and i % 12 != 5:
+                template = _CODE
+            uuid = "-".join(fake(f"u{i}{n}", n, _HEX) for n in (8, 4, 4, 4, 12))
+            part = template.format(i=i, uuid=uuid, sha="".join(rng.choices(_HEX, k=40)))
+        parts.append(part)
+        total += len(part)
+        i += 1
+    return "".join(parts)
