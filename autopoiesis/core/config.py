@@ -418,7 +418,7 @@ def _build(values: dict[str, Any], source: str) -> Config:
                 f"{source}: capture.redaction.extra_patterns[{i}] must be a mapping like {{name: "
                 f"KIND, pattern: REGEX}}."
             )
-        from autopoiesis.core.redact import compile_extra_pattern
+        from autopoiesis.core.redact_library import compile_extra_pattern
 
         try:
             compile_extra_pattern(

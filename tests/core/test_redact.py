@@ -332,7 +332,7 @@ def test_a_rule_skipped_for_want_of_its_words_cannot_match_without_them() -> Non
 def test_detect_secrets_keyword_plugins_are_not_skipped_on_lines_they_match() -> None:
     """A keyword plugin is skipped on a keyword line without its words: each line here is
     one its regexes match, so its words must be there."""
-    from autopoiesis.core.redact import _DS, _plugins_for
+    from autopoiesis.core.redact_library import _DS, _plugins_for
 
     _DS.load()
     assert _DS.plugins is not None

@@ -1,0 +1,200 @@
+"""The checks a pattern's match must pass to be a secret (`_VALIDATORS`, by the check a rule
+of `redact_rules` names): the value of a keyword assignment, a password on a command
+line or in prose, a bearer token, a URL's password, a high-entropy run; each returns the
+span to redact or None for a look-alike."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from autopoiesis.core.redact_rules import (
+    CREDENTIAL_SCHEMES_NOT,
+    DIGEST_LENGTHS,
+    HASHY_KEY,
+    HEX,
+    IMAGE_MAGIC,
+    NOT_SECRET_KEY,
+    UUID,
+    char_classes,
+    decodes_to_text,
+    groups_secret,
+    is_placeholder,
+    is_prose_slug,
+    looks_random,
+)
+
+if TYPE_CHECKING:
+    pass
+from autopoiesis.core.redact_library import _CALL, _DS, _WINDOW
+
+_ENV_PREFIX = re.compile(r"\s*(?:export\s+|set\s+)?")
+
+
+_LOWER_WORDS = re.compile(r"[a-z]+(?:[-_.][a-z]+)*")
+
+
+_PASSWORD_KEY = re.compile(
+    r"(?:^|[_.\-])(?:pass|pwd)(?:$|[_.\-])|password|passwd|passphrase|pwd$|contrase"
+)
+
+
+_NOT_PASSWORD_KEY = re.compile(
+    r"(?:by|com|sur|over)pass|pass(?:ed|es|ing|age|enger|port|ive|through)"
+)
+
+
+def _accept(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    return groups_secret(m)
+
+
+def _private_key(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    body = m.group("body")
+    first = re.search(r"[A-Za-z0-9+/]{16,}", body)
+    if not first or not re.search(r"[0-9+/]", first.group(0)):
+        return None  # a prose mention of the header: nothing to redact
+    return m.span(0)
+
+
+def _openai(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    v = m.group(0)[3:]
+    if char_classes(v) < 3 or is_prose_slug(v):
+        return None  # sk-learn-the-basics, sk-prod-eu-west-1-cluster-a1
+    return m.span(0)
+
+
+def _bearer(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    v = view[m.start("s") : m.end("s")]  # M may have matched the lowercase copy
+    if not looks_random(v, 16) or is_prose_slug(v) or not any(c.isdigit() for c in v):
+        return None  # "bearer 2FA-recovery-codes-are-in-the-vault"
+    return m.span("s")
+
+
+def _url_password(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    secret = view[m.start("s") : m.end("s")]  # M may have matched the lowercase copy
+    if m.group("scheme").lower() in CREDENTIAL_SCHEMES_NOT or is_placeholder(secret):
+        return None  # mailto://john:doe@, https://user:${TOKEN}@
+    return m.span("s")
+
+
+def _line_bounds(view: str, start: int) -> tuple[int, int]:
+    """The line of VIEW around START, or of it the _WINDOW characters each side: in a
+    megabyte of minified JSON, each match looking for its line's ends would be quadratic."""
+    lo, hi = max(0, start - _WINDOW), min(len(view), start + _WINDOW)
+    ls = view.rfind("\n", lo, start)
+    le = view.find("\n", start, hi)
+    return (lo if ls < 0 else ls + 1), (hi if le < 0 else le)
+
+
+def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
+    span = groups_secret(m)
+    if span is None:
+        return None
+    start, end = span
+    if m.group("s4") is not None:
+        ls, le = _line_bounds(view, start)
+        prefix = view[ls : m.start("k")]
+        if _ENV_PREFIX.fullmatch(prefix) and "=" in view[m.end("k") : start]:
+            end = ls + len(
+                view[ls:le].rstrip()
+            )  # INI and .env: the value runs to the end of the line
+        else:
+            while (
+                end > start
+                and view[end - 1] in ".:!?"
+                and (end == len(view) or view[end].isspace())
+            ):
+                end -= 1  # sentence punctuation after the value
+    value = view[start:end]
+    if is_placeholder(value):
+        return None
+    ls, le = _line_bounds(view, start)
+    if (
+        _CALL.search(value)
+        and _DS.load() is None  # its filter says what is a call, loaded on first use
+        and _DS.filters.is_indirect_reference(view[ls:le])
+    ):
+        return None
+    return start, end, value
+
+
+def _password(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    key = m.group("k").lower()
+    if not _PASSWORD_KEY.search(key) or _NOT_PASSWORD_KEY.search(key):
+        return None  # bypass, passed, passport
+    got = _keyword_value(m, view)
+    return None if got is None else got[:2]
+
+
+def _secret(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    key = m.group("k").lower()
+    if NOT_SECRET_KEY.search(key):
+        return None
+    got = _keyword_value(m, view)
+    if got is None:
+        return None
+    start, end, value = got
+    if not looks_random(value, 12) or UUID.fullmatch(value):
+        return None
+    return start, end
+
+
+def _high_entropy(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    if HASHY_KEY.search(m.group("k")):
+        return None
+    start, end = groups_secret(m) or (0, 0)
+    v = view[start:end]
+    if (
+        not looks_random(v, 16)
+        or UUID.fullmatch(v)
+        or v.startswith(IMAGE_MAGIC)
+        or len(v) > 1024
+        or (HEX.fullmatch(v) and len(v) in DIGEST_LENGTHS)
+        or decodes_to_text(v)
+    ):
+        return None
+    _DS.load()
+    return (start, end) if _DS.entropy_ok(v) else None
+
+
+def _command(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    """A password on a command line (`sshpass -p`, `mysql -pX`, `curl -u user:X`,
+    `--password X`): not a variable, a path or the next flag."""
+    span = groups_secret(m)
+    if span is None:
+        return None
+    value = view[span[0] : span[1]]
+    if is_placeholder(value) or value.startswith(("-", "~", "/", "./", "<")):
+        return None  # --password-stdin, -p "$PW", --token ~/.token, --password --dbname
+    if m.re.groupindex.get("flag") and _LOWER_WORDS.fullmatch(value):
+        return None  # "pass --token option", "--password prompt"
+    return span
+
+
+def _prose_password(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    """ "my password is hunter2-Xq9!": the value must look like a password, not a word
+    ("the password is required", "is <your password>")."""
+    start, end = m.span("s")
+    while end > start and view[end - 1] in ".,;:?)]}":
+        end -= 1  # sentence punctuation after the value
+    value = view[start:end]
+    if is_placeholder(value) or len(value) < 6 or is_prose_slug(value):
+        return None
+    if not any(c.isalpha() for c in value) or value.isalpha():
+        return None  # a number, a word: a password mixes letters with digits or symbols
+    return start, end
+
+
+_VALIDATORS: dict[str, Callable[[re.Match[str], str], tuple[int, int] | None]] = {
+    "accept": _accept,
+    "command": _command,
+    "prose_password": _prose_password,
+    "private_key": _private_key,
+    "openai": _openai,
+    "bearer": _bearer,
+    "url_password": _url_password,
+    "password": _password,
+    "secret": _secret,
+    "high_entropy": _high_entropy,
+}

@@ -1,0 +1,364 @@
+"""The detect-secrets side of redaction: the library loaded on the first text that needs
+it, its keyword and provider plugins gated by the words each needs, run over windows of
+the lines the anchors flagged, and the anchors themselves (`_Anchors`). The Redactor is
+`redact`; the pattern tables are `redact_rules`."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from autopoiesis.core.redact_rules import (
+    ANCHORS,
+    BUILTIN_RULES,
+    FAMILIES_OF,
+    HEX,
+    PREFILTER_SOURCE,
+    is_placeholder,
+    looks_random,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    start: int
+    end: int
+    kind: str
+    rank: int
+
+
+class _Anchors:
+    """The anchors of redact_rules.ANCHORS, compiled once with RE2 on first use: one
+    linear pass each, whatever the text."""
+
+    prefilter: Any = None
+    families: tuple[tuple[str, Any, tuple[str, ...]], ...] = ()
+    library: Any = None
+
+    @classmethod
+    def load(cls) -> None:
+        if cls.prefilter is not None:
+            return
+        cls.families = tuple(
+            (name, compile_extra_pattern(source.encode()), FAMILIES_OF[name])
+            for name, source in ANCHORS.items()
+        )
+        cls.library = compile_extra_pattern(f"{ANCHORS['provider']}|{ANCHORS['keyword']}")
+        cls.prefilter = compile_extra_pattern(PREFILTER_SOURCE)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+_LONG_RUN = re.compile(r"[a-z0-9_\-+/=]{24}")
+
+
+_NAMED_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*[=:]\s*(?=\S)")
+
+
+_VALUE_END = re.compile(r"[\s,;&)]")
+
+
+_CALL = re.compile(r"[\w.]+[\[(]")
+
+
+class _DS:
+    """detect-secrets, loaded once on first use (its import costs ~0.3 s)."""
+
+    plugins: list[tuple[str, Any, bool]] | None = None  # (kind, plugin, reads a keyword)
+    keyword: Any = None
+    keyword_words: tuple[str, ...] = ()
+    # (kind, plugin, the words it needs: one of each group) of the keyword plugins
+    keyword_plugins: list[tuple[str, Any, tuple[tuple[str, ...], ...]]] = []
+    keyword_groups: tuple[tuple[Any, bool], ...] = ()
+    b64: Any = None
+    hexp: Any = None
+    filters: Any = None
+
+    @classmethod
+    def load(cls) -> None:
+        if cls.plugins is not None:
+            return
+        from detect_secrets.filters import heuristic
+        from detect_secrets.plugins import keyword as kw
+        from detect_secrets.plugins.artifactory import ArtifactoryDetector
+        from detect_secrets.plugins.aws import AWSKeyDetector
+        from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+        from detect_secrets.plugins.cloudant import CloudantDetector
+        from detect_secrets.plugins.discord import DiscordBotTokenDetector
+        from detect_secrets.plugins.github_token import GitHubTokenDetector
+        from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+        from detect_secrets.plugins.high_entropy_strings import (
+            Base64HighEntropyString,
+            HexHighEntropyString,
+        )
+        from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
+        from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
+        from detect_secrets.plugins.mailchimp import MailchimpDetector
+        from detect_secrets.plugins.npm import NpmDetector
+        from detect_secrets.plugins.pypi_token import PypiTokenDetector
+        from detect_secrets.plugins.sendgrid import SendGridDetector
+        from detect_secrets.plugins.slack import SlackDetector
+        from detect_secrets.plugins.softlayer import SoftlayerDetector
+        from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+        from detect_secrets.plugins.stripe import StripeDetector
+        from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+        from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+        # Left out: PrivateKeyDetector (it flags the header line, which would redact a prose
+        # mention; our PEM rule finds the block), BasicAuthDetector (our url_password rule
+        # knows mailto: is no credential), IPPublicDetector (an address is not a secret),
+        # OpenAIDetector and JwtTokenDetector (our rules cover their shapes, and their
+        # regexes backtrack quadratically on runs like "sk-sk-sk-...").
+        classes = (
+            ArtifactoryDetector,
+            AWSKeyDetector,
+            AzureStorageKeyDetector,
+            CloudantDetector,
+            DiscordBotTokenDetector,
+            GitHubTokenDetector,
+            GitLabTokenDetector,
+            IbmCloudIamDetector,
+            IbmCosHmacDetector,
+            MailchimpDetector,
+            NpmDetector,
+            PypiTokenDetector,
+            SendGridDetector,
+            SlackDetector,
+            SoftlayerDetector,
+            SquareOAuthDetector,
+            StripeDetector,
+            TelegramBotTokenDetector,
+            TwilioKeyDetector,
+        )
+        cls.keyword = kw.KeywordDetector()
+        # its detector finds nothing in a line without one of its words: a sound prefilter
+        # (its words, `api_?key`, as lowercase literals: a substring test per word is
+        # faster than one case-insensitive alternation)
+        cls.keyword_words = tuple(
+            word
+            for pattern in kw.DENYLIST
+            for word in (
+                (pattern.replace("_?", "_"), pattern.replace("_?", ""))
+                if "_?" in pattern
+                else (pattern,)
+            )
+        )
+        # (its regexes, whether each of them needs a quote: those are not run on a line
+        # without one)
+        cls.keyword_groups = (
+            (kw.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, True),
+            (kw.CONFIG_DENYLIST_REGEX_TO_GROUP, False),
+        )
+        cls.b64 = Base64HighEntropyString()
+        cls.hexp = HexHighEntropyString()
+        cls.filters = heuristic
+        # the plugins that read a keyword (`ibm_cloud_iam_api_key = ...`, `AccountKey=`,
+        # `aws_secret = "..."`) also run on the lines a keyword anchor flags
+        by_keyword = {
+            NpmDetector,  # `//registry.npmjs.org/:_authToken=<uuid>`, the legacy form
+            AWSKeyDetector,
+            AzureStorageKeyDetector,
+            CloudantDetector,
+            IbmCloudIamDetector,
+            IbmCosHmacDetector,
+            SoftlayerDetector,
+        }
+        cls.plugins = [
+            (re.sub(r"[^a-z0-9]+", "_", c.secret_type.lower()).strip("_"), c(), c in by_keyword)
+            for c in classes
+        ]
+        # what a keyword plugin's regexes cannot match without, read off their sources
+        # (lowercase; one word of each group): on a keyword line without them it is not
+        # run. IBM's prefix is optional (`password = <44 chars>` is enough) and so is the
+        # `api` of IBM and SoftLayer (whose prefix is `sl` or `softlayer`).
+        key_or_pass = ("key", "pwd", "pass", "token")
+        needs: tuple[tuple[type, tuple[tuple[str, ...], ...]], ...] = (
+            (NpmDetector, (("authtoken",),)),
+            (AWSKeyDetector, (("aws",),)),
+            (AzureStorageKeyDetector, (("accountkey",),)),
+            (CloudantDetector, (("cl",),)),
+            (IbmCloudIamDetector, (key_or_pass,)),
+            (IbmCosHmacDetector, (("secret",), ("key",))),
+            (SoftlayerDetector, (("sl", "softlayer"),)),
+        )
+        cls.keyword_plugins = [
+            (kind, plugin, groups)
+            for kind, plugin, reads_keyword in cls.plugins
+            if reads_keyword
+            for c, groups in needs
+            if isinstance(plugin, c)
+        ]
+
+    @classmethod
+    def entropy_ok(cls, v: str) -> bool:
+        """detect-secrets' Shannon entropy, with a limit that grows with the length up to the
+        plugin's own (4.5 bits for base64, 3.0 for hex): short random tokens count too."""
+        is_hex = bool(HEX.fullmatch(v))
+        plugin = cls.hexp if is_hex else cls.b64
+        limit = min(plugin.entropy_limit, math.log2(len(v)) - (1.6 if is_hex else 1.0))
+        return bool(plugin.calculate_shannon_entropy(v) > limit)
+
+
+_WINDOW = 2000
+
+
+_OVERLAP = 400
+
+
+def _windows(view: str, lines: list[tuple[int, int]]) -> Iterable[tuple[int, str]]:
+    """The LINES of VIEW, long lines cut into overlapping windows that an anchor flags:
+    detect-secrets' keyword regexes are quadratic in the length of what they scan."""
+    last = -1
+    for ls, le in lines:
+        ls = max(ls, last)  # flagged ranges may overlap by a line
+        if ls >= le:
+            continue
+        last = le
+        for line_start, line in _split_lines(view, ls, le):
+            if len(line) <= _WINDOW:
+                yield line_start, line
+                continue
+            for off in range(0, len(line), _WINDOW - _OVERLAP):
+                chunk = line[off : off + _WINDOW]
+                if _Anchors.library.search(chunk):
+                    yield line_start + off, chunk
+                if off + _WINDOW >= len(line):
+                    break
+
+
+def _split_lines(view: str, ls: int, le: int) -> Iterable[tuple[int, str]]:
+    pos = ls
+    for line in view[ls:le].splitlines(keepends=True):
+        yield pos, line
+        pos += len(line)
+
+
+def _library_findings(
+    view: str, provider: list[tuple[int, int]], keyword: list[tuple[int, int]]
+) -> list[_Span]:
+    """detect-secrets' detectors on the lines (or windows of long lines) that a provider
+    prefix (PROVIDER) or a keyword assignment (KEYWORD) flags: its prefix plugins on the
+    former, its keyword detector and keyword plugins on the latter. A line met again (the
+    same file read twice) is not read again."""
+    if not provider and not keyword:
+        return []
+    _DS.load()
+    spans: list[_Span] = []
+    rank = len(BUILTIN_RULES)
+    windows = [(start, line, False) for start, line in _windows(view, provider)]
+    windows += [(start, line, True) for start, line in _windows(view, keyword)]
+    windows.sort(key=lambda w: (w[0], w[2]))
+    seen: dict[tuple[str, bool, bool], list[tuple[int, int, str]]] = {}
+    for i, (start, line, by_keyword) in enumerate(windows):
+        if i + 1 < len(windows) and windows[i + 1][:2] == (start, line):
+            continue  # flagged by both: read once, with every detector
+        every = not by_keyword or (i > 0 and windows[i - 1][:2] == (start, line))
+        key = (line, by_keyword, every)
+        found = seen.get(key)
+        if found is None:
+            found = seen[key] = _line_findings(line, by_keyword, every)
+        spans.extend(_Span(start + b, start + e, kind, rank) for b, e, kind in found)
+    return spans
+
+
+def _line_findings(line: str, by_keyword: bool, every: bool) -> list[tuple[int, int, str]]:
+    """detect-secrets' findings in LINE as (start, end, kind): every plugin when EVERY,
+    else the keyword plugins whose words LINE has; its keyword detector when BY_KEYWORD."""
+    low = line.lower()
+    found = [
+        (kind, value, False)
+        for kind, plugin in _plugins_for(low, every)
+        for value in plugin.analyze_string(line)
+        if isinstance(value, str)
+    ]
+    if by_keyword:
+        found += _keyword_detector_values(line, low)
+    spans: list[tuple[int, int, str]] = []
+    for kind, value, is_keyword in found:
+        secret = _library_secret(line, value, is_keyword)
+        if not secret:
+            continue
+        at = line.find(secret)
+        while at >= 0:  # every place it stands in the line (str.find: no regex to compile)
+            spans.append((at, at + len(secret), kind))
+            at = line.find(secret, at + len(secret))
+    return spans
+
+
+def _plugins_for(low: str, every: bool) -> list[tuple[str, Any]]:
+    """The (kind, plugin) to run on a line (LOW, in lowercase): all of them when EVERY,
+    else the keyword plugins whose words the line has."""
+    assert _DS.plugins is not None
+    if every:
+        return [(kind, plugin) for kind, plugin, _ in _DS.plugins]
+    if not _LONG_RUN.search(low):
+        return []  # each keyword plugin's secret is a run of 24 to 88 such characters
+    return [
+        (kind, plugin)
+        for kind, plugin, needs in _DS.keyword_plugins
+        if all(any(w in low for w in group) for group in needs)
+    ]
+
+
+def _keyword_detector_values(line: str, low: str) -> list[tuple[str, str, bool]]:
+    """What detect-secrets' keyword detector finds in LINE: nothing without one of its
+    words, and its regexes that want a quote only on a line that has one."""
+    if not any(word in low for word in _DS.keyword_words):
+        return []
+    quoted = any(q in line for q in "'\"`")
+    return [
+        ("secret_keyword", value, True)
+        for groups, needs_quote in _DS.keyword_groups
+        if quoted or not needs_quote
+        for value in _DS.keyword.analyze_string(line, denylist_regex_to_group=groups)
+    ]
+
+
+def _library_secret(line: str, value: str, is_keyword: bool) -> str | None:
+    """The secret in VALUE, what a detect-secrets detector found in LINE, or None when it
+    is a look-alike (a placeholder, a call, a name passed on, a word)."""
+    value = value.strip()
+    named = _NAMED_VALUE.match(value)
+    if named:
+        value = value[named.end() :]  # AccountKey=VALUE: the name is not the secret
+    if not (value and value in line):
+        return None
+    at = line.find(value)
+    quoted = at > 0 and line[at - 1] in "\"'`"
+    if not quoted:
+        value = _VALUE_END.split(value, maxsplit=1)[0].rstrip(".:")
+    if is_placeholder(value):
+        return None
+    if is_keyword and _CALL.search(value) and _DS.filters.is_indirect_reference(line):
+        return None
+    if is_keyword and not quoted and f"{value}=" in line and _IDENTIFIER.fullmatch(value):
+        return None  # Config(api_key=api_key): a name passed on, not a secret
+    if not is_keyword and not looks_random(value, 8):
+        return None  # APACHEKAFKA is not an Artifactory password
+    return value
+
+
+def compile_extra_pattern(pattern: str | bytes) -> Any:
+    """PATTERN compiled with RE2 (linear-time matching), or ValueError saying what to write."""
+    import re2
+
+    opts = re2.Options()
+    opts.log_errors = False
+    try:
+        return re2.compile(pattern, opts)
+    except re2.error as exc:
+        detail = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise ValueError(
+            f"RE2 cannot compile {pattern!r} ({detail}). Extra patterns run with RE2 so that no "
+            "pattern can hang capture: "
+            "write it without backreferences (\\1) or lookaround ((?=...), (?!...), (?<=...), "
+            "(?<!...)), "
+            "e.g. match the whole secret like EMP-\\d{6}"
+        ) from None
