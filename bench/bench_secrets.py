@@ -218,7 +218,7 @@ def _best_ms(fn, runs: int) -> float:
 
 def bench_redact_large(quick: bool) -> list[dict]:
     from autopoiesis.core.redact import Redactor
-    from autopoiesis.testing.secrets_corpus import realistic_transcript
+    from autopoiesis.testing.realistic_transcript import realistic_transcript
 
     runs = 3 if quick else 7
     r = Redactor()

@@ -17,7 +17,8 @@ from autopoiesis.capture.session import ConversationCapture, Session
 from autopoiesis.core.config import parse_config
 from autopoiesis.core.redact import Redactor, redactor_from_config
 from autopoiesis.errors import ConfigError
-from autopoiesis.testing.secrets_corpus import CORPUS, LOOKALIKES, realistic_transcript
+from autopoiesis.testing.realistic_transcript import realistic_transcript
+from autopoiesis.testing.secrets_corpus import CORPUS, LOOKALIKES
 
 SECRETS = {
     "openai_key": "sk-proj-Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xYz2B4c6D8",
