@@ -87,56 +87,20 @@ class _DS:
             return
         from detect_secrets.filters import heuristic
         from detect_secrets.plugins import keyword as kw
-        from detect_secrets.plugins.artifactory import ArtifactoryDetector
-        from detect_secrets.plugins.aws import AWSKeyDetector
-        from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-        from detect_secrets.plugins.cloudant import CloudantDetector
-        from detect_secrets.plugins.discord import DiscordBotTokenDetector
-        from detect_secrets.plugins.github_token import GitHubTokenDetector
-        from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
         from detect_secrets.plugins.high_entropy_strings import (
             Base64HighEntropyString,
             HexHighEntropyString,
         )
-        from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
-        from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
-        from detect_secrets.plugins.mailchimp import MailchimpDetector
-        from detect_secrets.plugins.npm import NpmDetector
-        from detect_secrets.plugins.pypi_token import PypiTokenDetector
-        from detect_secrets.plugins.sendgrid import SendGridDetector
-        from detect_secrets.plugins.slack import SlackDetector
-        from detect_secrets.plugins.softlayer import SoftlayerDetector
-        from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-        from detect_secrets.plugins.stripe import StripeDetector
-        from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
-        from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-        # Left out: PrivateKeyDetector (it flags the header line, which would redact a prose
-        # mention; our PEM rule finds the block), BasicAuthDetector (our url_password rule
-        # knows mailto: is no credential), IPPublicDetector (an address is not a secret),
-        # OpenAIDetector and JwtTokenDetector (our rules cover their shapes, and their
-        # regexes backtrack quadratically on runs like "sk-sk-sk-...").
-        classes = (
-            ArtifactoryDetector,
-            AWSKeyDetector,
-            AzureStorageKeyDetector,
-            CloudantDetector,
-            DiscordBotTokenDetector,
-            GitHubTokenDetector,
-            GitLabTokenDetector,
-            IbmCloudIamDetector,
-            IbmCosHmacDetector,
-            MailchimpDetector,
-            NpmDetector,
-            PypiTokenDetector,
-            SendGridDetector,
-            SlackDetector,
-            SoftlayerDetector,
-            SquareOAuthDetector,
-            StripeDetector,
-            TelegramBotTokenDetector,
-            TwilioKeyDetector,
-        )
+        cls._load_keyword(kw)
+        cls.b64 = Base64HighEntropyString()
+        cls.hexp = HexHighEntropyString()
+        cls.filters = heuristic
+        cls._load_plugins(_detector_classes())
+
+    @classmethod
+    def _load_keyword(cls, kw: Any) -> None:
+        """The keyword detector, its words and its regexes by whether they need a quote."""
         cls.keyword = kw.KeywordDetector()
         # its detector finds nothing in a line without one of its words: a sound prefilter
         # (its words, `api_?key`, as lowercase literals: a substring test per word is
@@ -156,22 +120,27 @@ class _DS:
             (kw.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, True),
             (kw.CONFIG_DENYLIST_REGEX_TO_GROUP, False),
         )
-        cls.b64 = Base64HighEntropyString()
-        cls.hexp = HexHighEntropyString()
-        cls.filters = heuristic
+
+    @classmethod
+    def _load_plugins(cls, classes: tuple[Any, ...]) -> None:
+        """The provider plugins, and the words each keyword-reading one needs."""
         # the plugins that read a keyword (`ibm_cloud_iam_api_key = ...`, `AccountKey=`,
         # `aws_secret = "..."`) also run on the lines a keyword anchor flags
         by_keyword = {
-            NpmDetector,  # `//registry.npmjs.org/:_authToken=<uuid>`, the legacy form
-            AWSKeyDetector,
-            AzureStorageKeyDetector,
-            CloudantDetector,
-            IbmCloudIamDetector,
-            IbmCosHmacDetector,
-            SoftlayerDetector,
+            "NpmDetector",  # `//registry.npmjs.org/:_authToken=<uuid>`, the legacy form
+            "AWSKeyDetector",
+            "AzureStorageKeyDetector",
+            "CloudantDetector",
+            "IbmCloudIamDetector",
+            "IbmCosHmacDetector",
+            "SoftlayerDetector",
         }
         cls.plugins = [
-            (re.sub(r"[^a-z0-9]+", "_", c.secret_type.lower()).strip("_"), c(), c in by_keyword)
+            (
+                re.sub(r"[^a-z0-9]+", "_", c.secret_type.lower()).strip("_"),
+                c(),
+                c.__name__ in by_keyword,
+            )
             for c in classes
         ]
         # what a keyword plugin's regexes cannot match without, read off their sources
@@ -179,21 +148,21 @@ class _DS:
         # run. IBM's prefix is optional (`password = <44 chars>` is enough) and so is the
         # `api` of IBM and SoftLayer (whose prefix is `sl` or `softlayer`).
         key_or_pass = ("key", "pwd", "pass", "token")
-        needs: tuple[tuple[type, tuple[tuple[str, ...], ...]], ...] = (
-            (NpmDetector, (("authtoken",),)),
-            (AWSKeyDetector, (("aws",),)),
-            (AzureStorageKeyDetector, (("accountkey",),)),
-            (CloudantDetector, (("cl",),)),
-            (IbmCloudIamDetector, (key_or_pass,)),
-            (IbmCosHmacDetector, (("secret",), ("key",))),
-            (SoftlayerDetector, (("sl", "softlayer"),)),
+        needs: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
+            ("NpmDetector", (("authtoken",),)),
+            ("AWSKeyDetector", (("aws",),)),
+            ("AzureStorageKeyDetector", (("accountkey",),)),
+            ("CloudantDetector", (("cl",),)),
+            ("IbmCloudIamDetector", (key_or_pass,)),
+            ("IbmCosHmacDetector", (("secret",), ("key",))),
+            ("SoftlayerDetector", (("sl", "softlayer"),)),
         )
         cls.keyword_plugins = [
             (kind, plugin, groups)
             for kind, plugin, reads_keyword in cls.plugins
             if reads_keyword
-            for c, groups in needs
-            if isinstance(plugin, c)
+            for name, groups in needs
+            if type(plugin).__name__ == name
         ]
 
     @classmethod
@@ -362,3 +331,53 @@ def compile_extra_pattern(pattern: str | bytes) -> Any:
             "(?<!...)), "
             "e.g. match the whole secret like EMP-\\d{6}"
         ) from None
+
+
+def _detector_classes() -> tuple[Any, ...]:
+    """The detect-secrets provider plugins the redactor runs (imported on first use)."""
+    from detect_secrets.plugins.artifactory import ArtifactoryDetector
+    from detect_secrets.plugins.aws import AWSKeyDetector
+    from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+    from detect_secrets.plugins.cloudant import CloudantDetector
+    from detect_secrets.plugins.discord import DiscordBotTokenDetector
+    from detect_secrets.plugins.github_token import GitHubTokenDetector
+    from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+    from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
+    from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
+    from detect_secrets.plugins.mailchimp import MailchimpDetector
+    from detect_secrets.plugins.npm import NpmDetector
+    from detect_secrets.plugins.pypi_token import PypiTokenDetector
+    from detect_secrets.plugins.sendgrid import SendGridDetector
+    from detect_secrets.plugins.slack import SlackDetector
+    from detect_secrets.plugins.softlayer import SoftlayerDetector
+    from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+    from detect_secrets.plugins.stripe import StripeDetector
+    from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+    from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+    # Left out: PrivateKeyDetector (it flags the header line, which would redact a prose
+    # mention; our PEM rule finds the block), BasicAuthDetector (our url_password rule
+    # knows mailto: is no credential), IPPublicDetector (an address is not a secret),
+    # OpenAIDetector and JwtTokenDetector (our rules cover their shapes, and their
+    # regexes backtrack quadratically on runs like "sk-sk-sk-...").
+    return (
+        ArtifactoryDetector,
+        AWSKeyDetector,
+        AzureStorageKeyDetector,
+        CloudantDetector,
+        DiscordBotTokenDetector,
+        GitHubTokenDetector,
+        GitLabTokenDetector,
+        IbmCloudIamDetector,
+        IbmCosHmacDetector,
+        MailchimpDetector,
+        NpmDetector,
+        PypiTokenDetector,
+        SendGridDetector,
+        SlackDetector,
+        SoftlayerDetector,
+        SquareOAuthDetector,
+        StripeDetector,
+        TelegramBotTokenDetector,
+        TwilioKeyDetector,
+    )

@@ -34,6 +34,7 @@ from autopoiesis.core.paths import CONTENT_DIRS, MEMORY_FILE, MemoryRepo, templa
 from autopoiesis.errors import FrontmatterError, GitError, TranscriptFormatError
 from autopoiesis.git.history import LINK_MODES
 from autopoiesis.git.runner import (
+    Change,
     GitCommandError,
     cat_file_batch,
     decode,
@@ -139,20 +140,10 @@ def _refuse_links(root: Path, paths: list[str], result: CheckResult) -> None:
             )
 
 
-def pre_commit(root: Path) -> CheckResult:
-    result = CheckResult()
-    changes = staged_changes(root)
-    if not changes:
-        return result
-    raw_touched = [
-        p
-        for c in changes
-        for p in ((c.old_path,) if c.old_path else ()) + (c.path,)
-        if p.startswith("raw/")
-    ]
-    committed = ls_tree(root, "HEAD", sorted(set(raw_touched)))
-    _refuse_links(root, [c.path for c in changes if c.status != "D"], result)
-    to_read: list[str] = []
+def _refuse_transcript_changes(
+    changes: list[Change], committed: set[str], result: CheckResult
+) -> None:
+    """A committed transcript renamed, modified, deleted or changed in type is refused."""
     for c in changes:
         letter, path, old = c.status, c.path, c.old_path
         if letter in "RC" and old and old.startswith("raw/") and old in committed:
@@ -167,14 +158,30 @@ def pre_commit(root: Path) -> CheckResult:
                 f"{path}: transcripts under raw/ are immutable; it may not be {verb}. "
                 f"Undo with `git restore --staged --worktree -- {path}`."
             )
-        if letter in "D":
-            continue
-        if (path.startswith("raw/conversations/") and path.endswith(".md")) or path == MEMORY_FILE:
-            to_read.append(path)
-        elif path.startswith("topics/") and path.endswith(".md"):
-            to_read.append(path)
-        elif path.startswith("knowledge/") and path.endswith(".md"):
-            to_read.append(path)
+
+
+def _is_checked(path: str) -> bool:
+    """Whether the pre-commit hook reads PATH's staged content to check its format."""
+    if path.startswith("raw/conversations/") or path.startswith(("topics/", "knowledge/")):
+        return path.endswith(".md")
+    return path == MEMORY_FILE
+
+
+def pre_commit(root: Path) -> CheckResult:
+    result = CheckResult()
+    changes = staged_changes(root)
+    if not changes:
+        return result
+    raw_touched = [
+        p
+        for c in changes
+        for p in ((c.old_path,) if c.old_path else ()) + (c.path,)
+        if p.startswith("raw/")
+    ]
+    committed = ls_tree(root, "HEAD", sorted(set(raw_touched)))
+    _refuse_links(root, [c.path for c in changes if c.status != "D"], result)
+    _refuse_transcript_changes(changes, committed, result)
+    to_read = [c.path for c in changes if c.status != "D" and _is_checked(c.path)]
     blobs = cat_file_batch(root, [f":{p}" for p in to_read])
     for path in to_read:
         raw = blobs.get(f":{path}") or b""
