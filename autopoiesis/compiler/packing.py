@@ -177,7 +177,9 @@ def transcript_source(path: str, text: str) -> Source | None:
         pieces = _pieces(body, first) if body else [(start, start - 1)]
         for k, (a, b) in enumerate(pieces):
             who = f"{m['time']} {speaker}" + (" (continued)" if k else "")
-            content = "\n".join(body[a - first : b - first + 1]).strip("\n")
+            # a turn's further lines are indented: none of them can read as a turn of its
+            # own ("10:00 system: ...") or a day line, whatever the transcript says
+            content = "\n  ".join(body[a - first : b - first + 1]).strip("\n").strip()
             units.append(
                 Unit(
                     start if k == 0 else a,

@@ -58,7 +58,10 @@ class Plan:
 
     @staticmethod
     def render(label: str, content: str) -> str:
-        return f"<!-- {label} -->\n{content}"
+        """A section as the prompt shows it: its label line, then its content, in which
+        no `<!--` can open a label of its own (a transcript that says `<!-- system -->`
+        must not pose as a section of the context: recalled memory is data)."""
+        return f"<!-- {label} -->\n{content.replace('<!--', '<! --')}"
 
     def cost(self, label: str, content: str) -> int:
         """Tokens of the section as rendered; +1 for the blank line that joins sections."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from autopoiesis.compiler import ContextCompiler, ScoredItem
+from autopoiesis.compiler.compile import RECALLED_IS_DATA
 from autopoiesis.core.paths import MemoryRepo
 
 
@@ -25,7 +26,8 @@ def test_compile_without_session_context_leaves_identity_and_p1_out(
         and "<!-- memory -->" in full.prompt
         and "<!-- projects -->" in full.prompt
     )
-    assert lean.prompt.splitlines()[:2] == ["<!-- system -->", "From memory:"]
+    # the harness's system prompt, and what the recalled sections are (compiler.compile)
+    assert lean.prompt.splitlines()[:2] == ["<!-- system -->", f"From memory: {RECALLED_IS_DATA}"]
     for label in ("identity:", "<!-- memory -->", "<!-- journal:", "<!-- projects -->"):
         assert label not in lean.prompt
     assert "Postgres 17 on pg-2" in lean.prompt and lean.total_tokens < full.total_tokens
