@@ -69,7 +69,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("register_extractors", ("autopoiesis.knowledge.extractors",)),
     ("register_embedders", ("autopoiesis.index.embedders",)),
     ("register_llm_providers", ("autopoiesis.llm.providers",)),
-    ("register_offline_handlers", ()),  # the stages register theirs (topics.gate)
+    ("register_offline_handlers", ("autopoiesis.topics.gate",)),
     ("register_trigger_types", ("autopoiesis.topics.triggers",)),
     ("register_jobs", ("autopoiesis.daemon.memory_jobs",)),
 )

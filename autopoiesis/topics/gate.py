@@ -49,7 +49,7 @@ from autopoiesis.core.events import EventLog
 from autopoiesis.core.text import content_words
 from autopoiesis.errors import GateDecisionNotFound, LLMError
 from autopoiesis.formats.topic import DEFAULT_SIMILARITY_THRESHOLD, Topic
-from autopoiesis.llm.providers import register_offline_handler
+from autopoiesis.plugins import hookimpl
 
 if TYPE_CHECKING:
     from autopoiesis.core.paths import MemoryRepo
@@ -179,7 +179,12 @@ def answer_gate_prompt(prompt: str, system: str | None = None) -> str:
     return "YES" if shares_topic_words(message, topic_text) else "NO"
 
 
-register_offline_handler("gate", answer_gate_prompt)
+@hookimpl
+def register_offline_handlers(register: Any) -> None:
+    """The gate's offline answer (a built-in plugin: autopoiesis.plugins lists this module,
+    so the LLM layer finds it without importing the topics, and importing the gate costs
+    no LLM layer)."""
+    register("gate", answer_gate_prompt)
 
 
 def message_hash(message: str) -> str:

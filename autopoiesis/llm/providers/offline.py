@@ -2,10 +2,10 @@
 handlers through which stages give it their heuristics.
 
 A stage's handler is a plugin (autopoiesis.plugins, the hook `register_offline_handlers`),
-so the LLM layer never needs to know the stages above it: the gate, for one, registers
-the answer to its own prompt with `register_offline_handler` when its module is imported
-(topics/gate.py). A client can override a stage for itself with
-LLMClient.register_offline_handler.
+so the LLM layer never needs to know the stages above it: the gate's answer to its own
+prompt is a built-in plugin (topics/gate.py, listed in autopoiesis.plugins). A client
+can override a stage for itself with LLMClient.register_offline_handler, and a process
+for every client with `register_offline_handler`.
 """
 
 from __future__ import annotations
