@@ -283,8 +283,9 @@ def index_status(
 def doctor(
     ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")
 ) -> None:
-    """Check the search machinery (SQLite module, sqlite-vec, embedder, index freshness) and
-    the transcript history (`autopoiesis verify`)."""
+    """Check the search machinery (SQLite module, sqlite-vec, embedder, index freshness),
+    links in the memory folders and the transcript history (`autopoiesis verify`); exits 1
+    when a check finds a problem."""
     from autopoiesis.core.sqlite import probe_info
 
     memory = get_memory(ctx)
@@ -352,14 +353,27 @@ def doctor(
     }
     if as_json:
         echo_json(data)
-        return
+    else:
+        _print_doctor(info, embedder, cfg.embedder, index, history, problems)
+    if problems:  # a check that failed is an exit status too: scripts and CI read it
+        raise typer.Exit(1)
+
+
+def _print_doctor(
+    info: Any,
+    embedder: dict[str, Any],
+    configured: str,
+    index: dict[str, Any],
+    history: dict[str, Any],
+    problems: list[str],
+) -> None:
     typer.echo(f"sqlite      {info.module} {info.sqlite_version}")
     typer.echo(
         "sqlite-vec  "
         f"{'loaded ' + str(info.sqlite_vec_version) if info.sqlite_vec_loaded else 'NOT loaded'}"
     )
     typer.echo(
-        f"embedder    {embedder.get('fingerprint') or cfg.embedder}"
+        f"embedder    {embedder.get('fingerprint') or configured}"
         + ("" if embedder.get("ok") else "  (unavailable)")
     )
     freshness = "fresh" if index.get("fresh") else "not fresh"

@@ -24,7 +24,16 @@ def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMess
     # without --session, the prompt hook, never needs it
     from autopoiesis.formats.transcript import KnowledgeOp, Text, ToolCall, parse
 
-    text = Path(path).read_text(encoding="utf-8")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise AutopoiesisError(
+            f"{path}: not UTF-8 text; give a transcript, a JSON list or JSONL of {{role, content}}."
+        ) from None
+    except OSError as exc:
+        raise AutopoiesisError(
+            f"{path}: cannot be read ({exc.strerror or exc}); check the path and its permissions."
+        ) from None
     if text.startswith("---"):
         turns = list(parse(text, str(path)).turns)
         if repo is not None and _inside(repo, Path(path)):
@@ -53,10 +62,18 @@ def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMess
         return out
     rows: list[Any]
     stripped = text.strip()
-    if stripped.startswith("["):
-        rows = json.loads(stripped)
-    else:
-        rows = [json.loads(line) for line in stripped.splitlines() if line.strip()]
+    try:
+        if stripped.startswith("["):
+            rows = json.loads(stripped)
+        else:
+            rows = [json.loads(line) for line in stripped.splitlines() if line.strip()]
+    except (ValueError, RecursionError) as exc:
+        raise AutopoiesisError(
+            f"{path}: neither a transcript nor JSON ({exc}); give a transcript, a JSON list or "
+            "JSONL of {role, content}."
+        ) from None
+    if not isinstance(rows, list):
+        raise AutopoiesisError(f"{path}: a JSON list or JSONL of {{role, content}} is expected.")
     out = []
     for n, r in enumerate(rows):
         if not isinstance(r, dict) or "content" not in r:

@@ -32,3 +32,16 @@ def test_compile_without_session_context_leaves_identity_and_p1_out(
         assert label not in lean.prompt
     assert "Postgres 17 on pg-2" in lean.prompt and lean.total_tokens < full.total_tokens
     assert any(s.label == "session" and not s.included for s in lean.sections)
+
+
+def test_a_session_file_that_is_no_session_is_a_clear_error(
+    memory_repo: MemoryRepo, tmp_path, cli
+) -> None:
+    shadow = tmp_path / "shadow"
+    shadow.write_text("root:$6$salt$hash:19000:0:99999:7:::\n", encoding="utf-8")
+    binary = tmp_path / "binary"
+    binary.write_bytes(b"\xff\xfe\x00junk")
+    for path, why in ((shadow, "neither a transcript nor JSON"), (binary, "not UTF-8 text")):
+        out = cli("compile", "x", "--session", str(path), "--dry-run", repo=memory_repo)
+        assert out.returncode != 0 and why in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr and "$6$salt" not in out.stderr

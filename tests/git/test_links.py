@@ -58,6 +58,7 @@ def test_a_link_committed_without_hooks_is_reported_and_never_read(
     )
     assert SECRET not in compiled.stdout
     doctor = cli("doctor", "--json", repo=memory_repo)
+    assert doctor.returncode == 1
     problems = json.loads(doctor.stdout)["problems"]
     assert any("symbolic links" in p and LINK in p for p in problems)
 

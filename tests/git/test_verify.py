@@ -386,21 +386,25 @@ def test_verify_without_commits_and_unknown_ref(tmp_path, git, cli: Cli) -> None
 def test_doctor_reports_a_forged_history(mem, git, tmp_path, cli: Cli) -> None:
     repo, paths = mem
     assert cli("index", "rebuild", repo=repo).returncode == 0
-    out = cli("doctor", repo=repo).stdout
+    clean = cli("doctor", repo=repo)
+    out = clean.stdout
+    assert clean.returncode == 0, out  # no problem, exit 0
     assert "history     ok: 3 transcripts" in out
     assert "fresh" in out and "fails verify" not in out
     forging = forged_remote(repo, git, tmp_path, paths[0])
     git(repo.root, *NO_HOOKS, "merge", "-q", "--ff-only", "other/main")
     git(repo.root, *NO_HOOKS, "-c", "gc.auto=0", "status")
     proc = cli("doctor", "--json", repo=repo)
+    assert proc.returncode == 1  # a failed check is the exit status too
     data = json.loads(proc.stdout)
     assert data["history"]["ok"] is False
     assert any(
         f["path"] == paths[0] and f["commit"] == forging for f in data["history"]["findings"]
     )
     assert any(p.startswith("history:") for p in data["problems"])
-    text = cli("doctor", repo=repo).stdout
-    assert "fails verify" in text and "FAILED" in text
+    printed = cli("doctor", repo=repo)
+    text = printed.stdout
+    assert printed.returncode == 1 and "fails verify" in text and "FAILED" in text
 
 
 # ── the history hooks ──
