@@ -137,7 +137,9 @@ def capture(
         f"{len(report.refused)} refused",
         err=True,
     )
-    if report.refused:
+    # a refused event, or a session git was asked to commit and did not: the caller (a
+    # harness, a script) must learn it from the status, not only from stderr
+    if report.refused or (uncommitted and memory.config.git.auto_commit):
         raise typer.Exit(1)
 
 

@@ -617,6 +617,24 @@ def test_an_index_lock_of_another_program_is_reported_with_the_fix_not_removed(
     assert [r.path for r in recovered] == [closed.path] and recovered[0].commit
 
 
+def test_capture_exits_1_when_a_session_could_not_be_committed(
+    memory_repo: MemoryRepo, cli: Cli
+) -> None:
+    lock = memory_repo.root / ".git" / "index.lock"  # another program's: git refuses
+    lock.write_bytes(b"")
+    out = cli(
+        "capture",
+        repo=memory_repo,
+        input=line(start("f2")) + line(msg("kept, not committed")) + line({"event": "session_end"}),
+        text=False,
+    )
+    assert out.returncode == 1, out.stderr  # the harness learns it from the status
+    assert b"0 sessions committed, 1 closed but not committed" in out.stderr
+    event = json.loads(out.stdout.decode().splitlines()[0])
+    assert "kept, not committed" in (memory_repo.root / event["path"]).read_text()
+    lock.unlink()
+
+
 def test_a_transcript_cut_mid_utf8_at_its_tail_is_recovered(memory_repo: MemoryRepo, git) -> None:
     cap = ConversationCapture(memory_repo)
     path = cap.on_session_start(Session("cut1"))
