@@ -186,19 +186,25 @@ def people_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
             continue
         for name, fact, subject, lead in _said_about(s, known):
             out += _person_changes(src, key, name, fact, s.at, subject=subject, lead=lead)
-        # a named participant of a group conversation speaking of themselves
-        if (
-            s.speaker
-            and s.owned
-            and cues.PERSONAL_FACT.search(s.text)
-            and not cues.HYPOTHETICAL.search(s.text)
-            and len(long_words(_CAPTION.sub("", s.text))) >= 4
-            and _names_in(s.speaker, {})
-        ):
-            out += _person_changes(
-                src, key, s.speaker, clean(cues.with_absolute_dates(s.text, s.at)), s.at
-            )
+        out += _own_fact(src, key, s)
     return out
+
+
+def _own_fact(src: SourceTranscript, key: str, s: Sentence) -> list[KnowledgeChange]:
+    """A named participant of a group conversation speaking of themselves ("I moved to
+    Berlin last May"): a fact about that person."""
+    if (
+        s.speaker
+        and s.owned
+        and cues.PERSONAL_FACT.search(s.text)
+        and not cues.HYPOTHETICAL.search(s.text)
+        and len(long_words(_CAPTION.sub("", s.text))) >= 4
+        and _names_in(s.speaker, {})
+    ):
+        return _person_changes(
+            src, key, s.speaker, clean(cues.with_absolute_dates(s.text, s.at)), s.at
+        )
+    return []
 
 
 # v3: a name is a person's only next to what people do: said, asked, wants, owns, leads, a
@@ -244,17 +250,7 @@ def people_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
             continue
         for name, fact, subject, lead in said_about(s, known):
             out += _person_changes(src, key, name, fact, s.at, subject=subject, lead=lead)
-        if (
-            s.speaker
-            and s.owned
-            and cues.PERSONAL_FACT.search(s.text)
-            and not cues.HYPOTHETICAL.search(s.text)
-            and len(long_words(_CAPTION.sub("", s.text))) >= 4
-            and _names_in(s.speaker, {})
-        ):
-            out += _person_changes(
-                src, key, s.speaker, clean(cues.with_absolute_dates(s.text, s.at)), s.at
-            )
+        out += _own_fact(src, key, s)
     return out
 
 
