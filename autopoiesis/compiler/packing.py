@@ -46,7 +46,7 @@ from autopoiesis.core.paths import category_of
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.formats.knowledge import current_text
 from autopoiesis.formats.transcript import HEADER_RE, parse_meta, turn_lines, unescape_line
-from autopoiesis.index.chunking import MAX_CHUNK_CHARS, chunk_file
+from autopoiesis.index.chunking import chunk_file, split_long
 
 GAP = "[\u2026]"
 # How much less a unit is worth for each unit it lies away from a hit's chunk (see pack).
@@ -129,25 +129,6 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
-def _pieces(body: list[str], first_line: int) -> list[tuple[int, int]]:
-    """BODY (lines from FIRST_LINE on) cut at blank lines into pieces of at most
-    MAX_CHUNK_CHARS (the index's own limit), as inclusive file-line ranges."""
-    out: list[tuple[int, int]] = []
-    start, size, last_blank = 0, 0, -1
-    for i, line in enumerate(body):
-        size += len(line) + 1
-        if not line.strip():
-            last_blank = i
-        if size > MAX_CHUNK_CHARS and i > start:
-            cut = last_blank if last_blank > start else i
-            out.append((start, cut))
-            start, last_blank = cut + 1, -1
-            size = sum(len(x) + 1 for x in body[start : i + 1])
-    if start < len(body):
-        out.append((start, len(body) - 1))
-    return [(first_line + a, first_line + b) for a, b in out]
-
-
 def transcript_source(path: str, text: str) -> Source | None:
     """The turns of a transcript as units, or None when TEXT is not one."""
     try:
@@ -174,7 +155,7 @@ def transcript_source(path: str, text: str) -> Source | None:
         while body and not body[0].strip():
             body.pop(0)
         first = end - len(body) + 1
-        pieces = _pieces(body, first) if body else [(start, start - 1)]
+        pieces = split_long(body, first) if body else [(start, start - 1)]
         for k, (a, b) in enumerate(pieces):
             who = f"{m['time']} {speaker}" + (" (continued)" if k else "")
             # a turn's further lines are indented: none of them can read as a turn of its

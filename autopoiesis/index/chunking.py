@@ -104,9 +104,10 @@ def _frontmatter(
     return front_end, (tuple(str(t) for t in raw_tags) if isinstance(raw_tags, list) else ()), None
 
 
-def _split_long(lines: list[str], first_line: int) -> list[tuple[int, int]]:
+def split_long(lines: list[str], first_line: int) -> list[tuple[int, int]]:
     """Cut LINES (starting at FIRST_LINE) into ranges of at most MAX_CHUNK_CHARS,
-    preferring blank lines as cut points. Returns inclusive (start, end) line numbers."""
+    preferring blank lines as cut points. Returns inclusive (start, end) line numbers.
+    The pieces of a long turn, for the index's chunks and the compiler's units alike."""
     ranges: list[tuple[int, int]] = []
     start = 0
     size = 0
@@ -201,7 +202,7 @@ def _turn_units(lines: list[str], headers: list[_Header], day: date | None) -> l
         speaker = f"{hm['name']} ({hm['role']})" if hm["name"] else hm["role"]
         prefix = f"{speaker}, {_human_date(when.date())}:" if when else f"{speaker}:"
         body = lines[i + 1 : body_end + 1]
-        for start, end in _split_long(body, i + 2) or [(i + 2, i + 1)]:
+        for start, end in split_long(body, i + 2) or [(i + 2, i + 1)]:
             s, e = _trim(lines, start, end)
             text = "\n".join(lines[s - 1 : e]) if e >= s else ""
             first = start == i + 2
@@ -336,7 +337,7 @@ def _section_chunks(
             first = pending_heading[0]
             pending_heading = None
         label = _section_label(title, heading)
-        for start, stop in _split_long(lines[first : end + 1], first + 1):
+        for start, stop in split_long(lines[first : end + 1], first + 1):
             s, e = _trim(lines, start, stop)
             text = "\n".join(lines[s - 1 : e])
             if not text.strip():
