@@ -69,32 +69,12 @@ def outward_settings(config: Config) -> dict[str, Any]:
     return out
 
 
-def _git_dir(root: Path) -> Path | None:
-    """The git directory the repository at ROOT keeps its own files in (a linked
-    worktree's main one), read from the files without spawning git; None without git."""
-    dot = root / ".git"
-    if dot.is_dir():
-        return dot
-    try:
-        text = dot.read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    gitdir = Path(text[len("gitdir:") :].strip())
-    gitdir = gitdir if gitdir.is_absolute() else root / gitdir
-    try:
-        common = Path((gitdir / "commondir").read_text(encoding="utf-8").strip())
-    except OSError:
-        return gitdir
-    return common if common.is_absolute() else (gitdir / common).resolve()
-
-
 def approval_path(root: Path) -> Path:
     """Where this machine records its approval for the repository at ROOT."""
     from autopoiesis.core.paths import STATE_DIR
+    from autopoiesis.core.project import common_git_dir  # only when an approval is read
 
-    gitdir = _git_dir(Path(root))
+    gitdir = common_git_dir(Path(root) / ".git")
     return (gitdir if gitdir is not None else Path(root) / STATE_DIR).joinpath(*_APPROVAL_NAME)
 
 

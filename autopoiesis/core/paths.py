@@ -336,7 +336,7 @@ class MemoryRepo:
         p = Path(text)
         full = (p if p.is_absolute() else self.root / p).resolve()
         base = (self.root / under).resolve() if under else self.root
-        if full != base and base not in full.parents:
+        if not is_inside(full, base):
             where = f"{under}/ of the memory repository" if under else "the memory repository"
             raise UnsafePathError(f"{relpath} is outside {where} ({base}); use a path inside it.")
         return full

@@ -46,7 +46,7 @@ def project_of(path: str | os.PathLike[str]) -> Project | None:
     if found is None:
         return None
     top, dot_git = found
-    common = _common_dir(dot_git)
+    common = common_git_dir(dot_git)
     if common is None:
         return None
     if dot_git.is_file():
@@ -86,7 +86,7 @@ def _git_entry(start: Path) -> tuple[Path, Path] | None:
         folder = folder.parent
 
 
-def _common_dir(dot_git: Path) -> Path | None:
+def common_git_dir(dot_git: Path) -> Path | None:
     """The git folder that holds the repository's config: `.git` itself, or for a `.git`
     file the folder its `gitdir:` names, or that folder's `commondir` (a linked worktree's
     gitdir is .git/worktrees/NAME, whose `commondir` file says `../..`)."""
