@@ -16,7 +16,7 @@ os.environ.setdefault("TYPER_USE_RICH", "0")
 import typer
 
 from autopoiesis.errors import AutopoiesisError
-from autopoiesis.fastpath.lean_cli import app_for
+from autopoiesis.fastpath.lean_cli import app_for, invoked_command
 
 _APP_SETTINGS: dict = {
     "name": "autopoiesis",
@@ -26,7 +26,7 @@ _APP_SETTINGS: dict = {
     "add_completion": False,
     "context_settings": {"help_option_names": ["-h", "--help"]},
 }
-app = typer.Typer(**_APP_SETTINGS)
+_app = typer.Typer(**_APP_SETTINGS)
 
 
 def _print_version(value: bool) -> None:
@@ -37,7 +37,7 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@_app.callback()
 def _global(
     ctx: typer.Context,
     repo_dir: str | None = typer.Option(
@@ -58,48 +58,60 @@ def _global(
     ctx.obj = {"repo_dir": repo_dir}
 
 
-def _register() -> None:
-    from autopoiesis.cli import (
-        context_cmd,
-        core,
-        daemon_cmd,
-        eval_cmd,
-        forget_cmd,
-        hook_cmd,
-        integrate_cmd,
-        lifecycle_cmd,
-        llm_cmd,
-        mcp_cmd,
-        search_cmd,
-        sync_cmd,
-        verify_cmd,
-    )
-
-    for module in (
-        core,
-        search_cmd,
-        context_cmd,
-        lifecycle_cmd,
-        llm_cmd,
-        verify_cmd,
-        forget_cmd,
-        sync_cmd,
-        daemon_cmd,
-        integrate_cmd,
-        hook_cmd,
-        mcp_cmd,
-        eval_cmd,
-    ):
-        module.register(app)
+# The module that registers each top-level command or group: a call imports the module of
+# its command alone, help and an unknown command import them all
+# (docs/performance.md#typer-builds-only-the-command-a-call-runs).
+# tests/cli/test_registration.py holds this table to what the modules register.
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "core": (
+        "init", "capture", "import", "commit", "tag", "recall", "blame", "learned", "show-at",
+        "demo", "explore", "git-hooks", "hooks",
+    ),
+    "search_cmd": ("search", "projects", "doctor", "index"),
+    "context_cmd": ("compile", "watch", "flush", "topics", "gate"),
+    "lifecycle_cmd": ("extract", "condense", "prune", "archive", "replay"),
+    "llm_cmd": ("llm",),
+    "verify_cmd": ("verify",),
+    "forget_cmd": ("forget",),
+    "sync_cmd": ("sync",),
+    "daemon_cmd": ("run-due", "watch-sessions", "daemon"),
+    "integrate_cmd": ("integrate",),
+    "hook_cmd": ("hook",),
+    "mcp_cmd": ("mcp",),
+    "eval_cmd": ("eval",),
+}  # fmt: skip
 
 
-_register()
+def register(argv: list[str] | None = None) -> typer.Typer:
+    """The app with the commands ARGV can run registered: the module of the command ARGV
+    names, or every module (no command, help, a name no module has, or ARGV None)."""
+    import importlib
+
+    name = invoked_command(argv) if argv is not None else None
+    wanted = [m for m, names in COMMAND_MODULES.items() if name in names] or list(COMMAND_MODULES)
+    have = {c.name for c in _app.registered_commands} | {g.name for g in _app.registered_groups}
+    missing = [m for m in wanted if not have.intersection(COMMAND_MODULES[m])]
+    if missing and len(wanted) > 1 and have:  # all, after one: again, so help lists them in order
+        _app.registered_commands.clear()
+        _app.registered_groups.clear()
+        missing = wanted
+    for module in missing:
+        importlib.import_module(f"autopoiesis.cli.{module}").register(_app)
+    return _app
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """`autopoiesis.cli.app`: the app with every command registered (the docs, tests, a
+    caller that runs any command)."""
+    if name == "app":
+        return register()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     try:
-        app_for(app, args)(args=args, prog_name="autopoiesis")
+        app_for(register(args), args)(args=args, prog_name="autopoiesis")
     except AutopoiesisError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)

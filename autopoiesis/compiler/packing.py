@@ -46,7 +46,7 @@ from autopoiesis.core.paths import category_of
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.formats.knowledge import current_text
 from autopoiesis.formats.transcript import HEADER_RE, parse_meta, turn_lines, unescape_line
-from autopoiesis.index.chunking import chunk_file, split_long
+from autopoiesis.index.chunking import chunk_sections, split_long
 
 GAP = "[\u2026]"
 # How much less a unit is worth for each unit it lies away from a hit's chunk (see pack).
@@ -177,7 +177,7 @@ def markdown_source(path: str, text: str) -> Source:
     category = category_of(path)
     lines = _lines(text)
     units = []
-    for c in chunk_file(path, text, category, read_tags=False).chunks:
+    for c in chunk_sections(path, text, category):
         body = current_text("\n".join(lines[c.start_line - 1 : c.end_line]))
         units.append(Unit(c.start_line, c.end_line, body.strip("\n")))
     stem = PurePosixPath(path).stem

@@ -46,6 +46,7 @@ INDEX_FILES = (MEMORY_FILE, ACTIVE_PROJECTS_FILE, PEOPLE_INDEX_FILE)
 STATE_FILES = {
     "config_cache": ("cache", "config.json"),
     "similarity_cache": ("cache", "similarity"),
+    "topics_cache": ("cache", "topics.json"),
     "embed_cache": ("embed-cache.db",),
     "gate_log": ("watch", "gate-decisions.jsonl"),
     "watch_pending": ("watch", "pending.json"),

@@ -172,6 +172,12 @@ def _read_frontmatter(
         return None
 
 
+def read_topic_fields(relpath: str, text: str) -> tuple[dict[str, Any], str] | None:
+    """(frontmatter mapping, body) of topic file TEXT, None when they cannot be read (then
+    `parse_topic` says why)."""
+    return _read_frontmatter(relpath, text, [])
+
+
 def _check_fields(
     data: Mapping[str, Any], where: str, errors: list[str], warnings: list[str]
 ) -> None:
@@ -307,14 +313,17 @@ def parse_topic(
     *,
     root: Path | None = None,
     default_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
+    fields: tuple[dict[str, Any], str] | None = None,
 ) -> tuple[Topic | None, list[str], list[str]]:
     """(topic or None, errors, warnings) of topic file RELPATH with content TEXT.
 
-    With ROOT (the memory repo's folder) subscriptions must name existing files."""
+    With ROOT (the memory repo's folder) subscriptions must name existing files. FIELDS,
+    when given, is (frontmatter mapping, body) as `read_topic_fields` read them from this
+    very TEXT (a cache's copy): the YAML is not parsed again."""
     errors: list[str] = []
     warnings: list[str] = []
     where = relpath
-    read = _read_frontmatter(where, text, errors)
+    read = fields if fields is not None else _read_frontmatter(where, text, errors)
     if read is None:
         return None, errors, warnings
     data, body = read

@@ -366,20 +366,47 @@ def _section_label(title: str | None, heading: str | None) -> str:
     return " > ".join(x for x in (lead, heading) if x)
 
 
-def chunk_file(
-    relpath: str, text: str, category: str | None = None, *, read_tags: bool = True
-) -> FileChunks:
-    """The chunks of one memory file (TEXT already decoded). READ_TAGS False: the same
-    chunks without parsing the frontmatter's YAML (no tags), for a reader that only needs
-    the sections (the compiler)."""
+def chunk_file(relpath: str, text: str, category: str | None = None) -> FileChunks:
+    """The chunks of one memory file (TEXT already decoded), with what the index keeps of
+    the file beside them: its frontmatter's tags, its line and token counts."""
+    text, lines, front_end, tags, warning = _file_lines(relpath, text, read_tags=True)
+    chunks, title = _chunks(relpath, lines, front_end, category)
+    return FileChunks(
+        chunks=chunks,
+        title=title,
+        tags=tags,
+        line_count=len(lines),
+        token_count=count_tokens(text, remember=False),
+        warnings=(warning,) if warning else (),
+    )
+
+
+def chunk_sections(relpath: str, text: str, category: str | None = None) -> tuple[Chunk, ...]:
+    """The chunks `chunk_file` cuts, alone: for a reader that needs only the sections (the
+    compiler), without parsing the frontmatter's YAML or counting the file's tokens."""
+    _, lines, front_end, _, _ = _file_lines(relpath, text, read_tags=False)
+    return _chunks(relpath, lines, front_end, category)[0]
+
+
+def _file_lines(
+    relpath: str, text: str, *, read_tags: bool
+) -> tuple[str, list[str], int, tuple[str, ...], str | None]:
+    """(the text with LF line ends, its lines, the index of the frontmatter's closing line
+    or -1, tags, a warning or None)."""
     from autopoiesis.core import frontmatter
 
     text = frontmatter.normalize(text).replace("\r", "\n").replace("\x00", "")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines = lines[:-1]
-    front_end, tags, warning = _frontmatter(relpath, text, read_tags)
-    warnings = [warning] if warning else []
+    return (text, lines, *_frontmatter(relpath, text, read_tags))
+
+
+def _chunks(
+    relpath: str, lines: list[str], front_end: int, category: str | None
+) -> tuple[tuple[Chunk, ...], str | None]:
+    """(chunks, title) of a file's LINES: a transcript by turn, anything else by heading
+    section; a file of frontmatter alone (a topic with no body) is its frontmatter."""
     chunks: list[Chunk] = []
     title = None
     if category in ("conversation", "archive", None) or relpath.startswith("raw/"):
@@ -387,7 +414,6 @@ def chunk_file(
     if not chunks:
         chunks, title = chunk_markdown(lines, front_end)
     if not chunks and front_end > 0:
-        # frontmatter only (e.g. a topic with no body): index the frontmatter itself
         chunks = [
             Chunk(
                 kind="section",
@@ -396,14 +422,7 @@ def chunk_file(
                 text="\n".join(lines[: front_end + 1]),
             )
         ]
-    return FileChunks(
-        chunks=tuple(chunks),
-        title=title,
-        tags=tags,
-        line_count=len(lines),
-        token_count=count_tokens(text, remember=False),
-        warnings=tuple(warnings),
-    )
+    return tuple(chunks), title
 
 
 def tags_json(tags: tuple[str, ...]) -> str:

@@ -118,6 +118,11 @@ def make_snippet(
     return ("\u2026" if start > 0 else "") + piece + ("\u2026" if start + width < len(flat) else "")
 
 
+def cosine_of_unit_l2(l2: float) -> float:
+    """The cosine distance of two unit vectors L2 apart: 1 - a.b = |a - b|^2 / 2."""
+    return float(l2) * float(l2) / 2.0
+
+
 class QueryEngine:
     """Ranks the chunks of one IndexStore for a query."""
 
@@ -296,12 +301,17 @@ class QueryEngine:
         ):  # plain rows, every one compared by sqlite-vec (an exact KNN, as vec0's)
             # (no NULL distance: zero vectors get no row, see IndexStore.write_files; and ORDER BY
             # the result column itself, as any expression of it would compute the distance again)
+            # Every vector is unit length (embedders.common.to_blob), so the Euclidean distance
+            # orders as the cosine one does, and sqlite-vec computes it in about 60% of the time
+            # (docs/performance.md#the-knn-compares-unit-vectors-by-euclidean-distance).
             sql = (
-                f"SELECT id, vec_distance_cosine(embedding, ?) AS d FROM chunks_vecplain{where} "
+                f"SELECT id, vec_distance_l2(embedding, ?) AS d FROM chunks_vecplain{where} "
                 "ORDER BY d, id LIMIT ?"
             )
             return [
-                (int(r), float(d)) for r, d in conn.execute(sql, [qvec, *args, k]) if d is not None
+                (int(r), cosine_of_unit_l2(d))
+                for r, d in conn.execute(sql, [qvec, *args, k])
+                if d is not None
             ]
         # No sqlite-vec: a bounded cosine scan in memory (numpy when it is there).
         rows = conn.execute(

@@ -9,14 +9,21 @@ is `autopoiesis.formats.topic`; this module only walks a repo.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from autopoiesis.core import frontmatter
 from autopoiesis.errors import TopicError
-from autopoiesis.formats.topic import DEFAULT_SIMILARITY_THRESHOLD, Topic, parse_topic
+from autopoiesis.formats.topic import (
+    DEFAULT_SIMILARITY_THRESHOLD,
+    Topic,
+    parse_topic,
+    read_topic_fields,
+)
 
 if TYPE_CHECKING:
     from autopoiesis.core.paths import MemoryRepo
@@ -62,6 +69,60 @@ def topics_signature(repo: MemoryRepo) -> tuple[tuple[str, int, int], ...]:
     return tuple(sig)
 
 
+class _FieldsCache:
+    """Each topic file's frontmatter, as JSON under .autopoiesis/cache/, keyed by the hash
+    of the file's text and by the frontmatter reader's own file (its YAML rules). Every
+    cold `compile` and prompt hook loads the topics, and importing PyYAML and parsing with
+    it is most of that (docs/performance.md#topics-are-read-from-a-cache); a cache like any
+    other under .autopoiesis/, its fields are validated by `parse_topic` as if just read.
+    A mapping JSON would not give back as it is (a YAML date, a number as a key) is not
+    kept: that file is parsed each time."""
+
+    def __init__(self, repo: MemoryRepo):
+        self.path = repo.state_file("topics_cache", create=False)
+        code = Path(frontmatter.__file__).stat()
+        self.key = [code.st_mtime_ns, code.st_size]
+        self.writable = (repo.root / ".git").exists()
+        self.entries: dict[str, Any] = {}
+        self.changed = False
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data.get("key") == self.key and isinstance(data.get("files"), dict):
+                self.entries = data["files"]
+        except (OSError, ValueError, AttributeError):
+            pass  # no cache, or an unusable one: every file is parsed
+
+    def fields(self, rel: str, text: str, sha: str) -> tuple[dict[str, Any], str] | None:
+        """(mapping, body) of topic file REL, from the cache or read now; None when its
+        frontmatter cannot be read (parse_topic then says why)."""
+        got = self.entries.get(rel)
+        if isinstance(got, dict) and got.get("sha") == sha and isinstance(got.get("fields"), dict):
+            return got["fields"], frontmatter.split(text, rel)[1]
+        read = read_topic_fields(rel, text)
+        if read is not None:
+            try:
+                if json.loads(json.dumps(read[0])) == read[0]:
+                    self.entries[rel] = {"sha": sha, "fields": read[0]}
+                    self.changed = True
+            except (TypeError, ValueError):
+                pass
+        return read
+
+    def save(self, rels: set[str]) -> None:
+        """Write the cache when a file's entry changed or a file is gone (atomically)."""
+        gone = set(self.entries) - rels
+        if not self.writable or not (self.changed or gone):
+            return
+        files = {rel: e for rel, e in self.entries.items() if rel in rels}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"key": self.key, "files": files}), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a read-only repo still works, only slower
+
+
 def load_topics(repo: MemoryRepo, *, strict: bool = False) -> TopicSet:
     """Every topic under topics/. Invalid files are left out and reported in `.errors`
     (so one bad file does not silence every other watcher); with STRICT they raise."""
@@ -74,6 +135,8 @@ def load_topics(repo: MemoryRepo, *, strict: bool = False) -> TopicSet:
     warnings: list[str] = []
     digest = hashlib.sha256()
     seen: dict[str, str] = {}
+    cache = _FieldsCache(repo)
+    rels: set[str] = set()
     for path in topic_files(repo):
         rel = path.relative_to(repo.root).as_posix()
         try:
@@ -81,9 +144,15 @@ def load_topics(repo: MemoryRepo, *, strict: bool = False) -> TopicSet:
         except (UnicodeDecodeError, OSError) as exc:
             errors.append(f"{rel}: cannot be read as UTF-8 text ({exc}); re-save it as UTF-8.")
             continue
-        digest.update(rel.encode() + b"\0" + text.encode("utf-8", "surrogateescape") + b"\0")
+        rels.add(rel)
+        data = text.encode("utf-8", "surrogateescape")
+        digest.update(rel.encode() + b"\0" + data + b"\0")
         topic, errs, warns = parse_topic(
-            rel, text, root=repo.root, default_threshold=default_threshold
+            rel,
+            text,
+            root=repo.root,
+            default_threshold=default_threshold,
+            fields=cache.fields(rel, text, hashlib.sha256(data).hexdigest()),
         )
         warnings.extend(warns)
         if topic is not None and topic.name in seen:
@@ -97,6 +166,7 @@ def load_topics(repo: MemoryRepo, *, strict: bool = False) -> TopicSet:
             continue
         seen[topic.name] = rel
         topics.append(topic)
+    cache.save(rels)
     result = TopicSet(tuple(topics), tuple(errors), tuple(warnings), digest.hexdigest())
     if strict and errors:
         raise TopicError("Invalid topic files:\n  " + "\n  ".join(errors))

@@ -98,7 +98,8 @@ def test_sqlite_vec_really_loads(tmp_path: Path) -> None:
 def test_lexical_embedder_vectors_are_rows_compared_by_sqlite_vec(filled: MemoryRepo) -> None:
     """The offline (lexical) embedder's vectors are plain rows: search re-scores BM25's
     candidates by id with sqlite-vec's vec_distance_cosine, and its fallback KNN compares
-    every row the same way."""
+    every row, by the Euclidean distance of unit vectors (the same order, the same cosine
+    distances)."""
     with SearchIndex(filled) as index:
         index.catch_up()
         assert index.store.vec_loaded and not index.store.uses_vec0
@@ -112,6 +113,12 @@ def test_lexical_embedder_vectors_are_rows_compared_by_sqlite_vec(filled: Memory
             conn.execute("SELECT id, vec_distance_cosine(embedding, ?) FROM chunks_vecplain", (q,))
         )
         assert [cid for cid, _ in knn] == sorted(direct, key=lambda c: (direct[c], c))[:3]
+        # the KNN compares unit vectors by Euclidean distance: the cosine distances it gives
+        # are sqlite-vec's own, and every row is in the same order
+        every = index.query.knn(q, n_vec, None)
+        assert len(every) == n_vec
+        assert all(abs(d - direct[cid]) < 1e-5 for cid, d in every)
+        assert [d for _, d in every] == sorted(d for _, d in every)
         assert index.store.meta("embedder") == "offline:hash-v3:512"
         assert index.store.meta("vector_store") == "plain"
 

@@ -246,3 +246,71 @@ def test_validation_never_crashes(text: str) -> None:
     errors, warnings = validate_topic_source("topics/fuzz.md", "---\n" + text + "\n---\nbody")
     assert isinstance(errors, list)
     assert isinstance(warnings, list)
+
+
+# ── the cache of each topic file's frontmatter ──
+def _topic_fields_in_a_fresh_process(root: Path) -> tuple[list[str], bool]:
+    """(the names of the topics a new process loads, whether it imported PyYAML)."""
+    code = (
+        "import sys, json\n"
+        "from autopoiesis.core.paths import MemoryRepo\n"
+        "from autopoiesis.topics.loader import load_topics\n"
+        f"ts = load_topics(MemoryRepo({str(root)!r}))\n"
+        "print(json.dumps([[t.name for t in ts.topics], 'yaml' in sys.modules]))\n"
+    )
+    import json
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    names, yaml_loaded = json.loads(out.stdout)
+    return names, yaml_loaded
+
+
+def test_topics_are_read_from_the_cache_without_yaml_and_an_edit_is_seen(
+    memory_repo: MemoryRepo,
+) -> None:
+    first, yaml_first = _topic_fields_in_a_fresh_process(memory_repo.root)
+    assert yaml_first and first  # nothing cached yet: every file parsed
+    cache = memory_repo.state_file("topics_cache", create=False)
+    assert cache.is_file()
+    again, yaml_again = _topic_fields_in_a_fresh_process(memory_repo.root)
+    assert again == first and not yaml_again
+    # an edit changes the file's hash: that file is parsed again, the edit is what loads
+    path = memory_repo.topics_dir / "github-pr-review.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("priority: high", "priority: low"))
+    by_name = load_topics(memory_repo).by_name()
+    assert by_name["github-pr-review"].priority == "low"
+    # a removed topic is gone, from the result and from the cache
+    path.unlink()
+    assert "github-pr-review" not in load_topics(memory_repo).by_name()
+    assert "github-pr-review" not in cache.read_text(encoding="utf-8")
+
+
+def test_a_broken_cache_is_ignored_and_a_cached_mapping_is_still_validated(
+    memory_repo: MemoryRepo,
+) -> None:
+    import json
+
+    expected = load_topics(memory_repo)
+    cache = memory_repo.state_file("topics_cache", create=False)
+    cache.write_text("{not json", encoding="utf-8")
+    assert load_topics(memory_repo).by_name().keys() == expected.by_name().keys()
+    # a cache entry whose fields are invalid for a topic is refused like the file would be
+    data = json.loads(cache.read_text(encoding="utf-8"))
+    entry = data["files"]["topics/github-pr-review.md"]
+    entry["fields"]["priority"] = "urgent-ish"
+    cache.write_text(json.dumps(data), encoding="utf-8")
+    got = load_topics(memory_repo)
+    assert "github-pr-review" not in got.by_name()
+    assert any("priority" in e for e in got.errors)
+
+
+def test_a_value_json_cannot_hold_is_parsed_each_time(memory_repo: MemoryRepo) -> None:
+    # YAML's .nan is a float JSON writes, but reads back as a value unequal to itself
+    (memory_repo.topics_dir / "odd.md").write_text(
+        topic_text("type: topic\ntriggers:\n  - {type: keyword, words: [zebra]}\ntags: [.nan]\n")
+    )
+    got = load_topics(memory_repo).by_name()
+    assert "odd" in got and got["odd"].tags == ("nan",)
+    cache = memory_repo.state_file("topics_cache", create=False).read_text(encoding="utf-8")
+    assert "topics/odd.md" not in cache and "topics/github-pr-review.md" in cache
+    assert load_topics(memory_repo).by_name()["odd"].tags == ("nan",)
