@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -223,6 +224,7 @@ def _big_repo(root: Path, transcripts: int, commits: int) -> None:
     """A memory repo whose history adds TRANSCRIPTS transcripts in COMMITS commits, built
     with `git fast-import` (the transcripts are in the real format; capturing 10,000
     sessions one by one would take most of an hour)."""
+    from autopoiesis.formats.transcript import TranscriptMeta, render_frontmatter
     from autopoiesis.memory.initialize import init_memory_repo
 
     init_memory_repo(root, build_index=False)
@@ -237,13 +239,13 @@ def _big_repo(root: Path, transcripts: int, commits: int) -> None:
         for k in range(per):
             n = c * per + k
             sid = f"ses_{n:06d}"
+            started = datetime(year, month, day, 10, k % 60, tzinfo=UTC)
+            meta = TranscriptMeta(
+                sid, started, started.replace(hour=11), channel="bench", status="closed"
+            )
             body = (
-                f"---\nsession_id: {sid}\nstarted: "
-                f"{year}-{month:02d}-{day:02d}T10:{k % 60:02d}:00Z\n"
-                f"ended: {year}-{month:02d}-{day:02d}T11:00:00Z\nstatus: closed\nchannel: "
-                "bench\nmessages: 2\n---\n\n"
-                f"# Session {n}\n\n## 10:{k % 60:02d} — user\n\nWhat did we decide about release "
-                f"{n % 97}?\n\n"
+                render_frontmatter(meta) + f"\n# Session {n}\n\n## 10:{k % 60:02d} — user\n\n"
+                f"What did we decide about release {n % 97}?\n\n"
                 f"## 10:{k % 60:02d} — agent\n\nWe roll back with the blue-green plan, release "
                 f"{n % 97}.\n"
             ).encode()

@@ -61,7 +61,6 @@ STATE_FILES = {
     "replay_dir": ("replay",),
     "worktrees_dir": ("worktrees",),
     "locks_dir": ("locks",),
-    "verify_record": ("verify", "record.json"),
     "session_index": ("cache", "session-index.json"),
     "verify_rewrites": ("verify", "rewrites.json"),
     "harness_log": ("logs", "harness.jsonl"),
@@ -73,6 +72,26 @@ STATE_FILES = {
     "daemon_socket": ("daemon", "serve.sock"),
     "session_watch": ("daemon", "sessions.json"),
 }
+
+# What this machine keeps about the repository in its git folder (`.git/autopoiesis/`,
+# shared by linked worktrees), by what it is: no cache (nothing rebuilds it from the files,
+# so deleting .autopoiesis/ keeps it), and nothing a clone, fetch, pull or commit carries.
+GIT_STATE_FILES = {
+    "approval": ("autopoiesis", "approved.json"),  # core/approval.py
+    "verify_record": ("autopoiesis", "verify.json"),  # git/verify.py: what was verified
+}
+
+
+def git_state_path(root: str | os.PathLike[str], name: str) -> Path:
+    """Where the repository at ROOT keeps GIT_STATE_FILES[NAME] (under .autopoiesis/ when
+    its .git cannot be read)."""
+    from autopoiesis.core.project import common_git_dir  # only when such a file is read
+
+    gitdir = common_git_dir(Path(root) / ".git")
+    return (gitdir if gitdir is not None else Path(root) / STATE_DIR).joinpath(
+        *GIT_STATE_FILES[name]
+    )
+
 
 # Category of a repo-relative path, as search and the compiler name them
 # (docs/design.md#index-schema).

@@ -292,3 +292,37 @@ def test_impossible_times_are_refused_with_a_timestamp_error(started: str) -> No
 
     with pytest.raises(TimestampError, match="started"):
         tf.parse(f"---\nsession_id: s\nstarted: {started}\n---\n\n# t\n")
+
+
+@settings(max_examples=300, deadline=None)
+@given(transcripts())
+def test_a_rendered_frontmatter_is_read_without_yaml_as_yaml_reads_it(t: tf.Transcript) -> None:
+    """parse_meta reads a frontmatter as render_frontmatter lays it out without YAML; what it
+    reads is what the YAML reader reads."""
+    from autopoiesis.core import frontmatter
+    from autopoiesis.formats.transcript_meta import _canonical_meta
+
+    source, _ = frontmatter.split(tf.render(t))
+    assert source is not None
+    fast = _canonical_meta(source, "t")
+    assert fast is not None
+    assert fast == tf.meta_from_mapping(frontmatter.parse_yaml(source), "t")
+
+
+@pytest.mark.parametrize(
+    "frontmatter_text",
+    [
+        "session_id: a\nstarted: 2026-02-16T18:45:00Z\nstatus: open\nstatus: closed\n",
+        "session_id: &x a\nstarted: 2026-02-16T18:45:00Z\n",
+        "session_id: a\nstarted: '2026-02-16T18:45:00Z'\nmodel: 1:30\n",
+        "session_id: a\nstarted: 2026-02-16T18:45:00Z\ntags: [x, y]\n",
+    ],
+    ids=["duplicate-key", "anchor", "quoted-and-sexagesimal", "flow-list"],
+)
+def test_any_other_frontmatter_is_read_by_yaml(frontmatter_text: str) -> None:
+    from autopoiesis.core import frontmatter
+    from autopoiesis.formats.transcript_meta import _canonical_meta
+
+    assert _canonical_meta(frontmatter_text, "t") is None
+    text = f"---\n{frontmatter_text}---\n\n# T\n"
+    assert tf.parse_meta(text) == tf.meta_from_mapping(frontmatter.parse_yaml(frontmatter_text))
