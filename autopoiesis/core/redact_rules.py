@@ -24,9 +24,11 @@ _PEM_TAIL = (
     r"\s+[A-Za-z0-9+/]{1,15}={0,2}(?=\s*-----END)"
     r"|[ \t]*\r?\n[ \t]*(?=[A-Za-z]*[0-9+/=])[A-Za-z0-9+/]{1,15}={0,2}(?=[ \t]*(?:\r?\n|\Z))"
 )
+# an OpenPGP armour's checksum line (`=Xk9q`) between the body and the footer
+_ARMOR_CRC = r"\s+=[A-Za-z0-9+/]{4}(?=\s*-----END)"
 _PEM = (
     r"-----BEGIN "
-    rf"{_PEM_LABEL}-----(?P<body>(?:\s*[A-Za-z][A-Za-z-]+:[^\n]*\n)*\s*{_B64RUN}(?:\s+{_B64RUN})*(?:{_PEM_TAIL})?)"
+    rf"{_PEM_LABEL}-----(?P<body>(?:\s*[A-Za-z][A-Za-z-]+:[^\n]*\n)*\s*{_B64RUN}(?:\s+{_B64RUN})*(?:{_PEM_TAIL})?(?:{_ARMOR_CRC})?)"
     rf"(?:\s*-----END {_PEM_LABEL}-----)?"
 )
 # The value of an assignment: quoted, or a bare run that stops at whitespace, a quote, a

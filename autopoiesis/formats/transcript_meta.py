@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -30,6 +30,27 @@ def _opt_line(value: object, limit: int = 300) -> str | None:
     return (one_line(value, limit) or None) if value is not None else None
 
 
+def set_normalised(obj: Any, values: dict[str, Any]) -> None:
+    """Set each field of OBJ (a frozen value of the format) to its normalised VALUE (one
+    line, cut to its limit), keeping what it was given, where that differs, in `_given`:
+    transcript.map_text (redaction) reads what was given, then normalises, so no secret is
+    cut in two by a field's limit, or flattened out of the lines it is found by (a PEM
+    block), before the redactor has seen it whole."""
+    given: dict[str, Any] | None = None
+    for name, value in values.items():
+        before = getattr(obj, name)
+        if value != before:
+            given = given or {}
+            given[name] = before
+        object.__setattr__(obj, name, value)
+    object.__setattr__(obj, "_given", given)
+
+
+def given_field() -> Any:
+    """The field `_given` of a value set_normalised sets (not compared, not shown)."""
+    return field(default=None, init=False, repr=False, compare=False)
+
+
 def validate_session_id(session_id: Any) -> str:
     if not isinstance(session_id, str) or not session_id:
         raise TranscriptFormatError("session_id must be a non-empty string like ses_a1b2c3d4.")
@@ -51,11 +72,17 @@ class KnowledgeChangeRef:
     path: str
     action: str
     summary: str = ""
+    _given: dict[str, Any] | None = given_field()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "path", _line(self.path, 500))
-        object.__setattr__(self, "action", _line(self.action, 40))
-        object.__setattr__(self, "summary", _line(self.summary))
+        set_normalised(
+            self,
+            {
+                "path": _line(self.path, 500),
+                "action": _line(self.action, 40),
+                "summary": _line(self.summary),
+            },
+        )
 
 
 @dataclass(frozen=True)
@@ -78,15 +105,21 @@ class TranscriptMeta:
     continues: str | None = None  # the repo-relative path of the part before this one
     project: str | None = None  # the slug of the session's project (core/project.py)
     cwd: str | None = None  # the working folder the session ran in, when the harness says
+    _given: dict[str, Any] | None = given_field()
 
     def __post_init__(self) -> None:
-        for key in ("model", "channel", "topic", "source"):
-            object.__setattr__(self, key, _opt_line(getattr(self, key)))
+        set_normalised(
+            self,
+            {
+                **{key: _opt_line(getattr(self, key)) for key in ("model", "channel", "topic")},
+                "source": _opt_line(self.source),
+                "cwd": _opt_line(self.cwd, 1000),
+                "tags": tuple(_line(t, 100) for t in self.tags),
+            },
+        )
         if self.project is not None:
             # A slug names a folder under knowledge/projects/; one that slugs to nothing is none.
             object.__setattr__(self, "project", project_slug(str(self.project)) or None)
-        object.__setattr__(self, "cwd", _opt_line(self.cwd, 1000))
-        object.__setattr__(self, "tags", tuple(_line(t, 100) for t in self.tags))
         if self.parent_session is not None:
             validate_session_id(self.parent_session)
         if isinstance(self.part, bool) or not isinstance(self.part, int) or self.part < 1:

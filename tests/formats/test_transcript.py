@@ -326,3 +326,33 @@ def test_any_other_frontmatter_is_read_by_yaml(frontmatter_text: str) -> None:
     assert _canonical_meta(frontmatter_text, "t") is None
     text = f"---\n{frontmatter_text}---\n\n# T\n"
     assert tf.parse_meta(text) == tf.meta_from_mapping(frontmatter.parse_yaml(frontmatter_text))
+
+
+KEY = "ghp_" + "Q7vLm2Xc9RtK4pWz8NbY3HdJ6FsA1GeU5oIy"  # a GitHub token's shape (fake)
+PGP = (
+    "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGXq2r0BCAC7wZf1k3Xq9PmN2vR8sT4uY6hJ0kL3aB5cD7eF9gH1iJ2kL4mN\n"
+    + "\n".join("Zm9vYmFyYmF6cXV4" * 4 for _ in range(6))
+    + "\n=Xk9q\n-----END PGP PRIVATE KEY BLOCK-----"
+)
+
+
+def _heads(secret: str, text: str) -> list[str]:
+    return [secret[:n] for n in range(12, len(secret) + 1) if secret[:n] in text]
+
+
+def test_a_one_line_field_is_redacted_whole_before_it_is_cut_or_flattened() -> None:
+    """A field is cut to its limit and flattened to one line when its value is built; the
+    redaction (map_text) reads what the field was given, so a key across the cut keeps no
+    head, and a key block said in a one-line field goes whole."""
+    from autopoiesis.core.redact import Redactor
+
+    call = tf.ToolCall("exec", "x" * 280 + " " + KEY, None)
+    assert KEY[:12] in call.args  # the cut keeps 19 characters of it
+    redacted = tf.map_text(call.with_result("ok " + KEY), Redactor().redact)
+    assert _heads(KEY, redacted.args) == [] and redacted.result == "ok [redacted:github_token]"
+    assert len(redacted.args) <= 300
+    meta = tf.TranscriptMeta("ses_1", T0, model=PGP, topic="notes " + PGP, tags=(KEY * 3,))
+    safe = tf.map_text(meta, Redactor().redact)
+    assert "PRIVATE KEY" not in (safe.model or "") + (safe.topic or "")
+    assert "lQOYBGXq2r0B" not in tf.render_frontmatter(safe)
+    assert _heads(KEY, safe.tags[0]) == []
