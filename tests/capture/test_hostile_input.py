@@ -649,6 +649,48 @@ def test_a_transcript_cut_mid_utf8_at_its_tail_is_recovered(memory_repo: MemoryR
     assert tf.render(tf.parse(text)) == text
 
 
+LONG_LINE_SCRIPT = textwrap.dedent("""
+    import json, resource, sys
+    from autopoiesis.capture.stream import process_stream
+    from autopoiesis.core.paths import MemoryRepo
+    repo = MemoryRepo(sys.argv[1])
+    repo.config
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    report = process_stream(repo, sys.stdin.buffer)
+    grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    print(json.dumps({"refused": report.refused, "closed": [c.path for c in report.closed], "grew_kb": grew}))
+""")
+
+
+@pytest.mark.slow
+def test_a_line_past_the_cap_is_refused_without_holding_it_and_the_rest_is_kept(
+    memory_repo: MemoryRepo,
+) -> None:
+    """A 64 MB event line is read through in pieces and refused with its size; the events
+    around it are kept, and the process grows by about the cap, not by the line."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LONG_LINE_SCRIPT, str(memory_repo.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(line(start("big1")) + line(msg("before the long line")))
+    proc.stdin.write(b'{"event": "message", "role": "user", "content": "')
+    chunk = b"y" * (1 << 20)
+    for _ in range(64):
+        proc.stdin.write(chunk)
+    proc.stdin.write(b'"}\n' + line(msg("after the long line")) + line({"event": "session_end"}))
+    proc.stdin.close()
+    out = json.loads(proc.stdout.read() if proc.stdout else b"{}")
+    assert proc.wait() == 0
+    (refused,) = out["refused"]
+    assert refused.startswith("line 3: 67108916 bytes, over the cap of 9437184")
+    text = (memory_repo.root / out["closed"][0]).read_text()
+    assert "before the long line" in text and "after the long line" in text
+    assert out["grew_kb"] < 40 * 1024, out["grew_kb"]
+
+
 # ── 4. disk full ──
 FULL_DISK_SCRIPT = textwrap.dedent("""
     import json, resource, signal, sys
