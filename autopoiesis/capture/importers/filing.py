@@ -20,12 +20,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from autopoiesis.capture.importers.base import ImportReport
-from autopoiesis.core.paths import MemoryRepo, atomic_write_many
+from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo, atomic_write_many
 from autopoiesis.core.redact import marker_kinds
 from autopoiesis.errors import GitError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.formats.transcript_files import SessionIndex, session_parts
 from autopoiesis.git.repo import MemoryGit
+from autopoiesis.git.runner import uncommitted
 
 
 def file_sessions(
@@ -38,6 +39,7 @@ def file_sessions(
     index = SessionIndex.load(repo)
     written: list[str] = []
     pending: list[tuple[str, tf.Transcript]] = []
+    seen_before = len(report.skipped_duplicates)
     for t in transcripts:
         if any(p.meta.session_id == t.meta.session_id for _, p in pending):
             _write(repo, index, pending, written, report)
@@ -55,8 +57,35 @@ def file_sessions(
     _write(repo, index, pending, written, report)
     index.save()
     report.imported.extend(written)
+    never_committed = _never_committed(repo, report, seen_before, commit=commit)
+    if commit:
+        report.imported.extend(never_committed)
+        written.extend(never_committed)
     if commit and written:
         _commit(repo, written, report)
+
+
+def _never_committed(
+    repo: MemoryRepo, report: ImportReport, since: int, *, commit: bool
+) -> list[str]:
+    """Of the re-imports REPORT skipped from entry SINCE on, the files an earlier import
+    wrote but never committed (a full disk, a commit git refused): not "already
+    imported", but still to commit. Taken out of the skipped, with a warning."""
+    skipped = report.skipped_duplicates[since:]
+    if not skipped:
+        return []
+    waiting = set(uncommitted(repo.root, [CONVERSATIONS_DIR]))
+    found = [rel for rel in skipped if rel in waiting]
+    if found:
+        report.skipped_duplicates[since:] = [rel for rel in skipped if rel not in waiting]
+        what = "committed with this import" if commit else "`autopoiesis commit` commits them"
+        report.warnings.append(
+            f"{len(found)} transcript{'s' if len(found) != 1 else ''} an earlier import wrote "
+            f"but never committed (a full disk, a commit git refused), {what}: "
+            + ", ".join(found[:5])
+            + (" ..." if len(found) > 5 else "")
+        )
+    return found
 
 
 def _write(
