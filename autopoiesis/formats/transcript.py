@@ -491,6 +491,17 @@ def title_from_slug(slug: str, session_id: str) -> str:
     return slug.replace("-", " ").title() if slug else f"Session {session_id}"
 
 
+def name_forms(text: str) -> tuple[str, ...]:
+    """The forms TEXT takes, besides itself, where a transcript is named after it (its
+    first message or topic): its slug in the file name (whole, and cut as a name is) and
+    the words of that slug in the title. `forget` removes these too: a string said first in
+    a session is also in its name, lowercased, and in its title, title-cased."""
+    forms = []
+    for slug in dict.fromkeys((slugify(text, 1000), slugify(text))):
+        forms += [slug, title_from_slug(slug, "")] if slug else []
+    return tuple(f for f in dict.fromkeys(forms) if f != text and len(f) >= 6)
+
+
 # ── bytes on disk ──
 def encode(text: str) -> bytes:
     """TEXT (a rendered transcript or part of one) as the bytes to write: the one place
