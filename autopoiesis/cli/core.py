@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from autopoiesis.cli._common import echo_json, fail, get_memory, get_repo, parse_date_option, warn
+from autopoiesis.cli._progress import quiet_option
 
 
 def register(app: typer.Typer) -> None:
@@ -158,20 +159,24 @@ def import_(
         help="auto (detected per file) or a format name (a wrong one lists them).",
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """File finished sessions as transcripts, each under its own date."""
     from autopoiesis.capture.importers import format_names
+    from autopoiesis.capture.importers.summary import summarize
+    from autopoiesis.cli._progress import progress_bar
 
     if format not in format_names():
         raise fail(f"unknown format {format!r}; use one of {', '.join(format_names())}.", 2)
-    report = get_memory(ctx).import_files(files, format)
+    memory = get_memory(ctx)
+    with progress_bar("importing", "files", quiet=quiet or json_out) as progress:
+        report = memory.import_files(files, format, progress=progress)
     if json_out:
-        echo_json(report.__dict__)
+        echo_json({**report.__dict__, "summary": summarize(report.warnings)})
     else:
-        for w in report.warnings:
-            warn(w)
-        if report.bad_lines:
-            warn(f"{report.bad_lines} malformed lines skipped; every good line was kept")
+        if not quiet:
+            for w in summarize(report.warnings):
+                warn(w)
         for p in report.imported:
             typer.echo(f"imported {p}")
         for p in report.skipped_duplicates:

@@ -9,7 +9,6 @@ imports numpy, scikit-learn or openai unless the configured embedder needs them.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from autopoiesis.cli._common import (
     project_option,
     warn,
 )
+from autopoiesis.cli._progress import quiet_option
 from autopoiesis.errors import AutopoiesisError
 
 
@@ -186,28 +186,26 @@ def projects(
         )
 
 
-def index_rebuild(ctx: typer.Context) -> None:
+def index_rebuild(
+    ctx: typer.Context,
+    quiet: bool = quiet_option(),
+) -> None:
     """Rebuild memory.db from the files (safe at any time; the embedding cache is kept)."""
+    from autopoiesis.cli._progress import progress_bar
+    from autopoiesis.core.text import counted
     from autopoiesis.index import SearchIndex
 
     repo = get_repo(ctx)
     with SearchIndex(repo) as index:
-        for w in index.warnings:
-            warn(w)
-        total = max(1, sum(1 for _ in repo.iter_markdown()))
-        with typer.progressbar(length=total, label="indexing", file=sys.stderr) as bar:
-            done = [0]
-
-            def progress(n: int, _total: int) -> None:
-                bar.update(n - done[0])
-                done[0] = n
-
+        warnings = list(index.warnings)
+        with progress_bar("indexing", "files", quiet=quiet) as progress:
             report = index.rebuild_full(progress=progress)
-    for w in report.warnings:
-        warn(w)
+    if not quiet:
+        for w in [*warnings, *report.warnings]:
+            warn(w)
     typer.echo(
-        f"indexed {report.indexed} files ({report.embedded} chunks embedded, the rest from the "
-        f"cache) in {report.seconds:.2f} s"
+        f"indexed {counted(report.indexed, 'file')} ({counted(report.embedded, 'chunk')} embedded, "
+        f"the rest from the cache) in {report.seconds:.2f} s"
     )
 
 

@@ -193,8 +193,11 @@ class KnowledgeExtractor(LLMStage):
         use_llm: bool | None = None,
         now: Callable[[], datetime] = utc_now,
         log_repo: MemoryRepo | None = None,
+        progress: Progress | None = None,
     ):
         self.repo = repo
+        # (transcripts done, of how many, the last one) after each wave of a run
+        self.progress = progress
         self.registry = registry or default_registry()
         self.model = model
         self._init_llm(llm)
@@ -402,6 +405,8 @@ class KnowledgeExtractor(LLMStage):
                     wave, self._extract_all(wave), acc, done, now, fallback_now=fallback_now
                 )
                 wave = []
+                if self.progress is not None:
+                    self.progress(i + 1, len(ordered), src.path)
 
     def _with_context(self, src: SourceTranscript) -> SourceTranscript:
         """SRC with what the repo already knows about it: the people it has files for,

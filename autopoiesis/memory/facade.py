@@ -141,12 +141,18 @@ class Memory:
         return recover_abandoned(self.repo, commit=self.config.git.auto_commit)
 
     def import_files(
-        self, paths: Iterable[str | os.PathLike[str]], fmt: str = "auto", *, commit: bool = True
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        fmt: str = "auto",
+        *,
+        commit: bool = True,
+        progress: Callable[[int, int], None] | None = None,
     ) -> ImportReport:
-        """File finished session logs as transcripts (capture.importers.import_files)."""
+        """File finished session logs as transcripts (capture.importers.import_files);
+        PROGRESS(done, total) after each file read."""
         from autopoiesis.capture.importers import import_files
 
-        return import_files(self.repo, paths, fmt, commit=commit)
+        return import_files(self.repo, paths, fmt, commit=commit, progress=progress)
 
     # ── search ──
     def open_index(self, *, many_searches: bool = False) -> SearchIndex | None:
@@ -297,18 +303,23 @@ class Memory:
         force: bool = False,
         commit: bool = True,
         llm: LLMClient | None = None,
+        progress: Callable[[int, int, str], None] | None = None,
     ) -> Extraction:
         """Run the extractors on TRANSCRIPTS, or (PENDING) on every transcript not yet
-        extracted plus the retries that are due, and commit what they wrote."""
+        extracted plus the retries that are due, and commit what they wrote.
+        PROGRESS(done, total, transcript) as transcripts are done."""
         from autopoiesis.knowledge.extract import KnowledgeExtractor
 
-        with KnowledgeExtractor(self.repo, llm=llm) as ex:
+        with KnowledgeExtractor(self.repo, llm=llm, progress=progress if pending else None) as ex:
             if pending:
                 report = ex.extract_pending(extractors)
             else:
-                report = _merged(
-                    [ex.extract_from_session(t, extractors, force=force) for t in transcripts]
-                )
+                reports = []
+                for t in transcripts:
+                    reports.append(ex.extract_from_session(t, extractors, force=force))
+                    if progress is not None:
+                        progress(len(reports), len(transcripts), str(t))
+                report = _merged(reports)
             sha = ex.commit(report, summarize=self.summarizer(llm)) if commit else None
             notice = getattr(ex._llm, "notice", None)
             retries = [r.next_retry_at for r in ex.state.rows("pending") if r.next_retry_at]
