@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from autopoiesis.knowledge.replay import Comparison, ReplayResult
     from autopoiesis.llm import LLMClient
     from autopoiesis.memory.forget import ForgetReport
+    from autopoiesis.memory.health import Diagnosis, Status
     from autopoiesis.memory.projects import ProjectCount
     from autopoiesis.memory.sync_report import SyncReport
     from autopoiesis.topics.pipeline import TopicActivation, WatcherPipeline
@@ -437,6 +438,31 @@ class Memory:
 
                 raise GitError(f"There is no branch {branch!r}; `git branch` lists them.")
         return verify(self.repo, ref=ref, full=full, accept=accept)
+
+    # ── health ──
+    def status(self, only: Sequence[str] | None = None) -> Status:
+        """What the memory holds: sessions per harness, project and day, knowledge per
+        kind, extraction and pending work, the index, the daemon, the remote (every
+        registered status part, core.health; ONLY: just these). `.to_dict()` for JSON,
+        `.lines()` for a person."""
+        from autopoiesis.memory.health import status
+
+        return status(self, only)
+
+    def doctor(self, only: Sequence[str] | None = None) -> Diagnosis:
+        """Every registered check (core.health): the search machinery, the index, the
+        history, the git hooks, the harness integrations, the daemon, the remote (ONLY:
+        just these). `.ok` is False when one found a problem."""
+        from autopoiesis.memory.health import diagnose
+
+        return diagnose(self, only)
+
+    def index_status(self, *, integrity: bool = False) -> dict[str, Any]:
+        """memory.db against the files (rows, chunks, commit, freshness; with INTEGRITY,
+        SQLite's quick_check)."""
+        from autopoiesis.memory.health_parts import index_facts
+
+        return index_facts(self.repo, integrity=integrity)
 
 
 def _merged(reports: list[ExtractionReport]) -> ExtractionReport:
