@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from autopoiesis.llm import LLMClient
     from autopoiesis.memory.forget import ForgetReport
     from autopoiesis.memory.health import Diagnosis, Status
+    from autopoiesis.memory.identity import IdentityUpdate
     from autopoiesis.memory.projects import ProjectCount
     from autopoiesis.memory.sync_report import SyncReport
     from autopoiesis.topics.pipeline import TopicActivation, WatcherPipeline
@@ -438,6 +439,20 @@ class Memory:
 
                 raise GitError(f"There is no branch {branch!r}; `git branch` lists them.")
         return verify(self.repo, ref=ref, full=full, accept=accept)
+
+    # ── identity ──
+    def identity_is_template(self) -> bool:
+        """Whether knowledge/identity/USER.md is still the template of a new memory."""
+        from autopoiesis.memory.identity import is_template
+
+        return is_template(self.repo)
+
+    def fill_identity(self, values: dict[str, str | None]) -> IdentityUpdate:
+        """Write who the user is into USER.md (name, role, timezone, preferences; a blank
+        value leaves its line) and commit it (memory/identity.py)."""
+        from autopoiesis.memory.identity import fill_user
+
+        return fill_user(self.repo, values)
 
     # ── health ──
     def status(self, only: Sequence[str] | None = None) -> Status:

@@ -17,6 +17,16 @@ from autopoiesis.memory import Memory
 from tests.conftest import Cli, Git
 
 
+@pytest.fixture(autouse=True)
+def _own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A HOME of this test's own: the settings it writes there stay out of other tests'."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+
+
 def _claude_log(path: Path, session: str, day: str) -> Path:
     lines = [
         {

@@ -222,3 +222,42 @@ def uninstall_claude_code(settings: Path) -> IntegrationReport:
             data.pop("hooks", None)
         write_settings(settings, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return report
+
+
+# where `integrate claude-code` writes, by the scope asked for: the hooks' settings file,
+# and the MCP scope of Claude Code (mcp_config.SCOPES)
+INTEGRATION_SCOPES = {"local": "local", "shared": "project", "user": "user"}
+
+
+def integrate_claude_code(
+    repo: MemoryRepo | None,
+    *,
+    project: str | os.PathLike[str] | None = None,
+    scope: str = "local",
+    mcp: bool = True,
+    budget: int | None = None,
+    python: str | None = None,
+    uninstall: bool = False,
+) -> list[IntegrationReport]:
+    """Install (or with UNINSTALL remove) the hooks and the MCP server for SCOPE: `local`
+    (PROJECT's settings.local.json and Claude Code's local MCP scope: yours alone, the
+    right place for this machine's paths), `shared` (PROJECT's settings.json and
+    .mcp.json, in the project's git for everyone) or `user` (every project of this user).
+    REPO may be None only to uninstall."""
+    from autopoiesis.integrations.claude_code import mcp_config
+
+    if scope not in INTEGRATION_SCOPES:
+        raise ValueError(f"unknown scope {scope!r}; use one of {', '.join(INTEGRATION_SCOPES)}")
+    settings = claude_settings_path(project=project, user=scope == "user", local=scope == "local")
+    folder = Path.cwd() if scope == "user" else project_folder(project)
+    mcp_path, keys = mcp_config.mcp_location(INTEGRATION_SCOPES[scope], folder)
+    if uninstall:
+        reports = [uninstall_claude_code(settings)]
+        if mcp:
+            reports.append(mcp_config.uninstall_mcp(mcp_path, keys))
+        return reports
+    assert repo is not None
+    reports = [install_claude_code(repo, settings, budget=budget, python=python)]
+    if mcp:
+        reports.append(mcp_config.install_mcp(repo, mcp_path, keys, python=python))
+    return reports

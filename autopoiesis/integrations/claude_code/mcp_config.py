@@ -144,5 +144,19 @@ def uninstall_mcp(path: Path, keys: tuple[str, ...]) -> IntegrationReport:
         return report
     del servers[SERVER_NAME]
     report.removed.append("MCP server")
-    write_settings(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    _prune(data, keys)
+    if not data and path.name == ".mcp.json":  # it held our server alone: gone with it
+        path.unlink()
+    else:
+        write_settings(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return report
+
+
+def _prune(data: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """Drop the objects along KEYS that removing our entry left empty, deepest first."""
+    for depth in range(len(keys), 0, -1):
+        node: Any = data
+        for key in keys[: depth - 1]:
+            node = node.get(key)
+        if isinstance(node, dict) and node.get(keys[depth - 1]) == {}:
+            del node[keys[depth - 1]]
