@@ -67,6 +67,8 @@ def forget(
             )
         secret = sys.stdin.read().rstrip("\r\n")
     memory = get_memory(ctx)
+    if transcript is not None:
+        transcript = memory.repo.typed(transcript)
     plan = plan_forget(
         memory.repo, text=secret, transcript=transcript, ignore_case=ignore_case, force=force
     )

@@ -65,9 +65,10 @@ def extract(
             "name transcripts to extract, or pass --pending for everything not yet extracted.", 2
         )
     memory = get_memory(ctx)
+    transcripts = [memory.repo.typed(t) for t in transcripts or ()]
     with progress_bar("extracting", "transcripts", quiet=quiet or as_json) as progress:
         report, sha, notice, _ = memory.extract(
-            transcripts or (),
+            transcripts,
             pending=pending,
             force=force,
             extractors=_names(extractors),

@@ -22,6 +22,7 @@ from autopoiesis.cli._common import (
     warn,
 )
 from autopoiesis.cli._progress import quiet_option
+from autopoiesis.core.text import counted, noun
 
 
 def register(app: typer.Typer) -> None:
@@ -36,23 +37,39 @@ def register(app: typer.Typer) -> None:
 
 
 def _result_line(r: Any, explain: bool) -> str:
-    flag = " [archived]" if r.archived else ""
-    project = f", {r.project}" if r.project else ""
-    when = f"  {r.turn_time}" if r.turn_time else ""
-    out = (
-        f"{r.score:.4f}  {r.path}:{r.start_line}-{r.end_line}  ({r.category}{project}){flag}"
-        f"{when}\n    "
-        f"{r.snippet}"
+    where = ", ".join(x for x in (r.category, r.project, r.date) if x)
+    flags = (" [archived]" if r.archived else "") + (
+        "  (weak: no word of the query in it)" if r.weak else ""
     )
+    out = f"{r.score:.4f}  {r.path}:{r.start_line}-{r.end_line}  ({where}){flags}\n    {r.snippet}"
     if explain and r.explain:
         e = r.explain
         out += (
             f"\n    explain: merge={e['merge']} nth_in_file={e['nth_in_file']} "
-            f"chunk_score={e['chunk_score']}"
-            f" bm25={e['bm25']} (rank {e['bm25_rank']}) "
-            f"vector_similarity={e['vector_similarity']} (rank {e['vector_rank']})"
+            f"chunk_score={e['chunk_score']} "
+            + _evidence("bm25", e["bm25"], e["bm25_rank"], "no word of the query")
+            + " "
+            + _evidence(
+                "vector_similarity",
+                e["vector_similarity"],
+                e["vector_rank"],
+                "not among the nearest",
+            )
         )
     return out
+
+
+def _evidence(name: str, value: Any, rank: Any, missing: str) -> str:
+    return f"{name}={value} (rank {rank})" if value is not None else f"{name}: {missing}"
+
+
+def _weak_notice(results: list[Any]) -> str | None:
+    if results and all(r.weak for r in results):
+        return (
+            "no result holds a word of the query; these are only the nearest by meaning, and "
+            "none is close. Try other words, or `--mode bm25` for exact words only."
+        )
+    return None
 
 
 def search(
@@ -153,6 +170,9 @@ def search(
         return
     for r in outcome.results:
         typer.echo(_result_line(r, explain))
+    weak = _weak_notice(outcome.results)
+    if weak:
+        warn(weak)
 
 
 def projects(
@@ -178,8 +198,9 @@ def projects(
     for p in found:
         mark = "*" if p.name == here else " "
         typer.echo(
-            f"{mark} {p.name:<{width}}  {p.transcripts:>5} transcripts  "
-            f"{p.knowledge_files:>4} knowledge files"
+            f"{mark} {p.name:<{width}}  {p.transcripts:>5} "
+            f"{noun(p.transcripts, 'transcript'):<11}  "
+            f"{p.knowledge_files:>4} knowledge {noun(p.knowledge_files, 'file')}"
         )
 
 
@@ -216,14 +237,14 @@ def index_status(
         return
     if not data["exists"]:
         typer.echo(
-            f"no index ({data['db_path']}); {data['files_in_repo']} files to index: run "
+            f"no index ({data['db_path']}); {counted(data['files_in_repo'], 'file')} to index: run "
             "`autopoiesis index rebuild`."
         )
         return
     typer.echo(f"index      {data['db_path']}")
     typer.echo(
         f"files      {data['files_indexed']} indexed / {data['files_in_repo']} in the repo "
-        f"({data['chunks']} chunks)"
+        f"({counted(data['chunks'], 'chunk')})"
     )
     typer.echo(
         f"commit     {data['head_indexed'][:10] or '-'} indexed, HEAD "
@@ -233,7 +254,7 @@ def index_status(
         f"embedder   {data['embedder']} ({data['dimensions']} dimensions), chunker "
         f"v{data['chunker_version']}"
     )
-    stale = f"no (the next search catches up; {data['stale_count']} files differ)"
+    stale = f"no (the next search catches up; {counted(data['stale_count'], 'file')} differ)"
     typer.echo(f"fresh      {'yes' if data['fresh'] else stale}")
     if data.get("integrity", "ok") != "ok":
         typer.echo(f"integrity  CORRUPT ({data['integrity']}): run `autopoiesis index rebuild`")

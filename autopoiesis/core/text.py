@@ -151,10 +151,15 @@ def one_line(text: object, limit: int = ONE_LINE_MAX) -> str:
     return flat
 
 
+def noun(n: int, singular: str, plural: str | None = None) -> str:
+    """The noun in the number N asks for: SINGULAR for 1, else PLURAL (default SINGULAR+s)."""
+    return singular if n == 1 else (plural or singular + "s")
+
+
 def counted(n: int, singular: str, plural: str | None = None) -> str:
     """N and the noun in its number: "1 file", "3 files", "0 files" (PLURAL when the noun
     does not take an -s: counted(2, "entry", "entries"))."""
-    return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"
+    return f"{n:,} {noun(n, singular, plural)}"
 
 
 def slugify(text: str, max_len: int = 60) -> str:

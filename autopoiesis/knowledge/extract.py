@@ -41,6 +41,7 @@ from typing import Any
 from autopoiesis.core.clock import utc_now
 from autopoiesis.core.events import EventLog
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo
+from autopoiesis.core.text import counted
 from autopoiesis.errors import (
     AutopoiesisError,
     ChangeRejectedError,
@@ -97,10 +98,11 @@ class ExtractionReport:
 
     def summary(self) -> str:
         parts = [
-            f"{len(self.processed)} extraction(s) over {len(self.transcripts)} transcript(s)",
-            f"{self.added} entries added",
+            f"{counted(len(self.processed), 'extraction')} over "
+            f"{counted(len(self.transcripts), 'transcript')}",
+            f"{counted(self.added, 'entry', 'entries')} added",
             f"{self.superseded} superseded",
-            f"{self.duplicates} duplicates skipped",
+            f"{counted(self.duplicates, 'duplicate')} skipped",
         ]
         if self.already_done:
             parts.append(f"{self.already_done} already done")
