@@ -73,3 +73,26 @@ def test_counts_read_as_english(memory_repo: MemoryRepo, cli: Cli, tmp_path: Pat
     assert "1 transcript," in out or "1 transcript " in out
     for internal in ("1 transcripts", "1 sessions", "(s)", "None", "Errno"):
         assert internal not in out, internal
+
+
+def test_an_annotated_tag_on_a_machine_with_no_git_identity(
+    memory_repo: MemoryRepo, cli: Cli, monkeypatch, tmp_path: Path
+) -> None:
+    """A tagger is needed as a committer is: the runner's fallback identity serves both
+    (before, GitPython's error escaped as a traceback)."""
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("EMAIL", "")
+    r = cli("tag", "milestone", "first", "-m", "the first milestone", repo=memory_repo)
+    assert r.returncode == 0, r.stderr
+    assert "tagged memory/milestone/first" in r.stdout and "Traceback" not in r.stderr
+
+
+def test_a_missing_question_set_is_no_such_file(
+    memory_repo: MemoryRepo, cli: Cli, tmp_path: Path
+) -> None:
+    r = cli("eval", str(tmp_path / "nope.jsonl"), repo=memory_repo)
+    assert r.returncode != 0
+    assert f"cannot read the question set {tmp_path / 'nope.jsonl'}: no such file." in r.stderr
+    assert "Errno" not in r.stderr
