@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from autopoiesis.errors import AutopoiesisError
+from autopoiesis.errors import AutopoiesisError, InvalidArgumentError
 from autopoiesis.formats import knowledge as kf
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def locate(memory: Memory, git: MemoryGit, entry_id: str, path: str | None) -> l
     """The lines holding the entry ENTRY_ID: in PATH when given, else wherever `git grep`
     finds it in knowledge/ (the canonical entry and the lines that restate it)."""
     if not kf.ENTRY_ID_RE.match(entry_id):
-        raise AutopoiesisError(f"{entry_id!r} is not an entry id (YYYYMMDD-HHMM-xxxxxx).")
+        raise InvalidArgumentError(f"{entry_id!r} is not an entry id (YYYYMMDD-HHMM-xxxxxx).")
     paths = [path] if path else sorted(_grep(git, f"{{id: {entry_id}}}"), key=_canonical_first)
     found = []
     for p in paths:

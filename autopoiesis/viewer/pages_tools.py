@@ -129,7 +129,9 @@ def compare(request: Request) -> Response:
     values: dict[str, Any] = {"refs": refs, "a": a, "b": b, "qname": qname}
     values.update(questions=sorted(v.questions), comparison=None, jobs=None, charts=[])
     if a and b:
-        values["comparison"] = v.memory.compare(a, b)
+        comparison = v.memory.compare(a, b)
+        values["comparison"] = comparison
+        values["changed"] = [row for row in comparison.per_category if row[1] or row[2]]
         if qname:
             shas = [
                 v.git.run("rev-parse", "--verify", f"{r}^{{commit}}").stdout.strip() for r in (a, b)

@@ -46,6 +46,7 @@ class Job:
     state: str = "running"  # running | done | failed
     report: EvalReport | None = None
     error: str = ""
+    finished: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass
@@ -63,7 +64,9 @@ class EvalJobs:
         try:
             mtime = path.stat().st_mtime_ns
         except OSError as exc:
-            return Job("failed", error=f"cannot read the question set {path}: {exc.strerror}")
+            job = Job("failed", error=f"cannot read the question set {path}: {exc.strerror}")
+            job.finished.set()
+            return job
         key = (sha, name, mtime)
         with self.lock:
             job = self.jobs.get(key)
@@ -84,6 +87,8 @@ class EvalJobs:
             job.error, job.state = str(exc), "failed"
         except Exception as exc:  # shown on the page; the server goes on
             job.error, job.state = f"{type(exc).__name__}: {exc}", "failed"
+        finally:
+            job.finished.set()
 
 
 def by_kind(report: EvalReport, budget: int, figure: str) -> dict[str, float | None]:
