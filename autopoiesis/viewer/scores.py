@@ -64,18 +64,18 @@ class EvalJobs:
         try:
             mtime = path.stat().st_mtime_ns
         except OSError as exc:
-            job = Job("failed", error=f"cannot read the question set {path}: {exc.strerror}")
-            job.finished.set()
-            return job
+            failed = Job("failed", error=f"cannot read the question set {path}: {exc.strerror}")
+            failed.finished.set()
+            return failed
         key = (sha, name, mtime)
         with self.lock:
-            job = self.jobs.get(key)
-            if job is None:
-                job = self.jobs[key] = Job()
+            found = self.jobs.get(key)
+            if found is None:
+                found = self.jobs[key] = Job()
                 threading.Thread(
-                    target=self._run, args=(job, sha, path), name=f"eval-{sha[:8]}", daemon=True
+                    target=self._run, args=(found, sha, path), name=f"eval-{sha[:8]}", daemon=True
                 ).start()
-        return job
+        return found
 
     def _run(self, job: Job, sha: str, path: Path) -> None:
         from autopoiesis.eval.evaluate import evaluate, load_questions

@@ -12,9 +12,9 @@ pytest.importorskip(
     "jinja2", reason="the viewer extra is not installed: pip install -e '.[viewer]'"
 )
 
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from tests.viewer.build import build  # noqa: E402
+from tests.viewer.build import build
 
 TOKEN = "test-token-0123456789abcdef"
 PORT = 8765
