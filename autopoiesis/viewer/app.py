@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from autopoiesis.git.repo import MemoryGit
     from autopoiesis.memory import Memory
+    from autopoiesis.viewer.health import HealthMonitor
     from autopoiesis.viewer.scores import EvalJobs
     from autopoiesis.viewer.sessions import SessionCatalog
 
@@ -59,6 +60,7 @@ class Viewer:
     _catalog: SessionCatalog | None = None
     _git: MemoryGit | None = None
     _jobs: EvalJobs | None = None
+    _comparisons: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     @property
     def catalog(self) -> SessionCatalog:
@@ -84,15 +86,51 @@ class Viewer:
             self._jobs = EvalJobs(self.memory, self.questions)
         return self._jobs
 
-    def head(self) -> str:
-        proc = self.git.run("rev-parse", "-q", "--verify", "HEAD", check=False)
-        return proc.stdout.strip()
+    @functools.cached_property
+    def health(self) -> HealthMonitor:
+        from autopoiesis.viewer.health import HealthMonitor
+
+        return HealthMonitor(self.memory)
+
+    def compared(self, sha_a: str, sha_b: str, compute: Callable[[], Any]) -> Any:
+        """COMPUTE()'s comparison of the commits SHA_A and SHA_B, kept: a commit's
+        knowledge never changes, so two refs at the same commits compare the same."""
+        key = (sha_a, sha_b)
+        if key not in self._comparisons:
+            if len(self._comparisons) >= 16:
+                self._comparisons.pop(next(iter(self._comparisons)))
+            self._comparisons[key] = compute()
+        return self._comparisons[key]
+
+    @functools.cached_property
+    def git_dir(self) -> Path:
+        from autopoiesis.git.runner import git_dir
+
+        return git_dir(self.memory.root)
 
     def pulse(self) -> str:
-        """What changes when a session or a commit arrives: HEAD, the number of sessions
-        and the newest one (the live notice compares it with the page's)."""
+        """What changes when a session or a commit arrives (the live notice compares it
+        with the page's): the transcripts and the stat of HEAD, its branch and its reflog,
+        so it costs no git process."""
+        import hashlib
+
         rows = self.catalog.rows()
-        return f"{self.head()[:12]}:{len(rows)}:{rows[0].path if rows else ''}"
+        parts = [str(len(rows)), rows[0].path if rows else ""]
+        head = self.git_dir / "HEAD"
+        try:
+            ref = head.read_text(encoding="utf-8").strip()
+        except OSError:
+            ref = ""
+        watched = [head, self.git_dir / "logs" / "HEAD", self.git_dir / "packed-refs"]
+        if ref.startswith("ref: refs/"):
+            watched.append(self.git_dir / ref[5:])
+        for path in watched:
+            try:
+                st = path.stat()
+                parts.append(f"{st.st_size}.{st.st_mtime_ns}")
+            except OSError:
+                parts.append("-")
+        return hashlib.blake2s("\x00".join(parts).encode(), digest_size=8).hexdigest()
 
 
 @functools.lru_cache(maxsize=1)

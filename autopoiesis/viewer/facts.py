@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from autopoiesis.viewer.sessions import SessionCatalog, SessionRow
 
 EXTRACTED_FILE = "knowledge/.extracted"  # knowledge/state.py's record
+KNOWLEDGE = ("knowledge/", "archive/knowledge/")
 _BLAME = re.compile(r"^\^?([0-9a-f]{7,40}) .*?(\d{4}-\d\d-\d\d)\s+(\d+)\) ?(.*)$")
 
 
@@ -130,7 +131,8 @@ def provenance(
     prov.transcript = session_of(catalog, entry)
     if prov.transcript is not None:
         prov.turn = turn_index(memory, prov.transcript.path, entry.turn_at)
-    adds = [c for c in git.changes(f"{{id: {entry.id}}}", 50) if _adds(c, located.path, entry.id)]
+    changes = git.changes(f"{{id: {entry.id}}}", 50, (located.path,))
+    adds = [c for c in changes if _adds(c, located.path, entry.id)]
     if adds:
         prov.added_in = adds[-1].commit
         prov.extractors = _extractors_at(git, prov.added_in.sha, prov.transcript)
@@ -205,21 +207,24 @@ class Change:
     note: str = ""
 
 
-def history(git: MemoryGit, text: str, limit: int = 50) -> list[Change]:
-    """The commits that added or removed TEXT, newest first (git log -S)."""
+def history(
+    git: MemoryGit, text: str, limit: int = 50, paths: tuple[str, ...] = ()
+) -> list[Change]:
+    """The commits that added or removed TEXT, newest first (git log -S; PATHS: only
+    in those files or folders)."""
     return [
         Change(c.commit.date, c.commit.sha, c.commit.subject, c.added, c.removed)
-        for c in git.changes(text, limit)
+        for c in git.changes(text, limit, paths)
     ]
 
 
 def entry_history(git: MemoryGit, located: Located, limit: int = 50) -> list[Change]:
     """The dated changes of an entry: each commit that added or removed its id, and the
     one that struck it (the commit that tagged it `#superseded-by:NEW`), newest first."""
-    changes = {c.sha: c for c in history(git, f"{{id: {located.entry.id}}}", limit)}
+    changes = {c.sha: c for c in history(git, f"{{id: {located.entry.id}}}", limit, KNOWLEDGE)}
     new = located.entry.superseded_by
     if new:
-        for c in history(git, f"#{kf.SUPERSEDED_TAG}{new}", limit):
+        for c in history(git, f"#{kf.SUPERSEDED_TAG}{new}", limit, (located.path,)):
             struck = tuple((p, line) for p, line in c.added if located.entry.id in line)
             if struck:
                 changes.setdefault(

@@ -2,13 +2,18 @@
 sqlite-vec, the embedder, the index's freshness and integrity, links in the memory
 folders, the transcript history through `Memory.verify`) and the daemon's status.
 
-One function, `health_report(memory)`, is all the page calls: when the Memory façade has
-one status of its own (the doctor's checks as a registry), this is the one place to point
-at it.
+One function, `health_report(memory)`, makes the report: when the Memory façade has one
+status of its own (the doctor's checks as a registry), this is the one place to point at
+it. The checks read every file and the whole index (seconds on a large memory), so the
+page shows the last report of a `HealthMonitor` and how old it is; a report older than
+MAX_AGE seconds is made again in the background, and the page reloads itself until the
+new one is in.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -127,3 +132,44 @@ def _daemon(memory: Memory) -> dict[str, Any]:
         return status_report(memory.repo)
     except (AutopoiesisError, OSError) as exc:
         return {"running": False, "error": str(exc), "jobs": {}}
+
+
+MAX_AGE = 60.0
+
+
+class HealthMonitor:
+    """The last HealthReport of a memory and when it was made; a new one in a thread of
+    its own when there is none yet or it is older than MAX_AGE."""
+
+    def __init__(self, memory: Memory, max_age: float = MAX_AGE):
+        self.memory = memory
+        self.max_age = max_age
+        self._lock = threading.Lock()
+        self._report: HealthReport | None = None
+        self._made = 0.0
+        self._running: threading.Thread | None = None
+
+    def current(self, *, fresh: bool = False) -> tuple[HealthReport | None, float, bool]:
+        """(the last report or None, its age in seconds, whether a new one is being made);
+        FRESH: make a new one now, whatever the age of the last."""
+        with self._lock:
+            age = time.monotonic() - self._made
+            stale = self._report is None or fresh or age > self.max_age
+            if stale and self._running is None:
+                self._running = threading.Thread(target=self._make, name="health", daemon=True)
+                self._running.start()
+            return self._report, age, self._running is not None
+
+    def wait(self, timeout: float | None = None) -> None:
+        thread = self._running
+        if thread is not None:
+            thread.join(timeout)
+
+    def _make(self) -> None:
+        try:
+            report = health_report(self.memory)
+        finally:
+            with self._lock:
+                self._running = None
+        with self._lock:
+            self._report, self._made = report, time.monotonic()

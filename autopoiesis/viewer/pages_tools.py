@@ -129,13 +129,11 @@ def compare(request: Request) -> Response:
     values: dict[str, Any] = {"refs": refs, "a": a, "b": b, "qname": qname}
     values.update(questions=sorted(v.questions), comparison=None, jobs=None, charts=[])
     if a and b:
-        comparison = v.memory.compare(a, b)
+        shas = [_commit(v, r) for r in (a, b)]
+        comparison = v.compared(shas[0], shas[1], lambda: v.memory.compare(a, b))
         values["comparison"] = comparison
         values["changed"] = [row for row in comparison.per_category if row[1] or row[2]]
         if qname:
-            shas = [
-                v.git.run("rev-parse", "--verify", f"{r}^{{commit}}").stdout.strip() for r in (a, b)
-            ]
             jobs = [v.jobs.get(sha, qname) for sha in shas]
             values["jobs"] = jobs
             reports = [j.report for j in jobs]
@@ -150,11 +148,19 @@ def compare(request: Request) -> Response:
     return page(request, "compare", **values)
 
 
-def health(request: Request) -> Response:
-    """The doctor's checks and the daemon's status (viewer/health.py)."""
-    from autopoiesis.viewer.health import health_report
+def _commit(v: Viewer, ref: str) -> str:
+    proc = v.git.run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False)
+    if proc.returncode != 0 or ref.startswith("-"):
+        raise InvalidArgumentError(f"{ref!r} is not a branch, tag or commit of this memory.")
+    return proc.stdout.strip()
 
-    return page(request, "health", report=health_report(_viewer(request).memory))
+
+def health(request: Request) -> Response:
+    """The doctor's checks and the daemon's status (viewer/health.py), as the last check
+    found them; ?recheck=1 checks again."""
+    v = _viewer(request)
+    report, age, checking = v.health.current(fresh=bool(_param(request, "recheck", 1)))
+    return page(request, "health", report=report, age=int(age), checking=checking)
 
 
 def pulse(request: Request) -> Response:
@@ -180,7 +186,7 @@ async def rebuild_index(request: Request) -> Response:
             index.rebuild_full()
 
     await run_in_threadpool(rebuild)
-    return RedirectResponse("/health?rebuilt=1", 303)
+    return RedirectResponse("/health?rebuilt=1&recheck=1", 303)
 
 
 ROUTES: list[tuple[str, Any, list[str]]] = [

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats import transcript as tf
@@ -34,7 +34,15 @@ def markdown(text: str) -> Markup:
     return Markup(_markdown().render(text))
 
 
+# The characters that can start inline Markdown (emphasis, code, links, images, escapes,
+# entities, autolinks, strikethrough): a text without any renders as itself, escaped.
+_INLINE_MARKUP = frozenset("*_`[]!<>&\\~")
+
+
 def markdown_inline(text: str) -> Markup:
+    """One line of Markdown (an entry's fact) as inline HTML, raw HTML escaped."""
+    if _INLINE_MARKUP.isdisjoint(text):
+        return escape(text)
     return Markup(_markdown().renderInline(text))
 
 

@@ -77,6 +77,7 @@ def serve(
     app = create_app(memory, token=token, port=port, write=write, host=host, questions=named)
     viewer = app.state.viewer
     threading.Thread(target=viewer.catalog.rows, name="catalog-warm", daemon=True).start()
+    viewer.health.current()  # the doctor's checks start in the background too
     echo(f"autopoiesis viewer of {memory.root}")
     echo(f"  open {url_of(host, port, token)}")
     echo("  " + ("writes allowed (--write)" if write else "read-only") + "; Ctrl-C stops it")

@@ -1,11 +1,12 @@
 """The sessions of a memory, by day, for the timeline: each transcript's day, time, title,
 project and harness, read from the head of its file and kept for the life of the server.
 
-A transcript is immutable, so what its head says is read once: a load lists the day
-folders under raw/conversations/ (one `scandir` each) and reads the head of a file only
-when its size or mtime is new to the catalog (a session still being captured grows, a
-`forget` rewrites). 10,000 transcripts cost one read each on the first load and a
-listing after; a new session shows on the next load, without a restart.
+A transcript is immutable, so what its head says is read once: a load looks at the
+day folders under raw/conversations/ (one `stat` each), lists again the ones that
+changed, and reads the head of a file only when its size or mtime is new to the catalog
+(a session still being captured grows, a `forget` rewrites). 10,000 transcripts cost
+one read each on the first load and a few hundred `stat`s after; a new session shows on
+the next load, without a restart.
 
 The fields are read the way the index reads `project:` (index/projects.py): by line, not
 by YAML, from the frontmatter at the top of the file (formats/transcript_meta.py writes it
@@ -89,51 +90,90 @@ def read_row(path: str, head: str) -> SessionRow | None:
 
 
 class SessionCatalog:
-    """Every transcript of a repo as a SessionRow, newest first, refreshed on each `rows()`."""
+    """Every transcript of a repo as a SessionRow, newest first, refreshed on each `rows()`.
+
+    A day folder is listed again only when its mtime changed (a file added, removed or
+    renamed in it); within a folder, a file is read again when its size or mtime changed,
+    and only the files of an open session are looked at again in an unchanged folder (an
+    open transcript grows in place)."""
 
     def __init__(self, repo: MemoryRepo):
         self.repo = repo
         self._lock = threading.Lock()
-        self._known: dict[str, tuple[int, int, SessionRow | None]] = {}
+        # day folder -> (its mtime_ns, {file name: (size, mtime_ns, row)})
+        self._days: dict[str, tuple[int, dict[str, tuple[int, int, SessionRow | None]]]] = {}
         self._rows: list[SessionRow] = []
 
     def rows(self) -> list[SessionRow]:
-        """The rows, newest first: the folders listed again, new or changed heads read."""
+        """The rows, newest first: changed folders listed again, new or changed heads read."""
         with self._lock:
-            seen: dict[str, tuple[int, int, SessionRow | None]] = {}
+            days: dict[str, tuple[int, dict[str, tuple[int, int, SessionRow | None]]]] = {}
             changed = False
-            for rel, full, st_size, st_mtime in self._files():
-                old = self._known.get(rel)
-                if old is not None and old[0] == st_size and old[1] == st_mtime:
-                    seen[rel] = old
+            for key, folder in self._day_folders():
+                try:
+                    mtime = os.stat(folder).st_mtime_ns
+                except OSError:
                     continue
+                old = self._days.get(key)
+                if old is not None and old[0] == mtime:
+                    files, grown = self._reread_open(key, folder, old[1])
+                    days[key] = (mtime, files)
+                    changed |= grown
+                    continue
+                days[key] = (mtime, self._list(key, folder, old[1] if old else {}))
                 changed = True
-                seen[rel] = (st_size, st_mtime, self._read(rel, full))
-            if changed or len(seen) != len(self._known):
-                self._known = seen
-                rows = [r for _, _, r in seen.values() if r is not None]
+            if changed or days.keys() != self._days.keys():
+                rows = [r for _, files in days.values() for _, _, r in files.values() if r]
                 rows.sort(key=lambda r: (r.day, r.time, r.path), reverse=True)
                 self._rows = rows
+            self._days = days
             return self._rows
 
-    def _files(self) -> Iterable[tuple[str, str, int, int]]:
-        base = self.repo.conversations_dir
-        for year in _subdirs(str(base), 4):
+    def _day_folders(self) -> Iterable[tuple[str, str]]:
+        for year in _subdirs(str(self.repo.conversations_dir), 4):
             for month in _subdirs(year[1], 2):
                 for day in _subdirs(month[1], 2):
-                    prefix = f"raw/conversations/{year[0]}/{month[0]}/{day[0]}/"
-                    try:
-                        with os.scandir(day[1]) as it:
-                            for e in it:
-                                if not e.name.endswith(".md") or e.is_symlink():
-                                    continue
-                                try:
-                                    st = e.stat(follow_symlinks=False)
-                                except OSError:
-                                    continue
-                                yield prefix + e.name, e.path, st.st_size, st.st_mtime_ns
-                    except OSError:
-                        continue
+                    yield f"{year[0]}/{month[0]}/{day[0]}", day[1]
+
+    def _list(
+        self, key: str, folder: str, known: dict[str, tuple[int, int, SessionRow | None]]
+    ) -> dict[str, tuple[int, int, SessionRow | None]]:
+        files: dict[str, tuple[int, int, SessionRow | None]] = {}
+        try:
+            with os.scandir(folder) as it:
+                entries = [e for e in it if e.name.endswith(".md") and not e.is_symlink()]
+        except OSError:
+            return files
+        for e in entries:
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            old = known.get(e.name)
+            if old is not None and old[:2] == (st.st_size, st.st_mtime_ns):
+                files[e.name] = old
+            else:
+                rel = f"raw/conversations/{key}/{e.name}"
+                files[e.name] = (st.st_size, st.st_mtime_ns, self._read(rel, e.path))
+        return files
+
+    def _reread_open(
+        self, key: str, folder: str, files: dict[str, tuple[int, int, SessionRow | None]]
+    ) -> tuple[dict[str, tuple[int, int, SessionRow | None]], bool]:
+        grown = False
+        for name, (size, mtime, row) in list(files.items()):
+            if row is None or row.status != "open":
+                continue
+            try:
+                st = os.stat(os.path.join(folder, name))
+            except OSError:
+                continue
+            if (st.st_size, st.st_mtime_ns) != (size, mtime):
+                rel = f"raw/conversations/{key}/{name}"
+                fresh = self._read(rel, os.path.join(folder, name))
+                files = {**files, name: (st.st_size, st.st_mtime_ns, fresh)}
+                grown = True
+        return files, grown
 
     @staticmethod
     def _read(rel: str, full: str) -> SessionRow | None:

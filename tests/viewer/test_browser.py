@@ -153,6 +153,7 @@ def test_the_tool_pages_render(served: str, browser: Any) -> None:
     assert page.locator("table.slots td", has_text="P0 identity").count() == 1
     shot(page, "compile")
     page.click("nav >> text=Health")
+    page.wait_for_selector("table.checks", timeout=120_000)  # the page reloads until checked
     assert page.locator("table.checks tr.ok").count() >= 4
     shot(page, "health")
     page.click("nav >> text=Compare")

@@ -71,7 +71,7 @@ def test_writes_need_write(viewer_repo: Any) -> None:
         assert foreign.status_code == 403
         assert index.stat().st_mtime_ns == before  # none of the refused ones touched it
         r = c.post("/actions/rebuild-index", data={"token": TOKEN})
-        assert r.status_code == 303 and r.headers["location"] == "/health?rebuilt=1"
+        assert r.status_code == 303 and r.headers["location"] == "/health?rebuilt=1&recheck=1"
     assert index.stat().st_mtime_ns != before
 
 

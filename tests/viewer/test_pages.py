@@ -184,12 +184,23 @@ def test_the_compilers_view_is_a_dry_run(client: Any, viewer_repo: Any) -> None:
     assert client.get("/compile?message=x&budget=abc").status_code == 400
 
 
-def test_health_shows_the_doctors_checks_and_the_daemon(client: Any) -> None:
+def test_health_shows_the_doctors_checks_and_the_daemon(client: Any, viewer_repo: Any) -> None:
+    monitor = client.app.state.viewer.health
+    first = client.get("/health").text
+    if monitor.current()[0] is None:  # the checks run in the background; the page says so
+        assert "Checking the memory" in first and 'data-reload="2"' in first
+    monitor.wait()
     page = client.get("/health").text
     checks = re.findall(r"<tr class=\"(ok|bad)\"><td>(\w+)</td>", page)
     assert [c for _, c in checks] == ["sqlite", "embedder", "index", "links", "history"]
     assert dict((c, s) for s, c in checks)["history"] == "ok"
     assert "Not running" in page  # the daemon
+    assert re.search(r"Checked \d+ s ago", page)
+    (viewer_repo.root / "knowledge" / "loop.md").symlink_to(viewer_repo.root / "knowledge")
+    client.get("/health?recheck=1")  # a new check, in the background
+    monitor.wait()
+    again = client.get("/health").text
+    assert "problems found" in again and "knowledge/loop.md" in again
 
 
 def test_new_sessions_and_commits_show_without_a_restart(client: Any, viewer_repo: Any) -> None:
@@ -260,4 +271,4 @@ def test_compare_two_refs_with_their_scores_per_kind(
         )
         assert c.get("/compare?a=extract/before&b=main&questions=other.jsonl").status_code == 400
         refused = c.get("/compare?a=nope&b=main")
-        assert "is not a branch or commit" in refused.text
+        assert refused.status_code == 400 and "is not a branch, tag or commit" in refused.text
