@@ -272,3 +272,15 @@ def test_compare_two_refs_with_their_scores_per_kind(
         assert c.get("/compare?a=extract/before&b=main&questions=other.jsonl").status_code == 400
         refused = c.get("/compare?a=nope&b=main")
         assert refused.status_code == 400 and "is not a branch, tag or commit" in refused.text
+
+
+def test_a_file_that_is_no_transcript_shows_as_escaped_text(client: Any, viewer_repo: Any) -> None:
+    folder = viewer_repo.conversations_dir / "2026" / "01" / "01"
+    folder.mkdir(parents=True)
+    (folder / "0000-ses_bad-broken.md").write_bytes(b"no frontmatter <script>x()</script>\xff\n")
+    page = client.get(
+        "/session", params={"path": "raw/conversations/2026/01/01/0000-ses_bad-broken.md"}
+    )
+    assert page.status_code == 200 and "Not read as a transcript" in page.text
+    assert "&lt;script&gt;x()&lt;/script&gt;\ufffd" in page.text and "<script>x()" not in page.text
+    assert "ses_bad" in client.get("/timeline").text  # listed, by its name
