@@ -79,6 +79,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "integrate_cmd": ("integrate",),
     "hook_cmd": ("hook",),
     "mcp_cmd": ("mcp",),
+    "serve_cmd": ("serve",),
     "eval_cmd": ("eval",),
 }  # fmt: skip
 
