@@ -248,7 +248,13 @@ class PluginManager(pluggy.PluginManager):
         ]
         if builtin_only:
             impls = [i for i in impls if i.plugin_name in self._builtin_names]
-        return sorted(impls, key=lambda i: i.plugin_name not in self._builtin_names)
+        # the built-ins in the order BUILTIN_PLUGINS lists them for HOOK (a module serving
+        # two hooks is registered when the first of them is asked for)
+        listed = {name: n for n, name in enumerate(self._builtins.get(hook, ()))}
+        return sorted(
+            impls,
+            key=lambda i: (i.plugin_name not in self._builtin_names, listed.get(i.plugin_name, 0)),
+        )
 
     def _import_builtins(self, hook: str) -> None:
         if hook in self._ready:

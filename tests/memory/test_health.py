@@ -249,3 +249,15 @@ def test_a_broken_check_is_a_problem_and_the_others_still_run(
     texts = [f.summary for f in diagnosis.findings if f.name == "broken"]
     assert texts == ["the check failed: No such file or directory (/gone)"]
     assert any(f.name == "history" for f in diagnosis.findings)
+
+
+def test_checks_keep_their_listed_order_whatever_was_asked_first(memory_repo: MemoryRepo) -> None:
+    """daemon/health.py serves both hooks: asked for the status parts first, its check must
+    still come after the memory's own checks."""
+    from autopoiesis import plugins
+
+    manager = plugins.PluginManager()
+    parts = [a[0].name for a in manager.contributions("register_status_parts", installed=False)]
+    checks = [a[0].name for a in manager.contributions("register_checks", installed=False)]
+    assert parts[-1] == "daemon" and parts[0] == "repo"
+    assert checks[:2] == ["search", "index"] and checks[-1] == "daemon"
