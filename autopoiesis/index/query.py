@@ -58,12 +58,14 @@ COVERED_SHARE = 0.1
 # instruction, a decision, a correction, a preference -- is what a memory is kept for;
 # the agent's long turns around it repeat the same words many times over and outrank it
 # on BM25. A chunk whose central turn is the session's user counts this much of its
-# merged score. Only the unnamed user of an agent session ("user"): a conversation
-# between named people ("Caroline (user)") has no such asymmetry. Measured on the coding
-# questions (bench/bench_coding.py): turn recall@10 0.68 -> 0.72 (1.1: 0.71, 1.3: 0.71);
+# merged score. Only the user of an agent session (whose agent turns carry no name): a
+# conversation between named people ("Caroline (user)", "Melanie (agent)") has no such
+# asymmetry. Measured on the coding questions (bench/bench_coding.py): turn recall@10
+# 0.68 -> 0.72 (1.1: 0.71, 1.3: 0.71);
 # LoCoMo unchanged (no unnamed user there).
 USER_TURN_FACTOR = 1.2
 USER_HEADING = "user"
+AGENT_HEADING = "agent"  # an agent turn with no name: an AI agent
 MODES = ("hybrid", "bm25")  # BM25 and vectors merged (the default), or BM25 alone
 
 
@@ -470,16 +472,35 @@ class QueryEngine:
                 cands[cid].other_project = True
 
     def _prefer_user_turns(self, cands: dict[int, Candidate]) -> None:
-        """Scale the score of the chunks centred on the user of an agent session."""
+        """Scale the score of the chunks centred on the user of an agent session: a turn of
+        the `user` role in a session whose agent turns carry no name (an AI agent; the user
+        may be named, "David (user)"). Between named people ("Caroline (user)" and "Melanie
+        (agent)", an imported chat) no speaker is the agent's user."""
         if not cands:
             return
         ids = list(cands)
-        for (cid,) in self.store.conn.execute(
-            f"SELECT id FROM chunks WHERE heading = ? AND id IN ({','.join('?' * len(ids))})",
-            [USER_HEADING, *ids],
-        ):
-            cands[cid].score *= USER_TURN_FACTOR
-            cands[cid].user_turn = True
+        rows = self.store.conn.execute(
+            f"SELECT id, path, heading FROM chunks WHERE id IN ({','.join('?' * len(ids))}) "
+            "AND (heading = ? OR heading LIKE ?)",
+            [*ids, USER_HEADING, f"% ({USER_HEADING})"],
+        ).fetchall()
+        named = sorted({path for _, path, heading in rows if heading != USER_HEADING})
+        with_agent = (
+            {
+                path
+                for (path,) in self.store.conn.execute(
+                    "SELECT DISTINCT path FROM chunks WHERE heading = ? AND path IN "
+                    f"({','.join('?' * len(named))})",
+                    [AGENT_HEADING, *named],
+                )
+            }
+            if named
+            else set()
+        )
+        for cid, path, heading in rows:
+            if heading == USER_HEADING or path in with_agent:
+                cands[cid].score *= USER_TURN_FACTOR
+                cands[cid].user_turn = True
 
     @staticmethod
     def _result(

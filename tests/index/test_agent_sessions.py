@@ -46,9 +46,10 @@ def _write(repo: MemoryRepo, sid: str, day: int, turns: list[tuple[str, str | No
 
 
 @pytest.fixture
-def agent_repo(memory_repo: MemoryRepo, commit_all) -> tuple[MemoryRepo, str, str]:
-    """An agent session where the user says once what the agent's long turns repeat, and a
-    conversation between two named people saying the same words."""
+def agent_repo(memory_repo: MemoryRepo, commit_all) -> tuple[MemoryRepo, str, str, str]:
+    """An agent session where the user says once what the agent's long turns repeat, a
+    conversation between two named people saying the same words, and an agent session
+    whose user is named."""
     agent = _write(
         memory_repo,
         "ses_agent",
@@ -70,14 +71,23 @@ def agent_repo(memory_repo: MemoryRepo, commit_all) -> tuple[MemoryRepo, str, st
             ("agent", "Melanie", "Bun, not node, for the build scripts."),
         ],
     )
-    commit_all(memory_repo, "conversation: two sessions")
+    named = _write(
+        memory_repo,
+        "ses_named",
+        2,
+        [
+            ("user", "David", "Deploy the zebra service with docker compose, not helm."),
+            ("agent", None, "Deploying the zebra service: " + "helm zebra deploy. " * 40),
+        ],
+    )
+    commit_all(memory_repo, "conversation: three sessions")
     with SearchIndex(memory_repo) as idx:
         idx.rebuild_full()
-    return memory_repo, agent, talk
+    return memory_repo, agent, talk, named
 
 
 def test_the_users_words_in_an_agent_session_count_more(agent_repo) -> None:
-    repo, agent, talk = agent_repo
+    repo, agent, talk, _ = agent_repo
     with SearchIndex(repo) as idx:
         results = idx.search("run the build scripts with bun or node", 10, explain=True)
     by_heading = {}
@@ -101,8 +111,20 @@ def test_the_users_words_in_an_agent_session_count_more(agent_repo) -> None:
     assert (talk, 1.0) in by_heading and (talk, USER_TURN_FACTOR) not in by_heading
 
 
+def test_a_named_user_of_an_agent_is_the_agents_user(agent_repo) -> None:
+    repo, _, _, named = agent_repo
+    with SearchIndex(repo) as idx:
+        results = idx.search("deploy the zebra service", 10, explain=True)
+    mine = [r for r in results if r.path == named]
+    lines = (repo.root / named).read_text(encoding="utf-8").splitlines()
+    said = next(n for n, line in enumerate(lines, 1) if line.startswith("Deploy the zebra"))
+    told = [r for r in mine if r.start_line <= said <= r.end_line]
+    # David spoke to an agent (its turns carry no name): he is the agent's user
+    assert told and all(r.explain["user_turn_factor"] == USER_TURN_FACTOR for r in told)
+
+
 def test_a_long_agent_turn_beside_a_user_turn_shown_is_a_result_of_its_own(agent_repo) -> None:
-    repo, agent, _ = agent_repo
+    repo, agent, _, _ = agent_repo
     with SearchIndex(repo) as idx:
         results = idx.search("bun node build scripts release bundle stage", 10)
     mine = [r for r in results if r.path == agent]
