@@ -45,6 +45,9 @@ CANDIDATES = 100  # chunks taken from each of BM25 and KNN before merging
 # when BM25 found at least this many (see QueryEngine.scored).
 RERANK_MIN_CANDIDATES = 20
 PLAIN_SCAN_MAX = 20000  # bound of the in-memory cosine scan without sqlite-vec
+WEAK_SIMILARITY = 0.5
+_ID_DATE = re.compile(r"\{id: (\d{4})(\d\d)(\d\d)-")
+_PATH_DATE = re.compile(r"(\d{4})[/-](\d\d)[/-](\d\d)")
 # Results a file (a session) may give at most: enough for the session that holds the
 # answer to show the turns around it; a coding session runs to hundreds of turns, and its
 # best chunk is often not the one that answers (coding questions, bench/bench_coding.py:
@@ -81,6 +84,11 @@ class SearchResult:
     heading: str | None = None
     project: str | None = None  # the project the file is about; None: global
     explain: dict[str, Any] | None = None
+    # YYYY-MM-DD the hit is from: its turn's, else its entry's (the id's date), else its path's
+    date: str | None = None
+    # found by meaning alone, and not closely: no word of the query is in it and the vector
+    # similarity is under WEAK_SIMILARITY (`search` says so rather than pass it off as a match)
+    weak: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -525,8 +533,11 @@ class QueryEngine:
         labelled = (
             heading and text.startswith(heading.split(" > ")[0]) and "\n" in text and not turn_time
         )
+        similarity = None if best.distance is None else 1.0 - best.distance
         return SearchResult(
             path=path,
+            date=_date_of(turn_time, text, path),
+            weak=best.bm25 is None and (similarity is None or similarity < WEAK_SIMILARITY),
             start_line=start,
             end_line=end,
             score=round(best.score, 6),
@@ -540,3 +551,11 @@ class QueryEngine:
             project=project,
             explain=detail,
         )
+
+
+def _date_of(turn_time: str | None, text: str, path: str) -> str | None:
+    """The day a hit is from: its turn's time, its first entry id's date, or its path's."""
+    if turn_time:
+        return turn_time[:10]
+    m = _ID_DATE.search(text) or _PATH_DATE.search(path)
+    return f"{m[1]}-{m[2]}-{m[3]}" if m else None

@@ -1,10 +1,9 @@
-"""The Health page's findings: what `autopoiesis doctor` checks (the SQLite module and
-sqlite-vec, the embedder, the index's freshness and integrity, links in the memory
-folders, the transcript history through `Memory.verify`) and the daemon's status.
+"""The Health page's findings: what `autopoiesis doctor` checks (Memory.doctor: the
+search machinery, the index, the history, the git hooks, the harness integrations, the
+daemon, the remote, and whatever a plugin registers) and the daemon's status.
 
-One function, `health_report(memory)`, makes the report: when the Memory façade has one
-status of its own (the doctor's checks as a registry), this is the one place to point at
-it. The checks read every file and the whole index (seconds on a large memory), so the
+One function, `health_report(memory)`, makes the report. The checks read every file and
+the whole index (seconds on a large memory), so the
 page shows the last report of a `HealthMonitor` and how old it is; a report older than
 MAX_AGE seconds is made again in the background, and the page reloads itself until the
 new one is in.
@@ -43,86 +42,32 @@ class HealthReport:
 
 
 def health_report(memory: Memory) -> HealthReport:
-    """Every check's finding and the daemon's status."""
+    """Every finding of `autopoiesis doctor` (Memory.doctor: the checks every package
+    registers) and the daemon's status."""
     report = HealthReport()
-    for check in (_sqlite, _embedder, _index, _links, _history):
-        try:
-            report.findings.append(check(memory))
-        except Exception as exc:  # a check that breaks is a finding, not a broken page
-            report.findings.append(
-                Finding(check.__name__.strip("_"), False, f"check failed: {exc}")
-            )
+    for f in memory.doctor().findings:
+        report.findings.append(
+            Finding(f.name, not f.problem, f.summary, _detail(f.data), f.fix or "")
+        )
     report.daemon = _daemon(memory)
     return report
 
 
-def _sqlite(memory: Memory) -> Finding:
-    from autopoiesis.core.sqlite import probe_info
-
-    info = probe_info()
-    summary = f"{info.module} {info.sqlite_version}; sqlite-vec " + (
-        f"{info.sqlite_vec_version} loaded" if info.sqlite_vec_loaded else "NOT loaded"
-    )
-    if info.sqlite_vec_loaded:
-        return Finding("sqlite", True, summary)
-    return Finding(
-        "sqlite",
-        False,
-        summary,
-        (str(info.error),),
-        "vector search falls back to a bounded in-memory scan; reinstall sqlite-vec",
-    )
-
-
-def _embedder(memory: Memory) -> Finding:
-    from autopoiesis.index.embedders import embedder_from_config
-
-    try:
-        e = embedder_from_config(memory.config)
-    except AutopoiesisError as exc:
-        return Finding("embedder", False, str(exc), fix="see search.embedder in the configuration")
-    return Finding("embedder", True, f"{e.fingerprint} ({e.dimensions} dimensions)")
-
-
-def _index(memory: Memory) -> Finding:
-    index = memory.open_index()
-    if index is None:
-        return Finding("index", False, "no search index yet", fix="run `autopoiesis index rebuild`")
-    with index:
-        st = index.status()
-        damage = index.integrity()
-    summary = (
-        f"{st.files_indexed} files indexed / {st.files_in_repo} in the repo, {st.chunks} chunks"
-    )
-    if damage:
-        return Finding(
-            "index", False, f"{summary}; CORRUPT ({damage})", fix="run `autopoiesis index rebuild`"
+def _detail(data: Any) -> tuple[str, ...]:
+    """The list behind a finding, when it has one: the history's findings, the index's
+    files still to catch up."""
+    history = data.get("history") or {}
+    if isinstance(history, dict) and history.get("findings"):
+        return tuple(
+            (f"{x.get('path')}: {x.get('detail')}" if x.get("path") else str(x.get("detail")))
+            if isinstance(x, dict)
+            else str(x)
+            for x in history["findings"][:20]
         )
-    fresh = "fresh" if st.fresh else f"{len(st.stale_paths)} files to catch up on the next search"
-    return Finding("index", True, f"{summary}; {fresh}", tuple(st.stale_paths[:10]))
-
-
-def _links(memory: Memory) -> Finding:
-    links = memory.repo.links()
-    if not links:
-        return Finding("links", True, "no symbolic link in the memory folders")
-    return Finding(
-        "links",
-        False,
-        f"{len(links)} symbolic links in the memory folders, never read",
-        tuple(links[:20]),
-        "remove them with `git rm`",
-    )
-
-
-def _history(memory: Memory) -> Finding:
-    try:
-        result = memory.verify()
-    except AutopoiesisError as exc:
-        return Finding("history", False, f"not verified ({exc})")
-    detail = tuple(str(f) for f in result.findings[:20])
-    fix = "" if result.ok else "`autopoiesis verify` lists them"
-    return Finding("history", result.ok, result.summary(), detail, fix)
+    index = data.get("index") or {}
+    if isinstance(index, dict) and index.get("stale_paths"):
+        return tuple(index["stale_paths"][:10])
+    return ()
 
 
 def _daemon(memory: Memory) -> dict[str, Any]:
