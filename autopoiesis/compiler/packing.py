@@ -12,8 +12,9 @@ One queue, best first, holds two kinds of candidates:
 
 * **a hit**, at its score: it adds the units its chunk covers. Hits that overlap or
   touch units already taken from the same file merge into one run, and a file's runs
-  form one section. A hit that does not fit what is left is skipped; smaller ones
-  after it still get their chance. There is no fixed number of hits.
+  form one section. A hit whose turns do not fit what is left comes in as its own turn
+  alone when that fits, else it is skipped; smaller ones after it still get their
+  chance. There is no fixed number of hits.
 * **the unit next to a hit's run**, at the hit's score times CONTEXT_DECAY for each
   unit it lies away: the turn that answers a question sits beside the turn that
   matches its words more often than anywhere else, so the context of a strong hit
@@ -39,7 +40,7 @@ import heapq
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import PurePosixPath
 
 from autopoiesis.compiler.standing import stems
@@ -77,6 +78,7 @@ class Unit:
     end: int
     text: str  # as rendered in the prompt ("" when nothing current is left of it)
     day: date | None = None  # a transcript turn's day
+    minute: str | None = None  # a transcript turn's time of day, "HH:MM"
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,7 @@ def transcript_source(path: str, text: str) -> Source | None:
                     end if k == len(pieces) - 1 else b,
                     f"{who}: {content}" if content else f"{who}:",
                     day,
+                    m["time"],
                 )
             )
     return Source(path, tuple(units), None, True)
@@ -270,6 +273,18 @@ class Packing:
     crowded: bool = False  # some hit did not fit: more hits would not help
 
 
+def _focus(src: Source, units: set[int], hit: Hit) -> set[int]:
+    """The units of UNITS that are HIT's own turn (a chunk holds a turn and the turns
+    around it): those of its day and minute. Empty when that cannot be told, or when it is
+    all of UNITS."""
+    if hit.when is None or not src.turns:
+        return set()
+    at = datetime.fromtimestamp(hit.when, UTC)
+    minute = at.strftime("%H:%M")
+    own = {i for i in units if src.units[i].minute == minute and src.units[i].day == at.date()}
+    return own if own != units else set()
+
+
 def _nearness(src: Source, unit: int) -> float:
     """What a context unit's size does to its priority: 1 up to CONTEXT_UNIT_CHARS, then
     in inverse proportion to its length. A unit is worth the same beside its hit whatever
@@ -340,10 +355,17 @@ def pack(
             p.marks.update(dict.fromkeys(marked, hit.mark))  # counted in the cost
             if not grow(p, units):
                 new = p.chosen | units
-                left_out.append((hit, cost(p.label(new), p.parts(new)) - p.tokens))
+                needed = cost(p.label(new), p.parts(new)) - p.tokens
+                focus = _focus(src, units, hit)
                 for at in marked:
-                    del p.marks[at]
-                continue
+                    if at not in focus:
+                        del p.marks[at]
+                if not (focus and grow(p, focus)):
+                    left_out.append((hit, needed))
+                    for at in marked:
+                        p.marks.pop(at, None)
+                    continue
+                units = focus  # its own turn, when the turns around it do not fit
             if hit.path not in files:
                 files[hit.path] = p
                 order.append(hit.path)

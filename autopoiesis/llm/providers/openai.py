@@ -35,9 +35,9 @@ class OpenAIProvider:
                 except ImportError:
                     raise LLMUnavailableError(
                         f"llm.provider is {self.name}, but the openai package (the client of "
-                        "every OpenAI-compatible server) is not installed: pip install "
-                        "'autopoiesis[openai]' (pipx: `pipx inject autopoiesis openai`; uv: "
-                        "`uv tool install 'autopoiesis[openai]'`), or set llm.provider: offline."
+                        "every OpenAI-compatible server, a dependency of autopoiesis) is "
+                        "missing from this environment: reinstall autopoiesis (or `pip install "
+                        "openai`), or set llm.provider: offline."
                     ) from None
 
                 self._client = openai.OpenAI(
