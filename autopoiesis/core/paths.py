@@ -250,14 +250,18 @@ def template_dir(name: str) -> Path:
     return PACKAGE_DIR.parent / name
 
 
+# What to do when no memory repository was found where a command looked.
+FIND_A_MEMORY = (
+    "Pass -C with your memory repository, set AUTOPOIESIS_REPO, or create one in a folder of "
+    "its own: `autopoiesis init ~/memory`."
+)
+
+
 def _not_a_memory(root: Path, source: str) -> str:
     """Why ROOT (named by SOURCE) is no memory repository, and what to do: a folder that
     is not there is said to be missing; a git repository of other content (a code
     repository) is never offered `init`, which would add the memory's folders to it."""
-    elsewhere = (
-        "Pass -C with your memory repository, set AUTOPOIESIS_REPO, or create one in a "
-        "folder of its own: `autopoiesis init ~/memory`."
-    )
+    elsewhere = FIND_A_MEMORY
     if not root.exists():
         return f"{source}: no such folder ({root}). {elsewhere}"
     if not root.is_dir():

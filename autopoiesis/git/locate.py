@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.paths import FIND_A_MEMORY, MemoryRepo
 from autopoiesis.errors import NotAMemoryRepo
 
 
@@ -26,8 +26,6 @@ def locate_repo(
     top = toplevel(Path.cwd())
     if top is None:
         raise NotAMemoryRepo(
-            "No memory repository here: this folder is not inside a git repository. "
-            "Pass -C with your memory repository, set AUTOPOIESIS_REPO, or create one in a "
-            "folder of its own: `autopoiesis init ~/memory`."
+            f"No memory repository here: this folder is not inside a git repository. {FIND_A_MEMORY}"
         )
     return MemoryRepo.checked(top, "the git repository of this folder", must_exist=must_exist)
