@@ -26,6 +26,7 @@ def locate_repo(
     top = toplevel(Path.cwd())
     if top is None:
         raise NotAMemoryRepo(
-            f"No memory repository here: this folder is not inside a git repository. {FIND_A_MEMORY}"
+            "No memory repository here: this folder is not inside a git repository. "
+            + FIND_A_MEMORY
         )
     return MemoryRepo.checked(top, "the git repository of this folder", must_exist=must_exist)
