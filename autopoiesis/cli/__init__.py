@@ -79,6 +79,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "hook_cmd": ("hook",),
     "mcp_cmd": ("mcp",),
     "eval_cmd": ("eval",),
+    "notes_cmd": ("links", "mv"),
 }  # fmt: skip
 
 

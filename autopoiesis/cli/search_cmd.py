@@ -328,6 +328,7 @@ def doctor(
             + (f" and {len(links) - 5} more" if len(links) > 5 else "")
             + "; remove them with `git rm`"
         )
+    problems += _link_problems(memory)
     history: dict[str, Any]
     try:
         result = memory.verify()
@@ -357,6 +358,21 @@ def doctor(
         _print_doctor(info, embedder, cfg.embedder, index, history, problems)
     if problems:  # a check that failed is an exit status too: scripts and CI read it
         raise typer.Exit(1)
+
+
+def _link_problems(memory: Any) -> list[str]:
+    """doctor's check of the [[links]]: each that finds no note (index/links.py)."""
+    if not memory.repo.index_path.exists():
+        return []
+    try:
+        broken = memory.broken_links()
+    except AutopoiesisError as exc:
+        return [f"links: not checked ({exc})"]
+    return [
+        f"broken link {x.source}:{x.line}: [[{x.target}]] finds no note "
+        "(fix the link or `autopoiesis mv` the note back)"
+        for x in broken
+    ]
 
 
 def _print_doctor(

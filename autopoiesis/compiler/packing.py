@@ -211,8 +211,11 @@ class Hit:
     when: float | None = None
     mark: str = ""
     subject: frozenset[str] = frozenset()  # the words of the message the marked turn states
+    via: str = ""  # a note no search hit holds, linked from this hit's file (compiler/scored)
 
     def why(self) -> str:
+        if self.via:
+            return f"score {self.score:.4f}: linked from {self.via} ([[link]])"
         return (
             f"score {self.score:.4f} = search {self.base:.4f} x recency {self.recency:.2f} "
             f"x frequency {self.boost:.2f}" + ("; restated later" if self.mark else "")

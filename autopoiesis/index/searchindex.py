@@ -22,11 +22,12 @@ from pathlib import Path
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import ConfigError, SearchIndexError
 from autopoiesis.git.locate import locate_repo
-from autopoiesis.index import db
+from autopoiesis.index import db, links
 from autopoiesis.index.background import spawn_background
 from autopoiesis.index.embedders import Embedder
 from autopoiesis.index.fallback import IndexFallbackWarning, grep_search
 from autopoiesis.index.freshness import Freshness, IndexStatus, TreeState
+from autopoiesis.index.links import Link
 from autopoiesis.index.projects import project_counts
 from autopoiesis.index.query import CANDIDATES, MODES, MergeWeights, QueryEngine, SearchResult
 from autopoiesis.index.store import IndexStore, IndexUpdate
@@ -194,6 +195,36 @@ class SearchIndex:
         if not cands:
             return []
         return self.query.per_file(cands, [], limit, merge, False, limit, project)
+
+    # ── links ──
+    def links(self, path: str, *, fresh: bool = True) -> tuple[list[Link], list[Link]]:
+        """(the links written in PATH, the links of other notes to it): index/links.py."""
+        if fresh:
+            self.catch_up()
+        conn = self.store.conn
+        return links.outgoing(conn, path), links.incoming(conn, path)
+
+    def broken_links(self, *, fresh: bool = True) -> list[Link]:
+        """Every link that finds no note."""
+        if fresh:
+            self.catch_up()
+        return links.broken(self.store.conn)
+
+    def linked_notes(
+        self, paths: list[str], *, fresh: bool = False
+    ) -> list[tuple[str, str, int, int]]:
+        """(the note linking, the note linked to, its chunk's first and last line) for the
+        links written in PATHS, in their order: the chunk the link's #heading names, else
+        the note's first."""
+        if fresh:
+            self.catch_up()
+        conn = self.store.conn
+        out = []
+        for source, target, heading in links.linked_from(conn, paths):
+            span = links.first_chunk(conn, target, heading)
+            if span is not None:
+                out.append((source, target, *span))
+        return out
 
     def projects(self, *, fresh: bool = True) -> dict[str, dict[str, int]]:
         """Each project the indexed files name, with its files by category."""

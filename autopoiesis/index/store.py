@@ -20,7 +20,7 @@ from typing import Any
 from autopoiesis.core.paths import MemoryRepo, category_of
 from autopoiesis.core.sqlite import SQLiteInfo, connect, sqlite_module
 from autopoiesis.errors import SearchIndexError
-from autopoiesis.index import db, fts, postings
+from autopoiesis.index import db, fts, links, postings
 from autopoiesis.index.chunking import CHUNKER_VERSION, Chunk, chunk_file, tags_json
 from autopoiesis.index.connection import attach_cache, set_wal
 from autopoiesis.index.embedders import Embedder, embedder_from_config
@@ -275,6 +275,7 @@ class IndexStore:
                 ids,
             )
             self.conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        self.conn.execute("DELETE FROM links WHERE source = ?", (path,))
         self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
 
     def refresh_stat(self, path: str, st: os.stat_result) -> None:
@@ -336,7 +337,9 @@ class IndexStore:
         chunk_rows: list[tuple] = []
         fts_rows: list[tuple[int, str]] = []
         vec_rows: list[tuple[int, bytes, str]] = []
+        link_rows: list[tuple[Any, ...]] = []
         for path, category, st, digest, fc in prepared:
+            link_rows += links.rows_of(path, category, text_of[path])
             file_rows.append(
                 (
                     path,
@@ -352,6 +355,7 @@ class IndexStore:
                     fc.title,
                     now,
                     file_project(path, category, text_of[path]),
+                    links.link_name(path),
                 )
             )
             for c in fc.chunks:
@@ -376,9 +380,14 @@ class IndexStore:
         conn = self.conn
         conn.executemany(
             "INSERT INTO files(path, category, modified, mtime_ns, ctime_ns, size, content_hash, "
-            "token_count, line_count, tags, title, last_indexed, project)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "token_count, line_count, tags, title, last_indexed, project, link_name)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             file_rows,
+        )
+        conn.executemany(
+            "INSERT INTO links(source, line, target, name, heading, alias)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            link_rows,
         )
         conn.executemany(
             "INSERT INTO chunks(id, path, category, kind, start_line, end_line, turn_time, "
@@ -471,6 +480,7 @@ class IndexStore:
                 self.conn.execute("DELETE FROM chunks_fts")
                 self.conn.execute("DELETE FROM chunks")
                 self.conn.execute("DELETE FROM files")
+                self.conn.execute("DELETE FROM links")
                 postings.clear(self.conn)
                 self._reset_vec_table()
                 indexed, embedded = self._write_all(paths, progress)

@@ -36,11 +36,13 @@ if TYPE_CHECKING:
     from autopoiesis.git.repo import CommitResult
     from autopoiesis.git.verify import VerifyResult
     from autopoiesis.index import SearchIndex, SearchResult
+    from autopoiesis.index.links import Link
     from autopoiesis.index.searchindex import SearchOutcome
     from autopoiesis.knowledge.condense import MemoryCondenser
     from autopoiesis.knowledge.extract import ExtractionReport
     from autopoiesis.knowledge.maintenance import MaintenanceResult
     from autopoiesis.knowledge.prune import MemoryPruner
+    from autopoiesis.knowledge.rename import Move
     from autopoiesis.knowledge.replay import Comparison, ReplayResult
     from autopoiesis.llm import LLMClient
     from autopoiesis.memory.forget import ForgetReport
@@ -211,6 +213,32 @@ class Memory:
             mode=mode,
             project=project,
         )
+
+    # ── linked notes ──
+    def links(self, path: str) -> tuple[list[Link], list[Link]]:
+        """(the [[links]] written in PATH, the links of other notes to it), from the index
+        (built when missing)."""
+        with self._index_for_links() as index:
+            return index.links(self.repo.rel(self.repo.resolve_inside(path)))
+
+    def broken_links(self) -> list[Link]:
+        """Every [[link]] that finds no note (doctor reports them)."""
+        with self._index_for_links() as index:
+            return index.broken_links()
+
+    def _index_for_links(self) -> SearchIndex:
+        from autopoiesis.index import SearchIndex
+
+        index = SearchIndex(self.repo)
+        if not self.repo.index_path.exists() or index.needs_rebuild():
+            index.rebuild_full()
+        return index
+
+    def move(self, old: str, new: str, *, commit: bool = True) -> Move:
+        """Move a note and rewrite every [[link]] to it, in one commit (knowledge.rename)."""
+        from autopoiesis.knowledge.rename import move_note
+
+        return move_note(self.repo, old, new, commit=commit)
 
     def projects(self) -> list[ProjectCount]:
         """The projects the memory knows, each with its transcripts and knowledge files."""
