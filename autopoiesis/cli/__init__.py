@@ -80,6 +80,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "mcp_cmd": ("mcp",),
     "eval_cmd": ("eval",),
     "notes_cmd": ("links", "mv"),
+    "private_cmd": ("private",),
 }  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from autopoiesis.compiler.plan import Plan
 from autopoiesis.compiler.restated import Statement, later_statements
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
+from autopoiesis.core.private import may_reach_model
 from autopoiesis.errors import AutopoiesisError
 
 if TYPE_CHECKING:
@@ -238,9 +239,20 @@ class ScoredKnowledge:
             ]
         hits: list[Hit] = []
         as_given: dict[str, Source] = {}
+        private = self.repo.private_patterns()
+        to_model = self.repo.config.private.model_paths
         for path, score, snippet, start, end, turn_time in rows:
             if path in plan.paths or path.startswith("topics/"):
                 continue  # included whole already; a topic comes in through P2 only
+            if not may_reach_model(path, private, to_model):
+                plan.skip(
+                    f"knowledge:{path}:{start}-{end}",
+                    3,
+                    "private (git-crypt): never sent to a model unless private.model_paths "
+                    "names it",
+                    path,
+                )
+                continue
             if path.startswith("archive/") and not query.include_archive:
                 continue  # cold storage: never auto-loaded (README, "The memory repo")
             if query.shared and path == MEMORY_FILE:
@@ -290,8 +302,12 @@ class ScoredKnowledge:
             linked = self._index.linked_notes(list(best))
         except Exception:  # a link lookup never costs the context its hits
             return []
+        private = self.repo.private_patterns()
+        to_model = self.repo.config.private.model_paths
         for source, target, start, end in linked:
             if target in have or target.startswith(("topics/", "archive/")):
+                continue
+            if not may_reach_model(target, private, to_model):
                 continue
             if query.shared and target == MEMORY_FILE:
                 continue

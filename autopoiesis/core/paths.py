@@ -372,6 +372,19 @@ class MemoryRepo:
 
         return load_config(self.root)
 
+    def private_patterns(self) -> list[str]:
+        """The patterns of this memory's private paths (core/private.py)."""
+        from autopoiesis.core.private import private_patterns
+
+        return private_patterns(self.root, self.config.private.paths)
+
+    def may_reach_model(self, relpath: str) -> bool:
+        """Whether RELPATH may be shown to a model: not private, or let through by
+        `private.model_paths` (core/private.py)."""
+        from autopoiesis.core.private import may_reach_model
+
+        return may_reach_model(relpath, self.private_patterns(), self.config.private.model_paths)
+
     def redactor(self) -> Redactor:
         """A fresh Redactor for this repo's settings (its counts start at zero): what every
         path to disk, git, memory.db and a remote model redacts through."""

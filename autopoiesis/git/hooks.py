@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 
 from autopoiesis.core.paths import CONTENT_DIRS, MEMORY_FILE, MemoryRepo, template_dir
+from autopoiesis.core.private import is_ciphertext
 from autopoiesis.errors import FrontmatterError, GitError, TranscriptFormatError
 from autopoiesis.git.history import LINK_MODES
 from autopoiesis.git.runner import (
@@ -167,6 +168,15 @@ def _is_checked(path: str) -> bool:
     return path == MEMORY_FILE
 
 
+def _work_tree_text(root: Path, path: str) -> bytes | None:
+    """The work tree's PATH when it is readable text, for a file staged as ciphertext."""
+    try:
+        data = (root / path).read_bytes()
+    except OSError:
+        return None
+    return None if is_ciphertext(data) else data
+
+
 def pre_commit(root: Path) -> CheckResult:
     result = CheckResult()
     changes = staged_changes(root)
@@ -185,6 +195,11 @@ def pre_commit(root: Path) -> CheckResult:
     blobs = cat_file_batch(root, [f":{p}" for p in to_read])
     for path in to_read:
         raw = blobs.get(f":{path}") or b""
+        if is_ciphertext(raw):  # git-crypt's: the format is checked on the text it encrypted
+            plain = _work_tree_text(root, path)
+            if plain is None:
+                continue
+            raw = plain
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -264,6 +279,7 @@ def reference_transaction(root: Path, state: str, updates: str) -> int:
 def pre_push(root: Path, updates: str) -> int:
     """Refuse to push a history that fails verify (stdin: `<local ref> <local sha>
     <remote ref> <remote sha>` lines)."""
+    from autopoiesis.git.crypt import push_refusal
     from autopoiesis.git.replacements import replacement_findings
     from autopoiesis.git.verify import verify
 
@@ -285,6 +301,11 @@ def pre_push(root: Path, updates: str) -> int:
             failed = True
             continue
         ref = local_ref if local_ref.startswith("refs/heads/") else "HEAD"
+        refusal = push_refusal(root, repo.private_patterns(), local_sha, parts[3])
+        if refusal:
+            print(f"autopoiesis: error: refusing to push {local_ref}: {refusal}", file=sys.stderr)
+            failed = True
+            continue
         result = verify(repo, ref=ref, tip=local_sha)
         if not result.ok:
             failed = True

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.private import is_locked
 from autopoiesis.errors import ConfigError, SearchIndexError
 from autopoiesis.git.locate import locate_repo
 from autopoiesis.index import db, links
@@ -311,6 +312,11 @@ def search_outcome(
                 ),
             )
         notices.extend(w for w in index.warnings if w not in notices)
+        if is_locked(repo.root):
+            notices.append(
+                "private notes are locked here (git-crypt) and were not searched; "
+                "`autopoiesis private unlock KEYFILE` decrypts them"
+            )
         return SearchOutcome(results, "index", tuple(notices))
     finally:
         if own:

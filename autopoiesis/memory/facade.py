@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from autopoiesis.knowledge.replay import Comparison, ReplayResult
     from autopoiesis.llm import LLMClient
     from autopoiesis.memory.forget import ForgetReport
+    from autopoiesis.memory.private import PrivateKnowledge
     from autopoiesis.memory.projects import ProjectCount
     from autopoiesis.memory.sync_report import SyncReport
     from autopoiesis.topics.pipeline import TopicActivation, WatcherPipeline
@@ -95,6 +96,13 @@ class Memory:
     @property
     def root(self) -> Path:
         return self.repo.root
+
+    @property
+    def private(self) -> PrivateKnowledge:
+        """Private knowledge, encrypted in git by git-crypt (memory.private)."""
+        from autopoiesis.memory.private import PrivateKnowledge
+
+        return PrivateKnowledge(self.repo)
 
     @property
     def config(self) -> Config:

@@ -42,6 +42,7 @@ from __future__ import annotations
 import warnings
 
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MEMORY_FILE, MemoryRepo
+from autopoiesis.core.private import readable_text
 from autopoiesis.errors import AutopoiesisError, GitError, SyncConflictError, SyncError
 from autopoiesis.git.repo import MemoryGit, MergeResult
 from autopoiesis.memory.sync_push import (
@@ -386,7 +387,9 @@ def _enforce_caps(repo: MemoryRepo, report: SyncReport, *, commit: bool) -> list
         if result.commit:
             report.committed.append(f"{result.commit} maintenance: cap MEMORY.md after the merge")
     for rel in report.incoming:
-        if rel.startswith("knowledge/") and rel.endswith(".md") and (repo.root / rel).is_file():
+        path = repo.root / rel
+        # a private file this clone cannot read (git-crypt) is checked where it is unlocked
+        if rel.startswith("knowledge/") and rel.endswith(".md") and readable_text(path):
             found = writer.read(rel)
             why = (
                 writer.cap_violation(rel, found, bytes_too=True)
