@@ -81,6 +81,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "eval_cmd": ("eval",),
     "notes_cmd": ("links", "mv"),
     "private_cmd": ("private",),
+    "team_cmd": ("team", "share"),
 }  # fmt: skip
 
 

@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _result_line(r: Any, explain: bool) -> str:
-    flag = " [archived]" if r.archived else ""
+    flag = (" [archived]" if r.archived else "") + (f" [team:{r.team}]" if r.team else "")
     project = f", {r.project}" if r.project else ""
     when = f"  {r.turn_time}" if r.turn_time else ""
     out = (

@@ -42,7 +42,7 @@ from pathlib import PurePosixPath
 
 from autopoiesis.compiler.standing import stems
 from autopoiesis.core.frontmatter import normalize
-from autopoiesis.core.paths import category_of
+from autopoiesis.core.paths import category_of, team_of
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.formats.knowledge import current_text
 from autopoiesis.formats.transcript import HEADER_RE, parse_meta, turn_lines, unescape_line
@@ -239,7 +239,11 @@ class Packed:
 
     def label(self, chosen: Iterable[int] | None = None) -> str:
         spans = self.source.spans(self.chosen if chosen is None else chosen)
-        return "knowledge:" + self.path + ":" + ",".join(f"{a}-{b}" for a, b in spans)
+        where = ":" + ",".join(f"{a}-{b}" for a, b in spans)
+        team = team_of(self.path)
+        if team is not None:  # a team's note: labelled as the team's (`team:NAME:knowledge/...`)
+            return f"team:{team}:" + self.path.split("/", 2)[2] + where
+        return "knowledge:" + self.path + where
 
     def content(self, chosen: Iterable[int] | None = None) -> str:
         return self.source.render(self.chosen if chosen is None else chosen, self.marks)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from autopoiesis.core.config import SearchConfig
+from autopoiesis.core.paths import team_of
 from autopoiesis.formats.transcript_names import session_key
 from autopoiesis.index.embedders import Embedder, from_blob
 from autopoiesis.index.lexical import Bm25Hits, Bm25Ranker
@@ -61,6 +62,7 @@ class SearchResult:
     heading: str | None = None
     project: str | None = None  # the project the file is about; None: global
     explain: dict[str, Any] | None = None
+    team: str | None = None  # the team whose shared memory holds it (shared/<team>/)
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -477,4 +479,5 @@ class QueryEngine:
             heading=heading,
             project=project,
             explain=detail,
+            team=team_of(path),
         )

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from autopoiesis.memory.private import PrivateKnowledge
     from autopoiesis.memory.projects import ProjectCount
     from autopoiesis.memory.sync_report import SyncReport
+    from autopoiesis.memory.teams import TeamMemory
     from autopoiesis.topics.pipeline import TopicActivation, WatcherPipeline
 
 PERIODS = ("daily", "weekly", "monthly")
@@ -103,6 +104,13 @@ class Memory:
         from autopoiesis.memory.private import PrivateKnowledge
 
         return PrivateKnowledge(self.repo)
+
+    @property
+    def teams(self) -> TeamMemory:
+        """The teams' shared memories mounted at shared/<team>/ (memory.teams)."""
+        from autopoiesis.memory.teams import TeamMemory
+
+        return TeamMemory(self.repo)
 
     @property
     def config(self) -> Config:
@@ -461,7 +469,9 @@ class Memory:
                 from autopoiesis.errors import GitError
 
                 raise GitError(f"There is no branch {branch!r}; `git branch` lists them.")
-        return verify(self.repo, ref=ref, full=full, accept=accept)
+        result = verify(self.repo, ref=ref, full=full, accept=accept)
+        result.findings += self.teams.findings()  # the teams' memories hold notes only
+        return result
 
 
 def _merged(reports: list[ExtractionReport]) -> ExtractionReport:

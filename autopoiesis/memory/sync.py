@@ -118,6 +118,8 @@ def sync_once(
             push_rewrite(repo, git, report, pending, timeout)
         elif pending:
             raise SyncError(unpushed_forget_message(name, report.url, branch, pending))
+        if pull:
+            _sync_teams(repo, report)
         for attempt in range(PUSH_TRIES):
             if pull:
                 _pull(repo, git, report, timeout, abort_on_conflict)
@@ -360,6 +362,21 @@ def _check_incoming(
             + f"{ours[:12]}..{name}/{branch} -- raw/` and fix it on the "
             "clone that made it."
         )
+
+
+def _sync_teams(repo: MemoryRepo, report: SyncReport) -> None:
+    """Each team's mount fetched, merged and pushed (memory/teams.py): its notes come and
+    go with its own remote, and only the mount's commit is recorded here."""
+    from autopoiesis.core.paths import shared_mounts
+
+    if not (repo.root / ".gitmodules").exists() and not shared_mounts(repo.root):
+        return
+    from autopoiesis.memory.teams import TeamMemory
+
+    done = TeamMemory(repo).sync()
+    report.setup += done.moved
+    report.warnings += done.problems
+    report.committed += done.committed
 
 
 def _forget_commits(git: MemoryGit, tip: str, exclude: str) -> list[str]:
