@@ -82,6 +82,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "notes_cmd": ("links", "mv"),
     "private_cmd": ("private",),
     "team_cmd": ("team", "share"),
+    "subagent_cmd": ("subagent",),
 }  # fmt: skip
 
 

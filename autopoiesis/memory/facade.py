@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from autopoiesis.memory.forget import ForgetReport
     from autopoiesis.memory.private import PrivateKnowledge
     from autopoiesis.memory.projects import ProjectCount
+    from autopoiesis.memory.subagents import Subagents
     from autopoiesis.memory.sync_report import SyncReport
     from autopoiesis.memory.teams import TeamMemory
     from autopoiesis.topics.pipeline import TopicActivation, WatcherPipeline
@@ -111,6 +112,13 @@ class Memory:
         from autopoiesis.memory.teams import TeamMemory
 
         return TeamMemory(self.repo)
+
+    @property
+    def subagents(self) -> Subagents:
+        """Sub-agents' sparse checkouts of this memory, merged back for review."""
+        from autopoiesis.memory.subagents import Subagents
+
+        return Subagents(self.repo)
 
     @property
     def config(self) -> Config:
@@ -285,15 +293,21 @@ class Memory:
 
     def project_here(self, folder: str | os.PathLike[str] | None) -> str | None:
         """The project of FOLDER (the current folder of a command, a hook's `cwd`): the git
-        repository it is in, unless that is this memory repo itself; None: global (also
-        for no folder or a relative one)."""
-        from autopoiesis.core.project import project_of
+        repository it is in (a worktree of a code repository: that repository's), unless
+        that is this memory repo itself or a worktree of it, where it is the project the
+        worktree declares (a sub-agent's checkout) or None: global (also for no folder or a
+        relative one)."""
+        from autopoiesis.core.project import common_git_dir, project_of
 
         if folder is None or not os.path.isabs(folder):
             return None
         found = project_of(folder)
-        if found is None or Path(found.root).resolve() == self.root.resolve():
+        if found is None:
             return None
+        mine = common_git_dir(self.root / ".git")
+        same = mine is not None and Path(found.git_dir or "/").resolve() == mine.resolve()
+        if same or Path(found.root).resolve() == self.root.resolve():
+            return found.name if found.declared else None
         return found.name
 
     # ── the compiled context ──
