@@ -137,6 +137,44 @@ def common_git_dir(dot_git: Path) -> Path | None:
     return Path(os.path.normpath(common_path))
 
 
+def read_head(folder: Path) -> str | None:
+    """The commit checked out in the repository at FOLDER (its `.git` folder or file), read
+    from HEAD and the refs without running git; None when it cannot be read."""
+    dot_git = folder / ".git"
+    gitdir = dot_git
+    if dot_git.is_file():
+        try:
+            match = _GITDIR_LINE.search(dot_git.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            return None
+        if match is None:
+            return None
+        gitdir = Path(match.group(1))
+        gitdir = gitdir if gitdir.is_absolute() else folder / gitdir
+    common = common_git_dir(dot_git) or gitdir
+    try:
+        head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not head.startswith("ref:"):
+        return head or None
+    ref = head[4:].strip()
+    for base in (gitdir, common):
+        try:
+            return (base / ref).read_text(encoding="utf-8").strip() or None
+        except OSError:
+            continue
+    try:
+        packed = (common / "packed-refs").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in packed.splitlines():
+        sha, _, name = line.partition(" ")
+        if name.strip() == ref:
+            return sha
+    return None
+
+
 def _origin_url(config: Path) -> str | None:
     """The `url` of `[remote "origin"]` in the git config file CONFIG (None when absent)."""
     try:

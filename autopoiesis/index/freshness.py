@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from autopoiesis.core.paths import CONTENT_DIRS, category_of, shared_mounts
+from autopoiesis.core.project import read_head
 from autopoiesis.core.sqlite import SQLiteInfo
 from autopoiesis.git import runner as git
 from autopoiesis.index.background import ChangeWatcher
@@ -64,21 +65,15 @@ def _stat(root: Path, rel: str) -> list[int] | None:
 
 
 def tree_state(root: Path) -> TreeState:
-    """HEAD and the dirty memory Markdown files, from one lock-free `git status` (and one
-    in each team's mount: its HEAD and its dirty notes)."""
+    """HEAD and the dirty memory Markdown files, from one lock-free `git status`, and the
+    HEAD of each team's mount."""
     status = git.status(root, CONTENT_DIRS)
     if not status.ok:
         return TreeState("", {}, ok=False, taken_ns=status.started_ns)
     dirty = {e.path: _stat(root, e.path) for e in status.entries if e.path.endswith(".md")}
-    mounts: dict[str, str] = {}
-    for mount in shared_mounts(root):
-        inner = git.status(root / mount, ("knowledge",))
-        if not inner.ok:
-            continue
-        mounts[mount] = inner.head
-        for e in inner.entries:
-            if e.path.endswith(".md"):
-                dirty[f"{mount}/{e.path}"] = _stat(root, f"{mount}/{e.path}")
+    # a team's mount (shared/<team>) by its HEAD, read from its files: no second git
+    # process per search; its notes change by commits (`share`, `sync`), seen through it
+    mounts = {m: head for m in shared_mounts(root) if (head := read_head(root / m))}
     return TreeState(status.head, dirty, taken_ns=status.started_ns, mounts=mounts or None)
 
 
