@@ -329,6 +329,7 @@ def doctor(
             + "; remove them with `git rm`"
         )
     problems += _link_problems(memory)
+    problems += _private_problems(memory)
     history: dict[str, Any]
     try:
         result = memory.verify()
@@ -373,6 +374,29 @@ def _link_problems(memory: Any) -> list[str]:
         "(fix the link or `autopoiesis mv` the note back)"
         for x in broken
     ]
+
+
+def _private_problems(memory: Any) -> list[str]:
+    """doctor's check of private knowledge (memory/private.py): files locked here, private
+    files committed in clear, a private path without its git-crypt rule."""
+    from autopoiesis.core.private import uses_git_crypt
+
+    repo = memory.repo
+    if not uses_git_crypt(repo.root) and not (repo.knowledge_dir / "private").is_dir():
+        return []  # nothing private here: no git call
+    try:
+        status = memory.private.status()
+    except AutopoiesisError as exc:
+        return [f"private knowledge: not checked ({exc})"]
+    in_clear = [p for p, encrypted in status.files if not encrypted]
+    out = [f"private: {p}" for p in status.problems]
+    if in_clear and status.set_up:
+        out.append(
+            f"private files committed in clear: {', '.join(in_clear[:5])}; the next commit "
+            "of each is encrypted (`git add --renormalize` them), the old versions stay until "
+            "`autopoiesis forget`"
+        )
+    return out
 
 
 def _print_doctor(

@@ -102,6 +102,8 @@ def test_two_clones_one_unlocked_one_locked(
         assert rows == 0
     status = cli("private", "status", repo=locked.root).stdout
     assert "LOCKED" in status and "knowledge/private/plans.md" in status
+    doctor = cli("doctor", repo=locked.root)
+    assert "private file(s) locked" in doctor.stdout
 
     # the unlocked clone searches the private note, but never gives it to a model
     assert (unlocked.root / "knowledge/private/plans.md").read_text() == PLAN
@@ -139,7 +141,7 @@ def test_two_clones_one_unlocked_one_locked(
 
 
 def test_a_private_file_in_clear_is_never_pushed(
-    memory_repo: MemoryRepo, tmp_path: Path, git_crypt: str
+    memory_repo: MemoryRepo, tmp_path: Path, git_crypt: str, cli
 ) -> None:
     """No git-crypt rule (private init never ran): the private note would leave in clear,
     so sync (and a plain `git push`, through the pre-push hook) refuse."""
@@ -156,6 +158,8 @@ def test_a_private_file_in_clear_is_never_pushed(
     )
     assert pushed.returncode != 0 and "knowledge/private/plans.md" in pushed.stderr
     assert SECRET.encode() not in _objects(remote)
+    doctor = cli("doctor", repo=memory_repo.root).stdout
+    assert "without a git-crypt rule" in doctor and "private init" in doctor
 
 
 def test_private_notes_reach_a_model_only_where_approved(memory_repo: MemoryRepo) -> None:
