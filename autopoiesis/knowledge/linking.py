@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import PurePosixPath
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.text import STOPWORDS
 from autopoiesis.formats.wikilinks import LINK, render_link
 
 MIN_NAME = 4
@@ -71,6 +72,8 @@ class KnownNames:
             words = [w for w in re.split(r"[-_\s]+", slug) if w]
             if not words or sum(len(w) for w in words) < MIN_NAME:
                 continue
+            if len(words) == 1 and words[0].lower() in STOPWORDS:
+                continue  # a one-word name that is a common word would link everywhere
             pattern = re.compile(
                 r"(?<![\w/\[-])" + r"[\s_-]+".join(map(re.escape, words)) + r"(?![\w-])",
                 re.IGNORECASE,

@@ -109,3 +109,12 @@ def test_extraction_links_a_person_met_before(memory_repo: MemoryRepo, tmp_path:
         if "[[maria-lopez" in p.read_text(encoding="utf-8")
     ]
     assert linked, "no knowledge file links Maria Lopez's note"
+
+
+def test_a_one_word_name_that_is_a_common_word_is_not_linked(memory_repo: MemoryRepo) -> None:
+    (memory_repo.knowledge_dir / "projects" / "about").mkdir(parents=True)
+    (memory_repo.knowledge_dir / "projects" / "about" / "context.md").write_text("# about\n")
+    KnowledgeWriter(memory_repo).apply(
+        [_change("knowledge/memory/MEMORY.md", "Talked about the invoice retries")]
+    )
+    assert "[[" not in memory_repo.memory_file.read_text(encoding="utf-8")
