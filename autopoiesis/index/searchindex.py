@@ -18,21 +18,24 @@ import warnings as warnings_module
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.private import is_locked
 from autopoiesis.errors import ConfigError, SearchIndexError
 from autopoiesis.git.locate import locate_repo
-from autopoiesis.index import db, links
+from autopoiesis.index import db
 from autopoiesis.index.background import spawn_background
 from autopoiesis.index.embedders import Embedder
 from autopoiesis.index.fallback import IndexFallbackWarning, grep_search
 from autopoiesis.index.freshness import Freshness, IndexStatus, TreeState
-from autopoiesis.index.links import Link
 from autopoiesis.index.projects import project_counts
 from autopoiesis.index.query import CANDIDATES, MODES, MergeWeights, QueryEngine, SearchResult
 from autopoiesis.index.store import IndexStore, IndexUpdate
 from autopoiesis.index.text import query_terms
+
+if TYPE_CHECKING:
+    from autopoiesis.index.links import Link
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,8 @@ class SearchIndex:
     # ── links ──
     def links(self, path: str, *, fresh: bool = True) -> tuple[list[Link], list[Link]]:
         """(the links written in PATH, the links of other notes to it): index/links.py."""
+        from autopoiesis.index import links
+
         if fresh:
             self.catch_up()
         conn = self.store.conn
@@ -207,6 +212,8 @@ class SearchIndex:
 
     def broken_links(self, *, fresh: bool = True) -> list[Link]:
         """Every link that finds no note."""
+        from autopoiesis.index import links
+
         if fresh:
             self.catch_up()
         return links.broken(self.store.conn)
@@ -217,6 +224,8 @@ class SearchIndex:
         """(the note linking, the note linked to, its chunk's first and last line) for the
         links written in PATHS, in their order: the chunk the link's #heading names, else
         the note's first."""
+        from autopoiesis.index import links
+
         if fresh:
             self.catch_up()
         conn = self.store.conn

@@ -20,7 +20,7 @@ from typing import Any
 from autopoiesis.core.paths import MemoryRepo, category_of
 from autopoiesis.core.sqlite import SQLiteInfo, connect, sqlite_module
 from autopoiesis.errors import SearchIndexError
-from autopoiesis.index import db, fts, links, postings
+from autopoiesis.index import db, fts, postings
 from autopoiesis.index.chunking import CHUNKER_VERSION, Chunk, chunk_file, tags_json
 from autopoiesis.index.connection import attach_cache, set_wal
 from autopoiesis.index.embedders import Embedder, embedder_from_config
@@ -318,6 +318,8 @@ class IndexStore:
         they have none yet (a rebuild emptied the tables). Returns chunks embedded. The
         rows of the batch go in with one statement a table: the chunks get their ids here
         (the next free ones: the caller's transaction holds the write lock)."""
+        from autopoiesis.index import links  # a write's: a search never loads it
+
         items = list({item[0]: item for item in items}.values())  # a path twice: its last version
         prepared = []
         all_chunks: list[Chunk] = []
