@@ -31,7 +31,6 @@ import sys
 from pathlib import Path
 
 from autopoiesis.core.paths import CONTENT_DIRS, MEMORY_FILE, MemoryRepo, template_dir
-from autopoiesis.core.private import is_ciphertext
 from autopoiesis.errors import FrontmatterError, GitError, TranscriptFormatError
 from autopoiesis.git.history import LINK_MODES
 from autopoiesis.git.runner import (
@@ -168,13 +167,19 @@ def _is_checked(path: str) -> bool:
     return path == MEMORY_FILE
 
 
+def _is_ciphertext(data: bytes) -> bool:
+    from autopoiesis.core.private import is_ciphertext  # only for a file that may be one
+
+    return is_ciphertext(data)
+
+
 def _work_tree_text(root: Path, path: str) -> bytes | None:
     """The work tree's PATH when it is readable text, for a file staged as ciphertext."""
     try:
         data = (root / path).read_bytes()
     except OSError:
         return None
-    return None if is_ciphertext(data) else data
+    return None if _is_ciphertext(data) else data
 
 
 def pre_commit(root: Path) -> CheckResult:
@@ -195,7 +200,7 @@ def pre_commit(root: Path) -> CheckResult:
     blobs = cat_file_batch(root, [f":{p}" for p in to_read])
     for path in to_read:
         raw = blobs.get(f":{path}") or b""
-        if is_ciphertext(raw):  # git-crypt's: the format is checked on the text it encrypted
+        if raw[:1] == b"\x00" and _is_ciphertext(raw):  # git-crypt's: check the text it encrypted
             plain = _work_tree_text(root, path)
             if plain is None:
                 continue

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.core.private import is_locked
 from autopoiesis.errors import ConfigError, SearchIndexError
 from autopoiesis.git.locate import locate_repo
 from autopoiesis.index import db
@@ -321,6 +320,8 @@ def search_outcome(
                 ),
             )
         notices.extend(w for w in index.warnings if w not in notices)
+        from autopoiesis.core.private import is_locked  # reads .gitattributes
+
         if is_locked(repo.root):
             notices.append(
                 "private notes are locked here (git-crypt) and were not searched; "
