@@ -6,7 +6,7 @@ add`: it shares the parent's objects, so nothing is copied or fetched) on its ow
 `subagent/AGENT`, sparse (`git sparse-checkout`, cone mode): the top-level files (the
 config, .gitattributes), knowledge/identity/, knowledge/memory/, knowledge/procedures/,
 topics/, the project's knowledge/projects/P/ and any further folder asked for; never
-another project's notes, the transcripts or the private notes unless asked. The parent's
+another project's notes or the transcripts unless asked, never the private notes. The parent's
 hooks and settings carry over (the worktree shares its git folder: hooks, merge driver,
 this machine's approvals), its search index is built from the parent's embedding cache
 (nothing is embedded twice), and the worktree declares its project
@@ -126,6 +126,14 @@ class Subagents:
             raise InvalidArgumentError(
                 f"{path}: a sub-agent's checkout holds folders of the memory (knowledge/, "
                 "topics/, archive/, raw/, shared/)."
+            )
+        from autopoiesis.core.private import matches
+
+        patterns = self.repo.private_patterns()
+        if matches(rel + "/x.md", patterns) or matches(rel, patterns):
+            raise InvalidArgumentError(
+                f"{path}: private notes are not given to a sub-agent (git-crypt decrypts them "
+                "in the memory's own checkout only)."
             )
         return rel
 

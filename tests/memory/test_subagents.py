@@ -46,6 +46,8 @@ def test_a_sub_agent_gets_its_folders_and_its_work_comes_back(
 ) -> None:
     _seed(memory_repo)
     parent = Memory(memory_repo)
+    refused = cli("subagent", "checkout", "x", "--paths", "knowledge/private", repo=parent.root)
+    assert refused.returncode != 0 and "private notes are not given" in refused.stderr
     made = cli("subagent", "checkout", "reviewer", "--project", "billing", repo=parent.root)
     assert made.returncode == 0, made.stderr
     (c,) = parent.subagents.list()
