@@ -161,6 +161,7 @@ def test_integrate_merges_is_idempotent_and_uninstalls_exactly_what_it_added(
         "claude-code",
         "--project",
         str(project),
+        "--shared",
         repo=repo,
         env=env,
         cwd=project,
@@ -185,6 +186,7 @@ def test_integrate_merges_is_idempotent_and_uninstalls_exactly_what_it_added(
         "claude-code",
         "--project",
         str(project),
+        "--shared",
         repo=repo,
         env=env,
         cwd=project,
@@ -199,6 +201,7 @@ def test_integrate_merges_is_idempotent_and_uninstalls_exactly_what_it_added(
         "claude-code",
         "--project",
         str(project),
+        "--shared",
         "--budget",
         "3000",
         repo=repo,
@@ -227,6 +230,7 @@ def test_integrate_merges_is_idempotent_and_uninstalls_exactly_what_it_added(
         "claude-code",
         "--project",
         str(project),
+        "--shared",
         "--uninstall",
         repo=repo,
         env=env,
@@ -243,6 +247,7 @@ def test_integrate_merges_is_idempotent_and_uninstalls_exactly_what_it_added(
             "claude-code",
             "--project",
             str(project),
+            "--shared",
             "--uninstall",
             repo=repo,
             env=env,
@@ -316,6 +321,7 @@ def test_integrate_refuses_settings_it_cannot_merge_into_and_changes_nothing(
         "claude-code",
         "--project",
         str(project),
+        "--shared",
         repo=repo,
         env=env,
         cwd=project,
@@ -365,7 +371,7 @@ def hooks(repo, project, env, cli: Cli) -> dict[str, str]:
         process=True,
         check=True,
     )
-    return installed(project / ".claude" / "settings.json")
+    return installed(project / ".claude" / "settings.local.json")
 
 
 @pytest.mark.slow
