@@ -256,6 +256,11 @@ class IntegrationsConfig(NamedTuple):
     import_idle_minutes: int = 30
 
 
+class PrivateConfig(NamedTuple):
+    paths: tuple[str, ...] = ("knowledge/private/**",)
+    model_paths: tuple[str, ...] = ()
+
+
 class Config(NamedTuple):
     context_compiler: CompilerConfig = CompilerConfig()
     search: SearchConfig = SearchConfig()
@@ -266,6 +271,7 @@ class Config(NamedTuple):
     capture: CaptureConfig = CaptureConfig()
     llm: LLMConfig = LLMConfig()
     integrations: IntegrationsConfig = IntegrationsConfig()
+    private: PrivateConfig = PrivateConfig()
 
 
 def _plain(value: Any) -> Any:
@@ -446,7 +452,22 @@ def _build(values: dict[str, Any], source: str) -> Config:
         ),
         llm=LLMConfig(**{**llm, "models": LLMModels(**llm["models"])}),
         integrations=IntegrationsConfig(**values["integrations"]),
+        private=_private(values["private"], source),
     )
+
+
+def _private(values: dict[str, Any], source: str) -> PrivateConfig:
+    """private.paths and private.model_paths: lists of .gitattributes-style patterns."""
+    out = {}
+    for key in ("paths", "model_paths"):
+        patterns = values[key]
+        if not all(isinstance(p, str) and p.strip() and "\n" not in p for p in patterns):
+            raise ConfigError(
+                f"{source}: 'private.{key}' must be a list of path patterns such as "
+                f"knowledge/private/** (or []), not {patterns!r}."
+            )
+        out[key] = tuple(p.strip() for p in patterns)
+    return PrivateConfig(**out)
 
 
 CACHE_PATH = (STATE_DIR, *STATE_FILES["config_cache"])  # under the repo's root
