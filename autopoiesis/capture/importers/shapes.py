@@ -182,6 +182,7 @@ class ToolCalls:
     def __init__(self) -> None:
         self._slots: dict[str, list[Any]] = {}  # id -> [items, call]
         self._waiting: list[list[Any]] = []  # [items, call] not yet answered, oldest first
+        self._last: list[Any] | None = None  # the call filled last
 
     def add(self, call_id: Any, items: list[tf.Item], call: tf.ToolCall) -> None:
         """Append CALL to ITEMS and remember it under CALL_ID (a call without an id can
@@ -212,6 +213,7 @@ class ToolCalls:
         slot[1] = done
         if slot in self._waiting:
             self._waiting.remove(slot)
+        self._last = slot
         return True
 
     def resolve(self, call_id: Any, result: str | None) -> bool:
@@ -220,21 +222,41 @@ class ToolCalls:
         slot = self._slot(call_id)
         return False if slot is None else self._fill(slot, result)
 
-    def resolve_oldest(self, tool: str | None, result: str | None) -> bool:
+    def resolve_oldest(
+        self, tool: str | None, result: str | None, *, any_tool: bool = False
+    ) -> bool:
         """Fill RESULT into the oldest unanswered call of TOOL (any tool when None), for
-        logs whose results name the tool but not the call; False when none is waiting."""
+        logs whose results name the tool but not the call; with ANY_TOOL, a result whose
+        tool no waiting call has answers the oldest call instead (a harness that names a
+        tool in its results differently from its calls). False when none is waiting."""
         wanted = None if tool is None else one_line(tool, 80).replace("]", ")")
         for slot in self._waiting:
             if wanted is None or slot[1].tool == wanted:
                 return self._fill(slot, result)
+        if any_tool and self._waiting:
+            return self._fill(self._waiting[0], result)
         return False
+
+    def unanswered(self) -> int:
+        """Stop waiting for the calls not answered yet (a harness that answers every call
+        of a message in the next one never answers these: an interrupted task); how many
+        there were. Their lines stay, without a result."""
+        left = len(self._waiting)
+        self._waiting.clear()
+        return left
+
+    def attach_to_last(self, item: tf.Item) -> bool:
+        """Put ITEM right after the call filled last (an image after its result's text);
+        False when none was."""
+        return self._last is not None and self._insert_after(self._last, item)
 
     def attach(self, call_id: Any, item: tf.Item) -> bool:
         """Put ITEM (an attachment a tool result carried) right after the call CALL_ID;
         False when no such call was seen."""
         slot = self._slot(call_id)
-        if slot is None:
-            return False
+        return slot is not None and self._insert_after(slot, item)
+
+    def _insert_after(self, slot: list[Any], item: tf.Item) -> bool:
         items = slot[0]
         at = self._index(slot) + 1
         while at < len(items) and isinstance(items[at], tf.Attachment):
