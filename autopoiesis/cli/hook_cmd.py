@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
 def hook_claude_code(
     ctx: typer.Context,
     event: str = typer.Argument(
-        ..., help="SessionStart, UserPromptSubmit, PreCompact, Stop or SessionEnd."
+        ..., help="SessionStart, UserPromptSubmit, PreCompact, Stop, SubagentStop or SessionEnd."
     ),
     budget: int | None = typer.Option(
         None,

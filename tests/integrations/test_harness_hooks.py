@@ -25,7 +25,7 @@ from autopoiesis.knowledge.flush import FLUSH_BEGIN, FLUSH_END
 from tests.conftest import Cli
 
 PROJECT_ROOT = str(Path(autopoiesis.__file__).resolve().parent.parent)
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SubagentStop", "SessionEnd")
 
 
 @pytest.fixture
@@ -167,7 +167,10 @@ def test_integrate_merges_is_idempotent_and_uninstalls_exactly_what_it_added(
         process=True,
         check=True,
     ).stdout
-    assert "added hooks SessionStart, UserPromptSubmit, PreCompact, Stop, SessionEnd" in out
+    assert (
+        "added hooks SessionStart, UserPromptSubmit, PreCompact, Stop, SubagentStop, SessionEnd"
+        in out
+    )
     data = json.loads(settings.read_text())
     assert data["permissions"] == original["permissions"] and data["model"] == "opus"
     assert data["hooks"]["PreToolUse"] == original["hooks"]["PreToolUse"]
@@ -514,7 +517,7 @@ def test_session_end_imports_the_transcript_in_the_background(
     assert time.monotonic() - started < 10  # the import runs detached, not in the hook
     row = wait_for_import(repo, "test-session-id")
     assert row["ok"] is True and row["imported"] == [
-        "raw/conversations/2025/12/24/1000-test-session-id-test-session-for-jsonl-parsing.md"
+        "raw/conversations/2025/12/24/1000-test-session-id-create-a-hello-world-function-now-add-a.md"
     ]
     assert (repo.root / row["imported"][0]).exists()
     # committed, then the session-end extraction ran on it (lifecycle.extraction_trigger: on_session_end)
@@ -565,7 +568,7 @@ def test_a_session_that_never_ended_is_imported_once_idle(
     )
     assert log_rows(repo)[-1]["import_started"] is True
     row = wait_for_import(repo, "abandoned")
-    assert row["ok"] and row["imported"][0].endswith("test-session-for-jsonl-parsing.md")
+    assert row["ok"] and row["imported"][0].endswith("create-a-hello-world-function-now-add-a.md")
     assert "claude-code:other" in json.loads(sessions.read_text())
 
 

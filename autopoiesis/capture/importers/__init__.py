@@ -228,6 +228,7 @@ def import_files(
     transcripts: list[tf.Transcript] = []
     for path, walked in _inputs(paths, fmt, report):
         refused_before, bad_before = len(report.refused), report.bad_lines
+        passed_before = len(report.passed_over)
         try:
             drafts = _read(path, fmt, report)
         except UnknownFormatError as exc:
@@ -269,7 +270,10 @@ def import_files(
                 report.refused.append(
                     f"{path}: session {d.session_id!r}: {type(exc).__name__}: {exc}"
                 )
-        if not kept and len(report.refused) == refused_before:
+        if not kept and (len(report.refused), len(report.passed_over)) == (
+            refused_before,
+            passed_before,
+        ):
             bad = report.bad_lines - bad_before
             why = f"{bad} malformed lines, " if bad else ""
             report.refused.append(

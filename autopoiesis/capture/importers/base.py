@@ -41,11 +41,18 @@ class ImportReport:
     warnings: list[str] = field(default_factory=list)
     bad_lines: int = 0
     commit: str | None = None
+    passed_over: list[str] = field(default_factory=list)  # files that hold no session, rightly
 
     def refuse(self, where: str, why: str) -> None:
         """Refuse one file or one session (WHERE) for WHY; the rest of the import goes on,
         and `autopoiesis import` exits non-zero."""
         self.refused.append(f"{where}: {why}")
+
+    def pass_over(self, source: str, why: str) -> None:
+        """Pass over SOURCE, a file of the format that holds no session to file (a
+        harness's pre-warm request, an empty chat): a warning, not a refusal."""
+        self.passed_over.append(source)
+        self.warnings.append(f"{source}: passed over ({why})")
 
     def skip_line(self, source: str, number: int, why: str) -> None:
         """Count a malformed line of SOURCE that was skipped (the rest of the file is kept)."""

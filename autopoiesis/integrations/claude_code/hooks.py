@@ -21,7 +21,10 @@ or UserPromptSubmit hook that prints `{"hookSpecificOutput": {"hookEventName": E
                       that the next Stop, reads the notes back from the summary in the
                       transcript and appends them through the knowledge writer
     Stop              the session is alive (sessions.py); quiet sessions get imported
-    SessionEnd        the import of the transcript, in a detached process
+    SubagentStop      a subagent finished: its log (`agent_transcript_path`) is recorded
+                      with its session, to be imported with it
+    SessionEnd        the import of the transcript and its subagents' logs
+                      (claude_code.locations), in a detached process
 
 Every answer fits `integrations.hook_token_budget` tokens (or the hook's --budget).
 """
@@ -37,7 +40,7 @@ from autopoiesis.errors import HookPayloadError
 from autopoiesis.integrations.sessions import SessionRegistry, session_key, spawn_import, sweep_idle
 
 HARNESS = "claude-code"
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SubagentStop", "SessionEnd")
 CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
 SESSION_PREAMBLE = (
     "Your long-term memory (autopoiesis: Markdown files in the git repository {root}): your "
@@ -135,6 +138,17 @@ def handle(
         if seen is not None and seen.data.get("flush_pending"):
             info["flush"] = flush_from_summary(repo, sid, transcript)
         registry.touch(HARNESS, sid, path=transcript, cwd=cwd)
+        info["import_started"] = sweep_idle(repo, exclude=key) is not None
+        return None, info
+
+    if event == "SubagentStop":
+        agent_log = _field(payload, "agent_transcript_path")
+        seen = registry.get(key)
+        subagents = list(seen.data.get("subagents") or []) if seen is not None else []
+        if agent_log and agent_log not in subagents:
+            subagents.append(str(Path(agent_log).expanduser()))
+        registry.touch(HARNESS, sid, path=transcript, cwd=cwd, subagents=subagents or None)
+        info["agent"] = payload.get("agent_id")
         info["import_started"] = sweep_idle(repo, exclude=key) is not None
         return None, info
 
