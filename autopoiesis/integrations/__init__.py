@@ -21,5 +21,5 @@ DEADLINES = {
     "Stop": 10.0,
     "SubagentStop": 10.0,
     "SessionEnd": 10.0,
-    "notify": 10.0,
+    "notify": 10.0,  # Codex's
 }

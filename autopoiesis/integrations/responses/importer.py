@@ -15,6 +15,7 @@ developer messages and the context a harness injects into the user role
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable
 from datetime import datetime
@@ -103,6 +104,32 @@ RESPONSES_ITEMS = SILENT_ITEMS | CALL_ITEMS | OUTPUT_ITEMS | {"message", "agent_
 def is_injected(text: str) -> bool:
     """TEXT is context the harness injected into the user role, not the user's words."""
     return text.lstrip().startswith(INJECTED_PREFIXES)
+
+
+# How Codex's Desktop app and IDE extension wrap a prompt: the editor's state and the
+# files the user mentioned, then the prompt itself under `## My request for Codex:`.
+_WRAPPERS = ("# Context from my IDE setup:", "# Files mentioned by the user:")
+_REQUEST_RE = re.compile(r"^## My request for Codex:[ \t]*\n?", re.M)
+_MENTIONED_RE = re.compile(r"^## ([^\n]*?):[ \t]*(\S[^\n]*)?\n?([^\n#][^\n]*)?", re.M)
+
+
+def user_request(text: str) -> tuple[str, list[tf.Item]]:
+    """The user's own words in TEXT, and the files a Codex wrapper says they mentioned
+    (attachment lines): a Desktop/IDE prompt is its `## My request for Codex:` part; the
+    editor's state around it is the harness's, not the user's."""
+    head = text.lstrip()
+    request = _REQUEST_RE.search(head)
+    if not head.startswith(_WRAPPERS) or request is None:
+        return text, []
+    wrapper = head[: request.start()]
+    files: list[tf.Item] = []
+    mentioned = wrapper.find(_WRAPPERS[1])
+    if mentioned >= 0:
+        for name, same_line, next_line in _MENTIONED_RE.findall(wrapper[mentioned:]):
+            path = (same_line or next_line or name).strip()
+            if path:
+                files.append(tf.Attachment(path))
+    return head[request.end() :].strip(), files
 
 
 def command_line(value: Any) -> str | None:
@@ -352,6 +379,9 @@ class ResponsesReader:
         texts, attachments = _parts(content)
         if role == "user":
             texts = [t for t in texts if not is_injected(t)]
+            unwrapped = [user_request(t) for t in texts]
+            texts = [t for t, _ in unwrapped]
+            attachments = [a for _, files in unwrapped for a in files] + attachments
         items: list[tf.Item] = [tf.Text(t) for t in texts if t.strip()] + attachments
         if not items:
             return None  # only injected context, or nothing at all
