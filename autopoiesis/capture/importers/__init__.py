@@ -30,6 +30,7 @@ from autopoiesis.capture.importers.base import (
     SessionDraft,
     detect_format,
     folder_importer,
+    format_hint,
     format_names,
     get_importer,
     importers,
@@ -277,10 +278,24 @@ def import_files(
             bad = report.bad_lines - bad_before
             why = f"{bad} malformed lines, " if bad else ""
             report.refused.append(
-                f"{path}: no conversation found ({why}no session with a message); nothing imported."
+                f"{path}: no conversation found ({why}no session with a message); nothing "
+                f"imported.{_hint(path, fmt) if bad else ''}"
             )
     file_sessions(repo, transcripts, report, commit=commit)
     return report
+
+
+def _hint(path: Path, fmt: str) -> str:
+    """For a file read as FMT whose lines were malformed: the format it reads as, if
+    another (' It reads as X: pass --format X'), else what it looks like if known."""
+    if path.is_dir():
+        return ""
+    try:
+        text = read_text(path)
+        tried = fmt if fmt != AUTO else detect_format(path, text).name
+    except (AutopoiesisError, RecursionError, OSError):
+        return ""
+    return format_hint(path, text, tried)
 
 
 def _read(path: Path, fmt: str, report: ImportReport) -> list[SessionDraft]:

@@ -33,6 +33,7 @@ skipped; every good line is kept.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -44,7 +45,6 @@ from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
     as_dict,
-    first_json_line,
     looks_like_jsonl,
 )
 from autopoiesis.capture.importers.shapes import (
@@ -128,14 +128,24 @@ class ClaudeCodeImporter:
 
     def detect(self, path: Path, text: str) -> float:
         # The JSON-lines format autopoiesis knows best; others that recognise their own
-        # first line (neutral sessions) are surer.
+        # first line (neutral sessions) are surer. Lines that are no JSON objects (one
+        # document written over several lines under a .jsonl name) are no log of it.
         if not looks_like_jsonl(path, text):
             return 0.0
-        first = first_json_line(text)
-        return 0.9 if isinstance(first, dict) and "sessionId" in first else 0.5
+        heads = [_json_object(line) for line in text.lstrip().splitlines()[:5] if line.strip()]
+        if any(isinstance(h, dict) and "sessionId" in h for h in heads):
+            return 0.9
+        return 0.5 if any(isinstance(h, dict) for h in heads) else 0.0
 
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         return parse_log(text.splitlines(), str(path), report)
+
+
+def _json_object(line: str) -> Any:
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError):
+        return None
 
 
 def parse_log(lines: list[str], source: str, report: ImportReport) -> list[SessionDraft]:

@@ -116,7 +116,7 @@ class GeminiImporter:
     description = "Gemini CLI chats (~/.gemini/tmp/*/chats/session-*.json and .jsonl)"
 
     def detect(self, path: Path, text: str) -> float:
-        if looks_like_jsonl(path, text):
+        if _as_lines(path, text):
             return 0.95 if _is_metadata(first_json_line(text)) else 0.0
         try:
             data = load_json(text)
@@ -134,7 +134,7 @@ class GeminiImporter:
 
     @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
-        if looks_like_jsonl(path, text):
+        if _as_lines(path, text):
             recording = _Recording()
             for n, obj in json_lines(text, str(path), report):
                 apply = recording.handler(obj)
@@ -151,6 +151,18 @@ class GeminiImporter:
             draft = _read_json(path, text, report)
         draft.cwd = project_root(path)
         return [draft]
+
+
+def _as_lines(path: Path, text: str) -> bool:
+    """Whether TEXT is read as a JSONL recording: it looks like JSON lines and is not one
+    JSON document holding messages (a chat saved under a `.jsonl` name)."""
+    if not looks_like_jsonl(path, text):
+        return False
+    try:
+        data = load_json(text)
+    except (ValueError, RecursionError):
+        return True
+    return not (isinstance(data, dict) and ("messages" in data or "history" in data))
 
 
 def project_root(path: Path) -> str | None:
