@@ -42,6 +42,40 @@ def content_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def output_text(value: Any) -> str:
+    """A tool output as text: a string (Codex's older `{"output": ..., "metadata": ...}`
+    JSON string unwrapped), a list of content parts, or a `{content, success}` payload."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped.startswith("{") and '"output"' in stripped:
+            try:
+                inner = json.loads(stripped)
+            except (ValueError, RecursionError):
+                return value
+            if isinstance(inner, dict) and "output" in inner:
+                return output_text(inner["output"])
+        return value
+    if isinstance(value, list):
+        parts = [output_text(v) for v in value]
+        return "\n".join(p for p in parts if p)
+    if isinstance(value, dict):
+        kind = string(value.get("type"))
+        if kind in ("input_image", "image", "output_image"):
+            return "[image]"
+        for key in ("text", "content", "output", "stdout", "result", "message"):
+            if key in value and value[key] is not None:
+                text = output_text(value[key])
+                if value.get("success") is False and text and not text.startswith("error"):
+                    text = f"error: {text}"
+                return text
+        if "error" in value and value["error"]:
+            return f"error: {output_text(value['error'])}"
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return json.dumps(value, ensure_ascii=False)
+
+
 def whole_number(value: Any, where: str) -> int:
     """VALUE as a non-negative whole number (None and absent are 0); ImportFormatError
     naming WHERE for anything else ("abc", 1.5, -3, true)."""
@@ -263,6 +297,48 @@ class ToolCalls:
             at += 1
         items.insert(at, item)
         return True
+
+
+def content_parts(value: Any) -> tuple[list[str], list[tf.Item]]:
+    """(texts, attachments) of a Gemini API PartListUnion (Gemini CLI, Qwen Code): a
+    string, a part, or a list of them; thought parts (reasoning) are left out."""
+    if isinstance(value, str):
+        return [value], []
+    texts: list[str] = []
+    attachments: list[tf.Item] = []
+    for part in value if isinstance(value, list) else [value]:
+        if isinstance(part, str):
+            texts.append(part)
+        elif not isinstance(part, dict) or part.get("thought") is True:
+            continue  # thought parts are reasoning
+        elif isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif isinstance(part.get("inlineData"), dict):
+            attachments.append(
+                tf.Attachment(f"{part['inlineData'].get('mimeType') or 'data'} (not stored)")
+            )
+        elif isinstance(part.get("fileData"), dict) and nonempty_str(
+            part["fileData"].get("fileUri")
+        ):
+            attachments.append(tf.Attachment(part["fileData"]["fileUri"]))
+    return texts, attachments
+
+
+def function_part(part: dict[str, Any], turn_items: list[tf.Item], calls: ToolCalls) -> None:
+    """A Gemini API functionCall part opens a call in TURN_ITEMS; a functionResponse part
+    answers one (by id, else the oldest open call of its name), or is a result line of its
+    own."""
+    call, answer = part.get("functionCall"), part.get("functionResponse")
+    if isinstance(call, dict):
+        tool = tf.ToolCall(str(call.get("name") or "tool"), args_summary(call.get("args")), None)
+        calls.add(call.get("id"), turn_items, tool)
+    elif isinstance(answer, dict):
+        body = mapping(answer.get("response"))
+        result = f"error: {output_text(body['error'])}" if body.get("error") else output_text(body)
+        if answer.get("id") and calls.resolve(answer["id"], result or None):
+            return
+        if not calls.resolve_oldest(nonempty_str(answer.get("name")), result or None):
+            turn_items.append(tf.ToolCall(str(answer.get("name") or "result"), "", result or None))
 
 
 def json_lines(

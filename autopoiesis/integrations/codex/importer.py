@@ -45,6 +45,7 @@ from autopoiesis.capture.importers.shapes import (
     mapping,
     monotonic_turns,
     nonempty_str,
+    output_text,
     safe_session_id,
     sequence,
     stable_id,
@@ -61,7 +62,6 @@ from autopoiesis.integrations.responses.importer import (
     command_line,
     is_injected,
     is_responses_item,
-    output_text,
     user_request,
 )
 

@@ -39,6 +39,7 @@ from autopoiesis.capture.importers.shapes import (
     mapping,
     monotonic_turns,
     nonempty_str,
+    output_text,
     safe_session_id,
     sequence,
 )
@@ -46,7 +47,7 @@ from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.project import remote_project_name
 from autopoiesis.errors import ImportFormatError, TimestampError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.integrations.responses.importer import call_args, output_text
+from autopoiesis.integrations.responses.importer import call_args
 
 # Known bookkeeping: lifecycle, notices, hooks, turn markers, usage, reasoning (excluded).
 KNOWN_PREFIXES = (

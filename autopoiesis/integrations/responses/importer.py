@@ -36,6 +36,7 @@ from autopoiesis.capture.importers.shapes import (
     count,
     mapping,
     nonempty_str,
+    output_text,
     safe_session_id,
     sequence,
     stable_id,
@@ -157,40 +158,6 @@ def call_args(value: Any) -> str:
     if isinstance(value, dict) and isinstance(value.get("command"), list):
         value = {**value, "command": command_line(value["command"]) or ""}
     return args_summary(value)
-
-
-def output_text(value: Any) -> str:
-    """A tool output as text: a string (Codex's older `{"output": ..., "metadata": ...}`
-    JSON string unwrapped), a list of content parts, or a `{content, success}` payload."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        stripped = value.strip()
-        if stripped.startswith("{") and '"output"' in stripped:
-            try:
-                inner = json.loads(stripped)
-            except (ValueError, RecursionError):
-                return value
-            if isinstance(inner, dict) and "output" in inner:
-                return output_text(inner["output"])
-        return value
-    if isinstance(value, list):
-        parts = [output_text(v) for v in value]
-        return "\n".join(p for p in parts if p)
-    if isinstance(value, dict):
-        kind = string(value.get("type"))
-        if kind in ("input_image", "image", "output_image"):
-            return "[image]"
-        for key in ("text", "content", "output", "stdout", "result", "message"):
-            if key in value and value[key] is not None:
-                text = output_text(value[key])
-                if value.get("success") is False and text and not text.startswith("error"):
-                    text = f"error: {text}"
-                return text
-        if "error" in value and value["error"]:
-            return f"error: {output_text(value['error'])}"
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return json.dumps(value, ensure_ascii=False)
 
 
 def _parts(content: Any) -> tuple[list[str], list[tf.Item]]:
