@@ -21,6 +21,7 @@ from autopoiesis.integrations.gemini.importer import GeminiImporter
 from autopoiesis.integrations.neutral.importer import NeutralImporter
 from autopoiesis.integrations.openai.importer import OpenAIImporter
 from autopoiesis.integrations.opencode.importer import OpenCodeImporter
+from autopoiesis.integrations.qwen_code.importer import QwenCodeImporter
 from autopoiesis.integrations.responses.importer import ResponsesImporter
 from autopoiesis.integrations.specstory.importer import SpecStoryImporter
 from autopoiesis.plugins import hookimpl
@@ -29,6 +30,7 @@ BUILTIN_IMPORTERS: tuple[Importer, ...] = (
     NeutralImporter(),
     OpenAIImporter(),
     ClaudeCodeImporter(),
+    QwenCodeImporter(),
     CodexImporter(),
     ResponsesImporter(),
     CursorImporter(),

@@ -346,14 +346,18 @@ def json_lines(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each JSON-object line of TEXT (or of its LINES); a line
     that is not JSON, nested too deeply or not an object is counted as malformed in REPORT
-    and skipped."""
+    and skipped. A line of objects written back to back (a line break lost) gives each."""
     for n, line in enumerate(text.splitlines() if isinstance(text, str) else text, start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except ValueError:
-            report.skip_line(source, n, "not JSON")
+            glued = _glued(line)
+            if glued is None:
+                report.skip_line(source, n, "not JSON")
+            for one in glued or ():
+                yield n, one
             continue
         except RecursionError:
             report.skip_line(source, n, "nested deeper than can be read")
@@ -362,6 +366,27 @@ def json_lines(
             report.skip_line(source, n, f"a JSON {type(obj).__name__}, not an object")
             continue
         yield n, obj
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _glued(line: str) -> list[dict[str, Any]] | None:
+    """The objects of a LINE that holds several written back to back (a lost line break),
+    or None when it is not that."""
+    out: list[dict[str, Any]] = []
+    pos, end = 0, len(line.rstrip())
+    try:
+        while pos < end:
+            obj, pos = _DECODER.raw_decode(line, pos)
+            if not isinstance(obj, dict):
+                return None
+            out.append(obj)
+            while pos < end and line[pos] in " \t":
+                pos += 1
+    except (ValueError, RecursionError):
+        return None
+    return out if len(out) > 1 else None
 
 
 def count(value: Any) -> int:
