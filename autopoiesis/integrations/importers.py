@@ -17,10 +17,13 @@ from autopoiesis.integrations.codex.importer import CodexImporter
 from autopoiesis.integrations.continue_dev.importer import ContinueImporter
 from autopoiesis.integrations.copilot.importer import CopilotImporter
 from autopoiesis.integrations.cursor.importer import CursorImporter, CursorMarkdownImporter
+from autopoiesis.integrations.droid.importer import DroidImporter
 from autopoiesis.integrations.gemini.importer import GeminiImporter
+from autopoiesis.integrations.kimi.importer import KimiImporter
 from autopoiesis.integrations.neutral.importer import NeutralImporter
 from autopoiesis.integrations.openai.importer import OpenAIImporter
 from autopoiesis.integrations.opencode.importer import OpenCodeImporter
+from autopoiesis.integrations.pi.importer import PiImporter
 from autopoiesis.integrations.qwen_code.importer import QwenCodeImporter
 from autopoiesis.integrations.responses.importer import ResponsesImporter
 from autopoiesis.integrations.specstory.importer import SpecStoryImporter
@@ -31,6 +34,9 @@ BUILTIN_IMPORTERS: tuple[Importer, ...] = (
     OpenAIImporter(),
     ClaudeCodeImporter(),
     QwenCodeImporter(),
+    KimiImporter(),
+    DroidImporter(),
+    PiImporter(),
     CodexImporter(),
     ResponsesImporter(),
     CursorImporter(),
