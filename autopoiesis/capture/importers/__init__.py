@@ -23,11 +23,13 @@ from typing import Any
 
 from autopoiesis.capture.importers.base import (
     AUTO,
+    DatabaseImporter,
     DraftTurn,
     FolderImporter,
     Importer,
     ImportReport,
     SessionDraft,
+    database_importer,
     detect_format,
     folder_importer,
     format_hint,
@@ -41,6 +43,7 @@ from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.project import project_name
 from autopoiesis.core.redact import Redactor
+from autopoiesis.core.sqlite import is_database
 from autopoiesis.core.text import one_line
 from autopoiesis.errors import AutopoiesisError, ImportFormatError, UnknownFormatError
 from autopoiesis.formats import transcript as tf
@@ -73,7 +76,7 @@ __all__ = [
 ]
 
 # What a folder given to import is walked for (other files are not logs of any format).
-LOG_SUFFIXES = (".json", ".jsonl", ".ndjson", ".md")
+LOG_SUFFIXES = (".json", ".jsonl", ".ndjson", ".md", ".db")
 
 
 def read_text(path: Path) -> str:
@@ -304,4 +307,16 @@ def _read(path: Path, fmt: str, report: ImportReport) -> list[SessionDraft]:
         if not isinstance(importer, FolderImporter):
             raise UnknownFormatError(f"{path} is a folder, and no format reads it as one.")
         return importer.read_folder(path, report)
+    if is_database(path):
+        db = database_importer(path) if fmt == AUTO else get_importer(fmt)
+        if not isinstance(db, DatabaseImporter) or db.detect_database(path) <= 0:
+            raise UnknownFormatError(
+                f"{path} is an SQLite database, and no format reads it as one (those kept in "
+                f"databases: {', '.join(_databases())})."
+            )
+        return db.read_database(path, report)
     return read_sessions(path, fmt, report)
+
+
+def _databases() -> list[str]:
+    return [n for n, i in importers().items() if isinstance(i, DatabaseImporter)]

@@ -209,6 +209,35 @@ class FolderImporter(Protocol):
         ...
 
 
+@runtime_checkable
+class DatabaseImporter(Protocol):
+    """A format kept in an SQLite database (OpenCode's opencode.db, Goose's sessions.db):
+    an importer that is one as well reads a database file given to `autopoiesis import`,
+    which no text format can."""
+
+    name: str
+
+    def detect_database(self, path: Path) -> float:
+        """How sure this importer is that the SQLite database at PATH is its format."""
+        ...
+
+    def read_database(self, path: Path, report: ImportReport) -> list[SessionDraft]:
+        """The sessions kept in the database at PATH (opened read-only)."""
+        ...
+
+
+def database_importer(path: Path) -> DatabaseImporter | None:
+    """The registered importer that claims the database PATH, if one does."""
+    best: DatabaseImporter | None = None
+    best_score = 0.0
+    for importer in importers().values():
+        if isinstance(importer, DatabaseImporter):
+            score = importer.detect_database(path)
+            if score > best_score:
+                best, best_score = importer, score
+    return best
+
+
 def folder_importer(path: Path) -> FolderImporter | None:
     """The registered importer that claims the folder PATH, if one does."""
     best: FolderImporter | None = None
