@@ -137,3 +137,15 @@ def open_readonly(path: str | os.PathLike[str], *, timeout: float = 5.0) -> Any:
     conn = sqlite_module().connect(uri, uri=True, timeout=timeout, check_same_thread=False)
     conn.execute("PRAGMA query_only=1")
     return conn
+
+
+def database_tables(path: str | os.PathLike[str]) -> set[str]:
+    """The table names of the database at PATH, read-only; empty when it cannot be read."""
+    try:
+        conn = open_readonly(path)
+        try:
+            return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            conn.close()
+    except Exception:
+        return set()

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from autopoiesis.capture.importers.base import Importer
 from autopoiesis.integrations.aider.importer import AiderImporter
+from autopoiesis.integrations.amp.importer import AmpImporter
 from autopoiesis.integrations.chatgpt.importer import ChatGPTImporter
 from autopoiesis.integrations.claude_ai.importer import ClaudeAIImporter
 from autopoiesis.integrations.claude_code.importer import ClaudeCodeImporter
@@ -19,6 +20,7 @@ from autopoiesis.integrations.copilot.importer import CopilotImporter
 from autopoiesis.integrations.cursor.importer import CursorImporter, CursorMarkdownImporter
 from autopoiesis.integrations.droid.importer import DroidImporter
 from autopoiesis.integrations.gemini.importer import GeminiImporter
+from autopoiesis.integrations.goose.importer import GooseImporter
 from autopoiesis.integrations.kimi.importer import KimiImporter
 from autopoiesis.integrations.neutral.importer import NeutralImporter
 from autopoiesis.integrations.openai.importer import OpenAIImporter
@@ -37,6 +39,8 @@ BUILTIN_IMPORTERS: tuple[Importer, ...] = (
     KimiImporter(),
     DroidImporter(),
     PiImporter(),
+    AmpImporter(),
+    GooseImporter(),
     CodexImporter(),
     ResponsesImporter(),
     CursorImporter(),

@@ -39,11 +39,12 @@ from autopoiesis.capture.importers.base import (
     register_importer,
 )
 from autopoiesis.capture.importers.filing import file_sessions
+from autopoiesis.capture.importers.unread import not_read_yet, recognise_database
 from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.project import project_name
 from autopoiesis.core.redact import Redactor
-from autopoiesis.core.sqlite import is_database
+from autopoiesis.core.sqlite import database_tables, is_database
 from autopoiesis.core.text import one_line
 from autopoiesis.errors import AutopoiesisError, ImportFormatError, UnknownFormatError
 from autopoiesis.formats import transcript as tf
@@ -310,6 +311,9 @@ def _read(path: Path, fmt: str, report: ImportReport) -> list[SessionDraft]:
     if is_database(path):
         db = database_importer(path) if fmt == AUTO else get_importer(fmt)
         if not isinstance(db, DatabaseImporter) or db.detect_database(path) <= 0:
+            harness = recognise_database(database_tables(path))
+            if harness is not None:
+                raise UnknownFormatError(f"{path}: {not_read_yet(harness)}.")
             raise UnknownFormatError(
                 f"{path} is an SQLite database, and no format reads it as one (those kept in "
                 f"databases: {', '.join(_databases())})."

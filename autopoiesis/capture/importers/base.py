@@ -153,6 +153,11 @@ def detect_format(path: Path, text: str) -> Importer:
     """The importer most confident about TEXT (the first registered wins a tie);
     UnknownFormatError, saying what the file looks like and which formats there are, when
     none is."""
+    from autopoiesis.capture.importers.unread import not_read_yet, recognise_file
+
+    harness = recognise_file(path, text)  # a harness known by its own marks, not read yet
+    if harness is not None:
+        raise UnknownFormatError(f"{path}: {not_read_yet(harness)}.")
     best: Importer | None = None
     best_score = 0.0
     registered = importers()

@@ -64,11 +64,7 @@ class DroidImporter:
         if first.get("type") == "session_start" and isinstance(first.get("id"), str):
             return 0.95
         heads = [o for _, o in json_lines(text.lstrip().splitlines()[:6], "", ImportReport())]
-        stream = any(
-            _session_of(o) is not None
-            and (o.get("type") in STREAM_TYPES[1:] or (o.get("type") == "message" and "text" in o))
-            for o in heads
-        )
+        stream = any(_session_of(o) is not None and _is_stream_line(o) for o in heads)
         return 0.95 if stream else 0.0
 
     @advise_format
@@ -200,6 +196,18 @@ class _Log:
             )
         monotonic_turns(d)
         return d
+
+
+def _is_stream_line(obj: dict[str, Any]) -> bool:
+    """A line only Droid's stream-json writes (Claude Code's old logs have tool_use and
+    tool_result lines of their own, shaped otherwise)."""
+    kind = obj.get("type")
+    return (
+        (kind == "tool_call" and "toolName" in obj)
+        or (kind == "tool_result" and "value" in obj)
+        or (kind == "completion" and "finalText" in obj)
+        or (kind == "message" and "text" in obj and "role" in obj and "message" not in obj)
+    )
 
 
 def _session_of(obj: dict[str, Any]) -> str | None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from autopoiesis.capture.importers.base import ImportReport, SessionDraft
-from autopoiesis.core.sqlite import open_readonly
+from autopoiesis.core.sqlite import database_tables, open_readonly
 from autopoiesis.errors import ImportFormatError, TranscriptFormatError
 
 TABLES = frozenset({"session", "message", "part"})
@@ -21,17 +21,7 @@ TABLES = frozenset({"session", "message", "part"})
 
 def is_opencode_db(path: Path) -> bool:
     """Whether the database at PATH has OpenCode's session, message and part tables."""
-    try:
-        conn = open_readonly(path)
-    except Exception:
-        return False
-    try:
-        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
-    except Exception:
-        return False
-    finally:
-        conn.close()
-    return TABLES <= {r[0] for r in rows}
+    return TABLES <= database_tables(path)
 
 
 def _data(raw: Any, where: str, report: ImportReport) -> dict[str, Any] | None:
