@@ -38,7 +38,7 @@ from autopoiesis.capture.importers.base import (
     importers,
     register_importer,
 )
-from autopoiesis.capture.importers.filing import file_sessions
+from autopoiesis.capture.importers.filing import Prepared, file_sessions
 from autopoiesis.capture.importers.unread import not_read_yet, recognise_database
 from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import MemoryRepo
@@ -72,6 +72,7 @@ __all__ = [
     "get_importer",
     "import_files",
     "importers",
+    "prepare_draft",
     "read_sessions",
     "register_importer",
 ]
@@ -95,18 +96,22 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-def read_sessions(path: Path, fmt: str, report: ImportReport) -> list[SessionDraft]:
-    """The sessions of one file in format FMT (`auto`: the importer that recognises it)."""
+def read_sessions(
+    path: Path, fmt: str, report: ImportReport, registered: dict[str, Importer] | None = None
+) -> list[SessionDraft]:
+    """The sessions of one file in format FMT (`auto`: the importer that recognises it
+    among REGISTERED, default every importer)."""
     importer = None if fmt == AUTO else get_importer(fmt)
     text = read_text(path)
     if importer is None:
-        importer = detect_format(path, text)
+        importer = detect_format(path, text, registered)
     return importer.read(path, text, report)
 
 
-def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> tf.Transcript:
-    """DRAFT as a closed, redacted Transcript, exactly as it will read back from disk.
-    Every text field (content, tool calls, names, attachments, model, channel, topic,
+def prepare_draft(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> Prepared:
+    """DRAFT as a closed, redacted transcript ready to file (filing.Prepared: its text,
+    and the transcript as it reads back from that text, parsed only when asked). Every
+    text field (content, tool calls, names, attachments, model, channel, topic,
     tags, source) goes through REDACTOR; text that cannot be UTF-8 is made so once, by
     the transcript format's encode. A turn left with nothing to write is refused: the log
     had content its reader did not understand, and a transcript of empty turns would
@@ -162,11 +167,13 @@ def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int)
     redacted = tf.map_text(tf.Transcript(meta, "", tuple(turns)), redactor.redact)
     meta = replace(redacted.meta, redactions=tuple(sorted(redactor.counts.items())))
     slug = tf.slug_from_turns(redacted.turns, meta.topic)
-    # render-normalise once so the in-memory transcript equals what is on disk
-    rendered = tf.render(
-        tf.Transcript(meta, tf.title_from_slug(slug, meta.session_id), redacted.turns)
-    )
-    return tf.parse(tf.decode(tf.encode(rendered)))
+    return Prepared(tf.Transcript(meta, tf.title_from_slug(slug, meta.session_id), redacted.turns))
+
+
+def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> tf.Transcript:
+    """DRAFT as a closed, redacted Transcript, exactly as it will read back from disk
+    (prepare_draft, read back from its text)."""
+    return prepare_draft(draft, redactor, max_bytes).transcript
 
 
 def _inputs(
@@ -230,12 +237,13 @@ def import_files(
     of any format is passed over with a warning."""
     report = ImportReport()
     redactor = repo.redactor()
-    transcripts: list[tf.Transcript] = []
+    registered = importers()  # once: the registry is asked for every file
+    transcripts: list[Prepared] = []
     for path, walked in _inputs(paths, fmt, report):
         refused_before, bad_before = len(report.refused), report.bad_lines
         passed_before = len(report.passed_over)
         try:
-            drafts = _read(path, fmt, report)
+            drafts = _read(path, fmt, report, registered)
         except UnknownFormatError as exc:
             if walked:
                 report.warnings.append(
@@ -261,8 +269,8 @@ def import_files(
         kept = 0
         for d in drafts:
             try:
-                t = draft_to_transcript(d, redactor, repo.config.capture.max_message_bytes)
-                if not t.turns:
+                t = prepare_draft(d, redactor, repo.config.capture.max_message_bytes)
+                if not t.raw.turns:
                     report.refused.append(
                         f"{path}: session {d.session_id!r} has no messages; nothing imported."
                     )
@@ -302,7 +310,9 @@ def _hint(path: Path, fmt: str) -> str:
     return format_hint(path, text, tried)
 
 
-def _read(path: Path, fmt: str, report: ImportReport) -> list[SessionDraft]:
+def _read(
+    path: Path, fmt: str, report: ImportReport, registered: dict[str, Importer]
+) -> list[SessionDraft]:
     if path.is_dir():
         importer = folder_importer(path) if fmt == AUTO else get_importer(fmt)
         if not isinstance(importer, FolderImporter):
@@ -319,7 +329,7 @@ def _read(path: Path, fmt: str, report: ImportReport) -> list[SessionDraft]:
                 f"databases: {', '.join(_databases())})."
             )
         return db.read_database(path, report)
-    return read_sessions(path, fmt, report)
+    return read_sessions(path, fmt, report, registered)
 
 
 def _databases() -> list[str]:

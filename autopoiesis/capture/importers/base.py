@@ -149,10 +149,10 @@ def get_importer(name: str) -> Importer:
         ) from None
 
 
-def detect_format(path: Path, text: str) -> Importer:
-    """The importer most confident about TEXT (the first registered wins a tie);
-    UnknownFormatError, saying what the file looks like and which formats there are, when
-    none is."""
+def detect_format(path: Path, text: str, registered: dict[str, Importer] | None = None) -> Importer:
+    """The importer most confident about TEXT (the first registered wins a tie) among
+    REGISTERED (default: every importer); UnknownFormatError, saying what the file looks
+    like and which formats there are, when none is."""
     from autopoiesis.capture.importers.unread import not_read_yet, recognise_file
 
     harness = recognise_file(path, text)  # a harness known by its own marks, not read yet
@@ -160,7 +160,7 @@ def detect_format(path: Path, text: str) -> Importer:
         raise UnknownFormatError(f"{path}: {not_read_yet(harness)}.")
     best: Importer | None = None
     best_score = 0.0
-    registered = importers()
+    registered = importers() if registered is None else registered
     for importer in registered.values():
         score = importer.detect(path, text)
         if score > best_score:
@@ -306,16 +306,34 @@ def load_json(text: str) -> Any:
 
 def looks_like_jsonl(path: Path, text: str) -> bool:
     """A JSON-lines file: named .jsonl, or several top-level objects one per line."""
+    if path.suffix == ".jsonl":
+        return True
     stripped = text.lstrip()
-    return path.suffix == ".jsonl" or ("\n{" in stripped and not stripped.startswith("["))
+    return "\n{" in stripped and not stripped.startswith("[")
 
 
+def head_lines(text: str, n: int) -> list[str]:
+    """The first N lines of TEXT that are not blank, without splitting the rest of it (a
+    detector looks at the head of a file that may be megabytes long)."""
+    out: list[str] = []
+    pos, size = 0, len(text)
+    while len(out) < n and pos < size:
+        end = text.find("\n", pos)
+        end = size if end < 0 else end
+        line = text[pos:end].rstrip("\r")
+        if line.strip():
+            out.append(line)
+        pos = end + 1
+    return out
+
+
+@lru_cache(maxsize=2)
 def first_json_line(text: str) -> Any:
-    """The first line of TEXT as JSON, None when it is not JSON (or nested too deeply)."""
-    stripped = text.lstrip()
-    first = stripped.splitlines()[0] if stripped else ""
+    """The first line of TEXT as JSON, None when it is not JSON (or nested too deeply);
+    cached like load_json: every detector asks, read it and do not change it."""
+    first = head_lines(text, 1)
     try:
-        return json.loads(first)
+        return json.loads(first[0]) if first else None
     except (ValueError, RecursionError):
         return None
 

@@ -51,12 +51,14 @@ _DATABASES: tuple[tuple[str, frozenset[str]], ...] = (
 def _first(text: str) -> Any:
     from autopoiesis.capture.importers.base import load_json  # the parse detection shares
 
-    if text.lstrip().startswith(("{", "[")):
+    if text.lstrip().startswith(("{", "[")) and "\n{" not in text[:65536]:
         try:
             return load_json(text)
         except (ValueError, RecursionError):
             pass
-    line = text.lstrip().split("\n", 1)[0]
+    from autopoiesis.capture.importers.base import head_lines
+
+    line = next(iter(head_lines(text, 1)), "")
     try:
         return json.loads(line)
     except (ValueError, RecursionError):

@@ -45,6 +45,7 @@ from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
     as_dict,
+    head_lines,
     looks_like_jsonl,
 )
 from autopoiesis.capture.importers.shapes import (
@@ -132,7 +133,7 @@ class ClaudeCodeImporter:
         # document written over several lines under a .jsonl name) are no log of it.
         if not looks_like_jsonl(path, text):
             return 0.0
-        heads = [_json_object(line) for line in text.lstrip().splitlines()[:5] if line.strip()]
+        heads = [_json_object(line) for line in head_lines(text, 5)]
         if any(isinstance(h, dict) and "sessionId" in h for h in heads):
             return 0.9
         return 0.5 if any(isinstance(h, dict) for h in heads) else 0.0

@@ -32,6 +32,7 @@ from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
     advise_format,
+    head_lines,
     looks_like_jsonl,
 )
 from autopoiesis.capture.importers.shapes import (
@@ -83,7 +84,7 @@ class QwenCodeImporter:
     def detect(self, path: Path, text: str) -> float:
         if not looks_like_jsonl(path, text):
             return 0.0
-        for line in text.lstrip().splitlines()[:5]:
+        for line in head_lines(text, 5):
             first = next(json_lines([line], "", ImportReport()), (0, None))[1]
             if first is not None:
                 return 0.95 if _is_record(first) else 0.0
