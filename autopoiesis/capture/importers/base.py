@@ -327,15 +327,27 @@ def head_lines(text: str, n: int) -> list[str]:
     return out
 
 
+HEAD_JSON_LINES = 6
+
+
 @lru_cache(maxsize=2)
+def head_json(text: str) -> tuple[Any, ...]:
+    """The first HEAD_JSON_LINES lines of TEXT that are not blank, each as JSON (None for
+    one that is not JSON or is nested too deeply); cached like load_json: every detector
+    of a JSON-lines log looks at its head, read it and do not change it."""
+    out: list[Any] = []
+    for line in head_lines(text, HEAD_JSON_LINES):
+        try:
+            out.append(json.loads(line))
+        except (ValueError, RecursionError):
+            out.append(None)
+    return tuple(out)
+
+
 def first_json_line(text: str) -> Any:
-    """The first line of TEXT as JSON, None when it is not JSON (or nested too deeply);
-    cached like load_json: every detector asks, read it and do not change it."""
-    first = head_lines(text, 1)
-    try:
-        return json.loads(first[0]) if first else None
-    except (ValueError, RecursionError):
-        return None
+    """The first line of TEXT as JSON, None when it is not JSON (or nested too deeply)."""
+    head = head_json(text)
+    return head[0] if head else None
 
 
 def json_probe(text: str) -> Any:

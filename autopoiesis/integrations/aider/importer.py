@@ -36,7 +36,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from autopoiesis.capture.importers.base import ImportReport, SessionDraft
+from autopoiesis.capture.importers.base import ImportReport, SessionDraft, first_json_line
 from autopoiesis.capture.importers.shapes import stable_id
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.errors import ImportFormatError, TranscriptFormatError
@@ -66,6 +66,8 @@ class AiderImporter:
     def detect(self, path: Path, text: str) -> float:
         if path.name.endswith(HISTORY_NAME):
             return 1.0
+        if isinstance(first_json_line(text), (dict, list)):
+            return 0.0  # a JSON log (its head is parsed once for every detector)
         lines = text[:65536].splitlines()
         if any(_HEADER_RE.match(line) for line in lines):
             return 0.95

@@ -33,7 +33,6 @@ skipped; every good line is kept.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -45,7 +44,7 @@ from autopoiesis.capture.importers.base import (
     ImportReport,
     SessionDraft,
     as_dict,
-    head_lines,
+    head_json,
     looks_like_jsonl,
 )
 from autopoiesis.capture.importers.shapes import (
@@ -133,20 +132,13 @@ class ClaudeCodeImporter:
         # document written over several lines under a .jsonl name) are no log of it.
         if not looks_like_jsonl(path, text):
             return 0.0
-        heads = [_json_object(line) for line in head_lines(text, 5)]
+        heads = head_json(text)[:5]
         if any(isinstance(h, dict) and "sessionId" in h for h in heads):
             return 0.9
         return 0.5 if any(isinstance(h, dict) for h in heads) else 0.0
 
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         return parse_log(text.splitlines(), str(path), report)
-
-
-def _json_object(line: str) -> Any:
-    try:
-        return json.loads(line)
-    except (ValueError, RecursionError):
-        return None
 
 
 def parse_log(lines: list[str], source: str, report: ImportReport) -> list[SessionDraft]:

@@ -25,7 +25,7 @@ from autopoiesis.capture.importers.base import (
     SessionDraft,
     advise_format,
     first_json_line,
-    head_lines,
+    head_json,
     looks_like_jsonl,
 )
 from autopoiesis.capture.importers.shapes import (
@@ -64,8 +64,10 @@ class DroidImporter:
             return 0.0
         if first.get("type") == "session_start" and isinstance(first.get("id"), str):
             return 0.95
-        heads = [o for _, o in json_lines(head_lines(text, 6), "", ImportReport())]
-        stream = any(_session_of(o) is not None and _is_stream_line(o) for o in heads)
+        stream = any(
+            isinstance(o, dict) and _session_of(o) is not None and _is_stream_line(o)
+            for o in head_json(text)
+        )
         return 0.95 if stream else 0.0
 
     @advise_format
