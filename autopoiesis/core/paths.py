@@ -11,6 +11,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import posixpath
 import time
 from collections.abc import Iterator, Sequence
 from functools import cached_property
@@ -249,6 +250,29 @@ def template_dir(name: str) -> Path:
     return PACKAGE_DIR.parent / name
 
 
+def _not_a_memory(root: Path, source: str) -> str:
+    """Why ROOT (named by SOURCE) is no memory repository, and what to do: a folder that
+    is not there is said to be missing; a git repository of other content (a code
+    repository) is never offered `init`, which would add the memory's folders to it."""
+    elsewhere = (
+        "Pass -C with your memory repository, set AUTOPOIESIS_REPO, or create one in a "
+        "folder of its own: `autopoiesis init ~/memory`."
+    )
+    if not root.exists():
+        return f"{source}: no such folder ({root}). {elsewhere}"
+    if not root.is_dir():
+        return f"{source}: {root} is a file, not a folder. {elsewhere}"
+    if (root / ".git").exists():
+        return (
+            f"{root} ({source}) is a git repository but not a memory repository (no raw/ and "
+            f"knowledge/). {elsewhere}"
+        )
+    return (
+        f"{root} ({source}) is not a memory repository (no raw/ and knowledge/). Run "
+        f"`autopoiesis init {root}` to make it one, or pass -C with your memory repository."
+    )
+
+
 def is_inside(path: Path, root: Path) -> bool:
     """Whether the resolved PATH is ROOT or under it."""
     return path == root or root in path.parents
@@ -283,10 +307,7 @@ class MemoryRepo:
         NotAMemoryRepo when ROOT holds no memory repository. git.locate.locate_repo finds ROOT."""
         repo = cls(Path(root).expanduser())
         if must_exist and not repo.is_initialized():
-            raise NotAMemoryRepo(
-                f"{repo.root} ({source}) is not a memory repository (no raw/ and knowledge/). "
-                f"Run `autopoiesis init {repo.root}` first."
-            )
+            raise NotAMemoryRepo(_not_a_memory(repo.root, source))
         return repo
 
     def is_initialized(self) -> bool:
@@ -328,6 +349,23 @@ class MemoryRepo:
                     f"{path} is outside the memory repository {self.root}."
                 ) from None
         return p.as_posix()
+
+    def typed(self, path: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None) -> str:
+        """PATH as a person typed it on the command line, repo-relative: an absolute path
+        as `rel` says; a relative one from the current folder CWD (default the process's)
+        when that is a folder inside the repository, as git reads paths; from the root
+        otherwise (a command run elsewhere with -C names repo paths)."""
+        p = Path(path)
+        if p.is_absolute():
+            return self.rel(p)
+        here = Path(cwd if cwd is not None else os.getcwd())
+        try:
+            inside = here.resolve().relative_to(self.root.resolve())
+        except (OSError, ValueError):
+            return p.as_posix()
+        if not inside.parts:
+            return p.as_posix()
+        return posixpath.normpath((inside / p).as_posix())
 
     def resolve_inside(self, relpath: str | os.PathLike[str], *, under: str | None = None) -> Path:
         """The absolute path of RELPATH, refusing anything that escapes the repo (or UNDER)."""

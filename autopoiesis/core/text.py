@@ -166,6 +166,17 @@ def _one_line(source: str, limit: int, *, cut: bool = True) -> str | None:
     return flat
 
 
+def noun(n: int, singular: str, plural: str | None = None) -> str:
+    """The noun in the number N asks for: SINGULAR for 1, else PLURAL (default SINGULAR+s)."""
+    return singular if n == 1 else (plural or singular + "s")
+
+
+def counted(n: int, singular: str, plural: str | None = None) -> str:
+    """N and the noun in its number: "1 file", "3 files", "0 files" (PLURAL when the noun
+    does not take an -s: counted(2, "entry", "entries"))."""
+    return f"{n:,} {noun(n, singular, plural)}"
+
+
 def slugify(text: str, max_len: int = 60) -> str:
     """An ASCII slug of at most MAX_LEN characters ('' when nothing is left)."""
     text = re.sub(r"(\w)['\u2019](\w)", r"\1\2", text)  # "let's" -> "lets", not "let-s"

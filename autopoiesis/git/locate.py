@@ -27,6 +27,7 @@ def locate_repo(
     if top is None:
         raise NotAMemoryRepo(
             "No memory repository here: this folder is not inside a git repository. "
-            "Pass -C DIR, set AUTOPOIESIS_REPO, or create one with `autopoiesis init DIR`."
+            "Pass -C with your memory repository, set AUTOPOIESIS_REPO, or create one in a "
+            "folder of its own: `autopoiesis init ~/memory`."
         )
-    return MemoryRepo.checked(top, f"the git repository at {top}", must_exist=must_exist)
+    return MemoryRepo.checked(top, "the git repository of this folder", must_exist=must_exist)

@@ -28,7 +28,14 @@ from autopoiesis.index.embedders import Embedder
 from autopoiesis.index.fallback import IndexFallbackWarning, grep_search
 from autopoiesis.index.freshness import Freshness, IndexStatus, TreeState
 from autopoiesis.index.projects import project_counts
-from autopoiesis.index.query import CANDIDATES, MODES, MergeWeights, QueryEngine, SearchResult
+from autopoiesis.index.query import (
+    CANDIDATES,
+    MODES,
+    PER_FILE,
+    MergeWeights,
+    QueryEngine,
+    SearchResult,
+)
 from autopoiesis.index.store import IndexStore, IndexUpdate
 from autopoiesis.index.text import query_terms
 
@@ -147,7 +154,7 @@ class SearchIndex:
         merge: str | None = None,
         explain: bool = False,
         fresh: bool = True,
-        per_file: int = 3,
+        per_file: int = PER_FILE,
         mode: str = "hybrid",
         project: str | None = None,
     ) -> list[SearchResult]:

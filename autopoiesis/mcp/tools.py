@@ -296,17 +296,31 @@ class MemoryTools:
         return report, sha
 
     def _section(self, path: str, section: str | None) -> str:
+        """SECTION as the file (or, for a new file, its template) spells it; the file's
+        first section when None; an error naming the sections when it has none so named
+        (a misspelt section would start a new one, and the fact would be filed apart)."""
         from autopoiesis.knowledge.changes import template_for
         from autopoiesis.knowledge.writer import KnowledgeWriter
 
-        if section is not None:
-            return _text(section, "section", limit=120)
         try:
             doc = KnowledgeWriter(self.repo).read(path)
         except (OSError, UnicodeDecodeError):
             doc = None
-        titles = [s.title for s in (doc or template_for(path)).sections if s.level == 2]
-        return titles[0] if titles else "Notes"
+        sections = (doc or template_for(path)).sections
+        titles = [s.title for s in sections if s.level == 2]
+        if section is None:
+            return titles[0] if titles else "Notes"
+        wanted = _text(section, "section", limit=120)
+        every = [s.title for s in sections if s.title]
+        for title in every:
+            if title.strip().lower() == wanted.strip().lower():
+                return title
+        if not every:  # a file of no section at all takes the one named
+            return wanted
+        raise InvalidArgumentError(
+            f"{path} has no section {wanted!r}; its sections are {', '.join(every)}. Leave "
+            "section out for the first, or `read` the file."
+        )
 
     def _knowledge_path(self, path: str) -> str:
         path = _text(path, "path", limit=4096)
@@ -336,6 +350,7 @@ class MemoryTools:
                 f"tags {bad!r}: a tag is one word of letters, digits, '_', '.' or '-'."
             )
         prov = self._provenance(source)
+        content, redacted = self._redacted(content)
         with self._lock:
             change = KnowledgeChange(
                 rel, "append", self._section(rel, section), content, prov, tags=tuple(tags or ())
@@ -346,6 +361,7 @@ class MemoryTools:
                 "status": "duplicate",
                 "path": rel,
                 "note": "the file already holds this fact; nothing was written",
+                **redacted,
             }
         return {
             "status": "added",
@@ -353,6 +369,24 @@ class MemoryTools:
             "section": change.section,
             "entry_id": report.added[0][1],
             "commit": sha,
+            **redacted,
+        }
+
+    def _redacted(self, content: str) -> tuple[str, dict[str, Any]]:
+        """CONTENT with its secrets redacted, and what to tell the client about them."""
+        from autopoiesis.core.text import counted
+
+        redactor = self.repo.redactor()
+        redactor.counts.clear()
+        clean = redactor.redact(content)
+        kinds = dict(sorted(redactor.counts.items()))
+        if not kinds:
+            return clean, {}
+        what = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+        return clean, {
+            "redacted": kinds,
+            "note": f"redacted {counted(sum(kinds.values()), 'secret')} ({what}) before "
+            "writing; the entry holds a [REDACTED:...] marker in its place",
         }
 
     def supersede(

@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from autopoiesis.knowledge.replay import Comparison, ReplayResult
     from autopoiesis.llm import LLMClient
     from autopoiesis.memory.forget import ForgetReport
+    from autopoiesis.memory.health import Diagnosis, Status
+    from autopoiesis.memory.identity import IdentityUpdate
     from autopoiesis.memory.projects import ProjectCount
     from autopoiesis.memory.sync_report import SyncReport
     from autopoiesis.topics.pipeline import TopicActivation, WatcherPipeline
@@ -141,12 +143,18 @@ class Memory:
         return recover_abandoned(self.repo, commit=self.config.git.auto_commit)
 
     def import_files(
-        self, paths: Iterable[str | os.PathLike[str]], fmt: str = "auto", *, commit: bool = True
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        fmt: str = "auto",
+        *,
+        commit: bool = True,
+        progress: Callable[[int, int], None] | None = None,
     ) -> ImportReport:
-        """File finished session logs as transcripts (capture.importers.import_files)."""
+        """File finished session logs as transcripts (capture.importers.import_files);
+        PROGRESS(done, total) after each file read."""
         from autopoiesis.capture.importers import import_files
 
-        return import_files(self.repo, paths, fmt, commit=commit)
+        return import_files(self.repo, paths, fmt, commit=commit, progress=progress)
 
     # ── search ──
     def open_index(self, *, many_searches: bool = False) -> SearchIndex | None:
@@ -297,18 +305,23 @@ class Memory:
         force: bool = False,
         commit: bool = True,
         llm: LLMClient | None = None,
+        progress: Callable[[int, int, str], None] | None = None,
     ) -> Extraction:
         """Run the extractors on TRANSCRIPTS, or (PENDING) on every transcript not yet
-        extracted plus the retries that are due, and commit what they wrote."""
+        extracted plus the retries that are due, and commit what they wrote.
+        PROGRESS(done, total, transcript) as transcripts are done."""
         from autopoiesis.knowledge.extract import KnowledgeExtractor
 
-        with KnowledgeExtractor(self.repo, llm=llm) as ex:
+        with KnowledgeExtractor(self.repo, llm=llm, progress=progress if pending else None) as ex:
             if pending:
                 report = ex.extract_pending(extractors)
             else:
-                report = _merged(
-                    [ex.extract_from_session(t, extractors, force=force) for t in transcripts]
-                )
+                reports = []
+                for t in transcripts:
+                    reports.append(ex.extract_from_session(t, extractors, force=force))
+                    if progress is not None:
+                        progress(len(reports), len(transcripts), str(t))
+                report = _merged(reports)
             sha = ex.commit(report, summarize=self.summarizer(llm)) if commit else None
             notice = getattr(ex._llm, "notice", None)
             retries = [r.next_retry_at for r in ex.state.rows("pending") if r.next_retry_at]
@@ -426,6 +439,45 @@ class Memory:
 
                 raise GitError(f"There is no branch {branch!r}; `git branch` lists them.")
         return verify(self.repo, ref=ref, full=full, accept=accept)
+
+    # ── identity ──
+    def identity_is_template(self) -> bool:
+        """Whether knowledge/identity/USER.md is still the template of a new memory."""
+        from autopoiesis.memory.identity import is_template
+
+        return is_template(self.repo)
+
+    def fill_identity(self, values: dict[str, str | None]) -> IdentityUpdate:
+        """Write who the user is into USER.md (name, role, timezone, preferences; a blank
+        value leaves its line) and commit it (memory/identity.py)."""
+        from autopoiesis.memory.identity import fill_user
+
+        return fill_user(self.repo, values)
+
+    # ── health ──
+    def status(self, only: Sequence[str] | None = None) -> Status:
+        """What the memory holds: sessions per harness, project and day, knowledge per
+        kind, extraction and pending work, the index, the daemon, the remote (every
+        registered status part, core.health; ONLY: just these). `.to_dict()` for JSON,
+        `.lines()` for a person."""
+        from autopoiesis.memory.health import status
+
+        return status(self, only)
+
+    def doctor(self, only: Sequence[str] | None = None) -> Diagnosis:
+        """Every registered check (core.health): the search machinery, the index, the
+        history, the git hooks, the harness integrations, the daemon, the remote (ONLY:
+        just these). `.ok` is False when one found a problem."""
+        from autopoiesis.memory.health import diagnose
+
+        return diagnose(self, only)
+
+    def index_status(self, *, integrity: bool = False) -> dict[str, Any]:
+        """memory.db against the files (rows, chunks, commit, freshness; with INTEGRITY,
+        SQLite's quick_check)."""
+        from autopoiesis.memory.health_parts import index_facts
+
+        return index_facts(self.repo, integrity=integrity)
 
 
 def _merged(reports: list[ExtractionReport]) -> ExtractionReport:

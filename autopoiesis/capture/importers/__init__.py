@@ -16,7 +16,7 @@ autopoiesis.integrations.importers (the built-in plugin), or a plugin of its own
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -229,17 +229,22 @@ def import_files(
     fmt: str = AUTO,
     *,
     commit: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
     """Import every file (or folder) of PATHS in format FMT (`auto`: detected per file)
     and file the sessions. Bad input never raises: each file and each session is refused
     on its own, with its reason in the report, and the rest is imported and committed. A
     file that yields no session is refused too; a file found in a folder that is no log
-    of any format is passed over with a warning."""
+    of any format is passed over with a warning. PROGRESS(done, total) is called after
+    each file is read."""
     report = ImportReport()
     redactor = repo.redactor()
     registered = importers()  # once: the registry is asked for every file
     transcripts: list[Prepared] = []
-    for path, walked in _inputs(paths, fmt, report):
+    inputs = _inputs(paths, fmt, report)
+    for done, (path, walked) in enumerate(inputs, 1):
+        if progress is not None and done > 1:
+            progress(done - 1, len(inputs))
         refused_before, bad_before = len(report.refused), report.bad_lines
         passed_before = len(report.passed_over)
         try:
@@ -293,6 +298,8 @@ def import_files(
                 f"{path}: no conversation found ({why}no session with a message); nothing "
                 f"imported.{_hint(path, fmt) if bad else ''}"
             )
+    if progress is not None and inputs:
+        progress(len(inputs), len(inputs))
     file_sessions(repo, transcripts, report, commit=commit)
     return report
 

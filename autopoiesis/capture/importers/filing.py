@@ -22,6 +22,7 @@ from pathlib import Path
 from autopoiesis.capture.importers.base import ImportReport
 from autopoiesis.core.paths import MemoryRepo, atomic_write_many
 from autopoiesis.core.redact import marker_kinds
+from autopoiesis.core.text import counted
 from autopoiesis.errors import GitError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.formats.transcript_files import SessionIndex, session_parts
@@ -206,6 +207,6 @@ def _commit(repo: MemoryRepo, written: list[str], report: ImportReport) -> None:
         report.commit = MemoryGit(repo).commit_paths(written, msg).sha
     except GitError as exc:
         report.refused.append(
-            f"{len(written)} transcripts were written but not committed ({exc}); `autopoiesis "
-            "commit` commits them."
+            f"{counted(len(written), 'transcript')} written but not committed ({exc}); "
+            "`autopoiesis commit` commits them."
         )
