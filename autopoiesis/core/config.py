@@ -208,9 +208,43 @@ class DaemonConfig(NamedTuple):
     # every harness's own locations, each owned by its package (integrations/<harness>:
     # SESSION_GLOBS); the config cannot import them, so a test holds this copy to theirs
     session_globs: tuple[str, ...] = (
+        "~/.local/share/amp/threads/*.json",
         "~/.claude/projects/*/*.jsonl",
+        "~/.claude/projects/*/*/subagents/*.jsonl",
+        "~/.config/claude/projects/*/*.jsonl",
+        "~/.config/claude/projects/*/*/subagents/*.jsonl",
+        "~/.config/*/User/globalStorage/saoudrizwan.claude-dev/tasks/*/api_conversation_history.json",
+        "~/.config/*/User/globalStorage/rooveterinaryinc.roo-cline/tasks/*/api_conversation_history.json",
+        "~/.config/*/User/globalStorage/kilocode.kilo-code/tasks/*/api_conversation_history.json",
+        "~/Library/Application Support/*/User/globalStorage/"
+        "saoudrizwan.claude-dev/tasks/*/api_conversation_history.json",
+        "~/Library/Application Support/*/User/globalStorage/"
+        "rooveterinaryinc.roo-cline/tasks/*/api_conversation_history.json",
+        "~/Library/Application Support/*/User/globalStorage/"
+        "kilocode.kilo-code/tasks/*/api_conversation_history.json",
+        "~/.vscode-server/data/User/globalStorage/saoudrizwan.claude-dev/tasks/*/api_conversation_history.json",
+        "~/.vscode-server/data/User/globalStorage/rooveterinaryinc.roo-cline/tasks/*/api_conversation_history.json",
+        "~/.vscode-server/data/User/globalStorage/kilocode.kilo-code/tasks/*/api_conversation_history.json",
+        "~/.cline/data/tasks/*/api_conversation_history.json",
         "~/.codex/sessions/**/*.jsonl",
+        "~/.codex/archived_sessions/*.jsonl",
+        "$CODEX_HOME/sessions/**/*.jsonl",
+        "~/.continue/sessions/*-*.json",
+        "~/.copilot/session-state/*/events.jsonl",
+        "~/.copilot/session-state/*.jsonl",
+        "~/.cursor/projects/*/agent-transcripts/**/*.jsonl",
+        "~/.factory/sessions/*/*.jsonl",
+        "~/.factory/sessions/*.jsonl",
         "~/.gemini/tmp/*/chats/*.json",
+        "~/.gemini/tmp/*/chats/*.jsonl",
+        "~/.local/share/goose/sessions/sessions.db",
+        "~/.local/share/goose/sessions/*.jsonl",
+        "~/.config/goose/sessions/*.jsonl",
+        "~/.kimi-code/sessions/*/*/agents/*/wire.jsonl",
+        "~/.local/share/opencode/opencode.db",
+        "~/.local/share/opencode/storage/session/*/*.json",
+        "~/.pi/agent/sessions/*/*.jsonl",
+        "~/.qwen/projects/*/chats/*.jsonl",
     )
     session_idle_minutes: int = 10
     health_schedule: str = "30 * * * *"
