@@ -5,7 +5,10 @@ Who is known is read from the folders alone (no file is opened): a person is a f
 knowledge/people/ (its name is its file name's words: `maria-lopez.md` is "Maria Lopez"),
 a project a folder of knowledge/projects/ (linked to its `context.md`, else its first
 note), a procedure a file of knowledge/procedures/. A link targets the file's name when no
-other knowledge file has it (Obsidian's shortest form), else its path from the top.
+other knowledge file has it (Obsidian's shortest form), else its path from the top. A
+project's note always goes by `folder/note` (`[[billing/context|Billing]]`): every project
+has a context.md, so the bare name, unique while there is one project, would later resolve
+to whichever project sorts first.
 
 Only the first mention of each name is linked, never inside a link, a code span or a URL,
 never the file the entry is written into, and names shorter than MIN_NAME letters are
@@ -66,6 +69,7 @@ class KnownNames:
                     note = main or (notes[0] if notes else None)
                     if note is not None:
                         found.append((d.name, f"knowledge/projects/{d.name}/{note.name}"))
+        project_notes = {path for slug, path in found if path.startswith("knowledge/projects/")}
         names = Counter(p.stem.lower() for p in kdir.rglob("*.md"))
         out = []
         for slug, path in found:
@@ -79,7 +83,10 @@ class KnownNames:
                 re.IGNORECASE,
             )
             stem = PurePosixPath(path).stem
-            target = stem if names[stem.lower()] == 1 else path[: -len(".md")]
+            if path in project_notes:
+                target = f"{slug}/{stem}"
+            else:
+                target = stem if names[stem.lower()] == 1 else path[: -len(".md")]
             out.append((pattern, target, path, len(slug)))
         out.sort(key=lambda x: -x[3])
         return [(p, t, path) for p, t, path, _ in out]

@@ -39,7 +39,7 @@ def test_an_entry_naming_a_person_project_and_procedure_links_them(memory_repo: 
     )
     text = memory_repo.memory_file.read_text(encoding="utf-8")
     assert "[[maria-lopez|maria lopez]]" in text
-    assert "|Billing]]" in text
+    assert "[[billing/context|Billing]]" in text
     assert "[[releases]]" in text
     targets = {link.target for link in parse_links(text)}
     assert "maria-lopez" in targets and "releases" in targets
@@ -118,3 +118,26 @@ def test_a_one_word_name_that_is_a_common_word_is_not_linked(memory_repo: Memory
         [_change("knowledge/memory/MEMORY.md", "Talked about the invoice retries")]
     )
     assert "[[" not in memory_repo.memory_file.read_text(encoding="utf-8")
+
+
+def test_a_project_link_stays_its_own_when_a_second_project_arrives(
+    memory_repo: MemoryRepo,
+) -> None:
+    """Every project has a context.md: a bare [[context]] written while billing was the only
+    project would resolve to whichever project sorts first once another exists."""
+    from autopoiesis.formats.wikilinks import resolve
+
+    _seed(memory_repo)
+    writer = KnowledgeWriter(memory_repo)
+    writer.apply([_change("knowledge/memory/MEMORY.md", "billing retries moved to Fridays")])
+    (memory_repo.knowledge_dir / "projects" / "atlas").mkdir()
+    (memory_repo.knowledge_dir / "projects" / "atlas" / "context.md").write_text("# atlas\n")
+    text = memory_repo.memory_file.read_text(encoding="utf-8")
+    (link,) = [x for x in parse_links(text) if x.alias == "billing"]
+    by_name = {
+        "context": [
+            "knowledge/projects/atlas/context.md",
+            "knowledge/projects/billing/context.md",
+        ]
+    }
+    assert resolve(link.key, by_name) == "knowledge/projects/billing/context.md"
