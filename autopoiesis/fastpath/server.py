@@ -64,6 +64,45 @@ def command_name(argv: list[str]) -> str:
     return argv[0] if argv[:1] in (["search"], ["compile"]) else "?"
 
 
+def served_here() -> bool:
+    """Whether this platform has what the daemon's sockets need: Unix sockets whose peer's
+    user can be asked (SO_PEERCRED)."""
+    return hasattr(socket, "AF_UNIX") and hasattr(socket, "SO_PEERCRED")
+
+
+def listen_private(path: Path, backlog: int = 16) -> socket.socket:
+    """A non-blocking Unix socket listening at PATH (one left there by a killed daemon is
+    replaced: whoever holds the instance lock owns it), mode 0600 from its first moment."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        old = os.umask(0o177)  # created 0600: no moment where another user could connect
+        try:
+            with unix_address(path) as address:
+                listener.bind(address)
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        listener.listen(backlog)
+        listener.setblocking(False)
+    except OSError:
+        listener.close()
+        raise
+    return listener
+
+
+def peer(sock: socket.socket) -> tuple[int, int]:
+    """(pid, uid) of the process at the other end of SOCK; (-1, -1) when unknown."""
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        pid, uid, _gid = struct.unpack("3i", creds)
+    except OSError:
+        return -1, -1
+    return pid, uid
+
+
 class _Incoming:
     """A connection whose request is still being read."""
 
@@ -92,7 +131,7 @@ class WarmServer:
     def start(cls, repo: MemoryRepo, handler: ServeHandler, note: Note) -> WarmServer | None:
         """Listen on the repo's daemon socket (replacing one a killed daemon left: whoever
         holds the instance lock owns the socket); None, said in the log, when it cannot."""
-        if not hasattr(socket, "AF_UNIX") or not hasattr(socket, "SO_PEERCRED"):
+        if not served_here():
             note(
                 "serve_off",
                 None,
@@ -101,30 +140,16 @@ class WarmServer:
             )
             return None
         path = socket_path(repo)
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-            old = os.umask(0o177)  # created 0600: no moment where another user could connect
-            try:
-                with unix_address(path) as address:
-                    listener.bind(address)
-            finally:
-                os.umask(old)
-            os.chmod(path, 0o600)
-            listener.listen(16)
-            listener.setblocking(False)
-            server = cls(path, listener, handler, note)
+            listener = listen_private(path)
         except OSError as exc:
-            listener.close()
             note(
                 "serve_off",
                 None,
                 message=f"could not listen on {path} ({exc}): CLI calls run in their own process",
             )
             return None
-        return server
+        return cls(path, listener, handler, note)
 
     # ── the loop's side ──
     @property
@@ -181,13 +206,7 @@ class WarmServer:
             except OSError as exc:  # out of descriptors: the next wait tries again
                 self.note("serve_failed", None, message=f"accept: {exc}")
                 return
-            try:
-                creds = sock.getsockopt(
-                    socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")
-                )
-                pid, uid, _gid = struct.unpack("3i", creds)
-            except OSError:
-                uid = pid = -1
+            pid, uid = peer(sock)
             if uid != os.getuid():
                 self.note(
                     "serve_refused",
