@@ -1,5 +1,5 @@
 """The daemon's MCP host: the process that starts `autopoiesis mcp` sessions warm (the
-client's end is relay.py, the daemon's supervision of this process server.McpHostProcess).
+client's end is relay.py, the daemon's supervision of this process HostProcess below).
 
 `autopoiesis daemon run` starts it (the hidden command `daemon mcp-host`, which imports the
 MCP SDK and the server once and hands the CLI's `main` here) and starts it again if it
@@ -19,13 +19,15 @@ another client's session (a crash or a kill ends that session only); and a fork 
 process that has the SDK loaded serves at once. The host itself runs no thread and opens
 no repository, so forking it is safe.
 
-Sessions end with the daemon: when the daemon stops or dies (the host reads the end of its
-channel), the host stops listening and sends each session SIGTERM (SIGKILL after
-SESSION_GRACE); a session whose host was killed outright reads the end of its lifeline
-pipe and ends too. A session whose relay goes (its client ended it) ends at once, as the
-server the relay stands for would. What happens is reported to the daemon's log through
-the channel, one JSON line an event: `mcp_ready`, `mcp_session` (pid, seconds, exit status
-or signal), `mcp_declined` (why).
+A session outlives its host: it holds its client's streams and needs nothing of the host
+or the daemon once it serves, so stopping or killing the daemon (the host reads the end of
+its channel, stops listening and exits) leaves every session serving, as a server the
+client had started itself would go on. (A service manager that kills a stopped service's
+whole process group, as systemd does by default, ends them too: their relays then say so
+and exit, and the client starts its server again.) A session whose relay goes (its client
+ended it) ends at once, as the server the relay stands for would. What happens is reported
+to the daemon's log through the channel, one JSON line an event: `mcp_ready`,
+`mcp_session` (pid, seconds, exit status or signal), `mcp_declined` (why), `mcp_stopped`.
 """
 
 from __future__ import annotations
@@ -51,7 +53,6 @@ from autopoiesis.fastpath.wire import MAX_LINE_BYTES, decode, encode, read_line,
 
 HELLO_TIMEOUT = 2.0  # seconds for a relay's request (it sends it as it connects)
 GO_TIMEOUT = 10.0  # seconds for its `go` after our acceptance (it waits ACK_TIMEOUT for that)
-SESSION_GRACE = 3.0  # seconds a session has to end after SIGTERM, at the host's stop
 STREAMS = 3  # stdin, stdout, stderr
 
 RunCall = Callable[[list[str]], int]  # argv -> exit status (forward.run_argv with the CLI)
@@ -80,8 +81,6 @@ class Host:
         self._inode: int | None = None
         self._stopping = False
         self._wake_r, self._wake_w = os.pipe()
-        # held here only: a session reads its end closing when the host is gone
-        self._life_r, self._life_w = os.pipe()
 
     # ── the host's loop ──
     def run(self) -> int:
@@ -239,26 +238,14 @@ class Host:
         self.report("mcp_session", **fields)
 
     def _shutdown(self) -> None:
-        """Stop listening, end every session, say so."""
+        """Stop listening and say so; the sessions serve on (their clients hold them)."""
         if self.listener is not None:
             self.listener.close()
             with contextlib.suppress(OSError):
                 if os.stat(self.path).st_ino == self._inode:  # ours, not a later host's
                     self.path.unlink()
-        for pid in self.sessions:
-            _signal_group(pid, signal.SIGTERM)
-        deadline = time.monotonic() + SESSION_GRACE
-        while self.sessions and time.monotonic() < deadline:
-            self._reap()
-            time.sleep(0.02)
-        for pid in self.sessions:
-            _signal_group(pid, signal.SIGKILL)
-        for pid in list(self.sessions):
-            with contextlib.suppress(ChildProcessError):
-                _, status = os.waitpid(pid, 0)
-                self._ended(self.sessions.pop(pid), status)
-        os.close(self._life_w)
-        self.report("mcp_stopped", pid=os.getpid())
+        self._reap()
+        self.report("mcp_stopped", pid=os.getpid(), sessions=len(self.sessions))
 
     # ── the forked session ──
     def _child(self, conn: socket.socket, report_w: int) -> NoReturn:
@@ -273,9 +260,9 @@ class Host:
             assert self.listener is not None
             self.listener.close()
             self.channel.close()
-            for fd in (self._wake_r, self._wake_w, self._life_w, *self._reports()):
+            for fd in (self._wake_r, self._wake_w, *self._reports()):
                 os.close(fd)
-            code = Session(conn, report_w, self._life_r, self.run_call).run()
+            code = Session(conn, report_w, self.run_call).run()
         except BaseException:  # a bug of ours: said where the client reads errors, if anywhere
             with contextlib.suppress(Exception):
                 traceback.print_exc(file=sys.stderr)
@@ -292,8 +279,8 @@ class Host:
 class Session:
     """One client's session, in the process forked for it."""
 
-    def __init__(self, conn: socket.socket, report: int, lifeline: int, run_call: RunCall):
-        self.conn, self.report_fd, self.lifeline, self.run_call = conn, report, lifeline, run_call
+    def __init__(self, conn: socket.socket, report: int, run_call: RunCall):
+        self.conn, self.report_fd, self.run_call = conn, report, run_call
         self.finishing = threading.Event()
 
     def report(self, **fields: Any) -> None:
@@ -362,15 +349,15 @@ class Session:
         return bytes(data[: data.index(b"\n")]), fds
 
     def _watch(self) -> None:
-        """End the session when its relay goes (its client ended it) or the host does."""
+        """End the session when its relay goes: its client ended it (the relay never
+        writes after `go`, so the socket turns readable only at its end)."""
         import select
 
         with contextlib.suppress(OSError, ValueError):
-            select.select([self.conn.fileno(), self.lifeline], [], [])
+            select.select([self.conn.fileno()], [], [])
         if self.finishing.is_set():
             return
-        gone = "the host stopped" if _readable(self.lifeline) else "the client ended its relay"
-        self.report(ended=gone)
+        self.report(ended="the client ended its relay")
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
@@ -388,24 +375,117 @@ def _refusal(request: dict[str, Any] | None, fds: list[int]) -> str | None:
     return why or client_refusal(request)
 
 
-def _readable(fd: int) -> bool:
-    import select
-
-    with contextlib.suppress(OSError, ValueError):
-        return bool(select.select([fd], [], [], 0)[0])
-    return False
-
-
-def _signal_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
-
-
 def run_host(repo: MemoryRepo, channel_fd: int, run_call: RunCall) -> int:
     """The host of REPO's MCP sessions, reporting to the daemon over the socket CHANNEL_FD,
     each session running its client's arguments with RUN_CALL: until the daemon goes."""
     channel = socket.socket(fileno=channel_fd)
     return Host(repo, channel, run_call).run()
+
+
+class HostProcess:
+    """The daemon's side: the host started as COMMAND (the CLI's `daemon mcp-host`, to which
+    `--channel FD` is added), its reports written to the daemon's log with NOTE, started
+    again when it dies after running RESTART_AFTER seconds (a host that dies sooner would
+    die again: MCP servers then start in their own process until the daemon restarts).
+    Waited on in the daemon's one loop through the WarmServer."""
+
+    RESTART_AFTER = 60.0
+
+    def __init__(self, command: list[str], note: Callable[..., None]):
+        self.command, self.note = command, note
+        self.proc: Any = None
+        self.channel: socket.socket | None = None
+        self.started = 0.0
+        self._data = b""
+        self._closing = False
+
+    def start(self) -> bool:
+        import subprocess
+
+        ours, theirs = socket.socketpair()
+        try:
+            self.proc = subprocess.Popen(
+                [*self.command, "--channel", str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                start_new_session=True,  # a terminal's Ctrl-C stops the daemon, which stops it
+            )
+        except OSError as exc:
+            ours.close()
+            self.note("mcp_failed", None, message=f"could not start the MCP host: {exc}")
+            return False
+        finally:
+            theirs.close()
+        ours.setblocking(False)
+        self.channel, self.started, self._data = ours, time.monotonic(), b""
+        return True
+
+    def waitables(self) -> list[Any]:
+        return [self.channel] if self.channel is not None else []
+
+    def fds(self) -> list[int]:
+        """The channel: a forked job closes it, so the host reads its end when the daemon goes."""
+        return [self.channel.fileno()] if self.channel is not None else []
+
+    def handle(self, ready: list[Any]) -> None:
+        if self.channel is None or self.channel not in ready:
+            return
+        try:
+            data = self.channel.recv(1 << 16)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        self._data += data
+        *lines, self._data = self._data.split(b"\n")
+        for line in lines:
+            row = decode(line)
+            if row and isinstance(row.get("event"), str) and row["event"].startswith("mcp_"):
+                fields = {k: v for k, v in row.items() if k not in ("event", "job", "ts")}
+                self.note(row["event"], None, **fields)
+        if len(self._data) > MAX_LINE_BYTES:
+            self._data = b""
+        if not data:
+            self._exited()
+
+    def _exited(self) -> None:
+        assert self.channel is not None
+        self.channel.close()
+        self.channel = None
+        code = self._wait(5.0)
+        ran = time.monotonic() - self.started
+        if self._closing:
+            return
+        if ran >= self.RESTART_AFTER:
+            self.note("mcp_host_exited", None, code=code, message="started again")
+            self.start()
+        else:
+            self.note(
+                "mcp_host_exited",
+                None,
+                code=code,
+                message=f"after {ran:.1f} s: MCP servers start in their own process until the "
+                "daemon restarts",
+            )
+
+    def _wait(self, seconds: float) -> int | None:
+        import subprocess
+
+        try:
+            return int(self.proc.wait(timeout=seconds))
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return int(self.proc.wait())
+
+    def close(self) -> None:
+        """Stop the host: it reads the end of its channel, stops listening and exits; its
+        last reports are logged (within 5 s, past which it is killed)."""
+        if self.channel is None:
+            return
+        self._closing = True
+        with contextlib.suppress(OSError):
+            self.channel.shutdown(socket.SHUT_WR)
+        self.channel.settimeout(5.0)
+        while self.channel is not None:  # handle() reads until the end, then waits for it
+            self.handle([self.channel])

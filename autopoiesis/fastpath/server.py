@@ -116,7 +116,8 @@ class _Incoming:
 
 
 class WarmServer:
-    """The listening socket of one daemon and the calls it answers."""
+    """The listening socket of one daemon and the calls it answers; with it, the MCP host
+    (mcp_host.HostProcess) that starts `autopoiesis mcp` warm, waited on in the same loop."""
 
     def __init__(self, path: Path, listener: socket.socket, handler: ServeHandler, note: Note):
         self.path = path
@@ -126,11 +127,20 @@ class WarmServer:
         self.incoming: list[_Incoming] = []
         self.served = 0
         self._inode = os.stat(path).st_ino
+        self.mcp_host: Any = None  # mcp_host.HostProcess, once started
 
     @classmethod
-    def start(cls, repo: MemoryRepo, handler: ServeHandler, note: Note) -> WarmServer | None:
+    def start(
+        cls,
+        repo: MemoryRepo,
+        handler: ServeHandler,
+        note: Note,
+        mcp_host: list[str] | None = None,
+    ) -> WarmServer | None:
         """Listen on the repo's daemon socket (replacing one a killed daemon left: whoever
-        holds the instance lock owns the socket); None, said in the log, when it cannot."""
+        holds the instance lock owns the socket), and start the MCP host as the command
+        MCP_HOST (the CLI's `daemon mcp-host`) when given; None, said in the log, when it
+        cannot listen."""
         if not served_here():
             note(
                 "serve_off",
@@ -149,7 +159,14 @@ class WarmServer:
                 message=f"could not listen on {path} ({exc}): CLI calls run in their own process",
             )
             return None
-        return cls(path, listener, handler, note)
+        server = cls(path, listener, handler, note)
+        if mcp_host is not None:
+            from autopoiesis.fastpath.mcp_host import HostProcess
+
+            host = HostProcess(mcp_host, note)
+            if host.start():
+                server.mcp_host = host
+        return server
 
     # ── the loop's side ──
     @property
@@ -157,19 +174,26 @@ class WarmServer:
         return self.listener.fileno() < 0
 
     def waitables(self) -> list[Any]:
-        return [] if self.closed else [self.listener, *self.incoming]
+        host = self.mcp_host.waitables() if self.mcp_host is not None else []
+        return host if self.closed else [self.listener, *self.incoming, *host]
 
     def fds(self) -> list[int]:
         """Every descriptor of the server: a forked job closes them (it must neither answer
-        nor keep a client's connection open after the daemon is gone)."""
-        return [] if self.closed else [self.listener.fileno(), *(c.fileno() for c in self.incoming)]
+        nor keep a client's connection open, nor the MCP host's channel, after the daemon is
+        gone)."""
+        host = self.mcp_host.fds() if self.mcp_host is not None else []
+        if self.closed:
+            return host
+        return [self.listener.fileno(), *(c.fileno() for c in self.incoming), *host]
 
     def next_deadline(self) -> float | None:
         return min((c.deadline for c in self.incoming), default=None)
 
     def handle(self, ready: list[Any]) -> None:
         """Accept, read and answer what READY (from the daemon's wait) says can go on, and
-        drop the connections past their deadline."""
+        drop the connections past their deadline; log what the MCP host reports."""
+        if self.mcp_host is not None:
+            self.mcp_host.handle(ready)
         if self.closed:
             return
         if self.listener in ready:
@@ -186,7 +210,10 @@ class WarmServer:
             self._drop(conn)
 
     def close(self) -> None:
-        """Stop listening and remove the socket (the count of calls served stays)."""
+        """Stop listening and remove the socket (the count of calls served stays); stop
+        the MCP host (its sessions serve on)."""
+        if self.mcp_host is not None:
+            self.mcp_host.close()
         if self.closed:
             return
         for conn in list(self.incoming):

@@ -207,7 +207,7 @@ def test_sigterm_and_sighup_on_a_real_daemon(
             proc.wait()
     assert proc.returncode == 0, err
     events = [r["event"] for r in log_rows(memory_repo) if r.get("job") is None]
-    assert events[-2:] == ["stopping", "stopped"]
+    assert events[-3:] == ["stopping", "mcp_stopped", "stopped"]  # its MCP host stops first
     assert read_status(memory_repo)["state"] == "stopped"
     assert running_pid(memory_repo) is None
     text = cli("-C", root, "daemon", "status", env=env, process=True).stdout
