@@ -310,3 +310,76 @@ def test_a_stale_socket_is_no_trouble(
     assert client.start()["result"]["serverInfo"]["name"] == "autopoiesis"
     assert client.finish() == (0, "")
     assert not _served(repo)
+
+
+def test_a_session_runs_in_its_clients_folder_and_environment(
+    repo: MemoryRepo, daemon: Daemon, env: dict[str, str], git
+) -> None:
+    """A relative -C is the client's folder's; a fact remembered is committed under the
+    client's git identity, not the daemon's."""
+    client_env = {**env, "GIT_AUTHOR_NAME": "Client Person", "GIT_AUTHOR_EMAIL": "client@x"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autopoiesis", "-C", repo.root.name, "mcp"],
+        env=client_env,
+        cwd=repo.root.parent,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    client = Client.__new__(Client)
+    client.proc, client.next_id = proc, 0
+    client.start()
+    added = client.call(
+        "remember",
+        {"path": "knowledge/reference/billing.md", "content": "Invoices run nightly at 02:00"},
+    )
+    assert not added["result"]["isError"], added
+    assert client.finish() == (0, "")
+    assert len(_served(repo)) == 1  # the daemon's session did it
+    author = git(repo, "log", "-1", "--format=%an <%ae>").stdout.strip()
+    assert author == "Client Person <client@x>"
+
+
+def test_the_daemon_starts_its_host_again_and_stops_it(
+    repo: MemoryRepo, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon's side (HostProcess) on a real host: its reports reach the log, a host
+    that died is started again (after RESTART_AFTER of running), close() stops it."""
+    from multiprocessing.connection import wait
+
+    from autopoiesis.fastpath.mcp_host import HostProcess
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    notes: list[tuple[str, dict[str, Any]]] = []
+    host = HostProcess(
+        [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "daemon", "mcp-host"],
+        lambda event, job, **fields: notes.append((event, fields)),
+    )
+
+    def until(event: str, count: int) -> None:
+        while sum(e == event for e, _ in notes) < count:
+            ready = wait(host.waitables(), timeout=HANG)
+            assert ready, f"no {event} from the host"
+            host.handle(ready)
+
+    assert host.start()
+    until("mcp_ready", 1)
+    first = host.proc.pid
+    host.RESTART_AFTER = 0.0  # it ran long enough: started again
+    os.kill(first, signal.SIGKILL)
+    until("mcp_ready", 2)
+    assert ("mcp_host_exited", {"code": -9, "message": "started again"}) in notes
+    assert host.proc.pid != first
+
+    host.RESTART_AFTER = 3600.0  # died too soon: left alone, said so
+    os.kill(host.proc.pid, signal.SIGKILL)
+    until("mcp_host_exited", 2)
+    assert "until the daemon restarts" in notes[-1][1]["message"]
+    assert host.waitables() == [] and host.fds() == []
+
+    host.start()
+    until("mcp_ready", 3)
+    host.close()
+    assert notes[-1][0] == "mcp_stopped" and host.proc.poll() == 0
+    assert not repo.state_file("mcp_socket", create=False).exists()
