@@ -295,7 +295,8 @@ class Session:
             return 1
         try:
             request = self._handshake(line, fds)
-        except OSError:
+        except OSError:  # it stopped waiting for us (ACK_TIMEOUT), or went
+            self.report(ended="the relay gave up before the session started")
             request = None
         if request is None:  # nothing of the client's was touched: it serves MCP itself
             for fd in fds:

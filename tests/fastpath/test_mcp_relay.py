@@ -383,3 +383,24 @@ def test_the_daemon_starts_its_host_again_and_stops_it(
     host.close()
     assert notes[-1][0] == "mcp_stopped" and host.proc.poll() == 0
     assert not repo.state_file("mcp_socket", create=False).exists()
+
+
+def test_a_host_that_does_not_answer_leaves_the_client_to_serve_itself(
+    repo: MemoryRepo, daemon: Daemon, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The host stopped (SIGSTOP) when the client connects: past the relay's wait for an
+    acceptance it serves MCP itself; the host, resumed, finds the relay gone and touches
+    nothing of the client's."""
+    os.kill(daemon.host_pid, signal.SIGSTOP)
+    try:
+        client = Client(repo, env, tmp_path)
+        assert client.start()["result"]["serverInfo"]["name"] == "autopoiesis"
+    finally:
+        os.kill(daemon.host_pid, signal.SIGCONT)
+    wait_for(lambda: _rows(repo, "mcp_session"), timeout=HANG, what="the late session's end")
+    late = _rows(repo, "mcp_session")[0]
+    assert not late["served"] and late["message"] == "the relay gave up before the session started"
+    answer = client.call("read", {"path": "knowledge/reference/billing.md", "start_line": 6})
+    assert "pg-billing-2" in answer["result"]["content"][0]["text"]
+    assert client.finish() == (0, "")
+    assert not _served(repo)
