@@ -2,22 +2,23 @@
 client's end is relay.py, the daemon's supervision of this process HostProcess below).
 
 `autopoiesis daemon run` starts it (the hidden command `daemon mcp-host`, which imports the
-MCP SDK and the server once and hands the CLI's `main` here) and starts it again if it
-dies. It listens on the state file `mcp_socket` (mode 0600; a connection of another user is
-closed unread) and forks one process per connection. That process reads the relay's
-request and its three standard streams, refuses what the relay's own process would run
-differently (another version or copy of autopoiesis: wire.refusal, forward.client_refusal;
-anything but `[-C DIR] mcp`), and otherwise, once the relay says `go`, becomes the
-client's server: the client's folder, environment, umask and time zone, its stdin, stdout
-and stderr on descriptors 0, 1 and 2, then the CLI's `main` with the client's arguments,
-exactly what `autopoiesis mcp` runs in a process of its own.
+MCP SDK and the server, builds a server once to fill pydantic's caches, and hands the CLI's
+`main` here) and starts it again if it dies after a minute of running. It listens on the
+state file `mcp_socket` (mode 0600; a connection of another user is closed unread) and
+forks one process per connection. That process reads the relay's request and its three
+standard streams, refuses what the relay's own process would run differently (another
+version or copy of autopoiesis: wire.refusal, forward.client_refusal; anything but `[-C
+DIR] mcp`), and otherwise, once the relay says `go`, becomes the client's server: the
+client's folder, environment, umask and time zone, its stdin, stdout and stderr on
+descriptors 0, 1 and 2, then the CLI's `main` with the client's arguments, exactly what
+`autopoiesis mcp` runs in a process of its own.
 
 Why a process a session, forked, and not a thread or task of the daemon: the daemon forks
 its jobs, so it stays single-threaded, and the SDK runs tools on threads; a session in a
 process of its own is the very server its client would have started, sharing nothing with
 another client's session (a crash or a kill ends that session only); and a fork of a
-process that has the SDK loaded serves at once. The host itself runs no thread and opens
-no repository, so forking it is safe.
+process that has the SDK loaded serves at once. The host itself runs no thread and holds
+no database or repository open, so forking it is safe.
 
 A session outlives its host: it holds its client's streams and needs nothing of the host
 or the daemon once it serves, so stopping or killing the daemon (the host reads the end of

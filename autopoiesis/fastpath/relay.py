@@ -21,11 +21,13 @@ Until `go` is sent nothing has read the client's input, so anything that goes wr
 socket, a refused connection, no acceptance within ACK_TIMEOUT, a refusal) leaves the call
 to this process: `relay` returns None and the caller serves MCP itself. After `go` the
 session's state (the `initialize` it answered, the calls under way) lives in the forked
-process, so a session that ends without its exit line (the daemon stopped or was killed,
-the session's process was killed) cannot be continued here: this process says so on stderr
-and exits with SESSION_LOST, which a client sees as its server exiting, and it starts the
-server again. A client that ends this process (SIGTERM, SIGKILL) closes the socket, and the
-session ends with it, as the server it stands for would.
+process. The session does not depend on the daemon or its host (stopping or killing them
+leaves it serving), but one that ends without its exit line (its process was killed, by
+hand or by a service manager that ends the daemon's whole process group) cannot be
+continued here: this process says so on stderr and exits with SESSION_LOST, which a client
+sees as its server exiting, and it starts the server again. A client that ends this process
+(SIGTERM, SIGKILL) closes the socket, and the session ends with it, as the server it stands
+for would.
 """
 
 from __future__ import annotations
@@ -106,8 +108,7 @@ def _wait(sock: socket.socket) -> int:
         return code
     sys.stderr.write(
         "autopoiesis mcp: the daemon's session of this MCP server ended without finishing "
-        "(the daemon stopped, or its process was killed); start the MCP server again "
-        "(it runs in its own process while no daemon runs).\n"
+        "(its process was killed); start the MCP server again.\n"
     )
     sys.stderr.flush()
     return SESSION_LOST
