@@ -78,6 +78,7 @@ STATE_FILES = {
     "daemon_log": ("logs", "daemon.jsonl"),
     # the running daemon's Unix socket, where it answers CLI calls warm (core/warm.py)
     "daemon_socket": ("daemon", "serve.sock"),
+    "mcp_socket": ("daemon", "mcp.sock"),
     "session_watch": ("daemon", "sessions.json"),
 }
 
