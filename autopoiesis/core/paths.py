@@ -72,6 +72,8 @@ STATE_FILES = {
     # the running daemon's Unix socket, where it answers CLI calls warm (core/warm.py)
     "daemon_socket": ("daemon", "serve.sock"),
     "session_watch": ("daemon", "sessions.json"),
+    # transcripts waiting for the git lock to be committed (git/transcripts.py)
+    "commit_queue": ("queue", "transcripts"),
 }
 
 # Category of a repo-relative path, as search and the compiler name them
