@@ -264,9 +264,19 @@ class IndexStore:
         try:
             yield
         finally:
-            self._lock_depth -= 1
-            if self._lock_depth == 0:
-                self._lock.release()
+            self.release_write_lock()
+
+    def try_write_lock(self) -> bool:
+        """Take the write lock if it is free now (release it with release_write_lock)."""
+        if self._lock_depth == 0 and not self._lock.acquire(timeout=0):
+            return False
+        self._lock_depth += 1
+        return True
+
+    def release_write_lock(self) -> None:
+        self._lock_depth -= 1
+        if self._lock_depth == 0:
+            self._lock.release()
 
     # ── writing rows (inside a transaction) ──
     def delete_path(self, path: str) -> None:
@@ -476,28 +486,15 @@ class IndexStore:
     ) -> IndexUpdate:
         started = time.monotonic()
         paths = markdown_paths(self.repo)
-        self.warnings.extend(
-            f"{link}: a symbolic link; not indexed (memory files are regular files; `git rm` it)"
-            for link in self.repo.links()
-        )
+        self.note_links()
         self.conn.execute("PRAGMA mmap_size=0")
         for schema in ("main", "cache", "temp"):
             self.conn.execute(f"PRAGMA {schema}.cache_size=-{REBUILD_CACHE_KIB}")
         try:
             with self.transaction():
-                db.create_chunk_tables(self.conn, self.fts_layout, drop=True)
-                self.conn.execute("DELETE FROM files")
-                postings.clear(self.conn)
-                self._reset_vec_table()
-                indexed, embedded = self._write_all(paths, progress)
-                assert self.tokenizer is not None
-                postings.build(self.conn, self.tokenizer)
-                for k, v in self.identity().items():
-                    self.set_meta(k, v)
-                self.set_meta("embedder_source", "given" if self.embedder_given else "config")
-                for k, v in sync_meta.items():
-                    self.set_meta(k, v)
-                self.set_meta("built", str(time.time()))
+                self.reset_tables()
+                indexed, embedded = self.write_paths(paths, progress)
+                self.finish_build(sync_meta)
             db.shrink(self.conn, self.embedder.fingerprint if self.embedder.lexical else None)
         finally:
             with contextlib.suppress(Exception):  # a connection the failure closed needs nothing
@@ -512,8 +509,35 @@ class IndexStore:
             warnings=tuple(self.warnings),
         )
 
-    def _write_all(
-        self, paths: list[str], progress: Callable[[int, int], None] | None
+    def note_links(self) -> None:
+        """Warn of the symbolic links a build leaves out."""
+        self.warnings.extend(
+            f"{link}: a symbolic link; not indexed (memory files are regular files; `git rm` it)"
+            for link in self.repo.links()
+        )
+
+    def reset_tables(self) -> None:
+        """Empty every table of the index and record its identity (in the caller's
+        transaction): the start of a rebuild."""
+        db.create_chunk_tables(self.conn, self.fts_layout, drop=True)
+        self.conn.execute("DELETE FROM files")
+        postings.clear(self.conn)
+        self._reset_vec_table()
+        for k, v in self.identity().items():
+            self.set_meta(k, v)
+        self.set_meta("embedder_source", "given" if self.embedder_given else "config")
+
+    def finish_build(self, sync_meta: Mapping[str, str]) -> None:
+        """The end of a rebuild (in the caller's transaction): the term postings built from
+        the finished chunks_fts, and the tree state SYNC_META recorded."""
+        assert self.tokenizer is not None
+        postings.build(self.conn, self.tokenizer)
+        for k, v in sync_meta.items():
+            self.set_meta(k, v)
+        self.set_meta("built", str(time.time()))
+
+    def write_paths(
+        self, paths: list[str], progress: Callable[[int, int], None] | None = None
     ) -> tuple[int, int]:
         """Write every file of PATHS, in batches (files, chunks embedded). The term postings
         are left alone: the rebuild builds them once, from the finished chunks_fts."""
