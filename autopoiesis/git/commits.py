@@ -360,8 +360,17 @@ class GitCore:
     def commit_paths(
         self, paths: Sequence[str], message: str, *, allow_empty: bool = False
     ) -> CommitResult:
-        """Commit exactly PATHS (repo-relative), nothing else that happens to be staged."""
+        """Commit exactly PATHS (repo-relative), nothing else that happens to be staged:
+        through plumbing when every path is a file on disk (git/direct_commit.py), else
+        with `git commit --only`."""
+        from autopoiesis.git.direct_commit import commit_new_files
+
         with self.repo.lock("git"):
+            rel = [self.repo.rel(p) if os.path.isabs(p) else p for p in paths]
+            if rel and not allow_empty and all((self.root / p).is_file() for p in rel):
+                done = commit_new_files(self, rel, message)
+                if done is not None:
+                    return CommitResult(done[0] or None, message, tuple(done[1]))
             return self._commit_paths_locked(paths, message, allow_empty=allow_empty)
 
     def _commit_paths_locked(

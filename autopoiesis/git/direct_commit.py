@@ -1,4 +1,4 @@
-"""Commits of new files through git's plumbing, without the index (docs/scale.md).
+"""Commits of files through git's plumbing, without the index (docs/scale.md).
 
 `git commit` reads and writes the whole of .git/index (a hundred bytes a tracked file:
 10 MB at 100,000 transcripts), twice for a commit of given paths, and the pre-commit hook
@@ -26,8 +26,8 @@ This road is taken only where it commits what `git commit` would: HEAD on a comm
 merge, cherry-pick, revert or rebase in progress, no .git/index.lock (another git command
 at work, such as a `git commit` waiting for its editor, whose branch would move under it),
 and a pre-commit hook that is autopoiesis's own or none (a foreign or chained one expects
-to see the index). Otherwise
-`commit_new_files` returns None and the caller runs `git commit`.
+to see the index), and no path that .gitignore excludes. Otherwise `commit_new_files`
+returns None and the caller runs `git commit`.
 """
 
 from __future__ import annotations
@@ -127,22 +127,27 @@ def _read(root: Path, rel: str) -> tuple[str, bytes]:
 
 
 def _checked_files(
-    core: GitCore, paths: Sequence[str], trees: dict[str, dict[bytes, tuple[bytes, bytes]]]
+    core: GitCore,
+    paths: Sequence[str],
+    trees: dict[str, dict[bytes, tuple[bytes, bytes]]],
+    blobs: dict[str, bytes],
+    hex_len: int,
 ) -> dict[str, tuple[str, bytes]]:
-    """Each of PATHS that HEAD does not hold yet, with its mode and content, after the
-    pre-commit hook's checks (a refusal raises Refused). A path HEAD holds with the same
-    content is left out (another process committed it)."""
+    """Each of PATHS with its mode and content, written as a blob (BLOBS: its id; kept
+    from an attempt before), after the pre-commit hook's checks (a refusal raises
+    Refused). A path HEAD holds as it is is left out (another process committed it)."""
     files = {p: _read(core.root, p) for p in paths}
+    _write_blobs(core, {p: files[p][1] for p in files if p not in blobs}, blobs, hex_len)
     in_head = {}
     for p in paths:
         folder, _, name = p.rpartition("/")
         entry = trees[folder].get(name.encode("utf-8", "surrogateescape"))
-        if entry is not None:
-            in_head[p] = entry
-    for p, (mode, raw) in list(in_head.items()):
-        if files[p][0] == mode.decode() and _hash(core, p, files[p][1], write=False) == raw.hex():
+        if entry is None:
+            continue
+        if entry == (files[p][0].encode(), blobs[p]):
             del files[p]
-            del in_head[p]
+        else:
+            in_head[p] = entry
     changes = [Change("M" if p in in_head else "A", p) for p in files]
     result = check_changes(
         core.root,
@@ -156,8 +161,37 @@ def _checked_files(
     return files
 
 
-def _hash(core: GitCore, path: str, data: bytes, *, write: bool) -> str:
-    args = ["hash-object", "--stdin", f"--path={path}"] + (["-w"] if write else [])
+def _write_blobs(
+    core: GitCore, contents: dict[str, bytes], blobs: dict[str, bytes], hex_len: int
+) -> None:
+    """Write CONTENTS (path -> the bytes that were checked) as blobs into BLOBS. One
+    `hash-object --stdin-paths` writes what the files hold now; a file whose blob is not
+    the checked bytes' (a clean filter changed it, or the file changed since it was read)
+    is written again from those bytes, through its path's filters."""
+    if not contents:
+        return
+    paths = list(contents)
+    listed = "".join(f"{p}\n" for p in paths)
+    got: list[str] = []
+    if "\n" not in "".join(paths):
+        proc = runner.call(
+            core.root,
+            "hash-object",
+            "-w",
+            "--stdin-paths",
+            input=listed.encode("utf-8", "surrogateescape"),
+            env=core._environment(),
+        )
+        got = runner.decode(proc.stdout).split() if proc.returncode == 0 else []
+    for i, path in enumerate(paths):
+        oid = bytes.fromhex(got[i]) if len(got) == len(paths) else b""
+        if oid != _object_id(b"blob", contents[path], hex_len):
+            oid = bytes.fromhex(_hash(core, path, contents[path]))
+        blobs[path] = oid
+
+
+def _hash(core: GitCore, path: str, data: bytes) -> str:
+    args = ["hash-object", "-w", "--stdin", f"--path={path}"]
     proc = runner.call(core.root, *args, input=data, env=core._environment())
     if proc.returncode != 0:
         raise GitError(f"git hash-object failed for {path}: {runner.decode(proc.stderr).strip()}")
@@ -169,20 +203,16 @@ def _depth(folder: str) -> int:
 
 
 def _new_trees(
-    core: GitCore,
     hex_len: int,
     trees: dict[str, dict[bytes, tuple[bytes, bytes]]],
     files: dict[str, tuple[str, bytes]],
     blobs: dict[str, bytes],
 ) -> tuple[str, list[tuple[str, bytes]]]:
     """(the root tree's id, the trees to write, deepest first): TREES (HEAD's, on the
-    paths of FILES) with the blobs of FILES added (written once: BLOBS remembers them
-    from an attempt before)."""
+    paths of FILES) with the blobs of FILES (their ids in BLOBS) added."""
     folders = sorted({f for p in files for f in _folders(p)}, key=lambda f: (-_depth(f), f))
-    for path, (mode, data) in files.items():
+    for path, (mode, _) in files.items():
         folder, _, name = path.rpartition("/")
-        if path not in blobs:
-            blobs[path] = bytes.fromhex(_hash(core, path, data, write=True))
         trees[folder][name.encode("utf-8", "surrogateescape")] = (mode.encode(), blobs[path])
     written: list[tuple[str, bytes]] = []
     root_id = ""
@@ -240,11 +270,16 @@ def _write_trees(core: GitCore, trees: list[tuple[str, bytes]], hex_len: int) ->
         )
 
 
-def commit_new_files(core: GitCore, paths: Sequence[str], message: str) -> str | None:
-    """Commit the new files PATHS (repo-relative, under the memory folders) on HEAD with
-    MESSAGE, through plumbing; the caller holds the repo's git lock. Returns the commit
-    ("" when HEAD already holds every file as it is), or None when this road cannot be
-    taken (the caller then runs `git commit`). A refusal raises Refused."""
+def commit_new_files(
+    core: GitCore, paths: Sequence[str], message: str
+) -> tuple[str, list[str]] | None:
+    """Commit the files PATHS (repo-relative, each on disk: new, or changed but for a
+    transcript) on HEAD with MESSAGE, through plumbing; the caller holds the repo's git
+    lock. Returns (the commit, the paths it changed), ("", []) when HEAD already holds
+    every file as it is, or None when this road cannot be taken (the caller then runs
+    `git commit`). A refusal raises Refused."""
+    if _any_ignored(core, paths):
+        return None  # `git commit` refuses what .gitignore excludes (.env, *.key): so do we
     blobs: dict[str, bytes] = {}
     for attempt in range(LEASE_ATTEMPTS):
         if attempt:  # another program moved the branch meanwhile: let it finish
@@ -255,10 +290,10 @@ def commit_new_files(core: GitCore, paths: Sequence[str], message: str) -> str |
         hex_len = len(target.head)
         folders = sorted({f for p in paths for f in _folders(p)})
         trees = read_trees(core.root, target.head, folders, hex_len // 2)
-        files = _checked_files(core, paths, trees)
+        files = _checked_files(core, paths, trees, blobs, hex_len)
         if not files:
-            return ""
-        root_tree, new = _new_trees(core, hex_len, trees, files, blobs)
+            return "", []
+        root_tree, new = _new_trees(hex_len, trees, files, blobs)
         _write_trees(core, new, hex_len)
         commit = core.run(
             "commit-tree", root_tree, "-p", target.head, "-F", "-", input=message
@@ -271,7 +306,7 @@ def commit_new_files(core: GitCore, paths: Sequence[str], message: str) -> str |
         )
         if moved.returncode == 0:
             _after(core, target, sorted(files))
-            return commit
+            return commit, sorted(files)
         why = runner.decode(moved.stderr).strip() or runner.decode(moved.stdout).strip()
         if "aborted by hook" in why:
             raise Refused("The commit was refused:\n" + why)
@@ -282,6 +317,14 @@ def commit_new_files(core: GitCore, paths: Sequence[str], message: str) -> str |
         f"the branch kept moving while {len(paths)} transcript(s) were committed; "
         "`autopoiesis capture --recover` commits them."
     )
+
+
+def _any_ignored(core: GitCore, paths: Sequence[str]) -> bool:
+    """Whether .gitignore excludes one of PATHS that git does not track yet (or git could
+    not say)."""
+    listed = b"".join(p.encode("utf-8", "surrogateescape") + b"\x00" for p in paths)
+    proc = runner.call(core.root, "check-ignore", "-z", "--stdin", input=listed)
+    return proc.returncode != 1  # 1: none is ignored
 
 
 def _after(core: GitCore, target: _Target, paths: list[str]) -> None:

@@ -79,10 +79,10 @@ class TranscriptCommitsMixin(GitCore):
     def commit_new_transcripts(self, paths: Sequence[str], message: str) -> CommitResult:
         """Commit the finished transcripts PATHS with MESSAGE (the caller holds the git
         lock): through plumbing where it can, else `git commit --only`."""
-        sha = commit_new_files(self, paths, message)
-        if sha is None:
+        done = commit_new_files(self, paths, message)
+        if done is None:
             return self._commit_paths_locked(paths, message)
-        return CommitResult(sha or None, message, tuple(paths) if sha else ())
+        return CommitResult(done[0] or None, message, tuple(done[1]))
 
     def commit_transcript(self, relpath: str, slug: str) -> str | None:
         """Commit a finished transcript as `conversation: {slug}` / blank / `Session: {path}`,

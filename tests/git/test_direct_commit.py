@@ -218,3 +218,39 @@ def test_the_lock_holder_commits_what_the_queue_names(memory_repo: MemoryRepo, g
     assert g.commit_transcript(waiting, "database-choice") == sha
     assert not list(memory_repo.state_file("commit_queue").iterdir())
     assert git(memory_repo, "status", "--porcelain", "-uall", "--", "raw").stdout == f"?? {stray}\n"
+
+
+def test_knowledge_commits_take_the_plumbing_road_too(
+    memory_repo: MemoryRepo, git, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """commit_paths of files on disk (a changed note and a new one) is made without `git
+    commit`, commits exactly those paths (another staged file stays staged), and the index
+    then matches HEAD for them."""
+    g = MemoryGit(memory_repo)
+    note = write(memory_repo, "knowledge/reference/db.md", "# Databases\n\nPostgres.\n")
+    g.commit_paths([note], "knowledge: databases")
+    staged = write(memory_repo, "knowledge/reference/staged.md", "# Staged\n")
+    git(memory_repo, "add", staged)
+    write(memory_repo, note, "# Databases\n\nPostgres 16.\n")
+    new = write(memory_repo, "knowledge/reference/cache.md", "# Cache\n\nRedis.\n")
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    done = g.commit_paths([note, new], "knowledge: databases and cache")
+    monkeypatch.delenv("GIT_TRACE")
+    assert "built-in: git commit" not in trace.read_text()
+    assert sorted(done.files) == sorted([note, new])
+    changed = git(memory_repo, "diff-tree", "-r", "--name-status", "--no-commit-id", done.sha)
+    assert changed.stdout.split() == ["A", new, "M", note]
+    status = git(memory_repo, "status", "--porcelain", "-uall", "--", "knowledge").stdout
+    assert status == f"A  {staged}\n"
+
+
+def test_a_path_gitignore_excludes_is_not_committed(memory_repo: MemoryRepo, git) -> None:
+    """`git commit` refuses a file .gitignore excludes (a key, an .env): the plumbing road
+    leaves it to `git commit`, which refuses it, and nothing is committed."""
+    key = write(memory_repo, "knowledge/reference/deploy.key", "-----BEGIN KEY-----\n")
+    head = git(memory_repo, "rev-parse", "HEAD").stdout
+    with pytest.raises(GitError, match="ignored"):
+        MemoryGit(memory_repo).commit_paths([key], "knowledge: a key")
+    assert git(memory_repo, "rev-parse", "HEAD").stdout == head
+    assert key not in git(memory_repo, "ls-tree", "-r", "--name-only", "HEAD").stdout
