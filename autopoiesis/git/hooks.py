@@ -174,6 +174,21 @@ def _is_checked(path: str) -> bool:
     return path == MEMORY_FILE
 
 
+def _is_ciphertext(data: bytes) -> bool:
+    from autopoiesis.core.private import is_ciphertext  # only for a file that may be one
+
+    return is_ciphertext(data)
+
+
+def _work_tree_text(root: Path, path: str) -> bytes | None:
+    """The work tree's PATH when it is readable text, for a file staged as ciphertext."""
+    try:
+        data = (root / path).read_bytes()
+    except OSError:
+        return None
+    return None if _is_ciphertext(data) else data
+
+
 def pre_commit(root: Path) -> CheckResult:
     """The checks of what is staged (the pre-commit hook)."""
     changes = staged_changes(root)
@@ -189,9 +204,16 @@ def pre_commit(root: Path) -> CheckResult:
     modes = staged_modes(root, [c.path for c in changes if c.status != "D"])
     to_read = [c.path for c in changes if c.status != "D" and _is_checked(c.path)]
     blobs = cat_file_batch(root, [f":{p}" for p in to_read])
-    return check_changes(
-        root, changes, committed, modes, {p: blobs.get(f":{p}") or b"" for p in to_read}
-    )
+    contents = {}
+    for path in to_read:
+        raw = blobs.get(f":{path}") or b""
+        if raw[:1] == b"\x00" and _is_ciphertext(raw):  # git-crypt's: check the text it encrypted
+            plain = _work_tree_text(root, path)
+            if plain is None:
+                continue  # the text is not here to check
+            raw = plain
+        contents[path] = raw
+    return check_changes(root, changes, committed, modes, contents)
 
 
 def check_changes(
@@ -203,14 +225,17 @@ def check_changes(
 ) -> CheckResult:
     """What pre-commit checks, of any commit about to be made: CHANGES against HEAD,
     COMMITTED the raw/ paths among them that HEAD holds, MODES the new file modes, and
-    CONTENTS the new content of each changed file that `_is_checked`. The hook passes
+    CONTENTS the new text of each changed file that `_is_checked` (one left out is not
+    checked: git-crypt's ciphertext whose text is not in the work tree). The hook passes
     what is staged; a commit made through git's plumbing (git/direct_commit.py) passes
     the files it commits, so both refuse the same things."""
     result = CheckResult()
     _refuse_links(modes, result)
     _refuse_transcript_changes(changes, committed, result)
     for path in [c.path for c in changes if c.status != "D" and _is_checked(c.path)]:
-        raw = contents.get(path) or b""
+        raw = contents.get(path)
+        if raw is None:
+            continue
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -290,6 +315,7 @@ def reference_transaction(root: Path, state: str, updates: str) -> int:
 def pre_push(root: Path, updates: str) -> int:
     """Refuse to push a history that fails verify (stdin: `<local ref> <local sha>
     <remote ref> <remote sha>` lines)."""
+    from autopoiesis.git.crypt import push_refusal
     from autopoiesis.git.replacements import replacement_findings
     from autopoiesis.git.verify import verify
 
@@ -311,6 +337,11 @@ def pre_push(root: Path, updates: str) -> int:
             failed = True
             continue
         ref = local_ref if local_ref.startswith("refs/heads/") else "HEAD"
+        refusal = push_refusal(root, repo.private_patterns(), local_sha, parts[3])
+        if refusal:
+            print(f"autopoiesis: error: refusing to push {local_ref}: {refusal}", file=sys.stderr)
+            failed = True
+            continue
         result = verify(repo, ref=ref, tip=local_sha)
         if not result.ok:
             failed = True

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.core.paths import CONTENT_DIRS, category_of
+from autopoiesis.core.paths import CONTENT_DIRS, category_of, shared_mounts
+from autopoiesis.core.project import read_head
 from autopoiesis.core.sqlite import SQLiteInfo
 from autopoiesis.git import runner as git
 from autopoiesis.git.scale import sparse_state
@@ -48,9 +49,18 @@ class TreeState:
     ok: bool = True  # False when git could not be asked (not a repo, git missing)
     taken_ns: int = 0  # time.time_ns() before git was asked
     sparse: str = ""  # what a sparse checkout holds (git.scale.sparse_state)
+    mounts: dict[str, str] | None = None  # each team's mount (shared/<team>) -> its HEAD
 
-    def same_as(self, head: str | None, dirty: dict[str, Any], sparse: str = "") -> bool:
-        return self.ok and self.head == head and self.dirty == dirty and self.sparse == sparse
+    def same_as(
+        self, head: str | None, dirty: dict[str, Any], mounts: Any = None, sparse: str = ""
+    ) -> bool:
+        return (
+            self.ok
+            and self.head == head
+            and self.dirty == dirty
+            and (self.mounts or {}) == (mounts or {})
+            and self.sparse == sparse
+        )
 
 
 def _stat(root: Path, rel: str) -> list[int] | None:
@@ -61,12 +71,22 @@ def _stat(root: Path, rel: str) -> list[int] | None:
 
 
 def tree_state(root: Path) -> TreeState:
-    """HEAD and the dirty memory Markdown files, from one lock-free `git status`."""
+    """HEAD and the dirty memory Markdown files, from one lock-free `git status`, and the
+    HEAD of each team's mount."""
     status = git.status(root, CONTENT_DIRS)
     if not status.ok:
         return TreeState("", {}, ok=False, taken_ns=status.started_ns)
     dirty = {e.path: _stat(root, e.path) for e in status.entries if e.path.endswith(".md")}
-    return TreeState(status.head, dirty, taken_ns=status.started_ns, sparse=sparse_state(root))
+    # a team's mount (shared/<team>) by its HEAD, read from its files: no second git
+    # process per search; its notes change by commits (`share`, `sync`), seen through it
+    mounts = {m: head for m in shared_mounts(root) if (head := read_head(root / m))}
+    return TreeState(
+        status.head,
+        dirty,
+        taken_ns=status.started_ns,
+        sparse=sparse_state(root),
+        mounts=mounts or None,
+    )
 
 
 def sync_meta(state: TreeState) -> dict[str, str]:
@@ -77,6 +97,7 @@ def sync_meta(state: TreeState) -> dict[str, str]:
         "synced": str(time.time()),
         "dirty_taken_ns": str(state.taken_ns),
         "sparse": state.sparse,
+        "mounts": json.dumps(state.mounts or {}, sort_keys=True),
     }
 
 
@@ -124,6 +145,29 @@ class Freshness:
             dirty = {}
         return head, dirty
 
+    def recorded_mounts(self) -> dict[str, str]:
+        """Each team's mount and its HEAD, as the index last recorded them."""
+        try:
+            mounts = json.loads(self.store.meta("mounts") or "{}")
+        except ValueError:
+            return {}
+        return mounts if isinstance(mounts, dict) else {}
+
+    def _mount_changes(self, state: TreeState) -> list[str] | None:
+        """The notes each team's mount changed since the recorded HEADs (None: cannot tell,
+        a mount came or went)."""
+        old, now = self.recorded_mounts(), state.mounts or {}
+        if set(old) != set(now):
+            return None
+        changed: list[str] = []
+        for mount, head in now.items():
+            if old[mount] != head:
+                found = git.changed_between(self.root / mount, old[mount], head, ("knowledge",))
+                if found is None:
+                    return None
+                changed += [f"{mount}/{p}" for p in found]
+        return changed
+
     def is_fresh(self, state: TreeState | None = None) -> bool:
         """Whether the index holds what STATE (now, by default) says the files hold. A
         recorded dirty file whose stat was taken too soon after it changed (store.racy)
@@ -131,7 +175,11 @@ class Freshness:
         state = state or tree_state(self.root)
         head, dirty = self.recorded()
         sparse = self.store.meta("sparse") or ""
-        if head is None or self.store.needs_rebuild() or not state.same_as(head, dirty, sparse):
+        if (
+            head is None
+            or self.store.needs_rebuild()
+            or not state.same_as(head, dirty, self.recorded_mounts(), sparse)
+        ):
             return False
         taken = int(self.store.meta("dirty_taken_ns") or 0)
         return all(
@@ -205,12 +253,18 @@ class Freshness:
                 if head != state.head
                 else []
             )
-            if changed is None or not state.ok or state.sparse != (self.store.meta("sparse") or ""):
+            in_mounts = self._mount_changes(state)
+            if (
+                changed is None
+                or in_mounts is None
+                or not state.ok
+                or state.sparse != (self.store.meta("sparse") or "")
+            ):
                 # git cannot tell, or a sparse checkout holds other folders now: compare
                 # every file by stat and hash
                 candidates = None
             else:
-                candidates = set(changed) | set(dirty) | set(state.dirty)
+                candidates = set(changed) | set(in_mounts) | set(dirty) | set(state.dirty)
             return self._reconcile(candidates, state, started)
 
     def _while_building(self) -> IndexUpdate:

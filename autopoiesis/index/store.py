@@ -292,6 +292,7 @@ class IndexStore:
                 ids,
             )
             self.conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        self.conn.execute("DELETE FROM links WHERE source = ?", (path,))
         self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
 
     def refresh_stat(self, path: str, st: os.stat_result) -> None:
@@ -337,6 +338,8 @@ class IndexStore:
         they have none yet (a rebuild emptied the tables). Returns chunks embedded. The
         rows of the batch go in with one statement a table: the chunks get their ids here
         (the next free ones: the caller's transaction holds the write lock)."""
+        from autopoiesis.index import links  # a write's: a search never loads it
+
         items = list({item[0]: item for item in items}.values())  # a path twice: its last version
         prepared = []
         all_chunks: list[Chunk] = []
@@ -356,7 +359,9 @@ class IndexStore:
         chunk_rows: list[tuple] = []
         fts_rows: list[tuple[int, str]] = []
         vec_rows: list[tuple[int, bytes, str]] = []
+        link_rows: list[tuple[Any, ...]] = []
         for path, category, st, digest, fc in prepared:
+            link_rows += links.rows_of(path, category, text_of[path])
             packed, spans = db.pack_texts([c.text for c in fc.chunks])
             file_rows.append(
                 (
@@ -373,6 +378,7 @@ class IndexStore:
                     fc.title,
                     now,
                     file_project(path, category, text_of[path]),
+                    links.link_name(path),
                     packed,
                 )
             )
@@ -399,9 +405,14 @@ class IndexStore:
         conn = self.conn
         conn.executemany(
             "INSERT INTO files(path, category, modified, mtime_ns, ctime_ns, size, content_hash, "
-            "token_count, line_count, tags, title, last_indexed, project, chunks_z)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "token_count, line_count, tags, title, last_indexed, project, link_name, chunks_z)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             file_rows,
+        )
+        conn.executemany(
+            "INSERT INTO links(source, line, target, name, heading, alias)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            link_rows,
         )
         conn.executemany(
             "INSERT INTO chunks(id, path, category, kind, start_line, end_line, turn_time, "
@@ -521,6 +532,7 @@ class IndexStore:
         transaction): the start of a rebuild."""
         db.create_chunk_tables(self.conn, self.fts_layout, drop=True)
         self.conn.execute("DELETE FROM files")
+        self.conn.execute("DELETE FROM links")
         postings.clear(self.conn)
         self._reset_vec_table()
         for k, v in self.identity().items():
