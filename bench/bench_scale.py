@@ -8,7 +8,8 @@ transcripts (scale_corpus.py) and measure what a team lives with at each size:
   of the text it indexes;
 - a fresh clone's time to its first search (clone, set-up, first answer from the index);
 - a cold `autopoiesis search` (a new process, warm page cache);
-- `autopoiesis verify` after those captures, and a walk from the first commit.
+- `autopoiesis verify` before the captures (from the checkpoint a run before left, or
+  the first commit), after them (from the checkpoint), and a walk from the first commit.
 
 The grown repository is cached under /tmp (AUTOPOIESIS_SCALE_CACHE) and grown in place
 from the size it has to the size asked for, so a run does not regrow it:
@@ -274,6 +275,7 @@ def measure(n: int, *, sessions: int = 5, clone: bool = True) -> list[dict]:
     ]
     _cli(root, "init")  # the settings and hooks of this version
     index_up_to_date(root)
+    first_verify = _median_time(lambda: _cli(root, "verify"), 1)  # the checkpoint, if none yet
     latencies = capture_sessions(root, sessions, f"b{n}x")
     rows.append(
         {
@@ -316,9 +318,11 @@ def measure(n: int, *, sessions: int = 5, clone: bool = True) -> list[dict]:
             "unit": "ms",
         }
     )
+    rows.append({"metric": f"{n}: verify before the captures", "value": first_verify * 1000})
+    rows[-1]["unit"] = "ms"
     rows.append(
         {
-            "metric": f"{n}: verify after the captures",
+            "metric": f"{n}: verify after the captures (from the checkpoint)",
             "value": _median_time(lambda: _cli(root, "verify"), 1) * 1000,
             "unit": "ms",
         }
