@@ -80,6 +80,8 @@ STATE_FILES = {
     "daemon_socket": ("daemon", "serve.sock"),
     "mcp_socket": ("daemon", "mcp.sock"),
     "session_watch": ("daemon", "sessions.json"),
+    # transcripts waiting for the git lock to be committed (git/transcripts.py)
+    "commit_queue": ("queue", "transcripts"),
 }
 
 # Category of a repo-relative path, as search and the compiler name them
