@@ -21,11 +21,11 @@ from autopoiesis.core.paths import MemoryRepo, category_of
 from autopoiesis.core.sqlite import SQLiteInfo, connect, sqlite_module
 from autopoiesis.errors import SearchIndexError
 from autopoiesis.index import db, fts, plainvec, postings
-from autopoiesis.index.chunking import CHUNKER_VERSION, Chunk, chunk_file, tags_json
+from autopoiesis.index.chunking import CHUNKER_VERSION, Chunk, chunk_file
 from autopoiesis.index.connection import attach_cache, set_wal
 from autopoiesis.index.embedders import Embedder, embedder_from_config
 from autopoiesis.index.files import FileItem, hash_bytes, markdown_paths, read_memory_file
-from autopoiesis.index.projects import file_project
+from autopoiesis.index.rows import BatchRows, batch_rows
 
 BATCH_FILES = 100  # files read, chunked and embedded per step of a rebuild (bounds memory)
 # Searches read memory.db through a memory map: a query touches ~100 vectors and chunks at
@@ -338,8 +338,6 @@ class IndexStore:
         they have none yet (a rebuild emptied the tables). Returns chunks embedded. The
         rows of the batch go in with one statement a table: the chunks get their ids here
         (the next free ones: the caller's transaction holds the write lock)."""
-        from autopoiesis.index import links  # a write's: a search never loads it
-
         items = list({item[0]: item for item in items}.values())  # a path twice: its last version
         prepared = []
         all_chunks: list[Chunk] = []
@@ -353,55 +351,14 @@ class IndexStore:
         if replace:
             for path, *_ in prepared:
                 self.delete_path(path)
-        now = time.time()
         next_id = (self.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0) + 1
-        file_rows: list[tuple] = []
-        chunk_rows: list[tuple] = []
-        fts_rows: list[tuple[int, str]] = []
-        vec_rows: list[tuple[int, bytes, str]] = []
-        link_rows: list[tuple[Any, ...]] = []
-        for path, category, st, digest, fc in prepared:
-            link_rows += links.rows_of(path, category, text_of[path])
-            packed, spans = db.pack_texts([c.text for c in fc.chunks])
-            file_rows.append(
-                (
-                    path,
-                    category,
-                    st.st_mtime,
-                    st.st_mtime_ns,
-                    st.st_ctime_ns,
-                    st.st_size,
-                    digest,
-                    fc.token_count,
-                    fc.line_count,
-                    tags_json(fc.tags),
-                    fc.title,
-                    now,
-                    file_project(path, category, text_of[path]),
-                    links.link_name(path),
-                    packed,
-                )
-            )
-            for c, (start, length) in zip(fc.chunks, spans):
-                chunk_rows.append(
-                    (
-                        next_id,
-                        path,
-                        category,
-                        c.kind,
-                        c.start_line,
-                        c.end_line,
-                        c.turn_time,
-                        c.heading,
-                        start,
-                        length,
-                        c.content_hash,
-                        c.body_hash,
-                    )
-                )
-                fts_rows.append((next_id, c.text))
-                vec_rows.append((next_id, vectors[len(vec_rows)], category))
-                next_id += 1
+        rows = batch_rows(prepared, text_of, vectors, next_id)
+        self._insert_rows(rows)
+        return embedded
+
+    def _insert_rows(self, rows: BatchRows) -> None:
+        """write_files' rows, one statement a table."""
+        file_rows, link_rows, chunk_rows, fts_rows, vec_rows = rows
         conn = self.conn
         conn.executemany(
             "INSERT INTO files(path, category, modified, mtime_ns, ctime_ns, size, content_hash, "
@@ -439,7 +396,6 @@ class IndexStore:
         if self._postings_live and fts_rows:
             assert self.tokenizer is not None
             postings.chunks_added(conn, self.tokenizer, fts_rows)
-        return embedded
 
     # ── whole operations (each one transaction under the lock) ──
     def index_file(
