@@ -77,7 +77,10 @@ STATE_FILES = {
     "daemon_log": ("logs", "daemon.jsonl"),
     # the running daemon's Unix socket, where it answers CLI calls warm (core/warm.py)
     "daemon_socket": ("daemon", "serve.sock"),
+    "mcp_socket": ("daemon", "mcp.sock"),
     "session_watch": ("daemon", "sessions.json"),
+    # transcripts waiting for the git lock to be committed (git/transcripts.py)
+    "commit_queue": ("queue", "transcripts"),
 }
 
 # What this machine keeps about the repository in its git folder (`.git/autopoiesis/`,

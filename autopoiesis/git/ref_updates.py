@@ -36,6 +36,7 @@ from autopoiesis.git.verify import (
     MEMORY_BRANCH,
     _subjects,
     load_record,
+    recorded_transcripts,
     walk,
 )
 
@@ -50,7 +51,7 @@ def check_ref_updates(repo: MemoryRepo, lines: Iterable[str]) -> list[str]:
     branches: dict[str, Any] = load_record(repo).get("branches", {})
     known: dict[str, str] = {}
     for b in branches.values():
-        for path, blob in b.get("transcripts", {}).items():
+        for path, blob in recorded_transcripts(root, b).items():
             known.setdefault(path, blob)
     verified = [b.get("commit", "") for b in branches.values()]
     errors: list[str] = []
@@ -93,7 +94,7 @@ def _created_branch_findings(
     findings = walk(root, new, verified + others, known).findings
     if recorded.get("commit") and existing_commits(root, [recorded["commit"]]):
         findings += _as_findings(root, new, recorded["commit"], ref)
-    elif recorded.get("transcripts"):
+    elif recorded.get("transcripts"):  # a record made before the checkpoint refs
         tree = transcripts_at(root, new)
         for p, b in sorted(recorded["transcripts"].items()):
             if tree.get(p) != b:
@@ -125,7 +126,7 @@ def _moved_branch_findings(
     moved = [f for f in _as_findings(root, new, old, ref) if f.path not in reported]
     if moved:  # moving away from a forged tip, back to the verified content, is allowed
         forged = {f.path for f in walk(root, old, verified, known).findings}
-        transcripts = recorded.get("transcripts", {})
+        transcripts = recorded_transcripts(root, recorded)
         now = transcripts_at(root, new) if transcripts else {}
         moved = [
             f

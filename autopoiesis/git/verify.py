@@ -10,13 +10,19 @@ run it. This module looks at the history itself:
   raw/conversations/, renames as delete + add). Adding a transcript is the only change
   allowed; a commit that modifies, deletes, retypes or re-adds one with other content is a
   finding, named with the transcript and the commit.
-* **the record** (`.git/autopoiesis/verify.json`, with the repository, not among the
-  caches of .autopoiesis/): what the last clean run verified, per branch: the commit and
-  the blob id of each transcript. A history that was replaced wholesale (an orphan branch
+* **the checkpoint**: what the last clean run verified, per branch: the commit, kept in
+  git as `refs/autopoiesis/verified/<branch>` (so its objects outlive any rewrite of the
+  branch, and its tree is the blob id of each transcript then), and beside it in the
+  record (`.git/autopoiesis/verify.json`, with the repository, not among the caches of
+  .autopoiesis/, whose deletion would make a replaced history look like a fresh clone's)
+  how far the reflog was read. A history that was replaced wholesale (an orphan branch
   renamed to main, a reset to an unrelated root, a rebase that edited the commit which
   added a transcript) has no commit that shows the change; comparing the branch with the
-  record does. It also makes the walk incremental: after the first full walk only the
-  commits since the recorded one are read.
+  checkpoint's tree does. It also makes the walk incremental: after the first full walk
+  only the commits since the checkpoint are read, and of the checkpoint's tree only the
+  entries those commits add (a record of every transcript was 12 MB of JSON to read and
+  write on each run at 100,000). A clone starts from the history as cloned
+  (`trust_clone`); `--full` walks from the first commit.
 * **admission**: every transcript a walked commit adds is checked as the pre-commit hook
   checks a staged one (git/admission.py: a regular file, a frontmatter the format reads,
   closed, named after its frontmatter), so one committed without hooks is reported too.
@@ -43,6 +49,7 @@ from autopoiesis.core.paths import MemoryRepo, atomic_write, git_state_path
 from autopoiesis.core.text import counted
 from autopoiesis.git.admission import added_findings
 from autopoiesis.git.history import (
+    TRANSCRIPTS,
     Finding,
     branch_name,
     current_ref,
@@ -123,7 +130,8 @@ class VerifyResult:
         }
 
 
-# ── the record ──
+# ── the record and the checkpoint ──
+CHECKPOINT_PREFIX = "refs/autopoiesis/verified/"
 # Where the record was kept before it moved into the git folder (read once, when the new
 # one is missing: a run of an older version recorded there).
 _OLD_RECORD = ("verify", "record.json")
@@ -134,6 +142,70 @@ def record_path(repo: MemoryRepo) -> Path:
     with the repository (not under .autopoiesis/, whose caches may be deleted: a history
     replaced wholesale would then look like a fresh clone's)."""
     return git_state_path(repo.root, "verify_record")
+
+
+def checkpoint_ref(ref: str) -> str:
+    """Where the checkpoint of the branch REF is kept."""
+    return CHECKPOINT_PREFIX + ref.removeprefix("refs/heads/")
+
+
+def recorded_transcripts(root: Path, branch: dict[str, Any] | None) -> dict[str, str]:
+    """Path -> blob of every transcript a branch's checkpoint holds ({} for none): its
+    commit's tree, or what a record made before the checkpoint lists."""
+    if not branch:
+        return {}
+    if isinstance(branch.get("transcripts"), dict):
+        return dict(branch["transcripts"])
+    commit = branch.get("commit", "")
+    return transcripts_at(root, commit) if commit and existing_commits(root, [commit]) else {}
+
+
+def _known_at(root: Path, base: str, revs: list[str]) -> dict[str, str]:
+    """Path -> blob, at BASE, of the transcripts the commits REVS (`rev-list --parents`
+    lines) add: what the walk of those commits needs of the checkpoint's tree."""
+    added = sorted({c[2] for c in diff_lines(root, revs) if c[1] == "A"})
+    known: dict[str, str] = {}
+    for i in range(0, len(added), 500):
+        out = git_real(root, "ls-tree", "-z", "--full-tree", base, "--", *added[i : i + 500])
+        for entry in decode(out).split("\x00"):
+            meta, _, path = entry.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3:
+                known[path] = tree_entry(parts[2], parts[0])
+    return known
+
+
+def save_checkpoint(
+    repo: MemoryRepo, record: dict[str, Any], ref: str, tip: str, reflog: int, count: int
+) -> None:
+    """Record TIP as the verified state of the branch REF (its reflog read to REFLOG
+    entries, COUNT transcripts)."""
+    git_real(repo.root, "update-ref", "-m", "autopoiesis verify", checkpoint_ref(ref), tip)
+    record.setdefault("branches", {})[ref] = {"commit": tip, "reflog": reflog, "count": count}
+    save_record(repo, record)
+
+
+def count_transcripts(root: Path, commit: str) -> int:
+    out = git_real(
+        root, "ls-tree", "-r", "--name-only", "-z", "--full-tree", commit, "--", TRANSCRIPTS
+    )
+    return sum(p.endswith(b".md") for p in out.split(b"\x00"))
+
+
+def trust_clone(repo: MemoryRepo) -> str | None:
+    """A new clone's checkpoint: its branch as cloned, without a walk (what the remote holds
+    is what every clone of it starts from; `verify --full` walks it all). The commit."""
+    root = repo.root
+    ref = current_ref(root)
+    tip = resolve(root, ref) if ref.startswith("refs/heads/") else None
+    if tip is None:
+        return None
+    out = git_real(
+        root, "ls-tree", "-r", "--name-only", "-z", "--full-tree", tip, "--", TRANSCRIPTS
+    )
+    count = sum(p.endswith(b".md") for p in out.split(b"\x00"))
+    save_checkpoint(repo, load_record(repo), ref, tip, len(reflog_entries(root, ref)), count)
+    return tip
 
 
 def load_record(repo: MemoryRepo) -> dict[str, Any]:
@@ -260,6 +332,13 @@ class _Walked:
         """The commit that brought PATH's content at the tip into the history ("" unknown)."""
         return self.walk.adders.get((path, self.tree.get(path, "")), "")
 
+    def complete(self, root: Path) -> None:
+        """An incremental walk reads of the checkpoint only what the new commits add; a
+        check of the whole tip (a reflog move) reads both trees in full."""
+        if self.incremental and not self.tree:
+            self.tree = transcripts_at(root, self.tip)
+            self.recorded = {**transcripts_at(root, self.base), **self.recorded}
+
 
 def _walk_branch(
     root: Path, ref: str, tip: str, branch: dict[str, Any] | None, full: bool
@@ -267,12 +346,16 @@ def _walk_branch(
     """The walk of TIP's history: since the recorded commit when it is an ancestor of TIP
     (unless FULL), else the whole of it."""
     base = branch.get("commit", "") if branch else ""
-    recorded: dict[str, str] = dict(branch.get("transcripts", {})) if branch else {}
     base_ok = bool(base) and base in existing_commits(root, [base])
     incremental = not full and base_ok and is_ancestor(root, base, tip)
     if incremental:
-        w = walk(root, tip, [base], recorded)
-        return _Walked(ref, tip, base, True, w, w.known, recorded)
+        legacy = isinstance(branch.get("transcripts") if branch else None, dict)
+        known = recorded_transcripts(root, branch) if legacy else None
+        if known is None:
+            known = _known_at(root, base, rev_list(root, tip, [base]))
+        w = walk(root, tip, [base], known)
+        return _Walked(ref, tip, base, True, w, {}, known)
+    recorded = recorded_transcripts(root, branch)
     return _Walked(ref, tip, base, False, walk(root, tip), transcripts_at(root, tip), recorded)
 
 
@@ -319,17 +402,19 @@ def reflog_findings(
 ) -> list[Finding]:
     """The reflog: a tip the branch was moved away from since entry START (reset, rebase,
     amend) whose transcripts the tip lost or changed."""
-    ref, tip, recorded, tree = walked.ref, walked.tip, walked.recorded, walked.tree
     olds = {sha for entry in reflog[start:] for sha in entry}
-    olds -= {tip, walked.base, *walked.walk.commits}
+    olds -= {walked.tip, walked.base, *walked.walk.commits}
     olds = existing_commits(root, olds)
     if walked.incremental and olds:  # the walk read only what is new: an old tip may be an ancestor
         ancestors = (
-            set(rev_list_all(root, tip))
+            set(rev_list_all(root, walked.tip))
             if len(olds) > 16
-            else {o for o in olds if is_ancestor(root, o, tip)}
+            else {o for o in olds if is_ancestor(root, o, walked.tip)}
         )
         olds -= ancestors
+    if olds:
+        walked.complete(root)
+    ref, tip, recorded, tree = walked.ref, walked.tip, walked.recorded, walked.tree
     findings: list[Finding] = []
     for old, status, path in lost_since(root, tip, sorted(olds)) if olds else []:
         if path in walked.reported or (
@@ -396,13 +481,13 @@ def verify(
     reflog = reflog_entries(root, ref) if ref.startswith("refs/heads/") else []
     start = int(branch.get("reflog", 0)) if branch and walked.incremental else 0
     findings += reflog_findings(root, walked, reflog, start if start <= len(reflog) else 0)
-    findings += replacement_findings(root, walked.tree)
+    findings += replacement_findings(root, walked.tree or None, tip)
     reported = {f.path for f in findings}
     findings += [f for f in link_findings(root, tip) if f.path not in reported]
 
     kept, n_accepted = _not_accepted(record, findings, accept)
     _subjects(root, kept)
-    n_transcripts = sum(p.endswith(".md") for p in walked.tree)
+    n_transcripts = _count(root, tip, walked, branch)
     since = walked.base if walked.incremental else ""
     result = VerifyResult(
         ref,
@@ -415,16 +500,30 @@ def verify(
         n_accepted,
     )
     if save and ref.startswith("refs/heads/") and (not kept or accept):
-        clean_tree = transcripts_at(root, tip) if accept and walked.incremental else walked.tree
-        branches[ref] = {"commit": tip, "reflog": len(reflog), "transcripts": clean_tree}
         if not (
             branch
             and branch.get("commit") == tip
             and branch.get("reflog") == len(reflog)
+            and "transcripts" not in branch
             and not accept
         ):
-            save_record(repo, record)
+            save_checkpoint(repo, record, ref, tip, len(reflog), n_transcripts)
     return result
+
+
+def _count(root: Path, tip: str, walked: _Walked, branch: dict[str, Any] | None) -> int:
+    """How many transcripts TIP holds: the checkpoint's count and what the walk added, or
+    counted in TIP's tree."""
+    if not walked.incremental or walked.tree:
+        return sum(p.endswith(".md") for p in walked.tree)
+    count = branch.get("count") if branch else None
+    added = {p for (p, _) in walked.walk.adders}
+    if isinstance(count, int) and not walked.walk.findings:
+        return count + sum(p.endswith(".md") and p not in walked.recorded for p in added)
+    out = git_real(
+        root, "ls-tree", "-r", "--name-only", "-z", "--full-tree", tip, "--", TRANSCRIPTS
+    )
+    return sum(p.endswith(b".md") for p in out.split(b"\x00"))
 
 
 def _not_accepted(

@@ -235,8 +235,21 @@ def index_facts(repo: Any, *, integrity: bool = False) -> dict[str, Any]:
     from autopoiesis.index import SearchIndex
 
     with SearchIndex(repo) as index:
-        st = index.status()
         damage = index.integrity() if integrity else None
+        try:
+            st = index.status()
+        except index.store.db_error:
+            if not damage:
+                raise
+            # a damaged page under the files' rows: what quick_check found is the answer
+            return {
+                "exists": True,
+                "db_path": str(repo.index_path),
+                "files_in_repo": None,
+                "files_indexed": None,
+                "fresh": False,
+                "integrity": damage,
+            }
     data: dict[str, Any] = {
         "exists": st.exists,
         "db_path": st.db_path,

@@ -207,7 +207,8 @@ def test_sigterm_and_sighup_on_a_real_daemon(
             proc.wait()
     assert proc.returncode == 0, err
     events = [r["event"] for r in log_rows(memory_repo) if r.get("job") is None]
-    assert events[-2:] == ["stopping", "stopped"]
+    # (its MCP host's rows come when that host is ready, which a busy machine may delay)
+    assert [e for e in events if not e.startswith("mcp_")][-2:] == ["stopping", "stopped"]
     assert read_status(memory_repo)["state"] == "stopped"
     assert running_pid(memory_repo) is None
     text = cli("-C", root, "daemon", "status", env=env, process=True).stdout

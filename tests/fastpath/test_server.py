@@ -41,15 +41,14 @@ class Daemon:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
-        wait_for(
+        started = len([r for r in log_rows(repo) if r.get("event") == "mcp_ready"])
+        wait_for(  # its MCP host too, so that the rows logged next are the calls'
             lambda: (
-                any(
-                    r.get("event") == "started" and r.get("pid") == self.proc.pid
-                    for r in log_rows(repo)
-                )
+                len([r for r in log_rows(repo) if r.get("event") == "mcp_ready"]) > started
                 or self.proc.poll() is not None
             ),
-            what="the daemon to start",
+            timeout=120.0,
+            what="the daemon and its MCP host to start",
         )
         assert self.proc.poll() is None, self.proc.stderr.read() if self.proc.stderr else ""
 

@@ -463,3 +463,46 @@ def test_ordinary_work_passes_the_transaction_hook(mem, git, commit_all, cli: Cl
     capture(repo, "ses_new", 20, "a later session")
     git(repo.root, "tag", "memory/test")
     assert cli("verify", repo=repo).returncode == 0
+
+
+def test_the_checkpoint_is_kept_in_git_and_the_record_is_small(mem, git, cli: Cli) -> None:
+    """What a clean run verified is a ref (its tree is every transcript's blob), so the
+    record holds no list of transcripts, and the next run reads only the commits since."""
+    repo, paths = mem
+    head = git(repo.root, "rev-parse", "HEAD").stdout.strip()
+    assert git(repo.root, "rev-parse", "refs/autopoiesis/verified/main").stdout.strip() == head
+    record = json.loads((repo.state_dir / "verify" / "record.json").read_text())
+    assert record["branches"]["refs/heads/main"] == {
+        "commit": head,
+        "reflog": record["branches"]["refs/heads/main"]["reflog"],
+        "count": 3,
+    }
+    capture(repo, "ses_more", 25, "one more")
+    assert cli("verify", repo=repo).stdout.strip() == "ok: 4 transcripts, 1 commit checked"
+    # a history replaced wholesale is found against the checkpoint's tree
+    git(repo.root, *NO_HOOKS, "checkout", "-q", "--orphan", "fresh")
+    git(repo.root, *NO_HOOKS, "rm", "-rq", "--cached", "raw")
+    git(repo.root, *NO_HOOKS, "commit", "-qm", "a new start")
+    git(repo.root, *NO_HOOKS, "branch", "-M", "fresh", "main")
+    assert_reported(cli, repo, paths[0], None)
+
+
+def test_a_record_made_before_the_checkpoint_still_counts(mem, git, cli: Cli) -> None:
+    """A record that lists the transcripts (as verify kept them before the checkpoint ref)
+    is read as it is, and a clean run replaces it with the checkpoint."""
+    repo, paths = mem
+    git(repo.root, "update-ref", "-d", "refs/autopoiesis/verified/main")
+    path = repo.state_dir / "verify" / "record.json"
+    record = json.loads(path.read_text())
+    branch = record["branches"]["refs/heads/main"]
+    branch.pop("count")
+    branch["transcripts"] = {p: "0" * 40 for p in paths}  # none as HEAD holds it
+    path.write_text(json.dumps(record))
+    assert "differs from the verified record" in cli("verify", "--full", repo=repo).stdout
+    branch["transcripts"] = {
+        p: git(repo.root, "rev-parse", f"HEAD:{p}").stdout.strip() for p in paths
+    }
+    path.write_text(json.dumps(record))
+    assert cli("verify", repo=repo).returncode == 0
+    assert "transcripts" not in json.loads(path.read_text())["branches"]["refs/heads/main"]
+    assert git(repo.root, "rev-parse", "refs/autopoiesis/verified/main").returncode == 0
