@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import warnings
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
