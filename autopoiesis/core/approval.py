@@ -50,7 +50,6 @@ _EMBEDDER = ("search", "embedder")
 LOCAL_EMBEDDERS = ("offline", "wordllama")
 _YAML_NAMES = {("capture", "redaction_enabled"): "capture.redaction.enabled"}  # as the file has it
 APPROVE_COMMAND = "autopoiesis llm approve"
-_APPROVAL_NAME = ("autopoiesis", "approved.json")
 
 
 def outward_settings(config: Config) -> dict[str, Any]:
@@ -74,11 +73,9 @@ def outward_settings(config: Config) -> dict[str, Any]:
 
 def approval_path(root: Path) -> Path:
     """Where this machine records its approval for the repository at ROOT."""
-    from autopoiesis.core.paths import STATE_DIR
-    from autopoiesis.core.project import common_git_dir  # only when an approval is read
+    from autopoiesis.core.paths import git_state_path
 
-    gitdir = common_git_dir(Path(root) / ".git")
-    return (gitdir if gitdir is not None else Path(root) / STATE_DIR).joinpath(*_APPROVAL_NAME)
+    return git_state_path(root, "approval")
 
 
 def approved_settings(root: Path) -> dict[str, Any] | None:

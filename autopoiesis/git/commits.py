@@ -22,6 +22,7 @@ path and the hooks never import it (it costs ~100 ms).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -219,24 +220,25 @@ class GitCore:
                 ):
                     path.unlink(missing_ok=True)
         record_path = self.repo.state_path("locks", f"git-index.{os.getpid()}.json")
-        started = time.time()
+        pid = os.getpid()
+        entry = {"pid": pid, "start": process_start(pid), "time": time.time(), "command": args[0]}
+        # written before git starts: a git that could not be recorded (a full disk) would
+        # leave an index.lock that no record explains, blocking every later command
+        try:
+            record_path.write_text(json.dumps(entry), encoding="utf-8")
+        except OSError as exc:
+            record_path.unlink(missing_ok=True)
+            raise GitError(
+                f"cannot write {record_path} ({exc.strerror or exc}), so git {args[0]} was not "
+                "run and nothing changed. Free disk space and retry."
+            ) from None
         child = runner.start(
             self.root, *args, env=self._environment(), stdin_pipe=input is not None
         )
         try:
-            record_path.write_text(
-                json.dumps(
-                    {
-                        "pid": os.getpid(),
-                        "start": process_start(os.getpid()),
-                        "git_pid": child.pid,
-                        "git_start": process_start(child.pid),
-                        "time": started,
-                        "command": args[0],
-                    }
-                ),
-                encoding="utf-8",
-            )
+            entry.update(git_pid=child.pid, git_start=process_start(child.pid))
+            with contextlib.suppress(OSError):  # the first record still names this process
+                record_path.write_text(json.dumps(entry), encoding="utf-8")
             out, err = child.communicate(input)
         except BaseException:
             child.kill()

@@ -292,6 +292,9 @@ def commit_new_files(
         trees = read_trees(core.root, target.head, folders, hex_len // 2)
         files = _checked_files(core, paths, trees, blobs, hex_len)
         if not files:
+            # HEAD holds them as they are; an index an earlier commit could not update
+            # (a full disk, a lock) learns them now instead of showing them deleted
+            _index_learns(core, list(paths))
             return "", []
         root_tree, new = _new_trees(hex_len, trees, files, blobs)
         _write_trees(core, new, hex_len)
@@ -327,18 +330,24 @@ def _any_ignored(core: GitCore, paths: Sequence[str]) -> bool:
     return proc.returncode != 1  # 1: none is ignored
 
 
-def _after(core: GitCore, target: _Target, paths: list[str]) -> None:
-    """The index learns the new entries; the post-commit hook runs (the commit stands
-    whatever they do)."""
+def _index_learns(core: GitCore, paths: list[str]) -> None:
+    """`update-index --add` of PATHS, committed in HEAD: the commit stands whatever it does
+    (another program holding .git/index.lock, a disk too full for git's record)."""
     try:
         core.run("update-index", "--add", "--", *paths, check=False)
-    except GitError as exc:  # another program took .git/index.lock meanwhile
+    except GitError as exc:
         warnings.warn(
             f"committed {', '.join(paths)}, but the git index could not be updated ({exc}); "
             "`git status` shows them as deleted and untracked until `autopoiesis capture "
-            "--recover` (or the next commit) puts them back",
-            stacklevel=3,
+            "--recover` or the next commit of them puts them back",
+            stacklevel=4,
         )
+
+
+def _after(core: GitCore, target: _Target, paths: list[str]) -> None:
+    """The index learns the new entries; the post-commit hook runs (the commit stands
+    whatever they do)."""
+    _index_learns(core, paths)
     hook = target.hooks / "post-commit"
     if hook.exists() and os.access(hook, os.X_OK):
         ran = runner.call(core.root, "hook", "run", "--ignore-missing", "post-commit")

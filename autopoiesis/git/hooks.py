@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 from autopoiesis.core.paths import CONTENT_DIRS, MEMORY_FILE, MemoryRepo, template_dir
-from autopoiesis.errors import FrontmatterError, GitError, TranscriptFormatError
+from autopoiesis.errors import FrontmatterError, GitError
 from autopoiesis.git.history import LINK_MODES
 from autopoiesis.git.runner import (
     Change,
@@ -80,19 +80,17 @@ def _frontmatter_error(path: str, text: str) -> str | None:
 
 
 def check_transcript(path: str, text: str, result: CheckResult) -> None:
-    from autopoiesis.formats.transcript import parse_meta  # only when a transcript is staged
+    """A new transcript: what git/admission.py asks of every transcript entering the history."""
+    from autopoiesis.git.admission import transcript_problems  # only when a transcript is staged
 
-    try:
-        meta = parse_meta(text, path)
-    except TranscriptFormatError as exc:
-        result.errors.append(f"{path}: {exc}")
-        return
-    if meta.status == "open":
-        result.errors.append(
-            f"{path}: the session is still open (status: open). It is committed automatically "
-            "when it ends; "
-            "unstage it with `git restore --staged " + path + "`."
-        )
+    for kind, why in transcript_problems(path, text):
+        advice = {
+            "open": "It is committed automatically when it ends; unstage it with "
+            f"`git restore --staged {path}`.",
+            "misnamed": f"Rename it (`git mv {path} NEW`) or unstage it "
+            f"(`git restore --staged {path}`).",
+        }.get(kind, "")
+        result.errors.append(f"{path}: {why.rstrip('.')}." + (f" {advice}" if advice else ""))
 
 
 def check_memory(text: str, cap: int, result: CheckResult) -> None:

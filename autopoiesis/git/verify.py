@@ -12,15 +12,20 @@ run it. This module looks at the history itself:
   finding, named with the transcript and the commit.
 * **the checkpoint**: what the last clean run verified, per branch: the commit, kept in
   git as `refs/autopoiesis/verified/<branch>` (so its objects outlive any rewrite of the
-  branch, and its tree is the blob id of each transcript then), and beside it in
-  `.autopoiesis/verify/record.json` how far the reflog was read. A history that was
-  replaced wholesale (an orphan branch renamed to main, a reset to an unrelated root, a
-  rebase that edited the commit which added a transcript) has no commit that shows the
-  change; comparing the branch with the checkpoint's tree does. It also makes the walk
-  incremental: after the first full walk only the commits since the checkpoint are read,
-  and of the checkpoint's tree only the entries those commits add (a record of every
-  transcript was 12 MB of JSON to read and write on each run at 100,000). A clone starts
-  from the history as cloned (`trust_clone`); `--full` walks from the first commit.
+  branch, and its tree is the blob id of each transcript then), and beside it in the
+  record (`.git/autopoiesis/verify.json`, with the repository, not among the caches of
+  .autopoiesis/, whose deletion would make a replaced history look like a fresh clone's)
+  how far the reflog was read. A history that was replaced wholesale (an orphan branch
+  renamed to main, a reset to an unrelated root, a rebase that edited the commit which
+  added a transcript) has no commit that shows the change; comparing the branch with the
+  checkpoint's tree does. It also makes the walk incremental: after the first full walk
+  only the commits since the checkpoint are read, and of the checkpoint's tree only the
+  entries those commits add (a record of every transcript was 12 MB of JSON to read and
+  write on each run at 100,000). A clone starts from the history as cloned
+  (`trust_clone`); `--full` walks from the first commit.
+* **admission**: every transcript a walked commit adds is checked as the pre-commit hook
+  checks a staged one (git/admission.py: a regular file, a frontmatter the format reads,
+  closed, named after its frontmatter), so one committed without hooks is reported too.
 * **the reflog** of the branch since the last run: a tip the branch was moved away from
   (reset, rebase, amend) whose transcripts the new tip lost or changed is a finding too,
   so a rewrite of commits made since the last run is caught without a record of them.
@@ -40,8 +45,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.core.paths import MemoryRepo, atomic_write
+from autopoiesis.core.paths import MemoryRepo, atomic_write, git_state_path
 from autopoiesis.core.text import counted
+from autopoiesis.git.admission import added_findings
 from autopoiesis.git.history import (
     TRANSCRIPTS,
     Finding,
@@ -126,10 +132,16 @@ class VerifyResult:
 
 # ── the record and the checkpoint ──
 CHECKPOINT_PREFIX = "refs/autopoiesis/verified/"
+# Where the record was kept before it moved into the git folder (read once, when the new
+# one is missing: a run of an older version recorded there).
+_OLD_RECORD = ("verify", "record.json")
 
 
 def record_path(repo: MemoryRepo) -> Path:
-    return repo.state_file("verify_record")
+    """`.git/autopoiesis/verify.json`: this machine's witness of what it verified, kept
+    with the repository (not under .autopoiesis/, whose caches may be deleted: a history
+    replaced wholesale would then look like a fresh clone's)."""
+    return git_state_path(repo.root, "verify_record")
 
 
 def checkpoint_ref(ref: str) -> str:
@@ -199,18 +211,19 @@ def trust_clone(repo: MemoryRepo) -> str | None:
 def load_record(repo: MemoryRepo) -> dict[str, Any]:
     """The record of the last clean run ({} when there is none or it cannot be read:
     the next run then walks the whole history)."""
-    path = repo.state_dir / "verify" / "record.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    for path in (record_path(repo), repo.state_dir.joinpath(*_OLD_RECORD)):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if (
+            isinstance(data, dict)
+            and data.get("version") == RECORD_VERSION
+            and isinstance(data.get("branches"), dict)
+        ):
+            return data
         return {}
-    if (
-        not isinstance(data, dict)
-        or data.get("version") != RECORD_VERSION
-        or not isinstance(data.get("branches"), dict)
-    ):
-        return {}
-    return data
+    return {}
 
 
 def save_record(repo: MemoryRepo, record: dict[str, Any]) -> None:
@@ -223,13 +236,14 @@ class Walk:
     """The outcome of walking commits: findings, the first blob of each transcript, and
     which commit brought each (path, blob) into the history."""
 
-    __slots__ = ("findings", "known", "adders", "commits")
+    __slots__ = ("findings", "known", "adders", "commits", "added")
 
     def __init__(self, known: dict[str, str]):
         self.findings: list[Finding] = []
         self.known = known
         self.adders: dict[tuple[str, str], str] = {}
         self.commits: list[str] = []
+        self.added: list[tuple[str, str, str]] = []  # (path, tree entry, commit) of each addition
 
 
 _TYPES = {"120000": "a symbolic link", "160000": "a submodule", "040000": "a folder"}
@@ -249,7 +263,9 @@ def walk(
         if status == "A":
             w.adders.setdefault((path, blob), commit)
             first = w.known.setdefault(path, blob)
-            if first != blob and (commit, path) not in seen:
+            if first == blob:
+                w.added.append((path, blob, commit))
+            elif (commit, path) not in seen:
                 seen.add((commit, path))
                 w.findings.append(
                     Finding(
@@ -285,6 +301,8 @@ def walk(
             w.findings.append(
                 Finding(path, commit, "modified", f"{what} after it was added, by commit {commit}")
             )
+    # what the pre-commit hook refuses, wherever the transcript came from (git/admission.py)
+    w.findings += added_findings(root, w.added)
     return w
 
 
@@ -464,7 +482,8 @@ def verify(
     start = int(branch.get("reflog", 0)) if branch and walked.incremental else 0
     findings += reflog_findings(root, walked, reflog, start if start <= len(reflog) else 0)
     findings += replacement_findings(root, walked.tree or None, tip)
-    findings += link_findings(root, tip)
+    reported = {f.path for f in findings}
+    findings += [f for f in link_findings(root, tip) if f.path not in reported]
 
     kept, n_accepted = _not_accepted(record, findings, accept)
     _subjects(root, kept)

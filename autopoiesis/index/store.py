@@ -144,7 +144,16 @@ class IndexStore:
         return None if intact is not False else detail
 
     def _connect_and_prepare(self) -> None:
-        self.conn, self.info = connect(self.db_path)
+        if self.db_path.exists() and not self.db_path.is_file():
+            raise SearchIndexError(
+                f"{self.db_path} is not a file (a folder or a device stands where the search "
+                "index goes), so it is neither read nor replaced: move it away (`mv "
+                f"{self.db_path} {self.db_path}.aside`), then run `autopoiesis index rebuild`"
+            )
+        try:
+            self.conn, self.info = connect(self.db_path)
+        except (self.db_error, OSError) as exc:
+            raise db.IndexCorruptError(str(exc)) from exc
         self.tokenizer = fts.Tokenizer(self.conn)
         try:
             self.conn.execute(

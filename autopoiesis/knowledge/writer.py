@@ -174,14 +174,14 @@ class KnowledgeWriter(KnowledgeDocuments):
     def _draft(self, ch: KnowledgeChange, doc: kf.KnowledgeDoc) -> _Draft | None:
         """CH as it would be written into DOC (its section added when missing), or None
         when its text, redacted, holds no fact."""
-        redact = self.redactor.redact
-        content = redact(_one_line(ch.content))
+        redact = self.redactor.redact  # before a line is cut: a cut secret keeps its head
+        content = _one_line(redact(ch.content))
         fact = kf.normalize_fact(content)
         if not fact:
             return None
-        doc, si = doc.with_section(redact(_one_line(ch.section, 120)), ch.section_level)
+        doc, si = doc.with_section(_one_line(redact(ch.section), 120), ch.section_level)
         key_line = self._key_line(doc, si, ch.key) if ch.key else None
-        subject = kf.subject_slug(ch.subject) if ch.subject else ""
+        subject = kf.subject_slug(redact(ch.subject)) if ch.subject else ""
         return _Draft(
             ch,
             doc,
@@ -523,7 +523,8 @@ class KnowledgeWriter(KnowledgeDocuments):
                         r"^\d{4}-", "", PurePosixPath(prov.source).stem
                     )
             session = self._sessions[prov.source]
-        return kf.citation_ref(session or prov.source)
+        # redacted before the reference is cut to its length (a cut secret keeps its head)
+        return kf.citation_ref(self.redactor.redact(session or prov.source))
 
     @staticmethod
     def _note_session(ch: KnowledgeChange, doc: kf.KnowledgeDoc) -> kf.KnowledgeDoc:

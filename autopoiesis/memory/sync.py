@@ -354,8 +354,9 @@ def _check_incoming(
             f"\n  … and {len(findings) - 10} more" if len(findings) > 10 else ""
         )
         raise SyncError(
-            f"{name}/{branch} holds commits that change transcripts this clone has (transcripts "
-            f"are immutable):\n{shown}\n"
+            f"{name}/{branch} holds commits that change transcripts this clone has, or add "
+            "transcripts no commit may add (transcripts are immutable, and enter the history "
+            f"closed, readable and named after their frontmatter):\n{shown}\n"
             "Nothing was merged or pushed. A transcript both sides added with different content "
             "means two sessions "
             "shared one id; inspect with `git log --stat "

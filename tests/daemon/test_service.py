@@ -264,6 +264,43 @@ def test_sigterm_interrupts_a_running_job_and_the_next_start_runs_it_again(
     assert len(lines) == 2 and "; rerun of an interrupted run (catch-up of the run due" in lines[1]
 
 
+def test_a_job_ends_with_a_daemon_killed_with_sigkill(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """kill -9 of the daemon leaves no orphan job (nor the job's own child) running beside
+    the next daemon's rerun of it."""
+    script = tmp_path / "d.py"
+    script.write_text(
+        "import subprocess, sys, os\n"
+        "from autopoiesis.core.paths import MemoryRepo\n"
+        "from autopoiesis.daemon.jobs import Every, JobRegistry, JobSpec, JobOutcome\n"
+        "from autopoiesis.daemon.service import Daemon\n"
+        "def slow(ctx):\n"
+        "    child = subprocess.Popen(['sleep', '600'])\n"
+        "    (ctx.repo.root / 'slow.pids').write_text(f'{os.getpid()} {child.pid}')\n"
+        "    child.wait()\n"
+        "    return JobOutcome(True, 'done')\n"
+        "Daemon(MemoryRepo(sys.argv[1]), lambda r: JobRegistry([JobSpec('slow', slow, (Every(10),))])).run()\n"
+    )
+    from datetime import timedelta
+
+    from autopoiesis.daemon.scheduler import Scheduler, StateStore
+
+    store = StateStore(memory_repo.state_file("daemon_state"))
+    Scheduler(JobRegistry([JobSpec("slow", quick, (Every(10),))]), store)
+    store.jobs["slow"].first_seen -= timedelta(hours=1)
+    store.save()
+    proc = subprocess.Popen([sys.executable, str(script), str(memory_repo.root)])
+    pids = memory_repo.root / "slow.pids"
+    wait_for(lambda: pids.exists() and " " in pids.read_text(), what="the slow job to start")
+    job, sleeper = (int(p) for p in pids.read_text().split())
+    assert _alive(job) and _alive(sleeper)
+    proc.kill()  # kill -9: no shutdown, no handler
+    proc.wait()
+    wait_for(lambda: not _alive(job), what="the orphaned job to end", timeout=60)
+    wait_for(lambda: not _alive(sleeper), what="the job's own child to end", timeout=60)
+
+
 def test_run_due_cli_and_daemon_install(memory_repo: MemoryRepo, tmp_path: Path, cli: Cli) -> None:
     root = str(memory_repo.root)
     env = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": ""}

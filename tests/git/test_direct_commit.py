@@ -29,8 +29,13 @@ def write(repo: MemoryRepo, rel: str, text: str) -> str:
 
 
 def transcript(repo: MemoryRepo, n: int, folder: str = DAY) -> str:
+    """A closed transcript in FOLDER (a day folder), its frontmatter's started that day."""
     sid = f"ses_direct{n:03d}"
-    return write(repo, f"{folder}/2358-{sid}-database-choice.md", closed_transcript(sid, "T"))
+    y, m, d = folder.split("/")[-3:]
+    text = closed_transcript(
+        sid, "T", started=f"{y}-{m}-{d}T23:58:00Z", ended=f"{y}-{m}-{d}T23:59:00Z"
+    )
+    return write(repo, f"{folder}/2358-{sid}-database-choice.md", text)
 
 
 def marker_hook(repo: MemoryRepo, git, name: str, body: str) -> Path:

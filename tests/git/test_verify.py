@@ -16,7 +16,7 @@ import pytest
 
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.git.verify import verify
+from autopoiesis.git.verify import record_path, verify
 from tests.conftest import BuiltRepo, Cli
 
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
@@ -471,7 +471,8 @@ def test_the_checkpoint_is_kept_in_git_and_the_record_is_small(mem, git, cli: Cl
     repo, paths = mem
     head = git(repo.root, "rev-parse", "HEAD").stdout.strip()
     assert git(repo.root, "rev-parse", "refs/autopoiesis/verified/main").stdout.strip() == head
-    record = json.loads((repo.state_dir / "verify" / "record.json").read_text())
+    record = json.loads(record_path(repo).read_text())
+    assert not (repo.state_dir / "verify" / "record.json").exists()  # not among the caches
     assert record["branches"]["refs/heads/main"] == {
         "commit": head,
         "reflog": record["branches"]["refs/heads/main"]["reflog"],
@@ -492,7 +493,7 @@ def test_a_record_made_before_the_checkpoint_still_counts(mem, git, cli: Cli) ->
     is read as it is, and a clean run replaces it with the checkpoint."""
     repo, paths = mem
     git(repo.root, "update-ref", "-d", "refs/autopoiesis/verified/main")
-    path = repo.state_dir / "verify" / "record.json"
+    path = record_path(repo)
     record = json.loads(path.read_text())
     branch = record["branches"]["refs/heads/main"]
     branch.pop("count")

@@ -249,6 +249,27 @@ def test_forget_a_secret_in_a_file_name_renames_it_everywhere_and_sync_pushes_no
 
 
 @pytest.mark.slow
+def test_forget_removes_the_forms_a_first_message_takes_in_the_name_and_the_title(
+    memory_repo: MemoryRepo, cli: Cli
+) -> None:
+    """Said first in a session, a string names its transcript: lowercased in the file name
+    (`zebracorn-4471-...`) and title-cased in the title (`# Zebracorn 4471 ...`). forget
+    removes those forms too, not only the string as it was said."""
+    secret = "ZebraCorn_4471!"
+    path = _session(memory_repo, "title1", f"{secret} opens the vault", OTHER)
+    text = (memory_repo.root / path).read_text(encoding="utf-8")
+    assert "zebracorn-4471" in path and "# Zebracorn 4471 Opens The Vault" in text
+    assert cli("index", "rebuild", repo=memory_repo).returncode == 0
+
+    done = cli("forget", "--stdin", "--yes", "--reason", "leaked", repo=memory_repo, input=secret)
+    assert done.returncode == 0, done.stderr
+    for form in (secret, "zebracorn-4471", "Zebracorn 4471", "zebracorn 4471"):
+        assert _every_trace(memory_repo, form) == [], form
+    (renamed,) = (memory_repo.root / "raw/conversations").rglob("*title1*.md")
+    assert OTHER in renamed.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
 def test_forget_records_nothing_when_the_string_survives_the_rewrite(
     memory_repo: MemoryRepo, git, tmp_path: Path, cli: Cli
 ) -> None:
@@ -409,6 +430,8 @@ def test_the_confirmation_is_asked_on_the_terminal_never_read_from_stdin(
         os.close(master)
         os.close(slave)
     assert asked.returncode == 0, asked.stderr
-    assert b"Continue? [y/N]" in shown and b"to forget: 1 occurrences" in asked.stderr
+    assert (
+        b"Continue? [y/N]" in shown and b"to forget: 4 occurrences" in asked.stderr
+    )  # its text, title, name, subject
     assert SECRET.encode() not in _objects(memory_repo)
     assert re.match(r"maintenance: forget", git(memory_repo, "log", "-1", "--format=%s").stdout)
