@@ -334,11 +334,10 @@ class RemoteMixin(GitCore):
 
     def drop_unreachable_objects(self) -> None:
         """Expire every reflog and prune what nothing refers to (old objects a fetch
-        brought back after a rewrite)."""
-        self.run(
-            "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all", check=False
-        )
-        self.run("gc", "--prune=now", "--quiet", check=False)
+        brought back after a rewrite). Raises GitError when git could not: the objects
+        are still there, and the caller must say so."""
+        self.run("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
+        self.run("gc", "--prune=now", "--quiet")
 
 
 def _last_lines(text: str, n: int = 4) -> str:

@@ -215,7 +215,14 @@ def push_rewrite(
         repo, [str(r.get("commit")) for r in pending], url
     )  # (the URL as shown: no token on disk)
     if plan.newer:  # the fetch brought old objects back: drop the unreferenced, as forget did
-        git.drop_unreachable_objects()
+        try:
+            git.drop_unreachable_objects()
+        except GitError as exc:
+            report.warnings.append(
+                f"the old history's objects the fetch brought back are still in this clone "
+                f"({exc}); "
+                "drop them with `git reflog expire --expire=now --all && git gc --prune=now`."
+            )
     if plan.stale:
         report.warnings.append(
             f"{name} still has refs that point into the old history and that this clone does not "

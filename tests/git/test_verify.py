@@ -463,3 +463,34 @@ def test_ordinary_work_passes_the_transaction_hook(mem, git, commit_all, cli: Cl
     capture(repo, "ses_new", 20, "a later session")
     git(repo.root, "tag", "memory/test")
     assert cli("verify", repo=repo).returncode == 0
+
+
+def test_gc_and_maintenance_pass_the_transaction_hook_and_main_stays_guarded(
+    mem, git, cli: Cli
+) -> None:
+    """`git pack-refs` deletes each loose ref once packed-refs holds it: the hook used to
+    read that as deleting main, so `git gc`, `gc --auto` and `git maintenance` failed in
+    every memory repo that held a transcript. Packing deletes nothing; a real deletion of
+    the packed main is still refused."""
+    repo, paths = mem
+    assert (repo.root / ".git/refs/heads/main").exists()  # loose, as after any commit
+    assert git(repo.root, "gc", "--quiet", check=False).returncode == 0
+    assert "refs/heads/main" in (repo.root / ".git/packed-refs").read_text()
+    assert not (repo.root / ".git/refs/heads/main").exists()
+    capture(repo, "ses_gc", 21, "after the gc")  # main loose again, and packed at the old tip
+    proc = git(repo.root, "maintenance", "run", "--task=gc", check=False)
+    assert proc.returncode == 0, proc.stderr
+    capture(repo, "ses_auto", 22, "before gc --auto")
+    proc = git(repo.root, "-c", "gc.auto=1", "-c", "gc.autoDetach=false", "gc", "--auto")
+    assert proc.returncode == 0, proc.stderr
+    before = git(repo.root, "rev-parse", "main").stdout.strip()
+    git(repo.root, "checkout", "-q", "-b", "side", "HEAD~1")
+    git(repo.root, "pack-refs", "--all")
+    git(repo.root, "commit", "-q", "--allow-empty", "-m", "main loose and packed")
+    git(repo.root, "checkout", "-q", "main")
+    git(repo.root, "commit", "-q", "--allow-empty", "-m", "main loose and packed")
+    git(repo.root, "checkout", "-q", "side")
+    proc = git(repo.root, "branch", "-D", "main", check=False)
+    assert proc.returncode != 0 and "refused to delete" in proc.stderr
+    assert git(repo.root, "rev-parse", "main").stdout.strip() != before  # still there, moved
+    assert cli("verify", repo=repo).returncode == 0
