@@ -368,14 +368,28 @@ def _forget_commits(git: MemoryGit, tip: str, exclude: str) -> list[str]:
 
 
 def _enforce_caps(repo: MemoryRepo, report: SyncReport, *, commit: bool) -> list[str]:
-    """Re-apply the writer's caps to merged knowledge: MEMORY.md over its line cap has its
-    overflow moved to archive/ by the pruner (no entry is lost); a file over the byte cap
-    is reported (condensing it is a person's or the condenser's call). Returns the paths
-    it changed."""
+    """Re-apply the writer's rules to merged knowledge: one live value per subject (the
+    later statement supersedes what another clone said earlier without seeing it);
+    MEMORY.md over its line cap has its overflow moved to archive/ by the pruner (no
+    entry is lost); a file over the byte cap is reported (condensing it is a person's or
+    the condenser's call). Returns the paths it changed (COMMIT: committed, as after a
+    fast-forward)."""
     from autopoiesis.knowledge.writer import KnowledgeWriter
 
     writer = KnowledgeWriter(repo)
-    changed: list[str] = []
+    settled = writer.settle_subjects()
+    changed: list[str] = sorted({path for path, _ in settled.superseded})
+    if changed:
+        report.settled.append(
+            f"{count_of(len(settled.superseded), 'earlier value')} superseded by a later "
+            "statement of the same subject"
+        )
+        if commit:
+            done = MemoryGit(repo).commit_paths(
+                changed, "maintenance: one live value per subject after the merge\n"
+            )
+            if done.sha:
+                report.committed.append(f"{done.sha} {done.message.splitlines()[0]}")
     doc = writer.read(MEMORY_FILE)
     if doc is not None and writer.cap_violation(MEMORY_FILE, doc, bytes_too=False):
         from autopoiesis.knowledge.prune import MemoryPruner

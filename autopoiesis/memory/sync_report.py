@@ -26,6 +26,7 @@ class SyncReport:
     merge_commit: str | None = None
     incoming: list[str] = field(default_factory=list)  # files the pull changed
     capped: list[str] = field(default_factory=list)  # what re-applying the caps did
+    settled: list[str] = field(default_factory=list)  # subjects given one live value
     pushed: list[str] = field(default_factory=list)  # refs the push moved
     forced: list[str] = field(default_factory=list)  # refs force-pushed after a forget
     warnings: list[str] = field(default_factory=list)
@@ -59,6 +60,7 @@ class SyncReport:
             )
         else:
             out.append(f"  pulled: {self.merge}")
+        out += [f"  settled: {c}" for c in self.settled]
         out += [f"  cap: {c}" for c in self.capped]
         if self.pushed:
             out.append(f"  pushed: {', '.join(self.pushed)}")
