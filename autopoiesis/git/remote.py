@@ -13,6 +13,26 @@ from dataclasses import dataclass, field
 from autopoiesis.errors import GitError
 from autopoiesis.git.commits import GitCore
 
+# What git says when a ref moved on the remote between this clone's fetch and its push:
+# "fetch first" and "non-fast-forward" when git saw it before sending, "failed to update
+# ref" (a bare repo: `cannot lock ref ...: is at X but expected Y`), "failed to lock" (git
+# over HTTP), "stale info" and "incorrect old value" (a lease) when two pushes crossed on
+# the remote. Each is a race another clone won: fetch, merge, push again.
+RACE_REASONS = (
+    "fetch first",
+    "non-fast-forward",
+    "failed to update ref",
+    "failed to lock",
+    "cannot lock ref",
+    "stale info",
+    "incorrect old value",
+)
+
+
+def is_race(reason: str) -> bool:
+    """Whether git's REASON for refusing a push says the remote moved meanwhile."""
+    return any(r in reason for r in RACE_REASONS)
+
 
 @dataclass
 class PushResult:

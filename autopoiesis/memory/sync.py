@@ -19,7 +19,9 @@ lose or resurrect something. One round (`sync_once`):
    to the merged files before the merge is committed: MEMORY.md over the writer's line cap
    has its overflow moved to archive/ by the pruner, as `autopoiesis prune` does;
 6. push: `git push --follow-tags` (the pre-push hook verifies the history); refused
-   because the remote moved meanwhile, the round pulls again (three tries).
+   because the remote moved meanwhile (another clone's push won the race: "fetch first",
+   or "failed to update ref" when two pushes crossed on the remote), the round backs off
+   and pulls, merges and pushes again (six tries, `push_backoff`).
 
 A conflict in text (not entries) stops the round with the files and the commands to
 finish; nothing is resolved silently. Every stop raises a SyncError whose message says
@@ -39,6 +41,8 @@ report and the messages a round stops with are sync_report.py.
 
 from __future__ import annotations
 
+import random
+import time
 import warnings
 
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MEMORY_FILE, MemoryRepo
@@ -59,7 +63,18 @@ from autopoiesis.memory.sync_report import (
 
 DEFAULT_REMOTE = "origin"
 NETWORK_TIMEOUT = 120.0  # seconds for one fetch, ls-remote or push
-PUSH_TRIES = 3
+PUSH_TRIES = 6  # a push another clone's push beat is fetched, merged and pushed again
+PUSH_BACKOFF = 0.5  # seconds before the first retry; doubled each time, with jitter
+
+
+def push_backoff(attempt: int) -> float:
+    """Seconds to wait before push retry ATTEMPT (1, 2, ...): 0.5, 1, 2, 4, 8 s, each
+    between half and all of it at random, so that clones that raced do not race again
+    in step."""
+    ceiling = PUSH_BACKOFF * 2 ** (attempt - 1)
+    return ceiling * (0.5 + random.random() / 2)
+
+
 FORGET_SUBJECT = "^maintenance: forget "  # app/forget.py's record commit
 
 
@@ -118,6 +133,9 @@ def sync_once(
         elif pending:
             raise SyncError(unpushed_forget_message(name, report.url, branch, pending))
         for attempt in range(PUSH_TRIES):
+            if attempt:  # another clone pushed between our fetch and our push: back off
+                report.push_retries += 1
+                time.sleep(push_backoff(attempt))
             if pull:
                 _pull(repo, git, report, timeout, abort_on_conflict)
             if not push or push_branch(

@@ -28,6 +28,7 @@ class SyncReport:
     capped: list[str] = field(default_factory=list)  # what re-applying the caps did
     settled: list[str] = field(default_factory=list)  # subjects given one live value
     pushed: list[str] = field(default_factory=list)  # refs the push moved
+    push_retries: int = 0  # pushes another clone's push beat (fetched, merged, pushed again)
     forced: list[str] = field(default_factory=list)  # refs force-pushed after a forget
     warnings: list[str] = field(default_factory=list)
 
@@ -63,7 +64,13 @@ class SyncReport:
         out += [f"  settled: {c}" for c in self.settled]
         out += [f"  cap: {c}" for c in self.capped]
         if self.pushed:
-            out.append(f"  pushed: {', '.join(self.pushed)}")
+            again = (
+                f" (after {self.push_retries} {'retry' if self.push_retries == 1 else 'retries'}: "
+                "another clone pushed first)"
+                if self.push_retries
+                else ""
+            )
+            out.append(f"  pushed: {', '.join(self.pushed)}{again}")
         elif self.merge != "skipped" or self.fetched:
             out.append("  pushed: nothing new")
         return out

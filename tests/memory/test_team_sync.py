@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.errors import SyncError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
 from autopoiesis.knowledge.writer import KnowledgeWriter
@@ -72,3 +73,47 @@ def test_two_clones_that_set_one_subject_unaware_of_each_other_end_with_the_late
         assert [e.id for e in _live(repo, "atlas-launch-date")] == [later]
         assert _entries(repo)[earlier].superseded_by == later
     assert _git(a, "status", "--porcelain") == _git(b, "status", "--porcelain") == ""
+
+
+def _race_once(remote: Path, winner: str) -> None:
+    """The next push to REMOTE loses a race: between receiving it and moving main, the
+    remote's update hook moves main to WINNER (what another clone's push that landed in
+    between does), so git answers `[remote rejected] (failed to update ref)`."""
+    hook = remote / "hooks" / "update"
+    flag = remote / "race-once"
+    flag.write_text(winner)
+    hook.write_text(
+        "#!/bin/sh\n"
+        f'if [ -f "{flag}" ]; then git update-ref refs/heads/main "$(cat "{flag}")" || exit 1; '
+        f'rm -f "{flag}"; fi\nexit 0\n'
+    )
+    hook.chmod(0o755)
+
+
+def test_a_push_that_loses_a_race_is_fetched_merged_and_pushed_again(tmp_path: Path) -> None:
+    a, remote = _first_clone(tmp_path)
+    b = _clone(remote, tmp_path / "b")
+    src_a = _capture(a, "ses_race_a", "clone A's session", T0 + timedelta(hours=1))
+    _git(a, "push", "-q", "origin", "main:refs/heads/staging")  # A's push, about to land
+    _race_once(remote, _git(a, "rev-parse", "main").strip())
+    src_b = _capture(b, "ses_race_b", "clone B's session", T0 + timedelta(hours=2))
+
+    report = sync_once(b)
+    assert report.push_retries == 1 and report.pushed == ["refs/heads/main"]
+    assert "after 1 retry" in "\n".join(report.lines())
+    assert not (remote / "race-once").exists()  # the race happened
+    main = _git(remote, "rev-parse", "main").strip()
+    assert main == _git(b, "rev-parse", "HEAD").strip()
+    for path in (src_a, src_b):  # both sessions on the remote: A's winner, B's retried
+        assert _git(remote, "cat-file", "-t", f"main:{path}").strip() == "blob"
+
+
+def test_a_remote_that_refuses_for_another_reason_is_not_retried(tmp_path: Path) -> None:
+    a, remote = _first_clone(tmp_path)
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'main is protected' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    _capture(a, "ses_refused", "a session the remote refuses", T0 + timedelta(hours=1))
+    with pytest.raises(SyncError, match="protected branch") as refused:
+        sync_once(a)
+    assert "tries" not in str(refused.value)
