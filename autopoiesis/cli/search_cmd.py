@@ -284,8 +284,8 @@ def doctor(
     ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")
 ) -> None:
     """Check the search machinery (SQLite module, sqlite-vec, embedder, index freshness),
-    links in the memory folders and the transcript history (`autopoiesis verify`); exits 1
-    when a check finds a problem."""
+    links in the memory folders, the transcript history (`autopoiesis verify`) and whether
+    sync has stopped; exits 1 when a check finds a problem."""
     from autopoiesis.core.sqlite import probe_info
 
     memory = get_memory(ctx)
@@ -338,6 +338,9 @@ def doctor(
     except AutopoiesisError as exc:
         history = {"ok": False, "error": str(exc), "summary": f"not verified ({exc})"}
         problems.append(f"history: {exc}")
+    stopped = memory.sync_stopped()
+    if stopped:
+        problems.append(stopped)
     data = {
         "sqlite_module": info.module,
         "sqlite_version": info.sqlite_version,

@@ -72,6 +72,7 @@ STATE_FILES = {
     # the running daemon's Unix socket, where it answers CLI calls warm (core/warm.py)
     "daemon_socket": ("daemon", "serve.sock"),
     "session_watch": ("daemon", "sessions.json"),
+    "sync_health": ("sync", "health.json"),  # the last sync that worked, and what stops one
 }
 
 # Category of a repo-relative path, as search and the compiler name them

@@ -204,14 +204,11 @@ def run_explore_prune(ctx: JobContext) -> JobOutcome:
 
 def run_sync(ctx: JobContext) -> JobOutcome:
     """Pull and push (memory/sync.py). A conflict needs a person: the merge is undone
-    (abort_on_conflict, so capture's commits go on) and the run ends without a retry; an
-    unreachable remote raises, and the scheduler retries it with backoff."""
-    from autopoiesis.errors import SyncConflictError
-
-    try:
-        report = Memory(ctx.repo).sync(abort_on_conflict=True)
-    except SyncConflictError as exc:
-        return JobOutcome(False, f"conflict, not merged: {exc}", (), None, {"conflicts": exc.paths})
+    (abort_on_conflict, so capture's commits go on) and the run fails, saying so, as an
+    unreachable remote does (the scheduler retries both with backoff): a clone that
+    stopped syncing never looks idle. The sync's health record keeps since when, for
+    `daemon status` and `doctor`."""
+    report = Memory(ctx.repo).sync(abort_on_conflict=True)
     changed = bool(report.incoming or report.pushed or report.committed)
     return JobOutcome(
         changed,

@@ -400,6 +400,13 @@ class Memory:
 
         return sync_once(self.repo, **options)
 
+    def sync_stopped(self) -> str | None:
+        """What stops this clone's syncs, since when and what to run; None while they work
+        (memory.sync_report's health record)."""
+        from autopoiesis.memory.sync_report import health_problem, sync_health
+
+        return health_problem(sync_health(self.repo))
+
     def forget(
         self, *, text: str | None = None, transcript: str | None = None, reason: str
     ) -> ForgetReport:

@@ -58,6 +58,7 @@ from autopoiesis.memory.sync_report import (
     SyncReport,
     conflict_message,
     count_of,
+    record_health,
     unreachable_message,
 )
 
@@ -122,33 +123,48 @@ def sync_once(
             "retry."
         )
     try:
-        _refuse_other_operations(git)
-        if git.merge_in_progress():
-            _finish_merge(repo, git, report, name)
-        _setup(repo, git, report)
-        _commit_pending(repo, git, report)
-        pending = pending_rewrites(repo, report.url)
-        if force_after_forget:
-            push_rewrite(repo, git, report, pending, timeout)
-        elif pending:
-            raise SyncError(unpushed_forget_message(name, report.url, branch, pending))
-        for attempt in range(PUSH_TRIES):
-            if attempt:  # another clone pushed between our fetch and our push: back off
-                report.push_retries += 1
-                time.sleep(push_backoff(attempt))
-            if pull:
-                _pull(repo, git, report, timeout, abort_on_conflict)
-            if not push or push_branch(
-                git, report, timeout, retry=pull and attempt + 1 < PUSH_TRIES
-            ):
-                break
-    except SyncError as exc:  # git's own messages may quote the URL
+        _round(repo, git, report, pull, push, force_after_forget, abort_on_conflict, timeout)
+    except AutopoiesisError as exc:  # git's own messages may quote the URL
         exc.args = tuple(redact(a) if isinstance(a, str) else a for a in exc.args)
+        record_health(repo, exc)
         raise
     finally:
         lock.release()
+    record_health(repo, None)
     report.warnings = [redact(w) for w in report.warnings]
     return report
+
+
+def _round(
+    repo: MemoryRepo,
+    git: MemoryGit,
+    report: SyncReport,
+    pull: bool,
+    push: bool,
+    force_after_forget: bool,
+    abort_on_conflict: bool,
+    timeout: float,
+) -> None:
+    """The steps of one round (the module doc's 1 to 6), under the sync lock."""
+    name, branch = report.remote, report.branch
+    _refuse_other_operations(git)
+    if git.merge_in_progress():
+        _finish_merge(repo, git, report, name)
+    _setup(repo, git, report)
+    _commit_pending(repo, git, report)
+    pending = pending_rewrites(repo, report.url)
+    if force_after_forget:
+        push_rewrite(repo, git, report, pending, timeout)
+    elif pending:
+        raise SyncError(unpushed_forget_message(name, report.url, branch, pending))
+    for attempt in range(PUSH_TRIES):
+        if attempt:  # another clone pushed between our fetch and our push: back off
+            report.push_retries += 1
+            time.sleep(push_backoff(attempt))
+        if pull:
+            _pull(repo, git, report, timeout, abort_on_conflict)
+        if not push or push_branch(git, report, timeout, retry=pull and attempt + 1 < PUSH_TRIES):
+            break
 
 
 def push_after_commit(repo: MemoryRepo) -> tuple[SyncReport | None, str | None]:

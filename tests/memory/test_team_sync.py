@@ -4,6 +4,7 @@ remote, the real hooks, merge driver and knowledge writer."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from autopoiesis.formats import knowledge as kf
 from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
 from autopoiesis.knowledge.writer import KnowledgeWriter
 from autopoiesis.memory.sync import sync_once
+from tests.conftest import Cli
 from tests.memory.test_sync import T0, _capture, _clone, _entries, _first_clone, _git
 
 pytestmark = pytest.mark.slow
@@ -117,3 +119,48 @@ def test_a_remote_that_refuses_for_another_reason_is_not_retried(tmp_path: Path)
     with pytest.raises(SyncError, match="protected branch") as refused:
         sync_once(a)
     assert "tries" not in str(refused.value)
+
+
+def test_a_sync_stopped_by_a_conflict_is_shown_never_taken_for_idle(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """The daemon's sync that hits a conflict undoes the merge: it used to record `idle`,
+    exit 0, 0 failures, and `daemon status` hid that the clone had stopped syncing."""
+    a, remote = _first_clone(tmp_path)
+    b = _clone(remote, tmp_path / "b")
+    for repo in (a, b):  # the daemon's sync job exists with auto_push
+        config = repo.root / "memory-config.yaml"
+        config.write_text(config.read_text().replace("auto_push: false", "auto_push: true"))
+        _git(repo, "commit", "-qam", "maintenance: auto_push")
+    user = "knowledge/identity/USER.md"
+    for repo, words in ((a, "prefers short answers"), (b, "prefers long answers")):
+        f = repo.root / user
+        f.write_text(f.read_text() + f"\nThe user {words}.\n")
+    sync_once(a)
+    assert cli("daemon", "status", repo=b).returncode == 0
+
+    ran = cli("run-due", "--job", "sync", repo=b)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "sync" in ran.stdout and "failed" in ran.stdout and user in ran.stdout
+    status = cli("daemon", "status", repo=b)
+    assert status.returncode == 1 and "sync       STOPPED" in status.stdout, status.stdout
+    assert user in status.stdout and "autopoiesis sync" in status.stdout
+    shown = json.loads(cli("daemon", "status", "--json", repo=b).stdout)
+    assert shown["sync"]["failing"]["kind"] == "conflict"
+    assert shown["sync"]["failing"]["paths"] == [user]
+    assert shown["jobs"]["sync"]["last_result"] == "failed"
+    doctor = cli("doctor", repo=b)
+    assert doctor.returncode == 1 and "sync stopped since" in doctor.stdout
+    with pytest.raises(SyncError):  # still stopped (as the job's retry finds): counted
+        sync_once(b, abort_on_conflict=True)
+    attempts = json.loads(cli("daemon", "status", "--json", repo=b).stdout)["sync"]["failing"]
+    assert attempts["attempts"] == 2 and attempts["since"] == shown["sync"]["failing"]["since"]
+
+    # a person resolves it; the next sync works and the clone says so
+    assert cli("sync", repo=b).returncode == 1
+    text = (b.root / user).read_text()
+    (b.root / user).write_text(text.split("<<<<<<<")[0] + "The user prefers short answers.\n")
+    _git(b, "add", user)
+    assert cli("sync", repo=b).returncode == 0
+    status = cli("daemon", "status", repo=b)
+    assert status.returncode == 0 and "sync       working" in status.stdout, status.stdout
