@@ -341,6 +341,11 @@ def doctor(
     stopped = memory.sync_stopped()
     if stopped:
         problems.append(stopped)
+    from autopoiesis.core.config import check_tracked_config
+
+    unusable = check_tracked_config(repo.root)
+    if unusable:
+        problems.append(f"config: {unusable} (its last valid settings are used meanwhile)")
     data = {
         "sqlite_module": info.module,
         "sqlite_version": info.sqlite_version,

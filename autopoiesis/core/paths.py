@@ -45,6 +45,7 @@ INDEX_FILES = (MEMORY_FILE, ACTIVE_PROJECTS_FILE, PEOPLE_INDEX_FILE)
 # Every state file under .autopoiesis/, by what it is (all gitignored, all rebuildable).
 STATE_FILES = {
     "config_cache": ("cache", "config.json"),
+    "local_config_cache": ("cache", "config-local.json"),
     "similarity_cache": ("cache", "similarity"),
     "topics_cache": ("cache", "topics.json"),
     "embed_cache": ("embed-cache.db",),
