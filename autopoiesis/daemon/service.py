@@ -462,7 +462,13 @@ class Daemon:
     def reload(self) -> bool:
         """Re-read memory-config.yaml and rebuild the registry; keep the old on an error."""
         assert self.scheduler is not None
+        from autopoiesis.core.config import check_tracked_config
+        from autopoiesis.errors import ConfigError
+
         try:
+            unusable = check_tracked_config(self.repo.root)  # strict: loading falls back
+            if unusable:
+                raise ConfigError(unusable)
             repo = MemoryRepo(self.repo.root)
             registry = self.make_registry(repo)
         except AutopoiesisError as exc:

@@ -15,7 +15,10 @@ While a git command that writes the index runs, `.autopoiesis/locks/git-index.PI
 records who runs it (this process and its git child, with their start times). A stale
 `.git/index.lock` whose recorded processes are all dead is removed with a warning; one
 that no record explains belongs to another program and is only reported, with the
-command that clears it. GitPython is loaded on first use (`gitpython`): capture's commit
+command that clears it. A process that is stopped while its git runs (SIGTERM: a job's
+timeout, `daemon stop`, `systemctl stop`) stops git with SIGTERM too, which removes its
+own lock, and keeps the record while a lock is left, so the next commit can prove the
+lock is a dead one of its own. GitPython is loaded on first use (`gitpython`): capture's commit
 path and the hooks never import it (it costs ~100 ms).
 """
 
@@ -99,6 +102,28 @@ def process_start(pid: int) -> str | None:
     if not rest or rest[0] in ("Z", "X"):
         return None
     return rest[19] if len(rest) > 19 else ""
+
+
+GIT_STOP_GRACE = 3.0  # seconds a stopped git gets to remove its own lock before SIGKILL
+
+
+def _stop_git(child: subprocess.Popen[str]) -> None:
+    """End the git CHILD of a process that is being stopped: SIGTERM first, which git
+    answers by removing the lock files it holds (its hooks get it too, from the process
+    group); SIGKILL only after GIT_STOP_GRACE (less than the daemon's grace before it
+    kills the whole job), which would leave its lock behind."""
+    if child.poll() is not None:
+        return
+    try:
+        child.terminate()
+        child.wait(timeout=GIT_STOP_GRACE)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+    except BaseException:  # a second signal while waiting: do not wait again
+        child.kill()
+        child.wait()
+        raise
 
 
 def _alive(pid: object, start: object) -> bool:
@@ -237,12 +262,14 @@ class GitCore:
                 encoding="utf-8",
             )
             out, err = child.communicate(input)
-        except BaseException:
-            child.kill()
-            child.wait()
+        except BaseException:  # stopped (SIGTERM: a timeout, `daemon stop`), or a bug
+            _stop_git(child)
+            if not self.index_lock_path().exists():
+                record_path.unlink(missing_ok=True)
+            # else the record stays: it proves the lock is a dead git's of ours, and the
+            # next index writer removes both (clear_stale_index_lock)
             raise
-        finally:
-            record_path.unlink(missing_ok=True)
+        record_path.unlink(missing_ok=True)
         return subprocess.CompletedProcess(["git", *args], child.returncode, out, err)
 
     def clear_stale_index_lock(self) -> bool:
