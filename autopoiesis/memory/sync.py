@@ -131,8 +131,22 @@ def sync_once(
     finally:
         lock.release()
     record_health(repo, None)
+    if report.incoming and repo.index_path.exists():
+        _index_in_background(repo, report)
     report.warnings = [redact(w) for w in report.warnings]
     return report
+
+
+def _index_in_background(repo: MemoryRepo, report: SyncReport) -> None:
+    """Bring memory.db up to date with what the pull brought, in the background, as a
+    commit's post-commit hook does (a fast-forward runs no post-commit): the next search
+    finds the index fresh instead of paying the catch-up."""
+    from autopoiesis.index.background import spawn_background
+
+    try:
+        spawn_background(repo)
+    except OSError as exc:  # the sync is done; the next search catches up instead
+        report.warnings.append(f"the search index was not updated in the background ({exc})")
 
 
 def _round(
