@@ -319,6 +319,7 @@ class Daemon:
                 st.last_run,
                 job.token_budget,
                 due.events,
+                st.first_seen,
             )
             try:
                 run = start_child(job.run, ctx, job.timeout, close_fds=close_fds)
