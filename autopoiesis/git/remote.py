@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from autopoiesis.errors import GitError
 from autopoiesis.git.commits import GitCore
 
+STALL_SECONDS = 15  # a remote that sends nothing for this long is given up on (HTTP, ssh)
+
 # What git says when a ref moved on the remote between this clone's fetch and its push:
 # "fetch first" and "non-fast-forward" when git saw it before sending, "failed to update
 # ref" (a bare repo: `cannot lock ref ...: is at X but expected Y`), "failed to lock" (git
@@ -112,14 +114,23 @@ class RemoteMixin(GitCore):
 
     def _network_env(self) -> None:
         """Never wait for a person at a prompt: no terminal credential prompt, and ssh in
-        batch mode (unless the user configured their own ssh command)."""
+        batch mode (unless the user configured their own ssh command). Never wait long for
+        a remote that stopped answering: over HTTP, a transfer under 1 byte a second for
+        STALL_SECONDS ends (git's low-speed limit; a server busy packing sends keep-alives
+        meanwhile), and ssh gives up on a connection that has not answered for as long;
+        the caller's timeout bounds the rest (git://, a hung file system)."""
         env = self._environment()
         env["GIT_TERMINAL_PROMPT"] = "0"
+        env.setdefault("GIT_HTTP_LOW_SPEED_LIMIT", "1")
+        env.setdefault("GIT_HTTP_LOW_SPEED_TIME", str(STALL_SECONDS))
         if (
             not any(k in env for k in ("GIT_SSH_COMMAND", "GIT_SSH"))
             and not self.run("config", "--get", "core.sshCommand", check=False).stdout.strip()
         ):
-            env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes -o ConnectTimeout=20"
+            env["GIT_SSH_COMMAND"] = (
+                f"ssh -o BatchMode=yes -o ConnectTimeout={STALL_SECONDS} "
+                f"-o ServerAliveInterval=5 -o ServerAliveCountMax={STALL_SECONDS // 5}"
+            )
 
     def fetch(self, remote: str, *, timeout: float = 120) -> None:
         """`git fetch REMOTE` (its branches into refs/remotes/REMOTE/, and the tags that

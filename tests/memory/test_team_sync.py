@@ -188,3 +188,46 @@ def test_the_index_is_brought_up_to_date_after_a_sync_without_waiting_for_a_sear
             return index.is_fresh()
 
     wait_for(fresh, timeout=120, what="the background index sync after the pull")
+
+
+def test_a_remote_that_stops_answering_is_given_up_on_when_it_stalls(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """An HTTP remote that accepts the connection and never answers used to hold a sync
+    (and the commit or extraction waiting for it) for the whole 120 s timeout, per try:
+    git's low-speed limit now ends a stalled transfer after STALL_SECONDS."""
+    import socket
+    import threading
+
+    from autopoiesis.git.remote import STALL_SECONDS
+
+    a, _ = _first_clone(tmp_path)
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            held.append(conn)  # read nothing, answer nothing
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.getsockname()[1]}/memory.git"
+        _git(a, "remote", "set-url", "origin", url)
+        config = a.root / "memory-config.yaml"
+        config.write_text(config.read_text().replace("auto_push: false", "auto_push: true"))
+        (a.root / "knowledge/reference/hang.md").write_text("# Written while the remote hangs\n")
+        done = cli("commit", repo=a)  # commits, then the auto_push sync meets the hang
+        assert done.returncode == 0, done.stderr
+        assert "the commit stands, but it was not pushed" in done.stderr
+        assert f"the last {STALL_SECONDS} seconds" in done.stderr, done.stderr
+        assert "did not finish within" not in done.stderr
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
