@@ -5,7 +5,7 @@ remote, the real hooks, merge driver and knowledge writer."""
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -231,3 +231,78 @@ def test_a_remote_that_stops_answering_is_given_up_on_when_it_stalls(
         server.close()
         for conn in held:
             conn.close()
+
+
+def test_three_clones_syncing_at_once_over_http_lose_nothing_and_need_nobody(
+    tmp_path: Path, git
+) -> None:
+    """Three machines, one remote served by git's http-backend; each captures sessions
+    from its own channel the same day and all three sync at the same moment, round after
+    round: every push that loses the race is retried, nothing conflicts, nothing is lost."""
+    import subprocess
+    import sys
+
+    from autopoiesis.git.verify import verify
+    from autopoiesis.testing.git_http import GitHTTPServer
+
+    a, remote = _first_clone(tmp_path)
+    with GitHTTPServer(remote.parent) as server:
+        url = server.url(remote.name)
+        _git(a, "remote", "set-url", "origin", url)
+        clones = [a]
+        for name in ("b", "c"):
+            subprocess.run(["git", "clone", "-q", url, str(tmp_path / name)], check=True)
+            clones.append(_clone_init(tmp_path / name))
+        captured: set[str] = set()
+        for round_ in range(3):
+            for n, repo in enumerate(clones):
+                for s in range(2):
+                    when = T0 + timedelta(hours=round_, minutes=10 * n + s)
+                    path = _capture(repo, f"ses_{n}_{round_}_{s}", f"round {round_}", when)
+                    captured.add(path)
+                    _journal(repo, ("cli", "slack", "webchat")[n], path, when)
+            procs = [
+                subprocess.Popen(
+                    [sys.executable, "-m", "autopoiesis", "-C", str(r.root), "sync"],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+                for r in clones
+            ]
+            for proc in procs:
+                out, err = proc.communicate(timeout=600)
+                assert proc.returncode == 0, out + err
+        for repo in clones + clones:  # the last ones pull what the others pushed last
+            sync_once(repo)
+    heads = {_git(r, "rev-parse", "HEAD").strip() for r in clones}
+    assert len(heads) == 1 and heads == {_git(remote, "rev-parse", "main").strip()}
+    for repo in clones:
+        have = {p for p in _git(repo, "ls-files", "raw/conversations").split() if p.endswith(".md")}
+        assert have == captured
+        journal = kf.parse((repo.root / "knowledge/journal/2026-03-01.md").read_text())
+        assert {s.title for s in journal.sections if s.level == 3} == {"cli", "slack", "webchat"}
+        assert "<<<<<<<" not in kf.render(journal)
+        assert verify(repo).ok
+        assert git(repo, "gc", "--quiet", check=False).returncode == 0
+        assert git(repo, "maintenance", "run", check=False).returncode == 0
+
+
+def _clone_init(where: Path) -> MemoryRepo:
+    from autopoiesis.memory.initialize import init_memory_repo
+
+    init_memory_repo(where, build_index=False)
+    return MemoryRepo(where)
+
+
+def _journal(repo: MemoryRepo, channel: str, source: str, when: datetime) -> None:
+    change = KnowledgeChange(
+        "knowledge/journal/2026-03-01.md",
+        "append",
+        channel,
+        f"{channel} work at {when:%H:%M}",
+        Provenance(source, when, "journal@1", source.rsplit("/", 1)[-1][5:-3]),
+        dated=False,
+        section_level=3,
+    )
+    KnowledgeWriter(repo).apply([change])
