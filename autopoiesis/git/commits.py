@@ -44,6 +44,8 @@ from autopoiesis.core.paths import (
 from autopoiesis.errors import GitError
 from autopoiesis.formats.commit_message import generate_commit_message
 from autopoiesis.git import runner
+from autopoiesis.git.processes import alive as _alive
+from autopoiesis.git.processes import process_start, stop_git
 from autopoiesis.git.runner import status as git_status
 from autopoiesis.git.runner import uncommitted
 
@@ -77,60 +79,6 @@ _INDEX_WRITERS = frozenset(
         "update-index",
     }
 )
-
-
-def process_start(pid: int) -> str | None:
-    """An identity of the live process PID that survives pid reuse (its start time, from
-    /proc), "" where /proc is missing but the process exists, None when it is gone or a
-    zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            stat = fh.read()
-    except FileNotFoundError:
-        if Path("/proc/self/stat").exists():
-            return None
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except PermissionError:
-            return ""
-        return ""
-    except OSError:
-        return ""
-    rest = stat[stat.rfind(")") + 2 :].split()
-    if not rest or rest[0] in ("Z", "X"):
-        return None
-    return rest[19] if len(rest) > 19 else ""
-
-
-GIT_STOP_GRACE = 3.0  # seconds a stopped git gets to remove its own lock before SIGKILL
-
-
-def _stop_git(child: subprocess.Popen[str]) -> None:
-    """End the git CHILD of a process that is being stopped: SIGTERM first, which git
-    answers by removing the lock files it holds (its hooks get it too, from the process
-    group); SIGKILL only after GIT_STOP_GRACE (less than the daemon's grace before it
-    kills the whole job), which would leave its lock behind."""
-    if child.poll() is not None:
-        return
-    try:
-        child.terminate()
-        child.wait(timeout=GIT_STOP_GRACE)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.wait()
-    except BaseException:  # a second signal while waiting: do not wait again
-        child.kill()
-        child.wait()
-        raise
-
-
-def _alive(pid: object, start: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    now = process_start(pid)
-    return now is not None and (not start or not now or now == start)
 
 
 @dataclass(frozen=True)
@@ -263,7 +211,7 @@ class GitCore:
             )
             out, err = child.communicate(input)
         except BaseException:  # stopped (SIGTERM: a timeout, `daemon stop`), or a bug
-            _stop_git(child)
+            stop_git(child)
             if not self.index_lock_path().exists():
                 record_path.unlink(missing_ok=True)
             # else the record stays: it proves the lock is a dead git's of ours, and the
