@@ -111,3 +111,16 @@ def test_capture_search_and_sync_work_while_the_shared_file_is_in_conflict(
     synced = cli("sync", repo=memory_repo)  # the capture's commit goes out
     assert synced.returncode == 0, synced.stderr
     assert "conflicted1" in git(remote, "log", "-1", "--stat", "main").stdout
+
+
+@pytest.mark.filterwarnings("ignore:.*conflict markers:UserWarning")
+def test_approving_reads_the_shared_file_as_written_never_its_last_valid_settings(
+    memory_repo: MemoryRepo, cli: Cli
+) -> None:
+    shared = memory_repo.root / "memory-config.yaml"
+    shared.write_text("llm:\n  provider: openai\n  base_url: http://localhost:1/v1\n")
+    assert load_config(memory_repo.root).llm.provider == "offline"  # cached as valid, held back
+    shared.write_text(shared.read_text() + CONFLICT)
+    done = cli("llm", "approve", "--yes", repo=memory_repo)
+    assert done.returncode == 1 and "Nothing was approved" in done.stderr
+    assert held_back(memory_repo.root)  # still held back: nothing recorded

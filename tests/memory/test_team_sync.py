@@ -92,9 +92,19 @@ def _race_once(remote: Path, winner: str) -> None:
     hook.chmod(0o755)
 
 
-def test_a_push_that_loses_a_race_is_fetched_merged_and_pushed_again(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["file", "http"])
+def test_a_push_that_loses_a_race_is_fetched_merged_and_pushed_again(
+    tmp_path: Path, transport: str
+) -> None:
+    from autopoiesis.testing.git_http import GitHTTPServer
+
     a, remote = _first_clone(tmp_path)
+    server = GitHTTPServer(remote.parent).start()
+    if transport == "http":  # git over HTTP says "failed to update ref" too, or "failed to lock"
+        _git(a, "remote", "set-url", "origin", server.url(remote.name))
     b = _clone(remote, tmp_path / "b")
+    if transport == "http":
+        _git(b, "remote", "set-url", "origin", server.url(remote.name))
     src_a = _capture(a, "ses_race_a", "clone A's session", T0 + timedelta(hours=1))
     _git(a, "push", "-q", "origin", "main:refs/heads/staging")  # A's push, about to land
     _race_once(remote, _git(a, "rev-parse", "main").strip())
@@ -108,6 +118,7 @@ def test_a_push_that_loses_a_race_is_fetched_merged_and_pushed_again(tmp_path: P
     assert main == _git(b, "rev-parse", "HEAD").strip()
     for path in (src_a, src_b):  # both sessions on the remote: A's winner, B's retried
         assert _git(remote, "cat-file", "-t", f"main:{path}").strip() == "blob"
+    server.stop()
 
 
 def test_a_remote_that_refuses_for_another_reason_is_not_retried(tmp_path: Path) -> None:
