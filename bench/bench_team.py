@@ -396,6 +396,13 @@ def _sync_figures(team: Team) -> dict[str, Any]:
         "conflicts": sum("conflict" in str(r.get("message", "")) for r in failed),
         "unretried": sum(bool(races.search(str(r.get("message", "")))) for r in failed),
         "retries": sum(int((r.get("data") or {}).get("push_retries") or 0) for r in syncs),
+        "settled": sum(
+            int(m.group(1))
+            for r in syncs
+            for line in (r.get("data") or {}).get("settled") or []
+            for m in [re.match(r"(\d+) earlier value", str(line))]
+            if m
+        ),
         "seconds": seconds,
     }
 
@@ -492,7 +499,12 @@ def _rows(team: Team, minutes: float, wall: float, settled: float) -> list[dict]
             "",
             "n / 0 / 0",
         ),
-        ("subjects with two live values", len(end["two_live"]), "", "0"),
+        (
+            "earlier values of a subject superseded by a merge / subjects left with two live",
+            f"{sync['settled']} / {len(end['two_live'])}",
+            "",
+            "n / 0",
+        ),
         (
             "daemon status looks / untrue",
             f"{team.status_checks} / {len(team.status_untrue)}",
