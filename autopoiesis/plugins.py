@@ -1,6 +1,6 @@
 """One plugin mechanism for every extension point (pluggy, as simonw/llm does).
 
-Seven kinds of things are pluggable, each through one hook that receives a `register`
+Nine kinds of things are pluggable, each through one hook that receives a `register`
 callback:
 
 ==============================  =====================================================
@@ -13,6 +13,8 @@ register_llm_providers(...)     a name and a factory(llm_config) -> ChatProvider
 register_offline_handlers(...)  a stage and a handler(prompt, system) -> answer
 register_trigger_types(...)     a formats.topic_trigger.TriggerType (fields, parse, evaluation)
 register_jobs(register, repo)   a daemon JobSpec, made for REPO's config
+register_status_parts(register) a core.health.StatusPart of `autopoiesis status`
+register_checks(register)       a core.health.Check of `autopoiesis doctor`
 ==============================  =====================================================
 
 An outside package declares a module of hook implementations as an entry point of the
@@ -72,6 +74,20 @@ BUILTIN_PLUGINS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("register_offline_handlers", ("autopoiesis.topics.gate",)),
     ("register_trigger_types", ("autopoiesis.topics.triggers",)),
     ("register_jobs", ("autopoiesis.daemon.memory_jobs",)),
+    # what `status` says and `doctor` checks: each package its own, listed in this order
+    (
+        "register_status_parts",
+        ("autopoiesis.memory.health_parts", "autopoiesis.daemon.health"),
+    ),
+    (
+        "register_checks",
+        (
+            "autopoiesis.memory.health_checks",
+            "autopoiesis.memory.health_notes",
+            "autopoiesis.integrations.health",
+            "autopoiesis.daemon.health",
+        ),
+    ),
 )
 
 
@@ -105,6 +121,14 @@ class HookSpecs:
     @hookspec
     def register_jobs(self, register: Callable[[Any], None], repo: Any) -> None:
         """register(job_spec) for each daemon job of the memory repo REPO."""
+
+    @hookspec
+    def register_status_parts(self, register: Callable[[Any], None]) -> None:
+        """register(status_part) for each part of `autopoiesis status` (core.health)."""
+
+    @hookspec
+    def register_checks(self, register: Callable[[Any], None]) -> None:
+        """register(check) for each check of `autopoiesis doctor` (core.health)."""
 
 
 HOOKS = tuple(name for name, _ in BUILTIN_PLUGINS)
@@ -225,7 +249,13 @@ class PluginManager(pluggy.PluginManager):
         ]
         if builtin_only:
             impls = [i for i in impls if i.plugin_name in self._builtin_names]
-        return sorted(impls, key=lambda i: i.plugin_name not in self._builtin_names)
+        # the built-ins in the order BUILTIN_PLUGINS lists them for HOOK (a module serving
+        # two hooks is registered when the first of them is asked for)
+        listed = {name: n for n, name in enumerate(self._builtins.get(hook, ()))}
+        return sorted(
+            impls,
+            key=lambda i: (i.plugin_name not in self._builtin_names, listed.get(i.plugin_name, 0)),
+        )
 
     def _import_builtins(self, hook: str) -> None:
         if hook in self._ready:
@@ -333,6 +363,18 @@ def trigger_types(*, installed: bool = True) -> dict[str, Any]:
     return _by_own_name(
         plugin_manager().contributions("register_trigger_types", installed=installed)
     )
+
+
+def status_parts(*, installed: bool = True) -> dict[str, Any]:
+    """The parts of `status` by name, in order (core.health.StatusPart)."""
+    return _by_own_name(
+        plugin_manager().contributions("register_status_parts", installed=installed)
+    )
+
+
+def checks(*, installed: bool = True) -> dict[str, Any]:
+    """The checks of `doctor` by name, in order (core.health.Check)."""
+    return _by_own_name(plugin_manager().contributions("register_checks", installed=installed))
 
 
 def jobs(repo: Any) -> list[Any]:

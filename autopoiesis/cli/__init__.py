@@ -67,7 +67,8 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
         "init", "capture", "import", "commit", "tag", "recall", "blame", "learned", "show-at",
         "demo", "explore", "git-hooks", "hooks",
     ),
-    "search_cmd": ("search", "projects", "doctor", "index"),
+    "search_cmd": ("search", "projects", "index"),
+    "health_cmd": ("status", "doctor"),
     "context_cmd": ("compile", "watch", "flush", "topics", "gate"),
     "lifecycle_cmd": ("extract", "condense", "prune", "archive", "replay"),
     "llm_cmd": ("llm",),
@@ -78,7 +79,12 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "integrate_cmd": ("integrate",),
     "hook_cmd": ("hook",),
     "mcp_cmd": ("mcp",),
+    "serve_cmd": ("serve",),
     "eval_cmd": ("eval",),
+    "notes_cmd": ("links", "mv"),
+    "private_cmd": ("private",),
+    "team_cmd": ("team", "share"),
+    "subagent_cmd": ("subagent",),
 }  # fmt: skip
 
 

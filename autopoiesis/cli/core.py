@@ -10,6 +10,8 @@ from pathlib import Path
 import typer
 
 from autopoiesis.cli._common import echo_json, fail, get_memory, get_repo, parse_date_option, warn
+from autopoiesis.cli._progress import quiet_option
+from autopoiesis.core.text import counted
 
 
 def register(app: typer.Typer) -> None:
@@ -71,7 +73,7 @@ def init(
     updated = (
         f", {len(report.updated)} updated ({', '.join(report.updated)})" if report.updated else ""
     )
-    typer.echo(f"  {len(report.created)} files created{updated}")
+    typer.echo(f"  {counted(len(report.created), 'file')} created{updated}")
     for h in report.hooks:
         typer.echo(f"  hook {h}")
     for m in report.merge_driver:
@@ -132,8 +134,9 @@ def capture(
         )
         closed_note = f", {uncommitted} closed but not committed ({hint})"
     typer.echo(
-        f"captured {report.events - len(report.refused)} of {report.events} events; "
-        f"{committed} sessions committed{closed_note}, {len(report.left_open)} left open, "
+        f"captured {report.events - len(report.refused)} of {counted(report.events, 'event')}; "
+        f"{counted(committed, 'session')} committed{closed_note}, "
+        f"{len(report.left_open)} left open, "
         f"{len(report.refused)} refused",
         err=True,
     )
@@ -146,8 +149,14 @@ def capture(
 def import_(
     ctx: typer.Context,
     files: list[Path] = typer.Argument(
-        ...,
+        None,
         help="Session logs or folders of them (Claude Code, Cline, OpenCode storage, Aider, ...).",
+    ),
+    all_: bool = typer.Option(
+        False,
+        "--all",
+        help="Every harness's history on this machine (where each keeps its sessions, under "
+        "HOME; a second run files nothing new).",
     ),
     # The choices are the importers' registry; listing them here would import every
     # importer on each CLI start, so an unknown name is answered with the list instead.
@@ -158,20 +167,33 @@ def import_(
         help="auto (detected per file) or a format name (a wrong one lists them).",
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """File finished sessions as transcripts, each under its own date."""
     from autopoiesis.capture.importers import format_names
+    from autopoiesis.capture.importers.summary import summarize
+    from autopoiesis.cli._progress import progress_bar
 
     if format not in format_names():
         raise fail(f"unknown format {format!r}; use one of {', '.join(format_names())}.", 2)
-    report = get_memory(ctx).import_files(files, format)
+    if all_:
+        from autopoiesis.integrations.locations import history_files
+
+        files = [*(files or []), *history_files()]
+        if not files:
+            typer.echo("no harness history found on this machine (docs: harnesses.md)")
+            return
+    elif not files:
+        raise fail("name the session logs to import, or pass --all for every harness's.", 2)
+    memory = get_memory(ctx)
+    with progress_bar("importing", "files", quiet=quiet or json_out) as progress:
+        report = memory.import_files(files, format, progress=progress)
     if json_out:
-        echo_json(report.__dict__)
+        echo_json({**report.__dict__, "summary": summarize(report.warnings)})
     else:
-        for w in report.warnings:
-            warn(w)
-        if report.bad_lines:
-            warn(f"{report.bad_lines} malformed lines skipped; every good line was kept")
+        if not quiet:
+            for w in summarize(report.warnings):
+                warn(w)
         for p in report.imported:
             typer.echo(f"imported {p}")
         for p in report.skipped_duplicates:
@@ -200,12 +222,14 @@ def commit(
     memory = get_memory(ctx)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        conversations, result = memory.commit(message, session=session)
+        conversations, result = memory.commit(
+            message, session=memory.repo.typed(session) if session else None
+        )
     for notice in caught:
         warn(str(notice.message))
     if conversations and conversations.sha:
         typer.echo(f"[{conversations.sha[:10]}] {conversations.message.splitlines()[0]}")
-        typer.echo(f"  {len(conversations.files)} transcripts")
+        typer.echo(f"  {counted(len(conversations.files), 'transcript')}")
     if result.sha is None:
         if not (conversations and conversations.sha):
             typer.echo(
@@ -215,7 +239,7 @@ def commit(
             return
     else:
         typer.echo(f"[{result.sha[:10]}] {result.message.splitlines()[0]}")
-        typer.echo(f"  {len(result.files)} files")
+        typer.echo(f"  {counted(len(result.files), 'file')}")
     # git.auto_push: sync after committing (memory/sync.py says why capture does not)
     pushed, problem = memory.push_after_commit()
     if pushed is not None:
@@ -365,7 +389,8 @@ def blame(
     """Where did each line of PATH come from? (git blame)"""
     from autopoiesis.git.repo import MemoryGit
 
-    typer.echo(MemoryGit(get_repo(ctx)).blame(path), nl=False)
+    repo = get_repo(ctx)
+    typer.echo(MemoryGit(repo).blame(repo.typed(path)), nl=False)
 
 
 def learned(
@@ -394,7 +419,7 @@ def learned(
     if not commits:
         typer.echo(f"nothing learned since {since}")
         return
-    typer.echo(f"{len(commits)} commits changed knowledge/ since {since}:")
+    typer.echo(f"{counted(len(commits), 'commit')} changed knowledge/ since {since}:")
     for c in commits:
         typer.echo(f"  {c.date[:16].replace('T', ' ')}  {c.subject}")
     current = None
@@ -415,7 +440,9 @@ def show_at(
     """Show PATH as it was at a tag, commit or date (git show REF:PATH)."""
     from autopoiesis.git.repo import MemoryGit
 
-    sha, content = MemoryGit(get_repo(ctx)).show_at(ref, path)
+    repo = get_repo(ctx)
+    path = repo.typed(path)
+    sha, content = MemoryGit(repo).show_at(ref, path)
     typer.echo(f"# {path} at {ref} ({sha[:10]})", err=True)
     typer.echo(content, nl=False)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import typer
 
+from autopoiesis.cli._progress import quiet_option
+
 
 def register(app: typer.Typer) -> None:
     app.command("eval")(eval_cmd)
@@ -41,34 +43,33 @@ def eval_cmd(
         False, "--archive", help="Let the compiled context take from archive/ too."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Score memory on a question set: evidence and answer in the compiled context at
     2K/4K/8K beside BM25-packed turns (per kind and per project too), answer recall in
     knowledge/, knowledge size, stale facts still live."""
-    from autopoiesis.cli._common import echo_json, fail, get_repo, is_tty
+    from autopoiesis.cli._common import echo_json, fail, get_repo
+    from autopoiesis.cli._progress import progress_bar
     from autopoiesis.eval.evaluate import DEFAULT_BUDGETS, evaluate, format_report, load_questions
 
     if budgets and any(b < 1 for b in budgets):
         raise fail("--budget takes a positive number of tokens, e.g. --budget 8192.", 2)
     repo = get_repo(ctx)
     qs = load_questions(questions)
-    for warning in qs.warnings:
-        typer.echo(f"warning: {warning}", err=True)
-
-    def progress(done: int, total: int) -> None:
-        if is_tty():
-            typer.echo(f"\r  {done}/{total} questions", nl=done == total, err=True)
-
-    report = evaluate(
-        repo,
-        qs,
-        ref=ref,
-        budgets=tuple(budgets or DEFAULT_BUDGETS),
-        sample=sample,
-        limit=limit,
-        include_archive=archive,
-        progress=progress,
-    )
+    if not quiet:
+        for warning in qs.warnings:
+            typer.echo(f"warning: {warning}", err=True)
+    with progress_bar("scoring", "questions", quiet=quiet) as progress:
+        report = evaluate(
+            repo,
+            qs,
+            ref=ref,
+            budgets=tuple(budgets or DEFAULT_BUDGETS),
+            sample=sample,
+            limit=limit,
+            include_archive=archive,
+            progress=progress,
+        )
     if as_json:
         echo_json(report.as_dict())
         return

@@ -7,6 +7,7 @@ import sys
 import typer
 
 from autopoiesis.cli._common import echo_json, fail, get_memory, warn
+from autopoiesis.cli._progress import quiet_option
 
 TERMINAL = "/dev/tty"  # where the confirmation is asked: stdin may be the secret itself
 
@@ -45,6 +46,7 @@ def forget(
         False, "--yes", "-y", help="Do not ask for confirmation (needed when there is no terminal)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Rewrite history to forget a leaked secret or a whole transcript: the one exception to
     immutability.
@@ -65,14 +67,19 @@ def forget(
             )
         secret = sys.stdin.read().rstrip("\r\n")
     memory = get_memory(ctx)
+    if transcript is not None:
+        transcript = memory.repo.typed(transcript)
     plan = plan_forget(
         memory.repo, text=secret, transcript=transcript, ignore_case=ignore_case, force=force
     )
-    if not as_json:
+    if not as_json and not (quiet and yes):  # the confirmation needs it
         typer.echo(f"to forget: {plan.summary()}", err=True)
     if not yes and not as_json:
         _confirm("This rewrites every commit of the repository (commit ids change). Continue?")
-    report = run_forget(memory.repo, reason=reason, plan=plan)
+    from autopoiesis.cli._progress import progress_bar
+
+    with progress_bar("forgetting", "steps", quiet=quiet or as_json) as progress:
+        report = run_forget(memory.repo, reason=reason, plan=plan, progress=progress)
     advice = report.remote_advice()
     if as_json:
         echo_json(

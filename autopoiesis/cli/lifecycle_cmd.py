@@ -8,6 +8,7 @@ from __future__ import annotations
 import typer
 
 from autopoiesis.cli._common import echo_json, fail, get_memory, parse_date_option
+from autopoiesis.cli._progress import progress_bar, quiet_option
 
 
 def _names(value: str | None) -> list[str] | None:
@@ -46,6 +47,7 @@ def extract(
     ),
     list_: bool = typer.Option(False, "--list", help="List the extractors and exit."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Extract knowledge from transcripts (decisions, lessons, people, procedures, facts,
     journal)."""
@@ -62,13 +64,17 @@ def extract(
         raise fail(
             "name transcripts to extract, or pass --pending for everything not yet extracted.", 2
         )
-    report, sha, notice, _ = get_memory(ctx).extract(
-        transcripts or (),
-        pending=pending,
-        force=force,
-        extractors=_names(extractors),
-        commit=commit,
-    )
+    memory = get_memory(ctx)
+    transcripts = [memory.repo.typed(t) for t in transcripts or ()]
+    with progress_bar("extracting", "transcripts", quiet=quiet or as_json) as progress:
+        report, sha, notice, _ = memory.extract(
+            transcripts,
+            pending=pending,
+            force=force,
+            extractors=_names(extractors),
+            commit=commit,
+            progress=progress,
+        )
     if as_json:
         echo_json({**report.__dict__, "commit": sha})
         return
@@ -83,7 +89,7 @@ def extract(
         typer.echo(f"  wrote {p}")
     if sha:
         typer.echo(f"committed {sha[:10]}")
-    if notice:
+    if notice and not quiet:
         typer.echo(f"note: {notice}", err=True)
     if report.failed:
         raise typer.Exit(1)
@@ -153,6 +159,7 @@ def replay(
     sample: int | None = typer.Option(
         None, "--sample", metavar="N", help="With --questions: LoCoMo's conversation N."
     ),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Rebuild knowledge from every transcript on an extract/* branch, in its own worktree, and
     compare."""
@@ -178,18 +185,14 @@ def replay(
     if not branch:
         raise fail("give --branch extract/NAME to replay onto, or --compare A B.", 2)
 
-    def progress(done: int, total: int, path: str) -> None:
-        typer.echo(f"\r  replayed {done}/{total} transcripts", nl=False, err=True)
-        if done == total:
-            typer.echo("", err=True)
-
-    result = memory.replay(
-        branch,
-        extractors=_names(extractors),
-        model=model,
-        force=force,
-        base=base,
-        progress=progress,
-        echo=lambda m: typer.echo(m),
-    )
+    with progress_bar("replaying", "transcripts", quiet=quiet) as progress:
+        result = memory.replay(
+            branch,
+            extractors=_names(extractors),
+            model=model,
+            force=force,
+            base=base,
+            progress=progress,
+            echo=(lambda m: None) if quiet else (lambda m: typer.echo(m)),
+        )
     typer.echo(rp.format_result(result))

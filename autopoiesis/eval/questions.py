@@ -241,7 +241,13 @@ def load_questions(path: str | os.PathLike[str]) -> QuestionSet:
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise QuestionSetError(f"cannot read the question set {p}: {exc}") from None
+        if isinstance(exc, UnicodeDecodeError):
+            why = f"not UTF-8 text (byte {exc.start})"
+        elif isinstance(exc, FileNotFoundError):
+            why = "no such file"
+        else:
+            why = exc.strerror or str(exc)
+        raise QuestionSetError(f"cannot read the question set {p}: {why}.") from None
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.paths import FIND_A_MEMORY, MemoryRepo
 from autopoiesis.errors import NotAMemoryRepo
 
 
@@ -27,6 +27,6 @@ def locate_repo(
     if top is None:
         raise NotAMemoryRepo(
             "No memory repository here: this folder is not inside a git repository. "
-            "Pass -C DIR, set AUTOPOIESIS_REPO, or create one with `autopoiesis init DIR`."
+            + FIND_A_MEMORY
         )
-    return MemoryRepo.checked(top, f"the git repository at {top}", must_exist=must_exist)
+    return MemoryRepo.checked(top, "the git repository of this folder", must_exist=must_exist)

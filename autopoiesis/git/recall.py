@@ -20,6 +20,16 @@ class CommitInfo:
     files: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class LineChange:
+    """A commit that added or removed a text (`log -S`), with the lines holding the text
+    that it added and removed: (path, line) each."""
+
+    commit: CommitInfo
+    added: tuple[tuple[str, str], ...]
+    removed: tuple[tuple[str, str], ...]
+
+
 class RecallMixin(GitCore):
     """Recall: log -S, learned, history, blame, show_at."""
 
@@ -38,6 +48,49 @@ class RecallMixin(GitCore):
             check=False,
         ).stdout
         return _parse_log(out)
+
+    def changes(self, text: str, limit: int = 20, paths: tuple[str, ...] = ()) -> list[LineChange]:
+        """The commits that added or removed TEXT (git log -S, case as given), newest first,
+        each with the lines holding TEXT it added and removed; PATHS limit the files."""
+        out = self.run(
+            "log",
+            "-S",
+            text,
+            f"-n{limit}",
+            "--date=iso-strict",
+            "--format=\x1e%H\x1f%ad\x1f%s",
+            "-p",
+            "--no-color",
+            "--no-ext-diff",
+            "-U0",
+            "--",
+            *paths,
+            check=False,
+        ).stdout
+        found = []
+        for record in out.split("\x1e"):
+            if not record.strip():
+                continue
+            head, _, diff = record.partition("\n")
+            sha, when, subject = head.split("\x1f", 2)
+            added: list[tuple[str, str]] = []
+            removed: list[tuple[str, str]] = []
+            files: list[str] = []
+            path = ""
+            for line in diff.split("\n"):
+                if line.startswith("+++ "):
+                    path = line[6:] if line.startswith("+++ b/") else path
+                    if path and path not in files:
+                        files.append(path)
+                elif line.startswith("--- a/"):
+                    path = line[6:]
+                elif line.startswith("+") and text in line and not line.startswith("+++"):
+                    added.append((path, line[1:]))
+                elif line.startswith("-") and text in line and not line.startswith("---"):
+                    removed.append((path, line[1:]))
+            info = CommitInfo(sha, when, subject, tuple(files))
+            found.append(LineChange(info, tuple(added), tuple(removed)))
+        return found
 
     def learned(self, since: str = "yesterday") -> list[CommitInfo]:
         out = self.run(

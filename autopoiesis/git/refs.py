@@ -36,10 +36,9 @@ class RefsMixin(GitCore):
             raise GitError("The memory repo has no commits yet; nothing to tag.")
         if self.tag_exists(name):
             return False, f"tag {name} already exists (tags are never moved)"
-        if message:
-            self.gitpython.create_tag(name, ref=target, message=message)
-        else:
-            self.gitpython.create_tag(name, ref=target)
+        # through the one runner: its environment gives git an identity when the machine has
+        # none configured (an annotated tag needs a tagger, as a commit needs a committer)
+        self.run("tag", *(["-m", message] if message else []), "--", name, target)
         return True, f"tagged {name}"
 
     def commits_between(self, since: datetime, until: datetime) -> list[str]:

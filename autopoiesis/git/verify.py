@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from autopoiesis.core.paths import MemoryRepo, atomic_write
+from autopoiesis.core.text import counted
 from autopoiesis.git.history import (
     Finding,
     branch_name,
@@ -91,12 +92,16 @@ class VerifyResult:
 
     def summary(self) -> str:
         if self.ok:
-            return f"ok: {self.transcripts} transcripts, {self.commits} commits checked"
+            return (
+                f"ok: {counted(self.transcripts, 'transcript')}, "
+                f"{counted(self.commits, 'commit')} checked"
+            )
         n = len(self.findings)
         where = self.ref.removeprefix("refs/heads/")
         return (
             f"FAILED: {n} problem{'s' if n != 1 else ''} in the history of {where} "
-            f"({self.transcripts} transcripts, {self.commits} commits checked)"
+            f"({counted(self.transcripts, 'transcript')}, {counted(self.commits, 'commit')} "
+            "checked)"
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from typing import Any
 from autopoiesis.core.clock import utc_now
 from autopoiesis.core.events import EventLog
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo
+from autopoiesis.core.text import counted
 from autopoiesis.errors import (
     AutopoiesisError,
     ChangeRejectedError,
@@ -97,10 +98,11 @@ class ExtractionReport:
 
     def summary(self) -> str:
         parts = [
-            f"{len(self.processed)} extraction(s) over {len(self.transcripts)} transcript(s)",
-            f"{self.added} entries added",
+            f"{counted(len(self.processed), 'extraction')} over "
+            f"{counted(len(self.transcripts), 'transcript')}",
+            f"{counted(self.added, 'entry', 'entries')} added",
             f"{self.superseded} superseded",
-            f"{self.duplicates} duplicates skipped",
+            f"{counted(self.duplicates, 'duplicate')} skipped",
         ]
         if self.already_done:
             parts.append(f"{self.already_done} already done")
@@ -193,8 +195,11 @@ class KnowledgeExtractor(LLMStage):
         use_llm: bool | None = None,
         now: Callable[[], datetime] = utc_now,
         log_repo: MemoryRepo | None = None,
+        progress: Progress | None = None,
     ):
         self.repo = repo
+        # (transcripts done, of how many, the last one) after each wave of a run
+        self.progress = progress
         self.registry = registry or default_registry()
         self.model = model
         self._init_llm(llm)
@@ -402,6 +407,8 @@ class KnowledgeExtractor(LLMStage):
                     wave, self._extract_all(wave), acc, done, now, fallback_now=fallback_now
                 )
                 wave = []
+                if self.progress is not None:
+                    self.progress(i + 1, len(ordered), src.path)
 
     def _with_context(self, src: SourceTranscript) -> SourceTranscript:
         """SRC with what the repo already knows about it: the people it has files for,

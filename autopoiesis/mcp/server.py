@@ -17,7 +17,7 @@ from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from autopoiesis import __version__
 from autopoiesis.errors import AutopoiesisError
@@ -47,10 +47,43 @@ def _tool_errors(fn: F) -> F:
     return call  # type: ignore[return-value]
 
 
+class _Server(MCPServer):
+    """The SDK's server, with arguments that fail the tools' schema told in one line a
+    field ("limit: should be greater than or equal to 1, not 0"), not pydantic's report
+    with its links."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(_arguments_error(name, cause)) from None
+            raise
+
+
+def _arguments_error(tool: str, error: ValidationError) -> str:
+    """A pydantic ValidationError of TOOL's arguments as one readable line."""
+    parts = []
+    for e in error.errors(include_url=False):
+        field = ".".join(str(x) for x in e.get("loc", ())) or "arguments"
+        message = str(e.get("msg", "is not valid"))
+        message = message.replace("Input should be", "should be").replace("Field required", "")
+        if e.get("type") == "missing":
+            parts.append(f"{field} is required")
+        elif "input" in e and not isinstance(e["input"], (dict, list)):
+            shown = repr(e["input"])
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            parts.append(f"{field} {message}, not {shown}")
+        else:
+            parts.append(f"{field} {message}")
+    return f"{tool}: " + "; ".join(parts) + "."
+
+
 def build_server(memory: Memory, tools: MemoryTools | None = None) -> MCPServer:
     """An MCPServer with the tools of MEMORY."""
     t = tools or MemoryTools(memory)
-    server = MCPServer(
+    server = _Server(
         "autopoiesis", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
 
@@ -189,6 +222,16 @@ def _add_writing_tools(server: MCPServer, t: MemoryTools) -> None:
 
 def _add_history_tools(server: MCPServer, t: MemoryTools) -> None:
     """The tools that ask git: when a text came or went, the history of a file."""
+
+    @server.tool(
+        description="The [[wikilinks]] a note makes (each with the note it finds, or none: "
+        "broken) and the notes that link to it (backlinks)."
+    )
+    @_tool_errors
+    def links(
+        path: Annotated[str, Field(description="Repo-relative path of the note.")],
+    ) -> dict[str, Any]:
+        return t.links(path)
 
     @server.tool(
         description="The commits that added or removed a text (git log -S), newest first, with "

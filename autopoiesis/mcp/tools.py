@@ -109,9 +109,16 @@ class MemoryTools:
             outcome = self.memory.search_outcome(
                 query, limit, category, index=self._index, project=chosen
             )
+        shown = [r for r in outcome.results if self.repo.may_reach_model(r.path)]
+        notices = list(outcome.notices)
+        if len(shown) < len(outcome.results):
+            notices.append(
+                f"{len(outcome.results) - len(shown)} private result(s) withheld: private notes "
+                "reach a model only where private.model_paths names them"
+            )
         return {
             "source": outcome.source,
-            "notices": list(outcome.notices),
+            "notices": notices,
             "results": [
                 {
                     "path": r.path,
@@ -125,12 +132,17 @@ class MemoryTools:
                     "project": r.project,
                     "snippet": r.snippet,
                 }
-                for r in outcome.results
+                for r in shown
             ],
         }
 
     def read(self, path: str, start_line: int = 1, end_line: int | None = None) -> str:
         rel = self._readable(path)
+        if not self.repo.may_reach_model(rel):
+            raise UnsafePathError(
+                f"{rel} is private (git-crypt) and reaches a model only where "
+                "private.model_paths in memory-config.yaml names it."
+            )
         full = self.repo.root / rel
         if not full.is_file():
             raise InvalidArgumentError(
@@ -184,6 +196,17 @@ class MemoryTools:
                 project=chosen,
             )
         return result.prompt
+
+    def links(self, path: str) -> dict[str, Any]:
+        """The [[links]] of a note and the notes linking to it (private ones withheld)."""
+        rel = self._readable(path)
+        with self._lock:
+            outgoing, incoming = self.memory.links(rel)
+        ok = self.repo.may_reach_model
+        return {
+            "outgoing": [x.to_dict() for x in outgoing if x.resolved is None or ok(x.resolved)],
+            "incoming": [x.to_dict() for x in incoming if ok(x.source)],
+        }
 
     def recall(self, text: str, limit: int = 20) -> dict[str, Any]:
         from autopoiesis.git.repo import MemoryGit
@@ -296,17 +319,31 @@ class MemoryTools:
         return report, sha
 
     def _section(self, path: str, section: str | None) -> str:
+        """SECTION as the file (or, for a new file, its template) spells it; the file's
+        first section when None; an error naming the sections when it has none so named
+        (a misspelt section would start a new one, and the fact would be filed apart)."""
         from autopoiesis.knowledge.changes import template_for
         from autopoiesis.knowledge.writer import KnowledgeWriter
 
-        if section is not None:
-            return _text(section, "section", limit=120)
         try:
             doc = KnowledgeWriter(self.repo).read(path)
         except (OSError, UnicodeDecodeError):
             doc = None
-        titles = [s.title for s in (doc or template_for(path)).sections if s.level == 2]
-        return titles[0] if titles else "Notes"
+        sections = (doc or template_for(path)).sections
+        titles = [s.title for s in sections if s.level == 2]
+        if section is None:
+            return titles[0] if titles else "Notes"
+        wanted = _text(section, "section", limit=120)
+        every = [s.title for s in sections if s.title]
+        for title in every:
+            if title.strip().lower() == wanted.strip().lower():
+                return title
+        if not every:  # a file of no section at all takes the one named
+            return wanted
+        raise InvalidArgumentError(
+            f"{path} has no section {wanted!r}; its sections are {', '.join(every)}. Leave "
+            "section out for the first, or `read` the file."
+        )
 
     def _knowledge_path(self, path: str) -> str:
         path = _text(path, "path", limit=4096)
@@ -336,6 +373,7 @@ class MemoryTools:
                 f"tags {bad!r}: a tag is one word of letters, digits, '_', '.' or '-'."
             )
         prov = self._provenance(source)
+        content, redacted = self._redacted(content)
         with self._lock:
             change = KnowledgeChange(
                 rel, "append", self._section(rel, section), content, prov, tags=tuple(tags or ())
@@ -346,6 +384,7 @@ class MemoryTools:
                 "status": "duplicate",
                 "path": rel,
                 "note": "the file already holds this fact; nothing was written",
+                **redacted,
             }
         return {
             "status": "added",
@@ -353,6 +392,24 @@ class MemoryTools:
             "section": change.section,
             "entry_id": report.added[0][1],
             "commit": sha,
+            **redacted,
+        }
+
+    def _redacted(self, content: str) -> tuple[str, dict[str, Any]]:
+        """CONTENT with its secrets redacted, and what to tell the client about them."""
+        from autopoiesis.core.text import counted
+
+        redactor = self.repo.redactor()
+        redactor.counts.clear()
+        clean = redactor.redact(content)
+        kinds = dict(sorted(redactor.counts.items()))
+        if not kinds:
+            return clean, {}
+        what = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+        return clean, {
+            "redacted": kinds,
+            "note": f"redacted {counted(sum(kinds.values()), 'secret')} ({what}) before "
+            "writing; the entry holds a [REDACTED:...] marker in its place",
         }
 
     def supersede(

@@ -36,16 +36,23 @@ if TYPE_CHECKING:
     from autopoiesis.git.repo import CommitResult
     from autopoiesis.git.verify import VerifyResult
     from autopoiesis.index import SearchIndex, SearchResult
+    from autopoiesis.index.links import Link
     from autopoiesis.index.searchindex import SearchOutcome
     from autopoiesis.knowledge.condense import MemoryCondenser
     from autopoiesis.knowledge.extract import ExtractionReport
     from autopoiesis.knowledge.maintenance import MaintenanceResult
     from autopoiesis.knowledge.prune import MemoryPruner
+    from autopoiesis.knowledge.rename import Move
     from autopoiesis.knowledge.replay import Comparison, ReplayResult
     from autopoiesis.llm import LLMClient
     from autopoiesis.memory.forget import ForgetReport
+    from autopoiesis.memory.health import Diagnosis, Status
+    from autopoiesis.memory.identity import IdentityUpdate
+    from autopoiesis.memory.private import PrivateKnowledge
     from autopoiesis.memory.projects import ProjectCount
+    from autopoiesis.memory.subagents import Subagents
     from autopoiesis.memory.sync_report import SyncReport
+    from autopoiesis.memory.teams import TeamMemory
     from autopoiesis.topics.pipeline import TopicActivation, WatcherPipeline
 
 PERIODS = ("daily", "weekly", "monthly")
@@ -95,6 +102,27 @@ class Memory:
         return self.repo.root
 
     @property
+    def private(self) -> PrivateKnowledge:
+        """Private knowledge, encrypted in git by git-crypt (memory.private)."""
+        from autopoiesis.memory.private import PrivateKnowledge
+
+        return PrivateKnowledge(self.repo)
+
+    @property
+    def teams(self) -> TeamMemory:
+        """The teams' shared memories mounted at shared/<team>/ (memory.teams)."""
+        from autopoiesis.memory.teams import TeamMemory
+
+        return TeamMemory(self.repo)
+
+    @property
+    def subagents(self) -> Subagents:
+        """Sub-agents' sparse checkouts of this memory, merged back for review."""
+        from autopoiesis.memory.subagents import Subagents
+
+        return Subagents(self.repo)
+
+    @property
     def config(self) -> Config:
         """memory-config.yaml, read on first use and kept (the repo caches it)."""
         return self.repo.config
@@ -141,12 +169,18 @@ class Memory:
         return recover_abandoned(self.repo, commit=self.config.git.auto_commit)
 
     def import_files(
-        self, paths: Iterable[str | os.PathLike[str]], fmt: str = "auto", *, commit: bool = True
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        fmt: str = "auto",
+        *,
+        commit: bool = True,
+        progress: Callable[[int, int], None] | None = None,
     ) -> ImportReport:
-        """File finished session logs as transcripts (capture.importers.import_files)."""
+        """File finished session logs as transcripts (capture.importers.import_files);
+        PROGRESS(done, total) after each file read."""
         from autopoiesis.capture.importers import import_files
 
-        return import_files(self.repo, paths, fmt, commit=commit)
+        return import_files(self.repo, paths, fmt, commit=commit, progress=progress)
 
     # ── search ──
     def open_index(self, *, many_searches: bool = False) -> SearchIndex | None:
@@ -212,6 +246,32 @@ class Memory:
             project=project,
         )
 
+    # ── linked notes ──
+    def links(self, path: str) -> tuple[list[Link], list[Link]]:
+        """(the [[links]] written in PATH, the links of other notes to it), from the index
+        (built when missing)."""
+        with self._index_for_links() as index:
+            return index.links(self.repo.rel(self.repo.resolve_inside(path)))
+
+    def broken_links(self) -> list[Link]:
+        """Every [[link]] that finds no note (doctor reports them)."""
+        with self._index_for_links() as index:
+            return index.broken_links()
+
+    def _index_for_links(self) -> SearchIndex:
+        from autopoiesis.index import SearchIndex
+
+        index = SearchIndex(self.repo)
+        if not self.repo.index_path.exists() or index.needs_rebuild():
+            index.rebuild_full()
+        return index
+
+    def move(self, old: str, new: str, *, commit: bool = True) -> Move:
+        """Move a note and rewrite every [[link]] to it, in one commit (knowledge.rename)."""
+        from autopoiesis.knowledge.rename import move_note
+
+        return move_note(self.repo, old, new, commit=commit)
+
     def projects(self) -> list[ProjectCount]:
         """The projects the memory knows, each with its transcripts and knowledge files."""
         from autopoiesis.memory.projects import project_counts
@@ -241,15 +301,21 @@ class Memory:
 
     def project_here(self, folder: str | os.PathLike[str] | None) -> str | None:
         """The project of FOLDER (the current folder of a command, a hook's `cwd`): the git
-        repository it is in, unless that is this memory repo itself; None: global (also
-        for no folder or a relative one)."""
-        from autopoiesis.core.project import project_of
+        repository it is in (a worktree of a code repository: that repository's), unless
+        that is this memory repo itself or a worktree of it, where it is the project the
+        worktree declares (a sub-agent's checkout) or None: global (also for no folder or a
+        relative one)."""
+        from autopoiesis.core.project import common_git_dir, project_of
 
         if folder is None or not os.path.isabs(folder):
             return None
         found = project_of(folder)
-        if found is None or Path(found.root).resolve() == self.root.resolve():
+        if found is None:
             return None
+        mine = common_git_dir(self.root / ".git")
+        same = mine is not None and Path(found.git_dir or "/").resolve() == mine.resolve()
+        if same or Path(found.root).resolve() == self.root.resolve():
+            return found.name if found.declared else None
         return found.name
 
     # ── the compiled context ──
@@ -297,18 +363,23 @@ class Memory:
         force: bool = False,
         commit: bool = True,
         llm: LLMClient | None = None,
+        progress: Callable[[int, int, str], None] | None = None,
     ) -> Extraction:
         """Run the extractors on TRANSCRIPTS, or (PENDING) on every transcript not yet
-        extracted plus the retries that are due, and commit what they wrote."""
+        extracted plus the retries that are due, and commit what they wrote.
+        PROGRESS(done, total, transcript) as transcripts are done."""
         from autopoiesis.knowledge.extract import KnowledgeExtractor
 
-        with KnowledgeExtractor(self.repo, llm=llm) as ex:
+        with KnowledgeExtractor(self.repo, llm=llm, progress=progress if pending else None) as ex:
             if pending:
                 report = ex.extract_pending(extractors)
             else:
-                report = _merged(
-                    [ex.extract_from_session(t, extractors, force=force) for t in transcripts]
-                )
+                reports = []
+                for t in transcripts:
+                    reports.append(ex.extract_from_session(t, extractors, force=force))
+                    if progress is not None:
+                        progress(len(reports), len(transcripts), str(t))
+                report = _merged(reports)
             sha = ex.commit(report, summarize=self.summarizer(llm)) if commit else None
             notice = getattr(ex._llm, "notice", None)
             retries = [r.next_retry_at for r in ex.state.rows("pending") if r.next_retry_at]
@@ -400,13 +471,6 @@ class Memory:
 
         return sync_once(self.repo, **options)
 
-    def sync_stopped(self) -> str | None:
-        """What stops this clone's syncs, since when and what to run; None while they work
-        (memory.sync_report's health record)."""
-        from autopoiesis.memory.sync_report import health_problem, sync_health
-
-        return health_problem(sync_health(self.repo))
-
     def forget(
         self, *, text: str | None = None, transcript: str | None = None, reason: str
     ) -> ForgetReport:
@@ -432,7 +496,48 @@ class Memory:
                 from autopoiesis.errors import GitError
 
                 raise GitError(f"There is no branch {branch!r}; `git branch` lists them.")
-        return verify(self.repo, ref=ref, full=full, accept=accept)
+        result = verify(self.repo, ref=ref, full=full, accept=accept)
+        result.findings += self.teams.findings()  # the teams' memories hold notes only
+        return result
+
+    # ── identity ──
+    def identity_is_template(self) -> bool:
+        """Whether knowledge/identity/USER.md is still the template of a new memory."""
+        from autopoiesis.memory.identity import is_template
+
+        return is_template(self.repo)
+
+    def fill_identity(self, values: dict[str, str | None]) -> IdentityUpdate:
+        """Write who the user is into USER.md (name, role, timezone, preferences; a blank
+        value leaves its line) and commit it (memory/identity.py)."""
+        from autopoiesis.memory.identity import fill_user
+
+        return fill_user(self.repo, values)
+
+    # ── health ──
+    def status(self, only: Sequence[str] | None = None) -> Status:
+        """What the memory holds: sessions per harness, project and day, knowledge per
+        kind, extraction and pending work, the index, the daemon, the remote (every
+        registered status part, core.health; ONLY: just these). `.to_dict()` for JSON,
+        `.lines()` for a person."""
+        from autopoiesis.memory.health import status
+
+        return status(self, only)
+
+    def doctor(self, only: Sequence[str] | None = None) -> Diagnosis:
+        """Every registered check (core.health): the search machinery, the index, the
+        history, the git hooks, the harness integrations, the daemon, the remote (ONLY:
+        just these). `.ok` is False when one found a problem."""
+        from autopoiesis.memory.health import diagnose
+
+        return diagnose(self, only)
+
+    def index_status(self, *, integrity: bool = False) -> dict[str, Any]:
+        """memory.db against the files (rows, chunks, commit, freshness; with INTEGRITY,
+        SQLite's quick_check)."""
+        from autopoiesis.memory.health_parts import index_facts
+
+        return index_facts(self.repo, integrity=integrity)
 
 
 def _merged(reports: list[ExtractionReport]) -> ExtractionReport:

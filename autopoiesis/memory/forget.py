@@ -38,7 +38,7 @@ import posixpath
 import re
 import secrets as _secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +51,9 @@ from autopoiesis.git import rewrite
 from autopoiesis.git.repo import MemoryGit
 from autopoiesis.git.verify import accept_current
 
+# the steps forget reports to its progress callback: the rewrite, the check that nothing is
+# left, the caches cleared, memory.db rebuilt, the record committed
+FORGET_STEPS = 5
 MIN_LENGTH = 6  # shorter strings are words, not secrets; forgetting them would rewrite prose
 # State under .autopoiesis/ that is not a cache of text: locks (held right now), worktrees,
 # the record of earlier rewrites not pushed yet (`autopoiesis sync --force-after-forget`),
@@ -211,9 +214,12 @@ def forget(
     ignore_case: bool = False,
     force: bool = False,
     plan: ForgetPlan | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ForgetReport:
     """Remove TEXT (a string) or TRANSCRIPT (a path under raw/) from all history; see the
-    module doc. PLAN: what `plan_forget` found (made here when not given)."""
+    module doc. PLAN: what `plan_forget` found (made here when not given). PROGRESS(done,
+    total) after each of its FORGET_STEPS."""
+    step = progress or (lambda done, total: None)
     if not reason.strip():
         raise GitError(
             "say why (--reason): the maintenance commit records why history was rewritten."
@@ -240,15 +246,19 @@ def forget(
             drop_lines_with=drop,
         )
         refs = rewritten.refs
+    step(1, FORGET_STEPS)
     # before anything claims success: nothing is recorded (and `sync --force-after-forget`
     # pushes nothing) while the string or the transcript is still there
     _check_forgotten(root, plan, drop)
+    step(2, FORGET_STEPS)
 
     cleared = _clear_state(
         repo,
         None if plan.text is None else rewrite.pattern_for(plan.text, ignore_case=plan.ignore_case),
     )
+    step(3, FORGET_STEPS)
     index_rebuilt = _rebuild_index(repo)
+    step(4, FORGET_STEPS)
     # verify's record still describes the old history: the rewritten branches are the new truth
     for branch in rewrite.branches(root):
         accept_current(repo, branch)
@@ -257,6 +267,7 @@ def forget(
         repo, gitops, plan.text, plan.what, reason, len(refs), len(cleared), index_rebuilt
     )
     sha = gitops.head() or ""
+    step(5, FORGET_STEPS)
     rewrite.record_rewrite(
         repo,
         commit=sha,

@@ -427,3 +427,62 @@ def test_the_shared_parsed_files_stay_within_their_byte_budget(
     sizes = [key[2] for key, _ in compile_mod._SOURCES.values()]
     assert sizes and sum(sizes) == compile_mod._SOURCE_BYTES[0] <= 16000
     assert all(size <= 2000 for size in sizes)
+
+
+def test_a_long_context_unit_waits_behind_a_weaker_hit() -> None:
+    """A hit's neighbour that is a long unit (a coding agent's tool output beside the
+    user's one-line instruction) comes after the next hits: it costs what several would."""
+    from autopoiesis.compiler.packing import (
+        CONTEXT_DECAY,
+        CONTEXT_UNIT_CHARS,
+        Hit,
+        Source,
+        Unit,
+        pack,
+    )
+
+    short_a = Unit(1, 1, "10:00 user: use bun, not node, for the build scripts")
+    long_b = Unit(2, 40, "10:01 agent: " + "node scripts/build.js step finished. " * 90)
+    other = Unit(1, 1, "11:00 user: the release bundle is built with bun now")
+    sources = {
+        "raw/a.md": Source("raw/a.md", (short_a, long_b), None, True),
+        "raw/b.md": Source("raw/b.md", (other,), None, True),
+    }
+    hits = [Hit("raw/a.md", 1, 1, 1.0), Hit("raw/b.md", 1, 1, 0.8)]
+    assert 0.8 < CONTEXT_DECAY and len(long_b.text) > 4 * CONTEXT_UNIT_CHARS
+
+    def cost(label: str, parts) -> int:
+        return count_tokens(label + "\n" + "\n".join(parts))
+
+    need_long = cost("knowledge:raw/a.md:1-40", [short_a.text, long_b.text])
+    packed = pack(hits, sources.get, need_long + 5, cost)
+    assert [f.path for f in packed.files] == ["raw/a.md", "raw/b.md"]  # the weaker hit is in
+    assert packed.files[0].chosen == {0}  # and the long unit, which no longer fits, is not
+
+
+def test_a_hit_whose_turns_do_not_fit_comes_in_as_its_own_turn() -> None:
+    """A chunk is a turn with the turns around it; when all of them do not fit what is
+    left, the turn the chunk is about comes in alone, whole."""
+    from datetime import date
+
+    from autopoiesis.compiler.packing import Hit, Source, Unit, pack
+
+    day = date(2026, 3, 2)
+    units = (
+        Unit(1, 1, "10:00 user: " + "what about the cache? " * 20, day, "10:00"),
+        Unit(2, 2, "10:01 agent: the cache is off since change 104", day, "10:01"),
+        Unit(3, 3, "10:02 user: " + "turn it back on then, and watch it " * 20, day, "10:02"),
+    )
+    src = Source("raw/s.md", units, None, True)
+    when = datetime(2026, 3, 2, 10, 1, tzinfo=UTC).timestamp()
+    hit = Hit("raw/s.md", 1, 3, 1.0, when=when)
+
+    def cost(label: str, parts) -> int:
+        return count_tokens(label + "\n" + "\n".join(parts))
+
+    own = cost("knowledge:raw/s.md:2-2", src.parts({1}))
+    packed = pack([hit], {"raw/s.md": src}.get, own + 10, cost)
+    assert [f.chosen for f in packed.files] == [{1}] and packed.tokens <= own + 10
+    # with room for the whole chunk, the whole chunk
+    packed = pack([hit], {"raw/s.md": src}.get, 10_000, cost)
+    assert packed.files[0].chosen == {0, 1, 2}

@@ -337,7 +337,7 @@ def test_clean_history_is_ok_and_incremental(mem, cli: Cli) -> None:
     assert proc.returncode == 0
     assert proc.stdout.strip() == "ok: 3 transcripts, 0 commits checked"
     capture(repo, "ses_more", 25, "one more")
-    assert cli("verify", repo=repo).stdout.strip() == "ok: 4 transcripts, 1 commits checked"
+    assert cli("verify", repo=repo).stdout.strip() == "ok: 4 transcripts, 1 commit checked"
     full = cli("verify", "--full", "--json", repo=repo)
     data = json.loads(full.stdout)
     assert (

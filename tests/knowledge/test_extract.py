@@ -385,7 +385,7 @@ def test_cli_extract(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     assert "committed" in r.output
     r = runner.invoke(app, ["-C", str(memory_repo.root), "extract", "--pending"])
     assert r.exit_code == 0
-    assert "12 extraction(s)" in r.output
+    assert "12 extractions over" in r.output
     assert "2 already done" in r.output
     r = runner.invoke(
         app, ["-C", str(memory_repo.root), "extract", "--pending", "--extractors", "nope"]

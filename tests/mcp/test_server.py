@@ -30,6 +30,7 @@ TOOLS = {
     "remember",
     "supersede",
     "recall",
+    "links",
     "history",
     "topics",
     "get_schema",
@@ -256,7 +257,7 @@ def test_bad_arguments_are_errors_and_nothing_leaves_knowledge(
             ("search", {"query": "   "}, "query is empty"),
             ("search", {"query": "x", "limit": 0}, "greater than or equal to 1"),
             ("search", {"query": "x", "category": "secrets"}, "is not one of"),
-            ("search", {}, "Field required"),
+            ("search", {}, "search: query is required."),
             (
                 "remember",
                 {"path": "raw/conversations/2026/01/01/0000-x-y.md", "content": "x"},
@@ -336,6 +337,20 @@ def test_bad_arguments_are_errors_and_nothing_leaves_knowledge(
             assert err, (name, args, text)
             assert why in text, (name, args, text)
             assert "Traceback" not in text
+        # arguments that fail the schema: one readable line, no pydantic report or link
+        for args, said in (
+            ({"query": 42, "limit": 0}, "search: query should be a valid string, not 42; limit "
+             "should be greater than or equal to 1, not 0."),
+            ({}, "search: query is required."),
+        ):  # fmt: skip
+            err, text = await call("search", args)
+            assert err and text == said, text
+        # remember: a section the file does not have is refused, naming those it has
+        err, text = await call(
+            "remember",
+            {"path": "knowledge/reference/billing.md", "content": "x", "section": "Factz"},
+        )
+        assert err and "has no section 'Factz'; its sections are Billing, Facts" in text
         # the server is still up and answering
         err, text = await call("read", {"path": "knowledge/memory/MEMORY.md"})
         assert not err and "Core Memory" in text
@@ -347,6 +362,28 @@ def test_bad_arguments_are_errors_and_nothing_leaves_knowledge(
     assert (
         git(repo, "status", "--porcelain").stdout == "?? knowledge/reference/escape.md\n"
     )  # the test's own symlink
+
+
+def test_remember_says_what_it_redacted(repo: MemoryRepo, tmp_path: Path) -> None:
+    key = "AKIA" + "Q3EGRTWZ5KD7YJ2M"
+
+    async def scenario(session: ClientSession, call: Call) -> None:
+        err, text = await call(
+            "remember",
+            {"path": "knowledge/reference/billing.md", "content": f"the deploy key is {key}",
+             "section": "facts"},
+        )  # fmt: skip
+        assert not err, text
+        answer = json.loads(text)
+        assert answer["section"] == "Facts" and answer["redacted"], answer
+        assert answer["note"].startswith("redacted 1 secret (")
+        err, text = await call(
+            "remember", {"path": "knowledge/reference/billing.md", "content": "plain fact here"}
+        )
+        assert "redacted" not in json.loads(text)
+
+    with_server(repo, tmp_path, scenario)
+    assert key not in (repo.root / "knowledge/reference/billing.md").read_text()
 
 
 def test_the_server_writes_nothing_but_the_protocol_on_stdout(

@@ -160,8 +160,9 @@ def test_a_sync_stopped_by_a_conflict_is_shown_never_taken_for_idle(
     assert shown["sync"]["failing"]["kind"] == "conflict"
     assert shown["sync"]["failing"]["paths"] == [user]
     assert shown["jobs"]["sync"]["last_result"] == "failed"
-    doctor = cli("doctor", repo=b)
+    doctor = cli("doctor", "--check", "sync", repo=b)
     assert doctor.returncode == 1 and "sync stopped since" in doctor.stdout
+    assert "sync       STOPPED" in cli("status", repo=b).stdout
     with pytest.raises(SyncError):  # still stopped (as the job's retry finds): counted
         sync_once(b, abort_on_conflict=True)
     attempts = json.loads(cli("daemon", "status", "--json", repo=b).stdout)["sync"]["failing"]
@@ -175,6 +176,8 @@ def test_a_sync_stopped_by_a_conflict_is_shown_never_taken_for_idle(
     assert cli("sync", repo=b).returncode == 0
     status = cli("daemon", "status", repo=b)
     assert status.returncode == 0 and "sync       working" in status.stdout, status.stdout
+    assert cli("doctor", "--check", "sync", repo=b).returncode == 0
+    assert "STOPPED" not in cli("status", repo=b).stdout
 
 
 def test_the_index_is_brought_up_to_date_after_a_sync_without_waiting_for_a_search(

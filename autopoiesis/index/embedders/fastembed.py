@@ -25,7 +25,8 @@ class FastEmbedEmbedder:
             from fastembed import TextEmbedding
         except ImportError as exc:
             raise EmbedderError(
-                "search.embedder is fastembed but the package is missing: pip install fastembed"
+                "search.embedder is fastembed but the package is not installed: pip install "
+                "'autopoiesis[neural]'"
             ) from exc
         try:
             self._model = TextEmbedding(model_name=model, local_files_only=True)

@@ -60,8 +60,9 @@ class OpenAIEmbedder:
                 import openai  # lazily: ~1 s of import the search CLI only pays when configured
             except ImportError as exc:
                 raise EmbedderError(
-                    "search.embedder is openai but the openai package is missing: pip install "
-                    "openai"
+                    "search.embedder is openai but the openai package (a dependency of "
+                    "autopoiesis) is missing from this environment: reinstall autopoiesis (or "
+                    "`pip install openai`), or set search.embedder: offline"
                 ) from exc
             self._client = openai.OpenAI(
                 base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=0

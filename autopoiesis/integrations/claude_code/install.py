@@ -21,7 +21,14 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import HookInstallError
 from autopoiesis.integrations.install import IntegrationReport, hook_command, write_settings
 
-CLAUDE_EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
+CLAUDE_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreCompact",
+    "Stop",
+    "SubagentStop",
+    "SessionEnd",
+)
 # Seconds Claude Code gives each hook. The context hooks stop themselves earlier
 # (integrations.DEADLINES) and answer "no context"; SessionEnd's timeout also raises Claude
 # Code's 1.5 s budget for the hooks it runs at exit.
@@ -30,6 +37,7 @@ CLAUDE_TIMEOUTS = {
     "UserPromptSubmit": 15,
     "PreCompact": 15,
     "Stop": 15,
+    "SubagentStop": 15,
     "SessionEnd": 15,
 }
 # An autopoiesis hook command, however it was spelled (`autopoiesis ...`, `python -m autopoiesis
@@ -38,18 +46,50 @@ _OURS = re.compile(r"\bautopoiesis\b.*\shook\s+claude-code\s+([A-Za-z]+)\b")
 
 
 def claude_settings_path(
-    *, project: str | os.PathLike[str] | None = None, user: bool = False, local: bool = False
+    *,
+    project: str | os.PathLike[str] | None = None,
+    user: bool = False,
+    local: bool = True,
 ) -> Path:
-    """~/.claude/settings.json with USER, else PROJECT/.claude/settings.json (or
-    settings.local.json, the file Claude Code keeps out of the project's git, with LOCAL)."""
+    """The user's settings.json ($CLAUDE_CONFIG_DIR, else ~/.claude) with USER; else
+    PROJECT's .claude/settings.local.json (LOCAL: yours alone, kept out of the project's git
+    by Claude Code, the place for paths of this machine) or .claude/settings.json (shared
+    with everyone on the project)."""
     if user:
-        return Path.home() / ".claude" / "settings.json"
+        from autopoiesis.integrations.claude_code.mcp_config import claude_config_dir
+
+        return claude_config_dir() / "settings.json"
+    base = project_folder(project)
+    return base / ".claude" / ("settings.local.json" if local else "settings.json")
+
+
+def project_folder(project: str | os.PathLike[str] | None) -> Path:
+    """PROJECT (default: the current folder), absolute; HookInstallError when it is no folder."""
     base = Path(project or ".").expanduser().resolve()
     if not base.is_dir():
+        what = "does not exist" if not base.exists() else "is not a folder"
         raise HookInstallError(
-            f"{base} is not a folder; pass --project with the project's folder (or --user)."
+            f"{base} {what}; pass --project with the project's folder (or --user)."
         )
-    return base / ".claude" / ("settings.local.json" if local else "settings.json")
+    return base
+
+
+def installed_hooks(settings: Path) -> dict[str, str]:
+    """The command of each autopoiesis hook in SETTINGS by event ({} when there is none,
+    or the file cannot be read)."""
+    try:
+        hooks = _hooks_of(_read_settings(settings), settings)
+    except HookInstallError:
+        return {}
+    found: dict[str, str] = {}
+    for groups in hooks.values():
+        for group in groups if isinstance(groups, list) else ():
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            for entry in entries if isinstance(entries, list) else ():
+                event = _our_event(entry)
+                if event:
+                    found.setdefault(event, entry["command"])
+    return found
 
 
 def _read_settings(path: Path) -> dict[str, Any]:
@@ -190,3 +230,42 @@ def uninstall_claude_code(settings: Path) -> IntegrationReport:
             data.pop("hooks", None)
         write_settings(settings, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return report
+
+
+# where `integrate claude-code` writes, by the scope asked for: the hooks' settings file,
+# and the MCP scope of Claude Code (mcp_config.SCOPES)
+INTEGRATION_SCOPES = {"local": "local", "shared": "project", "user": "user"}
+
+
+def integrate_claude_code(
+    repo: MemoryRepo | None,
+    *,
+    project: str | os.PathLike[str] | None = None,
+    scope: str = "local",
+    mcp: bool = True,
+    budget: int | None = None,
+    python: str | None = None,
+    uninstall: bool = False,
+) -> list[IntegrationReport]:
+    """Install (or with UNINSTALL remove) the hooks and the MCP server for SCOPE: `local`
+    (PROJECT's settings.local.json and Claude Code's local MCP scope: yours alone, the
+    right place for this machine's paths), `shared` (PROJECT's settings.json and
+    .mcp.json, in the project's git for everyone) or `user` (every project of this user).
+    REPO may be None only to uninstall."""
+    from autopoiesis.integrations.claude_code import mcp_config
+
+    if scope not in INTEGRATION_SCOPES:
+        raise ValueError(f"unknown scope {scope!r}; use one of {', '.join(INTEGRATION_SCOPES)}")
+    settings = claude_settings_path(project=project, user=scope == "user", local=scope == "local")
+    folder = Path.cwd() if scope == "user" else project_folder(project)
+    mcp_path, keys = mcp_config.mcp_location(INTEGRATION_SCOPES[scope], folder)
+    if uninstall:
+        reports = [uninstall_claude_code(settings)]
+        if mcp:
+            reports.append(mcp_config.uninstall_mcp(mcp_path, keys))
+        return reports
+    assert repo is not None
+    reports = [install_claude_code(repo, settings, budget=budget, python=python)]
+    if mcp:
+        reports.append(mcp_config.install_mcp(repo, mcp_path, keys, python=python))
+    return reports

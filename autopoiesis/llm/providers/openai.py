@@ -15,6 +15,7 @@ from typing import Any
 from autopoiesis.core.clock import utc, utc_now
 from autopoiesis.core.config import LLMConfig
 from autopoiesis.core.text import count_tokens
+from autopoiesis.errors import LLMUnavailableError
 from autopoiesis.llm.protocol import CallFailure, Completion, Message, call_time_left
 
 
@@ -29,7 +30,15 @@ class OpenAIProvider:
     def _openai(self) -> Any:
         with self._lock:
             if self._client is None:
-                import openai  # here, not at module top: hooks and --help must stay light
+                try:
+                    import openai  # here, not at module top: hooks and --help must stay light
+                except ImportError:
+                    raise LLMUnavailableError(
+                        f"llm.provider is {self.name}, but the openai package (the client of "
+                        "every OpenAI-compatible server, a dependency of autopoiesis) is "
+                        "missing from this environment: reinstall autopoiesis (or `pip install "
+                        "openai`), or set llm.provider: offline."
+                    ) from None
 
                 self._client = openai.OpenAI(
                     base_url=self.config.base_url,
@@ -42,9 +51,9 @@ class OpenAIProvider:
     def chat(
         self, model: str, messages: list[Message], params: dict[str, Any]
     ) -> Completion | CallFailure:
+        client = self._openai()
         import openai
 
-        client = self._openai()
         timeout = float(self.config.timeout_seconds)
         left = call_time_left()
         if left is not None:  # no single read may outlast the call's deadline

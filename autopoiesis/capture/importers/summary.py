@@ -1,0 +1,92 @@
+"""The warnings of an import, told once per file.
+
+An importer counts each malformed line it skips (`ImportReport.skip_line`: one warning a
+line, "FILE:N: skipped (WHY)"). A log of 65 bad lines is one fact for its reader: "65
+lines skipped: 60 not JSON, 5 bad timestamps". `summarize` makes that line for each
+file, in the order the files were read, and keeps every other warning as it is (once).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+# "SOURCE:N: skipped (WHY)": SOURCE may carry a part after '#' (FILE#history)
+_SKIPPED = re.compile(r"^(?P<source>.+?):(?P<line>\d+): skipped \((?P<why>.*)\)$", re.S)
+_QUOTED = re.compile(r"""'[^']*'|"[^"]*\"""")
+_POSITION = re.compile(r"^(?:items?\s*\[?\d+\]?:?\s*)")
+
+# why -> (singular, plural): the common reasons in a reader's words
+_KINDS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(r"not (readable )?JSON", re.I), "not JSON", "not JSON"),
+    (
+        re.compile(r"timestamp|ISO-8601|is not a time|out of range", re.I),
+        "bad timestamp",
+        "bad timestamps",
+    ),
+    (re.compile(r"a JSON \w+, not an object", re.I), "not a JSON object", "not JSON objects"),
+    (re.compile(r"unknown (line|event) type", re.I), "of an unknown type", "of unknown types"),
+    (re.compile(r"type .* is not a string", re.I), "without a type", "without a type"),
+    (re.compile(r"^no (message\.)?content", re.I), "without content", "without content"),
+    (re.compile(r"nested deeper", re.I), "nested too deep", "nested too deep"),
+)
+
+
+@dataclass
+class _File:
+    lines: int = 0
+    first: int | None = None
+    kinds: Counter[str] = field(default_factory=Counter)
+    plurals: dict[str, str] = field(default_factory=dict)
+
+
+def reason_kind(why: str) -> tuple[str, str]:
+    """WHY (a skipped line's reason) as a kind a reader counts: (singular, plural)."""
+    for pattern, one, many in _KINDS:
+        if pattern.search(why):
+            return one, many
+    plain = _QUOTED.sub("…", _POSITION.sub("", why)).strip() or "unreadable"
+    return plain, plain
+
+
+def summarize(warnings: Iterable[str]) -> list[str]:
+    """WARNINGS with the skipped lines of each file told in one line, at the place of the
+    file's first; other warnings as they are, each once."""
+    out: list[str | _File] = []
+    files: dict[str, _File] = {}
+    sources: dict[int, str] = {}
+    seen: set[str] = set()
+    for w in warnings:
+        m = _SKIPPED.match(w)
+        if m is None:
+            if w not in seen:
+                seen.add(w)
+                out.append(w)
+            continue
+        source = m["source"].split("#", 1)[0]
+        f = files.get(source)
+        if f is None:
+            f = files[source] = _File()
+            sources[id(f)] = source
+            out.append(f)
+        f.lines += 1
+        number = int(m["line"])
+        f.first = number if f.first is None else min(f.first, number)
+        one, many = reason_kind(m["why"])
+        f.kinds[one] += 1
+        f.plurals[one] = many
+    return [x if isinstance(x, str) else _line(sources[id(x)], x) for x in out]
+
+
+def _line(source: str, f: _File) -> str:
+    if len(f.kinds) == 1:  # "60 lines skipped: not JSON"
+        kind = next(iter(f.kinds))
+        kinds = f.plurals[kind] if f.lines > 1 else kind
+    else:
+        kinds = ", ".join(
+            f"{n} {kind if n == 1 else f.plurals[kind]}" for kind, n in f.kinds.most_common()
+        )
+    lines = "1 line" if f.lines == 1 else f"{f.lines} lines"
+    return f"{source}: {lines} skipped: {kinds} (first at line {f.first}); every good line was kept"

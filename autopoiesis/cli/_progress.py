@@ -1,0 +1,86 @@
+"""The progress bar of the long commands (import, extract, replay, index rebuild, eval,
+forget): the library reports `progress(done, total, ...)` through a callback, this draws it.
+
+A bar (tqdm: counts, rate, time left) only when stderr is a terminal and the command was
+not given --quiet; otherwise the callback does nothing and tqdm is never imported (~50 ms,
+which a script, a hook or a pipe should not pay). Only the long commands import this
+module, never search, compile or the hooks (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import typer
+
+Progress = Callable[..., None]
+
+QUIET_HELP = "No progress bar and no warnings: only errors and the result."
+
+
+def quiet_option() -> Any:
+    """The `--quiet` / `-q` option every long command takes."""
+    return typer.Option(False, "--quiet", "-q", help=QUIET_HELP)
+
+
+def draws(quiet: bool) -> bool:
+    """Whether a bar is drawn: stderr is a terminal, and the user did not ask for quiet."""
+    return not quiet and sys.stderr.isatty()
+
+
+@contextlib.contextmanager
+def progress_bar(label: str, unit: str, *, quiet: bool = False) -> Iterator[Progress]:
+    """A callback `progress(done, total, *rest)` for the library (extra arguments, such as
+    the path just finished, are ignored) that draws LABEL's bar in UNITs; the bar is
+    taken off the terminal when the block ends, so the command's own report follows."""
+    if not draws(quiet):
+        yield _nothing
+        return
+    from tqdm import tqdm  # only on a terminal, when a bar is drawn
+
+    bar: Any = None
+
+    def update(done: int, total: int, *_: Any) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(
+                total=total,
+                desc=label,
+                unit=f" {unit}",
+                file=sys.stderr,
+                leave=False,
+                mininterval=0.2,
+                **_width(),
+            )
+        if total != bar.total:
+            bar.total = total
+        bar.update(max(0, done - bar.n))
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _width() -> dict[str, Any]:
+    """Follow the terminal's size as it changes; a terminal that reports none (a bare
+    pseudo-terminal) gets $COLUMNS/$LINES or 80x24, not a bar of no width or height."""
+    import os
+    import shutil
+
+    try:
+        size = os.get_terminal_size(sys.stderr.fileno())
+        if size.columns > 0 and size.lines > 0:
+            return {"dynamic_ncols": True}
+    except (OSError, ValueError):
+        pass
+    size = shutil.get_terminal_size((80, 24))
+    return {"ncols": size.columns or 80, "nrows": size.lines or 24}
+
+
+def _nothing(*_: Any, **__: Any) -> None:
+    return None

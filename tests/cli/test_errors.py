@@ -1,0 +1,98 @@
+"""Errors that point the right way: a folder that is not there is said to be missing, a
+code repository is never offered `init`, paths typed in a subfolder are read from it,
+and no Python internals reach the output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from autopoiesis.core.paths import MemoryRepo
+from tests.conftest import Cli, Git
+
+
+def test_a_missing_folder_is_no_such_folder(tmp_path: Path, cli: Cli) -> None:
+    r = cli("-C", str(tmp_path / "nowhere"), "status")
+    assert r.returncode != 0
+    assert f"-C {tmp_path / 'nowhere'}: no such folder" in r.stderr
+    assert "not a memory repository" not in r.stderr
+    assert "Traceback" not in r.stderr and "Errno" not in r.stderr
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    assert "is a file, not a folder" in cli("-C", str(a_file), "search", "x").stderr
+
+
+def test_inside_a_code_repository_init_is_never_suggested_for_it(
+    tmp_path: Path, cli: Cli, git: Git
+) -> None:
+    code = tmp_path / "code"
+    (code / "src").mkdir(parents=True)
+    git(code, "init", "-q")
+    for where in (code, code / "src"):
+        r = cli("search", "anything", cwd=where)
+        assert r.returncode != 0
+        assert "is a git repository but not a memory repository" in r.stderr
+        assert f"autopoiesis init {code}" not in r.stderr
+        assert "autopoiesis init ~/memory" in r.stderr
+    # an empty folder given with -C may well become one
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert f"`autopoiesis init {empty}`" in cli("-C", str(empty), "status").stderr
+
+
+def test_paths_typed_in_a_subfolder_are_read_from_it(memory_repo: MemoryRepo, cli: Cli) -> None:
+    sub = memory_repo.root / "knowledge" / "identity"
+    r = cli("blame", "USER.md", cwd=sub)
+    assert r.returncode == 0, r.stderr
+    assert "# User" in r.stdout
+    r = cli("show-at", "HEAD", "../memory/MEMORY.md", cwd=sub)
+    assert r.returncode == 0, r.stderr
+    assert "knowledge/memory/MEMORY.md at HEAD" in r.stderr
+    # from outside the repository (with -C), paths are the repository's
+    r = cli("blame", "knowledge/identity/USER.md", repo=memory_repo, cwd=memory_repo.root.parent)
+    assert r.returncode == 0, r.stderr
+    assert memory_repo.typed("a/b.md", cwd=memory_repo.root) == "a/b.md"
+    assert memory_repo.typed("../x.md", cwd=sub) == "knowledge/x.md"
+    assert memory_repo.typed(str(sub / "USER.md"), cwd="/") == "knowledge/identity/USER.md"
+
+
+def test_counts_read_as_english(memory_repo: MemoryRepo, cli: Cli, tmp_path: Path) -> None:
+    log = tmp_path / "one.json"
+    log.write_text(
+        json.dumps(
+            {
+                "session_id": "only-one",
+                "started": "2026-01-01T10:00:00Z",
+                "messages": [{"role": "user", "content": "one session"}],
+            }
+        )
+    )
+    cli("import", str(log), repo=memory_repo, check=True)
+    out = cli("verify", repo=memory_repo).stdout + cli("status", repo=memory_repo).stdout
+    out += cli("extract", "--pending", repo=memory_repo).stdout
+    assert "1 transcript," in out or "1 transcript " in out
+    for internal in ("1 transcripts", "1 sessions", "(s)", "None", "Errno"):
+        assert internal not in out, internal
+
+
+def test_an_annotated_tag_on_a_machine_with_no_git_identity(
+    memory_repo: MemoryRepo, cli: Cli, monkeypatch, tmp_path: Path
+) -> None:
+    """A tagger is needed as a committer is: the runner's fallback identity serves both
+    (before, GitPython's error escaped as a traceback)."""
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("EMAIL", "")
+    r = cli("tag", "milestone", "first", "-m", "the first milestone", repo=memory_repo)
+    assert r.returncode == 0, r.stderr
+    assert "tagged memory/milestone/first" in r.stdout and "Traceback" not in r.stderr
+
+
+def test_a_missing_question_set_is_no_such_file(
+    memory_repo: MemoryRepo, cli: Cli, tmp_path: Path
+) -> None:
+    r = cli("eval", str(tmp_path / "nope.jsonl"), repo=memory_repo)
+    assert r.returncode != 0
+    assert f"cannot read the question set {tmp_path / 'nope.jsonl'}: no such file." in r.stderr
+    assert "Errno" not in r.stderr

@@ -1,0 +1,159 @@
+"""Search over a coding agent's sessions (real transcripts, committed, a real SQLite index
+with sqlite-vec): the user's own words count USER_TURN_FACTOR of their score (only the
+unnamed user of an agent session, never a named person of a conversation); a long agent
+turn beside a short user turn already shown is still a result of its own; one session
+gives up to PER_FILE results."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.formats import transcript as tf
+from autopoiesis.index import SearchIndex
+from autopoiesis.index.query import (
+    PER_FILE,
+    RRF_K,
+    USER_TURN_FACTOR,
+    mostly_covered,
+)
+from autopoiesis.testing.samples import closed_transcript
+
+START = datetime(2026, 4, 2, 9, tzinfo=UTC)
+TOOL_OUTPUT = "\n".join(
+    f"> [tool:exec] npm run build:step{k} → node scripts/build.js finished step {k} of the "
+    "release bundle in node 20 with the scripts folder"
+    for k in range(24)
+)
+
+
+def _write(repo: MemoryRepo, sid: str, day: int, turns: list[tuple[str, str | None, str]]) -> str:
+    started = START + timedelta(days=day)
+    timed = [
+        ((started + timedelta(minutes=k)).strftime("%Y-%m-%dT%H:%M:%SZ"), role, name, text)
+        for k, (role, name, text) in enumerate(turns)
+    ]
+    rel = tf.transcript_relpath(sid, started, f"session-{sid}")
+    path = repo.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        closed_transcript(sid, f"Session {sid}", timed, started=timed[0][0], ended=timed[-1][0]),
+        encoding="utf-8",
+    )
+    return rel
+
+
+@pytest.fixture
+def agent_repo(memory_repo: MemoryRepo, commit_all) -> tuple[MemoryRepo, str, str, str]:
+    """An agent session where the user says once what the agent's long turns repeat, a
+    conversation between two named people saying the same words, and an agent session
+    whose user is named."""
+    agent = _write(
+        memory_repo,
+        "ses_agent",
+        0,
+        [
+            ("user", None, "Build the release bundle."),
+            ("agent", None, "Running the build with node.\n" + TOOL_OUTPUT),
+            ("user", None, "Use bun, not node, to run the build scripts from now on."),
+            ("agent", None, "Understood, switching.\n" + TOOL_OUTPUT.replace("step", "stage")),
+            ("user", None, "Thanks."),
+        ],
+    )
+    talk = _write(
+        memory_repo,
+        "ses_talk",
+        1,
+        [
+            ("user", "Caroline", "Should the build scripts run with bun or node?"),
+            ("agent", "Melanie", "Bun, not node, for the build scripts."),
+        ],
+    )
+    named = _write(
+        memory_repo,
+        "ses_named",
+        2,
+        [
+            ("user", "David", "Deploy the zebra service with docker compose, not helm."),
+            ("agent", None, "Deploying the zebra service: " + "helm zebra deploy. " * 40),
+        ],
+    )
+    commit_all(memory_repo, "conversation: three sessions")
+    with SearchIndex(memory_repo) as idx:
+        idx.rebuild_full()
+    return memory_repo, agent, talk, named
+
+
+def test_the_users_words_in_an_agent_session_count_more(agent_repo) -> None:
+    repo, agent, talk, _ = agent_repo
+    with SearchIndex(repo) as idx:
+        results = idx.search("run the build scripts with bun or node", 10, explain=True)
+    by_heading = {}
+    for r in results:
+        detail = r.explain or {}
+        # the merged score is the reciprocal-rank fusion of the two lists, times the factor
+        rrf = (1 / (RRF_K + detail["bm25_rank"]) if detail["bm25_rank"] else 0.0) + (
+            idx.embedder.rrf_weight / (RRF_K + detail["vector_rank"])
+            if detail["vector_rank"]
+            else 0.0
+        )
+        factor = detail["user_turn_factor"] or 1.0
+        assert r.score == pytest.approx(rrf * factor, rel=1e-4)
+        by_heading.setdefault((r.path, factor), r)
+    # the instruction of the agent session's user: the factor, and the first result
+    lines = (repo.root / agent).read_text(encoding="utf-8").splitlines()
+    said = next(n for n, line in enumerate(lines, 1) if line.startswith("Use bun, not node"))
+    assert results[0].path == agent and results[0].start_line <= said <= results[0].end_line
+    assert results[0].explain["user_turn_factor"] == USER_TURN_FACTOR > 1
+    # the named people of a conversation: no factor for either of them
+    assert (talk, 1.0) in by_heading and (talk, USER_TURN_FACTOR) not in by_heading
+
+
+def test_a_named_user_of_an_agent_is_the_agents_user(agent_repo) -> None:
+    repo, _, _, named = agent_repo
+    with SearchIndex(repo) as idx:
+        results = idx.search("deploy the zebra service", 10, explain=True)
+    mine = [r for r in results if r.path == named]
+    lines = (repo.root / named).read_text(encoding="utf-8").splitlines()
+    said = next(n for n, line in enumerate(lines, 1) if line.startswith("Deploy the zebra"))
+    told = [r for r in mine if r.start_line <= said <= r.end_line]
+    # David spoke to an agent (its turns carry no name): he is the agent's user
+    assert told and all(r.explain["user_turn_factor"] == USER_TURN_FACTOR for r in told)
+
+
+def test_a_long_agent_turn_beside_a_user_turn_shown_is_a_result_of_its_own(agent_repo) -> None:
+    repo, agent, _, _ = agent_repo
+    with SearchIndex(repo) as idx:
+        results = idx.search("bun node build scripts release bundle stage", 10)
+    mine = [r for r in results if r.path == agent]
+    short = [r for r in mine if r.end_line - r.start_line < 3]
+    long = [r for r in mine if r.end_line - r.start_line > 20]
+    # the user's one line and the agent's tool output after it (whose chunk holds that line
+    # too) are both there: the agent's turn adds lines no result showed
+    assert short and long
+    assert any(
+        s.start_line >= lg.start_line and s.end_line <= lg.end_line for s in short for lg in long
+    )
+
+
+def test_a_chunk_is_a_repeat_only_when_a_tenth_of_its_lines_were_shown() -> None:
+    assert not mostly_covered(10, 60, [(8, 11)])  # 2 of 51 lines: new lines
+    assert mostly_covered(10, 20, [(8, 11)])  # 2 of 11: a repeat
+    assert mostly_covered(10, 60, [(10, 20)])
+    assert not mostly_covered(10, 60, [])
+
+
+def test_one_session_gives_up_to_per_file_results(memory_repo: MemoryRepo, commit_all) -> None:
+    turns = []
+    for k in range(12):
+        turns.append(("user", None, f"Check the flaky zebra test number {k} again."))
+        turns.append(("agent", None, "\n".join(f"line {n} of an unrelated log" for n in range(40))))
+    rel = _write(memory_repo, "ses_long", 0, turns)
+    commit_all(memory_repo, "conversation: a long session")
+    with SearchIndex(memory_repo) as idx:
+        idx.rebuild_full()
+        results = idx.search("flaky zebra test", 10, "conversation")
+    assert PER_FILE == 5
+    assert [r.path for r in results] == [rel] * PER_FILE

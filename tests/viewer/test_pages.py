@@ -1,0 +1,288 @@
+"""Every page of the viewer, at the HTML level (Starlette's TestClient over the real app,
+on a memory captured and extracted through the real paths: tests/viewer/build.py)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+from autopoiesis.memory import Memory
+from tests.viewer.build import SESSIONS, XSS_IMG, XSS_SCRIPT
+
+OLD = "20260302-0900-e38ce7"  # the PgBouncer decision, superseded
+NEW = "20260309-1000-446dfe"  # the HikariCP decision that replaced it
+CONTEXT = "knowledge/projects/billing-service/context.md"
+
+
+def session_paths(repo: Any) -> dict[str, str]:
+    return {
+        p.name.split("-")[1]: p.relative_to(repo.root).as_posix()
+        for p in repo.conversations_dir.rglob("*.md")
+    }
+
+
+def listed(page: str) -> list[str]:
+    """The session ids a timeline page lists, in order."""
+    return re.findall(
+        r'<li class="session">.*?<a href="/session\?path=[^"]*?/\d{4}-([^-"]+)', page, re.S
+    )
+
+
+def test_the_timeline_lists_sessions_by_day_per_project_and_harness(client: Any) -> None:
+    page = client.get("/timeline").text
+    days = re.findall(r'<h2 id="d(\d{4}-\d\d-\d\d)"', page)
+    assert days == ["2026-03-10", "2026-03-09", "2026-03-02"]  # newest first
+    assert listed(page) == ["ses_html1", "ses_pool2", "ses_pool1"]
+    assert "3 of 3 sessions" in page
+    billing = client.get("/timeline?project=billing-service").text
+    assert "2 of 3 sessions" in billing and listed(billing) == ["ses_pool2", "ses_pool1"]
+    codex = client.get("/timeline?harness=codex").text
+    assert listed(codex) == ["ses_pool2"] and "1 of 3 sessions" in codex
+    assert '<a class="badge harness" href="/timeline?harness=claude-code">' in page
+    assert client.get("/timeline?before=2026-03-09").text.count('<li class="session">') == 1
+    assert client.get("/timeline?before=yesterday").status_code == 400
+
+
+def test_the_timelines_search_finds_what_was_said(client: Any) -> None:
+    page = client.get("/timeline?q=HikariCP").text
+    assert listed(page) == ["ses_pool2"]
+    assert 'class="snippet"' in page and "HikariCP" in page
+    assert "No session matches" in client.get("/timeline?q=zebrafinchquartz").text
+
+
+def test_a_session_shows_its_turns_with_tool_calls_folded(client: Any, viewer_repo: Any) -> None:
+    path = session_paths(viewer_repo)["ses_pool1"]
+    page = client.get("/session", params={"path": path}).text
+    assert page.count('<li class="turn ') == 3
+    folded = re.search(r'<details class="tools">\s*<summary>(.*?)</summary>', page, re.S)
+    assert folded and "2 tool calls: exec, read" in folded.group(1)
+    assert "psql -c &#39;show pools&#39;" in page  # escaped, inside the fold
+    # what the memory learned from it, each with its provenance link
+    assert f"/entry/{OLD}?path=" in page
+    assert "billing-service" in page
+
+
+def test_a_script_in_a_transcript_is_text(client: Any, viewer_repo: Any) -> None:
+    path = session_paths(viewer_repo)["ses_html1"]
+    page = client.get("/session", params={"path": path}).text
+    assert "<script>window" not in page and "<img" not in page
+    assert html.escape(XSS_SCRIPT, quote=False) in page  # shown, as text
+    assert html.escape(XSS_IMG) in page
+    assert 'href="javascript:' not in page
+    # and everywhere else it shows: the timeline's title, the search snippet
+    for url in ("/timeline", "/search?q=page+break+script", "/timeline?q=script"):
+        other = client.get(url).text
+        assert "<script>window" not in other and "<img src=x" not in other, url
+
+
+def test_a_path_outside_the_memory_folders_is_refused(client: Any, viewer_repo: Any) -> None:
+    for bad in ("../../etc/passwd", "/etc/passwd", "memory-config.yaml", "raw/../../x.md"):
+        assert client.get("/session", params={"path": bad}).status_code == 400, bad
+        assert client.get("/knowledge/file", params={"path": bad}).status_code == 400, bad
+    assert client.get("/session", params={"path": CONTEXT}).status_code == 400  # not a transcript
+    missing = "raw/conversations/2026/01/01/0000-nope.md"
+    assert client.get("/session", params={"path": missing}).status_code == 404
+    secret = viewer_repo.root.parent / "secret.md"
+    secret.write_text("the secret\n")
+    (viewer_repo.root / "knowledge" / "leak.md").symlink_to(secret)
+    r = client.get("/knowledge/file", params={"path": "knowledge/leak.md"})
+    assert r.status_code == 400 and "the secret" not in r.text
+
+
+def test_knowledge_of_a_project_with_superseded_entries_struck(client: Any) -> None:
+    page = client.get("/knowledge?project=billing-service").text
+    assert CONTEXT in page
+    old = re.search(rf'<li class="entry superseded" id="e-{OLD}">(.*?)</li>', page, re.S)
+    assert old and "<del" in old.group(1) and "PgBouncer" in old.group(1)
+    assert f'replaced by <a href="#e-{NEW}">' in old.group(1)
+    new = re.search(rf'<li class="entry" id="e-{NEW}">(.*?)</li>', page, re.S)
+    assert new and "HikariCP" in new.group(1) and "<del" not in new.group(1)
+    assert f"/entry/{NEW}?path=" in new.group(1) and f"/history/{NEW}?path=" in new.group(1)
+    assert "Sessions of billing-service" in page and page.count('<li class="session">') == 2
+    listing = client.get("/knowledge").text
+    assert "projects/billing-service" in listing and "journal" in listing
+
+
+def test_a_knowledge_file_page(client: Any) -> None:
+    page = client.get("/knowledge/file", params={"path": CONTEXT, "line": "13"}).text
+    assert "<dt>entry_count</dt><dd>2</dd>" in page
+    assert "Key Decisions" in page and f'id="e-{OLD}"' in page
+
+
+def test_an_entrys_provenance(client: Any, viewer_repo: Any) -> None:
+    page = client.get(f"/entry/{OLD}", params={"path": CONTEXT}).text
+    transcript = session_paths(viewer_repo)["ses_pool1"]
+    assert f'href="/session?path={transcript}#turn-0"' in page  # the turn it was said in
+    assert "2026-03-02T09:00Z" in page
+    assert re.search(r"<code>decisions@\d+</code>", page)  # the extractor versions then
+    commit = re.search(r"<dt>commit</dt><dd><code>([0-9a-f]{10})</code>", page)
+    assert commit is not None
+    log = Memory(viewer_repo)
+    from autopoiesis.git.repo import MemoryGit
+
+    adding = MemoryGit(log.repo).recall(f"{{id: {OLD}}}")[-1]
+    assert adding.sha.startswith(commit.group(1))
+    assert f'href="/entry/{NEW}?path=' in page  # its replacement, one click away
+    assert "we&#39;ll put PgBouncer in front of Postgres" in page  # the turn itself
+    # without a path: found where it is canonical (not the journal that repeats it)
+    assert f'in <a href="/knowledge/file?path={CONTEXT}' in client.get(f"/entry/{OLD}").text
+    assert client.get("/entry/20990101-0000-abcdef").status_code == 404
+    assert client.get("/entry/not-an-id").status_code == 400
+
+
+def test_the_history_of_a_fact(client: Any) -> None:
+    page = client.get(f"/history/{OLD}", params={"path": CONTEXT}).text
+    changes = re.findall(
+        r'<span class="date">([\d-]+ [\d:]+)</span> <code>([0-9a-f]{10})</code>', page
+    )
+    assert len(changes) == 2  # added, then struck when it was superseded
+    assert f"superseded by {NEW}" in page
+    assert page.count('<li class="add">') >= 2
+    assert "git blame" in page and "line 13" in page
+    text = client.get("/history?text=HikariCP").text
+    assert "No commit added" not in text and '<li class="add">' in text
+    file_history = client.get("/history", params={"path": CONTEXT}).text
+    assert len(re.findall(r'<li><span class="date">', file_history)) == 2
+
+
+def test_search_ranks_as_the_cli_does(client: Any, viewer_repo: Any, cli: Any) -> None:
+    # the CLI in a folder of no project (the viewer's search asks for none unless told)
+    args = ("search", "pooling HikariCP PgBouncer", "--json", "--limit", "20")
+    cli_hits = json.loads(
+        cli(*args, repo=viewer_repo, cwd=viewer_repo.root.parent, check=True).stdout
+    )
+    page = client.get("/search?q=pooling+HikariCP+PgBouncer").text
+    shown = re.findall(
+        r'<li class="result">\s*<span class="score">([\d.]+)</span>\s*<a href="[^"]*">([^<:]+):(\d+)',
+        page,
+    )
+    assert [(p.rsplit("/", 1)[-1], int(line)) for _, p, line in shown] == [
+        (h["path"].rsplit("/", 1)[-1], h["start_line"]) for h in cli_hits[: len(shown)]
+    ]
+    assert len(shown) == min(20, len(cli_hits)) > 0
+    assert "BM25" in page  # how each score was made
+    assert client.get("/search?q=x&category=nope").status_code == 400
+    assert client.get("/search?q=x&project=no-such-project").status_code == 400
+
+
+def test_the_compilers_view_is_a_dry_run(client: Any, viewer_repo: Any) -> None:
+    inclusions = viewer_repo.state_file("inclusions", create=False)
+    before = inclusions.read_bytes() if inclusions.exists() else None
+    page = client.get(
+        "/compile", params={"message": "Which pooler does billing-service use?", "budget": "2048"}
+    ).text
+    assert '<svg class="chart"' in page
+    slots = dict(re.findall(r"<tr><td>(P\d [^<]+)</td><td class=\"num\">(\d+)</td>", page))
+    assert "P0 identity" in slots and "P3 scored knowledge" in slots
+    total = int(re.search(r"Total (\d+) of 2048 tokens", page).group(1))
+    assert 0 < total <= 2048
+    assert "HikariCP" in page
+    after = inclusions.read_bytes() if inclusions.exists() else None
+    assert after == before  # nothing recorded
+    assert client.get("/compile?message=x&budget=abc").status_code == 400
+
+
+def test_health_shows_the_doctors_checks_and_the_daemon(client: Any, viewer_repo: Any) -> None:
+    monitor = client.app.state.viewer.health
+    first = client.get("/health").text
+    if monitor.current()[0] is None:  # the checks run in the background; the page says so
+        assert "Checking the memory" in first and 'data-reload="2"' in first
+    monitor.wait()
+    page = client.get("/health").text
+    checks = re.findall(r"<tr class=\"(ok|bad)\"><td>([\w -]+)</td>", page)
+    names = [c for _, c in checks]
+    assert names[:5] == ["sqlite", "sqlite-vec", "embedder", "index", "history"]
+    assert {"git hooks", "remote", "harnesses", "daemon"} <= set(names)
+    assert dict((c, s) for s, c in checks)["history"] == "ok"
+    assert "Not running" in page  # the daemon
+    assert re.search(r"Checked \d+ s ago", page)
+    (viewer_repo.root / "knowledge" / "loop.md").symlink_to(viewer_repo.root / "knowledge")
+    client.get("/health?recheck=1")  # a new check, in the background
+    monitor.wait()
+    again = client.get("/health").text
+    assert "problems found" in again and "knowledge/loop.md" in again
+
+
+def test_new_sessions_and_commits_show_without_a_restart(client: Any, viewer_repo: Any) -> None:
+    pulse = client.get("/api/pulse").json()["pulse"]
+    assert len(listed(client.get("/timeline").text)) == 3
+    lines = [line.replace(b"ses_pool1", b"ses_later") for line in SESSIONS[0]]
+    lines = [line.replace(b"2026-03-02", b"2026-03-20") for line in lines]
+    Memory(viewer_repo).capture_stream(lines)
+    page = client.get("/timeline").text
+    assert listed(page)[0] == "ses_later" and '<h2 id="d2026-03-20">' in page
+    assert client.get("/api/pulse").json()["pulse"] != pulse
+    assert (
+        f'data-pulse="{client.get("/api/pulse").json()["pulse"]}"' in client.get("/timeline").text
+    )
+
+
+QUESTIONS = [
+    {
+        "question": "Which pooler does billing-service use now?",
+        "answer": "HikariCP",
+        "kind": "decision",
+        "evidence": ["we decided to drop PgBouncer and use HikariCP"],
+    },
+    {
+        "question": "What did we put in front of Postgres first?",
+        "answer": "PgBouncer",
+        "kind": "lexical",
+        "evidence": ["put PgBouncer in front of Postgres"],
+    },
+]
+
+
+def test_compare_two_refs_with_their_scores_per_kind(
+    viewer_repo: Any, git: Any, tmp_path: Any
+) -> None:
+    from tests.viewer.conftest import TOKEN, make_client
+
+    first = git(viewer_repo, "log", "--format=%H", "--grep=we'll put PgBouncer").stdout.split()[0]
+    git(viewer_repo, "branch", "extract/before", first)
+    questions = tmp_path / "pool.jsonl"
+    questions.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
+    with make_client(viewer_repo, questions={"pool.jsonl": questions}) as c:
+        c.get(f"/?token={TOKEN}")
+        page = c.get("/compare").text
+        assert "<option>extract/before</option>" in page and "<option>main</option>" in page
+        page = c.get("/compare?a=extract/before&b=main").text
+        rows = re.findall(
+            r"<tr><td>(\w+)</td><td class=\"num\">(\d+)</td><td class=\"num\">(\d+)</td></tr>", page
+        )
+        project = {cat: (int(a), int(r)) for cat, a, r in rows}["project"]
+        assert project[0] >= 1 and project[1] >= 1  # HikariCP added, PgBouncer struck (not live)
+        only_b = re.search(r"<h3>Only on main <small>(\d+)</small>", page)
+        assert only_b and int(only_b.group(1)) >= 1 and "hikaricp" in page.lower()
+        scoring = c.get("/compare?a=extract/before&b=main&questions=pool.jsonl").text
+        jobs = list(c.app.state.viewer.jobs.jobs.values())  # type: ignore[attr-defined]
+        assert len(jobs) == 2
+        if any(j.state == "running" for j in jobs):
+            assert 'data-reload="3"' in scoring  # the page says so, and reloads itself
+        for j in jobs:
+            assert j.finished.wait(600), "the eval never finished"
+            assert j.state == "done", j.error
+        page = c.get("/compare?a=extract/before&b=main&questions=pool.jsonl").text
+        assert "data-reload" not in page
+        charts = re.findall(r'<svg class="chart".*?</svg>', page, re.S)
+        assert len(charts) == 2
+        assert all(
+            k in charts[0] for k in ("decision", "lexical", "all questions", "extract/before")
+        )
+        assert c.get("/compare?a=extract/before&b=main&questions=other.jsonl").status_code == 400
+        refused = c.get("/compare?a=nope&b=main")
+        assert refused.status_code == 400 and "is not a branch, tag or commit" in refused.text
+
+
+def test_a_file_that_is_no_transcript_shows_as_escaped_text(client: Any, viewer_repo: Any) -> None:
+    folder = viewer_repo.conversations_dir / "2026" / "01" / "01"
+    folder.mkdir(parents=True)
+    (folder / "0000-ses_bad-broken.md").write_bytes(b"no frontmatter <script>x()</script>\xff\n")
+    page = client.get(
+        "/session", params={"path": "raw/conversations/2026/01/01/0000-ses_bad-broken.md"}
+    )
+    assert page.status_code == 200 and "Not read as a transcript" in page.text
+    assert "&lt;script&gt;x()&lt;/script&gt;\ufffd" in page.text and "<script>x()" not in page.text
+    assert "ses_bad" in client.get("/timeline").text  # listed, by its name
