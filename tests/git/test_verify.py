@@ -16,7 +16,7 @@ import pytest
 
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.git.verify import verify
+from autopoiesis.git.verify import load_record, verify
 from tests.conftest import BuiltRepo, Cli
 
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
@@ -494,3 +494,22 @@ def test_gc_and_maintenance_pass_the_transaction_hook_and_main_stays_guarded(
     assert proc.returncode != 0 and "refused to delete" in proc.stderr
     assert git(repo.root, "rev-parse", "main").stdout.strip() != before  # still there, moved
     assert cli("verify", repo=repo).returncode == 0
+
+
+def test_a_tip_the_branch_has_since_moved_past_is_no_rewrite(mem, git) -> None:
+    """A push sends the tip of the moment; a capture that commits while the pre-push hook
+    verifies it moves main past that tip. The newer commit's transcript used to be
+    reported as gone ('the branch was reset or rewritten') and the push refused: found by
+    bench/bench_team.py, a daemon's sync refused by its own pre-push hook."""
+    repo, _ = mem
+    pushed = git(repo.root, "rev-parse", "HEAD").stdout.strip()
+    assert verify(repo).ok  # the record at the tip being pushed
+    capture(repo, "ses_meanwhile", 20, "committed during the push")
+    during = verify(repo, ref="refs/heads/main", tip=pushed)
+    assert during.ok, during.findings
+    assert verify(repo).ok  # the record now at the newer commit
+    after = verify(repo, ref="refs/heads/main", tip=pushed)
+    assert after.ok, after.findings
+    record = load_record(repo)
+    assert record["branches"]["refs/heads/main"]["commit"] != pushed  # not moved back
+    assert verify(repo).summary().endswith("0 commits checked")
