@@ -168,7 +168,9 @@ def daemon_reload(ctx: typer.Context) -> None:
 def daemon_status(
     ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")
 ) -> None:
-    """Pid, uptime, each job's state, last run and result, next run; LLM calls and tokens today."""
+    """Pid, uptime, whether sync works, each job's state, last run and result, next run; LLM
+    calls and tokens today. Exits 1 when the clone's sync has stopped (a conflict that needs
+    a person, a remote that refuses): a monitor can watch the exit status."""
     from autopoiesis.cli._common import echo_json, get_repo
     from autopoiesis.daemon.memory_jobs import memory_jobs
     from autopoiesis.daemon.scheduler import Scheduler, StateStore
@@ -185,6 +187,8 @@ def daemon_status(
         echo_json(report)
     else:
         typer.echo(format_status(report))
+    if report["sync"]["problem"]:
+        raise typer.Exit(1)
 
 
 def daemon_log(

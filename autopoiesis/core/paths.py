@@ -52,6 +52,7 @@ INDEX_FILES = (MEMORY_FILE, ACTIVE_PROJECTS_FILE, PEOPLE_INDEX_FILE)
 # Every state file under .autopoiesis/, by what it is (all gitignored, all rebuildable).
 STATE_FILES = {
     "config_cache": ("cache", "config.json"),
+    "local_config_cache": ("cache", "config-local.json"),
     "similarity_cache": ("cache", "similarity"),
     "topics_cache": ("cache", "topics.json"),
     "embed_cache": ("embed-cache.db",),
@@ -81,6 +82,7 @@ STATE_FILES = {
     "session_watch": ("daemon", "sessions.json"),
     # transcripts waiting for the git lock to be committed (git/transcripts.py)
     "commit_queue": ("queue", "transcripts"),
+    "sync_health": ("sync", "health.json"),  # the last sync that worked, and what stops one
 }
 
 # What this machine keeps about the repository in its git folder (`.git/autopoiesis/`,
@@ -89,6 +91,8 @@ STATE_FILES = {
 GIT_STATE_FILES = {
     "approval": ("autopoiesis", "approved.json"),  # core/approval.py
     "verify_record": ("autopoiesis", "verify.json"),  # git/verify.py: what was verified
+    # this machine's own settings, laid over memory-config.yaml (core/config_layers.py)
+    "local_config": ("autopoiesis", "config.yaml"),
 }
 
 

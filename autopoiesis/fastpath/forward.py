@@ -43,6 +43,14 @@ class _Captured(io.TextIOWrapper):
         assert isinstance(raw, io.BytesIO)
         return raw.getvalue()
 
+    def reset(self) -> None:
+        """Empty, for the next call."""
+        self.flush()
+        raw = self.buffer
+        assert isinstance(raw, io.BytesIO)
+        raw.seek(0)
+        raw.truncate()
+
 
 class ForwardedCalls:
     """The daemon's ServeHandler (fastpath/server.py) for the CLI: CLI_MAIN runs an
@@ -50,6 +58,18 @@ class ForwardedCalls:
 
     def __init__(self, cli_main: Callable[[list[str]], Any]):
         self.cli_main = cli_main
+        # the output streams, one pair per kind of client output, reused call after call:
+        # the CLI framework caches a wrapper per stream it writes to, keyed by the stream
+        # and never let go (a weak key its own value holds), so a fresh stream per call
+        # kept every call's output alive: the daemon grew by each warm compile's prompt
+        self._streams: dict[tuple[str, bool, str], _Captured] = {}
+
+    def _stream(self, which: str, tty: bool, errors: str) -> _Captured:
+        stream = self._streams.get((which, tty, errors))
+        if stream is None:
+            stream = self._streams[(which, tty, errors)] = _Captured(tty, errors)
+        stream.reset()
+        return stream
 
     def refusal(self, request: dict[str, Any]) -> str | None:
         from autopoiesis.fastpath.rules import warm_call
@@ -59,8 +79,8 @@ class ForwardedCalls:
         return client_refusal(request)
 
     def __call__(self, request: dict[str, Any]) -> tuple[int, bytes, bytes]:
-        out = _Captured(bool(request["tty"][0]), request["errors"][0])
-        err = _Captured(bool(request["tty"][1]), request["errors"][1])
+        out = self._stream("out", bool(request["tty"][0]), request["errors"][0])
+        err = self._stream("err", bool(request["tty"][1]), request["errors"][1])
         stdin = request["stdin"]
         data = stdin.encode("utf-8", "surrogateescape") if stdin is not None else b""
         with _as_client(request, io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"), out, err):

@@ -16,7 +16,10 @@ While a git command that writes the index runs, `.autopoiesis/locks/git-index.PI
 records who runs it (this process and its git child, with their start times). A stale
 `.git/index.lock` whose recorded processes are all dead is removed with a warning; one
 that no record explains belongs to another program and is only reported, with the
-command that clears it. GitPython is loaded on first use (`gitpython`): capture's commit
+command that clears it. A process that is stopped while its git runs (SIGTERM: a job's
+timeout, `daemon stop`, `systemctl stop`) stops git with SIGTERM too, which removes its
+own lock, and keeps the record while a lock is left, so the next commit can prove the
+lock is a dead one of its own. GitPython is loaded on first use (`gitpython`): capture's commit
 path and the hooks never import it (it costs ~100 ms).
 """
 
@@ -43,6 +46,8 @@ from autopoiesis.core.paths import (
 from autopoiesis.errors import GitError
 from autopoiesis.formats.commit_message import generate_commit_message
 from autopoiesis.git import runner
+from autopoiesis.git.processes import alive as _alive
+from autopoiesis.git.processes import process_start, stop_git
 from autopoiesis.git.runner import status as git_status
 
 TRANSCRIPTS = CONVERSATIONS_DIR + "/"
@@ -76,38 +81,6 @@ _INDEX_WRITERS = frozenset(
         "update-index",
     }
 )
-
-
-def process_start(pid: int) -> str | None:
-    """An identity of the live process PID that survives pid reuse (its start time, from
-    /proc), "" where /proc is missing but the process exists, None when it is gone or a
-    zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            stat = fh.read()
-    except FileNotFoundError:
-        if Path("/proc/self/stat").exists():
-            return None
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except PermissionError:
-            return ""
-        return ""
-    except OSError:
-        return ""
-    rest = stat[stat.rfind(")") + 2 :].split()
-    if not rest or rest[0] in ("Z", "X"):
-        return None
-    return rest[19] if len(rest) > 19 else ""
-
-
-def _alive(pid: object, start: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    now = process_start(pid)
-    return now is not None and (not start or not now or now == start)
 
 
 @dataclass(frozen=True)
@@ -240,12 +213,14 @@ class GitCore:
             with contextlib.suppress(OSError):  # the first record still names this process
                 record_path.write_text(json.dumps(entry), encoding="utf-8")
             out, err = child.communicate(input)
-        except BaseException:
-            child.kill()
-            child.wait()
+        except BaseException:  # stopped (SIGTERM: a timeout, `daemon stop`), or a bug
+            stop_git(child)
+            if not self.index_lock_path().exists():
+                record_path.unlink(missing_ok=True)
+            # else the record stays: it proves the lock is a dead git's of ours, and the
+            # next index writer removes both (clear_stale_index_lock)
             raise
-        finally:
-            record_path.unlink(missing_ok=True)
+        record_path.unlink(missing_ok=True)
         return subprocess.CompletedProcess(["git", *args], child.returncode, out, err)
 
     def clear_stale_index_lock(self) -> bool:

@@ -4,6 +4,8 @@ transcript history, before git makes it (verify only finds such a change afterwa
 A branch moved onto commits that alter a transcript, or to a tip that lost or changed
 one; the memory branch deleted while no other branch holds its transcripts; a `git
 replace` object. A sanctioned rewrite (`autopoiesis forget`) sets verify.ALLOW_REWRITE_ENV.
+Packing refs (`git pack-refs`, so `git gc` and `git maintenance`) deletes the loose file
+of a ref packed-refs already holds at the same commit: that deletes nothing (`packed_at`).
 
 Light path, like verify: the hook runs on every ref update, so the standard library and
 git.runner only (no GitPython).
@@ -166,10 +168,31 @@ def _as_findings(root: Path, new: str, old: str, ref: str) -> list[Finding]:
     ]
 
 
+def packed_at(root: Path, ref: str, old: str) -> bool:
+    """Whether deleting REF at OLD only prunes its loose file: `git pack-refs` (and so
+    `git gc`, `git maintenance`, `gc --auto`) packs every ref, then deletes each loose ref
+    in a transaction of its own, while packed-refs already holds REF at OLD and nothing
+    locks packed-refs. A real deletion of a packed ref rewrites packed-refs in the same
+    transaction and holds `packed-refs.lock` while the hook runs; one of a loose-only ref
+    finds no such line."""
+    from autopoiesis.core.project import common_git_dir
+
+    gitdir = common_git_dir(root / ".git")
+    if gitdir is None or is_zero(old) or (gitdir / "packed-refs.lock").exists():
+        return False
+    try:
+        with open(gitdir / "packed-refs", "rb") as fh:
+            want = f"{old} {ref}\n".encode()
+            return any(line == want for line in fh)
+    except OSError:
+        return False
+
+
 def _deletion_errors(root: Path, ref: str, old: str) -> list[str]:
     """Deleting the memory branch (or `branch -M` onto it, which deletes it first) is
-    refused while some transcript of its tip is on no other branch with the same content."""
-    if ref != MEMORY_BRANCH:
+    refused while some transcript of its tip is on no other branch with the same content.
+    Pruning its loose file once packed (pack-refs, gc) deletes nothing."""
+    if ref != MEMORY_BRANCH or packed_at(root, ref, old):
         return []
     current = old if not is_zero(old) else (resolve(root, ref) or "")
     if not current:

@@ -347,6 +347,11 @@ def _walk_branch(
     (unless FULL), else the whole of it."""
     base = branch.get("commit", "") if branch else ""
     base_ok = bool(base) and base in existing_commits(root, [base])
+    if not full and base_ok and base != tip and is_ancestor(root, tip, base):
+        # TIP is inside the history already verified (a push of the tip a later commit
+        # has since moved past): nothing in it to walk, nothing the record says it lacks
+        w = walk(root, tip, [tip], {})
+        return _Walked(ref, tip, base, True, w, transcripts_at(root, tip), {})
     incremental = not full and base_ok and is_ancestor(root, base, tip)
     if incremental:
         legacy = isinstance(branch.get("transcripts") if branch else None, dict)
@@ -480,7 +485,12 @@ def verify(
         findings += record_findings(walked)
     reflog = reflog_entries(root, ref) if ref.startswith("refs/heads/") else []
     start = int(branch.get("reflog", 0)) if branch and walked.incremental else 0
-    findings += reflog_findings(root, walked, reflog, start if start <= len(reflog) else 0)
+    # a TIP the branch has since moved past (a commit landed while TIP was pushed): the
+    # branch's own moves are checked where it is now, at the next verify of it
+    current = resolve(root, ref) if ref.startswith("refs/heads/") else tip
+    moved_on = bool(current) and current != tip and is_ancestor(root, tip, str(current))
+    if not moved_on:
+        findings += reflog_findings(root, walked, reflog, start if start <= len(reflog) else 0)
     findings += replacement_findings(root, walked.tree or None, tip)
     reported = {f.path for f in findings}
     findings += [f for f in link_findings(root, tip) if f.path not in reported]
@@ -499,7 +509,7 @@ def verify(
         since,
         n_accepted,
     )
-    if save and ref.startswith("refs/heads/") and (not kept or accept):
+    if save and not moved_on and ref.startswith("refs/heads/") and (not kept or accept):
         if not (
             branch
             and branch.get("commit") == tip

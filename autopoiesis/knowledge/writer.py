@@ -466,6 +466,26 @@ class KnowledgeWriter(KnowledgeDocuments):
             if changed is not d:
                 self._store(rel, changed)
 
+    def settle_subjects(self) -> ApplyReport:
+        """One live value per subject, after a merge: two clones that each wrote a value
+        of one subject without seeing the other's (`planned for June 3`, `moved to June
+        17`) both keep theirs live until they meet. The later statement (by its turn; the
+        id breaks a tie, so every clone settles alike) supersedes the others, every copy.
+        The caller holds the knowledge-writer lock (a sync's merge does)."""
+        report = ApplyReport()
+        self._invalidate()
+        values: dict[str, list[tuple[str, kf.Entry]]] = {}
+        for path, _, e in self._catalog().live():
+            if e.subject:
+                values.setdefault(e.subject, []).append((path, e))
+        for found in values.values():
+            latest = max((e for _, e in found), key=lambda e: (e.turn_at, e.id))
+            for path, e in found:
+                if e.id != latest.id and (path, e.id) not in report.superseded:
+                    self._supersede_everywhere(path, e.id, latest.id, report)
+        self._invalidate()
+        return report
+
     def files_with_entries(self, prefix: str = "knowledge/") -> list[str]:
         """The current-state files under PREFIX that hold live entries (written or not)."""
         return sorted(p for p, n in self._catalog().files.items() if n > 0 and p.startswith(prefix))

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -399,3 +400,55 @@ def test_daemon_in_process_runs_a_due_job_and_stops_on_a_signal(memory_repo: Mem
     t.join()
     assert [r[:2] for r in daemon.results] == [("quick", "ok")]
     assert read_status(memory_repo)["state"] == "stopped"
+
+
+def commit_slowly(ctx: JobContext) -> JobOutcome:
+    """A job whose commit is stopped while git holds .git/index.lock (its pre-commit hook
+    sleeps): what a timeout, `daemon stop` or `systemctl stop` does to a commit job."""
+    from autopoiesis.git.repo import MemoryGit
+
+    note = ctx.repo.root / "knowledge/reference/stopped.md"
+    note.write_text(f"# stopped {ctx.reason}\n")
+    MemoryGit(ctx.repo).commit_paths([ctx.repo.rel(note)], "memory: a commit that is stopped")
+    return JobOutcome(True, "committed")
+
+
+@pytest.mark.parametrize("why", ["timeout", "shutdown"])
+def test_a_job_stopped_while_git_holds_the_index_lock_leaves_nothing_that_blocks(
+    memory_repo: MemoryRepo, why: str
+) -> None:
+    """SIGTERM to a job's process group while its git commit held .git/index.lock used to
+    leave the lock in 5 of 6 stops (git was killed with SIGKILL, and the record that proved
+    the lock was ours deleted first): every later commit failed until a person removed it."""
+    from autopoiesis.daemon.runner import start_child
+    from autopoiesis.git.repo import MemoryGit
+
+    hook = memory_repo.root / ".git/hooks/pre-commit.local"
+    started = memory_repo.root / "hook.started"
+    hook.write_text(f"#!/bin/sh\ntouch {started}\nsleep 30\n")
+    hook.chmod(0o755)
+    lock = memory_repo.root / ".git/index.lock"
+    for attempt in range(3):
+        started.unlink(missing_ok=True)
+        ctx = JobContext(memory_repo, "commit", f"try {attempt}", None, None)  # type: ignore[arg-type]
+        run = start_child(commit_slowly, ctx, timeout=600)
+        wait_for(lambda: started.exists() and lock.exists(), what="git to hold the lock")
+        run.terminate(why)
+        deadline = time.monotonic() + 30
+        while not run.done() and time.monotonic() < deadline:
+            run.enforce(time.monotonic())
+            time.sleep(0.05)
+        result, _, _ = run.finish()
+        assert result in ("timeout", "interrupted")
+        assert not lock.exists()  # git was stopped with SIGTERM: it removed its own lock
+        # and the next commit of this repo goes through
+        hook.unlink()
+        after = memory_repo.root / f"knowledge/reference/after{attempt}.md"
+        after.write_text(f"# after {attempt}\n")
+        with warnings.catch_warnings(record=True):  # a stale lock removed says so
+            warnings.simplefilter("always")
+            done = MemoryGit(memory_repo).commit_paths([memory_repo.rel(after)], "memory: after")
+        assert done.sha, "the next commit was blocked"
+        assert not lock.exists()
+        hook.write_text(f"#!/bin/sh\ntouch {started}\nsleep 30\n")
+        hook.chmod(0o755)

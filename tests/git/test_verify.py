@@ -16,7 +16,7 @@ import pytest
 
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.git.verify import record_path, verify
+from autopoiesis.git.verify import load_record, record_path, verify
 from tests.conftest import BuiltRepo, Cli
 
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
@@ -507,3 +507,53 @@ def test_a_record_made_before_the_checkpoint_still_counts(mem, git, cli: Cli) ->
     assert cli("verify", repo=repo).returncode == 0
     assert "transcripts" not in json.loads(path.read_text())["branches"]["refs/heads/main"]
     assert git(repo.root, "rev-parse", "refs/autopoiesis/verified/main").returncode == 0
+
+
+def test_gc_and_maintenance_pass_the_transaction_hook_and_main_stays_guarded(
+    mem, git, cli: Cli
+) -> None:
+    """`git pack-refs` deletes each loose ref once packed-refs holds it: the hook used to
+    read that as deleting main, so `git gc`, `gc --auto` and `git maintenance` failed in
+    every memory repo that held a transcript. Packing deletes nothing; a real deletion of
+    the packed main is still refused."""
+    repo, paths = mem
+    assert (repo.root / ".git/refs/heads/main").exists()  # loose, as after any commit
+    assert git(repo.root, "gc", "--quiet", check=False).returncode == 0
+    assert "refs/heads/main" in (repo.root / ".git/packed-refs").read_text()
+    assert not (repo.root / ".git/refs/heads/main").exists()
+    capture(repo, "ses_gc", 21, "after the gc")  # main loose again, and packed at the old tip
+    proc = git(repo.root, "maintenance", "run", "--task=gc", check=False)
+    assert proc.returncode == 0, proc.stderr
+    capture(repo, "ses_auto", 22, "before gc --auto")
+    proc = git(repo.root, "-c", "gc.auto=1", "-c", "gc.autoDetach=false", "gc", "--auto")
+    assert proc.returncode == 0, proc.stderr
+    before = git(repo.root, "rev-parse", "main").stdout.strip()
+    git(repo.root, "checkout", "-q", "-b", "side", "HEAD~1")
+    git(repo.root, "pack-refs", "--all")
+    git(repo.root, "commit", "-q", "--allow-empty", "-m", "main loose and packed")
+    git(repo.root, "checkout", "-q", "main")
+    git(repo.root, "commit", "-q", "--allow-empty", "-m", "main loose and packed")
+    git(repo.root, "checkout", "-q", "side")
+    proc = git(repo.root, "branch", "-D", "main", check=False)
+    assert proc.returncode != 0 and "refused to delete" in proc.stderr
+    assert git(repo.root, "rev-parse", "main").stdout.strip() != before  # still there, moved
+    assert cli("verify", repo=repo).returncode == 0
+
+
+def test_a_tip_the_branch_has_since_moved_past_is_no_rewrite(mem, git) -> None:
+    """A push sends the tip of the moment; a capture that commits while the pre-push hook
+    verifies it moves main past that tip. The newer commit's transcript used to be
+    reported as gone ('the branch was reset or rewritten') and the push refused: found by
+    bench/bench_team.py, a daemon's sync refused by its own pre-push hook."""
+    repo, _ = mem
+    pushed = git(repo.root, "rev-parse", "HEAD").stdout.strip()
+    assert verify(repo).ok  # the record at the tip being pushed
+    capture(repo, "ses_meanwhile", 20, "committed during the push")
+    during = verify(repo, ref="refs/heads/main", tip=pushed)
+    assert during.ok, during.findings
+    assert verify(repo).ok  # the record now at the newer commit
+    after = verify(repo, ref="refs/heads/main", tip=pushed)
+    assert after.ok, after.findings
+    record = load_record(repo)
+    assert record["branches"]["refs/heads/main"]["commit"] != pushed  # not moved back
+    assert verify(repo).summary().endswith("0 commits checked")
