@@ -5,9 +5,12 @@ is what sqlite-vec compares."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import subprocess
 import sys
+from collections.abc import Iterator
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,20 +31,24 @@ def cosine(a: list[float], b: list[float]) -> float:
     return sum(x * y for x, y in zip(a, b)) / (na * nb)
 
 
+@contextlib.contextmanager
+def numpy_unloaded() -> Iterator[None]:
+    """plainvec as a process that never loaded numpy runs it (it takes numpy only when
+    numpy is in sys.modules, or for a batch of 32 and more)."""
+    with mock.patch.dict(sys.modules):
+        sys.modules.pop("numpy", None)
+        yield
+        assert "numpy" not in sys.modules
+
+
 @settings(max_examples=40, deadline=None)
 @given(vectors)
 def test_numpy_and_python_pack_the_same_bytes(rows: list[list[float]]) -> None:
     blobs = [to_blob(r) for r in rows]
     by_numpy = plainvec.pack(blobs)  # numpy is loaded in the test process
-    code = (
-        "import sys; from autopoiesis.index import plainvec; "
-        "blobs = eval(sys.stdin.read()); out = [plainvec.pack([b])[0] for b in blobs]; "
-        "assert 'numpy' not in sys.modules; print(repr(out))"
-    )
-    alone = subprocess.run(
-        [sys.executable, "-c", code], input=repr(blobs), capture_output=True, text=True, check=True
-    )
-    assert eval(alone.stdout) == by_numpy
+    with numpy_unloaded():
+        alone = [plainvec.pack([b])[0] for b in blobs]
+    assert alone == by_numpy
 
 
 @settings(max_examples=60, deadline=None)
@@ -55,20 +62,36 @@ def test_distances_are_float32_cosines(rows: list[list[float]], query: list[floa
     got = dict(plainvec.distances(packed, qvec))
     for i, _, _ in packed:
         assert abs(got[i] - (1.0 - cosine(list(from_blob(blobs[i])), query))) < 1e-4
-    # the same without numpy (the one-shot search): a run in a process without it
+    with numpy_unloaded():  # the same without numpy (the one-shot search)
+        alone = plainvec.distances(packed, qvec)
+    for (i, d), (j, e) in zip(alone, plainvec.distances(packed, qvec)):
+        assert abs(d - e) < 1e-12 and (i == j or abs(d - got[j]) < 1e-12)
+
+
+def test_a_process_without_numpy_packs_and_ranks_as_this_one() -> None:
+    """The one-shot search's process: numpy never loaded, the same bytes and distances."""
+    rows = [[float((i * 7 + k * 3) % 11 - 5) for k in range(16)] for i in range(20)]
+    blobs = [to_blob(r) for r in rows]
+    qvec = to_blob([float(k % 5 - 2) for k in range(16)])
+    packed = [(i, b, n) for i, (b, n) in enumerate(plainvec.pack(blobs)) if n]
     code = (
         "import sys; from autopoiesis.index import plainvec; "
-        "rows, q = eval(sys.stdin.read()); print(repr(plainvec.distances(rows, q)))"
+        "blobs, rows, q = eval(sys.stdin.read()); "
+        "out = ([plainvec.pack([b])[0] for b in blobs], plainvec.distances(rows, q)); "
+        "assert 'numpy' not in sys.modules; print(repr(out))"
     )
     alone = subprocess.run(
         [sys.executable, "-c", code],
-        input=repr((packed, qvec)),
+        input=repr((blobs, packed, qvec)),
         capture_output=True,
         text=True,
         check=True,
     )
-    for (i, d), (j, e) in zip(eval(alone.stdout), plainvec.distances(packed, qvec)):
-        assert abs(d - e) < 1e-12 and (i == j or abs(d - got[j]) < 1e-12)
+    packs, dists = eval(alone.stdout)
+    assert packs == plainvec.pack(blobs)
+    here = plainvec.distances(packed, qvec)
+    assert [i for i, _ in dists] == [i for i, _ in here]
+    assert all(abs(d - e) < 1e-12 for (_, d), (_, e) in zip(dists, here))
 
 
 def test_sqlite_vec_reads_the_top_half(tmp_path) -> None:
