@@ -106,15 +106,11 @@ def session_of(catalog: SessionCatalog, entry: kf.Entry) -> SessionRow | None:
     source = entry.source
     if not source:
         return None
+    if "/" in source:
+        return next((row for row in catalog.rows() if row.path == source), None)
     turn_day = entry.turn_at[:10]
     best = None
-    for row in catalog.rows():
-        if "/" in source:
-            if row.path == source:
-                return row
-            continue
-        if row.session_id != source and kf.citation_ref(row.session_id) != source:
-            continue
+    for row in catalog.by_session(source):  # newest first
         if not turn_day or row.day <= turn_day:
             if best is None or row.day > best.day:
                 best = row

@@ -20,9 +20,10 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.formats.knowledge import citation_ref
 from autopoiesis.index.projects import file_project
 
 _HEAD_BYTES = 4096
@@ -44,10 +45,15 @@ class SessionRow:
     harness: str | None  # the channel (the importers name their harness there), else source's
     status: str
     model: str | None
+    # what a timeline search's words are looked for in (title, id, project, harness), lowered
+    hay: str = field(default="", repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        hay = f"{self.title} {self.session_id} {self.project or ''} {self.harness or ''}"
+        object.__setattr__(self, "hay", hay.lower())
 
     def matches(self, words: Iterable[str]) -> bool:
-        hay = f"{self.title} {self.session_id} {self.project or ''} {self.harness or ''}".lower()
-        return all(w in hay for w in words)
+        return all(w in self.hay for w in words)
 
 
 def _clean(value: str) -> str | None:
@@ -89,6 +95,22 @@ def read_row(path: str, head: str) -> SessionRow | None:
     )
 
 
+_Files = dict[str, tuple[int, int, "SessionRow | None"]]  # file name -> (size, mtime_ns, row)
+
+
+class _Day:
+    """A day folder as last listed: its mtime, its files, and those of an open session."""
+
+    __slots__ = ("mtime", "files", "open")
+
+    def __init__(self, mtime: int, files: _Files):
+        self.mtime = mtime
+        self.files = files
+        self.open = tuple(
+            n for n, (_, _, r) in files.items() if r is not None and r.status == "open"
+        )
+
+
 class SessionCatalog:
     """Every transcript of a repo as a SessionRow, newest first, refreshed on each `rows()`.
 
@@ -100,14 +122,14 @@ class SessionCatalog:
     def __init__(self, repo: MemoryRepo):
         self.repo = repo
         self._lock = threading.Lock()
-        # day folder -> (its mtime_ns, {file name: (size, mtime_ns, row)})
-        self._days: dict[str, tuple[int, dict[str, tuple[int, int, SessionRow | None]]]] = {}
+        self._days: dict[str, _Day] = {}
         self._rows: list[SessionRow] = []
+        self._by_session: dict[str, list[SessionRow]] | None = None
 
     def rows(self) -> list[SessionRow]:
         """The rows, newest first: changed folders listed again, new or changed heads read."""
         with self._lock:
-            days: dict[str, tuple[int, dict[str, tuple[int, int, SessionRow | None]]]] = {}
+            days: dict[str, _Day] = {}
             changed = False
             for key, folder in self._day_folders():
                 try:
@@ -115,19 +137,37 @@ class SessionCatalog:
                 except OSError:
                     continue
                 old = self._days.get(key)
-                if old is not None and old[0] == mtime:
-                    files, grown = self._reread_open(key, folder, old[1])
-                    days[key] = (mtime, files)
-                    changed |= grown
+                if old is not None and old.mtime == mtime:
+                    day = self._reread_open(key, folder, old) if old.open else old
+                    days[key] = day
+                    changed |= day is not old
                     continue
-                days[key] = (mtime, self._list(key, folder, old[1] if old else {}))
+                days[key] = _Day(mtime, self._list(key, folder, old.files if old else {}))
                 changed = True
             if changed or days.keys() != self._days.keys():
-                rows = [r for _, files in days.values() for _, _, r in files.values() if r]
+                rows = [r for day in days.values() for _, _, r in day.files.values() if r]
                 rows.sort(key=lambda r: (r.day, r.time, r.path), reverse=True)
                 self._rows = rows
+                self._by_session = None
             self._days = days
             return self._rows
+
+    def by_session(self, ref: str) -> list[SessionRow]:
+        """The rows (newest first) of the session REF names: its id, or the head of its id
+        an entry's citation gives (formats.knowledge.citation_ref)."""
+        rows = self.rows()
+        with self._lock:
+            index = self._by_session
+            if index is None or rows is not self._rows:
+                index = {}
+                for r in rows:
+                    index.setdefault(r.session_id, []).append(r)
+                    cited = citation_ref(r.session_id)
+                    if cited != r.session_id:
+                        index.setdefault(cited, []).append(r)
+                if rows is self._rows:
+                    self._by_session = index
+            return index.get(ref, [])
 
     def _day_folders(self) -> Iterable[tuple[str, str]]:
         for year in _subdirs(str(self.repo.conversations_dir), 4):
@@ -135,10 +175,8 @@ class SessionCatalog:
                 for day in _subdirs(month[1], 2):
                     yield f"{year[0]}/{month[0]}/{day[0]}", day[1]
 
-    def _list(
-        self, key: str, folder: str, known: dict[str, tuple[int, int, SessionRow | None]]
-    ) -> dict[str, tuple[int, int, SessionRow | None]]:
-        files: dict[str, tuple[int, int, SessionRow | None]] = {}
+    def _list(self, key: str, folder: str, known: _Files) -> _Files:
+        files: _Files = {}
         try:
             with os.scandir(folder) as it:
                 entries = [e for e in it if e.name.endswith(".md") and not e.is_symlink()]
@@ -157,13 +195,12 @@ class SessionCatalog:
                 files[e.name] = (st.st_size, st.st_mtime_ns, self._read(rel, e.path))
         return files
 
-    def _reread_open(
-        self, key: str, folder: str, files: dict[str, tuple[int, int, SessionRow | None]]
-    ) -> tuple[dict[str, tuple[int, int, SessionRow | None]], bool]:
-        grown = False
-        for name, (size, mtime, row) in list(files.items()):
-            if row is None or row.status != "open":
-                continue
+    def _reread_open(self, key: str, folder: str, day: _Day) -> _Day:
+        """DAY with the heads of its open sessions read again where they grew (the same
+        object when none did)."""
+        files = day.files
+        for name in day.open:
+            size, mtime, _ = files[name]
             try:
                 st = os.stat(os.path.join(folder, name))
             except OSError:
@@ -172,8 +209,7 @@ class SessionCatalog:
                 rel = f"raw/conversations/{key}/{name}"
                 fresh = self._read(rel, os.path.join(folder, name))
                 files = {**files, name: (st.st_size, st.st_mtime_ns, fresh)}
-                grown = True
-        return files, grown
+        return day if files is day.files else _Day(day.mtime, files)
 
     @staticmethod
     def _read(rel: str, full: str) -> SessionRow | None:
