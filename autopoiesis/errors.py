@@ -16,8 +16,9 @@ for their message and for programs that use the library):
     ├── ImportFormatError *
     │   └── UnknownFormatError *
     ├── GitError *
-    │   └── SyncError *
-    │       └── SyncConflictError *
+    │   ├── SyncError *
+    │   │   └── SyncConflictError *
+    │   └── PrivateKnowledgeError
     ├── HookInstallError *
     ├── UnsafePathError *
     ├── LLMError *
@@ -150,6 +151,10 @@ class ReplayError(AutopoiesisError):
 class SyncError(GitError):
     """`autopoiesis sync` stopped: the remote is missing or unreachable, its history was
     rewritten, or a push was refused. The message says what happened and what to run."""
+
+
+class PrivateKnowledgeError(GitError):
+    """Private knowledge (git-crypt) cannot be set up, unlocked, read or pushed as asked."""
 
 
 class SyncConflictError(SyncError):

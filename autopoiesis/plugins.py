@@ -83,6 +83,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "register_checks",
         (
             "autopoiesis.memory.health_checks",
+            "autopoiesis.memory.health_notes",
             "autopoiesis.integrations.health",
             "autopoiesis.daemon.health",
         ),

@@ -81,6 +81,10 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "mcp_cmd": ("mcp",),
     "serve_cmd": ("serve",),
     "eval_cmd": ("eval",),
+    "notes_cmd": ("links", "mv"),
+    "private_cmd": ("private",),
+    "team_cmd": ("team", "share"),
+    "subagent_cmd": ("subagent",),
 }  # fmt: skip
 
 

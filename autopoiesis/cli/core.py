@@ -149,8 +149,14 @@ def capture(
 def import_(
     ctx: typer.Context,
     files: list[Path] = typer.Argument(
-        ...,
+        None,
         help="Session logs or folders of them (Claude Code, Cline, OpenCode storage, Aider, ...).",
+    ),
+    all_: bool = typer.Option(
+        False,
+        "--all",
+        help="Every harness's history on this machine (where each keeps its sessions, under "
+        "HOME; a second run files nothing new).",
     ),
     # The choices are the importers' registry; listing them here would import every
     # importer on each CLI start, so an unknown name is answered with the list instead.
@@ -170,6 +176,15 @@ def import_(
 
     if format not in format_names():
         raise fail(f"unknown format {format!r}; use one of {', '.join(format_names())}.", 2)
+    if all_:
+        from autopoiesis.integrations.locations import history_files
+
+        files = [*(files or []), *history_files()]
+        if not files:
+            typer.echo("no harness history found on this machine (docs: harnesses.md)")
+            return
+    elif not files:
+        raise fail("name the session logs to import, or pass --all for every harness's.", 2)
     memory = get_memory(ctx)
     with progress_bar("importing", "files", quiet=quiet or json_out) as progress:
         report = memory.import_files(files, format, progress=progress)

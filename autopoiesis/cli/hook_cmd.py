@@ -21,7 +21,7 @@ def _repo_dir(ctx: typer.Context) -> str | None:
 
 def register(app: typer.Typer) -> None:
     hook = typer.Typer(
-        help="What an agent harness runs: Claude Code hooks, Codex notify, their background "
+        help="What an agent harness runs: Claude Code and Codex hooks, their background "
         "import (the git hooks are `hooks`).",
         no_args_is_help=True,
     )
@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
 def hook_claude_code(
     ctx: typer.Context,
     event: str = typer.Argument(
-        ..., help="SessionStart, UserPromptSubmit, PreCompact, Stop or SessionEnd."
+        ..., help="SessionStart, UserPromptSubmit, PreCompact, Stop, SubagentStop or SessionEnd."
     ),
     budget: int | None = typer.Option(
         None,
@@ -52,12 +52,15 @@ def hook_claude_code(
 
 def hook_codex(
     ctx: typer.Context,
-    event: str = typer.Argument(..., help="notify"),
+    event: str = typer.Argument(
+        ..., help="SessionStart, UserPromptSubmit, Stop, SessionEnd, or notify (older Codex)."
+    ),
     payload: str | None = typer.Argument(
         None, help="The notification's JSON (Codex appends it); else read on stdin."
     ),
 ) -> None:
-    """Answer Codex's notify (after each agent turn). Always exits 0."""
+    """Answer one Codex hook event (its JSON on stdin), or notify (the JSON as the last
+    argument). Always exits 0: a failure means no context, logged like Claude Code's."""
     from autopoiesis.integrations.runner import run_hook
 
     raise typer.Exit(run_hook(_repo_dir(ctx), "codex", event, argument=payload))

@@ -48,7 +48,7 @@ def _print(report: Any, as_json: bool, what: str) -> None:
 
 def register(app: typer.Typer) -> None:
     integrate = typer.Typer(
-        help="Plug autopoiesis into an agent harness (Claude Code hooks, Codex notify).",
+        help="Plug autopoiesis into an agent harness (Claude Code and Codex hooks).",
         no_args_is_help=True,
     )
     integrate.command("claude-code")(integrate_claude_code)
@@ -198,13 +198,13 @@ def _local_zone() -> str:
 def integrate_codex(
     ctx: typer.Context,
     uninstall: bool = typer.Option(
-        False, "--uninstall", help="Remove autopoiesis's notify, and nothing else."
+        False, "--uninstall", help="Remove autopoiesis's hooks and notify, and nothing else."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Set Codex's notify ($CODEX_HOME/config.toml, default ~/.codex) so that each Codex
-    session is imported once it has gone idle. Context for Codex comes through the MCP
-    server (`autopoiesis mcp`)."""
+    """Add Codex's hooks ($CODEX_HOME/config.toml, default ~/.codex): context at session
+    start and for each prompt, the rollout imported when the session ends; and its notify,
+    for Codex versions before hooks. Codex asks you to trust new hooks once (/hooks)."""
     from autopoiesis.integrations.codex.install import (
         codex_config_path,
         install_codex,

@@ -38,8 +38,10 @@ def register(app: typer.Typer) -> None:
 
 def _result_line(r: Any, explain: bool) -> str:
     where = ", ".join(x for x in (r.category, r.project, r.date) if x)
-    flags = (" [archived]" if r.archived else "") + (
-        "  (weak: no word of the query in it)" if r.weak else ""
+    flags = (
+        (" [archived]" if r.archived else "")
+        + (f" [team:{r.team}]" if r.team else "")
+        + ("  (weak: no word of the query in it)" if r.weak else "")
     )
     out = f"{r.score:.4f}  {r.path}:{r.start_line}-{r.end_line}  ({where}){flags}\n    {r.snippet}"
     if explain and r.explain:

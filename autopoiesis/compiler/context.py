@@ -11,7 +11,7 @@ from autopoiesis.compiler.plan import Section
 from autopoiesis.core.text import one_line
 
 # Sections whose files count as used when included (the P3 boost and the pruner read them).
-USAGE_LABELS = ("knowledge:", "sub:")
+USAGE_LABELS = ("knowledge:", "sub:", "team:")
 
 
 class Correction(Protocol):

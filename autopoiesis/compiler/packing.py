@@ -45,7 +45,7 @@ from pathlib import PurePosixPath
 
 from autopoiesis.compiler.standing import stems
 from autopoiesis.core.frontmatter import normalize
-from autopoiesis.core.paths import category_of
+from autopoiesis.core.paths import category_of, team_of
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.formats.knowledge import current_text
 from autopoiesis.formats.transcript import HEADER_RE, parse_meta, turn_lines, unescape_line
@@ -223,8 +223,11 @@ class Hit:
     when: float | None = None
     mark: str = ""
     subject: frozenset[str] = frozenset()  # the words of the message the marked turn states
+    via: str = ""  # a note no search hit holds, linked from this hit's file (compiler/scored)
 
     def why(self) -> str:
+        if self.via:
+            return f"score {self.score:.4f}: linked from {self.via} ([[link]])"
         return (
             f"score {self.score:.4f} = search {self.base:.4f} x recency {self.recency:.2f} "
             f"x frequency {self.boost:.2f}" + ("; restated later" if self.mark else "")
@@ -248,7 +251,11 @@ class Packed:
 
     def label(self, chosen: Iterable[int] | None = None) -> str:
         spans = self.source.spans(self.chosen if chosen is None else chosen)
-        return "knowledge:" + self.path + ":" + ",".join(f"{a}-{b}" for a, b in spans)
+        where = ":" + ",".join(f"{a}-{b}" for a, b in spans)
+        team = team_of(self.path)
+        if team is not None:  # a team's note: labelled as the team's (`team:NAME:knowledge/...`)
+            return f"team:{team}:" + self.path.split("/", 2)[2] + where
+        return "knowledge:" + self.path + where
 
     def content(self, chosen: Iterable[int] | None = None) -> str:
         return self.source.render(self.chosen if chosen is None else chosen, self.marks)

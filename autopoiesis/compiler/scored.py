@@ -22,6 +22,7 @@ from autopoiesis.compiler.plan import Plan
 from autopoiesis.compiler.restated import Statement, later_statements
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
+from autopoiesis.core.private import may_reach_model
 from autopoiesis.errors import AutopoiesisError
 
 if TYPE_CHECKING:
@@ -45,6 +46,11 @@ RECENCY_RATE = 0.1  # exp(-0.1 * days): half-life of about 7 days (docs/design.m
 RECENCY_FLOOR = 0.9
 FREQUENCY_BOOST = 0.1  # x (1 + 0.1 * times included before) ...
 FREQUENCY_CAP = 1.2  # ... up to x 1.2
+# A note a hit links to (`[[...]]`) is a candidate too, at this share of the linking hit's
+# score: what a note points at is often what its reader needs next. Only the links of the
+# first LINK_SOURCES hits are followed.
+LINKED_FACTOR = 0.5
+LINK_SOURCES = 10
 SOURCE_CACHE_BYTES = 24 << 20  # file bytes kept parsed between compiles (transcripts never change)
 # Parsed files by their full path, oldest first, shared by every compiler of the process:
 # a long-lived one (the daemon answering `compile` and the prompt hooks, the MCP server)
@@ -233,9 +239,20 @@ class ScoredKnowledge:
             ]
         hits: list[Hit] = []
         as_given: dict[str, Source] = {}
+        private = self.repo.private_patterns()
+        to_model = self.repo.config.private.model_paths
         for path, score, snippet, start, end, turn_time in rows:
             if path in plan.paths or path.startswith("topics/"):
                 continue  # included whole already; a topic comes in through P2 only
+            if not may_reach_model(path, private, to_model):
+                plan.skip(
+                    f"knowledge:{path}:{start}-{end}",
+                    3,
+                    "private (git-crypt): never sent to a model unless private.model_paths "
+                    "names it",
+                    path,
+                )
+                continue
             if path.startswith("archive/") and not query.include_archive:
                 continue  # cold storage: never auto-loaded (README, "The memory repo")
             if query.shared and path == MEMORY_FILE:
@@ -261,12 +278,52 @@ class ScoredKnowledge:
                 )
             )
         hits.sort(key=lambda h: (-h.score, h.path, h.start))
+        if given is None:
+            hits += self._linked_hits(hits, query, plan)
+            hits.sort(key=lambda h: (-h.score, h.path, h.start))
         hits = _later_wins(query.text, hits)
 
         def source(path: str) -> Source | None:
             return self._source(path) or as_given.get(path)
 
         return hits, len(rows), source, why
+
+    def _linked_hits(self, hits: list[Hit], query: KnowledgeQuery, plan: Plan) -> list[Hit]:
+        """The notes the best hits link to and no hit holds, each once, at LINKED_FACTOR
+        of the score of the hit that links it (index/links.py)."""
+        if self._index is None or not hits:
+            return []
+        best: dict[str, Hit] = {}
+        for h in hits[:LINK_SOURCES]:
+            best.setdefault(h.path, h)
+        have = {h.path for h in hits} | set(plan.paths)
+        out: list[Hit] = []
+        try:
+            linked = self._index.linked_notes(list(best))
+        except Exception:  # a link lookup never costs the context its hits
+            return []
+        private = self.repo.private_patterns()
+        to_model = self.repo.config.private.model_paths
+        for source, target, start, end in linked:
+            if target in have or target.startswith(("topics/", "archive/")):
+                continue
+            if not may_reach_model(target, private, to_model):
+                continue
+            if query.shared and target == MEMORY_FILE:
+                continue
+            have.add(target)
+            by = best[source]
+            out.append(
+                Hit(
+                    target,
+                    start,
+                    end,
+                    by.score * LINKED_FACTOR,
+                    by.base * LINKED_FACTOR,
+                    via=source,
+                )
+            )
+        return out
 
     def _age_days(self, path: str, turn_time: str | None, now: datetime) -> float:
         """How old a hit is: a transcript turn by when it was said, a file by its mtime."""

@@ -41,6 +41,7 @@ OUTWARD: tuple[tuple[str, str], ...] = (
     ("search", "base_url"),
     ("daemon", "session_globs"),
     ("capture", "redaction_enabled"),
+    ("private", "model_paths"),
 )
 _GLOBS = ("daemon", "session_globs")
 _EMBEDDER = ("search", "embedder")
@@ -65,6 +66,8 @@ def outward_settings(config: Config) -> dict[str, Any]:
             value = [glob for glob in value if glob not in DaemonConfig().session_globs]
         elif (section, key) == _EMBEDDER and value in LOCAL_EMBEDDERS:
             value = LOCAL_EMBEDDERS[0]  # as the default: nothing leaves the machine
+        elif isinstance(value, tuple):
+            value = list(value)  # as JSON has it
         out[_YAML_NAMES.get((section, key), f"{section}.{key}")] = value
     return out
 

@@ -208,9 +208,43 @@ class DaemonConfig(NamedTuple):
     # every harness's own locations, each owned by its package (integrations/<harness>:
     # SESSION_GLOBS); the config cannot import them, so a test holds this copy to theirs
     session_globs: tuple[str, ...] = (
+        "~/.local/share/amp/threads/*.json",
         "~/.claude/projects/*/*.jsonl",
+        "~/.claude/projects/*/*/subagents/*.jsonl",
+        "~/.config/claude/projects/*/*.jsonl",
+        "~/.config/claude/projects/*/*/subagents/*.jsonl",
+        "~/.config/*/User/globalStorage/saoudrizwan.claude-dev/tasks/*/api_conversation_history.json",
+        "~/.config/*/User/globalStorage/rooveterinaryinc.roo-cline/tasks/*/api_conversation_history.json",
+        "~/.config/*/User/globalStorage/kilocode.kilo-code/tasks/*/api_conversation_history.json",
+        "~/Library/Application Support/*/User/globalStorage/"
+        "saoudrizwan.claude-dev/tasks/*/api_conversation_history.json",
+        "~/Library/Application Support/*/User/globalStorage/"
+        "rooveterinaryinc.roo-cline/tasks/*/api_conversation_history.json",
+        "~/Library/Application Support/*/User/globalStorage/"
+        "kilocode.kilo-code/tasks/*/api_conversation_history.json",
+        "~/.vscode-server/data/User/globalStorage/saoudrizwan.claude-dev/tasks/*/api_conversation_history.json",
+        "~/.vscode-server/data/User/globalStorage/rooveterinaryinc.roo-cline/tasks/*/api_conversation_history.json",
+        "~/.vscode-server/data/User/globalStorage/kilocode.kilo-code/tasks/*/api_conversation_history.json",
+        "~/.cline/data/tasks/*/api_conversation_history.json",
         "~/.codex/sessions/**/*.jsonl",
+        "~/.codex/archived_sessions/*.jsonl",
+        "$CODEX_HOME/sessions/**/*.jsonl",
+        "~/.continue/sessions/*-*.json",
+        "~/.copilot/session-state/*/events.jsonl",
+        "~/.copilot/session-state/*.jsonl",
+        "~/.cursor/projects/*/agent-transcripts/**/*.jsonl",
+        "~/.factory/sessions/*/*.jsonl",
+        "~/.factory/sessions/*.jsonl",
         "~/.gemini/tmp/*/chats/*.json",
+        "~/.gemini/tmp/*/chats/*.jsonl",
+        "~/.local/share/goose/sessions/sessions.db",
+        "~/.local/share/goose/sessions/*.jsonl",
+        "~/.config/goose/sessions/*.jsonl",
+        "~/.kimi-code/sessions/*/*/agents/*/wire.jsonl",
+        "~/.local/share/opencode/opencode.db",
+        "~/.local/share/opencode/storage/session/*/*.json",
+        "~/.pi/agent/sessions/*/*.jsonl",
+        "~/.qwen/projects/*/chats/*.jsonl",
     )
     session_idle_minutes: int = 10
     health_schedule: str = "30 * * * *"
@@ -256,6 +290,11 @@ class IntegrationsConfig(NamedTuple):
     import_idle_minutes: int = 30
 
 
+class PrivateConfig(NamedTuple):
+    paths: tuple[str, ...] = ("knowledge/private/**",)
+    model_paths: tuple[str, ...] = ()
+
+
 class Config(NamedTuple):
     context_compiler: CompilerConfig = CompilerConfig()
     search: SearchConfig = SearchConfig()
@@ -266,6 +305,7 @@ class Config(NamedTuple):
     capture: CaptureConfig = CaptureConfig()
     llm: LLMConfig = LLMConfig()
     integrations: IntegrationsConfig = IntegrationsConfig()
+    private: PrivateConfig = PrivateConfig()
 
 
 def _plain(value: Any) -> Any:
@@ -446,7 +486,22 @@ def _build(values: dict[str, Any], source: str) -> Config:
         ),
         llm=LLMConfig(**{**llm, "models": LLMModels(**llm["models"])}),
         integrations=IntegrationsConfig(**values["integrations"]),
+        private=_private(values["private"], source),
     )
+
+
+def _private(values: dict[str, Any], source: str) -> PrivateConfig:
+    """private.paths and private.model_paths: lists of .gitattributes-style patterns."""
+    out = {}
+    for key in ("paths", "model_paths"):
+        patterns = values[key]
+        if not all(isinstance(p, str) and p.strip() and "\n" not in p for p in patterns):
+            raise ConfigError(
+                f"{source}: 'private.{key}' must be a list of path patterns such as "
+                f"knowledge/private/** (or []), not {patterns!r}."
+            )
+        out[key] = tuple(p.strip() for p in patterns)
+    return PrivateConfig(**out)
 
 
 CACHE_PATH = (STATE_DIR, *STATE_FILES["config_cache"])  # under the repo's root

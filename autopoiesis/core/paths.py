@@ -12,6 +12,7 @@ import errno
 import fcntl
 import os
 import posixpath
+import re
 import time
 from collections.abc import Iterator, Sequence
 from functools import cached_property
@@ -31,6 +32,11 @@ CONTENT_DIRS = ("knowledge", "topics", "raw", "archive")
 # The same, narrowed to the files the index holds and search reads: of raw/, only its
 # conversations (category_of names nothing else there).
 INDEXED_DIRS = tuple(CONVERSATIONS_DIR if top == "raw" else top for top in CONTENT_DIRS)
+# Team memory: a team's shared knowledge, a git submodule mounted at shared/<team>/ (its
+# notes under shared/<team>/knowledge/, read by search and the compiler as the team's; the
+# memory folders above never hold a submodule). memory/teams.py mounts and shares.
+SHARED_DIR = "shared"
+_GITMODULES_PATH = re.compile(r"^\s*path\s*=\s*(shared/[^/\s]+)\s*$", re.MULTILINE)
 # The folders `autopoiesis commit` batches (raw/ is committed per session by capture).
 KNOWLEDGE_COMMIT_DIRS = ("knowledge", "topics", "archive")
 STATE_DIR = ".autopoiesis"  # gitignored: locks, logs, caches, ledgers
@@ -101,9 +107,15 @@ CATEGORIES = (
 
 
 def category_of(relpath: str) -> str | None:
-    """The category of a repo-relative POSIX path, or None when it is not memory content."""
+    """The category of a repo-relative POSIX path, or None when it is not memory content.
+    A team's note (shared/<team>/knowledge/...) has the category its path in the team's
+    repository has; nothing else of a team's repository is memory content."""
     parts = PurePosixPath(relpath).parts
     if not parts or not relpath.endswith(".md"):
+        return None
+    if parts[0] == SHARED_DIR:
+        if len(parts) > 3 and parts[2] == "knowledge":
+            return category_of("/".join(parts[2:]))
         return None
     if parts[0] == "raw" and len(parts) > 1 and parts[1] == "conversations":
         return "conversation"
@@ -116,6 +128,26 @@ def category_of(relpath: str) -> str | None:
             return _KNOWLEDGE_CATEGORY.get(parts[1], "reference")
         return "reference"
     return None
+
+
+def team_of(relpath: str) -> str | None:
+    """The team whose shared memory holds RELPATH (`shared/<team>/...`), or None."""
+    if relpath.startswith(SHARED_DIR + "/"):
+        parts = relpath.split("/", 2)
+        return parts[1] if len(parts) > 2 and parts[1] else None
+    return None
+
+
+def shared_mounts(root: Path) -> list[str]:
+    """The teams' mounts of the repository at ROOT (`shared/<team>`, from .gitmodules),
+    those checked out (a `.git` entry in the folder)."""
+    try:
+        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return sorted(
+        m for m in set(_GITMODULES_PATH.findall(text)) if os.path.lexists(root / m / ".git")
+    )
 
 
 def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
@@ -414,6 +446,19 @@ class MemoryRepo:
 
         return load_config(self.root)
 
+    def private_patterns(self) -> list[str]:
+        """The patterns of this memory's private paths (core/private.py)."""
+        from autopoiesis.core.private import private_patterns
+
+        return private_patterns(self.root, self.config.private.paths)
+
+    def may_reach_model(self, relpath: str) -> bool:
+        """Whether RELPATH may be shown to a model: not private, or let through by
+        `private.model_paths` (core/private.py)."""
+        from autopoiesis.core.private import may_reach_model
+
+        return may_reach_model(relpath, self.private_patterns(), self.config.private.model_paths)
+
     def redactor(self) -> Redactor:
         """A fresh Redactor for this repo's settings (its counts start at zero): what every
         path to disk, git, memory.db and a remote model redacts through."""
@@ -426,13 +471,17 @@ class MemoryRepo:
         symbolic link, nor a file of a linked folder: a memory pulled from a collaborator
         may hold `knowledge/x.md -> ~/.aws/credentials`, and nothing reads through a link
         (`links` lists them)."""
-        for top in tops or INDEXED_DIRS:
+        for top in tops or self.indexed_dirs():
             base = self.root / top
             if base.is_dir() and not base.is_symlink() and is_inside(base.resolve(), self.root):
                 # rglob does not enter linked folders
                 yield from sorted(
                     p for p in base.rglob("*.md") if not p.is_symlink() and p.is_file()
                 )
+
+    def indexed_dirs(self) -> tuple[str, ...]:
+        """INDEXED_DIRS and each team's notes (`shared/<team>/knowledge`)."""
+        return INDEXED_DIRS + tuple(f"{m}/knowledge" for m in shared_mounts(self.root))
 
     def links(self, *tops: str) -> list[str]:
         """The symbolic links under the memory folders (repo-relative): never read, and

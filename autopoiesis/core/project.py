@@ -3,8 +3,10 @@ remote's repository name (else by its top-level folder's name), as a slug.
 
 A subfolder, a linked worktree (`git worktree add`) and a submodule's checkout each say
 where their repository is; a linked worktree belongs to its main repository's project, so
-every checkout of one codebase files its sessions and knowledge under one name. A folder
-in no git repository belongs to no project (None: global), whatever its name.
+every checkout of one codebase files its sessions and knowledge under one name, unless
+the worktree declares its own (a sub-agent's checkout of a memory: `CHECKOUT_PROJECT` in
+its git folder, memory/subagents.py). A folder in no git repository belongs to no project
+(None: global), whatever its name.
 
 Read from the files under `.git` without spawning git: the prompt hook asks on every
 prompt, and a `git rev-parse` costs milliseconds where reading two small files costs
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from autopoiesis.core.text import slugify
@@ -24,6 +26,8 @@ PROJECT_SLUG_LEN = 40  # a folder name under knowledge/projects/, not a title
 _GITDIR_LINE = re.compile(r"^gitdir:\s*(.+?)\s*$", re.MULTILINE)
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]")
 _URL = re.compile(r"^\s*url\s*=\s*(.+?)\s*$")
+# The project a linked worktree declares, in its own git folder (.git/worktrees/NAME/).
+CHECKOUT_PROJECT = "autopoiesis-project"
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,11 @@ class Project:
     name: str  # the slug: knowledge/projects/<name>/, a transcript's `project:`
     root: str  # the main repository's top-level folder (absolute)
     remote: str | None  # the `origin` remote's URL, when there is one
+    # the repository's common git folder (which checkouts are of one repository), and
+    # whether the worktree itself named the project (CHECKOUT_PROJECT); where a project
+    # was found, not what it is: left out of comparisons
+    git_dir: str = field(default="", compare=False)
+    declared: bool = field(default=False, compare=False)
 
 
 def project_slug(text: str) -> str:
@@ -50,6 +59,9 @@ def project_of(path: str | os.PathLike[str]) -> Project | None:
     if common is None:
         return None
     if dot_git.is_file():
+        declared = _declared(dot_git)
+        if declared:
+            return Project(declared, str(top), None, str(common), declared=True)
         # A linked worktree's or a submodule's checkout: the main repository's top level
         # is the folder holding its common git folder (when that is a `.git` folder; a
         # submodule's lives under the superproject's .git/modules/ and keeps its own top).
@@ -60,7 +72,21 @@ def project_of(path: str | os.PathLike[str]) -> Project | None:
     name = name or project_slug(top.name)
     if not name:
         return None
-    return Project(name=name, root=str(top), remote=remote)
+    return Project(name=name, root=str(top), remote=remote, git_dir=str(common))
+
+
+def _declared(dot_git: Path) -> str | None:
+    """The project a linked worktree's own git folder declares (CHECKOUT_PROJECT), if any."""
+    try:
+        match = _GITDIR_LINE.search(dot_git.read_text(encoding="utf-8", errors="replace"))
+        if match is None:
+            return None
+        gitdir = Path(match.group(1))
+        gitdir = gitdir if gitdir.is_absolute() else dot_git.parent / gitdir
+        text = (gitdir / CHECKOUT_PROJECT).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return project_slug(text) or None
 
 
 def project_name(folder: str | None) -> str | None:
@@ -109,6 +135,44 @@ def common_git_dir(dot_git: Path) -> Path | None:
     if not common_path.is_absolute():
         common_path = gitdir / common_path
     return Path(os.path.normpath(common_path))
+
+
+def read_head(folder: Path) -> str | None:
+    """The commit checked out in the repository at FOLDER (its `.git` folder or file), read
+    from HEAD and the refs without running git; None when it cannot be read."""
+    dot_git = folder / ".git"
+    gitdir = dot_git
+    if dot_git.is_file():
+        try:
+            match = _GITDIR_LINE.search(dot_git.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            return None
+        if match is None:
+            return None
+        gitdir = Path(match.group(1))
+        gitdir = gitdir if gitdir.is_absolute() else folder / gitdir
+    common = common_git_dir(dot_git) or gitdir
+    try:
+        head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not head.startswith("ref:"):
+        return head or None
+    ref = head[4:].strip()
+    for base in (gitdir, common):
+        try:
+            return (base / ref).read_text(encoding="utf-8").strip() or None
+        except OSError:
+            continue
+    try:
+        packed = (common / "packed-refs").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in packed.splitlines():
+        sha, _, name = line.partition(" ")
+        if name.strip() == ref:
+            return sha
+    return None
 
 
 def _origin_url(config: Path) -> str | None:

@@ -115,3 +115,37 @@ def open_db(path: str | os.PathLike[str], *, timeout: float = 30.0, vec: bool = 
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
     return conn
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def is_database(path: str | os.PathLike[str]) -> bool:
+    """Whether PATH is an SQLite database file (by its first bytes)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def open_readonly(path: str | os.PathLike[str], *, timeout: float = 5.0) -> Any:
+    """A read-only connection to PATH, a database another program keeps (a harness's
+    sessions): it never writes to it and never changes its journal mode, and waits a
+    moment while that program writes."""
+    uri = "file:" + os.path.abspath(path).replace("?", "%3f").replace("#", "%23") + "?mode=ro"
+    conn = sqlite_module().connect(uri, uri=True, timeout=timeout, check_same_thread=False)
+    conn.execute("PRAGMA query_only=1")
+    return conn
+
+
+def database_tables(path: str | os.PathLike[str]) -> set[str]:
+    """The table names of the database at PATH, read-only; empty when it cannot be read."""
+    try:
+        conn = open_readonly(path)
+        try:
+            return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            conn.close()
+    except Exception:
+        return set()

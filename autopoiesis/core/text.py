@@ -144,8 +144,23 @@ def one_line(text: object, limit: int = ONE_LINE_MAX) -> str:
     \\n alike), tab and other control character becomes a space, and the transcript's ' → '
     separator is
     written ' -> ' so a summary can never be mistaken for a tool call's result."""
-    flat = " ".join(_CONTROL.sub(" ", str(text)).split())
+    source = str(text)
+    if len(source) > 4 * limit + 64:  # a long output: its head alone decides the line
+        head = _one_line(source[: 4 * limit + 64], limit)
+        if head is not None:
+            return head
+    return _one_line(source, limit, cut=False) or ""
+
+
+def _one_line(source: str, limit: int, *, cut: bool = True) -> str | None:
+    """one_line of SOURCE; with CUT (SOURCE is the head of a longer text), None when the
+    head is too short to decide the whole line."""
+    flat = " ".join(_CONTROL.sub(" ", source).split())
     flat = flat.replace(f" {ARROW} ", " -> ")
+    if len(flat) > limit + 2:  # (+2: an arrow cut off at the head's end may widen by one)
+        return flat[: limit - 1].rstrip() + "\u2026"
+    if cut:
+        return None
     if len(flat) > limit:
         flat = flat[: limit - 1].rstrip() + "\u2026"
     return flat

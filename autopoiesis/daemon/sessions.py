@@ -2,12 +2,12 @@
 (docs/design.md#daemon-design's session watcher; a daemon job, and `autopoiesis watch-sessions
 --once`).
 
-It watches globs (daemon.session_globs; by default Claude Code's
-~/.claude/projects/*/*.jsonl, Codex's ~/.codex/sessions/**/*.jsonl and Gemini CLI's
-~/.gemini/tmp/*/chats/*.json). A session has ended when its file has been idle for
-daemon.session_idle_minutes and no process has it open (/proc/*/fd on Linux; psutil
-where it is installed; `lsof` elsewhere). Ended files are imported through the
-importers (capture.importers.import_files), one file at a time, each committed.
+It watches globs (daemon.session_globs; by default every harness's own locations, which
+each harness's package declares: integrations.locations). A session has ended when its
+file has been idle for daemon.session_idle_minutes and no process has it open
+(/proc/*/fd on Linux; psutil where it is installed; `lsof` elsewhere). Ended files are
+imported through the importers (capture.importers.import_files), one file at a time,
+each committed.
 
 A record of every file (`daemon/sessions.json`: path, size, mtime, sha-256 of what was
 imported, what it became) makes the watcher restart-safe: a file whose size and mtime

@@ -61,6 +61,7 @@ from autopoiesis.core.frontmatter import parse_yaml, scalar
 from autopoiesis.core.paths import MEMORY_FILE
 from autopoiesis.core.text import STOPWORDS
 from autopoiesis.errors import FrontmatterError
+from autopoiesis.formats.wikilinks import plain_text
 
 ENTRY_ID_RE = re.compile(r"^\d{8}-\d{4}-[0-9a-f]{6}\Z")
 _ENTRY_RE = re.compile(
@@ -139,8 +140,8 @@ def format_at(when: datetime) -> str:
 @lru_cache(maxsize=65536)
 def normalize_fact(text: str) -> str:
     """The comparison form of an entry's fact: lowercase words only. Two entries with the
-    same normalized fact say the same thing, whatever their punctuation or citation."""
-    text = re.sub(r"\(source: [^)]*\)|\(via [^)]*\)", " ", text)
+    same normalized fact say the same thing, whatever their punctuation, links or citation."""
+    text = re.sub(r"\(source: [^)]*\)|\(via [^)]*\)", " ", plain_text(text))
     text = re.sub(r"\{id: [^}]*\}|#superseded-by:\S+|~~", " ", text)
     text = re.sub(r"^\s*[-*]\s+", "", text)
     text = re.sub(r"^\s*\d{4}-\d\d-\d\d:\s*", "", text)

@@ -366,8 +366,9 @@ class GitCore:
         present = [p for p in rel if (self.root / p).exists()]
         if present:
             # intent-to-add, not staged: a commit killed half-way leaves nothing that a
-            # later plain `git commit` would sweep in
-            self.run("add", "-N", "--", *present)
+            # later plain `git commit` would sweep in (--sparse: a new file of a sparse
+            # checkout, such as a sub-agent's transcript, outside its folders)
+            self.run("add", "-N", "--sparse", "--", *present)
         changed = self._changed(rel)
         if not changed and not allow_empty:
             return CommitResult(None, message, ())
@@ -525,7 +526,8 @@ class GitCore:
             changes = self.pending_changes(tops)
             if not changes:
                 return CommitResult(None, "", ())
-            self.run("add", "-A", "--", *tops)
+            # the folders that changed: a sparse checkout's missing folder is no pathspec
+            self.run("add", "-A", "--sparse", "--", *_top_pathspecs(tops, [p for _, p in changes]))
             diff = self.run("diff", "--cached", "--no-color", "-M", "--", *tops).stdout
             numstat = self.run("diff", "--cached", "--numstat", "-M", "--", *tops).stdout
             if message:
@@ -583,7 +585,7 @@ class GitCore:
             except (OSError, GitError):
                 if self.head() is not None and git("read-tree", "HEAD").returncode != 0:
                     return None
-            if git("add", "-A", "--", *tops).returncode != 0:
+            if git("add", "-A", "--sparse", "--", *tops).returncode != 0:
                 return None
             diff = git("diff", "--cached", "--no-color", "-M", "--", *tops)
             numstat = git("diff", "--cached", "--numstat", "-M", "--", *tops)

@@ -167,6 +167,21 @@ def _is_checked(path: str) -> bool:
     return path == MEMORY_FILE
 
 
+def _is_ciphertext(data: bytes) -> bool:
+    from autopoiesis.core.private import is_ciphertext  # only for a file that may be one
+
+    return is_ciphertext(data)
+
+
+def _work_tree_text(root: Path, path: str) -> bytes | None:
+    """The work tree's PATH when it is readable text, for a file staged as ciphertext."""
+    try:
+        data = (root / path).read_bytes()
+    except OSError:
+        return None
+    return None if _is_ciphertext(data) else data
+
+
 def pre_commit(root: Path) -> CheckResult:
     result = CheckResult()
     changes = staged_changes(root)
@@ -185,6 +200,11 @@ def pre_commit(root: Path) -> CheckResult:
     blobs = cat_file_batch(root, [f":{p}" for p in to_read])
     for path in to_read:
         raw = blobs.get(f":{path}") or b""
+        if raw[:1] == b"\x00" and _is_ciphertext(raw):  # git-crypt's: check the text it encrypted
+            plain = _work_tree_text(root, path)
+            if plain is None:
+                continue
+            raw = plain
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -264,6 +284,7 @@ def reference_transaction(root: Path, state: str, updates: str) -> int:
 def pre_push(root: Path, updates: str) -> int:
     """Refuse to push a history that fails verify (stdin: `<local ref> <local sha>
     <remote ref> <remote sha>` lines)."""
+    from autopoiesis.git.crypt import push_refusal
     from autopoiesis.git.replacements import replacement_findings
     from autopoiesis.git.verify import verify
 
@@ -285,6 +306,11 @@ def pre_push(root: Path, updates: str) -> int:
             failed = True
             continue
         ref = local_ref if local_ref.startswith("refs/heads/") else "HEAD"
+        refusal = push_refusal(root, repo.private_patterns(), local_sha, parts[3])
+        if refusal:
+            print(f"autopoiesis: error: refusing to push {local_ref}: {refusal}", file=sys.stderr)
+            failed = True
+            continue
         result = verify(repo, ref=ref, tip=local_sha)
         if not result.ok:
             failed = True

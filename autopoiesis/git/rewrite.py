@@ -30,7 +30,9 @@ from typing import Any
 
 from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.paths import MemoryRepo, atomic_write
+from autopoiesis.core.private import is_ciphertext, is_unlocked
 from autopoiesis.errors import GitError
+from autopoiesis.git import crypt
 from autopoiesis.git.runner import call
 from autopoiesis.git.verify import ALLOW_REWRITE_ENV, RECORD_VERSION
 
@@ -150,6 +152,8 @@ def occurrences(root: Path, pattern: re.Pattern[bytes]) -> Occurrences:
         sha, kind, size = header
         body = batch[end + 1 : end + 1 + int(size)]
         pos = end + 1 + int(size) + 1
+        if kind == "blob" and is_ciphertext(body):  # a private file: read through git-crypt
+            body = crypt.decrypt(root, body) or b""
         count = len(pattern.findall(body)) if kind in ("blob", "commit", "tag") else 0
         if not count:
             continue
@@ -220,6 +224,13 @@ def rewrite_history(
             args += ["--replace-text", str(rules_file)]
             if text is not None:
                 args += ["--replace-message", str(rules_file)]
+        if text is not None and is_unlocked(root):
+            # private files (git-crypt): their ciphertext is decrypted, edited, re-encrypted
+            found_in = re.compile(re.escape(text.encode()), re.IGNORECASE if ignore_case else 0)
+            args += [
+                "--blob-callback",
+                crypt.forget_callback(found_in.pattern, found_in.flags, REDACTED),
+            ]
         if path is not None:
             args += ["--invert-paths", "--path", path]
         # the one sanctioned rewrite: the reference-transaction hook lets it through

@@ -15,6 +15,9 @@ Schema (docs/design.md#index-schema, by chunk rather than by file):
                                embedder or without sqlite-vec
   term_postings*               each common token's chunks, frequencies and lengths
                                (postings.py: exact BM25 without FTS5's per-row scoring)
+  links                        each `[[wikilink]]` of a note: its file, line, target and the
+                               target's name (links.py: outgoing, backlinks, broken ones);
+                               files.link_name is the name a link resolves a file by
 The embedding cache lives in a separate file (the state file `embed_cache`), attached as
 `cache`: deleting or replacing memory.db (rebuild, corruption) never loses it.
 """
@@ -32,7 +35,8 @@ from autopoiesis.index.postings import SCHEMA as POSTINGS_SCHEMA
 # 2: term postings (postings.py); a lexical embedder's vectors in plain rows; ctime.
 # 3: files.project (projects.py): an index made before it is rebuilt, which fills it in.
 # 4: chunks.body_hash (chunking.Chunk): the same pasted text is one search result.
-SCHEMA_VERSION = "4"
+# 5: links and files.link_name (links.py): the backlinks of [[wikilinks]].
+SCHEMA_VERSION = "5"
 
 
 class IndexCorruptError(Exception):
@@ -132,7 +136,8 @@ CREATE TABLE IF NOT EXISTS files (
     tags TEXT,                       -- JSON array
     title TEXT,
     last_indexed REAL NOT NULL,      -- when the stat above was taken (store.racy)
-    project TEXT                     -- the project's slug; NULL: global (projects.py)
+    project TEXT,                    -- the project's slug; NULL: global (projects.py)
+    link_name TEXT                   -- the name a [[link]] finds it by (links.py)
 );
 CREATE INDEX IF NOT EXISTS idx_files_category ON files(category);
 CREATE INDEX IF NOT EXISTS idx_files_modified ON files(modified);
@@ -150,6 +155,16 @@ CREATE TABLE IF NOT EXISTS chunks (
     body_hash TEXT NOT NULL DEFAULT ''  -- a turn chunk's words said again elsewhere
 );
 CREATE INDEX IF NOT EXISTS idx_chunks_path ON chunks(path);
+CREATE TABLE IF NOT EXISTS links (
+    source TEXT NOT NULL,            -- the file the link is written in
+    line INTEGER NOT NULL,
+    target TEXT NOT NULL,            -- as written: `maria-lopez`, `knowledge/people/ann`
+    name TEXT NOT NULL,              -- the target's last part, as files.link_name
+    heading TEXT,
+    alias TEXT
+);
+CREATE INDEX IF NOT EXISTS idx_links_source ON links(source);
+CREATE INDEX IF NOT EXISTS idx_links_name ON links(name);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='"""
     + TOKENIZER
     + """');
@@ -162,13 +177,17 @@ ADDED_COLUMNS = (
     ("files", "ctime_ns", "INTEGER NOT NULL DEFAULT 0"),
     ("files", "project", "TEXT"),
     ("chunks", "body_hash", "TEXT NOT NULL DEFAULT ''"),
+    ("files", "link_name", "TEXT"),
 )
+# Indexes on added columns: made once the columns are there.
+ADDED_INDEXES = "CREATE INDEX IF NOT EXISTS idx_files_link_name ON files(link_name);"
 
 
 def add_missing_columns(conn: Any) -> None:
     for table, column, decl in ADDED_COLUMNS:
         if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+    conn.executescript(ADDED_INDEXES)
 
 
 # The embedding cache: vectors appended in rowid order, found through a small index on

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from autopoiesis.core.paths import MemoryRepo, category_of
+from autopoiesis.core.private import is_ciphertext
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -89,6 +90,11 @@ def read_memory_file(
         return None
     text = decode_text(raw)
     if text is None:
-        warnings.append(f"{path}: binary content; skipped")
+        if is_ciphertext(raw):
+            warnings.append(
+                f"{path}: locked (git-crypt); not indexed until `autopoiesis private unlock`"
+            )
+        else:
+            warnings.append(f"{path}: binary content; skipped")
         return None
     return category, st, hash_bytes(raw), text

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.core.paths import CONTENT_DIRS, category_of
+from autopoiesis.core.paths import CONTENT_DIRS, category_of, shared_mounts
+from autopoiesis.core.project import read_head
 from autopoiesis.core.sqlite import SQLiteInfo
 from autopoiesis.git import runner as git
 from autopoiesis.index.background import ChangeWatcher
@@ -45,9 +46,15 @@ class TreeState:
     ]  # path -> store.stat_key (mtime, ctime, size), None when deleted
     ok: bool = True  # False when git could not be asked (not a repo, git missing)
     taken_ns: int = 0  # time.time_ns() before git was asked
+    mounts: dict[str, str] | None = None  # each team's mount (shared/<team>) -> its HEAD
 
-    def same_as(self, head: str | None, dirty: dict[str, Any]) -> bool:
-        return self.ok and self.head == head and self.dirty == dirty
+    def same_as(self, head: str | None, dirty: dict[str, Any], mounts: Any = None) -> bool:
+        return (
+            self.ok
+            and self.head == head
+            and self.dirty == dirty
+            and (self.mounts or {}) == (mounts or {})
+        )
 
 
 def _stat(root: Path, rel: str) -> list[int] | None:
@@ -58,12 +65,16 @@ def _stat(root: Path, rel: str) -> list[int] | None:
 
 
 def tree_state(root: Path) -> TreeState:
-    """HEAD and the dirty memory Markdown files, from one lock-free `git status`."""
+    """HEAD and the dirty memory Markdown files, from one lock-free `git status`, and the
+    HEAD of each team's mount."""
     status = git.status(root, CONTENT_DIRS)
     if not status.ok:
         return TreeState("", {}, ok=False, taken_ns=status.started_ns)
     dirty = {e.path: _stat(root, e.path) for e in status.entries if e.path.endswith(".md")}
-    return TreeState(status.head, dirty, taken_ns=status.started_ns)
+    # a team's mount (shared/<team>) by its HEAD, read from its files: no second git
+    # process per search; its notes change by commits (`share`, `sync`), seen through it
+    mounts = {m: head for m in shared_mounts(root) if (head := read_head(root / m))}
+    return TreeState(status.head, dirty, taken_ns=status.started_ns, mounts=mounts or None)
 
 
 def sync_meta(state: TreeState) -> dict[str, str]:
@@ -73,6 +84,7 @@ def sync_meta(state: TreeState) -> dict[str, str]:
         "dirty": json.dumps(state.dirty, sort_keys=True),
         "synced": str(time.time()),
         "dirty_taken_ns": str(state.taken_ns),
+        "mounts": json.dumps(state.mounts or {}, sort_keys=True),
     }
 
 
@@ -120,13 +132,40 @@ class Freshness:
             dirty = {}
         return head, dirty
 
+    def recorded_mounts(self) -> dict[str, str]:
+        """Each team's mount and its HEAD, as the index last recorded them."""
+        try:
+            mounts = json.loads(self.store.meta("mounts") or "{}")
+        except ValueError:
+            return {}
+        return mounts if isinstance(mounts, dict) else {}
+
+    def _mount_changes(self, state: TreeState) -> list[str] | None:
+        """The notes each team's mount changed since the recorded HEADs (None: cannot tell,
+        a mount came or went)."""
+        old, now = self.recorded_mounts(), state.mounts or {}
+        if set(old) != set(now):
+            return None
+        changed: list[str] = []
+        for mount, head in now.items():
+            if old[mount] != head:
+                found = git.changed_between(self.root / mount, old[mount], head, ("knowledge",))
+                if found is None:
+                    return None
+                changed += [f"{mount}/{p}" for p in found]
+        return changed
+
     def is_fresh(self, state: TreeState | None = None) -> bool:
         """Whether the index holds what STATE (now, by default) says the files hold. A
         recorded dirty file whose stat was taken too soon after it changed (store.racy)
         could have changed again unseen, so its content is compared with what was indexed."""
         state = state or tree_state(self.root)
         head, dirty = self.recorded()
-        if head is None or self.store.needs_rebuild() or not state.same_as(head, dirty):
+        if (
+            head is None
+            or self.store.needs_rebuild()
+            or not state.same_as(head, dirty, self.recorded_mounts())
+        ):
             return False
         taken = int(self.store.meta("dirty_taken_ns") or 0)
         return all(
@@ -193,10 +232,11 @@ class Freshness:
                 if head != state.head
                 else []
             )
-            if changed is None or not state.ok:
+            in_mounts = self._mount_changes(state)
+            if changed is None or in_mounts is None or not state.ok:
                 candidates = None  # git cannot tell: compare every file by stat and hash
             else:
-                candidates = set(changed) | set(dirty) | set(state.dirty)
+                candidates = set(changed) | set(in_mounts) | set(dirty) | set(state.dirty)
             return self._reconcile(candidates, state, started)
 
     def _reconcile(

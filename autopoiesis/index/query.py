@@ -32,6 +32,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from autopoiesis.core.config import SearchConfig
+from autopoiesis.core.paths import team_of
 from autopoiesis.formats.transcript_names import session_key
 from autopoiesis.index.embedders import Embedder, from_blob
 from autopoiesis.index.lexical import Bm25Hits, Bm25Ranker
@@ -89,6 +90,7 @@ class SearchResult:
     # found by meaning alone, and not closely: no word of the query is in it and the vector
     # similarity is under WEAK_SIMILARITY (`search` says so rather than pass it off as a match)
     weak: bool = False
+    team: str | None = None  # the team whose shared memory holds it (shared/<team>/)
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -550,6 +552,7 @@ class QueryEngine:
             heading=heading,
             project=project,
             explain=detail,
+            team=team_of(path),
         )
 
 

@@ -18,6 +18,7 @@ import warnings as warnings_module
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import ConfigError, SearchIndexError
@@ -38,6 +39,9 @@ from autopoiesis.index.query import (
 )
 from autopoiesis.index.store import IndexStore, IndexUpdate
 from autopoiesis.index.text import query_terms
+
+if TYPE_CHECKING:
+    from autopoiesis.index.links import Link
 
 
 @dataclass(frozen=True)
@@ -202,6 +206,42 @@ class SearchIndex:
             return []
         return self.query.per_file(cands, [], limit, merge, False, limit, project)
 
+    # ── links ──
+    def links(self, path: str, *, fresh: bool = True) -> tuple[list[Link], list[Link]]:
+        """(the links written in PATH, the links of other notes to it): index/links.py."""
+        from autopoiesis.index import links
+
+        if fresh:
+            self.catch_up()
+        conn = self.store.conn
+        return links.outgoing(conn, path), links.incoming(conn, path)
+
+    def broken_links(self, *, fresh: bool = True) -> list[Link]:
+        """Every link that finds no note."""
+        from autopoiesis.index import links
+
+        if fresh:
+            self.catch_up()
+        return links.broken(self.store.conn)
+
+    def linked_notes(
+        self, paths: list[str], *, fresh: bool = False
+    ) -> list[tuple[str, str, int, int]]:
+        """(the note linking, the note linked to, its chunk's first and last line) for the
+        links written in PATHS, in their order: the chunk the link's #heading names, else
+        the note's first."""
+        from autopoiesis.index import links
+
+        if fresh:
+            self.catch_up()
+        conn = self.store.conn
+        out = []
+        for source, target, heading in links.linked_from(conn, paths):
+            span = links.first_chunk(conn, target, heading)
+            if span is not None:
+                out.append((source, target, *span))
+        return out
+
     def projects(self, *, fresh: bool = True) -> dict[str, dict[str, int]]:
         """Each project the indexed files name, with its files by category."""
         if fresh:
@@ -287,6 +327,13 @@ def search_outcome(
                 ),
             )
         notices.extend(w for w in index.warnings if w not in notices)
+        from autopoiesis.core.private import is_locked  # reads .gitattributes
+
+        if is_locked(repo.root):
+            notices.append(
+                "private notes are locked here (git-crypt) and were not searched; "
+                "`autopoiesis private unlock KEYFILE` decrypts them"
+            )
         return SearchOutcome(results, "index", tuple(notices))
     finally:
         if own:

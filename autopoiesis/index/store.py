@@ -275,6 +275,7 @@ class IndexStore:
                 ids,
             )
             self.conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        self.conn.execute("DELETE FROM links WHERE source = ?", (path,))
         self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
 
     def refresh_stat(self, path: str, st: os.stat_result) -> None:
@@ -317,6 +318,8 @@ class IndexStore:
         they have none yet (a rebuild emptied the tables). Returns chunks embedded. The
         rows of the batch go in with one statement a table: the chunks get their ids here
         (the next free ones: the caller's transaction holds the write lock)."""
+        from autopoiesis.index import links  # a write's: a search never loads it
+
         items = list({item[0]: item for item in items}.values())  # a path twice: its last version
         prepared = []
         all_chunks: list[Chunk] = []
@@ -336,7 +339,9 @@ class IndexStore:
         chunk_rows: list[tuple] = []
         fts_rows: list[tuple[int, str]] = []
         vec_rows: list[tuple[int, bytes, str]] = []
+        link_rows: list[tuple[Any, ...]] = []
         for path, category, st, digest, fc in prepared:
+            link_rows += links.rows_of(path, category, text_of[path])
             file_rows.append(
                 (
                     path,
@@ -352,6 +357,7 @@ class IndexStore:
                     fc.title,
                     now,
                     file_project(path, category, text_of[path]),
+                    links.link_name(path),
                 )
             )
             for c in fc.chunks:
@@ -376,9 +382,14 @@ class IndexStore:
         conn = self.conn
         conn.executemany(
             "INSERT INTO files(path, category, modified, mtime_ns, ctime_ns, size, content_hash, "
-            "token_count, line_count, tags, title, last_indexed, project)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "token_count, line_count, tags, title, last_indexed, project, link_name)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             file_rows,
+        )
+        conn.executemany(
+            "INSERT INTO links(source, line, target, name, heading, alias)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            link_rows,
         )
         conn.executemany(
             "INSERT INTO chunks(id, path, category, kind, start_line, end_line, turn_time, "
@@ -471,6 +482,7 @@ class IndexStore:
                 self.conn.execute("DELETE FROM chunks_fts")
                 self.conn.execute("DELETE FROM chunks")
                 self.conn.execute("DELETE FROM files")
+                self.conn.execute("DELETE FROM links")
                 postings.clear(self.conn)
                 self._reset_vec_table()
                 indexed, embedded = self._write_all(paths, progress)

@@ -19,6 +19,7 @@ DEADLINES = {
     "UserPromptSubmit": 10.0,
     "PreCompact": 10.0,
     "Stop": 10.0,
+    "SubagentStop": 10.0,
     "SessionEnd": 10.0,
-    "notify": 10.0,
+    "notify": 10.0,  # Codex's
 }

@@ -56,9 +56,7 @@ def _places(memory: Any) -> Iterator[tuple[str, str, list[list[str]]]]:
         if entry is not None:
             argv = [str(entry.get("command", ""))] + [str(a) for a in entry.get("args") or []]
             yield "Claude Code", f"MCP server ({scope} scope) in {path}", [argv]
-    notify = _codex_notify()
-    if notify is not None:
-        yield "Codex", f"notify in {notify[0]}", [notify[1]]
+    yield from _codex()
 
 
 def _split(command: str) -> list[str]:
@@ -68,20 +66,46 @@ def _split(command: str) -> list[str]:
         return command.split()
 
 
-def _codex_notify() -> tuple[Path, list[str]] | None:
+def _codex() -> Iterator[tuple[str, str, list[list[str]]]]:
+    """Codex's notify and its [[hooks.EVENT]] entries autopoiesis wrote in config.toml."""
     import tomllib
 
-    from autopoiesis.integrations.codex.install import CODEX_BEGIN, codex_config_path
+    from autopoiesis.integrations.codex.install import (
+        CODEX_BEGIN,
+        CODEX_EVENTS,
+        codex_config_path,
+    )
 
     path = codex_config_path()
     try:
         text = path.read_text(encoding="utf-8")
-        notify = tomllib.loads(text).get("notify")
+        data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    if CODEX_BEGIN not in text or not isinstance(notify, list):
-        return None
-    return path, [str(a) for a in notify]
+        return
+    notify = data.get("notify")
+    if CODEX_BEGIN in text and isinstance(notify, list):
+        yield "Codex", f"notify in {path}", [[str(a) for a in notify]]
+    hooks = {
+        event: _split(entry["command"])
+        for event, entry in _codex_hook_entries(data.get("hooks"))
+        if " hook codex " in f" {entry['command']} "
+    }
+    if hooks:
+        missing = [e for e in CODEX_EVENTS if e not in hooks]
+        where = f"hooks in {path}" + (f" (missing: {', '.join(missing)})" if missing else "")
+        yield "Codex", where, list(hooks.values())
+
+
+def _codex_hook_entries(tables: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(event, hook) for each command hook of config.toml's [[hooks.EVENT]] tables."""
+    if not isinstance(tables, dict):
+        return
+    for event, groups in tables.items():
+        for group in groups if isinstance(groups, list) else []:
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            for entry in entries if isinstance(entries, list) else []:
+                if isinstance(entry, dict) and isinstance(entry.get("command"), str):
+                    yield event, entry
 
 
 def _judge(memory: Any, harness: str, where: str, argv: list[str]) -> Finding:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from autopoiesis.capture.importers.base import Importer
 from autopoiesis.integrations.aider.importer import AiderImporter
+from autopoiesis.integrations.amp.importer import AmpImporter
 from autopoiesis.integrations.chatgpt.importer import ChatGPTImporter
 from autopoiesis.integrations.claude_ai.importer import ClaudeAIImporter
 from autopoiesis.integrations.claude_code.importer import ClaudeCodeImporter
@@ -17,10 +18,15 @@ from autopoiesis.integrations.codex.importer import CodexImporter
 from autopoiesis.integrations.continue_dev.importer import ContinueImporter
 from autopoiesis.integrations.copilot.importer import CopilotImporter
 from autopoiesis.integrations.cursor.importer import CursorImporter, CursorMarkdownImporter
+from autopoiesis.integrations.droid.importer import DroidImporter
 from autopoiesis.integrations.gemini.importer import GeminiImporter
+from autopoiesis.integrations.goose.importer import GooseImporter
+from autopoiesis.integrations.kimi.importer import KimiImporter
 from autopoiesis.integrations.neutral.importer import NeutralImporter
 from autopoiesis.integrations.openai.importer import OpenAIImporter
 from autopoiesis.integrations.opencode.importer import OpenCodeImporter
+from autopoiesis.integrations.pi.importer import PiImporter
+from autopoiesis.integrations.qwen_code.importer import QwenCodeImporter
 from autopoiesis.integrations.responses.importer import ResponsesImporter
 from autopoiesis.integrations.specstory.importer import SpecStoryImporter
 from autopoiesis.plugins import hookimpl
@@ -29,6 +35,12 @@ BUILTIN_IMPORTERS: tuple[Importer, ...] = (
     NeutralImporter(),
     OpenAIImporter(),
     ClaudeCodeImporter(),
+    QwenCodeImporter(),
+    KimiImporter(),
+    DroidImporter(),
+    PiImporter(),
+    AmpImporter(),
+    GooseImporter(),
     CodexImporter(),
     ResponsesImporter(),
     CursorImporter(),

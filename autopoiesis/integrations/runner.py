@@ -26,7 +26,11 @@ from autopoiesis.integrations import DEADLINES, MAX_PAYLOAD_BYTES
 
 # The calls answered with compiled context, which search the index: their `git status`
 # starts before the compiler is imported (core.git.status_ahead).
-CONTEXT_EVENTS = {("claude-code", "SessionStart"), ("claude-code", "UserPromptSubmit")}
+CONTEXT_EVENTS = {
+    (harness, event)
+    for harness in ("claude-code", "codex")
+    for event in ("SessionStart", "UserPromptSubmit")
+}
 
 
 class HookDeadline(Exception):
@@ -123,9 +127,13 @@ def run_hook(
                 from autopoiesis.integrations.codex import hooks as codex
 
                 info = codex.handle_notify(repo, payload)
+            elif harness == "codex":
+                from autopoiesis.integrations.codex import hooks as codex
+
+                answer, info = codex.handle(repo, event, payload, budget=hook_budget(repo, budget))
             else:
                 raise HookPayloadError(
-                    f"no hook {harness} {event}; the hooks are: claude-code EVENT, codex notify"
+                    f"no hook {harness} {event}; the hooks are: claude-code EVENT, codex EVENT"
                 )
         row.update(info)
         row["ok"] = True

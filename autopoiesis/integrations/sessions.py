@@ -194,7 +194,7 @@ def import_sessions(repo: MemoryRepo, keys: Iterable[str]) -> list[ImportOutcome
                     refused=(f"the session's log file {path or '(unknown)'} is not there",),
                 )
             else:
-                report = memory.import_files([path])
+                report = memory.import_files(_session_files(seen, Path(path)))
                 extract = memory.after_commit() if report.commit else None
                 for rel in report.imported:
                     if extract is not None:
@@ -221,3 +221,12 @@ def import_sessions(repo: MemoryRepo, keys: Iterable[str]) -> list[ImportOutcome
             )
             outcomes.append(outcome)
     return outcomes
+
+
+def _session_files(seen: SeenSession, path: Path) -> list[Path]:
+    """The log files of a session: its own, and for Claude Code its subagents' too."""
+    if seen.harness == "claude-code":
+        from autopoiesis.integrations.claude_code.locations import session_files
+
+        return session_files(path, seen.session, seen.data.get("subagents") or ())
+    return [path]

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 from typing import Self
 
 from autopoiesis.core.paths import MemoryRepo, atomic_write
+from autopoiesis.core.private import file_is_ciphertext
 from autopoiesis.core.redact import Redactor
-from autopoiesis.errors import UnsafePathError
+from autopoiesis.errors import PrivateKnowledgeError, UnsafePathError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.knowledge.catalog import EntryCatalog
 
@@ -48,6 +49,11 @@ class KnowledgeDocuments:
             )
         if not full.exists():
             return None
+        if file_is_ciphertext(full):
+            raise PrivateKnowledgeError(
+                f"{relpath} is private and locked in this clone (git-crypt): it cannot be "
+                "written. Unlock it with `autopoiesis private unlock KEYFILE`."
+            )
         doc = kf.parse(full.read_text(encoding="utf-8"))
         if self._batching:
             self._docs[relpath] = doc

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 
 from autopoiesis.core.paths import INDEX_FILES
+from autopoiesis.core.private import may_reach_model
 from autopoiesis.core.sqlite import sqlite_module
 from autopoiesis.core.text import words
 from autopoiesis.index.text import MAX_QUERY_TERMS, SEARCH_STOPWORDS, fts_match
@@ -40,7 +41,11 @@ def related_entries(
     """The live current-state entries that best match TEXT, best first (one per id: a
     derived line and its canonical entry are one fact)."""
     entries: dict[str, KnownEntry] = {}
+    private = writer.repo.private_patterns()
+    to_model = writer.repo.config.private.model_paths
     for path, _, e in writer.live_entries():
+        if not may_reach_model(path, private, to_model):
+            continue  # shown to a model: a private entry only where private.model_paths says
         seen = entries.get(e.id)
         if seen is None or (
             seen.path in INDEX_FILES and path not in INDEX_FILES

@@ -70,6 +70,7 @@ from autopoiesis.knowledge.changes import (
 )
 from autopoiesis.knowledge.documents import KnowledgeDocuments
 from autopoiesis.knowledge.guard import ACTIONS, WritePolicy, check_change
+from autopoiesis.knowledge.linking import KnownNames, link_names
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +110,7 @@ class KnowledgeWriter(KnowledgeDocuments):
     def __init__(self, repo: MemoryRepo):
         super().__init__(repo)
         self._sessions: dict[str, str] = {}  # transcript path -> session id (citations)
+        self._known_names = KnownNames(repo)  # people, projects, procedures: linked in entries
 
     def memory_line_limit(self) -> int:
         """The most lines MEMORY.md may have after a write: the configured cap."""
@@ -134,6 +136,7 @@ class KnowledgeWriter(KnowledgeDocuments):
         with self.repo.lock("knowledge-writer") if not self._batching else contextlib.nullcontext():
             if not self._batching:
                 self._invalidate()  # files may have changed since the last apply
+                self._known_names.invalidate()
             try:
                 for ch in checked:
                     self._apply_one(ch, report)
@@ -253,9 +256,11 @@ class KnowledgeWriter(KnowledgeDocuments):
         tags = tuple(t for t in ch.tags if re.fullmatch(r"[A-Za-z0-9_.-]+", t) and redact(t) == t)
         if d.subject and redact(d.subject) == d.subject:
             tags = (*tags, kf.SUBJECT_TAG + d.subject)
+        # a keyed line (an index's `**Name** — ...`) is found by its key: left as written
+        text = d.content if ch.key else link_names(d.content, self._known_names, ch.path)
         entry = kf.Entry(
             id=d.new_id,
-            text=d.content,
+            text=text,
             date=d.at.strftime("%Y-%m-%d") if ch.dated else None,
             source=redact(self._cite(ch.provenance)),
             at=None,

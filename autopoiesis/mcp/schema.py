@@ -92,7 +92,8 @@ def memory_schema(memory: Memory) -> dict[str, Any]:
         "reading": (
             "search(query) for what the memory holds (hybrid BM25 + vector), read(path, "
             "start_line, end_line) "
-            "for a file, compile_context(message) for the prompt context the memory would give, "
+            "for a file, links(path) for a note's [[links]] and backlinks, "
+            "compile_context(message) for the prompt context the memory would give, "
             "recall(text) "
             "for the commits that added or removed TEXT, history(path) for a file's commits (and "
             "blame), "

@@ -224,6 +224,16 @@ def _add_history_tools(server: MCPServer, t: MemoryTools) -> None:
     """The tools that ask git: when a text came or went, the history of a file."""
 
     @server.tool(
+        description="The [[wikilinks]] a note makes (each with the note it finds, or none: "
+        "broken) and the notes that link to it (backlinks)."
+    )
+    @_tool_errors
+    def links(
+        path: Annotated[str, Field(description="Repo-relative path of the note.")],
+    ) -> dict[str, Any]:
+        return t.links(path)
+
+    @server.tool(
         description="The commits that added or removed a text (git log -S), newest first, with "
         "their files."
     )

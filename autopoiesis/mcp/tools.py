@@ -109,9 +109,16 @@ class MemoryTools:
             outcome = self.memory.search_outcome(
                 query, limit, category, index=self._index, project=chosen
             )
+        shown = [r for r in outcome.results if self.repo.may_reach_model(r.path)]
+        notices = list(outcome.notices)
+        if len(shown) < len(outcome.results):
+            notices.append(
+                f"{len(outcome.results) - len(shown)} private result(s) withheld: private notes "
+                "reach a model only where private.model_paths names them"
+            )
         return {
             "source": outcome.source,
-            "notices": list(outcome.notices),
+            "notices": notices,
             "results": [
                 {
                     "path": r.path,
@@ -125,12 +132,17 @@ class MemoryTools:
                     "project": r.project,
                     "snippet": r.snippet,
                 }
-                for r in outcome.results
+                for r in shown
             ],
         }
 
     def read(self, path: str, start_line: int = 1, end_line: int | None = None) -> str:
         rel = self._readable(path)
+        if not self.repo.may_reach_model(rel):
+            raise UnsafePathError(
+                f"{rel} is private (git-crypt) and reaches a model only where "
+                "private.model_paths in memory-config.yaml names it."
+            )
         full = self.repo.root / rel
         if not full.is_file():
             raise InvalidArgumentError(
@@ -184,6 +196,17 @@ class MemoryTools:
                 project=chosen,
             )
         return result.prompt
+
+    def links(self, path: str) -> dict[str, Any]:
+        """The [[links]] of a note and the notes linking to it (private ones withheld)."""
+        rel = self._readable(path)
+        with self._lock:
+            outgoing, incoming = self.memory.links(rel)
+        ok = self.repo.may_reach_model
+        return {
+            "outgoing": [x.to_dict() for x in outgoing if x.resolved is None or ok(x.resolved)],
+            "incoming": [x.to_dict() for x in incoming if ok(x.source)],
+        }
 
     def recall(self, text: str, limit: int = 20) -> dict[str, Any]:
         from autopoiesis.git.repo import MemoryGit

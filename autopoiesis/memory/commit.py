@@ -10,6 +10,7 @@ call by its deadline (llm.deadline_seconds) and redacts the diff before it leave
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,9 @@ def llm_summarizer(
         return None
 
     def summarize(diff: str, commit_type: str) -> str | None:
+        diff = without_private(repo, diff)
+        if not diff.strip():
+            return None  # only private files changed: the deterministic message
         prompt = SUMMARY_PROMPT.format(diff=diff[:4000])
         try:
             if client is not None:
@@ -47,6 +51,21 @@ def llm_summarizer(
             return None
 
     return summarize
+
+
+def without_private(repo: MemoryRepo, diff: str) -> str:
+    """DIFF (`git diff` output) without the files that may not reach a model: a private
+    file's diff is its plain text in an unlocked clone (git-crypt's textconv)."""
+    if "diff --git " not in diff:
+        return diff
+    parts = re.split(r"(?m)^(?=diff --git )", diff)
+    kept = []
+    for part in parts:
+        m = re.match(r"diff --git a/(\S+) b/(\S+)", part)
+        if m and not all(repo.may_reach_model(p) for p in m.groups()):
+            continue
+        kept.append(part)
+    return "".join(kept)
 
 
 def commit_knowledge(

@@ -36,18 +36,23 @@ if TYPE_CHECKING:
     from autopoiesis.git.repo import CommitResult
     from autopoiesis.git.verify import VerifyResult
     from autopoiesis.index import SearchIndex, SearchResult
+    from autopoiesis.index.links import Link
     from autopoiesis.index.searchindex import SearchOutcome
     from autopoiesis.knowledge.condense import MemoryCondenser
     from autopoiesis.knowledge.extract import ExtractionReport
     from autopoiesis.knowledge.maintenance import MaintenanceResult
     from autopoiesis.knowledge.prune import MemoryPruner
+    from autopoiesis.knowledge.rename import Move
     from autopoiesis.knowledge.replay import Comparison, ReplayResult
     from autopoiesis.llm import LLMClient
     from autopoiesis.memory.forget import ForgetReport
     from autopoiesis.memory.health import Diagnosis, Status
     from autopoiesis.memory.identity import IdentityUpdate
+    from autopoiesis.memory.private import PrivateKnowledge
     from autopoiesis.memory.projects import ProjectCount
+    from autopoiesis.memory.subagents import Subagents
     from autopoiesis.memory.sync_report import SyncReport
+    from autopoiesis.memory.teams import TeamMemory
     from autopoiesis.topics.pipeline import TopicActivation, WatcherPipeline
 
 PERIODS = ("daily", "weekly", "monthly")
@@ -95,6 +100,27 @@ class Memory:
     @property
     def root(self) -> Path:
         return self.repo.root
+
+    @property
+    def private(self) -> PrivateKnowledge:
+        """Private knowledge, encrypted in git by git-crypt (memory.private)."""
+        from autopoiesis.memory.private import PrivateKnowledge
+
+        return PrivateKnowledge(self.repo)
+
+    @property
+    def teams(self) -> TeamMemory:
+        """The teams' shared memories mounted at shared/<team>/ (memory.teams)."""
+        from autopoiesis.memory.teams import TeamMemory
+
+        return TeamMemory(self.repo)
+
+    @property
+    def subagents(self) -> Subagents:
+        """Sub-agents' sparse checkouts of this memory, merged back for review."""
+        from autopoiesis.memory.subagents import Subagents
+
+        return Subagents(self.repo)
 
     @property
     def config(self) -> Config:
@@ -220,6 +246,32 @@ class Memory:
             project=project,
         )
 
+    # ── linked notes ──
+    def links(self, path: str) -> tuple[list[Link], list[Link]]:
+        """(the [[links]] written in PATH, the links of other notes to it), from the index
+        (built when missing)."""
+        with self._index_for_links() as index:
+            return index.links(self.repo.rel(self.repo.resolve_inside(path)))
+
+    def broken_links(self) -> list[Link]:
+        """Every [[link]] that finds no note (doctor reports them)."""
+        with self._index_for_links() as index:
+            return index.broken_links()
+
+    def _index_for_links(self) -> SearchIndex:
+        from autopoiesis.index import SearchIndex
+
+        index = SearchIndex(self.repo)
+        if not self.repo.index_path.exists() or index.needs_rebuild():
+            index.rebuild_full()
+        return index
+
+    def move(self, old: str, new: str, *, commit: bool = True) -> Move:
+        """Move a note and rewrite every [[link]] to it, in one commit (knowledge.rename)."""
+        from autopoiesis.knowledge.rename import move_note
+
+        return move_note(self.repo, old, new, commit=commit)
+
     def projects(self) -> list[ProjectCount]:
         """The projects the memory knows, each with its transcripts and knowledge files."""
         from autopoiesis.memory.projects import project_counts
@@ -249,15 +301,21 @@ class Memory:
 
     def project_here(self, folder: str | os.PathLike[str] | None) -> str | None:
         """The project of FOLDER (the current folder of a command, a hook's `cwd`): the git
-        repository it is in, unless that is this memory repo itself; None: global (also
-        for no folder or a relative one)."""
-        from autopoiesis.core.project import project_of
+        repository it is in (a worktree of a code repository: that repository's), unless
+        that is this memory repo itself or a worktree of it, where it is the project the
+        worktree declares (a sub-agent's checkout) or None: global (also for no folder or a
+        relative one)."""
+        from autopoiesis.core.project import common_git_dir, project_of
 
         if folder is None or not os.path.isabs(folder):
             return None
         found = project_of(folder)
-        if found is None or Path(found.root).resolve() == self.root.resolve():
+        if found is None:
             return None
+        mine = common_git_dir(self.root / ".git")
+        same = mine is not None and Path(found.git_dir or "/").resolve() == mine.resolve()
+        if same or Path(found.root).resolve() == self.root.resolve():
+            return found.name if found.declared else None
         return found.name
 
     # ── the compiled context ──
@@ -438,7 +496,9 @@ class Memory:
                 from autopoiesis.errors import GitError
 
                 raise GitError(f"There is no branch {branch!r}; `git branch` lists them.")
-        return verify(self.repo, ref=ref, full=full, accept=accept)
+        result = verify(self.repo, ref=ref, full=full, accept=accept)
+        result.findings += self.teams.findings()  # the teams' memories hold notes only
+        return result
 
     # ── identity ──
     def identity_is_template(self) -> bool:

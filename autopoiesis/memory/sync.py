@@ -42,6 +42,7 @@ from __future__ import annotations
 import warnings
 
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MEMORY_FILE, MemoryRepo
+from autopoiesis.core.private import readable_text
 from autopoiesis.errors import AutopoiesisError, GitError, SyncConflictError, SyncError
 from autopoiesis.git.repo import MemoryGit, MergeResult
 from autopoiesis.memory.sync_push import (
@@ -117,6 +118,8 @@ def sync_once(
             push_rewrite(repo, git, report, pending, timeout)
         elif pending:
             raise SyncError(unpushed_forget_message(name, report.url, branch, pending))
+        if pull:
+            _sync_teams(repo, report)
         for attempt in range(PUSH_TRIES):
             if pull:
                 _pull(repo, git, report, timeout, abort_on_conflict)
@@ -361,6 +364,21 @@ def _check_incoming(
         )
 
 
+def _sync_teams(repo: MemoryRepo, report: SyncReport) -> None:
+    """Each team's mount fetched, merged and pushed (memory/teams.py): its notes come and
+    go with its own remote, and only the mount's commit is recorded here."""
+    from autopoiesis.core.paths import shared_mounts
+
+    if not (repo.root / ".gitmodules").exists() and not shared_mounts(repo.root):
+        return
+    from autopoiesis.memory.teams import TeamMemory
+
+    done = TeamMemory(repo).sync()
+    report.setup += done.moved
+    report.warnings += done.problems
+    report.committed += done.committed
+
+
 def _forget_commits(git: MemoryGit, tip: str, exclude: str) -> list[str]:
     """`sha (subject)` of the forget records in TIP's history that EXCLUDE lacks."""
     found = git.commits_matching(FORGET_SUBJECT, tip, exclude)
@@ -386,7 +404,9 @@ def _enforce_caps(repo: MemoryRepo, report: SyncReport, *, commit: bool) -> list
         if result.commit:
             report.committed.append(f"{result.commit} maintenance: cap MEMORY.md after the merge")
     for rel in report.incoming:
-        if rel.startswith("knowledge/") and rel.endswith(".md") and (repo.root / rel).is_file():
+        path = repo.root / rel
+        # a private file this clone cannot read (git-crypt) is checked where it is unlocked
+        if rel.startswith("knowledge/") and rel.endswith(".md") and readable_text(path):
             found = writer.read(rel)
             why = (
                 writer.cap_violation(rel, found, bytes_too=True)

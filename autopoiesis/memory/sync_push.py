@@ -31,6 +31,11 @@ def push_branch(git: MemoryGit, report: SyncReport, timeout: float, *, retry: bo
         )
     if _nothing_to_push(git, report, timeout):
         return True
+    from autopoiesis.git.crypt import push_refusal
+
+    refusal = push_refusal(git.root, git.repo.private_patterns(), f"refs/heads/{branch}")
+    if refusal:  # what the pre-push hook refuses, also in a clone without hooks
+        raise SyncError(refusal)
     _refuse_a_second_memory(git, report, timeout)
     try:
         result = git.push(

@@ -112,3 +112,22 @@ def test_the_frontmatter_keeps_project_and_cwd() -> None:
     plain = TranscriptMeta(session_id="ses_2", started=meta.started)
     assert "project:" not in render_frontmatter(plain)
     assert parse_meta(render_frontmatter(plain) + "\n# t\n").project is None
+
+
+def test_read_head_reads_what_git_says_without_running_it(tmp_path: Path) -> None:
+    from autopoiesis.core.project import read_head
+
+    def rev(where: Path) -> str:
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    repo = _repo(tmp_path / "r")
+    assert read_head(repo) == rev(repo)  # a loose ref
+    _git(repo, "pack-refs", "--all")
+    assert read_head(repo) == rev(repo)  # a packed one
+    linked = tmp_path / "wt"
+    _git(repo, "worktree", "add", "-q", "--detach", str(linked))
+    _git(linked, "commit", "-q", "--allow-empty", "-m", "second")
+    assert read_head(linked) == rev(linked) != rev(repo)  # a detached worktree's own
+    assert read_head(tmp_path) is None

@@ -141,7 +141,8 @@ def test_a_frequent_extra_pattern_stays_linear() -> None:
     """A pattern that matches every word also matches the words of its own markers on the
     second pass: checking each span against each marker was quadratic (3.4 s for 50 KB),
     and so was finding the lines around each marker of one long line. Eight times the
-    text takes about eight times as long now, not twenty."""
+    text takes about eight times the CPU time now; quadratic would be sixty-four times.
+    The bound is loose (thirty) because CPU time still drifts on a machine under load."""
     r = Redactor(extra=[("word", r"[a-z]{4,}")])
     text = "some words here " * 12_500
     out = r.redact(text)
@@ -150,14 +151,14 @@ def test_a_frequent_extra_pattern_stays_linear() -> None:
 
     def cpu(size: int) -> float:
         best = float("inf")
-        for _ in range(2):
+        for _ in range(3):
             started = time.process_time()
             Redactor(extra=[("word", r"[a-z]{4,}")]).redact("some words here " * size)
             best = min(best, time.process_time() - started)
         return best
 
     small, large = cpu(6_250), cpu(50_000)
-    assert large < 14 * small, f"100 KB: {small:.2f} s, 800 KB: {large:.2f} s"
+    assert large < 30 * small, f"100 KB: {small:.2f} s, 800 KB: {large:.2f} s"
 
 
 def test_the_lines_around_markers_are_those_lines_and_their_neighbours() -> None:

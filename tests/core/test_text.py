@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from autopoiesis.core import text
 
 
@@ -19,3 +22,22 @@ def test_token_counts_and_content_words() -> None:
         "topic",
     }
     assert text.slugify("Let's move the memory to Markdown") == "lets-move-the-memory-to-markdown"
+
+
+def _one_line_whole(value: str, limit: int) -> str:
+    """one_line as it was written first: the whole text collapsed, then cut."""
+    flat = " ".join(text._CONTROL.sub(" ", value).split()).replace(" \u2192 ", " -> ")
+    return flat[: limit - 1].rstrip() + "\u2026" if len(flat) > limit else flat
+
+
+@given(
+    st.text(alphabet=st.sampled_from("ab \n\t\r\u2192\x00\x85-"), max_size=1500),
+    st.integers(min_value=2, max_value=400),
+)
+@settings(max_examples=150, deadline=None)
+def test_one_line_of_a_long_text_reads_only_its_head_and_says_the_same(
+    value: str, limit: int
+) -> None:
+    assert text.one_line(value, limit) == _one_line_whole(value, limit)
+    long = value * 5
+    assert text.one_line(long, limit) == _one_line_whole(long, limit)

@@ -6,6 +6,7 @@ explore/* pruning, index health; and a bad schedule refused when the config load
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -129,16 +130,17 @@ def test_every_schedule_key_becomes_its_jobs_trigger(memory_repo: MemoryRepo) ->
     assert jobs.get("condense").triggers == (Cron("30 22 * * *"),)
     assert "tag" not in jobs
     assert jobs.get("prune").timeout == 300
+    no_globs = re.sub(  # the template's list of every harness's session files, emptied
+        r"  session_globs: .*?\n(?=  session_idle_minutes)",
+        "  session_globs: []\n",
+        text,
+        flags=re.S,
+    )
+    assert no_globs != text
     config.write_text(
-        text.replace("extraction_trigger: on_session_end", "extraction_trigger: manual")
-        .replace("auto_commit: true", "auto_commit: false")
-        .replace(
-            "  session_globs:                  # session logs the session watcher imports once they have ended ([] = no watcher)\n"
-            "    - ~/.claude/projects/*/*.jsonl    # Claude Code\n"
-            "    - ~/.codex/sessions/**/*.jsonl    # Codex\n"
-            "    - ~/.gemini/tmp/*/chats/*.json    # Gemini CLI\n",
-            "  session_globs: []\n",
-        )
+        no_globs.replace(
+            "extraction_trigger: on_session_end", "extraction_trigger: manual"
+        ).replace("auto_commit: true", "auto_commit: false")
     )
     jobs = memory_jobs(MemoryRepo(memory_repo.root))
     assert jobs.get("extract").triggers == () and jobs.get("commit").triggers == ()

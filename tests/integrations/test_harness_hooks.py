@@ -25,7 +25,7 @@ from autopoiesis.knowledge.flush import FLUSH_BEGIN, FLUSH_END
 from tests.conftest import Cli
 
 PROJECT_ROOT = str(Path(autopoiesis.__file__).resolve().parent.parent)
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SubagentStop", "SessionEnd")
 
 
 @pytest.fixture
@@ -168,7 +168,10 @@ def test_integrate_merges_is_idempotent_and_uninstalls_exactly_what_it_added(
         process=True,
         check=True,
     ).stdout
-    assert "added hooks SessionStart, UserPromptSubmit, PreCompact, Stop, SessionEnd" in out
+    assert (
+        "added hooks SessionStart, UserPromptSubmit, PreCompact, Stop, SubagentStop, SessionEnd"
+        in out
+    )
     data = json.loads(settings.read_text())
     assert data["permissions"] == original["permissions"] and data["model"] == "opus"
     assert data["hooks"]["PreToolUse"] == original["hooks"]["PreToolUse"]
@@ -520,7 +523,7 @@ def test_session_end_imports_the_transcript_in_the_background(
     assert time.monotonic() - started < 10  # the import runs detached, not in the hook
     row = wait_for_import(repo, "test-session-id")
     assert row["ok"] is True and row["imported"] == [
-        "raw/conversations/2025/12/24/1000-test-session-id-test-session-for-jsonl-parsing.md"
+        "raw/conversations/2025/12/24/1000-test-session-id-create-a-hello-world-function-now-add-a.md"
     ]
     assert (repo.root / row["imported"][0]).exists()
     # committed, then the session-end extraction ran on it (lifecycle.extraction_trigger: on_session_end)
@@ -571,7 +574,7 @@ def test_a_session_that_never_ended_is_imported_once_idle(
     )
     assert log_rows(repo)[-1]["import_started"] is True
     row = wait_for_import(repo, "abandoned")
-    assert row["ok"] and row["imported"][0].endswith("test-session-for-jsonl-parsing.md")
+    assert row["ok"] and row["imported"][0].endswith("create-a-hello-world-function-now-add-a.md")
     assert "claude-code:other" in json.loads(sessions.read_text())
 
 
@@ -697,12 +700,35 @@ def test_compaction_summary_without_a_flush_block_is_logged(
 CODEX_CONFIG = 'model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n\n[profiles.fast]\nmodel = "o4-mini"\n'
 
 
+CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
+
+
+def codex_hooks(config: Path) -> dict[str, str]:
+    """event -> the command of autopoiesis's hook in Codex's CONFIG."""
+    tables = tomllib.loads(config.read_text()).get("hooks", {})
+    return {
+        event: h["command"]
+        for event, groups in tables.items()
+        for g in groups
+        for h in g["hooks"]
+        if "hook codex" in h["command"]
+    }
+
+
 @pytest.mark.slow
-def test_integrate_codex_sets_notify_and_uninstalls_it(repo, project, env, cli: Cli) -> None:
+def test_integrate_codex_sets_hooks_and_notify_and_uninstalls_them(
+    repo, project, env, cli: Cli
+) -> None:
     config = Path(env["CODEX_HOME"]) / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text(CODEX_CONFIG)
     cli("integrate", "codex", repo=repo, env=env, cwd=project, process=True, check=True)
+    hooks = codex_hooks(config)
+    assert sorted(hooks) == sorted(CODEX_EVENTS)
+    for event, command in hooks.items():
+        assert command.startswith(sys.executable) and command.endswith(
+            f"-C {repo.root} hook codex {event}"
+        )
     data = tomllib.loads(config.read_text())
     assert data["notify"] == [
         sys.executable,
@@ -737,14 +763,58 @@ def test_integrate_codex_sets_notify_and_uninstalls_it(repo, project, env, cli: 
     )
     assert config.read_text() == CODEX_CONFIG
 
+    # a notify of the user's own stays (Codex runs one): the hooks do without it
     config.write_text('notify = ["notify-send", "Codex"]\n' + CODEX_CONFIG)
-    proc = cli("integrate", "codex", repo=repo, env=env, cwd=project, process=True)
-    assert (
-        proc.returncode == 1
-        and "already has notify" in proc.stderr
-        and "Nothing was changed" in proc.stderr
+    cli("integrate", "codex", repo=repo, env=env, cwd=project, process=True, check=True)
+    assert tomllib.loads(config.read_text())["notify"] == ["notify-send", "Codex"]
+    assert sorted(codex_hooks(config)) == sorted(CODEX_EVENTS)
+
+
+@pytest.mark.slow
+def test_codex_hooks_give_context_and_import_the_rollout_at_session_end(
+    repo, project, env, shared_data, cli: Cli
+) -> None:
+    """The hooks as Codex runs them: the command through sh -c, the documented payload on
+    stdin (codex-rs/hooks/schema: session_id, transcript_path, cwd, model, ...)."""
+    thread = "019fc8be-3658-7ca3-9e29-000000000000"
+    rollout = (
+        Path(env["CODEX_HOME"]) / f"sessions/2026/08/03/rollout-2026-08-03T10-48-00-{thread}.jsonl"
     )
-    assert config.read_text().startswith('notify = ["notify-send", "Codex"]')
+    rollout.parent.mkdir(parents=True)
+    shutil.copy(shared_data / "harness-logs/codex/agent-sessions__small.jsonl", rollout)
+    cli("integrate", "codex", repo=repo, env=env, cwd=project, process=True, check=True)
+    hooks = codex_hooks(Path(env["CODEX_HOME"]) / "config.toml")
+    common = {
+        "session_id": thread,
+        "transcript_path": str(rollout),
+        "cwd": str(project),
+        "model": "gpt-5-codex",
+        "permission_mode": "default",
+    }
+    prompt = {
+        **common,
+        "hook_event_name": "UserPromptSubmit",
+        "turn_id": "1",
+        "prompt": "Which Postgres version does the billing database run?",
+    }
+    out = run_hook(hooks["UserPromptSubmit"], prompt, env=env, cwd=project)
+    answer = json.loads(out.stdout)["hookSpecificOutput"]
+    assert answer["hookEventName"] == "UserPromptSubmit"
+    assert "Postgres 17" in answer["additionalContext"]
+    stop = {
+        **common,
+        "hook_event_name": "Stop",
+        "turn_id": "1",
+        "stop_hook_active": False,
+        "last_assistant_message": "Postgres 17.",
+    }
+    assert run_hook(hooks["Stop"], stop, env=env, cwd=project).stdout == ""
+    sessions = json.loads((repo.root / ".autopoiesis/harness/sessions.json").read_text())
+    assert sessions[f"codex:{thread}"]["path"] == str(rollout)
+    end = {**common, "hook_event_name": "SessionEnd", "reason": "other"}
+    assert run_hook(hooks["SessionEnd"], end, env=env, cwd=project).returncode == 0
+    row = wait_for_import(repo, thread)
+    assert row["ok"] and row["imported"][0].startswith("raw/conversations/2026/08/03/")
 
 
 @pytest.mark.slow

@@ -79,7 +79,7 @@ def test_weekly_rollup_promotes_what_stands_without_noise(
     assert not list(doc.sections[doc.find_section("Active Context")].entries())
     decisions = list(doc.sections[doc.find_section("Key Decisions")].entries())
     assert [e.text for e in decisions] == [
-        "autopoiesis: Files are the source of truth, SQLite is only a cache."
+        "[[autopoiesis/context|autopoiesis]]: Files are the source of truth, SQLite is only a cache."
     ]
     canonical = [
         e

@@ -30,6 +30,7 @@ TOOLS = {
     "remember",
     "supersede",
     "recall",
+    "links",
     "history",
     "topics",
     "get_schema",

@@ -152,7 +152,7 @@ def _user_settings(commands: dict[str, str]) -> Path:
     return settings
 
 
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SubagentStop", "SessionEnd")
 
 
 def test_doctor_finds_a_harness_hook_pointed_at_a_memory_that_is_not_there(
@@ -182,7 +182,38 @@ def test_doctor_finds_a_hook_whose_python_is_gone(
     r = cli("doctor", "--check", "harnesses", repo=memory_repo, cwd=tmp_path)
     assert r.returncode == 1
     assert f"its Python {python} is gone" in r.stdout
-    assert "missing: SessionStart, UserPromptSubmit, PreCompact, SessionEnd" in r.stdout
+    assert (
+        "missing: SessionStart, UserPromptSubmit, PreCompact, SubagentStop, SessionEnd" in r.stdout
+    )
+
+
+def test_doctor_checks_codex_hooks_as_well_as_its_notify(
+    memory_repo: MemoryRepo, cli: Cli, tmp_path: Path
+) -> None:
+    _clean(memory_repo, cli)
+    cli("integrate", "codex", repo=memory_repo, check=True)
+    config = Path.home() / ".codex" / "config.toml"
+    r = cli("doctor", "--check", "harnesses", "--json", repo=memory_repo, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout
+    found = [c["summary"] for c in json.loads(r.stdout)["checks"] if c["name"] == "Codex"]
+    assert found == [f"notify in {config}: this memory", f"hooks in {config}: this memory"]
+
+    # the user's own notify stays theirs; the hooks alone call a memory that is gone
+    gone = str(tmp_path / "old-memory")
+    stop = shlex.join(
+        [sys.executable, "-P", "-m", "autopoiesis", "-C", gone, "hook", "codex", "Stop"]
+    )
+    config.write_text(
+        'notify = ["notify-send", "codex"]\n\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\n'
+        f'type = "command"\ncommand = {json.dumps(stop)}\n'
+    )
+    r = cli("doctor", "--check", "harnesses", repo=memory_repo, cwd=tmp_path)
+    assert r.returncode == 1
+    assert (
+        f"hooks in {config} (missing: SessionStart, UserPromptSubmit, SessionEnd): points at "
+        f"{gone}, which does not exist"
+    ) in r.stdout
+    assert "notify in" not in r.stdout
 
 
 def test_doctor_finds_a_remote_that_does_not_answer(

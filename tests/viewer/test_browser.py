@@ -1,5 +1,5 @@
 """The viewer in a real browser: `autopoiesis serve` as a process on loopback, headless
-Chromium (Debian's, at /usr/bin/chromium; scripts/install-test-browser installs it)
+Chromium (Debian's, at /usr/bin/chromium; scripts/install-system-deps installs it)
 driven by Playwright, which never downloads a browser here. A new user's walk: open the
 printed URL, find what the memory knows about a project and where it came from. Each
 page's screenshot is kept under tests/viewer/artifacts/ (gitignored)."""
@@ -65,7 +65,7 @@ def browser(tmp_path: Path) -> Iterator[Any]:
     if not CHROMIUM.exists():
         pytest.skip(
             "no Chromium at /usr/bin/chromium: the browser tests are skipped "
-            "(scripts/install-test-browser installs it where it can: root and apt-get)"
+            "(scripts/install-system-deps installs it where it can)"
         )
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     with sync_api.sync_playwright() as p:

@@ -23,23 +23,28 @@ from typing import Any
 
 from autopoiesis.capture.importers.base import (
     AUTO,
+    DatabaseImporter,
     DraftTurn,
     FolderImporter,
     Importer,
     ImportReport,
     SessionDraft,
+    database_importer,
     detect_format,
     folder_importer,
+    format_hint,
     format_names,
     get_importer,
     importers,
     register_importer,
 )
-from autopoiesis.capture.importers.filing import file_sessions
+from autopoiesis.capture.importers.filing import Prepared, file_sessions
+from autopoiesis.capture.importers.unread import not_read_yet, recognise_database
 from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.project import project_name
 from autopoiesis.core.redact import Redactor
+from autopoiesis.core.sqlite import database_tables, is_database
 from autopoiesis.core.text import one_line
 from autopoiesis.errors import AutopoiesisError, ImportFormatError, UnknownFormatError
 from autopoiesis.formats import transcript as tf
@@ -67,12 +72,13 @@ __all__ = [
     "get_importer",
     "import_files",
     "importers",
+    "prepare_draft",
     "read_sessions",
     "register_importer",
 ]
 
 # What a folder given to import is walked for (other files are not logs of any format).
-LOG_SUFFIXES = (".json", ".jsonl", ".ndjson", ".md")
+LOG_SUFFIXES = (".json", ".jsonl", ".ndjson", ".md", ".db")
 
 
 def read_text(path: Path) -> str:
@@ -90,18 +96,22 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-def read_sessions(path: Path, fmt: str, report: ImportReport) -> list[SessionDraft]:
-    """The sessions of one file in format FMT (`auto`: the importer that recognises it)."""
+def read_sessions(
+    path: Path, fmt: str, report: ImportReport, registered: dict[str, Importer] | None = None
+) -> list[SessionDraft]:
+    """The sessions of one file in format FMT (`auto`: the importer that recognises it
+    among REGISTERED, default every importer)."""
     importer = None if fmt == AUTO else get_importer(fmt)
     text = read_text(path)
     if importer is None:
-        importer = detect_format(path, text)
+        importer = detect_format(path, text, registered)
     return importer.read(path, text, report)
 
 
-def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> tf.Transcript:
-    """DRAFT as a closed, redacted Transcript, exactly as it will read back from disk.
-    Every text field (content, tool calls, names, attachments, model, channel, topic,
+def prepare_draft(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> Prepared:
+    """DRAFT as a closed, redacted transcript ready to file (filing.Prepared: its text,
+    and the transcript as it reads back from that text, parsed only when asked). Every
+    text field (content, tool calls, names, attachments, model, channel, topic,
     tags, source) goes through REDACTOR; text that cannot be UTF-8 is made so once, by
     the transcript format's encode. A turn left with nothing to write is refused: the log
     had content its reader did not understand, and a transcript of empty turns would
@@ -157,11 +167,13 @@ def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int)
     redacted = tf.map_text(tf.Transcript(meta, "", tuple(turns)), redactor.redact)
     meta = replace(redacted.meta, redactions=tuple(sorted(redactor.counts.items())))
     slug = tf.slug_from_turns(redacted.turns, meta.topic)
-    # render-normalise once so the in-memory transcript equals what is on disk
-    rendered = tf.render(
-        tf.Transcript(meta, tf.title_from_slug(slug, meta.session_id), redacted.turns)
-    )
-    return tf.parse(tf.decode(tf.encode(rendered)))
+    return Prepared(tf.Transcript(meta, tf.title_from_slug(slug, meta.session_id), redacted.turns))
+
+
+def draft_to_transcript(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> tf.Transcript:
+    """DRAFT as a closed, redacted Transcript, exactly as it will read back from disk
+    (prepare_draft, read back from its text)."""
+    return prepare_draft(draft, redactor, max_bytes).transcript
 
 
 def _inputs(
@@ -227,14 +239,16 @@ def import_files(
     each file is read."""
     report = ImportReport()
     redactor = repo.redactor()
-    transcripts: list[tf.Transcript] = []
+    registered = importers()  # once: the registry is asked for every file
+    transcripts: list[Prepared] = []
     inputs = _inputs(paths, fmt, report)
     for done, (path, walked) in enumerate(inputs, 1):
         if progress is not None and done > 1:
             progress(done - 1, len(inputs))
         refused_before, bad_before = len(report.refused), report.bad_lines
+        passed_before = len(report.passed_over)
         try:
-            drafts = _read(path, fmt, report)
+            drafts = _read(path, fmt, report, registered)
         except UnknownFormatError as exc:
             if walked:
                 report.warnings.append(
@@ -260,8 +274,8 @@ def import_files(
         kept = 0
         for d in drafts:
             try:
-                t = draft_to_transcript(d, redactor, repo.config.capture.max_message_bytes)
-                if not t.turns:
+                t = prepare_draft(d, redactor, repo.config.capture.max_message_bytes)
+                if not t.raw.turns:
                     report.refused.append(
                         f"{path}: session {d.session_id!r} has no messages; nothing imported."
                     )
@@ -274,11 +288,15 @@ def import_files(
                 report.refused.append(
                     f"{path}: session {d.session_id!r}: {type(exc).__name__}: {exc}"
                 )
-        if not kept and len(report.refused) == refused_before:
+        if not kept and (len(report.refused), len(report.passed_over)) == (
+            refused_before,
+            passed_before,
+        ):
             bad = report.bad_lines - bad_before
             why = f"{bad} malformed lines, " if bad else ""
             report.refused.append(
-                f"{path}: no conversation found ({why}no session with a message); nothing imported."
+                f"{path}: no conversation found ({why}no session with a message); nothing "
+                f"imported.{_hint(path, fmt) if bad else ''}"
             )
     if progress is not None and inputs:
         progress(len(inputs), len(inputs))
@@ -286,10 +304,40 @@ def import_files(
     return report
 
 
-def _read(path: Path, fmt: str, report: ImportReport) -> list[SessionDraft]:
+def _hint(path: Path, fmt: str) -> str:
+    """For a file read as FMT whose lines were malformed: the format it reads as, if
+    another (' It reads as X: pass --format X'), else what it looks like if known."""
+    if path.is_dir():
+        return ""
+    try:
+        text = read_text(path)
+        tried = fmt if fmt != AUTO else detect_format(path, text).name
+    except (AutopoiesisError, RecursionError, OSError):
+        return ""
+    return format_hint(path, text, tried)
+
+
+def _read(
+    path: Path, fmt: str, report: ImportReport, registered: dict[str, Importer]
+) -> list[SessionDraft]:
     if path.is_dir():
         importer = folder_importer(path) if fmt == AUTO else get_importer(fmt)
         if not isinstance(importer, FolderImporter):
             raise UnknownFormatError(f"{path} is a folder, and no format reads it as one.")
         return importer.read_folder(path, report)
-    return read_sessions(path, fmt, report)
+    if is_database(path):
+        db = database_importer(path) if fmt == AUTO else get_importer(fmt)
+        if not isinstance(db, DatabaseImporter) or db.detect_database(path) <= 0:
+            harness = recognise_database(database_tables(path))
+            if harness is not None:
+                raise UnknownFormatError(f"{path}: {not_read_yet(harness)}.")
+            raise UnknownFormatError(
+                f"{path} is an SQLite database, and no format reads it as one (those kept in "
+                f"databases: {', '.join(_databases())})."
+            )
+        return db.read_database(path, report)
+    return read_sessions(path, fmt, report, registered)
+
+
+def _databases() -> list[str]:
+    return [n for n, i in importers().items() if isinstance(i, DatabaseImporter)]

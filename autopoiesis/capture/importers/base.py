@@ -41,11 +41,18 @@ class ImportReport:
     warnings: list[str] = field(default_factory=list)
     bad_lines: int = 0
     commit: str | None = None
+    passed_over: list[str] = field(default_factory=list)  # files that hold no session, rightly
 
     def refuse(self, where: str, why: str) -> None:
         """Refuse one file or one session (WHERE) for WHY; the rest of the import goes on,
         and `autopoiesis import` exits non-zero."""
         self.refused.append(f"{where}: {why}")
+
+    def pass_over(self, source: str, why: str) -> None:
+        """Pass over SOURCE, a file of the format that holds no session to file (a
+        harness's pre-warm request, an empty chat): a warning, not a refusal."""
+        self.passed_over.append(source)
+        self.warnings.append(f"{source}: passed over ({why})")
 
     def skip_line(self, source: str, number: int, why: str) -> None:
         """Count a malformed line of SOURCE that was skipped (the rest of the file is kept)."""
@@ -142,13 +149,18 @@ def get_importer(name: str) -> Importer:
         ) from None
 
 
-def detect_format(path: Path, text: str) -> Importer:
-    """The importer most confident about TEXT (the first registered wins a tie);
-    UnknownFormatError, saying what the file looks like and which formats there are, when
-    none is."""
+def detect_format(path: Path, text: str, registered: dict[str, Importer] | None = None) -> Importer:
+    """The importer most confident about TEXT (the first registered wins a tie) among
+    REGISTERED (default: every importer); UnknownFormatError, saying what the file looks
+    like and which formats there are, when none is."""
+    from autopoiesis.capture.importers.unread import not_read_yet, recognise_file
+
+    harness = recognise_file(path, text)  # a harness known by its own marks, not read yet
+    if harness is not None:
+        raise UnknownFormatError(f"{path}: {not_read_yet(harness)}.")
     best: Importer | None = None
     best_score = 0.0
-    registered = importers()
+    registered = importers() if registered is None else registered
     for importer in registered.values():
         score = importer.detect(path, text)
         if score > best_score:
@@ -200,6 +212,35 @@ class FolderImporter(Protocol):
     def read_folder(self, path: Path, report: ImportReport) -> list[SessionDraft]:
         """The sessions kept in the folder PATH."""
         ...
+
+
+@runtime_checkable
+class DatabaseImporter(Protocol):
+    """A format kept in an SQLite database (OpenCode's opencode.db, Goose's sessions.db):
+    an importer that is one as well reads a database file given to `autopoiesis import`,
+    which no text format can."""
+
+    name: str
+
+    def detect_database(self, path: Path) -> float:
+        """How sure this importer is that the SQLite database at PATH is its format."""
+        ...
+
+    def read_database(self, path: Path, report: ImportReport) -> list[SessionDraft]:
+        """The sessions kept in the database at PATH (opened read-only)."""
+        ...
+
+
+def database_importer(path: Path) -> DatabaseImporter | None:
+    """The registered importer that claims the database PATH, if one does."""
+    best: DatabaseImporter | None = None
+    best_score = 0.0
+    for importer in importers().values():
+        if isinstance(importer, DatabaseImporter):
+            score = importer.detect_database(path)
+            if score > best_score:
+                best, best_score = importer, score
+    return best
 
 
 def folder_importer(path: Path) -> FolderImporter | None:
@@ -265,18 +306,48 @@ def load_json(text: str) -> Any:
 
 def looks_like_jsonl(path: Path, text: str) -> bool:
     """A JSON-lines file: named .jsonl, or several top-level objects one per line."""
+    if path.suffix == ".jsonl":
+        return True
     stripped = text.lstrip()
-    return path.suffix == ".jsonl" or ("\n{" in stripped and not stripped.startswith("["))
+    return "\n{" in stripped and not stripped.startswith("[")
+
+
+def head_lines(text: str, n: int) -> list[str]:
+    """The first N lines of TEXT that are not blank, without splitting the rest of it (a
+    detector looks at the head of a file that may be megabytes long)."""
+    out: list[str] = []
+    pos, size = 0, len(text)
+    while len(out) < n and pos < size:
+        end = text.find("\n", pos)
+        end = size if end < 0 else end
+        line = text[pos:end].rstrip("\r")
+        if line.strip():
+            out.append(line)
+        pos = end + 1
+    return out
+
+
+HEAD_JSON_LINES = 6
+
+
+@lru_cache(maxsize=2)
+def head_json(text: str) -> tuple[Any, ...]:
+    """The first HEAD_JSON_LINES lines of TEXT that are not blank, each as JSON (None for
+    one that is not JSON or is nested too deeply); cached like load_json: every detector
+    of a JSON-lines log looks at its head, read it and do not change it."""
+    out: list[Any] = []
+    for line in head_lines(text, HEAD_JSON_LINES):
+        try:
+            out.append(json.loads(line))
+        except (ValueError, RecursionError):
+            out.append(None)
+    return tuple(out)
 
 
 def first_json_line(text: str) -> Any:
     """The first line of TEXT as JSON, None when it is not JSON (or nested too deeply)."""
-    stripped = text.lstrip()
-    first = stripped.splitlines()[0] if stripped else ""
-    try:
-        return json.loads(first)
-    except (ValueError, RecursionError):
-        return None
+    head = head_json(text)
+    return head[0] if head else None
 
 
 def json_probe(text: str) -> Any:

@@ -29,8 +29,30 @@ from autopoiesis.formats.transcript_files import SessionIndex, session_parts
 from autopoiesis.git.repo import MemoryGit
 
 
+class Prepared:
+    """A transcript ready to file: RAW, as it was built (and rendered), its TEXT (what the
+    file will hold), and `transcript`, RAW as it reads back from TEXT (times to the
+    minute, text normalised), parsed only when something filed must be compared with it:
+    a new session is written from its text alone."""
+
+    def __init__(self, raw: tf.Transcript, text: str | None = None) -> None:
+        self.raw = raw
+        self.text = tf.decode(tf.encode(tf.render(raw))) if text is None else text
+        self._parsed: tf.Transcript | None = None
+
+    @property
+    def transcript(self) -> tf.Transcript:
+        if self._parsed is None:
+            self._parsed = tf.parse(self.text)
+        return self._parsed
+
+
 def file_sessions(
-    repo: MemoryRepo, transcripts: list[tf.Transcript], report: ImportReport, *, commit: bool = True
+    repo: MemoryRepo,
+    transcripts: list[Prepared] | list[tf.Transcript],
+    report: ImportReport,
+    *,
+    commit: bool = True,
 ) -> None:
     """Write each transcript as a new session or as the continuation of a filed one; skip
     exact re-imports; commit what was written together. A session that cannot be
@@ -38,21 +60,26 @@ def file_sessions(
     atomic_write_many); a session met twice in one batch waits for the first's file."""
     index = SessionIndex.load(repo)
     written: list[str] = []
-    pending: list[tuple[str, tf.Transcript]] = []
-    for t in transcripts:
-        if any(p.meta.session_id == t.meta.session_id for _, p in pending):
+    pending: list[tuple[str, str, str]] = []  # (path, session id, text)
+    waiting: set[str] = set()  # the session ids and paths in PENDING
+    for given in transcripts:
+        p = given if isinstance(given, Prepared) else Prepared(given)
+        sid = p.raw.meta.session_id
+        if sid in waiting:
             _write(repo, index, pending, written, report)
-        rel, filed = _place(repo, index, t, report)
-        if rel is None or filed is None:
+            waiting.clear()
+        rel, text = _place(repo, index, p, report)
+        if rel is None or text is None:
             continue
-        if (repo.root / rel).exists() or any(rel == r for r, _ in pending):
+        if rel in waiting or (repo.root / rel).exists():
             report.refuse(
-                f"session {t.meta.session_id}",
+                f"session {sid}",
                 f"{rel} already exists and is another transcript; nothing "
                 "was written. Look at that file: its name and its session_id disagree.",
             )
             continue
-        pending.append((rel, filed))
+        pending.append((rel, sid, text))
+        waiting.update((sid, rel))
     _write(repo, index, pending, written, report)
     index.save()
     report.imported.extend(written)
@@ -63,15 +90,15 @@ def file_sessions(
 def _write(
     repo: MemoryRepo,
     index: SessionIndex,
-    pending: list[tuple[str, tf.Transcript]],
+    pending: list[tuple[str, str, str]],
     written: list[str],
     report: ImportReport,
 ) -> None:
-    errors = atomic_write_many([(repo.root / rel, tf.encode(tf.render(t))) for rel, t in pending])
-    for (rel, t), error in zip(pending, errors):
+    errors = atomic_write_many([(repo.root / rel, tf.encode(text)) for rel, _, text in pending])
+    for (rel, sid, _), error in zip(pending, errors):
         if error is not None:
             report.refuse(
-                f"session {t.meta.session_id}",
+                f"session {sid}",
                 f"cannot write {rel} ({error.strerror or error}); free disk "
                 "space and import it again.",
             )
@@ -82,11 +109,12 @@ def _write(
 
 
 def _place(
-    repo: MemoryRepo, index: SessionIndex, t: tf.Transcript, report: ImportReport
-) -> tuple[str | None, tf.Transcript | None]:
-    """(where, what) to write for T, or (None, None) when nothing is (a re-import, a refusal)."""
-    sid = t.meta.session_id
-    if not t.turns:
+    repo: MemoryRepo, index: SessionIndex, p: Prepared, report: ImportReport
+) -> tuple[str | None, str | None]:
+    """(where, the text) to write for P, or (None, None) when nothing is (a re-import, a
+    refusal)."""
+    sid = p.raw.meta.session_id
+    if not p.raw.turns:
         report.refuse(f"session {sid}", "it has no messages; nothing imported.")
         return None, None
     try:
@@ -98,9 +126,10 @@ def _place(
             "import again.",
         )
         return None, None
-    if not parts:
-        slug = tf.slug_from_turns(t.turns, t.meta.topic)
-        return tf.transcript_relpath(sid, t.meta.started, slug), t
+    if not parts:  # a new session: its text as prepared, nothing to compare it with
+        slug = tf.slug_from_turns(p.raw.turns, p.raw.meta.topic)
+        return tf.transcript_relpath(sid, p.raw.meta.started, slug), p.text
+    t = p.transcript
     open_parts = [rel for rel, p in parts if p.meta.status == "open"]
     if open_parts:
         report.refuse(
@@ -134,7 +163,7 @@ def _place(
     continuation = _continuation(parts, t, new)
     return tf.continuation_relpath(
         parts[0][0], continuation.meta.started, continuation.meta.part
-    ), continuation
+    ), tf.render(continuation)
 
 
 def _continuation(

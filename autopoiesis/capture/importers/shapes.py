@@ -42,6 +42,40 @@ def content_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def output_text(value: Any) -> str:
+    """A tool output as text: a string (Codex's older `{"output": ..., "metadata": ...}`
+    JSON string unwrapped), a list of content parts, or a `{content, success}` payload."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped.startswith("{") and '"output"' in stripped:
+            try:
+                inner = json.loads(stripped)
+            except (ValueError, RecursionError):
+                return value
+            if isinstance(inner, dict) and "output" in inner:
+                return output_text(inner["output"])
+        return value
+    if isinstance(value, list):
+        parts = [output_text(v) for v in value]
+        return "\n".join(p for p in parts if p)
+    if isinstance(value, dict):
+        kind = string(value.get("type"))
+        if kind in ("input_image", "image", "output_image"):
+            return "[image]"
+        for key in ("text", "content", "output", "stdout", "result", "message"):
+            if key in value and value[key] is not None:
+                text = output_text(value[key])
+                if value.get("success") is False and text and not text.startswith("error"):
+                    text = f"error: {text}"
+                return text
+        if "error" in value and value["error"]:
+            return f"error: {output_text(value['error'])}"
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return json.dumps(value, ensure_ascii=False)
+
+
 def whole_number(value: Any, where: str) -> int:
     """VALUE as a non-negative whole number (None and absent are 0); ImportFormatError
     naming WHERE for anything else ("abc", 1.5, -3, true)."""
@@ -182,6 +216,7 @@ class ToolCalls:
     def __init__(self) -> None:
         self._slots: dict[str, list[Any]] = {}  # id -> [items, call]
         self._waiting: list[list[Any]] = []  # [items, call] not yet answered, oldest first
+        self._last: list[Any] | None = None  # the call filled last
 
     def add(self, call_id: Any, items: list[tf.Item], call: tf.ToolCall) -> None:
         """Append CALL to ITEMS and remember it under CALL_ID (a call without an id can
@@ -212,6 +247,7 @@ class ToolCalls:
         slot[1] = done
         if slot in self._waiting:
             self._waiting.remove(slot)
+        self._last = slot
         return True
 
     def resolve(self, call_id: Any, result: str | None) -> bool:
@@ -220,21 +256,41 @@ class ToolCalls:
         slot = self._slot(call_id)
         return False if slot is None else self._fill(slot, result)
 
-    def resolve_oldest(self, tool: str | None, result: str | None) -> bool:
+    def resolve_oldest(
+        self, tool: str | None, result: str | None, *, any_tool: bool = False
+    ) -> bool:
         """Fill RESULT into the oldest unanswered call of TOOL (any tool when None), for
-        logs whose results name the tool but not the call; False when none is waiting."""
+        logs whose results name the tool but not the call; with ANY_TOOL, a result whose
+        tool no waiting call has answers the oldest call instead (a harness that names a
+        tool in its results differently from its calls). False when none is waiting."""
         wanted = None if tool is None else one_line(tool, 80).replace("]", ")")
         for slot in self._waiting:
             if wanted is None or slot[1].tool == wanted:
                 return self._fill(slot, result)
+        if any_tool and self._waiting:
+            return self._fill(self._waiting[0], result)
         return False
+
+    def unanswered(self) -> int:
+        """Stop waiting for the calls not answered yet (a harness that answers every call
+        of a message in the next one never answers these: an interrupted task); how many
+        there were. Their lines stay, without a result."""
+        left = len(self._waiting)
+        self._waiting.clear()
+        return left
+
+    def attach_to_last(self, item: tf.Item) -> bool:
+        """Put ITEM right after the call filled last (an image after its result's text);
+        False when none was."""
+        return self._last is not None and self._insert_after(self._last, item)
 
     def attach(self, call_id: Any, item: tf.Item) -> bool:
         """Put ITEM (an attachment a tool result carried) right after the call CALL_ID;
         False when no such call was seen."""
         slot = self._slot(call_id)
-        if slot is None:
-            return False
+        return slot is not None and self._insert_after(slot, item)
+
+    def _insert_after(self, slot: list[Any], item: tf.Item) -> bool:
         items = slot[0]
         at = self._index(slot) + 1
         while at < len(items) and isinstance(items[at], tf.Attachment):
@@ -243,19 +299,65 @@ class ToolCalls:
         return True
 
 
+def content_parts(value: Any) -> tuple[list[str], list[tf.Item]]:
+    """(texts, attachments) of a Gemini API PartListUnion (Gemini CLI, Qwen Code): a
+    string, a part, or a list of them; thought parts (reasoning) are left out."""
+    if isinstance(value, str):
+        return [value], []
+    texts: list[str] = []
+    attachments: list[tf.Item] = []
+    for part in value if isinstance(value, list) else [value]:
+        if isinstance(part, str):
+            texts.append(part)
+        elif not isinstance(part, dict) or part.get("thought") is True:
+            continue  # thought parts are reasoning
+        elif isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif isinstance(part.get("inlineData"), dict):
+            attachments.append(
+                tf.Attachment(f"{part['inlineData'].get('mimeType') or 'data'} (not stored)")
+            )
+        elif isinstance(part.get("fileData"), dict) and nonempty_str(
+            part["fileData"].get("fileUri")
+        ):
+            attachments.append(tf.Attachment(part["fileData"]["fileUri"]))
+    return texts, attachments
+
+
+def function_part(part: dict[str, Any], turn_items: list[tf.Item], calls: ToolCalls) -> None:
+    """A Gemini API functionCall part opens a call in TURN_ITEMS; a functionResponse part
+    answers one (by id, else the oldest open call of its name), or is a result line of its
+    own."""
+    call, answer = part.get("functionCall"), part.get("functionResponse")
+    if isinstance(call, dict):
+        tool = tf.ToolCall(str(call.get("name") or "tool"), args_summary(call.get("args")), None)
+        calls.add(call.get("id"), turn_items, tool)
+    elif isinstance(answer, dict):
+        body = mapping(answer.get("response"))
+        result = f"error: {output_text(body['error'])}" if body.get("error") else output_text(body)
+        if answer.get("id") and calls.resolve(answer["id"], result or None):
+            return
+        if not calls.resolve_oldest(nonempty_str(answer.get("name")), result or None):
+            turn_items.append(tf.ToolCall(str(answer.get("name") or "result"), "", result or None))
+
+
 def json_lines(
     text: str | list[str], source: str, report: ImportReport
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each JSON-object line of TEXT (or of its LINES); a line
     that is not JSON, nested too deeply or not an object is counted as malformed in REPORT
-    and skipped."""
+    and skipped. A line of objects written back to back (a line break lost) gives each."""
     for n, line in enumerate(text.splitlines() if isinstance(text, str) else text, start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except ValueError:
-            report.skip_line(source, n, "not JSON")
+            glued = _glued(line)
+            if glued is None:
+                report.skip_line(source, n, "not JSON")
+            for one in glued or ():
+                yield n, one
             continue
         except RecursionError:
             report.skip_line(source, n, "nested deeper than can be read")
@@ -264,6 +366,27 @@ def json_lines(
             report.skip_line(source, n, f"a JSON {type(obj).__name__}, not an object")
             continue
         yield n, obj
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _glued(line: str) -> list[dict[str, Any]] | None:
+    """The objects of a LINE that holds several written back to back (a lost line break),
+    or None when it is not that."""
+    out: list[dict[str, Any]] = []
+    pos, end = 0, len(line.rstrip())
+    try:
+        while pos < end:
+            obj, pos = _DECODER.raw_decode(line, pos)
+            if not isinstance(obj, dict):
+                return None
+            out.append(obj)
+            while pos < end and line[pos] in " \t":
+                pos += 1
+    except (ValueError, RecursionError):
+        return None
+    return out if len(out) > 1 else None
 
 
 def count(value: Any) -> int:

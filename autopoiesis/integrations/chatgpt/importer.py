@@ -119,11 +119,15 @@ class ChatGPTImporter:
         if looks_like_jsonl(path, text):
             return 0.0
         probe = json_probe(text)
-        return (
-            0.95
-            if _is_conversation(probe) and ("current_node" in probe or "create_time" in probe)
-            else 0.0
-        )
+        if not _is_conversation(probe):
+            return 0.0
+        if "current_node" in probe or "create_time" in probe:
+            return 0.95
+        # one conversation as the web app's API gives it (`id`, `title`, `mapping`), or any
+        # object whose mapping is ChatGPT's tree of message nodes
+        nodes = list(probe["mapping"].values())[:20]
+        tree = any(isinstance(n, dict) and "children" in n and "message" in n for n in nodes)
+        return 0.9 if tree or ("id" in probe and "title" in probe) else 0.0
 
     @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:

@@ -21,7 +21,10 @@ or UserPromptSubmit hook that prints `{"hookSpecificOutput": {"hookEventName": E
                       that the next Stop, reads the notes back from the summary in the
                       transcript and appends them through the knowledge writer
     Stop              the session is alive (sessions.py); quiet sessions get imported
-    SessionEnd        the import of the transcript, in a detached process
+    SubagentStop      a subagent finished: its log (`agent_transcript_path`) is recorded
+                      with its session, to be imported with it
+    SessionEnd        the import of the transcript and its subagents' logs
+                      (claude_code.locations), in a detached process
 
 Every answer fits `integrations.hook_token_budget` tokens (or the hook's --budget).
 """
@@ -34,10 +37,19 @@ from typing import Any
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import HookPayloadError
+from autopoiesis.integrations.hook_context import (
+    about,
+    compile_context,
+    context_output,
+    fit_inline,
+    project_of,
+)
 from autopoiesis.integrations.sessions import SessionRegistry, session_key, spawn_import, sweep_idle
 
+__all__ = ["EVENTS", "compile_context", "fit_inline", "handle"]
+
 HARNESS = "claude-code"
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SubagentStop", "SessionEnd")
 CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
 SESSION_PREAMBLE = (
     "Your long-term memory (autopoiesis: Markdown files in the git repository {root}): your "
@@ -50,10 +62,6 @@ PROMPT_PREAMBLE = (
     "From your long-term memory (autopoiesis, {root}), for this prompt. Cite the "
     "file when you rely on one."
 )
-# Claude Code keeps a hook's additionalContext inline up to 10,000 characters; past that
-# the model sees a 2,000-character preview and a file path instead.
-INLINE_CHARS = 10_000
-_SECTION_BREAK = "\n\n<!-- "
 
 
 def _field(payload: dict[str, Any], name: str, *, required: bool = False) -> str | None:
@@ -89,7 +97,7 @@ def handle(
 
     if event == "UserPromptSubmit":
         prompt = _field(payload, "prompt", required=True) or ""
-        project = info["project"] = _project(repo, cwd)
+        project = info["project"] = project_of(repo, cwd)
         text, more = compile_context(
             repo,
             prompt,
@@ -98,17 +106,17 @@ def handle(
             preamble=PROMPT_PREAMBLE.format(root=repo.root),
             project=project,
         )
-        return _context_output(event, text), info | more
+        return context_output(event, text), info | more
 
     if event == "SessionStart":
         source = _field(payload, "source") or "startup"
         info["source"] = source
         if sid and source == "compact":
             info["flush"] = flush_from_summary(repo, sid, transcript)
-        project = info["project"] = _project(repo, cwd)
+        project = info["project"] = project_of(repo, cwd)
         text, more = compile_context(
             repo,
-            _about(project, cwd),
+            about(project, cwd),
             budget=budget,
             session_context=True,
             preamble=SESSION_PREAMBLE.format(root=repo.root),
@@ -117,7 +125,7 @@ def handle(
         if sid and key:  # (always: SessionStart carries its session_id)
             registry.touch(HARNESS, sid, path=transcript, cwd=cwd)
             info["import_started"] = sweep_idle(repo, exclude=key) is not None
-        return _context_output(event, text), info | more
+        return context_output(event, text), info | more
 
     assert sid is not None and key is not None  # required above for the remaining events
     if event == "PreCompact":
@@ -138,94 +146,23 @@ def handle(
         info["import_started"] = sweep_idle(repo, exclude=key) is not None
         return None, info
 
+    if event == "SubagentStop":
+        agent_log = _field(payload, "agent_transcript_path")
+        seen = registry.get(key)
+        subagents = list(seen.data.get("subagents") or []) if seen is not None else []
+        if agent_log and agent_log not in subagents:
+            subagents.append(str(Path(agent_log).expanduser()))
+        registry.touch(HARNESS, sid, path=transcript, cwd=cwd, subagents=subagents or None)
+        info["agent"] = payload.get("agent_id")
+        info["import_started"] = sweep_idle(repo, exclude=key) is not None
+        return None, info
+
     # SessionEnd: this session and any other gone quiet, imported in the background
     info["reason"] = payload.get("reason")
     registry.touch(HARNESS, sid, path=transcript, cwd=cwd)
     idle = registry.idle(repo.config.integrations.import_idle_minutes, exclude=key)
     info["import_pid"] = spawn_import(repo, [key, *(s.key for s in idle)])
     return None, info
-
-
-def _project(repo: MemoryRepo, cwd: str | None) -> str | None:
-    """The project of the folder the session works in (its git repository, a worktree's
-    or subfolder's main one, not the memory repo): its knowledge first, other projects'
-    only when nothing better fits. Read from the files under .git, no git run: this is
-    every prompt's path."""
-    from autopoiesis.memory import Memory
-
-    return Memory(repo).project_here(cwd)
-
-
-def _about(project: str | None, cwd: str | None) -> str:
-    """What SessionStart asks the memory about: the project by its name, or, outside any
-    git repository, by the folder's (a hint for the search, not a project to prefer)."""
-    name = project or (Path(cwd).name if cwd else "")
-    return f"the {name} project" if name else ""
-
-
-def _context_output(event: str, text: str | None) -> str | None:
-    if not text:
-        return None
-    return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}},
-        ensure_ascii=False,
-    )
-
-
-def compile_context(
-    repo: MemoryRepo,
-    message: str,
-    *,
-    budget: int,
-    session_context: bool,
-    preamble: str,
-    project: str | None = None,
-) -> tuple[str | None, dict[str, Any]]:
-    """The compiled context for MESSAGE within BUDGET, or None when it holds nothing but
-    the preamble (no topic, no knowledge: nothing worth the model's attention). PROJECT:
-    the current project, whose items come first."""
-    from autopoiesis.compiler import ContextCompiler
-    from autopoiesis.memory import Memory
-
-    with ContextCompiler(repo, system_prompt=preamble) as compiler:
-        result, activations = Memory(repo).compile(
-            message,
-            budget=budget,
-            compiler=compiler,
-            session_context=session_context,
-            project=project,
-        )
-    included = [s for s in result.sections if s.included and s.label != "system"]
-    info: dict[str, Any] = {
-        "tokens": result.total_tokens if included else 0,
-        "sections": len(included),
-        "topics": [a.topic for a in activations],
-    }
-    if not included:
-        return None, info
-    text, dropped = fit_inline(result.prompt)
-    if dropped:
-        info["dropped_for_length"] = dropped
-    return text, info
-
-
-def fit_inline(prompt: str, limit: int = INLINE_CHARS) -> tuple[str, int]:
-    """PROMPT within LIMIT characters: whole sections from its end (the lowest priority)
-    left out first; a first section longer than LIMIT alone is cut, with a marker.
-    Returns (text, sections left out)."""
-    if len(prompt) <= limit:
-        return prompt, 0
-    parts = prompt.split(_SECTION_BREAK)
-    kept = [parts[0]]
-    for part in parts[1:]:
-        if len(_SECTION_BREAK.join([*kept, part])) > limit:
-            break
-        kept.append(part)
-    text = _SECTION_BREAK.join(kept)
-    if len(text) > limit:
-        marker = "\n[… cut to fit the hook's 10,000 characters]"
-        text = text[: limit - len(marker)].rsplit("\n", 1)[0] + marker
-    return text, len(parts) - len(kept)
 
 
 def _size(path: str | None) -> int:

@@ -21,7 +21,14 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import HookInstallError
 from autopoiesis.integrations.install import IntegrationReport, hook_command, write_settings
 
-CLAUDE_EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
+CLAUDE_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreCompact",
+    "Stop",
+    "SubagentStop",
+    "SessionEnd",
+)
 # Seconds Claude Code gives each hook. The context hooks stop themselves earlier
 # (integrations.DEADLINES) and answer "no context"; SessionEnd's timeout also raises Claude
 # Code's 1.5 s budget for the hooks it runs at exit.
@@ -30,6 +37,7 @@ CLAUDE_TIMEOUTS = {
     "UserPromptSubmit": 15,
     "PreCompact": 15,
     "Stop": 15,
+    "SubagentStop": 15,
     "SessionEnd": 15,
 }
 # An autopoiesis hook command, however it was spelled (`autopoiesis ...`, `python -m autopoiesis

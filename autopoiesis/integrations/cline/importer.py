@@ -8,13 +8,14 @@ model: `[{"role": "user" | "assistant", "content": str | [blocks], "ts"?: ms,
 list of Anthropic messages (or an object with `messages`, as an API request is) reads
 the same way.
 
-* Native tool calls are `tool_use` blocks answered by `tool_result` blocks; older tasks
-  call tools in the text (`<read_file><path>a.py</path></read_file>`) and answer in the
-  next user message (`[read_file for 'a.py'] Result:` and the output): both become
-  `> [tool:NAME] args → result` lines.
-* Reasoning (`thinking` blocks, `<thinking>` in the text) is left out; so is what the
-  harness adds to every user message (`<environment_details>`), and its own notices to
-  the model (`[ERROR] You did not use a tool ...`) are system items.
+* Native tool calls are `tool_use` blocks, answered by `tool_result` blocks or, in
+  Cline's current shape, by `[read_file for 'a.py'] Result:` text in the next user
+  message; older tasks call tools in the text (`<read_file><path>a.py</path></read_file>`)
+  and answer the same way: all become `> [tool:NAME] args → result` lines. How a user
+  message is read (results paired by tool and order, the user's wrapped words, the
+  harness's notices and reminders) is in `messages`. What the agent says through a tool
+  (a question, a plan-mode response, a completion) is the agent's text.
+* Reasoning (`thinking` blocks, `<thinking>` in the text) is left out.
 * Times are the messages' `ts`; without them, the task id when it is Cline's millisecond
   timestamp, else the file's modification minute. The session id is `<harness>-<taskId>`
   (the task folder's name), else a hash of the opening exchange (base.opening_id).
@@ -47,6 +48,7 @@ from autopoiesis.capture.importers.shapes import (
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.errors import ImportFormatError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
+from autopoiesis.integrations.cline.messages import read_user_message
 
 HISTORY_FILE = "api_conversation_history.json"
 HARNESS_FOLDERS = {
@@ -93,10 +95,15 @@ XML_TOOLS = frozenset(
 _XML_TOOL_RE = re.compile(r"<(" + "|".join(sorted(XML_TOOLS)) + r")>(.*?)</\1>", re.S)
 _XML_PARAM_RE = re.compile(r"<([a-z_]+)>(.*?)</\1>", re.S)
 _THINKING_RE = re.compile(r"<thinking>.*?</thinking>", re.S)
-_ENV_RE = re.compile(r"<environment_details>.*?</environment_details>", re.S)
-_TASK_RE = re.compile(r"^\s*<(task|feedback|answer|user_message)>(.*)</\1>\s*$", re.S)
-_RESULT_HEAD_RE = re.compile(r"^\s*\[([a-z_]+)(?: for '(.*?)')?\] Result:\s*", re.S)
-_NOTICE_RE = re.compile(r"^\s*\[(?:ERROR|TASK RESUMPTION)\]")
+# The tools through which the agent speaks to the user: the parameter it says it in is
+# the agent's text; the call's line keeps the rest (a question's options).
+SPEAKING_TOOLS = {
+    "ask_followup_question": "question",
+    "plan_mode_respond": "response",
+    "attempt_completion": "result",
+}
+# Parameters that are the harness's bookkeeping, not the call's arguments.
+_BOOKKEEPING_PARAMS = ("task_progress",)
 
 
 def _messages(data: Any) -> tuple[list[Any], dict[str, Any]] | None:
@@ -222,16 +229,8 @@ def _read_messages(
             if items:
                 draft.add_turn(clock, "agent", items)
         else:
-            items, notices = _user_items(blocks, calls)
-            if items:
-                orphans = all(
-                    isinstance(x, tf.Attachment)
-                    or (isinstance(x, tf.ToolCall) and x.tool == "result")
-                    for x in items
-                )
-                draft.add_turn(clock, "agent" if orphans else "user", items)
-            for notice in notices:
-                draft.add_turn(clock, "system", [tf.Text(notice)])
+            for role, segment in read_user_message(blocks, calls):
+                draft.add_turn(clock, role, segment)
 
 
 def _add_tokens(draft: SessionDraft, msg: dict[str, Any]) -> None:
@@ -253,18 +252,28 @@ def _assistant_items(blocks: list[Any], calls: ToolCalls) -> list[tf.Item]:
         elif block.get("type") == "text" and isinstance(block.get("text"), str):
             _assistant_text(block["text"], calls, items)
         elif block.get("type") in ("tool_use", "server_tool_use", "mcp_tool_use"):
-            calls.add(
-                block.get("id"),
-                items,
-                tf.ToolCall(
-                    str(block.get("name") or "tool"), args_summary(block.get("input")), None
-                ),
+            _call(
+                block.get("id"), str(block.get("name") or "tool"), block.get("input"), calls, items
             )
         elif str(block.get("type", "")).endswith("tool_result"):
             anthropic_tool_result(block, calls, items)
         elif block.get("type") in ("image", "document"):
             items.append(anthropic_attachment(block))
     return items
+
+
+def _call(call_id: Any, tool: str, params: Any, calls: ToolCalls, items: list[tf.Item]) -> None:
+    """A tool call; what the agent says through it to the user is its text."""
+    if isinstance(params, dict):
+        said = params.get(SPEAKING_TOOLS.get(tool, ""))
+        if isinstance(said, str) and said.strip():
+            items.append(tf.Text(said))
+        params = {
+            k: v
+            for k, v in params.items()
+            if k not in _BOOKKEEPING_PARAMS and k != SPEAKING_TOOLS.get(tool)
+        }
+    calls.add(call_id, items, tf.ToolCall(tool, args_summary(params) if params else "", None))
 
 
 def _assistant_text(text: str, calls: ToolCalls, items: list[tf.Item]) -> None:
@@ -275,64 +284,7 @@ def _assistant_text(text: str, calls: ToolCalls, items: list[tf.Item]) -> None:
         if text[pos : m.start()].strip():
             items.append(tf.Text(text[pos : m.start()]))
         params = {k: v.strip() for k, v in _XML_PARAM_RE.findall(m.group(2))}
-        calls.add(
-            None,
-            items,
-            tf.ToolCall(m.group(1), args_summary(params) if params else m.group(2).strip(), None),
-        )
+        _call(None, m.group(1), params if params else m.group(2).strip(), calls, items)
         pos = m.end()
     if text[pos:].strip():
         items.append(tf.Text(text[pos:]))
-
-
-def _user_items(blocks: list[Any], calls: ToolCalls) -> tuple[list[tf.Item], list[str]]:
-    """The user's items, and the harness's notices to the model."""
-    items: list[tf.Item] = []
-    notices: list[str] = []
-    header: re.Match[str] | None = (
-        None  # a `[tool for 'x'] Result:` block whose output is the next block
-    )
-
-    def answer(head: re.Match[str], output: str | None) -> None:
-        if not calls.resolve(None, output):  # a result of a call this log does not show
-            items.append(tf.ToolCall(head.group(1), head.group(2) or "", output))
-
-    for block in blocks:
-        if isinstance(block, dict) and block.get("type") == "tool_result":
-            anthropic_tool_result(block, calls, items, lambda t: _ENV_RE.sub("", t).strip())
-            continue
-        if isinstance(block, dict) and block.get("type") in ("image", "document"):
-            items.append(anthropic_attachment(block))
-            continue
-        text = (
-            block
-            if isinstance(block, str)
-            else block.get("text")
-            if isinstance(block, dict)
-            else None
-        )
-        if not isinstance(text, str):
-            continue
-        text = _ENV_RE.sub("", text)
-        if not text.strip():
-            continue
-        if header is not None:
-            answer(header, text.strip())
-            header = None
-            continue
-        head = _RESULT_HEAD_RE.match(text)
-        if head is not None:
-            output = text[head.end() :].strip()
-            if output:
-                answer(head, output)
-            else:
-                header = head
-            continue
-        if _NOTICE_RE.match(text):
-            notices.append(text.strip())
-            continue
-        m = _TASK_RE.match(text)
-        items.append(tf.Text(m.group(2) if m else text))
-    if header is not None:
-        answer(header, None)  # a header with no output: the call is answered, with nothing
-    return items, notices

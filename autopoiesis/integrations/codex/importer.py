@@ -45,6 +45,7 @@ from autopoiesis.capture.importers.shapes import (
     mapping,
     monotonic_turns,
     nonempty_str,
+    output_text,
     safe_session_id,
     sequence,
     stable_id,
@@ -61,7 +62,7 @@ from autopoiesis.integrations.responses.importer import (
     command_line,
     is_injected,
     is_responses_item,
-    output_text,
+    user_request,
 )
 
 ENVELOPES = frozenset(
@@ -379,7 +380,10 @@ class _Rollout:
         text = nonempty_str(p.get("message"))
         if text is None or (kind == "user_message" and is_injected(text)):
             return
-        items: list[tf.Item] = [tf.Text(text)]
+        files: list[tf.Item] = []
+        if kind == "user_message":
+            text, files = user_request(text)
+        items: list[tf.Item] = [tf.Text(text), *files]
         images = [*sequence(p.get("images")), *sequence(p.get("local_images"))]
         items += [
             tf.Attachment(

@@ -1,16 +1,19 @@
-"""Install autopoiesis's Codex hook, and take it out again.
+"""Install autopoiesis's Codex hooks, and take them out again.
 
-**Codex** runs one `notify` program after each agent turn (`notify = [...]` at the top of
-`$CODEX_HOME/config.toml`, default ~/.codex). autopoiesis writes its own between two
-marker comments, so uninstalling removes exactly those lines; a `notify` the user already
-has is never replaced.
+**Codex** 0.124 and later run command hooks from `[hooks]` tables in
+`$CODEX_HOME/config.toml` (default ~/.codex): autopoiesis adds SessionStart,
+UserPromptSubmit, Stop and SessionEnd (codex.hooks) at the end of the file. Older Codex
+runs only one `notify` program after each agent turn (`notify = [...]` at the top of the
+file): autopoiesis sets it too, unless the user has a notify of their own, which is never
+replaced (the hooks do without it). Each part is written between two marker comments, so
+uninstalling removes exactly those lines. Codex asks the user to review and trust new
+hooks once (`/hooks`) before it runs them.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 import tomllib
 from pathlib import Path
@@ -18,12 +21,19 @@ from typing import Any
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import HookInstallError
-from autopoiesis.integrations.install import IntegrationReport, write_settings
+from autopoiesis.integrations.install import IntegrationReport, hook_command, write_settings
 
 CODEX_BEGIN = (
     "# autopoiesis: begin (written by `autopoiesis integrate codex`; `--uninstall` removes it)"
 )
 CODEX_END = "# autopoiesis: end"
+HOOKS_BEGIN = (
+    "# autopoiesis: hooks begin (written by `autopoiesis integrate codex`; `--uninstall` "
+    "removes them)"
+)
+HOOKS_END = "# autopoiesis: hooks end"
+CODEX_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
+CODEX_TIMEOUT = 15  # seconds; the hooks stop themselves earlier (integrations.DEADLINES)
 
 
 def codex_config_path() -> Path:
@@ -64,51 +74,71 @@ def _read_codex(path: Path) -> tuple[str, dict[str, Any]]:
         ) from None
 
 
-def _without_our_block(text: str) -> tuple[str, bool]:
+def _without_block(text: str, begin: str = CODEX_BEGIN, end: str = CODEX_END) -> tuple[str, str]:
+    """TEXT without the lines from BEGIN to END, and those lines ('' when there are none)."""
     lines = text.splitlines(keepends=True)
     try:
-        start = next(i for i, l in enumerate(lines) if l.rstrip("\r\n") == CODEX_BEGIN)
-        end = next(i for i in range(start, len(lines)) if lines[i].rstrip("\r\n") == CODEX_END)
+        start = next(i for i, l in enumerate(lines) if l.rstrip("\r\n") == begin)
+        stop = next(i for i in range(start, len(lines)) if lines[i].rstrip("\r\n") == end)
     except StopIteration:
-        return text, False
-    return "".join(lines[:start] + lines[end + 1 :]), True
+        return text, ""
+    return "".join(lines[:start] + lines[stop + 1 :]), "".join(lines[start : stop + 1])
+
+
+def hooks_block(repo: MemoryRepo, *, python: str | None = None) -> str:
+    """The `[hooks]` tables autopoiesis adds to config.toml, between their markers."""
+    out = [HOOKS_BEGIN]
+    for event in CODEX_EVENTS:
+        command = hook_command(repo, "codex", event, python=python)
+        out += [
+            f"[[hooks.{event}]]",
+            f"[[hooks.{event}.hooks]]",
+            'type = "command"',
+            f"command = {json.dumps(command)}",
+            f"timeout = {CODEX_TIMEOUT}",
+        ]
+    return "\n".join([*out, HOOKS_END]) + "\n"
 
 
 def install_codex(
     repo: MemoryRepo, config: Path, *, python: str | None = None
 ) -> IntegrationReport:
-    """Set Codex's `notify` to autopoiesis's hook in CONFIG; refuse when the user has a
-    notify program of their own (Codex runs only one)."""
+    """Add autopoiesis's hooks to CONFIG, and its notify unless the user has one."""
     report = IntegrationReport(config)
     text, data = _read_codex(config)
+    rest, old_notify = _without_block(text)
+    rest, old_hooks = _without_block(rest, HOOKS_BEGIN, HOOKS_END)
     want = codex_notify(repo, python=python)
-    rest, ours = _without_our_block(text)
-    if not ours and "notify" in data:
-        raise HookInstallError(
-            f"{config} already has notify = {data['notify']!r}, and Codex runs only one notify "
-            "program. "
-            "Remove that line (or run it from a script that also runs `"
-            + shlex.join(want)
-            + ' "$1"`), then run this again. Nothing was changed.'
-        )
-    if ours and data.get("notify") == want:
-        report.unchanged.append("notify")
-        return report
-    block = f"{CODEX_BEGIN}\nnotify = [{', '.join(json.dumps(a) for a in want)}]\n{CODEX_END}\n"
-    new = (
-        block + ("\n" if rest.strip() else "") + rest.lstrip("\n")
-    )  # top-level keys must precede every [table]
+    theirs = not old_notify and "notify" in data  # Codex runs one notify: theirs stays
+    notify = (
+        ""
+        if theirs
+        else f"{CODEX_BEGIN}\nnotify = [{', '.join(json.dumps(a) for a in want)}]\n{CODEX_END}\n"
+    )
+    hooks = hooks_block(repo, python=python)
+    body = rest.strip("\n")
+    # top-level keys must precede every [table]; the hook tables go last
+    new = notify + ("\n" if notify and body else "") + body + ("\n\n" if body else "") + hooks
     try:
-        if tomllib.loads(new).get("notify") != want:
-            raise HookInstallError(
-                f"could not write notify into {config} as TOML; nothing was changed."
-            )
+        parsed = tomllib.loads(new)
     except tomllib.TOMLDecodeError as exc:
         raise HookInstallError(
-            f"could not write notify into {config} as TOML ({exc}); nothing was changed."
+            f"could not add autopoiesis's hooks to {config} as TOML ({exc}); if it defines "
+            "hooks of its own as inline arrays, write them as [[hooks.EVENT]] tables. Nothing "
+            "was changed."
         ) from None
-    write_settings(config, new)
-    (report.updated if ours else report.added).append("notify")
+    if not theirs and parsed.get("notify") != want:
+        raise HookInstallError(
+            f"could not write notify into {config} as TOML; nothing was changed."
+        )
+    for name, old, wanted in [("notify", old_notify, notify)] * (not theirs) + [
+        (event, old_hooks, hooks) for event in CODEX_EVENTS
+    ]:
+        (report.unchanged if old == wanted else report.updated if old else report.added).append(
+            name
+        )
+    if report.changed:
+        write_settings(config, new)
     return report
 
 
@@ -116,8 +146,12 @@ def uninstall_codex(config: Path) -> IntegrationReport:
     """Remove the lines `install_codex` wrote (between its marker comments), nothing else."""
     report = IntegrationReport(config)
     text, _ = _read_codex(config)
-    rest, ours = _without_our_block(text)
-    if ours:
-        write_settings(config, rest.lstrip("\n"))
+    rest, notify = _without_block(text)
+    rest, hooks = _without_block(rest, HOOKS_BEGIN, HOOKS_END)
+    if notify:
         report.removed.append("notify")
+    if hooks:
+        report.removed.extend(CODEX_EVENTS)
+    if report.removed:
+        write_settings(config, rest.strip("\n") + "\n" if rest.strip() else "")
     return report

@@ -11,6 +11,9 @@ subagent (with `parentToolCallId`) are agent turns named by the subagent.
 (the
 system prompt), hooks, session notices and turn markers are bookkeeping. Tokens: the
 `session.shutdown` totals when the log has them, else the assistant messages' output.
+The model: the assistant messages', else (1.0.12 writes it nowhere else) the main agent's
+tool events', else the shutdown metrics' (`currentModel`, or the model of most requests in
+`modelMetrics`), else the one selected at the start.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from autopoiesis.capture.importers.shapes import (
     mapping,
     monotonic_turns,
     nonempty_str,
+    output_text,
     safe_session_id,
     sequence,
 )
@@ -43,7 +47,7 @@ from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.project import remote_project_name
 from autopoiesis.errors import ImportFormatError, TimestampError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.integrations.responses.importer import call_args, output_text
+from autopoiesis.integrations.responses.importer import call_args
 
 # Known bookkeeping: lifecycle, notices, hooks, turn markers, usage, reasoning (excluded).
 KNOWN_PREFIXES = (
@@ -98,6 +102,8 @@ class _Log:
         self.shutdown = [0, 0]
         self.output_tokens = 0
         self.selected_model: str | None = None
+        self.tool_model: str | None = None  # 1.0.12 names the model only on tool events
+        self.shutdown_model: str | None = None  # ... and in the shutdown metrics
 
     def _agent_items(self, when: datetime, name: str | None) -> list[tf.Item]:
         last = self.draft.turns[-1] if self.draft.turns else None
@@ -160,6 +166,7 @@ class _Log:
             self.calls.add(req.get("toolCallId"), self._agent_items(when, speaker), call)
 
     def _tool_start(self, when: datetime, speaker: str | None, data: dict[str, Any]) -> None:
+        self._tool_model(speaker, data)
         if data.get("toolCallId") in self.calls and data.get("toolCallId") not in (None, ""):
             return  # the assistant message's toolRequests opened it
         name = str(data.get("toolName") or "tool")
@@ -171,7 +178,13 @@ class _Log:
             tf.ToolCall(name, call_args(data.get("arguments")), None),
         )
 
+    def _tool_model(self, speaker: str | None, data: dict[str, Any]) -> None:
+        """The model a tool event of the main agent names (a subagent's may be another)."""
+        if speaker is None and self.tool_model is None:
+            self.tool_model = nonempty_str(data.get("model"))
+
     def _tool_complete(self, when: datetime, speaker: str | None, data: dict[str, Any]) -> None:
+        self._tool_model(speaker, data)
         result = mapping(data.get("result"))
         text = output_text(result.get("content")) or output_text(data.get("error"))
         if data.get("success") is False:
@@ -215,6 +228,12 @@ class _Log:
                 data.get("agentDisplayName") or data.get("agentName") or "subagent"
             )
         elif kind == "session.shutdown":
+            metrics = mapping(data.get("modelMetrics"))
+            self.shutdown_model = nonempty_str(data.get("currentModel")) or max(
+                (m for m in metrics if nonempty_str(m)),
+                key=lambda m: count(mapping(metrics[m]).get("requests")),
+                default=None,
+            )
             details = mapping(data.get("tokenDetails"))
             if details:
                 self.shutdown[0] += count(mapping(details.get("input")).get("tokenCount"))
@@ -230,7 +249,7 @@ class _Log:
         if not d.session_id:
             stem = self.path.parent.name if self.path.name == "events.jsonl" else self.path.stem
             d.session_id = file_session_id("copilot", stem)
-        d.model = d.model or self.selected_model
+        d.model = d.model or self.tool_model or self.shutdown_model or self.selected_model
         if any(self.shutdown):
             d.tokens_in, d.tokens_out = self.shutdown
         else:

@@ -78,6 +78,7 @@ class CursorImporter:
     @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         fallback = _file_minute(path)
+        undated = 0  # turns dated by the file
         sid = file_session_id("cursor", path.stem)
         draft = SessionDraft(session_id=sid, channel="cursor", source=f"cursor:{path.name}")
         calls = ToolCalls()
@@ -91,7 +92,9 @@ class CursorImporter:
                 continue
             when = fallback
             stamp = obj.get("timestamp", obj.get("createdAt"))
-            if stamp is not None:
+            if stamp is None:
+                undated += 1
+            else:
                 try:
                     when = parse_ts(stamp, "timestamp")
                 except TimestampError as exc:
@@ -120,6 +123,11 @@ class CursorImporter:
             )
         draft.started = draft.turns[0].time
         draft.cwd = project_folder(path)
+        if undated:
+            report.warnings.append(
+                f"{path}: Cursor writes no times; {undated} message(s) are dated by the file's "
+                f"modification time ({fallback.strftime('%Y-%m-%d %H:%M')} UTC)"
+            )
         return [draft]
 
 

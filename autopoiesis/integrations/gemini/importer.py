@@ -34,12 +34,15 @@ from autopoiesis.capture.importers.base import (
 from autopoiesis.capture.importers.shapes import (
     ToolCalls,
     args_summary,
+    content_parts,
     count,
     first_time,
+    function_part,
     json_lines,
     mapping,
     monotonic_turns,
     nonempty_str,
+    output_text,
     safe_session_id,
     sequence,
     stable_id,
@@ -48,7 +51,6 @@ from autopoiesis.capture.importers.shapes import (
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.errors import ImportFormatError, TimestampError
 from autopoiesis.formats import transcript as tf
-from autopoiesis.integrations.responses.importer import output_text
 
 NOTICE_TYPES = frozenset({"info", "warning", "error"})
 
@@ -59,30 +61,6 @@ def _is_metadata(obj: Any) -> bool:
         and isinstance(obj.get("sessionId"), str)
         and isinstance(obj.get("projectHash"), str)
     )
-
-
-def _parts(value: Any) -> tuple[list[str], list[tf.Item]]:
-    """(texts, attachments) of a PartListUnion: a string, a part, or a list of them."""
-    if isinstance(value, str):
-        return [value], []
-    texts: list[str] = []
-    attachments: list[tf.Item] = []
-    for part in value if isinstance(value, list) else [value]:
-        if isinstance(part, str):
-            texts.append(part)
-        elif not isinstance(part, dict) or part.get("thought") is True:
-            continue  # thought parts are reasoning
-        elif isinstance(part.get("text"), str):
-            texts.append(part["text"])
-        elif isinstance(part.get("inlineData"), dict):
-            attachments.append(
-                tf.Attachment(f"{part['inlineData'].get('mimeType') or 'data'} (not stored)")
-            )
-        elif isinstance(part.get("fileData"), dict) and nonempty_str(
-            part["fileData"].get("fileUri")
-        ):
-            attachments.append(tf.Attachment(part["fileData"]["fileUri"]))
-    return texts, attachments
 
 
 def _tool_result(call: dict[str, Any]) -> str | None:
@@ -116,7 +94,7 @@ class GeminiImporter:
     description = "Gemini CLI chats (~/.gemini/tmp/*/chats/session-*.json and .jsonl)"
 
     def detect(self, path: Path, text: str) -> float:
-        if looks_like_jsonl(path, text):
+        if _as_lines(path, text):
             return 0.95 if _is_metadata(first_json_line(text)) else 0.0
         try:
             data = load_json(text)
@@ -134,7 +112,7 @@ class GeminiImporter:
 
     @advise_format
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
-        if looks_like_jsonl(path, text):
+        if _as_lines(path, text):
             recording = _Recording()
             for n, obj in json_lines(text, str(path), report):
                 apply = recording.handler(obj)
@@ -151,6 +129,18 @@ class GeminiImporter:
             draft = _read_json(path, text, report)
         draft.cwd = project_root(path)
         return [draft]
+
+
+def _as_lines(path: Path, text: str) -> bool:
+    """Whether TEXT is read as a JSONL recording: it looks like JSON lines and is not one
+    JSON document holding messages (a chat saved under a `.jsonl` name)."""
+    if not looks_like_jsonl(path, text):
+        return False
+    try:
+        data = load_json(text)
+    except (ValueError, RecursionError):
+        return True
+    return not (isinstance(data, dict) and ("messages" in data or "history" in data))
 
 
 def project_root(path: Path) -> str | None:
@@ -274,11 +264,11 @@ def _history(
         except TimestampError as exc:
             report.skip_line(f"{path}#history", i + 1, str(exc).split(";")[0])
             continue
-        texts, items = _parts(content["parts"])
+        texts, items = content_parts(content["parts"])
         turn_items: list[tf.Item] = [tf.Text(t) for t in texts if t.strip()] + items
         for part in content["parts"]:
             if isinstance(part, dict):
-                _function_part(part, turn_items, calls)
+                function_part(part, turn_items, calls)
         if not turn_items:
             continue
         role = (
@@ -293,22 +283,6 @@ def _history(
         )
     monotonic_turns(draft)
     return draft
-
-
-def _function_part(part: dict[str, Any], turn_items: list[tf.Item], calls: ToolCalls) -> None:
-    """A functionCall part opens a call in TURN_ITEMS; a functionResponse part answers one
-    (by id, else the oldest open call of its name), or is a result line of its own."""
-    call, answer = part.get("functionCall"), part.get("functionResponse")
-    if isinstance(call, dict):
-        tool = tf.ToolCall(str(call.get("name") or "tool"), args_summary(call.get("args")), None)
-        calls.add(call.get("id"), turn_items, tool)
-    elif isinstance(answer, dict):
-        body = mapping(answer.get("response"))
-        result = f"error: {output_text(body['error'])}" if body.get("error") else output_text(body)
-        if answer.get("id") and calls.resolve(answer["id"], result or None):
-            return
-        if not calls.resolve_oldest(nonempty_str(answer.get("name")), result or None):
-            turn_items.append(tf.ToolCall(str(answer.get("name") or "result"), "", result or None))
 
 
 def _gemini_calls(draft: SessionDraft, m: dict[str, Any]) -> list[tf.Item]:
@@ -370,7 +344,7 @@ def _draft(
             if kind == "user" and m.get("displayContent")
             else m.get("content")
         )
-        texts, attachments = _parts(shown)
+        texts, attachments = content_parts(shown)
         items: list[tf.Item] = [tf.Text(t) for t in texts if t.strip()] + attachments
         if kind == "gemini":
             items += _gemini_calls(draft, m)

@@ -1,4 +1,6 @@
-"""OpenCode sessions, kept as a folder of JSON files (`~/.local/share/opencode/storage/`)::
+"""OpenCode sessions: in SQLite since 1.2 (`~/.local/share/opencode/opencode.db`, read by
+`database`, row by row as the files below), and before that as a folder of JSON files
+(`~/.local/share/opencode/storage/`)::
 
     session/<projectID>/<sessionID>.json   id, title, directory, parentID, time.created
     message/<sessionID>/<messageID>.json   id, role, time.created, modelID, tokens, error
@@ -36,6 +38,7 @@ from autopoiesis.capture.importers.shapes import args_summary, content_text, non
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.errors import ImportFormatError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
+from autopoiesis.integrations.opencode.database import is_opencode_db, read_database
 
 SKIPPED_PARTS = frozenset(
     {"reasoning", "step-start", "step-finish", "snapshot", "patch", "compaction", "retry", "agent"}
@@ -70,8 +73,8 @@ def _read_json(path: Path, report: ImportReport) -> Any:
 class OpenCodeImporter:
     name = "opencode"
     description = (
-        "OpenCode storage (~/.local/share/opencode/storage): the folder, a session or a "
-        "message file"
+        "OpenCode's opencode.db, or its older storage folder (~/.local/share/opencode/storage), "
+        "a session or a message file"
     )
 
     def detect(self, path: Path, text: str) -> float:
@@ -82,6 +85,15 @@ class OpenCodeImporter:
 
     def detect_folder(self, path: Path) -> float:
         return 1.0 if _storage_root(path, up=False) is not None else 0.0
+
+    def detect_database(self, path: Path) -> float:
+        return 1.0 if is_opencode_db(path) else 0.0
+
+    def read_database(self, path: Path, report: ImportReport) -> list[SessionDraft]:
+        drafts = read_database(path, report, _session)
+        if not drafts and not report.refused:
+            raise ImportFormatError(f"{path}: OpenCode's database holds no session with a message.")
+        return drafts
 
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         try:

@@ -15,6 +15,7 @@ developer messages and the context a harness injects into the user role
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable
 from datetime import datetime
@@ -35,6 +36,7 @@ from autopoiesis.capture.importers.shapes import (
     count,
     mapping,
     nonempty_str,
+    output_text,
     safe_session_id,
     sequence,
     stable_id,
@@ -105,6 +107,32 @@ def is_injected(text: str) -> bool:
     return text.lstrip().startswith(INJECTED_PREFIXES)
 
 
+# How Codex's Desktop app and IDE extension wrap a prompt: the editor's state and the
+# files the user mentioned, then the prompt itself under `## My request for Codex:`.
+_WRAPPERS = ("# Context from my IDE setup:", "# Files mentioned by the user:")
+_REQUEST_RE = re.compile(r"^## My request for Codex:[ \t]*\n?", re.M)
+_MENTIONED_RE = re.compile(r"^## ([^\n]*?):[ \t]*(\S[^\n]*)?\n?([^\n#][^\n]*)?", re.M)
+
+
+def user_request(text: str) -> tuple[str, list[tf.Item]]:
+    """The user's own words in TEXT, and the files a Codex wrapper says they mentioned
+    (attachment lines): a Desktop/IDE prompt is its `## My request for Codex:` part; the
+    editor's state around it is the harness's, not the user's."""
+    head = text.lstrip()
+    request = _REQUEST_RE.search(head)
+    if not head.startswith(_WRAPPERS) or request is None:
+        return text, []
+    wrapper = head[: request.start()]
+    files: list[tf.Item] = []
+    mentioned = wrapper.find(_WRAPPERS[1])
+    if mentioned >= 0:
+        for name, same_line, next_line in _MENTIONED_RE.findall(wrapper[mentioned:]):
+            path = (same_line or next_line or name).strip()
+            if path:
+                files.append(tf.Attachment(path))
+    return head[request.end() :].strip(), files
+
+
 def command_line(value: Any) -> str | None:
     """A shell command given as an argv list, as one line (`bash -lc SCRIPT` as SCRIPT)."""
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
@@ -130,40 +158,6 @@ def call_args(value: Any) -> str:
     if isinstance(value, dict) and isinstance(value.get("command"), list):
         value = {**value, "command": command_line(value["command"]) or ""}
     return args_summary(value)
-
-
-def output_text(value: Any) -> str:
-    """A tool output as text: a string (Codex's older `{"output": ..., "metadata": ...}`
-    JSON string unwrapped), a list of content parts, or a `{content, success}` payload."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        stripped = value.strip()
-        if stripped.startswith("{") and '"output"' in stripped:
-            try:
-                inner = json.loads(stripped)
-            except (ValueError, RecursionError):
-                return value
-            if isinstance(inner, dict) and "output" in inner:
-                return output_text(inner["output"])
-        return value
-    if isinstance(value, list):
-        parts = [output_text(v) for v in value]
-        return "\n".join(p for p in parts if p)
-    if isinstance(value, dict):
-        kind = string(value.get("type"))
-        if kind in ("input_image", "image", "output_image"):
-            return "[image]"
-        for key in ("text", "content", "output", "stdout", "result", "message"):
-            if key in value and value[key] is not None:
-                text = output_text(value[key])
-                if value.get("success") is False and text and not text.startswith("error"):
-                    text = f"error: {text}"
-                return text
-        if "error" in value and value["error"]:
-            return f"error: {output_text(value['error'])}"
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return json.dumps(value, ensure_ascii=False)
 
 
 def _parts(content: Any) -> tuple[list[str], list[tf.Item]]:
@@ -352,6 +346,9 @@ class ResponsesReader:
         texts, attachments = _parts(content)
         if role == "user":
             texts = [t for t in texts if not is_injected(t)]
+            unwrapped = [user_request(t) for t in texts]
+            texts = [t for t, _ in unwrapped]
+            attachments = [a for _, files in unwrapped for a in files] + attachments
         items: list[tf.Item] = [tf.Text(t) for t in texts if t.strip()] + attachments
         if not items:
             return None  # only injected context, or nothing at all

@@ -286,8 +286,10 @@ def looks_like_specstory(path: Path, text: str) -> float:
     head = text[:3000]
     if _GENERATED.search(head):
         return 0.97
+    if path.suffix.lower() not in (".md", ".markdown"):
+        return 0.0  # (before searching the whole text: a log may be megabytes)
     speaker = re.search(r"^_\*\*(?:User|Assistant|Agent)\b", text, re.MULTILINE)
-    if not speaker or path.suffix.lower() not in (".md", ".markdown"):
+    if not speaker:
         return 0.0
     if _OLD_BANNER.search(head) or SPECSTORY_FOLDER in path.parts:
         return 0.9

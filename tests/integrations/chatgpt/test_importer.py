@@ -160,3 +160,25 @@ def test_chatgpt_tree_branches_tools_and_a_bad_conversation(
     assert t.turns[2].time == t.turns[1].time  # no create_time: the time before it
     text = (memory_repo.root / report.imported[0]).read_text()
     assert "REGENERATED AWAY" not in text and "THINKING" not in text
+
+
+def test_a_single_conversation_object_is_detected(
+    memory_repo: MemoryRepo, shared_data: Path, tmp_path: Path
+) -> None:
+    """One conversation as the web app's API gives it: `id`, `title`, `mapping`, with no
+    `current_node` or `create_time` to go by."""
+    import json
+
+    from autopoiesis.capture.importers import detect_format
+
+    export = json.loads(
+        (shared_data / "harness-logs/chatgpt/polylogue__native-conversation-v1.json").read_text()
+    )
+    conv = export[0] if isinstance(export, list) else export
+    one = tmp_path / "conversation.json"
+    one.write_text(json.dumps({k: conv[k] for k in ("id", "title", "mapping")}))
+    assert detect_format(one, one.read_text()).name == "chatgpt"
+    report = import_files(memory_repo, [one])
+    assert report.refused == [] and len(report.imported) == 1
+    (t,) = transcripts(memory_repo, report.imported).values()
+    assert t.meta.topic == conv["title"] and t.turns[0].role == "user"

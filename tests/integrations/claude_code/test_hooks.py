@@ -19,3 +19,73 @@ def test_hook_context_fits_claude_codes_inline_limit() -> None:
         and huge.endswith("cut to fit the hook's 10,000 characters]")
         and dropped == 0
     )
+
+
+def _line(sid: str, uuid: str, role: str, text: str, **more: object) -> str:
+    import json
+
+    return (
+        json.dumps(
+            {
+                "type": role,
+                "sessionId": sid,
+                "uuid": uuid,
+                "timestamp": "2026-04-02T10:00:00Z",
+                "message": {"role": role, "content": text},
+                **more,
+            }
+        )
+        + "\n"
+    )
+
+
+def test_session_end_imports_the_subagents_with_the_session(memory_repo, tmp_path) -> None:
+    """The live path files what a backfill would: the main log, its `<session>/subagents/`
+    (2.1), a 2.0 agent log beside it naming the session, and the log SubagentStop named."""
+    from pathlib import Path
+
+    from autopoiesis.integrations.claude_code import hooks
+    from autopoiesis.integrations.sessions import import_sessions
+
+    sid = "5df05d31-3836-4a1d-a638-a46b7c8b8888"
+    project = tmp_path / ".claude" / "projects" / "-home-me-code"
+    (project / sid / "subagents").mkdir(parents=True)
+    main = project / f"{sid}.jsonl"
+    main.write_text(
+        _line(sid, "u1", "user", "Audit the licences") + _line(sid, "a1", "assistant", "On it.")
+    )
+    (project / sid / "subagents" / "agent-a1.jsonl").write_text(
+        _line(sid, "x1", "user", "List the licences", isSidechain=True, agentId="a1")
+        + _line(sid, "x2", "assistant", "MIT and BSD.", isSidechain=True, agentId="a1")
+    )
+    (project / "agent-b2.jsonl").write_text(  # Claude Code 2.0: beside the session
+        _line(sid, "y1", "user", "Check NOTICE files", isSidechain=True)
+        + _line(sid, "y2", "assistant", "None.", isSidechain=True)
+    )
+    (project / "agent-c3.jsonl").write_text(  # another session's agent: not ours
+        _line("other", "z1", "user", "Unrelated", isSidechain=True)
+    )
+    elsewhere = tmp_path / "elsewhere" / "agent-d4.jsonl"  # named by the hook only
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(_line(sid, "w1", "user", "Read the SBOM", isSidechain=True))
+    payload = {"session_id": sid, "transcript_path": str(main), "cwd": str(tmp_path)}
+    hooks.handle(
+        memory_repo,
+        "SubagentStop",
+        {
+            **payload,
+            "hook_event_name": "SubagentStop",
+            "agent_id": "d4",
+            "agent_transcript_path": str(elsewhere),
+        },
+        budget=500,
+    )
+    outcome = import_sessions(memory_repo, [f"claude-code:{sid}"])[0]
+    assert outcome.refused == ()
+    names = sorted(Path(rel).name.split("-", 1)[1] for rel in outcome.imported)
+    assert names == [
+        f"{sid}-audit-the-licences.md",
+        "agent-a1-list-the-licences.md",
+        "agent-b2-check-notice-files.md",
+        "agent-d4-read-the-sbom.md",
+    ]

@@ -454,3 +454,68 @@ def test_responses_item_list(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     assert other.meta.session_id.startswith("resp_") and tool_calls(other) == [
         tf.ToolCall("calc", '{"x": 1}', "2")
     ]
+
+
+def test_codex_desktop_and_ide_wrappers_leave_the_request(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Codex Desktop and the IDE extension send the editor's state and the mentioned files
+    ahead of the prompt; the prompt is what follows `## My request for Codex:`."""
+    sid = "019c2c24-29ad-72c2-83dd-f3edfa6bf161"
+
+    def user(text: str, ts: str) -> dict:
+        item = {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": text}],
+        }
+        return {"timestamp": ts, "type": "response_item", "payload": item}
+
+    def agent(text: str, ts: str) -> dict:
+        item = {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": text}],
+        }
+        return {"timestamp": ts, "type": "response_item", "payload": item}
+
+    rows = [
+        {
+            "timestamp": "2026-02-05T10:21:33Z",
+            "type": "session_meta",
+            "payload": {
+                "id": sid,
+                "timestamp": "2026-02-05T10:21:33Z",
+                "cwd": "/home/me/site",
+                "originator": "codex_vscode",
+                "cli_version": "0.98.0",
+            },
+        },
+        user(
+            "# Context from my IDE setup:\n\n## Active file: .env\n\n## Open tabs:\n"
+            "- .env: .env\n- index.html: articles/index.html\n\n"
+            "## My request for Codex:\nWhy is featured_img_url undefined in the build?",
+            "2026-02-05T10:21:34Z",
+        ),
+        agent("The build reads `featured_image`, not `featured_img_url`.", "2026-02-05T10:21:50Z"),
+        user(
+            "# Files mentioned by the user:\n\n## screenshot.png:\n"
+            "/home/me/Pictures/screenshot.png\n\n## build.log: /home/me/site/build.log\n\n"
+            "## My request for Codex:\nAnd this error?",
+            "2026-02-05T10:22:10Z",
+        ),
+        agent("That is the same field.", "2026-02-05T10:22:30Z"),
+    ]
+    path = jsonl(tmp_path / f"rollout-2026-02-05T10-21-33-{sid}.jsonl", rows)
+    report = import_files(memory_repo, [path])
+    t = transcripts(memory_repo, report.imported)[sid]
+    assert "why-is-featured-img-url-undefined" in report.imported[0]
+    assert [x.text for x in t.turns if x.role == "user"] == [
+        "Why is featured_img_url undefined in the build?",
+        "And this error?",
+    ]
+    assert [i for i in t.turns[2].items if isinstance(i, tf.Attachment)] == [
+        tf.Attachment("/home/me/Pictures/screenshot.png"),
+        tf.Attachment("/home/me/site/build.log"),
+    ]
+    assert "Open tabs" not in (memory_repo.root / report.imported[0]).read_text()

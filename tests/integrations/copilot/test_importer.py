@@ -191,3 +191,104 @@ def test_copilot_events_subagents_and_hostile_lines(
     assert (
         report.bad_lines == 4
     )  # teleport.begin, the absurd time, data of the wrong type, the cut-off line
+
+
+def test_copilot_1_0_12_names_its_model_only_on_tool_events_and_at_shutdown(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Copilot CLI 1.0.12: no model on session.start or the assistant messages; the tool
+    events and the shutdown metrics carry it."""
+    sid = "aaaabbbb-1111-2222-3333-ccccddddeeee"
+
+    def ev(kind: str, data: dict, second: int) -> dict:
+        return {
+            "type": kind,
+            "data": data,
+            "id": f"e{second}",
+            "parentId": None,
+            "timestamp": f"2026-03-26T17:50:{second:02d}.000Z",
+        }
+
+    start = {
+        "sessionId": sid,
+        "version": 1,
+        "producer": "copilot-agent",
+        "copilotVersion": "1.0.12",
+        "startTime": "2026-03-26T17:50:34.263Z",
+        "context": {"cwd": "/tmp/project", "gitRoot": "/tmp/project"},
+    }
+    rows = [
+        ev("session.start", start, 34),
+        ev(
+            "user.message",
+            {
+                "content": "List the files",
+                "transformedContent": "List the files",
+                "attachments": [],
+                "interactionId": "int-1",
+            },
+            35,
+        ),
+        ev(
+            "assistant.message",
+            {
+                "messageId": "m1",
+                "content": "",
+                "toolRequests": [
+                    {"toolCallId": "c1", "name": "bash", "arguments": {"command": "ls"}}
+                ],
+                "interactionId": "int-1",
+                "outputTokens": 12,
+            },
+            36,
+        ),
+        ev(
+            "tool.execution_start",
+            {"toolCallId": "c1", "toolName": "bash", "arguments": {"command": "ls"}},
+            37,
+        ),
+        ev(
+            "tool.execution_complete",
+            {
+                "toolCallId": "c1",
+                "success": True,
+                "model": "claude-sonnet-4.6",
+                "interactionId": "int-1",
+                "result": {"content": "file1\nfile2\n"},
+            },
+            38,
+        ),
+        ev(
+            "assistant.message",
+            {
+                "messageId": "m2",
+                "content": "file1 and file2.",
+                "toolRequests": [],
+                "outputTokens": 14,
+            },
+            39,
+        ),
+    ]
+    (tmp_path / sid).mkdir()
+    one = jsonl(tmp_path / sid / "events.jsonl", rows)
+    t = next(iter(transcripts(memory_repo, import_files(memory_repo, [one]).imported).values()))
+    assert t.meta.model == "claude-sonnet-4.6"
+    # no tool event names it: the shutdown's metrics do
+    shutdown = {
+        "shutdownType": "routine",
+        "totalPremiumRequests": 1,
+        "modelMetrics": {
+            "gpt-5-mini": {"requests": {"count": 1}},
+            "claude-haiku-4.5": {"requests": 3},
+        },
+    }
+    rows2 = [r for r in rows if r["type"] != "tool.execution_complete"]
+    rows2 = [
+        {**r, "data": {**r["data"], "sessionId": "other-session"}}
+        if r["type"] == "session.start"
+        else r
+        for r in rows2
+    ]
+    two = jsonl(tmp_path / "two.jsonl", [*rows2, ev("session.shutdown", shutdown, 40)])
+    t2 = transcripts(memory_repo, import_files(memory_repo, [two]).imported)["other-session"]
+    assert t2.meta.model == "claude-haiku-4.5"

@@ -25,6 +25,9 @@ def test_cursor_shared_sample(memory_repo: MemoryRepo, shared_data: Path) -> Non
     assert tool_calls(t) == [tf.ToolCall("Bash", "ls", None)]
     minute = int(f.stat().st_mtime) // 60 * 60  # no times in the log: the file's minute
     assert t.meta.started.timestamp() == minute
+    # ... and the import says so, once for the file
+    dated = [w for w in report.warnings if "dated by the file's modification time" in w]
+    assert len(dated) == 1 and dated[0].startswith(f"{f}: Cursor writes no times; 4 message")
 
 
 def test_cursor_jsonl_blocks_and_hostile_lines(memory_repo: MemoryRepo, tmp_path: Path) -> None:

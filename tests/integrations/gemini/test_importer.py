@@ -149,3 +149,29 @@ def test_gemini_jsonl_updates_rewinds_and_notices(memory_repo: MemoryRepo, tmp_p
         and "Request cancelled" not in text
     )
     assert report.bad_lines == 3  # "year 3000", the unknown record, the cut-off line
+
+
+def test_a_gemini_chat_saved_as_jsonl_is_read_as_gemini(
+    memory_repo: MemoryRepo, shared_data: Path, tmp_path: Path
+) -> None:
+    """A ConversationRecord written with indentation under a .jsonl name: read with
+    --format gemini (and by auto), and never advised as claude-code."""
+    import json
+
+    from autopoiesis.capture.importers import detect_format, importers
+
+    record = json.loads(
+        (shared_data / "harness-logs/gemini/agent-sessions__small.json").read_text()
+    )
+    saved = tmp_path / "chat.jsonl"
+    saved.write_text(json.dumps(record, indent=2))
+    text = saved.read_text()
+    assert detect_format(saved, text).name == "gemini"
+    assert importers()["claude-code"].detect(saved, text) == 0.0
+    for fmt in ("gemini", "auto"):
+        report = import_files(memory_repo, [saved], fmt)
+        assert report.refused == [] and report.bad_lines == 0
+    # named wrongly, the refusal points to gemini
+    wrong = import_files(memory_repo, [saved], "claude-code")
+    assert wrong.imported == [] and "--format gemini" in wrong.refused[0]
+    assert "claude-code" not in wrong.refused[0].split("It reads as")[-1]

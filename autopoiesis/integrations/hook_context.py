@@ -1,0 +1,101 @@
+"""What the context hooks of every harness share (Claude Code's and Codex's read the same
+answer): the project of the session's folder, the compiled context within the hook's
+budget and the harness's inline limit, and the JSON that carries it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from autopoiesis.core.paths import MemoryRepo
+
+# Claude Code keeps a hook's additionalContext inline up to 10,000 characters; past that
+# the model sees a 2,000-character preview and a file path instead.
+INLINE_CHARS = 10_000
+_SECTION_BREAK = "\n\n<!-- "
+
+
+def project_of(repo: MemoryRepo, cwd: str | None) -> str | None:
+    """The project of the folder the session works in (its git repository, a worktree's
+    or subfolder's main one, not the memory repo): its knowledge first, other projects'
+    only when nothing better fits. Read from the files under .git, no git run: this is
+    every prompt's path."""
+    from autopoiesis.memory import Memory
+
+    return Memory(repo).project_here(cwd)
+
+
+def about(project: str | None, cwd: str | None) -> str:
+    """What SessionStart asks the memory about: the project by its name, or, outside any
+    git repository, by the folder's (a hint for the search, not a project to prefer)."""
+    name = project or (Path(cwd).name if cwd else "")
+    return f"the {name} project" if name else ""
+
+
+def context_output(event: str, text: str | None) -> str | None:
+    """What a context hook prints: TEXT as EVENT's additionalContext (the JSON Claude Code
+    and Codex read alike); None for no context."""
+    if not text:
+        return None
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}},
+        ensure_ascii=False,
+    )
+
+
+def compile_context(
+    repo: MemoryRepo,
+    message: str,
+    *,
+    budget: int,
+    session_context: bool,
+    preamble: str,
+    project: str | None = None,
+) -> tuple[str | None, dict[str, Any]]:
+    """The compiled context for MESSAGE within BUDGET, or None when it holds nothing but
+    the preamble (no topic, no knowledge: nothing worth the model's attention). PROJECT:
+    the current project, whose items come first."""
+    from autopoiesis.compiler import ContextCompiler
+    from autopoiesis.memory import Memory
+
+    with ContextCompiler(repo, system_prompt=preamble) as compiler:
+        result, activations = Memory(repo).compile(
+            message,
+            budget=budget,
+            compiler=compiler,
+            session_context=session_context,
+            project=project,
+        )
+    included = [s for s in result.sections if s.included and s.label != "system"]
+    info: dict[str, Any] = {
+        "tokens": result.total_tokens if included else 0,
+        "sections": len(included),
+        "topics": [a.topic for a in activations],
+    }
+    if not included:
+        return None, info
+    text, dropped = fit_inline(result.prompt)
+    if dropped:
+        info["dropped_for_length"] = dropped
+    return text, info
+
+
+def fit_inline(prompt: str, limit: int = INLINE_CHARS) -> tuple[str, int]:
+    """PROMPT within LIMIT characters: whole sections from its end (the lowest priority)
+    left out first; a first section longer than LIMIT alone is cut, with a marker.
+    Returns (text, sections left out)."""
+    if len(prompt) <= limit:
+        return prompt, 0
+    parts = prompt.split(_SECTION_BREAK)
+    kept = [parts[0]]
+    for part in parts[1:]:
+        if len(_SECTION_BREAK.join([*kept, part])) > limit:
+            break
+        kept.append(part)
+    text = _SECTION_BREAK.join(kept)
+    if len(text) > limit:
+        marker = "\n[… cut to fit the hook's 10,000 characters]"
+        text = text[: limit - len(marker)].rsplit("\n", 1)[0] + marker
+    return text, len(parts) - len(kept)

@@ -1,0 +1,119 @@
+"""`autopoiesis mv OLD NEW`: move a note and rewrite every `[[link]]` that finds it, in
+one commit, so no link breaks (formats/wikilinks.py).
+
+A link is rewritten only when it resolves to OLD (a bare name another note also has, and
+which finds that other note, is left alone); it keeps its `#heading` and its alias, and a
+link without an alias whose shown name would change gets the old name as its alias, so
+the sentence reads as before. A bare-name link stays a bare name when NEW's name is unique,
+else it becomes NEW's path. Transcripts are never moved or rewritten (raw/ is immutable),
+and nothing is read or written through a symbolic link.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from autopoiesis.core.paths import MemoryRepo, atomic_write, category_of
+from autopoiesis.errors import InvalidArgumentError
+from autopoiesis.formats.wikilinks import file_keys, link_key, parse_links, resolve, rewrite_targets
+
+# The folders whose notes are moved and whose links are rewritten.
+NOTE_DIRS = ("knowledge", "topics", "archive")
+
+
+@dataclass(frozen=True)
+class Move:
+    """What a move did: the paths, the files whose links were rewritten, the links, the commit."""
+
+    old: str
+    new: str
+    rewritten: tuple[str, ...]
+    links: int
+    commit: str | None
+
+
+def _notes(repo: MemoryRepo) -> list[str]:
+    return [repo.rel(p) for p in repo.iter_markdown(*NOTE_DIRS)]
+
+
+def _by_name(paths: list[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for p in paths:
+        out.setdefault(file_keys(p)[0], []).append(p)
+    return out
+
+
+def _check(repo: MemoryRepo, old: str, new: str) -> tuple[str, str]:
+    old_rel, new_rel = repo.rel(repo.resolve_inside(old)), repo.rel(repo.resolve_inside(new))
+    if not new_rel.endswith(".md") and old_rel.endswith(".md"):
+        new_rel += ".md"
+    for rel, what in ((old_rel, "OLD"), (new_rel, "NEW")):
+        top = rel.split("/", 1)[0]
+        if top not in NOTE_DIRS or category_of(rel) is None:
+            raise InvalidArgumentError(
+                f"{what} ({rel}) is not a note: `autopoiesis mv` moves Markdown files under "
+                f"{', '.join(d + '/' for d in NOTE_DIRS)} (transcripts under raw/ never move)."
+            )
+        if repo.is_link(rel):
+            raise InvalidArgumentError(f"{rel} is a symbolic link (or in a linked folder).")
+    if not (repo.root / old_rel).is_file():
+        raise InvalidArgumentError(
+            f"there is no note {old_rel}; `git ls-files knowledge` lists them."
+        )
+    if (repo.root / new_rel).exists():
+        raise InvalidArgumentError(f"{new_rel} exists already; pick another name or move it first.")
+    return old_rel, new_rel
+
+
+def move_note(repo: MemoryRepo, old: str, new: str, *, commit: bool = True) -> Move:
+    """Move OLD to NEW (repo-relative or absolute) and rewrite the links that find OLD;
+    with COMMIT, one commit of the move and every rewritten file."""
+    old, new = _check(repo, old, new)
+    notes = _notes(repo)
+    before = _by_name(notes)
+    after = _by_name([new if p == old else p for p in notes])
+    new_key = link_key(new)
+    new_name = file_keys(new)[0]
+    bare = new_name if len(after.get(new_name, ())) == 1 else new_key
+    texts: dict[str, str] = {}
+    renamed: dict[str, str] = {}
+    for path in notes:
+        try:
+            text = (repo.root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue  # unreadable (a locked private note): its links stay as they are
+        found = parse_links(text)
+        if not found:
+            continue
+        texts[path] = text
+        for link in found:
+            if resolve(link.key, before) == old:
+                renamed[link.key] = bare if "/" not in link.key else new_key
+    with repo.lock("knowledge-writer"):
+        (repo.root / new).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(repo.root / old, repo.root / new)
+        rewritten: list[str] = []
+        total = 0
+        for path, text in texts.items():
+            out, n = rewrite_targets(text, renamed)
+            if n:
+                where = new if path == old else path
+                atomic_write(repo.root / where, out)
+                rewritten.append(where)
+                total += n
+    sha = None
+    if commit:
+        from autopoiesis.git.repo import MemoryGit
+
+        files = "file" if len(rewritten) == 1 else "files"
+        message = (
+            f"memory: move {old} to {new}\n\n"
+            f"{total} [[link{'s' if total != 1 else ''}]] to it rewritten in {len(rewritten)} "
+            f"{files} (autopoiesis mv).\n"
+        )
+        sha = MemoryGit(repo).commit_paths([old, new, *rewritten], message).sha
+    return Move(old, new, tuple(sorted(set(rewritten))), total, sha)
+
+
+__all__ = ["NOTE_DIRS", "Move", "move_note"]

@@ -1,0 +1,213 @@
+"""Sub-agent checkouts: a sub-agent gets only the part of the memory it needs, and what it
+writes comes back as a reviewable merge.
+
+`checkout(AGENT, project=P, paths=...)` makes a linked worktree of the memory (`git worktree
+add`: it shares the parent's objects, so nothing is copied or fetched) on its own branch
+`subagent/AGENT`, sparse (`git sparse-checkout`, cone mode): the top-level files (the
+config, .gitattributes), knowledge/identity/, knowledge/memory/, knowledge/procedures/,
+topics/, the project's knowledge/projects/P/ and any further folder asked for; never
+another project's notes or the transcripts unless asked, never the private notes. The parent's
+hooks and settings carry over (the worktree shares its git folder: hooks, merge driver,
+this machine's approvals), its search index is built from the parent's embedding cache
+(nothing is embedded twice), and the worktree declares its project
+(core/project.CHECKOUT_PROJECT), so a harness started in it searches and compiles for P.
+
+`merge(AGENT)` commits what the sub-agent left uncommitted in its checkout and merges its
+branch into the parent's (the knowledge merge driver, the hooks, verify); `remove(AGENT)`
+deletes the worktree and, once merged, its branch. Until then `git log main..subagent/AGENT`
+shows what it did.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from autopoiesis.core.paths import IDENTITY_DIR, MemoryRepo
+from autopoiesis.core.project import CHECKOUT_PROJECT
+from autopoiesis.errors import GitError, InvalidArgumentError
+from autopoiesis.git.runner import call, decode
+
+BRANCH_PREFIX = "subagent/"
+BASE_FOLDERS = (IDENTITY_DIR, "knowledge/memory", "knowledge/procedures", "topics")
+_AGENT_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """A sub-agent's checkout: its folder, branch, project, folders, commits not merged."""
+
+    agent: str
+    path: Path
+    branch: str
+    project: str | None
+    folders: tuple[str, ...]
+    ahead: int = 0
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "agent": self.agent,
+            "path": str(self.path),
+            "branch": self.branch,
+            "project": self.project,
+            "folders": list(self.folders),
+            "ahead": self.ahead,
+        }
+
+
+def _git(where: Path, *args: str, check: bool = True) -> str:
+    done = call(where, *args)
+    if check and done.returncode != 0:
+        why = decode(done.stderr).strip() or decode(done.stdout).strip()
+        raise GitError(f"git {' '.join(args[:2])} failed: {why}")
+    return decode(done.stdout)
+
+
+class Subagents:
+    """The sub-agent checkouts of one memory (`Memory.subagents`)."""
+
+    def __init__(self, repo: MemoryRepo):
+        self.repo = repo
+
+    @property
+    def root(self) -> Path:
+        return self.repo.root
+
+    def folder(self, agent: str) -> Path:
+        return self.repo.state_dir / "subagents" / agent
+
+    def checkout(
+        self,
+        agent: str,
+        *,
+        project: str | None = None,
+        paths: tuple[str, ...] | list[str] = (),
+        into: str | None = None,
+    ) -> Checkout:
+        """Make AGENT's sparse worktree (see the module doc); InvalidArgumentError for a
+        bad name, a folder outside the memory folders, or an agent that has one already."""
+        if not _AGENT_NAME.match(agent):
+            raise InvalidArgumentError(
+                f"{agent!r} is no agent name: lower-case letters, digits, '.', '_' and '-'."
+            )
+        branch = BRANCH_PREFIX + agent
+        if _git(self.root, "rev-parse", "-q", "--verify", f"refs/heads/{branch}", check=False):
+            raise InvalidArgumentError(
+                f"{agent} has a checkout already (branch {branch}): merge or remove it first "
+                f"(`autopoiesis subagent merge {agent}` / `remove {agent}`)."
+            )
+        folders = list(BASE_FOLDERS)
+        if project:
+            folders.append(f"knowledge/projects/{project}")
+        for extra in paths:
+            folders.append(self._folder_of(extra))
+        folders = list(dict.fromkeys(folders))
+        where = Path(into).expanduser().resolve() if into else self.folder(agent)
+        if where.exists():
+            raise InvalidArgumentError(f"{where} exists already; pick another folder (--into).")
+        where.parent.mkdir(parents=True, exist_ok=True)
+        _git(self.root, "worktree", "add", "-q", "--no-checkout", "-b", branch, str(where))
+        gitdir = Path(_git(where, "rev-parse", "--absolute-git-dir").strip())
+        if project:
+            (gitdir / CHECKOUT_PROJECT).write_text(project + "\n", encoding="utf-8")
+        _git(where, "sparse-checkout", "set", "--cone", *folders)
+        _git(where, "checkout", "-q", branch)
+        self._carry_over_index(where)
+        return Checkout(agent, where, branch, project, tuple(folders))
+
+    def _folder_of(self, path: str) -> str:
+        rel = self.repo.rel(self.repo.resolve_inside(path)).rstrip("/")
+        if (self.root / rel).is_file():
+            rel = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        top = rel.split("/", 1)[0]
+        if top not in ("knowledge", "topics", "archive", "raw", "shared") or not rel:
+            raise InvalidArgumentError(
+                f"{path}: a sub-agent's checkout holds folders of the memory (knowledge/, "
+                "topics/, archive/, raw/, shared/)."
+            )
+        from autopoiesis.core.private import matches
+
+        patterns = self.repo.private_patterns()
+        if matches(rel + "/x.md", patterns) or matches(rel, patterns):
+            raise InvalidArgumentError(
+                f"{path}: private notes are not given to a sub-agent (git-crypt decrypts them "
+                "in the memory's own checkout only)."
+            )
+        return rel
+
+    def _carry_over_index(self, where: Path) -> None:
+        """The checkout's memory.db, built from its files with the parent's embedding cache."""
+        from autopoiesis.core.paths import STATE_FILES
+
+        cache = self.repo.state_dir.joinpath(*STATE_FILES["embed_cache"])
+        child = MemoryRepo(where)
+        if cache.is_file():
+            target = child.state_file("embed_cache")
+            shutil.copy2(cache, target)
+        if self.repo.index_path.exists():
+            from autopoiesis.index import SearchIndex
+
+            with SearchIndex(child) as index:
+                index.rebuild_full()
+
+    def list(self) -> list[Checkout]:
+        """The sub-agents' checkouts, each with its commits not yet in the parent's branch."""
+        out: list[Checkout] = []
+        listing = _git(self.root, "worktree", "list", "--porcelain")
+        for block in listing.split("\n\n"):
+            fields = dict(line.split(" ", 1) for line in block.splitlines() if " " in line)
+            branch = fields.get("branch", "").removeprefix("refs/heads/")
+            if not branch.startswith(BRANCH_PREFIX):
+                continue
+            path = Path(fields["worktree"])
+            agent = branch[len(BRANCH_PREFIX) :]
+            ahead = _git(self.root, "rev-list", "--count", f"HEAD..{branch}", check=False)
+            folders = _git(path, "sparse-checkout", "list", check=False).split()
+            from autopoiesis.core.project import project_of
+
+            found = project_of(path)
+            project = found.name if found is not None and found.declared else None
+            out.append(Checkout(agent, path, branch, project, tuple(folders), int(ahead or 0)))
+        return out
+
+    def get(self, agent: str) -> Checkout:
+        for c in self.list():
+            if c.agent == agent:
+                return c
+        raise InvalidArgumentError(
+            f"no sub-agent checkout {agent!r}; `autopoiesis subagent list` shows them."
+        )
+
+    def merge(self, agent: str) -> tuple[str, str | None]:
+        """Commit what AGENT left in its checkout, then merge its branch into the parent's
+        current branch. Returns (how it merged, the resulting commit)."""
+        from autopoiesis.git.repo import MemoryGit
+        from autopoiesis.memory.facade import Memory
+
+        c = self.get(agent)
+        Memory(c.path).commit(f"memory: {agent}'s work, left uncommitted in its checkout")
+        result = MemoryGit(self.repo).merge(
+            c.branch, f"maintenance: merge {c.branch} (the sub-agent {agent}'s work)"
+        )
+        if result.kind == "conflict":
+            raise GitError(
+                f"merging {c.branch} conflicts in {', '.join(result.conflicts)}: resolve them "
+                "and `git commit`, or `git merge --abort`."
+            )
+        return result.kind, result.head
+
+    def remove(self, agent: str, *, force: bool = False) -> None:
+        """Delete AGENT's checkout, and its branch when merged (or FORCE)."""
+        c = self.get(agent)
+        if c.ahead and not force:
+            raise InvalidArgumentError(
+                f"{c.branch} has {c.ahead} commit(s) the memory lacks: merge them "
+                f"(`autopoiesis subagent merge {agent}`) or give --force to drop them."
+            )
+        _git(self.root, "worktree", "remove", "--force", str(c.path))
+        _git(self.root, "branch", "-D", c.branch)
+
+
+__all__ = ["BASE_FOLDERS", "BRANCH_PREFIX", "Checkout", "Subagents"]

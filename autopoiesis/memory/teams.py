@@ -1,0 +1,298 @@
+"""Team memory: a team's shared knowledge, a git repository of its own mounted as a
+submodule at `shared/<team>/` of a personal memory.
+
+* `add`: `git submodule add URL shared/TEAM`, committed (the personal history holds only
+  the team's commit id, never its notes).
+* Search and the compiler read its notes (`shared/TEAM/knowledge/**`) as the team's: the
+  index holds them (core/paths.py `indexed_dirs`, index/freshness.py follows the mount's
+  HEAD), a result carries `team`, a compiled section is labelled `team:TEAM:...`.
+* `share`: the one way anything gets in, explicit: a whole note, or one entry
+  (`PATH#ENTRY_ID`), written into the team's repository and committed there, on its
+  branch (pushed) or on a new branch for a pull request. Never a transcript (raw/ stays
+  personal), never a private note, never automatically.
+* `sync` (memory/sync.py): each mount fetched and merged, what `share` committed pushed,
+  the personal memory's record of the mount committed.
+* `verify`: each mount holds notes only (no transcript, no link).
+* `remove`: the mount, its checkout and its git objects (.git/modules/shared/TEAM) gone:
+  a member who leaves keeps nothing of the team's but what their own notes say.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autopoiesis.core.paths import SHARED_DIR, MemoryRepo, shared_mounts
+from autopoiesis.errors import GitError, InvalidArgumentError
+from autopoiesis.git.history import Finding
+from autopoiesis.git.runner import call, decode
+
+_TEAM_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
+
+
+@dataclass
+class TeamSync:
+    """What `sync` did with the mounts: what moved, what went wrong, the commits here."""
+
+    moved: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    committed: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What `share` did: the note in the team's repository, the commit there, the branch."""
+
+    team: str
+    path: str  # in the team's repository
+    commit: str | None
+    branch: str
+    pushed: bool
+    notice: str = ""
+
+
+def _git(where: Path, *args: str, check: bool = True) -> str:
+    done = call(where, *args)
+    if check and done.returncode != 0:
+        why = decode(done.stderr).strip() or decode(done.stdout).strip()
+        raise GitError(f"git {' '.join(args[:3])} failed in {where}: {why}")
+    return decode(done.stdout)
+
+
+class TeamMemory:
+    """The teams' mounts of one personal memory (`Memory.teams`)."""
+
+    def __init__(self, repo: MemoryRepo):
+        self.repo = repo
+
+    @property
+    def root(self) -> Path:
+        return self.repo.root
+
+    def mounts(self) -> list[str]:
+        """The teams mounted and checked out, by name."""
+        return [m.split("/", 1)[1] for m in shared_mounts(self.root)]
+
+    def mount_of(self, team: str) -> Path:
+        if team not in self.mounts():
+            have = ", ".join(self.mounts()) or "none"
+            raise InvalidArgumentError(
+                f"no team {team!r} is mounted here (mounted: {have}); `autopoiesis team add "
+                f"{team} URL` mounts one."
+            )
+        return self.root / SHARED_DIR / team
+
+    # ── mounting ──
+    def add(self, team: str, url: str) -> str | None:
+        """Mount the team repository at URL as shared/TEAM and commit it. Returns the commit."""
+        if not _TEAM_NAME.match(team):
+            raise InvalidArgumentError(
+                f"{team!r} is no team name: lower-case letters, digits, '.', '_' and '-'."
+            )
+        where = f"{SHARED_DIR}/{team}"
+        if (self.root / where).exists():
+            raise InvalidArgumentError(f"{where} exists already.")
+        # file:// and local paths are what tests and one-machine teams use
+        _git(self.root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", url, where)
+        from autopoiesis.git.repo import MemoryGit
+
+        done = MemoryGit(self.repo).commit_paths(
+            [".gitmodules", where], f"maintenance: mount team memory {team} at {where}\n"
+        )
+        return done.sha
+
+    def remove(self, team: str) -> str | None:
+        """Unmount TEAM: its checkout, its objects and its record here gone; committed."""
+        mount = self.mount_of(team)
+        where = f"{SHARED_DIR}/{team}"
+        _git(self.root, "submodule", "deinit", "-q", "-f", "--", where)
+        _git(self.root, "rm", "-q", "-f", "--", where)
+        gitdir = Path(_git(self.root, "rev-parse", "--git-common-dir").strip())
+        modules = (gitdir if gitdir.is_absolute() else self.root / gitdir) / "modules" / where
+        shutil.rmtree(modules, ignore_errors=True)
+        shutil.rmtree(mount, ignore_errors=True)
+        _git(self.root, "config", "--remove-section", f"submodule.{where}", check=False)
+        from autopoiesis.git.repo import MemoryGit
+
+        done = MemoryGit(self.repo).commit_paths(
+            [".gitmodules", where], f"maintenance: unmount team memory {team}\n"
+        )
+        self._forget_in_index()
+        return done.sha
+
+    def _forget_in_index(self) -> None:
+        """memory.db started over without the team's notes: deleted rows leave their text
+        in the file's free pages, a new file holds none of it (the embedding cache holds
+        vectors by content hash, no text)."""
+        if not self.repo.index_path.exists():
+            return
+        from autopoiesis.index import SearchIndex
+        from autopoiesis.index.db import remove_db
+
+        remove_db(self.repo.index_path)
+        with SearchIndex(self.repo) as index:
+            index.rebuild_full()
+
+    # ── sharing ──
+    def share(
+        self, entry: str, team: str, *, branch: str | None = None, push: bool = True
+    ) -> Shared:
+        """Write ENTRY (a note's path, or PATH#ENTRY_ID for one entry) into TEAM's
+        repository at the same path, commit it there (on BRANCH, made from the team's
+        branch, when given: a pull request's) and push it when PUSH."""
+        path, _, entry_id = entry.partition("#")
+        rel = self.repo.rel(self.repo.resolve_inside(path))
+        self._check_shareable(rel)
+        mount = self.mount_of(team)
+        before = _git(mount, "rev-parse", "--abbrev-ref", "HEAD").strip()
+        if branch:
+            _git(mount, "switch", "-q", "-c", branch)
+        try:
+            what = self._write(mount, rel, entry_id)
+            _git(mount, "add", "--", rel)
+            if not _git(mount, "diff", "--cached", "--name-only").strip():
+                return Shared(team, rel, None, branch or before, False, "the team has it already")
+            _git(mount, "commit", "-q", "--no-verify", "-m", f"share: {what}\n\nfrom {rel}\n")
+            sha = _git(mount, "rev-parse", "HEAD").strip()
+            pushed, notice = self._push(mount, branch or before) if push else (False, "")
+        finally:
+            if branch:
+                _git(mount, "switch", "-q", before, check=False)
+        if not branch:
+            from autopoiesis.git.repo import MemoryGit
+
+            MemoryGit(self.repo).commit_paths(
+                [f"{SHARED_DIR}/{team}"], f"maintenance: team memory {team} at {sha[:12]}\n"
+            )
+        return Shared(team, rel, sha, branch or before, pushed, notice)
+
+    def _check_shareable(self, rel: str) -> None:
+        if not rel.startswith("knowledge/") or not rel.endswith(".md"):
+            raise InvalidArgumentError(
+                f"{rel}: only notes under knowledge/ are shared (raw transcripts stay personal)."
+            )
+        if rel.startswith("knowledge/identity/"):
+            raise InvalidArgumentError(f"{rel}: identity files are yours alone; not shared.")
+        from autopoiesis.core.private import matches
+
+        if matches(rel, self.repo.private_patterns()):
+            raise InvalidArgumentError(
+                f"{rel} is private (git-crypt); private notes are not shared."
+            )
+        if not (self.root / rel).is_file() or self.repo.is_link(rel):
+            raise InvalidArgumentError(f"there is no note {rel}.")
+
+    def _write(self, mount: Path, rel: str, entry_id: str) -> str:
+        """Write the note or its entry ENTRY_ID into MOUNT; what was shared, for the message."""
+        from autopoiesis.formats import knowledge as kf
+        from autopoiesis.knowledge.changes import template_for
+        from autopoiesis.knowledge.writer import KnowledgeWriter
+
+        mine = KnowledgeWriter(self.repo)
+        theirs = KnowledgeWriter(MemoryRepo(mount))
+        doc = mine.read(rel)
+        assert doc is not None  # _check_shareable saw the file
+        if not entry_id:
+            theirs.write_doc(rel, doc)
+            return rel
+        found = doc.find_entry(entry_id)
+        if found is None:
+            raise InvalidArgumentError(f"{rel} has no entry {entry_id!r}; its ids end each line.")
+        section = doc.sections[found[0]]
+        line = section.lines[found[1]]
+        target = theirs.read(rel) or template_for(rel)
+        if target.find_entry(entry_id) is None:
+            target, si = target.with_section(section.title, section.level)
+            theirs.write_doc(rel, target.append_line(si, line))
+        text = line.text if isinstance(line, kf.Entry) else line
+        return f"{text[:60]} ({rel})"
+
+    def _push(self, mount: Path, branch: str) -> tuple[bool, str]:
+        done = call(mount, "push", "-q", "-u", "origin", f"HEAD:refs/heads/{branch}")
+        if done.returncode != 0:
+            why = decode(done.stderr).strip().splitlines()[-1:] or ["?"]
+            return False, f"not pushed ({why[0]}); `autopoiesis sync` pushes it later"
+        return True, ""
+
+    # ── sync and verify ──
+    def sync(self) -> TeamSync:
+        """Each mount: checked out if missing, fetched, merged, what `share` committed
+        pushed; the personal record of the mounts committed."""
+        out = TeamSync()
+        _git(self.root, "submodule", "update", "--init", "-q", "--", SHARED_DIR, check=False)
+        for team in self.mounts():
+            self._sync_one(team, out)
+        from autopoiesis.git.repo import MemoryGit
+
+        done = MemoryGit(self.repo).commit_paths(
+            [f"{SHARED_DIR}/{t}" for t in self.mounts()], "maintenance: team memory updated\n"
+        )
+        if done.sha:
+            out.committed.append(f"{done.sha} maintenance: team memory updated")
+        return out
+
+    def _sync_one(self, team: str, out: TeamSync) -> None:
+        mount = self.root / SHARED_DIR / team
+        branch = _git(mount, "rev-parse", "--abbrev-ref", "HEAD", check=False).strip()
+        if not branch or branch == "HEAD":  # a fresh checkout is detached: take its branch
+            head = _git(mount, "symbolic-ref", "-q", "refs/remotes/origin/HEAD", check=False)
+            branch = head.strip().rsplit("/", 1)[-1] or "main"
+            _git(mount, "switch", "-q", branch, check=False)
+        if call(mount, "fetch", "-q", "origin").returncode != 0:
+            out.problems.append(f"team {team}: its remote could not be reached; kept as it was")
+            return
+        before = _git(mount, "rev-parse", "HEAD", check=False).strip()
+        if call(mount, "merge", "-q", "--no-edit", f"origin/{branch}").returncode != 0:
+            call(mount, "merge", "--abort")
+            out.problems.append(
+                f"team {team}: its changes conflict with what you shared; resolve it in "
+                f"{mount} (`git merge origin/{branch}`)"
+            )
+            return
+        if _git(mount, "rev-parse", "HEAD", check=False).strip() != before:
+            out.moved.append(f"team {team}: took the team's new notes")
+        ahead = _git(mount, "rev-list", "--count", f"origin/{branch}..HEAD").strip()
+        if ahead not in ("", "0"):
+            ok, notice = self._push(mount, branch)
+            out.moved.append(f"team {team}: pushed {ahead} commit(s)" if ok else "")
+            if not ok:
+                out.problems.append(f"team {team}: {notice}")
+        out.moved[:] = [m for m in out.moved if m]
+
+    def findings(self) -> list[Finding]:
+        """What `verify` reports of the mounts: a transcript or a link in a team's memory."""
+        found: list[Finding] = []
+        for team in self.mounts():
+            mount = self.root / SHARED_DIR / team
+            head = _git(mount, "rev-parse", "HEAD", check=False).strip()
+            listing = _git(mount, "ls-tree", "-r", "-z", "HEAD", check=False)
+            for item in listing.split("\x00"):
+                meta, _, path = item.partition("\t")
+                mode = meta.split(" ", 1)[0]
+                where = f"{SHARED_DIR}/{team}/{path}"
+                if path.startswith("raw/"):
+                    found.append(
+                        Finding(
+                            where,
+                            head,
+                            "team-transcript",
+                            "a transcript in team memory (transcripts stay "
+                            "personal): remove it from the team's repository",
+                        )
+                    )
+                elif mode in ("120000", "160000"):
+                    found.append(
+                        Finding(
+                            where,
+                            head,
+                            "team-link",
+                            "a link or submodule in team memory (never read): "
+                            "remove it from the team's repository",
+                        )
+                    )
+        return found
+
+
+__all__ = ["Shared", "TeamMemory", "TeamSync"]

@@ -1,0 +1,64 @@
+"""`autopoiesis mv OLD NEW`: the note moves and every link that found it finds it still,
+in one commit."""
+
+from __future__ import annotations
+
+from autopoiesis.core.paths import MemoryRepo
+
+
+def _note(repo: MemoryRepo, rel: str, text: str) -> None:
+    path = repo.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_mv_rewrites_every_link_in_one_commit(memory_repo: MemoryRepo, cli, git) -> None:
+    _note(memory_repo, "knowledge/people/ann.md", "# Ann\n\n## Role\n- Billing lead.\n")
+    _note(
+        memory_repo,
+        "knowledge/projects/billing/context.md",
+        "# billing\n- ask [[ann]], see [[ann#Role|her role]] and [[knowledge/people/ann]]\n"
+        "- `[[ann]]` in code stays\n",
+    )
+    _note(memory_repo, "knowledge/reference/other/ann.md", "# another Ann\n")  # same name
+    _note(memory_repo, "topics/billing.md", "---\ndescription: x\n---\n# t\n[[ann]] owns it\n")
+    git(memory_repo, "add", "-A")
+    git(memory_repo, "commit", "-qm", "notes")
+    before = git(memory_repo, "rev-list", "--count", "HEAD").stdout
+
+    done = cli("mv", "knowledge/people/ann.md", "knowledge/people/ann-smith", repo=memory_repo)
+    assert done.returncode == 0, done.stderr
+    assert "4 link(s) rewritten in 2 file(s)" in done.stdout
+
+    ctx = (memory_repo.root / "knowledge/projects/billing/context.md").read_text(encoding="utf-8")
+    assert ctx == (
+        "# billing\n- ask [[ann-smith|ann]], see [[ann-smith#Role|her role]] and "
+        "[[knowledge/people/ann-smith|ann]]\n- `[[ann]]` in code stays\n"
+    )
+    assert "[[ann-smith|ann]] owns it" in (memory_repo.root / "topics/billing.md").read_text()
+    assert not (memory_repo.root / "knowledge/people/ann.md").exists()
+    assert (memory_repo.root / "knowledge/people/ann-smith.md").is_file()
+    # one commit, with everything in it, and nothing left over
+    assert int(git(memory_repo, "rev-list", "--count", "HEAD").stdout) == int(before) + 1
+    assert git(memory_repo, "status", "--porcelain").stdout == ""
+    shown = git(memory_repo, "show", "--stat", "--format=%s", "HEAD").stdout
+    assert shown.startswith("memory: move knowledge/people/ann.md to knowledge/people/ann-smith.md")
+    # the other Ann is untouched, and the index finds the backlinks at the new place
+    from autopoiesis.memory.facade import Memory
+
+    _, back = Memory(memory_repo).links("knowledge/people/ann-smith.md")
+    assert {x.source for x in back} == {
+        "knowledge/projects/billing/context.md",
+        "topics/billing.md",
+    }
+    assert Memory(memory_repo).broken_links() == []
+
+
+def test_mv_refuses_a_transcript_and_an_existing_target(memory_repo: MemoryRepo, cli) -> None:
+    _note(memory_repo, "knowledge/people/ann.md", "# Ann\n")
+    _note(memory_repo, "knowledge/people/bob.md", "# Bob\n")
+    out = cli("mv", "knowledge/people/ann.md", "raw/conversations/x.md", repo=memory_repo)
+    assert out.returncode != 0 and "transcripts under raw/ never move" in out.stderr
+    out = cli("mv", "knowledge/people/ann.md", "knowledge/people/bob.md", repo=memory_repo)
+    assert out.returncode != 0 and "exists already" in out.stderr
+    assert (memory_repo.root / "knowledge/people/ann.md").is_file()

@@ -1,0 +1,210 @@
+"""Private knowledge with a real git-crypt: two clones of one memory through a bare
+remote, one unlocked with the exported key and one locked; what the remote's objects
+hold, what each clone indexes and searches, what reaches a model, and the pushes refused."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.core.approval import approve
+from autopoiesis.core.config import load_tracked_config
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.errors import SyncError
+from autopoiesis.memory.facade import Memory
+from autopoiesis.memory.initialize import init_memory_repo
+from autopoiesis.memory.sync import sync_once
+
+pytestmark = pytest.mark.slow
+
+SECRET = "PAPAYA-7"
+PLAN = f"# Plans\n\n## Launch\n- The zebra launch codeword is {SECRET}.\n"
+
+
+@pytest.fixture
+def git_crypt() -> str:
+    """git-crypt, or a skip that says how to install it (a failure under CI, which must run
+    these tests: `scripts/install-system-deps` installs it)."""
+    found = shutil.which("git-crypt")
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("git-crypt is missing on CI: scripts/install-system-deps installs it")
+        pytest.skip(
+            "git-crypt is not installed (apt-get install git-crypt; brew install git-crypt)"
+        )
+    return found
+
+
+def _git(where: Path, *args: str, check: bool = True) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=where, capture_output=True, text=True, check=check
+    ).stdout
+
+
+def _objects(repo: Path) -> bytes:
+    return subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"],
+        cwd=repo,
+        capture_output=True,
+        check=True,
+    ).stdout
+
+
+def _clone(remote: Path, where: Path) -> MemoryRepo:
+    subprocess.run(["git", "clone", "-q", remote.as_uri(), str(where)], check=True)
+    return MemoryRepo(init_memory_repo(where, build_index=True).root)
+
+
+def _write(repo: MemoryRepo, rel: str, text: str) -> None:
+    path = repo.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_two_clones_one_unlocked_one_locked(
+    memory_repo: MemoryRepo, tmp_path: Path, cli, git_crypt: str
+) -> None:
+    a = Memory(memory_repo)
+    assert cli("private", "init", repo=a.root).returncode == 0
+    assert "knowledge/private/**" in (a.root / ".gitattributes").read_text()
+    _write(a.repo, "knowledge/private/plans.md", PLAN)
+    _write(a.repo, "knowledge/reference/zebra.md", "# Zebra\n\n- The zebra project is public.\n")
+    a.commit("memory: plans")
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    _git(a.root, "remote", "add", "origin", remote.as_uri())
+    sync_once(a.repo)
+    # the remote holds the public note, and the private one only as ciphertext
+    objects = _objects(remote)
+    assert b"The zebra project is public" in objects
+    assert SECRET.encode() not in objects and b"zebra launch codeword" not in objects
+    key = tmp_path / "memory.key"
+    assert cli("private", "add-key", "--export", str(key), repo=a.root).returncode == 0
+    assert key.stat().st_mode & 0o777 == 0o600
+
+    locked = Memory(_clone(remote, tmp_path / "locked"))
+    unlocked = Memory(_clone(remote, tmp_path / "unlocked"))
+    assert cli("private", "unlock", str(key), repo=unlocked.root).returncode == 0
+
+    # the locked clone: ciphertext on disk, none of it indexed, and it says what is locked
+    assert (locked.root / "knowledge/private/plans.md").read_bytes().startswith(b"\x00GITCRYPT")
+    outcome = locked.search_outcome("zebra launch codeword")
+    assert all(r.path != "knowledge/private/plans.md" for r in outcome.results)
+    assert any("locked" in n and "private unlock" in n for n in outcome.notices)
+    with locked.open_index() as index:
+        rows = index.store.conn.execute(
+            "SELECT count(*) FROM files WHERE path LIKE 'knowledge/private/%'"
+        ).fetchone()[0]
+        assert rows == 0
+    status = cli("private", "status", repo=locked.root).stdout
+    assert "LOCKED" in status and "knowledge/private/plans.md" in status
+    doctor = cli("doctor", repo=locked.root)
+    assert "private file(s) locked" in doctor.stdout
+
+    # the unlocked clone searches the private note, but never gives it to a model
+    assert (unlocked.root / "knowledge/private/plans.md").read_text() == PLAN
+    hits = unlocked.search("zebra launch codeword")
+    assert hits and hits[0].path == "knowledge/private/plans.md"
+    context, _ = unlocked.compile("what is the zebra launch codeword?")
+    assert SECRET not in context.prompt
+    assert any(
+        s.path == "knowledge/private/plans.md" and "private" in s.reason for s in context.sections
+    )
+    from autopoiesis.mcp.tools import MemoryTools
+
+    tools = MemoryTools(unlocked)
+    try:
+        answer = tools.search("zebra launch codeword")
+        assert all(r["path"] != "knowledge/private/plans.md" for r in answer["results"])
+        assert any("withheld" in n for n in answer["notices"])
+    finally:
+        tools.close()
+
+    # a change made in the unlocked clone travels encrypted, and the key holder reads it
+    _write(unlocked.repo, "knowledge/private/plans.md", PLAN + "- The backup codeword is KIWI-3.\n")
+    unlocked.commit("memory: backup codeword")
+    sync_once(unlocked.repo)
+    assert b"KIWI-3" not in _objects(remote)
+    sync_once(a.repo)
+    assert "KIWI-3" in (a.root / "knowledge/private/plans.md").read_text()
+    sync_once(locked.repo)
+    assert (locked.root / "knowledge/private/plans.md").read_bytes().startswith(b"\x00GITCRYPT")
+    assert locked.verify().ok and unlocked.verify().ok
+
+    # locking again takes the note out of the index
+    assert cli("private", "lock", repo=unlocked.root).returncode == 0
+    assert all(r.path != "knowledge/private/plans.md" for r in unlocked.search("zebra codeword"))
+
+
+def test_a_private_file_in_clear_is_never_pushed(
+    memory_repo: MemoryRepo, tmp_path: Path, git_crypt: str, cli
+) -> None:
+    """No git-crypt rule (private init never ran): the private note would leave in clear,
+    so sync (and a plain `git push`, through the pre-push hook) refuse."""
+    _write(memory_repo, "knowledge/private/plans.md", PLAN)
+    _git(memory_repo.root, "add", "-A")
+    _git(memory_repo.root, "commit", "-qm", "memory: plans")
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    _git(memory_repo.root, "remote", "add", "origin", remote.as_uri())
+    with pytest.raises(SyncError, match="in clear"):
+        sync_once(memory_repo)
+    pushed = subprocess.run(
+        ["git", "push", "origin", "main"], cwd=memory_repo.root, capture_output=True, text=True
+    )
+    assert pushed.returncode != 0 and "knowledge/private/plans.md" in pushed.stderr
+    assert SECRET.encode() not in _objects(remote)
+    doctor = cli("doctor", repo=memory_repo.root).stdout
+    assert "without a git-crypt rule" in doctor and "private init" in doctor
+
+
+def test_private_notes_reach_a_model_only_where_approved(memory_repo: MemoryRepo) -> None:
+    """private.model_paths lets private notes into the compiled context, once this machine
+    approved it (a pulled config cannot)."""
+    _write(memory_repo, "knowledge/private/plans.md", PLAN)
+    from autopoiesis.index import SearchIndex
+
+    with SearchIndex(memory_repo) as index:
+        index.rebuild_full()
+    (memory_repo.root / "memory-config.yaml").write_text(
+        "private:\n  model_paths:\n    - knowledge/private/plans.md\n", encoding="utf-8"
+    )
+    held = Memory(MemoryRepo(memory_repo.root)).compile("what is the zebra launch codeword?")[0]
+    assert SECRET not in held.prompt
+    approve(memory_repo.root, load_tracked_config(memory_repo.root))
+    shown = Memory(MemoryRepo(memory_repo.root)).compile("what is the zebra launch codeword?")[0]
+    assert SECRET in shown.prompt
+
+
+def test_forget_reaches_into_encrypted_files(memory_repo: MemoryRepo, cli, git_crypt: str) -> None:
+    """A string held only by a private file is found through git-crypt, removed from every
+    version of it, and the file stays encrypted in git."""
+    from autopoiesis.memory.forget import forget
+
+    memory = Memory(memory_repo)
+    assert cli("private", "init", repo=memory.root).returncode == 0
+    _write(memory.repo, "knowledge/private/plans.md", PLAN)
+    memory.commit("memory: plans")
+    _write(memory.repo, "knowledge/private/plans.md", PLAN + "- Also the moon.\n")
+    memory.commit("memory: moon")
+    assert SECRET.encode() not in _objects(memory.root)  # only ciphertext in git
+    report = forget(memory.repo, text=SECRET, reason="a codeword in a private note")
+    assert report.commit
+    for rev in ("HEAD", "HEAD~2"):  # the record commit, then the two rewritten versions
+        blob = subprocess.run(
+            ["git", "cat-file", "blob", f"{rev}:knowledge/private/plans.md"],
+            cwd=memory.root,
+            capture_output=True,
+            check=True,
+        ).stdout
+        assert blob.startswith(b"\x00GITCRYPT")
+    plain = (memory.root / "knowledge/private/plans.md").read_text(encoding="utf-8")
+    assert SECRET not in plain and "[redacted:forgotten]" in plain and "moon" in plain
+    from autopoiesis.git.rewrite import occurrences, pattern_for
+
+    assert occurrences(memory.root, pattern_for(SECRET)).total == 0
+    assert memory.verify().ok

@@ -1,0 +1,153 @@
+"""Sub-agent checkouts with a real sparse worktree: only the folders the sub-agent needs,
+the parent's hooks, settings and index carried over, the checkout's project known, and
+its writes (knowledge and a transcript) back through a merge."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.index import SearchIndex
+from autopoiesis.memory.facade import Memory
+
+pytestmark = pytest.mark.slow
+
+
+def _git(where: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=where, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def _seed(repo: MemoryRepo) -> None:
+    notes = {
+        "knowledge/projects/billing/context.md": "# billing\n\n- Invoices retry three times.\n",
+        "knowledge/projects/search/context.md": "# search\n\n- The ranking uses RRF.\n",
+        "knowledge/procedures/deploys.md": "# Deploys\n\n- Deploy invoices on Tuesdays.\n",
+        "knowledge/people/ann.md": "# Ann\n\n- Ann owns invoices.\n",
+    }
+    for rel, text in notes.items():
+        path = repo.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    Memory(repo).commit("memory: seed")
+    with SearchIndex(repo) as index:
+        index.rebuild_full()
+
+
+def test_a_sub_agent_gets_its_folders_and_its_work_comes_back(
+    memory_repo: MemoryRepo,
+    tmp_path: Path,
+    cli,
+) -> None:
+    _seed(memory_repo)
+    parent = Memory(memory_repo)
+    refused = cli("subagent", "checkout", "x", "--paths", "knowledge/private", repo=parent.root)
+    assert refused.returncode != 0 and "private notes are not given" in refused.stderr
+    made = cli("subagent", "checkout", "reviewer", "--project", "billing", repo=parent.root)
+    assert made.returncode == 0, made.stderr
+    (c,) = parent.subagents.list()
+    where = c.path
+    assert c.branch == "subagent/reviewer" and c.project == "billing"
+    # only what it needs: its project, procedures, identity, MEMORY.md, topics, the config
+    assert (where / "knowledge/projects/billing/context.md").is_file()
+    assert (where / "knowledge/procedures/deploys.md").is_file()
+    assert (where / "knowledge/identity/SOUL.md").is_file()
+    assert (where / "memory-config.yaml").is_file()
+    assert not (where / "knowledge/projects/search").exists()
+    assert not (where / "knowledge/people/ann.md").exists()
+    assert not (where / "raw").exists() or not list((where / "raw").rglob("*.md"))
+
+    # the parent's hooks and index carry over; the checkout searches its own files
+    def hooks(folder: Path) -> Path:
+        return (folder / _git(folder, "rev-parse", "--git-path", "hooks").strip()).resolve()
+
+    assert hooks(where) == hooks(parent.root)
+    assert (hooks(where) / "pre-commit").is_file()
+    child = Memory(where)
+    assert child.repo.index_path.exists()
+    paths = {r.path for r in child.search("invoices")}
+    assert "knowledge/projects/billing/context.md" in paths
+    assert "knowledge/people/ann.md" not in paths
+    # its folder maps to its project; the parent's to none
+    assert child.project_here(str(where)) == "billing"
+    assert parent.project_here(str(parent.root)) is None
+
+    # the sub-agent writes a fact and a session is captured in its checkout
+    from datetime import UTC, datetime
+
+    from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
+    from autopoiesis.knowledge.writer import KnowledgeWriter
+
+    KnowledgeWriter(child.repo).apply(
+        [
+            KnowledgeChange(
+                "knowledge/projects/billing/context.md",
+                "append",
+                "Decisions",
+                "Invoice retries back off exponentially from now on.",
+                Provenance("raw/conversations/x.md", datetime(2026, 3, 1, tzinfo=UTC), "t@1"),
+            )
+        ]
+    )
+    session = tmp_path / "session.json"
+    session.write_text(
+        json.dumps(
+            [
+                {
+                    "session_id": "ses_sub1",
+                    "started": "2026-03-01T10:00:00Z",
+                    "messages": [
+                        {
+                            "role": "user",
+                            "content": "Review the invoice retries.",
+                            "timestamp": "2026-03-01T10:00:00Z",
+                        },
+                        {
+                            "role": "assistant",
+                            "content": "They should back off.",
+                            "timestamp": "2026-03-01T10:01:00Z",
+                        },
+                    ],
+                }
+            ]
+        ),
+        encoding="utf-8",
+    )
+    imported = child.import_files([session], "neutral")
+    assert imported.imported and not imported.refused
+    listed = json.loads(cli("subagent", "list", "--json", repo=parent.root).stdout)
+    assert listed[0]["agent"] == "reviewer"
+
+    # merge: what it left uncommitted is committed, then its branch merged into the memory
+    merged = cli("subagent", "merge", "reviewer", repo=parent.root)
+    assert merged.returncode == 0, merged.stderr
+    text = (parent.root / "knowledge/projects/billing/context.md").read_text(encoding="utf-8")
+    assert "back off exponentially" in text
+    assert list((parent.root / "raw/conversations").rglob("*ses_sub1*.md"))
+    assert "knowledge/people/ann.md" in _git(parent.root, "ls-files")  # nothing lost
+    assert parent.verify().ok
+    assert cli("subagent", "remove", "reviewer", repo=parent.root).returncode == 0
+    assert not where.exists() and parent.subagents.list() == []
+
+
+def test_worktrees_of_the_memory_and_of_a_code_repository_map_to_their_projects(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    memory = Memory(memory_repo)
+    plain = tmp_path / "memory-wt"
+    _git(memory.root, "worktree", "add", "-q", "-b", "other", str(plain))
+    assert memory.project_here(str(plain)) is None
+    assert Memory(plain).project_here(str(plain)) is None
+    code = tmp_path / "Shop_API"
+    code.mkdir()
+    _git(code, "init", "-q")
+    _git(code, "commit", "-q", "--allow-empty", "-m", "init")
+    linked = tmp_path / "shop-feature"
+    _git(code, "worktree", "add", "-q", "-b", "feature", str(linked))
+    assert memory.project_here(str(linked / "sub")) == "shop-api"
+    assert Memory(plain).project_here(str(linked)) == "shop-api"

@@ -1,0 +1,175 @@
+"""Team memory with real submodules: a team repository behind a bare remote, mounted at
+shared/<team>/ in two members' memories; search and the compiler read it as the team's,
+`share` is the one way in, sync brings each member the other's, verify looks inside, and a
+member who leaves keeps nothing of it."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.index import SearchIndex
+from autopoiesis.memory.facade import Memory
+from autopoiesis.memory.initialize import init_memory_repo
+from autopoiesis.memory.sync import sync_once
+
+pytestmark = pytest.mark.slow
+
+ONCALL = "# On-call\n\n## Steps\n- Page the billing rotation ALPHA-ROTA through the pager.\n"
+
+
+def _git(where: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=where, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def _bare(path: Path) -> Path:
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(path)], check=True)
+    return path
+
+
+def _team_remote(tmp: Path) -> tuple[Path, Path]:
+    """(the team's bare remote, a working clone of it) with one note."""
+    remote = _bare(tmp / "team.git")
+    work = tmp / "team-work"
+    subprocess.run(["git", "clone", "-q", remote.as_uri(), str(work)], check=True)
+    (work / "knowledge" / "procedures").mkdir(parents=True)
+    (work / "knowledge" / "procedures" / "oncall.md").write_text(ONCALL, encoding="utf-8")
+    _git(work, "add", "-A")
+    _git(work, "commit", "-qm", "on-call")
+    _git(work, "push", "-q", "origin", "HEAD:main")
+    return remote, work
+
+
+def _member(root: Path, tmp: Path, name: str) -> Memory:
+    memory = Memory(root)
+    _git(memory.root, "remote", "add", "origin", _bare(tmp / f"{name}.git").as_uri())
+    return memory
+
+
+def _objects(root: Path) -> bytes:
+    return subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"], cwd=root, capture_output=True
+    ).stdout
+
+
+def test_team_memory_end_to_end(memory_repo: MemoryRepo, tmp_path: Path, cli) -> None:
+    team_remote, team_work = _team_remote(tmp_path)
+    alice = _member(memory_repo.root, tmp_path, "alice")
+    added = cli("team", "add", "billing", team_remote.as_uri(), repo=alice.root)
+    assert added.returncode == 0, added.stderr
+    assert (alice.root / "shared/billing/knowledge/procedures/oncall.md").is_file()
+    # the personal history records the team's commit, never its notes
+    assert _git(alice.root, "ls-tree", "HEAD", "shared/billing").split()[1] == "commit"
+    assert b"ALPHA-ROTA" not in _objects(alice.root)
+
+    # search and the compiler read it, labelled as the team's
+    with SearchIndex(alice.repo) as index:
+        index.rebuild_full()
+    hits = alice.search("billing rotation pager")
+    assert hits[0].path == "shared/billing/knowledge/procedures/oncall.md"
+    assert hits[0].team == "billing" and hits[0].category == "procedure"
+    shown = cli("search", "billing rotation pager", repo=alice.root).stdout
+    assert "[team:billing]" in shown
+    context, _ = alice.compile("who do I page for the billing rotation?")
+    labels = [s.label for s in context.sections if s.included]
+    assert any(label.startswith("team:billing:knowledge/procedures/oncall.md:") for label in labels)
+    assert "ALPHA-ROTA" in context.prompt
+
+    # share: explicit, committed in the team's repository and pushed
+    note = alice.root / "knowledge/procedures/deploys.md"
+    note.write_text("# Deploys\n\n## Steps\n- Deploy billing on Tuesdays only.\n", "utf-8")
+    alice.commit("memory: deploys")
+    done = cli("share", "knowledge/procedures/deploys.md", "--team", "billing", repo=alice.root)
+    assert done.returncode == 0, done.stderr
+    assert "share: knowledge/procedures/deploys.md" in _git(
+        team_remote, "log", "--format=%s", "main"
+    )
+    # a transcript or a private note never goes
+    refused = cli("share", "raw/conversations/x.md", "--team", "billing", repo=alice.root)
+    assert refused.returncode != 0 and "transcripts stay personal" in refused.stderr
+    (alice.root / "knowledge/private").mkdir()
+    (alice.root / "knowledge/private/salary.md").write_text("# Pay\n- secret\n", "utf-8")
+    refused = cli("share", "knowledge/private/salary.md", "--team", "billing", repo=alice.root)
+    assert refused.returncode != 0 and "private" in refused.stderr
+    # sync brings Bob what Alice shared; the mount follows the team's remote
+    bob = _member(init_memory_repo(tmp_path / "bob", build_index=True).root, tmp_path, "bob")
+    assert cli("team", "add", "billing", team_remote.as_uri(), repo=bob.root).returncode == 0
+    (team_work / "knowledge/reference").mkdir(parents=True)
+    (team_work / "knowledge/reference/limits.md").write_text(
+        "# Limits\n- The invoice batch limit is 5000 rows.\n", "utf-8"
+    )
+    _git(team_work, "add", "-A")
+    _git(team_work, "commit", "-qm", "limits")
+    _git(team_work, "pull", "-q", "--no-rebase", "origin", "main")
+    _git(team_work, "push", "-q", "origin", "HEAD:main")
+    report = sync_once(bob.repo)
+    assert any("team billing" in line for line in report.setup)
+    assert (bob.root / "shared/billing/knowledge/procedures/deploys.md").is_file()
+    assert bob.search("invoice batch limit")[0].path == (
+        "shared/billing/knowledge/reference/limits.md"
+    )
+    assert bob.verify().ok
+
+    # verify looks inside the team's memory: a transcript there is reported
+    (team_work / "raw/conversations").mkdir(parents=True)
+    (team_work / "raw/conversations/leak.md").write_text("# a transcript\n", "utf-8")
+    _git(team_work, "add", "-A")
+    _git(team_work, "commit", "-qm", "oops")
+    _git(team_work, "push", "-q", "origin", "HEAD:main")
+    sync_once(bob.repo)
+    kinds = {f.kind for f in bob.verify().findings}
+    assert "team-transcript" in kinds
+
+    # Bob leaves the team: nothing of it is left in his clone
+    assert cli("team", "remove", "billing", repo=bob.root).returncode == 0
+    assert not (bob.root / "shared/billing").exists()
+    assert not list((bob.root / ".git").glob("modules/shared/billing"))
+    subprocess.run(["git", "gc", "-q", "--prune=now"], cwd=bob.root, check=True)
+    assert b"ALPHA-ROTA" not in _objects(bob.root)
+    assert b"invoice batch limit" not in _objects(bob.root)
+    assert all(not r.path.startswith("shared/") for r in bob.search("billing rotation pager"))
+    index_files = [bob.root / "memory.db", bob.root / "memory.db-wal"]
+    assert not any(b"ALPHA-ROTA" in p.read_bytes() for p in index_files if p.exists())
+    assert bob.verify().ok
+
+
+def test_share_one_entry_on_a_branch_for_review(
+    memory_repo: MemoryRepo, tmp_path: Path, cli
+) -> None:
+    from autopoiesis.formats import knowledge as kf
+
+    team_remote, _ = _team_remote(tmp_path)
+    alice = Memory(memory_repo)
+    assert cli("team", "add", "billing", team_remote.as_uri(), repo=alice.root).returncode == 0
+    note = "knowledge/procedures/deploys.md"
+    (alice.root / note).write_text(
+        "# Deploys\n\n## Steps\n"
+        "- Deploy billing on Tuesdays only. {id: 20260301-1200-aaaaaa}\n"
+        "- Keep the staging key at hand. {id: 20260301-1201-bbbbbb}\n",
+        "utf-8",
+    )
+    alice.commit("memory: deploys")
+    head = _git(alice.root, "rev-parse", "HEAD")
+    done = cli(
+        "share",
+        f"{note}#20260301-1200-aaaaaa",
+        "--team",
+        "billing",
+        "--branch",
+        "share/tuesdays",
+        repo=alice.root,
+    )
+    assert done.returncode == 0, done.stderr
+    shared = _git(team_remote, "show", f"share/tuesdays:{note}")
+    doc = kf.parse(shared)
+    assert [e.id for _, e in doc.entries()] == ["20260301-1200-aaaaaa"]
+    assert "staging key" not in shared
+    # the team's main and Alice's mount and memory are as they were: a review decides
+    assert note not in _git(team_remote, "ls-tree", "-r", "--name-only", "main")
+    assert not (alice.root / "shared/billing" / note).exists()
+    assert _git(alice.root, "rev-parse", "HEAD") == head
