@@ -57,9 +57,10 @@ def timeline(request: Request) -> Response:
     hits: dict[str, Any] = {}
     notices: list[str] = []
     if text:
-        outcome = v.memory.search_outcome(
-            text, TEXT_SEARCH_HITS, "conversation", project=project or None
-        )
+        with v.searching() as index:
+            outcome = v.memory.search_outcome(
+                text, TEXT_SEARCH_HITS, "conversation", project=project or None, index=index
+            )
         notices = list(outcome.notices)
         for hit in outcome.results:
             hits.setdefault(hit.path, hit)

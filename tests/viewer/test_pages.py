@@ -52,6 +52,28 @@ def test_the_timelines_search_finds_what_was_said(client: Any) -> None:
     assert "No session matches" in client.get("/timeline?q=zebrafinchquartz").text
 
 
+def test_the_search_index_stays_open_and_follows_the_memory(client: Any, viewer_repo: Any) -> None:
+    # one index for the life of the server (its watcher, its postings), caught up on each
+    # search: a session captured after the first search is found by the next
+    viewer = client.app.state.viewer
+    assert "No session matches" in client.get("/timeline?q=zebrafinchquartz").text
+    with viewer.searching() as first:
+        assert first is not None
+    lines = [line.replace(b"ses_pool1", b"ses_zebra") for line in SESSIONS[0]]
+    lines = [line.replace(b"PgBouncer", b"zebrafinchquartz") for line in lines]
+    Memory(viewer_repo).capture_stream(lines)
+    assert listed(client.get("/timeline?q=zebrafinchquartz").text) == ["ses_zebra"]
+    with viewer.searching() as again:
+        assert again is first
+        # a search that finds memory.db corrupt closes the index it was given: the next
+        # page opens it again instead of failing on a closed connection
+        again.close()
+    assert listed(client.get("/timeline?q=zebrafinchquartz").text) == ["ses_zebra"]
+    assert "zebrafinchquartz" in client.get("/search?q=zebrafinchquartz").text
+    compiled = client.get("/compile", params={"message": "zebrafinchquartz", "budget": "4096"})
+    assert compiled.status_code == 200 and "ses_zebra" in compiled.text
+
+
 def test_a_session_shows_its_turns_with_tool_calls_folded(client: Any, viewer_repo: Any) -> None:
     path = session_paths(viewer_repo)["ses_pool1"]
     page = client.get("/session", params={"path": path}).text
