@@ -106,11 +106,12 @@ def session_of(catalog: SessionCatalog, entry: kf.Entry) -> SessionRow | None:
     source = entry.source
     if not source:
         return None
+    sessions = catalog.current()
     if "/" in source:
-        return next((row for row in catalog.rows() if row.path == source), None)
+        return sessions.by_path.get(source)
     turn_day = entry.turn_at[:10]
     best = None
-    for row in catalog.by_session(source):  # newest first
+    for row in sessions.by_session.get(source, ()):  # newest first
         if not turn_day or row.day <= turn_day:
             if best is None or row.day > best.day:
                 best = row

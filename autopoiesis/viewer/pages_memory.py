@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 from collections import OrderedDict
+from itertools import islice
 from typing import Any
 from urllib.parse import urlencode
 
@@ -46,9 +47,10 @@ def timeline(request: Request) -> Response:
     text, before = _param(request, "q", 500), _param(request, "before", 10)
     if before and not _DAY.match(before):
         raise InvalidArgumentError(f"before={before!r}: give a day as YYYY-MM-DD.")
-    rows = v.catalog.rows()
-    projects = sorted({r.project for r in rows if r.project} | set(_knowledge_projects(v)))
-    harnesses = sorted({r.harness for r in rows if r.harness})
+    sessions = v.catalog.current()
+    rows = sessions.rows
+    projects = sorted(sessions.projects | set(_knowledge_projects(v)))
+    harnesses = sorted(sessions.harnesses)
     chosen = [
         r
         for r in rows
@@ -70,7 +72,7 @@ def timeline(request: Request) -> Response:
         chosen = [r for r in chosen if r.day < before]
     from autopoiesis.viewer.sessions import by_day
 
-    days = by_day(chosen)
+    days = by_day(chosen, DAYS_PER_PAGE + 1)
     older = days[DAYS_PER_PAGE - 1].day if len(days) > DAYS_PER_PAGE else None
     return page(
         request,
@@ -156,16 +158,14 @@ def knowledge(request: Request) -> Response:
         meta, sections = knowledge_view(read_text(v.memory, rel))
         shown.append((rel, meta, sections))
     if project:
-        sessions = [r for r in v.catalog.rows() if r.project == project][:20]
+        sessions = list(islice((r for r in v.catalog.rows() if r.project == project), 20))
     return page(
         request,
         "knowledge",
         groups=groups,
         listed=FILES_LISTED,
         project=project,
-        projects=sorted(
-            set(_knowledge_projects(v)) | {r.project for r in v.catalog.rows() if r.project}
-        ),
+        projects=sorted(set(_knowledge_projects(v)) | v.catalog.current().projects),
         shown=shown,
         more=len(files) - len(shown),
         sessions=sessions,

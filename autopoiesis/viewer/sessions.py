@@ -15,6 +15,7 @@ in a fixed order, so the keys needed are in its first few hundred bytes).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -53,7 +54,11 @@ class SessionRow:
         object.__setattr__(self, "hay", hay.lower())
 
     def matches(self, words: Iterable[str]) -> bool:
-        return all(w in self.hay for w in words)
+        hay = self.hay
+        for w in words:
+            if w not in hay:
+                return False
+        return True
 
 
 def _clean(value: str) -> str | None:
@@ -111,8 +116,41 @@ class _Day:
         )
 
 
+class Sessions:
+    """The catalog's rows at one refresh, newest first, and what the pages look up in
+    them, each made on its first use."""
+
+    def __init__(self, rows: list[SessionRow]):
+        self.rows = rows
+
+    @functools.cached_property
+    def by_session(self) -> dict[str, list[SessionRow]]:
+        """The rows (newest first) by session id, and by the head of the id an entry's
+        citation gives (formats.knowledge.citation_ref)."""
+        index: dict[str, list[SessionRow]] = {}
+        for r in self.rows:
+            index.setdefault(r.session_id, []).append(r)
+            cited = citation_ref(r.session_id)
+            if cited != r.session_id:
+                index.setdefault(cited, []).append(r)
+        return index
+
+    @functools.cached_property
+    def by_path(self) -> dict[str, SessionRow]:
+        return {r.path: r for r in self.rows}
+
+    @functools.cached_property
+    def projects(self) -> frozenset[str]:
+        return frozenset(r.project for r in self.rows if r.project)
+
+    @functools.cached_property
+    def harnesses(self) -> frozenset[str]:
+        return frozenset(r.harness for r in self.rows if r.harness)
+
+
 class SessionCatalog:
-    """Every transcript of a repo as a SessionRow, newest first, refreshed on each `rows()`.
+    """Every transcript of a repo as a SessionRow, newest first, refreshed on each
+    `current()` (or `rows()`).
 
     A day folder is listed again only when its mtime changed (a file added, removed or
     renamed in it); within a folder, a file is read again when its size or mtime changed,
@@ -123,11 +161,14 @@ class SessionCatalog:
         self.repo = repo
         self._lock = threading.Lock()
         self._days: dict[str, _Day] = {}
-        self._rows: list[SessionRow] = []
-        self._by_session: dict[str, list[SessionRow]] | None = None
+        self._current = Sessions([])
 
     def rows(self) -> list[SessionRow]:
         """The rows, newest first: changed folders listed again, new or changed heads read."""
+        return self.current().rows
+
+    def current(self) -> Sessions:
+        """The rows as `rows()` gives them, with their lookups (kept until a row changes)."""
         with self._lock:
             days: dict[str, _Day] = {}
             changed = False
@@ -147,27 +188,9 @@ class SessionCatalog:
             if changed or days.keys() != self._days.keys():
                 rows = [r for day in days.values() for _, _, r in day.files.values() if r]
                 rows.sort(key=lambda r: (r.day, r.time, r.path), reverse=True)
-                self._rows = rows
-                self._by_session = None
+                self._current = Sessions(rows)
             self._days = days
-            return self._rows
-
-    def by_session(self, ref: str) -> list[SessionRow]:
-        """The rows (newest first) of the session REF names: its id, or the head of its id
-        an entry's citation gives (formats.knowledge.citation_ref)."""
-        rows = self.rows()
-        with self._lock:
-            index = self._by_session
-            if index is None or rows is not self._rows:
-                index = {}
-                for r in rows:
-                    index.setdefault(r.session_id, []).append(r)
-                    cited = citation_ref(r.session_id)
-                    if cited != r.session_id:
-                        index.setdefault(cited, []).append(r)
-                if rows is self._rows:
-                    self._by_session = index
-            return index.get(ref, [])
+            return self._current
 
     def _day_folders(self) -> Iterable[tuple[str, str]]:
         for year in _subdirs(str(self.repo.conversations_dir), 4):
@@ -239,9 +262,15 @@ class Day:
     sessions: tuple[SessionRow, ...]
 
 
-def by_day(rows: Iterable[SessionRow]) -> list[Day]:
-    """ROWS (newest first) grouped by their day, in that order."""
+def by_day(rows: Iterable[SessionRow], days: int | None = None) -> list[Day]:
+    """ROWS (newest first) grouped by their day, in that order; the first DAYS of them
+    when given (the rest of ROWS is not looked at)."""
     groups: OrderedDict[str, list[SessionRow]] = OrderedDict()
     for r in rows:
-        groups.setdefault(r.day, []).append(r)
+        group = groups.get(r.day)
+        if group is None:
+            if days is not None and len(groups) >= days:
+                break
+            group = groups[r.day] = []
+        group.append(r)
     return [Day(d, tuple(s)) for d, s in groups.items()]

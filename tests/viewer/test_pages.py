@@ -52,6 +52,19 @@ def test_the_timelines_search_finds_what_was_said(client: Any) -> None:
     assert "No session matches" in client.get("/timeline?q=zebrafinchquartz").text
 
 
+def test_the_timeline_pages_by_days(client: Any, monkeypatch: Any) -> None:
+    from autopoiesis.viewer import pages_memory
+
+    monkeypatch.setattr(pages_memory, "DAYS_PER_PAGE", 2)
+    page = client.get("/timeline").text
+    assert re.findall(r'<h2 id="d([\d-]+)"', page) == ["2026-03-10", "2026-03-09"]
+    assert "3 of 3 sessions" in page  # counted whole, shown by page
+    older = re.search(r'<a href="(/timeline\?[^"]*)">Older sessions', page)
+    assert older and "before=2026-03-09" in older.group(1)
+    rest = client.get(html.unescape(older.group(1))).text
+    assert listed(rest) == ["ses_pool1"] and "Older sessions" not in rest
+
+
 def test_the_search_index_stays_open_and_follows_the_memory(client: Any, viewer_repo: Any) -> None:
     # one index for the life of the server (its watcher, its postings), caught up on each
     # search: a session captured after the first search is found by the next
