@@ -230,20 +230,12 @@ def entry(request: Request) -> Response:
             request, "error", 404, title="Not found", message=f"no entry {entry_id} in knowledge/"
         )
     prov = facts.provenance(v.memory, v.git, v.catalog, found[0])
-    quote = _turn_quote(v, prov)
+    quote = _turn_quote(prov)
     return page(request, "entry", p=prov, e=found[0].entry, quote=quote)
 
 
-def _turn_quote(v: Viewer, prov: Any) -> str:
-    if prov.transcript is None or prov.turn is None:
-        return ""
-    from autopoiesis.formats import transcript as tf
-
-    try:
-        turns = tf.parse(read_text(v.memory, prov.transcript.path), prov.transcript.path).turns
-    except AutopoiesisError:
-        return ""
-    text = turns[prov.turn].text if prov.turn < len(turns) else ""
+def _turn_quote(prov: Any) -> str:
+    text = prov.said
     return text if len(text) <= 1200 else text[:1200] + " …"
 
 
