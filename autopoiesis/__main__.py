@@ -5,6 +5,10 @@ light entry, standard library only until it knows where a call goes.
   the harness hook calls are answered by it, warm (core/warm.py): this process starts
   Python, sends the call over a socket and prints the answer. When no daemon answers, the
   call runs here as before. AUTOPOIESIS_NO_DAEMON=1 always runs it here.
+* `[-C DIR] mcp` is served by the daemon's MCP host while the daemon runs
+  (fastpath/relay.py): a session forked there, where the MCP SDK is already loaded, takes
+  this process's stdin, stdout and stderr, and answers `initialize` at once instead of
+  after ~1.5 s of imports. With no daemon, or one that declines, it is served here.
 * A harness hook (`[-C DIR] hook claude-code EVENT [--budget N]`, `... hook codex notify
   JSON`) runs on every prompt, so here it skips the CLI framework (Typer and the
   registration of every command, ~65 ms) and goes straight to the hook runner.
@@ -28,7 +32,7 @@ import time
 from typing import Any, NoReturn
 
 from autopoiesis import __version__
-from autopoiesis.fastpath.rules import parse_hook_argv, split_repo_dir, warm_call
+from autopoiesis.fastpath.rules import mcp_call, parse_hook_argv, split_repo_dir, warm_call
 from autopoiesis.integrations import DEADLINES, MAX_PAYLOAD_BYTES
 
 
@@ -47,6 +51,12 @@ def main() -> None:
             sys.exit(130)
         if reply is not None:
             _print(reply)
+    elif mcp_call(argv):
+        from autopoiesis.fastpath.relay import relay
+
+        code = relay(split_repo_dir(argv)[0], argv, __version__)
+        if code is not None:
+            sys.exit(code)
     from autopoiesis.cli import main as cli_main
 
     cli_main()

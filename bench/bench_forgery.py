@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -219,10 +220,188 @@ def bench_bypasses(tmp: Path) -> list[dict]:
     return rows
 
 
+# ── forged additions (issue 22): a transcript entering the history where the pre-commit
+# hook does not look, and a history replaced wholesale once .autopoiesis/ is gone ──
+def _forgery_text(repo, *, name: str = "ses_forged", status: str = "closed", started=True) -> str:
+    """A real transcript's text with another session id, STATUS and, unless STARTED is
+    False, its `started`."""
+    text = next((repo.root / "raw/conversations").rglob("*.md")).read_text()
+    out = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("session_id:"):
+            line = f"session_id: {name}\n"
+        elif line.startswith("status:"):
+            line = f"status: {status}\n"
+        elif line.startswith("started:") and not started:
+            continue
+        out.append(line)
+    return "".join(out)
+
+
+def _day_of(repo) -> str:
+    """The day folder and HHMM of the transcripts _memory captured (their `started`)."""
+    first = next((repo.root / "raw/conversations").rglob("*.md"))
+    return f"{first.parent.relative_to(repo.root)}/{first.name[:4]}"
+
+
+ADDITIONS: dict[str, Callable] = {
+    "backdated path (2019/05/05, frontmatter of 2026)": lambda repo: (
+        "raw/conversations/2019/05/05/1845-ses_forged-we-agreed.md",
+        _forgery_text(repo),
+    ),
+    "a transcript still open": lambda repo: (
+        f"{_day_of(repo)}-ses_forged-notes.md",
+        _forgery_text(repo, status="open"),
+    ),
+    "a transcript without started": lambda repo: (
+        f"{_day_of(repo)}-ses_forged-notes.md",
+        _forgery_text(repo, started=False),
+    ),
+    "a transcript whose frontmatter is not YAML": lambda repo: (
+        f"{_day_of(repo)}-ses_forged-notes.md",
+        _forgery_text(repo).replace("channel:", "channel: [unclosed", 1),
+    ),
+}
+
+
+def _plant(repo, path: str, text: str, pre) -> bool:
+    """Write and commit PATH; whether the commit went in."""
+    (repo.root / path).parent.mkdir(parents=True, exist_ok=True)
+    (repo.root / path).write_text(text)
+    git(repo.root, "add", path)
+    return git(repo.root, *pre, "commit", "-qm", "add notes", check=False).returncode == 0
+
+
+def _link_as_transcript(repo, kind: str, pre) -> tuple[str, bool]:
+    path = f"{_day_of(repo)}-ses_link-notes.md"
+    (repo.root / path).parent.mkdir(parents=True, exist_ok=True)
+    if kind == "symlink":
+        os.symlink("/etc/hostname", repo.root / path)
+        git(repo.root, "add", path)
+    else:
+        head = git(repo.root, "rev-parse", "HEAD").stdout.strip()
+        git(repo.root, "update-index", "--add", "--cacheinfo", f"160000,{head},{path}")
+    return path, git(repo.root, *pre, "commit", "-qm", "notes", check=False).returncode == 0
+
+
+def _verify_names(repo, path: str) -> bool:
+    proc = subprocess.run(
+        [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "verify"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
+    return proc.returncode != 0 and path in proc.stdout
+
+
+def _wholesale(repo) -> bool:
+    """main replaced by an unrelated history, without hooks, reflog and .autopoiesis/
+    deleted: whether verify still reports the transcripts gone."""
+    import shutil
+
+    git(repo.root, *OFF, "checkout", "-q", "--orphan", "other")
+    git(repo.root, "rm", "-rq", "--cached", "raw")
+    git(repo.root, *OFF, "commit", "-qm", "maintenance: initialize memory repository")
+    git(repo.root, *OFF, "branch", "-M", "main")
+    shutil.rmtree(repo.root / ".git" / "logs", ignore_errors=True)
+    shutil.rmtree(repo.state_dir, ignore_errors=True)
+    return _verify_names(repo, "raw/conversations/")
+
+
+def _through_sync(tmp: Path, name: str, make) -> str:
+    """A collaborator without hooks pushes the forgery; what this clone's sync does."""
+    from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.errors import SyncError
+    from autopoiesis.memory.sync import sync_once
+
+    a, _ = _memory(tmp, f"sync-{name}")
+    remote = tmp / f"sync-{name}.git"
+    git(tmp, "init", "-q", "--bare", "-b", "main", str(remote))
+    git(a.root, "remote", "add", "origin", str(remote))
+    sync_once(a)
+    b = tmp / f"sync-{name}-b"
+    git(tmp, "clone", "-q", str(remote), str(b))
+    path, text = make(MemoryRepo(b))
+    _plant(MemoryRepo(b), path, text, OFF)
+    git(b, "push", "-q", "origin", "main")
+    try:
+        sync_once(a)
+    except SyncError as exc:
+        return "refused" if path in str(exc) else "refused (path not named)"
+    return "missed"
+
+
+def bench_additions(tmp: Path) -> list[dict]:
+    rows = []
+    counts = {"refused": 0, "reported": 0, "missed": 0}
+    for i, (name, make) in enumerate(ADDITIONS.items()):
+        for hooks in (True, False):
+            repo, _ = _memory(tmp, f"add{i}-{'on' if hooks else 'off'}")
+            path, text = make(repo)
+            went_in = _plant(repo, path, text, () if hooks else OFF)
+            got = (
+                "refused" if not went_in else "reported" if _verify_names(repo, path) else "missed"
+            )
+            counts[got] += 1
+            rows.append(
+                {
+                    "metric": f"{name}, hooks {'on' if hooks else 'off'}",
+                    "value": got,
+                    "unit": "",
+                    "target": "refused or reported",
+                }
+            )
+        got = _through_sync(tmp, f"add{i}", make)
+        counts["refused" if got.startswith("refused") else "missed"] += 1
+        rows.append(
+            {
+                "metric": f"{name}, pushed by a collaborator: sync",
+                "value": got,
+                "unit": "",
+                "target": "refused",
+            }
+        )
+    for kind in ("symlink", "gitlink"):
+        repo, _ = _memory(tmp, f"link-{kind}")
+        path, went_in = _link_as_transcript(repo, kind, OFF)
+        got = "refused" if not went_in else "reported" if _verify_names(repo, path) else "missed"
+        counts[got] += 1
+        rows.append(
+            {
+                "metric": f"a {kind} committed as a transcript, hooks off",
+                "value": got,
+                "unit": "",
+                "target": "reported",
+            }
+        )
+    repo, _ = _memory(tmp, "wholesale")
+    got = "reported" if _wholesale(repo) else "missed"
+    counts[got] += 1
+    rows.append(
+        {
+            "metric": "history replaced wholesale, reflog and .autopoiesis/ deleted",
+            "value": got,
+            "unit": "",
+            "target": "reported",
+        }
+    )
+    total = sum(counts.values())
+    rows.append(
+        {
+            "metric": "forged additions refused or reported",
+            "value": f"{counts['refused'] + counts['reported']}/{total}",
+            "unit": "",
+            "target": f"{total}/{total}",
+        }
+    )
+    return rows
+
+
 def _big_repo(root: Path, transcripts: int, commits: int) -> None:
     """A memory repo whose history adds TRANSCRIPTS transcripts in COMMITS commits, built
     with `git fast-import` (the transcripts are in the real format; capturing 10,000
     sessions one by one would take most of an hour)."""
+    from autopoiesis.formats.transcript import TranscriptMeta, render_frontmatter
     from autopoiesis.memory.initialize import init_memory_repo
 
     init_memory_repo(root, build_index=False)
@@ -237,13 +416,13 @@ def _big_repo(root: Path, transcripts: int, commits: int) -> None:
         for k in range(per):
             n = c * per + k
             sid = f"ses_{n:06d}"
+            started = datetime(year, month, day, 10, k % 60, tzinfo=UTC)
+            meta = TranscriptMeta(
+                sid, started, started.replace(hour=11), channel="bench", status="closed"
+            )
             body = (
-                f"---\nsession_id: {sid}\nstarted: "
-                f"{year}-{month:02d}-{day:02d}T10:{k % 60:02d}:00Z\n"
-                f"ended: {year}-{month:02d}-{day:02d}T11:00:00Z\nstatus: closed\nchannel: "
-                "bench\nmessages: 2\n---\n\n"
-                f"# Session {n}\n\n## 10:{k % 60:02d} — user\n\nWhat did we decide about release "
-                f"{n % 97}?\n\n"
+                render_frontmatter(meta) + f"\n# Session {n}\n\n## 10:{k % 60:02d} — user\n\n"
+                f"What did we decide about release {n % 97}?\n\n"
                 f"## 10:{k % 60:02d} — agent\n\nWe roll back with the blue-green plan, release "
                 f"{n % 97}.\n"
             ).encode()
@@ -373,6 +552,7 @@ def run(quick: bool = False) -> list[dict]:
     with tempfile.TemporaryDirectory(prefix="ap-forgery-") as d:
         tmp = Path(d)
         rows = bench_bypasses(tmp)
+        rows += bench_additions(tmp)
         rows += bench_verify(tmp, 1000 if quick else 10_000, 100 if quick else 1000)
     for r in rows:
         r["bench"] = "forgery"

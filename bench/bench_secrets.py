@@ -150,6 +150,116 @@ def bench_capture_fields(tmp: Path) -> list[dict]:
     return rows
 
 
+def bench_fields(tmp: Path, quick: bool) -> list[dict]:
+    """Every kind in every field of a capture, an import of Claude Code logs and MCP
+    remember (autopoiesis.testing.secrets_fields), then looked for in the transcripts, their
+    names, every git object and memory.db: (kind, where) pairs left."""
+    from autopoiesis.testing import secrets_fields as sf
+    from autopoiesis.testing.secrets_corpus import CORPUS
+
+    per_kind = sf.one_per_kind()
+    every = per_kind if quick else list(CORPUS)
+    roads = (
+        ("capture", per_kind, len(sf.CAPTURE_FIELDS), sf.capture_everywhere),
+        ("import", every, len(sf.IMPORT_FIELDS), None),
+        ("MCP remember", per_kind, 2, sf.remember_everywhere),
+    )
+    rows, leaked = [], []
+    for name, samples, fields, fill in roads:
+        repo = _repo(tmp, f"fields-{name.split()[-1]}")
+        if fill is None:
+            sf.import_everywhere(repo, samples, tmp / f"logs-{name}")
+        else:
+            fill(repo, samples)
+        found = sf.leaks(repo, samples)
+        leaked += [f"{name}: {leak.kind} in {leak.where}" for leak in found]
+        kinds = len({x.kind.split("/")[0] for x in samples})
+        rows.append(
+            {
+                "metric": f"{name}: kinds x fields checked ({len(samples)} samples)",
+                "value": f"{kinds} x {fields}",
+                "unit": "",
+                "target": "",
+            }
+        )
+        rows.append(
+            {
+                "metric": f"{name}: (kind, place) leaked (file, name, git, memory.db)",
+                "value": len(found),
+                "unit": "pairs",
+                "target": "0",
+            }
+        )
+    if leaked:
+        rows.append({"metric": "leaks", "value": "; ".join(leaked[:20]), "unit": "", "target": ""})
+    return rows
+
+
+def bench_forget_residue(tmp: Path) -> list[dict]:
+    """A secret no detector knows (said plainly, so it got through) in a message, the
+    transcript's name, a knowledge entry and the search index; `forget` it, then count the
+    places that still hold it: the work tree, every git object, .git/index, memory.db and
+    the files under .autopoiesis/."""
+    from autopoiesis.capture.session import ConversationCapture, Session
+    from autopoiesis.index.searchindex import SearchIndex
+    from autopoiesis.mcp.tools import MemoryTools
+    from autopoiesis.memory.facade import Memory
+    from autopoiesis.memory.forget import forget
+
+    secret = "zebracorn4471quasar"
+    repo = _repo(tmp, "forget")
+    cap = ConversationCapture(repo)
+    s = Session("fg1", started=datetime(2026, 3, 1, 9, 0, tzinfo=UTC))
+    cap.on_session_start(s)
+    cap.on_message(s, "user", f"{secret} is the code word for the vault")
+    cap.on_tool_call(s, "exec", f"echo {secret}", secret)
+    cap.on_session_end(s)
+    MemoryTools(Memory(repo.root)).remember(
+        "knowledge/reference/vault.md", f"The vault code word is {secret}."
+    )
+    with SearchIndex(repo) as index:
+        index.rebuild_full()
+    forget(repo, text=secret, reason="bench: a leaked code word")
+    with SearchIndex(repo) as index:
+        index.catch_up()
+    places = {
+        "work tree": b"".join(
+            p.read_bytes() + str(p).encode()
+            for p in repo.root.rglob("*")
+            if p.is_file() and ".git" not in p.parts and ".autopoiesis" not in p.parts
+        ),
+        "git objects": subprocess.run(
+            ["git", "cat-file", "--batch-all-objects", "--batch"],
+            cwd=repo.root,
+            capture_output=True,
+            check=True,
+        ).stdout,
+        ".git/index and refs": b"".join(
+            p.read_bytes()
+            for p in (repo.root / ".git").rglob("*")
+            if p.is_file() and "objects" not in p.parts
+        ),
+        ".autopoiesis (memory.db, caches)": b"".join(
+            p.read_bytes() for p in repo.state_dir.rglob("*") if p.is_file()
+        ),
+    }
+    left = [where for where, data in places.items() if secret.encode() in data.lower()]
+    return [
+        {
+            "metric": "forget: places still holding the string (of "
+            f"{len(places)}: work tree, git objects, .git, .autopoiesis)",
+            "value": len(left),
+            "unit": "places",
+            "target": "0",
+        },
+        *(
+            [{"metric": "forget residue in", "value": ", ".join(left), "unit": "", "target": ""}]
+            if left
+            else []
+        ),
+    ]
+
+
 def bench_append(tmp: Path, n: int) -> list[dict]:
     from autopoiesis.capture.session import ConversationCapture, Session
 
@@ -290,6 +400,8 @@ def run(quick: bool = False) -> list[dict]:
         tmp = Path(d)
         rows = bench_redactor()
         rows += bench_capture_fields(tmp)
+        rows += bench_fields(tmp, quick)
+        rows += bench_forget_residue(tmp)
         rows += bench_append(tmp, 500 if quick else 3000)
         rows += bench_redact_only(2000 if quick else 20000)
         rows += bench_redact_large(quick)

@@ -51,6 +51,12 @@ def main() -> int:
             row.setdefault("metric", row.get("name", ""))
             rows.append(row)
         print(f"[{name}: {time.perf_counter() - started:.1f} s]", file=sys.stderr)
+    print_table(rows)
+    return 0
+
+
+def print_table(rows: list[dict]) -> None:
+    """ROWS (bench, metric, value, unit, target) as an aligned table on stdout."""
     headers = ("bench", "metric", "value", "unit", "target")
     table = [[fmt(r.get(h, "")) for h in headers] for r in rows]
     widths = [
@@ -61,7 +67,6 @@ def main() -> int:
     print("  ".join("-" * w for w in widths))
     for row in table:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
-    return 0
 
 
 if __name__ == "__main__":

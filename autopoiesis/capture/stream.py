@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from autopoiesis.capture.session import ClosedSession, ConversationCapture, Session
 from autopoiesis.core.clock import parse_ts, utc_now
@@ -48,6 +48,40 @@ TOO_DEEP = (
     "the event is nested deeper than can be read; send flat JSON (tool arguments as a string)."
 )
 EVENTS = ("session_start", "message", "tool_call", "knowledge", "attachment", "session_end")
+
+
+class TooLong:
+    """A line longer than the stream's cap: its size, and nothing of it kept."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+
+def line_cap(max_message_bytes: int) -> int:
+    """The longest event line a capture reads: a message's content is cut to
+    capture.max_message_bytes anyway, and JSON may spell a character in six bytes."""
+    return 8 * max_message_bytes + (1 << 20)
+
+
+def capped_lines(stream: IO[bytes], cap: int) -> Iterator[bytes | TooLong]:
+    """The lines of STREAM, none held past CAP bytes: a longer one is read through to its
+    end in pieces and given as TooLong (a 256 MB line held a gigabyte)."""
+    while True:
+        line = stream.readline(cap + 1)
+        if not line:
+            return
+        if len(line) <= cap or line.endswith(b"\n"):
+            yield line
+            continue
+        size = len(line)
+        while not line.endswith(b"\n"):
+            line = stream.readline(1 << 20)
+            if not line:
+                break
+            size += len(line)
+        yield TooLong(size)
 
 
 @dataclass
@@ -167,12 +201,13 @@ def _int(event: dict[str, Any], key: str) -> int | None:
 
 def process_stream(
     repo: MemoryRepo,
-    lines: Iterable[bytes],
+    lines: Iterable[bytes] | IO[bytes],
     out: IO[str] | None = None,
     *,
     on_committed: Callable[[str], None] | None = None,
 ) -> StreamReport:
-    """Apply each NDJSON event of LINES; report what was refused. Never raises for bad input.
+    """Apply each NDJSON event of LINES (a binary stream is read a line at a time, none
+    held past line_cap); report what was refused. Never raises for bad input.
 
     Each commit is announced on OUT as a `committed` event; ON_COMMITTED then runs on the
     committed transcript's path (see ConversationCapture)."""
@@ -199,8 +234,22 @@ def process_stream(
         warnings.simplefilter("always")
         capture = ConversationCapture(repo, on_closed=announce, on_committed=on_committed)
         report.recovered = capture.recovered
+        cap = line_cap(repo.config.capture.max_message_bytes)
+        source: Iterable[bytes | TooLong] = (
+            capped_lines(cast(IO[bytes], lines), cap) if hasattr(lines, "readline") else lines
+        )
         try:
-            for number, raw in enumerate(lines, start=1):
+            for number, raw in enumerate(source, start=1):
+                if isinstance(raw, TooLong) or len(raw) > cap:
+                    size = raw.size if isinstance(raw, TooLong) else len(raw)
+                    report.events += 1
+                    report.refused.append(
+                        f"line {number}: {size} bytes, over the cap of {cap} on one event (8 x "
+                        "capture.max_message_bytes + 1 MB); it was not kept, and the rest of "
+                        "the stream was read. Send a long message as several events, or raise "
+                        "capture.max_message_bytes."
+                    )
+                    continue
                 if not raw.strip():
                     continue
                 report.events += 1

@@ -74,7 +74,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "llm_cmd": ("llm",),
     "verify_cmd": ("verify",),
     "forget_cmd": ("forget",),
-    "sync_cmd": ("sync",),
+    "sync_cmd": ("sync", "clone"),
     "daemon_cmd": ("run-due", "watch-sessions", "daemon"),
     "integrate_cmd": ("integrate",),
     "hook_cmd": ("hook",),

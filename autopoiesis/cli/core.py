@@ -59,7 +59,7 @@ def init(
     for w in report.warnings:
         warn(w)
     if not report.changed:
-        if not (report.hooks or report.merge_driver):
+        if not (report.hooks or report.merge_driver or report.git_settings or report.index):
             typer.echo(f"{report.root} is already a memory repository; nothing changed.")
             return
         typer.echo(f"{report.root} is already a memory repository (a clone?); set up its git:")
@@ -67,6 +67,10 @@ def init(
             typer.echo(f"  hook {h}")
         for m in report.merge_driver:
             typer.echo(f"  {m}")
+        for g in report.git_settings:
+            typer.echo(f"  git setting {g}")
+        if report.index:
+            typer.echo(f"  {report.index}")
         return
     what = "Initialized a new" if report.new_git_repo else "Added the memory layout to the existing"
     typer.echo(f"{what} memory repository in {report.root}")
@@ -78,6 +82,8 @@ def init(
         typer.echo(f"  hook {h}")
     for m in report.merge_driver:
         typer.echo(f"  {m}")
+    for g in report.git_settings:
+        typer.echo(f"  git setting {g}")
     if report.commit:
         typer.echo(f"  committed {report.commit[:10]} maintenance: initialize memory repository")
     if report.index:

@@ -21,6 +21,7 @@ def register(app: typer.Typer) -> None:
     daemon.command("status")(daemon_status)
     daemon.command("log")(daemon_log)
     daemon.command("install")(daemon_install)
+    daemon.command("mcp-host", hidden=True)(daemon_mcp_host)
     app.add_typer(daemon, name="daemon")
     app.command("run-due")(run_due)
     app.command("watch-sessions")(watch_sessions)
@@ -31,8 +32,10 @@ def daemon_run(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Also print the log on stderr."),
 ) -> None:
     """Run the daemon in the foreground (what `daemon start` and a systemd unit run). While
-    it runs it also answers `search`, `compile` and the harness hooks warm (unless
-    AUTOPOIESIS_NO_DAEMON is set where they run)."""
+    it runs it also answers `search`, `compile` and the harness hooks warm, and starts
+    `autopoiesis mcp` servers warm (unless AUTOPOIESIS_NO_DAEMON is set where they run)."""
+    import sys
+
     from autopoiesis.cli import main
     from autopoiesis.cli._common import get_repo
     from autopoiesis.daemon.memory_jobs import memory_jobs
@@ -46,8 +49,35 @@ def daemon_run(
         repo,
         memory_jobs,
         echo=(lambda line: typer.echo(line, err=True)) if verbose else None,
-        serve=lambda repo, note: WarmServer.start(repo, calls, note),
+        serve=lambda repo, note: WarmServer.start(
+            repo,
+            calls,
+            note,
+            mcp_host=[sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "daemon"]
+            + ["mcp-host"],
+        ),
     ).run()
+
+
+def daemon_mcp_host(
+    ctx: typer.Context,
+    channel: int = typer.Option(..., "--channel", help="The daemon's end of the channel."),
+) -> None:
+    """The daemon's MCP host (fastpath/mcp_host.py), started by `daemon run`: the MCP SDK
+    and the server loaded once, then `autopoiesis mcp` sessions forked for the relays of
+    the light entry, until the daemon goes."""
+    import autopoiesis.cli.mcp_cmd  # noqa: F401  the session's command, and the SDK under it
+    from autopoiesis.cli import main
+    from autopoiesis.cli._common import get_memory
+    from autopoiesis.fastpath.forward import run_argv
+    from autopoiesis.fastpath.mcp_host import run_host
+    from autopoiesis.mcp.server import build_server
+
+    memory = get_memory(ctx)
+    # built once and dropped: pydantic's caches of the tools' argument types are then
+    # filled, and a session builds its own server in well under half the time
+    build_server(memory)
+    raise typer.Exit(run_host(memory.repo, channel, lambda argv: run_argv(argv, main)))
 
 
 def daemon_start(
@@ -138,7 +168,9 @@ def daemon_reload(ctx: typer.Context) -> None:
 def daemon_status(
     ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")
 ) -> None:
-    """Pid, uptime, each job's state, last run and result, next run; LLM calls and tokens today."""
+    """Pid, uptime, whether sync works, each job's state, last run and result, next run; LLM
+    calls and tokens today. Exits 1 when the clone's sync has stopped (a conflict that needs
+    a person, a remote that refuses): a monitor can watch the exit status."""
     from autopoiesis.cli._common import echo_json, get_repo
     from autopoiesis.daemon.memory_jobs import memory_jobs
     from autopoiesis.daemon.scheduler import Scheduler, StateStore
@@ -155,6 +187,8 @@ def daemon_status(
         echo_json(report)
     else:
         typer.echo(format_status(report))
+    if report["sync"]["problem"]:
+        raise typer.Exit(1)
 
 
 def daemon_log(

@@ -18,7 +18,8 @@ def status(
     ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")
 ) -> None:
     """What the memory holds: sessions per harness, project and day, knowledge entries per
-    kind, the last extraction and the work pending, the index, the daemon, the remote."""
+    kind, the last extraction and the work pending, the index, the daemon, the remote (and a
+    sync that stopped)."""
     report = get_memory(ctx).status()
     if as_json:
         echo_json(report.to_dict())
@@ -36,8 +37,9 @@ def doctor(
 ) -> None:
     """Check everything: the search machinery (SQLite, sqlite-vec, the embedder), the index,
     the transcript history (`verify`), the git hooks, the harness hooks and MCP server
-    (pointing at an existing memory, with their Python), the daemon and the remote. Exits 1
-    when a check finds a problem; notes (the daemon is not running) do not count."""
+    (pointing at an existing memory, with their Python), the daemon, the remote, whether
+    sync has stopped and whether memory-config.yaml can be used as written. Exits 1 when a
+    check finds a problem; notes (the daemon is not running) do not count."""
     diagnosis = get_memory(ctx).doctor(only)
     if as_json:
         echo_json(diagnosis.to_dict())

@@ -66,9 +66,13 @@ def llm_approve(
         describe,
         unapproved,
     )
-    from autopoiesis.core.config import CONFIG_FILENAME, load_tracked_config
+    from autopoiesis.core.config import CONFIG_FILENAME, check_tracked_config, load_tracked_config
+    from autopoiesis.errors import ConfigError
 
     repo = get_repo(ctx)
+    unusable = check_tracked_config(repo.root)
+    if unusable:  # approve what the file says, never the last valid settings used meanwhile
+        raise ConfigError(f"{unusable} Nothing was approved.")
     config = load_tracked_config(repo.root)
     pending = unapproved(repo.root, config)
     if not pending:

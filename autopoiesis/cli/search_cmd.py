@@ -134,28 +134,7 @@ def search(
         raise typer.BadParameter(f"use one of {', '.join(CATEGORIES)}", param_hint="--category")
     chosen = None if all_projects else project_option(memory, project)
     if batch is not None:
-        with batch_lines(batch) as lines:
-            index = memory.open_index(many_searches=True)
-            try:
-                for q in lines:
-                    outcome = memory.search_outcome(
-                        q,
-                        limit,
-                        category,
-                        merge=merge,
-                        explain=explain,
-                        index=index,
-                        mode=mode,
-                        project=chosen,
-                    )
-                    for n in outcome.notices:
-                        warn(n)
-                    typer.echo(
-                        json.dumps([r.to_dict() for r in outcome.results], ensure_ascii=False)
-                    )
-            finally:
-                if index is not None:
-                    index.close()
+        _search_batch(memory, batch, limit, category, merge, explain, mode, chosen)
         return
     if query is None:
         raise typer.BadParameter("give a QUERY, or --batch FILE", param_hint="QUERY")
@@ -175,6 +154,39 @@ def search(
     weak = _weak_notice(outcome.results)
     if weak:
         warn(weak)
+
+
+def _search_batch(
+    memory: Any,
+    batch: Path,
+    limit: int,
+    category: str | None,
+    merge: str | None,
+    explain: bool,
+    mode: str,
+    project: str | None,
+) -> None:
+    """`search --batch FILE`: one query a line, one JSON list a line, one open index."""
+    with batch_lines(batch) as lines:
+        index = memory.open_index(many_searches=True)
+        try:
+            for q in lines:
+                outcome = memory.search_outcome(
+                    q,
+                    limit,
+                    category,
+                    merge=merge,
+                    explain=explain,
+                    index=index,
+                    mode=mode,
+                    project=project,
+                )
+                for n in outcome.notices:
+                    warn(n)
+                typer.echo(json.dumps([r.to_dict() for r in outcome.results], ensure_ascii=False))
+        finally:
+            if index is not None:
+                index.close()
 
 
 def projects(

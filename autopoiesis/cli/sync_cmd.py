@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from autopoiesis.cli._common import echo_json, get_memory, warn
@@ -9,6 +11,44 @@ from autopoiesis.cli._common import echo_json, get_memory, warn
 
 def register(app: typer.Typer) -> None:
     app.command("sync")(sync)
+    app.command("clone")(clone)
+
+
+def clone(
+    url: str = typer.Argument(..., help="The memory's git remote (any address git clones)."),
+    directory: Path | None = typer.Argument(
+        None, help="Where to put it (default: the remote's name, as git clone does)."
+    ),
+    since: str | None = typer.Option(
+        None,
+        "--since",
+        help="Check out the transcripts from this year or month on (2026, 2026-03); older "
+        "ones stay in the history, fetched when read. Default: the current year.",
+    ),
+    all_: bool = typer.Option(False, "--all", help="Check out every transcript."),
+) -> None:
+    """Clone a team's memory onto this machine, searchable within a minute: every commit,
+    the files of the recent transcripts only, the search index built newest first."""
+    from autopoiesis.core.clock import utc_now
+    from autopoiesis.memory.clone import clone_memory
+
+    if all_ and since:
+        raise typer.BadParameter("--all and --since exclude each other; give one.")
+    target = directory or Path(url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
+    window = None if all_ else since or str(utc_now().year)
+    report = clone_memory(url, target, since=window)
+    typer.echo(f"cloned {url} into {report.root}")
+    if report.sparse:
+        typer.echo(
+            f"  transcripts checked out from {window} on; an older year or month: "
+            "`git sparse-checkout add raw/conversations/YYYY[/MM]`"
+        )
+    if report.checkpoint:
+        typer.echo(f"  verify starts from the cloned history ({report.checkpoint[:10]})")
+    if report.index:
+        typer.echo(f"  {report.index}")
+    for w in report.warnings:
+        warn(w)
 
 
 def sync(

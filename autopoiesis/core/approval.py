@@ -11,12 +11,13 @@ and sent). A collaborator who sets `llm.base_url` to their server and
 `llm.api_key_env: GITHUB_TOKEN` would otherwise receive the token and every prompt.
 
 So those settings take effect only once this machine approved them, value for value
-(`autopoiesis llm approve`). The approval lives in the git directory (`.git/autopoiesis/
-approved.json`, shared by the linked worktrees), which no clone, fetch or pull carries
-and no commit can hold; in a folder without git, under `.autopoiesis/`. Until then,
-`load_config` gives the OUTWARD settings their defaults (everything offline, redaction
-on) and the
-LLM client says once what was held back and how to approve it.
+(`autopoiesis llm approve`), or when this machine's own settings file sets them
+(`.git/autopoiesis/config.yaml`, core/config_layers.py): no pull can write there. The
+approval lives in the git directory too (`.git/autopoiesis/approved.json`, shared by the
+linked worktrees), which no clone, fetch or pull carries and no commit can hold; in a
+folder without git, under `.autopoiesis/`. Until then, `load_config` gives the OUTWARD
+settings their defaults (everything offline, redaction on) and the LLM client says once
+what was held back and how to approve it.
 
 Kept light (stdlib only): load_config runs on every command and hook.
 """
@@ -50,7 +51,6 @@ _EMBEDDER = ("search", "embedder")
 LOCAL_EMBEDDERS = ("offline", "wordllama")
 _YAML_NAMES = {("capture", "redaction_enabled"): "capture.redaction.enabled"}  # as the file has it
 APPROVE_COMMAND = "autopoiesis llm approve"
-_APPROVAL_NAME = ("autopoiesis", "approved.json")
 
 
 def outward_settings(config: Config) -> dict[str, Any]:
@@ -74,11 +74,9 @@ def outward_settings(config: Config) -> dict[str, Any]:
 
 def approval_path(root: Path) -> Path:
     """Where this machine records its approval for the repository at ROOT."""
-    from autopoiesis.core.paths import STATE_DIR
-    from autopoiesis.core.project import common_git_dir  # only when an approval is read
+    from autopoiesis.core.paths import git_state_path
 
-    gitdir = common_git_dir(Path(root) / ".git")
-    return (gitdir if gitdir is not None else Path(root) / STATE_DIR).joinpath(*_APPROVAL_NAME)
+    return git_state_path(root, "approval")
 
 
 def approved_settings(root: Path) -> dict[str, Any] | None:
@@ -104,10 +102,13 @@ def unapproved(root: Path, config: Config) -> dict[str, Any]:
 
 def held_back(root: Path) -> dict[str, Any]:
     """The OUTWARD settings of ROOT's memory-config.yaml that load_config holds back: {}
-    when none."""
-    from autopoiesis.core.config import load_tracked_config
+    when none. One this machine's own settings file sets is not held back: it replaces
+    the shared one."""
+    from autopoiesis.core.config import load_tracked_config, local_setting_names
 
-    return unapproved(Path(root), load_tracked_config(root))
+    mine = local_setting_names(Path(root))
+    held = unapproved(Path(root), load_tracked_config(root))
+    return {name: value for name, value in held.items() if name not in mine}
 
 
 def with_approved_outward(root: Path, config: Config) -> Config:

@@ -53,6 +53,9 @@ def format_minute(dt: datetime) -> str:
     return utc(dt).strftime("%Y-%m-%dT%H:%MZ")
 
 
+_MS_FROM = 1e12  # the least number read as milliseconds (2001-09-09)
+
+
 def _checked(dt: datetime, value: Any, field_name: str) -> datetime:
     try:
         out = utc(dt)
@@ -78,9 +81,10 @@ def parse_ts(value: Any, field_name: str = "timestamp") -> datetime:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if isinstance(value, float) and not math.isfinite(value):
             raise TimestampError(f"{field_name} {value!r} is not a time; {_HINT}.")
-        seconds = (
-            value / 1000 if abs(value) > 1e11 else value
-        )  # JavaScript harnesses send milliseconds
+        # JavaScript harnesses send milliseconds: 13 digits since 2001 (10^12 ms). A
+        # smaller number is seconds, so 253402300800 (year 10000, a "never" sentinel) is
+        # refused, not read as milliseconds of 1978.
+        seconds = value / 1000 if abs(value) >= _MS_FROM else value
         try:
             dt = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=float(seconds))
         except (OverflowError, ValueError):

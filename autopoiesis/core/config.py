@@ -7,12 +7,10 @@ writes) shows the same defaults; a test holds it to them.
 """
 
 import math
-import os
 import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from autopoiesis.core.paths import STATE_DIR, STATE_FILES
 from autopoiesis.errors import ConfigError
 
 CONFIG_FILENAME = "memory-config.yaml"
@@ -317,9 +315,10 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def default_values() -> dict[str, Any]:
-    """Config()'s defaults laid out as memory-config.yaml writes them (a fresh copy)."""
-    values: dict[str, Any] = _plain(Config())
+def default_values(config: "Config | None" = None) -> dict[str, Any]:
+    """Config()'s defaults (or CONFIG's settings) laid out as memory-config.yaml writes
+    them (a fresh copy)."""
+    values: dict[str, Any] = _plain(config if config is not None else Config())
     capture = values["capture"]
     values["capture"] = {
         "max_message_bytes": capture["max_message_bytes"],
@@ -504,53 +503,18 @@ def _private(values: dict[str, Any], source: str) -> PrivateConfig:
     return PrivateConfig(**out)
 
 
-CACHE_PATH = (STATE_DIR, *STATE_FILES["config_cache"])  # under the repo's root
-# The cache key holds this file's mtime and size too: the defaults and checks live here.
-_DEFAULTS_SOURCE = Path(__file__)
-
-
-def load_config(root: Path) -> Config:
-    """The settings this machine uses for the repo at ROOT: its memory-config.yaml
-    (`load_tracked_config`), with the settings that send data off the machine at their
-    defaults until this machine approved them (core/approval.py: the file travels with the
-    repository, so a collaborator could point them elsewhere)."""
-    from autopoiesis.core.approval import with_approved_outward
-
-    return with_approved_outward(Path(root), load_tracked_config(root))
-
-
-def load_tracked_config(root: Path) -> Config:
-    """Load ROOT/memory-config.yaml as written; a missing file means all defaults.
-
-    Every command and hook reads the config, and parsing it with ruamel.yaml costs ~40 ms,
-    so the validated settings are cached as JSON under .autopoiesis/ (a cache like any
-    other there), keyed by the file's and this module's mtime and size. Any edit of the
-    file changes the key, and the next load parses and validates it again."""
-    import json
-
-    path = Path(root) / CONFIG_FILENAME
-    if not path.exists():
-        return Config()
-    st, code = path.stat(), _DEFAULTS_SOURCE.stat()
-    key = [st.st_mtime_ns, st.st_size, code.st_mtime_ns, code.st_size]
-    cache = Path(root).joinpath(*CACHE_PATH)
-    try:
-        cached = json.loads(cache.read_text(encoding="utf-8"))
-        if cached.get("key") == key:
-            return _build(cached["values"], str(path))
-    except (OSError, ValueError, KeyError, TypeError, ConfigError):
-        pass  # no cache, or an unusable one: parse the file
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path} is not UTF-8 text. Re-save it as UTF-8.") from exc
-    values, config = _validated(text, str(path))
-    if (Path(root) / ".git").exists():  # only inside a memory repo, never beside a stray file
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"key": key, "values": values}), encoding="utf-8")
-            os.replace(tmp, cache)
-        except OSError:
-            pass  # a read-only repo still works, only slower
-    return config
+# Where the settings come from (the shared file, this machine's approvals and its own
+# file) is core/config_layers.py; re-exported here, where every caller looks for them.
+from autopoiesis.core.config_layers import (  # noqa: E402
+    check_tracked_config as check_tracked_config,
+)
+from autopoiesis.core.config_layers import load_config as load_config  # noqa: E402
+from autopoiesis.core.config_layers import (  # noqa: E402
+    load_tracked_config as load_tracked_config,
+)
+from autopoiesis.core.config_layers import (  # noqa: E402
+    local_config_path as local_config_path,
+)
+from autopoiesis.core.config_layers import (  # noqa: E402
+    local_setting_names as local_setting_names,
+)

@@ -33,6 +33,10 @@ FENCE = "---"
 _CLOSE = re.compile(r"^---[ \t]*$", re.MULTILINE)
 # \Z, not $: $ also matches before a final newline, and "A\n" written plain reads back "A".
 _PLAIN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .:/@+-]*\Z")
+# Starts with a letter and holds only these: no YAML 1.1 number, date, time or merge key
+# does (they start with a digit, a sign or a dot), so only the words below are not strings.
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*\Z")
+_YAML11_WORDS = frozenset("y n yes no true false on off null".split())
 _NONPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 
 
@@ -153,6 +157,8 @@ def scalar(value: Any) -> str:
     if isinstance(value, (int, float)):
         return json.dumps(value)
     text = str(value)
+    if _WORD.match(text) and text.lower() not in _YAML11_WORDS:
+        return text  # a word no YAML 1.1 reader takes for anything but a string
     if (
         _PLAIN.match(text)
         and not text.endswith((" ", ":"))

@@ -52,6 +52,7 @@ INDEX_FILES = (MEMORY_FILE, ACTIVE_PROJECTS_FILE, PEOPLE_INDEX_FILE)
 # Every state file under .autopoiesis/, by what it is (all gitignored, all rebuildable).
 STATE_FILES = {
     "config_cache": ("cache", "config.json"),
+    "local_config_cache": ("cache", "config-local.json"),
     "similarity_cache": ("cache", "similarity"),
     "topics_cache": ("cache", "topics.json"),
     "embed_cache": ("embed-cache.db",),
@@ -68,7 +69,6 @@ STATE_FILES = {
     "replay_dir": ("replay",),
     "worktrees_dir": ("worktrees",),
     "locks_dir": ("locks",),
-    "verify_record": ("verify", "record.json"),
     "session_index": ("cache", "session-index.json"),
     "verify_rewrites": ("verify", "rewrites.json"),
     "harness_log": ("logs", "harness.jsonl"),
@@ -78,8 +78,34 @@ STATE_FILES = {
     "daemon_log": ("logs", "daemon.jsonl"),
     # the running daemon's Unix socket, where it answers CLI calls warm (core/warm.py)
     "daemon_socket": ("daemon", "serve.sock"),
+    "mcp_socket": ("daemon", "mcp.sock"),
     "session_watch": ("daemon", "sessions.json"),
+    # transcripts waiting for the git lock to be committed (git/transcripts.py)
+    "commit_queue": ("queue", "transcripts"),
+    "sync_health": ("sync", "health.json"),  # the last sync that worked, and what stops one
 }
+
+# What this machine keeps about the repository in its git folder (`.git/autopoiesis/`,
+# shared by linked worktrees), by what it is: no cache (nothing rebuilds it from the files,
+# so deleting .autopoiesis/ keeps it), and nothing a clone, fetch, pull or commit carries.
+GIT_STATE_FILES = {
+    "approval": ("autopoiesis", "approved.json"),  # core/approval.py
+    "verify_record": ("autopoiesis", "verify.json"),  # git/verify.py: what was verified
+    # this machine's own settings, laid over memory-config.yaml (core/config_layers.py)
+    "local_config": ("autopoiesis", "config.yaml"),
+}
+
+
+def git_state_path(root: str | os.PathLike[str], name: str) -> Path:
+    """Where the repository at ROOT keeps GIT_STATE_FILES[NAME] (under .autopoiesis/ when
+    its .git cannot be read)."""
+    from autopoiesis.core.project import common_git_dir  # only when such a file is read
+
+    gitdir = common_git_dir(Path(root) / ".git")
+    return (gitdir if gitdir is not None else Path(root) / STATE_DIR).joinpath(
+        *GIT_STATE_FILES[name]
+    )
+
 
 # Category of a repo-relative path, as search and the compiler name them
 # (docs/design.md#index-schema).
@@ -150,13 +176,25 @@ def shared_mounts(root: Path) -> list[str]:
     )
 
 
-def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
-    """Write a whole file so a reader sees the old or the new content, never half of it."""
+# The most of a file's name its temporary file's name repeats (`.NAME.XXXXXXXX.tmp`): a
+# name may be as long as the file system allows (NAME_MAX, 255 bytes), its temporary not.
+_TEMP_NAME_CHARS = 64
+
+
+def _temp_for(path: Path) -> tuple[int, str]:
+    """A new temporary file beside PATH (its descriptor, its path)."""
     import tempfile
 
+    return tempfile.mkstemp(
+        prefix=f".{path.name[:_TEMP_NAME_CHARS]}.", suffix=".tmp", dir=path.parent
+    )
+
+
+def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
+    """Write a whole file so a reader sees the old or the new content, never half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temp_for(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
@@ -178,21 +216,24 @@ def atomic_write_many(
     system commits in shared journal transactions: a bulk import of hundreds of files
     does not pay one disk flush per file), then renamed into place. Returns, for each
     file, None or the OSError that kept it from being written (its temporary file gone)."""
-    import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
     temps: list[str | None] = []
     errors: list[OSError | None] = []
     for path, data in files:
+        tmp = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            fd, tmp = _temp_for(path)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             os.chmod(tmp, mode)
             temps.append(tmp)
             errors.append(None)
-        except OSError as exc:
+        except OSError as exc:  # a full disk: no temporary file is left behind
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
             temps.append(None)
             errors.append(exc)
 
@@ -280,6 +321,11 @@ def template_dir(name: str) -> Path:
     if packaged.is_dir():
         return packaged
     return PACKAGE_DIR.parent / name
+
+
+# What a file name may not hold (C0 and C1 controls, DEL), and how long one part may be.
+_CONTROL_CHAR = re.compile("[\x00-\x1f\x7f-\x9f]")
+NAME_MAX = 255
 
 
 # What to do when no memory repository was found where a command looked.
@@ -404,10 +450,25 @@ class MemoryRepo:
         return posixpath.normpath((inside / p).as_posix())
 
     def resolve_inside(self, relpath: str | os.PathLike[str], *, under: str | None = None) -> Path:
-        """The absolute path of RELPATH, refusing anything that escapes the repo (or UNDER)."""
+        """The absolute path of RELPATH, refusing anything that escapes the repo (or UNDER),
+        and a name no file of a memory can have: a control character (a line break would
+        make a file named on two lines), or a part longer than the file system allows."""
         text = os.fspath(relpath)
         if "\x00" in text:
             raise UnsafePathError(f"Path {text!r} contains a NUL byte; use a plain relative path.")
+        control = _CONTROL_CHAR.search(text)
+        if control:
+            raise UnsafePathError(
+                f"Path {text!r} contains a control character ({control.group()!r}); a file name "
+                "is one line of printable characters."
+            )
+        for part in text.split("/"):
+            size = len(part.encode("utf-8", "surrogatepass"))
+            if size > NAME_MAX:
+                raise UnsafePathError(
+                    f"The name {part[:40]}… is {size} bytes; a file name is at most {NAME_MAX} "
+                    "bytes (UTF-8). Use a shorter one."
+                )
         p = Path(text)
         full = (p if p.is_absolute() else self.root / p).resolve()
         base = (self.root / under).resolve() if under else self.root

@@ -95,7 +95,10 @@ def project_name(folder: str | None) -> str | None:
     repository on this machine."""
     if not folder or not os.path.isabs(folder):
         return None
-    project = project_of(folder)
+    try:
+        project = project_of(folder)
+    except (OSError, ValueError):  # a name too long, a NUL: a folder no machine has
+        return None
     return project.name if project else None
 
 

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from autopoiesis.core.config import Config
 
 
-_MAX_PASSES = 4  # each pass only turns text into markers, which no rule matches: it ends
+CONTEXT = 1024  # characters either side of a new marker that the next pass reads
 
 
 @dataclass
@@ -80,35 +80,37 @@ class Redactor:
     def redact(self, text: str) -> str:
         """TEXT with every secret replaced by its marker. Idempotent by construction: a
         marker can change what a rule sees around it (`...secret]A=0000001234567A` reads
-        as a fresh assignment once the token before `=` is a marker), so the lines a pass
-        changed are passed again until nothing changes (two passes where there were
-        secrets, one where there were none; the second reads only the changed lines)."""
+        as a fresh assignment once the token before `=` is a marker; a token glued to the
+        secret after it ends only where that secret's marker begins), so the text around
+        each new marker is passed again until no pass makes one. A later pass reads only
+        the lines around the markers of the pass before, each cut to CONTEXT characters
+        either side: a chain of N glued secrets takes N passes over a few KB each, never N
+        passes over its whole line. It ends: a pass only turns text into markers, which no
+        rule matches."""
         if not self.enabled or not text:
             return text
-        within: list[tuple[int, int]] | None = None
-        for _ in range(_MAX_PASSES):
-            done, within = self._redact_once(text, within)
-            if not within:
-                return done
-            text = done
+        text, marks = self._redact_piece(text)
+        while marks:
+            out: list[str] = []
+            new: list[tuple[int, int]] = []
+            pos = size = 0
+            for start, end in _around(text, marks):
+                out.append(text[pos:start])
+                size += start - pos
+                piece, found = self._redact_piece(text[start:end])
+                new += [(a + size, b + size) for a, b in found]
+                out.append(piece)
+                size += len(piece)
+                pos = end
+            out.append(text[pos:])
+            text, marks = "".join(out), new
         return text
 
-    def _redact_once(
-        self, text: str, within: list[tuple[int, int]] | None
-    ) -> tuple[str, list[tuple[int, int]]]:
-        """TEXT redacted once (the built-in rules read only the lines in WITHIN, when
-        given: the lines around the markers of the pass before), and the (start, end) of
-        the lines of the result around a new marker."""
+    def _redact_piece(self, text: str) -> tuple[str, list[tuple[int, int]]]:
+        """TEXT redacted once, and the (start, end) of each new marker in the result."""
         safe = _encodable(text)  # RE2 matches UTF-8: a lone surrogate reads as U+FFFD, same offsets
-        spans: list[_Span] = []
         _Anchors.load()
-        for start, end in [(0, len(safe))] if within is None else within:
-            piece = safe[start:end] if within is not None else safe
-            if _Anchors.prefilter.search(piece):
-                spans.extend(
-                    _Span(sp.start + start, sp.end + start, sp.kind, sp.rank)
-                    for sp in find_secrets(piece)
-                )
+        spans: list[_Span] = list(find_secrets(safe)) if _Anchors.prefilter.search(safe) else []
         if self._extra:
             spans.extend(self._extra_findings(safe))
         if spans and "[redacted:" in text:
@@ -117,20 +119,19 @@ class Redactor:
         if not spans:
             return text, []
         out: list[str] = []
-        touched: list[tuple[int, int]] = []
+        marks: list[tuple[int, int]] = []
         pos = size = 0
         for span in _merge(spans):
             out.append(text[pos : span.start])
             size += span.start - pos
             marker = f"[redacted:{span.kind}]"
             out.append(marker)
-            touched.append((size, size + len(marker)))
+            marks.append((size, size + len(marker)))
             size += len(marker)
             self.counts[span.kind] += 1
             pos = span.end
         out.append(text[pos:])
-        done = "".join(out)
-        return done, _lines_around(done, touched)
+        return "".join(out), marks
 
     def _extra_findings(self, safe: str) -> Iterable[_Span]:
         """The spans of the extra patterns, matched on the UTF-8 bytes of SAFE (RE2's own
@@ -161,25 +162,34 @@ def _outside_markers(text: str, spans: list[_Span]) -> list[_Span]:
     return kept
 
 
-def _lines_around(text: str, marks: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The lines of TEXT that hold MARKS (in order), with the line before and after each (a
-    rule may read across one line break), merged. Each search for a line's ends stops at
-    the lines already taken: linear, even for one long line full of markers."""
-    lines: list[tuple[int, int]] = []
+def _around(text: str, marks: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The stretches of TEXT a later pass reads around MARKS (in order): each mark's line
+    with the line before and after it (a rule may read across one line break), cut to
+    CONTEXT characters either side of the mark, at a space where there is one (a rule's
+    start or end is never invented in the middle of a word), merged. Each search stops at
+    the stretch already taken: linear, even for one long line full of markers."""
+    out: list[tuple[int, int]] = []
     for start, end in marks:
-        if lines and end <= lines[-1][1]:
-            continue  # in the lines already taken
-        lo = lines[-1][1] if lines else 0
+        if out and end <= out[-1][1]:
+            continue  # in the stretch already taken
+        lo = max(out[-1][1] if out else 0, start - CONTEXT)
         nl = text.rfind("\n", lo, start)
         ls = lo if nl < 0 else max(lo, text.rfind("\n", lo, nl) + 1)
-        nl = text.find("\n", end)
-        nxt = -1 if nl < 0 else text.find("\n", nl + 1)
-        le = len(text) if nxt < 0 else nxt
-        if lines and ls <= lines[-1][1]:
-            lines[-1] = (lines[-1][0], le)
+        if ls == start - CONTEXT and ls > 0:
+            space = text.find(" ", ls, start)
+            ls = ls if space < 0 else space + 1
+        hi = min(len(text), end + CONTEXT)
+        nl = text.find("\n", end, hi)
+        nxt = -1 if nl < 0 else text.find("\n", nl + 1, hi)
+        le = hi if nxt < 0 else nxt
+        if le == end + CONTEXT and le < len(text):
+            space = text.rfind(" ", end, le)
+            le = le if space < 0 else space
+        if out and ls <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], le))
         else:
-            lines.append((ls, le))
-    return lines
+            out.append((ls, le))
+    return out
 
 
 def marker_kinds(text: str) -> list[str]:

@@ -24,9 +24,11 @@ _PEM_TAIL = (
     r"\s+[A-Za-z0-9+/]{1,15}={0,2}(?=\s*-----END)"
     r"|[ \t]*\r?\n[ \t]*(?=[A-Za-z]*[0-9+/=])[A-Za-z0-9+/]{1,15}={0,2}(?=[ \t]*(?:\r?\n|\Z))"
 )
+# an OpenPGP armour's checksum line (`=Xk9q`) between the body and the footer
+_ARMOR_CRC = r"\s+=[A-Za-z0-9+/]{4}(?=\s*-----END)"
 _PEM = (
     r"-----BEGIN "
-    rf"{_PEM_LABEL}-----(?P<body>(?:\s*[A-Za-z][A-Za-z-]+:[^\n]*\n)*\s*{_B64RUN}(?:\s+{_B64RUN})*(?:{_PEM_TAIL})?)"
+    rf"{_PEM_LABEL}-----(?P<body>(?:\s*[A-Za-z][A-Za-z-]+:[^\n]*\n)*\s*{_B64RUN}(?:\s+{_B64RUN})*(?:{_PEM_TAIL})?(?:{_ARMOR_CRC})?)"
     rf"(?:\s*-----END {_PEM_LABEL}-----)?"
 )
 # The value of an assignment: quoted, or a bare run that stops at whitespace, a quote, a
@@ -53,6 +55,9 @@ _END = r"(?![A-Za-z0-9])"
 _END_URLSAFE = r"(?![A-Za-z0-9\-]|_[A-Za-z0-9_\-])"
 _QVALUE = r"""(?:'(?P<s1>[^'\n]{1,512})'|"(?P<s2>[^"\n]{1,512})"|(?P<s4>[^\s'"`]{1,512}))"""
 
+# A name before an assignment is taken possessively (`{0,60}+`): what follows it (a quote,
+# a bracket, a space, `=` or `:`) is no character of a name, so giving characters back can
+# never make a match, and the regex need not try.
 # A pattern that starts with (?i) has its letters in lowercase: it is run without the flag
 # on a lowercase copy of the text (same offsets), which is three times faster.
 # (kind, pattern). A pattern's secret is its group `s` (or s1..s4), else the whole match.
@@ -302,21 +307,21 @@ BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
         "password",
         "password",
         "keyword",
-        rf"(?i){_KEY_START}(?P<k>[A-Za-z0-9_.\-]{{0,40}}?(?:pass|pwd|contrase(?:ñ|n)a)[A-Za-z0-9_\-]{{0,20}}){_ASSIGN}{_VALUE}",
+        rf"(?i){_KEY_START}(?P<k>[A-Za-z0-9_.\-]{{0,40}}?(?:pass|pwd|contrase(?:ñ|n)a)[A-Za-z0-9_\-]{{0,20}}+){_ASSIGN}{_VALUE}",
     ),
     (
         "secret",
         "secret",
         "keyword",
         rf"(?i){_KEY_START}(?P<k>[A-Za-z0-9_.\-]{{0,40}}?(?:secret|token|api_?key|apikey|access_?key|auth_?key|private_?key|"
-        rf"signing_?key|encryption_?key|client_?key|credentials?|auth)[A-Za-z0-9_\-]{{0,20}}){_ASSIGN}{_VALUE}",
+        rf"signing_?key|encryption_?key|client_?key|credentials?|auth)[A-Za-z0-9_\-]{{0,20}}+){_ASSIGN}{_VALUE}",
     ),
     # a YAML `key: value` needs the space: `bot123:abc` or `host:port` is no assignment
     (
         "high_entropy",
         "high_entropy",
         "entropy",
-        rf"""{_KEY_START}(?P<k>[A-Za-z_][A-Za-z0-9_.\-]{{0,60}})["'\]]{{0,2}}(?:\s*(?:=|:=|=>)|:(?=[\s"'])){_ENTROPY_VALUE}""",
+        rf"""{_KEY_START}(?P<k>[A-Za-z_][A-Za-z0-9_.\-]{{0,60}}+)["'\]]{{0,2}}(?:\s*(?:=|:=|=>)|:(?=[\s"'])){_ENTROPY_VALUE}""",
     ),
 )
 

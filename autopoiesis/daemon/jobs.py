@@ -104,6 +104,8 @@ class JobContext:
     last_run: datetime | None  # the start of the last completed run, None for the first
     token_budget: int = 0
     events: tuple[str, ...] = ()  # details of the events that asked for this run
+    first_seen: datetime | None = None  # when the scheduler first saw the job: a first run
+    # owes what came since (a daemon asleep past midnight on its first day owes that day)
 
     def llm(self, **kwargs: Any) -> LLMClient:
         from autopoiesis.llm import LLMClient

@@ -59,9 +59,16 @@ MAX_CATCH_UP_DAYS = 14  # a catch-up condenses or tags at most this many missed 
 
 def _days(ctx: JobContext, *, first_back: int = 1) -> list[date]:
     """The days a run owes: from its last run's day (the tail after that run) to today;
-    a first run covers FIRST_BACK days before today as well."""
+    a first run covers every day since the scheduler first saw the job (a daemon that
+    slept past midnight on its first day owes that day), and FIRST_BACK days before today
+    at least."""
     today = ctx.now.date()
-    start = ctx.last_run.date() if ctx.last_run else today - timedelta(days=first_back)
+    if ctx.last_run:
+        start = ctx.last_run.date()
+    else:
+        start = today - timedelta(days=first_back)
+        if ctx.first_seen:
+            start = min(start, ctx.first_seen.date())
     start = max(start, today - timedelta(days=MAX_CATCH_UP_DAYS - 1))
     return [start + timedelta(days=i) for i in range((today - start).days + 1)]
 
@@ -204,14 +211,11 @@ def run_explore_prune(ctx: JobContext) -> JobOutcome:
 
 def run_sync(ctx: JobContext) -> JobOutcome:
     """Pull and push (memory/sync.py). A conflict needs a person: the merge is undone
-    (abort_on_conflict, so capture's commits go on) and the run ends without a retry; an
-    unreachable remote raises, and the scheduler retries it with backoff."""
-    from autopoiesis.errors import SyncConflictError
-
-    try:
-        report = Memory(ctx.repo).sync(abort_on_conflict=True)
-    except SyncConflictError as exc:
-        return JobOutcome(False, f"conflict, not merged: {exc}", (), None, {"conflicts": exc.paths})
+    (abort_on_conflict, so capture's commits go on) and the run fails, saying so, as an
+    unreachable remote does (the scheduler retries both with backoff): a clone that
+    stopped syncing never looks idle. The sync's health record keeps since when, for
+    `daemon status` and `doctor`."""
+    report = Memory(ctx.repo).sync(abort_on_conflict=True)
     changed = bool(report.incoming or report.pushed or report.committed)
     return JobOutcome(
         changed,

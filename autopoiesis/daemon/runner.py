@@ -5,7 +5,8 @@ waiting on a hook, on a dead network file system. So every run is a child proces
 (forked: it starts in milliseconds and inherits the registry, so a job is any function)
 in a session of its own: at its timeout the whole process group (the job and the git or
 hook processes it started) gets SIGTERM, and SIGKILL after a grace period. The other
-runs go on. The child hands its JobOutcome back over a pipe.
+runs go on. The child hands its JobOutcome back over a pipe. A child ends with the daemon
+(`_die_with`): after a `kill -9` of the daemon, the next one reruns the job alone.
 
 The daemon's main process stays single-threaded, which is what makes fork safe here.
 Where fork is missing, the spawn method is used (the job must then be a module-level
@@ -17,6 +18,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+import threading
 import time
 import traceback
 from collections.abc import Sequence
@@ -35,9 +37,35 @@ def _context() -> Any:
     return mp.get_context("fork" if "fork" in methods else "spawn")
 
 
-def _child(fn: JobFunction, ctx: JobContext, conn: Connection, close_fds: Sequence[int]) -> None:
+def _die_with(parent: int) -> None:
+    """SIGTERM this process when PARENT (the daemon) dies, however it dies: a job left
+    running by a daemon killed with -9 would run beside the next daemon's rerun of it.
+    Linux's parent-death signal where there is one, else a thread that watches."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, signal.SIGTERM, 0, 0, 0) == 0:  # PR_SET_PDEATHSIG
+            if os.getppid() != parent:  # it died before the signal was asked for
+                os.kill(os.getpid(), signal.SIGTERM)
+            return
+    except (OSError, AttributeError):
+        pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _child(
+    fn: JobFunction, ctx: JobContext, conn: Connection, close_fds: Sequence[int], parent: int
+) -> None:
     """The child's body: a session of its own, the parent's signal set-up undone and its
-    descriptors (the instance lock, the event loop's) closed, then the job."""
+    descriptors (the instance lock, the event loop's) closed, ended with its parent, then
+    the job."""
     try:
         os.setsid()
     except OSError:
@@ -47,9 +75,15 @@ def _child(fn: JobFunction, ctx: JobContext, conn: Connection, close_fds: Sequen
         signal.signal(sig, signal.SIG_DFL)
 
     def terminated(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:  # the job's own children (git, hooks) end with it, whoever asked
+            os.killpg(0, signal.SIGTERM)
+        except OSError:
+            pass
         raise SystemExit(128 + signum)  # unwinds: locks released, temporary files removed
 
     signal.signal(signal.SIGTERM, terminated)
+    _die_with(parent)
     for fd in close_fds:
         try:
             os.close(fd)  # closing (not unlocking) keeps the parent's flock held
@@ -189,7 +223,7 @@ def start_child(
     parent_conn, child_conn = mpctx.Pipe(duplex=False)
     proc = mpctx.Process(
         target=_child,
-        args=(fn, ctx, child_conn, tuple(close_fds)),
+        args=(fn, ctx, child_conn, tuple(close_fds), os.getpid()),
         name=f"autopoiesis-job-{ctx.job}",
     )
     proc.daemon = False  # a job's own children (git) must be allowed

@@ -319,6 +319,7 @@ class Daemon:
                 st.last_run,
                 job.token_budget,
                 due.events,
+                st.first_seen,
             )
             try:
                 run = start_child(job.run, ctx, job.timeout, close_fds=close_fds)
@@ -462,7 +463,13 @@ class Daemon:
     def reload(self) -> bool:
         """Re-read memory-config.yaml and rebuild the registry; keep the old on an error."""
         assert self.scheduler is not None
+        from autopoiesis.core.config import check_tracked_config
+        from autopoiesis.errors import ConfigError
+
         try:
+            unusable = check_tracked_config(self.repo.root)  # strict: loading falls back
+            if unusable:
+                raise ConfigError(unusable)
             repo = MemoryRepo(self.repo.root)
             registry = self.make_registry(repo)
         except AutopoiesisError as exc:

@@ -9,6 +9,10 @@
   next run; rewritten whole (atomically) when something changes.
 * **The log** (`logs/daemon.jsonl`): one JSON object a line
   (`{"ts", "job", "event", ...}`), through core.events.EventLog.
+
+`daemon status` also says whether the clone's sync works (memory/sync_report.py's health
+record): a sync stopped by a conflict or a refusal is shown with since when, and the
+command exits 1, so a clone that stopped syncing is never taken for an idle one.
 """
 
 from __future__ import annotations
@@ -162,7 +166,16 @@ def status_report(
         report["last_seen"] = data.get("updated")
         report["jobs"] = jobs if jobs is not None else (data.get("jobs") or {})
     report["llm_today"] = llm_today(repo)
+    report["sync"] = _sync_health(repo)
     return report
+
+
+def _sync_health(repo: MemoryRepo) -> dict[str, Any]:
+    """The clone's sync health (memory/sync_report.py), with the line that says it stopped."""
+    from autopoiesis.memory.sync_report import health_problem, sync_health
+
+    health = sync_health(repo)
+    return {**health, "problem": health_problem(health)}
 
 
 def _parse(value: Any) -> datetime | None:
@@ -207,6 +220,11 @@ def format_status(report: dict[str, Any]) -> str:
         seen = f"; last seen {report['last_seen']}" if report.get("last_seen") else ""
         lines.append(f"daemon     not running{seen} (start it with `autopoiesis daemon start`)")
     lines.append(f"repo       {report['repo']}")
+    sync = report.get("sync") or {}
+    if sync.get("problem"):
+        lines.append(f"sync       STOPPED: {sync['problem']}")
+    elif sync.get("last_ok"):
+        lines.append(f"sync       working; last round {_ago(sync['last_ok'], now)}")
     if report.get("served") is not None:
         lines.append(
             f"served     {report['served']} CLI calls answered warm (search, compile, hooks)"

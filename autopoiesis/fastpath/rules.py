@@ -1,6 +1,7 @@
 """Which `autopoiesis` argument lists are harness hook calls (autopoiesis/__main__.py sends
 those to the daemon, or straight to the runner, without the CLI framework), which ones the
-running daemon may answer (warm_call), and the limits of a hook's payload. Standard
+running daemon may answer (warm_call), which one is the MCP server the daemon starts warm
+(mcp_call), and the limits of a hook's payload. Standard
 library only: every `autopoiesis` call imports it."""
 
 from __future__ import annotations
@@ -46,6 +47,12 @@ def parse_hook_argv(argv: list[str]) -> dict[str, Any] | None:
 
 
 WARM_COMMANDS = ("search", "compile")
+
+
+def mcp_call(argv: list[str]) -> bool:
+    """Whether ARGV is `[-C DIR] mcp`, the MCP server, which the running daemon starts warm
+    (fastpath/relay.py); with any other argument (help) it is the CLI's."""
+    return split_repo_dir(argv)[1] == ["mcp"]
 
 
 def warm_call(argv: list[str]) -> bool:

@@ -64,6 +64,45 @@ def command_name(argv: list[str]) -> str:
     return argv[0] if argv[:1] in (["search"], ["compile"]) else "?"
 
 
+def served_here() -> bool:
+    """Whether this platform has what the daemon's sockets need: Unix sockets whose peer's
+    user can be asked (SO_PEERCRED)."""
+    return hasattr(socket, "AF_UNIX") and hasattr(socket, "SO_PEERCRED")
+
+
+def listen_private(path: Path, backlog: int = 16) -> socket.socket:
+    """A non-blocking Unix socket listening at PATH (one left there by a killed daemon is
+    replaced: whoever holds the instance lock owns it), mode 0600 from its first moment."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        old = os.umask(0o177)  # created 0600: no moment where another user could connect
+        try:
+            with unix_address(path) as address:
+                listener.bind(address)
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        listener.listen(backlog)
+        listener.setblocking(False)
+    except OSError:
+        listener.close()
+        raise
+    return listener
+
+
+def peer(sock: socket.socket) -> tuple[int, int]:
+    """(pid, uid) of the process at the other end of SOCK; (-1, -1) when unknown."""
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        pid, uid, _gid = struct.unpack("3i", creds)
+    except OSError:
+        return -1, -1
+    return pid, uid
+
+
 class _Incoming:
     """A connection whose request is still being read."""
 
@@ -77,7 +116,8 @@ class _Incoming:
 
 
 class WarmServer:
-    """The listening socket of one daemon and the calls it answers."""
+    """The listening socket of one daemon and the calls it answers; with it, the MCP host
+    (mcp_host.HostProcess) that starts `autopoiesis mcp` warm, waited on in the same loop."""
 
     def __init__(self, path: Path, listener: socket.socket, handler: ServeHandler, note: Note):
         self.path = path
@@ -87,12 +127,21 @@ class WarmServer:
         self.incoming: list[_Incoming] = []
         self.served = 0
         self._inode = os.stat(path).st_ino
+        self.mcp_host: Any = None  # mcp_host.HostProcess, once started
 
     @classmethod
-    def start(cls, repo: MemoryRepo, handler: ServeHandler, note: Note) -> WarmServer | None:
+    def start(
+        cls,
+        repo: MemoryRepo,
+        handler: ServeHandler,
+        note: Note,
+        mcp_host: list[str] | None = None,
+    ) -> WarmServer | None:
         """Listen on the repo's daemon socket (replacing one a killed daemon left: whoever
-        holds the instance lock owns the socket); None, said in the log, when it cannot."""
-        if not hasattr(socket, "AF_UNIX") or not hasattr(socket, "SO_PEERCRED"):
+        holds the instance lock owns the socket), and start the MCP host as the command
+        MCP_HOST (the CLI's `daemon mcp-host`) when given; None, said in the log, when it
+        cannot listen."""
+        if not served_here():
             note(
                 "serve_off",
                 None,
@@ -101,29 +150,22 @@ class WarmServer:
             )
             return None
         path = socket_path(repo)
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-            old = os.umask(0o177)  # created 0600: no moment where another user could connect
-            try:
-                with unix_address(path) as address:
-                    listener.bind(address)
-            finally:
-                os.umask(old)
-            os.chmod(path, 0o600)
-            listener.listen(16)
-            listener.setblocking(False)
-            server = cls(path, listener, handler, note)
+            listener = listen_private(path)
         except OSError as exc:
-            listener.close()
             note(
                 "serve_off",
                 None,
                 message=f"could not listen on {path} ({exc}): CLI calls run in their own process",
             )
             return None
+        server = cls(path, listener, handler, note)
+        if mcp_host is not None:
+            from autopoiesis.fastpath.mcp_host import HostProcess
+
+            host = HostProcess(mcp_host, note)
+            if host.start():
+                server.mcp_host = host
         return server
 
     # ── the loop's side ──
@@ -132,19 +174,26 @@ class WarmServer:
         return self.listener.fileno() < 0
 
     def waitables(self) -> list[Any]:
-        return [] if self.closed else [self.listener, *self.incoming]
+        host = self.mcp_host.waitables() if self.mcp_host is not None else []
+        return host if self.closed else [self.listener, *self.incoming, *host]
 
     def fds(self) -> list[int]:
         """Every descriptor of the server: a forked job closes them (it must neither answer
-        nor keep a client's connection open after the daemon is gone)."""
-        return [] if self.closed else [self.listener.fileno(), *(c.fileno() for c in self.incoming)]
+        nor keep a client's connection open, nor the MCP host's channel, after the daemon is
+        gone)."""
+        host = self.mcp_host.fds() if self.mcp_host is not None else []
+        if self.closed:
+            return host
+        return [self.listener.fileno(), *(c.fileno() for c in self.incoming), *host]
 
     def next_deadline(self) -> float | None:
         return min((c.deadline for c in self.incoming), default=None)
 
     def handle(self, ready: list[Any]) -> None:
         """Accept, read and answer what READY (from the daemon's wait) says can go on, and
-        drop the connections past their deadline."""
+        drop the connections past their deadline; log what the MCP host reports."""
+        if self.mcp_host is not None:
+            self.mcp_host.handle(ready)
         if self.closed:
             return
         if self.listener in ready:
@@ -161,7 +210,10 @@ class WarmServer:
             self._drop(conn)
 
     def close(self) -> None:
-        """Stop listening and remove the socket (the count of calls served stays)."""
+        """Stop listening and remove the socket (the count of calls served stays); stop
+        the MCP host (its sessions serve on)."""
+        if self.mcp_host is not None:
+            self.mcp_host.close()
         if self.closed:
             return
         for conn in list(self.incoming):
@@ -181,13 +233,7 @@ class WarmServer:
             except OSError as exc:  # out of descriptors: the next wait tries again
                 self.note("serve_failed", None, message=f"accept: {exc}")
                 return
-            try:
-                creds = sock.getsockopt(
-                    socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")
-                )
-                pid, uid, _gid = struct.unpack("3i", creds)
-            except OSError:
-                uid = pid = -1
+            pid, uid = peer(sock)
             if uid != os.getuid():
                 self.note(
                     "serve_refused",

@@ -64,6 +64,23 @@ def socket_path(repo: MemoryRepo) -> Path:
     return repo.state_file("daemon_socket", create=False)
 
 
+def find_socket(repo_dir: str | None, name: str) -> Path | None:
+    """The socket NAME (a state file: daemon_socket, mcp_socket) of the memory repo
+    (-C REPO_DIR, else $AUTOPOIESIS_REPO, else the git top level here: MemoryRepo.locate)
+    when it is there; None when calls run in this process (AUTOPOIESIS_NO_DAEMON, no repo,
+    no socket)."""
+    if disabled():
+        return None
+    from autopoiesis.git.locate import locate_repo
+
+    try:
+        repo = locate_repo(repo_dir)
+    except Exception:  # no repo here: the local run says so, in its own words
+        return None
+    path = repo.state_file(name, create=False)
+    return path if os.path.exists(path) else None
+
+
 @contextlib.contextmanager
 def unix_address(path: Path) -> Iterator[str]:
     """An address to bind or connect PATH by: PATH itself, or, when it is too long for an
@@ -172,11 +189,10 @@ def make_request(argv: list[str], stdin: bytes | None, version: str) -> dict[str
     out, err = sys.stdout, sys.stderr
     if not (_is_utf8(out) and _is_utf8(err)):
         return None
-    try:
-        cwd = os.getcwd()
-    except OSError:
+    request = describe_process(argv, version)
+    if request is None:
         return None
-    env = dict(os.environ)
+    env = request["env"]
     if "COLUMNS" not in env or "LINES" not in env:
         # the daemon's own stdout is a log file: give it this terminal's size, which is
         # what shutil.get_terminal_size (the help and usage layout) would read here
@@ -184,19 +200,42 @@ def make_request(argv: list[str], stdin: bytes | None, version: str) -> dict[str
             size = os.get_terminal_size(out.fileno())
             env.setdefault("COLUMNS", str(size.columns))
             env.setdefault("LINES", str(size.lines))
+    request["stdin"] = None if stdin is None else to_text(stdin)
+    return request
+
+
+def describe_process(argv: list[str], version: str) -> dict[str, Any] | None:
+    """ARGV as this process runs it, by autopoiesis VERSION: the request `refusal` reads
+    (its folder, environment, umask and streams; no stdin), or None when its working
+    folder is gone."""
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return None
     umask = os.umask(0o022)
     os.umask(umask)
+    out, err = sys.stdout, sys.stderr
     return {
         "version": version,
         "package": package_dir(),
         "argv": list(argv),
         "cwd": cwd,
-        "env": env,
-        "stdin": None if stdin is None else to_text(stdin),
+        "env": dict(os.environ),
+        "stdin": None,
         "umask": umask,
-        "tty": [out.isatty(), err.isatty()],
-        "errors": [out.errors, err.errors],
+        "tty": [_isatty(out), _isatty(err)],
+        "errors": [
+            getattr(out, "errors", None) or "strict",
+            getattr(err, "errors", None) or "strict",
+        ],
     }
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def forward(
@@ -205,16 +244,8 @@ def forward(
     """Run ARGV in the daemon of the memory repo (-C REPO_DIR, else $AUTOPOIESIS_REPO, else
     the git top level here: MemoryRepo.locate), STDIN its standard input, VERSION the
     caller's autopoiesis.__version__. None when no daemon answered it: the caller runs it."""
-    if disabled():
-        return None
-    from autopoiesis.git.locate import locate_repo
-
-    try:
-        repo = locate_repo(repo_dir)
-    except Exception:  # no repo here: the local run says so, in its own words
-        return None
-    path = socket_path(repo)
-    if not os.path.exists(path):
+    path = find_socket(repo_dir, "daemon_socket")
+    if path is None:
         return None
     request = make_request(argv, stdin, version)
     if request is None:

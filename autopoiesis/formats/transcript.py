@@ -81,10 +81,12 @@ from autopoiesis.formats.transcript_meta import (  # noqa: F401 (re-exported: pa
     STATUSES,
     KnowledgeChangeRef,
     TranscriptMeta,
+    given_field,
     meta_from_mapping,
     parse_meta,
     render_frontmatter,
     replace_frontmatter,
+    set_normalised,
     split_frontmatter,
     validate_session_id,
 )
@@ -133,11 +135,23 @@ class ToolCall:
     tool: str
     args: str
     result: str | None = None
+    _given: dict[str, Any] | None = given_field()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tool", _line(self.tool, 80).replace("]", ")"))
-        object.__setattr__(self, "args", _line(self.args))
-        object.__setattr__(self, "result", _opt_line(self.result))
+        set_normalised(
+            self,
+            {
+                "tool": _line(self.tool, 80).replace("]", ")"),
+                "args": _line(self.args),
+                "result": _opt_line(self.result),
+            },
+        )
+
+    def with_result(self, result: str | None) -> ToolCall:
+        """This call with RESULT (a log pairs a result with its call later), built from what
+        the call was given: its arguments are still redacted whole before they are cut."""
+        given = self._given or {}
+        return ToolCall(given.get("tool", self.tool), given.get("args", self.args), result)
 
 
 @dataclass(frozen=True)
@@ -145,19 +159,26 @@ class KnowledgeOp:
     action: str
     path: str
     summary: str | None = None
+    _given: dict[str, Any] | None = given_field()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "action", _line(self.action, 40).replace("]", ")"))
-        object.__setattr__(self, "path", _line(self.path, 500) or "-")
-        object.__setattr__(self, "summary", _opt_line(self.summary))
+        set_normalised(
+            self,
+            {
+                "action": _line(self.action, 40).replace("]", ")"),
+                "path": _line(self.path, 500) or "-",
+                "summary": _opt_line(self.summary),
+            },
+        )
 
 
 @dataclass(frozen=True)
 class Attachment:
     path: str
+    _given: dict[str, Any] | None = given_field()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "path", _line(self.path, 500).replace("]", ")"))
+        set_normalised(self, {"path": _line(self.path, 500).replace("]", ")")})
 
 
 Item = Text | ToolCall | KnowledgeOp | Attachment
@@ -170,11 +191,12 @@ class Turn:
     items: tuple[Item, ...] = ()
     name: str | None = None
     memory: bool = False
+    _given: dict[str, Any] | None = given_field()
 
     def __post_init__(self) -> None:
         if self.name is not None:
             name = _line(self.name, 80).replace(")", "]").replace("(", "[")
-            object.__setattr__(self, "name", name or None)
+            set_normalised(self, {"name": name or None})
 
     @property
     def text(self) -> str:
@@ -469,6 +491,17 @@ def title_from_slug(slug: str, session_id: str) -> str:
     return slug.replace("-", " ").title() if slug else f"Session {session_id}"
 
 
+def name_forms(text: str) -> tuple[str, ...]:
+    """The forms TEXT takes, besides itself, where a transcript is named after it (its
+    first message or topic): its slug in the file name (whole, and cut as a name is) and
+    the words of that slug in the title. `forget` removes these too: a string said first in
+    a session is also in its name, lowercased, and in its title, title-cased."""
+    forms = []
+    for slug in dict.fromkeys((slugify(text, 1000), slugify(text))):
+        forms += [slug, title_from_slug(slug, "")] if slug else []
+    return tuple(f for f in dict.fromkeys(forms) if f != text and len(f) >= 6)
+
+
 # ── bytes on disk ──
 def encode(text: str) -> bytes:
     """TEXT (a rendered transcript or part of one) as the bytes to write: the one place
@@ -518,23 +551,26 @@ def map_text(obj: _Mapped, fn: Callable[[str], str]) -> _Mapped:
 
 @cache
 def _text_fields(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in fields(cls) if f.name not in _NOT_TEXT)
+    return tuple(f.name for f in fields(cls) if f.init and f.name not in _NOT_TEXT)
 
 
 def _map(value: object, fn: Callable[[str], str]) -> object:
     # What FN leaves as it was (the same object) is kept, not rebuilt: redacting a long
-    # transcript with no secret in it builds nothing new.
+    # transcript with no secret in it builds nothing new. A field normalised when its value
+    # was built (one line, cut to a limit) is mapped from what it was given (`_given`), and
+    # normalised again: a secret cut in two, or flattened, would slip past a redactor.
     if isinstance(value, str):
         return fn(value)
     if isinstance(value, tuple):
         mapped = tuple(_map(v, fn) for v in value)
         return value if all(a is b for a, b in zip(mapped, value)) else mapped
     if is_dataclass(value) and not isinstance(value, type):
+        given = getattr(value, "_given", None) or {}
         changes = {}
         for name in _text_fields(type(value)):
-            old = getattr(value, name)
-            new = _map(old, fn)
-            if new is not old:
+            source = given.get(name, getattr(value, name))
+            new = _map(source, fn)
+            if new is not source:
                 changes[name] = new
         return replace(value, **changes) if changes else value
     return value

@@ -4,8 +4,9 @@ from YAML and rendered in a fixed key order. Part of the transcript format
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +30,27 @@ def _opt_line(value: object, limit: int = 300) -> str | None:
     return (one_line(value, limit) or None) if value is not None else None
 
 
+def set_normalised(obj: Any, values: dict[str, Any]) -> None:
+    """Set each field of OBJ (a frozen value of the format) to its normalised VALUE (one
+    line, cut to its limit), keeping what it was given, where that differs, in `_given`:
+    transcript.map_text (redaction) reads what was given, then normalises, so no secret is
+    cut in two by a field's limit, or flattened out of the lines it is found by (a PEM
+    block), before the redactor has seen it whole."""
+    given: dict[str, Any] | None = None
+    for name, value in values.items():
+        before = getattr(obj, name)
+        if value != before:
+            given = given or {}
+            given[name] = before
+        object.__setattr__(obj, name, value)
+    object.__setattr__(obj, "_given", given)
+
+
+def given_field() -> Any:
+    """The field `_given` of a value set_normalised sets (not compared, not shown)."""
+    return field(default=None, init=False, repr=False, compare=False)
+
+
 def validate_session_id(session_id: Any) -> str:
     if not isinstance(session_id, str) or not session_id:
         raise TranscriptFormatError("session_id must be a non-empty string like ses_a1b2c3d4.")
@@ -50,11 +72,17 @@ class KnowledgeChangeRef:
     path: str
     action: str
     summary: str = ""
+    _given: dict[str, Any] | None = given_field()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "path", _line(self.path, 500))
-        object.__setattr__(self, "action", _line(self.action, 40))
-        object.__setattr__(self, "summary", _line(self.summary))
+        set_normalised(
+            self,
+            {
+                "path": _line(self.path, 500),
+                "action": _line(self.action, 40),
+                "summary": _line(self.summary),
+            },
+        )
 
 
 @dataclass(frozen=True)
@@ -77,15 +105,21 @@ class TranscriptMeta:
     continues: str | None = None  # the repo-relative path of the part before this one
     project: str | None = None  # the slug of the session's project (core/project.py)
     cwd: str | None = None  # the working folder the session ran in, when the harness says
+    _given: dict[str, Any] | None = given_field()
 
     def __post_init__(self) -> None:
-        for key in ("model", "channel", "topic", "source"):
-            object.__setattr__(self, key, _opt_line(getattr(self, key)))
+        set_normalised(
+            self,
+            {
+                **{key: _opt_line(getattr(self, key)) for key in ("model", "channel", "topic")},
+                "source": _opt_line(self.source),
+                "cwd": _opt_line(self.cwd, 1000),
+                "tags": tuple(_line(t, 100) for t in self.tags),
+            },
+        )
         if self.project is not None:
             # A slug names a folder under knowledge/projects/; one that slugs to nothing is none.
             object.__setattr__(self, "project", project_slug(str(self.project)) or None)
-        object.__setattr__(self, "cwd", _opt_line(self.cwd, 1000))
-        object.__setattr__(self, "tags", tuple(_line(t, 100) for t in self.tags))
         if self.parent_session is not None:
             validate_session_id(self.parent_session)
         if isinstance(self.part, bool) or not isinstance(self.part, int) or self.part < 1:
@@ -262,9 +296,111 @@ def split_frontmatter(text: str, where: str = "transcript") -> tuple[dict[str, A
 
 
 def parse_meta(text: str, where: str = "transcript") -> TranscriptMeta:
-    """Only the frontmatter (cheap: the hooks use it)."""
+    """Only the frontmatter (cheap: the hooks use it, and verify reads every transcript a
+    history adds). A frontmatter as render_frontmatter lays it out is read without YAML
+    (`_canonical_meta`); any other goes through the YAML reader."""
+    try:
+        source, _ = frontmatter.split(text, where)
+    except FrontmatterError as exc:
+        raise TranscriptFormatError(str(exc)) from None
+    if source is not None:
+        meta = _canonical_meta(source, where)
+        if meta is not None:
+            return meta
     data, _ = split_frontmatter(text, where)
     return meta_from_mapping(data, where)
+
+
+_KEY_LINE = re.compile(r"([a-z_]+):(?: (.+))?\Z")
+_NESTED_LINE = re.compile(r"  (- |  )?([^\s:][^:]*): (.*)\Z")
+_INT = re.compile(r"(?:0|[1-9][0-9]*)\Z")
+
+
+def _canonical_meta(source: str, where: str) -> TranscriptMeta | None:
+    """The metadata of SOURCE (a frontmatter's YAML) when it is exactly what
+    render_frontmatter writes for it, else None. Each line is read as the renderer writes
+    it (a scalar plain, JSON-quoted or null; empty lists and maps; redactions and
+    knowledge changes nested), and the result is rendered again: only a byte-identical
+    frontmatter is taken, and for that one YAML reads what was rendered (the round trip the
+    format promises), so the answer is YAML's without running it."""
+    data: dict[str, Any] = {}
+    nested: list[Any] | dict[str, Any] | None = None
+    try:
+        for line in source.split("\n")[:-1]:
+            if line.startswith("  "):
+                m = _NESTED_LINE.match(line)
+                if m is None or nested is None:
+                    return None
+                key, value = _scalar(m[2]), _scalar(m[3])
+                if isinstance(nested, dict) and m[1] is None:
+                    nested[key] = value
+                elif isinstance(nested, list) and m[1] == "- ":
+                    nested.append({key: value})
+                elif isinstance(nested, list) and m[1] == "  " and nested:
+                    nested[-1][key] = value
+                else:
+                    return None
+                continue
+            m = _KEY_LINE.match(line)
+            if m is None or m[1] in data:
+                return None
+            key, raw = m[1], m[2]
+            if key in ("redactions", "knowledge_changes") and raw is None:
+                nested = data[key] = {} if key == "redactions" else []
+                continue
+            nested = None
+            if raw is None:
+                return None
+            data[key] = (
+                _flow_list(raw) if raw.startswith("[") else {} if raw == "{}" else _scalar(raw)
+            )
+    except ValueError:
+        return None
+    try:
+        meta = meta_from_mapping(data, where)
+    except (TranscriptFormatError, FrontmatterError, TypeError, ValueError):
+        return None
+    return meta if render_frontmatter(meta) == f"---\n{source}---\n" else None
+
+
+_JSON = json.JSONDecoder()
+
+
+def _flow_list(raw: str) -> list[Any]:
+    """`[a, "b c"]` as render_frontmatter writes tags (ValueError for any other list)."""
+    if not raw.endswith("]"):
+        raise ValueError(raw)
+    items: list[Any] = []
+    pos, end = 1, len(raw) - 1
+    while pos < end:
+        if raw.startswith('"', pos):
+            item, pos = _JSON.raw_decode(raw, pos)
+        else:
+            stop = raw.find(", ", pos)
+            stop = end if stop < 0 else stop
+            item, pos = _scalar(raw[pos:stop]), stop
+        items.append(item)
+        if pos < end:
+            if not raw.startswith(", ", pos):
+                raise ValueError(raw)
+            pos += 2
+    return items
+
+
+def _scalar(raw: str) -> Any:
+    """One scalar as render_frontmatter writes it (ValueError for what it never writes)."""
+    if raw == "null":
+        return None
+    if raw.startswith('"'):
+        value = json.loads(raw)
+        if not isinstance(value, str):
+            raise ValueError(raw)
+        return value
+    if _INT.match(raw):
+        return int(raw)
+    if raw.startswith(("[", "{", "'", "&", "*", "!", "|", ">", "#", "%", "@", "`")):
+        raise ValueError(raw)
+    return raw
 
 
 def replace_frontmatter(text: str, meta: TranscriptMeta, title: str | None = None) -> str:

@@ -6,7 +6,8 @@ serialised by one lock per memory repo (`repo.lock("git")`), retried with backof
 foreign git process holds `.git/index.lock`, so no change is lost and the index is never
 left broken.
 
-A commit of given paths (`commit_paths`, `commit_transcript`) marks new files
+A commit of given paths (`commit_paths`, and a transcript commit that git/transcripts.py
+cannot make through plumbing) marks new files
 intent-to-add and commits with `--only`: a commit killed half-way (say, during a slow
 pre-commit hook) leaves the files intent-to-add, which no later plain `git commit` sweeps
 into an unrelated commit, and which `git.runner.uncommitted` still lists for recovery.
@@ -15,12 +16,16 @@ While a git command that writes the index runs, `.autopoiesis/locks/git-index.PI
 records who runs it (this process and its git child, with their start times). A stale
 `.git/index.lock` whose recorded processes are all dead is removed with a warning; one
 that no record explains belongs to another program and is only reported, with the
-command that clears it. GitPython is loaded on first use (`gitpython`): capture's commit
+command that clears it. A process that is stopped while its git runs (SIGTERM: a job's
+timeout, `daemon stop`, `systemctl stop`) stops git with SIGTERM too, which removes its
+own lock, and keeps the record while a lock is left, so the next commit can prove the
+lock is a dead one of its own. GitPython is loaded on first use (`gitpython`): capture's commit
 path and the hooks never import it (it costs ~100 ms).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -41,9 +46,11 @@ from autopoiesis.core.paths import (
 from autopoiesis.errors import GitError
 from autopoiesis.formats.commit_message import generate_commit_message
 from autopoiesis.git import runner
+from autopoiesis.git.processes import alive as _alive
+from autopoiesis.git.processes import process_start, stop_git
 from autopoiesis.git.runner import status as git_status
-from autopoiesis.git.runner import uncommitted
 
+TRANSCRIPTS = CONVERSATIONS_DIR + "/"
 _FALLBACK_IDENTITY = {
     "GIT_AUTHOR_NAME": "autopoiesis",
     "GIT_AUTHOR_EMAIL": "autopoiesis@localhost",
@@ -74,38 +81,6 @@ _INDEX_WRITERS = frozenset(
         "update-index",
     }
 )
-
-
-def process_start(pid: int) -> str | None:
-    """An identity of the live process PID that survives pid reuse (its start time, from
-    /proc), "" where /proc is missing but the process exists, None when it is gone or a
-    zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            stat = fh.read()
-    except FileNotFoundError:
-        if Path("/proc/self/stat").exists():
-            return None
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except PermissionError:
-            return ""
-        return ""
-    except OSError:
-        return ""
-    rest = stat[stat.rfind(")") + 2 :].split()
-    if not rest or rest[0] in ("Z", "X"):
-        return None
-    return rest[19] if len(rest) > 19 else ""
-
-
-def _alive(pid: object, start: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    now = process_start(pid)
-    return now is not None and (not start or not now or now == start)
 
 
 @dataclass(frozen=True)
@@ -218,31 +193,34 @@ class GitCore:
                 ):
                     path.unlink(missing_ok=True)
         record_path = self.repo.state_path("locks", f"git-index.{os.getpid()}.json")
-        started = time.time()
+        pid = os.getpid()
+        entry = {"pid": pid, "start": process_start(pid), "time": time.time(), "command": args[0]}
+        # written before git starts: a git that could not be recorded (a full disk) would
+        # leave an index.lock that no record explains, blocking every later command
+        try:
+            record_path.write_text(json.dumps(entry), encoding="utf-8")
+        except OSError as exc:
+            record_path.unlink(missing_ok=True)
+            raise GitError(
+                f"cannot write {record_path} ({exc.strerror or exc}), so git {args[0]} was not "
+                "run and nothing changed. Free disk space and retry."
+            ) from None
         child = runner.start(
             self.root, *args, env=self._environment(), stdin_pipe=input is not None
         )
         try:
-            record_path.write_text(
-                json.dumps(
-                    {
-                        "pid": os.getpid(),
-                        "start": process_start(os.getpid()),
-                        "git_pid": child.pid,
-                        "git_start": process_start(child.pid),
-                        "time": started,
-                        "command": args[0],
-                    }
-                ),
-                encoding="utf-8",
-            )
+            entry.update(git_pid=child.pid, git_start=process_start(child.pid))
+            with contextlib.suppress(OSError):  # the first record still names this process
+                record_path.write_text(json.dumps(entry), encoding="utf-8")
             out, err = child.communicate(input)
-        except BaseException:
-            child.kill()
-            child.wait()
+        except BaseException:  # stopped (SIGTERM: a timeout, `daemon stop`), or a bug
+            stop_git(child)
+            if not self.index_lock_path().exists():
+                record_path.unlink(missing_ok=True)
+            # else the record stays: it proves the lock is a dead git's of ours, and the
+            # next index writer removes both (clear_stale_index_lock)
             raise
-        finally:
-            record_path.unlink(missing_ok=True)
+        record_path.unlink(missing_ok=True)
         return subprocess.CompletedProcess(["git", *args], child.returncode, out, err)
 
     def clear_stale_index_lock(self) -> bool:
@@ -296,12 +274,16 @@ class GitCore:
     def repair_interrupted_commits(self) -> list[str]:
         """Put back the index entries a commit killed after it moved HEAD but before it
         wrote the index left wrong: a file committed in HEAD but marked intent-to-add in the
-        index would read as staged for deletion, so the next plain commit would delete it.
-        Returns the repaired paths."""
+        index, or (a plumbing commit, git/direct_commit.py) a transcript committed in HEAD
+        and missing from the index, would read as staged for deletion, so the next plain
+        commit would delete it. Returns the repaired paths."""
+        entries = git_status(self.root, CONTENT_DIRS).entries
+        untracked = {e.path for e in entries if e.untracked}
         broken = [
             e.path
-            for e in git_status(self.root, CONTENT_DIRS).entries
-            if e.index == "D" and e.worktree == "A"
+            for e in entries
+            if e.index == "D"
+            and (e.worktree == "A" or (e.path in untracked and e.path.startswith(TRANSCRIPTS)))
         ]
         if broken:
             self.run("reset", "-q", "--", *broken, check=False)
@@ -355,8 +337,17 @@ class GitCore:
     def commit_paths(
         self, paths: Sequence[str], message: str, *, allow_empty: bool = False
     ) -> CommitResult:
-        """Commit exactly PATHS (repo-relative), nothing else that happens to be staged."""
+        """Commit exactly PATHS (repo-relative), nothing else that happens to be staged:
+        through plumbing when every path is a file on disk (git/direct_commit.py), else
+        with `git commit --only`."""
+        from autopoiesis.git.direct_commit import commit_new_files
+
         with self.repo.lock("git"):
+            rel = [self.repo.rel(p) if os.path.isabs(p) else p for p in paths]
+            if rel and not allow_empty and all((self.root / p).is_file() for p in rel):
+                done = commit_new_files(self, rel, message)
+                if done is not None:
+                    return CommitResult(done[0] or None, message, tuple(done[1]))
             return self._commit_paths_locked(paths, message, allow_empty=allow_empty)
 
     def _commit_paths_locked(
@@ -413,58 +404,6 @@ class GitCore:
         return (
             self.run("log", "-1", "--format=%H", "--", relpath, check=False).stdout.strip() or None
         )
-
-    def closed_uncommitted_transcripts(self) -> list[str]:
-        """Transcripts that are finished (closed or recovered) but not committed yet,
-        untracked or staged alike."""
-        from autopoiesis.errors import TranscriptFormatError
-        from autopoiesis.formats.transcript import decode, parse_meta
-
-        ready = []
-        for rel in (p for p in uncommitted(self.root, [CONVERSATIONS_DIR]) if p.endswith(".md")):
-            try:
-                meta = parse_meta(decode((self.root / rel).read_bytes(), rel), rel)
-            except (OSError, TranscriptFormatError):
-                continue
-            if meta.status != "open":
-                ready.append(rel)
-        return ready
-
-    def commit_transcript(self, relpath: str, slug: str) -> str | None:
-        """Commit a finished transcript as `conversation: {slug}` / blank / `Session: {path}`.
-
-        Group commit: whoever holds the lock also commits the other finished transcripts
-        that are waiting for it (`conversation: {slug} (+N more)`, one Session: line
-        each), and a waiter that finds its transcript already committed returns that
-        commit. Under many simultaneous closes this turns N serial commits into a few.
-        """
-        with self.repo.lock("git"):
-            done = self.last_commit_of(relpath)
-            if done:
-                return done
-            others = [p for p in self.closed_uncommitted_transcripts() if p != relpath]
-            batch = [relpath] + others
-            subject = f"conversation: {slug}" + (f" (+{len(others)} more)" if others else "")
-            message = subject + "\n\n" + "".join(f"Session: {p}\n" for p in batch)
-            return self._commit_paths_locked(batch, message).sha
-
-    def commit_finished_transcripts(self) -> CommitResult:
-        """Commit every finished (closed or recovered) transcript that waits for a commit,
-        as one `conversation:` commit: what `autopoiesis commit` does first, so that with
-        `git.auto_commit: false` transcripts are committed by hand, and never swept into a
-        knowledge commit."""
-        with self.repo.lock("git"):
-            self.clear_stale_index_lock()
-            self.repair_interrupted_commits()
-            ready = self.closed_uncommitted_transcripts()
-            if not ready:
-                return CommitResult(None, "", ())
-            stem = Path(ready[0]).stem[5:]
-            subject = f"conversation: {stem}" + (
-                f" (+{len(ready) - 1} more)" if len(ready) > 1 else ""
-            )
-            message = subject + "\n\n" + "".join(f"Session: {p}\n" for p in ready)
-            return self._commit_paths_locked(ready, message)
 
     def pending_changes(self, tops: Iterable[str] = KNOWLEDGE_COMMIT_DIRS) -> list[tuple[str, str]]:
         """(status, path) of uncommitted changes under TOPS."""

@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 from autopoiesis.core.paths import CONTENT_DIRS, MEMORY_FILE, MemoryRepo, template_dir
-from autopoiesis.errors import FrontmatterError, GitError, TranscriptFormatError
+from autopoiesis.errors import FrontmatterError, GitError
 from autopoiesis.git.history import LINK_MODES
 from autopoiesis.git.runner import (
     Change,
@@ -80,19 +80,17 @@ def _frontmatter_error(path: str, text: str) -> str | None:
 
 
 def check_transcript(path: str, text: str, result: CheckResult) -> None:
-    from autopoiesis.formats.transcript import parse_meta  # only when a transcript is staged
+    """A new transcript: what git/admission.py asks of every transcript entering the history."""
+    from autopoiesis.git.admission import transcript_problems  # only when a transcript is staged
 
-    try:
-        meta = parse_meta(text, path)
-    except TranscriptFormatError as exc:
-        result.errors.append(f"{path}: {exc}")
-        return
-    if meta.status == "open":
-        result.errors.append(
-            f"{path}: the session is still open (status: open). It is committed automatically "
-            "when it ends; "
-            "unstage it with `git restore --staged " + path + "`."
-        )
+    for kind, why in transcript_problems(path, text):
+        advice = {
+            "open": "It is committed automatically when it ends; unstage it with "
+            f"`git restore --staged {path}`.",
+            "misnamed": f"Rename it (`git mv {path} NEW`) or unstage it "
+            f"(`git restore --staged {path}`).",
+        }.get(kind, "")
+        result.errors.append(f"{path}: {why.rstrip('.')}." + (f" {advice}" if advice else ""))
 
 
 def check_memory(text: str, cap: int, result: CheckResult) -> None:
@@ -122,18 +120,25 @@ def check_knowledge(path: str, text: str, result: CheckResult) -> None:
         result.errors.append(f"{error} Fix it so readers and the index can parse the file.")
 
 
-def _refuse_links(root: Path, paths: list[str], result: CheckResult) -> None:
-    """A symbolic link or gitlink staged under the memory folders is refused: a memory is
-    shared, and `knowledge/notes.md -> ~/.aws/credentials` would be read on every machine
-    that pulls it."""
+def staged_modes(root: Path, paths: list[str]) -> dict[str, str]:
+    """The index's file mode of each of PATHS under the memory folders."""
     mine = [p for p in paths if p.split("/", 1)[0] in CONTENT_DIRS]
     if not mine:
-        return
-    out = decode(git(root, "ls-files", "--stage", "-z", "--", *mine))
-    for entry in out.split("\x00"):
+        return {}
+    modes = {}
+    for entry in decode(git(root, "ls-files", "--stage", "-z", "--", *mine)).split("\x00"):
         meta, _, path = entry.partition("\t")
-        mode = meta.split(" ", 1)[0]
-        if mode in LINK_MODES:
+        if path:
+            modes[path] = meta.split(" ", 1)[0]
+    return modes
+
+
+def _refuse_links(modes: dict[str, str], result: CheckResult) -> None:
+    """A symbolic link or gitlink under the memory folders is refused: a memory is
+    shared, and `knowledge/notes.md -> ~/.aws/credentials` would be read on every machine
+    that pulls it."""
+    for path, mode in modes.items():
+        if path.split("/", 1)[0] in CONTENT_DIRS and mode in LINK_MODES:
             result.errors.append(
                 f"{path}: {LINK_MODES[mode]}; the memory folders hold regular files only. "
                 f"Undo with `git rm --cached {path}`."
@@ -183,10 +188,10 @@ def _work_tree_text(root: Path, path: str) -> bytes | None:
 
 
 def pre_commit(root: Path) -> CheckResult:
-    result = CheckResult()
+    """The checks of what is staged (the pre-commit hook)."""
     changes = staged_changes(root)
     if not changes:
-        return result
+        return CheckResult()
     raw_touched = [
         p
         for c in changes
@@ -194,17 +199,41 @@ def pre_commit(root: Path) -> CheckResult:
         if p.startswith("raw/")
     ]
     committed = ls_tree(root, "HEAD", sorted(set(raw_touched)))
-    _refuse_links(root, [c.path for c in changes if c.status != "D"], result)
-    _refuse_transcript_changes(changes, committed, result)
+    modes = staged_modes(root, [c.path for c in changes if c.status != "D"])
     to_read = [c.path for c in changes if c.status != "D" and _is_checked(c.path)]
     blobs = cat_file_batch(root, [f":{p}" for p in to_read])
+    contents = {}
     for path in to_read:
         raw = blobs.get(f":{path}") or b""
         if raw[:1] == b"\x00" and _is_ciphertext(raw):  # git-crypt's: check the text it encrypted
             plain = _work_tree_text(root, path)
             if plain is None:
-                continue
+                continue  # the text is not here to check
             raw = plain
+        contents[path] = raw
+    return check_changes(root, changes, committed, modes, contents)
+
+
+def check_changes(
+    root: Path,
+    changes: list[Change],
+    committed: set[str],
+    modes: dict[str, str],
+    contents: dict[str, bytes],
+) -> CheckResult:
+    """What pre-commit checks, of any commit about to be made: CHANGES against HEAD,
+    COMMITTED the raw/ paths among them that HEAD holds, MODES the new file modes, and
+    CONTENTS the new text of each changed file that `_is_checked` (one left out is not
+    checked: git-crypt's ciphertext whose text is not in the work tree). The hook passes
+    what is staged; a commit made through git's plumbing (git/direct_commit.py) passes
+    the files it commits, so both refuse the same things."""
+    result = CheckResult()
+    _refuse_links(modes, result)
+    _refuse_transcript_changes(changes, committed, result)
+    for path in [c.path for c in changes if c.status != "D" and _is_checked(c.path)]:
+        raw = contents.get(path)
+        if raw is None:
+            continue
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:

@@ -13,17 +13,22 @@ conflict. This driver merges the file as what it is, entries with ids:
   field one side changed (a hand edit of the text) is taken from that side;
 * **frontmatter by key**: `updated` takes the later time, `sessions` the union, the
   counts are recomputed (`formats.knowledge.refresh_counts`, as the writer does);
-* **prose is never resolved silently**: lines that are not entries and that both sides
-  changed differently get conflict markers (`<<<<<<< ours` / `=======` / `>>>>>>> theirs`)
-  and the driver exits 1, so git reports the file as conflicted.
+* **generated structure merges by construction**: headings are structure, not prose; a
+  section both sides added (a day's journal written on two machines, a `### <channel>`
+  heading each) is kept from both, a section both added under the same heading gets the
+  entries of both;
+* **prose is never resolved silently**: lines that are not entries or headings and that
+  both sides changed differently get conflict markers (`<<<<<<< ours` / `=======` /
+  `>>>>>>> theirs`) and the driver exits 1, so git reports the file as conflicted.
 
 The three-way line merge itself is git's (`git merge-file`), run on the files with every
-line turned into a token (`E <id>` for an entry, `P <hash>` for any other line), so an
-entry whose tags changed is still the same line and git's conflict hunks only need
-refining: the two sides of a hunk are aligned with difflib, and where both sides hold
-only entries (and blank lines) they are united. Caps are not the driver's business: it
-can only write this one file, and moving MEMORY.md's overflow to the archive writes
-another. `autopoiesis sync` re-applies the caps after the merge, before committing it.
+line turned into a token (`E <id>` for an entry, `H <hash>` for a heading, `P <hash>` for
+any other line), so an entry whose tags changed is still the same line and git's conflict
+hunks only need refining: a hunk of generated structure only (entries, headings, blank
+lines) is united section by section; else its two sides are aligned with difflib and each
+difference of structure only is united. Caps are not the driver's business: it can only
+write this one file, and moving MEMORY.md's overflow to the archive writes another.
+`autopoiesis sync` re-applies the caps after the merge, before committing it.
 
 Anything unexpected (bytes that are not UTF-8, a failure of the driver itself) falls
 back to git's own line merge of the file, so a merge never silently loses a side. Light
@@ -188,30 +193,30 @@ def _merge_tags(o: kf.Entry | None, a: kf.Entry, b: kf.Entry) -> tuple[str, ...]
 
 # ── the body, line by line ──
 class _Side:
-    """One version of the body as tokens: `E <id>` per entry, `P <hash>` per other line."""
+    """One version of the body as tokens: `E <id>` per entry, `H <hash>` per heading, `P
+    <hash>` per other line."""
 
     def __init__(self, doc: kf.KnowledgeDoc, prose: dict[str, str]):
         self.tokens: list[str] = []
         self.entries: dict[str, kf.Entry] = {}
         for s in doc.sections:
             heading = s.heading()
-            lines: list[kf.Line] = [heading] if heading is not None else []
-            lines += s.lines
-            for line in lines:
+            if heading is not None:
+                self.tokens.append(_token("H ", heading, prose))
+            for line in s.lines:
                 if isinstance(line, kf.Entry) and line.id not in self.entries:
                     self.entries[line.id] = line
                     self.tokens.append("E " + line.id)
                 else:
                     text = line.render() if isinstance(line, kf.Entry) else line
-                    token = (
-                        "P "
-                        + hashlib.blake2b(
-                            text.encode("utf-8", "surrogatepass"), digest_size=12
-                        ).hexdigest()
-                    )
-                    prose[token] = text
-                    self.tokens.append(token)
+                    self.tokens.append(_token("P ", text, prose))
         self.set = set(self.tokens)
+
+
+def _token(kind: str, text: str, prose: dict[str, str]) -> str:
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+    prose[kind + digest] = text
+    return kind + digest
 
 
 def _conflict(ours: Sequence[str], theirs: Sequence[str]) -> str:
@@ -254,9 +259,24 @@ def _git_merge_file(ours: str, base: str, theirs: str) -> tuple[str, int]:
     return proc.stdout.decode("utf-8"), proc.returncode
 
 
+_BLANK = "P " + hashlib.blake2b(b"", digest_size=12).hexdigest()
+
+
+def _sections(tokens: list[str]) -> list[tuple[str | None, list[str]]]:
+    """TOKENS cut at their headings: (None, the lines before the first), then (heading,
+    its lines) for each."""
+    groups: list[tuple[str | None, list[str]]] = [(None, [])]
+    for t in tokens:
+        if t.startswith("H "):
+            groups.append((t, []))
+        else:
+            groups[-1][1].append(t)
+    return groups
+
+
 class _BodyMerge:
     def __init__(self, o: kf.KnowledgeDoc, a: kf.KnowledgeDoc, b: kf.KnowledgeDoc):
-        self.prose: dict[str, str] = {}
+        self.prose: dict[str, str] = {_BLANK: ""}
         self.o, self.a, self.b = _Side(o, self.prose), _Side(a, self.prose), _Side(b, self.prose)
         self.conflicts = 0
 
@@ -269,8 +289,11 @@ class _BodyMerge:
         return self._blank(token) or not (token in self.o.set and token not in other.set)
 
     def _hunk(self, ours: list[str], theirs: list[str]) -> list[str]:
-        """Resolve one of git's conflict hunks: the two sides aligned, each difference
-        united when it holds only entries, else a conflict region (as `# C <index>`)."""
+        """Resolve one of git's conflict hunks: united section by section when it holds
+        only generated structure; else the two sides aligned, each difference united when
+        it holds only that, else a conflict region (as `# C <index>`)."""
+        if self._structure(ours + theirs):
+            return self._sections_union(ours, theirs)
         out: list[str] = []
         matcher = difflib.SequenceMatcher(None, ours, theirs, autojunk=False)
         for op, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -281,13 +304,8 @@ class _BodyMerge:
                 out += [t for t in mine if self._kept(t, self.b)] + [
                     t for t in other if self._kept(t, self.a)
                 ]
-            elif all(t.startswith("E ") or self._blank(t) for t in mine + other):
-                out += [t for t in mine if self._kept(t, self.b)]
-                out += [
-                    t
-                    for t in other
-                    if t.startswith("E ") and t not in mine and self._kept(t, self.a)
-                ]
+            elif self._structure(mine + other):
+                out += self._sections_union(mine, other)
             else:
                 self.conflicts += 1
                 out.append(
@@ -298,6 +316,50 @@ class _BodyMerge:
                     )
                 )
         return out
+
+    def _structure(self, tokens: list[str]) -> bool:
+        """Whether TOKENS are only what the writer generates (entries, blank lines, and
+        headings neither side removed): they merge by construction, never by a person."""
+        return all(
+            t.startswith("E ")
+            or self._blank(t)
+            or (t.startswith("H ") and (t not in self.o.set or t in self.a.set & self.b.set))
+            for t in tokens
+        )
+
+    def _sections_union(self, mine: list[str], other: list[str]) -> list[str]:
+        """Two sides' additions of entries and sections, united: the lines before the first
+        heading, then each section of ours with the entries theirs added to it, then the
+        sections only theirs added (a day's journal written on two machines from two
+        channels gains a `### <channel>` section on each)."""
+        groups = _sections(mine)
+        theirs = _sections(other)
+        where = {heading: i for i, (heading, _) in enumerate(groups)}
+        for heading, body in theirs:
+            if heading in where:
+                i = where[heading]
+                groups[i] = (heading, self._union_body(groups[i][1], body))
+            else:
+                where[heading] = len(groups)
+                groups.append((heading, [t for t in body if self._kept(t, self.a)]))
+        out: list[str] = []
+        for heading, body in groups:
+            if heading is not None:
+                if out and not self._blank(out[-1]):
+                    out.append(_BLANK)
+                out.append(heading)
+            out += body
+        return out
+
+    def _union_body(self, mine: list[str], other: list[str]) -> list[str]:
+        """Our lines of a section (less what theirs removed), then the entries theirs
+        added, before our trailing blank lines."""
+        kept = [t for t in mine if self._kept(t, self.b)]
+        end = len(kept)
+        while end and self._blank(kept[end - 1]):
+            end -= 1
+        added = [t for t in other if t.startswith("E ") and t not in mine and self._kept(t, self.a)]
+        return kept[:end] + added + kept[end:]
 
     def _line(self, token: str, side: _Side) -> str:
         return side.entries[token[2:]].render() if token.startswith("E ") else self.prose[token]
@@ -326,7 +388,38 @@ class _BodyMerge:
                 theirs.append(line)
             else:
                 tokens.append(line)
-        return self._restore_changed(tokens)
+        return self._one_section_each(self._restore_changed(tokens))
+
+    def _one_section_each(self, tokens: list[str]) -> list[str]:
+        """A heading the merge holds more often than either side did (both sides added
+        the same section, and git's line merge placed the two apart) becomes one section:
+        the later one's lines move up into the first."""
+        allowed = {
+            t: max(self.a.tokens.count(t), self.b.tokens.count(t))
+            for t in set(tokens)
+            if t.startswith("H ")
+        }
+        groups = _sections(tokens)
+        first: dict[str, int] = {}
+        seen: dict[str, int] = {}
+        out: list[tuple[str | None, list[str]]] = []
+        for heading, body in groups:
+            if heading is not None:
+                seen[heading] = seen.get(heading, 0) + 1
+                if seen[heading] > allowed[heading] and heading in first:
+                    i = first[heading]
+                    mine = out[i][1]
+                    end = len(mine)
+                    while end and self._blank(mine[end - 1]):
+                        end -= 1
+                    moved = [t for t in body if not self._blank(t) and t not in mine]
+                    out[i] = (heading, mine[:end] + moved + mine[end:])
+                    continue
+                first.setdefault(heading, len(out))
+            out.append((heading, list(body)))
+        if len(out) == len(groups):
+            return tokens
+        return [t for heading, body in out for t in ([heading] if heading else []) + body]
 
     def _restore_changed(self, tokens: list[str]) -> list[str]:
         """An entry one side removed while the other changed it (superseded it, edited it)

@@ -4,6 +4,8 @@ transcript history, before git makes it (verify only finds such a change afterwa
 A branch moved onto commits that alter a transcript, or to a tip that lost or changed
 one; the memory branch deleted while no other branch holds its transcripts; a `git
 replace` object. A sanctioned rewrite (`autopoiesis forget`) sets verify.ALLOW_REWRITE_ENV.
+Packing refs (`git pack-refs`, so `git gc` and `git maintenance`) deletes the loose file
+of a ref packed-refs already holds at the same commit: that deletes nothing (`packed_at`).
 
 Light path, like verify: the hook runs on every ref update, so the standard library and
 git.runner only (no GitPython).
@@ -36,6 +38,7 @@ from autopoiesis.git.verify import (
     MEMORY_BRANCH,
     _subjects,
     load_record,
+    recorded_transcripts,
     walk,
 )
 
@@ -50,7 +53,7 @@ def check_ref_updates(repo: MemoryRepo, lines: Iterable[str]) -> list[str]:
     branches: dict[str, Any] = load_record(repo).get("branches", {})
     known: dict[str, str] = {}
     for b in branches.values():
-        for path, blob in b.get("transcripts", {}).items():
+        for path, blob in recorded_transcripts(root, b).items():
             known.setdefault(path, blob)
     verified = [b.get("commit", "") for b in branches.values()]
     errors: list[str] = []
@@ -93,7 +96,7 @@ def _created_branch_findings(
     findings = walk(root, new, verified + others, known).findings
     if recorded.get("commit") and existing_commits(root, [recorded["commit"]]):
         findings += _as_findings(root, new, recorded["commit"], ref)
-    elif recorded.get("transcripts"):
+    elif recorded.get("transcripts"):  # a record made before the checkpoint refs
         tree = transcripts_at(root, new)
         for p, b in sorted(recorded["transcripts"].items()):
             if tree.get(p) != b:
@@ -125,7 +128,7 @@ def _moved_branch_findings(
     moved = [f for f in _as_findings(root, new, old, ref) if f.path not in reported]
     if moved:  # moving away from a forged tip, back to the verified content, is allowed
         forged = {f.path for f in walk(root, old, verified, known).findings}
-        transcripts = recorded.get("transcripts", {})
+        transcripts = recorded_transcripts(root, recorded)
         now = transcripts_at(root, new) if transcripts else {}
         moved = [
             f
@@ -165,10 +168,31 @@ def _as_findings(root: Path, new: str, old: str, ref: str) -> list[Finding]:
     ]
 
 
+def packed_at(root: Path, ref: str, old: str) -> bool:
+    """Whether deleting REF at OLD only prunes its loose file: `git pack-refs` (and so
+    `git gc`, `git maintenance`, `gc --auto`) packs every ref, then deletes each loose ref
+    in a transaction of its own, while packed-refs already holds REF at OLD and nothing
+    locks packed-refs. A real deletion of a packed ref rewrites packed-refs in the same
+    transaction and holds `packed-refs.lock` while the hook runs; one of a loose-only ref
+    finds no such line."""
+    from autopoiesis.core.project import common_git_dir
+
+    gitdir = common_git_dir(root / ".git")
+    if gitdir is None or is_zero(old) or (gitdir / "packed-refs.lock").exists():
+        return False
+    try:
+        with open(gitdir / "packed-refs", "rb") as fh:
+            want = f"{old} {ref}\n".encode()
+            return any(line == want for line in fh)
+    except OSError:
+        return False
+
+
 def _deletion_errors(root: Path, ref: str, old: str) -> list[str]:
     """Deleting the memory branch (or `branch -M` onto it, which deletes it first) is
-    refused while some transcript of its tip is on no other branch with the same content."""
-    if ref != MEMORY_BRANCH:
+    refused while some transcript of its tip is on no other branch with the same content.
+    Pruning its loose file once packed (pack-refs, gc) deletes nothing."""
+    if ref != MEMORY_BRANCH or packed_at(root, ref, old):
         return []
     current = old if not is_zero(old) else (resolve(root, ref) or "")
     if not current:

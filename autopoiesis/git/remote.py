@@ -13,6 +13,28 @@ from dataclasses import dataclass, field
 from autopoiesis.errors import GitError
 from autopoiesis.git.commits import GitCore
 
+STALL_SECONDS = 15  # a remote that sends nothing for this long is given up on (HTTP, ssh)
+
+# What git says when a ref moved on the remote between this clone's fetch and its push:
+# "fetch first" and "non-fast-forward" when git saw it before sending, "failed to update
+# ref" (a bare repo: `cannot lock ref ...: is at X but expected Y`), "failed to lock" (git
+# over HTTP), "stale info" and "incorrect old value" (a lease) when two pushes crossed on
+# the remote. Each is a race another clone won: fetch, merge, push again.
+RACE_REASONS = (
+    "fetch first",
+    "non-fast-forward",
+    "failed to update ref",
+    "failed to lock",
+    "cannot lock ref",
+    "stale info",
+    "incorrect old value",
+)
+
+
+def is_race(reason: str) -> bool:
+    """Whether git's REASON for refusing a push says the remote moved meanwhile."""
+    return any(r in reason for r in RACE_REASONS)
+
 
 @dataclass
 class PushResult:
@@ -92,14 +114,23 @@ class RemoteMixin(GitCore):
 
     def _network_env(self) -> None:
         """Never wait for a person at a prompt: no terminal credential prompt, and ssh in
-        batch mode (unless the user configured their own ssh command)."""
+        batch mode (unless the user configured their own ssh command). Never wait long for
+        a remote that stopped answering: over HTTP, a transfer under 1 byte a second for
+        STALL_SECONDS ends (git's low-speed limit; a server busy packing sends keep-alives
+        meanwhile), and ssh gives up on a connection that has not answered for as long;
+        the caller's timeout bounds the rest (git://, a hung file system)."""
         env = self._environment()
         env["GIT_TERMINAL_PROMPT"] = "0"
+        env.setdefault("GIT_HTTP_LOW_SPEED_LIMIT", "1")
+        env.setdefault("GIT_HTTP_LOW_SPEED_TIME", str(STALL_SECONDS))
         if (
             not any(k in env for k in ("GIT_SSH_COMMAND", "GIT_SSH"))
             and not self.run("config", "--get", "core.sshCommand", check=False).stdout.strip()
         ):
-            env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes -o ConnectTimeout=20"
+            env["GIT_SSH_COMMAND"] = (
+                f"ssh -o BatchMode=yes -o ConnectTimeout={STALL_SECONDS} "
+                f"-o ServerAliveInterval=5 -o ServerAliveCountMax={STALL_SECONDS // 5}"
+            )
 
     def fetch(self, remote: str, *, timeout: float = 120) -> None:
         """`git fetch REMOTE` (its branches into refs/remotes/REMOTE/, and the tags that
@@ -334,11 +365,10 @@ class RemoteMixin(GitCore):
 
     def drop_unreachable_objects(self) -> None:
         """Expire every reflog and prune what nothing refers to (old objects a fetch
-        brought back after a rewrite)."""
-        self.run(
-            "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all", check=False
-        )
-        self.run("gc", "--prune=now", "--quiet", check=False)
+        brought back after a rewrite). Raises GitError when git could not: the objects
+        are still there, and the caller must say so."""
+        self.run("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
+        self.run("gc", "--prune=now", "--quiet")
 
 
 def _last_lines(text: str, n: int = 4) -> str:

@@ -102,8 +102,14 @@ def branches(root: Path) -> list[str]:
 
 def pattern_for(text: str, *, ignore_case: bool = False) -> re.Pattern[bytes]:
     """TEXT as a bytes pattern, matched literally (case-insensitively when asked: ASCII
-    letters only, as Python's bytes patterns are)."""
-    return re.compile(re.escape(text.encode("utf-8")), re.IGNORECASE if ignore_case else 0)
+    letters only, as Python's bytes patterns are), with the forms it takes in a
+    transcript's name and title (formats.transcript.name_forms: a first message names
+    its transcript, lowercased in the file name, title-cased in the title)."""
+    from autopoiesis.formats.transcript import name_forms
+
+    forms = sorted({text, *name_forms(text)}, key=len, reverse=True)  # the longest first
+    source = b"|".join(re.escape(f.encode("utf-8")) for f in forms)
+    return re.compile(source, re.IGNORECASE if ignore_case else 0)
 
 
 def object_store_holds(root: Path, needle: bytes | re.Pattern[bytes]) -> bool:
@@ -211,7 +217,7 @@ def rewrite_history(
         if text is not None:
             # a regex, so that case can be ignored; filter-repo reads one rule a line and
             # splits it at the last '==>' (forget refuses both in TEXT)
-            found = b"regex:" + (b"(?i)" if ignore_case else b"") + re.escape(text.encode())
+            found = b"regex:" + (b"(?i)" if ignore_case else b"") + pattern_for(text).pattern
             rules.append(found + b"==>" + REDACTED)
             renames = Path(tmp) / "renames.txt"
             renames.write_bytes(found + b"==>" + REDACTED_NAME + b"\n")

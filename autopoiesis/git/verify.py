@@ -10,12 +10,22 @@ run it. This module looks at the history itself:
   raw/conversations/, renames as delete + add). Adding a transcript is the only change
   allowed; a commit that modifies, deletes, retypes or re-adds one with other content is a
   finding, named with the transcript and the commit.
-* **the record** (`.autopoiesis/verify/record.json`): what the last clean run verified,
-  per branch: the commit and the blob id of each transcript. A history that was replaced
-  wholesale (an orphan branch renamed to main, a reset to an unrelated root, a rebase
-  that edited the commit which added a transcript) has no commit that shows the change;
-  comparing the branch with the record does. It also makes the walk incremental: after
-  the first full walk only the commits since the recorded one are read.
+* **the checkpoint**: what the last clean run verified, per branch: the commit, kept in
+  git as `refs/autopoiesis/verified/<branch>` (so its objects outlive any rewrite of the
+  branch, and its tree is the blob id of each transcript then), and beside it in the
+  record (`.git/autopoiesis/verify.json`, with the repository, not among the caches of
+  .autopoiesis/, whose deletion would make a replaced history look like a fresh clone's)
+  how far the reflog was read. A history that was replaced wholesale (an orphan branch
+  renamed to main, a reset to an unrelated root, a rebase that edited the commit which
+  added a transcript) has no commit that shows the change; comparing the branch with the
+  checkpoint's tree does. It also makes the walk incremental: after the first full walk
+  only the commits since the checkpoint are read, and of the checkpoint's tree only the
+  entries those commits add (a record of every transcript was 12 MB of JSON to read and
+  write on each run at 100,000). A clone starts from the history as cloned
+  (`trust_clone`); `--full` walks from the first commit.
+* **admission**: every transcript a walked commit adds is checked as the pre-commit hook
+  checks a staged one (git/admission.py: a regular file, a frontmatter the format reads,
+  closed, named after its frontmatter), so one committed without hooks is reported too.
 * **the reflog** of the branch since the last run: a tip the branch was moved away from
   (reset, rebase, amend) whose transcripts the new tip lost or changed is a finding too,
   so a rewrite of commits made since the last run is caught without a record of them.
@@ -35,9 +45,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.core.paths import MemoryRepo, atomic_write
+from autopoiesis.core.paths import MemoryRepo, atomic_write, git_state_path
 from autopoiesis.core.text import counted
+from autopoiesis.git.admission import added_findings
 from autopoiesis.git.history import (
+    TRANSCRIPTS,
     Finding,
     branch_name,
     current_ref,
@@ -118,26 +130,100 @@ class VerifyResult:
         }
 
 
-# ── the record ──
+# ── the record and the checkpoint ──
+CHECKPOINT_PREFIX = "refs/autopoiesis/verified/"
+# Where the record was kept before it moved into the git folder (read once, when the new
+# one is missing: a run of an older version recorded there).
+_OLD_RECORD = ("verify", "record.json")
+
+
 def record_path(repo: MemoryRepo) -> Path:
-    return repo.state_file("verify_record")
+    """`.git/autopoiesis/verify.json`: this machine's witness of what it verified, kept
+    with the repository (not under .autopoiesis/, whose caches may be deleted: a history
+    replaced wholesale would then look like a fresh clone's)."""
+    return git_state_path(repo.root, "verify_record")
+
+
+def checkpoint_ref(ref: str) -> str:
+    """Where the checkpoint of the branch REF is kept."""
+    return CHECKPOINT_PREFIX + ref.removeprefix("refs/heads/")
+
+
+def recorded_transcripts(root: Path, branch: dict[str, Any] | None) -> dict[str, str]:
+    """Path -> blob of every transcript a branch's checkpoint holds ({} for none): its
+    commit's tree, or what a record made before the checkpoint lists."""
+    if not branch:
+        return {}
+    if isinstance(branch.get("transcripts"), dict):
+        return dict(branch["transcripts"])
+    commit = branch.get("commit", "")
+    return transcripts_at(root, commit) if commit and existing_commits(root, [commit]) else {}
+
+
+def _known_at(root: Path, base: str, revs: list[str]) -> dict[str, str]:
+    """Path -> blob, at BASE, of the transcripts the commits REVS (`rev-list --parents`
+    lines) add: what the walk of those commits needs of the checkpoint's tree."""
+    added = sorted({c[2] for c in diff_lines(root, revs) if c[1] == "A"})
+    known: dict[str, str] = {}
+    for i in range(0, len(added), 500):
+        out = git_real(root, "ls-tree", "-z", "--full-tree", base, "--", *added[i : i + 500])
+        for entry in decode(out).split("\x00"):
+            meta, _, path = entry.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3:
+                known[path] = tree_entry(parts[2], parts[0])
+    return known
+
+
+def save_checkpoint(
+    repo: MemoryRepo, record: dict[str, Any], ref: str, tip: str, reflog: int, count: int
+) -> None:
+    """Record TIP as the verified state of the branch REF (its reflog read to REFLOG
+    entries, COUNT transcripts)."""
+    git_real(repo.root, "update-ref", "-m", "autopoiesis verify", checkpoint_ref(ref), tip)
+    record.setdefault("branches", {})[ref] = {"commit": tip, "reflog": reflog, "count": count}
+    save_record(repo, record)
+
+
+def count_transcripts(root: Path, commit: str) -> int:
+    out = git_real(
+        root, "ls-tree", "-r", "--name-only", "-z", "--full-tree", commit, "--", TRANSCRIPTS
+    )
+    return sum(p.endswith(b".md") for p in out.split(b"\x00"))
+
+
+def trust_clone(repo: MemoryRepo) -> str | None:
+    """A new clone's checkpoint: its branch as cloned, without a walk (what the remote holds
+    is what every clone of it starts from; `verify --full` walks it all). The commit."""
+    root = repo.root
+    ref = current_ref(root)
+    tip = resolve(root, ref) if ref.startswith("refs/heads/") else None
+    if tip is None:
+        return None
+    out = git_real(
+        root, "ls-tree", "-r", "--name-only", "-z", "--full-tree", tip, "--", TRANSCRIPTS
+    )
+    count = sum(p.endswith(b".md") for p in out.split(b"\x00"))
+    save_checkpoint(repo, load_record(repo), ref, tip, len(reflog_entries(root, ref)), count)
+    return tip
 
 
 def load_record(repo: MemoryRepo) -> dict[str, Any]:
     """The record of the last clean run ({} when there is none or it cannot be read:
     the next run then walks the whole history)."""
-    path = repo.state_dir / "verify" / "record.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    for path in (record_path(repo), repo.state_dir.joinpath(*_OLD_RECORD)):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if (
+            isinstance(data, dict)
+            and data.get("version") == RECORD_VERSION
+            and isinstance(data.get("branches"), dict)
+        ):
+            return data
         return {}
-    if (
-        not isinstance(data, dict)
-        or data.get("version") != RECORD_VERSION
-        or not isinstance(data.get("branches"), dict)
-    ):
-        return {}
-    return data
+    return {}
 
 
 def save_record(repo: MemoryRepo, record: dict[str, Any]) -> None:
@@ -150,13 +236,14 @@ class Walk:
     """The outcome of walking commits: findings, the first blob of each transcript, and
     which commit brought each (path, blob) into the history."""
 
-    __slots__ = ("findings", "known", "adders", "commits")
+    __slots__ = ("findings", "known", "adders", "commits", "added")
 
     def __init__(self, known: dict[str, str]):
         self.findings: list[Finding] = []
         self.known = known
         self.adders: dict[tuple[str, str], str] = {}
         self.commits: list[str] = []
+        self.added: list[tuple[str, str, str]] = []  # (path, tree entry, commit) of each addition
 
 
 _TYPES = {"120000": "a symbolic link", "160000": "a submodule", "040000": "a folder"}
@@ -176,7 +263,9 @@ def walk(
         if status == "A":
             w.adders.setdefault((path, blob), commit)
             first = w.known.setdefault(path, blob)
-            if first != blob and (commit, path) not in seen:
+            if first == blob:
+                w.added.append((path, blob, commit))
+            elif (commit, path) not in seen:
                 seen.add((commit, path))
                 w.findings.append(
                     Finding(
@@ -212,6 +301,8 @@ def walk(
             w.findings.append(
                 Finding(path, commit, "modified", f"{what} after it was added, by commit {commit}")
             )
+    # what the pre-commit hook refuses, wherever the transcript came from (git/admission.py)
+    w.findings += added_findings(root, w.added)
     return w
 
 
@@ -241,6 +332,13 @@ class _Walked:
         """The commit that brought PATH's content at the tip into the history ("" unknown)."""
         return self.walk.adders.get((path, self.tree.get(path, "")), "")
 
+    def complete(self, root: Path) -> None:
+        """An incremental walk reads of the checkpoint only what the new commits add; a
+        check of the whole tip (a reflog move) reads both trees in full."""
+        if self.incremental and not self.tree:
+            self.tree = transcripts_at(root, self.tip)
+            self.recorded = {**transcripts_at(root, self.base), **self.recorded}
+
 
 def _walk_branch(
     root: Path, ref: str, tip: str, branch: dict[str, Any] | None, full: bool
@@ -248,12 +346,21 @@ def _walk_branch(
     """The walk of TIP's history: since the recorded commit when it is an ancestor of TIP
     (unless FULL), else the whole of it."""
     base = branch.get("commit", "") if branch else ""
-    recorded: dict[str, str] = dict(branch.get("transcripts", {})) if branch else {}
     base_ok = bool(base) and base in existing_commits(root, [base])
+    if not full and base_ok and base != tip and is_ancestor(root, tip, base):
+        # TIP is inside the history already verified (a push of the tip a later commit
+        # has since moved past): nothing in it to walk, nothing the record says it lacks
+        w = walk(root, tip, [tip], {})
+        return _Walked(ref, tip, base, True, w, transcripts_at(root, tip), {})
     incremental = not full and base_ok and is_ancestor(root, base, tip)
     if incremental:
-        w = walk(root, tip, [base], recorded)
-        return _Walked(ref, tip, base, True, w, w.known, recorded)
+        legacy = isinstance(branch.get("transcripts") if branch else None, dict)
+        known = recorded_transcripts(root, branch) if legacy else None
+        if known is None:
+            known = _known_at(root, base, rev_list(root, tip, [base]))
+        w = walk(root, tip, [base], known)
+        return _Walked(ref, tip, base, True, w, {}, known)
+    recorded = recorded_transcripts(root, branch)
     return _Walked(ref, tip, base, False, walk(root, tip), transcripts_at(root, tip), recorded)
 
 
@@ -300,17 +407,19 @@ def reflog_findings(
 ) -> list[Finding]:
     """The reflog: a tip the branch was moved away from since entry START (reset, rebase,
     amend) whose transcripts the tip lost or changed."""
-    ref, tip, recorded, tree = walked.ref, walked.tip, walked.recorded, walked.tree
     olds = {sha for entry in reflog[start:] for sha in entry}
-    olds -= {tip, walked.base, *walked.walk.commits}
+    olds -= {walked.tip, walked.base, *walked.walk.commits}
     olds = existing_commits(root, olds)
     if walked.incremental and olds:  # the walk read only what is new: an old tip may be an ancestor
         ancestors = (
-            set(rev_list_all(root, tip))
+            set(rev_list_all(root, walked.tip))
             if len(olds) > 16
-            else {o for o in olds if is_ancestor(root, o, tip)}
+            else {o for o in olds if is_ancestor(root, o, walked.tip)}
         )
         olds -= ancestors
+    if olds:
+        walked.complete(root)
+    ref, tip, recorded, tree = walked.ref, walked.tip, walked.recorded, walked.tree
     findings: list[Finding] = []
     for old, status, path in lost_since(root, tip, sorted(olds)) if olds else []:
         if path in walked.reported or (
@@ -376,13 +485,19 @@ def verify(
         findings += record_findings(walked)
     reflog = reflog_entries(root, ref) if ref.startswith("refs/heads/") else []
     start = int(branch.get("reflog", 0)) if branch and walked.incremental else 0
-    findings += reflog_findings(root, walked, reflog, start if start <= len(reflog) else 0)
-    findings += replacement_findings(root, walked.tree)
-    findings += link_findings(root, tip)
+    # a TIP the branch has since moved past (a commit landed while TIP was pushed): the
+    # branch's own moves are checked where it is now, at the next verify of it
+    current = resolve(root, ref) if ref.startswith("refs/heads/") else tip
+    moved_on = bool(current) and current != tip and is_ancestor(root, tip, str(current))
+    if not moved_on:
+        findings += reflog_findings(root, walked, reflog, start if start <= len(reflog) else 0)
+    findings += replacement_findings(root, walked.tree or None, tip)
+    reported = {f.path for f in findings}
+    findings += [f for f in link_findings(root, tip) if f.path not in reported]
 
     kept, n_accepted = _not_accepted(record, findings, accept)
     _subjects(root, kept)
-    n_transcripts = sum(p.endswith(".md") for p in walked.tree)
+    n_transcripts = _count(root, tip, walked, branch)
     since = walked.base if walked.incremental else ""
     result = VerifyResult(
         ref,
@@ -394,17 +509,31 @@ def verify(
         since,
         n_accepted,
     )
-    if save and ref.startswith("refs/heads/") and (not kept or accept):
-        clean_tree = transcripts_at(root, tip) if accept and walked.incremental else walked.tree
-        branches[ref] = {"commit": tip, "reflog": len(reflog), "transcripts": clean_tree}
+    if save and not moved_on and ref.startswith("refs/heads/") and (not kept or accept):
         if not (
             branch
             and branch.get("commit") == tip
             and branch.get("reflog") == len(reflog)
+            and "transcripts" not in branch
             and not accept
         ):
-            save_record(repo, record)
+            save_checkpoint(repo, record, ref, tip, len(reflog), n_transcripts)
     return result
+
+
+def _count(root: Path, tip: str, walked: _Walked, branch: dict[str, Any] | None) -> int:
+    """How many transcripts TIP holds: the checkpoint's count and what the walk added, or
+    counted in TIP's tree."""
+    if not walked.incremental or walked.tree:
+        return sum(p.endswith(".md") for p in walked.tree)
+    count = branch.get("count") if branch else None
+    added = {p for (p, _) in walked.walk.adders}
+    if isinstance(count, int) and not walked.walk.findings:
+        return count + sum(p.endswith(".md") and p not in walked.recorded for p in added)
+    out = git_real(
+        root, "ls-tree", "-r", "--name-only", "-z", "--full-tree", tip, "--", TRANSCRIPTS
+    )
+    return sum(p.endswith(b".md") for p in out.split(b"\x00"))
 
 
 def _not_accepted(

@@ -7,24 +7,38 @@ Schema (docs/design.md#index-schema, by chunk rather than by file):
                                sync state (commit, dirty paths)
   files(path, category, ...)   one row per indexed file (the design's knowledge_meta),
                                with the project it is about (projects.py)
-  chunks(id, path, ...)        one row per chunk: a transcript turn, a heading section
-  chunks_fts                   FTS5 over chunk text, rowid = chunks.id
+  chunks(id, path, ...)        one row per chunk: a transcript turn, a heading section;
+                               its text is bytes text_start.. of its file's chunk texts,
+                               read with the SQL function
+                               chunk_text(files.chunks_z, text_start, text_len)
+  chunks_fts                   FTS5 over chunk text, rowid = chunks.id; contentless (it
+                               keeps no copy of the text) where SQLite can delete from a
+                               contentless table (3.43+)
   chunks_vec                   sqlite-vec vec0, rowid = chunks.id, cosine distance,
                                category as a metadata column so KNN can filter on it
   chunks_vecplain              the same as plain rows (id = chunks.id), for a lexical
-                               embedder or without sqlite-vec
+                               embedder or without sqlite-vec: 16-bit whole numbers as
+                               two int8 halves, with their length (plainvec.py)
   term_postings*               each common token's chunks, frequencies and lengths
                                (postings.py: exact BM25 without FTS5's per-row scoring)
   links                        each `[[wikilink]]` of a note: its file, line, target and the
                                target's name (links.py: outgoing, backlinks, broken ones);
                                files.link_name is the name a link resolves a file by
 The embedding cache lives in a separate file (the state file `embed_cache`), attached as
-`cache`: deleting or replacing memory.db (rebuild, corruption) never loses it.
+`cache`: deleting or replacing memory.db (rebuild, corruption) never loses it. A lexical
+embedder's vectors are not cached: computing one costs less than the 2 KB it would keep.
+
+What the text costs (docs/scale.md): chunks overlap (a turn's chunk holds its neighbours),
+so their text is about twice the files'; a file's chunk texts are compressed together
+(files.chunks_z, zlib), which takes the overlap out: under half the file's bytes. Before
+schema 5 the chunk text was kept twice (chunks, the FTS5 content) and the vectors twice as
+float32 (the table and the cache): 15 times the files.
 """
 
 from __future__ import annotations
 
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +50,8 @@ from autopoiesis.index.postings import SCHEMA as POSTINGS_SCHEMA
 # 3: files.project (projects.py): an index made before it is rebuilt, which fills it in.
 # 4: chunks.body_hash (chunking.Chunk): the same pasted text is one search result.
 # 5: links and files.link_name (links.py): the backlinks of [[wikilinks]].
-SCHEMA_VERSION = "5"
+# 6: chunk text compressed, chunks_fts contentless, plain vectors 16-bit (plainvec.py).
+SCHEMA_VERSION = "6"
 
 
 class IndexCorruptError(Exception):
@@ -137,24 +152,11 @@ CREATE TABLE IF NOT EXISTS files (
     title TEXT,
     last_indexed REAL NOT NULL,      -- when the stat above was taken (store.racy)
     project TEXT,                    -- the project's slug; NULL: global (projects.py)
-    link_name TEXT                   -- the name a [[link]] finds it by (links.py)
+    link_name TEXT,                  -- the name a [[link]] finds it by (links.py)
+    chunks_z BLOB                    -- its chunks' texts, one after another (pack_texts)
 );
 CREATE INDEX IF NOT EXISTS idx_files_category ON files(category);
 CREATE INDEX IF NOT EXISTS idx_files_modified ON files(modified);
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY,
-    path TEXT NOT NULL,
-    category TEXT NOT NULL,
-    kind TEXT NOT NULL,              -- turn | section | file
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    turn_time TEXT,                  -- ISO-8601 UTC, transcripts only
-    heading TEXT,
-    text TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    body_hash TEXT NOT NULL DEFAULT ''  -- a turn chunk's words said again elsewhere
-);
-CREATE INDEX IF NOT EXISTS idx_chunks_path ON chunks(path);
 CREATE TABLE IF NOT EXISTS links (
     source TEXT NOT NULL,            -- the file the link is written in
     line INTEGER NOT NULL,
@@ -165,19 +167,116 @@ CREATE TABLE IF NOT EXISTS links (
 );
 CREATE INDEX IF NOT EXISTS idx_links_source ON links(source);
 CREATE INDEX IF NOT EXISTS idx_links_name ON links(name);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='"""
-    + TOKENIZER
-    + """');
 """
     + POSTINGS_SCHEMA
 )
+# The tables a rebuild drops and makes again (a schema change may change their columns).
+CHUNKS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    category TEXT NOT NULL,
+    kind TEXT NOT NULL,              -- turn | section
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    turn_time TEXT,                  -- ISO-8601 UTC, transcripts only
+    heading TEXT,
+    text_start INTEGER NOT NULL,     -- where its text is in files.chunks_z (bytes)
+    text_len INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    body_hash TEXT NOT NULL DEFAULT ''  -- a turn chunk's words said again elsewhere
+);
+CREATE INDEX IF NOT EXISTS idx_chunks_path ON chunks(path);
+"""
+CHUNK_TABLES = ("chunks", "chunks_fts")
+
+# SQLite 3.43 deletes rows of a contentless FTS5 table by rowid (contentless_delete):
+# then chunks_fts keeps only its index, not a second copy of every chunk's text.
+CONTENTLESS_DELETE = (3, 43, 0)
+
+
+def fts_layout(sqlite_version: str) -> str:
+    """ "contentless" when this SQLite can delete from a contentless FTS5 table, else
+    "content" (FTS5 keeps its own copy of the text)."""
+    try:
+        version = tuple(int(p) for p in sqlite_version.split(".")[:3])
+    except ValueError:
+        return "content"
+    return "contentless" if version >= CONTENTLESS_DELETE else "content"
+
+
+def fts_table_sql(layout: str) -> str:
+    options = ", content='', contentless_delete=1" if layout == "contentless" else ""
+    return (
+        "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, "
+        f"tokenize='{TOKENIZER}'{options})"
+    )
+
+
+def create_chunk_tables(conn: Any, layout: str, *, drop: bool = False) -> None:
+    """The chunks and their FTS5 table (with the SQL function chunk_text). DROP: drop
+    them first, in the caller's transaction (a rebuild, which may follow a change of their
+    columns or options)."""
+    conn.create_function("chunk_text", 3, ChunkTexts(), deterministic=True)
+    if drop:
+        for table in reversed(CHUNK_TABLES):
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in CHUNKS_SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute(fts_table_sql(layout))
+
+
+def shrink(conn: Any, lexical_fingerprint: str | None) -> None:
+    """After a rebuild: drop a lexical embedder's vectors (LEXICAL_FINGERPRINT) from the
+    cache, where an older version kept them, and give the disk back the pages a rebuild
+    freed when they are over a quarter of a file (a rebuild from an older schema frees
+    most of it)."""
+    if lexical_fingerprint:
+        conn.execute("DELETE FROM cache.vectors WHERE fingerprint = ?", (lexical_fingerprint,))
+    for schema in ("main", "cache"):
+        free = conn.execute(f"PRAGMA {schema}.freelist_count").fetchone()[0]
+        if free > conn.execute(f"PRAGMA {schema}.page_count").fetchone()[0] // 4:
+            conn.execute(f"VACUUM {schema}")
+
+
+def pack_texts(texts: list[str]) -> tuple[bytes, list[tuple[int, int]]]:
+    """A file's chunk texts as files.chunks_z keeps them (one zlib stream, UTF-8), and
+    where each one is in it: (start, length) in bytes."""
+    parts = [t.encode("utf-8", "surrogatepass") for t in texts]
+    spans, start = [], 0
+    for part in parts:
+        spans.append((start, len(part)))
+        start += len(part)
+    return zlib.compress(b"".join(parts), 6), spans
+
+
+class ChunkTexts:
+    """The SQL function chunk_text(chunks_z, start, length): one chunk's text. The last
+    few streams are kept decompressed (a search reads several chunks of one file)."""
+
+    def __init__(self, keep: int = 8):
+        self.keep = keep
+        self.recent: dict[bytes, bytes] = {}
+
+    def __call__(self, blob: bytes | None, start: int, length: int) -> str | None:
+        if blob is None:
+            return None
+        data = self.recent.get(blob)
+        if data is None:
+            data = zlib.decompress(blob)
+            if len(self.recent) >= self.keep:
+                self.recent.pop(next(iter(self.recent)))
+            self.recent[blob] = data
+        return data[start : start + length].decode("utf-8", "surrogatepass")
+
 
 # Columns added since schema 1, for a memory.db made before them (its rebuild fills them).
 ADDED_COLUMNS = (
     ("files", "ctime_ns", "INTEGER NOT NULL DEFAULT 0"),
     ("files", "project", "TEXT"),
-    ("chunks", "body_hash", "TEXT NOT NULL DEFAULT ''"),
     ("files", "link_name", "TEXT"),
+    ("files", "chunks_z", "BLOB"),
 )
 # Indexes on added columns: made once the columns are there.
 ADDED_INDEXES = "CREATE INDEX IF NOT EXISTS idx_files_link_name ON files(link_name);"
@@ -228,7 +327,7 @@ PAGE_SIZE = 16384
 # bounded in-memory cosine scan).
 PLAIN_VEC_SQL = (
     "CREATE TABLE IF NOT EXISTS chunks_vecplain (id INTEGER PRIMARY KEY, category "
-    "TEXT, embedding BLOB NOT NULL)"
+    "TEXT, embedding BLOB NOT NULL, norm REAL NOT NULL)"
 )
 
 

@@ -24,7 +24,9 @@ from autopoiesis.core.paths import CONTENT_DIRS, category_of, shared_mounts
 from autopoiesis.core.project import read_head
 from autopoiesis.core.sqlite import SQLiteInfo
 from autopoiesis.git import runner as git
-from autopoiesis.index.background import ChangeWatcher
+from autopoiesis.git.scale import sparse_state
+from autopoiesis.index import build
+from autopoiesis.index.background import ChangeWatcher, spawn_background
 from autopoiesis.index.files import (
     FileItem,
     hash_bytes,
@@ -46,14 +48,18 @@ class TreeState:
     ]  # path -> store.stat_key (mtime, ctime, size), None when deleted
     ok: bool = True  # False when git could not be asked (not a repo, git missing)
     taken_ns: int = 0  # time.time_ns() before git was asked
+    sparse: str = ""  # what a sparse checkout holds (git.scale.sparse_state)
     mounts: dict[str, str] | None = None  # each team's mount (shared/<team>) -> its HEAD
 
-    def same_as(self, head: str | None, dirty: dict[str, Any], mounts: Any = None) -> bool:
+    def same_as(
+        self, head: str | None, dirty: dict[str, Any], mounts: Any = None, sparse: str = ""
+    ) -> bool:
         return (
             self.ok
             and self.head == head
             and self.dirty == dirty
             and (self.mounts or {}) == (mounts or {})
+            and self.sparse == sparse
         )
 
 
@@ -74,7 +80,13 @@ def tree_state(root: Path) -> TreeState:
     # a team's mount (shared/<team>) by its HEAD, read from its files: no second git
     # process per search; its notes change by commits (`share`, `sync`), seen through it
     mounts = {m: head for m in shared_mounts(root) if (head := read_head(root / m))}
-    return TreeState(status.head, dirty, taken_ns=status.started_ns, mounts=mounts or None)
+    return TreeState(
+        status.head,
+        dirty,
+        taken_ns=status.started_ns,
+        sparse=sparse_state(root),
+        mounts=mounts or None,
+    )
 
 
 def sync_meta(state: TreeState) -> dict[str, str]:
@@ -84,6 +96,7 @@ def sync_meta(state: TreeState) -> dict[str, str]:
         "dirty": json.dumps(state.dirty, sort_keys=True),
         "synced": str(time.time()),
         "dirty_taken_ns": str(state.taken_ns),
+        "sparse": state.sparse,
         "mounts": json.dumps(state.mounts or {}, sort_keys=True),
     }
 
@@ -161,10 +174,11 @@ class Freshness:
         could have changed again unseen, so its content is compared with what was indexed."""
         state = state or tree_state(self.root)
         head, dirty = self.recorded()
+        sparse = self.store.meta("sparse") or ""
         if (
             head is None
             or self.store.needs_rebuild()
-            or not state.same_as(head, dirty, self.recorded_mounts())
+            or not state.same_as(head, dirty, self.recorded_mounts(), sparse)
         ):
             return False
         taken = int(self.store.meta("dirty_taken_ns") or 0)
@@ -183,12 +197,17 @@ class Freshness:
             return row is None
         return row is not None and row[0] == hash_bytes(data)
 
-    def rebuild_full(self, progress: Callable[[int, int], None] | None = None) -> IndexUpdate:
+    def rebuild_full(
+        self, progress: Callable[[int, int], None] | None = None, *, seconds: float | None = None
+    ) -> IndexUpdate:
         """Re-index every memory file from scratch (see IndexStore.rebuild), recording
-        the tree state it started from."""
+        the tree state it started from; an index that holds nothing yet is built in steps
+        (index/build.py), for at most about SECONDS when given."""
         self.store.warnings.clear()
         with self.store.write_lock():
             state = tree_state(self.root)
+            if build.builds_in_steps(self.store):
+                return build.build_in_steps(self.store, sync_meta(state), progress, seconds=seconds)
             return self.store.rebuild(sync_meta(state), progress)
 
     def change_watcher(self) -> ChangeWatcher | None:
@@ -220,6 +239,8 @@ class Freshness:
         state = tree_state(self.root)
         if state.ok and self.is_fresh(state):
             return IndexUpdate()
+        if build.pending(self.store) is not None:
+            return self._while_building()
         with self.store.write_lock(timeout):
             state = tree_state(self.root)  # again: the other holder may have moved things on
             if self.store.needs_rebuild() or self.store.meta("head") is None:
@@ -233,11 +254,35 @@ class Freshness:
                 else []
             )
             in_mounts = self._mount_changes(state)
-            if changed is None or in_mounts is None or not state.ok:
-                candidates = None  # git cannot tell: compare every file by stat and hash
+            if (
+                changed is None
+                or in_mounts is None
+                or not state.ok
+                or state.sparse != (self.store.meta("sparse") or "")
+            ):
+                # git cannot tell, or a sparse checkout holds other folders now: compare
+                # every file by stat and hash
+                candidates = None
             else:
                 candidates = set(changed) | set(in_mounts) | set(dirty) | set(state.dirty)
             return self._reconcile(candidates, state, started)
+
+    def _while_building(self) -> IndexUpdate:
+        """A build in steps is under way (index/build.py): search what it has indexed, with
+        a notice, rather than wait for it. One whose process died is continued in the
+        background."""
+        if self.store.try_write_lock():
+            try:
+                spawn_background(self.store.repo, build=True)
+            except OSError:
+                pass  # the next catch-up, or `autopoiesis index rebuild`, continues it
+            finally:
+                self.store.release_write_lock()
+        record = build.pending(self.store) or {}
+        note = build.notice(record)
+        if note not in self.store.warnings:
+            self.store.warnings.append(note)
+        return IndexUpdate(warnings=(note,))
 
     def _reconcile(
         self, candidates: set[str] | None, state: TreeState, started: float

@@ -164,12 +164,11 @@ class Bm25Ranker:
             )
         if token not in state["listed"]:
             return None
-        ids_b, freqs_b, lengths_b = conn.execute(
-            "SELECT ids, freqs, lengths FROM term_postings WHERE term = ?", (token,)
-        ).fetchone()
-        ids = np.frombuffer(ids_b, dtype="<u4").astype(np.int64)
-        freqs = np.frombuffer(freqs_b, dtype="<u4").astype(np.float64)
-        lengths = np.frombuffer(lengths_b, dtype="<u4").astype(np.float64)
+        ids, freqs, lengths = postings.decode(
+            *conn.execute(
+                "SELECT n, ids, freqs, lengths FROM term_postings WHERE term = ?", (token,)
+            ).fetchone()
+        )
         if len(state["removed"]):
             keep = ~np.isin(ids, state["removed"])
             ids, freqs, lengths = ids[keep], freqs[keep], lengths[keep]

@@ -5,8 +5,9 @@ and each chunk's length in tokens; what BM25 needs to score the token without FT
 A token is *listed* when a full build finds it in at least LISTED_MIN chunks. Its lists
 live in three tables of memory.db, written in the same transactions as the chunks:
 
-  term_postings(term, ids, freqs, lengths)   the lists at the last full build, as blobs
-                                             of little-endian uint32
+  term_postings(term, n, ids, freqs, lengths)  the N postings at the last full build, as
+                                             blobs of little-endian unsigned integers, each
+                                             list as narrow as its values allow (`encode`)
   term_postings_added(term, chunk_id, ...)   chunks written since, for the listed tokens
   term_postings_removed(chunk_id)            chunks of the build deleted since
 
@@ -27,10 +28,11 @@ from autopoiesis.core.text import words
 from autopoiesis.index import fts
 
 LISTED_MIN = 300  # a token in fewer chunks is scored by FTS5 itself: at most ~0.3 ms
-MAX_ID = 2**32 - 1  # ids, frequencies and lengths are stored as little-endian uint32
+MAX_ID = 2**32 - 1  # ids, frequencies and lengths fit in little-endian uint32
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS term_postings (
-    term TEXT PRIMARY KEY, ids BLOB NOT NULL, freqs BLOB NOT NULL, lengths BLOB NOT NULL);
+    term TEXT PRIMARY KEY, n INTEGER NOT NULL,
+    ids BLOB NOT NULL, freqs BLOB NOT NULL, lengths BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS term_postings_added (
     term TEXT NOT NULL, chunk_id INTEGER NOT NULL, freq INTEGER NOT NULL, length INTEGER NOT NULL,
     PRIMARY KEY (term, chunk_id)) WITHOUT ROWID;
@@ -39,6 +41,49 @@ CREATE TABLE IF NOT EXISTS term_postings_removed (chunk_id INTEGER PRIMARY KEY);
 """
 # index_meta key: the highest chunk id at the last build of the lists ("" before one)
 META_BUILT_MAX_ID = "postings_max_id"
+
+
+# ── the lists' bytes ──
+# Most postings are a frequency of 1 or 2 in a chunk of a few hundred tokens, a few chunks
+# after the one before: 1, 2 and 2 bytes rather than three uint32 (12 bytes), which at
+# 10,000 transcripts was 43 MB, more than the text. The width of each list is its byte
+# length over N; ids are either N uint32, or (2N + 2 bytes) the first as uint32 and then
+# the gaps from the id before as uint16.
+def encode(ids: Any, freqs: Any, lengths: Any) -> tuple[bytes, bytes, bytes]:
+    """The blobs of one token's postings (numpy arrays, ids ascending)."""
+    gaps = ids[1:] - ids[:-1]
+    if len(ids) > 1 and int(gaps.max()) <= 0xFFFF:
+        ids_b = ids[:1].astype("<u4").tobytes() + gaps.astype("<u2").tobytes()
+    else:
+        ids_b = ids.astype("<u4").tobytes()
+    return ids_b, _narrow(freqs).tobytes(), _narrow(lengths).tobytes()
+
+
+def _narrow(values: Any) -> Any:
+    top = int(values.max()) if len(values) else 0
+    return values.astype("<u1" if top <= 0xFF else "<u2" if top <= 0xFFFF else "<u4")
+
+
+_WIDTH = {1: "<u1", 2: "<u2", 4: "<u4"}
+
+
+def decode(n: int, ids_b: bytes, freqs_b: bytes, lengths_b: bytes) -> tuple[Any, Any, Any]:
+    """(ids as int64, frequencies and lengths as float64) of blobs `encode` made."""
+    import numpy as np
+
+    if not n:
+        empty = np.zeros(0)
+        return empty.astype(np.int64), empty, empty
+    if len(ids_b) == 4 * n:
+        ids = np.frombuffer(ids_b, dtype="<u4").astype(np.int64)
+    else:
+        ids = np.empty(n, dtype=np.int64)
+        ids[0] = int.from_bytes(ids_b[:4], "little")
+        ids[1:] = np.frombuffer(ids_b, dtype="<u2", offset=4)
+        np.cumsum(ids, out=ids)
+    freqs = np.frombuffer(freqs_b, dtype=_WIDTH[len(freqs_b) // n]).astype(np.float64)
+    lengths = np.frombuffer(lengths_b, dtype=_WIDTH[len(lengths_b) // n]).astype(np.float64)
+    return ids, freqs, lengths
 
 
 def _set_meta(conn: Any, key: str, value: str) -> None:
@@ -102,9 +147,7 @@ def needs_compaction(conn: Any, at_least: int = 1000) -> bool:
     (and AT_LEAST rows)."""
     if built_max_id(conn) is None:
         return False
-    listed = conn.execute("SELECT coalesce(sum(length(ids)), 0) / 4 FROM term_postings").fetchone()[
-        0
-    ]
+    listed = conn.execute("SELECT coalesce(sum(n), 0) FROM term_postings").fetchone()[0]
     added = conn.execute("SELECT count(*) FROM term_postings_added").fetchone()[0]
     removed = conn.execute("SELECT count(*) FROM term_postings_removed").fetchone()[0]
     return added + removed > max(at_least, listed // 4)
@@ -127,7 +170,10 @@ def _representatives(conn: Any, tokenizer: fts.Tokenizer, tokens: set[str]) -> d
     ordered = sorted(tokens)
     found = {tok: tok for tok, got in zip(ordered, tokenizer.tokens(ordered)) if got == (tok,)}
     tried: set[str] = set(ordered)
-    cursor = conn.execute("SELECT text FROM chunks ORDER BY id")
+    cursor = conn.execute(
+        "SELECT chunk_text(f.chunks_z, c.text_start, c.text_len) FROM chunks c "
+        "JOIN files f ON f.path = c.path ORDER BY c.id"
+    )
     while len(found) < len(tokens):
         texts = cursor.fetchmany(200)
         if not texts:
@@ -145,7 +191,7 @@ def _representatives(conn: Any, tokenizer: fts.Tokenizer, tokens: set[str]) -> d
 def _token_list(
     conn: Any, word: str, n_hit: int, lengths: Any, n_rows: int, avgdl: float
 ) -> tuple[bytes, bytes, bytes] | None:
-    """The blobs (ids, frequencies, lengths) of the N_HIT rows holding WORD's token, each
+    """The blobs (`encode`: ids, frequencies, lengths) of the N_HIT rows holding WORD's token, each
     frequency solved from FTS5's own bm25() value and checked to give that value back bit
     for bit (the term score of fts.K1's comment, in its order); None when one does not (then the
     token is left to FTS5). Rows are read a slice at a time: a common token of a large
@@ -173,8 +219,8 @@ def _token_list(
         parts.append((ids, freq, dl))
     if sum(len(p[0]) for p in parts) != n_hit:
         return None
-    blobs = [np.concatenate([p[i] for p in parts]).astype("<u4").tobytes() for i in range(3)]
-    return blobs[0], blobs[1], blobs[2]
+    ids, freqs, dls = (np.concatenate([p[i] for p in parts]).astype(np.int64) for i in range(3))
+    return encode(ids, freqs, dls)
 
 
 def build(conn: Any, tokenizer: fts.Tokenizer) -> int:
@@ -205,8 +251,9 @@ def build(conn: Any, tokenizer: fts.Tokenizer) -> int:
                 got = _token_list(conn, word, common[token], lengths, n_rows, n_tokens / n_rows)
                 if got is not None:
                     conn.execute(
-                        "INSERT INTO term_postings(term, ids, freqs, lengths) VALUES (?, ?, ?, ?)",
-                        (token, *got),
+                        "INSERT INTO term_postings(term, n, ids, freqs, lengths) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        (token, common[token], *got),
                     )
                     listed += 1
     _set_meta(conn, META_BUILT_MAX_ID, str(top))

@@ -34,7 +34,8 @@ from typing import Any
 from autopoiesis.core.config import SearchConfig
 from autopoiesis.core.paths import team_of
 from autopoiesis.formats.transcript_names import session_key
-from autopoiesis.index.embedders import Embedder, from_blob
+from autopoiesis.index import plainvec
+from autopoiesis.index.embedders import Embedder
 from autopoiesis.index.lexical import Bm25Hits, Bm25Ranker
 from autopoiesis.index.projects import OTHER_PROJECT_FACTOR, chunk_projects
 from autopoiesis.index.store import IndexStore
@@ -147,11 +148,6 @@ def make_snippet(
     start = max(0, m.start() - width // 3) if m else 0
     piece = flat[start : start + width]
     return ("\u2026" if start > 0 else "") + piece + ("\u2026" if start + width < len(flat) else "")
-
-
-def cosine_of_unit_l2(l2: float) -> float:
-    """The cosine distance of two unit vectors L2 apart: 1 - a.b = |a - b|^2 / 2."""
-    return float(l2) * float(l2) / 2.0
 
 
 def mostly_covered(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
@@ -307,21 +303,13 @@ class QueryEngine:
                 (qvec, json.dumps(ids)),
             )
             out = [(int(cid), float(d)) for cid, d in rows if d is not None]
-        elif self.store.vec_loaded:
-            marks = ",".join("?" * len(ids))
+        else:  # plain rows (plainvec.py): scored exactly here
             rows = conn.execute(
-                "SELECT id, vec_distance_cosine(embedding, ?) FROM chunks_vecplain WHERE id IN "
-                f"({marks})",
-                [qvec, *ids],
-            )
-            out = [(int(cid), float(d)) for cid, d in rows if d is not None]
-        else:
-            q = from_blob(qvec)
-            marks = ",".join("?" * len(ids))
-            rows = conn.execute(
-                f"SELECT id, embedding FROM chunks_vecplain WHERE id IN ({marks})", ids
-            )
-            out = [(int(r), 1.0 - sum(a * b for a, b in zip(from_blob(v), q))) for r, v in rows]
+                "SELECT id, embedding, norm FROM chunks_vecplain WHERE id IN "
+                f"({','.join('?' * len(ids))})",
+                ids,
+            ).fetchall()
+            return plainvec.distances(rows, qvec)
         out.sort(key=lambda x: (x[1], x[0]))
         return out
 
@@ -338,42 +326,31 @@ class QueryEngine:
                 for r, d in conn.execute(sql + " ORDER BY distance", [qvec, k, *args])
                 if d is not None
             ]
-        if (
-            self.store.vec_loaded
-        ):  # plain rows, every one compared by sqlite-vec (an exact KNN, as vec0's)
-            # (no NULL distance: zero vectors get no row, see IndexStore.write_files; and ORDER BY
-            # the result column itself, as any expression of it would compute the distance again)
-            # Every vector is unit length (embedders.common.to_blob), so the Euclidean distance
-            # orders as the cosine one does, and sqlite-vec computes it in about 60% of the time
-            # (docs/performance.md#the-knn-compares-unit-vectors-by-euclidean-distance).
-            sql = (
-                f"SELECT id, vec_distance_l2(embedding, ?) AS d FROM chunks_vecplain{where} "
-                "ORDER BY d, id LIMIT ?"
-            )
-            return [
-                (int(r), cosine_of_unit_l2(d))
-                for r, d in conn.execute(sql, [qvec, *args, k])
-                if d is not None
+        if self.store.vec_loaded:
+            # plain rows (plainvec.py): sqlite-vec scans their int8 top halves, and the
+            # nearest of those are re-scored exactly (no NULL distance: zero vectors get no
+            # row, see IndexStore.write_files; and ORDER BY the result column itself, as any
+            # expression of it would compute the distance again)
+            near = [
+                r
+                for (r,) in conn.execute(
+                    f"SELECT id FROM (SELECT id, {plainvec.COARSE} AS d FROM "
+                    f"chunks_vecplain{where} ORDER BY d, id LIMIT ?)",
+                    [
+                        self.embedder.dimensions,
+                        plainvec.coarse(qvec),
+                        *args,
+                        k * plainvec.OVERFETCH,
+                    ],
+                )
             ]
-        # No sqlite-vec: a bounded cosine scan in memory (numpy when it is there).
+            return self.vec_distances(near, qvec)[:k]
+        # No sqlite-vec: a bounded exact scan in memory.
         rows = conn.execute(
-            f"SELECT id, embedding FROM chunks_vecplain{where} LIMIT ?", [*args, PLAIN_SCAN_MAX]
+            f"SELECT id, embedding, norm FROM chunks_vecplain{where} LIMIT ?",
+            [*args, PLAIN_SCAN_MAX],
         ).fetchall()
-        if not rows:
-            return []
-        try:
-            import numpy as np
-
-            mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
-                len(rows), -1
-            )
-            sims = mat @ np.frombuffer(qvec, dtype=np.float32)
-            order = np.argsort(-sims)[:k]
-            return [(int(rows[i][0]), float(1.0 - sims[i])) for i in order]
-        except ImportError:
-            q = from_blob(qvec)
-            scored = [(r[0], 1.0 - sum(a * b for a, b in zip(from_blob(r[1]), q))) for r in rows]
-            return sorted(scored, key=lambda x: x[1])[:k]
+        return plainvec.distances(rows, qvec)[:k]
 
     def _fill_missing(self, cands: dict[int, Candidate], hits: Bm25Hits, qvec: bytes) -> None:
         """For the weighted merge, each candidate needs both scores, not just the list it came
@@ -449,7 +426,8 @@ class QueryEngine:
                 row[0]: row
                 for row in conn.execute(
                     "SELECT c.id, c.path, c.category, c.start_line, c.end_line, c.turn_time, "
-                    "c.heading, c.text, f.project FROM chunks c LEFT JOIN files f ON f.path = "
+                    "c.heading, chunk_text(f.chunks_z, c.text_start, c.text_len), f.project "
+                    "FROM chunks c LEFT JOIN files f ON f.path = "
                     f"c.path WHERE c.id IN ({','.join('?' * len(ids))})",
                     ids,
                 )

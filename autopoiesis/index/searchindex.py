@@ -18,12 +18,12 @@ import warnings as warnings_module
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import ConfigError, SearchIndexError
 from autopoiesis.git.locate import locate_repo
-from autopoiesis.index import db
+from autopoiesis.index import build, db
 from autopoiesis.index.background import spawn_background
 from autopoiesis.index.embedders import Embedder
 from autopoiesis.index.fallback import IndexFallbackWarning, grep_search
@@ -133,11 +133,19 @@ class SearchIndex:
     def remove_file(self, path: str) -> None:
         self.store.remove_file(path)
 
-    def rebuild_full(self, progress: Callable[[int, int], None] | None = None) -> IndexUpdate:
+    def rebuild_full(
+        self, progress: Callable[[int, int], None] | None = None, *, seconds: float | None = None
+    ) -> IndexUpdate:
         """Re-index every memory file from scratch, in one transaction: a search running
         meanwhile sees the old index until the new one is complete. The embedding cache
-        survives, so unchanged chunks are not embedded again."""
-        return self.freshness.rebuild_full(progress)
+        survives, so unchanged chunks are not embedded again. An index that holds nothing
+        yet is built in steps, newest transcripts first, searchable as it goes; SECONDS
+        stops after about that long and leaves the rest to `building()`'s next build."""
+        return self.freshness.rebuild_full(progress, seconds=seconds)
+
+    def building(self) -> dict[str, Any] | None:
+        """The build in steps under way (index/build.py: how far it is), or None."""
+        return build.pending(self.store)
 
     def compact(self) -> bool:
         """Fold the chunks written since the last full build into the term postings when

@@ -20,12 +20,12 @@ from typing import Any
 from autopoiesis.core.paths import MemoryRepo, category_of
 from autopoiesis.core.sqlite import SQLiteInfo, connect, sqlite_module
 from autopoiesis.errors import SearchIndexError
-from autopoiesis.index import db, fts, postings
-from autopoiesis.index.chunking import CHUNKER_VERSION, Chunk, chunk_file, tags_json
+from autopoiesis.index import db, fts, plainvec, postings
+from autopoiesis.index.chunking import CHUNKER_VERSION, Chunk, chunk_file
 from autopoiesis.index.connection import attach_cache, set_wal
 from autopoiesis.index.embedders import Embedder, embedder_from_config
 from autopoiesis.index.files import FileItem, hash_bytes, markdown_paths, read_memory_file
-from autopoiesis.index.projects import file_project
+from autopoiesis.index.rows import BatchRows, batch_rows
 
 BATCH_FILES = 100  # files read, chunked and embedded per step of a rebuild (bounds memory)
 # Searches read memory.db through a memory map: a query touches ~100 vectors and chunks at
@@ -145,7 +145,16 @@ class IndexStore:
         return None if intact is not False else detail
 
     def _connect_and_prepare(self) -> None:
-        self.conn, self.info = connect(self.db_path)
+        if self.db_path.exists() and not self.db_path.is_file():
+            raise SearchIndexError(
+                f"{self.db_path} is not a file (a folder or a device stands where the search "
+                "index goes), so it is neither read nor replaced: move it away (`mv "
+                f"{self.db_path} {self.db_path}.aside`), then run `autopoiesis index rebuild`"
+            )
+        try:
+            self.conn, self.info = connect(self.db_path)
+        except (self.db_error, OSError) as exc:
+            raise db.IndexCorruptError(str(exc)) from exc
         self._file = _file_id(self.db_path)
         self.tokenizer = fts.Tokenizer(self.conn)
         try:
@@ -156,6 +165,7 @@ class IndexStore:
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             self.conn.executescript(db.BASE_SCHEMA)
+            db.create_chunk_tables(self.conn, self.fts_layout)
             db.add_missing_columns(self.conn)
             cache = self.repo.state_file("embed_cache")
             try:
@@ -168,6 +178,11 @@ class IndexStore:
                 attach_cache(self.conn, cache)
         except (self.db_error, OSError) as exc:
             raise db.IndexCorruptError(str(exc)) from exc
+
+    @property
+    def fts_layout(self) -> str:
+        """How chunks_fts keeps its rows (db.fts_layout): "contentless" or "content"."""
+        return db.fts_layout(self.info.sqlite_version if self.info else "")
 
     def close(self) -> None:
         if self.conn is not None:
@@ -209,7 +224,8 @@ class IndexStore:
             "chunker_version": CHUNKER_VERSION,
             "embedder": self.embedder.fingerprint,
             "dimensions": str(self.embedder.dimensions),
-            "vector_store": f"vec0:{db.VEC_CHUNK_SIZE}" if self.uses_vec0 else "plain",
+            "vector_store": f"vec0:{db.VEC_CHUNK_SIZE}" if self.uses_vec0 else "plain:i16",
+            "fts": self.fts_layout,
         }
 
     def needs_rebuild(self) -> bool:
@@ -263,9 +279,19 @@ class IndexStore:
         try:
             yield
         finally:
-            self._lock_depth -= 1
-            if self._lock_depth == 0:
-                self._lock.release()
+            self.release_write_lock()
+
+    def try_write_lock(self) -> bool:
+        """Take the write lock if it is free now (release it with release_write_lock)."""
+        if self._lock_depth == 0 and not self._lock.acquire(timeout=0):
+            return False
+        self._lock_depth += 1
+        return True
+
+    def release_write_lock(self) -> None:
+        self._lock_depth -= 1
+        if self._lock_depth == 0:
+            self._lock.release()
 
     # ── writing rows (inside a transaction) ──
     def delete_path(self, path: str) -> None:
@@ -293,7 +319,10 @@ class IndexStore:
         )
 
     def _embed_chunks(self, chunks: list[Chunk]) -> tuple[list[bytes], int]:
-        """Vectors of CHUNKS, from the cache when (fingerprint, content hash) is known."""
+        """Vectors of CHUNKS, from the cache when (fingerprint, content hash) is known. A
+        lexical embedder's are computed again rather than cached (db's docstring)."""
+        if self.embedder.lexical:
+            return self.embedder.embed([c.text for c in chunks]), len(chunks)
         fp = self.embedder.fingerprint
         hashes = [c.content_hash for c in chunks]
         found: dict[str, bytes] = {}
@@ -324,8 +353,6 @@ class IndexStore:
         they have none yet (a rebuild emptied the tables). Returns chunks embedded. The
         rows of the batch go in with one statement a table: the chunks get their ids here
         (the next free ones: the caller's transaction holds the write lock)."""
-        from autopoiesis.index import links  # a write's: a search never loads it
-
         items = list({item[0]: item for item in items}.values())  # a path twice: its last version
         prepared = []
         all_chunks: list[Chunk] = []
@@ -339,57 +366,19 @@ class IndexStore:
         if replace:
             for path, *_ in prepared:
                 self.delete_path(path)
-        now = time.time()
         next_id = (self.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0) + 1
-        file_rows: list[tuple] = []
-        chunk_rows: list[tuple] = []
-        fts_rows: list[tuple[int, str]] = []
-        vec_rows: list[tuple[int, bytes, str]] = []
-        link_rows: list[tuple[Any, ...]] = []
-        for path, category, st, digest, fc in prepared:
-            link_rows += links.rows_of(path, category, text_of[path])
-            file_rows.append(
-                (
-                    path,
-                    category,
-                    st.st_mtime,
-                    st.st_mtime_ns,
-                    st.st_ctime_ns,
-                    st.st_size,
-                    digest,
-                    fc.token_count,
-                    fc.line_count,
-                    tags_json(fc.tags),
-                    fc.title,
-                    now,
-                    file_project(path, category, text_of[path]),
-                    links.link_name(path),
-                )
-            )
-            for c in fc.chunks:
-                chunk_rows.append(
-                    (
-                        next_id,
-                        path,
-                        category,
-                        c.kind,
-                        c.start_line,
-                        c.end_line,
-                        c.turn_time,
-                        c.heading,
-                        c.text,
-                        c.content_hash,
-                        c.body_hash,
-                    )
-                )
-                fts_rows.append((next_id, c.text))
-                vec_rows.append((next_id, vectors[len(vec_rows)], category))
-                next_id += 1
+        rows = batch_rows(prepared, text_of, vectors, next_id)
+        self._insert_rows(rows)
+        return embedded
+
+    def _insert_rows(self, rows: BatchRows) -> None:
+        """write_files' rows, one statement a table."""
+        file_rows, link_rows, chunk_rows, fts_rows, vec_rows = rows
         conn = self.conn
         conn.executemany(
             "INSERT INTO files(path, category, modified, mtime_ns, ctime_ns, size, content_hash, "
-            "token_count, line_count, tags, title, last_indexed, project, link_name)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "token_count, line_count, tags, title, last_indexed, project, link_name, chunks_z)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             file_rows,
         )
         conn.executemany(
@@ -399,8 +388,8 @@ class IndexStore:
         )
         conn.executemany(
             "INSERT INTO chunks(id, path, category, kind, start_line, end_line, turn_time, "
-            "heading, text, content_hash, body_hash)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "heading, text_start, text_len, content_hash, body_hash)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             chunk_rows,
         )
         conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", fts_rows)
@@ -411,14 +400,17 @@ class IndexStore:
         else:
             # a zero vector (a chunk with no word the embedder keeps) has no distance to
             # anything: no row, so the KNN scan orders distances without NULLs
+            kept = [r for r in vec_rows if r[1].strip(b"\x00")]
             conn.executemany(
-                "INSERT INTO chunks_vecplain(id, embedding, category) VALUES (?, ?, ?)",
-                [r for r in vec_rows if r[1].strip(b"\x00")],
+                "INSERT INTO chunks_vecplain(id, embedding, norm, category) VALUES (?, ?, ?, ?)",
+                [
+                    (r[0], v, n, r[2])
+                    for r, (v, n) in zip(kept, plainvec.pack([r[1] for r in kept]))
+                ],
             )
         if self._postings_live and fts_rows:
             assert self.tokenizer is not None
             postings.chunks_added(conn, self.tokenizer, fts_rows)
-        return embedded
 
     # ── whole operations (each one transaction under the lock) ──
     def index_file(
@@ -476,30 +468,16 @@ class IndexStore:
     ) -> IndexUpdate:
         started = time.monotonic()
         paths = markdown_paths(self.repo)
-        self.warnings.extend(
-            f"{link}: a symbolic link; not indexed (memory files are regular files; `git rm` it)"
-            for link in self.repo.links()
-        )
+        self.note_links()
         self.conn.execute("PRAGMA mmap_size=0")
         for schema in ("main", "cache", "temp"):
             self.conn.execute(f"PRAGMA {schema}.cache_size=-{REBUILD_CACHE_KIB}")
         try:
             with self.transaction():
-                self.conn.execute("DELETE FROM chunks_fts")
-                self.conn.execute("DELETE FROM chunks")
-                self.conn.execute("DELETE FROM files")
-                self.conn.execute("DELETE FROM links")
-                postings.clear(self.conn)
-                self._reset_vec_table()
-                indexed, embedded = self._write_all(paths, progress)
-                assert self.tokenizer is not None
-                postings.build(self.conn, self.tokenizer)
-                for k, v in self.identity().items():
-                    self.set_meta(k, v)
-                self.set_meta("embedder_source", "given" if self.embedder_given else "config")
-                for k, v in sync_meta.items():
-                    self.set_meta(k, v)
-                self.set_meta("built", str(time.time()))
+                self.reset_tables()
+                indexed, embedded = self.write_paths(paths, progress)
+                self.finish_build(sync_meta)
+            db.shrink(self.conn, self.embedder.fingerprint if self.embedder.lexical else None)
         finally:
             with contextlib.suppress(Exception):  # a connection the failure closed needs nothing
                 self.conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
@@ -513,8 +491,36 @@ class IndexStore:
             warnings=tuple(self.warnings),
         )
 
-    def _write_all(
-        self, paths: list[str], progress: Callable[[int, int], None] | None
+    def note_links(self) -> None:
+        """Warn of the symbolic links a build leaves out."""
+        self.warnings.extend(
+            f"{link}: a symbolic link; not indexed (memory files are regular files; `git rm` it)"
+            for link in self.repo.links()
+        )
+
+    def reset_tables(self) -> None:
+        """Empty every table of the index and record its identity (in the caller's
+        transaction): the start of a rebuild."""
+        db.create_chunk_tables(self.conn, self.fts_layout, drop=True)
+        self.conn.execute("DELETE FROM files")
+        self.conn.execute("DELETE FROM links")
+        postings.clear(self.conn)
+        self._reset_vec_table()
+        for k, v in self.identity().items():
+            self.set_meta(k, v)
+        self.set_meta("embedder_source", "given" if self.embedder_given else "config")
+
+    def finish_build(self, sync_meta: Mapping[str, str]) -> None:
+        """The end of a rebuild (in the caller's transaction): the term postings built from
+        the finished chunks_fts, and the tree state SYNC_META recorded."""
+        assert self.tokenizer is not None
+        postings.build(self.conn, self.tokenizer)
+        for k, v in sync_meta.items():
+            self.set_meta(k, v)
+        self.set_meta("built", str(time.time()))
+
+    def write_paths(
+        self, paths: list[str], progress: Callable[[int, int], None] | None = None
     ) -> tuple[int, int]:
         """Write every file of PATHS, in batches (files, chunks embedded). The term postings
         are left alone: the rebuild builds them once, from the finished chunks_fts."""

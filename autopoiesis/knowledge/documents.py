@@ -152,8 +152,8 @@ class KnowledgeDocuments:
                     continue
                 try:
                     doc = self.read(rel)
-                except (OSError, UnicodeDecodeError):
-                    continue
+                except (OSError, UnicodeDecodeError, PrivateKnowledgeError):
+                    continue  # unreadable here (a private note locked in this clone)
                 for sec, e in doc.entries() if doc is not None else ():
                     cat.add(rel, sec.title, e)
             self._cat = cat

@@ -174,14 +174,14 @@ class KnowledgeWriter(KnowledgeDocuments):
     def _draft(self, ch: KnowledgeChange, doc: kf.KnowledgeDoc) -> _Draft | None:
         """CH as it would be written into DOC (its section added when missing), or None
         when its text, redacted, holds no fact."""
-        redact = self.redactor.redact
-        content = redact(_one_line(ch.content))
+        redact = self.redactor.redact  # before a line is cut: a cut secret keeps its head
+        content = _one_line(redact(ch.content))
         fact = kf.normalize_fact(content)
         if not fact:
             return None
-        doc, si = doc.with_section(redact(_one_line(ch.section, 120)), ch.section_level)
+        doc, si = doc.with_section(_one_line(redact(ch.section), 120), ch.section_level)
         key_line = self._key_line(doc, si, ch.key) if ch.key else None
-        subject = kf.subject_slug(ch.subject) if ch.subject else ""
+        subject = kf.subject_slug(redact(ch.subject)) if ch.subject else ""
         return _Draft(
             ch,
             doc,
@@ -466,6 +466,26 @@ class KnowledgeWriter(KnowledgeDocuments):
             if changed is not d:
                 self._store(rel, changed)
 
+    def settle_subjects(self) -> ApplyReport:
+        """One live value per subject, after a merge: two clones that each wrote a value
+        of one subject without seeing the other's (`planned for June 3`, `moved to June
+        17`) both keep theirs live until they meet. The later statement (by its turn; the
+        id breaks a tie, so every clone settles alike) supersedes the others, every copy.
+        The caller holds the knowledge-writer lock (a sync's merge does)."""
+        report = ApplyReport()
+        self._invalidate()
+        values: dict[str, list[tuple[str, kf.Entry]]] = {}
+        for path, _, e in self._catalog().live():
+            if e.subject:
+                values.setdefault(e.subject, []).append((path, e))
+        for found in values.values():
+            latest = max((e for _, e in found), key=lambda e: (e.turn_at, e.id))
+            for path, e in found:
+                if e.id != latest.id and (path, e.id) not in report.superseded:
+                    self._supersede_everywhere(path, e.id, latest.id, report)
+        self._invalidate()
+        return report
+
     def files_with_entries(self, prefix: str = "knowledge/") -> list[str]:
         """The current-state files under PREFIX that hold live entries (written or not)."""
         return sorted(p for p, n in self._catalog().files.items() if n > 0 and p.startswith(prefix))
@@ -523,7 +543,8 @@ class KnowledgeWriter(KnowledgeDocuments):
                         r"^\d{4}-", "", PurePosixPath(prov.source).stem
                     )
             session = self._sessions[prov.source]
-        return kf.citation_ref(session or prov.source)
+        # redacted before the reference is cut to its length (a cut secret keeps its head)
+        return kf.citation_ref(self.redactor.redact(session or prov.source))
 
     @staticmethod
     def _note_session(ch: KnowledgeChange, doc: kf.KnowledgeDoc) -> kf.KnowledgeDoc:

@@ -35,6 +35,44 @@ class Completion:
     tokens_out: int
 
 
+# The most of a reply's body a provider reads: a text reply is capped at 256 KB
+# (jsonreply.MAX_REPLY_CHARS), JSON escapes may take six bytes a character, and a body past
+# this is refused unread, whatever the server sends (a 300 MB reply held 568 MB).
+MAX_REPLY_BYTES = 4 * 1024 * 1024
+
+
+def bounded(completion: Completion, messages: list[Message], params: dict[str, Any]) -> Completion:
+    """COMPLETION with token counts a server cannot inflate past what was exchanged: no
+    more tokens in than bytes sent (a token is at least a byte) and a few a message for the
+    chat format; no more out than the max_tokens asked for (a reasoning model's hidden
+    tokens count there, so the visible reply does not bound them), else than bytes
+    received. A count that is no whole number is estimated offline (core.text)."""
+    from autopoiesis.core.text import count_tokens
+
+    sent = sum(len(str(m.get("content", "")).encode("utf-8", "replace")) for m in messages)
+    most_in = sent + 8 * len(messages) + 16
+    limit = params.get("max_tokens")
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+        most_out = limit
+    else:
+        most_out = len(completion.text.encode("utf-8", "replace")) + 8
+
+    def fit(value: object, most: int, estimate: Callable[[], int]) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return min(estimate(), most)
+        return min(value, most)
+
+    tin = fit(
+        completion.tokens_in,
+        most_in,
+        lambda: count_tokens("".join(str(m.get("content", "")) for m in messages)),
+    )
+    tout = fit(completion.tokens_out, most_out, lambda: count_tokens(completion.text))
+    if (tin, tout) == (completion.tokens_in, completion.tokens_out):
+        return completion
+    return Completion(completion.text, tin, tout)
+
+
 @dataclass(frozen=True)
 class CallFailure:
     """A request that got no usable answer. `retryable` for timeouts, dropped

@@ -29,6 +29,7 @@ from autopoiesis.llm.protocol import (
     Completion,
     LLMResult,
     Message,
+    bounded,
     set_call_deadline,
 )
 from autopoiesis.llm.providers import make_provider
@@ -141,6 +142,7 @@ class RemoteCalls:
             if isinstance(outcome, CallFailure) and not isinstance(outcome, _Late):
                 last = outcome.reason
             if isinstance(outcome, Completion):
+                outcome = bounded(outcome, messages, params)  # a server's counts, checked
                 cost = self._record(
                     stage,
                     model,

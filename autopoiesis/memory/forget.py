@@ -165,8 +165,8 @@ class ForgetPlan:
     def masked(self, path: str) -> str:
         """PATH with the string to forget shown as …."""
         assert self.text is not None
-        flags = re.IGNORECASE if self.ignore_case else 0
-        return re.sub(re.escape(self.text), "…", path, flags=flags)
+        pattern = rewrite.pattern_for(self.text, ignore_case=self.ignore_case)
+        return pattern.sub(b"\xe2\x80\xa6", path.encode("utf-8")).decode("utf-8", "replace")
 
 
 def plan_forget(

@@ -1,6 +1,7 @@
 """The memory's own checks of `autopoiesis doctor` (core.health.Check): the search
 machinery (SQLite, sqlite-vec, the embedder), the index, links in the memory folders, the
-transcript history (`verify`), the git hooks and the remote. The harness integrations'
+transcript history (`verify`), the git hooks, the remote, whether sync has stopped, and
+whether memory-config.yaml can be used as written. The harness integrations'
 check is the integrations package's, the daemon's the daemon package's.
 """
 
@@ -223,6 +224,38 @@ def check_remote(memory: Any) -> Iterator[Finding]:
         yield ok("remote", f"{name} answers ({url}){where}", remote=facts)
 
 
+def check_sync(memory: Any) -> Iterator[Finding]:
+    """Whether this clone's syncs work (memory/sync_report.py's health record): a round
+    stopped by a conflict that needs a person, or by a remote that refuses, is a problem
+    until a round works again. Nothing to say before the first sync."""
+    from autopoiesis.memory.sync_report import health_problem, sync_health
+
+    health = sync_health(memory.repo)
+    stopped = health_problem(health)
+    if stopped:
+        yield problem(
+            "sync", stopped, "`autopoiesis sync` shows what stops it and what to run", sync=health
+        )
+    elif health["last_ok"]:
+        yield ok("sync", f"the last round worked ({health['last_ok']})", sync=health)
+
+
+def check_config(memory: Any) -> Iterator[Finding]:
+    """memory-config.yaml can be used as written (a conflict or a typo never stops capture:
+    its last valid settings are used meanwhile, core/config_layers.py)."""
+    from autopoiesis.core.config import check_tracked_config
+
+    unusable = check_tracked_config(memory.root)
+    if unusable:
+        yield problem(
+            "config",
+            f"{unusable} (its last valid settings are used meanwhile)",
+            "fix memory-config.yaml as the message says, then commit it",
+        )
+    else:
+        yield ok("config", "memory-config.yaml is valid")
+
+
 CHECKS = (
     Check("search", check_search),
     Check("index", check_index),
@@ -230,6 +263,8 @@ CHECKS = (
     Check("history", check_history),
     Check("git hooks", check_git_hooks),
     Check("remote", check_remote),
+    Check("sync", check_sync),
+    Check("config", check_config),
 )
 
 

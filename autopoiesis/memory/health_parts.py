@@ -235,8 +235,21 @@ def index_facts(repo: Any, *, integrity: bool = False) -> dict[str, Any]:
     from autopoiesis.index import SearchIndex
 
     with SearchIndex(repo) as index:
-        st = index.status()
         damage = index.integrity() if integrity else None
+        try:
+            st = index.status()
+        except index.store.db_error:
+            if not damage:
+                raise
+            # a damaged page under the files' rows: what quick_check found is the answer
+            return {
+                "exists": True,
+                "db_path": str(repo.index_path),
+                "files_in_repo": None,
+                "files_indexed": None,
+                "fresh": False,
+                "integrity": damage,
+            }
     data: dict[str, Any] = {
         "exists": st.exists,
         "db_path": st.db_path,
@@ -298,12 +311,15 @@ def read_remote(memory: Any) -> dict[str, Any]:
         if fetch_head.exists():
             when = datetime.fromtimestamp(fetch_head.stat().st_mtime, UTC)
             fetched = when.isoformat(timespec="seconds").replace("+00:00", "Z")
+    from autopoiesis.memory.sync_report import health_problem, sync_health
+
     return {
         "remotes": {n: _git(root, "remote", "get-url", n) for n in names},
         "upstream": upstream,
         "ahead": ahead,
         "behind": behind,
         "last_fetch": fetched,
+        "sync_stopped": health_problem(sync_health(memory.repo)),
     }
 
 
@@ -314,11 +330,12 @@ def remote_lines(f: Mapping[str, Any]) -> Iterable[str]:
     urls = ", ".join(f"{n} {u}" for n, u in f["remotes"].items())
     if not f.get("upstream"):
         yield f"remote     {urls}; this branch has no upstream (`autopoiesis sync` sets it)"
-        return
-    when = (
-        f" at the last fetch ({f['last_fetch'][:16].replace('T', ' ')})" if f["last_fetch"] else ""
-    )
-    yield (f"remote     {urls}; {f['ahead']} ahead, {f['behind']} behind {f['upstream']}{when}")
+    else:
+        when = f["last_fetch"][:16].replace("T", " ") if f["last_fetch"] else None
+        at = f" at the last fetch ({when})" if when else ""
+        yield f"remote     {urls}; {f['ahead']} ahead, {f['behind']} behind {f['upstream']}{at}"
+    if f.get("sync_stopped"):
+        yield f"sync       STOPPED: {f['sync_stopped']}"
 
 
 PARTS = (

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from autopoiesis.git.repo import MemoryGit
 
 FILES_DIR = PACKAGE_DIR / "_files"
+FIRST_BUILD_SECONDS = 5.0  # how long init indexes before it leaves the rest to the background
 KEEP_DIRS = ("raw/conversations", "attachments", "archive") + tuple(
     f"knowledge/{d}" for d in KNOWLEDGE_DIRS
 )
@@ -40,6 +41,7 @@ class InitReport:
     commit: str | None = None
     new_git_repo: bool = False
     checked_out: str | None = None  # the remote's memory branch an empty clone was given
+    git_settings: list[str] = field(default_factory=list)  # git.scale.tune's changes
     index: str | None = None  # what building the search index said
 
     @property
@@ -185,6 +187,9 @@ def init_memory_repo(
     from autopoiesis.git.merge_driver import install as install_merge_driver
 
     report.merge_driver = install_merge_driver(root)
+    from autopoiesis.git.scale import tune
+
+    report.git_settings = tune(root)
     if commit and report.changed:
         paths = sorted(set(report.created + report.updated))
         message = (
@@ -193,16 +198,32 @@ def init_memory_repo(
         )
         report.commit = git.commit_paths(paths, message).sha
     if build_index and not repo.index_path.exists():
-        # With memory.db in place the post-commit hook keeps it fresh from the first
-        # capture on, and search is hybrid from the start (not the git grep fallback).
-        try:
-            from autopoiesis.index.searchindex import SearchIndex
-
-            with SearchIndex(repo) as index:
-                built = index.rebuild_full()
-            report.index = f"search index built ({built.indexed} files)"
-        except Exception as exc:  # init must not fail for the cache; search falls back to git grep
-            report.warnings.append(
-                f"search index not built ({exc}); run `autopoiesis index rebuild` later"
-            )
+        report.index = _build_index(repo, report)
     return report
+
+
+def _build_index(repo: MemoryRepo, report: InitReport) -> str | None:
+    """Build memory.db: with it in place the post-commit hook keeps it fresh from the first
+    capture on, and search is hybrid from the start (not the git grep fallback). A clone of
+    a large memory gets its first files here (the knowledge, the newest transcripts) and
+    the rest in the background (index/build.py), so its first search need not wait."""
+    try:
+        from autopoiesis.index.background import spawn_background
+        from autopoiesis.index.searchindex import SearchIndex
+
+        with SearchIndex(repo) as index:
+            built = index.rebuild_full(seconds=FIRST_BUILD_SECONDS)
+            under_way = index.building()
+        if under_way is None:
+            return f"search index built ({built.indexed} files)"
+        spawn_background(repo, build=True)
+        return (
+            f"search index: {under_way['done']:,} of {under_way['total']:,} files indexed, "
+            "the rest in the background (`autopoiesis index status`); searches answer from "
+            "what is indexed meanwhile"
+        )
+    except Exception as exc:  # init must not fail for the cache; search falls back to git grep
+        report.warnings.append(
+            f"search index not built ({exc}); run `autopoiesis index rebuild` later"
+        )
+        return None

@@ -19,7 +19,9 @@ lose or resurrect something. One round (`sync_once`):
    to the merged files before the merge is committed: MEMORY.md over the writer's line cap
    has its overflow moved to archive/ by the pruner, as `autopoiesis prune` does;
 6. push: `git push --follow-tags` (the pre-push hook verifies the history); refused
-   because the remote moved meanwhile, the round pulls again (three tries).
+   because the remote moved meanwhile (another clone's push won the race: "fetch first",
+   or "failed to update ref" when two pushes crossed on the remote), the round backs off
+   and pulls, merges and pushes again (six tries, `push_backoff`).
 
 A conflict in text (not entries) stops the round with the files and the commands to
 finish; nothing is resolved silently. Every stop raises a SyncError whose message says
@@ -39,6 +41,8 @@ report and the messages a round stops with are sync_report.py.
 
 from __future__ import annotations
 
+import random
+import time
 import warnings
 
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MEMORY_FILE, MemoryRepo
@@ -55,12 +59,24 @@ from autopoiesis.memory.sync_report import (
     SyncReport,
     conflict_message,
     count_of,
+    record_health,
     unreachable_message,
 )
 
 DEFAULT_REMOTE = "origin"
 NETWORK_TIMEOUT = 120.0  # seconds for one fetch, ls-remote or push
-PUSH_TRIES = 3
+PUSH_TRIES = 6  # a push another clone's push beat is fetched, merged and pushed again
+PUSH_BACKOFF = 0.5  # seconds before the first retry; doubled each time, with jitter
+
+
+def push_backoff(attempt: int) -> float:
+    """Seconds to wait before push retry ATTEMPT (1, 2, ...): 0.5, 1, 2, 4, 8 s, each
+    between half and all of it at random, so that clones that raced do not race again
+    in step."""
+    ceiling = PUSH_BACKOFF * 2 ** (attempt - 1)
+    return ceiling * (0.5 + random.random() / 2)
+
+
 FORGET_SUBJECT = "^maintenance: forget "  # app/forget.py's record commit
 
 
@@ -108,32 +124,64 @@ def sync_once(
             "retry."
         )
     try:
-        _refuse_other_operations(git)
-        if git.merge_in_progress():
-            _finish_merge(repo, git, report, name)
-        _setup(repo, git, report)
-        _commit_pending(repo, git, report)
-        pending = pending_rewrites(repo, report.url)
-        if force_after_forget:
-            push_rewrite(repo, git, report, pending, timeout)
-        elif pending:
-            raise SyncError(unpushed_forget_message(name, report.url, branch, pending))
-        if pull:
-            _sync_teams(repo, report)
-        for attempt in range(PUSH_TRIES):
-            if pull:
-                _pull(repo, git, report, timeout, abort_on_conflict)
-            if not push or push_branch(
-                git, report, timeout, retry=pull and attempt + 1 < PUSH_TRIES
-            ):
-                break
-    except SyncError as exc:  # git's own messages may quote the URL
+        _round(repo, git, report, pull, push, force_after_forget, abort_on_conflict, timeout)
+    except AutopoiesisError as exc:  # git's own messages may quote the URL
         exc.args = tuple(redact(a) if isinstance(a, str) else a for a in exc.args)
+        record_health(repo, exc)
         raise
     finally:
         lock.release()
+    record_health(repo, None)
+    if report.incoming and repo.index_path.exists():
+        _index_in_background(repo, report)
     report.warnings = [redact(w) for w in report.warnings]
     return report
+
+
+def _index_in_background(repo: MemoryRepo, report: SyncReport) -> None:
+    """Bring memory.db up to date with what the pull brought, in the background, as a
+    commit's post-commit hook does (a fast-forward runs no post-commit): the next search
+    finds the index fresh instead of paying the catch-up."""
+    from autopoiesis.index.background import spawn_background
+
+    try:
+        spawn_background(repo)
+    except OSError as exc:  # the sync is done; the next search catches up instead
+        report.warnings.append(f"the search index was not updated in the background ({exc})")
+
+
+def _round(
+    repo: MemoryRepo,
+    git: MemoryGit,
+    report: SyncReport,
+    pull: bool,
+    push: bool,
+    force_after_forget: bool,
+    abort_on_conflict: bool,
+    timeout: float,
+) -> None:
+    """The steps of one round (the module doc's 1 to 6), under the sync lock."""
+    name, branch = report.remote, report.branch
+    _refuse_other_operations(git)
+    if git.merge_in_progress():
+        _finish_merge(repo, git, report, name)
+    _setup(repo, git, report)
+    _commit_pending(repo, git, report)
+    pending = pending_rewrites(repo, report.url)
+    if force_after_forget:
+        push_rewrite(repo, git, report, pending, timeout)
+    elif pending:
+        raise SyncError(unpushed_forget_message(name, report.url, branch, pending))
+    if pull:
+        _sync_teams(repo, report)
+    for attempt in range(PUSH_TRIES):
+        if attempt:  # another clone pushed between our fetch and our push: back off
+            report.push_retries += 1
+            time.sleep(push_backoff(attempt))
+        if pull:
+            _pull(repo, git, report, timeout, abort_on_conflict)
+        if not push or push_branch(git, report, timeout, retry=pull and attempt + 1 < PUSH_TRIES):
+            break
 
 
 def push_after_commit(repo: MemoryRepo) -> tuple[SyncReport | None, str | None]:
@@ -354,8 +402,9 @@ def _check_incoming(
             f"\n  … and {len(findings) - 10} more" if len(findings) > 10 else ""
         )
         raise SyncError(
-            f"{name}/{branch} holds commits that change transcripts this clone has (transcripts "
-            f"are immutable):\n{shown}\n"
+            f"{name}/{branch} holds commits that change transcripts this clone has, or add "
+            "transcripts no commit may add (transcripts are immutable, and enter the history "
+            f"closed, readable and named after their frontmatter):\n{shown}\n"
             "Nothing was merged or pushed. A transcript both sides added with different content "
             "means two sessions "
             "shared one id; inspect with `git log --stat "
@@ -386,14 +435,28 @@ def _forget_commits(git: MemoryGit, tip: str, exclude: str) -> list[str]:
 
 
 def _enforce_caps(repo: MemoryRepo, report: SyncReport, *, commit: bool) -> list[str]:
-    """Re-apply the writer's caps to merged knowledge: MEMORY.md over its line cap has its
-    overflow moved to archive/ by the pruner (no entry is lost); a file over the byte cap
-    is reported (condensing it is a person's or the condenser's call). Returns the paths
-    it changed."""
+    """Re-apply the writer's rules to merged knowledge: one live value per subject (the
+    later statement supersedes what another clone said earlier without seeing it);
+    MEMORY.md over its line cap has its overflow moved to archive/ by the pruner (no
+    entry is lost); a file over the byte cap is reported (condensing it is a person's or
+    the condenser's call). Returns the paths it changed (COMMIT: committed, as after a
+    fast-forward)."""
     from autopoiesis.knowledge.writer import KnowledgeWriter
 
     writer = KnowledgeWriter(repo)
-    changed: list[str] = []
+    settled = writer.settle_subjects()
+    changed: list[str] = sorted({path for path, _ in settled.superseded})
+    if changed:
+        report.settled.append(
+            f"{count_of(len(settled.superseded), 'earlier value')} superseded by a later "
+            "statement of the same subject"
+        )
+        if commit:
+            done = MemoryGit(repo).commit_paths(
+                changed, "maintenance: one live value per subject after the merge\n"
+            )
+            if done.sha:
+                report.committed.append(f"{done.sha} {done.message.splitlines()[0]}")
     doc = writer.read(MEMORY_FILE)
     if doc is not None and writer.cap_violation(MEMORY_FILE, doc, bytes_too=False):
         from autopoiesis.knowledge.prune import MemoryPruner

@@ -9,7 +9,7 @@ from typing import Any
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import GitError, SyncError
-from autopoiesis.git.remote import ForcedPush
+from autopoiesis.git.remote import ForcedPush, is_race
 from autopoiesis.git.repo import MemoryGit
 from autopoiesis.memory.sync_report import SyncReport, unreachable_message
 
@@ -55,7 +55,7 @@ def push_branch(git: MemoryGit, report: SyncReport, timeout: float, *, retry: bo
                 f"{ref} exists on {name} with another commit ({reason}); each side keeps its own "
                 "(tags never move)."
             )
-        elif "fetch first" in reason or "non-fast-forward" in reason:
+        elif is_race(reason):
             behind = True
         else:
             raise SyncError(
@@ -66,6 +66,12 @@ def push_branch(git: MemoryGit, report: SyncReport, timeout: float, *, retry: bo
     if behind:
         if retry:
             return False
+        if report.push_retries:
+            raise SyncError(
+                f"{name}/{branch} moved again each time this clone merged it and pushed "
+                f"({report.push_retries + 1} tries): other clones are pushing as fast. Nothing "
+                "was lost; your commits go out with the next `autopoiesis sync`."
+            )
         raise SyncError(
             f"{name}/{branch} has commits this clone lacks, so the push was refused (not forced). "
             "Run "
@@ -220,7 +226,14 @@ def push_rewrite(
         repo, [str(r.get("commit")) for r in pending], url
     )  # (the URL as shown: no token on disk)
     if plan.newer:  # the fetch brought old objects back: drop the unreferenced, as forget did
-        git.drop_unreachable_objects()
+        try:
+            git.drop_unreachable_objects()
+        except GitError as exc:
+            report.warnings.append(
+                f"the old history's objects the fetch brought back are still in this clone "
+                f"({exc}); "
+                "drop them with `git reflog expire --expire=now --all && git gc --prune=now`."
+            )
     if plan.stale:
         report.warnings.append(
             f"{name} still has refs that point into the old history and that this clone does not "

@@ -1,13 +1,20 @@
-"""What one sync round did (SyncReport) and the messages a round stops with: what
-happened and what to run (memory/sync.py runs the round)."""
+"""What one sync round did (SyncReport), the messages a round stops with (what happened
+and what to run), and the clone's sync health: when a sync last worked, and since when
+and why they stop (`record_health`, `sync_health`; memory/sync.py runs the round).
+
+The health is what keeps an unattended clone honest: a daemon's sync that hits a
+conflict undoes the merge, and without a record the clone would look idle while it has
+stopped syncing. `daemon status` and `doctor` read it and say so (and exit 1)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from autopoiesis.core.paths import CONVERSATIONS_DIR
+from autopoiesis.core.clock import format_ts, utc_now
+from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo, atomic_write
 
 
 @dataclass
@@ -26,7 +33,9 @@ class SyncReport:
     merge_commit: str | None = None
     incoming: list[str] = field(default_factory=list)  # files the pull changed
     capped: list[str] = field(default_factory=list)  # what re-applying the caps did
+    settled: list[str] = field(default_factory=list)  # subjects given one live value
     pushed: list[str] = field(default_factory=list)  # refs the push moved
+    push_retries: int = 0  # pushes another clone's push beat (fetched, merged, pushed again)
     forced: list[str] = field(default_factory=list)  # refs force-pushed after a forget
     warnings: list[str] = field(default_factory=list)
 
@@ -59,9 +68,16 @@ class SyncReport:
             )
         else:
             out.append(f"  pulled: {self.merge}")
+        out += [f"  settled: {c}" for c in self.settled]
         out += [f"  cap: {c}" for c in self.capped]
         if self.pushed:
-            out.append(f"  pushed: {', '.join(self.pushed)}")
+            again = (
+                f" (after {self.push_retries} {'retry' if self.push_retries == 1 else 'retries'}: "
+                "another clone pushed first)"
+                if self.push_retries
+                else ""
+            )
+            out.append(f"  pushed: {', '.join(self.pushed)}{again}")
         elif self.merge != "skipped" or self.fetched:
             out.append("  pushed: nothing new")
         return out
@@ -111,4 +127,63 @@ def conflict_message(
         "merge is finished or aborted, git allows no other commit: finished transcripts wait and "
         "are committed by "
         "the next sync or `autopoiesis commit`."
+    )
+
+
+# ── the clone's sync health ──
+def sync_health(repo: MemoryRepo) -> dict[str, Any]:
+    """{"last_ok": when a round last worked (or None), "failing": None, or {"since", "last",
+    "attempts", "kind" ("conflict" or "stopped"), "paths", "message"}}."""
+    try:
+        data = json.loads(repo.state_file("sync_health", create=False).read_text("utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    failing = data.get("failing")
+    return {
+        "last_ok": data.get("last_ok"),
+        "failing": failing if isinstance(failing, dict) else None,
+    }
+
+
+def record_health(repo: MemoryRepo, error: Exception | None) -> None:
+    """Note how a round ended: ERROR None clears what stopped the syncs; else it is kept,
+    with the time of the first round it stopped (`since`) and how many since."""
+    now = format_ts(utc_now())
+    health = sync_health(repo)
+    if error is None:
+        health = {"last_ok": now, "failing": None}
+    else:
+        before = health["failing"] or {}
+        health["failing"] = {
+            "since": before.get("since") or now,
+            "last": now,
+            "attempts": int(before.get("attempts") or 0) + 1,
+            "kind": "conflict" if getattr(error, "paths", None) else "stopped",
+            "paths": list(getattr(error, "paths", []) or []),
+            "message": str(error)[:4000],
+        }
+    try:
+        atomic_write(repo.state_file("sync_health"), json.dumps(health, indent=1))
+    except OSError:
+        pass  # a full disk: the error itself still reaches the caller
+
+
+def health_problem(health: dict[str, Any]) -> str | None:
+    """One line saying that the clone stopped syncing, since when and what to do; None
+    while its syncs work."""
+    failing = health.get("failing")
+    if not failing:
+        return None
+    what = (
+        f"a conflict in {', '.join(failing.get('paths') or [])} needs a person"
+        if failing.get("kind") == "conflict"
+        else str(failing.get("message") or "").splitlines()[0][:200]
+    )
+    attempts = count_of(int(failing.get("attempts") or 1), "attempt")
+    return (
+        f"sync stopped since {failing.get('since')} ({attempts}; last worked: "
+        f"{health.get('last_ok') or 'never'}): {what}. Run `autopoiesis sync` to see it and "
+        "finish it."
     )

@@ -22,6 +22,7 @@ A spec is a dict:
                                                5 s (a per-read timeout never fires)
     {"disconnect": True}                       close the connection without an answer
     {"raw": "not json {", "status": 200}       a raw HTTP body
+    {"content_bytes": 300_000_000}             a reply that long, streamed (never held)
     {"embeddings": [[...], ...]}               (embeddings queue) these vectors
 
 `server.latency` adds a delay to every request. Every request is recorded in
@@ -254,6 +255,8 @@ class _Handler(BaseHTTPRequestHandler):
                 headers,
                 float(spec["trickle"]),
             )
+        elif "content_bytes" in spec:
+            self._huge(int(spec["content_bytes"]), headers)
         elif "raw" in spec:
             self._send(status, str(spec["raw"]).encode("utf-8"), headers)
         elif status != 200:
@@ -332,6 +335,20 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self.wfile.write(data[i : i + 1])
             self.wfile.flush()
+
+    def _huge(self, size: int, headers: dict[str, str]) -> None:
+        """A chat completion whose content is SIZE bytes of `x`, written 1 MB at a time (the
+        server never holds it), until the client stops reading."""
+        head = b'{"object": "chat.completion", "choices": [{"index": 0, "message": {"role": '
+        head += b'"assistant", "content": "'
+        tail = b'"}, "finish_reason": "stop"}]}'
+        self._head(200, len(head) + size + len(tail), headers)
+        self.wfile.write(head)
+        chunk = b"x" * (1 << 20)
+        for start in range(0, size, len(chunk)):
+            self.wfile.write(chunk[: min(len(chunk), size - start)])
+        self.wfile.write(tail)
+        self.wfile.flush()
 
     def _head(self, status: int, length: int, headers: dict[str, str]) -> None:
         self.send_response(status)

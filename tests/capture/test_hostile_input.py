@@ -3,6 +3,7 @@ of the stream, nothing blocks a session id, a killed commit loses nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -10,6 +11,8 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +24,7 @@ from autopoiesis.capture.session import ConversationCapture, Session
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.errors import CaptureError
+from autopoiesis.errors import CaptureError, GitError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.git.repo import MemoryGit
 from tests.conftest import Cli
@@ -649,6 +652,48 @@ def test_a_transcript_cut_mid_utf8_at_its_tail_is_recovered(memory_repo: MemoryR
     assert tf.render(tf.parse(text)) == text
 
 
+LONG_LINE_SCRIPT = textwrap.dedent("""
+    import json, resource, sys
+    from autopoiesis.capture.stream import process_stream
+    from autopoiesis.core.paths import MemoryRepo
+    repo = MemoryRepo(sys.argv[1])
+    repo.config
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    report = process_stream(repo, sys.stdin.buffer)
+    grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    print(json.dumps({"refused": report.refused, "closed": [c.path for c in report.closed], "grew_kb": grew}))
+""")
+
+
+@pytest.mark.slow
+def test_a_line_past_the_cap_is_refused_without_holding_it_and_the_rest_is_kept(
+    memory_repo: MemoryRepo,
+) -> None:
+    """A 64 MB event line is read through in pieces and refused with its size; the events
+    around it are kept, and the process grows by about the cap, not by the line."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LONG_LINE_SCRIPT, str(memory_repo.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(line(start("big1")) + line(msg("before the long line")))
+    proc.stdin.write(b'{"event": "message", "role": "user", "content": "')
+    chunk = b"y" * (1 << 20)
+    for _ in range(64):
+        proc.stdin.write(chunk)
+    proc.stdin.write(b'"}\n' + line(msg("after the long line")) + line({"event": "session_end"}))
+    proc.stdin.close()
+    out = json.loads(proc.stdout.read() if proc.stdout else b"{}")
+    assert proc.wait() == 0
+    (refused,) = out["refused"]
+    assert refused.startswith("line 3: 67108916 bytes, over the cap of 9437184")
+    text = (memory_repo.root / out["closed"][0]).read_text()
+    assert "before the long line" in text and "after the long line" in text
+    assert out["grew_kb"] < 40 * 1024, out["grew_kb"]
+
+
 # ── 4. disk full ──
 FULL_DISK_SCRIPT = textwrap.dedent("""
     import json, resource, signal, sys
@@ -728,6 +773,93 @@ def test_disk_full_tmpfs_refuses_clearly_and_blocks_nothing(memory_repo: MemoryR
         memory_repo, [line(start("tf3")), line(msg("fine")), line({"event": "session_end"})]
     )
     assert report.refused == [] and report.closed[0].commit
+
+
+@contextlib.contextmanager
+def full_folder(folder: Path, size: str = "16k") -> Iterator[Path]:
+    """FOLDER on a tmpfs of SIZE, filled up: a real full file system there (needs root)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        with contextlib.suppress(OSError), (folder / "filler").open("wb") as fh:
+            while True:
+                fh.write(b"f" * 4096)
+                fh.flush()
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_a_full_disk_under_the_git_record_runs_no_git_and_leaves_no_lock(
+    memory_repo: MemoryRepo, git
+) -> None:
+    """The record of a running git (.autopoiesis/locks/git-index.PID.json) cannot be
+    written: git is not started, so no index.lock is left that nothing explains."""
+    (memory_repo.root / "knowledge/reference/disk.md").write_text("# Disk\n\n- a fact\n")
+    locks = memory_repo.state_dir / "locks"
+    with full_folder(locks), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            MemoryGit(memory_repo).commit_paths(["knowledge/reference/disk.md"], "memory: disk")
+        except GitError as exc:  # the road through `git commit`: nothing was run
+            assert "was not run and nothing changed. Free disk space" in str(exc)
+        else:  # the plumbing road: committed without the index, whose update was refused
+            assert any("git index could not be updated" in str(w.message) for w in caught)
+        assert not (memory_repo.root / ".git/index.lock").exists()
+        assert not [p for p in locks.iterdir() if p.name.startswith("git-index.")]
+    MemoryGit(memory_repo).commit_paths(["knowledge/reference/disk.md"], "memory: disk")
+    assert "disk.md" in git(memory_repo, "log", "-1", "--stat", "--", "knowledge/reference").stdout
+    assert git(memory_repo, "status", "--porcelain", "--", "knowledge/reference").stdout == ""
+
+
+def _neutral_log(tmp: Path, sid: str, text: str) -> Path:
+    log = tmp / f"{sid}.json"
+    log.write_text(
+        json.dumps(
+            {
+                "session_id": sid,
+                "started": "2026-02-16T18:45:00Z",
+                "messages": [{"role": "user", "content": text}],
+            }
+        )
+    )
+    return log
+
+
+def test_a_transcript_an_import_wrote_but_could_not_commit_is_committed_by_the_next(
+    memory_repo: MemoryRepo, git, tmp_path: Path
+) -> None:
+    from autopoiesis.capture.importers import import_files
+
+    log = _neutral_log(tmp_path, "ses_w1", "written, then the commit failed")
+    lock = memory_repo.root / ".git" / "index.lock"  # another program's: the commit fails
+    lock.write_bytes(b"")
+    first = import_files(memory_repo, [log])
+    assert first.imported and not first.commit and "not committed" in first.refused[0]
+    lock.unlink()
+    again = import_files(memory_repo, [log])
+    assert again.skipped_duplicates == []  # it was not "already imported"
+    assert again.imported == first.imported and again.commit
+    assert "never committed" in again.warnings[0]
+    assert git(memory_repo, "log", "--format=%H", "--", first.imported[0]).stdout.strip()
+    assert import_files(memory_repo, [log]).skipped_duplicates == first.imported
+
+
+def test_a_full_disk_leaves_no_temporary_file_in_raw(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    from autopoiesis.capture.importers import import_files
+
+    day = memory_repo.conversations_dir / "2026" / "02" / "16"
+    log = _neutral_log(tmp_path, "ses_t1", "x" * 40_000)
+    with full_folder(day, "64k"):
+        report = import_files(memory_repo, [log])
+        assert report.refused and "No space left on device" in report.refused[0]
+        assert [p.name for p in day.iterdir()] == ["filler"]  # no 0-byte .tmp left behind
 
 
 # ── 5. git.auto_commit: false ──

@@ -18,6 +18,8 @@ from autopoiesis.errors import TimestampError
         math.inf,
         -math.inf,
         1e20,
+        253402300800,  # year 10000 in seconds (a "never" sentinel), not 1978 in milliseconds
+        99999999999,
         "0001-01-01T00:00:00+01:00",
         "9999-12-31T23:59:59-05:00",
         "yesterday",

@@ -347,3 +347,29 @@ def test_run_due_runs_the_owed_commit_with_the_cli(
         "commit           ok       memory: Production runs Postgres 16"
     ]
     assert _subjects(repo)[0] == "memory: Production runs Postgres 16"
+
+
+def test_a_daemon_asleep_past_midnight_on_its_first_day_still_tags_that_day(
+    memory_repo: MemoryRepo, git
+) -> None:
+    """The daemon first saw the tag job on day D at 10:00; the machine slept until D+2. The
+    first run of a job used to owe only yesterday and today, so D was never tagged."""
+    from autopoiesis.daemon.jobs import JobRegistry
+    from autopoiesis.daemon.service import run_due
+
+    day = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+    stamp = {
+        "GIT_AUTHOR_DATE": "2026-03-02T12:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-03-02T12:00:00Z",
+    }
+    git(memory_repo.root, "commit", "-q", "--allow-empty", "-m", "memory: work on D", env=stamp)
+    clock = {"now": day}
+
+    def tag_only(repo: MemoryRepo) -> JobRegistry:
+        return JobRegistry([memory_jobs(repo).get("tag")])
+
+    assert run_due(memory_repo, tag_only, clock=lambda: clock["now"]) == []  # 23:55 not yet
+    clock["now"] = day + timedelta(days=2, hours=-2)  # D+2 08:00: the machine woke up
+    runs = run_due(memory_repo, tag_only, clock=lambda: clock["now"])
+    assert [(name, result) for name, result, _ in runs] == [("tag", "ok")], runs
+    assert "memory/daily/2026-03-02" in git(memory_repo.root, "tag", "-l").stdout.split()

@@ -292,3 +292,67 @@ def test_impossible_times_are_refused_with_a_timestamp_error(started: str) -> No
 
     with pytest.raises(TimestampError, match="started"):
         tf.parse(f"---\nsession_id: s\nstarted: {started}\n---\n\n# t\n")
+
+
+@settings(max_examples=300, deadline=None)
+@given(transcripts())
+def test_a_rendered_frontmatter_is_read_without_yaml_as_yaml_reads_it(t: tf.Transcript) -> None:
+    """parse_meta reads a frontmatter as render_frontmatter lays it out without YAML; what it
+    reads is what the YAML reader reads."""
+    from autopoiesis.core import frontmatter
+    from autopoiesis.formats.transcript_meta import _canonical_meta
+
+    source, _ = frontmatter.split(tf.render(t))
+    assert source is not None
+    fast = _canonical_meta(source, "t")
+    assert fast is not None
+    assert fast == tf.meta_from_mapping(frontmatter.parse_yaml(source), "t")
+
+
+@pytest.mark.parametrize(
+    "frontmatter_text",
+    [
+        "session_id: a\nstarted: 2026-02-16T18:45:00Z\nstatus: open\nstatus: closed\n",
+        "session_id: &x a\nstarted: 2026-02-16T18:45:00Z\n",
+        "session_id: a\nstarted: '2026-02-16T18:45:00Z'\nmodel: 1:30\n",
+        "session_id: a\nstarted: 2026-02-16T18:45:00Z\ntags: [x, y]\n",
+    ],
+    ids=["duplicate-key", "anchor", "quoted-and-sexagesimal", "flow-list"],
+)
+def test_any_other_frontmatter_is_read_by_yaml(frontmatter_text: str) -> None:
+    from autopoiesis.core import frontmatter
+    from autopoiesis.formats.transcript_meta import _canonical_meta
+
+    assert _canonical_meta(frontmatter_text, "t") is None
+    text = f"---\n{frontmatter_text}---\n\n# T\n"
+    assert tf.parse_meta(text) == tf.meta_from_mapping(frontmatter.parse_yaml(frontmatter_text))
+
+
+KEY = "ghp_" + "Q7vLm2Xc9RtK4pWz8NbY3HdJ6FsA1GeU5oIy"  # a GitHub token's shape (fake)
+PGP = (
+    "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGXq2r0BCAC7wZf1k3Xq9PmN2vR8sT4uY6hJ0kL3aB5cD7eF9gH1iJ2kL4mN\n"
+    + "\n".join("Zm9vYmFyYmF6cXV4" * 4 for _ in range(6))
+    + "\n=Xk9q\n-----END PGP PRIVATE KEY BLOCK-----"
+)
+
+
+def _heads(secret: str, text: str) -> list[str]:
+    return [secret[:n] for n in range(12, len(secret) + 1) if secret[:n] in text]
+
+
+def test_a_one_line_field_is_redacted_whole_before_it_is_cut_or_flattened() -> None:
+    """A field is cut to its limit and flattened to one line when its value is built; the
+    redaction (map_text) reads what the field was given, so a key across the cut keeps no
+    head, and a key block said in a one-line field goes whole."""
+    from autopoiesis.core.redact import Redactor
+
+    call = tf.ToolCall("exec", "x" * 280 + " " + KEY, None)
+    assert KEY[:12] in call.args  # the cut keeps 19 characters of it
+    redacted = tf.map_text(call.with_result("ok " + KEY), Redactor().redact)
+    assert _heads(KEY, redacted.args) == [] and redacted.result == "ok [redacted:github_token]"
+    assert len(redacted.args) <= 300
+    meta = tf.TranscriptMeta("ses_1", T0, model=PGP, topic="notes " + PGP, tags=(KEY * 3,))
+    safe = tf.map_text(meta, Redactor().redact)
+    assert "PRIVATE KEY" not in (safe.model or "") + (safe.topic or "")
+    assert "lQOYBGXq2r0B" not in tf.render_frontmatter(safe)
+    assert _heads(KEY, safe.tags[0]) == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -194,3 +195,81 @@ def test_git_runs_the_driver_in_a_real_merge(memory_repo, git) -> None:
     assert (
         "numpy" not in started.stderr and " git\n" not in started.stderr
     )  # no numpy, no GitPython
+
+
+JOURNAL = "knowledge/journal/2026-03-01.md"
+channels = st.lists(st.sampled_from(["cli", "slack", "webchat", "email", "atlas"]), max_size=4)
+
+
+def _journal(writes: list[tuple[str, str, int]], start: str | None = None) -> str:
+    """The day's journal as the knowledge writer writes it: (channel, session, hour) each
+    a `### <channel>` section entry, on top of START (the text of an earlier version)."""
+    import tempfile
+
+    from autopoiesis.core.paths import MemoryRepo
+    from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
+    from autopoiesis.knowledge.writer import KnowledgeWriter
+
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = MemoryRepo(Path(tmp))
+        path = repo.root / JOURNAL
+        path.parent.mkdir(parents=True)
+        if start is not None:
+            path.write_text(start, encoding="utf-8")
+        changes = [
+            KnowledgeChange(
+                JOURNAL,
+                "append",
+                channel,
+                f"{channel} session {session} worked on item {session}",
+                Provenance(f"raw/conversations/2026/03/01/0900-{session}-x.md", at, "j@1", session),
+                dated=False,
+                section_level=3,
+            )
+            for channel, session, at in (
+                (c, s, datetime(2026, 3, 1, h, 0, tzinfo=UTC)) for c, s, h in writes
+            )
+        ]
+        KnowledgeWriter(repo).apply(changes)
+        return path.read_text(encoding="utf-8") if path.exists() else (start or "")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shared=channels, mine=channels, others=channels, has_base=st.booleans())
+def test_a_day_journal_written_from_other_channels_on_two_machines_merges_without_a_person(
+    shared: list[str], mine: list[str], others: list[str], has_base: bool
+) -> None:
+    """The generated `### <channel>` headings are structure, not prose: two machines that
+    wrote the same day from different channels used to stop every sync with a conflict."""
+    base = _journal([(c, f"s{i}", 9) for i, c in enumerate(shared)]) if has_base else ""
+    ours = _journal([(c, f"a{i}", 10) for i, c in enumerate(mine)], base if has_base else None)
+    theirs = _journal([(c, f"b{i}", 11) for i, c in enumerate(others)], base if has_base else None)
+    merged = merge_texts(base, ours, theirs, JOURNAL)
+    assert merged.conflicts == 0, merged.text
+    assert set(_ids(merged.text)) == set(_ids(ours)) | set(_ids(theirs))
+    doc = kf.parse(merged.text)
+    titles = [s.title for s in doc.sections if s.level == 3]
+    assert sorted(titles) == sorted(set(shared + mine + others) if has_base else set(mine + others))
+    for section in doc.sections:  # every entry under the channel it was written for
+        for entry in section.entries():
+            assert entry.text.startswith(section.title + " session ")
+    assert kf.render(kf.parse(merged.text)) == merged.text
+    assert doc.meta().get("entry_count", 0) == len(_ids(merged.text))
+
+
+def test_git_merges_a_journal_both_branches_started_the_same_day(memory_repo, git) -> None:
+    """No base (both sides created the file: git's add/add) goes through the driver too."""
+    path = memory_repo.root / JOURNAL
+    path.parent.mkdir(parents=True, exist_ok=True)
+    git(memory_repo, "checkout", "-q", "-b", "other")
+    path.write_text(_journal([("slack", "b1", 11)]))
+    git(memory_repo, "add", JOURNAL)
+    git(memory_repo, "commit", "-qm", "memory: slack")
+    git(memory_repo, "checkout", "-q", "main")
+    path.write_text(_journal([("cli", "a1", 10), ("webchat", "a2", 10)]))
+    git(memory_repo, "add", JOURNAL)
+    git(memory_repo, "commit", "-qm", "memory: cli")
+    done = git(memory_repo, "merge", "--no-edit", "other", check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    titles = [s.title for s in kf.parse(path.read_text()).sections if s.level == 3]
+    assert titles == ["cli", "webchat", "slack"]

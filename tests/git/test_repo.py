@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import UTC, date, datetime, timedelta
 
@@ -245,3 +246,24 @@ def test_clean_summary_cuts_a_long_line_at_a_word() -> None:
     assert len(out) <= 72
     assert out.startswith("record the storage decision")
     assert not out.endswith(" ")
+
+
+def test_dropping_unreachable_objects_works_with_a_transcript_on_main(
+    memory_repo: MemoryRepo, git
+) -> None:
+    """What sync runs after a forced push brought old objects back: its `git gc` used to
+    fail in every repo whose main held a transcript (the transaction hook read pack-refs
+    as deleting main), silently, so the forgotten text stayed in the clone."""
+    from autopoiesis.capture.stream import process_stream
+
+    events = (
+        {"event": "session_start", "session_id": "g1", "started": "2026-02-16T18:45:00Z"},
+        {"event": "message", "role": "user", "content": "a transcript on main"},
+        {"event": "session_end"},
+    )
+    process_stream(memory_repo, [json.dumps(e).encode() for e in events])
+    assert (memory_repo.root / ".git/refs/heads/main").exists()
+    blob = git(memory_repo.root, "hash-object", "-w", "--stdin", input="old secret 7731\n")
+    sha = blob.stdout.strip()
+    MemoryGit(memory_repo).drop_unreachable_objects()
+    assert git(memory_repo.root, "cat-file", "-e", sha, check=False).returncode != 0

@@ -16,7 +16,7 @@ import pytest
 
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.git.verify import verify
+from autopoiesis.git.verify import load_record, record_path, verify
 from tests.conftest import BuiltRepo, Cli
 
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
@@ -463,3 +463,97 @@ def test_ordinary_work_passes_the_transaction_hook(mem, git, commit_all, cli: Cl
     capture(repo, "ses_new", 20, "a later session")
     git(repo.root, "tag", "memory/test")
     assert cli("verify", repo=repo).returncode == 0
+
+
+def test_the_checkpoint_is_kept_in_git_and_the_record_is_small(mem, git, cli: Cli) -> None:
+    """What a clean run verified is a ref (its tree is every transcript's blob), so the
+    record holds no list of transcripts, and the next run reads only the commits since."""
+    repo, paths = mem
+    head = git(repo.root, "rev-parse", "HEAD").stdout.strip()
+    assert git(repo.root, "rev-parse", "refs/autopoiesis/verified/main").stdout.strip() == head
+    record = json.loads(record_path(repo).read_text())
+    assert not (repo.state_dir / "verify" / "record.json").exists()  # not among the caches
+    assert record["branches"]["refs/heads/main"] == {
+        "commit": head,
+        "reflog": record["branches"]["refs/heads/main"]["reflog"],
+        "count": 3,
+    }
+    capture(repo, "ses_more", 25, "one more")
+    assert cli("verify", repo=repo).stdout.strip() == "ok: 4 transcripts, 1 commit checked"
+    # a history replaced wholesale is found against the checkpoint's tree
+    git(repo.root, *NO_HOOKS, "checkout", "-q", "--orphan", "fresh")
+    git(repo.root, *NO_HOOKS, "rm", "-rq", "--cached", "raw")
+    git(repo.root, *NO_HOOKS, "commit", "-qm", "a new start")
+    git(repo.root, *NO_HOOKS, "branch", "-M", "fresh", "main")
+    assert_reported(cli, repo, paths[0], None)
+
+
+def test_a_record_made_before_the_checkpoint_still_counts(mem, git, cli: Cli) -> None:
+    """A record that lists the transcripts (as verify kept them before the checkpoint ref)
+    is read as it is, and a clean run replaces it with the checkpoint."""
+    repo, paths = mem
+    git(repo.root, "update-ref", "-d", "refs/autopoiesis/verified/main")
+    path = record_path(repo)
+    record = json.loads(path.read_text())
+    branch = record["branches"]["refs/heads/main"]
+    branch.pop("count")
+    branch["transcripts"] = {p: "0" * 40 for p in paths}  # none as HEAD holds it
+    path.write_text(json.dumps(record))
+    assert "differs from the verified record" in cli("verify", "--full", repo=repo).stdout
+    branch["transcripts"] = {
+        p: git(repo.root, "rev-parse", f"HEAD:{p}").stdout.strip() for p in paths
+    }
+    path.write_text(json.dumps(record))
+    assert cli("verify", repo=repo).returncode == 0
+    assert "transcripts" not in json.loads(path.read_text())["branches"]["refs/heads/main"]
+    assert git(repo.root, "rev-parse", "refs/autopoiesis/verified/main").returncode == 0
+
+
+def test_gc_and_maintenance_pass_the_transaction_hook_and_main_stays_guarded(
+    mem, git, cli: Cli
+) -> None:
+    """`git pack-refs` deletes each loose ref once packed-refs holds it: the hook used to
+    read that as deleting main, so `git gc`, `gc --auto` and `git maintenance` failed in
+    every memory repo that held a transcript. Packing deletes nothing; a real deletion of
+    the packed main is still refused."""
+    repo, paths = mem
+    assert (repo.root / ".git/refs/heads/main").exists()  # loose, as after any commit
+    assert git(repo.root, "gc", "--quiet", check=False).returncode == 0
+    assert "refs/heads/main" in (repo.root / ".git/packed-refs").read_text()
+    assert not (repo.root / ".git/refs/heads/main").exists()
+    capture(repo, "ses_gc", 21, "after the gc")  # main loose again, and packed at the old tip
+    proc = git(repo.root, "maintenance", "run", "--task=gc", check=False)
+    assert proc.returncode == 0, proc.stderr
+    capture(repo, "ses_auto", 22, "before gc --auto")
+    proc = git(repo.root, "-c", "gc.auto=1", "-c", "gc.autoDetach=false", "gc", "--auto")
+    assert proc.returncode == 0, proc.stderr
+    before = git(repo.root, "rev-parse", "main").stdout.strip()
+    git(repo.root, "checkout", "-q", "-b", "side", "HEAD~1")
+    git(repo.root, "pack-refs", "--all")
+    git(repo.root, "commit", "-q", "--allow-empty", "-m", "main loose and packed")
+    git(repo.root, "checkout", "-q", "main")
+    git(repo.root, "commit", "-q", "--allow-empty", "-m", "main loose and packed")
+    git(repo.root, "checkout", "-q", "side")
+    proc = git(repo.root, "branch", "-D", "main", check=False)
+    assert proc.returncode != 0 and "refused to delete" in proc.stderr
+    assert git(repo.root, "rev-parse", "main").stdout.strip() != before  # still there, moved
+    assert cli("verify", repo=repo).returncode == 0
+
+
+def test_a_tip_the_branch_has_since_moved_past_is_no_rewrite(mem, git) -> None:
+    """A push sends the tip of the moment; a capture that commits while the pre-push hook
+    verifies it moves main past that tip. The newer commit's transcript used to be
+    reported as gone ('the branch was reset or rewritten') and the push refused: found by
+    bench/bench_team.py, a daemon's sync refused by its own pre-push hook."""
+    repo, _ = mem
+    pushed = git(repo.root, "rev-parse", "HEAD").stdout.strip()
+    assert verify(repo).ok  # the record at the tip being pushed
+    capture(repo, "ses_meanwhile", 20, "committed during the push")
+    during = verify(repo, ref="refs/heads/main", tip=pushed)
+    assert during.ok, during.findings
+    assert verify(repo).ok  # the record now at the newer commit
+    after = verify(repo, ref="refs/heads/main", tip=pushed)
+    assert after.ok, after.findings
+    record = load_record(repo)
+    assert record["branches"]["refs/heads/main"]["commit"] != pushed  # not moved back
+    assert verify(repo).summary().endswith("0 commits checked")

@@ -8,6 +8,7 @@ import json
 import sqlite3
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.sqlite import sqlite_module
 from autopoiesis.index import SearchIndex
 from autopoiesis.index.db import SCHEMA_VERSION
 
@@ -69,6 +70,47 @@ def test_an_index_of_the_previous_schema_is_rebuilt_with_the_links(
         assert index.needs_rebuild()
         index.catch_up()
         assert index.store.meta("schema_version") == SCHEMA_VERSION
+        assert [x.target for x in index.broken_links()] == ["nowhere"]
+
+
+def test_an_index_of_schema_5_is_rebuilt_into_the_compressed_layout(
+    memory_repo: MemoryRepo,
+) -> None:
+    """Schema 5 kept each chunk's text in chunks and in chunks_fts, and the plain vectors as
+    float32 without their length: the next search rebuilds it into schema 6 (the texts in
+    files.chunks_z, the FTS5 table without its copy), the links kept, and gives the space
+    back."""
+    _notes(memory_repo)
+    with SearchIndex(memory_repo) as index:
+        index.rebuild_full()
+    conn = sqlite_module().connect(memory_repo.index_path)  # a SQLite that reads chunks_fts
+    conn.executescript(
+        """
+        DROP TABLE chunks_fts; DROP TABLE chunks; DROP TABLE IF EXISTS chunks_vecplain;
+        ALTER TABLE files DROP COLUMN chunks_z;
+        CREATE TABLE chunks (id INTEGER PRIMARY KEY, path TEXT NOT NULL, category TEXT NOT
+          NULL, kind TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+          turn_time TEXT, heading TEXT, text TEXT NOT NULL, content_hash TEXT NOT NULL,
+          body_hash TEXT NOT NULL DEFAULT '');
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(text);
+        CREATE TABLE chunks_vecplain (id INTEGER PRIMARY KEY, category TEXT, embedding BLOB
+          NOT NULL);
+        INSERT INTO chunks VALUES (1, 'knowledge/procedures/deploys.md', 'procedures',
+          'section', 1, 3, NULL, 'Deploys', 'Ship on Tuesdays.', 'h', '');
+        INSERT INTO chunks_fts(rowid, text) VALUES (1, 'Ship on Tuesdays.');
+        UPDATE index_meta SET value = '5' WHERE key = 'schema_version';
+        """
+    )
+    conn.commit()
+    conn.close()
+    with SearchIndex(memory_repo) as index:
+        assert index.needs_rebuild()
+        hits = index.search("ship on tuesdays")
+        assert hits and hits[0].path == "knowledge/procedures/deploys.md"
+        assert "Tuesdays" in hits[0].snippet
+        assert index.store.meta("schema_version") == SCHEMA_VERSION == "6"
+        columns = {r[1] for r in index.store.conn.execute("PRAGMA table_info(chunks)")}
+        assert "text" not in columns and {"text_start", "text_len"} <= columns
         assert [x.target for x in index.broken_links()] == ["nowhere"]
 
 

@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from autopoiesis.core.paths import MemoryRepo
@@ -366,3 +368,26 @@ def test_search_without_sqlite_vec_ranks_the_same(
         ).fetchone()
         assert row == ("blob", "reference", "reference")
         assert {q: [(r.path, r.start_line) for r in plain.search(q, 5)] for q in QUERIES} == want
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=400, unique=True),
+    st.data(),
+)
+def test_postings_bytes_round_trip(ids: list[int], data: st.DataObject) -> None:
+    """A token's lists are kept as narrow as their values allow (gaps of two bytes, a
+    frequency of one): they read back as they were, whatever the values."""
+    import numpy as np
+
+    n = len(ids)
+    freqs = data.draw(st.lists(st.integers(1, 2**32 - 1), min_size=n, max_size=n))
+    lengths = data.draw(st.lists(st.integers(1, 2**32 - 1), min_size=n, max_size=n))
+    arrays = [np.array(sorted(ids), dtype=np.int64), np.array(freqs), np.array(lengths)]
+    blobs = postings.encode(*arrays)
+    back = postings.decode(n, *blobs)
+    assert [list(map(int, b)) for b in back] == [list(map(int, a)) for a in arrays]
+    if n > 1 and max(np.diff(arrays[0])) <= 0xFFFF:
+        assert len(blobs[0]) == 2 * n + 2
+    if max(freqs) <= 0xFF:
+        assert len(blobs[1]) == n

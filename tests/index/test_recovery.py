@@ -159,3 +159,17 @@ def test_a_read_only_index_falls_back_to_git_grep(small_disk: Path, cli: Cli) ->
         assert repo.index_path.exists() and not dbmod.corrupt_copies(repo.index_path)
     finally:
         subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=True)
+
+
+def test_a_folder_where_the_index_goes_is_a_clear_error_and_left_alone(
+    memory_repo: MemoryRepo, cli: Cli
+) -> None:
+    folder = memory_repo.index_path
+    folder.mkdir()
+    (folder / "keep.txt").write_text("someone's file\n")
+    rebuilt = cli("index", "rebuild", repo=memory_repo)
+    assert rebuilt.returncode == 1 and "Traceback" not in rebuilt.stderr
+    assert "is not a file" in rebuilt.stderr and f"mv {folder} {folder}.aside" in rebuilt.stderr
+    found = cli("search", "memory", repo=memory_repo)
+    assert found.returncode == 0 and "answered with git grep" in found.stderr
+    assert (folder / "keep.txt").read_text() == "someone's file\n"

@@ -25,7 +25,7 @@ from autopoiesis.index import (
 )
 from autopoiesis.index import db as dbmod
 from autopoiesis.index.chunking import chunk_file
-from autopoiesis.index.embedders import HashingEmbedder, OpenAIEmbedder
+from autopoiesis.index.embedders import HashingEmbedder, OpenAIEmbedder, from_blob
 from autopoiesis.index.text import fts_match, query_terms
 from autopoiesis.testing.samples import closed_transcript
 
@@ -96,31 +96,42 @@ def test_sqlite_vec_really_loads(tmp_path: Path) -> None:
 
 
 def test_lexical_embedder_vectors_are_rows_compared_by_sqlite_vec(filled: MemoryRepo) -> None:
-    """The offline (lexical) embedder's vectors are plain rows: search re-scores BM25's
-    candidates by id with sqlite-vec's vec_distance_cosine, and its fallback KNN compares
-    every row, by the Euclidean distance of unit vectors (the same order, the same cosine
-    distances)."""
+    """The offline (lexical) embedder's vectors are plain rows of 16-bit whole numbers (half
+    float32's bytes): search re-scores BM25's candidates by id with their exact cosines,
+    and its fallback KNN lets sqlite-vec scan their int8 top halves, then re-scores the
+    nearest. The cosines are float32's to within 1e-5, and the KNN's order is theirs."""
     with SearchIndex(filled) as index:
         index.catch_up()
         assert index.store.vec_loaded and not index.store.uses_vec0
         conn = index.store.conn
         n_vec = conn.execute("SELECT count(*) FROM chunks_vecplain").fetchone()[0]
         assert n_vec == conn.execute("SELECT count(*) FROM chunks").fetchone()[0] > 0
+        dims = index.embedder.dimensions
+        assert {r[0] for r in conn.execute("SELECT length(embedding) FROM chunks_vecplain")} == {
+            2 * dims
+        }
         q = index.embedder.embed_query("sqlite vec extension")
-        knn = index.query.knn(q, 3, None)
-        assert len(knn) == 3 and knn[0][1] <= knn[-1][1]
-        direct = dict(
-            conn.execute("SELECT id, vec_distance_cosine(embedding, ?) FROM chunks_vecplain", (q,))
+        texts = dict(
+            conn.execute(
+                "SELECT c.id, chunk_text(f.chunks_z, c.text_start, c.text_len) "
+                "FROM chunks c JOIN files f ON f.path = c.path"
+            )
         )
-        assert [cid for cid, _ in knn] == sorted(direct, key=lambda c: (direct[c], c))[:3]
-        # the KNN compares unit vectors by Euclidean distance: the cosine distances it gives
-        # are sqlite-vec's own, and every row is in the same order
+        qf = from_blob(q)
+        exact = {
+            cid: 1.0 - sum(a * b for a, b in zip(from_blob(index.embedder.embed([t])[0]), qf))
+            for cid, t in texts.items()
+        }
+        knn = index.query.knn(q, 3, None)
+        assert [cid for cid, _ in knn] == sorted(exact, key=lambda c: (exact[c], c))[:3]
         every = index.query.knn(q, n_vec, None)
         assert len(every) == n_vec
-        assert all(abs(d - direct[cid]) < 1e-5 for cid, d in every)
+        assert all(abs(d - exact[cid]) < 1e-5 for cid, d in every)
         assert [d for _, d in every] == sorted(d for _, d in every)
+        rescored = index.query.vec_distances(list(texts), q)
+        assert all(abs(d - exact[cid]) < 1e-5 for cid, d in rescored)
         assert index.store.meta("embedder") == "offline:hash-v3:512"
-        assert index.store.meta("vector_store") == "plain"
+        assert index.store.meta("vector_store") == "plain:i16"
 
 
 class SemanticHashing(HashingEmbedder):
@@ -498,12 +509,19 @@ def test_incremental_sync_only_touches_the_difference(filled: MemoryRepo, commit
 
 
 # ── identity, cache, embedders ──
+class SlowHashing(HashingEmbedder):
+    """The hashing embedder standing for a model whose vectors cost something to compute
+    (not lexical: its vectors go to the embedding cache and a vec0 table)."""
+
+    lexical = False
+
+
 def test_identity_change_rebuilds_and_cache_survives(filled: MemoryRepo) -> None:
-    with SearchIndex(filled, embedder=HashingEmbedder(64)) as index:
+    with SearchIndex(filled, embedder=SlowHashing(64)) as index:
         first = index.catch_up()
         assert first.full
         assert first.embedded > 0
-    with SearchIndex(filled, embedder=HashingEmbedder(128)) as index:
+    with SearchIndex(filled, embedder=SlowHashing(128)) as index:
         assert index.needs_rebuild()
         report = index.catch_up()
         assert report.full
@@ -511,10 +529,34 @@ def test_identity_change_rebuilds_and_cache_survives(filled: MemoryRepo) -> None
         assert index.store.meta("dimensions") == "128"
         assert index.search("sqlite", limit=1)
     (filled.root / "memory.db").unlink()
-    with SearchIndex(filled, embedder=HashingEmbedder(128)) as index:
+    with SearchIndex(filled, embedder=SlowHashing(128)) as index:
         report = index.rebuild_full()
         assert report.indexed > 0
         assert report.embedded == 0  # every chunk came from the cache
+
+
+def test_lexical_vectors_are_not_cached(filled: MemoryRepo) -> None:
+    """The offline embedder's vectors cost less to compute again than to keep: the cache
+    holds none of them, and a rebuild computes them afresh (to the same bits)."""
+    with SearchIndex(filled) as index:
+        index.rebuild_full()
+        conn = index.store.conn
+        assert conn.execute("SELECT count(*) FROM cache.vectors").fetchone()[0] == 0
+        before = dict(
+            conn.execute(
+                "SELECT c.content_hash, v.embedding FROM chunks c "
+                "JOIN chunks_vecplain v ON v.id = c.id"
+            )
+        )
+        again = index.rebuild_full()
+        assert again.embedded == index.store.count("chunks") > 0
+        after = dict(
+            conn.execute(
+                "SELECT c.content_hash, v.embedding FROM chunks c "
+                "JOIN chunks_vecplain v ON v.id = c.id"
+            )
+        )
+        assert after == before
 
 
 def test_openai_embedder_against_loopback_server(filled: MemoryRepo, openai_server) -> None:
@@ -524,7 +566,10 @@ def test_openai_embedder_against_loopback_server(filled: MemoryRepo, openai_serv
     with SearchIndex(filled, embedder=emb) as index:
         report = index.rebuild_full()
         # a text is embedded once however many chunks share it (short transcripts' windows do)
-        n_texts = index.store.conn.execute("SELECT count(DISTINCT text) FROM chunks").fetchone()[0]
+        n_texts = index.store.conn.execute(
+            "SELECT count(DISTINCT chunk_text(f.chunks_z, c.text_start, c.text_len)) "
+            "FROM chunks c JOIN files f ON f.path = c.path"
+        ).fetchone()[0]
         assert report.embedded == n_texts > 4
         bodies = openai_server.embedding_bodies()
         assert len(bodies) >= 2
@@ -749,7 +794,7 @@ def test_lexical_embedder_rescores_bm25_candidates(
 
     with SearchIndex(filled) as index:
         index.catch_up()
-        assert index.store.meta("vector_store") == "plain"
+        assert index.store.meta("vector_store") == "plain:i16"
         calls: list[int] = []
         real_knn = index.query.knn
         monkeypatch.setattr(

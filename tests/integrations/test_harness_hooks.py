@@ -482,8 +482,10 @@ def test_a_broken_config_or_a_missing_repo_never_blocks_the_prompt(
         "UserPromptSubmit", "s1", tmp_path / "t.jsonl", project, prompt="billing database host?"
     )
     proc = run_hook(hooks["UserPromptSubmit"], prompt, env=env, cwd=project)
-    assert proc.returncode == 0 and proc.stdout == ""
-    assert "hook_token_budget' must be a whole number" in log_rows(repo)[-1]["error"]
+    # the shared file cannot be read: its last valid settings serve the prompt, and the
+    # warning says what to fix
+    assert proc.returncode == 0 and "pg-billing-2" in proc.stdout
+    assert "hook_token_budget' must be a whole number" in proc.stderr
 
     shutil.rmtree(
         repo.root / "knowledge"

@@ -60,6 +60,10 @@ def test_failures_put_every_client_in_a_global_backoff(
     assert {r.get("job") for r in rows} == {"extract", "condense"}
 
 
+# prompts long enough for the counts the server claims (they are bounded by what was sent)
+SAY = {w: f"{w} " * 10 for w in ("one", "two", "three", "four", "five")}
+
+
 def test_the_daily_budget_and_the_job_budget_stop_paid_calls(
     memory_repo: MemoryRepo, openai_server: OpenAIServer
 ) -> None:
@@ -70,14 +74,16 @@ def test_the_daily_budget_and_the_job_budget_stop_paid_calls(
         "completion_tokens": 10,
     }
     job = LLMClient(repo, job="condense", job_token_budget=50)
-    assert job.complete("condense", "one", cache=False).provider == "openai"
-    assert job.complete("condense", "two", cache=False).provider == "openai"  # 40 spent, under 50
-    third = job.complete("condense", "three", cache=False)  # 80 spent: over the job's 50
+    assert job.complete("condense", SAY["one"], cache=False).provider == "openai"
+    # 40 spent, under 50
+    assert job.complete("condense", SAY["two"], cache=False).provider == "openai"
+    third = job.complete("condense", SAY["three"], cache=False)  # 80 spent: over the job's 50
     assert third.provider == "offline" and third.fell_back
     assert job.notice is not None and "daemon.job_token_budget" in job.notice
     other = LLMClient(repo, job="extract")  # another job still may: 80 of the day's 100
-    assert other.complete("extract", "four", cache=False).provider == "openai"  # 120 today
-    assert other.complete("extract", "five", cache=False).provider == "offline"  # the daily budget
+    assert other.complete("extract", SAY["four"], cache=False).provider == "openai"  # 120 today
+    # the daily budget
+    assert other.complete("extract", SAY["five"], cache=False).provider == "offline"
     assert other.notice is not None and "daily LLM token budget" in other.notice
     assert len(openai_server.chat_bodies()) == 3
     from autopoiesis.daemon.status import llm_today

@@ -59,11 +59,10 @@ def test_deadline_seconds_bounds_the_retries_too(
     )
     openai_server.default_chat = lambda body: {"status": 500, "headers": {"Retry-After": "0.4"}}
     with LLMClient(MemoryRepo(tmp_path)) as llm:
-        t0 = time.monotonic()
         with pytest.raises(LLMUnavailableError, match="deadline of 1 s"):
             llm.complete("gate", "x")
-        # without the deadline: 6 attempts and 5 waits of 0.4 s, over 2 s
-        assert time.monotonic() - t0 < 2
+    # without the deadline: 6 attempts and 5 waits of 0.4 s; the count is the witness (a
+    # busy machine stretches the clock, not the number of attempts that fit in 1 s)
     assert 1 <= len(openai_server.chat_bodies()) <= 3
 
 

@@ -130,3 +130,56 @@ def test_a_secret_reaches_neither_the_model_nor_knowledge_nor_a_commit_message(
     assert "[redacted:aws_access_key]" in repo.memory_file.read_text()
     messages = git(repo.root, "log", "--format=%B").stdout
     assert SECRET not in messages
+
+
+@pytest.mark.slow
+def test_a_huge_reply_is_refused_unread(tmp_path: Path, openai_server: OpenAIServer) -> None:
+    """A 300 MB reply is not read whole before the cap: the call fails at MAX_REPLY_BYTES and
+    the process that made it grew by a few megabytes, not by the reply (568 MB before)."""
+    import subprocess
+    import sys
+
+    write_llm_config(tmp_path, openai_server.base_url, max_retries=0, timeout_seconds=60)
+    openai_server.enqueue({"content": "warm"}, {"content_bytes": 300_000_000})
+    code = (
+        "import resource, sys\n"
+        "from autopoiesis.core.paths import MemoryRepo\n"
+        "from autopoiesis.errors import LLMUnavailableError\n"
+        "from autopoiesis.llm import LLMClient\n"
+        "llm = LLMClient(MemoryRepo(sys.argv[1]))\n"
+        "llm.complete('extract', 'warm up', cache=False)\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "try:\n"
+        "    llm.complete('extract', 'say a lot', cache=False)\n"
+        "except LLMUnavailableError as exc:\n"
+        "    print('refused:', exc)\n"
+        "print('grew_kb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert "refused:" in done.stdout and "over 4 MB" in done.stdout, done.stdout + done.stderr
+    grew_kb = int(done.stdout.split("grew_kb")[1])
+    assert grew_kb < 64 * 1024, f"the process grew by {grew_kb} KB"
+
+
+def test_a_servers_token_counts_are_bounded_by_what_was_exchanged(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    write_llm_config(tmp_path, openai_server.base_url, max_retries=0)
+    openai_server.enqueue(
+        {"content": "fine", "prompt_tokens": 10**12, "completion_tokens": 10**12},
+        {"content": "fine", "prompt_tokens": -5, "completion_tokens": 3},
+    )
+    with LLMClient(MemoryRepo(tmp_path)) as llm:
+        lied = llm.complete("extract", "a short prompt", max_tokens=64, cache=False)
+        negative = llm.complete("extract", "another prompt", max_tokens=64, cache=False)
+    sent = len(openai_server.chat_bodies()[0]["messages"])
+    assert lied.tokens_in <= len("a short prompt") + 8 * sent + 16 + 200  # + a system prompt
+    assert lied.tokens_out == 64  # no more than asked for
+    assert 0 < negative.tokens_in < 50 and negative.tokens_out == 3
+    rows = [
+        json.loads(line)
+        for line in (tmp_path / ".autopoiesis/llm/ledger.jsonl").read_text().splitlines()
+    ]
+    assert max(r["tokens_in"] + r["tokens_out"] for r in rows) < 500

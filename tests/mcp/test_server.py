@@ -289,6 +289,16 @@ def test_bad_arguments_are_errors_and_nothing_leaves_knowledge(
                 {"path": "knowledge/reference/escape.md", "content": "x"},
                 "outside knowledge/",
             ),
+            (
+                "remember",
+                {"path": "knowledge/reference/two\nlines.md", "content": "x"},
+                "contains a control character",
+            ),
+            (
+                "remember",
+                {"path": "knowledge/reference/" + "n" * 300 + ".md", "content": "x"},
+                "is 303 bytes; a file name is at most 255 bytes",
+            ),
             ("remember", {"path": "knowledge/reference/a.md", "content": ""}, "content is empty"),
             (
                 "remember",
@@ -476,3 +486,17 @@ def test_search_prefers_the_project_of_the_servers_folder(
         assert err and "no project 'gamma'" in text and "alpha, beta" in text
 
     with_server(repo, tmp_path, scenario, cwd=checkout)
+
+
+def test_remember_takes_a_name_as_long_as_the_file_system_allows(memory_repo: MemoryRepo) -> None:
+    """A 255-byte name (NAME_MAX) is written and committed: its temporary file's name is
+    shorter than it (it failed with an opaque OSError)."""
+    from autopoiesis.mcp.tools import MemoryTools
+    from autopoiesis.memory.facade import Memory
+
+    name = "n" * 252 + ".md"
+    done = MemoryTools(Memory(memory_repo.root)).remember(
+        f"knowledge/reference/{name}", "the longest name the disk takes"
+    )
+    assert done["status"] == "added" and done["commit"]
+    assert "the longest name" in (memory_repo.root / "knowledge/reference" / name).read_text()

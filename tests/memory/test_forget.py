@@ -46,6 +46,21 @@ def _objects(repo: MemoryRepo) -> bytes:
     ).stdout
 
 
+def _index_holds(repo: MemoryRepo, text: str) -> bool:
+    """Whether memory.db holds TEXT: in its bytes, or in the chunk texts it keeps
+    compressed (files.chunks_z)."""
+    import sqlite3
+    import zlib
+
+    conn = sqlite3.connect(repo.index_path)
+    try:
+        packed = [z for (z,) in conn.execute("SELECT chunks_z FROM files") if z]
+    finally:
+        conn.close()
+    plain = repo.index_path.read_bytes() + b"".join(zlib.decompress(z) for z in packed)
+    return text.encode() in plain
+
+
 @pytest.mark.slow
 def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(
     memory_repo: MemoryRepo, git, cli: Cli
@@ -70,7 +85,7 @@ def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(
     )
     (memory_repo.state_dir / "embed-cache.db").write_bytes(b"chunk " + SECRET.encode())
     assert cli("index", "rebuild", repo=memory_repo).returncode == 0
-    assert SECRET.encode() in memory_repo.index_path.read_bytes()
+    assert _index_holds(memory_repo, SECRET)
     assert SECRET.encode() in _objects(memory_repo)
 
     done = cli(
@@ -101,10 +116,7 @@ def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(
     assert "[redacted:forgotten]" in git(memory_repo, "show", f"v1:{path}").stdout
     assert "[redacted:forgotten]" in git(memory_repo, "log", "-1", "--format=%s", "v1").stdout
     # memory.db rebuilt without it; the caches are gone
-    assert (
-        memory_repo.index_path.exists()
-        and SECRET.encode() not in memory_repo.index_path.read_bytes()
-    )
+    assert memory_repo.index_path.exists() and not _index_holds(memory_repo, SECRET)
     embed = memory_repo.state_dir / "embed-cache.db"  # deleted, then refilled by the rebuild
     assert not embed.exists() or SECRET.encode() not in embed.read_bytes()
     assert not (memory_repo.state_dir / "llm" / "cache.sqlite").exists()
@@ -218,7 +230,7 @@ def test_forget_a_secret_in_a_file_name_renames_it_everywhere_and_sync_pushes_no
     assert secret in path
     remote = _pushed_to_a_remote(memory_repo, git, tmp_path)
     assert cli("index", "rebuild", repo=memory_repo).returncode == 0
-    assert secret.encode() in memory_repo.index_path.read_bytes()
+    assert _index_holds(memory_repo, secret)
 
     done = cli("forget", "--stdin", "--yes", "--reason", "leaked", repo=memory_repo, input=secret)
     assert done.returncode == 0, done.stderr
@@ -234,6 +246,27 @@ def test_forget_a_secret_in_a_file_name_renames_it_everywhere_and_sync_pushes_no
     assert renamed.name in on_remote and secret not in on_remote
     # what the remote's branches reach (its old objects stay until the host collects them)
     assert secret not in git(remote, "rev-list", "--all", "--objects").stdout
+
+
+@pytest.mark.slow
+def test_forget_removes_the_forms_a_first_message_takes_in_the_name_and_the_title(
+    memory_repo: MemoryRepo, cli: Cli
+) -> None:
+    """Said first in a session, a string names its transcript: lowercased in the file name
+    (`zebracorn-4471-...`) and title-cased in the title (`# Zebracorn 4471 ...`). forget
+    removes those forms too, not only the string as it was said."""
+    secret = "ZebraCorn_4471!"
+    path = _session(memory_repo, "title1", f"{secret} opens the vault", OTHER)
+    text = (memory_repo.root / path).read_text(encoding="utf-8")
+    assert "zebracorn-4471" in path and "# Zebracorn 4471 Opens The Vault" in text
+    assert cli("index", "rebuild", repo=memory_repo).returncode == 0
+
+    done = cli("forget", "--stdin", "--yes", "--reason", "leaked", repo=memory_repo, input=secret)
+    assert done.returncode == 0, done.stderr
+    for form in (secret, "zebracorn-4471", "Zebracorn 4471", "zebracorn 4471"):
+        assert _every_trace(memory_repo, form) == [], form
+    (renamed,) = (memory_repo.root / "raw/conversations").rglob("*title1*.md")
+    assert OTHER in renamed.read_text(encoding="utf-8")
 
 
 @pytest.mark.slow
@@ -397,6 +430,8 @@ def test_the_confirmation_is_asked_on_the_terminal_never_read_from_stdin(
         os.close(master)
         os.close(slave)
     assert asked.returncode == 0, asked.stderr
-    assert b"Continue? [y/N]" in shown and b"to forget: 1 occurrences" in asked.stderr
+    assert (
+        b"Continue? [y/N]" in shown and b"to forget: 4 occurrences" in asked.stderr
+    )  # its text, title, name, subject
     assert SECRET.encode() not in _objects(memory_repo)
     assert re.match(r"maintenance: forget", git(memory_repo, "log", "-1", "--format=%s").stdout)

@@ -131,13 +131,15 @@ def test_catastrophic_pattern_and_huge_message_do_not_hang(memory_repo: MemoryRe
     )
     pipe = WatcherPipeline(memory_repo)
     hostile = "a" * 200_000 + "!"
-    start = time.perf_counter()
+    # CPU time of this process (a busy machine does not stretch it): backtracking on
+    # (a+)+$ would take longer than the universe's age, RE2 takes milliseconds
+    start = time.process_time()
     assert pipe.matcher.match(hostile) == set()
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 5
     big = ("Please review the PR. " * 50_000)[:1_000_000]
-    start = time.perf_counter()
+    start = time.process_time()
     acts = pipe.evaluate(big, "input")
-    assert time.perf_counter() - start < 5
+    assert time.process_time() - start < 5
     assert any(a.topic == "github-pr-review" for a in acts)
 
 

@@ -153,7 +153,7 @@ def prepare_draft(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> Pr
         ended=max(ended, started),
         model=draft.model,
         channel=draft.channel,
-        topic=one_line(draft.topic, 200) if draft.topic else None,
+        topic=draft.topic or None,
         tags=tuple(draft.tags),
         tokens_in=draft.tokens_in,
         tokens_out=draft.tokens_out,
@@ -165,7 +165,11 @@ def prepare_draft(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> Pr
     )
     redactor.counts.clear()
     redacted = tf.map_text(tf.Transcript(meta, "", tuple(turns)), redactor.redact)
-    meta = replace(redacted.meta, redactions=tuple(sorted(redactor.counts.items())))
+    meta = replace(  # an import's title is cut shorter than the format's limit, once redacted
+        redacted.meta,
+        topic=one_line(redacted.meta.topic, 200) if redacted.meta.topic else None,
+        redactions=tuple(sorted(redactor.counts.items())),
+    )
     slug = tf.slug_from_turns(redacted.turns, meta.topic)
     return Prepared(tf.Transcript(meta, tf.title_from_slug(slug, meta.session_id), redacted.turns))
 

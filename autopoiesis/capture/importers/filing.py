@@ -20,13 +20,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from autopoiesis.capture.importers.base import ImportReport
-from autopoiesis.core.paths import MemoryRepo, atomic_write_many
+from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo, atomic_write_many
 from autopoiesis.core.redact import marker_kinds
 from autopoiesis.core.text import counted
 from autopoiesis.errors import GitError, TranscriptFormatError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.formats.transcript_files import SessionIndex, session_parts
 from autopoiesis.git.repo import MemoryGit
+from autopoiesis.git.runner import uncommitted
 
 
 class Prepared:
@@ -62,6 +63,7 @@ def file_sessions(
     written: list[str] = []
     pending: list[tuple[str, str, str]] = []  # (path, session id, text)
     waiting: set[str] = set()  # the session ids and paths in PENDING
+    seen_before = len(report.skipped_duplicates)
     for given in transcripts:
         p = given if isinstance(given, Prepared) else Prepared(given)
         sid = p.raw.meta.session_id
@@ -83,8 +85,35 @@ def file_sessions(
     _write(repo, index, pending, written, report)
     index.save()
     report.imported.extend(written)
+    never_committed = _never_committed(repo, report, seen_before, commit=commit)
+    if commit:
+        report.imported.extend(never_committed)
+        written.extend(never_committed)
     if commit and written:
         _commit(repo, written, report)
+
+
+def _never_committed(
+    repo: MemoryRepo, report: ImportReport, since: int, *, commit: bool
+) -> list[str]:
+    """Of the re-imports REPORT skipped from entry SINCE on, the files an earlier import
+    wrote but never committed (a full disk, a commit git refused): not "already
+    imported", but still to commit. Taken out of the skipped, with a warning."""
+    skipped = report.skipped_duplicates[since:]
+    if not skipped:
+        return []
+    waiting = set(uncommitted(repo.root, [CONVERSATIONS_DIR]))
+    found = [rel for rel in skipped if rel in waiting]
+    if found:
+        report.skipped_duplicates[since:] = [rel for rel in skipped if rel not in waiting]
+        what = "committed with this import" if commit else "`autopoiesis commit` commits them"
+        report.warnings.append(
+            f"{len(found)} transcript{'s' if len(found) != 1 else ''} an earlier import wrote "
+            f"but never committed (a full disk, a commit git refused), {what}: "
+            + ", ".join(found[:5])
+            + (" ..." if len(found) > 5 else "")
+        )
+    return found
 
 
 def _write(

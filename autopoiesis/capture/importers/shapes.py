@@ -242,7 +242,7 @@ class ToolCalls:
 
     def _fill(self, slot: list[Any], result: str | None) -> bool:
         items, call = slot
-        done = tf.ToolCall(call.tool, call.args, result)
+        done = call.with_result(result)
         items[self._index(slot)] = done
         slot[1] = done
         if slot in self._waiting:

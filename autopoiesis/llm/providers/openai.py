@@ -8,6 +8,7 @@ retry policy is the one policy, visible in the ledger.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from typing import Any
@@ -16,7 +17,13 @@ from autopoiesis.core.clock import utc, utc_now
 from autopoiesis.core.config import LLMConfig
 from autopoiesis.core.text import count_tokens
 from autopoiesis.errors import LLMUnavailableError
-from autopoiesis.llm.protocol import CallFailure, Completion, Message, call_time_left
+from autopoiesis.llm.protocol import (
+    MAX_REPLY_BYTES,
+    CallFailure,
+    Completion,
+    Message,
+    call_time_left,
+)
 
 
 class OpenAIProvider:
@@ -59,9 +66,10 @@ class OpenAIProvider:
         if left is not None:  # no single read may outlast the call's deadline
             timeout = max(0.01, min(timeout, left))
         try:
-            resp = client.chat.completions.create(
+            with client.chat.completions.with_streaming_response.create(
                 model=model, messages=messages, timeout=timeout, **params
-            )
+            ) as response:
+                body = _read_capped(response)
         except openai.APITimeoutError:
             return CallFailure(f"timed out after {self.config.timeout_seconds} s", retryable=True)
         except openai.APIConnectionError as exc:
@@ -75,7 +83,19 @@ class OpenAIProvider:
                 retry_after=_retry_after(exc.response) if retryable else None,
                 status=status,
             )
-        return read_completion(resp, messages)
+        except _BrokenOff as exc:  # a read of the body, once the answer began
+            return CallFailure(str(exc), retryable=True)
+        if body is None:
+            return CallFailure(
+                f"the reply was over {MAX_REPLY_BYTES // (1024 * 1024)} MB, more than any "
+                "answer a stage asks for; it was not read",
+                retryable=False,
+            )
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return CallFailure("the reply was not JSON", retryable=True)
+        return read_completion(data if isinstance(data, dict) else {}, messages)
 
     def close(self) -> None:
         with self._lock:
@@ -84,21 +104,50 @@ class OpenAIProvider:
                 self._client = None
 
 
-def read_completion(resp: Any, messages: list[Message]) -> Completion:
-    """The text and token counts of a chat completion; tokens estimated offline
-    (core.text.count_tokens) when the server sends no usage block."""
-    choices = getattr(resp, "choices", None) or []
-    text = ""
-    if choices and choices[0].message is not None:
-        text = choices[0].message.content or ""
-    usage = getattr(resp, "usage", None)
-    tin = getattr(usage, "prompt_tokens", None) if usage is not None else None
-    tout = getattr(usage, "completion_tokens", None) if usage is not None else None
-    if tin is None:
+class _BrokenOff(Exception):
+    """The reply's body could not be read to its end (its message says why)."""
+
+
+def _read_capped(response: Any) -> bytes | None:
+    """The body of RESPONSE, read chunk by chunk: None (and the rest left unread) past
+    MAX_REPLY_BYTES; _BrokenOff past the call's deadline or when the connection fails
+    (whatever the HTTP client under the openai package calls it)."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > MAX_REPLY_BYTES:
+                return None
+            chunks.append(chunk)
+            left = call_time_left()
+            if left is not None and left <= 0:
+                raise _BrokenOff("the call's deadline passed while the reply was read")
+    except _BrokenOff:
+        raise
+    except Exception as exc:  # the HTTP client's own errors: a timeout, a dropped connection
+        what = "timed out" if "timeout" in type(exc).__name__.lower() else "connection failed"
+        raise _BrokenOff(f"{what} while the reply was read ({type(exc).__name__})") from None
+    return b"".join(chunks)
+
+
+def read_completion(data: dict[str, Any], messages: list[Message]) -> Completion:
+    """The text and token counts of a chat completion (its JSON); tokens estimated offline
+    (core.text.count_tokens) when the server sends no usage block, and bounded by what was
+    exchanged (protocol.bounded, applied by the client to every provider's answer)."""
+    choices = data.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    text = content if isinstance(content, str) else ""
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    tin, tout = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if not isinstance(tin, int) or isinstance(tin, bool):
         tin = count_tokens("".join(m["content"] for m in messages))
-    if tout is None:
+    if not isinstance(tout, int) or isinstance(tout, bool):
         tout = count_tokens(text)
-    return Completion(text, int(tin), int(tout))
+    return Completion(text, tin, tout)
 
 
 def _retry_after(response: Any) -> float | None:

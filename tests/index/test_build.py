@@ -1,0 +1,75 @@
+"""A new index is built in steps (index/build.py): the knowledge and the newest transcripts
+first, searchable while the rest is built, continued after its process dies, and in the
+end the index a build in one transaction makes."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.index import SearchIndex, build
+from autopoiesis.index.files import markdown_paths
+from autopoiesis.testing.samples import closed_transcript
+
+
+def fill(repo: MemoryRepo, git, n: int) -> list[str]:
+    """N transcripts on N days, one note; committed. The transcripts, newest first."""
+    paths = []
+    for day in range(1, n + 1):
+        sid = f"ses_build{day:02d}"
+        rel = f"raw/conversations/2026/03/{day:02d}/0900-{sid}-heron.md"
+        text = closed_transcript(sid, f"Heron {day}", started=f"2026-03-{day:02d}T09:00:00Z")
+        (repo.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo.root / rel).write_text(text.replace("database", f"heron{day}"), encoding="utf-8")
+        paths.append(rel)
+    note = repo.root / "knowledge" / "reference" / "heron.md"
+    note.write_text("# Heron\n\n- the heron migration plan\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "-c", "core.hooksPath=/dev/null", "commit", "-qm", "fill")
+    return sorted(paths, reverse=True)
+
+
+def chunks(index: SearchIndex) -> set[tuple]:
+    return set(index.store.conn.execute("SELECT path, start_line, end_line, kind FROM chunks"))
+
+
+@pytest.mark.slow
+def test_a_new_index_is_searchable_while_it_is_built(
+    memory_repo: MemoryRepo, git, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    newest_first = fill(memory_repo, git, 20)
+    monkeypatch.setattr(build, "STEP_FILES", 12)
+    total = len(markdown_paths(memory_repo))  # the template's knowledge and topics too
+    with SearchIndex(memory_repo) as index:
+        first = index.rebuild_full(seconds=0)  # one step, then it stops
+        assert not first.full
+        assert index.building() == {"state": index.building()["state"], "done": 12, "total": total}
+        indexed = {p for (p,) in index.store.conn.execute("SELECT path FROM files")}
+        assert "knowledge/reference/heron.md" in indexed
+        assert set(newest_first[:2]) <= indexed and newest_first[-1] not in indexed
+        # a search while the builder holds the lock: what is indexed, a notice, no wait
+        with index.store.write_lock(), SearchIndex(memory_repo) as other:
+            started = time.monotonic()
+            hits = other.search("heron", limit=50)
+            assert time.monotonic() - started < 30
+            assert {h.path for h in hits} <= indexed and hits
+            assert any("being built (12 of" in w for w in other.warnings)
+    # the builder is gone: the next search has the build continued in the background
+    with SearchIndex(memory_repo) as again:
+        again.search("heron")
+        deadline = time.monotonic() + 120
+        while again.building() is not None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert again.building() is None
+        assert again.is_fresh()
+        with SearchIndex(memory_repo, db_path=tmp_path / "whole.db") as whole:
+            whole.store.conn.execute(
+                "INSERT INTO files(path, category, modified, mtime_ns, size, "
+                "content_hash, last_indexed) VALUES ('x', 'x', 0, 0, 0, '', 0)"
+            )
+            whole.rebuild_full()  # an index that held something: one transaction
+            assert whole.building() is None
+            assert chunks(again) == chunks(whole)
