@@ -15,7 +15,7 @@ import contextlib
 import functools
 import inspect
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -284,6 +284,7 @@ def create_app(
     ]
     app = Starlette(
         routes=routes,
+        lifespan=_closing(viewer),
         middleware=[
             Middleware(
                 TrustedHostMiddleware, allowed_hosts=allowed_hosts(host, hosts), www_redirect=False
@@ -293,6 +294,19 @@ def create_app(
     )
     app.state.viewer = viewer
     return app
+
+
+def _closing(viewer: Viewer) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
+    """The app's lifespan: the viewer's search index closed when the server stops."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            viewer.close()
+
+    return lifespan
 
 
 def missing_dependencies() -> str | None:

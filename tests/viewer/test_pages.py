@@ -87,6 +87,17 @@ def test_the_search_index_stays_open_and_follows_the_memory(client: Any, viewer_
     assert compiled.status_code == 200 and "ses_zebra" in compiled.text
 
 
+def test_the_server_closes_its_index_when_it_stops(viewer_repo: Any) -> None:
+    from tests.viewer.conftest import TOKEN, make_client
+
+    with make_client(viewer_repo) as c:
+        c.get(f"/?token={TOKEN}")
+        assert "HikariCP" in c.get("/search?q=HikariCP").text
+        with c.app.state.viewer.searching() as index:
+            assert index is not None and index.is_current()
+    assert not index.is_current()
+
+
 def test_a_session_shows_its_turns_with_tool_calls_folded(client: Any, viewer_repo: Any) -> None:
     path = session_paths(viewer_repo)["ses_pool1"]
     page = client.get("/session", params={"path": path}).text
