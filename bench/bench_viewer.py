@@ -144,7 +144,7 @@ def measure(n_files: int) -> list[dict]:
     from autopoiesis.viewer.app import create_app
 
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         root = Path(tmp) / "memory"
         sample = make_repo(root, n_files)
         app = create_app(Memory(root), token="t", port=1)
