@@ -457,8 +457,8 @@ READERS: dict[str, Callable[[Path], Expect]] = {
 _QWEN_HOOK = re.compile(r"<(qwen:[a-z-]+)>.*?</\1>", re.S)
 
 
-def qwen_code(path: Path) -> Expect:
-    e = Expect()
+def _qwen_records(path: Path, e: Expect) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Qwen Code's records by uuid (a message written in pieces joined), in file order."""
     records: dict[str, dict[str, Any]] = {}
     order: list[str] = []
     for obj in _lines(path):
@@ -470,47 +470,45 @@ def qwen_code(path: Path) -> Expect:
             records[key] = obj
             order.append(key)
         e.version = e.version or obj.get("version")
-    leaf = next(
-        (
-            k
-            for k in reversed(order)
-            if records[k].get("type") in ("user", "assistant", "tool_result")
-        ),
-        None,
-    )
+    return records, order
+
+
+def _qwen_active(records: dict[str, dict[str, Any]], order: list[str]) -> set[str]:
+    """The records on the path from the last message back to the first (parentUuid)."""
+    kinds = ("user", "assistant", "tool_result")
+    leaf = next((k for k in reversed(order) if records[k].get("type") in kinds), None)
     active: set[str] = set()
     while leaf is not None and leaf in records and leaf not in active:
         active.add(leaf)
         leaf = records[leaf].get("parentUuid")
+    return active
+
+
+def qwen_code(path: Path) -> Expect:
+    e = Expect()
+    records, order = _qwen_records(path, e)
+    active = _qwen_active(records, order)
     calls: dict[str, tuple[str, str]] = {}
-    for key in order:
+    for key in [k for k in order if k in active]:
         obj = records[key]
-        if key not in active:
-            continue
-        parts = (obj.get("message") or {}).get("parts") or []
+        parts = [p for p in (obj.get("message") or {}).get("parts") or [] if isinstance(p, dict)]
         if obj.get("type") == "user" and obj.get("subtype") != "notification":
             shown = (obj.get("systemPayload") or {}).get("displayText")
-            text = shown or _QWEN_HOOK.sub(
-                "", "\n".join(p.get("text", "") for p in parts if isinstance(p, dict))
-            )
+            text = shown or _QWEN_HOOK.sub("", "\n".join(p.get("text", "") for p in parts))
             if text.strip():
                 e.user.append(text)
                 e.messages += 1
         elif obj.get("type") == "assistant":
             texts = [
-                p["text"]
-                for p in parts
-                if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
+                p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought")
             ]
             e.agent += texts
             e.messages += bool(texts)
-            for p in parts:
-                call = p.get("functionCall") if isinstance(p, dict) else None
+            for call in [p.get("functionCall") for p in parts]:
                 if isinstance(call, dict):
                     calls[str(call.get("id"))] = (str(call.get("name")), _hint(call.get("args")))
         elif obj.get("type") == "tool_result":
-            for p in parts:
-                answer = p.get("functionResponse") if isinstance(p, dict) else None
+            for answer in [p.get("functionResponse") for p in parts]:
                 if isinstance(answer, dict) and str(answer.get("id")) in calls:
                     tool, hint = calls[str(answer["id"])]
                     e.results.append((tool, hint, _result_text(answer.get("response"))))

@@ -120,9 +120,9 @@ def test_budget_is_filled_with_no_fixed_number_of_hits(repo: MemoryRepo) -> None
         assert res.total_tokens == count_tokens(res.prompt) <= budget
         # no session history: P3 takes all that is left, down to the last turn that fits
         assert res.total_tokens >= budget - 60, (budget, res.total_tokens)
-        assert p3(res)[0].path.endswith(
-            "going-over-session-0.md"
-        )  # the session that answers comes first
+        # a session that answers comes first: 0 or 8, the two about the billing service
+        # (the same words, so which of them ranks first is a tie the vectors' rounding breaks)
+        assert p3(res)[0].path.endswith(("going-over-session-0.md", "going-over-session-8.md"))
     # every session speaks of latency: with room for all, all of them come in, whole
     everything = compile_(repo, question, budget=20000)
     turns = transcript_turn_texts(repo)
