@@ -124,7 +124,9 @@ class ContextCompiler(ScoredKnowledge):
 
     ``search`` replaces the index search (query, limit) -> results with .path, .snippet,
     .score, .start_line, .end_line; by default the repo's search index is used (kept open
-    between compiles), or git grep when there is no index yet.
+    between compiles), or git grep when there is no index yet. ``index``: an open
+    SearchIndex of the repo to use instead of opening one, left open by `close` (its owner
+    searches with it too: the viewer).
 
     The search index is the one package the compiler reaches into (a layer below it)."""
 
@@ -137,6 +139,7 @@ class ContextCompiler(ScoredKnowledge):
         search: SearchFn | None = None,
         fresh_index: bool = True,
         index_refresh_seconds: float = 0.0,
+        index: Any = None,
     ):
         self.repo = repo
         self.config = config or repo.config.context_compiler
@@ -144,7 +147,8 @@ class ContextCompiler(ScoredKnowledge):
         # whatever system prompt a harness gives, the model is told what recalled memory is
         self.system_prompt = f"{base} {RECALLED_IS_DATA}" if base else ""
         self._search = search
-        self._index: Any = None
+        self._index: Any = index
+        self._own_index = index is None
         self.fresh_index = fresh_index
         # Before each search the index catches up with the working tree. In a long-lived
         # compiler that is an inotify check (microseconds) unless something changed; where
@@ -156,9 +160,9 @@ class ContextCompiler(ScoredKnowledge):
         self._root = str(repo.root)
 
     def close(self) -> None:
-        if self._index is not None:
+        if self._index is not None and self._own_index:
             self._index.close()
-            self._index = None
+        self._index, self._own_index = None, True
 
     def __enter__(self) -> ContextCompiler:
         return self

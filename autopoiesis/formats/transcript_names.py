@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from pathlib import PurePosixPath
 
 _TRANSCRIPT_NAME_RE = re.compile(r"^\d{4}-(?P<stem>[^+/]+)(?:\+\d+)?\.md\Z")
 # what follows `HHMM-{session_id}` in a name: `-` and a slug (no `/`, no `+`)
@@ -18,7 +17,7 @@ def session_key(relpath: str) -> str | None:
     """What every part of one session has in common in its file name (`{id}-{slug}` of
     `HHMM-{id}-{slug}[+N].md`), so the parts of a session are told apart from other
     sessions by their names alone; None for a name that is not a transcript's."""
-    m = _TRANSCRIPT_NAME_RE.match(PurePosixPath(relpath).name)
+    m = _TRANSCRIPT_NAME_RE.match(relpath.rstrip("/").rpartition("/")[2])
     return m["stem"] if m else None
 
 

@@ -67,6 +67,13 @@ class SearchIndex:
         self.freshness.close()
         self.store.close()
 
+    def is_current(self) -> bool:
+        """Open, and still on the file at its path: False once closed (a search that found
+        memory.db corrupt closes it), or when memory.db was moved aside or deleted and
+        built again. A holder that keeps an index open for long (a server) opens it again
+        then."""
+        return self.store.is_current()
+
     def expect_many_searches(self) -> SearchIndex:
         """Say that this process will search many times (a batch, a server): the watcher
         and the postings road then start with the first search instead of the second,

@@ -74,6 +74,7 @@ class IndexStore:
         # which builds them once at its end.
         self._postings_live = True
         self.conn: Any = None
+        self._file: tuple[int, int] | None = None  # (device, inode) of the file conn opened
         self.tokenizer: fts.Tokenizer | None = None
         self.info: SQLiteInfo | None = None
         self.db_error: type[Exception] = sqlite_module().DatabaseError
@@ -154,6 +155,7 @@ class IndexStore:
             self.conn, self.info = connect(self.db_path)
         except (self.db_error, OSError) as exc:
             raise db.IndexCorruptError(str(exc)) from exc
+        self._file = _file_id(self.db_path)
         self.tokenizer = fts.Tokenizer(self.conn)
         try:
             self.conn.execute(
@@ -187,6 +189,10 @@ class IndexStore:
             with contextlib.suppress(Exception):
                 self.conn.close()
             self.conn = None
+
+    def is_current(self) -> bool:
+        """Open, and on the file at db_path still (not one moved aside or deleted since)."""
+        return self.conn is not None and _file_id(self.db_path) == self._file
 
     # ── identity ──
     @property
@@ -559,3 +565,11 @@ class IndexStore:
             for k, v in sync_meta.items():
                 self.set_meta(k, v)
         return embedded
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino

@@ -319,11 +319,12 @@ class Memory:
         return found.name
 
     # ── the compiled context ──
-    def compiler(self) -> ContextCompiler:
-        """A context compiler to keep open across many `compile(..., compiler=)` calls."""
+    def compiler(self, index: SearchIndex | None = None) -> ContextCompiler:
+        """A context compiler to keep open across many `compile(..., compiler=)` calls;
+        INDEX: an open search index (`open_index`) it searches with instead of its own."""
         from autopoiesis.compiler import ContextCompiler
 
-        return ContextCompiler(self.repo)
+        return ContextCompiler(self.repo, index=index)
 
     def watchers(self, **options: Any) -> WatcherPipeline:
         """The topics' watcher pipeline (OPTIONS: log_decisions, persist_steering)."""

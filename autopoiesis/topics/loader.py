@@ -190,6 +190,19 @@ def load_topic(repo: MemoryRepo, relpath: str | os.PathLike[str]) -> Topic:
     return topic
 
 
+def people_signature(repo: MemoryRepo) -> tuple[tuple[str, int, int], ...]:
+    """(name, mtime_ns, size) of every file people_names reads: a long-lived pipeline
+    reloads when a person is added, renamed or edited, as when a topic is."""
+    sig = []
+    for p in sorted((repo.knowledge_dir / "people").glob("*.md")):
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        sig.append((p.name, st.st_mtime_ns, st.st_size))
+    return tuple(sig)
+
+
 def people_names(repo: MemoryRepo) -> tuple[str, ...]:
     """Names of the people in knowledge/people/ (frontmatter `name:`, else from the file
     name: david-feldhofer.md -> "david feldhofer"), lower-cased, plus each first name."""

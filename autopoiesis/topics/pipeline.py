@@ -50,6 +50,7 @@ from autopoiesis.topics.loader import (
     TopicSet,
     load_topics,
     people_names,
+    people_signature,
     topics_signature,
 )
 from autopoiesis.topics.pattern import PatternHit, PatternMatcher
@@ -140,7 +141,7 @@ class WatcherPipeline:
 
     # ── topics and their reload ──
     def _load(self) -> None:
-        self._signature = topics_signature(self.repo)
+        self._signature = self._files_signature()
         self.topic_set: TopicSet = load_topics(self.repo)
         self._topics = self.topic_set.by_name()
         self.matcher = PatternMatcher(self.topic_set.topics, people_names(self.repo))
@@ -148,13 +149,18 @@ class WatcherPipeline:
         self._checked = time.monotonic()
         self.reloads += 1
 
+    def _files_signature(self) -> tuple:
+        """What the topics and the people's names were read from, by stat."""
+        return topics_signature(self.repo), people_signature(self.repo)
+
     def refresh(self, force: bool = False) -> bool:
-        """Reload the topics if a file under topics/ changed; True when it reloaded."""
+        """Reload the topics if a file under topics/ or knowledge/people/ changed; True when
+        it reloaded."""
         now = time.monotonic()
         if not force and now - self._checked < self.reload_interval:
             return False
         self._checked = now
-        if force or topics_signature(self.repo) != self._signature:
+        if force or self._files_signature() != self._signature:
             self._load()
             return True
         return False

@@ -11,9 +11,11 @@ the next load without a restart.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
-from collections.abc import Callable
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,8 +34,11 @@ from autopoiesis.viewer.guard import TokenGuard, allowed_hosts
 if TYPE_CHECKING:
     from jinja2 import Environment
 
+    from autopoiesis.compiler import CompiledContext, ContextCompiler
     from autopoiesis.git.repo import MemoryGit
+    from autopoiesis.index import SearchIndex
     from autopoiesis.memory import Memory
+    from autopoiesis.topics.pipeline import TopicActivation, WatcherPipeline
     from autopoiesis.viewer.health import HealthMonitor
     from autopoiesis.viewer.scores import EvalJobs
     from autopoiesis.viewer.sessions import SessionCatalog
@@ -61,6 +66,11 @@ class Viewer:
     _git: MemoryGit | None = None
     _jobs: EvalJobs | None = None
     _comparisons: dict[tuple[str, str], Any] = field(default_factory=dict)
+    # the search index, the compiler and the watchers: kept open, lent to one page at a time
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _index: SearchIndex | None = None
+    _compiler: ContextCompiler | None = None
+    _watchers: WatcherPipeline | None = None
 
     @property
     def catalog(self) -> SessionCatalog:
@@ -85,6 +95,49 @@ class Viewer:
 
             self._jobs = EvalJobs(self.memory, self.questions)
         return self._jobs
+
+    @contextlib.contextmanager
+    def searching(self) -> Iterator[SearchIndex | None]:
+        """The memory's search index, open for the life of the server and lent to one page
+        at a time: its change watcher and its term postings make a search cost what it
+        costs a long-lived process, not a `git status` and a cold start. None while no
+        index is built or it cannot be opened (the search then says why and answers with
+        git grep). Opened again when memory.db was started over."""
+        with self._lock:
+            if self._index is not None and not self._index.is_current():
+                self._close_index()
+            if self._index is None:
+                try:
+                    self._index = self.memory.open_index(many_searches=True)
+                except Exception:  # search_outcome opens it itself and says what is wrong
+                    self._index = None
+            yield self._index
+
+    def compile(
+        self, message: str, **options: Any
+    ) -> tuple[CompiledContext, list[TopicActivation]]:
+        """Memory.compile (OPTIONS are its keywords) with the server's compiler, which
+        searches with the index of `searching`, and its watcher pipeline, both kept open."""
+        with self.searching() as index:
+            if self._compiler is None and index is not None:
+                self._compiler = self.memory.compiler(index)
+            if self._watchers is None:
+                self._watchers = self.memory.watchers()
+            return self.memory.compile(
+                message, compiler=self._compiler, pipeline=self._watchers, **options
+            )
+
+    def close(self) -> None:
+        """Close the search index and the compiler (the server stops)."""
+        with self._lock:
+            self._close_index()
+
+    def _close_index(self) -> None:
+        if self._compiler is not None:
+            self._compiler.close()
+        if self._index is not None:
+            self._index.close()
+        self._index = self._compiler = None
 
     @functools.cached_property
     def health(self) -> HealthMonitor:
@@ -142,6 +195,7 @@ def templates() -> Environment:
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # the package's own files: no stat of each one at each include
     )
     from autopoiesis.viewer.facts import short_name
 
@@ -230,6 +284,7 @@ def create_app(
     ]
     app = Starlette(
         routes=routes,
+        lifespan=_closing(viewer),
         middleware=[
             Middleware(
                 TrustedHostMiddleware, allowed_hosts=allowed_hosts(host, hosts), www_redirect=False
@@ -239,6 +294,19 @@ def create_app(
     )
     app.state.viewer = viewer
     return app
+
+
+def _closing(viewer: Viewer) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
+    """The app's lifespan: the viewer's search index closed when the server stops."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            viewer.close()
+
+    return lifespan
 
 
 def missing_dependencies() -> str | None:

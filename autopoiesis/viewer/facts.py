@@ -48,6 +48,7 @@ class Provenance:
     located: Located
     transcript: SessionRow | None = None
     turn: int | None = None  # the index of the turn in the transcript, for its anchor
+    said: str = ""  # what was said in that turn
     turn_at: str = ""
     added_in: CommitInfo | None = None
     extractors: list[str] = field(default_factory=list)
@@ -106,15 +107,12 @@ def session_of(catalog: SessionCatalog, entry: kf.Entry) -> SessionRow | None:
     source = entry.source
     if not source:
         return None
+    sessions = catalog.current()
+    if "/" in source:
+        return sessions.by_path.get(source)
     turn_day = entry.turn_at[:10]
     best = None
-    for row in catalog.rows():
-        if "/" in source:
-            if row.path == source:
-                return row
-            continue
-        if row.session_id != source and kf.citation_ref(row.session_id) != source:
-            continue
+    for row in sessions.by_session.get(source, ()):  # newest first
         if not turn_day or row.day <= turn_day:
             if best is None or row.day > best.day:
                 best = row
@@ -130,7 +128,9 @@ def provenance(
     prov = Provenance(located, turn_at=entry.turn_at)
     prov.transcript = session_of(catalog, entry)
     if prov.transcript is not None:
-        prov.turn = turn_index(memory, prov.transcript.path, entry.turn_at)
+        turn = turn_at(memory, prov.transcript.path, entry.turn_at)
+        if turn is not None:
+            prov.turn, prov.said = turn
     changes = git.changes(f"{{id: {entry.id}}}", 50, (located.path,))
     adds = [c for c in changes if _adds(c, located.path, entry.id)]
     if adds:
@@ -152,8 +152,8 @@ def _adds(change: LineChange, path: str, entry_id: str) -> bool:
     return any(p == path and entry_id in line for p, line in change.added)
 
 
-def turn_index(memory: Memory, path: str, turn_at: str) -> int | None:
-    """The index of the turn of the transcript PATH said at the minute TURN_AT
+def turn_at(memory: Memory, path: str, minute: str) -> tuple[int, str] | None:
+    """(index, text) of the turn of the transcript PATH said at MINUTE
     (YYYY-MM-DDTHH:MMZ); the last turn before it when none is at that minute."""
     from autopoiesis.formats import transcript as tf
     from autopoiesis.viewer.files import read_text
@@ -165,10 +165,10 @@ def turn_index(memory: Memory, path: str, turn_at: str) -> int | None:
     best = None
     for i, t in enumerate(turns):
         at = t.time.strftime("%Y-%m-%dT%H:%MZ")
-        if at == turn_at:
-            return i
-        if at < turn_at:
-            best = i
+        if at == minute:
+            return i, t.text
+        if at < minute:
+            best = i, t.text
     return best
 
 

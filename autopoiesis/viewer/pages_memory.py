@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 from collections import OrderedDict
+from itertools import islice
 from typing import Any
 from urllib.parse import urlencode
 
@@ -46,9 +47,10 @@ def timeline(request: Request) -> Response:
     text, before = _param(request, "q", 500), _param(request, "before", 10)
     if before and not _DAY.match(before):
         raise InvalidArgumentError(f"before={before!r}: give a day as YYYY-MM-DD.")
-    rows = v.catalog.rows()
-    projects = sorted({r.project for r in rows if r.project} | set(_knowledge_projects(v)))
-    harnesses = sorted({r.harness for r in rows if r.harness})
+    sessions = v.catalog.current()
+    rows = sessions.rows
+    projects = sorted(sessions.projects | set(_knowledge_projects(v)))
+    harnesses = sorted(sessions.harnesses)
     chosen = [
         r
         for r in rows
@@ -57,9 +59,10 @@ def timeline(request: Request) -> Response:
     hits: dict[str, Any] = {}
     notices: list[str] = []
     if text:
-        outcome = v.memory.search_outcome(
-            text, TEXT_SEARCH_HITS, "conversation", project=project or None
-        )
+        with v.searching() as index:
+            outcome = v.memory.search_outcome(
+                text, TEXT_SEARCH_HITS, "conversation", project=project or None, index=index
+            )
         notices = list(outcome.notices)
         for hit in outcome.results:
             hits.setdefault(hit.path, hit)
@@ -69,7 +72,7 @@ def timeline(request: Request) -> Response:
         chosen = [r for r in chosen if r.day < before]
     from autopoiesis.viewer.sessions import by_day
 
-    days = by_day(chosen)
+    days = by_day(chosen, DAYS_PER_PAGE + 1)
     older = days[DAYS_PER_PAGE - 1].day if len(days) > DAYS_PER_PAGE else None
     return page(
         request,
@@ -155,16 +158,14 @@ def knowledge(request: Request) -> Response:
         meta, sections = knowledge_view(read_text(v.memory, rel))
         shown.append((rel, meta, sections))
     if project:
-        sessions = [r for r in v.catalog.rows() if r.project == project][:20]
+        sessions = list(islice((r for r in v.catalog.rows() if r.project == project), 20))
     return page(
         request,
         "knowledge",
         groups=groups,
         listed=FILES_LISTED,
         project=project,
-        projects=sorted(
-            set(_knowledge_projects(v)) | {r.project for r in v.catalog.rows() if r.project}
-        ),
+        projects=sorted(set(_knowledge_projects(v)) | v.catalog.current().projects),
         shown=shown,
         more=len(files) - len(shown),
         sessions=sessions,
@@ -229,20 +230,12 @@ def entry(request: Request) -> Response:
             request, "error", 404, title="Not found", message=f"no entry {entry_id} in knowledge/"
         )
     prov = facts.provenance(v.memory, v.git, v.catalog, found[0])
-    quote = _turn_quote(v, prov)
+    quote = _turn_quote(prov)
     return page(request, "entry", p=prov, e=found[0].entry, quote=quote)
 
 
-def _turn_quote(v: Viewer, prov: Any) -> str:
-    if prov.transcript is None or prov.turn is None:
-        return ""
-    from autopoiesis.formats import transcript as tf
-
-    try:
-        turns = tf.parse(read_text(v.memory, prov.transcript.path), prov.transcript.path).turns
-    except AutopoiesisError:
-        return ""
-    text = turns[prov.turn].text if prov.turn < len(turns) else ""
+def _turn_quote(prov: Any) -> str:
+    text = prov.said
     return text if len(text) <= 1200 else text[:1200] + " …"
 
 

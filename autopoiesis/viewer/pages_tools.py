@@ -56,9 +56,10 @@ def search(request: Request) -> Response:
     limit = _int(request, "limit", 20, 1, 200)
     outcome = None
     if q:
-        outcome = v.memory.search_outcome(
-            q, limit, category or None, explain=True, mode=mode, project=project
-        )
+        with v.searching() as index:
+            outcome = v.memory.search_outcome(
+                q, limit, category or None, explain=True, mode=mode, project=project, index=index
+            )
     return page(
         request,
         "search",
@@ -85,7 +86,7 @@ def compile_view(request: Request) -> Response:
     result = activations = chart = None
     slots: list[tuple[str, int]] = []
     if message:
-        result, activations = v.memory.compile(
+        result, activations = v.compile(
             message,
             budget=budget,
             project=project,

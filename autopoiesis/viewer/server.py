@@ -86,6 +86,7 @@ def serve(
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
+        viewer.close()
 
 
 def _question_sets(paths: Sequence[Path]) -> dict[str, Path]:

@@ -15,14 +15,16 @@ in a fixed order, so the keys needed are in its first few hundred bytes).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.formats.knowledge import citation_ref
 from autopoiesis.index.projects import file_project
 
 _HEAD_BYTES = 4096
@@ -44,10 +46,19 @@ class SessionRow:
     harness: str | None  # the channel (the importers name their harness there), else source's
     status: str
     model: str | None
+    # what a timeline search's words are looked for in (title, id, project, harness), lowered
+    hay: str = field(default="", repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        hay = f"{self.title} {self.session_id} {self.project or ''} {self.harness or ''}"
+        object.__setattr__(self, "hay", hay.lower())
 
     def matches(self, words: Iterable[str]) -> bool:
-        hay = f"{self.title} {self.session_id} {self.project or ''} {self.harness or ''}".lower()
-        return all(w in hay for w in words)
+        hay = self.hay
+        for w in words:
+            if w not in hay:
+                return False
+        return True
 
 
 def _clean(value: str) -> str | None:
@@ -89,8 +100,57 @@ def read_row(path: str, head: str) -> SessionRow | None:
     )
 
 
+_Files = dict[str, tuple[int, int, "SessionRow | None"]]  # file name -> (size, mtime_ns, row)
+
+
+class _Day:
+    """A day folder as last listed: its mtime, its files, and those of an open session."""
+
+    __slots__ = ("mtime", "files", "open")
+
+    def __init__(self, mtime: int, files: _Files):
+        self.mtime = mtime
+        self.files = files
+        self.open = tuple(
+            n for n, (_, _, r) in files.items() if r is not None and r.status == "open"
+        )
+
+
+class Sessions:
+    """The catalog's rows at one refresh, newest first, and what the pages look up in
+    them, each made on its first use."""
+
+    def __init__(self, rows: list[SessionRow]):
+        self.rows = rows
+
+    @functools.cached_property
+    def by_session(self) -> dict[str, list[SessionRow]]:
+        """The rows (newest first) by session id, and by the head of the id an entry's
+        citation gives (formats.knowledge.citation_ref)."""
+        index: dict[str, list[SessionRow]] = {}
+        for r in self.rows:
+            index.setdefault(r.session_id, []).append(r)
+            cited = citation_ref(r.session_id)
+            if cited != r.session_id:
+                index.setdefault(cited, []).append(r)
+        return index
+
+    @functools.cached_property
+    def by_path(self) -> dict[str, SessionRow]:
+        return {r.path: r for r in self.rows}
+
+    @functools.cached_property
+    def projects(self) -> frozenset[str]:
+        return frozenset(r.project for r in self.rows if r.project)
+
+    @functools.cached_property
+    def harnesses(self) -> frozenset[str]:
+        return frozenset(r.harness for r in self.rows if r.harness)
+
+
 class SessionCatalog:
-    """Every transcript of a repo as a SessionRow, newest first, refreshed on each `rows()`.
+    """Every transcript of a repo as a SessionRow, newest first, refreshed on each
+    `current()` (or `rows()`).
 
     A day folder is listed again only when its mtime changed (a file added, removed or
     renamed in it); within a folder, a file is read again when its size or mtime changed,
@@ -100,14 +160,17 @@ class SessionCatalog:
     def __init__(self, repo: MemoryRepo):
         self.repo = repo
         self._lock = threading.Lock()
-        # day folder -> (its mtime_ns, {file name: (size, mtime_ns, row)})
-        self._days: dict[str, tuple[int, dict[str, tuple[int, int, SessionRow | None]]]] = {}
-        self._rows: list[SessionRow] = []
+        self._days: dict[str, _Day] = {}
+        self._current = Sessions([])
 
     def rows(self) -> list[SessionRow]:
         """The rows, newest first: changed folders listed again, new or changed heads read."""
+        return self.current().rows
+
+    def current(self) -> Sessions:
+        """The rows as `rows()` gives them, with their lookups (kept until a row changes)."""
         with self._lock:
-            days: dict[str, tuple[int, dict[str, tuple[int, int, SessionRow | None]]]] = {}
+            days: dict[str, _Day] = {}
             changed = False
             for key, folder in self._day_folders():
                 try:
@@ -115,19 +178,19 @@ class SessionCatalog:
                 except OSError:
                     continue
                 old = self._days.get(key)
-                if old is not None and old[0] == mtime:
-                    files, grown = self._reread_open(key, folder, old[1])
-                    days[key] = (mtime, files)
-                    changed |= grown
+                if old is not None and old.mtime == mtime:
+                    day = self._reread_open(key, folder, old) if old.open else old
+                    days[key] = day
+                    changed |= day is not old
                     continue
-                days[key] = (mtime, self._list(key, folder, old[1] if old else {}))
+                days[key] = _Day(mtime, self._list(key, folder, old.files if old else {}))
                 changed = True
             if changed or days.keys() != self._days.keys():
-                rows = [r for _, files in days.values() for _, _, r in files.values() if r]
+                rows = [r for day in days.values() for _, _, r in day.files.values() if r]
                 rows.sort(key=lambda r: (r.day, r.time, r.path), reverse=True)
-                self._rows = rows
+                self._current = Sessions(rows)
             self._days = days
-            return self._rows
+            return self._current
 
     def _day_folders(self) -> Iterable[tuple[str, str]]:
         for year in _subdirs(str(self.repo.conversations_dir), 4):
@@ -135,10 +198,8 @@ class SessionCatalog:
                 for day in _subdirs(month[1], 2):
                     yield f"{year[0]}/{month[0]}/{day[0]}", day[1]
 
-    def _list(
-        self, key: str, folder: str, known: dict[str, tuple[int, int, SessionRow | None]]
-    ) -> dict[str, tuple[int, int, SessionRow | None]]:
-        files: dict[str, tuple[int, int, SessionRow | None]] = {}
+    def _list(self, key: str, folder: str, known: _Files) -> _Files:
+        files: _Files = {}
         try:
             with os.scandir(folder) as it:
                 entries = [e for e in it if e.name.endswith(".md") and not e.is_symlink()]
@@ -157,13 +218,12 @@ class SessionCatalog:
                 files[e.name] = (st.st_size, st.st_mtime_ns, self._read(rel, e.path))
         return files
 
-    def _reread_open(
-        self, key: str, folder: str, files: dict[str, tuple[int, int, SessionRow | None]]
-    ) -> tuple[dict[str, tuple[int, int, SessionRow | None]], bool]:
-        grown = False
-        for name, (size, mtime, row) in list(files.items()):
-            if row is None or row.status != "open":
-                continue
+    def _reread_open(self, key: str, folder: str, day: _Day) -> _Day:
+        """DAY with the heads of its open sessions read again where they grew (the same
+        object when none did)."""
+        files = day.files
+        for name in day.open:
+            size, mtime, _ = files[name]
             try:
                 st = os.stat(os.path.join(folder, name))
             except OSError:
@@ -172,8 +232,7 @@ class SessionCatalog:
                 rel = f"raw/conversations/{key}/{name}"
                 fresh = self._read(rel, os.path.join(folder, name))
                 files = {**files, name: (st.st_size, st.st_mtime_ns, fresh)}
-                grown = True
-        return files, grown
+        return day if files is day.files else _Day(day.mtime, files)
 
     @staticmethod
     def _read(rel: str, full: str) -> SessionRow | None:
@@ -203,9 +262,15 @@ class Day:
     sessions: tuple[SessionRow, ...]
 
 
-def by_day(rows: Iterable[SessionRow]) -> list[Day]:
-    """ROWS (newest first) grouped by their day, in that order."""
+def by_day(rows: Iterable[SessionRow], days: int | None = None) -> list[Day]:
+    """ROWS (newest first) grouped by their day, in that order; the first DAYS of them
+    when given (the rest of ROWS is not looked at)."""
     groups: OrderedDict[str, list[SessionRow]] = OrderedDict()
     for r in rows:
-        groups.setdefault(r.day, []).append(r)
+        group = groups.get(r.day)
+        if group is None:
+            if days is not None and len(groups) >= days:
+                break
+            group = groups[r.day] = []
+        group.append(r)
     return [Day(d, tuple(s)) for d, s in groups.items()]

@@ -208,6 +208,25 @@ def test_scored_knowledge_from_the_real_index_with_frequency_counts(repo: Memory
         )
 
 
+def test_a_compiler_given_an_open_index_searches_it_and_leaves_it_open(repo: MemoryRepo) -> None:
+    # the viewer's compiler shares the index its search page keeps open
+    from autopoiesis.index import SearchIndex
+
+    (repo.knowledge_dir / "reference" / "kubernetes.md").write_text(
+        "# Kubernetes\n\nOur cluster runs on kubernetes with three nodes in Frankfurt.\n"
+    )
+    with SearchIndex(repo) as idx:
+        idx.rebuild_full()
+        searches = idx.query.bm25.searches
+        with ContextCompiler(repo, index=idx) as comp:
+            res = comp.compile("how many kubernetes nodes?", today=TODAY, now=NOW)
+        assert "three nodes in Frankfurt" in res.prompt
+        assert idx.query.bm25.searches > searches  # its search, not one of its own
+        assert idx.is_current()  # still open for its owner
+        assert idx.search("kubernetes nodes", 3)[0].path == "knowledge/reference/kubernetes.md"
+    assert not idx.is_current()
+
+
 def test_compile_cli_json_shape_and_session_transcript(repo: MemoryRepo, tmp_path) -> None:
     from autopoiesis.formats.transcript import (
         Text,

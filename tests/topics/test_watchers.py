@@ -249,6 +249,18 @@ def test_topic_file_edited_while_running_is_reloaded(memory_repo: MemoryRepo) ->
     assert pipe.reloads == 3
 
 
+def test_a_person_added_while_running_is_recognised(memory_repo: MemoryRepo) -> None:
+    # a long-lived pipeline (the viewer's, `compile --batch`'s) reads the people's names
+    # again when knowledge/people/ changes, as it reads the topics again
+    write_topic(memory_repo, "people", "  - {type: mention}", extra="activation: auto\n")
+    pipe = WatcherPipeline(memory_repo, reload_interval=0)
+    assert pipe.evaluate("Silvana said so", dry_run=True) == []  # no candidate: nobody named
+    (memory_repo.knowledge_dir / "people").mkdir(exist_ok=True)
+    (memory_repo.knowledge_dir / "people" / "silvana.md").write_text("# Silvana\n")
+    verdicts = pipe.evaluate("Silvana said so", dry_run=True)
+    assert [(a.topic, a.hits[0].trigger_type) for a in verdicts] == [("people", "mention")]
+
+
 def test_webhook_and_cron_triggers(memory_repo: MemoryRepo) -> None:
     write_topic(
         memory_repo,

@@ -52,6 +52,52 @@ def test_the_timelines_search_finds_what_was_said(client: Any) -> None:
     assert "No session matches" in client.get("/timeline?q=zebrafinchquartz").text
 
 
+def test_the_timeline_pages_by_days(client: Any, monkeypatch: Any) -> None:
+    from autopoiesis.viewer import pages_memory
+
+    monkeypatch.setattr(pages_memory, "DAYS_PER_PAGE", 2)
+    page = client.get("/timeline").text
+    assert re.findall(r'<h2 id="d([\d-]+)"', page) == ["2026-03-10", "2026-03-09"]
+    assert "3 of 3 sessions" in page  # counted whole, shown by page
+    older = re.search(r'<a href="(/timeline\?[^"]*)">Older sessions', page)
+    assert older and "before=2026-03-09" in older.group(1)
+    rest = client.get(html.unescape(older.group(1))).text
+    assert listed(rest) == ["ses_pool1"] and "Older sessions" not in rest
+
+
+def test_the_search_index_stays_open_and_follows_the_memory(client: Any, viewer_repo: Any) -> None:
+    # one index for the life of the server (its watcher, its postings), caught up on each
+    # search: a session captured after the first search is found by the next
+    viewer = client.app.state.viewer
+    assert "No session matches" in client.get("/timeline?q=zebrafinchquartz").text
+    with viewer.searching() as first:
+        assert first is not None
+    lines = [line.replace(b"ses_pool1", b"ses_zebra") for line in SESSIONS[0]]
+    lines = [line.replace(b"PgBouncer", b"zebrafinchquartz") for line in lines]
+    Memory(viewer_repo).capture_stream(lines)
+    assert listed(client.get("/timeline?q=zebrafinchquartz").text) == ["ses_zebra"]
+    with viewer.searching() as again:
+        assert again is first
+        # a search that finds memory.db corrupt closes the index it was given: the next
+        # page opens it again instead of failing on a closed connection
+        again.close()
+    assert listed(client.get("/timeline?q=zebrafinchquartz").text) == ["ses_zebra"]
+    assert "zebrafinchquartz" in client.get("/search?q=zebrafinchquartz").text
+    compiled = client.get("/compile", params={"message": "zebrafinchquartz", "budget": "4096"})
+    assert compiled.status_code == 200 and "ses_zebra" in compiled.text
+
+
+def test_the_server_closes_its_index_when_it_stops(viewer_repo: Any) -> None:
+    from tests.viewer.conftest import TOKEN, make_client
+
+    with make_client(viewer_repo) as c:
+        c.get(f"/?token={TOKEN}")
+        assert "HikariCP" in c.get("/search?q=HikariCP").text
+        with c.app.state.viewer.searching() as index:
+            assert index is not None and index.is_current()
+    assert not index.is_current()
+
+
 def test_a_session_shows_its_turns_with_tool_calls_folded(client: Any, viewer_repo: Any) -> None:
     path = session_paths(viewer_repo)["ses_pool1"]
     page = client.get("/session", params={"path": path}).text
