@@ -60,22 +60,31 @@ def file_keys(relpath: str) -> tuple[str, str]:
     return key.rsplit("/", 1)[-1], key
 
 
-def _code_free_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(line number, line with its code spans blanked) of TEXT, fenced blocks left out."""
+def _links_outside_code(line: str) -> Iterator[re.Match[str]]:
+    """The links of LINE that do not start inside a code span (`[[x]]` in backticks is
+    text; a link whose target holds backticks, `[[a`b`]]`, is still a link)."""
+    spans = [m.span() for m in _CODE_SPAN.finditer(line)]
+    for m in LINK.finditer(line):
+        if not any(a <= m.start() < b for a, b in spans):
+            yield m
+
+
+def _lines_with_links(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) of TEXT's lines that may hold a link, fenced blocks left out."""
     fenced = False
     for n, line in enumerate(text.split("\n"), 1):
         if _FENCE.match(line):
             fenced = not fenced
             continue
         if not fenced and "[[" in line:
-            yield n, _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
+            yield n, line
 
 
 def parse_links(text: str) -> list[WikiLink]:
     """Every link of TEXT, in order (links in code are text)."""
     out: list[WikiLink] = []
-    for n, line in _code_free_lines(text):
-        for m in LINK.finditer(line):
+    for n, line in _lines_with_links(text):
+        for m in _links_outside_code(line):
             target = m.group(2).strip()
             if not target and not m.group(3):
                 continue
@@ -133,12 +142,12 @@ def rewrite_targets(text: str, renamed: Mapping[str, str]) -> tuple[str, int]:
 
 def _rewrite_line(line: str, renamed: Mapping[str, str]) -> tuple[str, int]:
     """LINE with its links to RENAMED's keys rewritten (see rewrite_targets)."""
-    spans = [m.span() for m in _CODE_SPAN.finditer(line)]
+    linked = {m.start() for m in _links_outside_code(line)}
     count = 0
 
     def swap(m: re.Match[str]) -> str:
         nonlocal count
-        if any(a <= m.start() < b for a, b in spans):
+        if m.start() not in linked:
             return m.group(0)
         new = renamed.get(link_key(m.group(2)))
         if new is None:
