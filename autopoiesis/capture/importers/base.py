@@ -59,6 +59,20 @@ class ImportReport:
         self.bad_lines += 1
         self.warnings.append(f"{source}:{number}: skipped ({why})")
 
+    def line_time(
+        self, source: str, number: int, value: Any, field: str = "timestamp"
+    ) -> datetime | None:
+        """VALUE read as the time of line NUMBER of SOURCE; None when it cannot be, the line
+        then skipped with the reason (its first clause)."""
+        from autopoiesis.core.clock import parse_ts
+        from autopoiesis.errors import TimestampError
+
+        try:
+            return parse_ts(value, field)
+        except TimestampError as exc:
+            self.skip_line(source, number, str(exc).split(";")[0])
+            return None
+
 
 @dataclass
 class DraftTurn:

@@ -53,7 +53,7 @@ from autopoiesis.capture.importers.shapes import (
 )
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.project import remote_project_name
-from autopoiesis.errors import ImportFormatError, TimestampError
+from autopoiesis.errors import ImportFormatError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.integrations.responses.importer import (
     SILENT_ITEMS,
@@ -239,12 +239,10 @@ class _Rollout:
     def _when(self, n: int, value: Any, *, carry: bool = False) -> datetime | None:
         if value is None and carry and self.clock is not None:
             return self.clock
-        try:
-            self.clock = parse_ts(value, "timestamp")
-        except TimestampError as exc:
-            self.report.skip_line(self.source, n, str(exc).split(";")[0])
-            return None
-        return self.clock
+        when = self.report.line_time(self.source, n, value)
+        if when is not None:
+            self.clock = when
+        return when
 
     def line(self, n: int, obj: dict[str, Any]) -> None:
         kind, payload = string(obj.get("type")), obj.get("payload")

@@ -43,9 +43,8 @@ from autopoiesis.capture.importers.shapes import (
     safe_session_id,
     sequence,
 )
-from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.project import remote_project_name
-from autopoiesis.errors import ImportFormatError, TimestampError
+from autopoiesis.errors import ImportFormatError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.integrations.responses.importer import call_args
 
@@ -120,10 +119,8 @@ class _Log:
         if handler is None:
             self._bookkeeping(n, kind, data)
             return
-        try:
-            when = parse_ts(obj.get("timestamp"), "timestamp")
-        except TimestampError as exc:
-            self.report.skip_line(str(self.path), n, str(exc).split(";")[0])
+        when = self.report.line_time(str(self.path), n, obj.get("timestamp"))
+        if when is None:
             return
         handler(self, when, self._speaker(data), data)
 

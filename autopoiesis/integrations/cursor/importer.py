@@ -90,16 +90,12 @@ class CursorImporter:
                     str(path), n, "not a Cursor message line (role and message.content)"
                 )
                 continue
-            when = fallback
             stamp = obj.get("timestamp", obj.get("createdAt"))
-            if stamp is None:
-                undated += 1
-            else:
-                try:
-                    when = parse_ts(stamp, "timestamp")
-                except TimestampError as exc:
-                    report.skip_line(str(path), n, str(exc).split(";")[0])
-                    continue
+            undated += stamp is None
+            dated = fallback if stamp is None else report.line_time(str(path), n, stamp)
+            if dated is None:
+                continue
+            when = dated
             if draft.model is None and nonempty_str(obj.get("model")):
                 draft.model = obj["model"]
             role = "user" if obj["role"] == "user" else "agent"

@@ -43,8 +43,7 @@ from autopoiesis.capture.importers.shapes import (
     safe_session_id,
     string,
 )
-from autopoiesis.core.clock import parse_ts
-from autopoiesis.errors import ImportFormatError, TimestampError
+from autopoiesis.errors import ImportFormatError
 from autopoiesis.formats import transcript as tf
 
 _REMINDER_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
@@ -85,11 +84,7 @@ class _Log:
         self.calls = ToolCalls()
 
     def _when(self, n: int, value: Any) -> datetime | None:
-        try:
-            return parse_ts(value, "timestamp")
-        except TimestampError as exc:
-            self.report.skip_line(str(self.path), n, str(exc).split(";")[0])
-            return None
+        return self.report.line_time(str(self.path), n, value)
 
     def line(self, n: int, obj: dict[str, Any]) -> None:
         kind = string(obj.get("type"))

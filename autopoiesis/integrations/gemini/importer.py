@@ -49,7 +49,7 @@ from autopoiesis.capture.importers.shapes import (
     string,
 )
 from autopoiesis.core.clock import parse_ts
-from autopoiesis.errors import ImportFormatError, TimestampError
+from autopoiesis.errors import ImportFormatError
 from autopoiesis.formats import transcript as tf
 
 NOTICE_TYPES = frozenset({"info", "warning", "error"})
@@ -259,11 +259,11 @@ def _history(
             report.skip_line(f"{path}#history", i + 1, "not a Content with role and parts")
             continue
         stamp = content.get("ts", content.get("timestamp"))
-        try:
-            clock = parse_ts(stamp, "ts") if stamp is not None else clock
-        except TimestampError as exc:
-            report.skip_line(f"{path}#history", i + 1, str(exc).split(";")[0])
-            continue
+        if stamp is not None:
+            when = report.line_time(f"{path}#history", i + 1, stamp, "ts")
+            if when is None:
+                continue
+            clock = when
         texts, items = content_parts(content["parts"])
         turn_items: list[tf.Item] = [tf.Text(t) for t in texts if t.strip()] + items
         for part in content["parts"]:
@@ -323,15 +323,11 @@ def _draft(
                 f"{path}#messages", i + 1, f"message {m.get('id', i)!r} has unknown type {kind!r}"
             )
             continue
-        try:
-            clock = (
-                parse_ts(m["timestamp"], f"{where} timestamp")
-                if m.get("timestamp") is not None
-                else clock
-            )
-        except TimestampError as exc:
-            report.skip_line(f"{path}#messages", i + 1, str(exc).split(";")[0])
-            continue
+        if m.get("timestamp") is not None:
+            when = report.line_time(f"{path}#messages", i + 1, m["timestamp"], f"{where} timestamp")
+            if when is None:
+                continue
+            clock = when
         if clock is None:
             report.skip_line(
                 f"{path}#messages",

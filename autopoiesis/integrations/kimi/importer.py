@@ -45,8 +45,7 @@ from autopoiesis.capture.importers.shapes import (
     sequence,
     string,
 )
-from autopoiesis.core.clock import parse_ts
-from autopoiesis.errors import ImportFormatError, TimestampError
+from autopoiesis.errors import ImportFormatError
 from autopoiesis.formats import transcript as tf
 
 MAIN_AGENT = "main"
@@ -95,12 +94,10 @@ class _Journal:
         value = obj.get("time", obj.get("created_at"))
         if value is None:
             return self.clock
-        try:
-            self.clock = parse_ts(value, "time")
-        except TimestampError as exc:
-            self.report.skip_line(str(self.path), n, str(exc).split(";")[0])
-            return None
-        return self.clock
+        when = self.report.line_time(str(self.path), n, value, "time")
+        if when is not None:
+            self.clock = when
+        return when
 
     def op(self, n: int, obj: dict[str, Any]) -> None:
         kind = string(obj.get("type"))

@@ -40,8 +40,7 @@ from autopoiesis.capture.importers.shapes import (
     safe_session_id,
     string,
 )
-from autopoiesis.core.clock import parse_ts
-from autopoiesis.errors import ImportFormatError, TimestampError
+from autopoiesis.errors import ImportFormatError
 from autopoiesis.formats import transcript as tf
 
 SUMMARY_TYPES = ("compaction", "branch_summary")
@@ -74,10 +73,8 @@ class PiImporter:
                 draft.cwd = draft.cwd or nonempty_str(obj.get("cwd"))
                 draft.model = draft.model or nonempty_str(obj.get("modelId"))
                 continue
-            try:
-                when = parse_ts(obj.get("timestamp"), "timestamp")
-            except TimestampError as exc:
-                report.skip_line(str(path), n, str(exc).split(";")[0])
+            when = report.line_time(str(path), n, obj.get("timestamp"))
+            if when is None:
                 continue
             entries.append((n, obj, when))
         if not draft.session_id:

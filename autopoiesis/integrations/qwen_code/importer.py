@@ -49,8 +49,7 @@ from autopoiesis.capture.importers.shapes import (
     sequence,
     string,
 )
-from autopoiesis.core.clock import parse_ts
-from autopoiesis.errors import ImportFormatError, TimestampError
+from autopoiesis.errors import ImportFormatError
 from autopoiesis.formats import transcript as tf
 
 MESSAGE_TYPES = ("user", "assistant", "tool_result")
@@ -102,10 +101,8 @@ class QwenCodeImporter:
                 report.skip_line(str(path), n, "not a Qwen Code record (sessionId, type, message)")
                 continue
             sid = safe_session_id(obj["sessionId"])
-            try:
-                when = parse_ts(obj.get("timestamp"), "timestamp")
-            except TimestampError as exc:
-                report.skip_line(str(path), n, str(exc).split(";")[0])
+            when = report.line_time(str(path), n, obj.get("timestamp"))
+            if when is None:
                 continue
             if sid is None:
                 report.skip_line(str(path), n, f"session id {obj['sessionId']!r} is not one")
