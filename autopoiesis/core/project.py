@@ -115,12 +115,9 @@ def _git_entry(start: Path) -> tuple[Path, Path] | None:
         folder = folder.parent
 
 
-def common_git_dir(dot_git: Path) -> Path | None:
-    """The git folder that holds the repository's config: `.git` itself, or for a `.git`
-    file the folder its `gitdir:` names, or that folder's `commondir` (a linked worktree's
-    gitdir is .git/worktrees/NAME, whose `commondir` file says `../..`)."""
-    if dot_git.is_dir():
-        return dot_git
+def _gitdir_of(dot_git: Path) -> Path | None:
+    """The folder a `.git` file's `gitdir:` line names (relative to the file's folder);
+    None when the file cannot be read or has no such line."""
     try:
         match = _GITDIR_LINE.search(dot_git.read_text(encoding="utf-8", errors="replace"))
     except OSError:
@@ -128,8 +125,18 @@ def common_git_dir(dot_git: Path) -> Path | None:
     if match is None:
         return None
     gitdir = Path(match.group(1))
-    if not gitdir.is_absolute():
-        gitdir = dot_git.parent / gitdir
+    return gitdir if gitdir.is_absolute() else dot_git.parent / gitdir
+
+
+def common_git_dir(dot_git: Path) -> Path | None:
+    """The git folder that holds the repository's config: `.git` itself, or for a `.git`
+    file the folder its `gitdir:` names, or that folder's `commondir` (a linked worktree's
+    gitdir is .git/worktrees/NAME, whose `commondir` file says `../..`)."""
+    if dot_git.is_dir():
+        return dot_git
+    gitdir = _gitdir_of(dot_git)
+    if gitdir is None:
+        return None
     try:
         common = (gitdir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
@@ -144,16 +151,9 @@ def read_head(folder: Path) -> str | None:
     """The commit checked out in the repository at FOLDER (its `.git` folder or file), read
     from HEAD and the refs without running git; None when it cannot be read."""
     dot_git = folder / ".git"
-    gitdir = dot_git
-    if dot_git.is_file():
-        try:
-            match = _GITDIR_LINE.search(dot_git.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            return None
-        if match is None:
-            return None
-        gitdir = Path(match.group(1))
-        gitdir = gitdir if gitdir.is_absolute() else folder / gitdir
+    gitdir = _gitdir_of(dot_git) if dot_git.is_file() else dot_git
+    if gitdir is None:
+        return None
     common = common_git_dir(dot_git) or gitdir
     try:
         head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()

@@ -142,6 +142,18 @@ _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _CLAUDE_SKIP = ("<command-", "<local-command", "Caveat: The messages below", "[Request interrupted")
 
 
+def _anthropic_tools(e: Expect, calls: dict[str, tuple[str, str]], content: Any) -> None:
+    """The tool_use blocks of CONTENT noted in CALLS, its tool_result blocks paired with
+    their call in E.results (Anthropic's content blocks, which several harnesses keep)."""
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            calls[str(block.get("id"))] = (str(block.get("name")), _hint(block.get("input")))
+        elif isinstance(block, dict) and block.get("type") == "tool_result":
+            tool, hint = calls.get(str(block.get("tool_use_id")), ("", ""))
+            if tool:
+                e.results.append((tool, hint, _result_text(block.get("content"))))
+
+
 def claude_code(path: Path) -> Expect:
     e = Expect()
     calls: dict[str, tuple[str, str]] = {}
@@ -273,13 +285,7 @@ def cursor(path: Path) -> Expect:
         else:
             e.agent += texts
         e.messages += bool(texts)
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                calls[str(block.get("id"))] = (str(block.get("name")), _hint(block.get("input")))
-            elif isinstance(block, dict) and block.get("type") == "tool_result":
-                tool, hint = calls.get(str(block.get("tool_use_id")), ("", ""))
-                if tool:
-                    e.results.append((tool, hint, _result_text(block.get("content"))))
+        _anthropic_tools(e, calls, content)
     return e
 
 
@@ -555,13 +561,7 @@ def droid(path: Path) -> Expect:
         texts = [t for t in texts if t]
         (e.user if m.get("role") == "user" else e.agent).extend(texts)
         e.messages += bool(texts)
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                calls[str(block.get("id"))] = (str(block.get("name")), _hint(block.get("input")))
-            elif isinstance(block, dict) and block.get("type") == "tool_result":
-                tool, hint = calls.get(str(block.get("tool_use_id")), ("", ""))
-                if tool:
-                    e.results.append((tool, hint, _result_text(block.get("content"))))
+        _anthropic_tools(e, calls, content)
     return e
 
 
