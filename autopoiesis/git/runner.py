@@ -24,6 +24,41 @@ from autopoiesis.core.paths import CONTENT_DIRS
 
 ENCODING = ("utf-8", "surrogateescape")
 
+# The git commands that talk to a remote, and what git says when their connection dropped
+# midway for a reason a second try a moment later usually does not meet: the server (or
+# a proxy before it) closed the connection without an answer or in the middle of one, or
+# said it is briefly unavailable. A wrong address, refused credentials or a remote that
+# went silent for the low-speed time are not among them: a second try would repeat them.
+# Each of these commands is safe to repeat: fetch, ls-remote and clone only read (a
+# failed clone removes what it made), and a push the remote already took is "up to date"
+# the second time.
+REMOTE_COMMANDS = frozenset({"fetch", "pull", "push", "ls-remote", "clone"})
+TRANSIENT_REASONS = (
+    "Empty reply from server",
+    "Connection reset by peer",
+    "the remote end hung up unexpectedly",
+    "early EOF",
+    "transfer closed with outstanding read data",
+    "The requested URL returned error: 502",
+    "The requested URL returned error: 503",
+    "The requested URL returned error: 504",
+)
+REMOTE_RETRY_PAUSE = 1.0  # seconds before the second try
+
+
+def is_transient(reason: str) -> bool:
+    """Whether git's REASON for a failed remote command is a dropped connection worth one
+    more try (TRANSIENT_REASONS)."""
+    return any(r in reason for r in TRANSIENT_REASONS)
+
+
+def _subcommand(args: Sequence[str]) -> str:
+    """The git command in ARGS, after git's own options (`-c NAME=VALUE`, `-C DIR`, ...)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in ("-c", "-C") else 1
+    return args[i] if i < len(args) else ""
+
 
 class GitCommandError(Exception):
     """A git command exited non-zero (internal: callers turn it into a user-facing error)."""
@@ -72,20 +107,31 @@ def call(
     reads it). TIMEOUT (seconds) raises subprocess.TimeoutExpired; STDIN_DEVNULL gives git
     an empty stdin instead of this process's when there is no INPUT. With OPTIONAL_LOCKS
     False, git takes no lock it can do without (a background reader must never hold
-    .git/index.lock)."""
+    .git/index.lock).
+
+    A command that talks to a remote (REMOTE_COMMANDS) whose connection dropped midway
+    (`is_transient`) runs once more after REMOTE_RETRY_PAUSE, so an unattended sync does
+    not fail on one hiccup of the network; TIMEOUT bounds each try."""
     cmd = ["git"] + ([] if optional_locks else ["--no-optional-locks"]) + list(args)
     stdin = subprocess.DEVNULL if stdin_devnull and input is None else None
-    return subprocess.run(
-        cmd,
-        cwd=root,
-        capture_output=True,
-        input=input,
-        stdin=stdin,
-        text=text,
-        env=env,
-        timeout=timeout,
-        check=False,
-    )
+    tries = 2 if _subcommand(args) in REMOTE_COMMANDS else 1
+    for attempt in range(tries):
+        proc = subprocess.run(
+            cmd,
+            cwd=root,
+            capture_output=True,
+            input=input,
+            stdin=stdin,
+            text=text,
+            env=env,
+            timeout=timeout,
+            check=False,
+        )
+        err = proc.stderr if text else proc.stderr.decode(*ENCODING)
+        if proc.returncode == 0 or attempt + 1 == tries or not is_transient(err):
+            break
+        time.sleep(REMOTE_RETRY_PAUSE)
+    return proc
 
 
 def start(

@@ -8,7 +8,12 @@ of sync between clones (autopoiesis's own, and a plugin's).
 Pushes are allowed (`http.receivepack`, set on every repository served), anonymous and
 over plain HTTP: a test fixture, never a server for people. Each request runs one `git
 http-backend`, as a web server would run it; a request body sent in chunks (a push larger
-than git's post buffer) is read whole first, as CGI wants it.
+than git's post buffer) is read whole first, as CGI wants it. A request the front
+cannot serve is answered `500` with the reason, and the reason is kept in `errors`: a
+test that fails over HTTP says why instead of meeting a closed connection.
+
+`drop_next(n)` makes the server close the next N connections without an answer, as a
+proxy or a restarting server does: what a client must survive.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -27,10 +33,28 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def do_GET(self) -> None:
-        self._cgi()
+        self._serve()
 
     def do_POST(self) -> None:
-        self._cgi()
+        self._serve()
+
+    def _serve(self) -> None:
+        with self.server.lock:
+            drop = self.server.drops > 0
+            self.server.drops -= drop
+            self.server.dropped += drop
+        if drop:
+            self.close_connection = True  # nothing written: the client sees an empty reply
+            return
+        try:
+            self._cgi()
+        except Exception:  # answered 500, and kept for the test to show
+            reason = traceback.format_exc()
+            self.server.errors.append(reason)
+            self.send_response(500)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(reason.encode("utf-8", "replace"))
 
     def log_message(self, format: str, *args: object) -> None:  # quiet, as a fixture
         self.server.requests += 1
@@ -90,11 +114,16 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 64  # several clones fetching and pushing at once
 
     def __init__(self, root: Path):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.root = root
         self.requests = 0
+        self.drops = 0
+        self.dropped = 0
+        self.errors: list[str] = []
+        self.lock = threading.Lock()
 
 
 class GitHTTPServer:
@@ -126,6 +155,22 @@ class GitHTTPServer:
     def requests(self) -> int:
         """How many requests it answered."""
         return self._server.requests if self._server is not None else 0
+
+    @property
+    def errors(self) -> list[str]:
+        """The tracebacks of requests the front could not serve (each answered 500)."""
+        return self._server.errors if self._server is not None else []
+
+    @property
+    def dropped(self) -> int:
+        """How many connections it closed without answering (`drop_next`)."""
+        return self._server.dropped if self._server is not None else 0
+
+    def drop_next(self, n: int = 1) -> None:
+        """Close the next N connections without answering them."""
+        assert self._server is not None, "the server is not started"
+        with self._server.lock:
+            self._server.drops = n
 
     def url(self, name: str) -> str:
         """The URL of the repository ROOT/NAME, which may push (`http.receivepack`)."""

@@ -286,7 +286,8 @@ def test_three_clones_syncing_at_once_over_http_lose_nothing_and_need_nobody(
             ]
             for proc in procs:
                 out, err = proc.communicate(timeout=600)
-                assert proc.returncode == 0, out + err
+                assert proc.returncode == 0, out + err + "".join(server.errors)
+        assert server.errors == []
         for repo in clones + clones:  # the last ones pull what the others pushed last
             sync_once(repo)
     heads = {_git(r, "rev-parse", "HEAD").strip() for r in clones}
