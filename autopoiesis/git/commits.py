@@ -104,12 +104,18 @@ class GitCore:
     def _environment(self) -> dict[str, str]:
         if self._env is None:
             env = dict(os.environ)
-            for key in ("user.name", "user.email"):
-                probe = runner.call(self.root, "config", key, text=True)
-                if probe.returncode != 0 or not probe.stdout.strip():
-                    for k, v in _FALLBACK_IDENTITY.items():
-                        env.setdefault(k, v)
-                    break
+            # one git for both keys: "user.name Alice" per key set, none for a key unset
+            probe = runner.call(
+                self.root, "config", "--get-regexp", r"^user\.(name|email)$", text=True
+            )
+            named = {
+                key
+                for key, _, value in (line.partition(" ") for line in probe.stdout.splitlines())
+                if value.strip()
+            }
+            if not {"user.name", "user.email"} <= named:
+                for k, v in _FALLBACK_IDENTITY.items():
+                    env.setdefault(k, v)
             self._env = env
         return self._env
 

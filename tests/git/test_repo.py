@@ -267,3 +267,27 @@ def test_dropping_unreachable_objects_works_with_a_transcript_on_main(
     sha = blob.stdout.strip()
     MemoryGit(memory_repo).drop_unreachable_objects()
     assert git(memory_repo.root, "cat-file", "-e", sha, check=False).returncode != 0
+
+
+@pytest.mark.parametrize(
+    ("configured", "author"),
+    [
+        ({"user.name": "Ada", "user.email": "ada@example.org"}, "Ada <ada@example.org>"),
+        ({"user.name": "Ada"}, "autopoiesis <autopoiesis@localhost>"),  # half an identity
+        ({}, "autopoiesis <autopoiesis@localhost>"),
+    ],
+)
+def test_commits_use_the_repos_git_identity_or_the_fallback(
+    memory_repo: MemoryRepo, git, monkeypatch, tmp_path, configured, author
+) -> None:
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no global identity
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for key in ("user.name", "user.email"):
+        git(memory_repo, "config", "--unset", key, check=False)
+    for key, value in configured.items():
+        git(memory_repo, "config", key, value)
+    (memory_repo.root / "knowledge/reference/who.md").write_text("# Who\n\nA note.\n")
+    assert MemoryGit(memory_repo).commit_paths(["knowledge/reference/who.md"], "note\n").sha
+    assert git(memory_repo, "log", "-1", "--format=%an <%ae>").stdout.strip() == author
