@@ -26,7 +26,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.formats.transcript_meta import TranscriptMeta
 from autopoiesis.knowledge.extractors import SourceTranscript, default_registry
 from autopoiesis.knowledge.extractors.base import long_words
 
@@ -57,25 +56,12 @@ VERSIONS = {
 DERIVED = ("knowledge/projects/_active.md", "knowledge/people/_index.md")
 
 
-@dataclasses.dataclass(frozen=True)
-class _ProjectMeta(TranscriptMeta):
-    """A transcript's meta with the `project:` the importers write once the format has it
-    (until then the bench names each session's project from its provenance)."""
-
-    project: str | None = None
-
-
 def _with_project(src: SourceTranscript, project: str | None) -> SourceTranscript:
+    """SRC with the project its provenance names, where its frontmatter names none."""
     meta = src.transcript.meta
-    if not project or getattr(meta, "project", None):
+    if not project or meta.project:
         return src
-    fields = {f.name: getattr(meta, f.name) for f in dataclasses.fields(meta)}
-    fields["project"] = project  # the format's own field once it has one, else _ProjectMeta's
-    made = (
-        type(meta)(**fields)
-        if "project" in {f.name for f in dataclasses.fields(meta)}
-        else (_ProjectMeta(**fields))
-    )
+    made = dataclasses.replace(meta, project=project)
     return dataclasses.replace(src, transcript=dataclasses.replace(src.transcript, meta=made))
 
 
