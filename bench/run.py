@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import sys
 import time
 from pathlib import Path
@@ -39,7 +40,7 @@ def main() -> int:
         module = importlib.import_module(f"bench_{name}")
         started = time.perf_counter()
         try:
-            params = module.run.__code__.co_varnames
+            params = inspect.signature(module.run).parameters  # not co_varnames: locals too
             kwargs = {
                 k: v for k, v in (("quick", args.quick), ("large", args.large)) if k in params
             }
