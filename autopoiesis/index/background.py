@@ -80,7 +80,7 @@ class Syncable(Protocol):
 
     def is_fresh(self) -> bool: ...
 
-    def compact(self) -> bool: ...
+    def compact(self) -> list[str]: ...
 
 
 def log_line(message: str) -> None:
@@ -108,8 +108,8 @@ def sync_until_fresh(
             log(f"warning: {w}")
         if index.is_fresh():
             break
-    if index.compact():
-        log("compacted the term postings")
+    for done in index.compact():
+        log(done)
 
 
 # ── the watcher ──

@@ -147,10 +147,18 @@ class SearchIndex:
         """The build in steps under way (index/build.py: how far it is), or None."""
         return build.pending(self.store)
 
-    def compact(self) -> bool:
-        """Fold the chunks written since the last full build into the term postings when
-        they have grown to a quarter of them (the background sync calls it). True when it did."""
-        return self.store.compact_postings()
+    def compact(self) -> list[str]:
+        """The background sync's upkeep after a catch-up: fold the chunks written since the
+        last full build into the term postings when they have grown to a quarter of them,
+        then give the disk back the pages that left free when they are many. What it did,
+        one line each."""
+        done = ["compacted the term postings"] if self.store.compact_postings() else []
+        freed, why = self.store.reclaim_free_pages()
+        if freed:
+            done.append(f"gave the disk back {freed} free pages")
+        if why:
+            done.append(f"warning: free pages kept: {why}")
+        return done
 
     # ── freshness ──
     def catch_up(self, *, timeout: float = 60.0) -> IndexUpdate:

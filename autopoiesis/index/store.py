@@ -551,6 +551,17 @@ class IndexStore:
             postings.build(self.conn, self.tokenizer)
         return True
 
+    def reclaim_free_pages(self) -> tuple[int, str | None]:
+        """Give the disk back the pages writes left free when they are many (db.reclaim;
+        the background sync calls it after a catch-up): (pages given back, None), or (0,
+        why) when SQLite could not (a full disk has no room for the copy VACUUM writes);
+        the index is as it was then."""
+        with self.write_lock():
+            try:
+                return sum(db.reclaim(self.conn, schema) for schema in ("main", "cache")), None
+            except self.db_error as exc:
+                return 0, self.explain(self.diagnose(exc), exc)
+
     def apply(
         self, to_write: list[FileItem], to_remove: list[str], sync_meta: Mapping[str, str]
     ) -> int:

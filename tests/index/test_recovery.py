@@ -173,3 +173,97 @@ def test_a_folder_where_the_index_goes_is_a_clear_error_and_left_alone(
     found = cli("search", "memory", repo=memory_repo)
     assert found.returncode == 0 and "answered with git grep" in found.stderr
     assert (folder / "keep.txt").read_text() == "someone's file\n"
+
+
+def _big_notes(repo: MemoryRepo, n: int) -> list[Path]:
+    """N notes of ~12 KB of words that do not compress away (their chunk texts fill
+    pages of their own, which their removal frees)."""
+    import random
+
+    rng = random.Random(7)
+    words = [f"{w}{k}" for k in range(400) for w in ("queue", "deploy", "ledger", "shard")]
+    paths = []
+    for i in range(n):
+        p = repo.root / f"knowledge/reference/big-{i:03d}.md"
+        body = "\n\n".join(" ".join(rng.choices(words, k=120)) for _ in range(14))
+        p.write_text(NOTE.format(i=i) + "\n## Notes\n" + body + "\n")
+        paths.append(p)
+    return paths
+
+
+def _pages(path: Path) -> tuple[int, int]:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        return (
+            conn.execute("PRAGMA page_count").fetchone()[0],
+            conn.execute("PRAGMA freelist_count").fetchone()[0],
+        )
+    finally:
+        conn.close()
+
+
+def test_the_pages_a_big_removal_freed_are_given_back_by_the_background_upkeep(
+    memory_repo: MemoryRepo,
+) -> None:
+    from autopoiesis.index.background import sync_until_fresh
+
+    notes = _big_notes(memory_repo, 120)
+    _build(memory_repo)
+    for p in notes[:100]:
+        p.unlink()
+    with SearchIndex(memory_repo) as index:
+        index.catch_up()
+        pages, free = _pages(memory_repo.index_path)
+        assert free > pages // dbmod.RECLAIM_SHARE  # what a big removal or catch-up leaves
+        size = memory_repo.index_path.stat().st_size
+        said: list[str] = []
+        sync_until_fresh(index, log=said.append)
+        assert f"gave the disk back {free} free pages" in said, said
+        assert _pages(memory_repo.index_path)[1] == 0
+        assert memory_repo.index_path.stat().st_size < size - free * dbmod.PAGE_SIZE // 2
+        hits = index.search("blue-green pipeline number 110", 3)
+        assert hits and hits[0].path == "knowledge/reference/big-110.md"
+        assert index.compact() == []  # nothing left to give back: no second rewrite
+    assert dbmod.quick_check(memory_repo.index_path) == (True, "ok")
+
+
+def test_free_pages_are_kept_when_the_disk_has_no_room_for_the_rewrite(
+    small_disk: Path,
+) -> None:
+    """The background sync (the real detached process) on a full disk that holds its
+    temporary files too: the rewrite fails, the sync says so and goes on, memory.db is
+    as it was; with room again the next sync gives the pages back."""
+    import sys
+
+    repo = MemoryRepo(init_memory_repo(small_disk / "memory", build_index=False).root)
+    notes = _big_notes(repo, 60)
+    _build(repo)
+    for p in notes[:50]:
+        p.unlink()
+    with SearchIndex(repo) as index:
+        index.catch_up()
+    pages, free = _pages(repo.index_path)
+    assert free > pages // dbmod.RECLAIM_SHARE
+
+    def background_sync() -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "SQLITE_TMPDIR": str(small_disk)}  # VACUUM's copy goes there
+        cmd = [sys.executable, "-m", "autopoiesis.index.sync", "--root", str(repo.root)]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+
+    filler = _fill_disk(small_disk)
+    # room for a sync's small writes, not for a copy of the file
+    os.truncate(filler, filler.stat().st_size - 256 * 1024)
+    assert pages * dbmod.PAGE_SIZE > 4 * 256 * 1024
+    done = background_sync()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "warning: free pages kept: " in done.stdout and "full" in done.stdout, done.stdout
+    filler.unlink()
+    assert dbmod.quick_check(repo.index_path) == (True, "ok")
+    assert _pages(repo.index_path) == (pages, free)  # as it was
+    assert search_outcome("blue-green pipeline number 55", repo=repo).source == "index"
+
+    done = background_sync()  # room again
+    assert f"gave the disk back {free} free pages" in done.stdout, done.stdout
+    assert _pages(repo.index_path)[1] == 0
