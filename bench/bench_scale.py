@@ -216,7 +216,9 @@ def index_bytes(root: Path) -> tuple[int, int]:
 def fresh_clone_first_search(root: Path, since: str | None) -> dict:
     """`autopoiesis clone` ROOT as a new machine would, then search until the index
     answers with a hit: seconds of each step, and how much was indexed by then."""
-    with tempfile.TemporaryDirectory(prefix="ap-scale-clone-") as tmp:
+    # ignore_cleanup_errors: a background process the clone started may still write
+    # into its .git (waited for below, but a fresh one may start meanwhile)
+    with tempfile.TemporaryDirectory(prefix="ap-scale-clone-", ignore_cleanup_errors=True) as tmp:
         clone = Path(tmp) / "memory"
         got: dict = {}
         t = time.perf_counter()
@@ -238,8 +240,27 @@ def fresh_clone_first_search(root: Path, since: str | None) -> dict:
         got["files"] = sum(1 for _ in clone.glob("raw/conversations/*/*/*/*.md"))
         got["git_mb"] = sum(f.stat().st_size for f in (clone / ".git").rglob("*") if f.is_file())
         got["total"] = got["clone"] + got["search"]
-        _wait_for_index_sync(clone)  # the background build, before the folder goes
+        _wait_for_processes_in(clone)  # the background build, before the folder goes
         return got
+
+
+def _wait_for_processes_in(folder: Path, timeout: float = 600.0) -> None:
+    """Wait until no process names FOLDER on its command line (the stepwise index build
+    and the background sync a clone and its searches start, one after another)."""
+    deadline = time.monotonic() + timeout
+    needle = str(folder).encode()
+    while time.monotonic() < deadline:
+        busy = False
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                busy = needle in cmdline.read_bytes()
+            except OSError:
+                continue
+            if busy:
+                break
+        if not busy:
+            return
+        time.sleep(0.5)
 
 
 def git_processes(root: Path, tag: str) -> int | None:
