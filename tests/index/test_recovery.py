@@ -204,20 +204,28 @@ def _pages(path: Path) -> tuple[int, int]:
         conn.close()
 
 
+def _freed(repo: MemoryRepo, notes: int, removed: int) -> tuple[int, int]:
+    """Index NOTES big notes, remove the first REMOVED and catch the index up: (pages,
+    free pages) of memory.db then, the free ones over what the upkeep leaves."""
+    paths = _big_notes(repo, notes)
+    _build(repo)
+    for p in paths[:removed]:
+        p.unlink()
+    with SearchIndex(repo) as index:
+        index.catch_up()
+    pages, free = _pages(repo.index_path)
+    assert free > pages // dbmod.RECLAIM_SHARE  # what a big removal or catch-up leaves
+    return pages, free
+
+
 def test_the_pages_a_big_removal_freed_are_given_back_by_the_background_upkeep(
     memory_repo: MemoryRepo,
 ) -> None:
     from autopoiesis.index.background import sync_until_fresh
 
-    notes = _big_notes(memory_repo, 120)
-    _build(memory_repo)
-    for p in notes[:100]:
-        p.unlink()
+    _, free = _freed(memory_repo, 120, 100)
+    size = memory_repo.index_path.stat().st_size
     with SearchIndex(memory_repo) as index:
-        index.catch_up()
-        pages, free = _pages(memory_repo.index_path)
-        assert free > pages // dbmod.RECLAIM_SHARE  # what a big removal or catch-up leaves
-        size = memory_repo.index_path.stat().st_size
         said: list[str] = []
         sync_until_fresh(index, log=said.append)
         assert f"gave the disk back {free} free pages" in said, said
@@ -238,14 +246,7 @@ def test_free_pages_are_kept_when_the_disk_has_no_room_for_the_rewrite(
     import sys
 
     repo = MemoryRepo(init_memory_repo(small_disk / "memory", build_index=False).root)
-    notes = _big_notes(repo, 60)
-    _build(repo)
-    for p in notes[:50]:
-        p.unlink()
-    with SearchIndex(repo) as index:
-        index.catch_up()
-    pages, free = _pages(repo.index_path)
-    assert free > pages // dbmod.RECLAIM_SHARE
+    pages, free = _freed(repo, 60, 50)
 
     def background_sync() -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "SQLITE_TMPDIR": str(small_disk)}  # VACUUM's copy goes there
