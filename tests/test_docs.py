@@ -39,6 +39,7 @@ def hostile_env(home: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_generated_pages_are_current(tmp_path: Path) -> None:
     """`cog --check` would change nothing: the CLI reference and the default configuration
     are what the code says today, whatever the environment cog runs in."""
@@ -90,6 +91,7 @@ def test_every_command_is_in_the_cli_reference() -> None:
     assert len(headings) == len(set(headings)) == len(commands)
 
 
+@pytest.mark.slow
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
     if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
         pytest.skip("mkdocs-material is not installed (pip install -e '.[test]')")

@@ -620,6 +620,7 @@ def test_an_index_lock_of_another_program_is_reported_with_the_fix_not_removed(
     assert [r.path for r in recovered] == [closed.path] and recovered[0].commit
 
 
+@pytest.mark.slow
 def test_capture_exits_1_when_a_session_could_not_be_committed(
     memory_repo: MemoryRepo, cli: Cli
 ) -> None:
@@ -830,6 +831,7 @@ def _neutral_log(tmp: Path, sid: str, text: str) -> Path:
     return log
 
 
+@pytest.mark.slow
 def test_a_transcript_an_import_wrote_but_could_not_commit_is_committed_by_the_next(
     memory_repo: MemoryRepo, git, tmp_path: Path
 ) -> None:

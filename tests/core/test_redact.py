@@ -137,6 +137,7 @@ def test_a_catastrophic_extra_pattern_cannot_hang_redaction() -> None:
     assert done.stdout.splitlines() == ["ID-" + "a" * 60 + "!", "see [redacted:ticket] now"]
 
 
+@pytest.mark.slow
 def test_a_frequent_extra_pattern_stays_linear() -> None:
     """A pattern that matches every word also matches the words of its own markers on the
     second pass: checking each span against each marker was quadratic (3.4 s for 50 KB),

@@ -629,6 +629,7 @@ def test_both_forms_of_the_repo_option_are_read_alike(
         assert split_repo_dir(argv)[0] == "/x"
 
 
+@pytest.mark.slow
 def test_warm_calls_keep_nothing_of_each_call(memory_repo: MemoryRepo) -> None:
     """The CLI framework caches a wrapper per output stream, keyed by the stream and never
     let go: a fresh stream per forwarded call kept every call's output alive, and the

@@ -294,6 +294,7 @@ def test_impossible_times_are_refused_with_a_timestamp_error(started: str) -> No
         tf.parse(f"---\nsession_id: s\nstarted: {started}\n---\n\n# t\n")
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(transcripts())
 def test_a_rendered_frontmatter_is_read_without_yaml_as_yaml_reads_it(t: tf.Transcript) -> None:

@@ -38,6 +38,7 @@ def test_counts(questions: list[dict[str, object]]) -> None:
     assert len(list((CODING / "sessions").rglob("*.md"))) >= 100
 
 
+@pytest.mark.slow
 def test_evidence_is_verbatim_and_answers_match(questions: list[dict[str, object]]) -> None:
     texts: dict[str, list[str]] = {}
     for q in questions:

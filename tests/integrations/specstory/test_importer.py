@@ -117,6 +117,7 @@ def test_old_banner_and_us_dates(memory_repo: MemoryRepo, tmp_path: Path) -> Non
     assert "Arelle is one dependency" in t.turns[0].text
 
 
+@pytest.mark.slow
 def test_every_bench_session_is_read(tmp_path: Path) -> None:
     files = sorted(SESSIONS.rglob("*.md"))
     if not files:
