@@ -111,15 +111,33 @@ class KnowledgeDocuments:
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[Self]:
-        self._batching += 1
-        try:
-            yield self
-        finally:
-            self._batching -= 1
-            if not self._batching:
-                self.flush()
-                self._docs.clear()
-                self._invalidate()
+        """Read each file once and write it once, at the end (or at each `flush`). The
+        whole batch holds the knowledge-writer lock, as one `apply` does: a file read at
+        its start is written back at its end, so another writer (the daemon's condenser,
+        a sync's merge, another process's extraction) changing that file in between
+        would be overwritten, or would check its change against what the batch had not
+        written yet and write an entry the batch writes too (a team run found the same
+        journal entry twice, written by an extraction and a condensation at once)."""
+        if self._batching:
+            self._batching += 1
+            try:
+                yield self
+            finally:
+                self._batching -= 1
+            return
+        with self.repo.lock("knowledge-writer"):
+            self._docs.clear()
+            self._invalidate()  # what others wrote before the lock was ours
+            self._batching = 1
+            try:
+                yield self
+            finally:
+                self._batching = 0
+                try:
+                    self.flush()
+                finally:
+                    self._docs.clear()
+                    self._invalidate()
 
     def flush(self) -> list[str]:
         written = sorted(self._dirty)

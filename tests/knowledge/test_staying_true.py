@@ -695,3 +695,39 @@ def test_a_compaction_that_revives_a_superseded_fact_is_rejected(memory_repo: Me
     with MemoryPruner(memory_repo) as p:
         verdict, _ = p.compact(rel, folded)
     assert not verdict.revived
+
+
+def test_a_batch_and_another_writer_never_write_one_entry_twice(memory_repo: MemoryRepo) -> None:
+    """An extraction writes in a batch (each file read once, written at the end) while
+    the daemon's condenser writes the same day's journal: the condenser waits for the
+    batch, then finds the entry there (a three-clone hour found one entry twice)."""
+    import threading
+
+    path = "knowledge/journal/2026-03-02.md"
+
+    def bullet(producer: str) -> KnowledgeChange:
+        return KnowledgeChange(
+            path,
+            "append",
+            "cli",
+            "Moved the cirrus launch to July 27",
+            Provenance(prov().source, T0, producer, "ses_x"),
+            dated=False,
+            section_level=3,
+        )
+
+    extraction, condenser = KnowledgeWriter(memory_repo), KnowledgeWriter(memory_repo)
+    reports = []
+    with extraction.batch():
+        assert len(extraction.apply([bullet("journal@2")]).added) == 1
+        other = threading.Thread(
+            target=lambda: reports.append(condenser.apply([bullet("daily@1")]))
+        )
+        other.start()
+        other.join(1.0)
+        assert other.is_alive()  # it waits for the batch: nothing of the batch is on disk yet
+    other.join(30)
+    assert reports and reports[0].duplicates == 1 and not reports[0].added
+    doc = kf.parse((memory_repo.root / path).read_text())
+    ids = [e.id for _, e in doc.entries()]
+    assert ids == [entry_id_for(bullet("journal@2"))]
