@@ -207,6 +207,10 @@ class _Side:
                 if isinstance(line, kf.Entry) and line.id not in self.entries:
                     self.entries[line.id] = line
                     self.tokens.append("E " + line.id)
+                elif isinstance(line, kf.Entry) and line == self.entries[line.id]:
+                    # a second copy of an entry (a writer race of older versions left
+                    # some): one entry per id, so it merges as the first and goes
+                    continue
                 else:
                     text = line.render() if isinstance(line, kf.Entry) else line
                     self.tokens.append(_token("P ", text, prose))

@@ -69,6 +69,20 @@ def test_entries_both_sides_appended_are_united_and_counted() -> None:
     assert merge_texts(base, ours, base, MEMORY).text == ours  # one side changed: taken as it is
 
 
+def test_an_entry_written_twice_on_one_side_merges_as_one() -> None:
+    """A writer race of older versions left some files holding one entry twice; a merge
+    of such a file stopped every sync with a conflict. The copy merges as its entry."""
+    base = _doc(_entry(E1, "one"))
+    ours = _doc(_entry(E1, "one"), _entry(E2, "two from ours"))
+    theirs = _doc(_entry(E1, "one"), _entry(E3, "three"), _entry(E3, "three"), _entry(E4, "four"))
+    merged = merge_texts(base, ours, theirs, MEMORY)
+    assert merged.conflicts == 0, merged.text
+    assert [e.id for _, e in kf.parse(merged.text).entries()] == [E1, E2, E3, E4]
+    # two entries under one id that differ are not copies: a person decides
+    theirs = _doc(_entry(E1, "one"), _entry(E3, "three"), _entry(E3, "three, changed"))
+    assert merge_texts(base, ours, theirs, MEMORY).conflicts == 1
+
+
 def test_supersede_chains_are_kept_from_either_side() -> None:
     base = _doc(_entry(E1, "keep sqlite"))
     ours = _doc(_entry(E1, "keep sqlite", by=E2), _entry(E2, "markdown files"))
