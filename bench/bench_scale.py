@@ -21,9 +21,11 @@ from the size it has to the size asked for, so a run does not regrow it:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -244,22 +246,25 @@ def fresh_clone_first_search(root: Path, since: str | None) -> dict:
         return got
 
 
-def _wait_for_processes_in(folder: Path, timeout: float = 600.0) -> None:
-    """Wait until no process names FOLDER on its command line (the stepwise index build
-    and the background sync a clone and its searches start, one after another)."""
-    deadline = time.monotonic() + timeout
+def _wait_for_processes_in(folder: Path, timeout: float = 60.0) -> None:
+    """End the processes that name FOLDER on their command line (the stepwise index
+    build and the syncs a clone and its searches start: the measurement is over, and a
+    whole build of a large clone would take many minutes), then wait until none is left."""
     needle = str(folder).encode()
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        busy = False
+        pids = []
         for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
             try:
-                busy = needle in cmdline.read_bytes()
-            except OSError:
+                if needle in cmdline.read_bytes():
+                    pids.append(int(cmdline.parent.name))
+            except (OSError, ValueError):
                 continue
-            if busy:
-                break
-        if not busy:
+        if not pids:
             return
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
         time.sleep(0.5)
 
 
