@@ -467,9 +467,10 @@ class KnowledgeWriter(KnowledgeDocuments):
                 self._store(rel, changed)
 
     def settle_subjects(self) -> ApplyReport:
-        """One live value per subject, after a merge: two clones that each wrote a value
-        of one subject without seeing the other's (`planned for June 3`, `moved to June
-        17`) both keep theirs live until they meet. The later statement (by its turn; the
+        """One live value per subject, and one live entry per fact in a file, after a
+        merge: two clones that each wrote a value of one subject without seeing the
+        other's (`planned for June 3`, `moved to June 17`), or each learned the same fact,
+        both keep theirs live until they meet. The later statement (by its turn; the
         id breaks a tie, so every clone settles alike) supersedes the others, every copy.
         The caller holds the knowledge-writer lock (a sync's merge does)."""
         report = ApplyReport()
@@ -478,6 +479,11 @@ class KnowledgeWriter(KnowledgeDocuments):
         for path, _, e in self._catalog().live():
             if e.subject:
                 values.setdefault(e.subject, []).append((path, e))
+            # one fact, one live entry in a file: two clones that each learned the same
+            # fact (from sessions of their own) wrote it under two ids
+            fact = kf.normalize_fact(e.text)
+            if fact:
+                values.setdefault(f"{path}\x00{fact}", []).append((path, e))
         for found in values.values():
             latest = max((e for _, e in found), key=lambda e: (e.turn_at, e.id))
             for path, e in found:

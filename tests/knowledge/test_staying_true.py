@@ -731,3 +731,29 @@ def test_a_batch_and_another_writer_never_write_one_entry_twice(memory_repo: Mem
     doc = kf.parse((memory_repo.root / path).read_text())
     ids = [e.id for _, e in doc.entries()]
     assert ids == [entry_id_for(bullet("journal@2"))]
+
+
+def test_a_fact_two_clones_each_learned_is_one_live_entry_after_their_merge(
+    memory_repo: MemoryRepo,
+) -> None:
+    """Two machines that each learned the same fact from sessions of their own wrote it
+    under two ids; the merge unites entries by id, so both were live. Settling after the
+    merge keeps the later, and strikes the earlier as its history."""
+    path = "knowledge/reference/atlas.md"
+    early = kf.Entry(
+        "20260302-0900-aaaaaa", "The atlas store runs on Postgres", "2026-03-02", "ses_a"
+    )
+    late = kf.Entry(
+        "20260302-1000-bbbbbb", "The atlas store runs on Postgres.", "2026-03-02", "ses_b"
+    )
+    other = kf.Entry("20260302-0930-cccccc", "The atlas queue runs on NATS", "2026-03-02", "ses_a")
+    (memory_repo.root / path).write_text(
+        "---\ntype: reference\n---\n\n# Atlas\n\n## Facts\n"
+        + "".join(e.render() + "\n" for e in (early, other, late))
+    )
+    report = KnowledgeWriter(memory_repo).settle_subjects()
+    assert report.superseded == [(path, early.id)]
+    entries = {e.id: e for _, e in kf.parse((memory_repo.root / path).read_text()).entries()}
+    assert entries[early.id].superseded_by == late.id
+    assert entries[late.id].active and entries[other.id].active
+    assert KnowledgeWriter(memory_repo).settle_subjects().superseded == []  # settled: stays so
