@@ -118,26 +118,22 @@ class KnowledgeDocuments:
         would be overwritten, or would check its change against what the batch had not
         written yet and write an entry the batch writes too (a team run found the same
         journal entry twice, written by an extraction and a condensation at once)."""
-        if self._batching:
+        outer = not self._batching
+        with self.repo.lock("knowledge-writer") if outer else contextlib.nullcontext():
+            if outer:  # what others wrote before the lock was ours
+                self._docs.clear()
+                self._invalidate()
             self._batching += 1
             try:
                 yield self
             finally:
                 self._batching -= 1
-            return
-        with self.repo.lock("knowledge-writer"):
-            self._docs.clear()
-            self._invalidate()  # what others wrote before the lock was ours
-            self._batching = 1
-            try:
-                yield self
-            finally:
-                self._batching = 0
-                try:
-                    self.flush()
-                finally:
-                    self._docs.clear()
-                    self._invalidate()
+                if outer:
+                    try:
+                        self.flush()
+                    finally:
+                        self._docs.clear()
+                        self._invalidate()
 
     def flush(self) -> list[str]:
         written = sorted(self._dirty)
