@@ -58,6 +58,7 @@ def test_a_clone_holds_the_history_and_the_recent_files(remote, git, cli, tmp_pa
     )
     assert "walrus" in git(dest, "show", f"HEAD:{old}").stdout
     assert git(dest, "config", "feature.manyFiles").stdout.strip() == "true"
+    assert git(dest, "config", "checkout.workers").stdout.strip() == "0"
     # the search index answers for what is checked out
     found = cli("search", "--json", "heron deploy", repo=dest, process=True)
     assert new in {r["path"] for r in json.loads(found.stdout)}
