@@ -99,12 +99,17 @@ def _llm_reply(body: dict) -> dict:
 
 def _configure(repo, base_url: str, concurrency: int) -> None:
     from autopoiesis.git.repo import MemoryGit
+    from autopoiesis.testing.openai_server import write_llm_config
 
-    (repo.root / "memory-config.yaml").write_text(
-        f"llm:\n  provider: openai\n  base_url: {base_url}\n  concurrency: {concurrency}\n  "
-        "max_retries: 0\n"
-        f"  timeout_seconds: 10\n  daily_token_budget: 0\n",
-        encoding="utf-8",
+    # approved on this machine, as `autopoiesis llm approve` does: a model endpoint that
+    # came with the shared config is held back until then (the replay would run offline)
+    write_llm_config(
+        repo.root,
+        base_url,
+        concurrency=concurrency,
+        max_retries=0,
+        timeout_seconds=10,
+        daily_token_budget=0,
     )
     MemoryGit(repo).commit_paths(["memory-config.yaml"], "maintenance: bench LLM config\n")
 

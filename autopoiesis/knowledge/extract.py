@@ -31,6 +31,7 @@ single writer in order, so results do not depend on timing.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -298,14 +299,14 @@ class KnowledgeExtractor(LLMStage):
         acc = _Acc()
         done = self.state.done_keys()
         total = len(paths)
+        # One writer batch for the whole replay (each file read once, written after each
+        # chunk): a replay runs in a worktree of its own, whose lock no other writer needs.
         with self.writer.batch():
             for start in range(0, total, size):
                 srcs = [self._load(p) for p in paths[start : start + size]]
                 self._run_chunk(
                     srcs, exs, acc, done, fallback_now=True, respect_backoff=False, force=False
                 )
-                self.writer.flush()
-                self._mark_done_from(acc)
                 finished = min(start + size, total)
                 if progress:
                     progress(finished, total, paths[finished - 1])
@@ -337,19 +338,15 @@ class KnowledgeExtractor(LLMStage):
                 "Another extraction holds the lock for 5 minutes; try again when it has finished."
             )
         try:
-            done = self.state.done_keys()
-            with self.writer.batch():
-                self._run_chunk(
-                    srcs,
-                    exs,
-                    acc,
-                    done,
-                    fallback_now=False,
-                    respect_backoff=respect_backoff,
-                    force=force,
-                )
-                self.writer.flush()
-                self._mark_done_from(acc)
+            self._run_chunk(
+                srcs,
+                exs,
+                acc,
+                self.state.done_keys(),
+                fallback_now=False,
+                respect_backoff=respect_backoff,
+                force=force,
+            )
         finally:
             lock.release()
         return acc.freeze()
@@ -398,17 +395,36 @@ class KnowledgeExtractor(LLMStage):
             groups.setdefault(src.path, []).append((src, ex))
         width = max(1, int(self.llm.concurrency)) if self.use_llm else 1
         ordered = list(groups.values())
-        wave: list[tuple[SourceTranscript, ExtractorPlugin]] = []
-        for i, group in enumerate(ordered):
-            src = self._with_context(group[0][0])  # the repo as the waves before left it
-            wave += [(src, ex) for _, ex in group]
-            if len(wave) >= width or i == len(ordered) - 1:
-                self._apply_outcomes(
-                    wave, self._extract_all(wave), acc, done, now, fallback_now=fallback_now
-                )
-                wave = []
+        waves: list[list[list[tuple[SourceTranscript, ExtractorPlugin]]]] = []
+        for group in ordered:
+            if not waves or sum(len(g) for g in waves[-1]) >= width:
+                waves.append([])
+            waves[-1].append(group)
+        # A writer batch holds the knowledge-writer lock, which every other writer waits
+        # for (an agent's `remember`, the condenser, a sync's merge). Offline, the chunk is
+        # one batch: each file read and written once. With a model, a wave's reads and its
+        # writes are batches of their own and the model is asked between them with no lock
+        # held, for as long as it takes; its changes are then checked against the files
+        # as they are by then (a batch starts from what is on disk).
+        finished = 0
+        with contextlib.nullcontext() if self.use_llm else self.writer.batch():
+            for groups_of_wave in waves:
+                wave: list[tuple[SourceTranscript, ExtractorPlugin]] = []
+                with self.writer.batch():  # the repo as the waves before left it
+                    for group in groups_of_wave:
+                        src = self._with_context(group[0][0])
+                        wave += [(src, ex) for _, ex in group]
+                outcomes = self._extract_all(wave)
+                with self.writer.batch():
+                    self._apply_outcomes(wave, outcomes, acc, done, now, fallback_now=fallback_now)
+                if self.use_llm:
+                    self.writer.flush()
+                    self._mark_done_from(acc)
+                finished += len(groups_of_wave)
                 if self.progress is not None:
-                    self.progress(i + 1, len(ordered), src.path)
+                    self.progress(finished, len(ordered), wave[-1][0].path)
+        self.writer.flush()  # what a batch around this chunk holds (a replay's) is written
+        self._mark_done_from(acc)  # after the writes reached the files
 
     def _with_context(self, src: SourceTranscript) -> SourceTranscript:
         """SRC with what the repo already knows about it: the people it has files for,

@@ -39,14 +39,9 @@ def import_sessions(repo: MemoryRepo, tmp: Path, sessions: list[dict[str, Any]])
 
 def use_llm(repo: MemoryRepo, base_url: str, **extra: Any) -> MemoryRepo:
     """The repo configured for the OpenAI provider at BASE_URL (fast failures for tests)."""
-    lines = [
-        "llm:",
-        "  provider: openai",
-        f"  base_url: {base_url}",
-        "  max_retries: 0",
-        "  timeout_seconds: 5",
-    ]
-    lines += [f"  {k}: {v}" for k, v in extra.items()]
+    settings = {"max_retries": 0, "timeout_seconds": 5, **extra}
+    lines = ["llm:", "  provider: openai", f"  base_url: {base_url}"]
+    lines += [f"  {k}: {v}" for k, v in settings.items()]
     (repo.root / "memory-config.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     approve(repo.root, load_tracked_config(repo.root))  # what `autopoiesis llm approve` does
     return MemoryRepo(repo.root)  # config is cached per instance

@@ -29,6 +29,7 @@ from autopoiesis.knowledge.extractors import (
 from autopoiesis.knowledge.extractors.cues import resolve_relative, with_absolute_dates
 from autopoiesis.knowledge.prune import MemoryPruner
 from autopoiesis.knowledge.writer import KnowledgeWriter
+from tests.daemon.helpers import wait_for
 from tests.knowledge.helpers import import_sessions, session, use_llm
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -731,6 +732,65 @@ def test_a_batch_and_another_writer_never_write_one_entry_twice(memory_repo: Mem
     doc = kf.parse((memory_repo.root / path).read_text())
     ids = [e.id for _, e in doc.entries()]
     assert ids == [entry_id_for(bullet("journal@2"))]
+
+
+@pytest.mark.slow
+def test_other_writers_do_not_wait_for_a_model_an_extraction_is_asking(
+    memory_repo: MemoryRepo, tmp_path: Path, openai_server
+) -> None:
+    """The lock a batch holds covers its reads and its writes, never the model's answer:
+    while an LLM extraction waits for one, an agent's `remember` (a writer of its own) is
+    written at once, and the extraction's entries join it afterwards."""
+    import threading
+
+    paths = import_sessions(
+        memory_repo,
+        tmp_path,
+        [session("ses_1", "2026-03-02T09:00:00Z", ("user", "We will use HikariCP for pooling."))],
+    )
+    repo = use_llm(memory_repo, openai_server.base_url, concurrency=1, timeout_seconds=120)
+    answer_now = threading.Event()
+    decision = {"decisions": [{"decision": "Use HikariCP for connection pooling"}]}
+
+    def slow_model(body: dict) -> dict:
+        answer_now.wait(120)  # a model that takes its time
+        return {"content": json.dumps(decision)}
+
+    openai_server.default_chat = slow_model
+    reports: list = []
+
+    def extract() -> None:
+        with KnowledgeExtractor(repo) as ex:
+            reports.append(ex.extract_from_session(paths[0], ["decisions"]))
+
+    extraction = threading.Thread(target=extract)
+    extraction.start()
+    try:
+        wait_for(lambda: openai_server.chat_bodies(), timeout=60, what="the model's request")
+        note = KnowledgeChange(
+            "knowledge/reference/billing.md",
+            "append",
+            "Facts",
+            "Invoices run nightly at 02:00",
+            prov(),
+        )
+        remembered: list = []
+        other = threading.Thread(
+            target=lambda: remembered.append(KnowledgeWriter(repo).apply([note]))
+        )
+        other.start()
+        other.join(60)
+        assert not other.is_alive(), "a writer waited for the model's answer"
+        assert not reports  # the model has not answered yet
+        assert remembered[0].added
+    finally:
+        answer_now.set()
+        extraction.join(120)
+    assert reports and [f for _, _, f in reports[0].processed] == ["llm"]
+    assert "Invoices run nightly" in (repo.root / "knowledge/reference/billing.md").read_text()
+    files = [str(f.relative_to(repo.root)) for f in repo.knowledge_dir.rglob("*.md")]
+    found = [t for rel in files for t in live(repo, rel) if "HikariCP" in t]
+    assert found, "the extraction's decision was written after the other writer's note"
 
 
 def test_a_fact_two_clones_each_learned_is_one_live_entry_after_their_merge(
