@@ -38,12 +38,13 @@ _MONTH = re.compile(r"^\d{4}(-\d{2})?$")
 
 
 def tune(root: Path) -> list[str]:
-    """Give ROOT's clone the settings of the module doc it lacks; what changed."""
+    """Give ROOT's clone the settings of the module doc it lacks; what changed (in
+    .git/config only)."""
     changed = []
     for key, value in SETTINGS:
-        have = runner.call(root, "config", "--local", "--get", key, text=True).stdout.strip()
+        have = runner.call(root, "config", "--get", key, text=True).stdout.strip()
         if have:
-            continue  # the user's own choice stays
+            continue  # the user's own choice stays, in this clone or in their git config
         if runner.call(root, "config", "--local", key, value).returncode == 0:
             changed.append(f"{key}={value}")
     return changed
