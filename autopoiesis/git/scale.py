@@ -34,7 +34,7 @@ SETTINGS = (
     ("core.splitIndex", "true"),
     ("checkout.workers", "0"),  # 0: one worker per core
 )
-_MONTH = re.compile(r"^\d{4}(-\d{2})?$")
+_MONTH = re.compile(r"^\d{4}(-(0[1-9]|1[0-2]))?$")
 
 
 def tune(root: Path) -> list[str]:

@@ -81,5 +81,7 @@ def test_clone_refuses_a_folder_that_is_not_empty(remote, cli, tmp_path: Path) -
     done = cli("clone", f"file://{bare}", str(dest))
     assert done.returncode == 1 and "not empty" in done.stderr
     assert "Traceback" not in done.stderr
-    bad = cli("clone", f"file://{bare}", str(tmp_path / "x"), "--since", "last week")
-    assert bad.returncode == 1 and "2026-03" in bad.stderr
+    for since in ("last week", "2026-13", "2026-0", "26"):
+        bad = cli("clone", f"file://{bare}", str(tmp_path / "x"), "--since", since)
+        assert bad.returncode == 1 and "2026-03" in bad.stderr, since
+        assert not (tmp_path / "x").exists()  # refused before anything was cloned
