@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.core.approval import approve
-from autopoiesis.core.config import load_tracked_config
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.testing.openai_server import write_llm_config
 
 
 def session(sid: str, started: str, *messages: tuple[str, str], **meta: Any) -> dict[str, Any]:
@@ -39,11 +38,7 @@ def import_sessions(repo: MemoryRepo, tmp: Path, sessions: list[dict[str, Any]])
 
 def use_llm(repo: MemoryRepo, base_url: str, **extra: Any) -> MemoryRepo:
     """The repo configured for the OpenAI provider at BASE_URL (fast failures for tests)."""
-    settings = {"max_retries": 0, "timeout_seconds": 5, **extra}
-    lines = ["llm:", "  provider: openai", f"  base_url: {base_url}"]
-    lines += [f"  {k}: {v}" for k, v in settings.items()]
-    (repo.root / "memory-config.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    approve(repo.root, load_tracked_config(repo.root))  # what `autopoiesis llm approve` does
+    write_llm_config(repo.root, base_url, **{"max_retries": 0, "timeout_seconds": 5, **extra})
     return MemoryRepo(repo.root)  # config is cached per instance
 
 
