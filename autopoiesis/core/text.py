@@ -194,14 +194,35 @@ def slugify(text: str, max_len: int = 60) -> str:
 
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(])|\n\s*\n|\n(?=\s*(?:[-*]|\d+[.)])\s)")
 _LIST_MARK = re.compile(r"^\s*(?:[-*]|\d+[.)])\s+")
+# A sentence typed in lower case ("no, only create the task. next time, ask first"): its
+# end is a full stop, "!" or "?" before a lower-case word, unless the stop ends an
+# abbreviation, an initial or an ellipsis ("e.g. this", "vs. that", "wait... no").
+_LOWER_START = re.compile(r"(?<=[.!?])\s+(?=[a-z])")
+_NO_END = re.compile(
+    r"(?:\.\.|\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|esp|resp|fig|eq|ca|al|vol|pp?|"
+    r"mr|mrs|ms|dr|st|jr|sr|min|max|avg|ver|v)\.|(?:^|\s)\w\.)$",
+    re.IGNORECASE,
+)
 
 
-def split_sentences(text: str) -> list[str]:
+def split_sentences(text: str, *, lowercase_starts: bool = False) -> list[str]:
     """Sentences and list items of TEXT, list marks and extra white space removed;
-    fragments under three characters dropped."""
+    fragments under three characters dropped. LOWERCASE_STARTS: a sentence may also
+    start with a lower-case letter (see _LOWER_START)."""
     out = []
     for part in _SPLIT.split(text):
-        s = " ".join(_LIST_MARK.sub("", part).split())
-        if len(s) >= 3:
-            out.append(s)
+        for piece in _lowercase_sentences(part) if lowercase_starts else (part,):
+            s = " ".join(_LIST_MARK.sub("", piece).split())
+            if len(s) >= 3:
+                out.append(s)
+    return out
+
+
+def _lowercase_sentences(text: str) -> list[str]:
+    out, start = [], 0
+    for m in _LOWER_START.finditer(text):
+        if not _NO_END.search(text[start : m.start()]):
+            out.append(text[start : m.start()])
+            start = m.end()
+    out.append(text[start:])
     return out

@@ -41,3 +41,21 @@ def test_one_line_of_a_long_text_reads_only_its_head_and_says_the_same(
     assert text.one_line(value, limit) == _one_line_whole(value, limit)
     long = value * 5
     assert text.one_line(long, limit) == _one_line_whole(long, limit)
+
+
+def test_sentences_typed_in_lower_case_are_split_when_asked() -> None:
+    from autopoiesis.core.text import split_sentences
+
+    text = "no, only create the task. next time, ask first! e.g. this stays. wait... no. ok then"
+    assert split_sentences(text) == [text]
+    assert split_sentences(text, lowercase_starts=True) == [
+        "no, only create the task.",
+        "next time, ask first!",
+        "e.g. this stays.",
+        "wait... no.",
+        "ok then",
+    ]
+    assert split_sentences("see vs. that. The end", lowercase_starts=True) == [
+        "see vs. that.",
+        "The end",
+    ]
