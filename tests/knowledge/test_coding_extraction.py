@@ -296,3 +296,81 @@ def test_go_ahead_accepts_the_closing_proposal_not_the_narration() -> None:
     said = [c.content for c in default_registry(plugins=False).get("decisions").run_offline(src)]
     assert any("store the session repo path in the session record" in c.lower() for c in said), said
     assert not any("check the failing tests" in c.lower() for c in said), said
+
+
+def test_a_developer_s_corrections_are_kept_as_preferences() -> None:
+    """A developer corrects the agent in passing, in lower case, several sentences a turn:
+    each correction is its own preference; a bug described as a contrast, an order for the
+    task at hand ("make sure to ...") and a back-reference ("never do this again") are not."""
+    src = _src(
+        ("user", "run the session tests"),
+        ("agent", "I ran `bun run test` in the main workspace."),
+        (
+            "user",
+            "no, i only wanted you to create a task, not work on it. next time, if the task "
+            "already exists, tell me first.",
+        ),
+        ("agent", "Understood."),
+        ("user", "you're editing the main workspace, not the session. be more careful"),
+        ("user", "just run using `minsky`, not `bun run`. and switch into the session repo"),
+        ("user", "when working with json outputs, never use grep, but rather jq."),
+        ("user", "rules MUST always be created in the `.cursor/rules` directory"),
+        ("user", "dont tell me what to do, do it yourself without asking"),
+        ("user", "No, never `bun link` a session version. make sure you never do this again"),
+        ("user", "Zonal painting is black fill, not using the fill params"),
+        ("user", "make sure to mention the status in the spec"),
+        ("user", "I tried it again, not sure why it fails"),
+        ("user", "use the second one for now, not the first"),
+    )
+    got = {
+        c.content: c.section
+        for c in default_registry(plugins=False).get("lessons").run_offline(src)
+    }
+    assert got == {
+        "No, i only wanted you to create a task, not work on it.": "Preferences",
+        "Next time, if the task already exists, tell me first.": "Lessons Learned",
+        "You're editing the main workspace, not the session.": "Preferences",
+        "Just run using `minsky`, not `bun run`.": "Preferences",
+        "When working with json outputs, never use grep, but rather jq.": "Preferences",
+        "Rules MUST always be created in the `.cursor/rules` directory": "Preferences",
+        "Dont tell me what to do, do it yourself without asking": "Preferences",
+        "No, never `bun link` a session version.": "Preferences",
+    }, got
+
+
+def test_a_flag_fix_is_the_same_command_with_the_flag_added() -> None:
+    """`--help` makes any command "pass", and another subcommand passing with another flag
+    fixed nothing; a flag the error itself names is the fix even when the arguments
+    changed."""
+    from datetime import UTC, datetime
+
+    from autopoiesis.formats import transcript as tf
+    from autopoiesis.formats.transcript_meta import TranscriptMeta
+
+    at = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+    calls = [
+        tf.ToolCall("Bash", "minsky session start x --task 7", "error: unknown option '--task'"),
+        tf.ToolCall("Bash", "minsky session list --json", '[{"session": "x"}]'),
+        tf.ToolCall("Bash", "minsky tasks get", "error: missing required argument 'id'"),
+        tf.ToolCall("Bash", "minsky tasks get --help", "Usage: minsky tasks get <id>"),
+        tf.ToolCall("Bash", "minsky git pr", "Error: Either --session or --path must be given"),
+        tf.ToolCall("Bash", "minsky git pr --path /tmp/s", "feat(#7): session paths"),
+    ]
+    transcript = tf.Transcript(
+        TranscriptMeta("ses-flags", at),
+        "Sessions in the minsky project",
+        (
+            tf.Turn(at, "user", (tf.Text("Open a PR in the minsky project."),)),
+            tf.Turn(at, "agent", tuple(calls)),
+        ),
+    )
+    src = SourceTranscript.from_text("raw/x.md", tf.render(transcript))
+    fixes = [
+        c.content
+        for c in default_registry().get("coding").run_offline(src)
+        if c.section == "Errors and Fixes"
+    ]
+    assert fixes == [
+        "`Error: Either --session or --path must be given` from `minsky git` — fixed by adding "
+        "`--path`"
+    ], fixes

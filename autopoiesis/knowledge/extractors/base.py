@@ -165,7 +165,7 @@ class SourceTranscript:
                     if turn.role == "user" and prose.looks_pasted(item.content):
                         continue
                     text = prose.prose_of(item.content)
-                    for s in split_sentences(text):
+                    for s in split_sentences(text, lowercase_starts=True):
                         ack = turn.role == "agent" and bool(cues.ACK.match(s))
                         # what the user's "go ahead" accepts is the proposal that ends the
                         # agent's turn, not its narration between tool calls ("Now let's

@@ -392,6 +392,8 @@ def _same_run(failing: ToolStep, later: ToolStep) -> bool:
 
 _GIT_OPTION = re.compile(r"^git\s+(?:-c\s+\S+\s+|-C\s+\S+\s+)+")
 _FORCE = re.compile(r"^--?(?:f|force.*|no-verify|yes|y)$")
+# a flag that only prints (usage, a version) makes any command pass and fixes nothing
+_PRINTS_ONLY = re.compile(r"^--?(?:h|help|version|V)$")
 
 
 def _verb(command: str) -> str:
@@ -405,12 +407,21 @@ def _flags(command: str) -> set[str]:
     return {w.split("=", 1)[0] for w in command.split() if w.startswith("-")}
 
 
+def _operands(command: str) -> set[str]:
+    """The words of COMMAND that are no flag (program, subcommands, arguments)."""
+    return {w for w in command.split() if not w.startswith("-")}
+
+
 def _flag_fixes(
     src: SourceTranscript, key: str, path: str, steps: list[ToolStep]
 ) -> list[KnowledgeChange]:
     """A command that failed, then the same command with a flag added that went through
     ("git commit" failing on a signing key, "git commit --no-gpg-sign" working): the flag
-    is the fix. Forcing (-f, --force, --no-verify) is never one to remember."""
+    is the fix. The same command: every word of the failing one is in the later one (a
+    flag's value may be added), unless the error names the flag ("--repo is required");
+    `minsky session list --json` passing after `minsky session start x` failed fixed
+    nothing. Forcing (-f, --force, --no-verify) is never one to remember, and --help or
+    --version makes any command "pass"."""
     out: list[KnowledgeChange] = []
     for i, failing in enumerate(steps):
         if not (failing.is_shell and failing.failed and failing.kind is None):
@@ -422,7 +433,15 @@ def _flag_fixes(
             if later.failed:
                 break  # the next failure tells its own story
             added = sorted(_flags(later.command) - _flags(failing.command))
-            if added and later.result.strip() and not any(_FORCE.match(f) for f in added):
+            same = _operands(failing.command) <= _operands(later.command) or any(
+                f in failing.result for f in added
+            )
+            if (
+                added
+                and same
+                and later.result.strip()
+                and not any(_FORCE.match(f) or _PRINTS_ONLY.match(f) for f in added)
+            ):
                 out.append(
                     KnowledgeChange(
                         path,

@@ -180,8 +180,8 @@ PREFERENCE_CUE = re.compile(
 # "prefer composition over inheritance" (v3: a one-off order such as "make it into a
 # file" is none of these).
 CODING_PREFERENCE = re.compile(
-    r"^(?:please\s+|and\s+|also\s+)?(?:"
-    r"(?:always|never)\s+\w+"
+    r"^(?:no[,.!]?\s+)?(?:please\s+|and\s+|also\s+)?(?:"
+    r"(?:always|never)\s+[`'\"]?\w+"
     r"|(?:don'?t|do not)\s+(?:ever\s+)?(?:touch|modify|change|edit|use|add|mock|commit|push|run|"
     r"install|import|write|create|delete|remove|rename)\b.{3,}"
     r"|use\s+[\w.+#/-]+(?:\s+[\w.+#/-]+)?,?\s+(?:not|instead of|rather than|over)\s+\S+"
@@ -191,6 +191,64 @@ CODING_PREFERENCE = re.compile(
 )
 # what makes an order a one-off rather than a rule: "DO NOT modify code, JUST identify ..."
 ONE_OFF = re.compile(r"\b(?:just|only|for now|yet|this time|right now|here)\b", re.IGNORECASE)
+# A correction of how the agent works, said in passing as a contrast or a standing rule:
+# "just run using `minsky`, not `bun run`", "you're editing the main workspace, not the
+# session", "the task should be marked as in review, not complete", "rules MUST always be
+# created in .cursor/rules", "when working with json outputs, never use grep, but rather
+# jq", "dont tell me what to do, do it yourself". A contrast counts when its first part
+# is said to the agent or as a rule (you / we / i want / an order / a modal): "Zonal
+# painting is black fill, not using the fill params" describes a bug, and "..., not sure
+# why" is no contrast.
+_NOT_CONTRAST = (
+    r"(?:sure|yet|working|found|defined|exist\w*|available|supported|recogni[sz]ed|allowed|"
+    r"installed|needed|necessary|possible|clear|loading|showing|displayed|being|only|just|"
+    r"even|really|always|necessarily|too|that|as|so|very|much|quite|enough|what|how|at all|"
+    r"(?:an?|the) \w+ (?:function|error|bug|issue|problem))\b"
+)
+_TO_THE_AGENT = (
+    r"^(?:(?:no|nope|actually|again)\W+)?(?:(?:just|please|only|so)\s+)?"
+    r"(?:you\b|you'?re\b|you'?ve\b|we\b|i (?:want|wanted|need|meant|asked|said)\b|let'?s\b|lets\b|"
+    r"(?:use|run|test|put|keep|make|do|create|write|call|add|move|edit|update|store|check|"
+    r"record|generate|mention|save|place|name|import|start|build|install|switch|commit|"
+    r"push|change)\b)"
+    r"|\b(?:should|must|need to|needs to|has to|have to|want|wanted)\b"
+)
+CORRECTION = re.compile(
+    r"^(?:(?:no|nope|actually|again|ok(?:ay)?)[,.!]?\s+)?(?P<first>[^,;:?]{3,90}?)\s*"
+    r"(?:,\s*(?:but\s+)?|\s+but\s+)(?:rather\s+than|not|rather|instead of)\s+"
+    rf"(?!{_NOT_CONTRAST})[^,;:?]{{2,60}}?(?:[.!]?$|,)"
+    r"|\b(?:must|should)\s+(?:always|never)\b"
+    r"|^(?:when(?:ever)?|if)\s+[^,]{3,80},\s*(?:please\s+)?(?:always|never|don'?t|do not)\s+\w+"
+    r"|^(?:please\s+)?(?:don'?t|do not|never)\s+(?:tell|ask|guess|assume|hard-?code|skip|ignore|"
+    r"suggest|stop|wait|leave)\b",
+    re.IGNORECASE,
+)
+_CONTRAST_FIRST = re.compile(_TO_THE_AGENT, re.IGNORECASE)
+# "Make sure to ..." from a developer is mostly an order for the task at hand ("make sure
+# to mention it in the spec"); it is a lesson when it says it stands ("always make sure",
+# "next time, make sure")
+MAKE_SURE = re.compile(r"^(?:always\s+)?make sure\b", re.IGNORECASE)
+# "... make sure you never do this again": the rule is the sentence before it
+BACK_REFERENCE = re.compile(r"\bnever (?:do|make|repeat) (?:this|that|it) again\b", re.IGNORECASE)
+STANDING = re.compile(
+    r"\b(?:always|never|every time|each time|whenever|from now on|in the future|going forward|"
+    r"next time)\b",
+    re.IGNORECASE,
+)
+# the one-off markers of time: a correction's "just" and "only" are part of its contrast
+# ("just run using X, not Y"; "I only wanted you to create a task, not work on it")
+ONE_OFF_TIME = re.compile(r"\b(?:for now|yet|this time|right now)\b", re.IGNORECASE)
+
+
+def is_correction(sentence: str) -> bool:
+    """Whether SENTENCE corrects how the agent works (see CORRECTION)."""
+    m = CORRECTION.search(sentence)
+    if m is None or ONE_OFF_TIME.search(sentence):
+        return False
+    first = m.group("first")
+    return first is None or bool(_CONTRAST_FIRST.search(first))
+
+
 # A preference's subject, so that a later one about the same thing replaces it.
 _PREFERENCE_SUBJECTS = (
     ("length", r"\b(?:short|shorter|brief|concise|terse|long|longer|lengthy|detailed|verbose)\b"),
@@ -472,9 +530,11 @@ OPEN_QUESTION = re.compile(
 
 __all__ = [
     "ACK",
+    "BACK_REFERENCE",
     "CHANGE_CUE",
     "CODING_PREFERENCE",
     "CONFIRM",
+    "CORRECTION",
     "DATE",
     "DECISION_CUE",
     "DECISION_PREFIX",
@@ -484,7 +544,9 @@ __all__ = [
     "HYPOTHETICAL",
     "LESSON_CUE",
     "LESSON_PREFIX",
+    "MAKE_SURE",
     "ONE_OFF",
+    "ONE_OFF_TIME",
     "OPEN_QUESTION",
     "PERSONAL_FACT",
     "PERSON_DATE",
@@ -492,8 +554,10 @@ __all__ = [
     "PROCEDURE_INTRO",
     "PROPOSAL",
     "ROLE_CUE",
+    "STANDING",
     "change_target",
     "event_date",
+    "is_correction",
     "preference_subject",
     "procedure_steps",
     "resolve_relative",

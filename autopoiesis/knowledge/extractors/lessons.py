@@ -111,19 +111,20 @@ def lessons_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeCha
 
 def preference_v3_in(s: Sentence) -> tuple[str, str | None] | None:
     """preference_in for v3: also the rules a developer gives about how to work ("use bun,
-    not node", "never mock in production", "don't touch the migrations"); whole
-    statements only."""
+    not node", "never mock in production", "don't touch the migrations") and their
+    corrections of the agent ("you're editing the main workspace, not the session":
+    `cues.is_correction`); whole statements only."""
     if not (s.counts and s.by_user) or s.question or not prose.is_statement(s.text):
         return None
     found = preference_in(s)
     if found is not None:
         return found
-    if (
-        not cues.CODING_PREFERENCE.match(s.text)
-        or cues.OPEN_QUESTION.match(s.text)
-        or cues.ONE_OFF.search(s.text)
-        or len(s.text.split()) > 30
-    ):
+    if len(s.text.split()) > 30:
+        return None
+    rule = cues.CODING_PREFERENCE.match(s.text) and not (
+        cues.OPEN_QUESTION.match(s.text) or cues.ONE_OFF.search(s.text)
+    )
+    if not rule and not cues.is_correction(s.text):
         return None
     text = clean(s.text)
     return (text, None) if len(long_words(text)) >= 2 else None
@@ -145,6 +146,11 @@ def lesson_v3_changes(src: SourceTranscript, key: str, s: Sentence) -> list[Know
             )
         ]
     lesson = lesson_in(s) if prose.is_statement(s.text) else None
+    if lesson is not None and (
+        (cues.MAKE_SURE.match(s.text) and not cues.STANDING.search(s.text))
+        or cues.BACK_REFERENCE.search(s.text)
+    ):
+        lesson = None  # an order for the task at hand, or a rule said the sentence before
     if lesson is not None and prose.is_statement(lesson):
         return [
             KnowledgeChange(
