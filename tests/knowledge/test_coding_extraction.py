@@ -175,35 +175,41 @@ def test_commands_by_kind_and_runner() -> None:
     assert runner_of("pnpm test") == "pnpm"
 
 
-def test_a_flag_that_made_a_failing_command_work_is_a_fix() -> None:
-    """`git commit` failing on the signing key, then `git commit --no-gpg-sign` going
-    through: the flag is the fix. A push forced after a rejection is no fix to keep."""
+def _fixes_of(request: str, commands: list[tuple[str, str]]) -> list[str]:
+    """The Errors and Fixes entries `coding` makes of a session: the user's REQUEST, then
+    the agent's shell COMMANDS as (command, result) tool calls."""
     from datetime import UTC, datetime
 
     from autopoiesis.formats import transcript as tf
     from autopoiesis.formats.transcript_meta import TranscriptMeta
 
     at = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
-    calls = [
-        tf.ToolCall("Bash", "git commit -m 'Fix #4600'", "error: cannot run ssh-keygen"),
-        tf.ToolCall("Bash", "git commit --no-gpg-sign -m 'Fix #4600'", "2 files changed"),
-        tf.ToolCall("Bash", "git push origin fix", "error: failed to push some refs"),
-        tf.ToolCall("Bash", "git push -f origin fix", "+ 6751ade...14ddacb fix -> fix"),
-    ]
+    calls = tuple(tf.ToolCall("Bash", command, result) for command, result in commands)
     transcript = tf.Transcript(
         TranscriptMeta("ses-flags", at),
-        "Commit the KMS fix in the moto project",
-        (
-            tf.Turn(at, "user", (tf.Text("Commit the fix in the moto project."),)),
-            tf.Turn(at, "agent", tuple(calls)),
-        ),
+        request,
+        (tf.Turn(at, "user", (tf.Text(request),)), tf.Turn(at, "agent", calls)),
     )
     src = SourceTranscript.from_text("raw/x.md", tf.render(transcript))
-    fixes = [
+    return [
         c.content
         for c in default_registry().get("coding").run_offline(src)
         if c.section == "Errors and Fixes"
     ]
+
+
+def test_a_flag_that_made_a_failing_command_work_is_a_fix() -> None:
+    """`git commit` failing on the signing key, then `git commit --no-gpg-sign` going
+    through: the flag is the fix. A push forced after a rejection is no fix to keep."""
+    fixes = _fixes_of(
+        "Commit the fix in the moto project.",
+        [
+            ("git commit -m 'Fix #4600'", "error: cannot run ssh-keygen"),
+            ("git commit --no-gpg-sign -m 'Fix #4600'", "2 files changed"),
+            ("git push origin fix", "error: failed to push some refs"),
+            ("git push -f origin fix", "+ 6751ade...14ddacb fix -> fix"),
+        ],
+    )
     assert fixes == [
         "`error: cannot run ssh-keygen` from `git commit` — fixed by adding `--no-gpg-sign`"
     ]
@@ -342,34 +348,17 @@ def test_a_flag_fix_is_the_same_command_with_the_flag_added() -> None:
     """`--help` makes any command "pass", and another subcommand passing with another flag
     fixed nothing; a flag the error itself names is the fix even when the arguments
     changed."""
-    from datetime import UTC, datetime
-
-    from autopoiesis.formats import transcript as tf
-    from autopoiesis.formats.transcript_meta import TranscriptMeta
-
-    at = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
-    calls = [
-        tf.ToolCall("Bash", "minsky session start x --task 7", "error: unknown option '--task'"),
-        tf.ToolCall("Bash", "minsky session list --json", '[{"session": "x"}]'),
-        tf.ToolCall("Bash", "minsky tasks get", "error: missing required argument 'id'"),
-        tf.ToolCall("Bash", "minsky tasks get --help", "Usage: minsky tasks get <id>"),
-        tf.ToolCall("Bash", "minsky git pr", "Error: Either --session or --path must be given"),
-        tf.ToolCall("Bash", "minsky git pr --path /tmp/s", "feat(#7): session paths"),
-    ]
-    transcript = tf.Transcript(
-        TranscriptMeta("ses-flags", at),
-        "Sessions in the minsky project",
-        (
-            tf.Turn(at, "user", (tf.Text("Open a PR in the minsky project."),)),
-            tf.Turn(at, "agent", tuple(calls)),
-        ),
+    fixes = _fixes_of(
+        "Open a PR in the minsky project.",
+        [
+            ("minsky session start x --task 7", "error: unknown option '--task'"),
+            ("minsky session list --json", '[{"session": "x"}]'),
+            ("minsky tasks get", "error: missing required argument 'id'"),
+            ("minsky tasks get --help", "Usage: minsky tasks get <id>"),
+            ("minsky git pr", "Error: Either --session or --path must be given"),
+            ("minsky git pr --path /tmp/s", "feat(#7): session paths"),
+        ],
     )
-    src = SourceTranscript.from_text("raw/x.md", tf.render(transcript))
-    fixes = [
-        c.content
-        for c in default_registry().get("coding").run_offline(src)
-        if c.section == "Errors and Fixes"
-    ]
     assert fixes == [
         "`Error: Either --session or --path must be given` from `minsky git` — fixed by adding "
         "`--path`"
