@@ -198,11 +198,18 @@ _LIST_MARK = re.compile(r"^\s*(?:[-*]|\d+[.)])\s+")
 # end is a full stop, "!" or "?" before a lower-case word, unless the stop ends an
 # abbreviation, an initial or an ellipsis ("e.g. this", "vs. that", "wait... no").
 _LOWER_START = re.compile(r"(?<=[.!?])\s+(?=[a-z])")
-_NO_END = re.compile(
-    r"(?:\.\.|\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|esp|resp|fig|eq|ca|al|vol|pp?|"
-    r"mr|mrs|ms|dr|st|jr|sr|min|max|avg|ver|v)\.|(?:^|\s)\w\.)$",
-    re.IGNORECASE,
+_ABBREVIATIONS = frozenset(
+    "e.g i.e etc vs cf approx incl esp resp fig eq ca al vol p pp mr mrs ms dr st jr sr min "
+    "max avg ver v".split()
 )
+
+
+def _ends_no_sentence(word: str) -> bool:
+    """Whether the stop ending WORD ends no sentence: an abbreviation ("e.g.", "vs."), an
+    initial ("J.") or an ellipsis ("wait...")."""
+    return word.endswith("..") or (
+        word.endswith(".") and (len(word) == 2 or word[:-1].lower() in _ABBREVIATIONS)
+    )
 
 
 def split_sentences(text: str, *, lowercase_starts: bool = False) -> list[str]:
@@ -221,7 +228,10 @@ def split_sentences(text: str, *, lowercase_starts: bool = False) -> list[str]:
 def _lowercase_sentences(text: str) -> list[str]:
     out, start = [], 0
     for m in _LOWER_START.finditer(text):
-        if not _NO_END.search(text[start : m.start()]):
+        # the word before the stop, read from a bounded window: linear in TEXT however
+        # many stops end no sentence
+        before = text[max(start, m.start() - 16) : m.start()].split()
+        if before and not _ends_no_sentence(before[-1]):
             out.append(text[start : m.start()])
             start = m.end()
     out.append(text[start:])

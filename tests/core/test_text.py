@@ -59,3 +59,13 @@ def test_sentences_typed_in_lower_case_are_split_when_asked() -> None:
         "see vs. that.",
         "The end",
     ]
+
+
+def test_many_stops_that_end_no_sentence_are_read_once() -> None:
+    """Each stop looks at the word before it only: a text of 20,000 abbreviations (a hostile
+    message) is one sentence, read in one pass (it took minutes when every stop re-read the
+    sentence so far)."""
+    from autopoiesis.core.text import split_sentences
+
+    text = "e.g. a " * 20_000
+    assert split_sentences(text, lowercase_starts=True) == [text.strip()]
