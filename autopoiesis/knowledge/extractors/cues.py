@@ -190,7 +190,8 @@ CODING_PREFERENCE = re.compile(
     re.IGNORECASE,
 )
 # what makes an order a one-off rather than a rule: "DO NOT modify code, JUST identify ..."
-ONE_OFF = re.compile(r"\b(?:just|only|for now|yet|this time|right now|here)\b", re.IGNORECASE)
+_ONE_OFF_TIMES = r"for now|yet|this time|right now"
+ONE_OFF = re.compile(rf"\b(?:just|only|{_ONE_OFF_TIMES}|here)\b", re.IGNORECASE)
 # A correction of how the agent works, said in passing as a contrast or a standing rule:
 # "just run using `minsky`, not `bun run`", "you're editing the main workspace, not the
 # session", "the task should be marked as in review, not complete", "rules MUST always be
@@ -205,13 +206,14 @@ _NOT_CONTRAST = (
     r"even|really|always|necessarily|too|that|as|so|very|much|quite|enough|what|how|at all|"
     r"(?:an?|the) \w+ (?:function|error|bug|issue|problem))\b"
 )
-_TO_THE_AGENT = (
+_CONTRAST_FIRST = re.compile(
     r"^(?:(?:no|nope|actually|again)\W+)?(?:(?:just|please|only|so)\s+)?"
     r"(?:you\b|you'?re\b|you'?ve\b|we\b|i (?:want|wanted|need|meant|asked|said)\b|let'?s\b|lets\b|"
     r"(?:use|run|test|put|keep|make|do|create|write|call|add|move|edit|update|store|check|"
     r"record|generate|mention|save|place|name|import|start|build|install|switch|commit|"
     r"push|change)\b)"
-    r"|\b(?:should|must|need to|needs to|has to|have to|want|wanted)\b"
+    r"|\b(?:should|must|need to|needs to|has to|have to|want|wanted)\b",
+    re.IGNORECASE,
 )
 CORRECTION = re.compile(
     r"^(?:(?:no|nope|actually|again|ok(?:ay)?)[,.!]?\s+)?(?P<first>[^,;:?]{3,90}?)\s*"
@@ -223,7 +225,6 @@ CORRECTION = re.compile(
     r"suggest|stop|wait|leave)\b",
     re.IGNORECASE,
 )
-_CONTRAST_FIRST = re.compile(_TO_THE_AGENT, re.IGNORECASE)
 # "Make sure to ..." from a developer is mostly an order for the task at hand ("make sure
 # to mention it in the spec"); it is a lesson when it says it stands ("always make sure",
 # "next time, make sure")
@@ -237,7 +238,7 @@ STANDING = re.compile(
 )
 # the one-off markers of time: a correction's "just" and "only" are part of its contrast
 # ("just run using X, not Y"; "I only wanted you to create a task, not work on it")
-ONE_OFF_TIME = re.compile(r"\b(?:for now|yet|this time|right now)\b", re.IGNORECASE)
+ONE_OFF_TIME = re.compile(rf"\b(?:{_ONE_OFF_TIMES})\b", re.IGNORECASE)
 
 
 def is_correction(sentence: str) -> bool:
