@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from autopoiesis.compiler import ContextCompiler
-from autopoiesis.compiler.standing import StandingFile, fit, sections
+from autopoiesis.compiler.standing import StandingFile, entries, fit, sections
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.core.text import count_tokens
 
@@ -79,3 +79,62 @@ def test_identity_heads_are_never_dropped_and_sections_keep_file_order() -> None
 def test_sections_ignore_headings_inside_fences() -> None:
     text = "# T\nintro\n\n## A\n```\n## not a section\n```\n\n## B\nb\n"
     assert [h for h, _ in sections(text)] == ["", "A", "B"]
+
+
+def _long_preferences(repo: MemoryRepo, entries: int = 40) -> list[str]:
+    """A MEMORY.md whose Preferences section alone is over memory_budget_kb (3 KB)."""
+    lines = [
+        f"- 2026-01-{1 + i % 28:02d}: Keep the changelog entry {i} short and in the past "
+        f"tense, one line per change, grouped under its release heading."
+        for i in range(entries)
+    ]
+    lines[-1] = "- 2026-02-15: Rules must always be created in the `.cursor/rules` folder."
+    text = "# Core Memory\n\n## Preferences\n" + "\n".join(lines) + "\n"
+    assert len(text.encode()) > 3 * 1024
+    (repo.root / MEMORY_FILE).write_text(text, encoding="utf-8")
+    return lines
+
+
+def test_a_section_over_the_cap_keeps_its_entries_that_answer(memory_repo: MemoryRepo) -> None:
+    lines = _long_preferences(memory_repo)
+    with ContextCompiler(memory_repo, search=lambda q, n: []) as c:
+        res = c.compile("Where must new cursor rules be created?", budget=32768, now=NOW)
+    memory = next(s for s in res.sections if s.label == "memory")
+    # the last entry answers: it is kept, where cutting the section's tail dropped it
+    assert lines[-1] in memory.content
+    assert "## Preferences" in memory.content
+    kept = [line for line in lines if line in memory.content]
+    assert 5 < len(kept) < len(lines)
+    # the kept entries stay in file order, and the context says how many were left out
+    assert memory.content.index(kept[0]) < memory.content.index(kept[-1])
+    left = len(lines) - len(kept)
+    assert f'{left} of the {len(lines)} entries of "Preferences"' in memory.content
+    assert len(memory.content.encode()) <= 3 * 1024 + 200  # + the line naming what is out
+
+
+def test_among_entries_the_message_does_not_name_the_later_ones_stay(
+    memory_repo: MemoryRepo,
+) -> None:
+    lines = _long_preferences(memory_repo)
+    with ContextCompiler(memory_repo, search=lambda q, n: []) as c:
+        res = c.compile("What is the weather like?", budget=32768, now=NOW)
+    memory = next(s for s in res.sections if s.label == "memory").content
+    # a later entry restates or replaces an earlier one: the newest are kept
+    assert lines[-2] in memory and lines[-3] in memory
+    assert lines[0] not in memory
+
+
+def test_entries_are_list_items_with_their_continuations_or_paragraphs() -> None:
+    text = (
+        "## Notes\n- one\n  still one\n* two\n```\n- inside a fence\n\n```\n"
+        "3. three\n\nA paragraph\nof two lines.\n\nAnother."
+    )
+    lead, items = entries(text)
+    assert lead == "## Notes"
+    assert items == [
+        "- one\n  still one",
+        "* two\n```\n- inside a fence\n\n```",
+        "3. three",
+        "A paragraph\nof two lines.",
+        "Another.",
+    ]
