@@ -120,10 +120,18 @@ def produced(srcs: list[tuple[str, SourceTranscript]], keys: list[str]) -> list[
     return rows
 
 
+def _file_key(path: str) -> str:
+    """PATH as labels and entries are matched on: a journal file without its day. A log
+    that carries no times is dated by its file's modification time (the importers'
+    rule), which is the day ../shared was copied: the same entry lands on another day's
+    journal on another machine."""
+    return "knowledge/journal/" if path.startswith("knowledge/journal/") else path
+
+
 def _found(fact: dict[str, Any], rows: list[dict[str, str]]) -> bool:
     want = set(long_words(fact["text"]))
     for r in rows:
-        if r["session"] != fact["session"] or r["file"] != fact["file"]:
+        if r["session"] != fact["session"] or _file_key(r["file"]) != _file_key(fact["file"]):
             continue
         if r["text"] == fact["text"]:
             return True
@@ -138,14 +146,14 @@ def measure(show_unlabelled: bool = False) -> dict[str, dict[str, Any]]:
         for line in (HERE / "labelled.jsonl").read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
-    by_key = {(x["session"], x["file"], x["text"]): x["label"] for x in labels}
+    by_key = {(x["session"], _file_key(x["file"]), x["text"]): x["label"] for x in labels}
     srcs = sessions()
     here = {name for name, _ in srcs}
     facts = [x for x in labels if x["label"] == "useful" and x["session"] in here]
     out: dict[str, dict[str, Any]] = {}
     for version, keys in VERSIONS.items():
         rows = produced(srcs, keys)
-        marks = [by_key.get((r["session"], r["file"], r["text"])) for r in rows]
+        marks = [by_key.get((r["session"], _file_key(r["file"]), r["text"])) for r in rows]
         useful, noise = marks.count("useful"), marks.count("noise")
         unlabelled = [r for r, m in zip(rows, marks, strict=True) if m is None]
         found = sum(_found(f, rows) for f in facts)
