@@ -363,3 +363,34 @@ def test_a_flag_fix_is_the_same_command_with_the_flag_added() -> None:
         "`Error: Either --session or --path must be given` from `minsky git` — fixed by adding "
         "`--path`"
     ], fixes
+
+
+def test_a_script_that_runs_after_an_install_was_fixed_by_it() -> None:
+    """A script (no check) that stopped on a missing module and printed its report, in
+    whatever language, once the module was installed: the install is the fix. A rerun
+    that prints nothing proves nothing, and a check must still say it passed."""
+    fixes = _fixes_of(
+        "Analyse the benchmark results in the bsc project.",
+        [
+            (
+                r"cd proj && .\venv\Scripts\Activate.ps1 && python tests/analyze_results.py",
+                "Traceback (most recent call last): | ModuleNotFoundError: No module named "
+                "'seaborn'",
+            ),
+            ("pip install seaborn", "Successfully installed seaborn-0.13.2"),
+            (
+                r"cd proj && .\venv\Scripts\Activate.ps1 && python tests/analyze_results.py",
+                "ANÁLISE COMPLETA! | relatório salvo em results/",
+            ),
+            ("python scripts/build.py", "ModuleNotFoundError: No module named 'deep_translator'"),
+            ("pip install deep-translator", "Successfully installed deep-translator-1.11.4"),
+            ("python scripts/build.py", ""),
+            ("pytest -q", "ModuleNotFoundError: No module named 'httpx'"),
+            ("pip install httpx", "Successfully installed httpx-0.28.1"),
+            ("pytest -q", "collected 12 items"),
+        ],
+    )
+    assert fixes == [
+        "`ModuleNotFoundError: No module named 'seaborn'` from `python tests/analyze_results.py`"
+        " — fixed by running `pip install seaborn`; then it ran"
+    ], fixes

@@ -176,6 +176,12 @@ class ToolStep:
         return not self.failed and bool(_PASSED.search(self.result))
 
     @property
+    def ran_through(self) -> bool:
+        """It printed something and no failure: what a command that is no check (a
+        script, a commit) shows when it works, in whatever words or language."""
+        return not self.failed and bool(self.result.strip())
+
+    @property
     def edited_path(self) -> str | None:
         m = _PATH_ARG.match(self.args)
         if not m or not re.search(r"[/\\]|\.\w+$", m.group(1)):
@@ -356,7 +362,9 @@ def _fixes(
 def _fix_after(failing: ToolStep, later_steps: list[ToolStep]) -> tuple[str, datetime] | None:
     """(entry, time) of what made FAILING pass among LATER_STEPS, or None: the files edited
     and packages installed before its next run, when that run passed ("fixed by 1 edit"
-    names nothing: no entry)."""
+    names nothing: no entry). A check (tests, lint, build) must say it passed; any other
+    command must run through (a script that stopped on "No module named 'seaborn'" and
+    printed its report after `pip install seaborn`)."""
     edited: list[str] = []
     installed: list[str] = []
     for later in later_steps:
@@ -366,12 +374,13 @@ def _fix_after(failing: ToolStep, later_steps: list[ToolStep]) -> tuple[str, dat
             installed.append(later.command)
         if not _same_run(failing, later):
             continue
-        if later.failed or not later.passed or not (edited or installed):
+        check = failing.kind is not None
+        if not (later.passed if check else later.ran_through) or not (edited or installed):
             return None  # still failing: the next failure tells its own story
         how = [f"editing {', '.join(_code(p, 80) for p in edited[:4])}"] if edited else []
         how += [f"running {_code(c, 80)}" for c in installed[:2]]
         then = (
-            "it passed"
+            ("it passed" if check else "it ran")
             if later.command == failing.command
             else f"{_code(later.command, 80)} passed"
         )
@@ -439,7 +448,7 @@ def _flag_fixes(
             if (
                 added
                 and same
-                and later.result.strip()
+                and later.ran_through
                 and not any(_FORCE.match(f) or _PRINTS_ONLY.match(f) for f in added)
             ):
                 out.append(
