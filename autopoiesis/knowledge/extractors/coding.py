@@ -100,7 +100,10 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
     )
 )
+# A failure in the output; or a result that starts with "error", how the importers mark a
+# call the harness flagged as failed (`is_error`), with or without its text.
 _FAILED = re.compile(
+    r"\A\s*error\b|"
     r"\b(?:[1-9]\d* (?:failed|errors?)\b|FAILED\b|FAIL\b|Traceback|Error:|error(?:\[\w+\])?:|"
     r"Exception\b|command failed|exit (?:code|status) [1-9]|npm ERR!|command not found|"
     r"No module named|cannot find|not found)",
