@@ -43,6 +43,13 @@ STATE_DIR = ".autopoiesis"  # gitignored: locks, logs, caches, ledgers
 INDEX_DB = "memory.db"
 MEMORY_FILE = "knowledge/memory/MEMORY.md"
 ACTIVE_PROJECTS_FILE = "knowledge/projects/_active.md"
+
+
+def project_context_file(slug: str) -> str:
+    """The knowledge file of project SLUG: its decisions, conventions, commands, fixes."""
+    return f"knowledge/projects/{slug}/context.md"
+
+
 PEOPLE_INDEX_FILE = "knowledge/people/_index.md"
 IDENTITY_DIR = "knowledge/identity"
 IDENTITY_FILES = ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md")

@@ -398,3 +398,37 @@ def test_a_script_that_runs_after_an_install_was_fixed_by_it() -> None:
         "`ModuleNotFoundError: No module named 'seaborn'` from `python tests/analyze_results.py`"
         " — fixed by running `pip install seaborn`; then it ran"
     ], fixes
+
+
+def test_a_rule_said_of_this_repository_is_the_project_s() -> None:
+    """ "in this repo", "across our codebase": the project's convention. A checkout ("the
+    main workspace") or a place in the tree ("at the root of the project") is no scope."""
+    from autopoiesis.knowledge.extractors import cues
+
+    scoped = [
+        "We use uv, not pip, in this repo.",
+        "Never mock the database in this codebase.",
+        "Across our monorepo, imports are absolute.",
+        "For this project, always run the tests with tox.",
+    ]
+    unscoped = [
+        "No, dont modify the main workspace, do this from the session workspace",
+        "Rules MUST always be created in the `.cursor/rules` directory at the root of the project",
+        "Use bun, not node.",
+    ]
+    assert all(cues.PROJECT_SCOPE.search(s) for s in scoped)
+    assert not any(cues.PROJECT_SCOPE.search(s) for s in unscoped)
+    src = _src(
+        ("user", "Fix the login bug in the shopapp project. We use uv, not pip, in this repo.")
+    )
+    placed = {
+        c.content: (c.path, c.section) for c in default_registry().get("lessons").run_offline(src)
+    }
+    assert placed["We use uv, not pip, in this repo."] == (
+        "knowledge/projects/shopapp/context.md",
+        "Conventions",
+    )
+    general = _src(("user", "We use uv, not pip, in this repo."))
+    assert [
+        (c.path, c.section) for c in default_registry().get("lessons").run_offline(general)
+    ] == [("knowledge/memory/MEMORY.md", "Preferences")]  # no project: the user's

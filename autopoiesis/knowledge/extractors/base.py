@@ -135,6 +135,11 @@ class SourceTranscript:
         return self.transcript.meta.session_id
 
     @cached_property
+    def project(self) -> str:
+        """The project the session is about (`detect_project`), read once."""
+        return detect_project(self)
+
+    @cached_property
     def sentences(self) -> tuple[Sentence, ...]:
         turns = [t for t in self.transcript.turns if t.role != "system"]
         out: list[Sentence] = []

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from autopoiesis.core.clock import utc
+from autopoiesis.core.paths import project_context_file
 from autopoiesis.formats import transcript as tf
 from autopoiesis.knowledge.changes import KnowledgeChange
 from autopoiesis.knowledge.extractors import prose
@@ -28,7 +29,6 @@ from autopoiesis.knowledge.extractors.base import (
     Extractor,
     SourceTranscript,
     clean,
-    detect_project,
     long_words,
 )
 
@@ -307,10 +307,10 @@ _KIND_LABEL = {
 
 
 def coding_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
-    project = detect_project(src)
+    project = src.project
     if project == "general":
         return []
-    path = f"knowledge/projects/{project}/context.md"
+    path = project_context_file(project)
     steps = tool_steps(src)
     out: list[KnowledgeChange] = []
     seen: set[str] = set()

@@ -236,6 +236,14 @@ STANDING = re.compile(
     r"next time)\b",
     re.IGNORECASE,
 )
+# A rule said to hold for the repository the session works in ("we use uv, not pip, in
+# this repo"): the project's convention, not the user's everywhere. "this workspace" is
+# not one: in agent work it names a checkout ("the main workspace, not the session one").
+PROJECT_SCOPE = re.compile(
+    r"\b(?:in|for|across|throughout|within)\s+(?:this|our)\s+"
+    r"(?:repo(?:sitory)?|project|code\s?base|monorepo|app|package|service)\b",
+    re.IGNORECASE,
+)
 # the one-off markers of time: a correction's "just" and "only" are part of its contrast
 # ("just run using X, not Y"; "I only wanted you to create a task, not work on it")
 ONE_OFF_TIME = re.compile(rf"\b(?:{_ONE_OFF_TIMES})\b", re.IGNORECASE)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, MEMORY_FILE
+from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, MEMORY_FILE, project_context_file
 from autopoiesis.core.text import slugify
 from autopoiesis.knowledge.changes import KnowledgeChange, entry_id_for
 from autopoiesis.knowledge.extractors import cues, prose
@@ -24,7 +24,6 @@ from autopoiesis.knowledge.extractors.base import (
     SourceTranscript,
     checked_name,
     clean,
-    detect_project,
     item_action,
     long_words,
     reply_items,
@@ -71,7 +70,7 @@ def decision_changes(
             KnowledgeChange(MEMORY_FILE, action, "Key Decisions", content, prov, target=d.target)
         ]
     canonical = KnowledgeChange(
-        f"knowledge/projects/{project}/context.md",
+        project_context_file(project),
         action,
         "Key Decisions",
         content,
@@ -93,7 +92,7 @@ def decision_changes(
 
 
 def decisions_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
-    project = detect_project(src)
+    project = src.project
     out: list[KnowledgeChange] = []
     for s in src.sentences:
         d = decision_in(s)
@@ -136,7 +135,7 @@ def decisions_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChang
     """v3: the sentences somebody wrote (no pasted logs or forms, no headings), whole
     statements only, filed under the session's project (`detect_project` prefers the
     transcript's `project:`)."""
-    project = detect_project(src)
+    project = src.project
     out: list[KnowledgeChange] = []
     for s in src.prose_sentences:
         d = decision_v3_in(s)

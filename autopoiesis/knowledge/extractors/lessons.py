@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autopoiesis.core.paths import MEMORY_FILE
+from autopoiesis.core.paths import MEMORY_FILE, project_context_file
 from autopoiesis.knowledge.changes import KnowledgeChange
 from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.extractors.base import (
@@ -25,6 +25,7 @@ from autopoiesis.knowledge.extractors.base import (
 
 SECTION_PREFERENCES = "Preferences"
 SECTION_LESSONS = "Lessons Learned"
+SECTION_CONVENTIONS = "Conventions"  # a project's own rules, in projects/SLUG/context.md
 
 
 def preference_in(s: Sentence) -> tuple[str, str | None] | None:
@@ -132,17 +133,17 @@ def preference_v3_in(s: Sentence) -> tuple[str, str | None] | None:
 
 def lesson_v3_changes(src: SourceTranscript, key: str, s: Sentence) -> list[KnowledgeChange]:
     """lesson_changes for v3: preferences as `preference_v3_in` finds them, lessons as
-    whole statements."""
+    whole statements. A preference said to hold for this repo or project ("we use uv, not
+    pip, in this repo") is that project's convention: projects/SLUG/context.md
+    (Conventions), where a prompt in another repository does not get it."""
     pref = preference_v3_in(s)
     if pref is not None:
+        path, section = MEMORY_FILE, SECTION_PREFERENCES
+        if cues.PROJECT_SCOPE.search(s.text) and src.project != "general":
+            path, section = project_context_file(src.project), SECTION_CONVENTIONS
         return [
             KnowledgeChange(
-                MEMORY_FILE,
-                "append",
-                SECTION_PREFERENCES,
-                pref[0],
-                src.provenance(s.at, key),
-                subject=pref[1],
+                path, "append", section, pref[0], src.provenance(s.at, key), subject=pref[1]
             )
         ]
     lesson = lesson_in(s) if prose.is_statement(s.text) else None
@@ -178,6 +179,7 @@ LESSONS_V2 = Extractor(
 
 __all__ = [
     "LESSONS_V2",
+    "SECTION_CONVENTIONS",
     "SECTION_LESSONS",
     "SECTION_PREFERENCES",
     "lesson_changes",
@@ -191,8 +193,9 @@ LESSONS = Extractor(
     "lessons",
     3,
     "lessons learned and the user's preferences (also how to work in code: \"use bun, not "
-    'node") -> MEMORY.md (Lessons Learned, Preferences); v3: only what somebody wrote',
-    (MEMORY_FILE,),
+    "node\") -> MEMORY.md (Lessons Learned, Preferences), or the project's Conventions when "
+    'said of "this repo"; v3: only what somebody wrote',
+    (MEMORY_FILE, "knowledge/projects/*/context.md"),
     frozenset({"append", "supersede"}),
     lessons_v3_offline,
     lessons_llm,
