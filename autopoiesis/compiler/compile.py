@@ -61,6 +61,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timedelta
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from autopoiesis.compiler.context import (
@@ -81,7 +82,9 @@ from autopoiesis.core.paths import (
     IDENTITY_FILES,
     MEMORY_FILE,
     MemoryRepo,
+    project_context_file,
 )
+from autopoiesis.core.project import project_slug
 from autopoiesis.core.text import count_tokens, cut_to_bytes
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, FrontmatterError
 from autopoiesis.formats.knowledge import current_text
@@ -103,6 +106,10 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 SYSTEM_BUDGET_KB = 1.0
 ACTIVE_PROJECTS_KB = 1.0
+# The current project's knowledge file in the standing part: its conventions ("we use uv,
+# not pip, in this repo"), commands and decisions hold for every message in its repository
+# and for no other, and a message rarely shares words with them ("add requests" and "uv").
+PROJECT_CONTEXT_KB = 2.0
 QUERY_CHARS = 2000
 
 
@@ -221,7 +228,9 @@ class ContextCompiler(ScoredKnowledge):
         query = " ".join(
             [message[:QUERY_CHARS]] + [t.description for t in active_topics if t.description]
         )
-        standing = self._standing(query, budget, session_context=session_context, shared=shared)
+        standing = self._standing(
+            query, budget, session_context=session_context, shared=shared, project=project
+        )
         self._place_identity(plan, standing)
         self._place_session_context(
             plan, today, standing, shared=shared, session_context=session_context
@@ -239,13 +248,20 @@ class ContextCompiler(ScoredKnowledge):
 
     # ── the slots, in priority order ──
     def _standing(
-        self, query: str, budget: int, *, session_context: bool, shared: bool
+        self,
+        query: str,
+        budget: int,
+        *,
+        session_context: bool,
+        shared: bool,
+        project: str | None = None,
     ) -> dict[str, str | None]:
-        """The identity files, MEMORY.md and the active projects as they enter the context
-        (`standing.fit`): by path, their content ("" when none of it fits, None when the
-        file is missing). The identity files share ``identity_budget_kb`` in their order,
-        MEMORY.md has ``memory_budget_kb``, the active projects ACTIVE_PROJECTS_KB, and
-        together they take at most ``session_share`` of BUDGET."""
+        """The identity files, MEMORY.md, the active projects and the current PROJECT's
+        knowledge file as they enter the context (`standing.fit`): by path, their content
+        ("" when none of it fits, None when the file is missing). The identity files share
+        ``identity_budget_kb`` in their order, MEMORY.md has ``memory_budget_kb``, the
+        active projects ACTIVE_PROJECTS_KB, the project PROJECT_CONTEXT_KB, and together
+        they take at most ``session_share`` of BUDGET."""
         cfg = self.config
         out: dict[str, str | None] = {}
         files: list[StandingFile] = []
@@ -267,6 +283,12 @@ class ContextCompiler(ScoredKnowledge):
             if text is not None:
                 cap = int(ACTIVE_PROJECTS_KB * 1024)
                 files.append(StandingFile(ACTIVE_PROJECTS_FILE, text, cap, False))
+        slug = project_slug(project or "")
+        if session_context and slug and not shared:
+            rel = project_context_file(slug)
+            text = out[rel] = self._read(rel) or None
+            if text is not None:
+                files.append(StandingFile(rel, text, int(PROJECT_CONTEXT_KB * 1024), False))
         for f, content in zip(files, fit(files, query, int(budget * cfg.session_share))):
             out[f.path] = content
         return out
@@ -337,6 +359,9 @@ class ContextCompiler(ScoredKnowledge):
         self._place_journal(plan, today)
         if standing.get(ACTIVE_PROJECTS_FILE):
             plan.offer("projects", 1, standing[ACTIVE_PROJECTS_FILE] or "", ACTIVE_PROJECTS_FILE)
+        for rel, text in standing.items():
+            if text and rel.startswith("knowledge/projects/") and rel != ACTIVE_PROJECTS_FILE:
+                plan.offer(f"project:{PurePosixPath(rel).parent.name}", 1, text, rel)
 
     def _place_journal(self, plan: Plan, today: date) -> None:
         """P1's journal: today's, then yesterday's, sharing ``journal_budget_kb``; a day

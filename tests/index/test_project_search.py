@@ -6,6 +6,7 @@ the default project of the current folder."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -224,3 +225,82 @@ def test_compile_puts_the_current_projects_turn_first(memory_repo: MemoryRepo, s
     assert p3_sessions("--project", "alpha", cwd=scene["beta"])[0] == "alpha"
     out = cli("compile", QUERY, "--project", "gamma", repo=memory_repo, cwd=scene["outside"])
     assert out.returncode == 2 and "no project 'gamma'" in out.stderr
+
+
+def _said_by_user(path: Path, sid: str, cwd: Path, says: str) -> Path:
+    """A Claude Code log in CWD where the user says SAYS and the agent agrees."""
+    return jsonl(
+        path,
+        [
+            {
+                "type": kind,
+                "sessionId": sid,
+                "uuid": f"{sid}-{n}",
+                "parentUuid": f"{sid}-{n - 1}" if n > 1 else None,
+                "timestamp": f"2026-03-02T10:0{n}:00Z",
+                "cwd": str(cwd),
+                "message": {"id": f"m-{sid}-{n}", "role": kind, "content": content},
+            }
+            for n, kind, content in (
+                (1, "user", says),
+                (2, "assistant", [{"type": "text", "text": "Understood."}]),
+            )
+        ],
+    )
+
+
+def test_a_repository_s_convention_reaches_its_own_prompts_only(
+    memory_repo: MemoryRepo, scene, cli, tmp_path: Path
+) -> None:
+    """ "We use uv, not pip, in this repo" is alpha's convention: offline extraction files it
+    under projects/alpha/, and the context compiled in alpha's folder holds it though the
+    message shares no word with it; one compiled in beta's folder does not, and a rule
+    said of no repository stays the user's everywhere (MEMORY.md)."""
+    logs = tmp_path / "more-logs"
+    logs.mkdir()
+    report = import_files(
+        memory_repo,
+        [
+            _said_by_user(
+                logs / "c.jsonl", "ses-alpha-2", scene["alpha"], "We use uv, not pip, in this repo."
+            ),
+            _said_by_user(
+                logs / "d.jsonl",
+                "ses-beta-2",
+                scene["linked"],
+                "Never use emojis in commit messages.",
+            ),
+        ],
+    )
+    assert len(report.imported) == 2
+    cli("extract", "--pending", "-q", repo=memory_repo, check=True)
+    alpha_file = memory_repo.root / "knowledge" / "projects" / "alpha" / "context.md"
+    memory = (memory_repo.root / "knowledge" / "memory" / "MEMORY.md").read_text()
+    assert "We use uv, not pip, in this repo." in alpha_file.read_text()
+    assert "uv, not pip" not in memory and "Never use emojis in commit messages." in memory
+
+    def context(cwd: Path) -> dict[str, str]:
+        """The sections of the prompt compiled in CWD, by label."""
+        out = cli(
+            "compile",
+            "add the requests library",
+            "--json",
+            "--dry-run",
+            cwd=cwd,
+            repo=memory_repo,
+            check=True,
+        )
+        parts = re.split(r"^<!-- (\S+) -->$", json.loads(out.stdout)["prompt"], flags=re.M)
+        return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+    in_alpha = context(scene["alpha"])
+    assert "We use uv, not pip, in this repo." in in_alpha["project:alpha"]
+    in_beta = context(scene["linked"] / "pkg")
+    assert "Never use emojis in commit messages." in in_beta["memory"]
+    # another project's turn may still come as evidence when nothing better fits (P3), but
+    # never as a standing rule of this folder
+    assert not any(
+        "uv, not pip" in text
+        for label, text in in_beta.items()
+        if not label.startswith("knowledge:")
+    )
