@@ -284,7 +284,7 @@ class ContextCompiler(ScoredKnowledge):
                 cap = int(ACTIVE_PROJECTS_KB * 1024)
                 files.append(StandingFile(ACTIVE_PROJECTS_FILE, text, cap, False))
         slug = project_slug(project or "")
-        if session_context and slug and not shared:
+        if session_context and slug:
             rel = project_context_file(slug)
             text = out[rel] = self._read(rel) or None
             if text is not None:
