@@ -432,3 +432,29 @@ def test_a_rule_said_of_this_repository_is_the_project_s() -> None:
     assert [
         (c.path, c.section) for c in default_registry().get("lessons").run_offline(general)
     ] == [("knowledge/memory/MEMORY.md", "Preferences")]  # no project: the user's
+
+
+def test_an_error_reads_the_same_wherever_the_shell_prompt_was() -> None:
+    """A terminal export copies the prompt with the output: the error is "Error: ..." up to
+    the next prompt, so the same fix seen from two folders is one entry."""
+    fixes = _fixes_of(
+        "Open the PRs in the minsky project.",
+        [
+            (
+                "minsky git pr",
+                "me@host task#002 % minsky git pr Error: Either --session or "
+                "--path must be provided me@host task#002 %",
+            ),
+            ("minsky git pr --path .", "feat(#2): paths"),
+            (
+                "minsky git pr",
+                "me@host task#016 % minsky git pr Error: Either --session or "
+                "--path must be provided me@host task#016 %",
+            ),
+            ("minsky git pr --path .", "feat(#16): more paths"),
+        ],
+    )
+    assert fixes == [
+        "`Error: Either --session or --path must be provided` from `minsky git` — fixed by "
+        "adding `--path`"
+    ], fixes

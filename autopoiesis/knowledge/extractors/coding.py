@@ -126,7 +126,7 @@ _ERROR_LINES = tuple(
     re.compile(rx)
     for rx in (
         r"\b[A-Z]\w*(?:Error|Exception)\b:?[^|]{0,160}",
-        r"\berror(?:\[\w+\])?:[^|]{3,160}",
+        r"\b(?i:error)(?:\[\w+\])?:[^|]{3,160}",
         r"FAILED [^|]{3,160}",
         r"\b\d+ failed[^|]{0,80}",
     )
@@ -287,11 +287,18 @@ def _code(text: str, limit: int = 160) -> str:
     return f"`{text}`"
 
 
+# A shell's prompt copied into a result with the output ("edobry@host task#002 % minsky git
+# pr Error: ..."): the error ends where the next prompt starts.
+_SHELL_PROMPT = re.compile(r"\s\S+@\S+ \S+ [%$#](?=\s|$)")
+
+
 def _error_of(result: str) -> str:
+    """The line of RESULT that says what went wrong, without a shell prompt after it: the
+    same error seen in two folders reads the same, so it is kept once."""
     for rx in _ERROR_LINES:
         m = rx.search(result)
         if m:
-            return m.group(0).strip(" |=")
+            return _SHELL_PROMPT.split(m.group(0))[0].strip(" |=")
     return result.strip(" |=")
 
 
