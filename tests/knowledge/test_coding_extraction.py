@@ -458,3 +458,28 @@ def test_an_error_reads_the_same_wherever_the_shell_prompt_was() -> None:
         "`Error: Either --session or --path must be provided` from `minsky git` — fixed by "
         "adding `--path`"
     ], fixes
+
+
+def test_a_model_s_preference_of_this_repository_goes_to_the_project_too() -> None:
+    """lessons@3 with a model files a preference where the offline flavour does."""
+    from autopoiesis.knowledge.extractors.lessons import lessons_v3_llm
+
+    src = _src(
+        ("user", "Fix the login bug in the shopapp project. We use uv, not pip, in this repo.")
+    )
+    reply = {
+        "lessons": [
+            {"lesson": "We use uv, not pip, in this repo.", "kind": "preference"},
+            {"lesson": "Keep answers short.", "kind": "preference"},
+            {"lesson": "Check the lockfile before a release.", "kind": "lesson"},
+        ]
+    }
+    placed = {c.content: (c.path, c.section) for c in lessons_v3_llm(reply, src, "lessons@3")}
+    assert placed == {
+        "We use uv, not pip, in this repo.": (
+            "knowledge/projects/shopapp/context.md",
+            "Conventions",
+        ),
+        "Keep answers short.": ("knowledge/memory/MEMORY.md", "Preferences"),
+        "Check the lockfile before a release.": ("knowledge/memory/MEMORY.md", "Lessons Learned"),
+    }

@@ -7,6 +7,7 @@ preference per subject (length, format, language, name, tone): a new one superse
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from autopoiesis.core.paths import MEMORY_FILE, project_context_file
@@ -131,6 +132,26 @@ def preference_v3_in(s: Sentence) -> tuple[str, str | None] | None:
     return (text, None) if len(long_words(text)) >= 2 else None
 
 
+def preference_home(src: SourceTranscript, text: str) -> tuple[str, str]:
+    """(file, section) of a v3 preference TEXT said in SRC: the project's Conventions when
+    it says it holds for this repo or project and the session has one, else MEMORY.md's
+    Preferences (the user's, everywhere)."""
+    if cues.PROJECT_SCOPE.search(text) and src.project != "general":
+        return project_context_file(src.project), SECTION_CONVENTIONS
+    return MEMORY_FILE, SECTION_PREFERENCES
+
+
+def lessons_v3_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    """lessons_llm for v3: a preference goes where `preference_home` says."""
+    out = []
+    for change in lessons_llm(data, src, key):
+        if change.section == SECTION_PREFERENCES:
+            path, section = preference_home(src, change.content)
+            change = replace(change, path=path, section=section)
+        out.append(change)
+    return out
+
+
 def lesson_v3_changes(src: SourceTranscript, key: str, s: Sentence) -> list[KnowledgeChange]:
     """lesson_changes for v3: preferences as `preference_v3_in` finds them, lessons as
     whole statements. A preference said to hold for this repo or project ("we use uv, not
@@ -138,9 +159,7 @@ def lesson_v3_changes(src: SourceTranscript, key: str, s: Sentence) -> list[Know
     (Conventions), where a prompt in another repository does not get it."""
     pref = preference_v3_in(s)
     if pref is not None:
-        path, section = MEMORY_FILE, SECTION_PREFERENCES
-        if cues.PROJECT_SCOPE.search(s.text) and src.project != "general":
-            path, section = project_context_file(src.project), SECTION_CONVENTIONS
+        path, section = preference_home(src, s.text)
         return [
             KnowledgeChange(
                 path, "append", section, pref[0], src.provenance(s.at, key), subject=pref[1]
@@ -198,8 +217,15 @@ LESSONS = Extractor(
     (MEMORY_FILE, "knowledge/projects/*/context.md"),
     frozenset({"append", "supersede"}),
     lessons_v3_offline,
-    lessons_llm,
+    lessons_v3_llm,
     reply_validator("lesson"),
     "lessons.v2.md",
 )
-__all__ += ["LESSONS", "lesson_v3_changes", "lessons_v3_offline", "preference_v3_in"]
+__all__ += [
+    "LESSONS",
+    "lesson_v3_changes",
+    "lessons_v3_llm",
+    "lessons_v3_offline",
+    "preference_home",
+    "preference_v3_in",
+]
