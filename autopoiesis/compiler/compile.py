@@ -84,6 +84,7 @@ from autopoiesis.core.paths import (
     MemoryRepo,
     project_context_file,
 )
+from autopoiesis.core.private import WITHHELD
 from autopoiesis.core.project import project_slug
 from autopoiesis.core.text import count_tokens, cut_to_bytes
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, FrontmatterError
@@ -179,15 +180,24 @@ class ContextCompiler(ScoredKnowledge):
 
     # ── compile ──
     def _read(self, relpath: str) -> str | None:
-        """The body of a file, superseded entries left out; None for a missing file or a
-        symbolic link (nothing is read through a link: `MemoryRepo.is_link`)."""
-        if self.repo.is_link(relpath):
+        """The body of a file, superseded entries left out; None for a missing file, a
+        symbolic link (nothing is read through a link: `MemoryRepo.is_link`) or a private
+        file no model may see (`_unread` says which). Every file of P0-P2 is read here."""
+        if self.repo.is_link(relpath) or not self.repo.may_reach_model(relpath):
             return None
         full = self.repo.root / relpath
         try:
             return current_text(strip_frontmatter(full.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError):
             return None
+
+    def _unread(self, plan: Plan, label: str, priority: int, rel: str, missing: str) -> None:
+        """Say why REL, which `_read` gave nothing, is not in the context: private, or
+        MISSING ("" when a missing file goes unmentioned)."""
+        if not self.repo.may_reach_model(rel) and (self.repo.root / rel).exists():
+            plan.skip(label, priority, WITHHELD, rel)
+        elif missing:
+            plan.skip(label, priority, missing, rel)
 
     def compile(
         self,
@@ -308,7 +318,7 @@ class ContextCompiler(ScoredKnowledge):
                 continue  # no session context
             text = standing[rel]
             if text is None:
-                plan.skip(f"identity:{name}", 0, "missing", rel)
+                self._unread(plan, f"identity:{name}", 0, rel, "missing")
             elif text:
                 plan.fixed(f"identity:{name}", 0, text, rel)
             else:
@@ -356,12 +366,18 @@ class ContextCompiler(ScoredKnowledge):
             )
         elif standing.get(MEMORY_FILE):
             plan.offer("memory", 1, standing[MEMORY_FILE] or "", MEMORY_FILE)
+        elif MEMORY_FILE in standing:
+            self._unread(plan, "memory", 1, MEMORY_FILE, "")
         self._place_journal(plan, today)
         if standing.get(ACTIVE_PROJECTS_FILE):
             plan.offer("projects", 1, standing[ACTIVE_PROJECTS_FILE] or "", ACTIVE_PROJECTS_FILE)
         for rel, text in standing.items():
-            if text and rel.startswith("knowledge/projects/") and rel != ACTIVE_PROJECTS_FILE:
-                plan.offer(f"project:{PurePosixPath(rel).parent.name}", 1, text, rel)
+            if rel.startswith("knowledge/projects/") and rel != ACTIVE_PROJECTS_FILE:
+                label = f"project:{PurePosixPath(rel).parent.name}"
+                if text:
+                    plan.offer(label, 1, text, rel)
+                elif text is None:
+                    self._unread(plan, label, 1, rel, "")
 
     def _place_journal(self, plan: Plan, today: date) -> None:
         """P1's journal: today's, then yesterday's, sharing ``journal_budget_kb``; a day
@@ -372,6 +388,7 @@ class ContextCompiler(ScoredKnowledge):
             rel = f"knowledge/journal/{day.isoformat()}.md"
             text = self._read(rel)
             if text is None:
+                self._unread(plan, f"journal:{day.isoformat()}", 1, rel, "")
                 continue
             cut = _cut_kb(text, journal_left, rel) if journal_left > 0 else ""
             if not cut:
@@ -433,7 +450,7 @@ class ContextCompiler(ScoredKnowledge):
             return topic_left
         text = self._read(sub)
         if text is None:
-            plan.skip(label, 2, "missing file", sub)
+            self._unread(plan, label, 2, sub, "missing file")
             return topic_left
         if topic_left <= 0:
             plan.skip(label, 2, f"topic_budget_kb ({self.config.topic_budget_kb:g}) used up", sub)

@@ -22,7 +22,7 @@ from autopoiesis.compiler.plan import Plan
 from autopoiesis.compiler.restated import Statement, later_statements
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
-from autopoiesis.core.private import may_reach_model
+from autopoiesis.core.private import WITHHELD, may_reach_model
 from autopoiesis.errors import AutopoiesisError
 
 if TYPE_CHECKING:
@@ -245,13 +245,7 @@ class ScoredKnowledge:
             if path in plan.paths or path.startswith("topics/"):
                 continue  # included whole already; a topic comes in through P2 only
             if not may_reach_model(path, private, to_model):
-                plan.skip(
-                    f"knowledge:{path}:{start}-{end}",
-                    3,
-                    "private (git-crypt): never sent to a model unless private.model_paths "
-                    "names it",
-                    path,
-                )
+                plan.skip(f"knowledge:{path}:{start}-{end}", 3, WITHHELD, path)
                 continue
             if path.startswith("archive/") and not query.include_archive:
                 continue  # cold storage: never auto-loaded (README, "The memory repo")

@@ -79,9 +79,19 @@ def matches(path: str, patterns: Iterable[str]) -> bool:
 
 
 def attribute_patterns(root: Path) -> list[str]:
-    """The patterns ROOT's .gitattributes gives git-crypt's filter."""
+    """The patterns ROOT's .gitattributes gives git-crypt's filter. Read again only when
+    the file changed: the compiler asks for every file it reads into a prompt."""
+    path = Path(root) / ATTRIBUTES
     try:
-        text = (Path(root) / ATTRIBUTES).read_text(encoding="utf-8", errors="replace")
+        st = path.stat()
+    except OSError:
+        return []
+    stamp = (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
+    known = _ATTRIBUTES_READ.get(stamp[0])
+    if known is not None and known[0] == stamp:
+        return list(known[1])
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
     out = []
@@ -89,7 +99,12 @@ def attribute_patterns(root: Path) -> list[str]:
         parts = line.split()
         if len(parts) >= 2 and not parts[0].startswith("#") and "filter=git-crypt" in parts[1:]:
             out.append(parts[0])
+    _ATTRIBUTES_READ[stamp[0]] = (stamp, tuple(out))
     return out
+
+
+# .gitattributes as last read, by path: (its stat stamp, its git-crypt patterns)
+_ATTRIBUTES_READ: dict[str, tuple[tuple[str, int, int, int], tuple[str, ...]]] = {}
 
 
 def private_patterns(root: Path, configured: Sequence[str] = ()) -> list[str]:
@@ -100,6 +115,10 @@ def private_patterns(root: Path, configured: Sequence[str] = ()) -> list[str]:
 
 def is_private(path: str, patterns: Iterable[str]) -> bool:
     return matches(path, patterns)
+
+
+# Why a private file is not in a compiled context (`compile --explain`).
+WITHHELD = "private (git-crypt): never sent to a model unless private.model_paths names it"
 
 
 def may_reach_model(path: str, private: Iterable[str], model_paths: Iterable[str]) -> bool:
@@ -146,6 +165,7 @@ __all__ = [
     "is_private",
     "is_unlocked",
     "matches",
+    "WITHHELD",
     "may_reach_model",
     "private_patterns",
     "readable_text",

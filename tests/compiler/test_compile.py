@@ -357,3 +357,42 @@ def test_cli_flush_prompt_and_reply(memory_repo, cli: Cli) -> None:
     assert bad.returncode != 0
     assert "outside" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_no_private_file_enters_the_standing_part_or_a_topic(repo: MemoryRepo) -> None:
+    """A private file no model may see stays out of P0-P2 as it does out of P3 — the
+    current project's file, MEMORY.md, a journal, a topic's subscription — and the
+    context's report says why."""
+    from autopoiesis.core.private import WITHHELD
+
+    k = repo.knowledge_dir
+    (k / "projects" / "acme").mkdir(parents=True, exist_ok=True)
+    (k / "projects" / "acme" / "context.md").write_text(
+        "# Acme\n\n## Conventions\n- 2026-02-14: The acme vault key is PAPAYA-7.\n"
+    )
+    (k / "private").mkdir(exist_ok=True)
+    (k / "private" / "plans.md").write_text("# Plans\n- The zebra codeword is MANGO-3.\n")
+    (repo.root / "topics" / "plans.md").write_text(
+        "---\ntype: topic\ndescription: launch plans\ntriggers:\n  - type: keyword\n"
+        "    words: [launch]\nsubscriptions:\n  - knowledge/private/plans.md\n---\n"
+        "Mind the plans.\n"
+    )
+    (repo.root / "memory-config.yaml").write_text(
+        "private:\n  paths:\n    - knowledge/projects/acme/**\n"
+        "    - knowledge/memory/MEMORY.md\n    - knowledge/journal/2026-02-16.md\n",
+        encoding="utf-8",
+    )
+    repo = MemoryRepo(repo.root)
+    topics = [t for t in load_topics(repo).topics if t.name == "plans"]
+    res = compile_(repo, active_topics=topics, project="acme")
+    for secret in ("PAPAYA-7", "MANGO-3", "secret main-session fact", "today entry"):
+        assert secret not in res.prompt
+    withheld = {s.label for s in res.sections if not s.included and s.reason == WITHHELD}
+    assert {"project:acme", "memory", "journal:2026-02-16", "sub:knowledge/private/plans.md"} <= (
+        withheld
+    )
+    assert "yesterday entry" in res.prompt  # what is not private still comes in
+    # the project's file does come in once it is not private
+    (repo.root / "memory-config.yaml").write_text("{}\n", encoding="utf-8")
+    res = compile_(MemoryRepo(repo.root), project="acme")
+    assert "PAPAYA-7" in res.prompt and "secret main-session fact" in res.prompt
