@@ -84,7 +84,7 @@ from autopoiesis.core.paths import (
     MemoryRepo,
     project_context_file,
 )
-from autopoiesis.core.private import WITHHELD
+from autopoiesis.core.private import WITHHELD, may_reach_model
 from autopoiesis.core.project import project_slug
 from autopoiesis.core.text import count_tokens, cut_to_bytes
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, FrontmatterError
@@ -166,6 +166,8 @@ class ContextCompiler(ScoredKnowledge):
         self._last_catch_up = float("-inf")
         self.notices: list[str] = []
         self._root = str(repo.root)
+        # the private patterns and private.model_paths, read at the start of each compile
+        self._privacy: tuple[list[str], Sequence[str]] | None = None
 
     def close(self) -> None:
         if self._index is not None and self._own_index:
@@ -183,7 +185,7 @@ class ContextCompiler(ScoredKnowledge):
         """The body of a file, superseded entries left out; None for a missing file, a
         symbolic link (nothing is read through a link: `MemoryRepo.is_link`) or a private
         file no model may see (`_unread` says which). Every file of P0-P2 is read here."""
-        if self.repo.is_link(relpath) or not self.repo.may_reach_model(relpath):
+        if self.repo.is_link(relpath) or not self._may_show(relpath):
             return None
         full = self.repo.root / relpath
         try:
@@ -191,10 +193,19 @@ class ContextCompiler(ScoredKnowledge):
         except (OSError, UnicodeDecodeError):
             return None
 
+    def _may_show(self, relpath: str) -> bool:
+        """Whether a model may see RELPATH (`core.private`), by the private patterns read
+        once per compile (`_privacy`; .gitattributes and the config)."""
+        private, to_model = self._privacy or (
+            self.repo.private_patterns(),
+            self.repo.config.private.model_paths,
+        )
+        return may_reach_model(relpath, private, to_model)
+
     def _unread(self, plan: Plan, label: str, priority: int, rel: str, missing: str) -> None:
         """Say why REL, which `_read` gave nothing, is not in the context: private, or
         MISSING ("" when a missing file goes unmentioned)."""
-        if not self.repo.may_reach_model(rel) and (self.repo.root / rel).exists():
+        if not self._may_show(rel) and (self.repo.root / rel).exists():
             plan.skip(label, priority, WITHHELD, rel)
         elif missing:
             plan.skip(label, priority, missing, rel)
@@ -233,6 +244,7 @@ class ContextCompiler(ScoredKnowledge):
             )
         now = now or utc_now()
         today = today or now.date()
+        self._privacy = (self.repo.private_patterns(), self.repo.config.private.model_paths)
         plan = Plan(budget)
         history = list(session_history)
         query = " ".join(

@@ -79,19 +79,9 @@ def matches(path: str, patterns: Iterable[str]) -> bool:
 
 
 def attribute_patterns(root: Path) -> list[str]:
-    """The patterns ROOT's .gitattributes gives git-crypt's filter. Read again only when
-    the file changed: the compiler asks for every file it reads into a prompt."""
-    path = Path(root) / ATTRIBUTES
+    """The patterns ROOT's .gitattributes gives git-crypt's filter."""
     try:
-        st = path.stat()
-    except OSError:
-        return []
-    stamp = (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
-    known = _ATTRIBUTES_READ.get(stamp[0])
-    if known is not None and known[0] == stamp:
-        return list(known[1])
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = (Path(root) / ATTRIBUTES).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
     out = []
@@ -99,12 +89,7 @@ def attribute_patterns(root: Path) -> list[str]:
         parts = line.split()
         if len(parts) >= 2 and not parts[0].startswith("#") and "filter=git-crypt" in parts[1:]:
             out.append(parts[0])
-    _ATTRIBUTES_READ[stamp[0]] = (stamp, tuple(out))
     return out
-
-
-# .gitattributes as last read, by path: (its stat stamp, its git-crypt patterns)
-_ATTRIBUTES_READ: dict[str, tuple[tuple[str, int, int, int], tuple[str, ...]]] = {}
 
 
 def private_patterns(root: Path, configured: Sequence[str] = ()) -> list[str]:
