@@ -252,10 +252,10 @@ def _said_by_user(path: Path, sid: str, cwd: Path, says: str) -> Path:
 def test_a_repository_s_convention_reaches_its_own_prompts_only(
     memory_repo: MemoryRepo, scene, cli, tmp_path: Path
 ) -> None:
-    """ "We use uv, not pip, in this repo" is alpha's convention: offline extraction files it
-    under projects/alpha/, and the context compiled in alpha's folder holds it though the
-    message shares no word with it; one compiled in beta's folder does not, and a rule
-    said of no repository stays the user's everywhere (MEMORY.md)."""
+    """The user's "We use uv, not pip, in this repo" is alpha's convention: offline
+    extraction files it under projects/alpha/, and the context compiled in alpha's folder
+    holds it though the message shares no word with it; one compiled in beta's folder does
+    not, and a rule said of no repository stays the user's everywhere (MEMORY.md)."""
     logs = tmp_path / "more-logs"
     logs.mkdir()
     report = import_files(

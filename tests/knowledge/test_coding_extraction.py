@@ -401,8 +401,9 @@ def test_a_script_that_runs_after_an_install_was_fixed_by_it() -> None:
 
 
 def test_a_rule_said_of_this_repository_is_the_project_s() -> None:
-    """ "in this repo", "across our codebase": the project's convention. A checkout ("the
-    main workspace") or a place in the tree ("at the root of the project") is no scope."""
+    """A rule said "in this repo" or "across our codebase" is the project's convention. A
+    checkout ("the main workspace") or a place in the tree ("at the root of the project")
+    is no scope."""
     from autopoiesis.knowledge.extractors import cues
 
     scoped = [
