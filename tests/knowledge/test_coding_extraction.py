@@ -484,3 +484,29 @@ def test_a_model_s_preference_of_this_repository_goes_to_the_project_too() -> No
         "Keep answers short.": ("knowledge/memory/MEMORY.md", "Preferences"),
         "Check the lockfile before a release.": ("knowledge/memory/MEMORY.md", "Lessons Learned"),
     }
+
+
+def test_a_decision_names_what_was_chosen_and_no_order_is_one() -> None:
+    """A plan whose object only points back or moves on ("option 2", "these updates",
+    "switch gears", "back to", "onto") decides nothing readable later, and an order for
+    the task at hand is no decision for the words "we will use" or "instead" inside it."""
+    said = [
+        "Yes, let's go with the factory approach in the polychrome project.",
+        "Let's keep the singular folder name, analogous to `src`.",
+        "Let's use the same blue we use for highlighting the comment.",
+        "Let's go with option 2",
+        "Let's switch gears for a bit.",
+        "Ok, lets add these updates to the task spec",
+        "Lets switch back to the session workspace and check the PR description",
+        "Let's move onto our final to-dos",
+        "Make a rule to record what we just learned re using `bun run` instead of `minsky`.",
+        "Before we begin, please write out a plan for what we will use (Playwright).",
+    ]
+    turns = [t for text in said for t in (("user", text), ("agent", "Done."))]
+    src = _src(*turns)
+    kept = [
+        c.content
+        for c in default_registry().get("decisions").run_offline(src)
+        if c.section == "Key Decisions" and c.path.endswith("context.md")
+    ]
+    assert [k.split(" (via")[0] for k in kept] == said[:3], kept

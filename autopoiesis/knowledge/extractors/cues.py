@@ -87,6 +87,17 @@ DECISION_PREFIX = re.compile(
     r"(?:suggestion|recommendation) is(?: to| that)?\s+)",
     re.IGNORECASE,
 )
+# An order to the agent: a sentence that opens with what to do ("Make a rule to record what
+# we learned ...", "Before we begin, please write out a plan for what we will use"). A
+# decision's words later in it ("we will use", "instead") are the task's, not a choice made.
+ORDER = re.compile(
+    r"^(?:(?:ok(?:ay)?|also|now|so|and|then|first|next|great|good|before we (?:begin|start))"
+    r"[,.!]?\s+)*(?:please\s+)?(?:make|write|handle|create|add|fix|update|check|run|implement|"
+    r"remove|delete|generate|review|read|look|find|show|give|tell|list|open|document|note|"
+    r"record|mention|describe|explain|summari[sz]e|analy[sz]e|investigate|refactor|proceed|"
+    r"continue|start|try|ensure|verify|apply|commit|push)\b",
+    re.IGNORECASE,
+)
 # "I decided ..." with no "we" in it: one person's choice
 FIRST_PERSON_ONLY = re.compile(r"^(?!.*\b(?:we|let'?s|the team|our)\b).*\bI\b", re.IGNORECASE)
 # A change: "X instead", "from X to Y", "no longer ...", "drop X", "replace X with Y".
@@ -547,6 +558,7 @@ __all__ = [
     "DATE",
     "DECISION_CUE",
     "DECISION_PREFIX",
+    "ORDER",
     "FIRST_PERSON_ONLY",
     "HIRED_AFTER",
     "HIRED_BEFORE",

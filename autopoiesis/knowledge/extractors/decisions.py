@@ -122,8 +122,11 @@ def decisions_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeC
 
 def decision_v3_in(s: Sentence) -> Decision | None:
     """decision_in for v3: also a whole statement with an object ("Let's implement the
-    plan." decides nothing), and not a rule about how to work (a preference: lessons v3's)."""
-    if not prose.is_statement(s.text) or (s.by_user and cues.CODING_PREFERENCE.match(s.text)):
+    plan." decides nothing), not an order for the task at hand ("Make a rule to record
+    what we learned ..."), and not a rule about how to work (a preference: lessons v3's)."""
+    if not prose.is_statement(s.text) or cues.ORDER.match(s.text):
+        return None
+    if s.by_user and cues.CODING_PREFERENCE.match(s.text):
         return None
     d = decision_in(s)
     if d is None or not prose.is_statement(d.text):

@@ -123,18 +123,30 @@ _EMPTY_PLAN = re.compile(
     r"forward\b)[\s\w,]{0,20}[.!]?$",
     re.IGNORECASE,
 )
+# A plan whose object only points at what was said before or moves the conversation on:
+# "let's add these updates to the task spec", "let's go with option 2", "let's switch
+# gears", "let's switch back to the session workspace", "let's move onto our final to-dos".
+# Read later, it decides nothing.
+_POINTER_PLAN = re.compile(
+    r"^(?:\w+[,.]?\s+){0,2}?(?:let'?s|we(?:'ll| will))\s+(?:\w+\s+){1,2}?"
+    r"(?:(?:these|those)\s+\w+(?:\s+(?:to|in|into)\s+the\s+\w+(?:\s+\w+)?)?[.!]?$|"
+    r"option\s+\w+[.!]?$|(?:the\s+)?(?:first|second|third|last|other)\s+one[.!]?$|gears\b|"
+    r"back\s+to\b|onto\b)",
+    re.IGNORECASE,
+)
 
 
 def is_statement(text: str) -> bool:
     """Whether TEXT is a whole statement worth keeping: not a fragment ending on "in" or
-    "the", not a heading, not a plan with no object ("Let's implement the plan."), not
-    code or output."""
+    "the", not a heading, not a plan with no object ("Let's implement the plan.") or
+    one that only points back or moves on ("Let's go with option 2."), not code or
+    output."""
     t = text.strip()
     if not t or is_heading(t) or t.endswith("…"):
         return False
     if _DANGLING_STOPPED.search(t) if t.endswith((".", "!")) else _DANGLING.search(t):
         return False
-    if _EMPTY_PLAN.match(t) or code_share(t) > 0.3:
+    if _EMPTY_PLAN.match(t) or _POINTER_PLAN.match(t) or code_share(t) > 0.3:
         return False
     return not _NOT_PROSE_LINE.search(t)
 
