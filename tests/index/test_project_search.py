@@ -295,6 +295,25 @@ def test_a_repository_s_convention_reaches_its_own_prompts_only(
 
     in_alpha = context(scene["alpha"])
     assert "We use uv, not pip, in this repo." in in_alpha["project:alpha"]
+    # the session-start context a Claude Code session in alpha's folder is given
+    start = {
+        "session_id": "s-start",
+        "transcript_path": str(tmp_path / "s-start.jsonl"),
+        "cwd": str(scene["alpha"]),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    out = cli(
+        "hook",
+        "claude-code",
+        "SessionStart",
+        input=json.dumps(start),
+        cwd=scene["alpha"],
+        repo=memory_repo,
+        check=True,
+    )
+    given = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "<!-- project:alpha -->" in given and "We use uv, not pip, in this repo." in given
     in_beta = context(scene["linked"] / "pkg")
     assert "Never use emojis in commit messages." in in_beta["memory"]
     # another project's turn may still come as evidence when nothing better fits (P3), but
