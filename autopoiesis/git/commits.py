@@ -132,7 +132,23 @@ class GitCore:
         another program ends in a GitError saying how to clear it. A non-zero exit for any
         other reason raises GitError, or is returned when CHECK is False. TIMEOUT (seconds,
         for commands that do not write the index: fetch, push, ls-remote) ends a git that
-        hangs with a GitError."""
+        hangs with a GitError. `git worktree` commands run one at a time (the repo's
+        "worktrees" lock): a `prune` that ran while another thread's `add` had made the new
+        worktree's folder under .git/worktrees/ but not yet its gitdir file removed it, and
+        the add failed ("could not open .../locked": two evals of the viewer at once)."""
+        if args[:1] == ("worktree",):
+            with self.repo.lock("worktrees"):
+                return self._run(args, check, input, retries, timeout)
+        return self._run(args, check, input, retries, timeout)
+
+    def _run(
+        self,
+        args: tuple[str, ...],
+        check: bool,
+        input: str | None,
+        retries: int,
+        timeout: float | None,
+    ) -> subprocess.CompletedProcess[str]:
         writes_index = bool(args) and args[0] in _INDEX_WRITERS
         delay = 0.02
         for attempt in range(retries + 1):

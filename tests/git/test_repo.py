@@ -291,3 +291,23 @@ def test_commits_use_the_repos_git_identity_or_the_fallback(
     (memory_repo.root / "knowledge/reference/who.md").write_text("# Who\n\nA note.\n")
     assert MemoryGit(memory_repo).commit_paths(["knowledge/reference/who.md"], "note\n").sha
     assert git(memory_repo, "log", "-1", "--format=%an <%ae>").stdout.strip() == author
+
+
+def test_worktree_commands_run_one_at_a_time(memory_repo: MemoryRepo) -> None:
+    """A `git worktree prune` must not run while another thread's `worktree add` is
+    half-way (it removed the new worktree's admin folder: "could not open .../locked"), so
+    every `git worktree` command waits for the repo's "worktrees" lock."""
+    git = MemoryGit(memory_repo)
+    done = threading.Event()
+
+    def prune() -> None:
+        git.run("worktree", "prune")
+        done.set()
+
+    with memory_repo.lock("worktrees"):  # another thread's worktree command, in progress
+        worker = threading.Thread(target=prune)
+        worker.start()
+        assert not done.wait(0.5)  # it waits for the lock
+        git.run("status")  # other git commands do not
+    assert done.wait(60)
+    worker.join()
