@@ -61,7 +61,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timedelta
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from autopoiesis.compiler.context import (
@@ -250,12 +249,13 @@ class ContextCompiler(ScoredKnowledge):
         query = " ".join(
             [message[:QUERY_CHARS]] + [t.description for t in active_topics if t.description]
         )
+        slug = project_slug(project or "")
         standing = self._standing(
-            query, budget, session_context=session_context, shared=shared, project=project
+            query, budget, session_context=session_context, shared=shared, project=slug
         )
         self._place_identity(plan, standing)
         self._place_session_context(
-            plan, today, standing, shared=shared, session_context=session_context
+            plan, today, standing, shared=shared, session_context=session_context, project=slug
         )
         self._place_topics(plan, active_topics, corrections)
         self._place_knowledge(
@@ -276,7 +276,7 @@ class ContextCompiler(ScoredKnowledge):
         *,
         session_context: bool,
         shared: bool,
-        project: str | None = None,
+        project: str = "",
     ) -> dict[str, str | None]:
         """The identity files, MEMORY.md, the active projects and the current PROJECT's
         knowledge file as they enter the context (`standing.fit`): by path, their content
@@ -305,9 +305,8 @@ class ContextCompiler(ScoredKnowledge):
             if text is not None:
                 cap = int(ACTIVE_PROJECTS_KB * 1024)
                 files.append(StandingFile(ACTIVE_PROJECTS_FILE, text, cap, False))
-        slug = project_slug(project or "")
-        if session_context and slug:
-            rel = project_context_file(slug)
+        if session_context and project:
+            rel = project_context_file(project)
             text = out[rel] = self._read(rel) or None
             if text is not None:
                 files.append(StandingFile(rel, text, int(PROJECT_CONTEXT_KB * 1024), False))
@@ -356,10 +355,12 @@ class ContextCompiler(ScoredKnowledge):
         *,
         shared: bool,
         session_context: bool,
+        project: str = "",
     ) -> None:
         """P1, each when it fits: MEMORY.md (not in a SHARED context; as `_standing`
-        fitted it), the journal of today and yesterday, the active projects. Without
-        SESSION_CONTEXT, none of them: the harness was given them at its session's start."""
+        fitted it), the journal of today and yesterday, the active projects, the current
+        PROJECT's file (a slug; "" for none). Without SESSION_CONTEXT, none of them: the
+        harness was given them at its session's start."""
         if not session_context:
             plan.skip(
                 "session",
@@ -383,13 +384,11 @@ class ContextCompiler(ScoredKnowledge):
         self._place_journal(plan, today)
         if standing.get(ACTIVE_PROJECTS_FILE):
             plan.offer("projects", 1, standing[ACTIVE_PROJECTS_FILE] or "", ACTIVE_PROJECTS_FILE)
-        for rel, text in standing.items():
-            if rel.startswith("knowledge/projects/") and rel != ACTIVE_PROJECTS_FILE:
-                label = f"project:{PurePosixPath(rel).parent.name}"
-                if text:
-                    plan.offer(label, 1, text, rel)
-                elif text is None:
-                    self._unread(plan, label, 1, rel, "")
+        rel = project_context_file(project) if project else ""
+        if standing.get(rel):
+            plan.offer(f"project:{project}", 1, standing[rel] or "", rel)
+        elif rel in standing:
+            self._unread(plan, f"project:{project}", 1, rel, "")
 
     def _place_journal(self, plan: Plan, today: date) -> None:
         """P1's journal: today's, then yesterday's, sharing ``journal_budget_kb``; a day

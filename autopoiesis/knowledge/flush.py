@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime
 
 from autopoiesis.core.clock import today as utc_today
 from autopoiesis.core.clock import utc_now
-from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
+from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, project_context_file
 from autopoiesis.core.text import slugify
 from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
 from autopoiesis.knowledge.writer import KnowledgeWriter
@@ -171,11 +171,7 @@ def apply_flush(
             if slug:
                 changes += [
                     KnowledgeChange(
-                        f"knowledge/projects/{slug}/context.md",
-                        "append",
-                        "Key Decisions",
-                        line,
-                        prov,
+                        project_context_file(slug), "append", "Key Decisions", line, prov
                     )
                     for line in lines
                 ]
