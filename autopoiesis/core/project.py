@@ -8,6 +8,14 @@ the worktree declares its own (a sub-agent's checkout of a memory: `CHECKOUT_PRO
 its git folder, memory/subagents.py). A folder in no git repository belongs to no project
 (None: global), whatever its name.
 
+A log may name a folder that is not on this machine: it was recorded on another one (a
+laptop's sessions imported on a server, a public log, a capture stream converted from an
+export) or the checkout is gone. Its path is the only evidence left, and people keep
+their checkouts in a few well-worn places, so the project is the first folder under the
+home folder and the folders that hold checkouts (`~/code/NAME/src` -> NAME,
+`~/go/src/github.com/OWNER/NAME`, `C:\\Users\\me\\source\\repos\\NAME`, `/workspaces/NAME`);
+a home folder, a folder of checkouts and a temporary folder are none (foreign_project).
+
 Read from the files under `.git` without spawning git: the prompt hook asks on every
 prompt, and a `git rev-parse` costs milliseconds where reading two small files costs
 microseconds.
@@ -91,15 +99,69 @@ def _declared(dot_git: Path) -> str | None:
 
 def project_name(folder: str | None) -> str | None:
     """The name of the project of FOLDER, a working folder as a log or a hook reports it;
-    None for none, for a relative path (relative to what?) and for a folder in no git
-    repository on this machine."""
-    if not folder or not os.path.isabs(folder):
+    None for none, for a relative path (relative to what?) and for a folder of this
+    machine in no git repository. A folder this machine does not have is named by its
+    path (foreign_project)."""
+    if not folder:
+        return None
+    if _WINDOWS_PATH.match(folder):  # recorded on Windows: no folder of this machine
+        return foreign_project(folder)
+    if not os.path.isabs(folder):
         return None
     try:
         project = project_of(folder)
+        here = project is not None or os.path.isdir(folder)
     except (OSError, ValueError):  # a name too long, a NUL: a folder no machine has
         return None
-    return project.name if project else None
+    if project is not None:
+        return project.name
+    return None if here else foreign_project(folder)
+
+
+_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:|\\\\[^\\/]+)[\\/]")  # C:\..., C:/..., \\server\...
+# Folders that hold checkouts rather than being one, compared in lower case: the project
+# is a folder below them, never one of them (~/code/NAME, /opt/NAME, ~/.cursor/worktrees/NAME).
+_PLACES = frozenset(
+    """code coding projects project proj src source sources repos repo repositories git
+    github gitlab bitbucket dev devel development developer work workspace workspaces ws
+    documents desktop downloads sandbox playground clones checkouts worktrees personal
+    private oss opensource open-source go lib libs apps tools sites www htdocs public_html
+    opt srv usr local share mnt media data volumes net""".split()
+)
+_TEMPORARY = frozenset({"tmp", "temp", "var", "private", "library", "appdata"})
+_HOMES = frozenset({"home", "users"})  # /home/NAME, /Users/NAME, C:\Users\NAME
+_HOST = re.compile(r"^[\w-]+(?:\.[\w-]+)+$")  # github.com, git.example.org (Go's layout)
+
+
+def foreign_project(folder: str) -> str | None:
+    """The project a working folder of another machine names by its path: its first folder
+    below the home folder (/home/NAME, /Users/NAME, C:\\Users\\NAME, WSL's /mnt/c/Users/NAME,
+    /root) that is no place for checkouts (_PLACES, a dot folder, a host folder such as
+    github.com with its owner below it: Go's layout). Agents mostly run at a repository's
+    top level and sometimes below it, so the folder nearest the home folder is the
+    repository's, the deeper ones its parts. None for a home folder, a place for
+    checkouts, a temporary or an application's folder, a path that climbs (`..`)."""
+    parts = [p for p in re.split(r"[\\/]+", folder.strip()) if p and p != "."]
+    if parts and _WINDOWS_PATH.match(folder):
+        parts = parts[1:] if re.fullmatch(r"[A-Za-z]:", parts[0]) else parts[2:]
+    if len(parts) > 2 and parts[0] == "mnt" and re.fullmatch(r"[A-Za-z]", parts[1]):
+        parts = parts[2:]  # WSL: /mnt/c/Users/NAME/...
+    if ".." in parts:
+        return None  # where it lands is not known
+    if parts and parts[0].lower() in _HOMES:
+        parts = parts[2:]
+    elif parts[:1] == ["root"]:
+        parts = parts[1:]
+    if parts and parts[0].lower() in _TEMPORARY:
+        return None
+    while parts:
+        if _HOST.fullmatch(parts[0]) and len(parts) > 2:
+            parts = parts[2:]  # github.com/OWNER/NAME
+        elif parts[0].lower() in _PLACES or parts[0].startswith("."):
+            parts = parts[1:]
+        else:
+            return project_slug(parts[0]) or None
+    return None
 
 
 def _git_entry(start: Path) -> tuple[Path, Path] | None:

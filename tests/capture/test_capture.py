@@ -526,3 +526,38 @@ def test_session_start_cwd_gives_the_project(memory_repo: MemoryRepo, tmp_path, 
     assert (metas["p1"].project, metas["p1"].cwd) == ("tool-box", str(repo / "lib"))
     assert metas["p2"].project == "named-here"
     assert (metas["p3"].project, metas["p3"].cwd) == (None, str(outside))
+
+
+def test_a_cwd_of_another_machine_gives_the_project_its_path_names(
+    memory_repo: MemoryRepo, cli
+) -> None:
+    # A stream converted from logs recorded elsewhere: the folders are not on this machine.
+    # The same repository from its top level and from a subfolder is one project, and
+    # `autopoiesis projects` lists it; a home folder is no project.
+    say = {"event": "message", "role": "user", "content": "we use uv, not pip, in this repo"}
+    end = {"event": "session_end"}
+    cwds = {
+        "f1": "/Users/someone-else/Projects/minsky",
+        "f2": "/Users/someone-else/Projects/minsky/src/cli",
+        "f3": "C:\\Users\\dev\\source\\repos\\Roo-Cline",
+        "f4": "/Users/someone-else",
+    }
+    stream = []
+    for sid, cwd in cwds.items():
+        assert not Path(cwd).exists()
+        stream += [start(sid, cwd=cwd), {**say, "session_id": sid}, {**end, "session_id": sid}]
+    report = process_stream(memory_repo, events(*stream))
+    assert report.refused == []
+    metas = {
+        m.session_id: m
+        for m in (tf.parse_meta(p.read_text()) for p in memory_repo.conversations_dir.rglob("*.md"))
+    }
+    assert {sid: metas[sid].project for sid in cwds} == {
+        "f1": "minsky",
+        "f2": "minsky",
+        "f3": "roo-cline",
+        "f4": None,
+    }
+    assert metas["f3"].cwd == cwds["f3"]
+    listed = json.loads(cli("projects", "--json", repo=memory_repo, check=True).stdout)
+    assert {p["name"]: p["transcripts"] for p in listed} == {"minsky": 2, "roo-cline": 1}

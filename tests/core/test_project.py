@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autopoiesis.core.project import Project, project_of, project_slug
+from autopoiesis.core.project import Project, project_name, project_of, project_slug
 from autopoiesis.formats.transcript import TranscriptMeta, parse_meta, render_frontmatter
 
 
@@ -76,6 +76,56 @@ def test_a_folder_in_no_repository_is_global(tmp_path: Path) -> None:
         return
     assert project_of(plain) is None
     assert project_of(plain / "missing" / "file.txt") is None
+
+
+@pytest.mark.parametrize(
+    ("folder", "name"),
+    [
+        # the first folder under the home folder and the places that hold checkouts
+        ("/Users/ed/Projects/minsky", "minsky"),
+        ("/Users/ed/Projects/minsky/src/domain", "minsky"),  # a subfolder: its repository's
+        ("/home/ci/work/monorepo/packages/ui", "monorepo"),
+        ("/Users/al/code/billing-api/.worktrees/feat-x", "billing-api"),  # a worktree in it
+        ("/Users/al/.cursor/worktrees/polychrome/k3x9", "polychrome"),
+        ("/home/u/go/src/github.com/acme/Widget/cmd", "widget"),  # Go's host/owner/name
+        ("/root/mitmproxy", "mitmproxy"),
+        ("/workspaces/dvc", "dvc"),
+        ("/opt/gadget/bin", "gadget"),
+        # recorded on Windows, or in WSL
+        ("C:\\Users\\bob\\source\\repos\\Web_App\\src", "web-app"),
+        ("c:/Users/bob/Documents/GitHub/Roo-Cline", "roo-cline"),
+        ("\\\\server\\share\\proj1", "proj1"),
+        ("/mnt/c/Users/bob/code/App1", "app1"),
+        # no project: a home folder, a place of checkouts, a temporary or an application's
+        # folder, a path that climbs, a relative one
+        ("/Users/ed", None),
+        ("/home/ci/Projects", None),
+        ("/tmp/pytest-1/x", None),
+        ("/private/var/folders/xy/T/abc", None),
+        ("/Users/ed/Library/Application Support/Code", None),
+        ("C:\\Users\\bob\\AppData\\Local\\Temp\\x", None),
+        ("/home/u/../../etc/passwd", None),
+        ("src/app", None),
+        ("", None),
+    ],
+)
+def test_a_folder_of_another_machine_is_named_by_its_path(folder: str, name: str | None) -> None:
+    # None of these folders is on this machine (the test checks it): a log recorded
+    # elsewhere, or a checkout since removed, still files its session under its project.
+    assert not folder or not Path(folder).exists()
+    assert project_name(folder) == name
+
+
+def test_a_folder_of_this_machine_is_asked_not_guessed(tmp_path: Path) -> None:
+    # On this machine the folder itself answers: in no repository it is global, whatever
+    # its path looks like; in one, the repository names it, not the path.
+    plain = tmp_path / "code" / "looks-like-a-project"
+    plain.mkdir(parents=True)
+    if project_of(tmp_path) is not None:  # pragma: no cover - depends on the machine
+        return
+    assert project_name(str(plain)) is None
+    repo = _repo(tmp_path / "code" / "checkout", remote="https://example.org/acme/real-name.git")
+    assert project_name(str(repo / "gone" / "deeper")) == "real-name"
 
 
 def test_project_of_reads_files_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -206,11 +206,14 @@ def test_cline_environment_details(
 def test_opencode_directory_outside_any_repo_is_global(
     memory_repo: MemoryRepo, tmp_path: Path
 ) -> None:
-    storage = opencode_storage(tmp_path / "storage")
+    # A folder of this machine in no git repository: no project, whatever its name.
+    plain = tmp_path / "just-a-folder"
+    plain.mkdir()
+    storage = opencode_storage(tmp_path / "storage", directory=str(plain))
     report = import_files(memory_repo, [storage])
     assert report.refused == []
     metas = [t.meta for t in transcripts(memory_repo, report.imported).values()]
-    assert metas and all(m.cwd == "/w" and m.project is None for m in metas)
+    assert metas and all(m.cwd == str(plain) and m.project is None for m in metas)
 
 
 def test_aider_history_in_its_project(

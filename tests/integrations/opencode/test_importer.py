@@ -20,7 +20,7 @@ def _utc(monkeypatch: pytest.MonkeyPatch) -> None:
     time.tzset()
 
 
-def opencode_storage(root: Path, *, legacy_parts: bool = False) -> Path:
+def opencode_storage(root: Path, *, legacy_parts: bool = False, directory: str = "/w") -> Path:
     def put(rel: str, data: dict) -> None:
         f = root / rel
         f.parent.mkdir(parents=True, exist_ok=True)
@@ -31,7 +31,7 @@ def opencode_storage(root: Path, *, legacy_parts: bool = False) -> Path:
         {
             "id": "ses_parent",
             "projectID": "proj1",
-            "directory": "/w",
+            "directory": directory,
             "title": "Fix CI",
             "time": {"created": 1730000000000, "updated": 1730000009000},
         },
@@ -41,7 +41,7 @@ def opencode_storage(root: Path, *, legacy_parts: bool = False) -> Path:
         {
             "id": "ses_child",
             "projectID": "proj1",
-            "directory": "/w",
+            "directory": directory,
             "parentID": "ses_parent",
             "title": "Search subtask",
             "time": {"created": 1730000004000},
