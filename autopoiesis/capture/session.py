@@ -46,6 +46,7 @@ from autopoiesis.capture.closing import (
 )
 from autopoiesis.core.clock import parse_ts, utc, utc_now
 from autopoiesis.core.paths import FileLock, MemoryRepo
+from autopoiesis.core.project import session_project
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.text import one_line, slugify
 from autopoiesis.errors import (
@@ -85,7 +86,8 @@ class Session:
     topic: str | None = None
     tags: tuple[str, ...] = ()
     transcript_path: Path | None = None
-    project: str | None = None  # the slug of the project it works on (core/project.py)
+    # the project it works on, as the harness names it; else `cwd` names it (core/project.py)
+    project: str | None = None
     cwd: str | None = None  # the folder it runs in
 
 
@@ -169,7 +171,8 @@ class ConversationCapture:
             topic=session.topic,
             tags=tuple(str(t) for t in session.tags),
             status="open",
-            project=session.project,
+            # read through a redactor of its own: the session's counts what map_text finds
+            project=session_project(session.project, session.cwd, self.repo.redactor().redact),
             cwd=session.cwd,
         )
         meta = tf.map_text(meta, redactor.redact)

@@ -41,7 +41,6 @@ from typing import IO, Any, cast
 from autopoiesis.capture.session import ClosedSession, ConversationCapture, Session
 from autopoiesis.core.clock import parse_ts, utc_now
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.core.project import project_name
 from autopoiesis.errors import AutopoiesisError, CaptureError
 
 TOO_DEEP = (
@@ -134,8 +133,8 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
             topic=_opt(event, "topic"),
             tags=tuple(str(t) for t in tags),
             cwd=_opt(event, "cwd"),
-            # `project` names it; else the git repository of `cwd` on this machine does
-            project=_opt(event, "project") or project_name(_opt(event, "cwd")),
+            # `project` names it; else `cwd` does (ConversationCapture.on_session_start)
+            project=_opt(event, "project"),
         )
         capture.on_session_start(session)
         return None

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,6 +119,24 @@ def project_name(folder: str | None) -> str | None:
     return None if here else foreign_project(folder)
 
 
+def session_project(named: str | None, cwd: str | None, redact: Callable[[str], str]) -> str | None:
+    """The project of a session whose log NAMES one or gives only its working folder CWD,
+    each read through REDACT like every field of a transcript (core/redact.py): a name
+    that holds a secret names no project, and a folder with a secret in its path is named
+    from the path with the secret cut out (foreign_project), so no folder under
+    knowledge/projects/ and no `project:` is ever named after a secret. (A project's name
+    is a slug, lower case: a secret in it would no longer be found by its pattern, so the
+    check comes before.)"""
+    if named:
+        return None if redact(named) != named else (project_slug(named) or None)
+    if not cwd:
+        return None
+    clean = redact(cwd)
+    if clean == cwd:
+        return project_name(cwd)
+    return foreign_project(clean) if os.path.isabs(clean) or _WINDOWS_PATH.match(clean) else None
+
+
 _WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:|\\\\[^\\/]+)[\\/]")  # C:\..., C:/..., \\server\...
 # Folders that hold checkouts rather than being one, compared in lower case: the project
 # is a folder below them, never one of them (~/code/NAME, /opt/NAME, ~/.cursor/worktrees/NAME).
@@ -159,6 +178,8 @@ def foreign_project(folder: str) -> str | None:
             parts = parts[2:]  # github.com/OWNER/NAME
         elif parts[0].lower() in _PLACES or parts[0].startswith("."):
             parts = parts[1:]
+        elif "[redacted:" in parts[0]:
+            return None  # a secret stood there (session_project)
         else:
             return project_slug(parts[0]) or None
     return None

@@ -31,6 +31,7 @@ CAPTURE_FIELDS = (
     "topic",
     "tags",
     "cwd",
+    "project",
     "first message",
     "speaker",
     "tool name",
@@ -73,7 +74,10 @@ def capture_everywhere(repo: MemoryRepo, samples: list[SecretSample]) -> None:
                 channel=text,
                 topic=text if with_topic else None,
                 tags=(text,),
-                cwd=text,
+                # the working folder, or one of another machine named after the secret
+                # (named by its path: core/project.py), and the project named outright
+                cwd=_folder_named(sample) if with_topic else text,
+                project=None if with_topic else text,
             )
             cap.on_session_start(s)
             cap.on_message(s, "user", text, {"name": text})
@@ -105,7 +109,7 @@ def import_everywhere(repo: MemoryRepo, samples: list[SecretSample], folder: Pat
                 "uuid": f"u{i}a",
                 "sessionId": sid,
                 "timestamp": when,
-                "cwd": text,
+                "cwd": _folder_named(sample) if i % 2 else text,
                 "message": {"role": "user", "content": text},
             },
             {
@@ -158,6 +162,20 @@ def remember_everywhere(repo: MemoryRepo, samples: list[SecretSample]) -> None:
         secret = sample.secrets[0]
         source = secret if _alone(secret) and re.fullmatch(r"[^\s()]{1,200}", secret) else None
         tools.remember(f"knowledge/reference/secrets-{i:03d}.md", sample.text, source=source)
+
+
+def _folder_named(sample: SecretSample) -> str:
+    """A working folder of another machine named after SAMPLE's secret (its path names the
+    project, core/project.py), where a folder's name can hold it and the redactor knows it
+    there; else SAMPLE's text. (A rule may leave a token alone after a `/`: mailgun's
+    `key-HEX` is a file's name as often as a key.)"""
+    from autopoiesis.core.redact import Redactor
+
+    secret = sample.secrets[0]
+    folder = f"/Users/someone/Projects/{secret}/src"
+    if re.fullmatch(r"[A-Za-z0-9._-]{1,180}", secret) and secret not in Redactor().redact(folder):
+        return folder
+    return sample.text
 
 
 def _alone(secret: str) -> bool:

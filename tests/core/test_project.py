@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from autopoiesis.core.project import Project, project_name, project_of, project_slug
+from autopoiesis.core.project import (
+    Project,
+    project_name,
+    project_of,
+    project_slug,
+    session_project,
+)
 from autopoiesis.formats.transcript import TranscriptMeta, parse_meta, render_frontmatter
 
 
@@ -126,6 +132,26 @@ def test_a_folder_of_this_machine_is_asked_not_guessed(tmp_path: Path) -> None:
     assert project_name(str(plain)) is None
     repo = _repo(tmp_path / "code" / "checkout", remote="https://example.org/acme/real-name.git")
     assert project_name(str(repo / "gone" / "deeper")) == "real-name"
+
+
+def test_no_project_is_named_after_a_secret() -> None:
+    # A project's name becomes a folder under knowledge/projects/ and a `project:` line,
+    # lower case, where the redactor would no longer know the secret: it reads the name
+    # and the folder first, as it reads every field of a transcript.
+    from autopoiesis.core.redact import Redactor
+
+    redact = Redactor().redact
+    key = "AKIAIOSFODNN7EXAMPL3"
+    assert redact(key) != key
+    assert session_project(key, None, redact) is None
+    assert session_project(f"/Users/me/Projects/{key}/src", None, redact) is None
+    assert session_project(None, f"/Users/me/Projects/{key}/src", redact) is None
+    assert session_project(None, f"C:\\Users\\me\\{key}\\app", redact) is None
+    # a secret below the project's folder leaves its name; nothing secret, nothing changes
+    assert session_project(None, f"/Users/me/Projects/minsky/{key}", redact) == "minsky"
+    assert session_project("Tool_Box", "/Users/me/code/other", redact) == "tool-box"
+    assert session_project(None, "/Users/me/code/gadget", redact) == "gadget"
+    assert session_project(None, None, redact) is None
 
 
 def test_project_of_reads_files_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -42,7 +42,7 @@ from autopoiesis.capture.importers.filing import Prepared, file_sessions
 from autopoiesis.capture.importers.unread import not_read_yet, recognise_database
 from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.core.project import project_name
+from autopoiesis.core.project import session_project
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.sqlite import database_tables, is_database
 from autopoiesis.core.text import one_line
@@ -160,10 +160,10 @@ def prepare_draft(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> Pr
         status="closed",
         source=draft.source,
         parent_session=draft.parent_session,
-        project=draft.project or project_name(draft.cwd),
+        project=session_project(draft.project, draft.cwd, redactor.redact),
         cwd=draft.cwd,
     )
-    redactor.counts.clear()
+    redactor.counts.clear()  # what session_project found is counted again below
     redacted = tf.map_text(tf.Transcript(meta, "", tuple(turns)), redactor.redact)
     meta = replace(  # an import's title is cut shorter than the format's limit, once redacted
         redacted.meta,
