@@ -120,15 +120,15 @@ def project_name(folder: str | None) -> str | None:
 
 
 def session_project(named: str | None, cwd: str | None, redact: Callable[[str], str]) -> str | None:
-    """The project of a session whose log NAMES one or gives only its working folder CWD,
-    each read through REDACT like every field of a transcript (core/redact.py): a name
-    that holds a secret names no project, and a folder with a secret in its path is named
-    from the path with the secret cut out (foreign_project), so no folder under
-    knowledge/projects/ and no `project:` is ever named after a secret. (A project's name
-    is a slug, lower case: a secret in it would no longer be found by its pattern, so the
-    check comes before.)"""
-    if named:
-        return None if redact(named) != named else (project_slug(named) or None)
+    """The project of a session whose log NAMES one, else of its working folder CWD, each
+    read through REDACT like every field of a transcript (core/redact.py): a name that
+    holds a secret (or slugs to nothing) names none, and a folder with a secret in its
+    path is named from the path with the secret cut out (foreign_project), so no folder
+    under knowledge/projects/ and no `project:` is ever named after a secret. (A project's
+    name is a slug, lower case: a secret in it would no longer be found by its pattern, so
+    the check comes first.)"""
+    if named and redact(named) == named and project_slug(named):
+        return project_slug(named)
     if not cwd:
         return None
     clean = redact(cwd)
@@ -280,9 +280,16 @@ def _origin_url(config: Path) -> str | None:
     return None
 
 
-def remote_project_name(url: str) -> str:
-    """The project a remote URL names: the slug of its last path component without `.git`
-    ('git@github.com:me/My_Repo.git' -> 'my-repo', '/srv/git/tool/' -> 'tool'; '' for none).
-    A log that records its repository's remote (Codex's session_meta) names its project so."""
+def remote_repository_name(url: str) -> str:
+    """The repository a remote URL names, as written: its last path component without
+    `.git` ('git@github.com:me/My_Repo.git' -> 'My_Repo', '/srv/git/tool/' -> 'tool'; ''
+    for none). A log that records its repository's remote (Codex's session_meta, Copilot's
+    `repository`) names its project so: the name, not its slug, goes to session_project,
+    which reads it for secrets before it is lower-cased."""
     tail = re.split(r"[/:\\]", url.strip().rstrip("/\\"))[-1]
-    return project_slug(tail[:-4] if tail.endswith(".git") else tail)
+    return tail[:-4] if tail.endswith(".git") else tail
+
+
+def remote_project_name(url: str) -> str:
+    """The project a remote URL names: the slug of remote_repository_name ('' for none)."""
+    return project_slug(remote_repository_name(url))

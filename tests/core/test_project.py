@@ -145,6 +145,8 @@ def test_no_project_is_named_after_a_secret() -> None:
     assert redact(key) != key
     assert session_project(key, None, redact) is None
     assert session_project(f"/Users/me/Projects/{key}/src", None, redact) is None
+    assert session_project(key, "/Users/me/code/gadget", redact) == "gadget"  # the folder's
+    assert session_project("???", "/Users/me/code/gadget", redact) == "gadget"
     assert session_project(None, f"/Users/me/Projects/{key}/src", redact) is None
     assert session_project(None, f"C:\\Users\\me\\{key}\\app", redact) is None
     # a secret below the project's folder leaves its name; nothing secret, nothing changes

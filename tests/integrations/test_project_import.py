@@ -110,6 +110,43 @@ def test_codex_session_meta(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     assert (meta.project, meta.cwd) == ("gadget", "/nowhere/gadget")
 
 
+def test_a_remote_named_after_a_secret_names_no_project(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    # The repository's name is read for secrets before it becomes a lower-case slug (which
+    # no key pattern finds): the folder names the project instead.
+    key = "AKIAIOSFODNN7EXAMPL3"
+    log = jsonl(
+        tmp_path / "rollout-2026-03-01T10-00-00-cx9.jsonl",
+        [
+            {
+                "type": "session_meta",
+                "timestamp": T0,
+                "payload": {
+                    "id": "cx9",
+                    "timestamp": T0,
+                    "cwd": "/Users/someone/code/gadget",
+                    "git": {"repository_url": f"https://github.com/acme/{key}.git"},
+                },
+            },
+            {
+                "type": "response_item",
+                "timestamp": T0,
+                "payload": {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": "run the tests"}],
+                },
+            },
+        ],
+    )
+    meta = _only(memory_repo, [log], "codex")
+    assert meta.project == "gadget"
+    files = [p for p in memory_repo.root.rglob("*") if ".git" not in p.parts and p.is_file()]
+    assert not any(key.lower() in str(p).lower() for p in files)
+    assert not any(key.lower().encode() in p.read_bytes().lower() for p in files)
+
+
 def test_gemini_project_root(memory_repo: MemoryRepo, tmp_path: Path, project_repo: Path) -> None:
     folder = tmp_path / ".gemini" / "tmp" / "checkout"
     (folder / "chats").mkdir(parents=True)

@@ -52,7 +52,7 @@ from autopoiesis.capture.importers.shapes import (
     string,
 )
 from autopoiesis.core.clock import parse_ts
-from autopoiesis.core.project import remote_project_name
+from autopoiesis.core.project import remote_repository_name
 from autopoiesis.errors import ImportFormatError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.integrations.responses.importer import (
@@ -291,7 +291,7 @@ class _Rollout:
         git = payload.get("git")
         if isinstance(git, dict) and nonempty_str(git.get("repository_url")):
             # The remote Codex saw names the project even where the folder is gone.
-            self.draft.project = remote_project_name(git["repository_url"]) or None
+            self.draft.project = remote_repository_name(git["repository_url"]) or None
 
     def _response_item(self, n: int, obj: dict[str, Any], payload: dict[str, Any]) -> None:
         self._item(n, payload, obj.get("timestamp", payload.get("timestamp")), carry=True)

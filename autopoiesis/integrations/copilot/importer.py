@@ -43,7 +43,7 @@ from autopoiesis.capture.importers.shapes import (
     safe_session_id,
     sequence,
 )
-from autopoiesis.core.project import remote_project_name
+from autopoiesis.core.project import remote_repository_name
 from autopoiesis.errors import ImportFormatError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.integrations.responses.importer import call_args
@@ -205,7 +205,7 @@ class _Log:
         self.draft.cwd = self.draft.cwd or nonempty_str(context.get("cwd"))
         repository = nonempty_str(context.get("repository"))
         if self.draft.project is None and repository:
-            self.draft.project = remote_project_name(repository) or None
+            self.draft.project = remote_repository_name(repository) or None
 
     def _bookkeeping(self, n: int, kind: str, data: dict[str, Any]) -> None:
         if not kind.startswith(KNOWN_PREFIXES):
