@@ -111,7 +111,7 @@ def project_name(folder: str | None) -> str | None:
         return None
     try:
         project = project_of(folder)
-        here = project is not None or os.path.isdir(folder)
+        here = project is not None or os.path.exists(folder)
     except (OSError, ValueError):  # a name too long, a NUL: a folder no machine has
         return None
     if project is not None:
@@ -127,8 +127,10 @@ def session_project(named: str | None, cwd: str | None, redact: Callable[[str], 
     under knowledge/projects/ and no `project:` is ever named after a secret. (A project's
     name is a slug, lower case: a secret in it would no longer be found by its pattern, so
     the check comes first.)"""
-    if named and redact(named) == named and project_slug(named):
-        return project_slug(named)
+    if named and redact(named) == named:
+        slug = project_slug(named)
+        if slug:
+            return slug
     if not cwd:
         return None
     clean = redact(cwd)
@@ -147,7 +149,12 @@ _PLACES = frozenset(
     private oss opensource open-source go lib libs apps tools sites www htdocs public_html
     opt srv usr local share mnt media data volumes net""".split()
 )
-_TEMPORARY = frozenset({"tmp", "temp", "var", "private", "library", "appdata"})
+# No project's: at the root, the system's and temporary folders (/tmp, macOS's /private/var,
+# /etc, C:\Windows); under the home folder, the temporary and applications' ones.
+_SYSTEM = frozenset(
+    {"tmp", "temp", "var", "private", "etc", "bin", "sbin", "proc", "sys", "boot", "windows"}
+)
+_APPLICATIONS = frozenset({"tmp", "temp", "library", "appdata"})
 _HOMES = frozenset({"home", "users"})  # /home/NAME, /Users/NAME, C:\Users\NAME
 _HOST = re.compile(r"^[\w-]+(?:\.[\w-]+)+$")  # github.com, git.example.org (Go's layout)
 
@@ -165,13 +172,13 @@ def foreign_project(folder: str) -> str | None:
         parts = parts[1:] if re.fullmatch(r"[A-Za-z]:", parts[0]) else parts[2:]
     if len(parts) > 2 and parts[0] == "mnt" and re.fullmatch(r"[A-Za-z]", parts[1]):
         parts = parts[2:]  # WSL: /mnt/c/Users/NAME/...
-    if ".." in parts:
-        return None  # where it lands is not known
+    if ".." in parts or (parts and parts[0].lower() in _SYSTEM):
+        return None  # where it lands is not known; a folder of the system's
     if parts and parts[0].lower() in _HOMES:
         parts = parts[2:]
     elif parts[:1] == ["root"]:
         parts = parts[1:]
-    if parts and parts[0].lower() in _TEMPORARY:
+    if parts and parts[0].lower() in _APPLICATIONS:
         return None
     while parts:
         if _HOST.fullmatch(parts[0]) and len(parts) > 2:

@@ -97,6 +97,7 @@ def test_a_folder_in_no_repository_is_global(tmp_path: Path) -> None:
         ("/root/mitmproxy", "mitmproxy"),
         ("/workspaces/dvc", "dvc"),
         ("/opt/gadget/bin", "gadget"),
+        ("/Users/ed/private/diary-app", "diary-app"),
         # recorded on Windows, or in WSL
         ("C:\\Users\\bob\\source\\repos\\Web_App\\src", "web-app"),
         ("c:/Users/bob/Documents/GitHub/Roo-Cline", "roo-cline"),
@@ -111,6 +112,8 @@ def test_a_folder_in_no_repository_is_global(tmp_path: Path) -> None:
         ("/Users/ed/Library/Application Support/Code", None),
         ("C:\\Users\\bob\\AppData\\Local\\Temp\\x", None),
         ("/home/u/../../etc/passwd", None),
+        ("/etc/no-such-service/conf.d", None),
+        ("C:\\Windows\\Temp\\build", None),
         ("src/app", None),
         ("", None),
     ],
@@ -130,6 +133,8 @@ def test_a_folder_of_this_machine_is_asked_not_guessed(tmp_path: Path) -> None:
     if project_of(tmp_path) is not None:  # pragma: no cover - depends on the machine
         return
     assert project_name(str(plain)) is None
+    (plain / "notes.txt").write_text("x")
+    assert project_name(str(plain / "notes.txt")) is None  # a file of this machine too
     repo = _repo(tmp_path / "code" / "checkout", remote="https://example.org/acme/real-name.git")
     assert project_name(str(repo / "gone" / "deeper")) == "real-name"
 
