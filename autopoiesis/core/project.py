@@ -156,6 +156,9 @@ _SYSTEM = frozenset(
 )
 _APPLICATIONS = frozenset({"tmp", "temp", "library", "appdata"})
 _HOMES = frozenset({"home", "users"})  # /home/NAME, /Users/NAME, C:\Users\NAME
+# Where a container mounts the repository it works on: alone at the root (`/project`,
+# `/app`) such a folder is the checkout itself, named by its own name.
+_MOUNTS = frozenset({"app", "project", "proj", "code", "src", "workspace", "repo", "work"})
 _HOST = re.compile(r"^[\w-]+(?:\.[\w-]+)+$")  # github.com, git.example.org (Go's layout)
 
 
@@ -165,8 +168,9 @@ def foreign_project(folder: str) -> str | None:
     /root) that is no place for checkouts (_PLACES, a dot folder, a host folder such as
     github.com with its owner below it: Go's layout). Agents mostly run at a repository's
     top level and sometimes below it, so the folder nearest the home folder is the
-    repository's, the deeper ones its parts. None for a home folder, a place for
-    checkouts, a temporary or an application's folder, a path that climbs (`..`)."""
+    repository's, the deeper ones its parts. A container's mount alone at the root
+    (`/project`, `/app`: _MOUNTS) is the checkout. None for a home folder, a place for
+    checkouts, a system's, temporary or application's folder, a path that climbs (`..`)."""
     parts = [p for p in re.split(r"[\\/]+", folder.strip()) if p and p != "."]
     if parts and _WINDOWS_PATH.match(folder):
         parts = parts[1:] if re.fullmatch(r"[A-Za-z]:", parts[0]) else parts[2:]
@@ -174,6 +178,8 @@ def foreign_project(folder: str) -> str | None:
         parts = parts[2:]  # WSL: /mnt/c/Users/NAME/...
     if ".." in parts or (parts and parts[0].lower() in _SYSTEM):
         return None  # where it lands is not known; a folder of the system's
+    if len(parts) == 1 and parts[0].lower() in _MOUNTS:
+        return project_slug(parts[0])  # a container's mount: /project, /app
     if parts and parts[0].lower() in _HOMES:
         parts = parts[2:]
     elif parts[:1] == ["root"]:

@@ -96,6 +96,8 @@ def test_a_folder_in_no_repository_is_global(tmp_path: Path) -> None:
         ("/home/u/go/src/github.com/acme/Widget/cmd", "widget"),  # Go's host/owner/name
         ("/root/mitmproxy", "mitmproxy"),
         ("/workspaces/dvc", "dvc"),
+        ("/project", "project"),  # a container's mount alone at the root is the checkout
+        ("/app/src", "app"),
         ("/opt/gadget/bin", "gadget"),
         ("/Users/ed/private/diary-app", "diary-app"),
         # recorded on Windows, or in WSL
