@@ -510,3 +510,30 @@ def test_a_decision_names_what_was_chosen_and_no_order_is_one() -> None:
         if c.section == "Key Decisions" and c.path.endswith("context.md")
     ]
     assert [k.split(" (via")[0] for k in kept] == said[:3], kept
+
+
+def test_a_transcript_without_project_is_not_filed_under_its_folder_s_bare_name(
+    tmp_path: Path,
+) -> None:
+    # A transcript that names no project (its folder had none when it was filed) but has
+    # a `cwd:`: the extractors ask core.project, as capture does. A folder of this machine
+    # in no repository (`.../src`) is no project: the decision goes to MEMORY.md, not to
+    # knowledge/projects/src/; a folder of another machine is named by its path.
+    from datetime import UTC, datetime
+
+    from autopoiesis.formats import transcript as tf
+    from autopoiesis.formats.transcript_meta import TranscriptMeta
+
+    local = tmp_path / "scratch" / "src"
+    local.mkdir(parents=True)
+    at = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+
+    def decisions_in(cwd: str) -> list[str]:
+        meta = TranscriptMeta("ses-cwd", at, cwd=cwd)
+        turn = tf.Turn(at, "user", (tf.Text("We decided to use Postgres for the queue."),))
+        src = SourceTranscript.from_text("raw/x.md", tf.render(tf.Transcript(meta, "t", (turn,))))
+        changes = default_registry().get("decisions").run_offline(src)
+        return sorted({c.path for c in changes})
+
+    assert decisions_in(str(local)) == [MEM]
+    assert CTX in decisions_in("/Users/someone/Projects/shop-api/src")

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from autopoiesis.core.clock import utc
+from autopoiesis.core.project import project_name
 from autopoiesis.core.text import slugify, split_sentences, words
 from autopoiesis.errors import UnknownExtractorError
 from autopoiesis.formats import transcript as tf
@@ -264,16 +265,16 @@ _NOT_PROJECT = {
 
 def session_project(src: SourceTranscript) -> str | None:
     """The project the session ran in, as its transcript says (`project:` in the
-    frontmatter, written by the importers and hooks that know the working folder; else
-    the name of its `cwd:`), or None when it does not say."""
+    frontmatter, written by the importers and hooks that know the working folder), else
+    the project core.project gives its `cwd:` (a transcript filed before its folder could
+    be named), or None. Never a folder's bare name: `src`, `tmp` or a home folder is no
+    project, and a folder of this machine in no repository is global, as at capture."""
     meta = src.transcript.meta
     named = getattr(meta, "project", None)
     if named:
         return slugify(str(named), NAME_SLUG_LEN) or None
     cwd = getattr(meta, "cwd", None)
-    if cwd:
-        return slugify(Path(str(cwd)).name, NAME_SLUG_LEN) or None
-    return None
+    return project_name(str(cwd)) if cwd else None
 
 
 def detect_project(src: SourceTranscript) -> str:
