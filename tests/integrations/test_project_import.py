@@ -71,19 +71,19 @@ def test_claude_code_cwd(memory_repo: MemoryRepo, tmp_path: Path, project_repo: 
     assert "\nproject: widget\n" in text
 
 
-def test_codex_session_meta(memory_repo: MemoryRepo, tmp_path: Path) -> None:
-    # The folder is not on this machine: the remote Codex recorded names the project.
-    log = jsonl(
-        tmp_path / "rollout-2026-03-01T10-00-00-cx1.jsonl",
+def _codex_log(folder: Path, sid: str, cwd: str, remote: str) -> Path:
+    """A Codex rollout whose session_meta gives CWD and the REMOTE of its repository."""
+    return jsonl(
+        folder / f"rollout-2026-03-01T10-00-00-{sid}.jsonl",
         [
             {
                 "type": "session_meta",
                 "timestamp": T0,
                 "payload": {
-                    "id": "cx1",
+                    "id": sid,
                     "timestamp": T0,
-                    "cwd": "/nowhere/gadget",
-                    "git": {"repository_url": "https://github.com/acme/gadget.git"},
+                    "cwd": cwd,
+                    "git": {"repository_url": remote},
                 },
             },
             {
@@ -106,6 +106,11 @@ def test_codex_session_meta(memory_repo: MemoryRepo, tmp_path: Path) -> None:
             },
         ],
     )
+
+
+def test_codex_session_meta(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    # The folder is not on this machine: the remote Codex recorded names the project.
+    log = _codex_log(tmp_path, "cx1", "/nowhere/gadget", "https://github.com/acme/gadget.git")
     meta = _only(memory_repo, [log], "codex")
     assert (meta.project, meta.cwd) == ("gadget", "/nowhere/gadget")
 
@@ -116,30 +121,8 @@ def test_a_remote_named_after_a_secret_names_no_project(
     # The repository's name is read for secrets before it becomes a lower-case slug (which
     # no key pattern finds): the folder names the project instead.
     key = "AKIAIOSFODNN7EXAMPL3"
-    log = jsonl(
-        tmp_path / "rollout-2026-03-01T10-00-00-cx9.jsonl",
-        [
-            {
-                "type": "session_meta",
-                "timestamp": T0,
-                "payload": {
-                    "id": "cx9",
-                    "timestamp": T0,
-                    "cwd": "/Users/someone/code/gadget",
-                    "git": {"repository_url": f"https://github.com/acme/{key}.git"},
-                },
-            },
-            {
-                "type": "response_item",
-                "timestamp": T0,
-                "payload": {
-                    "type": "message",
-                    "role": "user",
-                    "content": [{"type": "input_text", "text": "run the tests"}],
-                },
-            },
-        ],
-    )
+    remote = f"https://github.com/acme/{key}.git"
+    log = _codex_log(tmp_path, "cx9", "/Users/someone/code/gadget", remote)
     meta = _only(memory_repo, [log], "codex")
     assert meta.project == "gadget"
     files = [p for p in memory_repo.root.rglob("*") if ".git" not in p.parts and p.is_file()]
