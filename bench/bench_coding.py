@@ -11,7 +11,11 @@ real command line into a fresh memory repo: `autopoiesis init`, `import`, the of
 * search turn recall@10 with `--mode bm25` and `--mode hybrid` (over everything, and over
   transcripts only): a question counts when one of its evidence turns (the turn whose text
   holds an evidence snippet) overlaps one of the ten results; overall and for each
-  question kind (lexical, paraphrase, temporal, preference).
+  question kind (lexical, paraphrase, temporal, preference);
+* the same sessions as a harness streams them from another machine: each transcript
+  replayed through `autopoiesis capture` as events whose `cwd` is a folder this machine
+  does not have (`/Users/someone/Projects/<project>`, a third of them its `src/`) and no
+  `project`, into a second memory; the projects it names and the same `eval`.
 
     python bench/bench_coding.py [--quick] [--json]
 
@@ -140,6 +144,64 @@ def _recall_at_10(
     return hits, seconds
 
 
+def _stream_from_elsewhere(repo: Path) -> str:
+    """REPO's transcripts as one capture stream recorded on another machine: the events a
+    harness sends (messages and tool calls in their order), each session's `cwd` a folder
+    named after its project under a home folder this machine does not have, no `project`."""
+    from autopoiesis.formats import transcript as tf
+
+    def stamp(when: Any) -> str:
+        return str(when.strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+    lines: list[str] = []
+    paths = sorted((repo / "raw" / "conversations").rglob("*.md"))
+    for n, path in enumerate(paths):
+        t = tf.parse(path.read_text(encoding="utf-8"))
+        sid = t.meta.session_id
+        home = "/Users/someone"
+        cwd = f"{home}/Projects/{t.meta.project}{'/src' if n % 3 == 0 else ''}"
+        events: list[dict[str, Any]] = [
+            {
+                "event": "session_start",
+                "session_id": sid,
+                "started": stamp(t.meta.started),
+                "cwd": cwd if t.meta.project else home,
+            }
+        ]
+        for turn in t.turns:
+            texts: list[str] = []
+            for item in (*turn.items, None):
+                if isinstance(item, tf.Text):
+                    texts.append(item.content)
+                    continue
+                if texts:
+                    events.append(
+                        {
+                            "event": "message",
+                            "session_id": sid,
+                            "role": turn.role,
+                            "content": "\n\n".join(texts),
+                            "timestamp": stamp(turn.time),
+                        }
+                    )
+                    texts = []
+                if isinstance(item, tf.ToolCall):
+                    events.append(
+                        {
+                            "event": "tool_call",
+                            "session_id": sid,
+                            "tool": item.tool,
+                            "args": item.args,
+                            "result": item.result or "",
+                            "timestamp": stamp(turn.time),
+                        }
+                    )
+        ended = t.meta.ended or t.meta.started
+        events.append({"event": "session_end", "session_id": sid, "ended": stamp(ended)})
+        lines += [json.dumps(e) for e in events]
+    return "\n".join(lines) + "\n"
+
+
 def measure(quick: bool = False) -> dict[str, Any]:
     questions = [json.loads(x) for x in QUESTIONS.read_text(encoding="utf-8").splitlines() if x]
     if quick:
@@ -184,6 +246,21 @@ def measure(quick: bool = False) -> dict[str, Any]:
             figures["recall@10"][label] = {
                 k: (sum(v) / len(v), len(v)) for k, v in sorted(by_kind.items())
             }
+        # the same sessions streamed from another machine (see the module's docstring)
+        elsewhere = tmp / "from-elsewhere"
+        _cli(None, "init", str(elsewhere))
+        t0 = time.perf_counter()
+        _cli(elsewhere, "capture", stdin=_stream_from_elsewhere(repo))
+        figures["capture_s"] = time.perf_counter() - t0
+        _cli(elsewhere, "extract", "--pending")
+        _cli(elsewhere, "index", "rebuild")
+        named = json.loads(_cli(elsewhere, "projects", "--json"))
+        figures["elsewhere_projects"] = sum(1 for p in named if p["transcripts"])
+        report = json.loads(_cli(elsewhere, "eval", str(qfile), "--json"))
+        figures["elsewhere_compiled"] = {s["budget"]: s["compiled"] for s in report["budgets"]}
+        figures["elsewhere_bm25_packed"] = {
+            s["budget"]: s["bm25_packed"] for s in report["budgets"]
+        }
     return figures
 
 
@@ -226,6 +303,19 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                     "target": None,
                 }
             )
+        for key, what in (
+            ("elsewhere_compiled", "compiled context"),
+            ("elsewhere_bm25_packed", "BM25 turns packed"),
+        ):
+            rows.append(
+                {
+                    "bench": "coding from elsewhere",
+                    "metric": f"evidence in {what}, {k}",
+                    "value": round(m[key][b], 3),
+                    "unit": "",
+                    "target": None,
+                }
+            )
     for label, by_kind in m["recall@10"].items():
         for kind in ("all", *KINDS):
             if kind in by_kind:
@@ -248,6 +338,13 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             "target": None,
         },
         {
+            "bench": "coding from elsewhere",
+            "metric": "projects named by the captured sessions",
+            "value": m["elsewhere_projects"],
+            "unit": "",
+            "target": None,
+        },
+        {
             "bench": "coding",
             "metric": "questions / with evidence",
             "value": f"{m['questions']} / {m['with_evidence']}",
@@ -263,8 +360,11 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         },
         {
             "bench": "coding",
-            "metric": "import / extract / eval time",
-            "value": f"{m['import_s']:.1f} / {m['extract_s']:.1f} / {m['eval_s']:.1f}",
+            "metric": "import / extract / eval / capture time",
+            "value": (
+                f"{m['import_s']:.1f} / {m['extract_s']:.1f} / {m['eval_s']:.1f} / "
+                f"{m['capture_s']:.1f}"
+            ),
             "unit": "s",
             "target": None,
         },
