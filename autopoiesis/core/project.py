@@ -111,11 +111,11 @@ def project_name(folder: str | None) -> str | None:
         return None
     try:
         project = project_of(folder)
-        here = project is not None or os.path.exists(folder)
+        if project is not None:
+            return project.name
+        here = os.path.exists(folder)
     except (OSError, ValueError):  # a name too long, a NUL: a folder no machine has
         return None
-    if project is not None:
-        return project.name
     return None if here else foreign_project(folder)
 
 

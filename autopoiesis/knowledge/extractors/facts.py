@@ -23,7 +23,6 @@ from autopoiesis.knowledge.extractors.base import (
     SourceTranscript,
     checked_name,
     clean,
-    detect_project,
     item_action,
     long_words,
     reply_items,
@@ -47,7 +46,7 @@ _FACT_PREFIX = re.compile(
 
 
 def facts_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
-    topic = detect_project(src)
+    topic = src.project
     out = []
     for s in src.sentences:
         if (

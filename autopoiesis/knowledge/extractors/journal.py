@@ -25,7 +25,6 @@ from autopoiesis.knowledge.extractors.base import (
     SourceTranscript,
     checked_name,
     clean,
-    detect_project,
     long_words,
     reply_items,
     reply_validator,
@@ -68,7 +67,7 @@ def journal_topic(src: SourceTranscript, project: str) -> str:
 def journal_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     """An extractive session summary: what was asked, what was decided or learned."""
     path = journal_path(src)
-    topic = journal_topic(src, detect_project(src))
+    topic = journal_topic(src, src.project)
     first_user = next((s for s in src.sentences if s.role == "user"), None) or (
         src.sentences[0] if src.sentences else None
     )
@@ -98,7 +97,7 @@ def journal_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
         )
 
     out = [bullet(summary, first_user.at if first_user else src.started)]
-    project = detect_project(src)
+    project = src.project
     picked = 0
     for s in src.sentences:
         if picked >= 3:
@@ -139,7 +138,7 @@ def journal_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
     error left failing) or, with no tool call, the agent's report of the outcome; then up
     to three decisions, lessons or preferences (v3's), each carrying its entry's id."""
     path = journal_path(src)
-    project = detect_project(src)
+    project = src.project
     topic = journal_topic(src, project)
 
     def bullet(text: str, at: datetime, entry_id: str | None = None) -> KnowledgeChange:
