@@ -12,6 +12,12 @@ real command line into a fresh memory repo: `autopoiesis init`, `import`, the of
   transcripts only): a question counts when one of its evidence turns (the turn whose text
   holds an evidence snippet) overlaps one of the ten results; overall and for each
   question kind (lexical, paraphrase, temporal, preference);
+* the precision of what the offline extraction wrote: every entry of the current-state
+  knowledge files (MEMORY.md, projects, reference, procedures, people; not journals or
+  identity) looked up in `coding/extraction-labels.jsonl`, a reader's labels (useful or
+  noise, and why) of every entry the extraction wrote on these sessions on 2026-11-28,
+  before its v3 extractors were made to read the agent's advice and narration as no
+  facts; an entry the labels do not know is counted as unlabelled, never guessed;
 * the same sessions as a harness streams them from another machine: each transcript
   replayed through `autopoiesis capture` as events whose `cwd` is a folder this machine
   does not have (`/Users/someone/Projects/<project>`, a third of them its `src/`) and no
@@ -40,6 +46,7 @@ sys.path.insert(0, str(HERE.parent))
 
 SESSIONS = HERE / "coding" / "sessions"
 QUESTIONS = HERE / "coding" / "questions.jsonl"
+LABELS = HERE / "coding" / "extraction-labels.jsonl"
 BUDGETS = (2048, 4096, 8192)
 KINDS = ("lexical", "paraphrase", "temporal", "preference")
 # (mode, category): every category as an agent searches, and transcripts only (no
@@ -202,6 +209,25 @@ def _stream_from_elsewhere(repo: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _entry_labels(repo: Path) -> dict[str, int]:
+    """How many current-state entries of REPO the labels call useful, noise, or do not know."""
+    from autopoiesis.formats import knowledge as kf
+
+    labels = {}
+    for line in LABELS.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            labels[(row["file"], kf.normalize_fact(row["text"]))] = row["label"]
+    counts = {"useful": 0, "noise": 0, "unlabelled": 0}
+    for path in sorted((repo / "knowledge").rglob("*.md")):
+        rel = path.relative_to(repo).as_posix()
+        if not kf.is_current_state(rel) or path.name.startswith("_"):
+            continue  # the index files restate their entries
+        for _section, entry in kf.parse(path.read_text(encoding="utf-8")).entries():
+            counts[labels.get((rel, kf.normalize_fact(entry.text)), "unlabelled")] += 1
+    return counts
+
+
 def measure(quick: bool = False) -> dict[str, Any]:
     questions = [json.loads(x) for x in QUESTIONS.read_text(encoding="utf-8").splitlines() if x]
     if quick:
@@ -220,6 +246,7 @@ def measure(quick: bool = False) -> dict[str, Any]:
         t0 = time.perf_counter()
         _cli(repo, "extract", "--pending")
         figures["extract_s"] = time.perf_counter() - t0
+        figures["entries"] = _entry_labels(repo)
         _cli(repo, "index", "rebuild")
         qfile = tmp / "questions.jsonl"
         qfile.write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
@@ -329,7 +356,19 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                         "target": None,
                     }
                 )
+    e = m["entries"]
+    judged = e["useful"] + e["noise"]
     rows += [
+        {
+            "bench": "coding",
+            "metric": (
+                f"extracted entries useful (precision; {e['useful']} useful / {judged} labelled,"
+                f" {e['unlabelled']} unlabelled)"
+            ),
+            "value": round(e["useful"] / judged, 3) if judged else None,
+            "unit": "",
+            "target": 0.9,
+        },
         {
             "bench": "coding",
             "metric": "sessions imported / transcripts",

@@ -512,6 +512,74 @@ def test_a_decision_names_what_was_chosen_and_no_order_is_one() -> None:
     assert [k.split(" (via")[0] for k in kept] == said[:3], kept
 
 
+def test_the_agent_s_advice_narration_and_options_are_no_facts() -> None:
+    """Facts of an agent's answer are what it observed. Its advice ("Remember to test ...",
+    "Note: never commit ..."; its "FYI" before an observation stays), its narration of its next step and the options it lists
+    filled a coding project's reference file with noise; the user's "remember that" and
+    the agent's observations stay facts."""
+    src = _src(
+        ("user", "Remember that the staging database runs on port 5433."),
+        (
+            "agent",
+            "Remember to test the changes across different devices and browsers to ensure "
+            "compatibility and readability.\n\n"
+            "Note: Never commit your actual secret key to version control.\n\n"
+            "Now, I'll verify that your test files are located in the tests directory.\n\n"
+            "1. **Upgrade Nuxt**: Upgrade to a newer version of Nuxt that is compatible with "
+            "Node 18.\n\n"
+            "The dev server is running on port 3000.\n\n"
+            "FYI the staging server runs on port 8443.",
+        ),
+    )
+    facts = [c.content for c in default_registry(plugins=False).get("facts").run_offline(src)]
+    assert facts == [
+        "The staging database runs on port 5433.",
+        "The dev server is running on port 3000.",
+        "The staging server runs on port 8443.",
+    ], facts
+    older = [c.content for c in default_registry(plugins=False).get("facts@2").run_offline(src)]
+    assert any(f.startswith("To test the changes") for f in older)  # what v2 kept
+
+
+def test_a_sentence_whose_code_the_export_lost_is_no_statement() -> None:
+    assert not is_statement("The plan suggests that these are located in ``.")
+    assert is_statement("The tests are located in the `tests` directory.")
+    assert is_statement("Fenced code starts with ``` on its own line.")
+
+
+def test_a_procedure_is_named_by_a_task_not_by_a_clause_or_a_pointer() -> None:
+    """ "steps"/"process" before a colon introduced a clause or a pointer as often as a task
+    on the development sessions: "process. These failures are in:", "Next steps (per
+    workflow and rules):", "all the required steps from the Minsky workflow for task
+    #004:", a "How to run:" whose step is a code block."""
+    steps = "\n1. Stage and commit this change.\n2. Run the tests to ensure everything works."
+    said = [
+        "These came in during the merge process. These failures are in:" + steps,
+        "Next steps (per workflow and rules):" + steps,
+        "I've completed all the required steps from the Minsky workflow for task #004:" + steps,
+        "**How to run:**\n1. ```sh bun test src/domain/tasks.test.ts ```\n2. ```sh bun x```",
+        "Steps to release the desktop app:\n1. Bump the version in package.json.\n"
+        "2. Tag the release and push the tag.",
+    ]
+    src = _src(*[t for text in said for t in (("user", text), ("agent", "Done."))])
+    made = default_registry(plugins=False).get("procedures").run_offline(src)
+    assert [c.path for c in made] == ["knowledge/procedures/release-the-desktop-app.md"], made
+
+
+def test_a_word_joined_to_a_role_word_names_no_role() -> None:
+    """ "Unfortunately, the dev-server.log did not appear" made a person "Unfortunately"
+    whose role was "the dev"; "Tom, the new dev, starts Monday" still names Tom's role."""
+    src = _src(
+        ("user", "Unfortunately, the dev-server.log did not appear, and only 2 tests passed."),
+        ("agent", "Done."),
+        ("user", "Tom, the new dev, starts on Monday."),
+    )
+    made = default_registry(plugins=False).get("people").run_offline(src)
+    assert {c.path for c in made if not c.path.endswith("_index.md")} == {
+        "knowledge/people/tom.md"
+    }, made
+
+
 def test_a_transcript_without_project_is_not_filed_under_its_folder_s_bare_name(
     tmp_path: Path,
 ) -> None:

@@ -479,7 +479,7 @@ ROLE_WORDS = (
     r"contact|contact|representative|rep|assistant|editor|writer|producer|operator"
 )
 # "X is joining the team as our SRE", "X joined as the new PM", "X takes over as ...", "X will be
-# our ..."
+# our ..."; a role word stands alone ("Unfortunately, the dev-server.log ..." names no dev)
 ROLE_CUE = re.compile(
     r"^\s*(?:is|was|has been|will be|'s)?\s*(?:now\s+)?(?:joining|joined|starting|started|coming "
     r"on board|hired|"
@@ -488,8 +488,8 @@ ROLE_CUE = re.compile(
     r"(?:\s+(?:the|our)\s+\w+(?:\s+team)?|\s+us)?(?:\s+(?:on|next|this)\s+\w+)?\s+as\s+(?P<role>(?:(?:our|the|a|an)\s+)?.{2,60})"
     r"|^\s*(?:is|'s|will be|has become|became|is now|'s "
     r"now)\s+(?:now\s+)?(?P<role2>(?:our|the|a|an)\s+(?:new\s+|acting\s+|interim\s+|"
-    rf"lead\s+|senior\s+|junior\s+|principal\s+|staff\s+|head\s+)?(?:[\w-]+\s+){{0,3}}?(?:{ROLE_WORDS})\b.{{0,40}})"
-    rf"|^,\s+(?P<role3>(?:our|the|a|an)\s+(?:new\s+)?(?:[\w-]+\s+){{0,2}}?(?:{ROLE_WORDS}))\b",
+    rf"lead\s+|senior\s+|junior\s+|principal\s+|staff\s+|head\s+)?(?:[\w-]+\s+){{0,3}}?(?:{ROLE_WORDS})\b(?![-.]\w).{{0,40}})"
+    rf"|^,\s+(?P<role3>(?:our|the|a|an)\s+(?:new\s+)?(?:[\w-]+\s+){{0,2}}?(?:{ROLE_WORDS}))\b(?![-.]\w)",
     re.IGNORECASE,
 )
 # "we hired Lena as our SRE", "welcome Tom, the new PM"

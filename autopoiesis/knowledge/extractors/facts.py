@@ -12,6 +12,7 @@ read); never an agent's acknowledgement. Relative dates are made absolute ("tomo
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from autopoiesis.core.text import slugify
@@ -20,6 +21,7 @@ from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.extractors.base import (
     NAME_SLUG_LEN,
     Extractor,
+    Sentence,
     SourceTranscript,
     checked_name,
     clean,
@@ -29,15 +31,19 @@ from autopoiesis.knowledge.extractors.base import (
     reply_validator,
 )
 
-_FACT_CUE = re.compile(
-    r"^(?:please\s+)?(?:remember|note(?! to self)|keep in mind|fyi|for the record|for "
-    r"reference|good to know)\b(?:\s+that)?\s*[:,]?\s*"
-    r"|\b(?:is|are) (?:located|hosted|deployed|running|stored|kept) (?:at|on|in)\b"
+# what somebody observed: where a thing is, what it runs on
+_OBSERVED = (
+    r"\b(?:is|are) (?:located|hosted|deployed|running|stored|kept) (?:at|on|in)\b"
     r"|\b(?:url|endpoint|port|host|hostname|address|version|deadline|budget|limit) (?:of|for) [\w "
     r".-]{2,40} (?:is|are)\b"
-    r"|\bruns on\b|\blives (?:at|in)\b",
+    r"|\bruns on\b|\blives (?:at|in)\b"
+)
+_FACT_CUE = re.compile(
+    r"^(?:please\s+)?(?:remember|note(?! to self)|keep in mind|fyi|for the record|for "
+    r"reference|good to know)\b(?:\s+that)?\s*[:,]?\s*|" + _OBSERVED,
     re.IGNORECASE,
 )
+_OBSERVATION = re.compile(_OBSERVED, re.IGNORECASE)
 _FACT_PREFIX = re.compile(
     r"^(?:please\s+)?(?:remember|note|keep in mind|fyi|for the record|for reference|good to "
     r"know)\b(?:\s+that)?\s*[:,]?\s*",
@@ -45,7 +51,11 @@ _FACT_PREFIX = re.compile(
 )
 
 
-def facts_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+def facts_offline(
+    src: SourceTranscript, key: str, admits: Callable[[Sentence], bool] | None = None
+) -> list[KnowledgeChange]:
+    """v2's facts; ADMITS, when given, is asked of every sentence first (v3's stricter
+    reading of the agent)."""
     topic = src.project
     out = []
     for s in src.sentences:
@@ -53,6 +63,7 @@ def facts_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
             s.ack
             or s.question
             or (s.role == "agent" and not s.owned and cues.PROPOSAL.search(s.text))
+            or (admits is not None and not admits(s))
         ):
             continue
         event = cues.event_date(s.text)
@@ -90,13 +101,38 @@ def facts_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     return out
 
 
+# The agent telling what it is about to do ("Now, I'll verify that ...", "First, let me
+# check ...: the validation is running"): its next step, not something it observed.
+_NARRATION = re.compile(
+    r"\b(?:let me|i'?ll|i will|i need to|i'?m going to|i am going to)\b", re.IGNORECASE
+)
+# One of the options an answer lists ("1. **Downgrade Node.js**: Use a version ..."): a
+# proposal, whatever its wording.
+_OPTION_ITEM = re.compile(r"^\s*(?:\d+[.)]\s*)?\*\*[^*\n]{1,80}\*\*\s*:")
+
+
+def _v3_admits(s: Sentence) -> bool:
+    """Whether sentence S may hold a v3 fact. The user's word (or one the user confirmed)
+    always may. The agent's own sentences give only what it observed: its "FYI" or "Note"
+    only before an observation ("FYI the staging server runs on port 8443"), never before
+    its advice to the user ("Remember to test the changes across browsers", "Note: never
+    commit your secret key"); never its narration of its next step, nor an option it
+    lists."""
+    if s.counts:
+        return True
+    reminder = _FACT_PREFIX.match(s.text)
+    if reminder and not _OBSERVATION.search(s.text, reminder.end()):
+        return False
+    return not (_NARRATION.search(s.text) or _OPTION_ITEM.match(s.text))
+
+
 def facts_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     """v3: the facts of v2 read from what somebody wrote (no pasted logs, forms or tool
     output), whole statements only ("The setting is located in" is none), filed under the
-    session's project."""
+    session's project; of the agent's sentences only its observations (`_v3_admits`)."""
     prose_at = {(s.at, s.text) for s in src.prose_sentences}
     out = []
-    for change in facts_offline(src, key):
+    for change in facts_offline(src, key, _v3_admits):
         said = [t for at, t in prose_at if at == change.provenance.at]
         if not said or not prose.is_statement(change.content):
             continue
@@ -150,7 +186,7 @@ FACTS = Extractor(
     "facts",
     3,
     "reference facts and dates of events -> reference/TOPIC.md; v3: from what somebody wrote, "
-    "whole statements only",
+    "whole statements only, of the agent's words only what it observed",
     ("knowledge/reference/*.md",),
     frozenset({"append", "supersede"}),
     facts_v3_offline,

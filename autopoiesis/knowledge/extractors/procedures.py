@@ -127,8 +127,8 @@ def _procedure_change(
 
 def procedures_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     """v3: the procedures of v2 read from what somebody wrote (no pasted forms or logs),
-    and only those whose name says what they do ("proceed-now" does not) and whose steps
-    are words, not links or code."""
+    and only those whose name says what they do ("proceed-now" does not, nor a clause or
+    a pointer: `_NOT_A_NAME`) and whose steps are words, not links or code."""
     out = []
     for change in procedures_offline(src, key):
         name = (change.subject or "").removeprefix("how to ").strip()
@@ -136,9 +136,10 @@ def procedures_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChan
         if (
             not long_words(name)
             or set(name.lower().split()) <= _VAGUE
+            or _NOT_A_NAME.match(name)
             or not prose.is_statement(f"How to {name}.")
             or prose.is_heading(name)
-            or any(len(long_words(x)) < 2 or prose.code_share(x) > 0.3 for x in steps)
+            or any(len(long_words(x)) < 2 or prose.code_share(x) > 0.3 or "```" in x for x in steps)
             or re.search(r"https?://|@\S", change.content)
             or not _said_in_prose(src, change)
         ):
@@ -168,7 +169,20 @@ _VAGUE = {
     "implement",
     "the",
     "plan",
+    "run",
+    "use",
 }
+
+
+# What follows "steps"/"process" before a colon that names no task: a clause ("... the
+# steps are performed in order:", "my planning process. I didn't properly distinguish
+# between:", "These failures are in:") or a pointer ("the steps from the workflow for task
+# #004:", "Next steps (per workflow and rules):").
+_NOT_A_NAME = re.compile(
+    r"^(?:[^\w\s]|(?:are|is|was|were|be|been|from|per|these|those|this|that|it|i|we|you|they|"
+    r"he|she|my|our|your|their)\b)|\.(?:\s|$)|[()]",
+    re.IGNORECASE,
+)
 
 
 def _said_in_prose(src: SourceTranscript, change: KnowledgeChange) -> bool:

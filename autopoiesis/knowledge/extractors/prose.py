@@ -136,13 +136,18 @@ _POINTER_PLAN = re.compile(
 )
 
 
+# an inline code span with nothing in it: an export that dropped what stood there ("the
+# tests are located in the `` directory")
+_EMPTY_CODE = re.compile(r"(?<!`)``(?!`)")
+
+
 def is_statement(text: str) -> bool:
     """Whether TEXT is a whole statement worth keeping: not a fragment ending on "in" or
     "the", not a heading, not a plan with no object ("Let's implement the plan.") or
     one that only points back or moves on ("Let's go with option 2."), not code or
-    output."""
+    output, not a sentence whose code the export lost."""
     t = text.strip()
-    if not t or is_heading(t) or t.endswith("…"):
+    if not t or is_heading(t) or t.endswith("…") or _EMPTY_CODE.search(t):
         return False
     if _DANGLING_STOPPED.search(t) if t.endswith((".", "!")) else _DANGLING.search(t):
         return False
