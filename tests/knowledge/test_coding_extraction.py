@@ -173,11 +173,32 @@ def test_commands_by_kind_and_runner() -> None:
     assert command_kind("git status") is None
     assert runner_of("python -m pytest -q tests/x.py") == "pytest"
     assert runner_of("pnpm test") == "pnpm"
+    # a package script is named whole, or with its variant; a file named test-... is none
+    assert command_kind("npm run test:e2e") == "test"
+    assert command_kind("bun run test-session-command-autodetect.ts") is None
+    assert command_kind("npm run lint:fix") == "lint"
+    assert command_kind("npm run build-storybook") is None
 
 
-def _fixes_of(request: str, commands: list[tuple[str, str]]) -> list[str]:
-    """The Errors and Fixes entries `coding` makes of a session: the user's REQUEST, then
-    the agent's shell COMMANDS as (command, result) tool calls."""
+def test_a_command_is_kept_without_the_echo_that_narrates_it() -> None:
+    """The agent chains an `echo` after a command to say it worked ("bun install && echo
+    'Dependencies installed successfully'"); how to install is `bun install`."""
+    made = _fixes_of(
+        "Set up the minsky project.",
+        [
+            ('bun install && echo "Dependencies installed successfully"', "Done in 2.1s"),
+            ("bun run test-session-command-autodetect.ts", "3 passed"),
+        ],
+        section="Commands",
+    )
+    assert made == ["Install the dependencies: `bun install`"], made
+
+
+def _fixes_of(
+    request: str, commands: list[tuple[str, str]], section: str = "Errors and Fixes"
+) -> list[str]:
+    """The entries of SECTION (Errors and Fixes) `coding` makes of a session: the user's
+    REQUEST, then the agent's shell COMMANDS as (command, result) tool calls."""
     from datetime import UTC, datetime
 
     from autopoiesis.formats import transcript as tf
@@ -192,9 +213,7 @@ def _fixes_of(request: str, commands: list[tuple[str, str]]) -> list[str]:
     )
     src = SourceTranscript.from_text("raw/x.md", tf.render(transcript))
     return [
-        c.content
-        for c in default_registry().get("coding").run_offline(src)
-        if c.section == "Errors and Fixes"
+        c.content for c in default_registry().get("coding").run_offline(src) if c.section == section
     ]
 
 
@@ -327,6 +346,14 @@ def test_a_developer_s_corrections_are_kept_as_preferences() -> None:
         ("user", "make sure to mention the status in the spec"),
         ("user", "I tried it again, not sure why it fails"),
         ("user", "use the second one for now, not the first"),
+        # orders about the thing at hand, with a contrast inside
+        (
+            "user",
+            "Lets extract this session repo path to a common function that all the commands "
+            "use, instead of duplicating it",
+        ),
+        ("user", "Generate a PR description for these changes (do it yourself, not using it)"),
+        ("user", "The main version should be linked, not this one."),
     )
     got = {
         c.content: c.section
@@ -341,6 +368,7 @@ def test_a_developer_s_corrections_are_kept_as_preferences() -> None:
         "Rules MUST always be created in the `.cursor/rules` directory": "Preferences",
         "Dont tell me what to do, do it yourself without asking": "Preferences",
         "No, never `bun link` a session version.": "Preferences",
+        "The main version should be linked, not this one.": "Preferences",
     }, got
 
 

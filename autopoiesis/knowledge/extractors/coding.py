@@ -66,9 +66,12 @@ _EDIT_TOOLS = {
     "search_replace",
     "notebookedit",
 }
+# A package script's name ends there or at its variant ("test", "test:e2e"): "bun run
+# test-session-autodetect.ts" runs a file whose name starts with "test", no test script.
+_SCRIPT_END = r"(?=$|[\s:;&|])"
 # what a command is for, by its runner (the first match wins)
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(rx, re.IGNORECASE))
+    (kind, re.compile(rx.replace("{_SCRIPT_END}", _SCRIPT_END), re.IGNORECASE))
     for kind, rx in (
         (
             "install",
@@ -79,23 +82,29 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "lint",
             r"\b(?:ruff(?: check)?|eslint|flake8|pylint|golangci-lint|clippy|shellcheck|"
-            r"stylelint|(?:npm|pnpm|yarn|bun)(?: run)? lint|lint-imports|biome)\b",
+            r"stylelint|(?:npm|pnpm|yarn|bun)(?: run)? lint{_SCRIPT_END}|lint-imports|biome)\b",
         ),
-        ("typecheck", r"\b(?:mypy|tsc|pyright|(?:npm|pnpm|yarn|bun)(?: run)? typecheck)\b"),
+        (
+            "typecheck",
+            r"\b(?:mypy|tsc|pyright|(?:npm|pnpm|yarn|bun)(?: run)? typecheck{_SCRIPT_END})\b",
+        ),
         (
             "test",
             r"\b(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|rspec|phpunit|"
             r"go test|cargo test|mvn test|gradle test|ctest|playwright test|"
-            r"(?:npm|pnpm|yarn|bun)(?: run)? test|make test)\b|(?:^|\s)\./run(?:_tests)?\.sh\b",
+            r"(?:npm|pnpm|yarn|bun)(?: run)? test{_SCRIPT_END}|make test)\b"
+            r"|(?:^|\s)\./run(?:_tests)?\.sh\b",
         ),
         (
             "build",
-            r"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? build|cargo build|go build|make\b|cmake|"
+            r"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? build{_SCRIPT_END}|cargo build|go build|"
+            r"make\b|cmake|"
             r"vite build|webpack|gradle build|mvn package|python -m build|docker build)",
         ),
         (
             "run",
-            r"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? (?:dev|start)|cargo run|go run|uvicorn|"
+            r"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? (?:dev|start){_SCRIPT_END}|cargo run|go run|"
+            r"uvicorn|"
             r"flask run|manage\.py runserver|docker compose up)\b",
         ),
     )
@@ -120,6 +129,9 @@ _CD_PREFIX = re.compile(
     r"\s*(?:&&|;)\s*)+",
     re.IGNORECASE,
 )
+# what an agent chains after the command to narrate it ("bun install && echo 'Dependencies
+# installed'"): not part of how to run it
+_ECHO_SUFFIX = re.compile(r"\s*(?:&&|;)\s*echo\b[^&|;]*$")
 # the line that says what went wrong, best first: an exception, a compiler's or linter's
 # "error:", the failure count; a bare "FAILED" says least
 _ERROR_LINES = tuple(
@@ -162,7 +174,7 @@ class ToolStep:
 
     @property
     def command(self) -> str:
-        return _CD_PREFIX.sub("", self.args.strip())
+        return _ECHO_SUFFIX.sub("", _CD_PREFIX.sub("", self.args.strip()))
 
     @property
     def kind(self) -> str | None:

@@ -260,10 +260,26 @@ PROJECT_SCOPE = re.compile(
 ONE_OFF_TIME = re.compile(rf"\b(?:{_ONE_OFF_TIMES})\b", re.IGNORECASE)
 
 
+# A contrast about the thing at hand ("lets extract this session repo path to a common
+# function, instead of duplicating it", "generate a PR description for these changes, not
+# using the command"): an order for the task, which a later session reads as pointing at
+# nothing, unless it says it stands. "this one" is a contrast's other side ("the main
+# version should be linked, not this one"), "this repo" a convention's scope.
+_AT_HAND = re.compile(
+    r"\b(?:this|these|those)\s+(?!(?:one|ones|time|way|is|was|are|were|from|in|on|at|to|for|"
+    r"with|by|as|again|now|instead|first|yourself|repo(?:sitory)?|project|code\s?base|"
+    r"monorepo)\b)[a-z]",
+    re.IGNORECASE,
+)
+
+
 def is_correction(sentence: str) -> bool:
-    """Whether SENTENCE corrects how the agent works (see CORRECTION)."""
+    """Whether SENTENCE corrects how the agent works (see CORRECTION), rather than orders
+    the task at hand (`_AT_HAND`, said without STANDING)."""
     m = CORRECTION.search(sentence)
     if m is None or ONE_OFF_TIME.search(sentence):
+        return False
+    if _AT_HAND.search(sentence) and not STANDING.search(sentence):
         return False
     first = m.group("first")
     return first is None or bool(_CONTRAST_FIRST.search(first))
