@@ -293,6 +293,37 @@ def test_the_journal_says_nothing_of_a_greeting() -> None:
     ]
 
 
+def test_the_journal_takes_no_narration_or_rule_for_the_outcome() -> None:
+    """The agent's last words on the development sessions were as often its next step
+    ("Now that we've fixed the test file, let me run the tests") or a rule it restated
+    ("All tasks must be tracked using the canonical process") as a report; the report is
+    the outcome, and without one the line says the session's size."""
+    journal = default_registry(plugins=False).get("journal")
+    lines = journal.run_offline(
+        _src(
+            ("user", "Fix the failing session tests in the minsky project"),
+            (
+                "agent",
+                "Now that we've fixed the test file, let me run the tests to see if they pass."
+                "\n\nAll tasks and work items must be tracked using the canonical process.",
+            ),
+        )
+    )
+    assert [c.content for c in lines] == [
+        "Fix the failing session tests in the minsky project (2 turns)"
+    ]
+    lines = journal.run_offline(
+        _src(
+            ("user", "Fix the failing session tests in the minsky project"),
+            ("agent", "Now I'll run them.\n\nI've fixed the two session tests; all pass."),
+        )
+    )
+    assert [c.content for c in lines] == [
+        "Fix the failing session tests in the minsky project — I've fixed the two session "
+        "tests; all pass"
+    ]
+
+
 def test_go_ahead_accepts_the_closing_proposal_not_the_narration() -> None:
     from datetime import UTC, datetime, timedelta
 

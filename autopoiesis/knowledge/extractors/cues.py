@@ -50,6 +50,14 @@ PROPOSAL = re.compile(
     re.IGNORECASE,
 )
 
+# The agent telling what it is about to do ("Now, I'll verify that ...", "Now that the
+# file is fixed, let me run the tests"): its next step, neither something it observed nor
+# an outcome.
+NARRATION = re.compile(
+    r"\b(?:let me|let'?s|i'?ll|i will|i need to|we need to|i'?m going to|i am going to)\b",
+    re.IGNORECASE,
+)
+
 # ── decisions and plans ─────────────────────────────────────────────────────────────
 _COMMIT_VERBS = (
     r"use|put|adopt|switch|move|migrate|go with|stick "
@@ -571,6 +579,7 @@ __all__ = [
     "CODING_PREFERENCE",
     "CONFIRM",
     "CORRECTION",
+    "NARRATION",
     "DATE",
     "DECISION_CUE",
     "DECISION_PREFIX",

@@ -101,11 +101,6 @@ def facts_offline(
     return out
 
 
-# The agent telling what it is about to do ("Now, I'll verify that ...", "First, let me
-# check ...: the validation is running"): its next step, not something it observed.
-_NARRATION = re.compile(
-    r"\b(?:let me|i'?ll|i will|i need to|i'?m going to|i am going to)\b", re.IGNORECASE
-)
 # One of the options an answer lists ("1. **Downgrade Node.js**: Use a version ..."): a
 # proposal, whatever its wording.
 _OPTION_ITEM = re.compile(r"^\s*(?:\d+[.)]\s*)?\*\*[^*\n]{1,80}\*\*\s*:")
@@ -123,7 +118,7 @@ def _v3_admits(s: Sentence) -> bool:
     reminder = _FACT_PREFIX.match(s.text)
     if reminder and not _OBSERVATION.search(s.text, reminder.end()):
         return False
-    return not (_NARRATION.search(s.text) or _OPTION_ITEM.match(s.text))
+    return not (cues.NARRATION.search(s.text) or _OPTION_ITEM.match(s.text))
 
 
 def facts_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:

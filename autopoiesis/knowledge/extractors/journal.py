@@ -17,7 +17,7 @@ from autopoiesis.core.clock import utc
 from autopoiesis.core.text import slugify
 from autopoiesis.formats import transcript as tf
 from autopoiesis.knowledge.changes import KnowledgeChange, entry_id_for
-from autopoiesis.knowledge.extractors import prose
+from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.extractors.base import (
     NAME_SLUG_LEN,
     Extractor,
@@ -245,7 +245,8 @@ def _answer_title(src: SourceTranscript) -> str:
 
 def _closing_statement(src: SourceTranscript) -> str:
     """The agent's report of an outcome in its last turn ("I've removed the unused
-    imports", "All tests pass now"), or "" (a checklist item or a plan is no outcome)."""
+    imports", "All tests pass now"), or "" (a checklist item, a plan, a rule or the
+    agent's narration of its next step is no outcome)."""
     turns = src.transcript.turns
     users = [i for i, t in enumerate(turns) if t.role == "user"]
     # the answer to the opening request (up to the next user turn), then the last turn's
@@ -258,7 +259,12 @@ def _closing_statement(src: SourceTranscript) -> str:
         for s in src.prose_sentences:
             if s.role != "agent" or s.at not in times or s.ack or s.question:
                 continue
-            if _REPORT.match(s.text) and _OUTCOME.search(s.text) and prose.is_statement(s.text):
+            if (
+                _REPORT.match(s.text)
+                and _OUTCOME.search(s.text)
+                and not (cues.NARRATION.search(s.text) or _RULE.search(s.text))
+                and prose.is_statement(s.text)
+            ):
                 return clean(s.text, limit=140).rstrip(".")
     return ""
 
@@ -268,6 +274,10 @@ _REPORT = re.compile(
     r"(?:Now|Everything)\b)",
     re.IGNORECASE,
 )
+
+
+# a rule the answer restates ("All tasks must be tracked using the canonical process")
+_RULE = re.compile(r"\bmust\b", re.IGNORECASE)
 
 
 _OUTCOME = re.compile(
