@@ -4,6 +4,7 @@ real memory repo, extracted offline, and what lands in which file."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -192,6 +193,32 @@ def test_a_command_is_kept_without_the_echo_that_narrates_it() -> None:
         section="Commands",
     )
     assert made == ["Install the dependencies: `bun install`"], made
+
+
+@pytest.mark.slow
+def test_a_command_with_a_long_run_of_blanks_is_read_in_linear_time() -> None:
+    """A tool call's command is whatever its log holds: reading the `echo` after it went
+    back over every blank from every blank (20,000 blanks took 3 s). A transcript folds a
+    call's blanks, but a ToolStep is read from any log. Eight times the blanks take about
+    eight times the CPU time now; quadratic would be sixty-four times (the bound is
+    loose: CPU time drifts on a loaded machine)."""
+    from datetime import UTC, datetime
+
+    from autopoiesis.knowledge.extractors.coding import ToolStep
+
+    def cpu(blanks: int) -> float:
+        best = float("inf")
+        for _ in range(3):
+            step = ToolStep(
+                datetime(2026, 3, 2, tzinfo=UTC), "Bash", "bun i" + " " * blanks + "x", "", ""
+            )
+            started = time.process_time()
+            assert step.command.endswith("x")
+            best = min(best, time.process_time() - started)
+        return best
+
+    small, large = cpu(4_000), cpu(32_000)
+    assert large < 30 * max(small, 0.0005), f"4,000 blanks: {small:.4f} s, 32,000: {large:.4f} s"
 
 
 def _fixes_of(

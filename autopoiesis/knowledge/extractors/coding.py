@@ -131,7 +131,7 @@ _CD_PREFIX = re.compile(
 )
 # what an agent chains after the command to narrate it ("bun install && echo 'Dependencies
 # installed'"): not part of how to run it
-_ECHO_SUFFIX = re.compile(r"\s*(?:&&|;)\s*echo\b[^&|;]*$")
+_ECHO_SUFFIX = re.compile(r"(?:&&|;)[ \t]*echo\b[^&|;]*$")  # from the operator: linear
 # the line that says what went wrong, best first: an exception, a compiler's or linter's
 # "error:", the failure count; a bare "FAILED" says least
 _ERROR_LINES = tuple(
@@ -174,7 +174,7 @@ class ToolStep:
 
     @property
     def command(self) -> str:
-        return _ECHO_SUFFIX.sub("", _CD_PREFIX.sub("", self.args.strip()))
+        return _ECHO_SUFFIX.sub("", _CD_PREFIX.sub("", self.args.strip())).rstrip()
 
     @property
     def kind(self) -> str | None:
