@@ -22,6 +22,9 @@ from tests.viewer.build import SESSIONS, XSS_SCRIPT
 pytestmark = pytest.mark.slow
 
 CHROMIUM = Path("/usr/bin/chromium")
+# how long an assertion about a page that a click loads retries (it returns as soon as it
+# holds): a page asserted on at once may still be the old one on a busy machine
+WAIT = 60_000
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 FLAGS = [
     "--headless",
@@ -82,6 +85,14 @@ def browser(tmp_path: Path) -> Iterator[Any]:
             context.close()
 
 
+def expect(locator: Any) -> Any:
+    """Playwright's retrying assertions (imported here: the `browser` fixture skips the
+    test when Playwright is not installed)."""
+    from playwright.sync_api import expect as retrying
+
+    return retrying(locator)
+
+
 def shot(page: Any, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
@@ -97,24 +108,24 @@ def test_a_new_user_finds_what_the_memory_knows_and_where_it_came_from(
     assert page.locator("li.session").count() == 3
     shot(page, "timeline")
     page.click("a.badge.project >> nth=0")  # billing-service's sessions
-    assert page.locator("li.session").count() == 2
+    expect(page.locator("li.session")).to_have_count(2, timeout=WAIT)
     page.click("text=what the memory knows about it")
-    assert page.locator("h1").inner_text() == "Knowledge about billing-service"
+    expect(page.locator("h1")).to_have_text("Knowledge about billing-service", timeout=WAIT)
     struck = page.locator("li.entry.superseded del.fact")
     assert "PgBouncer" in struck.inner_text()
     shot(page, "knowledge")
     live = page.locator("li.entry:not(.superseded)", has_text="HikariCP")
     live.locator("text=provenance").click()
-    assert page.locator("h1").inner_text() == "Where this came from"
-    assert page.locator("dd", has_text="decisions@").count() == 1
+    expect(page.locator("h1")).to_have_text("Where this came from", timeout=WAIT)
+    expect(page.locator("dd", has_text="decisions@")).to_have_count(1, timeout=WAIT)
     shot(page, "provenance")
     page.click("text=How this fact changed")
-    assert page.locator("ol.changes > li").count() >= 1
+    expect(page.locator("ol.changes > li").first).to_be_visible(timeout=WAIT)
     shot(page, "history")
     page.go_back()
     page.click("dl.provenance dd a[href^='/session']")
     hit = page.locator("li.turn", has_text="drop PgBouncer and use HikariCP")
-    assert hit.count() == 1
+    expect(hit).to_have_count(1, timeout=WAIT)
     shot(page, "session")
 
 
@@ -123,7 +134,7 @@ def test_a_script_in_a_transcript_stays_text_in_the_browser(served: str, browser
     page.goto(served)
     page.click("text=Why Does This Page Break")
     turn = page.locator("li.turn.user .text")
-    assert XSS_SCRIPT in turn.inner_text()  # shown to the reader, as text
+    expect(turn).to_contain_text(XSS_SCRIPT, timeout=WAIT)  # shown to the reader, as text
     assert page.evaluate("typeof window.__xss") == "undefined"  # and never run
     assert page.locator("li.turn img").count() == 0
     shot(page, "session-with-script")
@@ -134,7 +145,8 @@ def test_tool_calls_are_folded_until_opened(served: str, browser: Any) -> None:
     page.goto(served)
     page.click("text=For The Billing Service Project Well Put Pgbouncer")
     tools = page.locator("details.tools")
-    assert tools.count() == 1 and not tools.evaluate("d => d.open")
+    expect(tools).to_have_count(1, timeout=WAIT)
+    assert not tools.evaluate("d => d.open")
     assert not page.locator("details.tools li").first.is_visible()
     tools.locator("summary").click()
     assert page.locator("details.tools li").first.is_visible()
@@ -146,11 +158,11 @@ def test_the_tool_pages_render(served: str, browser: Any) -> None:
     page.goto(served)
     page.fill("header input[name=q]", "HikariCP pooling")
     page.press("header input[name=q]", "Enter")
-    assert page.locator("li.result").count() >= 1
+    expect(page.locator("li.result").first).to_be_visible(timeout=WAIT)
     shot(page, "search")
     page.click("text=What would the compiler give for this?")
-    assert page.locator("svg.chart").count() == 1
-    assert page.locator("table.slots td", has_text="P0 identity").count() == 1
+    expect(page.locator("svg.chart")).to_have_count(1, timeout=WAIT)
+    expect(page.locator("table.slots td", has_text="P0 identity")).to_have_count(1, timeout=WAIT)
     shot(page, "compile")
     page.click("nav >> text=Health")
     page.wait_for_selector("table.checks", timeout=120_000)  # the page reloads until checked
@@ -159,7 +171,7 @@ def test_the_tool_pages_render(served: str, browser: Any) -> None:
     page.click("nav >> text=Compare")
     page.select_option("select[name=a]", "main")
     page.click("button:has-text('Compare')")
-    assert "The two hold the same knowledge" in page.content()
+    expect(page.locator("body")).to_contain_text("The two hold the same knowledge", timeout=WAIT)
     shot(page, "compare")
 
 
@@ -175,4 +187,4 @@ def test_a_new_session_shows_while_the_page_is_open(
     )
     page.wait_for_selector("#live", state="visible", timeout=120_000)  # the poll noticed
     page.click("#live a")
-    assert page.locator("h2#d2026-04-01").count() == 1
+    expect(page.locator("h2#d2026-04-01")).to_have_count(1, timeout=WAIT)
