@@ -305,16 +305,18 @@ def test_a_pasted_checklist_and_a_one_off_order_are_nobody_s_rules() -> None:
     assert any(c.content.startswith("Please never") for c in reg.get("lessons@2").run_offline(src))
 
 
-def test_the_journal_says_nothing_of_a_greeting() -> None:
+def _journal_of(*turns: tuple[str, str], title: str = "A session") -> list[str]:
+    """The journal lines journal@3 makes of a session of TURNS (role, text)."""
     journal = default_registry(plugins=False).get("journal")
-    assert journal.run_offline(_src(("user", "Hello"), ("agent", "Hi!"), title="Hello")) == []
-    lines = journal.run_offline(
-        _src(
-            ("user", "Check the tests and solve if any issue"),
-            ("agent", "All browser.py tests are passing with 100% code coverage."),
-        )
-    )
-    assert [c.content for c in lines] == [
+    return [c.content for c in journal.run_offline(_src(*turns, title=title))]
+
+
+def test_the_journal_says_nothing_of_a_greeting() -> None:
+    assert _journal_of(("user", "Hello"), ("agent", "Hi!"), title="Hello") == []
+    assert _journal_of(
+        ("user", "Check the tests and solve if any issue"),
+        ("agent", "All browser.py tests are passing with 100% code coverage."),
+    ) == [
         "Check the tests and solve if any issue — All browser.py tests are passing with 100% "
         "code coverage"
     ]
@@ -325,27 +327,18 @@ def test_the_journal_takes_no_narration_or_rule_for_the_outcome() -> None:
     ("Now that we've fixed the test file, let me run the tests") or a rule it restated
     ("All tasks must be tracked using the canonical process") as a report; the report is
     the outcome, and without one the line says the session's size."""
-    journal = default_registry(plugins=False).get("journal")
-    lines = journal.run_offline(
-        _src(
-            ("user", "Fix the failing session tests in the minsky project"),
-            (
-                "agent",
-                "Now that we've fixed the test file, let me run the tests to see if they pass."
-                "\n\nAll tasks and work items must be tracked using the canonical process.",
-            ),
-        )
-    )
-    assert [c.content for c in lines] == [
-        "Fix the failing session tests in the minsky project (2 turns)"
-    ]
-    lines = journal.run_offline(
-        _src(
-            ("user", "Fix the failing session tests in the minsky project"),
-            ("agent", "Now I'll run them.\n\nI've fixed the two session tests; all pass."),
-        )
-    )
-    assert [c.content for c in lines] == [
+    asked = ("user", "Fix the failing session tests in the minsky project")
+    assert _journal_of(
+        asked,
+        (
+            "agent",
+            "Now that we've fixed the test file, let me run the tests to see if they pass."
+            "\n\nAll tasks and work items must be tracked using the canonical process.",
+        ),
+    ) == ["Fix the failing session tests in the minsky project (2 turns)"]
+    assert _journal_of(
+        asked, ("agent", "Now I'll run them.\n\nI've fixed the two session tests; all pass.")
+    ) == [
         "Fix the failing session tests in the minsky project — I've fixed the two session "
         "tests; all pass"
     ]
