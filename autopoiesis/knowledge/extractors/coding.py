@@ -71,7 +71,7 @@ _EDIT_TOOLS = {
 _SCRIPT_END = r"(?=$|[\s:;&|])"
 # what a command is for, by its runner (the first match wins)
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(rx.replace("{_SCRIPT_END}", _SCRIPT_END), re.IGNORECASE))
+    (kind, re.compile(rx, re.IGNORECASE))
     for kind, rx in (
         (
             "install",
@@ -82,28 +82,28 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "lint",
             r"\b(?:ruff(?: check)?|eslint|flake8|pylint|golangci-lint|clippy|shellcheck|"
-            r"stylelint|(?:npm|pnpm|yarn|bun)(?: run)? lint{_SCRIPT_END}|lint-imports|biome)\b",
+            rf"stylelint|(?:npm|pnpm|yarn|bun)(?: run)? lint{_SCRIPT_END}|lint-imports|biome)\b",
         ),
         (
             "typecheck",
-            r"\b(?:mypy|tsc|pyright|(?:npm|pnpm|yarn|bun)(?: run)? typecheck{_SCRIPT_END})\b",
+            rf"\b(?:mypy|tsc|pyright|(?:npm|pnpm|yarn|bun)(?: run)? typecheck{_SCRIPT_END})\b",
         ),
         (
             "test",
             r"\b(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|rspec|phpunit|"
             r"go test|cargo test|mvn test|gradle test|ctest|playwright test|"
-            r"(?:npm|pnpm|yarn|bun)(?: run)? test{_SCRIPT_END}|make test)\b"
+            rf"(?:npm|pnpm|yarn|bun)(?: run)? test{_SCRIPT_END}|make test)\b"
             r"|(?:^|\s)\./run(?:_tests)?\.sh\b",
         ),
         (
             "build",
-            r"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? build{_SCRIPT_END}|cargo build|go build|"
+            rf"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? build{_SCRIPT_END}|cargo build|go build|"
             r"make\b|cmake|"
             r"vite build|webpack|gradle build|mvn package|python -m build|docker build)",
         ),
         (
             "run",
-            r"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? (?:dev|start){_SCRIPT_END}|cargo run|go run|"
+            rf"\b(?:(?:npm|pnpm|yarn|bun)(?: run)? (?:dev|start){_SCRIPT_END}|cargo run|go run|"
             r"uvicorn|"
             r"flask run|manage\.py runserver|docker compose up)\b",
         ),
