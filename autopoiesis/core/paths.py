@@ -106,7 +106,7 @@ GIT_STATE_FILES = {
 def git_state_path(root: str | os.PathLike[str], name: str) -> Path:
     """Where the repository at ROOT keeps GIT_STATE_FILES[NAME] (under .autopoiesis/ when
     its .git cannot be read)."""
-    from autopoiesis.core.project import common_git_dir  # only when such a file is read
+    from autopoiesis.core.gitdirs import common_git_dir  # only when such a file is read
 
     gitdir = common_git_dir(Path(root) / ".git")
     return (gitdir if gitdir is not None else Path(root) / STATE_DIR).joinpath(

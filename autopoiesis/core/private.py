@@ -115,7 +115,7 @@ def may_reach_model(path: str, private: Iterable[str], model_paths: Iterable[str
 def crypt_dir(root: Path) -> Path | None:
     """The git-crypt folder of ROOT's repository (in the common git folder, which the
     linked worktrees share), or None outside git."""
-    from autopoiesis.core.project import common_git_dir
+    from autopoiesis.core.gitdirs import common_git_dir
 
     gitdir = common_git_dir(Path(root) / ".git")
     return None if gitdir is None else gitdir / "git-crypt"

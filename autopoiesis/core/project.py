@@ -29,10 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autopoiesis.core.gitdirs import GITDIR_LINE, common_git_dir, git_entry, gitdir_of
 from autopoiesis.core.text import slugify
 
 PROJECT_SLUG_LEN = 40  # a folder name under knowledge/projects/, not a title
-_GITDIR_LINE = re.compile(r"^gitdir:\s*(.+?)\s*$", re.MULTILINE)
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]")
 _URL = re.compile(r"^\s*url\s*=\s*(.+?)\s*$")
 # The project a linked worktree declares, in its own git folder (.git/worktrees/NAME/).
@@ -60,7 +60,7 @@ def project_slug(text: str) -> str:
 def project_of(path: str | os.PathLike[str]) -> Project | None:
     """The project of PATH (a folder or a file in one), or None when PATH is in no git
     repository or its repository's name slugs to nothing."""
-    found = _git_entry(Path(os.path.abspath(path)))
+    found = git_entry(Path(os.path.abspath(path)))
     if found is None:
         return None
     top, dot_git = found
@@ -87,7 +87,7 @@ def project_of(path: str | os.PathLike[str]) -> Project | None:
 def _declared(dot_git: Path) -> str | None:
     """The project a linked worktree's own git folder declares (CHECKOUT_PROJECT), if any."""
     try:
-        match = _GITDIR_LINE.search(dot_git.read_text(encoding="utf-8", errors="replace"))
+        match = GITDIR_LINE.search(dot_git.read_text(encoding="utf-8", errors="replace"))
         if match is None:
             return None
         gitdir = Path(match.group(1))
@@ -198,56 +198,11 @@ def foreign_project(folder: str) -> str | None:
     return None
 
 
-def _git_entry(start: Path) -> tuple[Path, Path] | None:
-    """(the top-level folder, its `.git` entry) of the nearest folder from START up that
-    holds a `.git` folder or file."""
-    folder = start
-    while True:
-        dot_git = folder / ".git"
-        if dot_git.exists():
-            return folder, dot_git
-        if folder.parent == folder:
-            return None
-        folder = folder.parent
-
-
-def _gitdir_of(dot_git: Path) -> Path | None:
-    """The folder a `.git` file's `gitdir:` line names (relative to the file's folder);
-    None when the file cannot be read or has no such line."""
-    try:
-        match = _GITDIR_LINE.search(dot_git.read_text(encoding="utf-8", errors="replace"))
-    except OSError:
-        return None
-    if match is None:
-        return None
-    gitdir = Path(match.group(1))
-    return gitdir if gitdir.is_absolute() else dot_git.parent / gitdir
-
-
-def common_git_dir(dot_git: Path) -> Path | None:
-    """The git folder that holds the repository's config: `.git` itself, or for a `.git`
-    file the folder its `gitdir:` names, or that folder's `commondir` (a linked worktree's
-    gitdir is .git/worktrees/NAME, whose `commondir` file says `../..`)."""
-    if dot_git.is_dir():
-        return dot_git
-    gitdir = _gitdir_of(dot_git)
-    if gitdir is None:
-        return None
-    try:
-        common = (gitdir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return Path(os.path.normpath(gitdir))
-    common_path = Path(common)
-    if not common_path.is_absolute():
-        common_path = gitdir / common_path
-    return Path(os.path.normpath(common_path))
-
-
 def read_head(folder: Path) -> str | None:
     """The commit checked out in the repository at FOLDER (its `.git` folder or file), read
     from HEAD and the refs without running git; None when it cannot be read."""
     dot_git = folder / ".git"
-    gitdir = _gitdir_of(dot_git) if dot_git.is_file() else dot_git
+    gitdir = gitdir_of(dot_git) if dot_git.is_file() else dot_git
     if gitdir is None:
         return None
     common = common_git_dir(dot_git) or gitdir

@@ -313,11 +313,15 @@ class GitCore:
 
     @property
     def gitpython(self) -> Any:
-        """The GitPython Repo (git.Repo), opened on first use."""
+        """The GitPython Repo (git.Repo), opened on first use. Its git processes take this
+        process's environment whole, so the repository variables of a git that started
+        this process are pinned to this repo's own (runner.pinned_repository_vars)."""
         if self._gitpython is None:
             import git
 
-            self._gitpython = git.Repo(self.root)
+            repo = git.Repo(self.root)
+            repo.git.update_environment(**runner.pinned_repository_vars(self.root))
+            self._gitpython = repo
         return self._gitpython
 
     def is_repo(self) -> bool:

@@ -175,7 +175,7 @@ def packed_at(root: Path, ref: str, old: str) -> bool:
     locks packed-refs. A real deletion of a packed ref rewrites packed-refs in the same
     transaction and holds `packed-refs.lock` while the hook runs; one of a loose-only ref
     finds no such line."""
-    from autopoiesis.core.project import common_git_dir
+    from autopoiesis.core.gitdirs import common_git_dir
 
     gitdir = common_git_dir(root / ".git")
     if gitdir is None or is_zero(old) or (gitdir / "packed-refs.lock").exists():

@@ -119,6 +119,6 @@ class RefsMixin(GitCore):
         pruned = []
         for name, when in self.explore_branches():
             if name != current and now - when > timedelta(days=max_age_days):
-                self.gitpython.delete_head(name, force=True)
+                self.run("branch", "-D", name)
                 pruned.append(name)
         return pruned

@@ -33,7 +33,7 @@ from autopoiesis.core.paths import MemoryRepo, atomic_write
 from autopoiesis.core.private import is_ciphertext, is_unlocked
 from autopoiesis.errors import GitError
 from autopoiesis.git import crypt
-from autopoiesis.git.runner import call
+from autopoiesis.git.runner import call, repository_env
 from autopoiesis.git.verify import ALLOW_REWRITE_ENV, RECORD_VERSION
 
 REDACTED = b"[redacted:forgotten]"
@@ -240,7 +240,9 @@ def rewrite_history(
         if path is not None:
             args += ["--invert-paths", "--path", path]
         # the one sanctioned rewrite: the reference-transaction hook lets it through
-        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", ALLOW_REWRITE_ENV: "1"}
+        env = repository_env(
+            root, {**os.environ, "GIT_TERMINAL_PROMPT": "0", ALLOW_REWRITE_ENV: "1"}
+        )
         done = subprocess.run(
             args, cwd=root, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL
         )

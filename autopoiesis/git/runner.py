@@ -16,10 +16,11 @@ import contextlib
 import os
 import subprocess
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
 
+from autopoiesis.core.gitdirs import common_git_dir, git_dir_at, git_entry
 from autopoiesis.core.paths import CONTENT_DIRS
 
 ENCODING = ("utf-8", "surrogateescape")
@@ -44,6 +45,92 @@ TRANSIENT_REASONS = (
     "The requested URL returned error: 504",
 )
 REMOTE_RETRY_PAUSE = 1.0  # seconds before the second try
+
+
+# The variables that tell a git command which repository it is in: git's own list (`git
+# rev-parse --local-env-vars`), which git clears itself when it enters a submodule. The git
+# that started this process may have set them: a hook gets GIT_INDEX_FILE (for a commit
+# of some paths, a temporary index), a bare repository's or a worktree's hook GIT_DIR, and
+# `git bisect run` and `git rebase --exec` export GIT_DIR. Inherited by a git that
+# autopoiesis runs on the memory repo, they would send the memory's commits into that other
+# repository.
+LOCAL_ENV_VARS = frozenset(
+    {
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_COMMON_DIR",
+        "GIT_CONFIG",
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_DIR",
+        "GIT_GRAFT_FILE",
+        "GIT_IMPLICIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_INTERNAL_SUPER_PREFIX",
+        "GIT_NO_REPLACE_OBJECTS",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_PREFIX",
+        "GIT_REPLACE_REF_BASE",
+        "GIT_SHALLOW_FILE",
+        "GIT_WORK_TREE",
+    }
+)
+
+
+def repository_env(
+    root: Path | str | None, env: dict[str, str] | None = None
+) -> dict[str, str] | None:
+    """ENV (None: this process's) for a git command in ROOT, without LOCAL_ENV_VARS unless
+    they describe ROOT's own repository: autopoiesis run from a code repository's hook
+    commits to the memory repo, not to the code repository, while the memory repo's own
+    pre-commit hook still reads the index git is committing. None when ENV is None and
+    nothing is left out (the common case: no such variable is set)."""
+    source = os.environ if env is None else env
+    if not LOCAL_ENV_VARS.intersection(source):
+        return env
+    if root is not None and _describes(source, Path(root)):
+        return env
+    return {k: v for k, v in source.items() if k not in LOCAL_ENV_VARS}
+
+
+def pinned_repository_vars(root: Path | str) -> dict[str, str]:
+    """For a git whose environment cannot be pruned (GitPython's copies this process's
+    whole): ROOT's own values of the repository variables set here that do not describe
+    ROOT (those `repository_env` leaves out), so that git still finds ROOT's repository,
+    objects and index. Empty in the common case."""
+    if repository_env(root) is None:
+        return {}
+    top = Path(root)
+    git_dir = git_dir_at(top) or top / ".git"
+    common = common_git_dir(top / ".git") or git_dir
+    own = {
+        "GIT_DIR": git_dir,
+        "GIT_WORK_TREE": top,
+        "GIT_INDEX_FILE": git_dir / "index",
+        "GIT_OBJECT_DIRECTORY": common / "objects",
+        "GIT_COMMON_DIR": common,
+    }
+    return {name: str(value) for name, value in own.items() if name in os.environ}
+
+
+def _describes(env: Mapping[str, str], root: Path) -> bool:
+    """Whether ENV's git variables are those of ROOT's repository: the git folder GIT_DIR
+    names, or else the one of the repository this process's folder is in (git runs a hook
+    in its repository's top folder), is ROOT's."""
+    ours = git_dir_at(root)
+    try:
+        here = Path.cwd()
+    except OSError:  # this process's folder was removed: nobody's hook
+        return False
+    if env.get("GIT_DIR"):
+        theirs: Path | None = here / env["GIT_DIR"]
+    else:
+        found = git_entry(here)
+        theirs = git_dir_at(found[0]) if found else None
+    return (
+        ours is not None
+        and theirs is not None
+        and os.path.realpath(theirs) == os.path.realpath(ours)
+    )
 
 
 def is_transient(reason: str) -> bool:
@@ -102,7 +189,8 @@ def call(
     stdin_devnull: bool = False,
 ) -> subprocess.CompletedProcess[Any]:
     """The one place that runs `git ARGS` to completion, in ROOT (None: the current
-    folder): the finished process, whatever its exit status, output captured (TEXT: as
+    folder), with ENV (None: this process's) as `repository_env` leaves it: the finished
+    process, whatever its exit status, output captured (TEXT: as
     str, in the locale's encoding with universal newlines, as `subprocess.run(text=True)`
     reads it). TIMEOUT (seconds) raises subprocess.TimeoutExpired; STDIN_DEVNULL gives git
     an empty stdin instead of this process's when there is no INPUT. With OPTIONAL_LOCKS
@@ -114,6 +202,7 @@ def call(
     not fail on one hiccup of the network; TIMEOUT bounds each try."""
     cmd = ["git"] + ([] if optional_locks else ["--no-optional-locks"]) + list(args)
     stdin = subprocess.DEVNULL if stdin_devnull and input is None else None
+    env = repository_env(root, env)
     tries = 2 if _subcommand(args) in REMOTE_COMMANDS else 1
     for attempt in range(tries):
         proc = subprocess.run(
@@ -141,6 +230,7 @@ def start(
     stdin a pipe with STDIN_PIPE, else empty): for a caller that must know git's pid
     while it runs (the record of who holds .git/index.lock)."""
     stdin = subprocess.PIPE if stdin_pipe else subprocess.DEVNULL
+    env = repository_env(root, env)
     return subprocess.Popen(
         ["git", *args],
         cwd=root,

@@ -305,7 +305,8 @@ class Memory:
         that is this memory repo itself or a worktree of it, where it is the project the
         worktree declares (a sub-agent's checkout) or None: global (also for no folder or a
         relative one)."""
-        from autopoiesis.core.project import common_git_dir, project_of
+        from autopoiesis.core.gitdirs import common_git_dir
+        from autopoiesis.core.project import project_of
 
         if folder is None or not os.path.isabs(folder):
             return None

@@ -1,0 +1,73 @@
+"""Where a folder's git repository keeps its git folder, read from the `.git` entries
+without running git: the nearest `.git` folder or file from a folder up, the folder a
+`.git` file's `gitdir:` line names (a linked worktree, a submodule), and the common git
+folder that holds the repository's config and objects.
+
+Standard library only: the git runner, which the git hooks import on every commit, asks
+it whose repository a caller's git variables describe.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+GITDIR_LINE = re.compile(r"^gitdir:\s*(.+?)\s*$", re.MULTILINE)
+
+
+def git_entry(start: Path) -> tuple[Path, Path] | None:
+    """(the top-level folder, its `.git` entry) of the nearest folder from START up that
+    holds a `.git` folder or file."""
+    folder = start
+    while True:
+        dot_git = folder / ".git"
+        if dot_git.exists():
+            return folder, dot_git
+        if folder.parent == folder:
+            return None
+        folder = folder.parent
+
+
+def gitdir_of(dot_git: Path) -> Path | None:
+    """The folder a `.git` file's `gitdir:` line names (relative to the file's folder);
+    None when the file cannot be read or has no such line."""
+    try:
+        match = GITDIR_LINE.search(dot_git.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return None
+    if match is None:
+        return None
+    gitdir = Path(match.group(1))
+    return gitdir if gitdir.is_absolute() else dot_git.parent / gitdir
+
+
+def git_dir_at(top: Path) -> Path | None:
+    """The git folder of the repository whose top-level folder is TOP: its `.git` folder,
+    or the folder its `.git` file names; None when TOP holds neither."""
+    dot_git = top / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    return gitdir_of(dot_git) if dot_git.is_file() else None
+
+
+def common_git_dir(dot_git: Path) -> Path | None:
+    """The git folder that holds the repository's config: `.git` itself, or for a `.git`
+    file the folder its `gitdir:` names, or that folder's `commondir` (a linked worktree's
+    gitdir is .git/worktrees/NAME, whose `commondir` file says `../..`)."""
+    if dot_git.is_dir():
+        return dot_git
+    gitdir = gitdir_of(dot_git)
+    if gitdir is None:
+        return None
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return Path(os.path.normpath(gitdir))
+    common_path = Path(common)
+    if not common_path.is_absolute():
+        common_path = gitdir / common_path
+    return Path(os.path.normpath(common_path))
+
+
+__all__ = ["GITDIR_LINE", "common_git_dir", "git_dir_at", "git_entry", "gitdir_of"]
