@@ -23,7 +23,7 @@ from pathlib import Path
 
 from autopoiesis.core.private import MAGIC, is_ciphertext
 from autopoiesis.errors import PrivateKnowledgeError
-from autopoiesis.git.runner import call, cat_file_batch, decode, split_z
+from autopoiesis.git.runner import call, cat_file_batch, decode, repository_env, split_z
 
 INSTALL_HINT = (
     "git-crypt is not installed: install it with `apt-get install git-crypt` (Debian, "
@@ -42,7 +42,14 @@ def run(root: Path, *args: str, input: bytes | None = None) -> str:
     program = executable()
     if program is None:
         raise PrivateKnowledgeError(INSTALL_HINT + ".")
-    done = subprocess.run([program, *args], cwd=root, capture_output=True, input=input, check=False)
+    done = subprocess.run(
+        [program, *args],
+        cwd=root,
+        capture_output=True,
+        input=input,
+        check=False,
+        env=repository_env(root),  # git-crypt runs git on ROOT
+    )
     if done.returncode != 0:
         why = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
         raise PrivateKnowledgeError(f"git-crypt {args[0]} failed: {why}")
@@ -132,7 +139,9 @@ def decrypt(root: Path, data: bytes) -> bytes | None:
     program = executable()
     if program is None:
         return None
-    done = subprocess.run([program, "smudge"], cwd=root, input=data, capture_output=True)
+    done = subprocess.run(
+        [program, "smudge"], cwd=root, input=data, capture_output=True, env=repository_env(root)
+    )
     out = done.stdout
     return out if done.returncode == 0 and not is_ciphertext(out) else None
 

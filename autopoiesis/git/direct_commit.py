@@ -353,5 +353,9 @@ def _after(core: GitCore, target: _Target, paths: list[str]) -> None:
         ran = runner.call(core.root, "hook", "run", "--ignore-missing", "post-commit")
         if ran.returncode == 129:  # git before 2.36 has no `git hook`: run the file
             subprocess.run(
-                [str(hook)], cwd=core.root, stdin=subprocess.DEVNULL, capture_output=True
+                [str(hook)],
+                cwd=core.root,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                env=runner.repository_env(core.root),
             )

@@ -385,7 +385,11 @@ def status_ahead(root: Path | str, paths: Iterable[str] = CONTENT_DIRS) -> Itera
     _drop(key)
     try:
         proc = subprocess.Popen(
-            _status_command(key[1]), cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            _status_command(key[1]),
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=repository_env(root),
         )
     except OSError:
         proc = None  # status() asks again, and reports what went wrong
@@ -433,7 +437,13 @@ def status(root: Path | str, paths: Iterable[str] = CONTENT_DIRS) -> Status:
         return prefetched
     started_ns = time.time_ns()
     try:
-        proc = subprocess.run(_status_command(paths), cwd=root, capture_output=True, check=False)
+        proc = subprocess.run(
+            _status_command(paths),
+            cwd=root,
+            capture_output=True,
+            check=False,
+            env=repository_env(root),
+        )
     except (FileNotFoundError, NotADirectoryError):
         return Status("", (), ok=False, started_ns=started_ns)
     if proc.returncode != 0:
