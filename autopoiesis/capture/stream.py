@@ -113,12 +113,32 @@ def _session_for(capture: ConversationCapture, event: dict[str, Any]) -> str:
     )
 
 
+# Where an event's time is read, and the names other logs give it. A field this version
+# does not read is left alone (a newer harness may send more), but a time under another name
+# is a date silently lost: the event gets the time it arrived, and the transcript the day.
+_TIME_FIELD = {"session_start": "started", "session_end": "ended"}  # the others: "timestamp"
+_TIME_ALIASES = ("ts", "time", "at", "date", "datetime", "created", "created_at", "createdAt")
+
+
+def _warn_unread_time(kind: str, event: dict[str, Any]) -> None:
+    read = _TIME_FIELD.get(kind, "timestamp")
+    for alias in _TIME_ALIASES:
+        if alias in event and read not in event:
+            warnings.warn(
+                f"a {kind} event's time is read from {read!r}, not {alias!r}: such events got "
+                f"the time they arrived. Send {read!r} (ISO 8601) to keep the log's times.",
+                stacklevel=2,
+            )
+            return
+
+
 def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | None:
     if not isinstance(event, dict):
         raise CaptureError(f"an event is a JSON object, not {type(event).__name__}.")
     kind = event.get("event")
     if kind not in EVENTS:
         raise CaptureError(f"unknown event {kind!r}; use one of {', '.join(EVENTS)}.")
+    _warn_unread_time(kind, event)
     if kind == "session_start":
         tags = event.get("tags") or ()
         if not isinstance(tags, (list, tuple)):
@@ -286,5 +306,5 @@ def process_stream(
                     report.closed.append(closed)
         finally:
             report.left_open = capture.close_all()
-    report.warnings = [str(w.message) for w in caught]
+    report.warnings = list(dict.fromkeys(str(w.message) for w in caught))  # each once
     return report

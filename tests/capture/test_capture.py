@@ -204,6 +204,33 @@ def test_huge_message_is_cut_with_a_marker_and_binary_is_cleaned(memory_repo: Me
     assert "binary data" in text
 
 
+def test_a_time_under_another_name_is_reported_not_silently_lost(
+    memory_repo: MemoryRepo,
+) -> None:
+    """An event's time is read from `timestamp` (a session's from `started` and `ended`);
+    a stream that wrote `ts` was captured with the times it arrived, without a word. Now
+    each event kind says so once; a field no time is meant by stays ignored."""
+    report = process_stream(
+        memory_repo,
+        events(
+            start("ses_ts1"),
+            {"event": "message", "role": "user", "content": "hello", "ts": "2026-02-16T18:46Z"},
+            {"event": "message", "role": "agent", "content": "hi", "ts": "2026-02-16T18:47Z"},
+            {"event": "message", "role": "user", "content": "bye", "mood": "fine"},
+            {"event": "session_end", "created_at": "2026-02-16T18:50Z"},
+        ),
+    )
+    assert report.refused == [] and len(report.closed) == 1
+    about_time = [w for w in report.warnings if "time is read from" in w]
+    assert about_time == [
+        "a message event's time is read from 'timestamp', not 'ts': such events got the time "
+        "they arrived. Send 'timestamp' (ISO 8601) to keep the log's times.",
+        "a session_end event's time is read from 'ended', not 'created_at': such events got "
+        "the time they arrived. Send 'ended' (ISO 8601) to keep the log's times.",
+    ]
+    assert not any("mood" in w for w in report.warnings)
+
+
 def test_empty_session_leaves_nothing(memory_repo: MemoryRepo, git) -> None:
     head = git(memory_repo.root, "rev-parse", "HEAD").stdout
     report = process_stream(memory_repo, events(start("empty"), {"event": "session_end"}))
