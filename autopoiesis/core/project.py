@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autopoiesis.core.gitdirs import GITDIR_LINE, common_git_dir, git_entry, gitdir_of
+from autopoiesis.core.gitdirs import common_git_dir, git_entry, gitdir_of
 from autopoiesis.core.text import slugify
 
 PROJECT_SLUG_LEN = 40  # a folder name under knowledge/projects/, not a title
@@ -86,12 +86,10 @@ def project_of(path: str | os.PathLike[str]) -> Project | None:
 
 def _declared(dot_git: Path) -> str | None:
     """The project a linked worktree's own git folder declares (CHECKOUT_PROJECT), if any."""
+    gitdir = gitdir_of(dot_git)
+    if gitdir is None:
+        return None
     try:
-        match = GITDIR_LINE.search(dot_git.read_text(encoding="utf-8", errors="replace"))
-        if match is None:
-            return None
-        gitdir = Path(match.group(1))
-        gitdir = gitdir if gitdir.is_absolute() else dot_git.parent / gitdir
         text = (gitdir / CHECKOUT_PROJECT).read_text(encoding="utf-8").strip()
     except OSError:
         return None

@@ -85,9 +85,7 @@ def repository_env(
     pre-commit hook still reads the index git is committing. None when ENV is None and
     nothing is left out (the common case: no such variable is set)."""
     source = os.environ if env is None else env
-    if not LOCAL_ENV_VARS.intersection(source):
-        return env
-    if root is not None and _describes(source, Path(root)):
+    if not _foreign_vars(source, root):
         return env
     return {k: v for k, v in source.items() if k not in LOCAL_ENV_VARS}
 
@@ -97,7 +95,7 @@ def pinned_repository_vars(root: Path | str) -> dict[str, str]:
     whole): ROOT's own values of the repository variables set here that do not describe
     ROOT (those `repository_env` leaves out), so that git still finds ROOT's repository,
     objects and index. Empty in the common case."""
-    if repository_env(root) is None:
+    if not _foreign_vars(os.environ, root):
         return {}
     top = Path(root)
     git_dir = git_dir_at(top) or top / ".git"
@@ -110,6 +108,13 @@ def pinned_repository_vars(root: Path | str) -> dict[str, str]:
         "GIT_COMMON_DIR": common,
     }
     return {name: str(value) for name, value in own.items() if name in os.environ}
+
+
+def _foreign_vars(env: Mapping[str, str], root: Path | str | None) -> bool:
+    """Whether ENV holds LOCAL_ENV_VARS that do not describe ROOT's repository."""
+    if not LOCAL_ENV_VARS.intersection(env):
+        return False
+    return root is None or not _describes(env, Path(root))
 
 
 def _describes(env: Mapping[str, str], root: Path) -> bool:
