@@ -224,6 +224,7 @@ class Hit:
     mark: str = ""
     subject: frozenset[str] = frozenset()  # the words of the message the marked turn states
     via: str = ""  # a note no search hit holds, linked from this hit's file (compiler/scored)
+    project: str | None = None  # the project of the hit's file (None: global)
 
     def why(self) -> str:
         if self.via:

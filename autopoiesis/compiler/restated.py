@@ -37,11 +37,14 @@ MIN_APART_SECONDS = 60.0  # statements closer in time are one exchange, not a ch
 
 @dataclass(frozen=True)
 class Statement:
-    """A hit as the comparison sees it: its text (the search snippet) and when it was said
-    (seconds since the epoch; None for no turn)."""
+    """A hit as the comparison sees it: its text (the search snippet), when it was said
+    (seconds since the epoch; None for no turn) and the project it was said in (None:
+    none named). A later statement of one project restates nothing of another: "make it
+    3 a day" in one codebase changes nothing another one said."""
 
     text: str
     when: float | None
+    project: str | None = None
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:
@@ -67,6 +70,9 @@ def later_statements(
             tj = statements[j].when
             if tj is None or tj - ti < MIN_APART_SECONDS or not changes[j]:
                 continue  # j must be later, and say that it changes something
+            pi, pj = statements[i].project, statements[j].project
+            if pi is not None and pj is not None and pi != pj:
+                continue  # two codebases: neither changes what the other said
             if (
                 len(matched[i] & matched[j]) >= MIN_SHARED_QUERY_WORDS
                 and _jaccard(matched[i], matched[j]) >= SAME_QUERY_WORDS

@@ -217,9 +217,11 @@ class ScoredKnowledge:
         """P3's candidates, best first; how many the search returned; where packing gets
         a file's units (read only for the hits it reaches)."""
         given = query.given
-        rows: list[tuple[str, float, str, int, int, str | None]]
+        rows: list[tuple[str, float, str, int, int, str | None, str | None]]
         if given is not None:
-            rows = [(g.path, g.score, g.snippet, g.start_line, g.end_line, None) for g in given]
+            rows = [
+                (g.path, g.score, g.snippet, g.start_line, g.end_line, None, None) for g in given
+            ]
             why = ""
         else:
             try:
@@ -234,6 +236,7 @@ class ScoredKnowledge:
                     r.start_line,
                     r.end_line,
                     getattr(r, "turn_time", None),
+                    getattr(r, "project", None),
                 )
                 for r in results
             ]
@@ -241,7 +244,7 @@ class ScoredKnowledge:
         as_given: dict[str, Source] = {}
         private = self.repo.private_patterns()
         to_model = self.repo.config.private.model_paths
-        for path, score, snippet, start, end, turn_time in rows:
+        for path, score, snippet, start, end, turn_time, project in rows:
             if path in plan.paths or path.startswith("topics/"):
                 continue  # included whole already; a topic comes in through P2 only
             if not may_reach_model(path, private, to_model):
@@ -269,6 +272,7 @@ class ScoredKnowledge:
                     boost,
                     said=snippet or "",
                     when=_seconds(turn_time),
+                    project=project,
                 )
             )
         hits.sort(key=lambda h: (-h.score, h.path, h.start))
@@ -347,7 +351,7 @@ def _seconds(turn_time: str | None) -> float | None:
 def _later_wins(query: str, hits: list[Hit]) -> list[Hit]:
     """HITS (best first) with each turn that a later turn restates marked as earlier, and
     the later one ranked at least as high (`restated`)."""
-    statements = [Statement(h.said, h.when) for h in hits]
+    statements = [Statement(h.said, h.when, h.project) for h in hits]
     later = later_statements(query, statements)
     if not later:
         return hits

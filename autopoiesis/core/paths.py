@@ -50,6 +50,18 @@ def project_context_file(slug: str) -> str:
     return f"knowledge/projects/{slug}/context.md"
 
 
+# knowledge/projects/<slug>/..., also as archived (archive/knowledge/projects/<slug>/...)
+_PROJECT_KNOWLEDGE = re.compile(r"^(?:archive/)?knowledge/projects/([a-z0-9][a-z0-9-]*)/")
+
+
+def knowledge_project(relpath: str) -> str | None:
+    """The project whose knowledge RELPATH is (knowledge/projects/<slug>/..., also
+    archived), or None: global knowledge (preferences, identity, people, reference, the
+    projects' index) holds in every project."""
+    m = _PROJECT_KNOWLEDGE.match(relpath)
+    return m.group(1) if m else None
+
+
 PEOPLE_INDEX_FILE = "knowledge/people/_index.md"
 IDENTITY_DIR = "knowledge/identity"
 IDENTITY_FILES = ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md")

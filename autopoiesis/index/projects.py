@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from autopoiesis.core.paths import knowledge_project
+
 # A chunk of another project than the one asked for counts this much of its merged
 # score. 0.5, so that another project answers only when nothing of the project's fits:
 # with the weighted merge (scores 0..1) another project's chunk must score twice as
@@ -28,16 +30,15 @@ from typing import Any
 # three; a term only another project has still finds its turn.
 OTHER_PROJECT_FACTOR = 0.5
 
-_KNOWLEDGE_PROJECT = re.compile(r"^(?:archive/)?knowledge/projects/([a-z0-9][a-z0-9-]*)/")
 _PROJECT_LINE = re.compile(r"^project:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
 def file_project(path: str, category: str, text: str) -> str | None:
     """The project of the memory file PATH (CATEGORY, TEXT), or None: global."""
-    m = _KNOWLEDGE_PROJECT.match(path)
-    if m:
-        return m.group(1)
+    owner = knowledge_project(path)
+    if owner is not None:
+        return owner
     if category != "conversation" and not path.startswith("archive/raw/"):
         return None
     # The frontmatter's `project:` line, read without YAML (a slug is plain, or quoted

@@ -8,12 +8,23 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
+from autopoiesis.core.paths import knowledge_project
 from autopoiesis.formats import knowledge as kf
 
 
 def bare_fact(text: str) -> str:
     """The normalized fact of a line, without an index line's `**key** — ` lead."""
     return kf.normalize_fact(re.sub(r"^\*\*[^*]+\*\*\s*[—:-]\s*", "", text))
+
+
+def one_scope(a: str, b: str) -> bool:
+    """Whether entries of the files A and B may be one fact (make a change a duplicate, be
+    its target, hold its subject's value, be struck as its very words): unless they are
+    the knowledge of two different projects. Two codebases that each say "use bun, not
+    node", or each have a database, keep their own; a global entry (what a session of no
+    known project said) may be about any project."""
+    pa, pb = knowledge_project(a), knowledge_project(b)
+    return pa is None or pb is None or pa == pb
 
 
 def _signature(text: str) -> tuple[frozenset[str], frozenset[str]]:

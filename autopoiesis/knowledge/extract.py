@@ -62,6 +62,7 @@ from autopoiesis.knowledge.extractors import (
     SourceTranscript,
     default_registry,
 )
+from autopoiesis.knowledge.extractors.base import session_project
 from autopoiesis.knowledge.related import related_entries
 from autopoiesis.knowledge.stage import LLMStage
 from autopoiesis.knowledge.state import EXTRACTED_FILE, ExtractionState, is_done
@@ -439,7 +440,11 @@ class KnowledgeExtractor(LLMStage):
                 doc = self.writer.read(rel)
                 name = doc.meta().get("name") if doc is not None else None
                 people.append(str(name) if name else Path(rel).stem.replace("-", " ").title())
-        related = tuple(related_entries(self.writer, src.text)) if self.use_llm else ()
+        related = (
+            tuple(related_entries(self.writer, src.text, project=session_project(src)))
+            if self.use_llm
+            else ()
+        )
         return replace(src, known_people=tuple(people), related=related)
 
     def _apply_outcomes(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from autopoiesis.core.paths import INDEX_FILES
+from autopoiesis.core.paths import INDEX_FILES, knowledge_project
 from autopoiesis.core.private import may_reach_model
 from autopoiesis.core.sqlite import sqlite_module
 from autopoiesis.core.text import words
@@ -36,16 +36,20 @@ def query_terms_of(text: str, limit: int = MAX_QUERY_TERMS) -> list[str]:
 
 
 def related_entries(
-    writer: KnowledgeWriter, text: str, limit: int = RELATED_LIMIT
+    writer: KnowledgeWriter, text: str, limit: int = RELATED_LIMIT, project: str | None = None
 ) -> list[KnownEntry]:
     """The live current-state entries that best match TEXT, best first (one per id: a
-    derived line and its canonical entry are one fact)."""
+    derived line and its canonical entry are one fact). With PROJECT (the session ran in
+    it), only its entries and global ones: another codebase's facts are not this session's
+    to skip as known or to replace (the writer would not let them be its target)."""
     entries: dict[str, KnownEntry] = {}
     private = writer.repo.private_patterns()
     to_model = writer.repo.config.private.model_paths
     for path, _, e in writer.live_entries():
         if not may_reach_model(path, private, to_model):
             continue  # shown to a model: a private entry only where private.model_paths says
+        if project is not None and knowledge_project(path) not in (None, project):
+            continue
         seen = entries.get(e.id)
         if seen is None or (
             seen.path in INDEX_FILES and path not in INDEX_FILES

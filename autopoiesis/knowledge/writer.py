@@ -14,6 +14,9 @@ under knowledge/
   (`knowledge.restates`: another phrasing of it), is skipped; a change with a `key` is
   skipped when a live line of the section already starts with that key (index files: one
   line per person/project) — or, as a supersede, replaces that line.
+* **Projects keep their own** (`catalog.one_scope`): an entry of another project than
+  the change's never makes it a duplicate, is its target, holds its subject or is struck
+  as the same fact; two projects that each say "use bun, not node" each keep the line.
 * **One fact, one id** (issue 11): an entry's id comes from its turn, source and fact
   (`entry_id_for`), and a derived line (MEMORY.md, `_active.md`, `people/_index.md`, a
   journal) passes the canonical entry's id as its `entry_id`.
@@ -24,7 +27,8 @@ through and
   struck too, whichever file it is in. Journals are dated history and stay as written.
   A change supersedes: its `target` (an entry id, or a phrase matching one entry of the
   section, the file, or same-titled sections elsewhere; ambiguous means append only);
-  the live entry of its `subject` (`#about:SUBJECT`: one current value per subject);
+  the live entry of its `subject` (`#about:SUBJECT`: one current value per subject, in
+  each project and globally);
   entries of its section it restates in full. An append that restates a superseded
   fact and is not newer than what superseded it is a duplicate: condensation and
   replays never bring an old fact back.
@@ -55,11 +59,11 @@ from datetime import date, datetime
 from pathlib import PurePosixPath
 
 from autopoiesis.core.clock import format_ts, utc
-from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
+from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, knowledge_project
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats.transcript import parse_meta
-from autopoiesis.knowledge.catalog import bare_fact
+from autopoiesis.knowledge.catalog import bare_fact, one_scope
 from autopoiesis.knowledge.changes import (
     ApplyReport,
     KnowledgeChange,
@@ -223,12 +227,17 @@ class KnowledgeWriter(KnowledgeDocuments):
         if (
             not ch.entry_id
             and not ch.key
-            and any(e.active and t == d.title for _, t, e in self._catalog().restating(d.content))
+            and any(
+                e.active and t == d.title and one_scope(p, ch.path)
+                for p, t, e in self._catalog().restating(d.content)
+            )
         ):
             return True  # a fact already live in another file of its kind (one fact, one entry)
         # the subject's value did not change
         return bool(d.subject) and any(
-            kf.restates(d.content, old.text) for _, old in self._catalog().with_subject(d.subject)
+            kf.restates(d.content, old.text)
+            for p, old in self._catalog().with_subject(d.subject)
+            if one_scope(p, ch.path)
         )
 
     def _superseded_by(self, d: _Draft) -> list[tuple[str, str]]:
@@ -241,7 +250,11 @@ class KnowledgeWriter(KnowledgeDocuments):
             restated = self._catalog().restated_by(d.content, d.ch.path, d.title)
             strike += [(d.ch.path, e.id) for e in restated]
             if d.subject:
-                strike += [(path, old.id) for path, old in self._catalog().with_subject(d.subject)]
+                strike += [
+                    (path, old.id)
+                    for path, old in self._catalog().with_subject(d.subject)
+                    if one_scope(path, d.ch.path)
+                ]
         if d.ch.action == "supersede" and d.ch.target and not d.ch.key:
             found = self._find_target(d.ch.path, d.doc, d.si, d.ch.target)
             if found is not None:
@@ -404,13 +417,14 @@ class KnowledgeWriter(KnowledgeDocuments):
         self, path: str, doc: kf.KnowledgeDoc, si: int, target: str
     ) -> tuple[str, str] | None:
         """The live entry TARGET names: an entry id (in PATH, else in any current-state
-        file), or a phrase found in the facts of exactly one entry of the section, else of
-        the file, else of the same-titled sections of the current-state files. Ambiguous:
-        None (append only, never guess)."""
+        file), or a phrase found in the facts of exactly one entry of the section, else
+        of the file, else of the same-titled sections of the current-state files. Another
+        project's entry is never a target (`one_scope`). Ambiguous: None (append only,
+        never guess)."""
         if kf.ENTRY_ID_RE.match(target):
             if any(e.id == target and e.active for _, e in doc.entries()):
                 return path, target
-            where = self._catalog().paths_of(target)
+            where = [p for p in self._catalog().paths_of(target) if one_scope(p, path)]
             return (where[0], target) if where else None
         want = kf.normalize_fact(target)
         if not want:
@@ -423,7 +437,11 @@ class KnowledgeWriter(KnowledgeDocuments):
         scopes = [
             [(path, e) for e in doc.sections[si].entries() if has(e)],
             [(path, e) for _, e in doc.entries() if has(e)],
-            [(p, e) for p, t, e in self._catalog().live() if t == title and has(e)],
+            [
+                (p, e)
+                for p, t, e in self._catalog().live()
+                if t == title and one_scope(p, path) and has(e)
+            ],
         ]
         for hits in scopes:
             ids = {e.id for _, e in hits}
@@ -438,7 +456,8 @@ class KnowledgeWriter(KnowledgeDocuments):
     ) -> None:
         """Strike OLD_ID in PATH and every live copy of it in the current-state files: the
         lines with its id, and (in files written before copies shared ids) lines stating
-        its very fact. Journals are history and keep what they said."""
+        its very fact, but for another project's (`one_scope`: its same words are its own
+        fact). Journals are history and keep what they said."""
         cat = self._catalog()
         doc = self.read(path)
         old = (
@@ -447,7 +466,7 @@ class KnowledgeWriter(KnowledgeDocuments):
         fact = bare_fact(old.text) if old is not None else None
         places = set(cat.paths_of(old_id)) | ({path} if kf.is_current_state(path) else set())
         if fact:
-            places |= set(cat.paths_stating(fact))
+            places |= {p for p in cat.paths_stating(fact) if one_scope(p, path)}
         for rel in sorted(places):
             d = self.read(rel)
             if d is None:
@@ -475,15 +494,15 @@ class KnowledgeWriter(KnowledgeDocuments):
         The caller holds the knowledge-writer lock (a sync's merge does)."""
         report = ApplyReport()
         self._invalidate()
-        values: dict[str, list[tuple[str, kf.Entry]]] = {}
+        values: dict[tuple[str | None, str], list[tuple[str, kf.Entry]]] = {}
         for path, _, e in self._catalog().live():
-            if e.subject:
-                values.setdefault(e.subject, []).append((path, e))
+            if e.subject:  # a subject has one value in each project, and one elsewhere
+                values.setdefault((knowledge_project(path), e.subject), []).append((path, e))
             # one fact, one live entry in a file: two clones that each learned the same
             # fact (from sessions of their own) wrote it under two ids
             fact = kf.normalize_fact(e.text)
             if fact:
-                values.setdefault(f"{path}\x00{fact}", []).append((path, e))
+                values.setdefault((path, "\x00" + fact), []).append((path, e))
         for found in values.values():
             latest = max((e for _, e in found), key=lambda e: (e.turn_at, e.id))
             for path, e in found:

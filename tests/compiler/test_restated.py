@@ -79,3 +79,18 @@ def test_template_turns_about_different_things_are_not_one_subject() -> None:
     assert {i: j for i, (j, _) in out.items()} == {
         2: 3
     }  # no change cue in the second Omar turn: not a restatement
+
+
+def test_a_later_statement_of_another_project_restates_nothing() -> None:
+    """ "Make it 3 images a day now" said in another codebase changes nothing this one said."""
+    said = [
+        Statement("Limit the uploads to 1 image a day.", 10.0, "gallery"),
+        Statement("Make it 3 images a day now, the image limit was too low.", 20000.0, "shop"),
+        Statement("Limit the uploads to 2 images a day.", 30.0, "shop"),
+    ]
+    out = later_statements("What is the image limit per day?", said)
+    assert {i: j for i, (j, _) in out.items()} == {2: 1}
+    # a session that named no project may restate any
+    said[1] = Statement(said[1].text, said[1].when, None)
+    out = later_statements("What is the image limit per day?", said)
+    assert {i: j for i, (j, _) in out.items()} == {0: 1, 2: 1}

@@ -239,6 +239,90 @@ def test_one_live_value_per_subject_and_repeats_are_duplicates(memory_repo: Memo
     assert len(other.added) == 1  # another database: another fact
 
 
+def test_each_project_keeps_its_own_facts_and_values(memory_repo: MemoryRepo) -> None:
+    """Two codebases may each say "use bun, not node", and each have a database of its
+    own: another project's entry makes no duplicate, is no target, and is never struck by
+    this project's new value. A global entry still speaks for every project."""
+    w = KnowledgeWriter(memory_repo)
+    alpha, beta = "knowledge/projects/alpha/context.md", "knowledge/projects/beta/context.md"
+
+    def change(path: str, text: str, minutes: int, **kw: str) -> KnowledgeChange:
+        return KnowledgeChange(path, "append", "Conventions", text, prov(minutes), **kw)
+
+    w.apply([change(alpha, "Use bun, not node in this repo", 0)])
+    assert len(w.apply([change(beta, "Use bun, not node in this repo", 5)]).added) == 1
+    assert live(memory_repo, beta) == ["Use bun, not node in this repo"]
+    w.apply([change(alpha, "The database is Postgres", 10, subject="database")])
+    mysql = w.apply([change(beta, "The database is MySQL", 20, subject="database")])
+    assert mysql.superseded == [] and len(mysql.added) == 1
+    moved = w.apply([change(alpha, "We moved the database to CockroachDB", 30, subject="database")])
+    assert [path for path, _ in moved.superseded] == [alpha]
+    assert "The database is MySQL" in live(memory_repo, beta)
+    assert "The database is Postgres" in struck(memory_repo, alpha)
+    # a supersede whose target phrase only another project holds appends, striking nothing
+    cache = KnowledgeChange(
+        beta, "supersede", "Conventions", "The cache is Redis", prov(40), target="CockroachDB"
+    )
+    assert w.apply([cache]).superseded == []
+    assert "We moved the database to CockroachDB" in live(memory_repo, alpha)
+    # this project's fact struck: another project's same words stay live
+    deno = KnowledgeChange(
+        beta, "supersede", "Conventions", "Use deno, not bun", prov(45), target="bun, not node"
+    )
+    assert [path for path, _ in w.apply([deno]).superseded] == [beta]
+    assert "Use bun, not node in this repo" in struck(memory_repo, beta)
+    assert "Use bun, not node in this repo" in live(memory_repo, alpha)
+    # a global entry speaks for every project: the same fact there is a duplicate
+    w.apply([change(MEM, "Tabs, not spaces, in every file", 50)])
+    assert w.apply([change(alpha, "Tabs, not spaces, in every file", 60)]).duplicates == 1
+    # after a merge each project keeps its value of a subject
+    assert KnowledgeWriter(memory_repo).settle_subjects().superseded == []
+    assert "The database is MySQL" in live(memory_repo, beta)
+
+
+def test_a_model_is_shown_the_entries_of_its_session_s_project_and_global_ones(
+    memory_repo: MemoryRepo,
+) -> None:
+    from autopoiesis.knowledge.related import related_entries
+
+    w = KnowledgeWriter(memory_repo)
+    for path, text in (
+        ("knowledge/projects/alpha/context.md", "The alpha bundler is bun, not webpack"),
+        ("knowledge/projects/beta/context.md", "The beta bundler is esbuild, not webpack"),
+        (MEM, "The user prefers one bundler config per repo, never webpack"),
+    ):
+        w.apply([KnowledgeChange(path, "append", "Conventions", text, prov())])
+    text = "Which bundler? We dropped webpack for the bundler config."
+    shown = {e.path for e in related_entries(w, text, project="beta")}
+    assert shown == {"knowledge/projects/beta/context.md", MEM}
+    assert len(related_entries(w, text)) == 3  # a session of no known project sees them all
+
+
+def test_a_convention_said_in_two_projects_is_filed_in_both(
+    memory_repo: MemoryRepo, commit_all
+) -> None:
+    """The same words said in two repositories: each project's context holds them (the
+    second was taken for a duplicate of the first, and lost to its project)."""
+    for n, project in enumerate(("alpha", "beta")):
+        at = T0 + timedelta(days=n)
+        meta = tf.TranscriptMeta(
+            f"ses_{project}", at, ended=at + timedelta(minutes=2), status="closed", project=project
+        )
+        turns = (
+            tf.Turn(at, "user", (tf.Text("Use bun, not node in this repo."),)),
+            tf.Turn(at + timedelta(minutes=1), "agent", (tf.Text("Understood."),)),
+        )
+        rel = tf.transcript_relpath(meta.session_id, at, project)
+        (memory_repo.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (memory_repo.root / rel).write_text(tf.render(tf.Transcript(meta, project, turns)))
+    commit_all(memory_repo, "conversation: two projects")
+    with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
+        ex.extract_pending()
+    for project in ("alpha", "beta"):
+        said = live(memory_repo, f"knowledge/projects/{project}/context.md")
+        assert "Use bun, not node in this repo." in said, project
+
+
 def test_an_old_fact_cannot_come_back_unless_it_is_said_again_later(
     memory_repo: MemoryRepo,
 ) -> None:
