@@ -136,6 +136,13 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
     if not isinstance(event, dict):
         raise CaptureError(f"an event is a JSON object, not {type(event).__name__}.")
     kind = event.get("event")
+    if kind is None:  # another stream's shape ("type": ...): say which field is read
+        other = next((k for k in ("type", "kind", "event_type") if k in event), None)
+        raise CaptureError(
+            'an event names its kind in "event"'
+            + (f', not "{other}"' if other else "")
+            + f"; use one of {', '.join(EVENTS)}."
+        )
     if kind not in EVENTS:
         raise CaptureError(f"unknown event {kind!r}; use one of {', '.join(EVENTS)}.")
     _warn_unread_time(kind, event)

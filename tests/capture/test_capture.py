@@ -124,6 +124,7 @@ def test_stream_interleaved_sessions_and_redaction(memory_repo: MemoryRepo, git)
         (b"not json\n", "not valid JSON"),
         (b'{"event": "message", "role": "user", "content": "\xff\xfe"}\n', "not valid UTF-8"),
         (b'{"event": "explode"}\n', "unknown event"),
+        (b'{"type": "message", "role": "user", "content": "x"}\n', '"event", not "type"'),
         (b'{"event": "session_start", "session_id": "../../etc/passwd"}\n', "'/'"),
         (b'{"event": "session_start", "session_id": "a\\u0000b"}\n', "NUL"),
         (b'{"event": "session_end", "session_id": "nope"}\n', "unknown session"),
