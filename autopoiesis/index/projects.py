@@ -4,6 +4,8 @@ search prefers the current project's chunks.
 * A transcript: its frontmatter's `project:` (formats/transcript_meta.py; the importers
   and the capture stream write it from the session's working folder).
 * Knowledge under `knowledge/projects/<slug>/` (also as archived): that slug.
+* A section of a daily journal, which holds every project's sessions of its day: the
+  project its heading names (`chunk_projects`).
 * Everything else -- preferences, identity, topics, a transcript without `project:` --
   is global (None): it belongs to every project.
 """
@@ -32,6 +34,7 @@ OTHER_PROJECT_FACTOR = 0.5
 
 _PROJECT_LINE = re.compile(r"^project:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+JOURNALS = ("knowledge/journal/", "archive/knowledge/journal/")
 
 
 def file_project(path: str, category: str, text: str) -> str | None:
@@ -54,16 +57,35 @@ def file_project(path: str, category: str, text: str) -> str | None:
 
 
 def chunk_projects(conn: Any, ids: Iterable[int]) -> dict[int, str | None]:
-    """The project of each chunk of IDS (through its file's row)."""
+    """The project of each chunk of IDS: its file's, or for a section of a daily journal
+    (global: one day holds every project's sessions, each under its project's heading,
+    "2026-03-02 > checkout-api") the project its heading names, when the memory has one
+    of that name (a heading of a tag or a channel names none)."""
     ids = list(ids)
     if not ids:
         return {}
     rows = conn.execute(
-        "SELECT c.id, f.project FROM chunks c JOIN files f ON f.path = c.path "
+        "SELECT c.id, f.project, c.path, c.heading FROM chunks c JOIN files f ON f.path = c.path "
         f"WHERE c.id IN ({','.join('?' * len(ids))})",
         ids,
-    )
-    return {int(cid): project for cid, project in rows}
+    ).fetchall()
+    known: dict[str, bool] = {}
+
+    def is_project(name: str) -> bool:
+        if name not in known:
+            known[name] = bool(_SLUG.match(name)) and (
+                conn.execute("SELECT 1 FROM files WHERE project = ? LIMIT 1", (name,)).fetchone()
+                is not None
+            )
+        return known[name]
+
+    out: dict[int, str | None] = {}
+    for cid, project, path, heading in rows:
+        if project is None and path.startswith(JOURNALS) and heading and " > " in heading:
+            topic = heading.rsplit(" > ", 1)[1].strip()
+            project = topic if is_project(topic) else None
+        out[int(cid)] = project
+    return out
 
 
 def indexed_project(db_path: Path, name: str) -> bool:

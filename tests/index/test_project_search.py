@@ -151,6 +151,33 @@ def test_other_projects_still_answer_when_nothing_better_fits(
         assert _first_session([r.to_dict() for r in from_alpha]) == "alpha"
 
 
+def test_a_journal_section_belongs_to_the_project_it_is_headed_by(
+    memory_repo: MemoryRepo, scene, commit_all
+) -> None:
+    # One day's journal holds every project's sessions, each under its project's heading;
+    # a heading of a tag ("standup") names no project and stays global.
+    day = memory_repo.root / "knowledge" / "journal" / "2026-03-01.md"
+    day.write_text(
+        "---\ntype: journal\ndate: 2026-03-01\n---\n\n## 2026-03-01\n\n"
+        "### alpha\n- Moved the deploy script to deploy.sh and made the deploy script idempotent\n\n"
+        "### beta\n- Moved the deploy script to deploy.sh and pinned the deploy script image\n\n"
+        "### standup\n- Moved the deploy script review to Friday, deploy script owners named\n"
+    )
+    commit_all(memory_repo, "journal")
+    with SearchIndex(memory_repo) as index:
+        index.catch_up()
+        hits = index.search("moved the deploy script", 5, project="alpha", explain=True)
+        by_heading = {r.snippet.split("\n")[0]: r for r in hits if "journal" in r.path}
+    firsts = [r.path + ":" + str(r.start_line) for r in hits]
+    alpha = next(r for r in hits if "idempotent" in r.snippet)
+    beta = next(r for r in hits if "pinned" in r.snippet)
+    standup = next(r for r in hits if "Friday" in r.snippet)
+    assert alpha.explain and alpha.explain.get("other_project_factor") is None, firsts
+    assert standup.explain and standup.explain.get("other_project_factor") is None
+    assert beta.explain and beta.explain["other_project_factor"] == OTHER_PROJECT_FACTOR
+    assert hits.index(alpha) < hits.index(beta), by_heading
+
+
 def test_outside_any_repository_no_project_is_preferred(
     memory_repo: MemoryRepo, scene, cli
 ) -> None:
