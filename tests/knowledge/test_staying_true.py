@@ -298,29 +298,54 @@ def test_a_model_is_shown_the_entries_of_its_session_s_project_and_global_ones(
     assert len(related_entries(w, text)) == 3  # a session of no known project sees them all
 
 
+def _project_session(repo: MemoryRepo, project: str, day: int, said: str) -> None:
+    """A closed transcript of a session that ran in PROJECT: the user says SAID."""
+    at = T0 + timedelta(days=day)
+    meta = tf.TranscriptMeta(
+        f"ses_{project}", at, ended=at + timedelta(minutes=2), status="closed", project=project
+    )
+    turns = (
+        tf.Turn(at, "user", (tf.Text(said),)),
+        tf.Turn(at + timedelta(minutes=1), "agent", (tf.Text("Understood."),)),
+    )
+    rel = tf.transcript_relpath(meta.session_id, at, project)
+    (repo.root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (repo.root / rel).write_text(tf.render(tf.Transcript(meta, project, turns)))
+
+
 def test_a_convention_said_in_two_projects_is_filed_in_both(
     memory_repo: MemoryRepo, commit_all
 ) -> None:
     """The same words said in two repositories: each project's context holds them (the
     second was taken for a duplicate of the first, and lost to its project)."""
     for n, project in enumerate(("alpha", "beta")):
-        at = T0 + timedelta(days=n)
-        meta = tf.TranscriptMeta(
-            f"ses_{project}", at, ended=at + timedelta(minutes=2), status="closed", project=project
-        )
-        turns = (
-            tf.Turn(at, "user", (tf.Text("Use bun, not node in this repo."),)),
-            tf.Turn(at + timedelta(minutes=1), "agent", (tf.Text("Understood."),)),
-        )
-        rel = tf.transcript_relpath(meta.session_id, at, project)
-        (memory_repo.root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (memory_repo.root / rel).write_text(tf.render(tf.Transcript(meta, project, turns)))
+        _project_session(memory_repo, project, n, "Use bun, not node in this repo.")
     commit_all(memory_repo, "conversation: two projects")
     with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
         ex.extract_pending()
     for project in ("alpha", "beta"):
         said = live(memory_repo, f"knowledge/projects/{project}/context.md")
         assert "Use bun, not node in this repo." in said, project
+
+
+def test_a_model_cannot_file_a_session_s_decision_under_another_project(
+    memory_repo: MemoryRepo, commit_all, openai_server
+) -> None:
+    """The session ran in beta; the model (or a transcript that talked it into it) says
+    the decision is alpha's: it is filed under beta, where it was made."""
+    _project_session(memory_repo, "beta", 0, "We decided to ship the beta API on Fridays.")
+    commit_all(memory_repo, "conversation: beta")
+    repo = use_llm(memory_repo, openai_server.base_url)
+    openai_server.enqueue(
+        json.dumps(
+            {"decisions": [{"decision": "Ship the beta API on Fridays", "project": "alpha"}]}
+        )
+    )
+    with KnowledgeExtractor(repo) as ex:
+        report = ex.extract_pending(["decisions"])
+    assert [f for _, _, f in report.processed] == ["llm"]
+    assert live(repo, "knowledge/projects/beta/context.md") == ["Ship the beta API on Fridays"]
+    assert not (repo.root / "knowledge/projects/alpha").exists()
 
 
 def test_an_old_fact_cannot_come_back_unless_it_is_said_again_later(

@@ -28,6 +28,7 @@ from autopoiesis.knowledge.extractors.base import (
     long_words,
     reply_items,
     reply_validator,
+    session_project,
 )
 
 
@@ -102,15 +103,17 @@ def decisions_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
 
 
 def decisions_llm(data: Any, src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    """The model's decisions, each filed under the project the session ran in when its
+    transcript names one (a model's "project" cannot move a decision into another
+    codebase's file, whatever the transcript asked of it), else under the model's."""
     out: list[KnowledgeChange] = []
+    ran_in = session_project(src)
     for i, d in enumerate(reply_items(data, "decision")):
         act = item_action(d, src)
         if act is None:
             continue
-        project = (
-            slugify(checked_name(d.get("project") or "general", "project", i), NAME_SLUG_LEN)
-            or "general"
-        )
+        said = checked_name(d.get("project") or "general", "project", i)
+        project = ran_in or slugify(said, NAME_SLUG_LEN) or "general"
         text = clean(str(d["decision"]))
         context = " ".join(str(d.get("context") or "").split()).strip(" .")[:200]
         target = act[1] or cues.change_target(text)
