@@ -17,14 +17,13 @@ def bare_fact(text: str) -> str:
     return kf.normalize_fact(re.sub(r"^\*\*[^*]+\*\*\s*[—:-]\s*", "", text))
 
 
-def one_scope(a: str, b: str) -> bool:
-    """Whether entries of the files A and B may be one fact (make a change a duplicate, be
-    its target, hold its subject's value, be struck as its very words): unless they are
-    the knowledge of two different projects. Two codebases that each say "use bun, not
-    node", or each have a database, keep their own; a global entry (what a session of no
-    known project said) may be about any project."""
-    pa, pb = knowledge_project(a), knowledge_project(b)
-    return pa is None or pb is None or pa == pb
+def one_scope(a: str | None, b: str | None) -> bool:
+    """Whether entries about projects A and B (None: global; `EntryCatalog.project_of`)
+    may be one fact (make a change a duplicate, be its target, hold its subject's value,
+    be struck as its very words): unless they are two different projects'. Two codebases
+    that each say "use bun, not node", or each have a database, keep their own; a global
+    entry (what a session of no known project said) may be about any project."""
+    return a is None or b is None or a == b
 
 
 def _signature(text: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -46,11 +45,13 @@ class EntryCatalog:
         self._by_fact: dict[str, set[str]] = {}  # live only
         self._by_subject: dict[str, set[tuple[str, str]]] = {}  # live only
         self._postings: dict[str, set[tuple[str, str]]] = {}  # word or number -> entries holding it
+        self._homes: dict[str, set[str]] = {}  # id -> files holding it (live or struck)
         self.files: Counter[str] = Counter()  # path -> live entries
 
     def add(self, path: str, title: str, e: kf.Entry) -> None:
         key = (path, e.id)
         self._all[key] = (title.strip().lower(), e)
+        self._homes.setdefault(e.id, set()).add(path)
         words, numbers = _signature(e.text)
         for w in words | numbers:
             self._postings.setdefault(w, set()).add(key)
@@ -83,6 +84,20 @@ class EntryCatalog:
         for (path, _), (title, e) in self._all.items():
             if e.active:
                 yield path, title, e
+
+    def project_of(self, path: str, entry_id: str | None = None) -> str | None:
+        """The project an entry of PATH is about: its file's, or for a line of a global
+        file derived from a project's entry (MEMORY.md's "checkout-api: ...", the
+        projects' index), that entry's, whose id it carries."""
+        own = knowledge_project(path)
+        if own is not None or not entry_id:
+            return own
+        owners = sorted(
+            owner
+            for owner in map(knowledge_project, self._homes.get(entry_id, ()))
+            if owner is not None
+        )
+        return owners[0] if owners else None
 
     def paths_of(self, entry_id: str) -> list[str]:
         return sorted(self._by_id.get(entry_id, ()))

@@ -17,6 +17,9 @@ under knowledge/
 * **Projects keep their own** (`catalog.one_scope`): an entry of another project than
   the change's never makes it a duplicate, is its target, holds its subject or is struck
   as the same fact; two projects that each say "use bun, not node" each keep the line.
+  An entry's project is its file's, or for a line of a global file derived from a
+  project's entry, that entry's (`EntryCatalog.project_of`: MEMORY.md's "alpha: Use
+  bun, ..." is alpha's, and beta's mirrored line is no duplicate of it).
 * **One fact, one id** (issue 11): an entry's id comes from its turn, source and fact
   (`entry_id_for`), and a derived line (MEMORY.md, `_active.md`, `people/_index.md`, a
   journal) passes the canonical entry's id as its `entry_id`.
@@ -97,6 +100,7 @@ class _Draft:
     current: bool  # a current-state file (not a journal): one fact, one live entry
     subject: str  # the slug of the change's subject, or ""
     key_line: kf.Line | None  # the live line of the section that starts with the change's key
+    project: str | None  # the project the change is about (catalog.project_of), None: global
 
     @property
     def title(self) -> str:
@@ -197,6 +201,7 @@ class KnowledgeWriter(KnowledgeDocuments):
             kf.is_current_state(ch.path),
             subject,
             key_line,
+            self._catalog().project_of(ch.path, ch.entry_id),
         )
 
     def _is_duplicate(self, d: _Draft) -> bool:
@@ -216,7 +221,7 @@ class KnowledgeWriter(KnowledgeDocuments):
         if (
             d.fact in facts
             or d.new_id in ids
-            or (d.current and self._repeats(ch.path, d.content, d.at))
+            or (d.current and self._repeats(ch.path, d.content, d.at, d.project))
         ):
             noted = self._note_session(ch, d.doc)
             if noted is not d.doc:
@@ -228,7 +233,7 @@ class KnowledgeWriter(KnowledgeDocuments):
             not ch.entry_id
             and not ch.key
             and any(
-                e.active and t == d.title and one_scope(p, ch.path)
+                e.active and t == d.title and self._one_scope(d.project, p, e)
                 for p, t, e in self._catalog().restating(d.content)
             )
         ):
@@ -237,7 +242,7 @@ class KnowledgeWriter(KnowledgeDocuments):
         return bool(d.subject) and any(
             kf.restates(d.content, old.text)
             for p, old in self._catalog().with_subject(d.subject)
-            if one_scope(p, ch.path)
+            if self._one_scope(d.project, p, old)
         )
 
     def _superseded_by(self, d: _Draft) -> list[tuple[str, str]]:
@@ -248,15 +253,17 @@ class KnowledgeWriter(KnowledgeDocuments):
         strike: list[tuple[str, str]] = []
         if d.current:
             restated = self._catalog().restated_by(d.content, d.ch.path, d.title)
-            strike += [(d.ch.path, e.id) for e in restated]
+            strike += [
+                (d.ch.path, e.id) for e in restated if self._one_scope(d.project, d.ch.path, e)
+            ]
             if d.subject:
                 strike += [
                     (path, old.id)
                     for path, old in self._catalog().with_subject(d.subject)
-                    if one_scope(path, d.ch.path)
+                    if self._one_scope(d.project, path, old)
                 ]
         if d.ch.action == "supersede" and d.ch.target and not d.ch.key:
-            found = self._find_target(d.ch.path, d.doc, d.si, d.ch.target)
+            found = self._find_target(d, d.ch.target)
             if found is not None:
                 strike.append(found)
         return strike
@@ -399,13 +406,20 @@ class KnowledgeWriter(KnowledgeDocuments):
                 return line
         return None
 
-    def _repeats(self, path: str, content: str, at: datetime) -> bool:
+    def _one_scope(self, project: str | None, path: str, e: kf.Entry) -> bool:
+        """Whether the entry E of PATH may be one fact with a change about PROJECT."""
+        return one_scope(project, self._catalog().project_of(path, e.id))
+
+    def _repeats(self, path: str, content: str, at: datetime, project: str | None) -> bool:
         """Whether CONTENT says nothing new for the current-state file PATH: it restates a
         live entry, or revives a superseded one without being newer than what superseded
         it (a rollup or a replay of old sessions must not bring an old fact back; a fact
-        said again later may)."""
+        said again later may). An entry about another project than PROJECT says nothing
+        of it (MEMORY.md's "alpha: Use bun" is not "beta: Use bun")."""
         stamp = kf.format_at(at)
         for _, _, e in self._catalog().restating(content, path):
+            if not self._one_scope(project, path, e):
+                continue
             if e.active:
                 return True
             newer = kf.id_turn_at(e.superseded_by or "")
@@ -413,35 +427,40 @@ class KnowledgeWriter(KnowledgeDocuments):
                 return True
         return False
 
-    def _find_target(
-        self, path: str, doc: kf.KnowledgeDoc, si: int, target: str
-    ) -> tuple[str, str] | None:
+    def _find_target(self, d: _Draft, target: str) -> tuple[str, str] | None:
         """The live entry TARGET names: an entry id (in PATH, else in any current-state
         file), or a phrase found in the facts of exactly one entry of the section, else
         of the file, else of the same-titled sections of the current-state files. Another
         project's entry is never a target (`one_scope`). Ambiguous: None (append only,
         never guess)."""
+        path, doc, si = d.ch.path, d.doc, d.si
         if kf.ENTRY_ID_RE.match(target):
-            if any(e.id == target and e.active for _, e in doc.entries()):
+            if any(
+                e.id == target and e.active and self._one_scope(d.project, path, e)
+                for _, e in doc.entries()
+            ):
                 return path, target
-            where = [p for p in self._catalog().paths_of(target) if one_scope(p, path)]
+            cat = self._catalog()
+            where = [
+                p for p in cat.paths_of(target) if one_scope(d.project, cat.project_of(p, target))
+            ]
             return (where[0], target) if where else None
         want = kf.normalize_fact(target)
         if not want:
             return None
 
-        def has(e: kf.Entry) -> bool:
-            return e.active and f" {want} " in f" {kf.normalize_fact(e.text)} "
+        def has(p: str, e: kf.Entry) -> bool:
+            return (
+                e.active
+                and f" {want} " in f" {kf.normalize_fact(e.text)} "
+                and self._one_scope(d.project, p, e)
+            )
 
         title = doc.sections[si].title.strip().lower()
         scopes = [
-            [(path, e) for e in doc.sections[si].entries() if has(e)],
-            [(path, e) for _, e in doc.entries() if has(e)],
-            [
-                (p, e)
-                for p, t, e in self._catalog().live()
-                if t == title and one_scope(p, path) and has(e)
-            ],
+            [(path, e) for e in doc.sections[si].entries() if has(path, e)],
+            [(path, e) for _, e in doc.entries() if has(path, e)],
+            [(p, e) for p, t, e in self._catalog().live() if t == title and has(p, e)],
         ]
         for hits in scopes:
             ids = {e.id for _, e in hits}
@@ -466,7 +485,8 @@ class KnowledgeWriter(KnowledgeDocuments):
         fact = bare_fact(old.text) if old is not None else None
         places = set(cat.paths_of(old_id)) | ({path} if kf.is_current_state(path) else set())
         if fact:
-            places |= {p for p in cat.paths_stating(fact) if one_scope(p, path)}
+            scope = cat.project_of(path, old_id)
+            places |= {p for p in cat.paths_stating(fact) if one_scope(knowledge_project(p), scope)}
         for rel in sorted(places):
             d = self.read(rel)
             if d is None:
@@ -495,9 +515,10 @@ class KnowledgeWriter(KnowledgeDocuments):
         report = ApplyReport()
         self._invalidate()
         values: dict[tuple[str | None, str], list[tuple[str, kf.Entry]]] = {}
-        for path, _, e in self._catalog().live():
+        cat = self._catalog()
+        for path, _, e in cat.live():
             if e.subject:  # a subject has one value in each project, and one elsewhere
-                values.setdefault((knowledge_project(path), e.subject), []).append((path, e))
+                values.setdefault((cat.project_of(path, e.id), e.subject), []).append((path, e))
             # one fact, one live entry in a file: two clones that each learned the same
             # fact (from sessions of their own) wrote it under two ids
             fact = kf.normalize_fact(e.text)

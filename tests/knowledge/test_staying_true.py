@@ -328,6 +328,34 @@ def test_a_convention_said_in_two_projects_is_filed_in_both(
         assert "Use bun, not node in this repo." in said, project
 
 
+def test_two_projects_same_decision_keeps_both_in_the_indexes(
+    memory_repo: MemoryRepo, commit_all
+) -> None:
+    """The same decision in two codebases: each has its line in the projects' index, and
+    the week's rollup mirrors both into MEMORY.md ("alpha: ...", "beta: ..."); neither is
+    taken for the other's duplicate, and no project's entry is struck."""
+    said = "We decided to use Postgres for the queue. Use bun, not node in this repo."
+    for n, project in ((0, "alpha"), (7, "beta")):  # two weeks, two rollups
+        _project_session(memory_repo, project, n, said)
+    commit_all(memory_repo, "conversation: two projects")
+    with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
+        ex.extract_pending()
+    with MemoryCondenser(memory_repo, use_llm=False) as c:
+        c.weekly_rollup(T0.date())
+        c.weekly_rollup(T0.date() + timedelta(days=7))
+    decision = "Use Postgres for the queue."
+    for project in ("alpha", "beta"):
+        assert decision in live(memory_repo, f"knowledge/projects/{project}/context.md")
+    active = live(memory_repo, "knowledge/projects/_active.md")
+    assert sorted(active) == [f"**alpha** — {decision}", f"**beta** — {decision}"]
+    mirrored = live(memory_repo, MEM)
+    for fact in (decision, "Use bun, not node in this repo."):
+        assert sorted(t for t in mirrored if fact in t) == [
+            f"[[alpha/context|alpha]]: {fact}",
+            f"[[beta/context|beta]]: {fact}",
+        ], mirrored
+
+
 def test_a_model_cannot_file_a_session_s_decision_under_another_project(
     memory_repo: MemoryRepo, commit_all, openai_server
 ) -> None:
