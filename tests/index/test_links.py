@@ -5,7 +5,6 @@ P3 taking a note a hit links to."""
 from __future__ import annotations
 
 import json
-import sqlite3
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.sqlite import sqlite_module
@@ -61,7 +60,7 @@ def test_an_index_of_the_previous_schema_is_rebuilt_with_the_links(
     _notes(memory_repo)
     with SearchIndex(memory_repo) as index:
         index.rebuild_full()
-    conn = sqlite3.connect(memory_repo.index_path)
+    conn = sqlite_module().connect(memory_repo.index_path)  # the index's own SQLite
     conn.execute("DELETE FROM links")
     conn.execute("UPDATE index_meta SET value = '4' WHERE key = 'schema_version'")
     conn.commit()

@@ -192,9 +192,9 @@ def _big_notes(repo: MemoryRepo, n: int) -> list[Path]:
 
 
 def _pages(path: Path) -> tuple[int, int]:
-    import sqlite3
+    from autopoiesis.core.sqlite import sqlite_module  # the index's own SQLite
 
-    conn = sqlite3.connect(path)
+    conn = sqlite_module().connect(path)
     try:
         return (
             conn.execute("PRAGMA page_count").fetchone()[0],

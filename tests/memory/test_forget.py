@@ -49,10 +49,11 @@ def _objects(repo: MemoryRepo) -> bytes:
 def _index_holds(repo: MemoryRepo, text: str) -> bool:
     """Whether memory.db holds TEXT: in its bytes, or in the chunk texts it keeps
     compressed (files.chunks_z)."""
-    import sqlite3
     import zlib
 
-    conn = sqlite3.connect(repo.index_path)
+    from autopoiesis.core.sqlite import sqlite_module  # the index's own SQLite
+
+    conn = sqlite_module().connect(repo.index_path)
     try:
         packed = [z for (z,) in conn.execute("SELECT chunks_z FROM files") if z]
     finally:

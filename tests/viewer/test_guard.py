@@ -79,10 +79,13 @@ def test_writes_need_write(viewer_repo: Any) -> None:
 def _built(index: Any) -> str:
     """When the index was last built from scratch (its meta row; the file's mtime is no
     witness: the rebuild is written to the WAL, and the viewer's open connection keeps it
-    from being checkpointed into memory.db)."""
-    import sqlite3
+    from being checkpointed into memory.db). Read with the SQLite the viewer uses: a
+    second copy of SQLite in one process (the standard library's beside pysqlite3) does
+    not see the other's locks, and closing its connection dropped them, with the WAL
+    index the viewer's health thread was reading (a bus error in the fresh-clone run)."""
+    from autopoiesis.core.sqlite import sqlite_module
 
-    with closing(sqlite3.connect(index)) as conn:
+    with closing(sqlite_module().connect(index)) as conn:
         (built,) = conn.execute("SELECT value FROM index_meta WHERE key = 'built'").fetchone()
     return str(built)
 
