@@ -60,6 +60,7 @@ of `autopoiesis.knowledge.flush`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -87,7 +88,9 @@ from autopoiesis.core.private import WITHHELD, may_reach_model
 from autopoiesis.core.project import project_slug
 from autopoiesis.core.text import count_tokens, cut_to_bytes
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, FrontmatterError
+from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats.knowledge import current_text
+from autopoiesis.index.projects import indexed_project
 
 if TYPE_CHECKING:
     from autopoiesis.core.config import CompilerConfig
@@ -381,7 +384,7 @@ class ContextCompiler(ScoredKnowledge):
             plan.offer("memory", 1, standing[MEMORY_FILE] or "", MEMORY_FILE)
         elif MEMORY_FILE in standing:
             self._unread(plan, "memory", 1, MEMORY_FILE, "")
-        self._place_journal(plan, today)
+        self._place_journal(plan, today, project)
         if standing.get(ACTIVE_PROJECTS_FILE):
             plan.offer("projects", 1, standing[ACTIVE_PROJECTS_FILE] or "", ACTIVE_PROJECTS_FILE)
         rel = project_context_file(project) if project else ""
@@ -390,9 +393,10 @@ class ContextCompiler(ScoredKnowledge):
         elif rel in standing:
             self._unread(plan, f"project:{project}", 1, rel, "")
 
-    def _place_journal(self, plan: Plan, today: date) -> None:
+    def _place_journal(self, plan: Plan, today: date, project: str = "") -> None:
         """P1's journal: today's, then yesterday's, sharing ``journal_budget_kb``; a day
-        that does not fit the plan leaves its share to the next."""
+        that does not fit the plan leaves its share to the next. With a current PROJECT, a
+        day's sections of other projects are left to search (`_journal_of`)."""
         cfg = self.config
         journal_left = cfg.journal_budget_kb
         for day in (today, today - timedelta(days=1)):
@@ -401,6 +405,16 @@ class ContextCompiler(ScoredKnowledge):
             if text is None:
                 self._unread(plan, f"journal:{day.isoformat()}", 1, rel, "")
                 continue
+            if project:
+                text, others = self._journal_of(text, project)
+                if others:
+                    plan.skip(
+                        f"journal:{day.isoformat()}:{','.join(others)}",
+                        1,
+                        f"other projects' sections of the day ({', '.join(others)}): "
+                        "left to search",
+                        rel,
+                    )
             cut = _cut_kb(text, journal_left, rel) if journal_left > 0 else ""
             if not cut:
                 plan.skip(
@@ -412,6 +426,30 @@ class ContextCompiler(ScoredKnowledge):
                 continue
             if plan.offer(f"journal:{day.isoformat()}", 1, cut, rel):
                 journal_left -= len(cut.encode("utf-8")) / 1024
+
+    def _journal_of(self, text: str, project: str) -> tuple[str, list[str]]:
+        """A day's journal TEXT without its sections of projects other than PROJECT (a
+        day holds every project's sessions, each under its project's heading), and their
+        names. A heading that names no project the memory has (a tag, "general") stays."""
+        doc = kf.parse(text)
+        others = [
+            s.title
+            for s in doc.sections
+            if s.level == 3 and s.title != project and self._is_project(s.title)
+        ]
+        if not others:
+            return text, []
+        kept = tuple(s for s in doc.sections if not (s.level == 3 and s.title in others))
+        return kf.render(replace(doc, sections=kept)), others
+
+    def _is_project(self, name: str) -> bool:
+        """Whether the memory has a project NAME: its knowledge folder, or files of it in
+        the search index."""
+        if project_slug(name) != name:
+            return False
+        if (self.repo.knowledge_dir / "projects" / name).is_dir():
+            return True
+        return indexed_project(self.repo.index_path, name)
 
     def _place_topics(
         self, plan: Plan, active_topics: Sequence[Topic], corrections: Sequence[Correction]

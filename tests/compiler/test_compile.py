@@ -396,3 +396,25 @@ def test_no_private_file_enters_the_standing_part_or_a_topic(repo: MemoryRepo) -
     (repo.root / "memory-config.yaml").write_text("{}\n", encoding="utf-8")
     res = compile_(MemoryRepo(repo.root), project="acme")
     assert "PAPAYA-7" in res.prompt and "secret main-session fact" in res.prompt
+
+
+def test_the_journal_of_a_project_prompt_leaves_other_projects_sections_to_search(
+    repo: MemoryRepo,
+) -> None:
+    """A day's journal holds every project's sessions, each under its project's heading:
+    a prompt from beta gets beta's sections and the ones of no project, not alpha's."""
+    k = repo.knowledge_dir
+    (k / "projects" / "alpha").mkdir(parents=True)
+    (k / "projects" / "alpha" / "context.md").write_text("# Alpha\n")
+    (k / "journal" / "2026-02-16.md").write_text(
+        "---\ntype: journal\n---\n\n## 2026-02-16\n\n### alpha\n- Rotated the alpha keys\n\n"
+        "### beta\n- Pinned the beta base image\n\n### standup\n- Moved the standup to 10:00\n"
+    )
+    res = compile_(repo, project="beta")
+    assert "Pinned the beta base image" in res.prompt
+    assert "Moved the standup to 10:00" in res.prompt  # a tag's heading names no project
+    assert "Rotated the alpha keys" not in res.prompt
+    left = next(s for s in res.sections if s.label == "journal:2026-02-16:alpha")
+    assert not left.included and "left to search" in left.reason
+    everything = compile_(repo)  # no current project: the whole day
+    assert "Rotated the alpha keys" in everything.prompt
