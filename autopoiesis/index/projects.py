@@ -73,10 +73,7 @@ def chunk_projects(conn: Any, ids: Iterable[int]) -> dict[int, str | None]:
 
     def is_project(name: str) -> bool:
         if name not in known:
-            known[name] = bool(_SLUG.match(name)) and (
-                conn.execute("SELECT 1 FROM files WHERE project = ? LIMIT 1", (name,)).fetchone()
-                is not None
-            )
+            known[name] = has_project(conn, name)
         return known[name]
 
     out: dict[int, str | None] = {}
@@ -86,6 +83,14 @@ def chunk_projects(conn: Any, ids: Iterable[int]) -> dict[int, str | None]:
             project = topic if is_project(topic) else None
         out[int(cid)] = project
     return out
+
+
+def has_project(conn: Any, name: str) -> bool:
+    """Whether the index on CONN has a file of project NAME (files.project is indexed)."""
+    return (
+        conn.execute("SELECT 1 FROM files WHERE project = ? LIMIT 1", (name,)).fetchone()
+        is not None
+    )
 
 
 def indexed_project(db_path: Path, name: str) -> bool:
@@ -103,12 +108,11 @@ def indexed_project(db_path: Path, name: str) -> bool:
     except module.Error:
         return False
     try:
-        row = conn.execute("SELECT 1 FROM files WHERE project = ? LIMIT 1", (name,)).fetchone()
+        return has_project(conn, name)
     except module.Error:
         return False
     finally:
         conn.close()
-    return row is not None
 
 
 def project_counts(conn: Any) -> dict[str, dict[str, int]]:
