@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from autopoiesis.core.paths import INDEX_FILES, knowledge_project
+from autopoiesis.core.paths import INDEX_FILES
 from autopoiesis.core.private import may_reach_model
 from autopoiesis.core.sqlite import sqlite_module
 from autopoiesis.core.text import words
 from autopoiesis.index.text import MAX_QUERY_TERMS, SEARCH_STOPWORDS, fts_match
+from autopoiesis.knowledge.catalog import one_scope
 from autopoiesis.knowledge.extractors.base import KnownEntry
 from autopoiesis.knowledge.writer import KnowledgeWriter
 
@@ -48,8 +49,8 @@ def related_entries(
     for path, _, e in writer.live_entries():
         if not may_reach_model(path, private, to_model):
             continue  # shown to a model: a private entry only where private.model_paths says
-        if project is not None and knowledge_project(path) not in (None, project):
-            continue
+        if not one_scope(project, writer.entry_project(path, e)):
+            continue  # another project's (a derived line of MEMORY.md too)
         seen = entries.get(e.id)
         if seen is None or (
             seen.path in INDEX_FILES and path not in INDEX_FILES

@@ -408,7 +408,11 @@ class KnowledgeWriter(KnowledgeDocuments):
 
     def _one_scope(self, project: str | None, path: str, e: kf.Entry) -> bool:
         """Whether the entry E of PATH may be one fact with a change about PROJECT."""
-        return one_scope(project, self._catalog().project_of(path, e.id))
+        return one_scope(project, self.entry_project(path, e))
+
+    def entry_project(self, path: str, e: kf.Entry) -> str | None:
+        """The project the entry E of PATH is about (`EntryCatalog.project_of`)."""
+        return self._catalog().project_of(path, e.id)
 
     def _repeats(self, path: str, content: str, at: datetime, project: str | None) -> bool:
         """Whether CONTENT says nothing new for the current-state file PATH: it restates a

@@ -292,9 +292,27 @@ def test_a_model_is_shown_the_entries_of_its_session_s_project_and_global_ones(
         (MEM, "The user prefers one bundler config per repo, never webpack"),
     ):
         w.apply([KnowledgeChange(path, "append", "Conventions", text, prov())])
+    # alpha's entry mirrored into MEMORY.md (the week's rollup: the same id) is alpha's
+    alpha = kf.parse((memory_repo.root / "knowledge/projects/alpha/context.md").read_text())
+    canonical = next(e for _, e in alpha.entries())
+    w.apply(
+        [
+            KnowledgeChange(
+                MEM,
+                "append",
+                "Key Decisions",
+                "alpha: The alpha bundler is bun, not webpack",
+                prov(),
+                entry_id=canonical.id,
+            )
+        ]
+    )
     text = "Which bundler? We dropped webpack for the bundler config."
-    shown = {e.path for e in related_entries(w, text, project="beta")}
-    assert shown == {"knowledge/projects/beta/context.md", MEM}
+    shown = {(e.path, e.text) for e in related_entries(w, text, project="beta")}
+    assert shown == {
+        ("knowledge/projects/beta/context.md", "The beta bundler is esbuild, not webpack"),
+        (MEM, "The user prefers one bundler config per repo, never webpack"),
+    }
     assert len(related_entries(w, text)) == 3  # a session of no known project sees them all
 
 
