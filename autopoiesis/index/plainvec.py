@@ -99,10 +99,14 @@ def _distances_numpy(
     import numpy as np
 
     dims = len(q)
-    halves: Any = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.int8)
-    halves = halves.reshape(len(rows), 2, dims).astype(np.float64)
-    w = 256.0 * halves[:, 0, :] + halves[:, 1, :]
-    dots = w @ np.asarray(q, dtype=np.float64)
-    norms = np.array([r[2] for r in rows], dtype=np.float64)
+    query = np.asarray(q, dtype=np.float64)
+    # Only the query's non-zero components count (a few dozen of 512): the dot product
+    # reads those columns of the halves, not all of them (a third of the time at 300 rows).
+    nonzero = np.flatnonzero(query)
+    halves: Any = np.frombuffer(b"".join([r[1] for r in rows]), dtype=np.int8)
+    part = halves.reshape(len(rows), 2, dims)[:, :, nonzero].astype(np.float64)
+    dots = (256.0 * part[:, 0, :] + part[:, 1, :]) @ query[nonzero]
+    norms = np.fromiter((r[2] for r in rows), dtype=np.float64, count=len(rows))
     dist = 1.0 - dots / (q_norm * np.where(norms > 0, norms, 1.0))
-    return [(int(r[0]), float(d) if r[2] else 1.0) for r, d in zip(rows, dist)]
+    dist[norms == 0] = 1.0
+    return list(zip([int(r[0]) for r in rows], dist.tolist()))
