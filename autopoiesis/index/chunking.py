@@ -29,11 +29,17 @@ from autopoiesis.errors import FrontmatterError
 # 6: frontmatter is found by core.frontmatter (a leading BOM, fences with trailing blanks).
 # 7: a long neighbour no longer joins a short turn's chunk (see _exchange).
 # 8: a turn chunk's body_hash (the same words said again elsewhere; see Chunk).
-CHUNKER_VERSION = "8"
+# 9: a neighbour over NEIGHBOUR_RATIO times the turn's length stays out (see _exchange).
+CHUNKER_VERSION = "9"
 CONTEXT_TURNS = 1  # a turn chunk holds this many turns before and after it, when they fit:
 # a neighbour joins when it is at most SHORT_NEIGHBOUR_CHARS long (the question beside its
 # long answer) or the window stays under WIDE_CONTEXT_CHARS with it
 SHORT_NEIGHBOUR_CHARS = 600
+# ... but a longer neighbour joins only a turn at least 1/NEIGHBOUR_RATIO of its length: a
+# 100-character instruction of the user beside 1,700 characters of the agent's output would
+# be a twentieth of its own chunk, and BM25's length normalisation would bury its words
+# (coding questions, bench/bench_coding.py: --mode bm25 turn recall@10 0.699 -> 0.740).
+NEIGHBOUR_RATIO = 6
 # ... and up to WIDE_CONTEXT_TURNS while its text stays under WIDE_CONTEXT_CHARS: short
 # chat turns ("Yes, last Tuesday!") need more of the exchange around them than long ones.
 WIDE_CONTEXT_TURNS = 2
@@ -251,11 +257,12 @@ def _exchange(units: list[_Unit], n: int) -> tuple[int, int]:
     characters, and BM25's length normalisation would bury its words under theirs. The
     long turn's own chunk still holds the short one beside it."""
     size = len(units[n][2])
+    own = size
     lo, hi = n, n + 1
     for _ in range(CONTEXT_TURNS):
-        if lo > 0 and _joins(len(units[lo - 1][2]), size):
+        if lo > 0 and _joins(len(units[lo - 1][2]), size, own):
             lo, size = lo - 1, size + len(units[lo - 1][2])
-        if hi < len(units) and _joins(len(units[hi][2]), size):
+        if hi < len(units) and _joins(len(units[hi][2]), size, own):
             hi, size = hi + 1, size + len(units[hi][2])
     if (lo, hi) != (max(0, n - CONTEXT_TURNS), min(len(units), n + CONTEXT_TURNS + 1)):
         return lo, hi  # a neighbour was left out: the window is not widened past it
@@ -270,9 +277,12 @@ def _exchange(units: list[_Unit], n: int) -> tuple[int, int]:
     return lo, hi
 
 
-def _joins(neighbour: int, window: int) -> bool:
-    """Whether a neighbour of NEIGHBOUR characters joins a window of WINDOW characters."""
-    return neighbour <= SHORT_NEIGHBOUR_CHARS or window + neighbour <= WIDE_CONTEXT_CHARS
+def _joins(neighbour: int, window: int, own: int) -> bool:
+    """Whether a neighbour of NEIGHBOUR characters joins a window of WINDOW characters
+    around a turn of OWN characters."""
+    if neighbour <= SHORT_NEIGHBOUR_CHARS:
+        return True
+    return neighbour <= NEIGHBOUR_RATIO * own and window + neighbour <= WIDE_CONTEXT_CHARS
 
 
 def chunk_markdown(lines: list[str], front_end: int) -> tuple[list[Chunk], str | None]:

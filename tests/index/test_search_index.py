@@ -223,6 +223,19 @@ def test_turn_windows_widen_only_while_short() -> None:
     spans = [(turn_of_line(mixed, c.start_line), turn_of_line(mixed, c.end_line)) for c in chunks]
     assert spans == [(0, 1), (1, 1), (1, 2)]
     assert len(chunks[1].text) < 60
+    # a neighbour that would fit the window still stays out when it is many times the
+    # turn's length (the agent's 1,100 characters beside a one-line instruction) ...
+    medium = "word " * 220
+    beside = transcript(["use bun, not node", medium])
+    chunks = chunk_file("raw/conversations/b.md", beside, "conversation").chunks
+    spans = [(turn_of_line(beside, c.start_line), turn_of_line(beside, c.end_line)) for c in chunks]
+    assert spans == [(0, 0), (0, 1)]
+    # ... and joins a turn of a paragraph, which it does not bury
+    paragraph = "we keep the lockfile in git and pin every dependency to its exact version " * 3
+    both = transcript([paragraph, medium])
+    chunks = chunk_file("raw/conversations/p.md", both, "conversation").chunks
+    spans = [(turn_of_line(both, c.start_line), turn_of_line(both, c.end_line)) for c in chunks]
+    assert spans == [(0, 1), (0, 1)]
 
 
 def test_markdown_chunks_by_section_and_tolerates_broken_frontmatter() -> None:
