@@ -28,7 +28,8 @@ for their message and for programs that use the library):
     ├── BudgetTooSmallError *
     ├── GateDecisionNotFound
     ├── SearchIndexError *
-    │   └── EmbedderError
+    │   ├── EmbedderError
+    │   └── IndexOutdatedError *
     ├── ChangeRejectedError *
     ├── ExtractionError
     ├── UnknownExtractorError
@@ -129,6 +130,11 @@ class SearchIndexError(AutopoiesisError):
 class EmbedderError(SearchIndexError):
     """The configured embedder is unavailable or answered wrongly (missing package or model, server
     down)."""
+
+
+class IndexOutdatedError(SearchIndexError):
+    """memory.db was built by another version of the chunker, schema or embedder, and is too
+    large to rebuild while a search waits: it is being rebuilt in the background."""
 
 
 class ChangeRejectedError(AutopoiesisError):

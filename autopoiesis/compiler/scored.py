@@ -23,7 +23,7 @@ from autopoiesis.compiler.restated import Statement, later_statements
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.core.private import WITHHELD, may_reach_model
-from autopoiesis.errors import AutopoiesisError
+from autopoiesis.errors import AutopoiesisError, IndexOutdatedError
 
 if TYPE_CHECKING:
     from autopoiesis.core.config import CompilerConfig
@@ -119,7 +119,12 @@ class ScoredKnowledge:
         if self._index is not None:
             now = time.monotonic()
             fresh = self.fresh_index and now - self._last_catch_up >= self.index_refresh_seconds
-            results = list(self._index.locate(query, limit, fresh=fresh, project=project))
+            try:
+                results = list(self._index.locate(query, limit, fresh=fresh, project=project))
+            except IndexOutdatedError as exc:  # being rebuilt in the background: grep meanwhile
+                found, tool = searchindex.grep_search(self.repo, query, limit)
+                self.notices.append(f"{exc}; used {tool}")
+                return found, tool
             if fresh:
                 self._last_catch_up = time.monotonic()
             return results, "index"

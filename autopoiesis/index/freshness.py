@@ -8,6 +8,12 @@ then or now). So a result is never stale after a commit, checkout, merge, reset 
 uncommitted edit. In a process that searches repeatedly, an inotify watcher
 (background.ChangeWatcher) answers "nothing changed since the last full check" in
 microseconds.
+
+*Outdated*: an index built by another chunker, schema or embedder is rebuilt whole. A
+search rebuilds a small one itself; a larger one would keep a search (a prompt hook, with
+its deadline) waiting for many seconds, so the search starts that rebuild in the
+background and raises IndexOutdatedError, which the search and the compiler answer with
+git grep until the new index is complete.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any
 from autopoiesis.core.paths import CONTENT_DIRS, category_of, shared_mounts
 from autopoiesis.core.project import read_head
 from autopoiesis.core.sqlite import SQLiteInfo
+from autopoiesis.errors import IndexOutdatedError
 from autopoiesis.git import runner as git
 from autopoiesis.git.scale import sparse_state
 from autopoiesis.index import build
@@ -36,6 +43,10 @@ from autopoiesis.index.files import (
     stat_key,
 )
 from autopoiesis.index.store import IndexStore, IndexUpdate
+
+# An outdated index of at most this many files is rebuilt by the search that finds it
+# (about a second on a 2-core machine); a larger one in the background (see the docstring).
+INLINE_REBUILD_FILES = 1000
 
 
 @dataclass(frozen=True)
@@ -216,12 +227,14 @@ class Freshness:
             self._watcher = ChangeWatcher.start(self.root)
         return self._watcher
 
-    def catch_up(self, *, timeout: float = 60.0) -> IndexUpdate:
+    def catch_up(self, *, timeout: float = 60.0, searching: bool = False) -> IndexUpdate:
         """Bring the index up to date with HEAD and the working tree, re-indexing only
         what differs from what it recorded. With a watcher, "no event at all since the
         last full check" skips the check; any event, or no watcher, means a full check.
         The watcher starts at the second catch-up: arming it walks every memory folder
-        (~30 ms at 10,000 files), which a process that searches once never gets back."""
+        (~30 ms at 10,000 files), which a process that searches once never gets back.
+        SEARCHING: a search waits for this; an outdated index of more than
+        INLINE_REBUILD_FILES is then rebuilt in the background (IndexOutdatedError)."""
         self._checks += 1
         watcher = self.change_watcher() if self._checks >= self.watch_from else None
         if watcher is not None:
@@ -229,18 +242,22 @@ class Freshness:
                 watcher.verified = False
             elif watcher.verified:
                 return IndexUpdate()
-        report = self._catch_up_full(timeout)
+        report = self._catch_up_full(timeout, searching)
         if watcher is not None:
             watcher.verified = True  # armed before this check, so later changes are pending
         return report
 
-    def _catch_up_full(self, timeout: float) -> IndexUpdate:
+    def _catch_up_full(self, timeout: float, searching: bool = False) -> IndexUpdate:
         started = time.monotonic()
         state = tree_state(self.root)
         if state.ok and self.is_fresh(state):
             return IndexUpdate()
         if build.pending(self.store) is not None:
             return self._while_building()
+        if searching and self.store.needs_rebuild() and self.store.meta("head") is not None:
+            indexed = self.store.count("files")
+            if indexed > INLINE_REBUILD_FILES:
+                self._rebuild_in_background(indexed)
         with self.store.write_lock(timeout):
             state = tree_state(self.root)  # again: the other holder may have moved things on
             if self.store.needs_rebuild() or self.store.meta("head") is None:
@@ -266,6 +283,22 @@ class Freshness:
             else:
                 candidates = set(changed) | set(in_mounts) | set(dirty) | set(state.dirty)
             return self._reconcile(candidates, state, started)
+
+    def _rebuild_in_background(self, indexed: int) -> None:
+        """Start the rebuild of an outdated index in the background, unless one runs (it
+        holds the write lock), and say so: IndexOutdatedError."""
+        if self.store.try_write_lock():
+            try:
+                spawn_background(self.store.repo, rebuild=True)
+            except OSError:
+                pass  # the next search tries again; `autopoiesis index rebuild` does it now
+            finally:
+                self.store.release_write_lock()
+        raise IndexOutdatedError(
+            f"the search index ({indexed:,} files) was built by another version "
+            f"({'; '.join(self.store.outdated())}) and is being rebuilt in the background; "
+            "`autopoiesis index rebuild` does it now"
+        )
 
     def _while_building(self) -> IndexUpdate:
         """A build in steps is under way (index/build.py): search what it has indexed, with

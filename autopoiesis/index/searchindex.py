@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autopoiesis.core.paths import MemoryRepo
-from autopoiesis.errors import ConfigError, SearchIndexError
+from autopoiesis.errors import ConfigError, IndexOutdatedError, SearchIndexError
 from autopoiesis.git.locate import locate_repo
 from autopoiesis.index import build, db
 from autopoiesis.index.background import spawn_background
@@ -161,9 +161,11 @@ class SearchIndex:
         return done
 
     # ── freshness ──
-    def catch_up(self, *, timeout: float = 60.0) -> IndexUpdate:
-        """Bring the index up to date with HEAD and the working tree (see freshness)."""
-        return self.freshness.catch_up(timeout=timeout)
+    def catch_up(self, *, timeout: float = 60.0, searching: bool = False) -> IndexUpdate:
+        """Bring the index up to date with HEAD and the working tree (see freshness;
+        SEARCHING: a search waits, and a large outdated index raises IndexOutdatedError
+        while it is rebuilt in the background)."""
+        return self.freshness.catch_up(timeout=timeout, searching=searching)
 
     def is_fresh(self, state: TreeState | None = None) -> bool:
         return self.freshness.is_fresh(state)
@@ -192,7 +194,7 @@ class SearchIndex:
         if mode not in MODES:
             raise ValueError(f"search mode must be one of {', '.join(MODES)}, not {mode!r}")
         if fresh:
-            self.catch_up()
+            self.catch_up(searching=True)
         cfg = self.repo.config.search
         resolved = self.query.merge_for(merge or cfg.merge)
         weights = MergeWeights(bm25=cfg.bm25_weight, vector=cfg.vector_weight)
@@ -216,7 +218,7 @@ class SearchIndex:
         overlap), and no snippets (a snippet costs more than the ranking: ~0.25 ms a
         result). Each result's `snippet` is only the head of its chunk."""
         if fresh:
-            self.catch_up()
+            self.catch_up(searching=True)
         terms = query_terms(query)
         if not terms:
             return []
@@ -321,6 +323,9 @@ def search_outcome(
             results = index.search(
                 query, limit, category, merge=merge, explain=explain, mode=mode, project=project
             )
+        except IndexOutdatedError as exc:
+            results, tool = grep_search(repo, query, limit, category)
+            return SearchOutcome(results, tool, (*notices, f"{exc}; answered with {tool}."))
         except (SearchIndexError, OSError) as exc:
             results, tool = grep_search(repo, query, limit, category)
             return SearchOutcome(

@@ -229,7 +229,16 @@ class IndexStore:
         }
 
     def needs_rebuild(self) -> bool:
-        return any(self.meta(k) != v for k, v in self.identity().items())
+        return bool(self.outdated())
+
+    def outdated(self) -> list[str]:
+        """What memory.db was built with that this program builds otherwise, one
+        "name: built -> now" each (none: the index is current)."""
+        return [
+            f"{k.replace('_', ' ')} {self.meta(k) or 'none'} -> {v}"
+            for k, v in self.identity().items()
+            if self.meta(k) != v
+        ]
 
     @property
     def uses_vec0(self) -> bool:

@@ -548,6 +548,49 @@ def test_identity_change_rebuilds_and_cache_survives(filled: MemoryRepo) -> None
         assert report.embedded == 0  # every chunk came from the cache
 
 
+def test_a_large_outdated_index_is_rebuilt_in_the_background_while_grep_answers(
+    filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index built by another chunker is rebuilt whole. A search on a large one (a
+    prompt hook, with its deadline) does not wait for that: it answers with git grep and
+    says so, and the rebuild runs in the background until the index answers again."""
+    from autopoiesis.compiler import ContextCompiler
+    from autopoiesis.index import freshness
+
+    with SearchIndex(filled) as index:
+        index.rebuild_full()
+    conn, _ = connect(filled.index_path)
+    conn.execute("UPDATE index_meta SET value = 'old' WHERE key = 'chunker_version'")
+    conn.commit()
+    conn.close()
+    monkeypatch.setattr(freshness, "INLINE_REBUILD_FILES", 1)  # `filled` holds two files
+    with SearchIndex(filled) as holder:
+        assert holder.store.try_write_lock()  # a rebuild under way holds the lock
+        outcome = search_outcome("sqlite-vec extension", 5, repo=filled)
+        assert outcome.source in ("git grep", "ripgrep")
+        assert any("ses_test01" in r.path for r in outcome.results)
+        (notice,) = outcome.notices
+        assert "chunker version old -> " in notice and "in the background" in notice
+        with ContextCompiler(filled) as comp:
+            result = comp.compile("sqlite-vec extension")
+            assert any("in the background" in n for n in comp.notices)
+        assert any("ses_test01" in (s.path or "") for s in result.sections if s.included)
+        holder.store.release_write_lock()
+        with SearchIndex(filled) as index:
+            assert index.needs_rebuild()  # nothing was rebuilt while the lock was held
+    # with the lock free, the search starts the rebuild; the next searches use the index
+    assert search_outcome("sqlite-vec extension", 5, repo=filled).source != "index"
+
+    def rebuilt() -> bool:
+        with SearchIndex(filled) as index:
+            return not index.needs_rebuild()
+
+    assert wait_for(rebuilt, timeout=60)
+    outcome = search_outcome("sqlite-vec extension", 5, repo=filled)
+    assert outcome.source == "index" and not outcome.notices
+    assert any("ses_test01" in r.path for r in outcome.results)
+
+
 def test_lexical_vectors_are_not_cached(filled: MemoryRepo) -> None:
     """The offline embedder's vectors cost less to compute again than to keep: the cache
     holds none of them, and a rebuild computes them afresh (to the same bits)."""
