@@ -209,8 +209,13 @@ def _temp_for(path: Path) -> tuple[int, str]:
     )
 
 
-def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
-    """Write a whole file so a reader sees the old or the new content, never half of it."""
+def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644, durable: bool = True) -> None:
+    """Write a whole file so a reader sees the old or the new content, never half of it.
+    DURABLE flushes it to the disk before it replaces the old one, so a power cut leaves
+    one of the two as well. A cache rewritten on every prompt passes False: the flush
+    waits for whatever else the disk is writing (1 ms on a quiet disk, 57 ms of a prompt
+    hook while the index was written beside it), and after a power cut the cache may be
+    empty, which its reader takes for "nothing recorded"."""
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = _temp_for(path)
@@ -218,7 +223,8 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:

@@ -38,4 +38,8 @@ def record_inclusions(repo: MemoryRepo, paths: Iterable[str]) -> None:
         counts = inclusion_counts(repo)
         for p in paths:
             counts[p] = counts.get(p, 0) + 1
-        atomic_write(repo.state_file("inclusions"), json.dumps(counts, sort_keys=True, indent=0))
+        atomic_write(
+            repo.state_file("inclusions"),
+            json.dumps(counts, sort_keys=True, indent=0),
+            durable=False,  # counts, written on every prompt: a power cut may forget them
+        )

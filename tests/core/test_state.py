@@ -34,3 +34,29 @@ def test_every_state_file_lives_under_the_state_folder(tmp_path: Path) -> None:
     for name in STATE_FILES:
         assert repo.state_file(name).is_relative_to(tmp_path / ".autopoiesis")
     assert MemoryRepo("~").root == Path.home().resolve()
+
+
+def test_usage_counts_are_written_whole_without_waiting_for_the_disk(
+    memory_repo: MemoryRepo, monkeypatch
+) -> None:
+    """The inclusion counts are rewritten on every prompt: atomically (never half a file),
+    but without a flush to disk, which waits for whatever else the disk is writing. A
+    power cut may leave the file empty; that reads as nothing recorded."""
+    import os
+
+    from autopoiesis.core.paths import atomic_write
+    from autopoiesis.memory.usage import inclusion_counts, record_inclusions
+
+    flushes: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (flushes.append(fd), real_fsync(fd)))
+    record_inclusions(memory_repo, ["knowledge/a.md", "knowledge/b.md"])
+    record_inclusions(memory_repo, ["knowledge/a.md"])
+    assert inclusion_counts(memory_repo) == {"knowledge/a.md": 2, "knowledge/b.md": 1}
+    assert flushes == []
+    atomic_write(memory_repo.root / "durable.txt", "kept")  # other state is still flushed
+    assert len(flushes) == 1
+    memory_repo.state_file("inclusions").write_bytes(b"")  # what a power cut may leave
+    assert inclusion_counts(memory_repo) == {}
+    record_inclusions(memory_repo, ["knowledge/a.md"])
+    assert inclusion_counts(memory_repo) == {"knowledge/a.md": 1}
