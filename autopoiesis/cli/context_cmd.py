@@ -386,6 +386,8 @@ def compile_cmd(
         return
     assert message is not None
     result, activations = memory.compile(message, **options)
+    for notice in result.notices:
+        warn(notice)
     if as_json:
         data = result.as_dict()
         data["activations"] = [a.as_dict() for a in activations]

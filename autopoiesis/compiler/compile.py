@@ -248,6 +248,7 @@ class ContextCompiler(ScoredKnowledge):
         today = today or now.date()
         self._privacy = (self.repo.private_patterns(), self.repo.config.private.model_paths)
         plan = Plan(budget)
+        self.notices.clear()  # this compile's, not the ones before it
         history = list(session_history)
         query = " ".join(
             [message[:QUERY_CHARS]] + [t.description for t in active_topics if t.description]
@@ -269,7 +270,7 @@ class ContextCompiler(ScoredKnowledge):
             ),
         )
         dropped = self._place_history(plan, history)
-        return self._assembled(plan, history, dropped)
+        return replace(self._assembled(plan, history, dropped), notices=tuple(self.notices))
 
     # ── the slots, in priority order ──
     def _standing(

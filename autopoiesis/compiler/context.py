@@ -53,6 +53,9 @@ class CompiledContext:
     sections: tuple[Section, ...]
     dropped_history: int = 0
     flush_due: bool = False
+    # what the reader should know about how it was made (the search answered with git
+    # grep while the index is rebuilt, or could not be opened)
+    notices: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.prompt
@@ -75,6 +78,7 @@ class CompiledContext:
             "sections": [s.as_dict() for s in self.sections],
             "dropped_history": self.dropped_history,
             "flush_due": self.flush_due,
+            "notices": list(self.notices),
         }
 
 
