@@ -289,7 +289,9 @@ class Freshness:
         holds the write lock), and say so: IndexOutdatedError."""
         if self.store.try_write_lock():
             try:
-                spawn_background(self.store.repo, rebuild=True)
+                # a plain sync: its catch-up rebuilds what is outdated, under the lock, and
+                # one started by a search meanwhile finds the index fresh (no second rebuild)
+                spawn_background(self.store.repo)
             except OSError:
                 pass  # the next search tries again; `autopoiesis index rebuild` does it now
             finally:
