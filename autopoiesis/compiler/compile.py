@@ -90,7 +90,7 @@ from autopoiesis.core.text import count_tokens, cut_to_bytes
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, FrontmatterError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats.knowledge import current_text
-from autopoiesis.index.projects import indexed_project
+from autopoiesis.index.projects import memory_has_project
 
 if TYPE_CHECKING:
     from autopoiesis.core.config import CompilerConfig
@@ -446,11 +446,7 @@ class ContextCompiler(ScoredKnowledge):
     def _is_project(self, name: str) -> bool:
         """Whether the memory has a project NAME: its knowledge folder, or files of it in
         the search index."""
-        if project_slug(name) != name:
-            return False
-        if (self.repo.knowledge_dir / "projects" / name).is_dir():
-            return True
-        return indexed_project(self.repo.index_path, name)
+        return project_slug(name) == name and memory_has_project(self.repo, name)
 
     def _place_topics(
         self, plan: Plan, active_topics: Sequence[Topic], corrections: Sequence[Correction]

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from autopoiesis.core.paths import CONTENT_DIRS, category_of, shared_mounts
 from autopoiesis.core.project import read_head
@@ -284,7 +284,7 @@ class Freshness:
                 candidates = set(changed) | set(in_mounts) | set(dirty) | set(state.dirty)
             return self._reconcile(candidates, state, started)
 
-    def _rebuild_in_background(self, indexed: int) -> None:
+    def _rebuild_in_background(self, indexed: int) -> NoReturn:
         """Start the rebuild of an outdated index in the background, unless one runs (it
         holds the write lock), and say so: IndexOutdatedError."""
         if self.store.try_write_lock():

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.core.paths import knowledge_project
+from autopoiesis.core.paths import MemoryRepo, knowledge_project
 
 # A chunk of another project than the one asked for counts this much of its merged
 # score. 0.5, so that another project answers only when nothing of the project's fits:
@@ -90,6 +90,14 @@ def has_project(conn: Any, name: str) -> bool:
     return (
         conn.execute("SELECT 1 FROM files WHERE project = ? LIMIT 1", (name,)).fetchone()
         is not None
+    )
+
+
+def memory_has_project(repo: MemoryRepo, slug: str) -> bool:
+    """Whether REPO knows the project SLUG without reading every transcript: its knowledge
+    folder, or files of it in the search index."""
+    return (repo.knowledge_dir / "projects" / slug).is_dir() or indexed_project(
+        repo.index_path, slug
     )
 
 

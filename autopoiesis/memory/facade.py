@@ -283,13 +283,10 @@ class Memory:
         InvalidArgumentError naming the known ones when it knows none by that name."""
         from autopoiesis.core.project import project_slug
         from autopoiesis.errors import InvalidArgumentError
-        from autopoiesis.index.projects import indexed_project
+        from autopoiesis.index.projects import memory_has_project
 
         slug = project_slug(name)
-        if slug and (
-            (self.repo.knowledge_dir / "projects" / slug).is_dir()
-            or indexed_project(self.repo.index_path, slug)
-        ):
+        if slug and memory_has_project(self.repo, slug):
             return slug  # known without reading every transcript
         known = [p.name for p in self.projects()]
         if slug not in known:
