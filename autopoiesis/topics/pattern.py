@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from autopoiesis.core.text import utf8_safe
 from autopoiesis.errors import TopicError
 from autopoiesis.formats.topic import Topic
 from autopoiesis.formats.topic_trigger import (
@@ -194,6 +195,9 @@ class PatternMatcher:
         if direction not in self._rules:
             raise ValueError(f"direction must be 'input' or 'output', not {direction!r}")
         rules = self._rules[direction]
+        # RE2 reads UTF-8 and refuses a lone surrogate (a JSON `\udcc1` escape, a byte of
+        # argv that is not UTF-8): it reads one as U+FFFD, as a transcript would write it
+        text = utf8_safe(text)
         out: list[PatternHit] = []
         if rules.re2_set is not None:
             matched = rules.re2_set.Match(text) or []

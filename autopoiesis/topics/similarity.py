@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autopoiesis.core.paths import atomic_write
+from autopoiesis.core.text import utf8_safe
 from autopoiesis.formats.topic import Topic
 
 SCORER_VERSION = "1"
@@ -95,7 +96,8 @@ def minhash_signature(text: str, params=None):
     import numpy as np
 
     a, b = params if params is not None else _minhash_params()
-    norm = " ".join(text[:MINHASH_SCAN_CHARS].lower().split()).encode("utf-8")
+    # a lone surrogate (a JSON `\udcc1` escape) hashes as U+FFFD: strict UTF-8 refuses it
+    norm = utf8_safe(" ".join(text[:MINHASH_SCAN_CHARS].lower().split())).encode("utf-8")
     if len(norm) < 3:
         return np.full(MINHASH_PERMUTATIONS, _MERSENNE, dtype=np.uint64)
     arr = np.frombuffer(norm, dtype=np.uint8).astype(np.uint64)

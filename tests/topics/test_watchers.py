@@ -143,6 +143,24 @@ def test_catastrophic_pattern_and_huge_message_do_not_hang(memory_repo: MemoryRe
     assert any(a.topic == "github-pr-review" for a in acts)
 
 
+def test_a_lone_surrogate_in_a_message_is_read_as_a_replacement_character(
+    memory_repo: MemoryRepo,
+) -> None:
+    """A JSON `\\udcc1` escape (or a byte of argv that is no UTF-8) decodes to a lone
+    surrogate, which RE2 and the byte 3-grams of MinHash refused: the watcher raised, so
+    `watch` and `compile` showed a traceback and the prompt hook gave no context."""
+    write_topic(memory_repo, "odd", "  - {type: pattern, match: 'deploy .? now'}")
+    odd = json.loads('" and deploy \\udcc1 now"')
+    pipe = WatcherPipeline(memory_repo)
+    acts = {a.topic: a for a in pipe.evaluate(PR_MESSAGE + odd, "input", all_topics=True)}
+    assert [h.detail for h in acts["odd"].hits] == ["deploy \ufffd now"]
+    assert acts["github-pr-review"].activated and acts["github-pr-review"].scores["minhash"] > 0
+    line = json.dumps({"text": PR_MESSAGE + odd, "id": "m1"})  # ASCII: the escape as sent
+    out = CliRunner().invoke(app, ["-C", str(memory_repo.root), "watch"], input=line + "\n")
+    assert out.exit_code == 0, out.output
+    assert [a["topic"] for a in json.loads(out.output)["activations"]] == ["github-pr-review"]
+
+
 # ── tier 2 ──
 def test_tfidf_score_equals_scikit_learn_cosine(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     from sklearn.feature_extraction.text import TfidfVectorizer
