@@ -19,6 +19,7 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from autopoiesis.core.text import is_utf8
 from autopoiesis.errors import NotAMemoryRepo, UnsafePathError
 
 if TYPE_CHECKING:
@@ -487,8 +488,12 @@ class MemoryRepo:
                 f"Path {text!r} contains a control character ({control.group()!r}); a file name "
                 "is one line of printable characters."
             )
+        if not is_utf8(text):
+            raise UnsafePathError(
+                f"Path {ascii(text)[1:-1]} is not UTF-8 text; a memory's file names are UTF-8."
+            )
         for part in text.split("/"):
-            size = len(part.encode("utf-8", "surrogatepass"))
+            size = len(part.encode("utf-8"))
             if size > NAME_MAX:
                 raise UnsafePathError(
                     f"The name {part[:40]}… is {size} bytes; a file name is at most {NAME_MAX} "

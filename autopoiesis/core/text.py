@@ -110,11 +110,19 @@ def utf8_safe(text: str) -> str:
     """TEXT as it can be written as UTF-8: a lone surrogate (what a JSON `\\ud83d` escape
     without its pair decodes to) becomes U+FFFD, a split pair is joined. The common case,
     text that encodes as it is, costs one encode."""
+    if is_utf8(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def is_utf8(text: str) -> bool:
+    """Whether TEXT can be written as UTF-8 as it is: a file name or an argument with a
+    byte that is not UTF-8 reads as a lone surrogate (os.fsdecode, surrogateescape)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return text
+        return False
+    return True
 
 
 def decode_utf8_tail(data: bytes) -> str:

@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 
 from autopoiesis.core.paths import CONTENT_DIRS, MEMORY_FILE, MemoryRepo, template_dir
+from autopoiesis.core.text import is_utf8
 from autopoiesis.errors import FrontmatterError, GitError
 from autopoiesis.git.history import LINK_MODES
 from autopoiesis.git.runner import (
@@ -145,6 +146,18 @@ def _refuse_links(modes: dict[str, str], result: CheckResult) -> None:
             )
 
 
+def _refuse_names_not_utf8(changes: list[Change], result: CheckResult) -> None:
+    """A file under the memory folders whose name is not UTF-8 is refused: the index
+    cannot hold it (SQLite stores UTF-8 text) and another machine may not read it."""
+    for c in changes:
+        if c.status != "D" and c.path.split("/", 1)[0] in CONTENT_DIRS and not is_utf8(c.path):
+            shown = ascii(c.path)[1:-1]
+            result.errors.append(
+                f"{shown}: its name is not UTF-8 (`git status` shows it quoted); a memory's "
+                "file names are UTF-8 text. Undo with `git rm --cached` of it, and rename it."
+            )
+
+
 def _refuse_transcript_changes(
     changes: list[Change], committed: set[str], result: CheckResult
 ) -> None:
@@ -229,6 +242,7 @@ def check_changes(
     the files it commits, so both refuse the same things."""
     result = CheckResult()
     _refuse_links(modes, result)
+    _refuse_names_not_utf8(changes, result)
     _refuse_transcript_changes(changes, committed, result)
     for path in [c.path for c in changes if c.status != "D" and _is_checked(c.path)]:
         raw = contents.get(path)

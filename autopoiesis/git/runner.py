@@ -195,12 +195,12 @@ def call(
 ) -> subprocess.CompletedProcess[Any]:
     """The one place that runs `git ARGS` to completion, in ROOT (None: the current
     folder), with ENV (None: this process's) as `repository_env` leaves it: the finished
-    process, whatever its exit status, output captured (TEXT: as
-    str, in the locale's encoding with universal newlines, as `subprocess.run(text=True)`
-    reads it). TIMEOUT (seconds) raises subprocess.TimeoutExpired; STDIN_DEVNULL gives git
-    an empty stdin instead of this process's when there is no INPUT. With OPTIONAL_LOCKS
-    False, git takes no lock it can do without (a background reader must never hold
-    .git/index.lock).
+    process, whatever its exit status, output captured (TEXT: as str with universal
+    newlines, UTF-8 with surrogateescape: git echoes a path or a ref the user gave, and a
+    byte of it that is not UTF-8 must not raise). TIMEOUT (seconds) raises
+    subprocess.TimeoutExpired; STDIN_DEVNULL gives git an empty stdin instead of this
+    process's when there is no INPUT. With OPTIONAL_LOCKS False, git takes no lock it can
+    do without (a background reader must never hold .git/index.lock).
 
     A command that talks to a remote (REMOTE_COMMANDS) whose connection dropped midway
     (`is_transient`) runs once more after REMOTE_RETRY_PAUSE, so an unattended sync does
@@ -216,7 +216,8 @@ def call(
             capture_output=True,
             input=input,
             stdin=stdin,
-            text=text,
+            encoding=ENCODING[0] if text else None,
+            errors=ENCODING[1] if text else None,
             env=env,
             timeout=timeout,
             check=False,
@@ -242,7 +243,8 @@ def start(
         stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
+        encoding=ENCODING[0],
+        errors=ENCODING[1],
         env=env,
     )
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from autopoiesis.core.paths import MemoryRepo, category_of
 from autopoiesis.core.private import is_ciphertext
+from autopoiesis.core.text import is_utf8
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -69,6 +70,12 @@ def read_memory_file(
     not memory content, or binary (with a warning added to WARNINGS)."""
     category = category_of(path)
     if category is None:
+        return None
+    if not is_utf8(path):
+        # SQLite stores text as UTF-8 and refuses the byte (a lone surrogate here)
+        warnings.append(
+            f"{ascii(path)[1:-1]}: its name is not UTF-8; not indexed: rename it (`git mv`)"
+        )
         return None
     full = repo.root / path
     if repo.is_link(path):

@@ -29,6 +29,7 @@ from typing import Any, NoReturn
 from autopoiesis.core.paths import CONTENT_DIRS, category_of, shared_mounts
 from autopoiesis.core.project import read_head
 from autopoiesis.core.sqlite import SQLiteInfo
+from autopoiesis.core.text import is_utf8
 from autopoiesis.errors import IndexOutdatedError
 from autopoiesis.git import runner as git
 from autopoiesis.git.scale import sparse_state
@@ -199,6 +200,8 @@ class Freshness:
 
     def _holds(self, path: str) -> bool:
         """Whether the index holds PATH's content as it is on disk now."""
+        if not is_utf8(path):
+            return True  # no file it can hold: the catch-up warned (read_memory_file)
         row = self.store.conn.execute(
             "SELECT content_hash FROM files WHERE path = ?", (path,)
         ).fetchone()
@@ -335,7 +338,7 @@ class Freshness:
         for path in sorted(candidates):
             row = (
                 known.get(path)
-                if known
+                if known or not is_utf8(path)  # no row names it: read_memory_file warns
                 else store.conn.execute(
                     "SELECT mtime_ns, ctime_ns, size, content_hash, last_indexed FROM files WHERE "
                     "path = ?",
@@ -382,7 +385,8 @@ class Freshness:
         assert store.info is not None  # set when the store opened memory.db
         state = tree_state(self.root)
         head, _ = self.recorded()
-        on_disk = set(markdown_paths(store.repo))
+        # a name that is not UTF-8 is no file it can hold (read_memory_file): not behind
+        on_disk = {p for p in markdown_paths(store.repo) if is_utf8(p)}
         rows = {
             p: [m, c, s]
             for p, m, c, s in store.conn.execute("SELECT path, mtime_ns, ctime_ns, size FROM files")

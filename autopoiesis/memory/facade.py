@@ -250,8 +250,16 @@ class Memory:
     def links(self, path: str) -> tuple[list[Link], list[Link]]:
         """(the [[links]] written in PATH, the links of other notes to it), from the index
         (built when missing)."""
+        full = self.repo.resolve_inside(path)
+        rel = self.repo.rel(full)
+        if not full.is_file():  # a typo would otherwise read as a note nothing links to
+            from autopoiesis.errors import InvalidArgumentError
+
+            raise InvalidArgumentError(
+                f"there is no note {rel}; `autopoiesis search` finds one by its words."
+            )
         with self._index_for_links() as index:
-            return index.links(self.repo.rel(self.repo.resolve_inside(path)))
+            return index.links(rel)
 
     def broken_links(self) -> list[Link]:
         """Every [[link]] that finds no note (doctor reports them)."""
