@@ -221,27 +221,56 @@ def test_a_command_with_a_long_run_of_blanks_is_read_in_linear_time() -> None:
     assert large < 30 * max(small, 0.0005), f"4,000 blanks: {small:.4f} s, 32,000: {large:.4f} s"
 
 
+@pytest.mark.slow
+def test_a_long_path_operand_is_read_in_linear_time() -> None:
+    """Whether a command runs chosen files is read from each operand: one regular
+    expression for "a name with an extension or a path" went back over every slash of a
+    long path from every slash (100,000 characters: 200 s). Eight times the path takes
+    about eight times the CPU time; quadratic would be sixty-four times."""
+    from autopoiesis.knowledge.extractors.coding import on_chosen_files
+
+    def cpu(size: int) -> float:
+        best = float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            assert not on_chosen_files("bun test " + "a/" * size + "*")  # a glob: no file
+            best = min(best, time.process_time() - started)
+        return best
+
+    small, large = cpu(4_000), cpu(32_000)
+    assert large < 30 * max(small, 0.0005), f"4,000: {small:.4f} s, 32,000: {large:.4f} s"
+
+
 def _fixes_of(
-    request: str, commands: list[tuple[str, str]], section: str = "Errors and Fixes"
+    request: str,
+    commands: list[tuple[str, str]],
+    section: str = "Errors and Fixes",
+    edit: int | None = None,
+    subjects: bool = False,
 ) -> list[str]:
     """The entries of SECTION (Errors and Fixes) `coding` makes of a session: the user's
-    REQUEST, then the agent's shell COMMANDS as (command, result) tool calls."""
+    REQUEST, then the agent's shell COMMANDS as (command, result) tool calls (the one at
+    EDIT an Edit of the file it names); SUBJECTS: each entry after the subject it keeps live."""
     from datetime import UTC, datetime
 
     from autopoiesis.formats import transcript as tf
     from autopoiesis.formats.transcript_meta import TranscriptMeta
 
     at = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
-    calls = tuple(tf.ToolCall("Bash", command, result) for command, result in commands)
+    calls = tuple(
+        tf.ToolCall("Edit" if i == edit else "Bash", command, result)
+        for i, (command, result) in enumerate(commands)
+    )
     transcript = tf.Transcript(
         TranscriptMeta("ses-flags", at),
         request,
         (tf.Turn(at, "user", (tf.Text(request),)), tf.Turn(at, "agent", calls)),
     )
     src = SourceTranscript.from_text("raw/x.md", tf.render(transcript))
-    return [
-        c.content for c in default_registry().get("coding").run_offline(src) if c.section == section
-    ]
+    changes = default_registry().get("coding").run_offline(src)
+    if subjects:
+        return [f"{c.subject}: {c.content}" for c in changes if c.section == section]
+    return [c.content for c in changes if c.section == section]
 
 
 def test_a_flag_that_made_a_failing_command_work_is_a_fix() -> None:
@@ -258,6 +287,62 @@ def test_a_flag_that_made_a_failing_command_work_is_a_fix() -> None:
     )
     assert fixes == [
         "`error: cannot run ssh-keygen` from `git commit` — fixed by adding `--no-gpg-sign`"
+    ]
+
+
+def test_a_test_run_passes_and_fails_in_each_runner_s_words() -> None:
+    """bun says "18 pass 0 fail" with a check mark a test, mocha "3 passing / 1 failing":
+    a bun run that passed was never read as passing (the mark was looked for after a word
+    boundary, and "pass" is not "passed"), so a bun project's tests were nowhere in its
+    Commands, and "1 fail" or a failed test's mark did not read as a failure."""
+    bun_failing = "bun test v1.2.10\nsrc/cart.test.ts:\n✓ cart > adds [0.10ms]\n"
+    bun_failing += "✗ cart > totals an empty cart [0.20ms]\n 1 pass\n 1 fail\n"
+    bun_passing = bun_failing.replace("✗", "✓").replace(" 1 pass\n 1 fail", " 2 pass\n 0 fail")
+    commands = [
+        ("bun test", bun_failing),
+        ("npx mocha", "  3 passing (20ms)\n  1 failing\n"),
+        ("src/cart.ts", "The file src/cart.ts has been updated."),  # an edit (below)
+        ("bun test", bun_passing),
+    ]
+    for section, want in (
+        ("Commands", ["Run the tests: `bun test`"]),
+        (
+            "Errors and Fixes",
+            [
+                "`✗ cart > totals an empty cart [0.20ms] 1 pass 1 fail` from `bun test` — "
+                "fixed by editing "
+                "`src/cart.ts`; then it passed"
+            ],
+        ),
+    ):
+        got = _fixes_of("Fix the cart tests of the shop project.", commands, section, edit=2)
+        assert got == want, section
+
+
+def test_a_run_of_chosen_files_never_replaces_the_project_s_own_command() -> None:
+    """One live command a kind and runner: a later run of the same runner supersedes the
+    earlier one. The last test run of a session is often one file's, so it replaced the
+    project's `bun test`; a run of chosen files now keeps its own live entry beside it.
+    The script an interpreter runs is the program, not a chosen file."""
+    passing = "✓ cart > adds [0.10ms]\n 1 pass\n 0 fail"
+    got = _fixes_of(
+        "Run the tests of the shop project.",
+        [
+            ("bun test", passing),
+            ("bun test src/cart.test.ts", passing),
+            ("bun test 'src/shop/*.test.ts'", passing),  # a glob: the project's tests
+            ("python manage.py test", "Ran 3 tests in 0.1s\n\nOK"),
+            ("python manage.py test shop/tests/test_cart.py", "Ran 1 test in 0.1s\n\nOK"),
+        ],
+        "Commands",
+        subjects=True,
+    )
+    assert got == [
+        "command test bun: Run the tests: `bun test`",
+        "command test bun files: Run the tests: `bun test src/cart.test.ts`",
+        "command test bun: Run the tests: `bun test 'src/shop/*.test.ts'`",
+        "command test manage.py: Run the tests: `python manage.py test`",
+        "command test manage.py files: Run the tests: `python manage.py test shop/tests/test_cart.py`",
     ]
 
 

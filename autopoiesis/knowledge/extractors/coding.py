@@ -91,7 +91,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "test",
             r"\b(?:pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|rspec|phpunit|"
-            r"go test|cargo test|mvn test|gradle test|ctest|playwright test|"
+            r"go test|cargo test|mvn test|gradle test|ctest|playwright test|manage\.py test|"
             rf"(?:npm|pnpm|yarn|bun)(?: run)? test{_SCRIPT_END}|make test)\b"
             r"|(?:^|\s)\./run(?:_tests)?\.sh\b",
         ),
@@ -111,16 +111,22 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 # A failure in the output; or a result that starts with "error", how the importers mark a
 # call the harness flagged as failed (`is_error`), with or without its text.
+# A test runner's count of failures in its own words: pytest, jest "1 failed", bun and
+# vitest "1 fail", mocha "1 failing"; bun's, jest's and vitest's mark of a failed test.
 _FAILED = re.compile(
-    r"\A\s*error\b|"
-    r"\b(?:[1-9]\d* (?:failed|errors?)\b|FAILED\b|FAIL\b|Traceback|Error:|error(?:\[\w+\])?:|"
+    r"\A\s*error\b|[✗✕✘]|"
+    r"\b(?:[1-9]\d* (?:fail(?:ed|ing|ures?)?|errors?)\b|FAILED\b|FAIL\b|Traceback|Error:|"
+    r"error(?:\[\w+\])?:|"
     r"Exception\b|command failed|exit (?:code|status) [1-9]|npm ERR!|command not found|"
     r"No module named|cannot find|not found)",
 )
+# ...and of passes: "3 passed", bun's "3 pass", mocha's "3 passing"; a check mark (no word
+# boundary before it: it is no word character)
 _PASSED = re.compile(
-    r"\b(?:\d+ passed|passed|all (?:checks|tests) passed|success(?:ful(?:ly)?)?|succeeded|ok\b|"
+    r"[✓✔]|\b(?:\d+ pass(?:ed|ing)?\b|passed|all (?:checks|tests) passed|"
+    r"success(?:ful(?:ly)?)?|succeeded|ok\b|"
     r"OK\b|0 errors|no (?:issues|errors|problems) found|found 0|built in|compiled|done in|"
-    r"✓|✔|Successfully installed)",
+    r"Successfully installed)",
     re.IGNORECASE,
 )
 # what runs before the command proper: moving into the project, activating its virtualenv
@@ -140,7 +146,8 @@ _ERROR_LINES = tuple(
         r"\b[A-Z]\w*(?:Error|Exception)\b:?[^|]{0,160}",
         r"\b(?i:error)(?:\[\w+\])?:[^|]{3,160}",
         r"FAILED [^|]{3,160}",
-        r"\b\d+ failed[^|]{0,80}",
+        r"[✗✕✘] [^|\n]{3,160}",  # bun's, jest's, vitest's failed test by its name
+        r"\b\d+ fail(?:ed|ing)?\b[^|]{0,80}",
     )
 )
 # an install that names packages ("pip install seaborn"), not the project's own set-up
@@ -150,6 +157,32 @@ _NAMES_PACKAGES = re.compile(
 )
 # a run of one chosen test ("pytest x.py::test_a", "-k name") is no way to run the tests
 _ONE_TEST = re.compile(r"::|\s-k\s|\s--grep\s|\s-t\s|\s-run\s")
+# an operand that names a configuration file chooses no files ("tsc -p tsconfig.json")
+_CONFIG_FILE = re.compile(r"\.(?:json|toml|ya?ml|ini|cfg|conf)$")
+_EXTENSION = re.compile(r"\.[A-Za-z]{1,5}$")
+# the script an interpreter runs is the program, not a chosen file ("python manage.py test")
+_SCRIPT_RUN = re.compile(
+    r"^\s*(?:python[\d.]*|node|ruby|php|bash|sh|bun|deno)\s+(?:-\S+\s+)*\S+\.\w+"
+)
+
+
+def on_chosen_files(command: str) -> bool:
+    """Whether COMMAND checks chosen files ("bun test src/cart.test.ts"), not the whole
+    project: a way to run them, which must not replace the project's own in Commands. A
+    chosen file or folder is an operand with an extension ("eslint src/a.ts") or a path
+    into the project ("bun test src/domain", "pytest tests/unit"); a top folder ("pytest
+    tests", "ruff check ./src"), a glob ("src/*.ts", "./...") or a configuration file
+    chooses none. Token by token: one regular expression of both shapes backtracked
+    quadratically on a long path (200 s for 100,000 characters)."""
+    for token in _SCRIPT_RUN.sub("", command, count=1).split():
+        name = token.strip("'\"").removeprefix("./")
+        if not name or name[0] in "-." or "*" in name:
+            continue
+        if "/" in name.rstrip("/") or (_EXTENSION.search(name) and not _CONFIG_FILE.search(name)):
+            return True
+    return False
+
+
 _PATH_ARG = re.compile(r"^\s*(\S*?\.[A-Za-z0-9_-]{1,12})(?=\s|$)")  # a.py, src/x.ts, .gitignore
 
 
@@ -345,6 +378,8 @@ def coding_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
             continue  # one package added is a fix or a one-off, not how to set a project up
         seen.add(step.command)
         runner = runner_of(step.command)
+        # one live command a kind and runner for the whole project, and one for chosen files
+        scope = " files" if on_chosen_files(step.command) else ""
         out.append(
             KnowledgeChange(
                 path,
@@ -352,7 +387,7 @@ def coding_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
                 SECTION_COMMANDS,
                 f"{_KIND_LABEL[kind]}: {_code(step.command)}",
                 src.provenance(step.at, key),
-                subject=f"command {kind} {runner}",
+                subject=f"command {kind} {runner}{scope}",
             )
         )
     out += _fixes(src, key, path, steps)
