@@ -221,7 +221,7 @@ class KnowledgeWriter(KnowledgeDocuments):
         if (
             d.fact in facts
             or d.new_id in ids
-            or (d.current and self._repeats(ch.path, d.content, d.at, d.project))
+            or (d.current and self._repeats(ch.path, d.content, d.at, d.project, d.subject))
         ):
             noted = self._note_session(ch, d.doc)
             if noted is not d.doc:
@@ -233,7 +233,7 @@ class KnowledgeWriter(KnowledgeDocuments):
             not ch.entry_id
             and not ch.key
             and any(
-                e.active and t == d.title and self._one_scope(d.project, p, e)
+                e.active and t == d.title and self._one_scope(d.project, p, e, d.subject)
                 for p, t, e in self._catalog().restating(d.content)
             )
         ):
@@ -254,7 +254,9 @@ class KnowledgeWriter(KnowledgeDocuments):
         if d.current:
             restated = self._catalog().restated_by(d.content, d.ch.path, d.title)
             strike += [
-                (d.ch.path, e.id) for e in restated if self._one_scope(d.project, d.ch.path, e)
+                (d.ch.path, e.id)
+                for e in restated
+                if self._one_scope(d.project, d.ch.path, e, d.subject)
             ]
             if d.subject:
                 strike += [
@@ -406,23 +408,30 @@ class KnowledgeWriter(KnowledgeDocuments):
                 return line
         return None
 
-    def _one_scope(self, project: str | None, path: str, e: kf.Entry) -> bool:
-        """Whether the entry E of PATH may be one fact with a change about PROJECT."""
+    def _one_scope(self, project: str | None, path: str, e: kf.Entry, subject: str = "") -> bool:
+        """Whether the entry E of PATH may be one fact with a change about PROJECT (and
+        SUBJECT: an entry that holds another subject's value is another fact, however many
+        words they share: "Run the tests: `bun test`" is not "... `bun test src/a.test.ts`")."""
+        if subject and e.subject and e.subject != subject:
+            return False
         return one_scope(project, self.entry_project(path, e))
 
     def entry_project(self, path: str, e: kf.Entry) -> str | None:
         """The project the entry E of PATH is about (`EntryCatalog.project_of`)."""
         return self._catalog().project_of(path, e.id)
 
-    def _repeats(self, path: str, content: str, at: datetime, project: str | None) -> bool:
+    def _repeats(
+        self, path: str, content: str, at: datetime, project: str | None, subject: str = ""
+    ) -> bool:
         """Whether CONTENT says nothing new for the current-state file PATH: it restates a
         live entry, or revives a superseded one without being newer than what superseded
         it (a rollup or a replay of old sessions must not bring an old fact back; a fact
         said again later may). An entry about another project than PROJECT says nothing
-        of it (MEMORY.md's "alpha: Use bun" is not "beta: Use bun")."""
+        of it (MEMORY.md's "alpha: Use bun" is not "beta: Use bun"), nor one of another
+        SUBJECT."""
         stamp = kf.format_at(at)
         for _, _, e in self._catalog().restating(content, path):
-            if not self._one_scope(project, path, e):
+            if not self._one_scope(project, path, e, subject):
                 continue
             if e.active:
                 return True

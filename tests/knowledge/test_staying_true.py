@@ -130,6 +130,36 @@ def test_a_changed_fact_is_struck_in_every_file_that_restates_it(memory_repo: Me
     assert f"#superseded-by:{r.added[0][1]}" in text
 
 
+def test_a_fuller_statement_of_another_subject_is_another_fact(memory_repo: MemoryRepo) -> None:
+    """A current-state entry said in full by a later one is replaced by it (nothing is
+    lost), but not when each holds the value of a subject of its own: the project's
+    test command and the one a session ran on chosen files share all the words of the
+    first, and the second struck the first from the project's Commands."""
+    w = KnowledgeWriter(memory_repo)
+    ctx = "knowledge/projects/shop/context.md"
+
+    def command(text: str, minutes: int, subject: str) -> KnowledgeChange:
+        return KnowledgeChange(ctx, "append", "Commands", text, prov(minutes), subject=subject)
+
+    w.apply([command("Run the tests: `bun test`", 0, "command test bun")])
+    files = w.apply(
+        [command("Run the tests: `bun test src/cart.test.ts`", 5, "command test bun files")]
+    )
+    assert files.superseded == [] and len(files.added) == 1
+    again = w.apply([command("Run the tests: `bun test`", 10, "command test bun")])
+    assert again.duplicates == 1  # the project's command is live: it says nothing new
+    assert sorted(live(memory_repo, ctx)) == [
+        "Run the tests: `bun test src/cart.test.ts`",
+        "Run the tests: `bun test`",
+    ]
+    # without subjects the fuller statement still replaces what it says in full
+    w.apply([KnowledgeChange(ctx, "append", "Facts", "Payments go through Stripe", prov(20))])
+    fuller = "Payments go through Stripe, refunds through the admin page"
+    w.apply([KnowledgeChange(ctx, "append", "Facts", fuller, prov(25))])
+    assert fuller in live(memory_repo, ctx)
+    assert "Payments go through Stripe" not in live(memory_repo, ctx)
+
+
 def test_a_keyed_index_line_is_replaced_without_touching_its_fact(memory_repo: MemoryRepo) -> None:
     w = KnowledgeWriter(memory_repo)
     person, idx = "knowledge/people/ana.md", "knowledge/people/_index.md"
