@@ -5,9 +5,9 @@ Slots, in priority order (docs/design.md#compiler-slots; the KB budgets come fro
 memory-config.yaml, docs/design.md#config-keys):
 
 ====  =====================================  ==========================================
-P0    system prompt (~1 KB), identity files  always; never dropped. If they alone exceed
-      (SOUL, USER, AGENTS, TOOLS; cut to     the token budget, `BudgetTooSmallError`.
-      ``identity_budget_kb``)
+P0    system prompt (~1 KB), identity files  always; never dropped (an identity file as
+      (SOUL, USER, AGENTS, TOOLS; cut to     the template ships it competes, see below).
+      ``identity_budget_kb``)                If they exceed the budget, BudgetTooSmallError.
 P1    MEMORY.md (``memory_budget_kb``; main  each included when it fits
       session only — left out with
       ``shared=True``), journal of today and
@@ -27,7 +27,10 @@ P4    session history, newest first          a sliding window: stops at the firs
 ====  =====================================  ==========================================
 
 P0's identity files and P1's MEMORY.md share ``session_share`` of the budget: past it
-their sections compete against the message (`autopoiesis.compiler.standing`).
+their sections compete against the message (`autopoiesis.compiler.standing`). An identity
+file's head is never dropped once somebody wrote it; one still as the template ships it
+("Edit this file: name, role, time zone ...") says nothing of this user the system prompt
+does not, and competes like the rest.
 
 P3 leaves out topics/ (a topic enters through P2, when the watcher activates it: an
 inactive playbook is no knowledge) and archive/ (cold storage, never auto-loaded) unless
@@ -59,6 +62,7 @@ of `autopoiesis.knowledge.flush`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import date, datetime, timedelta
@@ -83,6 +87,7 @@ from autopoiesis.core.paths import (
     MEMORY_FILE,
     MemoryRepo,
     project_context_file,
+    template_dir,
 )
 from autopoiesis.core.private import WITHHELD, may_reach_model
 from autopoiesis.core.project import project_slug
@@ -123,6 +128,17 @@ def strip_frontmatter(text: str) -> str:
     except FrontmatterError:
         return text.strip()
     return body.strip()
+
+
+@functools.lru_cache(maxsize=len(IDENTITY_FILES))
+def shipped_identity(name: str) -> str | None:
+    """The identity file NAME as the memory-repo template ships it, read as `_read` reads
+    a file; None when the template has none."""
+    try:
+        text = (template_dir("knowledge") / "identity" / name).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return current_text(strip_frontmatter(text))
 
 
 def _cut_kb(text: str, kb: float, source: str) -> str:
@@ -296,7 +312,8 @@ class ContextCompiler(ScoredKnowledge):
             rel = f"{IDENTITY_DIR}/{name}"
             text = out[rel] = self._read(rel)
             if text is not None:
-                files.append(StandingFile(rel, text, max(0, id_left), True))
+                written = text != shipped_identity(name)  # see the module's docstring
+                files.append(StandingFile(rel, text, max(0, id_left), written))
                 id_left -= len(text.encode("utf-8"))
         if session_context and not shared:
             text = out[MEMORY_FILE] = self._read(MEMORY_FILE) or None
@@ -321,8 +338,9 @@ class ContextCompiler(ScoredKnowledge):
     # ── the slots, in priority order ──
     def _place_identity(self, plan: Plan, standing: Mapping[str, str | None]) -> None:
         """P0, never dropped: the system prompt, then the identity files in their order
-        as `_standing` fitted them (an identity file's head is never dropped). Raises
-        BudgetTooSmallError when they alone exceed the budget."""
+        as `_standing` fitted them (the head of one somebody wrote is never dropped; one as
+        the template ships it may be, for room). Raises BudgetTooSmallError when they alone
+        exceed the budget."""
         cfg = self.config
         if self.system_prompt:
             system = _cut_kb(self.system_prompt, SYSTEM_BUDGET_KB, "the system prompt")
@@ -336,6 +354,14 @@ class ContextCompiler(ScoredKnowledge):
                 self._unread(plan, f"identity:{name}", 0, rel, "missing")
             elif text:
                 plan.fixed(f"identity:{name}", 0, text, rel)
+            elif self._read(rel) == shipped_identity(name):
+                plan.skip(
+                    f"identity:{name}",
+                    0,
+                    "as the template ships it, and no part of it answers the message before "
+                    "the evidence: left out for room",
+                    rel,
+                )
             else:
                 plan.skip(
                     f"identity:{name}",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from autopoiesis.compiler import ContextCompiler
+from autopoiesis.compiler.context import Section
 from autopoiesis.compiler.standing import StandingFile, entries, fit, sections
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.core.text import count_tokens
@@ -74,6 +75,30 @@ def test_identity_heads_are_never_dropped_and_sections_keep_file_order() -> None
     # a file's sections come out in file order, whatever their rank
     both = fit(files, "git tools style", 10_000)
     assert both[0] == soul
+
+
+def test_a_written_identity_is_never_dropped_a_template_may_be(memory_repo: MemoryRepo) -> None:
+    """The identity files as `init` leaves them are the template's words ("Edit this file:
+    name, role, time zone ..."), ~250 tokens that told the agent nothing at 2K while the
+    evidence waited: they compete for room like MEMORY.md's sections. Once somebody writes
+    one, its head is never dropped."""
+    _memory(memory_repo, notes=6)
+    question = "Which package manager should the scripts use, npm?"
+
+    def compiled() -> dict[str, Section]:
+        with ContextCompiler(memory_repo, search=lambda q, n: []) as c:
+            res = c.compile(question, budget=700, now=NOW)
+        return {s.label: s for s in res.sections}
+
+    shown = compiled()
+    assert "bun, not npm" in shown["memory"].content
+    left = [k for k, s in shown.items() if k.startswith("identity:") and not s.included]
+    assert left, "the template's identity files took the room first"
+    assert "as the template ships it" in shown[left[0]].reason
+    user = memory_repo.knowledge_dir / "identity" / "USER.md"
+    user.write_text("# User\n\nAda, staff engineer in Lisbon; reviews PRs on Fridays.\n")
+    written = compiled()["identity:USER.md"]
+    assert written.included and "Ada, staff engineer" in written.content
 
 
 def test_sections_ignore_headings_inside_fences() -> None:

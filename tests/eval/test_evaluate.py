@@ -109,13 +109,13 @@ def _questions(tmp_path: Path) -> Path:
 
 @pytest.mark.slow
 def test_jsonl_question_set_on_a_small_repo(repo: MemoryRepo, tmp_path: Path) -> None:
-    r = evaluate(repo, load_questions(_questions(tmp_path)), budgets=(300, 2048, 8192))
+    r = evaluate(repo, load_questions(_questions(tmp_path)), budgets=(100, 2048, 8192))
     assert r.asked == 4
     assert r.with_evidence == 3
     scores = {b.budget: b for b in r.budgets}
     assert (
-        scores[300].compiled is None and "never dropped" in scores[300].note
-    )  # smaller than the identity files
+        scores[100].compiled is None and "never dropped" in scores[100].note
+    )  # smaller than the system prompt (the template's identity files may be left out)
     assert scores[8192].compiled == 1.0
     assert scores[2048].compiled == 1.0
     # the BM25 baseline packs transcript turns only: the knowledge line is out of its reach

@@ -266,7 +266,7 @@ def test_a_users_mistake_gets_the_same_error_and_status_as_without_the_daemon(
         (["compile"], 2),
         (["compile", "x", "--session", "no-such-file.json"], 2),
         (["compile", "x", "--budget", "lots"], 2),
-        (["compile", "x", "--budget", "300"], 1),  # below what identity alone needs
+        (["compile", "x", "--budget", "100"], 1),  # below what the system prompt needs
     ]
     for args, status in mistakes:
         count = len(_served(repo))
