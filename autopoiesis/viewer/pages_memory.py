@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from autopoiesis.core.text import is_utf8
 from autopoiesis.errors import AutopoiesisError, InvalidArgumentError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.viewer.app import Viewer, page
@@ -174,7 +175,9 @@ def knowledge(request: Request) -> Response:
 
 def _knowledge_files(v: Viewer) -> list[str]:
     """The Markdown files under knowledge/, repo-relative and sorted, never through a
-    symbolic link (a folder walk of `scandir`: 10,000 files in a few milliseconds)."""
+    symbolic link (a folder walk of `scandir`: 10,000 files in a few milliseconds), nor
+    one whose name is not UTF-8: no link can name it (`resolve_inside` refuses it; the
+    index and `doctor` say to rename it), and the page's URL quoting raised on it."""
     out: list[str] = []
     stack = [(str(v.memory.repo.knowledge_dir), "knowledge")]
     while stack:
@@ -185,7 +188,7 @@ def _knowledge_files(v: Viewer) -> list[str]:
         except OSError:
             continue
         for e in entries:
-            if e.is_symlink():
+            if e.is_symlink() or not is_utf8(e.name):
                 continue
             if e.is_dir():
                 stack.append((e.path, f"{rel}/{e.name}"))

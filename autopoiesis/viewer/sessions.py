@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.text import is_utf8
 from autopoiesis.formats.knowledge import citation_ref
 from autopoiesis.index.projects import file_project
 
@@ -202,7 +203,13 @@ class SessionCatalog:
         files: _Files = {}
         try:
             with os.scandir(folder) as it:
-                entries = [e for e in it if e.name.endswith(".md") and not e.is_symlink()]
+                # a name that is not UTF-8 no page can link to (every page raised on it);
+                # the index and `verify` report it
+                entries = [
+                    e
+                    for e in it
+                    if e.name.endswith(".md") and not e.is_symlink() and is_utf8(e.name)
+                ]
         except OSError:
             return files
         for e in entries:

@@ -151,6 +151,32 @@ def test_knowledge_of_a_project_with_superseded_entries_struck(client: Any) -> N
     assert "projects/billing-service" in listing and "journal" in listing
 
 
+def test_a_file_name_that_is_not_utf8_is_left_out_of_the_pages(memory_repo: Any) -> None:
+    """A knowledge file or a transcript whose name has a byte that is not UTF-8: the
+    knowledge listing's URL quoting raised on the one (500), and the sessions' catalog on
+    the other, on every page (each page's live notice hashes it). No link can name such a
+    file, so no page lists it (`doctor` and the index say to rename it)."""
+    import os
+
+    from tests.viewer.conftest import TOKEN, make_client
+
+    odd = os.fsdecode(b"\xc1")
+    ref = memory_repo.knowledge_dir / "reference"
+    (ref / f"odd{odd}.md").write_text("# Odd\n", encoding="utf-8")
+    (ref / "plain.md").write_text("# Plain\n", encoding="utf-8")
+    day = memory_repo.root / "raw/conversations/2026/03/02"
+    day.mkdir(parents=True, exist_ok=True)
+    (day / f"0900-odd{odd}.md").write_text(
+        "---\nsession_id: odd\nstarted: 2026-03-02T09:00:00Z\n---\n", encoding="utf-8"
+    )
+    with make_client(memory_repo) as c:
+        assert c.get(f"/?token={TOKEN}").status_code == 303
+        pages = {p: c.get(p) for p in ("/knowledge", "/timeline", "/health")}
+    assert all(r.status_code == 200 for r in pages.values()), pages
+    listing = pages["/knowledge"].text
+    assert "reference/plain.md" in listing and "odd" not in listing
+
+
 def test_a_knowledge_file_page(client: Any) -> None:
     page = client.get("/knowledge/file", params={"path": CONTEXT, "line": "13"}).text
     assert "<dt>entry_count</dt><dd>2</dd>" in page
