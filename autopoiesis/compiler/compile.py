@@ -186,6 +186,8 @@ class ContextCompiler(ScoredKnowledge):
         self._root = str(repo.root)
         # the private patterns and private.model_paths, read at the start of each compile
         self._privacy: tuple[list[str], Sequence[str]] | None = None
+        # the identity files this compile found as the template ships them (`_standing`)
+        self._shipped: set[str] = set()
 
     def close(self) -> None:
         if self._index is not None and self._own_index:
@@ -308,11 +310,14 @@ class ContextCompiler(ScoredKnowledge):
         out: dict[str, str | None] = {}
         files: list[StandingFile] = []
         id_left = int(cfg.identity_budget_kb * 1024)
+        self._shipped = set()
         for name in IDENTITY_FILES if session_context else ():
             rel = f"{IDENTITY_DIR}/{name}"
             text = out[rel] = self._read(rel)
             if text is not None:
                 written = text != shipped_identity(name)  # see the module's docstring
+                if not written:
+                    self._shipped.add(rel)
                 files.append(StandingFile(rel, text, max(0, id_left), written))
                 id_left -= len(text.encode("utf-8"))
         if session_context and not shared:
@@ -354,7 +359,7 @@ class ContextCompiler(ScoredKnowledge):
                 self._unread(plan, f"identity:{name}", 0, rel, "missing")
             elif text:
                 plan.fixed(f"identity:{name}", 0, text, rel)
-            elif self._read(rel) == shipped_identity(name):
+            elif rel in self._shipped:
                 plan.skip(
                     f"identity:{name}",
                     0,

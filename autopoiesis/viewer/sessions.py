@@ -204,7 +204,7 @@ class SessionCatalog:
         try:
             with os.scandir(folder) as it:
                 # a name that is not UTF-8 no page can link to (every page raised on it);
-                # the index and `verify` report it
+                # the index warns of it, the pre-commit hook refuses it
                 entries = [
                     e
                     for e in it
