@@ -6,7 +6,8 @@ A search hit is a chunk given as `path:start-end`: a turn in its exchange (a win
 turns) or a heading section. Packing works on the *units* of the file that holds it —
 the turns of a transcript (a very long turn in pieces cut at paragraph breaks), the
 index's heading sections of any other file — so an item is always whole units, never a
-snippet cut mid-word.
+snippet cut mid-word. A very long turn is shown by whole lines: its first and those that
+hold a word of the message (FOCUS_CHARS).
 
 One queue, best first, holds two kinds of candidates:
 
@@ -39,7 +40,7 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import PurePosixPath
 
@@ -61,6 +62,15 @@ CONTEXT_DECAY = 0.85
 # 0.707 / 0.789 -> 0.577 / 0.732 / 0.813; LoCoMo, whose turns are short, 0.900 / 0.953 /
 # 0.976 -> 0.897 / 0.953 / 0.975.
 CONTEXT_UNIT_CHARS = 300
+# A turn (or piece of one) longer than this many characters shows, in a compiled context,
+# its first line and only the lines that hold a word of the message, each run of lines
+# left out marked `[…]`: a long agent turn is mostly tool output and diffs, and taken
+# whole at a small budget it cost what several more hits would. Its section names the
+# lines it holds, not the whole turn (`Source.spans`). Kept whole when focusing would
+# save less than FOCUS_MIN_SAVING of it.
+FOCUS_CHARS = 1200
+FOCUS_MIN_SAVING = 0.25
+_FENCE_ONLY_RE = re.compile(r"^\s*(?:```|~~~)\S*\s*$")
 _ISO_DAY_RE = re.compile(r"^\d{4}-\d\d-\d\d\Z")
 
 
@@ -79,6 +89,9 @@ class Unit:
     text: str  # as rendered in the prompt ("" when nothing current is left of it)
     day: date | None = None  # a transcript turn's day
     minute: str | None = None  # a transcript turn's time of day, "HH:MM"
+    # the file line of each line of TEXT: set for a turn longer than FOCUS_CHARS only,
+    # which a compiled context may show in part (Source.focused)
+    numbers: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,6 +102,28 @@ class Source:
     units: tuple[Unit, ...]
     day: date | None = None  # a journal's day (all its lines are of that day)
     turns: bool = False  # a transcript: units carry their own days
+    # the stems of the message a long turn is focused on (`focused`); empty: shown whole
+    focus: frozenset[str] = frozenset()
+    _shown: dict[int, tuple[str, tuple[tuple[int, int], ...]]] = field(
+        default_factory=dict, compare=False, repr=False, hash=False
+    )
+
+    def focused(self, wanted: Iterable[str]) -> Source:
+        """This file as a context for a message of the stems WANTED: its long turns shown
+        in part (FOCUS_CHARS). The units are shared, not copied."""
+        if not self.turns:
+            return self
+        return replace(self, focus=frozenset(wanted), _shown={})
+
+    def shown(self, i: int) -> tuple[str, tuple[tuple[int, int], ...]]:
+        """Unit I as the context shows it, and the file lines that holds."""
+        u = self.units[i]
+        if not self.focus or not u.numbers:
+            return u.text, ((u.start, u.end),)
+        got = self._shown.get(i)
+        if got is None:
+            got = self._shown[i] = _focus_lines(u, self.focus)
+        return got
 
     def covering(self, start: int, end: int) -> set[int]:
         """The units that share a line with START..END."""
@@ -105,9 +140,29 @@ class Source:
                 out.append([i])
         return out
 
-    def spans(self, chosen: Iterable[int]) -> tuple[tuple[int, int], ...]:
-        """The file lines each run of CHOSEN holds."""
+    def runs_spans(self, chosen: Iterable[int]) -> tuple[tuple[int, int], ...]:
+        """The file lines from the first to the last unit of each run of CHOSEN (what a
+        section's label names; a turn shown in part is marked `[…]` in its text)."""
         return tuple((self.units[r[0]].start, self.units[r[-1]].end) for r in self.runs(chosen))
+
+    def spans(self, chosen: Iterable[int]) -> tuple[tuple[int, int], ...]:
+        """The file lines CHOSEN shows: each run's, but for the lines a turn shown in part
+        leaves out."""
+        out: list[tuple[int, int]] = []
+        for r in self.runs(chosen):
+            start = len(out)
+            for i in r:
+                for a, b in self.shown(i)[1]:
+                    # within a run, the lines between a unit shown to its end and the next
+                    # one shown from its start (a blank line) go with them
+                    if len(out) > start and (
+                        a <= out[-1][1] + 1
+                        or (a == self.units[i].start and out[-1][1] == self.units[i - 1].end)
+                    ):
+                        out[-1] = (out[-1][0], max(out[-1][1], b))
+                    else:
+                        out.append((a, b))
+        return tuple(out)
 
     def render(self, chosen: Iterable[int], marks: Mapping[int, str] | None = None) -> str:
         return "\n".join(self.parts(chosen, marks))
@@ -125,11 +180,49 @@ class Source:
                 if self.turns and u.day is not None and u.day != day:
                     parts.append(day_line(u.day))
                     day = u.day
-                if u.text:
-                    parts.append(f"{marks[i]} {u.text}" if marks and i in marks else u.text)
+                text = self.shown(i)[0]
+                if text:
+                    parts.append(f"{marks[i]} {text}" if marks and i in marks else text)
         if self.day is not None and not any(self.day.isoformat() in p for p in parts):
             parts.insert(0, day_line(self.day))
         return parts
+
+
+def _focus_lines(u: Unit, wanted: frozenset[str]) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """Unit U shown for a message of the stems WANTED: its first line (who spoke, and how
+    the turn begins) and each line holding one of them, a run of lines left out as `[…]`;
+    and the file lines shown. Whole when no line holds one, or when showing part saves
+    less than FOCUS_MIN_SAVING."""
+    whole = u.text, ((u.start, u.end),)
+    lines = u.text.split("\n")
+    if len(lines) != len(u.numbers):
+        return whole
+    keep = [
+        j
+        for j, line in enumerate(lines)
+        if j == 0 or (not _FENCE_ONLY_RE.match(line) and stems(line) & wanted)
+    ]
+    if len(keep) == 1:  # no line holds a word of the message (found by meaning): all of it
+        return whole
+    out: list[str] = []
+    for n, j in enumerate(keep):
+        if n and j != keep[n - 1] + 1:
+            out.append("  " + GAP)
+        out.append(lines[j])
+    if keep[-1] != len(lines) - 1:
+        out.append("  " + GAP)
+    text = "\n".join(out)
+    if len(text) > (1 - FOCUS_MIN_SAVING) * len(u.text):
+        return whole
+    spans: list[tuple[int, int]] = []
+    for j in keep:
+        a = u.start if j == 0 else u.numbers[j]  # the first line: from the turn's header
+        b = u.end if j == len(lines) - 1 else u.numbers[j]
+        if spans and a <= spans[-1][1] + 1:
+            spans[-1] = (spans[-1][0], b)
+        else:
+            spans.append((a, b))
+    return text, tuple(spans)
 
 
 def _lines(text: str) -> list[str]:
@@ -171,7 +264,12 @@ def transcript_source(path: str, text: str) -> Source | None:
             who = f"{m['time']} {speaker}" + (" (continued)" if k else "")
             # a turn's further lines are indented: none of them can read as a turn of its
             # own ("10:00 system: ...") or a day line, whatever the transcript says
-            content = "\n  ".join(body[a - first : b - first + 1]).strip("\n").strip()
+            piece = body[a - first : b - first + 1]
+            content = "\n  ".join(piece).strip("\n").strip()
+            numbers: tuple[int, ...] = ()
+            if len(content) > FOCUS_CHARS:  # the file line of each line shown (Unit.numbers)
+                filled = [n for n, line in enumerate(piece) if line.strip()]
+                numbers = tuple(range(a + filled[0], a + filled[-1] + 1))
             units.append(
                 Unit(
                     start if k == 0 else a,
@@ -179,6 +277,7 @@ def transcript_source(path: str, text: str) -> Source | None:
                     f"{who}: {content}" if content else f"{who}:",
                     day,
                     m["time"],
+                    numbers,
                 )
             )
     return Source(path, tuple(units), None, True)
@@ -251,7 +350,7 @@ class Packed:
         return self.source.path
 
     def label(self, chosen: Iterable[int] | None = None) -> str:
-        spans = self.source.spans(self.chosen if chosen is None else chosen)
+        spans = self.source.runs_spans(self.chosen if chosen is None else chosen)
         where = ":" + ",".join(f"{a}-{b}" for a, b in spans)
         team = team_of(self.path)
         if team is not None:  # a team's note: labelled as the team's (`team:NAME:knowledge/...`)

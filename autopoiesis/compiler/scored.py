@@ -20,6 +20,7 @@ from autopoiesis.compiler.context import HistoryMessage, ScoredItem, SearchFn
 from autopoiesis.compiler.packing import Hit, Packing, Source, Unit, pack, source_of
 from autopoiesis.compiler.plan import Plan
 from autopoiesis.compiler.restated import Statement, later_statements
+from autopoiesis.compiler.standing import stems
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.core.private import WITHHELD, may_reach_model
@@ -286,8 +287,11 @@ class ScoredKnowledge:
             hits.sort(key=lambda h: (-h.score, h.path, h.start))
         hits = _later_wins(query.text, hits)
 
+        wanted = stems(query.text)
+
         def source(path: str) -> Source | None:
-            return self._source(path) or as_given.get(path)
+            found = self._source(path)  # the cached units; their long turns focused here
+            return found.focused(wanted) if found is not None else as_given.get(path)
 
         return hits, len(rows), source, why
 

@@ -486,3 +486,82 @@ def test_a_hit_whose_turns_do_not_fit_comes_in_as_its_own_turn() -> None:
     # with room for the whole chunk, the whole chunk
     packed = pack([hit], {"raw/s.md": src}.get, 10_000, cost)
     assert packed.files[0].chosen == {0, 1, 2}
+
+
+def _long_turn_transcript(repo: MemoryRepo) -> tuple[str, list[str]]:
+    """A coding session whose agent turn is 60 lines of build output with one line about
+    the cause of a failure; (its path, the lines of that turn)."""
+    output = [f"step {n}: compiled module_{n}.ts in {n * 7} ms, no warnings" for n in range(60)]
+    output[37] = "error: PgBouncer refused the connection: too many clients on port 6432"
+    turns = [
+        ("2026-03-02T10:00:00Z", "user", None, "run the build and tell me why it failed"),
+        ("2026-03-02T10:01:00Z", "agent", None, "Ran the build.\n" + "\n".join(output)),
+        ("2026-03-02T10:02:00Z", "user", None, "thanks, raise the pool size then"),
+    ]
+    rel = tf.transcript_relpath("ses_long", NOW - timedelta(days=1), "build-failure")
+    path = repo.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        closed_transcript(
+            "ses_long", "Build failure", turns, started=turns[0][0], ended=turns[-1][0]
+        ),
+        encoding="utf-8",
+    )
+    return rel, output
+
+
+def test_a_long_turn_shows_the_lines_of_the_message_and_names_only_those(tmp_path) -> None:
+    """A turn longer than FOCUS_CHARS is shown as its first line and the lines that hold a
+    word of the message, each run left out marked; the spans the context claims are those
+    lines, so a figure never credits a line it does not show. Short turns, a turn whose
+    every line matches, and one where no line does are shown whole."""
+    from autopoiesis.compiler.packing import FOCUS_CHARS, source_of
+    from autopoiesis.compiler.standing import stems
+
+    repo = MemoryRepo(tmp_path)
+    rel, output = _long_turn_transcript(repo)
+    text = (repo.root / rel).read_text(encoding="utf-8")
+    lines = text.split("\n")
+    src = source_of(rel, text)
+    agent = next(i for i, u in enumerate(src.units) if "agent:" in u.text)
+    assert len(src.units[agent].text) > FOCUS_CHARS
+
+    focused = src.focused(stems("why did pgbouncer refuse the connection?"))
+    shown, spans = focused.shown(agent)
+    assert shown.split("\n") == [
+        "10:01 agent: Ran the build.",
+        "  " + GAP,
+        "  " + output[37],
+        "  " + GAP,
+    ]
+    held = [lines[n - 1] for a, b in spans for n in range(a, b + 1)]
+    assert output[37] in held and output[36] not in held and output[38] not in held
+    assert "Ran the build." in held  # the header and first line: where the turn begins
+    # the section's text and its spans agree, its label names the turn's lines
+    assert focused.render({agent}) == "[2026-03-02, Monday]\n" + shown
+    assert focused.spans({agent}) == spans
+    assert focused.runs_spans({agent}) == ((src.units[agent].start, src.units[agent].end),)
+    # the cached source itself is untouched; short turns are always whole
+    assert src.shown(agent)[0] == src.units[agent].text
+    user = next(i for i, u in enumerate(src.units) if "raise the pool" in u.text)
+    u = src.units[user]
+    assert focused.shown(user) == (u.text, ((u.start, u.end),))
+    # every line holds a word of the message, or none does: nothing to save, all of it
+    for message in ("compiled module step warnings", "what about the weather in Lisbon"):
+        assert src.focused(stems(message)).shown(agent)[0] == src.units[agent].text
+
+
+def test_a_small_budget_takes_the_answering_line_of_a_long_turn(repo: MemoryRepo) -> None:
+    """Through the compiler: at a budget the whole turn would not fit, the line that
+    answers comes in, and the section's spans hold it and not the lines left out."""
+    rel, output = _long_turn_transcript(repo)
+    with SearchIndex(repo) as idx:
+        idx.catch_up()
+    res = compile_(repo, "Why did PgBouncer refuse the connection?", budget=1000)
+    section = next(s for s in p3(res) if s.path == rel)
+    assert output[37] in section.content and GAP in section.content
+    assert output[10] not in section.content
+    lines = (repo.root / rel).read_text(encoding="utf-8").split("\n")
+    held = {lines[n - 1] for a, b in section.spans for n in range(a, b + 1)}
+    assert output[37] in held and output[10] not in held
+    assert res.total_tokens <= 1000
