@@ -70,6 +70,12 @@ CONTEXT_UNIT_CHARS = 300
 # save less than FOCUS_MIN_SAVING of it.
 FOCUS_CHARS = 1200
 FOCUS_MIN_SAVING = 0.25
+# A word of the message on more than this share of a long turn's lines (the project's
+# name, "session" in a tool about sessions) singles out none of them: the lines shown
+# are those of its rarer words, when the turn holds any (coding questions at 2K / 4K /
+# 8K: 0.748 / 0.837 / 0.927 with every word, 0.764 / 0.878 / 0.943 with 0.1; from 0.05
+# to 0.2 all within a question or two of that).
+FOCUS_COMMON = 0.1
 _FENCE_ONLY_RE = re.compile(r"^\s*(?:```|~~~)\S*\s*$")
 _ISO_DAY_RE = re.compile(r"^\d{4}-\d\d-\d\d\Z")
 
@@ -190,18 +196,24 @@ class Source:
 
 def _focus_lines(u: Unit, wanted: frozenset[str]) -> tuple[str, tuple[tuple[int, int], ...]]:
     """Unit U shown for a message of the stems WANTED: its first line (who spoke, and how
-    the turn begins) and each line holding one of them, a run of lines left out as `[…]`;
+    the turn begins) and each line holding one of them (but for those on too many of its
+    lines to tell any apart, FOCUS_COMMON), a run of lines left out as `[…]`;
     and the file lines shown. Whole when no line holds one, or when showing part saves
     less than FOCUS_MIN_SAVING."""
     whole = u.text, ((u.start, u.end),)
     lines = u.text.split("\n")
     if len(lines) != len(u.numbers):
         return whole
-    keep = [
-        j
+    found = [
+        stems(line) & wanted if j and not _FENCE_ONLY_RE.match(line) else set()
         for j, line in enumerate(lines)
-        if j == 0 or (not _FENCE_ONLY_RE.match(line) and stems(line) & wanted)
     ]
+    lines_of: dict[str, int] = {}
+    for words in found:
+        for w in words:
+            lines_of[w] = lines_of.get(w, 0) + 1
+    telling = {w for w, n in lines_of.items() if n <= FOCUS_COMMON * len(lines)} or set(lines_of)
+    keep = [j for j, words in enumerate(found) if j == 0 or words & telling]
     if len(keep) == 1:  # no line holds a word of the message (found by meaning): all of it
         return whole
     out: list[str] = []

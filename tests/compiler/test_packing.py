@@ -514,7 +514,8 @@ def test_a_long_turn_shows_the_lines_of_the_message_and_names_only_those(tmp_pat
     """A turn longer than FOCUS_CHARS is shown as its first line and the lines that hold a
     word of the message, each run left out marked; the spans the context claims are those
     lines, so a figure never credits a line it does not show. Short turns, a turn whose
-    every line matches, and one where no line does are shown whole."""
+    every line matches, and one where no line does are shown whole. A word of the message
+    on most of the turn's lines singles none of them out."""
     from autopoiesis.compiler.packing import FOCUS_CHARS, source_of
     from autopoiesis.compiler.standing import stems
 
@@ -534,6 +535,8 @@ def test_a_long_turn_shows_the_lines_of_the_message_and_names_only_those(tmp_pat
         "  " + output[37],
         "  " + GAP,
     ]
+    # a word on most of its lines ("compiled") tells none of them apart
+    assert src.focused(stems("pgbouncer refused what was compiled?")).shown(agent)[0] == shown
     held = [lines[n - 1] for a, b in spans for n in range(a, b + 1)]
     assert output[37] in held and output[36] not in held and output[38] not in held
     assert "Ran the build." in held  # the header and first line: where the turn begins
