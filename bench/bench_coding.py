@@ -23,9 +23,11 @@ real command line into a fresh memory repo: `autopoiesis init`, `import`, the of
   does not have (`/Users/someone/Projects/<project>`, a third of them its `src/`) and no
   `project`, into a second memory; the projects it names and the same `eval`.
 
-    python bench/bench_coding.py [--quick] [--json]
+    python bench/bench_coding.py [--quick] [--json] [--embedder NAME]
 
 --quick keeps the 40 first questions (and every session: the import is the set).
+--embedder sets both memories' `search.embedder` (e.g. wordllama, with the static extra)
+before anything is indexed; the default is the offline one.
 """
 
 from __future__ import annotations
@@ -81,6 +83,28 @@ def _cli(repo: Path | None, *args: str, stdin: str | None = None) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(args[:2])}: exit {done.returncode}: {done.stderr[-2000:]}")
     return done.stdout
+
+
+def _use_embedder(repo: Path, name: str | None) -> None:
+    """Set REPO's `search.embedder` to NAME (None: as `init` wrote it) and commit that."""
+    if name is None:
+        return
+    from ruamel.yaml import YAML
+
+    from autopoiesis.core.config import CONFIG_FILENAME
+
+    yaml = YAML()  # round trip: the file's comments stay
+    path = repo / CONFIG_FILENAME
+    data = yaml.load(path.read_text(encoding="utf-8"))
+    data["search"]["embedder"] = name
+    with path.open("w", encoding="utf-8") as fh:
+        yaml.dump(data, fh)
+    subprocess.run(
+        ["git", "-C", str(repo), "commit", "-q", "-m", f"config: embedder {name}", "--", path],
+        check=True,
+        env=ENV,
+        capture_output=True,
+    )
 
 
 def _lay_out(tmp: Path) -> list[Path]:
@@ -228,7 +252,7 @@ def _entry_labels(repo: Path) -> dict[str, int]:
     return counts
 
 
-def measure(quick: bool = False) -> dict[str, Any]:
+def measure(quick: bool = False, embedder: str | None = None) -> dict[str, Any]:
     questions = [json.loads(x) for x in QUESTIONS.read_text(encoding="utf-8").splitlines() if x]
     if quick:
         questions = questions[:40]
@@ -238,6 +262,7 @@ def measure(quick: bool = False) -> dict[str, Any]:
         files = _lay_out(tmp)
         repo = tmp / "memory"
         _cli(None, "init", str(repo))
+        _use_embedder(repo, embedder)
         t0 = time.perf_counter()
         _cli(repo, "import", "--format", "specstory", *map(str, files))
         figures["import_s"] = time.perf_counter() - t0
@@ -276,6 +301,7 @@ def measure(quick: bool = False) -> dict[str, Any]:
         # the same sessions streamed from another machine (see the module's docstring)
         elsewhere = tmp / "from-elsewhere"
         _cli(None, "init", str(elsewhere))
+        _use_embedder(elsewhere, embedder)
         t0 = time.perf_counter()
         _cli(elsewhere, "capture", stdin=_stream_from_elsewhere(repo))
         figures["capture_s"] = time.perf_counter() - t0
@@ -291,11 +317,11 @@ def measure(quick: bool = False) -> dict[str, Any]:
     return figures
 
 
-def run(quick: bool = False) -> list[dict[str, Any]]:
+def run(quick: bool = False, embedder: str | None = None) -> list[dict[str, Any]]:
     """Rows {bench, metric, value, unit, target} for bench/run.py."""
     if not QUESTIONS.exists() or not SESSIONS.is_dir():
         return [{"bench": "coding", "metric": "skipped (no bench/coding)", "value": None}]
-    m = measure(quick)
+    m = measure(quick, embedder)
     rows: list[dict[str, Any]] = []
     for b in BUDGETS:
         k = f"{b // 1024}K"
@@ -412,8 +438,9 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
+    chosen = sys.argv[sys.argv.index("--embedder") + 1] if "--embedder" in sys.argv else None
     if "--json" in sys.argv:
-        print(json.dumps(measure(quick="--quick" in sys.argv), indent=2, default=str))
+        print(json.dumps(measure("--quick" in sys.argv, chosen), indent=2, default=str))
     else:
-        for r in run(quick="--quick" in sys.argv):
+        for r in run("--quick" in sys.argv, chosen):
             print(f"{r['bench']:<22} {r['metric']:<40} {r['value']!s:>14} {r.get('unit', '')}")
