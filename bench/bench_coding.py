@@ -438,7 +438,12 @@ def run(quick: bool = False, embedder: str | None = None) -> list[dict[str, Any]
 
 
 if __name__ == "__main__":
-    chosen = sys.argv[sys.argv.index("--embedder") + 1] if "--embedder" in sys.argv else None
+    chosen = None
+    if "--embedder" in sys.argv:
+        at = sys.argv.index("--embedder") + 1
+        if at >= len(sys.argv) or sys.argv[at].startswith("-"):
+            sys.exit("--embedder takes a name: offline, wordllama, openai, fastembed, ...")
+        chosen = sys.argv[at]
     if "--json" in sys.argv:
         print(json.dumps(measure("--quick" in sys.argv, chosen), indent=2, default=str))
     else:
