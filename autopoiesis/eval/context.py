@@ -125,11 +125,32 @@ def resolve(
         hit = [t for t, n in zip(turns, normed) if want in n]
         if hit:
             return Evidence(
-                tuple((t.path, t.unit.start, t.unit.end) for t in hit),
+                tuple((t.path, *_lines_holding(t.unit, want)) for t in hit),
                 cited_as=tuple(_cited_as(t) for t in hit),
                 content=content,
             )
     return Evidence((), item, content=content)
+
+
+def _lines_holding(unit: Unit, want: str) -> tuple[int, int]:
+    """The file lines of UNIT that hold the normalised text WANT (its first place, as few
+    lines as hold it) for a turn a context may show in part (Unit.numbers: a long one,
+    packing.FOCUS_CHARS); else the whole turn."""
+    if not unit.numbers:
+        return unit.start, unit.end
+    lines = [norm(line) for line in unit.text.split("\n")]
+    if len(lines) != len(unit.numbers):
+        return unit.start, unit.end
+    for j, last in enumerate(lines):  # the first line WANT ends on, then where it starts
+        joined = last
+        for i in range(j, -1, -1):
+            if i < j and lines[i].strip():
+                joined = lines[i] + joined[1:]  # a normalised line opens and ends with a space
+            if want in joined:
+                return unit.numbers[i], unit.numbers[j]
+            if len(joined) > len(last) + len(want):
+                break  # had WANT ended on line J, it would have begun by now
+    return unit.start, unit.end
 
 
 class LineCache:

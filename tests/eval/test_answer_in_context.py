@@ -224,3 +224,48 @@ def test_new_fields_and_clear_errors(tmp_path: Path, repo: MemoryRepo) -> None:
     data = json.loads(out.stdout)
     assert data["warnings"] and data["with_pattern"] == 1
     assert data["scores"][0]["answer"]["4096"] == {"compiled": True, "bm25_packed": True}
+
+
+def test_evidence_in_a_long_turn_is_held_only_where_the_context_shows_it(
+    memory_repo: MemoryRepo,
+) -> None:
+    """A long turn may be shown in part (compiler/packing.FOCUS_CHARS): text evidence in
+    it is the lines that hold it, so a context that shows the turn's opening and another
+    line is not credited with a line it left out; the baseline's whole turn still is."""
+    from autopoiesis.compiler.packing import source_of
+    from autopoiesis.compiler.standing import stems
+
+    output = [f"step {n}: compiled module_{n}.ts in {n * 7} ms, no warnings" for n in range(60)]
+    output[37] = "error: PgBouncer refused the connection: too many clients on port 6432"
+    output[12] = "warning: the lockfile was written by an older npm"
+    rel = _write_session(
+        memory_repo,
+        "ses_long",
+        "2026-03-02T10:00:00Z",
+        [("user", None, "run the build"), ("agent", None, "Ran it.\n" + "\n".join(output))],
+    )
+    turns = transcript_turns(memory_repo)
+    normed = [norm(t.unit.text) for t in turns]
+    cache = LineCache()
+    refused = resolve("PgBouncer refused the connection", memory_repo, turns, normed, cache)
+    lockfile = resolve(
+        "the lockfile was written by an older npm", memory_repo, turns, normed, cache
+    )
+    lines = (memory_repo.root / rel).read_text(encoding="utf-8").split("\n")
+    (_, a, b), (_, c, d) = refused.locations[0], lockfile.locations[0]
+    assert a == b and output[37] in lines[a - 1] and c == d and output[12] in lines[c - 1]
+    # the context as the compiler shows the turn for a question about PgBouncer
+    src = source_of(rel, (memory_repo.root / rel).read_text(encoding="utf-8")).focused(
+        stems("why did pgbouncer refuse the connection?")
+    )
+    agent = next(i for i, u in enumerate(src.units) if "Ran it." in u.text)
+    text, spans = src.shown(agent)
+    assert "lockfile" not in text
+    view = compiled_view(
+        text, [Section("t", 3, 50, True, "search", rel, text, spans)], memory_repo, cache
+    )
+    assert evidence_held(refused, view, memory_repo, cache)
+    assert not evidence_held(lockfile, view, memory_repo, cache)
+    whole = src.units[agent]
+    baseline = ContextView(whole.text, spans={rel: [(whole.start, whole.end)]})
+    assert evidence_held(lockfile, baseline, memory_repo, cache)
