@@ -177,7 +177,7 @@ def _knowledge_files(v: Viewer) -> list[str]:
     """The Markdown files under knowledge/, repo-relative and sorted, never through a
     symbolic link (a folder walk of `scandir`: 10,000 files in a few milliseconds), nor
     one whose name is not UTF-8: no link can name it (`resolve_inside` refuses it; the
-    index and `doctor` say to rename it), and the page's URL quoting raised on it."""
+    index warns of it, the pre-commit hook refuses it), and the page's URL quoting raised on it."""
     out: list[str] = []
     stack = [(str(v.memory.repo.knowledge_dir), "knowledge")]
     while stack:
