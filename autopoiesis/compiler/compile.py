@@ -26,11 +26,12 @@ P4    session history, newest first          a sliding window: stops at the firs
       (tool results cut to one line)         that does not fit; shown oldest first
 ====  =====================================  ==========================================
 
-P0's identity files and P1's MEMORY.md share ``session_share`` of the budget: past it
-their sections compete against the message (`autopoiesis.compiler.standing`). An identity
-file's head is never dropped once somebody wrote it; one still as the template ships it
-("Edit this file: name, role, time zone ...") says nothing of this user the system prompt
-does not, and competes like the rest.
+P0's identity files and P1's MEMORY.md, active projects and project file share
+``session_share`` of the budget: past it their entries compete against the message
+(`autopoiesis.compiler.standing`). An identity file's head is never dropped once somebody
+wrote it; one still as the template ships it ("Edit this file: name, role, time zone ...")
+says nothing of this user the system prompt does not, and goes in only whole, after
+everything that answers the message.
 
 P3 leaves out topics/ (a topic enters through P2, when the watcher activates it: an
 inactive playbook is no knowledge) and archive/ (cold storage, never auto-loaded) unless
@@ -318,7 +319,9 @@ class ContextCompiler(ScoredKnowledge):
                 written = text != shipped_identity(name)  # see the module's docstring
                 if not written:
                     self._shipped.add(rel)
-                files.append(StandingFile(rel, text, max(0, id_left), written))
+                files.append(
+                    StandingFile(rel, text, max(0, id_left), written, template=not written)
+                )
                 id_left -= len(text.encode("utf-8"))
         if session_context and not shared:
             text = out[MEMORY_FILE] = self._read(MEMORY_FILE) or None

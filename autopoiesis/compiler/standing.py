@@ -1,21 +1,25 @@
-"""The standing part of a context, placed by section: the identity files (P0) and MEMORY.md
-(P1) share ``context_compiler.session_share`` of the token budget.
+"""The standing part of a context, placed by entry: the identity files (P0), MEMORY.md, the
+active projects and the current project's knowledge file (P1) share
+``context_compiler.session_share`` of the token budget.
 
 When they fit the share they go in whole, as written. When they do not (a small budget, a
-long MEMORY.md), each file keeps its head (its title and the text before its first `## `
-section; an identity file's head is never dropped) and its sections compete for the rest,
-ranked against the message like everything else: the sections that share the most words
-with the message first, the others in file order while room is left. A section too long
-for the room left (MEMORY.md's Preferences past its ``memory_budget_kb``) keeps its
-entries that share the most words with the message, the later first among equals (a later
-entry restates or replaces an earlier one), not its first lines: cutting at the end
-dropped the newest preferences first. A file's sections and a section's entries stay in
-file order, and a line at the file's end names what was left out and where to read it,
-so nothing a user wrote is cut without the context saying so.
+long MEMORY.md), a written identity file keeps its head (never dropped), and the entries
+of all the files (a list item, or a paragraph) compete for the rest, ranked against the
+message like everything else: first every entry that shares words with the message, best
+per token, whatever file or section it is in; then the others, section by section as the
+sections rank, the later entries of a section first (a later entry restates or replaces
+an earlier one: cutting at the end dropped the newest preferences first). An identity
+file as the template ships it competes only whole. A file's sections and a section's
+entries stay in file order, and a line at the file's end names what was left out and
+where to read it, so nothing a user wrote is cut without the context saying so; that
+line's cost is charged against the share when the file is opened.
 
 Why a share and not "whatever is left": at 2K tokens a 1,000-token MEMORY.md and the
 identity files took three quarters of the budget before any evidence was placed, and the
-section that answered the message (its Preferences) was the one cut off at the end.
+section that answered the message (its Preferences) was the one cut off at the end. Why
+entries and not sections: a section that shares a word with the message in many entries
+(a long Preferences) ranked first and filled the share, and the one entry of the
+project's Commands that answered ("Run the tests: `bun test`") was left out.
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ class StandingFile:
     text: str
     cap_bytes: int
     head_required: bool  # an identity file: its head is never dropped
+    # an identity file as the template ships it: its words tell the agent nothing unless
+    # they answer the message, so only its entries that share words with it compete
+    template: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,8 @@ class _Part:
     text: str
     tokens: int
     relevance: float
+    lead: str  # its heading line ("" for a head without one)
+    entries: list[tuple[str, int, int]]  # (text, tokens with its line break, shared words)
 
 
 @dataclass(frozen=True)
@@ -87,8 +96,10 @@ def stems(text: str) -> set[str]:
 
 def fit(files: Sequence[StandingFile], query: str, share: int) -> list[str]:
     """The content of each of FILES within SHARE tokens in all and its own byte cap: the
-    whole text when everything fits, else its head and the sections ranked best against
-    QUERY, with a line naming what was left out. "" for a file of which nothing fits."""
+    whole text when everything fits, else its head and the entries placed best against
+    QUERY, with a line naming what was left out. "" for a file of which nothing fits
+    (the module's docstring says how they are placed). A section that is a heading alone
+    says nothing and is left out unnamed; a file's title comes with its first entry."""
     if sum(count_tokens(f.text) for f in files) <= share and all(
         len(f.text.encode("utf-8")) <= f.cap_bytes for f in files
     ):
@@ -97,39 +108,135 @@ def fit(files: Sequence[StandingFile], query: str, share: int) -> list[str]:
     parts: list[_Part] = []
     for n, f in enumerate(files):
         for order, (heading, text) in enumerate(sections(f.text)):
-            if text.strip():
-                tokens = count_tokens(text)
-                shared = len(stems(text) & wanted)
-                # more shared words first; among equals, the shorter section (more per token)
-                relevance = shared / math.log(2 + tokens) if shared else 0.0
-                parts.append(_Part(n, order, heading, text, tokens, relevance))
-    taken, used, used_bytes = _required(files, parts)
-    cuts: dict[tuple[int, int], _Cut] = {}
+            lead, items = entries(text)
+            if not items and (order > 0 or not lead):
+                continue  # a heading alone
+            scored = [(item, count_tokens(item) + 1, len(stems(item) & wanted)) for item in items]
+            tokens = count_tokens(text)
+            shared = len(stems(text) & wanted)
+            # more shared words first; among equals, the shorter section (more per token)
+            relevance = shared / math.log(2 + tokens) if shared else 0.0
+            parts.append(_Part(n, order, heading, text, tokens, relevance, lead, scored))
+    placing = _Placing(files, parts, share)
     ranked = sorted(
-        (p for p in parts if (p.file, p.order) not in taken),
+        (p for p in parts if p.entries and (p.file, p.order) not in placing.taken),
         key=lambda p: (-p.relevance, p.file, p.order),
     )
+    # the entries that share words with the message, best per token (a template's words
+    # tell the agent nothing: none of it competes here) ...
+    relevant = sorted(
+        (-shared / math.log(2 + tokens), rank, -i, p, i)
+        for rank, p in enumerate(ranked)
+        if not files[p.file].template
+        for i, (_, tokens, shared) in enumerate(p.entries)
+        if shared
+    )
+    for *_, p, i in relevant:
+        placing.place(p, i)
+    # ... then the others, section by section (a template's only whole)
     for p in ranked:
-        f = files[p.file]
-        size = len(p.text.encode("utf-8")) + 1
-        if used + p.tokens <= share and used_bytes[p.file] + size <= f.cap_bytes:
-            taken[(p.file, p.order)] = p.text
-            used += p.tokens
-            used_bytes[p.file] += size
+        left = [
+            i for i in range(len(p.entries)) if i not in placing.chosen.get((p.file, p.order), ())
+        ]
+        if files[p.file].template:
+            placing.place_all(p, left)
             continue
-        room = f.cap_bytes - used_bytes[p.file] - 1
-        cut = _entries_within(p, wanted, share - used, room)
-        if cut is None and size > f.cap_bytes:  # an entry longer than the cap: the head
-            text = cut_to_bytes(p.text, room, f.path)
-            tokens = count_tokens(text)
-            if used + tokens <= share and text.split("\n[… truncated", 1)[0].strip():
-                cut = _Cut(text, tokens, len(text.encode("utf-8")), 0, 0)
-        if cut is not None:
-            taken[(p.file, p.order)] = cut.text
-            cuts[(p.file, p.order)] = cut
-            used += cut.tokens
-            used_bytes[p.file] += cut.size + 1
+        for i in reversed(left):
+            placing.place(p, i)
+    taken, cuts = placing.result()
     return [_render(n, f, parts, taken, cuts) for n, f in enumerate(files)]
+
+
+# The line that names what a partly shown file left out ("[… left out for room: ...]"),
+# about what it costs: charged when a file's first entry is placed, so that a marginal
+# entry does not open one more file whose line costs more than it brings.
+LEFT_OUT_TOKENS = 20
+
+
+class _Placing:
+    """The entries placed so far within the share and each file's byte cap."""
+
+    def __init__(self, files: Sequence[StandingFile], parts: list[_Part], share: int):
+        self.files = files
+        self.parts = parts
+        self.share = share
+        self.taken, self.used, self.used_bytes = _required(files, parts)
+        self.chosen: dict[tuple[int, int], set[int]] = {}
+        self.opened = {key[0] for key in self.taken}
+        self.titles = {p.file: p for p in parts if p.order == 0 and not p.entries}
+
+    def _cost(self, p: _Part, items: list[int]) -> tuple[int, int]:
+        tokens = sum(p.entries[i][1] for i in items)
+        size = sum(len(p.entries[i][0].encode("utf-8")) + 1 for i in items)
+        if (p.file, p.order) not in self.chosen and p.lead:  # its heading, with its first entry
+            tokens += count_tokens(p.lead) + 1
+            size += len(p.lead.encode("utf-8")) + 1
+        if p.file not in self.opened:
+            tokens += LEFT_OUT_TOKENS
+            title = self.titles.get(p.file)
+            if title is not None and title is not p:
+                tokens += title.tokens + 1
+                size += len(title.text.encode("utf-8")) + 1
+        return tokens, size
+
+    def place_all(self, p: _Part, items: list[int]) -> bool:
+        """Place ITEMS of P together, when they all fit."""
+        if not items:
+            return False
+        tokens, size = self._cost(p, items)
+        if (
+            self.used + tokens > self.share
+            or self.used_bytes[p.file] + size > self.files[p.file].cap_bytes
+        ):
+            if p.file not in self.opened and len(p.entries) == 1:
+                return self._head_of(p, size)
+            return False
+        self.chosen.setdefault((p.file, p.order), set()).update(items)
+        self.opened.add(p.file)
+        self.used += tokens
+        self.used_bytes[p.file] += size
+        return True
+
+    def place(self, p: _Part, i: int) -> bool:
+        return self.place_all(p, [i])
+
+    def _head_of(self, p: _Part, size: int) -> bool:
+        """One entry longer than its file's cap: its head, cut to the cap."""
+        f = self.files[p.file]
+        if size <= f.cap_bytes:
+            return False
+        text = cut_to_bytes(p.text, f.cap_bytes - self.used_bytes[p.file] - 1, f.path)
+        tokens = count_tokens(text)
+        if self.used + tokens > self.share or not text.split("\n[… truncated", 1)[0].strip():
+            return False
+        self.taken[(p.file, p.order)] = text
+        self.opened.add(p.file)
+        self.used += tokens
+        self.used_bytes[p.file] += len(text.encode("utf-8")) + 1
+        return True
+
+    def result(self) -> tuple[dict[tuple[int, int], str], dict[tuple[int, int], _Cut]]:
+        """Each placed part's text (whole as written, or its heading and placed entries in
+        file order) and, for those shown in part, how many entries were left out."""
+        cuts: dict[tuple[int, int], _Cut] = {}
+        for f in self.opened:
+            title = self.titles.get(f)
+            if title is not None:
+                self.taken.setdefault((f, title.order), title.text)
+        for p in self.parts:
+            kept = self.chosen.get((p.file, p.order))
+            if not kept:
+                continue
+            if len(kept) == len(p.entries):
+                self.taken[(p.file, p.order)] = p.text  # whole, as written
+                continue
+            text = "\n".join(([p.lead] if p.lead else []) + [p.entries[i][0] for i in sorted(kept)])
+            self.taken[(p.file, p.order)] = text
+            left = len(p.entries) - len(kept)
+            cuts[(p.file, p.order)] = _Cut(
+                text, count_tokens(text), len(text.encode("utf-8")), left, len(p.entries)
+            )
+        return self.taken, cuts
 
 
 def entries(text: str) -> tuple[str, list[str]]:
@@ -153,31 +260,6 @@ def entries(text: str) -> tuple[str, list[str]]:
         if _FENCE_RE.match(line):
             fenced = not fenced
     return lead, ["\n".join(e) for e in out]
-
-
-def _entries_within(p: _Part, wanted: set[str], tokens: int, size: int) -> _Cut | None:
-    """P's heading and as many of its entries as fit TOKENS and SIZE bytes: those sharing
-    the most words with the message first, the later first among equals; None when not
-    one fits."""
-    lead, items = entries(p.text)
-    used, used_bytes = count_tokens(lead), len(lead.encode("utf-8"))
-    ranked = sorted(range(len(items)), key=lambda i: (-len(stems(items[i]) & wanted), -i))
-    kept: list[int] = []
-    for i in ranked:
-        cost, cost_bytes = count_tokens(items[i]) + 1, len(items[i].encode("utf-8")) + 1
-        if used + cost <= tokens and used_bytes + cost_bytes <= size:
-            kept.append(i)
-            used += cost
-            used_bytes += cost_bytes
-    while kept:  # the entries' counts are an estimate of the joined text's: check it
-        text = "\n".join(([lead] if lead else []) + [items[i] for i in sorted(kept)])
-        n_tokens = count_tokens(text)
-        if n_tokens <= tokens:
-            return _Cut(
-                text, n_tokens, len(text.encode("utf-8")), len(items) - len(kept), len(items)
-            )
-        kept.pop()  # the one that shared least with the message
-    return None
 
 
 def _required(

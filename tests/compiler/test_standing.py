@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 from autopoiesis.compiler import ContextCompiler
 from autopoiesis.compiler.context import Section
-from autopoiesis.compiler.standing import StandingFile, entries, fit, sections
-from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
+from autopoiesis.compiler.standing import LEFT_OUT_TOKENS, StandingFile, entries, fit, sections
+from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, project_context_file
 from autopoiesis.core.text import count_tokens
 
 NOW = datetime(2026, 2, 16, 12, tzinfo=UTC)
@@ -67,7 +67,15 @@ def test_identity_heads_are_never_dropped_and_sections_keep_file_order() -> None
         StandingFile("knowledge/identity/SOUL.md", soul, 10_000, True),
         StandingFile(MEMORY_FILE, memory, 10_000, False),
     ]
-    share = count_tokens("# Soul\nI am the agent.") + count_tokens("## Git\n- we rebase") + 12
+    # the identity head, the relevant section, MEMORY.md's title and the line naming what
+    # it left out (charged when a file is first opened), and 12 tokens to spare
+    share = (
+        count_tokens("# Soul\nI am the agent.")
+        + count_tokens("## Git\n- we rebase")
+        + count_tokens("# Core Memory")
+        + LEFT_OUT_TOKENS
+        + 12
+    )
     soul_out, memory_out = fit(files, "how do we merge in git?", share)
     assert soul_out.startswith("# Soul\nI am the agent.")  # the head, though nothing matches
     assert "## Git" in memory_out and "pizza" not in memory_out
@@ -163,3 +171,50 @@ def test_entries_are_list_items_with_their_continuations_or_paragraphs() -> None
         "A paragraph\nof two lines.",
         "Another.",
     ]
+
+
+def _project_and_preferences(repo: MemoryRepo) -> None:
+    """A MEMORY.md whose long Preferences share a word or two with a question about tests
+    in many entries, and a project file whose one Commands entry answers it."""
+    prefs = [
+        f"- 2026-01-{1 + i % 28:02d}: When a review of change {i} is done, run the linter "
+        "and keep the summary of the review in the pull request, not in a comment."
+        for i in range(24)
+    ]
+    prefs[5] = "- 2026-01-06: Tests that touch the network are marked slow."
+    (repo.root / MEMORY_FILE).write_text(
+        "# Core Memory\n\n## Preferences\n" + "\n".join(prefs) + "\n", encoding="utf-8"
+    )
+    context = repo.root / project_context_file("minsky")
+    context.parent.mkdir(parents=True, exist_ok=True)
+    context.write_text(
+        "# Minsky — Context\n\n## Current State\n\n## Key Decisions\n"
+        + "".join(
+            f"- 2026-01-{d:02d}: Sessions live in their own clone, decision {d}.\n"
+            for d in range(1, 9)
+        )
+        + "\n## Commands\n- 2026-01-09: Run the tests: `bun test`\n"
+        "- 2026-01-09: Install the dependencies: `bun install`\n",
+        encoding="utf-8",
+    )
+
+
+def test_the_entry_that_answers_enters_before_a_long_section_that_shares_words(
+    memory_repo: MemoryRepo,
+) -> None:
+    """Sections used to compete whole: the Preferences section, sharing "run" with the
+    message in most of its entries, ranked first and filled the share with entries that
+    answer nothing, and the project's one Commands entry that answers was left out."""
+    _project_and_preferences(memory_repo)
+    with ContextCompiler(memory_repo, search=lambda q, n: []) as c:
+        res = c.compile("How do I run the tests?", budget=2048, now=NOW, project="minsky")
+    shown = {s.label: s for s in res.sections if s.included}
+    assert "Run the tests: `bun test`" in shown["project:minsky"].content
+    assert "Tests that touch the network are marked slow" in shown["memory"].content
+    # within the share (+ the system prompt and the labels), and what is out is named
+    standing = sum(s.tokens for s in res.sections if s.priority <= 1 and s.included)
+    assert standing <= 2048 * 0.25 + 200
+    assert 'entries of "Preferences"' in shown["memory"].content
+    # a heading with nothing under it is neither shown nor named as left out
+    assert "Current State" not in shown["project:minsky"].content
+    assert shown["project:minsky"].content.startswith("# Minsky — Context")
