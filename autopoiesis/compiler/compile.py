@@ -96,7 +96,7 @@ from autopoiesis.core.text import count_tokens, cut_to_bytes
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, FrontmatterError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats.knowledge import current_text
-from autopoiesis.index.projects import memory_has_project
+from autopoiesis.index.projects import cited_projects, memory_has_project
 
 if TYPE_CHECKING:
     from autopoiesis.core.config import CompilerConfig
@@ -326,8 +326,11 @@ class ContextCompiler(ScoredKnowledge):
         if session_context and not shared:
             text = out[MEMORY_FILE] = self._read(MEMORY_FILE) or None
             if text is not None:
+                cap = int(cfg.memory_budget_kb * 1024)
                 files.append(
-                    StandingFile(MEMORY_FILE, text, int(cfg.memory_budget_kb * 1024), False)
+                    StandingFile(
+                        MEMORY_FILE, text, cap, False, elsewhere=self._elsewhere(text, project)
+                    )
                 )
         if session_context:
             text = out[ACTIVE_PROJECTS_FILE] = self._read(ACTIVE_PROJECTS_FILE) or None
@@ -344,6 +347,26 @@ class ContextCompiler(ScoredKnowledge):
         return out
 
     # ── the slots, in priority order ──
+    def _elsewhere(self, text: str, project: str) -> frozenset[str]:
+        """The entries of TEXT (their lines) said in a session of another project than
+        PROJECT, as the index knows the cited sessions' projects (`cited_projects`): a
+        preference of one repository ("the task should be marked as in review") stands in
+        MEMORY.md for all, and in another repository ranks after the rest (`standing`).
+        Empty without a current project or an index."""
+        if not project:
+            return frozenset()
+        cited = {
+            line: entry.source
+            for line in text.split("\n")
+            if line.startswith("- ")
+            and isinstance(entry := kf.parse_line(line), kf.Entry)
+            and entry.source
+        }
+        of = cited_projects(self.repo.index_path, set(cited.values()))
+        return frozenset(
+            line for line, source in cited.items() if of.get(source, project) != project
+        )
+
     def _place_identity(self, plan: Plan, standing: Mapping[str, str | None]) -> None:
         """P0, never dropped: the system prompt, then the identity files in their order
         as `_standing` fitted them (the head of one somebody wrote is never dropped; one as

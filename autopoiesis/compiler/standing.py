@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from autopoiesis.core.text import STOPWORDS, count_tokens, cut_to_bytes, words
+from autopoiesis.index.projects import OTHER_PROJECT_FACTOR
 
 _SECTION_RE = re.compile(r"^## ")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
@@ -49,6 +50,9 @@ class StandingFile:
     # an identity file as the template ships it: its words tell the agent nothing unless
     # they answer the message, so only its entries that share words with it compete
     template: bool = False
+    # its entries (their first lines) said in a session of another project than the
+    # current one: they rank after the rest, like search ranks that project's chunks
+    elsewhere: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,8 @@ class _Part:
     tokens: int
     relevance: float
     lead: str  # its heading line ("" for a head without one)
-    entries: list[tuple[str, int, int]]  # (text, tokens with its line break, shared words)
+    # (text, tokens with its line break, words shared with the message, another project's)
+    entries: list[tuple[str, int, int, bool]]
 
 
 @dataclass(frozen=True)
@@ -111,7 +116,15 @@ def fit(files: Sequence[StandingFile], query: str, share: int) -> list[str]:
             lead, items = entries(text)
             if not items and (order > 0 or not lead):
                 continue  # a heading alone
-            scored = [(item, count_tokens(item) + 1, len(stems(item) & wanted)) for item in items]
+            scored = [
+                (
+                    item,
+                    count_tokens(item) + 1,
+                    len(stems(item) & wanted),
+                    item.split("\n", 1)[0] in f.elsewhere,
+                )
+                for item in items
+            ]
             tokens = count_tokens(text)
             shared = len(stems(text) & wanted)
             # more shared words first; among equals, the shorter section (more per token)
@@ -123,26 +136,29 @@ def fit(files: Sequence[StandingFile], query: str, share: int) -> list[str]:
         key=lambda p: (-p.relevance, p.file, p.order),
     )
     # the entries that share words with the message, best per token (a template's words
-    # tell the agent nothing: none of it competes here) ...
+    # tell the agent nothing: none of it competes here; an entry said in a session of
+    # another project's count OTHER_PROJECT_FACTOR of theirs) ...
     relevant = sorted(
-        (-shared / math.log(2 + tokens), rank, -i, p, i)
+        (-shared / math.log(2 + tokens) * (OTHER_PROJECT_FACTOR if other else 1.0), rank, -i, p, i)
         for rank, p in enumerate(ranked)
         if not files[p.file].template
-        for i, (_, tokens, shared) in enumerate(p.entries)
+        for i, (_, tokens, shared, other) in enumerate(p.entries)
         if shared
     )
     for *_, p, i in relevant:
         placing.place(p, i)
-    # ... then the others, section by section (a template's only whole)
+    # ... then the others, section by section; another project's after them; a
+    # template's last, and only whole
+    for other in (False, True):
+        for p in ranked:
+            if files[p.file].template:
+                continue
+            for i in reversed(range(len(p.entries))):
+                if p.entries[i][3] == other and i not in placing.chosen.get((p.file, p.order), ()):
+                    placing.place(p, i)
     for p in ranked:
-        left = [
-            i for i in range(len(p.entries)) if i not in placing.chosen.get((p.file, p.order), ())
-        ]
         if files[p.file].template:
-            placing.place_all(p, left)
-            continue
-        for i in reversed(left):
-            placing.place(p, i)
+            placing.place_all(p, list(range(len(p.entries))))
     taken, cuts = placing.result()
     return [_render(n, f, parts, taken, cuts) for n, f in enumerate(files)]
 

@@ -123,6 +123,48 @@ def indexed_project(db_path: Path, name: str) -> bool:
         conn.close()
 
 
+def cited_projects(db_path: Path, sources: Iterable[str]) -> dict[str, str]:
+    """The project of the transcript each of SOURCES names, where the index knows one: a
+    knowledge entry's citation, a session's cited id (`(via REF)`: its transcript's name
+    starts `HHMM-REF`) or a transcript's path (older citations). A read-only look at
+    memory.db like `indexed_project`; {} when it cannot tell. A preference said in one
+    project's session stands in MEMORY.md for every project, and the compiler ranks it
+    after the current project's own when another project is current."""
+    from urllib.parse import quote
+
+    from autopoiesis.core.sqlite import sqlite_module
+    from autopoiesis.formats.knowledge import CITATION_REF_CHARS
+    from autopoiesis.formats.transcript_names import session_key
+
+    wanted = {s for s in sources if s}
+    if not wanted or not db_path.is_file():
+        return {}
+    lengths = sorted({len(s) for s in wanted if "/" not in s})
+    module = sqlite_module()
+    try:
+        conn = module.connect(f"file:{quote(str(db_path))}?mode=ro", uri=True, timeout=1.0)
+    except module.Error:
+        return {}
+    out: dict[str, str] = {}
+    try:
+        for path, project in conn.execute(
+            "SELECT path, project FROM files WHERE category = 'conversation' "
+            "AND project IS NOT NULL"
+        ):
+            if path in wanted:
+                out[path] = project
+            stem = session_key(path) or ""  # `{id}-{slug}`
+            for n in lengths:
+                # the whole id, or one cut to CITATION_REF_CHARS (a UUID's head ends at a '-')
+                if stem[:n] in wanted and (n == CITATION_REF_CHARS or stem[n : n + 1] in ("", "-")):
+                    out.setdefault(stem[:n], project)
+    except module.Error:
+        return {}
+    finally:
+        conn.close()
+    return out
+
+
 def project_counts(conn: Any) -> dict[str, dict[str, int]]:
     """Each project's indexed files, by category: {slug: {"conversation": n, ...}}."""
     counts: dict[str, dict[str, int]] = {}

@@ -1,0 +1,98 @@
+"""MEMORY.md's entries in a project's context: a preference said in a session of another
+project stands in MEMORY.md for every project, but with a current project it ranks after
+that project's own and the unattributed ones. The cited session's project comes from the
+index (`index.projects.cited_projects`), as search knows a transcript's."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from autopoiesis.compiler import ContextCompiler
+from autopoiesis.core.clock import parse_ts
+from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
+from autopoiesis.formats import knowledge as kf
+from autopoiesis.formats import transcript as tf
+from autopoiesis.index import SearchIndex
+from autopoiesis.index.projects import cited_projects
+
+NOW = datetime(2026, 4, 1, 12, tzinfo=UTC)
+UUID = "0c586697-b4e5-4b0c-8442-bd07d7e58388"  # cited by its head, 0c586697
+LONG = "specstory_d6611b5c2fb37815"  # over 24 characters: cited by its first 24
+
+
+def _transcript(repo: MemoryRepo, sid: str, started: str, project: str) -> str:
+    t0 = parse_ts(started)
+    meta = tf.TranscriptMeta(session_id=sid, started=t0, ended=t0, status="closed", project=project)
+    turn = tf.Turn(time=t0, role="user", items=(tf.Text(f"Working on {project} today."),))
+    rel = tf.transcript_relpath(sid, t0, f"{project} work")
+    path = repo.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(tf.render(tf.Transcript(meta=meta, title=project, turns=(turn,))))
+    return rel
+
+
+def _entry(day: int, text: str, source: str) -> str:
+    return kf.Entry(f"202603{day:02d}-1000-{day:06x}", text, f"2026-03-{day:02d}", source).render()
+
+
+def _scene(repo: MemoryRepo) -> dict[str, str]:
+    paths = {
+        "alpha": _transcript(repo, "ses-alpha", "2026-03-02T10:00:00Z", "alpha"),
+        "beta": _transcript(repo, UUID, "2026-03-03T10:00:00Z", "beta"),
+        "gamma": _transcript(repo, LONG, "2026-03-04T10:00:00Z", "gamma"),
+    }
+    with SearchIndex(repo) as index:
+        index.catch_up()
+    return paths
+
+
+def test_cited_sessions_resolve_to_their_transcripts_projects(memory_repo: MemoryRepo) -> None:
+    paths = _scene(memory_repo)
+    refs = [kf.citation_ref(s) for s in ("ses-alpha", UUID, LONG)]
+    assert refs[1] == "0c586697" and len(refs[2]) == kf.CITATION_REF_CHARS
+    found = cited_projects(memory_repo.index_path, [*refs, paths["alpha"], "ses-nobody"])
+    assert found == {
+        "ses-alpha": "alpha",
+        "0c586697": "beta",
+        refs[2]: "gamma",
+        paths["alpha"]: "alpha",  # an older citation names the transcript's path
+    }
+    assert cited_projects(memory_repo.root / "no.db", refs) == {}
+
+
+def test_another_projects_preference_ranks_after_the_current_ones(
+    memory_repo: MemoryRepo,
+) -> None:
+    _scene(memory_repo)
+    ours = _entry(
+        10,
+        "Keep every commit small, say in its subject why it was made, and never mix a "
+        "refactoring with a change of behaviour in one commit.",
+        "ses-alpha",
+    )
+    theirs = [
+        _entry(day, f"Mark a finished task as in review, not complete (board {day}).", "0c586697")
+        for day in range(11, 25)
+    ]
+    unattributed = "- Answer in English, even when the issue is written in German."
+    (memory_repo.root / MEMORY_FILE).write_text(
+        "# Core Memory\n\n## Preferences\n" + "\n".join([ours, *theirs, unattributed]) + "\n",
+        encoding="utf-8",
+    )
+
+    def memory(project: str | None) -> str:
+        with ContextCompiler(memory_repo, search=lambda q, n: []) as c:
+            res = c.compile("Hello there", budget=700, now=NOW, project=project)
+        return next(s for s in res.sections if s.label == "memory").content
+
+    in_alpha = memory("alpha")
+    assert ours in in_alpha and unattributed in in_alpha
+    assert sum(line in in_alpha for line in theirs) < len(theirs)  # not all fit ...
+    # ... and without a project the later entries win, as before: beta's newest (the
+    # longer, older entry of alpha no longer fits)
+    no_project = memory(None)
+    assert theirs[-1] in no_project and ours not in no_project
+    # in beta's own repository, its preferences are its own
+    in_beta = memory("beta")
+    assert theirs[-1] in in_beta and ours not in in_beta
