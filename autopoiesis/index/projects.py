@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.core.paths import MemoryRepo, knowledge_project
+from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo, knowledge_project
 
 # A chunk of another project than the one asked for counts this much of its merged
 # score. 0.5, so that another project answers only when nothing of the project's fits:
@@ -125,11 +125,12 @@ def indexed_project(db_path: Path, name: str) -> bool:
 
 def cited_projects(db_path: Path, sources: Iterable[str]) -> dict[str, str]:
     """The project of the transcript each of SOURCES names, where the index knows one: a
-    knowledge entry's citation, a session's cited id (`(via REF)`: its transcript's name
-    starts `HHMM-REF`) or a transcript's path (older citations). A read-only look at
-    memory.db like `indexed_project`; {} when it cannot tell. A preference said in one
-    project's session stands in MEMORY.md for every project, and the compiler ranks it
-    after the current project's own when another project is current."""
+    knowledge entry's citation, a session's cited id (`(via REF)`: its transcript is
+    `raw/conversations/YYYY/MM/DD/HHMM-REF...`) or a transcript's path (older
+    citations). A read-only look at memory.db like `indexed_project`; {} when it cannot
+    tell. A preference said in one project's session stands in MEMORY.md for every
+    project, and the compiler ranks it after the current project's own when another
+    project is current."""
     from urllib.parse import quote
 
     from autopoiesis.core.sqlite import sqlite_module
@@ -139,7 +140,13 @@ def cited_projects(db_path: Path, sources: Iterable[str]) -> dict[str, str]:
     wanted = {s for s in sources if s}
     if not wanted or not db_path.is_file():
         return {}
-    lengths = sorted({len(s) for s in wanted if "/" not in s})
+    refs: dict[int, list[str]] = {}
+    for s in wanted:
+        if "/" not in s:
+            refs.setdefault(len(s), []).append(s)
+    # where the id starts in a transcript's path; compared in SQL (a scan of the
+    # transcripts' paths costs ~1 ms at 10,000 where reading them into Python cost 15)
+    at = len(f"{CONVERSATIONS_DIR}/YYYY/MM/DD/HHMM-") + 1
     module = sqlite_module()
     try:
         conn = module.connect(f"file:{quote(str(db_path))}?mode=ro", uri=True, timeout=1.0)
@@ -147,17 +154,29 @@ def cited_projects(db_path: Path, sources: Iterable[str]) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     try:
-        for path, project in conn.execute(
-            "SELECT path, project FROM files WHERE category = 'conversation' "
-            "AND project IS NOT NULL"
-        ):
-            if path in wanted:
-                out[path] = project
-            stem = session_key(path) or ""  # `{id}-{slug}`
-            for n in lengths:
-                # the whole id, or one cut to CITATION_REF_CHARS (a UUID's head ends at a '-')
-                if stem[:n] in wanted and (n == CITATION_REF_CHARS or stem[n : n + 1] in ("", "-")):
-                    out.setdefault(stem[:n], project)
+        paths = [s for s in wanted if "/" in s]
+        for i in range(0, len(paths), 500):
+            part = paths[i : i + 500]
+            out.update(
+                conn.execute(
+                    "SELECT path, project FROM files WHERE project IS NOT NULL AND path IN "
+                    f"({','.join('?' * len(part))})",
+                    part,
+                ).fetchall()
+            )
+        for n, group in refs.items():
+            for i in range(0, len(group), 500):
+                part = group[i : i + 500]
+                marks = ",".join("?" * len(part))
+                for path, project in conn.execute(
+                    "SELECT path, project FROM files WHERE path > ? AND path < ? "
+                    f"AND project IS NOT NULL AND substr(path, ?, ?) IN ({marks})",
+                    [f"{CONVERSATIONS_DIR}/", f"{CONVERSATIONS_DIR}0", at, n, *part],
+                ):
+                    stem = session_key(path) or ""  # `{id}-{slug}`
+                    # the whole id, or one cut to CITATION_REF_CHARS (a UUID's head ends at '-')
+                    if n == CITATION_REF_CHARS or stem[n : n + 1] in ("", "-"):
+                        out.setdefault(stem[:n], project)
     except module.Error:
         return {}
     finally:
