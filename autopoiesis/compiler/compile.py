@@ -336,7 +336,10 @@ class ContextCompiler(ScoredKnowledge):
             text = out[ACTIVE_PROJECTS_FILE] = self._read(ACTIVE_PROJECTS_FILE) or None
             if text is not None:
                 cap = int(ACTIVE_PROJECTS_KB * 1024)
-                files.append(StandingFile(ACTIVE_PROJECTS_FILE, text, cap, False))
+                elsewhere = self._elsewhere(text, project)
+                files.append(
+                    StandingFile(ACTIVE_PROJECTS_FILE, text, cap, False, elsewhere=elsewhere)
+                )
         if session_context and project:
             rel = project_context_file(project)
             text = out[rel] = self._read(rel) or None
@@ -351,8 +354,9 @@ class ContextCompiler(ScoredKnowledge):
         """The entries of TEXT (their lines) said in a session of another project than
         PROJECT, as the index knows the cited sessions' projects (`cited_projects`): a
         preference of one repository ("the task should be marked as in review") stands in
-        MEMORY.md for all, and in another repository ranks after the rest (`standing`).
-        Empty without a current project or an index."""
+        MEMORY.md for all, and in another repository ranks after the rest (`standing`);
+        so does another project's line of the active projects. Empty without a current
+        project or an index."""
         if not project:
             return frozenset()
         cited = {

@@ -6,11 +6,10 @@ index (`index.projects.cited_projects`), as search knows a transcript's."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
 from autopoiesis.compiler import ContextCompiler
 from autopoiesis.core.clock import parse_ts
-from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
+from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, MEMORY_FILE, MemoryRepo
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats import transcript as tf
 from autopoiesis.index import SearchIndex
@@ -81,10 +80,26 @@ def test_another_projects_preference_ranks_after_the_current_ones(
         encoding="utf-8",
     )
 
+    active = {
+        name: kf.Entry(f"2026032{n}-1000-00000{n}", f"**{name}** — {what}", None, ref).render()
+        for n, (name, ref, what) in enumerate(
+            [
+                ("alpha", "ses-alpha", "Splitting the importer into one module per format."),
+                ("beta", "0c586697", "Moving the task board to the new review states."),
+            ],
+            start=1,
+        )
+    }
+    (memory_repo.root / ACTIVE_PROJECTS_FILE).write_text(
+        "# Active Projects\n" + "\n".join(active.values()) + "\n", encoding="utf-8"
+    )
+    shown: dict[str | None, dict[str, str]] = {}
+
     def memory(project: str | None) -> str:
         with ContextCompiler(memory_repo, search=lambda q, n: []) as c:
             res = c.compile("Hello there", budget=700, now=NOW, project=project)
-        return next(s for s in res.sections if s.label == "memory").content
+        shown[project] = {s.label: s.content for s in res.sections if s.included}
+        return shown[project]["memory"]
 
     in_alpha = memory("alpha")
     assert ours in in_alpha and unattributed in in_alpha
@@ -96,3 +111,6 @@ def test_another_projects_preference_ranks_after_the_current_ones(
     # in beta's own repository, its preferences are its own
     in_beta = memory("beta")
     assert theirs[-1] in in_beta and ours not in in_beta
+    # the list of active projects puts the current one's line first as well
+    assert active["alpha"] in shown["alpha"]["projects"]
+    assert active["beta"] not in shown["alpha"]["projects"]
