@@ -8,11 +8,12 @@ of all the files (a list item, or a paragraph) compete for the rest, ranked agai
 message like everything else: first every entry that shares words with the message, best
 per token, whatever file or section it is in; then the others, section by section as the
 sections rank, the later entries of a section first (a later entry restates or replaces
-an earlier one: cutting at the end dropped the newest preferences first). An identity
-file as the template ships it competes only whole. A file's sections and a section's
-entries stay in file order, and a line at the file's end names what was left out and
-where to read it, so nothing a user wrote is cut without the context saying so; that
-line's cost is charged against the share when the file is opened.
+an earlier one: cutting at the end dropped the newest preferences first). An entry said
+in a session of another project than the current one ranks after the rest, and an
+identity file as the template ships it comes last of all, only whole. A file's sections
+and a section's entries stay in file order, and a line at the file's end names what was
+left out and where to read it, so nothing a user wrote is cut without the context saying
+so; that line's cost is charged against the share when the file is opened.
 
 Why a share and not "whatever is left": at 2K tokens a 1,000-token MEMORY.md and the
 identity files took three quarters of the budget before any evidence was placed, and the
@@ -47,8 +48,8 @@ class StandingFile:
     text: str
     cap_bytes: int
     head_required: bool  # an identity file: its head is never dropped
-    # an identity file as the template ships it: its words tell the agent nothing unless
-    # they answer the message, so only its entries that share words with it compete
+    # an identity file as the template ships it: its words tell the agent nothing of this
+    # user, so it goes in only whole, and only when everything else has been placed
     template: bool = False
     # its entries (their first lines) said in a session of another project than the
     # current one: they rank after the rest, like search ranks that project's chunks
@@ -204,9 +205,7 @@ class _Placing:
             self.used + tokens > self.share
             or self.used_bytes[p.file] + size > self.files[p.file].cap_bytes
         ):
-            if p.file not in self.opened and len(p.entries) == 1:
-                return self._head_of(p, size)
-            return False
+            return len(p.entries) == 1 and self._head_of(p, size)
         self.chosen.setdefault((p.file, p.order), set()).update(items)
         self.opened.add(p.file)
         self.used += tokens
