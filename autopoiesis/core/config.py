@@ -164,8 +164,8 @@ class CompilerConfig(NamedTuple):
     memory_budget_kb: float = 3.0
     journal_budget_kb: float = 4.0
     topic_budget_kb: float = 6.0
-    # P0/P1: the part of the budget the identity files and MEMORY.md take at most; past
-    # it their sections compete against the message (compiler/standing.py)
+    # P0/P1: the part of the budget the identity files, MEMORY.md and the project files
+    # take at most; past it their entries compete against the message (compiler/standing.py)
     session_share: float = 0.25
     history_share: float = (
         0.25  # P4: the part of the budget scored knowledge leaves to session history
