@@ -92,7 +92,7 @@ from autopoiesis.core.paths import (
 )
 from autopoiesis.core.private import WITHHELD, may_reach_model
 from autopoiesis.core.project import project_slug
-from autopoiesis.core.text import count_tokens, cut_to_bytes
+from autopoiesis.core.text import count_tokens, cut_to_bytes, words
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, FrontmatterError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats.knowledge import current_text
@@ -345,6 +345,14 @@ class ContextCompiler(ScoredKnowledge):
             text = out[rel] = self._read(rel) or None
             if text is not None:
                 files.append(StandingFile(rel, text, int(PROJECT_CONTEXT_KB * 1024), False))
+        # The current project's name singles out none of these entries: its own file is all
+        # about it, and the rest stands in its repository whatever it names. A session's
+        # start asks about the project by its name: ranked by it, the entries that happen
+        # to name the project went in before the newest ones (the coding questions whose
+        # answer a session's start shows: 31 of 123 with the name, 40 without).
+        if project:
+            name = set(project.split("-"))
+            query = " ".join(w for w in words(query) if w not in name)
         for f, content in zip(files, fit(files, query, int(budget * cfg.session_share))):
             out[f.path] = content
         return out

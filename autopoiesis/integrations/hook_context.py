@@ -28,10 +28,10 @@ def project_of(repo: MemoryRepo, cwd: str | None) -> str | None:
 
 
 def about(project: str | None, cwd: str | None) -> str:
-    """What SessionStart asks the memory about: the project by its name, or, outside any
-    git repository, by the folder's (a hint for the search, not a project to prefer)."""
-    name = project or (Path(cwd).name if cwd else "")
-    return f"the {name} project" if name else ""
+    """What SessionStart asks the memory about: the project's name, or, outside any git
+    repository, the folder's (a hint for the search, not a project to prefer). The name
+    alone: "the minsky project" ranked every entry that says "project" first."""
+    return project or (Path(cwd).name if cwd else "")
 
 
 def context_output(event: str, text: str | None) -> str | None:

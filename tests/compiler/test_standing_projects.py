@@ -14,6 +14,7 @@ from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats import transcript as tf
 from autopoiesis.index import SearchIndex
 from autopoiesis.index.projects import cited_projects
+from autopoiesis.integrations.hook_context import about
 
 NOW = datetime(2026, 4, 1, 12, tzinfo=UTC)
 UUID = "0c586697-b4e5-4b0c-8442-bd07d7e58388"  # cited by its head, 0c586697
@@ -114,3 +115,27 @@ def test_another_projects_preference_ranks_after_the_current_ones(
     # the list of active projects puts the current one's line first as well
     assert active["alpha"] in shown["alpha"]["projects"]
     assert active["beta"] not in shown["alpha"]["projects"]
+
+
+def test_the_projects_name_singles_out_none_of_its_entries(memory_repo: MemoryRepo) -> None:
+    """A session's start asks about the project by its name. Ranked by it, the entries
+    that happened to name the project went in before the newest ones."""
+    naming = [
+        f"- 2026-03-{day:02d}: The alpha build once needed a clean cache (note {day})."
+        for day in range(1, 9)
+    ]
+    newest = [
+        "- 2026-03-20: Review every migration by hand before it runs.",
+        "- 2026-03-21: Answer with the diff first, then the reasons.",
+    ]
+    (memory_repo.root / MEMORY_FILE).write_text(
+        "# Core Memory\n\n## Preferences\n" + "\n".join(naming + newest) + "\n",
+        encoding="utf-8",
+    )
+    with ContextCompiler(memory_repo, search=lambda q, n: []) as c:
+        res = c.compile(about("alpha", "/src/alpha"), budget=400, now=NOW, project="alpha")
+    memory = next(s for s in res.sections if s.label == "memory").content
+    assert all(line in memory for line in newest)
+    assert sum(line in memory for line in naming) < len(naming)
+    # outside a repository the folder's name is the hint; never the word "project"
+    assert about(None, "/home/ada/notes") == "notes" and about("alpha", None) == "alpha"
