@@ -85,6 +85,56 @@ def _cli(repo: Path | None, *args: str, stdin: str | None = None) -> str:
     return done.stdout
 
 
+def _session_start_answers(repo: Path, questions: list[dict[str, Any]], tmp: Path) -> dict:
+    """Per question kind, the share whose answer pattern the context a Claude Code session
+    starts with holds: the real SessionStart hook, run in a git repository named after the
+    question's project (as the agent would start in it), at the hooks' default budget."""
+    from autopoiesis.eval.questions import load_questions
+
+    contexts: dict[str, str] = {}
+    for project in sorted({q["project"] for q in questions}):
+        folder = tmp / "checkouts" / project
+        folder.mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+        payload = {
+            "session_id": f"bench-{project}",
+            "transcript_path": str(tmp / f"{project}.jsonl"),
+            "cwd": str(folder),
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        }
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "autopoiesis",
+                "-C",
+                str(repo),
+                "hook",
+                "claude-code",
+                "SessionStart",
+            ],
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            env=ENV,
+            cwd=folder,
+            check=False,
+            timeout=600,
+        )
+        out = json.loads(done.stdout) if done.stdout.strip() else {}
+        contexts[project] = out.get("hookSpecificOutput", {}).get("additionalContext", "")
+    qfile = tmp / "session-start-questions.jsonl"
+    qfile.write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
+    by_kind: dict[str, list[bool]] = defaultdict(list)
+    for q in load_questions(qfile).groups[0]:  # the eval's own answer patterns
+        hit = q.answer_in(contexts[q.project or ""])
+        if hit is not None:
+            by_kind["all"].append(hit)
+            by_kind[q.kind or ""].append(hit)
+    return {k: (sum(v) / len(v), len(v)) for k, v in sorted(by_kind.items())}
+
+
 def _use_embedder(repo: Path, name: str | None) -> None:
     """Set REPO's `search.embedder` to NAME (None: as `init` wrote it) and commit that."""
     if name is None:
@@ -284,6 +334,7 @@ def measure(quick: bool = False, embedder: str | None = None) -> dict[str, Any]:
         for key in ("answer_compiled", "answer_bm25_packed"):
             figures[key] = {s["budget"]: s[key] for s in report["budgets"]}
         figures["compiled_tokens"] = {s["budget"]: s["compiled_tokens"] for s in report["budgets"]}
+        figures["session_start"] = _session_start_answers(repo, questions, tmp)
         figures["recall@10"] = {}
         figures["search_s"] = {}
         for mode, only in SEARCHES:
@@ -365,6 +416,18 @@ def run(quick: bool = False, embedder: str | None = None) -> list[dict[str, Any]
                     "bench": "coding from elsewhere",
                     "metric": f"evidence in {what}, {k}",
                     "value": round(m[key][b], 3),
+                    "unit": "",
+                    "target": None,
+                }
+            )
+    for kind in ("all", *KINDS):
+        if kind in m["session_start"]:
+            value, n = m["session_start"][kind]
+            rows.append(
+                {
+                    "bench": "coding session start",
+                    "metric": f"answer in the SessionStart context, {kind} (n={n})",
+                    "value": round(value, 3),
                     "unit": "",
                     "target": None,
                 }
