@@ -15,6 +15,13 @@ from autopoiesis.core.paths import MemoryRepo
 # the model sees a 2,000-character preview and a file path instead.
 INLINE_CHARS = 10_000
 _SECTION_BREAK = "\n\n<!-- "
+# The share of a session start's budget that the session-level memory (identity,
+# MEMORY.md, the active projects, the project's file) may take; a message's compile gives
+# it `context_compiler.session_share` (a quarter) so that it never crowds out the evidence
+# for the message, but a session starts with no message. With half, the context a Claude
+# Code session starts with held the answer to 41 of the coding development set's 123
+# questions, with a quarter 35 (bench/bench_coding.py; 0.4 and 0.75: 43).
+START_SHARE = 0.5
 
 
 def project_of(repo: MemoryRepo, cwd: str | None) -> str | None:
@@ -60,7 +67,10 @@ def compile_context(
     from autopoiesis.compiler import ContextCompiler
     from autopoiesis.memory import Memory
 
-    with ContextCompiler(repo, system_prompt=preamble) as compiler:
+    config = repo.config.context_compiler
+    if session_context:  # a session's start: no message yet (see START_SHARE)
+        config = config._replace(session_share=max(config.session_share, START_SHARE))
+    with ContextCompiler(repo, config, system_prompt=preamble) as compiler:
         result, activations = Memory(repo).compile(
             message,
             budget=budget,

@@ -89,3 +89,37 @@ def test_session_end_imports_the_subagents_with_the_session(memory_repo, tmp_pat
         "agent-b2-check-notice-files.md",
         "agent-d4-read-the-sbom.md",
     ]
+
+
+def test_a_session_start_gives_the_session_level_memory_half_the_budget(memory_repo) -> None:
+    """A message's compile keeps MEMORY.md within a quarter of the budget, for the evidence;
+    a session starts with no message, and its context gives it up to half (START_SHARE)."""
+    from autopoiesis.compiler import ContextCompiler
+    from autopoiesis.core.paths import MEMORY_FILE
+    from autopoiesis.core.text import count_tokens
+    from autopoiesis.integrations.hook_context import START_SHARE, compile_context
+
+    lines = [
+        f"- 2026-03-{1 + i % 28:02d}: Keep release note {i} to one line in the past tense."
+        for i in range(60)
+    ]
+    (memory_repo.root / MEMORY_FILE).write_text(
+        "# Core Memory\n\n## Preferences\n" + "\n".join(lines) + "\n", encoding="utf-8"
+    )
+    (memory_repo.root / "memory-config.yaml").write_text(
+        (memory_repo.root / "memory-config.yaml")
+        .read_text(encoding="utf-8")
+        .replace("memory_budget_kb: 3", "memory_budget_kb: 12"),
+        encoding="utf-8",
+    )
+    budget = 2000
+    start, _ = compile_context(
+        memory_repo, "alpha", budget=budget, session_context=True, preamble="Memory."
+    )
+    assert start is not None
+    shown = start.split("<!-- memory -->", 1)[1].split("\n\n<!-- ", 1)[0]
+    with ContextCompiler(memory_repo, search=lambda q, n: []) as c:
+        res = c.compile("alpha", budget=budget)
+    message = next(s for s in res.sections if s.label == "memory").content
+    assert count_tokens(message) <= budget * 0.25 + 60  # + the line naming what is out
+    assert budget * 0.25 + 60 < count_tokens(shown) <= budget * START_SHARE + 60
