@@ -357,7 +357,6 @@ class ContextCompiler(ScoredKnowledge):
             out[f.path] = content
         return out
 
-    # ── the slots, in priority order ──
     def _elsewhere(self, text: str, project: str) -> frozenset[str]:
         """The entries of TEXT (their lines) said in a session of another project than
         PROJECT, as the index knows the cited sessions' projects (`cited_projects`): a
@@ -379,6 +378,7 @@ class ContextCompiler(ScoredKnowledge):
             line for line, source in cited.items() if of.get(source, project) != project
         )
 
+    # ── the slots, in priority order ──
     def _place_identity(self, plan: Plan, standing: Mapping[str, str | None]) -> None:
         """P0, never dropped: the system prompt, then the identity files in their order
         as `_standing` fitted them (the head of one somebody wrote is never dropped; one as

@@ -63,7 +63,8 @@ def compile_context(
 ) -> tuple[str | None, dict[str, Any]]:
     """The compiled context for MESSAGE within BUDGET, or None when it holds nothing but
     the preamble (no topic, no knowledge: nothing worth the model's attention). PROJECT:
-    the current project, whose items come first."""
+    the current project, whose items come first. SESSION_CONTEXT: a session's start, with
+    the session-level memory in up to START_SHARE of BUDGET."""
     from autopoiesis.compiler import ContextCompiler
     from autopoiesis.memory import Memory
 
