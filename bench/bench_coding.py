@@ -67,9 +67,10 @@ for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AUTOPOIESIS_LLM"):
     ENV.pop(key, None)  # the offline path: extraction without a model
 
 
-def _cli(repo: Path | None, *args: str, stdin: str | None = None) -> str:
+def _cli(repo: Path | None, *args: str, stdin: str | None = None, cwd: Path | None = None) -> str:
     cmd = [sys.executable, "-m", "autopoiesis", *(["-C", str(repo)] if repo else []), *args]
-    # run outside any git repository: the current folder's project must not be this checkout's
+    # run outside any git repository (unless CWD says where): the current folder's project
+    # must not be this checkout's
     done = subprocess.run(
         cmd,
         input=stdin,
@@ -78,7 +79,7 @@ def _cli(repo: Path | None, *args: str, stdin: str | None = None) -> str:
         env=ENV,
         check=False,
         timeout=3600,
-        cwd=tempfile.gettempdir(),
+        cwd=cwd or tempfile.gettempdir(),
     )
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(args[:2])}: exit {done.returncode}: {done.stderr[-2000:]}")
@@ -103,26 +104,10 @@ def _session_start_answers(repo: Path, questions: list[dict[str, Any]], tmp: Pat
             "hook_event_name": "SessionStart",
             "source": "startup",
         }
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "autopoiesis",
-                "-C",
-                str(repo),
-                "hook",
-                "claude-code",
-                "SessionStart",
-            ],
-            input=json.dumps(payload),
-            capture_output=True,
-            text=True,
-            env=ENV,
-            cwd=folder,
-            check=False,
-            timeout=600,
+        said = _cli(
+            repo, "hook", "claude-code", "SessionStart", stdin=json.dumps(payload), cwd=folder
         )
-        out = json.loads(done.stdout) if done.stdout.strip() else {}
+        out = json.loads(said) if said.strip() else {}
         contexts[project] = out.get("hookSpecificOutput", {}).get("additionalContext", "")
     qfile = tmp / "session-start-questions.jsonl"
     qfile.write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
