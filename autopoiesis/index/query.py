@@ -156,10 +156,12 @@ def make_snippet(
 
 
 def mostly_covered(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
-    """Whether at least half the lines START..END lie in SPANS (the line ranges of the
-    results already taken from the same file). Turn windows overlap: the chunk of the turn
-    next to one taken repeats most of it and adds little; but a long agent turn beside a
-    short user turn taken before shares only that turn's lines, and its own are new."""
+    """Whether COVERED_SHARE (a tenth) or more of the lines START..END lie in SPANS (the
+    line ranges of the results already taken from the same file). Turn windows overlap:
+    the chunk of the turn next to one taken repeats most of it and adds little; but a long
+    agent turn beside a short user turn taken before shares only that turn's lines, and
+    its own are new. (From a tenth to three quarters, the coding questions' recall@10 is
+    the same.)"""
     covered = 0
     for s, e in spans:
         covered += max(0, min(end, e) - max(start, s) + 1)
