@@ -86,14 +86,16 @@ def _cli(repo: Path | None, *args: str, stdin: str | None = None, cwd: Path | No
     return done.stdout
 
 
-def _session_start_answers(repo: Path, questions: list[dict[str, Any]], tmp: Path) -> dict:
-    """Per question kind, the share whose answer pattern the context a Claude Code session
-    starts with holds: the real SessionStart hook, run in a git repository named after the
-    question's project (as the agent would start in it), at the hooks' default budget."""
+def _session_start_answers(repo: Path, qfile: Path, tmp: Path) -> dict:
+    """Per question kind, the share of QFILE's questions whose answer pattern the context a
+    Claude Code session starts with holds: the real SessionStart hook, run in a git
+    repository named after the question's project (as the agent would start in it), at
+    the hooks' default budget."""
     from autopoiesis.eval.questions import load_questions
 
+    questions = load_questions(qfile).groups[0]  # with the eval's own answer patterns
     contexts: dict[str, str] = {}
-    for project in sorted({q["project"] for q in questions}):
+    for project in sorted({q.project or "" for q in questions}):
         folder = tmp / "checkouts" / project
         folder.mkdir(parents=True)
         subprocess.run(["git", "init", "-q", str(folder)], check=True)
@@ -109,10 +111,8 @@ def _session_start_answers(repo: Path, questions: list[dict[str, Any]], tmp: Pat
         )
         out = json.loads(said) if said.strip() else {}
         contexts[project] = out.get("hookSpecificOutput", {}).get("additionalContext", "")
-    qfile = tmp / "session-start-questions.jsonl"
-    qfile.write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
     by_kind: dict[str, list[bool]] = defaultdict(list)
-    for q in load_questions(qfile).groups[0]:  # the eval's own answer patterns
+    for q in questions:
         hit = q.answer_in(contexts[q.project or ""])
         if hit is not None:
             by_kind["all"].append(hit)
@@ -319,7 +319,7 @@ def measure(quick: bool = False, embedder: str | None = None) -> dict[str, Any]:
         for key in ("answer_compiled", "answer_bm25_packed"):
             figures[key] = {s["budget"]: s[key] for s in report["budgets"]}
         figures["compiled_tokens"] = {s["budget"]: s["compiled_tokens"] for s in report["budgets"]}
-        figures["session_start"] = _session_start_answers(repo, questions, tmp)
+        figures["session_start"] = _session_start_answers(repo, qfile, tmp)
         figures["recall@10"] = {}
         figures["search_s"] = {}
         for mode, only in SEARCHES:

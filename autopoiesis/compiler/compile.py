@@ -323,23 +323,20 @@ class ContextCompiler(ScoredKnowledge):
                     StandingFile(rel, text, max(0, id_left), written, template=not written)
                 )
                 id_left -= len(text.encode("utf-8"))
+        memory = active = None
         if session_context and not shared:
-            text = out[MEMORY_FILE] = self._read(MEMORY_FILE) or None
-            if text is not None:
-                cap = int(cfg.memory_budget_kb * 1024)
-                files.append(
-                    StandingFile(
-                        MEMORY_FILE, text, cap, False, elsewhere=self._elsewhere(text, project)
-                    )
-                )
+            memory = out[MEMORY_FILE] = self._read(MEMORY_FILE) or None
         if session_context:
-            text = out[ACTIVE_PROJECTS_FILE] = self._read(ACTIVE_PROJECTS_FILE) or None
-            if text is not None:
-                cap = int(ACTIVE_PROJECTS_KB * 1024)
-                elsewhere = self._elsewhere(text, project)
-                files.append(
-                    StandingFile(ACTIVE_PROJECTS_FILE, text, cap, False, elsewhere=elsewhere)
-                )
+            active = out[ACTIVE_PROJECTS_FILE] = self._read(ACTIVE_PROJECTS_FILE) or None
+        elsewhere = self._elsewhere([memory or "", active or ""], project)
+        if memory is not None:
+            cap = int(cfg.memory_budget_kb * 1024)
+            files.append(StandingFile(MEMORY_FILE, memory, cap, False, elsewhere=elsewhere))
+        if active is not None:
+            cap = int(ACTIVE_PROJECTS_KB * 1024)
+            files.append(
+                StandingFile(ACTIVE_PROJECTS_FILE, active, cap, False, elsewhere=elsewhere)
+            )
         if session_context and project:
             rel = project_context_file(project)
             text = out[rel] = self._read(rel) or None
@@ -357,17 +354,18 @@ class ContextCompiler(ScoredKnowledge):
             out[f.path] = content
         return out
 
-    def _elsewhere(self, text: str, project: str) -> frozenset[str]:
-        """The entries of TEXT (their lines) said in a session of another project than
-        PROJECT, as the index knows the cited sessions' projects (`cited_projects`): a
-        preference of one repository ("the task should be marked as in review") stands in
-        MEMORY.md for all, and in another repository ranks after the rest (`standing`);
-        so does another project's line of the active projects. Empty without a current
-        project or an index."""
+    def _elsewhere(self, texts: Sequence[str], project: str) -> frozenset[str]:
+        """The entries of TEXTS (their lines) said in a session of another project than
+        PROJECT, as the index knows the cited sessions' projects (`cited_projects`, one
+        read for all of them): a preference of one repository ("the task should be marked
+        as in review") stands in MEMORY.md for all, and in another repository ranks after
+        the rest (`standing`); so does another project's line of the active projects.
+        Empty without a current project or an index."""
         if not project:
             return frozenset()
         cited = {
             line: entry.source
+            for text in texts
             for line in text.split("\n")
             if line.startswith("- ")
             and isinstance(entry := kf.parse_line(line), kf.Entry)

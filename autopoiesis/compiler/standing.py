@@ -71,11 +71,9 @@ class _Part:
 
 @dataclass(frozen=True)
 class _Cut:
-    """The entries of a part that fit: its text, and how many of its entries were left out."""
+    """A part shown in part: the tokens it shows, and how many of its entries were left out."""
 
-    text: str
     tokens: int
-    size: int  # UTF-8 bytes
     left: int
     total: int
 
@@ -248,9 +246,7 @@ class _Placing:
             text = "\n".join(([p.lead] if p.lead else []) + [p.entries[i][0] for i in sorted(kept)])
             self.taken[(p.file, p.order)] = text
             left = len(p.entries) - len(kept)
-            cuts[(p.file, p.order)] = _Cut(
-                text, count_tokens(text), len(text.encode("utf-8")), left, len(p.entries)
-            )
+            cuts[(p.file, p.order)] = _Cut(count_tokens(text), left, len(p.entries))
         return self.taken, cuts
 
 
