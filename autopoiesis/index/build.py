@@ -85,31 +85,34 @@ def build_in_steps(
         with store.transaction():
             store.reset_tables()
             store.set_meta(BUILD_META, json.dumps(record))
-    on_disk = markdown_paths(store.repo)
-    store.note_links()
-    done = {p for (p,) in store.conn.execute("SELECT path FROM files")}
-    todo = [p for p in order(on_disk) if p not in done]
-    record["total"] = len(done) + len(todo)
-    indexed = embedded = 0
-    for i in range(0, len(todo), STEP_FILES):
+    with store.building():  # no memory map while every page is written
+        on_disk = markdown_paths(store.repo)
+        store.note_links()
+        done = {p for (p,) in store.conn.execute("SELECT path FROM files")}
+        todo = [p for p in order(on_disk) if p not in done]
+        record["total"] = len(done) + len(todo)
+        indexed = embedded = 0
+        for i in range(0, len(todo), STEP_FILES):
 
-        def within(n: int, _of: int, before: int = len(done) + i) -> None:
-            if progress:
-                progress(before + n, record["total"])
+            def within(n: int, _of: int, before: int = len(done) + i) -> None:
+                if progress:
+                    progress(before + n, record["total"])
 
+            with store.transaction():
+                got = store.write_paths(todo[i : i + STEP_FILES], within)
+                indexed, embedded = indexed + got[0], embedded + got[1]
+                record["done"] = len(done) + min(i + STEP_FILES, len(todo))
+                store.set_meta(BUILD_META, json.dumps(record))
+            if seconds is not None and time.monotonic() - started > seconds:
+                if i + STEP_FILES < len(todo):
+                    return IndexUpdate(
+                        indexed, embedded=embedded, seconds=time.monotonic() - started
+                    )
         with store.transaction():
-            got = store.write_paths(todo[i : i + STEP_FILES], within)
-            indexed, embedded = indexed + got[0], embedded + got[1]
-            record["done"] = len(done) + min(i + STEP_FILES, len(todo))
-            store.set_meta(BUILD_META, json.dumps(record))
-        if seconds is not None and time.monotonic() - started > seconds:
-            if i + STEP_FILES < len(todo):
-                return IndexUpdate(indexed, embedded=embedded, seconds=time.monotonic() - started)
-    with store.transaction():
-        for gone in done - set(on_disk):
-            store.delete_path(gone)
-        store.finish_build(record["state"])
-        store.conn.execute("DELETE FROM index_meta WHERE key = ?", (BUILD_META,))
+            for gone in done - set(on_disk):
+                store.delete_path(gone)
+            store.finish_build(record["state"])
+            store.conn.execute("DELETE FROM index_meta WHERE key = ?", (BUILD_META,))
     return IndexUpdate(
         indexed,
         embedded=embedded,

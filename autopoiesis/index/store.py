@@ -263,6 +263,22 @@ class IndexStore:
 
     # ── transactions and the lock ──
     @contextlib.contextmanager
+    def building(self) -> Iterator[None]:
+        """Pages as a build writes every file (the one-transaction rebuild and the build in
+        steps alike): no memory map and a small page cache (MMAP_BYTES, REBUILD_CACHE_KIB
+        say why), a search's settings again after it."""
+        self.conn.execute("PRAGMA mmap_size=0")
+        for schema in ("main", "cache", "temp"):
+            self.conn.execute(f"PRAGMA {schema}.cache_size=-{REBUILD_CACHE_KIB}")
+        try:
+            yield
+        finally:
+            with contextlib.suppress(Exception):  # a connection the failure closed needs nothing
+                self.conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+                for schema in ("main", "cache", "temp"):
+                    self.conn.execute(f"PRAGMA {schema}.cache_size=-2000")
+
+    @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """BEGIN IMMEDIATE ... COMMIT, rolled back on any error."""
         self.conn.execute("BEGIN IMMEDIATE")
@@ -478,20 +494,12 @@ class IndexStore:
         started = time.monotonic()
         paths = markdown_paths(self.repo)
         self.note_links()
-        self.conn.execute("PRAGMA mmap_size=0")
-        for schema in ("main", "cache", "temp"):
-            self.conn.execute(f"PRAGMA {schema}.cache_size=-{REBUILD_CACHE_KIB}")
-        try:
+        with self.building():
             with self.transaction():
                 self.reset_tables()
                 indexed, embedded = self.write_paths(paths, progress)
                 self.finish_build(sync_meta)
             db.shrink(self.conn, self.embedder.fingerprint if self.embedder.lexical else None)
-        finally:
-            with contextlib.suppress(Exception):  # a connection the failure closed needs nothing
-                self.conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
-                for schema in ("main", "cache", "temp"):
-                    self.conn.execute(f"PRAGMA {schema}.cache_size=-2000")
         return IndexUpdate(
             indexed=indexed,
             embedded=embedded,

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from unittest import mock
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from autopoiesis.core.sqlite import connect
@@ -41,8 +41,17 @@ def numpy_unloaded() -> Iterator[None]:
         assert "numpy" not in sys.modules
 
 
+# a batch as a build packs it: past one slice of numpy's work (plainvec.PACK_SLICE)
+batches = st.lists(
+    st.lists(st.floats(-1e6, 1e6, allow_nan=False, width=32), min_size=16, max_size=16),
+    min_size=1,
+    max_size=3 * plainvec.PACK_SLICE,
+)
+
+
 @settings(max_examples=40, deadline=None)
-@given(vectors)
+@given(batches)
+@example([[float((i * 5 + k) % 9 - 4) * (i + 1) for k in range(16)] for i in range(150)])
 def test_numpy_and_python_pack_the_same_bytes(rows: list[list[float]]) -> None:
     blobs = [to_blob(r) for r in rows]
     by_numpy = plainvec.pack(blobs)  # numpy is loaded in the test process
