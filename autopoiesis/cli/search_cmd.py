@@ -58,6 +58,14 @@ def _result_line(r: Any, explain: bool) -> str:
                 "not among the nearest",
             )
         )
+        # the priors that scaled the chunk's merged score (index/query.py says why each)
+        factors = [
+            f"{name}={e[f'{name}_factor']}"
+            for name in ("user_turn", "other_project", "shipped")
+            if e.get(f"{name}_factor") is not None
+        ]
+        if factors:
+            out += " factors: " + " ".join(factors)
     return out
 
 

@@ -88,7 +88,7 @@ from autopoiesis.core.paths import (
     MEMORY_FILE,
     MemoryRepo,
     project_context_file,
-    template_dir,
+    shipped_files,
 )
 from autopoiesis.core.private import WITHHELD, may_reach_model
 from autopoiesis.core.project import project_slug
@@ -135,11 +135,10 @@ def strip_frontmatter(text: str) -> str:
 def shipped_identity(name: str) -> str | None:
     """The identity file NAME as the memory-repo template ships it, read as `_read` reads
     a file; None when the template has none."""
-    try:
-        text = (template_dir("knowledge") / "identity" / name).read_text(encoding="utf-8")
-    except OSError:
+    shipped = shipped_files().get(f"{IDENTITY_DIR}/{name}")
+    if shipped is None:
         return None
-    return current_text(strip_frontmatter(text))
+    return current_text(strip_frontmatter(shipped.decode("utf-8")))
 
 
 def _cut_kb(text: str, kb: float, source: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import posixpath
 import re
@@ -347,6 +348,26 @@ def template_dir(name: str) -> Path:
     if packaged.is_dir():
         return packaged
     return PACKAGE_DIR.parent / name
+
+
+# The template folders whose files `init` copies into a new memory as they are: knowledge a
+# user or the extractors will write over (identity, MEMORY.md, the active projects) and the
+# starter topics.
+SHIPPED_DIRS = ("knowledge", "topics")
+
+
+@functools.cache
+def shipped_files() -> dict[str, bytes]:
+    """Every Markdown file a new memory gets from the template, by its path in the memory
+    ("knowledge/identity/SOUL.md"): its bytes as shipped. A file still equal to them holds
+    nothing the memory learned (the compiler puts it last, search ranks it low)."""
+    out: dict[str, bytes] = {}
+    for name in SHIPPED_DIRS:
+        top = template_dir(name)
+        for src in sorted(top.rglob("*.md")):
+            with contextlib.suppress(OSError):
+                out[f"{name}/{src.relative_to(top).as_posix()}"] = src.read_bytes()
+    return out
 
 
 # What a file name may not hold (C0 and C1 controls, DEL), and how long one part may be.

@@ -4,11 +4,12 @@ one changed without reading it (and git's racy-clean rule), the content hash, th
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
 
-from autopoiesis.core.paths import MemoryRepo, category_of
+from autopoiesis.core.paths import MemoryRepo, category_of, shipped_files
 from autopoiesis.core.private import is_ciphertext
 from autopoiesis.core.text import is_utf8
 
@@ -36,6 +37,14 @@ def racy(key: list[int], taken_ns: int) -> bool:
 
 def hash_bytes(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@functools.cache
+def shipped_hashes() -> dict[str, str]:
+    """The files a new memory gets from the template, by path: their content hash
+    (files.content_hash) as they ship. A file at that path with that hash still holds only
+    the template."""
+    return {rel: hash_bytes(data) for rel, data in shipped_files().items()}
 
 
 def decode_text(raw: bytes) -> str | None:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from autopoiesis.core.clock import format_ts, utc_now
-from autopoiesis.core.paths import MemoryRepo, atomic_write, template_dir
+from autopoiesis.core.paths import MemoryRepo, atomic_write, shipped_files
 from autopoiesis.core.text import one_line
 
 USER_FILE = "knowledge/identity/USER.md"
@@ -38,13 +38,12 @@ def _body(text: str) -> str:
 
 def is_template(repo: MemoryRepo) -> bool:
     """Whether USER.md is still the template a new memory got (its date aside)."""
-    path = repo.root / USER_FILE
+    shipped = shipped_files().get(USER_FILE)
     try:
-        text = path.read_text(encoding="utf-8")
-        template = (template_dir("knowledge") / "identity" / "USER.md").read_text(encoding="utf-8")
+        text = (repo.root / USER_FILE).read_text(encoding="utf-8")
     except OSError:
         return False
-    return _body(text) == _body(template)
+    return shipped is not None and _body(text) == _body(shipped.decode("utf-8"))
 
 
 def fill_user(

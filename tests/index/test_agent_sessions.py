@@ -93,14 +93,16 @@ def test_the_users_words_in_an_agent_session_count_more(agent_repo) -> None:
     by_heading = {}
     for r in results:
         detail = r.explain or {}
-        # the merged score is the reciprocal-rank fusion of the two lists, times the factor
+        # the merged score is the reciprocal-rank fusion of the two lists, times the factors
+        # (a file as the template ships it has its own, test_shipped_files)
         rrf = (1 / (RRF_K + detail["bm25_rank"]) if detail["bm25_rank"] else 0.0) + (
             idx.embedder.rrf_weight / (RRF_K + detail["vector_rank"])
             if detail["vector_rank"]
             else 0.0
         )
         factor = detail["user_turn_factor"] or 1.0
-        assert r.score == pytest.approx(rrf * factor, rel=1e-4)
+        shipped = detail["shipped_factor"] or 1.0
+        assert r.score == pytest.approx(rrf * factor * shipped, rel=1e-4)
         by_heading.setdefault((r.path, factor), r)
     # the instruction of the agent session's user: the factor, and the first result
     lines = (repo.root / agent).read_text(encoding="utf-8").splitlines()
