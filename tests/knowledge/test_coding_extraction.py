@@ -705,6 +705,32 @@ def test_the_agent_s_advice_narration_and_options_are_no_facts() -> None:
     assert any(f.startswith("To test the changes") for f in older)  # what v2 kept
 
 
+def test_the_agent_s_generalities_and_verdicts_are_no_facts_even_when_accepted() -> None:
+    """What the agent says in general ("typically handled in your nuxt.config.js") is its
+    advice, and what it says works ("stored in the correct directory structure") its
+    verdict on a check; a user's "ok" to the proposal that closes the turn accepts the
+    proposal, not every sentence around it. Its observations stay facts, and the user's
+    own word stays whatever it says."""
+    src = _src(
+        ("user", "Please note the session records are stored in the correct folder now."),
+        (
+            "agent",
+            "Configuring the unminified version of p5.js for development is typically "
+            "handled in your `nuxt.config.js` by adjusting the Webpack settings.\n\n"
+            "When we tested it by hand, it worked:\n"
+            "- Sessions are stored in the correct hierarchical directory structure\n"
+            "- The session database is stored in `~/.local/state/minsky/session-db.json`\n\n"
+            "I suggest we proceed with accepting the changes.",
+        ),
+        ("user", "ok, go ahead"),
+    )
+    facts = [c.content for c in default_registry(plugins=False).get("facts").run_offline(src)]
+    assert [f.split(" (via")[0] for f in facts] == [
+        "The session records are stored in the correct folder now.",
+        "The session database is stored in `~/.local/state/minsky/session-db.json`",
+    ], facts
+
+
 def test_a_sentence_whose_code_the_export_lost_is_no_statement() -> None:
     assert not is_statement("The plan suggests that these are located in ``.")
     assert is_statement("The tests are located in the `tests` directory.")

@@ -101,24 +101,40 @@ def facts_offline(
     return out
 
 
+# What the agent says of such things in general ("is primarily a project-specific setup,
+# typically handled in your nuxt.config.js") is its advice, and what it says works
+# ("sessions are stored in the correct directory structure", "is now properly
+# configured") is its verdict on a check: neither is something it observed.
+_GENERAL_OR_VERDICT = re.compile(
+    r"\b(?:typically|usually|generally|commonly|normally|in most cases|in general)\b"
+    r"|\b(?:in|at|on|to) the (?:correct|right|proper|expected)\b"
+    r"|\b(?:correctly|properly|as expected|successfully)\b",
+    re.IGNORECASE,
+)
 # One of the options an answer lists ("1. **Downgrade Node.js**: Use a version ..."): a
 # proposal, whatever its wording.
 _OPTION_ITEM = re.compile(r"^\s*(?:\d+[.)]\s*)?\*\*[^*\n]{1,80}\*\*\s*:")
 
 
 def _v3_admits(s: Sentence) -> bool:
-    """Whether sentence S may hold a v3 fact. The user's word (or one the user confirmed)
-    always may. The agent's own sentences give only what it observed: its "FYI" or "Note"
-    only before an observation ("FYI the staging server runs on port 8443"), never before
-    its advice to the user ("Remember to test the changes across browsers", "Note: never
-    commit your secret key"); never its narration of its next step, nor an option it
-    lists."""
-    if s.counts:
+    """Whether sentence S may hold a v3 fact. The user's word always may. The agent's
+    sentences give only what it observed, whether or not the user's next turn accepted
+    what it proposed ("I suggest we accept the changes." -- "ok" confirms the proposal,
+    not the verdicts around it): its "FYI" or "Note" only before an observation ("FYI the
+    staging server runs on port 8443"), never before its advice to the user ("Remember to
+    test the changes across browsers", "Note: never commit your secret key"); never its
+    narration of its next step, nor an option it lists, nor what it says in general or of
+    whether a thing works (_GENERAL_OR_VERDICT)."""
+    if s.owned:
         return True
     reminder = _FACT_PREFIX.match(s.text)
     if reminder and not _OBSERVATION.search(s.text, reminder.end()):
         return False
-    return not (cues.NARRATION.search(s.text) or _OPTION_ITEM.match(s.text))
+    return not (
+        cues.NARRATION.search(s.text)
+        or _OPTION_ITEM.match(s.text)
+        or _GENERAL_OR_VERDICT.search(s.text)
+    )
 
 
 def facts_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
