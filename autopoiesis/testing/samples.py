@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
 
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.formats import transcript as tf
@@ -45,3 +47,26 @@ def closed_transcript(
         for when, role, name, text in turns
     )
     return tf.render(tf.Transcript(meta=meta, title=title, turns=rendered))
+
+
+def write_closed_transcript(
+    root: Path,
+    session_id: str,
+    title: str,
+    slug: str,
+    turns: Sequence[TurnSpec],
+    *,
+    filed_at: datetime | None = None,
+) -> str:
+    """Write closed_transcript(SESSION_ID, TITLE, TURNS) where capture would file it under
+    ROOT (a memory repo's folder: by FILED_AT, else its first turn's time) and return its
+    path in the repo. It runs from its first turn to its last."""
+    started, ended = turns[0][0], turns[-1][0]
+    rel = tf.transcript_relpath(session_id, filed_at or parse_ts(started), slug)
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        closed_transcript(session_id, title, turns, started=started, ended=ended),
+        encoding="utf-8",
+    )
+    return rel

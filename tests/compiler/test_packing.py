@@ -21,7 +21,7 @@ from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.core.text import count_tokens
 from autopoiesis.formats import transcript as tf
 from autopoiesis.index import SearchIndex
-from autopoiesis.testing.samples import closed_transcript
+from autopoiesis.testing.samples import closed_transcript, write_closed_transcript
 from tests.conftest import BuiltRepo
 
 NOW = datetime(2026, 3, 20, 12, tzinfo=UTC)
@@ -498,14 +498,13 @@ def _long_turn_transcript(repo: MemoryRepo) -> tuple[str, list[str]]:
         ("2026-03-02T10:01:00Z", "agent", None, "Ran the build.\n" + "\n".join(output)),
         ("2026-03-02T10:02:00Z", "user", None, "thanks, raise the pool size then"),
     ]
-    rel = tf.transcript_relpath("ses_long", NOW - timedelta(days=1), "build-failure")
-    path = repo.root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        closed_transcript(
-            "ses_long", "Build failure", turns, started=turns[0][0], ended=turns[-1][0]
-        ),
-        encoding="utf-8",
+    rel = write_closed_transcript(
+        repo.root,
+        "ses_long",
+        "Build failure",
+        "build-failure",
+        turns,
+        filed_at=NOW - timedelta(days=1),
     )
     return rel, output
 

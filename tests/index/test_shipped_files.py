@@ -6,22 +6,18 @@ Real memory repos (init's template), real commits, a real SQLite index."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
 from autopoiesis.core.paths import IDENTITY_DIR, MemoryRepo, shipped_files, template_dir
-from autopoiesis.formats import transcript as tf
 from autopoiesis.index import SearchIndex
 from autopoiesis.index import query as index_query
 from autopoiesis.index.files import hash_bytes, shipped_hashes
 from autopoiesis.index.query import SHIPPED_FACTOR
-from autopoiesis.testing.samples import closed_transcript
+from autopoiesis.testing.samples import write_closed_transcript
 
 SOUL = f"{IDENTITY_DIR}/SOUL.md"
 # The shipped SOUL.md's words, said in a session once among others
 QUERY = "where did I learn what I know and write down the lessons"
-STARTED = datetime(2026, 4, 2, 9, tzinfo=UTC)
 
 
 def _session(repo: MemoryRepo) -> str:
@@ -38,16 +34,7 @@ def _session(repo: MemoryRepo) -> str:
             "with jitter in the billing client.",
         ),
     ]
-    rel = tf.transcript_relpath("ses_outage", STARTED, "outage-review")
-    path = repo.root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        closed_transcript(
-            "ses_outage", "Outage review", turns, started=turns[0][0], ended=turns[-1][0]
-        ),
-        encoding="utf-8",
-    )
-    return rel
+    return write_closed_transcript(repo.root, "ses_outage", "Outage review", "outage-review", turns)
 
 
 def _search(repo: MemoryRepo, query: str) -> list:
