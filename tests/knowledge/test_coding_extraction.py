@@ -720,6 +720,7 @@ def test_the_agent_s_generalities_and_verdicts_are_no_facts_even_when_accepted()
             "When we tested it by hand, it worked:\n"
             "- Sessions are stored in the correct hierarchical directory structure\n"
             "- The session database is stored in `~/.local/state/minsky/session-db.json`\n\n"
+            "The settings panel is located on the right of the toolbar.\n\n"
             "I suggest we proceed with accepting the changes.",
         ),
         ("user", "ok, go ahead"),
@@ -728,6 +729,7 @@ def test_the_agent_s_generalities_and_verdicts_are_no_facts_even_when_accepted()
     assert [f.split(" (via")[0] for f in facts] == [
         "The session records are stored in the correct folder now.",
         "The session database is stored in `~/.local/state/minsky/session-db.json`",
+        "The settings panel is located on the right of the toolbar.",
     ], facts
 
 

@@ -107,7 +107,7 @@ def facts_offline(
 # configured") is its verdict on a check: neither is something it observed.
 _GENERAL_OR_VERDICT = re.compile(
     r"\b(?:typically|usually|generally|commonly|normally|in most cases|in general)\b"
-    r"|\b(?:in|at|on|to) the (?:correct|right|proper|expected)\b"
+    r"|\b(?:in|at|on|to) the (?:correct|proper|expected)\b"  # not "right": "on the right"
     r"|\b(?:correctly|properly|as expected|successfully)\b",
     re.IGNORECASE,
 )
