@@ -11,7 +11,9 @@ P0    system prompt (~1 KB), identity files  always; never dropped (an identity 
 P1    MEMORY.md (``memory_budget_kb``; main  each included when it fits
       session only — left out with
       ``shared=True``), journal of today and
-      yesterday (``journal_budget_kb``),
+      yesterday and, with a current project,
+      its last earlier day
+      (``journal_budget_kb``),
       knowledge/projects/_active.md (1 KB)
 P2    correction hints from output           topics by priority (critical first); all
       steering, active topics' instructions  instructions and subscriptions share
@@ -64,6 +66,7 @@ of `autopoiesis.knowledge.flush`.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import date, datetime, timedelta
@@ -139,6 +142,16 @@ def shipped_identity(name: str) -> str | None:
     if shipped is None:
         return None
     return current_text(strip_frontmatter(shipped.decode("utf-8")))
+
+
+# A session that starts in a repository after days away was given no journal: today's and
+# yesterday's had nothing of it. The last earlier day its project was worked on says what
+# was done there then (the requests, the checks that passed or still failed). It is looked
+# for among this many latest journals (a day with no session has none). With it, the
+# context a Claude Code session starts with held the answer to 45 of the coding
+# development set's 123 questions, without it 41 (bench/bench_coding.py).
+LAST_DAY_SCAN = 90
+JOURNAL_DIR = "knowledge/journal"
 
 
 def _cut_kb(text: str, kb: float, source: str) -> str:
@@ -428,7 +441,7 @@ class ContextCompiler(ScoredKnowledge):
         project: str = "",
     ) -> None:
         """P1, each when it fits: MEMORY.md (not in a SHARED context; as `_standing`
-        fitted it), the journal of today and yesterday, the active projects, the current
+        fitted it), the journal (`_place_journal`), the active projects, the current
         PROJECT's file (a slug; "" for none). Without SESSION_CONTEXT, none of them: the
         harness was given them at its session's start."""
         if not session_context:
@@ -461,13 +474,20 @@ class ContextCompiler(ScoredKnowledge):
             self._unread(plan, f"project:{project}", 1, rel, "")
 
     def _place_journal(self, plan: Plan, today: date, project: str = "") -> None:
-        """P1's journal: today's, then yesterday's, sharing ``journal_budget_kb``; a day
-        that does not fit the plan leaves its share to the next. With a current PROJECT, a
-        day's sections of other projects are left to search (`_journal_of`)."""
+        """P1's journal: today's, then yesterday's, then, with a current PROJECT that
+        neither of them names, the last earlier day it was worked on (LAST_DAY_SCAN says
+        why), sharing ``journal_budget_kb``; a day that does not fit the plan leaves its
+        share to the next. With a current PROJECT, a day's sections of other projects are
+        left to search (`_journal_of`)."""
         cfg = self.config
         journal_left = cfg.journal_budget_kb
-        for day in (today, today - timedelta(days=1)):
-            rel = f"knowledge/journal/{day.isoformat()}.md"
+        days = [today, today - timedelta(days=1)]
+        # the project's last day, when neither today nor yesterday it was worked on
+        last = self._last_day_of(project, today + timedelta(days=1)) if project else None
+        if last is not None and last < days[-1]:
+            days.append(last)
+        for day in days:
+            rel = f"{JOURNAL_DIR}/{day.isoformat()}.md"
             text = self._read(rel)
             if text is None:
                 self._unread(plan, f"journal:{day.isoformat()}", 1, rel, "")
@@ -493,6 +513,32 @@ class ContextCompiler(ScoredKnowledge):
                 continue
             if plan.offer(f"journal:{day.isoformat()}", 1, cut, rel):
                 journal_left -= len(cut.encode("utf-8")) / 1024
+
+    def _last_day_of(self, project: str, before: date) -> date | None:
+        """The latest day before BEFORE whose journal has a section of PROJECT (its
+        `### PROJECT` heading), among the LAST_DAY_SCAN latest journals; None when none
+        has. Read raw: only the day found goes through `_read`."""
+        folder = os.path.join(self._root, JOURNAL_DIR)
+        try:
+            names = sorted((n for n in os.listdir(folder) if n.endswith(".md")), reverse=True)
+        except OSError:
+            return None
+        heading = f"\n### {project}\n"
+        for name in names[:LAST_DAY_SCAN]:
+            rel = f"{JOURNAL_DIR}/{name}"
+            try:
+                day = date.fromisoformat(name[: -len(".md")])
+            except ValueError:
+                continue  # not a day's journal
+            if day >= before or self.repo.is_link(rel) or not self._may_show(rel):
+                continue
+            try:
+                with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                    if heading in fh.read():
+                        return day
+            except (OSError, UnicodeDecodeError):
+                continue
+        return None
 
     def _journal_of(self, text: str, project: str) -> tuple[str, list[str]]:
         """A day's journal TEXT without its sections of projects other than PROJECT (a

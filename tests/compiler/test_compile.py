@@ -418,3 +418,42 @@ def test_the_journal_of_a_project_prompt_leaves_other_projects_sections_to_searc
     assert not left.included and "left to search" in left.reason
     everything = compile_(repo)  # no current project: the whole day
     assert "Rotated the alpha keys" in everything.prompt
+
+
+def test_a_project_gets_the_last_earlier_day_it_was_worked_on(repo: MemoryRepo) -> None:
+    """Today's and yesterday's journals hold nothing of beta: a session starting in beta
+    after days away gets the last earlier day that has a beta section (its beta section,
+    not alpha's), and no day older than it; a project the journals never name, and a
+    compile with no current project, get today's and yesterday's alone."""
+    k = repo.knowledge_dir
+    (k / "projects" / "alpha").mkdir(parents=True)
+    (k / "projects" / "alpha" / "context.md").write_text("# Alpha\n")
+    journal = k / "journal"
+    (journal / "2026-02-02.md").write_text(
+        "## 2026-02-02\n\n### beta\n- Beta's first week: the schema drafted\n"
+    )
+    (journal / "2026-02-05.md").write_text(
+        "## 2026-02-05\n\n### alpha\n- Rotated the alpha keys\n\n"
+        "### beta\n- Pinned the beta base image — checks passed: `make test`\n"
+    )
+    (journal / "2026-02-12.md").write_text("## 2026-02-12\n\n### alpha\n- Alpha's release\n")
+    (journal / "notes.md").write_text("### beta\n- not a day\n")
+    res = compile_(repo, project="beta")
+    assert "Pinned the beta base image" in res.prompt
+    assert "today entry" in res.prompt and "yesterday entry" in res.prompt
+    assert "Rotated the alpha keys" not in res.prompt and "Alpha's release" not in res.prompt
+    assert "Beta's first week" not in res.prompt and "not a day" not in res.prompt
+    day = next(s for s in res.sections if s.label == "journal:2026-02-05")
+    assert day.included and day.path == "knowledge/journal/2026-02-05.md"
+    # a later day of beta is the one given
+    (journal / "2026-02-13.md").write_text("## 2026-02-13\n\n### beta\n- Beta's API frozen\n")
+    res = compile_(repo, project="beta")
+    assert "Beta's API frozen" in res.prompt and "Pinned the beta base image" not in res.prompt
+    # a project the journals never name, and no current project: no earlier day
+    for got in (compile_(repo, project="gamma"), compile_(repo)):
+        assert "Beta's API frozen" not in got.prompt and "Alpha's release" not in got.prompt
+        assert "today entry" in got.prompt and "yesterday entry" in got.prompt
+    # today's journal of beta is where it was worked on last: no older day besides
+    (journal / "2026-02-16.md").write_text("## 2026-02-16\n\n### beta\n- Beta today\n")
+    res = compile_(repo, project="beta")
+    assert "Beta today" in res.prompt and "Beta's API frozen" not in res.prompt
