@@ -20,7 +20,8 @@ _SECTION_BREAK = "\n\n<!-- "
 # it `context_compiler.session_share` (a quarter) so that it never crowds out the evidence
 # for the message, but a session starts with no message. With half, the context a Claude
 # Code session starts with held the answer to 41 of the coding development set's 123
-# questions, with a quarter 35 (bench/bench_coding.py; 0.4 and 0.75: 43).
+# questions, with a quarter 35 (bench/bench_coding.py; 0.4 and 0.75: 43). Since the
+# project's last day in the journal comes too (compiler/compile.LAST_DAY_SCAN): 45.
 START_SHARE = 0.5
 
 
