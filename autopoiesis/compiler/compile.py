@@ -154,6 +154,17 @@ LAST_DAY_SCAN = 90
 JOURNAL_DIR = "knowledge/journal"
 
 
+def _section_of(text: str, project: str) -> str:
+    """A day's journal TEXT with only its headings and PROJECT's section."""
+    doc = kf.parse(text)
+    kept = tuple(
+        s if s.level == 3 and s.title == project else replace(s, lines=("",))
+        for s in doc.sections
+        if (s.level == 3 and s.title == project) or 0 < s.level < 3
+    )
+    return kf.render(replace(doc, sections=kept, frontmatter=None))
+
+
 def _cut_kb(text: str, kb: float, source: str) -> str:
     return cut_to_bytes(text, int(kb * 1024), source)
 
@@ -486,13 +497,17 @@ class ContextCompiler(ScoredKnowledge):
         last = self._last_day_of(project, today + timedelta(days=1)) if project else None
         if last is not None and last < days[-1]:
             days.append(last)
+        else:
+            last = None
         for day in days:
             rel = f"{JOURNAL_DIR}/{day.isoformat()}.md"
             text = self._read(rel)
             if text is None:
                 self._unread(plan, f"journal:{day.isoformat()}", 1, rel, "")
                 continue
-            if project:
+            if day == last:  # chosen for PROJECT: the rest of that day is not about it
+                text = _section_of(text, project)
+            elif project:
                 text, others = self._journal_of(text, project)
                 if others:
                     plan.skip(

@@ -422,8 +422,8 @@ def test_the_journal_of_a_project_prompt_leaves_other_projects_sections_to_searc
 
 def test_a_project_gets_the_last_earlier_day_it_was_worked_on(repo: MemoryRepo) -> None:
     """Today's and yesterday's journals hold nothing of beta: a session starting in beta
-    after days away gets the last earlier day that has a beta section (its beta section,
-    not alpha's), and no day older than it; a project the journals never name, and a
+    after days away gets the last earlier day that has a beta section (that section
+    alone), and no day older than it; a project the journals never name, and a
     compile with no current project, get today's and yesterday's alone."""
     k = repo.knowledge_dir
     (k / "projects" / "alpha").mkdir(parents=True)
@@ -433,8 +433,9 @@ def test_a_project_gets_the_last_earlier_day_it_was_worked_on(repo: MemoryRepo) 
         "## 2026-02-02\n\n### beta\n- Beta's first week: the schema drafted\n"
     )
     (journal / "2026-02-05.md").write_text(
-        "## 2026-02-05\n\n### alpha\n- Rotated the alpha keys\n\n"
-        "### beta\n- Pinned the beta base image — checks passed: `make test`\n"
+        "## 2026-02-05\n- Lunch with the team\n\n### alpha\n- Rotated the alpha keys\n\n"
+        "### beta\n- Pinned the beta base image — checks passed: `make test`\n\n"
+        "### standup\n- Moved the standup to 10:00\n"
     )
     (journal / "2026-02-12.md").write_text("## 2026-02-12\n\n### alpha\n- Alpha's release\n")
     (journal / "notes.md").write_text("### beta\n- not a day\n")
@@ -443,6 +444,8 @@ def test_a_project_gets_the_last_earlier_day_it_was_worked_on(repo: MemoryRepo) 
     assert "today entry" in res.prompt and "yesterday entry" in res.prompt
     assert "Rotated the alpha keys" not in res.prompt and "Alpha's release" not in res.prompt
     assert "Beta's first week" not in res.prompt and "not a day" not in res.prompt
+    # that day was chosen for beta: the rest of it (no project's, or a tag's) stays out
+    assert "Lunch with the team" not in res.prompt and "Moved the standup" not in res.prompt
     day = next(s for s in res.sections if s.label == "journal:2026-02-05")
     assert day.included and day.path == "knowledge/journal/2026-02-05.md"
     # a later day of beta is the one given
