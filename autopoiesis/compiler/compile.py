@@ -493,7 +493,7 @@ class ContextCompiler(ScoredKnowledge):
         cfg = self.config
         journal_left = cfg.journal_budget_kb
         days = [today, today - timedelta(days=1)]
-        # the project's last day, when neither today nor yesterday it was worked on
+        # the project's last day, when it was worked on neither today nor yesterday
         last = self._last_day_of(project, today + timedelta(days=1)) if project else None
         if last is not None and last < days[-1]:
             days.append(last)
