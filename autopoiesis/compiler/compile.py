@@ -88,6 +88,7 @@ from autopoiesis.core.paths import (
     ACTIVE_PROJECTS_FILE,
     IDENTITY_DIR,
     IDENTITY_FILES,
+    JOURNAL_DIR,
     MEMORY_FILE,
     MemoryRepo,
     project_context_file,
@@ -151,7 +152,6 @@ def shipped_identity(name: str) -> str | None:
 # context a Claude Code session starts with held the answer to 45 of the coding
 # development set's 123 questions, without it 41 (bench/bench_coding.py).
 LAST_DAY_SCAN = 90
-JOURNAL_DIR = "knowledge/journal"
 
 
 def _section_of(text: str, project: str) -> str:

@@ -67,6 +67,7 @@ def knowledge_project(relpath: str) -> str | None:
 PEOPLE_INDEX_FILE = "knowledge/people/_index.md"
 IDENTITY_DIR = "knowledge/identity"
 IDENTITY_FILES = ("SOUL.md", "USER.md", "AGENTS.md", "TOOLS.md")
+JOURNAL_DIR = "knowledge/journal"  # one file a day: YYYY-MM-DD.md
 # Index files that list other files; they are kept by the writer, never archived.
 INDEX_FILES = (MEMORY_FILE, ACTIVE_PROJECTS_FILE, PEOPLE_INDEX_FILE)
 
