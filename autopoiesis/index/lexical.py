@@ -14,9 +14,9 @@ chunk id), by one of two roads that give the same scores, bit for bit:
   filtered search (the viewer's timeline, ~180 ms by FTS5 at 10,000 files) costs what an
   unfiltered one does.
 
-Terms in more than half of all chunks are left out when other terms remain: FTS5 gives
-them an IDF of 1e-6, so they change no score, but OR-ed into a MATCH they make it score
-nearly every row.
+Terms in more than half of all chunks are left out when another term is in some chunk:
+FTS5 gives them an IDF of 1e-6, so they change no score, but OR-ed into a MATCH they make
+it score nearly every row.
 """
 
 from __future__ import annotations
@@ -92,19 +92,15 @@ class Bm25Ranker:
 
     # ── FTS5 ──
     def kept_terms(self, terms: list[str]) -> list[str]:
-        """TERMS without those in more than half of all chunks, unless every term is: FTS5
-        counts each term's rows, stopping at half."""
+        """TERMS without those in more than half of all chunks, unless no other term is in
+        any chunk (`_ranking`): FTS5 counts each term's rows, stopping at half."""
         if len(terms) < 2:
             return terms
         half = self._fresh_state()["totals"][0] // 2
         conn = self.store.conn
         count = "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
-        kept = [
-            t
-            for t in terms
-            if conn.execute(count, (fts_match([t]), half + 1)).fetchone()[0] <= half
-        ]
-        return kept or terms
+        rows = [conn.execute(count, (fts_match([t]), half + 1)).fetchone()[0] for t in terms]
+        return [terms[i] for i in _ranking(rows, half)]
 
     def unknown_terms(self, terms: list[str]) -> list[str]:
         """TERMS no chunk holds (a typo, a word form the stemmer does not join): one
@@ -256,7 +252,7 @@ class Bm25Ranker:
             else:
                 shares.append((term, *share))
         if len(shares) >= 2:
-            shares = [s for s in shares if len(s[1]) <= n_rows // 2] or shares
+            shares = [shares[i] for i in _ranking([len(s[1]) for s in shares], n_rows // 2)]
         match = fts_match([term for term, _, _ in shares])
         union, scores = self._sum(shares)
         n = len(union)
@@ -321,3 +317,14 @@ class Bm25Ranker:
         acc[union] = 0.0
         seen[union] = False
         return union, scores
+
+
+def _ranking(rows: list[int], half: int) -> list[int]:
+    """The positions of the terms that rank, given how many chunks hold each (ROWS, counted
+    up to HALF + 1): those in at most HALF chunks that are in any. A term in more than half
+    of them scores next to nothing (FTS5's IDF floor) but still orders its chunks, so it is
+    left out only when another term is in some chunk: "what did we decide about deploy"
+    in a memory where every note says deploy and none says decide would otherwise rank
+    nothing, and search would fall back to a full vector scan."""
+    kept = [i for i, n in enumerate(rows) if 0 < n <= half]
+    return kept or list(range(len(rows)))

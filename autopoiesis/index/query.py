@@ -229,8 +229,8 @@ class QueryEngine:
         return self.embedder.preferred_merge if merge == "auto" else merge
 
     def ranking_terms(self, terms: list[str]) -> list[str]:
-        """TERMS without those in more than half of all chunks, unless every term is (see
-        lexical)."""
+        """TERMS without those in more than half of all chunks, unless no other term is in
+        any chunk (see lexical)."""
         return self.bm25.kept_terms(terms)
 
     def scored(

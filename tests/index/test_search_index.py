@@ -401,6 +401,42 @@ def test_terms_in_most_chunks_leave_the_match_but_not_the_ranking(memory_repo: M
         assert index.search("team notes", limit=3)  # a query of only common terms still answers
 
 
+def test_a_common_term_ranks_when_the_others_are_in_no_chunk(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "what did we decide about deploy" where every other note says deploy and none says
+    decide: deploy is the only term that orders anything, so it ranks (by both roads)
+    rather than being left out for a term that finds nothing."""
+    from autopoiesis.index import postings
+
+    monkeypatch.setattr(postings, "LISTED_MIN", 2)  # so that the arrays road has lists
+    for i in range(40):
+        said = " We deploy on Fridays." if i % 10 else ""
+        if i == 4:
+            said = " Deploy, deploy, deploy: the deploy checklist."
+        write(memory_repo, f"knowledge/reference/n{i}.md", f"# Weekly {i}\n\nTeam notes.{said}\n")
+    with SearchIndex(memory_repo) as index:
+        index.rebuild_full()
+        terms = ["decide", "deploy"]
+        assert index.query.ranking_terms(terms) == terms
+        deploy_chunks = {
+            cid
+            for (cid,) in index.store.conn.execute(
+                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'deploy'"
+            )
+        }
+        total = index.store.count("chunks")
+        assert len(deploy_chunks) > total / 2  # 36 of the notes, and the template's files
+        fts = index.query.bm25.rank_fts(terms, 100)
+        arrays = index.query.bm25.rank_arrays(terms, 100)
+        assert set(fts.ids) == deploy_chunks
+        assert arrays is not None and (arrays.ids, arrays.scores) == (fts.ids, fts.scores)
+        # where a term is in no chunk and another in only a few, the common one still leaves
+        assert index.query.ranking_terms(["decide", "deploy", "checklist"]) == ["checklist"]
+        got = index.search("what did we decide about deploy?", limit=3, mode="bm25")
+        assert got[0].path == "knowledge/reference/n4.md"
+
+
 def test_binary_and_disappearing_files_never_abort_a_rebuild(
     filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
