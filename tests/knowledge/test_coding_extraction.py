@@ -797,3 +797,139 @@ def test_a_transcript_without_project_is_not_filed_under_its_folder_s_bare_name(
 
     assert decisions_in(str(local)) == [MEM]
     assert CTX in decisions_in("/Users/someone/Projects/shop-api/src")
+
+
+def _journal_of_calls(
+    calls: list[tuple[str, str, str]], asked: str = "Fix the empty cart total in the shop"
+) -> list[str]:
+    """The journal lines journal@3 makes of a session ASKED something whose agent then made
+    tool CALLS (tool, args, result)."""
+    from datetime import UTC, datetime
+
+    from autopoiesis.formats import transcript as tf
+    from autopoiesis.formats.transcript_meta import TranscriptMeta
+
+    at = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+    transcript = tf.Transcript(
+        TranscriptMeta("ses-commits", at),
+        asked,
+        (
+            tf.Turn(at, "user", (tf.Text(asked),)),
+            tf.Turn(at, "agent", tuple(tf.ToolCall(*call) for call in calls)),
+        ),
+    )
+    src = SourceTranscript.from_text("raw/x.md", tf.render(transcript))
+    return [c.content for c in default_registry(plugins=False).get("journal").run_offline(src)]
+
+
+def test_the_journal_names_the_commits_the_session_made() -> None:
+    """A commit's subject is what its author said the change does. Only a commit git
+    reported making counts (its "[branch sha] subject" line); the subject is the message as
+    `-m` gave it where the log's copy of git's line is cut short or wrapped, and git's own
+    line for a message from a file or a here-document (kept on one line in a transcript)."""
+    heredoc = (
+        "git commit -m \"$(cat <<'EOF'\nGuard the empty cart\n\nThe total of no items is 0."
+        '\nEOF\n)"'
+    )
+    lines = _journal_of_calls(
+        [
+            ("Edit", "src/cart.ts", "The file src/cart.ts has been updated."),
+            (
+                "Bash",
+                'git commit -m "Nothing yet"; git commit -am "Nothing either"',
+                "nothing to commit, working tree clean\nnothing added to commit",
+            ),
+            (
+                "Bash",
+                'git add -A && git commit -m "Fix the total of an empty cart"',
+                "[main 40c1a2b] Fix the total of an empty c … art\n 1 file changed",
+            ),
+            ("Bash", heredoc, "[main 51d2b3c] Guard the empty cart\n 1 file changed"),
+            ("Bash", "git -C . commit -F msg.txt", "[main 62e3c4d] Note the cart in the changelog"),
+            ("Bash", "git log --oneline -1", "[main 62e3c4d] not a commit made here"),
+            ("Bash", "pnpm test", "Tests: 13 passed, 13 total"),
+        ]
+    )
+    assert lines == [
+        'Fix the empty cart total in the shop — changed 1 file (cart.ts); committed "Fix the '
+        'total of an empty cart", "Note the cart in the changelog" and 1 other between; '
+        "checks passed: `pnpm test`"
+    ]
+    assert "Nothing yet" not in lines[0]
+    from datetime import UTC, datetime
+
+    from autopoiesis.knowledge.extractors.coding import ToolStep
+
+    # of two chained commits, the one git made is named by its own message
+    chained = ToolStep(
+        datetime(2026, 3, 2, tzinfo=UTC),
+        "Bash",
+        'git commit -m "Tidy the imports"; git commit -am "Round the cart total"',
+        "nothing to commit, working tree clean\n[main 73f4d5e] Round the cart total\n"
+        " 1 file changed",
+        "",
+    )
+    assert chained.commits == ["Round the cart total"]
+
+
+def test_a_part_of_the_journal_line_that_would_be_cut_is_left_out_whole() -> None:
+    """The line says what was done part by part; one that would be cut at the line's
+    length is left out, and the parts after it still come when they fit."""
+    subject = "Rework the cart totals, the discounts and the rounding of every line item"
+    calls = [
+        ("Edit", "src/cart.ts", "updated"),
+        ("Bash", f'git commit -m "{subject} (1 of 2)"', f"[main 40c1a2b] {subject} (1 of 2)"),
+        ("Bash", f'git commit -m "{subject} (2 of 2)"', f"[main 51d2b3c] {subject} (2 of 2)"),
+        ("Bash", "pnpm test", "Tests: 13 passed, 13 total"),
+    ]
+    short = _journal_of_calls(calls)
+    assert short == [
+        f'Fix the empty cart total in the shop — changed 1 file (cart.ts); committed "{subject}'
+        f' (1 of 2)", "{subject} (2 of 2)"; checks passed: `pnpm test`'
+    ]
+    asked = "Fix the empty cart total in the shop, " + "and the checkout page that shows it, " * 3
+    [line] = _journal_of_calls(calls, asked)
+    assert line.endswith(" — changed 1 file (cart.ts); checks passed: `pnpm test`"), line
+    assert "committed" not in line and len(line) <= 300
+
+
+@pytest.mark.slow
+def test_a_hostile_commit_log_is_read_in_linear_time() -> None:
+    """A result of "[" after "[" (each a possible start of git's line) and "git -C -x"
+    repeated (each pair read two ways) took minutes, and time doubling with each pair.
+    Eight times the input takes about eight times the CPU time now."""
+    from datetime import UTC, datetime
+
+    from autopoiesis.knowledge.extractors.coding import ToolStep
+
+    def cpu(n: int) -> float:
+        best = float("inf")
+        for _ in range(3):
+            steps = [
+                ToolStep(datetime(2026, 3, 2, tzinfo=UTC), "Bash", "git commit", "[" * n, ""),
+                ToolStep(
+                    datetime(2026, 3, 2, tzinfo=UTC), "Bash", "git " + "-C -x " * n + "no", "", ""
+                ),
+            ]
+            started = time.process_time()
+            assert [s.commits for s in steps] == [[], []]
+            best = min(best, time.process_time() - started)
+        return best
+
+    small, large = cpu(2_000), cpu(16_000)
+    assert large < 30 * max(small, 0.0005), f"2,000: {small:.4f} s, 16,000: {large:.4f} s"
+
+
+def test_a_tool_is_known_by_its_name_without_its_version() -> None:
+    """Cursor's newer logs call the terminal `run_terminal_command_v2` and the editor
+    `edit_file_v2`: their commands and edits count as the older names' do."""
+    lines = _journal_of_calls(
+        [
+            ("edit_file_v2", "src/cart.ts", "updated"),
+            ("run_terminal_command_v2", "pnpm test", "Tests: 13 passed, 13 total"),
+        ]
+    )
+    assert lines == [
+        "Fix the empty cart total in the shop — changed 1 file (cart.ts); checks passed: "
+        "`pnpm test`"
+    ]

@@ -44,12 +44,14 @@ _SHELL_TOOLS = {
     "local_shell",
     "run_shell_command",
     "run_terminal_cmd",
+    "run_terminal_command",
     "terminal",
     "command",
     "run",
     "execute",
     "execute_command",
 }
+_TOOL_VERSION = re.compile(r"_v\d+$")
 _EDIT_TOOLS = {
     "edit",
     "multiedit",
@@ -183,6 +185,45 @@ def on_chosen_files(command: str) -> bool:
     return False
 
 
+# `git commit`, after git's own options ("git -C repo -c user.name=x commit"); possessive,
+# as "-C -x" reads both as one option with its value and as two options: backtracking
+# through every reading of "git -C -x -C -x ... nope" took time doubling with each pair
+_GIT_OPTIONS = r"\bgit\s+(?:-[Cc]\s+\S+\s+|--(?:git-dir|work-tree)\s+\S+\s+|-\S+\s+)*+"
+_GIT_COMMIT = re.compile(_GIT_OPTIONS + r"commit\b")
+COMMIT_SUBJECT_CHARS = 100  # git advises 50-72 for a subject line; past this it is cut
+# a commit line of git's is the -m message that starts as it does, for this many characters
+# (a log cuts or wraps a long line further on)
+COMMIT_MATCH_CHARS = 20
+# git's line for a commit it made: "[main 40c1a2b] Add the parser" (a first commit's
+# "[main (root-commit) 40c1a2b] ..."), up to its stat line ("1 file changed, ...", after a
+# space where a log keeps the output as one line, or " | ") or the line's end. Bounded,
+# and no branch name holds "[" or a space: a result of 100,000 "[" took minutes to scan
+# otherwise.
+_COMMIT_MADE = re.compile(
+    r"\[[^\[\]\s]{1,250}(?: \(root-commit\))? [0-9a-f]{7,40}\] ([^\n]{1,300}?)"
+    r"(?=\s{1,3}(?:\|\s{1,3})?\d+ files? changed\b|[ \t]{0,20}(?:\n|$))"
+)
+# a `git commit` command's message: -m/--message with its quoted or bare value
+_COMMIT_MESSAGE = re.compile(
+    _GIT_OPTIONS + r"commit\b[^&|;]*?(?:\s-a?m|\s--message)(?:=|\s*)"
+    r"(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)'|([^\s\"']\S*))"
+)
+_HEREDOC = re.compile(r"^\$\(\s*cat\s+<<-?\s*['\"]?\w+['\"]?\s*$")
+
+
+def _subject(m: re.Match[str]) -> str:
+    """The first line of a commit message _COMMIT_MESSAGE found; of a here-document's text
+    (`-m "$(cat <<'EOF' ... EOF)"`) only while its lines are kept (a transcript keeps a call
+    on one line, and the subject runs into the body there); "" when it has none."""
+    text = next(g for g in m.groups() if g is not None).replace('\\"', '"')
+    lines = [line.strip() for line in text.split("\n")]
+    if lines[0].startswith("$("):
+        if len(lines) == 1 or not _HEREDOC.match(lines[0]):
+            return ""  # a command's output, or a here-document on one line: git's line says
+        lines = lines[1:]
+    return next((line for line in lines if line), "")
+
+
 _PATH_ARG = re.compile(r"^\s*(\S*?\.[A-Za-z0-9_-]{1,12})(?=\s|$)")  # a.py, src/x.ts, .gitignore
 
 
@@ -198,12 +239,38 @@ class ToolStep:
     cwd: str = ""  # the session's working folder, when its transcript says
 
     @property
+    def tool_name(self) -> str:
+        """The tool's own name: without its server's prefix ("mcp.bash") or its version
+        (Cursor's "run_terminal_command_v2", "edit_file_v2")."""
+        return _TOOL_VERSION.sub("", self.tool.lower().rsplit(".", 1)[-1])
+
+    @property
     def is_shell(self) -> bool:
-        return self.tool.lower().rsplit(".", 1)[-1] in _SHELL_TOOLS
+        return self.tool_name in _SHELL_TOOLS
 
     @property
     def is_edit(self) -> bool:
-        return self.tool.lower().rsplit(".", 1)[-1] in _EDIT_TOOLS
+        return self.tool_name in _EDIT_TOOLS
+
+    @property
+    def commits(self) -> list[str]:
+        """The subjects of the commits a `git commit` made, one for each line of git's that
+        reports one: as the command's `-m` message that line begins with says it (the log's
+        copy of git's line may be cut short, run into the next line of output or wrapped
+        by the terminal), else as git's line says it when the log kept it whole."""
+        if not (self.is_shell and _GIT_COMMIT.search(self.command)):
+            return []
+        said = [s for s in (_subject(m) for m in _COMMIT_MESSAGE.finditer(self.command)) if s]
+        out = []
+        for m in _COMMIT_MADE.finditer(self.result):
+            made = m.group(1).strip()
+            start = " ".join(made.split())[:COMMIT_MATCH_CHARS]
+            message = next((s for s in said if " ".join(s.split()).startswith(start)), None)
+            if message is not None:
+                out.append(message)
+            elif "…" not in made:
+                out.append(made)
+        return out
 
     @property
     def command(self) -> str:
@@ -553,9 +620,11 @@ def _changes(
 
 def session_outcome(src: SourceTranscript) -> list[str]:
     """What the session did, as its tool calls show it (for the journal): the files it
-    changed, the checks that passed or still fail."""
+    changed, the commits it made, the checks that passed or still fail."""
     steps = tool_steps(src)
-    return [part for part in (_edits_done(steps), *_checks_done(steps)) if part]
+    return [
+        part for part in (_edits_done(steps), _commits_done(steps), *_checks_done(steps)) if part
+    ]
 
 
 def _plural(n: int, word: str) -> str:
@@ -569,6 +638,20 @@ def _edits_done(steps: list[ToolStep]) -> str:
         edits = sum(s.is_edit for s in steps)
         return f"made {_plural(edits, 'edit')}" + (f" ({names})" if files else "")
     return f"changed {_plural(len(files), 'file')} ({names})" if files else ""
+
+
+def _commits_done(steps: list[ToolStep]) -> str:
+    """'committed "SUBJECT", ...': the commits the session made, its first and last named
+    (a commit's subject is what its author said the change does; the first is most often
+    the change the session was for, the last where it ended)."""
+    subjects = list(dict.fromkeys(subject for step in steps for subject in step.commits))
+    if not subjects:
+        return ""
+    named = subjects if len(subjects) <= 2 else [subjects[0], subjects[-1]]
+    said = f" and {_plural(len(subjects) - 2, 'other')} between" if len(subjects) > 2 else ""
+    return (
+        "committed " + ", ".join(f'"{clean(s, limit=COMMIT_SUBJECT_CHARS)}"' for s in named) + said
+    )
 
 
 def _checks_done(steps: list[ToolStep]) -> tuple[str, str]:

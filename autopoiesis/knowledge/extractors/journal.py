@@ -167,6 +167,7 @@ def journal_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
 # past this many turns (some fifteen exchanges) a session is more than its opening request:
 # with no outcome to report, its request alone would misstate it
 LONG_SESSION_TURNS = 30
+SUMMARY_CHARS = 300  # a session's line in the journal
 
 
 def _summary_v3(src: SourceTranscript) -> tuple[str, datetime] | None:
@@ -184,10 +185,18 @@ def _summary_v3(src: SourceTranscript) -> tuple[str, datetime] | None:
     ):
         return None
     summary = (f"{t.meta.topic}: " if t.meta.topic else "") + clean(asked, limit=120)
-    summary = summary.rstrip(".") + (" — " + "; ".join(done) if done else _size(t))
     if t.meta.part > 1:
         summary = f"Continued (part {t.meta.part}): {summary}"
-    return clean(summary, limit=300), at
+    summary = summary.rstrip(".")
+    if not done:
+        return clean(summary + _size(t), limit=SUMMARY_CHARS), at
+    # what was done, part by part ("changed 3 files (...)", 'committed "..."', "checks
+    # passed: ..."): a later part that would be cut at the line's end is left out whole
+    kept = done[:1]
+    for part in done[1:]:
+        if len(f"{summary} — {'; '.join([*kept, part])}") <= SUMMARY_CHARS:
+            kept.append(part)
+    return clean(f"{summary} — {'; '.join(kept)}", limit=SUMMARY_CHARS), at
 
 
 def _opening_request(src: SourceTranscript) -> tuple[str, datetime]:
