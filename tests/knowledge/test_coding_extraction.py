@@ -933,3 +933,48 @@ def test_a_tool_is_known_by_its_name_without_its_version() -> None:
         "Fix the empty cart total in the shop — changed 1 file (cart.ts); checks passed: "
         "`pnpm test`"
     ]
+
+
+def test_a_rule_the_user_asks_for_is_a_preference() -> None:
+    """A request for a rule states one by the user's own word, however it is phrased:
+    what follows "that ...", "saying ..." or a colon, or each point of the list after a
+    request that names only its topic (kept after that topic). A request with neither, a
+    list after other instructions, and a point the sentences gave already add nothing."""
+    lessons = default_registry(plugins=False).get("lessons")
+
+    def rules(text: str) -> list[tuple[str, str]]:
+        src = _src(("agent", "I've updated the viewer."), ("user", text), ("agent", "OK."))
+        return [(c.section, c.content) for c in lessons.run_offline(src)]
+
+    assert rules(
+        "create a rule that specifies that when fixing a bug to first always create a "
+        "failing test that covers the behavior prior to fixing it"
+    ) == [
+        (
+            "Preferences",
+            "When fixing a bug to first always create a failing test that covers the "
+            "behavior prior to fixing it",
+        )
+    ]
+    assert rules("Please add to CLAUDE.md: never push to main without a review") == [
+        ("Preferences", "Never push to main without a review")
+    ]
+    assert rules(
+        "add a rule providing guidance on how to write PR descriptions\n\n"
+        "- always use the conventional commits format for the title\n"
+        "- describe the motivation for the work before the changes\n"
+        "- mention any ancillary changes that were made\n\n"
+        "Then run the tests and push the branch."
+    ) == [
+        ("Preferences", "Always use the conventional commits format for the title"),
+        (
+            "Preferences",
+            "How to write PR descriptions: describe the motivation for the work before the changes",
+        ),
+        (
+            "Preferences",
+            "How to write PR descriptions: mention any ancillary changes that were made",
+        ),
+    ]
+    assert rules("make a rule for it") == []
+    assert rules("write the instructions down for the deploy:\n- build the image\n- ship it") == []

@@ -244,6 +244,29 @@ CORRECTION = re.compile(
     r"suggest|stop|wait|leave)\b",
     re.IGNORECASE,
 )
+# The user asking for a rule of the agent's ("create a rule that specifies that when
+# fixing a bug to first always create a failing test", "add to CLAUDE.md: never push to
+# main", "add a rule providing guidance on how to write PR descriptions" and its list):
+# what the rule says is a standing preference by the user's own word, however it is
+# phrased. BODY is what follows "that ...", "saying ...", or a colon; a request without
+# one names its rules in the list after it.
+_RULE_OBJECT = (
+    r"(?:(?:a|an|the|our|your|my|this|new|cursor|project|agent|coding)\s+)*+"
+    r"(?:rules?|guidelines?)\b(?:\s+file)?"
+    r"|[\w./-]*(?:CLAUDE|AGENTS|GEMINI|copilot-instructions)\.md\b|\.cursorrules\b"
+    r"|[\w./-]*\.mdc\b"
+)
+RULE_REQUEST = re.compile(
+    r"^(?:(?:ok(?:ay)?|now|also|and|then|please|can you|could you)[,\s]+)*+"
+    r"(?:create|add|write|make|update|amend|extend)\s+(?:to\s+)?(?:" + _RULE_OBJECT + r")"
+    r"(?:(?:\s+(?:that|which)(?:\s+(?:specifies|says|states|requires|mandates))?"
+    r"|\s+(?:saying|stating|specifying|requiring))(?:\s+that)?\s+(?P<body>\S.*)"
+    r"|\s*:\s*(?P<listed>.*)|(?P<rest>(?:\s.*)?))$",
+    re.IGNORECASE,
+)
+# the start of a list item: "- ", "* ", "1. ", "2) "
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,2}[.)])\s+(?P<item>\S.*)$")
+
 # "Make sure to ..." from a developer is mostly an order for the task at hand ("make sure
 # to mention it in the spec"); it is a lesson when it says it stands ("always make sure",
 # "next time, make sure")
@@ -597,6 +620,8 @@ __all__ = [
     "PERSONAL_FACT",
     "PERSON_DATE",
     "PREFERENCE_CUE",
+    "RULE_REQUEST",
+    "LIST_ITEM",
     "PROCEDURE_INTRO",
     "PROPOSAL",
     "ROLE_CUE",

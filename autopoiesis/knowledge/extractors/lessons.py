@@ -7,10 +7,14 @@ preference per subject (length, format, language, name, tone): a new one superse
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
+from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import MEMORY_FILE, project_context_file
+from autopoiesis.formats import transcript as tf
+from autopoiesis.formats.knowledge import normalize_fact
 from autopoiesis.knowledge.changes import KnowledgeChange
 from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.extractors.base import (
@@ -180,8 +184,71 @@ def lesson_v3_changes(src: SourceTranscript, key: str, s: Sentence) -> list[Know
     return []
 
 
+# what a rule request without a rule of its own is about ("add a rule providing guidance
+# on how to write PR descriptions"): the topic its listed rules are said of
+_RULE_TOPIC = re.compile(
+    r"\b(?:on|for|about|regarding|when)\s+(?P<topic>(?!(?:it|this|that|them)\b)[^.:;!?]{3,60})$",
+    re.IGNORECASE,
+)
+
+
+def rule_request_changes(
+    src: SourceTranscript, key: str, known: frozenset[str] = frozenset()
+) -> list[KnowledgeChange]:
+    """The rules the user asked the agent to keep (`cues.RULE_REQUEST`): what a request
+    says the rule is ("create a rule that ..."), or each item of the list after a request
+    that says none ("add a rule providing guidance on how to write PR descriptions" and
+    its points, each after the topic the request names). Filed as a preference said in the
+    session (`preference_home`); a rule whose words are in KNOWN (`normalize_fact`), found
+    already, is left out."""
+    out = []
+    for turn in src.transcript.turns:
+        if turn.role != "user" or turn.name is not None:
+            continue
+        for item in turn.items:
+            if not isinstance(item, tf.Text) or prose.looks_pasted(item.content):
+                continue
+            lines = [
+                re.sub(r"@\S+", "", line).strip()
+                for line in prose.prose_of(item.content).split("\n")
+            ]
+            for n, line in enumerate(lines):
+                m = cues.RULE_REQUEST.match(line)
+                if m is None:
+                    continue
+                rules = [m["body"] or m["listed"] or ""]
+                topic = None
+                if not m["body"]:
+                    about = _RULE_TOPIC.search(m["rest"] or "")
+                    topic = about["topic"].strip() if about else None
+                    for later in lines[n + 1 :]:
+                        listed = cues.LIST_ITEM.match(later)
+                        if listed is None and later:
+                            break  # the list, if any, ended
+                        rules.append(listed["item"] if listed else "")
+                for rule in rules:
+                    if (
+                        len(long_words(rule)) < 3
+                        or rule.rstrip().endswith("?")
+                        or not prose.is_statement(rule)
+                        or normalize_fact(clean(rule)) in known
+                    ):
+                        continue
+                    text = clean(f"{topic}: {rule}" if topic else rule)
+                    # no subject: a rule of how to code is no answer-length or format
+                    # preference that a later one replaces (as with `preference_v3_in`'s)
+                    path, section = preference_home(src, text)
+                    out.append(
+                        KnowledgeChange(
+                            path, "append", section, text, src.provenance(utc(turn.time), key)
+                        )
+                    )
+    return out
+
+
 def lessons_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
-    return [c for s in src.prose_sentences for c in lesson_v3_changes(src, key, s)]
+    said = [c for s in src.prose_sentences for c in lesson_v3_changes(src, key, s)]
+    return said + rule_request_changes(src, key, frozenset(normalize_fact(c.content) for c in said))
 
 
 LESSONS_V2 = Extractor(
