@@ -978,3 +978,76 @@ def test_a_rule_the_user_asks_for_is_a_preference() -> None:
     ]
     assert rules("make a rule for it") == []
     assert rules("write the instructions down for the deploy:\n- build the image\n- ship it") == []
+
+
+@pytest.mark.slow
+def test_a_streamed_session_without_its_folder_is_filed_where_its_tools_worked(
+    memory_repo: MemoryRepo,
+) -> None:
+    """A capture stream that says neither `cwd` nor `project` (a chat export converted to
+    it): the session's project is the one its edits and its shell's `cd` worked in, named
+    as a working folder of another machine is, and its edits are named as the project's
+    people name them. A file of an application's own folder (~/.claude) names none."""
+    from autopoiesis.capture.stream import process_stream
+
+    root = "/Users/alice/code/shop-api"
+
+    def event(kind: str, minute: int, **kw: object) -> bytes:
+        return json.dumps(
+            {"event": kind, "timestamp": f"2026-03-02T10:{minute:02d}:00Z", **kw}
+        ).encode()
+
+    lines = [
+        json.dumps(
+            {
+                "event": "session_start",
+                "session_id": "ses-nofolder",
+                "started": "2026-03-02T10:00:00Z",
+            }
+        ).encode(),
+        event("message", 1, role="user", content="The empty cart shows NaN as its total. Fix it."),
+        event("tool_call", 2, tool="Read", args="/Users/alice/.claude/settings.json", result="{}"),
+        event("tool_call", 4, tool="Edit", args=f"{root}/src/cart.ts", result="updated"),
+        event(
+            "tool_call", 5, tool="Bash", args=f"cd {root} && pnpm test", result="Tests: 13 passed"
+        ),
+        event("message", 6, role="agent", content="I've fixed the total of an empty cart."),
+        json.dumps({"event": "session_end", "ended": "2026-03-02T10:07:00Z"}).encode(),
+    ]
+    elsewhere = [
+        json.dumps(
+            {
+                "event": "session_start",
+                "session_id": "ses-dotfiles",
+                "started": "2026-03-02T11:00:00Z",
+            }
+        ).encode(),
+        event("message", 1, role="user", content="Add my usual rules to the global settings."),
+        event("tool_call", 2, tool="Edit", args="/Users/alice/.claude/CLAUDE.md", result="ok"),
+        json.dumps({"event": "session_end", "ended": "2026-03-02T11:03:00Z"}).encode(),
+    ]
+    report = process_stream(memory_repo, [line + b"\n" for line in lines + elsewhere])
+    assert not report.refused
+    with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
+        assert not ex.extract_pending().failed
+    assert _live(memory_repo, CTX, "Changes") == [
+        "Changed `src/cart.ts` — for: The empty cart shows NaN as its total. Fix it."
+    ]
+    assert any("`pnpm test`" in c for c in _live(memory_repo, CTX, "Commands"))
+    journal = (memory_repo.root / "knowledge/journal/2026-03-02.md").read_text()
+    assert "### shop-api" in journal
+    assert not (memory_repo.root / "knowledge/projects/claude").exists()
+
+
+def test_a_word_that_says_which_project_names_none() -> None:
+    """ "the current project", "the main project" say which project, not its name (the
+    development set's sessions, read without their folder, named projects `current`,
+    `main`, `actual` and `original`); "the shop-api project" names one."""
+    from autopoiesis.knowledge.extractors.base import detect_project
+
+    for which in ("current", "main", "actual", "original", "existing"):
+        said = f"In the {which} project the build takes two minutes, see the {which} project docs."
+        assert detect_project(_src(("user", said))) == "general", which
+    assert (
+        detect_project(_src(("user", "The build of the shop-api project is slow."))) == "shop-api"
+    )

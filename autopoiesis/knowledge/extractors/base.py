@@ -38,7 +38,7 @@ from autopoiesis.core.text import slugify, split_sentences, words
 from autopoiesis.errors import UnknownExtractorError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
-from autopoiesis.knowledge.extractors import cues, prose
+from autopoiesis.knowledge.extractors import cues, prose, tools
 from autopoiesis.knowledge.writer import WritePolicy
 
 PROMPTS_DIR = Path(__file__).parent.parent / "prompts"
@@ -248,6 +248,7 @@ _PROJECT_PATH = re.compile(r"knowledge/projects/([a-z0-9][a-z0-9-]*)/")
 _PROJECT_WORD = re.compile(
     r"\b(?:the\s+([A-Za-z][\w-]{2,30})\s+project|project\s+([A-Z][\w-]{2,30}))\b"
 )
+# words that say which project, not its name ("the current project", "the main project")
 _NOT_PROJECT = {
     "this",
     "that",
@@ -260,6 +261,27 @@ _NOT_PROJECT = {
     "other",
     "next",
     "general",
+    "current",
+    "main",
+    "actual",
+    "original",
+    "entire",
+    "existing",
+    "previous",
+    "last",
+    "first",
+    "parent",
+    "overall",
+    "real",
+    "specific",
+    "particular",
+    "final",
+    "initial",
+    "local",
+    "your",
+    "my",
+    "their",
+    "its",
 }
 
 
@@ -277,14 +299,29 @@ def session_project(src: SourceTranscript) -> str | None:
     return project_name(str(cwd)) if cwd else None
 
 
+# a folder of an application's below the home folder (~/.claude, ~/.cursor): no project's
+_APP_FOLDER = re.compile(
+    r"^(?:/home/[^/]+|/Users/[^/]+|/root|[A-Za-z]:[\\/]Users[\\/][^\\/]+)[\\/]\."
+)
+
+
 def detect_project(src: SourceTranscript) -> str:
     """The project a session is about: the one its transcript names (`session_project`),
-    else a knowledge/projects/SLUG/ path it touched, else "the X project" / "project X"
-    in its text, else "general"."""
+    else the one most of its work was in: the folders of the files it edited and the
+    folders its shell commands moved into (`tools.folders_worked_in`, named as a working
+    folder is: `core.project.project_name`), a knowledge/projects/SLUG/ path it touched
+    (twice), "the X project" / "project X" in its text; else "general"."""
     named = session_project(src)
     if named:
         return named
     counts: dict[str, int] = {}
+    names: dict[str, str | None] = {}
+    for folder in tools.folders_worked_in(src.transcript.turns):
+        if folder not in names:
+            names[folder] = None if _APP_FOLDER.match(folder) else project_name(folder)
+        name = names[folder]
+        if name:
+            counts[name] = counts.get(name, 0) + 1
     for turn in src.transcript.turns:
         for item in turn.items:
             blob = ""

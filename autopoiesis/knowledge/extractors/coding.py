@@ -16,15 +16,17 @@ in MEMORY.md or reference/general.md.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from datetime import datetime
 
 from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import project_context_file
+from autopoiesis.core.project import project_name
 from autopoiesis.formats import transcript as tf
 from autopoiesis.knowledge.changes import KnowledgeChange
-from autopoiesis.knowledge.extractors import prose
+from autopoiesis.knowledge.extractors import prose, tools
 from autopoiesis.knowledge.extractors.base import (
     Extractor,
     SourceTranscript,
@@ -36,38 +38,6 @@ SECTION_COMMANDS = "Commands"
 SECTION_CHANGES = "Changes"
 SECTION_FIXES = "Errors and Fixes"
 
-_SHELL_TOOLS = {
-    "bash",
-    "shell",
-    "exec",
-    "exec_command",
-    "local_shell",
-    "run_shell_command",
-    "run_terminal_cmd",
-    "run_terminal_command",
-    "terminal",
-    "command",
-    "run",
-    "execute",
-    "execute_command",
-}
-_TOOL_VERSION = re.compile(r"_v\d+$")
-_EDIT_TOOLS = {
-    "edit",
-    "multiedit",
-    "write",
-    "create",
-    "str_replace",
-    "str_replace_editor",
-    "str_replace_based_edit_tool",
-    "apply_patch",
-    "edit_file",
-    "write_file",
-    "replace",
-    "create_file",
-    "search_replace",
-    "notebookedit",
-}
 # A package script's name ends there or at its variant ("test", "test:e2e"): "bun run
 # test-session-autodetect.ts" runs a file whose name starts with "test", no test script.
 _SCRIPT_END = r"(?=$|[\s:;&|])"
@@ -239,18 +209,12 @@ class ToolStep:
     cwd: str = ""  # the session's working folder, when its transcript says
 
     @property
-    def tool_name(self) -> str:
-        """The tool's own name: without its server's prefix ("mcp.bash") or its version
-        (Cursor's "run_terminal_command_v2", "edit_file_v2")."""
-        return _TOOL_VERSION.sub("", self.tool.lower().rsplit(".", 1)[-1])
-
-    @property
     def is_shell(self) -> bool:
-        return self.tool_name in _SHELL_TOOLS
+        return tools.is_shell(self.tool)
 
     @property
     def is_edit(self) -> bool:
-        return self.tool_name in _EDIT_TOOLS
+        return tools.is_edit(self.tool)
 
     @property
     def commits(self) -> list[str]:
@@ -375,7 +339,7 @@ def _names_a_task(request: str) -> bool:
 def tool_steps(src: SourceTranscript) -> list[ToolStep]:
     steps: list[ToolStep] = []
     request = ""
-    cwd = str(getattr(src.transcript.meta, "cwd", None) or "")
+    cwd = str(getattr(src.transcript.meta, "cwd", None) or "") or _worked_in(src)
     for turn in src.transcript.turns:
         if turn.role == "user":
             if any(isinstance(i, tf.Text) for i in turn.items):
@@ -390,6 +354,22 @@ def tool_steps(src: SourceTranscript) -> list[ToolStep]:
                     ToolStep(utc(turn.time), item.tool, item.args, item.result or "", request, cwd)
                 )
     return steps
+
+
+def _worked_in(src: SourceTranscript) -> str:
+    """The folder a session without a recorded working folder worked in, as its tool calls
+    show it: the deepest folder holding every folder of its project it edited in or moved
+    into, when that is its project's too (so that its edits are named as the project's
+    people name them, `src/cart.ts`, not by the path of another machine); "" otherwise."""
+    named: dict[str, bool] = {}
+    for folder in tools.folders_worked_in(src.transcript.turns):
+        if folder.startswith("/") and folder not in named:
+            named[folder] = project_name(folder) == src.project
+    folders = [folder for folder, ours in named.items() if ours]
+    if not folders:
+        return ""
+    common = posixpath.commonpath(folders)
+    return common if project_name(common) == src.project else ""
 
 
 def _code(text: str, limit: int = 160) -> str:

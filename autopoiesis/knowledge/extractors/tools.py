@@ -1,0 +1,107 @@
+"""Which tool calls of a coding session run a shell command and which edit a file, and the
+folders a session worked in: what `coding` reads of the tool calls (ToolStep), and what
+`detect_project` reads when the transcript names no working folder.
+
+Harnesses name the same tools differently (Claude Code's `Bash` and `Edit`, Cursor's
+`run_terminal_cmd` and `edit_file`, Codex's `exec_command` and `apply_patch`), some with a
+server's prefix (`mcp.bash`) or a version (Cursor's `run_terminal_command_v2`,
+`edit_file_v2`); a name is compared without either.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from autopoiesis.formats import transcript as tf
+
+SHELL_TOOLS = frozenset(
+    {
+        "bash",
+        "shell",
+        "exec",
+        "exec_command",
+        "local_shell",
+        "run_shell_command",
+        "run_terminal_cmd",
+        "run_terminal_command",
+        "terminal",
+        "command",
+        "run",
+        "execute",
+        "execute_command",
+    }
+)
+EDIT_TOOLS = frozenset(
+    {
+        "edit",
+        "multiedit",
+        "write",
+        "create",
+        "str_replace",
+        "str_replace_editor",
+        "str_replace_based_edit_tool",
+        "apply_patch",
+        "edit_file",
+        "write_file",
+        "replace",
+        "create_file",
+        "search_replace",
+        "notebookedit",
+    }
+)
+_VERSION = re.compile(r"_v\d+$")
+# a folder a shell command moves into first ("cd /work/shop && pnpm test")
+_CD_TARGET = re.compile(r"^\s*cd\s+(\"[^\"]+\"|'[^']+'|[^\s;&|]+)\s*(?:&&|;)")
+_ABSOLUTE = re.compile(r"^(?:/|[A-Za-z]:[\\/]|\\\\)")
+FOLDERS_READ = 200  # the tool calls a session's folders are read from, at most
+
+
+def tool_name(tool: str) -> str:
+    """TOOL's own name: lower case, without its server's prefix or its version."""
+    return _VERSION.sub("", tool.lower().rsplit(".", 1)[-1])
+
+
+def is_shell(tool: str) -> bool:
+    return tool_name(tool) in SHELL_TOOLS
+
+
+def is_edit(tool: str) -> bool:
+    return tool_name(tool) in EDIT_TOOLS
+
+
+def folders_worked_in(turns: Iterable[tf.Turn]) -> list[str]:
+    """The absolute folders a session's tool calls worked in, one for each call that shows
+    one (of its first FOLDERS_READ): the folder of a file it edited, the folder a shell
+    command moved into first. Where a session read files is not counted: an agent reads
+    libraries and other projects' files too."""
+    out: list[str] = []
+    calls = 0
+    for turn in turns:
+        for item in turn.items:
+            if not isinstance(item, tf.ToolCall):
+                continue
+            calls += 1
+            if calls > FOLDERS_READ:
+                return out
+            args = item.args.strip()
+            if is_edit(item.tool):
+                path = args.split(maxsplit=1)[0] if args else ""
+                folder = re.split(r"[\\/](?=[^\\/]*$)", path, maxsplit=1)[0]
+                if _ABSOLUTE.match(path) and folder and folder != path:
+                    out.append(folder)
+            elif is_shell(item.tool):
+                m = _CD_TARGET.match(args)
+                if m and _ABSOLUTE.match(m.group(1).strip("\"'")):
+                    out.append(m.group(1).strip("\"'"))
+    return out
+
+
+__all__ = [
+    "EDIT_TOOLS",
+    "SHELL_TOOLS",
+    "folders_worked_in",
+    "is_edit",
+    "is_shell",
+    "tool_name",
+]
