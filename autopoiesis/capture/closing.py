@@ -23,6 +23,7 @@ from autopoiesis.errors import (
     ImmutableTranscriptError,
     TranscriptFormatError,
 )
+from autopoiesis.formats import tool_calls
 from autopoiesis.formats import transcript as tf
 from autopoiesis.formats.transcript_files import SessionIndex
 from autopoiesis.git import runner as git
@@ -98,6 +99,9 @@ def finalize_transcript(
             f"{rel_old} is already closed; a closed transcript is never modified."
         )
     new_meta = replace(meta, **meta_changes)
+    if new_meta.project is None and new_meta.cwd is None:
+        # a stream that named no folder: the project its tool calls worked in
+        new_meta = replace(new_meta, project=tool_calls.project_worked_in(transcript.turns))
     if new_meta.ended is None:
         new_meta = replace(
             new_meta, ended=transcript.turns[-1].time if transcript.turns else meta.started

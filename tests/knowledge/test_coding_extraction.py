@@ -1028,6 +1028,14 @@ def test_a_streamed_session_without_its_folder_is_filed_where_its_tools_worked(
     ]
     report = process_stream(memory_repo, [line + b"\n" for line in lines + elsewhere])
     assert not report.refused
+    # the transcripts say so too, so that search ranks the session's turns as shop-api's
+    from autopoiesis.formats import transcript as tf
+
+    metas = [tf.parse(p.read_text(), p.name).meta for p in (memory_repo.root / "raw").rglob("*.md")]
+    assert {m.session_id: m.project for m in metas} == {
+        "ses-nofolder": "shop-api",
+        "ses-dotfiles": None,
+    }
     with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
         assert not ex.extract_pending().failed
     assert _live(memory_repo, CTX, "Changes") == [
@@ -1051,3 +1059,46 @@ def test_a_word_that_says_which_project_names_none() -> None:
     assert (
         detect_project(_src(("user", "The build of the shop-api project is slow."))) == "shop-api"
     )
+
+
+def test_an_imported_session_without_its_folder_gets_the_project_its_tools_worked_in(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """The same for an import: a neutral log that names no folder gets the project of the
+    folder its agent moved into, and a secret in that folder's path names no project."""
+    from autopoiesis.formats import transcript as tf
+
+    def session(sid: str, folder: str) -> dict[str, object]:
+        return {
+            "session_id": sid,
+            "started": "2026-03-02T10:00:00Z",
+            "messages": [
+                {"role": "user", "content": "Run the tests.", "timestamp": "2026-03-02T10:00:00Z"},
+                {
+                    "role": "assistant",
+                    "content": "They pass.",
+                    "timestamp": "2026-03-02T10:01:00Z",
+                    "tool_calls": [
+                        {"tool": "Bash", "args": f"cd {folder} && pytest -q", "result": "3 passed"}
+                    ],
+                },
+            ],
+        }
+
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    log = tmp_path / "sessions.json"
+    log.write_text(
+        json.dumps(
+            [
+                session("ses-billing", "/home/dev/src/billing-api"),
+                session("ses-secret", f"/home/dev/{secret}"),
+            ]
+        )
+    )
+    report = import_files(memory_repo, [log], fmt="neutral")
+    assert not report.refused, report.refused
+    metas = {
+        m.session_id: m.project
+        for m in (tf.parse((memory_repo.root / r).read_text(), r).meta for r in report.imported)
+    }
+    assert metas == {"ses-billing": "billing-api", "ses-secret": None}

@@ -47,6 +47,7 @@ from autopoiesis.core.redact import Redactor
 from autopoiesis.core.sqlite import database_tables, is_database
 from autopoiesis.core.text import one_line
 from autopoiesis.errors import AutopoiesisError, ImportFormatError, UnknownFormatError
+from autopoiesis.formats import tool_calls
 from autopoiesis.formats import transcript as tf
 from autopoiesis.plugins import builtin_contributions
 
@@ -170,6 +171,10 @@ def prepare_draft(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> Pr
         topic=one_line(redacted.meta.topic, 200) if redacted.meta.topic else None,
         redactions=tuple(sorted(redactor.counts.items())),
     )
+    if meta.project is None and meta.cwd is None:
+        # a log that names no folder: the project its tool calls worked in (their paths
+        # read as redacted: a secret in a path names no project)
+        meta = replace(meta, project=tool_calls.project_worked_in(redacted.turns))
     slug = tf.slug_from_turns(redacted.turns, meta.topic)
     return Prepared(tf.Transcript(meta, tf.title_from_slug(slug, meta.session_id), redacted.turns))
 

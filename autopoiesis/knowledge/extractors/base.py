@@ -36,9 +36,10 @@ from autopoiesis.core.clock import utc
 from autopoiesis.core.project import project_name
 from autopoiesis.core.text import slugify, split_sentences, words
 from autopoiesis.errors import UnknownExtractorError
+from autopoiesis.formats import tool_calls
 from autopoiesis.formats import transcript as tf
 from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
-from autopoiesis.knowledge.extractors import cues, prose, tools
+from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.writer import WritePolicy
 
 PROMPTS_DIR = Path(__file__).parent.parent / "prompts"
@@ -299,29 +300,15 @@ def session_project(src: SourceTranscript) -> str | None:
     return project_name(str(cwd)) if cwd else None
 
 
-# a folder of an application's below the home folder (~/.claude, ~/.cursor): no project's
-_APP_FOLDER = re.compile(
-    r"^(?:/home/[^/]+|/Users/[^/]+|/root|[A-Za-z]:[\\/]Users[\\/][^\\/]+)[\\/]\."
-)
-
-
 def detect_project(src: SourceTranscript) -> str:
     """The project a session is about: the one its transcript names (`session_project`),
-    else the one most of its work was in: the folders of the files it edited and the
-    folders its shell commands moved into (`tools.folders_worked_in`, named as a working
-    folder is: `core.project.project_name`), a knowledge/projects/SLUG/ path it touched
-    (twice), "the X project" / "project X" in its text; else "general"."""
-    named = session_project(src)
+    else the one its tool calls worked in (`formats.tool_calls.project_worked_in`: a
+    transcript filed before capture and import asked it), else a knowledge/projects/SLUG/
+    path it touched, else "the X project" / "project X" in its text, else "general"."""
+    named = session_project(src) or tool_calls.project_worked_in(src.transcript.turns)
     if named:
         return named
     counts: dict[str, int] = {}
-    names: dict[str, str | None] = {}
-    for folder in tools.folders_worked_in(src.transcript.turns):
-        if folder not in names:
-            names[folder] = None if _APP_FOLDER.match(folder) else project_name(folder)
-        name = names[folder]
-        if name:
-            counts[name] = counts.get(name, 0) + 1
     for turn in src.transcript.turns:
         for item in turn.items:
             blob = ""

@@ -24,9 +24,10 @@ from datetime import datetime
 from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import project_context_file
 from autopoiesis.core.project import project_name
+from autopoiesis.formats import tool_calls as tools
 from autopoiesis.formats import transcript as tf
 from autopoiesis.knowledge.changes import KnowledgeChange
-from autopoiesis.knowledge.extractors import prose, tools
+from autopoiesis.knowledge.extractors import prose
 from autopoiesis.knowledge.extractors.base import (
     Extractor,
     SourceTranscript,

@@ -1,6 +1,7 @@
-"""Which tool calls of a coding session run a shell command and which edit a file, and the
-folders a session worked in: what `coding` reads of the tool calls (ToolStep), and what
-`detect_project` reads when the transcript names no working folder.
+"""Which tool calls of a transcript run a shell command and which edit a file, and the
+project a session worked in as its tool calls show it: what extraction's `coding` reads of
+the tool calls (ToolStep), and how a session whose log names no working folder gets its
+project (at capture, at import, and in extraction for a transcript filed before).
 
 Harnesses name the same tools differently (Claude Code's `Bash` and `Edit`, Cursor's
 `run_terminal_cmd` and `edit_file`, Codex's `exec_command` and `apply_patch`), some with a
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from autopoiesis.core.project import project_name
 from autopoiesis.formats import transcript as tf
 
 SHELL_TOOLS = frozenset(
@@ -97,11 +99,33 @@ def folders_worked_in(turns: Iterable[tf.Turn]) -> list[str]:
     return out
 
 
+# a folder of an application's below the home folder (~/.claude, ~/.cursor): no project's
+_APP_FOLDER = re.compile(
+    r"^(?:/home/[^/]+|/Users/[^/]+|/root|[A-Za-z]:[\\/]Users[\\/][^\\/]+)[\\/]\."
+)
+
+
+def project_worked_in(turns: Iterable[tf.Turn]) -> str | None:
+    """The project most of a session's work was in (`folders_worked_in`, each folder named
+    as a working folder is: `core.project.project_name`), or None. A folder under a dot
+    folder of the home folder (~/.claude) is an application's, no project's."""
+    counts: dict[str, int] = {}
+    names: dict[str, str | None] = {}
+    for folder in folders_worked_in(turns):
+        if folder not in names:
+            names[folder] = None if _APP_FOLDER.match(folder) else project_name(folder)
+        name = names[folder]
+        if name:
+            counts[name] = counts.get(name, 0) + 1
+    return min(counts, key=lambda name: (-counts[name], name)) if counts else None
+
+
 __all__ = [
     "EDIT_TOOLS",
     "SHELL_TOOLS",
     "folders_worked_in",
     "is_edit",
     "is_shell",
+    "project_worked_in",
     "tool_name",
 ]
