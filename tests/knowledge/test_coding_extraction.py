@@ -992,41 +992,34 @@ def test_a_streamed_session_without_its_folder_is_filed_where_its_tools_worked(
 
     root = "/Users/alice/code/shop-api"
 
-    def event(kind: str, minute: int, **kw: object) -> bytes:
-        return json.dumps(
-            {"event": kind, "timestamp": f"2026-03-02T10:{minute:02d}:00Z", **kw}
-        ).encode()
+    def session(sid: str, hour: int, *events: tuple[str, dict[str, object]]) -> list[bytes]:
+        """A whole session of the stream: its start, EVENTS a minute apart, its end."""
+        at = f"2026-03-02T{hour:02d}:"
+        return [
+            json.dumps({"event": "session_start", "session_id": sid, "started": f"{at}00:00Z"}),
+            *(
+                json.dumps({"event": kind, "timestamp": f"{at}{i:02d}:00Z", **fields})
+                for i, (kind, fields) in enumerate(events, 1)
+            ),
+            json.dumps({"event": "session_end", "ended": f"{at}{len(events) + 1:02d}:00Z"}),
+        ]
 
-    lines = [
-        json.dumps(
-            {
-                "event": "session_start",
-                "session_id": "ses-nofolder",
-                "started": "2026-03-02T10:00:00Z",
-            }
-        ).encode(),
-        event("message", 1, role="user", content="The empty cart shows NaN as its total. Fix it."),
-        event("tool_call", 2, tool="Read", args="/Users/alice/.claude/settings.json", result="{}"),
-        event("tool_call", 4, tool="Edit", args=f"{root}/src/cart.ts", result="updated"),
-        event(
-            "tool_call", 5, tool="Bash", args=f"cd {root} && pnpm test", result="Tests: 13 passed"
-        ),
-        event("message", 6, role="agent", content="I've fixed the total of an empty cart."),
-        json.dumps({"event": "session_end", "ended": "2026-03-02T10:07:00Z"}).encode(),
-    ]
-    elsewhere = [
-        json.dumps(
-            {
-                "event": "session_start",
-                "session_id": "ses-dotfiles",
-                "started": "2026-03-02T11:00:00Z",
-            }
-        ).encode(),
-        event("message", 1, role="user", content="Add my usual rules to the global settings."),
-        event("tool_call", 2, tool="Edit", args="/Users/alice/.claude/CLAUDE.md", result="ok"),
-        json.dumps({"event": "session_end", "ended": "2026-03-02T11:03:00Z"}).encode(),
-    ]
-    report = process_stream(memory_repo, [line + b"\n" for line in lines + elsewhere])
+    lines = session(
+        "ses-nofolder",
+        10,
+        ("message", {"role": "user", "content": "The empty cart shows NaN as its total. Fix it."}),
+        ("tool_call", {"tool": "Read", "args": "/Users/alice/.claude/settings.json"}),
+        ("tool_call", {"tool": "Edit", "args": f"{root}/src/cart.ts", "result": "updated"}),
+        ("tool_call", {"tool": "Bash", "args": f"cd {root} && pnpm test", "result": "13 passed"}),
+        ("message", {"role": "agent", "content": "I've fixed the total of an empty cart."}),
+    )
+    elsewhere = session(
+        "ses-dotfiles",
+        11,
+        ("message", {"role": "user", "content": "Add my usual rules to the global settings."}),
+        ("tool_call", {"tool": "Edit", "args": "/Users/alice/.claude/CLAUDE.md", "result": "ok"}),
+    )
+    report = process_stream(memory_repo, [(line + "\n").encode() for line in lines + elsewhere])
     assert not report.refused
     # the transcripts say so too, so that search ranks the session's turns as shop-api's
     from autopoiesis.formats import transcript as tf
