@@ -89,9 +89,9 @@ def folders_worked_in(turns: Iterable[tf.Turn]) -> list[str]:
             args = item.args.strip()
             if is_edit(item.tool):
                 path = args.split(maxsplit=1)[0] if args else ""
-                folder = re.split(r"[\\/](?=[^\\/]*$)", path, maxsplit=1)[0]
-                if _ABSOLUTE.match(path) and folder and folder != path:
-                    out.append(folder)
+                cut = max(path.rfind("/"), path.rfind("\\"))  # the file's own name
+                if _ABSOLUTE.match(path) and cut > 0:
+                    out.append(path[:cut])
             elif is_shell(item.tool):
                 m = _CD_TARGET.match(args)
                 if m and _ABSOLUTE.match(m.group(1).strip("\"'")):
