@@ -86,23 +86,29 @@ def agent_repo(memory_repo: MemoryRepo, commit_all) -> tuple[MemoryRepo, str, st
     return memory_repo, agent, talk, named
 
 
-def test_the_users_words_in_an_agent_session_count_more(agent_repo) -> None:
+@pytest.mark.parametrize("merge", ["rrf", "weighted"])
+def test_the_users_words_in_an_agent_session_count_more(agent_repo, merge: str) -> None:
     repo, agent, talk, _ = agent_repo
     with SearchIndex(repo) as idx:
-        results = idx.search("run the build scripts with bun or node", 10, explain=True)
+        results = idx.search(
+            "run the build scripts with bun or node", 10, explain=True, merge=merge
+        )
     by_heading = {}
     for r in results:
         detail = r.explain or {}
-        # the merged score is the reciprocal-rank fusion of the two lists, times the factors
-        # (a file as the template ships it has its own, test_shipped_files)
-        rrf = (1 / (RRF_K + detail["bm25_rank"]) if detail["bm25_rank"] else 0.0) + (
-            idx.embedder.rrf_weight / (RRF_K + detail["vector_rank"])
-            if detail["vector_rank"]
-            else 0.0
-        )
         factor = detail["user_turn_factor"] or 1.0
         shipped = detail["shipped_factor"] or 1.0
-        assert r.score == pytest.approx(rrf * factor * shipped, rel=1e-4)
+        if merge == "rrf":
+            # the merged score is the reciprocal-rank fusion of the two lists, times the
+            # factors (a file as the template ships it has its own, test_shipped_files)
+            rrf = (1 / (RRF_K + detail["bm25_rank"]) if detail["bm25_rank"] else 0.0) + (
+                idx.embedder.rrf_weight / (RRF_K + detail["vector_rank"])
+                if detail["vector_rank"]
+                else 0.0
+            )
+            assert r.score == pytest.approx(rrf * factor * shipped, rel=1e-4)
+        else:  # normalised BM25 and similarity, weighted to at most 1, times the factors
+            assert 0 < r.score <= factor * shipped + 1e-9
         by_heading.setdefault((r.path, factor), r)
     # the instruction of the agent session's user: the factor, and the first result
     lines = (repo.root / agent).read_text(encoding="utf-8").splitlines()

@@ -335,9 +335,12 @@ def test_search_points_at_lines_and_filters_category(filled: MemoryRepo) -> None
         assert weighted[0].explain["merge"] == "weighted"
         assert weighted[0].explain["bm25"] is not None
         assert weighted[0].explain["vector_similarity"] is not None
-        # auto, the default, is reciprocal-rank fusion with the lexical offline embedder
+        # auto, the default, is the weighted merge with the offline embedder too; rrf on request
         auto = index.search("blue-green deploys", limit=3, explain=True)
-        assert auto[0].explain["merge"] == "rrf"
+        assert auto[0].explain["merge"] == "weighted"
+        fused = index.search("blue-green deploys", limit=3, merge="rrf", explain=True)
+        assert fused[0].explain["merge"] == "rrf"
+        assert fused[0].path == "knowledge/projects/infra/context.md"
         d = weighted[0].to_dict()
         assert {
             "path",
@@ -801,12 +804,12 @@ def test_cli_search_json_batch_status_doctor(filled: MemoryRepo, tmp_path: Path)
         app, ["-C", str(filled.root), "search", "sqlite", "--explain", "--category", "conversation"]
     )
     assert r.exit_code == 0
-    assert "explain: merge=rrf" in r.stdout  # auto, with the offline embedder
+    assert "explain: merge=weighted" in r.stdout  # auto, with the offline embedder
     r = runner.invoke(
-        app, ["-C", str(filled.root), "search", "sqlite", "--explain", "--merge", "weighted"]
+        app, ["-C", str(filled.root), "search", "sqlite", "--explain", "--merge", "rrf"]
     )
     assert r.exit_code == 0
-    assert "explain: merge=weighted" in r.stdout
+    assert "explain: merge=rrf" in r.stdout
     r = runner.invoke(app, ["-C", str(filled.root), "search", "sqlite", "--merge", "best"])
     assert r.exit_code == 2
     assert "use auto, rrf or weighted" in r.output
@@ -961,7 +964,7 @@ def test_embedders_are_made_by_name_from_the_registry(filled: MemoryRepo) -> Non
     made = make_embedder("offline", filled.config)
     assert isinstance(made, Embedder)
     assert made.fingerprint == "offline:hash-v3:512"
-    assert made.preferred_merge == "rrf"
+    assert made.preferred_merge == "weighted"
     register_embedder("test-tiny", lambda config: HashingEmbedder(32))
     assert make_embedder("test-tiny", filled.config).dimensions == 32
     with pytest.raises(ConfigError, match="unknown search.embedder 'nope'; use offline, openai"):

@@ -460,13 +460,17 @@ def test_the_server_writes_nothing_but_the_protocol_on_stdout(
 def test_search_prefers_the_project_of_the_servers_folder(
     repo: MemoryRepo, tmp_path: Path, git, commit_all
 ) -> None:
-    # The same fact in two projects' knowledge: started in beta's repository, the server
-    # ranks beta's first (alpha's, indexed first, wins a tie); `project` overrides; an
-    # unknown project is refused by name.
-    for name in ("alpha", "beta"):
+    # The same fact in two projects' knowledge, alpha's said more plainly: started in beta's
+    # repository, the server ranks beta's first (alpha's wins without a project); `project`
+    # overrides; an unknown project is refused by name.
+    said = {
+        "alpha": "The deploy script lives in tools/ship.",
+        "beta": "The deploy script lives in tools/ship, next to the release notes template.",
+    }
+    for name, fact in said.items():
         note = repo.root / "knowledge" / "projects" / name / "context.md"
         note.parent.mkdir(parents=True, exist_ok=True)
-        note.write_text(f"# {name}\n\n## Tooling\n- The deploy script lives in tools/ship.\n")
+        note.write_text(f"# {name}\n\n## Tooling\n- {fact}\n")
     commit_all(repo, "memory: two projects")
     checkout = tmp_path / "beta-checkout"
     checkout.mkdir()
@@ -479,7 +483,7 @@ def test_search_prefers_the_project_of_the_servers_folder(
             assert not err, text
             return json.loads(text)["results"][0]["project"]
 
-        assert await first({"project": ""}) == "alpha"  # no preference: the tie
+        assert await first({"project": ""}) == "alpha"  # no preference: the plainer match
         assert await first({}) == "beta"
         assert await first({"project": "alpha"}) == "alpha"
         err, text = await call("search", {"query": "deploy script", "project": "gamma"})
