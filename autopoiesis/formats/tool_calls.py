@@ -11,6 +11,7 @@ server's prefix (`mcp.bash`) or a version (Cursor's `run_terminal_command_v2`,
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable
 
@@ -105,24 +106,45 @@ _APP_FOLDER = re.compile(
 )
 
 
+def _folder_project(folder: str) -> str | None:
+    """The project of a folder a session worked in (`core.project.project_name`); none for
+    a folder under a dot folder of the home folder (~/.claude): an application's."""
+    return None if _APP_FOLDER.match(folder) else project_name(folder)
+
+
 def project_worked_in(turns: Iterable[tf.Turn]) -> str | None:
     """The project most of a session's work was in (`folders_worked_in`, each folder named
-    as a working folder is: `core.project.project_name`), or None. A folder under a dot
-    folder of the home folder (~/.claude) is an application's, no project's."""
-    counts: dict[str, int] = {}
+    by `_folder_project`), or None."""
     names: dict[str, str | None] = {}
+    counts: dict[str, int] = {}
     for folder in folders_worked_in(turns):
         if folder not in names:
-            names[folder] = None if _APP_FOLDER.match(folder) else project_name(folder)
+            names[folder] = _folder_project(folder)
         name = names[folder]
         if name:
             counts[name] = counts.get(name, 0) + 1
     return min(counts, key=lambda name: (-counts[name], name)) if counts else None
 
 
+def folder_of_project(turns: Iterable[tf.Turn], project: str) -> str:
+    """The folder a session worked in for PROJECT, as its tool calls show it: the deepest
+    folder holding every folder of that project it edited in or moved into, when that
+    folder is the project's too; "" otherwise (and for Windows paths)."""
+    folders = [
+        f
+        for f in dict.fromkeys(folders_worked_in(turns))
+        if f.startswith("/") and _folder_project(f) == project
+    ]
+    if not folders:
+        return ""
+    common = posixpath.commonpath(folders)
+    return common if _folder_project(common) == project else ""
+
+
 __all__ = [
     "EDIT_TOOLS",
     "SHELL_TOOLS",
+    "folder_of_project",
     "folders_worked_in",
     "is_edit",
     "is_shell",

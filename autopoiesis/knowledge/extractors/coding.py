@@ -16,14 +16,12 @@ in MEMORY.md or reference/general.md.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass
 from datetime import datetime
 
 from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import project_context_file
-from autopoiesis.core.project import project_name
 from autopoiesis.formats import tool_calls as tools
 from autopoiesis.formats import transcript as tf
 from autopoiesis.knowledge.changes import KnowledgeChange
@@ -340,7 +338,11 @@ def _names_a_task(request: str) -> bool:
 def tool_steps(src: SourceTranscript) -> list[ToolStep]:
     steps: list[ToolStep] = []
     request = ""
-    cwd = str(getattr(src.transcript.meta, "cwd", None) or "") or _worked_in(src)
+    # a session without a recorded working folder: the one its tool calls show, so that
+    # its edits are named as the project's people name them (`src/cart.ts`)
+    cwd = str(getattr(src.transcript.meta, "cwd", None) or "") or tools.folder_of_project(
+        src.transcript.turns, src.project
+    )
     for turn in src.transcript.turns:
         if turn.role == "user":
             if any(isinstance(i, tf.Text) for i in turn.items):
@@ -355,22 +357,6 @@ def tool_steps(src: SourceTranscript) -> list[ToolStep]:
                     ToolStep(utc(turn.time), item.tool, item.args, item.result or "", request, cwd)
                 )
     return steps
-
-
-def _worked_in(src: SourceTranscript) -> str:
-    """The folder a session without a recorded working folder worked in, as its tool calls
-    show it: the deepest folder holding every folder of its project it edited in or moved
-    into, when that is its project's too (so that its edits are named as the project's
-    people name them, `src/cart.ts`, not by the path of another machine); "" otherwise."""
-    named: dict[str, bool] = {}
-    for folder in tools.folders_worked_in(src.transcript.turns):
-        if folder.startswith("/") and folder not in named:
-            named[folder] = project_name(folder) == src.project
-    folders = [folder for folder, ours in named.items() if ours]
-    if not folders:
-        return ""
-    common = posixpath.commonpath(folders)
-    return common if project_name(common) == src.project else ""
 
 
 def _code(text: str, limit: int = 160) -> str:

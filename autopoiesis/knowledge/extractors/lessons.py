@@ -192,15 +192,46 @@ _RULE_TOPIC = re.compile(
 )
 
 
+def _requested_rules(text: str) -> list[tuple[str | None, str]]:
+    """(topic, rule) of each rule the user's message TEXT asks for (`cues.RULE_REQUEST`):
+    what a request says the rule is (no topic), or each item of the list after a request
+    that says none, with the topic that request names. Whole statements of three long
+    words or more only."""
+    lines = [re.sub(r"@\S+", "", line).strip() for line in prose.prose_of(text).split("\n")]
+    out = []
+    for n, line in enumerate(lines):
+        m = cues.RULE_REQUEST.match(line)
+        if m is None:
+            continue
+        rules = [m["body"] or m["listed"] or ""]
+        topic = None
+        if not m["body"]:
+            about = _RULE_TOPIC.search(m["rest"] or "")
+            topic = about["topic"].strip() if about else None
+            for later in lines[n + 1 :]:
+                listed = cues.LIST_ITEM.match(later)
+                if listed is None and later:
+                    break  # the list, if any, ended
+                rules.append(listed["item"] if listed else "")
+        out += [
+            (topic, rule)
+            for rule in rules
+            if len(long_words(rule)) >= 3
+            and not rule.rstrip().endswith("?")
+            and prose.is_statement(rule)
+        ]
+    return out
+
+
 def rule_request_changes(
     src: SourceTranscript, key: str, known: frozenset[str] = frozenset()
 ) -> list[KnowledgeChange]:
-    """The rules the user asked the agent to keep (`cues.RULE_REQUEST`): what a request
-    says the rule is ("create a rule that ..."), or each item of the list after a request
-    that says none ("add a rule providing guidance on how to write PR descriptions" and
-    its points, each after the topic the request names). Filed as a preference said in the
-    session (`preference_home`); a rule whose words are in KNOWN (`normalize_fact`), found
-    already, is left out."""
+    """The rules the user asked the agent to keep (`_requested_rules`: "create a rule that
+    ...", or the points of "add a rule providing guidance on how to write PR descriptions"),
+    filed as a preference said in the session (`preference_home`); a rule whose words are
+    in KNOWN (`normalize_fact`), found already, is left out. No subject: a rule of how to
+    code is no answer-length or format preference that a later one replaces (as with
+    `preference_v3_in`'s)."""
     out = []
     for turn in src.transcript.turns:
         if turn.role != "user" or turn.name is not None:
@@ -208,41 +239,13 @@ def rule_request_changes(
         for item in turn.items:
             if not isinstance(item, tf.Text) or prose.looks_pasted(item.content):
                 continue
-            lines = [
-                re.sub(r"@\S+", "", line).strip()
-                for line in prose.prose_of(item.content).split("\n")
-            ]
-            for n, line in enumerate(lines):
-                m = cues.RULE_REQUEST.match(line)
-                if m is None:
+            for topic, rule in _requested_rules(item.content):
+                if normalize_fact(clean(rule)) in known:
                     continue
-                rules = [m["body"] or m["listed"] or ""]
-                topic = None
-                if not m["body"]:
-                    about = _RULE_TOPIC.search(m["rest"] or "")
-                    topic = about["topic"].strip() if about else None
-                    for later in lines[n + 1 :]:
-                        listed = cues.LIST_ITEM.match(later)
-                        if listed is None and later:
-                            break  # the list, if any, ended
-                        rules.append(listed["item"] if listed else "")
-                for rule in rules:
-                    if (
-                        len(long_words(rule)) < 3
-                        or rule.rstrip().endswith("?")
-                        or not prose.is_statement(rule)
-                        or normalize_fact(clean(rule)) in known
-                    ):
-                        continue
-                    text = clean(f"{topic}: {rule}" if topic else rule)
-                    # no subject: a rule of how to code is no answer-length or format
-                    # preference that a later one replaces (as with `preference_v3_in`'s)
-                    path, section = preference_home(src, text)
-                    out.append(
-                        KnowledgeChange(
-                            path, "append", section, text, src.provenance(utc(turn.time), key)
-                        )
-                    )
+                text = clean(f"{topic}: {rule}" if topic else rule)
+                path, section = preference_home(src, text)
+                at = src.provenance(utc(turn.time), key)
+                out.append(KnowledgeChange(path, "append", section, text, at))
     return out
 
 
