@@ -3,6 +3,11 @@ and which one is the MCP server the daemon starts warm (mcp_call)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from typing import Any
+
 import pytest
 
 from autopoiesis.fastpath.rules import mcp_call, parse_hook_argv
@@ -45,3 +50,31 @@ def test_which_calls_take_the_hook_fast_path(argv: list[str], fast: bool) -> Non
 )
 def test_only_the_bare_mcp_command_is_started_by_the_daemon(argv: list[str], warm: bool) -> None:
     assert mcp_call(argv) is warm
+
+
+@pytest.mark.parametrize(
+    "args, collector",
+    [
+        (["compile", "what did we decide", "--dry-run"], False),
+        (["search", "decide"], False),
+        (["hook", "claude-code", "Stop"], False),
+        (["status"], True),  # not a call the daemon answers: the collector stays on
+    ],
+)
+def test_a_call_the_daemon_may_answer_runs_without_the_cycle_collector(
+    memory_repo: Any, args: list[str], collector: bool
+) -> None:
+    """The light entry turns the cyclic garbage collector off for the one-shot calls
+    (search, compile, the harness hooks), whose objects all go with the process; every
+    other command keeps it. Run as `python -m autopoiesis` runs, reporting at exit."""
+    probe = (
+        "import atexit, gc, runpy, sys\n"
+        "atexit.register(lambda: sys.stderr.write(f'collector={gc.isenabled()}\\n'))\n"
+        f"sys.argv = ['autopoiesis', '-C', {str(memory_repo.root)!r}, *{args!r}]\n"
+        "runpy.run_module('autopoiesis', run_name='__main__')\n"
+    )
+    env = dict(os.environ, AUTOPOIESIS_NO_DAEMON="1")
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, input="{}", capture_output=True, text=True
+    )
+    assert f"collector={collector}" in done.stderr, done.stderr
