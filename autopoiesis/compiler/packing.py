@@ -346,6 +346,15 @@ class Hit:
         )
 
 
+def section_label(path: str, spans: str) -> str:
+    """The label of PATH's section holding the line SPANS ("3-9,14-20"): `knowledge:PATH:SPANS`,
+    or a team's note as the team's (`team:NAME:knowledge/...:SPANS`)."""
+    team = team_of(path)
+    if team is not None:
+        return f"team:{team}:" + path.split("/", 2)[2] + ":" + spans
+    return "knowledge:" + path + ":" + spans
+
+
 @dataclass
 class Packed:
     """One file's section: the units taken, why, and what it costs."""
@@ -363,11 +372,7 @@ class Packed:
 
     def label(self, chosen: Iterable[int] | None = None) -> str:
         spans = self.source.runs_spans(self.chosen if chosen is None else chosen)
-        where = ":" + ",".join(f"{a}-{b}" for a, b in spans)
-        team = team_of(self.path)
-        if team is not None:  # a team's note: labelled as the team's (`team:NAME:knowledge/...`)
-            return f"team:{team}:" + self.path.split("/", 2)[2] + where
-        return "knowledge:" + self.path + where
+        return section_label(self.path, ",".join(f"{a}-{b}" for a, b in spans))
 
     def content(self, chosen: Iterable[int] | None = None) -> str:
         return self.source.render(self.chosen if chosen is None else chosen, self.marks)
@@ -387,7 +392,9 @@ class Packing:
     """The outcome: the files packed, best first, and the hits that did not fit."""
 
     files: list[Packed]
-    left_out: list[tuple[Hit, int]]  # (hit, its cost when it was tried) of the files left out
+    # (hit, its cost when it was tried, whether that cost is exact) of the files left out;
+    # not exact: its file was not read, and the cost is the floor that was over what was left
+    left_out: list[tuple[Hit, int, bool]]
     tokens: int
     crowded: bool = False  # some hit did not fit: more hits would not help
 
@@ -427,13 +434,20 @@ def pack(
 
     One queue orders both: a hit by its score, a unit next to a hit's run by that score
     times DECAY per unit of distance. SOURCE_OF_PATH gives a file's units (asked only
-    for the files whose hits are reached); COST(label, parts) is what a section costs
-    as rendered in the prompt (`Plan.cost_parts`)."""
+    for the files whose hits are reached and might fit); COST(label, parts) is what a
+    section costs as rendered in the prompt (`Plan.cost_parts`), never less when its
+    label or parts grow.
+
+    A hit in a file not read yet costs at least its section's label with no spans and
+    nothing in it. Once less than that is left, its file is not read (a session's
+    transcript is hundreds of kilobytes, and once the budget is full every hit still in
+    the queue would be read only to be left out: a cold `compile` on coding sessions read
+    28 transcripts for nothing, a third of its time); it is left out at that floor."""
     sources: dict[str, Source | None] = {}
     files: dict[str, Packed] = {}
     order: list[str] = []
     left = cap
-    left_out: list[tuple[Hit, int]] = []
+    left_out: list[tuple[Hit, int, bool]] = []
     # (-priority, sequence, hit, the unit next to its run, step -1/+1; step 0: the hit itself)
     queue: list[tuple[float, int, Hit, int, int]] = []
     seq = 0
@@ -461,6 +475,10 @@ def pack(
     while queue and left > 0:
         negp, _, hit, unit, step = heapq.heappop(queue)
         if hit.path not in sources:
+            floor = cost(section_label(hit.path, ""), ())
+            if floor > left:
+                left_out.append((hit, floor, False))
+                continue
             sources[hit.path] = source_of_path(hit.path)
         src = sources[hit.path]
         if src is None:
@@ -480,7 +498,7 @@ def pack(
                     if at not in focus:
                         del p.marks[at]
                 if not (focus and grow(p, focus)):
-                    left_out.append((hit, needed))
+                    left_out.append((hit, needed, True))
                     for at in marked:
                         p.marks.pop(at, None)
                     continue
@@ -500,7 +518,7 @@ def pack(
         push(-negp * decay * _nearness(src, unit + step), hit, unit + step, step)
     packed = [files[p] for p in order]
     return Packing(
-        packed, [(h, c) for h, c in left_out if h.path not in files], cap - left, bool(left_out)
+        packed, [x for x in left_out if x[0].path not in files], cap - left, bool(left_out)
     )
 
 

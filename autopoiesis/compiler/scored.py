@@ -174,11 +174,11 @@ class ScoredKnowledge:
             plan.offer(
                 f.label(), 3, f.content(), f.path, reason=f.reason(), spans=f.source.spans(f.chosen)
             )
-        for hit, tokens in packing.left_out:
+        for hit, tokens, exact in packing.left_out:
             plan.skip(
                 f"knowledge:{hit.path}:{hit.start}-{hit.end}",
                 3,
-                f"over the knowledge share ({tokens} tokens)",
+                f"over the knowledge share ({'' if exact else 'at least '}{tokens} tokens)",
                 hit.path,
                 tokens=tokens,
             )

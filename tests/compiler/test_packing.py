@@ -12,6 +12,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from autopoiesis.cli import app
@@ -567,3 +569,62 @@ def test_a_small_budget_takes_the_answering_line_of_a_long_turn(repo: MemoryRepo
     held = {lines[n - 1] for a, b in section.spans for n in range(a, b + 1)}
     assert output[37] in held and output[10] not in held
     assert res.total_tokens <= 1000
+
+
+def test_once_the_budget_is_full_a_hit_of_an_unread_file_is_left_out_unread() -> None:
+    """A file's section costs at least its label: when less than that is left, a hit in a
+    file not read yet is left out at that floor without reading the file (a coding
+    session's transcript is hundreds of kilobytes); one in a file read already still
+    gets its chance."""
+    from autopoiesis.compiler.packing import Hit, Source, Unit, pack, section_label
+    from autopoiesis.compiler.plan import Plan
+
+    cost = Plan(10_000).cost_parts
+    first = Source("raw/a.md", (Unit(1, 1, "10:00 user: use bun"), Unit(2, 2, "10:01 agent: ok")))
+    sources = {"raw/a.md": first, "raw/b.md": Source("raw/b.md", (Unit(1, 1, "x"),))}
+    asked: list[str] = []
+
+    def read(path: str) -> Source | None:
+        asked.append(path)
+        return sources[path]
+
+    whole_a = cost("knowledge:raw/a.md:1-2", first.parts({0, 1}))
+    floor_b = cost(section_label("raw/b.md", ""), ())
+    hits = [Hit("raw/a.md", 1, 1, 1.0), Hit("raw/b.md", 1, 1, 0.9), Hit("raw/a.md", 2, 2, 0.8)]
+    cap = cost("knowledge:raw/a.md:1-1", first.parts({0})) + floor_b - 1
+    packed = pack(hits, read, cap, cost)
+    assert asked == ["raw/a.md"]  # b.md is never read
+    assert [(h.path, tokens, exact) for h, tokens, exact in packed.left_out] == [
+        ("raw/b.md", floor_b, False)
+    ]
+    # with room for b.md's label and line, it is read and packed as before
+    asked.clear()
+    packed = pack(hits, read, whole_a + 50, cost)
+    assert asked == ["raw/a.md", "raw/b.md"] and [f.path for f in packed.files] == [
+        "raw/a.md",
+        "raw/b.md",
+    ]
+
+
+@given(
+    st.sampled_from(
+        [
+            "raw/conversations/2026/03/02/s.md",
+            "knowledge/notes/x.md",
+            "shared/ops/knowledge/runbook.md",
+        ]
+    ),
+    st.lists(st.integers(1, 400), min_size=1, max_size=6, unique=True),
+    st.text(max_size=30),
+)
+def test_the_floor_of_a_file_never_exceeds_what_its_section_costs(
+    path: str, lines: list[int], text: str
+) -> None:
+    from autopoiesis.compiler.packing import Packed, Source, Unit, section_label
+    from autopoiesis.compiler.plan import Plan
+
+    cost = Plan(10_000).cost_parts
+    units = tuple(Unit(n, n, f"{text} {n}") for n in sorted(lines))
+    p = Packed(Source(path, units))
+    chosen = set(range(len(units)))
+    assert cost(section_label(path, ""), ()) <= cost(p.label(chosen), p.parts(chosen))
