@@ -164,13 +164,23 @@ def scalar(value: Any) -> str:
         and not text.endswith((" ", ":"))
         and ": " not in text
         and " #" not in text
-        and _reads_as_str(text)
+        and (_letter_first_str(text) or _reads_as_str(text))
     ):
         return text
     # YAML forbids the C1 controls and a few other code points that JSON leaves alone.
     return _NONPRINTABLE.sub(
         lambda m: f"\\u{ord(m.group(0)):04x}", json.dumps(text, ensure_ascii=False)
     )
+
+
+def _letter_first_str(text: str) -> bool:
+    """Whether TEXT (a plain scalar) starts with a letter and is no bool or null word: then
+    every YAML 1.1 reader reads it as a string, as `_WORD` says of a single word, spaces and
+    colons or not (a date, a time, a number and a merge key all start otherwise). Asked
+    before `_reads_as_str`, which loads PyYAML (~25 ms): a transcript's title and source
+    are such texts, and the canonical frontmatter of each transcript a compile shows is
+    rendered again (formats/transcript_meta.py)."""
+    return text[:1].isalpha() and text.lower() not in _YAML11_WORDS
 
 
 def _reads_as_str(text: str) -> bool:

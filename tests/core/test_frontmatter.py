@@ -33,6 +33,17 @@ def test_scalar_round_trips_any_string(value: str) -> None:
     assert frontmatter.parse_yaml(f"k: {frontmatter.scalar(value)}\n")["k"] == value
 
 
+@given(
+    st.from_regex(r"[A-Za-z][A-Za-z0-9_ .:/@+-]{0,30}", fullmatch=True)
+    | st.sampled_from(["Yes", "NO", "On", "off", "Null", "y", "N", "True", "fAlse", "Task 012"])
+)
+def test_a_text_read_as_a_string_without_yaml_is_one_for_yaml_too(value: str) -> None:
+    # the shortcut that spares loading PyYAML agrees with its resolvers wherever it answers
+    if frontmatter._letter_first_str(value):
+        assert frontmatter._reads_as_str(value)
+        assert frontmatter.parse_yaml(f"k: {frontmatter.scalar(value)}\n")["k"] == value
+
+
 @pytest.mark.parametrize("value", ["A\n", "a b\n", "x:y\n"])
 def test_a_final_newline_is_quoted_not_lost(value: str) -> None:
     assert frontmatter.scalar(value).startswith('"')
