@@ -180,7 +180,7 @@ def _letter_first_str(text: str) -> bool:
     before `_reads_as_str`, which loads PyYAML (~25 ms): a transcript's title and source
     are such texts, and the canonical frontmatter of each transcript a compile shows is
     rendered again (formats/transcript_meta.py)."""
-    return text[:1].isalpha() and text.lower() not in _YAML11_WORDS
+    return text[:1].isascii() and text[:1].isalpha() and text.lower() not in _YAML11_WORDS
 
 
 def _reads_as_str(text: str) -> bool:
