@@ -33,9 +33,8 @@ FENCE = "---"
 _CLOSE = re.compile(r"^---[ \t]*$", re.MULTILINE)
 # \Z, not $: $ also matches before a final newline, and "A\n" written plain reads back "A".
 _PLAIN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .:/@+-]*\Z")
-# Starts with a letter and holds only these: no YAML 1.1 number, date, time or merge key
-# does (they start with a digit, a sign or a dot), so only the words below are not strings.
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*\Z")
+# The only plain texts starting with a letter that a YAML 1.1 reader takes for no string
+# (_letter_first_str): a number, date, time or merge key starts with a digit, a sign or a dot.
 _YAML11_WORDS = frozenset("y n yes no true false on off null".split())
 _NONPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 
@@ -157,8 +156,6 @@ def scalar(value: Any) -> str:
     if isinstance(value, (int, float)):
         return json.dumps(value)
     text = str(value)
-    if _WORD.match(text) and text.lower() not in _YAML11_WORDS:
-        return text  # a word no YAML 1.1 reader takes for anything but a string
     if (
         _PLAIN.match(text)
         and not text.endswith((" ", ":"))
@@ -175,11 +172,11 @@ def scalar(value: Any) -> str:
 
 def _letter_first_str(text: str) -> bool:
     """Whether TEXT (a plain scalar) starts with a letter and is no bool or null word: then
-    every YAML 1.1 reader reads it as a string, as `_WORD` says of a single word, spaces and
-    colons or not (a date, a time, a number and a merge key all start otherwise). Asked
-    before `_reads_as_str`, which loads PyYAML (~25 ms): a transcript's title and source
-    are such texts, and the canonical frontmatter of each transcript a compile shows is
-    rendered again (formats/transcript_meta.py)."""
+    every YAML 1.1 reader reads it as a string, spaces and colons or not (a date, a time, a
+    number and a merge key all start otherwise). Asked before `_reads_as_str`, which loads
+    PyYAML (~25 ms): a transcript's title and source are such texts, and the canonical
+    frontmatter of each transcript a compile shows is rendered again
+    (formats/transcript_meta.py)."""
     return text[:1].isascii() and text[:1].isalpha() and text.lower() not in _YAML11_WORDS
 
 
