@@ -216,7 +216,8 @@ def escape_line(line: str) -> str:
 
 
 def unescape_line(line: str) -> str:
-    return line[1:] if _STRUCTURAL_RE.match(line) and line.startswith("\\") else line
+    # the cheap test first: a reader unescapes every line of every turn it shows
+    return line[1:] if line.startswith("\\") and _STRUCTURAL_RE.match(line) else line
 
 
 # Unicode category Cc (C0 and C1 controls, DEL) but tab and newline; one regex pass is
