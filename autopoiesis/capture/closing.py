@@ -25,6 +25,7 @@ from autopoiesis.errors import (
 )
 from autopoiesis.formats import tool_calls
 from autopoiesis.formats import transcript as tf
+from autopoiesis.formats.specstory_markup import read_steps
 from autopoiesis.formats.transcript_files import SessionIndex
 from autopoiesis.git import runner as git
 from autopoiesis.git.repo import MemoryGit
@@ -100,8 +101,10 @@ def finalize_transcript(
         )
     new_meta = replace(meta, **meta_changes)
     if new_meta.project is None and new_meta.cwd is None:
-        # a stream that named no folder: the project its tool calls worked in
-        new_meta = replace(new_meta, project=tool_calls.project_worked_in(transcript.turns))
+        # a stream that named no folder: the project its tool calls worked in (read from
+        # an export's tool markup when the stream sent its Markdown as text: read_steps)
+        worked_in = tool_calls.project_worked_in(read_steps(transcript).turns)
+        new_meta = replace(new_meta, project=worked_in)
     if new_meta.ended is None:
         new_meta = replace(
             new_meta, ended=transcript.turns[-1].time if transcript.turns else meta.started

@@ -1095,3 +1095,71 @@ def test_an_imported_session_without_its_folder_gets_the_project_its_tools_worke
         for m in (tf.parse((memory_repo.root / r).read_text(), r).meta for r in report.imported)
     }
     assert metas == {"ses-billing": "billing-api", "ses-secret": None}
+
+
+@pytest.mark.slow
+def test_an_export_streamed_turn_by_turn_gives_what_its_import_gives(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A real SpecStory export (bench/coding) sent through `capture` by a converter that
+    makes each turn's Markdown one message, tool markup and all: extraction reads its tool
+    steps (formats/specstory_markup.read_steps), so the project's Commands are those its
+    import gives, and the journal names the commits it made."""
+    from autopoiesis.capture.stream import process_stream
+    from autopoiesis.integrations.specstory.importer import SpecStoryImporter
+    from autopoiesis.memory.initialize import init_memory_repo
+
+    history = Path(__file__).resolve().parents[2] / "bench/coding/sessions/minsky/.specstory"
+    export = history / "history/2025-04-29_16-46-debugging-pr-command-logic.md"
+    if not export.exists():
+        pytest.skip(f"{export} is not in this checkout")
+    text = export.read_text(encoding="utf-8")
+    events: list[dict[str, object]] = [
+        {
+            "event": "session_start",
+            "session_id": "ses-md",
+            "started": "2025-05-02T18:09:00Z",
+            "cwd": "/Users/someone/Projects/minsky",
+        },
+    ]
+    role, lines = None, []
+    for line in [*text.split("\n"), "_**User**_"]:  # a last marker closes the last turn
+        marker = line.strip() in ("_**User**_", "_**Assistant**_")
+        if marker and role and "\n".join(lines).strip().strip("-").strip():
+            body = "\n".join(lines).strip()
+            events.append(
+                {
+                    "event": "message",
+                    "role": role,
+                    "content": body,
+                    "timestamp": f"2025-05-02T18:{10 + len(events):02d}:00Z",
+                }
+            )
+        if marker:
+            role, lines = ("user" if "User" in line else "assistant"), []
+        elif role:
+            lines.append(line)
+    events.append({"event": "session_end", "ended": "2025-05-02T19:00:00Z"})
+    report = process_stream(memory_repo, [(json.dumps(e) + "\n").encode() for e in events])
+    assert not report.refused
+    with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
+        assert not ex.extract_pending().failed
+    streamed_journal = "".join(
+        p.read_text() for p in (memory_repo.root / "knowledge/journal").glob("*.md")
+    )
+    streamed = _live(memory_repo, "knowledge/projects/minsky/context.md", "Commands")
+
+    imported_repo = MemoryRepo(
+        init_memory_repo(tmp_path / "imported", install_hooks=False, build_index=False).root
+    )
+    placed = tmp_path / "minsky/.specstory/history" / export.name
+    placed.parent.mkdir(parents=True)
+    placed.write_text(text, encoding="utf-8")
+    assert SpecStoryImporter().detect(placed, text) > 0.5
+    assert not import_files(imported_repo, [placed]).refused
+    with KnowledgeExtractor(imported_repo, use_llm=False) as ex:
+        assert not ex.extract_pending().failed
+    imported = _live(imported_repo, "knowledge/projects/minsky/context.md", "Commands")
+
+    assert streamed and streamed == imported
+    assert 'committed "Update PR description for session 004' in streamed_journal

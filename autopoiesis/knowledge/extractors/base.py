@@ -38,6 +38,7 @@ from autopoiesis.core.text import slugify, split_sentences, words
 from autopoiesis.errors import UnknownExtractorError
 from autopoiesis.formats import tool_calls
 from autopoiesis.formats import transcript as tf
+from autopoiesis.formats.specstory_markup import read_steps
 from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
 from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.writer import WritePolicy
@@ -126,7 +127,9 @@ class SourceTranscript:
 
     @classmethod
     def from_text(cls, path: str, text: str) -> SourceTranscript:
-        return cls(path, content_hash(text), tf.parse(text, path), text)
+        """The transcript at PATH, its agent's steps read when it came as an export's
+        Markdown through a capture stream (`specstory_markup.read_steps`)."""
+        return cls(path, content_hash(text), read_steps(tf.parse(text, path)), text)
 
     @property
     def started(self) -> datetime:

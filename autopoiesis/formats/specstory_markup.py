@@ -1,0 +1,246 @@
+"""SpecStory's Markdown of a turn (`<project>/.specstory/history/*.md`, the exports of
+Cursor, Claude Code and Copilot chats): how its steps read as transcript items. The
+SpecStory importer (integrations/specstory) reads each turn of an export with it, and
+extraction (`read_steps`) the agent texts of a transcript captured from such an export.
+
+Inside a turn, `---` lines separate the agent's steps. A step is a tool use when it is a
+`<tool-use data-tool-name=NAME>` block (v2), a `<details><summary>Searched codebase ...`
+block or a `Read file: PATH` line (v1), or a ```` ```bash ```` command fence followed by its
+output fence and nothing else (v1's terminal runs); it becomes a tool call with its name, its
+argument (the command, the path, the query) and its output as the result (a long one
+clipped to its head and its tail, where a run's verdict is). Every other step
+is the turn's text; thinking (`<think>`) is left out. A v1 diff fence stays text: it is the
+change itself, longer than a tool result keeps.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import replace
+
+from autopoiesis.formats import transcript as tf
+
+RESULT_CHARS = 300  # what formats.transcript keeps of a tool result
+_FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
+# bounded: a tag or an attribute left open must not make each match scan to the text's end
+_TOOL_NAME_ATTR = re.compile(r'data-tool-name="([^"\n]{1,200})"')
+_TOOL_USE_SUMMARY = re.compile(r"^Tool use: \*\*(?P<name>[^*]+)\*\*(?:\s*•\s*(?P<what>.*))?$")
+_LABELLED = re.compile(r"^[A-Z][A-Za-z ]{1,30}?: (.+)$")  # "Run command: ls", "Read file: a.py"
+_READ_FILE = re.compile(r"^Read file: (.+)$")
+_SHELLS = frozenset({"bash", "sh", "shell", "zsh", "powershell", "pwsh", "cmd", "console"})
+_V1_TOOLS = (  # a v1 <summary>'s opening words -> the tool Cursor ran
+    ("Searched codebase", "codebase_search"),
+    ("Grep search", "grep_search"),
+    ("Grep for", "grep_search"),
+    ("Searched files", "file_search"),
+    ("Searched web", "web_search"),
+    ("Listed directory", "list_dir"),
+    ("Listed current directory", "list_dir"),
+    ("Deleted", "delete_file"),
+)
+_TAGS = re.compile(r"</?(?:details|summary|tool-use)\b[^>]{0,500}>")
+
+
+def _between(text: str, opening: str, closing: str, start: int = 0) -> tuple[int, int] | None:
+    """Where OPENING's first occurrence from START opens and the first CLOSING after it
+    ends, or None. str.find, not a lazy regex: with the block left open, a regex would scan
+    to the end of the text from each OPENING (a captured message is anyone's text)."""
+    i = text.find(opening, start)
+    j = text.find(closing, i + len(opening)) if i >= 0 else -1
+    return (i, j + len(closing)) if j >= 0 else None
+
+
+def _without_thinking(text: str) -> str:
+    """TEXT without its `<think>...</think>` blocks (one left open stays)."""
+    out, pos = [], 0
+    while (block := _between(text, "<think>", "</think>", pos)) is not None:
+        out.append(text[pos : block[0]])
+        pos = block[1]
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _summary(step: str) -> tuple[str, int]:
+    """The text of STEP's first `<summary>` (flattened) and where it ends; ("", 0) without one."""
+    block = _between(step, "<summary>", "</summary>")
+    if block is None:
+        return "", 0
+    return " ".join(
+        step[block[0] + len("<summary>") : block[1] - len("</summary>")].split()
+    ), block[1]
+
+
+def _steps(lines: list[str]) -> list[str]:
+    """LINES cut at the `---` lines that are not inside a code fence or a tool-use block."""
+    steps: list[list[str]] = [[]]
+    fence: str | None = None
+    in_tool = 0
+    for line in lines:
+        stripped = line.strip()
+        m = _FENCE.match(stripped)
+        if fence is None and m:
+            fence = m.group(1)
+        elif fence is not None and m and stripped.startswith(fence) and not m.group(2).strip():
+            fence = None
+        elif fence is None:
+            if stripped.startswith("<tool-use"):
+                in_tool += 1
+            elif stripped.startswith("</tool-use>"):
+                in_tool = max(0, in_tool - 1)
+            elif stripped == "---" and not in_tool:
+                steps.append([])
+                continue
+        steps[-1].append(line)
+    return [s for s in ("\n".join(step).strip() for step in steps) if s]
+
+
+def _fences(text: str) -> list[tuple[str, str, bool]]:
+    """The code fences of TEXT: (info string, body, whether text lies outside them)."""
+    out: list[tuple[str, str, bool]] = []
+    fence: str | None = None
+    info = ""
+    body: list[str] = []
+    outside = False
+    for line in text.split("\n"):
+        stripped = line.strip()
+        m = _FENCE.match(stripped)
+        if fence is None:
+            if m:
+                fence, info, body = m.group(1), m.group(2).strip(), []
+            elif stripped:
+                outside = True
+        elif m and stripped.startswith(fence) and not m.group(2).strip():
+            out.append((info, "\n".join(body), False))
+            fence = None
+        else:
+            body.append(line)
+    if fence is not None:
+        out.append((info, "\n".join(body), False))
+    return [(i, b, outside) for i, b, _ in out]
+
+
+def _clip(result: str | None) -> str | None:
+    """RESULT as a transcript keeps it (one line, RESULT_CHARS at most): a long output's
+    head and its tail, where a command's verdict (`1 fail`, the error) is."""
+    if result is None:
+        return None
+    flat = " ".join(result.split())
+    if len(flat) <= RESULT_CHARS:
+        return flat or None
+    head = RESULT_CHARS // 3
+    return f"{flat[:head]} … {flat[-(RESULT_CHARS - head - 3) :]}"
+
+
+def _tool_use(step: str) -> tf.ToolCall:
+    """A v2 `<tool-use>` block as a tool call."""
+    name_attr = _TOOL_NAME_ATTR.search(step)
+    summary, after = _summary(step)
+    head = _TOOL_USE_SUMMARY.match(summary)
+    name = (name_attr.group(1) if name_attr else None) or (head.group("name") if head else "tool")
+    what = ((head.group("what") or "") if head else summary).split(" • ")[0]
+    labelled = _LABELLED.match(what)
+    args = labelled.group(1) if labelled else what
+    rest = _TAGS.sub("", step[after:])
+    results = [body for info, body, _ in _fences(rest) if body.strip() != args.strip()]
+    if not results and not _fences(rest):
+        results = [rest]
+    result = "\n".join(r.strip() for r in results if r.strip()) or None
+    return tf.ToolCall(name, html.unescape(args), _clip(html.unescape(result) if result else None))
+
+
+def _details(step: str) -> tf.ToolCall:
+    """A v1 `<details><summary>Searched codebase "q" • **25** results</summary>` block."""
+    summary, after = _summary(step)
+    what = summary.split(" • ")[0]
+    name = "tool"
+    for lead, tool in _V1_TOOLS:
+        if what.startswith(lead):
+            name, what = tool, what[len(lead) :].strip()
+            break
+    rest = _TAGS.sub("", step[after:]).strip()
+    return tf.ToolCall(name, what.strip('"') or what, _clip(rest))
+
+
+def _step_items(step: str) -> list[tf.Item]:
+    """One step of an agent turn: tool calls, or text (None: nothing to keep)."""
+    step = _without_thinking(step).strip()
+    if not step:
+        return []
+    if step.startswith("<tool-use"):
+        return [_tool_use(step)]
+    if step.startswith("<details") and _between(step, "<summary>", "</summary>"):
+        return [_details(step)]
+    lines = step.split("\n")
+    reads = [_READ_FILE.match(ln.strip()) for ln in lines]
+    if all(reads):
+        return [tf.ToolCall("read_file", m.group(1), None) for m in reads if m]
+    fences = _fences(step)
+    if (
+        fences
+        and len(fences) <= 2
+        and not fences[0][2]
+        and fences[0][0].lower() in _SHELLS
+        and all(not info for info, _, _ in fences[1:])
+    ):
+        output = fences[1][1].strip() if len(fences) > 1 else ""
+        return [tf.ToolCall("run_terminal_cmd", fences[0][1].strip(), _clip(output))]
+    return [tf.Text(step)]
+
+
+def turn_items(role: str, lines: list[str]) -> list[tf.Item]:
+    """A turn of an export as transcript items: a user's its text; an agent's its steps
+    (`_step_items`), text joined, thinking left out."""
+    if role == "user":
+        text = _without_thinking("\n".join(lines)).strip()
+        while text.endswith("\n---") or text == "---":
+            text = text[:-3].rstrip()
+        return [tf.Text(text)] if text else []
+    items: list[tf.Item] = []
+    for step in _steps(lines):
+        for item in _step_items(step):
+            last = items[-1] if items else None
+            if isinstance(item, tf.Text) and isinstance(last, tf.Text):
+                items[-1] = tf.Text(f"{last.content}\n\n{item.content}")
+            else:
+                items.append(item)
+    return items
+
+
+# A tool step as only SpecStory writes it, at the start of a line: v2's `<tool-use`, v1's
+# `<details>` (with its `<summary>`) and `Read file: PATH`.
+_TOOL_MARKUP = re.compile(
+    r"^\s*<(?:tool-use\b|details>\s*$|details>\s*<summary>)|^Read file: \S", re.MULTILINE
+)
+
+
+def read_steps(transcript: tf.Transcript) -> tf.Transcript:
+    """TRANSCRIPT with its agent's steps read, when it came as SpecStory's Markdown through
+    a capture stream: a converter that sends each turn's Markdown as one message leaves
+    the tool uses in the text, and with them which files changed, which commands ran and
+    what they answered. So when no turn holds a tool call and an agent's text carries
+    SpecStory's tool markup (`<tool-use ...>`, `<details><summary>...`, `Read file: PATH`),
+    every agent text is read as the importer reads a turn of the export (`turn_items`).
+    Any other transcript is returned as it is: a terminal fence in a harness's message is
+    a suggestion, not a run. The file is not changed: this is how extraction reads it."""
+    turns = transcript.turns
+    if any(isinstance(i, tf.ToolCall) for t in turns for i in t.items) or not any(
+        t.role == "agent" and isinstance(i, tf.Text) and _TOOL_MARKUP.search(i.content)
+        for t in turns
+        for i in t.items
+    ):
+        return transcript
+    read = []
+    for t in turns:
+        if t.role != "agent":
+            read.append(t)
+            continue
+        items: list[tf.Item] = []
+        for item in t.items:
+            items += (
+                turn_items("agent", item.content.split("\n"))
+                if isinstance(item, tf.Text)
+                else [item]
+            )
+        read.append(replace(t, items=tuple(items)))
+    return replace(transcript, turns=tuple(read))

@@ -1,0 +1,172 @@
+"""SpecStory's Markdown of a turn read as transcript items (formats/specstory_markup.py): a
+transcript captured from an export converted turn by turn, tool markup left in the text,
+reads with its tool calls; any other transcript reads as it is."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.capture.stream import process_stream
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.formats import transcript as tf
+from autopoiesis.formats.specstory_markup import read_steps
+from autopoiesis.knowledge.extractors import SourceTranscript
+from autopoiesis.memory.initialize import init_memory_repo
+
+V2_STEP = """I'll run the tests.
+
+---
+
+<tool-use data-tool-type="shell" data-tool-name="run_terminal_cmd"><details><summary>Tool use: **run_terminal_cmd** • Run command: bun test src/cart.test.ts</summary>
+
+```bash
+bun test src/cart.test.ts
+```
+
+```
+ 12 pass
+ 0 fail
+```
+</details>
+</tool-use>
+
+---
+
+All 12 tests pass."""
+
+SUGGESTION = """Run this to check:
+
+---
+
+```bash
+bun test src/cart.test.ts
+```
+
+```
+ 12 pass
+```"""
+
+
+def _captured(repo: MemoryRepo, agent_text: str, tool_call: bool = False) -> SourceTranscript:
+    """One session streamed as a converter of exported Markdown sends it: the user's turn,
+    then the agent's Markdown as one message (and a structured tool call, when TOOL_CALL)."""
+    at = "2026-03-02T10:0"
+    events = [
+        {
+            "event": "session_start",
+            "session_id": "ses-md",
+            "started": f"{at}0:00Z",
+            "cwd": "/w/shop",
+        },
+        {
+            "event": "message",
+            "role": "user",
+            "content": "run the cart tests",
+            "timestamp": f"{at}1:00Z",
+        },
+        {"event": "message", "role": "assistant", "content": agent_text, "timestamp": f"{at}2:00Z"},
+    ]
+    if tool_call:
+        events.append(
+            {
+                "event": "tool_call",
+                "tool": "Bash",
+                "args": "ls",
+                "result": "a",
+                "timestamp": f"{at}3:00Z",
+            }
+        )
+    events.append({"event": "session_end", "ended": f"{at}4:00Z"})
+    report = process_stream(repo, [(json.dumps(e) + "\n").encode() for e in events])
+    assert not report.refused
+    [path] = (repo.root / "raw").rglob("*.md")
+    return SourceTranscript.from_text(str(path.relative_to(repo.root)), path.read_text())
+
+
+def _calls(t: tf.Transcript) -> list[tf.ToolCall]:
+    return [i for turn in t.turns for i in turn.items if isinstance(i, tf.ToolCall)]
+
+
+def test_an_exports_tool_markup_in_a_captured_message_reads_as_its_tool_calls(
+    memory_repo: MemoryRepo,
+) -> None:
+    src = _captured(memory_repo, V2_STEP)
+    [run] = _calls(src.transcript)
+    assert (run.tool, run.args) == ("run_terminal_cmd", "bun test src/cart.test.ts")
+    assert run.result is not None and "12 pass" in run.result
+    agent = [t for t in src.transcript.turns if t.role == "agent"]
+    assert "All 12 tests pass." in agent[0].text and "<tool-use" not in agent[0].text
+    # the file keeps what was captured, markup and all: this is only how it is read
+    assert "<tool-use" in src.text and _calls(tf.parse(src.text)) == []
+
+
+def test_a_transcript_without_export_markup_or_with_tool_calls_reads_as_it_is(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    # a command fence in a harness's message is a suggestion, not a run
+    plain = _captured(memory_repo, SUGGESTION)
+    assert _calls(plain.transcript) == []
+    assert read_steps(plain.transcript) is plain.transcript
+    # a stream that sends its tool calls as such: its text is not read again
+    other = MemoryRepo(
+        init_memory_repo(tmp_path / "other", install_hooks=False, build_index=False).root
+    )
+    structured = _captured(other, V2_STEP, tool_call=True)
+    assert [c.tool for c in _calls(structured.transcript)] == ["Bash"]
+
+
+def test_a_markdown_stream_without_a_folder_gets_the_project_its_marked_up_edits_worked_in(
+    memory_repo: MemoryRepo,
+) -> None:
+    """No `cwd`, no `project`: the session is closed with the project of the files its
+    export's tool markup says it edited, as a stream of tool calls gets it."""
+    edit = (
+        "I'll fix the total.\n\n---\n\n"
+        '<tool-use data-tool-type="write" data-tool-name="edit_file"><details><summary>Tool use:'
+        " **edit_file** • Edit file: /Users/alice/code/shop-api/src/cart.ts</summary>\n\n"
+        "```diff\n- return total\n+ return total ?? 0\n```\n</details>\n</tool-use>"
+    )
+    at = "2026-03-02T10:0"
+    events = [
+        {"event": "session_start", "session_id": "ses-nofolder", "started": f"{at}0:00Z"},
+        {"event": "message", "role": "user", "content": "fix the cart", "timestamp": f"{at}1:00Z"},
+        {"event": "message", "role": "assistant", "content": edit, "timestamp": f"{at}2:00Z"},
+        {"event": "session_end", "ended": f"{at}3:00Z"},
+    ]
+    assert not process_stream(
+        memory_repo, [(json.dumps(e) + "\n").encode() for e in events]
+    ).refused
+    [path] = (memory_repo.root / "raw").rglob("*.md")
+    assert tf.parse(path.read_text()).meta.project == "shop-api"
+
+
+@pytest.mark.slow
+def test_markup_left_open_is_read_in_linear_time() -> None:
+    """A captured message is anyone's text: `<think>`, `<summary>` and attributes opened
+    and never closed made each match scan to the end of the text from each opening (8,000
+    of them: 2 to 20 s). Eight times the text takes about eight times the CPU time now;
+    quadratic would be sixty-four times (the bound is loose: CPU time drifts on a loaded
+    machine)."""
+    from autopoiesis.formats.specstory_markup import turn_items
+
+    def cpu(n: int) -> float:
+        texts = [
+            "<details>\n<summary>x</summary>\n" + "<think> a\n" * n,
+            "<tool-use x>\n<summary>" + "<summary> b\n" * n,
+            "---\n".join(["<details>\n<summary>" + "y" * 50] * n),
+            "<tool-use x>\n" + '<details data-tool-name="' * n,
+        ]
+        best = float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            for text in texts:
+                assert turn_items("agent", text.split("\n"))
+            best = min(best, time.process_time() - started)
+        return best
+
+    small, large = cpu(2_000), cpu(16_000)
+    assert large < 30 * max(small, 0.0005), f"2,000: {small:.4f} s, 16,000: {large:.4f} s"
