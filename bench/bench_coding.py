@@ -21,7 +21,11 @@ real command line into a fresh memory repo: `autopoiesis init`, `import`, the of
 * the same sessions as a harness streams them from another machine: each transcript
   replayed through `autopoiesis capture` as events whose `cwd` is a folder this machine
   does not have (`/Users/someone/Projects/<project>`, a third of them its `src/`) and no
-  `project`, into a second memory; the projects it names and the same `eval`.
+  `project`, into a second memory; the projects it names and the same `eval`;
+* the same exports as a converter of Markdown streams them: each turn's Markdown one
+  message (the agent's tool markup left in its text), the session's folder as `cwd`, into
+  a third memory (`_stream_markdown`); the entries its Commands and Changes got and the
+  same `eval`.
 
     python bench/bench_coding.py [--quick] [--json] [--embedder NAME]
 
@@ -34,12 +38,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections import defaultdict
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -268,6 +274,70 @@ def _stream_from_elsewhere(repo: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+_MARKER = re.compile(r"^_\*\*(User|Assistant|Agent)\b.*\*\*_\s*$")
+_FILE_MINUTE = re.compile(r"^\d{4}-\d\d-\d\d_\d\d-\d\d")
+
+
+def _stream_markdown(files: list[Path]) -> str:
+    """FILES (SpecStory exports) as a capture stream made the way a converter of chat
+    Markdown makes it: each turn's Markdown as one message, tool markup and all, a second
+    apart from the file name's minute; the session's folder (the project's) as `cwd`."""
+    lines: list[str] = []
+    for n, path in enumerate(files):
+        sid = f"md-{n:03d}"
+        m = _FILE_MINUTE.match(path.name)
+        start = (
+            datetime.strptime(m.group(0), "%Y-%m-%d_%H-%M").replace(tzinfo=UTC)
+            if m
+            else datetime.fromtimestamp(path.stat().st_mtime, UTC).replace(second=0)
+        )
+        events: list[dict[str, Any]] = [
+            {
+                "event": "session_start",
+                "session_id": sid,
+                "started": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "cwd": str(path.parents[2]),
+            }
+        ]
+        turns: list[tuple[str, list[str]]] = []
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            marker = _MARKER.match(line.strip())
+            if marker:
+                turns.append(("user" if marker.group(1) == "User" else "assistant", []))
+            elif turns:
+                turns[-1][1].append(line)
+        for role, body in turns:
+            content = "\n".join(body).strip()
+            while content.endswith("\n---") or content == "---":
+                content = content[:-3].rstrip()
+            if content:
+                start += timedelta(seconds=1)
+                events.append(
+                    {
+                        "event": "message",
+                        "session_id": sid,
+                        "role": role,
+                        "content": content,
+                        "timestamp": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    }
+                )
+        events.append({"event": "session_end", "session_id": sid})
+        lines += [json.dumps(e) for e in events]
+    return "\n".join(lines) + "\n"
+
+
+def _coding_entries(repo: Path) -> int:
+    """The live entries of the Commands and Changes sections of REPO's project files."""
+    from autopoiesis.formats import knowledge as kf
+
+    return sum(
+        1
+        for path in (repo / "knowledge" / "projects").glob("*/context.md")
+        for section, entry in kf.parse(path.read_text(encoding="utf-8")).entries()
+        if section.title in ("Commands", "Changes") and entry.active
+    )
+
+
 def _entry_labels(repo: Path) -> dict[str, int]:
     """How many current-state entries of REPO the labels call useful, noise, or do not know."""
     from autopoiesis.formats import knowledge as kf
@@ -350,6 +420,17 @@ def measure(quick: bool = False, embedder: str | None = None) -> dict[str, Any]:
         figures["elsewhere_bm25_packed"] = {
             s["budget"]: s["bm25_packed"] for s in report["budgets"]
         }
+        # the same exports as a converter of their Markdown streams them
+        markdown = tmp / "as-markdown"
+        _cli(None, "init", str(markdown))
+        _use_embedder(markdown, embedder)
+        _cli(markdown, "capture", stdin=_stream_markdown(files))
+        _cli(markdown, "extract", "--pending")
+        _cli(markdown, "index", "rebuild")
+        figures["coding_entries"] = (_coding_entries(repo), _coding_entries(markdown))
+        report = json.loads(_cli(markdown, "eval", str(qfile), "--json"))
+        for key in ("compiled", "answer_compiled"):
+            figures[f"markdown_{key}"] = {s["budget"]: s[key] for s in report["budgets"]}
     return figures
 
 
@@ -405,6 +486,28 @@ def run(quick: bool = False, embedder: str | None = None) -> list[dict[str, Any]
                     "target": None,
                 }
             )
+        for key, what in (
+            ("markdown_compiled", "evidence in compiled context"),
+            ("markdown_answer_compiled", "answer in compiled context"),
+        ):
+            rows.append(
+                {
+                    "bench": "coding as Markdown turns",
+                    "metric": f"{what}, {k}",
+                    "value": round(m[key][b], 3),
+                    "unit": "",
+                    "target": None,
+                }
+            )
+    rows.append(
+        {
+            "bench": "coding as Markdown turns",
+            "metric": "Commands and Changes entries, imported / streamed as Markdown turns",
+            "value": "{} / {}".format(*m["coding_entries"]),
+            "unit": "",
+            "target": None,
+        }
+    )
     for kind in ("all", *KINDS):
         if kind in m["session_start"]:
             value, n = m["session_start"][kind]
