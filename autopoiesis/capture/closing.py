@@ -25,7 +25,6 @@ from autopoiesis.errors import (
 )
 from autopoiesis.formats import tool_calls
 from autopoiesis.formats import transcript as tf
-from autopoiesis.formats.specstory_markup import read_steps
 from autopoiesis.formats.transcript_files import SessionIndex
 from autopoiesis.git import runner as git
 from autopoiesis.git.repo import MemoryGit
@@ -100,11 +99,7 @@ def finalize_transcript(
             f"{rel_old} is already closed; a closed transcript is never modified."
         )
     new_meta = replace(meta, **meta_changes)
-    if new_meta.project is None and new_meta.cwd is None:
-        # a stream that named no folder: the project its tool calls worked in (read from
-        # an export's tool markup when the stream sent its Markdown as text: read_steps)
-        worked_in = tool_calls.project_worked_in(read_steps(transcript).turns)
-        new_meta = replace(new_meta, project=worked_in)
+    new_meta = tool_calls.with_project_worked_in(new_meta, transcript)  # a stream with no folder
     if new_meta.ended is None:
         new_meta = replace(
             new_meta, ended=transcript.turns[-1].time if transcript.turns else meta.started

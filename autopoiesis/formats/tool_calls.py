@@ -14,9 +14,11 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from autopoiesis.core.project import project_name
 from autopoiesis.formats import transcript as tf
+from autopoiesis.formats.specstory_markup import read_steps
 
 SHELL_TOOLS = frozenset(
     {
@@ -124,6 +126,16 @@ def project_worked_in(turns: Iterable[tf.Turn]) -> str | None:
         if name:
             counts[name] = counts.get(name, 0) + 1
     return min(counts, key=lambda name: (-counts[name], name)) if counts else None
+
+
+def with_project_worked_in(meta: tf.TranscriptMeta, transcript: tf.Transcript) -> tf.TranscriptMeta:
+    """META, given the project TRANSCRIPT's tool calls worked in (`project_worked_in`) when
+    it names no folder (neither `project` nor `cwd`: a chat exported to Markdown, a capture
+    stream without them); as it is otherwise. The one rule of capture's close and of the
+    importers; tool calls an export's markup carries in the text count too (`read_steps`)."""
+    if meta.project is not None or meta.cwd is not None:
+        return meta
+    return replace(meta, project=project_worked_in(read_steps(transcript).turns))
 
 
 def folder_of_project(turns: Iterable[tf.Turn], project: str) -> str:

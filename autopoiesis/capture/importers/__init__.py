@@ -171,10 +171,9 @@ def prepare_draft(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> Pr
         topic=one_line(redacted.meta.topic, 200) if redacted.meta.topic else None,
         redactions=tuple(sorted(redactor.counts.items())),
     )
-    if meta.project is None and meta.cwd is None:
-        # a log that names no folder: the project its tool calls worked in (their paths
-        # read as redacted: a secret in a path names no project)
-        meta = replace(meta, project=tool_calls.project_worked_in(redacted.turns))
+    # a log that names no folder: the project its tool calls worked in (their paths read
+    # as redacted: a secret in a path names no project)
+    meta = tool_calls.with_project_worked_in(meta, redacted)
     slug = tf.slug_from_turns(redacted.turns, meta.topic)
     return Prepared(tf.Transcript(meta, tf.title_from_slug(slug, meta.session_id), redacted.turns))
 
