@@ -346,7 +346,9 @@ def test_a_run_of_chosen_files_never_replaces_the_project_s_own_command() -> Non
     ]
 
 
-def _src(*turns: tuple[str, str], title: str = "A session") -> SourceTranscript:
+def _src(
+    *turns: tuple[str, str], title: str = "A session", topic: str | None = None
+) -> SourceTranscript:
     from datetime import UTC, datetime, timedelta
 
     from autopoiesis.formats import transcript as tf
@@ -354,7 +356,7 @@ def _src(*turns: tuple[str, str], title: str = "A session") -> SourceTranscript:
 
     at = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
     transcript = tf.Transcript(
-        TranscriptMeta("ses-prose", at),
+        TranscriptMeta("ses-prose", at, topic=topic),
         title,
         tuple(
             tf.Turn(at + timedelta(minutes=i), role, (tf.Text(text),))
@@ -390,10 +392,38 @@ def test_a_pasted_checklist_and_a_one_off_order_are_nobody_s_rules() -> None:
     assert any(c.content.startswith("Please never") for c in reg.get("lessons@2").run_offline(src))
 
 
-def _journal_of(*turns: tuple[str, str], title: str = "A session") -> list[str]:
+def _journal_of(
+    *turns: tuple[str, str], title: str = "A session", topic: str | None = None
+) -> list[str]:
     """The journal lines journal@3 makes of a session of TURNS (role, text)."""
     journal = default_registry(plugins=False).get("journal")
-    return [c.content for c in journal.run_offline(_src(*turns, title=title))]
+    return [c.content for c in journal.run_offline(_src(*turns, title=title, topic=topic))]
+
+
+def test_the_journal_says_a_topic_that_repeats_the_request_once() -> None:
+    """A SpecStory export is titled after its first message, cut at 50 characters (and its
+    file name in title case): "topic: request" said the same thing twice for 30 of the
+    development memory's 105 sessions. A topic of its own stays."""
+    done = ("agent", "All linting issues have been resolved.")
+    asked = "Running under Node 22, having a bit of an error with standard-js"
+    assert _journal_of(("user", asked), done, topic=asked[:50]) == [
+        f"{asked} — All linting issues have been resolved"
+    ]
+    # a request in title case reads as a heading: the line falls back to the title
+    assert _journal_of(
+        ("user", "Styling The Title With Gradient Text"),
+        ("agent", "What colours?"),
+        title="Styling The Title With Gradient Text",
+        topic="Styling the Title with Gradient Text",
+    ) == ["Styling the Title with Gradient Text (2 turns)"]
+    assert _journal_of(
+        ("user", "Can you please resolve these lint errors"),
+        done,
+        topic="Resolving Lint Errors in Code",
+    ) == [
+        "Resolving Lint Errors in Code: Can you please resolve these lint errors — All linting "
+        "issues have been resolved"
+    ]
 
 
 def test_the_journal_says_nothing_of_a_greeting() -> None:

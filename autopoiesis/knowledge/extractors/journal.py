@@ -184,7 +184,7 @@ def _summary_v3(src: SourceTranscript) -> tuple[str, datetime] | None:
         or (asked == t.title and t.title.startswith("Session "))
     ):
         return None
-    summary = (f"{t.meta.topic}: " if t.meta.topic else "") + clean(asked, limit=120)
+    summary = _topic_and_request(t.meta.topic, clean(asked, limit=120))
     if t.meta.part > 1:
         summary = f"Continued (part {t.meta.part}): {summary}"
     summary = summary.rstrip(".")
@@ -197,6 +197,24 @@ def _summary_v3(src: SourceTranscript) -> tuple[str, datetime] | None:
         if len(f"{summary} — {'; '.join([*kept, part])}") <= SUMMARY_CHARS:
             kept.append(part)
     return clean(f"{summary} — {'; '.join(kept)}", limit=SUMMARY_CHARS), at
+
+
+def _words_of(text: str) -> str:
+    return " ".join(re.findall(r"[^\W_]+", text.lower()))
+
+
+def _topic_and_request(topic: str | None, asked: str) -> str:
+    """`TOPIC: ASKED`, or one of them when they say the same: an export titled after its
+    first message ("Please Analyze This Repository And Create A Compre", cut and in title
+    case) gave "the request: the request again" for a third of the development memory's
+    sessions. Whichever holds the other (their words, in lowercase) stands alone; the
+    topic, as its writer cased it, when they are the same words."""
+    if not topic:
+        return asked
+    mine, theirs = _words_of(topic), _words_of(asked)
+    if mine.startswith(theirs) or theirs.startswith(mine):
+        return asked if len(theirs) > len(mine) else topic
+    return f"{topic}: {asked}"
 
 
 def _opening_request(src: SourceTranscript) -> tuple[str, datetime]:
