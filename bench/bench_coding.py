@@ -27,7 +27,12 @@ real command line into a fresh memory repo: `autopoiesis init`, `import`, the of
   a third memory (`_stream_markdown`); the entries its Commands and Changes got and the
   same `eval`.
 
-    python bench/bench_coding.py [--quick] [--json] [--embedder NAME]
+    python bench/bench_coding.py [--quick] [--json] [--embedder NAME] [--set NAME]
+
+A second set of other projects' sessions, `bench/coding-b`, written by another reader
+after the first set's figures were tuned, is measured the same way (compiled context,
+search, session start; no variants, no labels): what the figures are worth on sessions
+no rule was written from. `--set coding-b` measures only it.
 
 --quick keeps the 40 first questions (and every session: the import is the set).
 --embedder sets both memories' `search.embedder` (e.g. wordllama, with the static extra)
@@ -52,9 +57,28 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-SESSIONS = HERE / "coding" / "sessions"
-QUESTIONS = HERE / "coding" / "questions.jsonl"
-LABELS = HERE / "coding" / "extraction-labels.jsonl"
+
+class DataSet:
+    """A folder of sessions (`sessions/<project>/.specstory/history/*.md`), the questions
+    written from them (`questions.jsonl`) and, for the first set, a reader's labels of
+    what the extraction wrote (`extraction-labels.jsonl`)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.name = folder.name
+        self.sessions = folder / "sessions"
+        self.questions = folder / "questions.jsonl"
+        self.labels = folder / "extraction-labels.jsonl"
+
+    def present(self) -> bool:
+        return self.questions.exists() and self.sessions.is_dir()
+
+
+CODING = DataSet(HERE / "coding")
+# a second set of other projects' sessions, its questions written by another reader after
+# the first set's figures were tuned: what those figures are worth on sessions no rule
+# of the extractors or the ranking was written from (bench/coding-b/PROVENANCE.md)
+SECOND = DataSet(HERE / "coding-b")
+SESSIONS, QUESTIONS, LABELS = CODING.sessions, CODING.questions, CODING.labels
 BUDGETS = (2048, 4096, 8192)
 KINDS = ("lexical", "paraphrase", "temporal", "preference")
 # (mode, category): every category as an agent searches, and transcripts only (no
@@ -148,10 +172,10 @@ def _use_embedder(repo: Path, name: str | None) -> None:
     )
 
 
-def _lay_out(tmp: Path) -> list[Path]:
+def _lay_out(tmp: Path, data: DataSet = CODING) -> list[Path]:
     """The sessions copied as exported, each project folder a git repository."""
     files = []
-    for project in sorted(p for p in SESSIONS.iterdir() if p.is_dir()):
+    for project in sorted(p for p in data.sessions.iterdir() if p.is_dir()):
         dest = tmp / "projects" / project.name
         shutil.copytree(project, dest)
         subprocess.run(["git", "init", "-q", str(dest)], check=True, env=ENV)
@@ -338,12 +362,14 @@ def _coding_entries(repo: Path) -> int:
     )
 
 
-def _entry_labels(repo: Path) -> dict[str, int]:
-    """How many current-state entries of REPO the labels call useful, noise, or do not know."""
+def _entry_labels(repo: Path, data: DataSet = CODING) -> dict[str, int]:
+    """How many current-state entries of REPO the labels call useful, noise, or do not know
+    (all of them, for a set without labels)."""
     from autopoiesis.formats import knowledge as kf
 
     labels = {}
-    for line in LABELS.read_text(encoding="utf-8").splitlines():
+    text = data.labels.read_text(encoding="utf-8") if data.labels.exists() else ""
+    for line in text.splitlines():
         if line.strip():
             row = json.loads(line)
             labels[(row["file"], kf.normalize_fact(row["text"]))] = row["label"]
@@ -357,14 +383,23 @@ def _entry_labels(repo: Path) -> dict[str, int]:
     return counts
 
 
-def measure(quick: bool = False, embedder: str | None = None) -> dict[str, Any]:
-    questions = [json.loads(x) for x in QUESTIONS.read_text(encoding="utf-8").splitlines() if x]
+def measure(
+    quick: bool = False,
+    embedder: str | None = None,
+    data: DataSet = CODING,
+    variants: bool = True,
+) -> dict[str, Any]:
+    """The figures of DATA; VARIANTS: also the same sessions captured from another machine
+    and streamed as Markdown turns."""
+    questions = [
+        json.loads(x) for x in data.questions.read_text(encoding="utf-8").splitlines() if x
+    ]
     if quick:
         questions = questions[:40]
     figures: dict[str, Any] = {"questions": len(questions)}
     with tempfile.TemporaryDirectory(prefix="bench-coding-") as name:
         tmp = Path(name)
-        files = _lay_out(tmp)
+        files = _lay_out(tmp, data)
         repo = tmp / "memory"
         _cli(None, "init", str(repo))
         _use_embedder(repo, embedder)
@@ -376,7 +411,7 @@ def measure(quick: bool = False, embedder: str | None = None) -> dict[str, Any]:
         t0 = time.perf_counter()
         _cli(repo, "extract", "--pending")
         figures["extract_s"] = time.perf_counter() - t0
-        figures["entries"] = _entry_labels(repo)
+        figures["entries"] = _entry_labels(repo, data)
         _cli(repo, "index", "rebuild")
         qfile = tmp / "questions.jsonl"
         qfile.write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
@@ -404,6 +439,8 @@ def measure(quick: bool = False, embedder: str | None = None) -> dict[str, Any]:
             figures["recall@10"][label] = {
                 k: (sum(v) / len(v), len(v)) for k, v in sorted(by_kind.items())
             }
+        if not variants:
+            return figures
         # the same sessions streamed from another machine (see the module's docstring)
         elsewhere = tmp / "from-elsewhere"
         _cli(None, "init", str(elsewhere))
@@ -435,168 +472,111 @@ def measure(quick: bool = False, embedder: str | None = None) -> dict[str, Any]:
 
 
 def run(quick: bool = False, embedder: str | None = None) -> list[dict[str, Any]]:
-    """Rows {bench, metric, value, unit, target} for bench/run.py."""
-    if not QUESTIONS.exists() or not SESSIONS.is_dir():
+    """Rows {bench, metric, value, unit, target} for bench/run.py: the first set's, then
+    the second set's (its compiled context, search and session start)."""
+    if not CODING.present():
         return [{"bench": "coding", "metric": "skipped (no bench/coding)", "value": None}]
-    m = measure(quick, embedder)
+    rows = _rows(measure(quick, embedder), "coding")
+    if SECOND.present():
+        rows += _rows(measure(quick, embedder, SECOND, variants=False), "coding-b")
+    return rows
+
+
+def _rows(m: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    """The rows of figures M of the set NAME (those it has: the second set has no variants
+    and no labels)."""
     rows: list[dict[str, Any]] = []
+
+    def row(bench: str, metric: str, value: Any, unit: str = "", target: Any = None) -> None:
+        rows.append(
+            {"bench": f"{name}{bench}", "metric": metric, "value": value, "unit": unit}
+            | {"target": target}
+        )
+
     for b in BUDGETS:
         k = f"{b // 1024}K"
-        rows.append(
-            {
-                "bench": "coding eval",
-                "metric": f"evidence in compiled context, {k}",
-                "value": round(m["compiled"][b], 3),
-                "unit": "",
-                "target": None,
-            }
+        for bench, key, metric in (
+            (" eval", "compiled", "evidence in compiled context"),
+            (" eval", "bm25_packed", "evidence in BM25 turns packed"),
+            (" eval", "answer_compiled", "answer in compiled context"),
+            (" eval", "answer_bm25_packed", "answer in BM25 turns packed"),
+            (" from elsewhere", "elsewhere_compiled", "evidence in compiled context"),
+            (" from elsewhere", "elsewhere_bm25_packed", "evidence in BM25 turns packed"),
+            (" as Markdown turns", "markdown_compiled", "evidence in compiled context"),
+            (" as Markdown turns", "markdown_answer_compiled", "answer in compiled context"),
+        ):
+            if key in m:
+                row(bench, f"{metric}, {k}", round(m[key][b], 3))
+    if "coding_entries" in m:
+        row(
+            " as Markdown turns",
+            "Commands and Changes entries, imported / streamed as Markdown turns",
+            "{} / {}".format(*m["coding_entries"]),
         )
-        rows.append(
-            {
-                "bench": "coding eval",
-                "metric": f"evidence in BM25 turns packed, {k}",
-                "value": round(m["bm25_packed"][b], 3),
-                "unit": "",
-                "target": None,
-            }
-        )
-        for key, what in (
-            ("answer_compiled", "compiled context"),
-            ("answer_bm25_packed", "BM25 turns packed"),
-        ):
-            rows.append(
-                {
-                    "bench": "coding eval",
-                    "metric": f"answer in {what}, {k}",
-                    "value": round(m[key][b], 3),
-                    "unit": "",
-                    "target": None,
-                }
-            )
-        for key, what in (
-            ("elsewhere_compiled", "compiled context"),
-            ("elsewhere_bm25_packed", "BM25 turns packed"),
-        ):
-            rows.append(
-                {
-                    "bench": "coding from elsewhere",
-                    "metric": f"evidence in {what}, {k}",
-                    "value": round(m[key][b], 3),
-                    "unit": "",
-                    "target": None,
-                }
-            )
-        for key, what in (
-            ("markdown_compiled", "evidence in compiled context"),
-            ("markdown_answer_compiled", "answer in compiled context"),
-        ):
-            rows.append(
-                {
-                    "bench": "coding as Markdown turns",
-                    "metric": f"{what}, {k}",
-                    "value": round(m[key][b], 3),
-                    "unit": "",
-                    "target": None,
-                }
-            )
-    rows.append(
-        {
-            "bench": "coding as Markdown turns",
-            "metric": "Commands and Changes entries, imported / streamed as Markdown turns",
-            "value": "{} / {}".format(*m["coding_entries"]),
-            "unit": "",
-            "target": None,
-        }
-    )
     for kind in ("all", *KINDS):
         if kind in m["session_start"]:
             value, n = m["session_start"][kind]
-            rows.append(
-                {
-                    "bench": "coding session start",
-                    "metric": f"answer in the SessionStart context, {kind} (n={n})",
-                    "value": round(value, 3),
-                    "unit": "",
-                    "target": None,
-                }
+            row(
+                " session start",
+                f"answer in the SessionStart context, {kind} (n={n})",
+                round(value, 3),
             )
     for label, by_kind in m["recall@10"].items():
         for kind in ("all", *KINDS):
             if kind in by_kind:
                 value, n = by_kind[kind]
-                rows.append(
-                    {
-                        "bench": f"coding search ({label})",
-                        "metric": f"turn recall@10, {kind} (n={n})",
-                        "value": round(value, 3),
-                        "unit": "",
-                        "target": None,
-                    }
-                )
+                row(f" search ({label})", f"turn recall@10, {kind} (n={n})", round(value, 3))
     e = m["entries"]
     judged = e["useful"] + e["noise"]
-    rows += [
-        {
-            "bench": "coding",
-            "metric": (
-                f"extracted entries useful (precision; {e['useful']} useful / {judged} labelled,"
-                f" {e['unlabelled']} unlabelled)"
-            ),
-            "value": round(e["useful"] / judged, 3) if judged else None,
-            "unit": "",
-            "target": 0.9,
-        },
-        {
-            "bench": "coding",
-            "metric": "sessions imported / transcripts",
-            "value": f"{m['sessions']} / {m['transcripts']}",
-            "unit": "",
-            "target": None,
-        },
-        {
-            "bench": "coding from elsewhere",
-            "metric": "projects named by the captured sessions",
-            "value": m["elsewhere_projects"],
-            "unit": "",
-            "target": None,
-        },
-        {
-            "bench": "coding",
-            "metric": "questions / with evidence",
-            "value": f"{m['questions']} / {m['with_evidence']}",
-            "unit": "",
-            "target": None,
-        },
-        {
-            "bench": "coding",
-            "metric": "compiled tokens at 8K (mean)",
-            "value": round(m["compiled_tokens"][8192]),
-            "unit": "tokens",
-            "target": None,
-        },
-        {
-            "bench": "coding",
-            "metric": "import / extract / eval / capture time",
-            "value": (
-                f"{m['import_s']:.1f} / {m['extract_s']:.1f} / {m['eval_s']:.1f} / "
-                f"{m['capture_s']:.1f}"
-            ),
-            "unit": "s",
-            "target": None,
-        },
-    ]
+    if judged:
+        row(
+            "",
+            f"extracted entries useful (precision; {e['useful']} useful / {judged} labelled,"
+            f" {e['unlabelled']} unlabelled)",
+            round(e["useful"] / judged, 3),
+            target=0.9,
+        )
+    row("", "sessions imported / transcripts", f"{m['sessions']} / {m['transcripts']}")
+    if "elsewhere_projects" in m:
+        row(" from elsewhere", "projects named by the captured sessions", m["elsewhere_projects"])
+    row("", "questions / with evidence", f"{m['questions']} / {m['with_evidence']}")
+    row("", "compiled tokens at 8K (mean)", round(m["compiled_tokens"][8192]), "tokens")
+    times = [m["import_s"], m["extract_s"], m["eval_s"]] + (
+        [m["capture_s"]] if "capture_s" in m else []
+    )
+    row(
+        "",
+        "import / extract / eval" + (" / capture" if "capture_s" in m else "") + " time",
+        " / ".join(f"{t:.1f}" for t in times),
+        "s",
+    )
     return rows
 
 
+def _option(flag: str) -> str | None:
+    if flag not in sys.argv:
+        return None
+    at = sys.argv.index(flag) + 1
+    if at >= len(sys.argv) or sys.argv[at].startswith("-"):
+        sys.exit(f"{flag} takes a value")
+    return sys.argv[at]
+
+
 if __name__ == "__main__":
-    chosen = None
-    if "--embedder" in sys.argv:
-        at = sys.argv.index("--embedder") + 1
-        if at >= len(sys.argv) or sys.argv[at].startswith("-"):
-            sys.exit("--embedder takes a name: offline, wordllama, openai, fastembed, ...")
-        chosen = sys.argv[at]
+    chosen = _option("--embedder")  # offline, wordllama, openai, fastembed, ...
+    quick = "--quick" in sys.argv
+    one = _option("--set")
+    data = DataSet(HERE / one) if one else CODING
+    if not data.present():
+        sys.exit(f"no question set at bench/{data.name}: it needs sessions/ and questions.jsonl")
     if "--json" in sys.argv:
-        print(json.dumps(measure("--quick" in sys.argv, chosen), indent=2, default=str))
+        figures = measure(quick, chosen, data, variants=data.name == CODING.name)
+        print(json.dumps(figures, indent=2, default=str))
     else:
-        for r in run("--quick" in sys.argv, chosen):
+        rows = (
+            _rows(measure(quick, chosen, data, variants=data.name == CODING.name), data.name)
+            if one
+            else run(quick, chosen)
+        )
+        for r in rows:
             print(f"{r['bench']:<22} {r['metric']:<40} {r['value']!s:>14} {r.get('unit', '')}")

@@ -1,7 +1,8 @@
-"""The coding development set (bench/coding) holds what bench_coding.py and its readers
-rely on: enough questions of each kind over several projects, every evidence snippet
-copied verbatim from a session of its project, every answer matched by its pattern,
-provenance for every project folder, and a data set under 8 MB."""
+"""The coding development sets (bench/coding, and the second one of other projects,
+bench/coding-b) hold what bench_coding.py and its readers rely on: enough questions of
+each kind over several projects, every evidence snippet copied verbatim from a session of
+its project, every answer matched by its pattern, provenance for every project folder,
+and a data set within its size."""
 
 from __future__ import annotations
 
@@ -12,49 +13,67 @@ from pathlib import Path
 
 import pytest
 
-CODING = Path(__file__).resolve().parents[3] / "bench" / "coding"
+BENCH = Path(__file__).resolve().parents[3] / "bench"
 KINDS = {"lexical", "paraphrase", "temporal", "preference"}
+# (folder, questions, of each kind, sessions, longest snippet, megabytes): the second set
+# is smaller, and its reader took snippets of up to 160 characters
+SETS = [("coding", 100, 15, 100, 120, 8), ("coding-b", 80, 12, 40, 160, 6)]
+sets = pytest.mark.parametrize(
+    "folder, n_questions, n_kind, n_sessions, longest, megabytes", SETS, ids=[s[0] for s in SETS]
+)
 
 
-@pytest.fixture(scope="module")
-def questions() -> list[dict[str, object]]:
-    path = CODING / "questions.jsonl"
+def _questions(folder: str) -> list[dict[str, object]]:
+    path = BENCH / folder / "questions.jsonl"
     if not path.exists():
-        pytest.skip("bench/coding/questions.jsonl is missing")
+        pytest.skip(f"bench/{folder}/questions.jsonl is missing")
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def _sessions(project: str) -> list[str]:
-    history = CODING / "sessions" / project / ".specstory" / "history"
+def _sessions(folder: str, project: str) -> list[str]:
+    history = BENCH / folder / "sessions" / project / ".specstory" / "history"
     return [p.read_text(encoding="utf-8") for p in sorted(history.glob("*.md"))]
 
 
-def test_counts(questions: list[dict[str, object]]) -> None:
+@sets
+def test_counts(
+    folder: str, n_questions: int, n_kind: int, n_sessions: int, longest: int, megabytes: int
+) -> None:
+    questions = _questions(folder)
     kinds = Counter(q["kind"] for q in questions)
-    assert len(questions) >= 100 and set(kinds) == KINDS
-    assert min(kinds.values()) >= 15, kinds
+    assert len(questions) >= n_questions and set(kinds) == KINDS
+    assert min(kinds.values()) >= n_kind, kinds
     assert len({q["project"] for q in questions}) >= 3
     assert len({q["id"] for q in questions}) == len(questions)
-    assert len(list((CODING / "sessions").rglob("*.md"))) >= 100
+    assert len(list((BENCH / folder / "sessions").rglob("*.md"))) >= n_sessions
 
 
 @pytest.mark.slow
-def test_evidence_is_verbatim_and_answers_match(questions: list[dict[str, object]]) -> None:
+@sets
+def test_evidence_is_verbatim_and_answers_match(
+    folder: str, n_questions: int, n_kind: int, n_sessions: int, longest: int, megabytes: int
+) -> None:
     texts: dict[str, list[str]] = {}
-    for q in questions:
+    for q in _questions(folder):
         project = str(q["project"])
-        texts.setdefault(project, _sessions(project))
+        texts.setdefault(project, _sessions(folder, project))
         assert re.search(str(q["answer_pattern"]), str(q["answer"]), re.IGNORECASE), q["id"]
         evidence = q["evidence"]
         assert isinstance(evidence, list) and evidence, q["id"]
         for snippet in evidence:
-            assert 20 <= len(snippet) <= 120, (q["id"], snippet)
+            assert 20 <= len(snippet) <= longest, (q["id"], snippet)
             assert any(snippet in text for text in texts[project]), (q["id"], snippet)
 
 
-def test_provenance_and_size() -> None:
-    provenance = (CODING / "PROVENANCE.md").read_text(encoding="utf-8")
-    for folder in (CODING / "sessions").iterdir():
-        assert f"| {folder.name} | https://github.com/" in provenance, folder.name
-    size = sum(p.stat().st_size for p in CODING.rglob("*") if p.is_file())
-    assert size <= 8 * 1000 * 1000, size
+@sets
+def test_provenance_and_size(
+    folder: str, n_questions: int, n_kind: int, n_sessions: int, longest: int, megabytes: int
+) -> None:
+    root = BENCH / folder
+    if not (root / "PROVENANCE.md").exists():
+        pytest.skip(f"bench/{folder} is missing")
+    provenance = (root / "PROVENANCE.md").read_text(encoding="utf-8")
+    for project in (root / "sessions").iterdir():
+        assert f"| {project.name} | https://github.com/" in provenance, project.name
+    size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+    assert size <= megabytes * 1000 * 1000, size
