@@ -69,14 +69,25 @@ class Question:
     answer_pattern: str | None = None
 
     def answer_in(self, text: str) -> bool | None:
-        """Does TEXT hold the answer (its pattern matches)? None without a pattern."""
+        """Does TEXT hold the answer (its pattern matches what it says, not its addresses:
+        see `_ADDRESSES`)? None without a pattern."""
         if self.answer_pattern is None:
             return None
-        return _compiled(self.answer_pattern).search(text) is not None
+        return _compiled(self.answer_pattern).search(_ADDRESSES.sub(" ", text)) is not None
 
 
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
+
+
+# What a compiled context says where something is, not what: a section's label (its file
+# and lines, `<!-- knowledge:raw/conversations/2025/07/28/1427-...-slug.md:9-12 -->`), an
+# entry's id and citation (`{id: 20250728-1427-dc0c17}`, `(via specstory_0298f9e2a674)`)
+# and its tags. An answer pattern met only there ("17" in an id's hex, a word of a file's
+# slug) is no answer, and BM25's packed turns, which it is compared with, carry none.
+_ADDRESSES = re.compile(
+    r"<!--[^\n]*?-->|\{id: [^}\n]*\}|\(via [^)\s]*\)|#(?:about|superseded-by):\S+"
+)
 
 
 _MONTHS = (

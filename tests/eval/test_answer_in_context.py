@@ -196,6 +196,24 @@ def test_the_answer_pattern_derived_from_an_answer() -> None:
     assert answer_pattern_of("the") is None
 
 
+def test_an_answer_met_only_in_an_address_is_no_answer() -> None:
+    """A compiled context says where each thing is: a section's label (a file and its
+    lines), an entry's id and citation. "17" in an id's hex or a word of a file's slug
+    answered questions by chance (two of the coding set's session starts)."""
+    from autopoiesis.eval.questions import Question
+
+    seventeen = Question("How many e2e tests passed?", answer_pattern=r"\b17\b|17")
+    docs = Question("What should the agent ask about?", answer_pattern="docs")
+    context = (
+        "<!-- knowledge:raw/conversations/2025/07/28/1427-s-update-the-docs.md:9-12 -->\n"
+        "- Plans renamed (via specstory-f3cb6964-37fa) {id: 20250728-1427-dc0c17} "
+        "#about:plan-names"
+    )
+    assert not seventeen.answer_in(context) and not docs.answer_in(context)
+    assert seventeen.answer_in(context + "\n- 17 passed in the Playwright UI")
+    assert docs.answer_in(context + "\n- Ask whether to update `docs/`")
+
+
 def test_new_fields_and_clear_errors(tmp_path: Path, repo: MemoryRepo) -> None:
     qs = load_questions(_write(tmp_path, ROWS + [{"question": "x", "note": "n", "tags": []}]))
     (questions,) = qs.groups
