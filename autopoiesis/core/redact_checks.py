@@ -20,6 +20,7 @@ from autopoiesis.core.redact_rules import (
     char_classes,
     decodes_to_text,
     groups_secret,
+    is_compound_name,
     is_placeholder,
     is_prose_slug,
     looks_random,
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 from autopoiesis.core.redact_library import _CALL, _DS, _WINDOW
 
 _ENV_PREFIX = re.compile(r"\s*(?:export\s+|set\s+)?")
+_INLINE_COMMENT = re.compile(r"[ \t]+#")
 
 
 _LOWER_WORDS = re.compile(r"[a-z]+(?:[-_.][a-z]+)*")
@@ -95,10 +97,19 @@ def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
     if m.group("s4") is not None:
         ls, le = _line_bounds(view, start)
         prefix = view[ls : m.start("k")]
-        if _ENV_PREFIX.fullmatch(prefix) and "=" in view[m.end("k") : start]:
-            end = ls + len(
-                view[ls:le].rstrip()
-            )  # INI and .env: the value runs to the end of the line
+        if (
+            _ENV_PREFIX.fullmatch(prefix)
+            and "=" in view[m.end("k") : start]
+            and not (view[end : end + 1] in "'\"`" and is_placeholder(view[start:end]))
+        ):
+            # INI and .env: the value runs to the end of the line (but a word like `true`
+            # that a quote closes is a setting quoted in prose: "enable_assertion_pass_hook
+            # =true' to pytest.ini"), or to a comment after it
+            # (`SAFE_UNLIMITED_TOKENS = 4096   # Works on 3-4 B Llama-3`), as dotenv and
+            # the shell read it
+            end = ls + len(view[ls:le].rstrip())
+            comment = _INLINE_COMMENT.search(view, start, end)
+            end = comment.start() if comment else end
         else:
             while (
                 end > start
@@ -147,6 +158,7 @@ def _high_entropy(m: re.Match[str], view: str) -> tuple[int, int] | None:
     v = view[start:end]
     if (
         not looks_random(v, 16)
+        or is_compound_name(v)  # a name in code or a model's id: NonFunctionalRequirements
         or UUID.fullmatch(v)
         or v.startswith(IMAGE_MAGIC)
         or len(v) > 1024

@@ -252,6 +252,8 @@ def _line_findings(line: str, by_keyword: bool, every: bool) -> list[tuple[int, 
     spans: list[tuple[int, int, str]] = []
     for kind, value, is_keyword in found:
         secret = _library_secret(line, value, is_keyword)
+        if secret and kind in _WHOLE_TOKENS and not _whole_token(line, secret, kind):
+            continue
         if not secret:
             continue
         at = line.find(secret)
@@ -259,6 +261,24 @@ def _line_findings(line: str, by_keyword: bool, every: bool) -> list[tuple[int, 
             spans.append((at, at + len(secret), kind))
             at = line.find(secret, at + len(secret))
     return spans
+
+
+# The library's formats of one fixed length whose regex has no end (a Telegram bot's id,
+# a colon and 35 characters): one glued to more of its characters is part of something
+# else ("(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)", a Metal error), and so
+# is an id with a leading zero (Telegram's ids are numbers).
+_WHOLE_TOKENS = {"telegram_bot_token"}
+_TOKEN_CHAR = re.compile(r"[0-9A-Za-z_-]")
+
+
+def _whole_token(line: str, secret: str, kind: str) -> bool:
+    """Whether SECRET, a finding of KIND in LINE, stands there as a whole token of its
+    format (see _WHOLE_TOKENS)."""
+    at = line.find(secret)
+    after = line[at + len(secret) : at + len(secret) + 1]
+    if after and _TOKEN_CHAR.match(after):
+        return False
+    return not (kind == "telegram_bot_token" and secret.startswith("0"))
 
 
 def _plugins_for(low: str, every: bool) -> list[tuple[str, Any]]:

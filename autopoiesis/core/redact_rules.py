@@ -430,6 +430,53 @@ def is_prose_slug(v: str) -> bool:
     return words / len(parts) >= 0.6
 
 
+# A name made of words, as code and model hubs write them: camelCase and PascalCase,
+# joined by dashes, dots or slashes too ("NonFunctionalRequirements",
+# "addLanguageToCodeBlocks", "SpongeEngine/Mistral-Small-24B-Instruct").
+# Its parts are words of three letters or more, short acronyms and numbers; a random token
+# cut the same way leaves parts of one or two letters ("Rx5okAo5Bm4": Rx, 5ok, Ao, ...).
+_NAME_PART = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|\d+[A-Za-z]?")
+_NAME_SEPARATORS = re.compile(r"[-_./]")
+_VOWELS = frozenset("aeiouyAEIOUY")
+_CONSONANTS = re.compile(r"[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5}")
+# the words of two letters names are made of ("addLanguageToCodeBlocks", "userIdOf")
+_SHORT_WORDS = frozenset(
+    "to of in on by at is id as if or up no do go be my an db ui io os ok".split()
+)
+
+
+def is_compound_name(v: str) -> bool:
+    """Whether V is a name made of words (see _NAME_PART): two capitalised words or more
+    (without case, words cannot be told from random letters), each word of three letters
+    or more (or a short word, or an acronym of up to five capitals), three in four with a
+    vowel, a quarter of their letters vowels and no five consonants in a row, and no more
+    numbers than words."""
+    parts: list[str] = []
+    for piece in _NAME_SEPARATORS.split(v):
+        found = _NAME_PART.findall(piece)
+        if "".join(found) != piece:
+            return False  # a character that is part of no word or number
+        parts += found
+    words = [p for p in parts if p[0].isalpha()]
+    if len(words) < 2 or len(parts) - len(words) > len(words):
+        return False
+    if any(len(w) < 3 and not (w.isupper() or w.lower() in _SHORT_WORDS) for w in words):
+        return False
+    if any(w.isupper() and len(w) > 5 for w in words):
+        return False
+    spoken = [w for w in words if not w.isupper()]  # acronyms are spelt, not spoken
+    if sum(1 for w in spoken if w[0].isupper() and len(w) >= 3) < 2:
+        return False  # no case to tell its words by: "fontlab8_content" reads as a token
+    if sum(1 for w in spoken if not _VOWELS & set(w)) * 4 > len(words):
+        return False
+    # words are spoken: a quarter of their letters vowels, no five consonants in a row
+    # (random letters: a fifth vowels, and runs like "hdwpnd")
+    letters = "".join(spoken)
+    if sum(1 for c in letters if c in _VOWELS) * 4 < len(letters):
+        return False
+    return not any(_CONSONANTS.search(w) for w in spoken)
+
+
 def looks_random(v: str, min_len: int = 8) -> bool:
     """A token that mixes character classes (a digit, or 20+ characters) and is not a slug of
     words."""

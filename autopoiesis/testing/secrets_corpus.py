@@ -587,4 +587,29 @@ LOOKALIKES: tuple[tuple[str, str], ...] = (
         "cli_flags_without_values",
         "pass --api-key with your key, or use --token-file ~/.token and --secret-name db",
     ),
+    # from public coding sessions (bench/coding-b): names in code, a model hub's ids, a Metal
+    # error code, a setting with its comment
+    (
+        "camel_case_names",
+        "non_functional: NonFunctionalRequirements = Field(default_factory=Requirements)\n"
+        "  onProcessMarkdown: addLanguageToCodeBlocks,\n"
+        "visitPageHelpers.ts: createRemoveNodesFunction executing\n"
+        "- Title: BrowserAutomationStudio",
+    ),
+    (
+        "model_hub_ids",
+        "Discovered new model: SpongeEngine/Mistral-Small-24B-Instruct-2501-write\n"
+        "smollm3-3b-128k: unsloth/SmolLM3-3B-128K-GGUF/SmolLM3-3B-128K-UD-IQ2_XXS\n"
+        "nazareai-senior-marketing-strategist: seedgularity/NazareAI-Senior-Marketing-Strategist",
+    ),
+    (
+        "metal_error_code",
+        "Compute error (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory), Metal error",
+    ),
+    ("setting_with_comment", "SAFE_UNLIMITED_TOKENS = 4096         # Works on 3-4 B Llama-3"),
+    (
+        "setting_quoted_in_prose",
+        "GoldenTestUsageWarning: Add 'enabl\ne_assertion_pass_hook=true' to pytest.ini for safer "
+        "usage of pytest-golden.",
+    ),
 )

@@ -393,3 +393,48 @@ def test_detect_secrets_keyword_plugins_are_not_skipped_on_lines_they_match() ->
         for line in lines[name]:
             assert list(plugin.analyze_string(line)), (name, line)
             assert plugin in [p for _, p in _plugins_for(line.lower(), every=False)], (name, line)
+
+
+def test_a_name_made_of_words_is_no_token_but_random_tokens_stay_tokens() -> None:
+    """A value in code or a model hub's id ("NonFunctionalRequirements",
+    "unsloth/SmolLM3-3B-128K-GGUF") is no high-entropy secret; random tokens read as such
+    names seldom (a fixed sample: at most 2 in 1,000 of base62, none without case)."""
+    import random
+    import string
+
+    from autopoiesis.core.redact_rules import is_compound_name
+
+    assert is_compound_name("addLanguageToCodeBlocks")
+    assert is_compound_name("DevQuasar/princeton-nlp.llama-3-8b-prolong-512k-instruct")
+    for token in ("Rx5okAo5Bm4", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "fontlab8_content"):
+        assert not is_compound_name(token), token
+    rng = random.Random(20261129)
+    for alphabet, most in (
+        (string.ascii_letters + string.digits, 0.002),
+        (string.ascii_letters + string.digits + "+/", 0.002),
+        (string.ascii_lowercase + string.digits + "_-", 0.0),
+    ):
+        tokens = ["".join(rng.choices(alphabet, k=rng.randint(16, 40))) for _ in range(20_000)]
+        assert sum(map(is_compound_name, tokens)) <= most * len(tokens), alphabet
+    r = Redactor()
+    assert r.redact("x: aB3dE5fG7hJ9kL1mN3pQrS") == "x: [redacted:high_entropy]"
+
+
+def test_a_comment_after_an_env_value_is_not_the_value() -> None:
+    """dotenv and the shell end an unquoted value at ` #`: the secret before it goes, the
+    comment stays; a number before it is no secret."""
+    r = Redactor()
+    assert r.redact("export API_TOKEN=abcDEF123ghiJKL456mno # prod") == (
+        "export API_TOKEN=[redacted:secret] # prod"
+    )
+    assert r.redact("DB_PASSWORD=hunter2xyz   # the dev one") == (
+        "DB_PASSWORD=[redacted:password]   # the dev one"
+    )
+    assert r.redact("SAFE_UNLIMITED_TOKENS = 4096  # fits 3-4 B models") == (
+        "SAFE_UNLIMITED_TOKENS = 4096  # fits 3-4 B models"
+    )
+    # a quote in a password does not end it; one that closes a setting quoted in prose does
+    assert r.redact("PASSWORD=abc'def") == "PASSWORD=[redacted:password]"
+    assert r.redact("e_assertion_pass_hook=true' to pytest.ini") == (
+        "e_assertion_pass_hook=true' to pytest.ini"
+    )
