@@ -252,9 +252,7 @@ def _line_findings(line: str, by_keyword: bool, every: bool) -> list[tuple[int, 
     spans: list[tuple[int, int, str]] = []
     for kind, value, is_keyword in found:
         secret = _library_secret(line, value, is_keyword)
-        if secret and kind in _WHOLE_TOKENS and not _whole_token(line, secret, kind):
-            continue
-        if not secret:
+        if not secret or (kind in _WHOLE_TOKENS and not _whole_token(line, secret, kind)):
             continue
         at = line.find(secret)
         while at >= 0:  # every place it stands in the line (str.find: no regex to compile)
