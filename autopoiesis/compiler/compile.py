@@ -210,8 +210,10 @@ class ContextCompiler(ScoredKnowledge):
         self._root = str(repo.root)
         # the private patterns and private.model_paths, read at the start of each compile
         self._privacy: tuple[list[str], Sequence[str]] | None = None
-        # the identity files this compile found as the template ships them (`_standing`)
-        self._shipped: set[str] = set()
+        # the identity files this compile found as the template ships them (`_standing`),
+        # and the bytes of identity_budget_kb the written ones left them
+        self._shipped: dict[str, str] = {}
+        self._identity_left = 0
 
     def close(self) -> None:
         if self._index is not None and self._own_index:
@@ -312,6 +314,7 @@ class ContextCompiler(ScoredKnowledge):
             ),
         )
         dropped = self._place_history(plan, history)
+        self._place_templates(plan)
         return replace(self._assembled(plan, history, dropped), notices=tuple(self.notices))
 
     # ── the slots, in priority order ──
@@ -334,18 +337,19 @@ class ContextCompiler(ScoredKnowledge):
         out: dict[str, str | None] = {}
         files: list[StandingFile] = []
         id_left = int(cfg.identity_budget_kb * 1024)
-        self._shipped = set()
+        self._shipped = {}
         for name in IDENTITY_FILES if session_context else ():
             rel = f"{IDENTITY_DIR}/{name}"
             text = out[rel] = self._read(rel)
-            if text is not None:
-                written = text != shipped_identity(name)  # see the module's docstring
-                if not written:
-                    self._shipped.add(rel)
-                files.append(
-                    StandingFile(rel, text, max(0, id_left), written, template=not written)
-                )
-                id_left -= len(text.encode("utf-8"))
+            if text is None:
+                continue
+            if text == shipped_identity(name):  # see the module's docstring
+                self._shipped[rel] = text  # placed last (`_place_templates`)
+                out[rel] = ""
+                continue
+            files.append(StandingFile(rel, text, max(0, id_left), True))
+            id_left -= len(text.encode("utf-8"))
+        self._identity_left = id_left
         memory = active = None
         if session_context and not shared:
             memory = out[MEMORY_FILE] = self._read(MEMORY_FILE) or None
@@ -419,13 +423,7 @@ class ContextCompiler(ScoredKnowledge):
             elif text:
                 plan.fixed(f"identity:{name}", 0, text, rel)
             elif rel in self._shipped:
-                plan.skip(
-                    f"identity:{name}",
-                    0,
-                    "as the template ships it, and no part of it answers the message before "
-                    "the evidence: left out for room",
-                    rel,
-                )
+                continue  # placed last, in the room the rest leaves (`_place_templates`)
             else:
                 plan.skip(
                     f"identity:{name}",
@@ -439,6 +437,30 @@ class ContextCompiler(ScoredKnowledge):
                 f"files ({plan.used} tokens), which are never dropped. Raise --budget (or "
                 "context_compiler.token_budget), lower context_compiler.identity_budget_kb, or "
                 "shorten knowledge/identity/*.md."
+            )
+
+    def _place_templates(self, plan: Plan) -> None:
+        """The identity files still as the template ships them, each whole in the room
+        everything else left, shown with P0: their words say nothing of this user, and
+        at a session's start (half the budget for the standing part, which a short
+        MEMORY.md leaves unused) they took ~290 tokens before the evidence was placed."""
+        left = self._identity_left
+        for rel, text in self._shipped.items():
+            label = f"identity:{rel.rsplit('/', 1)[-1]}"
+            size = len(text.encode("utf-8"))
+            if size <= left and plan.offer(
+                label, 0, text, rel, reason="as the template ships it: in the room left"
+            ):
+                left -= size
+                continue
+            if plan.sections[-1].label == label:
+                plan.sections.pop()  # offer's "over budget": the reason below says why
+            plan.skip(
+                label,
+                0,
+                "as the template ships it, and no part of it answers the message before "
+                "the evidence: left out for room",
+                rel,
             )
 
     def _place_session_context(

@@ -100,6 +100,7 @@ class ScoredKnowledge:
     _index: Any
     _last_catch_up: float
     _root: str
+    _shipped: dict[str, str]  # the identity files as the template ships them: placed last
 
     # ── the knowledge search (P3) ──
     def _search_results(
@@ -251,8 +252,11 @@ class ScoredKnowledge:
         private = self.repo.private_patterns()
         to_model = self.repo.config.private.model_paths
         for path, score, snippet, start, end, turn_time, project in rows:
-            if path in plan.paths or path.startswith("topics/"):
-                continue  # included whole already; a topic comes in through P2 only
+            if path in plan.paths or path in self._shipped or path.startswith("topics/"):
+                # included whole already, or an identity file as the template ships it
+                # (whole, in the room left: compile._place_templates); a topic comes in
+                # through P2 only
+                continue
             if not may_reach_model(path, private, to_model):
                 plan.skip(f"knowledge:{path}:{start}-{end}", 3, WITHHELD, path)
                 continue
@@ -303,7 +307,7 @@ class ScoredKnowledge:
         best: dict[str, Hit] = {}
         for h in hits[:LINK_SOURCES]:
             best.setdefault(h.path, h)
-        have = {h.path for h in hits} | set(plan.paths)
+        have = {h.path for h in hits} | set(plan.paths) | set(self._shipped)
         out: list[Hit] = []
         try:
             linked = self._index.linked_notes(list(best))

@@ -9,8 +9,9 @@ message like everything else: first every entry that shares words with the messa
 per token, whatever file or section it is in; then the others, section by section as the
 sections rank, the later entries of a section first (a later entry restates or replaces
 an earlier one: cutting at the end dropped the newest preferences first). An entry said
-in a session of another project than the current one ranks after the rest, and an
-identity file as the template ships it comes last of all, only whole. A file's sections
+in a session of another project than the current one ranks after the rest. (An identity
+file as the template ships it is not here: it goes in whole in the room everything else
+left, compiler/compile.) A file's sections
 and a section's entries stay in file order, and a line at the file's end names what was
 left out and where to read it, so nothing a user wrote is cut without the context saying
 so; that line's cost is charged against the share when the file is opened.
@@ -48,9 +49,6 @@ class StandingFile:
     text: str
     cap_bytes: int
     head_required: bool  # an identity file: its head is never dropped
-    # an identity file as the template ships it: its words tell the agent nothing of this
-    # user, so it goes in only whole, and only when everything else has been placed
-    template: bool = False
     # its entries (their first lines) said in a session of another project than the
     # current one: they rank after the rest, like search ranks that project's chunks
     elsewhere: frozenset[str] = frozenset()
@@ -134,30 +132,22 @@ def fit(files: Sequence[StandingFile], query: str, share: int) -> list[str]:
         (p for p in parts if p.entries and (p.file, p.order) not in placing.taken),
         key=lambda p: (-p.relevance, p.file, p.order),
     )
-    # the entries that share words with the message, best per token (a template's words
-    # tell the agent nothing: none of it competes here; an entry said in a session of
-    # another project's count OTHER_PROJECT_FACTOR of theirs) ...
+    # the entries that share words with the message, best per token (an entry said in a
+    # session of another project's count OTHER_PROJECT_FACTOR of theirs) ...
     relevant = sorted(
         (-shared / math.log(2 + tokens) * (OTHER_PROJECT_FACTOR if other else 1.0), rank, -i, p, i)
         for rank, p in enumerate(ranked)
-        if not files[p.file].template
         for i, (_, tokens, shared, other) in enumerate(p.entries)
         if shared
     )
     for *_, p, i in relevant:
         placing.place(p, i)
-    # ... then the others, section by section; another project's after them; a
-    # template's last, and only whole
+    # ... then the others, section by section; another project's after them
     for other in (False, True):
         for p in ranked:
-            if files[p.file].template:
-                continue
             for i in reversed(range(len(p.entries))):
                 if p.entries[i][3] == other and i not in placing.chosen.get((p.file, p.order), ()):
                     placing.place(p, i)
-    for p in ranked:
-        if files[p.file].template:
-            placing.place_all(p, list(range(len(p.entries))))
     taken, cuts = placing.result()
     return [_render(n, f, parts, taken, cuts) for n, f in enumerate(files)]
 

@@ -68,7 +68,10 @@ def test_slots_and_labels(repo: MemoryRepo) -> None:
     topics = load_topics(repo).topics
     res = compile_(repo, active_topics=topics, session_history=history(2))
     labels = [s.label for s in res.sections if s.included]
-    assert labels[:5] == [
+    # the prompt shows P0 first: the system prompt, then the identity files (these are the
+    # template's, placed last in the room left, and shown in their place)
+    shown = [line[5:-4] for line in res.prompt.split("\n") if line.startswith("<!-- ")]
+    assert shown[:5] == [
         "system",
         "identity:SOUL.md",
         "identity:USER.md",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from autopoiesis.compiler import ContextCompiler
-from autopoiesis.compiler.context import Section
+from autopoiesis.compiler.context import ScoredItem, Section
 from autopoiesis.compiler.standing import LEFT_OUT_TOKENS, StandingFile, entries, fit, sections
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, project_context_file
 from autopoiesis.core.text import count_tokens
@@ -88,24 +88,46 @@ def test_identity_heads_are_never_dropped_and_sections_keep_file_order() -> None
 def test_a_written_identity_is_never_dropped_a_template_may_be(memory_repo: MemoryRepo) -> None:
     """The identity files as `init` leaves them are the template's words ("Edit this file:
     name, role, time zone ..."), ~250 tokens that told the agent nothing at 2K while the
-    evidence waited: they compete for room like MEMORY.md's sections. Once somebody writes
-    one, its head is never dropped."""
+    evidence waited: they go in last, whole, in the room the rest left (shown with P0).
+    Once somebody writes one, its head is never dropped."""
     _memory(memory_repo, notes=6)
     question = "Which package manager should the scripts use, npm?"
+    notes = memory_repo.knowledge_dir / "reference" / "scripts.md"
+    notes.parent.mkdir(parents=True, exist_ok=True)
+    notes.write_text(
+        "# Scripts\n\n"
+        + "".join(f"- The release script {i} runs `bun run build` first.\n" for i in range(20)),
+        encoding="utf-8",
+    )
+    # a search hit in a template's lines does not bring it in through the knowledge either
+    evidence = [
+        ScoredItem("knowledge/reference/scripts.md", 1.0, "", 3, 22),
+        ScoredItem("knowledge/identity/TOOLS.md", 0.9, "", 7, 10),
+    ]
 
-    def compiled() -> dict[str, Section]:
-        with ContextCompiler(memory_repo, search=lambda q, n: []) as c:
-            res = c.compile(question, budget=700, now=NOW)
+    def compiled(knowledge: list[ScoredItem], budget: int = 700) -> dict[str, Section]:
+        with ContextCompiler(memory_repo) as c:
+            res = c.compile(question, available_knowledge=knowledge, budget=budget, now=NOW)
+        assert res.total_tokens <= budget
         return {s.label: s for s in res.sections}
 
-    shown = compiled()
+    shown = compiled(evidence)
     assert "bun, not npm" in shown["memory"].content
+    assert any(
+        k.startswith("knowledge:knowledge/reference/") and s.included for k, s in shown.items()
+    )
     left = [k for k, s in shown.items() if k.startswith("identity:") and not s.included]
-    assert left, "the template's identity files took the room first"
+    assert left, "the template's identity files took the evidence's room"
     assert "as the template ships it" in shown[left[0]].reason
+    assert not any(k.startswith("knowledge:knowledge/identity/") for k in shown)
+    # with room to spare, they come whole, after everything else
+    roomy = compiled(evidence, budget=4000)
+    assert not any(k.startswith("knowledge:knowledge/identity/") for k in roomy)
+    assert all(roomy[f"identity:{n}"].included for n in ("SOUL.md", "USER.md", "TOOLS.md"))
+    assert "in the room left" in roomy["identity:SOUL.md"].reason
     user = memory_repo.knowledge_dir / "identity" / "USER.md"
     user.write_text("# User\n\nAda, staff engineer in Lisbon; reviews PRs on Fridays.\n")
-    written = compiled()["identity:USER.md"]
+    written = compiled(evidence)["identity:USER.md"]
     assert written.included and "Ada, staff engineer" in written.content
 
 
@@ -212,7 +234,12 @@ def test_the_entry_that_answers_enters_before_a_long_section_that_shares_words(
     assert "Run the tests: `bun test`" in shown["project:minsky"].content
     assert "Tests that touch the network are marked slow" in shown["memory"].content
     # within the share (+ the system prompt and the labels), and what is out is named
-    standing = sum(s.tokens for s in res.sections if s.priority <= 1 and s.included)
+    # (the identity files as the template ships them fill the room left after the rest)
+    standing = sum(
+        s.tokens
+        for s in res.sections
+        if s.priority <= 1 and s.included and not s.reason.startswith("as the template")
+    )
     assert standing <= 2048 * 0.25 + 200
     assert 'entries of "Preferences"' in shown["memory"].content
     # a heading with nothing under it is neither shown nor named as left out
