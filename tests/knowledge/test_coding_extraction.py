@@ -195,6 +195,25 @@ def test_a_command_is_kept_without_the_echo_that_narrates_it() -> None:
     assert made == ["Install the dependencies: `bun install`"], made
 
 
+def test_a_command_is_kept_without_the_pager_its_output_went_through() -> None:
+    """An agent pipes a command's output through `cat`, `head` or `tail` to read it in its
+    terminal (Cursor runs `bun test | cat`); how to run the tests is the command alone, so
+    `pytest -x 2>&1 | tail -50` and `pytest -x | head -50` are one entry, not three."""
+    made = _fixes_of(
+        "Run the tests of the imgcolorshine project.",
+        [
+            ("python -m pytest -x --tb=short 2>&1 | tail -50", "12 passed in 0.4s"),
+            ("python -m pytest -x --tb=short | head -50", "12 passed in 0.4s"),
+            ("bun run lint | cat", "0 errors, 0 warnings"),
+        ],
+        section="Commands",
+    )
+    assert made == [
+        "Run the tests: `python -m pytest -x --tb=short`",
+        "Lint: `bun run lint`",
+    ], made
+
+
 @pytest.mark.slow
 def test_a_command_with_a_long_run_of_blanks_is_read_in_linear_time() -> None:
     """A tool call's command is whatever its log holds: reading the `echo` after it went

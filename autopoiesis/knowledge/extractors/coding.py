@@ -109,6 +109,31 @@ _CD_PREFIX = re.compile(
 # what an agent chains after the command to narrate it ("bun install && echo 'Dependencies
 # installed'"): not part of how to run it
 _ECHO_SUFFIX = re.compile(r"(?:&&|;)[ \t]*echo\b[^&|;]*$")  # from the operator: linear
+# what an agent pipes a command's output through to read it in its terminal ("bun test |
+# cat", "pytest -x 2>&1 | tail -50"): not part of how to run it
+_PAGERS = frozenset({"cat", "head", "tail", "less", "more"})
+
+
+def _without_pager(command: str) -> str:
+    """COMMAND without the pagers piped after it (three at most: each is one more pass
+    over it) and a `2>&1` before them (split by hand: a pattern with a repeated optional
+    flag backtracks on a long run of spaces)."""
+    for _ in range(3):
+        head, bar, tail = command.rpartition("|")
+        words = tail.split()
+        if (
+            not head.strip()
+            or head.endswith("|")  # `||`: an or, not a pipe
+            or not words
+            or words[0] not in _PAGERS
+            or len(words) > 3
+            or not all(w.lstrip("-+").isalnum() for w in words[1:])
+        ):
+            return command
+        command = head.rstrip().removesuffix("2>&1").rstrip()
+    return command
+
+
 # the line that says what went wrong, best first: an exception, a compiler's or linter's
 # "error:", the failure count; a bare "FAILED" says least
 _ERROR_LINES = tuple(
@@ -237,7 +262,7 @@ class ToolStep:
 
     @property
     def command(self) -> str:
-        return _ECHO_SUFFIX.sub("", _CD_PREFIX.sub("", self.args.strip())).rstrip()
+        return _without_pager(_ECHO_SUFFIX.sub("", _CD_PREFIX.sub("", self.args.strip())).rstrip())
 
     @property
     def kind(self) -> str | None:
