@@ -162,6 +162,6 @@ def test_one_session_gives_up_to_per_file_results(memory_repo: MemoryRepo, commi
     commit_all(memory_repo, "conversation: a long session")
     with SearchIndex(memory_repo) as idx:
         idx.rebuild_full()
-        results = idx.search("flaky zebra test", 10, "conversation")
-    assert PER_FILE == 5
+        results = idx.search("flaky zebra test", 20, "conversation")
+    assert PER_FILE < 12  # the session has twelve matching turns: the cap is what stops
     assert [r.path for r in results] == [rel] * PER_FILE
