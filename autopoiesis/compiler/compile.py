@@ -448,13 +448,10 @@ class ContextCompiler(ScoredKnowledge):
         for rel, text in self._shipped.items():
             label = f"identity:{rel.rsplit('/', 1)[-1]}"
             size = len(text.encode("utf-8"))
-            if size <= left and plan.offer(
-                label, 0, text, rel, reason="as the template ships it: in the room left"
-            ):
+            if size <= left and plan.cost(label, text) <= plan.left:
+                plan.offer(label, 0, text, rel, reason="as the template ships it: in the room left")
                 left -= size
                 continue
-            if plan.sections[-1].label == label:
-                plan.sections.pop()  # offer's "over budget": the reason below says why
             plan.skip(
                 label,
                 0,
