@@ -336,6 +336,9 @@ class Hit:
     subject: frozenset[str] = frozenset()  # the words of the message the marked turn states
     via: str = ""  # a note no search hit holds, linked from this hit's file (compiler/scored)
     project: str | None = None  # the project of the hit's file (None: global)
+    # the lines of the hit's own turn, inside START..END (its exchange), when the index
+    # says which it is (SearchResult.own_start/own_end)
+    own: tuple[int, int] | None = None
 
     def why(self) -> str:
         if self.via:
@@ -401,13 +404,19 @@ class Packing:
 
 def _focus(src: Source, units: set[int], hit: Hit) -> set[int]:
     """The units of UNITS that are HIT's own turn (a chunk holds a turn and the turns
-    around it): those of its day and minute. Empty when that cannot be told, or when it is
-    all of UNITS."""
-    if hit.when is None or not src.turns:
+    around it): the units of its own lines when the index named them, else those of its
+    day and minute (a hit given by a caller). Empty when that cannot be told, or when it
+    is all of UNITS."""
+    if not src.turns:
         return set()
-    at = datetime.fromtimestamp(hit.when, UTC)
-    minute = at.strftime("%H:%M")
-    own = {i for i in units if src.units[i].minute == minute and src.units[i].day == at.date()}
+    if hit.own is not None:
+        own = src.covering(*hit.own) & units
+    elif hit.when is not None:
+        at = datetime.fromtimestamp(hit.when, UTC)
+        minute = at.strftime("%H:%M")
+        own = {i for i in units if src.units[i].minute == minute and src.units[i].day == at.date()}
+    else:
+        return set()
     return own if own != units else set()
 
 

@@ -224,10 +224,11 @@ class ScoredKnowledge:
         """P3's candidates, best first; how many the search returned; where packing gets
         a file's units (read only for the hits it reaches)."""
         given = query.given
-        rows: list[tuple[str, float, str, int, int, str | None, str | None]]
+        rows: list[tuple[str, float, str, int, int, str | None, str | None, tuple[int, int] | None]]
         if given is not None:
             rows = [
-                (g.path, g.score, g.snippet, g.start_line, g.end_line, None, None) for g in given
+                (g.path, g.score, g.snippet, g.start_line, g.end_line, None, None, None)
+                for g in given
             ]
             why = ""
         else:
@@ -244,6 +245,7 @@ class ScoredKnowledge:
                     r.end_line,
                     getattr(r, "turn_time", None),
                     getattr(r, "project", None),
+                    _own_lines(r),
                 )
                 for r in results
             ]
@@ -251,7 +253,7 @@ class ScoredKnowledge:
         as_given: dict[str, Source] = {}
         private = self.repo.private_patterns()
         to_model = self.repo.config.private.model_paths
-        for path, score, snippet, start, end, turn_time, project in rows:
+        for path, score, snippet, start, end, turn_time, project, own in rows:
             if path in plan.paths or path in self._shipped or path.startswith("topics/"):
                 # included whole already, or an identity file as the template ships it
                 # (whole, in the room left: compile._place_templates); a topic comes in
@@ -283,6 +285,7 @@ class ScoredKnowledge:
                     said=snippet or "",
                     when=_seconds(turn_time),
                     project=project,
+                    own=own,
                 )
             )
         hits.sort(key=lambda h: (-h.score, h.path, h.start))
@@ -376,3 +379,9 @@ def _later_wins(query: str, hits: list[Hit]) -> list[Hit]:
             out[j] = replace(out[j], score=hits[i].score * (1 + 1e-9))
     out.sort(key=lambda h: (-h.score, h.path, h.start))
     return out
+
+
+def _own_lines(result: Any) -> tuple[int, int] | None:
+    """A search result's own turn (SearchResult.own_start..own_end), when it names one."""
+    start, end = getattr(result, "own_start", None), getattr(result, "own_end", None)
+    return (start, end) if start and end else None

@@ -63,6 +63,11 @@ class Chunk:
     # A turn chunk's words without who said them when: equal for the same exchange pasted
     # into many sessions (a harness's rules, a file read again), so search shows it once.
     body_hash: str = ""
+    # A turn chunk's own turn (or piece of a long one), the lines START..END hold it in
+    # its exchange: what a compiled context shows of the hit when the turns around it do
+    # not fit, or before them. 0 for a section (all of its lines are its own).
+    own_start: int = 0
+    own_end: int = 0
 
     @property
     def content_hash(self) -> str:
@@ -223,7 +228,7 @@ def _exchange_chunks(units: list[_Unit]) -> list[Chunk]:
     too. A question and its answer sit in neighbouring turns, and a turn's words often only
     make sense with the line it answers ("Yes, last Tuesday!")."""
     chunks: list[Chunk] = []
-    for n, (_, _, _, when, speaker) in enumerate(units):
+    for n, (own_start, own_end, _, when, speaker) in enumerate(units):
         lo, hi = _exchange(units, n)
         chunks.append(
             Chunk(
@@ -234,6 +239,8 @@ def _exchange_chunks(units: list[_Unit]) -> list[Chunk]:
                 heading=speaker,
                 turn_time=when.strftime("%Y-%m-%dT%H:%M:%SZ") if when else None,
                 body_hash=_body_hash(u[2] for u in units[lo:hi]),
+                own_start=own_start,
+                own_end=own_end,
             )
         )
     return chunks

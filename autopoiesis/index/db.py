@@ -51,7 +51,8 @@ from autopoiesis.index.postings import SCHEMA as POSTINGS_SCHEMA
 # 4: chunks.body_hash (chunking.Chunk): the same pasted text is one search result.
 # 5: links and files.link_name (links.py): the backlinks of [[wikilinks]].
 # 6: chunk text compressed, chunks_fts contentless, plain vectors 16-bit (plainvec.py).
-SCHEMA_VERSION = "6"
+# 7: chunks.own_start/own_end (chunking.Chunk): a turn chunk's own turn.
+SCHEMA_VERSION = "7"
 
 
 class IndexCorruptError(Exception):
@@ -184,7 +185,9 @@ CREATE TABLE IF NOT EXISTS chunks (
     text_start INTEGER NOT NULL,     -- where its text is in files.chunks_z (bytes)
     text_len INTEGER NOT NULL,
     content_hash TEXT NOT NULL,
-    body_hash TEXT NOT NULL DEFAULT ''  -- a turn chunk's words said again elsewhere
+    body_hash TEXT NOT NULL DEFAULT '',  -- a turn chunk's words said again elsewhere
+    own_start INTEGER NOT NULL DEFAULT 0,  -- a turn chunk's own turn (0: a section)
+    own_end INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS idx_chunks_path ON chunks(path);
 """

@@ -110,6 +110,10 @@ class SearchResult:
     # similarity is under WEAK_SIMILARITY (`search` says so rather than pass it off as a match)
     weak: bool = False
     team: str | None = None  # the team whose shared memory holds it (shared/<team>/)
+    # a transcript hit's own turn (or piece of a long one): START..END hold it with the
+    # turns around it (its exchange); None for a section, whose lines are all its own
+    own_start: int | None = None
+    own_end: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -446,7 +450,8 @@ class QueryEngine:
                 row[0]: row
                 for row in conn.execute(
                     "SELECT c.id, c.path, c.category, c.start_line, c.end_line, c.turn_time, "
-                    "c.heading, chunk_text(f.chunks_z, c.text_start, c.text_len), f.project "
+                    "c.heading, chunk_text(f.chunks_z, c.text_start, c.text_len), f.project, "
+                    "c.own_start, c.own_end "
                     "FROM chunks c LEFT JOIN files f ON f.path = "
                     f"c.path WHERE c.id IN ({','.join('?' * len(ids))})",
                     ids,
@@ -537,7 +542,7 @@ class QueryEngine:
         explain: bool,
         pattern: re.Pattern[str] | None = None,
     ) -> SearchResult:
-        _, path, category, start, end, turn_time, heading, text, project = row
+        _, path, category, start, end, turn_time, heading, text, project, own_start, own_end = row
         detail = None
         if explain:
             detail = {
@@ -577,6 +582,8 @@ class QueryEngine:
             project=project,
             explain=detail,
             team=team_of(path),
+            own_start=own_start or None,
+            own_end=own_end or None,
         )
 
 

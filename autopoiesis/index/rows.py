@@ -75,6 +75,8 @@ def batch_rows(
                     length,
                     c.content_hash,
                     c.body_hash,
+                    c.own_start,
+                    c.own_end,
                 )
             )
             fts_rows.append((next_id, c.text))

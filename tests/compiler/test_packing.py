@@ -628,3 +628,33 @@ def test_the_floor_of_a_file_never_exceeds_what_its_section_costs(
     p = Packed(Source(path, units))
     chosen = set(range(len(units)))
     assert cost(section_label(path, ""), ()) <= cost(p.label(chosen), p.parts(chosen))
+
+
+def test_the_own_turn_the_index_names_comes_in_when_all_turns_share_a_minute() -> None:
+    """A harness that streams a reply as several messages gives them all one minute; the
+    hit's own lines (the index's own_start..own_end) still say which turn is its own, and
+    it comes in alone when the exchange does not fit."""
+    from datetime import date
+
+    from autopoiesis.compiler.packing import Hit, Source, Unit, pack
+
+    day = date(2026, 3, 2)
+    units = (
+        Unit(1, 1, "10:00 agent: " + "what about the cache? " * 20, day, "10:00"),
+        Unit(2, 2, "10:00 user: the cache is off since change 104", day, "10:00"),
+        Unit(3, 3, "10:00 agent: " + "turning it back on, and watching it " * 20, day, "10:00"),
+    )
+    src = Source("raw/s.md", units, None, True)
+    when = datetime(2026, 3, 2, 10, 0, tzinfo=UTC).timestamp()
+
+    def cost(label: str, parts) -> int:
+        return count_tokens(label + "\n" + "\n".join(parts))
+
+    own = cost("knowledge:raw/s.md:2-2", src.parts({1}))
+    by_minute = pack([Hit("raw/s.md", 1, 3, 1.0, when=when)], {"raw/s.md": src}.get, own + 10, cost)
+    assert by_minute.files == [] and by_minute.left_out  # the minute tells none apart
+    hit = Hit("raw/s.md", 1, 3, 1.0, when=when, own=(2, 2))
+    packed = pack([hit], {"raw/s.md": src}.get, own + 10, cost)
+    assert [f.chosen for f in packed.files] == [{1}] and packed.tokens <= own + 10
+    # with room for the whole exchange, the whole exchange
+    assert pack([hit], {"raw/s.md": src}.get, 10_000, cost).files[0].chosen == {0, 1, 2}

@@ -165,3 +165,40 @@ def test_one_session_gives_up_to_per_file_results(memory_repo: MemoryRepo, commi
         results = idx.search("flaky zebra test", 20, "conversation")
     assert PER_FILE < 12  # the session has twelve matching turns: the cap is what stops
     assert [r.path for r in results] == [rel] * PER_FILE
+
+
+def test_a_turn_result_names_its_own_turn_inside_its_exchange(
+    memory_repo: MemoryRepo, commit_all
+) -> None:
+    """A harness streams a reply as several messages in the same minute, so the minute
+    cannot tell a hit's own turn from its neighbours: the result names its own lines
+    (own_start..own_end) inside the exchange it spans; a section names none."""
+    started = START.strftime("%Y-%m-%dT%H:%M:%SZ")
+    turns = [
+        (started, "agent", None, "Checked the scripts folder: " + "three build steps run. " * 20),
+        (started, "user", None, "Use bun, not node, to run the release scripts from now on."),
+        (started, "agent", None, "Switching the scripts over: " + "step converted. " * 25),
+    ]
+    rel = tf.transcript_relpath("ses_minute", START, "one-minute")
+    path = memory_repo.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        closed_transcript("ses_minute", "One minute", turns, started=started, ended=started),
+        encoding="utf-8",
+    )
+    note = memory_repo.root / "knowledge" / "procedures" / "release.md"
+    note.write_text("# Release\n\nThe release scripts run with bun.\n", encoding="utf-8")
+    commit_all(memory_repo, "conversation: a reply streamed in one minute")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    user_line = next(i for i, line in enumerate(lines, 1) if line.startswith("Use bun"))
+    with SearchIndex(memory_repo) as index:
+        results = index.search("bun release scripts", limit=10)
+    turn = next(r for r in results if r.path == rel and r.heading == "user")
+    assert turn.start_line < turn.own_start <= user_line <= turn.own_end < turn.end_line
+    assert not any(
+        line.startswith(("Checked", "Switching"))
+        for line in lines[turn.own_start - 1 : turn.own_end]
+    )
+    section = next(r for r in results if r.path.endswith("release.md"))
+    assert section.own_start is None and section.own_end is None
+    assert {"own_start", "own_end"} <= set(turn.to_dict())
