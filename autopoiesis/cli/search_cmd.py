@@ -61,7 +61,7 @@ def _result_line(r: Any, explain: bool) -> str:
         # the priors that scaled the chunk's merged score (index/query.py says why each)
         factors = [
             f"{name}={e[f'{name}_factor']}"
-            for name in ("user_turn", "other_project", "shipped")
+            for name in ("user_turn", "other_project", "shipped", "partly_shown")
             if e.get(f"{name}_factor") is not None
         ]
         if factors:

@@ -215,8 +215,9 @@ class SearchIndex:
     ) -> list[SearchResult]:
         """`search` for a reader that takes the chunks from the files itself (the context
         compiler): the same ranking, any number of chunks of one file (never two that
-        overlap), and no snippets (a snippet costs more than the ranking: ~0.25 ms a
-        result). Each result's `snippet` is only the head of its chunk."""
+        overlap, and none whose window is mostly shown: the compiler adds the turns around
+        its hits itself), and no snippets (a snippet costs more than the ranking: ~0.25 ms
+        a result). Each result's `snippet` is only the head of its chunk."""
         if fresh:
             self.catch_up(searching=True)
         terms = query_terms(query)
@@ -229,7 +230,7 @@ class SearchIndex:
         cands = self.query.scored(query, terms, max(CANDIDATES, limit * 5), None, merge, weights)
         if not cands:
             return []
-        return self.query.per_file(cands, [], limit, merge, False, limit, project)
+        return self.query.per_file(cands, [], limit, merge, False, limit, project, partly_shown=0.0)
 
     # ── links ──
     def links(self, path: str, *, fresh: bool = True) -> tuple[list[Link], list[Link]]:

@@ -14,6 +14,7 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import transcript as tf
 from autopoiesis.index import SearchIndex
 from autopoiesis.index.query import (
+    PARTLY_SHOWN_FACTOR,
     PER_FILE,
     RRF_K,
     USER_TURN_FACTOR,
@@ -97,7 +98,7 @@ def test_the_users_words_in_an_agent_session_count_more(agent_repo, merge: str) 
     for r in results:
         detail = r.explain or {}
         factor = detail["user_turn_factor"] or 1.0
-        shipped = detail["shipped_factor"] or 1.0
+        shipped = (detail["shipped_factor"] or 1.0) * (detail["partly_shown_factor"] or 1.0)
         if merge == "rrf":
             # the merged score is the reciprocal-rank fusion of the two lists, times the
             # factors (a file as the template ships it has its own, test_shipped_files)
@@ -126,7 +127,7 @@ def test_a_named_user_of_an_agent_is_the_agents_user(agent_repo) -> None:
     mine = [r for r in results if r.path == named]
     lines = (repo.root / named).read_text(encoding="utf-8").splitlines()
     said = next(n for n, line in enumerate(lines, 1) if line.startswith("Deploy the zebra"))
-    told = [r for r in mine if r.start_line <= said <= r.end_line]
+    told = [r for r in mine if r.own_start <= said <= r.own_end]  # his turn's own chunks
     # David spoke to an agent (its turns carry no name): he is the agent's user
     assert told and all(r.explain["user_turn_factor"] == USER_TURN_FACTOR for r in told)
 
@@ -202,3 +203,55 @@ def test_a_turn_result_names_its_own_turn_inside_its_exchange(
     section = next(r for r in results if r.path.endswith("release.md"))
     assert section.own_start is None and section.own_end is None
     assert {"own_start", "own_end"} <= set(turn.to_dict())
+
+
+def test_a_turn_whose_exchange_is_shown_but_not_itself_comes_later(
+    memory_repo: MemoryRepo, commit_all, cli
+) -> None:
+    """Short turns share their windows: a chunk whose lines a result taken before it mostly
+    shows, but whose own turn it does not, is still a result (the turn after a result's
+    last is often the one that answers), at PARTLY_SHOWN_FACTOR of its score, so after
+    the other sessions' results; the compiler's `locate` skips it, as it adds the turns
+    around its hits itself."""
+    topics = ["queue", "cache", "index", "backup", "mirror", "ledger", "parser", "router"]
+    rel = _write(
+        memory_repo,
+        "ses_short",
+        0,
+        [
+            ("user" if k % 2 == 0 else "agent", None, f"The walrus {topic} step is done.")
+            for k, topic in enumerate(topics)
+        ],
+    )
+    other = _write(
+        memory_repo,
+        "ses_other",
+        1,
+        [
+            ("user", None, "The walrus step is done."),
+            ("agent", None, "Good."),
+        ],
+    )
+    commit_all(memory_repo, "conversation: short turns")
+    with SearchIndex(memory_repo) as index:
+        results = index.search("walrus step", 10, explain=True)
+        located = index.locate("walrus step", 10)
+    mine = [r for r in results if r.path == rel]
+    partly = [r for r in mine if r.explain["partly_shown_factor"]]
+    assert partly and all(r.explain["partly_shown_factor"] == PARTLY_SHOWN_FACTOR for r in partly)
+    for r in partly:
+        before = mine[: mine.index(r)]
+        # its window overlaps a result before it, its own turn lies outside all of them
+        assert any(b.start_line <= r.end_line and r.start_line <= b.end_line for b in before)
+        assert not any(b.start_line <= r.own_end and r.own_start <= b.end_line for b in before)
+    # ranked at its reduced score: after the other session's result, in score order
+    assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
+    assert results.index(partly[0]) > [r.path for r in results].index(other)
+    # the compiler's locate: no two chunks of a file share lines
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for r in located:
+        assert not any(s <= r.end_line and r.start_line <= e for s, e in spans.get(r.path, []))
+        spans.setdefault(r.path, []).append((r.start_line, r.end_line))
+    # `search --explain` names the factor
+    shown = cli("search", "walrus step", "--explain", repo=memory_repo, check=True).stdout
+    assert f"partly_shown={PARTLY_SHOWN_FACTOR}" in shown
