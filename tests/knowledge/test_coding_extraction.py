@@ -366,7 +366,10 @@ def test_a_run_of_chosen_files_never_replaces_the_project_s_own_command() -> Non
 
 
 def _src(
-    *turns: tuple[str, str], title: str = "A session", topic: str | None = None
+    *turns: tuple[str, str],
+    title: str = "A session",
+    topic: str | None = None,
+    minutes_apart: int = 1,
 ) -> SourceTranscript:
     from datetime import UTC, datetime, timedelta
 
@@ -378,7 +381,7 @@ def _src(
         TranscriptMeta("ses-prose", at, topic=topic),
         title,
         tuple(
-            tf.Turn(at + timedelta(minutes=i), role, (tf.Text(text),))
+            tf.Turn(at + timedelta(minutes=i * minutes_apart), role, (tf.Text(text),))
             for i, (role, text) in enumerate(turns)
         ),
     )
@@ -805,6 +808,31 @@ def test_a_procedure_is_named_by_a_task_not_by_a_clause_or_a_pointer() -> None:
     src = _src(*[t for text in said for t in (("user", text), ("agent", "Done."))])
     made = default_registry(plugins=False).get("procedures").run_offline(src)
     assert [c.path for c in made] == ["knowledge/procedures/release-the-desktop-app.md"], made
+
+
+def test_a_procedure_is_never_read_from_output_pasted_in_a_fence() -> None:
+    """A user pasted a test run's output in a fence, where a model's answer read 'To write
+    "ninety', (✗), Test2: ...': a "To X, ..." procedure to v2; v3 reads procedures from
+    what somebody wrote, so none, even when the user wrote prose in the same minute (a
+    harness streams a session's turns a minute apart or less). A procedure said in prose
+    still is one."""
+    log = (
+        "lmstrix test --all\n\n```\n[21/57] Testing lucy-128k...\n"
+        "    Test1: 'and mathematical operations.\n\n"
+        "To write \"ninety' (✗), Test2: '5, 4+1=5.' (✓)\n  ✓ Success at 2,048 tokens\n"
+        "[22/57] Testing llama-3.2-3b-instruct...\n"
+        "  ⏳ Waiting 3 seconds before next model (resource cleanup)...\n```\n"
+    )
+    said = (
+        "To cut a release, first bump the version in package.json, then tag the release "
+        "commit, finally push the new tag to origin."
+    )
+    src = _src(("user", log), ("user", said), ("agent", "Done."), minutes_apart=0)
+    registry = default_registry(plugins=False)
+    v2 = registry.get("procedures@2").run_offline(src)
+    assert any("Success at 2,048 tokens" in c.content for c in v2), v2  # what v3 fixes
+    made = registry.get("procedures").run_offline(src)
+    assert [c.path for c in made] == ["knowledge/procedures/cut-a-release.md"], made
 
 
 def test_a_word_joined_to_a_role_word_names_no_role() -> None:

@@ -15,6 +15,7 @@ One live version of a procedure: steps told again differently supersede the old 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -76,6 +77,13 @@ def _told_in_prose(sentences: list[str]) -> list[tuple[str, list[str]]]:
 
 
 def procedures_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
+    return _procedures(src, key, lambda text: text)
+
+
+def _procedures(
+    src: SourceTranscript, key: str, read: Callable[[str], str]
+) -> list[KnowledgeChange]:
+    """The procedures of SRC's turns that count, found in what READ keeps of each text."""
     out: list[KnowledgeChange] = []
     for turn in src.transcript.turns:
         if turn.role == "system" or not _counts(src, turn):
@@ -84,14 +92,15 @@ def procedures_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
         for item in turn.items:
             if not isinstance(item, tf.Text):
                 continue
-            sentences = split_sentences(item.content)
+            content = read(item.content)
+            sentences = split_sentences(content)
             for s in sentences:
                 m = _PROC_INLINE.search(s)
                 if m:
                     out.append(_procedure_change(src, key, m["what"], m["steps"], at))
             for what, steps in _told_in_prose(sentences):
                 out.append(_procedure_change(src, key, what, "; ".join(steps), at))
-            lines = item.content.split("\n")
+            lines = content.split("\n")
             for i, line in enumerate(lines):
                 m = _PROC_INTRO.search(line)
                 if not m:
@@ -126,11 +135,12 @@ def _procedure_change(
 
 
 def procedures_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
-    """v3: the procedures of v2 read from what somebody wrote (no pasted forms or logs),
+    """v3: the procedures of v2 read from what somebody wrote (`prose.prose_of`: no
+    fenced code, pasted forms or logs: a test run's output says "To write ninety, ..."),
     and only those whose name says what they do ("proceed-now" does not, nor a clause or
     a pointer: `_NOT_A_NAME`) and whose steps are words, not links or code."""
     out = []
-    for change in procedures_offline(src, key):
+    for change in _procedures(src, key, prose.prose_of):
         name = (change.subject or "").removeprefix("how to ").strip()
         steps = [x.strip() for x in change.content.rstrip(".").split(";")]
         if (
