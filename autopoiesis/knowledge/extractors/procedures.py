@@ -83,7 +83,10 @@ def procedures_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]
 def _procedures(
     src: SourceTranscript, key: str, read: Callable[[str], str]
 ) -> list[KnowledgeChange]:
-    """The procedures of SRC's turns that count, found in what READ keeps of each text."""
+    """The procedures of SRC's turns that count: told in a sentence ("To X, first A, then
+    B"), found in what READ keeps of each text; or listed, numbered, under a title that
+    names them ("Steps to release:"), wherever the list stands (a plan's steps in a code
+    block too: a list under its title is somebody's, a log's lines are not one)."""
     out: list[KnowledgeChange] = []
     for turn in src.transcript.turns:
         if turn.role == "system" or not _counts(src, turn):
@@ -92,15 +95,14 @@ def _procedures(
         for item in turn.items:
             if not isinstance(item, tf.Text):
                 continue
-            content = read(item.content)
-            sentences = split_sentences(content)
+            sentences = split_sentences(read(item.content))
             for s in sentences:
                 m = _PROC_INLINE.search(s)
                 if m:
                     out.append(_procedure_change(src, key, m["what"], m["steps"], at))
             for what, steps in _told_in_prose(sentences):
                 out.append(_procedure_change(src, key, what, "; ".join(steps), at))
-            lines = content.split("\n")
+            lines = item.content.split("\n")
             for i, line in enumerate(lines):
                 m = _PROC_INTRO.search(line)
                 if not m:
@@ -135,8 +137,8 @@ def _procedure_change(
 
 
 def procedures_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
-    """v3: the procedures of v2 read from what somebody wrote (`prose.prose_of`: no
-    fenced code, pasted forms or logs: a test run's output says "To write ninety, ..."),
+    """v3: the procedures of v2 told in what somebody wrote (`prose.prose_of`: no fenced
+    code, pasted forms or logs: a test run's output said "To write ninety, ..."),
     and only those whose name says what they do ("proceed-now" does not, nor a clause or
     a pointer: `_NOT_A_NAME`) and whose steps are words, not links or code."""
     out = []
