@@ -835,6 +835,40 @@ def test_a_procedure_is_never_read_from_output_pasted_in_a_fence() -> None:
     assert [c.path for c in made] == ["knowledge/procedures/cut-a-release.md"], made
 
 
+def test_a_request_a_list_s_announcement_and_a_narrated_plan_are_no_knowledge() -> None:
+    """Three shapes the second coding set's extraction kept (bench/coding-b): a user's
+    request with a fact's words in it ("here is the corrected version ..., please update
+    the function"), an observation whose list came after it ("... and include:"), and the
+    agent's next steps told as a procedure ("To understand this better, I'll first read
+    ..."). The same facts and procedure said plainly are kept."""
+    src = _src(
+        (
+            "user",
+            "It seems the page is stored in the wrong folder, here is the corrected version "
+            "of it, please update the onPageVisit function in config.ts.",
+        ),
+        ("agent", "Your scripts are located in `assets/development/scripts/` and include:"),
+        (
+            "agent",
+            "To understand this better, I'll first read the `thumbfind.py` script to see "
+            "the calculations. Then, I'll read the `thumbfind1.md` notes for more context.",
+        ),
+        ("user", "ok"),
+        ("user", "The crawler output is stored in the output.json file of the project."),
+        (
+            "user",
+            "To cut a release, first bump the version in package.json, then tag the "
+            "release commit, finally push the new tag to origin.",
+        ),
+        ("agent", "Done."),
+    )
+    registry = default_registry(plugins=False)
+    facts = [c.content for c in registry.get("facts").run_offline(src)]
+    assert facts == ["The crawler output is stored in the output.json file of the project."]
+    made = registry.get("procedures").run_offline(src)
+    assert [c.path for c in made] == ["knowledge/procedures/cut-a-release.md"], made
+
+
 def test_a_word_joined_to_a_role_word_names_no_role() -> None:
     """ "Unfortunately, the dev-server.log did not appear" made a person "Unfortunately"
     whose role was "the dev"; "Tom, the new dev, starts Monday" still names Tom's role."""

@@ -106,6 +106,13 @@ ORDER = re.compile(
     r"continue|start|try|ensure|verify|apply|commit|push)\b",
     re.IGNORECASE,
 )
+# A sentence that asks for something, wherever the asking starts ("it seems I gave you the
+# wrong page, here is the corrected one, please update the function", "could you check the
+# logs"): a request, which states no fact. "Please note that ..." and "please see ..."
+# point at one.
+REQUEST = re.compile(
+    r"\bplease\s+(?!note\b|see\b)\w+|\b(?:can|could|would|will) you\b", re.IGNORECASE
+)
 # "I decided ..." with no "we" in it: one person's choice
 FIRST_PERSON_ONLY = re.compile(r"^(?!.*\b(?:we|let'?s|the team|our)\b).*\bI\b", re.IGNORECASE)
 # A change: "X instead", "from X to Y", "no longer ...", "drop X", "replace X with Y".
@@ -624,6 +631,7 @@ __all__ = [
     "LIST_ITEM",
     "PROCEDURE_INTRO",
     "PROPOSAL",
+    "REQUEST",
     "ROLE_CUE",
     "STANDING",
     "change_target",

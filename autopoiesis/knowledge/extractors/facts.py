@@ -124,7 +124,10 @@ def _v3_admits(s: Sentence) -> bool:
     staging server runs on port 8443"), never before its advice to the user ("Remember to
     test the changes across browsers", "Note: never commit your secret key"); never its
     narration of its next step, nor an option it lists, nor what it says in general or of
-    whether a thing works (_GENERAL_OR_VERDICT)."""
+    whether a thing works (_GENERAL_OR_VERDICT). Nobody's request is a fact ("here is the
+    corrected page, please update the function": cues.REQUEST)."""
+    if cues.REQUEST.search(s.text):
+        return False
     if s.owned:
         return True
     reminder = _FACT_PREFIX.match(s.text)

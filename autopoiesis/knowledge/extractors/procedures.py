@@ -153,6 +153,7 @@ def procedures_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChan
             or prose.is_heading(name)
             or any(len(long_words(x)) < 2 or prose.code_share(x) > 0.3 or "```" in x for x in steps)
             or re.search(r"https?://|@\S", change.content)
+            or _FIRST_PERSON_PLAN.search(change.content)
             or not _said_in_prose(src, change)
         ):
             continue
@@ -160,6 +161,10 @@ def procedures_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChan
     return out
 
 
+# Steps somebody says they will take next ("To understand this better, I'll first read
+# thumbfind.py, then I'll read the notes"): what one session did once, not how a thing is
+# done. ("we need to ..." and "let's ..." stay: how a user tells a team's procedure.)
+_FIRST_PERSON_PLAN = re.compile(r"\b(?:i'?ll|i will|let me|i'?m going to|i am going to)\b", re.I)
 # a procedure's name that says nothing of what it does ("proceed-now", "continue")
 _VAGUE = {
     "proceed",

@@ -107,7 +107,10 @@ _SMALL_WORDS = {"a", "an", "and", "the", "of", "for", "to", "in", "on", "or", "w
 # no sentence ends on ("I went to.", "push on." and "looking into." are whole)
 _DANGLING = re.compile(
     r"\b(?:a|an|the|of|in|on|at|to|for|with|from|by|and|or|but|is|are|was|located|into|"
-    r"that|which|this|these|our|your|its|their|as|than|via|like)\s*[:,]?$",
+    r"that|which|this|these|our|your|its|their|as|than|via|like|"
+    # the words that announce a list, which came after the sentence ("Your scripts are in
+    # `scripts/` and include:")
+    r"includes?|including|contains?|containing|such as|namely|following)\s*[:,]?$",
     re.IGNORECASE,
 )
 _DANGLING_STOPPED = re.compile(
