@@ -838,9 +838,10 @@ def test_a_procedure_is_never_read_from_output_pasted_in_a_fence() -> None:
 def test_a_request_a_list_s_announcement_and_a_narrated_plan_are_no_knowledge() -> None:
     """Three shapes the second coding set's extraction kept (bench/coding-b): a user's
     request with a fact's words in it ("here is the corrected version ..., please update
-    the function"), an observation whose list came after it ("... and include:"), and the
-    agent's next steps told as a procedure ("To understand this better, I'll first read
-    ..."). The same facts and procedure said plainly are kept."""
+    the function"), an observation whose list came after it ("... and include:", kept
+    without that clause when the rest is whole), and the agent's next steps told as a
+    procedure ("To understand this better, I'll first read ..."). The same facts and
+    procedure said plainly are kept."""
     src = _src(
         (
             "user",
@@ -864,7 +865,13 @@ def test_a_request_a_list_s_announcement_and_a_narrated_plan_are_no_knowledge() 
     )
     registry = default_registry(plugins=False)
     facts = [c.content for c in registry.get("facts").run_offline(src)]
-    assert facts == ["The crawler output is stored in the output.json file of the project."]
+    assert facts == [
+        "Your scripts are located in `assets/development/scripts/`.",
+        "The crawler output is stored in the output.json file of the project.",
+    ], facts
+    assert not is_statement(
+        "Your scripts are located in `assets/development/scripts/` and include:"
+    )
     made = registry.get("procedures").run_offline(src)
     assert [c.path for c in made] == ["knowledge/procedures/cut-a-release.md"], made
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from autopoiesis.core.text import slugify
@@ -147,6 +148,9 @@ def facts_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     prose_at = {(s.at, s.text) for s in src.prose_sentences}
     out = []
     for change in facts_offline(src, key, _v3_admits):
+        whole = prose.without_list_announcement(change.content)
+        if whole != change.content:  # the list it announced came after it
+            change = replace(change, content=whole)
         said = [t for at, t in prose_at if at == change.provenance.at]
         if not said or not prose.is_statement(change.content):
             continue

@@ -144,6 +144,28 @@ _POINTER_PLAN = re.compile(
 _EMPTY_CODE = re.compile(r"(?<!`)``(?!`)")
 
 
+# the clause that announces a list the sentence does not hold ("Your scripts are located
+# in `scripts/` and include:"); what comes before it may be whole
+_LIST_ANNOUNCED = re.compile(
+    r",?\s+(?:and\s+|which\s+|that\s+)?(?:includes?|including|contains?|containing|such as|"
+    r"namely|(?:are|is|were|was) the following)\s*:?\s*$",
+    re.IGNORECASE,
+)
+
+
+def without_list_announcement(text: str) -> str:
+    """TEXT without a last clause that announces a list it does not hold, when what is left
+    is a whole statement ("Your scripts are located in `scripts/` and include" -> "Your
+    scripts are located in `scripts/`."); else TEXT."""
+    m = _LIST_ANNOUNCED.search(text)
+    if m is None or m.start() == 0:
+        return text
+    head = text[: m.start()].rstrip(" ,;")
+    # a clause of its own: a subject and what is said of it, not "The suite"
+    whole = len(re.findall(r"[^\W\d_]{3,}", head)) >= 3 and is_statement(head)
+    return head + "." if whole else text
+
+
 def is_statement(text: str) -> bool:
     """Whether TEXT is a whole statement worth keeping: not a fragment ending on "in" or
     "the", not a heading, not a plan with no object ("Let's implement the plan.") or
@@ -159,4 +181,11 @@ def is_statement(text: str) -> bool:
     return not _NOT_PROSE_LINE.search(t)
 
 
-__all__ = ["code_share", "is_heading", "is_statement", "looks_pasted", "prose_of"]
+__all__ = [
+    "code_share",
+    "is_heading",
+    "is_statement",
+    "looks_pasted",
+    "prose_of",
+    "without_list_announcement",
+]
