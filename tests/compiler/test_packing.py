@@ -462,27 +462,38 @@ def test_a_long_context_unit_waits_behind_a_weaker_hit() -> None:
     assert packed.files[0].chosen == {0}  # and the long unit, which no longer fits, is not
 
 
-def test_a_hit_whose_turns_do_not_fit_comes_in_as_its_own_turn() -> None:
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_hit_whose_turns_do_not_fit_comes_in_as_its_own_turn(streamed: bool) -> None:
     """A chunk is a turn with the turns around it; when all of them do not fit what is
-    left, the turn the chunk is about comes in alone, whole."""
+    left, the turn the chunk is about comes in alone, whole: the turn of the hit's minute,
+    or, when a harness streamed the exchange in one minute and the minute tells none apart,
+    the hit's own lines (the index's own_start..own_end)."""
     from datetime import date
 
     from autopoiesis.compiler.packing import Hit, Source, Unit, pack
 
     day = date(2026, 3, 2)
-    units = (
-        Unit(1, 1, "10:00 user: " + "what about the cache? " * 20, day, "10:00"),
-        Unit(2, 2, "10:01 agent: the cache is off since change 104", day, "10:01"),
-        Unit(3, 3, "10:02 user: " + "turn it back on then, and watch it " * 20, day, "10:02"),
+    minutes = ["10:00"] * 3 if streamed else ["10:00", "10:01", "10:02"]
+    said = (
+        "user: " + "what about the cache? " * 20,
+        "agent: the cache is off since change 104",
+        "user: " + "turn it back on then, and watch it " * 20,
     )
+    units = tuple(Unit(n + 1, n + 1, f"{minutes[n]} {said[n]}", day, minutes[n]) for n in range(3))
     src = Source("raw/s.md", units, None, True)
-    when = datetime(2026, 3, 2, 10, 1, tzinfo=UTC).timestamp()
-    hit = Hit("raw/s.md", 1, 3, 1.0, when=when)
+    hh, mm = (int(x) for x in minutes[1].split(":"))
+    when = datetime(2026, 3, 2, hh, mm, tzinfo=UTC).timestamp()
+    hit = Hit("raw/s.md", 1, 3, 1.0, when=when, own=(2, 2) if streamed else None)
 
     def cost(label: str, parts) -> int:
         return count_tokens(label + "\n" + "\n".join(parts))
 
     own = cost("knowledge:raw/s.md:2-2", src.parts({1}))
+    if streamed:  # the minute alone tells none apart: the hit is left out
+        by_minute = pack(
+            [Hit("raw/s.md", 1, 3, 1.0, when=when)], {"raw/s.md": src}.get, own + 10, cost
+        )
+        assert by_minute.files == [] and by_minute.left_out
     packed = pack([hit], {"raw/s.md": src}.get, own + 10, cost)
     assert [f.chosen for f in packed.files] == [{1}] and packed.tokens <= own + 10
     # with room for the whole chunk, the whole chunk
@@ -628,33 +639,3 @@ def test_the_floor_of_a_file_never_exceeds_what_its_section_costs(
     p = Packed(Source(path, units))
     chosen = set(range(len(units)))
     assert cost(section_label(path, ""), ()) <= cost(p.label(chosen), p.parts(chosen))
-
-
-def test_the_own_turn_the_index_names_comes_in_when_all_turns_share_a_minute() -> None:
-    """A harness that streams a reply as several messages gives them all one minute; the
-    hit's own lines (the index's own_start..own_end) still say which turn is its own, and
-    it comes in alone when the exchange does not fit."""
-    from datetime import date
-
-    from autopoiesis.compiler.packing import Hit, Source, Unit, pack
-
-    day = date(2026, 3, 2)
-    units = (
-        Unit(1, 1, "10:00 agent: " + "what about the cache? " * 20, day, "10:00"),
-        Unit(2, 2, "10:00 user: the cache is off since change 104", day, "10:00"),
-        Unit(3, 3, "10:00 agent: " + "turning it back on, and watching it " * 20, day, "10:00"),
-    )
-    src = Source("raw/s.md", units, None, True)
-    when = datetime(2026, 3, 2, 10, 0, tzinfo=UTC).timestamp()
-
-    def cost(label: str, parts) -> int:
-        return count_tokens(label + "\n" + "\n".join(parts))
-
-    own = cost("knowledge:raw/s.md:2-2", src.parts({1}))
-    by_minute = pack([Hit("raw/s.md", 1, 3, 1.0, when=when)], {"raw/s.md": src}.get, own + 10, cost)
-    assert by_minute.files == [] and by_minute.left_out  # the minute tells none apart
-    hit = Hit("raw/s.md", 1, 3, 1.0, when=when, own=(2, 2))
-    packed = pack([hit], {"raw/s.md": src}.get, own + 10, cost)
-    assert [f.chosen for f in packed.files] == [{1}] and packed.tokens <= own + 10
-    # with room for the whole exchange, the whole exchange
-    assert pack([hit], {"raw/s.md": src}.get, 10_000, cost).files[0].chosen == {0, 1, 2}
