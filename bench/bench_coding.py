@@ -31,8 +31,10 @@ real command line into a fresh memory repo: `autopoiesis init`, `import`, the of
 
 A second set of other projects' sessions, `bench/coding-b`, written by another reader
 after the first set's figures were tuned, is measured the same way (compiled context,
-search, session start; no variants, no labels): what the figures are worth on sessions
-no rule was written from. `--set coding-b` measures only it.
+search, session start, the same two streamed memories; no labels): what the figures are
+worth on sessions no rule was written from. `--set coding-b` measures only it. On the
+streamed memories search's turn recall@10 is measured too (hybrid and `--mode bm25`):
+the capture stream is how a harness's sessions reach a memory.
 
 --quick keeps the 40 first questions (and every session: the import is the set).
 --embedder sets both memories' `search.embedder` (e.g. wordllama, with the static extra)
@@ -84,6 +86,7 @@ KINDS = ("lexical", "paraphrase", "temporal", "preference")
 # (mode, category): every category as an agent searches, and transcripts only (no
 # extracted knowledge in the ten)
 SEARCHES = (("bm25", None), ("hybrid", None), ("bm25", "conversation"), ("hybrid", "conversation"))
+MODES = ("hybrid", "bm25")  # the streamed memories' search, each beside BM25 alone
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 ENV.update(
     {
@@ -387,9 +390,8 @@ def measure(
     quick: bool = False,
     embedder: str | None = None,
     data: DataSet = CODING,
-    variants: bool = True,
 ) -> dict[str, Any]:
-    """The figures of DATA; VARIANTS: also the same sessions captured from another machine
+    """The figures of DATA: imported, and the same sessions captured from another machine
     and streamed as Markdown turns."""
     questions = [
         json.loads(x) for x in data.questions.read_text(encoding="utf-8").splitlines() if x
@@ -428,19 +430,10 @@ def measure(
         figures["recall@10"] = {}
         figures["search_s"] = {}
         for mode, only in SEARCHES:
-            hits, seconds = _recall_at_10(repo, questions, mode, only)
             label = f"{mode}, {only} only" if only else mode
-            figures["search_s"][label] = seconds
-            by_kind: dict[str, list[bool]] = defaultdict(list)
-            for q, hit in zip(questions, hits, strict=True):
-                if hit is not None:
-                    by_kind["all"].append(hit)
-                    by_kind[q["kind"]].append(hit)
-            figures["recall@10"][label] = {
-                k: (sum(v) / len(v), len(v)) for k, v in sorted(by_kind.items())
-            }
-        if not variants:
-            return figures
+            figures["recall@10"][label], figures["search_s"][label] = _recall_by_kind(
+                repo, questions, mode, only
+            )
         # the same sessions streamed from another machine (see the module's docstring)
         elsewhere = tmp / "from-elsewhere"
         _cli(None, "init", str(elsewhere))
@@ -457,6 +450,9 @@ def measure(
         figures["elsewhere_bm25_packed"] = {
             s["budget"]: s["bm25_packed"] for s in report["budgets"]
         }
+        figures["elsewhere_recall@10"] = {
+            mode: _recall_by_kind(elsewhere, questions, mode, None)[0] for mode in MODES
+        }
         # the same exports as a converter of their Markdown streams them
         markdown = tmp / "as-markdown"
         _cli(None, "init", str(markdown))
@@ -468,7 +464,24 @@ def measure(
         report = json.loads(_cli(markdown, "eval", str(qfile), "--json"))
         for key in ("compiled", "answer_compiled"):
             figures[f"markdown_{key}"] = {s["budget"]: s[key] for s in report["budgets"]}
+        figures["markdown_recall@10"] = {
+            mode: _recall_by_kind(markdown, questions, mode, None)[0] for mode in MODES
+        }
     return figures
+
+
+def _recall_by_kind(
+    repo: Path, questions: list[dict[str, Any]], mode: str, only: str | None
+) -> tuple[dict[str, tuple[float, int]], float]:
+    """Turn recall@10 of QUESTIONS on REPO, overall and per question kind: {kind: (share,
+    questions with a known evidence turn)}; and the seconds the searches took."""
+    hits, seconds = _recall_at_10(repo, questions, mode, only)
+    by_kind: dict[str, list[bool]] = defaultdict(list)
+    for q, hit in zip(questions, hits, strict=True):
+        if hit is not None:
+            by_kind["all"].append(hit)
+            by_kind[q["kind"]].append(hit)
+    return {k: (sum(v) / len(v), len(v)) for k, v in sorted(by_kind.items())}, seconds
 
 
 def run(quick: bool = False, embedder: str | None = None) -> list[dict[str, Any]]:
@@ -478,13 +491,13 @@ def run(quick: bool = False, embedder: str | None = None) -> list[dict[str, Any]
         return [{"bench": "coding", "metric": "skipped (no bench/coding)", "value": None}]
     rows = _rows(measure(quick, embedder), "coding")
     if SECOND.present():
-        rows += _rows(measure(quick, embedder, SECOND, variants=False), "coding-b")
+        rows += _rows(measure(quick, embedder, SECOND), "coding-b")
     return rows
 
 
 def _rows(m: dict[str, Any], name: str) -> list[dict[str, Any]]:
-    """The rows of figures M of the set NAME (those it has: the second set has no variants
-    and no labels)."""
+    """The rows of figures M of the set NAME (those it has: the second set has no
+    labels)."""
     rows: list[dict[str, Any]] = []
 
     def row(bench: str, metric: str, value: Any, unit: str = "", target: Any = None) -> None:
@@ -526,6 +539,20 @@ def _rows(m: dict[str, Any], name: str) -> list[dict[str, Any]]:
             if kind in by_kind:
                 value, n = by_kind[kind]
                 row(f" search ({label})", f"turn recall@10, {kind} (n={n})", round(value, 3))
+    # the capture paths: all questions and the paraphrased ones, hybrid beside bm25
+    for bench, key in (
+        (" from elsewhere", "elsewhere_recall@10"),
+        (" as Markdown turns", "markdown_recall@10"),
+    ):
+        for mode, by_kind in m.get(key, {}).items():
+            for kind in ("all", "paraphrase"):
+                if kind in by_kind:
+                    value, n = by_kind[kind]
+                    row(
+                        f"{bench} search ({mode})",
+                        f"turn recall@10, {kind} (n={n})",
+                        round(value, 3),
+                    )
     e = m["entries"]
     judged = e["useful"] + e["noise"]
     if judged:
@@ -570,13 +597,9 @@ if __name__ == "__main__":
     if not data.present():
         sys.exit(f"no question set at bench/{data.name}: it needs sessions/ and questions.jsonl")
     if "--json" in sys.argv:
-        figures = measure(quick, chosen, data, variants=data.name == CODING.name)
+        figures = measure(quick, chosen, data)
         print(json.dumps(figures, indent=2, default=str))
     else:
-        rows = (
-            _rows(measure(quick, chosen, data, variants=data.name == CODING.name), data.name)
-            if one
-            else run(quick, chosen)
-        )
+        rows = _rows(measure(quick, chosen, data), data.name) if one else run(quick, chosen)
         for r in rows:
             print(f"{r['bench']:<22} {r['metric']:<40} {r['value']!s:>14} {r.get('unit', '')}")
