@@ -98,7 +98,9 @@ def _add_reading_tools(server: MCPServer, t: MemoryTools) -> None:
     """The tools that read: search, read a file, the compiled context."""
 
     @server.tool(
-        description="Hybrid (BM25 + vector) search over knowledge, topics, transcripts and archive."
+        description="Hybrid (BM25 + vector) search over knowledge, topics, transcripts and "
+        "archive. A transcript hit's start_line..end_line hold its turn with the turns around "
+        "it; own_start..own_end are the turn itself."
     )
     @_tool_errors
     def search(

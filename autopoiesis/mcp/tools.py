@@ -131,6 +131,10 @@ class MemoryTools:
                     "archived": r.archived,
                     "project": r.project,
                     "snippet": r.snippet,
+                    # a transcript hit spans its turn's exchange; these are the turn itself
+                    # (None for a section): what to `read` for just the turn
+                    "own_start": r.own_start,
+                    "own_end": r.own_end,
                 }
                 for r in shown
             ],

@@ -504,3 +504,40 @@ def test_remember_takes_a_name_as_long_as_the_file_system_allows(memory_repo: Me
     )
     assert done["status"] == "added" and done["commit"]
     assert "the longest name" in (memory_repo.root / "knowledge/reference" / name).read_text()
+
+
+def test_a_transcript_hit_names_its_own_turn_to_read(memory_repo: MemoryRepo, commit_all) -> None:
+    """An agent's search finds a turn with the turns around it; own_start..own_end are the
+    turn itself, which `read` then gives alone. A knowledge section names none."""
+    from autopoiesis.mcp.tools import MemoryTools
+    from autopoiesis.memory.facade import Memory
+    from autopoiesis.testing.samples import write_closed_transcript
+
+    at = "2026-03-02T10:00:00Z"
+    rel = write_closed_transcript(
+        memory_repo.root,
+        "ses_bun",
+        "Build scripts",
+        "build-scripts",
+        [
+            (at, "agent", None, "Checked the scripts folder: " + "three build steps run. " * 20),
+            (at, "user", None, "Use bun, not node, to run the release scripts from now on."),
+            (at, "agent", None, "Switching the scripts over: " + "step converted. " * 25),
+        ],
+    )
+    (memory_repo.root / "knowledge/reference/release.md").write_text(
+        "# Release\n\n## Facts\n- The release scripts live in scripts/release.\n"
+    )
+    commit_all(memory_repo, "a session and a note")
+    from autopoiesis.index import SearchIndex
+
+    with SearchIndex(memory_repo) as index:
+        index.rebuild_full()
+    tools = MemoryTools(Memory(memory_repo.root))
+    found = tools.search("bun release scripts", 10, None, "")["results"]
+    turn = next(r for r in found if r["path"] == rel and r["heading"] == "user")
+    assert turn["start_line"] < turn["own_start"] <= turn["own_end"] < turn["end_line"]
+    shown = tools.read(rel, turn["own_start"], turn["own_end"])
+    assert "Use bun, not node" in shown and "Checked the scripts" not in shown
+    note = next(r for r in found if r["path"] == "knowledge/reference/release.md")
+    assert note["own_start"] is None and note["own_end"] is None
