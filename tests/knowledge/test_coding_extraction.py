@@ -835,13 +835,14 @@ def test_a_procedure_is_never_read_from_output_pasted_in_a_fence() -> None:
     assert [c.path for c in made] == ["knowledge/procedures/cut-a-release.md"], made
 
 
-def test_a_request_a_list_s_announcement_and_a_narrated_plan_are_no_knowledge() -> None:
-    """Three shapes the second coding set's extraction kept (bench/coding-b): a user's
+def test_a_request_a_list_s_announcement_a_narrated_plan_and_a_verdict_are_no_knowledge() -> None:
+    """Four shapes the second coding set's extraction kept (bench/coding-b): a user's
     request with a fact's words in it ("here is the corrected version ..., please update
     the function"), an observation whose list came after it ("... and include:", kept
-    without that clause when the rest is whole), and the agent's next steps told as a
-    procedure ("To understand this better, I'll first read ..."). The same facts and
-    procedure said plainly are kept."""
+    without that clause when the rest is whole), the agent's next steps told as a
+    procedure ("To understand this better, I'll first read ..."), and the agent's verdict
+    on its own work ("This fulfills the directive: ..."). The same facts and procedure said
+    plainly are kept."""
     src = _src(
         (
             "user",
@@ -853,6 +854,11 @@ def test_a_request_a_list_s_announcement_and_a_narrated_plan_are_no_knowledge() 
             "agent",
             "To understand this better, I'll first read the `thumbfind.py` script to see "
             "the calculations. Then, I'll read the `thumbfind1.md` notes for more context.",
+        ),
+        (
+            "agent",
+            "This fulfills the directive: code lives in the new accelerated sub-package, "
+            "shims exist for external users.",
         ),
         ("user", "ok"),
         ("user", "The crawler output is stored in the output.json file of the project."),

@@ -109,7 +109,10 @@ def facts_offline(
 _GENERAL_OR_VERDICT = re.compile(
     r"\b(?:typically|usually|generally|commonly|normally|in most cases|in general)\b"
     r"|\b(?:in|at|on|to) the (?:correct|proper|expected)\b"  # not "right": "on the right"
-    r"|\b(?:correctly|properly|as expected|successfully)\b",
+    r"|\b(?:correctly|properly|as expected|successfully)\b"
+    # its verdict on its own work: "This fulfills the directive: code lives in ..."
+    r"|^(?:this|that|which|it)\s+(?:now\s+)?(?:fulfils|fulfills|completes|satisfies|"
+    r"addresses|resolves|meets|achieves)\b",
     re.IGNORECASE,
 )
 # One of the options an answer lists ("1. **Downgrade Node.js**: Use a version ..."): a
