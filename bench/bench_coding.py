@@ -43,6 +43,7 @@ before anything is indexed; the default is the offline one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -52,6 +53,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -399,8 +401,7 @@ def measure(
     if quick:
         questions = questions[:40]
     figures: dict[str, Any] = {"questions": len(questions)}
-    with tempfile.TemporaryDirectory(prefix="bench-coding-") as name:
-        tmp = Path(name)
+    with _work_folder() as tmp:
         files = _lay_out(tmp, data)
         repo = tmp / "memory"
         _cli(None, "init", str(repo))
@@ -468,6 +469,21 @@ def measure(
             mode: _recall_by_kind(markdown, questions, mode, None)[0] for mode in MODES
         }
     return figures
+
+
+@contextlib.contextmanager
+def _work_folder() -> Iterator[Path]:
+    """A fresh folder for a measurement, removed after it. Its name has the same token
+    count in every run (the process id, zero-padded): a session's start names the
+    memory's folder in its preamble, and a random name moved the room left at 2,000
+    tokens by up to three tokens, one answer in or out between runs."""
+    tmp = Path(tempfile.gettempdir()) / f"bench-coding-{os.getpid():08d}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _recall_by_kind(
