@@ -502,7 +502,7 @@ def _recall_by_kind(
 
 def run(quick: bool = False, embedder: str | None = None) -> list[dict[str, Any]]:
     """Rows {bench, metric, value, unit, target} for bench/run.py: the first set's, then
-    the second set's (its compiled context, search and session start)."""
+    the second set's (all but the extraction labels, which only the first set has)."""
     if not CODING.present():
         return [{"bench": "coding", "metric": "skipped (no bench/coding)", "value": None}]
     rows = _rows(measure(quick, embedder), "coding")

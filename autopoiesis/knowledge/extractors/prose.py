@@ -105,12 +105,14 @@ def is_heading(text: str) -> bool:
 _SMALL_WORDS = {"a", "an", "and", "the", "of", "for", "to", "in", "on", "or", "with", "&", "-"}
 # a sentence cut short: "The setting is located in"; with its full stop, only the words
 # no sentence ends on ("I went to.", "push on." and "looking into." are whole)
+# the words that announce a list, which came after the sentence ("Your scripts are in
+# `scripts/` and include:")
+_LIST_WORDS = r"includes?|including|contains?|containing|such as|namely"
 _DANGLING = re.compile(
     r"\b(?:a|an|the|of|in|on|at|to|for|with|from|by|and|or|but|is|are|was|located|into|"
-    r"that|which|this|these|our|your|its|their|as|than|via|like|"
-    # the words that announce a list, which came after the sentence ("Your scripts are in
-    # `scripts/` and include:")
-    r"includes?|including|contains?|containing|such as|namely|following)\s*[:,]?$",
+    r"that|which|this|these|our|your|its|their|as|than|via|like|following|"
+    + _LIST_WORDS
+    + r")\s*[:,]?$",
     re.IGNORECASE,
 )
 _DANGLING_STOPPED = re.compile(
@@ -147,8 +149,9 @@ _EMPTY_CODE = re.compile(r"(?<!`)``(?!`)")
 # the clause that announces a list the sentence does not hold ("Your scripts are located
 # in `scripts/` and include:"); what comes before it may be whole
 _LIST_ANNOUNCED = re.compile(
-    r",?\s+(?:and\s+|which\s+|that\s+)?(?:includes?|including|contains?|containing|such as|"
-    r"namely|(?:are|is|were|was) the following)\s*:?\s*$",
+    r",?\s+(?:and\s+|which\s+|that\s+)?(?:"
+    + _LIST_WORDS
+    + r"|(?:are|is|were|was) the following)\s*:?\s*$",
     re.IGNORECASE,
 )
 
