@@ -1287,3 +1287,45 @@ def test_an_export_streamed_turn_by_turn_gives_what_its_import_gives(
 
     assert streamed and streamed == imported
     assert 'committed "Update PR description for session 004' in streamed_journal
+
+
+def test_a_rule_said_with_weight_is_a_preference() -> None:
+    """A developer who shouts a rule, or says it holds every time or everywhere, means it
+    to stand: each is a preference (the user's everywhere, like every rule not said of
+    "this repo"). Shouting with no rule in it, a one-off ("... ONLY", "JUST identify") and
+    a thing at hand ("this file") are none."""
+    src = _src(
+        ("user", "Fix the login bug in the shopapp project."),
+        ("agent", "I ran `python3 -m pytest -n auto` and it passed."),
+        ("user", "I don't want the parallelization of tests"),
+        ("user", "stop using python3. no test scripts ever, i will test by hand"),
+        ("user", "BEFORE WE LOAD A MODEL, we need to ensure that we UNLOAD ALL LOADED MODELS"),
+        ("user", "We should everywhere rename chroma to hue in terminology."),
+        ("user", "I want every command to print its elapsed time"),
+        ("user", "DO NOT ask me anymore whether to continue."),
+        ("user", "In this repo, NEVER commit the generated files."),
+        # none of these
+        ("user", "NO NO NO, we are spatially perfect but temporally misaligned."),
+        ("user", "On some Redo attempts it is NOT the one that was there before."),
+        ("user", "no, i want to update the description field ONLY"),
+        ("user", "DO NOT modify code, JUST identify where the issue lies."),
+        ("user", "I don't want this file."),
+    )
+    placed = {
+        c.content: (c.path, c.section)
+        for c in default_registry(plugins=False).get("lessons").run_offline(src)
+    }
+    theirs = ("knowledge/memory/MEMORY.md", "Preferences")
+    assert placed == {
+        "I don't want the parallelization of tests": theirs,
+        "Stop using python3.": theirs,
+        "No test scripts ever, i will test by hand": theirs,
+        "BEFORE WE LOAD A MODEL, we need to ensure that we UNLOAD ALL LOADED MODELS": theirs,
+        "We should everywhere rename chroma to hue in terminology.": theirs,
+        "I want every command to print its elapsed time": theirs,
+        "DO NOT ask me anymore whether to continue.": theirs,
+        "In this repo, NEVER commit the generated files.": (
+            "knowledge/projects/shopapp/context.md",
+            "Conventions",
+        ),
+    }, placed

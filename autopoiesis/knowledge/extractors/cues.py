@@ -218,6 +218,44 @@ CODING_PREFERENCE = re.compile(
 # what makes an order a one-off rather than a rule: "DO NOT modify code, JUST identify ..."
 _ONE_OFF_TIMES = r"for now|yet|this time|right now"
 ONE_OFF = re.compile(rf"\b(?:just|only|{_ONE_OFF_TIMES}|here)\b", re.IGNORECASE)
+# A rule a developer says with weight, so that it stands: shouted ("I want ONE FILE that
+# WORKS", "DO NOT TRY AND CHANGE THE imports / exports", "BEFORE WE LOAD A MODEL, we need
+# to ensure that we UNLOAD ALL LOADED MODELS"), or said of every time or everything ("no
+# test scripts ever", "stop using python3", "rename chroma to hue everywhere", "I don't
+# want the parallelization of tests", "I want all rich tables to take 100% console
+# width"). Shouting alone is no rule ("NO NO NO, we are temporally misaligned", "it is
+# NOT the one that was there"): the sentence must also say what should or must be.
+_NORMATIVE = re.compile(
+    r"\b(?:should|must|need to|needs to|have to|has to|want|don'?t|do not|never|always|ensure)\b",
+    re.IGNORECASE,
+)
+_SHOUTED = re.compile(
+    r"\b(?:MUST|SHOULD|NEVER|ALWAYS|NOT|ALL|EVERY|ANY|ONE|NO|DON'?T|HAVE TO|NEED TO|"
+    r"BEFORE|AFTER|MORE|EVERYWHERE)\b"
+)
+_SAID_TO_STAND = re.compile(
+    r"\b(?:i|we) (?:don'?t|do not) want (?!to\b|you to\b)\w+"
+    r"|\bi want (?:all|every|each) \w+"
+    r"|\bstop (?:\w+ )?(?:using|doing|adding|writing|creating|running|calling|putting)\b"
+    r"|^no\b.{3,60}\bever\b"
+    r"|\beverywhere\b",
+    re.IGNORECASE,
+)
+
+
+def is_emphatic_rule(sentence: str) -> bool:
+    """Whether SENTENCE states a rule with weight (see `_SHOUTED`, `_SAID_TO_STAND`), not
+    as a one-off ("no, i want to update the description field ONLY", "DO NOT modify code,
+    JUST identify ...") or about a thing at hand ("I don't want this file") unless it
+    says it stands."""
+    weighty = _SAID_TO_STAND.search(sentence) or (
+        _NORMATIVE.search(sentence) and _SHOUTED.search(sentence)
+    )
+    if not weighty or ONE_OFF.search(sentence) or OPEN_QUESTION.match(sentence):
+        return False
+    return not (_AT_HAND.search(sentence) and not STANDING.search(sentence))
+
+
 # A correction of how the agent works, said in passing as a contrast or a standing rule:
 # "just run using `minsky`, not `bun run`", "you're editing the main workspace, not the
 # session", "the task should be marked as in review, not complete", "rules MUST always be
@@ -637,6 +675,7 @@ __all__ = [
     "change_target",
     "event_date",
     "is_correction",
+    "is_emphatic_rule",
     "preference_subject",
     "procedure_steps",
     "resolve_relative",

@@ -119,7 +119,8 @@ def preference_v3_in(s: Sentence) -> tuple[str, str | None] | None:
     """preference_in for v3: also the rules a developer gives about how to work ("use bun,
     not node", "never mock in production", "don't touch the migrations") and their
     corrections of the agent ("you're editing the main workspace, not the session":
-    `cues.is_correction`); whole statements only."""
+    `cues.is_correction`), and a rule said with weight ("no test scripts ever", "I want
+    ONE FILE that WORKS": `cues.is_emphatic_rule`); whole statements only."""
     if not (s.counts and s.by_user) or s.question or not prose.is_statement(s.text):
         return None
     found = preference_in(s)
@@ -130,7 +131,7 @@ def preference_v3_in(s: Sentence) -> tuple[str, str | None] | None:
     rule = cues.CODING_PREFERENCE.match(s.text) and not (
         cues.OPEN_QUESTION.match(s.text) or cues.ONE_OFF.search(s.text)
     )
-    if not rule and not cues.is_correction(s.text):
+    if not (rule or cues.is_correction(s.text) or cues.is_emphatic_rule(s.text)):
         return None
     text = clean(s.text)
     return (text, None) if len(long_words(text)) >= 2 else None
