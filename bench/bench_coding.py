@@ -17,7 +17,8 @@ real command line into a fresh memory repo: `autopoiesis init`, `import`, the of
   identity) looked up in `coding/extraction-labels.jsonl`, a reader's labels (useful or
   noise, and why) of every entry the extraction wrote on these sessions on 2026-11-28,
   before its v3 extractors were made to read the agent's advice and narration as no
-  facts; an entry the labels do not know is counted as unlabelled, never guessed;
+  facts (and, on 2026-11-29, the two rules said with weight that lessons@3 then found);
+  an entry the labels do not know is counted as unlabelled, never guessed;
 * the same sessions as a harness streams them from another machine: each transcript
   replayed through `autopoiesis capture` as events whose `cwd` is a folder this machine
   does not have (`/Users/someone/Projects/<project>`, a third of them its `src/`) and no
