@@ -30,7 +30,8 @@ from autopoiesis.errors import FrontmatterError
 # 7: a long neighbour no longer joins a short turn's chunk (see _exchange).
 # 8: a turn chunk's body_hash (the same words said again elsewhere; see Chunk).
 # 9: a neighbour over NEIGHBOUR_RATIO times the turn's length stays out (see _exchange).
-CHUNKER_VERSION = "9"
+# 10: a speaker's consecutive messages are one turn (see _turn_units).
+CHUNKER_VERSION = "10"
 CONTEXT_TURNS = 1  # a turn chunk holds this many turns before and after it, when they fit:
 # a neighbour joins when it is at most SHORT_NEIGHBOUR_CHARS long (the question beside its
 # long answer) or the window stays under WIDE_CONTEXT_CHARS with it
@@ -196,15 +197,25 @@ _Unit = tuple[int, int, str, datetime | None, str]
 
 def _turn_units(lines: list[str], headers: list[_Header], day: date | None) -> list[_Unit]:
     """The units of the turns HEADERS start: each turn's body under "speaker, date:", cut
-    at paragraph breaks when long. A header's own date holds for the turns after it."""
+    at paragraph breaks when long. A header's own date holds for the turns after it.
+
+    A speaker's consecutive messages are one turn (their headers after the first read as
+    blank lines): a harness streams a reply a message a step, and each step alone, short
+    beside the user's line, would join its chunk and bury the user's words; imported, the
+    same reply is one turn."""
     units: list[_Unit] = []
-    for n, (i, hm) in enumerate(headers):
-        body_end = headers[n + 1][0] - 1 if n + 1 < len(headers) else len(lines) - 1
-        if hm["date"]:
-            try:
-                day = date.fromisoformat(hm["date"])
-            except ValueError:
-                pass
+    text_of = lines
+    n = 0
+    while n < len(headers):
+        i, hm = headers[n]
+        last = n
+        while last + 1 < len(headers) and _same_speaker(headers[last + 1][1], hm):
+            last += 1
+            if text_of is lines:
+                text_of = list(lines)
+            text_of[headers[last][0]] = ""
+        day = _day_of(hm, day)
+        body_end = headers[last + 1][0] - 1 if last + 1 < len(headers) else len(lines) - 1
         when = None
         if day is not None:
             hh, mm = (int(x) for x in hm["time"].split(":"))
@@ -212,15 +223,32 @@ def _turn_units(lines: list[str], headers: list[_Header], day: date | None) -> l
                 when = datetime(day.year, day.month, day.day, hh, mm, tzinfo=UTC)
         speaker = f"{hm['name']} ({hm['role']})" if hm["name"] else hm["role"]
         prefix = f"{speaker}, {_human_date(when.date())}:" if when else f"{speaker}:"
-        body = lines[i + 1 : body_end + 1]
+        body = text_of[i + 1 : body_end + 1]
         for start, end in split_long(body, i + 2) or [(i + 2, i + 1)]:
-            s, e = _trim(lines, start, end)
-            text = "\n".join(lines[s - 1 : e]) if e >= s else ""
+            s, e = _trim(text_of, start, end)
+            text = "\n".join(text_of[s - 1 : e]) if e >= s else ""
             first = start == i + 2
             units.append(
                 (i + 1 if first else s, max(e, i + 1), f"{prefix}\n{text}".strip(), when, speaker)
             )
+        for _, later in headers[n + 1 : last + 1]:  # a later message's date holds after it
+            day = _day_of(later, day)
+        n = last + 1
     return units
+
+
+def _day_of(header: re.Match[str], day: date | None) -> date | None:
+    """The day a turn HEADER names, else DAY (the one before it)."""
+    if header["date"]:
+        try:
+            return date.fromisoformat(header["date"])
+        except ValueError:
+            pass
+    return day
+
+
+def _same_speaker(a: re.Match[str], b: re.Match[str]) -> bool:
+    return a["role"] == b["role"] and a["name"] == b["name"]
 
 
 def _exchange_chunks(units: list[_Unit]) -> list[Chunk]:

@@ -193,11 +193,45 @@ def test_transcript_chunks_by_turn_with_lines_and_times() -> None:
     assert fc.title == "Database Choice"
 
 
+def test_a_reply_streamed_a_message_a_step_is_one_turn() -> None:
+    """A harness streams the agent's reply a message a step: the steps are one turn, as
+    the same reply imported in one message. The user's line beside it keeps a chunk of
+    its own (each short step would have joined it and buried its words), and the reply's
+    chunk names the whole run as its own turn, headed once."""
+    steps = [
+        "Let me look at the policy code first.",
+        "> [tool:codebase_search] key policy enforcement -> moto/kms/models.py L114-160",
+        "The evaluation lives in `models.py`; " + "it checks each statement in turn. " * 12,
+        "I'll add the deny rule now. " + "The statement is matched by action and key. " * 12,
+    ]
+    body = "\n\n".join(f"## 07:{18 + i:02d} \u2014 agent\n{s}" for i, s in enumerate(steps))
+    text = (
+        "---\nsession_id: s\nstarted: 2026-03-01T07:17:00Z\nstatus: complete\n---\n\n# T\n\n"
+        "## 07:17 \u2014 user\nThe mocked key service ignores its access policy (#4600).\n\n"
+        f"{body}\n"
+    )
+    lines = text.split("\n")
+    chunks = chunk_file("raw/conversations/s.md", text, "conversation").chunks
+    assert len(chunks) == 2
+    user, reply = chunks
+    assert (user.start_line, user.end_line) == (user.own_start, user.own_end)  # alone
+    assert "ignores its access policy" in user.text and "policy code" not in user.text
+    assert lines[reply.own_start - 1].startswith("## 07:18")  # the run, from its first step
+    assert reply.own_end == len(lines) - 1  # ... to its last
+    assert reply.text.count("agent, 1 March 2026:") == 1
+    assert "## 07:19" not in reply.text and "[tool:codebase_search]" in reply.text
+    assert reply.turn_time == "2026-03-01T07:18:00Z"
+
+
 def test_turn_windows_widen_only_while_short() -> None:
     from autopoiesis.index.chunking import WIDE_CONTEXT_CHARS
 
-    def transcript(bodies: list[str]) -> str:
-        turns = "\n\n".join(f"## 10:{i:02d} \u2014 user\n{b}" for i, b in enumerate(bodies))
+    def transcript(bodies: list[str], first: int = 0) -> str:
+        # the speakers take turns (one speaker's consecutive messages are one turn)
+        roles = ("user", "agent")
+        turns = "\n\n".join(
+            f"## 10:{i:02d} \u2014 {roles[(i + first) % 2]}\n{b}" for i, b in enumerate(bodies)
+        )
         return f"---\nsession_id: s\nstarted: 2026-03-01T10:00:00Z\nstatus: complete\n---\n\n# T\n\n{turns}\n"
 
     def turn_of_line(text: str, line: int) -> int:
@@ -218,7 +252,7 @@ def test_turn_windows_widen_only_while_short() -> None:
     )  # long neighbours of a long turn stay out: each is its own chunk
     # a one-line instruction between long agent turns is not buried under their words,
     # while the long turns' chunks still hold it beside them
-    mixed = transcript([long_body, "use bun, not node", long_body])
+    mixed = transcript([long_body, "use bun, not node", long_body], first=1)
     chunks = chunk_file("raw/conversations/m.md", mixed, "conversation").chunks
     spans = [(turn_of_line(mixed, c.start_line), turn_of_line(mixed, c.end_line)) for c in chunks]
     assert spans == [(0, 1), (1, 1), (1, 2)]
