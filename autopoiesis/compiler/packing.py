@@ -420,6 +420,29 @@ def _focus(src: Source, units: set[int], hit: Hit) -> set[int]:
     return own if own != units else set()
 
 
+def _steps_that_tell(src: Source, units: set[int], hit: Hit) -> set[int]:
+    """UNITS without the steps of HIT's own turn that say nothing of the message: a reply
+    a harness streamed a message a step is one turn to the index (its own lines), and
+    many units here. Like a long turn's lines (`_focus_lines`), its first step stays, and
+    of the rest those holding a word of the message that is not on most of them; all of
+    them when none does."""
+    if hit.own is None or not src.focus:
+        return units
+    own = sorted(src.covering(*hit.own) & units)
+    if len(own) < 3:
+        return units
+    found = {i: stems(src.units[i].text) & src.focus for i in own[1:]}
+    steps_of: dict[str, int] = {}
+    for words in found.values():
+        for w in words:
+            steps_of[w] = steps_of.get(w, 0) + 1
+    telling = {w for w, n in steps_of.items() if n <= len(own) // 2}
+    if not telling:
+        return units
+    quiet = {i for i, words in found.items() if not words & telling}
+    return units - quiet
+
+
 def _nearness(src: Source, unit: int) -> float:
     """What a context unit's size does to its priority: 1 up to CONTEXT_UNIT_CHARS, then
     in inverse proportion to its length. A unit is worth the same beside its hit whatever
@@ -494,7 +517,7 @@ def pack(
             continue  # gone since it was indexed, or unreadable
         p = files.get(hit.path) or Packed(src)
         if step == 0:  # the hit itself: the units its chunk covers
-            units = src.covering(hit.start, hit.end)
+            units = _steps_that_tell(src, src.covering(hit.start, hit.end), hit)
             if not units:
                 continue
             marked = _marked_units(p, units, hit)

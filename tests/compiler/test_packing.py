@@ -501,6 +501,43 @@ def test_a_hit_whose_turns_do_not_fit_comes_in_as_its_own_turn(streamed: bool) -
     assert packed.files[0].chosen == {0, 1, 2}
 
 
+def test_a_streamed_reply_shows_its_first_step_and_those_that_tell() -> None:
+    """A reply a harness streamed a message a step is one turn to the index (the hit's
+    own lines) and many units here: the context shows its first step and the steps that
+    hold a word of the message, not the others between them; all of them when none does,
+    or when the word is on most of them."""
+    from datetime import date
+
+    from autopoiesis.compiler.packing import Hit, Source, Unit, pack
+    from autopoiesis.compiler.standing import stems
+
+    day = date(2026, 3, 2)
+    said = [
+        "user: why does the checkout test fail?",
+        "agent: Let me look at the test first.",
+        "agent: > [tool:Read] tests/cart.test.ts",
+        "agent: The pgbouncer pool is full: too many clients on port 6432.",
+        "agent: > [tool:Bash] npm test -> 12 passed",
+    ]
+    units = tuple(Unit(n + 1, n + 1, f"10:00 {s}", day, "10:00") for n, s in enumerate(said))
+    src = Source("raw/s.md", units, None, True)
+    hit = Hit("raw/s.md", 1, 5, 1.0, own=(2, 5))
+
+    def cost(label: str, parts) -> int:
+        return count_tokens(label + "\n" + "\n".join(parts))
+
+    def chosen(message: str) -> set[int]:
+        focused = src.focused(stems(message))
+        return pack([hit], {"raw/s.md": focused}.get, 10_000, cost).files[0].chosen
+
+    told = chosen("which pool was full?")
+    # (the step after the last one shown may still come in as context around the hit)
+    assert {0, 1, 3} <= told and 2 not in told
+    assert chosen("what about the weather in Lisbon?") == {0, 1, 2, 3, 4}
+    assert chosen("which test, and which pool?") == {0, 1, 2, 3, 4}  # "test": most steps
+    assert pack([hit], {"raw/s.md": src}.get, 10_000, cost).files[0].chosen == {0, 1, 2, 3, 4}
+
+
 def _long_turn_transcript(repo: MemoryRepo) -> tuple[str, list[str]]:
     """A coding session whose agent turn is 60 lines of build output with one line about
     the cause of a failure; (its path, the lines of that turn)."""
