@@ -1292,8 +1292,8 @@ def test_an_export_streamed_turn_by_turn_gives_what_its_import_gives(
 def test_a_rule_said_with_weight_is_a_preference() -> None:
     """A developer who shouts a rule, or says it holds every time or everywhere, means it
     to stand: each is a preference (the user's everywhere, like every rule not said of
-    "this repo"). Shouting with no rule in it, a one-off ("... ONLY", "JUST identify") and
-    a thing at hand ("this file") are none."""
+    "this repo"). Shouting with no rule in it, a one-off ("... ONLY", "JUST identify"), a
+    thing at hand ("this file", "it") and a quoted line of code or tool message are none."""
     src = _src(
         ("user", "Fix the login bug in the shopapp project."),
         ("agent", "I ran `python3 -m pytest -n auto` and it passed."),
@@ -1310,6 +1310,10 @@ def test_a_rule_said_with_weight_is_a_preference() -> None:
         ("user", "no, i want to update the description field ONLY"),
         ("user", "DO NOT modify code, JUST identify where the issue lies."),
         ("user", "I don't want this file."),
+        ("user", "I don't want it."),
+        # a line of code or a tool's message, quoted
+        ("user", "// TODO: ALWAYS check the return value"),
+        ("user", "Note: all fields are required and MUST be filled"),
     )
     placed = {
         c.content: (c.path, c.section)

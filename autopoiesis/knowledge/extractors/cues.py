@@ -234,11 +234,17 @@ _SHOUTED = re.compile(
     r"BEFORE|AFTER|MORE|EVERYWHERE)\b"
 )
 _SAID_TO_STAND = re.compile(
-    r"\b(?:i|we) (?:don'?t|do not) want (?!to\b|you to\b)\w+"
+    r"\b(?:i|we) (?:don'?t|do not) want (?!to\b|you to\b)\w+\s+\w+"
     r"|\bi want (?:all|every|each) \w+"
     r"|\bstop (?:\w+ )?(?:using|doing|adding|writing|creating|running|calling|putting)\b"
     r"|^no\b.{3,60}\bever\b"
     r"|\beverywhere\b",
+    re.IGNORECASE,
+)
+# what a line of code or a tool's message opens with: its words are quoted, not said
+# ("// TODO: ALWAYS check the return value", "Note: all fields MUST be filled")
+_QUOTED_TAG = re.compile(
+    r"^\s*(?://|/\*|\*|#|--|(?:todo|fixme|note|nb|warning|warn|error|info|hint)\s*:)",
     re.IGNORECASE,
 )
 
@@ -247,11 +253,13 @@ def is_emphatic_rule(sentence: str) -> bool:
     """Whether SENTENCE states a rule with weight (see `_SHOUTED`, `_SAID_TO_STAND`), not
     as a one-off ("no, i want to update the description field ONLY", "DO NOT modify code,
     JUST identify ...") or about a thing at hand ("I don't want this file") unless it
-    says it stands."""
+    says it stands, and not as a line of code or a tool's message (`_QUOTED_TAG`)."""
     weighty = _SAID_TO_STAND.search(sentence) or (
         _NORMATIVE.search(sentence) and _SHOUTED.search(sentence)
     )
     if not weighty or ONE_OFF.search(sentence) or OPEN_QUESTION.match(sentence):
+        return False
+    if _QUOTED_TAG.match(sentence):
         return False
     return not (_AT_HAND.search(sentence) and not STANDING.search(sentence))
 
