@@ -51,14 +51,32 @@ def _between(text: str, opening: str, closing: str, start: int = 0) -> tuple[int
     return (i, j + len(closing)) if j >= 0 else None
 
 
-def _without_thinking(text: str) -> str:
-    """TEXT without its `<think>...</think>` blocks (one left open stays)."""
+def _without_thinking(text: str, keep_lines: bool = False) -> str:
+    """TEXT without its `<think>...</think>` blocks (one left open stays); KEEP_LINES: each
+    block's line breaks stay, so the text has as many lines as before."""
     out, pos = [], 0
     while (block := _between(text, "<think>", "</think>", pos)) is not None:
         out.append(text[pos : block[0]])
+        if keep_lines:
+            out.append("\n" * text.count("\n", block[0], block[1]))
         pos = block[1]
     out.append(text[pos:])
     return "".join(out)
+
+
+# a tag of the markup, within one line (bounded: one left open must not scan the text)
+_LINE_TAGS = re.compile(r"</?(?:details|summary|tool-use|think)\b[^>\n]{0,500}>")
+
+
+def as_read(text: str) -> str:
+    """An agent's TEXT (a turn of an export captured as it is) as a reader of the export
+    sees it, line for line, so that a line number still points where it did: its
+    thinking's lines blank, as the import leaves the thinking out, and the markup's tags
+    taken out of the rest. What the index and the compiled context read of an agent's
+    turn; the transcript keeps every word."""
+    if "<" not in text:
+        return text
+    return _LINE_TAGS.sub("", _without_thinking(text, keep_lines=True))
 
 
 def _summary(step: str) -> tuple[str, int]:

@@ -31,7 +31,9 @@ from autopoiesis.errors import FrontmatterError
 # 8: a turn chunk's body_hash (the same words said again elsewhere; see Chunk).
 # 9: a neighbour over NEIGHBOUR_RATIO times the turn's length stays out (see _exchange).
 # 10: a speaker's consecutive messages are one turn (see _turn_units).
-CHUNKER_VERSION = "10"
+# 11: a captured export's thinking and markup tags are left out of the text (see
+#     chunk_transcript).
+CHUNKER_VERSION = "11"
 CONTEXT_TURNS = 1  # a turn chunk holds this many turns before and after it, when they fit:
 # a neighbour joins when it is at most SHORT_NEIGHBOUR_CHARS long (the question beside its
 # long answer) or the window stays under WIDE_CONTEXT_CHARS with it
@@ -157,7 +159,8 @@ def chunk_transcript(lines: list[str], front_end: int) -> tuple[list[Chunk], str
     headers, title = _turn_headers(lines, front_end)
     if not headers:
         return [], title
-    return _exchange_chunks(_turn_units(lines, headers, _started_day(lines, front_end))), title
+    units = _turn_units(lines, headers, _started_day(lines, front_end))
+    return _exchange_chunks(units), title
 
 
 def _started_day(lines: list[str], front_end: int) -> date | None:
@@ -197,25 +200,36 @@ _Unit = tuple[int, int, str, datetime | None, str]
 
 def _turn_units(lines: list[str], headers: list[_Header], day: date | None) -> list[_Unit]:
     """The units of the turns HEADERS start: each turn's body under "speaker, date:", cut
-    at paragraph breaks when long. A header's own date holds for the turns after it.
+    at paragraph breaks when long. A header's own date holds for the turns after it. An
+    agent's turn is read as a reader of an export sees it (`specstory_markup.as_read`:
+    its thinking and markup tags out, line for line), as its import reads it.
 
     A speaker's consecutive messages are one turn (their headers after the first read as
     blank lines): a harness streams a reply a message a step, and each step alone, short
     beside the user's line, would join its chunk and bury the user's words; imported, the
     same reply is one turn."""
+    from autopoiesis.formats.specstory_markup import as_read
+
     units: list[_Unit] = []
     text_of = lines
+    copied = False
     n = 0
     while n < len(headers):
         i, hm = headers[n]
         last = n
         while last + 1 < len(headers) and _same_speaker(headers[last + 1][1], hm):
             last += 1
-            if text_of is lines:
-                text_of = list(lines)
+            if not copied:
+                text_of, copied = list(text_of), True
             text_of[headers[last][0]] = ""
         day = _day_of(hm, day)
         body_end = headers[last + 1][0] - 1 if last + 1 < len(headers) else len(lines) - 1
+        if hm["role"] == "agent":
+            read = as_read("\n".join(text_of[i + 1 : body_end + 1])).split("\n")
+            if read != text_of[i + 1 : body_end + 1] and len(read) == body_end - i:
+                if not copied:
+                    text_of, copied = list(text_of), True
+                text_of[i + 1 : body_end + 1] = read
         when = None
         if day is not None:
             hh, mm = (int(x) for x in hm["time"].split(":"))

@@ -144,6 +144,54 @@ def test_a_markdown_stream_without_a_folder_gets_the_project_its_marked_up_edits
     assert tf.parse(path.read_text()).meta.project == "shop-api"
 
 
+THINKING = (
+    "<think><details><summary>Thought Process</summary>Maybe the flaky quasar module is "
+    "to blame.\nOr the zeppelin cache, which would be odd.</details></think>\n\n---\n\n"
+    "The retry budget is now three attempts, set in `client.ts`."
+)
+
+
+def test_an_exports_thinking_and_tags_are_out_of_what_search_and_the_context_read(
+    memory_repo: MemoryRepo,
+) -> None:
+    """An agent's turn of an export captured as it is: the index and the compiled context
+    read it as its import would, its thinking and markup tags out, line for line (a
+    result's lines still point where they did). The file keeps every word; a user who
+    writes a tag keeps it."""
+    from autopoiesis.compiler.packing import transcript_source
+    from autopoiesis.formats.specstory_markup import as_read
+    from autopoiesis.index import SearchIndex
+
+    assert as_read(THINKING).count("\n") == THINKING.count("\n")
+    assert as_read(THINKING).split("\n")[:2] == ["", ""]
+    assert "<details>" not in as_read("<details>\n<summary>Searched codebase</summary>")
+    assert as_read("a <think> left open") == "a  left open"  # its tag out, its words kept
+    src = _captured(memory_repo, THINKING)
+    assert "zeppelin" in src.text  # the transcript keeps what was captured
+    with SearchIndex(memory_repo) as index:
+        index.catch_up()
+        assert index.search("zeppelin quasar", fresh=False) == []
+        [hit] = [r for r in index.search("retry budget attempts", fresh=False)]
+        assert "Thought Process" not in hit.snippet
+        lines = src.text.split("\n")
+        assert "three attempts" in "\n".join(lines[hit.start_line - 1 : hit.end_line])
+    units = transcript_source(src.path, src.text).units
+    agent = next(u for u in units if " agent:" in u.text)
+    assert "zeppelin" not in agent.text and "three attempts" in agent.text
+    assert "<summary>" not in agent.text
+    # a user's words are theirs, tags and all
+    from autopoiesis.index.chunking import chunk_file
+
+    asked = (
+        "---\nsession_id: s\nstarted: 2026-03-02T10:00:00Z\nstatus: complete\n---\n\n# T\n\n"
+        "## 10:00 \u2014 user\nwhy does <think>zeppelin</think> show up in the output?\n\n"
+        "## 10:01 \u2014 agent\n<think>quasar</think>\nThe model prints its reasoning.\n"
+    )
+    chunks = chunk_file("raw/conversations/s.md", asked, "conversation").chunks
+    assert any("<think>zeppelin</think>" in c.text for c in chunks)
+    assert not any("quasar" in c.text for c in chunks)
+
+
 @pytest.mark.slow
 def test_markup_left_open_is_read_in_linear_time() -> None:
     """A captured message is anyone's text: `<think>`, `<summary>` and attributes opened
@@ -151,7 +199,7 @@ def test_markup_left_open_is_read_in_linear_time() -> None:
     of them: 2 to 20 s). Eight times the text takes about eight times the CPU time now;
     quadratic would be sixty-four times (the bound is loose: CPU time drifts on a loaded
     machine)."""
-    from autopoiesis.formats.specstory_markup import turn_items
+    from autopoiesis.formats.specstory_markup import as_read, turn_items
 
     def cpu(n: int) -> float:
         texts = [
@@ -165,6 +213,7 @@ def test_markup_left_open_is_read_in_linear_time() -> None:
             started = time.process_time()
             for text in texts:
                 assert turn_items("agent", text.split("\n"))
+                assert as_read(text).count("\n") == text.count("\n")
             best = min(best, time.process_time() - started)
         return best
 
