@@ -49,7 +49,7 @@ from autopoiesis.core.frontmatter import normalize
 from autopoiesis.core.paths import category_of, team_of
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.formats.knowledge import current_text
-from autopoiesis.formats.specstory_markup import as_read
+from autopoiesis.formats.specstory_markup import as_read, has_markup
 from autopoiesis.formats.transcript import HEADER_RE, parse_meta, turn_lines, unescape_line
 from autopoiesis.index.chunking import chunk_sections, split_long
 
@@ -256,6 +256,7 @@ def transcript_source(path: str, text: str) -> Source | None:
     if not spans:
         return None
     lines = _lines(text)
+    marked = has_markup(text)
     day = meta.started.date()
     units: list[Unit] = []
     for start, end in spans:
@@ -269,7 +270,7 @@ def transcript_source(path: str, text: str) -> Source | None:
                 pass
         speaker = m["name"] or m["role"]
         body = [unescape_line(line) for line in lines[start:end]]
-        if m["role"] == "agent":  # an export's thinking and tags out, as the index reads it
+        if marked and m["role"] == "agent":  # an export's thinking and tags out, as the index
             read = as_read("\n".join(body)).split("\n")
             body = read if len(read) == len(body) else body
         while body and not body[0].strip():

@@ -65,6 +65,7 @@ def _without_thinking(text: str, keep_lines: bool = False) -> str:
 
 
 # a tag of the markup, within one line (bounded: one left open must not scan the text)
+_OPENING_TAG = re.compile(r"<(?:think|details|summary|tool-use)")  # one pass over a text
 _LINE_TAGS = re.compile(r"</?(?:details|summary|tool-use|think)\b[^>\n]{0,500}>")
 
 
@@ -74,9 +75,15 @@ def as_read(text: str) -> str:
     thinking's lines blank, as the import leaves the thinking out, and the markup's tags
     taken out of the rest. What the index and the compiled context read of an agent's
     turn; the transcript keeps every word."""
-    if "<" not in text:
+    if not has_markup(text):
         return text
     return _LINE_TAGS.sub("", _without_thinking(text, keep_lines=True))
+
+
+def has_markup(text: str) -> bool:
+    """Whether TEXT may hold the markup `as_read` takes out: a transcript without it (most)
+    is read as it is, with no turn of it joined or scanned again."""
+    return _OPENING_TAG.search(text) is not None
 
 
 def _summary(step: str) -> tuple[str, int]:

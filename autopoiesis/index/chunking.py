@@ -208,8 +208,9 @@ def _turn_units(lines: list[str], headers: list[_Header], day: date | None) -> l
     blank lines): a harness streams a reply a message a step, and each step alone, short
     beside the user's line, would join its chunk and bury the user's words; imported, the
     same reply is one turn."""
-    from autopoiesis.formats.specstory_markup import as_read
+    from autopoiesis.formats.specstory_markup import as_read, has_markup
 
+    marked = has_markup("\n".join(lines))
     units: list[_Unit] = []
     text_of = lines
     copied = False
@@ -224,7 +225,7 @@ def _turn_units(lines: list[str], headers: list[_Header], day: date | None) -> l
             text_of[headers[last][0]] = ""
         day = _day_of(hm, day)
         body_end = headers[last + 1][0] - 1 if last + 1 < len(headers) else len(lines) - 1
-        if hm["role"] == "agent":
+        if marked and hm["role"] == "agent":
             read = as_read("\n".join(text_of[i + 1 : body_end + 1])).split("\n")
             if read != text_of[i + 1 : body_end + 1] and len(read) == body_end - i:
                 if not copied:
