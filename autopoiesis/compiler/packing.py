@@ -209,11 +209,7 @@ def _focus_lines(u: Unit, wanted: frozenset[str]) -> tuple[str, tuple[tuple[int,
         stems(line) & wanted if j and not _FENCE_ONLY_RE.match(line) else set()
         for j, line in enumerate(lines)
     ]
-    lines_of: dict[str, int] = {}
-    for words in found:
-        for w in words:
-            lines_of[w] = lines_of.get(w, 0) + 1
-    telling = {w for w, n in lines_of.items() if n <= FOCUS_COMMON * len(lines)} or set(lines_of)
+    telling = _telling(found, FOCUS_COMMON * len(lines)) or set().union(*found)
     keep = [j for j, words in enumerate(found) if j == 0 or words & telling]
     if len(keep) == 1:  # no line holds a word of the message (found by meaning): all of it
         return whole
@@ -236,6 +232,16 @@ def _focus_lines(u: Unit, wanted: frozenset[str]) -> tuple[str, tuple[tuple[int,
         else:
             spans.append((a, b))
     return text, tuple(spans)
+
+
+def _telling(found: Iterable[set[str]], at_most: float) -> set[str]:
+    """The words of FOUND (each line's or step's words of the message) that are on AT_MOST
+    of them: the ones that tell some apart."""
+    on: dict[str, int] = {}
+    for words in found:
+        for w in words:
+            on[w] = on.get(w, 0) + 1
+    return {w for w, n in on.items() if n <= at_most}
 
 
 def _lines(text: str) -> list[str]:
@@ -271,8 +277,7 @@ def transcript_source(path: str, text: str) -> Source | None:
         speaker = m["name"] or m["role"]
         body = [unescape_line(line) for line in lines[start:end]]
         if marked and m["role"] == "agent":  # an export's thinking and tags out, as the index
-            read = as_read("\n".join(body)).split("\n")
-            body = read if len(read) == len(body) else body
+            body = as_read("\n".join(body)).split("\n")  # line for line
         while body and not body[0].strip():
             body.pop(0)
         first = end - len(body) + 1
@@ -437,11 +442,7 @@ def _steps_that_tell(src: Source, units: set[int], hit: Hit) -> set[int]:
     if len(own) < 3:
         return units
     found = {i: stems(src.units[i].text) & src.focus for i in own[1:]}
-    steps_of: dict[str, int] = {}
-    for words in found.values():
-        for w in words:
-            steps_of[w] = steps_of.get(w, 0) + 1
-    telling = {w for w, n in steps_of.items() if n <= len(own) // 2}
+    telling = _telling(found.values(), len(own) // 2)
     if not telling:
         return units
     quiet = {i for i, words in found.items() if not words & telling}

@@ -227,7 +227,7 @@ def _turn_units(lines: list[str], headers: list[_Header], day: date | None) -> l
         body_end = headers[last + 1][0] - 1 if last + 1 < len(headers) else len(lines) - 1
         if marked and hm["role"] == "agent":
             read = as_read("\n".join(text_of[i + 1 : body_end + 1])).split("\n")
-            if read != text_of[i + 1 : body_end + 1] and len(read) == body_end - i:
+            if read != text_of[i + 1 : body_end + 1]:  # as many lines: as_read keeps them
                 if not copied:
                     text_of, copied = list(text_of), True
                 text_of[i + 1 : body_end + 1] = read
