@@ -597,6 +597,48 @@ def test_preferences_of_the_user(sentence: str, subject: str) -> None:
 @pytest.mark.parametrize(
     "sentence",
     [
+        "I prefer JSON over YAML for the config files we write.",
+        "I'd rather the tests print a table of timings at the end.",
+        "I prefer short function names.",
+        "I prefer direct imports over re-exports in this code.",
+    ],
+)
+def test_a_preference_about_no_reply_has_no_subject_to_share(sentence: str) -> None:
+    """A subject holds one live value: a rule about config files or function names is no
+    format or length of the agent's replies, which a later reply preference would strike."""
+    changes = LESSONS.run_offline(transcript(("user", sentence)))
+    assert [(c.section, c.subject) for c in changes] == [("Preferences", None)]
+
+
+def test_unrelated_preferences_stay_live_and_a_reply_style_is_replaced(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    said = [
+        "I prefer JSON over YAML for the config files we write.",
+        "I prefer bullet points in your answers, not long paragraphs.",
+        "I'd rather the tests print a table of timings at the end.",
+        "I prefer long, detailed answers.",
+        "Please keep your replies brief.",
+    ]
+    import_sessions(
+        memory_repo,
+        tmp_path,
+        [
+            session(f"ses_p{i}", f"2026-03-0{i + 1}T10:00:00Z", ("user", text), ("agent", "Noted."))
+            for i, text in enumerate(said)
+        ],
+    )
+    with KnowledgeExtractor(memory_repo) as ex:
+        ex.extract_pending(["lessons"])
+    kept = [t.split(" (via ")[0] for t in live(memory_repo, MEM)]
+    assert [t for t in said if t in kept] == [said[0], said[1], said[2], said[4]]
+    # the later length of a reply replaced the earlier one: struck, not deleted
+    assert [t.split(" (via ")[0] for t in struck(memory_repo, MEM)] == [said[3]]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
         "Note to self: never run the migrations on a Friday afternoon again.",
         "Never deploy without a rollback plan again.",
         "We should have tested the rollback script before the dry run.",

@@ -369,29 +369,53 @@ def is_correction(sentence: str) -> bool:
     return first is None or bool(_CONTRAST_FIRST.search(first))
 
 
-# A preference's subject, so that a later one about the same thing replaces it.
+# A preference's subject, so that a later one about the same thing replaces it: how the
+# agent talks to its user (its replies' length, format, language and tone, the user's
+# name). One value of a subject is live, so a subject must not pool unrelated rules: "I
+# prefer JSON over YAML for the config files" and "the tests should print a table" are
+# no format of a reply, and "short function names" is no length of one. A word that can
+# be said of anything counts only in a sentence about the agent's replies (_REPLY); a
+# word that is only said of a text one reads (bullet points, paragraphs) counts anywhere.
+_REPLY = re.compile(
+    r"\b(?:answers?|answering|repl(?:y|ies|ying)|responses?|respond(?:ing)?|explanations?|"
+    r"explain(?:ing)?|summar(?:y|ies)|messages?|talk(?:ing)?|speak(?:ing)?|tone|wording|"
+    r"(?:be|keep it|keep things)\s+(?:a bit\s+|more\s+|less\s+|very\s+|really\s+)?"
+    r"(?:short|shorter|brief|concise|terse|long|longer|detailed|verbose|formal|informal|"
+    r"casual|friendly|direct))\b",
+    re.IGNORECASE,
+)
+# (subject, its words, whether they need a sentence about the agent's replies)
 _PREFERENCE_SUBJECTS = (
-    ("length", r"\b(?:short|shorter|brief|concise|terse|long|longer|lengthy|detailed|verbose)\b"),
+    (
+        "length",
+        r"\b(?:short|shorter|brief|concise|terse|long|longer|lengthy|detailed|verbose)\b",
+        True,
+    ),
     (
         "format",
-        r"\b(?:bullet(?: points?| lists?)?|prose|tables?|markdown|paragraphs?|numbered "
-        r"lists?|headings?|"
-        r"emojis?|plain text|json|format(?:ting)?)\b",
+        r"\b(?:bullet(?: points?| lists?)?|prose|paragraphs?|numbered lists?|emojis?|plain text)\b",
+        False,
     ),
+    ("format", r"\b(?:tables?|markdown|headings?|json|format(?:ting)?)\b", True),
     (
         "language",
-        r"\b(?:english|german|french|spanish|italian|dutch|portuguese|japanese|chinese|language)\b",
+        r"\b(?:english|german|french|spanish|italian|dutch|portuguese|japanese|chinese)\b",
+        False,
     ),
-    ("name", r"\b(?:call me|address me as)\b"),
-    ("tone", r"\b(?:formal|informal|casual|tone|friendly|direct)\b"),
+    ("language", r"\blanguage\b", True),
+    ("name", r"\b(?:call me|address me as)\b", False),
+    ("tone", r"\b(?:formal|informal|casual|tone|friendly|direct)\b", True),
 )
 
 
 def preference_subject(sentence: str) -> str | None:
-    """What a preference is about (length, format, language, name, tone), or None."""
+    """What a preference is about (the length, format, language or tone of the agent's
+    replies, or the user's name), or None: the first subject's word the sentence holds."""
+    about_replies = _REPLY.search(sentence) is not None
     found = [
         (m.start(), name)
-        for name, rx in _PREFERENCE_SUBJECTS
+        for name, rx, of_replies in _PREFERENCE_SUBJECTS
+        if about_replies or not of_replies
         for m in [re.search(rx, sentence, re.IGNORECASE)]
         if m
     ]
