@@ -192,6 +192,52 @@ def test_an_exports_thinking_and_tags_are_out_of_what_search_and_the_context_rea
     assert not any("quasar" in c.text for c in chunks)
 
 
+LOOKUPS = (
+    "I'll find where the retry budget is set.\n\n---\n\n"
+    '<details>\n            <summary>Searched codebase "retry budget" \u2022 **2** results</summary>\n\n'
+    "| File | Lines |\n|------|-------|\n| `src/quasar/zeppelin.ts` | L1-40 |\n\n</details>\n\n---\n\n"
+    '<tool-use data-tool-type="read" data-tool-name="read_file_v2">\n'
+    "<details><summary>Tool use: **read_file_v2** \u2022 Read file: src/client.ts</summary>\n\n"
+    "const zeppelinRetries = 1;\n\n</details>\n</tool-use>\n\n---\n\n"
+    "<details><summary>MCP tool call</summary>\n\n*Parameters*:\n"
+    "  * messages: the retry budget is three attempts, kept in the quasar notes\n</details>\n\n---\n\n"
+    "The retry budget is now three attempts, set in `client.ts`."
+)
+
+
+def test_a_lookups_result_is_out_of_what_search_and_the_context_read(
+    memory_repo: MemoryRepo,
+) -> None:
+    """A search of the project's files, a listing, a file read: their results (paths,
+    line ranges, the file's lines) are the project's own text, and they outranked what
+    was said about them. What search and the compiled context read keeps the lookup's
+    summary (what was looked for) and leaves its result out, line for line; another
+    tool's block (an MCP call the agent wrote a summary into) is read whole, and the
+    transcript keeps every word."""
+    from autopoiesis.compiler.packing import transcript_source
+    from autopoiesis.formats.specstory_markup import as_read
+    from autopoiesis.index import SearchIndex
+
+    read = as_read(LOOKUPS)
+    assert read.count("\n") == LOOKUPS.count("\n")
+    assert "zeppelin" not in read and "L1-40" not in read
+    assert 'Searched codebase "retry budget"' in read and "Read file: src/client.ts" in read
+    assert "kept in the quasar notes" in read  # not a lookup: read whole
+    src = _captured(memory_repo, LOOKUPS)
+    assert "zeppelinRetries" in src.text
+    with SearchIndex(memory_repo) as index:
+        index.catch_up()
+        assert index.search("zeppelin", fresh=False) == []
+        [hit] = index.search("quasar notes", fresh=False)
+        lines = src.text.split("\n")
+        assert "kept in the quasar notes" in "\n".join(lines[hit.start_line - 1 : hit.end_line])
+    agent = next(u for u in transcript_source(src.path, src.text).units if " agent:" in u.text)
+    assert "zeppelin" not in agent.text and "three attempts, set in" in agent.text
+    # a lookup left open is read as it is: nothing after it is lost
+    open_ended = '<details>\n<summary>Grep search for "x"</summary>\nsrc/a.ts\nThe fix is in.'
+    assert as_read(open_ended).split("\n")[2:] == ["src/a.ts", "The fix is in."]
+
+
 @pytest.mark.slow
 def test_markup_left_open_is_read_in_linear_time() -> None:
     """A captured message is anyone's text: `<think>`, `<summary>` and attributes opened
@@ -207,6 +253,8 @@ def test_markup_left_open_is_read_in_linear_time() -> None:
             "<tool-use x>\n<summary>" + "<summary> b\n" * n,
             "---\n".join(["<details>\n<summary>" + "y" * 50] * n),
             "<tool-use x>\n" + '<details data-tool-name="' * n,
+            "<details>\n<summary>Grep search for x</summary>\n" * n,
+            '<tool-use data-tool-name="grep">\n<summary>' * n,
         ]
         best = float("inf")
         for _ in range(3):
