@@ -83,7 +83,10 @@ def as_read(text: str) -> str:
 
 # The tools whose result is the project's own text, which the project keeps: what a
 # search of its files found (paths, line ranges, matching lines), a folder's listing, a
-# file read. v1 names them in `_V1_TOOLS`; v2 in `data-tool-name` (`read_file_v2`).
+# file read. v1 names them in `_V1_TOOLS`; v2 in `data-tool-name` (`read_file_v2`), or
+# marks them `data-tool-type="read"` or `"search"` (but a web search's results are not
+# the project's).
+LOOKUP_TYPES = frozenset({"read", "search"})
 LOOKUP_TOOLS = frozenset(
     {
         "codebase_search",
@@ -99,6 +102,7 @@ LOOKUP_TOOLS = frozenset(
         "read",
     }
 )
+_TOOL_TYPE_ATTR = re.compile(r'data-tool-type="([^"\n]{1,50})"')
 _BLOCK_OPENING = re.compile(r"<tool-use\b[^>\n]{0,500}>|<details>")
 _VERSION_SUFFIX = re.compile(r"_v\d+$")
 
@@ -118,12 +122,16 @@ def _without_lookups(text: str) -> str:
         head = " ".join(text[summary[0] + len("<summary>") : summary[1]].split())
         if m.group().startswith("<tool-use"):
             named = _TOOL_NAME_ATTR.search(m.group())
+            typed = _TOOL_TYPE_ATTR.search(m.group())
             name = _VERSION_SUFFIX.sub("", named.group(1).lower()) if named else ""
+            lookup = name in LOOKUP_TOOLS or (
+                typed is not None and typed.group(1) in LOOKUP_TYPES and "web" not in name
+            )
             closing = "</tool-use>"
         else:
-            name = _v1_tool(head.removesuffix("</summary>"))[0]
+            lookup = _v1_tool(head.removesuffix("</summary>"))[0] in LOOKUP_TOOLS
             closing = "</details>"
-        if name not in LOOKUP_TOOLS:
+        if not lookup:
             scan = m.end()
             continue
         close = text.find(closing, summary[1])

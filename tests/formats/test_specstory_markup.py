@@ -233,6 +233,16 @@ def test_a_lookups_result_is_out_of_what_search_and_the_context_read(
         assert "kept in the quasar notes" in "\n".join(lines[hit.start_line - 1 : hit.end_line])
     agent = next(u for u in transcript_source(src.path, src.text).units if " agent:" in u.text)
     assert "zeppelin" not in agent.text and "three attempts, set in" in agent.text
+    # v2 marks a lookup by its type too (Claude Code's Grep); a web search's results are
+    # not the project's text
+    typed = (
+        '<tool-use data-tool-type="search" data-tool-name="Grep"><details>\n'
+        "<summary>Tool use: **Grep**</summary>\n path `src/zeppelin.rs`\n</details>\n</tool-use>\n"
+        '<tool-use data-tool-type="search" data-tool-name="web_search"><details>\n'
+        "<summary>Tool use: **web_search**</summary>\n the quasar docs say so\n</details>\n</tool-use>"
+    )
+    assert "zeppelin" not in as_read(typed) and "the quasar docs say so" in as_read(typed)
+    assert as_read(typed).count("\n") == typed.count("\n")
     # a lookup left open is read as it is: nothing after it is lost
     open_ended = '<details>\n<summary>Grep search for "x"</summary>\nsrc/a.ts\nThe fix is in.'
     assert as_read(open_ended).split("\n")[2:] == ["src/a.ts", "The fix is in."]
