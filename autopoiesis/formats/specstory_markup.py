@@ -81,40 +81,23 @@ def as_read(text: str) -> str:
     return _LINE_TAGS.sub("", _without_lookups(_without_thinking(text, keep_lines=True)))
 
 
-# The tools whose result is the project's own text, which the project keeps: what a
-# search of its files found (paths, line ranges, matching lines), a folder's listing, a
-# file read. v1 names them in `_V1_TOOLS`; v2 in `data-tool-name` (`read_file_v2`), or
-# marks them `data-tool-type="read"` or `"search"` (but a web search's results are not
-# the project's).
+# v2 marks a tool that reads the project (`tool_calls.is_lookup`) `data-tool-type="read"`
+# or `"search"`; a web search is a "search" too, but its results are not the project's.
 LOOKUP_TYPES = frozenset({"read", "search"})
-LOOKUP_TOOLS = frozenset(
-    {
-        "codebase_search",
-        "grep_search",
-        "file_search",
-        "list_dir",
-        "read_file",
-        "ripgrep_raw_search",
-        "glob_file_search",
-        "grep",
-        "glob",
-        "ls",
-        "read",
-    }
-)
 _TOOL_TYPE_ATTR = re.compile(r'data-tool-type="([^"\n]{1,50})"')
 _BLOCK_OPENING = re.compile(r"<tool-use\b[^>\n]{0,500}>|<details>")
-_VERSION_SUFFIX = re.compile(r"_v\d+$")
 
 
 def _without_lookups(text: str) -> str:
-    """TEXT with the result of each lookup block (`LOOKUP_TOOLS`) blank, line for line:
+    """TEXT with the result of each lookup block (`tool_calls.is_lookup`) blank, line for line:
     its summary (the tool, what it looked for) stays. A turn's searches and listings
     print dozens of paths and matching lines, which outranked the words the agent and the
     user said about them (bench_coding.py, the memories streamed as Markdown turns, turn
     recall@10: 0.797 -> 0.805, the second set 0.784 -> 0.814); the project keeps the text
     itself.
     Linear: the scan moves past each block it reads, and stops at one left open."""
+    from autopoiesis.formats.tool_calls import is_lookup, tool_name  # it reads steps here
+
     out, pos, scan = [], 0, 0  # the text before POS is in OUT; SCAN: where to look on
     while (m := _BLOCK_OPENING.search(text, scan)) is not None:
         summary = _between(text, "<summary>", "</summary>", m.end())
@@ -124,13 +107,13 @@ def _without_lookups(text: str) -> str:
         if m.group().startswith("<tool-use"):
             named = _TOOL_NAME_ATTR.search(m.group())
             typed = _TOOL_TYPE_ATTR.search(m.group())
-            name = _VERSION_SUFFIX.sub("", named.group(1).lower()) if named else ""
-            lookup = name in LOOKUP_TOOLS or (
+            name = tool_name(named.group(1)) if named else ""
+            lookup = is_lookup(name) or (
                 typed is not None and typed.group(1) in LOOKUP_TYPES and "web" not in name
             )
             closing = "</tool-use>"
         else:
-            lookup = _v1_tool(head.removesuffix("</summary>"))[0] in LOOKUP_TOOLS
+            lookup = is_lookup(_v1_tool(head.removesuffix("</summary>"))[0])
             closing = "</details>"
         if not lookup:
             scan = m.end()

@@ -1,7 +1,9 @@
-"""Which tool calls of a transcript run a shell command and which edit a file, and the
-project a session worked in as its tool calls show it: what extraction's `coding` reads of
-the tool calls (ToolStep), and how a session whose log names no working folder gets its
-project (at capture, at import, and in extraction for a transcript filed before).
+"""Which tool calls of a transcript run a shell command, which edit a file and which look
+something up in the project (whose result search and the context leave out of a captured
+export's turn: `specstory_markup.as_read`), and the project a session worked in as its
+tool calls show it: what extraction's `coding` reads of the tool calls (ToolStep), and how
+a session whose log names no working folder gets its project (at capture, at import, and
+in extraction for a transcript filed before).
 
 Harnesses name the same tools differently (Claude Code's `Bash` and `Edit`, Cursor's
 `run_terminal_cmd` and `edit_file`, Codex's `exec_command` and `apply_patch`), some with a
@@ -55,6 +57,24 @@ EDIT_TOOLS = frozenset(
         "notebookedit",
     }
 )
+# The tools whose result is the project's own text, which the project keeps: what a
+# search of its files found (paths, line ranges, matching lines), a folder's listing, a
+# file read.
+LOOKUP_TOOLS = frozenset(
+    {
+        "codebase_search",
+        "grep_search",
+        "file_search",
+        "list_dir",
+        "read_file",
+        "ripgrep_raw_search",
+        "glob_file_search",
+        "grep",
+        "glob",
+        "ls",
+        "read",
+    }
+)
 _VERSION = re.compile(r"_v\d+$")
 # a folder a shell command moves into first ("cd /work/shop && pnpm test")
 _CD_TARGET = re.compile(r"^\s*cd\s+(\"[^\"]+\"|'[^']+'|[^\s;&|]+)\s*(?:&&|;)")
@@ -73,6 +93,10 @@ def is_shell(tool: str) -> bool:
 
 def is_edit(tool: str) -> bool:
     return tool_name(tool) in EDIT_TOOLS
+
+
+def is_lookup(tool: str) -> bool:
+    return tool_name(tool) in LOOKUP_TOOLS
 
 
 def folders_worked_in(turns: Iterable[tf.Turn]) -> list[str]:
