@@ -95,15 +95,20 @@ def _without_lookups(text: str) -> str:
     user said about them (bench_coding.py, the memories streamed as Markdown turns, turn
     recall@10: 0.797 -> 0.805, the second set 0.784 -> 0.814); the project keeps the text
     itself.
-    Linear: the scan moves past each block it reads, and stops at one left open."""
+    Linear: the scan moves past each block it reads and stops at one left open, and a
+    summary is looked for and read once however many openings come before it."""
     from autopoiesis.formats.tool_calls import is_lookup, tool_name  # it reads steps here
 
     out, pos, scan = [], 0, 0  # the text before POS is in OUT; SCAN: where to look on
+    summary: tuple[int, int] | None = None  # the first summary after the last opening
+    v1_tool = ""  # the tool it names, read as v1 names them
     while (m := _BLOCK_OPENING.search(text, scan)) is not None:
-        summary = _between(text, "<summary>", "</summary>", m.end())
-        if summary is None:
-            break
-        head = " ".join(text[summary[0] + len("<summary>") : summary[1]].split())
+        if summary is None or summary[0] < m.end():
+            summary = _between(text, "<summary>", "</summary>", m.end())
+            if summary is None:
+                break
+            inside = text[summary[0] + len("<summary>") : summary[1] - len("</summary>")]
+            v1_tool = _v1_tool(" ".join(inside.split()))[0]
         if m.group().startswith("<tool-use"):
             named = _TOOL_NAME_ATTR.search(m.group())
             typed = _TOOL_TYPE_ATTR.search(m.group())
@@ -113,7 +118,7 @@ def _without_lookups(text: str) -> str:
             )
             closing = "</tool-use>"
         else:
-            lookup = is_lookup(_v1_tool(head.removesuffix("</summary>"))[0])
+            lookup = is_lookup(v1_tool)
             closing = "</details>"
         if not lookup:
             scan = m.end()

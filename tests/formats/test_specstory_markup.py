@@ -265,6 +265,9 @@ def test_markup_left_open_is_read_in_linear_time() -> None:
             "<tool-use x>\n" + '<details data-tool-name="' * n,
             "<details>\n<summary>Grep search for x</summary>\n" * n,
             '<tool-use data-tool-name="grep">\n<summary>' * n,
+            # many openings before one summary: it is looked for once
+            "<details>\n" * n + "<summary>Edit file</summary>\nx",
+            '<tool-use data-tool-name="edit">\n' * n + "<summary>Edit file</summary>\nx",
         ]
         best = float("inf")
         for _ in range(3):
