@@ -414,6 +414,29 @@ def test_a_pasted_checklist_and_a_one_off_order_are_nobody_s_rules() -> None:
     assert any(c.content.startswith("Please never") for c in reg.get("lessons@2").run_offline(src))
 
 
+def test_what_a_user_writes_above_a_pasted_document_is_theirs() -> None:
+    """A user writes their rules, then pastes the codebase merged into one file (headings,
+    fences, tags): the message looks pasted, and its rules were lost with it. What comes
+    before the first heading, fence, tag or rule is read; a document that opens with its
+    title, or a form whose labels come first, is still nobody's words."""
+    dump = (
+        "# File Summary\n\nThis file is a merged representation of the codebase.\n\n"
+        "## Files\n\n```python\nimport numpy\n```\n\n## Usage\n\nYou should always run make.\n"
+    )
+    rules = (
+        '- Always assume that the fg video is the "better quality" video, and never should '
+        "be re-timed\n- Work in rounds\n\n"
+    )
+    lessons = default_registry(plugins=False).get("lessons")
+    kept = [c.content for c in lessons.run_offline(_src(("user", rules + dump), ("agent", "OK.")))]
+    assert kept == [
+        'Always assume that the fg video is the "better quality" video, and never '
+        "should be re-timed"
+    ]
+    for pasted in (dump, "Prompt Type *\nYou should never mock the database.\n\n" + dump):
+        assert lessons.run_offline(_src(("user", pasted), ("agent", "OK."))) == []
+
+
 def _journal_of(
     *turns: tuple[str, str], title: str = "A session", topic: str | None = None
 ) -> list[str]:

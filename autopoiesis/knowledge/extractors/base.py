@@ -172,9 +172,12 @@ class SourceTranscript:
             closing = _closing_paragraph(turn) if accepted else None
             for n, item in enumerate(turn.items):
                 if isinstance(item, tf.Text):
-                    if turn.role == "user" and prose.looks_pasted(item.content):
-                        continue
-                    text = prose.prose_of(item.content)
+                    content = item.content
+                    if turn.role == "user" and prose.looks_pasted(content):
+                        content = prose.lead_of(content)  # what they wrote above it
+                        if prose.looks_pasted(content):
+                            continue
+                    text = prose.prose_of(content)
                     for s in split_sentences(text, lowercase_starts=True):
                         ack = turn.role == "agent" and bool(cues.ACK.match(s))
                         # what the user's "go ahead" accepts is the proposal that ends the

@@ -79,6 +79,21 @@ def looks_pasted(text: str) -> bool:
     )
 
 
+def lead_of(text: str) -> str:
+    """The lines of TEXT before the first that opens something pasted: a heading, a code
+    fence, a markup tag, a rule. What a user writes above a document they paste ("Always
+    assume the fg video is the better one ... [the codebase, merged into one file]")."""
+    lead = []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped and (
+            is_heading(stripped) or stripped.startswith(("```", "~~~", "<", "---", "==="))
+        ):
+            break
+        lead.append(line)
+    return "\n".join(lead).strip()
+
+
 _EMOJI_LEAD = re.compile(r"^[\u2190-\u2bff\u2700-\u27bf\U0001f000-\U0001faff]")
 
 
@@ -188,6 +203,7 @@ __all__ = [
     "code_share",
     "is_heading",
     "is_statement",
+    "lead_of",
     "looks_pasted",
     "prose_of",
     "without_list_announcement",
