@@ -585,6 +585,8 @@ def test_the_agents_acknowledgement_decides_nothing_but_a_confirmed_proposal_doe
         ("Please keep your replies brief.", "preference length"),
         ("I'd rather have bullet points than long paragraphs.", "preference format"),
         ("From now on, use bullet points in summaries.", "preference format"),
+        ("I prefer your responses as plain JSON.", "preference format"),
+        ("I'd rather you be more concise.", "preference length"),
         ("Call me Sam, not Samuel.", "preference name"),
     ],
 )
@@ -601,6 +603,8 @@ def test_preferences_of_the_user(sentence: str, subject: str) -> None:
         "I'd rather the tests print a table of timings at the end.",
         "I prefer short function names.",
         "I prefer direct imports over re-exports in this code.",
+        "I prefer the API responses as JSON, not XML.",
+        "I'd rather error messages were short and said what to do.",
     ],
 )
 def test_a_preference_about_no_reply_has_no_subject_to_share(sentence: str) -> None:

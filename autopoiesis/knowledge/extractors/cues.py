@@ -377,8 +377,11 @@ def is_correction(sentence: str) -> bool:
 # be said of anything counts only in a sentence about the agent's replies (_REPLY); a
 # word that is only said of a text one reads (bullet points, paragraphs) counts anywhere.
 _REPLY = re.compile(
-    r"\b(?:answers?|answering|repl(?:y|ies|ying)|responses?|respond(?:ing)?|explanations?|"
-    r"explain(?:ing)?|summar(?:y|ies)|messages?|talk(?:ing)?|speak(?:ing)?|tone|wording|"
+    r"\b(?:answers?|answering|repl(?:y|ies|ying)|explanations?|tone|wording|"
+    # a word a program's output is also said in ("API responses", "error messages",
+    # "commit message summaries") counts as the agent's when it is "your"s
+    r"your\s+(?:responses?|messages?|summar(?:y|ies)|output|writing)|"
+    r"(?:respond|talk|speak|explain)(?:ing)?\s+to\s+me|"
     r"(?:be|keep it|keep things)\s+(?:a bit\s+|more\s+|less\s+|very\s+|really\s+)?"
     r"(?:short|shorter|brief|concise|terse|long|longer|detailed|verbose|formal|informal|"
     r"casual|friendly|direct))\b",
