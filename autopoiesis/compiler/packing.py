@@ -276,7 +276,7 @@ def transcript_source(path: str, text: str) -> Source | None:
                 pass
         speaker = m["name"] or m["role"]
         body = [unescape_line(line) for line in lines[start:end]]
-        if marked and m["role"] == "agent":  # an export's thinking and tags out, as the index
+        if marked and m["role"] == "agent":  # as the index reads it (`as_read`)
             body = as_read("\n".join(body)).split("\n")  # line for line
         while body and not body[0].strip():
             body.pop(0)

@@ -32,7 +32,7 @@ from autopoiesis.errors import FrontmatterError
 # 9: a neighbour over NEIGHBOUR_RATIO times the turn's length stays out (see _exchange).
 # 10: a speaker's consecutive messages are one turn (see _turn_units).
 # 11: a captured export's thinking and markup tags are left out of the text (see
-#     chunk_transcript).
+#     _turn_units).
 # 12: so is a lookup's result in such a turn (a search's paths, a listing, a file read).
 CHUNKER_VERSION = "12"
 CONTEXT_TURNS = 1  # a turn chunk holds this many turns before and after it, when they fit:
@@ -203,7 +203,8 @@ def _turn_units(lines: list[str], headers: list[_Header], day: date | None) -> l
     """The units of the turns HEADERS start: each turn's body under "speaker, date:", cut
     at paragraph breaks when long. A header's own date holds for the turns after it. An
     agent's turn is read as a reader of an export sees it (`specstory_markup.as_read`:
-    its thinking and markup tags out, line for line), as its import reads it.
+    its thinking, a lookup's result and the markup's tags out, line for line), as its
+    import reads it.
 
     A speaker's consecutive messages are one turn (their headers after the first read as
     blank lines): a harness streams a reply a message a step, and each step alone, short
