@@ -150,7 +150,10 @@ def _summary(step: str) -> tuple[str, int]:
 
 
 def _steps(lines: list[str]) -> list[str]:
-    """LINES cut at the `---` lines that are not inside a code fence or a tool-use block."""
+    """LINES cut at the `---` lines that are not inside a code fence or a tool-use block,
+    and around each tool-use block (two may follow each other with no `---` between: each
+    is a step of its own). A block closes on the line that holds `</tool-use>`, which
+    SpecStory writes as `</details></tool-use>`."""
     steps: list[list[str]] = [[]]
     fence: str | None = None
     in_tool = 0
@@ -163,9 +166,15 @@ def _steps(lines: list[str]) -> list[str]:
             fence = None
         elif fence is None:
             if stripped.startswith("<tool-use"):
+                if not in_tool and steps[-1]:
+                    steps.append([])
                 in_tool += 1
-            elif stripped.startswith("</tool-use>"):
-                in_tool = max(0, in_tool - 1)
+            if "</tool-use>" in stripped and in_tool:
+                in_tool -= 1
+                if not in_tool:
+                    steps[-1].append(line)
+                    steps.append([])
+                    continue
             elif stripped == "---" and not in_tool:
                 steps.append([])
                 continue
@@ -211,7 +220,9 @@ def _clip(result: str | None) -> str | None:
 
 
 def _tool_use(step: str) -> tf.ToolCall:
-    """A v2 `<tool-use>` block as a tool call."""
+    """A v2 `<tool-use>` block as a tool call. Its argument is what the summary names
+    ("Tool use: **run_terminal_cmd** • Run command: ls"), else what the body shows before
+    its output (`_body_args`: a Claude Code session's summary names only the tool)."""
     name_attr = _TOOL_NAME_ATTR.search(step)
     summary, after = _summary(step)
     head = _TOOL_USE_SUMMARY.match(summary)
@@ -220,11 +231,68 @@ def _tool_use(step: str) -> tf.ToolCall:
     labelled = _LABELLED.match(what)
     args = labelled.group(1) if labelled else what
     rest = _TAGS.sub("", step[after:])
-    results = [body for info, body, _ in _fences(rest) if body.strip() != args.strip()]
-    if not results and not _fences(rest):
-        results = [rest]
+    fences = _fences(rest)
+    from_body = not args.strip()
+    if from_body:
+        typed = _TOOL_TYPE_ATTR.search(step[:after])
+        args, rest = _body_args(rest, fences, shell=typed is not None and typed.group(1) == "shell")
+    results = [body for info, body, _ in fences if body.strip() != args.strip()]
+    if not results and not fences:
+        results = [rest]  # a tool's answer in plain text (the user's, to AskUserQuestion)
     result = "\n".join(r.strip() for r in results if r.strip()) or None
+    if from_body and result and (m := _EDITED_FILE.search(result[:2000])):
+        args = next(g for g in m.groups() if g)  # an edit's file, which only its answer names
     return tf.ToolCall(name, html.unescape(args), _clip(html.unescape(result) if result else None))
+
+
+# A line that is one code span: how a Claude Code session's export shows a shell command
+# (after the description the agent gave it), a file read, a URL fetched.
+_CODE_LINE = re.compile(r"^\s*`([^`\n]+)`\s*$")
+# What Claude Code's file tools answer, the one place its export names the file an Edit or
+# a Write changed (the export shows no input of theirs). Bounded, one line each.
+_EDITED_FILE = re.compile(
+    r"^(?:The file (\S[^\n]{0,500}?) has been (?:updated|created|overwritten)\b"
+    r"|File created successfully at: (\S[^\n]{0,500}?)\s*$"
+    r"|Applied \d+ edits? to (\S[^\n]{0,500}?):)",
+    re.MULTILINE,
+)
+
+
+def _body_args(body: str, fences: list[tuple[str, str, bool]], *, shell: bool) -> tuple[str, str]:
+    """(what a tool block's BODY shows it was given, the rest of the body) when its
+    summary names only the tool, as SpecStory writes a Claude Code session: a shell tool's
+    command (the line that is one code span after its description, or a multi-line
+    command's shell fence; its output is a fence after it, and nothing else is), any other
+    tool's first line outside the FENCES (a file read's path, a search's path and pattern,
+    a question asked), without its code marks and bold; "" when there is none."""
+    lines = _outside_fences(body)
+    if shell:
+        for line in lines:
+            if m := _CODE_LINE.match(line):
+                return m.group(1).strip(), ""
+        shells = [b for info, b, _ in fences if info.lower() in _SHELLS]
+        return (shells[0].strip() if shells else ""), ""
+    at = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    first = lines[at] if at < len(lines) else ""
+    args = " ".join(first.replace("`", " ").replace("**", " ").split())[:500]
+    return args, "\n".join(lines[at + 1 :]).strip()
+
+
+def _outside_fences(text: str) -> list[str]:
+    """The lines of TEXT outside its code fences."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        stripped = line.strip()
+        m = _FENCE.match(stripped)
+        if fence is None and m:
+            fence = m.group(1)
+        elif fence is not None:
+            if m and stripped.startswith(fence) and not m.group(2).strip():
+                fence = None
+        else:
+            out.append(line)
+    return out
 
 
 def _v1_tool(summary: str) -> tuple[str, str]:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from autopoiesis.core.project import project_name
+from autopoiesis.core.project import project_name, project_slug
 from autopoiesis.formats import transcript as tf
 from autopoiesis.formats.specstory_markup import read_steps
 
@@ -132,6 +132,25 @@ _APP_FOLDER = re.compile(
 )
 
 
+def is_application_file(path: str) -> bool:
+    """Whether PATH lies in an application's dot folder below the home folder (a plan
+    Claude Code keeps in ~/.claude/plans/): no project's file."""
+    return _APP_FOLDER.match(path) is not None
+
+
+def below_project(path: str, project: str) -> str | None:
+    """PATH below the first of its folders named as PROJECT ("/Users/x/src/shop/app/a.ts"
+    of project "shop" -> "app/a.ts"): how the project's people name a file a session of
+    another machine changed; None when no folder of it is named so."""
+    if not project or not _ABSOLUTE.match(path):
+        return None
+    parts = re.split(r"[\\/]+", path)
+    for i, part in enumerate(parts[:-1]):
+        if part and project_slug(part) == project:
+            return "/".join(parts[i + 1 :]) or None
+    return None
+
+
 def _folder_project(folder: str) -> str | None:
     """The project of a folder a session worked in (`core.project.project_name`); none for
     a folder under a dot folder of the home folder (~/.claude): an application's."""
@@ -180,8 +199,10 @@ def folder_of_project(turns: Iterable[tf.Turn], project: str) -> str:
 __all__ = [
     "EDIT_TOOLS",
     "SHELL_TOOLS",
+    "below_project",
     "folder_of_project",
     "folders_worked_in",
+    "is_application_file",
     "is_edit",
     "is_shell",
     "project_worked_in",

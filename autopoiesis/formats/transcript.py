@@ -436,7 +436,13 @@ def continued_turns(filed: Sequence[Turn], current: Sequence[Turn]) -> tuple[Tur
     legitimately adds to what was already there are new too: the result of a tool call
     filed without one (it arrived after the import), and items appended to the last filed
     turn (one API message written as several lines). Both go into the continuation, in a
-    turn of their own at the time of the turn they belong to."""
+    turn of their own at the time of the turn they belong to.
+
+    A tool call is the same call when the tool is: how a log's tool call reads (its
+    arguments, its result) is the reader's, and a newer reader reads more of one than the
+    reader that filed it (a Claude Code session exported to Markdown names a command only
+    in the block's body, which SpecStory's reader once missed). What was said (the texts)
+    and which tools ran, in order, must be the same."""
     if len(current) < len(filed):
         return None
     late: list[Item] = []
@@ -453,14 +459,9 @@ def continued_turns(filed: Sequence[Turn], current: Sequence[Turn]) -> tuple[Tur
         for a, b in zip(old.items, new.items):
             if a == b:
                 continue
-            if (
-                isinstance(a, ToolCall)
-                and isinstance(b, ToolCall)
-                and a.result is None
-                and b.result is not None
-                and (a.tool, a.args) == (b.tool, b.args)
-            ):
-                late.append(b)
+            if isinstance(a, ToolCall) and isinstance(b, ToolCall) and a.tool == b.tool:
+                if a.result is None and b.result is not None and a.args == b.args:
+                    late.append(b)  # its result arrived after the import
                 continue
             return None
     out: list[Turn] = []

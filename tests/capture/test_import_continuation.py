@@ -372,6 +372,26 @@ def test_a_tool_result_that_arrived_after_the_import_goes_into_the_continuation(
     assert part2.turns[0].items == (tf.ToolCall("Bash", "pytest -q", "12 passed"),)
 
 
+def test_a_call_a_newer_reader_reads_more_of_is_still_the_filed_one() -> None:
+    """A transcript filed by an older reader of the log (a SpecStory export of a Claude
+    Code session, whose commands it did not read) and the log read again after an
+    upgrade: its calls are the same calls, so only the turns the log added are new. Said
+    words that changed, or another tool in the place of one, still mean the log changed."""
+    from datetime import UTC, datetime
+
+    at = datetime(2026, 2, 3, 10, 0, tzinfo=UTC)
+    ask = tf.Turn(at, "user", (tf.Text("Run the tests"),))
+    filed = [ask, tf.Turn(at, "agent", (tf.ToolCall("Bash", "", "ok  shop/cart 0.1s"),))]
+    reread = [ask, tf.Turn(at, "agent", (tf.ToolCall("Bash", "go test ./...", "ok  shop/cart"),))]
+    more = tf.Turn(at, "agent", (tf.Text("All tests pass."),))
+    assert tf.continued_turns(filed, [*reread, more]) == (more,)
+    assert tf.continued_turns(filed, reread) == ()
+    other_tool = [ask, tf.Turn(at, "agent", (tf.ToolCall("Edit", "a.go", "done"),))]
+    assert tf.continued_turns(filed, [*other_tool, more]) is None
+    said_else = [tf.Turn(at, "user", (tf.Text("Run the linter"),)), reread[1]]
+    assert tf.continued_turns(filed, [*said_else, more]) is None
+
+
 @pytest.mark.slow
 def test_search_compile_and_extraction_see_one_session(
     memory_repo: MemoryRepo, tmp_path: Path

@@ -81,14 +81,15 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 # A failure in the output; or a result that starts with "error", how the importers mark a
-# call the harness flagged as failed (`is_error`), with or without its text.
+# call the harness flagged as failed (`is_error`), with or without its text; or Claude
+# Code's "Exit code 1" heading a command's output, all a Markdown export keeps of the flag.
 # A test runner's count of failures in its own words: pytest, jest "1 failed", bun and
 # vitest "1 fail", mocha "1 failing"; bun's, jest's and vitest's mark of a failed test.
 _FAILED = re.compile(
     r"\A\s*error\b|[✗✕✘]|"
     r"\b(?:[1-9]\d* (?:fail(?:ed|ing|ures?)?|errors?)\b|FAILED\b|FAIL\b|Traceback|Error:|"
     r"error(?:\[\w+\])?:|"
-    r"Exception\b|command failed|exit (?:code|status) [1-9]|npm ERR!|command not found|"
+    r"Exception\b|command failed|(?i:exit (?:code|status)) [1-9]|npm ERR!|command not found|"
     r"No module named|cannot find|not found)",
 )
 # ...and of passes: "3 passed", bun's "3 pass", mocha's "3 passing"; a check mark (no word
@@ -142,6 +143,7 @@ _ERROR_LINES = tuple(
         r"\b[A-Z]\w*(?:Error|Exception)\b:?[^|]{0,160}",
         r"\b(?i:error)(?:\[\w+\])?:[^|]{3,160}",
         r"FAILED [^|]{3,160}",
+        r"--- FAIL: \S{1,160}",  # go test's failed test by its name
         r"[✗✕✘] [^|\n]{3,160}",  # bun's, jest's, vitest's failed test by its name
         r"\b\d+ fail(?:ed|ing)?\b[^|]{0,80}",
     )
@@ -231,6 +233,7 @@ class ToolStep:
     result: str
     request: str  # the user's last request before it ("" when none reads as one)
     cwd: str = ""  # the session's working folder, when its transcript says
+    project: str = ""  # the session's project
 
     @property
     def is_shell(self) -> bool:
@@ -262,7 +265,11 @@ class ToolStep:
 
     @property
     def command(self) -> str:
-        return _without_pager(_ECHO_SUFFIX.sub("", _CD_PREFIX.sub("", self.args.strip())).rstrip())
+        command = _without_pager(
+            _ECHO_SUFFIX.sub("", _CD_PREFIX.sub("", self.args.strip())).rstrip()
+        )
+        # a trailing `2>&1` (the agent reading the errors too) says nothing of how to run it
+        return command.removesuffix("2>&1").rstrip() or command
 
     @property
     def kind(self) -> str | None:
@@ -286,13 +293,22 @@ class ToolStep:
 
     @property
     def edited_path(self) -> str | None:
+        """The file an edit names, as the project's people say it: below the working folder,
+        or below the project's folder of another machine (`tools.below_project`)."""
         m = _PATH_ARG.match(self.args)
         if not m or not re.search(r"[/\\]|\.\w+$", m.group(1)):
             return None
         folder = self.cwd.rstrip("/\\")
         if folder and m.group(1).startswith((folder + "/", folder + "\\")):
             return m.group(1)[len(folder) + 1 :]  # the project's own path, as its people say it
-        return m.group(1)
+        return tools.below_project(m.group(1), self.project) or m.group(1)
+
+    @property
+    def changed_file(self) -> str | None:
+        """The project's file an edit changed: its edited_path, unless that is an
+        application's file below the home folder (Claude Code's plan in ~/.claude/plans/)."""
+        path = self.edited_path if self.is_edit else None
+        return None if path is None or tools.is_application_file(path) else path
 
 
 def command_kind(command: str) -> str | None:
@@ -379,7 +395,15 @@ def tool_steps(src: SourceTranscript) -> list[ToolStep]:
         for item in turn.items:
             if isinstance(item, tf.ToolCall):
                 steps.append(
-                    ToolStep(utc(turn.time), item.tool, item.args, item.result or "", request, cwd)
+                    ToolStep(
+                        utc(turn.time),
+                        item.tool,
+                        item.args,
+                        item.result or "",
+                        request,
+                        cwd,
+                        src.project,
+                    )
                 )
     return steps
 
@@ -403,7 +427,11 @@ def _error_of(result: str) -> str:
         m = rx.search(result)
         if m:
             return _SHELL_PROMPT.split(m.group(0))[0].strip(" |=")
-    return result.strip(" |=")
+    return _EXIT_HEADING.sub("", result).strip(" |=")
+
+
+# Claude Code's heading of a failed command's output: the error is what follows
+_EXIT_HEADING = re.compile(r"\A\s*Exit code \d+\s*")
 
 
 _KIND_LABEL = {
@@ -484,8 +512,8 @@ def _fix_after(failing: ToolStep, later_steps: list[ToolStep]) -> tuple[str, dat
     edited: list[str] = []
     installed: list[str] = []
     for later in later_steps:
-        if later.is_edit and later.edited_path and later.edited_path not in edited:
-            edited.append(later.edited_path)
+        if later.changed_file and later.changed_file not in edited:
+            edited.append(later.changed_file)
         if later.kind == "install" and later.passed and later.command not in installed:
             installed.append(later.command)
         if not _same_run(failing, later):
@@ -587,7 +615,7 @@ def _changes(
     """The files changed, grouped by the request they served."""
     by_request: dict[str, tuple[datetime, list[str]]] = {}
     for step in steps:
-        p = step.edited_path if step.is_edit else None
+        p = step.changed_file
         if p is None or not step.request:  # a change is filed with the request it served
             continue
         at, files = by_request.setdefault(step.request, (step.at, []))
@@ -624,7 +652,7 @@ def _plural(n: int, word: str) -> str:
 
 
 def _edits_done(steps: list[ToolStep]) -> str:
-    files = list(dict.fromkeys(s.edited_path for s in steps if s.is_edit and s.edited_path))
+    files = list(dict.fromkeys(s.changed_file for s in steps if s.changed_file))
     names = ", ".join(p.rsplit("/", 1)[-1] for p in files[:4]) + (", …" if len(files) > 4 else "")
     if any(s.is_edit and not s.edited_path for s in steps):  # a log that does not name them all
         edits = sum(s.is_edit for s in steps)
