@@ -473,8 +473,23 @@ def continued_turns(filed: Sequence[Turn], current: Sequence[Turn]) -> tuple[Tur
     return tuple(out) + tuple(current[len(filed) :])
 
 
+# a tag a harness wraps a message's parts in (Claude Code's `<command-name>/review
+# </command-name>` when the user runs a slash command): its name is none of the words said.
+# Only a tag that is closed too: "a <div> here" is a word the user wrote.
+_MARKUP_TAG = re.compile(r"</?([A-Za-z][\w:-]{0,40})(?:\s[^<>\n]{0,200})?/?>")
+
+
+def _without_tags(text: str) -> str:
+    """TEXT without the markup tags it also closes (`<x>` and `</x>`; their words stay)."""
+    closed = {m.group(1) for m in _MARKUP_TAG.finditer(text) if m.group(0)[1] == "/"}
+    if not closed:
+        return text
+    return _MARKUP_TAG.sub(lambda m: " " if m.group(1) in closed else m.group(0), text)
+
+
 def slug_from_turns(turns: Iterable[Turn], topic: str | None = None, max_len: int = 60) -> str:
-    """A slug from the topic, else from the first user messages."""
+    """A slug from the topic, else from the words of the first user messages (markup
+    tags left out)."""
     if topic:
         slug = slugify(topic, max_len)
         if slug:
@@ -483,7 +498,7 @@ def slug_from_turns(turns: Iterable[Turn], topic: str | None = None, max_len: in
     for turn in turns:
         if turn.role != "user":
             continue
-        words.extend(re.findall(r"[^\W_]+(?:['\u2019][^\W_]+)*", turn.text)[:12])
+        words.extend(re.findall(r"[^\W_]+(?:['\u2019][^\W_]+)*", _without_tags(turn.text))[:12])
         if len(words) >= 8:
             break
     return slugify(" ".join(words[:8]), max_len)

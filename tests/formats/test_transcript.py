@@ -208,6 +208,14 @@ def test_path_and_slug() -> None:
     assert len(slug) <= 60
     assert slug.startswith("lets-decide-the-agents-memory")
     assert slugify("中文") == ""
+    # a slash command's tags (Claude Code's, as an export keeps them) are no words said
+    command = "<command-message>review</command-message>\n<command-name>/review</command-name>"
+    at = datetime(2026, 2, 16, 18, 45, tzinfo=UTC)
+    turns = [tf.Turn(at, "user", (tf.Text(command),)), tf.Turn(at, "user", (tf.Text("PR 12"),))]
+    assert tf.slug_from_turns(turns) == "review-review-pr-12"
+    assert tf.slug_from_turns([tf.Turn(at, "user", (tf.Text("use a <div> here"),))]) == (
+        "use-a-div-here"
+    )
 
 
 # ── frontmatter strings stay strings (YAML 1.1 would read 1:30 as 90, 0x1F as 31) ──
