@@ -496,6 +496,10 @@ def test_the_journal_takes_no_narration_or_rule_for_the_outcome() -> None:
             "\n\nAll tasks and work items must be tracked using the canonical process.",
         ),
     ) == ["Fix the failing session tests in the minsky project (2 turns)"]
+    # what the agent has read so far is none either (a Claude Code session's review)
+    assert _journal_of(asked, ("agent", "Now I have a complete understanding of the changes.")) == [
+        "Fix the failing session tests in the minsky project (2 turns)"
+    ]
     assert _journal_of(
         asked, ("agent", "Now I'll run them.\n\nI've fixed the two session tests; all pass.")
     ) == [

@@ -54,7 +54,11 @@ PROPOSAL = re.compile(
 # file is fixed, let me run the tests"): its next step, neither something it observed nor
 # an outcome.
 NARRATION = re.compile(
-    r"\b(?:let me|let'?s|i'?ll|i will|i need to|we need to|i'?m going to|i am going to)\b",
+    r"\b(?:let me|let'?s|i'?ll|i will|i need to|we need to|i'?m going to|i am going to)\b"
+    # the agent on what it has read so far ("Now I have a complete understanding of the
+    # changes"): no outcome, and no fact of the project
+    r"|\b(?:i|we)(?:'ve| have)(?: now)? (?:got )?a (?:complete|clear|good|full|better|"
+    r"thorough|solid|comprehensive) (?:understanding|picture|overview|view|idea)\b",
     re.IGNORECASE,
 )
 
