@@ -1338,6 +1338,9 @@ def test_a_rule_said_with_weight_is_a_preference() -> None:
         ("user", "DO NOT modify code, JUST identify where the issue lies."),
         ("user", "I don't want this file."),
         ("user", "I don't want it."),
+        ("user", "We don't want that JSON block."),
+        # a question asked the other way round, without its question mark
+        ("user", "So then don't we NOT want go.work at all."),
         # a line of code or a tool's message, quoted
         ("user", "// TODO: ALWAYS check the return value"),
         ("user", "Note: all fields are required and MUST be filled"),

@@ -228,7 +228,8 @@ ONE_OFF = re.compile(rf"\b(?:just|only|{_ONE_OFF_TIMES}|here)\b", re.IGNORECASE)
 # test scripts ever", "stop using python3", "rename chroma to hue everywhere", "I don't
 # want the parallelization of tests", "I want all rich tables to take 100% console
 # width"). Shouting alone is no rule ("NO NO NO, we are temporally misaligned", "it is
-# NOT the one that was there"): the sentence must also say what should or must be.
+# NOT the one that was there"): the sentence must also say what should or must be. What
+# is not wanted of a thing at hand ("We don't want that JSON block") is no rule either.
 _NORMATIVE = re.compile(
     r"\b(?:should|must|need to|needs to|have to|has to|want|don'?t|do not|never|always|ensure)\b",
     re.IGNORECASE,
@@ -238,7 +239,7 @@ _SHOUTED = re.compile(
     r"BEFORE|AFTER|MORE|EVERYWHERE)\b"
 )
 _SAID_TO_STAND = re.compile(
-    r"\b(?:i|we) (?:don'?t|do not) want (?!to\b|you to\b)\w+\s+\w+"
+    r"\b(?:i|we) (?:don'?t|do not) want (?!to\b|you to\b|that\b)\w+\s+\w+"
     r"|\bi want (?:all|every|each) \w+"
     r"|\bstop (?:\w+ )?(?:using|doing|adding|writing|creating|running|calling|putting)\b"
     r"|^no\b.{3,60}\bever\b"
@@ -673,8 +674,12 @@ HYPOTHETICAL = re.compile(
 )
 # A sentence that only wonders: "if we use X ...", "should we ...", "maybe we'll ..."
 OPEN_QUESTION = re.compile(
-    r"^(?:if|when|whenever|maybe|perhaps|what if|should we|do we|can we|could we|shall we|would "
-    r"we|are we|i wonder)\b",
+    r"^(?:(?:so|and|but|then|ok(?:ay)?)[,\s]+)*+"
+    r"(?:if|when|whenever|maybe|perhaps|what if|should we|do we|can we|could we|shall we|would "
+    r"we|are we|i wonder"
+    # a question asked the other way round, its "?" left off ("So then don't we NOT want
+    # go.work at all")
+    r"|(?:don'?t|do not|shouldn'?t|can'?t|isn'?t|aren'?t|wouldn'?t|won'?t) (?:we|it|they))\b",
     re.IGNORECASE,
 )
 
