@@ -69,3 +69,33 @@ def test_many_stops_that_end_no_sentence_are_read_once() -> None:
 
     text = "e.g. a " * 20_000
     assert split_sentences(text, lowercase_starts=True) == [text.strip()]
+
+
+def test_elements_are_taken_out_whole_and_one_left_open_stays() -> None:
+    from autopoiesis.core.text import without_elements
+
+    names = ("system-reminder", "code")
+    text = "a<system-reminder>b</system-reminder>c<CODE x=1>d</code>e<code>left open"
+    assert without_elements(text, names) == "ace<code>left open"
+    assert without_elements("no tags here", names) == "no tags here"
+
+
+def test_elements_left_open_are_taken_out_in_linear_time() -> None:
+    """A reminder left open made the pattern that took reminders out of a Claude Code log
+    scan to the text's end from each opening (144 KB: 4 s; a log is anyone's text). Eight
+    times the openings take about eight times the CPU time now; quadratic would be
+    sixty-four times."""
+    import time
+
+    from autopoiesis.core.text import without_elements
+
+    def cpu(n: int) -> float:
+        best = float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            without_elements("<system-reminder>x" * n + "</code>", ("system-reminder", "code"))
+            best = min(best, time.process_time() - started)
+        return best
+
+    small, large = cpu(4_000), cpu(32_000)
+    assert large < 30 * max(small, 0.0005), f"4,000: {small:.4f} s, 32,000: {large:.4f} s"

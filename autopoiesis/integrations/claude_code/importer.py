@@ -56,6 +56,7 @@ from autopoiesis.capture.importers.shapes import (
     json_lines,
 )
 from autopoiesis.core.clock import parse_ts
+from autopoiesis.core.text import HARNESS_BOOKKEEPING, without_elements
 from autopoiesis.errors import TranscriptFormatError
 from autopoiesis.formats import transcript as tf
 
@@ -98,17 +99,9 @@ KNOWN_TYPES = frozenset(
 TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle"}
 SYNTHETIC_MODEL = "<synthetic>"  # a local notice (an error, a cancel) no API call produced
 
-_BOOKKEEPING_TAGS = (
-    "command-name",
-    "command-message",
-    "command-args",
-    "command-contents",
-    "local-command-stdout",
-    "local-command-stderr",
-    "local-command-caveat",
-)
+_BOOKKEEPING_TAGS = tuple(t for t in HARNESS_BOOKKEEPING if t != "system-reminder")
 _BOOKKEEPING_RE = re.compile(r"\s*(?:<(" + "|".join(_BOOKKEEPING_TAGS) + r")>.*?</\1>\s*)+", re.S)
-_SYSTEM_REMINDER_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+_SYSTEM_REMINDER = ("system-reminder",)
 _BASH_RE = re.compile(r"<bash-(input|stdout|stderr)>(.*?)</bash-\1>", re.S)
 _INTERRUPTED_RE = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 # What Claude Code 1.0 wrote before the output of a user's local command (later marked isMeta).
@@ -395,7 +388,7 @@ def _add_usage(state: _Session, msg: dict[str, Any], line: _Line) -> None:
 
 
 def _clean_result(text: str) -> str:
-    return _SYSTEM_REMINDER_RE.sub("", text).strip()
+    return without_elements(text, _SYSTEM_REMINDER).strip()
 
 
 def _assistant(state: _Session, line: _Line) -> None:
@@ -451,7 +444,7 @@ def _assistant(state: _Session, line: _Line) -> None:
 def _user_text(text: str, shell: ToolCalls, items: list[tf.Item], system: list[str]) -> None:
     """A user text block: bookkeeping dropped, notices to SYSTEM, the user's `!` shell
     commands as tool calls, the rest as text."""
-    text = _SYSTEM_REMINDER_RE.sub("", text)
+    text = without_elements(text, _SYSTEM_REMINDER)
     if not text.strip() or _BOOKKEEPING_RE.fullmatch(text):
         return
     stripped = text.strip()

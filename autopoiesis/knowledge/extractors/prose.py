@@ -16,46 +16,13 @@ from __future__ import annotations
 
 import re
 
+from autopoiesis.core.text import HARNESS_BOOKKEEPING, without_elements
+
 _FENCE = re.compile(r"^\s*(```|~~~).*?^\s*\1[^\n]*$", re.MULTILINE | re.DOTALL)
 _OPEN_FENCE = re.compile(r"^\s*(```|~~~).*\Z", re.MULTILINE | re.DOTALL)  # an unclosed one
 # elements whose text nobody wrote as prose: HTML's code and folded blocks, and what a
-# harness wraps around a message (Claude Code's bookkeeping of a slash command or a local
-# command, and its reminders, which a Markdown export of its session keeps)
-_ELEMENTS = (
-    "details",
-    "summary",
-    "pre",
-    "code",
-    "command-name",
-    "command-message",
-    "command-args",
-    "local-command-caveat",
-    "local-command-stdout",
-    "local-command-stderr",
-    "system-reminder",
-)
-_ELEMENT_OPEN = re.compile(r"<(" + "|".join(_ELEMENTS) + r")\b", re.IGNORECASE)
-_ELEMENT_CLOSE = {name: re.compile(f"</{name}>", re.IGNORECASE) for name in _ELEMENTS}
-
-
-def _without_elements(text: str) -> str:
-    """TEXT without each `_ELEMENTS` element, from its opening to the first closing of its
-    name. Linear: an element left open is left as it is, and so is every later opening of
-    its name (none of them closes either); a lazy pattern scanned to the text's end from
-    each such opening (224 KB of `<code x` took 27 s)."""
-    out, pos, scan = [], 0, 0
-    unclosed: set[str] = set()
-    while (m := _ELEMENT_OPEN.search(text, scan)) is not None:
-        name = m.group(1).lower()
-        close = None if name in unclosed else _ELEMENT_CLOSE[name].search(text, m.end())
-        if close is None:
-            unclosed.add(name)
-            scan = m.end()
-            continue
-        out.append(text[pos : m.start()])
-        pos = scan = close.end()
-    out.append(text[pos:])
-    return "".join(out)
+# harness wraps around a message (core.text.HARNESS_BOOKKEEPING)
+_ELEMENTS = ("details", "summary", "pre", "code", *HARNESS_BOOKKEEPING)
 
 
 # a line that is output, code or markup rather than a sentence somebody wrote
@@ -79,7 +46,7 @@ _LINK_ONLY = re.compile(r"^\W*(?:https?://|@)\S+\W*$")
 def prose_of(text: str) -> str:
     """TEXT without fenced code, HTML blocks, and lines that are output, code, markup or a
     pasted form's labels; what is left is joined line by line as it was."""
-    text = _OPEN_FENCE.sub("", _FENCE.sub("", _without_elements(text)))
+    text = _OPEN_FENCE.sub("", _FENCE.sub("", without_elements(text, _ELEMENTS)))
     kept = []
     for line in text.split("\n"):
         stripped = line.strip()
