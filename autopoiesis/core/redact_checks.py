@@ -42,6 +42,10 @@ _PASSWORD_KEY = re.compile(
 )
 
 
+# a test runner's line for a test that passed, as go test writes it: no password
+_TEST_VERDICT = re.compile(r"[ \t]*(?:--- )?PASS: [^\s:=]{1,300} \(\d{1,6}(?:\.\d{1,6})?s\)[ \t]*$")
+
+
 _NOT_PASSWORD_KEY = re.compile(
     r"(?:by|com|sur|over)pass|pass(?:ed|es|ing|age|enger|port|ive|through)"
 )
@@ -134,6 +138,9 @@ def _password(m: re.Match[str], view: str) -> tuple[int, int] | None:
     key = m.group("k").lower()
     if not _PASSWORD_KEY.search(key) or _NOT_PASSWORD_KEY.search(key):
         return None  # bypass, passed, passport
+    ls, le = _line_bounds(view, m.start("k"))
+    if _TEST_VERDICT.match(view, ls, le):
+        return None  # go test's "--- PASS: TestTotal (0.00s)" (the line as written, whole)
     got = _keyword_value(m, view)
     return None if got is None else got[:2]
 

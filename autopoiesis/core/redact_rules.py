@@ -387,9 +387,12 @@ PLACEHOLDER_WORDS = frozenset(
     "changeme xxx xxxx xxxxxx redacted hidden masked omitted placeholder example sample dummy "
     "test todo tbd".split()
 )
+# keys whose value is an identifier, never a secret: a digest, a revision, an image, and a
+# model's id ("model": "claude-opus-4-5-20251101", as a session's JSON carries it)
 HASHY_KEY = re.compile(
     r"(?i)(?:sha\d*|md5|hash|digest|checksum|integrity|commit|parent|tree|etag|uuid|guid|(?:^|[_.\-])ids?$|[a-z]Ids?$"
-    r"|ref|rev|revision|version|image|png|jpe?g|gif|icon|avatar|thumbnail|font)"
+    r"|ref|rev|revision|version|image|png|jpe?g|gif|icon|avatar|thumbnail|font"
+    r"|(?:^|[_.\-])model(?:_?(?:id|name))?$)"
 )
 IMAGE_MAGIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "JVBERi", "PHN2Zy", "AAAA")
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")

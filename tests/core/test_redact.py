@@ -438,3 +438,24 @@ def test_a_comment_after_an_env_value_is_not_the_value() -> None:
     assert r.redact("e_assertion_pass_hook=true' to pytest.ini") == (
         "e_assertion_pass_hook=true' to pytest.ini"
     )
+
+
+def test_a_test_runner_s_verdict_and_a_model_s_id_are_no_secrets() -> None:
+    """Real Go sessions exported from Claude Code lost every passing test's name to
+    `[redacted:password]` ("--- PASS: TestX (0.00s)" reads as `pass: VALUE`), and a
+    session's JSON its model ("model": "claude-opus-4-5-20251101" to `high_entropy`).
+    A password said as PASS, and a key under a model's name, still go."""
+    r = Redactor()
+    for kept in (
+        "--- PASS: TestAgentSessionTypes (0.00s)",
+        "    --- PASS: TestClassifyToolType/Write_tool (0.12s)",
+        '"model": "claude-opus-4-5-20251101",',
+        "model: gpt-4o-mini-2024-07-18",
+        "model_name: claude-sonnet-4-5-20250929",
+    ):
+        assert r.redact(kept) == kept, kept
+    assert r.redact("PASS: hunter2xyz9") == "PASS: [redacted:password]"
+    assert r.redact("pass: TestX (0.00s)") == "pass: [redacted:password] (0.00s)"
+    assert r.redact('"model_api_key": "aB3dE5fG7hJ9kL1mN3pQrS"') == (
+        '"model_api_key": "[redacted:secret]"'
+    )
