@@ -46,6 +46,13 @@ _PASSWORD_KEY = re.compile(
 _TEST_VERDICT = re.compile(r"[ \t]*(?:--- )?PASS: [^\s:=]{1,300} \(\d{1,6}(?:\.\d{1,6})?s\)[ \t]*$")
 
 
+def _test_verdict(m: re.Match[str], view: str) -> bool:
+    """Whether the line of M's key is go test's line for a test that passed ("--- PASS:
+    TestTotal (0.00s)"), read as written (the keyword rules read the text in lower case)."""
+    ls, le = _line_bounds(view, m.start("k"))
+    return _TEST_VERDICT.match(view, ls, le) is not None
+
+
 _NOT_PASSWORD_KEY = re.compile(
     r"(?:by|com|sur|over)pass|pass(?:ed|es|ing|age|enger|port|ive|through)"
 )
@@ -138,9 +145,8 @@ def _password(m: re.Match[str], view: str) -> tuple[int, int] | None:
     key = m.group("k").lower()
     if not _PASSWORD_KEY.search(key) or _NOT_PASSWORD_KEY.search(key):
         return None  # bypass, passed, passport
-    ls, le = _line_bounds(view, m.start("k"))
-    if _TEST_VERDICT.match(view, ls, le):
-        return None  # go test's "--- PASS: TestTotal (0.00s)" (the line as written, whole)
+    if _test_verdict(m, view):
+        return None
     got = _keyword_value(m, view)
     return None if got is None else got[:2]
 
@@ -159,7 +165,7 @@ def _secret(m: re.Match[str], view: str) -> tuple[int, int] | None:
 
 
 def _high_entropy(m: re.Match[str], view: str) -> tuple[int, int] | None:
-    if HASHY_KEY.search(m.group("k")):
+    if HASHY_KEY.search(m.group("k")) or _test_verdict(m, view):
         return None
     start, end = groups_secret(m) or (0, 0)
     v = view[start:end]
