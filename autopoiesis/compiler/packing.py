@@ -276,7 +276,8 @@ def transcript_source(path: str, text: str) -> Source | None:
                 pass
         speaker = m["name"] or m["role"]
         body = [unescape_line(line) for line in lines[start:end]]
-        if marked and m["role"] == "agent":  # as the index reads it (`as_read`)
+        read = marked and m["role"] == "agent"
+        if read:  # as the index reads it (`as_read`)
             body = as_read("\n".join(body)).split("\n")  # line for line
         while body and not body[0].strip():
             body.pop(0)
@@ -296,7 +297,9 @@ def transcript_source(path: str, text: str) -> Source | None:
                 Unit(
                     start if k == 0 else a,
                     end if k == len(pieces) - 1 else b,
-                    f"{who}: {content}" if content else f"{who}:",
+                    # a step of an export that says nothing to a reader (its thinking, a
+                    # lookup: a Claude Code session's hundreds of them) shows nothing
+                    f"{who}: {content}" if content else "" if read else f"{who}:",
                     day,
                     m["time"],
                     numbers,

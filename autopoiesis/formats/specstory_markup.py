@@ -126,8 +126,12 @@ def _without_lookups(text: str) -> str:
         close = text.find(closing, summary[1])
         if close < 0:
             break
-        out.append(text[pos : summary[1]])
-        out.append("\n" * text.count("\n", summary[1], close))
+        # the summary stays when it says what was looked up ("Searched codebase "q""); a
+        # Claude Code block's names only the tool ("Tool use: **Read**"), which says nothing
+        head = _TOOL_USE_SUMMARY.match(" ".join(inside.split()))
+        keep = summary[1] if head is None or head.group("what") else m.start()
+        out.append(text[pos:keep])
+        out.append("\n" * text.count("\n", keep, close))
         pos = scan = close
     out.append(text[pos:])
     return "".join(out)

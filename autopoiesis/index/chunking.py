@@ -34,7 +34,9 @@ from autopoiesis.errors import FrontmatterError
 # 11: a captured export's thinking and markup tags are left out of the text (see
 #     _turn_units).
 # 12: so is a lookup's result in such a turn (a search's paths, a listing, a file read).
-CHUNKER_VERSION = "12"
+# 13: and a lookup's summary that names only the tool (a Claude Code export's
+#     "Tool use: **Read**").
+CHUNKER_VERSION = "13"
 CONTEXT_TURNS = 1  # a turn chunk holds this many turns before and after it, when they fit:
 # a neighbour joins when it is at most SHORT_NEIGHBOUR_CHARS long (the question beside its
 # long answer) or the window stays under WIDE_CONTEXT_CHARS with it

@@ -246,6 +246,53 @@ def test_a_lookups_result_is_out_of_what_search_and_the_context_read(
     # a lookup left open is read as it is: nothing after it is lost
     open_ended = '<details>\n<summary>Grep search for "x"</summary>\nsrc/a.ts\nThe fix is in.'
     assert as_read(open_ended).split("\n")[2:] == ["src/a.ts", "The fix is in."]
+    # a Claude Code block's summary names only the tool: it says nothing, and goes too
+    assert "Tool use" not in as_read(typed).split("\n")[1]
+    assert "Tool use: **web_search**" in as_read(typed)  # not a lookup: read whole
+
+
+CLAUDE_CODE_STEPS = (
+    ("user", "Where is the retry budget set?"),
+    ("assistant", "Let me look at the client."),
+    (
+        "assistant",
+        '<tool-use data-tool-type="read" data-tool-name="Read"><details>\n'
+        "<summary>Tool use: **Read**</summary>\n `./src/client.ts`\n```text\n"
+        "     1\u2192const zeppelinRetries = 3;\n```\n</details></tool-use>",
+    ),
+    ("assistant", "<think><details><summary>Thought Process</summary>\nquasar\n</details></think>"),
+    ("assistant", "The retry budget is three attempts, set in `client.ts`."),
+)
+
+
+def test_a_step_that_says_nothing_to_a_reader_is_not_shown(memory_repo: MemoryRepo) -> None:
+    """A Claude Code session exported to Markdown makes every tool call and every thought a
+    message of its own: the compiled context showed a line "10:01 agent: Tool use:
+    **Read**" or "10:02 agent:" for each, hundreds in a session. A step with nothing left
+    for a reader (a lookup, thinking) shows nothing; the others are shown as before, and
+    the transcript keeps every word."""
+    from autopoiesis.capture.stream import process_stream
+    from autopoiesis.compiler.packing import transcript_source
+
+    events: list[dict[str, object]] = [
+        {"event": "session_start", "session_id": "ses-cc", "started": "2026-03-02T10:00:00Z"}
+    ]
+    for n, (role, content) in enumerate(CLAUDE_CODE_STEPS):
+        stamp = f"2026-03-02T10:0{n}:00Z"
+        events.append({"event": "message", "role": role, "content": content, "timestamp": stamp})
+    events.append({"event": "session_end", "ended": "2026-03-02T10:30:00Z"})
+    assert not process_stream(
+        memory_repo, [(json.dumps(e) + "\n").encode() for e in events]
+    ).refused
+    [path] = (memory_repo.root / "raw").rglob("*.md")
+    text = path.read_text(encoding="utf-8")
+    assert "zeppelinRetries" in text and "quasar" in text
+    source = transcript_source(str(path.relative_to(memory_repo.root)), text)
+    assert source is not None
+    shown = source.render(range(len(source.units)))
+    assert "Let me look at the client." in shown and "three attempts" in shown
+    assert "Tool use" not in shown and "zeppelin" not in shown and "quasar" not in shown
+    assert not [line for line in shown.split("\n") if line.rstrip().endswith("agent:")], shown
 
 
 @pytest.mark.slow
