@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from autopoiesis.core.text import STOPWORDS, count_tokens, cut_to_bytes, words
+from autopoiesis.formats.knowledge import HISTORY_SECTIONS
 from autopoiesis.index.projects import OTHER_PROJECT_FACTOR
 
 _SECTION_RE = re.compile(r"^## ")
@@ -142,9 +143,15 @@ def fit(files: Sequence[StandingFile], query: str, share: int) -> list[str]:
     )
     for *_, p, i in relevant:
         placing.place(p, i)
-    # ... then the others, section by section; another project's after them
+    # ... then the others, section by section; another project's after them. A section
+    # of what sessions did (a project's Changes, its Errors and Fixes) is no standing
+    # rule: for a message its entries come only when they share words with it (at 2K the
+    # Claude Code set's project file took 550 tokens of unrelated changes); at a
+    # session's start, with no message, what the last sessions did is what there is
     for other in (False, True):
         for p in ranked:
+            if wanted and p.heading in HISTORY_SECTIONS:
+                continue
             for i in reversed(range(len(p.entries))):
                 if p.entries[i][3] == other and i not in placing.chosen.get((p.file, p.order), ()):
                     placing.place(p, i)

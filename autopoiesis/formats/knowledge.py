@@ -77,6 +77,12 @@ SUBJECT_TAG = "about:"
 CITATION_REF_CHARS = 24  # a session id longer than this (a UUID) is cited by its head
 _REF_UNSAFE = re.compile(r"[^A-Za-z0-9_.:-]+")
 HISTORY_DIRS = ("knowledge/journal/",)  # dated history: written once, never superseded
+# A project file's sections that record what a session did (the files it changed, an error
+# and its fix), not what stands: found when a message asks for them, never a convention
+# that every prompt in the project carries (compiler/standing)
+SECTION_CHANGES = "Changes"
+SECTION_FIXES = "Errors and Fixes"
+HISTORY_SECTIONS = frozenset({SECTION_CHANGES, SECTION_FIXES})
 NOT_WRITABLE_DIRS = ("knowledge/identity/",)  # edited by people
 
 

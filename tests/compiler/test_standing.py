@@ -245,3 +245,29 @@ def test_the_entry_that_answers_enters_before_a_long_section_that_shares_words(
     # a heading with nothing under it is neither shown nor named as left out
     assert "Current State" not in shown["project:minsky"].content
     assert shown["project:minsky"].content.startswith("# Minsky — Context")
+
+
+def test_what_sessions_did_enters_only_when_the_message_asks_for_it() -> None:
+    """A project file's Changes and Errors and Fixes record what sessions did, not what
+    stands: at a small budget their entries come in when they share words with the
+    message, never to fill the share as a project's Commands and preferences do; with no
+    message (a session's start) they fill it as before."""
+    changes = "".join(
+        f"- 2026-02-0{i}: Changed `pkg/cmd/list{i}.go` — for: widen the provider column {i}\n"
+        for i in range(1, 6)
+    )
+    text = (
+        "# Shop — Context\n\n## Commands\n- Run the tests: `go test ./...`\n\n"
+        f"## Changes\n{changes}\n"
+        "## Errors and Fixes\n- `--- FAIL: TestTotal` from `go test ./...` — fixed by editing "
+        "`cart.go`; then it passed\n\n" + f"## Notes\n- {FILLER}\n"
+    )
+    shop = StandingFile("knowledge/projects/shop/context.md", text, 3000, False)
+    [unrelated] = fit([shop], "How do I deploy the storefront?", 200)
+    assert "go test ./..." in unrelated  # a standing command fills the share
+    assert "Changed `pkg/cmd" not in unrelated and "TestTotal" not in unrelated
+    [asked] = fit([shop], "Which file widened the provider column?", 200)
+    assert "Changed `pkg/cmd/list5.go`" in asked
+    # at a session's start there is no message: what the last sessions did is what there is
+    [start] = fit([shop], "", 200)
+    assert "Changed `pkg/cmd/list5.go`" in start

@@ -24,6 +24,7 @@ from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import project_context_file
 from autopoiesis.formats import tool_calls as tools
 from autopoiesis.formats import transcript as tf
+from autopoiesis.formats.knowledge import SECTION_CHANGES, SECTION_FIXES
 from autopoiesis.knowledge.changes import KnowledgeChange
 from autopoiesis.knowledge.extractors import prose
 from autopoiesis.knowledge.extractors.base import (
@@ -34,8 +35,6 @@ from autopoiesis.knowledge.extractors.base import (
 )
 
 SECTION_COMMANDS = "Commands"
-SECTION_CHANGES = "Changes"
-SECTION_FIXES = "Errors and Fixes"
 
 # A package script's name ends there or at its variant ("test", "test:e2e"): "bun run
 # test-session-autodetect.ts" runs a file whose name starts with "test", no test script.
@@ -703,9 +702,7 @@ CODING = Extractor(
 
 __all__ = [
     "CODING",
-    "SECTION_CHANGES",
     "SECTION_COMMANDS",
-    "SECTION_FIXES",
     "ToolStep",
     "coding_offline",
     "command_kind",
