@@ -134,12 +134,14 @@ def fit(files: Sequence[StandingFile], query: str, share: int) -> list[str]:
         key=lambda p: (-p.relevance, p.file, p.order),
     )
     # the entries that share words with the message, best per token (an entry said in a
-    # session of another project's count OTHER_PROJECT_FACTOR of theirs) ...
+    # session of another project's count OTHER_PROJECT_FACTOR of theirs; one of what a
+    # session did, two words: it quotes the request it served, which shares one with
+    # most messages) ...
     relevant = sorted(
         (-shared / math.log(2 + tokens) * (OTHER_PROJECT_FACTOR if other else 1.0), rank, -i, p, i)
         for rank, p in enumerate(ranked)
         for i, (_, tokens, shared, other) in enumerate(p.entries)
-        if shared
+        if shared >= (2 if p.heading in HISTORY_SECTIONS else 1)
     )
     for *_, p, i in relevant:
         placing.place(p, i)
