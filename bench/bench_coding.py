@@ -35,7 +35,9 @@ after the first set's figures were tuned, is measured the same way (compiled con
 search, session start, the same two streamed memories; no labels): what the figures are
 worth on sessions no rule was written from. `--set coding-b` measures only it. On the
 streamed memories search's turn recall@10 is measured too (hybrid and `--mode bm25`):
-the capture stream is how a harness's sessions reach a memory.
+the capture stream is how a harness's sessions reach a memory. A third set,
+`bench/coding-c`, holds Claude Code sessions as SpecStory's CLI exports them (21 sessions
+of one Go project, 54 questions), measured the same way (`--set coding-c`).
 
 --quick keeps the 40 first questions (and every session: the import is the set).
 --embedder sets both memories' `search.embedder` (e.g. wordllama, with the static extra)
@@ -83,6 +85,11 @@ CODING = DataSet(HERE / "coding")
 # the first set's figures were tuned: what those figures are worth on sessions no rule
 # of the extractors or the ranking was written from (bench/coding-b/PROVENANCE.md)
 SECOND = DataSet(HERE / "coding-b")
+# a third set, of Claude Code sessions exported by SpecStory's CLI (every tool call an
+# agent message of its own, commands and edited files named only in a block's body or its
+# answer), its questions written from the logs after the reading of those blocks was
+# (bench/coding-c/PROVENANCE.md)
+THIRD = DataSet(HERE / "coding-c")
 SESSIONS, QUESTIONS, LABELS = CODING.sessions, CODING.questions, CODING.labels
 BUDGETS = (2048, 4096, 8192)
 KINDS = ("lexical", "paraphrase", "temporal", "preference")
@@ -503,12 +510,14 @@ def _recall_by_kind(
 
 def run(quick: bool = False, embedder: str | None = None) -> list[dict[str, Any]]:
     """Rows {bench, metric, value, unit, target} for bench/run.py: the first set's, then
-    the second set's (all but the extraction labels, which only the first set has)."""
+    the second's and the third's (all but the extraction labels, which only the first set
+    has)."""
     if not CODING.present():
         return [{"bench": "coding", "metric": "skipped (no bench/coding)", "value": None}]
     rows = _rows(measure(quick, embedder), "coding")
-    if SECOND.present():
-        rows += _rows(measure(quick, embedder, SECOND), "coding-b")
+    for data in (SECOND, THIRD):
+        if data.present():
+            rows += _rows(measure(quick, embedder, data), data.name)
     return rows
 
 

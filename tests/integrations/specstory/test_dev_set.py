@@ -1,8 +1,9 @@
-"""The coding development sets (bench/coding, and the second one of other projects,
-bench/coding-b) hold what bench_coding.py and its readers rely on: enough questions of
-each kind over several projects, every evidence snippet copied verbatim from a session of
-its project, every answer matched by its pattern, provenance for every project folder,
-and a data set within its size."""
+"""The coding development sets (bench/coding, the second one of other projects,
+bench/coding-b, and the third of Claude Code sessions, bench/coding-c) hold what
+bench_coding.py and its readers rely on: enough questions of each kind over their
+projects, every evidence snippet copied verbatim from a session of its project, every
+answer matched by its pattern, provenance for every project folder, and a data set within
+its size."""
 
 from __future__ import annotations
 
@@ -15,11 +16,18 @@ import pytest
 
 BENCH = Path(__file__).resolve().parents[3] / "bench"
 KINDS = {"lexical", "paraphrase", "temporal", "preference"}
-# (folder, questions, of each kind, sessions, longest snippet, megabytes): the second set
-# is smaller, and its reader took snippets of up to 160 characters
-SETS = [("coding", 100, 15, 100, 120, 8), ("coding-b", 80, 12, 40, 160, 6)]
+# (folder, questions, of each kind, sessions, longest snippet, megabytes, projects): the
+# second set is smaller, and its reader took snippets of up to 160 characters; the third
+# is one project's Claude Code sessions
+SETS = [
+    ("coding", 100, 15, 100, 120, 8, 3),
+    ("coding-b", 80, 12, 40, 160, 6, 3),
+    ("coding-c", 50, 7, 20, 160, 2, 1),
+]
 sets = pytest.mark.parametrize(
-    "folder, n_questions, n_kind, n_sessions, longest, megabytes", SETS, ids=[s[0] for s in SETS]
+    "folder, n_questions, n_kind, n_sessions, longest, megabytes, n_projects",
+    SETS,
+    ids=[s[0] for s in SETS],
 )
 
 
@@ -37,13 +45,19 @@ def _sessions(folder: str, project: str) -> list[str]:
 
 @sets
 def test_counts(
-    folder: str, n_questions: int, n_kind: int, n_sessions: int, longest: int, megabytes: int
+    folder: str,
+    n_questions: int,
+    n_kind: int,
+    n_sessions: int,
+    longest: int,
+    megabytes: int,
+    n_projects: int,
 ) -> None:
     questions = _questions(folder)
     kinds = Counter(q["kind"] for q in questions)
     assert len(questions) >= n_questions and set(kinds) == KINDS
     assert min(kinds.values()) >= n_kind, kinds
-    assert len({q["project"] for q in questions}) >= 3
+    assert len({q["project"] for q in questions}) >= n_projects
     assert len({q["id"] for q in questions}) == len(questions)
     assert len(list((BENCH / folder / "sessions").rglob("*.md"))) >= n_sessions
 
@@ -51,7 +65,13 @@ def test_counts(
 @pytest.mark.slow
 @sets
 def test_evidence_is_verbatim_and_answers_match(
-    folder: str, n_questions: int, n_kind: int, n_sessions: int, longest: int, megabytes: int
+    folder: str,
+    n_questions: int,
+    n_kind: int,
+    n_sessions: int,
+    longest: int,
+    megabytes: int,
+    n_projects: int,
 ) -> None:
     texts: dict[str, list[str]] = {}
     for q in _questions(folder):
@@ -67,7 +87,13 @@ def test_evidence_is_verbatim_and_answers_match(
 
 @sets
 def test_provenance_and_size(
-    folder: str, n_questions: int, n_kind: int, n_sessions: int, longest: int, megabytes: int
+    folder: str,
+    n_questions: int,
+    n_kind: int,
+    n_sessions: int,
+    longest: int,
+    megabytes: int,
+    n_projects: int,
 ) -> None:
     root = BENCH / folder
     if not (root / "PROVENANCE.md").exists():
