@@ -237,14 +237,15 @@ def _tool_use(step: str) -> tf.ToolCall:
     rest = _TAGS.sub("", step[after:])
     fences = _fences(rest)
     from_body = not args.strip()
+    typed = _TOOL_TYPE_ATTR.search(step[:after])
+    kind = typed.group(1) if typed else ""
     if from_body:
-        typed = _TOOL_TYPE_ATTR.search(step[:after])
-        args, rest = _body_args(rest, fences, shell=typed is not None and typed.group(1) == "shell")
+        args, rest = _body_args(rest, fences, shell=kind == "shell")
     results = [body for info, body, _ in fences if body.strip() != args.strip()]
     if not results and not fences:
         results = [rest]  # a tool's answer in plain text (the user's, to AskUserQuestion)
     result = "\n".join(r.strip() for r in results if r.strip()) or None
-    if from_body and result and (m := _EDITED_FILE.search(result[:2000])):
+    if from_body and result and _edits(name, kind) and (m := _EDITED_FILE.search(result[:2000])):
         args = next(g for g in m.groups() if g)  # an edit's file, which only its answer names
     return tf.ToolCall(name, html.unescape(args), _clip(html.unescape(result) if result else None))
 
@@ -260,6 +261,15 @@ _EDITED_FILE = re.compile(
     r"|Applied \d+ edits? to (\S[^\n]{0,500}?):)",
     re.MULTILINE,
 )
+
+
+def _edits(name: str, kind: str) -> bool:
+    """Whether a block of tool NAME (of v2's type KIND) writes a file (`tool_calls.is_edit`,
+    or SpecStory's own type): only its answer may name the file it wrote, not a command's
+    output that happens to say "The file ... has been updated"."""
+    from autopoiesis.formats.tool_calls import is_edit  # it reads steps here
+
+    return kind == "write" or is_edit(name)
 
 
 def _body_args(body: str, fences: list[tuple[str, str, bool]], *, shell: bool) -> tuple[str, str]:

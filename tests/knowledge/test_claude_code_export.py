@@ -106,6 +106,15 @@ def test_each_tool_block_reads_as_the_call_it_was() -> None:
         ("Bash", "cd /Users/ann/src/shop go vet ./..."),  # one line, as a transcript keeps it
         ("AskUserQuestion", "Should the discount apply before tax?"),
     ]
+    # a command's output that says a file was updated names no file the command was given
+    sed = _block(
+        "shell",
+        "Bash",
+        f"Rewrite the import\n\n`sed -i s/a/b/ x.go`\n\n{FENCE}text\n"
+        f"The file x.go has been updated.\n{FENCE}",
+    )
+    [(tool, args, _)] = [(c.tool, c.args, c.result) for c in turn_items("agent", sed.split("\n"))]
+    assert (tool, args) == ("Bash", "sed -i s/a/b/ x.go")
     failing = calls[2][2]
     assert failing is not None and failing.startswith("Exit code 1")
     assert calls[5][2] is None  # a command that printed nothing answered nothing
