@@ -42,15 +42,15 @@ _PASSWORD_KEY = re.compile(
 )
 
 
-# a test runner's line for a test that passed, as go test writes it: no password
-_TEST_VERDICT = re.compile(r"[ \t]*(?:--- )?PASS: [^\s:=]{1,300} \(\d{1,6}(?:\.\d{1,6})?s\)[ \t]*$")
+# go test's report of a test that passed, its name and its time: no password
+_TEST_VERDICT = re.compile(r"PASS: [^\s:=]{1,300} \(\d{1,6}(?:\.\d{1,6})?s\)")
 
 
 def _test_verdict(m: re.Match[str], view: str) -> bool:
-    """Whether the line of M's key is go test's line for a test that passed ("--- PASS:
-    TestTotal (0.00s)"), read as written (the keyword rules read the text in lower case)."""
-    ls, le = _line_bounds(view, m.start("k"))
-    return _TEST_VERDICT.match(view, ls, le) is not None
+    """Whether M's key opens go test's report of a test that passed ("--- PASS: TestTotal
+    (0.00s)"), read as written (the keyword rules read the text in lower case), on its own
+    line or within a command's output kept on one line."""
+    return _TEST_VERDICT.match(view, m.start("k")) is not None
 
 
 _NOT_PASSWORD_KEY = re.compile(

@@ -450,6 +450,7 @@ def test_a_test_runner_s_verdict_and_a_model_s_id_are_no_secrets() -> None:
         "--- PASS: TestAgentSessionTypes (0.00s)",
         "    --- PASS: TestClassifyToolType/Write_tool (0.12s)",
         "    --- PASS: TestParseGitRemoteURL/GIT+SSH_protocol (0.00s)",  # high entropy too
+        "ok (0.01s) --- PASS: TestTotal/with_discount (0.00s) PASS ok shop 0.2s",  # one line
         '"model": "claude-opus-4-5-20251101",',
         "model: gpt-4o-mini-2024-07-18",
         "model_name: claude-sonnet-4-5-20250929",
