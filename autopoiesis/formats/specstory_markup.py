@@ -102,13 +102,19 @@ def _without_lookups(text: str) -> str:
     out, pos, scan = [], 0, 0  # the text before POS is in OUT; SCAN: where to look on
     summary: tuple[int, int] | None = None  # the first summary after the last opening
     v1_tool = ""  # the tool it names, read as v1 names them
+    # whether it names only the tool ("Tool use: **Read**", a Claude Code block's): it says
+    # nothing of what was looked up, and goes with the result; "Searched codebase "q"" stays
+    names_only = False
     while (m := _BLOCK_OPENING.search(text, scan)) is not None:
         if summary is None or summary[0] < m.end():
             summary = _between(text, "<summary>", "</summary>", m.end())
             if summary is None:
                 break
             inside = text[summary[0] + len("<summary>") : summary[1] - len("</summary>")]
-            v1_tool = _v1_tool(" ".join(inside.split()))[0]
+            said = " ".join(inside.split())
+            v1_tool = _v1_tool(said)[0]
+            head = _TOOL_USE_SUMMARY.match(said)
+            names_only = head is not None and not head.group("what")
         if m.group().startswith("<tool-use"):
             named = _TOOL_NAME_ATTR.search(m.group())
             typed = _TOOL_TYPE_ATTR.search(m.group())
@@ -126,10 +132,7 @@ def _without_lookups(text: str) -> str:
         close = text.find(closing, summary[1])
         if close < 0:
             break
-        # the summary stays when it says what was looked up ("Searched codebase "q""); a
-        # Claude Code block's names only the tool ("Tool use: **Read**"), which says nothing
-        head = _TOOL_USE_SUMMARY.match(" ".join(inside.split()))
-        keep = summary[1] if head is None or head.group("what") else m.start()
+        keep = m.start() if names_only else summary[1]
         out.append(text[pos:keep])
         out.append("\n" * text.count("\n", keep, close))
         pos = scan = close
@@ -186,29 +189,37 @@ def _steps(lines: list[str]) -> list[str]:
     return [s for s in ("\n".join(step).strip() for step in steps) if s]
 
 
-def _fences(text: str) -> list[tuple[str, str, bool]]:
-    """The code fences of TEXT: (info string, body, whether text lies outside them)."""
-    out: list[tuple[str, str, bool]] = []
+def _fence_walk(text: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """(the code fences of TEXT as (info string, body), the lines outside them); one left
+    open runs to the end."""
+    fences: list[tuple[str, str]] = []
+    outside: list[str] = []
     fence: str | None = None
     info = ""
     body: list[str] = []
-    outside = False
     for line in text.split("\n"):
         stripped = line.strip()
         m = _FENCE.match(stripped)
         if fence is None:
             if m:
                 fence, info, body = m.group(1), m.group(2).strip(), []
-            elif stripped:
-                outside = True
+            else:
+                outside.append(line)
         elif m and stripped.startswith(fence) and not m.group(2).strip():
-            out.append((info, "\n".join(body), False))
+            fences.append((info, "\n".join(body)))
             fence = None
         else:
             body.append(line)
     if fence is not None:
-        out.append((info, "\n".join(body), False))
-    return [(i, b, outside) for i, b, _ in out]
+        fences.append((info, "\n".join(body)))
+    return fences, outside
+
+
+def _fences(text: str) -> list[tuple[str, str, bool]]:
+    """The code fences of TEXT: (info string, body, whether text lies outside them)."""
+    fences, outside = _fence_walk(text)
+    said = any(line.strip() for line in outside)
+    return [(info, body, said) for info, body in fences]
 
 
 def _clip(result: str | None) -> str | None:
@@ -279,7 +290,7 @@ def _body_args(body: str, fences: list[tuple[str, str, bool]], *, shell: bool) -
     command's shell fence; its output is a fence after it, and nothing else is), any other
     tool's first line outside the FENCES (a file read's path, a search's path and pattern,
     a question asked), without its code marks and bold; "" when there is none."""
-    lines = _outside_fences(body)
+    lines = _fence_walk(body)[1]
     if shell:
         for line in lines:
             if m := _CODE_LINE.match(line):
@@ -290,23 +301,6 @@ def _body_args(body: str, fences: list[tuple[str, str, bool]], *, shell: bool) -
     first = lines[at] if at < len(lines) else ""
     args = " ".join(first.replace("`", " ").replace("**", " ").split())[:500]
     return args, "\n".join(lines[at + 1 :]).strip()
-
-
-def _outside_fences(text: str) -> list[str]:
-    """The lines of TEXT outside its code fences."""
-    out: list[str] = []
-    fence: str | None = None
-    for line in text.split("\n"):
-        stripped = line.strip()
-        m = _FENCE.match(stripped)
-        if fence is None and m:
-            fence = m.group(1)
-        elif fence is not None:
-            if m and stripped.startswith(fence) and not m.group(2).strip():
-                fence = None
-        else:
-            out.append(line)
-    return out
 
 
 def _v1_tool(summary: str) -> tuple[str, str]:

@@ -154,7 +154,7 @@ def below_project(path: str, project: str) -> str | None:
 def _folder_project(folder: str) -> str | None:
     """The project of a folder a session worked in (`core.project.project_name`); none for
     a folder under a dot folder of the home folder (~/.claude): an application's."""
-    return None if _APP_FOLDER.match(folder) else project_name(folder)
+    return None if is_application_file(folder) else project_name(folder)
 
 
 def project_worked_in(turns: Iterable[tf.Turn]) -> str | None:
@@ -198,12 +198,14 @@ def folder_of_project(turns: Iterable[tf.Turn], project: str) -> str:
 
 __all__ = [
     "EDIT_TOOLS",
+    "LOOKUP_TOOLS",
     "SHELL_TOOLS",
     "below_project",
     "folder_of_project",
     "folders_worked_in",
     "is_application_file",
     "is_edit",
+    "is_lookup",
     "is_shell",
     "project_worked_in",
     "tool_name",
