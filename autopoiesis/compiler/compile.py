@@ -81,7 +81,7 @@ from autopoiesis.compiler.context import (
 )
 from autopoiesis.compiler.plan import Plan
 from autopoiesis.compiler.scored import KnowledgeQuery, ScoredKnowledge
-from autopoiesis.compiler.standing import StandingFile, fit
+from autopoiesis.compiler.standing import StandingFile, bearing, fit
 from autopoiesis.core.clock import utc_now
 from autopoiesis.core.frontmatter import split as split_frontmatter
 from autopoiesis.core.paths import (
@@ -303,7 +303,13 @@ class ContextCompiler(ScoredKnowledge):
         )
         self._place_identity(plan, standing)
         self._place_session_context(
-            plan, today, standing, shared=shared, session_context=session_context, project=slug
+            plan,
+            today,
+            standing,
+            shared=shared,
+            session_context=session_context,
+            project=slug,
+            message=message[:QUERY_CHARS],
         )
         self._place_topics(plan, active_topics, corrections)
         self._place_knowledge(
@@ -469,11 +475,13 @@ class ContextCompiler(ScoredKnowledge):
         shared: bool,
         session_context: bool,
         project: str = "",
+        message: str = "",
     ) -> None:
         """P1, each when it fits: MEMORY.md (not in a SHARED context; as `_standing`
-        fitted it), the journal (`_place_journal`), the active projects, the current
-        PROJECT's file (a slug; "" for none). Without SESSION_CONTEXT, none of them: the
-        harness was given them at its session's start."""
+        fitted it), the journal (`_place_journal`, for MESSAGE), the active
+        projects, the current PROJECT's file (a slug; "" for none). Without
+        SESSION_CONTEXT, none of them: the harness was given them at its session's
+        start."""
         if not session_context:
             plan.skip(
                 "session",
@@ -494,7 +502,7 @@ class ContextCompiler(ScoredKnowledge):
             plan.offer("memory", 1, standing[MEMORY_FILE] or "", MEMORY_FILE)
         elif MEMORY_FILE in standing:
             self._unread(plan, "memory", 1, MEMORY_FILE, "")
-        self._place_journal(plan, today, project)
+        self._place_journal(plan, today, project, message)
         if standing.get(ACTIVE_PROJECTS_FILE):
             plan.offer("projects", 1, standing[ACTIVE_PROJECTS_FILE] or "", ACTIVE_PROJECTS_FILE)
         rel = project_context_file(project) if project else ""
@@ -503,12 +511,13 @@ class ContextCompiler(ScoredKnowledge):
         elif rel in standing:
             self._unread(plan, f"project:{project}", 1, rel, "")
 
-    def _place_journal(self, plan: Plan, today: date, project: str = "") -> None:
+    def _place_journal(self, plan: Plan, today: date, project: str = "", message: str = "") -> None:
         """P1's journal: today's, then yesterday's, then, with a current PROJECT that
         neither of them names, the last earlier day it was worked on (LAST_DAY_SCAN says
         why), sharing ``journal_budget_kb``; a day that does not fit the plan leaves its
         share to the next. With a current PROJECT, a day's sections of other projects are
-        left to search (`_journal_of`)."""
+        left to search (`_journal_of`); so are the entries that do not bear on MESSAGE
+        (`standing.bearing`; the user's words, not the active topics' descriptions)."""
         cfg = self.config
         journal_left = cfg.journal_budget_kb
         days = [today, today - timedelta(days=1)]
@@ -536,6 +545,17 @@ class ContextCompiler(ScoredKnowledge):
                         "left to search",
                         rel,
                     )
+            text, unrelated = bearing(text, message)
+            if unrelated:
+                plan.skip(
+                    f"journal:{day.isoformat()}:unrelated",
+                    1,
+                    f"{unrelated} entries of the day that share too few words with the "
+                    "message: left to search",
+                    rel,
+                )
+            if not text.strip():
+                continue
             cut = _cut_kb(text, journal_left, rel) if journal_left > 0 else ""
             if not cut:
                 plan.skip(

@@ -39,6 +39,11 @@ _SECTION_RE = re.compile(r"^## ")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _ENTRY_RE = re.compile(r"^(?:[-*+]|\d+[.)])\s")  # a list item starts an entry
 STEM_CHARS = 6  # "preferences" and "prefer" meet at "prefer"
+# An entry of what sessions did (a project's Changes, its Errors and Fixes, a day's
+# journal) bears on a message when it shares this many of its words: such an entry quotes
+# the request it served, which shares one with most messages.
+HISTORY_WORDS = 2
+_HEADING_RE = re.compile(r"^(#{1,6})\s")
 
 
 @dataclass(frozen=True)
@@ -141,7 +146,7 @@ def fit(files: Sequence[StandingFile], query: str, share: int) -> list[str]:
         (-shared / math.log(2 + tokens) * (OTHER_PROJECT_FACTOR if other else 1.0), rank, -i, p, i)
         for rank, p in enumerate(ranked)
         for i, (_, tokens, shared, other) in enumerate(p.entries)
-        if shared >= (2 if p.heading in HISTORY_SECTIONS else 1)
+        if shared >= (HISTORY_WORDS if p.heading in HISTORY_SECTIONS else 1)
     )
     for *_, p, i in relevant:
         placing.place(p, i)
@@ -149,10 +154,11 @@ def fit(files: Sequence[StandingFile], query: str, share: int) -> list[str]:
     # of what sessions did (a project's Changes, its Errors and Fixes) is no standing
     # rule: for a message its entries come only when they share words with it (at 2K the
     # Claude Code set's project file took 550 tokens of unrelated changes); at a
-    # session's start, with no message, what the last sessions did is what there is
+    # session's start, with no message (or one too short to rank them against: a
+    # greeting), what the last sessions did is what there is
     for other in (False, True):
         for p in ranked:
-            if wanted and p.heading in HISTORY_SECTIONS:
+            if len(wanted) >= HISTORY_WORDS and p.heading in HISTORY_SECTIONS:
                 continue
             for i in reversed(range(len(p.entries))):
                 if p.entries[i][3] == other and i not in placing.chosen.get((p.file, p.order), ()):
@@ -247,6 +253,57 @@ class _Placing:
             left = len(p.entries) - len(kept)
             cuts[(p.file, p.order)] = _Cut(count_tokens(text), left, len(p.entries))
         return self.taken, cuts
+
+
+def bearing(text: str, query: str) -> tuple[str, int]:
+    """TEXT, a record of what sessions did (a day's journal), as it enters a context for
+    QUERY: its entries that share HISTORY_WORDS words with the message, under their
+    headings, and how many entries were left out. Whole for a QUERY of fewer content
+    words than that (a session's start, a greeting: what the last sessions did is what
+    there is to say).
+
+    Why: for a message, a day's journal is history like a project's Changes, and the
+    search index holds it. Placed whole before the evidence, the last day's unrelated
+    entries took 240 of 2,048 tokens; leaving the entries that share fewer words to
+    search held the evidence at 2K for 0.722 of the Claude Code set's questions, not
+    0.685 (the other two development sets: as good or better; bench/bench_coding.py)."""
+    wanted = stems(query)
+    if len(wanted) < HISTORY_WORDS:
+        return text, 0
+    blocks: list[tuple[int, list[str]]] = []  # (heading level, or 0 for an entry; its lines)
+    fenced = False
+    open_entry = False
+    for line in text.split("\n"):
+        heading = None if fenced else _HEADING_RE.match(line)
+        if heading:
+            blocks.append((len(heading[1]), [line]))
+            open_entry = False
+        elif not fenced and not line.strip():
+            open_entry = False
+        elif fenced or (open_entry and not _ENTRY_RE.match(line)):
+            blocks[-1][1].append(line)
+        else:
+            blocks.append((0, [line]))
+            open_entry = True
+        if _FENCE_RE.match(line):
+            fenced = not fenced
+    kept: list[str] = []
+    heads: list[tuple[int, str]] = []  # the headings above the next entry, not yet shown
+    left = 0
+    for level, lines in blocks:
+        if level:
+            while heads and heads[-1][0] >= level:
+                heads.pop()
+            heads.append((level, lines[0]))
+            continue
+        entry = "\n".join(lines)
+        if len(stems(entry) & wanted) < HISTORY_WORDS:
+            left += 1
+            continue
+        kept.extend(h for _, h in heads)
+        heads = [(n, "") for n, _ in heads]  # shown: only their levels still matter
+        kept.append(entry)
+    return "\n".join(line for line in kept if line), left
 
 
 def entries(text: str) -> tuple[str, list[str]]:

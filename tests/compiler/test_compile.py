@@ -423,6 +423,25 @@ def test_the_journal_of_a_project_prompt_leaves_other_projects_sections_to_searc
     assert "Rotated the alpha keys" in everything.prompt
 
 
+def test_a_message_gets_the_entries_of_the_day_that_bear_on_it(repo: MemoryRepo) -> None:
+    """Today's journal for a message: the entries that share two of its words; the others
+    are left to search, and the explanation says so. A greeting gets the day whole."""
+    (repo.knowledge_dir / "journal" / "2026-02-16.md").write_text(
+        "## 2026-02-16\n\n### beta\n- Pinned the beta base image to bookworm\n"
+        "- Moved the standup to 10:00\n- Renamed the cart module\n"
+    )
+    with ContextCompiler(repo) as c:
+        res = c.compile("Which base image is pinned?", today=TODAY, now=NOW, available_knowledge=[])
+    assert "Pinned the beta base image to bookworm" in res.prompt
+    assert "standup" not in res.prompt and "Renamed the cart module" not in res.prompt
+    left = next(s for s in res.sections if s.label == "journal:2026-02-16:unrelated")
+    assert not left.included and left.reason.startswith("2 entries") and "search" in left.reason
+    # yesterday's one entry bears on nothing of it: the day is not there at all
+    assert not any(s.label == "journal:2026-02-15" and s.included for s in res.sections)
+    greeted = compile_(repo)
+    assert "standup" in greeted.prompt and "yesterday entry" in greeted.prompt
+
+
 def test_a_project_gets_the_last_earlier_day_it_was_worked_on(repo: MemoryRepo) -> None:
     """Today's and yesterday's journals hold nothing of beta: a session starting in beta
     after days away gets the last earlier day that has a beta section (that section

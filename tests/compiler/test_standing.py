@@ -8,7 +8,14 @@ from datetime import UTC, datetime
 
 from autopoiesis.compiler import ContextCompiler
 from autopoiesis.compiler.context import ScoredItem, Section
-from autopoiesis.compiler.standing import LEFT_OUT_TOKENS, StandingFile, entries, fit, sections
+from autopoiesis.compiler.standing import (
+    LEFT_OUT_TOKENS,
+    StandingFile,
+    bearing,
+    entries,
+    fit,
+    sections,
+)
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, project_context_file
 from autopoiesis.core.text import count_tokens
 
@@ -271,3 +278,49 @@ def test_what_sessions_did_enters_only_when_the_message_asks_for_it() -> None:
     # at a session's start there is no message: what the last sessions did is what there is
     [start] = fit([shop], "", 200)
     assert "Changed `pkg/cmd/list5.go`" in start
+
+
+def test_a_greeting_gets_what_sessions_did_like_a_sessions_start() -> None:
+    """One content word cannot tell which of what sessions did bears on it: a greeting
+    gets the project's Changes as a session's start does."""
+    text = "# Shop — Context\n\n## Changes\n- 2026-02-01: Changed `cart.go` — for: fix totals\n"
+    shop = StandingFile("knowledge/projects/shop/context.md", text, 3000, False)
+    [greeted] = fit([shop], "hello", 200)
+    assert "Changed `cart.go`" in greeted
+
+
+JOURNAL_DAY = """## 2026-02-12
+
+### shop
+- 10:02 — changed 2 files (cart.go, cart_test.go); checks passed: `go test ./...`
+- Decided: round the totals half to even
+  (the accountant asked for it)
+
+### standup
+- Moved the standup to 10:00
+
+```text
+### not a heading: the totals log
+```
+"""
+
+
+def test_a_day_of_the_journal_keeps_the_entries_that_bear_on_the_message() -> None:
+    """For a message, a day's journal keeps the entries that share two of its words, with
+    the headings above them (and no heading left without one); an entry keeps its
+    continuation lines and a fenced block its lines; the rest is counted as left out."""
+    kept, left = bearing(JOURNAL_DAY, "How are the totals rounded, half to even?")
+    assert kept == (
+        "## 2026-02-12\n### shop\n- Decided: round the totals half to even\n"
+        "  (the accountant asked for it)"
+    )
+    assert left == 3  # the change, the standup, the fenced block
+    # a fenced line that looks like a heading is the block's, not a heading: the block
+    # is under the heading before it
+    fenced, _ = bearing(JOURNAL_DAY, "the totals log heading")
+    assert fenced == "## 2026-02-12\n### standup\n```text\n### not a heading: the totals log\n```"
+    # nothing bears on it: nothing, not even the day's heading
+    assert bearing(JOURNAL_DAY, "Which base image does the deploy pin?") == ("", 4)
+    # a session's start, a greeting: the day whole
+    assert bearing(JOURNAL_DAY, "") == (JOURNAL_DAY, 0)
+    assert bearing(JOURNAL_DAY, "hello!") == (JOURNAL_DAY, 0)
