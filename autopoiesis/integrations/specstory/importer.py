@@ -45,7 +45,10 @@ _SESSION_COMMENT = re.compile(
     re.MULTILINE,
 )
 _TITLE = re.compile(r"^#{1,2} (?P<title>.+?)(?:\s+\((?P<when>[^()]*\d[^()]*)\))?\s*$")
-_SPEAKER = re.compile(r"^_\*\*(?P<who>User|Assistant|Agent)(?:\s*\((?P<note>.*)\))?\*\*_\s*$")
+_SPEAKER = re.compile(
+    r"^_\*\*(?P<who>User|Assistant|Agent)(?P<sidechain>\s*-\s*sidechain)?"
+    r"(?:\s*\((?P<note>.*)\))?\*\*_\s*$"
+)
 _FILE_STAMP = re.compile(r"^(\d{4})-(\d\d)-(\d\d)_(\d\d)-(\d\d)")
 _ISO = re.compile(
     r"(\d{4})[-/](\d{1,2})[-/](\d{1,2})[ T](\d{1,2}):(\d\d)(?::(\d\d))?\s*(?P<z>Z|UTC)?"
@@ -119,6 +122,7 @@ class _Turn:
     when: datetime | None
     model: str | None
     lines: list[str] = field(default_factory=list)
+    sidechain: bool = False  # a subagent's (`_**Agent - sidechain (…)**_`)
 
 
 def looks_like_specstory(path: Path, text: str) -> float:
@@ -149,15 +153,28 @@ class _Parsed:
 
 
 def _speaker(m: re.Match[str]) -> _Turn:
-    """The turn a `_**User (…)**_` / `_**Agent (model M, mode …)**_` marker opens."""
+    """The turn a `_**User (…)**_` / `_**Agent (model M, mode …)**_` marker opens
+    (SpecStory 2.1 writes `_**Agent (claude-opus-4-5 2026-01-30 18:58:22Z)**_`). A
+    subagent's message is `_**Agent - sidechain (…)**_` whoever wrote it: the one that
+    names no model is the prompt it was given (its parent's Task prompt, or Claude Code's
+    own, as for a prompt suggestion), a user turn of the subagent's session as in Claude
+    Code's log."""
     note = m.group("note") or ""
     role = "user" if m.group("who") == "User" else "agent"
     when = read_time(note)
-    name = None
+    model = None
     if role == "agent":
-        model = _MODEL.search(note)
-        name = model.group(1).strip() if model else (note.strip() if not when else None)
-    return _Turn(role, when, None if name in ("", "default") else name)
+        named = _MODEL.search(note)
+        if named:
+            model = named.group(1).strip()
+        else:  # the note but for its time
+            found = _ISO.search(note) or _US.search(note)
+            model = (note[: found.start()] + note[found.end() :] if found else note).strip(" ,")
+        if model in ("", "default"):
+            model = None
+        if m.group("sidechain") and model is None:
+            role = "user"
+    return _Turn(role, when, model, sidechain=bool(m.group("sidechain")))
 
 
 def _parse(text: str) -> _Parsed:
@@ -214,25 +231,46 @@ class SpecStoryImporter:
         comment = _SESSION_COMMENT.search(text[:3000])
         cwd, project = session_place(path)
         started = _started(path, comment, parsed.header_time)
-        draft = SessionDraft(
-            session_id=_session_id(comment, parsed.title, started, messages),
-            channel=comment.group("agent").strip().lower().replace(" ", "-")
-            if comment
-            else "specstory",
-            topic=parsed.title,
-            source=f"specstory:{path.name}",
-            started=started,
-            cwd=cwd,
-            project=project,
-        )
+        main = [(turn, items) for turn, items in messages if not turn.sidechain]
+        session_id = _session_id(comment, parsed.title, started, main or messages)
+
+        def draft(sid: str, parent: str | None, topic: str | None) -> SessionDraft:
+            return SessionDraft(
+                session_id=sid,
+                channel=comment.group("agent").strip().lower().replace(" ", "-")
+                if comment
+                else "specstory",
+                topic=topic,
+                source=f"specstory:{path.name}",
+                started=started,
+                parent_session=parent,
+                cwd=cwd,
+                project=project,
+            )
+
+        # A subagent is a session of its own, as Claude Code logs it: each run of sidechain
+        # messages (SpecStory writes them where they happened, after the Task call that
+        # started them and reported what they found) is one, named after the run's place
+        # among them (`{session}-sidechain-N`) with the main session as its parent. Left in
+        # the turn before them, a subagent's reads of thousands of lines and a prompt
+        # suggestion's instructions were the main agent's words.
+        drafts = [draft(session_id, None, parsed.title)] if main else []
         when = started
+        current: SessionDraft | None = None
         for turn, items in messages:
-            when = turn.when or (when + timedelta(seconds=1) if draft.turns else started)
-            draft.add_turn(when, turn.role, items)
-            draft.model = draft.model or turn.model
-        monotonic_turns(draft)
-        draft.started = draft.turns[0].time
-        return [draft]
+            if not turn.sidechain:
+                current = drafts[0]
+            elif current is None or current.parent_session is None:
+                runs = sum(d.parent_session is not None for d in drafts) + 1
+                current = draft(f"{session_id}-sidechain-{runs}", session_id, None)
+                drafts.append(current)
+            when = turn.when or (when + timedelta(seconds=1) if current.turns else started)
+            current.add_turn(when, turn.role, items)
+            current.model = current.model or (turn.model if turn.role == "agent" else None)
+        for d in drafts:
+            monotonic_turns(d)
+            d.started = d.turns[0].time
+        return drafts
 
 
 def _session_id(

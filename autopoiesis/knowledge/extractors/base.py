@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -128,8 +128,19 @@ class SourceTranscript:
     @classmethod
     def from_text(cls, path: str, text: str) -> SourceTranscript:
         """The transcript at PATH, its agent's steps read when it came as an export's
-        Markdown through a capture stream (`specstory_markup.read_steps`)."""
-        return cls(path, content_hash(text), read_steps(tf.parse(text, path)), text)
+        Markdown through a capture stream (`specstory_markup.read_steps`). A subagent's
+        transcript (`parent_session`) has no user: its user turns are the prompt its parent
+        agent gave it (a Task's instructions, Claude Code's prompt for a suggestion), and
+        read as the agent's they are nobody's preference or decision."""
+        transcript = read_steps(tf.parse(text, path))
+        if transcript.meta.parent_session is not None:
+            transcript = replace(
+                transcript,
+                turns=tuple(
+                    replace(t, role="agent") if t.role == "user" else t for t in transcript.turns
+                ),
+            )
+        return cls(path, content_hash(text), transcript, text)
 
     @property
     def started(self) -> datetime:
