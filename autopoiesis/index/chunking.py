@@ -36,7 +36,8 @@ from autopoiesis.errors import FrontmatterError
 # 12: so is a lookup's result in such a turn (a search's paths, a listing, a file read).
 # 13: and a lookup's summary that names only the tool (a Claude Code export's
 #     "Tool use: **Read**").
-CHUNKER_VERSION = "13"
+# 14: a subagent's user turns are its parent agent's (PARENT_AGENT).
+CHUNKER_VERSION = "14"
 CONTEXT_TURNS = 1  # a turn chunk holds this many turns before and after it, when they fit:
 # a neighbour joins when it is at most SHORT_NEIGHBOUR_CHARS long (the question beside its
 # long answer) or the window stays under WIDE_CONTEXT_CHARS with it
@@ -55,6 +56,10 @@ MAX_CHUNK_CHARS = 2400  # longer turns/sections are split at paragraph breaks
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _STARTED_RE = re.compile(r"^started:\s*['\"]?(\d{4}-\d\d-\d\d)", re.M)
+_PARENT_RE = re.compile(r"^parent_session:", re.M)
+# Who speaks a user turn of a subagent's transcript: the agent that started it (a Task's
+# prompt), not the person the memory serves; so it gets no user-turn prior (index/query)
+PARENT_AGENT = "parent agent"
 _TAGS_INLINE_RE = re.compile(r"^tags:\s*\[(.*)\]\s*$", re.M)
 
 
@@ -162,7 +167,10 @@ def chunk_transcript(lines: list[str], front_end: int) -> tuple[list[Chunk], str
     headers, title = _turn_headers(lines, front_end)
     if not headers:
         return [], title
-    units = _turn_units(lines, headers, _started_day(lines, front_end))
+    front = "\n".join(lines[1:front_end]) if front_end > 0 else ""
+    units = _turn_units(
+        lines, headers, _started_day(lines, front_end), bool(_PARENT_RE.search(front))
+    )
     return _exchange_chunks(units), title
 
 
@@ -201,7 +209,9 @@ _Header = tuple[int, re.Match[str]]  # a turn header: its line index and match
 _Unit = tuple[int, int, str, datetime | None, str]
 
 
-def _turn_units(lines: list[str], headers: list[_Header], day: date | None) -> list[_Unit]:
+def _turn_units(
+    lines: list[str], headers: list[_Header], day: date | None, subagent: bool = False
+) -> list[_Unit]:
     """The units of the turns HEADERS start: each turn's body under "speaker, date:", cut
     at paragraph breaks when long. A header's own date holds for the turns after it. An
     agent's turn is read as a reader of an export sees it (`specstory_markup.as_read`:
@@ -211,7 +221,8 @@ def _turn_units(lines: list[str], headers: list[_Header], day: date | None) -> l
     A speaker's consecutive messages are one turn (their headers after the first read as
     blank lines): a harness streams a reply a message a step, and each step alone, short
     beside the user's line, would join its chunk and bury the user's words; imported, the
-    same reply is one turn."""
+    same reply is one turn. In a SUBAGENT's transcript a user turn is its parent agent's
+    prompt (PARENT_AGENT)."""
     from autopoiesis.formats.specstory_markup import as_read, has_markup
 
     marked = has_markup("\n".join(lines))
@@ -241,6 +252,8 @@ def _turn_units(lines: list[str], headers: list[_Header], day: date | None) -> l
             if hh < 24 and mm < 60:
                 when = datetime(day.year, day.month, day.day, hh, mm, tzinfo=UTC)
         speaker = f"{hm['name']} ({hm['role']})" if hm["name"] else hm["role"]
+        if subagent and hm["role"] == "user":
+            speaker = PARENT_AGENT
         prefix = f"{speaker}, {_human_date(when.date())}:" if when else f"{speaker}:"
         body = text_of[i + 1 : body_end + 1]
         for start, end in split_long(body, i + 2) or [(i + 2, i + 1)]:

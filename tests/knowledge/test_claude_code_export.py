@@ -20,6 +20,7 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats.specstory_markup import turn_items
 from autopoiesis.formats.tool_calls import below_project, is_application_file
+from autopoiesis.index import SearchIndex
 from autopoiesis.knowledge.extract import KnowledgeExtractor
 from autopoiesis.memory.initialize import init_memory_repo
 from tests.integrations.helpers import tool_calls, transcripts
@@ -246,7 +247,9 @@ def test_a_subagents_messages_are_its_own_session_and_nobodys_preference(
     assert not report.refused, report.refused
     by_id = {t.meta.session_id: t for t in transcripts(memory_repo, report.imported).values()}
     main_id = "specstory-1b2c3d4e-0000-4000-8000-000000000002"
-    assert set(by_id) == {main_id, f"{main_id}-sidechain-1", f"{main_id}-sidechain-2"}
+    # the second run is Claude Code's own request for a prompt suggestion: no conversation
+    assert set(by_id) == {main_id, f"{main_id}-sidechain-1"}
+    assert any("1 prompt suggestion(s) left out" in w for w in report.warnings)
     main = by_id[main_id]
     assert main.meta.model == "claude-opus-4-5-20251101"
     assert [c.tool for c in tool_calls(main)] == ["Task"]
@@ -264,3 +267,9 @@ def test_a_subagents_messages_are_its_own_session_and_nobodys_preference(
     [journal] = (memory_repo.root / "knowledge/journal").glob("2026-02-03.md")
     lines = [line for line in journal.read_text().split("\n") if line.startswith("- ")]
     assert len(lines) == 1 and "discount" in lines[0], lines
+    # to search, the prompt is its parent agent's words: no user-turn prior
+    with SearchIndex(memory_repo) as index:
+        hits = index.search("Always use tabs, never spaces", explain=True)
+    [hit] = [r for r in hits if "sidechain" in r.path]
+    assert hit.heading == "parent agent" and hit.explain is not None
+    assert hit.explain["user_turn_factor"] is None
