@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -506,3 +506,46 @@ def first_time(*values: Any, field: str = "timestamp") -> datetime | None:
         except TimestampError:
             continue
     return None
+
+
+# Subagent runs Claude Code starts for itself, not for the conversation, by their prompt:
+# the pre-warm request of Claude Code 2.0 (the word Warmup, to warm a subagent's cache)
+# and a prompt suggestion (it asks a subagent to guess the user's next message). Neither
+# holds a word of the conversation; the reason says which, for the import's warnings.
+_OWN_RUNS = (
+    (lambda prompt: prompt == "Warmup", "Claude Code's pre-warm request ('Warmup')"),
+    (
+        lambda prompt: prompt.startswith("[SUGGESTION MODE:"),
+        "Claude Code asking a subagent to guess your next message",
+    ),
+)
+
+
+def harness_own_run(draft: SessionDraft) -> str | None:
+    """Why DRAFT, a subagent's session, is a run the harness started for itself and no
+    conversation (see _OWN_RUNS); None when it is a subagent's work."""
+    first = next((t for t in draft.turns if t.role == "user"), None)
+    if first is None:
+        return None
+    prompt = "\n".join(i.content for i in first.items if isinstance(i, tf.Text)).strip()
+    return next((why for test, why in _OWN_RUNS if test(prompt)), None)
+
+
+def without_own_runs(
+    drafts: list[SessionDraft], subagents: Collection[str], source: str, report: ImportReport
+) -> list[SessionDraft]:
+    """DRAFTS but for the subagent sessions (their ids in SUBAGENTS) that are the harness's
+    own runs (`harness_own_run`), each counted in REPORT's warnings; a SOURCE that held
+    nothing else is passed over."""
+    own = {
+        d.session_id: why
+        for d in drafts
+        if d.session_id in subagents and (why := harness_own_run(d)) is not None
+    }
+    kept = [d for d in drafts if d.session_id not in own]
+    reasons = "; ".join(sorted(set(own.values())))
+    if drafts and not kept:
+        report.pass_over(source, f"{reasons}, no conversation")
+    elif own:
+        report.warnings.append(f"{source}: {len(own)} run(s) left out ({reasons}: no conversation)")
+    return kept

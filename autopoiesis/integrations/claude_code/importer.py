@@ -54,6 +54,7 @@ from autopoiesis.capture.importers.shapes import (
     args_summary,
     content_text,
     json_lines,
+    without_own_runs,
 )
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.text import HARNESS_BOOKKEEPING, without_elements
@@ -220,20 +221,7 @@ def parse_records(
         if target is not None and sessions[target].draft.topic is None:
             sessions[target].draft.topic = summary
     drafts = [s.draft for s in sessions.values() if s.draft.turns]
-    kept = [d for d in drafts if not (d.session_id in sidechains and _is_warmup(d))]
-    if drafts and not kept:
-        report.pass_over(source, "Claude Code's pre-warm request ('Warmup'), no conversation")
-    return kept
-
-
-def _is_warmup(draft: SessionDraft) -> bool:
-    """Whether DRAFT is the sidechain Claude Code 2.0 sends to warm a subagent's cache: its
-    prompt is the word Warmup."""
-    first = next((t for t in draft.turns if t.role == "user"), None)
-    return (
-        first is not None
-        and "\n".join(i.content for i in first.items if isinstance(i, tf.Text)).strip() == "Warmup"
-    )
+    return without_own_runs(drafts, sidechains, source, report)
 
 
 def _check(

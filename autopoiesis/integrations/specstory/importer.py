@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from autopoiesis.capture.importers.base import ImportReport, SessionDraft, advise_format
-from autopoiesis.capture.importers.shapes import monotonic_turns, stable_id
+from autopoiesis.capture.importers.shapes import monotonic_turns, stable_id, without_own_runs
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.project import project_of
 from autopoiesis.core.text import slugify
@@ -267,31 +267,12 @@ class SpecStoryImporter:
             when = turn.when or (when + timedelta(seconds=1) if current.turns else started)
             current.add_turn(when, turn.role, items)
             current.model = current.model or (turn.model if turn.role == "agent" else None)
-        suggestions = sum(map(_is_suggestion, drafts))
-        drafts = [d for d in drafts if not _is_suggestion(d)]
-        why = "Claude Code asking a subagent to guess your next message: no conversation"
-        if not drafts:
-            report.pass_over(str(path), f"prompt suggestions only ({why})")
-        elif suggestions:
-            report.warnings.append(f"{path}: {suggestions} prompt suggestion(s) left out ({why})")
+        subagents = {d.session_id for d in drafts if d.parent_session is not None}
+        drafts = without_own_runs(drafts, subagents, str(path), report)
         for d in drafts:
             monotonic_turns(d)
             d.started = d.turns[0].time
         return drafts
-
-
-# How Claude Code asks a subagent to guess the user's next message (its prompt
-# suggestions): the prompt is Claude Code's, the answer a guess, and neither is any
-# conversation, like the pre-warm request its log holds (claude_code/importer.py).
-_SUGGESTION_PROMPT = "[SUGGESTION MODE:"
-
-
-def _is_suggestion(draft: SessionDraft) -> bool:
-    """Whether DRAFT is a subagent run Claude Code started for a prompt suggestion."""
-    if draft.parent_session is None or not draft.turns or draft.turns[0].role != "user":
-        return False
-    first = next((i for i in draft.turns[0].items if isinstance(i, tf.Text)), None)
-    return first is not None and first.content.lstrip().startswith(_SUGGESTION_PROMPT)
 
 
 def _session_id(

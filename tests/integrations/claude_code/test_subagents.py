@@ -391,6 +391,43 @@ def test_a_warmup_sidechain_is_passed_over_not_filed(
     assert len(again.imported) == 1 and again.passed_over == []
 
 
+def test_a_prompt_suggestion_sidechain_is_left_out_beside_the_session(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Claude Code asks a subagent to guess the user's next message (its prompt
+    `[SUGGESTION MODE: ...]`): that run is no conversation, and is left out with a warning
+    when it shares a file with the session."""
+    sid = "0145b08f-fd45-4207-a8eb-2cbd01daca30"
+    rows = [
+        {
+            "type": "user",
+            "sessionId": sid,
+            "uuid": "m1",
+            "timestamp": "2025-10-28T18:07:00Z",
+            "message": {"role": "user", "content": "Get context on this repo"},
+        },
+        dict(
+            WARMUP[0],
+            uuid="s1",
+            message={"role": "user", "content": "[SUGGESTION MODE: Suggest what the user types]"},
+        ),
+        dict(
+            WARMUP[1],
+            parentUuid="s1",
+            uuid="s2",
+            message=dict(WARMUP[1]["message"], content=[{"type": "text", "text": "run tests"}]),
+        ),
+    ]
+    log = tmp_path / "-home-me-sage" / f"{sid}.jsonl"
+    log.parent.mkdir()
+    log.write_text("".join(json.dumps(x) + "\n" for x in rows))
+    report = import_files(memory_repo, [log])
+    assert report.refused == [] and len(report.imported) == 1
+    assert any("1 run(s) left out (Claude Code asking a subagent" in w for w in report.warnings)
+    [t] = transcripts(memory_repo, report.imported).values()
+    assert t.meta.session_id.endswith(sid) and "SUGGESTION" not in str(t.turns)
+
+
 def test_a_summary_of_another_session_is_not_the_title_and_the_old_caveat_is_dropped(
     memory_repo: MemoryRepo, tmp_path: Path
 ) -> None:
