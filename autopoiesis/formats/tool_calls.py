@@ -75,6 +75,13 @@ LOOKUP_TOOLS = frozenset(
         "read",
     }
 )
+# A question the agent puts to its user through a tool (Claude Code's AskUserQuestion):
+# what comes back is the user's answer, their own words or the option they chose.
+ASK_USER_TOOLS = frozenset({"askuserquestion"})
+# SpecStory writes each answer after its question and options ("**Answer:** ..."); the
+# tool's own result says `User has answered your questions: "Q"="A", ...`
+_ANSWER_MARK = re.compile(r"\*\*Answer:\*\*\s*")
+_ANSWERED = re.compile(r'"(?:[^"\\]|\\.)*"="((?:[^"\\]|\\.)*)"')
 _VERSION = re.compile(r"_v\d+$")
 # a folder a shell command moves into first ("cd /work/shop && pnpm test")
 _CD_TARGET = re.compile(r"^\s*cd\s+(\"[^\"]+\"|'[^']+'|[^\s;&|]+)\s*(?:&&|;)")
@@ -97,6 +104,22 @@ def is_edit(tool: str) -> bool:
 
 def is_lookup(tool: str) -> bool:
     return tool_name(tool) in LOOKUP_TOOLS
+
+
+def user_answer(call: tf.ToolCall) -> str | None:
+    """What the user answered to a question the agent asked them through CALL (an
+    ASK_USER_TOOLS tool), each answer of several on its own line; None for another tool,
+    or a question refused or left unanswered."""
+    if tool_name(call.tool) not in ASK_USER_TOOLS or not call.result:
+        return None
+    marked = _ANSWER_MARK.split(call.result)
+    if len(marked) > 1:  # an answer runs to the next question (bold) or the end
+        answers = [re.split(r"\s\*\*", part, maxsplit=1)[0] for part in marked[1:]]
+    elif call.result.startswith("User has answered"):
+        answers = [m.group(1) for m in _ANSWERED.finditer(call.result)]
+    else:
+        return None
+    return "\n".join(a.strip() for a in answers if a.strip()) or None
 
 
 def folders_worked_in(turns: Iterable[tf.Turn]) -> list[str]:

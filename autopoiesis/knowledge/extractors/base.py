@@ -174,7 +174,9 @@ class SourceTranscript:
     @cached_property
     def prose_sentences(self) -> tuple[Sentence, ...]:
         """The sentences somebody wrote (`prose.prose_of`): what the v3 extractors read. A
-        pasted log, a diff, a heading or a form's labels are nobody's words."""
+        pasted log, a diff, a heading or a form's labels are nobody's words. What the user
+        answered to the agent's question asked through a tool (`tool_calls.user_answer`)
+        is the user's, said when the agent's turn was."""
         turns = [t for t in self.transcript.turns if t.role != "system"]
         out: list[Sentence] = []
         for i, turn in enumerate(turns):
@@ -182,6 +184,12 @@ class SourceTranscript:
             accepted = not owned and _confirmed_by_next(turns, i)
             closing = _closing_paragraph(turn) if accepted else None
             for n, item in enumerate(turn.items):
+                answer = tool_calls.user_answer(item) if isinstance(item, tf.ToolCall) else None
+                if answer is not None:  # the user's own words, asked through a tool
+                    out.extend(
+                        Sentence(s, utc(turn.time), "user", None)
+                        for s in split_sentences(prose.prose_of(answer), lowercase_starts=True)
+                    )
                 if isinstance(item, tf.Text):
                     content = item.content
                     if turn.role == "user" and prose.looks_pasted(content):

@@ -174,10 +174,8 @@ def _summary_v3(src: SourceTranscript) -> tuple[str, datetime] | None:
     """(line, time) of what the session did, or None when it has nothing to say: with
     nothing done to report, the request alone stands for a session of up to
     LONG_SESSION_TURNS turns only (in a longer one it is the opening of much else), never
-    for a greeting or a session's id; never for a subagent's session."""
+    for a greeting or a session's id."""
     t = src.transcript
-    if t.meta.parent_session is not None:
-        return None  # a subagent: its parent's line tells it (the Task call and its report)
     asked, at = _opening_request(src)
     done = session_outcome(src) or [c for c in [_closing_statement(src)] if c]
     if not done and (
