@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from autopoiesis.core.text import count_tokens
+from autopoiesis.core.text import HARNESS_BOOKKEEPING, count_tokens, without_elements
 from autopoiesis.errors import FrontmatterError
 
 # Bump when chunk boundaries or chunk text change: the index rebuilds itself.
@@ -37,7 +37,8 @@ from autopoiesis.errors import FrontmatterError
 # 13: and a lookup's summary that names only the tool (a Claude Code export's
 #     "Tool use: **Read**").
 # 14: a subagent's user turns are its parent agent's (PARENT_AGENT).
-CHUNKER_VERSION = "14"
+# 15: a user's turn that holds a slash command's expansion is headed SLASH_COMMAND.
+CHUNKER_VERSION = "15"
 CONTEXT_TURNS = 1  # a turn chunk holds this many turns before and after it, when they fit:
 # a neighbour joins when it is at most SHORT_NEIGHBOUR_CHARS long (the question beside its
 # long answer) or the window stays under WIDE_CONTEXT_CHARS with it
@@ -60,6 +61,12 @@ _PARENT_RE = re.compile(r"^parent_session:", re.M)
 # Who speaks a user turn of a subagent's transcript: the agent that started it (a Task's
 # prompt), not the person the memory serves; so it gets no user-turn prior (index/query)
 PARENT_AGENT = "parent agent"
+# The heading of a user turn that runs a slash command and holds what the harness expanded
+# it to (Claude Code records `<command-message>`/`<command-name>` and then the command's
+# prompt file: a PR's description and diff, a review checklist): the user ran it, but its
+# words are the command's, and get no user-turn prior either. Its text still says "user".
+SLASH_COMMAND = "user, slash command"
+_COMMAND_RUN = re.compile(r"\A\s*<command-(?:message|name)>")
 _TAGS_INLINE_RE = re.compile(r"^tags:\s*\[(.*)\]\s*$", re.M)
 
 
@@ -205,7 +212,7 @@ def _turn_headers(lines: list[str], front_end: int) -> tuple[list[_Header], str 
 
 _Header = tuple[int, re.Match[str]]  # a turn header: its line index and match
 # A turn, or a piece of a long one: (start line, end line, its text under the speaker line,
-# time, speaker).
+# time, heading: its speaker, or what the turn is, SLASH_COMMAND).
 _Unit = tuple[int, int, str, datetime | None, str]
 
 
@@ -222,7 +229,8 @@ def _turn_units(
     blank lines): a harness streams a reply a message a step, and each step alone, short
     beside the user's line, would join its chunk and bury the user's words; imported, the
     same reply is one turn. In a SUBAGENT's transcript a user turn is its parent agent's
-    prompt (PARENT_AGENT)."""
+    prompt (PARENT_AGENT); a user's turn that runs a slash command and holds its
+    expansion is headed SLASH_COMMAND."""
     from autopoiesis.formats.specstory_markup import as_read, has_markup
 
     marked = has_markup("\n".join(lines))
@@ -256,17 +264,28 @@ def _turn_units(
             speaker = PARENT_AGENT
         prefix = f"{speaker}, {_human_date(when.date())}:" if when else f"{speaker}:"
         body = text_of[i + 1 : body_end + 1]
+        heading = speaker
+        if speaker == "user" and _expands_a_command("\n".join(body)):
+            heading = SLASH_COMMAND
         for start, end in split_long(body, i + 2) or [(i + 2, i + 1)]:
             s, e = _trim(text_of, start, end)
             text = "\n".join(text_of[s - 1 : e]) if e >= s else ""
             first = start == i + 2
             units.append(
-                (i + 1 if first else s, max(e, i + 1), f"{prefix}\n{text}".strip(), when, speaker)
+                (i + 1 if first else s, max(e, i + 1), f"{prefix}\n{text}".strip(), when, heading)
             )
         for _, later in headers[n + 1 : last + 1]:  # a later message's date holds after it
             day = _day_of(later, day)
         n = last + 1
     return units
+
+
+def _expands_a_command(text: str) -> bool:
+    """Whether TEXT, a user's turn, runs a slash command and holds its expansion: it opens
+    with the harness's record of the command, and says more than that record."""
+    return bool(_COMMAND_RUN.match(text)) and bool(
+        without_elements(text, HARNESS_BOOKKEEPING).strip()
+    )
 
 
 def _day_of(header: re.Match[str], day: date | None) -> date | None:

@@ -13,6 +13,7 @@ import pytest
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import transcript as tf
 from autopoiesis.index import SearchIndex
+from autopoiesis.index.chunking import SLASH_COMMAND
 from autopoiesis.index.query import (
     PARTLY_SHOWN_FACTOR,
     PER_FILE,
@@ -255,3 +256,47 @@ def test_a_turn_whose_exchange_is_shown_but_not_itself_comes_later(
     # `search --explain` names the factor
     shown = cli("search", "walrus step", "--explain", repo=memory_repo, check=True).stdout
     assert f"partly_shown={PARTLY_SHOWN_FACTOR}" in shown
+
+
+def test_a_slash_commands_expansion_is_the_users_turn_but_not_the_user_speaking(
+    memory_repo: MemoryRepo, commit_all
+) -> None:
+    """Claude Code records a slash command the user ran, then the prompt it expands to (a
+    PR's description and diff): search heads that turn as a slash command's and gives it
+    no user-turn prior; the user's own instruction about the same words keeps it, and a
+    command run with nothing expanded is the user's."""
+    ran = (
+        "<command-message>pr-review</command-message>\n<command-name>/pr-review</command-name>"
+        "\n<command-args>166</command-args>"
+    )
+    expansion = "## Context\n\n- Current pull request: Print markdown to stdout\n\n## Your task"
+    rel = _write(
+        memory_repo,
+        "ses_command",
+        0,
+        [
+            ("user", None, ran),
+            ("user", None, expansion + "\n\nReview the markdown printer of this PR."),
+            ("agent", None, "Reviewing the markdown printer.\n" + TOOL_OUTPUT),
+            ("user", None, "Keep the markdown printer quiet when it writes to stdout."),
+            ("agent", None, "Done: the printer writes nothing else to stdout."),
+            ("user", None, "<command-name>/clear</command-name>"),
+            ("agent", None, "Cleared the markdown printer's notes."),
+        ],
+    )
+    commit_all(memory_repo, "conversation: a slash command")
+    with SearchIndex(memory_repo) as idx:
+        idx.rebuild_full()
+        results = idx.search("markdown printer stdout clear", 10, explain=True)
+    mine = [r for r in results if r.path == rel]
+    headings = {r.heading for r in mine}
+    assert {SLASH_COMMAND, "user"} <= headings
+    for r in mine:
+        factor = r.explain["user_turn_factor"]
+        if r.heading == SLASH_COMMAND:
+            assert factor is None
+        elif r.heading == "user":
+            assert factor == USER_TURN_FACTOR
+    lines = (memory_repo.root / rel).read_text(encoding="utf-8").splitlines()
+    cleared = next(n for n, line in enumerate(lines, 1) if "/clear" in line)
+    assert any(r.heading == "user" and r.own_start <= cleared <= r.own_end for r in mine)
