@@ -77,6 +77,14 @@ FOCUS_MIN_SAVING = 0.25
 # 8K: 0.748 / 0.837 / 0.927 with every word, 0.764 / 0.878 / 0.943 with 0.1; from 0.05
 # to 0.2 all within a question or two of that).
 FOCUS_COMMON = 0.1
+# Besides them, the few lines that hold the most words of the message (at least this many):
+# a turn about the message's subject has its words on many lines, each too common to tell
+# any apart, and the line that holds them together is the one that answers ("Add a
+# `--only-cloud-sync` flag used to skip local save", in a pasted PR of many lines about
+# cloud sync flags). Claude Code set, evidence at 2K / 4K / 8K 0.741 / 0.833 / 0.889 ->
+# 0.759 / 0.852 / 0.907; the other two sets the same (at least three words: the same but
+# for one question at 4K).
+FOCUS_MOST_WORDS = 2
 _FENCE_ONLY_RE = re.compile(r"^\s*(?:```|~~~)\S*\s*$")
 _ISO_DAY_RE = re.compile(r"^\d{4}-\d\d-\d\d\Z")
 
@@ -198,7 +206,8 @@ class Source:
 def _focus_lines(u: Unit, wanted: frozenset[str]) -> tuple[str, tuple[tuple[int, int], ...]]:
     """Unit U shown for a message of the stems WANTED: its first line (who spoke, and how
     the turn begins) and each line holding one of them (but for those on too many of its
-    lines to tell any apart, FOCUS_COMMON), a run of lines left out as `[…]`;
+    lines to tell any apart, FOCUS_COMMON), and the lines that hold the most of them
+    (FOCUS_MOST_WORDS), a run of lines left out as `[…]`;
     and the file lines shown. Whole when no line holds one, or when showing part saves
     less than FOCUS_MIN_SAVING."""
     whole = u.text, ((u.start, u.end),)
@@ -210,7 +219,8 @@ def _focus_lines(u: Unit, wanted: frozenset[str]) -> tuple[str, tuple[tuple[int,
         for j, line in enumerate(lines)
     ]
     telling = _telling(found, FOCUS_COMMON * len(lines)) or set().union(*found)
-    keep = [j for j, words in enumerate(found) if j == 0 or words & telling]
+    most = _most_words(found, FOCUS_COMMON * len(lines))
+    keep = [j for j, words in enumerate(found) if j == 0 or words & telling or j in most]
     if len(keep) == 1:  # no line holds a word of the message (found by meaning): all of it
         return whole
     out: list[str] = []
@@ -232,6 +242,16 @@ def _focus_lines(u: Unit, wanted: frozenset[str]) -> tuple[str, tuple[tuple[int,
         else:
             spans.append((a, b))
     return text, tuple(spans)
+
+
+def _most_words(found: Sequence[set[str]], at_most: float) -> set[int]:
+    """The lines of FOUND (each line's words of the message) that hold the most of them,
+    when that is FOCUS_MOST_WORDS or more and they are AT_MOST lines."""
+    best = max(map(len, found), default=0)
+    if best < FOCUS_MOST_WORDS:
+        return set()
+    most = {j for j, words in enumerate(found) if len(words) == best}
+    return most if len(most) <= at_most else set()
 
 
 def _telling(found: Iterable[set[str]], at_most: float) -> set[str]:

@@ -603,6 +603,37 @@ def test_a_long_turn_shows_the_lines_of_the_message_and_names_only_those(tmp_pat
         assert src.focused(stems(message)).shown(agent)[0] == src.units[agent].text
 
 
+def test_the_line_that_holds_the_most_words_of_the_message_is_shown(tmp_path) -> None:
+    """A pasted PR about cloud sync flags has each word of the message on many of its
+    lines, each too common to single one out; the PR's number is on one line. The line
+    that holds the message's words together (the PR's description) is shown beside it; a
+    tie of many lines holding as many is no such line."""
+    from autopoiesis.compiler.packing import source_of
+    from autopoiesis.compiler.standing import stems
+
+    body = [f"+var cloudOption{n} bool // cloud option {n}" for n in range(20)]
+    body += [f"// sync step {n} of the upload" for n in range(20)]
+    body += [f"flag {n} parsed from the command line" for n in range(20)]
+    body[5] = "number: 151"
+    body[37] = "Add a `--only-cloud-sync` flag used to skip local save of md files."
+    turns = [
+        ("2026-03-02T10:00:00Z", "user", None, "## Context\n" + "\n".join(body)),
+        ("2026-03-02T10:01:00Z", "agent", None, "Reviewing PR 151."),
+    ]
+    rel = write_closed_transcript(
+        tmp_path, "ses_pr", "PR review", "pr-review", turns, filed_at=NOW - timedelta(days=1)
+    )
+    src = source_of(rel, (tmp_path / rel).read_text(encoding="utf-8"))
+    pasted = next(i for i, u in enumerate(src.units) if "user:" in u.text)
+    shown = src.focused(stems("What does the --only-cloud-sync flag of PR #151 do?"))
+    text = shown.shown(pasted)[0]
+    assert "number: 151" in text and body[37] in text
+    assert "cloud option 3" not in text and "sync step 3 " not in text
+    # two words of the message on every line of a third of the turn: none singled out
+    tied = src.focused(stems("Which cloud option of PR 151?")).shown(pasted)[0]
+    assert "number: 151" in tied and "cloud option 3" not in tied
+
+
 def test_a_small_budget_takes_the_answering_line_of_a_long_turn(repo: MemoryRepo) -> None:
     """Through the compiler: at a budget the whole turn would not fit, the line that
     answers comes in, and the section's spans hold it and not the lines left out."""
