@@ -181,9 +181,9 @@ def _place(
         report.refuse(
             f"session {sid}",
             f"it is already filed as {where}, and the log no longer begins with what was filed "
-            "(an earlier turn changed or is gone); transcripts are immutable, so import this "
-            "version under "
-            "another session_id.",
+            "(an earlier turn changed or is gone, or this version of autopoiesis reads the log "
+            "differently from the one that filed it); transcripts are immutable, so the filed "
+            "one stays as it is: to keep this reading too, import it under another session_id.",
         )
         return None, None
     if not new:
