@@ -82,16 +82,17 @@ class _Cut:
     total: int
 
 
-def sections(text: str) -> list[tuple[str, str]]:
-    """(heading, text) of TEXT's head ("" heading; may be empty) and each `## ` section,
-    in order; a `## ` line inside a fenced block starts none."""
+def sections(text: str, at: re.Pattern[str] = _SECTION_RE) -> list[tuple[str, str]]:
+    """(heading, text) of TEXT's head ("" heading; may be empty) and each `## ` section
+    (each section whose heading line AT matches), in order; a heading line inside a fenced
+    block starts none."""
     out: list[tuple[str, list[str]]] = [("", [])]
     fenced = False
     for line in text.split("\n"):
         if _FENCE_RE.match(line):
             fenced = not fenced
-        if not fenced and _SECTION_RE.match(line):
-            out.append((line[3:].strip(), [line]))
+        if not fenced and (m := at.match(line)):
+            out.append((line[m.end() :].strip(), [line]))
         else:
             out[-1][1].append(line)
     return [(h, "\n".join(lines).strip("\n")) for h, lines in out]
@@ -270,40 +271,24 @@ def bearing(text: str, query: str) -> tuple[str, int]:
     wanted = stems(query)
     if len(wanted) < HISTORY_WORDS:
         return text, 0
-    blocks: list[tuple[int, list[str]]] = []  # (heading level, or 0 for an entry; its lines)
-    fenced = False
-    open_entry = False
-    for line in text.split("\n"):
-        heading = None if fenced else _HEADING_RE.match(line)
-        if heading:
-            blocks.append((len(heading[1]), [line]))
-            open_entry = False
-        elif not fenced and not line.strip():
-            open_entry = False
-        elif fenced or (open_entry and not _ENTRY_RE.match(line)):
-            blocks[-1][1].append(line)
-        else:
-            blocks.append((0, [line]))
-            open_entry = True
-        if _FENCE_RE.match(line):
-            fenced = not fenced
     kept: list[str] = []
     heads: list[tuple[int, str]] = []  # the headings above the next entry, not yet shown
     left = 0
-    for level, lines in blocks:
-        if level:
+    for _, block in sections(text, _HEADING_RE):
+        lead, items = entries(block)
+        if lead:
+            level = len(lead) - len(lead.lstrip("#"))
             while heads and heads[-1][0] >= level:
                 heads.pop()
-            heads.append((level, lines[0]))
-            continue
-        entry = "\n".join(lines)
-        if len(stems(entry) & wanted) < HISTORY_WORDS:
-            left += 1
-            continue
-        kept.extend(h for _, h in heads)
-        heads = [(n, "") for n, _ in heads]  # shown: only their levels still matter
-        kept.append(entry)
-    return "\n".join(line for line in kept if line), left
+            heads.append((level, lead))
+        for entry in items:
+            if len(stems(entry) & wanted) < HISTORY_WORDS:
+                left += 1
+                continue
+            kept.extend(h for _, h in heads if h)
+            heads = [(n, "") for n, _ in heads]  # shown: only their levels still matter
+            kept.append(entry)
+    return "\n".join(kept), left
 
 
 def entries(text: str) -> tuple[str, list[str]]:

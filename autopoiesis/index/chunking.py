@@ -175,16 +175,13 @@ def chunk_transcript(lines: list[str], front_end: int) -> tuple[list[Chunk], str
     if not headers:
         return [], title
     front = "\n".join(lines[1:front_end]) if front_end > 0 else ""
-    units = _turn_units(
-        lines, headers, _started_day(lines, front_end), bool(_PARENT_RE.search(front))
-    )
+    units = _turn_units(lines, headers, _started_day(front), bool(_PARENT_RE.search(front)))
     return _exchange_chunks(units), title
 
 
-def _started_day(lines: list[str], front_end: int) -> date | None:
-    """The day of the frontmatter's `started:` (the date of the turns until one names its
-    own), or None."""
-    front = "\n".join(lines[1:front_end]) if front_end > 0 else ""
+def _started_day(front: str) -> date | None:
+    """The day of the `started:` of FRONT, a transcript's frontmatter (the date of the
+    turns until one names its own), or None."""
     m = _STARTED_RE.search(front)
     try:
         return date.fromisoformat(m.group(1)) if m else None

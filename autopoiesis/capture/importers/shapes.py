@@ -521,7 +521,7 @@ _OWN_RUNS = (
 )
 
 
-def harness_own_run(draft: SessionDraft) -> str | None:
+def _own_run(draft: SessionDraft) -> str | None:
     """Why DRAFT, a subagent's session, is a run the harness started for itself and no
     conversation (see _OWN_RUNS); None when it is a subagent's work."""
     first = next((t for t in draft.turns if t.role == "user"), None)
@@ -535,12 +535,12 @@ def without_own_runs(
     drafts: list[SessionDraft], subagents: Collection[str], source: str, report: ImportReport
 ) -> list[SessionDraft]:
     """DRAFTS but for the subagent sessions (their ids in SUBAGENTS) that are the harness's
-    own runs (`harness_own_run`), each counted in REPORT's warnings; a SOURCE that held
+    own runs (`_own_run`), each counted in REPORT's warnings; a SOURCE that held
     nothing else is passed over."""
     own = {
         d.session_id: why
         for d in drafts
-        if d.session_id in subagents and (why := harness_own_run(d)) is not None
+        if d.session_id in subagents and (why := _own_run(d)) is not None
     }
     kept = [d for d in drafts if d.session_id not in own]
     reasons = "; ".join(sorted(set(own.values())))

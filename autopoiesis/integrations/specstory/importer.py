@@ -257,11 +257,12 @@ class SpecStoryImporter:
         drafts = [draft(session_id, None, parsed.title)] if main else []
         when = started
         current: SessionDraft | None = None
+        runs = 0
         for turn, items in messages:
             if not turn.sidechain:
                 current = drafts[0]
             elif current is None or current.parent_session is None:
-                runs = sum(d.parent_session is not None for d in drafts) + 1
+                runs += 1
                 current = draft(f"{session_id}-sidechain-{runs}", session_id, None)
                 drafts.append(current)
             when = turn.when or (when + timedelta(seconds=1) if current.turns else started)
