@@ -34,7 +34,7 @@ def test_bad_files_are_refused_with_a_reason(memory_repo: MemoryRepo, tmp_path: 
     report = import_files(memory_repo, [binary, latin, unsafe, tmp_path / "missing.json"])
     assert report.imported == []
     joined = "\n".join(report.refused)
-    assert "looks binary" in joined
+    assert "looks binary" in joined and "Markdown export" in joined
     assert "not valid UTF-8" in joined
     assert "'/'" in joined
     assert "no such file" in joined

@@ -87,7 +87,8 @@ def read_text(path: Path) -> str:
     raw = path.read_bytes()
     if b"\x00" in raw[:8192]:
         raise ImportFormatError(
-            f"{path} looks binary (NUL bytes); import takes JSON or JSONL text."
+            f"{path} looks binary (NUL bytes); import takes a text log (JSON, JSONL or a"
+            " Markdown export) or a harness's SQLite database."
         )
     try:
         return raw.decode("utf-8-sig")
