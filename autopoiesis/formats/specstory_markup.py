@@ -222,13 +222,17 @@ def _fences(text: str) -> list[tuple[str, str, bool]]:
     return [(info, body, said) for info, body in fences]
 
 
-def _clip(result: str | None) -> str | None:
+def _clip(result: str | None, tool: str = "") -> str | None:
     """RESULT as a transcript keeps it (one line, RESULT_CHARS at most): a long output's
-    head and its tail, where a command's verdict (`1 fail`, the error) is."""
+    head and its tail, where a command's verdict (`1 fail`, the error) is. The answer to
+    a question TOOL asked the user is theirs, kept as the transcript keeps it (up to its
+    ANSWER_CHARS)."""
+    from autopoiesis.formats.tool_calls import asks_user  # it reads steps here
+
     if result is None:
         return None
     flat = " ".join(result.split())
-    if len(flat) <= RESULT_CHARS:
+    if len(flat) <= RESULT_CHARS or asks_user(tool):
         return flat or None
     head = RESULT_CHARS // 3
     return f"{flat[:head]} … {flat[-(RESULT_CHARS - head - 3) :]}"
@@ -258,7 +262,9 @@ def _tool_use(step: str) -> tf.ToolCall:
     result = "\n".join(r.strip() for r in results if r.strip()) or None
     if from_body and result and _edits(name, kind) and (m := _EDITED_FILE.search(result[:2000])):
         args = next(g for g in m.groups() if g)  # an edit's file, which only its answer names
-    return tf.ToolCall(name, html.unescape(args), _clip(html.unescape(result) if result else None))
+    return tf.ToolCall(
+        name, html.unescape(args), _clip(html.unescape(result) if result else None, name)
+    )
 
 
 # A line that is one code span: how a Claude Code session's export shows a shell command
@@ -318,7 +324,7 @@ def _details(step: str) -> tf.ToolCall:
     summary, after = _summary(step)
     name, what = _v1_tool(summary)
     rest = _TAGS.sub("", step[after:]).strip()
-    return tf.ToolCall(name, what.strip('"') or what, _clip(rest))
+    return tf.ToolCall(name, what.strip('"') or what, _clip(rest, name))
 
 
 def _step_items(step: str) -> list[tf.Item]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from autopoiesis.core.project import project_name, project_slug
 from autopoiesis.formats import transcript as tf
@@ -81,7 +81,12 @@ ASK_USER_TOOLS = frozenset({"askuserquestion"})
 # SpecStory writes each answer after its question and options ("**Answer:** ..."); the
 # tool's own result says `User has answered your questions: "Q"="A", ...`
 _ANSWER_MARK = re.compile(r"\*\*Answer:\*\*\s*")
-_ANSWERED = re.compile(r'"(?:[^"\\]|\\.)*"="((?:[^"\\]|\\.)*)"')
+_ANSWERED = re.compile(r'"((?:[^"\\]|\\.)*)"="((?:[^"\\]|\\.)*)"')
+# an option as SpecStory lists it ("- **Label** - what it means"), and as a call line of
+# an imported question shows it (`shapes.args_summary`)
+_OPTION = re.compile(r"(?:^|\s)- \*\*(.+?)\*\*(?: - (?!\*\*)(.*?))?(?=\s- \*\*|\s\*\*|$)")
+_OPTIONS_MARK = re.compile(r"(?:^|\s)Options:\s")
+_SELECT_MULTIPLE = re.compile(r"_?\(select multiple\)_?", re.I)
 _VERSION = re.compile(r"_v\d+$")
 # a folder a shell command moves into first ("cd /work/shop && pnpm test")
 _CD_TARGET = re.compile(r"^\s*cd\s+(\"[^\"]+\"|'[^']+'|[^\s;&|]+)\s*(?:&&|;)")
@@ -106,20 +111,97 @@ def is_lookup(tool: str) -> bool:
     return tool_name(tool) in LOOKUP_TOOLS
 
 
+def asks_user(tool: str) -> bool:
+    return tool_name(tool) in ASK_USER_TOOLS
+
+
 def user_answer(call: tf.ToolCall) -> str | None:
     """What the user answered to a question the agent asked them through CALL (an
     ASK_USER_TOOLS tool), each answer of several on its own line; None for another tool,
     or a question refused or left unanswered."""
-    if tool_name(call.tool) not in ASK_USER_TOOLS or not call.result:
-        return None
+    answers = [a for _, a in answered(call)]
+    return "\n".join(answers) or None
+
+
+def answered(call: tf.ToolCall) -> list[tuple[str, str]]:
+    """(question, answer) of each question CALL (an ASK_USER_TOOLS tool) asked and the user
+    answered, in order; [] for another tool, or questions refused or left unanswered.
+    SpecStory writes each answer after its question's options, the first question as the
+    call's argument and each later one in bold after the answer before it; the tool's own
+    result pairs them as `"Q"="A"`."""
+    if not asks_user(call.tool) or not call.result:
+        return []
     marked = _ANSWER_MARK.split(call.result)
-    if len(marked) > 1:  # an answer runs to the next question (bold) or the end
-        answers = [re.split(r"\s\*\*", part, maxsplit=1)[0] for part in marked[1:]]
+    pairs: list[tuple[str, str]] = []
+    if len(marked) > 1:
+        question = call.args
+        for part in marked[1:]:  # an answer runs to the next question (bold) or the end
+            answer, _, rest = part.partition(" **")
+            pairs.append((question, answer))
+            question = rest.split("**", 1)[0]
     elif call.result.startswith("User has answered"):
-        answers = [m.group(1) for m in _ANSWERED.finditer(call.result)]
-    else:
-        return None
-    return "\n".join(a.strip() for a in answers if a.strip()) or None
+        pairs = [
+            (m.group(1).replace('\\"', '"'), m.group(2).replace('\\"', '"'))
+            for m in _ANSWERED.finditer(call.result)
+        ]
+    cleaned = [(_question_text(q), " ".join(a.split())) for q, a in pairs]
+    return [(q, a) for q, a in cleaned if a]
+
+
+def _question_text(text: str) -> str:
+    """A question as a call line shows it, without its bold, its "(select multiple)" and
+    the options that follow it."""
+    text = text.split(" Options:", 1)[0].replace("**", "")
+    return " ".join(_SELECT_MULTIPLE.sub("", text).split())
+
+
+@dataclass(frozen=True)
+class Choice:
+    """An option the user chose among those the agent offered through an ASK_USER_TOOLS
+    tool: the question, the option's label and what the agent said it means."""
+
+    question: str
+    label: str
+    description: str
+
+
+def choices(call: tf.ToolCall) -> list[Choice]:
+    """The options CALL offered that the user's answers chose, in the order answered: an
+    answer that is one option's label, or (a question that takes several) the labels it
+    lists; what else an answer says is the user's own words, not a choice."""
+    answers = answered(call)
+    if not answers:
+        return []
+    offered = _offered(call)
+    out: list[Choice] = []
+    for n, (question, answer) in enumerate(answers):
+        options = offered[n] if len(offered) == len(answers) else {}
+        padded = f", {answer},"
+        found: list[tuple[int, int, str]] = []
+        # longest first: a label may hold a comma, or a shorter label ("YAML, TOML, or
+        # similar" holds "YAML")
+        for label in sorted(options, key=len, reverse=True):
+            at = padded.find(f", {label},")
+            if at >= 0 and not any(s <= at < e for s, e, _ in found):
+                found.append((at, at + len(label) + 2, label))
+        out += [Choice(question, label, options[label]) for _, _, label in sorted(found)]
+    return out
+
+
+def _offered(call: tf.ToolCall) -> list[dict[str, str]]:
+    """The options of each question CALL asked, in order: label -> description. Each
+    question's options follow its "Options:", up to its answer (SpecStory) or the next
+    question."""
+    pieces = _OPTIONS_MARK.split(f"{call.args} {call.result or ''}")
+    out = []
+    for piece in pieces[1:]:
+        piece = _ANSWER_MARK.split(piece, maxsplit=1)[0].split(" User has answered", 1)[0]
+        options: dict[str, str] = {}
+        for m in _OPTION.finditer(piece):
+            label = " ".join(m.group(1).split())
+            options.setdefault(label, " ".join((m.group(2) or "").split()))
+        out.append(options)
+    return out
 
 
 def folders_worked_in(turns: Iterable[tf.Turn]) -> list[str]:

@@ -68,7 +68,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import UTC, date, datetime
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import PurePosixPath
 from typing import Any, TypeVar, cast
 
@@ -130,6 +130,20 @@ class Text:
     content: str
 
 
+# A question the agent asks its user through a tool (`tool_calls.asks_user`): its result is
+# the user's answer, their own words, which a transcript keeps up to ANSWER_CHARS, as it
+# keeps the question and the options it offered (what the answer chose among); any other
+# call keeps 300 characters of each.
+ANSWER_CHARS = 4000
+
+
+@lru_cache(maxsize=256)
+def _asks_user(tool: str) -> bool:
+    from autopoiesis.formats.tool_calls import asks_user  # it reads this module's items
+
+    return asks_user(tool)
+
+
 @dataclass(frozen=True)
 class ToolCall:
     tool: str
@@ -138,12 +152,13 @@ class ToolCall:
     _given: dict[str, Any] | None = given_field()
 
     def __post_init__(self) -> None:
+        limit = ANSWER_CHARS if _asks_user(str(self.tool)) else 300
         set_normalised(
             self,
             {
                 "tool": _line(self.tool, 80).replace("]", ")"),
-                "args": _line(self.args),
-                "result": _opt_line(self.result),
+                "args": _line(self.args, limit),
+                "result": _opt_line(self.result, limit),
             },
         )
 

@@ -141,6 +141,10 @@ def _check(repo: MemoryRepo) -> None:
     [fix] = _live(repo, "Errors and Fixes")
     assert fix.startswith("`--- FAIL: TestTotalWithDiscount` from `go test ./...`")
     assert "fixed by editing `pkg/cart/cart.go`; then it passed" in fix
+    # the option the user chose when the agent asked, with what the agent said it means
+    assert _live(repo, "Key Decisions") == [
+        "Should the discount apply before tax? — chosen: Before tax (as most shops do)"
+    ]
 
 
 def test_an_imported_export_files_commands_changes_and_fixes(
@@ -336,3 +340,128 @@ def test_an_answer_is_read_from_the_export_and_from_the_log() -> None:
     assert ask(log) == "API/Backend\nREST, Tests"
     assert ask("The user doesn't want to proceed with this tool use.") is None
     assert ask("**Answer:** yes", tool="Bash") is None
+
+
+def test_the_option_the_user_chose_is_read_from_the_export_and_from_the_log() -> None:
+    """The answer that names an option the agent offered chose it (a question that takes
+    several lists their labels, a label may hold a comma); the options are each question's
+    own; what else the user wrote, or a refusal, chose nothing."""
+    from autopoiesis.capture.importers.shapes import args_summary
+    from autopoiesis.formats import transcript as tf
+    from autopoiesis.formats.tool_calls import choices
+
+    def chosen(args: str, result: str) -> list[tuple[str, str, str]]:
+        return [
+            (c.question, c.label, c.description)
+            for c in choices(tf.ToolCall("AskUserQuestion", args, result))
+        ]
+
+    export = (
+        "Options: - **Skip it (Recommended)** - t.Skipf, as the others do - **Yes** - list "
+        "them **Answer:** Skip it (Recommended) **Which formats?** _(select multiple)_ "
+        "Options: - **KEY=value** - .env - **YAML, TOML, or similar** - nested - **YAML** "
+        "**Answer:** KEY=value, YAML, TOML, or similar, and JSON too"
+    )
+    assert chosen("How should the test be fixed?", export) == [
+        ("How should the test be fixed?", "Skip it (Recommended)", "t.Skipf, as the others do"),
+        ("Which formats?", "KEY=value", ".env"),
+        ("Which formats?", "YAML, TOML, or similar", "nested"),
+    ]
+    asked = args_summary(
+        {
+            "questions": [
+                {
+                    "question": "Merge PR 558?",
+                    "header": "Merge",
+                    "options": [{"label": "Merge now", "description": "CI is green"}],
+                    "multiSelect": False,
+                },
+                {"question": "Delete the branch?", "options": [{"label": "Yes"}, {"label": "No"}]},
+            ]
+        }
+    )
+    assert asked.startswith("**Merge PR 558?** Options: - **Merge now** - CI is green")
+    log = 'User has answered your questions: "Merge PR 558?"="Yes", "Delete the branch?"="Yes".'
+    # "Yes" was no option of the first question
+    assert chosen(asked, log) == [("Delete the branch?", "Yes", "")]
+    assert chosen(asked, 'User has answered your questions: "Merge PR 558?"="Not yet".') == []
+    assert chosen(asked, "The user doesn't want to proceed with this tool use.") == []
+    assert choices(tf.ToolCall("Bash", asked, log)) == []
+
+
+def test_an_imported_claude_code_log_keeps_the_users_long_answer_and_files_their_choice(
+    memory_repo: MemoryRepo,
+) -> None:
+    """Claude Code's log holds the question tool's input (questions, options) and its
+    result (`"Q"="A"`): the transcript keeps both whole, the user's answer past the 300
+    characters a tool's output keeps, and the option chosen is a decision of the project."""
+    long_answer = "Keep the schema as it is, " + "and " * 80 + "never drop the audit table."
+    question = {
+        "questions": [
+            {
+                "question": "Which database should the shop use?",
+                "header": "Database",
+                "options": [
+                    {"label": "Postgres (Recommended)", "description": "what production runs"},
+                    {"label": "SQLite", "description": "one file, no server"},
+                ],
+                "multiSelect": False,
+            },
+            {"question": "Anything about the schema?", "options": [{"label": "No"}]},
+        ]
+    }
+    result = (
+        'User has answered your questions: "Which database should the shop use?"='
+        f'"Postgres (Recommended)", "Anything about the schema?"="{long_answer}". You can '
+        "now continue with the user's answers in mind."
+    )
+    lines = [
+        {
+            "type": "user",
+            "sessionId": "S9",
+            "uuid": "u1",
+            "cwd": "/Users/ann/src/shop",
+            "timestamp": "2026-02-05T09:00:00Z",
+            "message": {"role": "user", "content": "Set up the shop's database."},
+        },
+        {
+            "type": "assistant",
+            "sessionId": "S9",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "cwd": "/Users/ann/src/shop",
+            "timestamp": "2026-02-05T09:00:05Z",
+            "message": {
+                "role": "assistant",
+                "id": "m1",
+                "content": [
+                    {"type": "tool_use", "id": "q1", "name": "AskUserQuestion", "input": question}
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "sessionId": "S9",
+            "uuid": "u2",
+            "parentUuid": "a1",
+            "cwd": "/Users/ann/src/shop",
+            "timestamp": "2026-02-05T09:01:00Z",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "q1", "content": result}],
+            },
+        },
+    ]
+    log = memory_repo.root.parent / "S9.jsonl"
+    log.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    report = import_files(memory_repo, [log])
+    assert not report.refused, report.refused
+    [t] = transcripts(memory_repo, report.imported).values()
+    [call] = tool_calls(t)
+    assert len(call.result or "") > 300 and "never drop the audit table." in (call.result or "")
+    assert "- **SQLite** - one file, no server" in call.args
+    with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
+        assert not ex.extract_pending().failed
+    assert _live(memory_repo, "Key Decisions") == [
+        "Which database should the shop use? — chosen: Postgres (what production runs)"
+    ]

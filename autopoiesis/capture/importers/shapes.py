@@ -94,6 +94,10 @@ def args_summary(value: Any) -> str:
         except (ValueError, TypeError):
             return value
     if isinstance(value, dict):
+        if isinstance(value.get("questions"), list):
+            asked = _questions(value["questions"])
+            if asked:
+                return asked
         for key in (
             "command",
             "file_path",
@@ -110,6 +114,26 @@ def args_summary(value: Any) -> str:
                     f" {json.dumps(rest, ensure_ascii=False)}" if rest and key != "command" else ""
                 )
     return json.dumps(value, ensure_ascii=False, sort_keys=True) if value is not None else ""
+
+
+def _questions(questions: list[Any]) -> str:
+    """The questions a tool asks the user (Claude Code's AskUserQuestion: each with its
+    options' labels and descriptions), written as SpecStory writes them: "**Q?** Options:
+    - **Label** - what it means" (`tool_calls.choices` reads the answer's choice from
+    them); "" when none is a question."""
+    out = []
+    for q in questions:
+        if not isinstance(q, dict) or not isinstance(q.get("question"), str):
+            continue
+        line = f"**{q['question']}**"
+        options = [o for o in q.get("options") or () if isinstance(o, dict) and o.get("label")]
+        if options:
+            line += " Options: " + " ".join(
+                f"- **{o['label']}**" + (f" - {o['description']}" if o.get("description") else "")
+                for o in options
+            )
+        out.append(line)
+    return " ".join(out)
 
 
 # Content blocks only the Anthropic Messages format has (OpenAI's content parts are text,

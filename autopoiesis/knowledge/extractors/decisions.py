@@ -9,12 +9,16 @@ use X", "replace X") supersedes it, and the writer strikes every live copy of it
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, MEMORY_FILE, project_context_file
 from autopoiesis.core.text import slugify
+from autopoiesis.formats import tool_calls
+from autopoiesis.formats import transcript as tf
 from autopoiesis.knowledge.changes import KnowledgeChange, entry_id_for
 from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.extractors.base import (
@@ -30,6 +34,9 @@ from autopoiesis.knowledge.extractors.base import (
     reply_validator,
     session_project,
 )
+
+# how an agent marks the option it would pick ("Skip it (Recommended)"): its, not the user's
+_RECOMMENDED = re.compile(r"\s*\(recommended\)\s*$", re.I)
 
 
 @dataclass(frozen=True)
@@ -137,16 +144,39 @@ def decision_v3_in(s: Sentence) -> Decision | None:
     return d
 
 
+def chosen_options(src: SourceTranscript) -> list[Decision]:
+    """The options the user chose among those the agent offered through a question tool
+    (Claude Code's AskUserQuestion: `tool_calls.choices`), each a decision of theirs that
+    names what it chose and what the agent said it means: "How should the failing test be
+    fixed? — chosen: Skip when the session is not found (change t.Fatalf to t.Skipf)"."""
+    out: list[Decision] = []
+    for turn in src.transcript.turns:
+        if turn.role != "agent":
+            continue
+        for item in turn.items:
+            if not isinstance(item, tf.ToolCall) or not tool_calls.asks_user(item.tool):
+                continue
+            for c in tool_calls.choices(item):
+                label = _RECOMMENDED.sub("", c.label)
+                text = f"{c.question} — chosen: {label}" + (
+                    f" ({c.description})" if c.description else ""
+                )
+                out.append(Decision(clean(text), None, utc(turn.time)))
+    return out
+
+
 def decisions_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     """v3: the sentences somebody wrote (no pasted logs or forms, no headings), whole
-    statements only, filed under the session's project (`detect_project` prefers the
-    transcript's `project:`)."""
+    statements only, and the options the user chose (`chosen_options`), filed under the
+    session's project (`detect_project` prefers the transcript's `project:`)."""
     project = src.project
     out: list[KnowledgeChange] = []
     for s in src.prose_sentences:
         d = decision_v3_in(s)
         if d is not None:
             out += decision_changes(src, key, d, project)
+    for d in chosen_options(src):
+        out += decision_changes(src, key, d, project)
     return out
 
 
