@@ -262,11 +262,19 @@ def _tool_use(step: str) -> tf.ToolCall:
     result = "\n".join(r.strip() for r in results if r.strip()) or None
     if from_body and result and _edits(name, kind) and (m := _EDITED_FILE.search(result[:2000])):
         args = next(g for g in m.groups() if g)  # an edit's file, which only its answer names
+    elif from_body and result and (m := _APPROVED_PLAN.search(result)):
+        # the plan the user approved, which the export shows only in the answer: the call's
+        # argument, as a log has it (a transcript keeps a result's head and tail, not its
+        # middle, where the plan's title would be)
+        args, result = result[m.end() :].strip(), result[: m.start()].strip()
     return tf.ToolCall(
         name, html.unescape(args), _clip(html.unescape(result) if result else None, name)
     )
 
 
+# Where an approved plan starts in what Claude Code answers its ExitPlanMode (the plan
+# follows; what comes before is the approval)
+_APPROVED_PLAN = re.compile(r"^#{1,6} Approved Plan:[ \t]*$", re.M)
 # A line that is one code span: how a Claude Code session's export shows a shell command
 # (after the description the agent gave it), a file read, a URL fetched.
 _CODE_LINE = re.compile(r"^\s*`([^`\n]+)`\s*$")

@@ -78,6 +78,16 @@ LOOKUP_TOOLS = frozenset(
 # A question the agent puts to its user through a tool (Claude Code's AskUserQuestion):
 # what comes back is the user's answer, their own words or the option they chose.
 ASK_USER_TOOLS = frozenset({"askuserquestion"})
+# The tool an agent proposes its plan through (Claude Code's ExitPlanMode): its argument is
+# the plan, and its result says whether the user approved it.
+PLAN_TOOLS = frozenset({"exitplanmode"})
+_APPROVED = re.compile(r"^User has approved (?:your|the) plan\b", re.I)
+# a plan's title: its first heading ("# Plan: Extract commands into pkg/cmd"), up to the
+# next heading or list item (a call line is one line: the heading's end is gone)
+_PLAN_TITLE = re.compile(
+    r"^\s*#{1,6}\s+(?:plan:\s*)?(.+?)(?=\s#{1,6}\s|\s(?:\d+\.|[-*])\s|$)", re.I
+)
+PLAN_TITLE_CHARS = 150  # at most, cut at a word: a title runs into its text when none follows
 # SpecStory writes each answer after its question and options ("**Answer:** ..."); the
 # tool's own result says `User has answered your questions: "Q"="A", ...`
 _ANSWER_MARK = re.compile(r"\*\*Answer:\*\*\s*")
@@ -113,6 +123,19 @@ def is_lookup(tool: str) -> bool:
 
 def asks_user(tool: str) -> bool:
     return tool_name(tool) in ASK_USER_TOOLS
+
+
+def approved_plan(call: tf.ToolCall) -> str | None:
+    """The title of the plan the user approved through CALL (a PLAN_TOOLS tool whose result
+    says so): its first heading, else its first words (PLAN_TITLE_CHARS); None for another
+    tool, a plan rejected or one not yet answered."""
+    if tool_name(call.tool) not in PLAN_TOOLS or not _APPROVED.match(call.result or ""):
+        return None
+    m = _PLAN_TITLE.match(call.args)
+    title = " ".join((m.group(1) if m else call.args).split())
+    if len(title) > PLAN_TITLE_CHARS:
+        title = title[: PLAN_TITLE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return title or None
 
 
 def user_answer(call: tf.ToolCall) -> str | None:

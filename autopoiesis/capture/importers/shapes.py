@@ -107,6 +107,7 @@ def args_summary(value: Any) -> str:
             "url",
             "pattern",
             "description",
+            "plan",
         ):
             if isinstance(value.get(key), str):
                 rest = {k: v for k, v in value.items() if k != key}

@@ -144,18 +144,23 @@ def decision_v3_in(s: Sentence) -> Decision | None:
     return d
 
 
-def chosen_options(src: SourceTranscript) -> list[Decision]:
-    """The options the user chose among those the agent offered through a question tool
-    (Claude Code's AskUserQuestion: `tool_calls.choices`), each a decision of theirs that
-    names what it chose and what the agent said it means: "How should the failing test be
-    fixed? — chosen: Skip when the session is not found (change t.Fatalf to t.Skipf)"."""
+def decided_through_tools(src: SourceTranscript) -> list[Decision]:
+    """What the user decided answering the agent's tools: an option they chose among those
+    it offered through a question tool (Claude Code's AskUserQuestion:
+    `tool_calls.choices`), named with what the agent said it means ("How should the failing
+    test be fixed? — chosen: Skip when the session is not found (change t.Fatalf to
+    t.Skipf)"), and a plan they approved (ExitPlanMode: `tool_calls.approved_plan`), by
+    its title ("Approved plan: Extract commands from main.go into pkg/cmd/")."""
     out: list[Decision] = []
     for turn in src.transcript.turns:
         if turn.role != "agent":
             continue
         for item in turn.items:
-            if not isinstance(item, tf.ToolCall) or not tool_calls.asks_user(item.tool):
+            if not isinstance(item, tf.ToolCall):
                 continue
+            plan = tool_calls.approved_plan(item)
+            if plan is not None:
+                out.append(Decision(clean(f"Approved plan: {plan}"), None, utc(turn.time)))
             for c in tool_calls.choices(item):
                 label = _RECOMMENDED.sub("", c.label)
                 text = f"{c.question} — chosen: {label}" + (
@@ -167,15 +172,16 @@ def chosen_options(src: SourceTranscript) -> list[Decision]:
 
 def decisions_v3_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     """v3: the sentences somebody wrote (no pasted logs or forms, no headings), whole
-    statements only, and the options the user chose (`chosen_options`), filed under the
-    session's project (`detect_project` prefers the transcript's `project:`)."""
+    statements only, and what the user decided answering the agent's tools
+    (`decided_through_tools`), filed under the session's project (`detect_project`
+    prefers the transcript's `project:`)."""
     project = src.project
     out: list[KnowledgeChange] = []
     for s in src.prose_sentences:
         d = decision_v3_in(s)
         if d is not None:
             out += decision_changes(src, key, d, project)
-    for d in chosen_options(src):
+    for d in decided_through_tools(src):
         out += decision_changes(src, key, d, project)
     return out
 
