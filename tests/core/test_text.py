@@ -61,6 +61,28 @@ def test_sentences_typed_in_lower_case_are_split_when_asked() -> None:
     ]
 
 
+def test_a_statement_typed_before_a_question_with_a_comma_is_a_sentence_of_its_own() -> None:
+    """A developer types a rule and then asks ("We shouldn't have tests that rely on a
+    session, what is this test trying to test?"): the rule is said. A question that asks
+    twice, a lead of two words ("So, what now?") and a statement that holds a comma are
+    left whole, and so is everything when lower-case starts are not asked for."""
+    from autopoiesis.core.text import split_sentences
+
+    spliced = "We shouldn't have tests that rely on a session, what is this test trying to test?"
+    assert split_sentences(spliced, lowercase_starts=True) == [
+        "We shouldn't have tests that rely on a session",
+        "what is this test trying to test?",
+    ]
+    assert split_sentences(spliced) == [spliced]
+    for whole in (
+        "How does it work, is it cached?",
+        "So, what now?",
+        "Use bun, not node, ok?",
+        "Thanks a lot, great work!",
+    ):
+        assert split_sentences(whole, lowercase_starts=True) == [whole]
+
+
 def test_many_stops_that_end_no_sentence_are_read_once() -> None:
     """Each stop looks at the word before it only: a text of 20,000 abbreviations (a hostile
     message) is one sentence, read in one pass (it took minutes when every stop re-read the

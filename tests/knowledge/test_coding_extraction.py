@@ -1351,8 +1351,8 @@ def test_an_export_streamed_turn_by_turn_gives_what_its_import_gives(
 
 def test_a_rule_said_with_weight_is_a_preference() -> None:
     """A developer who shouts a rule, or says it holds every time or everywhere, means it
-    to stand: each is a preference (the user's everywhere, like every rule not said of
-    "this repo"). Shouting with no rule in it, a one-off ("... ONLY", "JUST identify"), a
+    to stand, as does one of what "we" should never do: each is a preference (the user's
+    everywhere, like every rule not said of "this repo"). Shouting with no rule in it, a one-off ("... ONLY", "JUST identify"), a
     thing at hand ("this file", "it") and a quoted line of code or tool message are none."""
     src = _src(
         ("user", "Fix the login bug in the shopapp project."),
@@ -1364,6 +1364,8 @@ def test_a_rule_said_with_weight_is_a_preference() -> None:
         ("user", "I want every command to print its elapsed time"),
         ("user", "DO NOT ask me anymore whether to continue."),
         ("user", "In this repo, NEVER commit the generated files."),
+        # a rule of how the team works, typed before a question
+        ("user", "We shouldn't have any tests that rely on a session, what does this test test?"),
         # none of these
         ("user", "NO NO NO, we are spatially perfect but temporally misaligned."),
         ("user", "On some Redo attempts it is NOT the one that was there before."),
@@ -1372,6 +1374,9 @@ def test_a_rule_said_with_weight_is_a_preference() -> None:
         ("user", "I don't want this file."),
         ("user", "I don't want it."),
         ("user", "We don't want that JSON block."),
+        ("user", "We shouldn't push this branch."),
+        ("user", "We shouldn't merge yet."),
+        ("user", "We should not have done that."),
         # a question asked the other way round, without its question mark
         ("user", "So then don't we NOT want go.work at all."),
         # a line of code or a tool's message, quoted
@@ -1391,6 +1396,7 @@ def test_a_rule_said_with_weight_is_a_preference() -> None:
         "We should everywhere rename chroma to hue in terminology.": theirs,
         "I want every command to print its elapsed time": theirs,
         "DO NOT ask me anymore whether to continue.": theirs,
+        "We shouldn't have any tests that rely on a session": theirs,
         "In this repo, NEVER commit the generated files.": (
             "knowledge/projects/shopapp/context.md",
             "Conventions",

@@ -362,6 +362,29 @@ _AT_HAND = re.compile(
 )
 
 
+# A rule of how the team works, said as what "we" should or must (not) do: "We shouldn't
+# have any tests that rely on a session to exist", "we must never commit the .env". Of a
+# thing at hand ("we shouldn't push this branch"), for once ("we shouldn't merge yet") or
+# looking back ("we should not have done that") it is no rule.
+_TEAM_RULE = re.compile(
+    r"^(?:(?:no|so|but|and|also)\W+)?we\s+(?:should(?:n'?t|\s+not|\s+never|\s+always)|"
+    r"must(?:n'?t|\s+not|\s+never|\s+always)|need\s+to\s+(?:always|never))\s+"
+    r"(?:have(?!\s+(?:\w+ed|been|done|made|had|gone|run|written|taken|seen|built|put|set|"
+    r"kept|let)\b)|use|add|write|commit|push|run|mock|depend|rely|touch|modify|change|edit|"
+    r"create|delete|remove|call|import|install|hard-?code|check\s+in|test|keep|put|store)\b"
+    r".{3,}",
+    re.IGNORECASE,
+)
+
+
+def is_team_rule(sentence: str) -> bool:
+    """Whether SENTENCE states a rule of how the team works (`_TEAM_RULE`), not of a thing
+    at hand unless it says it stands, and not for once."""
+    if not _TEAM_RULE.match(sentence) or ONE_OFF.search(sentence):
+        return False
+    return not (_AT_HAND.search(sentence) and not STANDING.search(sentence))
+
+
 def is_correction(sentence: str) -> bool:
     """Whether SENTENCE corrects how the agent works (see CORRECTION), rather than orders
     the task at hand (`_AT_HAND`, said without STANDING)."""
@@ -720,6 +743,7 @@ __all__ = [
     "event_date",
     "is_correction",
     "is_emphatic_rule",
+    "is_team_rule",
     "preference_subject",
     "procedure_steps",
     "resolve_relative",

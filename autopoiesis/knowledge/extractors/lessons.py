@@ -131,7 +131,12 @@ def preference_v3_in(s: Sentence) -> tuple[str, str | None] | None:
     rule = cues.CODING_PREFERENCE.match(s.text) and not (
         cues.OPEN_QUESTION.match(s.text) or cues.ONE_OFF.search(s.text)
     )
-    if not (rule or cues.is_correction(s.text) or cues.is_emphatic_rule(s.text)):
+    if not (
+        rule
+        or cues.is_correction(s.text)
+        or cues.is_emphatic_rule(s.text)
+        or cues.is_team_rule(s.text)
+    ):
         return None
     text = clean(s.text)
     return (text, None) if len(long_words(text)) >= 2 else None
