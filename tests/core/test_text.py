@@ -91,6 +91,12 @@ def test_many_stops_that_end_no_sentence_are_read_once() -> None:
 
     text = "e.g. a " * 20_000
     assert split_sentences(text, lowercase_starts=True) == [text.strip()]
+    # a statement of 20,000 words before a question is found in one pass too
+    long = "a " * 20_000 + "b, what now?"
+    assert split_sentences(long, lowercase_starts=True) == [
+        long[: -len(", what now?")],
+        "what now?",
+    ]
 
 
 def test_elements_are_taken_out_whole_and_one_left_open_stays() -> None:
