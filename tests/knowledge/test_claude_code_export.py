@@ -95,6 +95,16 @@ def _live(repo: MemoryRepo, section: str) -> list[str]:
     return [e.text for s, e in kf.parse(f.read_text()).entries() if s.title == section and e.active]
 
 
+def _import_and_extract(repo: MemoryRepo, placed: Path, export: str) -> None:
+    """EXPORT written at PLACED (a project's .specstory/history), imported and extracted."""
+    placed.parent.mkdir(parents=True)
+    placed.write_text(export, encoding="utf-8")
+    report = import_files(repo, [placed])
+    assert not report.refused, report.refused
+    with KnowledgeExtractor(repo, use_llm=False) as ex:
+        assert not ex.extract_pending().failed
+
+
 def test_each_tool_block_reads_as_the_call_it_was() -> None:
     lines = "\n\n".join(STEPS).split("\n")
     calls = [(c.tool, c.args, c.result) for c in turn_items("agent", lines)]
@@ -316,12 +326,7 @@ def test_what_the_user_answers_to_the_agents_question_is_their_own_word(
         + _agent(3, "I'll write the test against the real database.")
     )
     placed = tmp_path / "shop/.specstory/history/2026-02-04_09-00-00Z-add-a-test.md"
-    placed.parent.mkdir(parents=True)
-    placed.write_text(export, encoding="utf-8")
-    report = import_files(memory_repo, [placed])
-    assert not report.refused, report.refused
-    with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
-        assert not ex.extract_pending().failed
+    _import_and_extract(memory_repo, placed, export)
     knowledge = "\n".join(p.read_text() for p in (memory_repo.root / "knowledge").rglob("*.md"))
     assert "Never mock the database in the cart tests" in knowledge
     assert "squash" not in knowledge
@@ -500,12 +505,7 @@ def test_a_plan_the_user_approved_is_a_decision_and_one_rejected_is_not(
         + _agent(2, approved)
     )
     placed = tmp_path / "shop/.specstory/history/2026-02-06_09-00-00Z-plan-the-cart.md"
-    placed.parent.mkdir(parents=True)
-    placed.write_text(export, encoding="utf-8")
-    report = import_files(memory_repo, [placed])
-    assert not report.refused, report.refused
-    with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
-        assert not ex.extract_pending().failed
+    _import_and_extract(memory_repo, placed, export)
     assert _live(memory_repo, "Key Decisions") == [
         "Approved plan: Move the discount rules into pkg/pricing"
     ]
