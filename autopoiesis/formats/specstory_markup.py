@@ -224,15 +224,15 @@ def _fences(text: str) -> list[tuple[str, str, bool]]:
 
 def _clip(result: str | None, tool: str = "") -> str | None:
     """RESULT as a transcript keeps it (one line, RESULT_CHARS at most): a long output's
-    head and its tail, where a command's verdict (`1 fail`, the error) is. The answer to
-    a question TOOL asked the user is theirs, kept as the transcript keeps it (up to its
-    ANSWER_CHARS)."""
-    from autopoiesis.formats.tool_calls import asks_user  # it reads steps here
+    head and its tail, where a command's verdict (`1 fail`, the error) is. A result that
+    holds the user's words (their answer to a question TOOL asked, what they said
+    rejecting a call) is kept as the transcript keeps it (up to its ANSWER_CHARS)."""
+    from autopoiesis.formats.tool_calls import holds_user_words  # it reads steps here
 
     if result is None:
         return None
     flat = " ".join(result.split())
-    if len(flat) <= RESULT_CHARS or asks_user(tool):
+    if len(flat) <= RESULT_CHARS or holds_user_words(tool, result):
         return flat or None
     head = RESULT_CHARS // 3
     return f"{flat[:head]} … {flat[-(RESULT_CHARS - head - 3) :]}"

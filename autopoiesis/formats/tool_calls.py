@@ -88,6 +88,13 @@ _PLAN_TITLE = re.compile(
     r"^\s*#{1,6}\s+(?:plan:\s*)?(.+?)(?=\s#{1,6}\s|\s(?:\d+\.|[-*])\s|$)", re.I
 )
 PLAN_TITLE_CHARS = 150  # at most, cut at a word: a title runs into its text when none follows
+# Claude Code's answer to a call the user rejected and typed why; what it writes there
+# itself when the user chose to clarify a question is no words of theirs
+_REJECTED_WITH_WORDS = re.compile(
+    r"doesn't want to proceed with this tool use\b.{0,300}?the user said:\s*", re.I | re.S
+)
+_CLARIFY = "The user wants to clarify these questions."
+REJECTION_HEAD = 600  # where the rejection's text is looked for, at most
 # SpecStory writes each answer after its question and options ("**Answer:** ..."); the
 # tool's own result says `User has answered your questions: "Q"="A", ...`
 _ANSWER_MARK = re.compile(r"\*\*Answer:\*\*\s*")
@@ -136,6 +143,33 @@ def approved_plan(call: tf.ToolCall) -> str | None:
     if len(title) > PLAN_TITLE_CHARS:
         title = title[: PLAN_TITLE_CHARS - 1].rsplit(" ", 1)[0] + "…"
     return title or None
+
+
+def rejection_words(result: str | None) -> str | None:
+    """What the user typed when they rejected a tool call, as Claude Code answers the call
+    ("The user doesn't want to proceed with this tool use. ... To tell you how to proceed,
+    the user said:" and their words: often a correction, "no, use bun, not node"); None
+    for any other result, a rejection without words, or Claude Code's own text when the
+    user chose to clarify a question."""
+    if not result or "the user said:" not in result[:REJECTION_HEAD]:
+        return None
+    m = _REJECTED_WITH_WORDS.search(result[:REJECTION_HEAD])
+    if m is None:
+        return None
+    said = result[m.end() :].strip()
+    return None if not said or said.startswith(_CLARIFY) else said
+
+
+def holds_user_words(tool: str, result: str | None) -> bool:
+    """Whether a call of TOOL answered RESULT holds the user's own words: a question tool's
+    answers, or what the user said rejecting the call (a transcript keeps them whole)."""
+    return asks_user(tool) or rejection_words(result) is not None
+
+
+def user_words(call: tf.ToolCall) -> str | None:
+    """The user's own words in CALL: their answers to a question it asked (`user_answer`),
+    or what they said when they rejected it (`rejection_words`)."""
+    return user_answer(call) or rejection_words(call.result)
 
 
 def user_answer(call: tf.ToolCall) -> str | None:

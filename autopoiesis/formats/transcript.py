@@ -68,7 +68,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import UTC, date, datetime
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import PurePosixPath
 from typing import Any, TypeVar, cast
 
@@ -130,18 +130,17 @@ class Text:
     content: str
 
 
-# A question the agent asks its user through a tool (`tool_calls.asks_user`): its result is
-# the user's answer, their own words, which a transcript keeps up to ANSWER_CHARS, as it
-# keeps the question and the options it offered (what the answer chose among); any other
-# call keeps 300 characters of each.
+# A call whose result holds the user's own words (`tool_calls.holds_user_words`: their
+# answers to a question the agent asked through a tool, or what they typed rejecting a
+# call) keeps up to ANSWER_CHARS of its result, and of its arguments (the question and the
+# options it offered: what the answer chose among); any other call keeps 300 of each.
 ANSWER_CHARS = 4000
 
 
-@lru_cache(maxsize=256)
-def _asks_user(tool: str) -> bool:
-    from autopoiesis.formats.tool_calls import asks_user  # it reads this module's items
+def _holds_user_words(tool: object, result: object) -> bool:
+    from autopoiesis.formats.tool_calls import holds_user_words  # it reads this module
 
-    return asks_user(tool)
+    return holds_user_words(str(tool), None if result is None else str(result))
 
 
 @dataclass(frozen=True)
@@ -152,7 +151,7 @@ class ToolCall:
     _given: dict[str, Any] | None = given_field()
 
     def __post_init__(self) -> None:
-        limit = ANSWER_CHARS if _asks_user(str(self.tool)) else 300
+        limit = ANSWER_CHARS if _holds_user_words(self.tool, self.result) else 300
         set_normalised(
             self,
             {

@@ -14,7 +14,7 @@ import json
 import re
 from pathlib import Path
 
-from autopoiesis.capture.importers import import_files
+from autopoiesis.capture.importers import ImportReport, import_files
 from autopoiesis.capture.stream import process_stream
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import knowledge as kf
@@ -394,6 +394,52 @@ def test_the_option_the_user_chose_is_read_from_the_export_and_from_the_log() ->
     assert choices(tf.ToolCall("Bash", asked, log)) == []
 
 
+def _import_claude_log(
+    repo: MemoryRepo, asked: str, tool: str, given: dict[str, object], result: str
+) -> ImportReport:
+    """A Claude Code log of one exchange in /Users/ann/src/shop, imported: the user asks
+    ASKED, the agent calls TOOL with GIVEN, and the call is answered RESULT (an error when
+    it starts so, as Claude Code marks a rejected call)."""
+    head = {"sessionId": "S9", "cwd": "/Users/ann/src/shop"}
+    answer = {"type": "tool_result", "tool_use_id": "c1", "content": result}
+    if result.startswith("The user doesn't want to proceed"):
+        answer["is_error"] = True
+    lines = [
+        {
+            **head,
+            "type": "user",
+            "uuid": "u1",
+            "timestamp": "2026-02-05T09:00:00Z",
+            "message": {"role": "user", "content": asked},
+        },
+        {
+            **head,
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "timestamp": "2026-02-05T09:00:05Z",
+            "message": {
+                "role": "assistant",
+                "id": "m1",
+                "content": [{"type": "tool_use", "id": "c1", "name": tool, "input": given}],
+            },
+        },
+        {
+            **head,
+            "type": "user",
+            "uuid": "u2",
+            "parentUuid": "a1",
+            "timestamp": "2026-02-05T09:01:00Z",
+            "message": {"role": "user", "content": [answer]},
+        },
+    ]
+    log = repo.root.parent / "S9.jsonl"
+    log.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    report = import_files(repo, [log])
+    assert not report.refused, report.refused
+    return report
+
+
 def test_an_imported_claude_code_log_keeps_the_users_long_answer_and_files_their_choice(
     memory_repo: MemoryRepo,
 ) -> None:
@@ -420,47 +466,9 @@ def test_an_imported_claude_code_log_keeps_the_users_long_answer_and_files_their
         f'"Postgres (Recommended)", "Anything about the schema?"="{long_answer}". You can '
         "now continue with the user's answers in mind."
     )
-    lines = [
-        {
-            "type": "user",
-            "sessionId": "S9",
-            "uuid": "u1",
-            "cwd": "/Users/ann/src/shop",
-            "timestamp": "2026-02-05T09:00:00Z",
-            "message": {"role": "user", "content": "Set up the shop's database."},
-        },
-        {
-            "type": "assistant",
-            "sessionId": "S9",
-            "uuid": "a1",
-            "parentUuid": "u1",
-            "cwd": "/Users/ann/src/shop",
-            "timestamp": "2026-02-05T09:00:05Z",
-            "message": {
-                "role": "assistant",
-                "id": "m1",
-                "content": [
-                    {"type": "tool_use", "id": "q1", "name": "AskUserQuestion", "input": question}
-                ],
-            },
-        },
-        {
-            "type": "user",
-            "sessionId": "S9",
-            "uuid": "u2",
-            "parentUuid": "a1",
-            "cwd": "/Users/ann/src/shop",
-            "timestamp": "2026-02-05T09:01:00Z",
-            "message": {
-                "role": "user",
-                "content": [{"type": "tool_result", "tool_use_id": "q1", "content": result}],
-            },
-        },
-    ]
-    log = memory_repo.root.parent / "S9.jsonl"
-    log.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
-    report = import_files(memory_repo, [log])
-    assert not report.refused, report.refused
+    report = _import_claude_log(
+        memory_repo, "Set up the shop's database.", "AskUserQuestion", question, result
+    )
     [t] = transcripts(memory_repo, report.imported).values()
     [call] = tool_calls(t)
     assert len(call.result or "") > 300 and "never drop the audit table." in (call.result or "")
@@ -527,3 +535,48 @@ def test_a_plan_is_read_from_claude_codes_log() -> None:
     assert approved_plan(tf.ToolCall("ExitPlanMode", plan, "The user doesn't want to")) is None
     assert approved_plan(tf.ToolCall("ExitPlanMode", plan, None)) is None
     assert approved_plan(tf.ToolCall("Bash", plan, ok)) is None
+
+
+REJECTED = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it "
+    "was a file edit, the new_string was NOT written to the file). To tell you how to "
+    "proceed, the user said:\n"
+)
+
+
+def test_what_the_user_says_rejecting_a_call_is_their_word_and_kept_whole(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Claude Code answers a call the user rejected with its own text and what the user
+    typed: their words (often a correction), past the 300 characters a tool's output keeps
+    (Claude Code's own text takes 240 of them). They are read as the user's, from the log
+    and from SpecStory's export alike; a rejection without words, and Claude Code's text
+    when the user chose to clarify a question, say nothing."""
+    from autopoiesis.formats.tool_calls import rejection_words
+
+    said = "No, use bun, not node, in this repo. " + "Keep the scripts as they are. " * 8
+    report = _import_claude_log(
+        memory_repo, "Add a build script.", "Edit", {"file_path": "package.json"}, REJECTED + said
+    )
+    [t] = transcripts(memory_repo, report.imported).values()
+    [call] = tool_calls(t)
+    assert rejection_words(call.result) == said.strip()
+    with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
+        assert not ex.extract_pending().failed
+    assert _live(memory_repo, "Conventions") == ["No, use bun, not node, in this repo."]
+
+    other = MemoryRepo(init_memory_repo(tmp_path / "other", install_hooks=False).root)
+    rejected = _block("write", "Edit", f"\n{FENCE}text\n{REJECTED}{said}\n{FENCE}")
+    export = (
+        "<!-- Generated by SpecStory, Markdown v2.1.0 -->\n\n# 2026-02-07 09:00:00Z\n\n"
+        "<!-- Claude Code Session 1b2c3d4e-0000-4000-8000-000000000007 (2026-02-07 09:00Z) -->"
+        "\n\n_**User (2026-02-07 09:00:00Z)**_\n\nAdd a build script.\n\n---\n\n"
+        + _agent(1, rejected)
+    )
+    _import_and_extract(other, tmp_path / "shop/.specstory/history/2026-02-07_09-00Z-a.md", export)
+    assert _live(other, "Conventions") == ["No, use bun, not node, in this repo."]
+
+    assert rejection_words(REJECTED.split(" To tell")[0] + " STOP what you are doing.") is None
+    clarify = REJECTED + "The user wants to clarify these questions.\n    Start by asking them."
+    assert rejection_words(clarify) is None
+    assert rejection_words(None) is None

@@ -175,8 +175,8 @@ class SourceTranscript:
     def prose_sentences(self) -> tuple[Sentence, ...]:
         """The sentences somebody wrote (`prose.prose_of`): what the v3 extractors read. A
         pasted log, a diff, a heading or a form's labels are nobody's words. What the user
-        answered to the agent's question asked through a tool (`tool_calls.user_answer`)
-        is the user's, said when the agent's turn was."""
+        answered to the agent's question asked through a tool, or said rejecting a call
+        (`tool_calls.user_words`), is the user's, said when the agent's turn was."""
         turns = [t for t in self.transcript.turns if t.role != "system"]
         out: list[Sentence] = []
         for i, turn in enumerate(turns):
@@ -184,8 +184,8 @@ class SourceTranscript:
             accepted = not owned and _confirmed_by_next(turns, i)
             closing = _closing_paragraph(turn) if accepted else None
             for n, item in enumerate(turn.items):
-                answer = tool_calls.user_answer(item) if isinstance(item, tf.ToolCall) else None
-                if answer is not None:  # the user's own words, asked through a tool
+                answer = tool_calls.user_words(item) if isinstance(item, tf.ToolCall) else None
+                if answer is not None:  # the user's own words, answering or rejecting a call
                     out.extend(
                         Sentence(s, utc(turn.time), "user", None)
                         for s in split_sentences(prose.prose_of(answer), lowercase_starts=True)
