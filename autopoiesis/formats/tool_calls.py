@@ -17,6 +17,7 @@ import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from autopoiesis.core.project import project_name, project_slug
 from autopoiesis.formats import transcript as tf
@@ -111,6 +112,7 @@ _ABSOLUTE = re.compile(r"^(?:/|[A-Za-z]:[\\/]|\\\\)")
 FOLDERS_READ = 200  # the tool calls a session's folders are read from, at most
 
 
+@lru_cache(maxsize=1024)  # asked for each call a transcript holds, of a few dozen names
 def tool_name(tool: str) -> str:
     """TOOL's own name: lower case, without its server's prefix or its version."""
     return _VERSION.sub("", tool.lower().rsplit(".", 1)[-1])
