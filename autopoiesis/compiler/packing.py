@@ -47,6 +47,7 @@ from pathlib import PurePosixPath
 from autopoiesis.compiler.standing import stems
 from autopoiesis.core.frontmatter import normalize
 from autopoiesis.core.paths import category_of, team_of
+from autopoiesis.core.text import HARNESS_BOOKKEEPING, without_elements
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.formats.knowledge import current_text
 from autopoiesis.formats.specstory_markup import as_read, has_markup
@@ -299,6 +300,10 @@ def transcript_source(path: str, text: str) -> Source | None:
         read = marked and m["role"] == "agent"
         if read:  # as the index reads it (`as_read`)
             body = as_read("\n".join(body)).split("\n")  # line for line
+        elif m["role"] == "user":  # without the harness's bookkeeping, as the index reads it
+            said = without_elements("\n".join(body), HARNESS_BOOKKEEPING, keep_lines=True)
+            read = said != "\n".join(body)
+            body = said.split("\n")
         while body and not body[0].strip():
             body.pop(0)
         first = end - len(body) + 1
@@ -318,7 +323,8 @@ def transcript_source(path: str, text: str) -> Source | None:
                     start if k == 0 else a,
                     end if k == len(pieces) - 1 else b,
                     # a step of an export that says nothing to a reader (its thinking, a
-                    # lookup: a Claude Code session's hundreds of them) shows nothing
+                    # lookup: a Claude Code session's hundreds of them), or a user's turn
+                    # of a harness's bookkeeping alone (`/exit`), shows nothing
                     f"{who}: {content}" if content else "" if read else f"{who}:",
                     day,
                     m["time"],

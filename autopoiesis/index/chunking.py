@@ -38,7 +38,8 @@ from autopoiesis.errors import FrontmatterError
 #     "Tool use: **Read**").
 # 14: a subagent's user turns are its parent agent's (PARENT_AGENT).
 # 15: a user's turn that holds a slash command's expansion is headed SLASH_COMMAND.
-CHUNKER_VERSION = "15"
+# 16: a user's turn is read without the harness's bookkeeping (see _turn_units).
+CHUNKER_VERSION = "16"
 CONTEXT_TURNS = 1  # a turn chunk holds this many turns before and after it, when they fit:
 # a neighbour joins when it is at most SHORT_NEIGHBOUR_CHARS long (the question beside its
 # long answer) or the window stays under WIDE_CONTEXT_CHARS with it
@@ -220,7 +221,9 @@ def _turn_units(
     at paragraph breaks when long. A header's own date holds for the turns after it. An
     agent's turn is read as a reader of an export sees it (`specstory_markup.as_read`:
     its thinking, a lookup's result and the markup's tags out, line for line), as its
-    import reads it.
+    import reads it; a user's turn without the harness's bookkeeping (the record of a
+    command they ran, its output, Claude Code's caveat before it: `/exit`'s three lines
+    and "See ya!"), as Claude Code's own log is imported.
 
     A speaker's consecutive messages are one turn (their headers after the first read as
     blank lines): a harness streams a reply a message a step, and each step alone, short
@@ -264,6 +267,13 @@ def _turn_units(
         heading = speaker
         if speaker == "user" and _expands_a_command("\n".join(body)):
             heading = SLASH_COMMAND
+        if hm["role"] == "user":
+            said = without_elements("\n".join(body), HARNESS_BOOKKEEPING, keep_lines=True)
+            if said != "\n".join(body):
+                if not copied:
+                    text_of, copied = list(text_of), True
+                text_of[i + 1 : body_end + 1] = said.split("\n")
+                body = text_of[i + 1 : body_end + 1]
         for start, end in split_long(body, i + 2) or [(i + 2, i + 1)]:
             s, e = _trim(text_of, start, end)
             text = "\n".join(text_of[s - 1 : e]) if e >= s else ""
