@@ -47,7 +47,7 @@ from pathlib import PurePosixPath
 from autopoiesis.compiler.standing import stems
 from autopoiesis.core.frontmatter import normalize
 from autopoiesis.core.paths import category_of, team_of
-from autopoiesis.core.text import HARNESS_BOOKKEEPING, without_elements
+from autopoiesis.core.text import without_bookkeeping
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.formats.knowledge import current_text
 from autopoiesis.formats.specstory_markup import as_read, has_markup
@@ -301,7 +301,7 @@ def transcript_source(path: str, text: str) -> Source | None:
         if read:  # as the index reads it (`as_read`)
             body = as_read("\n".join(body)).split("\n")  # line for line
         elif m["role"] == "user":  # without the harness's bookkeeping, as the index reads it
-            said = without_elements("\n".join(body), HARNESS_BOOKKEEPING, keep_lines=True)
+            said = without_bookkeeping("\n".join(body))
             read = said != "\n".join(body)
             body = said.split("\n")
         while body and not body[0].strip():

@@ -233,6 +233,13 @@ def without_elements(text: str, names: tuple[str, ...], *, keep_lines: bool = Fa
     return "".join(out)
 
 
+def without_bookkeeping(text: str) -> str:
+    """A user's TEXT as a reader sees it: the harness's bookkeeping (HARNESS_BOOKKEEPING)
+    out, line for line. What the index and the compiled context read of a user's turn;
+    Claude Code's importer drops the same lines from its log."""
+    return without_elements(text, HARNESS_BOOKKEEPING, keep_lines=True)
+
+
 def slugify(text: str, max_len: int = 60) -> str:
     """An ASCII slug of at most MAX_LEN characters ('' when nothing is left)."""
     text = re.sub(r"(\w)['\u2019](\w)", r"\1\2", text)  # "let's" -> "lets", not "let-s"

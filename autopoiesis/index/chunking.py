@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from autopoiesis.core.text import HARNESS_BOOKKEEPING, count_tokens, without_elements
+from autopoiesis.core.text import count_tokens, without_bookkeeping
 from autopoiesis.errors import FrontmatterError
 
 # Bump when chunk boundaries or chunk text change: the index rebuilds itself.
@@ -268,7 +268,7 @@ def _turn_units(
         if speaker == "user" and _expands_a_command("\n".join(body)):
             heading = SLASH_COMMAND
         if hm["role"] == "user":
-            said = without_elements("\n".join(body), HARNESS_BOOKKEEPING, keep_lines=True)
+            said = without_bookkeeping("\n".join(body))
             if said != "\n".join(body):
                 if not copied:
                     text_of, copied = list(text_of), True
@@ -290,9 +290,7 @@ def _turn_units(
 def _expands_a_command(text: str) -> bool:
     """Whether TEXT, a user's turn, runs a slash command and holds its expansion: it opens
     with the harness's record of the command, and says more than that record."""
-    return bool(_COMMAND_RUN.match(text)) and bool(
-        without_elements(text, HARNESS_BOOKKEEPING).strip()
-    )
+    return bool(_COMMAND_RUN.match(text)) and bool(without_bookkeeping(text).strip())
 
 
 def _day_of(header: re.Match[str], day: date | None) -> date | None:
