@@ -90,9 +90,15 @@ _PLAN_TITLE = re.compile(
 )
 PLAN_TITLE_CHARS = 150  # at most, cut at a word: a title runs into its text when none follows
 # Claude Code's answer to a call the user rejected and typed why; what it writes there
-# itself when the user chose to clarify a question is no words of theirs
+# itself when the user chose to clarify a question is no words of theirs. The answer is
+# the whole result (an error, which the importers mark "error: "), so it opens it: the
+# same words inside a command's output (a grep of a codebase that handles Claude Code's
+# logs, a file that quotes them) are no user's, and read as theirs they would become a
+# rule of the memory that nobody said.
 _REJECTED_WITH_WORDS = re.compile(
-    r"doesn't want to proceed with this tool use\b.{0,300}?the user said:\s*", re.I | re.S
+    r"\s*(?:error:\s*)?The user doesn't want to proceed with this tool use\b"
+    r".{0,300}?the user said:\s*",
+    re.I | re.S,
 )
 _CLARIFY = "The user wants to clarify these questions."
 REJECTION_HEAD = 600  # where the rejection's text is looked for, at most
@@ -151,11 +157,12 @@ def rejection_words(result: str | None) -> str | None:
     """What the user typed when they rejected a tool call, as Claude Code answers the call
     ("The user doesn't want to proceed with this tool use. ... To tell you how to proceed,
     the user said:" and their words: often a correction, "no, use bun, not node"); None
-    for any other result, a rejection without words, or Claude Code's own text when the
-    user chose to clarify a question."""
+    for any other result (one that only holds those words, further in: a command's output
+    quoting them), a rejection without words, or Claude Code's own text when the user
+    chose to clarify a question."""
     if not result or "the user said:" not in result[:REJECTION_HEAD]:
         return None
-    m = _REJECTED_WITH_WORDS.search(result[:REJECTION_HEAD])
+    m = _REJECTED_WITH_WORDS.match(result[:REJECTION_HEAD])
     if m is None:
         return None
     said = result[m.end() :].strip()
