@@ -240,6 +240,22 @@ def without_bookkeeping(text: str) -> str:
     return without_elements(text, HARNESS_BOOKKEEPING, keep_lines=True)
 
 
+# How a harness opens the message that carries a compacted session on: the summary a model
+# wrote of the conversation so far (Claude Code's compact summary, Cline's continuation),
+# sent as the user's message. Claude Code's log marks it (`isCompactSummary`, a system
+# turn when imported); a Markdown export of the session keeps it as the user's.
+_CONTINUATION = re.compile(
+    r"\s*This session is being continued from a previous conversation\b", re.IGNORECASE
+)
+
+
+def continues_a_session(text: str) -> bool:
+    """Whether TEXT, a user's turn as a harness recorded it, is the harness's summary of
+    the session so far: the summarising model's words ("The user wants ...", "Never deploy
+    on Fridays" as it understood it), not the user's."""
+    return bool(_CONTINUATION.match(without_bookkeeping(text[:2000])))
+
+
 def slugify(text: str, max_len: int = 60) -> str:
     """An ASCII slug of at most MAX_LEN characters ('' when nothing is left)."""
     text = re.sub(r"(\w)['\u2019](\w)", r"\1\2", text)  # "let's" -> "lets", not "let-s"

@@ -346,3 +346,51 @@ def test_a_users_turn_is_read_without_the_harness_bookkeeping(memory_repo: Memor
     shown = [u.text for u in source.units if u.text]
     assert not any("See ya" in u or "command" in u for u in shown), shown
     assert any(u.endswith("user: And keep the walrus printer quiet.") for u in shown), shown
+
+
+def test_a_compacted_sessions_summary_is_not_the_user_speaking(
+    memory_repo: MemoryRepo, commit_all
+) -> None:
+    """A Markdown export of a Claude Code session keeps the summary the harness sends to
+    carry a compacted session on as the user's message: search heads it as the summary it
+    is and gives it no user-turn prior; the user's own words about the same thing keep it."""
+    from autopoiesis.index.chunking import CONTINUATION
+
+    summary = (
+        "This session is being continued from a previous conversation that ran out of "
+        "context. The conversation is summarized below:\nThe user wants the walrus importer "
+        "to retry on timeouts. Key decisions: retry the walrus importer three times."
+    )
+    rel = _write(
+        memory_repo,
+        "ses_compacted",
+        0,
+        [
+            ("user", None, "Make the walrus importer retry on timeouts."),
+            ("agent", None, "Added a retry to the walrus importer.\n" + TOOL_OUTPUT),
+            ("user", None, summary),
+            ("agent", None, "Continuing: the walrus importer retries now.\n" + TOOL_OUTPUT),
+        ],
+    )
+    commit_all(memory_repo, "conversation: a compacted session")
+    with SearchIndex(memory_repo) as idx:
+        idx.rebuild_full()
+        headings = [
+            h
+            for (h,) in idx.store.conn.execute(
+                "SELECT heading FROM chunks WHERE path = ? ORDER BY start_line", (rel,)
+            )
+        ]
+        results = idx.search("walrus importer retry timeouts", 10, explain=True)
+    # (a long agent turn is chunked in pieces)
+    assert [h for n, h in enumerate(headings) if n == 0 or h != headings[n - 1]] == [
+        "user",
+        "agent",
+        CONTINUATION,
+        "agent",
+    ]
+    mine = [r for r in results if r.path == rel]
+    assert [r.explain["user_turn_factor"] for r in mine if r.heading == "user"] == [
+        USER_TURN_FACTOR
+    ]
+    assert all(r.explain["user_turn_factor"] is None for r in mine if r.heading != "user")

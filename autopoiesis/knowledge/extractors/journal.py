@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from autopoiesis.core.clock import utc
-from autopoiesis.core.text import slugify
+from autopoiesis.core.text import continues_a_session, slugify
 from autopoiesis.formats import transcript as tf
 from autopoiesis.knowledge.changes import KnowledgeChange, entry_id_for
 from autopoiesis.knowledge.extractors import cues, prose
@@ -219,10 +219,14 @@ def _topic_and_request(topic: str | None, asked: str) -> str:
 
 def _opening_request(src: SourceTranscript) -> tuple[str, datetime]:
     """(what the session was asked, when): its first user turn's request (a subagent's log
-    opens with the agent), else its title; a vague one ("Help me solve it") gives way to
-    the title of the agent's answer."""
+    opens with the agent; a session carried on after compaction, with the harness's summary
+    of it, `continues_a_session`), else its title; a vague one ("Help me solve it") gives
+    way to the title of the agent's answer."""
     t = src.transcript
-    first_user = next((turn for turn in t.turns if turn.role == "user"), None)
+    first_user = next(
+        (turn for turn in t.turns if turn.role == "user" and not continues_a_session(turn.text)),
+        None,
+    )
     opening = first_user or next(iter(t.turns), None)
     asked = (request_of(opening) if opening is not None else "") or t.title
     if len(long_words(asked)) < 3:
