@@ -240,20 +240,29 @@ def without_bookkeeping(text: str) -> str:
     return without_elements(text, HARNESS_BOOKKEEPING, keep_lines=True)
 
 
-# How a harness opens the message that carries a compacted session on: the summary a model
-# wrote of the conversation so far (Claude Code's compact summary, Cline's continuation),
-# sent as the user's message. Claude Code's log marks it (`isCompactSummary`, a system
-# turn when imported); a Markdown export of the session keeps it as the user's.
-_CONTINUATION = re.compile(
-    r"\s*This session is being continued from a previous conversation\b", re.IGNORECASE
+# How the messages open that a harness sends in the user's role and the user did not
+# write: Codex CLI's environment block, AGENTS.md and user instructions and its notice of
+# an interrupted turn; and the summary a model wrote of the conversation so far that
+# carries a compacted session on (Claude Code's compact summary, Cline's continuation).
+# A harness's own log marks most of them (Claude Code's `isCompactSummary`); a Markdown
+# export of the session keeps them as the user's message.
+HARNESS_MESSAGE_OPENINGS = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions for ",
+    "<INSTRUCTIONS>",
+    "<turn_aborted>",
+    "This session is being continued from a previous conversation",
 )
 
 
-def continues_a_session(text: str) -> bool:
-    """Whether TEXT, a user's turn as a harness recorded it, is the harness's summary of
-    the session so far: the summarising model's words ("The user wants ...", "Never deploy
-    on Fridays" as it understood it), not the user's."""
-    return bool(_CONTINUATION.match(without_bookkeeping(text[:2000])))
+def said_by_the_harness(text: str) -> bool:
+    """Whether TEXT, a message in the user's role, is one the harness sent
+    (HARNESS_MESSAGE_OPENINGS, after its bookkeeping): a compacted session's summary is
+    the summarising model's words ("The user wants ...", "Never deploy on Fridays" as it
+    understood it), an instructions file the harness's copy; neither is the user
+    speaking."""
+    return without_bookkeeping(text[:2000]).lstrip().startswith(HARNESS_MESSAGE_OPENINGS)
 
 
 def slugify(text: str, max_len: int = 60) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from autopoiesis.core.text import continues_a_session, count_tokens, without_bookkeeping
+from autopoiesis.core.text import count_tokens, said_by_the_harness, without_bookkeeping
 from autopoiesis.errors import FrontmatterError
 
 # Bump when chunk boundaries or chunk text change: the index rebuilds itself.
@@ -39,8 +39,8 @@ from autopoiesis.errors import FrontmatterError
 # 14: a subagent's user turns are its parent agent's (PARENT_AGENT).
 # 15: a user's turn that holds a slash command's expansion is headed SLASH_COMMAND.
 # 16: a user's turn is read without the harness's bookkeeping (see _turn_units).
-# 17: a user's turn that is the harness's summary of a compacted session is headed
-#     CONTINUATION.
+# 17: a message the harness sent in the user's role (a compacted session's summary, an
+#     instructions file) is headed FROM_HARNESS.
 CHUNKER_VERSION = "17"
 CONTEXT_TURNS = 1  # a turn chunk holds this many turns before and after it, when they fit:
 # a neighbour joins when it is at most SHORT_NEIGHBOUR_CHARS long (the question beside its
@@ -69,10 +69,10 @@ PARENT_AGENT = "parent agent"
 # prompt file: a PR's description and diff, a review checklist): the user ran it, but its
 # words are the command's, and get no user-turn prior either. Its text still says "user".
 SLASH_COMMAND = "user, slash command"
-# The heading of a user turn that is the harness's summary of the session so far, sent to
-# carry a compacted session on (core.text.continues_a_session): the summarising model's
-# words, long and about everything, with no user-turn prior either.
-CONTINUATION = "user, summary of the session so far"
+# The heading of a user turn that the harness sent (core.text.said_by_the_harness): the
+# summary that carries a compacted session on, the summarising model's words, long and
+# about everything; Codex's environment block or AGENTS.md. No user-turn prior either.
+FROM_HARNESS = "user, from the harness"
 _COMMAND_RUN = re.compile(r"\A\s*<command-(?:message|name)>")
 _TAGS_INLINE_RE = re.compile(r"^tags:\s*\[(.*)\]\s*$", re.M)
 
@@ -216,7 +216,7 @@ def _turn_headers(lines: list[str], front_end: int) -> tuple[list[_Header], str 
 
 _Header = tuple[int, re.Match[str]]  # a turn header: its line index and match
 # A turn, or a piece of a long one: (start line, end line, its text under the speaker line,
-# time, heading: its speaker, or what the turn is, SLASH_COMMAND or CONTINUATION).
+# time, heading: its speaker, or what the turn is, SLASH_COMMAND or FROM_HARNESS).
 _Unit = tuple[int, int, str, datetime | None, str]
 
 
@@ -236,8 +236,8 @@ def _turn_units(
     beside the user's line, would join its chunk and bury the user's words; imported, the
     same reply is one turn. In a SUBAGENT's transcript a user turn is its parent agent's
     prompt (PARENT_AGENT); a user's turn that runs a slash command and holds its
-    expansion is headed SLASH_COMMAND, one that is the harness's summary of a compacted
-    session CONTINUATION."""
+    expansion is headed SLASH_COMMAND, a message the harness sent (a compacted session's
+    summary) FROM_HARNESS."""
     from autopoiesis.formats.specstory_markup import as_read, has_markup
 
     marked = has_markup("\n".join(lines))
@@ -274,8 +274,8 @@ def _turn_units(
         heading = speaker
         if speaker == "user" and _expands_a_command("\n".join(body)):
             heading = SLASH_COMMAND
-        elif speaker == "user" and continues_a_session("\n".join(body)):
-            heading = CONTINUATION
+        elif speaker == "user" and said_by_the_harness("\n".join(body)):
+            heading = FROM_HARNESS
         if hm["role"] == "user":
             said = without_bookkeeping("\n".join(body))
             if said != "\n".join(body):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -127,3 +128,28 @@ def test_elements_left_open_are_taken_out_in_linear_time() -> None:
 
     small, large = cpu(4_000), cpu(32_000)
     assert large < 30 * max(small, 0.0005), f"4,000: {small:.4f} s, 32,000: {large:.4f} s"
+
+
+@pytest.mark.parametrize(
+    ("message", "harness"),
+    [
+        (
+            "This session is being continued from a previous conversation that ran out of "
+            "context. The conversation is summarized below:\nThe user wants a retry.",
+            True,
+        ),
+        ("\n  <environment_context>\n  <cwd>/src/shop</cwd>\n</environment_context>", True),
+        ("# AGENTS.md instructions for /src/shop\n\n<INSTRUCTIONS>\nUse pnpm.", True),
+        # behind Claude Code's bookkeeping, as a Markdown export keeps it
+        (
+            "<system-reminder>Be brief.</system-reminder>\nThis session is being continued "
+            "from a previous conversation that ran out of context.",
+            True,
+        ),
+        ("Why does this session is being continued from a previous conversation show?", False),
+        ("Keep the <environment_context> block out of the logs.", False),
+        ("", False),
+    ],
+)
+def test_a_message_the_harness_sent_in_the_users_role(message: str, harness: bool) -> None:
+    assert text.said_by_the_harness(message) is harness

@@ -352,9 +352,9 @@ def test_a_compacted_sessions_summary_is_not_the_user_speaking(
     memory_repo: MemoryRepo, commit_all
 ) -> None:
     """A Markdown export of a Claude Code session keeps the summary the harness sends to
-    carry a compacted session on as the user's message: search heads it as the summary it
-    is and gives it no user-turn prior; the user's own words about the same thing keep it."""
-    from autopoiesis.index.chunking import CONTINUATION
+    carry a compacted session on as the user's message: search heads it as the harness's
+    and gives it no user-turn prior; the user's own words about the same thing keep it."""
+    from autopoiesis.index.chunking import FROM_HARNESS
 
     summary = (
         "This session is being continued from a previous conversation that ran out of "
@@ -386,7 +386,7 @@ def test_a_compacted_sessions_summary_is_not_the_user_speaking(
     assert [h for n, h in enumerate(headings) if n == 0 or h != headings[n - 1]] == [
         "user",
         "agent",
-        CONTINUATION,
+        FROM_HARNESS,
         "agent",
     ]
     mine = [r for r in results if r.path == rel]

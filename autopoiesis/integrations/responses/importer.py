@@ -43,18 +43,10 @@ from autopoiesis.capture.importers.shapes import (
     string,
 )
 from autopoiesis.core.clock import parse_ts
+from autopoiesis.core.text import said_by_the_harness
 from autopoiesis.errors import ImportFormatError
 from autopoiesis.formats import transcript as tf
 
-# What a harness puts into the user role that the user did not say (Codex CLI: the
-# environment block, AGENTS.md and user instructions, the notice of an interrupted turn).
-INJECTED_PREFIXES = (
-    "<environment_context>",
-    "<user_instructions>",
-    "# AGENTS.md instructions for ",
-    "<INSTRUCTIONS>",
-    "<turn_aborted>",
-)
 # Items that carry no conversation: reasoning (excluded on purpose), the encrypted
 # summary a compaction leaves, and the harness's own bookkeeping.
 SILENT_ITEMS = frozenset(
@@ -100,11 +92,6 @@ OUTPUT_ITEMS = frozenset(
     }
 )
 RESPONSES_ITEMS = SILENT_ITEMS | CALL_ITEMS | OUTPUT_ITEMS | {"message", "agent_message"}
-
-
-def is_injected(text: str) -> bool:
-    """TEXT is context the harness injected into the user role, not the user's words."""
-    return text.lstrip().startswith(INJECTED_PREFIXES)
 
 
 # How Codex's Desktop app and IDE extension wrap a prompt: the editor's state and the
@@ -345,7 +332,7 @@ class ResponsesReader:
             content = item["message"]
         texts, attachments = _parts(content)
         if role == "user":
-            texts = [t for t in texts if not is_injected(t)]
+            texts = [t for t in texts if not said_by_the_harness(t)]
             unwrapped = [user_request(t) for t in texts]
             texts = [t for t, _ in unwrapped]
             attachments = [a for _, files in unwrapped for a in files] + attachments

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from autopoiesis.core.clock import utc
-from autopoiesis.core.text import continues_a_session, slugify
+from autopoiesis.core.text import said_by_the_harness, slugify
 from autopoiesis.formats import transcript as tf
 from autopoiesis.knowledge.changes import KnowledgeChange, entry_id_for
 from autopoiesis.knowledge.extractors import cues, prose
@@ -219,12 +219,13 @@ def _topic_and_request(topic: str | None, asked: str) -> str:
 
 def _opening_request(src: SourceTranscript) -> tuple[str, datetime]:
     """(what the session was asked, when): its first user turn's request (a subagent's log
-    opens with the agent; a session carried on after compaction, with the harness's summary
-    of it, `continues_a_session`), else its title; a vague one ("Help me solve it") gives
-    way to the title of the agent's answer."""
+    opens with the agent; a message the harness sent in the user's role, as the summary
+    that carries a compacted session on, `said_by_the_harness`, is not one), else its
+    title; a vague one ("Help me solve it") gives way to the title of the agent's
+    answer."""
     t = src.transcript
     first_user = next(
-        (turn for turn in t.turns if turn.role == "user" and not continues_a_session(turn.text)),
+        (turn for turn in t.turns if turn.role == "user" and not said_by_the_harness(turn.text)),
         None,
     )
     opening = first_user or next(iter(t.turns), None)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from autopoiesis.core.text import HARNESS_BOOKKEEPING, continues_a_session, without_elements
+from autopoiesis.core.text import HARNESS_BOOKKEEPING, said_by_the_harness, without_elements
 
 _FENCE = re.compile(r"^\s*(```|~~~).*?^\s*\1[^\n]*$", re.MULTILINE | re.DOTALL)
 _OPEN_FENCE = re.compile(r"^\s*(```|~~~).*\Z", re.MULTILINE | re.DOTALL)  # an unclosed one
@@ -70,9 +70,10 @@ def prose_of(text: str) -> str:
 def looks_pasted(text: str) -> bool:
     """Whether a message is a pasted document rather than somebody writing: a form (field
     labels ending in "*"), or several headings (a task description, a README, a PR
-    template), or the summary a harness sends on a compacted session's behalf
-    (`continues_a_session`). Nothing in it is its sender's own decision or preference."""
-    if continues_a_session(text):
+    template), or a message the harness sent in the user's role, as the summary that
+    carries a compacted session on (`said_by_the_harness`). Nothing in it is its
+    sender's own decision or preference."""
+    if said_by_the_harness(text):
         return True
     lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
     labels = sum(bool(_FORM_LABEL.search(ln)) for ln in lines)
