@@ -241,19 +241,30 @@ def without_bookkeeping(text: str) -> str:
 
 
 # How the messages open that a harness sends in the user's role and the user did not
-# write: Codex CLI's environment block, AGENTS.md and user instructions and its notice of
-# an interrupted turn; and the summary a model wrote of the conversation so far that
-# carries a compacted session on (Claude Code's compact summary, Cline's continuation).
-# A harness's own log marks most of them (Claude Code's `isCompactSummary`); a Markdown
-# export of the session keeps them as the user's message.
-HARNESS_MESSAGE_OPENINGS = (
+# write. The context it injects (Codex CLI's environment block, AGENTS.md and user
+# instructions, its notice of an interrupted turn): a copy of what is elsewhere, which
+# Codex's importers leave out. And the summary a model wrote of the conversation so far
+# that carries a compacted session on (Claude Code's compact summary, Cline's
+# continuation): all there may be of the turns before, so it is kept, as the system's
+# turn where a log marks it (Claude Code's `isCompactSummary`). A Markdown export of a
+# session keeps both as the user's message.
+INJECTED_CONTEXT_OPENINGS = (
     "<environment_context>",
     "<user_instructions>",
     "# AGENTS.md instructions for ",
     "<INSTRUCTIONS>",
     "<turn_aborted>",
+)
+HARNESS_MESSAGE_OPENINGS = (
+    *INJECTED_CONTEXT_OPENINGS,
     "This session is being continued from a previous conversation",
 )
+
+
+def injected_context(text: str) -> bool:
+    """Whether TEXT, a message in the user's role, is context the harness injected
+    (INJECTED_CONTEXT_OPENINGS), which an importer may leave out."""
+    return text.lstrip().startswith(INJECTED_CONTEXT_OPENINGS)
 
 
 def said_by_the_harness(text: str) -> bool:

@@ -131,25 +131,37 @@ def test_elements_left_open_are_taken_out_in_linear_time() -> None:
 
 
 @pytest.mark.parametrize(
-    ("message", "harness"),
+    ("message", "harness", "injected"),
     [
+        # a compacted session's summary: the harness's, and kept (all there may be of before)
         (
             "This session is being continued from a previous conversation that ran out of "
             "context. The conversation is summarized below:\nThe user wants a retry.",
             True,
+            False,
         ),
-        ("\n  <environment_context>\n  <cwd>/src/shop</cwd>\n</environment_context>", True),
-        ("# AGENTS.md instructions for /src/shop\n\n<INSTRUCTIONS>\nUse pnpm.", True),
+        ("\n  <environment_context>\n  <cwd>/src/shop</cwd>\n</environment_context>", True, True),
+        ("# AGENTS.md instructions for /src/shop\n\n<INSTRUCTIONS>\nUse pnpm.", True, True),
         # behind Claude Code's bookkeeping, as a Markdown export keeps it
         (
             "<system-reminder>Be brief.</system-reminder>\nThis session is being continued "
             "from a previous conversation that ran out of context.",
             True,
+            False,
         ),
-        ("Why does this session is being continued from a previous conversation show?", False),
-        ("Keep the <environment_context> block out of the logs.", False),
-        ("", False),
+        (
+            "Why does this session is being continued from a previous conversation show?",
+            False,
+            False,
+        ),
+        ("Keep the <environment_context> block out of the logs.", False, False),
+        ("", False, False),
     ],
 )
-def test_a_message_the_harness_sent_in_the_users_role(message: str, harness: bool) -> None:
+def test_a_message_the_harness_sent_in_the_users_role(
+    message: str, harness: bool, injected: bool
+) -> None:
+    """What a harness sends in the user's role is nobody's words (said_by_the_harness);
+    only the context it injects, a copy of what is elsewhere, may an importer leave out."""
     assert text.said_by_the_harness(message) is harness
+    assert text.injected_context(message) is injected

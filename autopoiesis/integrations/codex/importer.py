@@ -53,7 +53,7 @@ from autopoiesis.capture.importers.shapes import (
 )
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.project import remote_repository_name
-from autopoiesis.core.text import said_by_the_harness
+from autopoiesis.core.text import injected_context
 from autopoiesis.errors import ImportFormatError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.integrations.responses.importer import (
@@ -376,7 +376,7 @@ class _Rollout:
 
     def _replay_message(self, kind: str, p: dict[str, Any], when: datetime) -> None:
         text = nonempty_str(p.get("message"))
-        if text is None or (kind == "user_message" and said_by_the_harness(text)):
+        if text is None or (kind == "user_message" and injected_context(text)):
             return
         files: list[tf.Item] = []
         if kind == "user_message":

@@ -43,7 +43,7 @@ from autopoiesis.capture.importers.shapes import (
     string,
 )
 from autopoiesis.core.clock import parse_ts
-from autopoiesis.core.text import said_by_the_harness
+from autopoiesis.core.text import injected_context
 from autopoiesis.errors import ImportFormatError
 from autopoiesis.formats import transcript as tf
 
@@ -332,7 +332,7 @@ class ResponsesReader:
             content = item["message"]
         texts, attachments = _parts(content)
         if role == "user":
-            texts = [t for t in texts if not said_by_the_harness(t)]
+            texts = [t for t in texts if not injected_context(t)]
             unwrapped = [user_request(t) for t in texts]
             texts = [t for t, _ in unwrapped]
             attachments = [a for _, files in unwrapped for a in files] + attachments
