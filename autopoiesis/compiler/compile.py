@@ -165,6 +165,11 @@ def _section_of(text: str, project: str) -> str:
     return kf.render(replace(doc, sections=kept, frontmatter=None))
 
 
+def _says_anything(text: str) -> bool:
+    """Whether TEXT holds a line that is no heading (an entry, a paragraph)."""
+    return any(line.strip() and not line.lstrip().startswith("#") for line in text.split("\n"))
+
+
 def _cut_kb(text: str, kb: float, source: str) -> str:
     return cut_to_bytes(text, int(kb * 1024), source)
 
@@ -554,8 +559,8 @@ class ContextCompiler(ScoredKnowledge):
                     "message: left to search",
                     rel,
                 )
-            if not text.strip():
-                continue
+            if not _says_anything(text):
+                continue  # nothing but headings: its entries were of other projects
             cut = _cut_kb(text, journal_left, rel) if journal_left > 0 else ""
             if not cut:
                 plan.skip(

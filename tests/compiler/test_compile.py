@@ -421,6 +421,16 @@ def test_the_journal_of_a_project_prompt_leaves_other_projects_sections_to_searc
     assert not left.included and "left to search" in left.reason
     everything = compile_(repo)  # no current project: the whole day
     assert "Rotated the alpha keys" in everything.prompt
+    # a day of only other projects' sessions says nothing to gamma: not even its heading
+    (k / "projects" / "beta").mkdir(parents=True)
+    (k / "projects" / "beta" / "context.md").write_text("# Beta\n")
+    (k / "journal" / "2026-02-16.md").write_text(
+        "---\ntype: journal\n---\n\n## 2026-02-16\n\n### alpha\n- Rotated the alpha keys\n\n"
+        "### beta\n- Pinned the beta base image\n"
+    )
+    gamma = compile_(repo, project="gamma")
+    assert "2026-02-16" not in gamma.prompt
+    assert not any(s.included for s in gamma.sections if s.label.startswith("journal:2026-02-16"))
 
 
 def test_a_message_gets_the_entries_of_the_day_that_bear_on_it(repo: MemoryRepo) -> None:
