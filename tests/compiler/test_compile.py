@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, date, datetime
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -401,17 +402,28 @@ def test_no_private_file_enters_the_standing_part_or_a_topic(repo: MemoryRepo) -
     assert "PAPAYA-7" in res.prompt and "secret main-session fact" in res.prompt
 
 
+def _journal_day(repo: MemoryRepo, projects: list[str], sections: str) -> Path:
+    """The journal of 2026-02-16 with SECTIONS (`### name` and its entries), in a memory
+    that knows PROJECTS."""
+    k = repo.knowledge_dir
+    for name in projects:
+        (k / "projects" / name).mkdir(parents=True, exist_ok=True)
+        (k / "projects" / name / "context.md").write_text(f"# {name.title()}\n")
+    day = k / "journal" / "2026-02-16.md"
+    day.write_text(f"---\ntype: journal\n---\n\n## 2026-02-16\n\n{sections}")
+    return day
+
+
 def test_the_journal_of_a_project_prompt_leaves_other_projects_sections_to_search(
     repo: MemoryRepo,
 ) -> None:
     """A day's journal holds every project's sessions, each under its project's heading:
     a prompt from beta gets beta's sections and the ones of no project, not alpha's."""
-    k = repo.knowledge_dir
-    (k / "projects" / "alpha").mkdir(parents=True)
-    (k / "projects" / "alpha" / "context.md").write_text("# Alpha\n")
-    (k / "journal" / "2026-02-16.md").write_text(
-        "---\ntype: journal\n---\n\n## 2026-02-16\n\n### alpha\n- Rotated the alpha keys\n\n"
-        "### beta\n- Pinned the beta base image\n\n### standup\n- Moved the standup to 10:00\n"
+    _journal_day(
+        repo,
+        ["alpha"],
+        "### alpha\n- Rotated the alpha keys\n\n### beta\n- Pinned the beta base image\n\n"
+        "### standup\n- Moved the standup to 10:00\n",
     )
     res = compile_(repo, project="beta")
     assert "Pinned the beta base image" in res.prompt
@@ -422,11 +434,10 @@ def test_the_journal_of_a_project_prompt_leaves_other_projects_sections_to_searc
     everything = compile_(repo)  # no current project: the whole day
     assert "Rotated the alpha keys" in everything.prompt
     # a day of only other projects' sessions says nothing to gamma: not even its heading
-    (k / "projects" / "beta").mkdir(parents=True)
-    (k / "projects" / "beta" / "context.md").write_text("# Beta\n")
-    (k / "journal" / "2026-02-16.md").write_text(
-        "---\ntype: journal\n---\n\n## 2026-02-16\n\n### alpha\n- Rotated the alpha keys\n\n"
-        "### beta\n- Pinned the beta base image\n"
+    _journal_day(
+        repo,
+        ["alpha", "beta"],
+        "### alpha\n- Rotated the alpha keys\n\n### beta\n- Pinned the beta base image\n",
     )
     gamma = compile_(repo, project="gamma")
     assert "2026-02-16" not in gamma.prompt
