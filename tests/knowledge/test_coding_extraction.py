@@ -602,6 +602,10 @@ def test_a_developer_s_corrections_are_kept_as_preferences() -> None:
         ),
         ("user", "Generate a PR description for these changes (do it yourself, not using it)"),
         ("user", "The main version should be linked, not this one."),
+        # a tool's name as developers write it: in backticks or quotes, a scoped package
+        ("user", "use `@clack/prompts` instead of bun-promptx"),
+        ("user", 'Use "ruff" instead of flake8'),
+        ("user", "I prefer `vitest` over jest"),
     )
     got = {
         c.content: c.section
@@ -617,6 +621,9 @@ def test_a_developer_s_corrections_are_kept_as_preferences() -> None:
         "Dont tell me what to do, do it yourself without asking": "Preferences",
         "No, never `bun link` a session version.": "Preferences",
         "The main version should be linked, not this one.": "Preferences",
+        "Use `@clack/prompts` instead of bun-promptx": "Preferences",
+        'Use "ruff" instead of flake8': "Preferences",
+        "I prefer `vitest` over jest": "Preferences",
     }, got
 
 

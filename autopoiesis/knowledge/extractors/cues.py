@@ -209,13 +209,16 @@ PREFERENCE_CUE = re.compile(
 # mock in production", "don't touch the migrations", "always run the linter first",
 # "prefer composition over inheritance" (v3: a one-off order such as "make it into a
 # file" is none of these).
+# a tool's or package's name as a developer writes it: bare, quoted or in backticks, an
+# npm package with its scope ("use `@clack/prompts` instead of bun-promptx")
+_TOOL_NAME = r"[`'\"]?@?[\w.+#/-]+[`'\"]?"
 CODING_PREFERENCE = re.compile(
     r"^(?:no[,.!]?\s+)?(?:please\s+|and\s+|also\s+)?(?:"
     r"(?:always|never)\s+[`'\"]?\w+"
     r"|(?:don'?t|do not)\s+(?:ever\s+)?(?:touch|modify|change|edit|use|add|mock|commit|push|run|"
     r"install|import|write|create|delete|remove|rename)\b.{3,}"
-    r"|use\s+[\w.+#/-]+(?:\s+[\w.+#/-]+)?,?\s+(?:not|instead of|rather than|over)\s+\S+"
-    r"|(?:i\s+)?prefer\s+[\w.+#/-]+(?:\s+[\w.+#/-]+)?\s+(?:over|to|to using)\s+\S+"
+    rf"|use\s+{_TOOL_NAME}(?:\s+{_TOOL_NAME})?,?\s+(?:not|instead of|rather than|over)\s+\S+"
+    rf"|(?:i\s+)?prefer\s+{_TOOL_NAME}(?:\s+{_TOOL_NAME})?\s+(?:over|to|to using)\s+\S+"
     r"|we (?:always|never) \w+|in this (?:repo|project|codebase),? (?:we|always|never|use)\b)",
     re.IGNORECASE,
 )
