@@ -205,13 +205,13 @@ PREFERENCE_CUE = re.compile(
     r")?(?:use|give|answer|write|keep|reply|respond|format|send|add|avoid|skip)\b",
     re.IGNORECASE,
 )
+# A tool's or package's name as a developer writes it: bare, quoted or in backticks, an
+# npm package with its scope ("use `@clack/prompts` instead of bun-promptx").
+_TOOL_NAME = r"[`'\"]?@?[\w.+#/-]+[`'\"]?"
 # How the user wants the work done in code, said as a rule: "use bun, not node", "never
 # mock in production", "don't touch the migrations", "always run the linter first",
 # "prefer composition over inheritance" (v3: a one-off order such as "make it into a
 # file" is none of these).
-# a tool's or package's name as a developer writes it: bare, quoted or in backticks, an
-# npm package with its scope ("use `@clack/prompts` instead of bun-promptx")
-_TOOL_NAME = r"[`'\"]?@?[\w.+#/-]+[`'\"]?"
 CODING_PREFERENCE = re.compile(
     r"^(?:no[,.!]?\s+)?(?:please\s+|and\s+|also\s+)?(?:"
     r"(?:always|never)\s+[`'\"]?\w+"
