@@ -83,10 +83,14 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 # What a compiled context says where something is, not what: a section's label (its file
 # and lines, `<!-- knowledge:raw/conversations/2025/07/28/1427-...-slug.md:9-12 -->`), an
 # entry's id and citation (`{id: 20250728-1427-dc0c17}`, `(via specstory_0298f9e2a674)`)
-# and its tags. An answer pattern met only there ("17" in an id's hex, a word of a file's
-# slug) is no answer, and BM25's packed turns, which it is compared with, carry none.
+# and its tags; and its notes of what it left out (`[… left out for room: 22 of the 29
+# entries of "Preferences" (1238 tokens); read knowledge/memory/MEMORY.md]`, `[… truncated:
+# 812 more bytes in ...]`, `[…]`). An answer pattern met only there ("17" in an id's hex,
+# a word of a file's slug, "22" in a count of entries left out) is no answer, and BM25's
+# packed turns, which it is compared with, carry none.
 _ADDRESSES = re.compile(
     r"<!--[^\n]*?-->|\{id: [^}\n]*\}|\(via [^)\s]*\)|#(?:about|superseded-by):\S+"
+    r"|\[\u2026[^\]\n]*\]"
 )
 
 

@@ -287,3 +287,28 @@ def test_evidence_in_a_long_turn_is_held_only_where_the_context_shows_it(
     whole = src.units[agent]
     baseline = ContextView(whole.text, spans={rel: [(whole.start, whole.end)]})
     assert evidence_held(lockfile, baseline, memory_repo, cache)
+
+
+def test_an_answer_met_only_in_the_contexts_notes_of_what_it_left_out_is_no_answer() -> None:
+    """A compiled context says what it left out for room, with counts and a file to read:
+    "22 of the 29 entries" answered "Which Node version?" (22) at three of the coding set's
+    session starts. Its notes are no answer; the same words said by an entry are."""
+    from autopoiesis.compiler.standing import StandingFile, fit
+    from autopoiesis.eval.questions import Question
+
+    node = Question("Which Node version should the project run with?", answer_pattern=r"\b22\b")
+    entries = "\n".join(f"- 2026-01-{n:02d}: Keep rule {n + 40} in mind." for n in range(1, 30))
+    memory = StandingFile(
+        "knowledge/memory/MEMORY.md", f"## Preferences\n{entries}\n", 10**6, False
+    )
+    # the share at which the standing part leaves 22 of the 29 entries out
+    shown = next(
+        text
+        for share in range(40, 400)
+        for [text] in [fit([memory], "", share)]
+        if "22 of the 29 entries" in text
+    )
+    assert not node.answer_in(shown)
+    for other in ("[\u2026 truncated: 22 more bytes in knowledge/x.md]", "[\u2026]"):
+        assert not node.answer_in(f"{shown}\n{other}")
+    assert node.answer_in(f"{shown}\n- 2026-01-30: Run the project with Node 22.")
