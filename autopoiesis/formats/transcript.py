@@ -440,7 +440,9 @@ def continuation_relpath(first_part: str, started: datetime, part: int) -> str:
     return f"raw/conversations/{t.strftime('%Y/%m/%d')}/{t.strftime('%H%M')}-{stem}+{part}.md"
 
 
-def continued_turns(filed: Sequence[Turn], current: Sequence[Turn]) -> tuple[Turn, ...] | None:
+def continued_turns(
+    filed: Sequence[Turn], current: Sequence[Turn], *, reread: bool = False
+) -> tuple[Turn, ...] | None:
     """The turns CURRENT adds to FILED (the turns of the parts already filed, in order):
     () when it adds none, None when CURRENT is not FILED grown at its end (an earlier turn
     changed or is gone).
@@ -456,7 +458,9 @@ def continued_turns(filed: Sequence[Turn], current: Sequence[Turn]) -> tuple[Tur
     arguments, its result) is the reader's, and a newer reader reads more of one than the
     reader that filed it (a Claude Code session exported to Markdown names a command only
     in the block's body, which SpecStory's reader once missed). What was said (the texts)
-    and which tools ran, in order, must be the same."""
+    and which tools ran, in order, must be the same; with REREAD, a text is the same when
+    the words of one are the other's with words left out (`same_words`): the same log
+    read by another version of its reader or redactor, which reads more or less of it."""
     if len(current) < len(filed):
         return None
     late: list[Item] = []
@@ -477,6 +481,11 @@ def continued_turns(filed: Sequence[Turn], current: Sequence[Turn]) -> tuple[Tur
                 if a.result is None and b.result is not None and a.args == b.args:
                     late.append(b)  # its result arrived after the import
                 continue
+            if reread and (
+                (isinstance(a, Text) and isinstance(b, Text) and same_words(a.content, b.content))
+                or (isinstance(a, Attachment) and isinstance(b, Attachment))
+            ):
+                continue
             return None
     out: list[Turn] = []
     if late:
@@ -485,6 +494,20 @@ def continued_turns(filed: Sequence[Turn], current: Sequence[Turn]) -> tuple[Tur
         last = current[len(filed) - 1]
         out.append(Turn(last.time, last.role, extra, last.name, last.memory))
     return tuple(out) + tuple(current[len(filed) :])
+
+
+_REDACTION_MARK = re.compile(r"\[redacted:[^\]\s]{1,40}\]")
+_WORD = re.compile(r"\w+")
+
+
+def same_words(a: str, b: str) -> bool:
+    """Whether the words of the shorter of A and B are those of the longer with words left
+    out, in order (redaction markers aside): what one version of a reader or redactor
+    reads of a message next to another's (a part it now leaves out, a secret it no longer
+    takes a word for), not something else said. Linear in the texts' length."""
+    short, long = sorted((_WORD.findall(_REDACTION_MARK.sub(" ", t)) for t in (a, b)), key=len)
+    words = iter(long)
+    return all(w in words for w in short)  # `in` on an iterator consumes up to the match
 
 
 # a tag a harness wraps a message's parts in (Claude Code's `<command-name>/review

@@ -392,6 +392,61 @@ def test_a_call_a_newer_reader_reads_more_of_is_still_the_filed_one() -> None:
     assert tf.continued_turns(filed, [*said_else, more]) is None
 
 
+def test_a_log_another_version_reads_with_more_or_fewer_words_stays_importable(
+    memory_repo: MemoryRepo, tmp_path: Path, commit_all
+) -> None:
+    """A transcript an older version filed, its reader since leaving a part out (Claude
+    Code's prompt-suggestion runs in a SpecStory export) and its redactor no longer taking
+    a word for a secret: re-imported after the upgrade, the unchanged log is already
+    imported and the grown one files what it added, with a warning, where both were
+    refused and the new turns never filed. The filed transcript stays as it was; a log
+    whose earlier words changed is still refused."""
+    from autopoiesis.memory.initialize import init_memory_repo
+
+    # what the older version filed: read here in a scratch memory, then changed as it read
+    scratch = MemoryRepo(
+        init_memory_repo(tmp_path / "scratch", install_hooks=False, build_index=False).root
+    )
+    [rel] = import_files(scratch, [neutral(tmp_path, "first")]).imported
+    path = memory_repo.root / rel
+    as_filed_before = (
+        (scratch.root / rel)
+        .read_text(encoding="utf-8")
+        .replace("Where do the release notes", "Where do the [redacted:high_entropy] notes")
+        .replace(
+            "one file per version.",
+            "one file per version.\n\n[SUGGESTION MODE: Suggest what the user might type next.]",
+        )
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(as_filed_before, encoding="utf-8")
+    commit_all(memory_repo, "conversation: as an older version filed it")
+
+    again = import_files(memory_repo, [neutral(tmp_path, "first")])
+    assert again.refused == [] and again.imported == [] and again.skipped_duplicates == [rel]
+    assert any("more or fewer words" in w for w in again.warnings), again.warnings
+    grown = import_files(memory_repo, [neutral(tmp_path, "grown")])
+    assert grown.refused == [] and len(grown.imported) == 1, grown.refused
+    part2 = read(memory_repo, grown.imported[0])
+    assert (part2.meta.part, part2.meta.continues) == (2, rel)
+    assert [t.text for t in part2.turns] == list(EXCHANGES[2])
+    assert any("the 2 turns the log added are filed after it" in w for w in grown.warnings)
+    assert path.read_text(encoding="utf-8") == as_filed_before  # immutable
+    rewritten = import_files(memory_repo, [neutral(tmp_path, "rewritten")])
+    assert rewritten.imported == [] and "earlier turn changed" in rewritten.refused[0]
+
+
+def test_same_words_is_a_reading_with_words_left_out_not_something_else_said() -> None:
+    assert tf.same_words("In docs/releases, one file per version.", "In docs/releases.")
+    assert tf.same_words('"Ask": [redacted:high_entropy],', '"Ask": formatAskTool,')
+    assert tf.same_words("", "anything at all")
+    assert not tf.same_words("Run the tests", "Run the linter")
+    assert not tf.same_words("the changelog script", "the CHANGELOG script")
+    assert not tf.same_words("use bun, not node", "use node, not bun")  # the order counts
+    long = "word " * 200_000
+    assert tf.same_words(long, long + "more") and not tf.same_words(long + "a", long + "b")
+
+
 @pytest.mark.slow
 def test_search_compile_and_extraction_see_one_session(
     memory_repo: MemoryRepo, tmp_path: Path

@@ -6,6 +6,11 @@ Transcripts are immutable, so a session read again is one of:
 * **grown**: it begins with every filed turn and goes on. The new turns become the next
   part, a new file with `part: N` and `continues: <the part before>` in its frontmatter
   (formats.transcript: "Parts"), filed under the date of its first new turn;
+* **read differently**: the same turns, each with the words of the filed one and more, or
+  fewer (a newer reader leaves a part out, a redactor no longer takes a word for a
+  secret: `formats.transcript.same_words`). What is filed stays as it was, with a
+  warning; the turns the log added since are filed after it, as for a grown log (an
+  export that goes on growing stays importable after an upgrade);
 * **changed**: an earlier turn differs or is gone. Refused, with the reason: an import
   never rewrites what is filed.
 
@@ -177,6 +182,23 @@ def _place(
     filed_turns = [turn for _, p in parts for turn in p.turns]
     new = tf.continued_turns(filed_turns, t.turns)
     where = parts[0][0] if len(parts) == 1 else f"{len(parts)} parts ({parts[0][0]} ...)"
+    if new is None:
+        # the same log read by another version of its reader or redactor (a part it now
+        # leaves out, a word it no longer takes for a secret): what is filed stays as it
+        # was, and what the log added since is filed after it, as for any grown log
+        new = tf.continued_turns(filed_turns, t.turns, reread=True)
+        if new is not None:
+            report.warnings.append(
+                f"session {sid}: this version of autopoiesis reads its log with more or "
+                f"fewer words than the one that filed {where}; the filed transcript stays "
+                "as it was"
+                + (
+                    f", and the {counted(len(new), 'turn')} the log added are filed after it"
+                    if new
+                    else ""
+                )
+                + "."
+            )
     if new is None:
         report.refuse(
             f"session {sid}",
