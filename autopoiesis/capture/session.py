@@ -464,12 +464,16 @@ class ConversationCapture:
 
 def _summarise(value: Any, redact: Callable[[str], str]) -> str:
     """VALUE as one redacted line: redacted whole first, then cut (a secret cut in two
-    would slip past the detectors)."""
+    would slip past the detectors). Cut to the most a tool call keeps of it
+    (`tf.ANSWER_CHARS`): how much it keeps is the call's (`tf.ToolCall`: a question's
+    answers and a rejection's words whole, 300 characters of the rest), and a cut to 300
+    here lost the user's answer at the end of a question tool's result."""
     if value is None:
         return ""
     if isinstance(value, str):
-        return one_line(redact(value))
+        return one_line(redact(value), tf.ANSWER_CHARS)
     try:
-        return one_line(redact(json.dumps(value, ensure_ascii=False, sort_keys=True)))
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError):
-        return one_line(redact(repr(value)))
+        text = repr(value)
+    return one_line(redact(text), tf.ANSWER_CHARS)

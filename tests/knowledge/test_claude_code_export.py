@@ -660,3 +660,50 @@ def test_a_compacted_sessions_summary_is_no_word_of_the_user(
     [journal] = (memory_repo.root / "knowledge/journal").glob("2026-02-03.md")
     [line] = [x for x in journal.read_text().split("\n") if x.startswith("- 2026-02-03 10")]
     assert "Add a lint step to the build script" in line and "being continued" not in line
+
+
+def test_the_users_answer_and_rejection_streamed_through_capture_are_kept_whole(
+    memory_repo: MemoryRepo,
+) -> None:
+    """A harness that streams its tool calls through `capture` sends a question tool's
+    result whole, the user's answer at its end, and a rejected call's answer with the
+    user's words after Claude Code's 240 characters. Capture cut every call to 300
+    characters before the call decided what it keeps, so both were lost; they are kept,
+    and read as the user's, as an import keeps them."""
+    from autopoiesis.capture.stream import process_stream
+
+    options = " ".join(
+        f"- **Option {n}** - a longer description of what option {n} would change" for n in range(4)
+    )
+    answer = "We shouldn't have any tests that rely on a session to exist, what is it testing?"
+    said = "No, use bun, not node, in this repo. " + "Keep the scripts as they are. " * 3
+    stream = [
+        {"event": "session_start", "session_id": "cap-1", "cwd": "/Users/ann/src/shop"},
+        {"event": "message", "session_id": "cap-1", "role": "user", "content": "Fix the test."},
+        {
+            "event": "tool_call",
+            "session_id": "cap-1",
+            "tool": "AskUserQuestion",
+            "args": "How would you like to fix this failing test?",
+            "result": f"Options: {options} **Answer:** {answer}",
+        },
+        {
+            "event": "tool_call",
+            "session_id": "cap-1",
+            "tool": "Edit",
+            "args": {"file_path": "package.json"},
+            "result": REJECTED + said,
+        },
+        {"event": "session_end", "session_id": "cap-1"},
+    ]
+    report = process_stream(memory_repo, [json.dumps(e).encode() + b"\n" for e in stream])
+    assert report.refused == []
+    [text] = [p.read_text() for p in memory_repo.conversations_dir.rglob("*.md")]
+    assert answer in text and said.strip() in text
+    with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
+        assert not ex.extract_pending().failed
+    filed = "\n".join(
+        p.read_text(encoding="utf-8") for p in (memory_repo.root / "knowledge").rglob("*.md")
+    )
+    assert "We shouldn't have any tests that rely on a session to exist" in filed
+    assert "No, use bun, not node, in this repo." in _live(memory_repo, "Conventions")
