@@ -272,13 +272,12 @@ def _turn_units(
         prefix = f"{speaker}, {_human_date(when.date())}:" if when else f"{speaker}:"
         body = text_of[i + 1 : body_end + 1]
         heading = speaker
-        if speaker == "user" and _expands_a_command("\n".join(body)):
-            heading = SLASH_COMMAND
-        elif speaker == "user" and said_by_the_harness("\n".join(body)):
-            heading = FROM_HARNESS
         if hm["role"] == "user":
-            said = without_bookkeeping("\n".join(body))
-            if said != "\n".join(body):
+            written = "\n".join(body)
+            said = without_bookkeeping(written)
+            if speaker == "user":
+                heading = _user_turn_heading(written, said)
+            if said != written:
                 if not copied:
                     text_of, copied = list(text_of), True
                 text_of[i + 1 : body_end + 1] = said.split("\n")
@@ -296,10 +295,14 @@ def _turn_units(
     return units
 
 
-def _expands_a_command(text: str) -> bool:
-    """Whether TEXT, a user's turn, runs a slash command and holds its expansion: it opens
-    with the harness's record of the command, and says more than that record."""
-    return bool(_COMMAND_RUN.match(text)) and bool(without_bookkeeping(text).strip())
+def _user_turn_heading(written: str, said: str) -> str:
+    """What the user's turn WRITTEN (SAID: without the harness's bookkeeping) is to search:
+    SLASH_COMMAND when it runs a slash command and holds its expansion (it opens with the
+    harness's record of the command, and says more than that record), FROM_HARNESS when
+    the harness sent it (`said_by_the_harness`), else the user's."""
+    if _COMMAND_RUN.match(written) and said.strip():
+        return SLASH_COMMAND
+    return FROM_HARNESS if said_by_the_harness(said) else "user"
 
 
 def _day_of(header: re.Match[str], day: date | None) -> date | None:

@@ -188,16 +188,11 @@ def _place(
         # was, and what the log added since is filed after it, as for any grown log
         new = tf.continued_turns(filed_turns, t.turns, reread=True)
         if new is not None:
+            added = f", and the {counted(len(new), 'turn')} the log added are filed after it"
             report.warnings.append(
                 f"session {sid}: this version of autopoiesis reads its log with more or "
                 f"fewer words than the one that filed {where}; the filed transcript stays "
-                "as it was"
-                + (
-                    f", and the {counted(len(new), 'turn')} the log added are filed after it"
-                    if new
-                    else ""
-                )
-                + "."
+                f"as it was{added if new else ''}."
             )
     if new is None:
         report.refuse(
