@@ -5,12 +5,14 @@ Thursday. Both turns match a question about the image limit; the first matches m
 its words and outranks the second, so at a small budget the context offered the stale
 value alone. Among P3's hits, two transcript turns state the same subject when they
 match the same words of the message (most of them, and at least two), share a good part
-of their own words, and the later one says it changes something (`core.text.CHANGE_CUE`:
-"instead", "now", "no longer", "make it", ...: without it, two turns of one template about
-different things — "Omar asked whether the search index can move", "... the rota can
-move" — would pass for one subject); then the later one is ranked at least as high as the earlier
-(it enters the context whenever the earlier one does) and the earlier is marked as
-earlier in the prompt, with the day of the statement that replaced it.
+of their own words, and a sentence of the later one says it changes one of those words
+(`core.text.CHANGE_CUE`: "instead", "now", "no longer", "make it", ...: without it, two
+turns of one template about different things — "Omar asked whether the search index can
+move", "... the rota can move" — would pass for one subject). Only what was said counts
+(`said`): not a tool's output, a fenced block or a turn's heading. Then the later one is
+ranked at least as high as the earlier (it enters the context whenever the earlier one
+does) and the earlier is marked as earlier in the prompt, with the day of the statement
+that replaced it.
 
 Turns only: a knowledge file's entries carry no time of their own, and its superseded
 entries are already left out (`formats.knowledge.current_text`).
@@ -18,11 +20,12 @@ entries are already left out (`formats.knowledge.current_text`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from autopoiesis.compiler.standing import stems
-from autopoiesis.core.text import CHANGE_CUE
+from autopoiesis.core.text import CHANGE_CUE, split_sentences
 
 # How many of the best hits are compared (pairs grow with its square).
 COMPARED = 40
@@ -33,6 +36,33 @@ MIN_SHARED_QUERY_WORDS = 2
 # things that happen to use the message's words.
 SAME_WORDS = 0.2
 MIN_APART_SECONDS = 60.0  # statements closer in time are one exchange, not a change
+
+# What of a hit's snippet (one line: search flattens it) is somebody's statement. A tool's
+# output, a file's lines and a diff state nothing: their "has been updated successfully",
+# "String to replace not found" and identifiers matched the change cue and the message's
+# words: of the 18 restatements found for the third coding set's questions at 2K all were
+# such pairs, and at 4K the first set's contexts marked 167 turns "[earlier; restated …]"
+# (53 since, a few of them true). Left
+# out: fenced blocks (one the snippet cuts open runs to its end), an exported session's
+# tool marker ("Tool use: **Edit**") and an imported transcript's tool line but for its
+# input (`> [tool:NAME] input → output`, the output up to the next turn's heading).
+_FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
+_TOOL_MARKER = re.compile(r"Tool use: \*\*[^*]*\**")
+_TOOL_NAME = re.compile(r">?\s*\[tool:[^\]]*\]")
+# A turn's heading in a chunk's text ("agent, 25 January 2026:", "Melanie (agent), 8 May
+# 2023:") is not said either: its speaker and month are in every turn of a session and
+# made any two of them share the message's words ("what did the user want").
+_HEADING = r"(?<!\S)\S+(?: \([a-z]+\))?(?:, from the harness)?, \d{1,2} [A-Z][a-z]+ \d{4}: "
+_TOOL_OUTPUT = re.compile(r"\s\u2192\s.*?(?=" + _HEADING + r"|\Z)", re.DOTALL)
+_HEADING_RE = re.compile(_HEADING)
+
+
+def said(text: str) -> str:
+    """TEXT, a hit's snippet, without turn headings and what a tool printed or a file
+    holds. A tool call's input stays: the command an agent ran is what it did, and a later
+    "stop using python3, just python" changes that."""
+    text = _FENCED.sub(" ", _TOOL_MARKER.sub(" ", _TOOL_NAME.sub(" ", text)))
+    return _HEADING_RE.sub(" ", _TOOL_OUTPUT.sub(" ", text))
 
 
 @dataclass(frozen=True)
@@ -58,9 +88,15 @@ def later_statements(
     does and the words of QUERY they share (the subject; stems); indices into
     STATEMENTS, of which the first COMPARED are compared."""
     wanted = stems(query)
-    words = [stems(s.text) for s in statements[:COMPARED]]
+    texts = [said(s.text) for s in statements[:COMPARED]]
+    words = [stems(text) for text in texts]
     matched = [w & wanted for w in words]
-    changes = [bool(CHANGE_CUE.search(s.text)) for s in statements[:COMPARED]]
+    # the words of each statement's sentences that say a change: "make it 3 a day now"
+    # changes the limit it names, not whatever else its turn mentions
+    changes = [
+        set().union(*(stems(x) for x in split_sentences(text) if CHANGE_CUE.search(x)))
+        for text in texts
+    ]
     out: dict[int, tuple[int, frozenset[str]]] = {}
     for i in range(len(words)):
         ti = statements[i].when
@@ -74,7 +110,8 @@ def later_statements(
             if pi is not None and pj is not None and pi != pj:
                 continue  # two codebases: neither changes what the other said
             if (
-                len(matched[i] & matched[j]) >= MIN_SHARED_QUERY_WORDS
+                matched[i] & matched[j] & changes[j]
+                and len(matched[i] & matched[j]) >= MIN_SHARED_QUERY_WORDS
                 and _jaccard(matched[i], matched[j]) >= SAME_QUERY_WORDS
                 and _jaccard(words[i], words[j]) >= SAME_WORDS
             ):

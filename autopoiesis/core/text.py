@@ -16,9 +16,13 @@ from functools import lru_cache
 # A sentence that states a change of something said before ("use pnpm instead", "no
 # longer", "switched to", "make it 3 now"): the extractors' cue for a replaced fact and the
 # compiler's for a later statement that wins over an earlier one (compiler/restated.py).
+# "Now" that opens an agent's next step ("Now let me run the linter", "Now I'll remove
+# the block", "Now that the test passes") changes nothing: a coding agent says it before
+# most of its steps.
 CHANGE_CUE = re.compile(
     r"\binstead\b|\bmoved? (?:it |this |that )?to\b|\bno longer\b|\bswitch(?:ed|ing)?\b"
-    r"|\bnow\b|\bchanged?\b|\bnot \w+ (?:anymore|any more)\b|\breplac\w+\b"
+    r"|\bnow\b(?!,? (?:let(?: me|'s)|i(?:'ll|'m| will| need| can| see)|we(?:'ll|'re| will| need"
+    r"| can)|that)\b)|\bchanged?\b|\bnot \w+ (?:anymore|any more)\b|\breplac\w+\b"
     r"|\bpushed (?:back )?to\b|\bpostponed\b|\bresched\w+\b|\bactually\b|\bmake it\b"
     r"|\bupdated?\b|\b(?:increase|decrease|raise|lower|bump)(?:d|ed)?\b",
     re.IGNORECASE,

@@ -94,3 +94,55 @@ def test_a_later_statement_of_another_project_restates_nothing() -> None:
     said[1] = Statement(said[1].text, said[1].when, None)
     out = later_statements("What is the image limit per day?", said)
     assert {i: j for i, (j, _) in out.items()} == {0: 1, 2: 1}
+
+
+def test_what_a_tool_printed_or_a_turn_heading_states_nothing() -> None:
+    """Snippets as search gives them from coding sessions (one line each): a tool's output
+    ("has been updated successfully", "String to replace not found"), fenced file lines
+    and the turn headings' speaker and month matched the change cue and the message's
+    words, and each pair below was marked as one subject restated."""
+    query = "What is the analytics event for the watch command called, the agent said?"
+    pairs = [
+        (
+            "agent, 25 January 2026: ```text Exit code 1 pkg/analytics/events.go:11:1: File is "
+            "not properly formatted (gofmt) EventWatchActivated = 1 ``` Tool use: **Bash**…",
+            "agent, 12 February 2026: ```text <tool_use_error>String to replace not found in "
+            "file. String: Run: func(c *cobra.Command) { analytics.TrackEvent(analytics.Even…",
+        ),
+        (
+            "agent, 25 January 2026: > [tool:Read] ./pkg/analytics/events.go → the watch "
+            "command event and the analytics client",
+            "agent, 26 January 2026: > [tool:Edit] ./pkg/analytics/events.go → The file "
+            "./pkg/analytics/events.go has been updated successfully. agent, 26 January 2026: "
+            "Now let me run the watch command's tests.",
+        ),
+    ]
+    for earlier, later in pairs:
+        assert later_statements(query, [Statement(earlier, 10.0), Statement(later, 9000.0)]) == {}
+    # the same words said, not printed, are a restatement
+    said = [
+        Statement(
+            "agent, 25 January 2026: The watch command's analytics event is ext_watch.", 10.0
+        ),
+        Statement(
+            "agent, 26 January 2026: I renamed the watch command's analytics event to "
+            "ext_watch_activated instead. > [tool:Edit] x.go → The file x.go has been updated",
+            9000.0,
+        ),
+    ]
+    assert {i: j for i, (j, _) in later_statements(query, said).items()} == {0: 1}
+
+
+def test_a_change_of_something_else_in_the_turn_restates_nothing() -> None:
+    """The later turn says it changes something, but not the subject both turns name:
+    "Now let me" opens an agent's next step, and the import path it updated is not the
+    image limit."""
+    query = "What is the image limit per day for uploads?"
+    earlier = Statement("Limit the uploads to 1 image a day.", 10.0)
+    for later in (
+        "Now let me look at the uploads: 1 image a day is the limit in the form.",
+        "The uploads keep 1 image a day as the limit. I also updated the import paths.",
+    ):
+        assert later_statements(query, [earlier, Statement(later, 9000.0)]) == {}
+    changed = "The uploads keep their form. Make it 3 images a day now, the limit was too low."
+    assert 0 in later_statements(query, [earlier, Statement(changed, 9000.0)])
