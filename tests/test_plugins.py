@@ -183,7 +183,7 @@ def test_the_builtins_come_through_the_same_door(manager: plugins.PluginManager)
 
     assert tuple(plugins.trigger_types(installed=False)) == TRIGGER_TYPES
     assert [t.name for t in BUILTIN_TRIGGER_TYPES] == list(TRIGGER_TYPES)
-    assert list(plugins.importers())[:3] == ["neutral", "openai", "claude-code"]
+    assert list(plugins.importers())[:4] == ["neutral", "capture", "openai", "claude-code"]
     assert [e.name for e in plugins.extractors()][:2] == ["decisions", "lessons"]
     assert list(plugins.embedders())[:2] == ["offline", "openai"]
     assert "openai" in plugins.llm_providers()

@@ -23,6 +23,7 @@ from autopoiesis.integrations.gemini.importer import GeminiImporter
 from autopoiesis.integrations.goose.importer import GooseImporter
 from autopoiesis.integrations.kimi.importer import KimiImporter
 from autopoiesis.integrations.neutral.importer import NeutralImporter
+from autopoiesis.integrations.neutral.stream import CaptureStreamImporter
 from autopoiesis.integrations.openai.importer import OpenAIImporter
 from autopoiesis.integrations.opencode.importer import OpenCodeImporter
 from autopoiesis.integrations.pi.importer import PiImporter
@@ -33,6 +34,7 @@ from autopoiesis.plugins import hookimpl
 
 BUILTIN_IMPORTERS: tuple[Importer, ...] = (
     NeutralImporter(),
+    CaptureStreamImporter(),
     OpenAIImporter(),
     ClaudeCodeImporter(),
     QwenCodeImporter(),

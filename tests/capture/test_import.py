@@ -120,7 +120,7 @@ def test_builtin_importers_are_registered_in_order() -> None:
     from autopoiesis.capture.importers import BUILTIN_IMPORTERS, Importer, format_names, importers
 
     assert format_names() == ("auto", *(i.name for i in BUILTIN_IMPORTERS))
-    assert format_names()[:4] == ("auto", "neutral", "openai", "claude-code")
+    assert format_names()[:5] == ("auto", "neutral", "capture", "openai", "claude-code")
     assert {
         "cline",
         "opencode",
@@ -161,7 +161,7 @@ def test_detection_and_unknown_formats(memory_repo: MemoryRepo, tmp_path: Path) 
     report = import_files(memory_repo, [prose, chat], "nope")
     assert len(report.refused) == 2
     assert (
-        "unknown format 'nope'; use one of auto, neutral, openai, claude-code, "
+        "unknown format 'nope'; use one of auto, neutral, capture, openai, claude-code, "
         in report.refused[0]
     )
     report = import_files(memory_repo, [prose])
@@ -185,7 +185,7 @@ def test_cli_format_choices_come_from_the_registry(memory_repo: MemoryRepo, tmp_
     f.write_text(json.dumps([{"role": "user", "content": "hi"}]))
     r = CliRunner().invoke(app, ["-C", str(memory_repo.root), "import", "--format", "nope", str(f)])
     assert r.exit_code == 2
-    assert "use one of auto, neutral, openai, claude-code," in r.output
+    assert "use one of auto, neutral, capture, openai, claude-code," in r.output
     r = CliRunner().invoke(
         app, ["-C", str(memory_repo.root), "import", "--format", "openai", str(f)]
     )

@@ -128,7 +128,9 @@ def prepare_draft(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> Pr
                 if len(raw) > max_bytes:
                     it = tf.Text(raw[:max_bytes].decode("utf-8", "ignore") + "\n[truncated]")
             items.append(it)
-        turns.append(tf.Turn(time=utc(t.time), role=t.role, items=tuple(items), name=t.name))
+        turns.append(
+            tf.Turn(time=utc(t.time), role=t.role, items=tuple(items), name=t.name, memory=t.memory)
+        )
     empty = [
         t
         for t in turns

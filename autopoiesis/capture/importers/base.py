@@ -83,6 +83,7 @@ class DraftTurn:
     role: str  # user | agent | system
     items: list[tf.Item] = field(default_factory=list)
     name: str | None = None
+    memory: bool = False  # the agent's memory operations (`## HH:MM — agent [memory]`)
 
 
 @dataclass
@@ -110,9 +111,15 @@ class SessionDraft:
     turns: list[DraftTurn] = field(default_factory=list)
 
     def add_turn(
-        self, when: datetime, role: str, items: list[tf.Item], name: str | None = None
+        self,
+        when: datetime,
+        role: str,
+        items: list[tf.Item],
+        name: str | None = None,
+        *,
+        memory: bool = False,
     ) -> DraftTurn:
-        turn = DraftTurn(when, role, items, name)
+        turn = DraftTurn(when, role, items, name, memory)
         self.turns.append(turn)
         return turn
 
