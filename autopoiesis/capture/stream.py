@@ -178,11 +178,9 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
             raise CaptureError("a message event needs role as a string: user, agent or system.")
         capture.on_message(sid, role, content, meta)
     elif kind == "tool_call":
-        if not event.get("tool"):
-            raise CaptureError("a tool_call event needs a tool name.")
         capture.on_tool_call(
             sid,
-            str(event["tool"]),
+            tool_name(event),
             event.get("args", ""),
             event.get("result"),
             timestamp=event.get("timestamp"),
@@ -209,6 +207,17 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
             tokens_out=_int(event, "tokens_out"),
         )
     return None
+
+
+def tool_name(event: dict[str, Any]) -> str:
+    """The tool a tool_call EVENT names in "tool"; CaptureError saying so when it names it
+    under another field (hooks and SDKs call it `name` or `tool_name`) or not at all."""
+    if event.get("tool"):
+        return str(event["tool"])
+    other = next((k for k in ("name", "tool_name", "toolName") if event.get(k)), None)
+    raise CaptureError(
+        'a tool_call event names its tool in "tool"' + (f', not "{other}".' if other else ".")
+    )
 
 
 def _opt(event: dict[str, Any], key: str) -> str | None:

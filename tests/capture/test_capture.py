@@ -125,6 +125,8 @@ def test_stream_interleaved_sessions_and_redaction(memory_repo: MemoryRepo, git)
         (b'{"event": "message", "role": "user", "content": "\xff\xfe"}\n', "not valid UTF-8"),
         (b'{"event": "explode"}\n', "unknown event"),
         (b'{"type": "message", "role": "user", "content": "x"}\n', '"event", not "type"'),
+        (b'{"event": "tool_call", "tool_name": "Bash", "args": "ls"}\n', '"tool", not "tool_name"'),
+        (b'{"event": "tool_call", "args": "ls"}\n', 'names its tool in "tool".'),
         (b'{"event": "session_start", "session_id": "../../etc/passwd"}\n', "'/'"),
         (b'{"event": "session_start", "session_id": "a\\u0000b"}\n', "NUL"),
         (b'{"event": "session_end", "session_id": "nope"}\n', "unknown session"),

@@ -29,7 +29,7 @@ from autopoiesis.capture.importers.base import (
 )
 from autopoiesis.capture.importers.shapes import args_summary, content_text
 from autopoiesis.capture.session import normalize_role
-from autopoiesis.capture.stream import EVENTS
+from autopoiesis.capture.stream import EVENTS, tool_name
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.errors import AutopoiesisError, ImportFormatError
 from autopoiesis.formats import transcript as tf
@@ -104,10 +104,8 @@ class _Reading:
             if content.strip():  # an empty message says nothing, and a turn is never empty
                 draft.add_turn(when, role, [tf.Text(content)], None if name is None else str(name))
         elif kind == "tool_call":
-            if not event.get("tool"):
-                raise ImportFormatError("a tool_call event needs a tool name")
             result = content_text(event.get("result")) or None
-            call = tf.ToolCall(str(event["tool"]), args_summary(event.get("args", "")), result)
+            call = tf.ToolCall(tool_name(event), args_summary(event.get("args", "")), result)
             self._agent_turn(draft, when, memory=False).items.append(call)
         elif kind == "knowledge":
             if not isinstance(event.get("path"), str):

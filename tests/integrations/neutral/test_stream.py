@@ -123,7 +123,7 @@ def test_bad_lines_are_skipped_with_their_number_and_the_rest_is_kept(
         extra=[
             "{not json",
             json.dumps({"event": "message", "role": "wizard", "content": "hi"}),
-            json.dumps({"event": "tool_call", "args": "ls"}),
+            json.dumps({"event": "tool_call", "name": "Bash", "args": "ls"}),
             json.dumps({"event": "message", "session_id": "nope", "role": "user", "content": "x"}),
             json.dumps({"type": "user", "message": "another log's line"}),
             json.dumps(
@@ -144,7 +144,7 @@ def test_bad_lines_are_skipped_with_their_number_and_the_rest_is_kept(
     for number, why in (
         (3, "not JSON"),
         (4, "unknown role 'wizard'"),
-        (5, "needs a tool name"),
+        (5, 'names its tool in "tool", not "name"'),
         (6, "unknown session 'nope'"),
         (7, "unknown event None"),
         (8, "outside 1970-2200"),
