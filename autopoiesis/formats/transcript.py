@@ -459,16 +459,21 @@ def continued_turns(
     reader that filed it (a Claude Code session exported to Markdown names a command only
     in the block's body, which SpecStory's reader once missed). What was said (the texts)
     and which tools ran, in order, must be the same; with REREAD, a text is the same when
-    the words of one are the other's with words left out (`same_words`): the same log
-    read by another version of its reader or redactor, which reads more or less of it."""
+    the words of one are the other's with words left out (`same_words`), and a turn may
+    hold fewer of the filed turn's items (`_read_in`): the same log read by another
+    version of its reader or redactor, which reads more or less of it."""
     if len(current) < len(filed):
         return None
     late: list[Item] = []
     extra: tuple[Item, ...] = ()
     for n, (old, new) in enumerate(zip(filed, current)):
-        if (old.role, old.name, old.memory) != (new.role, new.name, new.memory) or len(
-            new.items
-        ) < len(old.items):
+        if (old.role, old.name, old.memory) != (new.role, new.name, new.memory):
+            return None
+        if len(new.items) < len(old.items):
+            # a newer reader may read fewer parts of a turn: a SpecStory export's subagent
+            # messages, once the main agent's words and calls, are sessions of their own
+            if reread and _read_in(new.items, old.items):
+                continue
             return None
         if len(new.items) > len(old.items):
             if n != len(filed) - 1:
@@ -494,6 +499,25 @@ def continued_turns(
         last = current[len(filed) - 1]
         out.append(Turn(last.time, last.role, extra, last.name, last.memory))
     return tuple(out) + tuple(current[len(filed) :])
+
+
+def _read_in(fewer: Sequence[Item], filed: Sequence[Item]) -> bool:
+    """Whether the items FEWER are items of FILED with some left out, in order: each text
+    one with the same words or fewer (`same_words`), each call one of the same tool."""
+    rest = iter(filed)
+    for item in fewer:
+        for old in rest:
+            if isinstance(item, Text) and isinstance(old, Text):
+                if same_words(item.content, old.content):
+                    break
+            elif isinstance(item, ToolCall) and isinstance(old, ToolCall):
+                if item.tool == old.tool:
+                    break
+            elif type(item) is type(old):
+                break
+        else:
+            return False
+    return True
 
 
 _REDACTION_MARK = re.compile(r"\[redacted:[^\]\s]{1,40}\]")

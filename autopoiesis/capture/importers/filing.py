@@ -7,10 +7,12 @@ Transcripts are immutable, so a session read again is one of:
   part, a new file with `part: N` and `continues: <the part before>` in its frontmatter
   (formats.transcript: "Parts"), filed under the date of its first new turn;
 * **read differently**: the same turns, each with the words of the filed one and more, or
-  fewer (a newer reader leaves a part out, a redactor no longer takes a word for a
-  secret: `formats.transcript.same_words`). What is filed stays as it was, with a
-  warning; the turns the log added since are filed after it, as for a grown log (an
-  export that goes on growing stays importable after an upgrade);
+  fewer, or fewer of its parts (a newer reader leaves a part out, a redactor no longer
+  takes a word for a secret: `formats.transcript.same_words`). What is filed stays as it
+  was, with a warning; the turns the log added since are filed after it, as for a grown
+  log (an export that goes on growing stays importable after an upgrade). A subagent's
+  run whose messages that reading filed inside its parent's transcript (as the parent
+  agent's words) is not filed again;
 * **changed**: an earlier turn differs or is gone. Refused, with the reason: an import
   never rewrites what is filed.
 
@@ -161,6 +163,15 @@ def _place(
         )
         return None, None
     if not parts:  # a new session: its text as prepared, nothing to compare it with
+        inside = _filed_in_parent(repo, index, p.raw)
+        if inside is not None:
+            report.skipped_duplicates.append(inside)
+            report.warnings.append(
+                f"session {sid}: a subagent's run whose messages are filed inside its "
+                f"parent's transcript {inside} already (by a version of autopoiesis that "
+                "read them as the parent agent's); nothing written."
+            )
+            return None, None
         slug = tf.slug_from_turns(p.raw.turns, p.raw.meta.topic)
         return tf.transcript_relpath(sid, p.raw.meta.started, slug), p.text
     t = p.transcript
@@ -188,7 +199,10 @@ def _place(
         # was, and what the log added since is filed after it, as for any grown log
         new = tf.continued_turns(filed_turns, t.turns, reread=True)
         if new is not None:
-            added = f", and the {counted(len(new), 'turn')} the log added are filed after it"
+            added = (
+                f", and the {counted(len(new), 'turn')} the log added "
+                f"{'is' if len(new) == 1 else 'are'} filed after it"
+            )
             report.warnings.append(
                 f"session {sid}: this version of autopoiesis reads its log with more or "
                 f"fewer words than the one that filed {where}; the filed transcript stays "
@@ -210,6 +224,31 @@ def _place(
     return tf.continuation_relpath(
         parts[0][0], continuation.meta.started, continuation.meta.part
     ), tf.render(continuation)
+
+
+# The fewest characters a subagent's messages hold for their being found in its parent's
+# transcript to say that they were filed there.
+MIN_SAID_INSIDE = 80
+
+
+def _filed_in_parent(repo: MemoryRepo, index: SessionIndex, t: tf.Transcript) -> str | None:
+    """The filed part of T's parent session that holds every message of T, a subagent's
+    run, when one does: an export read before its subagents were sessions of their own
+    filed their messages as the parent agent's, and filing them again as a session would
+    say them twice. None for a session with no parent filed, or no message."""
+    parent = t.meta.parent_session
+    said = [" ".join(turn.text.split()) for turn in t.turns if turn.text.strip()]
+    if parent is None or sum(map(len, said)) < MIN_SAID_INSIDE:
+        return None  # a run of a few short words ("Done.") could be anywhere
+    try:
+        parts = session_parts(repo, parent, index)
+    except TranscriptFormatError:
+        return None
+    for rel, filed in parts:
+        text = " ".join(" ".join(turn.text.split()) for turn in filed.turns)
+        if all(line in text for line in said):
+            return rel
+    return None
 
 
 def _continuation(
