@@ -16,7 +16,6 @@ file is read.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from autopoiesis.capture.importers.base import (
     SessionDraft,
     first_json_line,
 )
-from autopoiesis.capture.importers.shapes import args_summary, content_text
+from autopoiesis.capture.importers.shapes import args_summary, content_text, json_lines
 from autopoiesis.capture.session import normalize_role
 from autopoiesis.capture.stream import EVENTS, tool_name
 from autopoiesis.core.clock import parse_ts
@@ -45,17 +44,7 @@ class CaptureStreamImporter:
 
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         reading = _Reading(f"capture:{path.name}")
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                event = json.loads(line)
-            except ValueError:
-                report.skip_line(str(path), n, "not JSON")
-                continue
-            except RecursionError:
-                report.skip_line(str(path), n, "nested deeper than can be read")
-                continue
+        for n, event in json_lines(text, str(path), report):
             try:
                 reading.apply(event)
             except AutopoiesisError as exc:
@@ -75,9 +64,7 @@ class _Reading:
         self.drafts: list[SessionDraft] = []
         self._clock: dict[str, datetime | None] = {}
 
-    def apply(self, event: Any) -> None:
-        if not isinstance(event, dict):
-            raise ImportFormatError(f"an event is a JSON object, not {type(event).__name__}")
+    def apply(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
         if kind not in EVENTS:
             raise ImportFormatError(f"unknown event {kind!r}; one of {', '.join(EVENTS)} is read")
