@@ -42,10 +42,10 @@ MIN_APART_SECONDS = 60.0  # statements closer in time are one exchange, not a ch
 # "String to replace not found" and identifiers matched the change cue and the message's
 # words: of the 18 restatements found for the third coding set's questions at 2K all were
 # such pairs, and at 4K the first set's contexts marked 167 turns "[earlier; restated …]"
-# (53 since, a few of them true). Left
-# out: fenced blocks (one the snippet cuts open runs to its end), an exported session's
-# tool marker ("Tool use: **Edit**") and an imported transcript's tool line but for its
-# input (`> [tool:NAME] input → output`, the output up to the next turn's heading).
+# (53 since, a few of them true). Left out: fenced blocks (one the snippet cuts open runs
+# to its end), an exported session's tool marker ("Tool use: **Edit**") and an imported
+# transcript's tool line but for its input (`> [tool:NAME] input → output`, the output up
+# to the next turn's heading).
 _FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
 _TOOL_MARKER = re.compile(r"Tool use: \*\*[^*]*\**")
 _TOOL_NAME = re.compile(r">?\s*\[tool:[^\]]*\]")
