@@ -61,8 +61,16 @@ def said(text: str) -> str:
     """TEXT, a hit's snippet, without turn headings and what a tool printed or a file
     holds. A tool call's input stays: the command an agent ran is what it did, and a later
     "stop using python3, just python" changes that."""
-    text = _FENCED.sub(" ", _TOOL_MARKER.sub(" ", _TOOL_NAME.sub(" ", text)))
-    return _HEADING_RE.sub(" ", _TOOL_OUTPUT.sub(" ", text))
+    # each pattern only where its mark is: a compile reads forty snippets, most of them prose
+    if "[tool:" in text:
+        text = _TOOL_NAME.sub(" ", text)
+    if "Tool use: " in text:
+        text = _TOOL_MARKER.sub(" ", text)
+    if "```" in text or "~~~" in text:
+        text = _FENCED.sub(" ", text)
+    if "\u2192" in text:
+        text = _TOOL_OUTPUT.sub(" ", text)
+    return _HEADING_RE.sub(" ", text)
 
 
 @dataclass(frozen=True)
@@ -95,6 +103,8 @@ def later_statements(
     # changes the limit it names, not whatever else its turn mentions
     changes = [
         set().union(*(stems(x) for x in split_sentences(text) if CHANGE_CUE.search(x)))
+        if CHANGE_CUE.search(text)
+        else set()
         for text in texts
     ]
     out: dict[int, tuple[int, frozenset[str]]] = {}
