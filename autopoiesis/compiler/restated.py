@@ -96,7 +96,8 @@ def later_statements(
     does and the words of QUERY they share (the subject; stems); indices into
     STATEMENTS, of which the first COMPARED are compared."""
     wanted = stems(query)
-    texts = [said(s.text) for s in statements[:COMPARED]]
+    # only turns are compared (a knowledge section has no time): read only theirs
+    texts = [said(s.text) if s.when is not None else "" for s in statements[:COMPARED]]
     words = [stems(text) for text in texts]
     matched = [w & wanted for w in words]
     # the words of each statement's sentences that say a change: "make it 3 a day now"
