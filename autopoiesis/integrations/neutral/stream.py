@@ -88,8 +88,17 @@ class _Reading:
                 raise ImportFormatError("a message event needs content as a string")
             name = event.get("name")
             role = normalize_role(role)
+            # a message the agent's memory wrote (`"memory": true` or `"type": "memory"`) is a
+            # [memory] turn, as `capture` has it
+            memory = bool(event.get("memory")) or event.get("type") == "memory"
             if content.strip():  # an empty message says nothing, and a turn is never empty
-                draft.add_turn(when, role, [tf.Text(content)], None if name is None else str(name))
+                draft.add_turn(
+                    when,
+                    role,
+                    [tf.Text(content)],
+                    None if name is None else str(name),
+                    memory=memory,
+                )
         elif kind == "tool_call":
             result = content_text(event.get("result")) or None
             call = tf.ToolCall(tool_name(event), args_summary(event.get("args", "")), result)

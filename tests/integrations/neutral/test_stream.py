@@ -97,6 +97,9 @@ def test_the_import_writes_the_turns_capture_writes(
     memory_repo: MemoryRepo, tmp_path: Path
 ) -> None:
     events = _stream()
+    events.insert(
+        3, {"event": "message", "role": "agent", "content": "Noted: bun.", "type": "memory"}
+    )
     events.append({"event": "session_end", "session_id": "ses_b"})
     for e in events:  # capture dates an untimed event by its arrival, an import by the log
         if e["event"] in ("message", "tool_call"):
@@ -112,6 +115,9 @@ def test_the_import_writes_the_turns_capture_writes(
         got = tf.parse((memory_repo.root / mine).read_text(encoding="utf-8"))
         want = tf.parse((other.root / theirs).read_text(encoding="utf-8"))
         assert got.turns == want.turns
+    assert any(
+        t.memory for t in tf.parse((memory_repo.root / imported.imported[0]).read_text()).turns
+    )
 
 
 def test_bad_lines_are_skipped_with_their_number_and_the_rest_is_kept(
