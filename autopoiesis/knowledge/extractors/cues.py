@@ -143,13 +143,6 @@ _CHANGE_OLD = re.compile(
     + r" (?:anymore|any more)\b",
     re.IGNORECASE,
 )
-CHANGE_CUE = re.compile(
-    r"\binstead\b|\bmoved? (?:it |this |that )?to\b|\bno "
-    r"longer\b|\bswitch(?:ed|ing)?\b|\bnow\b|\bchanged?\b"
-    r"|\bnot \w+ (?:anymore|any more)\b|\breplac\w+\b|\bpushed (?:back "
-    r")?to\b|\bpostponed\b|\bresched\w+\b",
-    re.IGNORECASE,
-)
 
 
 def change_target(sentence: str) -> str | None:
@@ -713,7 +706,6 @@ OPEN_QUESTION = re.compile(
 __all__ = [
     "ACK",
     "BACK_REFERENCE",
-    "CHANGE_CUE",
     "CODING_PREFERENCE",
     "CONFIRM",
     "CORRECTION",
