@@ -14,8 +14,9 @@ import unicodedata
 from functools import lru_cache
 
 # A sentence that states a change of something said before ("use pnpm instead", "no
-# longer", "switched to", "make it 3 now"): the extractors' cue for a replaced fact and the
-# compiler's for a later statement that wins over an earlier one (compiler/restated.py).
+# longer", "switched to", "make it 3 now"): the compiler's cue for a later statement that
+# wins over an earlier one (compiler/restated.py; the extractors name the old thing a
+# sentence replaces with extractors.cues.change_target).
 # "Now" that opens an agent's next step ("Now let me run the linter", "Now I'll remove
 # the block", "Now that the test passes") changes nothing: a coding agent says it before
 # most of its steps.
