@@ -63,6 +63,9 @@ class _Reading:
         self.open: dict[str, SessionDraft] = {}
         self.drafts: list[SessionDraft] = []
         self._clock: dict[str, datetime | None] = {}
+        # the last turn each session opened, as `capture` keys it: (role, name, memory); a
+        # tool call joins the turn before it only when that is the agent's
+        self._last: dict[str, tuple[str, str | None, bool]] = {}
 
     def apply(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
@@ -92,13 +95,14 @@ class _Reading:
             # [memory] turn, as `capture` has it
             memory = bool(event.get("memory")) or event.get("type") == "memory"
             if content.strip():  # an empty message says nothing, and a turn is never empty
-                draft.add_turn(
+                turn = draft.add_turn(
                     when,
                     role,
                     [tf.Text(content)],
                     None if name is None else str(name),
                     memory=memory,
                 )
+                self._last[draft.session_id] = (role, turn.name, memory)
         elif kind == "tool_call":
             result = content_text(event.get("result")) or None
             call = tf.ToolCall(tool_name(event), args_summary(event.get("args", "")), result)
@@ -115,8 +119,10 @@ class _Reading:
         else:  # attachment
             if not isinstance(event.get("path"), str):
                 raise ImportFormatError("an attachment event needs a path")
-            last = draft.turns[-1] if draft.turns else draft.add_turn(when, "user", [])
-            last.items.append(tf.Attachment(event["path"]))
+            if not draft.turns:
+                draft.add_turn(when, "user", [])
+                self._last[draft.session_id] = ("user", None, False)
+            draft.turns[-1].items.append(tf.Attachment(event["path"]))
 
     def _start(self, event: dict[str, Any]) -> None:
         sid = event.get("session_id")
@@ -165,14 +171,13 @@ class _Reading:
         self._clock[draft.session_id] = when
         return when
 
-    @staticmethod
-    def _agent_turn(draft: SessionDraft, when: datetime, *, memory: bool) -> DraftTurn:
+    def _agent_turn(self, draft: SessionDraft, when: datetime, *, memory: bool) -> DraftTurn:
         """The turn a tool call (MEMORY false) or a memory operation joins, as `capture`
-        has it: the last turn when it is the agent's of that kind and no name, else a new
-        one."""
-        last = draft.turns[-1] if draft.turns else None
-        if last is not None and (last.role, last.name, last.memory) == ("agent", None, memory):
-            return last
+        has it: the last turn when the last one opened is the agent's of that kind with no
+        name, else a new one."""
+        if draft.turns and self._last.get(draft.session_id) == ("agent", None, memory):
+            return draft.turns[-1]
+        self._last[draft.session_id] = ("agent", None, memory)
         return draft.add_turn(when, "agent", [], memory=memory)
 
 

@@ -100,6 +100,11 @@ def test_the_import_writes_the_turns_capture_writes(
     events.insert(
         3, {"event": "message", "role": "agent", "content": "Noted: bun.", "type": "memory"}
     )
+    # an attachment and a call after it join the turn before them, in capture as here
+    events[5:5] = [
+        {"event": "attachment", "path": "screens/failing-test.png"},
+        {"event": "tool_call", "tool": "Read", "args": "screens/failing-test.png"},
+    ]
     events.append({"event": "session_end", "session_id": "ses_b"})
     for e in events:  # capture dates an untimed event by its arrival, an import by the log
         if e["event"] in ("message", "tool_call"):
