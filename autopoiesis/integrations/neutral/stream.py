@@ -8,7 +8,8 @@ The events mean what they mean to `capture`: `session_id` may be left out while 
 one session is open; a tool call joins the agent's turn before it, or opens one, and a
 memory operation (`knowledge`) an agent's `[memory]` turn; a message or call without a
 timestamp takes the time of the event before it (the session's `started` for the first),
-and a session without `started` starts at its first timed event. A session the file
+and a session without `started`, or with one that is no time, starts at its first timed
+event. A session the file
 never ends is filed all the same: the file is finished. A line that is no event, or one
 `capture` would refuse, is skipped with its number and the reason, and the rest of the
 file is read.
@@ -30,7 +31,7 @@ from autopoiesis.capture.importers.shapes import args_summary, content_text, jso
 from autopoiesis.capture.session import normalize_role
 from autopoiesis.capture.stream import EVENTS, tool_name
 from autopoiesis.core.clock import parse_ts
-from autopoiesis.errors import AutopoiesisError, ImportFormatError
+from autopoiesis.errors import AutopoiesisError, ImportFormatError, TimestampError
 from autopoiesis.formats import transcript as tf
 
 
@@ -49,6 +50,9 @@ class CaptureStreamImporter:
                 reading.apply(event)
             except AutopoiesisError as exc:
                 report.skip_line(str(path), n, str(exc).rstrip("."))
+            for note in reading.notes:
+                report.warnings.append(f"{path}:{n}: {note}")
+            reading.notes.clear()
         if not reading.drafts and not reading.open:
             raise ImportFormatError(f"{path}: no session_start event; nothing to import.")
         return [*reading.drafts, *reading.open.values()]
@@ -63,6 +67,7 @@ class _Reading:
         self.open: dict[str, SessionDraft] = {}
         self.drafts: list[SessionDraft] = []
         self._clock: dict[str, datetime | None] = {}
+        self.notes: list[str] = []  # what the last event's reading says besides
         # the last turn each session opened, as `capture` keys it: (role, name, memory); a
         # tool call joins the turn before it only when that is the agent's
         self._last: dict[str, tuple[str, str | None, bool]] = {}
@@ -133,7 +138,15 @@ class _Reading:
         tags = event.get("tags") or ()
         if not isinstance(tags, (list, tuple)):
             raise ImportFormatError("tags must be a list of strings")
-        started = parse_ts(event["started"], "started") if event.get("started") else None
+        started = None
+        if event.get("started"):
+            try:
+                started = parse_ts(event["started"], "started")
+            except TimestampError as exc:
+                # a finished log: its messages still say when the session ran
+                self.notes.append(
+                    f"{str(exc).split(';')[0]}; the session starts at its first timed event"
+                )
         self.open[sid] = SessionDraft(
             session_id=sid,
             model=_opt(event, "model"),

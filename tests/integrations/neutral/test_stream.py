@@ -186,3 +186,29 @@ def test_the_cli_detects_a_stream_and_refuses_one_without_a_session(
         ["git", "status", "--porcelain"], cwd=memory_repo.root, capture_output=True, text=True
     )
     assert status.stdout == ""
+
+
+def test_a_session_whose_start_is_no_time_starts_at_its_first_message(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """`capture` refuses such a session_start, and with it every event of the session; a
+    finished log's messages still say when it ran, so nothing of it is lost here."""
+    events = [
+        {"event": "session_start", "session_id": "ses_y", "started": "9999-12-31T23:59:59Z"},
+        {
+            "event": "message",
+            "role": "user",
+            "content": "Pin the Go version to 1.25.6 everywhere.",
+            "timestamp": "2026-01-28T13:10:00Z",
+        },
+        {"event": "message", "role": "assistant", "content": "Pinned in three files."},
+    ]
+    report = import_files(memory_repo, [_write(tmp_path / "recorded.jsonl", events)])
+    assert not report.refused and len(report.imported) == 1
+    assert report.imported[0].startswith("raw/conversations/2026/01/28/1310-")
+    assert any(
+        "recorded.jsonl:1: started" in w and "starts at its first timed event" in w
+        for w in report.warnings
+    ), report.warnings
+    t = tf.parse((memory_repo.root / report.imported[0]).read_text(encoding="utf-8"))
+    assert len(t.turns) == 2
