@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from autopoiesis.compiler.standing import stems
 from autopoiesis.core.text import CHANGE_CUE, split_sentences
+from autopoiesis.index.chunking import TURN_PREFIX
 
 # How many of the best hits are compared (pairs grow with its square).
 COMPARED = 40
@@ -49,12 +50,11 @@ MIN_APART_SECONDS = 60.0  # statements closer in time are one exchange, not a ch
 _FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
 _TOOL_MARKER = re.compile(r"Tool use: \*\*[^*]*\**")
 _TOOL_NAME = re.compile(r">?\s*\[tool:[^\]]*\]")
-# A turn's heading in a chunk's text ("agent, 25 January 2026:", "Melanie (agent), 8 May
-# 2023:") is not said either: its speaker and month are in every turn of a session and
-# made any two of them share the message's words ("what did the user want").
-_HEADING = r"(?<!\S)\S+(?: \([a-z]+\))?(?:, from the harness)?, \d{1,2} [A-Z][a-z]+ \d{4}: "
-_TOOL_OUTPUT = re.compile(r"\s\u2192\s.*?(?=" + _HEADING + r"|\Z)", re.DOTALL)
-_HEADING_RE = re.compile(_HEADING)
+# A turn's heading in a chunk's text (index.chunking.TURN_PREFIX) is not said either: its
+# speaker and month are in every turn of a session and made any two of them share the
+# message's words ("what did the user want").
+_TOOL_OUTPUT = re.compile(r"\s\u2192\s.*?(?=" + TURN_PREFIX + r"|\Z)", re.DOTALL)
+_HEADING_RE = re.compile(TURN_PREFIX)
 
 
 def said(text: str) -> str:

@@ -176,6 +176,16 @@ def _human_date(d: date) -> str:
     return f"{d.day} {d.strftime('%B %Y')}"
 
 
+# What a turn's text opens with in its chunk once a search snippet flattened its lines
+# (`_turn_units`: "{speaker}, {day}:", "agent, 25 January 2026: ", "Melanie (agent), 8 May
+# 2023: "): for a reader of snippets that wants only what was said (compiler/restated). A
+# speaker's name of several words is matched by its last.
+TURN_PREFIX = (
+    r"(?<!\S)(?:" + re.escape(PARENT_AGENT) + r"|\S+(?: \((?:user|agent|system)\))?)"
+    r", \d{1,2} [A-Z][a-z]+ \d{4}: "
+)
+
+
 def chunk_transcript(lines: list[str], front_end: int) -> tuple[list[Chunk], str | None]:
     """Turn chunks of a transcript, or ([], None) when LINES hold no turn headers."""
     headers, title = _turn_headers(lines, front_end)

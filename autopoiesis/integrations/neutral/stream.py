@@ -68,9 +68,6 @@ class _Reading:
         self.drafts: list[SessionDraft] = []
         self._clock: dict[str, datetime | None] = {}
         self.notes: list[str] = []  # what the last event's reading says besides
-        # the last turn each session opened, as `capture` keys it: (role, name, memory); a
-        # tool call joins the turn before it only when that is the agent's
-        self._last: dict[str, tuple[str, str | None, bool]] = {}
 
     def apply(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
@@ -100,14 +97,13 @@ class _Reading:
             # [memory] turn, as `capture` has it
             memory = bool(event.get("memory")) or event.get("type") == "memory"
             if content.strip():  # an empty message says nothing, and a turn is never empty
-                turn = draft.add_turn(
+                draft.add_turn(
                     when,
                     role,
                     [tf.Text(content)],
                     None if name is None else str(name),
                     memory=memory,
                 )
-                self._last[draft.session_id] = (role, turn.name, memory)
         elif kind == "tool_call":
             result = content_text(event.get("result")) or None
             call = tf.ToolCall(tool_name(event), args_summary(event.get("args", "")), result)
@@ -126,7 +122,6 @@ class _Reading:
                 raise ImportFormatError("an attachment event needs a path")
             if not draft.turns:
                 draft.add_turn(when, "user", [])
-                self._last[draft.session_id] = ("user", None, False)
             draft.turns[-1].items.append(tf.Attachment(event["path"]))
 
     def _start(self, event: dict[str, Any]) -> None:
@@ -184,13 +179,14 @@ class _Reading:
         self._clock[draft.session_id] = when
         return when
 
-    def _agent_turn(self, draft: SessionDraft, when: datetime, *, memory: bool) -> DraftTurn:
+    @staticmethod
+    def _agent_turn(draft: SessionDraft, when: datetime, *, memory: bool) -> DraftTurn:
         """The turn a tool call (MEMORY false) or a memory operation joins, as `capture`
-        has it: the last turn when the last one opened is the agent's of that kind with no
-        name, else a new one."""
-        if draft.turns and self._last.get(draft.session_id) == ("agent", None, memory):
-            return draft.turns[-1]
-        self._last[draft.session_id] = ("agent", None, memory)
+        has it: the last turn when it is the agent's of that kind with no name (an
+        attachment added to a turn leaves it what it was), else a new one."""
+        last = draft.turns[-1] if draft.turns else None
+        if last is not None and (last.role, last.name, last.memory) == ("agent", None, memory):
+            return last
         return draft.add_turn(when, "agent", [], memory=memory)
 
 
