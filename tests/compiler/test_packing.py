@@ -462,6 +462,55 @@ def test_a_long_context_unit_waits_behind_a_weaker_hit() -> None:
     assert packed.files[0].chosen == {0}  # and the long unit, which no longer fits, is not
 
 
+@pytest.mark.parametrize("asked_by", ["user", "agent"])
+def test_the_reply_to_a_users_turn_waits_less_than_its_length_says(asked_by: str) -> None:
+    """The agent's turn after a user's is the reply to it (the user reports a warning,
+    the agent says why and fixes it): however long, it comes before a weaker hit. The same
+    long turn after an agent's turn is context like any other, and waits behind it."""
+    from autopoiesis.compiler.packing import (
+        CONTEXT_DECAY,
+        CONTEXT_UNIT_CHARS,
+        REPLY_NEARNESS,
+        Hit,
+        Source,
+        Unit,
+        pack,
+    )
+
+    asked = Unit(
+        1, 1, f"13:29 {asked_by}: Lint: Restore cache failed, go.sum not found", role=asked_by
+    )
+    reply = Unit(
+        2,
+        40,
+        "13:29 agent: setup-go looks for go.sum at the repository root; "
+        + "> [tool:Read] ci.yml → name: CI on: push: branches: [dev, main] jobs: lint: " * 30,
+        role="agent",
+    )
+    other = Unit(1, 1, "11:00 user: the lint job restores its cache from go.sum", role="user")
+    sources = {
+        "raw/a.md": Source("raw/a.md", (asked, reply), None, True),
+        "raw/b.md": Source("raw/b.md", (other,), None, True),
+    }
+    weaker = 0.3
+    assert CONTEXT_DECAY * CONTEXT_UNIT_CHARS / len(reply.text) < weaker
+    assert CONTEXT_DECAY * REPLY_NEARNESS > weaker
+    hits = [Hit("raw/a.md", 1, 1, 1.0), Hit("raw/b.md", 1, 1, weaker)]
+
+    def cost(label: str, parts) -> int:
+        return count_tokens(label + "\n" + "\n".join(parts))
+
+    room = cost("knowledge:raw/a.md:1-40", [asked.text, reply.text]) + 5
+    packed = pack(hits, sources.get, room, cost)
+    if asked_by == "user":  # the reply came first, and the weaker hit no longer fits
+        assert [(f.path, f.chosen) for f in packed.files] == [("raw/a.md", {0, 1})]
+    else:
+        assert [(f.path, f.chosen) for f in packed.files] == [
+            ("raw/a.md", {0}),
+            ("raw/b.md", {0}),
+        ]
+
+
 @pytest.mark.parametrize("streamed", [False, True])
 def test_a_hit_whose_turns_do_not_fit_comes_in_as_its_own_turn(streamed: bool) -> None:
     """A chunk is a turn with the turns around it; when all of them do not fit what is
