@@ -71,7 +71,8 @@ CONTEXT_UNIT_CHARS = 300
 # the compiled context at 2K / 4K / 8K, each set as imported, streamed from another
 # machine and as Markdown turns: 0.5 gained five (third set from elsewhere, 4K and 8K 0.833
 # / 0.870 -> 0.852 / 0.889; second set's answers, a question at 4K and at 8K) and lost
-# none; 0.4 gained three, 0.7 and 1.0 lost as many as they gained.
+# none; 0.4 gained three and 0.6 six, losing none; 0.7 gained ten and lost two, 1.0 lost
+# about as many as it gained (a long reply takes the room of other hits).
 REPLY_NEARNESS = 0.5
 # A turn (or piece of one) longer than this many characters shows, in a compiled context,
 # its first line and only the lines that hold a word of the message, each run of lines
