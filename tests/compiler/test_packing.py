@@ -511,6 +511,29 @@ def test_the_reply_to_a_users_turn_waits_less_than_its_length_says(asked_by: str
         ]
 
 
+def test_a_transcripts_units_carry_their_speakers_role() -> None:
+    """The reply rule reads each unit's role from the transcript's turn headings, a named
+    speaker's too ("user (Ana)"), and a long reply's pieces all carry it."""
+    from autopoiesis.compiler.packing import transcript_source
+
+    long_reply = "\n\n".join(
+        f"Step {n}: the cache path is specstory-cli/go.sum." * 8 for n in range(12)
+    )
+    text = closed_transcript(
+        "roles",
+        "Roles",
+        [
+            ("2026-03-01T23:58:00Z", "user", "Ana", "Lint warns: Restore cache failed"),
+            ("2026-03-01T23:59:00Z", "agent", None, long_reply),
+            ("2026-03-02T00:01:00Z", "system", None, "session resumed"),
+        ],
+    )
+    units = transcript_source("raw/conversations/2026/03/01/2358-roles.md", text).units
+    roles = [u.role for u in units]
+    assert roles[0] == "user" and roles[-1] == "system"
+    assert len(roles) > 3 and set(roles[1:-1]) == {"agent"}  # the reply in several pieces
+
+
 @pytest.mark.parametrize("streamed", [False, True])
 def test_a_hit_whose_turns_do_not_fit_comes_in_as_its_own_turn(streamed: bool) -> None:
     """A chunk is a turn with the turns around it; when all of them do not fit what is
