@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -367,10 +368,115 @@ def folder_of_project(turns: Iterable[tf.Turn], project: str) -> str:
     return common if _folder_project(common) == project else ""
 
 
+# A shell command's own file operations: `mv` and `git mv` rename or move, `rm` and `git rm`
+# delete. Read as the shell splits the command (shlex: quotes, operators), one simple command
+# at a time, each operand below the folders a `cd` before it moved into.
+_FILE_OP_WORDS = re.compile(r"\b(?:mv|rm)\b")
+_SHELL_OPERATORS = frozenset({"&&", "||", ";", "|", "&", ";;", "|&", "(", ")"})
+_REDIRECTION = re.compile(r"^(?:\d*|&)(?:>>?|<<?|>&|<&|>\|)$")
+# an operand the shell would expand ($HOME, a glob, a command's output) or a log cut short
+# ("…") names no file that can be told
+_EXPANDED = re.compile(r"[$*?\[\]{}`~…]")
+FILE_OP_COMMAND_CHARS = 4000  # a longer command is a script, not a file operation
+
+
+@dataclass(frozen=True)
+class FileOperation:
+    """A file or folder a shell command renamed or moved (TO its new path) or deleted (TO
+    None), as the command names it: relative to the folder it ran in, or absolute."""
+
+    path: str
+    to: str | None = None
+
+
+def shell_file_operations(command: str) -> list[FileOperation]:
+    """The renames, moves and deletions COMMAND makes with `mv`, `git mv`, `rm` and `git rm`;
+    none for an operand the shell would expand or a log cut short, for `git rm --cached`
+    (the file stays) or `mv -t`, or for a command the shell could not parse."""
+    if len(command) > FILE_OP_COMMAND_CHARS or not _FILE_OP_WORDS.search(command):
+        return []
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:  # an unclosed quote: a log cut the command short
+        return []
+    out: list[FileOperation] = []
+    here = ""
+    simple: list[str] = []
+    for token in [*tokens, ";"]:
+        if token not in _SHELL_OPERATORS:
+            simple.append(token)
+            continue
+        words = _without_redirections(simple)
+        simple = []
+        if words[:1] == ["cd"] and len(words) == 2 and not _EXPANDED.search(words[1]):
+            here = posixpath.join(here, words[1])
+            continue
+        if words[:1] == ["git"]:
+            words = _git_subcommand(words)
+        out.extend(_operations(words, here))
+    return out
+
+
+def _without_redirections(words: list[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif _REDIRECTION.match(word):
+            skip = True  # and its target
+            if out and out[-1].isdigit():  # "2>": the descriptor split from its operator
+                out.pop()
+        else:
+            out.append(word)
+    return out
+
+
+def _git_subcommand(words: list[str]) -> list[str]:
+    """["mv", ...] of ["git", "-C", "x", "mv", ...]: git's own options before its command
+    (a -C folder too: not followed, an operand below it is named from there)."""
+    i = 1
+    while i < len(words) and words[i].startswith("-"):
+        i += 2 if words[i] in ("-C", "-c") else 1
+    return ["git " + words[i], *words[i + 1 :]] if i < len(words) else []
+
+
+def _operations(words: list[str], here: str) -> list[FileOperation]:
+    if not words or words[0] not in ("mv", "rm", "git mv", "git rm"):
+        return []
+    options = [w for w in words[1:] if w.startswith("-")]
+    operands = [w for w in words[1:] if not w.startswith("-")]
+    if any(_EXPANDED.search(w) for w in operands) or not operands:
+        return []
+    named = [posixpath.normpath(posixpath.join(here, w)) for w in operands]
+    if words[0].endswith("rm"):
+        return [] if "--cached" in options else [FileOperation(p) for p in named]
+    if len(named) < 2 or any(o.startswith("-t") or o == "--target-directory" for o in options):
+        return []
+    *sources, target = named
+    # into a folder: several sources, a target written as one ("dir/"), or a file with an
+    # extension moved to a name without one ("mv util.py lib": lib is a folder)
+    into = (
+        len(sources) > 1
+        or operands[-1].endswith("/")
+        or (bool(_EXTENSION_OF.search(sources[0])) and not _EXTENSION_OF.search(target))
+    )
+    if into:
+        return [FileOperation(p, posixpath.join(target, posixpath.basename(p))) for p in sources]
+    return [FileOperation(sources[0], target)]
+
+
+_EXTENSION_OF = re.compile(r"[^/.]\.[A-Za-z0-9_-]{1,12}$")
+
+
 __all__ = [
     "EDIT_TOOLS",
+    "FILE_OP_COMMAND_CHARS",
     "LOOKUP_TOOLS",
     "SHELL_TOOLS",
+    "FileOperation",
     "below_project",
     "folder_of_project",
     "folders_worked_in",
@@ -379,5 +485,6 @@ __all__ = [
     "is_lookup",
     "is_shell",
     "project_worked_in",
+    "shell_file_operations",
     "tool_name",
 ]

@@ -1409,3 +1409,130 @@ def test_a_rule_said_with_weight_is_a_preference() -> None:
             "Conventions",
         ),
     }, placed
+
+
+def test_a_shell_s_renames_moves_and_deletions_are_changes(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """`mv`, `git mv`, `rm` and `git rm` change the project's files as surely as an edit: a
+    session's renames (a file moved twice by its first and last names), moves and deletions
+    are filed under the request they served, and counted in the journal. What failed, what
+    lies outside the project, a backup kept for a moment, a build's output, a file moved
+    back and a scratch file the session made and deleted again are no change."""
+    log = _claude_log(
+        tmp_path / "renames.jsonl",
+        [
+            ("user", "Rename the docs to the ALL-CAPS naming and drop the old PostHog notes."),
+            (
+                "tool",
+                (
+                    "Bash",
+                    {"command": 'cd ./docs && mv "homebrew_setup.md" "HOMEBREW.md"'},
+                    "",
+                    False,
+                ),
+            ),
+            (
+                "tool",
+                ("Bash", {"command": "git mv docs/HOMEBREW.md docs/HOMEBREW-SETUP.md"}, "", False),
+            ),
+            (
+                "tool",
+                (
+                    "Bash",
+                    {"command": "mv /work/shop-api/pkg/gemini /work/shop-api/pkg/geminicli"},
+                    "",
+                    False,
+                ),
+            ),
+            ("tool", ("Bash", {"command": "rm docs/spst_posthog.md 2>/dev/null"}, "", False)),
+            (
+                "tool",
+                (
+                    "Bash",
+                    {"command": "rm docs/missing.md"},
+                    "rm: docs/missing.md: No such file or directory",
+                    True,
+                ),
+            ),
+            (
+                "tool",
+                ("Bash", {"command": "mv src/a.ts src/a.ts.bak && touch src/a.ts"}, "", False),
+            ),
+            ("tool", ("Bash", {"command": "mv tasks/027-x.md tasks/026-x.md"}, "", False)),
+            ("tool", ("Bash", {"command": "mv tasks/026-x.md tasks/027-x.md"}, "", False)),
+            (
+                "tool",
+                ("Bash", {"command": "rm -rf node_modules dist && rm ~/.cache/x.json"}, "", False),
+            ),
+            ("tool", ("Bash", {"command": "rm /tmp/scratch.txt; git rm --cached .env"}, "", False)),
+            ("tool", ("Bash", {"command": "for f in *.md; do mv $f old/; done"}, "", False)),
+            (
+                "tool",
+                (
+                    "Write",
+                    {"file_path": "/work/shop-api/scratch_test.go", "content": "package x"},
+                    "File created successfully at: /work/shop-api/scratch_test.go",
+                    False,
+                ),
+            ),
+            ("tool", ("Bash", {"command": "rm scratch_test.go"}, "", False)),
+            (
+                "tool",
+                (
+                    "Edit",
+                    {
+                        "file_path": "/work/shop-api/docs/index.md",
+                        "old_string": "a",
+                        "new_string": "b",
+                    },
+                    "The file has been updated.",
+                    False,
+                ),
+            ),
+        ],
+    )
+    import_files(memory_repo, [log], fmt="claude-code")
+    with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
+        assert not ex.extract_pending().failed
+    changes = _live(memory_repo, CTX, "Changes")
+    assert changes == [
+        "Changed `docs/index.md`; renamed `docs/homebrew_setup.md` → `docs/HOMEBREW-SETUP.md`, "
+        "`pkg/gemini` → `pkg/geminicli`; deleted `docs/spst_posthog.md` — for: Rename the docs "
+        "to the ALL-CAPS naming and drop the old PostHog notes."
+    ]
+    journal = next((memory_repo.root / "knowledge/journal").glob("2026-03-02.md")).read_text()
+    assert "changed 4 files (index.md, HOMEBREW-SETUP.md, geminicli, spst_posthog.md)" in journal
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (
+            'cd ./docs && mv "a b.md" "C.md" && mv x.md Y.md',
+            [("docs/a b.md", "docs/C.md"), ("docs/x.md", "docs/Y.md")],
+        ),
+        ("mv a.py b.py lib/", [("a.py", "lib/a.py"), ("b.py", "lib/b.py")]),
+        ("mv util.py lib", [("util.py", "lib/util.py")]),  # a file to a name without extension
+        ("git -C repo mv a.md b.md", [("a.md", "b.md")]),
+        (
+            "rm -f go.work go.work.sum 2>/dev/null || true",
+            [("go.work", None), ("go.work.sum", None)],
+        ),
+        ("git rm -r old/", [("old", None)]),
+        ("git rm --cached .env", []),  # the file stays on disk
+        ("mv -t lib a.py b.py", []),  # the target first: not worth the guess
+        ("for d in a b; do mv $d x; done", []),  # the shell expands it
+        ("mv ~/x y", []),
+        ('mv "unclosed', []),  # a log cut it short
+        ("mv docs/Project Ide…", []),
+        ("echo rm me && grep -rn mv src", []),
+        ("mv " + "a" * 5000 + " b", []),  # a script, not a file operation
+    ],
+)
+def test_a_shell_command_s_file_operations(
+    command: str, expected: list[tuple[str, str | None]]
+) -> None:
+    from autopoiesis.formats.tool_calls import shell_file_operations
+
+    assert [(op.path, op.to) for op in shell_file_operations(command)] == expected

@@ -3,7 +3,8 @@
 * **Commands**: the commands that ran and succeeded, by kind (tests, build, lint, type
   check, format, run, install): the project's "how to". One live command a kind and
   runner (`#about:command test pytest`): a later one supersedes it.
-* **Changes**: the files the session changed, and the user's request they served.
+* **Changes**: the files the session changed (edited, or renamed, moved and deleted by
+  `mv`, `git mv`, `rm` and `git rm`), and the user's request they served.
 * **Errors and Fixes**: an error a command printed, the files edited next, and the same
   command passing afterwards.
 
@@ -17,7 +18,7 @@ in MEMORY.md or reference/general.md.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from autopoiesis.core.clock import utc
@@ -220,6 +221,21 @@ def _subject(m: re.Match[str]) -> str:
 
 
 _PATH_ARG = re.compile(r"^\s*(\S*?\.[A-Za-z0-9_-]{1,12})(?=\s|$)")  # a.py, src/x.ts, .gitignore
+# What a failed `mv` or `rm` prints (besides what _FAILED knows): it changed nothing.
+_FILE_OP_FAILED = re.compile(
+    r"No such file|cannot (?:stat|move|remove)|Permission denied|not under version control"
+    r"|did not match any files|Directory not empty|Is a directory",
+    re.IGNORECASE,
+)
+_CREATED = re.compile(r"\bFile created\b|\bcreated (?:the )?(?:new )?file\b", re.IGNORECASE)
+# A rename or deletion that is no change of the project's: of its git internals, of what a
+# build or a tool makes (node_modules/, dist/, __pycache__/), or of a backup an agent keeps
+# for a moment ("mv a.ts a.ts.bak && touch a.ts", then back)
+_NOT_THE_PROJECTS = re.compile(
+    r"(?:^|/)(?:\.git|node_modules|dist|build|out|target|coverage|__pycache__|\.\w+_cache|"
+    r"\.cache|\.next|\.venv|venv|tmp|temp)(?:/|$)|\.(?:bak|orig|tmp|swp)$|~$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -308,6 +324,40 @@ class ToolStep:
         application's file below the home folder (Claude Code's plan in ~/.claude/plans/)."""
         path = self.edited_path if self.is_edit else None
         return None if path is None or tools.is_application_file(path) else path
+
+    @property
+    def created_file(self) -> bool:
+        """Whether the edit made its file (Claude Code's "File created successfully at")."""
+        return self.changed_file is not None and bool(_CREATED.search(self.result))
+
+    @property
+    def file_operations(self) -> list[tools.FileOperation]:
+        """The project's files and folders this shell command renamed, moved or deleted
+        (`tools.shell_file_operations`), named as the project's people name them; none when
+        it failed, and none of what lies outside the project or is none of its own."""
+        if not self.is_shell or self.failed or _FILE_OP_FAILED.search(self.result):
+            return []
+        out = []
+        for op in tools.shell_file_operations(self.args):
+            path = self._in_project(op.path)
+            to = self._in_project(op.to) if op.to is not None else None
+            if path is not None and (op.to is None or to is not None):
+                out.append(tools.FileOperation(path, to))
+        return out
+
+    def _in_project(self, path: str) -> str | None:
+        """PATH as a path of the project's (relative to its folder), or None: outside it
+        (above the working folder, another folder of the machine) or none of its own."""
+        folder = self.cwd.rstrip("/\\")
+        if path.startswith("/"):
+            if folder and path.startswith(folder + "/"):
+                path = path[len(folder) + 1 :]
+            else:
+                path = tools.below_project(path, self.project) or ""
+        path = path.removeprefix("./")
+        if not path or path in (".", "..") or path.startswith("../"):
+            return None
+        return None if _NOT_THE_PROJECTS.search(path) else path
 
 
 def command_kind(command: str) -> str | None:
@@ -611,30 +661,84 @@ def _flag_fixes(
 def _changes(
     src: SourceTranscript, key: str, path: str, steps: list[ToolStep]
 ) -> list[KnowledgeChange]:
-    """The files changed, grouped by the request they served."""
-    by_request: dict[str, tuple[datetime, list[str]]] = {}
+    """The files changed, grouped by the request they served: edited, renamed or moved
+    (a file moved twice by its first and last names, one moved back not at all) and
+    deleted."""
+    by_request: dict[str, tuple[datetime, _Changed]] = {}
     for step in steps:
-        p = step.changed_file
-        if p is None or not step.request:  # a change is filed with the request it served
+        if not step.request:  # a change is filed with the request it served
             continue
-        at, files = by_request.setdefault(step.request, (step.at, []))
-        if p not in files:
-            files.append(p)
+        p = step.changed_file
+        ops = step.file_operations
+        if p is None and not ops:
+            continue
+        changed = by_request.setdefault(step.request, (step.at, _Changed()))[1]
+        if p is not None:
+            changed.edit(p, step.created_file)
+        for op in ops:
+            changed.operate(op)
     out = []
-    for request, (at, files) in by_request.items():
-        shown = ", ".join(_code(p, 80) for p in files[:6]) + (
-            f" and {len(files) - 6} more" if len(files) > 6 else ""
-        )
-        out.append(
-            KnowledgeChange(
-                path,
-                "append",
-                SECTION_CHANGES,
-                f"Changed {shown} — for: {request}",
-                src.provenance(at, key),
+    for request, (at, changed) in by_request.items():
+        said = changed.said()
+        if said:
+            out.append(
+                KnowledgeChange(
+                    path,
+                    "append",
+                    SECTION_CHANGES,
+                    f"{said} — for: {request}",
+                    src.provenance(at, key),
+                )
             )
-        )
     return out
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:6]) + (f" and {len(items) - 6} more" if len(items) > 6 else "")
+
+
+@dataclass
+class _Changed:
+    """What the steps serving one request did to the project's files, in order."""
+
+    edited: list[str] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)  # first name -> last name
+    deleted: list[str] = field(default_factory=list)
+    created: set[str] = field(default_factory=set)  # made here: deleted again, no change
+
+    def edit(self, path: str, created: bool = False) -> None:
+        if path not in self.edited:
+            self.edited.append(path)
+        if created:
+            self.created.add(path)
+
+    def operate(self, op: tools.FileOperation) -> None:
+        first = next((a for a, b in self.renamed.items() if b == op.path), op.path)
+        if op.to is None:  # deleted: under the name it had before this request
+            self.renamed.pop(first, None)
+            self.edited = [p for p in self.edited if p not in (op.path, first)]
+            if first not in self.deleted and first not in self.created:
+                self.deleted.append(first)
+        elif op.to == first:  # moved back
+            self.renamed.pop(first, None)
+        else:
+            self.renamed[first] = op.to
+
+    def paths(self) -> list[str]:
+        """The files it leaves changed: edited, under their new names, and deleted."""
+        return list(dict.fromkeys([*self.edited, *self.renamed.values(), *self.deleted]))
+
+    def said(self) -> str:
+        parts = []
+        if self.edited:
+            parts.append("changed " + _listed([_code(p, 80) for p in self.edited]))
+        if self.renamed:
+            pairs = [f"{_code(a, 80)} → {_code(b, 80)}" for a, b in self.renamed.items()]
+            parts.append("renamed " + _listed(pairs))
+        if self.deleted:
+            parts.append("deleted " + _listed([_code(p, 80) for p in self.deleted]))
+        text = "; ".join(parts)
+        return text[:1].upper() + text[1:]
 
 
 def session_outcome(src: SourceTranscript) -> list[str]:
@@ -651,12 +755,26 @@ def _plural(n: int, word: str) -> str:
 
 
 def _edits_done(steps: list[ToolStep]) -> str:
-    files = list(dict.fromkeys(s.changed_file for s in steps if s.changed_file))
-    names = ", ".join(p.rsplit("/", 1)[-1] for p in files[:4]) + (", …" if len(files) > 4 else "")
+    changed = _Changed()
+    for step in steps:
+        if step.changed_file:
+            changed.edit(step.changed_file, step.created_file)
+        for op in step.file_operations:
+            changed.operate(op)
+
+    def names(files: list[str]) -> str:
+        return ", ".join(p.rsplit("/", 1)[-1] for p in files[:4]) + (
+            ", …" if len(files) > 4 else ""
+        )
+
     if any(s.is_edit and not s.edited_path for s in steps):  # a log that does not name them all
         edits = sum(s.is_edit for s in steps)
-        return f"made {_plural(edits, 'edit')}" + (f" ({names})" if files else "")
-    return f"changed {_plural(len(files), 'file')} ({names})" if files else ""
+        # the files its edits name (a rename or a deletion is no edit: not counted here)
+        return f"made {_plural(edits, 'edit')}" + (
+            f" ({names(changed.edited)})" if changed.edited else ""
+        )
+    files = changed.paths()
+    return f"changed {_plural(len(files), 'file')} ({names(files)})" if files else ""
 
 
 def _commits_done(steps: list[ToolStep]) -> str:
