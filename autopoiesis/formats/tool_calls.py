@@ -398,6 +398,7 @@ def shell_file_operations(command: str) -> list[FileOperation]:
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
+        lexer.commenters = ""  # "task#002" is a word; a word that starts with "#" is below
         tokens = list(lexer)
     except ValueError:  # an unclosed quote: a log cut the command short
         return []
@@ -410,8 +411,14 @@ def shell_file_operations(command: str) -> list[FileOperation]:
             continue
         words = _without_redirections(simple)
         simple = []
+        comment = next((i for i, w in enumerate(words) if w.startswith("#")), None)
+        words = words[:comment]  # a comment: to its line's end, here to the operator
         if words[:1] == ["cd"] and len(words) == 2 and not _EXPANDED.search(words[1]):
             here = posixpath.join(here, words[1])
+            continue
+        if words[:1] in (["mkdir"], ["touch"]):  # made again: replaced, not deleted
+            made = {posixpath.normpath(posixpath.join(here, w)) for w in words[1:]}
+            out = [op for op in out if op.to is not None or op.path not in made]
             continue
         if words[:1] == ["git"]:
             words = _git_subcommand(words)

@@ -1466,6 +1466,10 @@ def test_a_shell_s_renames_moves_and_deletions_are_changes(
                 ("Bash", {"command": "rm -rf node_modules dist && rm ~/.cache/x.json"}, "", False),
             ),
             ("tool", ("Bash", {"command": "rm /tmp/scratch.txt; git rm --cached .env"}, "", False)),
+            (
+                "tool",
+                ("Bash", {"command": "rm -rf /root/.local/state/shop-api/git/task#002"}, "", False),
+            ),
             ("tool", ("Bash", {"command": "for f in *.md; do mv $f old/; done"}, "", False)),
             (
                 "tool",
@@ -1521,6 +1525,9 @@ def test_a_shell_s_renames_moves_and_deletions_are_changes(
         ),
         ("git rm -r old/", [("old", None)]),
         ("git rm --cached .env", []),  # the file stays on disk
+        ("rm -f .cursor/rules && mkdir -p .cursor/rules", []),  # made again: replaced
+        ("rm a.md; touch a.md", []),
+        ("rm -rf state/task#002 # old clone", [("state/task#002", None)]),  # no comment in a word
         ("mv -t lib a.py b.py", []),  # the target first: not worth the guess
         ("for d in a b; do mv $d x; done", []),  # the shell expands it
         ("mv ~/x y", []),

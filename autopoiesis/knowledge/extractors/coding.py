@@ -350,6 +350,8 @@ class ToolStep:
         (above the working folder, another folder of the machine) or none of its own."""
         folder = self.cwd.rstrip("/\\")
         if path.startswith("/"):
+            if tools.is_application_file(path):  # ~/.local/state/NAME: a tool's, no project's
+                return None
             if folder and path.startswith(folder + "/"):
                 path = path[len(folder) + 1 :]
             else:
@@ -711,6 +713,8 @@ class _Changed:
             self.edited.append(path)
         if created:
             self.created.add(path)
+        if path in self.deleted:  # deleted and made again: changed, not gone
+            self.deleted.remove(path)
 
     def operate(self, op: tools.FileOperation) -> None:
         first = next((a for a, b in self.renamed.items() if b == op.path), op.path)
