@@ -1543,3 +1543,102 @@ def test_a_shell_command_s_file_operations(
     from autopoiesis.formats.tool_calls import shell_file_operations
 
     assert [(op.path, op.to) for op in shell_file_operations(command)] == expected
+
+
+def test_where_the_work_was_pushed_last_is_the_project_s_current_state(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A `git push` that git reported making files the branch and the remote (its address
+    when git printed it) as the project's current state, one live entry: a later session's
+    push supersedes it. A refused push, one with nothing to push, one whose report the
+    log did not keep, one to a folder of this machine and one to another project's
+    repository are none."""
+    first = _claude_log(
+        tmp_path / "push-1.jsonl",
+        [
+            ("user", "Fix the KMS key policy checks and push the branch to my fork."),
+            (
+                "tool",
+                (
+                    "Bash",
+                    {"command": "git push origin kms-policy-fix"},
+                    "error: failed to push some refs to 'github.com:me/Shop_API.git'\n"
+                    "hint: Updates were rejected because the tip of your current branch is behind",
+                    True,
+                ),
+            ),
+            (
+                "tool",
+                (
+                    "Bash",
+                    {"command": "git push -f origin kms-policy-fix"},
+                    "To github.com:me/Shop_API.git\n + 6751ade79...14ddacbac kms-policy-fix -> "
+                    "kms-policy-fix (forced update)",
+                    False,
+                ),
+            ),
+            ("tool", ("Bash", {"command": "git push"}, "Everything up-to-date", False)),
+            (
+                "tool",
+                (
+                    "Bash",
+                    {"command": "git push fork kms-policy-fix"},
+                    "To github.com:me/moto.git\n * [new branch] kms-policy-fix -> kms-policy-fix",
+                    False,
+                ),
+            ),
+            (
+                "tool",
+                (
+                    "Bash",
+                    {"command": "git push local task#2"},
+                    "To /home/me/src/shop-api\n * [new branch] task#2 -> task#2",
+                    False,
+                ),
+            ),
+        ],
+    )
+    second = tmp_path / "push-2.jsonl"
+    _claude_log(
+        second,
+        [
+            ("user", "Open the follow-up branch for the grant checks and push it."),
+            (
+                "tool",
+                (
+                    "Bash",
+                    {"command": "git push -u origin kms-grants"},
+                    "branch 'kms-grants' set up to track 'origin/kms-grants'.",
+                    False,
+                ),
+            ),
+            (
+                "tool",
+                (
+                    "Bash",
+                    {"command": "git push origin kms-grants"},
+                    "Enumerating objects: 9, …",
+                    False,
+                ),
+            ),
+        ],
+    )
+    second.write_text(
+        second.read_text()
+        .replace("ses-coding-1", "ses-coding-2")
+        .replace("2026-03-02T", "2026-03-03T")
+    )
+    import_files(memory_repo, [first], fmt="claude-code")
+    with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
+        assert not ex.extract_pending().failed
+    assert _live(memory_repo, CTX, "Current State") == [
+        "The work is pushed to branch `kms-policy-fix` of `github.com:me/Shop_API.git`"
+    ]
+    import_files(memory_repo, [second], fmt="claude-code")
+    with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
+        assert not ex.extract_pending().failed
+    assert _live(memory_repo, CTX, "Current State") == [
+        "The work is pushed to branch `kms-grants` of `origin`"
+    ]
+    text = (memory_repo.root / CTX).read_text()
+    assert "~~" in text and "kms-policy-fix" in text  # superseded, not deleted

@@ -7,6 +7,8 @@
   `mv`, `git mv`, `rm` and `git rm`), and the user's request they served.
 * **Errors and Fixes**: an error a command printed, the files edited next, and the same
   command passing afterwards.
+* **Current State**: where the work was pushed last (the branch and the remote a `git
+  push` reported), one live entry: a later push supersedes it.
 
 Only what the tool calls show (a command's exit as its result line reports it, an
 edit's path); nothing is taken from what the agent says it did. A session whose project
@@ -36,6 +38,7 @@ from autopoiesis.knowledge.extractors.base import (
 )
 
 SECTION_COMMANDS = "Commands"
+SECTION_STATE = "Current State"
 
 # A package script's name ends there or at its variant ("test", "test:e2e"): "bun run
 # test-session-autodetect.ts" runs a file whose name starts with "test", no test script.
@@ -205,6 +208,26 @@ _COMMIT_MESSAGE = re.compile(
     r"(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)'|([^\s\"']\S*))"
 )
 _HEREDOC = re.compile(r"^\$\(\s*cat\s+<<-?\s*['\"]?\w+['\"]?\s*$")
+_GIT_PUSH = re.compile(_GIT_OPTIONS + r"push\b")
+# what a push that did not go through prints (a hook's or the server's refusal, nothing to
+# push), besides what _FAILED knows
+_PUSH_REFUSED = re.compile(
+    r"\bfatal:|\berror:|\[(?:remote )?rejected\]|failed to push|Everything up-to-date",
+    re.IGNORECASE,
+)
+# git's report of a push: "To github.com:me/moto.git", then "+ 6751ade...14ddacb kms-fix ->
+# kms-fix (forced update)", " * [new branch] x -> x" or "ff6065a..65d6cf6 master -> master";
+# "branch 'x' set up to track 'origin/x'" after -u. Bounded: a result is up to 4,000
+# characters of anything.
+_LOCAL_REMOTE = re.compile(r"(?:file:|[/.~]|[A-Za-z]:[\\/])")
+_PUSHED_TO = re.compile(r"(?:^|[\s|])To (\S{1,300})")
+_PUSHED_REF = re.compile(
+    r"(?:\[new branch\]|\b[0-9a-f]{6,40}\.{2,3}[0-9a-f]{6,40})\s{1,20}\S{1,250} -> ([^\s()]{1,250})"
+)
+_TRACKING = re.compile(
+    r"[Bb]ranch '[^'\n]{1,250}' set up to track (?:remote branch '([^'\n]{1,250})' from "
+    r"'([^'\n]{1,250})'|'([^'/\n]{1,250})/([^'\n]{1,250})')"
+)
 
 
 def _subject(m: re.Match[str]) -> str:
@@ -277,6 +300,42 @@ class ToolStep:
             elif "…" not in made:
                 out.append(made)
         return out
+
+    @property
+    def pushed(self) -> tuple[str, str] | None:
+        """(branch, remote) of a `git push` that git reported making: the remote's address
+        when git printed it ("To github.com:me/moto.git"), else its name; None for a push
+        that failed, pushed nothing or whose report the log did not keep."""
+        if not (self.is_shell and _GIT_PUSH.search(self.command)):
+            return None
+        if self.failed or _PUSH_REFUSED.search(self.result):
+            return None
+        ref = _PUSHED_REF.search(self.result)
+        track = _TRACKING.search(self.result)
+        if ref is not None:
+            branch = ref.group(1)
+        elif track is not None:
+            branch = track.group(1) or track.group(4)
+        else:
+            return None
+        to = _PUSHED_TO.search(self.result)
+        if to is not None:
+            # a push to a folder of this machine (a workflow's clone handing its branch back
+            # to the main checkout) puts the work nowhere anyone else sees it
+            remote = to.group(1)
+            if _LOCAL_REMOTE.match(remote) or not self._project_s_repository(remote):
+                return None
+            return branch, remote
+        if track is not None:
+            return branch, track.group(2) or track.group(3)
+        return None
+
+    def _project_s_repository(self, remote: str) -> bool:
+        """Whether the repository REMOTE names is the project's ("github.com:me/moto.git" is
+        not the dvc project's, whatever folder the session ran in); case and punctuation
+        aside ("ChangShuoRadioRecognition.git" is changshuo-radio-recognition's)."""
+        name = re.split(r"[/:]", remote.rstrip("/"))[-1].removesuffix(".git")
+        return not self.project or _squashed(name) == _squashed(self.project)
 
     @property
     def command(self) -> str:
@@ -360,6 +419,10 @@ class ToolStep:
         if not path or path in (".", "..") or path.startswith("../"):
             return None
         return None if _NOT_THE_PROJECTS.search(path) else path
+
+
+def _squashed(name: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", name.lower())
 
 
 def command_kind(command: str) -> str | None:
@@ -531,6 +594,7 @@ def coding_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     out += _fixes(src, key, path, steps)
     out += _flag_fixes(src, key, path, steps)
     out += _changes(src, key, path, steps)
+    out += _pushed(src, key, path, steps)
     unique: dict[tuple[str, str], KnowledgeChange] = {}  # the same fix seen twice: once
     for change in out:
         unique.setdefault((change.section, change.content), change)
@@ -693,6 +757,26 @@ def _changes(
                 )
             )
     return out
+
+
+def _pushed(
+    src: SourceTranscript, key: str, path: str, steps: list[ToolStep]
+) -> list[KnowledgeChange]:
+    """Where the session's last push went: the project's one live "pushed" entry."""
+    last = next((s for s in reversed(steps) if s.pushed), None)
+    if last is None or last.pushed is None:
+        return []
+    branch, remote = last.pushed
+    return [
+        KnowledgeChange(
+            path,
+            "append",
+            SECTION_STATE,
+            f"The work is pushed to branch {_code(branch, 120)} of {_code(remote, 200)}",
+            src.provenance(last.at, key),
+            subject="pushed",
+        )
+    ]
 
 
 def _listed(items: list[str]) -> str:
