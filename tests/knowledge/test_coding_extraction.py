@@ -1534,7 +1534,7 @@ def test_a_shell_s_renames_moves_and_deletions_are_changes(
         ('mv "unclosed', []),  # a log cut it short
         ("mv docs/Project Ide…", []),
         ("echo rm me && grep -rn mv src", []),
-        ("mv " + "a" * 5000 + " b", []),  # a script, not a file operation
+        ("mv " + "a" * 2500 + " b", []),  # a script, not a file operation
     ],
 )
 def test_a_shell_command_s_file_operations(
