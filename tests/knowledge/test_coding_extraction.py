@@ -1642,3 +1642,47 @@ def test_where_the_work_was_pushed_last_is_the_project_s_current_state(
     ]
     text = (memory_repo.root / CTX).read_text()
     assert "~~" in text and "kms-policy-fix" in text  # superseded, not deleted
+
+
+def test_a_package_added_to_the_manifest_is_a_dependency_of_the_project(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """`go get`, `npm install X`, `bun add`, `uv add`, ... add to the project's manifest:
+    one entry a package with the command that added it, the same whichever session added
+    it again. `pip install` changes the environment, not the project; a failed install,
+    one from a requirements file and one whose output the log did not keep add nothing."""
+    steps: list[tuple[str, object]] = [
+        ("user", "Make the list command fit the terminal's width."),
+        (
+            "tool",
+            (
+                "Bash",
+                {"command": "go get golang.org/x/term@v0.40.0"},
+                "go: downloading golang.org/x/term v0.40.0\ngo: added golang.org/x/term v0.40.0",
+                False,
+            ),
+        ),
+        (
+            "tool",
+            ("Bash", {"command": "pip install seaborn"}, "Successfully installed seaborn", False),
+        ),
+        ("tool", ("Bash", {"command": "npm i lodash"}, "npm ERR! 404 Not Found - lodashh", True)),
+        ("tool", ("Bash", {"command": "uv add -r requirements.txt"}, "Resolved 3 packages", False)),
+        ("tool", ("Bash", {"command": "bun add commander"}, "", False)),
+    ]
+    first = _claude_log(tmp_path / "deps-1.jsonl", steps)
+    second = tmp_path / "deps-2.jsonl"
+    _claude_log(second, steps)
+    second.write_text(
+        second.read_text()
+        .replace("ses-coding-1", "ses-coding-2")
+        .replace("2026-03-02T", "2026-03-03T")
+    )
+    for log in (first, second):
+        import_files(memory_repo, [log], fmt="claude-code")
+        with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
+            assert not ex.extract_pending().failed
+    deps = [c for c in _live(memory_repo, CTX, "Changes") if "dependenc" in c]
+    assert deps == [
+        "Added the dependency `golang.org/x/term@v0.40.0` with `go get golang.org/x/term@v0.40.0`"
+    ]

@@ -156,6 +156,28 @@ _ERROR_LINES = tuple(
 _NAMES_PACKAGES = re.compile(
     r"\b(?:install|add|i|get)\s+(?!-r\b|-e\s+\.|--requirement|\.\s*$)(?:-\S+\s+)*[A-Za-z@]"
 )
+# A command that adds named packages to the project's manifest (go.mod, package.json,
+# pyproject.toml, Cargo.toml, composer.json): the package manager and its verb. `pip
+# install` is not one: it changes the environment, not the project. Options are skipped
+# (with the value of those that take one); a requirements file, an editable or local
+# install and an operand the shell would expand name no package.
+_ADDS_PACKAGES = re.compile(
+    r"^(?:go get|(?:npm|pnpm|yarn|bun) (?:install|add|i)|uv add|poetry add|cargo add|"
+    r"composer require)\s"
+)
+_OPTION_WITH_VALUE = frozenset(
+    {"-i", "--index-url", "--extra-index-url", "-c", "--constraint", "--target", "-t", "--prefix"}
+)
+# what an install prints when it added something, and when it did not (pip prints "ERROR:
+# pip's dependency resolver ..." above "Successfully installed": the report wins)
+_INSTALLED = re.compile(
+    r"Successfully installed|\bgo: added\b|\badded \d+ packages?\b|\binstalled\b|\bAdding\b|"
+    r"\bAdded\b|Resolved \d+ packages",
+)
+_NOT_INSTALLED = re.compile(
+    r"\bERROR\b|\berror\b|No matching distribution|Could not (?:find|resolve)|\bE404\b|ERR!",
+)
+_NO_PACKAGE = re.compile(r"^(?:-r|--requirement|-e|--editable)$|^[.~/]|[$*`{}]")
 # a run of one chosen test ("pytest x.py::test_a", "-k name") is no way to run the tests
 _ONE_TEST = re.compile(r"::|\s-k\s|\s--grep\s|\s-t\s|\s-run\s")
 # an operand that names a configuration file chooses no files ("tsc -p tsconfig.json")
@@ -385,6 +407,33 @@ class ToolStep:
         return None if path is None or tools.is_application_file(path) else path
 
     @property
+    def packages_added(self) -> list[str]:
+        """The packages this install command added, as it names them (`golang.org/x/term`,
+        `pytest-xdist==3.5.0`): none when it failed or printed nothing (a log that kept
+        no output proves nothing), or when it installs from a file or a folder."""
+        command = self.command
+        m = _ADDS_PACKAGES.match(command) if self.is_shell else None
+        if m is None or re.search(r"&&|\|\||[;|]", command) or not self.result.strip():
+            return []
+        if not _INSTALLED.search(self.result) and (
+            self.failed or _NOT_INSTALLED.search(self.result)
+        ):
+            return []
+        words = command[m.end() :].split()
+        out: list[str] = []
+        skip = False
+        for word in words:
+            if skip:
+                skip = False
+            elif _NO_PACKAGE.search(word):
+                return []
+            elif word.startswith("-"):
+                skip = word in _OPTION_WITH_VALUE
+            else:
+                out.append(word.strip("'\""))
+        return out
+
+    @property
     def created_file(self) -> bool:
         """Whether the edit made its file (Claude Code's "File created successfully at")."""
         return self.changed_file is not None and bool(_CREATED.search(self.result))
@@ -595,6 +644,7 @@ def coding_offline(src: SourceTranscript, key: str) -> list[KnowledgeChange]:
     out += _flag_fixes(src, key, path, steps)
     out += _changes(src, key, path, steps)
     out += _pushed(src, key, path, steps)
+    out += _dependencies(src, key, path, steps)
     unique: dict[tuple[str, str], KnowledgeChange] = {}  # the same fix seen twice: once
     for change in out:
         unique.setdefault((change.section, change.content), change)
@@ -777,6 +827,33 @@ def _pushed(
             subject="pushed",
         )
     ]
+
+
+def _dependencies(
+    src: SourceTranscript, key: str, path: str, steps: list[ToolStep]
+) -> list[KnowledgeChange]:
+    """The packages the session added to the project's manifest, one entry each, with the
+    command that added it: a standing fact of the project, the same whichever session
+    (re)added it, so one live entry a package (its subject)."""
+    out = []
+    for step in steps:
+        for package in step.packages_added:
+            name = _VERSION_SUFFIX.sub("", package) or package
+            out.append(
+                KnowledgeChange(
+                    path,
+                    "append",
+                    SECTION_CHANGES,
+                    f"Added the dependency {_code(package, 120)} with {_code(step.command)}",
+                    src.provenance(step.at, key),
+                    subject=f"dependency {name.lower()}",
+                )
+            )
+    return out
+
+
+# a package's version as an install names it: "x==3.5.0", "x@^1.2", "x@latest", "x@v0.40.0"
+_VERSION_SUFFIX = re.compile(r"(?<=.)(?:[=<>~!]=?|@)[^/]*$")
 
 
 def _listed(items: list[str]) -> str:
