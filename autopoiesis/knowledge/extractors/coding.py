@@ -4,7 +4,8 @@
   check, format, run, install): the project's "how to". One live command a kind and
   runner (`#about:command test pytest`): a later one supersedes it.
 * **Changes**: the files the session changed (edited, or renamed, moved and deleted by
-  `mv`, `git mv`, `rm` and `git rm`), and the user's request they served.
+  `mv`, `git mv`, `rm` and `git rm`), and the user's request they served; the packages it
+  added to the project's manifest, one live entry a package.
 * **Errors and Fixes**: an error a command printed, the files edited next, and the same
   command passing afterwards.
 * **Current State**: where the work was pushed last (the branch and the remote a `git
