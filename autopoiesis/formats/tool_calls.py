@@ -1,6 +1,7 @@
-"""Which tool calls of a transcript run a shell command, which edit a file and which look
-something up in the project (whose result search and the context leave out of a captured
-export's turn: `specstory_markup.as_read`), and the project a session worked in as its
+"""Which tool calls of a transcript run a shell command, which edit a file (or rename, move
+or delete one: `shell_file_operations`) and which look something up in the project (whose
+result search and the context leave out of a captured export's turn:
+`specstory_markup.as_read`), and the project a session worked in as its
 tool calls show it: what extraction's `coding` reads of the tool calls (ToolStep), and how
 a session whose log names no working folder gets its project (at capture, at import, and
 in extraction for a transcript filed before).
@@ -404,7 +405,7 @@ def shell_file_operations(command: str) -> tuple[FileOperation, ...]:
     except ValueError:  # an unclosed quote: a log cut the command short
         return ()
     out: list[FileOperation] = []
-    here = ""
+    here: str | None = ""  # None: a `cd` to a folder that cannot be told ("cd", "cd $DIR")
     simple: list[str] = []
     for token in [*tokens, ";"]:
         if token not in _SHELL_OPERATORS:
@@ -414,11 +415,14 @@ def shell_file_operations(command: str) -> tuple[FileOperation, ...]:
         simple = []
         comment = next((i for i, w in enumerate(words) if w.startswith("#")), None)
         words = words[:comment]  # a comment: to its line's end, here to the operator
-        if words[:1] == ["cd"] and len(words) == 2 and not _EXPANDED.search(words[1]):
-            here = posixpath.join(here, words[1])
+        if words[:1] == ["cd"]:
+            plain = len(words) == 2 and not _EXPANDED.search(words[1]) and words[1] != "-"
+            here = posixpath.join(here, words[1]) if plain and here is not None else None
+            if plain and words[1].startswith("/"):
+                here = words[1]
             continue
         if words[:1] in (["mkdir"], ["touch"]):  # made again: replaced, not deleted
-            made = {posixpath.normpath(posixpath.join(here, w)) for w in words[1:]}
+            made = {posixpath.normpath(posixpath.join(here or "", w)) for w in words[1:]}
             out = [op for op in out if op.to is not None or op.path not in made]
             continue
         if words[:1] == ["git"]:
@@ -451,13 +455,17 @@ def _git_subcommand(words: list[str]) -> list[str]:
     return ["git " + words[i], *words[i + 1 :]] if i < len(words) else []
 
 
-def _operations(words: list[str], here: str) -> list[FileOperation]:
+def _operations(words: list[str], here: str | None) -> list[FileOperation]:
     if not words or words[0] not in ("mv", "rm", "git mv", "git rm"):
         return []
     options = [w for w in words[1:] if w.startswith("-")]
     operands = [w for w in words[1:] if not w.startswith("-")]
     if any(_EXPANDED.search(w) for w in operands) or not operands:
         return []
+    if here is None:  # below a folder that cannot be told: only absolute paths are known
+        if not all(w.startswith("/") for w in operands):
+            return []
+        here = ""
     named = [posixpath.normpath(posixpath.join(here, w)) for w in operands]
     if words[0].endswith("rm"):
         return [] if "--cached" in options else [FileOperation(p) for p in named]

@@ -1528,6 +1528,9 @@ def test_a_shell_s_renames_moves_and_deletions_are_changes(
         ("rm -f .cursor/rules && mkdir -p .cursor/rules", []),  # made again: replaced
         ("rm a.md; touch a.md", []),
         ("rm -rf state/task#002 # old clone", [("state/task#002", None)]),  # no comment in a word
+        ("cd $DIR && rm a.txt && rm /w/p/b.txt", [("/w/p/b.txt", None)]),  # below an unknown cd
+        ("cd && rm a.txt", []),
+        ("cd docs && cd .. && rm x.md", [("x.md", None)]),
         ("mv -t lib a.py b.py", []),  # the target first: not worth the guess
         ("for d in a b; do mv $d x; done", []),  # the shell expands it
         ("mv ~/x y", []),
