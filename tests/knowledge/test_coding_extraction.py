@@ -1553,9 +1553,9 @@ def test_where_the_work_was_pushed_last_is_the_project_s_current_state(
 ) -> None:
     """A `git push` that git reported making files the branch and the remote (its address
     when git printed it) as the project's current state, one live entry: a later session's
-    push supersedes it. A refused push, one with nothing to push, one whose report the
-    log did not keep, one to a folder of this machine and one to another project's
-    repository are none."""
+    push supersedes it, its address without the credentials a URL may carry. A refused
+    push, one with nothing to push, one whose report the log did not keep, one to a
+    folder of this machine and one to another project's repository are none."""
     first = _claude_log(
         tmp_path / "push-1.jsonl",
         [
@@ -1575,7 +1575,8 @@ def test_where_the_work_was_pushed_last_is_the_project_s_current_state(
                 (
                     "Bash",
                     {"command": "git push -f origin kms-policy-fix"},
-                    "To github.com:me/Shop_API.git\n + 6751ade79...14ddacbac kms-policy-fix -> "
+                    "To https://me:[redacted:github_token]@github.com/me/Shop_API.git\n"
+                    " + 6751ade79...14ddacbac kms-policy-fix -> "
                     "kms-policy-fix (forced update)",
                     False,
                 ),
@@ -1635,7 +1636,7 @@ def test_where_the_work_was_pushed_last_is_the_project_s_current_state(
     with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
         assert not ex.extract_pending().failed
     assert _live(memory_repo, CTX, "Current State") == [
-        "The work is pushed to branch `kms-policy-fix` of `github.com:me/Shop_API.git`"
+        "The work is pushed to branch `kms-policy-fix` of `https://github.com/me/Shop_API.git`"
     ]
     import_files(memory_repo, [second], fmt="claude-code")
     with KnowledgeExtractor(memory_repo, use_llm=False) as ex:

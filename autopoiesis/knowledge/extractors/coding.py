@@ -242,6 +242,7 @@ _PUSH_REFUSED = re.compile(
 # kms-fix (forced update)", " * [new branch] x -> x" or "ff6065a..65d6cf6 master -> master";
 # "branch 'x' set up to track 'origin/x'" after -u. Bounded: a result is up to 4,000
 # characters of anything.
+_CREDENTIALS = re.compile(r"^([A-Za-z][\w+.-]*://)[^/@\s]+@")
 _LOCAL_REMOTE = re.compile(r"(?:file:|[/.~]|[A-Za-z]:[\\/])")
 _PUSHED_TO = re.compile(r"(?:^|[\s|])To (\S{1,300})")
 _PUSHED_REF = re.compile(
@@ -345,7 +346,8 @@ class ToolStep:
         if to is not None:
             # a push to a folder of this machine (a workflow's clone handing its branch back
             # to the main checkout) puts the work nowhere anyone else sees it
-            remote = to.group(1)
+            # without the credentials a URL may carry (redacted on capture: no use to anyone)
+            remote = _CREDENTIALS.sub(r"\1", to.group(1))
             if _LOCAL_REMOTE.match(remote) or not self._project_s_repository(remote):
                 return None
             return branch, remote
