@@ -397,10 +397,16 @@ class ToolStep:
         m = _PATH_ARG.match(self.args)
         if not m or not re.search(r"[/\\]|\.\w+$", m.group(1)):
             return None
+        return self._named_in_project(m.group(1)) or m.group(1)
+
+    def _named_in_project(self, path: str) -> str | None:
+        """Absolute PATH as the project's people say it: below the working folder, or below
+        the project's folder of another machine (`tools.below_project`); None when it lies
+        in neither."""
         folder = self.cwd.rstrip("/\\")
-        if folder and m.group(1).startswith((folder + "/", folder + "\\")):
-            return m.group(1)[len(folder) + 1 :]  # the project's own path, as its people say it
-        return tools.below_project(m.group(1), self.project) or m.group(1)
+        if folder and path.startswith((folder + "/", folder + "\\")):
+            return path[len(folder) + 1 :]
+        return tools.below_project(path, self.project)
 
     @property
     def changed_file(self) -> str | None:
@@ -459,14 +465,10 @@ class ToolStep:
     def _in_project(self, path: str) -> str | None:
         """PATH as a path of the project's (relative to its folder), or None: outside it
         (above the working folder, another folder of the machine) or none of its own."""
-        folder = self.cwd.rstrip("/\\")
         if path.startswith("/"):
             if tools.is_application_file(path):  # ~/.local/state/NAME: a tool's, no project's
                 return None
-            if folder and path.startswith(folder + "/"):
-                path = path[len(folder) + 1 :]
-            else:
-                path = tools.below_project(path, self.project) or ""
+            path = self._named_in_project(path) or ""
         path = path.removeprefix("./")
         if not path or path in (".", "..") or path.startswith("../"):
             return None
@@ -787,15 +789,9 @@ def _changes(
     for step in steps:
         if not step.request:  # a change is filed with the request it served
             continue
-        p = step.changed_file
-        ops = step.file_operations
-        if p is None and not ops:
+        if step.changed_file is None and not step.file_operations:
             continue
-        changed = by_request.setdefault(step.request, (step.at, _Changed()))[1]
-        if p is not None:
-            changed.edit(p, step.created_file)
-        for op in ops:
-            changed.operate(op)
+        by_request.setdefault(step.request, (step.at, _Changed()))[1].take(step)
     out = []
     for request, (at, changed) in by_request.items():
         said = changed.said()
@@ -816,17 +812,17 @@ def _pushed(
     src: SourceTranscript, key: str, path: str, steps: list[ToolStep]
 ) -> list[KnowledgeChange]:
     """Where the session's last push went: the project's one live "pushed" entry."""
-    last = next((s for s in reversed(steps) if s.pushed), None)
-    if last is None or last.pushed is None:
+    last = next(((s, to) for s in reversed(steps) if (to := s.pushed)), None)
+    if last is None:
         return []
-    branch, remote = last.pushed
+    step, (branch, remote) = last
     return [
         KnowledgeChange(
             path,
             "append",
             SECTION_STATE,
             f"The work is pushed to branch {_code(branch, 120)} of {_code(remote, 200)}",
-            src.provenance(last.at, key),
+            src.provenance(step.at, key),
             subject="pushed",
         )
     ]
@@ -871,6 +867,13 @@ class _Changed:
     renamed: dict[str, str] = field(default_factory=dict)  # first name -> last name
     deleted: list[str] = field(default_factory=list)
     created: set[str] = field(default_factory=set)  # made here: deleted again, no change
+
+    def take(self, step: ToolStep) -> None:
+        """What STEP did to the project's files: an edit, or a shell's file operations."""
+        if step.changed_file is not None:
+            self.edit(step.changed_file, step.created_file)
+        for op in step.file_operations:
+            self.operate(op)
 
     def edit(self, path: str, created: bool = False) -> None:
         if path not in self.edited:
@@ -925,10 +928,7 @@ def _plural(n: int, word: str) -> str:
 def _edits_done(steps: list[ToolStep]) -> str:
     changed = _Changed()
     for step in steps:
-        if step.changed_file:
-            changed.edit(step.changed_file, step.created_file)
-        for op in step.file_operations:
-            changed.operate(op)
+        changed.take(step)
 
     def names(files: list[str]) -> str:
         return ", ".join(p.rsplit("/", 1)[-1] for p in files[:4]) + (
