@@ -1690,3 +1690,76 @@ def test_a_package_added_to_the_manifest_is_a_dependency_of_the_project(
     assert deps == [
         "Added the dependency `golang.org/x/term@v0.40.0` with `go get golang.org/x/term@v0.40.0`"
     ]
+
+
+def _dependency_session(tmp_path: Path, n: int, steps: list[tuple[str, object]]) -> Path:
+    log = _claude_log(tmp_path / f"deps-{n}.jsonl", steps)
+    log.write_text(
+        log.read_text()
+        .replace("ses-coding-1", f"ses-deps-{n}")
+        .replace("2026-03-02T", f"2026-03-{n + 10:02d}T")
+    )
+    return log
+
+
+def test_a_package_taken_out_of_the_manifest_is_no_dependency_any_more(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """`npm uninstall`, `cargo remove`, `go get X@none`, ... take a package out: the later
+    entry of the package wins, a removal after an addition and an addition after a
+    removal, in one session or across two. A removal that failed, named a package the
+    manifest lacks or printed nothing removes nothing; `go get X@none` adds nothing."""
+
+    def bash(command: str, result: str, error: bool = False) -> tuple[str, object]:
+        return ("tool", ("Bash", {"command": command}, result, error))
+
+    sessions = [
+        [
+            ("user", "Add the libraries for the CLI."),
+            bash("npm install lodash", "added 1 package, and audited 201 packages in 2s"),
+            bash("cargo add serde", "    Adding serde v1.0.200 to dependencies"),
+            bash("go get golang.org/x/term@v0.40.0", "go: added golang.org/x/term v0.40.0"),
+            bash("bun add commander", "installed commander@12.1.0\n\n 1 package installed"),
+            bash("uv add httpx", "Resolved 12 packages in 3ms\nInstalled 1 package"),
+        ],
+        [
+            ("user", "We do not need lodash, serde or x/term any more; drop them."),
+            bash("npm uninstall lodash", "removed 1 package, and audited 200 packages in 1s"),
+            bash("cargo remove serde", "    Removing serde from dependencies"),
+            bash("go get golang.org/x/term@none", "go: removed golang.org/x/term v0.40.0"),
+            # added and removed in one session: the removal is the later
+            bash("pnpm add dayjs", "Packages: +1\n+\ndependencies:\n+ dayjs 1.11.10"),
+            bash("pnpm remove dayjs", "Packages: -1\n-\ndependencies:\n- dayjs 1.11.10"),
+            # no removal: a failure, a package the manifest lacks, a silent result, a chain
+            bash(
+                "bun remove commander",
+                'error: package "commander" not found in package.json',
+                True,
+            ),
+            bash(
+                "uv remove httpx",
+                "error: The dependency `httpx` could not be found in `project.dependencies`",
+            ),
+            bash("npm uninstall left-pad", ""),
+            bash("yarn remove chalk && yarn build", "success Uninstalled packages."),
+        ],
+        [
+            ("user", "Bring lodash back, the date helpers need it."),
+            bash("npm install lodash", "added 1 package, and audited 201 packages in 2s"),
+        ],
+    ]
+    for n, steps in enumerate(sessions, 1):
+        import_files(memory_repo, [_dependency_session(tmp_path, n, steps)], fmt="claude-code")
+        with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
+            assert not ex.extract_pending().failed
+    text = (memory_repo.root / CTX).read_text()
+    assert "Added the dependency `lodash`" in text and "Added the dependency `serde`" in text
+    deps = sorted(c for c in _live(memory_repo, CTX, "Changes") if "dependenc" in c)
+    assert deps == [
+        "Added the dependency `commander` with `bun add commander`",
+        "Added the dependency `httpx` with `uv add httpx`",
+        "Added the dependency `lodash` with `npm install lodash`",
+        "Removed the dependency `dayjs` with `pnpm remove dayjs`",
+        "Removed the dependency `golang.org/x/term` with `go get golang.org/x/term@none`",
+        "Removed the dependency `serde` with `cargo remove serde`",
+    ], deps

@@ -5,7 +5,7 @@
   runner (`#about:command test pytest`): a later one supersedes it.
 * **Changes**: the files the session changed (edited, or renamed, moved and deleted by
   `mv`, `git mv`, `rm` and `git rm`), and the user's request they served; the packages it
-  added to the project's manifest, one live entry a package.
+  added to the project's manifest or removed from it, one live entry a package.
 * **Errors and Fixes**: an error a command printed, the files edited next, and the same
   command passing afterwards.
 * **Current State**: where the work was pushed last (the branch and the remote a `git
@@ -177,6 +177,23 @@ _INSTALLED = re.compile(
 )
 _NOT_INSTALLED = re.compile(
     r"\bERROR\b|\berror\b|No matching distribution|Could not (?:find|resolve)|\bE404\b|ERR!",
+)
+# A command that takes named packages out of the manifest, and `go get X@none` (Go's way).
+# `go mod tidy` drops what nothing imports but names none of it, so it is not read.
+_REMOVES_PACKAGES = re.compile(
+    r"^(?:(?:npm|pnpm) (?:uninstall|remove|rm|un|r)|yarn remove|bun (?:remove|rm)|uv remove|"
+    r"poetry remove|cargo (?:remove|rm)|composer remove)\s"
+)
+_GO_NONE = "@none"
+# what a removal prints when it took something out, and when it did not ("not present", a
+# package the manifest does not list)
+_UNINSTALLED = re.compile(
+    r"\bremoved \d+ packages?\b|\bpackages? removed\b|\bUninstalled\b|\bRemoving\b|"
+    r"\b\d+ removals?\b|Packages: -\d|\bgo: removed\b|Resolved \d+ packages",
+)
+_NOT_UNINSTALLED = re.compile(
+    r"\berror\b|ERR!|not (?:found|present|in dependencies)|isn't specified|could not be found",
+    re.IGNORECASE,
 )
 _NO_PACKAGE = re.compile(r"^(?:-r|--requirement|-e|--editable)$|^[.~/]|[$*`{}]")
 # a run of one chosen test ("pytest x.py::test_a", "-k name") is no way to run the tests
@@ -420,18 +437,35 @@ class ToolStep:
         """The packages this install command added, as it names them (`golang.org/x/term`,
         `pytest-xdist==3.5.0`): none when it failed or printed nothing (a log that kept
         no output proves nothing), or when it installs from a file or a folder."""
+        named = self._packages(_ADDS_PACKAGES, _INSTALLED, _NOT_INSTALLED)
+        return [p for p in named if not p.endswith(_GO_NONE)]
+
+    @property
+    def packages_removed(self) -> list[str]:
+        """The packages this command took out of the project's manifest (`npm uninstall
+        lodash`, `cargo remove serde`, `go get golang.org/x/term@none`), as it names them;
+        none when it failed, printed nothing or named a package the manifest lacks."""
+        if self.command.startswith("go get"):
+            named = self._packages(_ADDS_PACKAGES, _UNINSTALLED, _NOT_UNINSTALLED)
+            return [p.removesuffix(_GO_NONE) for p in named if p.endswith(_GO_NONE)]
+        return self._packages(_REMOVES_PACKAGES, _UNINSTALLED, _NOT_UNINSTALLED)
+
+    def _packages(
+        self, verb: re.Pattern[str], done: re.Pattern[str], not_done: re.Pattern[str]
+    ) -> list[str]:
+        """The packages a package manager's command of VERB names, when its result says it
+        did (DONE) or shows no failure (NOT_DONE, the result line's failure); none for a
+        chained command, a silent result, or an operand that names a file, a folder or
+        what the shell expands."""
         command = self.command
-        m = _ADDS_PACKAGES.match(command) if self.is_shell else None
+        m = verb.match(command) if self.is_shell else None
         if m is None or re.search(r"&&|\|\||[;|]", command) or not self.result.strip():
             return []
-        if not _INSTALLED.search(self.result) and (
-            self.failed or _NOT_INSTALLED.search(self.result)
-        ):
+        if not done.search(self.result) and (self.failed or not_done.search(self.result)):
             return []
-        words = command[m.end() :].split()
         out: list[str] = []
         skip = False
-        for word in words:
+        for word in command[m.end() :].split():
             if skip:
                 skip = False
             elif _NO_PACKAGE.search(word):
@@ -831,23 +865,25 @@ def _pushed(
 def _dependencies(
     src: SourceTranscript, key: str, path: str, steps: list[ToolStep]
 ) -> list[KnowledgeChange]:
-    """The packages the session added to the project's manifest, one entry each, with the
-    command that added it: a standing fact of the project, the same whichever session
-    (re)added it, so one live entry a package (its subject)."""
+    """The packages the session added to the project's manifest or took out of it, one
+    entry each, with the command that did it: a standing fact of the project, the same
+    whichever session did it, so one live entry a package (its subject), the later
+    (a removal after an addition, an addition again after a removal) winning."""
     out = []
     for step in steps:
-        for package in step.packages_added:
-            name = _VERSION_SUFFIX.sub("", package) or package
-            out.append(
-                KnowledgeChange(
-                    path,
-                    "append",
-                    SECTION_CHANGES,
-                    f"Added the dependency {_code(package, 120)} with {_code(step.command)}",
-                    src.provenance(step.at, key),
-                    subject=f"dependency {name.lower()}",
+        for verb, packages in (("Added", step.packages_added), ("Removed", step.packages_removed)):
+            for package in packages:
+                name = _VERSION_SUFFIX.sub("", package) or package
+                out.append(
+                    KnowledgeChange(
+                        path,
+                        "append",
+                        SECTION_CHANGES,
+                        f"{verb} the dependency {_code(package, 120)} with {_code(step.command)}",
+                        src.provenance(step.at, key),
+                        subject=f"dependency {name.lower()}",
+                    )
                 )
-            )
     return out
 
 
