@@ -233,14 +233,17 @@ class KnowledgeWriter(KnowledgeDocuments):
             not ch.entry_id
             and not ch.key
             and any(
-                e.active and t == d.title and self._one_scope(d.project, p, e, d.subject)
+                e.active
+                and t == d.title
+                and self._one_scope(d.project, p, e, d.subject)
+                and self._says_again(d.content, e, d.subject)
                 for p, t, e in self._catalog().restating(d.content)
             )
         ):
             return True  # a fact already live in another file of its kind (one fact, one entry)
         # the subject's value did not change
         return bool(d.subject) and any(
-            kf.restates(d.content, old.text)
+            kf.restates(d.content, old.text) and self._says_again(d.content, old, d.subject)
             for p, old in self._catalog().with_subject(d.subject)
             if self._one_scope(d.project, p, old)
         )
@@ -420,6 +423,15 @@ class KnowledgeWriter(KnowledgeDocuments):
         """The project the entry E of PATH is about (`EntryCatalog.project_of`)."""
         return self._catalog().project_of(path, e.id)
 
+    @staticmethod
+    def _says_again(content: str, e: kf.Entry, subject: str) -> bool:
+        """Whether CONTENT, which restates the entry E by the usual share of its words,
+        says E's fact again. An entry of the same SUBJECT is that subject's value, and a
+        value is often one word among a template's ("The work is pushed to branch `main`
+        of `origin`", then "... of `upstream`": four content words of five the same), so
+        it says it again only when every content word of CONTENT is in E."""
+        return not (subject and e.subject == subject) or kf.restates(content, e.text, share=1.0)
+
     def _repeats(
         self, path: str, content: str, at: datetime, project: str | None, subject: str = ""
     ) -> bool:
@@ -428,10 +440,12 @@ class KnowledgeWriter(KnowledgeDocuments):
         it (a rollup or a replay of old sessions must not bring an old fact back; a fact
         said again later may). An entry about another project than PROJECT says nothing
         of it (MEMORY.md's "alpha: Use bun" is not "beta: Use bun"), nor one of another
-        SUBJECT."""
+        SUBJECT, and only the same value of it (`_says_again`)."""
         stamp = kf.format_at(at)
         for _, _, e in self._catalog().restating(content, path):
             if not self._one_scope(project, path, e, subject):
+                continue
+            if not self._says_again(content, e, subject):
                 continue
             if e.active:
                 return True

@@ -269,6 +269,33 @@ def test_one_live_value_per_subject_and_repeats_are_duplicates(memory_repo: Memo
     assert len(other.added) == 1  # another database: another fact
 
 
+def test_a_subject_s_new_value_is_new_though_most_words_are_the_same(
+    memory_repo: MemoryRepo,
+) -> None:
+    """A value that is one word of a template ("... of `origin`", then "... of `upstream`":
+    four content words of five the same) supersedes the live one; the same value said
+    again, or one that adds no word to it, is a duplicate."""
+    w = KnowledgeWriter(memory_repo)
+    ctx = "knowledge/projects/shop-api/context.md"
+
+    def pushed(remote: str, minutes: int) -> KnowledgeChange:
+        text = f"The work is pushed to branch `main` of `{remote}`"
+        return KnowledgeChange(
+            ctx, "append", "Current State", text, prov(minutes), subject="pushed"
+        )
+
+    w.apply([pushed("origin", 0)])
+    moved = w.apply([pushed("upstream", 10)])
+    assert len(moved.added) == 1 and len(moved.superseded) == 1
+    assert live(memory_repo, ctx) == ["The work is pushed to branch `main` of `upstream`"]
+    assert w.apply([pushed("upstream", 20)]).duplicates == 1
+    shorter = KnowledgeChange(
+        ctx, "append", "Current State", "Pushed to branch `main`", prov(30), subject="pushed"
+    )
+    assert w.apply([shorter]).duplicates == 1
+    assert live(memory_repo, ctx) == ["The work is pushed to branch `main` of `upstream`"]
+
+
 def test_each_project_keeps_its_own_facts_and_values(memory_repo: MemoryRepo) -> None:
     """Two codebases may each say "use bun, not node", and each have a database of its
     own: another project's entry makes no duplicate, is no target, and is never struck by
