@@ -1648,6 +1648,71 @@ def test_where_the_work_was_pushed_last_is_the_project_s_current_state(
     assert "~~" in text and "kms-policy-fix" in text  # superseded, not deleted
 
 
+def test_a_remote_git_named_only_is_named_by_the_address_the_session_gave_it(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A push whose log kept only "set up to track 'origin/x'" (git's "To ..." line went to
+    the other stream) is filed under the address the session listed (`git remote -v`) or
+    gave (`git remote add`, `set-url`, after a `rename`) for that name; an address of
+    another project's repository or of this machine is no push of the project's work.
+    The same branch pushed to another remote is a new value of the project's "pushed"
+    entry, though most of its words are the same."""
+
+    def bash(command: str, result: str) -> tuple[str, object]:
+        return ("tool", ("Bash", {"command": command}, result, False))
+
+    def tracked(branch: str, remote: str = "origin") -> str:
+        return f"branch '{branch}' set up to track '{remote}/{branch}'. | root@60772da8cf86:/app#"
+
+    sessions = [
+        [
+            ("user", "Push the fix to my fork: I cannot push to upstream."),
+            bash(
+                "git remote -v",
+                "origin https://github.com/acme/shop-api.git (fetch) | "
+                "origin https://github.com/acme/shop-api.git (push) | root@60772da8cf86:/app#",
+            ),
+            bash("git remote rename origin upstream", "Renaming remote references: 100% (5/5)"),
+            bash("git remote add origin https://github.com/me/shop-api.git", ""),
+            bash("git push -u origin ssh-error-fix", tracked("ssh-error-fix")),
+        ],
+        [
+            ("user", "Now push the same branch upstream, and to the demo mirror."),
+            bash(
+                "git remote -v",
+                "origin\thttps://github.com/me/shop-api.git (fetch)\n"
+                "origin\thttps://github.com/me/shop-api.git (push)\n"
+                "upstream\thttps://github.com/acme/shop-api.git (fetch)\n"
+                "upstream\thttps://github.com/acme/shop-api.git (push)",
+            ),
+            bash("git push -u upstream ssh-error-fix", tracked("ssh-error-fix", "upstream")),
+            # another project's repository, and a folder of this machine: the push above stays
+            bash(
+                "git remote add demo git@github.com:me/demo-site.git && "
+                "git push -u demo ssh-error-fix",
+                tracked("ssh-error-fix", "demo"),
+            ),
+            bash("git remote set-url upstream /srv/git/shop-api.git", ""),
+            bash("git push -u upstream main", tracked("main", "upstream")),
+        ],
+    ]
+    expected = [
+        "The work is pushed to branch `ssh-error-fix` of `https://github.com/me/shop-api.git`",
+        "The work is pushed to branch `ssh-error-fix` of `https://github.com/acme/shop-api.git`",
+    ]
+    for n, (steps, want) in enumerate(zip(sessions, expected), 1):
+        log = _claude_log(tmp_path / f"remote-{n}.jsonl", steps)
+        log.write_text(
+            log.read_text()
+            .replace("ses-coding-1", f"ses-remote-{n}")
+            .replace("2026-03-02T", f"2026-03-{n + 10:02d}T")
+        )
+        import_files(memory_repo, [log], fmt="claude-code")
+        with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
+            assert not ex.extract_pending().failed
+        assert _live(memory_repo, CTX, "Current State") == [want]
+
+
 def test_a_package_added_to_the_manifest_is_a_dependency_of_the_project(
     memory_repo: MemoryRepo, tmp_path: Path
 ) -> None:

@@ -9,7 +9,8 @@
 * **Errors and Fixes**: an error a command printed, the files edited next, and the same
   command passing afterwards.
 * **Current State**: where the work was pushed last (the branch and the remote a `git
-  push` reported), one live entry: a later push supersedes it.
+  push` reported, a remote's name read as the address the session gave it), one live
+  entry: a later push supersedes it.
 
 Only what the tool calls show (a command's exit as its result line reports it, an
 edit's path); nothing is taken from what the agent says it did. A session whose project
@@ -265,6 +266,16 @@ _PUSHED_TO = re.compile(r"(?:^|[\s|])To (\S{1,300})")
 _PUSHED_REF = re.compile(
     r"(?:\[new branch\]|\b[0-9a-f]{6,40}\.{2,3}[0-9a-f]{6,40})\s{1,20}\S{1,250} -> ([^\s()]{1,250})"
 )
+# a remote's address set or changed ("git remote add origin URL", "git remote set-url
+# --push origin URL"), renamed or removed, each subcommand of a chained command in turn
+_GIT_REMOTE = re.compile(
+    _GIT_OPTIONS + r"remote\s+(add|set-url|rename|remove|rm)\s+(?:-\S+\s+)*+([^\s;&|]{1,100})"
+    r"(?:\s+([^\s;&|]{1,300}))?"
+)
+_GIT_REMOTE_LIST = re.compile(_GIT_OPTIONS + r"remote\s+(?:-v|--verbose)\b")
+# a line of `git remote -v`: "origin  https://github.com/me/dvc.git (push)"
+_REMOTE_LISTED = re.compile(r"(?:^|[\s|])([\w.-]{1,100})\s+(\S{1,300}) \(push\)")
+_REMOTE_NAME = re.compile(r"[\w.-]{1,100}")
 _TRACKING = re.compile(
     r"[Bb]ranch '[^'\n]{1,250}' set up to track (?:remote branch '([^'\n]{1,250})' from "
     r"'([^'\n]{1,250})'|'([^'/\n]{1,250})/([^'\n]{1,250})')"
@@ -361,16 +372,40 @@ class ToolStep:
             return None
         to = _PUSHED_TO.search(self.result)
         if to is not None:
-            # a push to a folder of this machine (a workflow's clone handing its branch back
-            # to the main checkout) puts the work nowhere anyone else sees it
-            # without the credentials a URL may carry (redacted on capture: no use to anyone)
-            remote = _CREDENTIALS.sub(r"\1", to.group(1))
-            if _LOCAL_REMOTE.match(remote) or not self._project_s_repository(remote):
-                return None
-            return branch, remote
+            remote = self.public_remote(to.group(1))
+            return None if remote is None else (branch, remote)
         if track is not None:
             return branch, track.group(2) or track.group(3)
         return None
+
+    def public_remote(self, address: str) -> str | None:
+        """ADDRESS as the pushed remote's entry names it, without the credentials a URL
+        may carry (redacted on capture: of no use to anyone); None for a folder of this
+        machine (a workflow's clone handing its branch back to the main checkout puts
+        the work nowhere anyone else sees it) and for another project's repository."""
+        remote = _CREDENTIALS.sub(r"\1", address)
+        if _LOCAL_REMOTE.match(remote) or not self._project_s_repository(remote):
+            return None
+        return remote
+
+    def remotes_set(self, known: dict[str, str]) -> None:
+        """Update KNOWN (a remote's name -> its address) with what this command shows or
+        does: `git remote -v`'s listing, `git remote add`, `set-url`, `rename`, `remove`."""
+        if not self.is_shell or self.failed:
+            return
+        command = self.command
+        if _GIT_REMOTE_LIST.search(command):
+            for m in _REMOTE_LISTED.finditer(self.result):
+                known[m.group(1)] = m.group(2)
+        for m in _GIT_REMOTE.finditer(command):
+            verb, name, value = m.groups()
+            if verb in ("add", "set-url") and value:
+                known[name] = value.strip("'\"")
+            elif verb == "rename" and value:
+                if name in known:
+                    known[value] = known.pop(name)
+            elif verb in ("remove", "rm"):
+                known.pop(name, None)
 
     def _project_s_repository(self, remote: str) -> bool:
         """Whether the repository REMOTE names is the project's ("github.com:me/moto.git" is
@@ -845,11 +880,26 @@ def _changes(
 def _pushed(
     src: SourceTranscript, key: str, path: str, steps: list[ToolStep]
 ) -> list[KnowledgeChange]:
-    """Where the session's last push went: the project's one live "pushed" entry."""
-    last = next(((s, to) for s in reversed(steps) if (to := s.pushed)), None)
+    """Where the session's last push went: the project's one live "pushed" entry. A remote
+    git named only ("set up to track 'origin/x'", its "To ..." line lost) is named by the
+    address the session gave it or listed for it before, when it did."""
+    remotes: dict[str, str] = {}
+    last = None
+    for step in steps:
+        step.remotes_set(remotes)
+        to = step.pushed
+        if to is None:
+            continue
+        branch, remote = to
+        if _REMOTE_NAME.fullmatch(remote) and remote in remotes:
+            address = step.public_remote(remotes[remote])
+            if address is None:
+                continue
+            remote = address
+        last = (step, branch, remote)
     if last is None:
         return []
-    step, (branch, remote) = last
+    step, branch, remote = last
     return [
         KnowledgeChange(
             path,
