@@ -1773,7 +1773,8 @@ def test_a_package_taken_out_of_the_manifest_is_no_dependency_any_more(
     """`npm uninstall`, `cargo remove`, `go get X@none`, ... take a package out: the later
     entry of the package wins, a removal after an addition and an addition after a
     removal, in one session or across two. A removal that failed, named a package the
-    manifest lacks or printed nothing removes nothing; `go get X@none` adds nothing."""
+    manifest lacks, printed nothing or names what no package manager takes as a package
+    removes nothing; `go get X@none` adds nothing."""
 
     def bash(command: str, result: str, error: bool = False) -> tuple[str, object]:
         return ("tool", ("Bash", {"command": command}, result, error))
@@ -1786,6 +1787,7 @@ def test_a_package_taken_out_of_the_manifest_is_no_dependency_any_more(
             bash("go get golang.org/x/term@v0.40.0", "go: added golang.org/x/term v0.40.0"),
             bash("bun add commander", "installed commander@12.1.0\n\n 1 package installed"),
             bash("uv add httpx", "Resolved 12 packages in 3ms\nInstalled 1 package"),
+            bash("uv add 'fastapi[standard]>=0.110,<1'", "Resolved 30 packages in 9ms"),
         ],
         [
             ("user", "We do not need lodash, serde or x/term any more; drop them."),
@@ -1806,6 +1808,8 @@ def test_a_package_taken_out_of_the_manifest_is_no_dependency_any_more(
                 "error: The dependency `httpx` could not be found in `project.dependencies`",
             ),
             bash("npm uninstall left-pad", ""),
+            # an operand no package manager takes (a mangled byte captured as U+FFFD)
+            bash("npm uninstall lodash \ufffd", "removed 1 package"),
             bash("yarn remove chalk && yarn build", "success Uninstalled packages."),
         ],
         [
@@ -1822,6 +1826,8 @@ def test_a_package_taken_out_of_the_manifest_is_no_dependency_any_more(
     deps = sorted(c for c in _live(memory_repo, CTX, "Changes") if "dependenc" in c)
     assert deps == [
         "Added the dependency `commander` with `bun add commander`",
+        "Added the dependency `fastapi[standard]>=0.110,<1` with "
+        "`uv add 'fastapi[standard]>=0.110,<1'`",
         "Added the dependency `httpx` with `uv add httpx`",
         "Added the dependency `lodash` with `npm install lodash`",
         "Removed the dependency `dayjs` with `pnpm remove dayjs`",

@@ -197,6 +197,10 @@ _NOT_UNINSTALLED = re.compile(
     re.IGNORECASE,
 )
 _NO_PACKAGE = re.compile(r"^(?:-r|--requirement|-e|--editable)$|^[.~/]|[$*`{}]")
+# what a package manager takes as a package: a name, a scope, a module path, a version
+# ("@types/node", "golang.org/x/term@v0.40.0", "pytest-xdist==3.5.0", "serde@^1"); a
+# word of other characters (a mangled byte, U+FFFD) is none
+_PACKAGE_NAME = re.compile(r"[@\w][\w@./:+~^=<>!,\[\]-]{0,200}", re.ASCII)
 # a run of one chosen test ("pytest x.py::test_a", "-k name") is no way to run the tests
 _ONE_TEST = re.compile(r"::|\s-k\s|\s--grep\s|\s-t\s|\s-run\s")
 # an operand that names a configuration file chooses no files ("tsc -p tsconfig.json")
@@ -503,7 +507,7 @@ class ToolStep:
         for word in command[m.end() :].split():
             if skip:
                 skip = False
-            elif _NO_PACKAGE.search(word):
+            elif _NO_PACKAGE.search(word) or not _PACKAGE_NAME.fullmatch(word.strip("'\"")):
                 return []
             elif word.startswith("-"):
                 skip = word in _OPTION_WITH_VALUE
