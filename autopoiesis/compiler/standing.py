@@ -9,7 +9,9 @@ message like everything else: first every entry that shares words with the messa
 per token, whatever file or section it is in; then the others, section by section as the
 sections rank, the later entries of a section first (a later entry restates or replaces
 an earlier one: cutting at the end dropped the newest preferences first). An entry said
-in a session of another project than the current one ranks after the rest. (An identity
+in a session of another project than the current one ranks after the rest, and comes only
+when it shares words with the message: a DocGen session started with lmstrix's "for test
+--all let's ALWAYS sort by size_bytes", a rule of another codebase. (An identity
 file as the template ships it is not here: it goes in whole in the room everything else
 left, compiler/compile.) A file's sections
 and a section's entries stay in file order, and a line at the file's end names what was
@@ -151,19 +153,21 @@ def fit(files: Sequence[StandingFile], query: str, share: int) -> list[str]:
     )
     for *_, p, i in relevant:
         placing.place(p, i)
-    # ... then the others, section by section; another project's after them. A section
-    # of what sessions did (a project's Changes, its Errors and Fixes) is no standing
-    # rule: for a message its entries come only when they share words with it (at 2K the
-    # Claude Code set's project file took 550 tokens of unrelated changes); at a
-    # session's start, with no message (or one too short to rank them against: a
-    # greeting), what the last sessions did is what there is
-    for other in (False, True):
-        for p in ranked:
-            if len(wanted) >= HISTORY_WORDS and p.heading in HISTORY_SECTIONS:
-                continue
-            for i in reversed(range(len(p.entries))):
-                if p.entries[i][3] == other and i not in placing.chosen.get((p.file, p.order), ()):
-                    placing.place(p, i)
+    # ... then the others of this project and the global ones, section by section (of
+    # another project's, only those that share words with the message, above: its rules
+    # are another codebase's, and in the nine development memories leaving the others out
+    # held the evidence for ten questions more and three fewer). A section of what
+    # sessions did (a project's Changes, its Errors and Fixes) is no standing rule: for a
+    # message its entries come only when they share words with it (at 2K the Claude Code
+    # set's project file took 550 tokens of unrelated changes); at a session's start,
+    # with no message (or one too short to rank them against: a greeting), what the last
+    # sessions did is what there is
+    for p in ranked:
+        if len(wanted) >= HISTORY_WORDS and p.heading in HISTORY_SECTIONS:
+            continue
+        for i in reversed(range(len(p.entries))):
+            if not p.entries[i][3] and i not in placing.chosen.get((p.file, p.order), ()):
+                placing.place(p, i)
     taken, cuts = placing.result()
     return [_render(n, f, parts, taken, cuts) for n, f in enumerate(files)]
 

@@ -1,6 +1,7 @@
 """MEMORY.md's entries in a project's context: a preference said in a session of another
 project stands in MEMORY.md for every project, but with a current project it ranks after
-that project's own and the unattributed ones. The cited session's project comes from the
+that project's own and the unattributed ones, and comes only when it shares words with the
+message. The cited session's project comes from the
 index (`index.projects.cited_projects`), as search knows a transcript's."""
 
 from __future__ import annotations
@@ -96,15 +97,30 @@ def test_another_projects_preference_ranks_after_the_current_ones(
     )
     shown: dict[str | None, dict[str, str]] = {}
 
-    def memory(project: str | None) -> str:
+    def memory(project: str | None, budget: int = 700) -> str:
         with ContextCompiler(memory_repo, search=lambda q, n: []) as c:
-            res = c.compile("Hello there", budget=700, now=NOW, project=project)
+            res = c.compile("Hello there", budget=budget, now=NOW, project=project)
         shown[project] = {s.label: s.content for s in res.sections if s.included}
         return shown[project]["memory"]
 
     in_alpha = memory("alpha")
     assert ours in in_alpha and unattributed in in_alpha
-    assert sum(line in in_alpha for line in theirs) < len(theirs)  # not all fit ...
+    # another codebase's rules that share no word with the message stay out, though there
+    # is room for some of them (they fill it without a project, below) ...
+    roomy = memory("alpha", budget=1400)
+    assert ours in roomy and not any(line in roomy for line in theirs)
+    assert "left out for room: 14 of the 16 entries" in roomy
+    assert sum(line in memory(None, budget=1400) for line in theirs) > 2
+    # ... and those that do come, ranked against the message like the rest
+    with ContextCompiler(memory_repo, search=lambda q, n: []) as c:
+        res = c.compile(
+            "Which state does a finished task get on the board?",
+            budget=700,
+            now=NOW,
+            project="alpha",
+        )
+    asked = next(s.content for s in res.sections if s.label == "memory")
+    assert 0 < sum(line in asked for line in theirs) < len(theirs)
     # ... and without a project the later entries win, as before: beta's newest (the
     # longer, older entry of alpha no longer fits)
     no_project = memory(None)
