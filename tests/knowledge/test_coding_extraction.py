@@ -1786,6 +1786,7 @@ def test_a_package_taken_out_of_the_manifest_is_no_dependency_any_more(
             bash("cargo add serde", "    Adding serde v1.0.200 to dependencies"),
             bash("go get golang.org/x/term@v0.40.0", "go: added golang.org/x/term v0.40.0"),
             bash("bun add commander", "installed commander@12.1.0\n\n 1 package installed"),
+            bash("bun add -d bun-types", "installed bun-types@1.2.11\n\n 1 package installed"),
             bash("uv add httpx", "Resolved 12 packages in 3ms\nInstalled 1 package"),
             bash("uv add 'fastapi[standard]>=0.110,<1'", "Resolved 30 packages in 9ms"),
         ],
@@ -1825,6 +1826,7 @@ def test_a_package_taken_out_of_the_manifest_is_no_dependency_any_more(
     assert "Added the dependency `lodash`" in text and "Added the dependency `serde`" in text
     deps = sorted(c for c in _live(memory_repo, CTX, "Changes") if "dependenc" in c)
     assert deps == [
+        "Added the dependency `bun-types` with `bun add -d bun-types`",
         "Added the dependency `commander` with `bun add commander`",
         "Added the dependency `fastapi[standard]>=0.110,<1` with "
         "`uv add 'fastapi[standard]>=0.110,<1'`",

@@ -507,12 +507,14 @@ class ToolStep:
         for word in command[m.end() :].split():
             if skip:
                 skip = False
-            elif _NO_PACKAGE.search(word) or not _PACKAGE_NAME.fullmatch(word.strip("'\"")):
+            elif _NO_PACKAGE.search(word):
                 return []
             elif word.startswith("-"):
                 skip = word in _OPTION_WITH_VALUE
+            elif _PACKAGE_NAME.fullmatch(name := word.strip("'\"")):
+                out.append(name)
             else:
-                out.append(word.strip("'\""))
+                return []
         return out
 
     @property
