@@ -41,7 +41,9 @@ from autopoiesis.errors import FrontmatterError
 # 16: a user's turn is read without the harness's bookkeeping (see _turn_units).
 # 17: a message the harness sent in the user's role (a compacted session's summary, an
 #     instructions file) is headed FROM_HARNESS.
-CHUNKER_VERSION = "17"
+# 18: a long section's piece of headings alone joins the piece after it (see
+#     _section_chunks).
+CHUNKER_VERSION = "18"
 CONTEXT_TURNS = 1  # a turn chunk holds this many turns before and after it, when they fit:
 # a neighbour joins when it is at most SHORT_NEIGHBOUR_CHARS long (the question beside its
 # long answer) or the window stays under WIDE_CONTEXT_CHARS with it
@@ -460,7 +462,9 @@ def _section_chunks(
             first = pending_heading[0]
             pending_heading = None
         label = _section_label(title, heading)
-        for start, stop in split_long(lines[first : end + 1], first + 1):
+        for start, stop in _with_headings_joined(
+            lines, split_long(lines[first : end + 1], first + 1)
+        ):
             s, e = _trim(lines, start, stop)
             text = "\n".join(lines[s - 1 : e])
             if not text.strip():
@@ -480,6 +484,25 @@ def _section_chunks(
             Chunk(kind="section", start_line=i + 1, end_line=i + 1, text=lines[i], heading=heading)
         )
     return chunks
+
+
+def _with_headings_joined(lines: list[str], pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """PIECES (1-based inclusive ranges of LINES), a piece that holds headings alone joined
+    to the piece after it. A long section is cut at a blank line, and the only one may be
+    right after a heading it carries ("## 2025-09-19", blank, "### docgen", 3,000
+    characters of entries): a piece of the day's heading alone, under the label "2025-09-19
+    > docgen", was the best search hit for "docgen" and brought nothing."""
+    out: list[tuple[int, int]] = []
+    carried: int | None = None
+    for n, (start, stop) in enumerate(pieces):
+        first = start if carried is None else carried
+        headings_alone = all(not x.strip() or _HEADING_RE.match(x) for x in lines[start - 1 : stop])
+        if headings_alone and n + 1 < len(pieces):
+            carried = first
+            continue
+        out.append((first, stop))
+        carried = None
+    return out
 
 
 def _section_label(title: str | None, heading: str | None) -> str:

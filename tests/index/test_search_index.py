@@ -293,6 +293,23 @@ def test_markdown_chunks_by_section_and_tolerates_broken_frontmatter() -> None:
     assert unclosed.chunks
 
 
+def test_a_long_sections_heading_stays_with_its_text() -> None:
+    """A day's journal: its heading, a blank line, a project's sub-heading and 3,000
+    characters of entries with no other blank line. Cut at the only blank line, the day's
+    heading was a chunk alone, labelled with the project ("2025-09-19 > docgen"), and the
+    best hit for the project's name."""
+    entries = [f"- Session {n}: " + "changed the templates and the tests " * 3 for n in range(30)]
+    text = "---\ntype: journal\n---\n\n## 2025-09-19\n\n### docgen\n" + "\n".join(entries) + "\n"
+    chunks = chunk_file("knowledge/journal/2025-09-19.md", text, "journal").chunks
+    assert len(chunks) >= 2  # long: cut in pieces
+    assert all("- Session" in c.text for c in chunks)  # none of headings alone
+    lines = text.split("\n")
+    assert lines[chunks[0].start_line - 1] == "## 2025-09-19"
+    assert sum(c.text.count("- Session") for c in chunks) == len(entries)
+    # a file of a heading alone is still a chunk
+    assert chunk_file("knowledge/reference/x.md", "# X\n", "reference").chunks
+
+
 # ── query safety ──
 @pytest.mark.slow
 @pytest.mark.parametrize(
