@@ -58,6 +58,7 @@ NEIGHBOUR_RATIO = 6
 WIDE_CONTEXT_TURNS = 2
 WIDE_CONTEXT_CHARS = 1800
 MAX_CHUNK_CHARS = 2400  # longer turns/sections are split at paragraph breaks
+HEADINGS_JOINED_LINES = 8  # a piece of headings alone this short joins the next one
 
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
@@ -496,7 +497,11 @@ def _with_headings_joined(lines: list[str], pieces: list[tuple[int, int]]) -> li
     carried: int | None = None
     for n, (start, stop) in enumerate(pieces):
         first = start if carried is None else carried
-        headings_alone = all(not x.strip() or _HEADING_RE.match(x) for x in lines[start - 1 : stop])
+        # a few lines (the headings a section carries): a long run of lines that look like
+        # headings (a fenced block of shell comments) stays cut, however it is joined
+        headings_alone = stop - start < HEADINGS_JOINED_LINES and all(
+            not x.strip() or _HEADING_RE.match(x) for x in lines[start - 1 : stop]
+        )
         if headings_alone and n + 1 < len(pieces):
             carried = first
             continue

@@ -308,6 +308,12 @@ def test_a_long_sections_heading_stays_with_its_text() -> None:
     assert sum(c.text.count("- Session") for c in chunks) == len(entries)
     # a file of a heading alone is still a chunk
     assert chunk_file("knowledge/reference/x.md", "# X\n", "reference").chunks
+    # a long fenced block of lines that look like headings (shell comments) stays cut
+    comments = "\n".join(
+        f"# step {n}: fetch, build, test" + "\n" * (n % 3 == 0) for n in range(900)
+    )
+    block = chunk_file("knowledge/reference/s.md", f"# S\n\n```sh\n{comments}\n```\n", "reference")
+    assert len(block.chunks) > 5 and max(len(c.text) for c in block.chunks) <= 2600
 
 
 # ── query safety ──
