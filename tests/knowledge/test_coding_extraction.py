@@ -1359,7 +1359,7 @@ def test_an_export_streamed_turn_by_turn_gives_what_its_import_gives(
 def test_a_rule_said_with_weight_is_a_preference() -> None:
     """A developer who shouts a rule, or says it holds every time or everywhere, means it
     to stand, as does one of what "we" should never do: each is a preference (the user's
-    everywhere, like every rule not said of "this repo"). Shouting with no rule in it, a one-off ("... ONLY", "JUST identify"), a
+    everywhere, like every rule not said of "this repo" or "everywhere" in its code). Shouting with no rule in it, a one-off ("... ONLY", "JUST identify"), a
     thing at hand ("this file", "it") and a quoted line of code or tool message are none."""
     src = _src(
         ("user", "Fix the login bug in the shopapp project."),
@@ -1400,7 +1400,11 @@ def test_a_rule_said_with_weight_is_a_preference() -> None:
         "Stop using python3.": theirs,
         "No test scripts ever, i will test by hand": theirs,
         "BEFORE WE LOAD A MODEL, we need to ensure that we UNLOAD ALL LOADED MODELS": theirs,
-        "We should everywhere rename chroma to hue in terminology.": theirs,
+        # "everywhere" in a project's session: all through its code
+        "We should everywhere rename chroma to hue in terminology.": (
+            "knowledge/projects/shopapp/context.md",
+            "Conventions",
+        ),
         "I want every command to print its elapsed time": theirs,
         "DO NOT ask me anymore whether to continue.": theirs,
         "We shouldn't have any tests that rely on a session": theirs,

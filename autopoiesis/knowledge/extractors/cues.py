@@ -337,7 +337,10 @@ STANDING = re.compile(
 # not one: in agent work it names a checkout ("the main workspace, not the session one").
 PROJECT_SCOPE = re.compile(
     r"\b(?:in|for|across|throughout|within)\s+(?:this|our)\s+"
-    r"(?:repo(?:sitory)?|project|code\s?base|monorepo|app|package|service)\b",
+    r"(?:repo(?:sitory)?|project|code\s?base|monorepo|app|package|service)\b"
+    # said in a project's session, "everywhere" is all through its code ("we should
+    # everywhere rename chroma to hue", "let's update the version everywhere to 1.25.6")
+    r"|\beverywhere\b",
     re.IGNORECASE,
 )
 # the one-off markers of time: a correction's "just" and "only" are part of its contrast
