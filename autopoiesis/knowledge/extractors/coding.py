@@ -1071,8 +1071,8 @@ def _checks_done(steps: list[ToolStep]) -> tuple[str, str]:
 CODING = Extractor(
     "coding",
     1,
-    "what the tool calls show: commands that passed, files changed and why, errors and their "
-    "fixes -> projects/SLUG/context.md",
+    "what the tool calls show: commands that passed, files changed and why, packages added "
+    "or removed, errors and their fixes, where the work was pushed -> projects/SLUG/context.md",
     ("knowledge/projects/*/context.md",),
     frozenset({"append", "supersede"}),
     coding_offline,

@@ -289,7 +289,7 @@ LESSONS = Extractor(
     3,
     "lessons learned and the user's preferences (also how to work in code: \"use bun, not "
     "node\") -> MEMORY.md (Lessons Learned, Preferences), or the project's Conventions when "
-    'said of "this repo"; v3: only what somebody wrote',
+    'said of "this repo" or "everywhere" in it; v3: only what somebody wrote',
     (MEMORY_FILE, "knowledge/projects/*/context.md"),
     frozenset({"append", "supersede"}),
     lessons_v3_offline,
