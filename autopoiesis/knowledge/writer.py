@@ -243,7 +243,7 @@ class KnowledgeWriter(KnowledgeDocuments):
             return True  # a fact already live in another file of its kind (one fact, one entry)
         # the subject's value did not change
         return bool(d.subject) and any(
-            kf.restates(d.content, old.text) and self._says_again(d.content, old, d.subject)
+            self._says_again(d.content, old, d.subject)
             for p, old in self._catalog().with_subject(d.subject)
             if self._one_scope(d.project, p, old)
         )

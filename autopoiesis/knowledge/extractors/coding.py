@@ -279,7 +279,6 @@ _GIT_REMOTE = re.compile(
 _GIT_REMOTE_LIST = re.compile(_GIT_OPTIONS + r"remote\s+(?:-v|--verbose)\b")
 # a line of `git remote -v`: "origin  https://github.com/me/dvc.git (push)"
 _REMOTE_LISTED = re.compile(r"(?:^|[\s|])([\w.-]{1,100})\s+(\S{1,300}) \(push\)")
-_REMOTE_NAME = re.compile(r"[\w.-]{1,100}")
 _TRACKING = re.compile(
     r"[Bb]ranch '[^'\n]{1,250}' set up to track (?:remote branch '([^'\n]{1,250})' from "
     r"'([^'\n]{1,250})'|'([^'/\n]{1,250})/([^'\n]{1,250})')"
@@ -897,7 +896,7 @@ def _pushed(
         if to is None:
             continue
         branch, remote = to
-        if _REMOTE_NAME.fullmatch(remote) and remote in remotes:
+        if remote in remotes:  # a name the session gave an address (an address is no key)
             address = step.public_remote(remotes[remote])
             if address is None:
                 continue
