@@ -158,7 +158,7 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
             model=_opt(event, "model"),
             channel=_opt(event, "channel"),
             topic=_opt(event, "topic"),
-            tags=tuple(str(t) for t in tags),
+            tags=tuple(t for t in (_text(t, "a tag") for t in tags) if t is not None),
             cwd=_opt(event, "cwd"),
             # `project` names it; else `cwd` does (ConversationCapture.on_session_start)
             project=_opt(event, "project"),
@@ -170,9 +170,10 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
         content = event.get("content")
         if not isinstance(content, str):
             raise CaptureError("a message event needs content as a string.")
-        meta = {
-            k: event[k] for k in ("timestamp", "name", "type", "memory") if event.get(k) is not None
-        }
+        meta = {k: event[k] for k in ("timestamp", "type", "memory") if event.get(k) is not None}
+        name = _text(event.get("name"), "a message's 'name'")
+        if name is not None:
+            meta["name"] = name
         role = event.get("role")
         if not isinstance(role, str):
             raise CaptureError("a message event needs role as a string: user, agent or system.")
@@ -190,9 +191,9 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
             raise CaptureError("a knowledge event needs a path.")
         capture.on_knowledge_change(
             sid,
-            str(event.get("action") or "updated"),
+            _text(event.get("action"), "a knowledge event's 'action'") or "updated",
             event["path"],
-            str(event.get("summary") or ""),
+            _text(event.get("summary"), "a knowledge event's 'summary'") or "",
             timestamp=event.get("timestamp"),
         )
     elif kind == "attachment":
@@ -212,8 +213,11 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
 def tool_name(event: dict[str, Any]) -> str:
     """The tool a tool_call EVENT names in "tool"; CaptureError saying so when it names it
     under another field (hooks and SDKs call it `name` or `tool_name`) or not at all."""
-    if event.get("tool"):
-        return str(event["tool"])
+    tool = event.get("tool")
+    if tool and isinstance(tool, (str, int, float)) and not isinstance(tool, bool):
+        return str(tool)
+    if tool:
+        raise CaptureError(f'a tool_call event names its tool in "tool" as text, not {tool!r}.')
     other = next((k for k in ("name", "tool_name", "toolName") if event.get(k)), None)
     raise CaptureError(
         'a tool_call event names its tool in "tool"' + (f', not "{other}".' if other else ".")
@@ -221,8 +225,29 @@ def tool_name(event: dict[str, Any]) -> str:
 
 
 def _opt(event: dict[str, Any], key: str) -> str | None:
-    value = event.get(key)
-    return None if value is None else str(value)
+    """The optional text field KEY of EVENT (see _text)."""
+    return _text(event.get(key), repr(key))
+
+
+def _text(value: Any, what: str) -> str | None:
+    """VALUE as the text of an optional field WHAT; a number is read as its digits. Any
+    other value (a list, an object, true) is no such text: it is dropped with a warning,
+    and the event is still taken (refusing a session's start would refuse its messages)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    warnings.warn(
+        f"{what} is text, not {type(value).__name__} ({_short(value)}): it was left out. "
+        "Send it as a string.",
+        stacklevel=3,
+    )
+    return None
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:59] + "\u2026"
 
 
 def _int(event: dict[str, Any], key: str) -> int | None:

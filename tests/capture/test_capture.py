@@ -234,6 +234,38 @@ def test_a_time_under_another_name_is_reported_not_silently_lost(
     assert not any("mood" in w for w in report.warnings)
 
 
+def test_a_field_of_the_wrong_type_is_left_out_with_a_warning(memory_repo: MemoryRepo) -> None:
+    """A session's optional text fields (cwd, model, topic, tags; a speaker's name) were written as
+    Python's rendering of whatever came: `"cwd": ["a"]` became `cwd: "['a']"` in the
+    transcript. Now a list, an object or a boolean is left out with a warning that names
+    the field, a number is read as its digits, and the session and its messages are kept."""
+    report = process_stream(
+        memory_repo,
+        events(
+            start("ses_types", cwd=["a"], model={"x": 1}, topic=True, tags=["ok", {"y": 2}, 3]),
+            {"event": "message", "role": "user", "content": "hello", "name": ["Ann"]},
+            {"event": "tool_call", "tool": {"name": "read"}, "args": "a.txt"},
+            {"event": "session_end"},
+        ),
+    )
+    assert report.refused == [
+        "line 3: a tool_call event names its tool in \"tool\" as text, not {'name': 'read'}."
+    ]
+    assert len(report.closed) == 1
+    text = (memory_repo.root / report.closed[0].path).read_text()
+    assert "— user\nhello\n" in text and "Ann" not in text
+    meta = tf.parse_meta((memory_repo.root / report.closed[0].path).read_text())
+    assert (meta.cwd, meta.model, meta.topic, meta.tags) == (None, None, None, ("ok", "3"))
+    left_out = sorted(w for w in report.warnings if "it was left out" in w)
+    assert left_out == [
+        "'cwd' is text, not list ([\"a\"]): it was left out. Send it as a string.",
+        "'model' is text, not dict ({\"x\": 1}): it was left out. Send it as a string.",
+        "'topic' is text, not bool (true): it was left out. Send it as a string.",
+        "a message's 'name' is text, not list ([\"Ann\"]): it was left out. Send it as a string.",
+        'a tag is text, not dict ({"y": 2}): it was left out. Send it as a string.',
+    ]
+
+
 def test_empty_session_leaves_nothing(memory_repo: MemoryRepo, git) -> None:
     head = git(memory_repo.root, "rev-parse", "HEAD").stdout
     report = process_stream(memory_repo, events(start("empty"), {"event": "session_end"}))
