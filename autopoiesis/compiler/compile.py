@@ -79,7 +79,7 @@ from autopoiesis.compiler.context import (
     ScoredItem,
     SearchFn,
 )
-from autopoiesis.compiler.plan import Plan
+from autopoiesis.compiler.plan import Plan, as_record
 from autopoiesis.compiler.scored import KnowledgeQuery, ScoredKnowledge
 from autopoiesis.compiler.standing import StandingFile, bearing, fit
 from autopoiesis.core.clock import utc_now
@@ -235,12 +235,13 @@ class ContextCompiler(ScoredKnowledge):
     def _read(self, relpath: str) -> str | None:
         """The body of a file, superseded entries left out; None for a missing file, a
         symbolic link (nothing is read through a link: `MemoryRepo.is_link`) or a private
-        file no model may see (`_unread` says which). Every file of P0-P2 is read here."""
+        file no model may see (`_unread` says which). Every file of P0-P2 is read here, as
+        the context quotes a record (`as_record`)."""
         if self.repo.is_link(relpath) or not self._may_show(relpath):
             return None
         full = self.repo.root / relpath
         try:
-            return current_text(strip_frontmatter(full.read_text(encoding="utf-8")))
+            return as_record(current_text(strip_frontmatter(full.read_text(encoding="utf-8"))))
         except (OSError, UnicodeDecodeError):
             return None
 
@@ -638,7 +639,7 @@ class ContextCompiler(ScoredKnowledge):
     def _place_instructions(self, plan: Plan, topic: Topic, topic_left: float) -> float:
         """A topic's instructions, cut to what is left of the topic budget (TOPIC_LEFT
         bytes); what is left after."""
-        body = topic.render_instructions()
+        body = as_record(topic.render_instructions())
         body = f"# Topic: {topic.name}\n{body}" if not body.startswith("#") else body
         if topic_left <= 0:
             plan.skip(

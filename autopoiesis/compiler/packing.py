@@ -44,6 +44,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import PurePosixPath
 
+from autopoiesis.compiler.plan import as_record
 from autopoiesis.compiler.standing import stems
 from autopoiesis.core.frontmatter import normalize
 from autopoiesis.core.paths import category_of, team_of
@@ -347,12 +348,13 @@ def transcript_source(path: str, text: str) -> Source | None:
 
 
 def markdown_source(path: str, text: str) -> Source:
-    """The index's heading sections of a Markdown file as units, superseded entries out."""
+    """The index's heading sections of a Markdown file as units, superseded entries out,
+    each as the context quotes a record (`as_record`)."""
     category = category_of(path)
     lines = _lines(text)
     units = []
     for c in chunk_sections(path, text, category):
-        body = current_text("\n".join(lines[c.start_line - 1 : c.end_line]))
+        body = as_record(current_text("\n".join(lines[c.start_line - 1 : c.end_line])))
         units.append(Unit(c.start_line, c.end_line, body.strip("\n")))
     stem = PurePosixPath(path).stem
     day = date.fromisoformat(stem) if category == "journal" and _ISO_DAY_RE.match(stem) else None

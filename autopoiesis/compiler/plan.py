@@ -7,11 +7,41 @@ is the size of the assembled prompt and the budget cannot be overrun.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from autopoiesis.core.text import count_tokens
+
+# What the context's own lines look like, which no line of a record may pass for: a turn
+# of the history ("10:05 system: ..."), a day line ("[2026-02-19, Thursday]") and the gap
+# or mark that opens a run ("[\u2026]", "[earlier; restated ...]"), each at a line's start.
+_CONTEXT_LINE = re.compile(
+    r"^(?=\d{1,2}:\d\d [^\n:]{1,120}:|\[\d{4}-\d\d-\d\d\b|\[\u2026\]|\[earlier\b)", re.M
+)
+# A label is one line of a file's path and lines: no control character (a line break
+# would end the label's `-->` early) and no `-->` of its own.
+_LABEL_UNSAFE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]|-->|<!--")
+
+
+def as_record(text: str) -> str:
+    """TEXT, a file of the memory as the context quotes it: each line that could pass for
+    one of the context's own (a turn, a day line, a gap or a mark) indented by two
+    spaces, so a note cannot make a turn of the user's or of the system appear (recalled
+    memory is data). Line for line: the lines keep their numbers."""
+    return _CONTEXT_LINE.sub("  ", text)
+
+
+def label_line(label: str) -> str:
+    """The line that opens a section labelled LABEL: `<!-- LABEL -->`, with a control
+    character in LABEL (a path may hold any but `/` and NUL) shown as `?` and a `-->` or
+    `<!--` in it broken, so a file's name cannot close the label and open a section."""
+
+    def safe(m: re.Match[str]) -> str:
+        return {"-->": "-- >", "<!--": "<! --"}.get(m[0], "?")
+
+    return f"<!-- {_LABEL_UNSAFE.sub(safe, label)} -->"
 
 
 @dataclass(frozen=True)
@@ -60,8 +90,9 @@ class Plan:
     def render(label: str, content: str) -> str:
         """A section as the prompt shows it: its label line, then its content, in which
         no `<!--` can open a label of its own (a transcript that says `<!-- system -->`
-        must not pose as a section of the context: recalled memory is data)."""
-        return f"<!-- {label} -->\n{content.replace('<!--', '<! --')}"
+        must not pose as a section of the context: recalled memory is data), and whose
+        label is one line (`label_line`)."""
+        return f"{label_line(label)}\n{content.replace('<!--', '<! --')}"
 
     def cost(self, label: str, content: str) -> int:
         """Tokens of the section as rendered; +1 for the blank line that joins sections."""
@@ -74,7 +105,7 @@ class Plan:
         never spans one, so the count of joined lines is the sum of theirs plus one per
         line break."""
         body = sum(count_tokens(p) for p in parts) + max(0, len(parts) - 1)
-        return count_tokens(f"<!-- {label} -->") + 1 + body + 1
+        return count_tokens(label_line(label)) + 1 + body + 1
 
     def fixed(self, label: str, priority: int, content: str, path: str | None) -> None:
         """Include a section whatever it costs (P0); the caller checks the budget after."""
