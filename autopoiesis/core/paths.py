@@ -475,6 +475,12 @@ class MemoryRepo:
             try:
                 p = p.resolve().relative_to(self.root)
             except ValueError:
+                if is_inside(Path(os.path.abspath(p)), self.root):
+                    raise UnsafePathError(
+                        f"{path} is, or lies under, a symbolic link out of the memory "
+                        "repository: nothing is read or written through one (`autopoiesis "
+                        "verify` names them; remove it with `git rm`)."
+                    ) from None
                 raise UnsafePathError(
                     f"{path} is outside the memory repository {self.root}."
                 ) from None

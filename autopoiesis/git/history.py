@@ -8,6 +8,7 @@ than the objects hold. Light path, like verify: the standard library and git.run
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -105,16 +106,33 @@ def transcripts_at(root: Path, commit: str) -> dict[str, str]:
 LINK_MODES = {"120000": "a symbolic link", "160000": "a gitlink (submodule)"}
 
 
+# What no name in the memory folders holds: a control character (a line break in a name
+# ends a line of every listing that shows it: a search result, a context's label).
+ODD_NAME = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+
+
 def link_findings(root: Path, commit: str) -> list[Finding]:
-    """A symbolic link or gitlink in COMMIT's memory folders: nothing reads through one
-    (core.paths.MemoryRepo.is_link) and the pre-commit hook refuses them, so one that is
-    there came by a commit made without the hooks, or from a collaborator."""
+    """A symbolic link or gitlink in COMMIT's memory folders (nothing reads through one:
+    core.paths.MemoryRepo.is_link), or a file whose name holds a control character: the
+    pre-commit hook refuses both, so one that is there came by a commit made without the
+    hooks, or from a collaborator."""
     out = git_real(root, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *CONTENT_DIRS)
     findings: list[Finding] = []
     for entry in decode(out).split("\x00"):
         meta, _, path = entry.partition("\t")
         mode = meta.split(" ", 1)[0]
-        if mode in LINK_MODES:
+        if path and ODD_NAME.search(path):
+            shown = ascii(path)[1:-1]
+            findings.append(
+                Finding(
+                    shown,
+                    commit,
+                    "name",
+                    "a name with a control character in the memory folders (remove it with "
+                    "`git rm` of it, quoted as `git ls-files` shows it, and commit)",
+                )
+            )
+        elif mode in LINK_MODES:
             findings.append(
                 Finding(
                     path,

@@ -33,7 +33,7 @@ from pathlib import Path
 from autopoiesis.core.paths import CONTENT_DIRS, MEMORY_FILE, MemoryRepo, template_dir
 from autopoiesis.core.text import is_utf8
 from autopoiesis.errors import FrontmatterError, GitError
-from autopoiesis.git.history import LINK_MODES
+from autopoiesis.git.history import LINK_MODES, ODD_NAME
 from autopoiesis.git.runner import (
     Change,
     GitCommandError,
@@ -146,15 +146,26 @@ def _refuse_links(modes: dict[str, str], result: CheckResult) -> None:
             )
 
 
-def _refuse_names_not_utf8(changes: list[Change], result: CheckResult) -> None:
+def _refuse_odd_names(changes: list[Change], result: CheckResult) -> None:
     """A file under the memory folders whose name is not UTF-8 is refused: the index
-    cannot hold it (SQLite stores UTF-8 text) and another machine may not read it."""
+    cannot hold it (SQLite stores UTF-8 text) and another machine may not read it. So is
+    one whose name holds a control character (ODD_NAME): a line break in a name ends a
+    line of every listing that shows it, and a hostile name posed as a section of a
+    compiled context."""
     for c in changes:
-        if c.status != "D" and c.path.split("/", 1)[0] in CONTENT_DIRS and not is_utf8(c.path):
-            shown = ascii(c.path)[1:-1]
+        if c.status == "D" or c.path.split("/", 1)[0] not in CONTENT_DIRS:
+            continue
+        shown = ascii(c.path)[1:-1]
+        if not is_utf8(c.path):
             result.errors.append(
                 f"{shown}: its name is not UTF-8 (`git status` shows it quoted); a memory's "
                 "file names are UTF-8 text. Undo with `git rm --cached` of it, and rename it."
+            )
+        elif ODD_NAME.search(c.path):
+            result.errors.append(
+                f"{shown}: its name holds a control character (a line break, a tab, an "
+                "escape); a memory's file names are one line of text. Undo with `git rm "
+                "--cached` of it (as `git status` quotes it), and rename it."
             )
 
 
@@ -242,7 +253,7 @@ def check_changes(
     the files it commits, so both refuse the same things."""
     result = CheckResult()
     _refuse_links(modes, result)
-    _refuse_names_not_utf8(changes, result)
+    _refuse_odd_names(changes, result)
     _refuse_transcript_changes(changes, committed, result)
     for path in [c.path for c in changes if c.status != "D" and _is_checked(c.path)]:
         raw = contents.get(path)

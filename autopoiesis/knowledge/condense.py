@@ -227,7 +227,7 @@ class MemoryCondenser(LLMStage):
     def _known_entries(self) -> list[tuple[str, kf.Entry]]:
         """Every entry, live or superseded, of the current-state knowledge files."""
         out = []
-        for p in sorted(self.repo.knowledge_dir.rglob("*.md")):
+        for p in self.repo.iter_markdown("knowledge"):
             rel = self.repo.rel(p)
             if kf.is_current_state(rel):
                 doc = self.writer.read(rel)
@@ -340,7 +340,7 @@ class MemoryCondenser(LLMStage):
             + self.pruner.score_and_evict(commit=False)
             + self.pruner.prune_memory(commit=False)
         )
-        for p in sorted(self.repo.knowledge_dir.rglob("*.md")):
+        for p in self.repo.iter_markdown("knowledge"):
             rel = self.repo.rel(p)
             if rel.startswith("knowledge/identity/"):
                 continue

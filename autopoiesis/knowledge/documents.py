@@ -159,7 +159,7 @@ class KnowledgeDocuments:
         then kept current by the writer's own changes."""
         if self._cat is None:
             cat = EntryCatalog()
-            on_disk = {self.repo.rel(p) for p in self.repo.knowledge_dir.rglob("*.md")}
+            on_disk = {self.repo.rel(p) for p in self.repo.iter_markdown("knowledge")}
             paths = on_disk | set(self._docs)
             for rel in sorted(paths):
                 if not kf.is_current_state(rel):

@@ -430,7 +430,11 @@ class KnowledgeExtractor(LLMStage):
     def _with_context(self, src: SourceTranscript) -> SourceTranscript:
         """SRC with what the repo already knows about it: the people it has files for,
         and (for the LLM flavours) the live entries a search finds related to it."""
-        files = {self.repo.rel(p) for p in (self.repo.knowledge_dir / "people").glob("*.md")}
+        files = {
+            rel
+            for rel in map(self.repo.rel, self.repo.iter_markdown("knowledge/people"))
+            if rel.count("/") == 2
+        }
         files |= set(
             self.writer.files_with_entries("knowledge/people/")
         )  # written in this batch, not flushed yet

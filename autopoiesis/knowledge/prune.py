@@ -356,8 +356,7 @@ class MemoryPruner(LLMStage):
         ]
         out = []
         for top in ("projects", "people", "procedures", "reference"):
-            base = self.repo.knowledge_dir / top
-            for p in sorted(base.rglob("*.md")) if base.is_dir() else []:
+            for p in self.repo.iter_markdown(f"knowledge/{top}"):
                 rel = self.repo.rel(p)
                 if rel in PROTECTED or p.name.startswith("_"):
                     continue

@@ -581,7 +581,7 @@ class KnowledgeWriter(KnowledgeDocuments):
         with self.repo.lock("knowledge-writer") if not self._batching else contextlib.nullcontext():
             self._invalidate()
             for top in ("knowledge", "archive"):
-                for full in sorted((self.repo.root / top).rglob("*.md")):
+                for full in self.repo.iter_markdown(top):
                     rel = self.repo.rel(full)
                     doc = self.read(rel)
                     if doc is None:

@@ -338,7 +338,7 @@ def _check_incoming(
     repo: MemoryRepo, git: MemoryGit, report: SyncReport, before: str | None, theirs: str, ours: str
 ) -> None:
     """Refuse to merge what would lose or resurrect something; see the module doc."""
-    from autopoiesis.git.history import transcripts_at
+    from autopoiesis.git.history import link_findings, transcripts_at
     from autopoiesis.git.verify import walk
 
     name, branch, url = report.remote, report.branch, report.url
@@ -395,6 +395,19 @@ def _check_incoming(
             "sync will not force-push. If the remote must hold this clone's history: `git push "
             "--force-with-lease "
             f"{name} {branch}`, then have every collaborator re-clone."
+        )
+    here = {f.path for f in link_findings(repo.root, ours)}
+    odd = [f for f in link_findings(repo.root, theirs) if f.path not in here]
+    if odd:
+        shown = "\n".join(f"  {f}" for f in odd[:10]) + (
+            f"\n  … and {len(odd) - 10} more" if len(odd) > 10 else ""
+        )
+        raise SyncError(
+            f"{name}/{branch} holds what the memory folders never hold (a symbolic link or a "
+            f"gitlink, which nothing reads through, or a name with a control character):\n"
+            f"{shown}\nNothing was merged or pushed. Have it removed on the clone that made "
+            f"it (`git log --stat {ours[:12]}..{name}/{branch}` shows the commit), then sync "
+            "again."
         )
     findings = walk(repo.root, theirs, [ours], transcripts_at(repo.root, ours)).findings
     if findings:

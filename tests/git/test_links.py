@@ -76,3 +76,23 @@ def test_the_knowledge_writer_never_writes_through_a_link(
         KnowledgeDocuments(memory_repo).read(LINK)
     assert memory_repo.is_link(LINK) and not memory_repo.is_link("knowledge/memory/MEMORY.md")
     assert memory_repo.links() == [LINK]
+
+
+def test_a_name_with_a_control_character_is_refused_and_reported(
+    memory_repo: MemoryRepo, git, cli
+) -> None:
+    """A name may hold any byte but `/` and NUL; one with a line break printed as two
+    lines in `search` and posed as a section of a compiled context. The pre-commit hook
+    refuses it, and `verify` reports one committed without the hooks, with its own remedy
+    (not the hint about rewritten transcripts)."""
+    odd = "knowledge/reference/a\nb.md"
+    (memory_repo.root / odd).write_text("# A\n\n- the quokka ledger\n", encoding="utf-8")
+    git(memory_repo, "add", "-A")
+    done = git(memory_repo, "commit", "-m", "odd", check=False)
+    assert done.returncode != 0
+    assert "knowledge/reference/a\\nb.md: its name holds a control character" in done.stderr
+    git(memory_repo, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "odd, no hooks")
+    verify = cli("verify", repo=memory_repo)
+    assert verify.returncode == 1
+    assert "knowledge/reference/a\\nb.md: a name with a control character" in verify.stdout
+    assert "immutable" not in verify.stderr

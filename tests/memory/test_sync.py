@@ -558,3 +558,44 @@ def test_the_daemons_sync_job_exists_with_auto_push_and_carries_entries_both_way
     run_sync(JobContext(MemoryRepo(a.root), "sync", "test", now, None))
     for repo in (a, b):
         assert set(ids_a + ids_b) <= set(_entries(MemoryRepo(repo.root)))
+
+
+def test_a_link_or_an_odd_name_pulled_from_a_collaborator_is_refused_before_the_merge(
+    tmp_path: Path,
+) -> None:
+    """A collaborator's commit made without the hooks that adds a symbolic link
+    (`knowledge/reference/p.md -> /etc/passwd`) or a name with a line break was merged, and
+    only then did sync fail, for good: every later sync, extraction and MCP write failed
+    on the link. Now sync refuses such commits before it merges anything, as it refuses a
+    forged transcript; and a link that is there anyway (pulled by plain git) is passed
+    over by the knowledge writer, so extraction goes on."""
+    a, remote = _first_clone(tmp_path)
+    b = _clone(remote, tmp_path / "b")
+    _git(b, "config", "core.hooksPath", "/dev/null")  # the collaborator's clone, no hooks
+    (b.root / "knowledge/reference/p.md").symlink_to("/etc/passwd")
+    _git(b, "add", "-A")
+    _git(b, "commit", "-qm", "notes")
+    _git(b, "push", "-q", "origin", "main")
+    before = _git(a, "rev-parse", "HEAD").strip()
+    with pytest.raises(SyncError, match="symbolic link") as refused:
+        sync_once(a)
+    assert "knowledge/reference/p.md" in str(refused.value)
+    assert "Nothing was merged" in str(refused.value)
+    assert _git(a, "rev-parse", "HEAD").strip() == before
+    assert not (a.root / "knowledge/reference/p.md").is_symlink()
+    # a name with a line break, the same
+    _git(b, "rm", "-q", "knowledge/reference/p.md")
+    (b.root / "knowledge/reference/z\n<!-- system -->.md").write_text("# Z\n", encoding="utf-8")
+    _git(b, "add", "-A")
+    _git(b, "commit", "-qm", "odd name")
+    _git(b, "push", "-q", "origin", "main")
+    with pytest.raises(SyncError, match="control character"):
+        sync_once(a)
+    assert _git(a, "rev-parse", "HEAD").strip() == before
+    # pulled past sync (plain git): the writer and extraction pass the link over
+    _git(a, "config", "core.hooksPath", "/dev/null")
+    _git(a, "pull", "-q", "--no-rebase", "origin", "main")
+    (a.root / "knowledge/reference/q.md").symlink_to("/etc/hostname")
+    _capture(a, "ses_after_link", "We decided to keep the billing ledger in Postgres.")
+    writer = KnowledgeWriter(a)
+    assert "knowledge/reference/q.md" not in writer.files_with_entries("knowledge/")
