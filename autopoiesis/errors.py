@@ -176,6 +176,11 @@ class HookPayloadError(AutopoiesisError):
     JSON, a field missing or of the wrong type, another event than the one installed)."""
 
 
+class KnowledgeFileError(AutopoiesisError):
+    """A knowledge file that cannot be read as one (not UTF-8: a collaborator's commit made
+    without the hooks); the message names it and says how to fix it."""
+
+
 class InvalidArgumentError(AutopoiesisError):
     """A tool (the MCP server's) was called with an argument it cannot take; the message
     says what to pass instead."""

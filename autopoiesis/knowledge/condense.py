@@ -230,7 +230,7 @@ class MemoryCondenser(LLMStage):
         for p in self.repo.iter_markdown("knowledge"):
             rel = self.repo.rel(p)
             if kf.is_current_state(rel):
-                doc = self.writer.read(rel)
+                doc = self.writer.read_in_sweep(rel)
                 out += [(rel, e) for _, e in doc.entries()] if doc is not None else []
         return out
 
@@ -344,8 +344,8 @@ class MemoryCondenser(LLMStage):
             rel = self.repo.rel(p)
             if rel.startswith("knowledge/identity/"):
                 continue
-            doc = self.writer.read(rel) or kf.parse(p.read_text(encoding="utf-8"))
-            if doc.meta().get("needs_compact") is True and self.use_llm:
+            doc = self.writer.read_in_sweep(rel)
+            if doc is not None and doc.meta().get("needs_compact") is True and self.use_llm:
                 _, r = self.pruner.compact(rel, commit=False)
                 result = result + r
         if not result.actions:

@@ -12,7 +12,7 @@ from typing import Self
 from autopoiesis.core.paths import MemoryRepo, atomic_write
 from autopoiesis.core.private import file_is_ciphertext
 from autopoiesis.core.redact import Redactor
-from autopoiesis.errors import PrivateKnowledgeError, UnsafePathError
+from autopoiesis.errors import KnowledgeFileError, PrivateKnowledgeError, UnsafePathError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.knowledge.catalog import EntryCatalog
 
@@ -54,10 +54,26 @@ class KnowledgeDocuments:
                 f"{relpath} is private and locked in this clone (git-crypt): it cannot be "
                 "written. Unlock it with `autopoiesis private unlock KEYFILE`."
             )
-        doc = kf.parse(full.read_text(encoding="utf-8"))
+        try:
+            text = full.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise KnowledgeFileError(
+                f"{relpath} is not UTF-8 text (byte {exc.start}); knowledge files are UTF-8 "
+                f"Markdown. Fix its text, or remove it with `git rm {relpath}`."
+            ) from None
+        doc = kf.parse(text)
         if self._batching:
             self._docs[relpath] = doc
         return doc
+
+    def read_in_sweep(self, relpath: str) -> kf.KnowledgeDoc | None:
+        """`read` for a pass over every note (condensing, pruning, a merge's checks): a
+        file no reader can take (not UTF-8, KnowledgeFileError) is passed over rather than
+        stopping the pass, as the index passes over it; None for it and a missing file."""
+        try:
+            return self.read(relpath)
+        except KnowledgeFileError:
+            return None
 
     def _store(self, relpath: str, doc: kf.KnowledgeDoc, size: int | None = None) -> None:
         doc = kf.refresh_counts(relpath, doc)
@@ -166,7 +182,7 @@ class KnowledgeDocuments:
                     continue
                 try:
                     doc = self.read(rel)
-                except (OSError, UnicodeDecodeError, PrivateKnowledgeError):
+                except (OSError, KnowledgeFileError, PrivateKnowledgeError):
                     continue  # unreadable here (a private note locked in this clone)
                 for sec, e in doc.entries() if doc is not None else ():
                     cat.add(rel, sec.title, e)

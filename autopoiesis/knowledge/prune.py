@@ -360,7 +360,9 @@ class MemoryPruner(LLMStage):
                 rel = self.repo.rel(p)
                 if rel in PROTECTED or p.name.startswith("_"):
                     continue
-                doc = self.writer.read(rel) or kf.parse(p.read_text(encoding="utf-8"))
+                doc = self.writer.read_in_sweep(rel)
+                if doc is None:
+                    continue
                 candidates = [
                     d for d in (_as_date(doc.meta().get("updated")), last_changed.get(rel)) if d
                 ]

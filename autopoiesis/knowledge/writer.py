@@ -583,7 +583,7 @@ class KnowledgeWriter(KnowledgeDocuments):
             for top in ("knowledge", "archive"):
                 for full in self.repo.iter_markdown(top):
                     rel = self.repo.rel(full)
-                    doc = self.read(rel)
+                    doc = self.read_in_sweep(rel)
                     if doc is None:
                         continue
                     before = doc

@@ -47,7 +47,13 @@ import warnings
 
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MEMORY_FILE, MemoryRepo
 from autopoiesis.core.private import readable_text
-from autopoiesis.errors import AutopoiesisError, GitError, SyncConflictError, SyncError
+from autopoiesis.errors import (
+    AutopoiesisError,
+    GitError,
+    KnowledgeFileError,
+    SyncConflictError,
+    SyncError,
+)
 from autopoiesis.git.repo import MemoryGit, MergeResult
 from autopoiesis.memory.sync_push import (
     pending_rewrites,
@@ -483,7 +489,11 @@ def _enforce_caps(repo: MemoryRepo, report: SyncReport, *, commit: bool) -> list
         path = repo.root / rel
         # a private file this clone cannot read (git-crypt) is checked where it is unlocked
         if rel.startswith("knowledge/") and rel.endswith(".md") and readable_text(path):
-            found = writer.read(rel)
+            try:
+                found = writer.read(rel)
+            except KnowledgeFileError as exc:
+                report.warnings.append(str(exc))
+                continue
             why = (
                 writer.cap_violation(rel, found, bytes_too=True)
                 if found is not None and rel != MEMORY_FILE

@@ -599,3 +599,29 @@ def test_a_link_or_an_odd_name_pulled_from_a_collaborator_is_refused_before_the_
     _capture(a, "ses_after_link", "We decided to keep the billing ledger in Postgres.")
     writer = KnowledgeWriter(a)
     assert "knowledge/reference/q.md" not in writer.files_with_entries("knowledge/")
+
+
+def test_a_pulled_note_that_is_not_utf8_is_a_warning_not_a_traceback(tmp_path: Path) -> None:
+    """A collaborator's note with a byte that is not UTF-8 (committed without the hooks)
+    crashed sync after its merge with a UnicodeDecodeError, and every write to that note
+    (MCP `remember`) with a bare one. Now sync finishes and names the file, a write to it
+    says what is wrong, and a pass over every note (pruning) passes it over."""
+    from autopoiesis.errors import KnowledgeFileError
+    from autopoiesis.knowledge.prune import MemoryPruner
+
+    a, remote = _first_clone(tmp_path)
+    b = _clone(remote, tmp_path / "b")
+    _git(b, "config", "core.hooksPath", "/dev/null")
+    bad = "knowledge/reference/x.md"
+    (b.root / bad).write_bytes(
+        b"---\ntype: reference\n---\n# X\n- bad \xff byte {id: 20260301-0900-aaaaaa}\n"
+    )
+    _git(b, "add", "-A")
+    _git(b, "commit", "-qm", "x")
+    _git(b, "push", "-q", "origin", "main")
+    report = sync_once(a)
+    assert (a.root / bad).exists()  # merged: it is the collaborator's to fix
+    assert any(w.startswith(f"{bad} is not UTF-8 text (byte 34)") for w in report.warnings)
+    with pytest.raises(KnowledgeFileError, match=r"git rm knowledge/reference/x\.md"):
+        KnowledgeWriter(a).read(bad)
+    assert MemoryPruner(a).score_and_evict(commit=False) is not None
