@@ -16,10 +16,13 @@ when there is a transcript to read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import bisect
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from autopoiesis.git.history import LINK_MODES, Finding, git_real, short
+from autopoiesis.git.history import LINK_MODES, TRANSCRIPTS, Finding, git_real, short
+from autopoiesis.git.runner import decode
 
 # what a transcript that is not a regular file is (tree modes, as history.tree_entry keeps them)
 _NOT_A_FILE = {**LINK_MODES, "040000": "a folder"}
@@ -29,6 +32,12 @@ _BATCH = 500  # blobs read per `cat-file --batch` call: a first walk reads every
 def transcript_problems(path: str, text: str) -> list[tuple[str, str]]:
     """(kind, why) for each reason TEXT cannot enter the history as the transcript PATH:
     `unreadable` (no frontmatter the format reads), `open` or `misnamed`; [] when it can."""
+    return _admitted(path, text)[0]
+
+
+def _admitted(path: str, text: str) -> tuple[list[tuple[str, str]], tuple[str, int] | None]:
+    """transcript_problems of TEXT, and the (session id, part) its frontmatter names
+    (None when it names none the format reads)."""
     from autopoiesis.errors import TranscriptFormatError
     from autopoiesis.formats.transcript import parse_meta
     from autopoiesis.formats.transcript_names import name_problem
@@ -36,29 +45,69 @@ def transcript_problems(path: str, text: str) -> list[tuple[str, str]]:
     try:
         meta = parse_meta(text, path)
     except TranscriptFormatError as exc:
-        return [("unreadable", str(exc).removeprefix(f"{path}: "))]
+        return [("unreadable", str(exc).removeprefix(f"{path}: "))], None
     problems = []
     if meta.status == "open":
         problems.append(("open", "the session is still open (status: open)"))
     why = name_problem(path, meta.session_id, meta.started, meta.part)
     if why:
         problems.append(("misnamed", why))
-    return problems
+    return problems, (meta.session_id, meta.part)
 
 
-def blob_problems(path: str, data: bytes) -> list[tuple[str, str]]:
-    """transcript_problems of a blob's bytes (not UTF-8 is a problem of its own)."""
+def session_of(path: str, data: bytes | None) -> tuple[str, int] | None:
+    """The (session id, part) the transcript DATA at PATH names, if it is readable."""
+    if data is None:
+        return None
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return [("unreadable", f"not UTF-8 text (byte {exc.start}); a transcript is UTF-8")]
-    return transcript_problems(path, text)
+        return _admitted(path, data.decode("utf-8"))[1]
+    except UnicodeDecodeError:
+        return None
 
 
-def added_findings(root: Path, added: Sequence[tuple[str, str, str]]) -> list[Finding]:
+def _named_as(name: str, session: tuple[str, int]) -> bool:
+    """Whether the transcript file NAME (`HHMM-{id}-{slug}[+N].md`) may hold part PART of
+    the session ID of SESSION: after its time it starts with the id, then `-` or the
+    part's suffix. Its frontmatter says for sure (an id may be the head of another's:
+    `abc` of `abc-def`)."""
+    sid, part = session
+    rest = name[5:]
+    if not rest.startswith(sid):
+        return False
+    tail = rest[len(sid) :]
+    suffix = f"+{part}.md" if part > 1 else ".md"
+    if not tail.endswith(suffix) or (part == 1 and re.search(r"\+\d+\.md\Z", tail)):
+        return False
+    return tail[:1] in "-+."
+
+
+def same_session(
+    path: str, session: tuple[str, int], others: Iterable[str], read: Callable[[str], bytes | None]
+) -> str | None:
+    """The transcript among OTHERS (paths; READ gives one's content) that holds the same
+    part of the same session as PATH, SESSION: a session is one file a part, so a second
+    one is a forgery of it (it would be cited as that session) or two sessions that
+    shared an id. None when there is none."""
+    for other in others:
+        if other == path or not _named_as(other.rpartition("/")[2], session):
+            continue
+        if session_of(other, read(other)) == session:
+            return other
+    return None
+
+
+def added_findings(
+    root: Path,
+    added: Sequence[tuple[str, str, str]],
+    known: Mapping[str, str] | None = None,
+    base: str = "",
+) -> list[Finding]:
     """The findings of the transcripts ADDED to the history: (path, tree entry as
-    history.tree_entry keeps it, the commit that added it). The same content at the same
-    path is read once."""
+    history.tree_entry keeps it, the commit that added it), in the order they came. The
+    same content at the same path is read once. KNOWN (path -> tree entry: the history's
+    transcripts, ADDED's among them) and, when it holds only some of them, the
+    transcripts of the commit BASE are what a second file of one session is looked for
+    in: the later of the two is refused (`same_session`)."""
     findings: list[Finding] = []
     regular: dict[tuple[str, str], str] = {}
     for path, entry, commit in added:
@@ -77,11 +126,19 @@ def added_findings(root: Path, added: Sequence[tuple[str, str, str]]) -> list[Fi
             )
         else:
             regular.setdefault((path, blob), commit)
+    sessions: dict[str, tuple[str, int]] = {}
     for (path, blob), data in _blobs(root, list(regular)):
         commit = regular[(path, blob)]
-        for kind, why in (
-            [("unreadable", "its blob is missing")] if data is None else (blob_problems(path, data))
-        ):
+        if data is None:
+            problems = [("unreadable", "its blob is missing")]
+        else:
+            try:
+                problems, session = _admitted(path, data.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                problems, session = [("unreadable", _NOT_UTF8.format(exc.start))], None
+            if session is not None and not problems:
+                sessions.setdefault(path, session)
+        for kind, why in problems:
             findings.append(
                 Finding(
                     path,
@@ -91,6 +148,68 @@ def added_findings(root: Path, added: Sequence[tuple[str, str, str]]) -> list[Fi
                     f"(blob {short(blob)})",
                 )
             )
+    if sessions and (known or base):
+        findings += _second_files(root, added, known or {}, sessions, base)
+    return findings
+
+
+_NOT_UTF8 = "not UTF-8 text (byte {}); a transcript is UTF-8"
+
+
+def _second_files(
+    root: Path,
+    added: Sequence[tuple[str, str, str]],
+    known: Mapping[str, str],
+    sessions: dict[str, tuple[str, int]],
+    base: str,
+) -> list[Finding]:
+    """A transcript ADDED (its session in SESSIONS) that holds the same part of a session
+    as another one that came before it: one of KNOWN or of BASE's tree that ADDED does not
+    hold, or one of ADDED's before it. Candidates are found by name (sorted, by the
+    session id's head), then read."""
+    order: dict[str, int] = {}
+    for i, (path, _, _) in enumerate(added):
+        order.setdefault(path, i)
+    paths = set(known)
+    if base:
+        out = git_real(
+            root, "ls-tree", "-r", "-z", "--name-only", "--full-tree", base, "--", TRANSCRIPTS
+        )
+        paths.update(p for p in decode(out).split("\x00") if p)
+    names = sorted((p.rpartition("/")[2][5:], p) for p in paths if p.endswith(".md"))
+
+    def read(other: str) -> bytes | None:
+        entry = known.get(other, "").partition(":")[0] or f"{base}:{other}"
+        return next((data for _, data in _blobs(root, [(other, entry)])), None)
+
+    findings: list[Finding] = []
+    for path, _, commit in added:
+        session = sessions.get(path)
+        if session is None or order.get(path) is None:
+            continue
+        i = bisect.bisect_left(names, (session[0],))
+        earlier: list[str] = []
+        while i < len(names) and names[i][0].startswith(session[0]):
+            other = names[i][1]
+            i += 1
+            if other == path or order.get(other, -1) > order[path]:
+                continue  # itself, or one that came after it (that one is the second)
+            earlier.append(other)
+        first = same_session(path, session, earlier, read)
+        if first is not None:
+            sid, part = session
+            findings.append(
+                Finding(
+                    path,
+                    commit,
+                    "duplicate",
+                    f"added by commit {commit} as {f'part {part} of ' if part > 1 else ''}"
+                    f"session {sid}, which {first} already holds: a session is one file a "
+                    "part, and a second one would be cited as that session (a forgery of it, "
+                    "or two sessions that shared an id)",
+                )
+            )
+        order.pop(path)  # a path added twice is checked once
     return findings
 
 

@@ -80,11 +80,13 @@ def _frontmatter_error(path: str, text: str) -> str | None:
     return None
 
 
-def check_transcript(path: str, text: str, result: CheckResult) -> None:
-    """A new transcript: what git/admission.py asks of every transcript entering the history."""
+def check_transcript(path: str, text: str, result: CheckResult) -> bool:
+    """A new transcript: what git/admission.py asks of every transcript entering the
+    history. True when it asks nothing more."""
     from autopoiesis.git.admission import transcript_problems  # only when a transcript is staged
 
-    for kind, why in transcript_problems(path, text):
+    problems = transcript_problems(path, text)
+    for kind, why in problems:
         advice = {
             "open": "It is committed automatically when it ends; unstage it with "
             f"`git restore --staged {path}`.",
@@ -92,6 +94,35 @@ def check_transcript(path: str, text: str, result: CheckResult) -> None:
             f"(`git restore --staged {path}`).",
         }.get(kind, "")
         result.errors.append(f"{path}: {why.rstrip('.')}." + (f" {advice}" if advice else ""))
+    return not problems
+
+
+def _refuse_second_files(root: Path, new: dict[str, str], result: CheckResult) -> None:
+    """A new transcript (of NEW: path -> text) that holds a part of a session another
+    transcript already holds, in HEAD or earlier in this commit (git/admission.py's
+    `same_session`): the tools write a session once a part, so a second file of it is a
+    forgery of that session or two sessions that shared an id."""
+    from autopoiesis.git.admission import same_session, session_of
+
+    head = ls_tree(root, "HEAD", ["raw/conversations"])
+    texts = {p: t.encode("utf-8") for p, t in new.items()}
+
+    def read(other: str) -> bytes | None:
+        if other in texts:
+            return texts[other]
+        return cat_file_batch(root, [f"HEAD:{other}"]).get(f"HEAD:{other}")
+
+    seen: list[str] = []
+    for path in new:
+        session = session_of(path, texts[path])
+        first = session and same_session(path, session, [*head, *seen], read)
+        if session and first:
+            result.errors.append(
+                f"{path}: it holds {f'part {session[1]} of ' if session[1] > 1 else ''}"
+                f"session {session[0]}, which {first} already holds; a session is one file a "
+                f"part. Unstage it with `git restore --staged {path}`."
+            )
+        seen.append(path)
 
 
 def check_memory(text: str, cap: int, result: CheckResult) -> None:
@@ -255,6 +286,7 @@ def check_changes(
     _refuse_links(modes, result)
     _refuse_odd_names(changes, result)
     _refuse_transcript_changes(changes, committed, result)
+    new_transcripts: dict[str, str] = {}
     for path in [c.path for c in changes if c.status != "D" and _is_checked(c.path)]:
         raw = contents.get(path)
         if raw is None:
@@ -265,8 +297,8 @@ def check_changes(
             result.errors.append(f"{path}: not UTF-8 text; memory files must be UTF-8 Markdown.")
             continue
         if path.startswith("raw/conversations/"):
-            if path not in committed:
-                check_transcript(path, text, result)
+            if path not in committed and check_transcript(path, text, result):
+                new_transcripts[path] = text
         elif path == MEMORY_FILE:
             check_knowledge(path, text, result)
             cap = MemoryRepo(root).config.lifecycle.memory_line_cap
@@ -275,6 +307,8 @@ def check_changes(
             check_topic(path, text, result)
         else:
             check_knowledge(path, text, result)
+    if new_transcripts:
+        _refuse_second_files(root, new_transcripts, result)
     return result
 
 

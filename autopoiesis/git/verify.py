@@ -250,10 +250,16 @@ _TYPES = {"120000": "a symbolic link", "160000": "a submodule", "040000": "a fol
 
 
 def walk(
-    root: Path, tip: str, exclude: Iterable[str] = (), known: dict[str, str] | None = None
+    root: Path,
+    tip: str,
+    exclude: Iterable[str] = (),
+    known: dict[str, str] | None = None,
+    base: str = "",
 ) -> Walk:
     """Check every commit of TIP's history that EXCLUDE does not reach. KNOWN (path →
-    blob) is what the history already holds; it is extended with what the commits add."""
+    blob) is what the history already holds; it is extended with what the commits add.
+    BASE: the commit whose transcripts KNOWN holds only some of (an incremental walk),
+    read in full for a second file of a session (git/admission.py)."""
     w = Walk(dict(known or {}))
     revs = rev_list(root, tip, exclude)
     w.commits = [line.split(" ", 1)[0] for line in revs]
@@ -302,7 +308,7 @@ def walk(
                 Finding(path, commit, "modified", f"{what} after it was added, by commit {commit}")
             )
     # what the pre-commit hook refuses, wherever the transcript came from (git/admission.py)
-    w.findings += added_findings(root, w.added)
+    w.findings += added_findings(root, w.added, w.known, base)
     return w
 
 
@@ -358,7 +364,7 @@ def _walk_branch(
         known = recorded_transcripts(root, branch) if legacy else None
         if known is None:
             known = _known_at(root, base, rev_list(root, tip, [base]))
-        w = walk(root, tip, [base], known)
+        w = walk(root, tip, [base], known, base)
         return _Walked(ref, tip, base, True, w, {}, known)
     recorded = recorded_transcripts(root, branch)
     return _Walked(ref, tip, base, False, walk(root, tip), transcripts_at(root, tip), recorded)

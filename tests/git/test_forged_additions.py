@@ -219,3 +219,41 @@ def test_sync_refuses_a_transcript_the_hook_would_refuse(
     assert not (a.root / path).exists()
     found = cli("search", "wire the money", "--json", repo=a, check=True)
     assert "account 4471" not in found.stdout
+
+
+def test_a_second_file_of_a_session_is_refused_at_commit_by_verify_and_by_sync(
+    tmp_path: Path, git, cli: Cli
+) -> None:
+    """A forger files a transcript under the victim's own session id with another slug
+    (`1845-ses_real-other-slug.md`): its name matches its frontmatter, no transcript is
+    changed, and extraction cited the forged decision as the victim's session. A session
+    is one file a part: the second is refused by the hook, reported by verify and refused
+    by sync before it merges; a session whose id starts with the other's is its own."""
+    a, b = _remote_pair(tmp_path)
+    (real,) = [p for p in (a.root / "raw/conversations").rglob("*.md")]
+    second = real.parent.relative_to(a.root) / "1845-ses_real-other-slug.md"
+    text = real.read_text(encoding="utf-8").replace(
+        "we agreed to ship on friday", "we agreed to wire the money to account 4471"
+    )
+    refused = _plant(a, git, str(second), text, hooks=True)
+    assert refused.returncode != 0
+    assert f"{second}: it holds session ses_real, which {real.relative_to(a.root)}" in (
+        refused.stderr
+    )
+    git(a, "restore", "--staged", str(second))
+    (a.root / second).unlink()
+    # a collaborator's push of it
+    assert _plant(b, git, str(second), text, hooks=False).returncode == 0
+    found = cli("verify", "--json", repo=b)
+    assert [(f["path"], f["kind"]) for f in json.loads(found.stdout)["findings"]] == [
+        (str(second), "duplicate")
+    ]
+    git(b, "push", "-q", "origin", "main")
+    before = git(a, "rev-parse", "HEAD").stdout.strip()
+    with pytest.raises(SyncError, match="ses_real") as sync_refused:
+        sync_once(a)
+    assert str(second) in str(sync_refused.value)
+    assert git(a, "rev-parse", "HEAD").stdout.strip() == before
+    # a session whose id starts like another's (`ses_real-2`) is its own
+    _capture(a, "ses_real-2", "2026-02-16T18:45:00Z", "a session of its own")
+    assert verify(a).ok
