@@ -198,14 +198,18 @@ def rewrite_history(
     old_tips = tips(root)
     old_commits = _git(root, "rev-list", "--all").stdout.decode().split()
     # they come back, rewritten, with the next fetch after the force-push
-    tracking = _git(root, "for-each-ref", "--format=%(refname)", "refs/remotes/").stdout.decode()
-    for ref in tracking.split():
-        _git(root, "update-ref", "-d", ref)
+    tracking = (
+        _git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes/")
+        .stdout.decode()
+        .splitlines()
+    )
+    for line in tracking:
+        _git(root, "update-ref", "-d", line.split()[0])
     with tempfile.TemporaryDirectory(prefix="ap-forget-") as tmp:
         args = [
             sys.executable,
             "-m",
-            "git_filter_repo",
+            "autopoiesis.git.filter_repo",  # git-filter-repo's main(), repaired (see there)
             "--force",
             "--quiet",
             "--sensitive-data-removal",
@@ -247,6 +251,9 @@ def rewrite_history(
             args, cwd=root, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL
         )
         if done.returncode != 0:
+            for line in tracking:  # nothing was rewritten: they stand as they were
+                ref, sha = line.split()
+                _git(root, "update-ref", ref, sha)
             why = (done.stderr or done.stdout).strip()[-2000:]
             raise GitError(f"git-filter-repo failed: {why}")
     _git(root, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")

@@ -173,3 +173,28 @@ def test_share_one_entry_on_a_branch_for_review(
     assert note not in _git(team_remote, "ls-tree", "-r", "--name-only", "main")
     assert not (alice.root / "shared/billing" / note).exists()
     assert _git(alice.root, "rev-parse", "HEAD") == head
+
+
+def test_forget_works_in_a_memory_with_a_team_mounted(
+    memory_repo: MemoryRepo, tmp_path: Path, cli
+) -> None:
+    """A team's mount is a gitlink in the personal history, and the memory's
+    .gitattributes names `filter=lfs`: git-filter-repo 2.47's LFS tracker asked the size
+    of the gitlink's commit, which is not here, and crashed, so `forget` left the secret
+    in the history (and the remote-tracking refs deleted). Now the secret is gone from
+    every object and the mount stays."""
+    team_remote, _ = _team_remote(tmp_path)
+    alice = _member(memory_repo.root, tmp_path, "alice")
+    assert cli("team", "add", "billing", team_remote.as_uri(), repo=alice.root).returncode == 0
+    secret = "LeakedValue-991-xyz"
+    (alice.root / "knowledge/reference/x.md").write_text(
+        f"---\ntype: reference\n---\n# X\n- the value is {secret} {{id: 20260222-0900-abab01}}\n",
+        encoding="utf-8",
+    )
+    _git(alice.root, "add", "-A")
+    _git(alice.root, "commit", "-qm", "notes")
+    done = cli("forget", "--stdin", "--reason", "leak", "--yes", repo=alice.root, input=secret)
+    assert done.returncode == 0, done.stderr
+    assert secret.encode() not in _objects(alice.root)
+    assert _git(alice.root, "ls-tree", "HEAD", "shared/billing").split()[1] == "commit"
+    assert (alice.root / "shared/billing/knowledge/procedures/oncall.md").is_file()
