@@ -96,6 +96,7 @@ from autopoiesis.core.paths import (
 )
 from autopoiesis.core.private import WITHHELD, may_reach_model
 from autopoiesis.core.project import project_slug
+from autopoiesis.core.redact import redactor_from_config
 from autopoiesis.core.text import count_tokens, cut_to_bytes, words
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, FrontmatterError
 from autopoiesis.formats import knowledge as kf
@@ -297,7 +298,7 @@ class ContextCompiler(ScoredKnowledge):
         now = now or utc_now()
         today = today or now.date()
         self._privacy = (self.repo.private_patterns(), self.repo.config.private.model_paths)
-        plan = Plan(budget)
+        plan = Plan(budget, redactor_from_config(self.repo.config).redact)
         self.notices.clear()  # this compile's, not the ones before it
         history = list(session_history)
         query = " ".join(

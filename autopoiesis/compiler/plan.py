@@ -8,7 +8,7 @@ is the size of the assembled prompt and the budget cannot be overrun.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,8 +75,12 @@ class Section:
 class Plan:
     """Sections being placed against BUDGET tokens."""
 
-    def __init__(self, budget: int):
+    def __init__(self, budget: int, redact: Callable[[str], str] | None = None):
         self.budget = budget
+        # what every section's content passes through before it is counted and placed:
+        # the secrets of the memory's files are redacted as they are at capture, since a
+        # note pulled from a collaborator was never captured here (core/redact.py)
+        self._redact = redact or (lambda text: text)
         self.used = 0
         self.sections: list[Section] = []
         self.paths: dict[str, str] = {}  # path -> label of the section that included it
@@ -109,6 +113,7 @@ class Plan:
 
     def fixed(self, label: str, priority: int, content: str, path: str | None) -> None:
         """Include a section whatever it costs (P0); the caller checks the budget after."""
+        content = self._redact(content)
         cost = self.cost(label, content)
         self.used += cost
         self.sections.append(
@@ -129,6 +134,7 @@ class Plan:
         spans: tuple[tuple[int, int], ...] = (),
     ) -> bool:
         """Include the section when it fits what is left; True when it was included."""
+        content = self._redact(content)
         cost = self.cost(label, content)
         if cost > self.left:
             self.sections.append(

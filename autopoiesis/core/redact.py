@@ -36,6 +36,7 @@ The pattern tables and the look-alike checks are redact_rules.py.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import string
 from collections import Counter
@@ -251,10 +252,6 @@ def _view(text: str) -> str:
 # pattern's letters are lowercase (redact_rules), and case folding per character is what
 # makes IGNORECASE slow; its validator reads the values from the text itself
 _CASELESS = "(?i)"
-_COMPILED: list[tuple[str, str, str, int, re.Pattern[str]]] = [
-    (kind, check, family, i, re.compile(p.removeprefix(_CASELESS)))
-    for i, (kind, check, family, p) in enumerate(BUILTIN_RULES)
-]
 _ON_LOWERCASE = {i for i, (*_, p) in enumerate(BUILTIN_RULES) if p.startswith(_CASELESS)}
 # the rules whose match runs over several lines: matched where their first line starts
 _MULTILINE = {"private_key": "-----BEGIN ", "putty_private_key": "Private-Lines:"}
@@ -262,17 +259,19 @@ _MULTILINE = {"private_key": "-----BEGIN ", "putty_private_key": "Private-Lines:
 _Rule = tuple[str, str, int, re.Pattern[str], tuple[str, ...]]
 
 
+@functools.cache
 def _by_family(multiline: bool) -> dict[str, list[_Rule]]:
+    """The built-in rules of each family (those matched over several lines, or the
+    others), compiled on the first text an anchor flags: compiling them all takes ~22 ms,
+    which every process that imports the redactor paid, and most texts (a prompt's
+    compiled context, a message of prose) have no anchor at all."""
     table: dict[str, list[_Rule]] = {}
-    for kind, check, family, rank, rx in _COMPILED:
+    for rank, (kind, check, family, pattern) in enumerate(BUILTIN_RULES):
         if (kind in _MULTILINE) == multiline:
             needs = WORDS_NEEDED.get((family, kind), ())
+            rx = re.compile(pattern.removeprefix(_CASELESS))
             table.setdefault(family, []).append((kind, check, rank, rx, needs))
     return table
-
-
-_BY_FAMILY = _by_family(multiline=False)
-_MULTILINE_RULES = _by_family(multiline=True)
 
 
 def find_secrets(text: str) -> list[_Span]:
@@ -283,7 +282,7 @@ def find_secrets(text: str) -> list[_Span]:
     lines = _flagged_lines(view)
     low = _lowercase(view)
     spans: list[_Span] = []
-    for family, rules in _BY_FAMILY.items():
+    for family, rules in _by_family(False).items():
         seen: dict[str, list[tuple[int, int, str, int]]] = {}
         for ls, le in lines.get(family, ()):
             piece = view[ls:le]
@@ -305,7 +304,7 @@ def _multiline_findings(family: str, view: str, lines: list[tuple[int, int]]) ->
     """What FAMILY's rules that run over several lines (a PEM block) find, matched where
     their first line is one of LINES."""
     spans: list[_Span] = []
-    for kind, check, rank, rx, _ in _MULTILINE_RULES.get(family, ()):
+    for kind, check, rank, rx, _ in _by_family(True).get(family, ()):
         first = _MULTILINE[kind]
         for ls, le in lines:
             at = view.find(first, ls, le)

@@ -110,6 +110,7 @@ class MemoryTools:
                 query, limit, category, index=self._index, project=chosen
             )
         shown = [r for r in outcome.results if self.repo.may_reach_model(r.path)]
+        redact = self.repo.redactor().redact  # a collaborator's note was never captured here
         notices = list(outcome.notices)
         if len(shown) < len(outcome.results):
             notices.append(
@@ -130,7 +131,7 @@ class MemoryTools:
                     "turn_time": r.turn_time,
                     "archived": r.archived,
                     "project": r.project,
-                    "snippet": r.snippet,
+                    "snippet": redact(r.snippet),
                     # a transcript hit spans its turn's exchange; these are the turn itself
                     # (None for a section): what to `read` for just the turn
                     "own_start": r.own_start,
@@ -174,7 +175,8 @@ class MemoryTools:
         last = min(last, total, start_line + MAX_READ_LINES - 1)
         more = f"; {total - last} more, read on with start_line={last + 1}" if last < total else ""
         header = f"[{rel} lines {start_line}-{last} of {total}{more}]"
-        return header + "\n" + "\n".join(lines[start_line - 1 : last])
+        # as the compiled context: a collaborator's note was never redacted on this machine
+        return header + "\n" + self.repo.redactor().redact("\n".join(lines[start_line - 1 : last]))
 
     def compile_context(
         self,

@@ -79,3 +79,30 @@ def test_a_note_cannot_pose_as_a_turn_a_day_or_a_section(memory_repo: MemoryRepo
     ):
         assert f"  {said}" in res.prompt
         assert not any(line.startswith(said) for line in lines)
+
+
+def test_a_pulled_secret_is_redacted_where_it_reaches_a_model(memory_repo: MemoryRepo) -> None:
+    """A note pulled from a collaborator was never captured here, so its secrets were
+    never redacted: the compiled context, MCP `read` and MCP `search` snippets showed an
+    AWS key and a GitHub token verbatim. They pass the redactor a capture uses."""
+    from autopoiesis.mcp.tools import MemoryTools
+    from autopoiesis.memory.facade import Memory
+
+    aws, github = "AKIAIOSFODNN7EXAMPLQ", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    rel = "knowledge/reference/deploy-keys.md"
+    (memory_repo.root / rel).write_text(
+        "---\ntype: reference\n---\n# Deploy keys\n"
+        f"- The zebra deploy key is {aws}, the zebra token {github}. "
+        "{id: 20260220-0900-777777}\n",
+        encoding="utf-8",
+    )
+    with SearchIndex(memory_repo) as idx:
+        idx.rebuild_full()
+    with ContextCompiler(memory_repo) as c:
+        res = c.compile("zebra deploy key token", now=NOW, budget=4096)
+    assert "The zebra deploy key is [redacted:" in res.prompt
+    tools = MemoryTools(Memory(memory_repo.root))
+    shown = tools.read(rel) + str(tools.search("zebra deploy key token"))
+    assert "The zebra deploy key is [redacted:" in shown
+    for said in (res.prompt, shown):
+        assert aws not in said and github not in said
