@@ -6,7 +6,9 @@
   process (it must not wait on the model);
 - a 3,000-item extraction reply: entries written, MEMORY.md lines, later commits accepted;
 - memory.db with corrupt pages, on a full disk, on a read-only file system: what doctor,
-  search and `index rebuild` do (the tmpfs cases need root).
+  search and `index rebuild` do (the tmpfs cases need root);
+- a captured message that is one long token (a hex dump), 40 KB and 1 MiB: the capture's
+  wall time, its extraction included.
 
 Quick mode trickles every 0.5 s with timeout_seconds 1, and runs one trial.
 """
@@ -362,6 +364,48 @@ def bench_index(tmp: Path) -> list[dict]:
     return rows
 
 
+# ── a message that is one long token ──
+def bench_long_token(tmp: Path, quick: bool) -> list[dict]:
+    """`autopoiesis capture` of a session whose message is one long token (a pasted hex
+    dump, minified code): the extraction its end runs read it with patterns that
+    backtracked over the whole run at each of its positions (40 KB of hex took 99 s, a
+    1 MiB one over 10 minutes), and the stream read no event meanwhile."""
+    import secrets
+
+    rows = []
+    sizes = (40_000,) if quick else (40_000, 1_000_000)
+    for size in sizes:
+        for shape, body in (
+            ("hex dump", secrets.token_hex(size // 2)),
+            ("run of one letter", "a" * size),
+        ):
+            repo = _repo(tmp, f"token-{size}-{shape.split()[0]}")
+            events = [
+                {"event": "session_start", "session_id": "dump", "started": "2026-03-03T10:00:00Z"},
+                {"event": "message", "role": "user", "content": f"Here is the dump: {body}"},
+                {"event": "session_end"},
+            ]
+            t0 = time.perf_counter()
+            done = subprocess.run(
+                [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "capture"],
+                input="".join(json.dumps(e) + "\n" for e in events),
+                capture_output=True,
+                text=True,
+                env=ENV,
+                timeout=1800,
+            )
+            rows.append(
+                {
+                    "metric": f"capture of a {size // 1000:,} KB {shape} (its extraction "
+                    f"included; exit {done.returncode})",
+                    "value": round(time.perf_counter() - t0, 2),
+                    "unit": "s",
+                    "target": "linear in the size (was 99 s at 40 KB)",
+                }
+            )
+    return rows
+
+
 def run(quick: bool = False) -> list[dict]:
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="bench-hangs-") as d:
@@ -369,6 +413,7 @@ def run(quick: bool = False) -> list[dict]:
         rows += bench_trickle(tmp, quick)
         rows += bench_reply_cap(tmp)
         rows += bench_index(tmp)
+        rows += bench_long_token(tmp, quick)
     for r in rows:
         r["bench"] = "hangs"
     return rows

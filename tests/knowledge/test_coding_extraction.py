@@ -1840,3 +1840,16 @@ def test_a_package_taken_out_of_the_manifest_is_no_dependency_any_more(
         "Removed the dependency `golang.org/x/term` with `go get golang.org/x/term@none`",
         "Removed the dependency `serde` with `cargo remove serde`",
     ], deps
+
+
+def test_code_share_counts_calls_and_identifiers_not_a_long_token() -> None:
+    """`obj.method(` is code wherever it starts a word; a pasted hex dump or a run of one
+    letter is one word of no code. (Before the call pattern was anchored at a word's
+    start it backtracked over a long token at each of its positions: 40 KB of hex took
+    99 s to extract; `python bench/run.py hangs` times it.)"""
+    from autopoiesis.knowledge.extractors.prose import code_share, prose_of
+
+    assert code_share("call obj.method( now") == 1 / 3
+    assert code_share("set max_retry_count here") == 1 / 3
+    assert code_share("a" * 5000) == 0 and code_share("0f3a" * 2500) == 0
+    assert prose_of("Here is the dump: " + "ab" * 5000) == "Here is the dump: " + "ab" * 5000

@@ -37,7 +37,7 @@ _NOT_PROSE_LINE = re.compile(
 )
 # what code has and prose rarely does (a backtick, a semicolon or brackets are common in a
 # developer's prose: "use `bun`; not node (it is slow)")
-_CODEISH = re.compile(r"[{}\[\]=<>\\]|::|->|=>|\w+\.\w+\(|\b[a-z]+_[a-z_]+\b|\w\(\)?")
+_CODEISH = re.compile(r"[{}\[\]=<>\\]|::|->|=>|\b\w+\.\w+\(|\b[a-z]+_[a-z_]+\b|\w\(\)?")
 _FORM_LABEL = re.compile(r"\*\s*$")  # a pasted form's field label: "Prompt Type *"
 _TITLE_WORD = re.compile(r"^[A-Z0-9][\w'’-]*$")
 _LINK_ONLY = re.compile(r"^\W*(?:https?://|@)\S+\W*$")
