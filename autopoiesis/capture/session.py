@@ -148,8 +148,10 @@ class ConversationCapture:
 
     # ── lifecycle ──
     def on_session_start(self, session: Session) -> Path:
-        sid = tf.validate_session_id(session.id)
-        if sid in self._open:
+        given = tf.validate_session_id(session.id)
+        # the id the events name it by (the key of _open); filed without its secrets
+        sid = tf.written_session_id(given, self.repo.redactor().redact)
+        if given in self._open:
             raise CaptureError(
                 f"session {sid} is already open in this capture; send session_end before starting "
                 "it again."
@@ -216,7 +218,7 @@ class ConversationCapture:
                 ) from None
             raise
         session.transcript_path = path
-        self._open[sid] = _OpenTranscript(
+        self._open[given] = _OpenTranscript(
             session, path, fd, lock, meta, redactor, last_day=started.date(), size=len(data)
         )
         return path
@@ -397,6 +399,7 @@ class ConversationCapture:
         anything changes: the session then stays open."""
         state = self._get(session)
         sid = state.meta.session_id
+        given = state.session.id  # the key of _open: the id the events name
         extra: dict[str, Any] = {
             "ended": parse_ts(ended, "ended") if ended else utc_now(),
             "status": "closed",
@@ -411,7 +414,7 @@ class ConversationCapture:
                 replace(state.meta, tags=tuple(str(t) for t in tags)), state.redactor.redact
             ).tags
         os.close(state.fd)
-        del self._open[sid]
+        del self._open[given]
         try:
             if state.turns == 0:
                 state.path.unlink(missing_ok=True)

@@ -89,6 +89,7 @@ from autopoiesis.formats.transcript_meta import (  # noqa: F401 (re-exported: pa
     set_normalised,
     split_frontmatter,
     validate_session_id,
+    written_session_id,
 )
 from autopoiesis.formats.transcript_names import (
     session_key as session_key,

@@ -4,8 +4,10 @@ from YAML and rendered in a fixed key order. Part of the transcript format
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -65,6 +67,22 @@ def validate_session_id(session_id: Any) -> str:
             "'.' or ':', starting with a letter or digit."
         )
     return session_id
+
+
+def written_session_id(session_id: str, redact: Callable[[str], str]) -> str:
+    """The id a session is filed under: SESSION_ID (valid, see validate_session_id) when
+    REDACT finds no secret in it, else what is left of it with each secret's kind in its
+    place and a short hash of the whole, so the id stays one and the same (the same log
+    imported twice is one file) and no secret reaches a path, a frontmatter, a commit or a
+    citation: `sess-ghp_...` -> `sess-redacted-github_token-3f9a0c1b2d4e`. A hash of a
+    provider's token (what the redactor finds) says nothing of it."""
+    clean = redact(session_id)
+    if clean == session_id:
+        return session_id
+    head = re.sub(r"\[redacted:([\w-]+)\]", r"redacted-\1", clean)
+    head = re.sub(r"[^A-Za-z0-9_.:-]+", "-", head).strip("-.:")[:80] or "redacted"
+    digest = hashlib.blake2b(session_id.encode("utf-8"), digest_size=6).hexdigest()
+    return validate_session_id(f"{head}-{digest}")
 
 
 @dataclass(frozen=True)

@@ -623,3 +623,46 @@ def test_a_cwd_of_another_machine_gives_the_project_its_path_names(
     assert metas["f3"].cwd == cwds["f3"]
     listed = json.loads(cli("projects", "--json", repo=memory_repo, check=True).stdout)
     assert {p["name"]: p["transcripts"] for p in listed} == {"minsky": 2, "roo-cline": 1}
+
+
+def test_a_secret_in_a_session_id_is_filed_without_it(memory_repo: MemoryRepo, git) -> None:
+    """Every field was redacted but the session id, which names the file, the commit and
+    every citation: a GitHub token as `session_id` reached git 17 times. It is filed under
+    what is left of it, the token's kind and a hash of the whole (the same id twice is the
+    same session); the stream still names the session by the id it gave."""
+    from autopoiesis.capture.importers import import_files
+
+    token = "ghp_iK2ZWeqhFWCEPyYngFb51yBMWXaSCrUZoL8g"
+    report = process_stream(
+        memory_repo,
+        [
+            json.dumps(e).encode()
+            for e in (
+                {"event": "session_start", "session_id": token, "started": "2026-03-05T10:00:00Z"},
+                {"event": "message", "session_id": token, "role": "user", "content": "hello"},
+                {"event": "session_end", "session_id": token},
+            )
+        ],
+    )
+    assert report.refused == [] and len(report.closed) == 1
+    path = report.closed[0].path
+    assert "/1000-redacted-github_token-" in path and token not in path
+    assert tf.parse_meta((memory_repo.root / path).read_text()).session_id.startswith(
+        "redacted-github_token-"
+    )
+    # an imported log's session id, the same way (Claude Code's sessionId)
+    line = {
+        "type": "user",
+        "timestamp": "2025-12-24T10:00:00.000Z",
+        "sessionId": f"sess-{token}",
+        "cwd": "/project",
+        "message": {"role": "user", "content": "Create a hello world function"},
+        "uuid": "msg-001",
+    }
+    log = memory_repo.root.parent / "secret-session.jsonl"
+    log.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    imported = import_files(memory_repo, [log])
+    (filed,) = imported.imported
+    assert filed.split("/")[-1].startswith("1000-sess-redacted-github_token-")
+    history = git(memory_repo, "log", "--all", "-p").stdout
+    assert token not in history and "iK2ZWeq" not in history

@@ -119,6 +119,7 @@ def prepare_draft(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> Pr
     had content its reader did not understand, and a transcript of empty turns would
     lose it without a word."""
     tf.validate_session_id(draft.session_id)
+    draft = replace(draft, session_id=tf.written_session_id(draft.session_id, redactor.redact))
     turns = []
     for t in draft.turns:
         items: list[tf.Item] = []
@@ -163,7 +164,11 @@ def prepare_draft(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> Pr
         tokens_out=draft.tokens_out,
         status="closed",
         source=draft.source,
-        parent_session=draft.parent_session,
+        parent_session=(
+            tf.written_session_id(draft.parent_session, redactor.redact)
+            if draft.parent_session
+            else None
+        ),
         project=session_project(draft.project, draft.cwd, redactor.redact),
         cwd=draft.cwd,
     )
