@@ -75,10 +75,15 @@ class ApplyReport:
     capped: list[tuple[str, str]] = field(
         default_factory=list
     )  # (path, why): entries a cap kept out
+    # files changed with no entry of their own: a journal whose `sessions:` gained one whose
+    # line it already held
+    noted: list[str] = field(default_factory=list)
 
     @property
     def paths(self) -> list[str]:
-        return sorted({p for p, _ in self.added} | {p for p, _ in self.superseded})
+        return sorted(
+            {p for p, _ in self.added} | {p for p, _ in self.superseded} | set(self.noted)
+        )
 
     def merge(self, other: ApplyReport) -> None:
         self.added += other.added
@@ -86,6 +91,7 @@ class ApplyReport:
         self.superseded += other.superseded
         self.duplicates += other.duplicates
         self.capped += other.capped
+        self.noted += other.noted
 
 
 # ── templates of files the writer creates ──

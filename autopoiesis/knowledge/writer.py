@@ -159,7 +159,7 @@ class KnowledgeWriter(KnowledgeDocuments):
         its entry is appended and every entry it supersedes is struck, wherever it is."""
         before = self.read(ch.path) or template_for(ch.path)
         draft = self._draft(ch, before)
-        if draft is None or self._is_duplicate(draft):
+        if draft is None or self._is_duplicate(draft, before, report):
             report.duplicates += 1
             return
         strike = self._superseded_by(draft)
@@ -204,7 +204,7 @@ class KnowledgeWriter(KnowledgeDocuments):
             self._catalog().project_of(ch.path, ch.entry_id),
         )
 
-    def _is_duplicate(self, d: _Draft) -> bool:
+    def _is_duplicate(self, d: _Draft, before: kf.KnowledgeDoc, report: ApplyReport) -> bool:
         """Whether the change says nothing new, checked in this order: a live
         line holds its key (and it may not replace it); the file holds its fact or its
         id, or (a current-state file) restates it; another file of its kind holds it
@@ -223,9 +223,13 @@ class KnowledgeWriter(KnowledgeDocuments):
             or d.new_id in ids
             or (d.current and self._repeats(ch.path, d.content, d.at, d.project, d.subject))
         ):
-            noted = self._note_session(ch, d.doc)
-            if noted is not d.doc:
+            # the journal the fact is already in summarises this session too: noted in the
+            # file as it is (not D.doc, which holds the change's section, added if missing)
+            # and reported, so the extraction's commit carries it
+            noted = self._note_session(ch, before)
+            if noted is not before:
                 self._store(ch.path, noted)
+                report.noted.append(ch.path)
             return True
         if not d.current:
             return False

@@ -582,3 +582,35 @@ def test_extract_of_a_missing_or_broken_transcript_is_a_clear_error(
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert expected in proc.stderr and "git ls-files raw/conversations" in proc.stderr
+
+
+def test_a_second_session_that_teaches_nothing_new_leaves_the_tree_clean(
+    memory_repo: MemoryRepo, git, cli: Cli
+) -> None:
+    """Two sessions that say the same thing: the second's journal line is already there,
+    and the journal's `sessions:` gained the second session, but the extraction's commit
+    (nothing learned) did not carry the file, so every capture left it modified; and an
+    empty `### <project>` heading came with it. Now it is committed with the extraction
+    and no heading is added."""
+    for n in (1, 2):
+        events = (
+            {
+                "event": "session_start",
+                "session_id": f"sj{n}",
+                "started": f"2026-03-13T10:0{n}:00Z",
+                "project": f"proj{n}",
+            },
+            {
+                "event": "message",
+                "role": "user",
+                "content": "We decided to use Postgres 17 for the billing database.",
+            },
+            {"event": "message", "role": "agent", "content": "Agreed, we will use Postgres 17."},
+            {"event": "session_end"},
+        )
+        done = cli("capture", repo=memory_repo, input="".join(json.dumps(e) + "\n" for e in events))
+        assert done.returncode == 0, done.stderr
+    assert git(memory_repo, "status", "--porcelain").stdout == ""
+    journal = (memory_repo.root / "knowledge/journal/2026-03-13.md").read_text()
+    assert "sessions: [sj1, sj2]" in journal
+    assert "### proj2" not in journal
