@@ -320,10 +320,17 @@ def process_stream(
                         f"line {number}: not valid UTF-8 (byte {exc.start}); send UTF-8 JSON."
                     )
                     continue
+                if number == 1 and text.startswith("\ufeff"):
+                    text = text[1:]  # a byte order mark (PowerShell's pipes, Notepad's files)
                 try:
                     event = json.loads(text)
                 except ValueError as exc:
-                    report.refused.append(f"line {number}: not valid JSON ({exc}).")
+                    why = (
+                        "a number of more than 4,300 digits"
+                        if "int_max_str_digits" in str(exc)
+                        else str(exc)
+                    )
+                    report.refused.append(f"line {number}: not valid JSON ({why}).")
                     continue
                 except RecursionError:
                     report.refused.append(f"line {number}: {TOO_DEEP}")

@@ -114,6 +114,11 @@ def capture(
         if any(not r.commit for r in recovered) and memory.config.git.auto_commit:
             raise typer.Exit(1)
         return
+    if sys.stdin is None:  # started with its standard input closed (`<&-`)
+        raise fail(
+            "capture reads its events on standard input, and it has none: pipe them in "
+            "(`harness | autopoiesis capture`)."
+        )
     report = memory.capture_stream(sys.stdin.buffer, out=sys.stdout)
     for r in report.recovered:
         warn(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -666,3 +667,26 @@ def test_a_secret_in_a_session_id_is_filed_without_it(memory_repo: MemoryRepo, g
     assert filed.split("/")[-1].startswith("1000-sess-redacted-github_token-")
     history = git(memory_repo, "log", "--all", "-p").stdout
     assert token not in history and "iK2ZWeq" not in history
+
+
+def test_a_byte_order_mark_and_a_closed_stdin(memory_repo: MemoryRepo) -> None:
+    """A stream that starts with a UTF-8 byte order mark (PowerShell's pipes, a file saved
+    by Notepad) had its first event refused, so the whole session; `import` read the same
+    bytes. And `capture` started with its standard input closed died on a traceback."""
+    events = (
+        b'\xef\xbb\xbf{"event": "session_start", "session_id": "bom1", '
+        b'"started": "2026-03-12T10:00:00Z"}\n'
+        b'{"event": "message", "role": "user", "content": "x"}\n{"event": "session_end"}\n'
+    )
+    report = process_stream(memory_repo, events.splitlines(keepends=True))
+    assert report.refused == [] and len(report.closed) == 1
+    closed = subprocess.run(
+        [sys.executable, "-m", "autopoiesis", "-C", str(memory_repo.root), "capture"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        close_fds=True,
+        preexec_fn=lambda: os.close(0),
+    )
+    assert closed.returncode == 1 and "Traceback" not in closed.stderr
+    assert "capture reads its events on standard input, and it has none" in closed.stderr
