@@ -191,3 +191,30 @@ def test_cli_format_choices_come_from_the_registry(memory_repo: MemoryRepo, tmp_
     )
     assert r.exit_code == 0
     assert "imported raw/conversations/" in r.output
+
+
+def test_a_log_reached_twice_is_imported_once_without_a_false_warning(
+    memory_repo: MemoryRepo, tmp_path: Path, git
+) -> None:
+    """A folder holding a link back to itself (`self -> .`) was walked 40 levels deep and
+    its one log imported 41 times into one commit, with a warning that 40 transcripts an
+    earlier import wrote were never committed; the same file named twice, or a copy of
+    it, did the same. Each file and folder is read once; a copy is already imported."""
+    line = {
+        "type": "user",
+        "timestamp": "2025-12-24T10:00:00.000Z",
+        "sessionId": "loop-session",
+        "message": {"role": "user", "content": "Create a hello world function"},
+        "uuid": "msg-001",
+    }
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    (logs / "b.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")  # a copy
+    (logs / "self").symlink_to(".")
+    report = import_files(memory_repo, [logs, logs / "a.jsonl"])
+    assert len(report.imported) == 1 and report.refused == []
+    assert not any("never committed" in w for w in report.warnings)
+    assert report.skipped_duplicates == report.imported  # the copy
+    subject = git(memory_repo, "log", "-1", "--format=%s").stdout
+    assert subject.startswith("conversation: loop-session")

@@ -199,10 +199,11 @@ def _inputs(
     a folder. A folder is claimed by a folder format (with `--format auto`, or when FMT
     is that format), else walked for log files; hidden folders inside it are not."""
     out: list[tuple[Path, bool]] = []
+    seen: set[str] = set()  # each file (and folder) once, however it was reached
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            found = _walk(path, fmt)
+            found = [f for f in _walk(path, fmt, seen) if _first(f, seen)]
             if not found:
                 report.refuse(
                     str(path),
@@ -211,7 +212,8 @@ def _inputs(
                 )
             out.extend((f, True) for f in found)
         elif path.is_file():
-            out.append((path, False))
+            if _first(path, seen):
+                out.append((path, False))
         else:
             report.refused.append(f"{path}: no such file")
     return out
@@ -222,10 +224,23 @@ def _claims(path: Path, fmt: str) -> bool:
     return isinstance(importer, FolderImporter) and importer.detect_folder(path) > 0
 
 
-def _walk(folder: Path, fmt: str) -> list[Path]:
+def _first(path: Path, seen: set[str]) -> bool:
+    """Whether PATH (as the file system resolves it) is met for the first time in SEEN."""
+    real = os.path.realpath(path)
+    if real in seen:
+        return False
+    seen.add(real)
+    return True
+
+
+def _walk(folder: Path, fmt: str, seen: set[str]) -> list[Path]:
+    """The logs under FOLDER; a folder met before (a link back up, `self -> .`) is not
+    walked again."""
     if _claims(folder, fmt):
         return [folder]
     found: list[Path] = []
+    if not _first(folder, seen):
+        return found
     try:
         entries = sorted(folder.iterdir())
     except OSError:
@@ -233,7 +248,7 @@ def _walk(folder: Path, fmt: str) -> list[Path]:
     for entry in entries:
         if entry.is_dir():
             if not entry.name.startswith("."):
-                found.extend(_walk(entry, fmt))
+                found.extend(_walk(entry, fmt, seen))
         elif entry.is_file() and entry.name.endswith(LOG_SUFFIXES):
             found.append(entry)
     return found

@@ -92,7 +92,7 @@ def file_sessions(
     _write(repo, index, pending, written, report)
     index.save()
     report.imported.extend(written)
-    never_committed = _never_committed(repo, report, seen_before, commit=commit)
+    never_committed = _never_committed(repo, report, seen_before, set(written), commit=commit)
     if commit:
         report.imported.extend(never_committed)
         written.extend(never_committed)
@@ -101,16 +101,18 @@ def file_sessions(
 
 
 def _never_committed(
-    repo: MemoryRepo, report: ImportReport, since: int, *, commit: bool
+    repo: MemoryRepo, report: ImportReport, since: int, written: set[str], *, commit: bool
 ) -> list[str]:
     """Of the re-imports REPORT skipped from entry SINCE on, the files an earlier import
     wrote but never committed (a full disk, a commit git refused): not "already
-    imported", but still to commit. Taken out of the skipped, with a warning."""
-    skipped = report.skipped_duplicates[since:]
+    imported", but still to commit. Taken out of the skipped, with a warning. One this
+    import WRITTEN (the same log given twice, or two copies of it) is neither: it is
+    committed with the rest, and its second reading stays a skipped duplicate."""
+    skipped = [rel for rel in report.skipped_duplicates[since:] if rel not in written]
     if not skipped:
         return []
     waiting = set(uncommitted(repo.root, [CONVERSATIONS_DIR]))
-    found = [rel for rel in skipped if rel in waiting]
+    found = list(dict.fromkeys(rel for rel in skipped if rel in waiting))
     if found:
         report.skipped_duplicates[since:] = [rel for rel in skipped if rel not in waiting]
         what = "committed with this import" if commit else "`autopoiesis commit` commits them"
