@@ -462,7 +462,12 @@ def continued_turns(
     and which tools ran, in order, must be the same; with REREAD, a text is the same when
     the words of one are the other's with words left out (`same_words`), and a turn may
     hold fewer of the filed turn's items (`_read_in`): the same log read by another
-    version of its reader or redactor, which reads more or less of it."""
+    version of its reader or redactor, which reads more or less of it.
+
+    A log that holds less than what is filed, and that as the start of it (an older copy
+    of the log, a backup), adds nothing: ()."""
+    if len(current) <= len(filed) and _earlier_copy(filed, current):
+        return ()
     if len(current) < len(filed):
         return None
     late: list[Item] = []
@@ -500,6 +505,33 @@ def continued_turns(
         last = current[len(filed) - 1]
         out.append(Turn(last.time, last.role, extra, last.name, last.memory))
     return tuple(out) + tuple(current[len(filed) :])
+
+
+def _earlier_copy(filed: Sequence[Turn], current: Sequence[Turn]) -> bool:
+    """Whether CURRENT is FILED as its log held it earlier: FILED's first turns, the last
+    of them with all its items or its first ones (a turn its log had not finished), a
+    call without the result that came later."""
+    if not current:
+        return False
+    for n, (old, new) in enumerate(zip(filed, current)):
+        if (old.role, old.name, old.memory) != (new.role, new.name, new.memory):
+            return False
+        if len(new.items) > len(old.items):
+            return False
+        if n < len(current) - 1 and len(new.items) != len(old.items):
+            return False
+        for a, b in zip(old.items, new.items):
+            if a == b:
+                continue
+            if (
+                isinstance(a, ToolCall)
+                and isinstance(b, ToolCall)
+                and (a.tool, a.args) == (b.tool, b.args)
+                and b.result is None
+            ):
+                continue
+            return False
+    return True
 
 
 def _read_in(fewer: Sequence[Item], filed: Sequence[Item]) -> bool:

@@ -218,3 +218,34 @@ def test_a_log_reached_twice_is_imported_once_without_a_false_warning(
     assert report.skipped_duplicates == report.imported  # the copy
     subject = git(memory_repo, "log", "-1", "--format=%s").stdout
     assert subject.startswith("conversation: loop-session")
+
+
+def test_an_older_copy_of_a_log_filed_in_two_parts_is_already_imported(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A log imported early, grown and imported again (a continuation, part +2), then its
+    older copy imported once more (a backup, a second machine's stale file): it was
+    refused with exit 1 as a log whose "earlier turn changed or is gone". It is what was
+    filed, up to where it ends: already imported."""
+
+    def line(n: int, role: str, text: str) -> str:
+        return json.dumps(
+            {
+                "type": role,
+                "timestamp": f"2025-06-14T10:0{n}:00.000Z",
+                "sessionId": "grown",
+                "message": {"role": role, "content": text},
+                "uuid": f"m{n}",
+            }
+        )
+
+    early = [line(1, "user", "How does the parser work?"), line(2, "assistant", "It reads lines.")]
+    later = early + [line(3, "user", "And the writer?"), line(4, "assistant", "It renders.")]
+    old, grown = tmp_path / "old.jsonl", tmp_path / "grown.jsonl"
+    old.write_text("\n".join(early) + "\n", encoding="utf-8")
+    grown.write_text("\n".join(later) + "\n", encoding="utf-8")
+    assert len(import_files(memory_repo, [old]).imported) == 1
+    assert import_files(memory_repo, [grown]).imported[0].endswith("+2.md")
+    again = import_files(memory_repo, [old])
+    assert again.refused == [] and again.imported == []
+    assert len(again.skipped_duplicates) == 2
