@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC
 from pathlib import Path
 
@@ -31,9 +32,19 @@ def test_bad_files_are_refused_with_a_reason(memory_repo: MemoryRepo, tmp_path: 
             }
         )
     )
-    report = import_files(memory_repo, [binary, latin, unsafe, tmp_path / "missing.json"])
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    dangling = tmp_path / "gone.jsonl"
+    dangling.symlink_to(tmp_path / "nowhere.jsonl")
+    report = import_files(
+        memory_repo, [binary, latin, unsafe, tmp_path / "missing.json", fifo, dangling, "-"]
+    )
     assert report.imported == []
     joined = "\n".join(report.refused)
+    # a pipe, a link to nothing and `-` exist: not "no such file" (a pipe read would block)
+    assert f"{fifo}: no regular file (a pipe" in joined
+    assert f"{dangling}: a link to nothing" in joined
+    assert "-: import reads log files and folders, not standard input" in joined
     assert "looks binary" in joined and "Markdown export" in joined
     assert "not valid UTF-8" in joined
     assert "'/'" in joined

@@ -214,6 +214,18 @@ def _inputs(
         elif path.is_file():
             if _first(path, seen):
                 out.append((path, False))
+        elif str(p) == "-":
+            report.refused.append(
+                "-: import reads log files and folders, not standard input; save the log to "
+                "a file, or stream events into `autopoiesis capture`."
+            )
+        elif path.is_symlink() and not path.exists():
+            report.refused.append(f"{path}: a link to nothing ({os.readlink(path)}).")
+        elif os.path.lexists(path):
+            report.refused.append(
+                f"{path}: no regular file (a pipe, a device or a socket is not read); nothing "
+                "imported."
+            )
         else:
             report.refused.append(f"{path}: no such file")
     return out
