@@ -35,6 +35,7 @@ for their message and for programs that use the library):
     ├── UnknownExtractorError
     ├── ReplayError
     ├── HookPayloadError
+    ├── KnowledgeFileError *
     ├── InvalidArgumentError
     └── QuestionSetError
 """

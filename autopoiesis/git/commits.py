@@ -383,9 +383,16 @@ class GitCore:
         present = [p for p in rel if (self.root / p).exists()]
         if present:
             # intent-to-add, not staged: a commit killed half-way leaves nothing that a
-            # later plain `git commit` would sweep in (--sparse: a new file of a sparse
+            # later plain `git commit` would sweep in (--force for the memory's own notes
+            # and transcripts, which no .gitignore rule keeps out: a pulled `raw/` rule
+            # kept every transcript out; another file, a key, stays ignored; --sparse: a
+            # new file of a sparse
             # checkout, such as a sub-agent's transcript, outside its folders)
-            self.run("add", "-N", "--sparse", "--", *present)
+            own = [p for p in present if _memorys_own(p)]
+            if own:
+                self.run("add", "-N", "--sparse", "--force", "--", *own)
+            if len(own) < len(present):
+                self.run("add", "-N", "--sparse", "--", *[p for p in present if p not in own])
         changed = self._changed(rel)
         if not changed and not allow_empty:
             return CommitResult(None, message, ())
@@ -563,3 +570,9 @@ def _top_pathspecs(tops: Sequence[str], paths: Sequence[str]) -> list[str]:
     """The folders of TOPS that hold one of PATHS (a pathspec git knows: a folder with
     nothing in it, on disk or in history, would make `git commit -- DIR` fail)."""
     return [t for t in tops if any(p == t or p.startswith(t.rstrip("/") + "/") for p in paths)]
+
+
+def _memorys_own(relpath: str) -> bool:
+    """Whether RELPATH is one of the memory's own Markdown files (a transcript, a note, a
+    topic), which it commits whatever a .gitignore says."""
+    return relpath.endswith(".md") and relpath.split("/", 1)[0] in CONTENT_DIRS

@@ -102,6 +102,45 @@ def check_links(memory: Any) -> Iterator[Finding]:
         )
 
 
+# a file of each kind the memory commits, as .gitignore rules would be asked about it
+_MEMORY_SAMPLES = (
+    "raw/conversations/2026/01/01/0000-session-title.md",
+    "knowledge/memory/MEMORY.md",
+    "knowledge/journal/2026-01-01.md",
+    "knowledge/projects/project/context.md",
+    "knowledge/reference/note.md",
+    "topics/topic.md",
+    "archive/memory/MEMORY.md",
+)
+
+
+def check_ignored(memory: Any) -> Iterator[Finding]:
+    """A .gitignore rule (a collaborator's, pulled with a sync) that ignores the memory's
+    own files: `git add -A` and `git status` no longer see a note made there, so it is
+    never committed and nothing says so."""
+    from autopoiesis.git.runner import call
+
+    proc = call(
+        memory.repo.root,
+        "check-ignore",
+        "--no-index",
+        "-v",
+        "-z",
+        "--stdin",
+        input="".join(f"{p}\x00" for p in _MEMORY_SAMPLES).encode(),
+    )
+    fields = proc.stdout.decode("utf-8", "replace").split("\x00") if proc.returncode == 0 else []
+    hits = [(fields[i + 3], fields[i], fields[i + 2]) for i in range(0, len(fields) - 3, 4)]
+    if hits:
+        shown = "; ".join(f"{path} by `{rule}` ({source})" for path, source, rule in hits[:3])
+        yield problem(
+            "ignored",
+            f"the memory's own files are ignored by git: {shown}",
+            "remove the rule from that .gitignore and commit it (`git check-ignore -v PATH` "
+            "names it); notes made there are not committed until then",
+        )
+
+
 def check_history(memory: Any) -> Iterator[Finding]:
     """`autopoiesis verify`: no transcript modified, renamed or deleted in history."""
     try:
@@ -260,6 +299,7 @@ CHECKS = (
     Check("search", check_search),
     Check("index", check_index),
     Check("links", check_links),
+    Check("ignored", check_ignored),
     Check("history", check_history),
     Check("git hooks", check_git_hooks),
     Check("remote", check_remote),

@@ -690,3 +690,28 @@ def test_a_byte_order_mark_and_a_closed_stdin(memory_repo: MemoryRepo) -> None:
     )
     assert closed.returncode == 1 and "Traceback" not in closed.stderr
     assert "capture reads its events on standard input, and it has none" in closed.stderr
+
+
+def test_a_gitignore_rule_over_the_memory_neither_stops_a_commit_nor_goes_unsaid(
+    memory_repo: MemoryRepo, git, cli
+) -> None:
+    """A collaborator's .gitignore with `raw/` and `knowledge/` (pulled with a sync) made
+    every transcript commit fail, `capture --recover` then found nothing to recover, and
+    nothing reported it. The files the memory commits are named, so no ignore rule keeps
+    them out; `doctor` names the rule."""
+    gitignore = memory_repo.root / ".gitignore"
+    gitignore.write_text(gitignore.read_text() + "raw/\nknowledge/\n", encoding="utf-8")
+    git(memory_repo, "commit", "-qam", "ignore the memory")
+    report = process_stream(
+        memory_repo,
+        events(
+            start("ign"),
+            {"event": "message", "role": "user", "content": "x"},
+            {"event": "session_end"},
+        ),
+    )
+    assert report.refused == [] and report.closed[0].commit
+    assert git(memory_repo, "status", "--porcelain").stdout == ""
+    doctor = cli("doctor", repo=memory_repo)
+    assert doctor.returncode == 1
+    assert "knowledge/memory/MEMORY.md by `knowledge/` (.gitignore)" in doctor.stdout
