@@ -66,13 +66,19 @@ class MemoryTools:
 
     # ── paths ──
     def _readable(self, path: str) -> str:
-        """PATH as a repo-relative path inside raw/, knowledge/, topics/ or archive/ (or the
-        config file); anything else, a symlink out of the repo included, is refused."""
+        """PATH as a repo-relative path inside raw/, knowledge/, topics/ or archive/, or a
+        mounted team's notes (`shared/<team>/knowledge/`, which `search` finds), or the
+        config file; anything else, a symlink out of the repo included, is refused."""
         path = _text(path, "path", limit=4096)
         full = self.repo.resolve_inside(path)
         rel = self.repo.rel(full)
         top = PurePosixPath(rel).parts[0] if rel not in ("", ".") else ""
-        if rel != CONFIG_FILENAME and top not in READABLE_TOPS:
+        teams = [d for d in self.repo.indexed_dirs() if d.startswith("shared/")]
+        if (
+            rel != CONFIG_FILENAME
+            and top not in READABLE_TOPS
+            and not any(rel.startswith(f"{d}/") for d in teams)
+        ):
             raise UnsafePathError(
                 f"{path} is not memory content; read files under "
                 f"{', '.join(f'{t}/' for t in READABLE_TOPS)} "

@@ -198,3 +198,23 @@ def test_forget_works_in_a_memory_with_a_team_mounted(
     assert secret.encode() not in _objects(alice.root)
     assert _git(alice.root, "ls-tree", "HEAD", "shared/billing").split()[1] == "commit"
     assert (alice.root / "shared/billing/knowledge/procedures/oncall.md").is_file()
+
+
+def test_mcp_reads_the_team_notes_its_search_finds(
+    memory_repo: MemoryRepo, tmp_path: Path, cli
+) -> None:
+    """MCP `search` gave a team's note as `shared/billing/knowledge/...`, and MCP `read`
+    of that path answered "is not memory content"."""
+    from autopoiesis.mcp.tools import MemoryTools
+
+    team_remote, _ = _team_remote(tmp_path)
+    alice = _member(memory_repo.root, tmp_path, "alice")
+    assert cli("team", "add", "billing", team_remote.as_uri(), repo=alice.root).returncode == 0
+    with SearchIndex(alice.repo) as index:
+        index.rebuild_full()
+    tools = MemoryTools(alice)
+    found = tools.search("billing rotation pager")["results"][0]["path"]
+    assert found == "shared/billing/knowledge/procedures/oncall.md"
+    assert "ALPHA-ROTA" in tools.read(found)
+    with pytest.raises(Exception, match="not memory content"):
+        tools.read("shared/billing/.git")
