@@ -208,7 +208,9 @@ class KnowledgeWriter(KnowledgeDocuments):
         """Whether the change says nothing new, checked in this order: a live
         line holds its key (and it may not replace it); the file holds its fact or its
         id, or (a current-state file) restates it; another file of its kind holds it
-        live; its subject's live value says the same."""
+        live; its subject's live value says the same. The entry a supersede replaces is
+        none of these: the new value restates it but for the word that changed ("on
+        Tuesdays" -> "on Wednesdays")."""
         ch = d.ch
         line = d.key_line
         if line is not None and (
@@ -221,7 +223,10 @@ class KnowledgeWriter(KnowledgeDocuments):
         if (
             d.fact in facts
             or d.new_id in ids
-            or (d.current and self._repeats(ch.path, d.content, d.at, d.project, d.subject))
+            or (
+                d.current
+                and self._repeats(ch.path, d.content, d.at, d.project, d.subject, self._replaced(d))
+            )
         ):
             # the journal the fact is already in summarises this session too: noted in the
             # file as it is (not D.doc, which holds the change's section, added if missing)
@@ -239,6 +244,7 @@ class KnowledgeWriter(KnowledgeDocuments):
             and any(
                 e.active
                 and t == d.title
+                and e.id != self._replaced(d)
                 and self._one_scope(d.project, p, e, d.subject)
                 and self._says_again(d.content, e, d.subject)
                 for p, t, e in self._catalog().restating(d.content)
@@ -247,7 +253,7 @@ class KnowledgeWriter(KnowledgeDocuments):
             return True  # a fact already live in another file of its kind (one fact, one entry)
         # the subject's value did not change
         return bool(d.subject) and any(
-            self._says_again(d.content, old, d.subject)
+            old.id != self._replaced(d) and self._says_again(d.content, old, d.subject)
             for p, old in self._catalog().with_subject(d.subject)
             if self._one_scope(d.project, p, old)
         )
@@ -436,8 +442,21 @@ class KnowledgeWriter(KnowledgeDocuments):
         it says it again only when every content word of CONTENT is in E."""
         return not (subject and e.subject == subject) or kf.restates(content, e.text, share=1.0)
 
+    def _replaced(self, d: _Draft) -> str | None:
+        """The id of the entry D supersedes by its target (None for any other change)."""
+        if d.ch.action != "supersede" or not d.ch.target or d.ch.key:
+            return None
+        found = self._find_target(d, d.ch.target)
+        return found[1] if found is not None else None
+
     def _repeats(
-        self, path: str, content: str, at: datetime, project: str | None, subject: str = ""
+        self,
+        path: str,
+        content: str,
+        at: datetime,
+        project: str | None,
+        subject: str = "",
+        replaced: str | None = None,
     ) -> bool:
         """Whether CONTENT says nothing new for the current-state file PATH: it restates a
         live entry, or revives a superseded one without being newer than what superseded
@@ -447,7 +466,7 @@ class KnowledgeWriter(KnowledgeDocuments):
         SUBJECT, and only the same value of it (`_says_again`)."""
         stamp = kf.format_at(at)
         for _, _, e in self._catalog().restating(content, path):
-            if not self._one_scope(project, path, e, subject):
+            if e.id == replaced or not self._one_scope(project, path, e, subject):
                 continue
             if not self._says_again(content, e, subject):
                 continue

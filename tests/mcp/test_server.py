@@ -541,3 +541,21 @@ def test_a_transcript_hit_names_its_own_turn_to_read(memory_repo: MemoryRepo, co
     assert "Use bun, not node" in shown and "Checked the scripts" not in shown
     note = next(r for r in found if r["path"] == "knowledge/reference/release.md")
     assert note["own_start"] is None and note["own_end"] is None
+
+
+def test_supersede_with_a_new_value_of_one_word_replaces_the_entry(memory_repo: MemoryRepo) -> None:
+    """MCP `supersede` of "... on Tuesdays." by "... on Wednesdays." answered `duplicate`:
+    the new value restates the entry it replaces but for that word, and the writer took
+    it for a restatement of a live entry. The entry it replaces is no restatement."""
+    from autopoiesis.mcp.tools import MemoryTools
+    from autopoiesis.memory.facade import Memory
+
+    tools = MemoryTools(Memory(memory_repo.root))
+    rel = "knowledge/procedures/deploys.md"
+    first = tools.remember(rel, "Deploy billing with blue-green on Tuesdays.")
+    done = tools.supersede(rel, first["entry_id"], "Deploy billing with blue-green on Wednesdays.")
+    assert done["status"] == "superseded" and done["superseded"] == first["entry_id"]
+    again = tools.supersede(rel, "Wednesdays", "Deploy billing with blue-green on Wednesdays.")
+    assert again["status"] == "duplicate"
+    text = (memory_repo.root / rel).read_text()
+    assert "~~2026" in text and "on Wednesdays. (via" in text
