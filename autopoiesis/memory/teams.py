@@ -92,6 +92,28 @@ class TeamMemory:
                 f"{team!r} is no team name: lower-case letters, digits, '.', '_' and '-'."
             )
         where = f"{SHARED_DIR}/{team}"
+        named = call(self.root, "config", "-f", ".gitmodules", f"submodule.{where}.url")
+        if named.returncode == 0 and team not in self.mounts():
+            # mounted in the history but not checked out here (a fresh clone, where git
+            # clones no local path a repository's .gitmodules names): this URL, which the
+            # user gives, checks it out
+            if decode(named.stdout).strip() != url:
+                raise InvalidArgumentError(
+                    f"{where} is mounted from {decode(named.stdout).strip()}, not {url}; "
+                    f"give that URL, or `autopoiesis team remove {team}` first."
+                )
+            _git(
+                self.root,
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "update",
+                "--init",
+                "-q",
+                "--",
+                where,
+            )
+            return None
         if (self.root / where).exists():
             raise InvalidArgumentError(f"{where} exists already.")
         # file:// and local paths are what tests and one-machine teams use
@@ -221,7 +243,18 @@ class TeamMemory:
         """Each mount: checked out if missing, fetched, merged, what `share` committed
         pushed; the personal record of the mounts committed."""
         out = TeamSync()
-        _git(self.root, "submodule", "update", "--init", "-q", "--", SHARED_DIR, check=False)
+        done = call(self.root, "submodule", "update", "--init", "-q", "--", SHARED_DIR)
+        if done.returncode != 0:
+            # a mount .gitmodules names that could not be checked out (a fresh clone's):
+            # git clones no local path a repository's .gitmodules names (a pulled memory
+            # could name one of this machine's), and a remote may be unreachable
+            why = decode(done.stderr).strip().splitlines()
+            out.problems.append(
+                "a team's memory named in .gitmodules could not be checked out ("
+                + (why[0].removeprefix("fatal: ") if why else "git failed")
+                + "); mount it with `autopoiesis team add NAME URL` (`git config -f "
+                ".gitmodules --list` shows the names and URLs), or check its remote"
+            )
         for team in self.mounts():
             self._sync_one(team, out)
         from autopoiesis.git.repo import MemoryGit

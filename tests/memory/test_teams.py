@@ -218,3 +218,29 @@ def test_mcp_reads_the_team_notes_its_search_finds(
     assert "ALPHA-ROTA" in tools.read(found)
     with pytest.raises(Exception, match="not memory content"):
         tools.read("shared/billing/.git")
+
+
+def test_a_fresh_clone_of_a_memory_with_a_team_is_told_and_mounts_it(
+    memory_repo: MemoryRepo, tmp_path: Path, cli
+) -> None:
+    """A second machine's clone of a memory that mounts a team: its first sync left
+    `shared/billing` empty without a word (git clones no local path a repository's
+    .gitmodules names), and `team add` then said the folder "exists already". Sync says
+    so and how to mount it; `team add` with the team's URL checks it out."""
+    team_remote, _ = _team_remote(tmp_path)
+    alice = _member(memory_repo.root, tmp_path, "alice")
+    assert cli("team", "add", "billing", team_remote.as_uri(), repo=alice.root).returncode == 0
+    sync_once(alice.repo)
+    personal = _git(alice.root, "remote", "get-url", "origin").strip()
+    second = tmp_path / "alice-laptop"
+    subprocess.run(["git", "clone", "-q", personal, str(second)], check=True)
+    init_memory_repo(second, build_index=False)
+    laptop = MemoryRepo(second)
+    report = sync_once(laptop)
+    if not (second / "shared/billing/knowledge").exists():  # a file:// URL: git will not
+        assert any("team add NAME URL" in w for w in report.warnings)
+        added = cli("team", "add", "billing", team_remote.as_uri(), repo=second)
+        assert added.returncode == 0, added.stderr
+    assert (second / "shared/billing/knowledge/procedures/oncall.md").is_file()
+    wrong = cli("team", "add", "billing", "file:///elsewhere.git", repo=second)
+    assert wrong.returncode != 0 and "exists already" in wrong.stdout + wrong.stderr
