@@ -243,12 +243,12 @@ class TeamMemory:
         """Each mount: checked out if missing, fetched, merged, what `share` committed
         pushed; the personal record of the mounts committed."""
         out = TeamSync()
-        done = call(self.root, "submodule", "update", "--init", "-q", "--", SHARED_DIR)
-        if done.returncode != 0:
+        checkout = call(self.root, "submodule", "update", "--init", "-q", "--", SHARED_DIR)
+        if checkout.returncode != 0:
             # a mount .gitmodules names that could not be checked out (a fresh clone's):
             # git clones no local path a repository's .gitmodules names (a pulled memory
             # could name one of this machine's), and a remote may be unreachable
-            why = decode(done.stderr).strip().splitlines()
+            why = decode(checkout.stderr).strip().splitlines()
             out.problems.append(
                 "a team's memory named in .gitmodules could not be checked out ("
                 + (why[0].removeprefix("fatal: ") if why else "git failed")
