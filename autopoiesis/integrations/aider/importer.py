@@ -44,6 +44,8 @@ from autopoiesis.formats import transcript as tf
 
 HISTORY_NAME = ".aider.chat.history.md"
 _HEADER_RE = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
+# a session line whose time is not aider's (a damaged or hand-edited file): a session still
+_ANY_HEADER_RE = re.compile(r"^# aider chat started at (.*?)\s*$")
 _BANNER_RE = re.compile(r"^> (?:Aider v\d|Main model: \S+ with \S+ edit format)")
 _MESSAGE_COMMANDS = frozenset({"ask", "code", "architect", "context", "copy-context"})
 _RUN_COMMANDS = frozenset({"run", "test", "lint", "web", "git", "commit"})
@@ -80,18 +82,22 @@ class AiderImporter:
 
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         before: list[str] = []  # lines ahead of the first session line
-        sessions: list[tuple[datetime, list[str]]] = []
+        sessions: list[tuple[datetime | None, list[str]]] = []
         for n, line in enumerate(text.splitlines(), 1):
-            m = _HEADER_RE.match(line)
+            m = _HEADER_RE.match(line) or _ANY_HEADER_RE.match(line)
             if m is not None:
                 try:
                     local = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S").astimezone()
-                    start = parse_ts(local.astimezone(UTC), "aider chat started at")
-                except (ValueError, OverflowError, OSError, TranscriptFormatError) as exc:
-                    report.skip_line(
-                        str(path), n, f"session header with an impossible time ({exc})"
+                    start: datetime | None = parse_ts(
+                        local.astimezone(UTC), "aider chat started at"
                     )
-                    continue
+                except (ValueError, OverflowError, OSError, TranscriptFormatError):
+                    # its lines are still a session of their own, not the one before's
+                    report.warnings.append(
+                        f"{path}: line {n}: a session line whose time is no time "
+                        f"({m.group(1)[:40]!r}); its session is dated by the one before it"
+                    )
+                    start = None
                 sessions.append((start, []))
             elif sessions:
                 sessions[-1][1].append(line)
@@ -105,11 +111,18 @@ class AiderImporter:
         if fragment is not None:
             drafts.append(fragment)
         used: set[str] = set()
-        for start, lines in sessions:
-            sid = f"aider-{start.strftime('%Y%m%dT%H%M%SZ')}"
+        known: datetime | None = None
+        for when, lines in sessions:
+            if when is None:  # dated by the session before it, else by the file
+                start = known or parse_ts(path.stat().st_mtime, f"{path}: modification time")
+                stamp = f"{start.strftime('%Y%m%dT%H%M%SZ')}-{stable_id('x', lines[:40])[-8:]}"
+            else:
+                start = known = when
+                stamp = start.strftime("%Y%m%dT%H%M%SZ")
+            sid = f"aider-{stamp}"
             n = 2
             while sid in used:
-                sid, n = f"aider-{start.strftime('%Y%m%dT%H%M%SZ')}-{n}", n + 1
+                sid, n = f"aider-{stamp}-{n}", n + 1
             used.add(sid)
             draft = SessionDraft(
                 session_id=sid,
@@ -135,7 +148,7 @@ class AiderImporter:
 def _fragment(
     path: Path,
     lines: list[str],
-    sessions: list[tuple[datetime, list[str]]],
+    sessions: list[tuple[datetime | None, list[str]]],
     folder: str | None,
     report: ImportReport,
 ) -> SessionDraft | None:
@@ -144,8 +157,9 @@ def _fragment(
     minute when there is none; None when those lines hold no message."""
     if not any(line.strip() for line in lines):
         return None
-    if sessions:
-        start, why = sessions[0][0], "the session line after them"
+    first = sessions[0][0] if sessions else None
+    if first is not None:
+        start, why = first, "the session line after them"
     else:
         start = parse_ts(path.stat().st_mtime, f"{path}: modification time").replace(
             second=0, microsecond=0

@@ -171,3 +171,22 @@ def test_aider_history_without_its_session_line_on_top_is_still_aider(
     )
     assert detect_format(bare, bare.read_text()).name == "aider"
     assert len(import_files(memory_repo, [bare]).imported) == 1
+
+
+def test_a_session_line_whose_time_is_no_time_starts_a_session_still(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """`# aider chat started at 9999-99-99 99:99:99` was skipped as a bad line, and the
+    turns under it were filed as the previous session's (the warning said every good
+    line was kept). They are a session of their own, dated by the one before it."""
+    history = tmp_path / ".aider.chat.history.md"
+    history.write_text(
+        "# aider chat started at 2025-10-23 17:04:56\n\n#### first question  \n\nanswer one\n\n"
+        "# aider chat started at 9999-99-99 99:99:99\n\n#### hi there  \n\nreply two\n"
+    )
+    report = import_files(memory_repo, [history])
+    assert report.refused == [] and len(report.imported) == 2
+    ts = transcripts(memory_repo, report.imported)
+    said = sorted(" ".join(t.text for t in x.turns if t.role == "user") for x in ts.values())
+    assert said == ["first question", "hi there"]
+    assert any("line 7: a session line whose time is no time" in w for w in report.warnings)
