@@ -44,7 +44,7 @@ from autopoiesis.capture.closing import (
     recover_abandoned,
     session_lock,
 )
-from autopoiesis.core.clock import parse_ts, utc, utc_now
+from autopoiesis.core.clock import format_ts, parse_ts, utc, utc_now
 from autopoiesis.core.paths import FileLock, MemoryRepo
 from autopoiesis.core.project import session_project
 from autopoiesis.core.redact import Redactor
@@ -404,6 +404,13 @@ class ConversationCapture:
             "ended": parse_ts(ended, "ended") if ended else utc_now(),
             "status": "closed",
         }
+        if extra["ended"] < state.meta.started:  # a session cannot end before it began
+            warnings.warn(
+                f"session {sid}: ended {format_ts(extra['ended'])} is before it started "
+                f"({format_ts(state.meta.started)}); its start is its end.",
+                stacklevel=2,
+            )
+            extra["ended"] = state.meta.started
         for key, value in (("tokens_in", tokens_in), ("tokens_out", tokens_out)):
             if value is not None:
                 if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -715,3 +715,25 @@ def test_a_gitignore_rule_over_the_memory_neither_stops_a_commit_nor_goes_unsaid
     doctor = cli("doctor", repo=memory_repo)
     assert doctor.returncode == 1
     assert "knowledge/memory/MEMORY.md by `knowledge/` (.gitignore)" in doctor.stdout
+
+
+def test_a_session_cannot_end_before_it_began(memory_repo: MemoryRepo) -> None:
+    """`ended` earlier than `started` was written as it came (an import keeps the later
+    of the two); now the start is the end, with a warning."""
+    report = process_stream(
+        memory_repo,
+        events(
+            start("backwards", started="2026-03-02T10:00:00Z"),
+            {
+                "event": "message",
+                "role": "user",
+                "content": "x",
+                "timestamp": "2026-03-02T10:01:00Z",
+            },
+            {"event": "session_end", "ended": "1971-01-01T00:00:00Z"},
+        ),
+    )
+    assert report.refused == [] and len(report.closed) == 1
+    meta = tf.parse_meta((memory_repo.root / report.closed[0].path).read_text())
+    assert meta.ended == meta.started
+    assert any("ended 1971-01-01T00:00:00Z is before it started" in w for w in report.warnings)
