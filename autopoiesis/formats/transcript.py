@@ -156,7 +156,7 @@ class ToolCall:
         set_normalised(
             self,
             {
-                "tool": _line(self.tool, 80).replace("]", ")"),
+                "tool": _no_bracket_end(_line(self.tool, 80)),
                 "args": _line(self.args, limit),
                 "result": _opt_line(self.result, limit),
             },
@@ -180,7 +180,7 @@ class KnowledgeOp:
         set_normalised(
             self,
             {
-                "action": _line(self.action, 40).replace("]", ")"),
+                "action": _no_bracket_end(_line(self.action, 40)),
                 "path": _line(self.path, 500) or "-",
                 "summary": _opt_line(self.summary),
             },
@@ -193,7 +193,7 @@ class Attachment:
     _given: dict[str, Any] | None = given_field()
 
     def __post_init__(self) -> None:
-        set_normalised(self, {"path": _line(self.path, 500).replace("]", ")")})
+        set_normalised(self, {"path": _no_bracket_end(_line(self.path, 500))})
 
 
 Item = Text | ToolCall | KnowledgeOp | Attachment
@@ -554,6 +554,15 @@ def _read_in(fewer: Sequence[Item], filed: Sequence[Item]) -> bool:
 
 
 _REDACTION_MARK = re.compile(r"\[redacted:[^\]\s]{1,40}\]")
+
+
+def _no_bracket_end(text: str) -> str:
+    """TEXT as a field that a `]` would end (a tool's name, a knowledge event's action, an
+    attachment's path): each `]` shown as `)`, a redaction marker whole as `(redacted:KIND)`
+    rather than `[redacted:KIND)`."""
+    return _REDACTION_MARK.sub(lambda m: "(" + m[0][1:-1] + ")", text).replace("]", ")")
+
+
 _WORD = re.compile(r"\w+")
 
 

@@ -365,3 +365,11 @@ def test_a_one_line_field_is_redacted_whole_before_it_is_cut_or_flattened() -> N
     assert "PRIVATE KEY" not in (safe.model or "") + (safe.topic or "")
     assert "lQOYBGXq2r0B" not in tf.render_frontmatter(safe)
     assert _heads(KEY, safe.tags[0]) == []
+
+
+def test_a_redaction_marker_in_a_bracketed_field_stays_whole() -> None:
+    """A `]` would end a tool's name, a knowledge event's action or an attachment's path,
+    so it is shown as `)`; a redaction marker there read `[redacted:github_token)`."""
+    call = tf.ToolCall("bash-[redacted:github_token]", "ls", None)
+    assert call.tool == "bash-(redacted:github_token)"
+    assert tf.ToolCall("a]b", "x", None).tool == "a)b"
