@@ -158,6 +158,13 @@ class ConversationCapture:
             )
         started = utc(session.started)
         existing = find_transcripts(self.repo, sid, started) or find_transcripts(self.repo, sid)
+        if existing and _is_open(existing[0]):
+            raise CaptureError(
+                f"session {sid} is being captured in {self.repo.rel(existing[0])} (its "
+                "transcript is still open: another capture, or one killed before it ended, "
+                "which `autopoiesis capture --recover` closes); send its events to that "
+                "capture, or start a new session_id."
+            )
         if existing:
             raise CaptureError(
                 f"session {sid} was already captured in {self.repo.rel(existing[0])}; transcripts "
@@ -487,3 +494,13 @@ def _summarise(value: Any, redact: Callable[[str], str]) -> str:
     except (TypeError, ValueError):
         text = repr(value)
     return one_line(redact(text), tf.ANSWER_CHARS)
+
+
+def _is_open(path: Path) -> bool:
+    """Whether the transcript at PATH says it is still open (`status: open`)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(16384)  # the frontmatter is a few hundred bytes
+        return tf.parse_meta(head).status == "open"
+    except (OSError, AutopoiesisError):
+        return False

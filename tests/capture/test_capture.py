@@ -737,3 +737,16 @@ def test_a_session_cannot_end_before_it_began(memory_repo: MemoryRepo) -> None:
     meta = tf.parse_meta((memory_repo.root / report.closed[0].path).read_text())
     assert meta.ended == meta.started
     assert any("ended 1971-01-01T00:00:00Z is before it started" in w for w in report.warnings)
+
+
+def test_a_session_being_captured_elsewhere_is_said_to_be_so(memory_repo: MemoryRepo) -> None:
+    """A second capture starting a session another capture has open was told the session
+    "was already captured ... transcripts are immutable": it is being captured."""
+    live = ConversationCapture(memory_repo)
+    when = datetime(2026, 3, 1, 9, tzinfo=UTC)
+    live.on_session_start(Session("live2", started=when))
+    try:
+        with pytest.raises(CaptureError, match="is being captured in raw/conversations/2026/03/01"):
+            ConversationCapture(memory_repo).on_session_start(Session("live2", started=when))
+    finally:
+        live.close_all()
