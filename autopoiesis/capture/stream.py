@@ -170,6 +170,9 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
         content = event.get("content")
         if not isinstance(content, str):
             raise CaptureError("a message event needs content as a string.")
+        if not content.strip():  # says nothing: no turn of its own, as an import keeps none
+            warnings.warn("a message with no text is not kept as a turn.", stacklevel=2)
+            return None
         meta = {k: event[k] for k in ("timestamp", "type", "memory") if event.get(k) is not None}
         name = _text(event.get("name"), "a message's 'name'")
         if name is not None:

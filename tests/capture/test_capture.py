@@ -750,3 +750,21 @@ def test_a_session_being_captured_elsewhere_is_said_to_be_so(memory_repo: Memory
             ConversationCapture(memory_repo).on_session_start(Session("live2", started=when))
     finally:
         live.close_all()
+
+
+def test_a_message_with_no_text_is_no_turn(memory_repo: MemoryRepo) -> None:
+    """An empty (or blank) message was written as a turn with nothing under its heading;
+    an import keeps no such turn. It is passed over with a warning, not refused."""
+    report = process_stream(
+        memory_repo,
+        events(
+            start("blank"),
+            {"event": "message", "role": "user", "content": "hello"},
+            {"event": "message", "role": "system", "content": "\n  \n"},
+            {"event": "session_end"},
+        ),
+    )
+    assert report.refused == [] and len(report.closed) == 1
+    turns = tf.parse((memory_repo.root / report.closed[0].path).read_text()).turns
+    assert [t.role for t in turns] == ["user"]
+    assert "a message with no text is not kept as a turn." in report.warnings
