@@ -141,6 +141,46 @@ def check_ignored(memory: Any) -> Iterator[Finding]:
         )
 
 
+def check_uncommitted(memory: Any) -> Iterator[Finding]:
+    """Transcripts under raw/ that no commit holds and no live capture is writing: a
+    capture killed before its end, a commit that failed, or a file recovery could not
+    read (its frontmatter damaged), which stays untracked with only a warning."""
+    from autopoiesis.capture.closing import session_lock, uncommitted_transcripts
+    from autopoiesis.errors import TranscriptFormatError
+    from autopoiesis.formats import transcript as tf
+
+    left: list[str] = []
+    unreadable: list[str] = []
+    for path in uncommitted_transcripts(memory.repo):
+        rel = memory.repo.rel(path)
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                meta = tf.parse_meta(fh.read(16384), rel)
+        except (OSError, TranscriptFormatError):
+            unreadable.append(rel)
+            continue
+        lock = session_lock(memory.repo, meta.session_id)
+        if lock.acquire(timeout=0):
+            lock.release()
+            left.append(rel)  # nobody writes it: a capture died, or a commit failed
+    if unreadable:
+        yield problem(
+            "transcripts",
+            f"not readable as a transcript, so never committed: {', '.join(unreadable[:3])}"
+            + (f" and {len(unreadable) - 3} more" if len(unreadable) > 3 else ""),
+            "fix its frontmatter (`autopoiesis capture --recover` then commits it), or move "
+            "it out of raw/",
+        )
+    if left:
+        yield problem(
+            "transcripts",
+            f"{len(left)} finished or abandoned transcript(s) not committed: "
+            + ", ".join(left[:3])
+            + (" ..." if len(left) > 3 else ""),
+            "`autopoiesis capture --recover` closes and commits them",
+        )
+
+
 def check_history(memory: Any) -> Iterator[Finding]:
     """`autopoiesis verify`: no transcript modified, renamed or deleted in history."""
     try:
@@ -300,6 +340,7 @@ CHECKS = (
     Check("index", check_index),
     Check("links", check_links),
     Check("ignored", check_ignored),
+    Check("transcripts", check_uncommitted),
     Check("history", check_history),
     Check("git hooks", check_git_hooks),
     Check("remote", check_remote),

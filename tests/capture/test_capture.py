@@ -768,3 +768,32 @@ def test_a_message_with_no_text_is_no_turn(memory_repo: MemoryRepo) -> None:
     turns = tf.parse((memory_repo.root / report.closed[0].path).read_text()).turns
     assert [t.role for t in turns] == ["user"]
     assert "a message with no text is not kept as a turn." in report.warnings
+
+
+def test_doctor_names_a_transcript_no_commit_holds(memory_repo: MemoryRepo, cli) -> None:
+    """A transcript whose frontmatter recovery cannot read stayed untracked with only a
+    warning, and `doctor` said everything was fine; so did an abandoned one (a capture
+    killed before its end). Both are named, with what to do; a live capture's is not."""
+    folder = memory_repo.conversations_dir / "2026/03/01"
+    folder.mkdir(parents=True)
+    (folder / "0900-dmg.md").write_text("---\nsession_id: dmg\nstarted: 2026-03-01T09:00:00Z\n")
+    live = ConversationCapture(memory_repo)  # (a capture's start recovers what is left)
+    live.on_session_start(Session("live", started=datetime(2026, 3, 1, 9, 10, tzinfo=UTC)))
+    left = ConversationCapture(memory_repo)
+    left.on_session_start(Session("gone", started=datetime(2026, 3, 1, 9, 5, tzinfo=UTC)))
+    left.on_message("gone", "user", "hello")
+    left.close_all()  # as a killed capture leaves it: open, unlocked
+    try:
+        doctor = cli("doctor", repo=memory_repo)
+    finally:
+        live.close_all()
+    assert doctor.returncode == 1
+    assert (
+        "not readable as a transcript, so never committed: raw/conversations/2026/03/01/0900-dmg.md"
+        in doctor.stdout
+    )
+    assert (
+        "1 finished or abandoned transcript(s) not committed: raw/conversations/2026/03/01/0905-gone"
+        in doctor.stdout
+    )
+    assert "0910-live" not in doctor.stdout
