@@ -211,6 +211,16 @@ def _prose_password(m: re.Match[str], view: str) -> tuple[int, int] | None:
     return start, end
 
 
+def _aws_secret(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    """An AWS secret access key said beside its access key or its name: 40 characters of
+    base64 that mix letters of both cases and digits, never a git SHA (40 hex digits)."""
+    start, end = m.span("s")
+    v = view[start:end]
+    if HEX.fullmatch(v) or char_classes(v) < 3 or is_prose_slug(v):
+        return None
+    return start, end
+
+
 _VALIDATORS: dict[str, Callable[[re.Match[str], str], tuple[int, int] | None]] = {
     "accept": _accept,
     "command": _command,
@@ -222,4 +232,5 @@ _VALIDATORS: dict[str, Callable[[re.Match[str], str], tuple[int, int] | None]] =
     "password": _password,
     "secret": _secret,
     "high_entropy": _high_entropy,
+    "aws_secret": _aws_secret,
 }

@@ -92,6 +92,22 @@ BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
         r"""(?:AKIA|ASIA)[0-9A-Z]{16}[ \t]*[,;\t][ \t]*"?"""
         r"(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
     ),
+    # beside its access key on one line ("AKIA... and the secret wJalr..."), as a CSV does
+    (
+        "aws_secret_key",
+        "aws_secret",
+        "provider",
+        r"(?:AKIA|ASIA)[0-9A-Z]{16}[^\n]{0,60}?(?<![A-Za-z0-9/+=])"
+        r"(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+    ),
+    # said in prose: "the AWS secret key is wJalr...", "secret access key: `...`"
+    (
+        "aws_secret_key",
+        "aws_secret",
+        "prose",
+        r"(?i)\bsecret(?:[ _-]access)?[ _-]key\b[^\n]{0,40}?(?<![a-z0-9/+=])"
+        r"(?P<s>[a-z0-9/+]{40})(?![a-z0-9/+=])",
+    ),
     (
         "aws_session_token",
         "accept",
@@ -354,6 +370,7 @@ ANCHORS: dict[str, str] = {
         r"://[^\s/]*@|(?i:bearer|ssws)\s|sshpass|mysql|mariadb|curl"
         r"|(?i:--(?:[a-z0-9]+-)*(?:pass|token|secret|api-?key)[a-z\-]*[= \t])"
         r"|(?i:password|passphrase|passwd|passcode|pwd|pw)\b|login[^\n]{0,200}[ \t]-p[ \t=]"
+        r"|(?i:secret[ _-](?:access[ _-])?key)"
     ),
 }
 # the families whose rules run on a line a family's anchor flags: an assignment to a

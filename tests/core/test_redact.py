@@ -461,3 +461,23 @@ def test_a_test_runner_s_verdict_and_a_model_s_id_are_no_secrets() -> None:
     assert r.redact('"model_api_key": "aB3dE5fG7hJ9kL1mN3pQrS"') == (
         '"model_api_key": "[redacted:secret]"'
     )
+
+
+def test_an_aws_secret_key_said_in_prose_or_beside_its_access_key_is_redacted() -> None:
+    """Only `aws_secret_access_key = ...` was found: "the AWS secret key is wJalr..." and
+    the secret written after its access key on one line reached the transcript. A git SHA
+    (40 hex digits) in the same place is no secret."""
+    from autopoiesis.core.redact import Redactor
+
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEZ"
+    r = Redactor()
+    assert r.redact(f"the AWS secret key is {secret} ok") == (
+        "the AWS secret key is [redacted:aws_secret_key] ok"
+    )
+    assert secret not in r.redact(f"secret access key: `{secret}`")
+    assert r.redact(f"keys: AKIAIOSFODNN7EXAMPLQ {secret}") == (
+        "keys: [redacted:aws_access_key] [redacted:aws_secret_key]"
+    )
+    sha = "3f9a0c1b2d4e5f60718293a4b5c6d7e8f9012345"
+    assert r.redact(f"the secret key fix is commit {sha}") == f"the secret key fix is commit {sha}"
+    assert sha in r.redact(f"AKIAIOSFODNN7EXAMPLQ rotated in {sha}")
