@@ -191,7 +191,7 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
         )
     elif kind == "knowledge":
         if not isinstance(event.get("path"), str):
-            raise CaptureError("a knowledge event needs a path.")
+            raise CaptureError("a knowledge event needs its path as a string.")
         capture.on_knowledge_change(
             sid,
             _text(event.get("action"), "a knowledge event's 'action'") or "updated",
@@ -201,7 +201,7 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
         )
     elif kind == "attachment":
         if not isinstance(event.get("path"), str):
-            raise CaptureError("an attachment event needs a path.")
+            raise CaptureError("an attachment event needs its path as a string.")
         capture.on_attachment(sid, event["path"], timestamp=event.get("timestamp"))
     elif kind == "session_end":
         return capture.on_session_end(

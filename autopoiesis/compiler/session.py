@@ -61,25 +61,48 @@ def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMess
                     )
         return out
     rows: list[Any]
-    stripped = text.strip()
-    try:
-        if stripped.startswith("["):
+    where: list[str]  # how each row is named in a message: "line 3" or "entry 3"
+    stripped = text.strip().lstrip("\ufeff")
+    expected = "give a transcript, a JSON list or JSONL of {role, content}"
+    if stripped.startswith("["):
+        try:
             rows = json.loads(stripped)
-        else:
-            rows = [json.loads(line) for line in stripped.splitlines() if line.strip()]
-    except (ValueError, RecursionError) as exc:
-        raise AutopoiesisError(
-            f"{path}: neither a transcript nor JSON ({exc}); give a transcript, a JSON list or "
-            "JSONL of {role, content}."
-        ) from None
-    if not isinstance(rows, list):
-        raise AutopoiesisError(f"{path}: a JSON list or JSONL of {{role, content}} is expected.")
+        except (ValueError, RecursionError) as exc:
+            raise AutopoiesisError(f"{path}: not valid JSON ({exc}); {expected}.") from None
+        if not isinstance(rows, list):
+            raise AutopoiesisError(f"{path}: a JSON list or JSONL is expected; {expected}.")
+        where = [f"entry {n}" for n in range(1, len(rows) + 1)]
+    else:
+        rows, where = [], []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line.lstrip("\ufeff")))
+            except (ValueError, RecursionError) as exc:
+                why = (
+                    f"{exc.msg} at column {exc.colno}"
+                    if isinstance(exc, json.JSONDecodeError)
+                    else str(exc)[:120]
+                )
+                raise AutopoiesisError(
+                    f"{path}: line {n} is not JSON ({why}); {expected}."
+                ) from None
+            where.append(f"line {n}")
     out = []
-    for n, r in enumerate(rows):
+    for n, (r, at) in enumerate(zip(rows, where, strict=True)):
         if not isinstance(r, dict) or "content" not in r:
             raise AutopoiesisError(
-                f"{path}: entry {n} is not an object with 'role' and 'content'; "
-                "give a transcript, a JSON list or JSONL of {role, content}."
+                f"{path}: {at} is not an object with 'role' and 'content'; {expected}."
+            )
+        wrong = [
+            k
+            for k in ("role", "content", "tool", "name", "id")
+            if r.get(k) is not None and not isinstance(r[k], (str, int, float))
+        ]
+        if wrong or isinstance(r.get("role"), (int, float)):
+            raise AutopoiesisError(
+                f"{path}: {at}: {', '.join(wrong) or 'role'} must be text; {expected}."
             )
         out.append(
             HistoryMessage(

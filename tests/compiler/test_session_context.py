@@ -41,7 +41,16 @@ def test_a_session_file_that_is_no_session_is_a_clear_error(
     shadow.write_text("root:$6$salt$hash:19000:0:99999:7:::\n", encoding="utf-8")
     binary = tmp_path / "binary"
     binary.write_bytes(b"\xff\xfe\x00junk")
-    for path, why in ((shadow, "neither a transcript nor JSON"), (binary, "not UTF-8 text")):
+    second = tmp_path / "second.jsonl"  # a good first line: the bad one is named
+    second.write_text('{"role": "user", "content": "hi"}\nnot json\n', encoding="utf-8")
+    typed = tmp_path / "typed.jsonl"  # content that is no text was taken as its repr
+    typed.write_text('{"role": "user", "content": "hi"}\n{"role": "user", "content": {}}\n')
+    for path, why in (
+        (shadow, "line 1 is not JSON"),
+        (binary, "not UTF-8 text"),
+        (second, "line 2 is not JSON (Expecting value at column 1)"),
+        (typed, "line 2: content must be text"),
+    ):
         out = cli("compile", "x", "--session", str(path), "--dry-run", repo=memory_repo)
         assert out.returncode != 0 and why in out.stderr, out.stderr
         assert "Traceback" not in out.stderr and "$6$salt" not in out.stderr
