@@ -53,17 +53,22 @@ def given_field() -> Any:
     return field(default=None, init=False, repr=False, compare=False)
 
 
+def _shown(value: str) -> str:
+    """VALUE as an error message quotes it: on one line, at most 80 characters."""
+    return repr(one_line(value, 80))
+
+
 def validate_session_id(session_id: Any) -> str:
     if not isinstance(session_id, str) or not session_id:
         raise TranscriptFormatError("session_id must be a non-empty string like ses_a1b2c3d4.")
     if "\x00" in session_id or "/" in session_id or "\\" in session_id or ".." in session_id:
         raise TranscriptFormatError(
-            f"session_id {session_id!r} contains '/', '\\\\', '..' or a NUL byte; it names a file, "
-            "so use letters, digits, '_', '-', '.' or ':' only."
+            f"session_id {_shown(session_id)} contains '/', '\\\\', '..' or a NUL byte; it "
+            "names a file, so use letters, digits, '_', '-', '.' or ':' only."
         )
     if not SESSION_ID_RE.match(session_id):
         raise TranscriptFormatError(
-            f"session_id {session_id!r} is not allowed: use 1-128 letters, digits, '_', '-', "
+            f"session_id {_shown(session_id)} is not allowed: use 1-128 letters, digits, '_', '-', "
             "'.' or ':', starting with a letter or digit."
         )
     return session_id

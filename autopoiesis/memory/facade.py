@@ -290,6 +290,7 @@ class Memory:
         """NAME as the name of a project this memory knows (`projects()`); an
         InvalidArgumentError naming the known ones when it knows none by that name."""
         from autopoiesis.core.project import project_slug
+        from autopoiesis.core.text import one_line
         from autopoiesis.errors import InvalidArgumentError
         from autopoiesis.index.projects import memory_has_project
 
@@ -299,7 +300,8 @@ class Memory:
         known = [p.name for p in self.projects()]
         if slug not in known:
             raise InvalidArgumentError(
-                f"no project {name!r} in this memory (known: {', '.join(known) or 'none yet'}); "
+                f"no project {one_line(name, 80)!r} in this memory (known: "
+                f"{', '.join(known[:20]) or 'none yet'}{' ...' if len(known) > 20 else ''}); "
                 "`autopoiesis projects` lists them."
             )
         return slug

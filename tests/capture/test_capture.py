@@ -777,9 +777,11 @@ def test_doctor_names_a_transcript_no_commit_holds(memory_repo: MemoryRepo, cli)
     folder = memory_repo.conversations_dir / "2026/03/01"
     folder.mkdir(parents=True)
     (folder / "0900-dmg.md").write_text("---\nsession_id: dmg\nstarted: 2026-03-01T09:00:00Z\n")
-    live = ConversationCapture(memory_repo)  # (a capture's start recovers what is left)
+    with pytest.warns(UserWarning, match="0900-dmg.md is not a readable transcript"):
+        live = ConversationCapture(memory_repo)  # (a capture's start recovers what is left)
     live.on_session_start(Session("live", started=datetime(2026, 3, 1, 9, 10, tzinfo=UTC)))
-    left = ConversationCapture(memory_repo)
+    with pytest.warns(UserWarning, match="0900-dmg.md is not a readable transcript"):
+        left = ConversationCapture(memory_repo)
     left.on_session_start(Session("gone", started=datetime(2026, 3, 1, 9, 5, tzinfo=UTC)))
     left.on_message("gone", "user", "hello")
     left.close_all()  # as a killed capture leaves it: open, unlocked
