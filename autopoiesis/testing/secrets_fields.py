@@ -41,6 +41,7 @@ CAPTURE_FIELDS = (
     "knowledge path",
     "knowledge summary",
     "attachment",
+    "session id",
 )
 # the fields an import of a Claude Code log fills
 IMPORT_FIELDS = ("file name", "title", "model", "first message", "tool args", "tool result", "cwd")
@@ -85,7 +86,27 @@ def capture_everywhere(repo: MemoryRepo, samples: list[SecretSample]) -> None:
             cap.on_knowledge_change(s, text, text, text)
             cap.on_attachment(s, text)
             cap.on_session_end(s)
+    # the secret as (part of) a session's id, where an id can hold it: it names the file,
+    # the commit and every citation
+    for i, sid in enumerate(secret_session_ids(samples)):
+        s = Session(sid, started=t0 + timedelta(minutes=i, seconds=30))
+        cap.on_session_start(s)
+        cap.on_message(s, "user", "a session named after a secret")
+        cap.on_session_end(s)
     MemoryGit(repo).commit_finished_transcripts()
+
+
+def secret_session_ids(samples: list[SecretSample]) -> list[str]:
+    """The secrets of SAMPLES that can be a session id (letters, digits,
+    `_-.:`, at most 128 characters) and that is a secret by its shape alone (a provider's
+    key): one that only its context makes a secret (a password after `-p`, a header's
+    value) is, alone in an id, a random string like any harness's id."""
+    from autopoiesis.core.redact import Redactor
+    from autopoiesis.formats.transcript_meta import SESSION_ID_RE
+
+    redact = Redactor().redact
+    ids = [secret for sample in samples for secret in sample.secrets if redact(secret) != secret]
+    return list(dict.fromkeys(sid for sid in ids if SESSION_ID_RE.match(sid)))
 
 
 def import_everywhere(repo: MemoryRepo, samples: list[SecretSample], folder: Path) -> None:
