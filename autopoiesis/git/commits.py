@@ -344,6 +344,34 @@ class GitCore:
     def git_dir(self) -> Path:
         return Path(self.run("rev-parse", "--absolute-git-dir").stdout.strip())
 
+    def operation_in_progress(self) -> str | None:
+        """The git operation a person left half-done in this repository (a merge with
+        conflicts, a rebase, a cherry-pick, a revert), or None."""
+        names = {
+            "MERGE_HEAD": "a merge",
+            "CHERRY_PICK_HEAD": "a cherry-pick",
+            "REVERT_HEAD": "a revert",
+            "rebase-merge": "a rebase",
+            "rebase-apply": "a rebase",
+        }
+        if self._git_dir is None:
+            self._git_dir = self.git_dir()
+        return next((what for f, what in names.items() if (self._git_dir / f).exists()), None)
+
+    def refuse_during_operation(self) -> None:
+        """GitError when a git operation is half-done: a commit then would touch its index
+        (a path reset in a conflicted index is taken as resolved with this side's text,
+        and the other side's change is lost at the merge's commit). Asked before a command
+        writes anything and before every commit."""
+        what = self.operation_in_progress()
+        if what is not None:
+            verb = {"a merge": "merge", "a rebase": "rebase"}.get(what, what.split()[-1])
+            raise GitError(
+                f"{what} is in progress in {self.root}; nothing was changed. Finish it (resolve "
+                f"the conflicts, `git add` them, `git {verb} --continue` or `git commit`) or "
+                f"abort it (`git {verb} --abort`), then run this again."
+            )
+
     def rev(self, ref: str) -> str | None:
         """The commit REF names, or None."""
         if ref.startswith("-"):
@@ -379,6 +407,7 @@ class GitCore:
     def _commit_paths_locked(
         self, paths: Sequence[str], message: str, *, allow_empty: bool = False
     ) -> CommitResult:
+        self.refuse_during_operation()
         rel = [self.repo.rel(p) if os.path.isabs(p) else p for p in paths]
         present = [p for p in rel if (self.root / p).exists()]
         if present:
@@ -481,6 +510,7 @@ class GitCore:
         The lock is then taken and the changes staged; the model's message is used only if
         the staged diff is still the one it described, else the deterministic one is.
         The message goes through the repo's redactor like everything else written to git."""
+        self.refuse_during_operation()
         proposed: tuple[str, str, str] | None = None
         if message is None and summarize is not None:
             preview = self._preview_diff(tops)
@@ -495,6 +525,7 @@ class GitCore:
                 )
                 proposed = (diff, numstat, msg)
         with self.repo.lock("git"):
+            self.refuse_during_operation()
             changes = self.pending_changes(tops)
             if not changes:
                 return CommitResult(None, "", ())

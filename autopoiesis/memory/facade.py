@@ -379,6 +379,8 @@ class Memory:
         PROGRESS(done, total, transcript) as transcripts are done."""
         from autopoiesis.knowledge.extract import KnowledgeExtractor
 
+        if commit:
+            self._refuse_during_git_operation()
         with KnowledgeExtractor(self.repo, llm=llm, progress=progress if pending else None) as ex:
             if pending:
                 report = ex.extract_pending(extractors)
@@ -412,6 +414,8 @@ class Memory:
         DAY (default today). PERIOD is one of PERIODS (else a ValueError)."""
         if period not in PERIODS:
             raise ValueError(f"unknown period {period!r}; use daily, weekly or monthly.")
+        if commit:
+            self._refuse_during_git_operation()
         with self.condenser(llm) as c:
             steps = {
                 "daily": c.daily_summary,
@@ -428,11 +432,15 @@ class Memory:
 
     def prune(self, *, commit: bool = True, llm: LLMClient | None = None) -> MaintenanceResult:
         """The MEMORY.md cap, old journals to archive/, stale knowledge evicted."""
+        if commit:
+            self._refuse_during_git_operation()
         with self.pruner(llm) as p:
             return p.prune_all(commit=commit)
 
     def archive_journals(self, *, commit: bool = True) -> MaintenanceResult:
         """Journals older than lifecycle.journal_retention_days moved to archive/journal/."""
+        if commit:
+            self._refuse_during_git_operation()
         with self.pruner() as p:
             return p.prune_journals(commit=commit)
 
@@ -450,6 +458,14 @@ class Memory:
         return compare_refs(self.repo, a, b)
 
     # ── git ──
+    def _refuse_during_git_operation(self) -> None:
+        """GitError before a command writes anything while a person's git operation (a
+        merge with conflicts, a rebase) is half-done in the memory (GitCore)."""
+        from autopoiesis.git.repo import MemoryGit
+
+        if (self.repo.root / ".git").exists():
+            MemoryGit(self.repo).refuse_during_operation()
+
     def commit(
         self,
         message: str | None = None,
@@ -464,6 +480,7 @@ class Memory:
         from autopoiesis.git.repo import MemoryGit
         from autopoiesis.memory.commit import commit_knowledge
 
+        self._refuse_during_git_operation()
         conversations = MemoryGit(self.repo).commit_finished_transcripts() if transcripts else None
         knowledge = commit_knowledge(self.repo, message, session=session, llm=llm)
         return Commits(conversations, knowledge)

@@ -259,3 +259,27 @@ def test_a_path_gitignore_excludes_is_not_committed(memory_repo: MemoryRepo, git
         MemoryGit(memory_repo).commit_paths([key], "knowledge: a key")
     assert git(memory_repo, "rev-parse", "HEAD").stdout == head
     assert key not in git(memory_repo, "ls-tree", "-r", "--name-only", "HEAD").stdout
+
+
+def test_nothing_commits_while_a_merge_has_conflicts(memory_repo: MemoryRepo, git, cli) -> None:
+    """`autopoiesis commit` during a merge with conflicts failed ("cannot do a partial
+    commit during a merge"), but its path reset had already marked the conflict resolved
+    with this side's text: the merge's commit then dropped the other side's change. Every
+    writing command now refuses before it touches the index or the tree."""
+    memory = "knowledge/memory/MEMORY.md"
+    git(memory_repo, "checkout", "-qb", "side")
+    with open(memory_repo.root / memory, "a", encoding="utf-8") as fh:
+        fh.write("- side line\n")
+    git(memory_repo, "commit", "-qam", "side", "--no-verify")
+    git(memory_repo, "checkout", "-q", "main")
+    with open(memory_repo.root / memory, "a", encoding="utf-8") as fh:
+        fh.write("- main line\n")
+    git(memory_repo, "commit", "-qam", "main", "--no-verify")
+    assert git(memory_repo, "merge", "side", check=False).returncode != 0
+    stages = git(memory_repo, "ls-files", "-s", memory).stdout
+    for command in (("commit",), ("prune",), ("extract", "--pending")):
+        done = cli(*command, repo=memory_repo)
+        assert done.returncode == 1 and "a merge is in progress" in done.stderr, command
+        assert "git merge --abort" in done.stderr
+        assert git(memory_repo, "ls-files", "-s", memory).stdout == stages  # still 3 stages
+    assert git(memory_repo, "status", "--porcelain").stdout.startswith("UU ")
