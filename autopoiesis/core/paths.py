@@ -104,6 +104,8 @@ STATE_FILES = {
     "session_watch": ("daemon", "sessions.json"),
     # transcripts waiting for the git lock to be committed (git/transcripts.py)
     "commit_queue": ("queue", "transcripts"),
+    # the knowledge files the writer wrote and no commit has carried yet (knowledge/documents)
+    "knowledge_written": ("lifecycle", "written.txt"),
     "sync_health": ("sync", "health.json"),  # the last sync that worked, and what stops one
 }
 

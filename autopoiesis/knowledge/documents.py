@@ -86,6 +86,7 @@ class KnowledgeDocuments:
                 self._sizes.pop(relpath, None)
         else:
             text = kf.render(doc)
+            note_written(self.repo, [relpath])
             atomic_write(self.repo.root / relpath, text)
             self._sizes.pop(relpath, None)
 
@@ -153,6 +154,7 @@ class KnowledgeDocuments:
 
     def flush(self) -> list[str]:
         written = sorted(self._dirty)
+        note_written(self.repo, written)
         for rel in written:
             atomic_write(self.repo.root / rel, kf.render(self._docs[rel]))
         self._dirty.clear()
@@ -188,3 +190,32 @@ class KnowledgeDocuments:
                     cat.add(rel, sec.title, e)
             self._cat = cat
         return self._cat
+
+
+def note_written(repo: MemoryRepo, paths: list[str]) -> None:
+    """Record PATHS as written by the writer and not committed yet, before they are
+    written: a run killed between its writes and its commit (or one whose commit a lock
+    or a merge refused) leaves them changed, and its next run (`extract` records the
+    transcript as done) no longer knows them from a person's own edits, which no command
+    commits. `written_not_committed` gives them to the next extraction's commit."""
+    if paths:
+        with open(repo.state_file("knowledge_written"), "a", encoding="utf-8") as fh:
+            fh.write("".join(f"{p}\n" for p in paths))
+
+
+def written_not_committed(repo: MemoryRepo) -> list[str]:
+    """The files `note_written` recorded that still differ from the last commit; the record
+    is cut to them."""
+    from autopoiesis.git.runner import status
+
+    record = repo.state_file("knowledge_written", create=False)
+    try:
+        noted = set(record.read_text(encoding="utf-8").split())
+    except OSError:
+        return []
+    if not noted:
+        return []
+    changed = {e.path for e in status(repo.root, sorted(noted)).entries}
+    left = sorted(noted & changed)
+    atomic_write(record, "".join(f"{p}\n" for p in left))
+    return left

@@ -56,6 +56,7 @@ from autopoiesis.formats.commit_message import extraction_commit_message
 from autopoiesis.formats.transcript import parse_meta
 from autopoiesis.git.repo import MemoryGit
 from autopoiesis.knowledge.changes import ApplyReport
+from autopoiesis.knowledge.documents import written_not_committed
 from autopoiesis.knowledge.extractors import (
     ExtractorPlugin,
     ExtractorRegistry,
@@ -531,8 +532,15 @@ class KnowledgeExtractor(LLMStage):
         commit_message stage when a model is configured (the Memory facade passes it), may write
         the subject; it is asked before the git lock is taken."""
         record = [EXTRACTED_FILE] if self.state.record is not None else []
-        if not report.paths:
+        # what a run killed before its commit wrote (or one whose commit was refused)
+        earlier = [p for p in written_not_committed(self.repo) if p not in report.paths]
+        if not report.paths and not earlier:
             return self._commit_record(report) if record else None
+        if not report.paths:
+            message = (
+                f"memory: commit {len(earlier)} knowledge file(s) an interrupted extraction wrote\n"
+            )
+            return MemoryGit(self.repo).commit_paths([*earlier, *record], message).sha
         msg = extraction_commit_message(
             report.learned,
             report.transcripts,
@@ -543,7 +551,7 @@ class KnowledgeExtractor(LLMStage):
         )
         return (
             MemoryGit(self.repo)
-            .commit_paths([*report.paths, *record], self.repo.redactor().redact(msg))
+            .commit_paths([*report.paths, *earlier, *record], self.repo.redactor().redact(msg))
             .sha
         )
 

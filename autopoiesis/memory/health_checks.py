@@ -179,6 +179,18 @@ def check_uncommitted(memory: Any) -> Iterator[Finding]:
             + (" ..." if len(left) > 3 else ""),
             "`autopoiesis capture --recover` closes and commits them",
         )
+    from autopoiesis.knowledge.documents import written_not_committed
+
+    written = written_not_committed(memory.repo)
+    if written:
+        yield problem(
+            "knowledge",
+            f"{len(written)} knowledge file(s) autopoiesis wrote are not committed (a run "
+            "was stopped before its commit): "
+            + ", ".join(written[:3])
+            + (" ..." if len(written) > 3 else ""),
+            "the next `autopoiesis extract --pending` commits them (or `autopoiesis commit`)",
+        )
 
 
 def check_history(memory: Any) -> Iterator[Finding]:

@@ -614,3 +614,23 @@ def test_a_second_session_that_teaches_nothing_new_leaves_the_tree_clean(
     journal = (memory_repo.root / "knowledge/journal/2026-03-13.md").read_text()
     assert "sessions: [sj1, sj2]" in journal
     assert "### proj2" not in journal
+
+
+def test_what_a_stopped_run_wrote_is_committed_by_the_next(
+    memory_repo: MemoryRepo, git, cli: Cli
+) -> None:
+    """An extraction killed after it wrote its files and recorded its transcripts as done,
+    before its commit: the rerun had nothing to extract, and the files stayed changed
+    for good (no command commits a person's own edits, and these looked like them).
+    The writer records what it writes until a commit carries it; the next extraction
+    commits it, and `doctor` names it meanwhile."""
+    writer = KnowledgeWriter(memory_repo)
+    writer.apply([change("knowledge/reference/tools.md", "Use ripgrep for code search.")])
+    assert git(memory_repo, "status", "--porcelain").stdout.strip()  # written, not committed
+    doctor = cli("doctor", repo=memory_repo)
+    assert "1 knowledge file(s) autopoiesis wrote are not committed" in doctor.stdout
+    (memory_repo.root / "knowledge/reference/mine.md").write_text("# Mine\n\n- my own note\n")
+    done = cli("extract", "--pending", repo=memory_repo)
+    assert done.returncode == 0, done.stderr
+    assert "knowledge/reference/tools.md" in git(memory_repo, "show", "--stat", "HEAD").stdout
+    assert git(memory_repo, "status", "--porcelain").stdout == "?? knowledge/reference/mine.md\n"
