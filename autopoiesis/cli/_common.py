@@ -56,16 +56,25 @@ def is_tty() -> bool:
     return sys.stderr.isatty()
 
 
-def parse_date_option(value: str | None, option: str) -> date | None:
-    """The YYYY-MM-DD value of OPTION, None when not given; a usage error (exit 2) otherwise."""
+def parse_date_option(value: str | None, option: str, *, past: bool = False) -> date | None:
+    """The YYYY-MM-DD value of OPTION, None when not given; a usage error (exit 2) for one
+    that is no date, one outside the years a memory's days lie in (1970-2200, as a
+    transcript's times), and with PAST one after today (a day's tag or condensing of a
+    day to come: the day is taken for today, and a monthly condensing of 9999-12-31
+    archived every journal)."""
     if not value:
         return None
     from datetime import date
 
     try:
-        return date.fromisoformat(value)
+        day = date.fromisoformat(value)
     except ValueError:
         raise fail(f"{option} {value!r} is not a date; write it as YYYY-MM-DD.", 2) from None
+    if not 1970 <= day.year <= 2200:
+        raise fail(f"{option} {value} is outside the years 1970-2200 a memory's days are in.", 2)
+    if past and day > date.today():
+        raise fail(f"{option} {value} is after today; give a day that has happened.", 2)
+    return day
 
 
 def existing_file(value: str | Path, option: str) -> Path:

@@ -3,9 +3,12 @@ hooks, recall, blame, learned, show-at, demo."""
 
 from __future__ import annotations
 
+import re
 import sys
+import time
 from datetime import UTC
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -280,7 +283,9 @@ def tag(
 
     repo = get_repo(ctx)
     git = MemoryGit(repo)
-    day = parse_date_option(on, "--date")
+    day = parse_date_option(on, "--date", past=True)
+    if kind in ("daily", "weekly") and name:
+        raise fail(f"a {kind} tag is named by its day (--date), not {name!r}.", 2)
     if kind == "daily":
         created, msg = git.tag_daily(day)
     elif kind == "weekly":
@@ -314,7 +319,9 @@ def explore_create(
 
 def explore_prune(
     ctx: typer.Context,
-    days: int = typer.Option(7, "--days", help="Delete explore/* branches older than this."),
+    days: int = typer.Option(
+        7, "--days", min=1, max=36_500, help="Delete explore/* branches older than this."
+    ),
 ) -> None:
     """Delete explore/* branches older than 7 days (never the current branch)."""
     from autopoiesis.git.repo import MemoryGit
@@ -375,10 +382,12 @@ def hooks_run(
 def recall(
     ctx: typer.Context,
     text: str = typer.Argument(..., help="What to look for in the history (git log -S)."),
-    limit: int = typer.Option(20, "--limit", "-n"),
+    limit: int = typer.Option(20, "--limit", "-n", min=1, max=10_000),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """When did the memory learn or drop TEXT? (git log -S, with dates and files)"""
+    if not text.strip():
+        raise fail("recall needs the text to look for; `autopoiesis search` finds by meaning.", 2)
     from autopoiesis.git.repo import MemoryGit
 
     commits = MemoryGit(get_repo(ctx)).recall(text, limit)
@@ -404,6 +413,29 @@ def blame(
     typer.echo(MemoryGit(repo).blame(repo.typed(path)), nl=False)
 
 
+def _since(git: Any, value: str) -> str:
+    """VALUE as `learned --since` gives it to git: a YYYY-MM-DD day checked as every date
+    option is, else any date git understands ("1 week ago"); a usage error for what git
+    reads as no date at all (it takes that for now, and nothing was learned since)."""
+    if re.fullmatch(r"\d{1,4}-\d{1,2}-\d{1,2}", value.strip()):
+        day = parse_date_option(value.strip(), "--since")
+        return str(day)
+    if value.strip().lower() in ("now", "today"):
+        return value
+    read = git.run("rev-parse", f"--since={value}", check=False).stdout.strip()
+    try:
+        stamp = int(read.removeprefix("--max-age="))
+    except ValueError:
+        stamp = -1
+    if stamp < 0 or abs(stamp - time.time()) < 5:
+        raise fail(
+            f"--since {value!r} is no date git understands; give YYYY-MM-DD or one such as "
+            "yesterday or '1 week ago'.",
+            2,
+        )
+    return value
+
+
 def learned(
     ctx: typer.Context,
     since: str = typer.Option(
@@ -417,6 +449,7 @@ def learned(
     from autopoiesis.git.repo import MemoryGit
 
     git = MemoryGit(get_repo(ctx))
+    since = _since(git, since)
     commits = git.learned(since)
     lines = git.learned_lines(since)
     if json_out:

@@ -198,7 +198,7 @@ def daemon_log(
         False, "-f", "--follow", help="Keep printing new lines as they come (Ctrl-C stops)."
     ),
     lines: int = typer.Option(
-        40, "-n", "--lines", help="How many of the last lines to print first."
+        40, "-n", "--lines", min=0, help="How many of the last lines to print first."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON lines as they are."),
 ) -> None:
@@ -317,7 +317,11 @@ def watch_sessions(
         False, "--once", help="Scan once and exit (else scan every minute until Ctrl-C)."
     ),
     idle: int | None = typer.Option(
-        None, "--idle-minutes", help="Override daemon.session_idle_minutes."
+        None,
+        "--idle-minutes",
+        min=1,
+        max=10_080,
+        help="Override daemon.session_idle_minutes (1 to 10,080).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:

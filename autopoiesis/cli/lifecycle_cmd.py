@@ -112,7 +112,7 @@ def condense(
 
     if period not in PERIODS:
         raise fail(f"unknown period {period!r}; use daily, weekly or monthly.", 2)
-    when = parse_date_option(day, "--date")
+    when = parse_date_option(day, "--date", past=True)
     typer.echo(get_memory(ctx).condense(period, when, commit=commit).summary())
 
 

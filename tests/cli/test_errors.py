@@ -96,3 +96,29 @@ def test_a_missing_question_set_is_no_such_file(
     assert r.returncode != 0
     assert f"cannot read the question set {tmp_path / 'nope.jsonl'}: no such file." in r.stderr
     assert "Errno" not in r.stderr
+
+
+def test_days_and_counts_a_memory_cannot_have_are_usage_errors(
+    memory_repo: MemoryRepo, cli: Cli
+) -> None:
+    """`tag daily --date 9999-12-31` and `condense weekly` of it ended on an OverflowError's
+    traceback; a monthly condensing of 9999-12-31 took it for today and archived every
+    journal; `learned --since 'not a date'` said nothing was learned since it (git reads
+    such text as now); `explore prune --days -1` deleted every explore branch; `recall
+    -n 0` said no commit had the text. Each is now refused (exit 2) with what to give."""
+    for args, says in (
+        (("tag", "daily", "--date", "9999-12-31"), "outside the years 1970-2200"),
+        (("tag", "daily", "release"), "a daily tag is named by its day (--date)"),
+        (("condense", "weekly", "--date", "9999-12-31"), "outside the years 1970-2200"),
+        (("condense", "monthly", "--date", "2199-12-31"), "is after today"),
+        (("learned", "--since", "not a date"), "is no date git understands"),
+        (("learned", "--since", "2026-02-30"), "is not a date"),
+        (("explore", "prune", "--days", "-1"), "-1 is not in the range"),
+        (("recall", "x", "-n", "0"), "0 is not in the range"),
+        (("recall", "  "), "recall needs the text to look for"),
+        (("watch-sessions", "--once", "--idle-minutes", "99999999999"), "not in the range"),
+    ):
+        done = cli(*args, repo=memory_repo)
+        assert done.returncode == 2 and says in done.stderr, (args, done.stderr)
+        assert "Traceback" not in done.stderr
+    assert cli("learned", "--since", "1 week ago", repo=memory_repo).returncode == 0
