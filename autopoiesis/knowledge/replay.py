@@ -39,7 +39,7 @@ from autopoiesis.git.runner import cat_file_batch, uncommitted
 from autopoiesis.knowledge.changes import template_for
 from autopoiesis.knowledge.condense import MemoryCondenser
 from autopoiesis.knowledge.extract import ExtractionReport, KnowledgeExtractor, list_transcripts
-from autopoiesis.knowledge.extractors import content_hash
+from autopoiesis.knowledge.extractors import content_hash, default_registry
 from autopoiesis.knowledge.state import ExtractionState
 
 DERIVED_DIRS = ("memory", "journal", "projects", "people", "procedures", "reference")
@@ -152,6 +152,8 @@ def replay_branch(
     git = _git(repo)
     full, name = _branch_name(branch)
     _check_refs(git, full, base)
+    if extractors:  # an unknown one is refused before a branch, a worktree or a record exists
+        default_registry().select(extractors)
     wt = repo.state_file("worktrees_dir") / name
     r = _Replay(repo, git, full, name, base, wt, extractors, model, echo or (lambda m: None))
     progress_file = _progress_path(repo, name)

@@ -96,6 +96,14 @@ def test_replay_clear_messages(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     assert git.current_branch() is None
     with pytest.raises(ReplayError, match="not a branch or commit"):
         rp.compare_refs(memory_repo, "main", "extract/nope")
+    # an unknown extractor is refused before a branch, a worktree or a record exists (it
+    # left all three, and the name could then be used only with --force)
+    from autopoiesis.errors import UnknownExtractorError
+
+    with pytest.raises(UnknownExtractorError, match=r"the versions: .*decisions@3"):
+        rp.replay_branch(memory_repo, "extract/m2", extractors=["bogus"])
+    assert not git.branch_exists("extract/m2")
+    assert not (memory_repo.state_file("worktrees_dir") / "m2").exists()
 
 
 def test_replay_resumes_after_a_crash(memory_repo: MemoryRepo, tmp_path: Path) -> None:

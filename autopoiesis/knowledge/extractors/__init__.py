@@ -138,8 +138,10 @@ class ExtractorRegistry:
         try:
             return known[name]
         except KeyError:
+            versions = sorted({e.key for e in (*known.values(), *OLDER_EXTRACTORS)})
             raise UnknownExtractorError(
-                f"No extractor named {name!r}. Known extractors: {', '.join(known)}."
+                f"No extractor named {name!r}. Known extractors: {', '.join(known)} (the "
+                f"versions: {', '.join(versions)})."
             ) from None
 
     def select(self, names: Sequence[str] | None = None) -> list[ExtractorPlugin]:
