@@ -183,6 +183,20 @@ class RecallMixin(GitCore):
             raise GitError(
                 f"{rel} did not exist at {ref_or_date} ({commit.hexsha[:10]})."
             ) from None
+        if blob.type != "blob":  # a folder (a tree), a team's mount (a gitlink)
+            names = (
+                [f"{b.path}{'/' if b.type == 'tree' else ''}" for b in blob]
+                if blob.type == "tree"
+                else []
+            )
+            raise GitError(
+                f"{rel} is a folder at {ref_or_date} ({commit.hexsha[:10]}); name a file in it"
+                + (
+                    f": {', '.join(names[:10])}{' ...' if len(names) > 10 else ''}."
+                    if names
+                    else "."
+                )
+            )
         return commit.hexsha, blob.data_stream.read().decode("utf-8", "replace")
 
     def _resolve_commit(self, ref: str) -> str | None:

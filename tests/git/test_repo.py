@@ -125,6 +125,9 @@ def test_recall_blame_learned_show_at(memory_repo: MemoryRepo, git) -> None:
     assert "SQLite" in now
     with pytest.raises(GitError):
         g.show_at("1990-01-01", "knowledge/reference/storage.md")
+    # a folder is named as one, with its files: it printed git's binary tree object
+    with pytest.raises(GitError, match="knowledge/reference is a folder at HEAD .*/storage.md"):
+        g.show_at("HEAD", "knowledge/reference")
     # plain git answers the same question
     assert first in git(memory_repo.root, "log", "-S", "source of truth", "--format=%H").stdout
 
