@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
+from typing import Any
 
 # Typer's rich help is off unless TYPER_USE_RICH=1; why:
 # docs/performance.md#typer-builds-only-the-command-a-call-runs
@@ -114,8 +116,22 @@ def __getattr__(name: str) -> typer.Typer:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """A warning as the CLI says everything else: `warning: MESSAGE` on stderr, not
+    Python's `FILE:LINE: UserWarning: ...` with the line of code that raised it."""
+    typer.echo(f"warning: {message}", err=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
+    warnings.showwarning = _show_warning
     try:
         app_for(register(args), args)(args=args, prog_name="autopoiesis")
     except AutopoiesisError as exc:
