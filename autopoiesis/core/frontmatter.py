@@ -114,9 +114,24 @@ def split(text: str, where: str = "file") -> tuple[str | None, str]:
     return text[4 : close.start()], text[end:]
 
 
+def _has_alias(y: _Yaml, source: str) -> bool:
+    """Whether SOURCE's YAML events hold an alias (read without building a node)."""
+    try:
+        return any(isinstance(e, y.yaml.AliasEvent) for e in y.yaml.parse(source, Loader=y.loader))
+    except y.yaml.YAMLError:
+        return False  # the load below says what is wrong with it
+
+
 def parse_yaml(source: str, where: str = "file") -> dict[str, Any]:
-    """The mapping of a frontmatter's YAML text ({} when empty)."""
+    """The mapping of a frontmatter's YAML text ({} when empty). An alias (`*name` of an
+    `&name` anchor) is refused: no frontmatter the memory writes has one, and nine lines
+    of them nested ("billion laughs") expand to billions of nodes: a pulled topic file
+    held one, and `compile` and every prompt hook grew past 24 GB."""
     y = _yaml()
+    if "&" in source and "*" in source and _has_alias(y, source):
+        raise FrontmatterError(
+            f"{where}: the frontmatter uses a YAML alias (`*name`); write each value out."
+        )
     try:
         data = y.handler.load(source, Loader=y.loader)
     except y.yaml.YAMLError as exc:

@@ -66,3 +66,21 @@ def test_a_date_that_does_not_exist_is_a_frontmatter_error(value: str) -> None:
         FrontmatterError, match="notes.md: the frontmatter holds a date or time that does not exist"
     ):
         frontmatter.load(f"---\nstarted: {value}\n---\nbody\n", "notes.md")
+
+
+def test_an_alias_is_refused_before_it_can_expand() -> None:
+    """Nine lines of nested aliases ("billion laughs") in a pulled topic's frontmatter
+    made `compile` and every prompt hook grow past 24 GB. An alias is refused with what
+    to write instead; an `&` or a `*` in a quoted value is no alias."""
+
+    from autopoiesis.core.frontmatter import parse_yaml
+
+    levels = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        levels.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    with pytest.raises(FrontmatterError, match=r"uses a YAML alias \(`\*name`\)"):
+        parse_yaml("\n".join([*levels, "type: topic"]) + "\n", "topics/laughs.md")
+    assert parse_yaml('title: "R&D * notes"\nnote: a & b * c\n') == {
+        "title": "R&D * notes",
+        "note": "a & b * c",
+    }
