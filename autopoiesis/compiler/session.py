@@ -12,6 +12,7 @@ from typing import Any
 
 from autopoiesis.compiler.context import HistoryMessage
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo
+from autopoiesis.core.text import utf8_safe
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.formats.transcript_files import parts_of
 
@@ -104,14 +105,17 @@ def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMess
             raise AutopoiesisError(
                 f"{path}: {at}: {', '.join(wrong) or 'role'} must be text; {expected}."
             )
+        # a JSON `\ud83d` escape without its pair is a lone surrogate: made U+FFFD, as a
+        # capture makes it, or printing the context failed on it
+        tool = r.get("tool") or (r.get("name") if r.get("role") == "tool" else None)
         out.append(
             HistoryMessage(
-                str(r.get("role", "user")),
-                str(r["content"]),
-                str(r.get("id", n)),
-                r.get("tool") or (r.get("name") if r.get("role") == "tool" else None),
+                utf8_safe(str(r.get("role", "user"))),
+                utf8_safe(str(r["content"])),
+                utf8_safe(str(r.get("id", n))),
+                utf8_safe(str(tool)) if tool is not None else None,
                 None,
-                None if r.get("result") is None else str(r["result"]),
+                None if r.get("result") is None else utf8_safe(str(r["result"])),
             )
         )
     return out

@@ -11,15 +11,17 @@ Only the MCP protocol is written on stdout.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import wraps
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, ValidationError
 
 from autopoiesis import __version__
+from autopoiesis.core.text import utf8_safe
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.mcp.tools import MemoryTools
 from autopoiesis.memory import Memory
@@ -52,14 +54,66 @@ class _Server(MCPServer):
     field ("limit: should be greater than or equal to 1, not 0"), not pydantic's report
     with its links."""
 
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio loop, reading lines through `_repaired_lines`."""
+        import io
+        import sys
+
+        import anyio
+        from mcp.server.stdio import stdio_server
+
+        text = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        lines = _RepairedLines(anyio.wrap_file(text))
+        async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+            await self._lowlevel_server.run(
+                read_stream, write_stream, self._lowlevel_server.create_initialization_options()
+            )
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
-            return await super().call_tool(name, arguments, context)
+            return await super().call_tool(name, _writable(arguments), context)
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
                 raise ToolError(_arguments_error(name, cause)) from None
             raise
+
+
+# A JSON string escape of half a surrogate pair: a high one not followed by its low one,
+# or a low one alone. JSON allows them; the SDK's parser refuses the line, and the request
+# it held was never answered (the client waited for ever).
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+class _RepairedLines:
+    """The lines of the client's stream, each lone surrogate escape made U+FFFD's, as
+    `capture` reads one."""
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+
+    def __aiter__(self) -> Any:
+        return self._lines()
+
+    async def _lines(self) -> Any:
+        async for line in self.source:
+            yield _LONE_SURROGATE.sub(r"\\ufffd", line) if "\\u" in line else line
+
+
+def _writable(value: Any) -> Any:
+    """VALUE (a tool's arguments) with each string made writable as UTF-8 (`utf8_safe`): a
+    JSON `\\ud83d` escape without its pair decodes to a lone surrogate, and the reply that
+    quoted it could not be written, so the client waited for it for ever."""
+    if isinstance(value, str):
+        return utf8_safe(value)
+    if isinstance(value, dict):
+        return {k: _writable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_writable(v) for v in value]
+    return value
 
 
 def _arguments_error(tool: str, error: ValidationError) -> str:

@@ -54,3 +54,15 @@ def test_a_session_file_that_is_no_session_is_a_clear_error(
         out = cli("compile", "x", "--session", str(path), "--dry-run", repo=memory_repo)
         assert out.returncode != 0 and why in out.stderr, out.stderr
         assert "Traceback" not in out.stderr and "$6$salt" not in out.stderr
+
+
+def test_half_a_surrogate_pair_in_a_session_file_is_replaced(
+    memory_repo: MemoryRepo, tmp_path, cli
+) -> None:
+    """A JSON `\\ud83d` without its pair ended `compile --session` on a traceback when the
+    context was printed; it reads as U+FFFD, as a capture reads it."""
+    session = tmp_path / "session.jsonl"
+    session.write_text('{"role": "user", "content": "hi \\ud83d there"}\n', encoding="utf-8")
+    out = cli("compile", "hello", "--session", str(session), "--dry-run", repo=memory_repo)
+    assert out.returncode == 0, out.stderr
+    assert "user: hi \ufffd there" in out.stdout

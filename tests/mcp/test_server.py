@@ -399,7 +399,8 @@ def test_remember_says_what_it_redacted(repo: MemoryRepo, tmp_path: Path) -> Non
 def test_the_server_writes_nothing_but_the_protocol_on_stdout(
     repo: MemoryRepo, tmp_path: Path
 ) -> None:
-    """A raw JSON-RPC exchange: every line the server prints is a JSON-RPC message."""
+    """A raw JSON-RPC exchange: every line the server prints is a JSON-RPC message, and
+    every request is answered."""
     init = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -425,6 +426,20 @@ def test_the_server_writes_nothing_but_the_protocol_on_stdout(
             "method": "tools/call",
             "params": {"name": "search", "arguments": {"query": "billing"}},
         },
+        # half a surrogate pair (JSON allows it): the SDK's parser refused the line and
+        # the request was never answered
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "search", "arguments": {"query": "billing \ud83d"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "tools/call",
+            "params": {"name": "read", "arguments": {"path": "knowledge/\ud83d.md"}},
+        },
     ]
     proc = subprocess.Popen(
         [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "mcp"],
@@ -444,7 +459,7 @@ def test_the_server_writes_nothing_but_the_protocol_on_stdout(
         proc.stdin.write("".join(json.dumps(m) + "\n" for m in lines))
         proc.stdin.flush()
         replies = [
-            json.loads(proc.stdout.readline()) for _ in range(3)
+            json.loads(proc.stdout.readline()) for _ in range(5)
         ]  # every line it prints is a message
         proc.stdin.close()
         assert proc.wait(timeout=60) == 0
@@ -452,9 +467,11 @@ def test_the_server_writes_nothing_but_the_protocol_on_stdout(
     finally:
         watchdog.cancel()
         proc.kill()
-    assert sorted(r.get("id") for r in replies) == [1, 2, 3]
+    assert sorted(r.get("id") for r in replies) == [1, 2, 3, 4, 5]
     by_id = {r["id"]: r for r in replies}
     assert by_id[2]["result"]["isError"] is True and by_id[3]["result"]["isError"] is False
+    assert by_id[4]["result"]["isError"] is False
+    assert "knowledge/\ufffd.md is not a file" in by_id[5]["result"]["content"][0]["text"]
 
 
 def test_search_prefers_the_project_of_the_servers_folder(
