@@ -51,7 +51,17 @@ def main() -> None:
         gc.disable()
     call = parse_hook_argv(argv)
     if call is not None:
-        sys.exit(_hook(argv, call))
+        code = _hook(argv, call)
+        from autopoiesis.integrations import runner
+
+        if runner.expired:
+            # past its deadline the hook has answered (nothing, and the log says why); a
+            # worker thread still waiting on a model would keep the process, and the
+            # harness waiting on it, until the model's own deadline: leave without it
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        sys.exit(code)
     if one_shot:
         from autopoiesis.fastpath import wire as warm
 
@@ -65,9 +75,9 @@ def main() -> None:
     elif mcp_call(argv):
         from autopoiesis.fastpath.relay import relay
 
-        code = relay(split_repo_dir(argv)[0], argv, __version__)
-        if code is not None:
-            sys.exit(code)
+        relayed = relay(split_repo_dir(argv)[0], argv, __version__)
+        if relayed is not None:
+            sys.exit(relayed)
     from autopoiesis.cli import main as cli_main
 
     cli_main()

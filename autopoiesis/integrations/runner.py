@@ -37,6 +37,12 @@ class HookDeadline(Exception):
     """The hook ran past its deadline."""
 
 
+# Whether a hook of this process ran past its deadline: a call it was waiting on (a model
+# that trickles its answer, in a worker thread) may still run, and the process must not
+# wait for it at its exit (autopoiesis/__main__.py)
+expired = False
+
+
 @contextlib.contextmanager
 def deadline(seconds: float) -> Iterator[None]:
     """Raise HookDeadline in this (main) thread after SECONDS; a no-op where there is no SIGALRM."""
@@ -45,6 +51,8 @@ def deadline(seconds: float) -> Iterator[None]:
         return
 
     def expire(signum: int, frame: Any) -> None:
+        global expired
+        expired = True
         raise HookDeadline(f"gave up after {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, expire)

@@ -238,9 +238,11 @@ class LLMClient(RemoteCalls):
         temperature: float = 0.0,
         model: str | None = None,
         cache: bool = True,
+        deadline: float | None = None,
     ) -> LLMResult:
         """Text completion for STAGE. Raises LLMUnavailableError when the endpoint cannot
-        answer after the retries."""
+        answer after the retries, or within DEADLINE seconds when given (shorter than the
+        configured one: a stage that answers inside a prompt hook)."""
         messages = _messages(system, prompt)
         params: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
         model_name = model or self.model_for(stage)
@@ -251,7 +253,7 @@ class LLMClient(RemoteCalls):
         if self._answers_offline():
             text = self.offline.complete(stage, prompt, system, max_tokens)
             return self._offline_result(stage, model_name, messages, text)
-        result = self._remote(stage, model_name, messages, params)
+        result = self._remote(stage, model_name, messages, params, deadline=deadline)
         if len(result.text) > MAX_REPLY_CHARS:
             log.warning(
                 "the %s reply of %s was %d characters long; cut to %d",
@@ -348,6 +350,7 @@ class LLMClient(RemoteCalls):
         max_tokens: int = 1,
         model: str | None = None,
         cache: bool = True,
+        deadline: float | None = None,
     ) -> tuple[bool | None, LLMResult]:
         """The tier-3 gate's call (docs/design.md#gate-call): MAX_TOKENS (1 by default), temperature
         0.
@@ -361,6 +364,7 @@ class LLMClient(RemoteCalls):
             temperature=0.0,
             model=model,
             cache=cache,
+            deadline=deadline,
         )
         return parse_yes_no(res.text), res
 

@@ -93,12 +93,20 @@ class RemoteCalls:
             return [{**m, "content": self.redactor.redact(m["content"])} for m in messages]
 
     def _remote(
-        self, stage: str, model: str, messages: list[Message], params: dict[str, Any]
+        self,
+        stage: str,
+        model: str,
+        messages: list[Message],
+        params: dict[str, Any],
+        *,
+        deadline: float | None = None,
     ) -> LLMResult:
         provider = self._provider()
         self._check_backoff(stage, model, provider.name)
         try:
-            result = self._remote_attempts(stage, model, provider, messages, params)
+            result = self._remote_attempts(
+                stage, model, provider, messages, params, deadline=deadline
+            )
         except LLMUnavailableError as exc:
             if self.backoff is not None:
                 self.backoff.failed(str(exc).split(". ")[0], self.clock())
@@ -129,10 +137,12 @@ class RemoteCalls:
         provider: ChatProvider,
         messages: list[Message],
         params: dict[str, Any],
+        *,
+        deadline: float | None = None,
     ) -> LLMResult:
         messages = self._redacted(messages)
         started = time.monotonic()
-        budget = self.deadline
+        budget = self.deadline if deadline is None else min(self.deadline, deadline)
         deadline = started + budget
         attempts = 0
         last = ""

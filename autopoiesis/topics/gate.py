@@ -271,6 +271,13 @@ class GateVerdict:
     source: str  # llm | cache | offline | offline-fallback
 
 
+# The most a gate's call may take, retries included: it answers inside a prompt hook (its
+# own deadline 10 s) and the compile waits for it; a model that trickles its answer took
+# the client's whole deadline (two minutes), and the hook gave the prompt no context at
+# all. Past it the offline rule decides, as when the model cannot be reached.
+GATE_DEADLINE_SECONDS = 3.0
+
+
 class GatedActivator:
     """Tier 3: the LLM deliberation gate (docs/design.md#gate-call).
 
@@ -324,7 +331,10 @@ class GatedActivator:
         else:
             try:
                 answer, result = client.yes_no_result(
-                    "gate", self.prompt(message, topic), max_tokens=self.max_tokens
+                    "gate",
+                    self.prompt(message, topic),
+                    max_tokens=self.max_tokens,
+                    deadline=GATE_DEADLINE_SECONDS,
                 )
                 by_model = (
                     result.provider != "offline"

@@ -258,3 +258,29 @@ def test_feedback_and_report(memory_repo: MemoryRepo) -> None:
     text = runner.invoke(app, ["-C", str(memory_repo.root), "gate", "report"]).output
     assert "deploy" in text
     assert "suggestion:" in text
+
+
+def test_a_model_that_trickles_its_answer_is_given_the_gates_deadline_not_the_clients(
+    memory_repo: MemoryRepo, openai_server
+) -> None:
+    """A gate call (one token) waited the client's whole deadline, (30 s + margin) x 4
+    attempts, on a model that sends one byte every few seconds: `compile` took two
+    minutes and the prompt hook gave up with no context at all. The gate's call has its
+    own deadline (GATE_DEADLINE_SECONDS); past it the offline rule decides."""
+    from autopoiesis.llm.ledger import Ledger
+    from autopoiesis.topics.gate import GATE_DEADLINE_SECONDS
+
+    write_llm_config(memory_repo.root, openai_server.base_url, timeout_seconds=30, max_retries=3)
+    (memory_repo.topics_dir / "deploy.md").write_text(
+        "---\ntype: topic\ndescription: Deploying releases to production\ntriggers:\n"
+        "  - {type: keyword, words: [deploy]}\npriority: medium\nactivation: gated\n---\n\n"
+        "# Deploy\n\nDeploy releases to production.\n",
+        encoding="utf-8",
+    )
+    repo = MemoryRepo(memory_repo.root)
+    openai_server.default_chat = lambda body: {"trickle": 2.0, "content": "YES, surely"}
+    verdict = GatedActivator(repo).decide(DEPLOY_MESSAGE, topic())
+    assert verdict.source == "offline-fallback"
+    rows = Ledger(repo.state_file("llm_ledger")).rows()
+    (event,) = [e for e in rows if e.get("stage") == "gate"]
+    assert f"deadline of {GATE_DEADLINE_SECONDS:g} s" in event["error"]

@@ -123,3 +123,41 @@ def test_a_session_start_gives_the_session_level_memory_half_the_budget(memory_r
     message = next(s for s in res.sections if s.label == "memory").content
     assert count_tokens(message) <= budget * 0.25 + 60  # + the line naming what is out
     assert budget * 0.25 + 60 < count_tokens(shown) <= budget * START_SHARE + 60
+
+
+def test_a_hook_past_its_deadline_does_not_wait_for_its_worker_threads(
+    memory_repo, tmp_path
+) -> None:
+    """A hook past its deadline logged "gave up after 10 s", yet its process lived until
+    the model it was waiting on (in a worker thread) gave up too: 26 s, past Claude
+    Code's own 15 s. Once the hook has answered, the process leaves without them."""
+    import subprocess
+    import sys
+    import textwrap
+
+    marker = tmp_path / "worker-finished"
+    script = textwrap.dedent(
+        f"""
+        import sys, threading, time
+        import autopoiesis.__main__ as entry
+        from autopoiesis.integrations import runner
+
+        def slow_hook(argv, call):
+            def worker():  # a call to a model that trickles its answer
+                time.sleep(60)
+                open({str(marker)!r}, "w").write("done")
+            threading.Thread(target=worker).start()  # not a daemon: exit would wait for it
+            runner.expired = True  # what the hook's deadline sets when it passes
+            return 0
+
+        entry._hook = slow_hook
+        sys.argv = ["autopoiesis", "-C", {str(memory_repo.root)!r}, "hook", "claude-code",
+                    "UserPromptSubmit"]
+        entry.main()
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], input="{}", capture_output=True, text=True, timeout=50
+    )
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists()  # it left while its worker still waited
