@@ -142,6 +142,11 @@ def search(
         raise typer.BadParameter(f"use one of {', '.join(CATEGORIES)}", param_hint="--category")
     chosen = None if all_projects else project_option(memory, project)
     if batch is not None:
+        if query is not None:  # it was dropped without a word
+            raise typer.BadParameter(
+                "give a QUERY or --batch FILE, not both (a batch's queries are its lines)",
+                param_hint="QUERY",
+            )
         _search_batch(memory, batch, limit, category, merge, explain, mode, chosen)
         return
     if query is None:

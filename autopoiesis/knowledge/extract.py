@@ -516,7 +516,9 @@ class KnowledgeExtractor(LLMStage):
             return _Outcome(None, flavour, f"{type(exc).__name__}: {exc}")
 
     def _note(self, event: str, **fields: Any) -> None:
-        log.warning("%s: %s", event, fields)
+        """EVENT in the lifecycle log; the command's report says it to a person (a warning
+        here printed it a second time, as a Python dict)."""
+        log.debug("%s: %s", event, fields)
         self._log.append({"event": event, **fields})
 
     # ── committing ──

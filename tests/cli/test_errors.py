@@ -122,3 +122,13 @@ def test_days_and_counts_a_memory_cannot_have_are_usage_errors(
         assert done.returncode == 2 and says in done.stderr, (args, done.stderr)
         assert "Traceback" not in done.stderr
     assert cli("learned", "--since", "1 week ago", repo=memory_repo).returncode == 0
+
+
+def test_a_query_beside_a_batch_is_refused_not_dropped(
+    memory_repo: MemoryRepo, cli: Cli, tmp_path: Path
+) -> None:
+    """`search --batch FILE QUERY` ran the batch and dropped QUERY without a word."""
+    batch = tmp_path / "queries.txt"
+    batch.write_text("hello\n", encoding="utf-8")
+    done = cli("search", "--batch", str(batch), "python", repo=memory_repo)
+    assert done.returncode == 2 and "give a QUERY or --batch FILE, not both" in done.stderr
