@@ -155,14 +155,13 @@ class _Outcome:
 def list_transcripts(repo: MemoryRepo) -> list[tuple[datetime, str]]:
     """(started, repo-relative path) of every closed transcript, oldest first."""
     out = []
-    base = repo.conversations_dir
-    if not base.is_dir():
-        return []
-    for p in base.rglob("*.md"):
+    # never through a link (one to /etc/passwd was read; one to a transcript outside the
+    # repository stopped the whole run at its path): `iter_markdown` passes links over
+    for p in repo.iter_markdown(CONVERSATIONS_DIR):
         try:
             text = p.read_text(encoding="utf-8")
             meta = parse_meta(text, str(p))
-        except (TranscriptFormatError, UnicodeDecodeError) as exc:
+        except (OSError, TranscriptFormatError, UnicodeDecodeError) as exc:
             log.warning("skipping unreadable transcript %s: %s", p, exc)
             continue
         if meta.status == "open":

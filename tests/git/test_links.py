@@ -96,3 +96,23 @@ def test_a_name_with_a_control_character_is_refused_and_reported(
     assert verify.returncode == 1
     assert "knowledge/reference/a\\nb.md: a name with a control character" in verify.stdout
     assert "immutable" not in verify.stderr
+
+
+def test_extraction_reads_no_transcript_through_a_link(
+    memory_repo: MemoryRepo, tmp_path: Path, cli
+) -> None:
+    """A link under raw/conversations was read when extraction listed the transcripts
+    (one to /etc/passwd was skipped as a transcript without frontmatter only after), and
+    one to a transcript outside the repository stopped the whole run at its path."""
+    from autopoiesis.knowledge.extract import list_transcripts
+    from autopoiesis.testing.samples import closed_transcript
+
+    outside = tmp_path / "outside.md"
+    outside.write_text(closed_transcript("ses_outside", "Outside"), encoding="utf-8")
+    day = memory_repo.conversations_dir / "2026/02/16"
+    day.mkdir(parents=True)
+    os.symlink(outside, day / "1845-ses_outside-outside.md")
+    os.symlink("/etc/passwd", day / "1846-ses_passwd.md")
+    assert list_transcripts(memory_repo) == []
+    done = cli("extract", "--pending", repo=memory_repo)
+    assert done.returncode == 0, done.stderr
