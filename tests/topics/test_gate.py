@@ -89,13 +89,18 @@ def test_activation_modes_and_threshold() -> None:
 @pytest.fixture
 def llm_repo(memory_repo: MemoryRepo, openai_server) -> MemoryRepo:
     write_llm_config(memory_repo.root, openai_server.base_url, timeout_seconds=2, max_retries=0)
-    (memory_repo.topics_dir / "deploy.md").write_text(
+    _write_deploy_topic(memory_repo)
+    return MemoryRepo(memory_repo.root)  # fresh: the config changed
+
+
+def _write_deploy_topic(repo: MemoryRepo) -> None:
+    """topics/deploy.md: a gated topic of medium priority, triggered by "deploy"."""
+    (repo.topics_dir / "deploy.md").write_text(
         "---\ntype: topic\ndescription: Deploying releases to production\ntriggers:\n"
         "  - {type: keyword, words: [deploy]}\npriority: medium\nactivation: gated\n---\n\n# Deploy\n\n"
         "Deploy releases to production; roll back when health checks fail.\n",
         encoding="utf-8",
     )
-    return MemoryRepo(memory_repo.root)  # fresh: the config changed
 
 
 def test_gate_asks_the_llm_once_with_one_token_at_temperature_zero(
@@ -271,12 +276,7 @@ def test_a_model_that_trickles_its_answer_is_given_the_gates_deadline_not_the_cl
     from autopoiesis.topics.gate import GATE_DEADLINE_SECONDS
 
     write_llm_config(memory_repo.root, openai_server.base_url, timeout_seconds=30, max_retries=3)
-    (memory_repo.topics_dir / "deploy.md").write_text(
-        "---\ntype: topic\ndescription: Deploying releases to production\ntriggers:\n"
-        "  - {type: keyword, words: [deploy]}\npriority: medium\nactivation: gated\n---\n\n"
-        "# Deploy\n\nDeploy releases to production.\n",
-        encoding="utf-8",
-    )
+    _write_deploy_topic(memory_repo)
     repo = MemoryRepo(memory_repo.root)
     openai_server.default_chat = lambda body: {"trickle": 2.0, "content": "YES, surely"}
     verdict = GatedActivator(repo).decide(DEPLOY_MESSAGE, topic())
