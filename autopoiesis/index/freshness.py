@@ -256,7 +256,7 @@ class Freshness:
         if state.ok and self.is_fresh(state):
             return IndexUpdate()
         if build.pending(self.store) is not None:
-            return self._while_building()
+            return self._while_building(searching)
         if searching and self.store.needs_rebuild() and self.store.meta("head") is not None:
             indexed = self.store.count("files")
             if indexed > INLINE_REBUILD_FILES:
@@ -305,10 +305,11 @@ class Freshness:
             "`autopoiesis index rebuild` does it now"
         )
 
-    def _while_building(self) -> IndexUpdate:
+    def _while_building(self, searching: bool = False) -> IndexUpdate:
         """A build in steps is under way (index/build.py): search what it has indexed, with
-        a notice, rather than wait for it. One whose process died is continued in the
-        background."""
+        a notice, rather than wait for it; a search (SEARCHING) of an index that holds
+        nothing yet is IndexOutdatedError, which its caller answers with `git grep`. One
+        whose process died is continued in the background."""
         if self.store.try_write_lock():
             try:
                 spawn_background(self.store.repo, build=True)
@@ -318,6 +319,10 @@ class Freshness:
                 self.store.release_write_lock()
         record = build.pending(self.store) or {}
         note = build.notice(record)
+        if searching and self.store.count("files") == 0:
+            # nothing indexed yet (a build just started, after a corrupt file was moved
+            # aside): a search of it would answer nothing, where `git grep` answers
+            raise IndexOutdatedError(note)
         if note not in self.store.warnings:
             self.store.warnings.append(note)
         return IndexUpdate(warnings=(note,))

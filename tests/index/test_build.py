@@ -100,3 +100,24 @@ def test_both_builds_write_without_the_memory_map(memory_repo: MemoryRepo, git) 
         assert seen and set(seen) == {0}
         assert conn.execute("PRAGMA mmap_size").fetchone()[0] == mapped
         assert index.search("heron migration", limit=3)
+
+
+def test_a_search_of_a_build_that_holds_nothing_yet_is_answered_by_grep(
+    memory_repo: MemoryRepo, git
+) -> None:
+    """Right after a corrupt memory.db was moved aside, a search met the new build before
+    its first step: it answered nothing (rc 0, "0 of 0 files"). While the build holds no
+    file, a search is answered with `git grep`, as when the index is outdated."""
+    from autopoiesis.index.searchindex import search_outcome
+
+    fill(memory_repo, git, 2)
+    with SearchIndex(memory_repo) as index:
+        index.store.set_meta(build.BUILD_META, '{"state": {}, "total": 9, "done": 0}')
+        index.store.conn.commit()
+        assert index.store.try_write_lock()  # the builder holds it
+        try:
+            outcome = search_outcome("heron migration", 5, repo=memory_repo)
+        finally:
+            index.store.release_write_lock()
+    assert outcome.results and outcome.source != "index"
+    assert any("being built (0 of 9 files" in n and "answered with" in n for n in outcome.notices)
