@@ -394,6 +394,32 @@ class GitCore:
         """Commit exactly PATHS (repo-relative), nothing else that happens to be staged:
         through plumbing when every path is a file on disk (git/direct_commit.py), else
         with `git commit --only`."""
+        return self._on_a_branch(self._commit_paths(paths, message, allow_empty=allow_empty))
+
+    def _on_a_branch(self, result: CommitResult) -> CommitResult:
+        """RESULT, with a warning when its commit went to a detached HEAD: no branch holds
+        it, and checking a branch out leaves it behind (only the reflog finds it)."""
+        if result.sha and self.detached():
+            warnings.warn(
+                f"commit {result.sha[:10]} was made on a detached HEAD, so no branch holds it; "
+                f"keep it with `git branch NAME {result.sha[:10]}` (or `git switch -c NAME`).",
+                stacklevel=3,
+            )
+        return result
+
+    def detached(self) -> bool:
+        """Whether HEAD names a commit rather than a branch (read from the git folder)."""
+        if self._git_dir is None:
+            self._git_dir = self.git_dir()
+        try:
+            head = (self._git_dir / "HEAD").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+        return not head.startswith("ref:")
+
+    def _commit_paths(
+        self, paths: Sequence[str], message: str, *, allow_empty: bool = False
+    ) -> CommitResult:
         from autopoiesis.git.direct_commit import commit_new_files
 
         with self.repo.lock("git"):
@@ -566,7 +592,7 @@ class GitCore:
                     "The commit was refused:\n" + (proc.stderr.strip() or proc.stdout.strip())
                 )
             files = tuple(p for _, p in changes)
-            return CommitResult(self.head(), msg, files)
+            return self._on_a_branch(CommitResult(self.head(), msg, files))
 
     def _preview_diff(self, tops: Sequence[str]) -> tuple[str, str] | None:
         """(diff, numstat) of what `git add -A -- TOPS` would stage, computed in a private

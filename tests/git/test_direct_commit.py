@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 from pathlib import Path
 
 import pytest
@@ -283,3 +284,19 @@ def test_nothing_commits_while_a_merge_has_conflicts(memory_repo: MemoryRepo, gi
         assert "git merge --abort" in done.stderr
         assert git(memory_repo, "ls-files", "-s", memory).stdout == stages  # still 3 stages
     assert git(memory_repo, "status", "--porcelain").stdout.startswith("UU ")
+
+
+def test_a_commit_on_a_detached_head_says_no_branch_holds_it(memory_repo: MemoryRepo, git) -> None:
+    """On a detached HEAD capture, prune and tag committed without a word, and checking
+    a branch out left those commits behind. The commit is made, with a warning that says
+    how to keep it."""
+    git(memory_repo, "checkout", "-q", "--detach", "HEAD")
+    write(memory_repo, "knowledge/reference/note.md", "# Note\n\n- kept on no branch\n")
+    with pytest.warns(UserWarning, match=r"made on a detached HEAD.*git branch NAME"):
+        done = MemoryGit(memory_repo).commit_paths(["knowledge/reference/note.md"], "memory: note")
+    assert done.sha and git(memory_repo, "rev-parse", "HEAD").stdout.strip() == done.sha
+    git(memory_repo, "checkout", "-q", "main")
+    write(memory_repo, "knowledge/reference/other.md", "# Other\n\n- on main\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # on a branch: no warning
+        MemoryGit(memory_repo).commit_paths(["knowledge/reference/other.md"], "memory: other")
