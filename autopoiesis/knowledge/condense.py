@@ -85,6 +85,15 @@ class MemoryCondenser(LLMStage):
 
     def daily_summary(self, day: date | None = None, *, commit: bool = True) -> MaintenanceResult:
         day = day or self.now().date()
+        archived = sorted((self.repo.root / "archive" / "journal").glob(f"{day.isoformat()}*.md"))
+        if archived and not (self.repo.root / f"knowledge/journal/{day.isoformat()}.md").exists():
+            # written again, it was archived again by the next prune, beside the first copy
+            return MaintenanceResult(
+                (
+                    f"the journal of {day.isoformat()} is archived "
+                    f"({self.repo.rel(archived[0])}); not written again",
+                )
+            )
         srcs = self._transcripts_of(day)
         if not srcs:
             return MaintenanceResult((f"no transcripts on {day.isoformat()}; no journal written",))

@@ -315,3 +315,18 @@ def test_knowledge_learned_from_an_old_conversation_is_not_stale_on_arrival(
     memory_repo.state_file("inclusions").write_text("{}")
     with MemoryPruner(memory_repo, now=later, usage=inclusion_counts(memory_repo)) as p:
         assert [a for a in p.score_and_evict(commit=False).actions if rel in a]
+
+
+def test_the_daily_journal_of_an_archived_day_is_not_written_again(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """`condense daily --date D` for a day prune had archived wrote knowledge/journal/D.md
+    anew, and the next prune archived it again as D.<date>.md, the same entries twice."""
+    import_sessions(memory_repo, tmp_path, DEMO)
+    archived = memory_repo.root / "archive/journal/2026-02-16.md"
+    archived.parent.mkdir(parents=True, exist_ok=True)
+    archived.write_text("---\ntype: journal\ndate: 2026-02-16\n---\n\n## 2026-02-16\n- kept\n")
+    with MemoryCondenser(memory_repo) as c:
+        result = c.daily_summary(DAY, commit=False)
+    assert "is archived (archive/journal/2026-02-16.md); not written again" in result.actions[0]
+    assert not (memory_repo.root / "knowledge/journal/2026-02-16.md").exists()
