@@ -269,6 +269,11 @@ def _check(
         if not isinstance(sid, str) or not sid:
             report.skip_line(source, n, "no sessionId")
             continue
+        if isinstance(obj.get("timestamp"), (int, float)):
+            # Claude Code writes an ISO time; a number (read as epoch seconds, one line of
+            # `12345` dated the whole session 1970) is no time of this format
+            report.skip_line(source, n, "a timestamp that is a number, not an ISO time")
+            continue
         try:
             tf.validate_session_id(sid)
             when = parse_ts(obj.get("timestamp"), "timestamp")

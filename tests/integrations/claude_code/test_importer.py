@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from autopoiesis.capture.importers import import_files
@@ -53,3 +54,34 @@ def test_reimport_is_a_noop(memory_repo: MemoryRepo, shared_data: Path, git) -> 
     assert again.imported == []
     assert sorted(again.skipped_duplicates) == sorted(first.imported)
     assert git(memory_repo.root, "rev-parse", "HEAD").stdout == head
+
+
+def test_a_line_whose_timestamp_is_a_number_is_skipped_not_read_as_1970(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Claude Code writes ISO times: one line with `"timestamp": 12345` was read as epoch
+    seconds, and the session was filed under raw/conversations/1970/01/01/ (its journal
+    written for 1970-01-01). The line is skipped with its reason; the session keeps its day."""
+
+    lines = [
+        {
+            "type": "user",
+            "timestamp": "2025-12-24T10:00:00.000Z",
+            "sessionId": "numeric-ts",
+            "message": {"role": "user", "content": "Create a hello world function"},
+            "uuid": "m1",
+        },
+        {
+            "type": "assistant",
+            "timestamp": 12345,
+            "sessionId": "numeric-ts",
+            "message": {"role": "assistant", "content": "a reply of another time"},
+            "uuid": "m2",
+        },
+    ]
+    log = tmp_path / "numeric.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    report = import_files(memory_repo, [log])
+    (filed,) = report.imported
+    assert filed.startswith("raw/conversations/2025/12/24/")
+    assert any("a timestamp that is a number" in w for w in report.warnings)
