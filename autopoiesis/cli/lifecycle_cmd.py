@@ -85,8 +85,9 @@ def extract(
             + (f" (retry after {f.next_retry_at})" if f.next_retry_at else ""),
             err=True,
         )
-    for p in report.paths:
-        typer.echo(f"  wrote {p}")
+    if not quiet:  # the result is the summary and the commit; the files are detail
+        for p in report.paths:
+            typer.echo(f"  wrote {p}")
     if sha:
         typer.echo(f"committed {sha[:10]}")
     if notice and not quiet:

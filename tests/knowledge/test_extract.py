@@ -634,3 +634,16 @@ def test_what_a_stopped_run_wrote_is_committed_by_the_next(
     assert done.returncode == 0, done.stderr
     assert "knowledge/reference/tools.md" in git(memory_repo, "show", "--stat", "HEAD").stdout
     assert git(memory_repo, "status", "--porcelain").stdout == "?? knowledge/reference/mine.md\n"
+
+
+def test_a_quiet_extract_says_its_result_not_each_file(
+    memory_repo: MemoryRepo, tmp_path: Path, cli: Cli
+) -> None:
+    """`extract -q` still printed a "wrote ..." line for every file (84 on a run over many
+    sessions' journals); quiet is the summary and the commit."""
+    paths = import_sessions(memory_repo, tmp_path, DEMO)
+    loud = cli("extract", paths[0], repo=memory_repo)
+    assert loud.returncode == 0 and "  wrote knowledge/" in loud.stdout
+    quiet = cli("extract", paths[1], "-q", repo=memory_repo)
+    assert quiet.returncode == 0 and "committed" in quiet.stdout
+    assert "wrote " not in quiet.stdout
