@@ -6,7 +6,8 @@ writer's own changes keep current."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import hashlib
+from collections.abc import Iterator, Mapping
 from typing import Self
 
 from autopoiesis.core.paths import MemoryRepo, atomic_write
@@ -86,7 +87,7 @@ class KnowledgeDocuments:
                 self._sizes.pop(relpath, None)
         else:
             text = kf.render(doc)
-            note_written(self.repo, [relpath])
+            note_written(self.repo, {relpath: text})
             atomic_write(self.repo.root / relpath, text)
             self._sizes.pop(relpath, None)
 
@@ -154,9 +155,10 @@ class KnowledgeDocuments:
 
     def flush(self) -> list[str]:
         written = sorted(self._dirty)
-        note_written(self.repo, written)
-        for rel in written:
-            atomic_write(self.repo.root / rel, kf.render(self._docs[rel]))
+        texts = {rel: kf.render(self._docs[rel]) for rel in written}
+        note_written(self.repo, texts)
+        for rel, text in texts.items():
+            atomic_write(self.repo.root / rel, text)
         self._dirty.clear()
         self._sizes.clear()
         return written
@@ -192,30 +194,48 @@ class KnowledgeDocuments:
         return self._cat
 
 
-def note_written(repo: MemoryRepo, paths: list[str]) -> None:
-    """Record PATHS as written by the writer and not committed yet, before they are
-    written: a run killed between its writes and its commit (or one whose commit a lock
-    or a merge refused) leaves them changed, and its next run (`extract` records the
-    transcript as done) no longer knows them from a person's own edits, which no command
-    commits. `written_not_committed` gives them to the next extraction's commit."""
-    if paths:
+def note_written(repo: MemoryRepo, texts: Mapping[str, str]) -> None:
+    """Record each file of TEXTS (path -> the text about to be written) as written by the
+    writer and not committed yet, before it is written: a run killed between its writes
+    and its commit (or one whose commit a lock or a merge refused) leaves them changed,
+    and its next run (`extract` records the transcript as done) no longer knows them from
+    a person's own edits, which no command commits. `written_not_committed` gives them to
+    the next extraction's commit; a file edited since (its text no longer the one
+    recorded) is the person's, and stays out."""
+    if texts:
         with open(repo.state_file("knowledge_written"), "a", encoding="utf-8") as fh:
-            fh.write("".join(f"{p}\n" for p in paths))
+            fh.write("".join(f"{_digest(t)} {p}\n" for p, t in texts.items()))
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 
 
 def written_not_committed(repo: MemoryRepo) -> list[str]:
-    """The files `note_written` recorded that still differ from the last commit; the record
-    is cut to them."""
+    """The files `note_written` recorded that still hold the text it recorded and differ
+    from the last commit; the record is cut to them."""
     from autopoiesis.git.runner import status
 
     record = repo.state_file("knowledge_written", create=False)
     try:
-        noted = set(record.read_text(encoding="utf-8").split())
+        lines = record.read_text(encoding="utf-8").splitlines()
     except OSError:
         return []
+    noted: dict[str, str] = {}
+    for line in lines:  # the last record of a path is what it was written with last
+        digest, _, path = line.partition(" ")
+        if path:
+            noted[path] = digest
     if not noted:
         return []
     changed = {e.path for e in status(repo.root, sorted(noted)).entries}
-    left = sorted(noted & changed)
-    atomic_write(record, "".join(f"{p}\n" for p in left))
+    left = []
+    for path in sorted(noted.keys() & changed):
+        try:
+            text = (repo.root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue  # deleted since, or no longer the writer's text
+        if _digest(text) == noted[path]:
+            left.append(path)
+    atomic_write(record, "".join(f"{noted[p]} {p}\n" for p in left))
     return left

@@ -634,6 +634,11 @@ def test_what_a_stopped_run_wrote_is_committed_by_the_next(
     assert done.returncode == 0, done.stderr
     assert "knowledge/reference/tools.md" in git(memory_repo, "show", "--stat", "HEAD").stdout
     assert git(memory_repo, "status", "--porcelain").stdout == "?? knowledge/reference/mine.md\n"
+    # a person's edit of a file the writer once wrote is theirs: no extraction commits it
+    tools = memory_repo.root / "knowledge/reference/tools.md"
+    tools.write_text(tools.read_text() + "\n- my own line\n", encoding="utf-8")
+    assert cli("extract", "--pending", repo=memory_repo).returncode == 0
+    assert " M knowledge/reference/tools.md" in git(memory_repo, "status", "--porcelain").stdout
 
 
 def test_a_quiet_extract_says_its_result_not_each_file(
