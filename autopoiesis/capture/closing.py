@@ -78,6 +78,14 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def transcript_meta(path: Path, rel: str) -> tf.TranscriptMeta:
+    """The frontmatter of the transcript at PATH, from its head alone (a frontmatter is a
+    few hundred bytes; the transcript may be megabytes). OSError or TranscriptFormatError
+    when it cannot be read as one."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return tf.parse_meta(fh.read(16384), rel)
+
+
 def read_transcript(path: Path, rel: str) -> str:
     """The text of the transcript at PATH (a character cut off at its end dropped)."""
     return tf.decode(path.read_bytes(), rel)

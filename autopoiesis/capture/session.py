@@ -43,6 +43,7 @@ from autopoiesis.capture.closing import (
     fsync_dir,
     recover_abandoned,
     session_lock,
+    transcript_meta,
 )
 from autopoiesis.core.clock import format_ts, parse_ts, utc, utc_now
 from autopoiesis.core.paths import FileLock, MemoryRepo
@@ -499,8 +500,6 @@ def _summarise(value: Any, redact: Callable[[str], str]) -> str:
 def _is_open(path: Path) -> bool:
     """Whether the transcript at PATH says it is still open (`status: open`)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            head = fh.read(16384)  # the frontmatter is a few hundred bytes
-        return tf.parse_meta(head).status == "open"
+        return transcript_meta(path, str(path)).status == "open"
     except (OSError, AutopoiesisError):
         return False

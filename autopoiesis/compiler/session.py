@@ -98,13 +98,17 @@ def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMess
             )
         wrong = [
             k
-            for k in ("role", "content", "tool", "name", "id")
-            if r.get(k) is not None and not isinstance(r[k], (str, int, float))
-        ]
-        if wrong or isinstance(r.get("role"), (int, float)):
-            raise AutopoiesisError(
-                f"{path}: {at}: {', '.join(wrong) or 'role'} must be text; {expected}."
+            for k, numbers in (
+                ("role", False),
+                ("content", True),
+                ("tool", False),
+                ("name", False),
+                ("id", True),
             )
+            if r.get(k) is not None and not _text_field(r[k], numbers)
+        ]
+        if wrong:
+            raise AutopoiesisError(f"{path}: {at}: {', '.join(wrong)} must be text; {expected}.")
         # a JSON `\ud83d` escape without its pair is a lone surrogate: made U+FFFD, as a
         # capture makes it, or printing the context failed on it
         tool = r.get("tool") or (r.get("name") if r.get("role") == "tool" else None)
@@ -119,6 +123,13 @@ def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMess
             )
         )
     return out
+
+
+def _text_field(value: Any, numbers: bool) -> bool:
+    """Whether VALUE may stand for a field's text: a string, or (NUMBERS) a number."""
+    if isinstance(value, str):
+        return True
+    return numbers and isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _inside(repo: MemoryRepo, path: Path) -> bool:

@@ -145,17 +145,15 @@ def check_uncommitted(memory: Any) -> Iterator[Finding]:
     """Transcripts under raw/ that no commit holds and no live capture is writing: a
     capture killed before its end, a commit that failed, or a file recovery could not
     read (its frontmatter damaged), which stays untracked with only a warning."""
-    from autopoiesis.capture.closing import session_lock, uncommitted_transcripts
+    from autopoiesis.capture.closing import session_lock, transcript_meta, uncommitted_transcripts
     from autopoiesis.errors import TranscriptFormatError
-    from autopoiesis.formats import transcript as tf
 
     left: list[str] = []
     unreadable: list[str] = []
     for path in uncommitted_transcripts(memory.repo):
         rel = memory.repo.rel(path)
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                meta = tf.parse_meta(fh.read(16384), rel)
+            meta = transcript_meta(path, rel)
         except (OSError, TranscriptFormatError):
             unreadable.append(rel)
             continue
