@@ -17,7 +17,8 @@ the two re-applies harmlessly: at-least-once application + idempotent writer = e
 once in effect.
 
 Deleting the file only costs re-running extraction (the writer dedups), in keeping with
-"SQLite is a cache".
+"SQLite is a cache": a row counts as done only while the tracked record below lists its
+transcript and extractor (done_keys).
 
 What is done also travels with the repository: EXTRACTED_FILE (`knowledge/.extracted`,
 tracked, committed with the extraction) holds one line `PATH<TAB>EXTRACTOR@VERSION` per
@@ -147,14 +148,21 @@ class ExtractionState:
         return StateRow(*row) if row else None
 
     def done_keys(self) -> set[tuple[str, str]]:
-        """The (content hash, extractor) pairs done here, and the (path, extractor) pairs the
-        repository's record says are done (on any clone): test a transcript with is_done."""
+        """The (path, extractor) pairs the repository's record says are done (on any clone)
+        and the (content hash, extractor) pairs done here that it also lists: test a
+        transcript with is_done. The record decides: it is committed with the knowledge it
+        stands for, so a `git reset` or checkout that takes an extraction's commit away, or
+        a line deleted from the record, takes the transcript's "done" with it and the next
+        extraction does it again (the local rows are a cache of it). A state of its own
+        (no record) has only its rows."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT content_hash, extractor FROM extractions WHERE status='done'"
+                "SELECT content_hash, extractor, path FROM extractions WHERE status='done'"
             ).fetchall()
-        done = {(a, b) for a, b in rows}
-        return done | self.record.pairs() if self.record is not None else done
+        if self.record is None:
+            return {(h, e) for h, e, _ in rows}
+        recorded = self.record.pairs()
+        return recorded | {(h, e) for h, e, p in rows if (p, e) in recorded}
 
     def rows(self, status: str | None = None) -> list[StateRow]:
         q = (

@@ -96,3 +96,33 @@ def test_two_clones_records_merge_without_a_conflict(tmp_path: Path) -> None:
         assert ExtractedRecord(repo.root / EXTRACTED_FILE).pairs() == both
         assert "<<<<<<<" not in (repo.root / EXTRACTED_FILE).read_text()
         assert _extract(MemoryRepo(repo.root)).processed == ()
+
+
+def test_an_extraction_reset_away_is_done_again(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    """The record decides what is done, not the local cache: `git reset --hard` to before
+    the extraction's commit (the knowledge and the record gone, the cache still saying
+    done) and a line deleted from the record are both extracted again."""
+    import_sessions(memory_repo, tmp_path, DEMO)
+    root = memory_repo.root
+    before = _git(root, "rev-parse", "HEAD")
+    first = _extract(memory_repo)
+    every = 2 * len(BUILTIN_EXTRACTORS)
+    assert len(first.processed) == every
+    knowledge = set(_git(root, "ls-files", "knowledge").splitlines())
+
+    _git(root, "reset", "-q", "--hard", before)
+    assert not (root / EXTRACTED_FILE).exists()
+    again = _extract(memory_repo)
+    assert len(again.processed) == every and again.already_done == 0
+    assert set(_git(root, "ls-files", "knowledge").splitlines()) == knowledge
+
+    record = root / EXTRACTED_FILE
+    lines = record.read_text(encoding="utf-8").splitlines(keepends=True)
+    gone = next(line for line in lines if "\t" in line and not line.startswith("#"))
+    record.write_text("".join(line for line in lines if line != gone), encoding="utf-8")
+    _git(root, "commit", "-qam", "a person deletes a line of the record")
+    path, extractor = gone.rstrip("\n").split("\t")
+    third = _extract(memory_repo)
+    assert [(p, e) for p, e, _ in third.processed] == [(path, extractor)]
+    assert third.already_done == every - 1
+    assert gone in record.read_text(encoding="utf-8")
