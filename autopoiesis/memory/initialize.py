@@ -80,6 +80,56 @@ def merge_gitattributes(root: Path, report: InitReport) -> None:
     )
 
 
+def _attribute_lines(text: str) -> list[str]:
+    """TEXT's rules (.gitattributes), each with its spaces collapsed; comments and blank
+    lines left out."""
+    return [
+        " ".join(line.split())
+        for line in text.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+
+
+def foreign_attribute_changes(git: MemoryGit, ours: str, theirs: str) -> list[str]:
+    """What merging THEIRS would change of how git treats this clone's files through a
+    `.gitattributes` (at the top or in any folder), as "FILE: +RULE" and "FILE: -RULE": a
+    rule THEIRS added that autopoiesis never writes (its template's, and the git-crypt
+    rules of `autopoiesis private init` at the top), or one of OURS that THEIRS took away
+    since the two parted. Such a rule can switch the knowledge merge driver off, merge
+    transcripts line by line, rewrite line endings, or stop encrypting private files; it
+    comes from whoever can push, so `sync` leaves it to a person (memory/sync.py)."""
+    from autopoiesis.memory.private import RULE_SUFFIX
+
+    base = git.run("merge-base", ours, theirs, check=False).stdout.strip() or ours
+    changed = git.run(
+        "diff",
+        "--name-only",
+        "-z",
+        base,
+        theirs,
+        "--",
+        ".gitattributes",
+        ":(glob)**/.gitattributes",
+    ).stdout.split("\0")
+    template = set(_attribute_lines((FILES_DIR / "gitattributes").read_text(encoding="utf-8")))
+
+    def rules(commit: str, path: str) -> list[str]:
+        proc = git.run("show", f"{commit}:{path}", check=False)
+        return _attribute_lines(proc.stdout) if proc.returncode == 0 else []
+
+    out: list[str] = []
+    for path in filter(None, changed):
+        before, here, there = rules(base, path), rules(ours, path), set(rules(theirs, path))
+        for rule in dict.fromkeys(rules(theirs, path)):
+            known = path == ".gitattributes" and (
+                rule in template or rule.split(" ", 1)[-1] == RULE_SUFFIX
+            )
+            if rule not in here and not known:
+                out.append(f"{path}: +{rule}")
+        out += [f"{path}: -{rule}" for rule in here if rule in before and rule not in there]
+    return out
+
+
 def _check_out_a_cloned_memory(git: MemoryGit, report: InitReport) -> None:
     """A repository with no commit yet whose remote holds a memory: check that memory out
     rather than start a second one beside it. A clone of a remote whose HEAD names a branch

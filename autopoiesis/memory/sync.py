@@ -14,7 +14,8 @@ lose or resurrect something. One round (`sync_once`):
    the old history (verify's record of the rewrite lists its commits);
 5. pull: `git fetch`, checks of what came in (a remote rewritten since the last fetch,
    a forget on either side, unrelated histories, incoming commits that alter
-   transcripts), then `git merge`: knowledge files entry by entry (app/merge_driver.py),
+   transcripts, `.gitattributes` rules autopoiesis does not write), then `git merge`:
+   knowledge files entry by entry (app/merge_driver.py),
    raw/ never conflicts (a transcript's path holds its session id). Caps are re-applied
    to the merged files before the merge is committed: MEMORY.md over the writer's line cap
    has its overflow moved to archive/ by the pruner, as `autopoiesis prune` does;
@@ -346,6 +347,7 @@ def _check_incoming(
     """Refuse to merge what would lose or resurrect something; see the module doc."""
     from autopoiesis.git.history import link_findings, transcripts_at
     from autopoiesis.git.verify import walk
+    from autopoiesis.memory.initialize import foreign_attribute_changes
 
     name, branch, url = report.remote, report.branch, report.url
     remote_forgets = _forget_commits(git, theirs, ours)
@@ -414,6 +416,20 @@ def _check_incoming(
             f"{shown}\nNothing was merged or pushed. Have it removed on the clone that made "
             f"it (`git log --stat {ours[:12]}..{name}/{branch}` shows the commit), then sync "
             "again."
+        )
+    rules = foreign_attribute_changes(git, ours, theirs)
+    if rules:
+        shown = "\n".join(f"  {r}" for r in rules[:10]) + (
+            f"\n  … and {len(rules) - 10} more" if len(rules) > 10 else ""
+        )
+        raise SyncError(
+            f"{name}/{branch} changes how git treats the memory's files (.gitattributes rules "
+            f"autopoiesis does not write, or its own taken away):\n{shown}\nNothing was "
+            "merged or pushed: such a rule can switch the knowledge merge driver off, merge "
+            "transcripts line by line or stop encrypting private files. Read the change "
+            f"(`git log -p {ours[:12]}..{name}/{branch} -- .gitattributes`); if you trust it, "
+            f"merge it yourself (`git merge {name}/{branch}`), then sync again. A newer "
+            "autopoiesis on the other clone may have written it: update this one first."
         )
     findings = walk(repo.root, theirs, [ours], transcripts_at(repo.root, ours)).findings
     if findings:

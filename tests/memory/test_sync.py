@@ -601,6 +601,58 @@ def test_a_link_or_an_odd_name_pulled_from_a_collaborator_is_refused_before_the_
     assert "knowledge/reference/q.md" not in writer.files_with_entries("knowledge/")
 
 
+def test_a_pulled_gitattributes_rule_autopoiesis_does_not_write_is_refused_before_the_merge(
+    tmp_path: Path,
+) -> None:
+    """A collaborator's `.gitattributes` was merged as it came: a rule that merges
+    transcripts line by line, one that turns the knowledge merge driver off (in a folder's
+    own `.gitattributes` too), or one of ours taken away changed how this clone's git
+    treats its files. Now sync refuses them before it merges and says how to merge by hand;
+    the git-crypt rule `autopoiesis private init` writes on the other clone comes in."""
+    from autopoiesis.memory.private import RULE_SUFFIX
+
+    a, remote = _first_clone(tmp_path)
+    b = _clone(remote, tmp_path / "b")
+    _git(b, "config", "core.hooksPath", "/dev/null")  # the collaborator's clone, no hooks
+    top = b.root / ".gitattributes"
+    original = top.read_text(encoding="utf-8")
+    hostile = {
+        ".gitattributes": original.replace(
+            "raw/conversations/** -merge", "raw/conversations/** merge=union"
+        ),
+        "knowledge/.gitattributes": "*.md merge=binary\n",
+    }
+    before = _git(a, "rev-parse", "HEAD").strip()
+    for path, text in hostile.items():
+        (b.root / path).write_text(text, encoding="utf-8")
+        _git(b, "add", "-A")
+        _git(b, "commit", "-qm", "attributes")
+        _git(b, "push", "-q", "origin", "main")
+        with pytest.raises(SyncError, match="changes how git treats") as refused:
+            sync_once(a)
+        message = str(refused.value)
+        assert "Nothing was merged" in message and "git merge origin/main" in message
+        assert _git(a, "rev-parse", "HEAD").strip() == before
+        if path == ".gitattributes":
+            assert "+raw/conversations/** merge=union" in message
+            assert "-raw/conversations/** -merge" in message
+        else:
+            assert "knowledge/.gitattributes: +*.md merge=binary" in message
+        if path == ".gitattributes":
+            top.write_text(original, encoding="utf-8")
+        else:
+            (b.root / path).unlink()
+        _git(b, "add", "-A")
+        _git(b, "commit", "-qm", "attributes back")
+        _git(b, "push", "-q", "origin", "main")
+    # a rule as `autopoiesis private init` writes it, and the template's own: merged
+    top.write_text(original + f"knowledge/private/** {RULE_SUFFIX}\n", encoding="utf-8")
+    _git(b, "commit", "-qam", "maintenance: private knowledge")
+    _git(b, "push", "-q", "origin", "main")
+    sync_once(a)
+    assert f"knowledge/private/** {RULE_SUFFIX}" in (a.root / ".gitattributes").read_text()
+
+
 def test_a_pulled_note_that_is_not_utf8_is_a_warning_not_a_traceback(tmp_path: Path) -> None:
     """A collaborator's note with a byte that is not UTF-8 (committed without the hooks)
     crashed sync after its merge with a UnicodeDecodeError, and every write to that note
