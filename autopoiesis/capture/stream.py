@@ -12,7 +12,8 @@
     0}
 
 Each event is applied as it arrives (appended and fsynced). `session_id` may be left out
-while exactly one session is open. A refused event (bad JSON, invalid UTF-8, unknown
+while exactly one session is open. A session event without `started` / `ended` takes its
+`timestamp`, as the other events do. A refused event (bad JSON, invalid UTF-8, unknown
 event or role, a message before its session_start, an unknown session, a second
 session_end, a bad session id) is reported with its line number and skipped; everything
 else in the stream is still captured, and the exit status says that something was
@@ -116,14 +117,23 @@ def _session_for(capture: ConversationCapture, event: dict[str, Any]) -> str:
 # Where an event's time is read, and the names other logs give it. A field this version
 # does not read is left alone (a newer harness may send more), but a time under another name
 # is a date silently lost: the event gets the time it arrived, and the transcript the day.
+# A session's start and end are read from "timestamp" too when they carry no "started" or
+# "ended": a harness that stamps every event alike would otherwise file a session of March
+# under the day it was streamed, ended before its own turns.
 _TIME_FIELD = {"session_start": "started", "session_end": "ended"}  # the others: "timestamp"
 _TIME_ALIASES = ("ts", "time", "at", "date", "datetime", "created", "created_at", "createdAt")
+
+
+def _event_time(kind: str, event: dict[str, Any]) -> Any:
+    """The time EVENT of KIND carries (its field's value, or None)."""
+    named = event.get(_TIME_FIELD.get(kind, "timestamp"))
+    return named if named is not None else event.get("timestamp")
 
 
 def _warn_unread_time(kind: str, event: dict[str, Any]) -> None:
     read = _TIME_FIELD.get(kind, "timestamp")
     for alias in _TIME_ALIASES:
-        if alias in event and read not in event:
+        if alias in event and read not in event and "timestamp" not in event:
             warnings.warn(
                 f"a {kind} event's time is read from {read!r}, not {alias!r}: such events got "
                 f"the time they arrived. Send {read!r} (ISO 8601) to keep the log's times.",
@@ -154,7 +164,7 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
             raise CaptureError("session_start needs session_id as a string, like ses_a1b2c3d4.")
         session = Session(
             id=event["session_id"],  # its characters are validated by on_session_start
-            started=parse_ts(event["started"], "started") if event.get("started") else utc_now(),
+            started=parse_ts(when, "started") if (when := _event_time(kind, event)) else utc_now(),
             model=_opt(event, "model"),
             channel=_opt(event, "channel"),
             topic=_opt(event, "topic"),
@@ -206,7 +216,7 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
     elif kind == "session_end":
         return capture.on_session_end(
             sid,
-            ended=event.get("ended"),
+            ended=_event_time(kind, event),
             tokens_in=_int(event, "tokens_in"),
             tokens_out=_int(event, "tokens_out"),
         )

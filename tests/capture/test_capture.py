@@ -235,6 +235,50 @@ def test_a_time_under_another_name_is_reported_not_silently_lost(
     assert not any("mood" in w for w in report.warnings)
 
 
+def test_a_session_stamped_like_its_messages_keeps_its_times(memory_repo: MemoryRepo) -> None:
+    """A harness that stamps every event with `timestamp` had its session_start and
+    session_end read as "now" without a word: a session of March was filed under the day
+    it was streamed, and ended before its own turns. A session's `timestamp` is its start
+    or end when it sends no `started` or `ended`; one that sends both keeps `started`."""
+    report = process_stream(
+        memory_repo,
+        events(
+            {"event": "session_start", "session_id": "ses_st1", "timestamp": "2026-03-01T10:00Z"},
+            {
+                "event": "message",
+                "role": "user",
+                "content": "hello",
+                "timestamp": "2026-03-01T10:01Z",
+            },
+            {"event": "session_end", "timestamp": "2026-03-01T10:05Z"},
+            {
+                "event": "session_start",
+                "session_id": "ses_st2",
+                "started": "2026-03-02T09:00Z",
+                "timestamp": "2026-03-02T09:30Z",
+            },
+            {
+                "event": "message",
+                "role": "user",
+                "content": "again",
+                "timestamp": "2026-03-02T09:31Z",
+            },
+            {"event": "session_end"},
+        ),
+    )
+    assert report.refused == [] and len(report.closed) == 2
+    assert not [w for w in report.warnings if "time is read from" in w]
+    first, second = (memory_repo.root / c.path for c in report.closed)
+    assert (
+        first.relative_to(memory_repo.root)
+        .as_posix()
+        .startswith("raw/conversations/2026/03/01/1000-ses_st1")
+    )
+    text = first.read_text(encoding="utf-8")
+    assert "started: 2026-03-01T10:00:00Z" in text and "ended: 2026-03-01T10:05:00Z" in text
+    assert "/2026/03/02/0900-ses_st2" in second.as_posix()
+
+
 def test_a_field_of_the_wrong_type_is_left_out_with_a_warning(memory_repo: MemoryRepo) -> None:
     """A session's optional text fields (cwd, model, topic, tags; a speaker's name) were written as
     Python's rendering of whatever came: `"cwd": ["a"]` became `cwd: "['a']"` in the
