@@ -13,14 +13,15 @@
 
 Each event is applied as it arrives (appended and fsynced). `session_id` may be left out
 while exactly one session is open. A session event without `started` / `ended` takes its
-`timestamp`, as the other events do. A refused event (bad JSON, invalid UTF-8, unknown
-event or role, a message before its session_start, an unknown session, a second
-session_end, a bad session id) is reported with its line number and skipped; everything
-else in the stream is still captured, and the exit status says that something was
-refused. `cwd`, the folder the agent works in, gives the transcript its `project:` (the
-git repository it is in) unless `project` names one. A session still open at the end of
-input stays open and is recovered later (`autopoiesis capture --recover`, or the next
-capture start).
+`timestamp`, as the other events do. A chat API's message is read as it is sent: content
+parts are their text, `content: null` is no turn, the role "tool" is a tool's output. A
+refused event (bad JSON, invalid UTF-8, unknown event or role, a message before its
+session_start, an unknown session, a second session_end, a bad session id) is reported
+with its line number and skipped; everything else in the stream is still captured, and the
+exit status says that something was refused. `cwd`, the folder the agent works in, gives
+the transcript its `project:` (the git repository it is in) unless `project` names one. A
+session still open at the end of input stays open and is recovered later (`autopoiesis
+capture --recover`, or the next capture start).
 
 No input raises out of the loop: JSON nested deeper than Python can read, text with lone
 surrogates, timestamps that are no time (NaN, 1e20, year 1 or 9999), a full disk — each
@@ -120,6 +121,7 @@ def _session_for(capture: ConversationCapture, event: dict[str, Any]) -> str:
 # A session's start and end are read from "timestamp" too when they carry no "started" or
 # "ended": a harness that stamps every event alike would otherwise file a session of March
 # under the day it was streamed, ended before its own turns.
+TOOL_ROLES = ("tool", "function")  # a message in such a role is a tool's output
 _TIME_FIELD = {"session_start": "started", "session_end": "ended"}  # the others: "timestamp"
 _TIME_ALIASES = ("ts", "time", "at", "date", "datetime", "created", "created_at", "createdAt")
 
@@ -178,8 +180,22 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
     sid = _session_for(capture, event)
     if kind == "message":
         content = event.get("content")
+        if content is None:  # a chat API's message that only calls tools: no text
+            content = ""
+        if isinstance(content, list):  # an API's content parts: their text, joined
+            from autopoiesis.capture.importers.shapes import content_text  # the importers'
+
+            content = content_text(content)
         if not isinstance(content, str):
-            raise CaptureError("a message event needs content as a string.")
+            raise CaptureError(
+                "a message event needs content as a string (or a list of parts with text)."
+            )
+        if event.get("role") in TOOL_ROLES:
+            # a chat API's tool message (OpenAI's "tool", its older "function"): the output
+            # of a call, kept as one rather than refused as a speaker
+            tool = _text(event.get("name"), "a message's 'name'") or str(event["role"])
+            capture.on_tool_call(sid, tool, "", content, timestamp=event.get("timestamp"))
+            return None
         if not content.strip():  # says nothing: no turn of its own, as an import keeps none
             warnings.warn("a message with no text is not kept as a turn.", stacklevel=2)
             return None

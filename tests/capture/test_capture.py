@@ -814,6 +814,45 @@ def test_a_message_with_no_text_is_no_turn(memory_repo: MemoryRepo) -> None:
     assert "a message with no text is not kept as a turn." in report.warnings
 
 
+def test_a_chat_api_message_is_kept_as_its_text_and_its_tool_output(
+    memory_repo: MemoryRepo,
+) -> None:
+    """A harness that forwards a chat API's messages as they are had them refused, and so
+    lost: content as a list of parts (OpenAI's, Anthropic's), an assistant message that
+    only calls tools (content null), and a tool's output in the role "tool". Now the parts'
+    text is the message, a message without text is passed over with a warning, and a tool
+    message is a tool call's output under its name; content that is neither is refused."""
+    report = process_stream(
+        memory_repo,
+        events(
+            start("ses_api"),
+            {
+                "event": "message",
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "Run the tests of the parser."},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
+                    {"type": "text", "text": "Only the parser."},
+                ],
+            },
+            {"event": "message", "role": "assistant", "content": None},
+            {"event": "message", "role": "tool", "name": "run_tests", "content": "3 passed"},
+            {"event": "message", "role": "function", "content": "ok"},
+            {"event": "message", "role": "user", "content": {"text": "an object"}},
+            {"event": "session_end"},
+        ),
+    )
+    assert len(report.refused) == 1 and report.refused[0].startswith("line 6:")
+    assert "content as a string (or a list of parts with text)" in report.refused[0]
+    assert "a message with no text is not kept as a turn." in report.warnings
+    turns = tf.parse((memory_repo.root / report.closed[0].path).read_text()).turns
+    assert [t.role for t in turns] == ["user", "agent"]
+    texts = [i for i in turns[0].items if isinstance(i, tf.Text)]
+    assert [t.content for t in texts] == ["Run the tests of the parser.\n\nOnly the parser."]
+    calls = [(c.tool, c.result) for c in turns[1].items if isinstance(c, tf.ToolCall)]
+    assert calls == [("run_tests", "3 passed"), ("function", "ok")]
+
+
 def test_doctor_names_a_transcript_no_commit_holds(memory_repo: MemoryRepo, cli) -> None:
     """A transcript whose frontmatter recovery cannot read stayed untracked with only a
     warning, and `doctor` said everything was fine; so did an abandoned one (a capture
