@@ -95,11 +95,22 @@ class StreamReport:
     warnings: list[str] = field(default_factory=list)
 
 
+def _session_id(value: Any) -> str | None:
+    """An event's session_id as text: a string, or a whole number as its digits (a
+    harness that numbers its sessions sent `"session_id": 42` on every event, and every
+    one was refused). None when there is none; CaptureError for any other value."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise CaptureError(
+        f"session_id must be a string like ses_a1b2c3d4 (or a whole number), not {_short(value)}."
+    )
+
+
 def _session_for(capture: ConversationCapture, event: dict[str, Any]) -> str:
-    sid = event.get("session_id")
+    sid = _session_id(event.get("session_id"))
     if sid is not None:
-        if not isinstance(sid, str):
-            raise CaptureError(f"session_id must be a string, not {sid!r}.")
         if sid not in capture.open_sessions:
             raise CaptureError(
                 f"unknown session {sid!r}: it was never started here, or it has already ended."
@@ -162,10 +173,11 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
         tags = event.get("tags") or ()
         if not isinstance(tags, (list, tuple)):
             raise CaptureError("tags must be a list of strings.")
-        if not isinstance(event.get("session_id"), str):
+        sid = _session_id(event.get("session_id"))
+        if sid is None:
             raise CaptureError("session_start needs session_id as a string, like ses_a1b2c3d4.")
         session = Session(
-            id=event["session_id"],  # its characters are validated by on_session_start
+            id=sid,  # its characters are validated by on_session_start
             started=parse_ts(when, "started") if (when := _event_time(kind, event)) else utc_now(),
             model=_opt(event, "model"),
             channel=_opt(event, "channel"),

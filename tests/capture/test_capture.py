@@ -853,6 +853,29 @@ def test_a_chat_api_message_is_kept_as_its_text_and_its_tool_output(
     assert calls == [("run_tests", "3 passed"), ("function", "ok")]
 
 
+def test_a_session_numbered_by_its_harness_is_captured(memory_repo: MemoryRepo) -> None:
+    """A harness that numbers its sessions (`"session_id": 42`) had its session_start and
+    every message refused: nothing of the session was kept. A whole number is the id's
+    digits; a session_id that is neither text nor a whole number is still refused."""
+    report = process_stream(
+        memory_repo,
+        events(
+            {"event": "session_start", "session_id": 42, "started": "2026-03-01T10:00Z"},
+            {"event": "message", "session_id": 42, "role": "user", "content": "hello"},
+            {"event": "message", "session_id": 4.2, "role": "user", "content": "lost"},
+            {"event": "session_end", "session_id": 42},
+        ),
+    )
+    assert len(report.refused) == 1 and report.refused[0].startswith("line 3:")
+    assert (
+        "session_id must be a string like ses_a1b2c3d4 (or a whole number), not 4.2"
+        in (report.refused[0])
+    )
+    assert len(report.closed) == 1 and "/1000-42-" in report.closed[0].path
+    meta = tf.parse((memory_repo.root / report.closed[0].path).read_text()).meta
+    assert meta.session_id == "42"
+
+
 def test_doctor_names_a_transcript_no_commit_holds(memory_repo: MemoryRepo, cli) -> None:
     """A transcript whose frontmatter recovery cannot read stayed untracked with only a
     warning, and `doctor` said everything was fine; so did an abandoned one (a capture
