@@ -9,6 +9,7 @@ message saying how to write it, instead of letting a far-off value overflow late
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -69,6 +70,9 @@ def _checked(dt: datetime, value: Any, field_name: str) -> datetime:
     return out
 
 
+_EPOCH_TEXT = re.compile(r"\d{9,13}(?:\.\d{1,9})?")
+
+
 def parse_ts(value: Any, field_name: str = "timestamp") -> datetime:
     """An ISO-8601 string, epoch seconds or milliseconds, a date or a datetime, as aware UTC.
 
@@ -97,7 +101,14 @@ def parse_ts(value: Any, field_name: str = "timestamp") -> datetime:
         try:
             parsed = datetime.fromisoformat(text)
         except ValueError:
-            pass
+            # epoch seconds or milliseconds sent as a string ("1772359500"): a log that
+            # quotes every value; eight digits or fewer stay ISO's (20260301 is a day)
+            if _EPOCH_TEXT.fullmatch(text):
+                number = float(text)
+                try:
+                    return parse_ts(number, field_name)
+                except TimestampError:
+                    pass
         else:
             return _checked(parsed, value, field_name)
     raise TimestampError(f"{field_name} {value!r} is not an ISO-8601 timestamp; {_HINT}.")
