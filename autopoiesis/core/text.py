@@ -191,13 +191,12 @@ def counted(n: int, singular: str, plural: str | None = None) -> str:
 
 
 # What a harness wraps around a message that nobody said: Claude Code's record of a slash
-# command (`<command-name>/review</command-name>`), of a command the user ran locally (its
-# caveat, output and errors) and its reminders to the model. Its own log marks them; a
-# Markdown export of its session keeps them in the user's text.
+# command beyond what the user typed (`<command-message>review</command-message>`), of a
+# command the user ran locally (its caveat, output and errors) and its reminders to the
+# model. Its own log marks them; a Markdown export of its session keeps them in the user's
+# text.
 HARNESS_BOOKKEEPING = (
-    "command-name",
     "command-message",
-    "command-args",
     "command-contents",
     "local-command-stdout",
     "local-command-stderr",
@@ -238,11 +237,46 @@ def without_elements(text: str, names: tuple[str, ...], *, keep_lines: bool = Fa
     return "".join(out)
 
 
+# ... and the part of that record the user typed: the command and the words after it
+# (`<command-name>/review</command-name>` `<command-args>check login.py</command-args>`).
+# With words after it, they are the user's request, read without their tags; a command
+# run with none (`/clear`, `/exit`) says nothing and is bookkeeping too.
+SLASH_COMMAND_WORDS = ("command-name", "command-args")
+HARNESS_RECORD = HARNESS_BOOKKEEPING + SLASH_COMMAND_WORDS  # all of it, the typed part too
+_SLASH_WORD = re.compile(r"<(command-name|command-args)>(.{0,4000}?)</\1>", re.IGNORECASE | re.S)
+
+
+def _typed_parts(text: str) -> dict[str, str]:
+    if "<command-" not in text:
+        return {}
+    return {m.group(1).lower(): " ".join(m.group(2).split()) for m in _SLASH_WORD.finditer(text)}
+
+
+def slash_command(text: str) -> str | None:
+    """What the user typed to run the slash command TEXT records, when they typed words
+    after it ("/review check login.py"); else None."""
+    parts = _typed_parts(text)
+    name, words = parts.get("command-name"), parts.get("command-args")
+    if not name or not words:
+        return None
+    return f"{name if name.startswith('/') else '/' + name} {words}"
+
+
+def slash_words(text: str) -> str:
+    """TEXT with the record of a slash command run with words after it read as what the
+    user typed (SLASH_COMMAND_WORDS without their tags), line for line; a record without
+    such words stays as it is."""
+    if not _typed_parts(text).get("command-args"):
+        return text
+    return _SLASH_WORD.sub(lambda m: m.group(2), text)
+
+
 def without_bookkeeping(text: str) -> str:
-    """A user's TEXT as a reader sees it: the harness's bookkeeping (HARNESS_BOOKKEEPING)
-    out, line for line. What the index and the compiled context read of a user's turn;
-    Claude Code's importer drops the same lines from its log."""
-    return without_elements(text, HARNESS_BOOKKEEPING, keep_lines=True)
+    """A user's TEXT as a reader sees it: the harness's record (HARNESS_RECORD) out but
+    for a slash command's words (slash_words), line for line. What the index and the
+    compiled context read of a user's turn; Claude Code's importer writes the same of its
+    log."""
+    return without_elements(slash_words(text), HARNESS_RECORD, keep_lines=True)
 
 
 # How the messages open that a harness sends in the user's role and the user did not

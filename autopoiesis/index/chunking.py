@@ -22,7 +22,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from autopoiesis.core.text import count_tokens, said_by_the_harness, without_bookkeeping
+from autopoiesis.core.text import (
+    HARNESS_RECORD,
+    count_tokens,
+    said_by_the_harness,
+    without_bookkeeping,
+    without_elements,
+)
 from autopoiesis.errors import FrontmatterError
 
 # Bump when chunk boundaries or chunk text change: the index rebuilds itself.
@@ -43,7 +49,8 @@ from autopoiesis.errors import FrontmatterError
 #     instructions file) is headed FROM_HARNESS.
 # 18: a long section's piece of headings alone joins the piece after it (see
 #     _section_chunks).
-CHUNKER_VERSION = "18"
+# 19: a slash command's record keeps what the user typed (core.text.slash_words).
+CHUNKER_VERSION = "19"
 CONTEXT_TURNS = 1  # a turn chunk holds this many turns before and after it, when they fit:
 # a neighbour joins when it is at most SHORT_NEIGHBOUR_CHARS long (the question beside its
 # long answer) or the window stays under WIDE_CONTEXT_CHARS with it
@@ -313,7 +320,7 @@ def _user_turn_heading(written: str, said: str) -> str:
     SLASH_COMMAND when it runs a slash command and holds its expansion (it opens with the
     harness's record of the command, and says more than that record), FROM_HARNESS when
     the harness sent it (`said_by_the_harness`), else the user's."""
-    if _COMMAND_RUN.match(written) and said.strip():
+    if _COMMAND_RUN.match(written) and without_elements(written, HARNESS_RECORD).strip():
         return SLASH_COMMAND
     return FROM_HARNESS if said_by_the_harness(said) else "user"
 

@@ -9,11 +9,13 @@ What becomes of a line:
   excluded).
   Consecutive lines of one API message (`message.id`: Claude Code writes one line per
   content block) make one turn, and its token usage is counted once.
-* Bookkeeping is not conversation: `<command-name>`/`<command-message>`/
-  `<local-command-stdout>` lines, `isMeta` lines (the caveat Claude Code injects) and
-  `<system-reminder>` blocks are dropped; a compact summary (`isCompactSummary`), an
-  interruption notice and a task notification are system items; a line repeating a
-  `uuid` already read (a rewound branch written again) counts once; lines named in
+* Bookkeeping is not conversation: `<command-message>`/`<local-command-stdout>` lines,
+  `isMeta` lines (the caveat Claude Code injects, a slash command's expansion) and
+  `<system-reminder>` blocks are dropped; of a slash command's record, what the user
+  typed is their turn when they typed words after the command (`/review check
+  login.py`); a compact summary (`isCompactSummary`), an interruption notice and a task
+  notification are system items; a line repeating a `uuid` already read (a rewound
+  branch written again) counts once; lines named in
   `supersedesUuids`/`retractedMessageUuids` are left out.
 * `custom-title`, else `ai-title`, else a `summary` line gives the topic (the last of its
   kind wins). The other line types Claude Code writes (attachment, system, progress,
@@ -57,7 +59,7 @@ from autopoiesis.capture.importers.shapes import (
     without_own_runs,
 )
 from autopoiesis.core.clock import parse_ts
-from autopoiesis.core.text import HARNESS_BOOKKEEPING, without_elements
+from autopoiesis.core.text import HARNESS_RECORD, slash_command, without_elements
 from autopoiesis.errors import TranscriptFormatError
 from autopoiesis.formats import transcript as tf
 
@@ -100,7 +102,7 @@ KNOWN_TYPES = frozenset(
 TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle"}
 SYNTHETIC_MODEL = "<synthetic>"  # a local notice (an error, a cancel) no API call produced
 
-_BOOKKEEPING_TAGS = tuple(t for t in HARNESS_BOOKKEEPING if t != "system-reminder")
+_BOOKKEEPING_TAGS = tuple(t for t in HARNESS_RECORD if t != "system-reminder")
 _BOOKKEEPING_RE = re.compile(r"\s*(?:<(" + "|".join(_BOOKKEEPING_TAGS) + r")>.*?</\1>\s*)+", re.S)
 _SYSTEM_REMINDER = ("system-reminder",)
 _BASH_RE = re.compile(r"<bash-(input|stdout|stderr)>(.*?)</bash-\1>", re.S)
@@ -438,7 +440,14 @@ def _user_text(text: str, shell: ToolCalls, items: list[tf.Item], system: list[s
     """A user text block: bookkeeping dropped, notices to SYSTEM, the user's `!` shell
     commands as tool calls, the rest as text."""
     text = without_elements(text, _SYSTEM_REMINDER)
-    if not text.strip() or _BOOKKEEPING_RE.fullmatch(text):
+    if not text.strip():
+        return
+    if _BOOKKEEPING_RE.fullmatch(text):
+        # the harness's record; of a slash command run with words after it, what the user
+        # typed is their turn
+        typed = slash_command(text)
+        if typed:
+            items.append(tf.Text(typed))
         return
     stripped = text.strip()
     if _CAVEAT_RE.match(stripped):

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import re
 
-from autopoiesis.core.text import HARNESS_BOOKKEEPING, said_by_the_harness, without_elements
+from autopoiesis.core.text import HARNESS_RECORD, said_by_the_harness, without_elements
 
 _FENCE = re.compile(r"^\s*(```|~~~).*?^\s*\1[^\n]*$", re.MULTILINE | re.DOTALL)
 _OPEN_FENCE = re.compile(r"^\s*(```|~~~).*\Z", re.MULTILINE | re.DOTALL)  # an unclosed one
 # elements whose text nobody wrote as prose: HTML's code and folded blocks, and what a
-# harness wraps around a message (core.text.HARNESS_BOOKKEEPING)
-_ELEMENTS = ("details", "summary", "pre", "code", *HARNESS_BOOKKEEPING)
+# harness wraps around a message (core.text.HARNESS_RECORD: a slash command's words are a
+# request, no statement)
+_ELEMENTS = ("details", "summary", "pre", "code", *HARNESS_RECORD)
 
 
 # a line that is output, code or markup rather than a sentence somebody wrote

@@ -484,3 +484,62 @@ def test_a_summary_of_another_session_is_not_the_title_and_the_old_caveat_is_dro
     copy.write_text(log.read_text().replace('"S9"', '"S10"'))
     t10 = transcripts(memory_repo, import_files(memory_repo, [copy]).imported)["S10"]
     assert t10.meta.topic == "Export job renamed"
+
+
+def test_the_words_typed_after_a_slash_command_are_the_users_turn(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Claude Code records `/review check login.py` as the command's name and its
+    arguments, then the prompt it expands to (isMeta). The whole record was dropped as
+    bookkeeping, and with it the only words the user typed: the session had no user turn.
+    Now the command and its words are the user's turn; a command run with no words after
+    it (`/clear`) is still bookkeeping, and so is its expansion. The index reads the same
+    of a Markdown export that keeps the record's tags in the user's text."""
+    from autopoiesis.index.chunking import chunk_file
+
+    def line(uuid: str, content: str, **kw: object) -> dict:
+        return {
+            "type": "user",
+            "sessionId": "slash",
+            "uuid": uuid,
+            "timestamp": "2026-02-01T10:00:00Z",
+            "message": {"role": "user", "content": content},
+            **kw,
+        }
+
+    record = (
+        "<command-message>review</command-message>\n<command-name>/review</command-name>\n"
+        "<command-args>check the auth module for SQL injection</command-args>"
+    )
+    rows = [
+        line("c0", "<command-name>/clear</command-name>\n<command-args></command-args>"),
+        line("u1", record),
+        line("u2", "Review the code the user names. ARGUMENTS: check the auth", isMeta=True),
+        {
+            "type": "assistant",
+            "sessionId": "slash",
+            "uuid": "a1",
+            "timestamp": "2026-02-01T10:00:05Z",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "Reviewing login.py."}],
+            },
+        },
+    ]
+    p = tmp_path / "slash.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in rows))
+    report = import_files(memory_repo, [p])
+    turns = transcripts(memory_repo, report.imported)["slash"].turns
+    assert [(t.role, t.text) for t in turns] == [
+        ("user", "/review check the auth module for SQL injection"),
+        ("agent", "Reviewing login.py."),
+    ]
+
+    exported = (
+        "---\nsession_id: ses_exp\nstarted: 2026-02-01T10:00:00Z\nstatus: closed\n---\n\n"
+        "# Export\n\n## 10:00 — user\n" + record + "\n\n## 10:01 — agent\nReviewing login.py.\n"
+    )
+    read = "\n".join(c.text for c in chunk_file("raw/x.md", exported).chunks)
+    assert "/review" in read and "check the auth module for SQL injection" in read
+    assert "command-" not in read and "\nreview\n" not in read
