@@ -557,8 +557,8 @@ class GitCore:
                 return CommitResult(None, "", ())
             # the folders that changed: a sparse checkout's missing folder is no pathspec
             self.run("add", "-A", "--sparse", "--", *_top_pathspecs(tops, [p for _, p in changes]))
-            diff = self.run("diff", "--cached", "--no-color", "-M", "--", *tops).stdout
-            numstat = self.run("diff", "--cached", "--numstat", "-M", "--", *tops).stdout
+            diff = self.run("diff", *MESSAGE_DIFF, "--", *tops).stdout
+            numstat = self.run("diff", *MESSAGE_NUMSTAT, "--", *tops).stdout
             if message:
                 msg = message
             elif proposed is not None and proposed[:2] == (diff, numstat):
@@ -616,11 +616,19 @@ class GitCore:
                     return None
             if git("add", "-A", "--sparse", "--", *tops).returncode != 0:
                 return None
-            diff = git("diff", "--cached", "--no-color", "-M", "--", *tops)
-            numstat = git("diff", "--cached", "--numstat", "-M", "--", *tops)
+            diff = git("diff", *MESSAGE_DIFF, "--", *tops)
+            numstat = git("diff", *MESSAGE_NUMSTAT, "--", *tops)
             if diff.returncode != 0 or numstat.returncode != 0:
                 return None
             return diff.stdout, numstat.stdout
+
+
+# The staged diff a commit message (and the model that may write its summary) is made from:
+# what git stores, not what a text filter shows. git-crypt's filter decrypts a private
+# note for `git diff`; its lines became the message's "Learned:" list, in clear in every
+# clone and remote, and the summary model's prompt.
+MESSAGE_DIFF = ("--cached", "--no-color", "--no-textconv", "-M")
+MESSAGE_NUMSTAT = ("--cached", "--numstat", "--no-textconv", "-M")
 
 
 def _top_pathspecs(tops: Sequence[str], paths: Sequence[str]) -> list[str]:

@@ -34,12 +34,16 @@ class RecallMixin(GitCore):
     """Recall: log -S, learned, history, blame, show_at."""
 
     # ── recall through git (docs/design.md#git-recall) ──
-    def recall(self, text: str, limit: int = 20) -> list[CommitInfo]:
-        """Commits that added or removed TEXT (git log -S), newest first, with files."""
+    def recall(self, text: str, limit: int = 20, *, textconv: bool = True) -> list[CommitInfo]:
+        """Commits that added or removed TEXT (git log -S), newest first, with files.
+        TEXTCONV False: the pickaxe reads what git stores, not what a text filter shows
+        (git-crypt's decrypts a private note: a model probing `-S` one character at a time
+        would read it back)."""
         out = self.run(
             "log",
             "-S",
             text,
+            "--textconv" if textconv else "--no-textconv",
             "--regexp-ignore-case",
             f"-n{limit}",
             "--date=iso-strict",

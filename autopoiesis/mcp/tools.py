@@ -86,6 +86,17 @@ class MemoryTools:
             )
         return rel
 
+    def _model_readable(self, path: str) -> str:
+        """PATH as _readable has it, refused when it is a private note a model may not see
+        (private.model_paths): what `read` and `history` show of a file."""
+        rel = self._readable(path)
+        if not self.repo.may_reach_model(rel):
+            raise UnsafePathError(
+                f"{rel} is private (git-crypt) and reaches a model only where "
+                "private.model_paths in memory-config.yaml names it."
+            )
+        return rel
+
     def _project(self, project: str | None) -> str | None:
         """The project a call prefers: PROJECT ('' for none; a name the memory knows, else
         refused with the known ones), or the server's folder's when None."""
@@ -148,12 +159,7 @@ class MemoryTools:
         }
 
     def read(self, path: str, start_line: int = 1, end_line: int | None = None) -> str:
-        rel = self._readable(path)
-        if not self.repo.may_reach_model(rel):
-            raise UnsafePathError(
-                f"{rel} is private (git-crypt) and reaches a model only where "
-                "private.model_paths in memory-config.yaml names it."
-            )
+        rel = self._model_readable(path)
         full = self.repo.root / rel
         if not full.is_file():
             raise InvalidArgumentError(
@@ -221,26 +227,37 @@ class MemoryTools:
         }
 
     def recall(self, text: str, limit: int = 20) -> dict[str, Any]:
+        """The commits that added or removed TEXT, as a model may see them: searched in what
+        git stores (a private note's ciphertext, not its text), a private note's path left
+        out of a commit's files (a commit of private notes alone is left out), and each
+        subject redacted as `read` redacts a note (a collaborator's commit was never
+        redacted on this machine)."""
         from autopoiesis.git.repo import MemoryGit
 
         text = _text(text, "text", limit=1000)
-        commits = MemoryGit(self.repo).recall(text, limit)
-        return {
-            "commits": [
-                {"sha": c.sha, "date": c.date, "subject": c.subject, "files": list(c.files)}
-                for c in commits
-            ]
-        }
+        redact = self.repo.redactor().redact
+        commits = []
+        for c in MemoryGit(self.repo).recall(text, limit, textconv=False):
+            files = [f for f in c.files if self.repo.may_reach_model(f)]
+            if c.files and not files:
+                continue
+            commits.append(
+                {"sha": c.sha, "date": c.date, "subject": redact(c.subject), "files": files}
+            )
+        return {"commits": commits}
 
     def history(self, path: str, limit: int = 20, blame: bool = False) -> dict[str, Any]:
+        """PATH's commits (and its blame), subjects and lines redacted; a private note's
+        only where private.model_paths names it, as `read`."""
         from autopoiesis.git.repo import MemoryGit
 
-        rel = self._readable(path)
+        rel = self._model_readable(path)
         git = MemoryGit(self.repo)
+        redact = self.repo.redactor().redact
         out: dict[str, Any] = {
             "path": rel,
             "commits": [
-                {"sha": c.sha, "date": c.date, "subject": c.subject}
+                {"sha": c.sha, "date": c.date, "subject": redact(c.subject)}
                 for c in git.history(rel, limit)
             ],
         }
@@ -248,7 +265,7 @@ class MemoryTools:
             raise InvalidArgumentError(f"{rel} has no history and is not in the memory repo.")
         if blame:
             lines = git.blame(rel).splitlines()
-            out["blame"] = "\n".join(lines[:MAX_BLAME_LINES])
+            out["blame"] = redact("\n".join(lines[:MAX_BLAME_LINES]))
             if len(lines) > MAX_BLAME_LINES:
                 out["blame_cut"] = (
                     f"{len(lines) - MAX_BLAME_LINES} more lines; `read` the file by ranges"

@@ -208,3 +208,42 @@ def test_forget_reaches_into_encrypted_files(memory_repo: MemoryRepo, cli, git_c
 
     assert occurrences(memory.root, pattern_for(SECRET)).total == 0
     assert memory.verify().ok
+
+
+def test_a_private_note_reaches_no_commit_message_and_no_model_through_git(
+    memory_repo: MemoryRepo, tmp_path: Path, cli, git_crypt: str
+) -> None:
+    """The commit message of a private note was made from `git diff`, which git-crypt's
+    filter decrypts: its lines went into the message in clear (pushed with every commit),
+    and into the prompt of the model that may write the summary. MCP `recall` ran `git
+    log -S` through the same filter, so a model could read a private note back one
+    character at a time, and `history` showed a private note's commits and blame. Now the
+    message is made from what git stores (it names the file), recall searches the same
+    and withholds private paths, history refuses a private note as `read` does, and the
+    subjects and blame a model is shown are redacted."""
+    from autopoiesis.errors import UnsafePathError
+    from autopoiesis.mcp.tools import MemoryTools
+
+    a = Memory(memory_repo)
+    assert cli("private", "init", repo=a.root).returncode == 0
+    _write(a.repo, "knowledge/private/plans.md", PLAN)
+    assert a.commit().knowledge.sha is not None
+    message = _git(a.root, "log", "-1", "--format=%B")
+    assert SECRET not in message and "zebra" not in message.lower()
+    assert "plans.md" in message
+
+    tools = MemoryTools(a)
+    assert tools.recall(SECRET)["commits"] == []
+    assert tools.recall(SECRET[:3])["commits"] == []
+    with pytest.raises(UnsafePathError, match="private"):
+        tools.history("knowledge/private/plans.md", blame=True)
+
+    token = "ghp_" + "Zq3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
+    _write(a.repo, "knowledge/reference/db.md", "# DB\n\n- The ledger lives in Postgres.\n")
+    _git(a.root, "add", "-A")
+    _git(a.root, "-c", "core.hooksPath=/dev/null", "commit", "-qm", f"db notes {token}")
+    found = tools.recall("ledger lives")["commits"]
+    assert [c["files"] for c in found] == [["knowledge/reference/db.md"]]
+    assert token not in found[0]["subject"] and "[redacted" in found[0]["subject"]
+    shown = tools.history("knowledge/reference/db.md", blame=True)
+    assert token not in str(shown) and "ledger lives in Postgres" in shown["blame"]
