@@ -395,6 +395,16 @@ def pre_push(root: Path, updates: str) -> int:
             continue
         ref = local_ref if local_ref.startswith("refs/heads/") else "HEAD"
         refusal = push_refusal(root, repo.private_patterns(), local_sha, parts[3])
+        if not refusal:
+            from autopoiesis.git.rewrite import resurrected
+
+            back = resurrected(repo, local_sha, parts[3])
+            if back:
+                refusal = (
+                    f"it holds history `autopoiesis forget` removed (commit {back[0][:12]}): "
+                    "this clone merged the old history back. Re-clone the memory and carry "
+                    "over its new transcripts (docs/sync.md, after forget)."
+                )
         if refusal:
             print(f"autopoiesis: error: refusing to push {local_ref}: {refusal}", file=sys.stderr)
             failed = True

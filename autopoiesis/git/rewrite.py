@@ -313,6 +313,79 @@ def sanctioned_rewrites(repo: MemoryRepo) -> list[dict[str, Any]]:
     return _load_rewrites(repo)
 
 
+# A line of forget's record commit per branch or tag tip the rewrite replaced: every clone
+# that has the record then knows a commit of the history it removed (not a secret: a sha).
+OLD_TIP = "Old-tip: "
+FORGET_RECORD = "^maintenance: forget "  # the subject of forget's record commit
+
+
+def old_tip_lines(old_tips: dict[str, str]) -> str:
+    """The record commit's OLD_TIP lines for OLD_TIPS ({ref: sha})."""
+    return "".join(f"{OLD_TIP}{sha} {ref}\n" for ref, sha in sorted(old_tips.items()))
+
+
+def forgotten_commits(repo: MemoryRepo, *tips: str) -> tuple[set[str], set[str]]:
+    """(the commits of the histories forgets replaced, as this clone knows them; the
+    forgets' record commits): every commit of the old history this clone's own rewrites
+    recorded, and the old tips named by the record commits in TIPS' history (what a clone
+    that pulled someone else's rewrite knows). A commit the rewrite did not change (one
+    before the secret first appeared) is in both histories: `resurrected` tells them apart
+    by the record commits, whose history is the new one."""
+    known: set[str] = set()
+    records: set[str] = set()
+    for r in _load_rewrites(repo):
+        old = r.get("old_commits")
+        if isinstance(old, list):
+            known.update(c for c in old if isinstance(c, str))
+        if isinstance(r.get("commit"), str) and r["commit"]:
+            records.add(r["commit"])
+    heads = [t for t in tips if t and t.strip("0")]
+    if heads:
+        out = _git(
+            repo.root,
+            "log",
+            "--format=%x1e%H%n%B",
+            f"--grep={FORGET_RECORD}",
+            *heads,
+            check=False,
+        ).stdout.decode(errors="replace")
+        for record in out.split("\x1e")[1:]:
+            sha, _, body = record.partition("\n")
+            records.add(sha.strip())
+            for line in body.splitlines():
+                if line.startswith(OLD_TIP):
+                    known.add(line[len(OLD_TIP) :].split(" ", 1)[0])
+    return known, records
+
+
+def _is_commit(root: Path, sha: str | None) -> bool:
+    return (
+        bool(sha) and _git(root, "cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode == 0
+    )
+
+
+def resurrected(repo: MemoryRepo, tip: str, exclude: str | None) -> list[str]:
+    """The commits of TIP's history that EXCLUDE's lacks and a forget removed (of the
+    history it replaced, and not in the history it left): a clone that still had the old
+    history merged it (plain git, or a clone that knew of no rewrite), and with it what
+    was forgotten. Empty when this clone knows of no forget."""
+    known, records = forgotten_commits(repo, tip, *([exclude] if exclude else []))
+    if not known:
+        return []
+    root = repo.root
+    args = ["rev-list", tip] + (["--not", str(exclude)] if _is_commit(root, exclude) else [])
+    back = [c for c in _git(root, *args, check=False).stdout.decode().split() if c in known]
+    kept = [r for r in records if _is_commit(root, r)]
+    if back and kept:  # those the rewrite did not change are the new history's too
+        gone = set(
+            _git(root, "rev-list", "--no-walk=unsorted", *back, "--not", *kept, check=False)
+            .stdout.decode()
+            .split()
+        )
+        back = [c for c in back if c in gone]
+    return back
+
+
 def mark_rewrite_pushed(repo: MemoryRepo, commits: Iterable[str], remote_url: str) -> None:
     """Note that the rewrites recorded by COMMITS now hold on the remote at REMOTE_URL."""
     wanted = set(commits)

@@ -264,7 +264,15 @@ def forget(
         accept_current(repo, branch)
 
     _commit_record(
-        repo, gitops, plan.text, plan.what, reason, len(refs), len(cleared), index_rebuilt
+        repo,
+        gitops,
+        plan.text,
+        plan.what,
+        reason,
+        len(refs),
+        len(cleared),
+        index_rebuilt,
+        rewritten.old_tips,
     )
     sha = gitops.head() or ""
     step(5, FORGET_STEPS)
@@ -452,8 +460,11 @@ def _commit_record(
     n_refs: int,
     n_cleared: int,
     index_rebuilt: bool,
+    old_tips: dict[str, str],
 ) -> None:
-    """The maintenance commit that records the rewrite: what, why (redacted), when, how."""
+    """The maintenance commit that records the rewrite: what, why (redacted), when, how,
+    and the tips of the history it replaced (rewrite.OLD_TIP lines: a clone that pulls this
+    record can then refuse a merge that brings that history back)."""
     when = format_ts(utc_now())
     reason_line = " ".join(repo.redactor().redact(reason).split())
     message = (
@@ -466,6 +477,7 @@ def _commit_record(
         "reflogs expired; "
         f"old objects pruned; memory.db {'rebuilt' if index_rebuilt else 'absent, not rebuilt'}; "
         f"{n_cleared} caches and logs under .autopoiesis/ deleted.\n"
+        "\n" + rewrite.old_tip_lines(old_tips)
     )
     with repo.lock("git"):
         done_commit = gitops.run(

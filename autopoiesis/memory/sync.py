@@ -84,9 +84,6 @@ def push_backoff(attempt: int) -> float:
     return ceiling * (0.5 + random.random() / 2)
 
 
-FORGET_SUBJECT = "^maintenance: forget "  # app/forget.py's record commit
-
-
 def sync_once(
     repo: MemoryRepo,
     *,
@@ -346,6 +343,7 @@ def _check_incoming(
 ) -> None:
     """Refuse to merge what would lose or resurrect something; see the module doc."""
     from autopoiesis.git.history import link_findings, transcripts_at
+    from autopoiesis.git.rewrite import resurrected
     from autopoiesis.git.verify import walk
     from autopoiesis.memory.initialize import foreign_attribute_changes
 
@@ -403,6 +401,17 @@ def _check_incoming(
             "sync will not force-push. If the remote must hold this clone's history: `git push "
             "--force-with-lease "
             f"{name} {branch}`, then have every collaborator re-clone."
+        )
+    back = resurrected(repo, theirs, ours)
+    if back:
+        raise SyncError(
+            f"{name}/{branch} brings back history `autopoiesis forget` removed (commit "
+            f"{back[0][:12]}{f' and {len(back) - 1} more' if len(back) > 1 else ''}): a clone "
+            "that still had the old history merged it, and a merge would put what was "
+            "forgotten back here. Nothing was merged or pushed. Have that clone re-clone the "
+            f"memory (`git clone {url} NEW && autopoiesis init NEW`) and carry over its new "
+            "transcripts; then restore the remote from this clone with `git push "
+            f"--force-with-lease {name} {branch}`."
         )
     here = {f.path for f in link_findings(repo.root, ours)}
     odd = [f for f in link_findings(repo.root, theirs) if f.path not in here]
@@ -465,7 +474,9 @@ def _sync_teams(repo: MemoryRepo, report: SyncReport) -> None:
 
 def _forget_commits(git: MemoryGit, tip: str, exclude: str) -> list[str]:
     """`sha (subject)` of the forget records in TIP's history that EXCLUDE lacks."""
-    found = git.commits_matching(FORGET_SUBJECT, tip, exclude)
+    from autopoiesis.git.rewrite import FORGET_RECORD
+
+    found = git.commits_matching(FORGET_RECORD, tip, exclude)
     return [f"commit {sha[:12]} ({subject!r})" for sha, subject in found]
 
 

@@ -347,6 +347,51 @@ def test_a_history_rewritten_by_forget_is_refused_with_instructions_never_force_
     assert _git(remote, "rev-parse", "main").strip() == _git(a, "rev-parse", "HEAD").strip()
 
 
+def test_a_plain_git_merge_of_the_old_history_cannot_bring_a_forgotten_string_back(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """After a forget was pushed, a clone that still had the old history merged it with
+    plain `git pull` and pushed: its hooks let it through (that clone knew of no rewrite),
+    and the forgetting clone's next sync fast-forwarded to it, the secret back in its
+    files and history. Now forget's record commit names the tips it replaced: the other
+    clone's pre-push hook refuses the merge, and sync refuses it before merging, on the
+    forgetting clone (whose own record lists the old commits) and on a fresh clone (which
+    knows them only from the record commit)."""
+    from autopoiesis.memory.forget import forget
+
+    secret = "office wifi PURPLE-Otter-5521-zz"
+    a, remote = _first_clone(tmp_path)
+    (a.root / "knowledge/reference/wifi.md").write_text(f"# Wifi\n\n- The code: {secret}\n")
+    commit_knowledge(a)
+    sync_once(a)
+    b = _clone(remote, tmp_path / "b")
+    forget(a, text=secret, reason="leaked")
+    assert "Old-tip: " in _git(a, "log", "-1", "--format=%B")
+    assert cli("sync", "--force-after-forget", repo=a).returncode == 0
+    fresh = _clone(remote, tmp_path / "fresh")
+    pushed = _git(remote, "rev-parse", "main").strip()
+
+    ident = ["-c", "user.name=b", "-c", "user.email=b@example.invalid"]
+    _git(b, *ident, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main", check=False)
+    _git(b, "checkout", "-q", "--ours", "knowledge/reference/wifi.md")  # the conflict: theirs
+    _git(b, "add", "-A")
+    _git(b, *ident, "commit", "-q", "--no-edit")
+    refused = subprocess.run(
+        ["git", "push", "origin", "main"], cwd=b.root, capture_output=True, text=True
+    )
+    assert refused.returncode != 0 and "history `autopoiesis forget` removed" in refused.stderr
+    assert _git(remote, "rev-parse", "main").strip() == pushed
+    _git(b, "push", "-q", "--no-verify", "origin", "main")  # pushed past the hook anyway
+
+    for clone in (a, fresh):
+        before = _git(clone, "rev-parse", "HEAD").strip()
+        with pytest.raises(SyncError, match="brings back history `autopoiesis forget` removed"):
+            sync_once(clone)
+        assert _git(clone, "rev-parse", "HEAD").strip() == before
+        assert secret not in _git(clone, "log", "-p", "HEAD")
+        assert secret not in (clone.root / "knowledge/reference/wifi.md").read_text()
+
+
 def test_force_after_forget_needs_the_record_of_a_sanctioned_forget(tmp_path: Path) -> None:
     from autopoiesis.memory.forget import forget
 
