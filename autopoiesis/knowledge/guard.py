@@ -2,8 +2,9 @@
 anything is written.
 
 A change may only name a Markdown path under knowledge/ (never raw/, never outside the
-repo, never knowledge/identity/) that matches the path patterns its producer declared,
-with an action the producer declared, a non-empty text and a source to cite.
+repo, never knowledge/identity/, never one holding what the redactor takes for a secret)
+that matches the path patterns its producer declared, with an action the producer
+declared, a non-empty text and a source to cite.
 """
 
 from __future__ import annotations
@@ -82,4 +83,12 @@ def _check_path(repo: MemoryRepo, path: object, who: str) -> None:
         raise ChangeRejectedError(
             f"{who} may not write {path!r}: only .md knowledge files, and never "
             "knowledge/identity/ (identity is edited by people). Nothing was written."
+        )
+    # a name is committed, pushed and shown as it is (a file's, a folder's, a project's in
+    # the frontmatter): a secret in it would reach git where the text's are redacted
+    shown = repo.redactor().redact(path)
+    if shown != path:
+        raise ChangeRejectedError(
+            f"{who} proposed a path that holds what looks like a secret ({shown}); name the "
+            "file without it. Nothing was written."
         )

@@ -523,6 +523,34 @@ def test_remember_takes_a_name_as_long_as_the_file_system_allows(memory_repo: Me
     assert "the longest name" in (memory_repo.root / "knowledge/reference" / name).read_text()
 
 
+def test_remember_refuses_a_path_that_holds_a_secret(memory_repo: MemoryRepo) -> None:
+    """`remember` redacted a secret in the content but wrote the path as given: the file
+    `knowledge/projects/ghp_.../context.md` was committed (and its frontmatter's
+    `project:`), so the token reached git and every remote. The writer's guard refuses
+    such a path, saying why; nothing is written. An ordinary long name still goes."""
+    from autopoiesis.errors import ChangeRejectedError
+    from autopoiesis.mcp.tools import MemoryTools
+    from autopoiesis.memory.facade import Memory
+
+    tools = MemoryTools(Memory(memory_repo.root))
+    token = "ghp_" + "TT3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
+    for path in (
+        f"knowledge/projects/{token}/context.md",
+        f"knowledge/people/{token}.md",
+        "knowledge/reference/AKIA" + "Q3EGRTWZ5KD7YJ2M.md",
+    ):
+        with pytest.raises(ChangeRejectedError, match="looks like a secret"):
+            tools.remember(path, "a fact")
+    log = subprocess.run(
+        ["git", "log", "--all", "-p", "--format=%B"],
+        cwd=memory_repo.root, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert token not in log and "AKIA" not in log
+    assert not list((memory_repo.root / "knowledge").rglob(f"*{token}*"))
+    done = tools.remember("knowledge/reference/api-keys-rotation.md", "keys rotate monthly")
+    assert done["status"] == "added"
+
+
 def test_a_transcript_hit_names_its_own_turn_to_read(memory_repo: MemoryRepo, commit_all) -> None:
     """An agent's search finds a turn with the turns around it; own_start..own_end are the
     turn itself, which `read` then gives alone. A knowledge section names none."""
