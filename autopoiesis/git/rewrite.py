@@ -104,10 +104,16 @@ def pattern_for(text: str, *, ignore_case: bool = False) -> re.Pattern[bytes]:
     """TEXT as a bytes pattern, matched literally (case-insensitively when asked: ASCII
     letters only, as Python's bytes patterns are), with the forms it takes in a
     transcript's name and title (formats.transcript.name_forms: a first message names
-    its transcript, lowercased in the file name, title-cased in the title)."""
+    its transcript, lowercased in the file name, title-cased in the title) and quoted in a
+    frontmatter or JSON value (a forget of `a"b\\c` reported success and left `a\\"b\\\\c`)."""
     from autopoiesis.formats.transcript import name_forms
 
-    forms = sorted({text, *name_forms(text)}, key=len, reverse=True)  # the longest first
+    # and as a quoted value holds it: JSON's and YAML's double quotes escape `"` and `\`
+    # (and, ASCII-only, every other character), YAML's single quotes double `'` (a topic,
+    # a tag, a working folder in a transcript's frontmatter)
+    quoted = {json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
+    quoted.add(text.replace("'", "''"))
+    forms = sorted({text, *name_forms(text), *quoted}, key=len, reverse=True)  # longest first
     source = b"|".join(re.escape(f.encode("utf-8")) for f in forms)
     return re.compile(source, re.IGNORECASE if ignore_case else 0)
 

@@ -436,3 +436,29 @@ def test_the_confirmation_is_asked_on_the_terminal_never_read_from_stdin(
     )  # its text, title, name, subject
     assert SECRET.encode() not in _objects(memory_repo)
     assert re.match(r"maintenance: forget", git(memory_repo, "log", "-1", "--format=%s").stdout)
+
+
+@pytest.mark.slow
+def test_forget_removes_a_string_where_a_quoted_value_escapes_it(memory_repo: MemoryRepo) -> None:
+    """A string holding `"` or `\\` is written escaped where a frontmatter or JSON value
+    quotes it (a session's topic, tags, working folder): forget removed the plain form,
+    found no trace of it, and reported success while `Kq\\"7\\\\Mango...` stayed in HEAD
+    and history. The escaped forms go with it now."""
+    secret = 'Kq"7\\Mango-Vortex-3141'
+    cap = ConversationCapture(memory_repo)
+    s = Session(
+        "ses_quoted",
+        started=datetime(2026, 3, 1, 9, 0, tzinfo=UTC),
+        topic="code " + secret,
+        tags=(secret,),
+        cwd="/home/me/" + secret,
+    )
+    cap.on_session_start(s)
+    cap.on_message(s, "user", secret)
+    assert cap.on_session_end(s) is not None
+    escaped = json.dumps(secret)[1:-1].encode()
+    assert escaped in _objects(memory_repo)  # the frontmatter holds the escaped form
+    forget(memory_repo, text=secret, reason="leaked")
+    objects = _objects(memory_repo)
+    assert secret.encode() not in objects and escaped not in objects
+    assert b"Mango-Vortex" not in objects
