@@ -195,12 +195,16 @@ def rewrite_history(
     ignore_case: bool = False,
     path: str | None = None,
     drop_lines_with: Iterable[str] = (),
+    scrub_messages: Iterable[str] = (),
+    scrub_message_lines: Iterable[str] = (),
 ) -> Rewritten:
     """Remove TEXT (replaced by [redacted:forgotten] in files and messages, by
     redacted-forgotten in file names; case-insensitively when IGNORE_CASE) or the file
     PATH from every commit of every branch and tag, drop every line of every file that
-    holds one of DROP_LINES_WITH, and drop the old objects; see the module doc. The
-    caller holds the repository's git lock and checked that the work tree is clean."""
+    holds one of DROP_LINES_WITH, replace each of SCRUB_MESSAGES in commit and tag messages
+    (and the rest of a message's line from each of SCRUB_MESSAGE_LINES on), and drop the
+    old objects; see the module doc. The caller holds the repository's git lock and
+    checked that the work tree is clean."""
     old_tips = tips(root)
     old_commits = _git(root, "rev-list", "--all").stdout.decode().split()
     # they come back, rewritten, with the next fetch after the force-push
@@ -234,12 +238,24 @@ def rewrite_history(
             args += ["--paths-from-file", str(renames)]
         for marker in drop_lines_with:
             rules.append(b"regex:(?m)^[^\\n]*" + re.escape(marker.encode()) + b"[^\\n]*\\n?==>")
+        messages = [
+            b"regex:" + re.escape(m.encode("utf-8")) + b"==>" + REDACTED
+            for m in sorted(set(scrub_messages), key=len, reverse=True)
+            if m.strip() and "==>" not in m  # filter-repo splits a rule at its last '==>'
+        ] + [
+            b"regex:" + re.escape(m.encode("utf-8")) + b"[^\\n]*==>" + REDACTED
+            for m in sorted(set(scrub_message_lines))
+            if m.strip() and "==>" not in m
+        ]
         if rules:
             rules_file = Path(tmp) / "replace.txt"
             rules_file.write_bytes(b"".join(r + b"\n" for r in rules))
             args += ["--replace-text", str(rules_file)]
-            if text is not None:
-                args += ["--replace-message", str(rules_file)]
+        if (text is not None and rules) or messages:
+            message_rules = Path(tmp) / "messages.txt"
+            own = [rules[0]] if text is not None else []
+            message_rules.write_bytes(b"".join(r + b"\n" for r in own + messages))
+            args += ["--replace-message", str(message_rules)]
         if text is not None and is_unlocked(root):
             # private files (git-crypt): their ciphertext is decrypted, edited, re-encrypted
             found_in = re.compile(re.escape(text.encode()), re.IGNORECASE if ignore_case else 0)

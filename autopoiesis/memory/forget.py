@@ -236,14 +236,21 @@ def forget(
     with repo.lock("git"):
         _refuse_dirty(root)  # again, now that no capture can commit behind our back
         drop: list[str] = []
+        scrub: list[str] = []
+        scrub_lines: list[str] = []
         if plan.transcript is not None:
-            drop = _remove_derived(repo, gitops, plan.transcript)
+            scrub = _transcript_names(repo, plan.transcript)
+            drop, said = _remove_derived(repo, gitops, plan.transcript)
+            scrub_lines = [_opening(t) for t in said]
         rewritten = rewrite.rewrite_history(
             root,
             text=plan.text,
             ignore_case=plan.ignore_case,
             path=plan.transcript,
-            drop_lines_with=drop,
+            # the record of what was extracted names the transcript on a line a version
+            drop_lines_with=drop + ([plan.transcript] if plan.transcript else []),
+            scrub_messages=scrub,
+            scrub_message_lines=scrub_lines,
         )
         refs = rewritten.refs
     step(1, FORGET_STEPS)
@@ -425,15 +432,40 @@ def _derived_entries(repo: MemoryRepo, rel: str) -> list[tuple[str, str]]:
     return [(p, e.id) for p, e in KnowledgeWriter(repo).remove_entries_from(rel, dry_run=True)]
 
 
-def _remove_derived(repo: MemoryRepo, gitops: MemoryGit, rel: str) -> list[str]:
+def _transcript_names(repo: MemoryRepo, rel: str) -> list[str]:
+    """What names the transcript REL in commit messages ("Session: PATH", a `conversation:`
+    subject's slug, "From STEM: ..."): its path, its file's stem, its slug (from its first
+    message), and its topic and title (its frontmatter's `topic`, its first heading)."""
+    name = rel.rsplit("/", 1)[-1].removesuffix(".md")
+    m = re.match(r"\d{4}-[A-Za-z0-9_.:]+?-(.+)$", name)
+    names = [rel, name] + ([m.group(1)] if m and len(m.group(1)) >= 8 else [])
+    try:
+        head = (repo.root / rel).read_text(encoding="utf-8", errors="replace")[:20_000]
+    except OSError:
+        head = ""
+    topic = re.search(r"^topic:\s*['\"]?(.+?)['\"]?\s*$", head, re.M)
+    title = re.search(r"^# (.+)$", head, re.M)
+    names += [x.group(1).strip() for x in (topic, title) if x and x.group(1).strip() != "null"]
+    return [n for n in names if len(n) >= 8]
+
+
+def _opening(text: str) -> str:
+    """The first words of an entry's TEXT that a commit message quoting it begins with
+    (formats.commit_message titles it: its first sentence, cut at a word)."""
+    flat = " ".join(text.replace("**", "").split())
+    return flat[:24].rsplit(" ", 1)[0] if len(flat) > 24 else flat
+
+
+def _remove_derived(repo: MemoryRepo, gitops: MemoryGit, rel: str) -> tuple[list[str], list[str]]:
     """Delete the entries that cite the transcript REL from the knowledge files and commit
     that; return the markers (`{id: ...}`) of their lines, for the rewrite to drop from
-    every older version."""
+    every older version, and their texts, which the messages of the commits that added
+    them quote."""
     from autopoiesis.knowledge.writer import KnowledgeWriter
 
     removed = KnowledgeWriter(repo).remove_entries_from(rel)
     if not removed:
-        return []
+        return [], []
     paths = sorted({p for p, _ in removed})
     gitops.run("add", "--", *paths)
     done = gitops.run(
@@ -448,7 +480,7 @@ def _remove_derived(repo: MemoryRepo, gitops: MemoryGit, rel: str) -> list[str]:
             "could not commit the removal of the entries extracted from the transcript: "
             f"{(done.stderr or done.stdout).strip()}"
         )
-    return sorted({"{id: " + e.id + "}" for _, e in removed})
+    return sorted({"{id: " + e.id + "}" for _, e in removed}), [e.text for _, e in removed]
 
 
 def _commit_record(

@@ -462,3 +462,42 @@ def test_forget_removes_a_string_where_a_quoted_value_escapes_it(memory_repo: Me
     objects = _objects(memory_repo)
     assert secret.encode() not in objects and escaped not in objects
     assert b"Mango-Vortex" not in objects
+
+
+@pytest.mark.slow
+def test_forget_a_transcript_leaves_no_word_of_it_in_messages_or_the_record(
+    memory_repo: MemoryRepo,
+) -> None:
+    """The transcript and its entries left the files, but its words stayed in the history:
+    the commit messages quoted its slug and topic ("conversation: affair-with-ramona-…",
+    "Session: raw/…", "From 1009-ses_a-affair-…") and the entries extracted from it
+    ("memory: Affair with Ramona Quillfeather: I am having…"), and knowledge/.extracted
+    named its path on a line an extractor. Now those go too; another session's stay."""
+    from autopoiesis.knowledge.extract import KnowledgeExtractor
+
+    keep = _session(memory_repo, "keep2", "We decided to keep the billing ledger in Postgres.")
+    cap = ConversationCapture(memory_repo)
+    s = Session(
+        "ses_q1",
+        started=datetime(2026, 3, 1, 10, 0, tzinfo=UTC),
+        topic="affair with Ramona Quillfeather",
+    )
+    cap.on_session_start(s)
+    cap.on_message(s, "user", "I am having an affair with Ramona Quillfeather.")
+    gone = cap.on_session_end(s).path
+    with KnowledgeExtractor(memory_repo) as ex:
+        ex.commit(ex.extract_pending())
+    history = subprocess.run(
+        ["git", "log", "--all", "-p", "--format=%B"],
+        cwd=memory_repo.root, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "Quillfeather" in history.stdout and gone in history.stdout
+    forget(memory_repo, transcript=gone, reason="private")
+    objects = _objects(memory_repo)
+    for word in (b"Quillfeather", b"affair", b"Affair", gone.encode()):
+        assert word not in objects, word
+    assert keep.encode() in (memory_repo.root / "knowledge/.extracted").read_bytes()
+    messages = subprocess.run(
+        ["git", "log", "--format=%B"], cwd=memory_repo.root, capture_output=True, text=True
+    ).stdout
+    assert "billing ledger" in messages.lower() or "keep2" in messages
