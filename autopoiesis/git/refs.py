@@ -21,10 +21,18 @@ class RefsMixin(GitCore):
     def tag_exists(self, name: str) -> bool:
         return f"refs/tags/{name}" in {t.path for t in self.gitpython.tags}
 
-    def _check_ref_name(self, name: str) -> None:
-        if self.run("check-ref-format", f"refs/tags/{name}", check=False).returncode != 0:
+    def _check_ref_name(self, name: str, kind: str = "tag") -> None:
+        """NAME as a tag's (or a branch's) name: valid for git, and holding no secret (a ref's
+        name is pushed and shown as it is, and forget cannot take one out of it)."""
+        ref = f"refs/tags/{name}" if kind == "tag" else f"refs/heads/{name}"
+        if self.run("check-ref-format", ref, check=False).returncode != 0:
             raise GitError(
-                f"{name!r} is not a valid tag name; use letters, digits, '-', '_' and '.'."
+                f"{name!r} is not a valid {kind} name; use letters, digits, '-', '_' and '.'."
+            )
+        shown = self.repo.redactor().redact(name)
+        if shown != name:
+            raise GitError(
+                f"the {kind} name holds what looks like a secret ({shown}); name it without it."
             )
 
     def create_tag(
@@ -38,6 +46,8 @@ class RefsMixin(GitCore):
             return False, f"tag {name} already exists (tags are never moved)"
         # through the one runner: its environment gives git an identity when the machine has
         # none configured (an annotated tag needs a tagger, as a commit needs a committer)
+        if message:  # redacted as every message written to git (git/commits.py)
+            message = self.repo.redactor().redact(message)
         self.run("tag", *(["-m", message] if message else []), "--", name, target)
         return True, f"tagged {name}"
 
@@ -88,8 +98,7 @@ class RefsMixin(GitCore):
 
     def create_explore(self, name: str, *, checkout: bool = False) -> str:
         branch = name if name.startswith("explore/") else f"explore/{name}"
-        if self.run("check-ref-format", "--branch", branch, check=False).returncode != 0:
-            raise GitError(f"{branch!r} is not a valid branch name.")
+        self._check_ref_name(branch, "branch")
         if self.branch_exists(branch):
             raise GitError(f"branch {branch} already exists; pick another name or delete it first.")
         if self.head() is None:

@@ -163,6 +163,27 @@ def test_commit_waits_out_a_foreign_index_lock(memory_repo: MemoryRepo) -> None:
     assert MemoryGit(memory_repo).commit_paths(["knowledge/reference/z.md"], "memory: z\n").sha
 
 
+def test_a_tag_or_branch_name_holding_a_secret_is_refused_and_a_tag_message_redacted(
+    memory_repo: MemoryRepo, git
+) -> None:
+    """`autopoiesis tag milestone rel-ghp_...` and an explore branch named after a token
+    were created as named, and a tag's message kept its secret: pushed by sync, and forget
+    cannot take a secret out of a ref's name. A name holding one is refused, saying why;
+    a tag's message is redacted as a commit's is."""
+    g = MemoryGit(memory_repo)
+    token = "ghp_" + "NN3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
+    with pytest.raises(GitError, match="looks like a secret"):
+        g.tag_named("milestone", f"rel-{token}")
+    with pytest.raises(GitError, match="looks like a secret"):
+        g.create_explore(f"try-{token}")
+    created, _ = g.tag_named("milestone", "v1", f"release notes {token}")
+    assert created
+    shown = git(memory_repo.root, "tag", "-l", "-n9", "--format=%(contents)").stdout
+    assert token not in shown and "[redacted:github_token]" in shown
+    refs = git(memory_repo.root, "for-each-ref", "--format=%(refname)").stdout
+    assert token not in refs
+
+
 def test_commit_summary_comes_from_the_commit_message_stage(
     memory_repo: MemoryRepo, openai_server, git
 ) -> None:
