@@ -85,18 +85,31 @@ class _DS:
     def load(cls) -> None:
         if cls.plugins is not None:
             return
-        from detect_secrets.filters import heuristic
-        from detect_secrets.plugins import keyword as kw
-        from detect_secrets.plugins.high_entropy_strings import (
-            Base64HighEntropyString,
-            HexHighEntropyString,
-        )
+        import logging
+        import warnings
 
-        cls._load_keyword(kw)
-        cls.b64 = Base64HighEntropyString()
-        cls.hexp = HexHighEntropyString()
-        cls.filters = heuristic
-        cls._load_plugins(_detector_classes())
+        shown = warnings.showwarning
+        try:
+            from detect_secrets.filters import heuristic
+            from detect_secrets.plugins import keyword as kw
+            from detect_secrets.plugins.high_entropy_strings import (
+                Base64HighEntropyString,
+                HexHighEntropyString,
+            )
+
+            cls._load_keyword(kw)
+            cls.b64 = Base64HighEntropyString()
+            cls.hexp = HexHighEntropyString()
+            cls.filters = heuristic
+            cls._load_plugins(_detector_classes())
+        finally:
+            # detect-secrets' loggers call logging.captureWarnings(True) when imported: every
+            # warning of the process went to a logger from then on, so the warnings capture
+            # and the CLI report after the first redaction ("a message with no text is not
+            # kept") were lost, and a test's warnings.catch_warnings recorded nothing
+            if warnings.showwarning is not shown:
+                logging.captureWarnings(False)
+                warnings.showwarning = shown
 
     @classmethod
     def _load_keyword(cls, kw: Any) -> None:

@@ -876,6 +876,29 @@ def test_a_session_numbered_by_its_harness_is_captured(memory_repo: MemoryRepo) 
     assert meta.session_id == "42"
 
 
+def test_a_warning_after_the_first_redaction_still_reaches_the_user(
+    memory_repo: MemoryRepo, cli
+) -> None:
+    """detect-secrets, loaded on the first text that needs it, routes every warning of the
+    process into logging when imported: a capture whose first message held a token said
+    nothing of the empty message and the unread time after it. Run as a process, so the
+    library loads during this capture."""
+    stream = "".join(
+        json.dumps(e) + "\n"
+        for e in (
+            {"event": "session_start", "session_id": "ses_warned"},
+            {"event": "message", "role": "user", "content": "key ghp_" + "Y" * 36 + " here"},
+            {"event": "message", "role": "user", "content": "   "},
+            {"event": "message", "role": "user", "content": "hi", "ts": "2026-01-01T00:00Z"},
+            {"event": "session_end"},
+        )
+    )
+    done = cli("capture", repo=memory_repo, input=stream, process=True)
+    assert done.returncode == 0, done.stderr
+    assert "warning: a message with no text is not kept as a turn." in done.stderr
+    assert "warning: a message event's time is read from 'timestamp', not 'ts'" in done.stderr
+
+
 def test_doctor_names_a_transcript_no_commit_holds(memory_repo: MemoryRepo, cli) -> None:
     """A transcript whose frontmatter recovery cannot read stayed untracked with only a
     warning, and `doctor` said everything was fine; so did an abandoned one (a capture
