@@ -42,6 +42,7 @@ from autopoiesis.core.paths import (
     CONVERSATIONS_DIR,
     KNOWLEDGE_COMMIT_DIRS,
     MemoryRepo,
+    atomic_write,
 )
 from autopoiesis.errors import GitError
 from autopoiesis.formats.commit_message import generate_commit_message
@@ -555,6 +556,7 @@ class GitCore:
             changes = self.pending_changes(tops)
             if not changes:
                 return CommitResult(None, "", ())
+            self._redact_pending(changes)
             # the folders that changed: a sparse checkout's missing folder is no pathspec
             self.run("add", "-A", "--sparse", "--", *_top_pathspecs(tops, [p for _, p in changes]))
             diff = self.run("diff", *MESSAGE_DIFF, "--", *tops).stdout
@@ -593,6 +595,37 @@ class GitCore:
                 )
             files = tuple(p for _, p in changes)
             return self._on_a_branch(CommitResult(self.head(), msg, files))
+
+    def _redact_pending(self, changes: Sequence[tuple[str, str]]) -> None:
+        """Redact, in place, the secrets of the notes about to be committed (CHANGES: status,
+        path), with a warning naming each file: a note a person wrote by hand never went
+        through capture or the knowledge writer, which redact everything else before it
+        reaches git. A private note (git-crypt: encrypted in git) is left as written."""
+        from autopoiesis.core.private import is_private
+
+        redactor = None
+        private = self.repo.private_patterns()
+        for status, rel in changes:
+            if status.startswith("D") or not rel.endswith(".md") or is_private(rel, private):
+                continue
+            path = self.root / rel
+            try:
+                if path.is_symlink() or not path.is_file():
+                    continue
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue  # the hook says what is wrong with it
+            redactor = redactor or self.repo.redactor()
+            redactor.counts.clear()
+            clean = redactor.redact(text)
+            if clean != text:
+                atomic_write(path, clean)
+                kinds = ", ".join(sorted(redactor.counts))
+                warnings.warn(
+                    f"{rel}: redacted what looks like a secret ({kinds}) before committing "
+                    "it; the note holds [redacted:KIND] in its place.",
+                    stacklevel=3,
+                )
 
     def _preview_diff(self, tops: Sequence[str]) -> tuple[str, str] | None:
         """(diff, numstat) of what `git add -A -- TOPS` would stage, computed in a private

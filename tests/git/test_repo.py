@@ -42,6 +42,28 @@ def test_commit_pending_generates_type_summary_and_session(memory_repo: MemoryRe
     assert git(memory_repo.root, "log", "-1", "--format=%s").stdout.strip() == subject
 
 
+def test_a_note_written_by_hand_is_committed_with_its_secrets_redacted(
+    memory_repo: MemoryRepo, cli, git
+) -> None:
+    """A token pasted into a note by hand was committed as it was (only the message was
+    redacted): capture and the knowledge writer redact what they write, a person's note
+    went through neither. `autopoiesis commit` redacts it in place and says so; an
+    ordinary note is committed byte for byte."""
+    token = "ghp_" + "YY3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
+    note = memory_repo.root / "knowledge/reference/ci.md"
+    note.write_text(f"# CI\n\n- The CI token is {token} for now.\n", encoding="utf-8")
+    plain = memory_repo.root / "knowledge/reference/plain.md"
+    plain.write_text("# Plain\n\n- MAX_RETRIES = 3 and the sha is 9f86d081884c7d65.\n")
+    before = plain.read_bytes()
+    done = cli("commit", repo=memory_repo.root)
+    assert done.returncode == 0, done.stderr
+    assert "warning: knowledge/reference/ci.md: redacted what looks like a secret" in done.stderr
+    assert "plain.md" not in done.stderr
+    history = git(memory_repo.root, "log", "-p", "--all").stdout
+    assert token not in history and "[redacted:github_token]" in history
+    assert token not in note.read_text() and plain.read_bytes() == before
+
+
 def test_commit_types() -> None:
     assert infer_commit_type(["knowledge/identity/SOUL.md"], "main") == "identity"
     assert (
