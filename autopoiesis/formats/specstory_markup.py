@@ -38,6 +38,9 @@ _V1_TOOLS = (  # a v1 <summary>'s opening words -> the tool Cursor ran
     ("Listed directory", "list_dir"),
     ("Listed current directory", "list_dir"),
     ("Deleted", "delete_file"),
+    # Cursor's edit of a file, its diff in the body (read as a tool named "tool" before, no
+    # edit: none of the second and third development sets' 392 edits changed their project)
+    ("Edit file:", "edit_file"),
 )
 _TAGS = re.compile(r"</?(?:details|summary|tool-use)\b[^>]{0,500}>")
 
@@ -260,7 +263,10 @@ def _tool_use(step: str) -> tf.ToolCall:
     if not results and not fences:
         results = [rest]  # a tool's answer in plain text (the user's, to AskUserQuestion)
     result = "\n".join(r.strip() for r in results if r.strip()) or None
-    if from_body and result and _edits(name, kind) and (m := _EDITED_FILE.search(result[:2000])):
+    # the tool's answer is the block's last fence (a Write shows the file's text before it,
+    # which may run past any head of the result: docs/POSTHOG.md's did)
+    answer = results[-1][:2000] if results else ""
+    if from_body and answer and _edits(name, kind) and (m := _EDITED_FILE.search(answer)):
         args = next(g for g in m.groups() if g)  # an edit's file, which only its answer names
     elif from_body and result and (m := _APPROVED_PLAN.search(result)):
         # the plan the user approved, which the export shows only in the answer: the call's
@@ -327,11 +333,16 @@ def _v1_tool(summary: str) -> tuple[str, str]:
     return "tool", what
 
 
+_NO_INSTRUCTIONS = "undefined\n"
+
+
 def _details(step: str) -> tf.ToolCall:
     """A v1 `<details><summary>Searched codebase "q" • **25** results</summary>` block."""
     summary, after = _summary(step)
     name, what = _v1_tool(summary)
     rest = _TAGS.sub("", step[after:]).strip()
+    # an edit's instructions open its body; SpecStory writes "undefined" where Cursor gave none
+    rest = rest.removeprefix(_NO_INSTRUCTIONS).lstrip()
     return tf.ToolCall(name, what.strip('"') or what, _clip(rest, name))
 
 
