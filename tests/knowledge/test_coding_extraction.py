@@ -1126,6 +1126,67 @@ def test_a_tool_is_known_by_its_name_without_its_version() -> None:
     ]
 
 
+def test_a_check_is_still_failing_only_when_nothing_after_its_failure_says_otherwise() -> None:
+    """The journal said "still failing" of checks that passed later: a prompt's git status
+    ("[$✘!+?]") read as a failed test's mark, so `yarn tsc` failed with "Done in 2.15s";
+    golangci-lint's "0 issues." read as no result, so its earlier failure stood; a build
+    whose later run showed no failure, and a run of one file after the project's run
+    passed, stayed failing. Now a later run of the same command that shows no failure ends
+    the failure (passed when it says so), and the project's passing run covers the runs of
+    chosen files before it. A failure nothing came after, or only a run whose output the
+    log lost, is still failing."""
+    prompt = " gpt-crawler on fck_claude [$✘!+?] is 📦 v1.4.0 took 2s ❯"
+    lines = _journal_of_calls(
+        [
+            (
+                "run_terminal_cmd",
+                "yarn tsc",
+                "$ tsc src/server.ts:20:46 - error TS2769: No overload matches this call."
+                f" error Command failed with exit code 2.{prompt}",
+            ),
+            ("Bash", "golangci-lint run main.go", "Exit code 1 main.go:6:2: unused (typecheck)"),
+            ("Bash", "golangci-lint run", "Exit code 1 main.go:6:2: unused 1 issues:"),
+            ("Bash", "go build -o app && ./app list --help", "Exit code 1 events.go:78: bad"),
+            ("Edit", "src/server.ts", "The file src/server.ts has been updated."),
+            ("run_terminal_cmd", "yarn tsc", f"$ tsc Done in 2.15s.{prompt}"),
+            ("Bash", "golangci-lint run", "0 issues."),
+            ("Bash", "go build -o app && ./app list --help", "List all sessions. Usage: app"),
+            ("Bash", "go test ./...", "--- FAIL: TestList (0.00s) FAIL"),
+            ("Bash", "npx tsc --noEmit", "Exit code 2 src/a.ts(3,1): error TS2304: x"),
+            ("Bash", "npx tsc --noEmit", ""),  # its output lost: it says nothing
+        ]
+    )
+    assert lines == [
+        "Fix the empty cart total in the shop — changed 1 file (server.ts); checks passed: "
+        "`yarn tsc`, `golangci-lint run`; still failing: `go test ./...`, `npx tsc --noEmit`"
+    ]
+
+
+def test_a_check_its_machine_could_not_run_is_no_result() -> None:
+    """A run the shell or Python refused (no such folder to cd into, `Command 'python' not
+    found`, `No module named pytest`) never ran the tests: it was read as the tests failing,
+    and the journal said "still failing" of them. A project's module a test run cannot
+    import is a failure of the tests."""
+    pytest = "python -m pytest tests/unit/test_utils*.py --cov=src/utils"
+    refused = [
+        (
+            "run_terminal_cmd",
+            f"cd /d/Work/DocGen && {pytest}",
+            "-bash: cd: /d/Work/DocGen: No such file or directory",
+        ),
+        ("run_terminal_cmd", pytest, "Command 'python' not found, did you mean: 'python3'"),
+        ("run_terminal_cmd", f"python3{pytest[6:]}", "/usr/bin/python3.13: No module named pytest"),
+        ("run_terminal_cmd", "ruff check src", "zsh: command not found: ruff"),
+    ]
+    assert _journal_of_calls(refused) == [
+        "Fix the empty cart total in the shop (2 turns, 4 tool calls)"
+    ]
+    broken = ("run_terminal_cmd", "pytest -q", "E   ModuleNotFoundError: No module named 'cart'")
+    assert _journal_of_calls([*refused, broken]) == [
+        "Fix the empty cart total in the shop — still failing: `pytest -q`"
+    ]
+
+
 def test_a_rule_the_user_asks_for_is_a_preference() -> None:
     """A request for a rule states one by the user's own word, however it is phrased:
     what follows "that ...", "saying ..." or a colon, or each point of the list after a

@@ -89,21 +89,23 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # call the harness flagged as failed (`is_error`), with or without its text; or Claude
 # Code's "Exit code 1" heading a command's output, all a Markdown export keeps of the flag.
 # A test runner's count of failures in its own words: pytest, jest "1 failed", bun and
-# vitest "1 fail", mocha "1 failing"; bun's, jest's and vitest's mark of a failed test.
+# vitest "1 fail", mocha "1 failing"; bun's, jest's and vitest's mark of a failed test,
+# which a space follows (a prompt's git status, "[$✘!+?]", copied with a Cursor terminal's
+# output, made each run of gpt-crawler's `yarn tsc` fail, "Done in 2.15s" too).
 _FAILED = re.compile(
-    r"\A\s*error\b|[✗✕✘]|"
+    r"\A\s*error\b|[✗✕✘](?=\s)|"
     r"\b(?:[1-9]\d* (?:fail(?:ed|ing|ures?)?|errors?)\b|FAILED\b|FAIL\b|Traceback|Error:|"
     r"error(?:\[\w+\])?:|"
     r"Exception\b|command failed|(?i:exit (?:code|status)) [1-9]|npm ERR!|command not found|"
     r"No module named|cannot find|not found)",
 )
-# ...and of passes: "3 passed", bun's "3 pass", mocha's "3 passing"; a check mark (no word
-# boundary before it: it is no word character)
+# ...and of passes: "3 passed", bun's "3 pass", mocha's "3 passing", golangci-lint's "0
+# issues."; a check mark (no word boundary before it: it is no word character)
 _PASSED = re.compile(
     r"[✓✔]|\b(?:\d+ pass(?:ed|ing)?\b|passed|all (?:checks|tests) passed|"
     r"success(?:ful(?:ly)?)?|succeeded|ok\b|"
-    r"OK\b|0 errors|no (?:issues|errors|problems) found|found 0|built in|compiled|done in|"
-    r"Successfully installed)",
+    r"OK\b|0 (?:errors|issues)\b|no (?:issues|errors|problems) found|found 0|built in|"
+    r"compiled|done in|Successfully installed)",
     re.IGNORECASE,
 )
 # what runs before the command proper: moving into the project, activating its virtualenv
@@ -316,6 +318,24 @@ _NOT_THE_PROJECTS = re.compile(
 )
 
 
+# What a shell says of a command it has not got (bash, zsh, Ubuntu's suggestion, Windows'
+# cmd and PowerShell), of a folder `cd` cannot enter, and Python of a module `-m` names
+# that is not installed: the words the command was given are checked against what it names.
+_NO_COMMAND = re.compile(
+    r"(?:^|\s)(?:\S+: )?(?:line \d+: )?([^\s:'\"]{1,200}): command not found(?!:)"
+    r"|command not found: ([^\s'\"]{1,200})|Command '([^'\s]{1,200})' not found"
+    r"|'([^'\s]{1,200})' is not recognized as an internal or external command"
+    r"|The term '([^'\s]{1,200})' is not recognized"
+)
+_CD_FAILED = re.compile(
+    r"\bcd: (?:[^\n:]{1,500}: No such file or directory|no such file or directory: )"
+    r"|The system cannot find the path specified",
+)
+_CD_THEN = re.compile(r"\s*cd\s[^;&|\n]{1,500}&&")
+_NO_MODULE = re.compile(r"No module named '?([\w.]{1,200})'?")
+RESULT_TAIL = 4000  # where a long result's machine errors are looked for (at its end)
+
+
 @dataclass(frozen=True)
 class ToolStep:
     """One tool call of the session, in order, with the request it served."""
@@ -438,6 +458,24 @@ class ToolStep:
     def passed(self) -> bool:
         """It reports success and no failure (a silent result proves nothing)."""
         return not self.failed and bool(_PASSED.search(self.result))
+
+    @property
+    def not_run(self) -> bool:
+        """Whether the command never got to run what it names, as its shell or interpreter
+        said: no such command (`Command 'python' not found`), no such folder to `cd` into,
+        no such runner module (`No module named pytest`). Its failure is the machine's,
+        no verdict of the check; a project's module that a test run cannot import is one."""
+        if not self.is_shell:
+            return False
+        result = self.result[-RESULT_TAIL:] if len(self.result) > RESULT_TAIL else self.result
+        said = {re.split(r"[/\\]", w)[-1] for w in self.args.split()}
+        if any(next(g for g in m.groups() if g) in said for m in _NO_COMMAND.finditer(result)):
+            return True
+        # `cd X && check`: the check did not run (after `cd X;` it ran, in another folder)
+        if _CD_FAILED.search(result) and _CD_THEN.match(self.args):
+            return True
+        m = _NO_MODULE.search(result)
+        return m is not None and m.group(1) == runner_of(self.command)
 
     @property
     def ran_through(self) -> bool:
@@ -1050,13 +1088,32 @@ def _commits_done(steps: list[ToolStep]) -> str:
     )
 
 
+_CHECKS = ("test", "lint", "typecheck", "build")
+
+
 def _checks_done(steps: list[ToolStep]) -> tuple[str, str]:
     """("checks passed: ...", "still failing: ...") of the check commands' last runs; a
-    run of one chosen test says less than the suite's, and is shown only when it is all."""
+    run of one chosen test says less than the suite's, and is shown only when it is all.
+    A check is still failing only when nothing after its failure says otherwise: a run that
+    never ran it (`ToolStep.not_run`) is no result; a later run of the same command that
+    prints something and no failure ends it (`ran_through`; passed when it says so: "0
+    issues.", "Done in 2.15s"), one that prints nothing (its output lost, a run in the
+    background) does not; and the whole project's run of the same check passing covers the
+    runs of chosen files before it."""
     last: dict[str, ToolStep] = {}
     for step in steps:
-        if step.kind in ("test", "lint", "typecheck", "build") and (step.passed or step.failed):
+        if step.kind not in _CHECKS or step.not_run:
+            continue
+        before = last.get(step.command)
+        if (
+            step.passed
+            or step.failed
+            or (before is not None and before.failed and step.ran_through)
+        ):
             last[step.command] = step
+        if step.passed and not (on_chosen_files(step.command) or _ONE_TEST.search(step.command)):
+            for command in [c for c, run in last.items() if run.failed and _covers(step, c)]:
+                del last[command]
     general = {c: step for c, step in last.items() if not _ONE_TEST.search(c)}
     last = general or dict(list(last.items())[-1:])
     passed = [_code(c, 60) for c, step in last.items() if step.passed]
@@ -1064,6 +1121,17 @@ def _checks_done(steps: list[ToolStep]) -> tuple[str, str]:
     return (
         "checks passed: " + ", ".join(passed[:3]) if passed else "",
         "still failing: " + ", ".join(failing[:2]) if failing else "",
+    )
+
+
+def _covers(whole: ToolStep, command: str) -> bool:
+    """Whether WHOLE, a run of the project's check, covers COMMAND, a run of the same kind
+    and runner on chosen files (`golangci-lint run main.go` by `golangci-lint run`)."""
+    return (
+        command != whole.command
+        and (on_chosen_files(command) or bool(_ONE_TEST.search(command)))
+        and command_kind(command) == whole.kind
+        and runner_of(command) == runner_of(whole.command)
     )
 
 
