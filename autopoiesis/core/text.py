@@ -300,6 +300,17 @@ HARNESS_MESSAGE_OPENINGS = (
 )
 
 
+# Claude Code's notice, in the user's role, that the user stopped the agent's turn: its
+# importer files it as the system's turn; a Markdown export keeps it as the user's message
+_INTERRUPTED = re.compile(r"\[Request interrupted by user[^\]\n]{0,200}\]")
+
+
+def interruption_notice(text: str) -> bool:
+    """Whether TEXT is only Claude Code's notice of a turn the user interrupted ("[Request
+    interrupted by user for tool use]"): no words of the user's."""
+    return _INTERRUPTED.fullmatch(text.strip()) is not None
+
+
 def injected_context(text: str) -> bool:
     """Whether TEXT, a message in the user's role, is context the harness injected
     (INJECTED_CONTEXT_OPENINGS), which an importer may leave out."""

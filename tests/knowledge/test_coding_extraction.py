@@ -504,6 +504,41 @@ def test_the_journal_says_a_topic_that_repeats_the_request_once() -> None:
     ]
 
 
+def test_a_title_that_is_a_naming_prompt_or_a_time_is_no_request() -> None:
+    """SpecStory titled a Cursor chat with the prompt that names it ("Generate a name for
+    the chat") and a Claude Code session with its time ("2026-01-25 21:28:55Z"): where the
+    first turn made no request (a pasted export, a slash command's record), the session's
+    line said only that title and its size. Now the line says the first request a turn of
+    the user's makes (a slash command run with words counts; a confirmation or Claude
+    Code's notice of an interruption does not), else what was done, else nothing."""
+    pasted = "```\n# Implement code from docstring\n_Exported from Cursor_\n```"
+    done = ("agent", "I have implemented the model unloading.")
+    naming = {"title": "Generate A Name For The Chat", "topic": "Generate a name for the chat"}
+    assert _journal_of(
+        ("user", pasted),
+        ("user", "Well?"),
+        ("user", "[Request interrupted by user for tool use]"),
+        ("user", "Remember that you must unload all models before loading a new one"),
+        done,
+        **naming,
+    ) == [
+        "Remember that you must unload all models before loading a new one — I have "
+        "implemented the model unloading"
+    ]
+    assert _journal_of(("user", "Check if we have any duplicates in docs"), done, **naming) == [
+        "Check if we have any duplicates in docs — I have implemented the model unloading"
+    ]
+    slash = (
+        "<command-message>pr-review</command-message>\n<command-name>/pr-review</command-name>"
+        "\n<command-args>154</command-args>"
+    )
+    stamp = {"title": "2026 01 25 21 28 55Z", "topic": "2026-01-25 21:28:55Z"}
+    assert _journal_of(("user", slash), ("agent", "Reviewing the PR."), **stamp) == [
+        "/pr-review 154 (2 turns)"
+    ]
+    assert _journal_of(("user", pasted), ("agent", "What should I do?"), **stamp) == []
+
+
 def test_the_journal_says_nothing_of_a_greeting() -> None:
     assert _journal_of(("user", "Hello"), ("agent", "Hi!"), title="Hello") == []
     assert _journal_of(

@@ -27,6 +27,7 @@ from datetime import datetime
 
 from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import project_context_file
+from autopoiesis.core.text import slash_command
 from autopoiesis.formats import tool_calls as tools
 from autopoiesis.formats import transcript as tf
 from autopoiesis.formats.knowledge import SECTION_CHANGES, SECTION_FIXES
@@ -620,10 +621,16 @@ _ROLE_PROMPT = re.compile(r"^(?:you are|act as|as an? \w+ (?:expert|engineer)|im
 
 def request_of(turn: tf.Turn) -> str:
     """What a turn asks or says, in a line: the first lines of its first prose paragraph,
-    up to about 120 characters; "" for a pasted document (a form, a template, a log says
-    nothing of the request) or a role prompt ("You are an expert on ...")."""
+    up to about 120 characters, or the slash command the user ran with words after it
+    ("/pr-review 154", `core.text.slash_command`: the harness's record of it is no prose);
+    "" for a pasted document (a form, a template, a log says nothing of the request) or a
+    role prompt ("You are an expert on ...")."""
     for item in turn.items:
-        if not isinstance(item, tf.Text) or prose.looks_pasted(item.content):
+        if not isinstance(item, tf.Text):
+            continue
+        if typed := slash_command(item.content):
+            return clean(typed, limit=120)
+        if prose.looks_pasted(item.content):
             continue
         said = ""
         for line in prose.prose_of(item.content).split("\n"):
@@ -645,7 +652,7 @@ def request_of(turn: tf.Turn) -> str:
 _YES = re.compile(r"^(?:yes|yeah|yep|ok(?:ay)?|sure|sim|s[ií]|oui|ja|go on|continue)\b", re.I)
 
 
-def _names_a_task(request: str) -> bool:
+def names_a_task(request: str) -> bool:
     """Whether a request says what to do: not a confirmation ("Yes, go on"), a question,
     or a few words of status ("I restarted it")."""
     return (
@@ -670,7 +677,7 @@ def tool_steps(src: SourceTranscript) -> list[ToolStep]:
                 # the edits that follow serve this turn; when it names no task (a pasted
                 # document, a confirmation, a question, a status note) they are filed nowhere
                 asked = request_of(turn)
-                request = asked if _names_a_task(asked) else ""
+                request = asked if names_a_task(asked) else ""
             continue
         for item in turn.items:
             if isinstance(item, tf.ToolCall):
@@ -1151,6 +1158,7 @@ __all__ = [
     "ToolStep",
     "coding_offline",
     "command_kind",
+    "names_a_task",
     "runner_of",
     "session_outcome",
     "tool_steps",

@@ -14,7 +14,12 @@ from datetime import datetime
 from typing import Any
 
 from autopoiesis.core.clock import utc
-from autopoiesis.core.text import said_by_the_harness, slugify
+from autopoiesis.core.text import (
+    interruption_notice,
+    said_by_the_harness,
+    slash_command,
+    slugify,
+)
 from autopoiesis.formats import transcript as tf
 from autopoiesis.knowledge.changes import KnowledgeChange, entry_id_for
 from autopoiesis.knowledge.extractors import cues, prose
@@ -29,7 +34,7 @@ from autopoiesis.knowledge.extractors.base import (
     reply_items,
     reply_validator,
 )
-from autopoiesis.knowledge.extractors.coding import request_of, session_outcome
+from autopoiesis.knowledge.extractors.coding import names_a_task, request_of, session_outcome
 from autopoiesis.knowledge.extractors.decisions import (
     DECISIONS,
     DECISIONS_V2,
@@ -178,6 +183,9 @@ def _summary_v3(src: SourceTranscript) -> tuple[str, datetime] | None:
     t = src.transcript
     asked, at = _opening_request(src)
     done = session_outcome(src) or [c for c in [_closing_statement(src)] if c]
+    if not asked:  # no request its turns or its title say: what was done, else nothing
+        line = clean("; ".join(done), limit=SUMMARY_CHARS)
+        return (line[:1].upper() + line[1:], at) if done else None
     if not done and (
         len(t.turns) > LONG_SESSION_TURNS
         or len(long_words(asked)) < 2
@@ -203,13 +211,33 @@ def _words_of(text: str) -> str:
     return " ".join(re.findall(r"[^\W_]+", text.lower()))
 
 
+# A title that says nothing of the session: the prompt a harness names a chat with, which
+# SpecStory took for the title of a Cursor chat ("Generate a name for the chat"), and the
+# time an export of a Claude Code session is titled with ("2026-01-25 21:28:55Z", in
+# title case "2026 01 25 21 28 55Z"); a session's line said only that, and its size.
+_NO_TITLE = re.compile(
+    r"^\W*(?:(?:generate|create|suggest|give|write|choose|pick)\s+(?:me\s+)?(?:an?\s+)?"
+    r"(?:short\s+|concise\s+|good\s+)?(?:name|title)\s+for\s+(?:the|this)\s+"
+    r"(?:chat|conversation|session|thread)\b"
+    r"|\d{4}[-/ ]\d{1,2}[-/ ]\d{1,2}(?:[ T_-]+\d{1,2}[: -]\d{2}(?:[: -]\d{2})?(?:\.\d+)?)?"
+    r"\s*(?:Z|UTC)?\W*$)",
+    re.IGNORECASE,
+)
+
+
+def _says_nothing(title: str | None) -> bool:
+    """Whether TITLE (a session's title or topic) is none of its own (`_NO_TITLE`)."""
+    return _NO_TITLE.match(title or "") is not None
+
+
 def _topic_and_request(topic: str | None, asked: str) -> str:
     """`TOPIC: ASKED`, or one of them when they say the same: an export titled after its
     first message ("Please Analyze This Repository And Create A Compre", cut and in title
     case) gave "the request: the request again" for a third of the development memory's
     sessions. Whichever holds the other (their words, in lowercase) stands alone; the
-    topic, as its writer cased it, when they are the same words."""
-    if not topic:
+    topic, as its writer cased it, when they are the same words. A topic that says nothing
+    (`_says_nothing`) is left out."""
+    if not topic or _says_nothing(topic):
         return asked
     mine, theirs = _words_of(topic), _words_of(asked)
     if mine.startswith(theirs) or theirs.startswith(mine):
@@ -221,18 +249,32 @@ def _opening_request(src: SourceTranscript) -> tuple[str, datetime]:
     """(what the session was asked, when): its first user turn's request (a subagent's log
     opens with the agent; a message the harness sent in the user's role, as the summary
     that carries a compacted session on, `said_by_the_harness`, is not one), else its
-    title; a vague one ("Help me solve it") gives way to the title of the agent's
-    answer."""
+    title, else (a title that says nothing: `_says_nothing`) the first request a later turn
+    of the user's makes; a vague one ("Help me solve it") gives way to the title of the
+    agent's answer."""
     t = src.transcript
-    first_user = next(
-        (turn for turn in t.turns if turn.role == "user" and not said_by_the_harness(turn.text)),
-        None,
-    )
+    users = [turn for turn in t.turns if turn.role == "user" and not said_by_the_harness(turn.text)]
+    first_user = users[0] if users else None
     opening = first_user or next(iter(t.turns), None)
-    asked = (request_of(opening) if opening is not None else "") or t.title
+    asked = (request_of(opening) if opening is not None else "") or (
+        "" if _says_nothing(t.title) or _says_nothing(t.meta.topic) else t.title
+    )
+    if not asked:
+        asked = next((r for r in map(_request_made, users[1:]) if r), "")
     if len(long_words(asked)) < 3:
         asked = _answer_title(src) or asked
     return asked, utc(first_user.time) if first_user else src.started
+
+
+def _request_made(turn: tf.Turn) -> str:
+    """TURN's request when it makes one: a slash command run with words, or a task named
+    (`coding.names_a_task`; cut short or not), not a confirmation, a question, a note or
+    Claude Code's notice of an interrupted turn."""
+    if interruption_notice(turn.text):
+        return ""
+    asked = request_of(turn)
+    typed = slash_command(turn.text) is not None
+    return asked if asked and (typed or names_a_task(asked.removesuffix("…"))) else ""
 
 
 def _size(t: tf.Transcript) -> str:
