@@ -187,6 +187,56 @@ def test_detection_and_unknown_formats(memory_repo: MemoryRepo, tmp_path: Path) 
     )
 
 
+def test_a_json_document_with_a_message_a_line_is_that_document(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A JSON document that writes each message of its `messages` list on a line of its
+    own was read as JSON lines because lines began with `{`: a neutral session was refused
+    as "4 lines skipped: 3 not JSON", a chat-completions request as "none of the session
+    logs". A text that parses as one document is that document; JSON lines (under a .json
+    name too) are still read line by line."""
+    neutral = tmp_path / "neutral_lines.json"
+    neutral.write_text(
+        '{"session_id":"neu-1","started":"2026-02-16T18:45:00Z","messages":[\n'
+        '{"role":"user","content":"Hello there","timestamp":"2026-02-16T18:45:10Z"},\n'
+        '{"role":"agent","content":"Hi!","timestamp":"2026-02-16T18:45:20Z"}\n'
+        "]}\n"
+    )
+    chat = tmp_path / "openai_chat.json"
+    chat.write_text(
+        '{"model":"gpt-4o","created":1735000000,"messages":[\n'
+        '{"role":"user","content":"What is the weather in Paris?"},\n'
+        '{"role":"assistant","content":"18C and sunny."}\n'
+        "]}\n"
+    )
+    lines = tmp_path / "claude_lines.json"
+    lines.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "type": role,
+                    "timestamp": f"2025-12-24T10:00:0{n}.000Z",
+                    "sessionId": "lines-as-json",
+                    "message": {"role": role, "content": text},
+                    "uuid": f"m{n}",
+                }
+            )
+            + "\n"
+            for n, (role, text) in enumerate([("user", "Hello"), ("assistant", "Hi")])
+        )
+    )
+    report = import_files(memory_repo, [neutral, chat, lines])
+    assert report.refused == [] and report.bad_lines == 0, report.refused + report.warnings
+    read = {
+        t.meta.session_id: [(turn.role, turn.text) for turn in t.turns]
+        for t in (tf.parse((memory_repo.root / r).read_text(), r) for r in report.imported)
+    }
+    assert read["neu-1"] == [("user", "Hello there"), ("agent", "Hi!")]
+    assert read["lines-as-json"] == [("user", "Hello"), ("agent", "Hi")]
+    [openai] = [v for k, v in read.items() if k.startswith("oai_")]
+    assert openai == [("user", "What is the weather in Paris?"), ("agent", "18C and sunny.")]
+
+
 def test_cli_format_choices_come_from_the_registry(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

@@ -326,11 +326,27 @@ def load_json(text: str) -> Any:
 
 
 def looks_like_jsonl(path: Path, text: str) -> bool:
-    """A JSON-lines file: named .jsonl, or several top-level objects one per line."""
+    """A JSON-lines file: named .jsonl, or several top-level objects one per line. A text
+    that parses as one JSON document is that document, however its lines fall: a chat
+    export that writes each message of its `messages` list on a line of its own has lines
+    that begin with `{` too."""
     if path.suffix == ".jsonl":
         return True
     stripped = text.lstrip()
-    return "\n{" in stripped and not stripped.startswith("[")
+    return "\n{" in stripped and not stripped.startswith("[") and not _one_document(text)
+
+
+@lru_cache(maxsize=2)
+def _one_document(text: str) -> bool:
+    """Whether TEXT parses as one JSON document. Cached, as load_json is, because every
+    detector asks: JSON lines fail after their first line (the parse stops at the second
+    value), and a document parsed here is the one load_json gives its reader. A document
+    nested deeper than can be read is not known to be one."""
+    try:
+        load_json(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def head_lines(text: str, n: int) -> list[str]:
