@@ -310,6 +310,53 @@ def test_a_grown_log_becomes_a_continuation_part(
     )
 
 
+def test_a_turn_stamped_before_the_one_ahead_of_it_keeps_its_place_and_the_log_continues(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A turn stamped earlier than the one before it (a clock that stepped back) was
+    sorted ahead of it by the filing of a draft, for the formats whose reader did not
+    hold its turns to the log's order (Claude Code's): the user's words moved before the
+    answer they followed, and the log, grown and imported again, was refused as no longer
+    beginning with what was filed, so no later turn was kept. The log's order is the
+    conversation's for every format: the turn keeps its place at the time of the one
+    before it, and the grown log is filed as part 2."""
+
+    def line(kind: str, uuid: str, at: str, text: str) -> dict:
+        message: dict = {"role": kind, "content": text}
+        if kind == "assistant":
+            message = {**message, "id": f"msg_{uuid}", "content": [{"type": "text", "text": text}]}
+        return {
+            "type": kind,
+            "timestamp": f"2025-12-24T{at}.000Z",
+            "sessionId": "skew-1",
+            "message": message,
+            "uuid": uuid,
+        }
+
+    opening = [
+        line("user", "u1", "10:00:00", "Create a hello world function"),
+        line("assistant", "a1", "10:00:05", "I'll create that function for you."),
+    ]
+    skewed = [
+        line("user", "u9", "09:59:00", "A message stamped a minute early (clock skew)"),
+        line("assistant", "a9", "10:01:00", "Reply after skew"),
+    ]
+    log = tmp_path / "skew.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in opening))
+    first = import_files(memory_repo, [log])
+    assert first.refused == [] and len(first.imported) == 1, first.refused
+    log.write_text("".join(json.dumps(x) + "\n" for x in opening + skewed))
+    grown = import_files(memory_repo, [log])
+    assert grown.refused == [] and len(grown.imported) == 1, grown.refused
+    assert grown.imported[0].endswith("+2.md")
+    part2 = read(memory_repo, grown.imported[0])
+    assert [(t.role, t.text) for t in part2.turns] == [
+        ("user", "A message stamped a minute early (clock skew)"),
+        ("agent", "Reply after skew"),
+    ]
+    assert part2.turns[0].time.strftime("%H:%M") == "10:00"  # the time of the turn before it
+
+
 def test_tokens_and_redactions_of_a_part_are_its_own(
     memory_repo: MemoryRepo, tmp_path: Path
 ) -> None:

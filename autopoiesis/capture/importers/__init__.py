@@ -117,10 +117,16 @@ def prepare_draft(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> Pr
     tags, source) goes through REDACTOR; text that cannot be UTF-8 is made so once, by
     the transcript format's encode. A turn left with nothing to write is refused: the log
     had content its reader did not understand, and a transcript of empty turns would
-    lose it without a word."""
+    lose it without a word.
+
+    The draft's order is the conversation's, whatever its timestamps say: a turn stamped
+    before the one ahead of it (a clock stepped back, a message queued while the agent
+    answered) keeps its place and takes that one's time. Sorted by time it moved ahead of
+    the words it followed, and the log, grown and imported again, no longer began with
+    what was filed, so no later turn of the session could be filed."""
     tf.validate_session_id(draft.session_id)
     draft = replace(draft, session_id=tf.written_session_id(draft.session_id, redactor.redact))
-    turns = []
+    turns: list[tf.Turn] = []
     for t in draft.turns:
         items: list[tf.Item] = []
         for it in t.items:
@@ -129,8 +135,9 @@ def prepare_draft(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> Pr
                 if len(raw) > max_bytes:
                     it = tf.Text(raw[:max_bytes].decode("utf-8", "ignore") + "\n[truncated]")
             items.append(it)
+        when = max(utc(t.time), turns[-1].time) if turns else utc(t.time)
         turns.append(
-            tf.Turn(time=utc(t.time), role=t.role, items=tuple(items), name=t.name, memory=t.memory)
+            tf.Turn(time=when, role=t.role, items=tuple(items), name=t.name, memory=t.memory)
         )
     empty = [
         t
@@ -147,7 +154,6 @@ def prepare_draft(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> Pr
             "detected wrongly, name the right one with --format NAME "
             f"({', '.join(format_names()[1:])})."
         )
-    turns.sort(key=lambda t: t.time)  # stable: equal times keep their order
     if not turns and draft.started is None:
         raise ImportFormatError(f"session {draft.session_id} has no messages and no started time.")
     started = draft.started or turns[0].time

@@ -474,17 +474,6 @@ def stable_id(prefix: str, *parts: Any) -> str:
     return f"{prefix}_{hashlib.sha256(canonical).hexdigest()[:16]}"
 
 
-def monotonic_turns(draft: SessionDraft) -> None:
-    """Make DRAFT's turn times never go backwards: a log's order is the conversation's
-    order, and a turn stamped before the one it answers keeps its place instead of being
-    sorted ahead of it."""
-    latest: datetime | None = None
-    for turn in draft.turns:
-        if latest is not None and turn.time < latest:
-            turn.time = latest
-        latest = turn.time
-
-
 def read_export(
     path: Path,
     text: str,

@@ -30,7 +30,6 @@ from autopoiesis.capture.importers.shapes import (
     file_session_id,
     first_time,
     mapping,
-    monotonic_turns,
     nonempty_str,
     output_text,
     safe_session_id,
@@ -92,7 +91,6 @@ class AmpImporter:
             _message(draft, message, clock, calls)
         if not draft.turns:
             raise ImportFormatError(f"{path}: this Amp thread holds no message; nothing to import.")
-        monotonic_turns(draft)
         return [draft]
 
 

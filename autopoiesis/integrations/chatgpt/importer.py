@@ -31,7 +31,6 @@ from autopoiesis.capture.importers.shapes import (
     ToolCalls,
     first_time,
     mapping,
-    monotonic_turns,
     nonempty_str,
     read_export,
     safe_session_id,
@@ -161,7 +160,6 @@ def _conversation(
     reader = _Branch(draft, where, report, draft.started)
     for node in _active_path(conv["mapping"], conv.get("current_node")):
         reader.node(node)
-    monotonic_turns(draft)
     return draft
 
 

@@ -30,7 +30,6 @@ from autopoiesis.capture.importers.shapes import (
     args_summary,
     content_text,
     first_time,
-    monotonic_turns,
     nonempty_str,
     read_export,
     safe_session_id,
@@ -127,7 +126,6 @@ def _conversation(
         if role == "user" and all(isinstance(i, tf.ToolCall) for i in items):
             role = "agent"
         draft.add_turn(clock, role, items)
-    monotonic_turns(draft)
     return draft
 
 

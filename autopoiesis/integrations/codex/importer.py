@@ -43,7 +43,6 @@ from autopoiesis.capture.importers.shapes import (
     first_time,
     json_lines,
     mapping,
-    monotonic_turns,
     nonempty_str,
     output_text,
     safe_session_id,
@@ -409,5 +408,4 @@ class _Rollout:
                 f"{self.path}: Codex rollout {d.session_id} holds no user or agent message "
                 f"({self.bookkeeping} bookkeeping lines{bad}); nothing to import."
             )
-        monotonic_turns(d)
         return d

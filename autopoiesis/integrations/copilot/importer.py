@@ -37,7 +37,6 @@ from autopoiesis.capture.importers.shapes import (
     first_time,
     json_lines,
     mapping,
-    monotonic_turns,
     nonempty_str,
     output_text,
     safe_session_id,
@@ -256,5 +255,4 @@ class _Log:
                 f"{self.path}: Copilot session {d.session_id} holds no user or assistant message; "
                 "nothing to import."
             )
-        monotonic_turns(d)
         return d

@@ -37,7 +37,6 @@ from autopoiesis.capture.importers.shapes import (
     file_session_id,
     json_lines,
     mapping,
-    monotonic_turns,
     nonempty_str,
     output_text,
     safe_session_id,
@@ -192,7 +191,6 @@ class _Log:
                 f"{self.path}: this Droid session holds no user or agent message; nothing to "
                 "import."
             )
-        monotonic_turns(d)
         return d
 
 

@@ -40,7 +40,6 @@ from autopoiesis.capture.importers.shapes import (
     function_part,
     json_lines,
     mapping,
-    monotonic_turns,
     nonempty_str,
     output_text,
     safe_session_id,
@@ -281,7 +280,6 @@ def _history(
         raise ImportFormatError(
             f"{path}: this Gemini chat history holds no message; nothing to import."
         )
-    monotonic_turns(draft)
     return draft
 
 
@@ -350,5 +348,4 @@ def _draft(
         raise ImportFormatError(
             f"{path}: Gemini chat {sid} holds no user or gemini message; nothing to import."
         )
-    monotonic_turns(draft)
     return draft

@@ -34,7 +34,6 @@ from autopoiesis.capture.importers.shapes import (
     first_time,
     json_lines,
     mapping,
-    monotonic_turns,
     nonempty_str,
     output_text,
     safe_session_id,
@@ -140,7 +139,6 @@ def _db_session(conn: Any, info: dict[str, Any], path: Path, report: ImportRepor
         inference = mapping(mapping(_json(meta)).get("inference"))
         draft.model = draft.model or nonempty_str(inference.get("requestedModel"))
         _message(draft, role, content, when, calls)
-    monotonic_turns(draft)
     return draft
 
 
@@ -190,5 +188,4 @@ def _finished(draft: SessionDraft, source: str) -> SessionDraft:
         raise ImportFormatError(
             f"{source}: this Goose session holds no message; nothing to import."
         )
-    monotonic_turns(draft)
     return draft

@@ -38,7 +38,6 @@ from autopoiesis.capture.importers.shapes import (
     file_session_id,
     json_lines,
     mapping,
-    monotonic_turns,
     nonempty_str,
     output_text,
     safe_session_id,
@@ -177,7 +176,6 @@ class _Journal:
                 f"{self.path}: this Kimi Code journal holds no user or model message; nothing "
                 "to import."
             )
-        monotonic_turns(d)
         return d
 
 

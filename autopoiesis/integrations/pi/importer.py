@@ -34,7 +34,6 @@ from autopoiesis.capture.importers.shapes import (
     file_session_id,
     json_lines,
     mapping,
-    monotonic_turns,
     nonempty_str,
     output_text,
     safe_session_id,
@@ -87,7 +86,6 @@ class PiImporter:
             raise ImportFormatError(
                 f"{path}: this pi session holds no user or assistant message; nothing to import."
             )
-        monotonic_turns(draft)
         return [draft]
 
 

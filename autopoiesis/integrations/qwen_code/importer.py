@@ -43,7 +43,6 @@ from autopoiesis.capture.importers.shapes import (
     function_part,
     json_lines,
     mapping,
-    monotonic_turns,
     nonempty_str,
     safe_session_id,
     sequence,
@@ -165,7 +164,6 @@ def _session(sid: str, records: dict[str, _Record], path: Path) -> SessionDraft:
                     function_part(part, items, calls)
             if items:
                 draft.add_turn(rec.when, "agent", items)
-    monotonic_turns(draft)
     return draft
 
 

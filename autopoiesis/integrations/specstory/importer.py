@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from autopoiesis.capture.importers.base import ImportReport, SessionDraft, advise_format
-from autopoiesis.capture.importers.shapes import monotonic_turns, stable_id, without_own_runs
+from autopoiesis.capture.importers.shapes import stable_id, without_own_runs
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.project import project_of
 from autopoiesis.core.text import slugify
@@ -271,7 +271,6 @@ class SpecStoryImporter:
         subagents = {d.session_id for d in drafts if d.parent_session is not None}
         drafts = without_own_runs(drafts, subagents, str(path), report)
         for d in drafts:
-            monotonic_turns(d)
             d.started = d.turns[0].time
         return drafts
 
