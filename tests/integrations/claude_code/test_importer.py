@@ -85,3 +85,41 @@ def test_a_line_whose_timestamp_is_a_number_is_skipped_not_read_as_1970(
     (filed,) = report.imported
     assert filed.startswith("raw/conversations/2025/12/24/")
     assert any("a timestamp that is a number" in w for w in report.warnings)
+
+
+def test_a_user_message_that_quotes_a_bash_tag_is_their_words(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Any `<bash-...>` element in a user's message made it the record of a `!` command:
+    a question quoting `<bash-stdout>permission denied</bash-stdout>` from a log left no
+    user turn, its words lost. Only a message that is wholly such a record is one (Claude
+    Code writes the command, then its output, each as a message of its own); the command
+    is still a bash call with its output, and the question is the user's turn as typed."""
+    question = (
+        "In my log I see <bash-stdout>permission denied</bash-stdout> after the deploy step; "
+        "why does the deploy fail?"
+    )
+    said = [
+        ("user", "<bash-input>ls deploy</bash-input>"),
+        ("user", "<bash-stdout>run.sh</bash-stdout><bash-stderr></bash-stderr>"),
+        ("user", question),
+        ("assistant", "The deploy user lacks write access."),
+    ]
+    lines = [
+        {
+            "type": role,
+            "timestamp": f"2026-02-01T10:00:0{n}.000Z",
+            "sessionId": "bash-mention",
+            "message": {"role": role, "content": text},
+            "uuid": f"m{n}",
+        }
+        for n, (role, text) in enumerate(said)
+    ]
+    log = tmp_path / "bash_mention.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    report = import_files(memory_repo, [log])
+    (filed,) = report.imported
+    t = tf.parse((memory_repo.root / filed).read_text(encoding="utf-8"), filed)
+    assert [turn.role for turn in t.turns] == ["user", "user", "agent"]
+    assert t.turns[0].items == (tf.ToolCall("bash", "ls deploy", "run.sh"),)
+    assert t.turns[1].text == question
