@@ -15,6 +15,8 @@ autopoiesis.integrations.importers (the built-in plugin), or a plugin of its own
 
 from __future__ import annotations
 
+import codecs
+import json
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -45,7 +47,7 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.core.project import session_project
 from autopoiesis.core.redact import Redactor
 from autopoiesis.core.sqlite import database_tables, is_database
-from autopoiesis.core.text import one_line
+from autopoiesis.core.text import counted, one_line
 from autopoiesis.errors import AutopoiesisError, ImportFormatError, UnknownFormatError
 from autopoiesis.formats import tool_calls
 from autopoiesis.formats import transcript as tf
@@ -82,20 +84,162 @@ __all__ = [
 LOG_SUFFIXES = (".json", ".jsonl", ".ndjson", ".md", ".db")
 
 
-def read_text(path: Path) -> str:
-    """PATH as UTF-8 text (a BOM dropped); ImportFormatError for binary or other encodings."""
+def read_text(path: Path, report: ImportReport | None = None) -> str:
+    """PATH as UTF-8 text, keeping all a damaged file holds that can be read as written.
+
+    A BOM is dropped, and so is NUL padding at the end (a file preallocated, or a write a
+    crash left half done). A log of JSON lines (named .jsonl or .ndjson, or whose first
+    line is a JSON object on its own) is read line by line, as its reader reads it: a line
+    that is not UTF-8 or holds NUL bytes (a bad byte, a final line cut in the middle of a
+    character) is skipped and counted in REPORT like a malformed line, left blank so the
+    others keep their numbers. A whole document (a JSON file, a Markdown export) is one
+    text, and a bad byte inside it cannot be dropped without changing what it says: only a
+    character cut off at its very end is left out (with a warning); any other bad byte
+    refuses the file, saying where, for it to be re-encoded. ImportFormatError for UTF-16
+    or UTF-32 (with how to convert it) and for what is no text (an image, NULs all
+    through, a log whose lines are mostly unreadable)."""
     raw = path.read_bytes()
-    if b"\x00" in raw[:8192]:
+    _refuse_wide_text(path, raw)
+    raw = raw.removeprefix(codecs.BOM_UTF8)
+    if _nul_padded(raw):
+        kept = raw.rstrip(b"\x00 \t\r\n")
+        raw = raw[: raw.find(b"\x00", len(kept))]
+        if not raw.strip():
+            raise ImportFormatError(
+                f"{path} holds nothing but NUL bytes (space allocated and never written, as a "
+                "crash can leave a file); there is no log in it to import."
+            )
+    if b"\x00" not in raw:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    report = ImportReport() if report is None else report
+    if _line_oriented(path, raw):
+        return _readable_lines(path, raw, report)
+    return _whole_document(path, raw, report)
+
+
+def _nul_padded(raw: bytes) -> bool:
+    """Whether RAW ends in NUL bytes (whitespace among or after them), padding and not
+    content; asked of its tail alone, a log may be tens of megabytes."""
+    return raw[-65536:].rstrip(b" \t\r\n").endswith(b"\x00")
+
+
+_BINARY = (
+    "looks binary (NUL bytes); import takes a text log (JSON, JSONL or a Markdown export) or "
+    "a harness's SQLite database."
+)
+
+
+def _refuse_wide_text(path: Path, raw: bytes) -> None:
+    """Refuse PATH when RAW is UTF-16 or UTF-32 text (by its BOM, or by the NUL byte
+    beside each ASCII character), saying how to convert it to UTF-8."""
+    codec = next((name for bom, name in _WIDE_BOMS if raw.startswith(bom)), None)
+    head = raw[:4096]
+    if codec is None and len(head) >= 16:
+        even, odd = head[0::2].count(0), head[1::2].count(0)
+        if odd > len(head) // 4 and even < odd // 8:
+            codec = "UTF-16LE"
+        elif even > len(head) // 4 and odd < even // 8:
+            codec = "UTF-16BE"
+    if codec is not None:
+        converted = path.with_name(f"{path.stem}.utf8{path.suffix}")
         raise ImportFormatError(
-            f"{path} looks binary (NUL bytes); import takes a text log (JSON, JSONL or a"
-            " Markdown export) or a harness's SQLite database."
+            f"{path} is {codec} text, and import reads UTF-8: convert it with "
+            f"`iconv -f {codec} -t UTF-8 {path} > {converted}` and import that."
         )
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
+
+
+# the UTF-32 marks first: UTF-32LE's begins with UTF-16LE's
+_WIDE_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
+def _line_oriented(path: Path, raw: bytes) -> bool:
+    """Whether RAW is a log of JSON lines, each read on its own: its name says so, or its
+    first line is a JSON object by itself (a document's first line, `{` or the opening of
+    its lists, is not; a first line that cannot be read says nothing)."""
+    if path.suffix in (".jsonl", ".ndjson"):
+        return True
+    pos = 0
+    while pos < len(raw):  # the first line that is not blank, not splitting the rest
+        end = raw.find(b"\n", pos)
+        end = len(raw) if end < 0 else end
+        if raw[pos:end].strip():
+            try:
+                return isinstance(json.loads(raw[pos:end].decode("utf-8")), dict)
+            except (ValueError, RecursionError):
+                return False
+        pos = end + 1
+    return False
+
+
+def _readable_lines(path: Path, raw: bytes, report: ImportReport) -> str:
+    """RAW, a log of JSON lines, with each line that cannot be read as UTF-8 text left
+    blank and counted in REPORT; refused as no text when those are most of its lines."""
+    lines = raw.split(b"\n")
+    out: list[str] = []
+    bad: list[tuple[int, str]] = []
+    for n, line in enumerate(lines, 1):
+        if b"\x00" in line:
+            why = "NUL bytes in it"
+        else:
+            try:
+                out.append(line.decode("utf-8"))
+                continue
+            except UnicodeDecodeError as exc:
+                why = (
+                    "not valid UTF-8: cut off in the middle of a character"
+                    if n == len(lines) and _cut_off(exc, line)
+                    else f"not valid UTF-8 at byte {exc.start} of the line"
+                )
+        out.append("")
+        bad.append((n, why))
+    kept = sum(1 for line in out if line.strip())
+    if len(bad) > kept:
+        if any(b"\x00" in lines[n - 1] for n, _ in bad):
+            raise ImportFormatError(f"{path} {_BINARY}")
         raise ImportFormatError(
-            f"{path} is not valid UTF-8 (byte {exc.start}); re-encode it as UTF-8."
+            f"{path} is not valid UTF-8 ({len(bad)} of its {len(bad) + kept} lines, the first "
+            f"line {bad[0][0]}); re-encode it as UTF-8 (such as `iconv -f CP1252 -t UTF-8`, from "
+            "the encoding it was written in)."
+        )
+    for n, why in bad:
+        report.skip_line(str(path), n, why)
+    return "\n".join(out)
+
+
+def _whole_document(path: Path, raw: bytes, report: ImportReport) -> str:
+    """RAW, one document, as text: a character cut off at its end left out (with a
+    warning in REPORT); refused for a NUL byte or a bad byte anywhere else."""
+    if b"\x00" in raw:
+        raise ImportFormatError(f"{path} {_BINARY}")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if _cut_off(exc, raw):
+            cut = len(raw) - exc.start
+            report.warnings.append(
+                f"{path}: ends in the middle of a character (the file was cut off); its last "
+                f"{counted(cut, 'byte')} {'was' if cut == 1 else 'were'} left out"
+            )
+            return raw[: exc.start].decode("utf-8")
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ImportFormatError(
+            f"{path} is not valid UTF-8 (line {line}, byte {exc.start}); a document is read "
+            "whole, so re-encode it as UTF-8 (such as `iconv -f CP1252 -t UTF-8`, from the "
+            "encoding it was written in) and import it again."
         ) from None
+
+
+def _cut_off(exc: UnicodeDecodeError, data: bytes) -> bool:
+    """Whether EXC says DATA ends in the middle of a character (and is fine before it)."""
+    return exc.end == len(data) and exc.reason == "unexpected end of data"
 
 
 def read_sessions(
@@ -104,7 +248,7 @@ def read_sessions(
     """The sessions of one file in format FMT (`auto`: the importer that recognises it
     among REGISTERED, default every importer)."""
     importer = None if fmt == AUTO else get_importer(fmt)
-    text = read_text(path)
+    text = read_text(path, report)
     if importer is None:
         importer = detect_format(path, text, registered)
     return importer.read(path, text, report)

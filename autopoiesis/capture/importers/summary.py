@@ -31,6 +31,8 @@ _KINDS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (re.compile(r"type .* is not a string", re.I), "without a type", "without a type"),
     (re.compile(r"^no (message\.)?content", re.I), "without content", "without content"),
     (re.compile(r"nested deeper", re.I), "nested too deep", "nested too deep"),
+    (re.compile(r"not valid UTF-8", re.I), "not UTF-8", "not UTF-8"),
+    (re.compile(r"NUL bytes", re.I), "with NUL bytes", "with NUL bytes"),
 )
 
 
