@@ -425,3 +425,49 @@ def test_an_older_copy_of_a_log_filed_in_two_parts_is_already_imported(
     again = import_files(memory_repo, [old])
     assert again.refused == [] and again.imported == []
     assert len(again.skipped_duplicates) == 2
+
+
+def test_a_line_separator_inside_a_message_splits_no_log_line(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A harness writes U+2028 (and U+2029, a form feed) unescaped inside a JSON string;
+    the readers split logs with str.splitlines, which breaks a line there too: the line
+    fell into two "not JSON" halves and its message was lost. Logs are split at line feeds
+    alone (base.log_lines), in JSON lines of every format and in aider's Markdown."""
+    said = "first line\u2028second part of the question\u2029and the last"
+    rows = [
+        {
+            "type": "user",
+            "sessionId": "u2028",
+            "uuid": "u1",
+            "timestamp": "2026-02-01T10:00:00Z",
+            "message": {"role": "user", "content": said},
+        },
+        {
+            "type": "assistant",
+            "sessionId": "u2028",
+            "uuid": "a1",
+            "timestamp": "2026-02-01T10:00:05Z",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "ok"}],
+            },
+        },
+    ]
+    log = tmp_path / "u2028.jsonl"
+    log.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    neutral = tmp_path / "neutral.jsonl"
+    session = {
+        "session_id": "n2028",
+        "started": "2026-02-01T11:00:00Z",
+        "messages": [{"role": "user", "content": said}, {"role": "agent", "content": "ok"}],
+    }
+    neutral.write_text(json.dumps(session, ensure_ascii=False) + "\n", "utf-8")
+    report = import_files(memory_repo, [log, neutral])
+    assert report.refused == [] and report.bad_lines == 0, (report.refused, report.warnings)
+    for rel in report.imported:
+        t = tf.parse((memory_repo.root / rel).read_text(encoding="utf-8"))
+        user = [turn.text for turn in t.turns if turn.role == "user"]
+        assert len(user) == 1 and "second part of the question" in user[0]
+        assert "and the last" in user[0]

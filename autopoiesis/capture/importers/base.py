@@ -349,6 +349,14 @@ def _one_document(text: str) -> bool:
     return True
 
 
+def log_lines(text: str) -> list[str]:
+    """TEXT's lines as a log writes them: split at line feeds alone (a CRLF's CR dropped).
+    str.splitlines also splits at U+2028, U+2029, form feeds and other separators, which a
+    harness writes unescaped inside a JSON string: the line broke in two "not JSON" halves
+    and its message was lost."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def head_lines(text: str, n: int) -> list[str]:
     """The first N lines of TEXT that are not blank, without splitting the rest of it (a
     detector looks at the head of a file that may be megabytes long)."""

@@ -13,7 +13,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.capture.importers.base import ImportReport, SessionDraft, as_dict, load_json
+from autopoiesis.capture.importers.base import (
+    ImportReport,
+    SessionDraft,
+    as_dict,
+    load_json,
+    log_lines,
+)
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.text import one_line
 from autopoiesis.errors import (
@@ -372,7 +378,7 @@ def json_lines(
     """(line number, object) for each JSON-object line of TEXT (or of its LINES); a line
     that is not JSON, nested too deeply or not an object is counted as malformed in REPORT
     and skipped. A line of objects written back to back (a line break lost) gives each."""
-    for n, line in enumerate(text.splitlines() if isinstance(text, str) else text, start=1):
+    for n, line in enumerate(log_lines(text) if isinstance(text, str) else text, start=1):
         if not line.strip():
             continue
         try:

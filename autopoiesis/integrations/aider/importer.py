@@ -36,7 +36,12 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from autopoiesis.capture.importers.base import ImportReport, SessionDraft, first_json_line
+from autopoiesis.capture.importers.base import (
+    ImportReport,
+    SessionDraft,
+    first_json_line,
+    log_lines,
+)
 from autopoiesis.capture.importers.shapes import stable_id
 from autopoiesis.core.clock import parse_ts
 from autopoiesis.errors import ImportFormatError, TranscriptFormatError
@@ -70,7 +75,7 @@ class AiderImporter:
             return 1.0
         if isinstance(first_json_line(text), (dict, list)):
             return 0.0  # a JSON log (its head is parsed once for every detector)
-        lines = text[:65536].splitlines()
+        lines = log_lines(text[:65536])
         if any(_HEADER_RE.match(line) for line in lines):
             return 0.95
         # aider's own markup, in a file cut from a longer history (no session line in it)
@@ -83,7 +88,7 @@ class AiderImporter:
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
         before: list[str] = []  # lines ahead of the first session line
         sessions: list[tuple[datetime | None, list[str]]] = []
-        for n, line in enumerate(text.splitlines(), 1):
+        for n, line in enumerate(log_lines(text), 1):
             m = _HEADER_RE.match(line) or _ANY_HEADER_RE.match(line)
             if m is not None:
                 try:

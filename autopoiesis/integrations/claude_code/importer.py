@@ -47,6 +47,7 @@ from autopoiesis.capture.importers.base import (
     SessionDraft,
     as_dict,
     head_json,
+    log_lines,
     looks_like_jsonl,
 )
 from autopoiesis.capture.importers.shapes import (
@@ -142,7 +143,7 @@ class ClaudeCodeImporter:
         return 0.5 if any(isinstance(h, dict) for h in heads) else 0.0
 
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
-        return parse_log(text.splitlines(), str(path), report)
+        return parse_log(log_lines(text), str(path), report)
 
 
 def parse_log(lines: list[str], source: str, report: ImportReport) -> list[SessionDraft]:
