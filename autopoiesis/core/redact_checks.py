@@ -91,6 +91,17 @@ def _url_password(m: re.Match[str], view: str) -> tuple[int, int] | None:
     return m.span("s")
 
 
+def _url_token(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    """A URL's userinfo that is a token alone (`https://<40 characters>@github.com`): a
+    random run, not a name (`https://first.last.name.here@host`)."""
+    token = view[m.start("s") : m.end("s")]  # M may have matched the lowercase copy
+    if m.group("scheme").lower() in CREDENTIAL_SCHEMES_NOT:
+        return None
+    if not looks_random(token, 20) or is_compound_name(token) or UUID.fullmatch(token):
+        return None
+    return m.span("s")
+
+
 def _line_bounds(view: str, start: int) -> tuple[int, int]:
     """The line of VIEW around START, or of it the _WINDOW characters each side: in a
     megabyte of minified JSON, each match looking for its line's ends would be quadratic."""
@@ -229,6 +240,7 @@ _VALIDATORS: dict[str, Callable[[re.Match[str], str], tuple[int, int] | None]] =
     "openai": _openai,
     "bearer": _bearer,
     "url_password": _url_password,
+    "url_token": _url_token,
     "password": _password,
     "secret": _secret,
     "high_entropy": _high_entropy,

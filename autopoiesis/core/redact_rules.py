@@ -267,11 +267,24 @@ BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<s>[A-Za-z0-9+/]{8,}={0,2})",
     ),
     ("bearer_token", "bearer", "auth", r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9_\-.=~+/]{16,})"),
+    # the userinfo ends at the last `@` before the host, as URL parsers read it: a
+    # password may hold `@` (`https://admin:P@ssw0rd!@db`), but an `@` after a `?` or `#`
+    # past an `@` is the query's (`https://u:pw@host?next=a@b`). Each run stops at an `@`,
+    # so giving back characters never makes a match: one scan per `://`.
     (
         "url_password",
         "url_password",
         "url",
-        r"(?i)(?<![a-z0-9+.\-])(?P<scheme>[a-z][a-z0-9+.\-]{0,30})://[^\s/:@\"'<>]*:(?P<s>[^\s/@\"'<>]+)@",
+        r"(?i)(?<![a-z0-9+.\-])(?P<scheme>[a-z][a-z0-9+.\-]{0,30})://[^\s/:@\"'<>]*:"
+        r"(?P<s>[^\s/@\"'<>]+(?:@[^\s/@?#\"'<>]+)*)@",
+    ),
+    # a userinfo that is one long token and no password (`https://<token>@github.com/...`,
+    # as git takes a personal access token): random, never a user's name
+    (
+        "url_token",
+        "url_token",
+        "url",
+        r"(?i)(?<![a-z0-9+.\-])(?P<scheme>[a-z][a-z0-9+.\-]{0,30})://(?P<s>[a-z0-9_.~%+\-]{20,256})@",
     ),
     # passwords on a command line: sshpass -p, mysql -pSECRET, curl -u user:SECRET, --password X
     ("password", "command", "command", rf"\bsshpass\s+(?:-[A-Za-oq-z]\S*\s+)*-p[ \t]*{_QVALUE}"),

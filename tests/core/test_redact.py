@@ -481,3 +481,37 @@ def test_an_aws_secret_key_said_in_prose_or_beside_its_access_key_is_redacted() 
     sha = "3f9a0c1b2d4e5f60718293a4b5c6d7e8f9012345"
     assert r.redact(f"the secret key fix is commit {sha}") == f"the secret key fix is commit {sha}"
     assert sha in r.redact(f"AKIAIOSFODNN7EXAMPLQ rotated in {sha}")
+
+
+def test_a_url_password_holding_an_at_sign_goes_whole() -> None:
+    """The userinfo ends at the last `@` before the host: a password with `@` was missed
+    (`P@ssw0rd!2024@db`) or cut at its first `@`, the rest kept (`Xq9z@Pw7Lm2`). An `@`
+    in the query is no part of it."""
+    r = Redactor()
+    assert r.redact("https://admin:P@ssw0rd!2024@db.internal:5432/app") == (
+        "https://admin:[redacted:url_password]@db.internal:5432/app"
+    )
+    assert r.redact("see https://alice:Xq9z@Pw7Lm2@host/x ok") == (
+        "see https://alice:[redacted:url_password]@host/x ok"
+    )
+    assert r.redact("https://u:hunter2@host?next=a@b.org") == (
+        "https://u:[redacted:url_password]@host?next=a@b.org"
+    )
+
+
+def test_a_url_userinfo_that_is_one_long_token_goes() -> None:
+    """`https://<token>@github.com/...` is how git is handed a token with no known prefix;
+    a user's name before `@` stays."""
+    r = Redactor()
+    token = "Q7wE9rT5yU3iO1pA8sD6fG4hJ2kL0zXcVbN1mQwE"
+    assert r.redact(f"git clone https://{token}@github.com/o/r.git") == (
+        "git clone https://[redacted:url_token]@github.com/o/r.git"
+    )
+    hexed = "0123456789abcdef0123456789abcdef01234567"  # GitHub's tokens of old: 40 hex
+    assert hexed not in r.redact(f"https://{hexed}@github.com/o/r")
+    for kept in (
+        "ssh://git@gitlab.example.com:2222/acme/infra.git",
+        "https://someone.with.a.long.name@example.com/x",
+        "https://ana@example.com/x",
+    ):
+        assert r.redact(kept) == kept
