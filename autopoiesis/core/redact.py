@@ -22,10 +22,12 @@ and counts it per kind. Detection has three layers:
 
 Every finding is a span of the text. Spans are validated (look-alikes such as git SHAs,
 UUIDs, digests, base64 images, `sk-learn`, `xoxo-hugs`, `mailto://john:doe@`, a prose
-mention of a PEM header, templates like `${VAR}` are refused), merged, and only they are
-replaced: the text around a secret stays byte for byte. Detection runs on a same-length
-view of the text where JSON escapes (`\\n`, `\\t`, `\\"`) read as what they stand for, so
-an escaped newline before `aws_secret_access_key` does not hide it.
+mention of a PEM header, templates like `${VAR}`, a keyword's value that is a call, a
+number or another name (`password = input(...)`, `api_key = config.api_key`) are refused),
+merged, and only they are replaced: the text around a secret stays byte for byte.
+Detection runs on a same-length view of the text where JSON escapes (`\\n`, `\\t`,
+`\\"`) read as what they stand for, so an escaped newline before
+`aws_secret_access_key` does not hide it.
 
 Extra patterns from `capture.redaction.extra_patterns` are compiled with RE2, whose
 matching time is linear in the text: a pattern like `ID-(\\w+)+-X` cannot hang capture.

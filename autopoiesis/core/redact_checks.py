@@ -23,15 +23,17 @@ from autopoiesis.core.redact_rules import (
     is_compound_name,
     is_placeholder,
     is_prose_slug,
+    is_reference,
     looks_random,
 )
 
 if TYPE_CHECKING:
     pass
-from autopoiesis.core.redact_library import _CALL, _DS, _WINDOW
+from autopoiesis.core.redact_library import _DS, _WINDOW, is_call
 
 _ENV_PREFIX = re.compile(r"\s*(?:export\s+|set\s+)?")
 _INLINE_COMMENT = re.compile(r"[ \t]+#")
+_JSON_STRING_END = re.compile(r'"(?=[ \t]*(?:[}\],]|$))')
 
 
 _LOWER_WORDS = re.compile(r"[a-z]+(?:[-_.][a-z]+)*")
@@ -111,6 +113,10 @@ def _line_bounds(view: str, start: int) -> tuple[int, int]:
     return (lo if ls < 0 else ls + 1), (hi if le < 0 else le)
 
 
+# how the code after a string starts (a quoted secret never does)
+_CODE_AFTER_A_STRING = ")]},;+"
+
+
 def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
     span = groups_secret(m)
     if span is None:
@@ -132,6 +138,10 @@ def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
             end = ls + len(view[ls:le].rstrip())
             comment = _INLINE_COMMENT.search(view, start, end)
             end = comment.start() if comment else end
+            # within a JSON string (a file a tool call writes) the last line ends where
+            # the string does: `api_key = config.api_key"}` names config.api_key
+            closed = _JSON_STRING_END.search(view, start, end)
+            end = closed.start() if closed else end
         else:
             while (
                 end > start
@@ -139,17 +149,26 @@ def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
                 and (end == len(view) or view[end].isspace())
             ):
                 end -= 1  # sentence punctuation after the value
-    value = view[start:end]
-    if is_placeholder(value):
+    elif view[start : start + 1].isspace() or view[start : start + 1] in _CODE_AFTER_A_STRING:
+        # the quote before it closes a string the key is in, and what follows is code up
+        # to the next string: `input("Password: ") + x + "..."`, in a file read as one line
         return None
-    ls, le = _line_bounds(view, start)
-    if (
-        _CALL.search(value)
-        and _DS.load() is None  # its filter says what is a call, loaded on first use
-        and _DS.filters.is_indirect_reference(view[ls:le])
-    ):
+    value = view[start:end]
+    if _not_a_value(view, start, end):
         return None
     return start, end, value
+
+
+def _not_a_value(view: str, start: int, end: int) -> bool:
+    """Whether VIEW[START:END], found after a keyword, holds no secret: a placeholder, a
+    name or number (is_reference) or a call (is_call, told by its line). A bare value ends
+    at a bracket: the one after it says that it is a call's head (`password = input(`
+    within a line of JSON, where the value does not run to the end of the line)."""
+    value = view[start:end]
+    if is_placeholder(value) or is_reference(value):
+        return True
+    ls, le = _line_bounds(view, start)
+    return is_call(view[start : end + 1], view[ls:le])
 
 
 def _password(m: re.Match[str], view: str) -> tuple[int, int] | None:
@@ -215,8 +234,8 @@ def _prose_password(m: re.Match[str], view: str) -> tuple[int, int] | None:
     while end > start and view[end - 1] in ".,;:?)]}":
         end -= 1  # sentence punctuation after the value
     value = view[start:end]
-    if is_placeholder(value) or len(value) < 6 or is_prose_slug(value):
-        return None
+    if _not_a_value(view, start, end) or len(value) < 6 or is_prose_slug(value):
+        return None  # `password = input("Password: ")` is no password said in prose
     if not any(c.isalpha() for c in value) or value.isalpha():
         return None  # a number, a word: a password mixes letters with digits or symbols
     return start, end

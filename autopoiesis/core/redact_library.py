@@ -18,6 +18,7 @@ from autopoiesis.core.redact_rules import (
     HEX,
     PREFILTER_SOURCE,
     is_placeholder,
+    is_reference,
     looks_random,
 )
 
@@ -336,13 +337,23 @@ def _library_secret(line: str, value: str, is_keyword: bool) -> str | None:
         value = _VALUE_END.split(value, maxsplit=1)[0].rstrip(".:")
     if is_placeholder(value):
         return None
-    if is_keyword and _CALL.search(value) and _DS.filters.is_indirect_reference(line):
+    if is_keyword and (is_reference(value) or is_call(value, line)):
         return None
     if is_keyword and not quoted and f"{value}=" in line and _IDENTIFIER.fullmatch(value):
         return None  # Config(api_key=api_key): a name passed on, not a secret
     if not is_keyword and not looks_random(value, 8):
         return None  # APACHEKAFKA is not an Artifactory password
     return value
+
+
+def is_call(value: str, line: str) -> bool:
+    """Whether VALUE, read from LINE, is (the head of) a call or a subscript assigned to a
+    keyword (`password = input("Password: ")`, `pw = request.POST.get('password')`): what
+    detect-secrets' filter of indirect references says of the line."""
+    if not _CALL.search(value):
+        return False
+    _DS.load()  # its filter, loaded on first use
+    return bool(_DS.filters.is_indirect_reference(line))
 
 
 def compile_extra_pattern(pattern: str | bytes) -> Any:

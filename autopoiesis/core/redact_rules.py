@@ -529,6 +529,44 @@ def is_placeholder(v: str) -> bool:
     return bool(_PLACEHOLDER_PHRASE.fullmatch(v) or _REPEATED.fullmatch(v))
 
 
+# What a keyword's value is when it names or measures something rather than holding a
+# secret (see is_reference)
+_NUMBER = re.compile(r"[+-]?\d+(?:[.,_]\d+)*")
+_PLAIN_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^\s@]+")
+_URL_PIECES = re.compile(r"[/?&=#.:;,+%]")
+# ANTHROPIC_API_KEY: words or acronyms joined by `_`, a number at most two digits after a
+# word; a part of four letters or more has a vowel (`QW7P2_XKZQ` is random)
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_ENV_PART = re.compile(r"[A-Z]{1,3}\d{0,2}|[A-Z]*[AEIOUY][A-Z]*\d{0,2}|\d+")
+# config.api_key, settings.SECRET_KEY, this.props.apiKey: names joined by dots, each
+# letters and `_` with at most two digits at its end (`Xq9z.Pw7Lm2` is random)
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_NAME_OF_PART = re.compile(r"_*[A-Za-z][A-Za-z_]*\d{0,2}")
+# X-API-Key, X-Auth-Token: an HTTP header's name, in its words' case, that names the
+# credential it carries
+_HEADER_NAME = re.compile(r"(?:[A-Z][a-z]+|[A-Z]{1,5})(?:-(?:[A-Z][a-z]+|[A-Z]{1,5}))+")
+_CREDENTIAL_WORD = re.compile(r"(?i)key|token|auth|secret|signature|session|password")
+
+
+def is_reference(v: str) -> bool:
+    """Whether V, a keyword's value, names or measures something instead of holding a
+    secret: a plain number (`MAX_PASSWORD_LENGTH = 128`; detect-secrets' filters have it
+    that a secret has a letter), a URL with no credentials in it
+    (`TOKEN_URL = 'https://oauth2.googleapis.com/token'`), an environment variable's name
+    (`api_key_env: ANTHROPIC_API_KEY`), a dotted reference to another name
+    (`api_key = config.api_key`) or a header's name (`API_KEY_HEADER = 'X-API-Key'`).
+    A call is told by its line (redact_library.is_call)."""
+    if _NUMBER.fullmatch(v):
+        return True
+    if _PLAIN_URL.fullmatch(v):
+        return not any(looks_random(p, 16) for p in _URL_PIECES.split(v.split("://", 1)[1]))
+    if _ENV_NAME.fullmatch(v):
+        return all(_ENV_PART.fullmatch(p) for p in v.split("_"))
+    if _DOTTED.fullmatch(v):
+        return all(_NAME_OF_PART.fullmatch(p) for p in v.split("."))
+    return bool(_HEADER_NAME.fullmatch(v) and _CREDENTIAL_WORD.search(v))
+
+
 def decodes_to_text(v: str) -> bool:
     """Base64 of JSON or text (data, not a secret); random secrets decode to binary junk."""
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -515,3 +516,89 @@ def test_a_url_userinfo_that_is_one_long_token_goes() -> None:
         "https://ana@example.com/x",
     ):
         assert r.redact(kept) == kept
+
+
+# the user's code, kept byte for byte: each line used to lose its value (a call's head
+# eaten, its brackets left unbalanced; a number; a name), whatever its keyword
+CODE_WITH_KEYWORDS = (
+    'password = input("Password: ")',
+    "pw = request.POST.get('password')",
+    "password = getpass()",
+    "password = getpass.getpass('Password: ')",
+    "MAX_PASSWORD_LENGTH = 128",
+    "password_reset_token_expiry = 3600",
+    "api_key_env: ANTHROPIC_API_KEY",
+    "TOKEN_URL = 'https://oauth2.googleapis.com/token'",
+    "API_KEY_HEADER = 'X-API-Key'",
+    "api_key = config.api_key",
+    "secret_key = settings.SECRET_KEY",
+)
+
+
+@pytest.mark.parametrize("line", CODE_WITH_KEYWORDS)
+def test_a_keyword_s_value_that_is_a_call_a_number_or_a_name_is_kept(line: str) -> None:
+    """A plain number, a URL without credentials, an environment variable's name, a
+    dotted reference, a header's name or a call is no secret value."""
+    r = Redactor()
+    assert r.redact(line) == line
+    assert not r.counts
+
+
+def test_code_on_one_line_or_in_a_json_string_keeps_its_values() -> None:
+    """How capture sees a file: a tool's output on one line (`'Password: '` then more code
+    up to the next quote read as a quoted value), a tool's arguments as JSON (the last
+    line's value ran on to the string's closing `"}`)."""
+    code = "\n".join(CODE_WITH_KEYWORDS)
+    for text in (" ".join(CODE_WITH_KEYWORDS), json.dumps({"content": code})):
+        r = Redactor()
+        assert r.redact(text) == text
+        assert not r.counts
+    # the same values, secrets: still found in both forms
+    for text in (
+        "x = 1 DB_PASSWORD='Xq9z!Lm2' y = 2",
+        json.dumps({"c": "a\nDB_PASSWORD=Xq9z!Lm2"}),
+    ):
+        assert "Xq9z!Lm2" not in Redactor().redact(text)
+
+
+def test_values_shaped_like_names_but_random_are_still_secrets() -> None:
+    """What is_reference lets through: the same shapes made of random characters, and a
+    URL that carries a token in its path."""
+    r = Redactor()
+    assert r.redact("password: Xq9z.Pw7Lm2") == "password: [redacted:password]"
+    assert r.redact("secret: QW7P2_XKZQ_RTPLM9") == "secret: [redacted:secret]"
+    assert r.redact('password = "P@ss(word)1"') == 'password = "[redacted:password]"'
+    hook = "https://example.com/h/8f3kd92jf83kd02kd93kf83kdk3x"
+    assert r.redact(f'webhook_token = "{hook}"') == 'webhook_token = "[redacted:secret]"'
+
+
+def test_code_written_by_a_tool_call_is_captured_as_written(memory_repo) -> None:
+    """The real capture path: the lines in an agent's message, as a file a tool call
+    writes (its arguments are JSON, where `password = input(` is not at the start of a
+    line and the last line ends with the string's `"}`) and as its output (on one line,
+    where `'Password: '` is followed by more code and more quotes) come out of the
+    transcript as they went in, and nothing is counted as redacted."""
+    from autopoiesis.capture.stream import process_stream
+
+    code = "\n".join(CODE_WITH_KEYWORDS)
+    fenced = f"Here it is:\n\n```python\n{code}\n```"
+    args = json.dumps({"file_path": "login.py", "content": code})
+    events = [
+        {"event": "session_start", "session_id": "red-code", "started": "2026-02-16T18:45:00Z"},
+        {"event": "message", "role": "user", "content": "write login.py"},
+        {"event": "message", "role": "assistant", "content": fenced},
+        {"event": "tool_call", "tool": "Write", "args": args, "result": code},
+    ]
+    for line in CODE_WITH_KEYWORDS:
+        one = json.dumps({"file_path": "a.py", "content": f"import os\n{line}"})
+        events.append({"event": "tool_call", "tool": "Write", "args": one, "result": line})
+    events.append({"event": "session_end"})
+    report = process_stream(memory_repo, [json.dumps(e).encode() for e in events])
+    assert not report.refused
+    [path] = (memory_repo.root / "raw").rglob("*.md")
+    text = path.read_text(encoding="utf-8")
+    assert "[redacted:" not in text and "redactions: {}" in text
+    assert code in text
+    for line in CODE_WITH_KEYWORDS:
+        assert json.dumps(line)[1:-1] + '"}' in text
+        assert f"→ {line}\n" in text
