@@ -34,6 +34,9 @@ from autopoiesis.core.redact_library import _DS, _WINDOW, is_call
 _ENV_PREFIX = re.compile(r"\s*(?:export\s+|set\s+)?")
 _INLINE_COMMENT = re.compile(r"[ \t]+#")
 _JSON_STRING_END = re.compile(r'"(?=[ \t]*(?:[}\],]|$))')
+# the words after a value's first to the end of its line: no quote, bracket or `key:` (the
+# separators are spaces, which no word holds: nothing to give back)
+_MORE_WORDS = re.compile(r"""(?:[ \t]+[^\s"'`,;&<>(){}\[\]:=#][^\s"'`,;&<>(){}\[\]:=]*)+""")
 
 
 _LOWER_WORDS = re.compile(r"[a-z]+(?:[-_.][a-z]+)*")
@@ -124,9 +127,9 @@ def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
     start, end = span
     if m.group("s4") is not None:
         ls, le = _line_bounds(view, start)
-        prefix = view[ls : m.start("k")]
+        at_line_start = _ENV_PREFIX.fullmatch(view[ls : m.start("k")]) is not None
         if (
-            _ENV_PREFIX.fullmatch(prefix)
+            at_line_start
             and "=" in view[m.end("k") : start]
             and not (view[end : end + 1] in "'\"`" and is_placeholder(view[start:end]))
         ):
@@ -135,13 +138,14 @@ def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
             # =true' to pytest.ini"), or to a comment after it
             # (`SAFE_UNLIMITED_TOKENS = 4096   # Works on 3-4 B Llama-3`), as dotenv and
             # the shell read it
-            end = ls + len(view[ls:le].rstrip())
-            comment = _INLINE_COMMENT.search(view, start, end)
-            end = comment.start() if comment else end
-            # within a JSON string (a file a tool call writes) the last line ends where
-            # the string does: `api_key = config.api_key"}` names config.api_key
-            closed = _JSON_STRING_END.search(view, start, end)
-            end = closed.start() if closed else end
+            end = _line_value_end(view, start, ls, le)
+        elif at_line_start and not _not_a_value(view, start, end):
+            # YAML's `passphrase: correct horse battery staple`: a plain value runs to the
+            # end of the line, so words after the first are the value's too (not when
+            # more follows them: a quote, a bracket, another `key:`)
+            whole = _line_value_end(view, start, ls, le)
+            if _MORE_WORDS.fullmatch(view, end, whole):
+                end = whole
         else:
             while (
                 end > start
@@ -157,6 +161,18 @@ def _keyword_value(m: re.Match[str], view: str) -> tuple[int, int, str] | None:
     if _not_a_value(view, start, end):
         return None
     return start, end, value
+
+
+def _line_value_end(view: str, start: int, ls: int, le: int) -> int:
+    """Where a value that starts at START and runs to the end of its line (LS, LE) ends:
+    before the spaces at the end, a comment after it, or the end of a JSON string."""
+    end = ls + len(view[ls:le].rstrip())
+    comment = _INLINE_COMMENT.search(view, start, end)
+    end = comment.start() if comment else end
+    # within a JSON string (a file a tool call writes) the last line ends where the
+    # string does: `api_key = config.api_key"}` names config.api_key
+    closed = _JSON_STRING_END.search(view, start, end)
+    return closed.start() if closed else end
 
 
 def _not_a_value(view: str, start: int, end: int) -> bool:

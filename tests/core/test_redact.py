@@ -602,3 +602,25 @@ def test_code_written_by_a_tool_call_is_captured_as_written(memory_repo) -> None
     for line in CODE_WITH_KEYWORDS:
         assert json.dumps(line)[1:-1] + '"}' in text
         assert f"→ {line}\n" in text
+
+
+def test_a_keyword_s_value_of_words_to_the_end_of_its_line_goes_whole() -> None:
+    """`passphrase: correct horse battery staple` kept "horse battery staple": a plain
+    value runs to the end of its line (YAML's, as `key = value` in INI already did), to a
+    comment, or to the end of a JSON string; not over a quote, bracket or `key:` after it."""
+    r = Redactor()
+    assert r.redact("passphrase: correct horse battery staple") == "passphrase: [redacted:password]"
+    assert r.redact("  password: correct horse battery staple  # the old one") == (
+        "  password: [redacted:password]  # the old one"
+    )
+    wrapped = json.dumps({"content": "a\npassphrase: correct horse battery staple"})
+    assert r.redact(wrapped) == json.dumps({"content": "a\npassphrase: [redacted:password]"})
+    assert r.redact("password: hunter2, user: bob") == "password: [redacted:password], user: bob"
+    assert r.redact("password: Xq9z then {x}") == "password: [redacted:password] then {x}"
+    # prose: a sentence of words after "is" cannot be told from a passphrase said in it
+    for kept in (
+        "Password: required for login",
+        "the password is stored in vault",
+        "my password is correct horse battery staple",
+    ):
+        assert r.redact(kept) == kept
