@@ -267,6 +267,15 @@ BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<s>[A-Za-z0-9+/]{8,}={0,2})",
     ),
     ("bearer_token", "bearer", "auth", r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9_\-.=~+/]{16,})"),
+    # an Authorization header of another scheme: `token X` (GitHub), `Token X` (Django
+    # REST framework), `ApiKey X` (Elasticsearch)
+    (
+        "auth_token",
+        "bearer",
+        "keyword",
+        r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?!basic\s|bearer\s)[a-z][a-z0-9_\-]{1,30}"
+        r"\s+(?P<s>[a-z0-9_\-.=~+/]{16,})",
+    ),
     # the userinfo ends at the last `@` before the host, as URL parsers read it: a
     # password may hold `@` (`https://admin:P@ssw0rd!@db`), but an `@` after a `?` or `#`
     # past an `@` is the query's (`https://u:pw@host?next=a@b`). Each run stops at an `@`,
@@ -345,6 +354,21 @@ BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
         rf"(?i){_KEY_START}(?P<k>[A-Za-z0-9_.\-]{{0,40}}?(?:secret|token|api_?key|apikey|access_?key|auth_?key|private_?key|"
         rf"signing_?key|encryption_?key|client_?key|credentials?|auth)[A-Za-z0-9_\-]{{0,20}}+){_ASSIGN}{_VALUE}",
     ),
+    # an XML element named after its secret: Maven's settings.xml `<password>...</password>`,
+    # `<apiKey>`, `<token>` (the name ends with the word: `<passwordPolicy>` names no secret)
+    (
+        "password",
+        "password",
+        "keyword",
+        r"(?i)<(?P<k>[a-z0-9_.\-]{0,40}?(?:pass(?:word|wd|phrase)?|pwd))>(?P<s4>[^<>\n]{1,512})</",
+    ),
+    (
+        "secret",
+        "secret",
+        "keyword",
+        r"(?i)<(?P<k>[a-z0-9_.\-]{0,40}?(?:secret|token|api_?key|access_?key|auth_?key"
+        r"|private_?key|credentials?))>(?P<s4>[^<>\n]{1,512})</",
+    ),
     # a YAML `key: value` needs the space: `bot123:abc` or `host:port` is no assignment
     (
         "high_entropy",
@@ -377,6 +401,7 @@ ANCHORS: dict[str, str] = {
     "keyword": (
         r"(?i:pass|pwd|secret|token|key|auth|cred|contrase(?:ñ|n)a)"
         r"""[A-Za-z0-9_.\-"'\]]{0,30}\s*(?:[:=]|=>)"""
+        r"|(?i:pass(?:word|wd|phrase)?|pwd|secret|token|key|credentials?)>[^<\n]"
     ),
     "entropy": r"""(?:[:=]|=>)\s*["'`]?[A-Za-z0-9+/=_\-]{16}""",
     "misc": (
@@ -401,6 +426,7 @@ WORDS_NEEDED: dict[tuple[str, str], tuple[str, ...]] = {
     ("keyword", "aws_session_token"): ("session", "security"),
     ("keyword", "azure_key"): ("accountkey", "sharedaccesskey", "sharedsecretvalue"),
     ("keyword", "basic_auth"): ("basic",),
+    ("keyword", "auth_token"): ("authorization",),
     ("keyword", "kubeconfig_key"): ("client-key-data",),
 }
 # Nothing can be a secret without one of the anchors: text with none returns untouched

@@ -624,3 +624,42 @@ def test_a_keyword_s_value_of_words_to_the_end_of_its_line_goes_whole() -> None:
         "my password is correct horse battery staple",
     ):
         assert r.redact(kept) == kept
+
+
+def test_an_xml_element_named_after_its_secret_holds_a_secret() -> None:
+    """Maven's settings.xml: `<password>Mvn9Settings7x</password>` was kept. An element
+    whose name goes on past the word (`<passwordPolicy>`), a property and a number stay."""
+    r = Redactor()
+    server = "<server><id>x</id><username>me</username><password>Mvn9Settings7x</password>"
+    assert r.redact(server) == (
+        "<server><id>x</id><username>me</username><password>[redacted:password]</password>"
+    )
+    assert r.redact("<keyPassword>correct horse</keyPassword>") == (
+        "<keyPassword>[redacted:password]</keyPassword>"
+    )
+    assert r.redact("  <apiKey>Q7wE9rT5yU3iO1pA8sD6</apiKey>") == (
+        "  <apiKey>[redacted:secret]</apiKey>"
+    )
+    for kept in (
+        "<password>${env.MVN_PW}</password>",
+        "<passwordPolicy>strong</passwordPolicy>",
+        "<passwordLength>8</passwordLength>",
+    ):
+        assert r.redact(kept) == kept
+
+
+def test_an_authorization_header_of_any_scheme_loses_its_credentials() -> None:
+    """Only Bearer and Basic were known: GitHub's `Authorization: token X` and Django REST
+    framework's `Token X` were kept."""
+    r = Redactor()
+    assert r.redact("Authorization: token Q7wE9rT5yU3iO1pA8sD6fG4hJ2kL0zXc") == (
+        "Authorization: token [redacted:auth_token]"
+    )
+    assert r.redact(
+        'curl -H "Authorization: Token 9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b" x'
+    ) == ('curl -H "Authorization: Token [redacted:auth_token]" x')
+    for kept in (
+        'Authorization: Digest username="Mufasa", realm="x"',
+        "the Authorization: header carries a token usually",
+    ):
+        assert r.redact(kept) == kept
