@@ -257,6 +257,16 @@ def _prose_password(m: re.Match[str], view: str) -> tuple[int, int] | None:
     return start, end
 
 
+def _cookie(m: re.Match[str], view: str) -> tuple[int, int] | None:
+    """A cookie's value in a Cookie header: random (a session's id, a CSRF token), not a
+    setting or a name (`theme=dark`, `lang=en-US`)."""
+    start, end = m.span("s")
+    v = view[start:end]  # M matched the lowercase copy
+    if is_placeholder(v) or not looks_random(v, 16) or is_compound_name(v) or is_prose_slug(v):
+        return None
+    return start, end
+
+
 def _aws_secret(m: re.Match[str], view: str) -> tuple[int, int] | None:
     """An AWS secret access key said beside its access key or its name: 40 characters of
     base64 that mix letters of both cases and digits, never a git SHA (40 hex digits)."""
@@ -280,4 +290,5 @@ _VALIDATORS: dict[str, Callable[[re.Match[str], str], tuple[int, int] | None]] =
     "secret": _secret,
     "high_entropy": _high_entropy,
     "aws_secret": _aws_secret,
+    "cookie": _cookie,
 }

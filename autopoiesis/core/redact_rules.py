@@ -267,6 +267,23 @@ BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
         r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<s>[A-Za-z0-9+/]{8,}={0,2})",
     ),
     ("bearer_token", "bearer", "auth", r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9_\-.=~+/]{16,})"),
+    # a Cookie header's values (`Cookie: sessionid=...; csrftoken=...`): a session's
+    # credentials when random; `theme=dark` stays
+    (
+        "cookie",
+        "cookie",
+        "cookie",
+        r"(?i)(?:(?<![a-z0-9_])(?:set-)?cookie[\"']?\s*[:=]\s*[\"']?|;[ \t]*)"
+        r"(?P<k>[a-z0-9_.%\-]{1,64})=(?P<s>[^;\s\"',]{16,4096})",
+    ),
+    # the signature of a signed URL (Azure's SAS `sig=`, S3's and GCS's presigned URLs):
+    # whoever holds the URL holds the access it grants
+    (
+        "url_signature",
+        "bearer",
+        "url",
+        r"(?i)[?&](?:sig|signature|x-amz-signature|x-goog-signature)=(?P<s>[a-z0-9%+/=_\-]{20,})",
+    ),
     # an Authorization header of another scheme: `token X` (GitHub), `Token X` (Django
     # REST framework), `ApiKey X` (Elasticsearch)
     (
@@ -322,8 +339,24 @@ BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
         "password",
         "command",
         "command",
-        rf"\bdocker\s+login\b[^\n|;&]{{0,200}}?[ \t](?:-p|--password)[ \t=]+{_QVALUE}",
+        r"\b(?:docker|podman|buildah|nerdctl|az)\s+login\b"
+        rf"[^\n|;&]{{0,200}}?[ \t](?:-p|--password)[ \t=]+{_QVALUE}",
     ),
+    # redis-cli -a PASS, zip -P PASS (unzip, zipcloak), 7z -pPASS
+    (
+        "password",
+        "command",
+        "command",
+        rf"\bredis-cli\b[^\n|;&]{{0,200}}?[ \t]-a[ \t]+{_QVALUE}",
+    ),
+    (
+        "password",
+        "command",
+        "command",
+        r"(?<![\w.-])(?:un)?zip(?:cloak)?[ \t]"
+        rf"[^\n|;&]{{0,200}}?(?<=[ \t])(?:-P|--password)[ \t]+{_QVALUE}",
+    ),
+    ("password", "command", "command", rf"\b7za?[ \t][^\n|;&]{{0,200}}?(?<=[ \t])-p{_QVALUE}"),
     # .netrc: `machine HOST login USER password SECRET`, on one line or one per line
     (
         "password",
@@ -409,7 +442,10 @@ ANCHORS: dict[str, str] = {
         r"|(?i:--(?:[a-z0-9]+-)*(?:pass|token|secret|api-?key)[a-z\-]*[= \t])"
         r"|(?i:password|passphrase|passwd|passcode|pwd|pw)\b|login[^\n]{0,200}[ \t]-p[ \t=]"
         r"|(?i:secret[ _-](?:access[ _-])?key)"
+        r"|redis-cli|\b(?:un)?zip(?:cloak)?[ \t]|\b7za?[ \t]"
+        r"|(?i:[?&](?:sig|signature|x-amz-signature|x-goog-signature)=)"
     ),
+    "cookie": r"(?i:cookie)[\"']?\s*[:=]",
 }
 # the families whose rules run on a line a family's anchor flags: an assignment to a
 # keyword is also an assignment (a value the keyword rules refuse may still be random)
@@ -418,6 +454,7 @@ FAMILIES_OF: dict[str, tuple[str, ...]] = {
     "keyword": ("keyword", "entropy"),
     "entropy": ("entropy",),
     "misc": ("url", "auth", "command", "prose"),
+    "cookie": ("cookie",),
 }
 # Within its family's lines, a rule that cannot match without one of these words (in
 # lowercase) is not run on lines that have none of them.

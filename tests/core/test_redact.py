@@ -663,3 +663,61 @@ def test_an_authorization_header_of_any_scheme_loses_its_credentials() -> None:
         "the Authorization: header carries a token usually",
     ):
         assert r.redact(kept) == kept
+
+
+def test_a_cookie_header_s_random_values_go() -> None:
+    """`Cookie: sessionid=...` was kept (only a value under a keyword name went): a
+    session's id is its credentials. Settings in a cookie stay."""
+    r = Redactor()
+    assert r.redact("Cookie: sessionid=8f3kd92jf83kd02kd93kf83kdk3; theme=dark; lang=en-US") == (
+        "Cookie: sessionid=[redacted:cookie]; theme=dark; lang=en-US"
+    )
+    assert r.redact("Set-Cookie: sessionid=8f3kd92jf83kd02kd93kf83kdk3; Path=/; HttpOnly") == (
+        "Set-Cookie: sessionid=[redacted:cookie]; Path=/; HttpOnly"
+    )
+    kept = 'curl -H "Cookie: theme=dark; lang=en-US" https://example.com'
+    assert r.redact(kept) == kept
+
+
+def test_a_signed_url_s_signature_goes() -> None:
+    """Azure's SAS `sig=` (URL-encoded base64) was kept; whoever has the URL has access."""
+    r = Redactor()
+    sas = (
+        "sv=2021-06-08&se=2024-01-01&sr=b&sp=r&sig=Zk3x%2Bq9Lm2Pw7Xq9zT5yU3iO1pA8sD6fG4hJ2kL0zX%3D"
+    )
+    assert r.redact(f"https://acct.blob.core.windows.net/c/b?{sas} ok") == (
+        "https://acct.blob.core.windows.net/c/b?sv=2021-06-08&se=2024-01-01&sr=b&sp=r"
+        "&sig=[redacted:url_signature] ok"
+    )
+    kept = "see https://example.com/docs?page=2&sig=short#install"
+    assert r.redact(kept) == kept
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "redis-cli -h cache -a {pw} ping",
+        "zip -P {pw} out.zip notes.txt",
+        "unzip -P {pw} out.zip",
+        "7z a -p{pw} out.7z dir",
+        "az login -u me@example.com -p {pw}",
+        "podman login -u ana -p {pw} quay.io",
+    ],
+)
+def test_a_password_on_these_command_lines_goes(command: str) -> None:
+    pw = "Xq9zPw7Lm2"
+    out = Redactor().redact(command.format(pw=pw))
+    assert out == command.format(pw="[redacted:password]")
+
+
+def test_these_command_lines_without_a_password_stay() -> None:
+    r = Redactor()
+    for kept in (
+        'redis-cli -a "$REDIS_PASSWORD" ping',
+        'zip -r out.zip dir -x "*.pyc"',
+        "gzip -P x",
+        "7z a -p out.7z dir",
+        "for a, b in zip(xs, ys): pass",
+        "the zip file has a password",
+    ):
+        assert r.redact(kept) == kept
