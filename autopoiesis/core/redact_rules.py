@@ -613,14 +613,16 @@ _CREDENTIAL_WORD = re.compile(r"(?i)key|token|auth|secret|signature|session|pass
 
 def is_reference(v: str) -> bool:
     """Whether V, a keyword's value, names or measures something instead of holding a
-    secret: a plain number (`MAX_PASSWORD_LENGTH = 128`; detect-secrets' filters have it
-    that a secret has a letter), a URL with no credentials in it
+    secret: a plain number of at most five digits, or with a decimal point
+    (`MAX_PASSWORD_LENGTH = 128`, `expiry = 3600`), a URL with no credentials in it
     (`TOKEN_URL = 'https://oauth2.googleapis.com/token'`), an environment variable's name
     (`api_key_env: ANTHROPIC_API_KEY`), a dotted reference to another name
     (`api_key = config.api_key`) or a header's name (`API_KEY_HEADER = 'X-API-Key'`).
     A call is told by its line (redact_library.is_call)."""
     if _NUMBER.fullmatch(v):
-        return True
+        # a measure (a length, a port, seconds) has few digits; six or more may be a PIN or
+        # a password of digits, which goes
+        return "." in v or sum(c.isdigit() for c in v) <= 5
     if _PLAIN_URL.fullmatch(v):
         return not any(looks_random(p, 16) for p in _URL_PIECES.split(v.split("://", 1)[1]))
     if _ENV_NAME.fullmatch(v):

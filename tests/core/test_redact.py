@@ -544,6 +544,13 @@ def test_a_keyword_s_value_that_is_a_call_a_number_or_a_name_is_kept(line: str) 
     assert not r.counts
 
 
+@pytest.mark.parametrize("line", ["password = 83920174", "db_password: 482913", "PASSWORD=1234567"])
+def test_a_password_of_six_digits_or_more_still_goes(line: str) -> None:
+    """A keyword's number is kept as a measure (a length, seconds); one of six digits or
+    more may be a PIN or a password of digits."""
+    assert Redactor().redact(line) != line
+
+
 def test_code_on_one_line_or_in_a_json_string_keeps_its_values() -> None:
     """How capture sees a file: a tool's output on one line (`'Password: '` then more code
     up to the next quote read as a quoted value), a tool's arguments as JSON (the last
