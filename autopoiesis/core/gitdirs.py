@@ -70,4 +70,62 @@ def common_git_dir(dot_git: Path) -> Path | None:
     return Path(os.path.normpath(common_path))
 
 
-__all__ = ["GITDIR_LINE", "common_git_dir", "git_dir_at", "git_entry", "gitdir_of"]
+def _is_git_dir(folder: Path) -> bool:
+    """Whether FOLDER is a git folder, as git itself tells one: a HEAD file beside an
+    objects/ and a refs/ folder."""
+    return (
+        (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir()
+    )
+
+
+_CORE_WORKTREE = re.compile(r"^\s*worktree\s*=\s*(.+?)\s*$", re.IGNORECASE)
+_SECTION = re.compile(r"^\s*\[\s*([^\]\s]+)")
+
+
+def _core_worktree(gitdir: Path) -> Path | None:
+    """The work tree GITDIR's config names (`core.worktree`, a submodule's git folder
+    under .git/modules/ has one), relative to GITDIR; None when it names none."""
+    try:
+        lines = (gitdir / "config").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    section = ""
+    for line in lines:
+        header = _SECTION.match(line)
+        if header:
+            section = header.group(1).lower()
+            continue
+        match = _CORE_WORKTREE.match(line)
+        if section == "core" and match:
+            tree = Path(match.group(1).strip('"'))
+            return Path(os.path.normpath(tree if tree.is_absolute() else gitdir / tree))
+    return None
+
+
+def enclosing_git_dir(folder: Path) -> tuple[Path, Path | None] | None:
+    """When FOLDER is a git folder or lies inside one (a bare repository, a `.git` folder,
+    its refs/): (that git folder, the work tree it belongs to, None for a bare repository).
+    None when FOLDER is in no git folder. A memory's files cannot live in one: git keeps
+    its own files there, and a repository made inside it would hide the outer one.
+
+    The nearest repository from FOLDER up decides: a folder of a work tree is in none,
+    even when that work tree lies in a git folder."""
+    for candidate in (folder, *folder.parents):
+        if _is_git_dir(candidate):
+            tree = _core_worktree(candidate)
+            if tree is None and candidate.name == ".git":
+                tree = candidate.parent
+            return candidate, tree
+        if os.path.lexists(candidate / ".git"):
+            return None  # a work tree's folder (the nearest repository is a work tree)
+    return None
+
+
+__all__ = [
+    "GITDIR_LINE",
+    "common_git_dir",
+    "enclosing_git_dir",
+    "git_dir_at",
+    "git_entry",
+    "gitdir_of",
+]

@@ -385,6 +385,41 @@ FIND_A_MEMORY = (
 )
 
 
+def in_git_folder(folder: Path) -> str | None:
+    """Why FOLDER can hold no memory when it is a git folder or lies in one (a bare
+    repository, a work tree's `.git`), and what to do instead; None when it is in none.
+    A repository made there would hide the one git keeps there (`git ls-remote` of a
+    bare repository would answer from the new one), so `init` refuses it and nothing
+    suggests it."""
+    from autopoiesis.core.gitdirs import enclosing_git_dir  # only when a folder was refused
+
+    existing = Path(os.path.abspath(folder))  # a folder still to be made: its nearest one
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    found = enclosing_git_dir(existing.resolve())
+    if found is None:
+        return None
+    gitdir, tree = found
+    itself = existing == Path(os.path.abspath(folder)) and existing.resolve() == gitdir
+    where = f"{folder} is" if itself else f"{folder} lies in"
+    if tree is None:
+        where = f"{folder} is" if itself else f"{folder} lies in {gitdir},"
+        return (
+            f"{where} a bare git repository: it has no work tree to hold a "
+            "memory's files. Clone it and make the clone your memory: "
+            f"`git clone {gitdir} DIR && autopoiesis init DIR`."
+        )
+    if MemoryRepo(tree).is_initialized():
+        return (
+            f"{where} the git folder of the memory repository at {tree}, not its work tree. "
+            f"Use {tree}: pass -C {tree}."
+        )
+    return (
+        f"{where} the git folder of the repository at {tree}, not its work tree; {tree} is "
+        f"not a memory repository either. {FIND_A_MEMORY}"
+    )
+
+
 def _not_a_memory(root: Path, source: str) -> str:
     """Why ROOT (named by SOURCE) is no memory repository, and what to do: a folder that
     is not there is said to be missing; a git repository of other content (a code
@@ -398,6 +433,23 @@ def _not_a_memory(root: Path, source: str) -> str:
         return (
             f"{root} ({source}) is a git repository but not a memory repository (no raw/ and "
             f"knowledge/). {elsewhere}"
+        )
+    git_folder = in_git_folder(root)
+    if git_folder is not None:
+        return f"{source}: {git_folder}"
+    from autopoiesis.core.gitdirs import git_entry
+
+    holder = git_entry(root)
+    if holder is not None:  # a folder of a work tree: init refuses it, so name the top
+        top = holder[0]
+        if MemoryRepo(top).is_initialized():
+            return (
+                f"{root} ({source}) is not a memory repository but a folder inside the one at "
+                f"{top}. Pass -C {top}."
+            )
+        return (
+            f"{root} ({source}) is a folder inside the git repository at {top}, which is not "
+            f"a memory repository. {elsewhere}"
         )
     return (
         f"{root} ({source}) is not a memory repository (no raw/ and knowledge/). Run "

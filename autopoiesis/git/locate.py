@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from autopoiesis.core.paths import FIND_A_MEMORY, MemoryRepo
+from autopoiesis.core.paths import FIND_A_MEMORY, MemoryRepo, in_git_folder
 from autopoiesis.errors import NotAMemoryRepo
 
 
@@ -25,6 +25,9 @@ def locate_repo(
 
     top = toplevel(Path.cwd())
     if top is None:
+        git_folder = in_git_folder(Path.cwd())
+        if git_folder is not None:
+            raise NotAMemoryRepo(f"No memory repository here: {git_folder}")
         raise NotAMemoryRepo(
             "No memory repository here: this folder is not inside a git repository. "
             + FIND_A_MEMORY

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autopoiesis.core.config import CONFIG_FILENAME, template_text
-from autopoiesis.core.paths import KNOWLEDGE_DIRS, PACKAGE_DIR, MemoryRepo
+from autopoiesis.core.paths import KNOWLEDGE_DIRS, PACKAGE_DIR, MemoryRepo, in_git_folder
 from autopoiesis.errors import AutopoiesisError, HookInstallError
 from autopoiesis.git.runner import toplevel as git_toplevel
 
@@ -170,6 +170,11 @@ def init_memory_repo(
         raise AutopoiesisError(
             f"{root} exists and is not a folder; pick another path for the memory repo."
         )
+    # before anything is made: a memory inside a git folder (a bare repository, a `.git`)
+    # would nest a repository there that hides the one git keeps (its refs, its remote)
+    git_folder = in_git_folder(root)
+    if git_folder is not None:
+        raise AutopoiesisError(f"Nothing was changed: {git_folder}")
     try:
         root.mkdir(parents=True, exist_ok=True)
         probe = root / ".autopoiesis-write-test"

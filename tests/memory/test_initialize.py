@@ -168,3 +168,41 @@ def test_config_cache_follows_edits(tmp_path: Path) -> None:
     with pytest.warns(UserWarning, match="write one of: auto, rrf, weighted"):
         assert load_config(root).search.merge == "weighted"  # its last valid settings
     assert "write one of: auto, rrf, weighted" in (check_tracked_config(root) or "")
+
+
+def test_refuses_a_bare_repository_and_a_git_folder(tmp_path: Path, git, memory_repo, cli) -> None:
+    """`init` of a bare repository (or of a work tree's `.git`) used to lay a memory out
+    inside it, with a nested .git that hid it (`git ls-remote` answered from the new
+    repository), and the "not a memory" error advised exactly that. Now both are refused
+    before anything is made, with what to do instead (clone it; use the work tree), and
+    nothing suggests `init` for them."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(memory_repo.root), str(bare))
+    before = sorted(p.name for p in bare.iterdir())
+    refs = git(tmp_path, "ls-remote", str(bare)).stdout
+    for where in (bare, bare / "new-folder", bare / "refs"):
+        with pytest.raises(AutopoiesisError, match="bare git repository") as exc:
+            init_memory_repo(where)
+        assert f"git clone {bare} DIR && autopoiesis init DIR" in str(exc.value)
+    assert sorted(p.name for p in bare.iterdir()) == before
+    assert git(tmp_path, "ls-remote", str(bare)).stdout == refs
+    dot_git = memory_repo.root / ".git"
+    with pytest.raises(AutopoiesisError, match="git folder of the memory repository") as exc:
+        init_memory_repo(dot_git)
+    assert f"-C {memory_repo.root}" in str(exc.value)
+    assert not (dot_git / "raw").exists() and not (dot_git / ".git").exists()
+    # the error of any other command says the same, and never suggests `init` of them
+    r = cli("-C", str(bare), "status")
+    assert r.returncode == 1
+    assert "bare git repository" in r.stderr and f"autopoiesis init {bare}" not in r.stderr
+    r = cli("-C", str(dot_git), "status")
+    assert r.returncode == 1
+    assert f"pass -C {memory_repo.root}" in r.stderr and "autopoiesis init" not in r.stderr
+    r = cli("status", cwd=bare)
+    assert r.returncode == 1 and "bare git repository" in r.stderr
+    # a folder inside a memory is pointed at the memory, not at `init` (which refuses it)
+    sub = memory_repo.root / "knowledge"
+    r = cli("-C", str(sub), "status")
+    assert r.returncode == 1
+    assert f"a folder inside the one at {memory_repo.root}. Pass -C" in r.stderr
+    assert "autopoiesis init" not in r.stderr
