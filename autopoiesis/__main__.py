@@ -144,12 +144,11 @@ def _read_payload(event: str) -> tuple[bytes | None, bool]:
 def _print(reply: Any) -> NoReturn:
     """Write what the daemon's run printed, and exit with its status."""
     try:
-        sys.stderr.flush()
-        sys.stderr.buffer.write(reply.stderr)
-        sys.stderr.flush()
-        sys.stdout.flush()
-        sys.stdout.buffer.write(reply.stdout)
-        sys.stdout.flush()
+        for stream, data in ((sys.stderr, reply.stderr), (sys.stdout, reply.stdout)):
+            if stream is not None:  # a stream this process was started without: dropped
+                stream.flush()
+                stream.buffer.write(data)
+                stream.flush()
     except BrokenPipeError:  # a reader that went away (`| head`): as the CLI, no traceback
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

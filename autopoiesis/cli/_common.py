@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 import typer
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.streams import is_terminal, stdin_bytes
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.memory import Memory
 
@@ -53,7 +54,7 @@ def fail(message: str, code: int = 1) -> typer.Exit:
 
 
 def is_tty() -> bool:
-    return sys.stderr.isatty()
+    return is_terminal(sys.stderr)
 
 
 def parse_date_option(value: str | None, option: str, *, past: bool = False) -> date | None:
@@ -91,16 +92,7 @@ def batch_lines(batch: str | Path) -> Iterator[Iterator[str]]:
     that reads one. Bytes that are not UTF-8 read as U+FFFD: a stray byte costs its line a
     character, never the batch (each line still gets its one line of output)."""
     if str(batch) == "-":
-        if sys.stdin is None:  # started with its stdin closed
-            raise fail(
-                "--batch -: there is no stdin to read (it is closed); pipe the lines in, or give "
-                "a FILE.",
-                2,
-            )
-        buffer = getattr(sys.stdin, "buffer", None)
-        if buffer is None:  # a stdin of text only (already decoded)
-            yield (line.rstrip("\n") for line in sys.stdin)
-            return
+        buffer = stdin_bytes("the lines", otherwise="give --batch FILE", exit_code=2)
         wrapper = io.TextIOWrapper(buffer, encoding="utf-8", errors="replace")
         try:
             yield (line.rstrip("\n") for line in wrapper)

@@ -16,6 +16,8 @@ from typing import Any
 
 import typer
 
+from autopoiesis.core.streams import is_terminal
+
 Progress = Callable[..., None]
 
 QUIET_HELP = "No progress bar and no warnings: only errors and the result."
@@ -28,7 +30,7 @@ def quiet_option() -> Any:
 
 def draws(quiet: bool) -> bool:
     """Whether a bar is drawn: stderr is a terminal, and the user did not ask for quiet."""
-    return not quiet and sys.stderr.isatty()
+    return not quiet and is_terminal(sys.stderr)
 
 
 @contextlib.contextmanager

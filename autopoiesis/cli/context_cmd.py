@@ -20,6 +20,7 @@ from autopoiesis.cli._common import (
     project_option,
     warn,
 )
+from autopoiesis.core.streams import stdin_text
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -458,8 +459,9 @@ def watch_cmd(
     plain text line is an input message); write one JSON line of activations per message."""
     import json
 
+    lines = stdin_text("the JSONL messages to watch")
     pipe = get_memory(ctx).watchers()
-    for n, line in enumerate(sys.stdin, 1):
+    for n, line in enumerate(lines, 1):
         line = line.rstrip("\n")
         if not line.strip():
             continue
@@ -520,7 +522,10 @@ def flush(
         return
     if session is not None:
         session = repo.rel(repo.resolve_inside(session, under="raw"))
-    report = apply_flush(repo, sys.stdin.read(), source=session)
+    reply = stdin_text(
+        "the agent's reply", otherwise="print what to ask it with `autopoiesis flush --prompt`"
+    ).read()
+    report = apply_flush(repo, reply, source=session)
     if as_json:
         echo_json(
             {

@@ -14,6 +14,7 @@ import typer
 
 from autopoiesis.cli._common import echo_json, fail, get_memory, get_repo, parse_date_option, warn
 from autopoiesis.cli._progress import quiet_option
+from autopoiesis.core.streams import stdin_bytes
 from autopoiesis.core.text import counted
 
 
@@ -117,12 +118,8 @@ def capture(
         if any(not r.commit for r in recovered) and memory.config.git.auto_commit:
             raise typer.Exit(1)
         return
-    if sys.stdin is None:  # started with its standard input closed (`<&-`)
-        raise fail(
-            "capture reads its events on standard input, and it has none: pipe them in "
-            "(`harness | autopoiesis capture`)."
-        )
-    report = memory.capture_stream(sys.stdin.buffer, out=sys.stdout)
+    events = stdin_bytes("the events (`harness | autopoiesis capture`)")
+    report = memory.capture_stream(events, out=sys.stdout)
     for r in report.recovered:
         warn(
             f"recovered abandoned transcript {r.path}"

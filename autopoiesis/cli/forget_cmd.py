@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
 from autopoiesis.cli._common import echo_json, fail, get_memory, warn
 from autopoiesis.cli._progress import quiet_option
+from autopoiesis.core.streams import stdin_text
 
 TERMINAL = "/dev/tty"  # where the confirmation is asked: stdin may be the secret itself
 
@@ -65,7 +64,7 @@ def forget(
             raise typer.BadParameter(
                 "give the string as an argument or with --stdin, not both", param_hint="--stdin"
             )
-        secret = sys.stdin.read().rstrip("\r\n")
+        secret = stdin_text("the string to forget").read().rstrip("\r\n")
     memory = get_memory(ctx)
     if transcript is not None:
         transcript = memory.repo.typed(transcript)

@@ -162,6 +162,8 @@ def _identity(
     template, the questions asked (Enter skips one)."""
     import sys
 
+    from autopoiesis.core.streams import is_terminal
+
     values: dict[str, str | None] = {
         "name": name,
         "role": role,
@@ -169,7 +171,7 @@ def _identity(
         "preferences": preferences,
     }
     if not any(values.values()):
-        if not (ask and sys.stdin.isatty() and memory.identity_is_template()):
+        if not (ask and is_terminal(sys.stdin) and memory.identity_is_template()):
             return None
         typer.echo("knowledge/identity/USER.md tells the agent who you are (Enter skips):")
         values = {

@@ -9,6 +9,7 @@
     sqlite       a SQLite connection that can load sqlite-vec, in WAL mode
     events       the one append-only JSONL event log
     redact       the one secret redaction
+    streams      stdin / stdout / stderr as a process may have been started without them
     project      the project of a folder: its git repository (a worktree's or subfolder's
                  main one), named by its origin remote, read from .git without running git
 

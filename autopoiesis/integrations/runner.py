@@ -20,6 +20,7 @@ from typing import Any, BinaryIO, TextIO
 
 from autopoiesis.core.config import NUMBERS, check_number
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.streams import stdin_or_none, to_stderr, write_out
 from autopoiesis.errors import AutopoiesisError, HookPayloadError
 from autopoiesis.git.locate import locate_repo
 from autopoiesis.integrations import DEADLINES, MAX_PAYLOAD_BYTES
@@ -64,13 +65,15 @@ def deadline(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def read_payload(stdin: BinaryIO, argument: str | None = None) -> dict[str, Any]:
-    """The hook's JSON object: ARGUMENT when the harness passes it as one (Codex), else stdin."""
-    raw = (
-        argument.encode("utf-8", "surrogateescape")
-        if argument is not None
-        else stdin.read(MAX_PAYLOAD_BYTES + 1)
-    )
+def read_payload(stdin: BinaryIO | None, argument: str | None = None) -> dict[str, Any]:
+    """The hook's JSON object: ARGUMENT when the harness passes it as one (Codex), else
+    stdin (None: the hook was started with its stdin closed)."""
+    if argument is not None:
+        raw = argument.encode("utf-8", "surrogateescape")
+    elif stdin is None:
+        raise HookPayloadError("stdin is closed: the harness gave the hook no payload")
+    else:
+        raw = stdin.read(MAX_PAYLOAD_BYTES + 1)
     if len(raw) > MAX_PAYLOAD_BYTES:
         raise HookPayloadError(f"the payload is over {MAX_PAYLOAD_BYTES >> 20} MB")
     try:
@@ -105,14 +108,14 @@ def run_hook(
     stdin: BinaryIO | None = None,
     stdout: TextIO | None = None,
 ) -> int:
-    """Run one hook call of HARNESS for EVENT; always returns 0 (the exit status)."""
+    """Run one hook call of HARNESS for EVENT; always returns 0 (the exit status), also
+    when its stdin or stdout is closed (the log says so)."""
     started = time.perf_counter()
-    stdin = stdin if stdin is not None else sys.stdin.buffer
-    stdout = stdout if stdout is not None else sys.stdout
+    stdin = stdin if stdin is not None else stdin_or_none()
     try:
         repo = locate_repo(repo_dir)
     except AutopoiesisError as exc:
-        print(f"autopoiesis hook {harness} {event}: {exc}", file=sys.stderr)
+        to_stderr(f"autopoiesis hook {harness} {event}: {exc}")
         return 0
     ahead: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     if (harness, event) in CONTEXT_EVENTS:
@@ -154,13 +157,15 @@ def run_hook(
             else f"{type(exc).__name__}: {exc}"
         )
     row["ms"] = round((time.perf_counter() - started) * 1000, 1)
+    if answer:  # before the log, which says when it could not be written
+        unwritten = write_out(answer if answer.endswith("\n") else answer + "\n", stdout)
+        if unwritten:
+            row["ok"] = False
+            row["error"] = unwritten
     try:
         from autopoiesis.integrations.sessions import harness_log
 
         harness_log(repo).append(row)
     except OSError:
         pass  # a read-only or full disk: the hook still answers
-    if answer:
-        stdout.write(answer if answer.endswith("\n") else answer + "\n")
-        stdout.flush()
     return 0

@@ -57,12 +57,16 @@ class _Server(MCPServer):
     async def run_stdio_async(self) -> None:
         """The SDK's stdio loop, reading lines through `_repaired_lines`."""
         import io
-        import sys
 
         import anyio
         from mcp.server.stdio import stdio_server
 
-        text = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        from autopoiesis.core.streams import stdin_bytes
+
+        requests = stdin_bytes(
+            "an MCP client's requests", otherwise="let the client start `autopoiesis mcp`"
+        )
+        text = io.TextIOWrapper(requests, encoding="utf-8", errors="replace")
         lines = _RepairedLines(anyio.wrap_file(text))
         async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
             await self._lowlevel_server.run(

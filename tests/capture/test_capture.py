@@ -733,7 +733,7 @@ def test_a_byte_order_mark_and_a_closed_stdin(memory_repo: MemoryRepo) -> None:
         preexec_fn=lambda: os.close(0),
     )
     assert closed.returncode == 1 and "Traceback" not in closed.stderr
-    assert "capture reads its events on standard input, and it has none" in closed.stderr
+    assert "stdin is closed; pipe the events" in closed.stderr
 
 
 def test_a_gitignore_rule_over_the_memory_neither_stops_a_commit_nor_goes_unsaid(

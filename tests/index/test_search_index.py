@@ -932,7 +932,7 @@ def test_search_batch_reads_odd_bytes_and_refuses_a_missing_file(
     )
     assert (
         closed.returncode == 2
-        and "there is no stdin" in closed.stderr
+        and "stdin is closed; pipe the lines into it" in closed.stderr
         and "Traceback" not in closed.stderr
     )
 
