@@ -6,7 +6,7 @@ import typer
 
 from autopoiesis.cli._common import echo_json, fail, get_memory, warn
 from autopoiesis.cli._progress import quiet_option
-from autopoiesis.core.streams import stdin_text
+from autopoiesis.core.streams import stdin_bytes
 
 TERMINAL = "/dev/tty"  # where the confirmation is asked: stdin may be the secret itself
 
@@ -64,7 +64,10 @@ def forget(
             raise typer.BadParameter(
                 "give the string as an argument or with --stdin, not both", param_hint="--stdin"
             )
-        secret = stdin_text("the string to forget").read().rstrip("\r\n")
+        # as bytes, read as an argument is (surrogate escapes for bytes that are not
+        # UTF-8): the string is matched as the bytes the user gave (git/rewrite.py)
+        data = stdin_bytes("the string to forget").read()
+        secret = data.decode("utf-8", "surrogateescape").rstrip("\r\n")
     memory = get_memory(ctx)
     if transcript is not None:
         transcript = memory.repo.typed(transcript)

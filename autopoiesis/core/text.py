@@ -130,6 +130,17 @@ def is_utf8(text: str) -> bool:
     return True
 
 
+def typed_bytes(text: str) -> bytes:
+    """The bytes a person typed as TEXT: an argument (or stdin read as forget reads it)
+    with bytes that are not UTF-8 holds them as surrogate escapes (os.fsdecode), which
+    give those bytes back. A lone surrogate of another origin (a JSON escape) has no
+    bytes of its own: the text is utf8_safe's then."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return utf8_safe(text).encode("utf-8")
+
+
 def decode_utf8_tail(data: bytes) -> str:
     """DATA as UTF-8 when it is valid except for a character cut off at its very end (a
     write killed half-way): that partial character is dropped. Any other invalid byte

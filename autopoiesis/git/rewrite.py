@@ -31,6 +31,7 @@ from typing import Any
 from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.paths import MemoryRepo, atomic_write
 from autopoiesis.core.private import is_ciphertext, is_unlocked
+from autopoiesis.core.text import is_utf8, typed_bytes
 from autopoiesis.errors import GitError
 from autopoiesis.git import crypt
 from autopoiesis.git.runner import call, repository_env
@@ -105,16 +106,22 @@ def pattern_for(text: str, *, ignore_case: bool = False) -> re.Pattern[bytes]:
     letters only, as Python's bytes patterns are), with the forms it takes in a
     transcript's name and title (formats.transcript.name_forms: a first message names
     its transcript, lowercased in the file name, title-cased in the title) and quoted in a
-    frontmatter or JSON value (a forget of `a"b\\c` reported success and left `a\\"b\\\\c`)."""
+    frontmatter or JSON value (a forget of `a"b\\c` reported success and left `a\\"b\\\\c`).
+
+    TEXT is matched as the bytes the user typed (core.text.typed_bytes): a string that
+    is not UTF-8 (a Latin-1 secret from a log, typed in a Latin-1 terminal) is found where
+    those very bytes are, in a file committed as it was; it has no name or quoted forms,
+    since a transcript and its frontmatter are UTF-8 text."""
     from autopoiesis.formats.transcript import name_forms
 
-    # and as a quoted value holds it: JSON's and YAML's double quotes escape `"` and `\`
-    # (and, ASCII-only, every other character), YAML's single quotes double `'` (a topic,
-    # a tag, a working folder in a transcript's frontmatter)
-    quoted = {json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
-    quoted.add(text.replace("'", "''"))
-    forms = sorted({text, *name_forms(text), *quoted}, key=len, reverse=True)  # longest first
-    source = b"|".join(re.escape(f.encode("utf-8")) for f in forms)
+    forms = {text}
+    if is_utf8(text):
+        # and as a quoted value holds it: JSON's and YAML's double quotes escape `"` and
+        # `\` (and, ASCII-only, every other character), YAML's single quotes double `'` (a
+        # topic, a tag, a working folder in a transcript's frontmatter)
+        forms |= {*name_forms(text), json.dumps(text)[1:-1]}
+        forms |= {json.dumps(text, ensure_ascii=False)[1:-1], text.replace("'", "''")}
+    source = b"|".join(re.escape(typed_bytes(f)) for f in sorted(forms, key=len, reverse=True))
     return re.compile(source, re.IGNORECASE if ignore_case else 0)
 
 
@@ -258,7 +265,7 @@ def rewrite_history(
             args += ["--replace-message", str(message_rules)]
         if text is not None and is_unlocked(root):
             # private files (git-crypt): their ciphertext is decrypted, edited, re-encrypted
-            found_in = re.compile(re.escape(text.encode()), re.IGNORECASE if ignore_case else 0)
+            found_in = re.compile(re.escape(typed_bytes(text)), re.IGNORECASE if ignore_case else 0)
             args += [
                 "--blob-callback",
                 crypt.forget_callback(found_in.pattern, found_in.flags, REDACTED),

@@ -45,6 +45,7 @@ from pathlib import Path
 from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.config import CONFIG_FILENAME
 from autopoiesis.core.paths import STATE_FILES, MemoryRepo
+from autopoiesis.core.text import is_utf8, typed_bytes
 from autopoiesis.errors import GitError
 from autopoiesis.formats.transcript import ROLES
 from autopoiesis.git import rewrite
@@ -118,7 +119,7 @@ def _describe_string(repo: MemoryRepo, text: str, salt: str) -> str:
     red = repo.redactor()
     red.redact(text)
     kind = next(iter(sorted(red.counts)), "string")
-    digest = hashlib.sha256((salt + text).encode()).hexdigest()
+    digest = hashlib.sha256(salt.encode() + typed_bytes(text)).hexdigest()
     return f"a string of {len(text)} characters (kind: {kind}; salted sha256: {salt}:{digest})"
 
 
@@ -193,6 +194,13 @@ def plan_forget(
                 and rewrite.occurrences(root, rewrite.pattern_for(text, ignore_case=True)).total
                 else ""
             )
+            if not is_utf8(text):
+                hint += (
+                    " It is not UTF-8 text (a terminal of another encoding, such as Latin-1, "
+                    "typed it), and it was looked for as those bytes; a memory's notes and "
+                    "transcripts are UTF-8, where the same characters are other bytes: give "
+                    "it as UTF-8."
+                )
             raise GitError(f"the string is in no file, file name or message of the history.{hint}")
         what = _describe_string(repo, text, salt)
         return ForgetPlan(what, text=text, ignore_case=ignore_case, found=found)

@@ -501,3 +501,27 @@ def test_forget_a_transcript_leaves_no_word_of_it_in_messages_or_the_record(
         ["git", "log", "--format=%B"], cwd=memory_repo.root, capture_output=True, text=True
     ).stdout
     assert "billing ledger" in messages.lower() or "keep2" in messages
+
+
+def test_forget_a_string_that_is_not_utf8_matches_the_bytes_typed(
+    memory_repo: MemoryRepo, git, cli: Cli
+) -> None:
+    """A string with bytes that are not UTF-8 (a Latin-1 secret typed in a Latin-1
+    terminal, or piped in) died with UnicodeEncodeError before anything was looked at. It
+    is matched as the bytes the user gave: a log committed as it was loses them in every
+    commit; where they are nowhere, the refusal says the memory's text is UTF-8."""
+    log = memory_repo.root / "attachments" / "server.log"
+    log.write_bytes(b"login ok\nuser=bob password=passw\xe9rd123\n")
+    git(memory_repo, "add", "attachments/server.log")
+    git(memory_repo, "commit", "-qm", "a log")
+    latin1 = os.fsdecode(b"passw\xe9rd123")  # the argument as Python reads it from argv
+    done = cli("forget", "--yes", "--reason", "leaked", latin1, repo=memory_repo, process=True)
+    assert done.returncode == 0, done.stderr
+    assert log.read_bytes() == b"login ok\nuser=bob password=[redacted:forgotten]\n"
+    assert b"passw\xe9rd123" not in _objects(memory_repo)
+    # read from stdin, as bytes: never found in UTF-8 text, and it says why
+    piped = cli(
+        "forget", "--yes", "--reason", "r", "--stdin", repo=memory_repo, input=b"\xff\xfe\x80bad!!"
+    )
+    assert piped.returncode == 1 and "Traceback" not in piped.stderr
+    assert "is in no file" in piped.stderr and "not UTF-8 text" in piped.stderr
