@@ -7,6 +7,7 @@ from __future__ import annotations
 import typer
 
 from autopoiesis.cli._common import echo_json, get_memory
+from autopoiesis.errors import InvalidArgumentError
 
 
 def register(app: typer.Typer) -> None:
@@ -32,7 +33,10 @@ def doctor(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
     only: list[str] | None = typer.Option(
-        None, "--check", metavar="NAME", help="Run only this check (repeat it for several)."
+        None,
+        "--check",
+        metavar="NAME",
+        help="Run only this check, by its name or a name it prints (repeat it for several).",
     ),
 ) -> None:
     """Check everything: the search machinery (SQLite, sqlite-vec, the embedder), the index,
@@ -40,7 +44,10 @@ def doctor(
     (pointing at an existing memory, with their Python), the daemon, the remote, whether
     sync has stopped and whether memory-config.yaml can be used as written. Exits 1 when a
     check finds a problem; notes (the daemon is not running) do not count."""
-    diagnosis = get_memory(ctx).doctor(only)
+    try:
+        diagnosis = get_memory(ctx).doctor(only)
+    except InvalidArgumentError as exc:  # a name no check has: a usage error, as any bad value
+        raise typer.BadParameter(str(exc), param_hint="--check") from None
     if as_json:
         echo_json(diagnosis.to_dict())
     else:

@@ -61,10 +61,13 @@ def problem(name: str, summary: str, fix: str | None = None, **data: Any) -> Fin
 @dataclass(frozen=True)
 class Check:
     """A check of `doctor`: RUN(memory) -> its findings. A check that raises is reported
-    as a problem of its own, and the others still run."""
+    as a problem of its own, and the others still run. LABELS: the other names its
+    findings are printed under (the search check's `sqlite`, `embedder`), which
+    `doctor --check` takes for it too."""
 
     name: str
     run: Callable[[Any], Iterable[Finding]]
+    labels: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -158,4 +158,4 @@ def check_harnesses(memory: Any) -> Iterator[Finding]:
 
 @hookimpl
 def register_checks(register: Any) -> None:
-    register(Check("harnesses", check_harnesses))
+    register(Check("harnesses", check_harnesses, ("Claude Code", "Codex")))

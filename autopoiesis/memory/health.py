@@ -7,11 +7,12 @@ still run. The CLI prints what this returns; the MCP server and the web viewer r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autopoiesis.core.health import Finding, problem
+from autopoiesis.core.health import Check, Finding, ok, problem
+from autopoiesis.errors import InvalidArgumentError
 
 
 @dataclass
@@ -86,15 +87,46 @@ def status(memory: Any, only: Sequence[str] | None = None) -> Status:
 
 
 def diagnose(memory: Any, only: Sequence[str] | None = None) -> Diagnosis:
-    """Every check's findings (ONLY: just these checks)."""
+    """Every check's findings (ONLY: just these checks, by the names `select_checks`
+    takes; InvalidArgumentError for a name no check has)."""
     from autopoiesis import plugins
 
+    checks = plugins.checks()
+    chosen = select_checks(checks, only) if only else set(checks)
     out = Diagnosis()
-    for name, check in plugins.checks().items():
-        if only and name not in only:
-            continue
-        out.findings.extend(_run(name, check.run, memory))
+    for name, check in checks.items():
+        if name in chosen:
+            found = list(_run(name, check.run, memory))
+            # a check with nothing to say is left out of the whole report; asked for by
+            # name, it says it ran (an empty answer read as a check that never ran)
+            out.findings.extend(found or ([ok(name, "no problem found")] if only else []))
     return out
+
+
+def _spelled(name: str) -> str:
+    """NAME as `doctor --check` compares it: any case, a hyphen or underscore for a space."""
+    return " ".join(name.casefold().replace("-", " ").replace("_", " ").split())
+
+
+def select_checks(checks: Mapping[str, Check], names: Sequence[str]) -> set[str]:
+    """The names of the CHECKS that NAMES ask for: a check's own name, or a label its
+    findings are printed under (`sqlite` is the search check's), in any case, with a
+    hyphen for a space (`git-hooks`). A name no check answers to is refused with the
+    valid ones: run as asked, it ran nothing and reported success."""
+    by_name: dict[str, str] = {}
+    for name, check in checks.items():
+        for spelling in (*check.labels, name):
+            by_name[_spelled(spelling)] = name
+    unknown = [n for n in names if _spelled(n) not in by_name]
+    if unknown:
+        valid = ", ".join(
+            f"{name} ({', '.join(check.labels)})" if check.labels else name
+            for name, check in checks.items()
+        )
+        raise InvalidArgumentError(
+            f"no check is named {', '.join(repr(n) for n in unknown)}; the checks are: {valid}."
+        )
+    return {by_name[_spelled(n)] for n in names}
 
 
 def _run(name: str, run: Any, memory: Any) -> Iterable[Finding]:

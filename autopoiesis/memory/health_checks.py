@@ -346,11 +346,11 @@ def check_config(memory: Any) -> Iterator[Finding]:
 
 
 CHECKS = (
-    Check("search", check_search),
+    Check("search", check_search, ("sqlite", "sqlite-vec", "embedder")),
     Check("index", check_index),
     Check("links", check_links),
     Check("ignored", check_ignored),
-    Check("transcripts", check_uncommitted),
+    Check("transcripts", check_uncommitted, ("knowledge",)),
     Check("history", check_history),
     Check("git hooks", check_git_hooks),
     Check("remote", check_remote),

@@ -292,3 +292,26 @@ def test_checks_keep_their_listed_order_whatever_was_asked_first(memory_repo: Me
     checks = [a[0].name for a in manager.contributions("register_checks", installed=False)]
     assert parts[-1] == "daemon" and parts[0] == "repo"
     assert checks[:2] == ["search", "index"] and checks[-1] == "daemon"
+
+
+def test_doctor_check_refuses_a_name_no_check_has(
+    memory_repo: MemoryRepo, cli: Cli, tmp_path: Path
+) -> None:
+    """`doctor --check nonsense` ran no check and reported success (nothing printed, exit
+    0; `--json`: no checks, ok). A name no check answers to is a usage error that lists
+    the valid ones; a check is named as doctor prints it too (`sqlite` is the search
+    check's line, `git-hooks` its label with a hyphen), and one asked for by name says
+    that it ran even when it has nothing to report (docs/team.md: `doctor --check sync`)."""
+    for args in (["--check", "nonsense"], ["--check", "nonsense", "--json"]):
+        r = cli("doctor", *args, repo=memory_repo, cwd=tmp_path)
+        assert r.returncode == 2 and r.stdout == ""
+        assert "no check is named 'nonsense'" in r.stderr
+        assert "search (sqlite, sqlite-vec, embedder)" in r.stderr and "sync" in r.stderr
+    r = cli("doctor", "--check", "sqlite", "--check", "git-hooks", repo=memory_repo, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout
+    labels = [line.split()[0] for line in r.stdout.splitlines()]
+    assert labels == ["sqlite", "sqlite-vec", "embedder", "git"]
+    r = cli("doctor", "--check", "sync", "--json", repo=memory_repo, cwd=tmp_path)
+    assert r.returncode == 0
+    checks = json.loads(r.stdout)["checks"]
+    assert [(c["name"], c["level"]) for c in checks] == [("sync", "ok")]
