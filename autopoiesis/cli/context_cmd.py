@@ -521,7 +521,7 @@ def flush(
         typer.echo(flush_prompt(repo))
         return
     if session is not None:
-        session = repo.rel(repo.resolve_inside(session, under="raw"))
+        session = repo.rel(repo.resolve_inside(repo.typed(session), under="raw"))
     reply = stdin_text(
         "the agent's reply", otherwise="print what to ask it with `autopoiesis flush --prompt`"
     ).read()

@@ -15,13 +15,15 @@ def register(app: typer.Typer) -> None:
 
 def links(
     ctx: typer.Context,
-    path: str = typer.Argument(..., help="The note (a path in the memory repo)."),
+    path: str = typer.Argument(
+        ..., help="The note (a path from the current folder, or in the memory repo with -C)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
     """The [[links]] a note makes (each with the note it finds, or BROKEN) and the notes
     that link to it."""
     memory = get_memory(ctx)
-    outgoing, incoming = memory.links(path)
+    outgoing, incoming = memory.links(memory.repo.typed(path))
     if as_json:
         echo_json(
             {
@@ -48,7 +50,9 @@ def mv(
 ) -> None:
     """Move a note under knowledge/, topics/ or archive/ and rewrite every [[link]] to it,
     in one commit."""
-    done = get_memory(ctx).move(old, new, commit=not no_commit)
+    memory = get_memory(ctx)
+    typed = memory.repo.typed  # both paths as typed: from the current folder inside the repo
+    done = memory.move(typed(old), typed(new), commit=not no_commit)
     typer.echo(f"moved {done.old} -> {done.new}")
     typer.echo(f"  {done.links} link(s) rewritten in {len(done.rewritten)} file(s)")
     for path in done.rewritten:

@@ -70,7 +70,10 @@ def share(
     """Share a note (or one entry) with a team: written into its repository at the same
     path and committed there, reviewable as a commit or a branch. Never automatic; never a
     transcript or a private note."""
-    done = get_memory(ctx).teams.share(entry, team_name, branch=branch, push=not no_push)
+    memory = get_memory(ctx)
+    path, hash_, entry_id = entry.partition("#")  # the path as typed, the entry's id as it is
+    typed = memory.repo.typed(path) + hash_ + entry_id
+    done = memory.teams.share(typed, team_name, branch=branch, push=not no_push)
     if done.commit is None:
         typer.echo(f"nothing to share: {done.notice}")
         return

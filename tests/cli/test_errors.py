@@ -132,3 +132,48 @@ def test_a_query_beside_a_batch_is_refused_not_dropped(
     batch.write_text("hello\n", encoding="utf-8")
     done = cli("search", "--batch", str(batch), "python", repo=memory_repo)
     assert done.returncode == 2 and "give a QUERY or --batch FILE, not both" in done.stderr
+
+
+def test_links_mv_and_flush_read_paths_typed_in_a_subfolder_from_it(
+    memory_repo: MemoryRepo, cli: Cli, git: Git
+) -> None:
+    """`links`, `mv` and `flush --session` read a path typed in a folder of the memory from
+    the repository's top ("there is no note", "is not a note", "is outside raw/"); they
+    read it from the current folder now, as `blame` and `show-at` do (MemoryRepo.typed)."""
+    from datetime import UTC, datetime
+
+    from autopoiesis.capture.session import ConversationCapture, Session
+
+    people = memory_repo.root / "knowledge" / "people"
+    (people / "maria-lopez.md").write_text("# Maria Lopez\n\n- Owns capture.\n", "utf-8")
+    (memory_repo.root / "knowledge/reference/team.md").write_text(
+        "# Team\n\n- [[maria-lopez]] owns capture.\n", "utf-8"
+    )
+    git(memory_repo, "add", "-A")
+    git(memory_repo, "commit", "-qm", "notes")
+    r = cli("links", "maria-lopez.md", cwd=people)
+    assert r.returncode == 0, r.stderr
+    assert "knowledge/reference/team.md" in r.stdout
+    r = cli("mv", "./maria-lopez.md", "./maria.md", "--no-commit", cwd=people)
+    assert r.returncode == 0, r.stderr
+    assert "moved knowledge/people/maria-lopez.md -> knowledge/people/maria.md" in r.stdout
+    assert (people / "maria.md").is_file() and "[[maria|maria-lopez]]" in (
+        memory_repo.root / "knowledge/reference/team.md"
+    ).read_text()
+
+    cap = ConversationCapture(memory_repo)
+    s = Session("s1", started=datetime(2026, 3, 1, 9, 0, tzinfo=UTC), model="m", channel="cli")
+    cap.on_session_start(s)
+    cap.on_message(s, "user", "we decided to keep the notes in git")
+    closed = cap.on_session_end(s)
+    assert closed is not None
+    transcript = memory_repo.root / closed.path
+    r = cli(
+        "flush",
+        "--session",
+        transcript.name,
+        input="- Decided: notes live in git\n",
+        cwd=transcript.parent,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "outside" not in r.stderr

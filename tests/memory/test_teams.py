@@ -244,3 +244,31 @@ def test_a_fresh_clone_of_a_memory_with_a_team_is_told_and_mounts_it(
     assert (second / "shared/billing/knowledge/procedures/oncall.md").is_file()
     wrong = cli("team", "add", "billing", "file:///elsewhere.git", repo=second)
     assert wrong.returncode != 0 and "exists already" in wrong.stdout + wrong.stderr
+
+
+def test_share_reads_a_path_typed_in_a_subfolder_from_it(
+    memory_repo: MemoryRepo, tmp_path: Path, cli
+) -> None:
+    """`share deploys.md#ID` typed in knowledge/procedures/ was read from the repository's
+    top ("is not a note"): a path typed in a folder of the memory is read from it, as
+    git, `blame` and `show-at` read one (MemoryRepo.typed); the entry's id stays as it is."""
+    team_remote, _ = _team_remote(tmp_path)
+    alice = Memory(memory_repo)
+    assert cli("team", "add", "billing", team_remote.as_uri(), repo=alice.root).returncode == 0
+    note = "knowledge/procedures/deploys.md"
+    (alice.root / note).write_text(
+        "# Deploys\n\n## Steps\n- Deploy billing on Tuesdays only. {id: 20260301-1200-aaaaaa}\n",
+        "utf-8",
+    )
+    alice.commit("memory: deploys")
+    done = cli(
+        "share",
+        "./deploys.md#20260301-1200-aaaaaa",
+        "--team",
+        "billing",
+        "--no-push",
+        cwd=alice.root / "knowledge" / "procedures",
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"shared {note} with billing" in done.stdout
+    assert (alice.root / "shared/billing" / note).is_file()
