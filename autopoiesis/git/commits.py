@@ -91,6 +91,16 @@ class CommitResult:
     files: tuple[str, ...]
 
 
+def how_to_end(operation: str) -> str:
+    """What ends OPERATION (operation_in_progress's "a merge", "a rebase", ...) one way or
+    the other: what every command that meets one says (commit, extract, sync, doctor)."""
+    verb = {"a merge": "merge", "a rebase": "rebase"}.get(operation, operation.split()[-1])
+    return (
+        f"finish it (resolve the conflicts, `git add` them, `git {verb} --continue` or "
+        f"`git commit`) or abort it (`git {verb} --abort`)"
+    )
+
+
 class GitCore:
     """Running git in one memory repository, and committing to it."""
 
@@ -359,18 +369,19 @@ class GitCore:
             self._git_dir = self.git_dir()
         return next((what for f, what in names.items() if (self._git_dir / f).exists()), None)
 
-    def refuse_during_operation(self) -> None:
+    def refuse_during_operation(self, *, allow_merge: bool = False) -> None:
         """GitError when a git operation is half-done: a commit then would touch its index
         (a path reset in a conflicted index is taken as resolved with this side's text,
         and the other side's change is lost at the merge's commit). Asked before a command
-        writes anything and before every commit."""
+        writes anything and before every commit. ALLOW_MERGE: a merge may be in progress
+        (`sync` concludes one, its own left for a person to resolve), not anything else;
+        a rebase's HEAD is detached, and only its own `--continue` or `--abort` ends it."""
         what = self.operation_in_progress()
-        if what is not None:
-            verb = {"a merge": "merge", "a rebase": "rebase"}.get(what, what.split()[-1])
+        if what is not None and not (allow_merge and what == "a merge"):
+            end = how_to_end(what)
             raise GitError(
-                f"{what} is in progress in {self.root}; nothing was changed. Finish it (resolve "
-                f"the conflicts, `git add` them, `git {verb} --continue` or `git commit`) or "
-                f"abort it (`git {verb} --abort`), then run this again."
+                f"{what} is in progress in {self.root}; nothing was changed. "
+                f"{end[0].upper()}{end[1:]}, then run this again."
             )
 
     def rev(self, ref: str) -> str | None:

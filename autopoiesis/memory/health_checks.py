@@ -329,6 +329,51 @@ def check_sync(memory: Any) -> Iterator[Finding]:
         yield ok("sync", f"the last round worked ({health['last_ok']})", sync=health)
 
 
+def check_operation(memory: Any) -> Iterator[Finding]:
+    """A git operation left half-done (a merge with conflicts, a rebase, a cherry-pick):
+    every command that writes refuses to until it ends (GitCore.refuse_during_operation),
+    a rebase leaves HEAD detached, and the daemon's syncs stop. And conflict markers in
+    changes not committed yet (`git diff --check`), which a resolved-looking merge can
+    leave in a note."""
+    from autopoiesis.git.commits import how_to_end
+    from autopoiesis.git.repo import MemoryGit
+
+    git = MemoryGit(memory.repo)
+    what = git.operation_in_progress()
+    conflicted = git.unmerged_paths() if what is not None else []
+    if what is not None:
+        left = f": {counted(len(conflicted), 'file')} in conflict ({', '.join(conflicted[:3])}" + (
+            " ...)" if len(conflicted) > 3 else ")"
+        )
+        yield problem(
+            "operation",
+            f"{what} is in progress" + (left if conflicted else ""),
+            how_to_end(what)
+            + (
+                "; `autopoiesis sync` concludes a merge once its conflicts are added"
+                if what == "a merge"
+                else "; until then nothing is committed and sync refuses to run"
+            ),
+            operation=what,
+        )
+    proc = git.run("diff", "--check", "HEAD", "--", ".", check=False)
+    marked = sorted(
+        {
+            line.split(":", 1)[0]
+            for line in proc.stdout.splitlines()
+            if line.endswith("leftover conflict marker")
+        }
+        - set(conflicted)  # those are said above
+    )
+    if marked:
+        yield problem(
+            "conflicts",
+            f"conflict markers (<<<<<<< ... >>>>>>>) left in {', '.join(marked[:3])}"
+            + (f" and {len(marked) - 3} more" if len(marked) > 3 else ""),
+            "edit them out, then `git add` the files (`git diff --check` lists the lines)",
+        )
+
+
 def check_config(memory: Any) -> Iterator[Finding]:
     """memory-config.yaml can be used as written (a conflict or a typo never stops capture:
     its last valid settings are used meanwhile, core/config_layers.py)."""
@@ -355,6 +400,7 @@ CHECKS = (
     Check("git hooks", check_git_hooks),
     Check("remote", check_remote),
     Check("sync", check_sync),
+    Check("operation", check_operation, ("conflicts",)),
     Check("config", check_config),
 )
 

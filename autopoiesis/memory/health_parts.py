@@ -39,17 +39,25 @@ def read_repo(memory: Any) -> dict[str, Any]:
     root = memory.root
     head = _git(root, "rev-parse", "--short=10", "HEAD")
     commits = _git(root, "rev-list", "--count", "HEAD") if head else None
+    from autopoiesis.git.repo import MemoryGit
+
     return {
         "root": str(root),
         "branch": _git(root, "symbolic-ref", "--quiet", "--short", "HEAD"),
         "head": head,
         "commits": int(commits) if commits and commits.isdigit() else 0,
+        # a merge or rebase left half-done: what writes refuses to run until it ends
+        "operation": MemoryGit(memory.repo).operation_in_progress(),
     }
 
 
 def repo_lines(f: Mapping[str, Any]) -> Iterable[str]:
+    from autopoiesis.git.commits import how_to_end
+
     where = f"on {f['branch']}" if f.get("branch") else "detached HEAD"
     yield f"memory     {f['root']} ({where}, {counted(f['commits'], 'commit')})"
+    if f.get("operation"):
+        yield f"  git      {f['operation']} is in progress: {how_to_end(f['operation'])}"
 
 
 # ── the sessions ──

@@ -99,6 +99,9 @@ def sync_once(
     person (what unattended callers want: the daemon, `autopoiesis commit`'s auto_push).
     Raises SyncError (SyncConflictError for conflicts) with what to do."""
     git = MemoryGit(repo)
+    # first: a rebase detaches HEAD, and what ends it is `git rebase --continue` or
+    # `--abort`, not a checkout of the branch (which the detached-HEAD advice would say)
+    git.refuse_during_operation(allow_merge=True)
     branch = git.current_branch()
     if not branch:
         raise SyncError(
@@ -166,7 +169,7 @@ def _round(
 ) -> None:
     """The steps of one round (the module doc's 1 to 6), under the sync lock."""
     name, branch = report.remote, report.branch
-    _refuse_other_operations(git)
+    git.refuse_during_operation(allow_merge=True)  # again, under the sync lock
     if git.merge_in_progress():
         _finish_merge(repo, git, report, name)
     _setup(repo, git, report)
@@ -202,22 +205,6 @@ def push_after_commit(repo: MemoryRepo) -> tuple[SyncReport | None, str | None]:
 
 
 # ── the steps ──
-def _refuse_other_operations(git: MemoryGit) -> None:
-    gitdir = git.index_lock_path().parent
-    for marker, what, abort in (
-        ("rebase-merge", "a rebase", "git rebase --abort"),
-        ("rebase-apply", "a rebase or `git am`", "git rebase --abort"),
-        ("CHERRY_PICK_HEAD", "a cherry-pick", "git cherry-pick --abort"),
-        ("REVERT_HEAD", "a revert", "git revert --abort"),
-    ):
-        if (gitdir / marker).exists():
-            raise SyncError(
-                f"{what} is in progress in {git.root}; finish it, or undo it with `{abort}`, then "
-                "run "
-                "`autopoiesis sync` again."
-            )
-
-
 def _finish_merge(repo: MemoryRepo, git: MemoryGit, report: SyncReport, name: str) -> None:
     """A merge left in progress (by an earlier sync that hit a conflict, or by hand):
     commit it once every conflict is resolved, else stop and say what is left."""

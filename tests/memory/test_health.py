@@ -315,3 +315,60 @@ def test_doctor_check_refuses_a_name_no_check_has(
     assert r.returncode == 0
     checks = json.loads(r.stdout)["checks"]
     assert [(c["name"], c["level"]) for c in checks] == [("sync", "ok")]
+
+
+def _conflict(repo: MemoryRepo, git: Git, operation: str) -> None:
+    """Leave OPERATION ("rebase" or "merge") stopped on a conflict in a note."""
+    note = repo.root / "knowledge/reference/hosts.md"
+    note.write_text("# Hosts\n\n- db runs on pg-1\n", "utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "hosts")
+    git(repo, "checkout", "-q", "-b", "other")
+    note.write_text("# Hosts\n\n- db runs on pg-2\n", "utf-8")
+    git(repo, "commit", "-qam", "pg-2")
+    git(repo, "checkout", "-q", "main")
+    note.write_text("# Hosts\n\n- db runs on pg-3\n", "utf-8")
+    git(repo, "commit", "-qam", "pg-3")
+    assert git(repo, operation, "other", check=False).returncode != 0
+
+
+def test_a_rebase_in_progress_is_told_by_sync_doctor_and_status(
+    memory_repo: MemoryRepo, cli: Cli, git: Git, tmp_path: Path
+) -> None:
+    """Mid-rebase, `sync` said HEAD was detached and to `git checkout main`, which does not
+    end a rebase; `doctor` and `status` said nothing of it. sync now says what commit and
+    extract say (GitCore.refuse_during_operation): `git rebase --continue` or `--abort`;
+    doctor reports it as a problem with those commands, and status mentions it."""
+    _conflict(memory_repo, git, "rebase")
+    r = cli("sync", repo=memory_repo, cwd=tmp_path)
+    assert r.returncode == 1
+    assert "a rebase is in progress" in r.stderr and "git rebase --abort" in r.stderr
+    assert "detached" not in r.stderr and "git checkout" not in r.stderr
+    r = cli("doctor", "--check", "operation", repo=memory_repo, cwd=tmp_path)
+    assert r.returncode == 1
+    assert "problem     operation: a rebase is in progress: 1 file in conflict" in r.stdout
+    assert "`git rebase --continue`" in r.stdout and "`git rebase --abort`" in r.stdout
+    r = cli("status", repo=memory_repo, cwd=tmp_path)
+    assert "a rebase is in progress" in r.stdout
+    # the conflict "resolved" with its markers still in the note
+    git(memory_repo, "add", "knowledge/reference/hosts.md")
+    r = cli("doctor", "--check", "conflicts", repo=memory_repo, cwd=tmp_path)
+    assert "conflict markers (<<<<<<< ... >>>>>>>) left in knowledge/reference/hosts.md" in r.stdout
+    git(memory_repo, "rebase", "--abort")
+    r = cli("doctor", "--check", "operation", repo=memory_repo, cwd=tmp_path)
+    assert r.returncode == 0 and "in progress" not in r.stdout
+    assert "in progress" not in cli("status", repo=memory_repo, cwd=tmp_path).stdout
+
+
+def test_a_conflicted_merge_is_a_problem_of_doctor(
+    memory_repo: MemoryRepo, cli: Cli, git: Git, tmp_path: Path
+) -> None:
+    """A merge stopped on a conflict: doctor names the file and what ends the merge (sync
+    concludes one once its conflicts are added, so it is not said to refuse)."""
+    _conflict(memory_repo, git, "merge")
+    r = cli("doctor", "--json", repo=memory_repo, cwd=tmp_path)
+    assert r.returncode == 1
+    problems = json.loads(r.stdout)["problems"]
+    found = [p for p in problems if p.startswith("operation: a merge is in progress")]
+    assert found and "knowledge/reference/hosts.md" in found[0] and "git merge --abort" in found[0]
+    assert "`autopoiesis sync` concludes a merge" in found[0]
