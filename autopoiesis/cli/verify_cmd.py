@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from autopoiesis.cli._common import echo_json, get_memory
+from autopoiesis.cli._common import echo_json, get_memory, warn
 
 # Findings whose own line says what to do (remove the link, the oddly named file; fix the
 # team's repository): the hint about rewritten transcripts is not theirs.
@@ -37,6 +37,11 @@ def verify(
     """Report every commit that modified, renamed or deleted a transcript after it was
     added, and a history replaced wholesale; exit 1 when there is any."""
     result = get_memory(ctx).verify(branch=ref, full=full or accept, accept=accept)
+    if result.unsaved:  # the check ran; only its bookmark is missing
+        warn(
+            f"the history was checked, but its bookmark could not be saved ({result.unsaved}): "
+            "the next verify reads these commits again."
+        )
     if as_json:
         echo_json(result.to_dict())
     else:

@@ -238,6 +238,24 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644, durable: b
         raise
 
 
+def unwritable(path: str | os.PathLike[str]) -> OSError | None:
+    """Why PATH (a file, or one to be made in an existing folder) cannot be written: an
+    OSError naming a read-only file system or a permission denied, as the CLI says any
+    file it cannot write; None when it is neither. For a tool that says only that it
+    failed (SQLite's "unable to open database file", git's "cannot lock ref")."""
+    target = os.path.abspath(path)
+    folder = os.path.dirname(target)
+    try:
+        if os.statvfs(target if os.path.exists(target) else folder).f_flag & os.ST_RDONLY:
+            return OSError(errno.EROFS, os.strerror(errno.EROFS), os.fspath(path))
+    except OSError as exc:  # the folder itself cannot be reached: that is the reason
+        return exc
+    for where in (folder, target):
+        if os.path.exists(where) and not os.access(where, os.W_OK):
+            return OSError(errno.EACCES, os.strerror(errno.EACCES), where)
+    return None
+
+
 def atomic_write_many(
     files: Sequence[tuple[Path, bytes]], *, mode: int = 0o644
 ) -> list[OSError | None]:

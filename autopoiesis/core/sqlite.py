@@ -105,14 +105,25 @@ def probe_info() -> SQLiteInfo:
 
 def open_db(path: str | os.PathLike[str], *, timeout: float = 30.0, vec: bool = False) -> Any:
     """A connection to PATH in WAL mode (autocommit; use BEGIN for transactions), with
-    sqlite-vec loaded when VEC and possible."""
-    if vec:
-        conn, _ = connect(path, timeout=timeout)
-    else:
-        conn = sqlite_module().connect(
-            str(path), timeout=timeout, isolation_level=None, check_same_thread=False
-        )
-    conn.execute("PRAGMA journal_mode=WAL")
+    sqlite-vec loaded when VEC and possible. A database its folder does not let us write
+    (a read-only file system, a folder not ours) is an OSError that says so, as any
+    other file the CLI cannot write, not SQLite's "unable to open database file"."""
+    module = sqlite_module()
+    try:
+        if vec:
+            conn, _ = connect(path, timeout=timeout)
+        else:
+            conn = module.connect(
+                str(path), timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+        conn.execute("PRAGMA journal_mode=WAL")
+    except module.OperationalError as exc:
+        from autopoiesis.core.paths import unwritable
+
+        refused = unwritable(path)
+        if refused is not None:
+            raise refused from exc
+        raise
     conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
     return conn
 

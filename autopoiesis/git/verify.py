@@ -45,8 +45,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from autopoiesis.core.paths import MemoryRepo, atomic_write, git_state_path
+from autopoiesis.core.paths import MemoryRepo, atomic_write, git_state_path, unwritable
 from autopoiesis.core.text import counted
+from autopoiesis.errors import GitError
 from autopoiesis.git.admission import added_findings
 from autopoiesis.git.history import (
     TRANSCRIPTS,
@@ -81,7 +82,17 @@ class VerifyResult:
     """What a run found: the findings (empty when the history is clean), how many
     transcripts the branch holds and how many commits were read."""
 
-    __slots__ = ("ref", "tip", "findings", "transcripts", "commits", "full", "since", "accepted")
+    __slots__ = (
+        "ref",
+        "tip",
+        "findings",
+        "transcripts",
+        "commits",
+        "full",
+        "since",
+        "accepted",
+        "unsaved",
+    )
 
     def __init__(
         self,
@@ -97,6 +108,9 @@ class VerifyResult:
         self.ref, self.tip, self.findings = ref, tip, findings
         self.transcripts, self.commits, self.full, self.since = transcripts, commits, full, since
         self.accepted = accepted
+        # why the check's bookmark (its checkpoint ref and record) could not be written,
+        # "" when it was or need not be: the check ran all the same
+        self.unsaved = ""
 
     @property
     def ok(self) -> bool:
@@ -127,6 +141,7 @@ class VerifyResult:
             "since": self.since,
             "accepted": self.accepted,
             "findings": [f.to_dict() for f in self.findings],
+            "bookmark_not_saved": self.unsaved or None,
         }
 
 
@@ -523,8 +538,23 @@ def verify(
             and "transcripts" not in branch
             and not accept
         ):
-            save_checkpoint(repo, record, ref, tip, len(reflog), n_transcripts)
+            try:
+                save_checkpoint(repo, record, ref, tip, len(reflog), n_transcripts)
+            except (GitError, OSError) as exc:  # a read-only repository: it was read all the same
+                result.unsaved = _why_not_saved(repo, exc)
     return result
+
+
+def _why_not_saved(repo: MemoryRepo, exc: Exception) -> str:
+    """Why the checkpoint could not be written, for a person: the file system's reason
+    when it is one (git says only that it could not lock the ref), else git's own."""
+    from autopoiesis.core.gitdirs import common_git_dir
+
+    gitdir = common_git_dir(repo.root / ".git") or repo.root / ".git"
+    refused = unwritable(gitdir / "refs") if not isinstance(exc, OSError) else exc
+    if refused is not None:
+        return f"{refused.strerror or refused} ({refused.filename or gitdir})"
+    return str(exc)
 
 
 def _count(root: Path, tip: str, walked: _Walked, branch: dict[str, Any] | None) -> int:

@@ -202,6 +202,12 @@ def check_history(memory: Any) -> Iterator[Finding]:
         )
         return
     history = {**result.to_dict(), "summary": result.summary()}
+    if result.unsaved:  # the check ran; only its bookmark is missing
+        yield note(
+            "history",
+            f"checked, but its bookmark could not be saved ({result.unsaved}); the next "
+            "check reads these commits again",
+        )
     if result.ok:
         yield ok("history", result.summary(), history=history)
     else:
