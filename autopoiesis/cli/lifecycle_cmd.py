@@ -55,10 +55,23 @@ def extract(
         from autopoiesis.knowledge.extractors import default_registry
 
         registry = default_registry()
-        for e in registry.select():
-            typer.echo(f"{e.key:<14} {e.description}")
         for problem in registry.load_errors:
             typer.echo(f"skipped: {problem}", err=True)
+        if as_json:  # --json is asked of --list as of the report
+            echo_json(
+                [
+                    {
+                        "name": e.name,
+                        "key": e.key,
+                        "description": e.description,
+                        "llm": e.has_llm_flavour,
+                    }
+                    for e in registry.select()
+                ]
+            )
+            return
+        for e in registry.select():
+            typer.echo(f"{e.key:<14} {e.description}")
         return
     if not transcripts and not pending:
         raise fail(

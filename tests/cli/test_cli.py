@@ -127,3 +127,14 @@ def test_an_unknown_embedder_is_refused_with_the_registered_names(tmp_path: Path
     assert "Traceback" not in proc.stderr
     assert "unknown search.embedder 'ofline'" in proc.stderr
     assert "offline" in proc.stderr.split("unknown search.embedder", 1)[1]
+
+
+def test_extract_list_json_prints_json(cli: Cli) -> None:
+    """`extract --list --json` printed the human table; it prints the extractors as JSON."""
+    import json
+
+    r = cli("extract", "--list", "--json")
+    assert r.returncode == 0, r.stderr
+    listed = json.loads(r.stdout)
+    decisions = next(e for e in listed if e["name"] == "decisions")
+    assert decisions["key"].startswith("decisions@") and decisions["description"]
