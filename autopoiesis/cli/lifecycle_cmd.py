@@ -185,10 +185,12 @@ def replay(
         refs = [*compare, *extra]
         if len(refs) != 2:
             raise fail("--compare takes two branches: autopoiesis replay --compare A B", 2)
-        typer.echo(rp.format_comparison(memory.compare(refs[0], refs[1])))
         from autopoiesis.eval.evaluate import evaluate, format_side_by_side, load_questions
 
+        # read first: a question set that cannot be read stops the command before the
+        # whole comparison runs, not after it
         qs = load_questions(questions) if questions else None
+        typer.echo(rp.format_comparison(memory.compare(refs[0], refs[1])))
         a, b = (evaluate(memory.repo, qs, ref=r, sample=sample) for r in refs)
         typer.echo("\n" + format_side_by_side(a, b))
         if qs is None:

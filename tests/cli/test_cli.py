@@ -138,3 +138,22 @@ def test_extract_list_json_prints_json(cli: Cli) -> None:
     listed = json.loads(r.stdout)
     decisions = next(e for e in listed if e["name"] == "decisions")
     assert decisions["key"].startswith("decisions@") and decisions["description"]
+
+
+def test_replay_compare_reads_the_question_set_first(
+    memory_repo: MemoryRepo, cli: Cli, git, tmp_path: Path
+) -> None:
+    """`replay --compare A B --questions /nonexistent` ran the whole comparison, then failed
+    on the file; the file is read first, so nothing runs for a set that cannot be read."""
+    git(memory_repo, "branch", "extract/b")
+    r = cli(
+        "replay",
+        "--compare",
+        "main",
+        "extract/b",
+        "--questions",
+        str(tmp_path / "nope.jsonl"),
+        repo=memory_repo,
+    )
+    assert r.returncode == 1 and "cannot read the question set" in r.stderr
+    assert r.stdout == ""
