@@ -157,3 +157,20 @@ def test_replay_compare_reads_the_question_set_first(
     )
     assert r.returncode == 1 and "cannot read the question set" in r.stderr
     assert r.stdout == ""
+
+
+def test_import_of_a_folder_of_no_logs_says_nothing_was_imported(
+    memory_repo: MemoryRepo, cli: Cli, git, tmp_path: Path
+) -> None:
+    """A folder whose files were all skipped (none a log of any format) imported nothing
+    and exited 0 with warnings only; as an empty folder, it is refused (exit 1) with why."""
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "a.json").write_text('{"x": 1}\n')
+    (junk / "b.md").write_text("# notes\n")
+    head = git(memory_repo, "rev-parse", "HEAD").stdout
+    r = cli("import", str(junk), repo=memory_repo)
+    assert r.returncode == 1
+    assert f"refused: {junk}: none of the 2 file(s) found is a session log" in r.stderr
+    assert "nothing imported" in r.stderr
+    assert git(memory_repo, "rev-parse", "HEAD").stdout == head

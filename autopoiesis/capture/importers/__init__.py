@@ -431,10 +431,12 @@ def import_files(
     of any format is passed over with a warning. PROGRESS(done, total) is called after
     each file is read."""
     report = ImportReport()
+    paths = list(paths)  # read twice: by _inputs, and for the folders named at the end
     redactor = repo.redactor()
     registered = importers()  # once: the registry is asked for every file
     transcripts: list[Prepared] = []
     inputs = _inputs(paths, fmt, report)
+    skipped: list[Path] = []  # files found in a folder that are no log of any format
     for done, (path, walked) in enumerate(inputs, 1):
         if progress is not None and done > 1:
             progress(done - 1, len(inputs))
@@ -444,6 +446,7 @@ def import_files(
             drafts = _read(path, fmt, report, registered)
         except UnknownFormatError as exc:
             if walked:
+                skipped.append(path)
                 report.warnings.append(
                     f"{path}: skipped, not a session log of any format autopoiesis reads"
                 )
@@ -493,6 +496,15 @@ def import_files(
             )
     if progress is not None and inputs:
         progress(len(inputs), len(inputs))
+    if skipped and len(skipped) == len(inputs) and not report.refused:
+        # every file the folders held was skipped: as a folder with no log in it, a refusal
+        # (exit 1), not a run that imported nothing and said it in warnings only
+        folders = sorted({str(p) for p in paths if Path(p).is_dir()})
+        report.refused.append(
+            f"{', '.join(folders)}: none of the {len(skipped)} file(s) found is a session log "
+            "of any format autopoiesis reads; nothing imported. Name one with --format NAME "
+            "if it is a log of a known format."
+        )
     file_sessions(repo, transcripts, report, commit=commit)
     return report
 
