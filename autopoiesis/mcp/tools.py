@@ -232,9 +232,10 @@ class MemoryTools:
         out of a commit's files (a commit of private notes alone is left out), and each
         subject redacted as `read` redacts a note (a collaborator's commit was never
         redacted on this machine)."""
+        from autopoiesis.git.recall import MAX_RECALL_CHARS
         from autopoiesis.git.repo import MemoryGit
 
-        text = _text(text, "text", limit=1000)
+        text = _text(text, "text", limit=MAX_RECALL_CHARS)
         redact = self.repo.redactor().redact
         commits = []
         for c in MemoryGit(self.repo).recall(text, limit, textconv=False):

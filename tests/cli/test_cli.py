@@ -174,3 +174,23 @@ def test_import_of_a_folder_of_no_logs_says_nothing_was_imported(
     assert f"refused: {junk}: none of the 2 file(s) found is a session log" in r.stderr
     assert "nothing imported" in r.stderr
     assert git(memory_repo, "rev-parse", "HEAD").stdout == head
+
+
+def test_recall_bounds_the_length_of_its_text(memory_repo: MemoryRepo, cli: Cli) -> None:
+    """`recall` of a 30 KB text took 16 s and of 100 KB never ended (`git log -S` with case
+    ignored is quadratic in the text); the owner (git/recall.py) refuses a text over
+    MAX_RECALL_CHARS at once, for the CLI and the MCP tool alike."""
+    import time
+
+    started = time.monotonic()
+    r = cli("recall", "a" * 100_000, repo=memory_repo, process=True, timeout=30)
+    assert r.returncode == 1 and "recall looks for at most 1,000" in r.stderr
+    assert time.monotonic() - started < 30
+
+    from autopoiesis.errors import InvalidArgumentError
+    from autopoiesis.git.recall import MAX_RECALL_CHARS
+    from autopoiesis.git.repo import MemoryGit
+
+    with pytest.raises(InvalidArgumentError):
+        MemoryGit(memory_repo).changes("b" * (MAX_RECALL_CHARS + 1))
+    assert cli("recall", "a" * MAX_RECALL_CHARS, repo=memory_repo).returncode == 0
