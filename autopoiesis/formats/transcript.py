@@ -507,6 +507,67 @@ def continued_turns(
     return tuple(out) + tuple(current[len(filed) :])
 
 
+# The system's turn that opens a part filed after its log was rewound (Gemini CLI's
+# `$rewindTo`, an edited earlier message): the log goes on from its turn N, and the turns
+# filed after that one are no longer in it. Readers of the session's parts take the
+# conversation as it stands from it (`as_it_stands`).
+REWOUND = (
+    "The log was rewound: it goes on from its turn {n}; the turns filed after that one are "
+    "no longer in it."
+)
+_REWOUND = re.compile(r"^The log was rewound: it goes on from its turn (\d+);")
+
+
+def as_it_stands(turns: Sequence[Turn]) -> list[Turn]:
+    """TURNS (a session's filed parts, in order) as the conversation stands: after each
+    REWOUND note, the turns before its turn N and those after the note; the note and the
+    turns it left behind out."""
+    out: list[Turn] = []
+    for turn in turns:
+        m = _REWOUND.match(turn.text) if turn.role == "system" else None
+        if m is not None:
+            del out[int(m.group(1)) :]
+            continue
+        out.append(turn)
+    return out
+
+
+def rewound_turns(filed: Sequence[Turn], current: Sequence[Turn]) -> tuple[Turn, ...] | None:
+    """When CURRENT begins as FILED does and then goes another way (a log rewound to an
+    earlier turn, or a turn edited): the turns CURRENT says from there, after a REWOUND
+    note of the system's; nothing is lost of either. None when not even its first turn is
+    FILED's (another session, or a log read another way: `continued_turns` decides those)."""
+    same = 0
+    for old, new in zip(filed, current):
+        if not _said_alike(old, new):
+            break
+        same += 1
+    if same == 0 or same >= len(current):
+        return None
+    rest = tuple(current[same:])
+    note = Turn(rest[0].time, "system", (Text(REWOUND.format(n=same)),))
+    return (note, *rest)
+
+
+def _said_alike(old: Turn, new: Turn) -> bool:
+    """Whether NEW says what OLD does, as a log read again by another version of its reader
+    or redactor would (continued_turns' REREAD): the same speaker, and each item the same,
+    a call of the same tool, a text with the same words or some left out, an attachment."""
+    if (old.role, old.name, old.memory) != (new.role, new.name, new.memory):
+        return False
+    if len(old.items) != len(new.items):
+        return False
+    for a, b in zip(old.items, new.items):
+        if a == b or (isinstance(a, Attachment) and isinstance(b, Attachment)):
+            continue
+        if isinstance(a, ToolCall) and isinstance(b, ToolCall) and a.tool == b.tool:
+            continue
+        if isinstance(a, Text) and isinstance(b, Text) and same_words(a.content, b.content):
+            continue
+        return False
+    return True
+
+
 def _earlier_copy(filed: Sequence[Turn], current: Sequence[Turn]) -> bool:
     """Whether CURRENT is FILED as its log held it earlier: FILED's first turns, the last
     of them with all its items or its first ones (a turn its log had not finished), a

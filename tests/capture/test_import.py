@@ -180,7 +180,8 @@ def test_same_id_other_content_is_refused(memory_repo: MemoryRepo, tmp_path: Pat
     f.write_text(json.dumps(s))
     report = import_files(memory_repo, [f])
     assert report.imported == []
-    assert "immutable" in report.refused[0] and "earlier turn changed" in report.refused[0]
+    assert "immutable" in report.refused[0] and "does not begin as the filed" in report.refused[0]
+    assert "a session id of its own" in report.refused[0]
 
 
 def test_cli_import(memory_repo: MemoryRepo, shared_data: Path, cli: Cli) -> None:

@@ -1,11 +1,12 @@
 """Grown logs: a log that went on after it was imported becomes a continuation
-part, in every format; an unchanged log re-imports as a no-op; a log whose earlier turns
-changed is refused. Search, compile and extraction see the parts as one session."""
+part, in every format; an unchanged log re-imports as a no-op; a log rewound (or whose
+earlier turn was edited) is filed after the parts from where it goes another way. Search, compile and extraction see the parts as one session."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -303,11 +304,20 @@ def test_a_grown_log_becomes_a_continuation_part(
     assert (
         import_files(memory_repo, [build(tmp_path, "grown")]).imported == []
     )  # both parts: a no-op
+    # rewound and said another way from its second exchange on (an edited message, Gemini
+    # CLI's `$rewindTo`): refused, and every later turn lost, before; now the next part,
+    # opened by the system's note of where the log goes on, and nothing filed changes
     rewritten = import_files(memory_repo, [build(tmp_path, "rewritten")])
-    assert rewritten.imported == []
-    assert len(rewritten.refused) == 1 and "earlier turn changed" in rewritten.refused[0], (
-        rewritten.refused
-    )
+    assert rewritten.refused == [] and len(rewritten.imported) == 1, rewritten.refused
+    part3 = read(memory_repo, rewritten.imported[0])
+    assert part3.meta.part == 3 and part3.turns[0].role == "system"
+    # its turn 2 (3 where the log opens with a system message): the first exchange
+    assert re.match(r"The log was rewound: it goes on from its turn [23];", part3.turns[0].text)
+    said = "\n".join(turn.text for turn in part3.turns[1:])
+    assert "CHANGELOG script, again" in said and "release notes" not in said.lower()
+    assert any("rewound or edited" in w for w in rewritten.warnings)
+    assert (memory_repo.root / first.imported[0]).read_text(encoding="utf-8") == tf.render(part1)
+    assert import_files(memory_repo, [build(tmp_path, "rewritten")]).imported == []
 
 
 def test_a_turn_stamped_before_the_one_ahead_of_it_keeps_its_place_and_the_log_continues(
@@ -480,7 +490,8 @@ def test_a_log_another_version_reads_with_more_or_fewer_words_stays_importable(
     assert any("the 2 turns the log added are filed after it" in w for w in grown.warnings)
     assert path.read_text(encoding="utf-8") == as_filed_before  # immutable
     rewritten = import_files(memory_repo, [neutral(tmp_path, "rewritten")])
-    assert rewritten.imported == [] and "earlier turn changed" in rewritten.refused[0]
+    assert rewritten.refused == [] and len(rewritten.imported) == 1  # rewound: filed after
+    assert path.read_text(encoding="utf-8") == as_filed_before
 
 
 def test_same_words_is_a_reading_with_words_left_out_not_something_else_said() -> None:

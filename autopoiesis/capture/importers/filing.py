@@ -192,7 +192,7 @@ def _place(
             f"import would continue is unclear; see {', '.join(rel for rel, _ in parts)}.",
         )
         return None, None
-    filed_turns = [turn for _, p in parts for turn in p.turns]
+    filed_turns = tf.as_it_stands([turn for _, p in parts for turn in p.turns])
     new = tf.continued_turns(filed_turns, t.turns)
     where = parts[0][0] if len(parts) == 1 else f"{len(parts)} parts ({parts[0][0]} ...)"
     if new is None:
@@ -211,12 +211,22 @@ def _place(
                 f"as it was{added if new else ''}."
             )
     if new is None:
+        # rewound (or an earlier turn edited): what the log says from there is filed after
+        # the parts, which stay as they were, with the system's note of where it goes on
+        new = tf.rewound_turns(filed_turns, t.turns)
+        if new is not None:
+            report.warnings.append(
+                f"session {sid}: the log was rewound or edited after what {where} holds; "
+                f"what it says from there on is filed as the next part ({new[0].text})"
+            )
+    if new is None:
         report.refuse(
             f"session {sid}",
-            f"it is already filed as {where}, and the log no longer begins with what was filed "
-            "(an earlier turn changed or is gone, or this version of autopoiesis reads the log "
-            "differently from the one that filed it); transcripts are immutable, so the filed "
-            "one stays as it is: to keep this reading too, import it under another session_id.",
+            f"it is already filed as {where}, and the log does not begin as the filed "
+            "session does (another session under the same id, or a log this version of "
+            "autopoiesis reads differently from the one that filed it); transcripts are "
+            "immutable, so the filed one stays as it is. If it is another session, give it "
+            "a session id of its own in the log.",
         )
         return None, None
     if not new:
