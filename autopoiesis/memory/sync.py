@@ -45,6 +45,7 @@ from __future__ import annotations
 import random
 import time
 import warnings
+from collections.abc import Sequence
 
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MEMORY_FILE, MemoryRepo
 from autopoiesis.core.private import readable_text
@@ -403,9 +404,7 @@ def _check_incoming(
     here = {f.path for f in link_findings(repo.root, ours)}
     odd = [f for f in link_findings(repo.root, theirs) if f.path not in here]
     if odd:
-        shown = "\n".join(f"  {f}" for f in odd[:10]) + (
-            f"\n  … and {len(odd) - 10} more" if len(odd) > 10 else ""
-        )
+        shown = _listed(odd)
         raise SyncError(
             f"{name}/{branch} holds what the memory folders never hold (a symbolic link or a "
             f"gitlink, which nothing reads through, or a name with a control character):\n"
@@ -415,9 +414,7 @@ def _check_incoming(
         )
     rules = foreign_attribute_changes(git, ours, theirs)
     if rules:
-        shown = "\n".join(f"  {r}" for r in rules[:10]) + (
-            f"\n  … and {len(rules) - 10} more" if len(rules) > 10 else ""
-        )
+        shown = _listed(rules)
         raise SyncError(
             f"{name}/{branch} changes how git treats the memory's files (.gitattributes rules "
             f"autopoiesis does not write, or its own taken away):\n{shown}\nNothing was "
@@ -429,9 +426,7 @@ def _check_incoming(
         )
     findings = walk(repo.root, theirs, [ours], transcripts_at(repo.root, ours)).findings
     if findings:
-        shown = "\n".join(f"  {f}" for f in findings[:10]) + (
-            f"\n  … and {len(findings) - 10} more" if len(findings) > 10 else ""
-        )
+        shown = _listed(findings)
         raise SyncError(
             f"{name}/{branch} holds commits that change transcripts this clone has, or add "
             "transcripts no commit may add (transcripts are immutable, and enter the history "
@@ -442,6 +437,12 @@ def _check_incoming(
             + f"{ours[:12]}..{name}/{branch} -- raw/` and fix it on the "
             "clone that made it."
         )
+
+
+def _listed(items: Sequence[object], most: int = 10) -> str:
+    """ITEMS one an indented line, the first MOST of them, and how many more."""
+    more = f"\n  … and {len(items) - most} more" if len(items) > most else ""
+    return "\n".join(f"  {x}" for x in items[:most]) + more
 
 
 def _sync_teams(repo: MemoryRepo, report: SyncReport) -> None:
