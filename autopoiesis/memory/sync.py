@@ -176,6 +176,13 @@ def _round(
     _setup(repo, git, report)
     _commit_pending(repo, git, report)
     pending = pending_rewrites(repo, report.url)
+    if pending and not force_after_forget and _holds_nothing(git, name, timeout):
+        # a remote added after the forget, still empty: there is no old history on it to
+        # replace, and the ordinary push below gives it the rewritten one
+        from autopoiesis.git.rewrite import mark_rewrite_pushed
+
+        mark_rewrite_pushed(repo, [str(r.get("commit")) for r in pending], report.url)
+        pending = []
     if force_after_forget:
         push_rewrite(repo, git, report, pending, timeout)
     elif pending:
@@ -190,6 +197,16 @@ def _round(
             _pull(repo, git, report, timeout, abort_on_conflict)
         if not push or push_branch(git, report, timeout, retry=pull and attempt + 1 < PUSH_TRIES):
             break
+
+
+def _holds_nothing(git: MemoryGit, name: str, timeout: float) -> bool:
+    """Whether the remote NAME holds no branch and no tag (an unreachable one is not known
+    to: the round says what is wrong with it)."""
+    try:
+        refs = git.ls_remote(name, timeout=timeout)
+    except GitError:
+        return False
+    return not any(r.startswith(("refs/heads/", "refs/tags/")) for r in refs)
 
 
 def push_after_commit(repo: MemoryRepo) -> tuple[SyncReport | None, str | None]:

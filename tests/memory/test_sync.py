@@ -392,6 +392,29 @@ def test_a_plain_git_merge_of_the_old_history_cannot_bring_a_forgotten_string_ba
         assert secret not in (clone.root / "knowledge/reference/wifi.md").read_text()
 
 
+def test_a_remote_added_empty_after_a_forget_takes_the_rewritten_history(
+    tmp_path: Path,
+) -> None:
+    """After a forget, a new empty remote was refused as if it held the old history
+    ("origin still holds the old history"), and only --force-after-forget pushed to it.
+    An empty remote has nothing to replace: sync pushes the rewritten history, notes the
+    rewrite as pushed there, and the next round is an ordinary one."""
+    from autopoiesis.memory.forget import forget
+
+    secret = "vault-phrase orchid 4471 lantern"
+    a = MemoryRepo(init_memory_repo(tmp_path / "a", build_index=False).root)
+    (a.root / "knowledge/reference/vault.md").write_text(f"# Vault\n\nPhrase: {secret}\n")
+    commit_knowledge(a)
+    forget(a, text=secret, reason="leaked")
+    remote = tmp_path / "new.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    _git(a, "remote", "add", "origin", remote.as_uri())
+    sync_once(a)
+    assert _git(remote, "rev-parse", "main").strip() == _git(a, "rev-parse", "HEAD").strip()
+    assert secret not in _git(remote, "log", "--all", "-p")
+    assert sync_once(a).merge == "up-to-date"
+
+
 def test_force_after_forget_needs_the_record_of_a_sanctioned_forget(tmp_path: Path) -> None:
     from autopoiesis.memory.forget import forget
 
