@@ -8,6 +8,7 @@ it adds the layout and never touches a file it did not create (.gitignore and
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,6 +159,23 @@ def _check_out_a_cloned_memory(git: MemoryGit, report: InitReport) -> None:
     )
 
 
+def _refuse_a_home_or_root(root: Path) -> None:
+    """Refuse the user's home folder and the file system's root, unless either is a git
+    repository already: made one, every unversioned folder under it would lie in the
+    memory's repository (a project in `~/code/app` would report the home folder as its
+    git top level, and be taken for part of the memory)."""
+    resolved = root.resolve()
+    home = Path.home().resolve() if os.environ.get("HOME") else None
+    if resolved not in {Path(resolved.anchor), home} or (resolved / ".git").exists():
+        return
+    what = "your home folder" if resolved == home else "the file system's root"
+    raise AutopoiesisError(
+        f"{resolved} is {what}: a memory repository there would take in every folder under "
+        "it. Nothing was changed. Give the memory a folder of its own, e.g. "
+        "`autopoiesis init ~/memory`."
+    )
+
+
 def init_memory_repo(
     root: Path, *, install_hooks: bool = True, commit: bool = True, build_index: bool = True
 ) -> InitReport:
@@ -175,6 +193,7 @@ def init_memory_repo(
     git_folder = in_git_folder(root)
     if git_folder is not None:
         raise AutopoiesisError(f"Nothing was changed: {git_folder}")
+    _refuse_a_home_or_root(root)
     try:
         root.mkdir(parents=True, exist_ok=True)
         probe = root / ".autopoiesis-write-test"

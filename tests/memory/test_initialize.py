@@ -206,3 +206,22 @@ def test_refuses_a_bare_repository_and_a_git_folder(tmp_path: Path, git, memory_
     assert r.returncode == 1
     assert f"a folder inside the one at {memory_repo.root}. Pass -C" in r.stderr
     assert "autopoiesis init" not in r.stderr
+
+
+def test_refuses_the_home_folder_and_the_root(tmp_path: Path, monkeypatch) -> None:
+    """`autopoiesis init` run in the home folder made it a git repository without a word:
+    every unversioned folder under it then lay in the memory's repository (a project in
+    ~/code/app reported the home folder as its git top level). The home folder and the
+    file system's root are refused, nothing made; a home folder that is a git repository
+    already is the user's choice, and a folder under home is fine."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    with pytest.raises(AutopoiesisError, match="your home folder"):
+        init_memory_repo(home, build_index=False)
+    assert list(home.iterdir()) == []
+    with pytest.raises(AutopoiesisError, match="the file system's root"):
+        init_memory_repo(Path("/"), build_index=False)
+    assert init_memory_repo(home / "memory", build_index=False).commit
+    subprocess.run(["git", "init", "-q", str(home)], check=True)
+    assert init_memory_repo(home, install_hooks=False, build_index=False).commit
