@@ -35,7 +35,7 @@ from autopoiesis.core.clock import format_ts_micro, parse_day, parse_ts, utc_now
 from autopoiesis.core.events import EventLog
 from autopoiesis.core.paths import INDEX_FILES, MEMORY_FILE, MemoryRepo
 from autopoiesis.core.text import STOPWORDS, words
-from autopoiesis.errors import TimestampError
+from autopoiesis.errors import GitError, TimestampError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.git.repo import MemoryGit
 from autopoiesis.knowledge.extract import list_transcripts
@@ -228,7 +228,16 @@ class MemoryPruner(LLMStage):
         if not paths:
             return result
         body = "\n".join(f"- {a}" for a in result.actions[:30])
-        sha = git.commit_paths(paths, f"{ctype}: {subject}\n\n{body}\n").sha
+        try:
+            sha = git.commit_paths(paths, f"{ctype}: {subject}\n\n{body}\n").sha
+        except GitError as exc:
+            # the files are changed on disk already (a journal moved to archive/): nothing is
+            # lost, and the next commit takes them; the user must know both
+            raise GitError(
+                f"{exc} The files are changed on disk and kept ({', '.join(paths[:3])}"
+                f"{' ...' if len(paths) > 3 else ''}); once the cause is fixed (free disk "
+                "space), `autopoiesis commit` commits them."
+            ) from None
         return MaintenanceResult(result.actions, result.paths, sha, result.flagged)
 
     def _move(self, rel: str, dest: str) -> None:

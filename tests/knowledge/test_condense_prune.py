@@ -330,3 +330,38 @@ def test_the_daily_journal_of_an_archived_day_is_not_written_again(
         result = c.daily_summary(DAY, commit=False)
     assert "is archived (archive/journal/2026-02-16.md); not written again" in result.actions[0]
     assert not (memory_repo.root / "knowledge/journal/2026-02-16.md").exists()
+
+
+def test_a_prune_whose_commit_fails_says_its_files_are_kept(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a full disk prune moved the old journal to archive/ and then said only "The
+    commit was refused: fatal: cannot update ref ...": not that the files were moved and
+    kept, nor how to finish. The refusal says both (the failure is git's, made here by
+    making its commit refuse, as a full disk does)."""
+    from autopoiesis.errors import GitError
+
+    KnowledgeWriter(memory_repo).apply(
+        [
+            KnowledgeChange(
+                "knowledge/journal/2025-06-01.md",
+                "append",
+                "ops",
+                "Old day",
+                Provenance("raw/a.md", datetime(2025, 6, 1, tzinfo=UTC)),
+                dated=False,
+            )
+        ]
+    )
+
+    def full_disk(self: MemoryGit, paths: object, message: str, **kw: object) -> None:
+        raise GitError("The commit was refused:\nfatal: cannot update ref 'refs/heads/main'")
+
+    monkeypatch.setattr(MemoryGit, "commit_paths", full_disk)
+    now = lambda: datetime(2026, 3, 1, tzinfo=UTC)
+    with MemoryPruner(memory_repo, now=now) as p, pytest.raises(GitError) as refused:
+        p.prune_all()
+    message = str(refused.value)
+    assert "cannot update ref" in message and "kept" in message
+    assert "`autopoiesis commit` commits them" in message
+    assert (memory_repo.root / "archive/journal/2025-06-01.md").exists()
