@@ -233,11 +233,13 @@ def commit(
     memory = get_memory(ctx)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        conversations, result = memory.commit(
-            message, session=memory.repo.typed(session) if session else None
-        )
-    for notice in caught:
-        warn(str(notice.message))
+        try:
+            conversations, result = memory.commit(
+                message, session=memory.repo.typed(session) if session else None
+            )
+        finally:  # a commit refused still says what it changed on disk (a note redacted)
+            for notice in caught:
+                warn(str(notice.message))
     if conversations and conversations.sha:
         typer.echo(f"[{conversations.sha[:10]}] {conversations.message.splitlines()[0]}")
         typer.echo(f"  {counted(len(conversations.files), 'transcript')}")

@@ -611,32 +611,45 @@ class GitCore:
         """Redact, in place, the secrets of the notes about to be committed (CHANGES: status,
         path), with a warning naming each file: a note a person wrote by hand never went
         through capture or the knowledge writer, which redact everything else before it
-        reaches git. A private note (git-crypt: encrypted in git) is left as written."""
+        reaches git. A private note (git-crypt: encrypted in git) is left as written. A
+        note written to meanwhile is read again: its new lines are not replaced by the
+        redacted copy of its old ones."""
         from autopoiesis.core.private import is_private
 
-        redactor = None
+        redactor = self.repo.redactor()
         private = self.repo.private_patterns()
         for status, rel in changes:
             if status.startswith("D") or not rel.endswith(".md") or is_private(rel, private):
                 continue
             path = self.root / rel
-            try:
-                if path.is_symlink() or not path.is_file():
-                    continue
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue  # the hook says what is wrong with it
-            redactor = redactor or self.repo.redactor()
-            redactor.counts.clear()
-            clean = redactor.redact(text)
-            if clean != text:
-                atomic_write(path, clean)
+            for _ in range(5):
+                try:
+                    if path.is_symlink() or not path.is_file():
+                        break
+                    with path.open("rb") as before:
+                        text = before.read().decode("utf-8")
+                        redactor.counts.clear()
+                        clean = redactor.redact(text)
+                        if clean == text:
+                            break
+                        if not _unchanged(path, text):
+                            continue  # written to while it was read: read it again
+                        atomic_write(path, clean)
+                        # what was appended to the note between that check and the swap went
+                        # to the file this one replaced: read from it, redacted, and kept
+                        late = before.read().decode("utf-8", "replace")
+                        if late:
+                            with path.open("a", encoding="utf-8") as now:
+                                now.write(redactor.redact(late))
+                except (OSError, UnicodeDecodeError):
+                    break  # the hook says what is wrong with it
                 kinds = ", ".join(sorted(redactor.counts))
                 warnings.warn(
                     f"{rel}: redacted what looks like a secret ({kinds}) before committing "
                     "it; the note holds [redacted:KIND] in its place.",
                     stacklevel=3,
                 )
+                break
 
     def _preview_diff(self, tops: Sequence[str]) -> tuple[str, str] | None:
         """(diff, numstat) of what `git add -A -- TOPS` would stage, computed in a private
@@ -673,6 +686,14 @@ class GitCore:
 # clone and remote, and the summary model's prompt.
 MESSAGE_DIFF = ("--cached", "--no-color", "--no-textconv", "-M")
 MESSAGE_NUMSTAT = ("--cached", "--numstat", "--no-textconv", "-M")
+
+
+def _unchanged(path: Path, text: str) -> bool:
+    """Whether PATH still holds TEXT (a note a person may be writing to meanwhile)."""
+    try:
+        return path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _top_pathspecs(tops: Sequence[str], paths: Sequence[str]) -> list[str]:
