@@ -99,8 +99,10 @@ def foreign_attribute_changes(git: MemoryGit, ours: str, theirs: str) -> list[st
     since the two parted. Such a rule can switch the knowledge merge driver off, merge
     transcripts line by line, rewrite line endings, or stop encrypting private files; it
     comes from whoever can push, so `sync` leaves it to a person (memory/sync.py)."""
+    from autopoiesis.core.private import DEFAULT_PRIVATE
     from autopoiesis.memory.private import RULE_SUFFIX
 
+    private = {DEFAULT_PRIVATE, *git.repo.config.private.paths}
     base = git.run("merge-base", ours, theirs, check=False).stdout.strip() or ours
     changed = git.run(
         "diff",
@@ -122,8 +124,12 @@ def foreign_attribute_changes(git: MemoryGit, ours: str, theirs: str) -> list[st
     for path in filter(None, changed):
         before, here, there = rules(base, path), rules(ours, path), set(rules(theirs, path))
         for rule in dict.fromkeys(rules(theirs, path)):
+            # git-crypt's rule for a private folder `private init` writes: its pattern one of
+            # this clone's private paths (a rule of the same attributes over knowledge/**
+            # would turn the merge driver off and every note private)
+            pattern, _, attributes = rule.partition(" ")
             known = path == ".gitattributes" and (
-                rule in template or rule.split(" ", 1)[-1] == RULE_SUFFIX
+                rule in template or (attributes == RULE_SUFFIX and pattern in private)
             )
             if rule not in here and not known:
                 out.append(f"{path}: +{rule}")

@@ -689,9 +689,14 @@ def test_a_pulled_gitattributes_rule_autopoiesis_does_not_write_is_refused_befor
             "raw/conversations/** -merge", "raw/conversations/** merge=union"
         ),
         "knowledge/.gitattributes": "*.md merge=binary\n",
+        # git-crypt's attributes over every note: the merge driver off, every note private
+        ".gitattributes ": f"knowledge/**/*.md {RULE_SUFFIX}\n",
     }
     before = _git(a, "rev-parse", "HEAD").strip()
-    for path, text in hostile.items():
+    for key, text in hostile.items():
+        path = key.strip()
+        if key != path:  # a rule added at the end of the top-level file
+            text = original + text
         (b.root / path).write_text(text, encoding="utf-8")
         _git(b, "add", "-A")
         _git(b, "commit", "-qm", "attributes")
@@ -701,7 +706,9 @@ def test_a_pulled_gitattributes_rule_autopoiesis_does_not_write_is_refused_befor
         message = str(refused.value)
         assert "Nothing was merged" in message and "git merge origin/main" in message
         assert _git(a, "rev-parse", "HEAD").strip() == before
-        if path == ".gitattributes":
+        if key == ".gitattributes ":
+            assert f"+knowledge/**/*.md {RULE_SUFFIX}" in message
+        elif path == ".gitattributes":
             assert "+raw/conversations/** merge=union" in message
             assert "-raw/conversations/** -merge" in message
         else:
