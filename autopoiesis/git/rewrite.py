@@ -119,7 +119,8 @@ def pattern_for(text: str, *, ignore_case: bool = False) -> re.Pattern[bytes]:
         # and as a quoted value holds it: JSON's and YAML's double quotes escape `"` and
         # `\` (and, ASCII-only, every other character), YAML's single quotes double `'` (a
         # topic, a tag, a working folder in a transcript's frontmatter)
-        forms |= {*name_forms(text), json.dumps(text)[1:-1]}
+        # and as a sentence begins with it (a journal line, a commit's "Learned:" title)
+        forms |= {*name_forms(text), json.dumps(text)[1:-1], text[:1].upper() + text[1:]}
         forms |= {json.dumps(text, ensure_ascii=False)[1:-1], text.replace("'", "''")}
     source = b"|".join(re.escape(typed_bytes(f)) for f in sorted(forms, key=len, reverse=True))
     return re.compile(source, re.IGNORECASE if ignore_case else 0)

@@ -525,3 +525,20 @@ def test_forget_a_string_that_is_not_utf8_matches_the_bytes_typed(
     )
     assert piped.returncode == 1 and "Traceback" not in piped.stderr
     assert "is in no file" in piped.stderr and "not UTF-8 text" in piped.stderr
+
+
+@pytest.mark.slow
+def test_forget_removes_the_form_a_sentence_begins_with(memory_repo: MemoryRepo) -> None:
+    """A message that begins with the secret makes a journal line and a commit's
+    "Learned:" title that begin with it capitalised ("Xylofakesecret-4821 is what ..."):
+    forget removed the form typed, reported success, and left that one."""
+    from autopoiesis.knowledge.extract import KnowledgeExtractor
+
+    secret = "xylofakesecret-4821"
+    _session(memory_repo, "ses_cap", f"{secret} is what I typed into the staging box yesterday")
+    with KnowledgeExtractor(memory_repo) as ex:
+        ex.commit(ex.extract_pending())
+    assert b"Xylofakesecret-4821" in _objects(memory_repo)
+    forget(memory_repo, text=secret, reason="leaked")
+    objects = _objects(memory_repo)
+    assert b"Xylofakesecret-4821" not in objects and secret.encode() not in objects
