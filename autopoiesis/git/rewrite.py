@@ -205,12 +205,14 @@ def rewrite_history(
     drop_lines_with: Iterable[str] = (),
     scrub_messages: Iterable[str] = (),
     scrub_message_lines: Iterable[str] = (),
+    scrub_message_rules: Iterable[bytes] = (),
 ) -> Rewritten:
     """Remove TEXT (replaced by [redacted:forgotten] in files and messages, by
     redacted-forgotten in file names; case-insensitively when IGNORE_CASE) or the file
     PATH from every commit of every branch and tag, drop every line of every file that
     holds one of DROP_LINES_WITH, replace each of SCRUB_MESSAGES in commit and tag messages
-    (and the rest of a message's line from each of SCRUB_MESSAGE_LINES on), and drop the
+    (and the rest of a message's line from each of SCRUB_MESSAGE_LINES on; each of
+    SCRUB_MESSAGE_RULES is a filter-repo rule of its own), and drop the
     old objects; see the module doc. The caller holds the repository's git lock and
     checked that the work tree is clean."""
     old_tips = tips(root)
@@ -246,15 +248,19 @@ def rewrite_history(
             args += ["--paths-from-file", str(renames)]
         for marker in drop_lines_with:
             rules.append(b"regex:(?m)^[^\\n]*" + re.escape(marker.encode()) + b"[^\\n]*\\n?==>")
-        messages = [
-            b"regex:" + re.escape(m.encode("utf-8")) + b"==>" + REDACTED
-            for m in sorted(set(scrub_messages), key=len, reverse=True)
-            if m.strip() and "==>" not in m  # filter-repo splits a rule at its last '==>'
-        ] + [
-            b"regex:" + re.escape(m.encode("utf-8")) + b"[^\\n]*==>" + REDACTED
-            for m in sorted(set(scrub_message_lines))
-            if m.strip() and "==>" not in m
-        ]
+        messages = (
+            [
+                b"regex:" + re.escape(m.encode("utf-8")) + b"==>" + REDACTED
+                for m in sorted(set(scrub_messages), key=len, reverse=True)
+                if m.strip() and "==>" not in m  # filter-repo splits a rule at its last '==>'
+            ]
+            + [
+                b"regex:" + re.escape(m.encode("utf-8")) + b"[^\\n]*==>" + REDACTED
+                for m in sorted(set(scrub_message_lines))
+                if m.strip() and "==>" not in m
+            ]
+            + list(scrub_message_rules)
+        )
         if rules:
             rules_file = Path(tmp) / "replace.txt"
             rules_file.write_bytes(b"".join(r + b"\n" for r in rules))

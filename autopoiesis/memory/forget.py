@@ -246,10 +246,11 @@ def forget(
         drop: list[str] = []
         scrub: list[str] = []
         scrub_lines: list[str] = []
+        rules: list[bytes] = []
         if plan.transcript is not None:
-            scrub = _transcript_names(repo, plan.transcript)
+            scrub, rules = _transcript_names(repo, plan.transcript)
             drop, said = _remove_derived(repo, gitops, plan.transcript)
-            scrub_lines = [_opening(t) for t in said]
+            scrub_lines = [o for o in map(_opening, said) if o]
         rewritten = rewrite.rewrite_history(
             root,
             text=plan.text,
@@ -259,6 +260,7 @@ def forget(
             drop_lines_with=drop + ([plan.transcript] if plan.transcript else []),
             scrub_messages=scrub,
             scrub_message_lines=scrub_lines,
+            scrub_message_rules=rules,
         )
         refs = rewritten.refs
     step(1, FORGET_STEPS)
@@ -440,28 +442,30 @@ def _derived_entries(repo: MemoryRepo, rel: str) -> list[tuple[str, str]]:
     return [(p, e.id) for p, e in KnowledgeWriter(repo).remove_entries_from(rel, dry_run=True)]
 
 
-def _transcript_names(repo: MemoryRepo, rel: str) -> list[str]:
-    """What names the transcript REL in commit messages ("Session: PATH", a `conversation:`
-    subject's slug, "From STEM: ..."): its path, its file's stem, its slug (from its first
-    message), and its topic and title (its frontmatter's `topic`, its first heading)."""
+def _transcript_names(repo: MemoryRepo, rel: str) -> tuple[list[str], list[bytes]]:
+    """What names the transcript REL in commit messages, and nothing else: its path and its
+    file's stem ("Session: PATH", "From STEM: ..."), replaced wherever they are; and its
+    slug (from its first message) as the subject of the commit that added it
+    (`conversation: SLUG` above its `Session:` line), a filter-repo rule, since another
+    session may have the same slug."""
     name = rel.rsplit("/", 1)[-1].removesuffix(".md")
     m = re.match(r"\d{4}-[A-Za-z0-9_.:]+?-(.+)$", name)
-    names = [rel, name] + ([m.group(1)] if m and len(m.group(1)) >= 8 else [])
-    try:
-        head = (repo.root / rel).read_text(encoding="utf-8", errors="replace")[:20_000]
-    except OSError:
-        head = ""
-    topic = re.search(r"^topic:\s*['\"]?(.+?)['\"]?\s*$", head, re.M)
-    title = re.search(r"^# (.+)$", head, re.M)
-    names += [x.group(1).strip() for x in (topic, title) if x and x.group(1).strip() != "null"]
-    return [n for n in names if len(n) >= 8]
+    rules: list[bytes] = []
+    if m:
+        subject = re.escape(f"conversation: {m.group(1)}".encode()) + rb"(?=\n\nSession: "
+        rules.append(
+            b"regex:" + subject + re.escape(rel.encode()) + b")==>conversation: " + rewrite.REDACTED
+        )
+    return [rel, name], rules
 
 
 def _opening(text: str) -> str:
     """The first words of an entry's TEXT that a commit message quoting it begins with
-    (formats.commit_message titles it: its first sentence, cut at a word)."""
+    (formats.commit_message titles it: its first sentence, cut at a word); "" when they
+    are too few to tell it from another session's entry."""
     flat = " ".join(text.replace("**", "").split())
-    return flat[:24].rsplit(" ", 1)[0] if len(flat) > 24 else flat
+    opening = flat[:40].rsplit(" ", 1)[0] if len(flat) > 40 else flat
+    return opening if len(opening) >= 20 and len(opening.split()) >= 3 else ""
 
 
 def _remove_derived(repo: MemoryRepo, gitops: MemoryGit, rel: str) -> tuple[list[str], list[str]]:
