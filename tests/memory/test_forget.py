@@ -542,3 +542,20 @@ def test_forget_removes_the_form_a_sentence_begins_with(memory_repo: MemoryRepo)
     forget(memory_repo, text=secret, reason="leaked")
     objects = _objects(memory_repo)
     assert b"Xylofakesecret-4821" not in objects and secret.encode() not in objects
+
+
+@pytest.mark.slow
+def test_forget_a_transcript_leaves_another_session_of_the_same_slug_alone(
+    memory_repo: MemoryRepo,
+) -> None:
+    """Two sessions opened with the same words share a slug: scrubbing the forgotten one's
+    slug everywhere rewrote the other's `conversation:` subject and made its Session line
+    name a path that does not exist. Only the forgotten session's own commit loses it."""
+    gone = _session(memory_repo, "ses_one", "database migration plan for the ledger")
+    kept = _session(memory_repo, "ses_two", "database migration plan for the ledger")
+    forget(memory_repo, transcript=gone, reason="private")
+    log = subprocess.run(
+        ["git", "log", "--format=%B"], cwd=memory_repo.root, capture_output=True, text=True
+    ).stdout
+    assert f"Session: {kept}" in log and "conversation: database-migration-plan" in log
+    assert gone not in log
