@@ -361,12 +361,12 @@ def old_tip_lines(old_tips: dict[str, str]) -> str:
 
 
 def forgotten_commits(repo: MemoryRepo, *tips: str) -> tuple[set[str], set[str]]:
-    """(the commits of the histories forgets replaced, as this clone knows them; the
-    forgets' record commits): every commit of the old history this clone's own rewrites
-    recorded, and the old tips named by the record commits in TIPS' history (what a clone
-    that pulled someone else's rewrite knows). A commit the rewrite did not change (one
-    before the secret first appeared) is in both histories: `resurrected` tells them apart
-    by the record commits, whose history is the new one."""
+    """(the commits of the histories forgets replaced, as this clone knows them; the forgets'
+    record commits): every commit of the old history this clone's own rewrites recorded,
+    and the old tips named by the record commits of its refs and TIPS' history (what a
+    clone that pulled someone else's rewrite knows). A commit the rewrite did not change
+    (one before the secret first appeared) is in both histories: `resurrected` tells
+    them apart by the record commits, whose history is the new one."""
     known: set[str] = set()
     records: set[str] = set()
     for r in _load_rewrites(repo):
@@ -375,22 +375,24 @@ def forgotten_commits(repo: MemoryRepo, *tips: str) -> tuple[set[str], set[str]]
             known.update(c for c in old if isinstance(c, str))
         if isinstance(r.get("commit"), str) and r["commit"]:
             records.add(r["commit"])
-    heads = [t for t in tips if t and t.strip("0")]
-    if heads:
-        out = _git(
-            repo.root,
-            "log",
-            "--format=%x1e%H%n%B",
-            f"--grep={FORGET_RECORD}",
-            *heads,
-            check=False,
-        ).stdout.decode(errors="replace")
-        for record in out.split("\x1e")[1:]:
-            sha, _, body = record.partition("\n")
-            records.add(sha.strip())
-            for line in body.splitlines():
-                if line.startswith(OLD_TIP):
-                    known.add(line[len(OLD_TIP) :].split(" ", 1)[0])
+    # the record commits of every ref this clone has, and of TIPS: a tag or a branch of the
+    # old history carries none, but the clone that pushes it holds the new history's
+    heads = [t for t in tips if t and t.strip("0") and _is_commit(repo.root, t)]
+    out = _git(
+        repo.root,
+        "log",
+        "--format=%x1e%H%n%B",
+        f"--grep={FORGET_RECORD}",
+        "--all",
+        *heads,
+        check=False,
+    ).stdout.decode(errors="replace")
+    for record in out.split("\x1e")[1:]:
+        sha, _, body = record.partition("\n")
+        records.add(sha.strip())
+        for line in body.splitlines():
+            if line.startswith(OLD_TIP):
+                known.add(line[len(OLD_TIP) :].split(" ", 1)[0])
     return known, records
 
 

@@ -381,6 +381,13 @@ def test_a_plain_git_merge_of_the_old_history_cannot_bring_a_forgotten_string_ba
     )
     assert refused.returncode != 0 and "history `autopoiesis forget` removed" in refused.stderr
     assert _git(remote, "rev-parse", "main").strip() == pushed
+    # a tag or a branch of the old history alone carries no record: refused all the same
+    _git(b, *ident, "tag", "-a", "keep", "-m", "keep", "HEAD^1")
+    for ref in ("keep", "HEAD^1:refs/heads/oldstuff"):
+        kept = subprocess.run(
+            ["git", "push", "origin", ref], cwd=b.root, capture_output=True, text=True
+        )
+        assert kept.returncode != 0 and "forget` removed" in kept.stderr, (ref, kept.stderr)
     _git(b, "push", "-q", "--no-verify", "origin", "main")  # pushed past the hook anyway
 
     for clone in (a, fresh):
