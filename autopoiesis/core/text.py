@@ -254,13 +254,30 @@ def without_elements(text: str, names: tuple[str, ...], *, keep_lines: bool = Fa
 # run with none (`/clear`, `/exit`) says nothing and is bookkeeping too.
 SLASH_COMMAND_WORDS = ("command-name", "command-args")
 HARNESS_RECORD = HARNESS_BOOKKEEPING + SLASH_COMMAND_WORDS  # all of it, the typed part too
-_SLASH_WORD = re.compile(r"<(command-name|command-args)>(.{0,4000}?)</\1>", re.IGNORECASE | re.S)
+
+
+def _typed_spans(text: str) -> list[tuple[str, int, int, int, int]]:
+    """(name, element start, words start, words end, element end) of each closed
+    SLASH_COMMAND_WORDS element of TEXT, found with str.find (linear: words of any length,
+    an element left open is none)."""
+    out: list[tuple[str, int, int, int, int]] = []
+    for name in SLASH_COMMAND_WORDS:
+        opening, closing = f"<{name}>", f"</{name}>"
+        pos = 0
+        while (i := text.find(opening, pos)) >= 0:
+            j = text.find(closing, i + len(opening))
+            if j < 0:
+                break
+            out.append((name, i, i + len(opening), j, j + len(closing)))
+            pos = j + len(closing)
+    return sorted(out, key=lambda span: span[1])
 
 
 def _typed_parts(text: str) -> dict[str, str]:
+    """{name: the words} of TEXT's slash command record, as typed (only the ends trimmed)."""
     if "<command-" not in text:
         return {}
-    return {m.group(1).lower(): " ".join(m.group(2).split()) for m in _SLASH_WORD.finditer(text)}
+    return {name: text[a:b].strip() for name, _, a, b, _ in _typed_spans(text)}
 
 
 def slash_command(text: str) -> str | None:
@@ -279,7 +296,13 @@ def slash_words(text: str) -> str:
     such words stays as it is."""
     if not _typed_parts(text).get("command-args"):
         return text
-    return _SLASH_WORD.sub(lambda m: m.group(2), text)
+    out, pos = [], 0
+    for _, start, a, b, end in _typed_spans(text):
+        if start < pos:
+            continue  # an element inside another one's words
+        out += [text[pos:start], text[a:b]]
+        pos = end
+    return "".join(out) + text[pos:]
 
 
 def without_bookkeeping(text: str) -> str:

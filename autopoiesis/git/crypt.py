@@ -170,7 +170,7 @@ def refuse_plaintext_message(found: Sequence[tuple[str, str]]) -> str:
         f"{shown}{more}\n"
         "Nothing was pushed. Run `autopoiesis private init` (it adds the .gitattributes rules "
         "that encrypt them), then take the clear copies out of the history with "
-        "`autopoiesis forget --text '<a line of the file>'`, or reset the commits "
+        "`autopoiesis forget --reason private '<a line of the file>'`, or reset the commits "
         "(`git reset --soft <the commit before>`) and commit again."
     )
 

@@ -543,3 +543,34 @@ def test_the_words_typed_after_a_slash_command_are_the_users_turn(
     read = "\n".join(c.text for c in chunk_file("raw/x.md", exported).chunks)
     assert "/review" in read and "check the auth module for SQL injection" in read
     assert "command-" not in read and "\nreview\n" not in read
+
+
+def test_a_slash_command_s_long_or_many_lined_words_are_kept_as_typed(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """The words after a slash command were read with a pattern bounded at 4,000
+    characters, so longer ones dropped the whole turn as bookkeeping, and their lines
+    were joined into one (a code block flattened). They are kept whole, as typed."""
+    long_words = "check every handler " * 300  # 6,000 characters
+    block = "fix this:\n```py\ndef f():\n    return 1\n```"
+    rows = []
+    for n, words in enumerate((long_words, block)):
+        rows.append(
+            {
+                "type": "user",
+                "sessionId": "slash2",
+                "uuid": f"u{n}",
+                "timestamp": f"2026-02-01T10:0{n}:00Z",
+                "message": {
+                    "role": "user",
+                    "content": "<command-name>/review</command-name>\n"
+                    f"<command-args>{words}</command-args>",
+                },
+            }
+        )
+    p = tmp_path / "slash2.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in rows))
+    report = import_files(memory_repo, [p])
+    said = [t.text for t in transcripts(memory_repo, report.imported)["slash2"].turns]
+    assert said[0] == "/review " + long_words.strip()
+    assert said[1] == "/review " + block
