@@ -76,6 +76,21 @@ def normalize_role(role: Any) -> str:
     return ROLE_ALIASES[role.strip().lower()]
 
 
+def event_time(value: Any, field: str) -> datetime:
+    """An event's time FIELD as sent (core.clock.parse_ts), or the time it arrived when it
+    has none: absent, and, with a warning, an empty string or 0, which a harness sends for
+    "not set" (read as a time, 0 dated the turn 1 January 1970)."""
+    if value is None:
+        return utc_now()
+    if value == "" or (value == 0 and not isinstance(value, bool)):
+        warnings.warn(
+            f"a {field} of {value!r} is no time: the event got the time it arrived.",
+            stacklevel=3,
+        )
+        return utc_now()
+    return parse_ts(value, field)
+
+
 @dataclass
 class Session:
     """A conversation as the harness describes it."""
@@ -263,7 +278,7 @@ class ConversationCapture:
 
     @staticmethod
     def _when(value: Any) -> datetime:
-        return parse_ts(value, "timestamp") if value else utc_now()
+        return event_time(value, "timestamp")
 
     def _emit(
         self,
@@ -409,7 +424,7 @@ class ConversationCapture:
         sid = state.meta.session_id
         given = state.session.id  # the key of _open: the id the events name
         extra: dict[str, Any] = {
-            "ended": parse_ts(ended, "ended") if ended else utc_now(),
+            "ended": event_time(ended, "ended"),
             "status": "closed",
         }
         if extra["ended"] < state.meta.started:  # a session cannot end before it began

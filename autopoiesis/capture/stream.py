@@ -40,8 +40,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, cast
 
-from autopoiesis.capture.session import ClosedSession, ConversationCapture, Session
-from autopoiesis.core.clock import parse_ts, utc_now
+from autopoiesis.capture.session import (
+    ClosedSession,
+    ConversationCapture,
+    Session,
+    event_time,
+)
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import AutopoiesisError, CaptureError
 
@@ -178,7 +182,7 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
             raise CaptureError("session_start needs session_id as a string, like ses_a1b2c3d4.")
         session = Session(
             id=sid,  # its characters are validated by on_session_start
-            started=parse_ts(when, "started") if (when := _event_time(kind, event)) else utc_now(),
+            started=event_time(_event_time(kind, event), "started"),
             model=_opt(event, "model"),
             channel=_opt(event, "channel"),
             topic=_opt(event, "topic"),

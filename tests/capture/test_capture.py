@@ -899,6 +899,26 @@ def test_a_warning_after_the_first_redaction_still_reaches_the_user(
     assert "warning: a message event's time is read from 'timestamp', not 'ts'" in done.stderr
 
 
+def test_a_time_of_zero_or_empty_is_the_time_the_event_arrived(memory_repo: MemoryRepo) -> None:
+    """A harness that sends `timestamp: 0` or `""` for "not set" had its turn dated 1 January
+    1970 (0) or now without a word (""); a session started "now" then held turns of 1970.
+    Both are the time the event arrived, with a warning saying so."""
+    report = process_stream(
+        memory_repo,
+        events(
+            {"event": "session_start", "session_id": "ses_zero", "started": 0},
+            {"event": "message", "role": "user", "content": "hello", "timestamp": 0},
+            {"event": "message", "role": "agent", "content": "hi", "timestamp": ""},
+            {"event": "session_end", "ended": 0},
+        ),
+    )
+    assert report.refused == [] and len(report.closed) == 1
+    t = tf.parse((memory_repo.root / report.closed[0].path).read_text())
+    assert all(turn.time.year > 2000 for turn in t.turns) and t.meta.started.year > 2000
+    assert "a timestamp of 0 is no time: the event got the time it arrived." in report.warnings
+    assert "a started of 0 is no time: the event got the time it arrived." in report.warnings
+
+
 def test_doctor_names_a_transcript_no_commit_holds(memory_repo: MemoryRepo, cli) -> None:
     """A transcript whose frontmatter recovery cannot read stayed untracked with only a
     warning, and `doctor` said everything was fine; so did an abandoned one (a capture
