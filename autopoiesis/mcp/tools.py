@@ -257,9 +257,11 @@ class MemoryTools:
         redact = self.repo.redactor().redact
         out: dict[str, Any] = {
             "path": rel,
+            # of a folder, not a commit of its private notes alone (their names are private)
             "commits": [
                 {"sha": c.sha, "date": c.date, "subject": redact(c.subject)}
                 for c in git.history(rel, limit)
+                if not c.files or any(self.repo.may_reach_model(f) for f in c.files)
             ],
         }
         if not out["commits"] and not (self.repo.root / rel).exists():

@@ -237,6 +237,8 @@ def test_a_private_note_reaches_no_commit_message_and_no_model_through_git(
     assert tools.recall(SECRET[:3])["commits"] == []
     with pytest.raises(UnsafePathError, match="private"):
         tools.history("knowledge/private/plans.md", blame=True)
+    for folder in ("knowledge/private", "knowledge"):  # a folder's: none of its private notes'
+        assert not [c for c in tools.history(folder)["commits"] if "plans" in c["subject"]]
 
     token = "ghp_" + "Zq3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
     _write(a.repo, "knowledge/reference/db.md", "# DB\n\n- The ledger lives in Postgres.\n")
