@@ -488,12 +488,12 @@ def continued_turns(
         for a, b in zip(old.items, new.items):
             if a == b:
                 continue
-            if isinstance(a, ToolCall) and isinstance(b, ToolCall) and a.tool == b.tool:
+            if isinstance(a, ToolCall) and isinstance(b, ToolCall) and _same_call(a, b):
                 if a.result is None and b.result is not None and a.args == b.args:
                     late.append(b)  # its result arrived after the import
                 continue
             if reread and (
-                (isinstance(a, Text) and isinstance(b, Text) and same_words(a.content, b.content))
+                (isinstance(a, Text) and isinstance(b, Text) and _read_again(a.content, b.content))
                 or (isinstance(a, Attachment) and isinstance(b, Attachment))
             ):
                 continue
@@ -532,6 +532,22 @@ def as_it_stands(turns: Sequence[Turn]) -> list[Turn]:
     return out
 
 
+def earlier_states(turns: Sequence[Turn]) -> list[list[Turn]]:
+    """The conversation as it stood before each REWOUND note of TURNS (a session's filed
+    parts, in order): what a copy of its log taken then holds (a backup beside the live
+    log), which adds nothing to what is filed."""
+    states: list[list[Turn]] = []
+    out: list[Turn] = []
+    for turn in turns:
+        m = _REWOUND.match(turn.text) if turn.role == "system" else None
+        if m is not None:
+            states.append(list(out))
+            del out[int(m.group(1)) :]
+            continue
+        out.append(turn)
+    return states
+
+
 def rewound_turns(filed: Sequence[Turn], current: Sequence[Turn]) -> tuple[Turn, ...] | None:
     """When CURRENT begins as FILED does and then goes another way (a log rewound to an
     earlier turn, or a turn edited): the turns CURRENT says from there, after a REWOUND
@@ -560,12 +576,41 @@ def _said_alike(old: Turn, new: Turn) -> bool:
     for a, b in zip(old.items, new.items):
         if a == b or (isinstance(a, Attachment) and isinstance(b, Attachment)):
             continue
-        if isinstance(a, ToolCall) and isinstance(b, ToolCall) and a.tool == b.tool:
+        if isinstance(a, ToolCall) and isinstance(b, ToolCall) and _same_call(a, b):
             continue
-        if isinstance(a, Text) and isinstance(b, Text) and same_words(a.content, b.content):
+        if isinstance(a, Text) and isinstance(b, Text) and _read_again(a.content, b.content):
             continue
         return False
     return True
+
+
+def _same_call(filed: ToolCall, new: ToolCall) -> bool:
+    """Whether NEW is the call FILED records, as a log read again shows it: the same tool,
+    and its arguments as filed, or its result as filed (or not yet there), or, where the
+    filed call's arguments were never read (a command an export names only in its body),
+    a result clipped another way. A call run again with other arguments and another
+    result (a rewound session's) is another call."""
+    if filed.tool != new.tool:
+        return False
+    if filed.args == new.args or filed.result is None or new.result is None:
+        return True
+    old_said, new_said = (" ".join(r.split()) for r in (filed.result, new.result))
+    # its command unread before (empty), its output clipped another way: one holds the other
+    return old_said == new_said or (
+        not filed.args and (old_said in new_said or new_said in old_said)
+    )
+
+
+def _read_again(filed: str, new: str) -> bool:
+    """Whether the text NEW is the text FILED read by another version of its reader or
+    redactor: the same words with some left out (`same_words`), or more words only where
+    the filed one has a redaction marker (a word its redactor no longer takes for a
+    secret). More words anywhere else are an edit of the message (a rewound log's)."""
+    if not same_words(filed, new):
+        return False
+    return len(_WORD.findall(new)) <= len(_WORD.findall(filed)) or bool(
+        _REDACTION_MARK.search(filed)
+    )
 
 
 def _earlier_copy(filed: Sequence[Turn], current: Sequence[Turn]) -> bool:

@@ -695,3 +695,60 @@ def test_a_turn_read_with_fewer_parts_is_still_the_filed_one_on_a_reread() -> No
     assert tf.continued_turns(filed, [*other, more], reread=True) is None
     reordered = [ask, tf.Turn(at, "agent", (tf.ToolCall("Read", "a.go"), task))]
     assert tf.continued_turns(filed, [*reordered, more], reread=True) is None
+
+
+def test_a_rewind_that_adds_words_or_reruns_a_call_is_filed_and_a_backup_adds_nothing(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Three ways a rewound log was lost or filed again and again: an edit that only adds
+    words ("Thanks" -> "Thanks, now add tests") was taken for a newer reader's reading
+    and dropped; a call run again with other arguments and another result was taken for
+    the filed one; and a copy of the log from before the rewind (a backup beside it)
+    filed a new part on every import, the two copies in turn. The first two are a
+    rewind's part now; the backup adds nothing."""
+
+    def log(name: str, *messages: dict) -> Path:
+        path = tmp_path / name
+        session = {"session_id": "rw1", "started": "2026-03-01T10:00:00Z", "messages": messages}
+        path.write_text(json.dumps(session), encoding="utf-8")
+        return path
+
+    ask = {"role": "user", "content": "Write a sort function"}
+    done = {"role": "agent", "content": "Here is quicksort in C."}
+    before = log("before.json", ask, done, {"role": "user", "content": "Thanks"})
+    assert len(import_files(memory_repo, [before]).imported) == 1
+    edited = log(
+        "after.json",
+        ask,
+        done,
+        {"role": "user", "content": "Thanks, now add tests"},
+        {
+            "role": "agent",
+            "content": "Added tests.",
+            "tool_calls": [{"tool": "bash", "args": "pytest", "result": "3 passed"}],
+        },
+    )
+    rewound = import_files(memory_repo, [edited])
+    assert rewound.refused == [] and len(rewound.imported) == 1
+    part2 = read(memory_repo, rewound.imported[0])
+    assert part2.turns[0].role == "system" and "now add tests" in part2.turns[1].text
+    for _ in range(2):  # the backup and the live log, imported together, again and again
+        again = import_files(memory_repo, [before, edited])
+        assert again.imported == [] and again.refused == [], again.refused
+    rerun = log(
+        "rerun.json",
+        ask,
+        done,
+        {"role": "user", "content": "Thanks, now add tests"},
+        {
+            "role": "agent",
+            "content": "Added tests.",
+            "tool_calls": [
+                {"tool": "bash", "args": "rm -rf build && pytest -x", "result": "1 failed"}
+            ],
+        },
+    )
+    third = import_files(memory_repo, [rerun])
+    assert len(third.imported) == 1, (third.refused, third.skipped_duplicates)
+    calls = [i for turn in read(memory_repo, third.imported[0]).turns for i in turn.items]
+    assert any(isinstance(c, tf.ToolCall) and c.result == "1 failed" for c in calls)

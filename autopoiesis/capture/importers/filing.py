@@ -192,8 +192,13 @@ def _place(
             f"import would continue is unclear; see {', '.join(rel for rel, _ in parts)}.",
         )
         return None, None
-    filed_turns = tf.as_it_stands([turn for _, p in parts for turn in p.turns])
+    every_turn = [turn for _, p in parts for turn in p.turns]
+    filed_turns = tf.as_it_stands(every_turn)
     new = tf.continued_turns(filed_turns, t.turns)
+    if new is None and any(
+        tf.continued_turns(state, t.turns) == () for state in tf.earlier_states(every_turn)
+    ):
+        new = ()  # a copy of the log from before a rewind filed since (a backup): nothing new
     where = parts[0][0] if len(parts) == 1 else f"{len(parts)} parts ({parts[0][0]} ...)"
     if new is None:
         # the same log read by another version of its reader or redactor (a part it now
