@@ -29,6 +29,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import subprocess
 import time
 import warnings
@@ -629,7 +630,7 @@ class GitCore:
                     with path.open("rb") as before:
                         text = before.read().decode("utf-8")
                         redactor.counts.clear()
-                        clean = redactor.redact(text)
+                        clean = _markers_quoted(redactor.redact(text))
                         if clean == text:
                             break
                         if not _unchanged(path, text):
@@ -686,6 +687,23 @@ class GitCore:
 # clone and remote, and the summary model's prompt.
 MESSAGE_DIFF = ("--cached", "--no-color", "--no-textconv", "-M")
 MESSAGE_NUMSTAT = ("--cached", "--numstat", "--no-textconv", "-M")
+
+
+# a redaction marker where a YAML value begins (after `key: `, a list's `- `, `[` or `, `):
+# bare, `title: [redacted:github_token]` reads as a list
+_BARE_MARKER = re.compile(r"(?m)(^\s*-\s+|:\s+|\[\s*|,\s*)(\[redacted:[^\]\s]{1,40}\])")
+
+
+def _markers_quoted(text: str) -> str:
+    """TEXT with each redaction marker that begins a value of its frontmatter quoted, so
+    the value stays a string."""
+    if not text.startswith("---") or "[redacted:" not in text:
+        return text
+    end = text.find("\n---", 3)
+    if end < 0:
+        return text
+    head = _BARE_MARKER.sub(lambda m: f'{m.group(1)}"{m.group(2)}"', text[:end])
+    return head + text[end:]
 
 
 def _unchanged(path: Path, text: str) -> bool:

@@ -63,6 +63,16 @@ def test_a_note_written_by_hand_is_committed_with_its_secrets_redacted(
     history = git(memory_repo.root, "log", "-p", "--all").stdout
     assert token not in history and "[redacted:github_token]" in history
     assert token not in note.read_text() and plain.read_bytes() == before
+    # in a frontmatter, the marker stays a string (bare, `title: [redacted:...]` is a list)
+    import frontmatter
+
+    meta = memory_repo.root / "knowledge/reference/meta.md"
+    meta.write_text(f"---\ntitle: {token}\ntags: [ci, {token}]\n---\n# Meta\n", "utf-8")
+    assert cli("commit", repo=memory_repo.root).returncode == 0
+    assert frontmatter.load(str(meta)).metadata == {
+        "title": "[redacted:github_token]",
+        "tags": ["ci", "[redacted:github_token]"],
+    }
 
 
 def test_a_note_written_to_while_commit_redacts_it_loses_no_line(
