@@ -88,6 +88,11 @@ def remotes(root: Path) -> dict[str, str]:
     return found
 
 
+def all_commits(root: Path) -> list[str]:
+    """Every commit a branch or tag of ROOT reaches."""
+    return _git(root, "rev-list", "--all", check=False).stdout.decode().split()
+
+
 def tips(root: Path) -> dict[str, str]:
     """{ref: object} of every branch and tag."""
     out = _git(
@@ -352,12 +357,20 @@ def sanctioned_rewrites(repo: MemoryRepo) -> list[dict[str, Any]]:
 # A line of forget's record commit per branch or tag tip the rewrite replaced: every clone
 # that has the record then knows a commit of the history it removed (not a secret: a sha).
 OLD_TIP = "Old-tip: "
+# ... and one per commit the rewrite replaced (of the old history, not in the new one),
+# up to OLD_COMMITS_LISTED: a clone that was behind the old tips holds those, not the tips
+OLD_COMMIT = "Old-commit: "
+OLD_COMMITS_LISTED = 2000
 FORGET_RECORD = "^maintenance: forget "  # the subject of forget's record commit
 
 
-def old_tip_lines(old_tips: dict[str, str]) -> str:
-    """The record commit's OLD_TIP lines for OLD_TIPS ({ref: sha})."""
-    return "".join(f"{OLD_TIP}{sha} {ref}\n" for ref, sha in sorted(old_tips.items()))
+def old_tip_lines(old_tips: dict[str, str], replaced: Iterable[str] = ()) -> str:
+    """The record commit's OLD_TIP lines for OLD_TIPS ({ref: sha}), and its OLD_COMMIT
+    lines for REPLACED (the old history's commits that are not the new one's), the first
+    OLD_COMMITS_LISTED of them."""
+    tips = "".join(f"{OLD_TIP}{sha} {ref}\n" for ref, sha in sorted(old_tips.items()))
+    listed = sorted(set(replaced) - set(old_tips.values()))[:OLD_COMMITS_LISTED]
+    return tips + "".join(f"{OLD_COMMIT}{sha}\n" for sha in listed)
 
 
 def forgotten_commits(repo: MemoryRepo, *tips: str) -> tuple[set[str], set[str]]:
@@ -391,8 +404,8 @@ def forgotten_commits(repo: MemoryRepo, *tips: str) -> tuple[set[str], set[str]]
         sha, _, body = record.partition("\n")
         records.add(sha.strip())
         for line in body.splitlines():
-            if line.startswith(OLD_TIP):
-                known.add(line[len(OLD_TIP) :].split(" ", 1)[0])
+            if line.startswith((OLD_TIP, OLD_COMMIT)):
+                known.add(line.split(" ", 2)[1])
     return known, records
 
 

@@ -38,7 +38,7 @@ import posixpath
 import re
 import secrets as _secrets
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -290,6 +290,7 @@ def forget(
         len(cleared),
         index_rebuilt,
         rewritten.old_tips,
+        set(rewritten.old_commits) - set(rewrite.all_commits(root)),
     )
     sha = gitops.head() or ""
     step(5, FORGET_STEPS)
@@ -505,6 +506,7 @@ def _commit_record(
     n_cleared: int,
     index_rebuilt: bool,
     old_tips: dict[str, str],
+    replaced: Iterable[str] = (),
 ) -> None:
     """The maintenance commit that records the rewrite: what, why (redacted), when, how,
     and the tips of the history it replaced (rewrite.OLD_TIP lines: a clone that pulls this
@@ -521,7 +523,7 @@ def _commit_record(
         "reflogs expired; "
         f"old objects pruned; memory.db {'rebuilt' if index_rebuilt else 'absent, not rebuilt'}; "
         f"{n_cleared} caches and logs under .autopoiesis/ deleted.\n"
-        "\n" + rewrite.old_tip_lines(old_tips)
+        "\n" + rewrite.old_tip_lines(old_tips, replaced)
     )
     with repo.lock("git"):
         done_commit = gitops.run(

@@ -422,6 +422,43 @@ def test_a_remote_added_empty_after_a_forget_takes_the_rewritten_history(
     assert sync_once(a).merge == "up-to-date"
 
 
+def test_a_clone_behind_the_old_tips_cannot_bring_a_forgotten_string_back_either(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """A clone that stopped before the forgetting clone's last commits holds old commits
+    that are no old tip: its merge of them passed its own hook, and a fresh clone's sync
+    took it, since the others knew only the tips. Forget's record lists the commits it
+    replaced (`Old-commit:` lines): the behind clone's push is refused, and a fresh clone's
+    sync refuses the merge pushed past the hook."""
+    from autopoiesis.memory.forget import forget
+
+    secret = "staging db password QUUXPASS-fake-4242"
+    a, remote = _first_clone(tmp_path)
+    (a.root / "knowledge/reference/db.md").write_text(f"# DB\n\n- {secret} stored here\n")
+    commit_knowledge(a)
+    sync_once(a)
+    b = _clone(remote, tmp_path / "b")  # stops here
+    _capture(a, "ses_after", "We decided to keep the ledger in Postgres.")
+    sync_once(a)
+    forget(a, text=secret, reason="leaked")
+    assert "Old-commit: " in _git(a, "log", "-1", "--format=%B")
+    assert cli("sync", "--force-after-forget", repo=a).returncode == 0
+    fresh = _clone(remote, tmp_path / "fresh")
+    ident = ["-c", "user.name=b", "-c", "user.email=b@example.invalid"]
+    _git(b, *ident, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main", check=False)
+    _git(b, "checkout", "-q", "--theirs", "knowledge/reference/db.md", check=False)
+    _git(b, "add", "-A")
+    _git(b, *ident, "commit", "-q", "--no-edit", check=False)
+    refused = subprocess.run(
+        ["git", "push", "origin", "main"], cwd=b.root, capture_output=True, text=True
+    )
+    assert refused.returncode != 0 and "forget` removed" in refused.stderr
+    _git(b, "push", "-q", "--no-verify", "origin", "main")
+    with pytest.raises(SyncError, match="brings back history `autopoiesis forget` removed"):
+        sync_once(fresh)
+    assert "QUUXPASS" not in _git(fresh, "log", "-p", "HEAD")
+
+
 def test_force_after_forget_needs_the_record_of_a_sanctioned_forget(tmp_path: Path) -> None:
     from autopoiesis.memory.forget import forget
 
