@@ -158,6 +158,9 @@ class ConversationCapture:
         self.on_closed = on_closed
         self.on_committed = on_committed
         self._open: dict[str, _OpenTranscript] = {}
+        # a chat API's tool call ids, to the names of their tools: the output that answers
+        # one names only its id (stream.apply_event)
+        self.call_names: dict[tuple[str, str], str] = {}
         self.recovered: list[ClosedSession] = []
         if recover:
             self.recovered = recover_abandoned(repo, commit=self.auto_commit)

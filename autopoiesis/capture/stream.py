@@ -208,12 +208,25 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
             )
         if event.get("role") in TOOL_ROLES:
             # a chat API's tool message (OpenAI's "tool", its older "function"): the output
-            # of a call, kept as one rather than refused as a speaker
-            tool = _text(event.get("name"), "a message's 'name'") or str(event["role"])
+            # of a call, kept as one rather than refused as a speaker, under its tool's name
+            # (the call it answers names it when the message gives only its id)
+            call_id = event.get("tool_call_id")
+            tool = (
+                _text(event.get("name"), "a message's 'name'")
+                or capture.call_names.get((sid, str(call_id)))
+                or str(event["role"])
+            )
             capture.on_tool_call(sid, tool, "", content, timestamp=event.get("timestamp"))
             return None
+        calls = _api_tool_calls(event.get("tool_calls"))
+        for called, args, call_id in calls:
+            # the calls an assistant message makes (OpenAI's tool_calls): each its own line
+            if call_id:
+                capture.call_names[(sid, call_id)] = called
+            capture.on_tool_call(sid, called, args, None, timestamp=event.get("timestamp"))
         if not content.strip():  # says nothing: no turn of its own, as an import keeps none
-            warnings.warn("a message with no text is not kept as a turn.", stacklevel=2)
+            if not calls:
+                warnings.warn("a message with no text is not kept as a turn.", stacklevel=2)
             return None
         meta = {k: event[k] for k in ("timestamp", "type", "memory") if event.get(k) is not None}
         name = _text(event.get("name"), "a message's 'name'")
@@ -253,6 +266,25 @@ def apply_event(capture: ConversationCapture, event: Any) -> ClosedSession | Non
             tokens_out=_int(event, "tokens_out"),
         )
     return None
+
+
+def _api_tool_calls(value: Any) -> list[tuple[str, str, str]]:
+    """(name, arguments, id) of each call of a chat API message's `tool_calls` (OpenAI's
+    `{"id", "type": "function", "function": {"name", "arguments"}}`); what is not one is
+    passed over."""
+    calls = []
+    for call in value if isinstance(value, list) else []:
+        if not isinstance(call, dict):
+            continue
+        fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
+        name = fn.get("name")
+        if not isinstance(name, str) or not name.strip():
+            continue
+        args = fn.get("arguments", "")
+        args = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+        call_id = call.get("id")
+        calls.append((name, args, call_id if isinstance(call_id, str) else ""))
+    return calls
 
 
 def tool_name(event: dict[str, Any]) -> str:

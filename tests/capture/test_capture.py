@@ -853,6 +853,44 @@ def test_a_chat_api_message_is_kept_as_its_text_and_its_tool_output(
     assert calls == [("run_tests", "3 passed"), ("function", "ok")]
 
 
+def test_a_chat_api_s_tool_calls_are_kept_and_their_output_named_by_the_call(
+    memory_repo: MemoryRepo,
+) -> None:
+    """An assistant message that only calls tools (`content: null`, OpenAI's `tool_calls`)
+    lost its calls, and the output that answered one, naming only its `tool_call_id`, was
+    filed under the tool "tool". Each call is a line of its own, and the output goes under
+    the name of the call it answers."""
+    report = process_stream(
+        memory_repo,
+        events(
+            start("ses_calls"),
+            {"event": "message", "role": "user", "content": "Weather in Paris?"},
+            {
+                "event": "message",
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                    }
+                ],
+            },
+            {"event": "message", "role": "tool", "tool_call_id": "c1", "content": "sunny"},
+            {"event": "session_end"},
+        ),
+    )
+    assert report.refused == [] and "a message with no text is not kept as a turn." not in (
+        report.warnings
+    )
+    turns = tf.parse((memory_repo.root / report.closed[0].path).read_text()).turns
+    calls = [
+        (c.tool, c.args, c.result) for t in turns for c in t.items if isinstance(c, tf.ToolCall)
+    ]
+    assert calls == [("get_weather", '{"city":"Paris"}', None), ("get_weather", "", "sunny")]
+
+
 def test_a_session_numbered_by_its_harness_is_captured(memory_repo: MemoryRepo) -> None:
     """A harness that numbers its sessions (`"session_id": 42`) had its session_start and
     every message refused: nothing of the session was kept. A whole number is the id's
