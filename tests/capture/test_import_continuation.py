@@ -752,3 +752,24 @@ def test_a_rewind_that_adds_words_or_reruns_a_call_is_filed_and_a_backup_adds_no
     assert len(third.imported) == 1, (third.refused, third.skipped_duplicates)
     calls = [i for turn in read(memory_repo, third.imported[0]).turns for i in turn.items]
     assert any(isinstance(c, tf.ToolCall) and c.result == "1 failed" for c in calls)
+
+
+def test_a_part_another_import_filed_at_the_same_moment_is_no_disagreement(
+    memory_repo: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two imports of one grown log at once: the slower one, its list of the session's
+    files read before the faster one wrote part 2, found part 2 there and was refused with
+    "already exists and is another transcript ... its name and its session_id disagree",
+    which was false. The same text filed meanwhile is a re-import; made here by giving
+    the import the list as it stood before."""
+    from autopoiesis.formats.transcript_files import SessionIndex
+
+    first = import_files(memory_repo, [neutral(tmp_path, "first")])
+    assert len(first.imported) == 1
+    stale = SessionIndex.load(memory_repo)
+    grown = neutral(tmp_path, "grown")
+    assert len(import_files(memory_repo, [grown]).imported) == 1
+    monkeypatch.setattr(SessionIndex, "load", classmethod(lambda cls, repo: stale))
+    again = import_files(memory_repo, [grown])
+    assert again.refused == [] and again.imported == [], again.refused
+    assert len(again.skipped_duplicates) == 1 and again.skipped_duplicates[0].endswith("+2.md")

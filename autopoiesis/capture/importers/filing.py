@@ -80,6 +80,19 @@ def file_sessions(
         rel, text = _place(repo, index, p, report)
         if rel is None or text is None:
             continue
+        if rel not in waiting and (repo.root / rel).exists():
+            # filed by another import at the same moment (two processes, one grown log)
+            meanwhile = _filed_meanwhile(repo, rel, sid, text)
+            if meanwhile is not None:
+                if meanwhile:
+                    report.skipped_duplicates.append(rel)
+                else:
+                    report.refuse(
+                        f"session {sid}",
+                        f"another import filed {rel} at the same moment; nothing was "
+                        "written. Import the log again to continue from it.",
+                    )
+                continue
         if rel in waiting or (repo.root / rel).exists():
             report.refuse(
                 f"session {sid}",
@@ -98,6 +111,25 @@ def file_sessions(
         written.extend(never_committed)
     if commit and written:
         _commit(repo, written, report)
+
+
+def _filed_meanwhile(repo: MemoryRepo, rel: str, sid: str, text: str) -> bool | None:
+    """Of the file REL that exists although the session index did not know it when this
+    import placed SID's text there: True when it holds that very text (the same log filed
+    by another import at the same moment), False when it is another part of SID filed
+    meanwhile, None when it is another session's (names and ids that disagree)."""
+    path = repo.root / rel
+    try:
+        held = path.read_bytes()
+    except OSError:
+        return None
+    if held == tf.encode(text):
+        return True
+    try:
+        other = tf.parse(held.decode("utf-8"), rel)
+    except (UnicodeDecodeError, TranscriptFormatError):
+        return None
+    return False if other.meta.session_id == sid else None
 
 
 def _never_committed(
