@@ -612,15 +612,26 @@ class GitCore:
         """Redact, in place, the secrets of the notes about to be committed (CHANGES: status,
         path), with a warning naming each file: a note a person wrote by hand never went
         through capture or the knowledge writer, which redact everything else before it
-        reaches git. A private note (git-crypt: encrypted in git) is left as written. A
+        reaches git. A private note (git-crypt: encrypted in git) is left as written, with a
+        warning when no git-crypt rule encrypts it. A
         note written to meanwhile is read again: its new lines are not replaced by the
         redacted copy of its old ones."""
-        from autopoiesis.core.private import is_private
+        from autopoiesis.core.private import attribute_patterns, is_private, matches
 
         redactor = self.repo.redactor()
         private = self.repo.private_patterns()
+        encrypted = attribute_patterns(self.root)
         for status, rel in changes:
-            if status.startswith("D") or not rel.endswith(".md") or is_private(rel, private):
+            if status.startswith("D") or not rel.endswith(".md"):
+                continue
+            if is_private(rel, private):
+                if not matches(rel, encrypted):
+                    warnings.warn(
+                        f"{rel} is private, but no git-crypt rule encrypts it: it is committed "
+                        "in clear here, and no push will take it. Run `autopoiesis private "
+                        "init` to encrypt it (docs/private.md).",
+                        stacklevel=3,
+                    )
                 continue
             path = self.root / rel
             for _ in range(5):

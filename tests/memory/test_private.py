@@ -162,6 +162,17 @@ def test_a_private_file_in_clear_is_never_pushed(
     assert "without a git-crypt rule" in doctor and "private init" in doctor
 
 
+def test_commit_says_when_a_private_note_has_no_git_crypt_rule(memory_repo: MemoryRepo) -> None:
+    """A private note committed before `private init` went into the local history in clear
+    without a word (the push refuses it later, doctor names it): commit says so, with what
+    to run."""
+    from autopoiesis.git.repo import MemoryGit
+
+    _write(memory_repo, "knowledge/private/plans.md", PLAN)
+    with pytest.warns(UserWarning, match="private, but no git-crypt rule encrypts it"):
+        MemoryGit(memory_repo).commit_pending()
+
+
 def test_private_notes_reach_a_model_only_where_approved(memory_repo: MemoryRepo) -> None:
     """private.model_paths lets private notes into the compiled context, once this machine
     approved it (a pulled config cannot)."""
