@@ -177,6 +177,16 @@ class GitCore:
                 continue
             if not check:
                 return proc
+            locked = _OTHER_LOCK.search(err)
+            if locked is not None:
+                # a ref's or a config's lock: git's own message says only that another git
+                # process may be running; a command killed midway leaves one as well
+                raise GitError(
+                    f"git {' '.join(args[:3])} failed: its lock {locked.group(1)} exists. "
+                    "Another git command is running in this repository, or one was stopped "
+                    "midway (killed) and left it: if no git runs now, remove that file and "
+                    "run the command again."
+                )
             raise GitError(f"git {' '.join(args[:3])} failed: {err.strip() or proc.stdout.strip()}")
         raise AssertionError("unreachable")
 
@@ -715,6 +725,10 @@ def _markers_quoted(text: str) -> str:
         return text
     head = _BARE_MARKER.sub(lambda m: f'{m.group(1)}"{m.group(2)}"', text[:end])
     return head + text[end:]
+
+
+# git's refusal to take a lock other than the index's (a ref's, a config's, packed-refs')
+_OTHER_LOCK = re.compile(r"Unable to create '([^'\n]{1,4000}\.lock)': File exists")
 
 
 def _unchanged(path: Path, text: str) -> bool:

@@ -102,6 +102,22 @@ def test_a_note_written_to_while_commit_redacts_it_loses_no_line(
     assert token not in text and "- a line written meanwhile" in text
 
 
+def test_a_ref_lock_left_by_a_killed_command_is_named_with_what_to_do(
+    memory_repo: MemoryRepo,
+) -> None:
+    """A replay killed during `git worktree add` left `refs/heads/extract/y.lock`, and every
+    later run showed only git's "Another git process seems to be running". The error names
+    the lock and says to remove it when no git runs."""
+    from autopoiesis.errors import GitError
+
+    lock = memory_repo.root / ".git/refs/heads/explore/try.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")
+    with pytest.raises(GitError, match="remove that file") as refused:
+        MemoryGit(memory_repo).create_explore("try")
+    assert str(lock) in str(refused.value)
+
+
 def test_commit_types() -> None:
     assert infer_commit_type(["knowledge/identity/SOUL.md"], "main") == "identity"
     assert (
