@@ -136,9 +136,11 @@ def _session_for(capture: ConversationCapture, event: dict[str, Any]) -> str:
 # A session's start and end are read from "timestamp" too when they carry no "started" or
 # "ended": a harness that stamps every event alike would otherwise file a session of March
 # under the day it was streamed, ended before its own turns.
-TOOL_ROLES = ("tool", "function")  # a message in such a role is a tool's output
 _TIME_FIELD = {"session_start": "started", "session_end": "ended"}  # the others: "timestamp"
 _TIME_ALIASES = ("ts", "time", "at", "date", "datetime", "created", "created_at", "createdAt")
+
+
+TOOL_ROLES = ("tool", "function")  # a message in such a role is a tool's output
 
 
 def _event_time(kind: str, event: dict[str, Any]) -> Any:

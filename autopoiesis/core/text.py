@@ -294,10 +294,11 @@ def slash_words(text: str) -> str:
     """TEXT with the record of a slash command run with words after it read as what the
     user typed (SLASH_COMMAND_WORDS without their tags), line for line; a record without
     such words stays as it is."""
-    if not _typed_parts(text).get("command-args"):
+    spans = _typed_spans(text) if "<command-" in text else []
+    if not any(name == "command-args" and text[a:b].strip() for name, _, a, b, _ in spans):
         return text
     out, pos = [], 0
-    for _, start, a, b, end in _typed_spans(text):
+    for _, start, a, b, end in spans:
         if start < pos:
             continue  # an element inside another one's words
         out += [text[pos:start], text[a:b]]

@@ -623,9 +623,8 @@ class GitCore:
         path), with a warning naming each file: a note a person wrote by hand never went
         through capture or the knowledge writer, which redact everything else before it
         reaches git. A private note (git-crypt: encrypted in git) is left as written, with a
-        warning when no git-crypt rule encrypts it. A
-        note written to meanwhile is read again: its new lines are not replaced by the
-        redacted copy of its old ones."""
+        warning when no git-crypt rule encrypts it. A note written to meanwhile is read
+        again: its new lines are not replaced by the redacted copy of its old ones."""
         from autopoiesis.core.private import attribute_patterns, is_private, matches
 
         redactor = self.repo.redactor()

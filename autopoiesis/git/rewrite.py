@@ -121,12 +121,13 @@ def pattern_for(text: str, *, ignore_case: bool = False) -> re.Pattern[bytes]:
 
     forms = {text}
     if is_utf8(text):
+        # as a sentence begins with it (a journal line, a commit's "Learned:" title)
+        forms |= {*name_forms(text), text[:1].upper() + text[1:]}
         # and as a quoted value holds it: JSON's and YAML's double quotes escape `"` and
         # `\` (and, ASCII-only, every other character), YAML's single quotes double `'` (a
         # topic, a tag, a working folder in a transcript's frontmatter)
-        # and as a sentence begins with it (a journal line, a commit's "Learned:" title)
-        forms |= {*name_forms(text), json.dumps(text)[1:-1], text[:1].upper() + text[1:]}
-        forms |= {json.dumps(text, ensure_ascii=False)[1:-1], text.replace("'", "''")}
+        forms |= {json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
+        forms.add(text.replace("'", "''"))
     source = b"|".join(re.escape(typed_bytes(f)) for f in sorted(forms, key=len, reverse=True))
     return re.compile(source, re.IGNORECASE if ignore_case else 0)
 
@@ -221,7 +222,7 @@ def rewrite_history(
     old objects; see the module doc. The caller holds the repository's git lock and
     checked that the work tree is clean."""
     old_tips = tips(root)
-    old_commits = _git(root, "rev-list", "--all").stdout.decode().split()
+    old_commits = all_commits(root)
     # they come back, rewritten, with the next fetch after the force-push
     tracking = (
         _git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes/")
@@ -376,10 +377,10 @@ def old_tip_lines(old_tips: dict[str, str], replaced: Iterable[str] = ()) -> str
 def forgotten_commits(repo: MemoryRepo, *tips: str) -> tuple[set[str], set[str]]:
     """(the commits of the histories forgets replaced, as this clone knows them; the forgets'
     record commits): every commit of the old history this clone's own rewrites recorded,
-    and the old tips named by the record commits of its refs and TIPS' history (what a
-    clone that pulled someone else's rewrite knows). A commit the rewrite did not change
-    (one before the secret first appeared) is in both histories: `resurrected` tells
-    them apart by the record commits, whose history is the new one."""
+    and the old tips and replaced commits named by the record commits of its refs and
+    TIPS' history (what a clone that pulled someone else's rewrite knows). A commit the
+    rewrite did not change (one before the secret first appeared) is in both histories:
+    `resurrected` tells them apart by the record commits, whose history is the new one."""
     known: set[str] = set()
     records: set[str] = set()
     for r in _load_rewrites(repo):

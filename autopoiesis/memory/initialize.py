@@ -122,8 +122,9 @@ def foreign_attribute_changes(git: MemoryGit, ours: str, theirs: str) -> list[st
 
     out: list[str] = []
     for path in filter(None, changed):
-        before, here, there = rules(base, path), rules(ours, path), set(rules(theirs, path))
-        for rule in dict.fromkeys(rules(theirs, path)):
+        before, here, theirs_rules = rules(base, path), rules(ours, path), rules(theirs, path)
+        there = set(theirs_rules)
+        for rule in dict.fromkeys(theirs_rules):
             # git-crypt's rule for a private folder `private init` writes: its pattern one of
             # this clone's private paths (a rule of the same attributes over knowledge/**
             # would turn the merge driver off and every note private)
