@@ -167,3 +167,33 @@ def test_splitting_a_frontmatter_loads_no_yaml_library() -> None:
     first, second = out.stdout.splitlines()
     assert first == "('a: 1\\n', 'body\\n') False False"
     assert second == "({'t': '1:30'}, 'b\\n') \"1:30\" True"
+
+
+def test_a_cold_compile_loads_no_module_only_a_report_or_an_import_needs(
+    memory_repo: MemoryRepo,
+) -> None:
+    """The prompt hook's path (a cold `compile`) is within its budget only without the
+    modules that the gate's report (statistics), a gate decision's id (secrets) and an
+    export's markup (html) need: each is a few ms of every call."""
+    (memory_repo.root / "knowledge" / "reference" / "kiwi.md").write_text(
+        "# Kiwi\n\nThe kiwi protocol.\n", encoding="utf-8"
+    )
+    code = (
+        "import sys\n"
+        "from autopoiesis.cli import main\n"
+        "try:\n    main(sys.argv[1:])\n"
+        "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        "print(sorted(m for m in ('statistics', 'secrets', 'html') if m in sys.modules),"
+        " file=sys.stderr)\n"
+    )
+    env = {**os.environ, "AUTOPOIESIS_NO_DAEMON": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", code, "-C", str(memory_repo.root), "compile", "kiwi protocol?"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "kiwi protocol" in out.stdout.lower()
+    assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
