@@ -200,7 +200,9 @@ class ConversationCapture:
             tags=tuple(str(t) for t in session.tags),
             status="open",
             # read through a redactor of its own: the session's counts what map_text finds
-            project=session_project(session.project, session.cwd, self.repo.redactor().redact),
+            project=session_project(
+                session.project, session.cwd, self.repo.redactor().redact, self.repo.root
+            ),
             cwd=session.cwd,
         )
         meta = tf.map_text(meta, redactor.redact)

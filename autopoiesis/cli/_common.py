@@ -111,10 +111,10 @@ def batch_lines(batch: str | Path) -> Iterator[Iterator[str]]:
 def project_option(memory: Any, project: str | None) -> str | None:
     """The project --project names ('' for none), or, without it, the current folder's; a
     name the memory does not know is refused with the names it does."""
-    import os
+    from autopoiesis.core.project import current_folder
 
     if project is None:
-        return memory.project_here(os.getcwd())
+        return memory.project_here(current_folder())
     if not project.strip():
         return None
     try:

@@ -207,11 +207,11 @@ def projects(
 ) -> None:
     """The projects the memory knows, each with its transcripts (their `project:`) and
     knowledge files (knowledge/projects/NAME/); `*` marks the current folder's."""
-    import os
+    from autopoiesis.core.project import current_folder
 
     memory = get_memory(ctx)
     found = memory.projects()
-    here = memory.project_here(os.getcwd())
+    here = memory.project_here(current_folder())
     if as_json:
         echo_json([dict(p.to_dict(), current=p.name == here) for p in found])
         return

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,14 +54,30 @@ class Project:
 
 def project_slug(text: str) -> str:
     """TEXT as a project name: lower-case ASCII words joined by '-' ('' when nothing is
-    left), e.g. 'My_Repo' -> 'my-repo'."""
+    left), e.g. 'My_Repo' -> 'my-repo'. A name in another script is transliterated
+    first (anyascii: 'проект' -> 'proekt', '项目' -> 'xiangmu'), where dropping what is
+    not ASCII would leave nothing, or a stray digit, to name the project by."""
+    if not text.isascii():
+        from anyascii import anyascii
+
+        text = anyascii(unicodedata.normalize("NFC", text))
     return slugify(text, PROJECT_SLUG_LEN)
+
+
+def current_folder() -> str | None:
+    """The current folder, or None when it is gone (deleted under the shell that runs the
+    command): a folder that no longer exists is in no project."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 def project_of(path: str | os.PathLike[str]) -> Project | None:
     """The project of PATH (a folder or a file in one), or None when PATH is in no git
-    repository or its repository's name slugs to nothing."""
-    found = git_entry(Path(os.path.abspath(path)))
+    repository or its repository's name slugs to nothing. Symbolic links are followed: a
+    repository reached through a link is the same one."""
+    found = git_entry(Path(os.path.realpath(path)))
     if found is None:
         return None
     top, dot_git = found
@@ -76,9 +93,11 @@ def project_of(path: str | os.PathLike[str]) -> Project | None:
         # submodule's lives under the superproject's .git/modules/ and keeps its own top).
         if common.name == ".git":
             top = common.parent
+        elif _is_bare(common / "config"):
+            top = common  # a worktree of a bare repository (`tool.git`): named after it
     remote = _origin_url(common / "config")
     name = remote_project_name(remote) if remote else ""
-    name = name or project_slug(top.name)
+    name = name or project_slug(top.name.removesuffix(".git") if top == common else top.name)
     if not name:
         return None
     return Project(name=name, root=str(top), remote=remote, git_dir=str(common))
@@ -96,11 +115,25 @@ def _declared(dot_git: Path) -> str | None:
     return project_slug(text) or None
 
 
-def project_name(folder: str | None) -> str | None:
+def in_memory(found: Project, memory_root: Path | None) -> str | None:
+    """The name FOUND goes by in the memory at MEMORY_ROOT: None (global) when it is that
+    memory repository itself or a worktree of it (a session run there is about the memory,
+    not about a codebase), unless the worktree declares its project (a sub-agent's
+    checkout, CHECKOUT_PROJECT)."""
+    if memory_root is None:
+        return found.name
+    mine = common_git_dir(memory_root / ".git")
+    same = mine is not None and Path(found.git_dir or "/").resolve() == mine.resolve()
+    if same or Path(found.root).resolve() == memory_root.resolve():
+        return found.name if found.declared else None
+    return found.name
+
+
+def project_name(folder: str | None, memory_root: Path | None = None) -> str | None:
     """The name of the project of FOLDER, a working folder as a log or a hook reports it;
-    None for none, for a relative path (relative to what?) and for a folder of this
-    machine in no git repository. A folder this machine does not have is named by its
-    path (foreign_project)."""
+    None for none, for a relative path (relative to what?), for a folder of this machine
+    in no git repository and for the memory at MEMORY_ROOT itself (in_memory). A folder
+    this machine does not have is named by its path (foreign_project)."""
     if not folder:
         return None
     if _WINDOWS_PATH.match(folder):  # recorded on Windows: no folder of this machine
@@ -108,17 +141,40 @@ def project_name(folder: str | None) -> str | None:
     if not os.path.isabs(folder):
         return None
     try:
+        here = os.path.exists(folder)
+        if not here:
+            named = foreign_project(folder)
+            if named is not None and not _exists_up_to(folder, named):
+                # a checkout this machine does not have (a log of another one, a deleted
+                # clone): its path names it, not a repository that holds the place it
+                # would be (a home folder kept in git), while a gone subfolder of a
+                # checkout that is here still belongs to it
+                return named
         project = project_of(folder)
         if project is not None:
-            return project.name
-        here = os.path.exists(folder)
+            return in_memory(project, memory_root)
     except (OSError, ValueError):  # a name too long, a NUL: a folder no machine has
         return None
     return None if here else foreign_project(folder)
 
 
-def session_project(named: str | None, cwd: str | None, redact: Callable[[str], str]) -> str | None:
-    """The project of a session whose log NAMES one, else of its working folder CWD, each
+def _exists_up_to(folder: str, name: str) -> bool:
+    """Whether FOLDER's first component that slugs to NAME is a folder of this machine."""
+    parts = folder.split(os.sep)
+    for i, part in enumerate(parts):
+        if part and project_slug(part) == name:
+            return os.path.isdir(os.sep.join(parts[: i + 1]) or os.sep)
+    return False
+
+
+def session_project(
+    named: str | None,
+    cwd: str | None,
+    redact: Callable[[str], str],
+    memory_root: Path | None = None,
+) -> str | None:
+    """The project of a session whose log NAMES one, else of its working folder CWD (none
+    for the memory at MEMORY_ROOT itself: project_name), each
     read through REDACT like every field of a transcript (core/redact.py): a name that
     holds a secret (or slugs to nothing) names none, and a folder with a secret in its
     path is named from the path with the secret cut out (foreign_project), so no folder
@@ -133,7 +189,7 @@ def session_project(named: str | None, cwd: str | None, redact: Callable[[str], 
         return None
     clean = redact(cwd)
     if clean == cwd:
-        return project_name(cwd)
+        return project_name(cwd, memory_root)
     return foreign_project(clean) if os.path.isabs(clean) or _WINDOWS_PATH.match(clean) else None
 
 
@@ -225,6 +281,22 @@ def read_head(folder: Path) -> str | None:
         if name.strip() == ref:
             return sha
     return None
+
+
+def _is_bare(config: Path) -> bool:
+    """Whether the git config file CONFIG says `bare = true` in its [core] section."""
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    in_core = False
+    for line in text.splitlines():
+        section = _SECTION.match(line)
+        if section:
+            in_core = section.group(1).strip().lower() == "core"
+        elif in_core and re.fullmatch(r"\s*bare\s*=\s*true\s*", line, re.IGNORECASE):
+            return True
+    return False
 
 
 def _origin_url(config: Path) -> str | None:

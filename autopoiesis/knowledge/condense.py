@@ -78,7 +78,9 @@ class MemoryCondenser(LLMStage):
         )
         out = []
         for p in sorted(base.glob("*.md")) if base.is_dir() else []:
-            src = SourceTranscript.from_text(self.repo.rel(p), p.read_text(encoding="utf-8"))
+            src = SourceTranscript.from_text(
+                self.repo.rel(p), p.read_text(encoding="utf-8"), self.repo.root
+            )
             if src.transcript.meta.status != "open":
                 out.append(src)
         return out

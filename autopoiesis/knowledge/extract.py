@@ -322,7 +322,7 @@ class KnowledgeExtractor(LLMStage):
 
     def _load(self, rel: str) -> SourceTranscript:
         text = (self.repo.root / rel).read_text(encoding="utf-8")
-        return SourceTranscript.from_text(rel, text)
+        return SourceTranscript.from_text(rel, text, self.repo.root)
 
     def _run(
         self,

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.paths import MemoryRepo, knowledge_project
+from autopoiesis.core.project import project_slug
 from autopoiesis.errors import ChangeRejectedError, UnsafePathError
 from autopoiesis.formats import knowledge as kf
 
@@ -91,4 +92,12 @@ def _check_path(repo: MemoryRepo, path: object, who: str) -> None:
         raise ChangeRejectedError(
             f"{who} proposed a path that holds what looks like a secret ({shown}); name the "
             "file without it. Nothing was written."
+        )
+    # a folder under projects/ that is no slug would be read as global knowledge
+    if len(norm.parts) > 3 and norm.parts[1] == "projects" and knowledge_project(path) is None:
+        slug = project_slug(norm.parts[2]) or "NAME"
+        raise ChangeRejectedError(
+            f"{who} proposed {path}, but {norm.parts[2]!r} is no project's folder: a project's "
+            "is its name as a slug (lower-case letters, digits and '-'), so write "
+            f"knowledge/projects/{slug}/{'/'.join(norm.parts[3:])}. Nothing was written."
         )

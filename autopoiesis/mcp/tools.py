@@ -13,7 +13,6 @@ in the project it works on; core/project.py), '' for none.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from pathlib import PurePosixPath
@@ -21,6 +20,7 @@ from typing import Any
 
 from autopoiesis.core.config import CONFIG_FILENAME, NUMBERS, check_number
 from autopoiesis.core.paths import CATEGORIES, CONTENT_DIRS
+from autopoiesis.core.project import current_folder
 from autopoiesis.errors import ChangeRejectedError, InvalidArgumentError, UnsafePathError
 from autopoiesis.memory import Memory
 
@@ -50,7 +50,7 @@ class MemoryTools:
         self.memory = memory
         self.repo = memory.repo
         # the project of the folder the server runs in (FOLDER, default the current one)
-        self.project = memory.project_here(folder or os.getcwd())
+        self.project = memory.project_here(folder or current_folder())
         self._lock = threading.Lock()
         self._index: Any = None
         self._compiler: Any = None

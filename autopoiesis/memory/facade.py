@@ -312,19 +312,12 @@ class Memory:
         that is this memory repo itself or a worktree of it, where it is the project the
         worktree declares (a sub-agent's checkout) or None: global (also for no folder or a
         relative one)."""
-        from autopoiesis.core.gitdirs import common_git_dir
-        from autopoiesis.core.project import project_of
+        from autopoiesis.core.project import in_memory, project_of
 
         if folder is None or not os.path.isabs(folder):
             return None
         found = project_of(folder)
-        if found is None:
-            return None
-        mine = common_git_dir(self.root / ".git")
-        same = mine is not None and Path(found.git_dir or "/").resolve() == mine.resolve()
-        if same or Path(found.root).resolve() == self.root.resolve():
-            return found.name if found.declared else None
-        return found.name
+        return None if found is None else in_memory(found, self.root)
 
     # ── the compiled context ──
     def compiler(self, index: SearchIndex | None = None) -> ContextCompiler:

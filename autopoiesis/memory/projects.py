@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.index.projects import file_project
 
-# A transcript's frontmatter fits in this many bytes; `project:` is near its top.
+# A transcript's frontmatter mostly fits in this many bytes; `project:` is near its top.
 _HEAD_BYTES = 4096
 
 
@@ -43,10 +43,18 @@ def _transcripts(repo: MemoryRepo) -> dict[str, int]:
     for path in repo.iter_markdown("raw/conversations"):
         try:
             with path.open("rb") as f:
-                head = f.read(_HEAD_BYTES).decode("utf-8", "replace")
+                head = f.read(_HEAD_BYTES)
+                # a long frontmatter (many tags, a long topic) puts `project:` further in
+                while head.startswith(b"---") and head.find(b"\n---", 3) < 0:
+                    more = f.read(len(head))
+                    if not more:
+                        break
+                    head += more
         except OSError:
             continue
-        name = file_project(path.relative_to(repo.root).as_posix(), "conversation", head)
+        name = file_project(
+            path.relative_to(repo.root).as_posix(), "conversation", head.decode("utf-8", "replace")
+        )
         if name is not None:
             transcripts[name] = transcripts.get(name, 0) + 1
     return transcripts

@@ -219,3 +219,62 @@ def test_read_head_reads_what_git_says_without_running_it(tmp_path: Path) -> Non
     _git(linked, "commit", "-q", "--allow-empty", "-m", "second")
     assert read_head(linked) == rev(linked) != rev(repo)  # a detached worktree's own
     assert read_head(tmp_path) is None
+
+
+def test_a_checkout_this_machine_lacks_is_named_by_its_path_not_by_a_repository_around_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A home folder kept in git (dotfiles): a log's ~/code/billing, gone or never here,
+    # is billing's, not the dotfiles'; a gone subfolder of a checkout that is here is
+    # still the checkout's. (Paths are read as if tmp_path were the root: a temporary
+    # folder names no project.)
+    import autopoiesis.core.project as project_module
+
+    real = project_module.foreign_project
+    monkeypatch.setattr(
+        project_module, "foreign_project", lambda f: real(f.removeprefix(str(tmp_path)))
+    )
+    home = _repo(tmp_path / "home" / "me")
+    assert project_name(str(home / "code" / "billing")) == "billing"
+    assert project_name(str(home / "code" / "billing" / "src")) == "billing"
+    checkout = _repo(home / "code" / "shop", remote="git@github.com:acme/shop-api.git")
+    assert project_name(str(checkout / "gone")) == "shop-api"
+    assert project_name(str(home)) == "me"
+
+
+def test_a_repository_reached_through_a_link_is_the_same_project(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "shop")
+    (tmp_path / "current").symlink_to(repo)
+    assert project_of(tmp_path / "current") == project_of(repo)
+    assert project_name(str(tmp_path / "current")) == "shop"
+
+
+def test_a_worktree_of_a_bare_repository_is_named_after_it(tmp_path: Path) -> None:
+    seed = _repo(tmp_path / "seed")
+    _git(tmp_path, "clone", "-q", "--bare", str(seed), "tool.git")
+    bare = tmp_path / "tool.git"
+    _git(bare, "worktree", "add", "-q", str(tmp_path / "tool-main"), "main")
+    _git(bare, "worktree", "add", "-q", "-b", "login", str(tmp_path / "tool-login"), "main")
+    # a clone --bare keeps the seed as origin; without it the bare folder names it
+    assert project_name(str(tmp_path / "tool-main")) == "seed"
+    _git(bare, "remote", "remove", "origin")
+    assert project_name(str(tmp_path / "tool-main")) == "tool"
+    assert project_name(str(tmp_path / "tool-login")) == "tool"
+
+
+def test_a_name_in_another_script_is_transliterated() -> None:
+    assert project_slug("проект") == "proekt"
+    assert project_slug("项目") == "xiangmu"
+    assert project_slug("проект-2") == "proekt-2"  # not "2"
+    assert project_slug("bjørn-tools") == "bjorn-tools"
+    assert project_slug("My_Repo") == "my-repo"  # ASCII as before
+
+
+def test_a_session_run_in_the_memory_itself_names_no_project(tmp_path: Path) -> None:
+    memory = _repo(tmp_path / "memory")
+    other = _repo(tmp_path / "app")
+    redact = str
+    assert session_project(None, str(memory), redact, memory) is None
+    assert session_project(None, str(memory / "knowledge"), redact, memory) is None
+    assert session_project(None, str(other), redact, memory) == "app"
+    assert session_project(None, str(memory), redact) == "memory"  # no memory to compare

@@ -361,3 +361,69 @@ def test_a_repository_s_convention_reaches_its_own_prompts_only(
         for label, text in in_beta.items()
         if not label.startswith("knowledge:")
     )
+
+
+def test_a_deleted_current_folder_is_no_project(memory_repo: MemoryRepo, scene) -> None:
+    """From a folder deleted under the shell, `projects`, `search` and `compile` failed
+    with "No such file or directory", naming no path: the current folder is asked for
+    its project first. A folder that is gone is in no project."""
+    import subprocess
+    import sys
+
+    gone = scene["outside"] / "gone"
+    gone.mkdir()
+    for args in (["projects"], ["search", "uv sync"], ["compile", "uv sync"]):
+        out = subprocess.run(
+            ["sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", str(gone),
+             sys.executable, "-m", "autopoiesis", "-C", str(memory_repo.root), *args],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert out.returncode == 0, (args, out.stderr)
+        assert "Traceback" not in out.stderr and "No such file" not in out.stderr
+        gone.mkdir()
+    assert "alpha" in out.stdout or "uv" in out.stdout
+
+
+def test_a_session_in_the_memory_itself_files_no_project(
+    memory_repo: MemoryRepo, scene, cli
+) -> None:
+    """A session captured with its `cwd` in the memory repo was filed as project
+    `<memory folder>` (knowledge/projects/<it>/ made), while the hooks and the CLI run
+    there treat the memory as global: its knowledge was never "this project's"."""
+    events = [
+        {"event": "session_start", "session_id": "ses-mem", "started": "2026-03-03T10:00:00Z",
+         "cwd": str(memory_repo.root)},
+        {"event": "message", "role": "user", "timestamp": "2026-03-03T10:00:10Z",
+         "content": "We decided to tag memory snapshots weekly."},
+        {"event": "session_end", "ended": "2026-03-03T10:05:00Z"},
+    ]  # fmt: skip
+    cli("capture", repo=memory_repo, input="\n".join(json.dumps(e) for e in events), check=True)
+    metas = _metas(memory_repo)
+    assert metas["ses-mem"].cwd == str(memory_repo.root)
+    assert metas["ses-mem"].project is None
+    names = [p["name"] for p in json.loads(cli("projects", "--json", repo=memory_repo).stdout)]
+    assert names == ["alpha", "beta"]
+
+
+def test_projects_counts_a_transcript_whose_frontmatter_is_long(
+    memory_repo: MemoryRepo, scene, cli
+) -> None:
+    """`projects` read a transcript's first 4 KB for its `project:`: three hundred tags
+    pushed it further, and the project went uncounted while search knew it."""
+    events = [
+        {"event": "session_start", "session_id": "ses-tags", "started": "2026-03-04T10:00:00Z",
+         "cwd": str(scene["alpha"]), "tags": [f"tag{i:03d}-abcdefghijklmnop" for i in range(300)]},
+        {"event": "message", "role": "user", "timestamp": "2026-03-04T10:00:10Z",
+         "content": "Billing invoices use ISO 4217 currency codes."},
+        {"event": "session_end", "ended": "2026-03-04T10:05:00Z"},
+    ]  # fmt: skip
+    cli("capture", repo=memory_repo, input="\n".join(json.dumps(e) for e in events), check=True)
+    path = next(memory_repo.conversations_dir.rglob("*ses-tags*.md"), None) or next(
+        p for p in memory_repo.conversations_dir.rglob("*.md") if "ses-tags" in p.read_text()
+    )
+    assert path.read_text().index("project: alpha") > 4096
+    counts = {
+        p["name"]: p["transcripts"]
+        for p in json.loads(cli("projects", "--json", repo=memory_repo).stdout)
+    }
+    assert counts["alpha"] == 2

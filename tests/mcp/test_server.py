@@ -604,3 +604,23 @@ def test_supersede_with_a_new_value_of_one_word_replaces_the_entry(memory_repo: 
     assert again["status"] == "duplicate"
     text = (memory_repo.root / rel).read_text()
     assert "~~2026" in text and "on Wednesdays. (via" in text
+
+
+def test_remember_refuses_a_project_folder_that_is_no_project_name(
+    memory_repo: MemoryRepo,
+) -> None:
+    """`knowledge/projects/Shop/context.md` was written and committed, but no project is
+    named `Shop` (a project's folder is its slug): the fact was read as global knowledge,
+    ranked alike in every project, and `--project shop` knew nothing of it. The guard
+    refuses it, naming the folder to use; nothing is written."""
+    from autopoiesis.errors import ChangeRejectedError
+    from autopoiesis.mcp.tools import MemoryTools
+    from autopoiesis.memory.facade import Memory
+
+    tools = MemoryTools(Memory(memory_repo.root))
+    with pytest.raises(ChangeRejectedError, match="knowledge/projects/shop/context.md"):
+        tools.remember("knowledge/projects/Shop/context.md", "The Shop API listens on 8443.")
+    assert not (memory_repo.root / "knowledge" / "projects" / "Shop").exists()
+    done = tools.remember("knowledge/projects/shop/context.md", "The Shop API listens on 8443.")
+    assert done["status"] == "added"
+    assert Memory(memory_repo.root).known_project("shop") == "shop"

@@ -254,11 +254,14 @@ def read_sessions(
     return importer.read(path, text, report)
 
 
-def prepare_draft(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> Prepared:
+def prepare_draft(
+    draft: SessionDraft, redactor: Redactor, max_bytes: int, memory_root: Path | None = None
+) -> Prepared:
     """DRAFT as a closed, redacted transcript ready to file (filing.Prepared: its text,
     and the transcript as it reads back from that text, parsed only when asked). Every
     text field (content, tool calls, names, attachments, model, channel, topic,
-    tags, source) goes through REDACTOR; text that cannot be UTF-8 is made so once, by
+    tags, source) goes through REDACTOR (and a session run in the memory at MEMORY_ROOT
+    itself names no project); text that cannot be UTF-8 is made so once, by
     the transcript format's encode. A turn left with nothing to write is refused: the log
     had content its reader did not understand, and a transcript of empty turns would
     lose it without a word.
@@ -319,7 +322,7 @@ def prepare_draft(draft: SessionDraft, redactor: Redactor, max_bytes: int) -> Pr
             if draft.parent_session
             else None
         ),
-        project=session_project(draft.project, draft.cwd, redactor.redact),
+        project=session_project(draft.project, draft.cwd, redactor.redact, memory_root),
         cwd=draft.cwd,
     )
     redactor.counts.clear()  # what session_project found is counted again below
@@ -470,7 +473,7 @@ def import_files(
         kept = 0
         for d in drafts:
             try:
-                t = prepare_draft(d, redactor, repo.config.capture.max_message_bytes)
+                t = prepare_draft(d, redactor, repo.config.capture.max_message_bytes, repo.root)
                 if not t.raw.turns:
                     report.refused.append(
                         f"{path}: session {d.session_id!r} has no messages; nothing imported."

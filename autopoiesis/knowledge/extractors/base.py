@@ -124,9 +124,11 @@ class SourceTranscript:
     text: str = field(repr=False, default="")
     related: tuple[KnownEntry, ...] = field(default=(), compare=False)
     known_people: tuple[str, ...] = field(default=(), compare=False)
+    # the memory repository it is in: a session run there is about the memory, no project
+    memory_root: Path | None = field(default=None, compare=False)
 
     @classmethod
-    def from_text(cls, path: str, text: str) -> SourceTranscript:
+    def from_text(cls, path: str, text: str, memory_root: Path | None = None) -> SourceTranscript:
         """The transcript at PATH, its agent's steps read when it came as an export's
         Markdown through a capture stream (`specstory_markup.read_steps`). A subagent's
         transcript (`parent_session`) has no user: its user turns are the prompt its parent
@@ -140,7 +142,7 @@ class SourceTranscript:
                     replace(t, role="agent") if t.role == "user" else t for t in transcript.turns
                 ),
             )
-        return cls(path, content_hash(text), transcript, text)
+        return cls(path, content_hash(text), transcript, text, memory_root=memory_root)
 
     @property
     def started(self) -> datetime:
@@ -316,13 +318,14 @@ def session_project(src: SourceTranscript) -> str | None:
     frontmatter, written by the importers and hooks that know the working folder), else
     the project core.project gives its `cwd:` (a transcript filed before its folder could
     be named), or None. Never a folder's bare name: `src`, `tmp` or a home folder is no
-    project, and a folder of this machine in no repository is global, as at capture."""
+    project, and a folder of this machine in no repository (or the memory repository
+    itself) is global, as at capture."""
     meta = src.transcript.meta
     named = getattr(meta, "project", None)
     if named:
         return slugify(str(named), NAME_SLUG_LEN) or None
     cwd = getattr(meta, "cwd", None)
-    return project_name(str(cwd)) if cwd else None
+    return project_name(str(cwd), src.memory_root) if cwd else None
 
 
 def detect_project(src: SourceTranscript) -> str:
