@@ -402,13 +402,17 @@ class Hit:
         )
 
 
-def section_label(path: str, spans: str) -> str:
+def section_label(path: str, spans: str, project: str | None = None) -> str:
     """The label of PATH's section holding the line SPANS ("3-9,14-20"): `knowledge:PATH:SPANS`,
-    or a team's note as the team's (`team:NAME:knowledge/...:SPANS`)."""
+    or a team's note as the team's (`team:NAME:knowledge/...:SPANS`); a file of PROJECT,
+    another project than the one the context is compiled in, says so (`... (project
+    shop)`): "in this repo we use uv" said in shop is no rule of the repository the agent
+    is in, and the label is all that tells the two apart."""
     team = team_of(path)
+    where = f" (project {project})" if project else ""
     if team is not None:
-        return f"team:{team}:" + path.split("/", 2)[2] + ":" + spans
-    return "knowledge:" + path + ":" + spans
+        return f"team:{team}:" + path.split("/", 2)[2] + ":" + spans + where
+    return "knowledge:" + path + ":" + spans + where
 
 
 @dataclass
@@ -421,6 +425,8 @@ class Packed:
     tokens: int = 0
     context_units: int = 0  # units taken around the hits
     marks: dict[int, str] = field(default_factory=dict)  # unit -> its mark (Hit.mark)
+    # the project of its file when that is another than the context's (section_label)
+    other_project: str | None = None
 
     @property
     def path(self) -> str:
@@ -428,7 +434,7 @@ class Packed:
 
     def label(self, chosen: Iterable[int] | None = None) -> str:
         spans = self.source.runs_spans(self.chosen if chosen is None else chosen)
-        return section_label(self.path, ",".join(f"{a}-{b}" for a, b in spans))
+        return section_label(self.path, ",".join(f"{a}-{b}" for a, b in spans), self.other_project)
 
     def content(self, chosen: Iterable[int] | None = None) -> str:
         return self.source.render(self.chosen if chosen is None else chosen, self.marks)
@@ -519,8 +525,10 @@ def pack(
     cost: Callable[[str, Sequence[str]], int],
     *,
     decay: float = CONTEXT_DECAY,
+    project: str | None = None,
 ) -> Packing:
-    """Fill CAP tokens with the units of HITS and the units around them, best first.
+    """Fill CAP tokens with the units of HITS and the units around them, best first; a
+    file of another project than PROJECT (the context's) is labelled with its own.
 
     One queue orders both: a hit by its score, a unit next to a hit's run by that score
     times DECAY per unit of distance. SOURCE_OF_PATH gives a file's units (asked only
@@ -565,7 +573,9 @@ def pack(
     while queue and left > 0:
         negp, _, hit, unit, step = heapq.heappop(queue)
         if hit.path not in sources:
-            floor = cost(section_label(hit.path, ""), ())
+            floor = cost(
+                section_label(hit.path, "", hit.project if hit.project != project else None), ()
+            )
             if floor > left:
                 left_out.append((hit, floor, False))
                 continue
@@ -573,7 +583,9 @@ def pack(
         src = sources[hit.path]
         if src is None:
             continue  # gone since it was indexed, or unreadable
-        p = files.get(hit.path) or Packed(src)
+        p = files.get(hit.path) or Packed(
+            src, other_project=hit.project if hit.project != project else None
+        )
         if step == 0:  # the hit itself: the units its chunk covers
             units = _steps_that_tell(src, src.covering(hit.start, hit.end), hit)
             if not units:

@@ -197,7 +197,7 @@ class ScoredKnowledge:
         limit = max(KNOWLEDGE_CANDIDATES, cap // TOKENS_PER_HIT)
         while True:
             hits, found, source, why = self._hits(query, limit, plan)
-            packing = pack(hits, source, cap, plan.cost_parts)
+            packing = pack(hits, source, cap, plan.cost_parts, project=query.project)
             if (
                 query.given is not None
                 or found < limit

@@ -427,3 +427,20 @@ def test_projects_counts_a_transcript_whose_frontmatter_is_long(
         for p in json.loads(cli("projects", "--json", repo=memory_repo).stdout)
     }
     assert counts["alpha"] == 2
+
+
+def test_another_projects_turn_is_labelled_with_its_project(
+    memory_repo: MemoryRepo, scene, cli
+) -> None:
+    """Beta's prompt held alpha's "We use uv, not pip, in this repo" with nothing but a
+    file name to say it was said in another repository: its label names the project."""
+    out = cli("compile", QUERY, "--dry-run", repo=memory_repo, cwd=scene["beta"], check=True)
+    labels = re.findall(r"<!-- (knowledge:raw/[^\n]*?) -->", out.stdout)
+    alpha = [lab for lab in labels if "ses-alpha" in lab]
+    beta = [lab for lab in labels if "ses-beta" in lab]
+    assert alpha and all(lab.endswith("(project alpha)") for lab in alpha), labels
+    assert beta and not any("(project" in lab for lab in beta), labels
+    # with no project of its own, every project's file says whose it is
+    out = cli("compile", QUERY, "--dry-run", repo=memory_repo, cwd=scene["outside"], check=True)
+    labels = re.findall(r"<!-- (knowledge:raw/[^\n]*?) -->", out.stdout)
+    assert any(lab.endswith("(project beta)") for lab in labels), labels
