@@ -39,7 +39,12 @@ def clone_memory(url: str, dest: Path, *, since: str | None) -> CloneReport:
     sparse = partial_clone(url, dest, since)
     report = CloneReport(dest.resolve(), sparse)
     report.checkpoint = trust_clone(MemoryRepo(report.root))
-    init = init_memory_repo(report.root, commit=False)
+    try:
+        init = init_memory_repo(report.root, commit=False)
+    except AutopoiesisError as exc:  # what was cloned stays, for a person to look at
+        raise AutopoiesisError(
+            f"cloned {url} into {report.root}, but did not set it up: {exc}"
+        ) from None
     report.index = init.index
     report.warnings += init.warnings
     return report

@@ -9,13 +9,22 @@ it adds the layout and never touches a file it did not create (.gitignore and
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
+import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from autopoiesis.core.config import CONFIG_FILENAME, template_text
-from autopoiesis.core.paths import KNOWLEDGE_DIRS, PACKAGE_DIR, MemoryRepo, in_git_folder
+from autopoiesis.core.paths import (
+    KNOWLEDGE_DIRS,
+    PACKAGE_DIR,
+    STATE_DIR,
+    MemoryRepo,
+    in_git_folder,
+)
 from autopoiesis.errors import AutopoiesisError, HookInstallError
 from autopoiesis.git.runner import toplevel as git_toplevel
 
@@ -50,17 +59,57 @@ class InitReport:
         return bool(self.created or self.updated)
 
 
-def _merge_lines(path: Path, template: str, report: InitReport, rel: str) -> None:
+def _links_on_the_way(root: Path, rels: Iterable[str]) -> list[str]:
+    """Of RELS (repo-relative), each symbolic link on the way to one, a folder of it or the
+    file itself, as "PATH -> TARGET": what `init` would open, append to or create a file
+    through. A memory holds no links (docs/security.md#what-a-collaborator-can-change), and
+    one a collaborator pushed may name any file of this machine (`.gitignore ->
+    ~/.gitconfig`, or a dangling `SOUL.md -> ~/.bashrc`)."""
+    found: dict[str, str] = {}
+    for rel in rels:
+        path = root
+        for part in PurePosixPath(rel).parts:
+            path = path / part
+            if path.is_symlink():
+                found[path.relative_to(root).as_posix()] = os.readlink(path)
+                break
+            if not path.exists():
+                break
+    return [f"{rel} -> {target}" for rel, target in sorted(found.items())]
+
+
+def _refuse_links(root: Path, rels: Iterable[str]) -> None:
+    """Refuse, before a file is written, to write RELS through a symbolic link (see
+    _links_on_the_way), naming each link and how to be rid of it."""
+    links = _links_on_the_way(root, rels)
+    if not links:
+        return
+    names = " ".join(shlex.quote(link.split(" -> ", 1)[0]) for link in links)
+    raise AutopoiesisError(
+        f"{root} holds symbolic links where autopoiesis writes its own files: "
+        + "; ".join(links)
+        + ". A memory holds no links (one pulled from a collaborator may name any file of "
+        "this machine), so none of them was followed and no file was written. Remove them "
+        f"(`git -C {shlex.quote(str(root))} rm -q -- {names}`) and run "
+        f"`autopoiesis init {shlex.quote(str(root))}` again: it puts its own files in their place."
+    )
+
+
+def _merge_lines(root: Path, rel: str, template: str, report: InitReport) -> None:
+    """Give ROOT's REL the TEMPLATE's lines it lacks (or the template whole, if it is not
+    there); never through a link."""
+    _refuse_links(root, [rel])
+    path = root / rel
     wanted = [l for l in template.splitlines() if l.strip() and not l.startswith("#")]
     if not path.exists():
         path.write_text(template, encoding="utf-8")
         report.created.append(rel)
         return
-    have = set(path.read_text(encoding="utf-8").splitlines())
+    text = path.read_text(encoding="utf-8")
+    have = set(text.splitlines())
     missing = [l for l in wanted if l not in have]
     if missing:
         with path.open("a", encoding="utf-8") as fh:
-            text = path.read_text(encoding="utf-8")
             fh.write(
                 ("" if text.endswith("\n") or not text else "\n")
                 + "\n# added by autopoiesis\n"
@@ -74,10 +123,7 @@ def merge_gitattributes(root: Path, report: InitReport) -> None:
     """Give ROOT's .gitattributes the template's lines it lacks (the merge driver's among
     them): `init` does it, and `sync` does it for a repo made before the driver existed."""
     _merge_lines(
-        root / ".gitattributes",
-        (FILES_DIR / "gitattributes").read_text(encoding="utf-8"),
-        report,
-        ".gitattributes",
+        root, ".gitattributes", (FILES_DIR / "gitattributes").read_text(encoding="utf-8"), report
     )
 
 
@@ -203,9 +249,10 @@ def init_memory_repo(
     _refuse_a_home_or_root(root)
     try:
         root.mkdir(parents=True, exist_ok=True)
-        probe = root / ".autopoiesis-write-test"
-        probe.write_bytes(b"")
-        probe.unlink()
+        # a new file of a name no one chose: one named in advance may be a link in a clone
+        probe, probe_path = tempfile.mkstemp(prefix=".autopoiesis-write-test-", dir=root)
+        os.close(probe)
+        os.unlink(probe_path)
     except OSError as exc:
         raise AutopoiesisError(
             f"cannot create a memory repository at {root}: {exc.strerror or exc}. "
@@ -228,18 +275,33 @@ def init_memory_repo(
     else:
         _check_out_a_cloned_memory(git, report)
 
-    for name in ("raw", "knowledge", "topics"):
-        src_top = template_dir(name)
-        for src in sorted(src_top.rglob("*")):
-            if not src.is_file():
-                continue
-            rel = f"{name}/{src.relative_to(src_top).as_posix()}"
-            dest = root / rel
-            if dest.exists():
-                continue
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dest)
-            report.created.append(rel)
+    templates = {
+        f"{name}/{src.relative_to(template_dir(name)).as_posix()}": src
+        for name in ("raw", "knowledge", "topics")
+        for src in sorted(template_dir(name).rglob("*"))
+        if src.is_file()
+    }
+    # every path init writes, checked before the first is: a clone holds what a collaborator
+    # pushed, and a link there would have init write wherever it points
+    _refuse_links(
+        root,
+        [
+            *templates,
+            *(f"{d}/.gitkeep" for d in KEEP_DIRS),
+            "scratch",
+            STATE_DIR,
+            CONFIG_FILENAME,
+            ".gitignore",
+            ".gitattributes",
+        ],
+    )
+    for rel, src in templates.items():
+        dest = root / rel
+        if dest.exists():
+            continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+        report.created.append(rel)
     for d in KEEP_DIRS:
         folder = root / d
         folder.mkdir(parents=True, exist_ok=True)
@@ -251,12 +313,7 @@ def init_memory_repo(
     if not config.exists():
         config.write_text(template_text(), encoding="utf-8")
         report.created.append(CONFIG_FILENAME)
-    _merge_lines(
-        root / ".gitignore",
-        (FILES_DIR / "gitignore").read_text(encoding="utf-8"),
-        report,
-        ".gitignore",
-    )
+    _merge_lines(root, ".gitignore", (FILES_DIR / "gitignore").read_text(encoding="utf-8"), report)
     merge_gitattributes(root, report)
 
     if install_hooks:

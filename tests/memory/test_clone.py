@@ -85,3 +85,23 @@ def test_clone_refuses_a_folder_that_is_not_empty(remote, cli, tmp_path: Path) -
         bad = cli("clone", f"file://{bare}", str(tmp_path / "x"), "--since", since)
         assert bad.returncode == 1 and "2026-03" in bad.stderr, since
         assert not (tmp_path / "x").exists()  # refused before anything was cloned
+
+
+def test_clone_refuses_a_link_a_collaborator_pushed(memory_repo, git, cli, tmp_path) -> None:
+    """`autopoiesis clone` of a memory whose `.gitignore` a collaborator replaced by a link
+    to a file of the victim's (hooks off) appended init's ignore lines to that file. The
+    clone is kept, not set up, and the error names the link and what to do."""
+    outside = tmp_path / "dotfile"
+    outside.write_text("mine\n")
+    (memory_repo.root / ".gitignore").unlink()
+    (memory_repo.root / ".gitignore").symlink_to(outside)
+    git(memory_repo, "add", "-A")
+    git(memory_repo, "-c", "core.hooksPath=/dev/null", "commit", "-qm", "link")
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(memory_repo.root), str(bare))
+    dest = tmp_path / "laptop"
+    done = cli("clone", f"file://{bare}", str(dest))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"into {dest.resolve()}, but did not set it up" in done.stderr
+    assert f".gitignore -> {outside}" in done.stderr
+    assert outside.read_text() == "mine\n"

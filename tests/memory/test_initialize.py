@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -225,3 +226,53 @@ def test_refuses_the_home_folder_and_the_root(tmp_path: Path, monkeypatch) -> No
     assert init_memory_repo(home / "memory", build_index=False).commit
     subprocess.run(["git", "init", "-q", str(home)], check=True)
     assert init_memory_repo(home, install_hooks=False, build_index=False).commit
+
+
+def test_writes_nothing_through_a_link_a_collaborator_committed(
+    tmp_path: Path, git, memory_repo
+) -> None:
+    """A collaborator committed `.gitignore -> ~/.gitconfig` and a dangling
+    `knowledge/identity/SOUL.md -> ~/planted` (hooks off), and `init` of a clone appended
+    its ignore lines to the one and created the other through the link, outside the
+    repository. Both are refused, named, with what to do, before any file is written;
+    and `sync`'s .gitattributes merge refuses a link the same way."""
+    from autopoiesis.memory.initialize import InitReport, merge_gitattributes
+
+    outside = tmp_path / "home"
+    outside.mkdir()
+    gitconfig = outside / ".gitconfig"
+    gitconfig.write_text("[user]\n\tname = Victim\n")
+    root = memory_repo.root
+    for rel, target in (
+        (".gitignore", gitconfig),
+        ("knowledge/identity/SOUL.md", outside / "planted"),
+    ):
+        (root / rel).unlink()
+        (root / rel).symlink_to(target)
+    git(root, "add", "-A")
+    git(root, "-c", "core.hooksPath=/dev/null", "commit", "-qm", "links")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(root), str(clone))
+    with pytest.raises(AutopoiesisError) as exc:
+        init_memory_repo(clone, build_index=False)
+    message = str(exc.value)
+    assert f".gitignore -> {gitconfig}" in message
+    assert f"knowledge/identity/SOUL.md -> {outside / 'planted'}" in message
+    assert "rm -q -- .gitignore knowledge/identity/SOUL.md" in message
+    assert gitconfig.read_text() == "[user]\n\tname = Victim\n"
+    assert sorted(p.name for p in outside.iterdir()) == [".gitconfig"]
+    # a link on the way, a folder: nothing is made in the folder it points to
+    (clone / ".gitignore").unlink()
+    (clone / "knowledge/identity/SOUL.md").unlink()
+    git(clone, "rm", "-rq", "--", "knowledge/reference")
+    shutil.rmtree(clone / "knowledge/reference", ignore_errors=True)
+    (clone / "knowledge/reference").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(AutopoiesisError, match=f"knowledge/reference -> {outside}"):
+        init_memory_repo(clone, build_index=False)
+    assert sorted(p.name for p in outside.iterdir()) == [".gitconfig"]
+    # the .gitattributes merge (sync runs it too)
+    (clone / ".gitattributes").unlink()
+    (clone / ".gitattributes").symlink_to(gitconfig)
+    with pytest.raises(AutopoiesisError, match=".gitattributes -> "):
+        merge_gitattributes(clone.resolve(), InitReport(clone))
+    assert gitconfig.read_text() == "[user]\n\tname = Victim\n"
