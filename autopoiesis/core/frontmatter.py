@@ -37,6 +37,9 @@ _PLAIN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .:/@+-]*\Z")
 # (_letter_first_str): a number, date, time or merge key starts with a digit, a sign or a dot.
 _YAML11_WORDS = frozenset("y n yes no true false on off null".split())
 _NONPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+# How deep a frontmatter's lists and mappings may nest: the memory writes two levels (a
+# topic's triggers), and every reader walks values recursively (JSON, the index's chunks)
+MAX_DEPTH = 64
 
 
 class _Yaml:
@@ -134,6 +137,8 @@ def parse_yaml(source: str, where: str = "file") -> dict[str, Any]:
         )
     try:
         data = y.handler.load(source, Loader=y.loader)
+    except RecursionError:  # PyYAML's pure-Python composer, without libyaml's own limit
+        raise _too_deep(where) from None
     except y.yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise FrontmatterError(f"{where}: the frontmatter is not valid YAML ({first}).") from exc
@@ -146,11 +151,40 @@ def parse_yaml(source: str, where: str = "file") -> dict[str, Any]:
         ) from exc
     if data is None:
         return {}
+    if _nested_deeper_than(data, MAX_DEPTH):
+        # 990 levels of `[[[...]]]` in a pulled note crashed search, compile and the index
+        # with RecursionError in whichever reader walked it first
+        raise _too_deep(where)
     if not isinstance(data, dict):
         raise FrontmatterError(
             f"{where}: the frontmatter must be a YAML mapping (key: value lines)."
         )
     return data
+
+
+def _too_deep(where: str) -> FrontmatterError:
+    return FrontmatterError(
+        f"{where}: the frontmatter nests lists or mappings more than {MAX_DEPTH} levels "
+        "deep; write its values flat (`key: value`, `tags: [a, b]`)."
+    )
+
+
+def _nested_deeper_than(data: Any, limit: int) -> bool:
+    """Whether DATA's lists and mappings nest more than LIMIT levels (walked without
+    recursion, so any depth is measured)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children = list(value.values())
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack += [(child, depth + 1) for child in children]
+    return False
 
 
 def load(text: str, where: str = "file") -> tuple[dict[str, Any], str]:

@@ -84,3 +84,49 @@ def test_an_alias_is_refused_before_it_can_expand() -> None:
         "title": "R&D * notes",
         "note": "a & b * c",
     }
+
+
+def test_a_frontmatter_nested_too_deep_is_refused() -> None:
+    """990 levels of `[[[...]]]` in a pulled note's or topic's frontmatter parsed, then
+    crashed search, compile, the index and `topics list` with RecursionError in whichever
+    reader walked the value first. A frontmatter nesting lists or mappings more than
+    MAX_DEPTH levels is refused here, naming the file, as any unreadable one is."""
+    from autopoiesis.core.frontmatter import MAX_DEPTH, parse_yaml
+
+    for depth in (MAX_DEPTH, 990):
+        with pytest.raises(FrontmatterError, match=r"knowledge/deep\.md: .* nests .* 64 levels"):
+            parse_yaml("tags: " + "[" * depth + "]" * depth + "\n", "knowledge/deep.md")
+    keys = MAX_DEPTH + 1  # a mapping in a mapping, MAX_DEPTH + 1 deep
+    block = "".join(" " * i + f"k{i}:\n" for i in range(keys)) + " " * keys + "v\n"
+    with pytest.raises(FrontmatterError, match="levels deep"):
+        parse_yaml(block, "topics/deep.md")
+    shallow = MAX_DEPTH - 1  # the top mapping is one level
+    assert parse_yaml("tags: " + "[" * shallow + "]" * shallow + "\n")["tags"]
+
+
+def test_a_pulled_note_and_topic_nested_too_deep_leave_every_reader_working(
+    memory_repo, cli
+) -> None:
+    """The readers of such a note and topic (the index, search, compile, `topics list`)
+    each report that one file and go on with the others."""
+    deep = "[" * 990 + "]" * 990
+    (memory_repo.root / "knowledge/reference/deep.md").write_text(
+        f"---\ntype: reference\ntags: {deep}\n---\n# Deep\n\n- deep note\n"
+    )
+    (memory_repo.root / "knowledge/reference/tea.md").write_text(
+        "---\ntype: reference\n---\n# Tea\n\n- The user prefers oolong tea.\n"
+    )
+    (memory_repo.root / "topics/deep.md").write_text(
+        f"---\ntype: topic\ndescription: deep\nx: {deep}\ntriggers:\n  - type: keyword\n"
+        "    words: [deep]\n---\n# Deep\n"
+    )
+    rebuilt = cli("index", "rebuild", repo=memory_repo)
+    assert rebuilt.returncode == 0 and "knowledge/reference/deep.md: the frontmatter nests" in (
+        rebuilt.stderr
+    )
+    found = cli("search", "oolong tea", repo=memory_repo)
+    assert found.returncode == 0 and "knowledge/reference/tea.md" in found.stdout
+    assert cli("compile", "hello", "--dry-run", repo=memory_repo).returncode == 0
+    listed = cli("topics", "list", repo=memory_repo)
+    assert listed.returncode == 0 and "github-pr-review" in listed.stdout
+    assert "skipped: topics/deep.md: the frontmatter nests" in listed.stderr
