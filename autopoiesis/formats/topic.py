@@ -49,6 +49,11 @@ PRIORITIES = ("low", "medium", "high", "critical")
 PRIORITY_RANK = {p: i for i, p in enumerate(PRIORITIES)}
 DEFAULT_SIMILARITY_THRESHOLD = WatchersConfig().similarity_threshold  # the config owns it
 DEFAULT_MAX_CONTEXT_KB = 4.0
+# The most instructions a topic may inject (max_context_kb's upper bound), and so the
+# largest topic file read at all: a larger one holds nothing more a prompt could take,
+# and one of 45 MB that fired on every message cost each compile seconds and 430 MB
+MAX_CONTEXT_KB = 1024
+MAX_TOPIC_BYTES = MAX_CONTEXT_KB * 1024
 TOPIC_FIELDS = (
     "type",
     "name",
@@ -307,6 +312,17 @@ def _number(
     return float(value)
 
 
+def topic_too_large(relpath: str, size: int) -> str | None:
+    """Why topic file RELPATH of SIZE bytes is not read, or None when its size is fine."""
+    if size <= MAX_TOPIC_BYTES:
+        return None
+    return (
+        f"{relpath}: {size / 2**20:.1f} MB, larger than a topic may be ({MAX_CONTEXT_KB} KB: "
+        "no prompt takes more of its instructions); not read. Cut it down, or move the "
+        "reference material into knowledge/ and subscribe the topic to it."
+    )
+
+
 def parse_topic(
     relpath: str,
     text: str,
@@ -323,6 +339,9 @@ def parse_topic(
     errors: list[str] = []
     warnings: list[str] = []
     where = relpath
+    too_large = topic_too_large(relpath, len(text.encode("utf-8", "surrogateescape")))
+    if too_large:
+        return None, [too_large], warnings
     read = fields if fields is not None else _read_frontmatter(where, text, errors)
     if read is None:
         return None, errors, warnings
@@ -338,8 +357,8 @@ def parse_topic(
         data,
         "max_context_kb",
         DEFAULT_MAX_CONTEXT_KB,
-        (0.1, 1024),
-        "between 0.1 and 1024 (KB of instructions to inject)",
+        (0.1, MAX_CONTEXT_KB),
+        f"between 0.1 and {MAX_CONTEXT_KB} (KB of instructions to inject)",
         where,
         errors,
     )

@@ -6,7 +6,8 @@ pre-commit rejects (exit 1, naming the file):
   * a change, rename or deletion of a committed file under raw/ (immutability);
   * a new transcript whose frontmatter is missing or invalid, or that is still open;
   * MEMORY.md over 110% of lifecycle.memory_line_cap (220 lines by default);
-  * a topic whose frontmatter does not parse or holds an invalid regex.
+  * a topic whose frontmatter does not parse, holds an invalid regex or is past the size
+    cap (formats/topic.py: MAX_TOPIC_BYTES);
   * a knowledge file whose frontmatter does not parse (every reader would trip on it).
 It warns (the commit goes ahead) about MEMORY.md over 90% of the cap (180 lines) and
 topics without triggers.

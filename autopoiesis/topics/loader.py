@@ -23,6 +23,7 @@ from autopoiesis.formats.topic import (
     Topic,
     parse_topic,
     read_topic_fields,
+    topic_too_large,
 )
 
 if TYPE_CHECKING:
@@ -51,10 +52,10 @@ class TopicSet:
 
 
 def topic_files(repo: MemoryRepo) -> list[Path]:
-    base = repo.topics_dir
-    if not base.is_dir():
-        return []
-    return sorted(p for p in base.rglob("*.md") if p.is_file() and not p.name.startswith("."))
+    """The topic files under topics/: never a symbolic link nor a file of a linked folder
+    (`MemoryRepo.iter_markdown`: nothing is read through a link; `load_topics` names
+    them)."""
+    return [p for p in repo.iter_markdown("topics") if not p.name.startswith(".")]
 
 
 def topics_signature(repo: MemoryRepo) -> tuple[tuple[str, int, int], ...]:
@@ -137,9 +138,20 @@ def load_topics(repo: MemoryRepo, *, strict: bool = False) -> TopicSet:
     seen: dict[str, str] = {}
     cache = _FieldsCache(repo)
     rels: set[str] = set()
+    # a memory pulled from a collaborator may hold `topics/deploy.md -> ~/elsewhere.md`: it
+    # would be compiled into every prompt
+    errors += [
+        f"{rel}: a symbolic link (or a linked folder); not read: a topic must be a regular "
+        "file (remove the link with `git rm`)"
+        for rel in repo.links("topics")
+    ]
     for path in topic_files(repo):
         rel = path.relative_to(repo.root).as_posix()
         try:
+            too_large = topic_too_large(rel, path.stat().st_size)
+            if too_large:
+                errors.append(too_large)
+                continue
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError) as exc:
             errors.append(f"{rel}: cannot be read as UTF-8 text ({exc}); re-save it as UTF-8.")
@@ -175,6 +187,11 @@ def load_topics(repo: MemoryRepo, *, strict: bool = False) -> TopicSet:
 
 def load_topic(repo: MemoryRepo, relpath: str | os.PathLike[str]) -> Topic:
     """One topic file, validated; raises TopicError naming every problem."""
+    if repo.is_link(os.path.relpath(os.path.abspath(repo.root / relpath), repo.root)):
+        raise TopicError(
+            f"{relpath} is a symbolic link (or in a linked folder); a topic must be a regular "
+            "file: remove the link with `git rm`."
+        )
     full = repo.resolve_inside(relpath, under="topics")
     rel = full.relative_to(repo.root).as_posix()
     if not full.is_file():
@@ -190,11 +207,17 @@ def load_topic(repo: MemoryRepo, relpath: str | os.PathLike[str]) -> Topic:
     return topic
 
 
+def _people_files(repo: MemoryRepo) -> list[Path]:
+    """The notes of knowledge/people/ (not its subfolders), never through a link."""
+    base = repo.knowledge_dir / "people"
+    return [p for p in repo.iter_markdown("knowledge/people") if p.parent == base]
+
+
 def people_signature(repo: MemoryRepo) -> tuple[tuple[str, int, int], ...]:
     """(name, mtime_ns, size) of every file people_names reads: a long-lived pipeline
     reloads when a person is added, renamed or edited, as when a topic is."""
     sig = []
-    for p in sorted((repo.knowledge_dir / "people").glob("*.md")):
+    for p in _people_files(repo):
         try:
             st = p.stat()
         except OSError:
@@ -206,11 +229,8 @@ def people_signature(repo: MemoryRepo) -> tuple[tuple[str, int, int], ...]:
 def people_names(repo: MemoryRepo) -> tuple[str, ...]:
     """Names of the people in knowledge/people/ (frontmatter `name:`, else from the file
     name: david-feldhofer.md -> "david feldhofer"), lower-cased, plus each first name."""
-    base = repo.knowledge_dir / "people"
     names: set[str] = set()
-    if not base.is_dir():
-        return ()
-    for p in sorted(base.glob("*.md")):
+    for p in _people_files(repo):
         if p.name.startswith("_"):
             continue
         full = p.stem.replace("-", " ").replace("_", " ").strip().lower()

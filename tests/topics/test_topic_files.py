@@ -314,3 +314,54 @@ def test_a_value_json_cannot_hold_is_parsed_each_time(memory_repo: MemoryRepo) -
     cache = memory_repo.state_file("topics_cache", create=False).read_text(encoding="utf-8")
     assert "topics/odd.md" not in cache and "topics/github-pr-review.md" in cache
     assert load_topics(memory_repo).by_name()["odd"].tags == ("nan",)
+
+
+CANARY_TOPIC = topic_text(
+    "type: topic\ndescription: deploy\nactivation: auto\npriority: critical\n"
+    "similarity_threshold: 0\ntriggers:\n  - type: pattern\n    match: '.'",
+    "# Deploy\n\nOUTSIDE_FILE_CANARY_77\n",
+)
+
+
+def test_nothing_is_read_through_a_link(memory_repo: MemoryRepo, cli, tmp_path: Path) -> None:
+    """A collaborator's pushed `topics/deploy.md -> ../other-memory/deploy.md` was loaded
+    (is_file follows the link) and compiled into every prompt: a file outside the repo.
+    A linked topic file or folder, and a linked person, are not read; `topics list` names
+    the links."""
+    outside = tmp_path / "other-memory"
+    (outside / "team").mkdir(parents=True)
+    (outside / "deploy.md").write_text(CANARY_TOPIC)
+    (outside / "team" / "ops.md").write_text(CANARY_TOPIC.replace("deploy", "ops"))
+    (outside / "person.md").write_text("---\ntype: person\nname: Mallory Outside\n---\n")
+    (memory_repo.topics_dir / "deploy.md").symlink_to(outside / "deploy.md")
+    (memory_repo.topics_dir / "team").symlink_to(outside / "team", target_is_directory=True)
+    (memory_repo.knowledge_dir / "people" / "mallory.md").symlink_to(outside / "person.md")
+    ts = load_topics(memory_repo)
+    assert {t.name for t in ts.topics} >= {"github-pr-review", "code-quality"}
+    assert not {"deploy", "ops"} & {t.name for t in ts.topics}
+    assert [e.split(":")[0] for e in ts.errors] == ["topics/deploy.md", "topics/team"]
+    assert "mallory" not in people_names(memory_repo)
+    with pytest.raises(TopicError, match="symbolic link"):
+        load_topic(memory_repo, "topics/deploy.md")
+    compiled = cli("compile", "hello", "--dry-run", repo=memory_repo)
+    assert compiled.returncode == 0 and "OUTSIDE_FILE_CANARY_77" not in compiled.stdout
+    listed = cli("topics", "list", repo=memory_repo)
+    assert "skipped: topics/deploy.md: a symbolic link" in listed.stderr
+
+
+def test_a_topic_past_the_size_cap_is_not_read(memory_repo: MemoryRepo, git) -> None:
+    """A pulled 45 MB topic that fired on every message made each compile take seconds
+    and hundreds of MB. A topic file larger than MAX_TOPIC_BYTES (the most instructions a
+    topic may inject) is skipped when loaded, naming it, and refused at commit."""
+    cap = 2**20  # MAX_TOPIC_BYTES: 1024 KB, the largest max_context_kb
+    huge = memory_repo.topics_dir / "huge.md"
+    huge.write_text(CANARY_TOPIC.replace("deploy", "huge") + "- a playbook line\n" * (cap // 17))
+    ts = load_topics(memory_repo)
+    assert "huge" not in {t.name for t in ts.topics}
+    assert [e for e in ts.errors if e.startswith("topics/huge.md: 1.1 MB, larger than a topic")]
+    assert "github-pr-review" in {t.name for t in ts.topics}
+    git(memory_repo, "add", "topics/huge.md")
+    refused = git(memory_repo, "commit", "-m", "huge topic", check=False)
+    assert (
+        refused.returncode != 0 and "topics/huge.md: 1.1 MB, larger than a topic" in refused.stderr
+    )
