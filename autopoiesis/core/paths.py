@@ -14,6 +14,7 @@ import functools
 import os
 import posixpath
 import re
+import stat
 import time
 from collections.abc import Iterator, Sequence
 from functools import cached_property
@@ -189,14 +190,38 @@ def team_of(relpath: str) -> str | None:
 
 
 def shared_mounts(root: Path) -> list[str]:
-    """The teams' mounts of the repository at ROOT (`shared/<team>`, from .gitmodules),
-    those checked out (a `.git` entry in the folder)."""
+    """The teams mounted on this machine in the repository at ROOT (`shared/<team>`, as
+    .gitmodules names them): those `is_mount` accepts."""
     try:
         text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
-    return sorted(
-        m for m in set(_GITMODULES_PATH.findall(text)) if os.path.lexists(root / m / ".git")
+    return sorted(m for m in set(_GITMODULES_PATH.findall(text)) if is_mount(root, m))
+
+
+def is_mount(root: Path, where: str) -> bool:
+    """Whether WHERE (`shared/<team>`) is a team's memory checked out on this machine by
+    `team add`: a folder reached through no link, whose `.git` file names this
+    repository's own `modules/shared/<team>`. Nothing else is one: sync fetches, merges
+    and pushes in each mount, and a pulled commit can put at shared/ a link to any
+    repository of this machine (`shared/x -> ..`, the memory itself), or a .gitmodules
+    entry for a folder git never checked out."""
+    from autopoiesis.core.gitdirs import git_dir_at, gitdir_of
+
+    mount = root / where
+    try:
+        for folder in (root / SHARED_DIR, mount):
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                return False
+        if not stat.S_ISREG(os.lstat(mount / ".git").st_mode):
+            return False
+    except OSError:
+        return False
+    ours, its = git_dir_at(root), gitdir_of(mount / ".git")
+    if ours is None or its is None:
+        return False
+    return os.path.realpath(its) == os.path.realpath(ours / "modules" / where) and (
+        os.path.isdir(its)
     )
 
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from autopoiesis.core.paths import CONTENT_DIRS, CONVERSATIONS_DIR
+from autopoiesis.core.paths import CONTENT_DIRS, CONVERSATIONS_DIR, SHARED_DIR
 from autopoiesis.errors import GitError
 from autopoiesis.git.runner import GitCommandError, call, decode
 from autopoiesis.git.runner import run as _run
@@ -105,18 +105,47 @@ def transcripts_at(root: Path, commit: str) -> dict[str, str]:
 # Tree-entry modes that are no regular file: a symbolic link, a gitlink (submodule).
 LINK_MODES = {"120000": "a symbolic link", "160000": "a gitlink (submodule)"}
 
+# What autopoiesis and git read of a memory beyond its folders: the files at the top that
+# steer how both treat the rest (read through a link, `memory-config.yaml -> /dev/zero`
+# would be read on every command), and shared/, where the teams are mounted.
+READ_FILES = (".gitignore", ".gitattributes", ".gitmodules", "memory-config.yaml")
+READ_SCOPE = (*CONTENT_DIRS, SHARED_DIR, *READ_FILES)
+
 
 # What no name in the memory folders holds: a control character (a line break in a name
 # ends a line of every listing that shows it: a search result, a context's label).
 ODD_NAME = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 
 
+def in_read_scope(path: str) -> bool:
+    """Whether PATH (repo-relative) lies where autopoiesis reads (READ_SCOPE)."""
+    return path in READ_FILES or path.split("/", 1)[0] in (*CONTENT_DIRS, SHARED_DIR)
+
+
+def misplaced(path: str, mode: str) -> str | None:
+    """What the tree entry PATH of MODE is where nothing of its kind belongs, or None: a
+    symbolic link or a gitlink in the memory folders or at a file autopoiesis reads
+    (nothing reads through one: core.paths.MemoryRepo.is_link), or under shared/ anything
+    but a team's mount, a gitlink `shared/<team>` (sync fetches, merges and pushes in
+    each mount: a link there could name any repository of this machine)."""
+    if path.split("/", 1)[0] == SHARED_DIR:
+        if mode == "160000" and path.count("/") == 1:
+            return None
+        return (
+            f"{LINK_MODES.get(mode, 'a file')} under {SHARED_DIR}/, where only a team's mount "
+            "belongs (a gitlink `autopoiesis team add` makes)"
+        )
+    if mode in LINK_MODES and in_read_scope(path):
+        where = "at a file autopoiesis reads" if path in READ_FILES else "in the memory folders"
+        return f"{LINK_MODES[mode]} {where}"
+    return None
+
+
 def link_findings(root: Path, commit: str) -> list[Finding]:
-    """A symbolic link or gitlink in COMMIT's memory folders (nothing reads through one:
-    core.paths.MemoryRepo.is_link), or a file whose name holds a control character: the
-    pre-commit hook refuses both, so one that is there came by a commit made without the
-    hooks, or from a collaborator."""
-    out = git_real(root, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *CONTENT_DIRS)
+    """What `misplaced` names in COMMIT's tree, or a file of the memory folders whose name
+    holds a control character: the pre-commit hook refuses both, so one that is there came
+    by a commit made without the hooks, or from a collaborator."""
+    out = git_real(root, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *READ_SCOPE)
     findings: list[Finding] = []
     for entry in decode(out).split("\x00"):
         meta, _, path = entry.partition("\t")
@@ -132,14 +161,13 @@ def link_findings(root: Path, commit: str) -> list[Finding]:
                     "`git rm` of it, quoted as `git ls-files` shows it, and commit)",
                 )
             )
-        elif mode in LINK_MODES:
+        elif path and (why := misplaced(path, mode)):
             findings.append(
                 Finding(
                     path,
                     commit,
                     "link",
-                    f"{LINK_MODES[mode]} in the memory folders (not read; remove it with "
-                    f"`git rm {path}` and commit)",
+                    f"{why} (not read; remove it with `git rm {path}` and commit)",
                 )
             )
     return findings

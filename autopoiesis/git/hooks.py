@@ -34,7 +34,7 @@ from pathlib import Path
 from autopoiesis.core.paths import CONTENT_DIRS, MEMORY_FILE, MemoryRepo, template_dir
 from autopoiesis.core.text import is_utf8
 from autopoiesis.errors import FrontmatterError, GitError
-from autopoiesis.git.history import LINK_MODES, ODD_NAME
+from autopoiesis.git.history import ODD_NAME, in_read_scope, misplaced
 from autopoiesis.git.runner import (
     Change,
     GitCommandError,
@@ -154,8 +154,9 @@ def check_knowledge(path: str, text: str, result: CheckResult) -> None:
 
 
 def staged_modes(root: Path, paths: list[str]) -> dict[str, str]:
-    """The index's file mode of each of PATHS under the memory folders."""
-    mine = [p for p in paths if p.split("/", 1)[0] in CONTENT_DIRS]
+    """The index's file mode of each of PATHS where autopoiesis reads (the memory folders,
+    shared/, the files at the top that steer it: history.READ_SCOPE)."""
+    mine = [p for p in paths if in_read_scope(p)]
     if not mine:
         return {}
     modes = {}
@@ -167,13 +168,15 @@ def staged_modes(root: Path, paths: list[str]) -> dict[str, str]:
 
 
 def _refuse_links(modes: dict[str, str], result: CheckResult) -> None:
-    """A symbolic link or gitlink under the memory folders is refused: a memory is
-    shared, and `knowledge/notes.md -> ~/.aws/credentials` would be read on every machine
-    that pulls it."""
+    """What `history.misplaced` names is refused (a symbolic link or gitlink in the memory
+    folders or at memory-config.yaml, anything under shared/ but a team's mount): a memory
+    is shared, and `knowledge/notes.md -> ~/.aws/credentials` would be read on every
+    machine that pulls it."""
     for path, mode in modes.items():
-        if path.split("/", 1)[0] in CONTENT_DIRS and mode in LINK_MODES:
+        why = misplaced(path, mode)
+        if why:
             result.errors.append(
-                f"{path}: {LINK_MODES[mode]}; the memory folders hold regular files only. "
+                f"{path}: {why}; a memory holds regular files there. "
                 f"Undo with `git rm --cached {path}`."
             )
 

@@ -423,8 +423,10 @@ def _check_incoming(
     if odd:
         shown = _listed(odd)
         raise SyncError(
-            f"{name}/{branch} holds what the memory folders never hold (a symbolic link or a "
-            f"gitlink, which nothing reads through, or a name with a control character):\n"
+            f"{name}/{branch} holds what a memory never holds where autopoiesis reads it (a "
+            "symbolic link or a gitlink in the memory folders or at memory-config.yaml, "
+            ".gitignore, .gitattributes or .gitmodules, which nothing reads through; under "
+            "shared/ anything but a team's mount; a name with a control character):\n"
             f"{shown}\nNothing was merged or pushed. Have it removed on the clone that made "
             f"it (`git log --stat {ours[:12]}..{name}/{branch}` shows the commit), then sync "
             "again."

@@ -1,0 +1,97 @@
+"""A memory pulled from a collaborator is untrusted data: what a hostile one commits without
+the hooks (`core.hooksPath=/dev/null`, `push --no-verify`) and the victim's `sync` pulls.
+Real clones, a real bare remote, real git."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autopoiesis.core.paths import MemoryRepo, shared_mounts
+from autopoiesis.errors import SyncError
+from autopoiesis.memory.sync import sync_once
+from tests.memory.test_sync import _clone, _first_clone, _git
+
+pytestmark = pytest.mark.slow
+
+
+def _pair(tmp: Path) -> tuple[MemoryRepo, MemoryRepo]:
+    """(the victim, the attacker): two clones of one memory; the attacker's has no hooks."""
+    victim, remote = _first_clone(tmp)
+    attacker = _clone(remote, tmp / "attacker")
+    _git(attacker, "config", "core.hooksPath", "/dev/null")
+    return victim, attacker
+
+
+def _push(attacker: MemoryRepo, message: str = "maintenance: x") -> None:
+    _git(attacker, "add", "-A")
+    _git(attacker, "commit", "-qm", message)
+    _git(attacker, "push", "-q", "--no-verify", "origin", "main")
+
+
+def _project(tmp: Path) -> tuple[Path, str]:
+    """A repository of this machine unrelated to the memory (the victim's project), with
+    unpushed work, whose remote moved on: (its folder, its HEAD)."""
+    remote = tmp / "proj.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    proj = tmp / "proj"
+    subprocess.run(["git", "clone", "-q", str(remote), str(proj)], check=True)
+    for name in ("a", "wip"):
+        (proj / name).write_text(name)
+        _git(proj, "add", name)
+        _git(proj, "commit", "-qm", name)
+        if name == "a":
+            _git(proj, "push", "-q", "origin", "HEAD:main")
+    other = tmp / "proj-other"
+    subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True)
+    (other / "b").write_text("b")
+    _git(other, "add", "b")
+    _git(other, "commit", "-qm", "upstream")
+    _git(other, "push", "-q", "origin", "HEAD:main")
+    return proj, _git(proj, "rev-parse", "HEAD").strip()
+
+
+def _gitmodules(root: Path, name: str, url: str = "https://example.invalid/x.git") -> None:
+    (root / ".gitmodules").write_text(
+        f'[submodule "shared/{name}"]\n\tpath = shared/{name}\n\turl = {url}\n'
+    )
+
+
+def test_a_pulled_link_under_shared_is_refused_before_the_merge(tmp_path: Path) -> None:
+    """`shared/proj -> ~/proj` with a .gitmodules entry: the victim's sync took it for a
+    team's mount and fetched, merged and pushed in the project the link named (its
+    unpushed work pushed). Now sync refuses the link before it merges anything."""
+    victim, attacker = _pair(tmp_path)
+    proj, proj_head = _project(tmp_path)
+    _gitmodules(attacker.root, "proj")
+    (attacker.root / "shared").mkdir()
+    (attacker.root / "shared/proj").symlink_to(proj)
+    _push(attacker)
+    before = _git(victim, "rev-parse", "HEAD").strip()
+    for _ in range(2):
+        with pytest.raises(SyncError, match="shared/proj: a symbolic link under shared/"):
+            sync_once(victim)
+    assert _git(victim, "rev-parse", "HEAD").strip() == before
+    assert _git(proj, "rev-parse", "HEAD").strip() == proj_head
+    assert "upstream" not in _git(proj, "log", "--format=%s")
+    assert "wip" not in _git(tmp_path / "proj.git", "log", "--format=%s", "main")
+
+
+def test_only_a_mount_team_add_made_is_synced(tmp_path: Path) -> None:
+    """What lies at shared/ on this machine by any other road (a link plain git pulled, to
+    the memory itself or to a project) is no team's mount: sync neither fetches, merges
+    nor pushes in it."""
+    victim, _ = _pair(tmp_path)
+    proj, proj_head = _project(tmp_path)
+    _gitmodules(victim.root, "proj")
+    with (victim.root / ".gitmodules").open("a") as fh:
+        fh.write('[submodule "shared/self"]\n\tpath = shared/self\n\turl = x\n')
+    (victim.root / "shared").mkdir()
+    (victim.root / "shared/proj").symlink_to(proj)
+    (victim.root / "shared/self").symlink_to("..")
+    assert shared_mounts(victim.root) == []
+    sync_once(victim)
+    assert _git(proj, "rev-parse", "HEAD").strip() == proj_head
+    assert "upstream" not in _git(proj, "log", "--format=%s")
