@@ -12,9 +12,12 @@ lose or resurrect something. One round (`sync_once`):
    would bring the forgotten text back) unless `force_after_forget` is given; then the
    rewritten branches and tags are force-pushed, only where the remote holds nothing but
    the old history (verify's record of the rewrite lists its commits);
-5. pull: `git fetch`, checks of what came in (a remote rewritten since the last fetch,
-   a forget on either side, unrelated histories, incoming commits that alter
-   transcripts, `.gitattributes` rules autopoiesis does not write), then `git merge`:
+5. each team mount this machine made (`team add`) fetched, merged and pushed
+   (memory/teams.py); then pull: `git fetch`, checks of what came in (a remote
+   rewritten since the last fetch, a forget on either side, unrelated histories,
+   incoming commits that alter transcripts, a link where autopoiesis reads, anything
+   under shared/ but a team's gitlink, `.gitattributes` rules autopoiesis does not
+   write), then `git merge`:
    knowledge files entry by entry (app/merge_driver.py),
    raw/ never conflicts (a transcript's path holds its session id). Caps are re-applied
    to the merged files before the merge is committed: MEMORY.md over the writer's line cap
@@ -22,7 +25,8 @@ lose or resurrect something. One round (`sync_once`):
 6. push: `git push --follow-tags` (the pre-push hook verifies the history); refused
    because the remote moved meanwhile (another clone's push won the race: "fetch first",
    or "failed to update ref" when two pushes crossed on the remote), the round backs off
-   and pulls, merges and pushes again (six tries, `push_backoff`).
+   and pulls, merges and pushes again (six tries, `push_backoff`). A team mount the
+   merged .gitmodules names that this machine did not add is named, never checked out.
 
 A conflict in text (not entries) stops the round with the files and the commands to
 finish; nothing is resolved silently. Every stop raises a SyncError whose message says
@@ -197,6 +201,11 @@ def _round(
             _pull(repo, git, report, timeout, abort_on_conflict)
         if not push or push_branch(git, report, timeout, retry=pull and attempt + 1 < PUSH_TRIES):
             break
+    if pull and (repo.root / ".gitmodules").exists():
+        from autopoiesis.memory.teams import TeamMemory
+
+        # after the pull: a mount that came with it is named by the sync that brought it
+        report.warnings += TeamMemory(repo).awaiting()
 
 
 def _holds_nothing(git: MemoryGit, name: str, timeout: float) -> bool:
@@ -469,7 +478,7 @@ def _sync_teams(repo: MemoryRepo, report: SyncReport) -> None:
     go with its own remote, and only the mount's commit is recorded here."""
     from autopoiesis.core.paths import shared_mounts
 
-    if not (repo.root / ".gitmodules").exists() and not shared_mounts(repo.root):
+    if not shared_mounts(repo.root):
         return
     from autopoiesis.memory.teams import TeamMemory
 

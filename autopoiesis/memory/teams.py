@@ -26,7 +26,7 @@ from pathlib import Path
 
 from autopoiesis.core.paths import SHARED_DIR, MemoryRepo, shared_mounts
 from autopoiesis.errors import GitError, InvalidArgumentError
-from autopoiesis.git.history import Finding
+from autopoiesis.git.history import ODD_NAME, Finding
 from autopoiesis.git.runner import call, decode
 
 _TEAM_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
@@ -240,21 +240,10 @@ class TeamMemory:
 
     # ── sync and verify ──
     def sync(self) -> TeamSync:
-        """Each mount: checked out if missing, fetched, merged, what `share` committed
-        pushed; the personal record of the mounts committed."""
+        """Each mount this machine made (`team add`): fetched, merged, what `share`
+        committed pushed; the personal record of the mounts committed. A mount the
+        memory's history names and this machine lacks is not checked out (`awaiting`)."""
         out = TeamSync()
-        checkout = call(self.root, "submodule", "update", "--init", "-q", "--", SHARED_DIR)
-        if checkout.returncode != 0:
-            # a mount .gitmodules names that could not be checked out (a fresh clone's):
-            # git clones no local path a repository's .gitmodules names (a pulled memory
-            # could name one of this machine's), and a remote may be unreachable
-            why = decode(checkout.stderr).strip().splitlines()
-            out.problems.append(
-                "a team's memory named in .gitmodules could not be checked out ("
-                + (why[0].removeprefix("fatal: ") if why else "git failed")
-                + "); mount it with `autopoiesis team add NAME URL` (`git config -f "
-                ".gitmodules --list` shows the names and URLs), or check its remote"
-            )
         for team in self.mounts():
             self._sync_one(team, out)
         from autopoiesis.git.repo import MemoryGit
@@ -264,6 +253,40 @@ class TeamMemory:
         )
         if done.sha:
             out.committed.append(f"{done.sha} maintenance: team memory updated")
+        return out
+
+    def awaiting(self) -> list[str]:
+        """What to say of each team the memory's .gitmodules names under shared/ that is
+        not mounted on this machine: a mount committed on another clone, or a
+        collaborator's entry. Nothing checks one out but `team add` here: the URL came
+        with a pull, so it is whoever could push's, and its notes would enter search and
+        every compiled context."""
+        named = call(
+            self.root, "config", "-z", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.path$"
+        )
+        mounted = set(shared_mounts(self.root))
+        out: list[str] = []
+        for item in decode(named.stdout).split("\x00") if named.returncode == 0 else []:
+            key, _, where = item.partition("\n")
+            team = where.removeprefix(f"{SHARED_DIR}/")
+            if where == team or where in mounted or not _TEAM_NAME.match(team):
+                continue
+            name = key.removeprefix("submodule.").removesuffix(".path")
+            url = call(self.root, "config", "-f", ".gitmodules", f"submodule.{name}.url")
+            shown = decode(url.stdout).strip() if url.returncode == 0 else ""
+            if not shown or ODD_NAME.search(shown) or " " in shown:
+                out.append(
+                    f"{where} is mounted in this memory's history, with no usable URL, but "
+                    "not on this machine: sync checks out no team memory this machine did not "
+                    f"add; `autopoiesis team add {team} URL` with the team's URL mounts it"
+                )
+                continue
+            out.append(
+                f"{where} is mounted in this memory's history (from {shown}) but not on "
+                "this machine: sync checks out no team memory this machine did not add (the "
+                "URL came with a pull). If you trust it, `autopoiesis team add "
+                f"{team} {shown}` mounts it"
+            )
         return out
 
     def _sync_one(self, team: str, out: TeamSync) -> None:

@@ -225,8 +225,9 @@ def test_a_fresh_clone_of_a_memory_with_a_team_is_told_and_mounts_it(
 ) -> None:
     """A second machine's clone of a memory that mounts a team: its first sync left
     `shared/billing` empty without a word (git clones no local path a repository's
-    .gitmodules names), and `team add` then said the folder "exists already". Sync says
-    so and how to mount it; `team add` with the team's URL checks it out."""
+    .gitmodules names), and `team add` then said the folder "exists already". Sync checks
+    out no mount this machine did not add (a pulled URL is whoever could push's): it names
+    the mount and the command; `team add` with the team's URL checks it out."""
     team_remote, _ = _team_remote(tmp_path)
     alice = _member(memory_repo.root, tmp_path, "alice")
     assert cli("team", "add", "billing", team_remote.as_uri(), repo=alice.root).returncode == 0
@@ -237,10 +238,14 @@ def test_a_fresh_clone_of_a_memory_with_a_team_is_told_and_mounts_it(
     init_memory_repo(second, build_index=False)
     laptop = MemoryRepo(second)
     report = sync_once(laptop)
-    if not (second / "shared/billing/knowledge").exists():  # a file:// URL: git will not
-        assert any("team add NAME URL" in w for w in report.warnings)
-        added = cli("team", "add", "billing", team_remote.as_uri(), repo=second)
-        assert added.returncode == 0, added.stderr
+    # the URL came with a pull: only this machine's `team add` checks the mount out
+    assert not (second / "shared/billing/knowledge").exists()
+    assert any(
+        f"autopoiesis team add billing {team_remote.as_uri()}` mounts it" in w
+        for w in report.warnings
+    ), report.warnings
+    added = cli("team", "add", "billing", team_remote.as_uri(), repo=second)
+    assert added.returncode == 0, added.stderr
     assert (second / "shared/billing/knowledge/procedures/oncall.md").is_file()
     wrong = cli("team", "add", "billing", "file:///elsewhere.git", repo=second)
     assert wrong.returncode != 0 and "exists already" in wrong.stdout + wrong.stderr
