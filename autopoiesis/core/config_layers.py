@@ -19,8 +19,10 @@ size; loading costs a stat or two when nothing changed.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import warnings
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,8 @@ from autopoiesis.errors import ConfigError
 
 CACHE_PATH = (STATE_DIR, *STATE_FILES["config_cache"])  # under the repo's root
 LOCAL_CACHE_PATH = (STATE_DIR, *STATE_FILES["local_config_cache"])
+# The most of a settings file read: the template is a few KiB (`_read_bytes`).
+MAX_CONFIG_BYTES = 1 << 20
 # The cache key holds this file's mtime and size too: the defaults and checks live here.
 _DEFAULTS_SOURCE = Path(__file__).with_name("config.py")
 
@@ -109,9 +113,9 @@ def _local_layer(root: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         pass
     try:
-        user = _user_settings(path.read_text(encoding="utf-8"), str(path))
+        user = _user_settings(_read_text(path), str(path))
         _merge(default_values(), user, "", str(path))  # every key and type checked
-    except (ConfigError, OSError, UnicodeDecodeError) as exc:
+    except ConfigError as exc:
         _unusable(exc, "this machine's settings are left out until it is fixed")
         return None
     _write_cache(root, cache, {"key": key, "user": user})
@@ -147,9 +151,10 @@ def load_tracked_config(root: Path) -> Config:
     last valid settings (the cache) are used, else the defaults, and a warning says why
     (`check_tracked_config` is the strict reading, for doctor)."""
     path = Path(root) / CONFIG_FILENAME
-    if not path.exists():
+    if not os.path.lexists(path):
         return Config()
-    st, code = path.stat(), _DEFAULTS_SOURCE.stat()
+    # the entry itself (a link's own times): a link in place of a file is read, and refused
+    st, code = path.lstat(), _DEFAULTS_SOURCE.stat()
     key = [st.st_mtime_ns, st.st_size, code.st_mtime_ns, code.st_size]
     cache = Path(root).joinpath(*CACHE_PATH)
     cached: Any = None
@@ -171,7 +176,7 @@ def check_tracked_config(root: Path) -> str | None:
     """Why ROOT/memory-config.yaml cannot be used as written, or None when it can."""
     path = Path(root) / CONFIG_FILENAME
     try:
-        if path.exists():
+        if os.path.lexists(path):
             _validated(_read_text(path), str(path))
     except ConfigError as exc:
         return str(exc)
@@ -179,10 +184,39 @@ def check_tracked_config(root: Path) -> str | None:
 
 
 def _read_text(path: Path) -> str:
+    """PATH's text, read as a settings file may be (`_read_bytes`)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return _read_bytes(path).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text. Re-save it as UTF-8.") from exc
+
+
+def _read_bytes(path: Path) -> bytes:
+    """PATH's bytes: a regular file of at most MAX_CONFIG_BYTES, never read through a
+    symbolic link. memory-config.yaml travels with the repository, and every command and
+    prompt hook reads it: a pulled `memory-config.yaml -> /dev/zero` was read to the end
+    of memory, a link to any file of this machine would be parsed, a FIFO waited on.
+    Raises ConfigError naming the file and what to do."""
+    fix = "Replace it with a regular settings file, and commit that."
+    try:
+        # O_NONBLOCK: opening a FIFO to read would wait for a writer
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ConfigError(
+                f"{path} is a symbolic link; settings are never read through one (a pulled "
+                f"link can name any file of this machine). {fix}"
+            ) from None
+        raise ConfigError(f"{path} cannot be read ({exc.strerror or exc}).") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ConfigError(f"{path} is not a regular file (a device, a FIFO, a folder). {fix}")
+        data = fh.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"{path} is over {MAX_CONFIG_BYTES // 1024} KiB; a settings file is a few KiB. {fix}"
+        )
+    return data
 
 
 def _last_valid(cached: Any, exc: ConfigError, path: Path) -> Config:
@@ -210,6 +244,6 @@ def _last_valid(cached: Any, exc: ConfigError, path: Path) -> Config:
 
 def _peek(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return _read_bytes(path).decode("utf-8", errors="replace")
+    except ConfigError:
         return ""

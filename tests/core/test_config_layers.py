@@ -124,3 +124,29 @@ def test_approving_reads_the_shared_file_as_written_never_its_last_valid_setting
     done = cli("llm", "approve", "--yes", repo=memory_repo)
     assert done.returncode == 1 and "Nothing was approved" in done.stderr
     assert held_back(memory_repo.root)  # still held back: nothing recorded
+
+
+def test_the_shared_file_is_never_read_through_a_link_nor_past_a_sane_size(
+    memory_repo: MemoryRepo, tmp_path
+) -> None:
+    """A pulled `memory-config.yaml -> /dev/zero` was read to the end of memory on every
+    command (MemoryError after ~2.6 GB, ~3 GB per prompt hook), and a link to any file of
+    this machine was parsed as the settings. Now a link, or a file over a MiB, is refused
+    with a warning naming it, and the last valid settings are used."""
+    from autopoiesis.core.config import check_tracked_config
+    from autopoiesis.core.config_layers import MAX_CONFIG_BYTES
+
+    shared = memory_repo.root / "memory-config.yaml"
+    shared.write_text("lifecycle:\n  memory_line_cap: 140\n")
+    assert load_config(memory_repo.root).lifecycle.memory_line_cap == 140  # cached as valid
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.write_text("lifecycle:\n  memory_line_cap: 90\n")
+    shared.unlink()
+    shared.symlink_to(elsewhere)
+    with pytest.warns(UserWarning, match="memory-config.yaml is a symbolic link"):
+        assert load_config(memory_repo.root).lifecycle.memory_line_cap == 140
+    assert "is a symbolic link" in (check_tracked_config(memory_repo.root) or "")
+    shared.unlink()
+    shared.write_text("lifecycle:\n  memory_line_cap: 90\n" + "#\n" * MAX_CONFIG_BYTES)
+    with pytest.warns(UserWarning, match="memory-config.yaml is over 1024 KiB"):
+        assert load_config(memory_repo.root).lifecycle.memory_line_cap == 140

@@ -116,3 +116,23 @@ def test_extraction_reads_no_transcript_through_a_link(
     assert list_transcripts(memory_repo) == []
     done = cli("extract", "--pending", repo=memory_repo)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_pre_commit_hook_refuses_a_link_at_a_file_autopoiesis_reads_or_under_shared(
+    memory_repo: MemoryRepo, git
+) -> None:
+    """`memory-config.yaml -> /dev/zero` was read on every command; `shared/x -> ..` was
+    taken for a team's mount, synced in. Neither is committed; a team's gitlink is."""
+    config = memory_repo.root / "memory-config.yaml"
+    config.unlink()
+    config.symlink_to("/dev/zero")
+    git(memory_repo, "add", "memory-config.yaml")
+    done = git(memory_repo, "commit", "-m", "config", check=False)
+    assert done.returncode != 0
+    assert "memory-config.yaml: a symbolic link at a file autopoiesis reads" in done.stderr
+    git(memory_repo, "reset", "-q", "--hard")
+    (memory_repo.root / "shared").mkdir()
+    (memory_repo.root / "shared/x").symlink_to("..")
+    git(memory_repo, "add", "shared/x")
+    done = git(memory_repo, "commit", "-m", "x", check=False)
+    assert done.returncode != 0 and "shared/x: a symbolic link under shared/" in done.stderr

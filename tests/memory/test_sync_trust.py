@@ -133,3 +133,18 @@ def test_a_pulled_team_mount_waits_for_this_machines_team_add(tmp_path: Path, cl
         assert cli("team", "add", "ops", url, repo=victim.root).returncode == 0
         assert shared_mounts(victim.root) == ["shared/ops"]
         assert (victim.root / "shared/ops/knowledge/reference/ops.md").is_file()
+
+
+def test_a_pulled_link_at_the_settings_file_is_refused_before_the_merge(tmp_path: Path) -> None:
+    """`memory-config.yaml -> /dev/zero` was merged, and every later command read it to
+    the end of memory. Sync refuses a link where autopoiesis reads a file."""
+    victim, attacker = _pair(tmp_path)
+    config = attacker.root / "memory-config.yaml"
+    config.unlink()
+    config.symlink_to("/dev/zero")
+    _push(attacker)
+    before = _git(victim, "rev-parse", "HEAD").strip()
+    with pytest.raises(SyncError, match="memory-config.yaml: a symbolic link at a file"):
+        sync_once(victim)
+    assert _git(victim, "rev-parse", "HEAD").strip() == before
+    assert not (victim.root / "memory-config.yaml").is_symlink()
