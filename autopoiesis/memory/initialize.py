@@ -8,6 +8,7 @@ it adds the layout and never touches a file it did not create (.gitignore and
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shlex
 import shutil
@@ -182,6 +183,45 @@ def foreign_attribute_changes(git: MemoryGit, ours: str, theirs: str) -> list[st
                 out.append(f"{path}: +{rule}")
         out += [f"{path}: -{rule}" for rule in here if rule in before and rule not in there]
     return out
+
+
+def _ignored_by_template(path: str, patterns: list[str]) -> bool:
+    """Whether one of PATTERNS (the lines of the .gitignore template: names, `*`
+    wildcards, folders with a trailing `/`; none negated) ignores PATH, as git reads them:
+    a pattern without a slash matches a name at any depth, a folder pattern any folder on
+    the way, and one with a slash is anchored at the top."""
+    parts = path.split("/")
+    for pattern in patterns:
+        folder = pattern.endswith("/")
+        name = pattern.strip("/")
+        if "/" in pattern.rstrip("/"):  # anchored: the first parts of the path
+            depth = name.count("/") + 1
+            if len(parts) > depth - (0 if folder else 1) and fnmatch.fnmatchcase(
+                "/".join(parts[:depth]), name
+            ):
+                return True
+        elif any(fnmatch.fnmatchcase(n, name) for n in (parts[:-1] if folder else parts)):
+            return True
+    return False
+
+
+def ignored_arrivals(git: MemoryGit, ours: str, theirs: str) -> list[str]:
+    """The paths THEIRS adds or changes since it and OURS parted that the memory's
+    .gitignore template ignores (memory.db, the state folder .autopoiesis/, secrets):
+    files a memory never tracks, which a merge would write over this clone's own untracked
+    ones (a collaborator's force-added memory.db replaced the search index and, tracked
+    from then on, blocked every later sync). The template, not the clone's .gitignore:
+    that one travels with the repository too."""
+    base = git.run("merge-base", ours, theirs, check=False).stdout.strip() or ours
+    changed = git.run(
+        "diff", "--name-only", "-z", "--no-renames", "--diff-filter=d", base, theirs
+    ).stdout.split("\0")
+    patterns = [
+        line.strip()
+        for line in (FILES_DIR / "gitignore").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith(("#", "!"))
+    ]
+    return [p for p in changed if p and _ignored_by_template(p, patterns)]
 
 
 def _check_out_a_cloned_memory(git: MemoryGit, report: InitReport) -> None:

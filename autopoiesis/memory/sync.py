@@ -17,7 +17,8 @@ lose or resurrect something. One round (`sync_once`):
    rewritten since the last fetch, a forget on either side, unrelated histories,
    incoming commits that alter transcripts, a link where autopoiesis reads, anything
    under shared/ but a team's gitlink, `.gitattributes` rules autopoiesis does not
-   write), then `git merge`:
+   write, files its .gitignore template ignores: memory.db, .autopoiesis/), then
+   `git merge`:
    knowledge files entry by entry (app/merge_driver.py),
    raw/ never conflicts (a transcript's path holds its session id). Caps are re-applied
    to the merged files before the merge is committed: MEMORY.md over the writer's line cap
@@ -359,7 +360,7 @@ def _check_incoming(
     from autopoiesis.git.history import link_findings, transcripts_at
     from autopoiesis.git.rewrite import resurrected
     from autopoiesis.git.verify import walk
-    from autopoiesis.memory.initialize import foreign_attribute_changes
+    from autopoiesis.memory.initialize import foreign_attribute_changes, ignored_arrivals
 
     name, branch, url = report.remote, report.branch, report.url
     remote_forgets = _forget_commits(git, theirs, ours)
@@ -451,6 +452,16 @@ def _check_incoming(
             f"(`git log -p {ours[:12]}..{name}/{branch} -- .gitattributes`); if you trust it, "
             f"merge it yourself (`git merge {name}/{branch}`), then sync again. A newer "
             "autopoiesis on the other clone may have written it: update this one first."
+        )
+    ignored = ignored_arrivals(git, ours, theirs)
+    if ignored:
+        raise SyncError(
+            f"{name}/{branch} brings files a memory never tracks (its .gitignore ignores "
+            f"them: the search index, the state folder, secrets):\n{_listed(ignored)}\n"
+            "Nothing was merged or pushed: the merge would write them over this clone's own "
+            "(memory.db is this clone's search index). Have them removed on the clone that "
+            f"committed them (`git rm --cached PATH` and a commit; `git log --stat "
+            f"{ours[:12]}..{name}/{branch}` shows the commit), then sync again."
         )
     findings = walk(repo.root, theirs, [ours], transcripts_at(repo.root, ours)).findings
     if findings:

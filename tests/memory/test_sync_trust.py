@@ -148,3 +148,40 @@ def test_a_pulled_link_at_the_settings_file_is_refused_before_the_merge(tmp_path
         sync_once(victim)
     assert _git(victim, "rev-parse", "HEAD").strip() == before
     assert not (victim.root / "memory-config.yaml").is_symlink()
+
+
+def test_a_pulled_file_the_memory_ignores_is_refused_before_the_merge(tmp_path: Path) -> None:
+    """A collaborator's force-added memory.db (the search index, git-ignored) replaced
+    the victim's index, became tracked, and then blocked every sync with advice to commit
+    or stash it. Sync refuses what the memory's .gitignore template ignores, naming it."""
+    import sqlite3
+
+    victim, attacker = _pair(tmp_path)
+    mine = sqlite3.connect(victim.root / "memory.db")
+    mine.execute("create table victim_marker(x)")
+    mine.commit()
+    mine.close()
+    index = (victim.root / "memory.db").read_bytes()
+    theirs = sqlite3.connect(attacker.root / "memory.db")
+    theirs.execute("create table attacker_marker(x)")
+    theirs.commit()
+    theirs.close()
+    (attacker.root / ".autopoiesis").mkdir(exist_ok=True)
+    (attacker.root / ".autopoiesis/planted.json").write_text("{}")
+    _git(attacker, "add", "-f", "memory.db", ".autopoiesis/planted.json")
+    _push(attacker)
+    before = _git(victim, "rev-parse", "HEAD").strip()
+    with pytest.raises(SyncError, match="files a memory never tracks") as refused:
+        sync_once(victim)
+    assert "memory.db" in str(refused.value) and ".autopoiesis/planted.json" in str(refused.value)
+    assert _git(victim, "rev-parse", "HEAD").strip() == before
+    assert (victim.root / "memory.db").read_bytes() == index
+    # the template's patterns as git reads them; a note is never one
+    from autopoiesis.memory.initialize import _ignored_by_template
+
+    patterns = ["memory.db", "*.key", "secrets/", "/top/only"]
+    assert _ignored_by_template("knowledge/secrets/a.md", patterns)
+    assert _ignored_by_template("x/id.key", patterns)
+    assert _ignored_by_template("top/only/a.md", patterns)
+    assert not _ignored_by_template("knowledge/reference/secrets.md", patterns)
+    assert not _ignored_by_template("a/top/only", patterns)
