@@ -89,7 +89,8 @@ class MemoryCondenser(LLMStage):
         day = day or self.now().date()
         archived = sorted((self.repo.root / "archive" / "journal").glob(f"{day.isoformat()}*.md"))
         if archived and not (self.repo.root / f"knowledge/journal/{day.isoformat()}.md").exists():
-            # written again, it was archived again by the next prune, beside the first copy
+            # the day's journal is in the archive already: written again, the next prune
+            # would only archive it again (merged into that file, `MemoryPruner._move`)
             return MaintenanceResult(
                 (
                     f"the journal of {day.isoformat()} is archived "

@@ -8,7 +8,8 @@ auto-loaded), and git history keeps everything else.
 * prune_memory: MEMORY.md over `lifecycle.memory_line_cap` lines -> superseded entries
   first, then the oldest entries (Active Context before Lessons/Decisions) move to
   archive/memory/MEMORY.md under the same sections, until it fits.
-* prune_journals: journals older than `lifecycle.journal_retention_days` -> archive/journal/.
+* prune_journals: journals older than `lifecycle.journal_retention_days` -> archive/journal/
+  (a day archived before: merged into its archive file, never over it; `_move`).
 * score_and_evict: score = exp(-0.05 × days since `updated`) × references (1 + recent
   transcripts that mention the file's subject + the times the context compiler included
   it); below 0.01 and older than 30 days -> archive/ (same path below knowledge/). The
@@ -37,6 +38,7 @@ from autopoiesis.core.paths import INDEX_FILES, MEMORY_FILE, MemoryRepo
 from autopoiesis.core.text import STOPWORDS, words
 from autopoiesis.errors import GitError, TimestampError
 from autopoiesis.formats import knowledge as kf
+from autopoiesis.git.merge_driver import merge_texts
 from autopoiesis.git.repo import MemoryGit
 from autopoiesis.knowledge.extract import list_transcripts
 from autopoiesis.knowledge.stage import LLMStage
@@ -240,18 +242,47 @@ class MemoryPruner(LLMStage):
             ) from None
         return MaintenanceResult(result.actions, result.paths, sha, result.flagged)
 
-    def _move(self, rel: str, dest: str) -> None:
+    def _move(self, rel: str, dest: str) -> str:
+        """Move REL out of knowledge/ to DEST under archive/; returns the path it went to.
+
+        Nothing already archived is overwritten: a path archived before (a day's journal
+        written again after its first archive, by a late extraction) is merged into its
+        archive file, entry by entry as a merge of two clones is (`merge_texts` over an
+        empty base: the entries of both, `sessions` united, `updated` the later); when
+        the two cannot merge cleanly (prose both wrote differently), the file goes to a
+        free name beside it, `NAME.YYYYMMDD[-N].md`, and that is the path returned."""
         src, dst = (
             self.repo.resolve_inside(rel, under="knowledge"),
             self.repo.resolve_inside(dest, under="archive"),
         )
         self.writer.flush()
         self.writer.forget(rel)
+        self.writer.forget(dest)
         dst.parent.mkdir(parents=True, exist_ok=True)
-        if dst.exists():  # an earlier archive of the same path: keep both
-            stem = dst.stem + "." + self.now().strftime("%Y%m%d")
-            dst = dst.with_name(stem + dst.suffix)
+        if dst.exists():
+            merged = merge_texts(
+                "",
+                dst.read_text(encoding="utf-8"),
+                src.read_text(encoding="utf-8"),
+                dest,
+            )
+            if not merged.conflicts:
+                self.writer.write_doc(dest, kf.parse(merged.text))
+                self.writer.flush()
+                src.unlink()
+                return dest
+            dst = self._free_name(dst)
         os.replace(src, dst)
+        return self.repo.rel(dst)
+
+    def _free_name(self, taken: Path) -> Path:
+        """A name beside TAKEN that no file has: its stem dated today, then numbered."""
+        stem = taken.stem + "." + self.now().strftime("%Y%m%d")
+        candidate, n = taken.with_name(stem + taken.suffix), 1
+        while candidate.exists():
+            n += 1
+            candidate = taken.with_name(f"{stem}-{n}{taken.suffix}")
+        return candidate
 
     # ── MEMORY.md cap ──
     def prune_memory(self, *, commit: bool = True) -> MaintenanceResult:
@@ -311,8 +342,7 @@ class MemoryPruner(LLMStage):
                 continue
             if day < cutoff:
                 rel = self.repo.rel(p)
-                dest = f"archive/journal/{p.name}"
-                self._move(rel, dest)
+                dest = self._move(rel, f"archive/journal/{p.name}")
                 actions.append(f"archived {rel} -> {dest}")
                 paths += [rel, dest]
         result = MaintenanceResult(tuple(actions), tuple(paths))
@@ -390,8 +420,7 @@ class MemoryPruner(LLMStage):
         actions, paths = [], []
         for rel, score, days, refs in self.scores():
             if score < EVICT_SCORE and days > EVICT_MIN_DAYS:
-                dest = "archive/" + rel[len("knowledge/") :]
-                self._move(rel, dest)
+                dest = self._move(rel, "archive/" + rel[len("knowledge/") :])
                 actions.append(
                     f"evicted {rel} -> {dest} (score {score:.4f}: {days} days old, {refs} "
                     "reference(s))"

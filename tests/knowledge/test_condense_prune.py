@@ -365,3 +365,68 @@ def test_a_prune_whose_commit_fails_says_its_files_are_kept(
     assert "cannot update ref" in message and "kept" in message
     assert "`autopoiesis commit` commits them" in message
     assert (memory_repo.root / "archive/journal/2025-06-01.md").exists()
+
+
+def _journal_of_a_day(repo: MemoryRepo, text: str) -> None:
+    KnowledgeWriter(repo).apply(
+        [
+            KnowledgeChange(
+                "knowledge/journal/2025-03-01.md",
+                "append",
+                "general",
+                text,
+                Provenance("raw/a.md", datetime(2025, 3, 1, 11, tzinfo=UTC), session=text[-4:]),
+                dated=False,
+            )
+        ]
+    )
+
+
+def test_a_day_archived_again_is_merged_into_its_archive_never_overwritten(
+    memory_repo: MemoryRepo,
+) -> None:
+    """A late extraction wrote knowledge/journal/D.md again after D was archived; the
+    next archive put it at archive/journal/D.<today>.md, which the commit left out
+    (it recorded D.md, and deleted the journal), and the one after overwrote that file:
+    the second journal was nowhere. The day's archive now takes every round's entries,
+    committed."""
+    now = lambda: datetime(2026, 11, 30, tzinfo=UTC)
+    for n in (1, 2, 3):
+        _journal_of_a_day(memory_repo, f"Used tool number {n} for builds, ses{n}")
+        with MemoryPruner(memory_repo, now=now) as p:
+            result = p.prune_journals()
+        assert result.commit
+        assert MemoryGit(memory_repo).run("status", "--porcelain").stdout == ""
+    archived = sorted((memory_repo.root / "archive/journal").iterdir())
+    assert [p.name for p in archived] == ["2025-03-01.md"]
+    doc = kf.parse(archived[0].read_text())
+    assert [e.text for _, e in doc.entries()] == [
+        f"Used tool number {n} for builds, ses{n}" for n in (1, 2, 3)
+    ]
+    assert doc.meta()["sessions"] == ["ses1", "ses2", "ses3"]
+
+
+def test_an_archive_that_cannot_merge_goes_to_a_free_name_committed(
+    memory_repo: MemoryRepo,
+) -> None:
+    """Prose the archived file and the new one each wrote differently cannot be merged:
+    the new one goes beside it under a free name, reported and committed, and a third
+    round takes another free name rather than the second's."""
+    root = memory_repo.root
+    now = lambda: datetime(2026, 11, 30, tzinfo=UTC)
+    for n in (1, 2, 3):
+        journal = root / "knowledge/journal/2025-03-01.md"
+        journal.parent.mkdir(parents=True, exist_ok=True)
+        journal.write_text(f"---\ntype: journal\ndate: 2025-03-01\n---\n\nHand note {n}.\n")
+        with MemoryPruner(memory_repo, now=now) as p:
+            result = p.prune_journals()
+        assert result.commit
+        assert MemoryGit(memory_repo).run("status", "--porcelain").stdout == ""
+    names = {
+        "2025-03-01.md": "Hand note 1.",
+        "2025-03-01.20261130.md": "Hand note 2.",
+        "2025-03-01.20261130-2.md": "Hand note 3.",
+    }
+    for name, note in names.items():
+        assert note in (root / "archive/journal" / name).read_text()
+    assert "-> archive/journal/2025-03-01.20261130-2.md" in result.actions[0]
