@@ -135,8 +135,17 @@ def check_memory(text: str, cap: int, result: CheckResult) -> None:
             "first "
             "(`autopoiesis prune`), or move detail into project or people files."
         )
+    elif lines > cap:  # a hand edit or a merge: the writer never takes it past the cap
+        result.warnings.append(
+            f"{MEMORY_FILE} has {lines} lines, over its cap of {cap}; `autopoiesis prune` "
+            "moves its oldest entries to archive/."
+        )
     elif lines > soft:
-        result.warnings.append(f"{MEMORY_FILE} is at {lines} lines (cap {cap}); consider pruning.")
+        # at the cap prune has nothing to do: the writer makes room for each new entry
+        result.warnings.append(
+            f"{MEMORY_FILE} is at {lines} lines (cap {cap}); its oldest entries move to "
+            "archive/ as new ones arrive."
+        )
 
 
 def check_topic(path: str, text: str, result: CheckResult) -> None:

@@ -78,6 +78,15 @@ def test_memory_cap_warns_then_rejects(memory_repo: MemoryRepo, commit_all) -> N
     assert proc.returncode == 0
     assert "warning" in proc.stderr
     assert "185 lines" in proc.stderr
+    # at the cap prune does nothing (the writer makes room for each new entry): no advice
+    # to prune until it is over
+    assert "move to archive/ as new ones arrive" in proc.stderr and "prun" not in proc.stderr
+    mem.write_text(
+        head + "".join(f"- 2026-01-01: fact {i}\n" for i in range(210 - head.count("\n")))
+    )
+    proc = commit_all(memory_repo.root, check=False)
+    assert proc.returncode == 0
+    assert "210 lines, over its cap of 200; `autopoiesis prune`" in proc.stderr
     mem.write_text(head + "".join(f"- 2026-01-01: fact {i}\n" for i in range(230)))
     proc = commit_all(memory_repo.root, check=False)
     assert proc.returncode != 0
