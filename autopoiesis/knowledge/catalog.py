@@ -66,6 +66,19 @@ class EntryCatalog:
         self._all[(path, e.id)] = (found[0], found[1].superseded(e.superseded_by or "-"))
         self._live_index(path, found[1], add=False)
 
+    def remove(self, path: str, e: kf.Entry) -> None:
+        """E left PATH (moved to archive/ to hold a cap): forgotten, as a fresh read of
+        the files would not find it there."""
+        found = self._all.pop((path, e.id), None)
+        if found is None:
+            return
+        if found[1].active:
+            self._live_index(path, found[1], add=False)
+        self._homes.get(e.id, set()).discard(path)
+        words, numbers = _signature(found[1].text)
+        for w in words | numbers:
+            self._postings.get(w, set()).discard((path, e.id))
+
     def _live_index(self, path: str, e: kf.Entry, *, add: bool) -> None:
         fact = bare_fact(e.text)
         if add:

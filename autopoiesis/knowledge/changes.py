@@ -78,11 +78,17 @@ class ApplyReport:
     # files changed with no entry of their own: a journal whose `sessions:` gained one whose
     # line it already held
     noted: list[str] = field(default_factory=list)
+    # (archive path, entry id) of the entries moved out of MEMORY.md to make room for new
+    # ones under its line cap (`KnowledgeWriter.hold_memory_cap`)
+    archived: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def paths(self) -> list[str]:
         return sorted(
-            {p for p, _ in self.added} | {p for p, _ in self.superseded} | set(self.noted)
+            {p for p, _ in self.added}
+            | {p for p, _ in self.superseded}
+            | set(self.noted)
+            | {p for p, _ in self.archived}
         )
 
     def merge(self, other: ApplyReport) -> None:
@@ -92,6 +98,7 @@ class ApplyReport:
         self.duplicates += other.duplicates
         self.capped += other.capped
         self.noted += other.noted
+        self.archived += other.archived
 
 
 # ── templates of files the writer creates ──

@@ -98,6 +98,7 @@ class ExtractionReport:
     transcripts: tuple[str, ...] = ()
     commit: str | None = None
     learned: tuple[tuple[str, str], ...] = ()  # (path, entry text) of every entry added
+    archived: int = 0  # older entries of MEMORY.md moved to archive/ to make room under its cap
 
     def summary(self) -> str:
         parts = [
@@ -107,6 +108,11 @@ class ExtractionReport:
             f"{self.superseded} superseded",
             f"{counted(self.duplicates, 'duplicate')} skipped",
         ]
+        if self.archived:
+            parts.append(
+                f"{counted(self.archived, 'older entry', 'older entries')} of MEMORY.md moved "
+                "to archive/ to hold its line cap"
+            )
         if self.already_done:
             parts.append(f"{self.already_done} already done")
         if self.waiting:
@@ -142,6 +148,7 @@ class _Acc:
             tuple(self.apply.paths),
             tuple(dict.fromkeys(self.transcripts)),
             learned=tuple(self.apply.learned),
+            archived=len(self.apply.archived),
         )
 
 
@@ -465,10 +472,7 @@ class KnowledgeExtractor(LLMStage):
         for (src, ex), out in zip(jobs, outcomes):
             error = out.error
             if error is None:
-                try:
-                    acc.apply.merge(self.writer.apply(out.changes or [], ex.policy))
-                except (ChangeRejectedError, UnsafePathError) as exc:
-                    error = str(exc)
+                error = self._apply_changes(out.changes or [], ex, acc)
             if error is None:
                 acc.processed.append((src.path, ex.key, out.flavour))
                 to_mark.append((src.content_hash, ex.key, src.path, out.flavour))
@@ -479,13 +483,15 @@ class KnowledgeExtractor(LLMStage):
             )
             row = self.state.record_failure(src.content_hash, ex.key, src.path, error, now)
             if fallback_now or self.state.exhausted(row):
-                try:
-                    acc.apply.merge(self.writer.apply(ex.run_offline(src), ex.policy))
-                except (ChangeRejectedError, UnsafePathError) as exc:
-                    self._note("fallback_failed", path=src.path, extractor=ex.key, error=str(exc))
+                refused = self._apply_changes(ex.run_offline(src), ex, acc)
+                if refused is not None:
+                    self._note("fallback_failed", path=src.path, extractor=ex.key, error=refused)
                     acc.failed.append(
                         Failure(
-                            src.path, ex.key, f"{error}; offline fallback refused too: {exc}", None
+                            src.path,
+                            ex.key,
+                            f"{error}; offline fallback refused too: {refused}",
+                            None,
                         )
                     )
                     continue
@@ -496,6 +502,21 @@ class KnowledgeExtractor(LLMStage):
                 done.add((src.content_hash, ex.key))
             else:
                 acc.failed.append(Failure(src.path, ex.key, error, row.next_retry_at))
+
+    def _apply_changes(self, changes: list[Any], ex: ExtractorPlugin, acc: _Acc) -> str | None:
+        """Apply an extractor's CHANGES; None when every one was written or already known,
+        else why not: the writer refused the batch, or a cap kept an entry out (a
+        MEMORY.md of hand-written lines, a file at the byte cap). Such a transcript is
+        not done: it is retried, so the entry is written once the cause is fixed."""
+        try:
+            report = self.writer.apply(changes, ex.policy)
+        except (ChangeRejectedError, UnsafePathError) as exc:
+            return str(exc)
+        acc.apply.merge(report)
+        if report.capped:
+            path, why = report.capped[0]
+            return f"{counted(len(report.capped), 'entry', 'entries')} not written to {path}: {why}"
+        return None
 
     def _extract_all(self, jobs: list[tuple[SourceTranscript, ExtractorPlugin]]) -> list[_Outcome]:
         if not jobs:

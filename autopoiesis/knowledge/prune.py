@@ -5,9 +5,11 @@ compaction guarded by a fact-preservation check (docs/design.md#entry-ids).
 Nothing is deleted: what leaves knowledge/ goes to archive/ (git-tracked, searchable, not
 auto-loaded), and git history keeps everything else.
 
-* prune_memory: MEMORY.md over `lifecycle.memory_line_cap` lines -> superseded entries
-  first, then the oldest entries (Active Context before Lessons/Decisions) move to
-  archive/memory/MEMORY.md under the same sections, until it fits.
+* prune_memory: MEMORY.md over `lifecycle.memory_line_cap` lines (a hand edit, a merge)
+  -> superseded entries first, then the oldest entries (Active Context before
+  Lessons/Decisions) move to archive/memory/MEMORY.md under the same sections, until it
+  fits. The rule is the writer's (`KnowledgeWriter.hold_memory_cap`), which holds the cap
+  the same way as it adds each entry, so a new fact makes room rather than being refused.
 * prune_journals: journals older than `lifecycle.journal_retention_days` -> archive/journal/
   (a day archived before: merged into its archive file, never over it; `_move`).
 * score_and_evict: score = exp(-0.05 × days since `updated`) × references (1 + recent
@@ -42,11 +44,8 @@ from autopoiesis.git.merge_driver import merge_texts
 from autopoiesis.git.repo import MemoryGit
 from autopoiesis.knowledge.extract import list_transcripts
 from autopoiesis.knowledge.stage import LLMStage
-from autopoiesis.knowledge.writer import KnowledgeWriter
+from autopoiesis.knowledge.writer import ARCHIVE_MEMORY, KnowledgeWriter
 
-ARCHIVE_MEMORY = "archive/" + MEMORY_FILE.removeprefix(
-    "knowledge/"
-)  # where eviction would put it too
 MAX_PHRASE_LOSS = 0.05
 DECAY_RATE = 0.05  # half-life ~14 days (docs/design.md#prune)
 EVICT_SCORE = 0.01
@@ -286,41 +285,11 @@ class MemoryPruner(LLMStage):
 
     # ── MEMORY.md cap ──
     def prune_memory(self, *, commit: bool = True) -> MaintenanceResult:
-        doc = self.writer.read(MEMORY_FILE)
-        if doc is None or doc.line_count() <= self.cap:
+        """MEMORY.md over its cap (a hand edit, a merge of two clones) held to it by the
+        writer's one rule of that cap (`KnowledgeWriter.hold_memory_cap`), committed."""
+        moved = self.writer.hold_memory_cap()
+        if not moved:
             return MaintenanceResult()
-        moved: list[tuple[str, kf.Entry]] = []
-
-        def victims(
-            doc: kf.KnowledgeDoc,
-        ) -> list[tuple[int, int, int]]:  # (priority, section, line) oldest first
-            order = {"active context": 0, "lessons learned": 1, "key decisions": 1}
-            found = []
-            for si, s in enumerate(doc.sections):
-                for li, line in enumerate(s.lines):
-                    if isinstance(line, kf.Entry):
-                        rank = -1 if not line.active else order.get(s.title.strip().lower(), 1)
-                        found.append((rank, line.date or line.turn_at, si, li))
-            found.sort()
-            return [(r, si, li) for r, _, si, li in found]
-
-        while doc.line_count() > self.cap:
-            cands = victims(doc)
-            if not cands:
-                break
-            _, si, li = cands[0]
-            entry = doc.sections[si].lines[li]
-            assert isinstance(entry, kf.Entry)
-            moved.append((doc.sections[si].title, entry))
-            doc = doc.remove_line(si, li)
-        self.writer.write_doc(MEMORY_FILE, doc)
-        arch = self.writer.read(ARCHIVE_MEMORY) or kf.new_doc(
-            {"type": "archive", "of": MEMORY_FILE}, "Core Memory — archived entries"
-        )
-        for title, entry in moved:
-            arch, ai = arch.with_section(title)
-            arch = arch.append_line(ai, entry)
-        self.writer.write_doc(ARCHIVE_MEMORY, arch)
         result = MaintenanceResult(
             (
                 f"MEMORY.md over its cap of {self.cap} lines: moved {len(moved)} entries to "

@@ -39,11 +39,15 @@ through and
 * **Frontmatter kept current**: `updated` (the latest cited turn time, not the wall clock,
   so a replay of the same transcripts writes the same bytes), `entry_count`, and for
   MEMORY.md `line_count`.
-* **Caps, before anything is written**: MEMORY.md never grows past
-  `lifecycle.memory_line_cap` lines (the pre-commit hook rejects it at 110%), and no
-  knowledge file past FILE_BYTE_CAP. An entry that would cross a cap is not added; it is
-  counted in the report (`capped`) and logged with the reason, so a runaway producer
-  (a model's 3,000-item reply) can never leave a file that every later commit refuses.
+* **Caps, kept here**: MEMORY.md never grows past `lifecycle.memory_line_cap` lines (the
+  pre-commit hook rejects it at 110%), and no knowledge file past FILE_BYTE_CAP. A new
+  entry of MEMORY.md that would cross its cap makes room (`hold_memory_cap`, which the
+  pruner runs too): superseded entries first, then the oldest, move to
+  archive/memory/MEMORY.md, so a new fact is never lost to the cap. An entry that would
+  cross a cap no room can be made under (a file of hand-written lines, the byte cap) is
+  not added; it is counted in the report (`capped`) and logged with the reason, so a
+  runaway producer (a model's 3,000-item reply) can never leave a file that every later
+  commit refuses.
 * **Redaction**: every entry's text, section, citation and tags, and every document
   stored whole (condense, prune), go through the repo's redactor (`repo.redactor()`).
 
@@ -84,6 +88,38 @@ log = logging.getLogger(__name__)
 FILE_BYTE_CAP = (
     512 * 1024
 )  # a knowledge file the writer grows stops here (the index skips files over 8 MB)
+# where MEMORY.md's entries go to hold its line cap (the same path below archive/)
+ARCHIVE_MEMORY = "archive/" + MEMORY_FILE.removeprefix("knowledge/")
+# which entries of MEMORY.md leave first for the archive: superseded ones (-1), then the
+# oldest of Active Context (0), then the oldest of the curated sections (1)
+_LEAVES_FIRST = {"active context": 0, "lessons learned": 1, "key decisions": 1}
+
+
+def memory_overflow(
+    doc: kf.KnowledgeDoc, limit: int, keep: str | None = None
+) -> tuple[kf.KnowledgeDoc, list[tuple[str, kf.Entry]]]:
+    """DOC (MEMORY.md) with entries taken out until it has at most LIMIT lines, and
+    (section title, entry) of each taken, in the order they leave: superseded entries
+    first, then the oldest (Active Context before Lessons Learned and Key Decisions). The
+    entry KEEP (the one just written) stays; hand-written lines are never taken, so a file
+    of them stays over."""
+    moved: list[tuple[str, kf.Entry]] = []
+    while doc.line_count() > limit:
+        found: list[tuple[int, str, int, int, kf.Entry]] = []
+        for si, sec in enumerate(doc.sections):
+            rank = _LEAVES_FIRST.get(sec.title.strip().lower(), 1)
+            for li, line in enumerate(sec.lines):
+                if isinstance(line, kf.Entry) and line.id != keep:
+                    when = line.turn_at or line.date or ""
+                    found.append((rank if line.active else -1, when, si, li, line))
+        if not found:
+            break
+        found.sort(key=lambda v: v[:4])
+        chosen = found[: doc.line_count() - limit]
+        moved += [(doc.sections[si].title, e) for _, _, si, _, e in chosen]
+        for _, _, si, li, _ in sorted(chosen, key=lambda v: v[2:4], reverse=True):
+            doc = doc.remove_line(si, li)  # from the end: the indexes of the rest hold
+    return doc, moved
 
 
 @dataclass(frozen=True)
@@ -166,7 +202,7 @@ class KnowledgeWriter(KnowledgeDocuments):
         entry = self._entry(draft)
         doc = draft.doc.append_line(draft.si, entry)
         doc = self._note_session(ch, self._touch(doc, draft.at))
-        why = self._over_cap(ch.path, before, doc)
+        why = self._over_cap(ch.path, before, doc, draft.new_id)
         if why is not None:
             log.warning("%s: entry not added (%s)", ch.path, why)
             report.capped.append((ch.path, why))
@@ -178,6 +214,10 @@ class KnowledgeWriter(KnowledgeDocuments):
         for path, old_id in dict.fromkeys(strike):
             if old_id != entry.id:
                 self._supersede_everywhere(path, old_id, entry.id, report)
+        if ch.path == MEMORY_FILE:  # after the strikes: what they superseded leaves first
+            report.archived += [
+                (ARCHIVE_MEMORY, e.id) for _, e in self.hold_memory_cap(keep=entry.id)
+            ]
 
     def _draft(self, ch: KnowledgeChange, doc: kf.KnowledgeDoc) -> _Draft | None:
         """CH as it would be written into DOC (its section added when missing), or None
@@ -357,13 +397,45 @@ class KnowledgeWriter(KnowledgeDocuments):
             self._catalog().drop(d.ch.path, old_line.superseded(entry.id))
 
     def _over_cap(
-        self, relpath: str, before: kf.KnowledgeDoc, after: kf.KnowledgeDoc
+        self, relpath: str, before: kf.KnowledgeDoc, after: kf.KnowledgeDoc, new_id: str
     ) -> str | None:
-        """Why AFTER may not replace BEFORE (a cap it would cross), or None. The byte count
-        is exact only near the cap (the size of BEFORE is tracked; rendering every time
-        would make a thousand-transcript replay slow)."""
+        """Why AFTER, BEFORE with the entry NEW_ID added, may not replace it (a cap it would
+        cross even with room made, `hold_memory_cap`), or None. The byte count is exact
+        only near the cap (the size of BEFORE is tracked; rendering every time would make
+        a thousand-transcript replay slow)."""
         near = self._size(relpath, before) > FILE_BYTE_CAP - 4096
+        if relpath == MEMORY_FILE:
+            after, _ = memory_overflow(after, self.memory_line_limit(), keep=new_id)
         return self.cap_violation(relpath, after, bytes_too=near)
+
+    def hold_memory_cap(self, *, keep: str | None = None) -> list[tuple[str, kf.Entry]]:
+        """Hold MEMORY.md to `lifecycle.memory_line_cap` lines, the one rule of that cap: while
+        it is over, its entries move to ARCHIVE_MEMORY under the same sections, superseded
+        ones first, then the oldest (`memory_overflow`); the entry KEEP (just written)
+        stays. Nothing is deleted. Returns (section title, entry) of each entry moved. The
+        writer runs it after each entry it adds to MEMORY.md, the pruner for a file a hand
+        edit or a merge took over the cap."""
+        doc = self.read(MEMORY_FILE)
+        if doc is None:
+            return []
+        trimmed, moved = memory_overflow(doc, self.memory_line_limit(), keep)
+        if not moved:
+            return []
+        archive = self.read(ARCHIVE_MEMORY) or kf.new_doc(
+            {"type": "archive", "of": MEMORY_FILE}, "Core Memory — archived entries"
+        )
+        for title, entry in moved:
+            archive, ai = archive.with_section(title)
+            archive = archive.append_line(ai, entry)
+        self._store(MEMORY_FILE, trimmed)
+        self._store(ARCHIVE_MEMORY, archive)
+        facts, ids = self._known.get(MEMORY_FILE, (set(), set()))
+        for _, entry in moved:  # gone from the file: a later statement of it is new there
+            facts.discard(kf.normalize_fact(entry.text))
+            ids.discard(entry.id)
+            if self._cat is not None:
+                self._cat.remove(MEMORY_FILE, entry)
+        return moved
 
     def cap_violation(
         self, relpath: str, doc: kf.KnowledgeDoc, *, bytes_too: bool = True
@@ -377,8 +449,9 @@ class KnowledgeWriter(KnowledgeDocuments):
             if lines > limit:
                 return (
                     f"{MEMORY_FILE} would have {lines} lines, over lifecycle.memory_line_cap "
-                    f"({limit}); "
-                    "run `autopoiesis prune`, or move detail into project or people files"
+                    f"({limit}), in lines that are not entries (written by hand), which "
+                    "are never moved to archive/ to make room; move them into project or "
+                    "people files, or raise the cap"
                 )
         if bytes_too:
             exact = len(kf.render(doc).encode("utf-8"))

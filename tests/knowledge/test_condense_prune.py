@@ -430,3 +430,118 @@ def test_an_archive_that_cannot_merge_goes_to_a_free_name_committed(
     for name, note in names.items():
         assert note in (root / "archive/journal" / name).read_text()
     assert "-> archive/journal/2025-03-01.20261130-2.md" in result.actions[0]
+
+
+def _with_memory_cap(repo: MemoryRepo, cap: int) -> MemoryRepo:
+    config = repo.root / "memory-config.yaml"
+    text = config.read_text()
+    assert "  memory_line_cap: 200 " in text
+    config.write_text(text.replace("  memory_line_cap: 200 ", f"  memory_line_cap: {cap} "))
+    MemoryGit(repo).commit_paths(["memory-config.yaml"], "config: a small MEMORY.md cap\n")
+    return MemoryRepo(repo.root)  # config is cached per instance
+
+
+def _decisions(n: int, start: int = 0, day: int = 1) -> list[dict]:
+    return [
+        session(
+            f"ses{i:03d}",
+            f"2026-03-{day:02d}T{i % 24:02d}:{i % 60:02d}:00Z",
+            ("user", f"We decided to use Redis for cache number {i}."),
+        )
+        for i in range(start, start + n)
+    ]
+
+
+def test_a_new_fact_makes_room_in_a_full_memory_never_dropped(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Once MEMORY.md reached lifecycle.memory_line_cap every new entry was refused ("run
+    `autopoiesis prune`"), prune found nothing to do (it acts over the cap, the writer
+    never let it get there) and the session was marked extracted: newer decisions were
+    lost for good. The writer now makes room as prune does: the oldest entries move to
+    archive/memory/MEMORY.md, committed with the extraction."""
+    repo = _with_memory_cap(memory_repo, 20)  # a new MEMORY.md has 12 lines: room for 8
+    import_sessions(repo, tmp_path, _decisions(12))
+    with KnowledgeExtractor(repo) as ex:
+        ex.commit(ex.extract_pending(["decisions"]))
+    import_sessions(
+        repo,
+        tmp_path,
+        [
+            session(
+                "new1",
+                "2026-03-29T10:00:00Z",
+                ("user", "We decided to use Valkey instead of Redis for caching."),
+            )
+        ],
+    )
+    with KnowledgeExtractor(repo) as ex:
+        report = ex.extract_pending(["decisions"])
+        assert ex.commit(report)
+    memory = (repo.root / "knowledge/memory/MEMORY.md").read_text()
+    assert "Use Valkey instead of Redis for caching" in memory
+    assert memory.count("\n") <= 20
+    assert report.archived and not report.failed
+    archived = (repo.root / "archive/memory/MEMORY.md").read_text()
+    for i in range(12):  # every earlier decision is in one of the two
+        assert (f"cache number {i}." in memory) != (f"cache number {i}." in archived), i
+    assert "cache number 0." in archived  # the oldest left first
+    assert MemoryGit(repo).run("status", "--porcelain").stdout == ""
+    with MemoryPruner(repo) as p:
+        assert p.prune_memory().summary() == "nothing to do"  # the cap is held already
+
+
+def test_memory_makes_room_from_its_superseded_entries_first(memory_repo: MemoryRepo) -> None:
+    repo = _with_memory_cap(memory_repo, 17)  # a new MEMORY.md has 14 with a lesson: 3 fit
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def lesson(text: str, hours: int, **kw: object) -> KnowledgeChange:
+        return KnowledgeChange(
+            "knowledge/memory/MEMORY.md",
+            kw.pop("action", "append"),  # type: ignore[arg-type]
+            "Lessons Learned",
+            text,
+            Provenance("raw/conversations/a.md", t0 + timedelta(hours=hours), "t@1"),
+            **kw,  # type: ignore[arg-type]
+        )
+
+    w = KnowledgeWriter(repo)
+    full = w.apply([lesson(f"Lesson number {i} about topic {i * 7}", i) for i in range(3)])
+    assert len(full.added) == 3  # at the cap, not over it
+    old = w.find_active("knowledge/memory/MEMORY.md", "topic 7")
+    assert old is not None
+    report = w.apply(
+        [lesson("Lesson number 1 is about topic 8 now", 9, action="supersede", target=old[0].id)]
+    )
+    doc = kf.parse((repo.root / "knowledge/memory/MEMORY.md").read_text())
+    live = {e.text for _, e in doc.entries() if e.active}
+    assert live == {f"Lesson number {i} about topic {i * 7}" for i in (0, 2)} | {
+        "Lesson number 1 is about topic 8 now"
+    }
+    assert doc.line_count() <= 17
+    assert report.archived == [("archive/memory/MEMORY.md", old[0].id)]  # not the oldest live
+    assert "archive/memory/MEMORY.md" in report.paths
+
+
+def test_an_entry_no_room_can_be_made_for_is_not_marked_done(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A MEMORY.md of hand-written lines has no entry to move to the archive: the entry is
+    refused with what to do, and its session stays pending, so it is written once the
+    cause is fixed rather than never."""
+    repo = _with_memory_cap(memory_repo, 10)
+    memory = repo.root / "knowledge/memory/MEMORY.md"
+    memory.write_text(
+        "# Core Memory\n\n## Key Decisions\n" + "".join(f"- hand {i}\n" for i in range(7))
+    )
+    import_sessions(repo, tmp_path, _decisions(1))
+    with KnowledgeExtractor(repo) as ex:
+        report = ex.extract_pending(["decisions"])
+    assert report.failed and not report.processed
+    assert "written by hand" in report.failed[0].error
+    memory.write_text("# Core Memory\n\n## Key Decisions\n- hand 0\n")
+    later = lambda: datetime.now(UTC) + timedelta(hours=1)  # the retry's back-off is past
+    with KnowledgeExtractor(repo, now=later) as ex:
+        report = ex.extract_pending(["decisions"])
+    assert report.processed and not report.failed
+    assert "cache number 0" in memory.read_text()
