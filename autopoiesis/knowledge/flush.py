@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
@@ -19,6 +20,7 @@ from autopoiesis.core.clock import today as utc_today
 from autopoiesis.core.clock import utc_now
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, project_context_file
 from autopoiesis.core.text import slugify
+from autopoiesis.errors import ChangeRejectedError
 from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
 from autopoiesis.knowledge.writer import KnowledgeWriter
 
@@ -104,7 +106,16 @@ def parse_flush(reply: str) -> dict[str, list[str]]:
                 out[key] = [
                     str(v) for v in (vals if isinstance(vals, list) else [vals]) if str(v).strip()
                 ]
-            for slug, vals in (data.get("projects") or {}).items():
+            projects = data.get("projects") or {}
+            if not isinstance(projects, dict):
+                # a list or a string names no project: the rest of the reply still counts
+                warnings.warn(
+                    "flush: `projects` is not an object of project names and their notes "
+                    '({"billing": ["..."]}); its notes were left out, the rest kept.',
+                    stacklevel=2,
+                )
+                projects = {}
+            for slug, vals in projects.items():
                 out[f"project:{slug}"] = [
                     str(v) for v in (vals if isinstance(vals, list) else [vals]) if str(v).strip()
                 ]
@@ -137,6 +148,12 @@ def apply_flush(
     Goes through the one knowledge writer, so it is append-only (existing entries are
     never rewritten), skips notes already present, and cites SOURCE — the transcript of
     the session being compacted — and the time of the flush in every entry."""
+    if source is not None and not (repo.root / source).is_file():
+        # every entry cites it: a transcript that is not there would be a forged citation
+        raise ChangeRejectedError(
+            f"--session {source}: no such transcript in the memory; name one under "
+            "raw/conversations/ (or leave --session out). Nothing was written."
+        )
     today = today or utc_today()
     parts = parse_flush(reply)
     if not parts:
