@@ -189,18 +189,18 @@ def _ignored_by_template(path: str, patterns: list[str]) -> bool:
     """Whether one of PATTERNS (the lines of the .gitignore template: names, `*`
     wildcards, folders with a trailing `/`; none negated) ignores PATH, as git reads them:
     a pattern without a slash matches a name at any depth, a folder pattern any folder on
-    the way, and one with a slash is anchored at the top."""
+    the way, and one with a slash is anchored at the top. A folder pattern also matches an
+    entry of its name itself, which git would not ignore: a link or a file committed as
+    `.autopoiesis` takes the place of the state folder (a pulled `.autopoiesis -> DIR`
+    made a merge delete this clone's state and every later command write it into DIR)."""
     parts = path.split("/")
     for pattern in patterns:
-        folder = pattern.endswith("/")
         name = pattern.strip("/")
         if "/" in pattern.rstrip("/"):  # anchored: the first parts of the path
             depth = name.count("/") + 1
-            if len(parts) > depth - (0 if folder else 1) and fnmatch.fnmatchcase(
-                "/".join(parts[:depth]), name
-            ):
+            if len(parts) >= depth and fnmatch.fnmatchcase("/".join(parts[:depth]), name):
                 return True
-        elif any(fnmatch.fnmatchcase(n, name) for n in (parts[:-1] if folder else parts)):
+        elif any(fnmatch.fnmatchcase(n, name) for n in parts):
             return True
     return False
 

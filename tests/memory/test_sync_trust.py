@@ -185,3 +185,29 @@ def test_a_pulled_file_the_memory_ignores_is_refused_before_the_merge(tmp_path: 
     assert _ignored_by_template("top/only/a.md", patterns)
     assert not _ignored_by_template("knowledge/reference/secrets.md", patterns)
     assert not _ignored_by_template("a/top/only", patterns)
+    assert _ignored_by_template("secrets", patterns)  # an entry in the folder's place
+    assert _ignored_by_template("top/only", patterns)
+
+
+def test_a_pulled_link_in_place_of_the_state_folder_is_refused(tmp_path: Path) -> None:
+    """`.autopoiesis -> DIR` committed by a collaborator: the template ignores the folder
+    `.autopoiesis/`, which git does not apply to a link of that name, so the merge deleted
+    this clone's state folder (its extraction record, logs, caches) for the link, and
+    every later command wrote its state into DIR. Sync refuses it before merging."""
+    victim, attacker = _pair(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    state = victim.root / ".autopoiesis"
+    state.mkdir(exist_ok=True)
+    (state / "mine.json").write_text("{}")
+    blob = subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"], cwd=attacker.root, input=str(outside),
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    _git(attacker, "update-index", "--add", "--cacheinfo", f"120000,{blob},.autopoiesis")
+    _push(attacker, "knowledge")  # not -A: the attacker's own state folder stands there
+    with pytest.raises(SyncError, match="files a memory never tracks") as refused:
+        sync_once(victim)
+    assert ".autopoiesis" in str(refused.value)
+    assert not state.is_symlink() and (state / "mine.json").exists()
+    assert not list(outside.iterdir())
