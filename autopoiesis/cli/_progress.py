@@ -34,13 +34,48 @@ def draws(quiet: bool) -> bool:
 
 
 @contextlib.contextmanager
-def progress_bar(label: str, unit: str, *, quiet: bool = False) -> Iterator[Progress]:
+def progress_bar(
+    label: str, unit: str, *, quiet: bool = False, bar: bool = True
+) -> Iterator[Progress]:
     """A callback `progress(done, total, *rest)` for the library (extra arguments, such as
     the path just finished, are ignored) that draws LABEL's bar in UNITs; the bar is
-    taken off the terminal when the block ends, so the command's own report follows."""
-    if not draws(quiet):
-        yield _nothing
+    taken off the terminal when the block ends, so the command's own report follows.
+    QUIET: no bar and none of the library's warnings within the block (`silenced`); BAR
+    False: no bar (a command printing JSON), its warnings still on stderr."""
+    with silenced(quiet):
+        if not bar or not draws(quiet):
+            yield _nothing
+            return
+        with _bar(label, unit) as update:
+            yield update
+
+
+@contextlib.contextmanager
+def silenced(quiet: bool) -> Iterator[None]:
+    """When QUIET, the library's warnings are not shown within the block: its log records
+    below errors (the writer's "entry not added" for each of hundreds of transcripts a
+    replay reads, an unreadable transcript skipped) and Python's warnings. --quiet
+    promises only errors and the result."""
+    if not quiet:
+        yield
         return
+    import logging
+    import warnings
+
+    log = logging.getLogger("autopoiesis")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        log.setLevel(level)
+
+
+@contextlib.contextmanager
+def _bar(label: str, unit: str) -> Iterator[Progress]:
+    """The drawn bar's callback (tqdm)."""
     from tqdm import tqdm  # only on a terminal, when a bar is drawn
 
     bar: Any = None

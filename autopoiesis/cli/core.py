@@ -197,7 +197,7 @@ def import_(
     elif not files:
         raise fail("name the session logs to import, or pass --all for every harness's.", 2)
     memory = get_memory(ctx)
-    with progress_bar("importing", "files", quiet=quiet or json_out) as progress:
+    with progress_bar("importing", "files", quiet=quiet, bar=not json_out) as progress:
         report = memory.import_files(files, format, progress=progress)
     if json_out:
         echo_json({**report.__dict__, "summary": summarize(report.warnings)})

@@ -80,7 +80,7 @@ def forget(
         _confirm("This rewrites every commit of the repository (commit ids change). Continue?")
     from autopoiesis.cli._progress import progress_bar
 
-    with progress_bar("forgetting", "steps", quiet=quiet or as_json) as progress:
+    with progress_bar("forgetting", "steps", quiet=quiet, bar=not as_json) as progress:
         report = run_forget(memory.repo, reason=reason, plan=plan, progress=progress)
     advice = report.remote_advice()
     if as_json:

@@ -79,7 +79,7 @@ def extract(
         )
     memory = get_memory(ctx)
     transcripts = [memory.repo.typed(t) for t in transcripts or ()]
-    with progress_bar("extracting", "transcripts", quiet=quiet or as_json) as progress:
+    with progress_bar("extracting", "transcripts", quiet=quiet, bar=not as_json) as progress:
         report, sha, notice, _ = memory.extract(
             transcripts,
             pending=pending,

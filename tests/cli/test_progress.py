@@ -150,3 +150,19 @@ def test_import_reports_progress_per_file(memory_repo: MemoryRepo, tmp_path: Pat
     seen: list[tuple[int, int]] = []
     Memory(memory_repo).import_files([logs], progress=lambda d, t: seen.append((d, t)))
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+def test_quiet_shows_none_of_the_librarys_warnings(memory_repo: MemoryRepo, cli: Cli) -> None:
+    """`extract -q` (and `replay -q`, hundreds of "entry not added" lines) printed the
+    library's logged warnings though --quiet promises only errors and the result; without
+    it they are still said."""
+    day = memory_repo.root / "raw" / "conversations" / "2026" / "01" / "01"
+    day.mkdir(parents=True)
+    (day / "0000-x-bad.md").write_bytes(b"---\nsession_id: x\n---\n\xff\xfe not UTF-8\n")
+    loud = cli("extract", "--pending", repo=memory_repo, process=True)
+    assert loud.returncode == 0 and "skipping unreadable transcript" in loud.stderr
+    quiet = cli("extract", "--pending", "-q", repo=memory_repo, process=True)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+    assert "0 extractions" in quiet.stdout
+    as_json = cli("extract", "--pending", "--json", repo=memory_repo, process=True)
+    assert "skipping unreadable transcript" in as_json.stderr  # JSON draws no bar, still warns
