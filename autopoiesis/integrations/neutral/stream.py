@@ -9,7 +9,8 @@ one session is open; a tool call joins the agent's turn before it, or opens one,
 memory operation (`knowledge`) an agent's `[memory]` turn; a message or call without a
 timestamp takes the time of the event before it (the session's `started` for the first),
 and a session without `started`, or with one that is no time, starts at its first timed
-event. A session the file
+event; one no event of which says a time (each 0 or "", a harness's "not set", which
+`capture` dates as it arrives) is dated by when its log file was last written. A session the file
 never ends is filed all the same: the file is finished. A line that is no event, or one
 `capture` would refuse, is skipped with its number and the reason, and the rest of the
 file is read.
@@ -17,7 +18,7 @@ file is read.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ class CaptureStreamImporter:
         return 1.0 if isinstance(first, dict) and first.get("event") in EVENTS else 0.0
 
     def read(self, path: Path, text: str, report: ImportReport) -> list[SessionDraft]:
-        reading = _Reading(f"capture:{path.name}")
+        reading = _Reading(f"capture:{path.name}", written=_modified(path))
         for n, event in json_lines(text, str(path), report):
             try:
                 reading.apply(event)
@@ -62,8 +63,11 @@ class _Reading:
     """The sessions of one stream as its events arrive: those still open, by id, and those
     ended, in the order they ended."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, written: datetime | None = None) -> None:
         self.source = source
+        # when the log was last written (its file's time): the time of a session no event
+        # of which says one (every timestamp 0 or "", a harness's "not set")
+        self.written = written
         self.open: dict[str, SessionDraft] = {}
         self.drafts: list[SessionDraft] = []
         self._clock: dict[str, datetime | None] = {}
@@ -170,6 +174,14 @@ class _Reading:
     def _when(self, draft: SessionDraft, value: Any) -> datetime:
         """The event's time: its timestamp, else the time of the event before it."""
         when = parse_ts(value, "timestamp") if value else self._clock.get(draft.session_id)
+        if when is None and self.written is not None:
+            # capture gives such an event the time it arrives; a finished log's nearest
+            # evidence of that is when it was written
+            when = self.written
+            self.notes.append(
+                f"session {draft.session_id!r} says no time (0 or an empty timestamp is none): "
+                "dated by when its log file was last written"
+            )
         if when is None:
             raise ImportFormatError(
                 "the event has no timestamp, and neither has its session before it"
@@ -188,6 +200,14 @@ class _Reading:
         if last is not None and (last.role, last.name, last.memory) == ("agent", None, memory):
             return last
         return draft.add_turn(when, "agent", [], memory=memory)
+
+
+def _modified(path: Path) -> datetime | None:
+    """PATH's modification time (UTC, to the second), or None when it has none to read."""
+    try:
+        return datetime.fromtimestamp(int(path.stat().st_mtime), tz=UTC)
+    except (OSError, ValueError, OverflowError):
+        return None
 
 
 def _opt(event: dict[str, Any], key: str) -> str | None:

@@ -212,3 +212,32 @@ def test_a_session_whose_start_is_no_time_starts_at_its_first_message(
     ), report.warnings
     t = tf.parse((memory_repo.root / report.imported[0]).read_text(encoding="utf-8"))
     assert len(t.turns) == 2
+
+
+def test_a_session_no_event_of_which_says_a_time_is_dated_by_its_file(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Every time 0 (a harness's "not set"): `capture` keeps such a session, dated when its
+    events arrive; the import skipped each line as a bad timestamp and refused the session
+    as having "no messages and no started time", though it had two."""
+    import os
+
+    events = [
+        {"event": "session_start", "session_id": "z1", "started": 0},
+        {
+            "event": "message",
+            "role": "user",
+            "content": "Use Postgres for billing.",
+            "timestamp": 0,
+        },
+        {"event": "message", "role": "agent", "content": "Noted.", "timestamp": ""},
+        {"event": "session_end", "ended": 0},
+    ]
+    log = _write(tmp_path / "zero.jsonl", events)
+    os.utime(log, (1_767_225_600, 1_767_225_600))  # written 2026-01-01 00:00 UTC
+    report = import_files(memory_repo, [log])
+    assert not report.refused and len(report.imported) == 1, report.refused
+    assert report.imported[0].startswith("raw/conversations/2026/01/01/0000-")
+    assert any("says no time" in w for w in report.warnings), report.warnings
+    t = tf.parse((memory_repo.root / report.imported[0]).read_text(encoding="utf-8"))
+    assert [turn.role for turn in t.turns] == ["user", "agent"]
