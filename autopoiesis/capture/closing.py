@@ -112,6 +112,10 @@ def finalize_transcript(
         new_meta = replace(
             new_meta, ended=transcript.turns[-1].time if transcript.turns else meta.started
         )
+    if new_meta.ended is not None and new_meta.ended < meta.started:
+        # a session cannot end before it began: its last turn dated earlier than its start
+        # (a harness's clock, a recovered log) ends it where it started
+        new_meta = replace(new_meta, ended=meta.started)
     slug = tf.slug_from_turns(transcript.turns, meta.topic)
     title = tf.title_from_slug(slug, meta.session_id)
     final_rel = tf.transcript_relpath(meta.session_id, meta.started, slug)

@@ -432,6 +432,33 @@ def test_a_left_open_session_is_recovered_by_the_next_capture(memory_repo: Memor
     assert git(memory_repo.root, "status", "--porcelain").stdout == ""
 
 
+def test_a_recovered_session_never_ends_before_it_started(memory_repo: MemoryRepo) -> None:
+    """Recovery closes a left-open session at its last turn's time: a turn dated before the
+    session's start (a harness's clock) made `ended` earlier than `started`, which a normal
+    session_end refuses to write."""
+    process_stream(
+        memory_repo,
+        events(
+            start("skewed"),
+            {
+                "event": "message",
+                "role": "user",
+                "content": "early",
+                "timestamp": "2026-02-16T18:00:00Z",
+            },
+        ),  # fmt: skip
+    )
+    second = process_stream(
+        memory_repo,
+        events(start("next"), {"event": "message", "role": "user", "content": "x"},
+               {"event": "session_end"}),
+    )  # fmt: skip
+    assert [r.session_id for r in second.recovered] == ["skewed"]
+    path = memory_repo.root / second.recovered[0].path
+    meta = tf.parse_meta(path.read_text(encoding="utf-8"))
+    assert meta.ended is not None and meta.ended >= meta.started
+
+
 @pytest.mark.slow
 def test_concurrent_harnesses_lose_nothing(memory_repo: MemoryRepo, git) -> None:
     n_procs, n_msgs = 8, 20
