@@ -35,7 +35,7 @@ from autopoiesis.core.text import slugify
 
 PROJECT_SLUG_LEN = 40  # a folder name under knowledge/projects/, not a title
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]")
-_URL = re.compile(r"^\s*url\s*=\s*(.+?)\s*$")
+_ENTRY = re.compile(r"^\s*([A-Za-z][\w-]*)\s*=\s*(.*?)\s*$")
 # The project a linked worktree declares, in its own git folder (.git/worktrees/NAME/).
 CHECKOUT_PROJECT = "autopoiesis-project"
 
@@ -285,36 +285,32 @@ def read_head(folder: Path) -> str | None:
 
 def _is_bare(config: Path) -> bool:
     """Whether the git config file CONFIG says `bare = true` in its [core] section."""
-    try:
-        text = config.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    in_core = False
-    for line in text.splitlines():
-        section = _SECTION.match(line)
-        if section:
-            in_core = section.group(1).strip().lower() == "core"
-        elif in_core and re.fullmatch(r"\s*bare\s*=\s*true\s*", line, re.IGNORECASE):
-            return True
-    return False
+    return (_config_value(config, "core", "bare") or "").lower() == "true"
 
 
 def _origin_url(config: Path) -> str | None:
     """The `url` of `[remote "origin"]` in the git config file CONFIG (None when absent)."""
+    return _config_value(config, 'remote "origin"', "url")
+
+
+def _config_value(config: Path, section: str, key: str) -> str | None:
+    """KEY's value in SECTION of the git config file CONFIG, or None when absent. Git's
+    section and key names are read in any case, a subsection (`"origin"`) as written."""
     try:
         text = config.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    in_origin = False
+    inside = False
     for line in text.splitlines():
-        section = _SECTION.match(line)
-        if section:
-            in_origin = section.group(1).strip() == 'remote "origin"'
+        found = _SECTION.match(line)
+        if found:
+            name, _, sub = found.group(1).strip().partition(" ")
+            inside = f"{name.lower()} {sub}".strip() == section
             continue
-        if in_origin:
-            url = _URL.match(line)
-            if url:
-                return url.group(1).strip('"') or None
+        if inside:
+            entry = _ENTRY.match(line)
+            if entry and entry.group(1).lower() == key:
+                return entry.group(2).strip('"') or None
     return None
 
 

@@ -129,29 +129,41 @@ def test_a_lean_app_answers_as_the_whole_app() -> None:
     )
 
 
-def test_one_cli_call_builds_one_command_and_searches(memory_repo: MemoryRepo) -> None:
+def _one_call(
+    memory_repo: MemoryRepo, args: list[str], *, before: str = "", after: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """One CLI call in a process of its own (no daemon), on a memory holding a note about
+    the kiwi protocol, the code BEFORE run ahead of the CLI's import and AFTER once it
+    returned; fails the test on a non-zero exit."""
     (memory_repo.root / "knowledge" / "reference" / "kiwi.md").write_text(
         "# Kiwi\n\nThe kiwi protocol.\n", encoding="utf-8"
     )
     code = (
-        "import sys, typer.main\n"
-        "built = []\n"
-        "real = typer.main.get_command_from_info\n"
-        "typer.main.get_command_from_info = lambda *a, **kw: built.append(a) or real(*a, **kw)\n"
-        "from autopoiesis.cli import main\n"
+        "import sys\n" + before + "from autopoiesis.cli import main\n"
         "try:\n    main(sys.argv[1:])\n"
-        "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
-        "print('built', len(built), 'yaml' in sys.modules, file=sys.stderr)\n"
+        "except SystemExit as exc:\n    assert not exc.code, exc.code\n" + after
     )
-    env = {**os.environ, "AUTOPOIESIS_NO_DAEMON": "1"}
     out = subprocess.run(
-        [sys.executable, "-c", code, "-C", str(memory_repo.root), "search", "kiwi protocol"],
+        [sys.executable, "-c", code, "-C", str(memory_repo.root), *args],
         capture_output=True,
         text=True,
-        env=env,
+        env={**os.environ, "AUTOPOIESIS_NO_DAEMON": "1"},
         timeout=60,
     )
     assert out.returncode == 0, out.stderr
+    return out
+
+
+def test_one_cli_call_builds_one_command_and_searches(memory_repo: MemoryRepo) -> None:
+    out = _one_call(
+        memory_repo,
+        ["search", "kiwi protocol"],
+        before="import typer.main\n"
+        "built = []\n"
+        "real = typer.main.get_command_from_info\n"
+        "typer.main.get_command_from_info = lambda *a, **kw: built.append(a) or real(*a, **kw)\n",
+        after="print('built', len(built), 'yaml' in sys.modules, file=sys.stderr)\n",
+    )
     assert "knowledge/reference/kiwi.md" in out.stdout
     assert "built 1 " in out.stderr, out.stderr  # one command converted, not ~55
 
@@ -175,25 +187,11 @@ def test_a_cold_compile_loads_no_module_only_a_report_or_an_import_needs(
     """The prompt hook's path (a cold `compile`) is within its budget only without the
     modules that the gate's report (statistics), a gate decision's id (secrets) and an
     export's markup (html) need: each is a few ms of every call."""
-    (memory_repo.root / "knowledge" / "reference" / "kiwi.md").write_text(
-        "# Kiwi\n\nThe kiwi protocol.\n", encoding="utf-8"
+    out = _one_call(
+        memory_repo,
+        ["compile", "kiwi protocol?"],
+        after="print(sorted(m for m in ('statistics', 'secrets', 'html') if m in sys.modules),"
+        " file=sys.stderr)\n",
     )
-    code = (
-        "import sys\n"
-        "from autopoiesis.cli import main\n"
-        "try:\n    main(sys.argv[1:])\n"
-        "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
-        "print(sorted(m for m in ('statistics', 'secrets', 'html') if m in sys.modules),"
-        " file=sys.stderr)\n"
-    )
-    env = {**os.environ, "AUTOPOIESIS_NO_DAEMON": "1"}
-    out = subprocess.run(
-        [sys.executable, "-c", code, "-C", str(memory_repo.root), "compile", "kiwi protocol?"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-    assert out.returncode == 0, out.stderr
     assert "kiwi protocol" in out.stdout.lower()
     assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
