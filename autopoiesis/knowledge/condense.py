@@ -8,7 +8,8 @@ curated memory.
   decision gets a derived MEMORY.md line with the canonical entry's id). Then the
   MEMORY.md cap.
 * monthly_distillation: archive old journals, evict stale knowledge, enforce the cap,
-  compact files flagged `needs_compact`.
+  compact files flagged `needs_compact` (a compaction the model cannot give is skipped,
+  the file stays flagged, and the rest is committed: `MemoryPruner.compact`).
 
 Offline by default (extractive, cited); with `llm.provider: openai` the daily and weekly
 steps ask the condense stage for bullets (JSON), which still go through the writer.

@@ -20,7 +20,9 @@ auto-loaded), and git history keeps everything else.
 * compact: a rewrite (by the compact LLM stage, or given) is accepted only when it keeps
   at least 95% of the file's distinct noun phrases and states no superseded fact as
   current (`revived_facts`); otherwise the file is left as it was and flagged
-  `needs_compact: true` for a person to look at.
+  `needs_compact: true` for a person to look at. A compact model that gives no rewrite
+  (down, in its backoff, an answer of the wrong shape) leaves the file as it was, flagged,
+  and the run goes on: the archiving and eviction beside it are still committed.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from autopoiesis.core.clock import format_ts_micro, parse_day, parse_ts, utc_now
 from autopoiesis.core.events import EventLog
 from autopoiesis.core.paths import INDEX_FILES, MEMORY_FILE, MemoryRepo
 from autopoiesis.core.text import STOPWORDS, words
-from autopoiesis.errors import GitError, TimestampError
+from autopoiesis.errors import GitError, LLMResponseError, LLMUnavailableError, TimestampError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.git.merge_driver import merge_texts
 from autopoiesis.git.repo import MemoryGit
@@ -86,6 +88,7 @@ class CompactionVerdict:
     phrases_before: int
     lost: tuple[str, ...]
     revived: tuple[str, ...] = ()  # superseded facts the rewrite states as current (never accepted)
+    unanswered: str = ""  # why the compact model gave no rewrite (the file was not rewritten)
 
     @property
     def loss(self) -> float:
@@ -405,7 +408,8 @@ class MemoryPruner(LLMStage):
         self, rel: str, rewritten: str | None = None, *, commit: bool = True
     ) -> tuple[CompactionVerdict, MaintenanceResult]:
         """Rewrite REL (by the compact LLM stage when REWRITTEN is None) if the rewrite keeps
-        the file's facts; otherwise flag the file (needs_compact: true) and keep it."""
+        the file's facts; otherwise flag the file (needs_compact: true) and keep it. So too
+        when the model gives no rewrite (`verdict.unanswered` says why): never an error."""
         full = self.repo.resolve_inside(rel, under="knowledge")
         before = full.read_text(encoding="utf-8")
         if rewritten is None:
@@ -413,7 +417,12 @@ class MemoryPruner(LLMStage):
                 encoding="utf-8"
             )
             prompt = prompt.replace("{path}", rel).replace("{content}", before)
-            rewritten = self.llm.complete("compact", prompt, max_tokens=4000).text
+            try:
+                rewritten = self.llm.complete("compact", prompt, max_tokens=4000).text
+            except (LLMUnavailableError, LLMResponseError) as exc:
+                # as the daily and weekly runs do: a model that does not answer leaves the
+                # file as it is, never the run that archived and evicted half-done
+                return self._keep_flagged(rel, before, str(exc), commit)
         verdict = check_fact_preservation(before, rewritten)
         revived = revived_facts(before, rewritten)
         if revived:
@@ -447,6 +456,23 @@ class MemoryPruner(LLMStage):
                 )
             self._log_rejection(rel, verdict)
             result = MaintenanceResult((action,), (rel,), None, (rel,))
+        return verdict, self._commit(result, f"compact {rel}", commit)
+
+    def _keep_flagged(
+        self, rel: str, before: str, reason: str, commit: bool
+    ) -> tuple[CompactionVerdict, MaintenanceResult]:
+        """REL kept as it is and flagged `needs_compact` for a later run or a person, when
+        the compact model gave no rewrite to judge (REASON: its error)."""
+        doc = kf.parse(before)
+        if doc.meta().get("needs_compact") is not True:
+            self.writer.write_doc(rel, doc.with_meta(needs_compact=True))
+        reason = reason.rstrip(".")
+        verdict = CompactionVerdict(False, len(noun_phrases(before)), (), unanswered=reason)
+        action = (
+            f"skipped the compaction of {rel}: the compact model gave no rewrite ({reason}); "
+            "the file is kept as it was, flagged needs_compact for the next run"
+        )
+        result = MaintenanceResult((action,), (rel,), None, (rel,))
         return verdict, self._commit(result, f"compact {rel}", commit)
 
     def _log_rejection(self, rel: str, verdict: CompactionVerdict) -> None:

@@ -545,3 +545,55 @@ def test_an_entry_no_room_can_be_made_for_is_not_marked_done(
         report = ex.extract_pending(["decisions"])
     assert report.processed and not report.failed
     assert "cache number 0" in memory.read_text()
+
+
+BILLING = """---
+type: reference
+updated: 2026-02-16T18:45:00Z
+needs_compact: true
+---
+
+# Billing
+
+## Facts
+- 2026-02-16: The billing service uses PostgreSQL instead of MySQL. (via ses_a) {id: 20260216-1845-111111}
+- 2026-02-16: Alice Smith is the lead engineer on billing. (via ses_a) {id: 20260216-1845-222222}
+"""
+
+
+def _flagged_file_and_old_journal(
+    memory_repo: MemoryRepo, base_url: str, commit_all, **llm: object
+) -> MemoryRepo:
+    """A memory on the OpenAI provider at BASE_URL with a file flagged needs_compact and
+    a journal past its retention, all committed."""
+    from tests.knowledge.helpers import use_llm
+
+    repo = use_llm(memory_repo, base_url, **llm)
+    (repo.root / "knowledge/reference").mkdir(parents=True, exist_ok=True)
+    (repo.root / "knowledge/reference/billing.md").write_text(BILLING)
+    _journal_of_a_day(repo, "An old journal note about the release, ses1")
+    commit_all(repo, "memory: seed")
+    return repo
+
+
+def test_a_monthly_run_whose_compact_model_is_down_commits_the_rest(
+    memory_repo: MemoryRepo, openai_server, commit_all, cli
+) -> None:
+    """`condense monthly` with the compact model down failed with exit 1 after it had moved
+    an old journal to archive/, left uncommitted (and at once so during a backoff). It
+    falls back as the daily and weekly runs do: the file kept as it was and still
+    flagged, the run says so, and the archiving is committed."""
+    repo = _flagged_file_and_old_journal(
+        memory_repo, openai_server.base_url, commit_all, max_retries=0
+    )
+    openai_server.default_chat = lambda body: {"status": 500, "message": "down"}
+    for _ in range(2):  # the second run falls in the client's backoff window
+        result = cli("condense", "monthly", repo=repo)
+        assert result.returncode == 0, result.stderr
+        assert "skipped the compaction of knowledge/reference/billing.md" in result.stdout
+        assert "flagged needs_compact" in result.stdout
+        assert MemoryGit(repo).run("status", "--porcelain").stdout == ""
+    assert (repo.root / "knowledge/reference/billing.md").read_text() == BILLING
+    assert (repo.root / "archive/journal/2025-03-01.md").exists()
+    assert last_subject(repo) == "maintenance: monthly distillation"
+    assert MemoryGit(repo).run("ls-files", "archive/journal").stdout.strip()
