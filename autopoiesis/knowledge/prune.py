@@ -18,8 +18,10 @@ auto-loaded), and git history keeps everything else.
   inclusion counts are the Memory facade's (`autopoiesis.memory.usage`): the caller passes them
   in as `usage`, so the lifecycle never imports the compiler.
 * compact: a rewrite (by the compact LLM stage, or given) is accepted only when it keeps
-  at least 95% of the file's distinct noun phrases and states no superseded fact as
-  current (`revived_facts`); otherwise the file is left as it was and flagged
+  at least 95% of the file's distinct noun phrases, states no superseded fact as
+  current (`revived_facts`) and adds nothing the file had not: no id, no citation, no
+  line the file does not say, no entry line, no character (`added_claims`; the one rule
+  is `judge_compaction`); otherwise the file is left as it was and flagged
   `needs_compact: true` for a person to look at. A compact model that gives no rewrite
   (down, in its backoff, an answer of the wrong shape) leaves the file as it was, flagged,
   and the run goes on: the archiving and eviction beside it are still committed.
@@ -36,11 +38,18 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from autopoiesis.core import frontmatter
 from autopoiesis.core.clock import format_ts_micro, parse_day, parse_ts, utc_now
 from autopoiesis.core.events import EventLog
 from autopoiesis.core.paths import INDEX_FILES, MEMORY_FILE, MemoryRepo
 from autopoiesis.core.text import STOPWORDS, words
-from autopoiesis.errors import GitError, LLMResponseError, LLMUnavailableError, TimestampError
+from autopoiesis.errors import (
+    FrontmatterError,
+    GitError,
+    LLMResponseError,
+    LLMUnavailableError,
+    TimestampError,
+)
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.git.merge_driver import merge_texts
 from autopoiesis.git.repo import MemoryGit
@@ -89,6 +98,7 @@ class CompactionVerdict:
     lost: tuple[str, ...]
     revived: tuple[str, ...] = ()  # superseded facts the rewrite states as current (never accepted)
     unanswered: str = ""  # why the compact model gave no rewrite (the file was not rewritten)
+    added: tuple[str, ...] = ()  # what the rewrite has that the file had not (never accepted)
 
     @property
     def loss(self) -> float:
@@ -179,6 +189,66 @@ def revived_facts(before: str, after: str) -> tuple[str, ...]:
             ):
                 out.append(text)
     return tuple(out)
+
+
+_ID_MARK = re.compile(r"\{id: [^}]*\}")
+_CITATION = re.compile(r"\((?:via|source:) [^)]*\)")
+_BULLET = re.compile(r"^\s*[-*+] ")
+MAX_NEW_WORDS = 0.2  # a rewritten line may reword: up to this share of its words new (restates)
+
+
+def added_claims(before: str, after: str) -> tuple[str, ...]:
+    """What AFTER, a rewrite of the body of BEFORE, has that BEFORE had not, each said in
+    words: an entry id, a citation, a line that says what the file did not (a number, a
+    negation, or more than MAX_NEW_WORDS of its content words are nowhere in BEFORE), more
+    entry lines than BEFORE, more characters. A compaction merges, shortens and folds; what
+    it adds no source said, and an id or a citation it adds credits a session with it."""
+    out: list[str] = []
+    for label, mark in (("id", _ID_MARK), ("citation", _CITATION)):
+        known = set(mark.findall(before))
+        out += [f"new {label} {m}" for m in dict.fromkeys(mark.findall(after)) if m not in known]
+    source_words, source_numbers = kf.fact_words(_strip_markup(before))
+    lines = [line for line in after.splitlines() if _BULLET.match(line)]
+    for line in lines:
+        words, numbers = kf.fact_words(line)
+        new = words - source_words
+        if (
+            numbers - source_numbers
+            or any(w.startswith("¬") for w in new)
+            or len(new) > MAX_NEW_WORDS * len(words)
+        ):
+            out.append(f"a line the file does not say: {line.strip()[:120]}")
+    had = sum(1 for line in before.splitlines() if _BULLET.match(line))
+    if len(lines) > had:
+        out.append(f"{len(lines)} entry lines where the file had {had}")
+    if len(after) > len(before):
+        out.append(f"it grew from {len(before)} to {len(after)} characters")
+    return tuple(out)
+
+
+def _split(text: str) -> tuple[str | None, str]:
+    """(frontmatter, body) of TEXT; a fence never closed is no frontmatter (as kf reads it)."""
+    try:
+        return frontmatter.split(text)
+    except FrontmatterError:
+        return None, text
+
+
+def judge_compaction(before: str, after: str) -> CompactionVerdict:
+    """The one rule of a compaction: AFTER may replace BEFORE only when it keeps BEFORE's
+    noun phrases (`check_fact_preservation`), states no superseded fact as current
+    (`revived_facts`) and adds nothing (`added_claims`). Both are whole files; their
+    frontmatter is not judged (a compaction keeps the file's own, `MemoryPruner.compact`)."""
+    kept = check_fact_preservation(before, after)
+    revived = revived_facts(before, after)
+    added = added_claims(_split(before)[1], _split(after)[1])
+    return CompactionVerdict(
+        kept.accepted and not revived and not added,
+        kept.phrases_before,
+        kept.lost,
+        revived,
+        added=added,
+    )
 
 
 def _as_date(value: Any) -> date | None:
@@ -423,49 +493,59 @@ class MemoryPruner(LLMStage):
                 # as the daily and weekly runs do: a model that does not answer leaves the
                 # file as it is, never the run that archived and evicted half-done
                 return self._keep_flagged(rel, before, str(exc), commit)
-        verdict = check_fact_preservation(before, rewritten)
-        revived = revived_facts(before, rewritten)
-        if revived:
-            verdict = CompactionVerdict(False, verdict.phrases_before, verdict.lost, revived)
+        fm, _ = _split(before)
+        try:
+            _, body = frontmatter.split(rewritten, f"the compaction of {rel}")
+        except FrontmatterError as exc:
+            return self._keep_flagged(rel, before, str(exc), commit)
+        # the file's own frontmatter, whatever the rewrite's: its fields (sessions, type)
+        # are bookkeeping, not the model's to change
+        candidate = ("" if fm is None else f"---\n{fm}---\n") + body
+        verdict = judge_compaction(before, candidate)
         if verdict.accepted:
-            doc = kf.parse(
-                rewritten
-                if rewritten.startswith("---\n")
-                else before[: before.find("\n---\n") + 5] + rewritten
-            )
+            doc = kf.parse(candidate)
             self.writer.write_doc(rel, doc.with_meta(needs_compact=False))
             action = (
-                f"compacted {rel}: {len(before)} -> {len(rewritten)} characters, "
+                f"compacted {rel}: {len(before)} -> {len(candidate)} characters, "
                 f"{verdict.loss:.1%} of noun phrases lost"
             )
             result = MaintenanceResult((action,), (rel,))
         else:
-            doc = kf.parse(before)
-            self.writer.write_doc(rel, doc.with_meta(needs_compact=True))
+            self._flag(rel, before)
+            reasons = []
+            if verdict.added:
+                reasons.append(
+                    f"it adds what the file did not have ({'; '.join(verdict.added[:4])})"
+                )
             if verdict.revived:
-                action = (
-                    f"rejected the compaction of {rel}: it states superseded facts as current "
-                    f"({'; '.join(verdict.revived[:3])}); flagged needs_compact for review"
+                reasons.append(
+                    f"it states superseded facts as current ({'; '.join(verdict.revived[:3])})"
                 )
-            else:
-                shown = ", ".join(verdict.lost[:8])
-                action = (
-                    f"rejected the compaction of {rel}: it lost {verdict.loss:.1%} of its noun "
-                    "phrases "
-                    f"(limit {MAX_PHRASE_LOSS:.0%}): {shown}; flagged needs_compact for review"
+            if verdict.loss > MAX_PHRASE_LOSS:
+                reasons.append(
+                    f"it lost {verdict.loss:.1%} of its noun phrases "
+                    f"(limit {MAX_PHRASE_LOSS:.0%}): " + ", ".join(verdict.lost[:8])
                 )
+            action = (
+                f"rejected the compaction of {rel}: {'; and '.join(reasons)}; the file is kept as "
+                "it was, flagged needs_compact for review"
+            )
             self._log_rejection(rel, verdict)
             result = MaintenanceResult((action,), (rel,), None, (rel,))
         return verdict, self._commit(result, f"compact {rel}", commit)
+
+    def _flag(self, rel: str, before: str) -> None:
+        """REL, whose text is BEFORE, flagged `needs_compact: true`; untouched if it is."""
+        doc = kf.parse(before)
+        if doc.meta().get("needs_compact") is not True:
+            self.writer.write_doc(rel, doc.with_meta(needs_compact=True))
 
     def _keep_flagged(
         self, rel: str, before: str, reason: str, commit: bool
     ) -> tuple[CompactionVerdict, MaintenanceResult]:
         """REL kept as it is and flagged `needs_compact` for a later run or a person, when
         the compact model gave no rewrite to judge (REASON: its error)."""
-        doc = kf.parse(before)
-        if doc.meta().get("needs_compact") is not True:
-            self.writer.write_doc(rel, doc.with_meta(needs_compact=True))
+        self._flag(rel, before)
         reason = reason.rstrip(".")
         verdict = CompactionVerdict(False, len(noun_phrases(before)), (), unanswered=reason)
         action = (
@@ -484,6 +564,7 @@ class MemoryPruner(LLMStage):
                 "loss": round(verdict.loss, 4),
                 "lost": list(verdict.lost[:50]),
                 "revived": list(verdict.revived[:20]),
+                "added": list(verdict.added[:20]),
             }
         )
 
@@ -501,7 +582,9 @@ __all__ = [
     "CompactionVerdict",
     "MaintenanceResult",
     "MemoryPruner",
+    "added_claims",
     "check_fact_preservation",
+    "judge_compaction",
     "noun_phrases",
     "revived_facts",
 ]
