@@ -12,7 +12,9 @@ curated memory.
   the file stays flagged, and the rest is committed: `MemoryPruner.compact`).
 
 Offline by default (extractive, cited); with `llm.provider: openai` the daily and weekly
-steps ask the condense stage for bullets (JSON), which still go through the writer.
+steps ask the condense stage for bullets (JSON), which still go through the writer. A
+weekly item is taken only when a journal line of the week says it, and cites that line's
+session (`_said_in`); what no line says is left out, and the run says so.
 """
 
 from __future__ import annotations
@@ -196,18 +198,21 @@ class MemoryCondenser(LLMStage):
         journals = self._journals_of_week(day)
         if not journals:
             return MaintenanceResult((f"no journals in {label}; MEMORY.md unchanged",))
-        changes = self._weekly_llm(label, journals) if self.use_llm else []
+        changes, unsaid = self._weekly_llm(label, journals) if self.use_llm else ([], [])
         if not changes:
             changes = self._weekly_offline(label, journals)
         report = self.writer.apply(changes, WEEKLY)
-        result = MaintenanceResult(
-            (
-                f"weekly rollup {label}: {len(report.added)} MEMORY.md entries added, "
-                f"{len(report.superseded)} superseded, "
-                f"{report.duplicates} already there",
-            ),
-            tuple(report.paths),
-        )
+        actions = [
+            f"weekly rollup {label}: {len(report.added)} MEMORY.md entries added, "
+            f"{len(report.superseded)} superseded, "
+            f"{report.duplicates} already there"
+        ]
+        if unsaid:
+            actions.append(
+                f"left out {len(unsaid)} item(s) of the model that no journal line of {label} "
+                f"says: {'; '.join(t[:80] for t in unsaid[:3])}"
+            )
+        result = MaintenanceResult(tuple(actions), tuple(report.paths))
         result = result + self.pruner.prune_memory(commit=False)
         return (
             self._commit(result, f"weekly rollup {label} into MEMORY.md", commit, "memory")
@@ -296,9 +301,22 @@ class MemoryCondenser(LLMStage):
         at = parse_ts(e.turn_at, "the entry's time") if e.turn_at else utc_now()
         return Provenance(e.source or "", at, WEEKLY.producer)
 
+    @staticmethod
+    def _said_in(text: str, entries: list[kf.Entry]) -> kf.Entry | None:
+        """The journal entry that says TEXT, an item the model proposes for MEMORY.md: of
+        the entries TEXT restates (`kf.restates`: nothing but their words and numbers,
+        the same negations), the one sharing most of its words. None when no entry says
+        it: such an item is no fact of the week, and crediting it to the closest entry
+        would cite a session for what was never said there."""
+        words, _ = kf.fact_words(text)
+        saying = [e for e in entries if kf.restates(text, e.text)]
+        return max(saying, key=lambda e: len(words & kf.fact_words(e.text)[0]), default=None)
+
     def _weekly_llm(
         self, label: str, journals: list[tuple[date, str, kf.KnowledgeDoc]]
-    ) -> list[KnowledgeChange]:
+    ) -> tuple[list[KnowledgeChange], list[str]]:
+        """The MEMORY.md changes the model proposes for the week, and the items it proposed
+        that no journal line says (left out)."""
         memory_path = self.repo.root / MEMORY_FILE
         prompt = (
             (PROMPTS / "condense_weekly.v2.md")
@@ -327,22 +345,20 @@ class MemoryCondenser(LLMStage):
         try:
             data = self.llm.complete_json("condense", prompt, schema=check).data
         except (LLMUnavailableError, LLMResponseError):
-            return []
+            return [], []
         entries = [e for _, _, d in journals for _, e in d.entries() if e.source]
         known = self._known_entries()
-        out = []
+        out, unsaid = [], []
         for item in reply_items(data, "text"):
             text = str(item["text"])
-            words = set(text.lower().split())
-            best = max(
-                entries, key=lambda e: len(words & set(e.text.lower().split())), default=None
-            )
-            if best is None:
+            source = self._said_in(text, entries)
+            if source is None:
+                unsaid.append(text)
                 continue
-            change = self._promote(known, str(item["section"]), text, self._prov(best))
+            change = self._promote(known, str(item["section"]), text, self._prov(source))
             if change is not None:
                 out.append(change)
-        return out
+        return out, unsaid
 
     # ── monthly ──
     def monthly_distillation(

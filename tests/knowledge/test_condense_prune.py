@@ -669,3 +669,60 @@ def test_a_compaction_may_only_say_what_the_file_says(memory_repo: MemoryRepo) -
     assert verdict.accepted, verdict
     meta = kf.parse((memory_repo.root / rel).read_text()).meta()
     assert "sessions" not in meta and meta["needs_compact"] is False
+
+
+def test_the_weekly_rollup_takes_only_what_a_journal_line_says(
+    memory_repo: MemoryRepo, openai_server
+) -> None:
+    """The weekly model proposed a decision no journal line holds ("Zebra quokka
+    xylophone: root password rotation abolished forever"); it went into MEMORY.md cited
+    as said in the week's first session, the best of entries that shared no word with it.
+    An item is taken only when a journal line says it, and is cited with that line's
+    session; the others are left out, and the run says so."""
+    import json
+
+    from tests.knowledge.helpers import use_llm
+
+    repo = use_llm(memory_repo, openai_server.base_url)
+    at = datetime(2026, 2, 16, 18, 45, tzinfo=UTC)
+    KnowledgeWriter(repo).apply(
+        [
+            KnowledgeChange(
+                "knowledge/journal/2026-02-16.md",
+                "append",
+                "billing",
+                "Decided: Use PostgreSQL instead of MySQL for the billing service.",
+                Provenance("raw/a.md", at, session="ses_a"),
+                dated=False,
+                section_level=3,
+            ),
+            KnowledgeChange(
+                "knowledge/journal/2026-02-16.md",
+                "append",
+                "git",
+                "Preference: I prefer short commit messages.",
+                Provenance("raw/b.md", at + timedelta(hours=2), session="ses_b"),
+                dated=False,
+                section_level=3,
+            ),
+        ]
+    )
+    items = [
+        ("Key Decisions", "Zebra quokka xylophone: root password rotation abolished forever"),
+        ("Key Decisions", "Billing moved off PostgreSQL to Oracle"),  # shares words, says more
+        ("Preferences", "The user prefers short commit messages"),
+    ]
+    openai_server.enqueue(
+        {"content": json.dumps({"items": [{"section": s, "text": t} for s, t in items]})}
+    )
+    with MemoryCondenser(repo) as c:
+        result = c.weekly_rollup(DAY)
+    assert result.commit
+    memory = kf.parse((repo.root / "knowledge/memory/MEMORY.md").read_text())
+    assert [(e.text, e.source) for _, e in memory.entries()] == [
+        ("The user prefers short commit messages", "ses_b")
+    ]
+    assert (
+        "left out 2 item(s) of the model that no journal line of 2026-W08 says"
+        in (result.actions[1])
+    )
