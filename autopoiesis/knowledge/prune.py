@@ -549,8 +549,8 @@ class MemoryPruner(LLMStage):
         reason = reason.rstrip(".")
         verdict = CompactionVerdict(False, len(noun_phrases(before)), (), unanswered=reason)
         action = (
-            f"skipped the compaction of {rel}: the compact model gave no rewrite ({reason}); "
-            "the file is kept as it was, flagged needs_compact for the next run"
+            f"skipped the compaction of {rel}: the compact model gave no usable rewrite "
+            f"({reason}); the file is kept as it was, flagged needs_compact for the next run"
         )
         result = MaintenanceResult((action,), (rel,), None, (rel,))
         return verdict, self._commit(result, f"compact {rel}", commit)
