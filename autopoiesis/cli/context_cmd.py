@@ -522,6 +522,13 @@ def flush(
         return
     if session is not None:
         session = repo.rel(repo.resolve_inside(repo.typed(session), under="raw"))
+        if not (repo.root / session).is_file():
+            # every entry cites it: a transcript that is not there would be a forged citation
+            raise fail(
+                f"--session {session}: no such transcript in the memory; name one under "
+                "raw/conversations/ (or leave --session out). Nothing was written.",
+                2,
+            )
     reply = stdin_text(
         "the agent's reply", otherwise="print what to ask it with `autopoiesis flush --prompt`"
     ).read()

@@ -20,7 +20,6 @@ from autopoiesis.core.clock import today as utc_today
 from autopoiesis.core.clock import utc_now
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, project_context_file
 from autopoiesis.core.text import slugify
-from autopoiesis.errors import ChangeRejectedError
 from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
 from autopoiesis.knowledge.writer import KnowledgeWriter
 
@@ -148,12 +147,6 @@ def apply_flush(
     Goes through the one knowledge writer, so it is append-only (existing entries are
     never rewritten), skips notes already present, and cites SOURCE — the transcript of
     the session being compacted — and the time of the flush in every entry."""
-    if source is not None and not (repo.root / source).is_file():
-        # every entry cites it: a transcript that is not there would be a forged citation
-        raise ChangeRejectedError(
-            f"--session {source}: no such transcript in the memory; name one under "
-            "raw/conversations/ (or leave --session out). Nothing was written."
-        )
     today = today or utc_today()
     parts = parse_flush(reply)
     if not parts:
