@@ -5,7 +5,8 @@ daemon runs each job in a process of its own, and a capture's extraction or a us
 * `SlotPool`: at most `llm.concurrency` requests in flight from every process of a
   memory repo together: one flock'd file a slot (the kernel releases a dead holder's).
 * `GlobalBackoff`: when calls fail (the endpoint is down, refuses, or never answers in
-  time), every process stops calling it for a while (30 s, doubling to 15 min) instead of
+  the time its settings allow; a caller's own shorter deadline is no failure of it),
+  every process stops calling it for a while (30 s, doubling to 15 min) instead of
   each one spending its retries against a dead server; the first success clears it.
   The state is a small JSON file, read before each call and written only on a change.
 """

@@ -77,12 +77,16 @@ def bounded(completion: Completion, messages: list[Message], params: dict[str, A
 class CallFailure:
     """A request that got no usable answer. `retryable` for timeouts, dropped
     connections, 429 and 5xx; `retry_after` is the server's wish in seconds, if any;
-    `status` the HTTP status when there was one (401/403 get an API-key hint)."""
+    `status` the HTTP status when there was one (401/403 get an API-key hint); `late`
+    when the call's deadline ended the request, not the endpoint's own timeout or an
+    error (a caller's deadline shorter than the endpoint's limits is no failure of the
+    endpoint: see RemoteCalls._remote)."""
 
     reason: str
     retryable: bool
     retry_after: float | None = None
     status: int | None = None
+    late: bool = False
 
 
 class ChatProvider(Protocol):

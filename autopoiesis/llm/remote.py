@@ -59,8 +59,10 @@ class RetryPolicy:
         )
 
 
-class _Late(CallFailure):
-    """The call's deadline came before an answer."""
+class _CutShort(LLMUnavailableError):
+    """The caller's own deadline, shorter than the call's, ended the call while the endpoint
+    was within its limits (no error, no timeout of its own): the caller's choice, not a
+    failure of the endpoint, so the repo's shared backoff does not count it."""
 
 
 class RemoteCalls:
@@ -107,6 +109,8 @@ class RemoteCalls:
             result = self._remote_attempts(
                 stage, model, provider, messages, params, deadline=deadline
             )
+        except _CutShort:
+            raise
         except LLMUnavailableError as exc:
             if self.backoff is not None:
                 self.backoff.failed(str(exc).split(". ")[0], self.clock())
@@ -149,7 +153,7 @@ class RemoteCalls:
         while True:
             attempts += 1
             outcome = self._attempt(provider, model, messages, params, deadline, budget)
-            if isinstance(outcome, CallFailure) and not isinstance(outcome, _Late):
+            if isinstance(outcome, CallFailure) and not outcome.late:
                 last = outcome.reason
             if isinstance(outcome, Completion):
                 outcome = bounded(outcome, messages, params)  # a server's counts, checked
@@ -183,7 +187,7 @@ class RemoteCalls:
             if final:  # one ledger line per call, not per attempt
                 error = (
                     f"{outcome.reason} (before: {last})"
-                    if isinstance(outcome, _Late) and last
+                    if outcome.late and last
                     else outcome.reason
                 )
                 self._record(
@@ -198,8 +202,11 @@ class RemoteCalls:
                     attempts=attempts,
                     latency_ms=_ms(started),
                 )
-            if isinstance(outcome, _Late):
-                raise LLMUnavailableError(
+            if outcome.late:
+                # a caller's shorter deadline (the gate's, in a prompt hook) that ended a call
+                # the endpoint had not failed is no sign the endpoint is down
+                cut_short = budget < self.deadline and not last
+                raise (_CutShort if cut_short else LLMUnavailableError)(
                     f"The LLM endpoint ({self.config.base_url or 'api.openai.com'}) did not "
                     f"answer the {stage} call "
                     f"after {attempts} attempt{'s' if attempts > 1 else ''}: no complete answer "
@@ -241,7 +248,7 @@ class RemoteCalls:
         """One request, given up at DEADLINE whatever the provider is doing. It runs on a
         daemon thread: a provider blocked in a read cannot hold the caller (or the
         process's exit); it ends by itself when its own timeout or the server lets it."""
-        late = _Late(f"deadline of {budget:g} s reached", retryable=False)
+        late = CallFailure(f"deadline of {budget:g} s reached", retryable=False, late=True)
         left = deadline - time.monotonic()
         if left <= 0 or not self._slots.acquire(timeout=left):
             return late

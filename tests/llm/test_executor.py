@@ -137,3 +137,16 @@ def test_a_daemon_job_labels_its_calls_and_status_shows_them(
 
     data = json.loads(out)
     assert data["llm_today"]["calls"] == 1 and data["llm_today"]["jobs"]["commit"]["calls"] == 1
+
+
+def test_an_endpoint_error_within_a_callers_shorter_deadline_still_backs_off(
+    memory_repo: MemoryRepo, openai_server: OpenAIServer
+) -> None:
+    """A caller's own deadline ending a call is not the endpoint's failure, but an error
+    the endpoint gave before it is: the shared backoff counts that call."""
+    repo = _repo(memory_repo, openai_server, timeout_seconds=30, max_retries=3)
+    openai_server.enqueue({"status": 500, "message": "down", "headers": {"Retry-After": "5"}})
+    with LLMClient(repo) as llm:
+        with pytest.raises(LLMUnavailableError, match="HTTP 500"):
+            llm.complete("gate", "hello", deadline=0.5)
+        assert llm.backoff is not None and llm.backoff.state().failures == 1

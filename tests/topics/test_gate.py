@@ -284,3 +284,25 @@ def test_a_model_that_trickles_its_answer_is_given_the_gates_deadline_not_the_cl
     rows = Ledger(repo.state_file("llm_ledger")).rows()
     (event,) = [e for e in rows if e.get("stage") == "gate"]
     assert f"deadline of {GATE_DEADLINE_SECONDS:g} s" in event["error"]
+
+
+def test_a_healthy_model_slower_than_the_gates_deadline_does_not_back_off_the_endpoint(
+    memory_repo: MemoryRepo, openai_server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate gives up at its own deadline, shorter than the endpoint's timeout; that
+    cut-off was recorded as a failure of the whole endpoint in the repo's shared backoff,
+    so the next capture's extractions were refused at once ("every LLM stage waits
+    until ...") although the model answers well within llm.timeout_seconds."""
+    from autopoiesis.llm import LLMClient
+    from autopoiesis.topics import gate as gate_module
+
+    write_llm_config(memory_repo.root, openai_server.base_url, timeout_seconds=30, max_retries=3)
+    repo = MemoryRepo(memory_repo.root)
+    monkeypatch.setattr(gate_module, "GATE_DEADLINE_SECONDS", 0.2)
+    openai_server.enqueue({"delay": 1.0, "content": "YES"}, "the extraction")
+    verdict = GatedActivator(repo).decide(DEPLOY_MESSAGE, topic())
+    assert verdict.source == "offline-fallback"
+    with LLMClient(repo) as llm:
+        assert llm.backoff is not None and llm.backoff.state().failures == 0
+        assert llm.complete("extract", "what was learned?").text == "the extraction"
+    assert len(openai_server.chat_bodies()) == 2

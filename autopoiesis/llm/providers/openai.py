@@ -63,7 +63,10 @@ class OpenAIProvider:
 
         timeout = float(self.config.timeout_seconds)
         left = call_time_left()
-        if left is not None:  # no single read may outlast the call's deadline
+        # no single read may outlast the call's deadline; when that deadline is the nearer
+        # limit, a timeout is the deadline's doing, not the endpoint's
+        cut = left is not None and left < timeout
+        if left is not None:
             timeout = max(0.01, min(timeout, left))
         try:
             with client.chat.completions.with_streaming_response.create(
@@ -71,6 +74,8 @@ class OpenAIProvider:
             ) as response:
                 body = _read_capped(response)
         except openai.APITimeoutError:
+            if cut:
+                return CallFailure("the call's deadline came first", retryable=False, late=True)
             return CallFailure(f"timed out after {self.config.timeout_seconds} s", retryable=True)
         except openai.APIConnectionError as exc:
             return CallFailure(f"connection failed: {exc}", retryable=True)
@@ -84,7 +89,8 @@ class OpenAIProvider:
                 status=status,
             )
         except _BrokenOff as exc:  # a read of the body, once the answer began
-            return CallFailure(str(exc), retryable=True)
+            late = exc.deadline or (cut and exc.timed_out)
+            return CallFailure(str(exc), retryable=not late, late=late)
         if body is None:
             return CallFailure(
                 f"the reply was over {MAX_REPLY_BYTES // (1024 * 1024)} MB, more than any "
@@ -105,7 +111,12 @@ class OpenAIProvider:
 
 
 class _BrokenOff(Exception):
-    """The reply's body could not be read to its end (its message says why)."""
+    """The reply's body could not be read to its end (its message says why): the call's
+    DEADLINE passed, a read TIMED_OUT, or the connection failed."""
+
+    def __init__(self, message: str, *, deadline: bool = False, timed_out: bool = False):
+        super().__init__(message)
+        self.deadline, self.timed_out = deadline, timed_out
 
 
 def _read_capped(response: Any) -> bytes | None:
@@ -122,12 +133,17 @@ def _read_capped(response: Any) -> bytes | None:
             chunks.append(chunk)
             left = call_time_left()
             if left is not None and left <= 0:
-                raise _BrokenOff("the call's deadline passed while the reply was read")
+                raise _BrokenOff(
+                    "the call's deadline passed while the reply was read", deadline=True
+                )
     except _BrokenOff:
         raise
     except Exception as exc:  # the HTTP client's own errors: a timeout, a dropped connection
-        what = "timed out" if "timeout" in type(exc).__name__.lower() else "connection failed"
-        raise _BrokenOff(f"{what} while the reply was read ({type(exc).__name__})") from None
+        timed_out = "timeout" in type(exc).__name__.lower()
+        what = "timed out" if timed_out else "connection failed"
+        raise _BrokenOff(
+            f"{what} while the reply was read ({type(exc).__name__})", timed_out=timed_out
+        ) from None
     return b"".join(chunks)
 
 
