@@ -11,7 +11,7 @@ the cost.
 
 Bounds that hold for every call, whatever the provider does:
 * **A total deadline** (`llm.deadline_seconds`, by default timeout_seconds x
-  (max_retries + 1) plus the longest backoff and ATTEMPT_MARGIN an attempt;
+  (max_retries + 1) plus the longest backoff and ATTEMPT_MARGIN an attempt, remote.call_deadline;
   `LLMClient.deadline`): the attempts, the backoff between them and the wait for a
   concurrency slot all end by it. The provider's request runs on a worker thread the
   client stops waiting for at the deadline, so a server that trickles its answer one
@@ -64,14 +64,13 @@ from autopoiesis.llm.protocol import (
     Validator,
 )
 from autopoiesis.llm.providers import OfflineProvider
-from autopoiesis.llm.remote import RemoteCalls, RetryPolicy
+from autopoiesis.llm.remote import RemoteCalls, RetryPolicy, call_deadline
 
 if TYPE_CHECKING:
     from autopoiesis.core.paths import MemoryRepo
 
 log = logging.getLogger(__name__)
 
-ATTEMPT_MARGIN = 0.25  # seconds an attempt may take beyond its timeout in the derived deadline
 STAGES = ("gate", "extract", "condense", "commit_message", "compact")
 
 T = TypeVar("T")
@@ -150,16 +149,8 @@ class LLMClient(RemoteCalls):
             else None
         )
         #: Seconds one call may take in all (attempts, backoff, waiting for a slot):
-        #: llm.deadline_seconds, else every attempt's timeout, plus the longest backoff and
-        #: ATTEMPT_MARGIN an attempt (connecting, a thread, a slot: without it, on a busy
-        #: machine the last retry was cut short before its own timeout).
-        attempts = config.max_retries + 1
-        self.deadline = (
-            float(config.deadline_seconds)
-            if config.deadline_seconds is not None
-            else (float(config.timeout_seconds) + ATTEMPT_MARGIN) * attempts
-            + self.retry.longest_backoff()
-        )
+        #: llm.deadline_seconds, else derived from the timeout and retries (call_deadline).
+        self.deadline = call_deadline(config.timeout_seconds, self.retry, config.deadline_seconds)
         self.concurrency = max(1, int(config.concurrency))
         self._slots = threading.BoundedSemaphore(self.concurrency)
         self._handlers: dict[str, OfflineHandler] = {}

@@ -59,6 +59,23 @@ class RetryPolicy:
         )
 
 
+# seconds an attempt may take beyond its timeout in the derived deadline (connecting, a
+# thread, a slot: without it, on a busy machine the last retry was cut short before its
+# own timeout)
+ATTEMPT_MARGIN = 0.25
+
+
+def call_deadline(timeout_seconds: float, retry: RetryPolicy, configured: float | None) -> float:
+    """Seconds one call to an endpoint may take in all, its attempts, the backoff between
+    them and the wait for a slot: CONFIGURED (llm.deadline_seconds) when set, else every
+    attempt's timeout plus ATTEMPT_MARGIN, and the longest backoff. Chat calls and
+    embeddings requests keep the same bound (index/embedders/openai.py)."""
+    if configured is not None:
+        return float(configured)
+    attempts = retry.max_retries + 1
+    return (float(timeout_seconds) + ATTEMPT_MARGIN) * attempts + retry.longest_backoff()
+
+
 class _CutShort(LLMUnavailableError):
     """The caller's own deadline, shorter than the call's, ended the call while the endpoint
     was within its limits (no error, no timeout of its own): the caller's choice, not a

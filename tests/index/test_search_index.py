@@ -27,6 +27,7 @@ from autopoiesis.index import db as dbmod
 from autopoiesis.index.chunking import chunk_file
 from autopoiesis.index.embedders import HashingEmbedder, OpenAIEmbedder, from_blob
 from autopoiesis.index.text import fts_match, query_terms
+from autopoiesis.testing.openai_server import default_embeddings
 from autopoiesis.testing.samples import closed_transcript
 
 TRANSCRIPT = closed_transcript(
@@ -760,6 +761,51 @@ def test_openai_embedder_retries_then_fails_clearly(openai_server) -> None:
     )
     with pytest.raises(EmbedderError, match="did not answer"):
         emb2.embed(["x"])
+
+
+def _openai_embedder_repo(repo: MemoryRepo, base_url: str, **llm: object) -> None:
+    """REPO's memory-config.yaml: search.embedder openai at BASE_URL (16 dimensions), the
+    LLM settings LLM, approved on this machine as its user would."""
+    from autopoiesis.core.approval import approve
+    from autopoiesis.core.config import load_tracked_config
+
+    lines = ["llm:", "  provider: openai", f"  base_url: {base_url}"]
+    lines += [f"  {k}: {json.dumps(v)}" for k, v in llm.items()]
+    lines += ["search:", "  embedder: openai", "  embedding_model: m", "  embedding_dimensions: 16"]
+    (repo.root / "memory-config.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    approve(repo.root, load_tracked_config(repo.root))
+
+
+def test_a_trickling_embeddings_server_costs_the_deadline_then_search_answers_with_grep(
+    filled: MemoryRepo, openai_server, cli
+) -> None:
+    """The openai client's timeout is per read: an embeddings reply sent one byte at a time
+    held `search` (and `compile`, and the background index sync) for as long as the server
+    liked. A request now ends by its deadline (llm.deadline_seconds here) and search
+    answers through git grep, saying why."""
+    _openai_embedder_repo(
+        filled, openai_server.base_url, timeout_seconds=5, max_retries=1, deadline_seconds=0.5
+    )
+    cli("index", "rebuild", repo=filled, check=True)
+    # the query's ~200-byte reply at 0.1 s a byte: 20 s unbounded
+    openai_server.default_embeddings = lambda body: {"trickle": 0.1, **default_embeddings(body)}
+    done = cli("search", "blue-green deploys", repo=filled)
+    assert done.returncode == 0, done.stderr
+    assert "knowledge/projects/infra/context.md" in done.stdout
+    assert "deadline of 0.5 s" in done.stderr and "git grep" in done.stderr, done.stderr
+    assert len(openai_server.embedding_bodies()) >= 2  # the rebuild's, then the query's
+
+
+def test_an_embeddings_reply_far_larger_than_its_vectors_is_refused_unread(
+    openai_server,
+) -> None:
+    from autopoiesis.errors import EmbedderError
+
+    openai_server.enqueue_embeddings({"content_bytes": 50 * 1024 * 1024})
+    emb = OpenAIEmbedder("text-embedding-3-small", 16, base_url=openai_server.base_url)
+    with pytest.raises(EmbedderError, match="over 4 MB"):
+        emb.embed(["hello"])
+    assert len(openai_server.embedding_bodies()) == 1  # not retried
 
 
 def test_neural_embedders_skip_cleanly_when_absent() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from autopoiesis.core.clock import utc, utc_now
@@ -59,44 +60,15 @@ class OpenAIProvider:
         self, model: str, messages: list[Message], params: dict[str, Any]
     ) -> Completion | CallFailure:
         client = self._openai()
-        import openai
-
-        timeout = float(self.config.timeout_seconds)
-        left = call_time_left()
-        # no single read may outlast the call's deadline; when that deadline is the nearer
-        # limit, a timeout is the deadline's doing, not the endpoint's
-        cut = left is not None and left < timeout
-        if left is not None:
-            timeout = max(0.01, min(timeout, left))
-        try:
-            with client.chat.completions.with_streaming_response.create(
-                model=model, messages=messages, timeout=timeout, **params
-            ) as response:
-                body = _read_capped(response)
-        except openai.APITimeoutError:
-            if cut:
-                return CallFailure("the call's deadline came first", retryable=False, late=True)
-            return CallFailure(f"timed out after {self.config.timeout_seconds} s", retryable=True)
-        except openai.APIConnectionError as exc:
-            return CallFailure(f"connection failed: {exc}", retryable=True)
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            retryable = status == 429 or status >= 500
-            return CallFailure(
-                f"HTTP {status}: {_short(exc.message)}",
-                retryable=retryable,
-                retry_after=_retry_after(exc.response) if retryable else None,
-                status=status,
-            )
-        except _BrokenOff as exc:  # a read of the body, once the answer began
-            late = exc.deadline or (cut and exc.timed_out)
-            return CallFailure(str(exc), retryable=not late, late=late)
-        if body is None:
-            return CallFailure(
-                f"the reply was over {MAX_REPLY_BYTES // (1024 * 1024)} MB, more than any "
-                "answer a stage asks for; it was not read",
-                retryable=False,
-            )
+        body = fetch_capped(
+            client.chat.completions.with_streaming_response.create,
+            float(self.config.timeout_seconds),
+            model=model,
+            messages=messages,
+            **params,
+        )
+        if isinstance(body, CallFailure):
+            return body
         try:
             data = json.loads(body)
         except ValueError:
@@ -110,6 +82,61 @@ class OpenAIProvider:
                 self._client = None
 
 
+def fetch_capped(
+    create: Callable[..., Any],
+    timeout_seconds: float,
+    *,
+    max_bytes: int = MAX_REPLY_BYTES,
+    **request: Any,
+) -> bytes | CallFailure:
+    """The body of one request through an openai-package streaming method (CREATE: e.g.
+    `client.chat.completions.with_streaming_response.create`, or the embeddings' one), or
+    what went wrong. The bounds of every remote request, chat and embeddings alike:
+
+    * no read waits longer than TIMEOUT_SECONDS nor past the call's deadline (the one the
+      caller set on this thread, protocol.set_call_deadline), and the body is read chunk
+      by chunk and given up at that deadline: a server that trickles its reply one byte at
+      a time (which no per-read timeout catches) costs the deadline, not hours;
+    * a body over MAX_BYTES is refused unread."""
+    import openai
+
+    timeout = timeout_seconds
+    left = call_time_left()
+    # no single read may outlast the call's deadline; when that deadline is the nearer
+    # limit, a timeout is the deadline's doing, not the endpoint's
+    cut = left is not None and left < timeout
+    if left is not None:
+        timeout = max(0.01, min(timeout, left))
+    try:
+        with create(timeout=timeout, **request) as response:
+            body = _read_capped(response, max_bytes)
+    except openai.APITimeoutError:
+        if cut:
+            return CallFailure("the call's deadline came first", retryable=False, late=True)
+        return CallFailure(f"timed out after {timeout_seconds:g} s", retryable=True)
+    except openai.APIConnectionError as exc:
+        return CallFailure(f"connection failed: {exc}", retryable=True)
+    except openai.APIStatusError as exc:
+        status = exc.status_code
+        retryable = status == 429 or status >= 500
+        return CallFailure(
+            f"HTTP {status}: {_short(exc.message)}",
+            retryable=retryable,
+            retry_after=_retry_after(exc.response) if retryable else None,
+            status=status,
+        )
+    except _BrokenOff as exc:  # a read of the body, once the answer began
+        late = exc.deadline or (cut and exc.timed_out)
+        return CallFailure(str(exc), retryable=not late, late=late)
+    if body is None:
+        return CallFailure(
+            f"the reply was over {max_bytes / (1024 * 1024):g} MB, more than any answer "
+            "asked for; it was not read",
+            retryable=False,
+        )
+    return body
+
+
 class _BrokenOff(Exception):
     """The reply's body could not be read to its end (its message says why): the call's
     DEADLINE passed, a read TIMED_OUT, or the connection failed."""
@@ -119,16 +146,16 @@ class _BrokenOff(Exception):
         self.deadline, self.timed_out = deadline, timed_out
 
 
-def _read_capped(response: Any) -> bytes | None:
+def _read_capped(response: Any, max_bytes: int) -> bytes | None:
     """The body of RESPONSE, read chunk by chunk: None (and the rest left unread) past
-    MAX_REPLY_BYTES; _BrokenOff past the call's deadline or when the connection fails
+    MAX_BYTES; _BrokenOff past the call's deadline or when the connection fails
     (whatever the HTTP client under the openai package calls it)."""
     chunks: list[bytes] = []
     size = 0
     try:
         for chunk in response.iter_bytes():
             size += len(chunk)
-            if size > MAX_REPLY_BYTES:
+            if size > max_bytes:
                 return None
             chunks.append(chunk)
             left = call_time_left()
