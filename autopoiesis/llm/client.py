@@ -230,15 +230,18 @@ class LLMClient(RemoteCalls):
         model: str | None = None,
         cache: bool = True,
         deadline: float | None = None,
+        cache_if: Callable[[str], bool] | None = None,
     ) -> LLMResult:
         """Text completion for STAGE. Raises LLMUnavailableError when the endpoint cannot
-        answer after the retries, or within DEADLINE seconds when given (shorter than the
-        configured one: a stage that answers inside a prompt hook)."""
+        answer after the retries (a reply with no text is a failed attempt), or within
+        DEADLINE seconds when given (shorter than the configured one: a stage that answers
+        inside a prompt hook). CACHE_IF: only an answer it accepts is cached, or taken from
+        the cache (the gate's: YES or NO)."""
         messages = _messages(system, prompt)
         params: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
         model_name = model or self.model_for(stage)
         key = request_key(messages, params)
-        hit = self._cached(stage, model_name, key, use_cache=cache)
+        hit = self._cached(stage, model_name, key, use_cache=cache, usable=cache_if)
         if hit is not None:
             return hit
         if self._answers_offline():
@@ -254,7 +257,7 @@ class LLMClient(RemoteCalls):
                 MAX_REPLY_CHARS,
             )
             return replace(result, text=result.text[:MAX_REPLY_CHARS])
-        if self.cache is not None and cache:
+        if self.cache is not None and cache and (cache_if is None or cache_if(result.text)):
             self.cache.put(stage, model_name, key, result.text, result.tokens_in, result.tokens_out)
         return result
 
@@ -356,6 +359,8 @@ class LLMClient(RemoteCalls):
             model=model,
             cache=cache,
             deadline=deadline,
+            # "maybe" or a stray word is a model's slip, not an answer to keep for good
+            cache_if=lambda text: parse_yes_no(text) is not None,
         )
         return parse_yes_no(res.text), res
 
@@ -396,14 +401,26 @@ class LLMClient(RemoteCalls):
         return self.ledger.spent_today(today().isoformat())
 
     # ── internals ──
-    def _cached(self, stage: str, model: str, key: str, *, use_cache: bool) -> LLMResult | None:
-        # Offline answers are never cached: they are deterministic and cost nothing.
+    def _cached(
+        self,
+        stage: str,
+        model: str,
+        key: str,
+        *,
+        use_cache: bool,
+        usable: Callable[[str], bool] | None = None,
+    ) -> LLMResult | None:
+        """The cached answer, if any and USABLE. Offline answers are never cached: they are
+        deterministic and cost nothing. An empty one (a cache of an older version kept what
+        a failed reply held) is no answer: the model is asked again."""
         if self.provider == "offline" or self.cache is None or not use_cache:
             return None
         hit = self.cache.get(stage, model, key)
         if hit is None:
             return None
         text, tin, tout = hit
+        if not text.strip() or (usable is not None and not usable(text)):
+            return None
         self._record(stage, model, self.provider, tin, tout, cached=True, ok=True)
         return LLMResult(text, model, self.provider, tin, tout, cached=True, stage=stage)
 

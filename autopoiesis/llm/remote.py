@@ -170,6 +170,10 @@ class RemoteCalls:
         while True:
             attempts += 1
             outcome = self._attempt(provider, model, messages, params, deadline, budget)
+            if isinstance(outcome, Completion) and not outcome.text.strip():
+                # whatever the provider: no answer is a failure to retry, never an answer
+                # to cache nor a sign the endpoint works
+                outcome = CallFailure("the reply held no text", retryable=True)
             if isinstance(outcome, CallFailure) and not outcome.late:
                 last = outcome.reason
             if isinstance(outcome, Completion):

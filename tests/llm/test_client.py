@@ -374,6 +374,53 @@ def test_yes_no_sends_one_token_at_temperature_zero(make_client, openai_server):
         assert body["model"] == "tiny-gate"
 
 
+NULL_CONTENT = {"raw": json.dumps({"choices": [{"index": 0, "message": {"content": None}}]})}
+NO_CHOICES = {"raw": json.dumps({"choices": []})}
+
+
+def test_a_reply_without_an_answer_is_retried_and_never_cached(make_client, openai_server):
+    """`content: null` or an empty `choices` list was an answer of '': cached for good (the
+    gate then fell back to the offline rule for that message forever, asking no model)
+    and recorded as a success, clearing the backoff."""
+    llm = make_client(max_retries=1)
+    prompt = GATE.format(message="m", name="t", description="d")
+    openai_server.enqueue(NULL_CONTENT, "YES")
+    assert llm.yes_no("gate", prompt) is True  # the empty reply was a failed attempt
+    assert len(openai_server.chat_bodies()) == 2
+    assert llm.yes_no("gate", prompt) is True  # the answer, cached
+    assert len(openai_server.chat_bodies()) == 2
+    openai_server.enqueue(NO_CHOICES, NULL_CONTENT)
+    with pytest.raises(LLMUnavailableError, match="no content"):
+        llm.yes_no("gate", prompt + " again")
+    assert llm.backoff is not None and llm.backoff.state().failures == 1
+    assert llm.cache is not None
+    assert llm.cache.get("gate", llm.model_for("gate"), request_key_of(prompt + " again")) is None
+
+
+def test_a_gate_answer_neither_yes_nor_no_is_not_cached(make_client, openai_server, tmp_path):
+    llm = make_client()
+    prompt = GATE.format(message="m", name="t", description="d")
+    openai_server.enqueue("Maybe", "NO")
+    assert llm.yes_no("gate", prompt) is None
+    assert llm.yes_no("gate", prompt) is False  # asked again, not "Maybe" from the cache
+    assert llm.yes_no("gate", prompt) is False
+    assert len(openai_server.chat_bodies()) == 2
+    # an empty answer an older version cached is no answer either: the model is asked
+    assert llm.cache is not None
+    llm.cache.put("extract", llm.model_for("extract"), request_key_of("x", 256), "", 1, 0)
+    assert llm.complete("extract", "x").text == "OK"
+    assert len(openai_server.chat_bodies()) == 3
+
+
+def request_key_of(prompt: str, max_tokens: int = 1) -> str:
+    """The cache key of a plain completion of PROMPT (no system prompt, temperature 0)."""
+    from autopoiesis.llm.cache import request_key
+
+    return request_key(
+        [{"role": "user", "content": prompt}], {"max_tokens": max_tokens, "temperature": 0.0}
+    )
+
+
 # ── concurrency ──
 @pytest.mark.slow
 def test_concurrency_limit_raises_throughput(make_client, openai_server):

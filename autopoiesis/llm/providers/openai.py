@@ -174,15 +174,24 @@ def _read_capped(response: Any, max_bytes: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def read_completion(data: dict[str, Any], messages: list[Message]) -> Completion:
+def read_completion(data: dict[str, Any], messages: list[Message]) -> Completion | CallFailure:
     """The text and token counts of a chat completion (its JSON); tokens estimated offline
     (core.text.count_tokens) when the server sends no usage block, and bounded by what was
-    exchanged (protocol.bounded, applied by the client to every provider's answer)."""
+    exchanged (protocol.bounded, applied by the client to every provider's answer).
+
+    A reply without an answer (no choices, a null or blank content) is a failure a retry
+    may mend, never an empty answer: an empty one was cached for good and counted as the
+    endpoint working."""
     choices = data.get("choices")
-    first = choices[0] if isinstance(choices, list) and choices else None
+    if not isinstance(choices, list) or not choices:
+        return CallFailure("the reply held no choices", retryable=True)
+    first = choices[0]
     message = first.get("message") if isinstance(first, dict) else None
     content = message.get("content") if isinstance(message, dict) else None
-    text = content if isinstance(content, str) else ""
+    if not isinstance(content, str) or not content.strip():
+        what = "an empty" if isinstance(content, str) else "no"
+        return CallFailure(f"the reply's message had {what} content", retryable=True)
+    text = content
     usage = data.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     tin, tout = usage.get("prompt_tokens"), usage.get("completion_tokens")
