@@ -578,12 +578,25 @@ class KnowledgeExtractor(LLMStage):
         )
 
     def _commit_record(self, report: ExtractionReport) -> str | None:
-        """Nothing learned, but what was done travels with the repository all the same."""
+        """Nothing learned, but what was done travels with the repository all the same.
+        Extractions that failed are said too: they stay pending and are retried, and the
+        history must not read "nothing learned" when nothing could be."""
         done = len({path for path, _, _ in report.processed})
         if not done:
             return None
         noun = "transcript" if done == 1 else "transcripts"
-        message = f"maintenance: record the extraction of {done} {noun} (nothing learned)\n"
+        if not report.failed:
+            message = f"maintenance: record the extraction of {done} {noun} (nothing learned)\n"
+        else:
+            failed = counted(len(report.failed), "extraction")
+            message = (
+                f"maintenance: record the extraction of {done} {noun} (nothing learned; "
+                f"{failed} failed, pending retry)\n\n{report.summary()}\n\n"
+                + "".join(
+                    f"failed: {f.extractor} on {f.path}: {_line(f.error)}\n" for f in report.failed
+                )
+            )
+        message = self.repo.redactor().redact(message)
         return MemoryGit(self.repo).commit_paths([EXTRACTED_FILE], message).sha
 
 
@@ -606,6 +619,17 @@ def on_session_end(
         with KnowledgeExtractor(repo) as ex:
             report = ex.extract_from_session(transcript_path)
             sha = ex.commit(report, summarize=summarize) if commit else None
+        if report.failed:  # capture's only report of them: its output is the events'
+            first = report.failed[0]
+            log.warning(
+                "%d of the extractions of %s failed (%s: %s); they stay pending and are "
+                "retried later (`autopoiesis extract --pending`; `autopoiesis status` counts "
+                "them)",
+                len(report.failed),
+                transcript_path,
+                first.extractor,
+                _line(first.error),
+            )
         return ExtractionReport(**{**report.__dict__, "commit": sha})
     except (AutopoiesisError, OSError) as exc:
         log.warning(
@@ -618,6 +642,12 @@ def on_session_end(
         except OSError:
             pass
         return None
+
+
+def _line(error: str, limit: int = 200) -> str:
+    """ERROR on one line of at most LIMIT characters (a commit message's, a warning's)."""
+    text = " ".join(error.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 __all__ = [

@@ -4,6 +4,7 @@ LLM flavours against the loopback OpenAI server, bad replies, the CLI."""
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -652,3 +653,32 @@ def test_a_quiet_extract_says_its_result_not_each_file(
     quiet = cli("extract", paths[1], "-q", repo=memory_repo)
     assert quiet.returncode == 0 and "committed" in quiet.stdout
     assert "wrote " not in quiet.stdout
+
+
+def test_a_capture_whose_extractions_all_fail_says_so_and_its_commit_too(
+    memory_repo: MemoryRepo, openai_server, git, cli: Cli, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every LLM extraction failed (HTTP 500): capture said nothing and its commit read
+    "(nothing learned)" while `status` counted the extractions pending a retry."""
+    use_llm(memory_repo, openai_server.base_url)
+    openai_server.default_chat = lambda body: {"status": 500, "message": "down"}
+    events = (
+        {"event": "session_start", "session_id": "sf1", "started": "2026-03-13T10:00:00Z"},
+        {"event": "message", "role": "user", "content": "We decided to use Postgres 17."},
+        {"event": "message", "role": "agent", "content": "Agreed, Postgres 17 it is."},
+        {"event": "session_end"},
+    )
+    with caplog.at_level(logging.WARNING, logger="autopoiesis.knowledge.extract"):
+        done = cli("capture", repo=memory_repo, input="".join(json.dumps(e) + "\n" for e in events))
+    assert done.returncode == 0, done.stderr
+    from autopoiesis.knowledge.state import ExtractionState
+
+    with ExtractionState.for_repo(memory_repo) as state:
+        pending = len(state.rows("pending"))
+    assert pending > 0
+    warning = " ".join(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+    assert f"{pending} of the extractions of" in warning and "stay pending" in warning
+    message = git(memory_repo, "log", "-1", "--format=%B").stdout
+    assert message.startswith("maintenance: record the extraction of 1 transcript"), message
+    assert f"(nothing learned; {pending} extractions failed, pending retry)" in message
+    assert "HTTP 500" in message
