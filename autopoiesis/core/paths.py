@@ -682,18 +682,17 @@ class MemoryRepo:
 
         return redactor_from_config(self.config)
 
-    def iter_markdown(self, *tops: str) -> Iterator[Path]:
-        """Markdown files under the given top-level folders, in a stable order. Never a
-        symbolic link, nor a file of a linked folder: a memory pulled from a collaborator
-        may hold `knowledge/x.md -> ~/.aws/credentials`, and nothing reads through a link
-        (`links` lists them)."""
+    def iter_markdown(self, *tops: str, below: bool = True) -> Iterator[Path]:
+        """Markdown files under the given top-level folders (BELOW False: in them, not in
+        their subfolders), in a stable order. Never a symbolic link, nor a file of a linked
+        folder: a memory pulled from a collaborator may hold `knowledge/x.md ->
+        ~/.aws/credentials`, and nothing reads through a link (`links` lists them)."""
         for top in tops or self.indexed_dirs():
             base = self.root / top
             if base.is_dir() and not base.is_symlink() and is_inside(base.resolve(), self.root):
                 # rglob does not enter linked folders
-                yield from sorted(
-                    p for p in base.rglob("*.md") if not p.is_symlink() and p.is_file()
-                )
+                found = base.rglob("*.md") if below else base.glob("*.md")
+                yield from sorted(p for p in found if not p.is_symlink() and p.is_file())
 
     def indexed_dirs(self) -> tuple[str, ...]:
         """INDEXED_DIRS and each team's notes (`shared/<team>/knowledge`)."""

@@ -209,8 +209,9 @@ def load_topic(repo: MemoryRepo, relpath: str | os.PathLike[str]) -> Topic:
 
 def _people_files(repo: MemoryRepo) -> list[Path]:
     """The notes of knowledge/people/ (not its subfolders), never through a link."""
-    base = repo.knowledge_dir / "people"
-    return [p for p in repo.iter_markdown("knowledge/people") if p.parent == base]
+    # not below it: a folder of notes filed there (thousands, in bench/'s memory) is no
+    # person, and walking it cost every cold `compile` ~30 ms
+    return list(repo.iter_markdown("knowledge/people", below=False))
 
 
 def people_signature(repo: MemoryRepo) -> tuple[tuple[str, int, int], ...]:
