@@ -370,6 +370,20 @@ class FileLock:
     def held(self) -> bool:
         return self._fd is not None
 
+    def write_holder(self) -> None:
+        """Write this process's id into the held lock's file, so that one refused the lock
+        can say who holds it (holder())."""
+        assert self._fd is not None, "the lock is not held"
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, str(os.getpid()).encode(), 0)
+
+    def holder(self) -> int | None:
+        """The process id the lock's holder wrote (write_holder); None when it wrote none."""
+        try:
+            return int(self.path.read_text(encoding="utf-8").strip())
+        except (OSError, ValueError):
+            return None
+
     @property
     def fd(self) -> int | None:
         """The descriptor of the held lock (None when not held): a holder may write who it is

@@ -21,7 +21,7 @@ class RefsMixin(GitCore):
     def tag_exists(self, name: str) -> bool:
         return f"refs/tags/{name}" in {t.path for t in self.gitpython.tags}
 
-    def _check_ref_name(self, name: str, kind: str = "tag") -> None:
+    def check_ref_name(self, name: str, kind: str = "tag") -> None:
         """NAME as a tag's (or a branch's) name: valid for git, and holding no secret (a ref's
         name is pushed and shown as it is, and forget cannot take one out of it)."""
         ref = f"refs/tags/{name}" if kind == "tag" else f"refs/heads/{name}"
@@ -39,7 +39,7 @@ class RefsMixin(GitCore):
         self, name: str, message: str | None = None, target: str = "HEAD"
     ) -> tuple[bool, str]:
         """(created?, explanation). An existing tag is never moved."""
-        self._check_ref_name(name)
+        self.check_ref_name(name)
         if self.head() is None:
             raise GitError("The memory repo has no commits yet; nothing to tag.")
         if self.tag_exists(name):
@@ -98,7 +98,7 @@ class RefsMixin(GitCore):
 
     def create_explore(self, name: str, *, checkout: bool = False) -> str:
         branch = name if name.startswith("explore/") else f"explore/{name}"
-        self._check_ref_name(branch, "branch")
+        self.check_ref_name(branch, "branch")
         if self.branch_exists(branch):
             raise GitError(f"branch {branch} already exists; pick another name or delete it first.")
         if self.head() is None:

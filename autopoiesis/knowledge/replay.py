@@ -13,7 +13,9 @@ says which uncommitted transcripts it did not include.
 
 Resumable: the worktree keeps its own extraction state; a crashed replay, run again with
 the same branch, skips the transcripts whose changes were already flushed and goes on
-from there (the writer's dedup makes a re-applied chunk harmless).
+from there (the writer's dedup makes a re-applied chunk harmless). Only from the base's
+commit it started from, with the same extractors and model, in an intact worktree; else it
+starts afresh and says why. One replay onto a branch runs at a time (a lock of its own).
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ from typing import Any
 from autopoiesis.core.paths import (
     CONVERSATIONS_DIR,
     INDEX_FILES,
+    FileLock,
     MemoryRepo,
     atomic_write,
     category_of,
 )
-from autopoiesis.errors import ReplayError
+from autopoiesis.errors import GitError, ReplayError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.git.repo import MemoryGit
 from autopoiesis.git.runner import cat_file_batch, uncommitted
@@ -112,10 +115,15 @@ def _branch_name(branch: str) -> tuple[str, str]:
     return f"extract/{name}", name
 
 
+def _file_name(name: str) -> str:
+    """NAME (of extract/NAME, which may hold '/') as one file's name."""
+    return name.replace("/", "__")
+
+
 def _progress_path(repo: MemoryRepo, name: str) -> Path:
     folder = repo.state_file("replay_dir")
     folder.mkdir(exist_ok=True)
-    return folder / f"{name.replace('/', '__')}.json"
+    return folder / f"{_file_name(name)}.json"
 
 
 @dataclass
@@ -156,7 +164,40 @@ def replay_branch(
         default_registry().select(extractors)
     wt = repo.state_file("worktrees_dir") / name
     r = _Replay(repo, git, full, name, base, wt, extractors, model, echo or (lambda m: None))
-    progress_file = _progress_path(repo, name)
+    lock = _replay_lock(r)
+    try:
+        return _replay(r, force, progress, llm, use_llm, stop_after)
+    finally:
+        lock.release()
+
+
+def _replay_lock(r: _Replay) -> FileLock:
+    """The lock one replay onto R's branch holds while it runs (the kernel frees it when
+    the replay dies, so a killed one is resumed, never waited for): two at once worked in
+    one worktree, and one failed when the other removed it."""
+    lock = r.repo.lock(f"replay-{_file_name(r.name)}")
+    if not lock.acquire(timeout=0):
+        pid = lock.holder()
+        who = f" (pid {pid})" if pid else ""
+        raise ReplayError(
+            f"a replay onto {r.full} is running{who}; wait for it to finish, or stop it "
+            f"({f'kill {pid}' if pid else 'end that process'}) and run this again to resume it."
+        )
+    lock.write_holder()
+    return lock
+
+
+def _replay(
+    r: _Replay,
+    force: bool,
+    progress: Callable[[int, int, str], None] | None,
+    llm: Any,
+    use_llm: bool | None,
+    stop_after: int | None,
+) -> ReplayResult:
+    """replay_branch's work, under the replay's lock."""
+    repo, full, base = r.repo, r.full, r.base
+    progress_file = _progress_path(repo, r.name)
     resuming, base_sha = _prepare_worktree(r, progress_file, force)
     not_included = _uncommitted_transcripts(repo)
     if not_included:
@@ -169,7 +210,6 @@ def replay_branch(
     state = ExtractionState.for_repo(wrepo)
     try:
         resumed_from = _start(r, wrepo, state, committed, resuming)
-        _mark_running(r, progress_file, base_sha)
         report, finished = _extract(
             r,
             wrepo,
@@ -218,8 +258,10 @@ def replay_branch(
 
 
 def _prepare_worktree(r: _Replay, progress_file: Path, force: bool) -> tuple[bool, str]:
-    """(resuming, the base's commit): the replay's worktree on its branch, kept when an
-    unfinished replay resumes, else made anew from the base (an old branch dropped first)."""
+    """(resuming, the base's commit the worktree came from): the replay's worktree on its
+    branch, kept when an interrupted replay resumes, else made anew from the base's
+    commit (an old branch dropped first). The running record is written before the
+    worktree is made, so a replay killed at any point after is one that can be resumed."""
     git, full, base = r.git, r.full, r.base
     current = git.current_branch()
     if current is None:
@@ -228,15 +270,30 @@ def _prepare_worktree(r: _Replay, progress_file: Path, force: bool) -> tuple[boo
             f"your checkout is on a detached HEAD ({head}); it was left alone, "
             f"the replay starts from {base}"
         )
-    resuming = _can_resume(r, progress_file, force)
-    if git.branch_exists(full) and not resuming:
-        _drop_old_branch(r, current, force)
-    base_sha = git.run("rev-parse", base).stdout.strip()
-    if not resuming:
-        _remove_worktree(r.repo, r.wt)
-        r.wt.parent.mkdir(parents=True, exist_ok=True)
-        git.run("worktree", "add", "-q", "-b", full, str(r.wt), base)
-    return resuming, base_sha
+    base_sha = git.run("rev-parse", f"{base}^{{commit}}").stdout.strip()
+    saved = _saved_progress(progress_file)
+    why_not = _why_not_resume(r, saved, base_sha, force)
+    if why_not is None:  # its worktree came from BASE_SHA: a base that moved is not resumed
+        return True, base_sha
+    if git.branch_exists(full):
+        if _interrupted(r, saved):  # its branch holds nothing of its own: no --force needed
+            if current == full:
+                raise ReplayError(
+                    f"{full} is checked out in your working tree; switch to another "
+                    "branch before replaying onto it."
+                )
+            r.say(f"starting the interrupted replay onto {full} afresh: {why_not}")
+            r.notes.append(f"the interrupted replay was started afresh: {why_not}")
+            _remove_worktree(r.repo, r.wt)
+            git.run("branch", "-D", full)
+        else:
+            _drop_old_branch(r, current, force)
+    _mark_running(r, progress_file, base_sha)
+    _remove_worktree(r.repo, r.wt)
+    r.wt.parent.mkdir(parents=True, exist_ok=True)
+    # from the commit recorded, not the branch's name: main may move meanwhile
+    git.run("worktree", "add", "-q", "-b", full, str(r.wt), base_sha)
+    return False, base_sha
 
 
 def _mark_running(r: _Replay, progress_file: Path, base_sha: str) -> None:
@@ -256,12 +313,24 @@ def _mark_running(r: _Replay, progress_file: Path, base_sha: str) -> None:
     )
 
 
+def _saved_progress(progress_file: Path) -> dict[str, Any] | None:
+    """The progress record of the last replay of this name; None when there is none (or
+    it cannot be read: then there is nothing to resume)."""
+    try:
+        saved = json.loads(progress_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return saved if isinstance(saved, dict) else None
+
+
 def _check_refs(git: MemoryGit, full: str, base: str) -> None:
-    """FULL is a valid branch name and BASE a branch to replay from."""
-    if git.run("check-ref-format", "--branch", full, check=False).returncode != 0:
-        raise ReplayError(
-            f"{full!r} is not a valid branch name; use letters, digits, '-', '_' and '.'."
-        )
+    """FULL is a valid branch name holding no secret (refused before anything is made:
+    the replay failed at its tag, and left a branch no re-run could finish) and BASE a
+    branch to replay from."""
+    try:
+        git.check_ref_name(full, "branch")
+    except GitError as exc:
+        raise ReplayError(str(exc)) from None
     if not git.branch_exists(base):
         raise ReplayError(
             f"There is no branch {base!r} to replay from. Pass --base BRANCH "
@@ -269,22 +338,57 @@ def _check_refs(git: MemoryGit, full: str, base: str) -> None:
         )
 
 
-def _can_resume(r: _Replay, progress_file: Path, force: bool) -> bool:
-    """Whether the replay goes on from where a crashed one stopped: it was running, its
-    branch and worktree are there, it was not --force, and the extractors and model are
-    the same."""
-    saved = (
-        json.loads(progress_file.read_text(encoding="utf-8")) if progress_file.exists() else None
-    )
-    return (
-        saved is not None
-        and saved.get("status") == "running"
-        and r.git.branch_exists(r.full)
-        and r.wt.is_dir()
-        and not force
-        and saved.get("extractors") == (list(r.extractors) if r.extractors else None)
-        and saved.get("model") == r.model
-    )
+def _interrupted(r: _Replay, saved: dict[str, Any] | None) -> bool:
+    """Whether R's branch is the one an interrupted replay made: its record says running
+    and the branch is still at the commit it was made from (a replay commits only when
+    it has finished)."""
+    if saved is None or saved.get("status") != "running" or not saved.get("base_sha"):
+        return False
+    tip = r.git.run("rev-parse", "-q", "--verify", f"refs/heads/{r.full}", check=False)
+    return tip.stdout.strip() == saved["base_sha"]
+
+
+def _why_not_resume(
+    r: _Replay, saved: dict[str, Any] | None, base_sha: str, force: bool
+) -> str | None:
+    """Why the replay cannot go on from where an interrupted one stopped; None when it can:
+    it was running, its branch and an intact worktree are there at the base's commit
+    (a base that has moved has transcripts the resumed one would leave out), it was not
+    --force, and the extractors and model are the same."""
+    if not _interrupted(r, saved):
+        return "there is no interrupted replay of that name"
+    assert saved is not None
+    if not r.wt.is_dir():
+        return "its worktree is gone"
+    if force:
+        return "--force"
+    if saved["base_sha"] != base_sha:
+        return (
+            f"{r.base} has moved since it started ({str(saved['base_sha'])[:10]} -> "
+            f"{base_sha[:10]})"
+        )
+    if saved.get("extractors") != (list(r.extractors) if r.extractors else None):
+        return "it ran other extractors"
+    if saved.get("model") != r.model:
+        return "it ran another model"
+    if not _worktree_intact(r, base_sha):
+        return "its worktree is incomplete (it was stopped while being made)"
+    return None
+
+
+def _worktree_intact(r: _Replay, base_sha: str) -> bool:
+    """Whether R's worktree is a checkout of its branch at BASE_SHA with every transcript
+    in place (one killed during `git worktree add` may be half made)."""
+    wgit = _git(MemoryRepo(r.wt))
+    top = wgit.run("rev-parse", "--show-toplevel", check=False).stdout.strip()
+    if not top or Path(top).resolve() != r.wt.resolve():
+        return False
+    head = wgit.run("rev-parse", "-q", "--verify", "HEAD", check=False).stdout.strip()
+    branch = wgit.run("symbolic-ref", "-q", "HEAD", check=False).stdout.strip()
+    if head != base_sha or branch != f"refs/heads/{r.full}":
+        return False
+    raw = wgit.run("status", "--porcelain", "--", CONVERSATIONS_DIR, check=False)
+    return raw.returncode == 0 and not raw.stdout.strip()
 
 
 def _drop_old_branch(r: _Replay, current: str | None, force: bool) -> None:
@@ -325,14 +429,16 @@ def _start(
 ) -> int:
     """Set the worktree up for the extraction: a resumed replay counts the transcripts
     already done (returned), a new one starts from cleared knowledge and state."""
-    if resuming:
-        done = {h for h, _ in state.done_keys()}
+    done = {h for h, _ in state.done_keys()} if resuming else set()
+    if done:
         resumed_from = sum(1 for _, p in committed if _hash_of(wrepo, p) in done)
         r.say(
             f"resuming the replay onto {r.full}: {resumed_from} of {len(committed)} "
             "transcripts were already done"
         )
         return resumed_from
+    # a new replay, or one stopped before any transcript was done (maybe before its
+    # knowledge was cleared): both start from cleared knowledge
     clear_derived_knowledge(wrepo)
     state.forget()
     r.say(f"replaying {len(committed)} transcripts from {r.base} onto {r.full} in {r.wt}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,99 @@ def test_cli_replay_and_compare(memory_repo: MemoryRepo, tmp_path: Path) -> None
     r = runner.invoke(app, base + ["--branch", "extract/a"])
     assert r.exit_code != 0
     assert "already exists" in str(r.exception)
+
+
+def test_a_replay_interrupted_before_its_base_moved_starts_afresh(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A killed replay resumed on the old base after main had moved: the new transcripts
+    were left out, and its commit named main's new commit as its base."""
+    import_sessions(memory_repo, tmp_path, many(6))
+    git = MemoryGit(memory_repo)
+    old_base = git.run("rev-parse", "main").stdout.strip()
+    partial = rp.replay_branch(memory_repo, "extract/moved", stop_after=2)
+    assert partial.commit is None
+    import_sessions(memory_repo, tmp_path, many(7)[6:])  # main moves meanwhile
+    new_base = git.run("rev-parse", "main").stdout.strip()
+    assert new_base != old_base
+    said: list[str] = []
+    res = rp.replay_branch(memory_repo, "extract/moved", echo=said.append)
+    assert res.transcripts == 7
+    assert res.resumed_from == 0
+    assert any(f"main has moved since it started ({old_base[:10]}" in n for n in res.notes)
+    assert any("afresh" in s for s in said)
+    message = git.run("log", "-1", "--format=%B", "extract/moved").stdout
+    assert f"Base: main {new_base[:10]}" in message
+    assert git.run("rev-parse", "extract/moved^").stdout.strip() == new_base
+
+
+def test_a_second_replay_onto_a_running_ones_branch_is_refused(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Two replays onto one branch worked in one worktree at once, and one of them failed
+    with a traceback when the other removed it."""
+    import_sessions(memory_repo, tmp_path, many(4))
+    refused: list[str] = []
+
+    def meanwhile(message: str) -> None:  # said by the first one once its worktree is made
+        if message.startswith("replaying") and not refused:
+            with pytest.raises(ReplayError) as second:
+                rp.replay_branch(memory_repo, "extract/twice")
+            refused.append(str(second.value))
+
+    res = rp.replay_branch(memory_repo, "extract/twice", echo=meanwhile)
+    assert res.commit  # the first one finished, undisturbed
+    assert len(refused) == 1
+    assert refused[0].startswith(f"a replay onto extract/twice is running (pid {os.getpid()})")
+    assert "wait for it" in refused[0]
+    # the lock went with the replay: the name is free again
+    again = rp.replay_branch(memory_repo, "extract/twice", force=True)
+    assert again.commit
+
+
+def test_a_replay_killed_right_after_its_worktree_was_made_resumes(
+    memory_repo: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The running record was written after `git worktree add`: a replay killed in between
+    left a branch no re-run would take without --force ("already exists")."""
+    import_sessions(memory_repo, tmp_path, many(3))
+    start = rp._start
+
+    def killed(*args: object, **kwargs: object) -> int:
+        raise KeyboardInterrupt  # the process dies here
+
+    monkeypatch.setattr(rp, "_start", killed)
+    with pytest.raises(KeyboardInterrupt):
+        rp.replay_branch(memory_repo, "extract/early")
+    monkeypatch.setattr(rp, "_start", start)
+    wt = memory_repo.state_file("worktrees_dir") / "early"
+    assert wt.is_dir()
+    res = rp.replay_branch(memory_repo, "extract/early")
+    assert res.commit
+    assert res.transcripts == 3
+    assert not any("afresh" in n for n in res.notes)  # resumed in its worktree
+    # a worktree half made (killed during `git worktree add`) is made again, not resumed
+    monkeypatch.setattr(rp, "_start", killed)
+    with pytest.raises(KeyboardInterrupt):
+        rp.replay_branch(memory_repo, "extract/half")
+    monkeypatch.setattr(rp, "_start", start)
+    half = memory_repo.state_file("worktrees_dir") / "half"
+    next(iter(sorted((half / "raw/conversations").rglob("*.md")))).unlink()
+    res = rp.replay_branch(memory_repo, "extract/half")
+    assert res.transcripts == 3
+    assert any("worktree is incomplete" in n for n in res.notes)
+
+
+def test_a_replay_branch_named_with_a_secret_is_refused_before_anything_is_made(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """extract/AKIA... ran the whole replay, then failed at its tag, and left a branch, a
+    worktree and a running record that no re-run (even --force) could finish."""
+    import_sessions(memory_repo, tmp_path, many(2))
+    for force in (False, True):
+        with pytest.raises(ReplayError, match="looks like a secret"):
+            rp.replay_branch(memory_repo, "extract/AKIAIOSFODNN7EXAMPLE", force=force)
+    git = MemoryGit(memory_repo)
+    assert not git.branch_exists("extract/AKIAIOSFODNN7EXAMPLE")
+    assert not (memory_repo.state_file("worktrees_dir") / "AKIAIOSFODNN7EXAMPLE").exists()
+    assert not list(memory_repo.state_file("replay_dir").glob("AKIA*"))
