@@ -421,12 +421,8 @@ def _since(git: Any, value: str) -> str:
         return str(day)
     if value.strip().lower() in ("now", "today"):
         return value
-    read = git.run("rev-parse", f"--since={value}", check=False).stdout.strip()
-    try:
-        stamp = int(read.removeprefix("--max-age="))
-    except ValueError:
-        stamp = -1
-    if stamp < 0 or abs(stamp - time.time()) < 5:
+    stamp = git.git_time(value)
+    if stamp is None or stamp < 0 or abs(stamp - time.time()) < 5:
         raise fail(
             f"--since {value!r} is no date git understands; give YYYY-MM-DD or one such as "
             "yesterday or '1 week ago'.",
@@ -440,7 +436,7 @@ def learned(
     since: str = typer.Option(
         "yesterday",
         "--since",
-        help="Any date git understands: yesterday, '1 week ago', 2026-02-01.",
+        help="Any date git understands: yesterday, '1 week ago', 2026-02-01 (from its 00:00 UTC).",
     ),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:

@@ -410,6 +410,41 @@ class GitCore:
             == 0
         )
 
+    # ── commits by date ──
+    def git_time(self, when: str) -> int | None:
+        """WHEN, a date as a user gives it (YYYY-MM-DD, an ISO time, "2 hours ago"), as the
+        Unix time git reads it; None when git reads no date in it. A bare day is its 00:00
+        UTC (the day every tag and journal is counted in): git reads it as that day at the
+        current time of day, so `--since DAY` left out what the day held before then."""
+        value = when.strip()
+        if re.fullmatch(r"\d{4}-\d\d-\d\d", value):
+            value += "T00:00:00Z"
+        read = self.run("rev-parse", f"--since={value}", check=False).stdout.strip()
+        try:
+            return int(read.removeprefix("--max-age="))
+        except ValueError:
+            return None
+
+    def commits_dated(self, since: str, until: str | None = None) -> list[str]:
+        """The commits of HEAD whose commit date is from SINCE to UNTIL (git_time's dates),
+        newest first, however their dates are ordered: git's own --since stops its walk at
+        the first older commit, so one commit made with a clock behind (pulled from another
+        machine) hid every commit before it."""
+        start, end = self.git_time(since), self.git_time(until) if until else None
+        if start is None or (until and end is None):
+            raise GitError(
+                f"{since if start is None else until!r} is no date git understands; give "
+                "YYYY-MM-DD or one such as yesterday or '1 week ago'."
+            )
+        found = []
+        for line in self.run(
+            "log", "--topo-order", "--format=%H %ct", "HEAD", check=False
+        ).stdout.splitlines():
+            sha, _, stamp = line.partition(" ")
+            if start <= int(stamp) and (end is None or int(stamp) <= end):
+                found.append(sha)
+        return found
+
     # ── committing ──
     def commit_paths(
         self, paths: Sequence[str], message: str, *, allow_empty: bool = False

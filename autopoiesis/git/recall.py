@@ -115,26 +115,34 @@ class RecallMixin(GitCore):
         return found
 
     def learned(self, since: str = "yesterday") -> list[CommitInfo]:
+        """The commits dated since SINCE (GitCore.commits_dated) that changed knowledge/,
+        newest first."""
+        dated = self.commits_dated(since)
+        if not dated:
+            return []
         out = self.run(
             "log",
-            f"--since={since}",
+            "--no-walk=unsorted",
+            "--stdin",
             "--date=iso-strict",
             "--format=\x1e%H\x1f%ad\x1f%s",
             "--name-only",
             "--",
             "knowledge/",
+            input="\n".join(dated) + "\n",
             check=False,
         ).stdout
         return _parse_log(out)
 
     def learned_lines(self, since: str = "yesterday") -> list[tuple[str, str]]:
-        """(path, added line) of knowledge lines added since SINCE."""
-        first = self.run(
-            "rev-list", f"--since={since}", "--reverse", "HEAD", check=False
-        ).stdout.split()
-        if not first:
+        """(path, added line) of knowledge lines added since SINCE: from before the oldest
+        commit dated since then (GitCore.commits_dated) to HEAD."""
+        dated = self.commits_dated(since)
+        if not dated:
             return []
-        parent = self.run("rev-parse", "-q", "--verify", f"{first[0]}^", check=False).stdout.strip()
+        parent = self.run(
+            "rev-parse", "-q", "--verify", f"{dated[-1]}^", check=False
+        ).stdout.strip()
         base = parent or self.run("hash-object", "-t", "tree", "/dev/null").stdout.strip()
         diff = self.run("diff", "--no-color", "-U0", base, "HEAD", "--", "knowledge/").stdout
         lines: list[tuple[str, str]] = []

@@ -52,14 +52,8 @@ class RefsMixin(GitCore):
         return True, f"tagged {name}"
 
     def commits_between(self, since: datetime, until: datetime) -> list[str]:
-        out = self.run(
-            "log",
-            "--format=%H",
-            f"--since={since.isoformat()}",
-            f"--until={until.isoformat()}",
-            check=False,
-        ).stdout
-        return out.split()
+        """The commits dated from SINCE to UNTIL, newest first (GitCore.commits_dated)."""
+        return self.commits_dated(since.isoformat(), until.isoformat())
 
     def tag_daily(self, day: date | None = None) -> tuple[bool, str]:
         """memory/daily/DAY on the day's first commit, when the day had any (never moved)."""

@@ -411,3 +411,54 @@ def test_worktree_commands_run_one_at_a_time(memory_repo: MemoryRepo) -> None:
         git.run("status")  # other git commands do not
     assert done.wait(60)
     worker.join()
+
+
+def _commit_dated(repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch, when: str, rel: str) -> str:
+    """A commit of a new knowledge file REL made with the clock at WHEN (as one pulled from a
+    machine whose clock is behind)."""
+    (repo.root / rel).write_text(f"# {Path(rel).stem}\n\n- {Path(rel).stem} is known\n")
+    with monkeypatch.context() as m:
+        m.setenv("GIT_COMMITTER_DATE", when)
+        m.setenv("GIT_AUTHOR_DATE", when)
+        sha = MemoryGit(repo).commit_pending(f"memory: {rel}").sha  # a new git: its own env
+    assert sha
+    return sha
+
+
+def test_a_commit_dated_behind_hides_nothing_from_learned_and_the_daily_tag(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git's --since stops its walk at the first commit dated before it: one commit made
+    with a clock behind hid the whole day's history from `tag daily` and `learned`."""
+    from autopoiesis.core.clock import today, utc_now
+
+    g = MemoryGit(memory_repo)
+    (memory_repo.root / "knowledge/reference/queue.md").write_text("# Queue\n\n- Kafka\n")
+    kafka = g.commit_pending("memory: kafka").sha
+    yesterday = (utc_now() - timedelta(days=1)).strftime("%Y-%m-%dT12:00:00Z")
+    behind = _commit_dated(memory_repo, monkeypatch, yesterday, "knowledge/reference/cache.md")
+    assert g.run("log", "-1", "--format=%H").stdout.strip() == behind
+    assert kafka in [c.sha for c in g.learned("2 hours ago")]
+    assert behind not in [c.sha for c in g.learned("2 hours ago")]
+    assert ("knowledge/reference/queue.md", "- Kafka") in g.learned_lines("2 hours ago")
+    created, why = g.tag_daily(today())
+    assert created, why
+    assert g.rev(f"memory/daily/{today().isoformat()}") == kafka
+
+
+def test_learned_since_a_day_starts_at_its_midnight(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git reads a bare date as that day at the current time of day: `learned --since DAY`
+    left out everything learned that day before the time it was run."""
+    from autopoiesis.core.clock import today
+
+    monkeypatch.setenv("TZ", "UTC")
+    day = today().isoformat()
+    early = _commit_dated(memory_repo, monkeypatch, f"{day}T00:00:00Z", "knowledge/reference/a.md")
+    g = MemoryGit(memory_repo)
+    assert early in [c.sha for c in g.learned(day)]
+    assert ("knowledge/reference/a.md", "- a is known") in g.learned_lines(day)
+    yesterday = (today() - timedelta(days=1)).isoformat()
+    assert early in [c.sha for c in g.learned(yesterday)]
+    assert early not in [c.sha for c in g.learned((today() + timedelta(days=1)).isoformat())]
