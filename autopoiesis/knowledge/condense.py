@@ -104,8 +104,9 @@ class MemoryCondenser(LLMStage):
         if not srcs:
             return MaintenanceResult((f"no transcripts on {day.isoformat()}; no journal written",))
         changes: list[KnowledgeChange] = []
+        unsaid: list[str] = []
         if self.use_llm:
-            changes = self._daily_llm(day, srcs)
+            changes, unsaid = self._daily_llm(day, srcs)
         if not changes:
             changes = [c for s in srcs for c in JOURNAL.run_offline(s)]
         changes = [
@@ -120,11 +121,17 @@ class MemoryCondenser(LLMStage):
             for c in changes
         ]
         report = self.writer.apply(changes, DAILY)
+        left_out = (
+            f"; left out {len(unsaid)} bullet(s) of the model that no transcript of the day "
+            "says: " + "; ".join(t[:80] for t in unsaid)
+            if unsaid
+            else ""
+        )
         result = MaintenanceResult(
             (
                 f"journal {day.isoformat()}: {len(report.added)} bullet(s) added, "
                 f"{report.duplicates} already there, "
-                f"from {len(srcs)} transcript(s)",
+                f"from {len(srcs)} transcript(s){left_out}",
             ),
             tuple(report.paths) or (),
         )
@@ -134,7 +141,13 @@ class MemoryCondenser(LLMStage):
             else result
         )
 
-    def _daily_llm(self, day: date, srcs: list[SourceTranscript]) -> list[KnowledgeChange]:
+    def _daily_llm(
+        self, day: date, srcs: list[SourceTranscript]
+    ) -> tuple[list[KnowledgeChange], list[str]]:
+        """The journal bullets the model writes for DAY, each cited with the transcript
+        that says most of it, and the bullets no transcript says (left out: at least half
+        of a bullet's content words must be in the transcript it is credited to, or it
+        would cite a session for what was never said there)."""
         path = f"knowledge/journal/{day.isoformat()}.md"
         existing = self.repo.root / path
         transcripts = "\n\n".join(
@@ -156,13 +169,18 @@ class MemoryCondenser(LLMStage):
                 "condense", prompt, schema=lambda d: reply_items(d, "bullet")
             ).data
         except (LLMUnavailableError, LLMResponseError):
-            return []  # the offline summary runs instead; condensation never blocks on a model
+            return [], []  # the offline summary runs instead; never blocks on a model
         out = []
+        unsaid: list[str] = []
+        said = [kf.fact_words(s.text)[0] for s in srcs]
         for d in reply_items(data, "bullet"):
             text = str(d["bullet"]).strip()
-            src = max(
-                srcs, key=lambda s: len(set(text.lower().split()) & set(s.text.lower().split()))
-            )
+            words = kf.fact_words(text)[0]
+            at = max(range(len(said)), key=lambda i: len(words & said[i]))
+            if not words or 2 * len(words & said[at]) < len(words):
+                unsaid.append(text)
+                continue
+            src = srcs[at]
             topic = (
                 slugify(str(d.get("topic") or "general").replace("/", " "), NAME_SLUG_LEN)
                 or "general"
@@ -178,7 +196,7 @@ class MemoryCondenser(LLMStage):
                     section_level=3,
                 )
             )
-        return out
+        return out, unsaid
 
     # ── weekly ──
     def _journals_of_week(self, day: date) -> list[tuple[date, str, kf.KnowledgeDoc]]:

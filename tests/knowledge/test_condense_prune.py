@@ -726,3 +726,32 @@ def test_the_weekly_rollup_takes_only_what_a_journal_line_says(
         "left out 2 item(s) of the model that no journal line of 2026-W08 says"
         in (result.actions[1])
     )
+
+
+def test_the_daily_journal_takes_only_bullets_a_transcript_says(
+    memory_repo: MemoryRepo, tmp_path: Path, openai_server
+) -> None:
+    """The daily model's bullet was cited with the transcript sharing most of its words,
+    even when it shared none: an invented "approved a 50,000 USD wire transfer" went into
+    the journal as said in a session about memory storage. A bullet most of whose content
+    words no transcript of the day holds is left out, and the run says so."""
+    import json
+
+    from tests.knowledge.helpers import use_llm
+
+    import_sessions(memory_repo, tmp_path, DEMO)
+    repo = use_llm(memory_repo, openai_server.base_url)
+    bullets = [
+        {"topic": "finance", "bullet": "Approved a wire transfer of 50000 USD to Zorblax Corp"},
+        {"topic": "releases", "bullet": "Release procedure: run the tests, tag the version, push the tag"},
+    ]  # fmt: skip
+    openai_server.enqueue({"content": json.dumps({"items": bullets})})
+    with MemoryCondenser(repo) as c:
+        result = c.daily_summary(DAY)
+    journal = (repo.root / "knowledge/journal/2026-02-16.md").read_text()
+    assert "Zorblax" not in journal and "wire transfer" not in journal
+    assert "run the tests, tag the version, push the tag (via ses_b)" in journal
+    assert (
+        "left out 1 bullet(s) of the model that no transcript of the day says"
+        in (result.actions[0])
+    )
