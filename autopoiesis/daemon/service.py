@@ -232,11 +232,19 @@ class Daemon:
 
     def _loop(self, lock: InstanceLock) -> None:
         assert self.scheduler is not None
-        close_fds = [fd for fd in (lock.fd, self._wake_r, self._wake_w) if fd >= 0]
         while True:
             self._handle_signals()
             if self._stopping:
                 return
+            if not lock.still_held() and not lock.reclaim():
+                # its file was deleted and another daemon took a new one: one is enough
+                self.note(
+                    "stopped",
+                    message="the daemon lock's file was deleted and another daemon took it; "
+                    "this one stops (`autopoiesis daemon status` shows the one that runs)",
+                )
+                return
+            close_fds = [fd for fd in (lock.fd, self._wake_r, self._wake_w) if fd >= 0]
             self._reap()
             self._flush_events()
             started = self._start_due(

@@ -86,15 +86,40 @@ class InstanceLock:
                 f"{owner.get('what', 'daemon')} since {owner.get('started', '?')}); one is enough. "
                 "`autopoiesis daemon status` shows it, `autopoiesis daemon stop` stops it."
             )
+        self._started = format_ts(utc_now())
+        self._write_record()
+
+    def _write_record(self) -> None:
         record = {
             "pid": os.getpid(),
             "start": process_start(os.getpid()),
-            "started": format_ts(utc_now()),
+            "started": self._started,
             "what": self.what,
         }
         fd = self.fd
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(record).encode(), 0)
+
+    def still_held(self) -> bool:
+        """Whether this process holds the lock of the file at the lock's path: a lock file
+        deleted or replaced under a running daemon (`git clean -fdX`, `rm -rf
+        .autopoiesis`) no longer keeps a second one out, which takes a new file."""
+        try:
+            here, mine = os.stat(lock_path(self.repo)), os.fstat(self.fd)
+        except OSError:
+            return False
+        return (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino)
+
+    def reclaim(self) -> bool:
+        """Hold the lock at its path again after its file went (still_held False): True when
+        taken, False when another process took the new file first (that one runs now)."""
+        fresh = FileLock(lock_path(self.repo))
+        if not fresh.acquire(timeout=0):
+            return False
+        self._lock.release()
+        self._lock = fresh
+        self._write_record()
+        return True
 
     @property
     def fd(self) -> int:

@@ -130,6 +130,49 @@ def test_one_daemon_per_repo_and_a_dead_ones_lock_is_taken_over(
     lock.release()
 
 
+@pytest.mark.slow
+def test_a_daemon_whose_lock_file_went_takes_it_again_or_gives_way(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """`git clean -fdX` (or `rm -rf .autopoiesis/locks`) under a running daemon deleted its
+    lock file: a second daemon took a new one and both ran jobs, and `daemon stop` lost the
+    first. The first now takes the lock at its path again, or, when the second holds it,
+    stops."""
+    env = {**os.environ, "HOME": str(tmp_path)}
+    root = str(memory_repo.root)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "autopoiesis", "-C", root, "daemon", "run"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    second = None
+    try:
+        wait_for(lambda: read_status(memory_repo).get("pid") == first.pid, what="the status file")
+        lock_file = memory_repo.state_path("locks", "daemon.lock")
+        lock_file.unlink()
+        first.send_signal(signal.SIGHUP)  # one turn of its loop: it takes the lock again
+        wait_for(lambda: running_pid(memory_repo) == first.pid, what="the lock taken again")
+        with pytest.raises(DaemonRunningError, match=f"pid {first.pid}"):
+            InstanceLock(memory_repo).acquire()
+        lock_file.unlink()
+        second = subprocess.Popen(
+            [sys.executable, "-m", "autopoiesis", "-C", root, "daemon", "run"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        wait_for(lambda: running_pid(memory_repo) == second.pid, what="the second daemon")
+        first.send_signal(signal.SIGHUP)
+        assert first.wait(timeout=60) == 0  # it gave way: one daemon runs
+        assert second.poll() is None and running_pid(memory_repo) == second.pid
+        assert any(
+            r["event"] == "stopped" and "another daemon took it" in r.get("message", "")
+            for r in log_rows(memory_repo)
+        )
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=60)
+
+
 def test_sigterm_and_sighup_on_a_real_daemon(
     memory_repo: MemoryRepo, tmp_path: Path, git, cli: Cli
 ) -> None:
