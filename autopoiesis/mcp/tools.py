@@ -88,7 +88,8 @@ class MemoryTools:
 
     def _model_readable(self, path: str) -> str:
         """PATH as _readable has it, refused when it is a private note a model may not see
-        (private.model_paths): what `read` and `history` show of a file."""
+        (private.model_paths): what `read`, `links`, `history`, `remember` and `supersede`
+        reach of a file."""
         rel = self._readable(path)
         if not self.repo.may_reach_model(rel):
             raise UnsafePathError(
@@ -216,8 +217,10 @@ class MemoryTools:
         return result.prompt
 
     def links(self, path: str) -> dict[str, Any]:
-        """The [[links]] of a note and the notes linking to it (private ones withheld)."""
-        rel = self._readable(path)
+        """The [[links]] of a note and the notes linking to it, private ones withheld; a
+        private note's own links only where private.model_paths names it, as `read` (a
+        link's text, its line and the notes it names are what the note says)."""
+        rel = self._model_readable(path)
         with self._lock:
             outgoing, incoming = self.memory.links(rel)
         ok = self.repo.may_reach_model
