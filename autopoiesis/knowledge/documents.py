@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Self
 
 from autopoiesis.core.paths import MemoryRepo, atomic_write
@@ -19,10 +19,14 @@ from autopoiesis.knowledge.catalog import EntryCatalog
 
 
 class KnowledgeDocuments:
-    """The documents of REPO's knowledge files, cached while batching."""
+    """The documents of REPO's knowledge files, cached while batching. SEES, when given,
+    is what the caller may read (a model: `MemoryRepo.may_reach_model`): the files it
+    does not see are left out of the entry catalog, so nothing derived from them (a
+    duplicate, a restated or superseded entry, a target found) answers that caller."""
 
-    def __init__(self, repo: MemoryRepo):
+    def __init__(self, repo: MemoryRepo, *, sees: Callable[[str], bool] | None = None):
         self.repo = repo
+        self.sees = sees
         self._docs: dict[str, kf.KnowledgeDoc] = {}
         self._dirty: set[str] = set()
         self._batching = 0
@@ -182,7 +186,7 @@ class KnowledgeDocuments:
             on_disk = {self.repo.rel(p) for p in self.repo.iter_markdown("knowledge")}
             paths = on_disk | set(self._docs)
             for rel in sorted(paths):
-                if not kf.is_current_state(rel):
+                if not kf.is_current_state(rel) or (self.sees is not None and not self.sees(rel)):
                     continue
                 try:
                     doc = self.read(rel)

@@ -35,6 +35,10 @@ through and
   entries of its section it restates in full. An append that restates a superseded
   fact and is not newer than what superseded it is a duplicate: condensation and
   replays never bring an old fact back.
+* **What its caller sees** (`sees`, e.g. `MemoryRepo.may_reach_model` for a model's
+  writes, MCP's): a file the caller may not read (a private note) is neither written nor
+  looked at — no duplicate of it, no target in it, none of its entries struck — so a
+  write's answer never tells the caller what such a file holds.
 * **Citations**: every entry it writes carries `(via SESSION)`; the id holds the turn time.
 * **Frontmatter kept current**: `updated` (the latest cited turn time, not the wall clock,
   so a replay of the same transcripts writes the same bytes), `entry_count`, and for
@@ -60,14 +64,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import PurePosixPath
 
 from autopoiesis.core.clock import format_ts, utc
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo, knowledge_project
-from autopoiesis.errors import AutopoiesisError
+from autopoiesis.errors import AutopoiesisError, ChangeRejectedError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats.transcript import parse_meta
 from autopoiesis.knowledge.catalog import bare_fact, one_scope
@@ -151,8 +155,8 @@ class _Draft:
 class KnowledgeWriter(KnowledgeDocuments):
     """Applies KnowledgeChanges to the knowledge files of one repo (or worktree)."""
 
-    def __init__(self, repo: MemoryRepo):
-        super().__init__(repo)
+    def __init__(self, repo: MemoryRepo, *, sees: Callable[[str], bool] | None = None):
+        super().__init__(repo, sees=sees)
         self._sessions: dict[str, str] = {}  # transcript path -> session id (citations)
         self._known_names = KnownNames(repo)  # people, projects, procedures: linked in entries
 
@@ -168,6 +172,15 @@ class KnowledgeWriter(KnowledgeDocuments):
         checked = list(changes)
         for ch in checked:
             check_change(self.repo, ch, policy)
+            if self.sees is not None and not self.sees(ch.path):
+                # a write into a file its caller may not read would tell it what the file
+                # holds (a duplicate, a target found) and change it blind
+                who = policy.producer if policy else (ch.provenance.producer or "a producer")
+                raise ChangeRejectedError(
+                    f"{who} may not write {ch.path}, which it may not read (a private note "
+                    "reaches a model only where private.model_paths names it); nothing was "
+                    "written."
+                )
         return checked
 
     # ── applying ──

@@ -29,6 +29,7 @@ MAX_READ_LINES = 2000
 MAX_READ_BYTES = 8 << 20
 MAX_FACT_CHARS = 4000  # the writer keeps one line of 400 characters; more than this is not one fact
 MAX_BLAME_LINES = 2000
+MAX_SEARCH_FETCH = 1000  # results asked of the index for one search, private ones left out
 _SOURCE = re.compile(r"^[^\s()]{1,300}\Z")  # what an entry's citation can hold (formats.knowledge)
 _TAG = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 PRODUCER = "mcp@1"
@@ -43,6 +44,21 @@ def _text(value: str, name: str, *, limit: int = 100_000) -> str:
     if len(value) > limit:
         raise InvalidArgumentError(f"{name} is {len(value)} characters; pass at most {limit}.")
     return value
+
+
+def _private(rel: str) -> str:
+    """Why REL is refused to a model."""
+    return (
+        f"{rel} is private (git-crypt) and reaches a model only where private.model_paths "
+        "in memory-config.yaml names it."
+    )
+
+
+# Said by every `search`, whatever it found: a notice only when a private note matched
+# would tell the model which words a private note holds.
+PRIVATE_NOT_SEARCHED = (
+    "private notes are withheld from a model's search, except those private.model_paths names"
+)
 
 
 class MemoryTools:
@@ -92,10 +108,7 @@ class MemoryTools:
         reach of a file."""
         rel = self._readable(path)
         if not self.repo.may_reach_model(rel):
-            raise UnsafePathError(
-                f"{rel} is private (git-crypt) and reaches a model only where "
-                "private.model_paths in memory-config.yaml names it."
-            )
+            raise UnsafePathError(_private(rel))
         return rel
 
     def _project(self, project: str | None) -> str | None:
@@ -121,20 +134,26 @@ class MemoryTools:
                 f"category {category!r} is not one of {', '.join(CATEGORIES)}."
             )
         chosen = self._project(project)
+        # LIMIT results a model may see: private hits left out do not take their places
+        # (fewer results would tell that a private note matched), asked again for more
+        # while they did, up to MAX_SEARCH_FETCH
+        wanted = limit
         with self._lock:
             if self._index is None:
                 self._index = self.memory.open_index()  # None until an index is built
-            outcome = self.memory.search_outcome(
-                query, limit, category, index=self._index, project=chosen
-            )
-        shown = [r for r in outcome.results if self.repo.may_reach_model(r.path)]
+            while True:
+                outcome = self.memory.search_outcome(
+                    query, wanted, category, index=self._index, project=chosen
+                )
+                shown = [r for r in outcome.results if self.repo.may_reach_model(r.path)]
+                if len(shown) >= limit or len(outcome.results) < wanted:
+                    break
+                if wanted >= MAX_SEARCH_FETCH:
+                    break
+                wanted = min(wanted * 4, MAX_SEARCH_FETCH)
+        shown = shown[:limit]
         redact = self.repo.redactor().redact  # a collaborator's note was never captured here
-        notices = list(outcome.notices)
-        if len(shown) < len(outcome.results):
-            notices.append(
-                f"{len(outcome.results) - len(shown)} private result(s) withheld: private notes "
-                "reach a model only where private.model_paths names them"
-            )
+        notices = [*outcome.notices, PRIVATE_NOT_SEARCHED]
         return {
             "source": outcome.source,
             "notices": notices,
@@ -341,7 +360,9 @@ class MemoryTools:
         from autopoiesis.knowledge.writer import KnowledgeWriter, WritePolicy
 
         policy = WritePolicy("the MCP client", ("knowledge/*",), frozenset({"append", "supersede"}))
-        report = KnowledgeWriter(self.repo).apply([change], policy)
+        # a duplicate of, or a strike in, a private note would tell the model what it holds
+        writer = KnowledgeWriter(self.repo, sees=self.repo.may_reach_model)
+        report = writer.apply([change], policy)
         if report.capped:
             raise ChangeRejectedError(f"nothing was written: {report.capped[0][1]}.")
         sha = None
@@ -388,6 +409,9 @@ class MemoryTools:
             raise ChangeRejectedError(
                 f"{exc} Nothing was written; `get_schema` shows where things go."
             ) from None
+        if not self.repo.may_reach_model(rel):
+            # before the file is read: whether a target matches would tell what it holds
+            raise ChangeRejectedError(f"{_private(rel)} Nothing was written.")
         return rel
 
     def remember(
