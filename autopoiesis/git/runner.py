@@ -25,6 +25,12 @@ from autopoiesis.core.paths import CONTENT_DIRS
 
 ENCODING = ("utf-8", "surrogateescape")
 
+# Every git this module runs: with core.quotePath off, git writes a path as it is, not
+# quoted in C style with octal escapes ("knowledge/people/jos\303\251.md"), so a path
+# read from any command's output (log --name-only, grep -l, diff --name-only) is the
+# file's own name: one that matches a private pattern, opens, and links.
+GIT = ("git", "-c", "core.quotePath=false")
+
 # The git commands that talk to a remote, and what git says when their connection dropped
 # midway for a reason a second try a moment later usually does not meet: the server (or
 # a proxy before it) closed the connection without an answer or in the middle of one, or
@@ -205,7 +211,7 @@ def call(
     A command that talks to a remote (REMOTE_COMMANDS) whose connection dropped midway
     (`is_transient`) runs once more after REMOTE_RETRY_PAUSE, so an unattended sync does
     not fail on one hiccup of the network; TIMEOUT bounds each try."""
-    cmd = ["git"] + ([] if optional_locks else ["--no-optional-locks"]) + list(args)
+    cmd = [*GIT] + ([] if optional_locks else ["--no-optional-locks"]) + list(args)
     stdin = subprocess.DEVNULL if stdin_devnull and input is None else None
     env = repository_env(root, env)
     tries = 2 if _subcommand(args) in REMOTE_COMMANDS else 1
@@ -238,7 +244,7 @@ def start(
     stdin = subprocess.PIPE if stdin_pipe else subprocess.DEVNULL
     env = repository_env(root, env)
     return subprocess.Popen(
-        ["git", *args],
+        [*GIT, *args],
         cwd=root,
         stdin=stdin,
         stdout=subprocess.PIPE,
@@ -361,7 +367,7 @@ class Status:
 
 def _status_command(paths: Iterable[str]) -> list[str]:
     return [
-        "git",
+        *GIT,
         "--no-optional-locks",
         "status",
         "--porcelain=v2",

@@ -149,3 +149,15 @@ def test_a_writer_for_a_model_refuses_a_file_its_caller_may_not_read(tools: Memo
     with pytest.raises(ChangeRejectedError, match="may not read"):
         writer.apply(changes)
     assert "gadgets" not in (tools.repo.root / "knowledge/reference/public.md").read_text()
+
+
+def test_history_names_no_private_note_whatever_its_name(tools: MemoryTools, git) -> None:
+    """git quoted a name with a non-ASCII character in `log --name-only`
+    ("knowledge/private/gehalt-m\\303\\274ller.md"), which matched no private pattern:
+    the commit of that private note alone was shown in a folder's history."""
+    _write(tools.repo, "knowledge/private/gehalt-müller.md", "# Gehalt\n\n- 90000 EUR\n")
+    git(tools.repo, "add", "-A")
+    git(tools.repo, "commit", "-qm", "memory: gehalt of müller")
+    for folder in ("knowledge/private", "knowledge"):
+        assert not [c for c in tools.history(folder)["commits"] if "müller" in c["subject"]]
+    assert tools.recall("90000")["commits"] == []

@@ -177,6 +177,33 @@ def test_a_file_name_that_is_not_utf8_is_left_out_of_the_pages(memory_repo: Any)
     assert "reference/plain.md" in listing and "odd" not in listing
 
 
+def test_an_entry_of_a_file_with_a_non_ascii_name_has_its_provenance(
+    viewer_repo: Any, commit_all: Any
+) -> None:
+    """git quoted such a name in its output ("knowledge/people/jos\\303\\251.md"): the
+    session page's "learned" link named that quoted path (400), and /entry/ID found no
+    file (404)."""
+    from urllib.parse import quote
+
+    from tests.viewer.conftest import TOKEN, make_client
+
+    people = viewer_repo.knowledge_dir / "people"
+    people.mkdir(parents=True, exist_ok=True)
+    (people / "josé.md").write_text(
+        "# José\n\n## Context\n- 2026-03-02: José prefers tabs over spaces (via ses_pool1) "
+        "{id: 20260302-0900-c0ffee}\n",
+        encoding="utf-8",
+    )
+    commit_all(viewer_repo, "memory: josé")
+    transcript = session_paths(viewer_repo)["ses_pool1"]
+    with make_client(viewer_repo) as c:
+        assert c.get(f"/?token={TOKEN}").status_code == 303
+        entry = c.get("/entry/20260302-0900-c0ffee")
+        session = c.get("/session", params={"path": transcript}).text
+    assert entry.status_code == 200 and "José prefers tabs" in entry.text
+    assert f"path={quote('knowledge/people/josé.md', safe='/')}" in session.replace("&amp;", "&")
+
+
 def test_a_knowledge_file_page(client: Any) -> None:
     page = client.get("/knowledge/file", params={"path": CONTEXT, "line": "13"}).text
     assert "<dt>entry_count</dt><dd>2</dd>" in page
