@@ -248,7 +248,7 @@ def _add_writing_tools(server: MCPServer, t: MemoryTools) -> None:
             str | None,
             Field(
                 description="Where it comes from: a transcript path under raw/ or a "
-                "session id (one word)."
+                "session id (one word); the entry cites it as `mcp:SESSION`."
             ),
         ] = None,
         tags: Annotated[list[str] | None, Field(description="Tags, one word each.")] = None,
@@ -274,7 +274,8 @@ def _add_writing_tools(server: MCPServer, t: MemoryTools) -> None:
             str | None, Field(description="The section of the new entry (default: the old one's).")
         ] = None,
         source: Annotated[
-            str | None, Field(description="Where the new fact comes from (one word).")
+            str | None,
+            Field(description="Where the new fact comes from (one word); cited as `mcp:SESSION`."),
         ] = None,
     ) -> dict[str, Any]:
         return t.supersede(path, target, content, section, source)

@@ -351,8 +351,18 @@ class MemoryTools:
                 "path under raw/ "
                 "or a session id."
             )
+        # The citation says the entry came through MCP, with the session the client named
+        # (unchecked): a bare `(via SESSION)` reads as a fact extracted from that session's
+        # transcript, and the viewer would quote one of its turns as where it was said.
+        named = source or DEFAULT_SOURCE
+        if named.startswith("raw/"):  # a transcript path: HHMM-SESSION-slug.md
+            named = re.sub(r"^\d{4}-", "", PurePosixPath(named).stem)
+        cited = named if named.startswith("mcp:") else f"mcp:{named}"
         return Provenance(
-            source=source or DEFAULT_SOURCE, at=utc_now().replace(microsecond=0), producer=PRODUCER
+            source=source or DEFAULT_SOURCE,
+            at=utc_now().replace(microsecond=0),
+            producer=PRODUCER,
+            session=cited,
         )
 
     def _apply(self, change: Any, verb: str) -> Any:

@@ -142,7 +142,7 @@ def test_every_tool_over_stdio(repo: MemoryRepo, tmp_path: Path, git) -> None:
             and added["commit"]
         )
         body = (repo.root / "knowledge/reference/billing.md").read_text()
-        assert "Invoices run nightly at 02:00 UTC (via s1-billing)" in body
+        assert "Invoices run nightly at 02:00 UTC (via mcp:s1-billing)" in body
         assert f"{{id: {added['entry_id']}}} #billing" in body
 
         err, text = await call(
