@@ -353,8 +353,8 @@ def hooks_install(
         False, "--chain", help="Keep an existing foreign hook as <hook>.local and run it first."
     ),
 ) -> None:
-    """Install the git hooks: pre-commit, post-commit and the history hooks (honours
-    core.hooksPath)."""
+    """Install the git hooks: pre-commit, post-commit and the history hooks (honours the
+    repository's own core.hooksPath; a global one is not the memory's, see docs/security.md)."""
     from autopoiesis.git.hooks import install_hooks
 
     repo = get_repo(ctx)

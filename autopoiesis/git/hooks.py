@@ -466,6 +466,8 @@ def run(name: str, root: Path | None = None, args: list[str] | None = None) -> i
     # git runs hooks at the root of the work tree, so the hook needs no rev-parse call
     root = root or Path.cwd()
     args = args or []
+    if name in HOOK_NAMES and not is_memory(root):
+        return 0  # a hooks folder shared with other repositories: not ours to check
     if name == "reference-transaction":
         return reference_transaction(root, args[0] if args else "", sys.stdin.read())
     if name == "pre-push":
@@ -491,11 +493,61 @@ def run(name: str, root: Path | None = None, args: list[str] | None = None) -> i
 
 
 # ── installation ──
+# What makes a folder a memory, as the hooks see it: the shims test the same in shell
+# before they do anything, so a hook that ends up in another repository (a hooks folder
+# shared by every repository of the user) does nothing there.
+MEMORY_MARKERS = ("memory-config.yaml", "raw", "knowledge")
+
+
+def is_memory(root: Path) -> bool:
+    """Whether ROOT (where git runs a hook) is a memory repository's work tree."""
+    config, *folders = MEMORY_MARKERS
+    # the config in any form: one made a link is the pre-commit hook's to refuse
+    return os.path.lexists(root / config) and all((root / f).is_dir() for f in folders)
+
+
 def hooks_dir(root: Path) -> Path:
     """Where git looks for hooks (honours core.hooksPath)."""
     out = git(root, "rev-parse", "--git-path", "hooks").decode().strip()
     path = Path(out)
     return path if path.is_absolute() else (root / path)
+
+
+def _shared_hooks_path(root: Path) -> str | None:
+    """The core.hooksPath that applies to ROOT from a setting for every repository (the
+    global or system git config), or None when it is unset or ROOT's own."""
+    out = git(root, "config", "--show-scope", "--get", "core.hooksPath", check=False)
+    scope, _, value = decode(out).strip().partition("\t")
+    return value if value and scope in ("global", "system") else None
+
+
+def _own_hooks_folder(root: Path) -> Path:
+    """ROOT's own hooks folder (in its common git folder, so its linked worktrees share it)."""
+    common = decode(git(root, "rev-parse", "--path-format=absolute", "--git-common-dir")).strip()
+    return Path(common) / "hooks"
+
+
+def _claim_hooks_folder(root: Path) -> list[str]:
+    """Make ROOT's hooks folder its own. A core.hooksPath in the global or system git
+    config names a folder every repository of the user runs its hooks from: the memory's
+    hooks there would check and index every repository's commits. ROOT's own
+    core.hooksPath (its .git/config, which outranks those) then names its own hooks
+    folder; the setting is an absolute path, so a memory moved elsewhere gets it again
+    here (`autopoiesis git-hooks install`)."""
+    shared = _shared_hooks_path(root)
+    own = _own_hooks_folder(root)
+    local = decode(git(root, "config", "--local", "--get", "core.hooksPath", check=False)).strip()
+    moved = local.endswith("/.git/hooks") and Path(local) != own  # ours, from before a move
+    if not (shared and not local) and not moved:
+        return []
+    git(root, "config", "--local", "core.hooksPath", str(own))
+    if moved:
+        return [f"core.hooksPath now names this memory's own hooks folder {own} (was {local})"]
+    return [
+        f"core.hooksPath of your git config ({shared}) is used by every repository; this "
+        f"memory's hooks go in its own folder {own} (its .git/config sets core.hooksPath), "
+        f"so the hooks in {shared} no longer run in this repository"
+    ]
 
 
 def is_ours(path: Path) -> bool:
@@ -506,14 +558,15 @@ def is_ours(path: Path) -> bool:
 
 
 def install_hooks(root: Path, *, chain: bool = False) -> list[str]:
-    """Put the shims in place. A foreign hook is never overwritten silently: without
-    CHAIN it is an error; with CHAIN it is kept as `<hook>.local` and run first."""
+    """Put the shims in place, in a hooks folder of ROOT's own (_claim_hooks_folder). A
+    foreign hook is never overwritten silently: without CHAIN it is an error; with CHAIN
+    it is kept as `<hook>.local` and run first."""
     from autopoiesis.errors import HookInstallError
 
+    messages = _claim_hooks_folder(root)
     target = hooks_dir(root)
     target.mkdir(parents=True, exist_ok=True)
     python = sys.executable
-    messages = []
     for name in HOOK_NAMES:
         shim = (
             (template_dir("hooks") / name).read_text(encoding="utf-8").replace("@PYTHON@", python)

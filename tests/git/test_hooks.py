@@ -145,6 +145,58 @@ def test_core_hooks_path_is_honoured(memory_repo: MemoryRepo, git) -> None:
     assert (memory_repo.root / ".githooks/pre-commit").exists()
 
 
+def test_a_global_hooks_path_is_not_where_the_memory_hooks_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, git, commit_all
+) -> None:
+    """A core.hooksPath in the global git config is every repository's hooks folder: the
+    memory's hooks go in its own, and a repository that is no memory commits as before."""
+    from autopoiesis.memory.initialize import init_memory_repo
+
+    shared = tmp_path / "githooks"
+    shared.mkdir()
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
+    git(tmp_path, "config", "--global", "core.hooksPath", str(shared))
+    root = tmp_path / "mem"
+    report = init_memory_repo(root, build_index=False)
+    assert list(shared.iterdir()) == []
+    own = (root / ".git/hooks").resolve()
+    assert (own / "pre-commit").exists()
+    assert any(str(shared) in m for m in report.hooks)
+    local = git(root, "config", "--local", "core.hooksPath").stdout.strip()
+    assert Path(local) == own
+    # the memory's hooks still hold its transcripts
+    (root / "knowledge/memory/MEMORY.md").write_text("x\n" * 300)
+    assert commit_all(root, check=False).returncode != 0
+    # another repository, files under raw/conversations/ and a memory.db of its own
+    other = tmp_path / "app"
+    (other / "raw/conversations").mkdir(parents=True)
+    git(other, "init", "-q")
+    (other / "raw/conversations/notes.md").write_text("hi\n")
+    (other / "memory.db").write_bytes(b"")
+    assert commit_all(other, check=False).returncode == 0
+    assert not (other / ".autopoiesis").exists()
+
+
+def test_a_shim_does_nothing_in_a_repository_that_is_no_memory(
+    memory_repo: MemoryRepo, tmp_path: Path, git, commit_all
+) -> None:
+    """The shims of a hooks folder shared with other repositories (installed there by an
+    older version) check nothing and index nothing outside a memory."""
+    other = tmp_path / "app"
+    (other / "raw/conversations").mkdir(parents=True)
+    (other / "knowledge").mkdir()
+    git(other, "init", "-q")
+    git(other, "config", "core.hooksPath", str(memory_repo.root / ".git/hooks"))
+    (other / "raw/conversations/notes.md").write_text("hi\n")
+    (other / "memory.db").write_bytes(b"")
+    proc = commit_all(other, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert not (other / ".autopoiesis").exists()
+    from autopoiesis.git.hooks import run
+
+    assert run("pre-commit", other) == 0
+
+
 def test_hook_path_stays_light(memory_repo: MemoryRepo, git) -> None:
     """The hooks run on every commit: they must not import numpy, sklearn, openai or git."""
     import sys
