@@ -11,21 +11,38 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from autopoiesis.core.clock import format_ts_micro
 
 
+def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """VALUE with REDACT applied to each string in it (keys too), however deep."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {_redacted(k, redact): _redacted(v, redact) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(v, redact) for v in value]
+    return value
+
+
 class EventLog:
-    def __init__(self, path: Path):
+    """REDACT, when given, is applied to every string of a row before it is written (a log
+    of what hooks were handed holds whatever a hostile payload put there)."""
+
+    def __init__(self, path: Path, *, redact: Callable[[str], str] | None = None):
         self.path = Path(path)
+        self.redact = redact
 
     def append(self, event: dict[str, Any], *, stamp: bool = True) -> dict[str, Any]:
         """Append EVENT (with a UTC `ts` first when STAMP and it has none); returns what was
         written."""
         row = ({"ts": format_ts_micro()} | event) if stamp and "ts" not in event else dict(event)
+        if self.redact is not None:
+            row = _redacted(row, self.redact)
         line = json.dumps(row, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)

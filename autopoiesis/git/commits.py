@@ -451,7 +451,9 @@ class GitCore:
     ) -> CommitResult:
         """Commit exactly PATHS (repo-relative), nothing else that happens to be staged:
         through plumbing when every path is a file on disk (git/direct_commit.py), else
-        with `git commit --only`."""
+        with `git commit --only`. MESSAGE goes through the repo's redactor, as every
+        commit message does."""
+        message = self.repo.redactor().redact(message)
         return self._on_a_branch(self._commit_paths(paths, message, allow_empty=allow_empty))
 
     def _on_a_branch(self, result: CommitResult) -> CommitResult:

@@ -37,8 +37,9 @@ def session_key(harness: str, session: str) -> str:
 
 
 def harness_log(repo: MemoryRepo) -> EventLog:
-    """The event log of every hook call and background import (.autopoiesis/logs/harness.jsonl)."""
-    return EventLog(repo.state_file("harness_log"))
+    """The event log of every hook call and background import (.autopoiesis/logs/harness.jsonl),
+    redacted: it records what a harness handed the hooks."""
+    return EventLog(repo.state_file("harness_log"), redact=repo.redactor().redact)
 
 
 @dataclass(frozen=True)

@@ -921,3 +921,53 @@ def test_context_hooks_take_the_project_of_cwd(repo, project, git) -> None:
     assert info["project"] == "billing-api" and answer
     # The memory repo itself is no project.
     assert ask("UserPromptSubmit", repo.root, **prompt)[1]["project"] is None
+
+
+# ── what a hostile payload names: redacted where it is kept ──
+TOKEN = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+
+
+def test_a_session_id_holding_a_secret_is_kept_redacted(repo, tmp_path, git) -> None:
+    """The session id names the session in the flush's commit message, the registry and
+    the log: a secret in it (or in cwd, transcript_path) reaches none of them in clear."""
+    from autopoiesis.integrations.claude_code.hooks import handle
+    from autopoiesis.integrations.sessions import harness_log
+
+    where = tmp_path / TOKEN
+    where.mkdir()
+    transcript = where / "t.jsonl"
+    transcript.write_text("")
+    payload = base("PreCompact", TOKEN, transcript, where, trigger="auto")
+    _, info = handle(repo, "PreCompact", payload, budget=500)
+    summary = f"{FLUSH_BEGIN}\n## memory\n- Use lz4 for the logs\n{FLUSH_END}\n"
+    row = {"type": "user", "isCompactSummary": True, "message": {"content": summary}}
+    transcript.write_text(json.dumps(row) + "\n")
+    _, info = handle(
+        repo, "SessionStart", base("SessionStart", TOKEN, transcript, where, source="compact"),
+        budget=500,
+    )  # fmt: skip
+    assert info["flush"]["status"] == "flushed", info
+    harness_log(repo).append(info | {"cwd": str(where)})
+    message = git(repo, "log", "-1", "--format=%B").stdout
+    assert "pre-compaction flush" in message and TOKEN not in message
+    for kept in (repo.root / ".autopoiesis").rglob("*.json*"):
+        assert TOKEN not in kept.read_text(errors="replace"), kept
+
+
+def test_a_session_id_that_is_no_id_is_refused(repo, tmp_path) -> None:
+    """A line break in the session id would forge lines (a `Signed-off-by:`) of the
+    commit message that names it."""
+    from autopoiesis.errors import HookPayloadError
+    from autopoiesis.integrations.claude_code.hooks import handle
+
+    sid = "abc\nSigned-off-by: Mallory <m@evil>"
+    with pytest.raises(HookPayloadError, match="session_id"):
+        handle(repo, "Stop", base("Stop", sid, tmp_path / "t.jsonl", tmp_path), budget=500)
+
+
+def test_commit_paths_redacts_its_message(repo, git) -> None:
+    from autopoiesis.git.repo import MemoryGit
+
+    (repo.root / "knowledge/reference/x.md").write_text("# x\n")
+    MemoryGit(repo).commit_paths(["knowledge/reference/x.md"], f"note of {TOKEN}")
+    assert TOKEN not in git(repo, "log", "-1", "--format=%B").stdout

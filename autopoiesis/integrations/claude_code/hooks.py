@@ -32,6 +32,7 @@ Every answer fits `integrations.hook_token_budget` tokens (or the hook's --budge
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,11 @@ PROMPT_PREAMBLE = (
 )
 
 
+# A Claude Code session id is a UUID: one that is not a single word of id characters (a
+# line break, a space) would add lines to every commit message and row that names it.
+_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}\Z")
+
+
 def _field(payload: dict[str, Any], name: str, *, required: bool = False) -> str | None:
     value = payload.get(name)
     if value is None and not required:
@@ -71,6 +77,18 @@ def _field(payload: dict[str, Any], name: str, *, required: bool = False) -> str
     if not isinstance(value, str) or (required and not value):
         raise HookPayloadError(f"the hook payload's {name!r} is {value!r}, not a string")
     return value
+
+
+def _session_id(repo: MemoryRepo, payload: dict[str, Any], *, required: bool) -> str | None:
+    """The payload's session_id, redacted (it names the session in commit messages, the
+    registry and the log), or None; HookPayloadError when it is no id."""
+    sid = _field(payload, "session_id", required=required)
+    if sid is not None and not _SESSION_ID.match(sid):
+        raise HookPayloadError(
+            "the hook payload's 'session_id' is not a session id (one word of letters, digits, "
+            "'-', '_', '.' or ':', up to 128 characters)"
+        )
+    return repo.redactor().redact(sid) if sid else sid
 
 
 def handle(
@@ -87,10 +105,14 @@ def handle(
             f"the hook is installed for {event} but was called for {named!r}; "
             "run `autopoiesis integrate claude-code` again"
         )
-    sid = _field(payload, "session_id", required=event != "UserPromptSubmit")
+    sid = _session_id(repo, payload, required=event != "UserPromptSubmit")
     transcript = _field(payload, "transcript_path")
     transcript = str(Path(transcript).expanduser()) if transcript else None
     cwd = _field(payload, "cwd")
+    # what the registry keeps (.autopoiesis/harness/sessions.json): the redacted forms
+    redact = repo.redactor().redact
+    kept_path = redact(transcript) if transcript else None
+    kept_cwd = redact(cwd) if cwd else None
     info: dict[str, Any] = {"session": sid}
     registry = SessionRegistry(repo)
     key = session_key(HARNESS, sid) if sid else None
@@ -123,7 +145,7 @@ def handle(
             project=project,
         )
         if sid and key:  # (always: SessionStart carries its session_id)
-            registry.touch(HARNESS, sid, path=transcript, cwd=cwd)
+            registry.touch(HARNESS, sid, path=kept_path, cwd=kept_cwd)
             info["import_started"] = sweep_idle(repo, exclude=key) is not None
         return context_output(event, text), info | more
 
@@ -133,7 +155,7 @@ def handle(
 
         offset = _size(transcript)
         registry.touch(
-            HARNESS, sid, path=transcript, cwd=cwd, flush_pending=True, flush_from=offset
+            HARNESS, sid, path=kept_path, cwd=kept_cwd, flush_pending=True, flush_from=offset
         )
         info["trigger"] = payload.get("trigger")
         return compaction_instructions(repo), info
@@ -142,24 +164,25 @@ def handle(
         seen = registry.get(key)
         if seen is not None and seen.data.get("flush_pending"):
             info["flush"] = flush_from_summary(repo, sid, transcript)
-        registry.touch(HARNESS, sid, path=transcript, cwd=cwd)
+        registry.touch(HARNESS, sid, path=kept_path, cwd=kept_cwd)
         info["import_started"] = sweep_idle(repo, exclude=key) is not None
         return None, info
 
     if event == "SubagentStop":
         agent_log = _field(payload, "agent_transcript_path")
+        agent_log = redact(str(Path(agent_log).expanduser())) if agent_log else None
         seen = registry.get(key)
         subagents = list(seen.data.get("subagents") or []) if seen is not None else []
         if agent_log and agent_log not in subagents:
-            subagents.append(str(Path(agent_log).expanduser()))
-        registry.touch(HARNESS, sid, path=transcript, cwd=cwd, subagents=subagents or None)
+            subagents.append(agent_log)
+        registry.touch(HARNESS, sid, path=kept_path, cwd=kept_cwd, subagents=subagents or None)
         info["agent"] = payload.get("agent_id")
         info["import_started"] = sweep_idle(repo, exclude=key) is not None
         return None, info
 
     # SessionEnd: this session and any other gone quiet, imported in the background
     info["reason"] = payload.get("reason")
-    registry.touch(HARNESS, sid, path=transcript, cwd=cwd)
+    registry.touch(HARNESS, sid, path=kept_path, cwd=kept_cwd)
     idle = registry.idle(repo.config.integrations.import_idle_minutes, exclude=key)
     info["import_pid"] = spawn_import(repo, [key, *(s.key for s in idle)])
     return None, info
