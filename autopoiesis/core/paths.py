@@ -239,8 +239,25 @@ def _temp_for(path: Path) -> tuple[int, str]:
     )
 
 
-def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644, durable: bool = True) -> None:
+NEW_FILE_MODE = 0o644
+
+
+def _mode_for(path: Path, mode: int | None) -> int:
+    """The mode a rewrite of PATH gets: MODE when given, else the mode PATH has now (a
+    harness's private settings file stays 0600), else NEW_FILE_MODE for a new file."""
+    if mode is not None:
+        return mode
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return NEW_FILE_MODE
+
+
+def atomic_write(
+    path: Path, data: str | bytes, *, mode: int | None = None, durable: bool = True
+) -> None:
     """Write a whole file so a reader sees the old or the new content, never half of it.
+    An existing file keeps its mode (unless MODE says otherwise), a new one gets 0644.
     DURABLE flushes it to the disk before it replaces the old one, so a power cut leaves
     one of the two as well. A cache rewritten on every prompt passes False: the flush
     waits for whatever else the disk is writing (1 ms on a quiet disk, 57 ms of a prompt
@@ -255,7 +272,7 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644, durable: b
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
+        os.chmod(tmp, _mode_for(path, mode))
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -282,7 +299,7 @@ def unwritable(path: str | os.PathLike[str]) -> OSError | None:
 
 
 def atomic_write_many(
-    files: Sequence[tuple[Path, bytes]], *, mode: int = 0o644
+    files: Sequence[tuple[Path, bytes]], *, mode: int | None = None
 ) -> list[OSError | None]:
     """atomic_write for many files at once, each whole or not at all: all are written to
     temporary files, flushed to disk together (fsyncs from a few threads, which the file
@@ -300,7 +317,7 @@ def atomic_write_many(
             fd, tmp = _temp_for(path)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
-            os.chmod(tmp, mode)
+            os.chmod(tmp, _mode_for(path, mode))
             temps.append(tmp)
             errors.append(None)
         except OSError as exc:  # a full disk: no temporary file is left behind

@@ -60,3 +60,23 @@ def test_usage_counts_are_written_whole_without_waiting_for_the_disk(
     assert inclusion_counts(memory_repo) == {}
     record_inclusions(memory_repo, ["knowledge/a.md"])
     assert inclusion_counts(memory_repo) == {"knowledge/a.md": 1}
+
+
+def test_a_rewritten_file_keeps_its_mode(tmp_path) -> None:
+    """`integrate` rewrites a harness's private settings (~/.claude.json may hold an API
+    key; 0600): a rewrite keeps the file's mode, and a new file gets 0644."""
+    import stat
+
+    from autopoiesis.core.paths import atomic_write, atomic_write_many
+    from autopoiesis.integrations.install import write_settings
+
+    private = tmp_path / ".claude.json"
+    private.write_text('{"primaryApiKey": "x"}')
+    private.chmod(0o600)
+    write_settings(private, '{"primaryApiKey": "x", "hooks": {}}')
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600
+    atomic_write_many([(private, b"{}")])
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600
+    new = tmp_path / "new.json"
+    atomic_write(new, "{}")
+    assert stat.S_IMODE(new.stat().st_mode) == 0o644
