@@ -166,6 +166,9 @@ class ImportOutcome:
     imported: tuple[str, ...] = ()
     already: tuple[str, ...] = ()
     refused: tuple[str, ...] = ()
+    # a refusal that may pass (a full disk): the session stays registered, to be imported
+    # again by the next sweep (`hook import --idle`, another session's hook)
+    retry: bool = False
 
 
 def import_sessions(repo: MemoryRepo, keys: Iterable[str]) -> list[ImportOutcome]:
@@ -195,19 +198,9 @@ def import_sessions(repo: MemoryRepo, keys: Iterable[str]) -> list[ImportOutcome
                     refused=(f"the session's log file {path or '(unknown)'} is not there",),
                 )
             else:
-                report = memory.import_files(_session_files(seen, Path(path)))
-                extract = memory.after_commit() if report.commit else None
-                for rel in report.imported:
-                    if extract is not None:
-                        extract(rel)
-                outcome = ImportOutcome(
-                    key,
-                    path,
-                    tuple(report.imported),
-                    tuple(report.skipped_duplicates),
-                    tuple(report.refused),
-                )
-            registry.forget(key, seen=seen.seen)
+                outcome = _import_one(memory, seen, key, Path(path))
+            if not outcome.retry:
+                registry.forget(key, seen=seen.seen)
             log.append(
                 {
                     "harness": seen.harness,
@@ -218,10 +211,33 @@ def import_sessions(repo: MemoryRepo, keys: Iterable[str]) -> list[ImportOutcome
                     "imported": list(outcome.imported),
                     "already": list(outcome.already),
                     "refused": list(outcome.refused),
+                    **({"retry": True} if outcome.retry else {}),
                 }
             )
             outcomes.append(outcome)
     return outcomes
+
+
+def _import_one(memory: Any, seen: SeenSession, key: str, path: Path) -> ImportOutcome:
+    """Import the session SEEN (its log PATH), then run the session-end extraction on what
+    was filed. A write that failed (a full disk: an OSError, or a refusal the report marks
+    temporary) is an outcome to retry, not a reason to give the session up."""
+    try:
+        report = memory.import_files(_session_files(seen, path))
+    except OSError as exc:
+        return ImportOutcome(key, str(path), refused=(f"{path}: {exc}",), retry=True)
+    extract = memory.after_commit() if report.commit else None
+    for rel in report.imported:
+        if extract is not None:
+            extract(rel)
+    return ImportOutcome(
+        key,
+        str(path),
+        tuple(report.imported),
+        tuple(report.skipped_duplicates),
+        tuple(report.refused),
+        retry=bool(report.temporary),
+    )
 
 
 def _session_files(seen: SeenSession, path: Path) -> list[Path]:

@@ -21,3 +21,27 @@ def test_session_registry_keeps_a_session_seen_again_while_it_was_imported(
     registry.path.write_text("{not json")  # a damaged cache reads as empty, and is rewritten
     registry.touch("codex", "t")
     assert [s.key for s in registry.all()] == ["codex:t"]
+
+
+def test_a_session_whose_import_could_not_be_written_stays_registered(
+    memory_repo: MemoryRepo, tmp_path, shared_data
+) -> None:
+    """A write that failed (a full disk; here a file where the dated folder goes) may pass:
+    the session stays registered, and the next import files it."""
+    import shutil
+
+    from autopoiesis.integrations.sessions import import_sessions
+
+    log = tmp_path / "test-session-id.jsonl"
+    shutil.copy(shared_data / "claude-code/claude-code-transcripts__sample_session.jsonl", log)
+    registry = SessionRegistry(memory_repo)
+    registry.touch("claude-code", "test-session-id", path=str(log))
+    blocker = memory_repo.root / "raw/conversations/2025"
+    blocker.write_text("in the way\n")
+    (failed,) = import_sessions(memory_repo, ["claude-code:test-session-id"])
+    assert failed.refused and failed.retry and not failed.imported
+    assert registry.get("claude-code:test-session-id") is not None
+    blocker.unlink()
+    (done,) = import_sessions(memory_repo, ["claude-code:test-session-id"])
+    assert done.imported and not done.refused
+    assert registry.get("claude-code:test-session-id") is None

@@ -38,15 +38,21 @@ class ImportReport:
     imported: list[str] = field(default_factory=list)  # repo-relative paths written
     skipped_duplicates: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # messages
+    # of those, the ones that may pass (a file that could not be written: a full disk), so
+    # a watcher or a hook imports the session again later rather than give it up
+    temporary: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     bad_lines: int = 0
     commit: str | None = None
     passed_over: list[str] = field(default_factory=list)  # files that hold no session, rightly
 
-    def refuse(self, where: str, why: str) -> None:
+    def refuse(self, where: str, why: str, *, temporary: bool = False) -> None:
         """Refuse one file or one session (WHERE) for WHY; the rest of the import goes on,
-        and `autopoiesis import` exits non-zero."""
+        and `autopoiesis import` exits non-zero. TEMPORARY: the same import may succeed
+        later (a write failed), so whoever imports it on its own should try again."""
         self.refused.append(f"{where}: {why}")
+        if temporary:
+            self.temporary.append(self.refused[-1])
 
     def pass_over(self, source: str, why: str) -> None:
         """Pass over SOURCE, a file of the format that holds no session to file (a

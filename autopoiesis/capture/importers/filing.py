@@ -91,6 +91,7 @@ def file_sessions(
                         f"session {sid}",
                         f"another import filed {rel} at the same moment; nothing was "
                         "written. Import the log again to continue from it.",
+                        temporary=True,
                     )
                 continue
         if rel in waiting or (repo.root / rel).exists():
@@ -171,6 +172,7 @@ def _write(
                 f"session {sid}",
                 f"cannot write {rel} ({error.strerror or error}); free disk "
                 "space and import it again.",
+                temporary=True,
             )
             continue
         index.add(rel)
@@ -340,7 +342,8 @@ def _commit(repo: MemoryRepo, written: list[str], report: ImportReport) -> None:
     try:
         report.commit = MemoryGit(repo).commit_paths(written, msg).sha
     except GitError as exc:
-        report.refused.append(
-            f"{counted(len(written), 'transcript')} written but not committed ({exc}); "
-            "`autopoiesis commit` commits them."
+        report.refuse(
+            counted(len(written), "transcript"),
+            f"written but not committed ({exc}); `autopoiesis commit` commits them.",
+            temporary=True,  # an import again commits them too (_never_committed)
         )
