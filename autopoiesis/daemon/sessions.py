@@ -14,7 +14,8 @@ imported, what it became) makes the watcher restart-safe: a file whose size and 
 are what the record says is not even read; one whose content hash is the recorded one
 is not imported again; one that changed (a resumed session) is imported again once it
 is idle (the importers make that continuation-safe). A file no importer could read is
-retried only when it changes, or when the set of importers does.
+retried only when it changes, or when the set of importers does; one whose import could
+not be written (a full disk: status `failed`) is tried again at every scan.
 """
 
 from __future__ import annotations
@@ -205,7 +206,12 @@ class SessionWatcher:
                 and known.get("size") == st.st_size
                 and known.get("mtime_ns") == st.st_mtime_ns
             ):
-                if known.get("status") != "refused" or known.get("formats") == self._formats():
+                # a refusal stands until autopoiesis reads more formats; a write that
+                # failed (a full disk) is tried again at every scan
+                status = known.get("status")
+                if status == "imported" or (
+                    status == "refused" and known.get("formats") == self._formats()
+                ):
                     report.unchanged += 1
                     continue
             idle_since = datetime.fromtimestamp(st.st_mtime, tz=now.tzinfo)
@@ -238,7 +244,7 @@ class SessionWatcher:
                 self.record.files[str(path)] = {
                     "size": st.st_size,
                     "mtime_ns": st.st_mtime_ns,
-                    "status": "refused",
+                    "status": "failed" if isinstance(exc, OSError) else "refused",
                     "error": why,
                     "formats": self._formats(),
                 }
@@ -264,11 +270,11 @@ class SessionWatcher:
             return
         result = self._importer()(self.repo, [path])
         transcripts = list(result.imported) + list(result.skipped_duplicates)
-        if result.refused and not transcripts:
+        if result.temporary or (result.refused and not transcripts):
             why = self._redact("; ".join(result.refused))
             self.record.files[key] = {
                 **entry,
-                "status": "refused",
+                "status": "failed" if result.temporary else "refused",
                 "error": why,
                 "formats": self._formats(),
             }

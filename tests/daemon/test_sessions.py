@@ -243,3 +243,22 @@ def test_a_forgotten_session_is_not_imported_again_from_the_harness_log(
     assert not (memory_repo.root / transcript).exists()
     again = SessionWatcher(MemoryRepo(memory_repo.root)).scan()
     assert again.imported == [] and not (memory_repo.root / transcript).exists()
+
+
+def test_a_session_whose_import_could_not_be_written_is_tried_again(
+    memory_repo: MemoryRepo, home: Path
+) -> None:
+    """A write that failed (a full disk; here a file where the dated folder goes) may
+    pass: the watcher records it as failed and takes the session again at the next scan."""
+    a = home / ".claude" / "projects" / "proj" / "a.jsonl"
+    a.write_text(_session("ses_full", "2026-03-02T10:00:00Z", "We deploy on Fridays."))
+    _age(a, 30)
+    blocker = memory_repo.root / "raw/conversations/2026"
+    blocker.write_text("in the way\n")
+    first = SessionWatcher(memory_repo).scan()
+    assert first.imported == [] and len(first.refused) == 1
+    record = json.loads(memory_repo.state_file("session_watch").read_text())["files"]
+    assert record[str(a.resolve())]["status"] == "failed"
+    blocker.unlink()
+    again = SessionWatcher(memory_repo).scan()
+    assert [Path(s).name for s, _ in again.imported] == ["a.jsonl"]
