@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 GITDIR_LINE = re.compile(r"^gitdir:\s*(.+?)\s*$", re.MULTILINE)
@@ -29,13 +30,28 @@ def git_entry(start: Path) -> tuple[Path, Path] | None:
         folder = folder.parent
 
 
+# git writes one `gitdir: PATH` line; a path past this is none it wrote
+GITDIR_FILE_MAX = 8192
+
+
 def gitdir_of(dot_git: Path) -> Path | None:
     """The folder a `.git` file's `gitdir:` line names (relative to the file's folder);
-    None when the file cannot be read or has no such line."""
+    None when the file cannot be read, is no regular file or has no such line. Only its
+    first GITDIR_FILE_MAX bytes are read: a `.git` that is `/dev/zero` (or a FIFO, or a
+    file of gigabytes) in a project folder a hook names is no git's."""
     try:
-        match = GITDIR_LINE.search(dot_git.read_text(encoding="utf-8", errors="replace"))
+        fd = os.open(dot_git, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO: no wait for a writer
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        head = os.read(fd, GITDIR_FILE_MAX)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    match = GITDIR_LINE.search(head.decode("utf-8", errors="replace"))
     if match is None:
         return None
     gitdir = Path(match.group(1))

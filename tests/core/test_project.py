@@ -3,6 +3,7 @@ subfolder, a linked worktree, a folder outside any repository."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -278,3 +279,22 @@ def test_a_session_run_in_the_memory_itself_names_no_project(tmp_path: Path) -> 
     assert session_project(None, str(memory / "knowledge"), redact, memory) is None
     assert session_project(None, str(other), redact, memory) == "app"
     assert session_project(None, str(memory), redact) == "memory"  # no memory to compare
+
+
+def test_a_dot_git_that_is_no_regular_file_is_not_read(tmp_path) -> None:
+    """A project's `.git -> /dev/zero` was read without end by the prompt hook; a FIFO
+    would have kept it waiting for a writer."""
+    from autopoiesis.core.gitdirs import gitdir_of
+
+    zero = tmp_path / "zero" / ".git"
+    zero.parent.mkdir()
+    zero.symlink_to("/dev/zero")
+    assert gitdir_of(zero) is None
+    fifo = tmp_path / "fifo" / ".git"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    assert gitdir_of(fifo) is None
+    linked = tmp_path / "wt" / ".git"
+    linked.parent.mkdir()
+    linked.write_text("gitdir: ../main/.git/worktrees/wt\n")
+    assert gitdir_of(linked) == linked.parent / "../main/.git/worktrees/wt"
