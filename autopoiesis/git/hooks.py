@@ -495,15 +495,19 @@ def run(name: str, root: Path | None = None, args: list[str] | None = None) -> i
 # ── installation ──
 # What makes a folder a memory, as the hooks see it: the shims test the same in shell
 # before they do anything, so a hook that ends up in another repository (a hooks folder
-# shared by every repository of the user) does nothing there.
-MEMORY_MARKERS = ("memory-config.yaml", "raw", "knowledge")
+# shared by every repository of the user) does nothing there. The folders a memory holds,
+# and its settings file or its state folder: a commit pulled from a collaborator may
+# delete memory-config.yaml (the defaults then hold), never this clone's .autopoiesis/,
+# so the checks of every later commit stay.
+MEMORY_MARKERS = ("raw", "knowledge")
+MEMORY_OWN = ("memory-config.yaml", ".autopoiesis")
 
 
 def is_memory(root: Path) -> bool:
     """Whether ROOT (where git runs a hook) is a memory repository's work tree."""
-    config, *folders = MEMORY_MARKERS
-    # the config in any form: one made a link is the pre-commit hook's to refuse
-    return os.path.lexists(root / config) and all((root / f).is_dir() for f in folders)
+    return all((root / f).is_dir() for f in MEMORY_MARKERS) and any(
+        os.path.lexists(root / f) for f in MEMORY_OWN
+    )
 
 
 def hooks_dir(root: Path) -> Path:

@@ -197,6 +197,21 @@ def test_a_shim_does_nothing_in_a_repository_that_is_no_memory(
     assert run("pre-commit", other) == 0
 
 
+def test_a_memory_without_its_settings_file_is_still_checked(memory_repo: MemoryRepo, git) -> None:
+    """A commit pulled from a collaborator may delete memory-config.yaml (the defaults
+    then hold): the hooks still know the memory by its state folder, and check its
+    commits."""
+    git(memory_repo.root, "rm", "-q", "memory-config.yaml")
+    git(memory_repo.root, "commit", "-q", "-m", "maintenance: settings to defaults")
+    (memory_repo.root / "raw/conversations/forged.md").write_text("no frontmatter\n")
+    git(memory_repo.root, "add", "raw/conversations/forged.md")
+    proc = subprocess.run(
+        ["git", "commit", "-q", "-m", "conversation: forged"],
+        cwd=memory_repo.root, capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode != 0 and "frontmatter" in proc.stderr, proc.stderr
+
+
 def test_hook_path_stays_light(memory_repo: MemoryRepo, git) -> None:
     """The hooks run on every commit: they must not import numpy, sklearn, openai or git."""
     import sys
