@@ -12,15 +12,22 @@ raw/conversations/, so it is made from HEAD's objects instead:
 2. the trees from the root down to each file's folder are HEAD's with the new entries
    added (`cat-file --batch` reads the few trees on those paths, `mktree --batch`
    writes the new ones; their ids are computed here first and checked against git's);
-3. `commit-tree` makes the commit on HEAD, and `update-ref HEAD NEW OLD` moves the branch
-   only if it still points where it was read (a lease): git runs the
-   reference-transaction hook, which checks the transcript history as for any commit. A
-   branch another process moved meanwhile is read again and the commit made anew;
-4. the index learns the new entries (`update-index --add`: with a split index, a small
-   file is written), and the post-commit hook runs.
+3. `commit-tree` makes the commit on HEAD; the index is given the new entries
+   (`update-index --index-info`, the checked blobs: with a split index, a small file is
+   written) before `update-ref HEAD NEW OLD` moves the branch, only if it still points
+   where it was read (a lease): git runs the reference-transaction hook, which checks the
+   transcript history as for any commit. A refusal puts HEAD's entries back in the index;
+   a branch another process moved meanwhile is read again and the commit made anew;
+4. the index records the files' stat data (`update-index --add`), and the post-commit
+   hook runs.
 
-A process killed between 3 and 4 leaves a transcript in HEAD that the index lacks (it
-reads as staged for deletion); `GitCore.repair_interrupted_commits` puts it back.
+So no moment leaves the index older than HEAD: a process killed (SIGKILL, a harness's
+SIGTERM) after the branch moved and before the index learned the change would have left
+its undoing staged, and the next plain `git commit` would have deleted what was just
+committed. Killed between staging and moving the branch, the index stages the new
+content, which the next commit keeps. A commit made before this order, killed between
+the branch and the index, left a transcript in HEAD that the index lacks (it reads as
+staged for deletion); `GitCore.repair_interrupted_commits` puts it back.
 
 This road is taken only where it commits what `git commit` would: HEAD on a commit, no
 merge, cherry-pick, revert or rebase in progress, no .git/index.lock (another git command
@@ -296,11 +303,16 @@ def commit_new_files(
             # (a full disk, a lock) learns them now instead of showing them deleted
             _index_learns(core, list(paths))
             return "", []
+        in_head = {p: _entry(trees, p) for p in files}  # before _new_trees adds them
         root_tree, new = _new_trees(hex_len, trees, files, blobs)
         _write_trees(core, new, hex_len)
         commit = core.run(
             "commit-tree", root_tree, "-p", target.head, "-F", "-", input=message
         ).stdout.strip()
+        if not _stage(
+            core, {p: (mode.encode(), blobs[p]) for p, (mode, _) in files.items()}, hex_len
+        ):
+            return None  # the index is busy or cannot be written: `git commit` says why
         subject = message.split("\n", 1)[0]
         moved = runner.call(
             core.root,
@@ -312,14 +324,42 @@ def commit_new_files(
             return commit, sorted(files)
         why = runner.decode(moved.stderr).strip() or runner.decode(moved.stdout).strip()
         if "aborted by hook" in why:
+            _stage(core, in_head, hex_len)  # HEAD did not move: the index as HEAD has them
             raise Refused("The commit was refused:\n" + why)
         if ".lock': File exists" not in why and "but expected" not in why:
+            _stage(core, in_head, hex_len)
             raise GitError(f"git update-ref failed: {why}")
-        # another program moved the branch, or is moving it: read it again
+        # another program moved the branch, or is moving it: read it again (the index
+        # keeps the new content staged meanwhile, which no commit can lose)
     raise GitError(
         f"the branch kept moving while {len(paths)} transcript(s) were committed; "
         "`autopoiesis capture --recover` commits them."
     )
+
+
+def _entry(trees: dict[str, dict[bytes, tuple[bytes, bytes]]], path: str) -> tuple[bytes, bytes]:
+    """(mode, raw id) of PATH in the trees read from HEAD, or mode b"0" where HEAD has none."""
+    folder, _, name = path.rpartition("/")
+    return trees[folder].get(name.encode("utf-8", "surrogateescape"), (b"0", b""))
+
+
+def _stage(core: GitCore, entries: dict[str, tuple[bytes, bytes]], hex_len: int) -> bool:
+    """Set the index entries of ENTRIES (path -> (mode, raw blob id); mode b"0": no entry)
+    in one `update-index --index-info`. Done before the branch moves, so that no moment
+    leaves the index older than HEAD: a process killed after HEAD moved but before the
+    index learned the new content would leave the change's undoing staged, and the next
+    plain `git commit` would delete what was just committed. Killed after this and before
+    the branch moves, the index stages the new content, which a commit keeps. False when
+    git could not write the index."""
+    listed = "".join(
+        f"{mode.decode()} {oid.hex() if mode != b'0' else '0' * hex_len}\t{path}\x00"
+        for path, (mode, oid) in entries.items()
+    )
+    try:  # through core.run: a git killed while it writes leaves a lock a record explains
+        proc = core.run("update-index", "--add", "-z", "--index-info", input=listed, check=False)
+    except GitError:  # another program holds .git/index.lock
+        return False
+    return proc.returncode == 0
 
 
 def _any_ignored(core: GitCore, paths: Sequence[str]) -> bool:

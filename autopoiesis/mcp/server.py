@@ -55,8 +55,11 @@ class _Server(MCPServer):
     with its links."""
 
     async def run_stdio_async(self) -> None:
-        """The SDK's stdio loop, reading lines through `_repaired_lines`."""
+        """The SDK's stdio loop, reading lines through `_RepairedLines`; SIGTERM or SIGHUP
+        ends the requests as the client's closing them would: a call in progress finishes
+        (a `remember` is committed whole) before the server exits."""
         import io
+        import threading
 
         import anyio
         from mcp.server.stdio import stdio_server
@@ -66,12 +69,16 @@ class _Server(MCPServer):
         requests = stdin_bytes(
             "an MCP client's requests", otherwise="let the client start `autopoiesis mcp`"
         )
-        text = io.TextIOWrapper(requests, encoding="utf-8", errors="replace")
-        lines = _RepairedLines(anyio.wrap_file(text))
-        async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
-            await self._lowlevel_server.run(
-                read_stream, write_stream, self._lowlevel_server.create_initialization_options()
-            )
+        text = io.TextIOWrapper(_own_copy(requests), encoding="utf-8", errors="replace")
+        lines = _RepairedLines(text)
+        async with anyio.create_task_group() as watching:
+            if threading.current_thread() is threading.main_thread():
+                watching.start_soon(lines.end_on_signal)
+            async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+                await self._lowlevel_server.run(
+                    read_stream, write_stream, self._lowlevel_server.create_initialization_options()
+                )
+            watching.cancel_scope.cancel()
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
@@ -94,17 +101,73 @@ _LONE_SURROGATE = re.compile(
 
 class _RepairedLines:
     """The lines of the client's stream, each lone surrogate escape made U+FFFD's, as
-    `capture` reads one."""
+    `capture` reads one; they end at the stream's end or at SIGTERM or SIGHUP (a harness
+    that stops the server). The stream is read by a daemon thread of its own: a stop must
+    not wait for the client's next line, and a read left blocked must not hold the
+    process's exit."""
 
     def __init__(self, source: Any) -> None:
+        import math
+
+        import anyio
+
         self.source = source
+        self._send, self._receive = anyio.create_memory_object_stream[str | None](math.inf)
 
     def __aiter__(self) -> Any:
         return self._lines()
 
     async def _lines(self) -> Any:
-        async for line in self.source:
+        import threading
+
+        import anyio.lowlevel
+
+        token = anyio.lowlevel.current_token()
+        threading.Thread(target=self._read, args=(token,), daemon=True).start()
+        async for line in self._receive:
+            if line is None:
+                return
             yield _LONE_SURROGATE.sub(r"\\ufffd", line) if "\\u" in line else line
+
+    def _read(self, token: Any) -> None:
+        """Hand each line of the stream to the server's loop, then the end (None)."""
+        import anyio.from_thread
+
+        try:
+            for line in self.source:
+                anyio.from_thread.run_sync(self._send.send_nowait, line, token=token)
+            anyio.from_thread.run_sync(self._send.send_nowait, None, token=token)
+        except Exception:  # the loop ended first (the server stopped): nobody reads on
+            return
+
+    async def end_on_signal(self) -> None:
+        """At SIGTERM or SIGHUP, end the lines: the server then finishes what it is doing
+        and exits, as when the client closes the stream."""
+        import signal
+
+        import anyio
+
+        wanted = [getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
+        try:
+            with anyio.open_signal_receiver(*wanted) as signals:
+                async for _ in signals:
+                    self._send.send_nowait(None)
+        except NotImplementedError:  # no signal handling on this platform's loop
+            return
+
+
+def _own_copy(stream: Any) -> Any:
+    """STREAM (standard input's bytes) read through a descriptor of its own: the thread
+    that reads it may still wait for a line when the process exits, and Python's own
+    `sys.stdin`, which it flushes at the exit, must not be the one it holds ("could not
+    acquire lock for <stdin> at interpreter shutdown", a crash). A stream without a
+    descriptor (a program that embeds the CLI) is read as it is."""
+    import os
+
+    try:
+        return os.fdopen(os.dup(stream.fileno()), "rb")
+    except (AttributeError, OSError, ValueError):
+        return stream
 
 
 def _writable(value: Any) -> Any:

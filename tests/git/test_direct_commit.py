@@ -300,3 +300,48 @@ def test_a_commit_on_a_detached_head_says_no_branch_holds_it(memory_repo: Memory
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # on a branch: no warning
         MemoryGit(memory_repo).commit_paths(["knowledge/reference/other.md"], "memory: other")
+
+
+def test_a_commit_stopped_after_the_branch_moved_stages_no_removal(
+    memory_repo: MemoryRepo, git, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process stopped (SIGTERM, SIGKILL) right after `update-ref` moved the branch: the
+    index already holds the new content, so it stages nothing, and the user's next plain
+    `git commit` of another file does not delete the fact just committed."""
+    from autopoiesis.git import direct_commit
+
+    g = MemoryGit(memory_repo)
+    note = write(memory_repo, "knowledge/reference/otters.md", "# Otters\n\n- They swim.\n")
+    g.commit_paths([note], "knowledge: otters")
+    write(memory_repo, note, "# Otters\n\n- They swim.\n- They hold hands asleep.\n")
+
+    def stopped(*_: object) -> None:
+        raise KeyboardInterrupt  # the signal that ended the process here
+
+    monkeypatch.setattr(direct_commit, "_after", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        g.commit_paths([note], "knowledge: otters hold hands")
+    assert "hold hands" in git(memory_repo, "show", f"HEAD:{note}").stdout
+    assert git(memory_repo, "diff", "--cached", "--name-only").stdout == ""
+    mine = write(memory_repo, "knowledge/reference/mine.md", "# Mine\n")
+    git(memory_repo, "add", mine)
+    git(memory_repo, "commit", "-qm", "my own note")
+    assert "hold hands" in git(memory_repo, "show", f"HEAD:{note}").stdout
+
+
+def test_a_refused_knowledge_commit_leaves_the_index_as_head_has_it(
+    memory_repo: MemoryRepo, git
+) -> None:
+    """The index is given the new content before the branch moves: a refusal of the
+    reference-transaction hook puts HEAD's entries back (the change stays in the work
+    tree, unstaged; a new file untracked)."""
+    g = MemoryGit(memory_repo)
+    note = write(memory_repo, "knowledge/reference/otters.md", "# Otters\n\n- They swim.\n")
+    g.commit_paths([note], "knowledge: otters")
+    marker_hook(memory_repo, git, "reference-transaction.local", "exit 1")
+    write(memory_repo, note, "# Otters\n\n- They swim.\n- They hold hands asleep.\n")
+    new = write(memory_repo, "knowledge/reference/seals.md", "# Seals\n")
+    with pytest.raises(GitError, match="refused"):
+        g.commit_paths([note, new], "knowledge: otters and seals")
+    status = git(memory_repo, "status", "--porcelain", "-uall", "--", "knowledge").stdout
+    assert status == f" M {note}\n?? {new}\n"

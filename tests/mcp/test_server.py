@@ -624,3 +624,84 @@ def test_remember_refuses_a_project_folder_that_is_no_project_name(
     done = tools.remember("knowledge/projects/shop/context.md", "The Shop API listens on 8443.")
     assert done["status"] == "added"
     assert Memory(memory_repo.root).known_project("shop") == "shop"
+
+
+def _raw_server(repo: MemoryRepo, tmp_path: Path) -> subprocess.Popen[str]:
+    """`autopoiesis mcp` in a subprocess, driven with raw JSON-RPC lines."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "mcp"],
+        cwd=tmp_path,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": PROJECT_ROOT},
+    )
+
+
+def _send(proc: subprocess.Popen[str], *messages: dict[str, Any]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+    proc.stdin.flush()
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def test_sigterm_during_remember_lets_the_commit_finish(
+    repo: MemoryRepo, tmp_path: Path, git
+) -> None:
+    """A harness that stops the server (SIGTERM) while `remember` commits: the call in
+    progress finishes (its commit whole, the post-commit hook run, the index as HEAD has
+    it) and the server exits 0, as when the client closes its stream."""
+    import signal
+    import time
+
+    hooks = Path(git(repo, "rev-parse", "--absolute-git-dir").stdout.strip()) / "hooks"
+    started, go, finished = tmp_path / "started", tmp_path / "go", tmp_path / "finished"
+    (hooks / "reference-transaction.local").write_text(
+        f'#!/bin/sh\nif [ "$1" = prepared ]; then touch {started}; '
+        f"while [ ! -e {go} ]; do sleep 0.05; done; fi\n"
+    )
+    (hooks / "post-commit.local").write_text(f"#!/bin/sh\ntouch {finished}\n")
+    for hook in ("reference-transaction.local", "post-commit.local"):
+        (hooks / hook).chmod(0o755)
+    proc = _raw_server(repo, tmp_path)
+    watchdog = threading.Timer(120, proc.kill)  # a hung server fails the test, not the run
+    watchdog.start()
+    try:
+        _send(proc, INITIALIZE)
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        remember = {"path": "knowledge/reference/otters.md", "content": "Otters hold hands."}
+        _send(
+            proc,
+            INITIALIZED,
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "remember", "arguments": remember},
+            },
+        )
+        while not started.exists() and proc.poll() is None:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        go.touch()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        watchdog.cancel()
+        proc.kill()
+    assert finished.exists()
+    assert "Otters hold hands." in git(repo, "show", "HEAD:knowledge/reference/otters.md").stdout
+    assert git(repo, "status", "--porcelain", "--", "knowledge").stdout == ""
