@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from autopoiesis.core.clock import utc
 from autopoiesis.core.paths import ACTIVE_PROJECTS_FILE, MEMORY_FILE, PEOPLE_INDEX_FILE
 from autopoiesis.formats import knowledge as kf
+from autopoiesis.formats.transcript import normalize_content
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +142,11 @@ def template_for(relpath: str) -> kf.KnowledgeDoc:
 
 
 def _one_line(text: str, limit: int = 400) -> str:
-    flat = " ".join(str(text).split())
+    """TEXT as an entry's (or a section's) one line: no control character (an ESC or BEL
+    of an MCP client's or a model's text would reach the terminal of whoever prints the
+    entry: `search`, `compile`, `cat`, as a sequence that sets its title or writes its
+    clipboard), whitespace collapsed, no entry markup, at most LIMIT characters."""
+    flat = " ".join(normalize_content(str(text)).split())
     flat = flat.replace("{id:", "{id :").replace("~~", "~")  # content cannot forge entry markup
     flat = re.sub(r"\s#superseded-by:", " superseded-by:", flat)
     if len(flat) > limit:

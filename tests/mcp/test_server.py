@@ -523,6 +523,23 @@ def test_remember_takes_a_name_as_long_as_the_file_system_allows(memory_repo: Me
     assert "the longest name" in (memory_repo.root / "knowledge/reference" / name).read_text()
 
 
+def test_remember_writes_no_control_character(memory_repo: MemoryRepo) -> None:
+    """An entry's text keeps no ESC, BEL or other control character: `search` and `compile` print entries, and an OSC sequence in one set the
+    user's terminal title and wrote the clipboard."""
+    from autopoiesis.mcp.tools import MemoryTools
+    from autopoiesis.memory.facade import Memory
+
+    rel = "knowledge/reference/term.md"
+    done = MemoryTools(Memory(memory_repo.root)).remember(
+        rel,
+        "quokka note \x1b]0;PWNED-TITLE\x07\x1b]52;c;ZWNobyBwd25lZA==\x07 end\x9b",
+    )
+    assert done["status"] == "added"
+    text = (memory_repo.root / rel).read_text(encoding="utf-8")
+    assert "quokka note ]0;PWNED-TITLE]52;c;ZWNobyBwd25lZA== end" in text
+    assert not any(c in text for c in "\x1b\x07\x9b")
+
+
 def test_remember_refuses_a_path_that_holds_a_secret(memory_repo: MemoryRepo) -> None:
     """`remember` redacted a secret in the content but wrote the path as given: the file
     `knowledge/projects/ghp_.../context.md` was committed (and its frontmatter's
