@@ -75,6 +75,7 @@ class _Server(MCPServer):
             if threading.current_thread() is threading.main_thread():
                 watching.start_soon(lines.end_on_signal)
             async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+                lines.answer = write_stream  # before the first line is read (no await)
                 await self._lowlevel_server.run(
                     read_stream, write_stream, self._lowlevel_server.create_initialization_options()
                 )
@@ -104,7 +105,10 @@ class _RepairedLines:
     `capture` reads one; they end at the stream's end or at SIGTERM or SIGHUP (a harness
     that stops the server). The stream is read by a daemon thread of its own: a stop must
     not wait for the client's next line, and a read left blocked must not hold the
-    process's exit."""
+    process's exit. A request the SDK's parser refuses (JSON nested some 200 levels deep
+    passes its recursion limit; a request without `jsonrpc`) is answered here with a
+    JSON-RPC error on ANSWER (the server's write stream): the SDK drops such a line
+    unanswered, and its client waited for ever."""
 
     def __init__(self, source: Any) -> None:
         import math
@@ -112,12 +116,14 @@ class _RepairedLines:
         import anyio
 
         self.source = source
+        self.answer: Any = None
         self._send, self._receive = anyio.create_memory_object_stream[str | None](math.inf)
 
     def __aiter__(self) -> Any:
         return self._lines()
 
     async def _lines(self) -> Any:
+        import contextlib
         import threading
 
         import anyio.lowlevel
@@ -127,7 +133,15 @@ class _RepairedLines:
         async for line in self._receive:
             if line is None:
                 return
-            yield _LONE_SURROGATE.sub(r"\\ufffd", line) if "\\u" in line else line
+            line = _LONE_SURROGATE.sub(r"\\ufffd", line) if "\\u" in line else line
+            refusal = _refusal(line) if self.answer is not None else None
+            if refusal is None:
+                yield line
+                continue
+            from mcp.shared.message import SessionMessage
+
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await self.answer.send(SessionMessage(refusal))
 
     def _read(self, token: Any) -> None:
         """Hand each line of the stream to the server's loop, then the end (None)."""
@@ -154,6 +168,84 @@ class _RepairedLines:
                     self._send.send_nowait(None)
         except NotImplementedError:  # no signal handling on this platform's loop
             return
+
+
+# A JSON token: a string, a structural character, or a scalar (a number, true, null)
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
+
+
+def _refusal(line: str) -> Any:
+    """The JSON-RPC error that answers LINE when the SDK's parser refuses it and it is a
+    request (its top-level object names a method and an id), else None (a valid message,
+    a blank line, or one without an id to answer: the SDK handles those)."""
+    import json
+
+    from mcp_types import (
+        INVALID_REQUEST,
+        PARSE_ERROR,
+        ErrorData,
+        JSONRPCError,
+        jsonrpc_message_adapter,
+    )
+
+    if not line.strip():
+        return None
+    try:
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return None
+    except ValidationError as exc:
+        problem = exc.errors(include_url=False)[0]
+    fields = _top_level_scalars(line)
+    if '"method"' not in fields or not fields.get('"id"'):
+        return None
+    try:
+        request_id = json.loads(fields['"id"'])
+    except ValueError:
+        return None
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+        return None
+    unreadable = problem.get("type") == "json_invalid"
+    why = str(problem.get("msg", "not a JSON-RPC request"))
+    where = problem.get("loc", ())
+    if not unreadable and len(where) > 1:  # (the union's member, the field, ...)
+        why = f"{'.'.join(str(x) for x in where[1:])}: {why}"
+    if "recursion limit" in why:
+        why += " (the request nests too deeply: send flatter arguments)"
+    return JSONRPCError(
+        jsonrpc="2.0",
+        id=request_id,
+        error=ErrorData(
+            code=PARSE_ERROR if unreadable else INVALID_REQUEST,
+            message=f"The request could not be read, so nothing was done: {why}.",
+        ),
+    )
+
+
+def _top_level_scalars(line: str) -> dict[str, str]:
+    """The keys of LINE's top-level JSON object (as their JSON text, quotes included),
+    each with its value's JSON text when it is a scalar ("" when it nests), read token by
+    token: LINE is one the parser refused, such as one nested past its limit."""
+    found: dict[str, str] = {}
+    depth, key, previous = 0, "", ""
+    for match in _JSON_TOKEN.finditer(line):
+        token = match.group()
+        if token in ("{", "["):
+            if depth == 1 and key and previous == ":":
+                found[key], key = "", ""
+            if depth == 0 and token != "{":
+                return {}
+            depth += 1
+        elif token in ("}", "]"):
+            depth -= 1
+        elif depth == 1:
+            if token == ",":
+                key = ""
+            elif previous == ":" and key:
+                found[key], key = token, ""
+            elif previous in ("{", ","):
+                key = token
+        previous = token
+    return found
 
 
 def _own_copy(stream: Any) -> Any:

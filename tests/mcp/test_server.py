@@ -722,3 +722,40 @@ def test_sigterm_during_remember_lets_the_commit_finish(
     assert finished.exists()
     assert "Otters hold hands." in git(repo, "show", "HEAD:knowledge/reference/otters.md").stdout
     assert git(repo, "status", "--porcelain", "--", "knowledge").stdout == ""
+
+
+def test_a_request_the_parser_refuses_is_answered_with_its_id(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Arguments nested past the SDK's JSON recursion limit (about 200 levels), or a
+    request without `jsonrpc`: the SDK dropped the line, and the client waited for ever
+    for its answer. Each now gets a JSON-RPC error with its id, and the server goes on."""
+    deep = "[" * 300 + '"x"' + "]" * 300
+    lines = [
+        json.dumps(INITIALIZE),
+        json.dumps(INITIALIZED),
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search",'
+        '"arguments":{"query":"q","extra":' + deep + "}}}",
+        '{"id":"three","method":"tools/list"}',
+        json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}),
+    ]
+    proc = _raw_server(memory_repo, tmp_path)
+    watchdog = threading.Timer(120, proc.kill)  # a server that never answers fails the test
+    watchdog.start()
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("\n".join(lines) + "\n")
+        proc.stdin.flush()
+        replies = [json.loads(proc.stdout.readline()) for _ in range(4)]
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        watchdog.cancel()
+        proc.kill()
+    by_id = {r.get("id"): r for r in replies}
+    assert sorted(by_id, key=str) == [1, 2, 4, "three"]
+    assert by_id[2]["error"]["code"] == -32700
+    assert "nests too deeply" in by_id[2]["error"]["message"]
+    assert by_id["three"]["error"]["code"] == -32600
+    assert "jsonrpc" in by_id["three"]["error"]["message"]
+    assert by_id[4]["result"]["tools"]
