@@ -31,9 +31,14 @@ def _viewer(request: Request) -> Viewer:
 
 
 def _param(request: Request, name: str, limit: int = 2000) -> str:
+    """The query parameter NAME (every page reads its parameters here), stripped; refused
+    (a 400 page) when over LIMIT characters or holding a NUL, which no path, ref or text
+    holds and which git's arguments cannot carry (it was a ValueError: a bare 500)."""
     value = (request.query_params.get(name) or "").strip()
     if len(value) > limit:
         raise InvalidArgumentError(f"{name} is over {limit} characters.")
+    if "\x00" in value:
+        raise InvalidArgumentError(f"{name} holds a NUL character: take it out and retry.")
     return value
 
 

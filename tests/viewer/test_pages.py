@@ -123,6 +123,21 @@ def test_a_script_in_a_transcript_is_text(client: Any, viewer_repo: Any) -> None
         assert "<script>window" not in other and "<img src=x" not in other, url
 
 
+def test_a_nul_in_a_parameter_is_refused(client: Any) -> None:
+    """A NUL in a query value (git's arguments cannot carry one): a 400 "Refused" page,
+    not a bare 500 with a ValueError's traceback."""
+    for url in (
+        "/history?text=%00",
+        "/history?text=a%00b",
+        "/compare?a=HEAD&b=HEAD%00",
+        "/search?q=%00",
+        "/session?path=raw/%00.md",
+    ):
+        answer = client.get(url)
+        assert answer.status_code == 400, url
+        assert "Refused" in answer.text, url
+
+
 def test_a_path_outside_the_memory_folders_is_refused(client: Any, viewer_repo: Any) -> None:
     for bad in ("../../etc/passwd", "/etc/passwd", "memory-config.yaml", "raw/../../x.md"):
         assert client.get("/session", params={"path": bad}).status_code == 400, bad
