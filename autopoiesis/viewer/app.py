@@ -22,14 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from autopoiesis.errors import AutopoiesisError, InvalidArgumentError, UnsafePathError
-from autopoiesis.viewer.guard import TokenGuard, allowed_hosts
+from autopoiesis.viewer.guard import EVERY_ADDRESS, HostCheck, TokenGuard, allowed_hosts
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -287,7 +286,9 @@ def create_app(
         lifespan=_closing(viewer),
         middleware=[
             Middleware(
-                TrustedHostMiddleware, allowed_hosts=allowed_hosts(host, hosts), www_redirect=False
+                HostCheck,
+                allowed_hosts=allowed_hosts(host, hosts),
+                every_address=host in EVERY_ADDRESS,
             ),
             Middleware(TokenGuard, token=token, port=port, write=write),
         ],

@@ -8,7 +8,9 @@ headers that keep the page to itself, and no write without `--write`.
   or the history; every later request shows the cookie. Without either: 403.
 * **The Host header** must name the address the server listens on (or localhost), so a
   page of another site whose DNS name is rebound to 127.0.0.1 cannot read the viewer
-  (Starlette's TrustedHostMiddleware; an explicit `--host` adds its name).
+  (`HostCheck`, on Starlette's TrustedHostMiddleware; an explicit `--host` adds its name;
+  `--allow-remote` adds the machine's own names, and on 0.0.0.0 the address each request
+  came in on).
 * **The headers**: a Content-Security-Policy that allows only the viewer's own script and
   style files (no inline script, so even an escaping mistake could not run one), no
   framing, no referrer (a link out never carries the URL), no MIME sniffing.
@@ -24,6 +26,7 @@ from collections.abc import Iterable
 from urllib.parse import urlencode
 
 from starlette.datastructures import URL, Headers, QueryParams
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -58,14 +61,80 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+EVERY_ADDRESS = ("0.0.0.0", "::", "[::]")
+
+
+def machine_names() -> list[str]:
+    """This machine's own names (its host name, and its fully qualified one)."""
+    import socket
+
+    names = []
+    for name in (socket.gethostname(), socket.getfqdn()):
+        if name and name.lower() not in names:
+            names.append(name.lower())
+    return names
+
+
+def outward_address(ipv6: bool = False) -> str | None:
+    """The address this machine reaches the network from (the default route's), or None
+    without one: a UDP socket's connect sends nothing."""
+    import socket
+
+    family, target = (socket.AF_INET6, "2001:db8::1") if ipv6 else (socket.AF_INET, "192.0.2.1")
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.connect((target, 9))
+            address = str(probe.getsockname()[0])
+    except OSError:
+        return None
+    return None if is_loopback(address) or address in EVERY_ADDRESS else address
+
+
 def allowed_hosts(bind: str, extra: Iterable[str] = ()) -> list[str]:
     """The Host header names a request may carry: the loopback names, the bound address
-    and EXTRA (a name the user gave for a non-loopback address)."""
+    and EXTRA (a name the user gave for a non-loopback address); bound to an address
+    other than loopback (`--allow-remote`), this machine's own names and outward
+    addresses as well (`HostCheck` adds the address each request came in on)."""
     names = ["127.0.0.1", "localhost", "::1", "[::1]"]
-    for name in (bind, *extra):
-        if name and name not in ("0.0.0.0", "::") and name not in names:
+    own: list[str] = []
+    if bind and not is_loopback(bind):
+        own = machine_names()
+        for ipv6 in (False, True):
+            address = outward_address(ipv6)
+            if address:
+                own.append(f"[{address}]" if ipv6 else address)
+    for name in (bind, *extra, *own):
+        if name and name not in EVERY_ADDRESS and name not in names:
             names.append(name)
     return names
+
+
+class HostCheck(TrustedHostMiddleware):
+    """Starlette's Host check (a page whose DNS name is rebound to this machine cannot
+    read the viewer), which on a server bound to every address (0.0.0.0, ::) also takes
+    the address the request came in on: the machine's own, on whichever interface. An
+    address, unlike a name, cannot be rebound."""
+
+    def __init__(self, app: ASGIApp, *, allowed_hosts: list[str], every_address: bool):
+        super().__init__(app, allowed_hosts=allowed_hosts, www_redirect=False)
+        self.every_address = every_address
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.every_address and scope["type"] in ("http", "websocket"):
+            server = scope.get("server")
+            host = _host_of(Headers(scope=scope).get("host") or "")
+            if server and host and host == str(server[0]).lower():
+                await self.app(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+
+def _host_of(header: str) -> str:
+    """The host of a Host header, without its port or an IPv6 address's brackets."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.rpartition(":")[0] if header.count(":") == 1 else header
 
 
 class TokenGuard:

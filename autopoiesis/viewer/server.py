@@ -41,7 +41,16 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def url_of(host: str, port: int, token: str) -> str:
-    shown = f"[{host}]" if ":" in host else host
+    """The URL to open: on a server bound to every address (0.0.0.0, ::), the one this
+    machine reaches the network from (a browser cannot open 0.0.0.0 elsewhere), else
+    loopback; otherwise HOST itself."""
+    from autopoiesis.viewer.guard import EVERY_ADDRESS, outward_address
+
+    if host in EVERY_ADDRESS:
+        host = outward_address(ipv6=host != "0.0.0.0") or (
+            "127.0.0.1" if host == "0.0.0.0" else "::1"
+        )
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
     return f"http://{shown}:{port}/?token={token}"
 
 

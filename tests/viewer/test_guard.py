@@ -104,3 +104,30 @@ def test_loopback_names() -> None:
     assert not any(is_loopback(h) for h in ("0.0.0.0", "192.168.1.2", "example.com", "::"))
     assert "0.0.0.0" not in allowed_hosts("0.0.0.0")
     assert "box.lan" in allowed_hosts("box.lan")
+
+
+def test_allow_remote_on_every_address_takes_the_machines_own_addresses(
+    viewer_repo: Any,
+) -> None:
+    """`serve --host 0.0.0.0 --allow-remote` refused every request not made on loopback
+    ("400 Invalid host header"), its printed URL's included. The address a request came
+    in on and this machine's own names are taken now; a foreign name still is not, and
+    the printed URL names an address a browser can open."""
+    import socket
+
+    from starlette.testclient import TestClient
+
+    from autopoiesis.viewer.app import create_app
+    from autopoiesis.viewer.guard import allowed_hosts
+    from autopoiesis.viewer.server import url_of
+
+    app = create_app(Memory(viewer_repo), token=TOKEN, port=8765, host="0.0.0.0")
+    with TestClient(app, base_url="http://192.0.2.77:8765", follow_redirects=False) as c:
+        assert c.get(f"/?token={TOKEN}").status_code == 303  # the server's own address
+        assert c.get("/timeline").status_code == 200
+        assert c.get("/timeline", headers={"host": "evil.example:8765"}).status_code == 400
+        assert c.get("/timeline", headers={"host": "192.0.2.78:8765"}).status_code == 400
+    assert socket.gethostname().lower() in allowed_hosts("0.0.0.0")
+    assert socket.gethostname().lower() not in allowed_hosts("127.0.0.1")
+    assert "0.0.0.0" not in url_of("0.0.0.0", 8765, TOKEN)
+    assert "[::]" not in url_of("::", 8765, TOKEN)
