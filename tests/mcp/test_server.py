@@ -441,15 +441,7 @@ def test_the_server_writes_nothing_but_the_protocol_on_stdout(
             "params": {"name": "read", "arguments": {"path": "knowledge/\ud83d.md"}},
         },
     ]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "mcp"],
-        cwd=tmp_path,
-        text=True,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONPATH": PROJECT_ROOT},
-    )
+    proc = _raw_server(repo, tmp_path, stderr=subprocess.DEVNULL)
     watchdog = threading.Timer(
         120, proc.kill
     )  # a server that never answers fails the test, not the run
@@ -643,7 +635,9 @@ def test_remember_refuses_a_project_folder_that_is_no_project_name(
     assert Memory(memory_repo.root).known_project("shop") == "shop"
 
 
-def _raw_server(repo: MemoryRepo, tmp_path: Path) -> subprocess.Popen[str]:
+def _raw_server(
+    repo: MemoryRepo, tmp_path: Path, stderr: int = subprocess.PIPE
+) -> subprocess.Popen[str]:
     """`autopoiesis mcp` in a subprocess, driven with raw JSON-RPC lines."""
     return subprocess.Popen(
         [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "mcp"],
@@ -651,7 +645,7 @@ def _raw_server(repo: MemoryRepo, tmp_path: Path) -> subprocess.Popen[str]:
         text=True,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=stderr,
         env={**os.environ, "PYTHONPATH": PROJECT_ROOT},
     )
 
