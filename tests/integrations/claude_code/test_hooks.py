@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 
 def test_hook_context_fits_claude_codes_inline_limit() -> None:
     from autopoiesis.integrations.claude_code.hooks import fit_inline
@@ -161,3 +165,31 @@ def test_a_hook_past_its_deadline_does_not_wait_for_its_worker_threads(
     )
     assert done.returncode == 0, done.stderr
     assert not marker.exists()  # it left while its worker still waited
+
+
+def test_a_log_line_past_the_cap_is_passed_over_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Stop hook read a whole log line to find the compaction summary: a 2 GB line
+    took it to 4 GB and past its deadline. A line past the cap is skipped a piece at a
+    time; the summary on the lines around it is still found."""
+    import json as _json
+
+    from autopoiesis.integrations.claude_code import hooks as cc
+
+    monkeypatch.setattr(cc, "SUMMARY_LINE_CAP", 1000)
+    log = tmp_path / "session.jsonl"
+
+    def summary(text: str) -> str:
+        row = {"type": "user", "isCompactSummary": True, "message": {"content": text}}
+        return _json.dumps(row) + "\n"
+
+    read: list[int] = []
+    loads = cc.json.loads
+    monkeypatch.setattr(cc.json, "loads", lambda raw, *a, **k: read.append(len(raw)) or loads(raw))
+    huge = _json.dumps({"isCompactSummary": True, "message": {"content": "x" * 5000}})
+    log.write_text(summary("first") + huge + "\n" + summary("second"), encoding="utf-8")
+    assert cc.last_compact_summary(log) == "second"
+    log.write_text(summary("only") + huge, encoding="utf-8")  # cut off at the end too
+    assert cc.last_compact_summary(log) == "only"
+    assert read and max(read) <= 1000  # the long line was never taken whole
