@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -197,34 +196,22 @@ def _size(path: str | None) -> int:
 
 
 # The longest log line read for a compaction summary (a summary is tens of KB): a longer
-# one is passed over unread, never held whole (a 2 GB line took the Stop hook to 4 GB
-# and past its deadline).
+# one is passed over a piece at a time (capture's capped_lines), never held whole (a 2 GB
+# line took the Stop hook to 4 GB and past its deadline).
 SUMMARY_LINE_CAP = 16 * 1024 * 1024
-
-
-def _bounded_lines(fh: Any, cap: int) -> Iterator[bytes]:
-    """The lines of the binary file FH at most CAP bytes long; a longer one is skipped,
-    read a piece at a time."""
-    while True:
-        line = fh.readline(cap + 1)
-        if not line:
-            return
-        if len(line) <= cap or line.endswith(b"\n"):
-            yield line
-            continue
-        while line and not line.endswith(b"\n"):  # the rest of the long line, unread
-            line = fh.readline(cap)
 
 
 def last_compact_summary(path: Path, offset: int = 0) -> str | None:
     """The text of the last compaction summary (a `"isCompactSummary": true` user line)
     in the Claude Code log PATH at or after byte OFFSET, or None."""
+    from autopoiesis.capture.stream import TooLong, capped_lines  # only where a summary is read
+
     found = None
     with open(path, "rb") as fh:
         if offset <= path.stat().st_size:
             fh.seek(offset)
-        for raw in _bounded_lines(fh, SUMMARY_LINE_CAP):
-            if b"isCompactSummary" not in raw:
+        for raw in capped_lines(fh, SUMMARY_LINE_CAP):
+            if isinstance(raw, TooLong) or b"isCompactSummary" not in raw:
                 continue
             try:
                 row = json.loads(raw)
