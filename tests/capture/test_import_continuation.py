@@ -717,17 +717,14 @@ def test_a_rewind_that_adds_words_or_reruns_a_call_is_filed_and_a_backup_adds_no
     done = {"role": "agent", "content": "Here is quicksort in C."}
     before = log("before.json", ask, done, {"role": "user", "content": "Thanks"})
     assert len(import_files(memory_repo, [before]).imported) == 1
-    edited = log(
-        "after.json",
-        ask,
-        done,
-        {"role": "user", "content": "Thanks, now add tests"},
-        {
-            "role": "agent",
-            "content": "Added tests.",
-            "tool_calls": [{"tool": "bash", "args": "pytest", "result": "3 passed"}],
-        },
-    )
+
+    def added_tests(name: str, call: dict) -> Path:
+        """The log with its last request edited, and the agent's answer running CALL."""
+        edit = {"role": "user", "content": "Thanks, now add tests"}
+        answer = {"role": "agent", "content": "Added tests.", "tool_calls": [call]}
+        return log(name, ask, done, edit, answer)
+
+    edited = added_tests("after.json", {"tool": "bash", "args": "pytest", "result": "3 passed"})
     rewound = import_files(memory_repo, [edited])
     assert rewound.refused == [] and len(rewound.imported) == 1
     part2 = read(memory_repo, rewound.imported[0])
@@ -735,18 +732,8 @@ def test_a_rewind_that_adds_words_or_reruns_a_call_is_filed_and_a_backup_adds_no
     for _ in range(2):  # the backup and the live log, imported together, again and again
         again = import_files(memory_repo, [before, edited])
         assert again.imported == [] and again.refused == [], again.refused
-    rerun = log(
-        "rerun.json",
-        ask,
-        done,
-        {"role": "user", "content": "Thanks, now add tests"},
-        {
-            "role": "agent",
-            "content": "Added tests.",
-            "tool_calls": [
-                {"tool": "bash", "args": "rm -rf build && pytest -x", "result": "1 failed"}
-            ],
-        },
+    rerun = added_tests(
+        "rerun.json", {"tool": "bash", "args": "rm -rf build && pytest -x", "result": "1 failed"}
     )
     third = import_files(memory_repo, [rerun])
     assert len(third.imported) == 1, (third.refused, third.skipped_duplicates)

@@ -401,18 +401,8 @@ def test_the_server_writes_nothing_but_the_protocol_on_stdout(
 ) -> None:
     """A raw JSON-RPC exchange: every line the server prints is a JSON-RPC message, and
     every request is answered."""
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
     lines = [
-        init,
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {
             "jsonrpc": "2.0",
