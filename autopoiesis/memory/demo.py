@@ -85,6 +85,7 @@ class Demo:
 
     # ── the lifecycle: what extraction derived, the weekly rollup ──
     def lifecycle(self, repo: MemoryRepo) -> None:
+        from autopoiesis.core.paths import category_of
         from autopoiesis.git.repo import MemoryGit
         from autopoiesis.knowledge.extract import KnowledgeExtractor, list_transcripts
         from autopoiesis.memory.facade import Memory
@@ -108,7 +109,8 @@ class Demo:
                 .run("log", "--format=", "--name-only", "--grep=^Learned:", "--", "knowledge")
                 .stdout
             )
-            paths = sorted({p for p in out.split() if p})
+            # memory content only: not the record of what extraction has done
+            paths = sorted({p for p in out.split() if p and category_of(p) is not None})
             self.echo(
                 f"(each session was extracted when it ended; {len(paths)} knowledge files were "
                 "written)"

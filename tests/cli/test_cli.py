@@ -90,6 +90,9 @@ def test_demo_runs_offline(tmp_path: Path, git, cli: Cli) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "[redacted:openai_key]" in proc.stdout
     assert "conversation: pr-review-for-the-capture-module" in proc.stdout
+    # what extraction wrote is shown, and not its bookkeeping (knowledge/.extracted)
+    assert "-- knowledge/journal/2026-02-16.md" in proc.stdout
+    assert "knowledge/.extracted" not in proc.stdout
     log = git(tmp_path / "demo", "log", "--format=%s", check=False).stdout
     assert log.count("conversation:") == 3
     again = cli("demo", str(tmp_path / "demo"))
