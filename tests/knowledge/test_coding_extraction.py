@@ -1949,3 +1949,69 @@ def test_code_share_counts_calls_and_identifiers_not_a_long_token() -> None:
     assert code_share("set max_retry_count here") == 1 / 3
     assert code_share("a" * 5000) == 0 and code_share("0f3a" * 2500) == 0
     assert prose_of("Here is the dump: " + "ab" * 5000) == "Here is the dump: " + "ab" * 5000
+
+
+def test_a_command_the_machine_could_not_run_is_no_error_an_edit_fixed() -> None:
+    """DocGen's session: `python` was no command on that machine (Ubuntu's "Command
+    'python' not found"), the agent edited a module, and the same command ran once the
+    virtualenv was active: the edit fixed no error of the project's, so nothing is filed
+    (it was "fixed by editing `src/models/__init__.py`")."""
+    fixes = _fixes_of(
+        "Implement the project create command in the docgen project.",
+        [
+            (
+                "python -m src.cli_main --help",
+                "dorgham@DESKTOP-QIOT9AT:/mnt/d/Work/DocGen$ python -m src.cli_main --help\n"
+                "Command 'python' not found, did you mean:\n"
+                "  command 'python3' from deb python3\n",
+            ),
+            ("src/models/__init__.py", "The file src/models/__init__.py has been updated."),
+            ("python -m src.cli_main --help", "Usage: docgen [OPTIONS] COMMAND [ARGS]..."),
+        ],
+        edit=1,
+    )
+    assert fixes == [], fixes
+
+
+def test_a_flag_of_another_program_in_the_pipeline_is_no_fix() -> None:
+    """specstory-cli's session: `sed -n ... | cat -A` failed in `cat` (macOS has no -A),
+    then `sed -n ... | od -c` worked: `-c` is od's, not a flag added to `sed`, so nothing
+    was fixed by adding it (it was "fixed by adding `-c`")."""
+    fixes = _fixes_of(
+        "Show the raw characters of the sync stats in the specstory-cli project.",
+        [
+            (
+                "sed -n '1907,1910p' main.go | cat -A",
+                "Exit code 1\ncat: illegal option -- A\nusage: cat [-belnstuv] [file ...]",
+            ),
+            (
+                "sed -n '1907,1910p' main.go | od -c | head -20",
+                "0000000   \\t  \\t  \\t   /   /       D   i   s   p   l   a   y",
+            ),
+        ],
+    )
+    assert fixes == [], fixes
+
+
+def test_a_shell_prompt_copied_with_an_error_is_not_part_of_it() -> None:
+    """A bash prompt (`user@host:folder$`) copied into a result after the error line ended
+    up in the entry: "`ModuleNotFoundError: No module named 'src'
+    dorgham@DESKTOP-QIOT9AT:/mnt/d/Work/AI/Projects/DocGen/src$`"."""
+    fixes = _fixes_of(
+        "Fix the import of the cli in the docgen project.",
+        [
+            (
+                "python3 -c \"import cli.main; print('ok')\"",
+                "ModuleNotFoundError: No module named 'src' "
+                "dorgham@DESKTOP-QIOT9AT:/mnt/d/Work/AI/Projects/DocGen/src$",
+            ),
+            ("src/cli/main.py", "The file src/cli/main.py has been updated."),
+            ("python3 -c \"import cli.main; print('ok')\"", "ok"),
+        ],
+        edit=1,
+    )
+    assert fixes == [
+        "`ModuleNotFoundError: No module named 'src'` from "
+        "`python3 -c \"import cli.main; print('ok')\"` — fixed by editing `src/cli/main.py`; "
+        "then it ran"
+    ], fixes

@@ -703,8 +703,9 @@ def _code(text: str, limit: int = 160) -> str:
 
 
 # A shell's prompt copied into a result with the output ("edobry@host task#002 % minsky git
-# pr Error: ..."): the error ends where the next prompt starts.
-_SHELL_PROMPT = re.compile(r"\s\S+@\S+ \S+ [%$#](?=\s|$)")
+# pr Error: ...", bash's "dorgham@host:/mnt/d/DocGen$ python3 ..."): the error ends where
+# the next prompt starts.
+_SHELL_PROMPT = re.compile(r"\s\S+@\S+(?: \S+ [%$#]|:\S*[$#])(?=\s|$)")
 
 
 def _error_of(result: str) -> str:
@@ -782,7 +783,14 @@ def _fixes(
     (a check: the same kind and runner) passing: the error and what made it go away."""
     out: list[KnowledgeChange] = []
     for i, failing in enumerate(steps):
-        if failing.is_shell and failing.failed and failing.kind != "install":
+        # a command its machine could not run (no such command, `python` where only
+        # `python3` is) failed for the machine's set-up: no edit after it fixed the project
+        if (
+            failing.is_shell
+            and failing.failed
+            and failing.kind != "install"
+            and not failing.not_run
+        ):
             found = _fix_after(failing, steps[i + 1 :])
             if found is not None:
                 text, at = found
@@ -846,7 +854,11 @@ def _verb(command: str) -> str:
 
 
 def _flags(command: str) -> set[str]:
-    return {w.split("=", 1)[0] for w in command.split() if w.startswith("-")}
+    """The flags COMMAND's program is given: of its first command only, as `_verb` names
+    it (`sed -n 1,4p f | od -c` gives `sed` no `-c`: a flag of another program of the
+    pipeline is none of the command's)."""
+    first = re.split(r"\s*(?:&&|\|\||;|\|)\s*", command, maxsplit=1)[0]
+    return {w.split("=", 1)[0] for w in first.split() if w.startswith("-")}
 
 
 def _operands(command: str) -> set[str]:
