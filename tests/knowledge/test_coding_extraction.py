@@ -2015,3 +2015,56 @@ def test_a_shell_prompt_copied_with_an_error_is_not_part_of_it() -> None:
         "`python3 -c \"import cli.main; print('ok')\"` — fixed by editing `src/cli/main.py`; "
         "then it ran"
     ], fixes
+
+
+def test_a_pasted_terminal_session_or_a_go_ahead_is_no_request_a_change_served(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """lmstrix's user pasted a terminal ("Othello:_keep_this adam$ lmstrix test --all" and
+    its output) and agente-bsc-rag's answered "Nao tem problema, a pasta nao é publica" (no
+    problem, the folder is not public): the files the agent then changed were filed "for:"
+    the prompt line and "for:" the go-ahead, which say nothing of why. A message that opens
+    with a shell's prompt is a pasted terminal, nobody's words; "no problem" in English or
+    Portuguese is a confirmation, as "yes" and "sim" are."""
+    edit = ("Edit", {"file_path": "src/cli/main.py", "old_string": "a", "new_string": "b"})
+    steps: list[tuple[str, object]] = [
+        ("user", "Make `lmstrix test` accept --all in the shop-api project"),
+        ("tool", (*edit, "The file src/cli/main.py has been updated.", False)),
+        (
+            "user",
+            "Othello:_keep_this adam$ lmstrix test --all\nError: You must specify a model ID"
+            "\nUsage: lmstrix test -\n\nFor detailed information on this command, run:\n"
+            "  lmstrix test - --help\nOthello:_keep_this adam$",
+        ),
+        ("tool", (*edit, "The file src/cli/main.py has been updated.", False)),
+        ("user", "Nao tem problema, a pasta nao é publica e nunca vai ser"),
+        (
+            "tool",
+            (
+                "Edit",
+                {"file_path": ".gitignore", "old_string": "#.env", "new_string": ".env"},
+                "The file .gitignore has been updated.",
+                False,
+            ),
+        ),
+        ("user", "No problem, the folder is private and always will be"),
+        (
+            "tool",
+            (
+                "Edit",
+                {"file_path": "README.md", "old_string": "a", "new_string": "b"},
+                "The file README.md has been updated.",
+                False,
+            ),
+        ),
+    ]
+    report = import_files(memory_repo, [_claude_log(tmp_path / "s.jsonl", steps)])
+    assert not report.refused, report.refused
+    with KnowledgeExtractor(memory_repo, use_llm=False) as ex:
+        assert not ex.extract_pending().failed
+    assert _live(memory_repo, CTX, "Changes") == [
+        "Changed `src/cli/main.py` — for: Make `lmstrix test` accept --all in the shop-api project"
+    ]
+    everything = "\n".join(p.read_text() for p in (memory_repo.root / "knowledge").rglob("*.md"))
+    assert "Othello" not in everything and "Nao tem problema" not in everything
+

@@ -649,7 +649,13 @@ def request_of(turn: tf.Turn) -> str:
     return ""
 
 
-_YES = re.compile(r"^(?:yes|yeah|yep|ok(?:ay)?|sure|sim|s[ií]|oui|ja|go on|continue)\b", re.I)
+# a go-ahead, in the languages of the sessions read: "No problem, the folder is private"
+# ("Nao tem problema, a pasta nao é publica") says why nothing needs doing, not what to do
+_YES = re.compile(
+    r"^(?:yes|yeah|yep|ok(?:ay)?|sure|sim|s[ií]|oui|ja|go on|continue"
+    r"|no (?:problem|worries)|n[aã]o (?:tem|h[aá]) problema|sem problema|tudo bem)\b",
+    re.I,
+)
 
 
 def names_a_task(request: str) -> bool:

@@ -71,12 +71,15 @@ def prose_of(text: str) -> str:
 def looks_pasted(text: str) -> bool:
     """Whether a message is a pasted document rather than somebody writing: a form (field
     labels ending in "*"), or several headings (a task description, a README, a PR
-    template), or a message the harness sent in the user's role, as the summary that
+    template), or a terminal's session copied whole (it opens with a shell's prompt:
+    `SHELL_PROMPT`), or a message the harness sent in the user's role, as the summary that
     carries a compacted session on (`said_by_the_harness`). Nothing in it is its
     sender's own decision or preference."""
     if said_by_the_harness(text):
         return True
     lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
+    if lines and SHELL_PROMPT.match(lines[0]):
+        return True
     labels = sum(bool(_FORM_LABEL.search(ln)) for ln in lines)
     titles = sum(is_heading(ln) for ln in lines)
     marked = sum(bool(_EMOJI_LEAD.match(ln)) for ln in lines)  # "🚨 Have you ...", "🔧 Code"
@@ -105,6 +108,13 @@ def lead_of(text: str) -> str:
     return "\n".join(lead).strip()
 
 
+# A shell's prompt opening a line, a command or nothing after it: bash's
+# "user@host:~/src$", zsh's "user@host folder %", macOS bash's "Host:folder user$", a
+# virtualenv's "(venv) " before it, starship's "❯", PowerShell's "PS C:\src>".
+SHELL_PROMPT = re.compile(
+    r"^(?:\([\w.-]+\)\s+)?(?:[\w.-]+@[\w.-]+(?::\S*)?\s?[$#%]|[\w.-]+@[\w.-]+ \S+ [$#%]"
+    r"|[\w.-]+:\S+ [\w.-]+[$#]|[❯➜]|PS [A-Za-z]:\\[^>\n]*>)(?:\s|$)"
+)
 _EMOJI_LEAD = re.compile(r"^[\u2190-\u2bff\u2700-\u27bf\U0001f000-\U0001faff]")
 
 
