@@ -2068,3 +2068,14 @@ def test_a_pasted_terminal_session_or_a_go_ahead_is_no_request_a_change_served(
     everything = "\n".join(p.read_text() for p in (memory_repo.root / "knowledge").rglob("*.md"))
     assert "Othello" not in everything and "Nao tem problema" not in everything
 
+
+def test_an_opening_message_sent_unfinished_is_said_as_its_next_sending() -> None:
+    """aider's log of zen-mcp-server: the user sent "请你分析一下我这列的处理，我想知道我"
+    (cut before what it asks), then the whole message; the journal's line was the cut
+    one. A first message a later one repeats and goes on from was sent unfinished: the
+    line says the whole one."""
+    cut = "Please analyse how this column is handled, I want to know whether"
+    whole = f"{cut} the gemini token count of images and PDFs is right"
+    assert _journal_of(("user", cut), ("user", whole), ("agent", "Let me look."), title="") == [
+        f"{whole} (3 turns)"
+    ]

@@ -251,11 +251,12 @@ def _opening_request(src: SourceTranscript) -> tuple[str, datetime]:
     that carries a compacted session on, `said_by_the_harness`, is not one), else its
     title, else (a title that says nothing: `_says_nothing`) the first request a later turn
     of the user's makes; a vague one ("Help me solve it") gives way to the title of the
-    agent's answer."""
+    agent's answer. A first message sent unfinished (a later one repeats it and goes on:
+    `_sent_whole`) is said as it was sent whole."""
     t = src.transcript
     users = [turn for turn in t.turns if turn.role == "user" and not said_by_the_harness(turn.text)]
     first_user = users[0] if users else None
-    opening = first_user or next(iter(t.turns), None)
+    opening = (first_user and _sent_whole(first_user, users[1:2])) or next(iter(t.turns), None)
     asked = (request_of(opening) if opening is not None else "") or (
         "" if _says_nothing(t.title) or _says_nothing(t.meta.topic) else t.title
     )
@@ -264,6 +265,16 @@ def _opening_request(src: SourceTranscript) -> tuple[str, datetime]:
     if len(long_words(asked)) < 3:
         asked = _answer_title(src) or asked
     return asked, utc(first_user.time) if first_user else src.started
+
+
+def _sent_whole(first: tf.Turn, later: list[tf.Turn]) -> tf.Turn:
+    """FIRST, or the user's next turn (LATER) when it repeats FIRST's text and goes on from
+    it: a message sent before it was finished (the Enter key hit early), then sent whole."""
+    cut = first.text.strip()
+    return next(
+        (t for t in later if cut and t.text.strip().startswith(cut) and t.text.strip() != cut),
+        first,
+    )
 
 
 def _request_made(turn: tf.Turn) -> str:
