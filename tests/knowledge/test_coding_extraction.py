@@ -2002,7 +2002,7 @@ def test_a_shell_prompt_copied_with_an_error_is_not_part_of_it() -> None:
         [
             (
                 "python3 -c \"import cli.main; print('ok')\"",
-                "ModuleNotFoundError: No module named 'src' "
+                "ModuleNotFoundError: No module named 'src' (venv) "
                 "dorgham@DESKTOP-QIOT9AT:/mnt/d/Work/AI/Projects/DocGen/src$",
             ),
             ("src/cli/main.py", "The file src/cli/main.py has been updated."),
@@ -2079,3 +2079,17 @@ def test_an_opening_message_sent_unfinished_is_said_as_its_next_sending() -> Non
     assert _journal_of(("user", cut), ("user", whole), ("agent", "Let me look."), title="") == [
         f"{whole} (3 turns)"
     ]
+
+
+def test_a_title_that_opens_with_session_is_no_session_id() -> None:
+    """minsky's "Session Start Error For Task 008", whose one message is a pasted terminal
+    (no request of its own): the title says the session, as for any other; only the title
+    a session without one gets ("Session ses_1a2b") says nothing."""
+    terminal = "❯ minsky session start --task 008\nError starting session: Session not found."
+    assert _journal_of(
+        ("user", terminal),
+        ("agent", "Let me check the rule."),
+        title="Session Start Error For Task 008",
+        topic="Session Start Error for Task 008",
+    ) == ["Session Start Error for Task 008 (2 turns)"]
+    assert _journal_of(("user", terminal), ("agent", "Let me check."), title="Session s1") == []

@@ -709,9 +709,9 @@ def _code(text: str, limit: int = 160) -> str:
 
 
 # A shell's prompt copied into a result with the output ("edobry@host task#002 % minsky git
-# pr Error: ...", bash's "dorgham@host:/mnt/d/DocGen$ python3 ..."): the error ends where
-# the next prompt starts.
-_SHELL_PROMPT = re.compile(r"\s\S+@\S+(?: \S+ [%$#]|:\S*[$#])(?=\s|$)")
+# pr Error: ...", bash's "dorgham@host:/mnt/d/DocGen$ python3 ...", a virtualenv's "(venv) "
+# before it): the error ends where the next prompt starts.
+_SHELL_PROMPT = re.compile(r"\s(?:\([\w.-]+\) )?\S+@\S+(?: \S+ [%$#]|:\S*[$#])(?=\s|$)")
 
 
 def _error_of(result: str) -> str:

@@ -189,7 +189,7 @@ def _summary_v3(src: SourceTranscript) -> tuple[str, datetime] | None:
     if not done and (
         len(t.turns) > LONG_SESSION_TURNS
         or len(long_words(asked)) < 2
-        or (asked == t.title and t.title.startswith("Session "))
+        or (asked == t.title and _SESSION_ID_TITLE.match(t.title) is not None)
     ):
         return None
     summary = _topic_and_request(t.meta.topic, clean(asked, limit=120))
@@ -205,6 +205,11 @@ def _summary_v3(src: SourceTranscript) -> tuple[str, datetime] | None:
         if len(f"{summary} — {'; '.join([*kept, part])}") <= SUMMARY_CHARS:
             kept.append(part)
     return clean(f"{summary} — {'; '.join(kept)}", limit=SUMMARY_CHARS), at
+
+
+# the title a session without one is given (formats.transcript: "Session ses_1a2b"), which
+# says nothing; "Session Start Error For Task 008" is a title of its own
+_SESSION_ID_TITLE = re.compile(r"^Session \S+$")
 
 
 def _words_of(text: str) -> str:
