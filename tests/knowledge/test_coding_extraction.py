@@ -576,6 +576,32 @@ def test_the_journal_takes_no_narration_or_rule_for_the_outcome() -> None:
     ]
 
 
+def test_the_journal_takes_a_terse_report_that_opens_with_what_was_done() -> None:
+    """An agent's report often leaves its subject out ("Rolled back to revision 41"): the
+    line said the request and the session's size, as if nothing had been done; a plan or a
+    heading that opens with such a word ("Updated plan:") is still none."""
+    asked = ("user", "The production deploy failed and customers see errors. Roll back now.")
+    assert _journal_of(
+        asked, ("agent", "Rolled back to revision 41; errors are gone. Watch the dashboard.")
+    ) == [
+        "The production deploy failed and customers see errors. Roll back now — Rolled back "
+        "to revision 41; errors are gone"
+    ]
+    assert _journal_of(asked, ("agent", "Let me check.\n\nFixed the ingress timeout.")) == [
+        "The production deploy failed and customers see errors. Roll back now — Fixed the "
+        "ingress timeout"
+    ]
+    # lower case mid-sentence, a question, a plan's narration: no report
+    for reply in (
+        "fixed? Not yet.",
+        "Fixed what, exactly?",
+        "Updated plan: next I'll roll back the deploy and then check the logs.",
+    ):
+        assert _journal_of(asked, ("agent", reply)) == [
+            "The production deploy failed and customers see errors. Roll back now (2 turns)"
+        ], reply
+
+
 def test_go_ahead_accepts_the_closing_proposal_not_the_narration() -> None:
     from datetime import UTC, datetime, timedelta
 

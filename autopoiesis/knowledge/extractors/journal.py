@@ -335,8 +335,8 @@ def _answer_title(src: SourceTranscript) -> str:
 
 def _closing_statement(src: SourceTranscript) -> str:
     """The agent's report of an outcome in its last turn ("I've removed the unused
-    imports", "All tests pass now"), or "" (a checklist item, a plan, a rule or the
-    agent's narration of its next step is no outcome)."""
+    imports", "All tests pass now", "Rolled back to revision 41"), or "" (a checklist
+    item, a plan, a rule or the agent's narration of its next step is no outcome)."""
     turns = src.transcript.turns
     users = [i for i, t in enumerate(turns) if t.role == "user"]
     # the answer to the opening request (up to the next user turn), then the last turn's
@@ -350,8 +350,7 @@ def _closing_statement(src: SourceTranscript) -> str:
             if s.role != "agent" or s.at not in times or s.ack or s.question:
                 continue
             if (
-                _REPORT.match(s.text)
-                and _OUTCOME.search(s.text)
+                (_REPORT.match(s.text) and _OUTCOME.search(s.text) or _DONE_FIRST.match(s.text))
                 and not (cues.NARRATION.search(s.text) or _RULE.search(s.text))
                 and prose.is_statement(s.text)
             ):
@@ -363,6 +362,16 @@ _REPORT = re.compile(
     r"^(?:I(?:'ve| have)|We(?:'ve| have)|All\b|Both\b|The (?:code|tests?|build|fix|change)s?\b|"
     r"(?:Now|Everything)\b)",
     re.IGNORECASE,
+)
+
+
+# a report that opens with what was done, its subject left out as an agent's terse report
+# leaves it out ("Rolled back to revision 41; errors are gone."); capitalised, as a
+# sentence opens, and followed by what it was done to
+_DONE_FIRST = re.compile(
+    r"^(?:Fixed|Added|Created|Implemented|Updated|Resolved|Removed|Renamed|Refactored|"
+    r"Merged|Pushed|Committed|Rolled back|Reverted|Deployed|Redeployed|Restarted|Migrated|"
+    r"Upgraded|Downgraded|Installed|Moved|Replaced|Restored|Released|Published)\s+\w"
 )
 
 
