@@ -167,3 +167,60 @@ def test_a_claude_code_line_whose_type_is_not_a_string_is_skipped_and_the_rest_k
     assert report.refused == [] and len(report.imported) == 1
     assert report.bad_lines == 1
     assert "hello there" in (memory_repo.root / report.imported[0]).read_text(encoding="utf-8")
+
+
+def _denied(monkeypatch: pytest.MonkeyPatch, method: str, denied: Path) -> None:
+    """Path.METHOD raises PermissionError for DENIED, as for a file or folder of mode 000
+    (the suite may run as root, whom chmod does not stop)."""
+    real = getattr(Path, method)
+
+    def guarded(self: Path, *args, **kwargs):
+        if self == denied:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, method, guarded)
+
+
+def test_a_folder_that_cannot_be_listed_is_refused_saying_so_and_the_rest_is_imported(
+    memory_repo: MemoryRepo, tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batch = tmp_path / "batch"
+    (batch / "locked").mkdir(parents=True)
+    (batch / "good.json").write_text(json.dumps(neutral("good1")))
+    (batch / "locked" / "hidden.json").write_text(json.dumps(neutral("locked1")))
+    _denied(monkeypatch, "iterdir", batch / "locked")
+    out = cli("import", str(batch), str(batch / "locked"), repo=memory_repo)
+    assert out.returncode == 1
+    assert "good1" in out.stdout and "committed" in out.stdout
+    # walked into and named alone, it is refused once, as what it is: not a folder
+    # without logs, and never passed over in silence
+    refusal = [line for line in out.stderr.splitlines() if "locked" in line]
+    assert len(refusal) == 1 and "cannot be listed (Permission denied)" in refusal[0], out.stderr
+    assert "chmod u+rx" in refusal[0] and "no session log" not in out.stderr
+
+
+def test_a_file_that_cannot_be_read_is_refused_with_what_to_do_and_the_rest_is_imported(
+    memory_repo: MemoryRepo, tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good, locked = tmp_path / "good.json", tmp_path / "locked.json"
+    good.write_text(json.dumps(neutral("good1")))
+    locked.write_text(json.dumps(neutral("locked1")))
+    _denied(monkeypatch, "read_bytes", locked)
+    out = cli("import", str(locked), str(good), repo=memory_repo)
+    assert out.returncode == 1 and "good1" in out.stdout and "committed" in out.stdout
+    assert f"{locked}: cannot be read (Permission denied)" in out.stderr
+    assert "chmod u+r" in out.stderr and "PermissionError" not in out.stderr
+
+
+def test_a_folder_named_again_or_inside_one_named_before_is_read_once_and_refused_never(
+    memory_repo: MemoryRepo, tmp_path: Path, cli: Cli
+) -> None:
+    logs = tmp_path / "logs"
+    (logs / "a").mkdir(parents=True)
+    (logs / "a" / "one.json").write_text(json.dumps(neutral("one1")))
+    (logs / "two.json").write_text(json.dumps(neutral("two1")))
+    # as a shell's glob gives them: `autopoiesis import logs logs/*`
+    out = cli("import", str(logs), str(logs), str(logs / "a"), repo=memory_repo)
+    assert out.returncode == 0, out.stderr
+    assert "refused" not in out.stderr and out.stdout.count("imported raw/") == 2

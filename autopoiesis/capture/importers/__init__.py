@@ -356,8 +356,12 @@ def _inputs(
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            found = [f for f in _walk(path, fmt, seen) if _first(f, seen)]
-            if not found:
+            # a folder named twice, or inside one named before (`import logs logs/a`), is
+            # read once: met again it is no folder without logs
+            met = os.path.realpath(path) in seen
+            unlisted = len(report.refused)
+            found = [f for f in _walk(path, fmt, seen, report) if _first(f, seen)]
+            if not found and not met and len(report.refused) == unlisted:
                 report.refuse(
                     str(path),
                     f"a folder with no session log in it (looked for {', '.join(LOG_SUFFIXES)} "
@@ -398,9 +402,11 @@ def _first(path: Path, seen: set[str]) -> bool:
     return True
 
 
-def _walk(folder: Path, fmt: str, seen: set[str]) -> list[Path]:
+def _walk(folder: Path, fmt: str, seen: set[str], report: ImportReport) -> list[Path]:
     """The logs under FOLDER; a folder met before (a link back up, `self -> .`) is not
-    walked again."""
+    walked again. A folder that cannot be listed (no permission) is refused in REPORT,
+    saying so: passed over in silence, the sessions in it were never imported and
+    nothing said why."""
     if _claims(folder, fmt):
         return [folder]
     found: list[Path] = []
@@ -408,12 +414,17 @@ def _walk(folder: Path, fmt: str, seen: set[str]) -> list[Path]:
         return found
     try:
         entries = sorted(folder.iterdir())
-    except OSError:
+    except OSError as exc:
+        report.refuse(
+            str(folder),
+            f"a folder that cannot be listed ({exc.strerror or exc}); nothing in it was "
+            "imported. Give yourself read access to it (`chmod u+rx`) and import it again.",
+        )
         return found
     for entry in entries:
         if entry.is_dir():
             if not entry.name.startswith("."):
-                found.extend(_walk(entry, fmt, seen))
+                found.extend(_walk(entry, fmt, seen, report))
         elif entry.is_file() and entry.name.endswith(LOG_SUFFIXES):
             found.append(entry)
     return found
@@ -462,6 +473,14 @@ def import_files(
         except RecursionError:
             report.refused.append(
                 f"{path}: nested deeper than can be read; nothing of it was imported."
+            )
+            continue
+        except OSError as exc:  # no permission, gone since it was found, an I/O error
+            report.refuse(
+                str(path),
+                f"cannot be read ({exc.strerror or exc}); nothing of it was imported. Make it "
+                "readable (`ls -l` shows its owner and mode; `chmod u+r` gives you read "
+                "access) and import it again.",
             )
             continue
         except Exception as exc:
