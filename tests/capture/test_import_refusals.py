@@ -224,3 +224,21 @@ def test_a_folder_named_again_or_inside_one_named_before_is_read_once_and_refuse
     out = cli("import", str(logs), str(logs), str(logs / "a"), repo=memory_repo)
     assert out.returncode == 0, out.stderr
     assert "refused" not in out.stderr and out.stdout.count("imported raw/") == 2
+
+
+def test_a_json_export_cut_off_is_refused_as_cut_off_not_as_no_json_nor_an_unknown_format(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    export = json.dumps(
+        [{"session_id": "cut1", "started": "2026-02-16T18:45:00Z", "messages": []}], indent=1
+    )
+    cut, broken = tmp_path / "export.json", tmp_path / "broken.json"
+    cut.write_text(export[: export.index("started") + 12])  # a download interrupted
+    broken.write_text('{"session_id": "b1",, "messages": []}')
+    report = import_files(memory_repo, [cut, broken])
+    cut_off, damaged = report.refused
+    assert cut_off.startswith(f"{cut}: JSON cut off before its end (line 4, column 14"), cut_off
+    assert "Get the whole file again" in cut_off
+    assert damaged.startswith(f"{broken}: JSON that does not parse (line 1, column 21"), damaged
+    for refusal in report.refused:  # no format is to blame: naming one fails the same way
+        assert "not JSON" not in refusal and "--format" not in refusal

@@ -215,6 +215,8 @@ def _looks_like(text: str) -> str:
                 "JSON lines whose first object has the keys "
                 f"{', '.join(sorted(map(str, first))[:8])}"
             )
+        if text.lstrip().startswith(("{", "[")):
+            raise ImportFormatError(_broken_json(text)) from None
         return "text that is not JSON" if text.strip() else "an empty file"
     if isinstance(data, dict):
         return f"a JSON object with the keys {', '.join(sorted(map(str, data))[:8]) or '(none)'}"
@@ -222,6 +224,38 @@ def _looks_like(text: str) -> str:
         kinds = sorted({type(x).__name__ for x in data[:50]})
         return f"a JSON list of {len(data)} {'/'.join(kinds) or 'items'}"
     return f"a JSON {type(data).__name__}"
+
+
+def _broken_json(text: str) -> str:
+    """Why TEXT, a JSON document by its first character, could not be read, and what to
+    do: no format is to blame, so naming one (the advice for an unknown format) would only
+    fail the same way."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        where, at_end = (
+            f"line {exc.lineno}, column {exc.colno}: {exc.msg.removesuffix(' at')}",
+            (
+                exc.pos >= len(text.rstrip())
+                or exc.msg.startswith("Unterminated string")
+                and "\n" not in text[exc.pos :].rstrip()
+            ),
+        )
+    except ValueError as exc:  # a number too long to read, ...
+        where, at_end = str(exc), False
+    else:  # pragma: no cover - load_json failed on the same text
+        where, at_end = "it does not parse", False
+    if at_end:
+        return (
+            f"JSON cut off before its end ({where}): the file ends inside it, as an "
+            "interrupted download or copy leaves it; nothing of it was imported. Get the "
+            "whole file again and import that."
+        )
+    return (
+        f"JSON that does not parse ({where}); a document is read whole, so nothing of it "
+        "was imported. Mend it there (or, for a log of one JSON object a line, name it "
+        ".jsonl) and import it again."
+    )
 
 
 @runtime_checkable
