@@ -34,6 +34,7 @@ commit, or `{"event": "closed", "commit": null, "reason": ...}` when it was not 
 
 from __future__ import annotations
 
+import codecs
 import json
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -51,6 +52,14 @@ from autopoiesis.errors import AutopoiesisError, CaptureError
 
 TOO_DEEP = (
     "the event is nested deeper than can be read; send flat JSON (tool arguments as a string)."
+)
+# a stream that opens with UTF-16's byte order mark (PowerShell's `>` writes one): each of
+# its lines breaks into halves that are no JSON, so the first says what it is
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+UTF16 = (
+    "the stream is UTF-16 text (its byte order mark says so), and capture reads UTF-8: "
+    "convert it on the way in, `iconv -f UTF-16 -t UTF-8 FILE | autopoiesis capture`; no "
+    "event of it was kept."
 )
 EVENTS = ("session_start", "message", "tool_call", "knowledge", "attachment", "session_end")
 
@@ -396,7 +405,9 @@ def process_stream(
                     text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
                 except UnicodeDecodeError as exc:
                     report.refused.append(
-                        f"line {number}: not valid UTF-8 (byte {exc.start}); send UTF-8 JSON."
+                        f"line {number}: {UTF16}"
+                        if number == 1 and raw.startswith(_UTF16_BOMS)
+                        else f"line {number}: not valid UTF-8 (byte {exc.start}); send UTF-8 JSON."
                     )
                     continue
                 if number == 1 and text.startswith("\ufeff"):

@@ -3,6 +3,7 @@ of the stream, nothing blocks a session id, a killed commit loses nothing."""
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import os
@@ -101,6 +102,22 @@ def test_a_bad_event_is_refused_with_its_line_and_the_stream_goes_on(
             and report.refused[0].startswith("line 3: ")
             and fragment in report.refused[0]
         )
+
+
+def test_a_utf16_stream_is_refused_saying_so_with_the_command_that_converts_it(
+    memory_repo: MemoryRepo, cli: Cli
+) -> None:
+    utf8 = line(start("u16")) + line(msg("hello")) + line({"event": "session_end"})
+    out = cli(
+        "capture",
+        repo=memory_repo,
+        input=codecs.BOM_UTF16_LE + utf8.decode().encode("utf-16-le"),
+        text=False,
+    )
+    assert out.returncode == 1 and not transcripts(memory_repo)
+    first = out.stderr.decode().splitlines()[0]
+    assert first.startswith("refused: line 1: the stream is UTF-16 text"), first
+    assert "iconv -f UTF-16 -t UTF-8 FILE | autopoiesis capture" in first
 
 
 @pytest.mark.slow
