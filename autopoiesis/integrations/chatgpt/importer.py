@@ -11,7 +11,8 @@ and the `tool` message that answers it fills in its result. Thoughts, reasoning 
 the user's custom instructions (`user_editable_context`) and system messages are not
 conversation and are left out. Image pointers and uploaded files become attachment
 lines. Times are the messages' `create_time`; a message without one takes the time
-before it, and no turn is placed before the one it answers.
+before it (the first, the conversation's, else the first message's that has one), and no
+turn is placed before the one it answers.
 """
 
 from __future__ import annotations
@@ -156,9 +157,18 @@ def _conversation(
         source=f"chatgpt:{filename}",
         model=nonempty_str(conv.get("default_model_slug")),
     )
-    draft.started = first_time(conv.get("create_time"), field="create_time")
+    path = _active_path(conv["mapping"], conv.get("current_node"))
+    # without a readable time of its own, the conversation starts at its first message's
+    # that has one: a first message without one then takes it, rather than refuse every
+    # message of the conversation for the want of one time
+    draft.started = first_time(
+        conv.get("create_time"),
+        *(mapping(node.get("message")).get("create_time") for node in path),
+        conv.get("update_time"),
+        field="create_time",
+    )
     reader = _Branch(draft, where, report, draft.started)
-    for node in _active_path(conv["mapping"], conv.get("current_node")):
+    for node in path:
         reader.node(node)
     return draft
 

@@ -96,9 +96,18 @@ def _conversation(
         source=f"claude-ai:{filename}",
         model=nonempty_str(conv.get("model")),
     )
-    clock = draft.started = first_time(conv.get("created_at"), field="created_at")
+    branch = _branch(conv["chat_messages"])
+    # without a readable time of its own, the conversation starts at its first message's
+    # that has one: a first message without one then takes it, rather than refuse every
+    # message of the conversation for the want of one time
+    clock = draft.started = first_time(
+        conv.get("created_at"),
+        *(m.get("created_at") for m in branch),
+        conv.get("updated_at"),
+        field="created_at",
+    )
     calls = ToolCalls()
-    for i, msg in enumerate(_branch(conv["chat_messages"])):
+    for i, msg in enumerate(branch):
         role = ROLES.get(str(msg.get("sender")))
         if role is None:
             report.skip_line(

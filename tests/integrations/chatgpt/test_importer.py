@@ -182,3 +182,26 @@ def test_a_single_conversation_object_is_detected(
     assert report.refused == [] and len(report.imported) == 1
     (t,) = transcripts(memory_repo, report.imported).values()
     assert t.meta.topic == conv["title"] and t.turns[0].role == "user"
+
+
+def test_a_conversation_whose_first_times_are_unreadable_is_kept_at_its_first_readable_one(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    conv = {
+        "id": "c0ffee00-0000-4000-8000-000000000003",
+        "title": "Times lost",
+        "create_time": None,
+        "current_node": "a",
+        "mapping": {
+            "root": node("root", None, ["u"]),
+            "u": node("u", "root", ["a"], "user", "hi", float("nan")),
+            "a": node("a", "u", [], "assistant", "hello", 1700000060.0),
+        },
+    }
+    f = tmp_path / "conversations.json"
+    f.write_text(json.dumps([conv]))
+    report = import_files(memory_repo, [f])
+    assert report.refused == [] and len(report.imported) == 1
+    (t,) = transcripts(memory_repo, report.imported).values()
+    assert [(turn.role, turn.text) for turn in t.turns] == [("user", "hi"), ("agent", "hello")]
+    assert t.meta.started.timestamp() == 1700000060.0

@@ -118,3 +118,29 @@ def test_claude_ai_tools_branches_and_bad_entries(memory_repo: MemoryRepo, tmp_p
     assert tool_calls(t) == [tf.ToolCall("web_search", "Oslo weather", "4°C, rain")]
     text = (memory_repo.root / report.imported[0]).read_text()
     assert "EDITED AWAY" not in text and "HIDDEN" not in text and "PASTED TEXT" not in text
+
+
+def test_a_conversation_whose_first_times_are_unreadable_is_kept_at_its_first_readable_one(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    conv = {
+        "uuid": "5ca1ab1e-0000-4000-8000-000000000003",
+        "name": "Times lost",
+        "created_at": None,
+        "chat_messages": [
+            {"uuid": "m1", "sender": "human", "created_at": "2023-10-07T07:03:01+", "text": "hi"},
+            {
+                "uuid": "m2",
+                "sender": "assistant",
+                "created_at": "2023-10-07T07:04:00Z",
+                "text": "hello",
+            },
+        ],
+    }
+    f = tmp_path / "conversations.json"
+    f.write_text(json.dumps([conv]))
+    report = import_files(memory_repo, [f])
+    assert report.refused == [] and len(report.imported) == 1
+    (t,) = transcripts(memory_repo, report.imported).values()
+    assert [(turn.role, turn.text) for turn in t.turns] == [("user", "hi"), ("agent", "hello")]
+    assert t.meta.started.isoformat() == "2023-10-07T07:04:00+00:00"
