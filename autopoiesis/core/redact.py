@@ -57,6 +57,11 @@ from autopoiesis.core.redact_rules import (
     BUILTIN_RULES,
     ESCAPE_VIEW,
     MARKER,
+    PEM_BODY_LINE,
+    PEM_BODY_WORD,
+    PEM_FOOTER,
+    PEM_LINE_MIN,
+    PEM_QUOTE_PREFIX,
     WORDS_NEEDED,
 )
 
@@ -298,6 +303,7 @@ def find_secrets(text: str) -> list[_Span]:
                 _Span(ls + start, ls + end, kind, rank) for start, end, kind, rank in found
             )
         spans.extend(_multiline_findings(family, view, lines.get(family, [])))
+    spans.extend(_pem_tail_findings(view, lines.get("provider", [])))
     spans.extend(_library_findings(view, lines["library:provider"], lines["library:keyword"]))
     return spans
 
@@ -317,6 +323,62 @@ def _multiline_findings(family: str, view: str, lines: list[tuple[int, int]]) ->
                     spans.append(_Span(span[0], span[1], kind, rank))
                 at = view.find(first, at + 1, le)
     return spans
+
+
+_PEM_RANK = next(rank for rank, (kind, *_) in enumerate(BUILTIN_RULES) if kind == "private_key")
+_KEY_MATERIAL = re.compile(rf"[A-Za-z0-9+/]{{{PEM_LINE_MIN},}}")
+
+
+def _pem_tail_findings(view: str, lines: list[tuple[int, int]]) -> list[_Span]:
+    """The end of a private key whose header is not in VIEW (pasted over two messages, the
+    first of which took the header): from the first line of its base64 body through its
+    footer, found on LINES (a footer flags its line). A footer after prose, or alone, has
+    no body before it and is left alone."""
+    spans: list[_Span] = []
+    for ls, le in lines:
+        for footer in PEM_FOOTER.finditer(view, ls, le):
+            start = _pem_body_start(view, footer.start())
+            if start is not None:
+                spans.append(_Span(start, footer.end(), "private_key", _PEM_RANK))
+    return spans
+
+
+def _pem_body_start(view: str, footer: int) -> int | None:
+    """Where the base64 body that ends at FOOTER begins, read back from it: the words of
+    the footer's own line (a body whose line breaks were lost), then lines of one base64
+    word each, up to a line of anything else. Only the last of the body's lines, or of its
+    words, may be shorter than PEM_LINE_MIN. A quote mark that opens a word ends the body
+    there. None when what is found holds no key material (a run of 16 base64 characters
+    with a digit, `+` or `/`: not a word of prose)."""
+    line_start = view.rfind("\n", 0, footer) + 1
+    quoted = PEM_QUOTE_PREFIX.match(view, line_start, footer)  # a Markdown quote's `> `
+    words_from = quoted.end() if quoted else line_start
+    start = None
+    ended = False
+    for word in reversed(list(re.finditer(r"\S+", view[words_from:footer]))):
+        m = PEM_BODY_WORD.fullmatch(word.group())
+        if m is None or (start is not None and len(m.group("body")) < PEM_LINE_MIN):
+            ended = True  # prose before the body on the footer's line: nothing above it
+            break
+        start = words_from + word.start() + m.start("body")
+        if m.group("open"):
+            ended = True
+            break
+    end = line_start - 1
+    while not ended and end > 0:
+        above = view.rfind("\n", 0, end) + 1
+        m = PEM_BODY_LINE.fullmatch(view, above, end)
+        if m is None or (start is not None and len(m.group("body")) < PEM_LINE_MIN):
+            break
+        start = m.start("body")
+        ended = bool(m.group("lead").strip(" \t>"))  # a quote mark opened the body
+        end = above - 1
+    if start is None:
+        return None
+    material = any(
+        re.search(r"[0-9+/]", run.group()) for run in _KEY_MATERIAL.finditer(view, start, footer)
+    )
+    return start if material else None
 
 
 def _rule_findings(

@@ -31,6 +31,20 @@ _PEM = (
     rf"{_PEM_LABEL}-----(?P<body>(?:\s*[A-Za-z][A-Za-z-]+:[^\n]*\n)*\s*{_B64RUN}(?:\s+{_B64RUN})*(?:{_PEM_TAIL})?(?:{_ARMOR_CRC})?)"
     rf"(?:\s*-----END {_PEM_LABEL}-----)?"
 )
+# The end of a PEM block whose header is not in the text: a key pasted over two messages
+# (or cut by a field's limit) leaves its last lines and footer in the second. The footer is
+# found, and the body is read back from it (redact.py, _pem_tail_findings): the base64
+# words before the footer on its own line (a body whose line breaks were lost), then lines
+# of one base64 word each (under a Markdown quote's `>` too; the first may be opened by a
+# quote mark after anything, as in JSON); a blank line or a line of anything else ends it.
+PEM_FOOTER = re.compile(rf"-----END {_PEM_LABEL}-----")
+PEM_BODY_LINE = re.compile(
+    r"(?P<lead>[ \t]*(?:>[ \t]*)*|[^\n]*[\"'`])(?P<body>[A-Za-z0-9+/]+={0,2})[ \t]*\r?"
+)
+PEM_QUOTE_PREFIX = re.compile(r"(?:[ \t]*>)*")
+PEM_BODY_WORD = re.compile(r"(?P<open>[\"'`]?)(?P<body>[A-Za-z0-9+/]+={0,2})")
+PEM_LINE_MIN = 16  # a body's lines are 64 characters but its last: a shorter line is prose
+
 # The value of an assignment: quoted, or a bare run that stops at whitespace, a quote, a
 # bracket or a `;`/`&` that starts the next `name=` (a JDBC or URL parameter).
 _BARE = r"""(?:[^\s"'`,;&<>(){}\[\]]|[;&](?![A-Za-z_][\w.\-]*=|\s|$)){1,512}"""
@@ -419,7 +433,8 @@ BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
 # plugins run on the lines the provider and keyword anchors flag: their prefixes are here.
 ANCHORS: dict[str, str] = {
     "provider": (
-        r"-----BEGIN |Private-Lines:|sk-|[sr]k_(?:live|test)_|AKIA|ASIA|ABIA|ACCA|A3T"
+        r"-----BEGIN |-----END [A-Z0-9 ]*PRIVATE KEY|Private-Lines:"
+        r"|sk-|[sr]k_(?:live|test)_|AKIA|ASIA|ABIA|ACCA|A3T"
         r"|gh[pousr]_|github_pat_|gl[a-z]{2,6}-|GR1348941|hf_|api_org_|npm_|pypi-|SG\."
         r"|(?:SK|AC)[0-9a-fA-F]{32}|xox|xapp-|hooks\.slack|AIza|GOCSPX-|AAAA[A-Za-z0-9_\-]{7}:"
         r"|whsec_|do[por]_v1_|shp(?:at|ca|pa|ss)_|dapi|key-[0-9a-f]{32}|EAAA|sq0"

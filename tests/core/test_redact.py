@@ -105,6 +105,71 @@ def test_a_pem_header_in_prose_keeps_the_rest_but_a_truncated_key_body_goes() ->
     )
 
 
+_KEY_LINES = (
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+    "QyNTUxOQAAACBvH0aK5Y2uF2J4l7m8w1pX3kQ9rT6sV0cZ2bN4mL8jHgAAAJgAAAAAAAAA",
+    "AAAAC3NzaC1lZDI1NTE5AAAAIG8fRorljaEXYniXubzDWlfeRD2tPqxXRxnZs3iYvyMe",
+)
+_FOOTER = "-----END OPENSSH PRIVATE KEY-----"
+
+
+@pytest.mark.parametrize(
+    "tail, redacted",
+    [
+        ("{0}\n{1}\nAAAA==\n{end}", "[redacted:private_key]"),
+        ("the rest:\n{0}\n{1}\n{end}\nthanks", "the rest:\n[redacted:private_key]\nthanks"),
+        ("rest: {0} {1} {end} ok", "rest: [redacted:private_key] ok"),  # its line breaks lost
+        ("> {0}\n> {1}\n> {end}", "> [redacted:private_key]"),  # quoted in Markdown
+        ('{{"text": "{0}\\n{1}\\n{end}\\n"}}', '{{"text": "[redacted:private_key]\\n"}}'),
+        ("```\r\n{0}\r\n{1}\r\n{end}\r\n```", "```\r\n[redacted:private_key]\r\n```"),
+    ],
+)
+def test_the_end_of_a_key_whose_header_was_in_another_message_goes(
+    tail: str, redacted: str
+) -> None:
+    """A key pasted over two messages: the first holds the header and goes whole; the
+    second holds no header, only the last lines of the body and the footer."""
+    first = Redactor().redact(
+        f"my key, part one:\n-----BEGIN OPENSSH PRIVATE KEY-----\n{_KEY_LINES[0]}"
+    )
+    assert first == "my key, part one:\n[redacted:private_key]"
+    out = Redactor().redact(tail.format(*_KEY_LINES[1:], end=_FOOTER))
+    assert out == redacted.format()
+    assert not any(line in out for line in _KEY_LINES)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"the file ends with {_FOOTER} as usual",
+        _FOOTER,
+        f"commit 9efcf30a1b2c3d4e5f60718293a4b5c6d7e8f901\n{_FOOTER}",
+        f"Here is what it looks like\n{_FOOTER}",
+        f"{_KEY_LINES[1]}\n\n{_FOOTER}",  # a blank line: the body is not the footer's
+    ],
+)
+def test_a_key_footer_without_a_body_before_it_keeps_the_text(text: str) -> None:
+    assert Redactor().redact(text) == text
+
+
+def test_a_key_pasted_over_two_messages_reaches_git_in_neither(memory_repo) -> None:
+    cap = ConversationCapture(memory_repo)
+    s = Session("splitkey", started=datetime(2026, 3, 1, 9, 0, tzinfo=UTC), model="m")
+    cap.on_session_start(s)
+    cap.on_message(s, "user", f"-----BEGIN OPENSSH PRIVATE KEY-----\n{_KEY_LINES[0]}")
+    cap.on_message(s, "user", f"{_KEY_LINES[1]}\n{_KEY_LINES[2]}\n{_FOOTER}")
+    closed = cap.on_session_end(s)
+    assert closed is not None and closed.commit
+    objects = subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"],
+        cwd=memory_repo.root,
+        capture_output=True,
+        check=True,
+    ).stdout
+    for line in _KEY_LINES:
+        assert line.encode() not in objects
+
+
 def test_only_the_secret_of_an_assignment_goes() -> None:
     out = Redactor().redact("jdbc:mysql://db:3306/shop?user=app&password=Xk9vL2qR7&useSSL=true")
     assert out == "jdbc:mysql://db:3306/shop?user=app&password=[redacted:password]&useSSL=true"
