@@ -116,11 +116,15 @@ class Redactor:
 
     def _redact_piece(self, text: str) -> tuple[str, list[tuple[int, int]]]:
         """TEXT redacted once, and the (start, end) of each new marker in the result."""
-        safe = _encodable(text)  # RE2 matches UTF-8: a lone surrogate reads as U+FFFD, same offsets
+        seen = _Unhidden.of(text)
+        # RE2 matches UTF-8: a lone surrogate reads as U+FFFD, same offsets
+        safe = _encodable(seen.text if seen else text)
         _Anchors.load()
         spans: list[_Span] = list(find_secrets(safe)) if _Anchors.prefilter.search(safe) else []
         if self._extra:
             spans.extend(self._extra_findings(safe))
+        if seen:
+            spans = [seen.in_original(sp) for sp in spans]
         if spans and "[redacted:" in text:
             # a marker of an earlier pass is never (part of) a secret: redaction is idempotent
             spans = _outside_markers(text, spans)
@@ -152,6 +156,65 @@ class Redactor:
                 start, end = m.span()
                 if end > start:
                     yield _Span(to_char(start), to_char(end), kind, rank)
+
+
+# What a reader of a secret does not see, or reads as another character: characters of
+# no width (a zero-width space or joiner, a soft hyphen, a byte order mark, direction
+# marks) inside a key, and a JSON `\\uXXXX` escape (`\\u0073k-ant-...`). Copied from a
+# page or a log, the key is whole again: detection reads the text without them.
+_HIDDEN = re.compile(
+    "[\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+    r"|\\u[0-9a-fA-F]{4}"
+)
+
+
+@dataclass(frozen=True)
+class _Unhidden:
+    """A text as detection reads it (_HIDDEN characters out, escapes decoded), with what
+    takes each of its offsets back to the text's: for each point where the two part, the
+    offset in the read text from which on the original is SHIFTS[i] characters further."""
+
+    text: str
+    points: list[int]
+    shifts: list[int]
+
+    @staticmethod
+    def of(text: str) -> _Unhidden | None:
+        """TEXT as detection reads it, or None when it reads as it is (most texts: an ASCII
+        text without a backslash is not searched)."""
+        if text.isascii() and "\\u" not in text:
+            return None
+        out: list[str] = []
+        points: list[int] = []
+        shifts: list[int] = []
+        pos = size = shift = 0
+        for m in _HIDDEN.finditer(text):
+            out.append(text[pos : m.start()])
+            size += m.start() - pos
+            seen = ""  # a hidden character is left out; an escape reads as its character
+            if len(m.group()) > 1:  # (unless that is hidden too)
+                seen = chr(int(m.group()[2:], 16))
+                seen = "" if _HIDDEN.fullmatch(seen) else seen
+            out.append(seen)
+            size += len(seen)
+            shift += len(m.group()) - len(seen)
+            points.append(size)
+            shifts.append(shift)
+            pos = m.end()
+        if not points:
+            return None
+        out.append(text[pos:])
+        return _Unhidden("".join(out), points, shifts)
+
+    def offset(self, at: int) -> int:
+        """The offset in the original text of offset AT of the read text. Hidden
+        characters left out at AT lie before it: a span's start is its first character,
+        and its end takes hidden characters or an escape that end it."""
+        i = bisect.bisect_right(self.points, at) - 1
+        return at + (self.shifts[i] if i >= 0 else 0)
+
+    def in_original(self, span: _Span) -> _Span:
+        return _Span(self.offset(span.start), self.offset(span.end), span.kind, span.rank)
 
 
 def _outside_markers(text: str, spans: list[_Span]) -> list[_Span]:

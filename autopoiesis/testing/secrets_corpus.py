@@ -343,7 +343,9 @@ def _tokens() -> list[tuple[str, str, bool]]:
 
 def _contexts(kind: str, token: str, distinctive: bool) -> list[SecretSample]:
     """TOKEN in the places an agent writes one: alone, glued after `_` (an environment
-    name, Markdown italics), glued after letters, in a URL, JSON, a shell command, prose."""
+    name, Markdown italics), glued after letters, in a URL, JSON, a shell command, prose;
+    with zero-width characters inside it, or its first letter a JSON `\\uXXXX` escape."""
+    half = len(token) // 2
     texts = {
         "alone": token,
         "italics": f"the key is _{token}_ (do not commit it)",
@@ -354,10 +356,26 @@ def _contexts(kind: str, token: str, distinctive: bool) -> list[SecretSample]:
         "shell": f"$ deploy-tool push --region eu-west-1 {token} && echo done",
         "prose": f"I pasted {token} into the settings page yesterday.",
         "bold": f"**{token}**",
+        # copied from a page with a zero-width space in it, or from JSON that escapes a letter
+        "zero_width": f"use {token[:2]}\u200b{token[2:half]}\u200d{token[half:]}",
+        "json_escape": f'{{"credential": "\\u{ord(token[0]):04x}{token[1:]}"}}',
     }
     if distinctive:
         texts["letters_glued"] = f"TOKEN{token}"
-    return [SecretSample(f"{kind}/{ctx}", text, (token,)) for ctx, text in texts.items()]
+    return [
+        SecretSample(f"{kind}/{ctx}", text, (_hidden_form(ctx, text, token),))
+        for ctx, text in texts.items()
+    ]
+
+
+def _hidden_form(context: str, text: str, token: str) -> str:
+    """What of TEXT must not survive: TOKEN as it is written there (with its zero-width
+    characters, or from its escape on)."""
+    if context == "zero_width":
+        return text.removeprefix("use ")
+    if context == "json_escape":
+        return text[text.index("\\u") : text.index(token[1:]) + len(token) - 1]
+    return token
 
 
 def _second_round() -> list[SecretSample]:
