@@ -190,14 +190,36 @@ def _refuse_links(modes: dict[str, str], result: CheckResult) -> None:
             )
 
 
-def _refuse_odd_names(changes: list[Change], result: CheckResult) -> None:
+def secrets_in_names(root: Path, paths: list[str]) -> dict[str, str]:
+    """Each of PATHS whose name holds what looks like a secret, shown with it redacted. A
+    file's name is committed, pushed and listed as it is, where its text's secrets are
+    redacted, and a name cannot be redacted in place: the file is renamed, by whoever
+    named it. (A transcript's name is made of its redacted session id and first message,
+    formats/transcript_meta.)"""
+    if not paths:
+        return {}
+    redact = MemoryRepo(root).redactor().redact
+    shown = {path: redact(path) for path in paths}
+    return {path: masked for path, masked in shown.items() if masked != path}
+
+
+def _refuse_odd_names(root: Path, changes: list[Change], result: CheckResult) -> None:
     """A file under the memory folders whose name is not UTF-8 is refused: the index
     cannot hold it (SQLite stores UTF-8 text) and another machine may not read it. So is
     one whose name holds a control character (ODD_NAME): a line break in a name ends a
     line of every listing that shows it, and a hostile name posed as a section of a
-    compiled context."""
-    for c in changes:
-        if c.status == "D" or c.path.split("/", 1)[0] not in CONTENT_DIRS:
+    compiled context; and one whose name holds a secret (secrets_in_names), shown without
+    it."""
+    named = [c for c in changes if c.status != "D" and c.path.split("/", 1)[0] in CONTENT_DIRS]
+    secret = secrets_in_names(root, [c.path for c in named if not c.path.startswith("raw/")])
+    for c in named:
+        masked = secret.get(c.path)
+        if masked is not None:
+            result.errors.append(
+                f"{masked}: its name holds what looks like a secret; a name is committed and "
+                "pushed as it is. Undo with `git rm --cached` of it (`git status` lists it), "
+                "and rename it without the secret."
+            )
             continue
         shown = ascii(c.path)[1:-1]
         if not is_utf8(c.path):
@@ -297,7 +319,7 @@ def check_changes(
     the files it commits, so both refuse the same things."""
     result = CheckResult()
     _refuse_links(modes, result)
-    _refuse_odd_names(changes, result)
+    _refuse_odd_names(root, changes, result)
     _refuse_transcript_changes(changes, committed, result)
     new_transcripts: dict[str, str] = {}
     for path in [c.path for c in changes if c.status != "D" and _is_checked(c.path)]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from autopoiesis.core.paths import MemoryRepo, atomic_write, category_of
 from autopoiesis.errors import InvalidArgumentError
 from autopoiesis.formats.wikilinks import file_keys, link_key, parse_links, resolve, rewrite_targets
+from autopoiesis.git.hooks import secrets_in_names
 
 # The folders whose notes are moved and whose links are rewritten.
 NOTE_DIRS = ("knowledge", "topics", "archive")
@@ -60,6 +61,12 @@ def _check(repo: MemoryRepo, old: str, new: str) -> tuple[str, str]:
     if not (repo.root / old_rel).is_file():
         raise InvalidArgumentError(
             f"there is no note {old_rel}; `git ls-files knowledge` lists them."
+        )
+    masked = secrets_in_names(repo.root, [new_rel]).get(new_rel)
+    if masked is not None:
+        raise InvalidArgumentError(
+            f"NEW ({masked}) holds what looks like a secret: a note's name is committed and "
+            "pushed as it is. Name it without the secret; nothing was moved."
         )
     if (repo.root / new_rel).exists():
         raise InvalidArgumentError(f"{new_rel} exists already; pick another name or move it first.")

@@ -136,3 +136,28 @@ def test_the_pre_commit_hook_refuses_a_link_at_a_file_autopoiesis_reads_or_under
     git(memory_repo, "add", "shared/x")
     done = git(memory_repo, "commit", "-m", "x", check=False)
     assert done.returncode != 0 and "shared/x: a symbolic link under shared/" in done.stderr
+
+
+def test_a_name_that_holds_a_secret_is_refused_shown_without_it(
+    memory_repo: MemoryRepo, git, cli
+) -> None:
+    """A note's text is redacted when `autopoiesis commit` commits it, but its name cannot
+    be: the pre-commit hook refuses it, naming the file with the secret cut out, and the
+    note stays in the work tree to be renamed."""
+    token = "ghp_" + "Bq9vB2mK7pL4nR8sT1wY6zA3cD5eF0gH2jK9"
+    note = memory_repo.root / f"knowledge/reference/deploy-{token}.md"
+    note.write_text("# Deploy\n\n- the CI token lives in the vault\n", encoding="utf-8")
+    done = cli("commit", repo=memory_repo)
+    assert done.returncode != 0
+    assert (
+        "knowledge/reference/deploy-[redacted:github_token].md: its name holds what looks "
+        "like a secret" in done.stderr
+    )
+    assert token not in done.stderr + done.stdout
+    assert note.is_file()
+    objects = git(memory_repo, "rev-list", "--all", "--objects").stdout
+    assert token not in objects
+    # plain git is held the same way
+    git(memory_repo, "add", "-A")
+    assert git(memory_repo, "commit", "-m", "deploy", check=False).returncode != 0
+    assert token not in git(memory_repo, "rev-list", "--all", "--objects").stdout

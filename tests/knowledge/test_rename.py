@@ -62,3 +62,18 @@ def test_mv_refuses_a_transcript_and_an_existing_target(memory_repo: MemoryRepo,
     out = cli("mv", "knowledge/people/ann.md", "knowledge/people/bob.md", repo=memory_repo)
     assert out.returncode != 0 and "exists already" in out.stderr
     assert (memory_repo.root / "knowledge/people/ann.md").is_file()
+
+
+def test_mv_refuses_a_new_name_that_holds_a_secret(memory_repo: MemoryRepo, cli, git) -> None:
+    _note(memory_repo, "knowledge/people/ann.md", "# Ann\n")
+    git(memory_repo, "add", "-A")
+    git(memory_repo, "commit", "-qm", "ann")
+    token = "ghp_" + "Bq9vB2mK7pL4nR8sT1wY6zA3cD5eF0gH2jK9"
+    out = cli("mv", "knowledge/people/ann.md", f"topics/ann-{token}", repo=memory_repo)
+    assert out.returncode != 0
+    assert "NEW (topics/ann-[redacted:github_token].md) holds what looks like a secret" in (
+        out.stderr
+    )
+    assert token not in out.stderr
+    assert (memory_repo.root / "knowledge/people/ann.md").is_file()
+    assert token not in git(memory_repo, "rev-list", "--all", "--objects").stdout
