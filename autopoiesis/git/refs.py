@@ -8,10 +8,21 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 
 from autopoiesis.core.clock import iso_week, today, utc_now
+from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import GitError
 from autopoiesis.git.commits import GitCore
 
 TAG_PREFIX = "memory"
+
+
+def refuse_secret_in_ref_name(repo: MemoryRepo, name: str, kind: str) -> None:
+    """GitError when NAME, a tag's or a branch's, holds what looks like a secret: a ref's
+    name is pushed and shown as it is, and forget cannot take one out of it."""
+    shown = repo.redactor().redact(name)
+    if shown != name:
+        raise GitError(
+            f"the {kind} name holds what looks like a secret ({shown}); name it without it."
+        )
 
 
 class RefsMixin(GitCore):
@@ -29,11 +40,7 @@ class RefsMixin(GitCore):
             raise GitError(
                 f"{name!r} is not a valid {kind} name; use letters, digits, '-', '_' and '.'."
             )
-        shown = self.repo.redactor().redact(name)
-        if shown != name:
-            raise GitError(
-                f"the {kind} name holds what looks like a secret ({shown}); name it without it."
-            )
+        refuse_secret_in_ref_name(self.repo, name, kind)
 
     def create_tag(
         self, name: str, message: str | None = None, target: str = "HEAD"

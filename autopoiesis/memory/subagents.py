@@ -28,6 +28,7 @@ from pathlib import Path
 from autopoiesis.core.paths import IDENTITY_DIR, MemoryRepo
 from autopoiesis.core.project import CHECKOUT_PROJECT
 from autopoiesis.errors import GitError, InvalidArgumentError
+from autopoiesis.git.refs import refuse_secret_in_ref_name
 from autopoiesis.git.runner import call, decode
 
 BRANCH_PREFIX = "subagent/"
@@ -93,6 +94,7 @@ class Subagents:
                 f"{agent!r} is no agent name: lower-case letters, digits, '.', '_' and '-'."
             )
         branch = BRANCH_PREFIX + agent
+        refuse_secret_in_ref_name(self.repo, branch, "branch")
         if _git(self.root, "rev-parse", "-q", "--verify", f"refs/heads/{branch}", check=False):
             raise InvalidArgumentError(
                 f"{agent} has a checkout already (branch {branch}): merge or remove it first "

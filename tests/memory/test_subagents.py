@@ -151,3 +151,16 @@ def test_worktrees_of_the_memory_and_of_a_code_repository_map_to_their_projects(
     _git(code, "worktree", "add", "-q", "-b", "feature", str(linked))
     assert memory.project_here(str(linked / "sub")) == "shop-api"
     assert Memory(plain).project_here(str(linked)) == "shop-api"
+
+
+def test_a_sub_agent_named_after_a_secret_gets_no_branch(memory_repo: MemoryRepo, cli, git) -> None:
+    """Its name names its branch, pushed and shown as it is: one that holds a secret (a
+    Slack token is lower-case letters, digits and `-`, as an agent's name) is refused, as
+    a tag's or an explore branch's is."""
+    token = "xoxb-2048123456-2048123456789-xq9vb2mk7pl4nr8st1wy6za3"
+    done = cli("subagent", "checkout", token, repo=memory_repo)
+    assert done.returncode != 0
+    assert "holds what looks like a secret (subagent/[redacted:slack_token])" in done.stderr
+    assert token not in done.stderr
+    assert token not in git(memory_repo, "for-each-ref").stdout
+    assert Memory(memory_repo).subagents.list() == []
