@@ -30,6 +30,7 @@ for their message and for programs that use the library):
     ├── SearchIndexError *
     │   ├── EmbedderError
     │   └── IndexOutdatedError *
+    │       └── IndexBusyError
     ├── ChangeRejectedError *
     ├── ExtractionError
     ├── UnknownExtractorError
@@ -134,8 +135,16 @@ class EmbedderError(SearchIndexError):
 
 
 class IndexOutdatedError(SearchIndexError):
-    """memory.db was built by another version of the chunker, schema or embedder, and is too
-    large to rebuild while a search waits: it is being rebuilt in the background."""
+    """memory.db cannot answer a search now and is being brought up to date meanwhile: built
+    by another version of the chunker, schema or embedder and too large to rebuild while a
+    search waits (rebuilt in the background), or a first build under way. A search answers
+    with git grep meanwhile."""
+
+
+class IndexBusyError(IndexOutdatedError):
+    """The files changed since memory.db was written, and another process (a rebuild, a
+    catch-up) holds the index longer than a search waits to catch up: the index is behind,
+    so the search answers with git grep rather than keep an agent's prompt waiting."""
 
 
 class ChangeRejectedError(AutopoiesisError):

@@ -30,10 +30,10 @@ from autopoiesis.core.paths import CONTENT_DIRS, category_of, shared_mounts
 from autopoiesis.core.project import read_head
 from autopoiesis.core.sqlite import SQLiteInfo
 from autopoiesis.core.text import is_utf8
-from autopoiesis.errors import IndexOutdatedError
+from autopoiesis.errors import IndexBusyError, IndexOutdatedError
 from autopoiesis.git import runner as git
 from autopoiesis.git.scale import sparse_state
-from autopoiesis.index import build
+from autopoiesis.index import build, db
 from autopoiesis.index.background import ChangeWatcher, spawn_background
 from autopoiesis.index.files import (
     FileItem,
@@ -48,6 +48,11 @@ from autopoiesis.index.store import IndexStore, IndexUpdate
 # An outdated index of at most this many files is rebuilt by the search that finds it
 # (about a second on a 2-core machine); a larger one in the background (see the docstring).
 INLINE_REBUILD_FILES = 1000
+# Seconds a search waits for another process's hold on the index (a rebuild, a catch-up
+# after a large import) before it answers with git grep (IndexBusyError): a catch-up after
+# a commit takes well under this; a prompt hook has 10 s for everything
+# (integrations.DEADLINES).
+SEARCH_LOCK_WAIT = 2.0
 
 
 @dataclass(frozen=True)
@@ -236,7 +241,8 @@ class Freshness:
         last full check" skips the check; any event, or no watcher, means a full check.
         The watcher starts at the second catch-up: arming it walks every memory folder
         (~30 ms at 10,000 files), which a process that searches once never gets back.
-        SEARCHING: a search waits for this; an outdated index of more than
+        SEARCHING: a search waits for this, but at most SEARCH_LOCK_WAIT for another
+        process's hold on the index (IndexBusyError); an outdated index of more than
         INLINE_REBUILD_FILES is then rebuilt in the background (IndexOutdatedError)."""
         self._checks += 1
         watcher = self.change_watcher() if self._checks >= self.watch_from else None
@@ -245,7 +251,12 @@ class Freshness:
                 watcher.verified = False
             elif watcher.verified:
                 return IndexUpdate()
-        report = self._catch_up_full(timeout, searching)
+        try:
+            report = self._catch_up_full(timeout, searching)
+        except self.store.db_error as exc:
+            if searching and db.classify(exc) == db.BUSY:  # another connection is writing
+                raise IndexBusyError(self.store.explain(db.BUSY, exc)) from exc
+            raise
         if watcher is not None:
             watcher.verified = True  # armed before this check, so later changes are pending
         return report
@@ -261,7 +272,11 @@ class Freshness:
             indexed = self.store.count("files")
             if indexed > INLINE_REBUILD_FILES:
                 self._rebuild_in_background(indexed)
-        with self.store.write_lock(timeout):
+        if searching:
+            lock = self.store.write_lock(min(timeout, SEARCH_LOCK_WAIT), busy=IndexBusyError)
+        else:
+            lock = self.store.write_lock(timeout)
+        with lock:
             state = tree_state(self.root)  # again: the other holder may have moved things on
             if self.store.needs_rebuild() or self.store.meta("head") is None:
                 return self.rebuild_full()

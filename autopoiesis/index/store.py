@@ -292,18 +292,30 @@ class IndexStore:
             raise
 
     @contextlib.contextmanager
-    def write_lock(self, timeout: float = 600.0) -> Iterator[None]:
+    def write_lock(
+        self, timeout: float = 600.0, *, busy: type[SearchIndexError] = SearchIndexError
+    ) -> Iterator[None]:
         """The repo's 'index' flock, re-entrant within this object (a catch-up holds it
-        and may rebuild): two processes never write the index at once."""
+        and may rebuild): two processes never write the index at once. Not free within
+        TIMEOUT: BUSY, whose message says the lock is held. While it is held, SQLite too
+        waits at most TIMEOUT for another connection's write (`PRAGMA busy_timeout`), so
+        that a short wait (a search's) is short whichever of the two is held."""
         if self._lock_depth == 0 and not self._lock.acquire(timeout=timeout):
-            raise SearchIndexError(
-                "another process has held the index lock for too long; try again, "
-                "or check `autopoiesis index status`."
+            raise busy(
+                "another process is writing the search index (a rebuild or a catch-up) and "
+                f"has held its lock for more than {timeout:g} s; try again in a moment, or "
+                "check `autopoiesis index status`"
             )
         self._lock_depth += 1
+        outer = self._lock_depth == 1 and self.conn is not None
+        waits = int(self.conn.execute("PRAGMA busy_timeout").fetchone()[0]) if outer else 0
+        if outer:
+            self.conn.execute(f"PRAGMA busy_timeout={int(min(timeout * 1000, waits))}")
         try:
             yield
         finally:
+            if outer and self.conn is not None:
+                self.conn.execute(f"PRAGMA busy_timeout={waits}")
             self.release_write_lock()
 
     def try_write_lock(self) -> bool:

@@ -696,6 +696,72 @@ def test_a_large_outdated_index_is_rebuilt_in_the_background_while_grep_answers(
     assert any("ses_test01" in r.path for r in outcome.results)
 
 
+def test_a_search_does_not_wait_out_another_process_holding_the_index(
+    filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rebuild or a long catch-up holds the index lock; a note written meanwhile makes a
+    search catch up, and it used to wait a minute for that lock (a prompt hook has 10 s),
+    then the compiler failed. It waits a moment, then answers with git grep and says why."""
+    from autopoiesis.compiler import ContextCompiler
+    from autopoiesis.index import freshness
+
+    monkeypatch.setattr(freshness, "SEARCH_LOCK_WAIT", 0.2, raising=False)
+    with SearchIndex(filled) as index:
+        index.rebuild_full()
+    # written, not committed: a commit's hook would start the background sync
+    write(filled, "knowledge/reference/ocelot.md", "# Ocelot\n\nOcelotfoo is the codename.\n")
+    with SearchIndex(filled) as holder:
+        assert holder.store.try_write_lock()  # a rebuild under way holds the lock
+        try:
+            outcome = search_outcome("ocelotfoo", 5, repo=filled)
+            assert outcome.source in ("git grep", "ripgrep")
+            assert [r.path for r in outcome.results] == ["knowledge/reference/ocelot.md"]
+            (notice,) = outcome.notices
+            assert "another process is writing the search index" in notice
+            with ContextCompiler(filled) as comp:
+                result = comp.compile("ocelotfoo")
+            (notice,) = result.notices
+            assert "another process is writing the search index" in notice
+            assert any(
+                s.path == "knowledge/reference/ocelot.md" for s in result.sections if s.included
+            )
+        finally:
+            holder.store.release_write_lock()
+    outcome = search_outcome("ocelotfoo", 5, repo=filled)  # the lock free: the index caught up
+    assert outcome.source == "index" and not outcome.notices
+    assert outcome.results[0].path == "knowledge/reference/ocelot.md"
+
+
+def test_a_search_does_not_wait_out_another_connection_writing_memory_db(
+    filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program (an `sqlite3` shell, a viewer) holds a write transaction on memory.db
+    without the index lock: a search's catch-up waits a moment for it, not SQLite's 30 s,
+    and the compiler answers with git grep instead of failing with "database is locked"."""
+    from autopoiesis.compiler import ContextCompiler
+    from autopoiesis.index import freshness
+
+    monkeypatch.setattr(freshness, "SEARCH_LOCK_WAIT", 0.2, raising=False)
+    with SearchIndex(filled) as index:
+        index.rebuild_full()
+    write(filled, "knowledge/reference/margay.md", "# Margay\n\nMargayfoo is the codename.\n")
+    other, _ = connect(filled.index_path)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with ContextCompiler(filled) as comp:
+            result = comp.compile("margayfoo")
+        (notice,) = result.notices
+        assert "memory.db is locked by another process" in notice
+        assert any(s.path == "knowledge/reference/margay.md" for s in result.sections if s.included)
+        outcome = search_outcome("margayfoo", 5, repo=filled)
+        assert outcome.source in ("git grep", "ripgrep")
+        assert [r.path for r in outcome.results] == ["knowledge/reference/margay.md"]
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert search_outcome("margayfoo", 5, repo=filled).source == "index"
+
+
 def test_lexical_vectors_are_not_cached(filled: MemoryRepo) -> None:
     """The offline embedder's vectors cost less to compute again than to keep: the cache
     holds none of them, and a rebuild computes them afresh (to the same bits)."""
