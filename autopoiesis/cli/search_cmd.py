@@ -281,7 +281,9 @@ def index_status(
         f"embedder   {data['embedder']} ({data['dimensions']} dimensions), chunker "
         f"v{data['chunker_version']}"
     )
-    stale = f"no (the next search catches up; {counted(data['stale_count'], 'file')} differ)"
+    behind = data["stale_count"]
+    differ = "differs" if behind == 1 else "differ"
+    stale = f"no (the next search catches up; {counted(behind, 'file')} {differ})"
     typer.echo(f"fresh      {'yes' if data['fresh'] else stale}")
     if data.get("integrity", "ok") != "ok":
         typer.echo(f"integrity  CORRUPT ({data['integrity']}): run `autopoiesis index rebuild`")

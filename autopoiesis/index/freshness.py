@@ -408,8 +408,10 @@ class Freshness:
         # a name that is not UTF-8 is no file it can hold (read_memory_file): not behind
         on_disk = {p for p in markdown_paths(store.repo) if is_utf8(p)}
         rows = {
-            p: [m, c, s]
-            for p, m, c, s in store.conn.execute("SELECT path, mtime_ns, ctime_ns, size FROM files")
+            p: ([m, c, s], h)
+            for p, m, c, s, h in store.conn.execute(
+                "SELECT path, mtime_ns, ctime_ns, size, content_hash FROM files"
+            )
         }
         stale = sorted(p for p in on_disk ^ set(rows))
         for p in on_disk & set(rows):
@@ -417,7 +419,9 @@ class Freshness:
                 st = os.stat(self.root / p)
             except OSError:
                 continue
-            if stat_key(st) != rows[p]:
+            if stat_key(st) != rows[p][0] and not self._holds(p):
+                # a stat that differs with the same content (a copy, a restore, a touch)
+                # is no change: git sees none, so no search would "catch it up"
                 stale.append(p)
         return IndexStatus(
             db_path=str(store.db_path),

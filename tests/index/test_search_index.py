@@ -762,6 +762,29 @@ def test_a_search_does_not_wait_out_another_connection_writing_memory_db(
     assert search_outcome("margayfoo", 5, repo=filled).source == "index"
 
 
+def test_status_calls_a_file_touched_or_copied_with_the_same_content_fresh(
+    filled: MemoryRepo, cli
+) -> None:
+    """A copy or a restore of the memory (`cp -a`, rsync) or a touch changes a file's stat,
+    not its content: git sees no change, so no search catches it up, and `index status`
+    said "fresh no (the next search catches up; ...)" for good. A file whose content
+    changed is still stale."""
+    with SearchIndex(filled) as index:
+        index.rebuild_full()
+    note = filled.root / "knowledge/projects/infra/context.md"
+    os.utime(note, ns=(note.stat().st_atime_ns, note.stat().st_mtime_ns + 5 * 10**9))
+    search_outcome("sqlite", 5, repo=filled)  # a search finds nothing to catch up
+    with SearchIndex(filled) as index:
+        status = index.status()
+        assert status.fresh and status.stale_paths == ()
+    note.write_text(note.read_text() + "\nOne more line.\n")
+    with SearchIndex(filled) as index:
+        status = index.status()
+        assert not status.fresh and status.stale_paths == ("knowledge/projects/infra/context.md",)
+    out = cli("index", "status", repo=filled, check=True).stdout
+    assert "1 file differs" in out
+
+
 def test_lexical_vectors_are_not_cached(filled: MemoryRepo) -> None:
     """The offline embedder's vectors cost less to compute again than to keep: the cache
     holds none of them, and a rebuild computes them afresh (to the same bits)."""
