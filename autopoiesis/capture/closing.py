@@ -107,7 +107,8 @@ def finalize_transcript(
             f"{rel_old} is already closed; a closed transcript is never modified."
         )
     new_meta = replace(meta, **meta_changes)
-    new_meta = tool_calls.with_project_worked_in(new_meta, transcript)  # a stream with no folder
+    # a stream with no folder: the project its tool calls worked in
+    new_meta = tool_calls.with_project_worked_in(new_meta, transcript, repo.root)
     if new_meta.ended is None:
         new_meta = replace(
             new_meta, ended=transcript.turns[-1].time if transcript.turns else meta.started

@@ -118,6 +118,8 @@ GIT_STATE_FILES = {
     "verify_record": ("autopoiesis", "verify.json"),  # git/verify.py: what was verified
     # this machine's own settings, laid over memory-config.yaml (core/config_layers.py)
     "local_config": ("autopoiesis", "config.yaml"),
+    # the name each checkout of this machine is filed under (core/project_names.py)
+    "project_names": ("autopoiesis", "projects.json"),
 }
 
 

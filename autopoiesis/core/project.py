@@ -119,14 +119,20 @@ def in_memory(found: Project, memory_root: Path | None) -> str | None:
     """The name FOUND goes by in the memory at MEMORY_ROOT: None (global) when it is that
     memory repository itself or a worktree of it (a session run there is about the memory,
     not about a codebase), unless the worktree declares its project (a sub-agent's
-    checkout, CHECKOUT_PROJECT)."""
+    checkout, CHECKOUT_PROJECT); else the name the memory has filed that checkout under
+    since it first met it (core/project_names: two codebases of one name are two
+    projects, and a remote added later renames none)."""
     if memory_root is None:
         return found.name
     mine = common_git_dir(memory_root / ".git")
     same = mine is not None and Path(found.git_dir or "/").resolve() == mine.resolve()
     if same or Path(found.root).resolve() == memory_root.resolve():
         return found.name if found.declared else None
-    return found.name
+    if found.declared:
+        return found.name
+    from autopoiesis.core.project_names import name_in_memory  # a prompt's path: on demand
+
+    return name_in_memory(found, memory_root)
 
 
 def project_name(folder: str | None, memory_root: Path | None = None) -> str | None:

@@ -20,6 +20,7 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 
 from autopoiesis.core.project import project_name, project_slug
 from autopoiesis.formats import transcript as tf
@@ -324,49 +325,54 @@ def below_project(path: str, project: str) -> str | None:
     return None
 
 
-def _folder_project(folder: str) -> str | None:
-    """The project of a folder a session worked in (`core.project.project_name`); none for
-    a folder under a dot folder of the home folder (~/.claude): an application's."""
-    return None if is_application_file(folder) else project_name(folder)
+def _folder_project(folder: str, memory_root: Path | None) -> str | None:
+    """The project of a folder a session worked in (`core.project.project_name`, the name
+    it goes by in the memory at MEMORY_ROOT); none for a folder under a dot folder of the
+    home folder (~/.claude): an application's."""
+    return None if is_application_file(folder) else project_name(folder, memory_root)
 
 
-def project_worked_in(turns: Iterable[tf.Turn]) -> str | None:
+def project_worked_in(turns: Iterable[tf.Turn], memory_root: Path | None = None) -> str | None:
     """The project most of a session's work was in (`folders_worked_in`, each folder named
-    by `_folder_project`), or None."""
+    by `_folder_project` as in the memory at MEMORY_ROOT), or None."""
     names: dict[str, str | None] = {}
     counts: dict[str, int] = {}
     for folder in folders_worked_in(turns):
         if folder not in names:
-            names[folder] = _folder_project(folder)
+            names[folder] = _folder_project(folder, memory_root)
         name = names[folder]
         if name:
             counts[name] = counts.get(name, 0) + 1
     return min(counts, key=lambda name: (-counts[name], name)) if counts else None
 
 
-def with_project_worked_in(meta: tf.TranscriptMeta, transcript: tf.Transcript) -> tf.TranscriptMeta:
+def with_project_worked_in(
+    meta: tf.TranscriptMeta, transcript: tf.Transcript, memory_root: Path | None = None
+) -> tf.TranscriptMeta:
     """META, given the project TRANSCRIPT's tool calls worked in (`project_worked_in`) when
     it names no folder (neither `project` nor `cwd`: a chat exported to Markdown, a capture
     stream without them); as it is otherwise. The one rule of capture's close and of the
     importers; tool calls an export's markup carries in the text count too (`read_steps`)."""
     if meta.project is not None or meta.cwd is not None:
         return meta
-    return replace(meta, project=project_worked_in(read_steps(transcript).turns))
+    return replace(meta, project=project_worked_in(read_steps(transcript).turns, memory_root))
 
 
-def folder_of_project(turns: Iterable[tf.Turn], project: str) -> str:
+def folder_of_project(
+    turns: Iterable[tf.Turn], project: str, memory_root: Path | None = None
+) -> str:
     """The folder a session worked in for PROJECT, as its tool calls show it: the deepest
     folder holding every folder of that project it edited in or moved into, when that
     folder is the project's too; "" otherwise (and for Windows paths)."""
     folders = [
         f
         for f in dict.fromkeys(folders_worked_in(turns))
-        if f.startswith("/") and _folder_project(f) == project
+        if f.startswith("/") and _folder_project(f, memory_root) == project
     ]
     if not folders:
         return ""
     common = posixpath.commonpath(folders)
-    return common if _folder_project(common) == project else ""
+    return common if _folder_project(common, memory_root) == project else ""
 
 
 # A shell command's own file operations: `mv` and `git mv` rename or move, `rm` and `git rm`

@@ -334,7 +334,7 @@ def prepare_draft(
     )
     # a log that names no folder: the project its tool calls worked in (their paths read
     # as redacted: a secret in a path names no project)
-    meta = tool_calls.with_project_worked_in(meta, redacted)
+    meta = tool_calls.with_project_worked_in(meta, redacted, memory_root)
     slug = tf.slug_from_turns(redacted.turns, meta.topic)
     return Prepared(tf.Transcript(meta, tf.title_from_slug(slug, meta.session_id), redacted.turns))
 

@@ -59,9 +59,10 @@ _MODEL = re.compile(r"model\s+([^,)]+)")
 
 def session_place(path: Path) -> tuple[str | None, str | None]:
     """(the working folder, its project's slug) of the SpecStory file at PATH: the folder
-    that holds `.specstory/`, named as its git repository's project when it is in one
-    (its top-level folder or `origin`'s repository name), else by the folder's own name.
-    (None, None) for a file that is not under a `.specstory` folder."""
+    that holds `.specstory/`, with no slug when it is a git repository's top level (the
+    import names it from the folder, as the memory names that repository:
+    core.project.session_project), else named by the folder's own name. (None, None) for
+    a file that is not under a `.specstory` folder."""
     parts = path.absolute().parts
     if SPECSTORY_FOLDER not in parts:
         return None, None
@@ -71,7 +72,7 @@ def session_place(path: Path) -> tuple[str | None, str | None]:
     # the folder is that repository's top level; else (a copy, an export) the folder's name
     found = project_of(folder)
     if found is not None and Path(found.root) == folder:
-        return str(folder), found.name
+        return str(folder), None
     return str(folder), slugify(folder.name, PROJECT_SLUG_LEN) or None
 
 

@@ -333,7 +333,9 @@ def detect_project(src: SourceTranscript) -> str:
     else the one its tool calls worked in (`formats.tool_calls.project_worked_in`: a
     transcript filed before capture and import asked it), else a knowledge/projects/SLUG/
     path it touched, else "the X project" / "project X" in its text, else "general"."""
-    named = session_project(src) or tool_calls.project_worked_in(src.transcript.turns)
+    named = session_project(src) or tool_calls.project_worked_in(
+        src.transcript.turns, src.memory_root
+    )
     if named:
         return named
     counts: dict[str, int] = {}

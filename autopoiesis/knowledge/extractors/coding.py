@@ -675,7 +675,7 @@ def tool_steps(src: SourceTranscript) -> list[ToolStep]:
     # a session without a recorded working folder: the one its tool calls show, so that
     # its edits are named as the project's people name them (`src/cart.ts`)
     cwd = str(getattr(src.transcript.meta, "cwd", None) or "") or tools.folder_of_project(
-        src.transcript.turns, src.project
+        src.transcript.turns, src.project, src.memory_root
     )
     for turn in src.transcript.turns:
         if turn.role == "user":

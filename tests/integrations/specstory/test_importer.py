@@ -192,7 +192,7 @@ def test_the_session_belongs_to_the_folder_that_holds_specstory(
     git(repo_dir, "remote", "add", "origin", "https://example.org/edobry/minsky.git")
     in_repo = _copy(V2, tmp_path, project="checkout")
     assert session_place(copied) == (str(copied.parents[2]), "minsky-copy")
-    assert session_place(in_repo) == (str(repo_dir), "minsky")
+    assert session_place(in_repo) == (str(repo_dir), None)  # named at import, from the folder
     report = import_files(memory_repo, [copied, in_repo])
     assert report.refused == []
     metas = [t.meta for t in transcripts(memory_repo, report.imported).values()]
