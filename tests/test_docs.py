@@ -184,3 +184,39 @@ def test_design_citations_have_their_section() -> None:
             if anchor not in anchors:
                 bad.append(f"{path.relative_to(ROOT)}: docs/design.md#{anchor}")
     assert bad == []
+
+
+def stray_table_rows(text: str) -> list[int]:
+    """The line numbers of table rows (`| a | b |`) outside a code fence that belong to no
+    table: Markdown starts a table only at a header row followed by its `|---|` line, so a
+    row after a paragraph renders as a line of text with pipes in it."""
+    stray = []
+    in_table = in_fence = False
+    lines = text.splitlines()
+    for n, line in enumerate(lines, 1):
+        if line.startswith("```"):
+            in_fence = not in_fence
+        if in_fence or not line.startswith("|"):
+            in_table = False
+            continue
+        if not in_table:
+            following = lines[n] if n < len(lines) else ""
+            in_table = bool(re.match(r"^\|[\s:|-]+\|\s*$", following))
+            if not in_table:
+                stray.append(n)
+    return stray
+
+
+def test_stray_table_rows_are_found() -> None:
+    table = "| a | b |\n|---|---|\n| 1 | 2 |\n"
+    assert stray_table_rows(table) == []
+    assert stray_table_rows(table + "\nA paragraph.\n| 3 | 4 |\n") == [6]
+
+
+def test_every_table_row_is_in_a_table() -> None:
+    bad = [
+        f"{page.relative_to(ROOT)}:{n}"
+        for page in [README, *PAGES]
+        for n in stray_table_rows(page.read_text(encoding="utf-8"))
+    ]
+    assert bad == []
