@@ -36,43 +36,6 @@ def register(app: typer.Typer) -> None:
     app.add_typer(index, name="index")
 
 
-def _result_line(r: Any, explain: bool) -> str:
-    where = ", ".join(x for x in (r.category, r.project, r.date) if x)
-    flags = (
-        (" [archived]" if r.archived else "")
-        + (f" [team:{r.team}]" if r.team else "")
-        + ("  (weak: no word of the query in it)" if r.weak else "")
-    )
-    out = f"{r.score:.4f}  {r.path}:{r.start_line}-{r.end_line}  ({where}){flags}\n    {r.snippet}"
-    if explain and r.explain:
-        e = r.explain
-        out += (
-            f"\n    explain: merge={e['merge']} nth_in_file={e['nth_in_file']} "
-            f"chunk_score={e['chunk_score']} "
-            + _evidence("bm25", e["bm25"], e["bm25_rank"], "no word of the query")
-            + " "
-            + _evidence(
-                "vector_similarity",
-                e["vector_similarity"],
-                e["vector_rank"],
-                "not among the nearest",
-            )
-        )
-        # the priors that scaled the chunk's merged score (index/query.py says why each)
-        factors = [
-            f"{name}={e[f'{name}_factor']}"
-            for name in ("user_turn", "other_project", "shipped", "partly_shown")
-            if e.get(f"{name}_factor") is not None
-        ]
-        if factors:
-            out += " factors: " + " ".join(factors)
-    return out
-
-
-def _evidence(name: str, value: Any, rank: Any, missing: str) -> str:
-    return f"{name}={value} (rank {rank})" if value is not None else f"{name}: {missing}"
-
-
 def _weak_notice(results: list[Any]) -> str | None:
     if results and all(r.weak for r in results):
         return (
@@ -163,7 +126,7 @@ def search(
         typer.echo("no results")
         return
     for r in outcome.results:
-        typer.echo(_result_line(r, explain))
+        typer.echo(r.describe(explain))
     weak = _weak_notice(outcome.results)
     if weak:
         warn(weak)

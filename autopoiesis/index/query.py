@@ -125,6 +125,44 @@ class SearchResult:
     own_start: int | None = None
     own_end: int | None = None
 
+    def describe(self, explain: bool = False) -> str:
+        """The hit as `autopoiesis search` prints it (and the demo, which shows that command):
+        score, `path:start-end`, (category, project, date), its flags, then the snippet on
+        an indented line; with EXPLAIN and the explanation, how the score was made."""
+        where = ", ".join(x for x in (self.category, self.project, self.date) if x)
+        flags = (
+            (" [archived]" if self.archived else "")
+            + (f" [team:{self.team}]" if self.team else "")
+            + ("  (weak: no word of the query in it)" if self.weak else "")
+        )
+        out = (
+            f"{self.score:.4f}  {self.path}:{self.start_line}-{self.end_line}  ({where}){flags}"
+            f"\n    {self.snippet}"
+        )
+        if explain and self.explain:
+            e = self.explain
+            out += (
+                f"\n    explain: merge={e['merge']} nth_in_file={e['nth_in_file']} "
+                f"chunk_score={e['chunk_score']} "
+                + _evidence("bm25", e["bm25"], e["bm25_rank"], "no word of the query")
+                + " "
+                + _evidence(
+                    "vector_similarity",
+                    e["vector_similarity"],
+                    e["vector_rank"],
+                    "not among the nearest",
+                )
+            )
+            # the priors that scaled the merged score (USER_TURN_FACTOR and the others say why)
+            factors = [
+                f"{name}={e[f'{name}_factor']}"
+                for name in ("user_turn", "other_project", "shipped", "partly_shown")
+                if e.get(f"{name}_factor") is not None
+            ]
+            if factors:
+                out += " factors: " + " ".join(factors)
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         data = {
             f.name: getattr(self, f.name) for f in fields(self)
@@ -134,6 +172,10 @@ class SearchResult:
         else:
             data["explain"] = dict(data["explain"], terms=list(data["explain"]["terms"]))
         return data
+
+
+def _evidence(name: str, value: Any, rank: Any, missing: str) -> str:
+    return f"{name}={value} (rank {rank})" if value is not None else f"{name}: {missing}"
 
 
 @dataclass

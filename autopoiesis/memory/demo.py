@@ -148,11 +148,7 @@ class Demo:
                 if not results:
                     self.echo("no results")
                 for r in results:
-                    when = f"  {r.turn_time}" if r.turn_time else ""
-                    self.echo(
-                        f"{r.score:.4f}  {r.path}:{r.start_line}-{r.end_line}  "
-                        f"({r.category}){when}\n    {r.snippet}"
-                    )
+                    self.echo(r.describe())
 
     # ── topics, output steering, the compiled context ──
     def watch_and_compile(self, repo: MemoryRepo) -> None:

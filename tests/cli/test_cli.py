@@ -100,6 +100,18 @@ def test_demo_runs_offline(tmp_path: Path, git, cli: Cli) -> None:
     assert "not empty" in again.stderr
 
 
+@pytest.mark.slow
+def test_the_demo_shows_a_search_as_the_search_command_prints_it(tmp_path: Path, cli: Cli) -> None:
+    """The demo prints `autopoiesis search "..." --limit 3` and its hits: they are what that
+    command prints, line for line, not a format of the demo's own."""
+    demo = cli("demo", str(tmp_path / "demo"), cwd=tmp_path, check=True).stdout
+    query = "why did the deploy fail?"
+    shown = demo.split(f'== autopoiesis search "{query}" --limit 3\n', 1)[1].split("\n\n", 1)[0]
+    search = cli("-C", str(tmp_path / "demo"), "search", query, "--limit", "3", cwd=tmp_path)
+    assert search.returncode == 0, search.stderr
+    assert shown == search.stdout.rstrip("\n")
+
+
 def test_version_prints_the_package_version(cli: Cli) -> None:
     from autopoiesis import __version__
 
