@@ -5,8 +5,12 @@ jobs (daemon.memory_jobs)."""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from autopoiesis.core.paths import MemoryRepo
 
 
 def register(app: typer.Typer) -> None:
@@ -193,7 +197,9 @@ def daemon_status(
 
 def daemon_log(
     ctx: typer.Context,
-    job: str | None = typer.Option(None, "--job", help="Only this job's lines."),
+    job: str | None = typer.Option(
+        None, "--job", help="Only this job's lines (daemon: the daemon's own)."
+    ),
     follow: bool = typer.Option(
         False, "-f", "--follow", help="Keep printing new lines as they come (Ctrl-C stops)."
     ),
@@ -209,6 +215,8 @@ def daemon_log(
     from autopoiesis.daemon import status
 
     repo = get_repo(ctx)
+    if job is not None and job != status.DAEMON_ROWS:
+        _known_job(repo, job)
     log = status.daemon_log(repo)
     keep = status.LogFilter(job)
     show = (lambda row: json.dumps(row, ensure_ascii=False)) if as_json else status.format_log_row
@@ -216,18 +224,37 @@ def daemon_log(
     for row in rows[-lines:] if lines > 0 else []:
         typer.echo(show(row))
     if not rows and not follow:
-        typer.echo(
-            "no log lines yet"
-            + (f" for job {job}" if job else "")
-            + " (`autopoiesis daemon start` starts the daemon)",
-            err=True,
+        hint = (
+            "`autopoiesis daemon start` starts the daemon"
+            if status.running_pid(repo) is None
+            else "`autopoiesis daemon status` says when each job runs next"
         )
+        typer.echo("no log lines yet" + (f" for job {job}" if job else "") + f" ({hint})", err=True)
     if follow:
         try:
             for row in status.follow(log.path, keep):
                 typer.echo(show(row))
         except KeyboardInterrupt:
             return
+
+
+def _known_job(repo: MemoryRepo, job: str) -> None:
+    """Refuse a --job no daemon job of REPO is named (a typo would show no line, as if the
+    job had never run)."""
+    from autopoiesis.daemon.memory_jobs import memory_jobs
+    from autopoiesis.daemon.status import DAEMON_ROWS
+    from autopoiesis.errors import AutopoiesisError
+
+    try:
+        names = [j.name for j in memory_jobs(repo)]
+    except AutopoiesisError:  # a broken config: the log is where to look, so show it
+        return
+    if job not in names:
+        raise typer.BadParameter(
+            f"no daemon job named {job!r}; the jobs are: {', '.join(names)}, and "
+            f"{DAEMON_ROWS} for the daemon's own lines",
+            param_hint="--job",
+        )
 
 
 def daemon_install(

@@ -291,9 +291,13 @@ def rotate_log(repo: MemoryRepo) -> None:
         pass
 
 
+# the job column of the daemon's own lines (started, stopping, ...), which name no job
+DAEMON_ROWS = "daemon"
+
+
 def format_log_row(row: dict[str, Any]) -> str:
     ts = str(row.get("ts", ""))[:19].replace("T", " ")
-    job = str(row.get("job") or "daemon")
+    job = str(row.get("job") or DAEMON_ROWS)
     event = str(row.get("event", ""))
     rest = {k: v for k, v in row.items() if k not in ("ts", "job", "event")}
     detail = ""
@@ -308,7 +312,7 @@ class LogFilter:
     job: str | None = None
 
     def __call__(self, row: dict[str, Any]) -> bool:
-        return self.job is None or row.get("job") == self.job
+        return self.job is None or (row.get("job") or DAEMON_ROWS) == self.job
 
 
 def follow(

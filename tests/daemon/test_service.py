@@ -495,3 +495,23 @@ def test_a_job_stopped_while_git_holds_the_index_lock_leaves_nothing_that_blocks
         assert not lock.exists()
         hook.write_text(f"#!/bin/sh\ntouch {started}\nsleep 30\n")
         hook.chmod(0o755)
+
+
+def test_daemon_log_job_names_a_job_or_the_daemon_itself(memory_repo: MemoryRepo, cli: Cli) -> None:
+    """`daemon log --job` takes a job's name, or `daemon` for the daemon's own lines (the
+    name its column shows them under); a name that is neither is refused with the names,
+    not answered with "no log lines yet" as if that job had never run."""
+    from autopoiesis.daemon.status import daemon_log
+
+    log = daemon_log(memory_repo)
+    log.append({"job": None, "event": "started", "pid": 1, "mode": "daemon"})
+    log.append({"job": "commit", "event": "finished", "result": "ok"})
+    own = cli("-C", str(memory_repo.root), "daemon", "log", "--job", "daemon")
+    assert own.returncode == 0, own.stderr
+    assert "daemon           started" in own.stdout and "commit" not in own.stdout
+    typo = cli("-C", str(memory_repo.root), "daemon", "log", "--job", "comit")
+    assert typo.returncode == 2
+    assert "no daemon job named 'comit'" in typo.stderr and "commit" in typo.stderr
+    none_yet = cli("-C", str(memory_repo.root), "daemon", "log", "--job", "prune")
+    assert none_yet.returncode == 0
+    assert "no log lines yet for job prune" in none_yet.stderr
