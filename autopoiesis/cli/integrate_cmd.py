@@ -105,8 +105,9 @@ def integrate_claude_code(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Give Claude Code this memory: hooks that give each session and prompt its compiled
-    memory, flush notes before compaction and import each finished session (SessionStart,
-    UserPromptSubmit, PreCompact, Stop, SessionEnd), and the MCP server. They name this
+    memory, flush notes before compaction and import each finished session with its
+    subagents (SessionStart, UserPromptSubmit, PreCompact, Stop, SubagentStop, SessionEnd),
+    and the MCP server. They name this
     machine's paths, so by default they go to your own .claude/settings.local.json (not the
     settings.json the project's git shares). Your own hooks are kept; running it again
     changes nothing. Offers to fill knowledge/identity/USER.md (or give --name, --role,

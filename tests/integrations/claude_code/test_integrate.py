@@ -146,3 +146,10 @@ def test_the_registered_mcp_server_answers(
     )
     answer = json.loads(proc.stdout.splitlines()[0])
     assert answer["result"]["serverInfo"]["name"] == "autopoiesis", proc.stderr
+
+
+def test_the_help_names_every_hook_it_installs(cli: Cli) -> None:
+    from autopoiesis.integrations.claude_code.install import CLAUDE_EVENTS
+
+    help_text = " ".join(cli("integrate", "claude-code", "--help").stdout.split())
+    assert [e for e in CLAUDE_EVENTS if e not in help_text] == []
