@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from autopoiesis.core.paths import category_of
 from autopoiesis.errors import GitError, InvalidArgumentError
 from autopoiesis.git.commits import GitCore
 from autopoiesis.git.refs import TAG_PREFIX
@@ -136,7 +137,8 @@ class RecallMixin(GitCore):
 
     def learned_lines(self, since: str = "yesterday") -> list[tuple[str, str]]:
         """(path, added line) of knowledge lines added since SINCE: from before the oldest
-        commit dated since then (GitCore.commits_dated) to HEAD."""
+        commit dated since then (GitCore.commits_dated) to HEAD. Only memory content
+        (core.paths.category_of): not the record of what extraction has done."""
         dated = self.commits_dated(since)
         if not dated:
             return []
@@ -150,6 +152,8 @@ class RecallMixin(GitCore):
         for line in diff.splitlines():
             if line.startswith("+++ "):
                 path = line[6:] if line.startswith("+++ b/") else ""
+                if category_of(path) is None:
+                    path = ""
             elif (
                 line.startswith("+")
                 and not line.startswith("+++")

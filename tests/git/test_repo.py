@@ -462,3 +462,17 @@ def test_learned_since_a_day_starts_at_its_midnight(
     yesterday = (today() - timedelta(days=1)).isoformat()
     assert early in [c.sha for c in g.learned(yesterday)]
     assert early not in [c.sha for c in g.learned((today() + timedelta(days=1)).isoformat())]
+
+
+def test_learned_lines_are_knowledge_not_extractions_bookkeeping(memory_repo: MemoryRepo) -> None:
+    """`learned` shows what the memory learned: an extraction's record of what it has done
+    (knowledge/.extracted, one line per transcript and extractor) is no knowledge."""
+    from autopoiesis.knowledge.state import EXTRACTED_FILE
+
+    g = MemoryGit(memory_repo)
+    (memory_repo.root / "knowledge/reference/queue.md").write_text("# Queue\n\n- Kafka\n")
+    (memory_repo.root / EXTRACTED_FILE).write_text("raw/conversations/x.md\tfacts@3\n")
+    g.commit_pending("memory: kafka")
+    lines = g.learned_lines("1 hour ago")
+    assert ("knowledge/reference/queue.md", "- Kafka") in lines
+    assert [path for path, _ in lines if path == EXTRACTED_FILE] == []
