@@ -8,6 +8,7 @@ imports numpy, scikit-learn or openai unless the configured embedder needs them.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -168,8 +169,9 @@ def _search_batch(
 def projects(
     ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print as JSON.")
 ) -> None:
-    """The projects the memory knows, each with its transcripts (their `project:`) and
-    knowledge files (knowledge/projects/NAME/); `*` marks the current folder's."""
+    """The projects the memory knows, each with its transcripts (their `project:`),
+    knowledge files (knowledge/projects/NAME/) and the folder of this machine filed under
+    it; `*` marks the current folder's."""
     from autopoiesis.core.project import current_folder
 
     memory = get_memory(ctx)
@@ -187,11 +189,21 @@ def projects(
     width = max(len(p.name) for p in found)
     for p in found:
         mark = "*" if p.name == here else " "
+        where = ""
+        if p.checkouts:
+            more = len(p.checkouts) - 1
+            where = f"  {_home_short(p.checkouts[0])}" + (f" (+{more} more)" if more else "")
         typer.echo(
             f"{mark} {p.name:<{width}}  {p.transcripts:>5} "
             f"{noun(p.transcripts, 'transcript'):<11}  "
-            f"{p.knowledge_files:>4} knowledge {noun(p.knowledge_files, 'file')}"
+            f"{p.knowledge_files:>4} knowledge {noun(p.knowledge_files, 'file')}{where}"
         )
+
+
+def _home_short(folder: str) -> str:
+    """FOLDER with the home folder written `~`."""
+    home = os.path.expanduser("~")
+    return "~" + folder[len(home) :] if home != "/" and folder.startswith(home + "/") else folder
 
 
 def index_rebuild(

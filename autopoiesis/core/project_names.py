@@ -51,6 +51,18 @@ def name_in_memory(found: Project, memory_root: Path) -> str:
     return _record(path, found)
 
 
+def checkouts_by_name(memory_root: Path) -> dict[str, list[str]]:
+    """The folders of this machine each project name of the memory at MEMORY_ROOT was
+    filed from (its checkouts met so far, those still here), by name."""
+    from autopoiesis.core.paths import git_state_path
+
+    out: dict[str, list[str]] = {}
+    for root, entry in sorted(_read(git_state_path(memory_root, "project_names")).items()):
+        if os.path.isdir(root):
+            out.setdefault(entry["name"], []).append(root)
+    return out
+
+
 def _record(path: Path, found: Project) -> str:
     """FOUND's name, decided and recorded under the record's lock (two processes meeting
     two new checkouts at once must not both take one name)."""

@@ -1,12 +1,14 @@
 """The projects a memory repo knows (`autopoiesis projects`): each name with its
 transcripts (their `project:`) and its knowledge files (under knowledge/projects/<name>/),
-read from the files themselves, not the index (which may be behind or missing)."""
+read from the files themselves, not the index (which may be behind or missing), and the
+folders of this machine filed under it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.core.project_names import checkouts_by_name
 from autopoiesis.index.projects import file_project
 
 # A transcript's frontmatter mostly fits in this many bytes; `project:` is near its top.
@@ -18,12 +20,15 @@ class ProjectCount:
     name: str
     transcripts: int
     knowledge_files: int
+    # the folders of this machine filed under the name (core/project_names): which `app`
+    checkouts: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, object]:
         return {
             "name": self.name,
             "transcripts": self.transcripts,
             "knowledge_files": self.knowledge_files,
+            "checkouts": list(self.checkouts),
         }
 
 
@@ -31,8 +36,11 @@ def project_counts(repo: MemoryRepo) -> list[ProjectCount]:
     """Every project named by a transcript or a knowledge/projects/<name>/ folder, by name."""
     transcripts = _transcripts(repo)
     knowledge = _knowledge_files(repo)
+    folders = checkouts_by_name(repo.root)
     return [
-        ProjectCount(name, transcripts.get(name, 0), knowledge.get(name, 0))
+        ProjectCount(
+            name, transcripts.get(name, 0), knowledge.get(name, 0), tuple(folders.get(name, ()))
+        )
         for name in sorted(transcripts.keys() | knowledge.keys())
     ]
 

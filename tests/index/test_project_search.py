@@ -108,12 +108,27 @@ def test_transcripts_name_their_project(memory_repo: MemoryRepo, scene) -> None:
 
 def test_projects_lists_counts(memory_repo: MemoryRepo, scene, cli) -> None:
     out = cli("projects", "--json", repo=memory_repo, cwd=scene["linked"], check=True)
+    # with the folder of this machine each was filed from (a worktree's: its repository's)
+    alpha, beta = str(scene["alpha"].resolve()), str(scene["beta"].resolve())
     assert json.loads(out.stdout) == [
-        {"name": "alpha", "transcripts": 1, "knowledge_files": 1, "current": False},
-        {"name": "beta", "transcripts": 1, "knowledge_files": 0, "current": True},
+        {
+            "name": "alpha",
+            "transcripts": 1,
+            "knowledge_files": 1,
+            "checkouts": [alpha],
+            "current": False,
+        },
+        {
+            "name": "beta",
+            "transcripts": 1,
+            "knowledge_files": 0,
+            "checkouts": [beta],
+            "current": True,
+        },
     ]
     text = cli("projects", repo=memory_repo, cwd=scene["linked"], check=True).stdout
     assert "* beta" in text and "  alpha" in text
+    assert text.rstrip().endswith(beta), text  # which `beta` this is
 
 
 def test_search_ranks_the_asked_project_first(memory_repo: MemoryRepo, scene, cli) -> None:
