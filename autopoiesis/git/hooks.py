@@ -8,7 +8,9 @@ pre-commit rejects (exit 1, naming the file):
   * MEMORY.md over 110% of lifecycle.memory_line_cap (220 lines by default);
   * a topic whose frontmatter does not parse, holds an invalid regex or is past the size
     cap (formats/topic.py: MAX_TOPIC_BYTES);
-  * a knowledge file whose frontmatter does not parse (every reader would trip on it).
+  * a knowledge file whose frontmatter does not parse (every reader would trip on it);
+  * a knowledge file or topic that holds a merge's conflict markers (a conflict staged
+    with `git add` before its markers were edited out).
 It warns (the commit goes ahead) about MEMORY.md over 90% of the cap (180 lines) and
 topics without triggers.
 
@@ -28,6 +30,7 @@ and post-rewrite run verify and say what they found.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -146,6 +149,31 @@ def check_memory(text: str, cap: int, result: CheckResult) -> None:
             f"{MEMORY_FILE} is at {lines} lines (cap {cap}); its oldest entries move to "
             "archive/ as new ones arrive."
         )
+
+
+# the lines git writes around a conflict it leaves in a file (`merge.conflictStyle` merge,
+# diff3 or zdiff3); "=======" alone is no marker here: it underlines a Markdown heading
+_CONFLICT_MARKER = re.compile(r"^(?:<{7}|>{7}|\|{7})(?: |$)", re.M)
+
+
+def check_conflict_markers(path: str, text: str, result: CheckResult) -> None:
+    """A knowledge file or topic holding a merge's conflict markers: both sides' text
+    staged as it was left, with the markers, which every reader (the compiler, search, the
+    writer's next entry) would take as the note's own lines and a sync would push to every
+    clone. Lines inside a fenced code block are a note's example, not a conflict. (A
+    transcript is never checked: a conversation may quote a conflict.)"""
+    fenced = False
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and _CONFLICT_MARKER.match(line):
+            result.errors.append(
+                f"{path}: line {number} is a merge conflict marker ({line[:7]}): the conflict "
+                "was staged before it was resolved. Edit the file: keep the right text between "
+                "<<<<<<< and >>>>>>>, delete the marker lines, then `git add "
+                f"{path}` and commit again (`autopoiesis sync` commits a merge)."
+            )
+            return
 
 
 def check_topic(path: str, text: str, result: CheckResult) -> None:
@@ -338,7 +366,9 @@ def check_changes(
         if path.startswith("raw/conversations/"):
             if path not in committed and check_transcript(path, text, result):
                 new_transcripts[path] = text
-        elif path == MEMORY_FILE:
+            continue
+        check_conflict_markers(path, text, result)
+        if path == MEMORY_FILE:
             check_knowledge(path, text, result)
             cap = MemoryRepo(root).config.lifecycle.memory_line_cap
             check_memory(text, cap, result)

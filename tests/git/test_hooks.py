@@ -124,6 +124,40 @@ def test_knowledge_frontmatter_must_parse(memory_repo: MemoryRepo, commit_all) -
     assert commit_all(memory_repo.root, check=False).returncode == 0
 
 
+def test_a_conflict_staged_with_its_markers_is_refused_and_a_fenced_example_is_not(
+    memory_repo: MemoryRepo, git, commit_all
+) -> None:
+    """Two branches changed one hand-written line of MEMORY.md: the merge leaves conflict
+    markers, and `git add` of the file as it was left must not commit them (a sync would
+    push them to every clone)."""
+    mem = memory_repo.memory_file
+    base = mem.read_text()
+    git(memory_repo.root, "checkout", "-q", "-b", "other")
+    mem.write_text(base + "- ship v2 by Monday\n")
+    commit_all(memory_repo.root, "other side")
+    git(memory_repo.root, "checkout", "-q", "-")
+    mem.write_text(base + "- ship v2 by Tuesday\n")
+    commit_all(memory_repo.root, "this side")
+    assert git(memory_repo.root, "merge", "-q", "other", check=False).returncode != 0
+    assert "<<<<<<<" in mem.read_text()
+
+    proc = commit_all(memory_repo.root, "merge", check=False)
+    assert proc.returncode != 0
+    assert "knowledge/memory/MEMORY.md: line" in proc.stderr
+    assert "merge conflict marker" in proc.stderr and "git add knowledge/memory/MEMORY.md" in (
+        proc.stderr
+    )
+    assert git(memory_repo.root, "rev-parse", "-q", "--verify", "MERGE_HEAD", check=False).stdout
+
+    mem.write_text(base + "- ship v2 by Tuesday (Monday on the other branch)\n")
+    assert commit_all(memory_repo.root, "merge").returncode == 0
+    note = memory_repo.root / "knowledge/procedures/resolve-a-conflict.md"
+    note.write_text(
+        "# Resolve a conflict\n\n```\n<<<<<<< ours\nmine\n=======\ntheirs\n>>>>>>> theirs\n```\n"
+    )
+    assert commit_all(memory_repo.root, "a note about conflicts").returncode == 0
+
+
 def test_foreign_hook_is_never_overwritten_silently(memory_repo: MemoryRepo, commit_all) -> None:
     hook = memory_repo.root / ".git/hooks/pre-commit"
     hook.write_text("#!/bin/sh\necho foreign-hook-ran >&2\n")

@@ -11,7 +11,7 @@ import pytest
 
 from autopoiesis.capture.session import ConversationCapture, Session
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
-from autopoiesis.errors import SyncConflictError, SyncError
+from autopoiesis.errors import AutopoiesisError, SyncConflictError, SyncError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.git.repo import MemoryGit
 from autopoiesis.git.verify import verify
@@ -281,6 +281,12 @@ def test_a_prose_conflict_stops_the_sync_with_the_command_and_is_never_resolved_
     )
     with pytest.raises(SyncConflictError, match="still has conflicts"):
         sync_once(b)  # resolving is a person's job: a second sync does not paper over it
+    _git(b, "add", user)  # added as it was left, markers and all: not resolved either
+    with pytest.raises(AutopoiesisError, match=f"{user}: line .* merge conflict marker"):
+        sync_once(b)
+    assert _git(b, "rev-parse", "HEAD").strip() == committed_b and "<<<<<<<" not in _git(
+        remote, "show", "main:" + user
+    )
     (b.root / user).write_text(
         text.split("<<<<<<<")[0] + "The user prefers short answers, with details on request.\n"
     )
