@@ -237,14 +237,17 @@ class ContextCompiler(ScoredKnowledge):
         """The body of a file, superseded entries left out; None for a missing file, a
         symbolic link (nothing is read through a link: `MemoryRepo.is_link`) or a private
         file no model may see (`_unread` says which). Every file of P0-P2 is read here, as
-        the context quotes a record (`as_record`)."""
+        the context quotes a record (`as_record`). A byte that is not UTF-8 (a hand edit
+        saved in another encoding) reads as U+FFFD: one such byte never leaves the rest of
+        the file, the core memory itself, out of every prompt without a word."""
         if self.repo.is_link(relpath) or not self._may_show(relpath):
             return None
         full = self.repo.root / relpath
         try:
-            return as_record(current_text(strip_frontmatter(full.read_text(encoding="utf-8"))))
-        except (OSError, UnicodeDecodeError):
+            text = full.read_bytes().decode("utf-8", errors="replace")
+        except OSError:
             return None
+        return as_record(current_text(strip_frontmatter(text)))
 
     def _may_show(self, relpath: str) -> bool:
         """Whether a model may see RELPATH (`core.private`), by the private patterns read

@@ -113,6 +113,19 @@ def test_shared_context_leaves_memory_out_even_from_search(repo: MemoryRepo) -> 
     assert "secret main-session fact" in compile_(repo).prompt
 
 
+def test_a_byte_that_is_not_utf8_in_memory_leaves_none_of_its_lines_out(
+    repo: MemoryRepo,
+) -> None:
+    """A hand edit saved as Latin-1 (one byte that is not UTF-8): the core memory is still
+    in the prompt, that byte shown as U+FFFD, not the whole file dropped without a word."""
+    mem = repo.root / MEMORY_FILE
+    mem.write_bytes(mem.read_bytes() + b"- 2026-02-15: the caf\xe9 on Main Street opens at 7\n")
+    res = compile_(repo)
+    assert "secret main-session fact" in res.prompt
+    assert "the caf\ufffd on Main Street opens at 7" in res.prompt
+    assert next(s for s in res.sections if s.label == "memory").included
+
+
 def test_deterministic(repo: MemoryRepo) -> None:
     topics = load_topics(repo).topics
     a = compile_(repo, active_topics=topics, session_history=history(30), budget=1500)
