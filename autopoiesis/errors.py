@@ -187,8 +187,9 @@ class HookPayloadError(AutopoiesisError):
 
 
 class KnowledgeFileError(AutopoiesisError):
-    """A knowledge file that cannot be read as one (not UTF-8: a collaborator's commit made
-    without the hooks); the message names it and says how to fix it."""
+    """A knowledge file that cannot be read as one (not UTF-8, or holding a NUL byte: a
+    hand edit, a collaborator's commit made without the hooks); the message names it and
+    says how to fix it."""
 
 
 class InvalidArgumentError(AutopoiesisError):

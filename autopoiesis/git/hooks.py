@@ -10,7 +10,8 @@ pre-commit rejects (exit 1, naming the file):
     cap (formats/topic.py: MAX_TOPIC_BYTES);
   * a knowledge file whose frontmatter does not parse (every reader would trip on it);
   * a knowledge file or topic that holds a merge's conflict markers (a conflict staged
-    with `git add` before its markers were edited out).
+    with `git add` before its markers were edited out), or a NUL byte (binary to git and
+    to the index).
 It warns (the commit goes ahead) about MEMORY.md over 90% of the cap (180 lines) and
 topics without triggers.
 
@@ -366,6 +367,14 @@ def check_changes(
         if path.startswith("raw/conversations/"):
             if path not in committed and check_transcript(path, text, result):
                 new_transcripts[path] = text
+            continue
+        if "\x00" in text:
+            line = text.count("\n", 0, text.index("\x00")) + 1
+            result.errors.append(
+                f"{path}: line {line} holds a NUL byte, which makes the file binary to git "
+                "(no diff, no merge by entry) and to search (left out whole); memory files "
+                "are UTF-8 Markdown. Delete that byte, then `git add` the file."
+            )
             continue
         check_conflict_markers(path, text, result)
         if path == MEMORY_FILE:

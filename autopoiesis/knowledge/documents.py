@@ -66,6 +66,13 @@ class KnowledgeDocuments:
                 f"{relpath} is not UTF-8 text (byte {exc.start}); knowledge files are UTF-8 "
                 f"Markdown. Fix its text, or remove it with `git rm {relpath}`."
             ) from None
+        if "\x00" in text:  # git and the index take the file for binary: no diff, no search
+            line = text.count("\n", 0, text.index("\x00")) + 1
+            raise KnowledgeFileError(
+                f"{relpath} holds a NUL byte (line {line}), which makes it binary to git and "
+                "to search; knowledge files are UTF-8 Markdown. Delete that byte (`grep -naP "
+                f"'\\x00' {relpath}` shows the line)."
+            )
         doc = kf.parse(text)
         if self._batching:
             self._docs[relpath] = doc

@@ -1,0 +1,42 @@
+"""Knowledge files a person edits by hand while autopoiesis keeps writing them: what the
+writer, the hooks and the pruner do with a hand edit they cannot take as it is. Nothing a
+person wrote is lost, cut or committed broken, and each refusal says what to do."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
+from autopoiesis.errors import KnowledgeFileError
+from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
+from autopoiesis.knowledge.writer import KnowledgeWriter
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+def lesson(text: str, minutes: int = 0) -> KnowledgeChange:
+    when = T0.replace(minute=minutes)
+    prov = Provenance("raw/conversations/2026/03/02/0900-ses_h-a.md", when, "test@1", "ses_h")
+    return KnowledgeChange(MEMORY_FILE, "append", "Lessons Learned", text, prov, dated=True)
+
+
+def test_a_nul_byte_typed_into_memory_is_neither_written_over_nor_committed(
+    memory_repo: MemoryRepo, commit_all
+) -> None:
+    """A NUL makes MEMORY.md binary to git (no diff, no merge by entry) and to the index
+    (left out of search whole): the writer does not add to it and the hook refuses it,
+    each naming the line, and the person's text stays as they wrote it."""
+    mem = memory_repo.root / MEMORY_FILE
+    edited = mem.read_bytes() + b"- my note \x00 pasted from a terminal\n"
+    mem.write_bytes(edited)
+    line = edited.decode().count("\n")
+
+    with pytest.raises(KnowledgeFileError, match=f"NUL byte \\(line {line}\\)"):
+        KnowledgeWriter(memory_repo).apply([lesson("Reset the staging database first")])
+    assert mem.read_bytes() == edited
+
+    proc = commit_all(memory_repo.root, check=False)
+    assert proc.returncode != 0
+    assert f"{MEMORY_FILE}: line {line} holds a NUL byte" in proc.stderr
