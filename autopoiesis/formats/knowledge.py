@@ -57,7 +57,7 @@ from functools import lru_cache
 from typing import Any
 
 from autopoiesis.core.clock import format_minute, format_ts, utc
-from autopoiesis.core.frontmatter import parse_yaml, scalar
+from autopoiesis.core.frontmatter import BOM, parse_yaml, scalar
 from autopoiesis.core.paths import MEMORY_FILE
 from autopoiesis.core.text import STOPWORDS
 from autopoiesis.errors import FrontmatterError
@@ -335,6 +335,7 @@ class KnowledgeDoc:
     frontmatter: str | None
     sections: tuple[Section, ...] = field(default_factory=lambda: (Section(0, ""),))
     final_newline: bool = True
+    bom: bool = False  # the file began with a byte order mark (Notepad's), kept in front
 
     # ── reading ──
     def meta(self) -> dict[str, Any]:
@@ -501,7 +502,13 @@ def parse(text: str) -> KnowledgeDoc:
     """Parse any text into a KnowledgeDoc; never fails (unknown shapes stay plain lines).
 
     The fences are found here, not by core.frontmatter.split: that one normalises BOM and
-    CRLF and refuses an unclosed fence, and this parse must give back every byte."""
+    CRLF and refuses an unclosed fence, and this parse must give back every byte. A
+    leading byte order mark is set aside (`bom`), so the fence and a heading behind it
+    are still found: a file an editor saved with one keeps its frontmatter, which a
+    writer updates in place rather than putting a second one above it."""
+    bom = text.startswith(BOM)
+    if bom:
+        text = text[len(BOM) :]
     frontmatter: str | None = None
     body = text
     if text.startswith("---\n"):
@@ -527,7 +534,7 @@ def parse(text: str) -> KnowledgeDoc:
             continue
         current.append(line if in_fence else parse_line(line))
     sections.append(Section(current_level, current_title, tuple(current)))
-    return KnowledgeDoc(frontmatter, tuple(sections), final_newline)
+    return KnowledgeDoc(frontmatter, tuple(sections), final_newline, bom)
 
 
 def render(doc: KnowledgeDoc) -> str:
@@ -538,9 +545,10 @@ def render(doc: KnowledgeDoc) -> str:
             out.append(h)
         out.extend(l.render() if isinstance(l, Entry) else l for l in s.lines)
     body = "\n".join(out) + ("\n" if doc.final_newline else "")
+    head = BOM if doc.bom else ""
     if doc.frontmatter is None:
-        return body
-    return f"---\n{doc.frontmatter}---\n" + body
+        return head + body
+    return f"{head}---\n{doc.frontmatter}---\n" + body
 
 
 # A struck-through bullet that names its successor: the canonical entry, and the short

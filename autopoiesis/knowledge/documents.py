@@ -130,7 +130,7 @@ class KnowledgeDocuments:
                 lines.append(line)
             sections.append(kf.Section(sec.level, r(sec.title), tuple(lines)))
         fm = r(doc.frontmatter) if doc.frontmatter else doc.frontmatter
-        return kf.KnowledgeDoc(fm, tuple(sections), doc.final_newline)
+        return kf.KnowledgeDoc(fm, tuple(sections), doc.final_newline, doc.bom)
 
     def forget(self, relpath: str) -> None:
         """Drop a cached document (its file was moved or removed by someone else)."""

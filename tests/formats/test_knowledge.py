@@ -36,6 +36,7 @@ LINES = st.one_of(
 def test_any_text_round_trips(lines: list[str], final_newline: bool) -> None:
     text = "\n".join(lines) + ("\n" if final_newline else "")
     assert kf.render(kf.parse(text)) == text
+    assert kf.render(kf.parse("\ufeff" + text)) == "\ufeff" + text  # an editor's BOM too
 
 
 ENTRY_TEXT = st.text(

@@ -10,6 +10,7 @@ import pytest
 
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.errors import KnowledgeFileError
+from autopoiesis.formats import knowledge as kf
 from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
 from autopoiesis.knowledge.writer import KnowledgeWriter
 
@@ -40,3 +41,21 @@ def test_a_nul_byte_typed_into_memory_is_neither_written_over_nor_committed(
     proc = commit_all(memory_repo.root, check=False)
     assert proc.returncode != 0
     assert f"{MEMORY_FILE}: line {line} holds a NUL byte" in proc.stderr
+
+
+def test_a_memory_saved_with_a_byte_order_mark_keeps_its_one_frontmatter(
+    memory_repo: MemoryRepo,
+) -> None:
+    """Notepad saves UTF-8 with a BOM: the writer found no frontmatter behind it, put a
+    second one above it and left the person's (`type: memory`) in the body as text."""
+    mem = memory_repo.root / MEMORY_FILE
+    mem.write_bytes(b"\xef\xbb\xbf" + mem.read_bytes() + b"- my hand note, saved in Notepad\n")
+
+    KnowledgeWriter(memory_repo).apply([lesson("Reset the staging database before a load test")])
+    text = mem.read_text(encoding="utf-8")
+    assert text.startswith("\ufeff---\ntype: memory\n")
+    assert text.count("---\n") == 2 and text.count("type: memory") == 1
+    doc = kf.parse(text)
+    assert doc.meta()["entry_count"] == 1 and doc.meta()["line_count"] == text.count("\n")
+    assert "- my hand note, saved in Notepad" in text
+    assert [e.text for _, e in doc.entries()] == ["Reset the staging database before a load test"]
