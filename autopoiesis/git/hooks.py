@@ -134,11 +134,23 @@ def check_memory(text: str, cap: int, result: CheckResult) -> None:
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     hard, soft = int(cap * 1.1), int(cap * 0.9)
     if lines > hard:
-        result.errors.append(
-            f"{MEMORY_FILE} has {lines} lines, over the limit of {hard} (cap {cap}). Prune it "
-            "first "
-            "(`autopoiesis prune`), or move detail into project or people files."
-        )
+        from autopoiesis.formats.knowledge import parse
+
+        by_hand = lines - sum(1 for _ in parse(text).entries())
+        if by_hand > hard:  # prune moves entries only: it cannot bring this file under
+            result.errors.append(
+                f"{MEMORY_FILE} has {lines} lines, over the limit of {hard} (cap {cap}), "
+                f"and {by_hand} of them are not entries (written by hand: notes, headings, "
+                "blank lines), which `autopoiesis prune` never moves. Move some of them into "
+                "project or people files, or raise lifecycle.memory_line_cap in "
+                "memory-config.yaml."
+            )
+        else:
+            result.errors.append(
+                f"{MEMORY_FILE} has {lines} lines, over the limit of {hard} (cap {cap}). "
+                "Prune it first (`autopoiesis prune`), or move detail into project or people "
+                "files."
+            )
     elif lines > cap:  # a hand edit or a merge: the writer never takes it past the cap
         result.warnings.append(
             f"{MEMORY_FILE} has {lines} lines, over its cap of {cap}; `autopoiesis prune` "

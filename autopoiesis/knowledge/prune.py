@@ -309,8 +309,8 @@ class MemoryPruner(LLMStage):
             # lost, and the next commit takes them; the user must know both
             raise GitError(
                 f"{exc} The files are changed on disk and kept ({', '.join(paths[:3])}"
-                f"{' ...' if len(paths) > 3 else ''}); once the cause is fixed (free disk "
-                "space), `autopoiesis commit` commits them."
+                f"{' ...' if len(paths) > 3 else ''}); once what it names is fixed, "
+                "`autopoiesis commit` commits them."
             ) from None
         return MaintenanceResult(result.actions, result.paths, sha, result.flagged)
 

@@ -59,3 +59,26 @@ def test_a_memory_saved_with_a_byte_order_mark_keeps_its_one_frontmatter(
     assert doc.meta()["entry_count"] == 1 and doc.meta()["line_count"] == text.count("\n")
     assert "- my hand note, saved in Notepad" in text
     assert [e.text for _, e in doc.entries()] == ["Reset the staging database before a load test"]
+
+
+def test_a_memory_over_its_limit_in_hand_written_lines_is_not_sent_to_prune(
+    memory_repo: MemoryRepo, cli, commit_all
+) -> None:
+    """500 hand-written lines: prune moves entries only, so "Prune it first" sent the
+    person round in a circle, and prune's own refusal blamed the free disk space."""
+    mem = memory_repo.root / MEMORY_FILE
+    KnowledgeWriter(memory_repo).apply([lesson("Reset the staging database before a load test")])
+    commit_all(memory_repo.root, "an entry")
+    mem.write_text(mem.read_text() + "".join(f"- zebra note {i}\n" for i in range(500)))
+
+    proc = commit_all(memory_repo.root, check=False)
+    assert proc.returncode != 0
+    assert "which `autopoiesis prune` never moves" in proc.stderr
+    assert "Prune it first" not in proc.stderr
+
+    pruned = cli("prune", repo=memory_repo)
+    assert pruned.returncode == 1 and "Traceback" not in pruned.stderr
+    assert "free disk" not in pruned.stderr
+    assert "which `autopoiesis prune` never moves" in pruned.stderr
+    text = mem.read_text()  # every hand line is still there
+    assert all(f"- zebra note {i}\n" in text for i in range(500))
