@@ -14,13 +14,22 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from autopoiesis.core.paths import MemoryRepo, atomic_write, category_of
+from autopoiesis.core.paths import (
+    IDENTITY_DIR,
+    IDENTITY_FILES,
+    INDEX_FILES,
+    MemoryRepo,
+    atomic_write,
+    category_of,
+)
 from autopoiesis.errors import InvalidArgumentError
 from autopoiesis.formats.wikilinks import file_keys, link_key, parse_links, resolve, rewrite_targets
 from autopoiesis.git.hooks import secrets_in_names
 
 # The folders whose notes are moved and whose links are rewritten.
 NOTE_DIRS = ("knowledge", "topics", "archive")
+# The notes autopoiesis finds by their path, never by a link: they do not move
+FIXED_PATHS = frozenset(INDEX_FILES) | {f"{IDENTITY_DIR}/{name}" for name in IDENTITY_FILES}
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,13 @@ def _check(repo: MemoryRepo, old: str, new: str) -> tuple[str, str]:
     if not (repo.root / old_rel).is_file():
         raise InvalidArgumentError(
             f"there is no note {old_rel}; `git ls-files knowledge` lists them."
+        )
+    if old_rel in FIXED_PATHS:
+        raise InvalidArgumentError(
+            f"{old_rel} is read and written at that path (the core memory, an index of the "
+            "people or projects, an identity file): moved, it would leave every compiled "
+            "context without a word, and the writer would start a new one in its place. "
+            "Move entries out of it by editing it instead; nothing was moved."
         )
     masked = secrets_in_names(repo.root, [new_rel]).get(new_rel)
     if masked is not None:

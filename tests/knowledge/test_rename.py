@@ -77,3 +77,19 @@ def test_mv_refuses_a_new_name_that_holds_a_secret(memory_repo: MemoryRepo, cli,
     assert token not in out.stderr
     assert (memory_repo.root / "knowledge/people/ann.md").is_file()
     assert token not in git(memory_repo, "rev-list", "--all", "--objects").stdout
+
+
+def test_mv_refuses_a_note_autopoiesis_finds_by_its_path(memory_repo: MemoryRepo, cli) -> None:
+    """`mv knowledge/memory/MEMORY.md knowledge/memory/CORE.md` took the core memory out of
+    every compiled context, and the next extraction started an empty MEMORY.md."""
+    for fixed in (
+        "knowledge/memory/MEMORY.md",
+        "knowledge/people/_index.md",
+        "knowledge/identity/USER.md",
+    ):
+        before = (memory_repo.root / fixed).read_bytes()
+        done = cli("mv", fixed, "knowledge/reference/moved.md", repo=memory_repo)
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        assert f"{fixed} is read and written at that path" in done.stderr
+        assert (memory_repo.root / fixed).read_bytes() == before
+        assert not (memory_repo.root / "knowledge/reference/moved.md").exists()
