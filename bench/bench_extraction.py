@@ -149,7 +149,13 @@ def measure(show_unlabelled: bool = False) -> dict[str, dict[str, Any]]:
     by_key = {(x["session"], _file_key(x["file"]), x["text"]): x["label"] for x in labels}
     srcs = sessions()
     here = {name for name, _ in srcs}
-    facts = [x for x in labels if x["label"] == "useful" and x["session"] in here]
+    # a label that is another's entry in other words (`variant_of`: the same session's
+    # line as a later version words it) judges that entry, and is no fact of its own
+    facts = [
+        x
+        for x in labels
+        if x["label"] == "useful" and x["session"] in here and "variant_of" not in x
+    ]
     out: dict[str, dict[str, Any]] = {}
     for version, keys in VERSIONS.items():
         rows = produced(srcs, keys)

@@ -2119,3 +2119,15 @@ def test_a_title_that_opens_with_session_is_no_session_id() -> None:
         topic="Session Start Error for Task 008",
     ) == ["Session Start Error for Task 008 (2 turns)"]
     assert _journal_of(("user", terminal), ("agent", "Let me check."), title="Session s1") == []
+
+
+def test_the_journal_counts_a_session_in_words_that_agree() -> None:
+    """'(2 turns, 1 tool calls)' was the line of a session with one call that did nothing
+    it could report."""
+    looked = ("grep_search", "cart total", "no matches")
+    assert _journal_of_calls([looked]) == [
+        "Fix the empty cart total in the shop (2 turns, 1 tool call)"
+    ]
+    assert _journal_of_calls([looked, looked]) == [
+        "Fix the empty cart total in the shop (2 turns, 2 tool calls)"
+    ]

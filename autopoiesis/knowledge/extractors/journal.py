@@ -297,7 +297,8 @@ def _size(t: tf.Transcript) -> str:
     """The session's size, as v2 says it (with nothing done to report; so a decision's own
     "Decided:" line is not taken for a restatement of the request)."""
     tools = sum(isinstance(i, tf.ToolCall) for turn in t.turns for i in turn.items)
-    return f" ({len(t.turns)} turns" + (f", {tools} tool calls)" if tools else ")")
+    calls = f", {tools} tool call{'s' if tools > 1 else ''}" if tools else ""
+    return f" ({len(t.turns)} turn{'s' if len(t.turns) > 1 else ''}{calls})"
 
 
 def _canonical_v3(src: SourceTranscript, project: str) -> list[tuple[Sentence, KnowledgeChange]]:
