@@ -117,6 +117,29 @@ READ_SCOPE = (*CONTENT_DIRS, SHARED_DIR, *READ_FILES)
 ODD_NAME = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 
 
+def secrets_in_names(root: Path, paths: list[str]) -> dict[str, str]:
+    """Each of PATHS whose name holds what looks like a secret, shown with it redacted. A
+    file's name is committed, pushed and listed as it is, where its text's secrets are
+    redacted, and a name cannot be redacted in place: the file is renamed, by whoever
+    named it. (A transcript's name is made of its redacted session id and first message,
+    formats/transcript_meta.) The names are read as one text, a name a line (a tree's ten
+    thousand names cost one pass, not ten thousand calls)."""
+    names = [p for p in paths if not ODD_NAME.search(p)]  # a line break would shift them
+    if not names:
+        return {}
+    from autopoiesis.core.paths import MemoryRepo
+
+    redact = MemoryRepo(root).redactor().redact
+    joined = "\n".join(names)
+    masked = redact(joined)
+    if masked == joined:
+        return {}
+    lines = masked.split("\n")
+    if len(lines) != len(names):  # a marker across names: each name on its own
+        lines = [redact(name) for name in names]
+    return {name: shown for name, shown in zip(names, lines, strict=True) if shown != name}
+
+
 def in_read_scope(path: str) -> bool:
     """Whether PATH (repo-relative) lies where autopoiesis reads (READ_SCOPE)."""
     return path in READ_FILES or path.split("/", 1)[0] in (*CONTENT_DIRS, SHARED_DIR)
@@ -143,11 +166,25 @@ def misplaced(path: str, mode: str) -> str | None:
 
 def link_findings(root: Path, commit: str) -> list[Finding]:
     """What `misplaced` names in COMMIT's tree, or a file of the memory folders whose name
-    holds a control character: the pre-commit hook refuses both, so one that is there came
-    by a commit made without the hooks, or from a collaborator."""
+    holds a control character or a secret (`secrets_in_names`, shown without it): the
+    pre-commit hook refuses them all, so one that is there came by a commit made without
+    the hooks, or from a collaborator."""
     out = git_real(root, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *READ_SCOPE)
     findings: list[Finding] = []
-    for entry in decode(out).split("\x00"):
+    entries = decode(out).split("\x00")
+    named = [e.partition("\t")[2] for e in entries]
+    for shown in secrets_in_names(root, [p for p in named if p]).values():
+        findings.append(
+            Finding(
+                shown,
+                commit,
+                "name",
+                "a name that holds what looks like a secret, shown without it (rename the "
+                "file without it with `git mv` and commit; `autopoiesis forget` takes the "
+                "name out of the history)",
+            )
+        )
+    for entry in entries:
         meta, _, path = entry.partition("\t")
         mode = meta.split(" ", 1)[0]
         if path and ODD_NAME.search(path):

@@ -38,7 +38,7 @@ from pathlib import Path
 from autopoiesis.core.paths import CONTENT_DIRS, MEMORY_FILE, MemoryRepo, template_dir
 from autopoiesis.core.text import is_utf8
 from autopoiesis.errors import FrontmatterError, GitError
-from autopoiesis.git.history import ODD_NAME, in_read_scope, misplaced
+from autopoiesis.git.history import ODD_NAME, in_read_scope, misplaced, secrets_in_names
 from autopoiesis.git.runner import (
     Change,
     GitCommandError,
@@ -229,19 +229,6 @@ def _refuse_links(modes: dict[str, str], result: CheckResult) -> None:
                 f"{path}: {why}; a memory holds regular files there. "
                 f"Undo with `git rm --cached {path}`."
             )
-
-
-def secrets_in_names(root: Path, paths: list[str]) -> dict[str, str]:
-    """Each of PATHS whose name holds what looks like a secret, shown with it redacted. A
-    file's name is committed, pushed and listed as it is, where its text's secrets are
-    redacted, and a name cannot be redacted in place: the file is renamed, by whoever
-    named it. (A transcript's name is made of its redacted session id and first message,
-    formats/transcript_meta.)"""
-    if not paths:
-        return {}
-    redact = MemoryRepo(root).redactor().redact
-    shown = {path: redact(path) for path in paths}
-    return {path: masked for path, masked in shown.items() if masked != path}
 
 
 def _refuse_odd_names(root: Path, changes: list[Change], result: CheckResult) -> None:

@@ -24,7 +24,7 @@ from autopoiesis.core.paths import (
 )
 from autopoiesis.errors import InvalidArgumentError
 from autopoiesis.formats.wikilinks import file_keys, link_key, parse_links, resolve, rewrite_targets
-from autopoiesis.git.hooks import secrets_in_names
+from autopoiesis.git.history import secrets_in_names
 
 # The folders whose notes are moved and whose links are rewritten.
 NOTE_DIRS = ("knowledge", "topics", "archive")

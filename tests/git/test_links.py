@@ -161,3 +161,12 @@ def test_a_name_that_holds_a_secret_is_refused_shown_without_it(
     git(memory_repo, "add", "-A")
     assert git(memory_repo, "commit", "-m", "deploy", check=False).returncode != 0
     assert token not in git(memory_repo, "rev-list", "--all", "--objects").stdout
+    # committed without the hooks (or by a collaborator), `verify` reports it, without it
+    git(memory_repo, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "no hooks")
+    verify = cli("verify", repo=memory_repo)
+    assert verify.returncode == 1
+    assert (
+        "knowledge/reference/deploy-[redacted:github_token].md: a name that holds what looks "
+        "like a secret" in verify.stdout
+    )
+    assert token not in verify.stdout + verify.stderr
