@@ -9,26 +9,12 @@ from pathlib import Path
 
 from autopoiesis.core.paths import MemoryRepo, git_state_path
 from autopoiesis.core.project import project_name, session_project
-
-
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
+from tests.core.test_project import _git
+from tests.core.test_project import _repo as _make_repo
 
 
 def _repo(path: Path, remote: str | None = None) -> str:
-    path.mkdir(parents=True)
-    _git(path, "init", "-q", "-b", "main")
-    (path / "README.md").write_text("hi\n")
-    _git(path, "add", "README.md")
-    _git(path, "commit", "-q", "-m", "first")
-    if remote:
-        _git(path, "remote", "add", "origin", remote)
-    return str(path)
+    return str(_make_repo(path, remote))
 
 
 def _record(memory: MemoryRepo) -> dict:

@@ -9,6 +9,7 @@ import sys
 import textwrap
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -31,6 +32,16 @@ SECRETS = {
     "url_password": "postgres://admin:hunter2@db.internal:5432/app",
     "private_key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n-----END OPENSSH PRIVATE KEY-----",
 }
+
+
+def _all_objects(root: Path) -> bytes:
+    """Every object of the repository at ROOT, as `git cat-file` prints them."""
+    return subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"],
+        cwd=root,
+        capture_output=True,
+        check=True,
+    ).stdout
 
 
 @pytest.mark.parametrize("kind, secret", SECRETS.items())
@@ -160,12 +171,7 @@ def test_a_key_pasted_over_two_messages_reaches_git_in_neither(memory_repo) -> N
     cap.on_message(s, "user", f"{_KEY_LINES[1]}\n{_KEY_LINES[2]}\n{_FOOTER}")
     closed = cap.on_session_end(s)
     assert closed is not None and closed.commit
-    objects = subprocess.run(
-        ["git", "cat-file", "--batch-all-objects", "--batch"],
-        cwd=memory_repo.root,
-        capture_output=True,
-        check=True,
-    ).stdout
+    objects = _all_objects(memory_repo.root)
     for line in _KEY_LINES:
         assert line.encode() not in objects
 
@@ -312,12 +318,7 @@ def test_a_real_capture_keeps_no_byte_of_any_corpus_secret(memory_repo, git) -> 
     closed = cap.on_session_end(s)
     assert closed is not None and closed.commit
     text = (memory_repo.root / closed.path).read_text(encoding="utf-8")
-    objects = subprocess.run(
-        ["git", "cat-file", "--batch-all-objects", "--batch"],
-        cwd=memory_repo.root,
-        capture_output=True,
-        check=True,
-    ).stdout
+    objects = _all_objects(memory_repo.root)
     for sample in CORPUS:
         for secret in sample.secrets:
             assert secret not in text, f"{sample.kind} leaked into the transcript"
