@@ -131,17 +131,21 @@ def _cli(repo: Path | None, *args: str, stdin: str | None = None, cwd: Path | No
 
 def _session_start_answers(repo: Path, qfile: Path, tmp: Path) -> dict:
     """Per question kind, the share of QFILE's questions whose answer pattern the context a
-    Claude Code session starts with holds: the real SessionStart hook, run in a git
-    repository named after the question's project (as the agent would start in it), at
-    the hooks' default budget."""
+    Claude Code session starts with holds: the real SessionStart hook, run in the git
+    checkout the project's sessions were exported from (`_lay_out`: where the agent
+    would start again), else in a new one named after the project, at the hooks' default
+    budget. (A new checkout beside the laid-out one, both without a remote, is another
+    codebase of one name to the memory: core/project_names.)"""
     from autopoiesis.eval.questions import load_questions
 
     questions = load_questions(qfile).groups[0]  # with the eval's own answer patterns
     contexts: dict[str, str] = {}
     for project in sorted({q.project or "" for q in questions}):
-        folder = tmp / "checkouts" / project
-        folder.mkdir(parents=True)
-        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+        folder = tmp / "projects" / project
+        if not (folder / ".git").is_dir():
+            folder = tmp / "checkouts" / project
+            folder.mkdir(parents=True)
+            subprocess.run(["git", "init", "-q", str(folder)], check=True)
         payload = {
             "session_id": f"bench-{project}",
             "transcript_path": str(tmp / f"{project}.jsonl"),
