@@ -118,6 +118,17 @@ CRON_SETTINGS = (
 )
 
 
+def shown(value: Any) -> str:
+    """VALUE as an error message shows it: its repr, cut short. A settings file may hold a
+    string of a MiB or a list of thousands, and the warning saying it is wrong is printed by
+    every command."""
+    import reprlib
+
+    short = reprlib.Repr()
+    short.maxstring, short.maxother, short.maxlist, short.maxdict = 80, 80, 6, 6
+    return short.repr(value)
+
+
 def check_number(where: str, value: Any, rule: NumberRule) -> int | float | None:
     """VALUE as the number RULE asks for, or a ConfigError saying what to write."""
     if value is None and rule.nullable:
@@ -130,7 +141,7 @@ def check_number(where: str, value: Any, rule: NumberRule) -> int | float | None
     if ok and not (rule.minimum <= value <= rule.maximum):
         ok = False
     if not ok:
-        raise ConfigError(f"{where} must be {rule.describe()}, not {value!r}.")
+        raise ConfigError(f"{where} must be {rule.describe()}, not {shown(value)}.")
     return float(value) if rule.kind is float else int(value)
 
 
@@ -141,17 +152,75 @@ _ALIASES: dict[tuple[str, str], tuple[str, str]] = {
 }
 
 
-def _load_yaml(text: str, source: str) -> Any:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+# How deep a settings file's mappings and lists may nest: the deepest setting,
+# capture.redaction.extra_patterns[i].name, is five levels down
+MAX_CONFIG_DEPTH = 16
 
+
+def _load_yaml(text: str, source: str) -> Any:
+    """TEXT (a settings file, SOURCE) as YAML has it, or a ConfigError naming the line.
+
+    The shared file travels with the repository, so it is read as untrusted: an alias
+    (`*name` of an `&name` anchor) is refused (nine lines of them nested, "billion
+    laughs", passed validation inside an extra pattern and hung every command writing the
+    settings cache, and any error message showing the value), so is nesting past
+    MAX_CONFIG_DEPTH (50,000 `[` raised RecursionError in every command), and a value
+    PyYAML's constructors cannot make (`2026-13-01`, an integer of 5,000 digits) is named
+    as such, not raised as a ValueError."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.composer import MaxDepthExceededError
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.events import AliasEvent
+
+    yaml = YAML(typ="safe", pure=True)
+    yaml.max_depth = MAX_CONFIG_DEPTH
+    fix = "Fix that line, or delete the file to use the defaults."
     try:
-        return YAML(typ="safe", pure=True).load(text)
+        if "*" in text:  # an alias is written `*name`: read the events before any node
+            for event in yaml.parse(text):
+                if isinstance(event, AliasEvent):
+                    raise ConfigError(
+                        f"{source}, line {event.start_mark.line + 1}: the settings use a YAML "
+                        f"alias (*{event.anchor}); write each value out."
+                    )
+        return yaml.load(text)
+    except MaxDepthExceededError as exc:
+        raise ConfigError(
+            f"{source}{_line_of(exc)}: the settings nest lists or mappings more than "
+            f"{MAX_CONFIG_DEPTH} levels deep; no setting is nested that far. {fix}"
+        ) from None
+    except RecursionError:
+        raise ConfigError(
+            f"{source}: the settings nest lists or mappings too deep to read. {fix}"
+        ) from None
     except YAMLError as exc:
         raise ConfigError(
-            f"{source} is not valid YAML: {exc}. Fix the line shown, or delete the file to use "
-            "the defaults."
+            f"{source}{_line_of(exc)} is not valid YAML: {_yaml_problem(exc)}. {fix}"
         ) from exc
+    except (ValueError, OverflowError) as exc:
+        # a date that does not exist (`2026-13-01`), an integer of thousands of digits:
+        # YAML's constructors raise a plain ValueError, which no caller expects
+        raise ConfigError(
+            f"{source} holds a value YAML cannot read ({str(exc).split('; use ')[0]}): a date "
+            "that does not exist or "
+            "a number too long. Correct it, or quote it to keep it as text."
+        ) from exc
+
+
+def _line_of(exc: Exception) -> str:
+    """', line N' for a YAML error that knows where it happened, else ''."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return f", line {mark.line + 1}" if mark is not None else ""
+
+
+def _yaml_problem(exc: Exception) -> str:
+    """What a YAML error says is wrong, without its library's advice (how to turn the
+    duplicate key check off) or its excerpt of the text (the line is named instead)."""
+    problem = getattr(exc, "problem", None)
+    context = getattr(exc, "context", None)
+    if not problem:
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"{problem} ({context})" if context else str(problem)
 
 
 def template_text() -> str:
@@ -336,19 +405,19 @@ def _check_type(where: str, value: Any, default: Any, rule: NumberRule | None = 
     if default is None:
         if value is None or isinstance(value, str):
             return value
-        raise ConfigError(f"{where} must be a string or null, not {value!r}.")
+        raise ConfigError(f"{where} must be a string or null, not {shown(value)}.")
     if isinstance(default, bool):
         if isinstance(value, bool):
             return value
-        raise ConfigError(f"{where} must be true or false, not {value!r}.")
+        raise ConfigError(f"{where} must be true or false, not {shown(value)}.")
     if isinstance(default, str):
         if isinstance(value, str):
             return value
-        raise ConfigError(f"{where} must be a string, not {value!r}.")
+        raise ConfigError(f"{where} must be a string, not {shown(value)}.")
     if isinstance(default, list):
         if isinstance(value, list):
             return value
-        raise ConfigError(f"{where} must be a list, not {value!r}.")
+        raise ConfigError(f"{where} must be a list, not {shown(value)}.")
     return value
 
 
@@ -360,12 +429,13 @@ def _merge(
         where = f"{path}.{key}" if path else str(key)
         if key not in defaults:
             known = ", ".join(sorted(defaults))
-            raise ConfigError(f"{source}: unknown setting '{where}'. Known settings here: {known}.")
+            name = where if len(where) <= 80 else where[:77] + "..."  # a key may be a MiB long
+            raise ConfigError(f"{source}: unknown setting '{name}'. Known settings here: {known}.")
         default = defaults[key]
         if isinstance(default, dict):
             if not isinstance(value, dict):
                 raise ConfigError(
-                    f"{source}: '{where}' must be a mapping of settings, not {value!r}."
+                    f"{source}: '{where}' must be a mapping of settings, not {shown(value)}."
                 )
             merged[key] = _merge(default, value, where, source)
         else:
@@ -419,14 +489,14 @@ def _check_choices(values: dict[str, Any], source: str) -> None:
     for (section, key), allowed in _ENUMS.items():
         if values[section][key] not in allowed:
             raise ConfigError(
-                f"{source}: '{section}.{key}' is {values[section][key]!r}; write one of: "
+                f"{source}: '{section}.{key}' is {shown(values[section][key])}; write one of: "
                 f"{', '.join(allowed)}."
             )
     for section, key in _PLUGIN_NAMES:
         if not _PLUGIN_NAME_RE.match(values[section][key]):
             raise ConfigError(
-                f"{source}: '{section}.{key}' is {values[section][key]!r}; write a plugin name "
-                "such as offline or openai."
+                f"{source}: '{section}.{key}' is {shown(values[section][key])}; write a plugin "
+                "name such as offline or openai."
             )
     for section, key in CRON_SETTINGS:
         from autopoiesis.core.clock import check_cron
@@ -434,13 +504,13 @@ def _check_choices(values: dict[str, Any], source: str) -> None:
         problem = check_cron(values[section][key])
         if problem:
             raise ConfigError(
-                f"{source}: '{section}.{key}' is {values[section][key]!r}, which {problem}."
+                f"{source}: '{section}.{key}' is {shown(values[section][key])}, which {problem}."
             )
     globs = values["daemon"]["session_globs"]
     if not all(isinstance(g, str) and g.strip() for g in globs):
         raise ConfigError(
             f"{source}: 'daemon.session_globs' must be a list of glob patterns such as "
-            f"~/.claude/projects/*/*.jsonl (or [] for no session watcher), not {globs!r}."
+            f"~/.claude/projects/*/*.jsonl (or [] for no session watcher), not {shown(globs)}."
         )
 
 
@@ -456,6 +526,14 @@ def _build(values: dict[str, Any], source: str) -> Config:
             raise ConfigError(
                 f"{source}: capture.redaction.extra_patterns[{i}] must be a mapping like {{name: "
                 f"KIND, pattern: REGEX}}."
+            )
+        unknown = sorted(map(str, set(item) - set(RedactionPattern._fields)))
+        if unknown:
+            # a key no code reads was silently dropped (`flags: i` did nothing), and it
+            # carried any value past every check, into the settings cache
+            raise ConfigError(
+                f"{source}: capture.redaction.extra_patterns[{i}] has an unknown key "
+                f"'{unknown[0]}'; an extra pattern has only name and pattern."
             )
         from autopoiesis.core.redact_library import compile_extra_pattern
 
@@ -497,7 +575,7 @@ def _private(values: dict[str, Any], source: str) -> PrivateConfig:
         if not all(isinstance(p, str) and p.strip() and "\n" not in p for p in patterns):
             raise ConfigError(
                 f"{source}: 'private.{key}' must be a list of path patterns such as "
-                f"knowledge/private/** (or []), not {patterns!r}."
+                f"knowledge/private/** (or []), not {shown(patterns)}."
             )
         out[key] = tuple(p.strip() for p in patterns)
     return PrivateConfig(**out)

@@ -100,3 +100,63 @@ def test_deadline_seconds_is_null_or_a_positive_number() -> None:
 def test_a_plugin_name_with_a_final_newline_is_refused(section: str, key: str) -> None:
     with pytest.raises(ConfigError, match="write a plugin name"):
         parse_config(f'{section}:\n  {key}: "offline\\n"\n')
+
+
+def _laughs(indent: str) -> str:
+    """Nine lines of nested aliases ("billion laughs"): 9**9 strings once expanded."""
+    lines = [f"{indent}a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"{indent}a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)]
+    return "\n".join(lines) + "\n"
+
+
+def test_an_alias_is_refused_naming_its_line() -> None:
+    """memory-config.yaml travels with the repository. Nested aliases inside an extra
+    pattern's mapping passed every check, and each command then wrote the settings cache
+    as JSON, expanding them: `doctor` hung, `status` ran out of memory."""
+    bomb = (
+        "capture:\n  redaction:\n    extra_patterns:\n"
+        "      - name: foo\n        pattern: 'foo[0-9]+'\n        junk:\n" + _laughs(" " * 10)
+    )
+    with pytest.raises(ConfigError, match=r"line 8: the settings use a YAML alias \(\*a0\)"):
+        parse_config(bomb)
+    with pytest.raises(ConfigError, match="alias"):
+        parse_config("llm:\n  models:\n    gate: &m gpt-4o\n    extract: *m\n")
+
+
+def test_an_extra_pattern_with_a_key_no_code_reads_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"extra_patterns\[0\] has an unknown key 'flags'"):
+        parse_config(
+            "capture:\n  redaction:\n    extra_patterns:\n"
+            "      - {name: a, pattern: 'a[0-9]+', flags: i}\n"
+        )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("context_compiler: " + "[" * 5000 + "]" * 5000 + "\n", "more than 16 levels deep"),
+        ("".join("  " * i + f"k{i}:\n" for i in range(2000)), "more than 16 levels deep"),
+        ("llm:\n  api_key_env: 2026-13-01\n", r"a date that does not exist.*quote it"),
+        ("llm:\n  daily_token_budget: " + "9" * 5000 + "\n", "value has 5000 digits"),
+    ],
+)
+def test_yaml_no_setting_can_be_made_of_is_named_not_raised(text: str, message: str) -> None:
+    """Deep nesting raised RecursionError, an impossible date or an integer of thousands of
+    digits a ValueError: a traceback from every command, `doctor` 'the check failed'."""
+    with pytest.raises(ConfigError, match=message):
+        parse_config(text)
+
+
+def test_a_yaml_error_names_the_line_without_the_librarys_advice() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config("context_compiler:\n  token_budget: 4000\n  token_budget: 9000\n")
+    message = str(info.value)
+    assert message.startswith("memory-config.yaml, line 3 is not valid YAML: found duplicate key")
+    assert "suppress" not in message and "<unicode string>" not in message
+
+
+def test_a_wrong_value_is_shown_cut_short() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config("llm:\n  api_key_env: [" + ", ".join(["x" * 1000] * 1000) + "]\n")
+    assert "'llm.api_key_env' must be a string" in str(info.value)
+    assert len(str(info.value)) < 1000
