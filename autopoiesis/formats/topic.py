@@ -42,7 +42,13 @@ from autopoiesis.core import frontmatter
 from autopoiesis.core.config import WatchersConfig
 from autopoiesis.core.text import cut_to_bytes
 from autopoiesis.errors import FrontmatterError
-from autopoiesis.formats.topic_trigger import Trigger, parse_trigger, str_list
+from autopoiesis.formats.topic_trigger import (
+    Trigger,
+    check_regex_set,
+    parse_trigger,
+    str_list,
+    trigger_type,
+)
 
 ACTIVATIONS = ("auto", "gated", "manual")
 PRIORITIES = ("low", "medium", "high", "critical")
@@ -251,11 +257,29 @@ def _triggers(
             f"{where}: triggers must be a list of trigger mappings (- type: pattern ...)."
         )
     else:
+        before = len(errors)
         parsed = (
             parse_trigger(i, raw, errors, warnings, where) for i, raw in enumerate(raw_triggers)
         )
-        return [t for t in parsed if t is not None]
+        triggers = [t for t in parsed if t is not None]
+        if len(errors) == before:  # every pattern compiled alone: do they together?
+            problem = check_regex_set(_re2_sources(triggers))
+            if problem:
+                errors.append(f"{where}: triggers: {problem}.")
+        return triggers
     return []
+
+
+def _re2_sources(triggers: list[Trigger]) -> list[str]:
+    """The RE2 sources tier 1 joins into its set for TRIGGERS (pattern, keyword)."""
+    sources = []
+    for trigger in triggers:
+        spec = trigger_type(trigger.type)
+        if spec is not None and spec.text and spec.re2_source is not None:
+            src = spec.re2_source(trigger)
+            if src is not None:
+                sources.append(src)
+    return sources
 
 
 def _subscriptions(value: Any, where: str, root: Path | None, errors: list[str]) -> list[str]:

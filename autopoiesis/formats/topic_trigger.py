@@ -223,6 +223,37 @@ def check_regex(pattern: str) -> str | None:
     return None
 
 
+def check_regex_set(sources: list[str]) -> str | None:
+    """None when SOURCES, the RE2 sources of one topic's triggers, compile together as one
+    RE2 set, as tier 1 joins them (topics/pattern.py); else why not and what to do. Each
+    may compile alone while the set is over RE2's memory budget: a pulled topic of 10,000
+    pattern triggers, or of one pattern of 300 `[a-z]{0,100}` alternatives, failed the
+    set of every topic, and every prompt hook gave no context."""
+    if not sources:
+        return None
+    import re2
+
+    opts = re2.Options()
+    opts.log_errors = False
+    joined = re2.Set.SearchSet(opts)
+    try:
+        for src in sources:
+            joined.Add(src)
+        joined.Compile()
+    except re2.error:
+        what = (
+            "its pattern is"
+            if len(sources) == 1
+            else f"its {len(sources)} pattern and keyword triggers together are"
+        )
+        return (
+            f"{what} more than the RE2 engine can compile; split the topic into smaller "
+            "ones, or write fewer and shorter patterns (a bounded repeat such as "
+            "[a-z]{0,100} counts once per step)"
+        )
+    return None
+
+
 def parse_trigger(
     i: int, raw: Any, errors: list[str], warnings: list[str], where: str
 ) -> Trigger | None:

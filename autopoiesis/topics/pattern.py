@@ -90,6 +90,31 @@ def _re2_options() -> Any:
     return opts
 
 
+def _re2_sets(patterns: list[str], topics: list[str]) -> list[tuple[Any, list[int]]]:
+    """PATTERNS (of the topics named, one name each) as RE2 sets: one set, so a message is
+    scanned once; or, when together they are more than RE2 compiles (each topic's own
+    were checked when it was read: formats.topic_trigger.check_regex_set), one set a
+    topic, so no topic, a collaborator's included, takes the others' triggers away."""
+    import re2
+
+    def compiled(positions: list[int]) -> Any:
+        joined = re2.Set.SearchSet(_re2_options())
+        for i in positions:
+            joined.Add(patterns[i])
+        joined.Compile()
+        return joined
+
+    everything = list(range(len(patterns)))
+    try:
+        return [(compiled(everything), everything)]
+    except re2.error:
+        pass
+    by_topic: dict[str, list[int]] = {}
+    for i, topic in enumerate(topics):
+        by_topic.setdefault(topic, []).append(i)
+    return [(compiled(positions), positions) for positions in by_topic.values()]
+
+
 @dataclass(frozen=True)
 class TriggerEvaluator:
     """How tier 1 evaluates one trigger type, given apart from the type: the fields of the
@@ -127,7 +152,9 @@ class _Rules:
     """The compiled rules of one direction."""
 
     set_index: list[tuple[str, int, Trigger]] = field(default_factory=list)
-    re2_set: Any = None
+    # (an RE2 set, the set_index position of each of its patterns): one set for every
+    # topic, or one a topic when together they are more than RE2 compiles (`_re2_sets`)
+    re2_sets: list[tuple[Any, list[int]]] = field(default_factory=list)
     singles: dict[int, Any] = field(default_factory=dict)  # set index -> compiled pattern
     # (topic, trigger index, trigger, its type, what prepare() made of it)
     others: list[tuple[str, int, Trigger, TriggerType, Any]] = field(default_factory=list)
@@ -170,11 +197,7 @@ class PatternMatcher:
                     prepared = ev.prepare(trig) if ev.prepare is not None else None
                     rules.others.append((topic.name, idx, trig, ev, prepared))
             if patterns:
-                s = re2.Set.SearchSet(opts)
-                for src in patterns:
-                    s.Add(src)
-                s.Compile()
-                rules.re2_set = s
+                rules.re2_sets = _re2_sets(patterns, [name for name, _, _ in rules.set_index])
                 rules.singles = {i: re2.compile(src, opts) for i, src in enumerate(patterns)}
             self._rules[direction] = rules
 
@@ -199,8 +222,12 @@ class PatternMatcher:
         # argv that is not UTF-8): it reads one as U+FFFD, as a transcript would write it
         text = utf8_safe(text)
         out: list[PatternHit] = []
-        if rules.re2_set is not None:
-            matched = rules.re2_set.Match(text) or []
+        if rules.re2_sets:
+            matched = [
+                positions[j]
+                for re2_set, positions in rules.re2_sets
+                for j in re2_set.Match(text) or []
+            ]
             for i in sorted(matched):
                 name, idx, trig = rules.set_index[i]
                 detail = ""

@@ -400,3 +400,58 @@ def test_a_new_trigger_type_is_one_registration_per_layer(monkeypatch: pytest.Mo
         "topics/x.md", "---\ntype: topic\ntriggers:\n  - {type: ticket}\n---\n"
     )
     assert any("needs 'prefix'; write e.g. prefix: JIRA" in e for e in errors)
+
+
+def _many_patterns(name: str, count: int) -> str:
+    return "".join(
+        f"  - {{type: pattern, match: '{name}{i}[a-z]{{1,30}}x{i}'}}\n" for i in range(count)
+    )
+
+
+def test_a_topic_whose_triggers_together_are_too_much_for_re2_is_refused() -> None:
+    """Each of 10,000 patterns compiles alone; together they are more than an RE2 set
+    compiles, and the set of every topic failed with it ('failed to compile Set')."""
+    text = f"---\ntype: topic\ndescription: d\ntriggers:\n{_many_patterns('w', 10_000)}---\n# T\n"
+    topic, errors, _ = parse_topic("topics/many.md", text)
+    assert topic is None
+    assert errors == [
+        "topics/many.md: triggers: its 10000 pattern and keyword triggers together are more "
+        "than the RE2 engine can compile; split the topic into smaller ones, or write fewer "
+        "and shorter patterns (a bounded repeat such as [a-z]{0,100} counts once per step)."
+    ]
+
+
+def test_topics_too_many_for_one_re2_set_each_still_fire() -> None:
+    """Topics that each compile but together are more than one RE2 set holds: each gets a
+    set of its own, so none takes the others' triggers away."""
+    topics = [make_topic(f"t{n}", _many_patterns(f"t{n}w", 300)) for n in range(10)]
+    matcher = PatternMatcher(topics)  # type: ignore[arg-type]
+    assert len(matcher._rules["input"].re2_sets) == 10
+    assert matcher.match("say t3w5abcx5 and t9w299qx299 please") == {"t3", "t9"}
+
+
+def test_a_pulled_topic_too_large_for_re2_leaves_the_prompt_hook_its_context(
+    memory_repo: MemoryRepo, cli, git
+) -> None:
+    """A collaborator's topic of one pattern too large for an RE2 set (committed without
+    the hooks) made every UserPromptSubmit hook fail: the agent got no memory at all."""
+    huge = "(" + "|".join(f"[a-z]{{0,100}}{i}" for i in range(300)) + ")"
+    write_topic(memory_repo, "huge", f"  - {{type: pattern, match: '{huge}'}}")
+    git(memory_repo.root, "add", "-A")
+    git(memory_repo.root, "commit", "-qm", "a collaborator's topic", "--no-verify")
+    payload = {
+        "session_id": "ses_hook",
+        "prompt": PR_MESSAGE,
+        "hook_event_name": "UserPromptSubmit",
+    }
+    done = cli(
+        "hook", "claude-code", "UserPromptSubmit", repo=memory_repo, input=json.dumps(payload)
+    )
+    assert done.returncode == 0, done.stderr
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "<!-- topic:github-pr-review -->" in context
+    listed = cli("topics", "check", repo=memory_repo)
+    assert (
+        "topics/huge.md: triggers: its pattern is more than the RE2 engine"
+        in listed.stdout + listed.stderr
+    )
