@@ -140,8 +140,9 @@ def parse_yaml(source: str, where: str = "file") -> dict[str, Any]:
     except RecursionError:  # PyYAML's pure-Python composer, without libyaml's own limit
         raise _too_deep(where) from None
     except y.yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise FrontmatterError(f"{where}: the frontmatter is not valid YAML ({first}).") from exc
+        raise FrontmatterError(
+            f"{where}{_line_of(exc)}: the frontmatter is not valid YAML ({_problem(exc)})."
+        ) from exc
     except (ValueError, OverflowError) as exc:
         # a value YAML reads as a date or time that cannot be (`started: 2026-13-01`):
         # PyYAML's constructor raises a plain ValueError, which no reader expects
@@ -160,6 +161,22 @@ def parse_yaml(source: str, where: str = "file") -> dict[str, Any]:
             f"{where}: the frontmatter must be a YAML mapping (key: value lines)."
         )
     return data
+
+
+def _line_of(exc: Exception) -> str:
+    """', line N' of the file for a YAML error that knows where it is: the frontmatter's
+    YAML starts on the file's line 2, after the opening fence."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return f", line {mark.line + 2}" if mark is not None else ""
+
+
+def _problem(exc: Exception) -> str:
+    """What a YAML error says is wrong (`found character '\\t' that cannot start any
+    token`), not only what the reader was doing (`while scanning a plain scalar`)."""
+    problem = getattr(exc, "problem", None)
+    if problem:
+        return str(problem)
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _too_deep(where: str) -> FrontmatterError:

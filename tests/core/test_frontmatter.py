@@ -50,6 +50,17 @@ def test_a_final_newline_is_quoted_not_lost(value: str) -> None:
     assert frontmatter.parse_yaml(f"k: {frontmatter.scalar(value)}\n")["k"] == value
 
 
+def test_a_yaml_error_names_the_files_line_and_what_is_wrong() -> None:
+    """The message showed what PyYAML was doing ('while scanning a plain scalar'), not
+    what was wrong nor where: a collaborator's topic with a tab gave nothing to look for."""
+    with pytest.raises(FrontmatterError) as info:
+        frontmatter.load("---\ntype: topic\n\tdescription: d\n---\nbody\n", "topics/t.md")
+    message = str(info.value)  # libyaml and PyYAML's own reader word the problem apart
+    assert message.startswith("topics/t.md, line 3: the frontmatter is not valid YAML (found")
+    assert "tab" in message or "\\t" in message
+    assert "while scanning" not in message
+
+
 def test_frontmatter_errors_name_the_file() -> None:
     with pytest.raises(FrontmatterError, match="notes.md: the frontmatter is not closed"):
         frontmatter.split("---\ntitle: x\n", "notes.md")
