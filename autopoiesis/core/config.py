@@ -535,16 +535,23 @@ def _build(values: dict[str, Any], source: str) -> Config:
                 f"{source}: capture.redaction.extra_patterns[{i}] has an unknown key "
                 f"'{unknown[0]}'; an extra pattern has only name and pattern."
             )
-        from autopoiesis.core.redact_library import compile_extra_pattern
+        from autopoiesis.core.redact_library import compile_extra_pattern, overreach
 
         try:
-            compile_extra_pattern(
-                item["pattern"]
-            )  # RE2: linear-time, so no pattern can hang capture
+            # RE2: linear-time, so no pattern can hang capture
+            compiled = compile_extra_pattern(item["pattern"])
         except ValueError as exc:
             raise ConfigError(
                 f"{source}: capture.redaction.extra_patterns[{i}] ({item['name']}): {exc}."
             ) from exc
+        too_broad = overreach(compiled)
+        if too_broad:
+            raise ConfigError(
+                f"{source}: capture.redaction.extra_patterns[{i}] ({shown(item['name'])}) would "
+                f"redact ordinary text: {too_broad}. Redaction happens before a transcript is "
+                "written, and a transcript is never rewritten, so what it matched would be lost "
+                "for good. Write it to match only the secret's own shape (e.g. EMP-\\d{6})."
+            )
         extra.append(RedactionPattern(item["name"], item["pattern"]))
     llm = values["llm"]
     return Config(

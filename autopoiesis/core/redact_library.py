@@ -375,6 +375,36 @@ def compile_extra_pattern(pattern: str | bytes) -> Any:
         ) from None
 
 
+# Ordinary text of a coding session: no secret in it. An extra pattern that redacts much of
+# it would redact what is captured, before a transcript is written, for good.
+_ORDINARY = (
+    "We decided to keep the raw transcripts and rebuild the index when the schema changes.\n"
+    "Run the tests with `uv run pytest -q` before you push; the build takes two minutes.\n"
+    "def total(items):\n    return sum(item.price * item.quantity for item in items)\n"
+    '{"name": "checkout", "version": "1.4.2", "private": true, "scripts": {"dev": "vite"}}\n'
+    "src/cart/total.ts:42:7 - error TS2345: Argument of type 'string' is not assignable.\n"
+    "Thanks, that works now. Could you also rename the helper and update the README?\n"
+)
+OVERREACH = 0.2  # the share of _ORDINARY an extra pattern may match
+
+
+def overreach(rx: Any) -> str | None:
+    """Why RX, a compiled extra pattern, would redact ordinary text, or None: it matches
+    the empty string (every position of every text), or more than OVERREACH of a sample of
+    ordinary prose, code, JSON and compiler output. Such a pattern, from a hand or from a
+    collaborator's settings pulled with the memory, would turn what is captured into
+    markers, and a transcript is never rewritten: the text would be gone."""
+    if rx.search("") is not None:
+        return "it matches the empty string, so it matches everywhere"
+    covered = sum(m.end() - m.start() for m in rx.finditer(_ORDINARY))
+    if covered > OVERREACH * len(_ORDINARY):
+        return (
+            f"it matches {covered * 100 // len(_ORDINARY)}% of a sample of ordinary prose and "
+            "code, which holds no secret"
+        )
+    return None
+
+
 def _detector_classes() -> tuple[Any, ...]:
     """The detect-secrets provider plugins the redactor runs (imported on first use)."""
     from detect_secrets.plugins.artifactory import ArtifactoryDetector

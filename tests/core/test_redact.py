@@ -303,6 +303,63 @@ def test_the_config_redactor_uses_re2_patterns() -> None:
     assert redactor_from_config(cfg).redact("EMP-123456 and EMP-12") == "[redacted:emp] and EMP-12"
 
 
+@pytest.mark.parametrize(
+    "pattern, why",
+    [
+        ("(?s).+", "% of a sample of ordinary prose"),
+        ("[a-z]+", "% of a sample of ordinary prose"),
+        ("x*", "matches the empty string"),
+    ],
+)
+def test_an_extra_pattern_that_would_redact_ordinary_text_is_refused(
+    pattern: str, why: str
+) -> None:
+    """A collaborator's settings, pulled with the memory, with `extra_patterns: [{name: all,
+    pattern: '(?s).+'}]` turned every message this machine captured into a marker, and a
+    transcript is never rewritten: the text was gone for good."""
+    text = f"capture:\n  redaction:\n    extra_patterns:\n      - {{name: all, pattern: '{pattern}'}}\n"
+    with pytest.raises(ConfigError) as refused:
+        parse_config(text)
+    msg = str(refused.value)
+    assert "extra_patterns[0] ('all') would redact ordinary text" in msg and why in msg
+    # a pattern of a secret's shape, even a short one, is kept
+    parse_config(
+        "capture:\n  redaction:\n    extra_patterns:\n      - {name: ip, pattern: '10\\.\\d+\\.\\d+\\.\\d+'}\n"
+    )
+
+
+def test_a_pulled_over_broad_pattern_leaves_what_is_captured_whole(memory_repo, git) -> None:
+    """Through the real path: the settings file committed as a collaborator's pull brings
+    it; the next capture keeps its text (the last valid settings apply, with a warning)."""
+    from autopoiesis.core.config_layers import load_config
+
+    config = memory_repo.root / "memory-config.yaml"
+
+    text = config.read_text(encoding="utf-8")
+    bad = text.replace(
+        "extra_patterns: []", "extra_patterns:\n      - {name: all, pattern: '(?s).+'}"
+    )
+    assert bad != text, "the template's extra_patterns line moved"
+    config.write_text(bad, encoding="utf-8")
+    git(memory_repo, "add", "memory-config.yaml")
+    git(memory_repo, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "pulled settings")
+    with pytest.warns(UserWarning, match="would redact ordinary text"):
+        load_config(memory_repo.root)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cap = ConversationCapture(memory_repo)
+        s = Session("keepme", started=datetime(2026, 3, 1, 9, 0, tzinfo=UTC), model="m")
+        cap.on_session_start(s)
+        cap.on_message(s, "user", "We use uv, not pip, in this repo.")
+        closed = cap.on_session_end(s)
+    assert closed is not None
+    kept = (memory_repo.root / closed.path).read_text(encoding="utf-8")
+    assert "We use uv, not pip, in this repo." in kept
+    assert "[redacted:all]" not in kept
+
+
 @pytest.mark.slow
 def test_a_real_capture_keeps_no_byte_of_any_corpus_secret(memory_repo, git) -> None:
     """Every corpus kind in a message body and a tool result of a real, committed session:
