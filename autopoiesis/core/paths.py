@@ -120,6 +120,8 @@ GIT_STATE_FILES = {
     "local_config": ("autopoiesis", "config.yaml"),
     # the name each checkout of this machine is filed under (core/project_names.py)
     "project_names": ("autopoiesis", "projects.json"),
+    # a forget under way: what the history was before its rewrite (git/rewrite.py)
+    "forget_under_way": ("autopoiesis", "forget.json"),
 }
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from autopoiesis.core.clock import format_ts, utc_now
-from autopoiesis.core.paths import MemoryRepo, atomic_write
+from autopoiesis.core.paths import MemoryRepo, atomic_write, git_state_path
 from autopoiesis.core.private import is_ciphertext, is_unlocked
 from autopoiesis.core.text import is_utf8, typed_bytes
 from autopoiesis.errors import GitError
@@ -298,14 +298,74 @@ def rewrite_history(
                 _git(root, "update-ref", ref, sha)
             why = (done.stderr or done.stdout).strip()[-2000:]
             raise GitError(f"git-filter-repo failed: {why}")
-    _git(root, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
-    _git(root, "gc", "--prune=now", "--quiet")
-    refs = (
+    drop_old_objects(root)
+    return Rewritten(old_tips, old_commits, ref_names(root))
+
+
+def ref_names(root: Path) -> list[str]:
+    """The short names of every branch and tag."""
+    return (
         _git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads/", "refs/tags/")
         .stdout.decode()
         .split()
     )
-    return Rewritten(old_tips, old_commits, refs)
+
+
+# ── a forget under way ──
+# A forget killed after git-filter-repo re-pointed the refs (before its check, its
+# cleanup and its record commit) left a history half done: rewritten, with the old
+# objects in the reflogs, the work tree maybe still the old one, and no record, so a
+# `sync` would merge the old history back from the remote and a second forget would find
+# nothing to forget. What the history was before is kept here (commit ids, the markers
+# of the lines dropped, how the record describes it: never the secret) from before the
+# first change until the record commit, so that the same forget run again finishes it.
+
+
+def begin_rewrite(repo: MemoryRepo, under_way: dict[str, Any]) -> None:
+    """Keep UNDER_WAY (what a forget is about to rewrite: `old_tips`, `old_commits`, how
+    its record describes it, and what identifies its request) until `end_rewrite`."""
+    atomic_write(git_state_path(repo.root, "forget_under_way"), json.dumps(under_way))
+
+
+def rewrite_under_way(repo: MemoryRepo) -> dict[str, Any] | None:
+    """What `begin_rewrite` kept of a forget that has not finished (killed, or stopped by
+    an error), or None."""
+    try:
+        data = json.loads(git_state_path(repo.root, "forget_under_way").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def stopped_forget(under_way: dict[str, Any]) -> str:
+    """What to say of the forget UNDER_WAY stopped before its record (killed, or stopped by
+    an error), and how to finish it."""
+    what = under_way.get("what") or "an earlier forget"
+    when = under_way.get("when") or "earlier"
+    return (
+        f"a forget begun {when} was stopped before it finished ({what}): the history may be "
+        "rewritten without its record, and a sync would bring the old history back. Run that "
+        "same `autopoiesis forget` again (the same string, or the same --transcript PATH) to "
+        "finish it"
+    )
+
+
+def end_rewrite(repo: MemoryRepo) -> None:
+    """The forget `begin_rewrite` announced is recorded: nothing is left to finish."""
+    git_state_path(repo.root, "forget_under_way").unlink(missing_ok=True)
+
+
+def reset_work_tree(root: Path) -> None:
+    """The work tree and the index as HEAD has them: the last step of git-filter-repo's
+    rewrite, which a forget killed before it did not get to (the old files, secret and
+    all, would read as changes to commit)."""
+    _git(root, "reset", "--hard", "--quiet")
+
+
+def drop_old_objects(root: Path) -> None:
+    """Expire every reflog and prune the objects nothing reaches any more (the old history)."""
+    _git(root, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
+    _git(root, "gc", "--prune=now", "--quiet")
 
 
 # ── the record of sanctioned rewrites, for `autopoiesis sync` ──
@@ -332,7 +392,8 @@ def record_rewrite(
     A remote that still holds (part of) that old history may then be overwritten by
     `autopoiesis sync --force-after-forget`, and by nothing else. Kept apart from the
     verify record, which the hooks read on every run (this one can be large)."""
-    items = _load_rewrites(repo)
+    # a forget finished after its kill records the same commit again: once is enough
+    items = [r for r in _load_rewrites(repo) if r.get("commit") != commit]
     items.append(
         {
             "commit": commit,
@@ -374,6 +435,22 @@ def old_tip_lines(old_tips: dict[str, str], replaced: Iterable[str] = ()) -> str
     return tips + "".join(f"{OLD_COMMIT}{sha}\n" for sha in listed)
 
 
+def record_commit_of(root: Path, old_tips: dict[str, str]) -> str | None:
+    """The record commit in HEAD's history that names the tips OLD_TIPS as the ones it
+    replaced (a forget killed after committing it, before it was done), or None."""
+    if not old_tips:
+        return None
+    wanted = old_tip_lines(old_tips)
+    out = _git(
+        root, "log", "--format=%x1e%H%n%B", f"--grep={FORGET_RECORD}", "HEAD", check=False
+    ).stdout.decode(errors="replace")
+    for record in out.split("\x1e")[1:]:
+        sha, _, body = record.partition("\n")
+        if wanted in body:
+            return sha.strip()
+    return None
+
+
 def forgotten_commits(repo: MemoryRepo, *tips: str) -> tuple[set[str], set[str]]:
     """(the commits of the histories forgets replaced, as this clone knows them; the forgets'
     record commits): every commit of the old history this clone's own rewrites recorded,
@@ -383,6 +460,9 @@ def forgotten_commits(repo: MemoryRepo, *tips: str) -> tuple[set[str], set[str]]
     `resurrected` tells them apart by the record commits, whose history is the new one."""
     known: set[str] = set()
     records: set[str] = set()
+    under_way = rewrite_under_way(repo)  # a forget not finished: its old history all the same
+    if under_way is not None and isinstance(under_way.get("old_commits"), list):
+        known.update(c for c in under_way["old_commits"] if isinstance(c, str))
     for r in _load_rewrites(repo):
         old = r.get("old_commits")
         if isinstance(old, list):

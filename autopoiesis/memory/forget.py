@@ -41,6 +41,7 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.config import CONFIG_FILENAME
@@ -142,10 +143,20 @@ class ForgetPlan:
     transcript: str | None = None  # repo-relative path under raw/
     found: rewrite.Occurrences | None = None  # the string's occurrences
     derived: list[tuple[str, str]] = field(default_factory=list)  # (path, entry id)
+    # what an earlier run of this same forget, stopped before its record, kept
+    # (rewrite.begin_rewrite); FINISHING: its rewrite reached the refs, only the rest is left
+    under_way: dict[str, Any] | None = None
+    finishing: bool = False
 
     def summary(self) -> str:
         """Where the things to forget are, for the confirmation (a path that holds the
         string is shown with it masked)."""
+        if self.finishing:
+            return (
+                "an earlier run of this forget was stopped after the history was rewritten "
+                "and before it was recorded; this run finishes it (the work tree is reset to "
+                "the rewritten history, the old objects pruned, the record committed)"
+            )
         if self.found is not None:
             f = self.found
             places = [f"{self.masked(p)} ({n})" for p, n in sorted(f.in_files.items())]
@@ -184,6 +195,26 @@ def plan_forget(
         raise GitError("give exactly one thing to forget: a string, or --transcript PATH.")
     root = repo.root
     salt = _secrets.token_hex(8)
+    under_way = rewrite.rewrite_under_way(repo)
+    if under_way is not None:
+        rel = _transcript_rel(repo, transcript) if transcript is not None else None
+        if not _same_request(under_way, text, rel, ignore_case):
+            raise GitError(rewrite.stopped_forget(under_way) + "; then run this one.")
+        if text is not None:
+            pattern = rewrite.pattern_for(text, ignore_case=ignore_case)
+            left = rewrite.occurrences(root, pattern).total
+        else:
+            assert rel is not None
+            left = rewrite.in_history(root, rel)
+        if not left:  # the rewrite reached the refs: what is left is the rest of it
+            return ForgetPlan(
+                str(under_way.get("what") or "what an earlier forget began"),
+                text=text,
+                ignore_case=ignore_case,
+                transcript=rel,
+                under_way=under_way,
+                finishing=True,
+            )
     if text is not None:
         _check_string(repo, text, force=force)
         found = rewrite.occurrences(root, rewrite.pattern_for(text, ignore_case=ignore_case))
@@ -203,14 +234,41 @@ def plan_forget(
                 )
             raise GitError(f"the string is in no file, file name or message of the history.{hint}")
         what = _describe_string(repo, text, salt)
-        return ForgetPlan(what, text=text, ignore_case=ignore_case, found=found)
+        return ForgetPlan(
+            what, text=text, ignore_case=ignore_case, found=found, under_way=under_way
+        )
     assert transcript is not None
     rel = _transcript_path(repo, transcript)
     derived = _derived_entries(repo, rel)
     what = f"the transcript {_transcript_label(rel)}"
     if derived:
         what += f" and the {len(derived)} knowledge entries extracted from it"
-    return ForgetPlan(what, transcript=rel, derived=derived)
+    return ForgetPlan(what, transcript=rel, derived=derived, under_way=under_way)
+
+
+def _request(text: str | None, transcript: str | None, ignore_case: bool) -> dict[str, Any]:
+    """What tells this forget's request from another's in `rewrite.begin_rewrite`'s record:
+    the transcript's path, or a salted hash of the string (never the string)."""
+    if transcript is not None:
+        return {"transcript": transcript}
+    assert text is not None
+    salt = _secrets.token_hex(8)
+    digest = hashlib.sha256(salt.encode() + typed_bytes(text)).hexdigest()
+    return {"salt": salt, "digest": digest, "ignore_case": ignore_case}
+
+
+def _same_request(
+    under_way: dict[str, Any], text: str | None, transcript: str | None, ignore_case: bool
+) -> bool:
+    """Whether UNDER_WAY was kept by a forget of this very TEXT or TRANSCRIPT."""
+    if transcript is not None:
+        return under_way.get("transcript") == transcript
+    assert text is not None
+    salt = under_way.get("salt")
+    if not isinstance(salt, str) or bool(under_way.get("ignore_case")) != ignore_case:
+        return False
+    digest = hashlib.sha256(salt.encode() + typed_bytes(text)).hexdigest()
+    return bool(under_way.get("digest") == digest)
 
 
 def forget(
@@ -237,32 +295,25 @@ def forget(
             repo, text=text, transcript=transcript, ignore_case=ignore_case, force=force
         )
     root = repo.root
-    _refuse_dirty(root)
+    if not plan.finishing:
+        _refuse_dirty(root)
     remotes = rewrite.remotes(root)
     gitops = MemoryGit(repo)
+    earlier = plan.under_way or {}
 
     with repo.lock("git"):
-        _refuse_dirty(root)  # again, now that no capture can commit behind our back
-        drop: list[str] = []
-        scrub: list[str] = []
-        scrub_lines: list[str] = []
-        rules: list[bytes] = []
-        if plan.transcript is not None:
-            scrub, rules = _transcript_names(repo, plan.transcript)
-            drop, said = _remove_derived(repo, gitops, plan.transcript)
-            scrub_lines = [o for o in map(_opening, said) if o]
-        rewritten = rewrite.rewrite_history(
-            root,
-            text=plan.text,
-            ignore_case=plan.ignore_case,
-            path=plan.transcript,
-            # the record of what was extracted names the transcript on a line a version
-            drop_lines_with=drop + ([plan.transcript] if plan.transcript else []),
-            scrub_messages=scrub,
-            scrub_message_lines=scrub_lines,
-            scrub_message_rules=rules,
-        )
-        refs = rewritten.refs
+        if plan.finishing:
+            # the old files a run killed inside git-filter-repo left checked out (they
+            # hold what is forgotten: never changes to commit), and the old objects
+            rewrite.reset_work_tree(root)
+            rewrite.drop_old_objects(root)
+            drop = _strings(earlier.get("drop"))
+            old_tips = {str(k): str(v) for k, v in dict(earlier.get("old_tips") or {}).items()}
+            old_commits = _strings(earlier.get("old_commits"))
+            refs = rewrite.ref_names(root)
+        else:
+            _refuse_dirty(root)  # again, now that no capture can commit behind our back
+            drop, old_tips, old_commits, refs = _rewrite(repo, gitops, plan, earlier)
     step(1, FORGET_STEPS)
     # before anything claims success: nothing is recorded (and `sync --force-after-forget`
     # pushes nothing) while the string or the transcript is still there
@@ -280,28 +331,32 @@ def forget(
     for branch in rewrite.branches(root):
         accept_current(repo, branch)
 
-    _commit_record(
-        repo,
-        gitops,
-        plan.text,
-        plan.what,
-        reason,
-        len(refs),
-        len(cleared),
-        index_rebuilt,
-        rewritten.old_tips,
-        set(rewritten.old_commits) - set(rewrite.all_commits(root)),
-    )
-    sha = gitops.head() or ""
+    # a run killed after its record commit, finished now, has one already
+    sha = rewrite.record_commit_of(root, old_tips) if plan.finishing else None
+    if sha is None:
+        _commit_record(
+            repo,
+            gitops,
+            plan.text,
+            plan.what,
+            reason,
+            len(refs),
+            len(cleared),
+            index_rebuilt,
+            old_tips,
+            set(old_commits) - set(rewrite.all_commits(root)),
+        )
+        sha = gitops.head() or ""
     step(5, FORGET_STEPS)
     rewrite.record_rewrite(
         repo,
         commit=sha,
         what=plan.what,
-        old_tips=rewritten.old_tips,
+        old_tips=old_tips,
         new_tips=rewrite.tips(root),
-        old_commits=rewritten.old_commits,
+        old_commits=old_commits,
     )
+    rewrite.end_rewrite(repo)
     return ForgetReport(
         what=plan.what,
         commit=sha,
@@ -310,6 +365,76 @@ def forget(
         index_rebuilt=index_rebuilt,
         remotes=remotes,
     )
+
+
+def _rewrite(
+    repo: MemoryRepo, gitops: MemoryGit, plan: ForgetPlan, earlier: dict[str, Any]
+) -> tuple[list[str], dict[str, str], list[str], list[str]]:
+    """The rewrite of PLAN, announced first (`rewrite.begin_rewrite`) so that a run stopped
+    anywhere in it is finished by the same forget run again; EARLIER: what such a stopped
+    run kept (the entries it had removed already, the commits of the history before it).
+    Returns (the markers of the lines dropped, the old tips, the old commits, the refs
+    re-pointed)."""
+    root = repo.root
+    drop = _strings(earlier.get("drop"))
+    scrub_lines = _strings(earlier.get("scrub_lines"))
+    scrub: list[str] = []
+    rules: list[bytes] = []
+    old_commits = set(_strings(earlier.get("old_commits")))
+    under_way = {
+        **_request(plan.text, plan.transcript, plan.ignore_case),
+        "what": plan.what,
+        "when": format_ts(utc_now()),
+    }
+
+    def announce() -> None:
+        old_commits.update(rewrite.all_commits(root))
+        rewrite.begin_rewrite(
+            repo,
+            {
+                **under_way,
+                "old_tips": rewrite.tips(root),
+                "old_commits": sorted(old_commits),
+                "drop": drop,
+                "scrub_lines": scrub_lines,
+            },
+        )
+
+    if plan.transcript is not None:
+        scrub, rules = _transcript_names(repo, plan.transcript)
+        entries = _derived_texts(repo, plan.transcript)
+        drop = sorted({*drop, *("{id: " + i + "}" for i, _ in entries)})
+        scrub_lines = sorted({*scrub_lines, *(o for o in (_opening(t) for _, t in entries) if o)})
+        announce()  # before the entries are removed: their markers are needed to the end
+        _remove_derived(repo, gitops, plan.transcript)
+    announce()
+    try:
+        rewritten = rewrite.rewrite_history(
+            root,
+            text=plan.text,
+            ignore_case=plan.ignore_case,
+            path=plan.transcript,
+            # the record of what was extracted names the transcript on a line a version
+            drop_lines_with=drop + ([plan.transcript] if plan.transcript else []),
+            scrub_messages=scrub,
+            scrub_message_lines=scrub_lines,
+            scrub_message_rules=rules,
+        )
+    except GitError:
+        if plan.transcript is None:  # nothing was changed: nothing is left to finish
+            rewrite.end_rewrite(repo)
+        raise
+    return (
+        drop,
+        rewritten.old_tips,
+        sorted(old_commits | set(rewritten.old_commits)),
+        rewritten.refs,
+    )
+
+
+def _strings(value: Any) -> list[str]:
+    """VALUE (from the record of a forget under way) as a list of strings."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _check_string(repo: MemoryRepo, text: str, *, force: bool) -> None:
@@ -415,6 +540,18 @@ def _frontmatter_of(path: Path) -> str:
 def _transcript_path(repo: MemoryRepo, transcript: str) -> str:
     """TRANSCRIPT as the repo-relative path of one transcript some commit holds; GitError
     for anything else (a folder, a glob, a file outside raw/)."""
+    rel = _transcript_rel(repo, transcript)
+    if not rewrite.in_history(repo.root, rel):
+        raise GitError(
+            f"{rel} is in no commit of this repository; nothing to forget (check the path "
+            "with git ls-files raw)."
+        )
+    return rel
+
+
+def _transcript_rel(repo: MemoryRepo, transcript: str) -> str:
+    """TRANSCRIPT as the repo-relative path of a transcript; GitError for anything else (a
+    folder, a glob, a file outside raw/)."""
     given = transcript.replace("\\", "/")
     rel = posixpath.normpath(repo.rel(given) if Path(given).is_absolute() else given)
     if any(c in rel for c in "*?["):
@@ -426,11 +563,6 @@ def _transcript_path(repo: MemoryRepo, transcript: str) -> str:
         raise GitError(
             f"{transcript} is not a transcript: give its path under raw/ (as `git ls-files "
             "raw` shows it)."
-        )
-    if not rewrite.in_history(repo.root, rel):
-        raise GitError(
-            f"{rel} is in no commit of this repository; nothing to forget (check the path "
-            "with git ls-files raw)."
         )
     return rel
 
@@ -469,16 +601,23 @@ def _opening(text: str) -> str:
     return opening if len(opening) >= 20 and len(opening.split()) >= 3 else ""
 
 
-def _remove_derived(repo: MemoryRepo, gitops: MemoryGit, rel: str) -> tuple[list[str], list[str]]:
+def _derived_texts(repo: MemoryRepo, rel: str) -> list[tuple[str, str]]:
+    """(entry id, text) of every knowledge entry that cites the transcript REL: the rewrite
+    drops their lines (`{id: ...}`) from every older version, and the messages of the
+    commits that added them quote their texts."""
+    from autopoiesis.knowledge.writer import KnowledgeWriter
+
+    return [(e.id, e.text) for _, e in KnowledgeWriter(repo).remove_entries_from(rel, dry_run=True)]
+
+
+def _remove_derived(repo: MemoryRepo, gitops: MemoryGit, rel: str) -> None:
     """Delete the entries that cite the transcript REL from the knowledge files and commit
-    that; return the markers (`{id: ...}`) of their lines, for the rewrite to drop from
-    every older version, and their texts, which the messages of the commits that added
-    them quote."""
+    that."""
     from autopoiesis.knowledge.writer import KnowledgeWriter
 
     removed = KnowledgeWriter(repo).remove_entries_from(rel)
     if not removed:
-        return [], []
+        return
     paths = sorted({p for p, _ in removed})
     gitops.run("add", "--", *paths)
     done = gitops.run(
@@ -493,7 +632,6 @@ def _remove_derived(repo: MemoryRepo, gitops: MemoryGit, rel: str) -> tuple[list
             "could not commit the removal of the entries extracted from the transcript: "
             f"{(done.stderr or done.stdout).strip()}"
         )
-    return sorted({"{id: " + e.id + "}" for _, e in removed}), [e.text for _, e in removed]
 
 
 def _commit_record(

@@ -192,7 +192,14 @@ def check_uncommitted(memory: Any) -> Iterator[Finding]:
 
 
 def check_history(memory: Any) -> Iterator[Finding]:
-    """`autopoiesis verify`: no transcript modified, renamed or deleted in history."""
+    """`autopoiesis verify`: no transcript modified, renamed or deleted in history; and no
+    forget stopped before its record (git.rewrite.begin_rewrite)."""
+    from autopoiesis.git.rewrite import rewrite_under_way, stopped_forget
+
+    under_way = rewrite_under_way(memory.repo)
+    if under_way is not None:
+        summary, _, fix = stopped_forget(under_way).partition(". ")
+        yield problem("history", summary, fix + "; `autopoiesis sync` waits for it")
     try:
         result = memory.verify()
     except AutopoiesisError as exc:

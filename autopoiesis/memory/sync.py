@@ -62,6 +62,7 @@ from autopoiesis.errors import (
     SyncError,
 )
 from autopoiesis.git.repo import MemoryGit, MergeResult
+from autopoiesis.git.rewrite import rewrite_under_way, stopped_forget
 from autopoiesis.memory.sync_push import (
     pending_rewrites,
     push_branch,
@@ -108,6 +109,9 @@ def sync_once(
     # first: a rebase detaches HEAD, and what ends it is `git rebase --continue` or
     # `--abort`, not a checkout of the branch (which the detached-HEAD advice would say)
     git.refuse_during_operation(allow_merge=True)
+    under_way = rewrite_under_way(repo)
+    if under_way is not None:  # its old history is in the reflogs, and no record says it is old
+        raise SyncError(stopped_forget(under_way) + "; then sync.")
     branch = git.current_branch()
     if not branch:
         raise SyncError(

@@ -287,8 +287,10 @@ def test_forget_records_nothing_when_the_string_survives_the_rewrite(
     assert "archive/dump.bin" in done.stderr and "Traceback" not in done.stderr
     assert git(memory_repo, "log", "-1", "--format=%s").stdout.strip() == "a binary dump"
     assert not memory_repo.state_file("verify_rewrites").exists()  # sync will not force it
-    refused = cli("sync", "--force-after-forget", repo=memory_repo)
-    assert refused.returncode != 0 and "no sanctioned forget" in refused.stderr
+    # the history is rewritten but not recorded: no sync, forced or not, until it is
+    for args in (("sync", "--force-after-forget"), ("sync",)):
+        refused = cli(*args, repo=memory_repo)
+        assert refused.returncode != 0 and "was stopped before it finished" in refused.stderr
     assert SECRET.encode() in _objects(MemoryRepo(remote))  # as it was, never forced
 
 
@@ -559,3 +561,117 @@ def test_forget_a_transcript_leaves_another_session_of_the_same_slug_alone(
     ).stdout
     assert f"Session: {kept}" in log and "conversation: database-migration-plan" in log
     assert gone not in log
+
+
+# A forget killed with SIGKILL at a chosen point: a sitecustomize on the killed process's
+# path (and its children's: git-filter-repo is one) kills the whole process group once a
+# subprocess whose command holds the marker has finished.
+_KILLER = """
+import os, signal, subprocess
+_marker = os.environ.get("AP_TEST_KILL_AFTER")
+if _marker:
+    _wait = subprocess.Popen.wait
+    def _wait_then_kill(self, *args, **kwargs):
+        code = _wait(self, *args, **kwargs)
+        command = self.args if isinstance(self.args, str) else " ".join(map(str, self.args))
+        if _marker in command:
+            os.killpg(0, signal.SIGKILL)
+        return code
+    subprocess.Popen.wait = _wait_then_kill
+"""
+
+
+def _forget_killed_after(repo: MemoryRepo, tmp_path: Path, marker: str, *args: str) -> None:
+    """`autopoiesis forget ARGS` killed (its process group, SIGKILL) right after the
+    subprocess whose command holds MARKER has finished."""
+    killer = tmp_path / "killer"
+    killer.mkdir(exist_ok=True)
+    (killer / "sitecustomize.py").write_text(_KILLER, encoding="utf-8")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(killer), str(PROJECT_ROOT)]),
+        "AP_TEST_KILL_AFTER": marker,
+    }
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "autopoiesis", "-C", str(repo.root), "forget", *args],
+        capture_output=True,
+        env=env,
+        start_new_session=True,  # the group killed is the forget's, not the tests'
+    )
+    assert done.returncode == -9, done.stderr
+
+
+def _records(git, repo: MemoryRepo) -> list[str]:
+    return git(repo, "log", "--all", "--format=%H", "--grep=^maintenance: forget ").stdout.split()
+
+
+@pytest.mark.slow
+def test_forget_killed_inside_the_rewrite_is_finished_by_the_same_forget_again(
+    memory_repo: MemoryRepo, git, cli: Cli, tmp_path: Path
+) -> None:
+    """Killed after git-filter-repo re-pointed the refs, before it reset the work tree and
+    before forget pruned the old objects and committed its record: the old files read as
+    changes to commit, the secret is in the reflogs, nothing records the rewrite (a sync
+    would merge the old history back), and the same forget found "nothing to forget"."""
+    _session(memory_repo, "leak2", f"the vault phrase is {SECRET}", OTHER)
+    _forget_killed_after(memory_repo, tmp_path, "fast-import", SECRET, "-m", "leaked", "-y")
+    # the refs are rewritten; the work tree and the index are still the old history's
+    assert git(memory_repo, "status", "--porcelain").stdout != ""
+
+    doctor = cli("doctor", repo=memory_repo)
+    assert "a forget begun" in doctor.stdout and "was stopped before it finished" in doctor.stdout
+    other = cli("forget", OTHER, "-m", "another", "-y", repo=memory_repo)
+    assert other.returncode == 1 and "was stopped before it finished" in other.stderr
+    assert "Run that same `autopoiesis forget` again" in other.stderr
+
+    again = cli("forget", SECRET, "-m", "leaked", "-y", repo=memory_repo)
+    assert again.returncode == 0, again.stderr
+    assert SECRET.encode() not in _objects(memory_repo)
+    assert git(memory_repo, "status", "--porcelain").stdout == ""
+    assert len(_records(git, memory_repo)) == 1
+    rewrites = json.loads((memory_repo.state_dir / "verify" / "rewrites.json").read_text())
+    assert [r["commit"] for r in rewrites["rewrites"]] == _records(git, memory_repo)
+    assert "was stopped" not in cli("doctor", repo=memory_repo).stdout
+
+
+@pytest.mark.slow
+def test_forget_killed_after_its_record_commit_is_recorded_once(
+    memory_repo: MemoryRepo, git, cli: Cli, tmp_path: Path
+) -> None:
+    _session(memory_repo, "leak3", f"the vault phrase is {SECRET}", OTHER)
+    _forget_killed_after(
+        memory_repo, tmp_path, "commit --allow-empty", SECRET, "-m", "leaked", "-y"
+    )
+    again = cli("forget", SECRET, "-m", "leaked", "-y", repo=memory_repo)
+    assert again.returncode == 0, again.stderr
+    assert len(_records(git, memory_repo)) == 1
+    rewrites = json.loads((memory_repo.state_dir / "verify" / "rewrites.json").read_text())
+    assert [r["commit"] for r in rewrites["rewrites"]] == _records(git, memory_repo)
+
+
+@pytest.mark.slow
+def test_forget_of_a_transcript_killed_after_removing_its_entries_still_drops_them_from_history(
+    memory_repo: MemoryRepo, git, cli: Cli, tmp_path: Path
+) -> None:
+    """Killed after it committed the removal of the transcript's entries, before the
+    rewrite: run again, it found no entry citing the transcript any more, and left every
+    older version of them in the history."""
+    keep = _session(memory_repo, "keep4", "we talked about the release", OTHER)
+    gone = _session(memory_repo, "gone4", "private: the merger closes on 12 March")
+    _fact(memory_repo, gone, "knowledge/reference/deals.md", "Initech merger closes 12 March")
+    _fact(memory_repo, keep, "knowledge/reference/deals.md", "Release train every Tuesday")
+    git(memory_repo, "add", "knowledge")
+    git(memory_repo, "commit", "-qm", "memory: extracted")
+    args = ("--transcript", gone, "-m", "private", "-y")
+    _forget_killed_after(memory_repo, tmp_path, "maintenance: drop", *args)
+    assert "Initech" not in (memory_repo.root / "knowledge/reference/deals.md").read_text()
+
+    again = cli("forget", *args, repo=memory_repo)
+    assert again.returncode == 0, again.stderr
+    assert git(memory_repo, "log", "--all", "--format=%H", "--", gone).stdout.strip() == ""
+    assert _every_trace(memory_repo, "Initech") == []
+    assert (
+        "Release train every Tuesday"
+        in git(memory_repo, "show", "HEAD:knowledge/reference/deals.md").stdout
+    )
+    assert len(_records(git, memory_repo)) == 1
