@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Self
 
 from autopoiesis.core.paths import MemoryRepo, atomic_write
@@ -205,17 +205,24 @@ class KnowledgeDocuments:
         return self._cat
 
 
-def note_written(repo: MemoryRepo, texts: Mapping[str, str]) -> None:
+_REMOVED = "-"  # the digest recorded for a file the writer removes (moved to archive/)
+
+
+def note_written(repo: MemoryRepo, texts: Mapping[str, str], removed: Iterable[str] = ()) -> None:
     """Record each file of TEXTS (path -> the text about to be written) as written by the
-    writer and not committed yet, before it is written: a run killed between its writes
+    writer and not committed yet, and each of REMOVED as removed by it (a note moved to
+    archive/ or renamed), before it is written or removed: a run killed between its writes
     and its commit (or one whose commit a lock or a merge refused) leaves them changed,
-    and its next run (`extract` records the transcript as done) no longer knows them from
-    a person's own edits, which no command commits. `written_not_committed` gives them to
-    the next extraction's commit; a file edited since (its text no longer the one
-    recorded) is the person's, and stays out."""
-    if texts:
+    and its next run (`extract` records the transcript as done, `prune` finds the
+    journal archived already) no longer knows them from a person's own edits, which no
+    command commits. `written_not_committed` gives them to the next extraction's or
+    maintenance's commit; a file edited since (its text no longer the one recorded, a
+    removed one back) is the person's, and stays out."""
+    lines = [f"{_digest(t)} {p}\n" for p, t in texts.items()]
+    lines += [f"{_REMOVED} {p}\n" for p in removed]
+    if lines:
         with open(repo.state_file("knowledge_written"), "a", encoding="utf-8") as fh:
-            fh.write("".join(f"{_digest(t)} {p}\n" for p, t in texts.items()))
+            fh.write("".join(lines))
 
 
 def _digest(text: str) -> str:
@@ -242,6 +249,10 @@ def written_not_committed(repo: MemoryRepo) -> list[str]:
     changed = {e.path for e in status(repo.root, sorted(noted)).entries}
     left = []
     for path in sorted(noted.keys() & changed):
+        if noted[path] == _REMOVED:
+            if not (repo.root / path).exists():
+                left.append(path)
+            continue
         try:
             text = (repo.root / path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):

@@ -53,6 +53,7 @@ from autopoiesis.errors import (
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.git.merge_driver import merge_texts
 from autopoiesis.git.repo import MemoryGit
+from autopoiesis.knowledge.documents import note_written, written_not_committed
 from autopoiesis.knowledge.extract import list_transcripts
 from autopoiesis.knowledge.stage import LLMStage
 from autopoiesis.knowledge.writer import ARCHIVE_MEMORY, KnowledgeWriter
@@ -293,17 +294,29 @@ class MemoryPruner(LLMStage):
         self, result: MaintenanceResult, subject: str, commit: bool, ctype: str = "maintenance"
     ) -> MaintenanceResult:
         self.writer.flush()
-        if not commit or not result.paths:
+        if not commit:
+            return result
+        # what a run killed before its commit wrote or moved (or one whose commit was refused)
+        earlier = [p for p in written_not_committed(self.repo) if p not in result.paths]
+        if not result.paths and not earlier:
             return result
         git = MemoryGit(self.repo)
         # a path that is gone and was never tracked (moved before its first commit) is no pathspec
-        tracked = set(git.run("ls-files", "--", *result.paths).stdout.splitlines())
-        paths = [p for p in result.paths if p in tracked or (self.repo.root / p).exists()]
+        candidates = [*result.paths, *earlier]
+        tracked = set(git.run("ls-files", "--", *candidates).stdout.splitlines())
+        paths = [p for p in candidates if p in tracked or (self.repo.root / p).exists()]
         if not paths:
             return result
-        body = "\n".join(f"- {a}" for a in result.actions[:30])
+        if result.paths:
+            body = "\n".join(f"- {a}" for a in result.actions[:30])
+            message = f"{ctype}: {subject}\n\n{body}\n"
+        else:
+            message = (
+                f"{ctype}: commit {len(earlier)} knowledge file(s) an interrupted run wrote or "
+                "moved\n"
+            )
         try:
-            sha = git.commit_paths(paths, f"{ctype}: {subject}\n\n{body}\n").sha
+            sha = git.commit_paths(paths, message).sha
         except GitError as exc:
             # the files are changed on disk already (a journal moved to archive/): nothing is
             # lost, and the next commit takes them; the user must know both
@@ -339,11 +352,14 @@ class MemoryPruner(LLMStage):
                 dest,
             )
             if not merged.conflicts:
+                note_written(self.repo, {}, removed=[rel])
                 self.writer.write_doc(dest, kf.parse(merged.text))
                 self.writer.flush()
                 src.unlink()
                 return dest
             dst = self._free_name(dst)
+        # a run killed between the move and its commit: the next one commits it
+        note_written(self.repo, {self.repo.rel(dst): src.read_text(encoding="utf-8")}, [rel])
         os.replace(src, dst)
         return self.repo.rel(dst)
 

@@ -25,6 +25,7 @@ from autopoiesis.core.paths import (
 from autopoiesis.errors import InvalidArgumentError
 from autopoiesis.formats.wikilinks import file_keys, link_key, parse_links, resolve, rewrite_targets
 from autopoiesis.git.history import secrets_in_names
+from autopoiesis.knowledge.documents import note_written
 
 # The folders whose notes are moved and whose links are rewritten.
 NOTE_DIRS = ("knowledge", "topics", "archive")
@@ -115,16 +116,23 @@ def move_note(repo: MemoryRepo, old: str, new: str, *, commit: bool = True) -> M
                 renamed[link.key] = bare if "/" not in link.key else new_key
     with repo.lock("knowledge-writer"):
         (repo.root / new).parent.mkdir(parents=True, exist_ok=True)
-        os.replace(repo.root / old, repo.root / new)
-        rewritten: list[str] = []
+        changed: dict[str, str] = {}
         total = 0
         for path, text in texts.items():
             out, n = rewrite_targets(text, renamed)
             if n:
-                where = new if path == old else path
-                atomic_write(repo.root / where, out)
-                rewritten.append(where)
+                changed[new if path == old else path] = out
                 total += n
+        # a run killed before its commit: the next extraction's or maintenance's commit
+        # takes the move and the rewritten links
+        moved = changed.get(new)
+        if moved is None:
+            moved = (repo.root / old).read_text(encoding="utf-8", errors="replace")
+        note_written(repo, {**changed, new: moved}, removed=[old])
+        os.replace(repo.root / old, repo.root / new)
+        for where, out in changed.items():
+            atomic_write(repo.root / where, out)
+        rewritten = list(changed)
     sha = None
     if commit:
         from autopoiesis.git.repo import MemoryGit

@@ -183,11 +183,12 @@ def check_uncommitted(memory: Any) -> Iterator[Finding]:
     if written:
         yield problem(
             "knowledge",
-            f"{len(written)} knowledge file(s) autopoiesis wrote are not committed (a run "
-            "was stopped before its commit): "
+            f"{len(written)} knowledge file(s) autopoiesis wrote or moved are not committed (a "
+            "run was stopped before its commit): "
             + ", ".join(written[:3])
             + (" ..." if len(written) > 3 else ""),
-            "the next `autopoiesis extract --pending` commits them (or `autopoiesis commit`)",
+            "the next `autopoiesis extract --pending`, `prune` or `condense` commits them (or "
+            "`autopoiesis commit`)",
         )
 
 

@@ -755,3 +755,39 @@ def test_the_daily_journal_takes_only_bullets_a_transcript_says(
         "left out 1 bullet(s) of the model that no transcript of the day says"
         in (result.actions[0])
     )
+
+
+def test_journals_a_stopped_prune_moved_are_committed_by_the_next_run(
+    memory_repo: MemoryRepo, git, cli
+) -> None:
+    """A prune killed after it moved journals to archive/, before its commit: run again, it
+    found nothing left to archive and committed nothing, and the moves stayed uncommitted
+    with no word from `doctor`. A move is recorded as the writer's writes are; the next
+    prune (or condense, or extraction) commits it."""
+    old = datetime(2025, 6, 1, tzinfo=UTC)
+    KnowledgeWriter(memory_repo).apply(
+        [
+            KnowledgeChange(
+                f"knowledge/journal/2025-06-0{day}.md",
+                "append",
+                "ops",
+                f"Day {day}",
+                Provenance("raw/a.md", old + timedelta(days=day - 1)),
+                dated=False,
+            )
+            for day in (1, 2)
+        ]
+    )
+    git(memory_repo, "add", "knowledge")
+    git(memory_repo, "commit", "-qm", "memory: journals")
+    with MemoryPruner(memory_repo) as p:  # the state a kill before its commit leaves
+        assert len(p.prune_journals(commit=False).actions) == 2
+    doctor = cli("doctor", repo=memory_repo)
+    assert "4 knowledge file(s) autopoiesis wrote or moved are not committed" in doctor.stdout
+
+    done = cli("prune", repo=memory_repo)
+    assert done.returncode == 0, done.stderr
+    assert git(memory_repo, "status", "--porcelain").stdout == ""
+    moved = git(memory_repo, "show", "--name-status", "--format=%s", "HEAD").stdout
+    assert "interrupted run" in moved
+    assert "archive/journal/2025-06-01.md" in moved and "knowledge/journal/2025-06-02.md" in moved

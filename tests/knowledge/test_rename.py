@@ -93,3 +93,29 @@ def test_mv_refuses_a_note_autopoiesis_finds_by_its_path(memory_repo: MemoryRepo
         assert f"{fixed} is read and written at that path" in done.stderr
         assert (memory_repo.root / fixed).read_bytes() == before
         assert not (memory_repo.root / "knowledge/reference/moved.md").exists()
+
+
+def test_a_move_stopped_before_its_commit_is_committed_by_the_next_run(
+    memory_repo: MemoryRepo, cli, git
+) -> None:
+    """`mv` killed after it moved the note and rewrote the links, before its commit: run
+    again it says there is no such note, and the move stayed uncommitted for good. The
+    move is recorded as the writer's writes are: the next prune, condense or extraction
+    commits it."""
+    from autopoiesis.knowledge.rename import move_note
+
+    _note(memory_repo, "knowledge/people/ann.md", "# Ann\n\n- Billing lead.\n")
+    _note(memory_repo, "knowledge/reference/billing.md", "# Billing\n\n- ask [[ann]]\n")
+    git(memory_repo, "add", "-A")
+    git(memory_repo, "commit", "-qm", "notes")
+    move_note(memory_repo, "knowledge/people/ann.md", "knowledge/people/ann-smith.md", commit=False)
+
+    done = cli("prune", repo=memory_repo)
+    assert done.returncode == 0, done.stderr
+    assert git(memory_repo, "status", "--porcelain").stdout == ""
+    tree = git(memory_repo, "ls-tree", "-r", "--name-only", "HEAD", "knowledge").stdout.split()
+    assert "knowledge/people/ann-smith.md" in tree and "knowledge/people/ann.md" not in tree
+    assert (
+        "[[ann-smith|ann]]"
+        in git(memory_repo, "show", "HEAD:knowledge/reference/billing.md").stdout
+    )
