@@ -6,6 +6,9 @@ search prefers the current project's chunks.
 * Knowledge under `knowledge/projects/<slug>/` (also as archived): that slug.
 * A section of a daily journal, which holds every project's sessions of its day: the
   project its heading names (`chunk_projects`).
+* A reference file named after a project the memory has (`knowledge/reference/<slug>.md`:
+  the facts extractor files a session's facts under its project's name): that project
+  (`owning_project`), so its facts are labelled as that project's elsewhere.
 * Everything else -- preferences, identity, topics, a transcript without `project:` --
   is global (None): it belongs to every project.
 """
@@ -13,8 +16,8 @@ search prefers the current project's chunks.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Callable, Iterable
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo, knowledge_project
@@ -35,6 +38,7 @@ OTHER_PROJECT_FACTOR = 0.5
 _PROJECT_LINE = re.compile(r"^project:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 JOURNALS = ("knowledge/journal/", "archive/knowledge/journal/")
+REFERENCES = ("knowledge/reference/", "archive/knowledge/reference/")
 
 
 def file_project(path: str, category: str, text: str) -> str | None:
@@ -57,10 +61,10 @@ def file_project(path: str, category: str, text: str) -> str | None:
 
 
 def chunk_projects(conn: Any, ids: Iterable[int]) -> dict[int, str | None]:
-    """The project of each chunk of IDS: its file's, or for a section of a daily journal
-    (global: one day holds every project's sessions, each under its project's heading,
-    "2026-03-02 > checkout-api") the project its heading names, when the memory has one
-    of that name (a heading of a tag or a channel names none)."""
+    """The project of each chunk of IDS: its file's (`owning_project`), or for a section of
+    a daily journal (global: one day holds every project's sessions, each under its
+    project's heading, "2026-03-02 > checkout-api") the project its heading names, when
+    the memory has one of that name (a heading of a tag or a channel names none)."""
     ids = list(ids)
     if not ids:
         return {}
@@ -69,20 +73,42 @@ def chunk_projects(conn: Any, ids: Iterable[int]) -> dict[int, str | None]:
         f"WHERE c.id IN ({','.join('?' * len(ids))})",
         ids,
     ).fetchall()
-    known: dict[str, bool] = {}
-
-    def is_project(name: str) -> bool:
-        if name not in known:
-            known[name] = has_project(conn, name)
-        return known[name]
-
+    known = KnownProjects(conn)
     out: dict[int, str | None] = {}
     for cid, project, path, heading in rows:
+        project = owning_project(path, project, known)
         if project is None and path.startswith(JOURNALS) and heading and " > " in heading:
             topic = heading.rsplit(" > ", 1)[1].strip()
-            project = topic if is_project(topic) else None
+            project = topic if known(topic) else None
         out[int(cid)] = project
     return out
+
+
+class KnownProjects:
+    """Whether the index has a file of a project of the name asked, each name looked up once."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+        self._known: dict[str, bool] = {}
+
+    def __call__(self, name: str) -> bool:
+        if name not in self._known:
+            self._known[name] = has_project(self._conn, name)
+        return self._known[name]
+
+
+def owning_project(path: str, project: str | None, known: Callable[[str], bool]) -> str | None:
+    """The project whose file PATH is, given its files.project PROJECT (`file_project`):
+    that, or for a reference file named after a project the memory has (KNOWN: whether a
+    name is a project's; `knowledge/reference/<slug>.md`: the facts extractor files a
+    session's facts under its project's name) that project. "Your scripts are located in
+    assets/scripts/", said in one codebase, is no fact of another, and shown there without
+    its project's name it read as one. (Whether the name is a project's is known only once
+    the memory is indexed, so it is asked here, not written in files.project.)"""
+    if project is not None or not path.startswith(REFERENCES) or not path.endswith(".md"):
+        return project
+    name = PurePosixPath(path).stem
+    return name if _SLUG.match(name) and known(name) else None
 
 
 def has_project(conn: Any, name: str) -> bool:

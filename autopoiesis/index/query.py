@@ -29,6 +29,7 @@ from __future__ import annotations
 import heapq
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
@@ -39,7 +40,12 @@ from autopoiesis.index import plainvec
 from autopoiesis.index.embedders import Embedder
 from autopoiesis.index.files import shipped_hashes
 from autopoiesis.index.lexical import Bm25Hits, Bm25Ranker
-from autopoiesis.index.projects import OTHER_PROJECT_FACTOR, chunk_projects
+from autopoiesis.index.projects import (
+    OTHER_PROJECT_FACTOR,
+    KnownProjects,
+    chunk_projects,
+    owning_project,
+)
 from autopoiesis.index.store import IndexStore
 from autopoiesis.index.text import query_terms
 
@@ -499,8 +505,9 @@ class QueryEngine:
             else {}
         )
         pattern = snippet_pattern(terms)
+        known = KnownProjects(conn)
         return [
-            self._result(best, nth, info[best.chunk_id], terms, merge, explain, pattern)
+            self._result(best, nth, info[best.chunk_id], terms, merge, explain, known, pattern)
             for best, nth in taken
             if best.chunk_id in info
         ]
@@ -578,9 +585,11 @@ class QueryEngine:
         terms: list[str],
         merge: str,
         explain: bool,
+        known: Callable[[str], bool],
         pattern: re.Pattern[str] | None = None,
     ) -> SearchResult:
         _, path, category, start, end, turn_time, heading, text, project, own_start, own_end = row
+        project = owning_project(path, project, known)
         detail = None
         if explain:
             detail = {

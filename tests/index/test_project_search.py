@@ -459,3 +459,44 @@ def test_another_projects_turn_is_labelled_with_its_project(
     out = cli("compile", QUERY, "--dry-run", repo=memory_repo, cwd=scene["outside"], check=True)
     labels = re.findall(r"<!-- (knowledge:raw/[^\n]*?) -->", out.stdout)
     assert any(lab.endswith("(project beta)") for lab in labels), labels
+
+
+def test_a_reference_file_named_after_a_project_is_that_projects(
+    memory_repo: MemoryRepo, scene, cli, commit_all
+) -> None:
+    """The facts extractor files a session's facts under reference/<its project>.md. The
+    index took that file as global, so in another repository "Your scripts are located in
+    assets/scripts/" came first and unlabelled, read as a fact of the repository the agent
+    was in. It is the project's: labelled as such elsewhere, ranked after the current
+    project's; a reference file named after no project stays global."""
+    reference = memory_repo.root / "knowledge" / "reference"
+    reference.mkdir(parents=True, exist_ok=True)
+    (reference / "alpha.md").write_text(
+        "---\ntype: reference\n---\n\n# Alpha\n\n## Facts\n"
+        "- 2026-03-01: Your deploy scripts are located in `ops/scripts/`. (via ses-alpha)"
+        " {id: 20260301-1000-aaaaaa}\n"
+    )
+    (reference / "general.md").write_text(
+        "---\ntype: reference\n---\n\n# General\n\n## Facts\n"
+        "- 2026-03-01: The deploy scripts mirror is located in `/srv/mirror`. (via ses-x)"
+        " {id: 20260301-1000-bbbbbb}\n"
+    )
+    commit_all(memory_repo, "reference facts")
+    with SearchIndex(memory_repo) as index:
+        index.rebuild_full()
+    query = "where are the deploy scripts located?"
+    out = cli("compile", query, "--dry-run", repo=memory_repo, cwd=scene["beta"], check=True)
+    labels = re.findall(r"<!-- (knowledge:knowledge/reference/[^\n]*?) -->", out.stdout)
+    assert any(lab.endswith("(project alpha)") for lab in labels if "alpha.md" in lab), labels
+    assert [lab for lab in labels if "general.md" in lab and "(project" in lab] == [], labels
+    out = cli("compile", query, "--dry-run", repo=memory_repo, cwd=scene["alpha"], check=True)
+    labels = re.findall(r"<!-- (knowledge:knowledge/reference/alpha[^\n]*?) -->", out.stdout)
+    assert labels and not any("(project" in lab for lab in labels), labels
+    found = json.loads(
+        cli("search", query, "--json", repo=memory_repo, cwd=scene["beta"], check=True).stdout
+    )
+    projects = {r["path"]: r["project"] for r in found if "reference/" in r["path"]}
+    assert projects == {
+        "knowledge/reference/alpha.md": "alpha",
+        "knowledge/reference/general.md": None,
+    }, projects
