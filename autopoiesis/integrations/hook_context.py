@@ -96,18 +96,29 @@ def compile_context(
 
 def fit_inline(prompt: str, limit: int = INLINE_CHARS) -> tuple[str, int]:
     """PROMPT within LIMIT characters: whole sections from its end (the lowest priority)
-    left out first; a first section longer than LIMIT alone is cut, with a marker.
-    Returns (text, sections left out)."""
+    left out first, and a closing line naming them, so the model knows what it was not
+    shown and where to read it (the compiler says the same of what it leaves out for
+    room); a first section longer than LIMIT alone is cut, with a marker. Returns (text,
+    sections left out)."""
     if len(prompt) <= limit:
         return prompt, 0
     parts = prompt.split(_SECTION_BREAK)
-    kept = [parts[0]]
-    for part in parts[1:]:
-        if len(_SECTION_BREAK.join([*kept, part])) > limit:
-            break
-        kept.append(part)
-    text = _SECTION_BREAK.join(kept)
-    if len(text) > limit:
-        marker = "\n[… cut to fit the hook's 10,000 characters]"
-        text = text[: limit - len(marker)].rsplit("\n", 1)[0] + marker
-    return text, len(parts) - len(kept)
+    for keep in range(len(parts) - 1, 0, -1):
+        text = _SECTION_BREAK.join(parts[:keep]) + _left_out_line(parts[keep:])
+        if len(text) <= limit:
+            return text, len(parts) - keep
+    marker = "\n[… cut to fit the hook's 10,000 characters]"
+    rest = _left_out_line(parts[1:]) if len(parts) > 1 else ""
+    text = parts[0][: limit - len(marker) - len(rest)].rsplit("\n", 1)[0] + marker + rest
+    return text, len(parts) - 1
+
+
+def _left_out_line(parts: list[str]) -> str:
+    """The line that closes a context whose sections PARTS (each after its `<!-- `) were
+    left out for length: how many, and their labels (a file's path and lines)."""
+    labels = [part.split(" -->", 1)[0] for part in parts]
+    some = "a section" if len(labels) == 1 else f"{len(labels)} sections"
+    return (
+        f"\n\n[… left out to fit the hook's 10,000 characters: {some} "
+        f"({', '.join(labels)}); read them there]"
+    )

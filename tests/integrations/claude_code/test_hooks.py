@@ -15,7 +15,17 @@ def test_hook_context_fits_claude_codes_inline_limit() -> None:
     ]
     prompt = "\n\n".join(sections)
     text, dropped = fit_inline(prompt)
-    assert len(text) <= 10_000 and dropped == 2 and text == "\n\n".join(sections[:4])
+    # the sections left out are named at the end: the model knows what it was not shown
+    # (they were left out silently: the context just stopped)
+    assert len(text) <= 10_000 and dropped == 2
+    assert text == "\n\n".join(sections[:4]) + (
+        "\n\n[… left out to fit the hook's 10,000 characters: 2 sections "
+        "(knowledge:k3.md, knowledge:k4.md); read them there]"
+    )
+    one, dropped = fit_inline(
+        "\n\n".join([*sections[:4], "<!-- knowledge:k9.md -->\n" + "y" * 999])
+    )
+    assert dropped == 1 and one.endswith("a section (knowledge:k9.md); read them there]")
     assert fit_inline("short") == ("short", 0)
     huge, dropped = fit_inline("<!-- identity:SOUL.md -->\n" + "line\n" * 5000)
     assert (
@@ -23,6 +33,10 @@ def test_hook_context_fits_claude_codes_inline_limit() -> None:
         and huge.endswith("cut to fit the hook's 10,000 characters]")
         and dropped == 0
     )
+    huge, dropped = fit_inline("<!-- identity:SOUL.md -->\n" + "line\n" * 5000 + "\n" + sections[1])
+    assert len(huge) <= 10_000 and dropped == 1
+    assert huge.endswith("characters]\n\n[… left out to fit the hook's 10,000 characters: a "
+                         "section (knowledge:k0.md); read them there]")  # fmt: skip
 
 
 def _line(sid: str, uuid: str, role: str, text: str, **more: object) -> str:
