@@ -116,9 +116,16 @@ def fit_inline(prompt: str, limit: int = INLINE_CHARS) -> tuple[str, int]:
 def _left_out_line(parts: list[str]) -> str:
     """The line that closes a context whose sections PARTS (each after its `<!-- `) were
     left out for length: how many, and their labels (a file's path and lines)."""
-    labels = [part.split(" -->", 1)[0] for part in parts]
+    labels = [part.split(" -->", 1)[0][:160] for part in parts]
     some = "a section" if len(labels) == 1 else f"{len(labels)} sections"
-    return (
-        f"\n\n[… left out to fit the hook's 10,000 characters: {some} "
-        f"({', '.join(labels)}); read them there]"
+    # the first few by name (a context of hundreds of small sections must not spend the
+    # room it frees on their list)
+    named = ", ".join(labels[:LEFT_OUT_NAMED]) + (
+        f", and {len(labels) - LEFT_OUT_NAMED} more" if len(labels) > LEFT_OUT_NAMED else ""
     )
+    return (
+        f"\n\n[… left out to fit the hook's 10,000 characters: {some} ({named}); read them there]"
+    )
+
+
+LEFT_OUT_NAMED = 8  # sections the closing line of a context cut for length names

@@ -37,6 +37,15 @@ def test_hook_context_fits_claude_codes_inline_limit() -> None:
     assert len(huge) <= 10_000 and dropped == 1
     assert huge.endswith("characters]\n\n[… left out to fit the hook's 10,000 characters: a "
                          "section (knowledge:k0.md); read them there]")  # fmt: skip
+    # hundreds of small sections: the closing line names a few, not all of them
+    many = "\n\n".join(
+        ["<!-- system -->\nhead"] + [f"<!-- knowledge:n{i}.md -->\n" + "z" * 90 for i in range(400)]
+    )
+    text, dropped = fit_inline(many)
+    assert len(text) <= 10_000 and dropped > 300
+    assert text.endswith(
+        f"knowledge:n{400 - dropped + 7}.md, and {dropped - 8} more); read them there]"
+    )
 
 
 def _line(sid: str, uuid: str, role: str, text: str, **more: object) -> str:
