@@ -81,7 +81,7 @@ from autopoiesis.compiler.context import (
 )
 from autopoiesis.compiler.plan import Plan, as_record
 from autopoiesis.compiler.scored import KnowledgeQuery, ScoredKnowledge
-from autopoiesis.compiler.standing import StandingFile, bearing, fit
+from autopoiesis.compiler.standing import StandingFile, bearing, entry_ids, fit, without_shown
 from autopoiesis.core.clock import utc_now
 from autopoiesis.core.frontmatter import split as split_frontmatter
 from autopoiesis.core.paths import (
@@ -501,6 +501,7 @@ class ContextCompiler(ScoredKnowledge):
                 None,
             )
             return
+        shown: frozenset[str] = frozenset()  # the ids of MEMORY.md's entries placed
         if shared:
             plan.skip(
                 "memory",
@@ -509,10 +510,11 @@ class ContextCompiler(ScoredKnowledge):
                 MEMORY_FILE,
             )
         elif standing.get(MEMORY_FILE):
-            plan.offer("memory", 1, standing[MEMORY_FILE] or "", MEMORY_FILE)
+            if plan.offer("memory", 1, standing[MEMORY_FILE] or "", MEMORY_FILE):
+                shown = entry_ids(standing[MEMORY_FILE] or "")
         elif MEMORY_FILE in standing:
             self._unread(plan, "memory", 1, MEMORY_FILE, "")
-        self._place_journal(plan, today, project, message)
+        self._place_journal(plan, today, project, message, shown)
         if standing.get(ACTIVE_PROJECTS_FILE):
             plan.offer("projects", 1, standing[ACTIVE_PROJECTS_FILE] or "", ACTIVE_PROJECTS_FILE)
         rel = project_context_file(project) if project else ""
@@ -521,13 +523,22 @@ class ContextCompiler(ScoredKnowledge):
         elif rel in standing:
             self._unread(plan, f"project:{project}", 1, rel, "")
 
-    def _place_journal(self, plan: Plan, today: date, project: str = "", message: str = "") -> None:
+    def _place_journal(
+        self,
+        plan: Plan,
+        today: date,
+        project: str = "",
+        message: str = "",
+        shown: frozenset[str] = frozenset(),
+    ) -> None:
         """P1's journal: today's, then yesterday's, then, with a current PROJECT that
         neither of them names, the last earlier day it was worked on (LAST_DAY_SCAN says
         why), sharing ``journal_budget_kb``; a day that does not fit the plan leaves its
         share to the next. With a current PROJECT, a day's sections of other projects are
         left to search (`_journal_of`); so are the entries that do not bear on MESSAGE
-        (`standing.bearing`; the user's words, not the active topics' descriptions)."""
+        (`standing.bearing`; the user's words, not the active topics' descriptions), and
+        the lines that repeat an entry SHOWN above (ids of MEMORY.md's placed entries:
+        `standing.without_shown`)."""
         cfg = self.config
         journal_left = cfg.journal_budget_kb
         days = [today, today - timedelta(days=1)]
@@ -555,6 +566,14 @@ class ContextCompiler(ScoredKnowledge):
                         "left to search",
                         rel,
                     )
+            text, repeated = without_shown(text, shown)
+            if repeated:
+                plan.skip(
+                    f"journal:{day.isoformat()}:repeated",
+                    1,
+                    f"{repeated} entries of the day that MEMORY.md above holds already",
+                    rel,
+                )
             text, unrelated = bearing(text, message)
             if unrelated:
                 plan.skip(

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from autopoiesis.core.text import STOPWORDS, count_tokens, cut_to_bytes, words
@@ -275,6 +275,30 @@ def bearing(text: str, query: str) -> tuple[str, int]:
     wanted = stems(query)
     if len(wanted) < HISTORY_WORDS:
         return text, 0
+    return kept_entries(text, lambda entry: len(stems(entry) & wanted) >= HISTORY_WORDS)
+
+
+_ENTRY_ID = re.compile(r"\{id: (\d{8}-\d{4}-[0-9a-f]{6})\}")
+
+
+def entry_ids(text: str) -> frozenset[str]:
+    """The ids of the entries TEXT shows (`{id: ...}`)."""
+    return frozenset(_ENTRY_ID.findall(text))
+
+
+def without_shown(text: str, shown: frozenset[str]) -> tuple[str, int]:
+    """TEXT, a day's journal, without the lines that carry the id of an entry SHOWN above
+    it in the same context (a journal's "Preference: ... {id: X}" where MEMORY.md's entry X
+    is placed): the same fact twice spends the room of another. Returns (text, lines left
+    out)."""
+    if not shown or not (entry_ids(text) & shown):
+        return text, 0
+    return kept_entries(text, lambda entry: not (entry_ids(entry) & shown))
+
+
+def kept_entries(text: str, keep: Callable[[str], bool]) -> tuple[str, int]:
+    """TEXT's entries that KEEP accepts, under their headings (a heading whose entries
+    all went goes too), and how many went."""
     kept: list[str] = []
     heads: list[tuple[int, str]] = []  # the headings above the next entry, not yet shown
     left = 0
@@ -286,7 +310,7 @@ def bearing(text: str, query: str) -> tuple[str, int]:
                 heads.pop()
             heads.append((level, lead))
         for entry in items:
-            if len(stems(entry) & wanted) < HISTORY_WORDS:
+            if not keep(entry):
                 left += 1
                 continue
             kept.extend(h for _, h in heads if h)

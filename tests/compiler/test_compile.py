@@ -467,6 +467,31 @@ def test_the_journal_of_a_project_prompt_leaves_other_projects_sections_to_searc
     assert not any(s.included for s in gamma.sections if s.label.startswith("journal:2026-02-16"))
 
 
+def test_a_journal_line_that_repeats_a_placed_memory_entry_is_left_out(repo: MemoryRepo) -> None:
+    """The journal says a session's preference with its entry's id ("Preference: ...
+    {id: X}"), and MEMORY.md holds entry X: a session's start showed the fact twice, in
+    the room of another. Left out once MEMORY.md's entry is placed, and said so."""
+    said = "Use bun, not node, for every script"
+    (repo.knowledge_dir / "memory" / "MEMORY.md").write_text(
+        f"# Core Memory\n\n## Preferences\n- 2026-02-16: {said} (via s1) {{id: 20260216-0900-abc123}}\n"
+    )
+    _journal_day(
+        repo,
+        ["shop"],
+        "### shop\n- Fixed the cart total — changed 1 file (cart.ts) (via s1) "
+        "{id: 20260216-0900-000001}\n"
+        f"- Preference: {said} (via s1) {{id: 20260216-0900-abc123}}\n",
+    )
+    res = compile_(repo)
+    assert res.prompt.count(said) == 1
+    assert "Fixed the cart total" in res.prompt
+    left = next(s for s in res.sections if s.label == "journal:2026-02-16:repeated")
+    assert not left.included and "MEMORY.md above holds already" in left.reason
+    # in a shared context (no MEMORY.md) the journal keeps it: its only place
+    shared = compile_(repo, shared=True)
+    assert shared.prompt.count(said) == 1 and "Preference: " + said in shared.prompt
+
+
 def test_a_message_gets_the_entries_of_the_day_that_bear_on_it(repo: MemoryRepo) -> None:
     """Today's journal for a message: the entries that share two of its words; the others
     are left to search, and the explanation says so. A greeting gets the day whole."""
