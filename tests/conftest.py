@@ -171,6 +171,17 @@ def _run_git(
     )
 
 
+def all_objects(root: Path) -> bytes:
+    """Every object of the repository at ROOT, reachable or not (reflogs and dangling
+    objects included), as `git cat-file --batch` prints them: where a secret must not be."""
+    return subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"],
+        cwd=root,
+        capture_output=True,
+        check=True,
+    ).stdout
+
+
 @pytest.fixture
 def git() -> Git:
     """Run git in a folder: `git(where, *args, check=True, env=None, input=None)`.

@@ -28,7 +28,7 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import CaptureError, GitError
 from autopoiesis.formats import transcript as tf
 from autopoiesis.git.repo import MemoryGit
-from tests.conftest import Cli
+from tests.conftest import Cli, all_objects
 
 ROOT = Path(__file__).resolve().parents[2]
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -423,13 +423,7 @@ def _no_secret_anywhere(repo: MemoryRepo, git) -> None:
     for p in repo.root.rglob("*"):
         if p.is_file() and ".git" not in p.parts and ".autopoiesis" not in p.parts:
             assert SECRET.encode() not in p.read_bytes(), p
-    objects = subprocess.run(
-        ["git", "cat-file", "--batch-all-objects", "--batch"],
-        cwd=repo.root,
-        capture_output=True,
-        check=True,
-    ).stdout
-    assert SECRET.encode() not in objects
+    assert SECRET.encode() not in all_objects(repo.root)
     assert (
         git(
             repo, "grep", "-c", SECRET, *git(repo, "rev-list", "--all").stdout.split(), check=False

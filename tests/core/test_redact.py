@@ -9,7 +9,6 @@ import sys
 import textwrap
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -21,6 +20,7 @@ from autopoiesis.core.redact import Redactor, redactor_from_config
 from autopoiesis.errors import ConfigError
 from autopoiesis.testing.realistic_transcript import realistic_transcript
 from autopoiesis.testing.secrets_corpus import CORPUS, LOOKALIKES, SecretSample
+from tests.conftest import all_objects
 
 SECRETS = {
     "openai_key": "sk-proj-Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xYz2B4c6D8",
@@ -32,16 +32,6 @@ SECRETS = {
     "url_password": "postgres://admin:hunter2@db.internal:5432/app",
     "private_key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n-----END OPENSSH PRIVATE KEY-----",
 }
-
-
-def _all_objects(root: Path) -> bytes:
-    """Every object of the repository at ROOT, as `git cat-file` prints them."""
-    return subprocess.run(
-        ["git", "cat-file", "--batch-all-objects", "--batch"],
-        cwd=root,
-        capture_output=True,
-        check=True,
-    ).stdout
 
 
 @pytest.mark.parametrize("kind, secret", SECRETS.items())
@@ -171,7 +161,7 @@ def test_a_key_pasted_over_two_messages_reaches_git_in_neither(memory_repo) -> N
     cap.on_message(s, "user", f"{_KEY_LINES[1]}\n{_KEY_LINES[2]}\n{_FOOTER}")
     closed = cap.on_session_end(s)
     assert closed is not None and closed.commit
-    objects = _all_objects(memory_repo.root)
+    objects = all_objects(memory_repo.root)
     for line in _KEY_LINES:
         assert line.encode() not in objects
 
@@ -375,7 +365,7 @@ def test_a_real_capture_keeps_no_byte_of_any_corpus_secret(memory_repo, git) -> 
     closed = cap.on_session_end(s)
     assert closed is not None and closed.commit
     text = (memory_repo.root / closed.path).read_text(encoding="utf-8")
-    objects = _all_objects(memory_repo.root)
+    objects = all_objects(memory_repo.root)
     for sample in CORPUS:
         for secret in sample.secrets:
             assert secret not in text, f"{sample.kind} leaked into the transcript"

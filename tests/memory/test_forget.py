@@ -19,7 +19,7 @@ from autopoiesis.errors import GitError
 from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
 from autopoiesis.knowledge.writer import KnowledgeWriter
 from autopoiesis.memory.forget import forget, plan_forget
-from tests.conftest import PROJECT_ROOT, Cli
+from tests.conftest import PROJECT_ROOT, Cli, all_objects
 
 SECRET = "corp-vault-unlock zebra 7731 harpoon"  # prose-shaped: redaction cannot know it is secret
 OTHER = "the deploy pipeline has a rollback plan"
@@ -34,16 +34,6 @@ def _session(repo: MemoryRepo, sid: str, *lines: str) -> str:
     closed = cap.on_session_end(s)
     assert closed is not None and closed.commit
     return closed.path
-
-
-def _objects(repo: MemoryRepo) -> bytes:
-    """Every object in the store, reachable or not (reflogs and dangling objects included)."""
-    return subprocess.run(
-        ["git", "cat-file", "--batch-all-objects", "--batch"],
-        cwd=repo.root,
-        capture_output=True,
-        check=True,
-    ).stdout
 
 
 def _index_holds(repo: MemoryRepo, text: str) -> bool:
@@ -87,7 +77,7 @@ def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(
     (memory_repo.state_dir / "embed-cache.db").write_bytes(b"chunk " + SECRET.encode())
     assert cli("index", "rebuild", repo=memory_repo).returncode == 0
     assert _index_holds(memory_repo, SECRET)
-    assert SECRET.encode() in _objects(memory_repo)
+    assert SECRET.encode() in all_objects(memory_repo.root)
 
     done = cli(
         "forget",
@@ -102,7 +92,7 @@ def test_forget_a_string_removes_it_from_every_object_and_keeps_tags(
     assert "Traceback" not in done.stderr
 
     # in no object at all: blobs, trees, commit messages, tags, reflogs, unreachable objects
-    assert SECRET.encode() not in _objects(memory_repo)
+    assert SECRET.encode() not in all_objects(memory_repo.root)
     assert (
         git(memory_repo, "reflog", "--all").stdout.count("\n") <= 2
     )  # only the maintenance commit and the rewrite
@@ -145,7 +135,7 @@ def test_forget_a_transcript_removes_the_file_from_all_history(
     git(memory_repo, "tag", "after-both")
     report = forget(memory_repo, transcript=gone, reason="the whole conversation was private")
     assert git(memory_repo, "log", "--all", "--format=%H", "--", gone).stdout.strip() == ""
-    assert SECRET.encode() not in _objects(memory_repo)
+    assert SECRET.encode() not in all_objects(memory_repo.root)
     assert (memory_repo.root / keep).exists() and not (memory_repo.root / gone).exists()
     tagged = git(memory_repo, "ls-tree", "-r", "--name-only", "after-both").stdout.split()
     assert [p for p in tagged if p.startswith("raw/conversations/") and p.endswith(".md")] == [keep]
@@ -192,9 +182,8 @@ def test_forget_tells_what_a_pushed_remote_needs(
     assert git(memory_repo, "remote").stdout.split() == [
         "origin"
     ]  # the remote is kept for the force-push
-    assert SECRET.encode() not in _objects(
-        memory_repo
-    )  # the remote-tracking ref no longer holds it
+    # the remote-tracking ref no longer holds it
+    assert SECRET.encode() not in all_objects(memory_repo.root)
 
 
 def _every_trace(repo: MemoryRepo, needle: str) -> list[str]:
@@ -209,7 +198,7 @@ def _every_trace(repo: MemoryRepo, needle: str) -> list[str]:
             found.append(f"name: {rel}")
         elif path.is_file() and "/objects/" not in f"/{rel}" and low in path.read_bytes().lower():
             found.append(f"bytes: {rel}")
-    if low in _objects(repo).lower():
+    if low in all_objects(repo.root).lower():
         found.append("object store")
     return found
 
@@ -291,7 +280,7 @@ def test_forget_records_nothing_when_the_string_survives_the_rewrite(
     for args in (("sync", "--force-after-forget"), ("sync",)):
         refused = cli(*args, repo=memory_repo)
         assert refused.returncode != 0 and "was stopped before it finished" in refused.stderr
-    assert SECRET.encode() in _objects(MemoryRepo(remote))  # as it was, never forced
+    assert SECRET.encode() in all_objects(remote)  # as it was, never forced
 
 
 def test_forget_refuses_structure_and_says_how_often_and_where(
@@ -436,7 +425,7 @@ def test_the_confirmation_is_asked_on_the_terminal_never_read_from_stdin(
     assert (
         b"Continue? [y/N]" in shown and b"to forget: 4 occurrences" in asked.stderr
     )  # its text, title, name, subject
-    assert SECRET.encode() not in _objects(memory_repo)
+    assert SECRET.encode() not in all_objects(memory_repo.root)
     assert re.match(r"maintenance: forget", git(memory_repo, "log", "-1", "--format=%s").stdout)
 
 
@@ -459,9 +448,9 @@ def test_forget_removes_a_string_where_a_quoted_value_escapes_it(memory_repo: Me
     cap.on_message(s, "user", secret)
     assert cap.on_session_end(s) is not None
     escaped = json.dumps(secret)[1:-1].encode()
-    assert escaped in _objects(memory_repo)  # the frontmatter holds the escaped form
+    assert escaped in all_objects(memory_repo.root)  # the frontmatter holds the escaped form
     forget(memory_repo, text=secret, reason="leaked")
-    objects = _objects(memory_repo)
+    objects = all_objects(memory_repo.root)
     assert secret.encode() not in objects and escaped not in objects
     assert b"Mango-Vortex" not in objects
 
@@ -495,7 +484,7 @@ def test_forget_a_transcript_leaves_no_word_of_it_in_messages_or_the_record(
     )  # fmt: skip
     assert "Quillfeather" in history.stdout and gone in history.stdout
     forget(memory_repo, transcript=gone, reason="private")
-    objects = _objects(memory_repo)
+    objects = all_objects(memory_repo.root)
     for word in (b"Quillfeather", b"affair", b"Affair", gone.encode()):
         assert word not in objects, word
     assert keep.encode() in (memory_repo.root / "knowledge/.extracted").read_bytes()
@@ -520,7 +509,7 @@ def test_forget_a_string_that_is_not_utf8_matches_the_bytes_typed(
     done = cli("forget", "--yes", "--reason", "leaked", latin1, repo=memory_repo, process=True)
     assert done.returncode == 0, done.stderr
     assert log.read_bytes() == b"login ok\nuser=bob password=[redacted:forgotten]\n"
-    assert b"passw\xe9rd123" not in _objects(memory_repo)
+    assert b"passw\xe9rd123" not in all_objects(memory_repo.root)
     # read from stdin, as bytes: never found in UTF-8 text, and it says why
     piped = cli(
         "forget", "--yes", "--reason", "r", "--stdin", repo=memory_repo, input=b"\xff\xfe\x80bad!!"
@@ -540,9 +529,9 @@ def test_forget_removes_the_form_a_sentence_begins_with(memory_repo: MemoryRepo)
     _session(memory_repo, "ses_cap", f"{secret} is what I typed into the staging box yesterday")
     with KnowledgeExtractor(memory_repo) as ex:
         ex.commit(ex.extract_pending())
-    assert b"Xylofakesecret-4821" in _objects(memory_repo)
+    assert b"Xylofakesecret-4821" in all_objects(memory_repo.root)
     forget(memory_repo, text=secret, reason="leaked")
-    objects = _objects(memory_repo)
+    objects = all_objects(memory_repo.root)
     assert b"Xylofakesecret-4821" not in objects and secret.encode() not in objects
 
 
@@ -626,7 +615,7 @@ def test_forget_killed_inside_the_rewrite_is_finished_by_the_same_forget_again(
 
     again = cli("forget", SECRET, "-m", "leaked", "-y", repo=memory_repo)
     assert again.returncode == 0, again.stderr
-    assert SECRET.encode() not in _objects(memory_repo)
+    assert SECRET.encode() not in all_objects(memory_repo.root)
     assert git(memory_repo, "status", "--porcelain").stdout == ""
     assert len(_records(git, memory_repo)) == 1
     rewrites = json.loads((memory_repo.state_dir / "verify" / "rewrites.json").read_text())

@@ -18,6 +18,7 @@ from autopoiesis.errors import SyncError
 from autopoiesis.memory.facade import Memory
 from autopoiesis.memory.initialize import init_memory_repo
 from autopoiesis.memory.sync import sync_once
+from tests.conftest import all_objects
 
 pytestmark = pytest.mark.slow
 
@@ -42,15 +43,6 @@ def git_crypt() -> str:
 def _git(where: Path, *args: str, check: bool = True) -> str:
     return subprocess.run(
         ["git", *args], cwd=where, capture_output=True, text=True, check=check
-    ).stdout
-
-
-def _objects(repo: Path) -> bytes:
-    return subprocess.run(
-        ["git", "cat-file", "--batch-all-objects", "--batch"],
-        cwd=repo,
-        capture_output=True,
-        check=True,
     ).stdout
 
 
@@ -79,7 +71,7 @@ def test_two_clones_one_unlocked_one_locked(
     _git(a.root, "remote", "add", "origin", remote.as_uri())
     sync_once(a.repo)
     # the remote holds the public note, and the private one only as ciphertext
-    objects = _objects(remote)
+    objects = all_objects(remote)
     assert b"The zebra project is public" in objects
     assert SECRET.encode() not in objects and b"zebra launch codeword" not in objects
     key = tmp_path / "memory.key"
@@ -128,7 +120,7 @@ def test_two_clones_one_unlocked_one_locked(
     _write(unlocked.repo, "knowledge/private/plans.md", PLAN + "- The backup codeword is KIWI-3.\n")
     unlocked.commit("memory: backup codeword")
     sync_once(unlocked.repo)
-    assert b"KIWI-3" not in _objects(remote)
+    assert b"KIWI-3" not in all_objects(remote)
     sync_once(a.repo)
     assert "KIWI-3" in (a.root / "knowledge/private/plans.md").read_text()
     sync_once(locked.repo)
@@ -157,7 +149,7 @@ def test_a_private_file_in_clear_is_never_pushed(
         ["git", "push", "origin", "main"], cwd=memory_repo.root, capture_output=True, text=True
     )
     assert pushed.returncode != 0 and "knowledge/private/plans.md" in pushed.stderr
-    assert SECRET.encode() not in _objects(remote)
+    assert SECRET.encode() not in all_objects(remote)
     doctor = cli("doctor", repo=memory_repo.root).stdout
     assert "without a git-crypt rule" in doctor and "private init" in doctor
 
@@ -202,7 +194,7 @@ def test_forget_reaches_into_encrypted_files(memory_repo: MemoryRepo, cli, git_c
     memory.commit("memory: plans")
     _write(memory.repo, "knowledge/private/plans.md", PLAN + "- Also the moon.\n")
     memory.commit("memory: moon")
-    assert SECRET.encode() not in _objects(memory.root)  # only ciphertext in git
+    assert SECRET.encode() not in all_objects(memory.root)  # only ciphertext in git
     report = forget(memory.repo, text=SECRET, reason="a codeword in a private note")
     assert report.commit
     for rev in ("HEAD", "HEAD~2"):  # the record commit, then the two rewritten versions

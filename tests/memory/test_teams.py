@@ -15,6 +15,7 @@ from autopoiesis.index import SearchIndex
 from autopoiesis.memory.facade import Memory
 from autopoiesis.memory.initialize import init_memory_repo
 from autopoiesis.memory.sync import sync_once
+from tests.conftest import all_objects
 
 pytestmark = pytest.mark.slow
 
@@ -51,12 +52,6 @@ def _member(root: Path, tmp: Path, name: str) -> Memory:
     return memory
 
 
-def _objects(root: Path) -> bytes:
-    return subprocess.run(
-        ["git", "cat-file", "--batch-all-objects", "--batch"], cwd=root, capture_output=True
-    ).stdout
-
-
 def test_team_memory_end_to_end(memory_repo: MemoryRepo, tmp_path: Path, cli) -> None:
     team_remote, team_work = _team_remote(tmp_path)
     alice = _member(memory_repo.root, tmp_path, "alice")
@@ -65,7 +60,7 @@ def test_team_memory_end_to_end(memory_repo: MemoryRepo, tmp_path: Path, cli) ->
     assert (alice.root / "shared/billing/knowledge/procedures/oncall.md").is_file()
     # the personal history records the team's commit, never its notes
     assert _git(alice.root, "ls-tree", "HEAD", "shared/billing").split()[1] == "commit"
-    assert b"ALPHA-ROTA" not in _objects(alice.root)
+    assert b"ALPHA-ROTA" not in all_objects(alice.root)
 
     # search and the compiler read it, labelled as the team's
     with SearchIndex(alice.repo) as index:
@@ -130,8 +125,8 @@ def test_team_memory_end_to_end(memory_repo: MemoryRepo, tmp_path: Path, cli) ->
     assert not (bob.root / "shared/billing").exists()
     assert not list((bob.root / ".git").glob("modules/shared/billing"))
     subprocess.run(["git", "gc", "-q", "--prune=now"], cwd=bob.root, check=True)
-    assert b"ALPHA-ROTA" not in _objects(bob.root)
-    assert b"invoice batch limit" not in _objects(bob.root)
+    assert b"ALPHA-ROTA" not in all_objects(bob.root)
+    assert b"invoice batch limit" not in all_objects(bob.root)
     assert all(not r.path.startswith("shared/") for r in bob.search("billing rotation pager"))
     index_files = [bob.root / "memory.db", bob.root / "memory.db-wal"]
     assert not any(b"ALPHA-ROTA" in p.read_bytes() for p in index_files if p.exists())
@@ -195,7 +190,7 @@ def test_forget_works_in_a_memory_with_a_team_mounted(
     _git(alice.root, "commit", "-qm", "notes")
     done = cli("forget", "--stdin", "--reason", "leak", "--yes", repo=alice.root, input=secret)
     assert done.returncode == 0, done.stderr
-    assert secret.encode() not in _objects(alice.root)
+    assert secret.encode() not in all_objects(alice.root)
     assert _git(alice.root, "ls-tree", "HEAD", "shared/billing").split()[1] == "commit"
     assert (alice.root / "shared/billing/knowledge/procedures/oncall.md").is_file()
 

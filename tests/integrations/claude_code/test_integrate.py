@@ -15,6 +15,7 @@ import pytest
 
 from autopoiesis.core.paths import MemoryRepo
 from tests.conftest import Cli, Git
+from tests.mcp.test_server import INITIALIZE
 
 
 @pytest.fixture(autouse=True)
@@ -125,19 +126,9 @@ def test_the_registered_mcp_server_answers(
 ) -> None:
     cli("integrate", "claude-code", "--no-input", repo=memory_repo, cwd=project, check=True)
     entry = _claude_json()["projects"][str(project)]["mcpServers"]["autopoiesis"]
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"},
-        },
-    }
     proc = subprocess.run(
         [entry["command"], *entry["args"]],
-        input=json.dumps(request) + "\n",
+        input=json.dumps(INITIALIZE) + "\n",
         capture_output=True,
         text=True,
         cwd=project,
