@@ -48,7 +48,7 @@ level (google-re2 is imported inside check_regex).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -198,16 +198,37 @@ def str_list(value: Any) -> list[str] | None:
     return None
 
 
-def check_regex(pattern: str) -> str | None:
-    """None when PATTERN compiles under RE2 (linear time: no catastrophic backtracking),
-    else why not and what to do. Patterns RE2 cannot run (backreferences, lookaround) are
-    refused rather than run on a backtracking engine that a hostile message could hang."""
+def re2_options() -> Any:
+    """The options every trigger pattern is compiled with: RE2's own log of a pattern it
+    refuses off (the refusal is said where the topic is read)."""
     import re2  # lazily: only topics with a pattern trigger need it
 
     opts = re2.Options()
     opts.log_errors = False
+    return opts
+
+
+def re2_set(sources: Sequence[str]) -> Any:
+    """SOURCES (RE2 patterns) compiled as one RE2 set, which tier 1 scans a message with
+    once (topics/pattern.py); raises re2.error when together they are more than RE2
+    compiles."""
+    import re2
+
+    joined = re2.Set.SearchSet(re2_options())
+    for src in sources:
+        joined.Add(src)
+    joined.Compile()
+    return joined
+
+
+def check_regex(pattern: str) -> str | None:
+    """None when PATTERN compiles under RE2 (linear time: no catastrophic backtracking),
+    else why not and what to do. Patterns RE2 cannot run (backreferences, lookaround) are
+    refused rather than run on a backtracking engine that a hostile message could hang."""
+    import re2
+
     try:
-        re2.compile(pattern, opts)
+        re2.compile(pattern, re2_options())
     except re2.error as exc:
         msg = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         try:
@@ -225,21 +246,16 @@ def check_regex(pattern: str) -> str | None:
 
 def check_regex_set(sources: list[str]) -> str | None:
     """None when SOURCES, the RE2 sources of one topic's triggers, compile together as one
-    RE2 set, as tier 1 joins them (topics/pattern.py); else why not and what to do. Each
-    may compile alone while the set is over RE2's memory budget: a pulled topic of 10,000
+    RE2 set, as tier 1 joins them (`re2_set`); else why not and what to do. Each may
+    compile alone while the set is over RE2's memory budget: a pulled topic of 10,000
     pattern triggers, or of one pattern of 300 `[a-z]{0,100}` alternatives, failed the
     set of every topic, and every prompt hook gave no context."""
     if not sources:
         return None
     import re2
 
-    opts = re2.Options()
-    opts.log_errors = False
-    joined = re2.Set.SearchSet(opts)
     try:
-        for src in sources:
-            joined.Add(src)
-        joined.Compile()
+        re2_set(sources)
     except re2.error:
         what = (
             "its pattern is"

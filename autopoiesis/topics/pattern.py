@@ -36,6 +36,8 @@ from autopoiesis.formats.topic import Topic
 from autopoiesis.formats.topic_trigger import (
     Trigger,
     TriggerType,
+    re2_options,
+    re2_set,
     register_trigger_type,
     trigger_type,
 )
@@ -82,14 +84,6 @@ class PatternHit:
     correction_hint: str | None = None
 
 
-def _re2_options() -> Any:
-    import re2
-
-    opts = re2.Options()
-    opts.log_errors = False
-    return opts
-
-
 def _re2_sets(patterns: list[str], topics: list[str]) -> list[tuple[Any, list[int]]]:
     """PATTERNS (of the topics named, one name each) as RE2 sets: one set, so a message is
     scanned once; or, when together they are more than RE2 compiles (each topic's own
@@ -97,22 +91,17 @@ def _re2_sets(patterns: list[str], topics: list[str]) -> list[tuple[Any, list[in
     topic, so no topic, a collaborator's included, takes the others' triggers away."""
     import re2
 
-    def compiled(positions: list[int]) -> Any:
-        joined = re2.Set.SearchSet(_re2_options())
-        for i in positions:
-            joined.Add(patterns[i])
-        joined.Compile()
-        return joined
-
     everything = list(range(len(patterns)))
     try:
-        return [(compiled(everything), everything)]
+        return [(re2_set(patterns), everything)]
     except re2.error:
         pass
     by_topic: dict[str, list[int]] = {}
     for i, topic in enumerate(topics):
         by_topic.setdefault(topic, []).append(i)
-    return [(compiled(positions), positions) for positions in by_topic.values()]
+    return [
+        (re2_set([patterns[i] for i in positions]), positions) for positions in by_topic.values()
+    ]
 
 
 @dataclass(frozen=True)
@@ -175,7 +164,7 @@ class PatternMatcher:
         self.topics = tuple(topics)
         self.people = tuple(p.lower() for p in people)
         self._people_rx = names_regex(self.people)
-        opts = _re2_options()
+        opts = re2_options()
         self._rules: dict[str, _Rules] = {}
         for direction in DIRECTIONS:
             rules = _Rules()
