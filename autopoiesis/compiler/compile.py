@@ -101,6 +101,7 @@ from autopoiesis.core.text import count_tokens, cut_to_bytes, words
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, FrontmatterError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats.knowledge import current_text
+from autopoiesis.index.files import MAX_FILE_BYTES, read_bounded
 from autopoiesis.index.projects import cited_projects, memory_has_project
 
 if TYPE_CHECKING:
@@ -125,6 +126,10 @@ ACTIVE_PROJECTS_KB = 1.0
 # and for no other, and a message rarely shares words with them ("add requests" and "uv").
 PROJECT_CONTEXT_KB = 2.0
 QUERY_CHARS = 2000
+# Why a file of P0-P2 past MAX_FILE_BYTES is not in the context, as it is not in the index
+# (`read_bounded`): a file pulled from a collaborator can be of any size, and every prompt
+# hook reads these.
+TOO_LARGE = f"larger than {MAX_FILE_BYTES // 2**20} MB; not read (as the index skips it)"
 
 
 def strip_frontmatter(text: str) -> str:
@@ -236,18 +241,27 @@ class ContextCompiler(ScoredKnowledge):
     def _read(self, relpath: str) -> str | None:
         """The body of a file, superseded entries left out; None for a missing file, a
         symbolic link (nothing is read through a link: `MemoryRepo.is_link`) or a private
-        file no model may see (`_unread` says which). Every file of P0-P2 is read here, as
-        the context quotes a record (`as_record`). A byte that is not UTF-8 (a hand edit
-        saved in another encoding) reads as U+FFFD: one such byte never leaves the rest of
-        the file, the core memory itself, out of every prompt without a word."""
+        file no model may see, or one larger than the index reads (`_unread` says which).
+        Every file of P0-P2 is read here, as the context quotes a record (`as_record`). A
+        byte that is not UTF-8 (a hand edit saved in another encoding) reads as U+FFFD: one
+        such byte never leaves the rest of the file, the core memory itself, out of every
+        prompt without a word."""
         if self.repo.is_link(relpath) or not self._may_show(relpath):
             return None
-        full = self.repo.root / relpath
         try:
-            text = full.read_bytes().decode("utf-8", errors="replace")
+            data = read_bounded(self.repo.root / relpath)
         except OSError:
             return None
+        if data is None:
+            return None
+        text = data.decode("utf-8", errors="replace")
         return as_record(current_text(strip_frontmatter(text)))
+
+    def _too_large(self, relpath: str) -> bool:
+        try:
+            return os.stat(self.repo.root / relpath).st_size > MAX_FILE_BYTES
+        except OSError:
+            return False
 
     def _may_show(self, relpath: str) -> bool:
         """Whether a model may see RELPATH (`core.private`), by the private patterns read
@@ -263,6 +277,8 @@ class ContextCompiler(ScoredKnowledge):
         MISSING ("" when a missing file goes unmentioned)."""
         if not self._may_show(rel) and (self.repo.root / rel).exists():
             plan.skip(label, priority, WITHHELD, rel)
+        elif self._too_large(rel):
+            plan.skip(label, priority, TOO_LARGE, rel)
         elif missing:
             plan.skip(label, priority, missing, rel)
 
@@ -616,9 +632,9 @@ class ContextCompiler(ScoredKnowledge):
             if day >= before or self.repo.is_link(rel) or not self._may_show(rel):
                 continue
             try:
-                with open(os.path.join(folder, name), encoding="utf-8") as fh:
-                    if heading in fh.read():
-                        return day
+                data = read_bounded(os.path.join(folder, name))
+                if data is not None and heading in data.decode("utf-8"):
+                    return day
             except (OSError, UnicodeDecodeError):
                 continue
         return None

@@ -25,6 +25,7 @@ from autopoiesis.core.clock import parse_ts
 from autopoiesis.core.paths import MEMORY_FILE, MemoryRepo
 from autopoiesis.core.private import WITHHELD, may_reach_model
 from autopoiesis.errors import AutopoiesisError, IndexOutdatedError
+from autopoiesis.index.files import read_bounded
 
 if TYPE_CHECKING:
     from autopoiesis.core.config import CompilerConfig
@@ -135,7 +136,8 @@ class ScoredKnowledge:
 
     def _source(self, relpath: str) -> Source | None:
         """The units of a file for P3, cached while the file is unchanged (_SOURCES); None
-        for a symbolic link (`MemoryRepo.is_link`)."""
+        for a symbolic link (`MemoryRepo.is_link`) and for a file larger than the index
+        reads (`read_bounded`: a search without the index, git grep, finds one too)."""
         if self.repo.is_link(relpath):
             return None
         full = os.path.join(self._root, relpath)
@@ -145,8 +147,10 @@ class ScoredKnowledge:
             cached = _SOURCES.get(full)
             if cached is not None and cached[0] == key:
                 return cached[1]
-            with open(full, encoding="utf-8") as fh:
-                text = fh.read()
+            data = read_bounded(full)
+            if data is None:
+                return None
+            text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
         src = source_of(relpath, text)

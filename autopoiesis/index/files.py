@@ -54,6 +54,19 @@ def decode_text(raw: bytes) -> str | None:
     return raw.decode("utf-8", "replace")
 
 
+def read_bounded(path: str | os.PathLike[str]) -> bytes | None:
+    """The bytes of the memory file at PATH, or None when it holds more than MAX_FILE_BYTES
+    (measured on the open file and by what is read, so one that grows meanwhile is refused
+    too). Raises OSError as open does. Whatever reads a memory file whole reads it here: a
+    file pulled from a collaborator is the collaborator's size, and 61 MB of identity file,
+    read whole by the compiler, took 25 s and 1.4 GB at every session start."""
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size > MAX_FILE_BYTES:
+            return None
+        data = fh.read(MAX_FILE_BYTES + 1)
+    return None if len(data) > MAX_FILE_BYTES else data
+
+
 def markdown_paths(repo: MemoryRepo) -> list[str]:
     """The repo-relative paths of the memory files (MemoryRepo.iter_markdown, .rel),
     without resolving each path: a file that is no symlink, in a folder that resolves
@@ -95,10 +108,10 @@ def read_memory_file(
         return None
     try:
         st = os.stat(full)
-        if st.st_size > MAX_FILE_BYTES:
+        raw = read_bounded(full)
+        if raw is None:
             warnings.append(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MB; skipped")
             return None
-        raw = full.read_bytes()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None  # disappeared meanwhile: it is simply not indexed
     except OSError as exc:
