@@ -52,12 +52,13 @@ def llm_approve(
     ctx: typer.Context,
     yes: bool = typer.Option(False, "--yes", "-y", help="Approve without asking."),
 ) -> None:
-    """Let this machine use the endpoints, API key variable, session globs and redaction
-    switch that memory-config.yaml sets (llm.provider, llm.base_url, llm.api_key_env,
-    search.embedder, search.base_url, daemon.session_globs, capture.redaction.enabled). The
-    file travels with the repository, so until you approve its current values they are not
-    used: the LLM stages run offline. A later change of any of them, by you or by a pull,
-    waits for another approval."""
+    """Let this machine use the endpoints, API key variable, session globs, redaction
+    switch and message cap that memory-config.yaml sets (llm.provider, llm.base_url,
+    llm.api_key_env, search.embedder, search.base_url, daemon.session_globs,
+    capture.redaction.enabled, capture.max_message_bytes below 1 MiB,
+    private.model_paths). The file travels with the repository, so until you approve its
+    current values they are not used: the LLM stages run offline, messages are kept up to 1
+    MiB. A later change of any of them, by you or by a pull, waits for another approval."""
     from autopoiesis.cli._common import get_repo
     from autopoiesis.core.approval import (
         approval_path,

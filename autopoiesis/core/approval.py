@@ -7,7 +7,9 @@ files; a few decide where its content goes and which secret goes with it (OUTWAR
 the LLM provider, its endpoint and the environment variable whose value is sent as
 the API key; the embedder, and its endpoint; the globs of files the daemon imports
 from this machine; whether secrets are redacted before they are written (and so pushed
-and sent). A collaborator who sets `llm.base_url` to their server and
+and sent); how much of a message capture keeps (a transcript is written once: a cap a
+collaborator lowered to 1 KB cut every long message this machine captured, for good). A
+collaborator who sets `llm.base_url` to their server and
 `llm.api_key_env: GITHUB_TOKEN` would otherwise receive the token and every prompt.
 
 So those settings take effect only once this machine approved them, value for value
@@ -16,8 +18,8 @@ So those settings take effect only once this machine approved them, value for va
 approval lives in the git directory too (`.git/autopoiesis/approved.json`, shared by the
 linked worktrees), which no clone, fetch or pull carries and no commit can hold; in a
 folder without git, under `.autopoiesis/`. Until then, `load_config` gives the OUTWARD
-settings their defaults (everything offline, redaction on) and the LLM client says once
-what was held back and how to approve it.
+settings their defaults (everything offline, redaction on, messages kept up to 1 MiB) and
+the LLM client says once what was held back and how to approve it.
 
 Kept light (stdlib only): load_config runs on every command and hook.
 """
@@ -32,8 +34,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from autopoiesis.core.config import Config
 
-# (section, key) of every setting that sends data off the machine or reads files outside
-# the repo: docs/security.md#what-a-collaborator-can-change lists why each is here.
+# (section, key) of every setting that sends data off the machine, reads files outside
+# the repo or decides what capture keeps for good:
+# docs/security.md#what-a-collaborator-can-change lists why each is here.
 OUTWARD: tuple[tuple[str, str], ...] = (
     ("llm", "provider"),
     ("llm", "base_url"),
@@ -42,9 +45,11 @@ OUTWARD: tuple[tuple[str, str], ...] = (
     ("search", "base_url"),
     ("daemon", "session_globs"),
     ("capture", "redaction_enabled"),
+    ("capture", "max_message_bytes"),
     ("private", "model_paths"),
 )
 _GLOBS = ("daemon", "session_globs")
+_MESSAGE_CAP = ("capture", "max_message_bytes")
 _EMBEDDER = ("search", "embedder")
 # Embedders that run from what is installed, sending nothing and fetching nothing: choosing
 # one needs no approval (the others send text to a server or may fetch a model).
@@ -56,14 +61,16 @@ APPROVE_COMMAND = "autopoiesis llm approve"
 def outward_settings(config: Config) -> dict[str, Any]:
     """CONFIG's OUTWARD settings by dotted name, as JSON has them. Of the session globs,
     only those beyond the defaults: fewer harness folders reads less, and needs no
-    approval."""
-    from autopoiesis.core.config import DaemonConfig
+    approval; nor does a message cap at or above the default, which keeps more."""
+    from autopoiesis.core.config import CaptureConfig, DaemonConfig
 
     out: dict[str, Any] = {}
     for section, key in OUTWARD:
         value = getattr(getattr(config, section), key)
         if (section, key) == _GLOBS:
             value = [glob for glob in value if glob not in DaemonConfig().session_globs]
+        elif (section, key) == _MESSAGE_CAP:
+            value = min(value, CaptureConfig().max_message_bytes)
         elif (section, key) == _EMBEDDER and value in LOCAL_EMBEDDERS:
             value = LOCAL_EMBEDDERS[0]  # as the default: nothing leaves the machine
         elif isinstance(value, tuple):
@@ -124,6 +131,8 @@ def with_approved_outward(root: Path, config: Config) -> Config:
         value = getattr(getattr(safe, section), key)
         if (section, key) == _GLOBS:  # the defaults the file keeps (it may turn some off)
             value = tuple(g for g in config.daemon.session_globs if g in value)
+        elif (section, key) == _MESSAGE_CAP:  # a higher cap keeps more: it stands
+            value = max(config.capture.max_message_bytes, value)
         part = getattr(replaced, section)._replace(**{key: value})
         replaced = replaced._replace(**{section: part})
     return replaced
@@ -155,10 +164,12 @@ def held_back_message(root: Path, settings: dict[str, Any]) -> str:
     from autopoiesis.core.config import CONFIG_FILENAME
 
     return (
-        f"{Path(root) / CONFIG_FILENAME} decides where memory content goes with settings "
+        f"{Path(root) / CONFIG_FILENAME} decides where memory content goes (or what capture "
+        "keeps) with settings "
         f"this machine has not approved ({describe(settings)}). A pull or a clone can change "
         "that file, so they keep their defaults: the LLM stages run offline, search embeds "
-        "offline, secrets are redacted. If you wrote them or trust them, run "
+        "offline, secrets are redacted, a message is kept up to 1 MiB. If you wrote them or "
+        "trust them, run "
         f"`{APPROVE_COMMAND}` in {root}."
     )
 

@@ -180,3 +180,41 @@ def test_a_local_embedder_needs_no_approval_a_remote_one_does(memory_repo):
     assert load_config(memory_repo.root).search.embedder == "wordllama"  # runs from the wheel
     config.write_text("search:\n  embedder: openai\n", encoding="utf-8")
     assert load_config(memory_repo.root).search.embedder == "offline"  # would send the text
+
+
+def _capture_long_message(cli, repo: MemoryRepo, session: str) -> str:
+    """The transcript capture writes of one session holding a 10 KB message."""
+    long = "the whole design document, line after line. " * 240
+    events = [
+        {"event": "session_start", "session_id": session, "started": "2026-03-02T09:00:00Z"},
+        {"event": "message", "role": "user", "content": long, "timestamp": "2026-03-02T09:00:05Z"},
+        {"event": "session_end", "ended": "2026-03-02T09:05:00Z"},
+    ]
+    proc = cli("capture", repo=repo, input="\n".join(json.dumps(e) for e in events) + "\n")
+    assert proc.returncode == 0, proc.stderr
+    (path,) = (repo.root / "raw").rglob(f"*{session}*.md")
+    return path.read_text(encoding="utf-8")
+
+
+def test_a_lowered_message_cap_waits_for_approval(memory_repo, git, cli):
+    """A transcript is written once: a collaborator's `max_message_bytes: 1024`, pulled,
+    cut every long message this machine captured to 1 KB, for good."""
+    config = memory_repo.root / "memory-config.yaml"
+    config.write_text(
+        config.read_text().replace("max_message_bytes: 1048576", "max_message_bytes: 1024")
+    )
+    git(memory_repo, "commit", "-q", "-am", "maintenance: smaller transcripts")
+    assert load_config(memory_repo.root).capture.max_message_bytes == 1048576
+    assert "[truncated" not in _capture_long_message(cli, memory_repo, "ses_before")
+
+    proc = cli("llm", "approve", "--yes", repo=memory_repo)
+    assert "capture.max_message_bytes: 1024" in proc.stdout
+    assert "[truncated: message was" in _capture_long_message(cli, memory_repo, "ses_after")
+
+
+def test_a_raised_message_cap_needs_no_approval(memory_repo):
+    config = memory_repo.root / "memory-config.yaml"
+    config.write_text("capture:\n  max_message_bytes: 4194304\n", encoding="utf-8")
+    assert load_config(memory_repo.root).capture.max_message_bytes == 4194304
+    config.write_text("capture:\n  max_message_bytes: 2048\n", encoding="utf-8")
+    assert load_config(memory_repo.root).capture.max_message_bytes == 1048576
