@@ -56,6 +56,7 @@ from autopoiesis.core.redact_library import (
 from autopoiesis.core.redact_rules import (
     BUILTIN_RULES,
     ESCAPE_VIEW,
+    IMAGE_MAGIC,
     MARKER,
     PEM_BODY_LINE,
     PEM_BODY_WORD,
@@ -63,6 +64,7 @@ from autopoiesis.core.redact_rules import (
     PEM_LINE_MIN,
     PEM_QUOTE_PREFIX,
     WORDS_NEEDED,
+    decoded_text,
 )
 
 if TYPE_CHECKING:
@@ -121,6 +123,7 @@ class Redactor:
         safe = _encodable(seen.text if seen else text)
         _Anchors.load()
         spans: list[_Span] = list(find_secrets(safe)) if _Anchors.prefilter.search(safe) else []
+        spans.extend(_key_body_alone(safe))
         if self._extra:
             spans.extend(self._extra_findings(safe))
         if seen:
@@ -410,6 +413,36 @@ def _pem_tail_findings(view: str, lines: list[tuple[int, int]]) -> list[_Span]:
             if start is not None:
                 spans.append(_Span(start, footer.end(), "private_key", _PEM_RANK))
     return spans
+
+
+# A text that is nothing but lines of base64: the middle of a private key pasted over three
+# messages or more (or a reply streamed a message a step), whose header went with the first
+# and whose footer will come with the last. The fullmatch fails at the first character of
+# prose: the check costs nothing on other texts.
+_BODY_ALONE = re.compile(r"\s*(?:[A-Za-z0-9+/]{40,}[ \t]*\r?\n)+[A-Za-z0-9+/]*={0,2}\s*")
+_BODY_LINE_LENGTHS = range(60, 77)  # PEM's and PuTTY's 64, OpenSSH's 70, MIME's 76
+
+
+def _key_body_alone(view: str) -> list[_Span]:
+    """VIEW whole as a private key's material when it is only a key body's lines: two or
+    more, all but the last of one length a key's lines have, the last no longer, holding
+    a digit, `+` or `/`, and neither an image nor base64 of text (a key's DER is binary).
+    A middle that is one line alone cannot be told from other data and stays."""
+    if _BODY_ALONE.fullmatch(view) is None:
+        return []
+    lines = view.split()
+    width = len(lines[0])
+    if (
+        width not in _BODY_LINE_LENGTHS
+        or any(len(line) != width for line in lines[1:-1])
+        or len(lines[-1]) > width
+        or not re.search(r"[0-9+/]", view)
+        or lines[0].startswith(IMAGE_MAGIC)
+        or decoded_text("".join(lines)) is not None
+    ):
+        return []
+    start = len(view) - len(view.lstrip())
+    return [_Span(start, len(view.rstrip()), "private_key", _PEM_RANK)]
 
 
 def _pem_body_start(view: str, footer: int) -> int | None:

@@ -398,8 +398,8 @@ BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
         "secret",
         "secret",
         "keyword",
-        rf"(?i){_KEY_START}(?P<k>[A-Za-z0-9_.\-]{{0,40}}?(?:secret|token|api_?key|apikey|access_?key|auth_?key|private_?key|"
-        rf"signing_?key|encryption_?key|client_?key|credentials?|auth)[A-Za-z0-9_\-]{{0,20}}+){_ASSIGN}{_VALUE}",
+        rf"(?i){_KEY_START}(?P<k>[A-Za-z0-9_.\-]{{0,40}}?(?:secret|token|api[_-]?key|access[_-]?key|auth[_-]?key|private[_-]?key|"
+        rf"signing[_-]?key|encryption[_-]?key|client[_-]?key|credentials?|auth)[A-Za-z0-9_\-]{{0,20}}+){_ASSIGN}{_VALUE}",
     ),
     # an XML element named after its secret: Maven's settings.xml `<password>...</password>`,
     # `<apiKey>`, `<token>` (the name ends with the word: `<passwordPolicy>` names no secret)
@@ -413,8 +413,8 @@ BUILTIN_RULES: tuple[tuple[str, str, str, str], ...] = (
         "secret",
         "secret",
         "keyword",
-        r"(?i)<(?P<k>[a-z0-9_.\-]{0,40}?(?:secret|token|api_?key|access_?key|auth_?key"
-        r"|private_?key|credentials?))>(?P<s4>[^<>\n]{1,512})</",
+        r"(?i)<(?P<k>[a-z0-9_.\-]{0,40}?(?:secret|token|api[_-]?key|access[_-]?key|auth[_-]?key"
+        r"|private[_-]?key|credentials?))>(?P<s4>[^<>\n]{1,512})</",
     ),
     # a YAML `key: value` needs the space: `bot123:abc` or `host:port` is no assignment
     (
@@ -647,8 +647,11 @@ def is_reference(v: str) -> bool:
     return bool(_HEADER_NAME.fullmatch(v) and _CREDENTIAL_WORD.search(v))
 
 
-def decodes_to_text(v: str) -> bool:
-    """Base64 of JSON or text (data, not a secret); random secrets decode to binary junk."""
+def decoded_text(v: str) -> str | None:
+    """What V says when it is base64 of JSON or text (random secrets decode to binary
+    junk), else None. Such a value is data unless what it says holds a secret: a
+    Kubernetes Secret's `data:` values, an env file or a service account's JSON encoded
+    to pass through a variable (redact_checks judges it by its text)."""
     try:
         raw = base64.b64decode(
             v + "=" * (-len(v) % 4),
@@ -656,11 +659,13 @@ def decodes_to_text(v: str) -> bool:
             validate=True,
         )
     except (binascii.Error, ValueError):
-        return False
+        return None
     if len(raw) < 8:
-        return False
+        return None
     printable = sum(1 for b in raw if 32 <= b < 127 or b in (9, 10, 13))
-    return printable / len(raw) > 0.95
+    if printable / len(raw) <= 0.95:
+        return None
+    return raw.decode("latin-1")
 
 
 NOT_SECRET_KEY = re.compile(

@@ -462,6 +462,24 @@ def _second_round() -> list[SecretSample]:
         "correct-Horse-7-battery",
     )
     add("prose_pw_was", "root pw was Zq8!mN2#vL4 before the rotation", "Zq8!mN2#vL4")
+    # a key named with a hyphen (YAML, an HTTP header) whose value is base64 of a token:
+    # the keyword rule knew `api_key` and `apikey`, and a base64 of text was data
+    token = fake("hyphen-api-key", 24)
+    encoded = base64.b64encode(token.encode()).decode()
+    add("hyphenated_key_base64", f"  api-key: {encoded}\n  X-Api-Key: {encoded}\n", encoded)
+    # a Kubernetes Secret's data and a variable holding an encoded credential: each value
+    # base64 of what would be redacted in clear
+    pw = "Kube" + fake("k8s-db-pw", 14)
+    url = base64.b64encode(f"postgres://app:{pw}@db.internal:5432/shop".encode()).decode()
+    add(
+        "kubernetes_secret_data",
+        f"apiVersion: v1\nkind: Secret\ntype: Opaque\ndata:\n  DATABASE_URL: {url}\n",
+        url,
+    )
+    env = base64.b64encode(
+        f"AWS_SECRET_ACCESS_KEY={fake('b64-env-aws', 40, _B64)}\n".encode()
+    ).decode()
+    add("base64_env_file", f"ENV_FILE_B64={env}", env)
     okta = "00" + fake("okta", 40, _URLSAFE)
     add(
         "okta_token",
@@ -481,6 +499,7 @@ _PNG = (
 _B64_JSON = base64.b64encode(
     json.dumps({"user": "alice", "role": "admin", "team": "platform", "since": 2021}).encode()
 ).decode()
+_B64_HOST = base64.b64encode(b"https://api.internal.example.com:8443/v2").decode()
 
 LOOKALIKES: tuple[tuple[str, str], ...] = (
     ("git_sha", "commit 3f40072cb27e5c7f9a8b7c6d5e4f3a2b1c0d9e8f fixed the rollback"),
@@ -498,6 +517,8 @@ LOOKALIKES: tuple[tuple[str, str], ...] = (
     ("base64_image_markdown", f"![chart](data:image/png;base64,{_PNG})"),
     ("base64_image_json", json.dumps({"image": _PNG, "mime": "image/png"})),
     ("base64_json", json.dumps({"payload": _B64_JSON})),
+    # base64 of text that holds no secret stays, whatever its key
+    ("base64_config_yaml", f"data:\n  config.json: {_B64_JSON}\n  api-host: {_B64_HOST}\n"),
     (
         "json_blob",
         '{"model": "gpt-4o-mini", "tokens_in": 1234, "max_tokens": 4096, "temperature": 0.2, '

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import subprocess
@@ -164,6 +165,40 @@ def test_a_key_pasted_over_two_messages_reaches_git_in_neither(memory_repo) -> N
     objects = all_objects(memory_repo.root)
     for line in _KEY_LINES:
         assert line.encode() not in objects
+
+
+def test_a_key_pasted_over_three_messages_reaches_git_in_none(memory_repo) -> None:
+    """The middle message holds neither the header nor the footer: only its shape (lines of
+    base64 of a key's width, binary when decoded) says that it is a key's material."""
+    cap = ConversationCapture(memory_repo)
+    s = Session("splitkey3", started=datetime(2026, 3, 1, 9, 0, tzinfo=UTC), model="m")
+    cap.on_session_start(s)
+    cap.on_message(s, "user", f"-----BEGIN OPENSSH PRIVATE KEY-----\n{_KEY_LINES[0]}")
+    cap.on_message(s, "user", f"{_KEY_LINES[1]}\n{_KEY_LINES[2]}\n")
+    cap.on_message(s, "user", _FOOTER)
+    closed = cap.on_session_end(s)
+    assert closed is not None and closed.commit
+    objects = all_objects(memory_repo.root)
+    for line in _KEY_LINES:
+        assert line.encode() not in objects
+    assert _FOOTER.encode() in objects  # the footer alone is no secret
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a document in MIME's 76-character lines: base64 of text is data
+        base64.encodebytes(("The quarterly report, in plain words. " * 12).encode()).decode(),
+        # an image's base64 in lines
+        "\n".join(["iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAC"] * 2),
+        # one line of a key's width: as likely a digest or an id as a key
+        _KEY_LINES[1],
+        # lines of one width that are words, not base64 material
+        "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijkl\nabcdef",
+    ],
+)
+def test_lines_of_base64_that_are_no_key_stay(text: str) -> None:
+    assert Redactor().redact(text) == text
 
 
 def test_only_the_secret_of_an_assignment_goes() -> None:
