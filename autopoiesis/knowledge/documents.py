@@ -6,16 +6,45 @@ writer's own changes keep current."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Self
 
+from autopoiesis.core.frontmatter import parse_yaml
+from autopoiesis.core.frontmatter import split as split_frontmatter
 from autopoiesis.core.paths import MemoryRepo, atomic_write
 from autopoiesis.core.private import file_is_ciphertext
 from autopoiesis.core.redact import Redactor
-from autopoiesis.errors import KnowledgeFileError, PrivateKnowledgeError, UnsafePathError
+from autopoiesis.errors import (
+    FrontmatterError,
+    KnowledgeFileError,
+    PrivateKnowledgeError,
+    UnsafePathError,
+)
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.knowledge.catalog import EntryCatalog
+
+
+def frontmatter_problem(relpath: str, text: str) -> str | None:
+    """Why TEXT's frontmatter cannot be read as YAML (the pre-commit hook's words: not
+    closed, not valid, not a mapping, an alias), None when it can or there is none."""
+    try:
+        head, _ = split_frontmatter(text, relpath)
+    except FrontmatterError as exc:
+        return str(exc)
+    return None if head is None else _yaml_problem(relpath, head)
+
+
+@functools.lru_cache(maxsize=4096)
+def _yaml_problem(relpath: str, head: str) -> str | None:
+    """frontmatter_problem of one frontmatter, remembered: the writer reads every
+    current-state file at each apply (its entry catalog), and YAML costs ~0.1 ms a file."""
+    try:
+        parse_yaml(head, relpath)
+    except FrontmatterError as exc:
+        return str(exc)
+    return None
 
 
 class KnowledgeDocuments:
@@ -72,6 +101,14 @@ class KnowledgeDocuments:
                 f"{relpath} holds a NUL byte (line {line}), which makes it binary to git and "
                 "to search; knowledge files are UTF-8 Markdown. Delete that byte (`grep -naP "
                 f"'\\x00' {relpath}` shows the line)."
+            )
+        problem = frontmatter_problem(relpath, text)
+        if problem is not None:
+            # the pre-commit hook refuses the file as it is: what the writer added to it
+            # could not be committed, and the run would count as done all the same
+            raise KnowledgeFileError(
+                f"{problem} Fix it (`git diff {relpath}` shows a hand edit); nothing is "
+                "written to it until then."
             )
         doc = kf.parse(text)
         if self._batching:

@@ -633,7 +633,10 @@ def on_session_end(
         return ExtractionReport(**{**report.__dict__, "commit": sha})
     except (AutopoiesisError, OSError) as exc:
         log.warning(
-            "extraction after session end failed for %s: %s; it stays pending", transcript_path, exc
+            "extraction after session end failed for %s: %s It stays pending (`autopoiesis "
+            "extract --pending` retries it).",
+            transcript_path,
+            str(exc).rstrip(". ") + ".",
         )
         try:
             EventLog(repo.state_file("lifecycle_log")).append(

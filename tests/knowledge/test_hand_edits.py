@@ -4,6 +4,7 @@ person wrote is lost, cut or committed broken, and each refusal says what to do.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -82,3 +83,42 @@ def test_a_memory_over_its_limit_in_hand_written_lines_is_not_sent_to_prune(
     assert "which `autopoiesis prune` never moves" in pruned.stderr
     text = mem.read_text()  # every hand line is still there
     assert all(f"- zebra note {i}\n" in text for i in range(500))
+
+
+def test_a_frontmatter_broken_by_hand_keeps_the_extraction_pending_until_it_is_fixed(
+    memory_repo: MemoryRepo, cli, git, caplog
+) -> None:
+    """A typo in MEMORY.md's YAML: the writer added to the file all the same, the hook
+    refused the commit, and once the person fixed the typo the next run found the
+    extraction done (its record committed) while its entries stayed uncommitted in the
+    person's file. Now the writer does not add to it: the extraction stays pending, and
+    after the fix it writes and commits everything."""
+    mem = memory_repo.root / MEMORY_FILE
+    good = mem.read_text(encoding="utf-8")
+    broken = good.replace("type: memory", "type: [memory", 1)
+    mem.write_text(broken, encoding="utf-8")
+    events = [
+        {"event": "session_start", "session_id": "fm1", "timestamp": "2026-03-02T09:00:00Z"},
+        {
+            "event": "message",
+            "session_id": "fm1",
+            "role": "user",
+            "content": "We decided to use PostgreSQL for the event store because we need "
+            "transactions.",
+            "timestamp": "2026-03-02T09:01:00Z",
+        },
+        {"event": "session_end", "session_id": "fm1", "timestamp": "2026-03-02T09:02:00Z"},
+    ]
+    stream = "".join(json.dumps(e) + "\n" for e in events)
+    captured = cli("capture", repo=memory_repo, input=stream)
+    assert captured.returncode == 0, captured.stderr
+    assert "line 3: the frontmatter is not valid YAML" in caplog.text
+    assert "It stays pending (`autopoiesis extract --pending` retries it)." in caplog.text
+    assert mem.read_text(encoding="utf-8") == broken  # nothing added to the person's file
+    assert "PostgreSQL" not in git(memory_repo.root, "show", f"HEAD:{MEMORY_FILE}").stdout
+
+    mem.write_text(good, encoding="utf-8")  # the person fixes the typo
+    done = cli("extract", "--pending", repo=memory_repo)
+    assert done.returncode == 0, done.stderr
+    assert "PostgreSQL" in git(memory_repo.root, "show", f"HEAD:{MEMORY_FILE}").stdout
+    assert git(memory_repo.root, "status", "--porcelain", "--", "knowledge").stdout.strip() == ""
