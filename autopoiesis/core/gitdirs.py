@@ -32,26 +32,44 @@ def git_entry(start: Path) -> tuple[Path, Path] | None:
 
 # git writes one `gitdir: PATH` line; a path past this is none it wrote
 GITDIR_FILE_MAX = 8192
+# A git folder's small files (config, HEAD, commondir, a ref) are a few KB: past this
+# much, what is read is all that is taken
+GIT_FILE_MAX = 1 << 20
 
 
-def gitdir_of(dot_git: Path) -> Path | None:
-    """The folder a `.git` file's `gitdir:` line names (relative to the file's folder);
-    None when the file cannot be read, is no regular file or has no such line. Only its
-    first GITDIR_FILE_MAX bytes are read: a `.git` that is `/dev/zero` (or a FIFO, or a
-    file of gigabytes) in a project folder a hook names is no git's."""
+def read_git_file(path: Path, limit: int = GIT_FILE_MAX) -> str | None:
+    """The text of PATH, a file of a git folder (or a `.git` file), up to its first LIMIT
+    bytes; None when it cannot be read or is no regular file. These are read in folders
+    a hook or a log names, without running git: a `config`, `HEAD` or `.git` that is
+    `/dev/zero` was read to the end of memory (past the hook's deadline, whose alarm a
+    read in C does not stop), a FIFO would have kept the reader waiting for a writer."""
     try:
-        fd = os.open(dot_git, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO: no wait for a writer
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO: no wait for a writer
     except OSError:
         return None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        head = os.read(fd, GITDIR_FILE_MAX)
+        chunks, left = [], limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
     except OSError:
         return None
     finally:
         os.close(fd)
-    match = GITDIR_LINE.search(head.decode("utf-8", errors="replace"))
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def gitdir_of(dot_git: Path) -> Path | None:
+    """The folder a `.git` file's `gitdir:` line names (relative to the file's folder);
+    None when the file cannot be read, is no regular file or has no such line. Only its
+    first GITDIR_FILE_MAX bytes are read (read_git_file)."""
+    head = read_git_file(dot_git, GITDIR_FILE_MAX)
+    match = GITDIR_LINE.search(head) if head is not None else None
     if match is None:
         return None
     gitdir = Path(match.group(1))
@@ -76,9 +94,8 @@ def common_git_dir(dot_git: Path) -> Path | None:
     gitdir = gitdir_of(dot_git)
     if gitdir is None:
         return None
-    try:
-        common = (gitdir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
+    common = (read_git_file(gitdir / "commondir") or "").strip()
+    if not common:
         return Path(os.path.normpath(gitdir))
     common_path = Path(common)
     if not common_path.is_absolute():
@@ -101,10 +118,7 @@ _SECTION = re.compile(r"^\s*\[\s*([^\]\s]+)")
 def _core_worktree(gitdir: Path) -> Path | None:
     """The work tree GITDIR's config names (`core.worktree`, a submodule's git folder
     under .git/modules/ has one), relative to GITDIR; None when it names none."""
-    try:
-        lines = (gitdir / "config").read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
+    lines = (read_git_file(gitdir / "config") or "").splitlines()
     section = ""
     for line in lines:
         header = _SECTION.match(line)
@@ -144,4 +158,5 @@ __all__ = [
     "git_dir_at",
     "git_entry",
     "gitdir_of",
+    "read_git_file",
 ]

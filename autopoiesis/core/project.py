@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autopoiesis.core.gitdirs import common_git_dir, git_entry, gitdir_of
+from autopoiesis.core.gitdirs import common_git_dir, git_entry, gitdir_of, read_git_file
 from autopoiesis.core.text import slugify
 
 PROJECT_SLUG_LEN = 40  # a folder name under knowledge/projects/, not a title
@@ -108,11 +108,10 @@ def _declared(dot_git: Path) -> str | None:
     gitdir = gitdir_of(dot_git)
     if gitdir is None:
         return None
-    try:
-        text = (gitdir / CHECKOUT_PROJECT).read_text(encoding="utf-8").strip()
-    except OSError:
+    text = read_git_file(gitdir / CHECKOUT_PROJECT)
+    if text is None:
         return None
-    return project_slug(text) or None
+    return project_slug(text.strip()) or None
 
 
 def in_memory(found: Project, memory_root: Path | None) -> str | None:
@@ -258,6 +257,10 @@ def foreign_project(folder: str) -> str | None:
     return None
 
 
+# packed-refs holds a line a ref: a repository of very many refs has megabytes of them
+PACKED_REFS_MAX = 64 << 20
+
+
 def read_head(folder: Path) -> str | None:
     """The commit checked out in the repository at FOLDER (its `.git` folder or file), read
     from HEAD and the refs without running git; None when it cannot be read."""
@@ -266,21 +269,19 @@ def read_head(folder: Path) -> str | None:
     if gitdir is None:
         return None
     common = common_git_dir(dot_git) or gitdir
-    try:
-        head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
+    head = read_git_file(gitdir / "HEAD")
+    if head is None:
         return None
+    head = head.strip()
     if not head.startswith("ref:"):
         return head or None
     ref = head[4:].strip()
     for base in (gitdir, common):
-        try:
-            return (base / ref).read_text(encoding="utf-8").strip() or None
-        except OSError:
-            continue
-    try:
-        packed = (common / "packed-refs").read_text(encoding="utf-8")
-    except OSError:
+        found = read_git_file(base / ref)
+        if found is not None:
+            return found.strip() or None
+    packed = read_git_file(common / "packed-refs", PACKED_REFS_MAX)
+    if packed is None:
         return None
     for line in packed.splitlines():
         sha, _, name = line.partition(" ")
@@ -302,9 +303,8 @@ def _origin_url(config: Path) -> str | None:
 def _config_value(config: Path, section: str, key: str) -> str | None:
     """KEY's value in SECTION of the git config file CONFIG, or None when absent. Git's
     section and key names are read in any case, a subsection (`"origin"`) as written."""
-    try:
-        text = config.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = read_git_file(config)
+    if text is None:
         return None
     inside = False
     for line in text.splitlines():

@@ -298,3 +298,45 @@ def test_a_dot_git_that_is_no_regular_file_is_not_read(tmp_path) -> None:
     linked.parent.mkdir()
     linked.write_text("gitdir: ../main/.git/worktrees/wt\n")
     assert gitdir_of(linked) == linked.parent / "../main/.git/worktrees/wt"
+
+
+def test_a_git_folders_files_that_are_no_regular_files_are_not_read(tmp_path: Path) -> None:
+    """A project whose `.git/config` (or a worktree's `commondir`, or HEAD) is
+    `/dev/zero` was read to the end of memory by the prompt hook, past its deadline: its
+    alarm does not stop a read in C. Run in a process of bounded memory, where that read
+    ends in a MemoryError rather than in the machine's."""
+    import resource
+    import sys
+
+    app = _repo(tmp_path / "app")
+    (app / ".git/config").unlink()
+    (app / ".git/config").symlink_to("/dev/zero")
+    main = _repo(tmp_path / "main")
+    _git(main, "worktree", "add", "-q", str(tmp_path / "wt"))
+    (gitdir,) = (main / ".git/worktrees").iterdir()
+    (gitdir / "commondir").unlink()
+    (gitdir / "commondir").symlink_to("/dev/zero")
+    (gitdir / "HEAD").unlink()
+    (gitdir / "HEAD").symlink_to("/dev/zero")
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from autopoiesis.core.project import project_of, read_head\n"
+        "for folder in sys.argv[1:]:\n"
+        "    found = project_of(folder)\n"
+        "    print(found and found.name, read_head(Path(folder)))\n"
+    )
+
+    def bounded() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(app), str(tmp_path / "wt")],
+        capture_output=True,
+        text=True,
+        preexec_fn=bounded,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    # the config unread: named by its folder; the worktree's git folder is taken as common
+    assert done.stdout.splitlines()[0].startswith("app ")
+    assert done.stdout.splitlines()[1] == "wt None"
