@@ -535,6 +535,14 @@ def _not_a_memory(root: Path, source: str) -> str:
     )
 
 
+def is_git_name(name: str) -> bool:
+    """Whether NAME is one git refuses as a part of a path in its trees: `.git` in any case,
+    also as Windows and macOS read it (trailing dots or spaces, the short name `git~1`).
+    Written through plumbing, a file under one made a commit that `git fsck` flags
+    (hasDotgit), a remote refuses and no clone checks out."""
+    return name.rstrip(". ").lower() in (".git", "git~1")
+
+
 def is_inside(path: Path, root: Path) -> bool:
     """Whether the resolved PATH is ROOT or under it."""
     return path == root or root in path.parents
@@ -665,6 +673,13 @@ class MemoryRepo:
         if not is_inside(full, base):
             where = f"{under}/ of the memory repository" if under else "the memory repository"
             raise UnsafePathError(f"{relpath} is outside {where} ({base}); use a path inside it.")
+        named_git = [part for part in full.relative_to(self.root).parts if is_git_name(part)]
+        if named_git:
+            raise UnsafePathError(
+                f"{relpath} names a folder or file {named_git[0]!r}: git keeps its own files "
+                "under that name and stores no other there (a commit that held one could not "
+                "be pushed or checked out). Use another name."
+            )
         return full
 
     def category(self, path: str | os.PathLike[str]) -> str | None:

@@ -238,7 +238,7 @@ def test_bad_arguments_are_errors_and_nothing_leaves_knowledge(
                 {"path": "knowledge/reference/escape.md"},
                 "outside the memory repository",
             ),  # a symlink out
-            ("read", {"path": ".git/config"}, "is not memory content"),
+            ("read", {"path": ".git/config"}, "git keeps its own files under that name"),
             ("read", {"path": "memory.db"}, "is not memory content"),
             ("read", {"path": "knowledge/nothing.md"}, "is not a file"),
             ("read", {"path": "knowledge/memory/MEMORY.md", "start_line": 500}, "past its end"),
@@ -520,6 +520,35 @@ def test_remember_writes_no_control_character(memory_repo: MemoryRepo) -> None:
     text = (memory_repo.root / rel).read_text(encoding="utf-8")
     assert "quokka note ]0;PWNED-TITLE]52;c;ZWNobyBwd25lZA== end" in text
     assert not any(c in text for c in "\x1b\x07\x9b")
+
+
+def test_remember_refuses_a_folder_named_as_gits_own(memory_repo: MemoryRepo, git) -> None:
+    """`remember` into `knowledge/.git/config.md` (or `knowledge/reference/.GIT/x.md`)
+    was written and committed through plumbing, which git's own checks never saw: the
+    commit held a tree `git fsck` flags (hasDotgit), which a remote refuses and no clone
+    checks out. Every such name is refused, saying why; nothing is written."""
+    from autopoiesis.errors import ChangeRejectedError, UnsafePathError
+    from autopoiesis.mcp.tools import MemoryTools
+    from autopoiesis.memory.facade import Memory
+
+    tools = MemoryTools(Memory(memory_repo.root))
+    head = git(memory_repo, "rev-parse", "HEAD").stdout
+    for path in (
+        "knowledge/.git/config.md",
+        "knowledge/reference/.GIT/x.md",
+        "knowledge/reference/.git. /x.md",
+        "knowledge/reference/git~1/x.md",
+    ):
+        with pytest.raises(ChangeRejectedError, match="git keeps its own files under that name"):
+            tools.remember(path, "a fact")
+    with pytest.raises(UnsafePathError, match="git keeps its own files under that name"):
+        tools.read("knowledge/.git/config.md")
+    assert git(memory_repo, "rev-parse", "HEAD").stdout == head
+    assert git(memory_repo, "status", "--porcelain").stdout == ""
+    assert not [p for p in (memory_repo.root / "knowledge").rglob("*") if "git" in p.name.lower()
+                and p.name != ".gitkeep"]  # fmt: skip
+    # a name that merely starts so is a name like any other
+    assert tools.remember("knowledge/reference/.github-notes.md", "a fact")["status"] == "added"
 
 
 def test_remember_refuses_a_path_that_holds_a_secret(memory_repo: MemoryRepo) -> None:
