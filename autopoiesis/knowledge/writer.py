@@ -94,6 +94,10 @@ FILE_BYTE_CAP = (
 )  # a knowledge file the writer grows stops here (the index skips files over 8 MB)
 # where MEMORY.md's entries go to hold its line cap (the same path below archive/)
 ARCHIVE_MEMORY = "archive/" + MEMORY_FILE.removeprefix("knowledge/")
+# An entry is one line a reader takes in at a glance: its tags a handful of short words
+# (an MCP client passed ten thousand, and the entry became a line of 30 KB)
+MAX_ENTRY_TAGS = 10
+_TAG = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 # which entries of MEMORY.md leave first for the archive: superseded ones (-1), then the
 # oldest of Active Context (0), then the oldest of the curated sections (1)
 _LEAVES_FIRST = {"active context": 0, "lessons learned": 1, "key decisions": 1}
@@ -341,7 +345,8 @@ class KnowledgeWriter(KnowledgeDocuments):
         the tags that are safe to write (and its subject's)."""
         redact = self.redactor.redact
         ch = d.ch
-        tags = tuple(t for t in ch.tags if re.fullmatch(r"[A-Za-z0-9_.-]+", t) and redact(t) == t)
+        safe = (t for t in ch.tags if _TAG.fullmatch(t) and redact(t) == t)
+        tags = tuple(dict.fromkeys(safe))[:MAX_ENTRY_TAGS]  # each once, a handful
         if d.subject and redact(d.subject) == d.subject:
             tags = (*tags, kf.SUBJECT_TAG + d.subject)
         # a keyed line (an index's `**Name** — ...`) is found by its key: left as written

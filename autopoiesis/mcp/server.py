@@ -406,7 +406,9 @@ def _add_writing_tools(server: MCPServer, t: MemoryTools) -> None:
                 "session id (one word); the entry cites it as `mcp:SESSION`."
             ),
         ] = None,
-        tags: Annotated[list[str] | None, Field(description="Tags, one word each.")] = None,
+        tags: Annotated[
+            list[str] | None, Field(description="Tags, one word each; at most 10.")
+        ] = None,
     ) -> dict[str, Any]:
         return t.remember(path, content, section, source, tags)
 

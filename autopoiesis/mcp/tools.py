@@ -433,13 +433,20 @@ class MemoryTools:
         tags: list[str] | None = None,
     ) -> dict[str, Any]:
         from autopoiesis.knowledge.changes import KnowledgeChange
+        from autopoiesis.knowledge.writer import MAX_ENTRY_TAGS
 
         rel = self._knowledge_path(path)
         content = _text(content, "content", limit=MAX_FACT_CHARS)
         bad = [t for t in tags or [] if not isinstance(t, str) or not _TAG.match(t)]
         if bad:
             raise InvalidArgumentError(
-                f"tags {bad!r}: a tag is one word of letters, digits, '_', '.' or '-'."
+                f"tags {bad[:5]!r}: a tag is one word of letters, digits, '_', '.' or '-'."
+            )
+        tags = list(dict.fromkeys(tags or []))
+        if len(tags) > MAX_ENTRY_TAGS:
+            raise InvalidArgumentError(
+                f"{len(tags)} tags: an entry takes at most {MAX_ENTRY_TAGS}; pass the few "
+                "that say what it is about."
             )
         prov = self._provenance(source)
         content, redacted = self._redacted(content)

@@ -551,6 +551,35 @@ def test_remember_refuses_a_folder_named_as_gits_own(memory_repo: MemoryRepo, gi
     assert tools.remember("knowledge/reference/.github-notes.md", "a fact")["status"] == "added"
 
 
+def test_an_entrys_tags_are_a_handful_each_once(memory_repo: MemoryRepo) -> None:
+    """`remember` with ten thousand tags wrote them all on the entry's line (30 KB of
+    `#a #a ...`): a tag is written once, and an entry takes at most MAX_ENTRY_TAGS; the
+    tool says so, and the writer keeps to it for every producer."""
+    from datetime import UTC, datetime
+
+    from autopoiesis.errors import InvalidArgumentError
+    from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
+    from autopoiesis.knowledge.writer import MAX_ENTRY_TAGS, KnowledgeWriter
+    from autopoiesis.mcp.tools import MemoryTools
+    from autopoiesis.memory.facade import Memory
+
+    rel = "knowledge/reference/tags.md"
+    tools = MemoryTools(Memory(memory_repo.root))
+    done = tools.remember(rel, "the quokka fact", tags=["quokka"] * 10_000)
+    assert done["status"] == "added"
+    (line,) = [x for x in (memory_repo.root / rel).read_text().splitlines() if "quokka" in x]
+    assert line.endswith(f"{{id: {done['entry_id']}}} #quokka")
+    many = [f"t{i}" for i in range(MAX_ENTRY_TAGS + 1)]
+    with pytest.raises(InvalidArgumentError, match=f"at most {MAX_ENTRY_TAGS}"):
+        tools.remember(rel, "another fact", tags=many)
+    prov = Provenance("raw/conversations/x.md", datetime(2026, 3, 1, 12, tzinfo=UTC), "test@1")
+    KnowledgeWriter(memory_repo).apply(
+        [KnowledgeChange(rel, "append", "Facts", "the wombat fact", prov, tags=(*many, *many))]
+    )
+    (line,) = [x for x in (memory_repo.root / rel).read_text().splitlines() if "wombat" in x]
+    assert line.count(" #") == MAX_ENTRY_TAGS and line.count("#t0 ") == 1
+
+
 def test_remember_refuses_a_path_that_holds_a_secret(memory_repo: MemoryRepo) -> None:
     """`remember` redacted a secret in the content but wrote the path as given: the file
     `knowledge/projects/ghp_.../context.md` was committed (and its frontmatter's
