@@ -209,7 +209,7 @@ def _replay(
     committed = _committed_transcripts(r, wrepo)
     state = ExtractionState.for_repo(wrepo)
     try:
-        resumed_from = _start(r, wrepo, state, committed, resuming)
+        resumed_from = _start(r, wrepo, state, committed, resuming, progress_file)
         report, finished = _extract(
             r,
             wrepo,
@@ -298,7 +298,8 @@ def _prepare_worktree(r: _Replay, progress_file: Path, force: bool) -> tuple[boo
 
 def _mark_running(r: _Replay, progress_file: Path, base_sha: str) -> None:
     """The progress file of a replay under way (what a resume checks it against)."""
-    progress_file.write_text(
+    atomic_write(
+        progress_file,
         json.dumps(
             {
                 "branch": r.full,
@@ -309,8 +310,21 @@ def _mark_running(r: _Replay, progress_file: Path, base_sha: str) -> None:
                 "model": r.model,
             }
         ),
-        encoding="utf-8",
     )
+
+
+def _mark_cleared(progress_file: Path) -> None:
+    """Record that the replay's worktree holds only what the replay derived: its knowledge
+    and extraction record cleared. Until then the worktree holds the base's knowledge and
+    the base's committed record of extractions, which says every transcript is done."""
+    saved = _saved_progress(progress_file) or {}
+    atomic_write(progress_file, json.dumps({**saved, "cleared": True}))
+
+
+def _cleared(progress_file: Path) -> bool:
+    """Whether the replay of PROGRESS_FILE cleared its worktree's knowledge (_mark_cleared)."""
+    saved = _saved_progress(progress_file)
+    return saved is not None and saved.get("cleared") is True
 
 
 def _saved_progress(progress_file: Path) -> dict[str, Any] | None:
@@ -425,11 +439,19 @@ def _committed_transcripts(r: _Replay, wrepo: MemoryRepo) -> list:
 
 
 def _start(
-    r: _Replay, wrepo: MemoryRepo, state: ExtractionState, committed: list, resuming: bool
+    r: _Replay,
+    wrepo: MemoryRepo,
+    state: ExtractionState,
+    committed: list,
+    resuming: bool,
+    progress_file: Path,
 ) -> int:
     """Set the worktree up for the extraction: a resumed replay counts the transcripts
-    already done (returned), a new one starts from cleared knowledge and state."""
-    done = {h for h, _ in state.done_keys()} if resuming else set()
+    already done (returned), a new one starts from cleared knowledge and state. What is
+    done counts only once the replay has cleared the worktree: before, its record is the
+    base's, and a replay killed then would resume with every transcript "done" and
+    present the base's knowledge as its own."""
+    done = {h for h, _ in state.done_keys()} if resuming and _cleared(progress_file) else set()
     if done:
         resumed_from = sum(1 for _, p in committed if _hash_of(wrepo, p) in done)
         r.say(
@@ -441,6 +463,7 @@ def _start(
     # knowledge was cleared): both start from cleared knowledge
     clear_derived_knowledge(wrepo)
     state.forget()
+    _mark_cleared(progress_file)
     r.say(f"replaying {len(committed)} transcripts from {r.base} onto {r.full} in {r.wt}")
     return 0
 

@@ -259,3 +259,31 @@ def test_a_replay_branch_named_with_a_secret_is_refused_before_anything_is_made(
     assert not git.branch_exists("extract/AKIAIOSFODNN7EXAMPLE")
     assert not (memory_repo.state_file("worktrees_dir") / "AKIAIOSFODNN7EXAMPLE").exists()
     assert not list(memory_repo.state_file("replay_dir").glob("AKIA*"))
+
+
+def test_a_replay_killed_before_clearing_main_s_knowledge_replays_every_transcript(
+    memory_repo: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replay killed after its worktree was made, before it cleared the knowledge it
+    came with, resumed on main's committed record of extractions: it took every transcript
+    for done, extracted nothing, committed nothing and reported main's own knowledge as the
+    replay (the comparison: no differences)."""
+    from autopoiesis.memory.facade import Memory
+
+    import_sessions(memory_repo, tmp_path, many(3))
+    Memory(memory_repo).extract(pending=True)  # main's record lists every transcript
+    start = rp._start
+
+    def killed(*args: object, **kwargs: object) -> int:
+        raise KeyboardInterrupt  # the process dies before the knowledge is cleared
+
+    monkeypatch.setattr(rp, "_start", killed)
+    with pytest.raises(KeyboardInterrupt):
+        rp.replay_branch(memory_repo, "extract/early", extractors=["decisions"])
+    monkeypatch.setattr(rp, "_start", start)
+    res = rp.replay_branch(memory_repo, "extract/early", extractors=["decisions"])
+    assert res.resumed_from == 0
+    assert len(res.report.processed) == 3  # each transcript, by the one extractor
+    assert res.commit
+    # only decisions were replayed: what main's other extractors learned is main's alone
+    assert res.comparison is not None and res.comparison.only_a
