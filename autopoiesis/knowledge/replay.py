@@ -241,7 +241,7 @@ def _replay(
         json.dumps({"branch": full, "status": "done", "commit": sha}), encoding="utf-8"
     )
     _remove_worktree(repo, r.wt)
-    comparison = compare_refs(repo, base, full)
+    comparison = compare_refs(repo, _replayed_base(r, base_sha), full)
     return ReplayResult(
         full,
         base,
@@ -255,6 +255,22 @@ def _replay(
         tuple(not_included),
         tuple(r.notes),
     )
+
+
+def _replayed_base(r: _Replay, base_sha: str) -> str:
+    """The ref to compare the replay with: the base's name while it is still at BASE_SHA,
+    the commit the replay started from, else that commit (a note says so). What was
+    committed on the base meanwhile (a capture goes on during a replay) was never
+    replayed, and compared with the moved base it showed as knowledge the replay lost."""
+    now = r.git.run("rev-parse", "-q", "--verify", f"{r.base}^{{commit}}", check=False)
+    if now.stdout.strip() == base_sha:
+        return r.base
+    short = r.git.run("rev-parse", "--short", base_sha).stdout.strip()
+    r.notes.append(
+        f"{r.base} moved during the replay ({short} -> {now.stdout.strip()[:10] or 'gone'}); "
+        f"compared with {short}, the commit it replayed"
+    )
+    return short
 
 
 def _prepare_worktree(r: _Replay, progress_file: Path, force: bool) -> tuple[bool, str]:

@@ -287,3 +287,34 @@ def test_a_replay_killed_before_clearing_main_s_knowledge_replays_every_transcri
     assert res.commit
     # only decisions were replayed: what main's other extractors learned is main's alone
     assert res.comparison is not None and res.comparison.only_a
+
+
+def test_a_replay_compares_with_the_commit_it_replayed_when_main_moves_meanwhile(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A session committed on main while a replay ran (a capture does not wait for it)
+    was compared as a loss of the replay: its facts were listed "only on main", though
+    the replay never had its transcript."""
+    from autopoiesis.memory.facade import Memory
+
+    import_sessions(memory_repo, tmp_path, many(2))
+    git = MemoryGit(memory_repo)
+    started_from = git.run("rev-parse", "main").stdout.strip()
+
+    def meanwhile(message: str) -> None:  # said once the worktree is made
+        if message.startswith("replaying"):
+            late = session(
+                "ses_late",
+                "2026-03-01T09:00:00Z",
+                ("user", "We decided to use zebratool for the late task."),
+            )
+            import_sessions(memory_repo, tmp_path, [late])
+            Memory(memory_repo).extract(pending=True)
+
+    res = rp.replay_branch(memory_repo, "extract/moving", echo=meanwhile)
+    assert git.run("rev-parse", "main").stdout.strip() != started_from
+    c = res.comparison
+    assert c is not None
+    assert not any("zebratool" in fact for _, fact in c.only_a)
+    assert git.run("rev-parse", c.a).stdout.strip() == started_from
+    assert any("main moved during the replay" in n for n in res.notes)
