@@ -86,12 +86,14 @@ class RefsMixin(GitCore):
             f"{TAG_PREFIX}/{kind}/{label}", f"{kind.capitalize()} snapshot {label}", commits[0]
         )
 
-    def tag_named(self, kind: str, name: str, message: str | None = None) -> tuple[bool, str]:
+    def tag_named(
+        self, kind: str, name: str, message: str | None = None, target: str = "HEAD"
+    ) -> tuple[bool, str]:
         if kind not in ("milestone", "before", "extract"):
             raise GitError(
                 f"unknown tag kind {kind!r}; use daily, weekly, milestone, before or extract."
             )
-        return self.create_tag(f"{TAG_PREFIX}/{kind}/{name}", message or f"{kind}: {name}")
+        return self.create_tag(f"{TAG_PREFIX}/{kind}/{name}", message or f"{kind}: {name}", target)
 
     # ── explore/* branches (docs/design.md#branches) ──
     def branch_exists(self, name: str) -> bool:

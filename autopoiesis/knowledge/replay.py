@@ -237,9 +237,7 @@ def _replay(
             tuple(r.notes),
         )
     sha, tag = _commit(r, wrepo, len(committed), report, base_sha)
-    progress_file.write_text(
-        json.dumps({"branch": full, "status": "done", "commit": sha}), encoding="utf-8"
-    )
+    atomic_write(progress_file, json.dumps({"branch": full, "status": "done", "commit": sha}))
     _remove_worktree(repo, r.wt)
     comparison = compare_refs(repo, _replayed_base(r, base_sha), full)
     return ReplayResult(
@@ -303,6 +301,7 @@ def _prepare_worktree(r: _Replay, progress_file: Path, force: bool) -> tuple[boo
             _remove_worktree(r.repo, r.wt)
             git.run("branch", "-D", full)
         else:
+            _tidy_a_finished_replay(r, saved, progress_file)
             _drop_old_branch(r, current, force)
     _mark_running(r, progress_file, base_sha)
     _remove_worktree(r.repo, r.wt)
@@ -419,6 +418,25 @@ def _worktree_intact(r: _Replay, base_sha: str) -> bool:
         return False
     raw = wgit.run("status", "--porcelain", "--", CONVERSATIONS_DIR, check=False)
     return raw.returncode == 0 and not raw.stdout.strip()
+
+
+def _tidy_a_finished_replay(r: _Replay, saved: dict[str, Any] | None, progress_file: Path) -> None:
+    """Finish the last steps of a replay killed after its commit (its record still says
+    running, its branch one commit on from where it started): tag that commit, record it
+    done and remove the worktree, which otherwise stayed for good, the branch checked out
+    in it (`git branch -D` refused it)."""
+    if saved is None or saved.get("status") != "running" or not saved.get("base_sha"):
+        return
+    parent = r.git.run("rev-parse", "-q", "--verify", f"refs/heads/{r.full}^", check=False)
+    if parent.stdout.strip() != saved["base_sha"]:
+        return
+    sha = r.git.run("rev-parse", f"refs/heads/{r.full}").stdout.strip()
+    created, why = r.git.tag_named("extract", r.name, f"replay onto {r.full}", target=sha)
+    if not created:
+        r.notes.append(why)
+    atomic_write(progress_file, json.dumps({"branch": r.full, "status": "done", "commit": sha}))
+    _remove_worktree(r.repo, r.wt)
+    r.say(f"the replay onto {r.full} had finished ({sha[:10]}); its worktree is removed")
 
 
 def _drop_old_branch(r: _Replay, current: str | None, force: bool) -> None:

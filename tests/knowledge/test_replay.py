@@ -318,3 +318,31 @@ def test_a_replay_compares_with_the_commit_it_replayed_when_main_moves_meanwhile
     assert not any("zebratool" in fact for _, fact in c.only_a)
     assert git.run("rev-parse", c.a).stdout.strip() == started_from
     assert any("main moved during the replay" in n for n in res.notes)
+
+
+def test_a_replay_killed_after_its_commit_is_tidied_when_run_again(
+    memory_repo: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replay killed after it committed, before it tagged and removed its worktree: the
+    worktree stayed for good (`git branch -D` refused the branch, checked out there), the
+    tag was never made, and a run again said only "already exists"."""
+    import_sessions(memory_repo, tmp_path, many(2))
+    commit = rp._commit
+
+    def killed_after_commit(r: object, wrepo: MemoryRepo, *args: object) -> None:
+        MemoryGit(wrepo).commit_pending("extract: replay", tops=("knowledge", "archive"))
+        raise KeyboardInterrupt  # the process dies before the tag and the record
+
+    monkeypatch.setattr(rp, "_commit", killed_after_commit)
+    with pytest.raises(KeyboardInterrupt):
+        rp.replay_branch(memory_repo, "extract/cut")
+    monkeypatch.setattr(rp, "_commit", commit)
+    git = MemoryGit(memory_repo)
+    replayed = git.run("rev-parse", "extract/cut").stdout.strip()
+    with pytest.raises(ReplayError, match="already exists"):
+        rp.replay_branch(memory_repo, "extract/cut")
+    assert not (memory_repo.state_file("worktrees_dir") / "cut").exists()
+    assert "worktrees/cut" not in git.run("worktree", "list").stdout
+    assert git.run("rev-parse", "extract/cut").stdout.strip() == replayed  # kept
+    assert git.run("rev-parse", "memory/extract/cut^{commit}").stdout.strip() == replayed
+    git.run("branch", "-D", "extract/cut")  # the user can drop it
