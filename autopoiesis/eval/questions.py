@@ -253,8 +253,8 @@ def _row(row: dict[str, Any], where: str) -> Question:
 def load_questions(path: str | os.PathLike[str]) -> QuestionSet:
     """A question set from LoCoMo's JSON or from JSONL (see the module docstring)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
+    try:  # utf-8-sig: a file Notepad or PowerShell saved starts with a byte order mark
+        text = p.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         if isinstance(exc, UnicodeDecodeError):
             why = f"not UTF-8 text (byte {exc.start})"

@@ -355,3 +355,15 @@ def test_cli_eval_json_and_clear_errors(repo: MemoryRepo, tmp_path: Path) -> Non
             load_questions(bad)
     missing = runner.invoke(app, ["-C", root, "eval", str(tmp_path / "nope.jsonl")])
     assert missing.exit_code != 0
+
+
+def test_a_question_set_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    """A question set Notepad or PowerShell saved starts with a byte order mark: its first
+    line was refused ("Unexpected UTF-8 BOM"), and a LoCoMo file was not taken for JSON."""
+    jsonl = tmp_path / "bom.jsonl"
+    jsonl.write_text('\ufeff{"question": "Which tool?", "answer": "uv"}\n', encoding="utf-8")
+    qs = load_questions(jsonl)
+    assert [q.question for group in qs.groups for q in group] == ["Which tool?"]
+    locomo = tmp_path / "bom.json"
+    locomo.write_text("\ufeff" + json.dumps([{"conversation": {}, "qa": []}]), encoding="utf-8")
+    assert load_questions(locomo).kind == "locomo"
