@@ -41,6 +41,26 @@ class RefsMixin(GitCore):
                 f"{name!r} is not a valid {kind} name; use letters, digits, '-', '_' and '.'."
             )
         refuse_secret_in_ref_name(self.repo, name, kind)
+        clash = self._ref_in_the_way(ref)
+        if clash:
+            raise GitError(
+                f"{name!r} cannot be made: the {kind} {clash} exists, and git cannot keep "
+                f"both a {kind} and one under it (A and A/B); pick another name."
+            )
+
+    def _ref_in_the_way(self, ref: str) -> str | None:
+        """The name of an existing ref (tag or branch, as REF) that keeps REF from being
+        made: git keeps refs as paths, so refs/tags/a and refs/tags/a/b cannot both exist.
+        REF itself is not in the way (whether it may be replaced is its caller's rule)."""
+        parts = ref.split("/")
+        ancestors = ["/".join(parts[:i]) for i in range(3, len(parts))]
+        found = self.run(
+            "for-each-ref", "--format=%(refname)", ref, *ancestors, check=False
+        ).stdout.splitlines()
+        for other in found:
+            if other.startswith(ref + "/") or other in ancestors:
+                return other.split("/", 2)[2]
+        return None
 
     def create_tag(
         self, name: str, message: str | None = None, target: str = "HEAD"

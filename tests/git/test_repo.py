@@ -476,3 +476,22 @@ def test_learned_lines_are_knowledge_not_extractions_bookkeeping(memory_repo: Me
     lines = g.learned_lines("1 hour ago")
     assert ("knowledge/reference/queue.md", "- Kafka") in lines
     assert [path for path, _ in lines if path == EXTRACTED_FILE] == []
+
+
+def test_a_ref_name_beside_an_existing_one_of_its_path_is_refused_before_anything_is_made(
+    memory_repo: MemoryRepo, git
+) -> None:
+    """git keeps a ref as a file: with memory/milestone/x/y made, `tag milestone x` failed
+    in `git tag` with git's own "cannot lock ref", and a replay onto extract/v2/sub beside
+    extract/v2 failed in `git worktree add`, after writing its running record."""
+    g = MemoryGit(memory_repo)
+    assert g.tag_named("milestone", "x/y")[0]
+    with pytest.raises(GitError, match=r"memory/milestone/x/y exists.*pick another name"):
+        g.tag_named("milestone", "x")
+    with pytest.raises(GitError, match=r"memory/milestone/x/y exists"):
+        g.tag_named("milestone", "x/y/z")
+    assert g.tag_named("milestone", "x-y")[0]  # a name that merely starts the same is fine
+    g.run("branch", "extract/v2")
+    with pytest.raises(GitError, match=r"extract/v2 exists"):
+        g.check_ref_name("extract/v2/sub", "branch")
+    g.check_ref_name("extract/v2", "branch")  # the name itself: replay --force replaces it
