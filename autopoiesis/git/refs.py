@@ -13,6 +13,7 @@ from autopoiesis.errors import GitError
 from autopoiesis.git.commits import GitCore
 
 TAG_PREFIX = "memory"
+HAND_MADE_TAGS = ("milestone", "before")  # named by a person (docs/design.md#tags)
 
 
 def refuse_secret_in_ref_name(repo: MemoryRepo, name: str, kind: str) -> None:
@@ -113,7 +114,26 @@ class RefsMixin(GitCore):
             raise GitError(
                 f"unknown tag kind {kind!r}; use daily, weekly, milestone, before or extract."
             )
-        return self.create_tag(f"{TAG_PREFIX}/{kind}/{name}", message or f"{kind}: {name}", target)
+        tag = f"{TAG_PREFIX}/{kind}/{name}"
+        if kind in HAND_MADE_TAGS:
+            self._refuse_a_hand_made_tag_elsewhere(tag, target)
+        return self.create_tag(tag, message or f"{kind}: {name}", target)
+
+    def _refuse_a_hand_made_tag_elsewhere(self, tag: str, target: str) -> None:
+        """GitError when TAG, one a person names, already marks another commit than
+        TARGET: tags are never moved, and "already exists" with success let a script take
+        the milestone for made on a commit it never was. (An automatic tag that exists is
+        no error: the day was tagged already, or a replay of that name was.)"""
+        there = self.run("rev-parse", "-q", "--verify", f"refs/tags/{tag}^{{commit}}", check=False)
+        here = self.run("rev-parse", "-q", "--verify", f"{target}^{{commit}}", check=False)
+        if there.returncode != 0 or there.stdout.strip() == here.stdout.strip():
+            return
+        sha = there.stdout.strip()
+        subject = self.run("log", "-1", "--format=%s", sha, check=False).stdout.strip()
+        raise GitError(
+            f"tag {tag} is on {sha[:10]} ({subject}); tags are never moved: give this one "
+            "another name."
+        )
 
     # ── explore/* branches (docs/design.md#branches) ──
     def branch_exists(self, name: str) -> bool:

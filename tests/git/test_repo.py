@@ -495,3 +495,24 @@ def test_a_ref_name_beside_an_existing_one_of_its_path_is_refused_before_anythin
     with pytest.raises(GitError, match=r"extract/v2 exists"):
         g.check_ref_name("extract/v2/sub", "branch")
     g.check_ref_name("extract/v2", "branch")  # the name itself: replay --force replaces it
+
+
+def test_a_milestone_name_already_on_another_commit_is_refused(
+    memory_repo: MemoryRepo, cli
+) -> None:
+    """`autopoiesis tag milestone v1` with memory/milestone/v1 on an older commit said the
+    tag exists and exited 0: a script took the milestone for made, on a commit it never
+    was. A hand-made tag (milestone, before) on another commit is an error naming it."""
+    g = MemoryGit(memory_repo)
+    assert g.tag_named("milestone", "v1")[0]
+    first = g.head()
+    assert first is not None
+    created, msg = g.tag_named("milestone", "v1")  # the same commit: nothing to do
+    assert not created and "never moved" in msg
+    (memory_repo.root / "knowledge/reference/n.md").write_text("# n\n")
+    g.commit_pending()
+    r = cli("tag", "milestone", "v1", repo=memory_repo)
+    assert r.returncode == 1
+    assert f"memory/milestone/v1 is on {first[:10]}" in r.stderr
+    assert "another name" in r.stderr
+    assert g.run("rev-parse", "memory/milestone/v1^{commit}").stdout.strip() == first
