@@ -12,9 +12,19 @@ from autopoiesis.cli._progress import progress_bar, quiet_option
 
 
 def _names(value: str | None) -> list[str] | None:
-    if not value:
+    """The extractors --extractors names; None when it is not given (every extractor). One
+    given that names none (`--extractors ,` or "") is refused: it ran every extractor, and a
+    replay's branch said "with all extractors" where one was meant."""
+    if value is None:
         return None
-    return [v.strip() for v in value.split(",") if v.strip()]
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    if not names:
+        raise fail(
+            f"--extractors {value!r} names no extractor; give them as a,b "
+            "(`autopoiesis extract --list` lists them), or leave it out for every one.",
+            2,
+        )
+    return names
 
 
 def register(app: typer.Typer) -> None:
@@ -77,6 +87,7 @@ def extract(
         raise fail(
             "name transcripts to extract, or pass --pending for everything not yet extracted.", 2
         )
+    names = _names(extractors)
     memory = get_memory(ctx)
     transcripts = [memory.repo.typed(t) for t in transcripts or ()]
     with progress_bar("extracting", "transcripts", quiet=quiet, bar=not as_json) as progress:
@@ -84,7 +95,7 @@ def extract(
             transcripts,
             pending=pending,
             force=force,
-            extractors=_names(extractors),
+            extractors=names,
             commit=commit,
             progress=progress,
         )
@@ -200,11 +211,12 @@ def replay(
         raise fail("--questions goes with --compare A B.", 2)
     if not branch:
         raise fail("give --branch extract/NAME to replay onto, or --compare A B.", 2)
+    names = _names(extractors)
 
     with progress_bar("replaying", "transcripts", quiet=quiet) as progress:
         result = memory.replay(
             branch,
-            extractors=_names(extractors),
+            extractors=names,
             model=model,
             force=force,
             base=base,

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.git.repo import MemoryGit
 from tests.conftest import Cli, Git
 
 
@@ -177,3 +178,17 @@ def test_links_mv_and_flush_read_paths_typed_in_a_subfolder_from_it(
     )
     assert r.returncode == 0, r.stderr
     assert "outside" not in r.stderr
+
+
+def test_extractors_given_but_naming_none_are_refused(memory_repo: MemoryRepo, cli: Cli) -> None:
+    """`replay --extractors ,` (or "") ran every extractor, and the branch's commit said
+    "with all extractors" where one was meant; so did `extract --extractors ''`."""
+    for args in (
+        ("replay", "--branch", "extract/none", "--extractors", ",, ,"),
+        ("replay", "--branch", "extract/none", "--extractors", ""),
+        ("extract", "--pending", "--extractors", ","),
+    ):
+        r = cli(*args, repo=memory_repo)
+        assert r.returncode == 2, (args, r)
+        assert "names no extractor" in r.stderr
+    assert "extract/none" not in MemoryGit(memory_repo).run("branch", "--list").stdout
