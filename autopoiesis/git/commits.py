@@ -412,13 +412,16 @@ class GitCore:
 
     # ── commits by date ──
     def git_time(self, when: str) -> int | None:
-        """WHEN, a date as a user gives it (YYYY-MM-DD, an ISO time, "2 hours ago"), as the
-        Unix time git reads it; None when git reads no date in it. A bare day is its 00:00
-        UTC (the day every tag and journal is counted in): git reads it as that day at the
-        current time of day, so `--since DAY` left out what the day held before then."""
+        """WHEN, a date as a user gives it (YYYY-MM-DD, an ISO time, "2 hours ago"), as Unix
+        time; None when it holds no date. A day or an ISO time is read here, a bare day as
+        its 00:00 UTC (the day every tag and journal is counted in): git reads a day as that
+        day at the current time of day, so `--since DAY` left out what the day held before
+        then, and a year past 2099 or before 1970 as some day of 2012 or 2026. Only what
+        git alone reads ("yesterday", "2 hours ago") is asked of git."""
         value = when.strip()
-        if re.fullmatch(r"\d{4}-\d\d-\d\d", value):
-            value += "T00:00:00Z"
+        exact = _iso_time(value)
+        if exact is not None:
+            return exact
         read = self.run("rev-parse", f"--since={value}", check=False).stdout.strip()
         try:
             return int(read.removeprefix("--max-age="))
@@ -785,3 +788,17 @@ def _memorys_own(relpath: str) -> bool:
     """Whether RELPATH is one of the memory's own Markdown files (a transcript, a note, a
     topic), which it commits whatever a .gitignore says."""
     return relpath.endswith(".md") and relpath.split("/", 1)[0] in CONTENT_DIRS
+
+
+def _iso_time(value: str) -> int | None:
+    """VALUE, a YYYY-MM-DD day (its 00:00 UTC) or an ISO time (naive: UTC), as Unix time;
+    None when it is neither."""
+    from datetime import UTC, datetime
+
+    if not re.match(r"\d{4}-\d\d-\d\d", value):
+        return None
+    try:
+        read = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return int((read if read.tzinfo else read.replace(tzinfo=UTC)).timestamp())

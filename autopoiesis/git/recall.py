@@ -196,7 +196,9 @@ class RecallMixin(GitCore):
         ref = self._resolve_commit(ref_or_date)
         if ref is None:
             when = _history_date(ref_or_date)
-            if when is None:
+            # as Unix time (git_time): git reads a year past 2099 as one of 2012 or 2026
+            stamp = None if when is None else self.git_time(when)
+            if stamp is None:
                 raise GitError(
                     f"{ref_or_date!r} is neither a tag, a commit nor a date. Give a tag "
                     "(daily/2026-02-16, "
@@ -204,10 +206,8 @@ class RecallMixin(GitCore):
                     "days ago' "
                     "(`git tag -l 'memory/*'` lists the tags)."
                 )
-            ref = (
-                self.run("rev-list", "-1", f"--before={when}", "HEAD", check=False).stdout.strip()
-                or None
-            )
+            before = f"--before=@{stamp} +0000"
+            ref = self.run("rev-list", "-1", before, "HEAD", check=False).stdout.strip() or None
             if ref is None:
                 raise GitError(f"the memory repo has no history before {ref_or_date!r}.")
         commit = self.gitpython.commit(ref)

@@ -516,3 +516,28 @@ def test_a_milestone_name_already_on_another_commit_is_refused(
     assert f"memory/milestone/v1 is on {first[:10]}" in r.stderr
     assert "another name" in r.stderr
     assert g.run("rev-parse", "memory/milestone/v1^{commit}").stdout.strip() == first
+
+
+def test_dates_git_cannot_read_past_2099_or_before_1970_are_read_exactly(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git's date parser reads a year past 2099 or before 1970 as a day of 2012 or 2026:
+    `learned --since 2150-01-01` listed this year's commits, `show-at 2150-01-01` showed
+    a file as it was in 1970, and the weekly tag of 1970-W01 (from Monday 1969-12-29)
+    found no commit though its Thursday, 1970-01-01, had one."""
+    from datetime import date
+
+    epoch = _commit_dated(
+        memory_repo, monkeypatch, "1970-01-01T00:00:00Z", "knowledge/reference/a.md"
+    )
+    g = MemoryGit(memory_repo)
+    (memory_repo.root / "knowledge/reference/a.md").write_text("# a\n\n- a is newer\n")
+    latest = g.commit_pending("memory: a is newer").sha
+    assert g.learned("2150-01-01") == []
+    assert g.learned_lines("2150-01-01T10:00:00+14:00") == []
+    sha, content = g.show_at("2150-01-01", "knowledge/reference/a.md")
+    assert sha == latest and "newer" in content
+    assert g.show_at("1970-01-01", "knowledge/reference/a.md")[0] == epoch
+    created, why = g.tag_weekly(date(1970, 1, 1))
+    assert created, why
+    assert g.rev("memory/weekly/1970-W01") == epoch
