@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import quote
 
 from autopoiesis.core.paths import (
     CONVERSATIONS_DIR,
@@ -116,8 +117,10 @@ def _branch_name(branch: str) -> tuple[str, str]:
 
 
 def _file_name(name: str) -> str:
-    """NAME (of extract/NAME, which may hold '/') as one file's name."""
-    return name.replace("/", "__")
+    """NAME (of extract/NAME, which may hold '/') as one file's name, a different one for
+    every NAME: '/' became '__', and extract/a/b and extract/a__b shared one progress record
+    and one lock (the one's record overwrote the other's)."""
+    return quote(name, safe="")
 
 
 def _progress_path(repo: MemoryRepo, name: str) -> Path:

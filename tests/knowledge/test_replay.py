@@ -346,3 +346,18 @@ def test_a_replay_killed_after_its_commit_is_tidied_when_run_again(
     assert git.run("rev-parse", "extract/cut").stdout.strip() == replayed  # kept
     assert git.run("rev-parse", "memory/extract/cut^{commit}").stdout.strip() == replayed
     git.run("branch", "-D", "extract/cut")  # the user can drop it
+
+
+def test_replays_named_a_slash_b_and_a__b_keep_records_of_their_own(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """extract/a/b and extract/a__b shared one progress record (and one lock): the one
+    replay's record overwrote the other's, so the interrupted extract/a__b could not be
+    resumed, only replaced with --force ("already exists")."""
+    import_sessions(memory_repo, tmp_path, many(3))
+    partial = rp.replay_branch(memory_repo, "extract/a__b", stop_after=1)
+    assert partial.commit is None
+    assert rp.replay_branch(memory_repo, "extract/a/b").commit
+    res = rp.replay_branch(memory_repo, "extract/a__b")
+    assert res.commit
+    assert res.resumed_from >= 1
