@@ -13,6 +13,7 @@ from autopoiesis.errors import GitError
 from autopoiesis.git.commits import GitCore
 
 TAG_PREFIX = "memory"
+REF_PART_BYTES = 240  # a file's name holds 255 bytes; git adds '.lock' while it writes one
 HAND_MADE_TAGS = ("milestone", "before")  # named by a person (docs/design.md#tags)
 
 
@@ -40,6 +41,11 @@ class RefsMixin(GitCore):
         if self.run("check-ref-format", ref, check=False).returncode != 0:
             raise GitError(
                 f"{name!r} is not a valid {kind} name; use letters, digits, '-', '_' and '.'."
+            )
+        if any(len(part.encode()) > REF_PART_BYTES for part in name.split("/")):
+            raise GitError(
+                f"the {kind} name {name[:40]!r}... is too long: git keeps it as a file, so each "
+                f"part of it between '/' holds at most {REF_PART_BYTES} bytes."
             )
         refuse_secret_in_ref_name(self.repo, name, kind)
         clash = self._ref_in_the_way(ref)

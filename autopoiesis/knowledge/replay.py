@@ -20,6 +20,7 @@ starts afresh and says why. One replay onto a branch runs at a time (a lock of i
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from collections.abc import Callable, Sequence
@@ -119,8 +120,12 @@ def _branch_name(branch: str) -> tuple[str, str]:
 def _file_name(name: str) -> str:
     """NAME (of extract/NAME, which may hold '/') as one file's name, a different one for
     every NAME: '/' became '__', and extract/a/b and extract/a__b shared one progress record
-    and one lock (the one's record overwrote the other's)."""
-    return quote(name, safe="")
+    and one lock (the one's record overwrote the other's). A long one is cut and told apart
+    by its hash: a file's name holds 255 bytes, a branch's name many parts of that."""
+    quoted = quote(name, safe="")
+    if len(quoted) <= 160:
+        return quoted
+    return f"{quoted[:100]}-{hashlib.sha256(name.encode()).hexdigest()[:20]}"
 
 
 def _progress_path(repo: MemoryRepo, name: str) -> Path:

@@ -541,3 +541,17 @@ def test_dates_git_cannot_read_past_2099_or_before_1970_are_read_exactly(
     created, why = g.tag_weekly(date(1970, 1, 1))
     assert created, why
     assert g.rev("memory/weekly/1970-W01") == epoch
+
+
+def test_a_ref_name_with_a_part_too_long_for_a_file_is_refused_before_anything_is_made(
+    memory_repo: MemoryRepo,
+) -> None:
+    """git keeps a ref as a file, whose name holds 255 bytes: `replay --branch extract/<300
+    letters>` passed the name check, wrote its running record and failed in `git worktree
+    add` with "File name too long ... check the free disk space"."""
+    g = MemoryGit(memory_repo)
+    with pytest.raises(GitError, match="too long"):
+        g.check_ref_name("extract/" + "a" * 300, "branch")
+    with pytest.raises(GitError, match="too long"):
+        g.tag_named("milestone", "é" * 130)  # 260 bytes
+    g.check_ref_name("extract/" + "a" * 200 + "/" + "b" * 200, "branch")  # parts that fit
