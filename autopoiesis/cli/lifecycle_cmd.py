@@ -190,6 +190,8 @@ def replay(
     compare."""
     from autopoiesis.knowledge import replay as rp
 
+    if sample is not None and not questions:  # it was ignored, the score taken for N's
+        raise fail("--sample goes with --questions FILE (LoCoMo's conversation N).", 2)
     memory = get_memory(ctx)
     extra = list(ctx.args) if ctx.args else []
     if compare:

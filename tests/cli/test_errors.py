@@ -192,3 +192,15 @@ def test_extractors_given_but_naming_none_are_refused(memory_repo: MemoryRepo, c
         assert r.returncode == 2, (args, r)
         assert "names no extractor" in r.stderr
     assert "extract/none" not in MemoryGit(memory_repo).run("branch", "--list").stdout
+
+
+def test_replay_sample_without_questions_is_refused(memory_repo: MemoryRepo, cli: Cli) -> None:
+    """`replay --compare A B --sample 3` (and `--branch ... --sample 3`) ignored --sample
+    without a question set, and printed a result as if conversation 3 had been scored."""
+    for args in (
+        ("replay", "--compare", "main", "main", "--sample", "3"),
+        ("replay", "--branch", "extract/s", "--sample", "3"),
+    ):
+        r = cli(*args, repo=memory_repo)
+        assert r.returncode == 2, (args, r)
+        assert "--sample goes with --questions" in r.stderr
