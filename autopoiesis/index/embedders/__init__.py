@@ -21,30 +21,37 @@ embedder is made or first used, so importing this package stays cheap.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from autopoiesis import plugins
 from autopoiesis.core.config import CONFIG_FILENAME
 from autopoiesis.errors import ConfigError
-from autopoiesis.index.embedders import (
-    fastembed,
-    offline,
-    openai,
-    sentence_transformers,
-    wordllama,
-)
 from autopoiesis.index.embedders.common import from_blob, to_blob
-from autopoiesis.index.embedders.fastembed import FastEmbedEmbedder
-from autopoiesis.index.embedders.offline import HashingEmbedder
-from autopoiesis.index.embedders.openai import OpenAIEmbedder
-from autopoiesis.index.embedders.sentence_transformers import (
-    SentenceTransformerEmbedder,
-)
-from autopoiesis.index.embedders.wordllama import WordLlamaEmbedder
 
 if TYPE_CHECKING:
     from autopoiesis.core.config import Config
+    from autopoiesis.index.embedders.fastembed import FastEmbedEmbedder
+    from autopoiesis.index.embedders.offline import HashingEmbedder
+    from autopoiesis.index.embedders.openai import OpenAIEmbedder
+    from autopoiesis.index.embedders.sentence_transformers import (
+        SentenceTransformerEmbedder,
+    )
+    from autopoiesis.index.embedders.wordllama import WordLlamaEmbedder
+
+# The built-in embedders: each registry name, its module, and the class the package
+# exports. A module is imported when its embedder is made or its class is asked for,
+# not with the package: a search or a compile imports the one it uses (the openai
+# module alone pulls in the LLM protocol, base64 and random).
+_BUILTINS: tuple[tuple[str, str, str], ...] = (
+    ("offline", "offline", "HashingEmbedder"),
+    ("openai", "openai", "OpenAIEmbedder"),
+    ("fastembed", "fastembed", "FastEmbedEmbedder"),
+    ("sentence-transformers", "sentence_transformers", "SentenceTransformerEmbedder"),
+    ("wordllama", "wordllama", "WordLlamaEmbedder"),
+)
+_CLASS_MODULES = {cls: module for _, module, cls in _BUILTINS}
 
 __all__ = [
     "Embedder",
@@ -98,13 +105,33 @@ class Embedder(Protocol):
 EmbedderFactory = Callable[["Config"], Embedder]
 
 
+def _module(name: str) -> Any:
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def _builtin_factory(module: str) -> EmbedderFactory:
+    """The `from_config` of the built-in module MODULE, imported when it makes one."""
+
+    def from_config(config: Config) -> Embedder:
+        made: Embedder = _module(module).from_config(config)
+        return made
+
+    return from_config
+
+
 @plugins.hookimpl
 def register_embedders(register: Callable[[str, EmbedderFactory], None]) -> None:
-    register("offline", offline.from_config)
-    register("openai", openai.from_config)
-    register("fastembed", fastembed.from_config)
-    register("sentence-transformers", sentence_transformers.from_config)
-    register("wordllama", wordllama.from_config)
+    for name, module, _ in _BUILTINS:
+        register(name, _builtin_factory(module))
+
+
+def __getattr__(name: str) -> Any:
+    """The built-in embedder classes (`HashingEmbedder`, ...), each imported when first
+    asked for (_BUILTINS)."""
+    module = _CLASS_MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(_module(module), name)
 
 
 def register_embedder(name: str, factory: EmbedderFactory) -> None:
