@@ -51,8 +51,6 @@ from autopoiesis.core.paths import category_of, team_of
 from autopoiesis.core.text import without_bookkeeping
 from autopoiesis.errors import AutopoiesisError
 from autopoiesis.formats.knowledge import current_text
-from autopoiesis.formats.specstory_markup import as_read, has_markup
-from autopoiesis.formats.transcript import HEADER_RE, parse_meta, turn_lines, unescape_line
 from autopoiesis.index.chunking import chunk_sections, split_long
 
 GAP = "[\u2026]"
@@ -287,6 +285,11 @@ def _lines(text: str) -> list[str]:
 
 def transcript_source(path: str, text: str) -> Source | None:
     """The turns of a transcript as units, or None when TEXT is not one."""
+    # the transcript format (its many patterns and classes) only when a transcript is
+    # packed: a compile whose hits are all knowledge never needs it
+    from autopoiesis.formats.specstory_markup import as_read, has_markup
+    from autopoiesis.formats.transcript import HEADER_RE, parse_meta, turn_lines, unescape_line
+
     try:
         meta = parse_meta(text, path)
         spans = turn_lines(text, path)

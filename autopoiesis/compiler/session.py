@@ -14,7 +14,6 @@ from autopoiesis.compiler.context import HistoryMessage
 from autopoiesis.core.paths import CONVERSATIONS_DIR, MemoryRepo
 from autopoiesis.core.text import utf8_safe
 from autopoiesis.errors import AutopoiesisError
-from autopoiesis.formats.transcript_files import parts_of
 
 
 def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMessage]:
@@ -24,6 +23,7 @@ def load_session(path: Path, repo: MemoryRepo | None = None) -> list[HistoryMess
     # the transcript format (its many patterns) only when a session is read: `compile`
     # without --session, the prompt hook, never needs it
     from autopoiesis.formats.transcript import KnowledgeOp, Text, ToolCall, parse
+    from autopoiesis.formats.transcript_files import parts_of
 
     try:
         text = Path(path).read_text(encoding="utf-8")

@@ -5,6 +5,7 @@ a frontmatter loads no YAML library."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -195,3 +196,33 @@ def test_a_cold_compile_loads_no_module_only_a_report_or_an_import_needs(
     )
     assert "kiwi protocol" in out.stdout.lower()
     assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
+
+
+def test_a_cold_compile_whose_hits_are_knowledge_loads_no_transcript_format(
+    memory_repo: MemoryRepo,
+) -> None:
+    """The transcript format (its patterns and classes, ~8 ms) is loaded when a transcript
+    is packed or a session read, not by every compile."""
+    out = _one_call(
+        memory_repo,
+        ["compile", "kiwi protocol?"],
+        after="print(sorted(m for m in sys.modules if m.startswith('autopoiesis.formats.') and"
+        " ('transcript' in m or 'specstory' in m) and m != 'autopoiesis.formats.transcript_names'),"
+        " file=sys.stderr)\n",
+    )
+    assert "kiwi protocol" in out.stdout.lower()
+    assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr
+
+
+def test_a_cold_compile_loads_only_the_embedder_it_uses(memory_repo: MemoryRepo) -> None:
+    """The built-in embedders are imported one at a time, when made: the offline one does
+    not bring the OpenAI-compatible one's (and with it the LLM protocol's) imports."""
+    out = _one_call(
+        memory_repo,
+        ["compile", "kiwi protocol?"],
+        after="print(sorted(m for m in sys.modules if m.startswith(('autopoiesis.index.embedders.',"
+        " 'autopoiesis.llm'))), file=sys.stderr)\n",
+    )
+    assert "kiwi protocol" in out.stdout.lower()
+    loaded = set(ast.literal_eval(out.stderr.strip().splitlines()[-1]))
+    assert loaded <= {"autopoiesis.index.embedders.common", "autopoiesis.index.embedders.offline"}
