@@ -121,7 +121,7 @@ class Redactor:
         seen = _Unhidden.of(text)
         # RE2 matches UTF-8: a lone surrogate reads as U+FFFD, same offsets
         safe = _encodable(seen.text if seen else text)
-        _Anchors.load()
+        _Anchors.load_prefilter()
         spans: list[_Span] = list(find_secrets(safe)) if _Anchors.prefilter.search(safe) else []
         spans.extend(_key_body_alone(safe))
         if self._extra:
@@ -357,6 +357,7 @@ def find_secrets(text: str) -> list[_Span]:
     """Every secret span in TEXT, validated, not yet merged. Each family's anchors flag
     lines; the family's rules read only those lines, and a range of lines met again (a
     file read twice) is not read again: a rule's findings in it depend only on its text."""
+    _Anchors.load()
     view = _view(text)
     lines = _flagged_lines(view)
     low = _lowercase(view)

@@ -876,3 +876,26 @@ def test_these_command_lines_without_a_password_stay() -> None:
         "the zip file has a password",
     ):
         assert r.redact(kept) == kept
+
+
+def test_text_without_a_secret_compiles_only_the_prefilter_in_a_fresh_process() -> None:
+    """The families' anchors and the library's are compiled for the first text the
+    prefilter flags, not for every text: a compiled context of plain notes never needs
+    them. Once flagged, a secret is redacted as ever."""
+    code = textwrap.dedent("""
+        from autopoiesis.core.redact import Redactor
+        from autopoiesis.core.redact_library import _Anchors
+        r = Redactor()
+        print(r.redact("We decided to move the deploy to Friday."))
+        print(_Anchors.prefilter is not None, _Anchors.library is None, _Anchors.families)
+        print(r.redact("token: xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"))
+        print(_Anchors.library is not None, len(_Anchors.families) > 0)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "We decided to move the deploy to Friday.",
+        "True True ()",
+        "token: [redacted:slack_token]",
+        "True True",
+    ]
