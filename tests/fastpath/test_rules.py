@@ -65,11 +65,14 @@ def test_a_call_the_daemon_may_answer_runs_without_the_cycle_collector(
     memory_repo: Any, args: list[str], collector: bool
 ) -> None:
     """The light entry turns the cyclic garbage collector off for the one-shot calls
-    (search, compile, the harness hooks), whose objects all go with the process; every
-    other command keeps it. Run as `python -m autopoiesis` runs, reporting at exit."""
+    (search, compile, the harness hooks), whose objects all go with the process, and
+    freezes them at exit so that the interpreter's teardown does not run the collector
+    over them after all; every other command keeps it. Run as `python -m autopoiesis`
+    runs, reporting at exit (after the entry's own exit handlers)."""
     probe = (
         "import atexit, gc, runpy, sys\n"
-        "atexit.register(lambda: sys.stderr.write(f'collector={gc.isenabled()}\\n'))\n"
+        "atexit.register(lambda: sys.stderr.write(\n"
+        "    f'collector={gc.isenabled()} frozen={gc.get_freeze_count() > 0}\\n'))\n"
         f"sys.argv = ['autopoiesis', '-C', {str(memory_repo.root)!r}, *{args!r}]\n"
         "runpy.run_module('autopoiesis', run_name='__main__')\n"
     )
@@ -77,4 +80,4 @@ def test_a_call_the_daemon_may_answer_runs_without_the_cycle_collector(
     done = subprocess.run(
         [sys.executable, "-c", probe], env=env, input="{}", capture_output=True, text=True
     )
-    assert f"collector={collector}" in done.stderr, done.stderr
+    assert f"collector={collector} frozen={not collector}" in done.stderr, done.stderr
