@@ -97,7 +97,7 @@ from autopoiesis.core.paths import (
 from autopoiesis.core.private import WITHHELD, may_reach_model
 from autopoiesis.core.project import project_slug
 from autopoiesis.core.redact import redactor_from_config
-from autopoiesis.core.text import count_tokens, cut_to_bytes, words
+from autopoiesis.core.text import count_tokens, counted, cut_to_bytes, words
 from autopoiesis.errors import AutopoiesisError, BudgetTooSmallError, FrontmatterError
 from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats.knowledge import current_text
@@ -532,12 +532,34 @@ class ContextCompiler(ScoredKnowledge):
             self._unread(plan, "memory", 1, MEMORY_FILE, "")
         self._place_journal(plan, today, project, message, shown)
         if standing.get(ACTIVE_PROJECTS_FILE):
-            plan.offer("projects", 1, standing[ACTIVE_PROJECTS_FILE] or "", ACTIVE_PROJECTS_FILE)
+            shown = self._offer_unshown(
+                plan, "projects", standing[ACTIVE_PROJECTS_FILE] or "", ACTIVE_PROJECTS_FILE, shown
+            )
         rel = project_context_file(project) if project else ""
         if standing.get(rel):
-            plan.offer(f"project:{project}", 1, standing[rel] or "", rel)
+            self._offer_unshown(plan, f"project:{project}", standing[rel] or "", rel, shown)
         elif rel in standing:
             self._unread(plan, f"project:{project}", 1, rel, "")
+
+    @staticmethod
+    def _offer_unshown(
+        plan: Plan, label: str, text: str, rel: str, shown: frozenset[str]
+    ) -> frozenset[str]:
+        """Offer TEXT, a standing file of P1, without its entries SHOWN above it (ids of
+        the entries placed: a project's latest decision is its line in Active Projects and
+        an entry of its own file's Key Decisions, and a session's start showed it twice);
+        SHOWN with the ids TEXT placed."""
+        text, repeated = without_shown(text, shown)
+        if repeated:
+            plan.skip(
+                f"{label}:repeated",
+                1,
+                f"{counted(repeated, 'entry', 'entries')} that the context holds above",
+                rel,
+            )
+        if text.strip() and plan.offer(label, 1, text, rel):
+            return shown | entry_ids(text)
+        return shown
 
     def _place_journal(
         self,
@@ -587,7 +609,8 @@ class ContextCompiler(ScoredKnowledge):
                 plan.skip(
                     f"journal:{day.isoformat()}:repeated",
                     1,
-                    f"{repeated} entries of the day that MEMORY.md above holds already",
+                    f"{counted(repeated, 'entry', 'entries')} of the day that MEMORY.md above "
+                    "holds already",
                     rel,
                 )
             text, unrelated = bearing(text, message)

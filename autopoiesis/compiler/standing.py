@@ -313,7 +313,11 @@ def kept_entries(text: str, keep: Callable[[str], bool]) -> tuple[str, int]:
             if not keep(entry):
                 left += 1
                 continue
-            kept.extend(h for _, h in heads if h)
+            for _, head in heads:
+                if head:
+                    if kept:
+                        kept.append("")  # a heading is set apart from what comes above it
+                    kept.append(head)
             heads = [(n, "") for n, _ in heads]  # shown: only their levels still matter
             kept.append(entry)
     return "\n".join(kept), left

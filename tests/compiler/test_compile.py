@@ -492,6 +492,33 @@ def test_a_journal_line_that_repeats_a_placed_memory_entry_is_left_out(repo: Mem
     assert shared.prompt.count(said) == 1 and "Preference: " + said in shared.prompt
 
 
+def test_a_project_entry_active_projects_shows_is_not_shown_again_by_its_file(
+    repo: MemoryRepo,
+) -> None:
+    """Active Projects names a project by its latest decision, an entry of the project's
+    own Key Decisions too: a session's start in that project showed it twice. The
+    project's file leaves it out once Active Projects is placed, and says so; its other
+    entries and headings stay."""
+    decision = "Go with the factory approach for the canvas layers"
+    entry = f"{decision} (via s1) {{id: 20260216-0900-fac701}}"
+    k = repo.knowledge_dir
+    (k / "projects" / "_active.md").write_text(f"# Active Projects\n- **shop** — {entry}\n")
+    (k / "projects" / "shop").mkdir(parents=True, exist_ok=True)
+    (k / "projects" / "shop" / "context.md").write_text(
+        "# Shop — Context\n\n## Key Decisions\n"
+        f"- 2026-02-16: {entry}\n"
+        "- 2026-02-16: Keep the singular folder name (via s1) {id: 20260216-0900-fac702}\n\n"
+        "## Commands\n- Run the tests: `go test ./...`\n"
+    )
+    res = compile_(repo, project="shop")
+    assert res.prompt.count(decision) == 1
+    assert "Keep the singular folder name" in res.prompt
+    assert "## Key Decisions\n- 2026-02-16: Keep the singular" in res.prompt
+    assert "\n\n## Commands\n- Run the tests" in res.prompt
+    left = next(s for s in res.sections if s.label == "project:shop:repeated")
+    assert not left.included and "1 entry that the context holds above" in left.reason
+
+
 def test_a_message_gets_the_entries_of_the_day_that_bear_on_it(repo: MemoryRepo) -> None:
     """Today's journal for a message: the entries that share two of its words; the others
     are left to search, and the explanation says so. A greeting gets the day whole."""

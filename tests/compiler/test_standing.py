@@ -311,14 +311,14 @@ def test_a_day_of_the_journal_keeps_the_entries_that_bear_on_the_message() -> No
     continuation lines and a fenced block its lines; the rest is counted as left out."""
     kept, left = bearing(JOURNAL_DAY, "How are the totals rounded, half to even?")
     assert kept == (
-        "## 2026-02-12\n### shop\n- Decided: round the totals half to even\n"
+        "## 2026-02-12\n\n### shop\n- Decided: round the totals half to even\n"
         "  (the accountant asked for it)"
     )
     assert left == 3  # the change, the standup, the fenced block
     # a fenced line that looks like a heading is the block's, not a heading: the block
     # is under the heading before it
     fenced, _ = bearing(JOURNAL_DAY, "the totals log heading")
-    assert fenced == "## 2026-02-12\n### standup\n```text\n### not a heading: the totals log\n```"
+    assert fenced == "## 2026-02-12\n\n### standup\n```text\n### not a heading: the totals log\n```"
     # nothing bears on it: nothing, not even the day's heading
     assert bearing(JOURNAL_DAY, "Which base image does the deploy pin?") == ("", 4)
     # a session's start, a greeting: the day whole
