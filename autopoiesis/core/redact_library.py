@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +42,10 @@ class _Anchors:
     most texts hold no secret, and compiling them cost a compiled context ~2 ms."""
 
     prefilter: Any = None
-    families: tuple[tuple[str, Any, tuple[str, ...]], ...] = ()
+    # (name, where its first match from an offset of UTF-8 bytes is, its families)
+    families: tuple[
+        tuple[str, Callable[[bytes, int], tuple[int, int] | None], tuple[str, ...]], ...
+    ] = ()
     library: Any = None
 
     @classmethod
@@ -55,10 +59,32 @@ class _Anchors:
             return
         cls.load_prefilter()
         cls.families = tuple(
-            (name, compile_extra_pattern(source.encode()), FAMILIES_OF[name])
+            (name, _first_match(compile_extra_pattern(source.encode())), FAMILIES_OF[name])
             for name, source in ANCHORS.items()
         )
         cls.library = compile_extra_pattern(f"{ANCHORS['provider']}|{ANCHORS['keyword']}")
+
+
+def _first_match(rx: Any) -> Callable[[bytes, int], tuple[int, int] | None]:
+    """What finds the (start, end) of the first match of RX (RE2, compiled from bytes) in
+    DATA from POS on, or None. The anchors search once per flagged line (thousands in a MB
+    of code): the regexp's own Match, without the match object and generator that
+    `re2.search` builds around it (a third of the anchors' time), where google-re2 has it."""
+    match = getattr(getattr(rx, "_regexp", None), "Match", None)
+    anchor = getattr(getattr(sys.modules.get("re2"), "_Anchor", None), "UNANCHORED", None)
+    if match is None or anchor is None:
+
+        def search(data: bytes, pos: int) -> tuple[int, int] | None:
+            m = rx.search(data, pos)
+            return None if m is None else m.span()
+
+        return search
+
+    def raw_search(data: bytes, pos: int) -> tuple[int, int] | None:
+        span = match(anchor, data, pos, len(data))[0]
+        return None if span[0] < 0 else span
+
+    return raw_search
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -76,6 +102,24 @@ _VALUE_END = re.compile(r"[\s,;&)]")
 _CALL = re.compile(r"[\w.]+[\[(]")
 
 
+# The keyword detector's regexes (detect_secrets.plugins.keyword) and what each needs in a
+# line to match: the assignment or comparison after its word (`:`, `:=`, `=`, `=>`,
+# `==`/`!=`), or the `;` its value ends with.
+_KEYWORD_REGEX_NEEDS: dict[str, tuple[str, ...]] = {
+    "FOLLOWED_BY_COLON_EQUAL_SIGNS_REGEX": (":=",),
+    "FOLLOWED_BY_COLON_REGEX": (":",),
+    "FOLLOWED_BY_COLON_QUOTES_REQUIRED_REGEX": (":",),
+    # `[!=]{1,2}`
+    "FOLLOWED_BY_EQUAL_SIGNS_OPTIONAL_BRACKETS_OPTIONAL_AT_SIGN_QUOTES_REQUIRED_REGEX": ("=", "!"),
+    "FOLLOWED_BY_EQUAL_SIGNS_REGEX": ("=",),
+    "FOLLOWED_BY_EQUAL_SIGNS_QUOTES_REQUIRED_REGEX": ("=",),
+    "FOLLOWED_BY_ARROW_FUNCTION_SIGN_QUOTES_REQUIRED_REGEX": ("=",),
+    "FOLLOWED_BY_QUOTES_AND_SEMICOLON_REGEX": (";",),
+    # `[!=]{2,3}` between the value and the word
+    "PRECEDED_BY_EQUAL_COMPARISON_SIGNS_QUOTES_REQUIRED_REGEX": ("==", "!=", "=!", "!!"),
+}
+
+
 class _DS:
     """detect-secrets, loaded once on first use (its import costs ~0.3 s)."""
 
@@ -85,6 +129,7 @@ class _DS:
     # (kind, plugin, the words it needs: one of each group) of the keyword plugins
     keyword_plugins: list[tuple[str, Any, tuple[tuple[str, ...], ...]]] = []
     keyword_groups: tuple[tuple[Any, bool], ...] = ()
+    keyword_regex_needs: dict[Any, tuple[str, ...]] = {}
     b64: Any = None
     hexp: Any = None
     filters: Any = None
@@ -141,6 +186,15 @@ class _DS:
             (kw.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, True),
             (kw.CONFIG_DENYLIST_REGEX_TO_GROUP, False),
         )
+        # what each of its regexes cannot match without (one of these strings), read off
+        # their sources: each costs ~6 us a line (a case-insensitive alternation tried at
+        # every position), and most keyword lines have no `;`, no `==`, or no `:`. A
+        # regex not named here runs on every line.
+        cls.keyword_regex_needs = {
+            rx: needs
+            for name, needs in _KEYWORD_REGEX_NEEDS.items()
+            if (rx := getattr(kw, name, None)) is not None
+        }
 
     @classmethod
     def _load_plugins(cls, classes: tuple[Any, ...]) -> None:
@@ -321,12 +375,22 @@ def _keyword_detector_values(line: str, low: str) -> list[tuple[str, str, bool]]
     if not any(word in low for word in _DS.keyword_words):
         return []
     quoted = any(q in line for q in "'\"`")
-    return [
-        ("secret_keyword", value, True)
-        for groups, needs_quote in _DS.keyword_groups
-        if quoted or not needs_quote
-        for value in _DS.keyword.analyze_string(line, denylist_regex_to_group=groups)
-    ]
+    needs = _DS.keyword_regex_needs
+    found: list[tuple[str, str, bool]] = []
+    for groups, needs_quote in _DS.keyword_groups:
+        if needs_quote and not quoted:
+            continue
+        can_match = {
+            rx: group
+            for rx, group in groups.items()
+            if rx not in needs or any(s in line for s in needs[rx])
+        }
+        if can_match:
+            found += [
+                ("secret_keyword", value, True)
+                for value in _DS.keyword.analyze_string(line, denylist_regex_to_group=can_match)
+            ]
+    return found
 
 
 def _library_secret(line: str, value: str, is_keyword: bool) -> str | None:
