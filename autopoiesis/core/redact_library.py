@@ -126,6 +126,7 @@ class _DS:
     plugins: list[tuple[str, Any, bool]] | None = None  # (kind, plugin, reads a keyword)
     keyword: Any = None
     keyword_words: tuple[str, ...] = ()
+    keyword_word: Any = None
     # (kind, plugin, the words it needs: one of each group) of the keyword plugins
     keyword_plugins: list[tuple[str, Any, tuple[tuple[str, ...], ...]]] = []
     keyword_groups: tuple[tuple[Any, bool], ...] = ()
@@ -180,6 +181,8 @@ class _DS:
                 else (pattern,)
             )
         )
+        # one search of their alternation per line, not a substring test per word
+        cls.keyword_word = re.compile("|".join(map(re.escape, cls.keyword_words)))
         # (its regexes, whether each of them needs a quote: those are not run on a line
         # without one)
         cls.keyword_groups = (
@@ -372,7 +375,7 @@ def _plugins_for(low: str, every: bool) -> list[tuple[str, Any]]:
 def _keyword_detector_values(line: str, low: str) -> list[tuple[str, str, bool]]:
     """What detect-secrets' keyword detector finds in LINE: nothing without one of its
     words, and its regexes that want a quote only on a line that has one."""
-    if not any(word in low for word in _DS.keyword_words):
+    if not _DS.keyword_word.search(low):
         return []
     quoted = any(q in line for q in "'\"`")
     needs = _DS.keyword_regex_needs

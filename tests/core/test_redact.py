@@ -899,3 +899,83 @@ def test_text_without_a_secret_compiles_only_the_prefilter_in_a_fresh_process() 
         "token: [redacted:slack_token]",
         "True True",
     ]
+
+
+def test_detect_secrets_keyword_regexes_are_not_skipped_on_lines_they_match() -> None:
+    """Each of detect-secrets' keyword regexes runs only on a line with what it cannot
+    match without (`:`, `=`, `;`, `==`): on a line it matches, its value is still found."""
+    from detect_secrets.plugins import keyword as kw
+
+    from autopoiesis.core.redact_library import _DS, _keyword_detector_values
+
+    _DS.load()
+    value = "Xq9k2mZ7vL4wP8rT"
+    lines = {
+        "FOLLOWED_BY_COLON_REGEX": [f"password: {value}"],
+        "FOLLOWED_BY_COLON_QUOTES_REQUIRED_REGEX": [f'api_key: "{value}"'],
+        "FOLLOWED_BY_EQUAL_SIGNS_REGEX": [f"password = {value}", f"password !== {value}"],
+        "FOLLOWED_BY_EQUAL_SIGNS_QUOTES_REQUIRED_REGEX": [f'password = "{value}"'],
+        "FOLLOWED_BY_ARROW_FUNCTION_SIGN_QUOTES_REQUIRED_REGEX": [f'password => "{value}"'],
+        "FOLLOWED_BY_QUOTES_AND_SEMICOLON_REGEX": [f'private_key "{value}";'],
+        "PRECEDED_BY_EQUAL_COMPARISON_SIGNS_QUOTES_REQUIRED_REGEX": [
+            f'if "{value}" == password:',
+            f'if "{value}" != password:',
+        ],
+    }
+    checked = 0
+    for groups, _ in _DS.keyword_groups:
+        for rx, group in groups.items():
+            name = next(n for n, v in vars(kw).items() if v is rx)
+            for line in lines[name]:
+                m = rx.search(line)
+                assert m is not None, (name, line)
+                found = [v for _, v, _ in _keyword_detector_values(line, line.lower())]
+                assert m.group(group) in found, (name, line)
+                checked += 1
+    assert checked >= 9
+
+
+def test_the_lowercase_copy_holds_every_line_a_rule_reads() -> None:
+    """The caseless rules read a copy of the text lowercased only on the lines the anchors
+    flag: on each of them it is what lowercasing the whole text gives."""
+    from autopoiesis.core.redact import (
+        _flagged_lines,
+        _lowercase,
+        _lowercase_lines,
+        _view,
+    )
+    from autopoiesis.core.redact_library import _Anchors
+
+    _Anchors.load()
+    corpus = "\n".join(s.text.upper() for s in CORPUS)
+    for text in (realistic_transcript(50_000) + corpus, "Zürich\n" + corpus.swapcase()):
+        view = _view(text)
+        lines = _flagged_lines(view)
+        low, sparse = _lowercase(view), _lowercase_lines(view, lines)
+        assert len(sparse) == len(view)
+        ranges = [r for family in lines.values() for r in family]
+        assert len(ranges) > 100
+        for start, end in ranges:
+            assert sparse[start:end] == low[start:end], view[start:end]
+
+
+@pytest.mark.parametrize("elsewhere", ["", "Zürich \u00e9t\u00e9\n"])
+def test_a_key_split_by_characters_of_no_width_or_escaped_goes_in_a_long_text(
+    elsewhere: str,
+) -> None:
+    """Detection reads a text not ASCII without its characters of no width and with its
+    JSON `\\u` escapes decoded, and an ASCII text with its escapes decoded: a key hidden so
+    in a long transcript, ASCII or not, goes."""
+    key = SECRETS["github_token"]
+    hidden = key[:6] + "\u200b" + key[6:12] + "\u2060" + key[12:]
+    escaped = "\\u0067" + key[1:]  # `g` as a JSON escape
+    text = realistic_transcript(20_000).replace("\u200d", "")
+    if not elsewhere:
+        text = text.encode("ascii", "ignore").decode()
+        assert text.isascii()
+    out = Redactor().redact(
+        f"{elsewhere}{text}Use {escaped} for the deploy.\n{text}"
+        + (f"Or {hidden} instead.\n" if elsewhere else "")
+    )
+    assert escaped not in out and "Use [redacted:github_token] for" in out
+    assert not elsewhere or "Or [redacted:github_token] instead." in out
