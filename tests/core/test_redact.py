@@ -979,3 +979,27 @@ def test_a_key_split_by_characters_of_no_width_or_escaped_goes_in_a_long_text(
     )
     assert escaped not in out and "Use [redacted:github_token] for" in out
     assert not elsewhere or "Or [redacted:github_token] instead." in out
+
+
+def test_the_anchors_find_through_re2s_regexp_what_re2_search_finds() -> None:
+    """The anchors search through google-re2's regexp without its match objects, and
+    through `search` where that is not there: both find the same first match from each
+    offset."""
+    from autopoiesis.core.redact_library import _first_match, compile_extra_pattern
+    from autopoiesis.core.redact_rules import ANCHORS
+
+    class SearchOnly:  # a compiled pattern that has `search` and nothing else
+        def __init__(self, rx: object) -> None:
+            self.search = rx.search  # type: ignore[attr-defined]
+
+    data = "\n".join([s.text for s in CORPUS] + [t for _, t in LOOKALIKES]).encode()
+    for source in ANCHORS.values():
+        rx = compile_extra_pattern(source.encode())
+        raw, plain = _first_match(rx), _first_match(SearchOnly(rx))
+        assert raw.__name__ == "raw_search" and plain.__name__ == "search"
+        for pos in [*range(0, len(data), len(data) // 50), len(data) - 1, len(data)]:
+            assert raw(data, pos) == plain(data, pos) == _span(rx.search(data, pos))
+
+
+def _span(m: object) -> tuple[int, int] | None:
+    return None if m is None else m.span()  # type: ignore[attr-defined]
