@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.errors import UnsafePathError
 from autopoiesis.index import SearchIndex
 from autopoiesis.memory.facade import Memory
 from autopoiesis.memory.initialize import init_memory_repo
@@ -211,7 +212,8 @@ def test_mcp_reads_the_team_notes_its_search_finds(
     found = tools.search("billing rotation pager")["results"][0]["path"]
     assert found == "shared/billing/knowledge/procedures/oncall.md"
     assert "ALPHA-ROTA" in tools.read(found)
-    with pytest.raises(Exception, match="not memory content"):
+    # a team's git folder is no memory content: refused by its name, before any read
+    with pytest.raises(UnsafePathError, match="names a folder or file '.git'"):
         tools.read("shared/billing/.git")
 
 
