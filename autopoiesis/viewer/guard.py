@@ -147,7 +147,7 @@ class TokenGuard:
         self.write = write
 
     def _valid(self, value: str | None) -> bool:
-        return bool(value) and hmac.compare_digest(str(value), self.token)
+        return token_matches(value, self.token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -186,11 +186,18 @@ class TokenGuard:
         host = headers.get("host", "")
         if origin is not None and origin not in (f"http://{host}", f"https://{host}"):
             return PlainTextResponse("403: a write from another origin is refused.", 403)
-        return None  # the form's own token is checked by the action (write_allowed)
+        return None  # the form's own token is checked by the action (token_matches)
 
 
-def write_allowed(form_token: object, token: str) -> bool:
-    return isinstance(form_token, str) and hmac.compare_digest(form_token, token)
+def token_matches(given: object, token: str) -> bool:
+    """Whether GIVEN (a query's, a cookie's or a form's value, from anyone) is TOKEN, in
+    constant time. Compared as UTF-8 bytes: `compare_digest` raises on a str that is not
+    ASCII, and a request holding one was a 500 before any check."""
+    return (
+        isinstance(given, str)
+        and bool(given)
+        and hmac.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode("utf-8"))
+    )
 
 
 def _cookies(header: str) -> dict[str, str]:

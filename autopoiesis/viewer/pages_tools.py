@@ -173,11 +173,11 @@ async def rebuild_index(request: Request) -> Response:
     """POST, with --write only (guard.py refuses it otherwise): rebuild memory.db."""
     from starlette.concurrency import run_in_threadpool
 
-    from autopoiesis.viewer.guard import write_allowed
+    from autopoiesis.viewer.guard import token_matches
 
     v = _viewer(request)
     form = await request.form()
-    if not write_allowed(form.get("token"), v.token):
+    if not token_matches(form.get("token"), v.token):
         return page(request, "error", 403, title="Refused", message="the form's token is wrong.")
 
     def rebuild() -> None:

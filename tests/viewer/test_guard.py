@@ -24,6 +24,20 @@ def test_every_page_needs_the_token(viewer_repo: Any) -> None:
         assert c.get("/timeline").status_code == 403
 
 
+def test_a_token_that_is_not_ascii_is_refused_not_a_crash(viewer_repo: Any) -> None:
+    """A token of characters outside ASCII (in the query, the cookie or the write form)
+    made hmac.compare_digest raise: a 500 for anyone, before any check. It is a 403 now."""
+    with make_client(viewer_repo, write=True) as c:
+        r = c.get("/timeline?token=%C3%A9t%C3%A9")
+        assert r.status_code == 403 and "needs its token" in r.text
+        cookie = "autopoiesis_viewer_8765=\u00e9t\u00e9".encode("latin-1")  # as a browser sends it
+        assert c.get("/timeline", headers={"cookie": cookie}).status_code == 403
+    with make_client(viewer_repo, write=True) as c:
+        c.get(f"/?token={TOKEN}")
+        r = c.post("/actions/rebuild-index", data={"token": "\u00e9t\u00e9"})
+        assert r.status_code == 403 and "token is wrong" in r.text
+
+
 def test_the_token_becomes_a_cookie_and_leaves_the_url(viewer_repo: Any) -> None:
     with make_client(viewer_repo) as c:
         r = c.get(f"/search?q=pool&token={TOKEN}")
