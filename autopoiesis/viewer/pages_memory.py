@@ -23,6 +23,7 @@ DAYS_PER_PAGE = 14
 FILES_IN_FULL = 12  # a project's files rendered on its knowledge page; the rest are links
 FILES_LISTED = 300  # a folder's files listed on the knowledge page; the rest are counted
 TEXT_SEARCH_HITS = 100
+MAX_LINE = 999_999_999  # a line a search hit can name (`?line=`)
 _DAY = re.compile(r"^\d{4}-\d\d-\d\d$")
 
 
@@ -40,6 +41,18 @@ def _param(request: Request, name: str, limit: int = 2000) -> str:
     if "\x00" in value:
         raise InvalidArgumentError(f"{name} holds a NUL character: take it out and retry.")
     return value
+
+
+def _number(request: Request, name: str, default: int, low: int, high: int) -> int:
+    """The query parameter NAME as a whole number from LOW to HIGH (DEFAULT when not given),
+    else a 400 page. ASCII digits only: `str.isdigit` takes "²", which `int` refuses (it
+    was a ValueError: a bare 500)."""
+    raw = _param(request, name, 12)
+    if not raw:
+        return default
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
+        raise InvalidArgumentError(f"{name}={raw!r}: give a whole number from {low} to {high}.")
+    return int(raw)
 
 
 def home(request: Request) -> Response:
@@ -112,12 +125,12 @@ def session(request: Request) -> Response:
     v = _viewer(request)
     path = checked_path(v.memory, _param(request, "path", 1000), under="raw")
     text = read_text(v.memory, path)
-    line = _param(request, "line", 9)
+    line = _number(request, "line", 0, 0, MAX_LINE)
     try:
         transcript, turns = transcript_view(text, path)
     except AutopoiesisError as exc:  # not a transcript: shown as text, with why
         return page(request, "raw_file", path=path, text=text, problem=str(exc))
-    hit = turn_of_line(turns, int(line)) if line.isdigit() else None
+    hit = turn_of_line(turns, line) if line else None
     return page(
         request,
         "session",
@@ -211,16 +224,9 @@ def knowledge_file(request: Request) -> Response:
     path = checked_path(v.memory, _param(request, "path", 1000))
     if path.startswith("raw/"):
         return RedirectResponse(f"/session?{urlencode({'path': path})}", 303)
+    line = _number(request, "line", 0, 0, MAX_LINE)
     meta, sections = knowledge_view(read_text(v.memory, path))
-    line = _param(request, "line", 9)
-    return page(
-        request,
-        "knowledge_file",
-        path=path,
-        meta=meta,
-        sections=sections,
-        line=int(line) if line.isdigit() else 0,
-    )
+    return page(request, "knowledge_file", path=path, meta=meta, sections=sections, line=line)
 
 
 def entry(request: Request) -> Response:

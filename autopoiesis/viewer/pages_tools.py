@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from autopoiesis.errors import InvalidArgumentError
 from autopoiesis.viewer.app import Viewer, page
-from autopoiesis.viewer.pages_memory import _param
+from autopoiesis.viewer.pages_memory import _number, _param
 
 SLOTS = {
     0: "P0 identity",
@@ -31,15 +31,6 @@ def _project(v: Viewer, name: str) -> str | None:
     return v.memory.known_project(name) if name else None
 
 
-def _int(request: Request, name: str, default: int, low: int, high: int) -> int:
-    raw = _param(request, name, 12)
-    if not raw:
-        return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
-        raise InvalidArgumentError(f"{name}={raw!r}: give a whole number from {low} to {high}.")
-    return int(raw)
-
-
 def search(request: Request) -> Response:
     """Hybrid search, ranked as `autopoiesis search` ranks (Memory.search_outcome)."""
     from autopoiesis.core.paths import CATEGORIES
@@ -53,7 +44,7 @@ def search(request: Request) -> Response:
     if mode not in MODES:
         raise InvalidArgumentError(f"mode {mode!r}: use {' or '.join(MODES)}.")
     project = _project(v, _param(request, "project", 200))
-    limit = _int(request, "limit", 20, 1, 200)
+    limit = _number(request, "limit", 20, 1, 200)
     outcome = None
     if q:
         with v.searching() as index:
@@ -81,7 +72,9 @@ def compile_view(request: Request) -> Response:
 
     v = _viewer(request)
     message = _param(request, "message", 20_000)
-    budget = _int(request, "budget", v.memory.config.context_compiler.token_budget, 64, MAX_BUDGET)
+    budget = _number(
+        request, "budget", v.memory.config.context_compiler.token_budget, 64, MAX_BUDGET
+    )
     project = _project(v, _param(request, "project", 200))
     result = activations = chart = None
     slots: list[tuple[str, int]] = []

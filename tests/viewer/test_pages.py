@@ -138,6 +138,22 @@ def test_a_nul_in_a_parameter_is_refused(client: Any) -> None:
         assert "Refused" in answer.text, url
 
 
+def test_a_number_that_is_not_ascii_digits_is_refused(client: Any, viewer_repo: Any) -> None:
+    """A number parameter of digits `str.isdigit` takes and `int` refuses ("²"): a 400
+    "Refused" page, not a bare 500 with a ValueError."""
+    session = session_paths(viewer_repo)["ses_pool1"]
+    for url, params in (
+        ("/search", {"q": "pool", "limit": "\u00b2"}),
+        ("/compile", {"message": "pool", "budget": "\u00b2\u00b2\u00b2"}),
+        ("/session", {"path": session, "line": "\u00b2"}),
+        ("/knowledge/file", {"path": CONTEXT, "line": "\u00b9\u00b3"}),
+    ):
+        answer = client.get(url, params=params)
+        assert answer.status_code == 400, url
+        assert "give a whole number" in answer.text, url
+    assert client.get("/knowledge/file", params={"path": CONTEXT, "line": "13"}).status_code == 200
+
+
 def test_a_path_outside_the_memory_folders_is_refused(client: Any, viewer_repo: Any) -> None:
     for bad in ("../../etc/passwd", "/etc/passwd", "memory-config.yaml", "raw/../../x.md"):
         assert client.get("/session", params={"path": bad}).status_code == 400, bad
