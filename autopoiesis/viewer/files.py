@@ -5,6 +5,7 @@ through a link), and not over MAX_BYTES."""
 
 from __future__ import annotations
 
+import posixpath
 from typing import TYPE_CHECKING
 
 from autopoiesis.errors import InvalidArgumentError, UnsafePathError
@@ -22,13 +23,15 @@ class NotFound(InvalidArgumentError):
 
 def checked_path(memory: Memory, path: str, *, under: str | None = None) -> str:
     """PATH as a repo-relative path the viewer may read (under UNDER when given), or an
-    UnsafePathError / NotFound that says why not."""
+    UnsafePathError / NotFound that says why not. The folder and the links are checked on
+    PATH as written, its `..` taken out by the letter: resolved first, a link (or a `..`)
+    led to a file it named, and the check passed on where it led (`raw/../knowledge/...`
+    read a knowledge file as a session; a link to another viewable file was followed)."""
     tops = (under,) if under else VIEWABLE
-    rel = path.strip().lstrip("/")
+    rel = posixpath.normpath(path.strip().lstrip("/") or ".")
     if not rel.endswith(".md") or rel.split("/", 1)[0] not in tops:
         raise UnsafePathError(f"{path!r} is not a Markdown file under {', '.join(tops)}/.")
-    full = memory.repo.resolve_inside(rel)
-    rel = full.relative_to(memory.root).as_posix()
+    full = memory.repo.resolve_inside(rel)  # a NUL, a control character, out of the repo
     if memory.repo.is_link(rel):
         raise UnsafePathError(f"{rel} is, or is under, a symbolic link: it is never read.")
     if not full.is_file():

@@ -168,6 +168,31 @@ def test_a_path_outside_the_memory_folders_is_refused(client: Any, viewer_repo: 
     assert r.status_code == 400 and "the secret" not in r.text
 
 
+def test_a_link_or_a_dotdot_to_another_memory_file_is_refused(
+    client: Any, viewer_repo: Any
+) -> None:
+    """The folder and the link checks were made on where PATH led once resolved: a
+    `raw/../knowledge/...` path opened a knowledge file as a session, and a link inside
+    knowledge/ to a transcript (or a linked folder) was read through."""
+    session = session_paths(viewer_repo)["ses_pool1"]
+    knowledge = viewer_repo.root / "knowledge"
+    (knowledge / "alias.md").symlink_to(viewer_repo.root / session)
+    (knowledge / "linked").symlink_to(viewer_repo.root / "knowledge" / "projects")
+    for url, path in (
+        ("/knowledge/file", "knowledge/alias.md"),
+        ("/knowledge/file", "knowledge/linked/billing-service/context.md"),
+        ("/session", f"raw/../{CONTEXT}"),
+        ("/history", "knowledge/alias.md"),
+        (f"/history/{OLD}", f"knowledge/../{session}"),
+        (f"/entry/{OLD}", "knowledge/linked/billing-service/context.md"),
+    ):
+        answer = client.get(url, params={"path": path})
+        assert answer.status_code == 400, (url, path)
+        assert "Refused" in answer.text and "PgBouncer" not in answer.text, (url, path)
+    same = client.get("/knowledge/file", params={"path": f"knowledge/./projects/../../{CONTEXT}"})
+    assert same.status_code == 200 and f"<code>{CONTEXT}</code>" in same.text
+
+
 def test_knowledge_of_a_project_with_superseded_entries_struck(client: Any) -> None:
     page = client.get("/knowledge?project=billing-service").text
     assert CONTEXT in page
