@@ -120,24 +120,28 @@ def _knowledge_projects(v: Viewer) -> list[str]:
 
 def session(request: Request) -> Response:
     """A transcript: its turns, tool calls folded, and what the memory learned from it."""
-    from autopoiesis.viewer.render import transcript_view, turn_of_line
+    from autopoiesis.viewer.render import TURNS_SHOWN, transcript_view
 
     v = _viewer(request)
     path = checked_path(v.memory, _param(request, "path", 1000), under="raw")
     text = read_text(v.memory, path)
     line = _number(request, "line", 0, 0, MAX_LINE)
+    turn = _number(request, "turn", 0, 0, MAX_LINE)
     try:
-        transcript, turns = transcript_view(text, path)
+        shown = transcript_view(text, path, line=line, turn=turn)
     except AutopoiesisError as exc:  # not a transcript: shown as text, with why
         return page(request, "raw_file", path=path, text=text, problem=str(exc))
-    hit = turn_of_line(turns, line) if line else None
+    transcript = shown.transcript
     return page(
         request,
         "session",
         path=path,
         t=transcript,
-        turns=turns,
-        hit=hit,
+        turns=shown.turns,
+        hit=shown.hit,
+        first=shown.first,
+        total=shown.total,
+        per_page=TURNS_SHOWN,
         learned=_learned_from(v, transcript.meta.session_id, path),
     )
 

@@ -60,22 +60,48 @@ class TurnView:
     )  # ("text", Markup) | ("tools", [...])
 
 
-def transcript_view(text: str, path: str) -> tuple[tf.Transcript, list[TurnView]]:
-    """The transcript of TEXT and its turns, consecutive tool calls grouped into one block
-    (the page folds them); TranscriptFormatError when it is not a transcript."""
+TURNS_SHOWN = 300  # the turns a session page renders; the others are a link away
+
+
+@dataclass
+class TranscriptPage:
+    """A transcript as one page shows it: the turns from FIRST (at most TURNS_SHOWN of
+    TOTAL), and HIT, the turn holding a search hit's line (None: none asked, or none)."""
+
+    transcript: tf.Transcript
+    turns: list[TurnView]
+    first: int
+    total: int
+    hit: int | None
+
+
+def transcript_view(
+    text: str, path: str, *, line: int = 0, turn: int = 0, shown: int | None = None
+) -> TranscriptPage:
+    """The transcript of TEXT and the SHOWN turns (default TURNS_SHOWN: a page of them)
+    holding the turn at file line LINE, else the turn index TURN; consecutive tool calls
+    grouped into one block (the page folds them). Only those turns are rendered: a
+    transcript of 50,000 turns (8 MB) took 23 s and made a page of 23 MB.
+    TranscriptFormatError when it is not a transcript."""
+    shown = shown or TURNS_SHOWN
     transcript = tf.parse(text if text.endswith("\n") else text + "\n", path)
     spans = tf.turn_lines(text, path)
+    total = len(transcript.turns)
+    hit = next((i for i, (a, b) in enumerate(spans) if a <= line <= b), None) if line else None
+    focus = min(hit if hit is not None else turn, max(total - 1, 0))
+    first = focus // shown * shown
     views = []
-    for i, turn in enumerate(transcript.turns):
+    for i in range(first, min(first + shown, total)):
+        turn_ = transcript.turns[i]
         view = TurnView(
             index=i,
-            time=turn.time.strftime("%Y-%m-%d %H:%M"),
-            role=turn.role,
-            name=turn.name,
-            memory=turn.memory,
+            time=turn_.time.strftime("%Y-%m-%d %H:%M"),
+            role=turn_.role,
+            name=turn_.name,
+            memory=turn_.memory,
             lines=spans[i] if i < len(spans) else (0, 0),
         )
-        for item in turn.items:
+        for item in turn_.items:
             if isinstance(item, tf.Text):
                 view.blocks.append(("text", markdown(item.content)))
                 continue
@@ -83,7 +109,7 @@ def transcript_view(text: str, path: str) -> tuple[tf.Transcript, list[TurnView]
                 view.blocks.append(("tools", []))
             view.blocks[-1][1].append(_event(item))
         views.append(view)
-    return transcript, views
+    return TranscriptPage(transcript, views, first, total, hit)
 
 
 def _event(item: Any) -> dict[str, str]:
@@ -97,14 +123,6 @@ def _event(item: Any) -> dict[str, str]:
             "result": item.summary or "",
         }
     return {"kind": "attachment", "name": "attachment", "args": item.path, "result": ""}
-
-
-def turn_of_line(views: list[TurnView], line: int) -> int | None:
-    """The index of the turn holding file line LINE."""
-    for v in views:
-        if v.lines[0] <= line <= v.lines[1]:
-            return v.index
-    return None
 
 
 # ── knowledge files ──

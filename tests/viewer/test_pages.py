@@ -110,6 +110,29 @@ def test_a_session_shows_its_turns_with_tool_calls_folded(client: Any, viewer_re
     assert "billing-service" in page
 
 
+def test_a_long_session_is_shown_a_page_of_turns_at_a_time(
+    client: Any, viewer_repo: Any, monkeypatch: Any
+) -> None:
+    """Every turn of a transcript was rendered on one page: 50,000 turns (8 MB, a file
+    anyone could commit) took 23 s and made a page of 23 MB. A page renders TURNS_SHOWN
+    turns: the one a search hit or a provenance link names among them, the rest a link away."""
+    from autopoiesis.formats.transcript import turn_lines
+    from autopoiesis.viewer import render
+
+    monkeypatch.setattr(render, "TURNS_SHOWN", 2, raising=False)
+    path = session_paths(viewer_repo)["ses_pool1"]
+    turns = re.compile(r'<li class="turn [^"]*" id="turn-(\d+)"')
+    first = client.get("/session", params={"path": path}).text
+    assert turns.findall(first) == ["0", "1"] and "Turns 1–2 of 3" in first
+    later = re.search(r'<a href="(/session\?[^"]*)">later', first)
+    assert later and "earlier" not in first
+    rest = client.get(html.unescape(later.group(1))).text
+    assert turns.findall(rest) == ["2"] and "Turns 3–3 of 3" in rest and "← earlier" in rest
+    last_line = turn_lines((viewer_repo.root / path).read_text(), path)[2][0]
+    hit = client.get("/session", params={"path": path, "line": str(last_line)}).text
+    assert turns.findall(hit) == ["2"] and re.search(r'class="turn \w+ hit" id="turn-2"', hit)
+
+
 def test_a_script_in_a_transcript_is_text(client: Any, viewer_repo: Any) -> None:
     path = session_paths(viewer_repo)["ses_html1"]
     page = client.get("/session", params={"path": path}).text
@@ -269,7 +292,8 @@ def test_a_knowledge_file_page(client: Any) -> None:
 def test_an_entrys_provenance(client: Any, viewer_repo: Any) -> None:
     page = client.get(f"/entry/{OLD}", params={"path": CONTEXT}).text
     transcript = session_paths(viewer_repo)["ses_pool1"]
-    assert f'href="/session?path={transcript}#turn-0"' in page  # the turn it was said in
+    # the turn it was said in: the page of turns that holds it, at its anchor
+    assert f'href="/session?path={transcript}&amp;turn=0#turn-0"' in page
     assert "2026-03-02T09:00Z" in page
     assert re.search(r"<code>decisions@\d+</code>", page)  # the extractor versions then
     commit = re.search(r"<dt>commit</dt><dd><code>([0-9a-f]{10})</code>", page)
