@@ -11,7 +11,9 @@ Only the MCP protocol is written on stdout.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Callable
 from functools import wraps
 from typing import Annotated, Any, TypeVar, cast
@@ -506,9 +508,30 @@ def _add_describing_tools(server: MCPServer, t: MemoryTools) -> None:
 
 
 def serve(memory: Memory) -> None:
-    """Serve MEMORY over stdio until the client closes the connection."""
+    """Serve MEMORY over stdio until the client closes the connection, or stops reading
+    the answers (its end of the pipe closed while it still writes): the SDK's writer then
+    failed with BrokenPipeError, and the server ended in a traceback of some 90 lines.
+    The call whose answer could not be sent had finished (a `remember` committed)."""
     tools = MemoryTools(memory)
     try:
         build_server(memory, tools).run("stdio")
+    except* BrokenPipeError:
+        _client_stopped_reading()
     finally:
         tools.close()
+
+
+def _client_stopped_reading() -> None:
+    """Say on stderr that the client stopped reading, and point stdout at nothing: what
+    is still buffered for it would fail again when the interpreter flushes it at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass  # no stdout of a file descriptor (an embedding host): nothing to flush there
+    print(
+        "autopoiesis mcp: the client stopped reading the answers (its end of the pipe is "
+        "closed); the server ends. What it was asked to do before is done.",
+        file=sys.stderr,
+    )

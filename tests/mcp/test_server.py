@@ -801,3 +801,36 @@ def test_a_request_the_parser_refuses_is_answered_with_its_id(
     assert by_id["three"]["error"]["code"] == -32600
     assert "jsonrpc" in by_id["three"]["error"]["message"]
     assert by_id[4]["result"]["tools"]
+
+
+def test_a_client_that_stops_reading_ends_the_server_with_a_line_not_a_traceback(
+    repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A client closed its end of the server's stdout and kept writing requests: the SDK's
+    writer failed with BrokenPipeError and the server ended in a traceback of some 90
+    lines. It ends with one line that says so; what it was asked before was done."""
+    proc = _raw_server(repo, tmp_path)
+    watchdog = threading.Timer(120, proc.kill)  # a hung server fails the test, not the run
+    watchdog.start()
+    try:
+        _send(proc, INITIALIZE)
+        assert proc.stdout is not None and proc.stderr is not None
+        assert '"id":1' in proc.stdout.readline()
+        proc.stdout.close()  # stops reading; its requests keep coming
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        try:
+            _send(proc, INITIALIZED, listing)
+            for n in range(3, 40):  # until the server's end of the pipe fails and it exits
+                if proc.poll() is not None:
+                    break
+                _send(proc, {**listing, "id": n})
+                threading.Event().wait(0.2)
+        except BrokenPipeError:
+            pass  # the server is gone: its stdin closed
+        assert proc.wait(timeout=60) == 0
+        err = proc.stderr.read()
+    finally:
+        watchdog.cancel()
+        proc.kill()
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+    assert "the client stopped reading the answers" in err
