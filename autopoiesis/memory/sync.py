@@ -52,7 +52,7 @@ import time
 import warnings
 from collections.abc import Sequence
 
-from autopoiesis.core.paths import CONVERSATIONS_DIR, MEMORY_FILE, MemoryRepo
+from autopoiesis.core.paths import CONVERSATIONS_DIR, IDENTITY_DIR, MEMORY_FILE, MemoryRepo
 from autopoiesis.core.private import readable_text
 from autopoiesis.errors import (
     AutopoiesisError,
@@ -350,11 +350,30 @@ def _pull(
     report.merge = result.kind
     report.merge_commit = result.head
     report.incoming = sorted(result.changed)
+    _tell_steering_changes(report, ours)
     if result.kind == "fast-forward":
         _enforce_caps(
             repo, report, commit=True
         )  # a remote merged by plain git may hold an over-cap MEMORY.md
     _check_merged(repo, report)
+
+
+# What the agent reads as its instructions, not as quoted records: the identity files (P0
+# of every context) and the topics' playbooks (placed when their triggers fire).
+_STEERING = (IDENTITY_DIR + "/", "topics/")
+
+
+def _tell_steering_changes(report: SyncReport, ours: str) -> None:
+    """A warning naming the files of _STEERING the merge changed: a collaborator's line in
+    AGENTS.md is an instruction to this machine's agent from its next prompt on, merged
+    like any note; the person should know and can read it."""
+    steering = [p for p in report.incoming if p.startswith(_STEERING) and p.endswith(".md")]
+    if steering:
+        report.warnings.append(
+            "the merge changed what your agent takes as instructions, from its next prompt "
+            f"on:\n{_listed(steering, 5)}\nRead the change with `git diff {ours[:12]} HEAD -- "
+            f"{IDENTITY_DIR} topics`; undo what you do not want with an edit and a commit."
+        )
 
 
 def _check_incoming(
