@@ -852,6 +852,22 @@ def test_openai_embedder_retries_then_fails_clearly(openai_server) -> None:
         emb2.embed(["x"])
 
 
+def test_an_embeddings_redirect_to_another_host_is_not_followed(openai_server) -> None:
+    """Like a chat call's: the texts of the memory go only to the approved endpoint."""
+    from autopoiesis.errors import EmbedderError
+    from autopoiesis.testing.openai_server import OpenAIServer
+
+    with OpenAIServer() as elsewhere:
+        target = elsewhere.base_url + "/embeddings"
+        openai_server.enqueue_embeddings(
+            {"status": 308, "raw": "", "headers": {"Location": target}}
+        )
+        emb = OpenAIEmbedder("m", 16, base_url=openai_server.base_url, max_retries=0)
+        with pytest.raises(EmbedderError, match="redirects to"):
+            emb.embed(["what the memory holds"])
+        assert elsewhere.embedding_bodies() == []
+
+
 def _openai_embedder_repo(repo: MemoryRepo, base_url: str, **llm: object) -> None:
     """REPO's memory-config.yaml: search.embedder openai at BASE_URL (16 dimensions), the
     LLM settings LLM, approved on this machine as its user would."""

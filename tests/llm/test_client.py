@@ -236,6 +236,21 @@ def test_client_error_is_not_retried(make_client, openai_server):
     assert len(openai_server.chat_bodies()) == 1
 
 
+def test_a_redirect_to_another_host_is_not_followed(make_client, openai_server):
+    """The endpoint is what this machine approved: a 307 to another host would resend the
+    prompt, so the memory's content, there. It is an error naming where it pointed."""
+    from autopoiesis.testing.openai_server import OpenAIServer
+
+    with OpenAIServer() as elsewhere:
+        llm = make_client(max_retries=0)
+        target = elsewhere.base_url + "/chat/completions"
+        openai_server.enqueue({"status": 307, "raw": "", "headers": {"Location": target}})
+        with pytest.raises(LLMUnavailableError, match=f"redirects to {target}, which was not"):
+            llm.complete("extract", "what the memory holds")
+        assert elsewhere.chat_bodies() == []
+    assert len(openai_server.chat_bodies()) == 1
+
+
 # ── cache ──
 def test_cache_second_identical_call_makes_no_request(make_client, openai_server, tmp_path):
     llm = make_client()

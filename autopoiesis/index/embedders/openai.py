@@ -77,16 +77,18 @@ class OpenAIEmbedder:
     def _get_client(self) -> Any:
         if self._client is None:
             try:
-                import openai  # lazily: ~1 s of import the search CLI only pays when configured
+                # lazily: ~1 s of import the search CLI only pays when configured; only its
+                # absence is told here, openai_client builds the client
+                import openai  # noqa: F401
             except ImportError as exc:
                 raise EmbedderError(
                     "search.embedder is openai but the openai package (a dependency of "
                     "autopoiesis) is missing from this environment: reinstall autopoiesis (or "
                     "`pip install openai`), or set search.embedder: offline"
                 ) from exc
-            self._client = openai.OpenAI(
-                base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=0
-            )
+            from autopoiesis.llm.providers.openai import openai_client
+
+            self._client = openai_client(self.base_url, self.api_key, float(self.timeout))
         return self._client
 
     def _request(self, batch: list[str]) -> list[list[float]]:

@@ -39,7 +39,9 @@ class OpenAIProvider:
         with self._lock:
             if self._client is None:
                 try:
-                    import openai  # here, not at module top: hooks and --help must stay light
+                    # here, not at module top: hooks and --help must stay light; only its
+                    # absence is told here, openai_client builds the client
+                    import openai  # noqa: F401
                 except ImportError:
                     raise LLMUnavailableError(
                         f"llm.provider is {self.name}, but the openai package (the client of "
@@ -48,11 +50,10 @@ class OpenAIProvider:
                         "openai`), or set llm.provider: offline."
                     ) from None
 
-                self._client = openai.OpenAI(
-                    base_url=self.config.base_url,
-                    api_key=os.environ.get(self.config.api_key_env) or "not-needed",
-                    timeout=float(self.config.timeout_seconds),
-                    max_retries=0,  # retries are the client's
+                self._client = openai_client(
+                    self.config.base_url,
+                    os.environ.get(self.config.api_key_env) or "not-needed",
+                    float(self.config.timeout_seconds),
                 )
             return self._client
 
@@ -80,6 +81,24 @@ class OpenAIProvider:
             if self._client is not None:
                 self._client.close()
                 self._client = None
+
+
+def openai_client(base_url: str | None, api_key: str, timeout_seconds: float) -> Any:
+    """An `openai.OpenAI` for one approved endpoint, chat and embeddings alike: without the
+    package's own retries (the caller's retry policy is the one policy), and without
+    following redirects. The endpoint is what this machine approved (`autopoiesis llm
+    approve`); the package follows a redirect by default, and a 307 from it resent every
+    prompt, so the memory's content, to whatever host it named. A redirect is an HTTP
+    error instead, whose message names llm.base_url."""
+    import openai
+
+    return openai.OpenAI(
+        base_url=base_url,
+        api_key=api_key,
+        timeout=timeout_seconds,
+        max_retries=0,
+        http_client=openai.DefaultHttpxClient(follow_redirects=False, timeout=timeout_seconds),
+    )
 
 
 def fetch_capped(
@@ -119,6 +138,16 @@ def fetch_capped(
     except openai.APIStatusError as exc:
         status = exc.status_code
         retryable = status == 429 or status >= 500
+        if 300 <= status < 400:  # openai_client follows no redirect: say where it pointed
+            where = exc.response.headers.get("location") or "another address"
+            return CallFailure(
+                f"HTTP {status}: the endpoint redirects to {_short(where)}, which was not "
+                "followed (nothing is sent to an address this machine did not approve; if "
+                "that one is right, set the base_url in memory-config.yaml to it and run "
+                "`autopoiesis llm approve`)",
+                retryable=False,
+                status=status,
+            )
         return CallFailure(
             f"HTTP {status}: {_short(exc.message)}",
             retryable=retryable,
