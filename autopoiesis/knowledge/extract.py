@@ -63,7 +63,7 @@ from autopoiesis.knowledge.extractors import (
     SourceTranscript,
     default_registry,
 )
-from autopoiesis.knowledge.extractors.base import session_project
+from autopoiesis.knowledge.extractors.base import said_changes, session_project
 from autopoiesis.knowledge.related import related_entries
 from autopoiesis.knowledge.stage import LLMStage
 from autopoiesis.knowledge.state import EXTRACTED_FILE, ExtractionState, is_done
@@ -99,6 +99,9 @@ class ExtractionReport:
     commit: str | None = None
     learned: tuple[tuple[str, str], ...] = ()  # (path, entry text) of every entry added
     archived: int = 0  # older entries of MEMORY.md moved to archive/ to make room under its cap
+    # (transcript, extractor@version, text) of every item a model proposed that its
+    # transcript does not say (extractors.base.said_changes): left out, never written
+    left_out: tuple[tuple[str, str, str], ...] = ()
 
     def summary(self) -> str:
         parts = [
@@ -121,6 +124,12 @@ class ExtractionReport:
             parts.append(f"{len(self.failed)} failed (pending retry)")
         if self.fell_back:
             parts.append(f"{len(self.fell_back)} fell back to the offline flavour")
+        if self.left_out:
+            parts.append(
+                f"{counted(len(self.left_out), 'item')} of the model left out, which "
+                "the transcript does not say: "
+                + "; ".join(text[:80] for _, _, text in self.left_out[:3])
+            )
         return ", ".join(parts)
 
 
@@ -134,6 +143,7 @@ class _Acc:
     apply: ApplyReport = field(default_factory=ApplyReport)
     transcripts: list[str] = field(default_factory=list)
     to_mark: list[tuple[str, str, str, str]] = field(default_factory=list)  # done, not yet recorded
+    left_out: list[tuple[str, str, str]] = field(default_factory=list)
 
     def freeze(self) -> ExtractionReport:
         return ExtractionReport(
@@ -149,6 +159,7 @@ class _Acc:
             tuple(dict.fromkeys(self.transcripts)),
             learned=tuple(self.apply.learned),
             archived=len(self.apply.archived),
+            left_out=tuple(self.left_out),
         )
 
 
@@ -157,6 +168,7 @@ class _Outcome:
     changes: list[Any] | None
     flavour: str
     error: str | None = None
+    unsaid: tuple[str, ...] = ()  # a model's items the transcript does not say: left out
 
 
 def list_transcripts(repo: MemoryRepo) -> list[tuple[datetime, str]]:
@@ -475,6 +487,9 @@ class KnowledgeExtractor(LLMStage):
                 error = self._apply_changes(out.changes or [], ex, acc)
             if error is None:
                 acc.processed.append((src.path, ex.key, out.flavour))
+                for text in out.unsaid:
+                    self._note("left_out", path=src.path, extractor=ex.key, text=text)
+                    acc.left_out.append((src.path, ex.key, text))
                 to_mark.append((src.content_hash, ex.key, src.path, out.flavour))
                 done.add((src.content_hash, ex.key))
                 continue
@@ -530,7 +545,9 @@ class KnowledgeExtractor(LLMStage):
         flavour = "llm" if (self.use_llm and ex.has_llm_flavour) else "offline"
         try:
             if flavour == "llm":
-                return _Outcome(ex.run_llm(src, self.llm, self.model), flavour)
+                # a reply is data: what the transcript does not say is no fact of it
+                kept, unsaid = said_changes(ex.run_llm(src, self.llm, self.model), src)
+                return _Outcome(kept, flavour, unsaid=tuple(unsaid))
             return _Outcome(ex.run_offline(src), flavour)
         except (LLMUnavailableError, LLMResponseError, ValueError, ChangeRejectedError) as exc:
             return _Outcome(None, flavour, f"{type(exc).__name__}: {exc}")

@@ -851,7 +851,7 @@ def test_llm_extractor_sees_related_entries_and_its_supersede_lands_everywhere(
             session(
                 "ses_3",
                 "2026-03-10T09:00:00Z",
-                ("user", "Just to confirm: HikariCP does the pooling."),
+                ("user", "Just to confirm: HikariCP does the pooling. And we log every query."),
             ),
         ],
     )

@@ -14,7 +14,9 @@ KnowledgeChange:
   entries related to the transcript (`SourceTranscript.related`); a JSON reply validated
   against the extractor's shape (one repair attempt by the client), mapped to changes,
   each item possibly `skip` or `supersede` an entry it was shown (`item_action`).
-  Replies are data: the writer's guard still decides what may be written.
+  Replies are data: an item its transcript does not say is left out (`said_changes`,
+  applied by the extraction to every LLM flavour), and the writer's guard still decides
+  what may be written.
 
 An extractor declares the paths and actions it may write (its WritePolicy); the writer
 refuses anything else. Bump `version` when the logic or the prompt changes: the
@@ -36,10 +38,11 @@ from autopoiesis.core.clock import utc
 from autopoiesis.core.project import project_name
 from autopoiesis.core.text import slugify, split_sentences, words
 from autopoiesis.errors import UnknownExtractorError
+from autopoiesis.formats import knowledge as kf
 from autopoiesis.formats import tool_calls
 from autopoiesis.formats import transcript as tf
 from autopoiesis.formats.specstory_markup import read_steps
-from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
+from autopoiesis.knowledge.changes import KnowledgeChange, Provenance, entry_id_for
 from autopoiesis.knowledge.extractors import cues, prose
 from autopoiesis.knowledge.writer import WritePolicy
 
@@ -209,6 +212,24 @@ class SourceTranscript:
                             Sentence(s, utc(turn.time), turn.role, turn.name, owned, confirmed, ack)
                         )
         return tuple(out)
+
+    @cached_property
+    def said(self) -> tuple[frozenset[str], frozenset[str]]:
+        """(content words, numbers) of the whole transcript, its title and frontmatter
+        included (`kf.fact_words`): what `says` measures a model's item against."""
+        return kf.fact_words(self.text or f"{self.transcript.title}\n{tf.render(self.transcript)}")
+
+    def says(self, text: str) -> bool:
+        """Whether the transcript says TEXT, an item a model proposes from it: every number
+        of TEXT is in it, and at least half of TEXT's content words. A model may rephrase
+        what was said, not add to it: a fact it made up, or one a prompt injection
+        dictated and the transcript never holds ("port 6543" where the session said
+        5432), would be written as this session's word and cited to it."""
+        words, numbers = kf.fact_words(text)
+        said_words, said_numbers = self.said
+        if not words and not numbers:
+            return False
+        return numbers <= said_numbers and 2 * len(words & said_words) >= len(words)
 
     def provenance(self, at: datetime | None, producer: str) -> Provenance:
         return Provenance(self.path, at or self.started, producer, self.session_id)
@@ -477,6 +498,27 @@ class Extractor:
         return self.from_llm(res.data, src, self.key)
 
 
+def said_changes(
+    changes: Sequence[KnowledgeChange], src: SourceTranscript
+) -> tuple[list[KnowledgeChange], list[str]]:
+    """The CHANGES an LLM flavour proposed that SRC says (`SourceTranscript.says`), and the
+    texts of those it does not, left out. A derived line (a project's or a person's index
+    line, `entry_id` naming its canonical entry) goes with its canonical entry when that
+    is in the batch: it restates it under a heading of its own words."""
+    verdict = {entry_id_for(c): src.says(c.content) for c in changes if c.entry_id is None}
+    kept: list[KnowledgeChange] = []
+    unsaid: list[str] = []
+    for c in changes:
+        ok = verdict.get(c.entry_id) if c.entry_id is not None else None
+        if ok is None:
+            ok = src.says(c.content)
+        if ok:
+            kept.append(c)
+        elif c.entry_id is None or c.entry_id not in verdict:
+            unsaid.append(c.content)
+    return kept, unsaid
+
+
 # ── reply shapes ────────────────────────────────────────────────────────────────────
 def reply_items(data: Any, field_name: str) -> list[dict[str, Any]]:
     """The design's reply: a JSON array of objects, or an object whose single key holds
@@ -565,5 +607,6 @@ __all__ = [
     "long_words",
     "reply_items",
     "reply_validator",
+    "said_changes",
     "session_project",
 ]
