@@ -88,7 +88,10 @@ def test_a_3000_item_reply_never_leaves_a_memory_file_the_hook_rejects(
         + "lifecycle:\n  memory_line_cap: 60\n"
     )
     repo = MemoryRepo(memory_repo.root)
-    openai_server.default_chat = lambda body: _lessons(3000)
+    # items the transcript says (extract leaves out the ones it does not), each its own
+    openai_server.default_chat = lambda body: _lessons(
+        3000, "Rotate keys after every incident, tagged a{i}b and c{i}d"
+    )
     with KnowledgeExtractor(repo) as ex:
         report = ex.extract_from_session(REL, ["lessons"])
         sha = ex.commit(report)
@@ -109,8 +112,9 @@ def test_a_secret_reaches_neither_the_model_nor_knowledge_nor_a_commit_message(
 ) -> None:
     repo = _setup(memory_repo, openai_server, git)
     # the model (or whatever sits behind the endpoint) echoes the key in its answers
+    echoed = [f"Rotate {SECRET} and every key after an incident", f"The deploy leaked {SECRET}"]
     openai_server.default_chat = lambda body: (
-        _lessons(2, f"Rotate {SECRET} and every key after an incident {{i}}")
+        {"content": json.dumps({"lessons": [{"lesson": text} for text in echoed]})}
         if (body.get("response_format") or {}).get("type") == "json_object"
         else {"content": f"record the leak of {SECRET} and the rotation lesson"}
     )
