@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -77,14 +78,15 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+_YES_NO = re.compile(r"\W*(yes|no)\b", re.IGNORECASE)
+
+
 def parse_yes_no(text: str) -> bool | None:
-    """True for a reply that starts with YES, False for NO (case-insensitive), else None."""
-    word = text.strip().upper()
-    if word.startswith("YES"):
-        return True
-    if word.startswith("NO"):
-        return False
-    return None
+    """True for a reply whose first word is YES, False for NO (case-insensitive, markup
+    around it aside), else None. A whole word: "Not sure", "Nobody" or "Yesterday" began
+    with the letters, answered nothing, and was taken (and cached for good) as an answer."""
+    m = _YES_NO.match(text)
+    return None if m is None else m.group(1).lower() == "yes"
 
 
 class LLMClient(RemoteCalls):
@@ -374,7 +376,7 @@ class LLMClient(RemoteCalls):
         model: str | None = None,
         cache: bool = True,
     ) -> bool | None:
-        """True for a reply that starts with YES, False for NO (case-insensitive), None for anything
+        """True for a reply whose first word is YES, False for NO (parse_yes_no), None for anything
         else."""
         return self.yes_no_result(
             stage, prompt, system=system, max_tokens=max_tokens, model=model, cache=cache

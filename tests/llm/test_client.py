@@ -438,6 +438,19 @@ def request_key_of(prompt: str, max_tokens: int = 1) -> str:
 
 # ── concurrency ──
 @pytest.mark.slow
+def test_a_gate_answer_that_only_begins_with_the_letters_is_no_answer(make_client, openai_server):
+    """A hedge that starts with N-O or Y-E-S ("Not sure", "Yesterday") answers nothing: it
+    was taken as NO or YES and cached for good, so the model was never asked again."""
+    llm = make_client()
+    prompt = GATE.format(message="m", name="t", description="d")
+    openai_server.enqueue("Not sure", "Yesterday", "**Yes.**", "no")
+    assert llm.yes_no("gate", prompt) is None
+    assert llm.yes_no("gate", prompt) is None
+    assert llm.yes_no("gate", prompt) is True  # asked again: neither hedge was cached
+    assert llm.yes_no("gate", prompt + " ") is False
+    assert len(openai_server.chat_bodies()) == 4
+
+
 def test_concurrency_limit_raises_throughput(make_client, openai_server):
     timings = {}
     for n in (1, 4, 8):
