@@ -21,6 +21,7 @@ from typing import Any
 from autopoiesis.core.clock import format_ts
 from autopoiesis.core.config import LLMConfig
 from autopoiesis.core.redact import Redactor
+from autopoiesis.core.text import counted
 from autopoiesis.errors import LLMUnavailableError
 from autopoiesis.llm.backpressure import GlobalBackoff, SlotPool
 from autopoiesis.llm.protocol import (
@@ -249,8 +250,8 @@ class RemoteCalls:
                 where = self.config.base_url or "api.openai.com"
                 within = f" within the deadline of {budget:g} s" if out_of_time else ""
                 raise LLMUnavailableError(
-                    f"The LLM endpoint ({where}) did not answer the {stage} call after {attempts} "
-                    f"attempts{within} "
+                    f"The LLM endpoint ({where}) did not answer the {stage} call after "
+                    f"{counted(attempts, 'attempt')}{within} "
                     f"(last: {outcome.reason}). Check that it is running, or raise "
                     "llm.timeout_seconds / "
                     "llm.max_retries / llm.deadline_seconds."
