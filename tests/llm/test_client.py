@@ -228,6 +228,21 @@ def test_hang_times_out_retries_then_unavailable(make_client, openai_server, tmp
     assert "timed out" in row["error"]
 
 
+def test_a_tls_failure_says_its_cause(tmp_path, openai_server):
+    """An https:// endpoint that speaks no TLS (or a certificate of another name): the
+    client's own words were "connection failed: Connection error.", no cause to act on."""
+    https = openai_server.base_url.replace("http://", "https://", 1)
+    write_llm_config(tmp_path, https, timeout_seconds=2, max_retries=0)
+    llm = LLMClient(MemoryRepo(tmp_path), backoff_base=0.01)
+    try:
+        with pytest.raises(LLMUnavailableError, match="after 1 attempt ") as info:
+            llm.complete("extract", "x")
+    finally:
+        llm.close()
+    assert "connection failed: Connection error. (" in str(info.value)
+    assert "SSL" in str(info.value), str(info.value)
+
+
 def test_client_error_is_not_retried(make_client, openai_server):
     llm = make_client()
     openai_server.enqueue({"status": 400, "message": "bad model"})

@@ -134,7 +134,7 @@ def fetch_capped(
             return CallFailure("the call's deadline came first", retryable=False, late=True)
         return CallFailure(f"timed out after {timeout_seconds:g} s", retryable=True)
     except openai.APIConnectionError as exc:
-        return CallFailure(f"connection failed: {exc}", retryable=True)
+        return CallFailure(f"connection failed: {_root_cause(exc)}", retryable=True)
     except openai.APIStatusError as exc:
         status = exc.status_code
         retryable = status == 429 or status >= 500
@@ -164,6 +164,18 @@ def fetch_capped(
             retryable=False,
         )
     return body
+
+
+def _root_cause(exc: BaseException) -> str:
+    """What EXC, the client's "Connection error.", was caused by, as its innermost cause
+    says it (a TLS certificate the endpoint's name does not match, a refused connection):
+    the client's own words name no cause."""
+    seen = exc
+    while seen.__cause__ is not None and seen.__cause__ is not seen:
+        seen = seen.__cause__
+    if seen is exc:
+        return str(exc)
+    return f"{exc} ({type(seen).__name__}: {str(seen)[:300]})".replace("\n", " ")
 
 
 class _BrokenOff(Exception):
