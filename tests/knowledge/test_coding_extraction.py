@@ -663,6 +663,12 @@ def test_a_developer_s_corrections_are_kept_as_preferences() -> None:
         ),
         ("user", "Generate a PR description for these changes (do it yourself, not using it)"),
         ("user", "The main version should be linked, not this one."),
+        # a chat's request cue ("please keep", "please do not") ordering this change: of
+        # its code's symbols, or of the turn itself; said to stand, or of the replies, a rule
+        ("user", "Please keep both rotateCanvas and rotateWRapper."),
+        ("user", "Please do not do any work, let's discuss the options."),
+        ("user", "Please always keep the changelog in `CHANGES.md` current."),
+        ("user", "Please keep your answers short."),
         # a tool's name as developers write it: in backticks or quotes, a scoped package
         ("user", "use `@clack/prompts` instead of bun-promptx"),
         ("user", 'Use "ruff" instead of flake8'),
@@ -682,6 +688,8 @@ def test_a_developer_s_corrections_are_kept_as_preferences() -> None:
         "Dont tell me what to do, do it yourself without asking": "Preferences",
         "No, never `bun link` a session version.": "Preferences",
         "The main version should be linked, not this one.": "Preferences",
+        "Please always keep the changelog in `CHANGES.md` current.": "Preferences",
+        "Please keep your answers short.": "Preferences",
         "Use `@clack/prompts` instead of bun-promptx": "Preferences",
         'Use "ruff" instead of flake8': "Preferences",
         "I prefer `vitest` over jest": "Preferences",

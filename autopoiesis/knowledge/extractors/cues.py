@@ -384,6 +384,39 @@ def is_team_rule(sentence: str) -> bool:
     return not (_AT_HAND.search(sentence) and not STANDING.search(sentence))
 
 
+# What ties a request to the code at hand: a symbol of it (camelCase `rotateCanvas`, a
+# file `undo.layers.js`), or the turn's own business ("let's discuss the options", "do
+# not do any work"): "please keep both rotateCanvas and rotateWRapper" is an order for
+# this change, not how the user wants work done.
+_CODE_SYMBOL = re.compile(
+    r"\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[\w-]+\.(?:[jt]sx?|py|go|rs|md|json|ya?ml)\b"
+)
+_THIS_TURN = re.compile(
+    r"\blet'?s (?:discuss|talk|think|brainstorm|plan|review|look)\b"
+    r"|\b(?:don'?t|do not) (?:do|make|write|change|touch) (?:any|anything)\b",
+    re.IGNORECASE,
+)
+
+
+# a request made to the agent rather than a preference stated ("I prefer ...")
+REQUEST_TO_AGENT = re.compile(r"\bplease\b|\bi (?:want|need) you to\b", re.IGNORECASE)
+
+
+def is_order_at_hand(sentence: str) -> bool:
+    """Whether SENTENCE, a request to the agent ("please keep ...", "i want you to ..."),
+    is about the change at hand rather than how work is done: for once (ONE_OFF), of a
+    thing at hand (`_AT_HAND`, a code symbol) or of this turn (`_THIS_TURN`), and not
+    said to stand (STANDING)."""
+    if STANDING.search(sentence):
+        return False
+    return bool(
+        ONE_OFF.search(sentence)
+        or _AT_HAND.search(sentence)
+        or _CODE_SYMBOL.search(sentence)
+        or _THIS_TURN.search(sentence)
+    )
+
+
 def is_correction(sentence: str) -> bool:
     """Whether SENTENCE corrects how the agent works (see CORRECTION), rather than orders
     the task at hand (`_AT_HAND`, said without STANDING)."""
@@ -741,6 +774,8 @@ __all__ = [
     "event_date",
     "is_correction",
     "is_emphatic_rule",
+    "is_order_at_hand",
+    "REQUEST_TO_AGENT",
     "is_team_rule",
     "preference_subject",
     "procedure_steps",

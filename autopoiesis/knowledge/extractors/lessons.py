@@ -125,7 +125,10 @@ def preference_v3_in(s: Sentence) -> tuple[str, str | None] | None:
         return None
     found = preference_in(s)
     if found is not None:
-        return found
+        # a chat's request cue ("please keep", "i want you to") in a coding session is
+        # mostly an order for the change at hand; "I prefer ..." says a preference by form
+        at_hand = cues.REQUEST_TO_AGENT.search(s.text) and cues.is_order_at_hand(s.text)
+        return None if at_hand else found
     if len(s.text.split()) > 30:
         return None
     rule = cues.CODING_PREFERENCE.match(s.text) and not (
