@@ -72,10 +72,43 @@ def matching_files(globs: Iterable[str]) -> list[Path]:
     """The regular files the globs match (`**` spans folders), each once, sorted."""
     out: set[str] = set()
     for pattern in globs:
-        for hit in glob.iglob(_expand(pattern), recursive=True):
+        for hit in _glob(_expand(pattern)):
             if os.path.isfile(hit):
                 out.add(os.path.realpath(hit))
     return [Path(p) for p in sorted(out)]
+
+
+def _glob(pattern: str) -> Iterable[str]:
+    """glob.iglob(PATTERN, recursive=True), except that `**` enters each folder once: it
+    follows a symlinked folder (a harness folder linked elsewhere is still watched) but not
+    back into one already walked. glob's own `**` follows every link, so two links to
+    their parent under a watched folder (`a/l1 -> ..`, `a/l2 -> ..`) made it walk 2^40
+    paths, and the watcher never finished a scan."""
+    parts = pattern.split(os.sep)
+    if "**" not in parts:
+        yield from glob.iglob(pattern)
+        return
+    at = parts.index("**")
+    head, rest = os.sep.join(parts[:at]), os.sep.join(parts[at + 1 :])
+    bases = glob.iglob(head) if glob.has_magic(head) else [head or os.curdir]
+    for base in bases:
+        walked: set[tuple[int, int]] = set()
+        for folder, subfolders, files in os.walk(base, followlinks=True):
+            try:
+                st = os.stat(folder)
+            except OSError:
+                subfolders[:] = []
+                continue
+            if (st.st_dev, st.st_ino) in walked:
+                subfolders[:] = []
+                continue
+            walked.add((st.st_dev, st.st_ino))
+            subfolders[:] = [d for d in subfolders if not d.startswith(".")]  # as glob's `**`
+            if rest:
+                yield from _glob(os.path.join(glob.escape(folder), rest))
+            else:
+                yield folder
+                yield from (os.path.join(folder, f) for f in files if not f.startswith("."))
 
 
 def open_files(candidates: set[str]) -> set[str]:

@@ -5,6 +5,7 @@ is not retried until it changes; the daemon job raises session_ended for extract
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import subprocess
@@ -262,3 +263,40 @@ def test_a_session_whose_import_could_not_be_written_is_tried_again(
     blocker.unlink()
     again = SessionWatcher(memory_repo).scan()
     assert [Path(s).name for s, _ in again.imported] == ["a.jsonl"]
+
+
+def test_symlink_loops_under_a_recursive_glob_are_walked_once(tmp_path: Path) -> None:
+    """Two links back to their parent under a `**` glob made glob's walk take 2^40 paths:
+    the watcher's scan never ended. Each folder is entered once; a folder linked from
+    elsewhere is still watched; the rest matches as glob does."""
+    root = tmp_path / "sessions"
+    (root / "2026" / "03").mkdir(parents=True)
+    (root / "2026" / "03" / "a.jsonl").write_text("{}\n")
+    (root / ".hidden").mkdir()
+    (root / ".hidden" / "h.jsonl").write_text("{}\n")
+    (root / "top.jsonl").write_text("{}\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "b.jsonl").write_text("{}\n")
+    pattern = f"{glob.escape(str(root))}/**/*.jsonl"
+    as_glob = sorted(os.path.realpath(p) for p in glob.glob(pattern, recursive=True))
+    assert [str(p) for p in matching_files([pattern])] == as_glob
+    (root / "linked").symlink_to(elsewhere)
+    for name in ("l1", "l2", "l3"):
+        (root / "2026" / name).symlink_to("..")
+    # in a process of its own: without the once-per-folder walk it would not return
+    # (the timeout only guards the test run from that hang)
+    scan = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from autopoiesis.daemon.sessions import "
+            "matching_files; print(*sorted(p.name for p in matching_files(sys.argv[1:])))",
+            pattern,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert scan.stdout.split() == ["a.jsonl", "b.jsonl", "top.jsonl"], scan.stderr
