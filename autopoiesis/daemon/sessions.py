@@ -36,6 +36,11 @@ from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.paths import MemoryRepo, atomic_write
 
 MAX_IMPORTS_PER_SCAN = 25  # a first scan of a long history is spread over several runs
+# An import that never came back (its process killed: out of memory on a file of
+# gigabytes, the job's timeout, a crash) is tried this many times, then the file is
+# refused until it changes: the file first in the scan's order would otherwise kill
+# every scan before the files after it were reached.
+MAX_CUT_SHORT_IMPORTS = 2
 
 
 @dataclass
@@ -247,6 +252,21 @@ class SessionWatcher:
                 ):
                     report.unchanged += 1
                     continue
+                if status == "importing" and known.get("attempts", 0) >= MAX_CUT_SHORT_IMPORTS:
+                    why = (
+                        f"{path}: its import was cut short {known['attempts']} times (the "
+                        "process was killed: out of memory, `daemon.job_timeout_minutes`, a "
+                        "crash); the watcher takes it again when it changes. `autopoiesis "
+                        "import` reads it by hand."
+                    )
+                    self.record.files[str(path)] = {
+                        **known,
+                        "status": "refused",
+                        "error": why,
+                        "formats": self._formats(),
+                    }
+                    report.refused.append((str(path), why))
+                    continue
             idle_since = datetime.fromtimestamp(st.st_mtime, tz=now.tzinfo)
             if now - idle_since < self.idle:
                 report.waiting.append(str(path))
@@ -301,6 +321,18 @@ class SessionWatcher:
             self.record.files[key] = {**known, **entry}  # touched, same content: nothing new
             report.unchanged += 1
             return
+        # recorded before the import starts: a scan after one that died in it knows
+        # (MAX_CUT_SHORT_IMPORTS)
+        cut_short = known.get("status") == "importing" and (
+            (known.get("size"), known.get("mtime_ns")) == (st.st_size, st.st_mtime_ns)
+        )
+        self.record.files[key] = {
+            **known,
+            **entry,
+            "status": "importing",
+            "attempts": known.get("attempts", 0) + 1 if cut_short else 1,
+        }
+        self.record.save()
         result = self._importer()(self.repo, [path])
         transcripts = list(result.imported) + list(result.skipped_duplicates)
         if result.temporary or (result.refused and not transcripts):

@@ -300,3 +300,57 @@ def test_symlink_loops_under_a_recursive_glob_are_walked_once(tmp_path: Path) ->
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
     assert scan.stdout.split() == ["a.jsonl", "b.jsonl", "top.jsonl"], scan.stderr
+
+
+_SCAN_THAT_DIES_ON_BIG_FILES = """
+import os, signal, sys
+from pathlib import Path
+from autopoiesis.capture.importers import import_files
+from autopoiesis.core.paths import MemoryRepo
+from autopoiesis.daemon.sessions import SessionWatcher
+
+def importer(repo, paths):
+    if any(Path(p).name.startswith("a-huge") for p in paths):
+        os.kill(os.getpid(), signal.SIGKILL)  # what the OOM killer does to a 2 GB import
+    return import_files(repo, paths)
+
+print(SessionWatcher(MemoryRepo(sys.argv[1]), importer=importer).scan().summary())
+"""
+
+
+def test_a_file_whose_import_kills_the_process_stops_being_tried_and_the_others_go_on(
+    memory_repo: MemoryRepo, home: Path
+) -> None:
+    """A session file whose import dies with its process (a log of gigabytes read whole
+    and the OOM killer, the job's timeout) came first in every scan and killed it: no
+    session after it was ever imported. It is tried MAX_CUT_SHORT_IMPORTS times, then
+    refused until it changes."""
+    proj = home / ".claude" / "projects" / "proj"
+    huge, good = proj / "a-huge.jsonl", proj / "b-good.jsonl"
+    huge.write_text(_session("ses_huge", "2026-03-02T10:00:00Z", "A log that kills its reader."))
+    good.write_text(_session("ses_good", "2026-03-02T11:00:00Z", "We deploy on Tuesdays."))
+    _age(huge, 30)
+    _age(good, 30)
+
+    def scan() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", _SCAN_THAT_DIES_ON_BIG_FILES, str(memory_repo.root)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        )
+
+    for _ in range(2):  # MAX_CUT_SHORT_IMPORTS
+        assert scan().returncode == -9
+    done = scan()
+    assert done.returncode == 0, done.stderr
+    assert "1 imported" in done.stdout and "1 refused" in done.stdout
+    record = SessionWatcher(memory_repo).record.files
+    assert record[str(good.resolve())]["status"] == "imported"
+    assert record[str(huge.resolve())]["status"] == "refused"
+    assert "cut short 2 times" in record[str(huge.resolve())]["error"]
+    # refused until it changes: the next scan does not touch it
+    assert "0 imported" in scan().stdout
+    huge.write_text(_session("ses_huge", "2026-03-02T10:00:00Z", "Now it is small."))
+    _age(huge, 30)
+    assert scan().returncode == -9  # changed: taken again
