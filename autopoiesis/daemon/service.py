@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -179,6 +180,8 @@ class Daemon:
         self._wake_r = self._wake_w = -1
         self._dirty = True
         self._last_status = 0.0
+        self._root_id: tuple[int, int] | None = None  # the repo folder's (st_dev, st_ino)
+        self._repo_gone = False
         self.results: list[
             tuple[str, str, str]
         ] = []  # (job, result, message) of every run, for run-due
@@ -187,7 +190,8 @@ class Daemon:
     def note(self, event: str, job: str | None = None, **fields: Any) -> None:
         row = {"job": job, "event": event, **{k: v for k, v in fields.items() if v is not None}}
         try:
-            self.log.append(row)
+            if not self._repo_gone:  # its log went with it; appending would make a ghost
+                self.log.append(row)
         except OSError:
             pass  # a full disk must not stop the jobs
         if self.echo is not None:
@@ -199,6 +203,7 @@ class Daemon:
     def run(self) -> int:
         lock = InstanceLock(self.repo, "run-due" if self.once else "daemon")
         lock.acquire()
+        self._root_id = self._folder_id()
         try:
             rotate_log(self.repo)
             registry = self.make_registry(self.repo)
@@ -233,6 +238,11 @@ class Daemon:
     def _loop(self, lock: InstanceLock) -> None:
         assert self.scheduler is not None
         while True:
+            if self._folder_id() != self._root_id:
+                # moved or deleted: taking the lock again (or reloading) would make a ghost
+                # .autopoiesis/ at the old path, and the jobs would run on no memory
+                self._repo_gone = True
+                return
             self._handle_signals()
             if self._stopping:
                 return
@@ -267,6 +277,14 @@ class Daemon:
                 for kind in self._folders.read():
                     pend = self._events.setdefault(kind, _Pending(now, now))
                     pend.last = now
+
+    def _folder_id(self) -> tuple[int, int] | None:
+        """(st_dev, st_ino) of the folder at the repo's path now; None when there is none."""
+        try:
+            st = os.stat(self.repo.root)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino)
 
     def _wait_seconds(self) -> float:
         assert self.scheduler is not None
@@ -509,6 +527,8 @@ class Daemon:
 
     # ── the end ──
     def _shutdown(self) -> None:
+        if self._repo_gone and self.scheduler is not None:
+            self.scheduler.store.path = None  # the runs cut short are not recorded anywhere
         if self._server is not None:
             # first: a call now runs in its own process, not in a daemon that is leaving
             self._server.close()
@@ -523,9 +543,17 @@ class Daemon:
             for run in self.children.values():  # past every grace: gone for good
                 run.enforce(time.monotonic() + SHUTDOWN_GRACE_SECONDS)
             self._reap()
-        self._publish_status("stopped")
-        if self.scheduler is not None:
-            self.note("stopped", None, mode="run-due" if self.once else "daemon")
+        if self._repo_gone:  # said on stderr (the journal, daemon.out): its log went with it
+            print(
+                f"the memory repo {self.repo.root} was moved or deleted; the daemon stops "
+                "(`autopoiesis daemon start` in its new place starts one there)",
+                file=sys.stderr,
+                flush=True,
+            )
+        else:
+            self._publish_status("stopped")
+            if self.scheduler is not None:
+                self.note("stopped", None, mode="run-due" if self.once else "daemon")
         if self._folders is not None:
             self._folders.close()
         if self._wake_w >= 0:

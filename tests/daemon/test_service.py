@@ -515,3 +515,35 @@ def test_daemon_log_job_names_a_job_or_the_daemon_itself(memory_repo: MemoryRepo
     none_yet = cli("-C", str(memory_repo.root), "daemon", "log", "--job", "prune")
     assert none_yet.returncode == 0
     assert "no log lines yet for job prune" in none_yet.stderr
+
+
+def test_a_daemon_whose_memory_was_moved_stops_and_leaves_nothing_at_the_old_path(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A memory moved (or deleted) under a running daemon: it took its lock again at the
+    old path, making a ghost `.autopoiesis/` there, and ran on, its jobs on no memory. It
+    stops, says so on stderr, and writes nothing where the memory was."""
+    home = tmp_path / "home"
+    home.mkdir()
+    root = memory_repo.root
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autopoiesis", "-C", str(root), "daemon", "run"],
+        env={**os.environ, "HOME": str(home)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: read_status(memory_repo).get("pid") == proc.pid, what="the status file")
+        moved = root.with_name("moved")
+        root.rename(moved)
+        proc.send_signal(signal.SIGHUP)  # a wake-up, as the minute's heartbeat would be
+        _, err = proc.communicate(timeout=60)  # guards the test run; it ran on before
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "was moved or deleted; the daemon stops" in err
+    assert not root.exists()  # no ghost state folder where the memory was
+    assert running_pid(MemoryRepo(moved)) is None
