@@ -363,7 +363,19 @@ class FileLock:
 
     def acquire(self, timeout: float | None = None, poll: float = 0.005) -> bool:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            # never through a symlink: a holder writes its pid into the file and empties it
+            # when it leaves, which would overwrite whatever file the link points to
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise OSError(
+                    exc.errno,
+                    "the lock file is a symbolic link, and a lock is never taken through "
+                    "one; remove the link (a new file is made in its place)",
+                    str(self.path),
+                ) from exc
+            raise
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = poll
         while True:

@@ -547,3 +547,20 @@ def test_a_daemon_whose_memory_was_moved_stops_and_leaves_nothing_at_the_old_pat
     assert "was moved or deleted; the daemon stops" in err
     assert not root.exists()  # no ghost state folder where the memory was
     assert running_pid(MemoryRepo(moved)) is None
+
+
+def test_a_daemon_lock_that_is_a_symlink_is_refused_and_its_target_left_alone(
+    memory_repo: MemoryRepo, tmp_path: Path, cli: Cli
+) -> None:
+    """The daemon wrote its pid record through a symlink at the lock's path, and emptied
+    the file it pointed to when it stopped: any file of the user's could be lost so."""
+    precious = tmp_path / "precious.txt"
+    precious.write_text("a file of the user's\n")
+    lock = memory_repo.state_path("locks", "daemon.lock")
+    lock.unlink(missing_ok=True)
+    lock.symlink_to(precious)
+    refused = cli("-C", str(memory_repo.root), "run-due", "--job", "index", process=True)
+    assert refused.returncode == 1
+    assert "the lock file is a symbolic link" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert precious.read_text() == "a file of the user's\n"
