@@ -102,6 +102,7 @@ def daemon_start(
         return
     out = repo.state_path("logs", "daemon.out")
     with open(out, "ab") as fh:
+        start_of_this_run = fh.tell()  # the file keeps every earlier daemon's output too
         proc = subprocess.Popen(
             [sys.executable, "-m", "autopoiesis", "-C", str(repo.root), "daemon", "run"],
             cwd=repo.root,
@@ -113,7 +114,10 @@ def daemon_start(
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            tail = out.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
+            with open(out, "rb") as fh:
+                fh.seek(start_of_this_run)
+                said = fh.read().decode("utf-8", errors="replace")
+            tail = said.strip().splitlines()[-3:]
             raise fail(f"the daemon exited at once (status {proc.returncode}): {' / '.join(tail)}")
         if running_pid(repo) == proc.pid and read_status(repo).get("pid") == proc.pid:
             typer.echo(

@@ -564,3 +564,22 @@ def test_a_daemon_lock_that_is_a_symlink_is_refused_and_its_target_left_alone(
     assert "the lock file is a symbolic link" in refused.stderr
     assert "Traceback" not in refused.stderr
     assert precious.read_text() == "a file of the user's\n"
+
+
+def test_a_daemon_that_exits_at_once_is_explained_by_its_own_output_not_an_earlier_ones(
+    memory_repo: MemoryRepo, tmp_path: Path, cli: Cli
+) -> None:
+    """`daemon start` quoted the last lines of daemon.out, which keeps every earlier
+    daemon's output: a start refused now was explained by a refusal of last week."""
+    out = memory_repo.state_path("logs", "daemon.out")
+    out.write_text("error: an old failure of an earlier daemon\n" * 3)
+    lock = memory_repo.state_path("locks", "daemon.lock")
+    lock.unlink(missing_ok=True)
+    lock.mkdir()  # this start's own failure
+    started = cli(
+        "-C", str(memory_repo.root), "daemon", "start", env={"HOME": str(tmp_path)}, process=True
+    )
+    assert started.returncode == 1
+    assert "the daemon exited at once" in started.stderr
+    assert "Is a directory" in started.stderr
+    assert "an old failure" not in started.stderr
