@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -273,7 +274,9 @@ class GateVerdict:
 # The most a gate's call may take, retries included: it answers inside a prompt hook (its
 # own deadline 10 s) and the compile waits for it; a model that trickles its answer took
 # the client's whole deadline (two minutes), and the hook gave the prompt no context at
-# all. Past it the offline rule decides, as when the model cannot be reached.
+# all. Past it the offline rule decides, as when the model cannot be reached. It bounds
+# every gate call of one message together (`GatedActivator.message_deadline`): four gated
+# topics firing on one prompt, each answered in 2.5 s, took the hook's whole 10 s.
 GATE_DEADLINE_SECONDS = 3.0
 
 
@@ -319,21 +322,40 @@ class GatedActivator:
             topic_description=(topic.description or topic.instructions)[:GATE_DESCRIPTION_CHARS],
         )
 
-    def decide(self, message: str, topic: Topic, tier2_score: float = 0.0) -> GateVerdict:
+    @staticmethod
+    def message_deadline() -> float:
+        """The monotonic time by which every gate call of one message must have answered:
+        the calls share GATE_DEADLINE_SECONDS, however many topics ask the gate."""
+        return time.monotonic() + GATE_DEADLINE_SECONDS
+
+    def decide(
+        self,
+        message: str,
+        topic: Topic,
+        tier2_score: float = 0.0,
+        *,
+        until: float | None = None,
+    ) -> GateVerdict:
+        """Whether TOPIC activates on MESSAGE. UNTIL (a `message_deadline`) is when the
+        calls of this message must be done; without it this call has the whole
+        GATE_DEADLINE_SECONDS. Past it the offline rule decides."""
         key = (message_hash(message[:GATE_MESSAGE_CHARS]), topic.name, topic.content_hash)
         if key in self.cache:
             self.cache.move_to_end(key)
             return GateVerdict(self.cache[key], "cache")
         client = self.llm
+        left = GATE_DEADLINE_SECONDS if until is None else until - time.monotonic()
         if client is None:
             verdict = GateVerdict(offline_gate(message, topic, tier2_score), "offline")
+        elif left <= 0:  # the message's earlier gate calls took its whole deadline
+            verdict = GateVerdict(offline_gate(message, topic, tier2_score), "offline-fallback")
         else:
             try:
                 answer, result = client.yes_no_result(
                     "gate",
                     self.prompt(message, topic),
                     max_tokens=self.max_tokens,
-                    deadline=GATE_DEADLINE_SECONDS,
+                    deadline=min(left, GATE_DEADLINE_SECONDS),
                 )
                 by_model = (
                     result.provider != "offline"

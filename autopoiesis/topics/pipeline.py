@@ -213,12 +213,13 @@ class WatcherPipeline:
         results: list[TopicActivation] = []
         decisions: list[GateDecision] = []
         pending: list[PendingActivation] = []
+        gate_until = self.gate.message_deadline()  # the gate calls of this message share it
         for name in names:
             topic_hits = tuple(by_topic.get(name, ()))
             scores, tier2 = _scores(topic_hits, scored.get(name))
             hints = _output_hints(topic_hits, direction)
             act, gate_result, source = self._verdict(
-                message, self._topics[name], direction, topic_hits, hints, scores, tier2
+                message, self._topics[name], direction, topic_hits, hints, scores, tier2, gate_until
             )
             if topic_hits and not dry_run:
                 act, decision = _logged(act, mhash, tier2, gate_result, source, scores)
@@ -243,6 +244,7 @@ class WatcherPipeline:
         hints: tuple[str, ...],
         scores: dict[str, Any],
         tier2: float,
+        gate_until: float,
     ) -> tuple[TopicActivation, bool | None, str]:
         """TOPIC's activation, the gate's answer (None when it was not asked) and what
         decided. No trigger fired: dropped. An output trigger with a correction hint:
@@ -267,7 +269,7 @@ class WatcherPipeline:
             return act, None, "rule"
         route, why = route_for(topic, True, tier2)
         if route == "gate":
-            verdict = self.gate.decide(message, topic, tier2)
+            verdict = self.gate.decide(message, topic, tier2, until=gate_until)
             act = TopicActivation(
                 name,
                 verdict.result,

@@ -306,3 +306,31 @@ def test_a_healthy_model_slower_than_the_gates_deadline_does_not_back_off_the_en
         assert llm.backoff is not None and llm.backoff.state().failures == 0
         assert llm.complete("extract", "what was learned?").text == "the extraction"
     assert len(openai_server.chat_bodies()) == 2
+
+
+def test_the_gate_calls_of_one_message_share_one_deadline(
+    memory_repo: MemoryRepo, openai_server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each gate call had GATE_DEADLINE_SECONDS of its own, and the calls of one message
+    were made one after another: a slow model (2.5 s an answer, within the gate's 3 s)
+    and four gated topics firing on one prompt took 10 s, the prompt hook's whole
+    deadline, and the prompt got no context at all. The calls of one message now share
+    the one deadline; past it the offline rule decides the rest."""
+    from autopoiesis.topics import gate as gate_module
+
+    write_llm_config(memory_repo.root, openai_server.base_url, timeout_seconds=30, max_retries=0)
+    for i in range(4):
+        (memory_repo.topics_dir / f"deploy-{i}.md").write_text(
+            "---\ntype: topic\ndescription: Deploying releases to production\ntriggers:\n"
+            "  - {type: keyword, words: [deploy]}\npriority: medium\nactivation: gated\n---\n\n"
+            f"# Deploy {i}\n\nDeploy releases to production; roll back when health checks "
+            "fail.\n",
+            encoding="utf-8",
+        )
+    monkeypatch.setattr(gate_module, "GATE_DEADLINE_SECONDS", 0.8)
+    openai_server.default_chat = lambda body: {"delay": 0.3, "content": "YES"}
+    pipe = WatcherPipeline(MemoryRepo(memory_repo.root), log_decisions=False)
+    acts = pipe.evaluate(DEPLOY_MESSAGE, dry_run=True)
+    assert [a.route for a in acts] == ["gate"] * 4
+    assert "offline-fallback" in acts[-1].reason  # four answers of 0.3 s do not fit in 0.8 s
+    assert len(openai_server.chat_bodies()) < 4
