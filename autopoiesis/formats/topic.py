@@ -225,6 +225,24 @@ def _name(data: Mapping[str, Any], relpath: str, errors: list[str]) -> str:
     return name
 
 
+# a frontmatter line that may give the topic a `name:` (else the file's stem is its name)
+_NAME_LINE = re.compile(r"""^["']?name["']?[ \t]*:""", re.MULTILINE)
+
+
+def topic_name(relpath: str, text: str) -> str | None:
+    """The name topic file RELPATH with content TEXT goes by (its `name:`, else its file
+    name's stem), or None when its frontmatter cannot be read. The frontmatter is parsed
+    only when a line may set the name: the pre-commit hook asks it of every topic."""
+    stem = PurePosixPath(relpath).stem
+    if not _NAME_LINE.search(text):
+        return stem
+    read = read_topic_fields(relpath, text)
+    if read is None:
+        return None
+    name = read[0].get("name") or stem
+    return name if isinstance(name, str) else None
+
+
 def _description(
     data: Mapping[str, Any], body: str, where: str, errors: list[str], warnings: list[str]
 ) -> str:

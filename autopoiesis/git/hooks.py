@@ -7,7 +7,7 @@ pre-commit rejects (exit 1, naming the file):
   * a new transcript whose frontmatter is missing or invalid, or that is still open;
   * MEMORY.md over 110% of lifecycle.memory_line_cap (220 lines by default);
   * a topic whose frontmatter does not parse, holds an invalid regex or is past the size
-    cap (formats/topic.py: MAX_TOPIC_BYTES);
+    cap (formats/topic.py: MAX_TOPIC_BYTES), or that goes by another topic's name;
   * a knowledge file whose frontmatter does not parse (every reader would trip on it);
   * a knowledge file or topic that holds a merge's conflict markers (a conflict staged
     with `git add` before its markers were edited out), or a NUL byte (binary to git and
@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from autopoiesis.core.paths import CONTENT_DIRS, MEMORY_FILE, MemoryRepo, template_dir
 from autopoiesis.core.text import is_utf8
@@ -195,6 +195,52 @@ def check_topic(path: str, text: str, result: CheckResult) -> None:
     errors, warnings = validate_topic_source(path, text)
     result.errors.extend(errors)
     result.warnings.extend(warnings)
+
+
+def check_topic_names(
+    root: Path, changes: list[Change], contents: dict[str, bytes], result: CheckResult
+) -> None:
+    """A topic this commit adds or changes that goes by the name of another topic of the
+    commit's tree: the loader keeps one topic a name (the file named after it, else the
+    first; topics/loader.py), so a file added with `name: deploy` silenced
+    topics/deploy.md, or itself, and the commit went ahead. Refused, naming both."""
+    from autopoiesis.formats.topic import topic_name
+
+    def is_topic(path: str) -> bool:
+        return path.startswith("topics/") and path.endswith(".md")
+
+    changed: dict[str, str] = {}
+    for c in changes:
+        raw = contents.get(c.path)
+        if c.status != "D" and is_topic(c.path) and raw is not None:
+            name = topic_name(c.path, raw.decode("utf-8", "replace"))
+            if name is not None:
+                changed[c.path] = name
+    if not changed:
+        return
+    gone = {c.path for c in changes if c.status == "D"} | {
+        c.old_path for c in changes if c.status[:1] == "R" and c.old_path
+    }
+    kept = sorted(p for p in ls_tree(root, "HEAD", ["topics"]) if is_topic(p))
+    kept = [p for p in kept if p not in gone and p not in changed]
+    names: dict[str, list[str]] = {}
+    for path, blob in cat_file_batch(root, [f"HEAD:{p}" for p in kept]).items():
+        name = topic_name(path[5:], (blob or b"").decode("utf-8", "replace"))
+        if name is not None:
+            names.setdefault(name, []).append(path[5:])
+    for path, name in sorted(changed.items()):
+        names.setdefault(name, []).append(path)
+    for name, paths in names.items():
+        if len(paths) < 2:
+            continue
+        owner = next((p for p in sorted(paths) if PurePosixPath(p).stem == name), None)
+        for path in sorted(paths):
+            if path in changed and path != owner:
+                others = ", ".join(p for p in sorted(paths) if p != path)
+                result.errors.append(
+                    f"{path}: name {name!r} is already used by {others}; a name is one "
+                    "topic's. Give it another `name:` (or rename the file), then `git add` it."
+                )
 
 
 def check_knowledge(path: str, text: str, result: CheckResult) -> None:
@@ -384,6 +430,7 @@ def check_changes(
             check_topic(path, text, result)
         else:
             check_knowledge(path, text, result)
+    check_topic_names(root, changes, contents, result)
     if new_transcripts:
         _refuse_second_files(root, new_transcripts, result)
     return result

@@ -13,7 +13,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from autopoiesis.core import frontmatter
@@ -135,7 +135,6 @@ def load_topics(repo: MemoryRepo, *, strict: bool = False) -> TopicSet:
     errors: list[str] = []
     warnings: list[str] = []
     digest = hashlib.sha256()
-    seen: dict[str, str] = {}
     cache = _FieldsCache(repo)
     rels: set[str] = set()
     # a memory pulled from a collaborator may hold `topics/deploy.md -> ~/elsewhere.md`: it
@@ -167,22 +166,41 @@ def load_topics(repo: MemoryRepo, *, strict: bool = False) -> TopicSet:
             fields=cache.fields(rel, text, hashlib.sha256(data).hexdigest()),
         )
         warnings.extend(warns)
-        if topic is not None and topic.name in seen:
-            errs = [
-                f"{rel}: name {topic.name!r} is already used by {seen[topic.name]}; give it "
-                "another name."
-            ]
-            topic = None
         if topic is None:
             errors.extend(errs)
             continue
-        seen[topic.name] = rel
         topics.append(topic)
     cache.save(rels)
+    topics = _unique_names(topics, errors)
     result = TopicSet(tuple(topics), tuple(errors), tuple(warnings), digest.hexdigest())
     if strict and errors:
         raise TopicError("Invalid topic files:\n  " + "\n  ".join(errors))
     return result
+
+
+def _owns_name(topic: Topic) -> bool:
+    """Whether TOPIC's file is named after it (topics/deploy.md for `deploy`)."""
+    return PurePosixPath(topic.path).stem == topic.name
+
+
+def _unique_names(topics: list[Topic], errors: list[str]) -> list[Topic]:
+    """TOPICS with one topic a name, in their order; each other one holding a name is left
+    out and named in ERRORS. The one kept is the file named after it, else the first: a
+    file added with `name: deploy` (a collaborator's, sorted before) took the name from
+    topics/deploy.md, whose instructions no prompt saw again."""
+    holder: dict[str, Topic] = {}
+    for topic in topics:
+        held = holder.get(topic.name)
+        if held is None or (_owns_name(topic) and not _owns_name(held)):
+            holder[topic.name] = topic
+    for topic in topics:
+        kept = holder[topic.name]
+        if topic is not kept:
+            errors.append(
+                f"{topic.path}: name {topic.name!r} is already used by {kept.path}; give it "
+                "another name."
+            )
+    return [t for t in topics if holder[t.name] is t]
 
 
 def load_topic(repo: MemoryRepo, relpath: str | os.PathLike[str]) -> Topic:

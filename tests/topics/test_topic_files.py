@@ -201,6 +201,35 @@ def test_duplicate_names_are_refused(memory_repo: MemoryRepo) -> None:
     assert any("already used" in e for e in ts.errors)
 
 
+def test_a_file_taking_a_topics_name_never_displaces_the_file_named_after_it(
+    memory_repo: MemoryRepo, git
+) -> None:
+    """A file added with `name: code-quality` sorted before topics/code-quality.md and took
+    its name: the loader kept the impostor, left out the topic the name is the file of,
+    and the error blamed that one; the pre-commit hook let the impostor in."""
+    impostor = memory_repo.topics_dir / "a-quality.md"
+    impostor.write_text(topic_text("type: topic\nname: code-quality\ndescription: impostor"))
+    ts = load_topics(memory_repo)
+    assert ts.get("code-quality") is not None
+    assert ts.get("code-quality").path == "topics/code-quality.md"  # type: ignore[union-attr]
+    assert [e for e in ts.errors if "already used" in e] == [
+        "topics/a-quality.md: name 'code-quality' is already used by topics/code-quality.md; "
+        "give it another name."
+    ]
+    git(memory_repo.root, "add", "topics/a-quality.md")
+    proc = git(memory_repo.root, "commit", "-m", "impostor", check=False)
+    assert proc.returncode != 0
+    assert "topics/a-quality.md: name 'code-quality' is already used by topics/code-quality.md" in (
+        proc.stderr
+    )
+    impostor.write_text(topic_text("type: topic\nname: quality-two\ndescription: its own"))
+    git(memory_repo.root, "add", "topics/a-quality.md")
+    git(memory_repo.root, "commit", "-m", "its own name")
+    # a rename of the topic named after it, and an edit of it, go ahead
+    git(memory_repo.root, "mv", "topics/code-quality.md", "topics/quality.md")
+    git(memory_repo.root, "commit", "-m", "renamed")
+
+
 def test_people_names_come_from_knowledge_people(memory_repo: MemoryRepo) -> None:
     people = memory_repo.knowledge_dir / "people"
     (people / "david-feldhofer.md").write_text(
