@@ -84,6 +84,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "autopoiesis.memory.health_checks",
             "autopoiesis.memory.health_notes",
+            "autopoiesis.topics.health",
             "autopoiesis.integrations.health",
             "autopoiesis.daemon.health",
         ),

@@ -394,3 +394,20 @@ def test_a_topic_past_the_size_cap_is_not_read(memory_repo: MemoryRepo, git) -> 
     assert (
         refused.returncode != 0 and "topics/huge.md: 1.1 MB, larger than a topic" in refused.stderr
     )
+
+
+def test_doctor_names_a_topic_that_is_not_loaded_and_what_to_fix(
+    memory_repo: MemoryRepo, cli
+) -> None:
+    """`compile` and the prompt hooks leave a broken topic out without a word, and `doctor`
+    ("check everything") did not look at topics/: a topic pulled with a regex RE2 refuses
+    stopped firing and `doctor` said all was well."""
+    assert "topics      2 topic(s), each valid" in cli("doctor", repo=memory_repo).stdout
+    (memory_repo.topics_dir / "deploy.md").write_text(
+        topic_text("type: topic\ndescription: d\ntriggers:\n  - type: pattern\n    match: '(a)\\1'")
+    )
+    doctor = cli("doctor", "--check", "topics", repo=memory_repo)
+    assert doctor.returncode == 1
+    assert "topics/deploy.md: triggers[0].match: '(a)\\\\1' uses a feature" in doctor.stdout
+    assert "autopoiesis topics check" in doctor.stdout
+    assert cli("compile", "deploy", repo=memory_repo).returncode == 0  # the others still work
