@@ -59,12 +59,21 @@ class IndexCorruptError(Exception):
     """memory.db could not be opened (internal: the store diagnoses why)."""
 
 
+class ForeignTablesError(IndexCorruptError):
+    """memory.db opened as a database, but the index's tables could not be made in it: it
+    holds tables of the same names and another shape (another program's file, or one a
+    far older or newer autopoiesis made). Internal: the store decides what it is."""
+
+
 # ── what went wrong: corruption is proven, never guessed ──
 # An error from SQLite is only a symptom: "database or disk is full" and "attempt to
 # write a readonly database" leave a healthy file, and the file is never moved aside for
 # them. A file is called corrupt only when SQLite cannot read it as a database at all or
 # `PRAGMA quick_check` (every page of every b-tree) says so.
 CORRUPT, FULL, READONLY, BUSY, OTHER = "corrupt", "full", "readonly", "busy", "other"
+# An intact database whose tables are not the index's (ForeignTablesError): a cache all
+# the same, so it is moved aside like a corrupt one, never written into or deleted.
+FOREIGN = "foreign"
 _PRIMARY = {11: CORRUPT, 26: CORRUPT, 13: FULL, 8: READONLY, 3: READONLY, 5: BUSY, 6: BUSY}
 _BY_TEXT = (
     ("malformed", CORRUPT),

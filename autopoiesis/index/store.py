@@ -82,15 +82,18 @@ class IndexStore:
             self._connect_and_prepare()
         except db.IndexCorruptError as exc:
             self.close()
-            kind = self.diagnose(exc.__cause__ or exc)
-            if kind != db.CORRUPT:
+            tables = isinstance(exc, db.ForeignTablesError)
+            kind = self.diagnose(exc.__cause__ or exc, tables_failed=tables)
+            if kind not in (db.CORRUPT, db.FOREIGN):
                 raise SearchIndexError(self.explain(kind, exc)) from None
-            self.warnings.append(self.recreate(corrupt=True, why=str(exc)))
+            self.warnings.append(self.recreate(corrupt=True, why=str(exc), kind=kind))
 
     # ── what went wrong, and starting over ──
-    def diagnose(self, exc: BaseException) -> str:
-        """db.CORRUPT only when quick_check proves memory.db corrupt; else what EXC says
-        (db.FULL, db.READONLY, db.BUSY, db.OTHER): the file is then left as it is."""
+    def diagnose(self, exc: BaseException, *, tables_failed: bool = False) -> str:
+        """db.CORRUPT only when quick_check proves memory.db corrupt; db.FOREIGN when
+        TABLES_FAILED (EXC came from making the index's tables) and quick_check proves it
+        intact; else what EXC says (db.FULL, db.READONLY, db.BUSY, db.OTHER): the file
+        is then left as it is."""
         kind = db.classify(exc)
         if (
             kind == db.OTHER
@@ -101,6 +104,8 @@ class IndexStore:
         intact, _ = db.quick_check(self.db_path)
         if intact is False:
             return db.CORRUPT
+        if intact and tables_failed:
+            return db.FOREIGN
         return db.OTHER
 
     def explain(self, kind: str, exc: BaseException) -> str:
@@ -124,14 +129,20 @@ class IndexStore:
             return f"{name} is corrupt ({exc}); run `autopoiesis index rebuild`"
         return f"{name} failed ({exc}); run `autopoiesis doctor`, then `autopoiesis index rebuild`"
 
-    def recreate(self, *, corrupt: bool, why: str) -> str:
-        """Start memory.db over: a corrupt file is moved aside (one copy kept), any other is
-        deleted (the caller is rebuilding it). Returns the warning to show."""
+    def recreate(self, *, corrupt: bool, why: str, kind: str = db.CORRUPT) -> str:
+        """Start memory.db over: a corrupt file, or one whose tables are not the index's
+        (KIND db.FOREIGN), is moved aside (one copy kept), any other is deleted (the
+        caller is rebuilding it). Returns the warning to show."""
         self.close()
         if corrupt:
             moved = db.move_aside(self.db_path)
+            state = (
+                "a database whose tables are not the search index's"
+                if kind == db.FOREIGN
+                else "corrupt"
+            )
             note = (
-                f"memory.db was corrupt ({why}); moved it to {moved.name} and started a new index"
+                f"memory.db was {state} ({why}); moved it to {moved.name} and started a new index"
             )
         else:
             db.remove_db(self.db_path)
@@ -164,9 +175,17 @@ class IndexStore:
             set_wal(self.conn, self.db_error)
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+        except (self.db_error, OSError) as exc:
+            raise db.IndexCorruptError(str(exc)) from exc
+        try:
+            # The file is a database: a failure here is its tables (diagnose tells a full
+            # disk, a read-only file or page corruption from tables of another shape).
             self.conn.executescript(db.BASE_SCHEMA)
             db.create_chunk_tables(self.conn, self.fts_layout)
             db.add_missing_columns(self.conn)
+        except (self.db_error, OSError) as exc:
+            raise db.ForeignTablesError(str(exc)) from exc
+        try:
             cache = self.repo.state_file("embed_cache")
             try:
                 attach_cache(self.conn, cache)

@@ -175,6 +175,38 @@ def test_a_folder_where_the_index_goes_is_a_clear_error_and_left_alone(
     assert (folder / "keep.txt").read_text() == "someone's file\n"
 
 
+def test_a_database_whose_tables_are_not_the_index_s_is_moved_aside_and_rebuilt(
+    memory_repo: MemoryRepo, cli: Cli
+) -> None:
+    """An intact SQLite file with tables of the index's names and another shape (another
+    program's, a far older build's) is neither a dead end nor written into: `index
+    rebuild` and search start a new index and keep the file as the one `.corrupt-*` copy."""
+    _fill(memory_repo, 5)
+    from autopoiesis.core.sqlite import sqlite_module
+
+    conn = sqlite_module().connect(memory_repo.index_path)
+    conn.execute("CREATE TABLE files (name TEXT, owner TEXT)")
+    conn.execute("INSERT INTO files VALUES ('someone', 'else')")
+    conn.commit()
+    conn.close()
+    assert dbmod.quick_check(memory_repo.index_path)[0] is True
+
+    rebuilt = cli("index", "rebuild", repo=memory_repo)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "tables are not the search index's" in rebuilt.stderr
+    (kept,) = [
+        p
+        for p in dbmod.corrupt_copies(memory_repo.index_path)
+        if not p.name.endswith(("-wal", "-shm"))
+    ]
+    conn = sqlite_module().connect(kept)
+    assert conn.execute("SELECT * FROM files").fetchall() == [("someone", "else")]
+    conn.close()
+    found = cli("search", "blue-green pipeline", "--json", repo=memory_repo)
+    assert found.returncode == 0 and "git grep" not in found.stderr, found.stderr
+    assert json.loads(found.stdout)[0]["path"].startswith("knowledge/reference/note-")
+
+
 def _big_notes(repo: MemoryRepo, n: int) -> list[Path]:
     """N notes of ~12 KB of words that do not compress away (their chunk texts fill
     pages of their own, which their removal frees)."""
