@@ -53,6 +53,29 @@ def totals(conn: Any) -> tuple[int, int]:
     return n_rows, n_tokens
 
 
+def pending_totals(conn: Any) -> tuple[int, int]:
+    """(rows, tokens) of chunks_fts as bm25() counts them, inside a write transaction.
+    FTS5 keeps its pending rows and totals in memory until the commit, so they are written
+    first ('flush'), then read as totals() reads them. An SQLite without that command (3.40,
+    the SQLite of Debian 12's Python) builds chunks_fts with its content, whose totals are
+    its rows' lengths (FTS5 reads a deleted row's text to take it off them): they are
+    counted from chunks_fts_docsize then. (A contentless table's totals keep its deleted
+    rows: there only FTS5's own count is right.)"""
+    from autopoiesis.index import db  # db imports this module
+
+    try:
+        conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('flush')")
+    except Exception as exc:  # the SQLite module's error: conn may be either module's
+        if db.classify(exc) != db.OTHER:  # full, read-only, busy, corrupt: not the command
+            raise
+        n_rows, n_tokens = 0, 0
+        for (size,) in conn.execute("SELECT sz FROM chunks_fts_docsize"):
+            n_rows += 1
+            n_tokens += row_length(size)
+        return n_rows, n_tokens
+    return totals(conn)
+
+
 def row_length(size_blob: bytes) -> int:
     """A row's length in tokens from chunks_fts_docsize.sz (one column: one varint)."""
     return read_varint(size_blob, 0)[0]

@@ -227,10 +227,7 @@ def build(conn: Any, tokenizer: fts.Tokenizer) -> int:
     """Replace the lists with those of every token now in at least LISTED_MIN chunks.
     Returns how many tokens are listed."""
     clear(conn)
-    conn.execute(
-        "INSERT INTO chunks_fts(chunks_fts) VALUES ('flush')"
-    )  # inside a transaction: its rows and totals to disk
-    n_rows, n_tokens = fts.totals(conn)
+    n_rows, n_tokens = fts.pending_totals(conn)
     top = conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
     listed = 0
     if n_rows >= LISTED_MIN and top <= MAX_ID:

@@ -185,6 +185,48 @@ def test_rare_terms_keep_to_fts5_and_a_category_takes_the_arrays(corpus: MemoryR
         assert bm25.rank(query_terms("database migration"), 10, "conversation").ids == []
 
 
+def test_postings_are_built_where_sqlite_has_no_fts5_flush(corpus: MemoryRepo) -> None:
+    """The term postings are built where SQLite refuses FTS5's 'flush' command (the SQLite
+    of Debian 12's Python, 3.40, does not know it: every `index rebuild` there ended in a
+    traceback). Here SQLite's authorizer refuses any write into chunks_fts while they are
+    built inside a transaction: the lists are those of a build that could flush, rows
+    written in the same transaction counted."""
+    from autopoiesis.core.sqlite import sqlite_module
+
+    module = sqlite_module()
+    with SearchIndex(corpus) as index:
+        index.rebuild_full()
+        conn = index.store.conn
+
+        def lists() -> dict[str, tuple]:
+            return {t: tuple(r) for t, *r in conn.execute("SELECT * FROM term_postings")}
+
+        built = lists()
+        assert built
+        extra = note(random.Random(9), 999) * 3
+
+        def no_write_into_fts(action: int, table: str | None, *_: object) -> int:
+            if action == module.SQLITE_INSERT and table == "chunks_fts":
+                return module.SQLITE_DENY
+            return module.SQLITE_OK
+
+        assert index.store.tokenizer is not None
+        with index.store.write_lock(), index.store.transaction():
+            extra_path = write(corpus, "knowledge/reference/extra.md", extra)
+            rel = "knowledge/reference/extra.md"
+            index.store.write_files([(rel, "reference", os.stat(extra_path), "extra", extra)])
+            conn.set_authorizer(no_write_into_fts)
+            try:
+                postings.build(conn, index.store.tokenizer)
+            finally:
+                conn.set_authorizer(None)
+            in_transaction = lists()
+        with index.store.write_lock(), index.store.transaction():
+            postings.build(conn, index.store.tokenizer)  # after the commit: FTS5's own totals
+        assert in_transaction == lists() != built
+        assert_roads_agree(index)
+
+
 def test_batch_vectors_are_the_single_text_vectors() -> None:
     rng = random.Random(5)
     texts = [note(rng, i) for i in range(300)] + [
