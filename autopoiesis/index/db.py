@@ -371,13 +371,14 @@ def corrupt_copies(db_path: Path) -> list[Path]:
     return sorted(db_path.parent.glob(f"{db_path.name}.corrupt-*"))
 
 
+def side_files(db_path: Path) -> tuple[Path, Path]:
+    """The WAL files SQLite keeps beside DB_PATH: -wal and -shm."""
+    return db_path.with_name(db_path.name + "-wal"), db_path.with_name(db_path.name + "-shm")
+
+
 def remove_db(db_path: Path) -> None:
     """Delete memory.db and its WAL files (a rebuild starts a new one)."""
-    for side in (
-        db_path,
-        db_path.with_name(db_path.name + "-wal"),
-        db_path.with_name(db_path.name + "-shm"),
-    ):
+    for side in (db_path, *side_files(db_path)):
         side.unlink(missing_ok=True)
 
 

@@ -156,12 +156,16 @@ class IndexStore:
         return None if intact is not False else detail
 
     def _connect_and_prepare(self) -> None:
-        if self.db_path.exists() and not self.db_path.is_file():
-            raise SearchIndexError(
-                f"{self.db_path} is not a file (a folder or a device stands where the search "
-                "index goes), so it is neither read nor replaced: move it away (`mv "
-                f"{self.db_path} {self.db_path}.aside`), then run `autopoiesis index rebuild`"
-            )
+        # memory.db, its WAL files and the embedding cache: SQLite cannot open any of them
+        # as a folder, and a rebuild would fail the same way, so the error names the path.
+        cache = self.repo.state_file("embed_cache", create=False)
+        for path in (self.db_path, *db.side_files(self.db_path), cache):
+            if path.exists() and not path.is_file():
+                raise SearchIndexError(
+                    f"{path} is not a file (a folder or a device stands where the search "
+                    "index keeps one), so it is neither read nor replaced: move it away (`mv "
+                    f"{path} {path}.aside`), then run `autopoiesis index rebuild`"
+                )
         try:
             self.conn, self.info = connect(self.db_path)
         except (self.db_error, OSError) as exc:

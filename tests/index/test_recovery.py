@@ -175,6 +175,32 @@ def test_a_folder_where_the_index_goes_is_a_clear_error_and_left_alone(
     assert (folder / "keep.txt").read_text() == "someone's file\n"
 
 
+@pytest.mark.parametrize("where", ["memory.db-wal", "memory.db-shm", "embed cache"])
+def test_a_folder_where_a_wal_file_or_the_embedding_cache_goes_is_named_and_left_alone(
+    memory_repo: MemoryRepo, cli: Cli, where: str
+) -> None:
+    """A folder in place of memory.db's WAL files or of the embedding cache: the error names
+    it and says to move it (it said `memory.db failed (unable to open database file)` or
+    called memory.db read-only, and told to run `index rebuild`, which failed the same way)."""
+    _fill(memory_repo, 3)
+    _build(memory_repo)
+    if where == "embed cache":
+        folder = memory_repo.state_file("embed_cache")
+        folder.unlink()
+    else:
+        folder = memory_repo.root / where
+        folder.unlink(missing_ok=True)
+    folder.mkdir()
+    (folder / "keep.txt").write_text("someone's file\n")
+    rebuilt = cli("index", "rebuild", repo=memory_repo)
+    assert rebuilt.returncode == 1 and "Traceback" not in rebuilt.stderr
+    assert f"{folder} is not a file" in rebuilt.stderr, rebuilt.stderr
+    assert f"mv {folder} {folder}.aside" in rebuilt.stderr
+    found = cli("search", "blue-green pipeline", repo=memory_repo)
+    assert found.returncode == 0 and f"{folder} is not a file" in found.stderr
+    assert (folder / "keep.txt").read_text() == "someone's file\n"
+
+
 def test_a_database_whose_tables_are_not_the_index_s_is_moved_aside_and_rebuilt(
     memory_repo: MemoryRepo, cli: Cli
 ) -> None:
