@@ -217,6 +217,14 @@ def fts_layout(sqlite_version: str) -> str:
     return "contentless" if version >= CONTENTLESS_DELETE else "content"
 
 
+def fts_layout_serves(built: str | None, sqlite_version: str) -> bool:
+    """Whether a chunks_fts made with layout BUILT serves this SQLite as it is: "content"
+    serves every SQLite, "contentless" one that can delete from it. An index an older
+    SQLite made is kept rather than rebuilt to save room: two programs with two SQLites
+    sharing one memory.db (a server and the CLI) rebuilt it each time the other had."""
+    return built == "content" or built == fts_layout(sqlite_version)
+
+
 def fts_table_sql(layout: str) -> str:
     options = ", content='', contentless_delete=1" if layout == "contentless" else ""
     return (

@@ -255,12 +255,14 @@ class IndexStore:
         return bool(self.outdated())
 
     def outdated(self) -> list[str]:
-        """What memory.db was built with that this program builds otherwise, one
-        "name: built -> now" each (none: the index is current)."""
+        """What memory.db was built with that this program builds otherwise and cannot
+        use, one "name: built -> now" each (none: the index is current)."""
+        version = self.info.sqlite_version if self.info else ""
         return [
             f"{k.replace('_', ' ')} {self.meta(k) or 'none'} -> {v}"
             for k, v in self.identity().items()
             if self.meta(k) != v
+            and not (k == "fts" and db.fts_layout_serves(self.meta(k), version))
         ]
 
     @property

@@ -645,6 +645,38 @@ def test_identity_change_rebuilds_and_cache_survives(filled: MemoryRepo) -> None
         assert report.embedded == 0  # every chunk came from the cache
 
 
+def test_an_index_an_older_sqlite_made_is_kept_by_a_newer_one(
+    filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch, commit_all
+) -> None:
+    """chunks_fts as an SQLite before 3.43 makes it (it keeps its own copy of the text) is
+    read and written by a newer one as it is: two programs with two SQLites sharing one
+    memory.db (Debian 12's Python and one with pysqlite3) rebuilt it each time the other
+    had. A file only the newer SQLite can use is still rebuilt by the older one."""
+    from autopoiesis.index import db as dbmod
+
+    monkeypatch.setattr(dbmod, "fts_layout", lambda version: "content")  # SQLite 3.40
+    with SearchIndex(filled) as index:
+        index.rebuild_full()
+        assert index.store.meta("fts") == "content"
+    monkeypatch.setattr(dbmod, "fts_layout", lambda version: "contentless")  # 3.43 and later
+    with SearchIndex(filled) as index:
+        assert not index.needs_rebuild(), index.store.outdated()
+        write(filled, "knowledge/reference/okapi.md", "# Okapi\n\nThe okapi ledger moved.\n")
+        commit_all(filled, "okapi")
+        assert index.catch_up().full is False
+        (hit,) = index.search("okapi ledger", limit=1)
+        assert hit.path == "knowledge/reference/okapi.md"
+        (filled.root / "knowledge/reference/okapi.md").unlink()
+        commit_all(filled, "okapi gone")
+        index.catch_up()
+        assert index.search("okapi", limit=1, mode="bm25") == []
+        assert index.store.meta("fts") == "content"
+    with SearchIndex(filled) as index:
+        index.store.set_meta("fts", "contentless")  # as the newer SQLite records its build
+        monkeypatch.setattr(dbmod, "fts_layout", lambda version: "content")
+        assert index.store.outdated() == ["fts contentless -> content"]
+
+
 def test_a_large_outdated_index_is_rebuilt_in_the_background_while_grep_answers(
     filled: MemoryRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
