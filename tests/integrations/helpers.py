@@ -1,11 +1,13 @@
 """Helpers shared by the importer tests (no tests here): the transcripts an import wrote,
-their tool calls and roles, a JSONL log written from rows."""
+their tool calls and roles, a JSONL log written from rows, a chat export of one
+conversation imported."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from autopoiesis.capture.importers import import_files
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import transcript as tf
 
@@ -29,3 +31,14 @@ def roles(t: tf.Transcript) -> list[str]:
 def jsonl(path: Path, lines: list[object], tail: str = "") -> Path:
     path.write_text("".join(json.dumps(x) + "\n" for x in lines) + tail, encoding="utf-8")
     return path
+
+
+def imported_export(repo: MemoryRepo, folder: Path, conversations: list[object]) -> tf.Transcript:
+    """The one transcript an import of CONVERSATIONS, written as a chat export's
+    `conversations.json` in FOLDER, filed (nothing refused)."""
+    export = folder / "conversations.json"
+    export.write_text(json.dumps(conversations))
+    report = import_files(repo, [export])
+    assert report.refused == [] and len(report.imported) == 1
+    (t,) = transcripts(repo, report.imported).values()
+    return t

@@ -8,7 +8,7 @@ from pathlib import Path
 from autopoiesis.capture.importers import import_files
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import transcript as tf
-from tests.integrations.helpers import roles, tool_calls, transcripts
+from tests.integrations.helpers import imported_export, roles, tool_calls, transcripts
 
 
 def test_chatgpt_shared_samples(memory_repo: MemoryRepo, shared_data: Path) -> None:
@@ -198,10 +198,6 @@ def test_a_conversation_whose_first_times_are_unreadable_is_kept_at_its_first_re
             "a": node("a", "u", [], "assistant", "hello", 1700000060.0),
         },
     }
-    f = tmp_path / "conversations.json"
-    f.write_text(json.dumps([conv]))
-    report = import_files(memory_repo, [f])
-    assert report.refused == [] and len(report.imported) == 1
-    (t,) = transcripts(memory_repo, report.imported).values()
+    t = imported_export(memory_repo, tmp_path, [conv])
     assert [(turn.role, turn.text) for turn in t.turns] == [("user", "hi"), ("agent", "hello")]
     assert t.meta.started.timestamp() == 1700000060.0

@@ -8,7 +8,7 @@ from pathlib import Path
 from autopoiesis.capture.importers import import_files
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.formats import transcript as tf
-from tests.integrations.helpers import tool_calls, transcripts
+from tests.integrations.helpers import imported_export, tool_calls, transcripts
 
 
 def test_claude_ai_shared_sample(memory_repo: MemoryRepo, shared_data: Path) -> None:
@@ -137,10 +137,6 @@ def test_a_conversation_whose_first_times_are_unreadable_is_kept_at_its_first_re
             },
         ],
     }
-    f = tmp_path / "conversations.json"
-    f.write_text(json.dumps([conv]))
-    report = import_files(memory_repo, [f])
-    assert report.refused == [] and len(report.imported) == 1
-    (t,) = transcripts(memory_repo, report.imported).values()
+    t = imported_export(memory_repo, tmp_path, [conv])
     assert [(turn.role, turn.text) for turn in t.turns] == [("user", "hi"), ("agent", "hello")]
     assert t.meta.started.isoformat() == "2023-10-07T07:04:00+00:00"
