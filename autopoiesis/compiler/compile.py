@@ -132,6 +132,12 @@ QUERY_CHARS = 2000
 TOO_LARGE = f"larger than {MAX_FILE_BYTES // 2**20} MB; not read (as the index skips it)"
 
 
+def _left_out(plan: Plan, label: str, entries: int, why: str, rel: str) -> None:
+    """Say in PLAN (P1) that ENTRIES entries of REL were left out, and WHY; nothing for none."""
+    if entries:
+        plan.skip(label, 1, f"{counted(entries, 'entry', 'entries')} {why}", rel)
+
+
 def strip_frontmatter(text: str) -> str:
     """The body of a Markdown file, stripped (the whole text when its frontmatter is broken)."""
     try:
@@ -550,13 +556,7 @@ class ContextCompiler(ScoredKnowledge):
         an entry of its own file's Key Decisions, and a session's start showed it twice);
         SHOWN with the ids TEXT placed."""
         text, repeated = without_shown(text, shown)
-        if repeated:
-            plan.skip(
-                f"{label}:repeated",
-                1,
-                f"{counted(repeated, 'entry', 'entries')} that the context holds above",
-                rel,
-            )
+        _left_out(plan, f"{label}:repeated", repeated, "that the context holds above", rel)
         if text.strip() and plan.offer(label, 1, text, rel):
             return shown | entry_ids(text)
         return shown
@@ -605,23 +605,21 @@ class ContextCompiler(ScoredKnowledge):
                         rel,
                     )
             text, repeated = without_shown(text, shown)
-            if repeated:
-                plan.skip(
-                    f"journal:{day.isoformat()}:repeated",
-                    1,
-                    f"{counted(repeated, 'entry', 'entries')} of the day that MEMORY.md above "
-                    "holds already",
-                    rel,
-                )
+            _left_out(
+                plan,
+                f"journal:{day.isoformat()}:repeated",
+                repeated,
+                "of the day that MEMORY.md above holds already",
+                rel,
+            )
             text, unrelated = bearing(text, message)
-            if unrelated:
-                plan.skip(
-                    f"journal:{day.isoformat()}:unrelated",
-                    1,
-                    f"{unrelated} entries of the day that share too few words with the "
-                    "message: left to search",
-                    rel,
-                )
+            _left_out(
+                plan,
+                f"journal:{day.isoformat()}:unrelated",
+                unrelated,
+                "of the day that share too few words with the message: left to search",
+                rel,
+            )
             if not _says_anything(text):
                 continue  # nothing but headings: its entries were of other projects
             cut = _cut_kb(text, journal_left, rel) if journal_left > 0 else ""
