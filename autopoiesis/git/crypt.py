@@ -133,6 +133,24 @@ def push_refusal(root: Path, patterns: Sequence[str], tip: str, remote_tip: str 
     return refuse_plaintext_message(found) if found else None
 
 
+def key_opens(root: Path, key_file: Path, ciphertext: bytes) -> bool:
+    """Whether KEY_FILE decrypts CIPHERTEXT (a blob git-crypt encrypted in ROOT's memory),
+    asked before `git-crypt unlock` installs it: unlocking with another memory's key
+    installs that key, then fails half-way, with the private files deleted from the work
+    tree and every later commit encrypting with the wrong key."""
+    program = executable()
+    if program is None:
+        raise PrivateKnowledgeError(INSTALL_HINT + ".")
+    done = subprocess.run(
+        [program, "smudge", f"--key-file={key_file}"],
+        cwd=root,
+        input=ciphertext,
+        capture_output=True,
+        env=repository_env(root),
+    )
+    return done.returncode == 0 and not is_ciphertext(done.stdout)
+
+
 # ── forget, through the encryption ──
 def decrypt(root: Path, data: bytes) -> bytes | None:
     """The plain text of git-crypt's ciphertext DATA (None when this clone has no key)."""
@@ -181,6 +199,7 @@ __all__ = [
     "forget_callback",
     "MAGIC",
     "executable",
+    "key_opens",
     "plaintext_private",
     "push_refusal",
     "refuse_plaintext_message",

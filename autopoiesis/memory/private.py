@@ -151,9 +151,47 @@ class PrivateKnowledge:
         index then holds them. Returns the private files now readable."""
         from autopoiesis.git import crypt
 
-        args = [str(Path(os.path.expanduser(key_file)).resolve())] if key_file else []
+        args: list[str] = []
+        if key_file:
+            key = Path(os.path.expanduser(key_file)).resolve()
+            self._check_key(key)
+            args = [str(key)]
         crypt.run(self.root, "unlock", *args)
         return self._reindex()
+
+    def _check_key(self, key: Path) -> None:
+        """Refuse KEY unless it is a file that decrypts a private file this memory
+        committed encrypted: git-crypt installs any key it is given before it decrypts,
+        so a wrong one left the clone counted unlocked, its private files deleted from
+        the work tree, and a second unlock refused as the work tree was not clean."""
+        from autopoiesis.git import crypt
+
+        if not key.is_file():
+            raise PrivateKnowledgeError(
+                f"{key} is no key file; give the file `autopoiesis private add-key --export` "
+                "wrote in an unlocked clone."
+            )
+        sample = self._encrypted_sample()
+        if sample is not None and not crypt.key_opens(self.root, key, sample[1]):
+            raise PrivateKnowledgeError(
+                f"{key} is not this memory's key: it does not decrypt {sample[0]}. Nothing "
+                "was changed; give the key exported from an unlocked clone of this memory."
+            )
+
+    def _encrypted_sample(self) -> tuple[str, bytes] | None:
+        """(path, ciphertext) of one private file HEAD holds encrypted, or None."""
+        from autopoiesis.git.runner import call, cat_file_batch, decode
+
+        listed = call(self.root, "ls-tree", "-r", "-z", "--name-only", "HEAD")
+        patterns = self.repo.private_patterns()
+        names = decode(listed.stdout).split("\x00") if listed.returncode == 0 else []
+        mine = [p for p in names if p and matches(p, patterns)]
+        blobs = cat_file_batch(self.root, [f"HEAD:{p}" for p in mine])
+        for path in mine:
+            blob = blobs.get(f"HEAD:{path}") or b""
+            if is_ciphertext(blob):
+                return path, blob
+        return None
 
     def lock(self) -> list[str]:
         """Encrypt the private files in this clone again (`git-crypt lock`: the work tree

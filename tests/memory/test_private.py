@@ -252,3 +252,39 @@ def test_a_private_note_reaches_no_commit_message_and_no_model_through_git(
     assert token not in found[0]["subject"] and "[redacted" in found[0]["subject"]
     shown = tools.history("knowledge/reference/db.md", blame=True)
     assert token not in str(shown) and "ledger lives in Postgres" in shown["blame"]
+
+
+def test_unlock_with_another_memorys_key_changes_nothing(
+    memory_repo: MemoryRepo, tmp_path: Path, cli, git_crypt: str
+) -> None:
+    """git-crypt installs the key it is given before it decrypts: another memory's key left
+    the clone counted unlocked, its private files deleted from the work tree (a commit
+    would have deleted them everywhere, and encrypted new ones with the wrong key), and
+    the right key then refused as the work tree was not clean. Now the key is tried on a
+    committed private file first: a wrong one changes nothing, the right one unlocks."""
+    a = Memory(memory_repo)
+    assert cli("private", "init", repo=a.root).returncode == 0
+    _write(a.repo, "knowledge/private/plans.md", PLAN)
+    a.commit("memory: plans")
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    _git(a.root, "remote", "add", "origin", remote.as_uri())
+    sync_once(a.repo)
+    key = tmp_path / "memory.key"
+    assert cli("private", "add-key", "--export", str(key), repo=a.root).returncode == 0
+    other = init_memory_repo(tmp_path / "other", build_index=False).root
+    assert cli("private", "init", repo=other).returncode == 0
+    wrong = tmp_path / "other.key"
+    assert cli("private", "add-key", "--export", str(wrong), repo=other).returncode == 0
+
+    clone = _clone(remote, tmp_path / "clone")
+    refused = cli("private", "unlock", str(wrong), repo=clone.root)
+    assert refused.returncode == 1 and "not this memory's key" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert _git(clone.root, "status", "--porcelain") == ""
+    assert cli("private", "status", repo=clone.root).stdout.count("LOCKED") == 1
+    missing = cli("private", "unlock", str(tmp_path / "no.key"), repo=clone.root)
+    assert missing.returncode == 1 and "no key file" in missing.stderr
+
+    assert cli("private", "unlock", str(key), repo=clone.root).returncode == 0
+    assert (clone.root / "knowledge/private/plans.md").read_text(encoding="utf-8") == PLAN
