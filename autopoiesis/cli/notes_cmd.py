@@ -47,12 +47,17 @@ def mv(
     old: str = typer.Argument(..., help="The note to move."),
     new: str = typer.Argument(..., help="Its new path (`.md` added when left out)."),
     no_commit: bool = typer.Option(False, "--no-commit", help="Move and rewrite, do not commit."),
+    make_public: bool = typer.Option(
+        False,
+        "--make-public",
+        help="Let a private note move out of the private paths (committed in clear from then on).",
+    ),
 ) -> None:
     """Move a note under knowledge/, topics/ or archive/ and rewrite every [[link]] to it,
     in one commit."""
     memory = get_memory(ctx)
     typed = memory.repo.typed  # both paths as typed: from the current folder inside the repo
-    done = memory.move(typed(old), typed(new), commit=not no_commit)
+    done = memory.move(typed(old), typed(new), commit=not no_commit, make_public=make_public)
     typer.echo(f"moved {done.old} -> {done.new}")
     typer.echo(f"  {done.links} link(s) rewritten in {len(done.rewritten)} file(s)")
     for path in done.rewritten:

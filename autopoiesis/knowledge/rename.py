@@ -6,7 +6,8 @@ which finds that other note, is left alone); it keeps its `#heading` and its ali
 link without an alias whose shown name would change gets the old name as its alias, so
 the sentence reads as before. A bare-name link stays a bare name when NEW's name is unique,
 else it becomes NEW's path. Transcripts are never moved or rewritten (raw/ is immutable),
-and nothing is read or written through a symbolic link.
+and nothing is read or written through a symbolic link. A private note (git-crypt) leaves
+the private paths only when the user says it is no longer private (`--make-public`).
 """
 
 from __future__ import annotations
@@ -55,6 +56,32 @@ def _by_name(paths: list[str]) -> dict[str, list[str]]:
     return out
 
 
+def _check_privacy(repo: MemoryRepo, old_rel: str, new_rel: str, make_public: bool) -> None:
+    """Refuse a move that would put a private note's text in git in clear: out of the
+    private paths (git-crypt encrypts by path, so the next commit held it readable for
+    every clone and remote) unless MAKE_PUBLIC says so, or of a locked note (its file is
+    ciphertext: moved out, git-crypt never decrypts it again; moved within, its clone
+    cannot encrypt it)."""
+    from autopoiesis.core.private import file_is_ciphertext, matches
+
+    patterns = repo.private_patterns()
+    if not matches(old_rel, patterns):
+        return
+    if file_is_ciphertext(repo.root / old_rel):
+        raise InvalidArgumentError(
+            f"{old_rel} is private and locked in this clone (its file is git-crypt's "
+            "ciphertext): unlock it with `autopoiesis private unlock KEYFILE` first; nothing "
+            "was moved."
+        )
+    if not make_public and not matches(new_rel, patterns):
+        raise InvalidArgumentError(
+            f"{old_rel} is private (encrypted in git) and {new_rel} is not: moved there, its "
+            "text would be committed and pushed in clear. Move it under knowledge/private/ "
+            "(or a path of private.paths), or give --make-public if it is no longer private; "
+            "nothing was moved."
+        )
+
+
 def _check(repo: MemoryRepo, old: str, new: str) -> tuple[str, str]:
     old_rel, new_rel = repo.rel(repo.resolve_inside(old)), repo.rel(repo.resolve_inside(new))
     if not new_rel.endswith(".md") and old_rel.endswith(".md"):
@@ -90,10 +117,14 @@ def _check(repo: MemoryRepo, old: str, new: str) -> tuple[str, str]:
     return old_rel, new_rel
 
 
-def move_note(repo: MemoryRepo, old: str, new: str, *, commit: bool = True) -> Move:
+def move_note(
+    repo: MemoryRepo, old: str, new: str, *, commit: bool = True, make_public: bool = False
+) -> Move:
     """Move OLD to NEW (repo-relative or absolute) and rewrite the links that find OLD;
-    with COMMIT, one commit of the move and every rewritten file."""
+    with COMMIT, one commit of the move and every rewritten file. A private note moves to
+    a path that is not private only with MAKE_PUBLIC."""
     old, new = _check(repo, old, new)
+    _check_privacy(repo, old, new, make_public)
     notes = _notes(repo)
     before = _by_name(notes)
     after = _by_name([new if p == old else p for p in notes])

@@ -274,11 +274,11 @@ class Memory:
             index.rebuild_full()
         return index
 
-    def move(self, old: str, new: str, *, commit: bool = True) -> Move:
+    def move(self, old: str, new: str, *, commit: bool = True, make_public: bool = False) -> Move:
         """Move a note and rewrite every [[link]] to it, in one commit (knowledge.rename)."""
         from autopoiesis.knowledge.rename import move_note
 
-        return move_note(self.repo, old, new, commit=commit)
+        return move_note(self.repo, old, new, commit=commit, make_public=make_public)
 
     def projects(self) -> list[ProjectCount]:
         """The projects the memory knows, each with its transcripts and knowledge files."""

@@ -119,3 +119,41 @@ def test_a_move_stopped_before_its_commit_is_committed_by_the_next_run(
         "[[ann-smith|ann]]"
         in git(memory_repo, "show", "HEAD:knowledge/reference/billing.md").stdout
     )
+
+
+def test_mv_keeps_a_private_note_private_unless_told(memory_repo: MemoryRepo, cli, git) -> None:
+    """git-crypt encrypts by path: `mv knowledge/private/pay.md knowledge/reference/pay.md`
+    committed the salary in clear, and the next sync pushed it (the push check looks at
+    private paths only). Now a private note leaves the private paths only with
+    --make-public; moving it within them works; a locked one (ciphertext on disk) is not
+    moved at all, as git-crypt would never decrypt it at its new path."""
+    from autopoiesis.core.private import MAGIC
+
+    _note(memory_repo, "knowledge/private/pay.md", "# Pay\n\n- My salary is PAPAYA-7.\n")
+    git(memory_repo, "add", "-A")
+    git(memory_repo, "commit", "-qm", "notes")
+
+    out = cli("mv", "knowledge/private/pay.md", "knowledge/reference/pay.md", repo=memory_repo)
+    assert out.returncode == 1 and "--make-public" in out.stderr and "Traceback" not in out.stderr
+    assert (memory_repo.root / "knowledge/private/pay.md").is_file()
+    assert not (memory_repo.root / "knowledge/reference/pay.md").exists()
+    assert (
+        "PAPAYA" not in git(memory_repo, "log", "-p", "--all", "--", "knowledge/reference").stdout
+    )
+
+    moved = cli("mv", "knowledge/private/pay.md", "knowledge/private/salary.md", repo=memory_repo)
+    assert moved.returncode == 0, moved.stderr
+    public = cli(
+        "mv",
+        "knowledge/private/salary.md",
+        "knowledge/reference/salary.md",
+        "--make-public",
+        repo=memory_repo,
+    )
+    assert public.returncode == 0, public.stderr
+    assert (memory_repo.root / "knowledge/reference/salary.md").is_file()
+
+    (memory_repo.root / "knowledge/private/locked.md").write_bytes(MAGIC + b"\x93\x11ciphertext")
+    locked = cli("mv", "knowledge/private/locked.md", "knowledge/private/l2.md", repo=memory_repo)
+    assert locked.returncode == 1 and "private unlock" in locked.stderr
+    assert (memory_repo.root / "knowledge/private/locked.md").is_file()
