@@ -539,12 +539,16 @@ class GitCore:
         """The paths of REL whose work-tree state differs from HEAD (added, changed, deleted)."""
         if not rel:
             return []
+        # a mounted team memory (a submodule) changes for a commit when its commit does:
+        # a file left in its work tree is no change of ours, and `commit --only` of it
+        # failed ("no changes added") and stopped every sync
         out = self.run(
             "--no-optional-locks",
             "status",
             "--porcelain=v1",
             "-z",
             "--untracked-files=all",
+            "--ignore-submodules=dirty",
             "--no-renames",
             "--",
             *rel,

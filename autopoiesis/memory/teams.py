@@ -171,7 +171,7 @@ class TeamMemory:
         rel = self.repo.rel(self.repo.resolve_inside(path))
         self._check_shareable(rel)
         mount = self.mount_of(team)
-        before = _git(mount, "rev-parse", "--abbrev-ref", "HEAD").strip()
+        before = self._branch(team, mount)
         if branch:
             _git(mount, "switch", "-q", "-c", branch)
         try:
@@ -216,7 +216,9 @@ class TeamMemory:
         from autopoiesis.knowledge.writer import KnowledgeWriter
 
         mine = KnowledgeWriter(self.repo)
-        theirs = KnowledgeWriter(MemoryRepo(mount))
+        theirs_repo = MemoryRepo(mount)
+        self._exclude_state(mount, theirs_repo)
+        theirs = KnowledgeWriter(theirs_repo)
         doc = mine.read(rel)
         assert doc is not None  # _check_shareable saw the file
         if not entry_id:
@@ -233,6 +235,23 @@ class TeamMemory:
             theirs.write_doc(rel, target.append_line(si, line))
         text = line.text if isinstance(line, kf.Entry) else line
         return f"{text[:60]} ({rel})"
+
+    @staticmethod
+    def _exclude_state(mount: Path, theirs: MemoryRepo) -> None:
+        """Keep the writer's state folder (its locks) in MOUNT out of git: left untracked,
+        it showed as the team's change in `git status`, and a member's `git add -A`
+        there would commit it to the team."""
+        where = Path(_git(mount, "rev-parse", "--git-path", "info/exclude").strip())
+        where = where if where.is_absolute() else mount / where
+        rule = f"/{theirs.state_dir.relative_to(mount).as_posix()}/"
+        try:
+            have = where.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            have = []
+        if rule not in have:
+            where.parent.mkdir(parents=True, exist_ok=True)
+            with where.open("a", encoding="utf-8") as fh:
+                fh.write(f"{rule}\n")
 
     def _push(self, mount: Path, branch: str) -> tuple[bool, str]:
         done = call(mount, "push", "-q", "-u", "origin", f"HEAD:refs/heads/{branch}")
@@ -311,13 +330,40 @@ class TeamMemory:
             ]
         return out
 
+    def _branch(self, team: str, mount: Path) -> str:
+        """The team's branch MOUNT is on; a detached checkout (what `git submodule update`
+        leaves in a fresh clone) is put on the branch the team's remote names first: a
+        commit made detached was pushed to a branch named `HEAD` on the team's remote, and
+        the next sync's switch left it behind."""
+        branch = _git(mount, "rev-parse", "--abbrev-ref", "HEAD", check=False).strip()
+        if branch and branch != "HEAD":
+            return branch
+        head = _git(mount, "symbolic-ref", "-q", "refs/remotes/origin/HEAD", check=False)
+        branch = head.strip().removeprefix("refs/remotes/origin/") or "main"
+        tip = next(
+            (
+                ref
+                for ref in (f"refs/heads/{branch}", f"refs/remotes/origin/{branch}")
+                if call(mount, "rev-parse", "-q", "--verify", ref).returncode == 0
+            ),
+            None,
+        )
+        if tip is None or call(mount, "merge-base", "--is-ancestor", "HEAD", tip).returncode:
+            raise GitError(
+                f"the team memory {team} ({mount}) is on no branch, and its commit is not on "
+                f"the team's branch {branch}: put it on one (`git -C {mount} switch -c NAME`), "
+                "then run the command again; nothing was changed."
+            )
+        _git(mount, "switch", "-q", branch)
+        return branch
+
     def _sync_one(self, team: str, out: TeamSync) -> None:
         mount = self.root / SHARED_DIR / team
-        branch = _git(mount, "rev-parse", "--abbrev-ref", "HEAD", check=False).strip()
-        if not branch or branch == "HEAD":  # a fresh checkout is detached: take its branch
-            head = _git(mount, "symbolic-ref", "-q", "refs/remotes/origin/HEAD", check=False)
-            branch = head.strip().rsplit("/", 1)[-1] or "main"
-            _git(mount, "switch", "-q", branch, check=False)
+        try:
+            branch = self._branch(team, mount)
+        except GitError as exc:
+            out.problems.append(f"team {team}: {exc}")
+            return
         if call(mount, "fetch", "-q", "origin").returncode != 0:
             out.problems.append(f"team {team}: its remote could not be reached; kept as it was")
             return

@@ -274,3 +274,40 @@ def test_share_reads_a_path_typed_in_a_subfolder_from_it(
     assert done.returncode == 0, done.stderr
     assert f"shared {note} with billing" in done.stdout
     assert (alice.root / "shared/billing" / note).is_file()
+
+
+def test_share_from_a_fresh_mount_lands_on_the_teams_branch(
+    memory_repo: MemoryRepo, tmp_path: Path, cli
+) -> None:
+    """`team add` on a second machine checks the mount out detached (git submodule update):
+    `share` then committed on no branch and pushed to a branch named `HEAD` on the team's
+    remote ("on branch HEAD"), the team's main never got it, and the next sync switched
+    the mount to main, leaving the commit behind. Now the mount is put on the team's
+    branch first: the note is on the team's main, and stays in the mount after a sync.
+    The sync after a share failed too: the writer's lock folder, left untracked in the
+    mount, made the commit of the mount's position fail ("no changes added")."""
+    team_remote, _ = _team_remote(tmp_path)
+    alice = _member(memory_repo.root, tmp_path, "alice")
+    assert cli("team", "add", "billing", team_remote.as_uri(), repo=alice.root).returncode == 0
+    sync_once(alice.repo)
+    second = tmp_path / "alice-laptop"
+    personal = _git(alice.root, "remote", "get-url", "origin").strip()
+    subprocess.run(["git", "clone", "-q", personal, str(second)], check=True)
+    init_memory_repo(second, build_index=False)
+    assert cli("team", "add", "billing", team_remote.as_uri(), repo=second).returncode == 0
+    note = "knowledge/procedures/deploys.md"
+    (second / note).write_text("# Deploys\n\n## Steps\n- Deploy on Tuesdays only.\n", "utf-8")
+    Memory(second).commit("memory: deploys")
+
+    done = cli("share", note, "--team", "billing", repo=second)
+    assert done.returncode == 0, done.stderr
+    assert "on branch main" in done.stdout
+    assert _git(team_remote, "for-each-ref", "--format=%(refname)") == "refs/heads/main\n"
+    assert "Tuesdays only" in _git(team_remote, "show", f"main:{note}")
+    # share leaves nothing of its own in the team's work tree, and a member's stray file
+    # there does not stop the sync (commit of the mount's position: "no changes added")
+    assert _git(second / "shared/billing", "status", "--porcelain") == ""
+    (second / "shared/billing/draft.txt").write_text("mine\n", encoding="utf-8")
+    sync_once(MemoryRepo(second))
+    assert (second / "shared/billing" / note).is_file()
+    assert _git(second / "shared/billing", "rev-parse", "--abbrev-ref", "HEAD") == "main\n"
