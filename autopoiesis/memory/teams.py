@@ -128,11 +128,26 @@ class TeamMemory:
         )
         return done.sha
 
+    def _recorded(self, team: str) -> bool:
+        """Whether the memory records TEAM's mount (its gitlink under shared/) though this
+        machine has no checkout of it: a fresh clone that never ran `team add`, or a mount
+        whose folder was deleted."""
+        if not _TEAM_NAME.match(team):
+            return False
+        staged = call(self.root, "ls-files", "-s", "--", f"{SHARED_DIR}/{team}")
+        return decode(staged.stdout).startswith("160000 ")
+
     def remove(self, team: str) -> str | None:
-        """Unmount TEAM: its checkout, its objects and its record here gone; committed."""
-        mount = self.mount_of(team)
+        """Unmount TEAM: its checkout, its objects and its record here gone; committed. A
+        mount the memory records but this machine lacks (never checked out, its folder
+        deleted, its remote gone) is removed too: `team add` with another URL says to
+        remove it first."""
+        if team in self.mounts() or not self._recorded(team):
+            mount = self.mount_of(team)
+        else:
+            mount = self.root / SHARED_DIR / team
         where = f"{SHARED_DIR}/{team}"
-        _git(self.root, "submodule", "deinit", "-q", "-f", "--", where)
+        _git(self.root, "submodule", "deinit", "-q", "-f", "--", where, check=False)
         _git(self.root, "rm", "-q", "-f", "--", where)
         gitdir = Path(_git(self.root, "rev-parse", "--git-common-dir").strip())
         modules = (gitdir if gitdir.is_absolute() else self.root / gitdir) / "modules" / where

@@ -311,3 +311,39 @@ def test_share_from_a_fresh_mount_lands_on_the_teams_branch(
     sync_once(MemoryRepo(second))
     assert (second / "shared/billing" / note).is_file()
     assert _git(second / "shared/billing", "rev-parse", "--abbrev-ref", "HEAD") == "main\n"
+
+
+def test_a_team_this_machine_lacks_can_be_removed(
+    memory_repo: MemoryRepo, tmp_path: Path, cli
+) -> None:
+    """A team recorded in the memory but not checked out here (a second machine that never
+    ran `team add`, a mount folder deleted, the team's remote gone) could not be removed:
+    `team remove` said no such team is mounted and to `team add` it, and `team add` with
+    any other URL said to `team remove` it first. Now `team remove` takes it out."""
+    team_remote, _ = _team_remote(tmp_path)
+    alice = _member(memory_repo.root, tmp_path, "alice")
+    assert cli("team", "add", "billing", team_remote.as_uri(), repo=alice.root).returncode == 0
+    sync_once(alice.repo)
+    second = tmp_path / "alice-laptop"
+    personal = _git(alice.root, "remote", "get-url", "origin").strip()
+    subprocess.run(["git", "clone", "-q", personal, str(second)], check=True)
+    init_memory_repo(second, build_index=False)
+
+    done = cli("team", "remove", "billing", repo=second)
+    assert done.returncode == 0, done.stderr
+    assert _git(second, "ls-files", "--", "shared") == ""
+    modules = second / ".gitmodules"
+    assert "billing" not in (modules.read_text() if modules.exists() else "")
+    assert sync_once(MemoryRepo(second)).warnings == []
+
+    # on the first machine: the folder deleted by hand, the team's remote gone
+    import shutil
+
+    shutil.rmtree(alice.root / "shared/billing")
+    shutil.rmtree(team_remote)
+    gone = cli("team", "remove", "billing", repo=alice.root)
+    assert gone.returncode == 0, gone.stderr
+    assert not (alice.root / ".git/modules/shared/billing").exists()
+    assert _git(alice.root, "status", "--porcelain") == ""
+    unknown = cli("team", "remove", "nobody", repo=alice.root)
+    assert unknown.returncode == 1 and "no team 'nobody'" in unknown.stderr
