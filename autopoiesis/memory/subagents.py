@@ -106,6 +106,7 @@ class Subagents:
         for extra in paths:
             folders.append(self._folder_of(extra))
         folders = list(dict.fromkeys(folders))
+        self._refuse_private_inside(folders)
         where = Path(into).expanduser().resolve() if into else self.folder(agent)
         if where.exists():
             raise InvalidArgumentError(f"{where} exists already; pick another folder (--into).")
@@ -138,6 +139,25 @@ class Subagents:
                 "in the memory's own checkout only)."
             )
         return rel
+
+    def _refuse_private_inside(self, folders: list[str]) -> None:
+        """Refuse, before anything is made, FOLDERS that hold a committed private note (a
+        `private.paths` pattern inside one, `knowledge/procedures/hr/**`): a checkout
+        takes whole folders, and the worktree has no git-crypt key, so its checkout
+        failed half-way with git-crypt's error, leaving a branch and a worktree behind."""
+        from autopoiesis.core.private import matches
+
+        patterns = self.repo.private_patterns()
+        listed = call(self.root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *folders)
+        inside = [p for p in decode(listed.stdout).split("\x00") if p and matches(p, patterns)]
+        if inside:
+            more = f" and {len(inside) - 3} more" if len(inside) > 3 else ""
+            raise InvalidArgumentError(
+                f"{', '.join(inside[:3])}{more} is private and lies in a folder the "
+                "sub-agent would get, and private notes are never given to a sub-agent: "
+                "move them under knowledge/private/ (`autopoiesis mv`), then check out "
+                "again; nothing was made."
+            )
 
     def _carry_over_index(self, where: Path) -> None:
         """The checkout's memory.db, built from its files with the parent's embedding cache."""

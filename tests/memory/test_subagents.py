@@ -164,3 +164,27 @@ def test_a_sub_agent_named_after_a_secret_gets_no_branch(memory_repo: MemoryRepo
     assert token not in done.stderr
     assert token not in git(memory_repo, "for-each-ref").stdout
     assert Memory(memory_repo).subagents.list() == []
+
+
+def test_a_private_note_in_a_sub_agents_folders_is_refused_before_anything_is_made(
+    memory_repo: MemoryRepo, cli, git
+) -> None:
+    """A private path inside a folder a sub-agent gets (`private.paths:
+    knowledge/procedures/hr/**`): the sparse checkout takes whole folders, so the note
+    was the sub-agent's (in clear where git-crypt was not set up; with git-crypt, the
+    worktree holds no key and the checkout died half-way on git-crypt's error, leaving a
+    branch and a worktree). Now the checkout is refused first, naming the note."""
+    (memory_repo.root / ".gitattributes").write_text(
+        "knowledge/procedures/hr/** filter=git-crypt diff=git-crypt\n", encoding="utf-8"
+    )
+    note = memory_repo.root / "knowledge/procedures/hr/bob.md"
+    note.parent.mkdir(parents=True)
+    note.write_text("# Bob\n\n- Bob leaves in March.\n", encoding="utf-8")
+    git(memory_repo, "add", "-A")
+    git(memory_repo, "commit", "-qm", "hr")
+
+    done = cli("subagent", "checkout", "reviewer", repo=memory_repo)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "knowledge/procedures/hr/bob.md is private" in done.stderr
+    assert "subagent/reviewer" not in git(memory_repo, "branch").stdout
+    assert not Memory(memory_repo).subagents.folder("reviewer").exists()
