@@ -192,9 +192,21 @@ class TeamMemory:
         try:
             what = self._write(mount, rel, entry_id)
             _git(mount, "add", "--", rel)
-            if not _git(mount, "diff", "--cached", "--name-only").strip():
+            if not _git(mount, "diff", "--cached", "--name-only", "--", rel).strip():
                 return Shared(team, rel, None, branch or before, False, "the team has it already")
-            _git(mount, "commit", "-q", "--no-verify", "-m", f"share: {what}\n\nfrom {rel}\n")
+            # --only the note: whatever else is staged in the team's checkout (a person's
+            # own work there) is no part of what was shared, and is left staged
+            _git(
+                mount,
+                "commit",
+                "-q",
+                "--no-verify",
+                "-m",
+                f"share: {what}\n\nfrom {rel}\n",
+                "--only",
+                "--",
+                rel,
+            )
             sha = _git(mount, "rev-parse", "HEAD").strip()
             pushed, notice = self._push(mount, branch or before) if push else (False, "")
         finally:

@@ -347,3 +347,50 @@ def test_a_team_this_machine_lacks_can_be_removed(
     assert _git(alice.root, "status", "--porcelain") == ""
     unknown = cli("team", "remove", "nobody", repo=alice.root)
     assert unknown.returncode == 1 and "no team 'nobody'" in unknown.stderr
+
+
+def _share_deploys(memory_repo: MemoryRepo, tmp_path: Path, cli, *, detached: bool, staged: bool):
+    """(the team's remote, its mount, `share`'s result) for a note shared from a mount
+    DETACHED or not, with a file of the person's own STAGED in it or not."""
+    team_remote, _ = _team_remote(tmp_path)
+    alice = Memory(memory_repo)
+    assert cli("team", "add", "billing", team_remote.as_uri(), repo=alice.root).returncode == 0
+    mount = alice.root / "shared/billing"
+    if detached:
+        _git(mount, "switch", "-q", "--detach")
+    if staged:
+        (mount / "draft.txt").write_text("my own draft, not for the team\n", encoding="utf-8")
+        _git(mount, "add", "draft.txt")
+    note = "knowledge/procedures/deploys.md"
+    (alice.root / note).write_text("# Deploys\n\n## Steps\n- Deploy on Tuesdays.\n", "utf-8")
+    alice.commit("memory: deploys")
+    done = cli("share", note, "--team", "billing", repo=alice.root)
+    assert done.returncode == 0, done.stderr
+    return team_remote, mount, done
+
+
+def test_share_commits_the_note_alone(memory_repo: MemoryRepo, tmp_path: Path, cli) -> None:
+    """`share` committed everything staged in the team's checkout with the note: a file
+    the person had staged there went to the team's remote. Now the commit holds the note
+    alone, and the person's file stays staged."""
+    team_remote, mount, _ = _share_deploys(memory_repo, tmp_path, cli, detached=False, staged=True)
+    shared = _git(team_remote, "show", "--name-only", "--format=", "main").split()
+    assert shared == ["knowledge/procedures/deploys.md"]
+    assert _git(mount, "diff", "--cached", "--name-only").split() == ["draft.txt"]
+
+
+def test_share_from_a_detached_checkout_goes_to_the_teams_branch(
+    memory_repo: MemoryRepo, tmp_path: Path, cli
+) -> None:
+    """From a detached checkout of the team's repository (as `git submodule` leaves one)
+    `share` pushed to a branch named HEAD on the team's remote. Now the checkout is put on
+    the team's branch first, and the note goes there."""
+    team_remote, mount, done = _share_deploys(
+        memory_repo, tmp_path, cli, detached=True, staged=False
+    )
+    assert "on branch main" in done.stdout
+    assert _git(team_remote, "for-each-ref", "--format=%(refname)") == "refs/heads/main\n"
+    assert "knowledge/procedures/deploys.md" in _git(
+        team_remote, "ls-tree", "-r", "--name-only", "main"
+    )
+    assert _git(mount, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
