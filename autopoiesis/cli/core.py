@@ -422,7 +422,7 @@ def _since(git: Any, value: str) -> str:
     if value.strip().lower() in ("now", "today"):
         return value
     stamp = git.git_time(value)
-    if stamp is None or stamp < 0 or abs(stamp - time.time()) < 5:
+    if stamp is None or abs(stamp - time.time()) < 5:
         raise fail(
             f"--since {value!r} is no date git understands; give YYYY-MM-DD or one such as "
             "yesterday or '1 week ago'.",

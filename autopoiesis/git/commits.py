@@ -420,13 +420,18 @@ class GitCore:
         git alone reads ("yesterday", "2 hours ago") is asked of git."""
         value = when.strip()
         exact = _iso_time(value)
+        if exact is None:
+            exact = _time_ago(value)
         if exact is not None:
             return exact
         read = self.run("rev-parse", f"--since={value}", check=False).stdout.strip()
         try:
-            return int(read.removeprefix("--max-age="))
+            stamp = int(read.removeprefix("--max-age="))
         except ValueError:
             return None
+        # a word git reads ("yesterday", "last week") names a time past, never one to
+        # come; one later than now is git's misreading, no date
+        return stamp if stamp <= time.time() + 60 else None
 
     def commits_dated(self, since: str, until: str | None = None) -> list[str]:
         """The commits of HEAD whose commit date is from SINCE to UNTIL (git_time's dates),
@@ -792,6 +797,36 @@ def _memorys_own(relpath: str) -> bool:
     """Whether RELPATH is one of the memory's own Markdown files (a transcript, a note, a
     topic), which it commits whatever a .gitignore says."""
     return relpath.endswith(".md") and relpath.split("/", 1)[0] in CONTENT_DIRS
+
+
+# "N units ago", read here and not by git: git's reading of a large N wraps around or
+# overflows ("60 years ago" it read as a time past 2^63, "5000 weeks ago" as 2067, "2300
+# months ago" as March of this year), so `show-at` showed today's note as one of long ago
+# and `learned --since` said nothing had been learned
+TIME_AGO = re.compile(r"(\d{1,9}) +(second|minute|hour|day|week|month|year)s? +ago", re.IGNORECASE)
+_UNIT_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86_400, "week": 604_800}
+
+
+def _time_ago(value: str) -> int | None:
+    """VALUE, "N units ago", as Unix time counted back from now (months and years by the
+    calendar, as git counts them; before the year 1, the year 1); None when it is not one."""
+    import calendar
+    from datetime import UTC, datetime
+
+    found = TIME_AGO.fullmatch(value)
+    if found is None:
+        return None
+    count, unit = int(found[1]), found[2].lower()
+    now = datetime.now(UTC)
+    if unit in _UNIT_SECONDS:
+        back = count * _UNIT_SECONDS[unit]
+        return int(now.timestamp()) - back
+    months = now.year * 12 + now.month - 1 - count * (12 if unit == "year" else 1)
+    year, month = divmod(months, 12)
+    if year < 1:
+        return int(datetime(1, 1, 1, tzinfo=UTC).timestamp())
+    day = min(now.day, calendar.monthrange(year, month + 1)[1])
+    return int(now.replace(year=year, month=month + 1, day=day).timestamp())
 
 
 def _iso_time(value: str) -> int | None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from autopoiesis.core.paths import category_of
 from autopoiesis.errors import GitError, InvalidArgumentError
-from autopoiesis.git.commits import GitCore
+from autopoiesis.git.commits import TIME_AGO, GitCore
 from autopoiesis.git.refs import TAG_PREFIX
 
 # The longest text `log -S` is asked for. Its time grows with the square of the text's
@@ -206,8 +206,13 @@ class RecallMixin(GitCore):
                     "days ago' "
                     "(`git tag -l 'memory/*'` lists the tags)."
                 )
+            # git reads a time before 1970 (a negative one) as now: no commit is that old
             before = f"--before=@{stamp} +0000"
-            ref = self.run("rev-list", "-1", before, "HEAD", check=False).stdout.strip() or None
+            ref = (
+                self.run("rev-list", "-1", before, "HEAD", check=False).stdout.strip() or None
+                if stamp >= 0
+                else None
+            )
             if ref is None:
                 raise GitError(f"the memory repo has no history before {ref_or_date!r}.")
         commit = self.gitpython.commit(ref)
@@ -244,10 +249,9 @@ class RecallMixin(GitCore):
         return None
 
 
-_RELATIVE_DATE = re.compile(
-    r"^(?:yesterday|today|now|last (?:week|month|year)|\d{1,4} "
-    r"(?:minute|hour|day|week|month|year)s? ago)$"
-)
+# the words of a relative date git is trusted to read; "N units ago" is read exactly
+# (commits.TIME_AGO)
+_RELATIVE_DATE = re.compile(r"^(?:yesterday|today|now|last (?:week|month|year))$")
 
 
 def _history_date(text: str) -> str | None:
@@ -256,7 +260,7 @@ def _history_date(text: str) -> str | None:
     from autopoiesis.errors import TimestampError
 
     value = text.strip().lower()
-    if _RELATIVE_DATE.match(value):
+    if _RELATIVE_DATE.match(value) or TIME_AGO.fullmatch(value):
         return value
     if re.fullmatch(r"\d{4}-\d\d-\d\d", value):
         value += "T23:59:59Z"

@@ -555,3 +555,20 @@ def test_a_ref_name_with_a_part_too_long_for_a_file_is_refused_before_anything_i
     with pytest.raises(GitError, match="too long"):
         g.tag_named("milestone", "é" * 130)  # 260 bytes
     g.check_ref_name("extract/" + "a" * 200 + "/" + "b" * 200, "branch")  # parts that fit
+
+
+def test_a_time_many_units_ago_is_read_exactly(memory_repo: MemoryRepo, cli) -> None:
+    """git's reading of "N units ago" wraps around for a large N: "60 years ago" is a time
+    past 2^63 to it, "5000 weeks ago" one in 2067 and "2300 months ago" one of this year,
+    so `learned --since` said nothing was learned and `show-at` showed today's note as it
+    was decades ago. Each is counted back from now here, and is older than any commit."""
+    g = MemoryGit(memory_repo)
+    (memory_repo.root / "knowledge/reference/a.md").write_text("# a\n\n- a is known\n")
+    latest = g.commit_pending("memory: a").sha
+    for long_ago in ("60 years ago", "5000 weeks ago", "2300 months ago", "99999 days ago"):
+        assert latest in [c.sha for c in g.learned(long_ago)], long_ago
+        with pytest.raises(GitError, match="no history before"):
+            g.show_at(long_ago, "knowledge/reference/a.md")
+    assert latest in [c.sha for c in g.learned("1 hour ago")]
+    shown = cli("learned", "--since", "60 years ago", repo=memory_repo)  # before 1970
+    assert shown.returncode == 0 and "memory: a" in shown.stdout, shown.stderr
