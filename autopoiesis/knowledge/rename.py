@@ -23,7 +23,7 @@ from autopoiesis.core.paths import (
     atomic_write,
     category_of,
 )
-from autopoiesis.errors import InvalidArgumentError
+from autopoiesis.errors import GitError, InvalidArgumentError
 from autopoiesis.formats.wikilinks import file_keys, link_key, parse_links, resolve, rewrite_targets
 from autopoiesis.git.history import secrets_in_names
 from autopoiesis.knowledge.documents import note_written
@@ -123,8 +123,14 @@ def move_note(
     """Move OLD to NEW (repo-relative or absolute) and rewrite the links that find OLD;
     with COMMIT, one commit of the move and every rewritten file. A private note moves to
     a path that is not private only with MAKE_PUBLIC."""
+    from autopoiesis.git.repo import MemoryGit
+
     old, new = _check(repo, old, new)
     _check_privacy(repo, old, new, make_public)
+    git = MemoryGit(repo)
+    # before anything is written: in a merge or rebase, a conflicted note would be
+    # rewritten with its conflict markers, and no commit could be made
+    git.refuse_during_operation()
     notes = _notes(repo)
     before = _by_name(notes)
     after = _by_name([new if p == old else p for p in notes])
@@ -160,21 +166,32 @@ def move_note(
         if moved is None:
             moved = (repo.root / old).read_text(encoding="utf-8", errors="replace")
         note_written(repo, {**changed, new: moved}, removed=[old])
+        originals = {where: texts[old if where == new else where] for where in changed}
         os.replace(repo.root / old, repo.root / new)
         for where, out in changed.items():
             atomic_write(repo.root / where, out)
         rewritten = list(changed)
     sha = None
     if commit:
-        from autopoiesis.git.repo import MemoryGit
-
         files = "file" if len(rewritten) == 1 else "files"
         message = (
             f"memory: move {old} to {new}\n\n"
             f"{total} [[link{'s' if total != 1 else ''}]] to it rewritten in {len(rewritten)} "
             f"{files} (autopoiesis mv).\n"
         )
-        sha = MemoryGit(repo).commit_paths([old, new, *rewritten], message).sha
+        head = git.head()
+        try:
+            sha = git.commit_paths([old, new, *rewritten], message).sha
+        except GitError as exc:
+            if git.head() != head:
+                raise
+            # refused (a hook's check of a rewritten note, a lock): the move is undone,
+            # so the note is where it was, its links as they were, and `mv` can be run again
+            with repo.lock("knowledge-writer"):
+                for where, text in originals.items():
+                    atomic_write(repo.root / where, text)
+                os.replace(repo.root / new, repo.root / old)
+            raise GitError(f"nothing was moved: {exc}") from None
     return Move(old, new, tuple(sorted(set(rewritten))), total, sha)
 
 

@@ -157,3 +157,49 @@ def test_mv_keeps_a_private_note_private_unless_told(memory_repo: MemoryRepo, cl
     locked = cli("mv", "knowledge/private/locked.md", "knowledge/private/l2.md", repo=memory_repo)
     assert locked.returncode == 1 and "private unlock" in locked.stderr
     assert (memory_repo.root / "knowledge/private/locked.md").is_file()
+
+
+def test_a_move_whose_commit_is_refused_is_undone(memory_repo: MemoryRepo, cli, git) -> None:
+    """A note linking the moved one had frontmatter that is not YAML: the commit of the
+    rewritten links was refused, and the move stayed done on disk, uncommitted, with the
+    old path gone (`mv` again: "there is no note"). Now the move is undone: the notes are
+    as they were, and the error says nothing was moved and what to fix."""
+    _note(memory_repo, "knowledge/people/ann.md", "# Ann\n\n- Billing lead.\n")
+    broken = "---\ntitle: [broken\n---\n# Billing\n\n- ask [[ann]]\n"
+    _note(memory_repo, "knowledge/reference/billing.md", broken)
+    git(memory_repo, "add", "-A")
+    git(memory_repo, "commit", "-qm", "notes", "--no-verify")
+    head = git(memory_repo, "rev-parse", "HEAD").stdout
+
+    done = cli("mv", "knowledge/people/ann.md", "knowledge/people/ann-smith", repo=memory_repo)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "nothing was moved" in done.stderr and "knowledge/reference/billing.md" in done.stderr
+    assert git(memory_repo, "rev-parse", "HEAD").stdout == head
+    assert git(memory_repo, "status", "--porcelain").stdout == ""
+    assert (memory_repo.root / "knowledge/reference/billing.md").read_text() == broken
+    assert not (memory_repo.root / "knowledge/people/ann-smith.md").exists()
+
+
+def test_mv_in_a_rebase_changes_nothing(memory_repo: MemoryRepo, cli, git) -> None:
+    """`mv` in a rebase stopped at a conflict moved the note and rewrote the links (the
+    conflicted note too, markers and all) and then said "nothing was changed" when its
+    commit was refused. Now it is refused before anything is written."""
+    _note(memory_repo, "knowledge/people/ann.md", "# Ann\n\n- Billing lead.\n")
+    _note(memory_repo, "knowledge/reference/billing.md", "# Billing\n\n- ask [[ann]]\n")
+    git(memory_repo, "add", "-A")
+    git(memory_repo, "commit", "-qm", "notes")
+    git(memory_repo, "checkout", "-q", "-b", "side")
+    _note(memory_repo, "knowledge/reference/billing.md", "# Billing\n\n- ask [[ann]] (side)\n")
+    git(memory_repo, "commit", "-qam", "side")
+    git(memory_repo, "checkout", "-q", "-")
+    _note(memory_repo, "knowledge/reference/billing.md", "# Billing\n\n- ask [[ann]] (main)\n")
+    git(memory_repo, "commit", "-qam", "main")
+    git(memory_repo, "rebase", "side", check=False)
+    conflicted = (memory_repo.root / "knowledge/reference/billing.md").read_text()
+    assert "<<<<<<<" in conflicted
+
+    done = cli("mv", "knowledge/people/ann.md", "knowledge/people/ann-smith", repo=memory_repo)
+    assert done.returncode == 1 and "a rebase is in progress" in done.stderr
+    assert (memory_repo.root / "knowledge/reference/billing.md").read_text() == conflicted
+    assert (memory_repo.root / "knowledge/people/ann.md").is_file()
+    assert not (memory_repo.root / "knowledge/people/ann-smith.md").exists()
