@@ -645,6 +645,12 @@ class MemoryRepo:
         otherwise (a command run elsewhere with -C names repo paths)."""
         p = Path(path)
         if p.is_absolute():
+            # as named when it lies in the repository as written: `rel` resolves it, and
+            # a symbolic link named there became the file it points at (`mv` of a link
+            # moved the note it points at); a relative path is not resolved either
+            named = Path(os.path.normpath(p))
+            if is_inside(named, self.root):
+                return named.relative_to(self.root).as_posix()
             return self.rel(p)
         here = Path(cwd if cwd is not None else os.getcwd())
         try:

@@ -82,10 +82,26 @@ def _check_privacy(repo: MemoryRepo, old_rel: str, new_rel: str, make_public: bo
         )
 
 
+def _as_named(repo: MemoryRepo, path: str) -> str:
+    """PATH repo-relative as it is named, no symbolic link on the way followed."""
+    full = os.path.abspath(path if os.path.isabs(path) else repo.root / path)
+    return os.path.relpath(full, repo.root).replace(os.sep, "/")
+
+
 def _check(repo: MemoryRepo, old: str, new: str) -> tuple[str, str]:
     old_rel, new_rel = repo.rel(repo.resolve_inside(old)), repo.rel(repo.resolve_inside(new))
+    named = [_as_named(repo, old), _as_named(repo, new)]
     if not new_rel.endswith(".md") and old_rel.endswith(".md"):
         new_rel += ".md"
+        named[1] += ".md"
+    # as named, not as resolved: a link to a note resolves to that note, and its move
+    # moved the note the link points at, leaving the link dangling
+    for given in named:
+        if repo.is_link(given):
+            raise InvalidArgumentError(
+                f"{given} is a symbolic link (or in a linked folder): `autopoiesis mv` moves "
+                "notes, never through a link; name the note itself. Nothing was moved."
+            )
     for rel, what in ((old_rel, "OLD"), (new_rel, "NEW")):
         top = rel.split("/", 1)[0]
         if top not in NOTE_DIRS or category_of(rel) is None:
@@ -93,8 +109,6 @@ def _check(repo: MemoryRepo, old: str, new: str) -> tuple[str, str]:
                 f"{what} ({rel}) is not a note: `autopoiesis mv` moves Markdown files under "
                 f"{', '.join(d + '/' for d in NOTE_DIRS)} (transcripts under raw/ never move)."
             )
-        if repo.is_link(rel):
-            raise InvalidArgumentError(f"{rel} is a symbolic link (or in a linked folder).")
     if not (repo.root / old_rel).is_file():
         raise InvalidArgumentError(
             f"there is no note {old_rel}; `git ls-files knowledge` lists them."

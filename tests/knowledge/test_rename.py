@@ -203,3 +203,19 @@ def test_mv_in_a_rebase_changes_nothing(memory_repo: MemoryRepo, cli, git) -> No
     assert (memory_repo.root / "knowledge/reference/billing.md").read_text() == conflicted
     assert (memory_repo.root / "knowledge/people/ann.md").is_file()
     assert not (memory_repo.root / "knowledge/people/ann-smith.md").exists()
+
+
+def test_mv_of_a_symbolic_link_moves_nothing(memory_repo: MemoryRepo, cli, git) -> None:
+    """`mv LINK NEW`, LINK a symbolic link to a note: the link was resolved to the note it
+    points at, and that note was moved and committed, the link left dangling. A link
+    named (relative or absolute) is refused, and nothing moves."""
+    _note(memory_repo, "knowledge/people/ann.md", "# Ann\n\n- Billing lead.\n")
+    git(memory_repo, "add", "-A")
+    git(memory_repo, "commit", "-qm", "ann")
+    head = git(memory_repo, "rev-parse", "HEAD").stdout
+    (memory_repo.root / "knowledge/people/annie.md").symlink_to("ann.md")
+    for link in ("knowledge/people/annie.md", str(memory_repo.root / "knowledge/people/annie.md")):
+        done = cli("mv", link, "knowledge/people/ann-smith", repo=memory_repo)
+        assert done.returncode == 1 and "is a symbolic link" in done.stderr, done.stderr
+        assert (memory_repo.root / "knowledge/people/ann.md").is_file()
+        assert git(memory_repo, "rev-parse", "HEAD").stdout == head
