@@ -1,7 +1,9 @@
 """The check of `doctor` for the agent harnesses (core.health.Check): every hook and MCP
 registration autopoiesis wrote into a harness's settings (Claude Code's settings files
 and ~/.claude.json or .mcp.json, Codex's config.toml), found where `integrate` writes
-them for this user and for the project of the current folder. Each must point at a
+them for this user, for the project of the current folder and for every project
+~/.claude.json names (where Claude Code records each folder it opened, and `integrate`
+its local MCP entry). Each must point at a
 memory repository that exists (this one, or another the user chose) and run a Python
 that is still there: a hook pointed at a folder that is gone runs, finds nothing, and
 exits 0, so nothing else would ever tell.
@@ -9,6 +11,7 @@ exits 0, so nothing else would ever tell.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from collections.abc import Iterator
@@ -29,6 +32,29 @@ def _project_here(memory: Any) -> Path | None:
     return top.resolve()
 
 
+def _claude_projects(memory: Any) -> list[Path]:
+    """The project folders whose Claude Code settings may call a memory: the current
+    folder's, then each one ~/.claude.json names that still exists. `integrate` runs in a
+    project, and `doctor` is run from anywhere: a check of the current folder's project
+    alone told a memory every project calls that no harness calls it."""
+    from autopoiesis.integrations.claude_code.mcp_config import claude_json_path
+
+    here = _project_here(memory)
+    folders = [here] if here is not None else []
+    try:
+        data = json.loads(claude_json_path().read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        data = None
+    named = data.get("projects") if isinstance(data, dict) else None
+    seen = {f.resolve() for f in folders} | {memory.root.resolve()}
+    for name in named if isinstance(named, dict) else ():
+        folder = Path(name)  # as named: the key of its local MCP entry
+        if folder.is_absolute() and folder.is_dir() and folder.resolve() not in seen:
+            seen.add(folder.resolve())
+            folders.append(folder)
+    return folders
+
+
 def _places(memory: Any) -> Iterator[tuple[str, str, list[list[str]]]]:
     """(harness, where, the argv of each command found there) for every place autopoiesis
     writes a hook or a server entry."""
@@ -39,9 +65,9 @@ def _places(memory: Any) -> Iterator[tuple[str, str, list[list[str]]]]:
         registered,
     )
 
-    project = _project_here(memory)
+    projects = _claude_projects(memory)
     settings = [claude_config_dir() / "settings.json"]
-    if project is not None:
+    for project in projects:
         settings += [project / ".claude" / "settings.local.json", project / ".claude/settings.json"]
     for path in settings:
         hooks = installed_hooks(path)
@@ -49,9 +75,11 @@ def _places(memory: Any) -> Iterator[tuple[str, str, list[list[str]]]]:
             missing = [e for e in CLAUDE_EVENTS if e not in hooks]
             where = f"hooks in {path}" + (f" (missing: {', '.join(missing)})" if missing else "")
             yield "Claude Code", where, [_split(c) for c in hooks.values()]
-    scopes = ["user"] + (["local", "project"] if project is not None else [])
-    for scope in scopes:
-        path, keys = mcp_location(scope, project or Path.cwd())
+    scopes = [("user", Path.cwd())]
+    for project in projects:
+        scopes += [("local", project), ("project", project)]
+    for scope, project in scopes:
+        path, keys = mcp_location(scope, project)
         entry = registered(path, keys)
         if entry is not None:
             argv = [str(entry.get("command", ""))] + [str(a) for a in entry.get("args") or []]
@@ -151,7 +179,7 @@ def check_harnesses(memory: Any) -> Iterator[Finding]:
         yield note(
             "harnesses",
             "no agent harness calls this memory yet (looked at the user's Claude Code and Codex "
-            "settings and this folder's project)",
+            "settings, this folder's project and the projects ~/.claude.json names)",
             "`autopoiesis integrate claude-code` (or `codex`) in your project",
         )
 

@@ -173,6 +173,35 @@ def test_doctor_finds_a_harness_hook_pointed_at_a_memory_that_is_not_there(
     assert [c["summary"] for c in found] == [f"hooks in {settings}: this memory"]
 
 
+def test_doctor_run_outside_the_project_finds_what_integrate_wrote_there(
+    memory_repo: MemoryRepo, cli: Cli, git: Git, tmp_path: Path
+) -> None:
+    # the README's order: `integrate claude-code` in a project, then `doctor` from anywhere
+    _clean(memory_repo, cli)
+    project = tmp_path / "code" / "billing"
+    project.mkdir(parents=True)
+    git(project, "init", "-q")
+    cli("integrate", "claude-code", repo=memory_repo, cwd=project, check=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    r = cli("doctor", "--check", "harnesses", repo=memory_repo, cwd=elsewhere)
+    assert r.returncode == 0, r.stdout
+    assert "no agent harness calls this memory" not in r.stdout
+    settings = project / ".claude" / "settings.local.json"
+    assert f"Claude Code hooks in {settings}: this memory" in r.stdout
+    assert (
+        f"Claude Code MCP server (local scope) in {Path.home() / '.claude.json'}: this memory"
+        in (r.stdout)
+    )
+
+    # moved away: the project's hooks now point at nothing, and doctor says so from anywhere
+    moved = tmp_path / "memory-moved"
+    memory_repo.root.rename(moved)
+    r = cli("doctor", "--check", "harnesses", repo=moved, cwd=elsewhere)
+    assert r.returncode == 1
+    assert f"hooks in {settings}: points at {memory_repo.root}, which does not exist" in r.stdout
+
+
 def test_doctor_finds_a_hook_whose_python_is_gone(
     memory_repo: MemoryRepo, cli: Cli, tmp_path: Path
 ) -> None:
