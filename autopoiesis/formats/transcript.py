@@ -465,7 +465,12 @@ def continued_turns(
     version of its reader or redactor, which reads more or less of it.
 
     A log that holds less than what is filed, and that as the start of it (an older copy
-    of the log, a backup), adds nothing: ()."""
+    of the log, a backup), adds nothing: ().
+
+    The turns an earlier continuation split off a turn this way are that turn again where
+    CURRENT holds it whole (`_rejoined`), so a log imported while it was written goes on
+    being continued, never taken for a rewound one."""
+    filed = _rejoined(filed, current)
     if len(current) <= len(filed) and _earlier_copy(filed, current):
         return ()
     if len(current) < len(filed):
@@ -505,6 +510,68 @@ def continued_turns(
         last = current[len(filed) - 1]
         out.append(Turn(last.time, last.role, extra, last.name, last.memory))
     return tuple(out) + tuple(current[len(filed) :])
+
+
+def _rejoined(filed: Sequence[Turn], current: Sequence[Turn]) -> list[Turn]:
+    """FILED with the turns a continuation split off the turn before them folded back into
+    it, where CURRENT holds that turn whole: a continuation files the results of a turn's
+    calls that arrived after the import, and the items its log appended to the last filed
+    turn, as a turn of their own at that turn's time and by its speaker (`continued_turns`).
+    A turn is folded in only as far as the result is still the start of CURRENT's turn, so
+    a turn of its own that follows (the agent's next message, in the same minute) stays one."""
+    out: list[Turn] = []
+    rest = list(filed)
+    for whole in current:
+        if not rest:
+            break
+        turn = rest.pop(0)
+        while rest and _same_speaker(rest[0], turn) and rest[0].time == turn.time:
+            merged = _with_results(turn, rest[0]) or replace(turn, items=turn.items + rest[0].items)
+            if not _starts(merged, whole):
+                break
+            turn = merged
+            rest.pop(0)
+        out.append(turn)
+    return out + rest
+
+
+def _same_speaker(a: Turn, b: Turn) -> bool:
+    return (a.role, a.name, a.memory) == (b.role, b.name, b.memory)
+
+
+def _with_results(turn: Turn, late: Turn) -> Turn | None:
+    """TURN with the results LATE brings (a turn of calls only, each with its result) set
+    on its calls that were filed without one, the same tool and arguments; None when LATE
+    is not that."""
+    items = list(turn.items)
+    for call in late.items:
+        if not isinstance(call, ToolCall) or call.result is None:
+            return None
+        at = next(
+            (
+                n
+                for n, item in enumerate(items)
+                if isinstance(item, ToolCall)
+                and item.result is None
+                and (item.tool, item.args) == (call.tool, call.args)
+            ),
+            None,
+        )
+        if at is None:
+            return None
+        items[at] = call
+    return replace(turn, items=tuple(items))
+
+
+def _starts(part: Turn, whole: Turn) -> bool:
+    """Whether PART is WHOLE or its first items (a call of it perhaps still without its
+    result), by the same speaker."""
+    if not _same_speaker(part, whole) or len(part.items) > len(whole.items):
+        return False
+    return all(
+        a == b or (isinstance(a, ToolCall) and isinstance(b, ToolCall) and _same_call(a, b))
+        for a, b in zip(part.items, whole.items)
+    )
 
 
 # The system's turn that opens a part filed after its log was rewound (Gemini CLI's

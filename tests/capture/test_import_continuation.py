@@ -429,6 +429,77 @@ def test_a_tool_result_that_arrived_after_the_import_goes_into_the_continuation(
     assert part2.turns[0].items == (tf.ToolCall("Bash", "pytest -q", "12 passed"),)
 
 
+def _live_claude_code_log() -> list[dict]:
+    """A Claude Code log as it is written: one API message (m1) as two lines, its text
+    and then its call, the call's result, the agent's answer, and a second exchange."""
+
+    def line(uuid: str, ts: str, role: str, content: object, msg: str | None = None) -> dict:
+        message = {"role": role, "content": content} | ({"id": msg} if msg else {})
+        kind = "assistant" if role == "assistant" else "user"
+        return {
+            "type": kind,
+            "sessionId": "live",
+            "uuid": uuid,
+            "timestamp": ts,
+            "message": message,
+        }
+
+    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}
+    return [
+        line("u0", "2026-04-01T10:00:00Z", "user", "List the files please"),
+        line(
+            "a1", "2026-04-01T10:00:01Z", "assistant", [{"type": "text", "text": "Listing."}], "m1"
+        ),
+        line("a2", "2026-04-01T10:00:02Z", "assistant", [call], "m1"),
+        line(
+            "u1",
+            "2026-04-01T10:00:03Z",
+            "user",
+            [{"type": "tool_result", "tool_use_id": "t1", "content": "a.txt b.txt"}],
+        ),
+        line("a3", "2026-04-01T10:00:04Z", "assistant", "Two files: a.txt and b.txt.", "m2"),
+        line("u2", "2026-04-01T10:01:00Z", "user", "Now delete b.txt"),
+        line("a4", "2026-04-01T10:01:05Z", "assistant", "Deleted b.txt.", "m3"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "stages",
+    [
+        # imported while the agent waited for the user to allow its call (its result not
+        # yet there), again once it ran, and after the answer and the next exchange
+        (3, 4, 5, 7),
+        # imported between the two lines of one message, then as it went on
+        (2, 3, 4, 5, 7),
+        # and each stage imported twice, as the watcher and a hook may
+        (2, 2, 3, 3, 4, 4, 7, 7),
+    ],
+)
+def test_a_log_imported_while_it_was_written_is_continued_never_taken_for_rewound(
+    memory_repo: MemoryRepo, tmp_path: Path, stages: tuple[int, ...]
+) -> None:
+    """A part that holds a turn's late call result, or the items its log appended to the
+    filed turn, was that turn again at the next import: the log was taken for a rewound
+    one, a part opened with "The log was rewound" and said the turns again (the call and
+    its result twice, the agent's text twice)."""
+    log = _live_claude_code_log()
+    p = tmp_path / "live.jsonl"
+    for n in stages:
+        p.write_text("".join(json.dumps(line) + "\n" for line in log[:n]))
+        report = import_files(memory_repo, [p])
+        assert report.refused == []
+        assert not [w for w in report.warnings if "rewound" in w]
+    files = sorted(
+        memory_repo.root.glob("raw/conversations/2026/04/01/*-live-*.md"),
+        key=lambda f: tf.parse(f.read_text()).meta.part,
+    )
+    said = "".join(f.read_text().split("\n---\n", 1)[1] for f in files)
+    assert "rewound" not in said
+    assert said.count("Listing.") == 1 and said.count("Two files") == 1
+    assert said.count("> [tool:Bash] ls → a.txt b.txt") == 1
+    assert said.count("Deleted b.txt.") == 1
+
+
 def test_a_call_a_newer_reader_reads_more_of_is_still_the_filed_one() -> None:
     """A transcript filed by an older reader of the log (a SpecStory export of a Claude
     Code session, whose commands it did not read) and the log read again after an
