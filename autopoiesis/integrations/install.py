@@ -28,10 +28,26 @@ class IntegrationReport:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    # what is still to be written into PATH (None: nothing), or with `drop`, that PATH goes:
+    # an integration of two files computes both before it writes either (`write`)
+    pending: str | None = field(default=None, repr=False)
+    drop: bool = field(default=False, repr=False)
 
     @property
     def changed(self) -> bool:
         return bool(self.added or self.updated or self.removed)
+
+    def to_write(self, text: str | None = None, *, drop: bool = False) -> None:
+        """Keep TEXT (or, with DROP, the file's removal) to be written by `write`."""
+        self.pending, self.drop = text, drop
+
+    def write(self) -> None:
+        """Write what this report keeps pending into its file (or remove the file), once."""
+        if self.drop:
+            self.path.unlink(missing_ok=True)
+        elif self.pending is not None:
+            write_settings(self.path, self.pending)
+        self.pending, self.drop = None, False
 
 
 def hook_command(

@@ -19,7 +19,7 @@ from typing import Any
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import HookInstallError
-from autopoiesis.integrations.install import IntegrationReport, hook_command, write_settings
+from autopoiesis.integrations.install import IntegrationReport, hook_command
 
 CLAUDE_EVENTS = (
     "SessionStart",
@@ -149,9 +149,15 @@ def _groups(hooks: dict[str, Any], event: str, path: Path) -> list[Any]:
 
 
 def install_claude_code(
-    repo: MemoryRepo, settings: Path, *, budget: int | None = None, python: str | None = None
+    repo: MemoryRepo,
+    settings: Path,
+    *,
+    budget: int | None = None,
+    python: str | None = None,
+    write: bool = True,
 ) -> IntegrationReport:
-    """Add (or bring up to date) autopoiesis's hook for each of CLAUDE_EVENTS in SETTINGS."""
+    """Add (or bring up to date) autopoiesis's hook for each of CLAUDE_EVENTS in SETTINGS
+    (without WRITE, only into the report, whose `write` writes it)."""
     data = _read_settings(settings)
     hooks = _hooks_of(data, settings)
     report = IntegrationReport(settings)
@@ -193,13 +199,15 @@ def install_claude_code(
         hooks[event] = groups
     if report.changed:
         data["hooks"] = hooks
-        write_settings(settings, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        report.to_write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    if write:
+        report.write()
     return report
 
 
-def uninstall_claude_code(settings: Path) -> IntegrationReport:
+def uninstall_claude_code(settings: Path, *, write: bool = True) -> IntegrationReport:
     """Remove every autopoiesis hook entry from SETTINGS, and the groups, event lists and
-    `hooks` object left empty by that; nothing else."""
+    `hooks` object left empty by that; nothing else (without WRITE, only in the report)."""
     report = IntegrationReport(settings)
     if not settings.exists():
         return report
@@ -228,7 +236,9 @@ def uninstall_claude_code(settings: Path) -> IntegrationReport:
             data["hooks"] = hooks
         else:
             data.pop("hooks", None)
-        write_settings(settings, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        report.to_write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    if write:
+        report.write()
     return report
 
 
@@ -259,13 +269,17 @@ def integrate_claude_code(
     settings = claude_settings_path(project=project, user=scope == "user", local=scope == "local")
     folder = Path.cwd() if scope == "user" else project_folder(project)
     mcp_path, keys = mcp_config.mcp_location(INTEGRATION_SCOPES[scope], folder)
+    # both files are read and changed in memory first: one that cannot be (invalid JSON)
+    # stops the integration before the other is written, as its error says
     if uninstall:
-        reports = [uninstall_claude_code(settings)]
+        reports = [uninstall_claude_code(settings, write=False)]
         if mcp:
-            reports.append(mcp_config.uninstall_mcp(mcp_path, keys))
-        return reports
-    assert repo is not None
-    reports = [install_claude_code(repo, settings, budget=budget, python=python)]
-    if mcp:
-        reports.append(mcp_config.install_mcp(repo, mcp_path, keys, python=python))
+            reports.append(mcp_config.uninstall_mcp(mcp_path, keys, write=False))
+    else:
+        assert repo is not None
+        reports = [install_claude_code(repo, settings, budget=budget, python=python, write=False)]
+        if mcp:
+            reports.append(mcp_config.install_mcp(repo, mcp_path, keys, python=python, write=False))
+    for report in reports:
+        report.write()
     return reports

@@ -24,7 +24,7 @@ from typing import Any
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import HookInstallError
-from autopoiesis.integrations.install import IntegrationReport, write_settings
+from autopoiesis.integrations.install import IntegrationReport
 
 SERVER_NAME = "autopoiesis"
 SCOPES = ("local", "project", "user")
@@ -116,9 +116,15 @@ def registered(path: Path, keys: tuple[str, ...]) -> dict[str, Any] | None:
 
 
 def install_mcp(
-    repo: MemoryRepo, path: Path, keys: tuple[str, ...], *, python: str | None = None
+    repo: MemoryRepo,
+    path: Path,
+    keys: tuple[str, ...],
+    *,
+    python: str | None = None,
+    write: bool = True,
 ) -> IntegrationReport:
-    """Add (or bring up to date) our server's entry at KEYS in PATH."""
+    """Add (or bring up to date) our server's entry at KEYS in PATH (without WRITE, only
+    into the report, whose `write` writes it)."""
     report = IntegrationReport(path)
     data = _read(path)
     servers = _servers(data, keys, path, create=True)
@@ -129,12 +135,15 @@ def install_mcp(
         return report
     (report.updated if have is not None else report.added).append("MCP server")
     servers[SERVER_NAME] = want
-    write_settings(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    report.to_write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    if write:
+        report.write()
     return report
 
 
-def uninstall_mcp(path: Path, keys: tuple[str, ...]) -> IntegrationReport:
-    """Remove our server's entry at KEYS in PATH, and nothing else."""
+def uninstall_mcp(path: Path, keys: tuple[str, ...], *, write: bool = True) -> IntegrationReport:
+    """Remove our server's entry at KEYS in PATH, and nothing else (without WRITE, only in
+    the report)."""
     report = IntegrationReport(path)
     if not path.exists():
         return report
@@ -146,9 +155,11 @@ def uninstall_mcp(path: Path, keys: tuple[str, ...]) -> IntegrationReport:
     report.removed.append("MCP server")
     _prune(data, keys)
     if not data and path.name == ".mcp.json":  # it held our server alone: gone with it
-        path.unlink()
+        report.to_write(drop=True)
     else:
-        write_settings(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        report.to_write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    if write:
+        report.write()
     return report
 
 

@@ -144,3 +144,26 @@ def test_the_help_names_every_hook_it_installs(cli: Cli) -> None:
 
     help_text = " ".join(cli("integrate", "claude-code", "--help").stdout.split())
     assert [e for e in CLAUDE_EVENTS if e not in help_text] == []
+
+
+@pytest.mark.parametrize("uninstall", [False, True])
+def test_a_config_file_that_cannot_be_read_stops_the_integration_before_anything_is_written(
+    memory_repo: MemoryRepo, project: Path, cli: Cli, uninstall: bool
+) -> None:
+    """The hooks' settings were written (or our hooks taken out of them) before
+    ~/.claude.json was found invalid, and the error said "Nothing was changed"."""
+    local = project / ".claude" / "settings.local.json"
+    if uninstall:
+        first = cli("integrate", "claude-code", "--no-input", repo=memory_repo, cwd=project)
+        assert first.returncode == 0, first.stderr
+    before = local.read_bytes() if uninstall else None
+    (Path.home() / ".claude.json").write_text('{"numStartups": 7,')
+    args = ["integrate", "claude-code", "--no-input"] + ["--uninstall"] * uninstall
+    r = cli(*args, repo=memory_repo, cwd=project)
+    assert r.returncode == 1
+    assert ".claude.json is not valid JSON" in r.stderr and "Nothing was changed" in r.stderr
+    assert "Traceback" not in r.stderr
+    if uninstall:
+        assert local.read_bytes() == before
+    else:
+        assert not local.exists()
