@@ -11,10 +11,13 @@ being imported in place of the installed package).
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from autopoiesis.core.paths import MemoryRepo, atomic_write
 
@@ -73,6 +76,36 @@ def hook_command(
     if budget is not None:
         parts += ["--budget", str(budget)]
     return shlex.join(parts)
+
+
+def json_settings(path: Path, data: Any) -> str:
+    """DATA as the JSON text of the settings file PATH, laid out as that file is now: its
+    indent (spaces or a tab; none for a file on one line, and then its separators), its
+    line ends and whether it ends with a line break. A user's settings that autopoiesis
+    adds its entry to and takes it out of again so come back byte for byte, wherever
+    their layout is one of these; a new file is indented by 2, as Claude Code writes it."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")  # its line ends as they are
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    body = text.strip()
+    if not body:
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if "\n" not in body:  # one line: `{"a": 1}` or JSON.stringify's `{"a":1}`
+        spaced = re.search(r'"\s*:\s', body) is not None or not re.search(r'"\s*:', body)
+        out = json.dumps(
+            data, ensure_ascii=False, separators=(", ", ": ") if spaced else (",", ":")
+        )
+    else:
+        m = re.search(r"\n([ \t]+)\S", body)
+        indent: str | int = (
+            (m.group(1) if m.group(1).startswith("\t") else len(m.group(1))) if m else 2
+        )
+        out = json.dumps(data, indent=indent, ensure_ascii=False)
+    if "\r\n" in text:
+        out = out.replace("\n", "\r\n")  # a line break in a string is escaped: only layout
+    ending = "\r\n" if "\r\n" in text else "\n"
+    return out + (ending if text.endswith("\n") else "")
 
 
 def write_settings(path: Path, text: str) -> None:

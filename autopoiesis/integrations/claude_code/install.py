@@ -19,7 +19,7 @@ from typing import Any
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import HookInstallError
-from autopoiesis.integrations.install import IntegrationReport, hook_command
+from autopoiesis.integrations.install import IntegrationReport, hook_command, json_settings
 
 CLAUDE_EVENTS = (
     "SessionStart",
@@ -199,7 +199,7 @@ def install_claude_code(
         hooks[event] = groups
     if report.changed:
         data["hooks"] = hooks
-        report.to_write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        report.to_write(json_settings(settings, data))
     if write:
         report.write()
     return report
@@ -236,7 +236,7 @@ def uninstall_claude_code(settings: Path, *, write: bool = True) -> IntegrationR
             data["hooks"] = hooks
         else:
             data.pop("hooks", None)
-        report.to_write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        report.to_write(json_settings(settings, data))
     if write:
         report.write()
     return report

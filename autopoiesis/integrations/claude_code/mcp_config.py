@@ -24,7 +24,7 @@ from typing import Any
 
 from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.errors import HookInstallError
-from autopoiesis.integrations.install import IntegrationReport
+from autopoiesis.integrations.install import IntegrationReport, json_settings
 
 SERVER_NAME = "autopoiesis"
 SCOPES = ("local", "project", "user")
@@ -135,7 +135,7 @@ def install_mcp(
         return report
     (report.updated if have is not None else report.added).append("MCP server")
     servers[SERVER_NAME] = want
-    report.to_write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    report.to_write(json_settings(path, data))
     if write:
         report.write()
     return report
@@ -157,7 +157,7 @@ def uninstall_mcp(path: Path, keys: tuple[str, ...], *, write: bool = True) -> I
     if not data and path.name == ".mcp.json":  # it held our server alone: gone with it
         report.to_write(drop=True)
     else:
-        report.to_write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        report.to_write(json_settings(path, data))
     if write:
         report.write()
     return report
