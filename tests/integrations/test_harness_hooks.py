@@ -772,6 +772,25 @@ def test_integrate_codex_sets_hooks_and_notify_and_uninstalls_them(
     assert sorted(codex_hooks(config)) == sorted(CODEX_EVENTS)
 
 
+def test_a_codex_config_of_crlf_lines_keeps_them_installed_and_removed_again(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """config.toml was read with its CRLF turned into LF and written back so: a Windows
+    user's file changed on every line after `integrate codex` and `--uninstall`."""
+    from autopoiesis.integrations.codex.install import install_codex, uninstall_codex
+
+    config = tmp_path / "config.toml"
+    crlf = CODEX_CONFIG.replace("\n", "\r\n").encode()
+    config.write_bytes(crlf)
+    assert install_codex(memory_repo, config).added
+    written = config.read_bytes()
+    assert b"\r\n" in written and b"\n" not in written.replace(b"\r\n", b"")
+    assert sorted(codex_hooks(config)) == sorted(CODEX_EVENTS)
+    assert not install_codex(memory_repo, config).changed  # and a second run changes nothing
+    uninstall_codex(config)
+    assert config.read_bytes() == crlf
+
+
 @pytest.mark.slow
 def test_codex_hooks_give_context_and_import_the_rollout_at_session_end(
     repo, project, env, shared_data, cli: Cli

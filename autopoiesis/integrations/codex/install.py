@@ -59,7 +59,7 @@ def codex_notify(repo: MemoryRepo, *, python: str | None = None) -> list[str]:
 
 def _read_codex(path: Path) -> tuple[str, dict[str, Any]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")  # its line ends as they are (CRLF stays)
     except FileNotFoundError:
         return "", {}
     except UnicodeDecodeError:
@@ -116,9 +116,11 @@ def install_codex(
         else f"{CODEX_BEGIN}\nnotify = [{', '.join(json.dumps(a) for a in want)}]\n{CODEX_END}\n"
     )
     hooks = hooks_block(repo, python=python)
-    body = rest.strip("\n")
+    body = rest.strip("\r\n")
+    nl = "\r\n" if "\r\n" in text else "\n"  # a file of CRLF lines (Windows) gets ours so
+    notify, hooks = notify.replace("\n", nl), hooks.replace("\n", nl)
     # top-level keys must precede every [table]; the hook tables go last
-    new = notify + ("\n" if notify and body else "") + body + ("\n\n" if body else "") + hooks
+    new = notify + (nl if notify and body else "") + body + (nl * 2 if body else "") + hooks
     try:
         parsed = tomllib.loads(new)
     except tomllib.TOMLDecodeError as exc:
@@ -153,5 +155,6 @@ def uninstall_codex(config: Path) -> IntegrationReport:
     if hooks:
         report.removed.extend(CODEX_EVENTS)
     if report.removed:
-        write_settings(config, rest.strip("\n") + "\n" if rest.strip() else "")
+        ending = "\r\n" if "\r\n" in text else "\n"
+        write_settings(config, rest.strip("\r\n") + ending if rest.strip() else "")
     return report
