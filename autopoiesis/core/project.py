@@ -76,7 +76,10 @@ def current_folder() -> str | None:
 def project_of(path: str | os.PathLike[str]) -> Project | None:
     """The project of PATH (a folder or a file in one), or None when PATH is in no git
     repository or its repository's name slugs to nothing. Symbolic links are followed: a
-    repository reached through a link is the same one."""
+    repository reached through a link is the same one. A path holding a NUL byte (a hook's
+    `cwd` a broken harness sent) is no folder, so in no repository."""
+    if "\x00" in os.fsdecode(path):
+        return None
     found = git_entry(Path(os.path.realpath(path)))
     if found is None:
         return None

@@ -216,3 +216,30 @@ def test_a_log_line_past_the_cap_is_passed_over_unread(
     log.write_text(summary("only") + huge, encoding="utf-8")  # cut off at the end too
     assert cc.last_compact_summary(log) == "only"
     assert read and max(read) <= 1000  # the long line was never taken whole
+
+
+def test_a_cwd_with_a_nul_byte_is_in_no_project_and_the_prompt_still_gets_its_context(
+    memory_repo,
+) -> None:
+    """A broken harness's `cwd` holding a NUL byte raised "ValueError: embedded null byte"
+    where the hook asked which repository it is in: the prompt went without any memory,
+    and the log named no payload field. It is no folder, so in no project."""
+    import io
+    import json
+
+    from autopoiesis.integrations.runner import run_hook
+    from autopoiesis.integrations.sessions import harness_log
+
+    payload = {"session_id": "s1", "cwd": "/tmp/a\x00b", "source": "startup"}
+    out = io.StringIO()
+    code = run_hook(
+        str(memory_repo.root),
+        "claude-code",
+        "SessionStart",
+        stdin=io.BytesIO(json.dumps(payload).encode()),
+        stdout=out,
+    )
+    assert code == 0
+    row = harness_log(memory_repo).rows()[-1]
+    assert row["ok"] is True and row["project"] is None, row
+    assert json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
