@@ -184,6 +184,35 @@ def test_same_id_other_content_is_refused(memory_repo: MemoryRepo, tmp_path: Pat
     assert "a session id of its own" in report.refused[0]
 
 
+def test_a_session_refused_or_warned_about_names_the_file_it_was_read_from(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Of several files in one import, two sessions under one id: the refusal said
+    "session dup: ..." and named no file, so which of them to give an id of its own was
+    left to guess."""
+
+    def log(name: str, *said: str) -> Path:
+        messages = [{"role": "user", "content": words} for words in said]
+        f = tmp_path / name
+        f.write_text(
+            json.dumps(
+                {"session_id": "dup", "started": "2026-01-01T10:00:00Z", "messages": messages}
+            )
+        )
+        return f
+
+    first, other = log("a.json", "one"), log("b.json", "uno")
+    report = import_files(memory_repo, [first, other])
+    assert len(report.imported) == 1
+    [refused] = report.refused
+    assert refused.startswith(f"{other}: session dup: it is already filed as")
+    # a log whose second turn was edited since: the warning names the file too
+    import_files(memory_repo, [log("c.json", "one", "two")])
+    edited = log("c.json", "one", "three")
+    report = import_files(memory_repo, [edited])
+    assert any(w.startswith(f"{edited}: session dup: the log was rewound") for w in report.warnings)
+
+
 def test_cli_import(memory_repo: MemoryRepo, shared_data: Path, cli: Cli) -> None:
     f = shared_data / "claude-code" / "claude-code-log__edge_cases.jsonl"
     proc = cli("import", str(f), repo=memory_repo)

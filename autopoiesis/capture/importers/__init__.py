@@ -498,6 +498,7 @@ def import_files(
                         f"{path}: session {d.session_id!r} has no messages; nothing imported."
                     )
                     continue
+                t.origin = str(path)
                 transcripts.append(t)
                 kept += 1
             except AutopoiesisError as exc:

@@ -43,10 +43,20 @@ class Prepared:
     minute, text normalised), parsed only when something filed must be compared with it:
     a new session is written from its text alone."""
 
-    def __init__(self, raw: tf.Transcript, text: str | None = None) -> None:
+    def __init__(
+        self, raw: tf.Transcript, text: str | None = None, origin: str | None = None
+    ) -> None:
         self.raw = raw
         self.text = tf.decode(tf.encode(tf.render(raw))) if text is None else text
+        self.origin = origin  # the file it was read from, when an import read one
         self._parsed: tf.Transcript | None = None
+
+    @property
+    def where(self) -> str:
+        """What a refusal or a warning about this session names: its session id, and the
+        file it was read from (of several files in one import, the one to look at)."""
+        sid = f"session {self.raw.meta.session_id}"
+        return f"{self.origin}: {sid}" if self.origin else sid
 
     @property
     def transcript(self) -> tf.Transcript:
@@ -88,7 +98,7 @@ def file_sessions(
                     report.skipped_duplicates.append(rel)
                 else:
                     report.refuse(
-                        f"session {sid}",
+                        p.where,
                         f"another import filed {rel} at the same moment; nothing was "
                         "written. Import the log again to continue from it.",
                         temporary=True,
@@ -96,7 +106,7 @@ def file_sessions(
                 continue
         if rel in waiting or (repo.root / rel).exists():
             report.refuse(
-                f"session {sid}",
+                p.where,
                 f"{rel} already exists and is another transcript; nothing "
                 "was written. Look at that file: its name and its session_id disagree.",
             )
@@ -187,13 +197,13 @@ def _place(
     refusal)."""
     sid = p.raw.meta.session_id
     if not p.raw.turns:
-        report.refuse(f"session {sid}", "it has no messages; nothing imported.")
+        report.refuse(p.where, "it has no messages; nothing imported.")
         return None, None
     try:
         parts = session_parts(repo, sid, index)
     except TranscriptFormatError as exc:
         report.refuse(
-            f"session {sid}",
+            p.where,
             f"a filed part cannot be read ({exc}); restore it (`git checkout -- FILE`) and "
             "import again.",
         )
@@ -203,7 +213,7 @@ def _place(
         if inside is not None:
             report.skipped_duplicates.append(inside)
             report.warnings.append(
-                f"session {sid}: a subagent's run whose messages are filed inside its "
+                f"{p.where}: a subagent's run whose messages are filed inside its "
                 f"parent's transcript {inside} already (by a version of autopoiesis that "
                 "read them as the parent agent's); nothing written."
             )
@@ -214,14 +224,14 @@ def _place(
     open_parts = [rel for rel, p in parts if p.meta.status == "open"]
     if open_parts:
         report.refuse(
-            f"session {sid}",
+            p.where,
             f"it is being captured live in {open_parts[0]}; import it after that session ends.",
         )
         return None, None
     numbers = [p.meta.part for _, p in parts]
     if numbers != list(range(1, len(parts) + 1)):
         report.refuse(
-            f"session {sid}",
+            p.where,
             f"its filed parts are numbered {numbers}, not 1 to {len(parts)}, so where this "
             f"import would continue is unclear; see {', '.join(rel for rel, _ in parts)}.",
         )
@@ -245,7 +255,7 @@ def _place(
                 f"{'is' if len(new) == 1 else 'are'} filed after it"
             )
             report.warnings.append(
-                f"session {sid}: this version of autopoiesis reads its log with more or "
+                f"{p.where}: this version of autopoiesis reads its log with more or "
                 f"fewer words than the one that filed {where}; the filed transcript stays "
                 f"as it was{added if new else ''}."
             )
@@ -255,12 +265,12 @@ def _place(
         new = tf.rewound_turns(filed_turns, t.turns)
         if new is not None:
             report.warnings.append(
-                f"session {sid}: the log was rewound or edited after what {where} holds; "
+                f"{p.where}: the log was rewound or edited after what {where} holds; "
                 f"what it says from there on is filed as the next part ({new[0].text})"
             )
     if new is None:
         report.refuse(
-            f"session {sid}",
+            p.where,
             f"it is already filed as {where}, and the log does not begin as the filed "
             "session does (another session under the same id, or a log this version of "
             "autopoiesis reads differently from the one that filed it); transcripts are "
