@@ -192,10 +192,10 @@ def import_sessions(repo: MemoryRepo, keys: Iterable[str]) -> list[ImportOutcome
                 found = find_rollout(seen.session)
                 path = str(found) if found else None
             if not path or not Path(path).is_file():
+                # a folder, a pipe or a device the payload named is there, but no log
+                what = "is no regular file" if path and Path(path).exists() else "is not there"
                 outcome = ImportOutcome(
-                    key,
-                    path,
-                    refused=(f"the session's log file {path or '(unknown)'} is not there",),
+                    key, path, refused=(f"the session's log file {path or '(unknown)'} {what}",)
                 )
             else:
                 outcome = _import_one(memory, seen, key, Path(path))

@@ -45,3 +45,30 @@ def test_a_session_whose_import_could_not_be_written_stays_registered(
     (done,) = import_sessions(memory_repo, ["claude-code:test-session-id"])
     assert done.imported and not done.refused
     assert registry.get("claude-code:test-session-id") is None
+
+
+def test_a_session_whose_log_path_is_a_folder_or_a_pipe_is_refused_as_no_file(
+    memory_repo: MemoryRepo, tmp_path
+) -> None:
+    """A hook payload whose transcript_path named a folder or a FIFO: the import said the
+    log "is not there", sending the user to look for a file that is there. Nothing is
+    read from it (a pipe would hang the import)."""
+    import os
+
+    from autopoiesis.integrations.sessions import import_sessions
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    registry = SessionRegistry(memory_repo)
+    registry.touch("claude-code", "in-a-folder", path=str(tmp_path))
+    registry.touch("claude-code", "in-a-pipe", path=str(fifo))
+    registry.touch("claude-code", "gone", path=str(tmp_path / "gone.jsonl"))
+    outcomes = import_sessions(
+        memory_repo, ["claude-code:in-a-folder", "claude-code:in-a-pipe", "claude-code:gone"]
+    )
+    assert [o.refused for o in outcomes] == [
+        (f"the session's log file {tmp_path} is no regular file",),
+        (f"the session's log file {fifo} is no regular file",),
+        (f"the session's log file {tmp_path / 'gone.jsonl'} is not there",),
+    ]
+    assert registry.all() == []
