@@ -81,7 +81,7 @@ from autopoiesis.compiler.context import (
 )
 from autopoiesis.compiler.plan import Plan, as_record
 from autopoiesis.compiler.scored import KnowledgeQuery, ScoredKnowledge
-from autopoiesis.compiler.standing import StandingFile, bearing, entry_ids, fit, without_shown
+from autopoiesis.compiler.standing import StandingFile, bearing, fit, without_shown
 from autopoiesis.core.clock import utc_now
 from autopoiesis.core.frontmatter import split as split_frontmatter
 from autopoiesis.core.paths import (
@@ -132,10 +132,28 @@ QUERY_CHARS = 2000
 TOO_LARGE = f"larger than {MAX_FILE_BYTES // 2**20} MB; not read (as the index skips it)"
 
 
-def _left_out(plan: Plan, label: str, entries: int, why: str, rel: str) -> None:
-    """Say in PLAN (P1) that ENTRIES entries of REL were left out, and WHY; nothing for none."""
+def _left_out(plan: Plan, label: str, entries: int, why: str, rel: str, priority: int = 1) -> None:
+    """Say in PLAN that ENTRIES entries of REL were left out, and WHY; nothing for none."""
     if entries:
-        plan.skip(label, 1, f"{counted(entries, 'entry', 'entries')} {why}", rel)
+        plan.skip(label, priority, f"{counted(entries, 'entry', 'entries')} {why}", rel)
+
+
+def _unshown(plan: Plan, label: str, priority: int, text: str, rel: str) -> str:
+    """TEXT, a standing file, without the entries the context holds above it
+    (`Plan.shown_ids`: a project's latest decision is an entry of MEMORY.md, its line in
+    Active Projects and an entry of its own file's Key Decisions, and a topic may subscribe
+    to Active Projects too: the same fact three times spent the room of two others); the
+    plan says how many were left out."""
+    text, repeated = without_shown(text, plan.shown_ids)
+    _left_out(plan, f"{label}:repeated", repeated, "that the context holds above", rel, priority)
+    return text
+
+
+def _offer_unshown(plan: Plan, label: str, priority: int, text: str, rel: str) -> bool:
+    """Offer TEXT without the entries the context holds above it (`_unshown`); True when
+    it was included."""
+    text = _unshown(plan, label, priority, text, rel)
+    return bool(text.strip()) and plan.offer(label, priority, text, rel)
 
 
 def strip_frontmatter(text: str) -> str:
@@ -523,7 +541,6 @@ class ContextCompiler(ScoredKnowledge):
                 None,
             )
             return
-        shown: frozenset[str] = frozenset()  # the ids of MEMORY.md's entries placed
         if shared:
             plan.skip(
                 "memory",
@@ -532,34 +549,19 @@ class ContextCompiler(ScoredKnowledge):
                 MEMORY_FILE,
             )
         elif standing.get(MEMORY_FILE):
-            if plan.offer("memory", 1, standing[MEMORY_FILE] or "", MEMORY_FILE):
-                shown = entry_ids(standing[MEMORY_FILE] or "")
+            plan.offer("memory", 1, standing[MEMORY_FILE] or "", MEMORY_FILE)
         elif MEMORY_FILE in standing:
             self._unread(plan, "memory", 1, MEMORY_FILE, "")
-        self._place_journal(plan, today, project, message, shown)
+        self._place_journal(plan, today, project, message)
         if standing.get(ACTIVE_PROJECTS_FILE):
-            shown = self._offer_unshown(
-                plan, "projects", standing[ACTIVE_PROJECTS_FILE] or "", ACTIVE_PROJECTS_FILE, shown
+            _offer_unshown(
+                plan, "projects", 1, standing[ACTIVE_PROJECTS_FILE] or "", ACTIVE_PROJECTS_FILE
             )
         rel = project_context_file(project) if project else ""
         if standing.get(rel):
-            self._offer_unshown(plan, f"project:{project}", standing[rel] or "", rel, shown)
+            _offer_unshown(plan, f"project:{project}", 1, standing[rel] or "", rel)
         elif rel in standing:
             self._unread(plan, f"project:{project}", 1, rel, "")
-
-    @staticmethod
-    def _offer_unshown(
-        plan: Plan, label: str, text: str, rel: str, shown: frozenset[str]
-    ) -> frozenset[str]:
-        """Offer TEXT, a standing file of P1, without its entries SHOWN above it (ids of
-        the entries placed: a project's latest decision is its line in Active Projects and
-        an entry of its own file's Key Decisions, and a session's start showed it twice);
-        SHOWN with the ids TEXT placed."""
-        text, repeated = without_shown(text, shown)
-        _left_out(plan, f"{label}:repeated", repeated, "that the context holds above", rel)
-        if text.strip() and plan.offer(label, 1, text, rel):
-            return shown | entry_ids(text)
-        return shown
 
     def _place_journal(
         self,
@@ -567,7 +569,6 @@ class ContextCompiler(ScoredKnowledge):
         today: date,
         project: str = "",
         message: str = "",
-        shown: frozenset[str] = frozenset(),
     ) -> None:
         """P1's journal: today's, then yesterday's, then, with a current PROJECT that
         neither of them names, the last earlier day it was worked on (LAST_DAY_SCAN says
@@ -575,8 +576,7 @@ class ContextCompiler(ScoredKnowledge):
         share to the next. With a current PROJECT, a day's sections of other projects are
         left to search (`_journal_of`); so are the entries that do not bear on MESSAGE
         (`standing.bearing`; the user's words, not the active topics' descriptions), and
-        the lines that repeat an entry SHOWN above (ids of MEMORY.md's placed entries:
-        `standing.without_shown`)."""
+        the lines that repeat an entry placed above (MEMORY.md's: `Plan.shown_ids`)."""
         cfg = self.config
         journal_left = cfg.journal_budget_kb
         days = [today, today - timedelta(days=1)]
@@ -604,7 +604,7 @@ class ContextCompiler(ScoredKnowledge):
                         "left to search",
                         rel,
                     )
-            text, repeated = without_shown(text, shown)
+            text, repeated = without_shown(text, plan.shown_ids)
             _left_out(
                 plan,
                 f"journal:{day.isoformat()}:repeated",
@@ -732,6 +732,10 @@ class ContextCompiler(ScoredKnowledge):
             return topic_left
         if topic_left <= 0:
             plan.skip(label, 2, f"topic_budget_kb ({self.config.topic_budget_kb:g}) used up", sub)
+            return topic_left
+        text = _unshown(plan, label, 2, text, sub)
+        if not _says_anything(text):  # nothing but headings (its entries all above)
+            plan.skip(label, 2, "no entry of it left to show", sub)
             return topic_left
         cut = _cut_kb(text, topic_left / 1024, sub)
         if plan.offer(label, 2, cut, sub):

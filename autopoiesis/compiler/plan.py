@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from autopoiesis.compiler.standing import entry_ids
 from autopoiesis.core.text import count_tokens
 
 # What the context's own lines look like, which no line of a record may pass for: a turn
@@ -84,6 +85,9 @@ class Plan:
         self.used = 0
         self.sections: list[Section] = []
         self.paths: dict[str, str] = {}  # path -> label of the section that included it
+        # the ids of the knowledge entries the included sections show (`{id: ...}`): a
+        # standing file placed after them leaves those entries out (one fact, one place)
+        self.shown_ids: frozenset[str] = frozenset()
         self._history_pos: dict[int, int] = {}
 
     @property
@@ -119,8 +123,7 @@ class Plan:
         self.sections.append(
             Section(label, priority, cost, True, "always included (P0)", path, content)
         )
-        if path:
-            self.paths[path] = label
+        self._included(label, content, path)
 
     def offer(
         self,
@@ -152,11 +155,17 @@ class Plan:
         self.sections.append(
             Section(label, priority, cost, True, reason or "fits", path, content, spans)
         )
-        if path:
-            self.paths[path] = label
+        self._included(label, content, path)
         if history_pos is not None:
             self._history_pos[len(self.sections) - 1] = history_pos
         return True
+
+    def _included(self, label: str, content: str, path: str | None) -> None:
+        """Record what an included section holds: its file, its entries' ids."""
+        if path:
+            self.paths[path] = label
+        if "{id: " in content:
+            self.shown_ids |= entry_ids(content)
 
     def skip(
         self, label: str, priority: int, reason: str, path: str | None, *, tokens: int = 0

@@ -519,6 +519,38 @@ def test_a_project_entry_active_projects_shows_is_not_shown_again_by_its_file(
     assert not left.included and "1 entry that the context holds above" in left.reason
 
 
+def test_a_topics_subscription_leaves_out_the_entries_the_context_holds_above(
+    repo: MemoryRepo,
+) -> None:
+    """A topic subscribed to Active Projects, whose line for a project is its latest
+    decision, an entry MEMORY.md holds too: P1 left Active Projects out as repeating it,
+    and the subscription brought the file back whole, the decision twice in one context.
+    A subscription leaves out what the context holds above and says so; one with nothing
+    else is left out, and one with more keeps the rest."""
+    decision = "Files are the source of truth, SQLite is a cache"
+    entry = f"{decision} (via s1) {{id: 20260216-0900-fac701}}"
+    k = repo.knowledge_dir
+    (k / "memory" / "MEMORY.md").write_text(f"# Core Memory\n\n## Key Decisions\n- {entry}\n")
+    (k / "projects" / "_active.md").write_text(f"# Active Projects\n- **shop** — {entry}\n")
+    (k / "reference" / "storage.md").write_text(
+        f"# Storage\n\n## Facts\n- {entry}\n"
+        "- The index lives in memory.db (via s2) {id: 20260216-0900-fac702}\n"
+    )
+    (repo.root / "topics" / "review.md").write_text(
+        "---\ntype: topic\ndescription: code review\ntriggers:\n  - type: keyword\n"
+        "    words: [review]\nsubscriptions:\n  - knowledge/projects/_active.md\n"
+        "  - knowledge/reference/storage.md\n---\nReview the diff.\n"
+    )
+    topics = [t for t in load_topics(repo).topics if t.name == "review"]
+    res = compile_(repo, active_topics=topics)
+    assert res.prompt.count(decision) == 1
+    assert "<!-- sub:knowledge/projects/_active.md -->" not in res.prompt
+    assert "## Facts\n- The index lives in memory.db" in res.prompt
+    for sub in ("knowledge/projects/_active.md", "knowledge/reference/storage.md"):
+        left = next(s for s in res.sections if s.label == f"sub:{sub}:repeated")
+        assert not left.included and "1 entry that the context holds above" in left.reason
+
+
 def test_a_message_gets_the_entries_of_the_day_that_bear_on_it(repo: MemoryRepo) -> None:
     """Today's journal for a message: the entries that share two of its words; the others
     are left to search, and the explanation says so. A greeting gets the day whole."""
