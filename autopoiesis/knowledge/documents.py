@@ -202,7 +202,10 @@ class KnowledgeDocuments:
                         self._invalidate()
 
     def flush(self) -> list[str]:
-        written = sorted(self._dirty)
+        # archive/ before knowledge/: what a batch moves out of a note (MEMORY.md's
+        # overflow, an evicted file) is in its archive before it leaves the note, so a run
+        # killed between the writes leaves it in both, never in neither
+        written = sorted(self._dirty, key=lambda rel: (not rel.startswith("archive/"), rel))
         texts = {rel: kf.render(self._docs[rel]) for rel in written}
         note_written(self.repo, texts)
         for rel, text in texts.items():

@@ -442,11 +442,16 @@ class KnowledgeWriter(KnowledgeDocuments):
         archive = self.read(ARCHIVE_MEMORY) or kf.new_doc(
             {"type": "archive", "of": MEMORY_FILE}, "Core Memory — archived entries"
         )
+        archived = {e.id for _, e in archive.entries()}
         for title, entry in moved:
+            if entry.id in archived:  # archived by a run killed before it trimmed MEMORY.md
+                continue
             archive, ai = archive.with_section(title)
             archive = archive.append_line(ai, entry)
-        self._store(MEMORY_FILE, trimmed)
+        # the archive first: a run killed between the two writes leaves an entry in both
+        # files (the next run trims it), never in neither
         self._store(ARCHIVE_MEMORY, archive)
+        self._store(MEMORY_FILE, trimmed)
         facts, ids = self._known.get(MEMORY_FILE, (set(), set()))
         for _, entry in moved:  # gone from the file: a later statement of it is new there
             facts.discard(kf.normalize_fact(entry.text))

@@ -791,3 +791,54 @@ def test_journals_a_stopped_prune_moved_are_committed_by_the_next_run(
     moved = git(memory_repo, "show", "--name-status", "--format=%s", "HEAD").stdout
     assert "interrupted run" in moved
     assert "archive/journal/2025-06-01.md" in moved and "knowledge/journal/2025-06-02.md" in moved
+
+
+class _Killed(BaseException):
+    """What a `kill -9` between two file writes leaves: the first write done, no more."""
+
+
+def test_a_prune_killed_between_memory_and_its_archive_loses_no_entry(
+    memory_repo: MemoryRepo, git, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over the cap, prune wrote the trimmed MEMORY.md first and its archive second: killed
+    between the two writes, the entries it moved were in neither file, and the next prune
+    committed MEMORY.md without them (in the history only, nowhere `archive/` keeps
+    them). The archive is written first: killed between, an entry is in both, and the next
+    prune leaves it in the archive once."""
+    from autopoiesis.knowledge import documents
+
+    repo = _with_memory_cap(memory_repo, 30)
+    _fill_memory(repo, 40)
+    git(repo, "add", "knowledge")
+    git(repo, "commit", "-qm", "memory: a hand edit over the cap", "--no-verify")
+    before = {
+        e.id for _, e in kf.parse((repo.root / "knowledge/memory/MEMORY.md").read_text()).entries()
+    }
+
+    writes = []
+    real_write = documents.atomic_write
+
+    def killed_at_the_second_write(path: Path, data: str | bytes, **kw: object) -> None:
+        writes.append(path)
+        if len(writes) == 2:
+            raise _Killed
+        real_write(path, data, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(documents, "atomic_write", killed_at_the_second_write)
+    with pytest.raises(_Killed), MemoryPruner(repo) as p:
+        p.prune_memory()
+    monkeypatch.undo()
+
+    def ids(rel: str) -> list[str]:
+        path = repo.root / rel
+        return [e.id for _, e in kf.parse(path.read_text()).entries()] if path.exists() else []
+
+    on_disk = ids("knowledge/memory/MEMORY.md") + ids("archive/memory/MEMORY.md")
+    assert before <= set(on_disk)  # each entry in one file or both, none in neither
+
+    done = cli("prune", repo=repo)
+    assert done.returncode == 0, done.stderr
+    assert git(repo, "status", "--porcelain", "--", "knowledge", "archive").stdout == ""
+    kept, archived = ids("knowledge/memory/MEMORY.md"), ids("archive/memory/MEMORY.md")
+    assert set(kept) | set(archived) == before
+    assert len(kept) + len(archived) == len(before)  # and each in one place only
