@@ -135,11 +135,10 @@ class MemoryCondenser(LLMStage):
             ),
             tuple(report.paths) or (),
         )
-        return (
-            self._commit(result, f"daily journal {day.isoformat()}", commit, "memory")
-            if report.paths
-            else result
-        )
+        # committed even when this run added nothing: a run killed after it wrote the
+        # journal, before its commit, finds every bullet "already there" the next time,
+        # and its journal is committed by this one (`MemoryPruner._commit`)
+        return self._commit(result, f"daily journal {day.isoformat()}", commit, "memory")
 
     def _daily_llm(
         self, day: date, srcs: list[SourceTranscript]
@@ -232,11 +231,8 @@ class MemoryCondenser(LLMStage):
             )
         result = MaintenanceResult(tuple(actions), tuple(report.paths))
         result = result + self.pruner.prune_memory(commit=False)
-        return (
-            self._commit(result, f"weekly rollup {label} into MEMORY.md", commit, "memory")
-            if result.paths
-            else result
-        )
+        # as the daily run: what a killed run wrote is committed by the next one
+        return self._commit(result, f"weekly rollup {label} into MEMORY.md", commit, "memory")
 
     def _weekly_offline(
         self, label: str, journals: list[tuple[date, str, kf.KnowledgeDoc]]

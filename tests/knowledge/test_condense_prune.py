@@ -842,3 +842,28 @@ def test_a_prune_killed_between_memory_and_its_archive_loses_no_entry(
     kept, archived = ids("knowledge/memory/MEMORY.md"), ids("archive/memory/MEMORY.md")
     assert set(kept) | set(archived) == before
     assert len(kept) + len(archived) == len(before)  # and each in one place only
+
+
+def test_a_condense_killed_before_its_commit_is_committed_by_the_next_run(
+    memory_repo: MemoryRepo, tmp_path: Path, git, cli
+) -> None:
+    """A daily (or weekly) condensation killed after it wrote the journal (MEMORY.md),
+    before its commit: run again, it found every bullet "already there", committed
+    nothing, and the file stayed uncommitted for good (no command commits a change it
+    did not make). The next run commits what the killed one wrote, as prune does."""
+    import_sessions(memory_repo, tmp_path, DEMO)
+    with MemoryCondenser(memory_repo) as c:  # the state a kill before its commit leaves
+        assert c.daily_summary(DAY, commit=False).paths
+    assert git(memory_repo, "status", "--porcelain", "--", "knowledge").stdout
+
+    again = cli("condense", "daily", "--date", DAY.isoformat(), repo=memory_repo)
+    assert again.returncode == 0, again.stderr
+    assert "0 bullet(s) added" in again.stdout and "committed" in again.stdout
+    assert git(memory_repo, "status", "--porcelain", "--", "knowledge").stdout == ""
+
+    with MemoryCondenser(memory_repo) as c:
+        assert c.weekly_rollup(DAY, commit=False).paths
+    assert git(memory_repo, "status", "--porcelain", "--", "knowledge").stdout
+    again = cli("condense", "weekly", "--date", DAY.isoformat(), repo=memory_repo)
+    assert again.returncode == 0, again.stderr
+    assert git(memory_repo, "status", "--porcelain", "--", "knowledge").stdout == ""
