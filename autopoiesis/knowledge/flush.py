@@ -46,6 +46,7 @@ between a line {begin} and a line {end}, in this form:
 {prompt}"""
 
 _FLUSH_HEADING = re.compile(r"^#{1,3}\s*(journal|memory|project\s*:\s*(.+?))\s*$", re.IGNORECASE)
+_ANY_HEADING = re.compile(r"^#{1,6}\s+(.*?)[\s:]*$")
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,13 @@ def flush_block(text: str) -> str | None:
 
 def parse_flush(reply: str) -> dict[str, list[str]]:
     """{"journal": [...], "memory": [...], "project:SLUG": [...]} from the agent's reply
-    (the Markdown form of FLUSH_PROMPT, or a JSON object with journal/memory/projects)."""
+    (the Markdown form of FLUSH_PROMPT, or a JSON object with journal/memory/projects).
+
+    The flush is the last look at history before it is dropped, so nothing the agent
+    wrote is left out for being out of form: a line under no heading of the prompt's
+    (prose, bullets before any heading, a heading of its own such as `## decisions`, a
+    project that names none) is kept in the journal, under its heading's words
+    ("decisions: use Kafka"), and a warning says the reply was out of form."""
     text = reply.strip()
     if not text or text.upper().startswith("FLUSH_OK"):
         return {}
@@ -118,18 +125,33 @@ def parse_flush(reply: str) -> dict[str, list[str]]:
                 out[f"project:{slug}"] = [
                     str(v) for v in (vals if isinstance(vals, list) else [vals]) if str(v).strip()
                 ]
+            for key, vals in data.items():
+                if key not in ("journal", "memory", "projects"):
+                    out.setdefault(UNPLACED, []).extend(
+                        f"{key}: {v}"
+                        for v in (vals if isinstance(vals, list) else [vals])
+                        if str(v).strip()
+                    )
             return {k: v for k, v in out.items() if v}
-    current: str | None = None
+    current, context = UNPLACED, ""
     for line in text.splitlines():
         m = _FLUSH_HEADING.match(line.strip())
+        other = None if m else _ANY_HEADING.match(line.strip())
         if m:
             current = f"project:{m.group(2).strip()}" if m.group(2) else m.group(1).lower()
+            context = ""
+            continue
+        if other:  # a heading of the agent's own: its lines are kept under its words
+            current, context = UNPLACED, other.group(1)
             continue
         item = line.strip()
-        if current and item and item.upper() != "FLUSH_OK":
+        if item and item.upper() != "FLUSH_OK":
             item = re.sub(r"^[-*]\s+", "", item)
-            out.setdefault(current, []).append(item)
+            out.setdefault(current, []).append(f"{context}: {item}" if context else item)
     return {k: v for k, v in out.items() if v}
+
+
+UNPLACED = "unplaced"  # parse_flush's key for lines under no heading of the prompt's
 
 
 def apply_flush(
@@ -154,6 +176,17 @@ def apply_flush(
     day = today.isoformat()
     when = at or datetime.combine(today, utc_now().time(), tzinfo=UTC).replace(microsecond=0)
     prov = Provenance(source=source or "pre-compaction flush", at=when, producer="flush@1")
+    unplaced = parts.pop(UNPLACED, [])
+    for key in [k for k in parts if k.startswith("project:")]:
+        if not slugify(key.split(":", 1)[1]):  # a project the reply names by nothing
+            unplaced += [f"{key.split(':', 1)[1].strip()}: {line}" for line in parts.pop(key)]
+    if unplaced:
+        warnings.warn(
+            f"flush: {len(unplaced)} line(s) of the reply were under no `## journal`, "
+            "`## memory` or `## project: NAME` heading; they are kept in the journal.",
+            stacklevel=2,
+        )
+        parts["journal"] = parts.get("journal", []) + unplaced
     changes: list[KnowledgeChange] = []
     for key, lines in parts.items():
         lines = [re.sub(r"^\d{4}-\d\d-\d\d:\s*", "", line).strip() for line in lines]
@@ -178,13 +211,10 @@ def apply_flush(
             ]
         elif key.startswith("project:"):
             slug = slugify(key.split(":", 1)[1])
-            if slug:
-                changes += [
-                    KnowledgeChange(
-                        project_context_file(slug), "append", "Key Decisions", line, prov
-                    )
-                    for line in lines
-                ]
+            changes += [
+                KnowledgeChange(project_context_file(slug), "append", "Key Decisions", line, prov)
+                for line in lines
+            ]
     if not changes:
         return FlushReport((), True)
     report = KnowledgeWriter(repo).apply(changes)

@@ -6,6 +6,7 @@ from autopoiesis.core.paths import MemoryRepo
 from autopoiesis.knowledge.flush import (
     FLUSH_BEGIN,
     FLUSH_END,
+    UNPLACED,
     compaction_instructions,
     flush_block,
     parse_flush,
@@ -26,3 +27,34 @@ def test_flush_block_reads_the_last_marked_block(memory_repo: MemoryRepo) -> Non
     }
     assert flush_block("no markers") is None
     assert flush_block(f"{FLUSH_BEGIN} never closed") is None
+
+
+def test_a_reply_out_of_form_is_kept_in_the_journal_never_dropped(
+    memory_repo: MemoryRepo, cli
+) -> None:
+    """The flush is the last look at a session's history before it is dropped. A reply
+    that did not keep to the prompt's headings (prose, a heading of its own, a project
+    named by nothing) lost every such line, and the run said "nothing to keep (FLUSH_OK
+    or notes already present)". Those lines go to the day's journal now, under their
+    heading's words, and a warning says the reply was out of form."""
+    reply = (
+        "We moved the billing service to Postgres today.\n"
+        "## decisions\n- use Kafka for the events\n"
+        "## project: !!!\n- the cutover is on June 17\n"
+        "## memory\n- rotate the API keys every quarter\n"
+    )
+    out = cli("flush", input=reply, repo=memory_repo)
+    assert out.returncode == 0, out.stderr
+    assert "nothing to keep" not in out.stdout
+    assert "3 line(s) of the reply were under no `## journal`" in out.stderr
+    journal = next((memory_repo.root / "knowledge/journal").glob("*.md")).read_text()
+    assert "We moved the billing service to Postgres today." in journal
+    assert "decisions: use Kafka for the events" in journal
+    assert "the cutover is on June 17" in journal
+    memory = (memory_repo.root / "knowledge/memory/MEMORY.md").read_text()
+    assert "rotate the API keys every quarter" in memory
+    assert parse_flush('{"memory": ["m"], "decisions": ["use Kafka"]}') == {
+        "memory": ["m"],
+        UNPLACED: ["decisions: use Kafka"],
+    }
+    assert parse_flush("FLUSH_OK") == {}
