@@ -58,13 +58,15 @@ _MS_FROM = 1e12  # the least number read as milliseconds (2001-09-09)
 
 
 def _checked(dt: datetime, value: Any, field_name: str) -> datetime:
+    # a YAML timestamp arrives as a datetime: said as written, not as its repr
+    shown = value.isoformat() if isinstance(value, datetime) else repr(value)
     try:
         out = utc(dt)
     except (OverflowError, ValueError):
-        raise TimestampError(f"{field_name} {value!r} is out of range; {_HINT}.") from None
+        raise TimestampError(f"{field_name} {shown} is out of range; {_HINT}.") from None
     if not _MIN <= out <= _MAX:
         raise TimestampError(
-            f"{field_name} {value!r} is outside {MIN_YEAR}-{MAX_YEAR}, which no conversation can "
+            f"{field_name} {shown} is outside {MIN_YEAR}-{MAX_YEAR}, which no conversation can "
             f"be; {_HINT}."
         )
     return out

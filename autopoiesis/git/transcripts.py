@@ -21,6 +21,7 @@ holds (`closed_uncommitted_transcripts`, one `git status`), through the same roa
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -54,8 +55,11 @@ class TranscriptCommitsMixin(GitCore):
                 continue
         return out
 
-    def _finished(self, paths: Sequence[str]) -> list[str]:
-        """Those of PATHS that are finished transcripts (closed or recovered) on disk."""
+    def _finished(self, paths: Sequence[str], *, say_unreadable: bool = False) -> list[str]:
+        """Those of PATHS that are finished transcripts (closed or recovered) on disk. One
+        that cannot be read (a frontmatter a hand edit or another tool broke, a start in
+        the year 1) is never committed; with SAY_UNREADABLE a warning names it and why,
+        else a transcript left out of every commit would wait in the work tree unsaid."""
         from autopoiesis.errors import TranscriptFormatError
         from autopoiesis.formats.transcript import decode, parse_meta
 
@@ -65,7 +69,15 @@ class TranscriptCommitsMixin(GitCore):
                 continue
             try:
                 meta = parse_meta(decode((self.root / rel).read_bytes(), rel), rel)
-            except (OSError, TranscriptFormatError):
+            except OSError:
+                continue
+            except TranscriptFormatError as exc:
+                if say_unreadable:
+                    warnings.warn(
+                        f"{exc} It is not committed until it can be read: fix it, then "
+                        "run `autopoiesis commit` again.",
+                        stacklevel=2,
+                    )
                 continue
             if meta.status != "open":
                 ready.append(rel)
@@ -73,8 +85,8 @@ class TranscriptCommitsMixin(GitCore):
 
     def closed_uncommitted_transcripts(self) -> list[str]:
         """Transcripts that are finished (closed or recovered) but not committed yet,
-        untracked or staged alike."""
-        return self._finished(uncommitted(self.root, [CONVERSATIONS_DIR]))
+        untracked or staged alike; a warning names each that cannot be read."""
+        return self._finished(uncommitted(self.root, [CONVERSATIONS_DIR]), say_unreadable=True)
 
     def commit_new_transcripts(self, paths: Sequence[str], message: str) -> CommitResult:
         """Commit the finished transcripts PATHS with MESSAGE (the caller holds the git

@@ -209,3 +209,28 @@ def test_recall_bounds_the_length_of_its_text(memory_repo: MemoryRepo, cli: Cli)
     with pytest.raises(InvalidArgumentError):
         MemoryGit(memory_repo).changes("b" * (MAX_RECALL_CHARS + 1))
     assert cli("recall", "a" * MAX_RECALL_CHARS, repo=memory_repo).returncode == 0
+
+
+def test_commit_names_a_finished_transcript_it_cannot_read(
+    memory_repo: MemoryRepo, cli: Cli, git
+) -> None:
+    """A transcript whose start no conversation can have (the year 1, a negative epoch)
+    is never committed; `autopoiesis commit` passed over it without a word ("nothing to
+    commit: no finished transcript waits") while it sat in the work tree. It is named,
+    with why and what to do; a readable one beside it is committed as before."""
+    folder = memory_repo.root / "raw/conversations/2026/03/02"
+    folder.mkdir(parents=True)
+    meta = "session_id: {sid}\nstarted: {at}\nended: {at}\nstatus: closed\n"
+    body = "\n# T\n\n## 10:00 — user\nWe decided to use Redis.\n"
+    for sid, at in (("ses_year1", "0001-01-01T10:00:00Z"), ("ses_ok", "2026-03-02T10:00:00Z")):
+        (folder / f"1000-{sid}-t.md").write_text(
+            "---\n" + meta.format(sid=sid, at=at) + "---\n" + body
+        )
+    out = cli("commit", repo=memory_repo)
+    assert out.returncode == 0, out.stderr
+    assert "1 transcript" in out.stdout
+    assert "1000-ses_year1-t.md: started 0001-01-01T10:00:00+00:00 is outside" in out.stderr
+    assert "not committed until it can be read" in out.stderr
+    assert "datetime.datetime" not in out.stderr
+    untracked = git(memory_repo, "status", "--porcelain", "--", "raw").stdout
+    assert "ses_year1" in untracked and "ses_ok" not in untracked
