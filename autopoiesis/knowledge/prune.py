@@ -325,7 +325,15 @@ class MemoryPruner(LLMStage):
                 f"{' ...' if len(paths) > 3 else ''}); once what it names is fixed, "
                 "`autopoiesis commit` commits them."
             ) from None
-        return MaintenanceResult(result.actions, result.paths, sha, result.flagged)
+        actions = result.actions
+        left = [p for p in earlier if p in paths]
+        if sha and left:  # said, or a run with nothing of its own to do said "nothing to do"
+            actions += (
+                f"committed {len(left)} file(s) an interrupted or refused run left uncommitted: "
+                + ", ".join(left[:3])
+                + (" ..." if len(left) > 3 else ""),
+            )
+        return MaintenanceResult(actions, result.paths, sha, result.flagged)
 
     def _move(self, rel: str, dest: str) -> str:
         """Move REL out of knowledge/ to DEST under archive/; returns the path it went to.

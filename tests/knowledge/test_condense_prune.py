@@ -788,6 +788,9 @@ def test_journals_a_stopped_prune_moved_are_committed_by_the_next_run(
     done = cli("prune", repo=memory_repo)
     assert done.returncode == 0, done.stderr
     assert git(memory_repo, "status", "--porcelain").stdout == ""
+    # said so: a run with nothing of its own to do said "nothing to do" and committed them
+    assert "nothing to do" not in done.stdout
+    assert "committed 4 file(s) an interrupted or refused run left uncommitted" in done.stdout
     moved = git(memory_repo, "show", "--name-status", "--format=%s", "HEAD").stdout
     assert "interrupted run" in moved
     assert "archive/journal/2025-06-01.md" in moved and "knowledge/journal/2025-06-02.md" in moved
