@@ -30,12 +30,12 @@ from autopoiesis.core.paths import INDEX_FILES, MEMORY_FILE, MemoryRepo
 from autopoiesis.core.text import slugify
 from autopoiesis.errors import LLMResponseError, LLMUnavailableError
 from autopoiesis.formats import knowledge as kf
-from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
+from autopoiesis.knowledge.changes import KnowledgeChange, Provenance, entry_id_for
 from autopoiesis.knowledge.extractors.base import NAME_SLUG_LEN, SourceTranscript, reply_items
 from autopoiesis.knowledge.extractors.journal import JOURNAL
 from autopoiesis.knowledge.prune import MaintenanceResult, MemoryPruner
 from autopoiesis.knowledge.stage import LLMStage
-from autopoiesis.knowledge.writer import KnowledgeWriter, WritePolicy
+from autopoiesis.knowledge.writer import ARCHIVE_MEMORY, KnowledgeWriter, WritePolicy
 
 PROMPTS = Path(__file__).parent / "prompts"
 DAILY = WritePolicy("condense.daily@1", ("knowledge/journal/*.md",), frozenset({"append"}))
@@ -257,13 +257,16 @@ class MemoryCondenser(LLMStage):
         return changes
 
     def _known_entries(self) -> list[tuple[str, kf.Entry]]:
-        """Every entry, live or superseded, of the current-state knowledge files."""
+        """Every entry, live or superseded, of the current-state knowledge files, and
+        those the MEMORY.md cap moved to its archive (`_promote` brings none back)."""
         out = []
         for p in self.repo.iter_markdown("knowledge"):
             rel = self.repo.rel(p)
             if kf.is_current_state(rel):
                 doc = self.writer.read_in_sweep(rel)
                 out += [(rel, e) for _, e in doc.entries()] if doc is not None else []
+        archive = self.writer.read_in_sweep(ARCHIVE_MEMORY)
+        out += [(ARCHIVE_MEMORY, e) for _, e in archive.entries()] if archive is not None else []
         return out
 
     @staticmethod
@@ -280,7 +283,15 @@ class MemoryCondenser(LLMStage):
         carries, else by its words (`knowledge.restates`, either way round): a fact that
         was superseded is never brought back; one that stands in a project file gets a
         derived line in MEMORY.md with that entry's id; one MEMORY.md already holds is
-        left alone; a fact known nowhere else becomes a MEMORY.md entry of its own."""
+        left alone; a fact known nowhere else becomes a MEMORY.md entry of its own. An
+        entry MEMORY.md's cap moved to its archive (that id) is not rolled up again: a
+        second rollup of the week brought it back, in both files, and moved out another."""
+        archived = {e.id for p, e in known if p == ARCHIVE_MEMORY}
+        known = [(p, e) for p, e in known if p != ARCHIVE_MEMORY]
+
+        def unless_archived(change: KnowledgeChange) -> KnowledgeChange | None:
+            return None if (change.entry_id or entry_id_for(change)) in archived else change
+
         same = [(p, e) for p, e in known if e.id == entry_id] if entry_id else []
         if not same:
             same = [
@@ -300,15 +311,17 @@ class MemoryCondenser(LLMStage):
                 if len(parts) == 4 and parts[1] == "projects"
                 else canonical.text
             )
-            return KnowledgeChange(
-                MEMORY_FILE,
-                "append",
-                section,
-                text,
-                Provenance(canonical.source or prov.source, at, WEEKLY.producer),
-                entry_id=canonical.id,
+            return unless_archived(
+                KnowledgeChange(
+                    MEMORY_FILE,
+                    "append",
+                    section,
+                    text,
+                    Provenance(canonical.source or prov.source, at, WEEKLY.producer),
+                    entry_id=canonical.id,
+                )
             )
-        return KnowledgeChange(MEMORY_FILE, "append", section, text, prov)
+        return unless_archived(KnowledgeChange(MEMORY_FILE, "append", section, text, prov))
 
     @staticmethod
     def _prov(e: kf.Entry) -> Provenance:

@@ -870,3 +870,30 @@ def test_a_condense_killed_before_its_commit_is_committed_by_the_next_run(
     again = cli("condense", "weekly", "--date", DAY.isoformat(), repo=memory_repo)
     assert again.returncode == 0, again.stderr
     assert git(memory_repo, "status", "--porcelain", "--", "knowledge").stdout == ""
+
+
+def test_a_second_weekly_rollup_brings_back_nothing_the_cap_archived(
+    memory_repo: MemoryRepo, tmp_path: Path, git
+) -> None:
+    """A week whose rollup takes MEMORY.md over its cap moves the oldest entries to the
+    archive. Rolled up again (a rerun, `run-due` after a missed slot), it found those
+    entries in no current file and added them again: each rerun moved others out, and
+    an id stood in MEMORY.md and its archive at once. What the archive holds stays there."""
+    repo = _with_memory_cap(memory_repo, 16)  # a new MEMORY.md has 12 lines: room for 4
+    import_sessions(repo, tmp_path, _decisions(6))
+    day = date(2026, 3, 1)
+    with MemoryCondenser(repo) as c:
+        c.daily_summary(day)
+        first = c.weekly_rollup(day)
+        assert first.commit and "6 MEMORY.md entries added" in first.actions[0]
+        head = git(repo, "rev-parse", "HEAD").stdout
+        again = c.weekly_rollup(day)
+    assert "0 MEMORY.md entries added" in again.actions[0]
+    assert git(repo, "rev-parse", "HEAD").stdout == head  # nothing to commit
+
+    def ids(rel: str) -> set[str]:
+        return {e.id for _, e in kf.parse((repo.root / rel).read_text()).entries()}
+
+    kept, archived = ids("knowledge/memory/MEMORY.md"), ids("archive/memory/MEMORY.md")
+    assert kept and archived and not kept & archived
+    assert len(kept | archived) == 6
