@@ -81,7 +81,13 @@ from autopoiesis.compiler.context import (
 )
 from autopoiesis.compiler.plan import Plan, as_record
 from autopoiesis.compiler.scored import KnowledgeQuery, ScoredKnowledge
-from autopoiesis.compiler.standing import StandingFile, bearing, fit, without_shown
+from autopoiesis.compiler.standing import (
+    StandingFile,
+    bearing,
+    fit,
+    says_anything,
+    without_shown,
+)
 from autopoiesis.core.clock import utc_now
 from autopoiesis.core.frontmatter import split as split_frontmatter
 from autopoiesis.core.paths import (
@@ -193,11 +199,6 @@ def _section_of(text: str, project: str) -> str:
         if (s.level == 3 and s.title == project) or 0 < s.level < 3
     )
     return kf.render(replace(doc, sections=kept, frontmatter=None))
-
-
-def _says_anything(text: str) -> bool:
-    """Whether TEXT holds a line that is no heading (an entry, a paragraph)."""
-    return any(line.strip() and not line.lstrip().startswith("#") for line in text.split("\n"))
 
 
 def _cut_kb(text: str, kb: float, source: str) -> str:
@@ -620,7 +621,7 @@ class ContextCompiler(ScoredKnowledge):
                 "of the day that share too few words with the message: left to search",
                 rel,
             )
-            if not _says_anything(text):
+            if not says_anything(text):
                 continue  # nothing but headings: its entries were of other projects
             cut = _cut_kb(text, journal_left, rel) if journal_left > 0 else ""
             if not cut:
@@ -734,7 +735,7 @@ class ContextCompiler(ScoredKnowledge):
             plan.skip(label, 2, f"topic_budget_kb ({self.config.topic_budget_kb:g}) used up", sub)
             return topic_left
         text = _unshown(plan, label, 2, text, sub)
-        if not _says_anything(text):  # nothing but headings (its entries all above)
+        if not says_anything(text):  # nothing but headings (its entries all above)
             plan.skip(label, 2, "no entry of it left to show", sub)
             return topic_left
         cut = _cut_kb(text, topic_left / 1024, sub)

@@ -45,7 +45,7 @@ from datetime import UTC, date, datetime
 from pathlib import PurePosixPath
 
 from autopoiesis.compiler.plan import as_record
-from autopoiesis.compiler.standing import stems
+from autopoiesis.compiler.standing import says_anything, stems, without_shown
 from autopoiesis.core.frontmatter import normalize
 from autopoiesis.core.paths import category_of, team_of
 from autopoiesis.core.text import without_bookkeeping
@@ -140,6 +140,23 @@ class Source:
         if not self.turns:
             return self
         return replace(self, focus=frozenset(wanted), _shown={})
+
+    def without_entries(self, ids: frozenset[str]) -> Source:
+        """This file without its entries of IDS (`{id: ...}`: the ones the context holds
+        above, `Plan.shown_ids`): a day's journal says "Decided: ..." with the id of the
+        decision MEMORY.md shows, and a hit on it spent its room on the fact twice. A
+        unit left with nothing but headings shows nothing. The file is copied only when
+        it holds one of IDS; a transcript is shown as it is."""
+        if self.turns or not ids:
+            return self
+        units = list(self.units)
+        for i, u in enumerate(units):
+            text, left = without_shown(u.text, ids)
+            if left:
+                units[i] = replace(u, text=text.strip("\n") if says_anything(text) else "")
+        if units == list(self.units):
+            return self
+        return replace(self, units=tuple(units), _shown={})
 
     def shown(self, i: int) -> tuple[str, tuple[tuple[int, int], ...]]:
         """Unit I as the context shows it, and the file lines that holds."""
@@ -591,6 +608,7 @@ def pack(
         )
         if step == 0:  # the hit itself: the units its chunk covers
             units = _steps_that_tell(src, src.covering(hit.start, hit.end), hit)
+            units = {i for i in units if src.units[i].text}  # none: it shows nothing new
             if not units:
                 continue
             marked = _marked_units(p, units, hit)

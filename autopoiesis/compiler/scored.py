@@ -300,9 +300,13 @@ class ScoredKnowledge:
 
         wanted = stems(query.text)
 
+        shown = plan.shown_ids
+
         def source(path: str) -> Source | None:
             found = self._source(path)  # the cached units; their long turns focused here
-            return found.focused(wanted) if found is not None else as_given.get(path)
+            if found is None:
+                return as_given.get(path)
+            return found.focused(wanted).without_entries(shown)
 
         return hits, len(rows), source, why
 

@@ -286,6 +286,11 @@ def entry_ids(text: str) -> frozenset[str]:
     return frozenset(_ENTRY_ID.findall(text))
 
 
+def says_anything(text: str) -> bool:
+    """Whether TEXT holds a line that is no heading (an entry, a paragraph)."""
+    return any(line.strip() and not line.lstrip().startswith("#") for line in text.split("\n"))
+
+
 def without_shown(text: str, shown: frozenset[str]) -> tuple[str, int]:
     """TEXT, a day's journal, without the lines that carry the id of an entry SHOWN above
     it in the same context (a journal's "Preference: ... {id: X}" where MEMORY.md's entry X

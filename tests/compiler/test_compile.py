@@ -551,6 +551,47 @@ def test_a_topics_subscription_leaves_out_the_entries_the_context_holds_above(
         assert not left.included and "1 entry that the context holds above" in left.reason
 
 
+def test_a_search_hit_leaves_out_the_entries_the_context_holds_above(repo: MemoryRepo) -> None:
+    """An old day's journal says "Decided: ..." with the id of the decision MEMORY.md
+    shows: a message that found that day by search got the decision twice, once in P1
+    and once in the hit, in the room of another. The hit shows the day's other entries;
+    a hit left with none of its own shows nothing."""
+    from autopoiesis.index import SearchIndex
+
+    decision = "Files are the source of truth, SQLite is only a cache we can rebuild"
+    k = repo.knowledge_dir
+    (k / "memory" / "MEMORY.md").write_text(
+        f"# Core Memory\n\n## Key Decisions\n- 2026-02-01: {decision} (via s1) "
+        "{id: 20260201-0900-fac701}\n"
+    )
+    (k / "journal" / "2026-02-01.md").write_text(
+        "## 2026-02-01\n\n### shop\n"
+        "- Talked through how the cart stores its rows in SQLite (via s1) "
+        "{id: 20260201-0850-fac700}\n"
+        f"- Decided: {decision} (via s1) {{id: 20260201-0900-fac701}}\n"
+    )
+    with SearchIndex(repo) as idx:
+        idx.rebuild_full()
+    with ContextCompiler(repo) as comp:
+        res = comp.compile("where does the cart keep its rows, SQLite?", today=TODAY, now=NOW)
+    assert res.prompt.count(decision) == 1
+    assert "how the cart stores its rows in SQLite" in res.prompt
+    hit = next(
+        s for s in res.sections if s.label.startswith("knowledge:knowledge/journal/2026-02-01")
+    )
+    assert hit.included and decision not in hit.content
+    # the day holds nothing else: found by search, it brings nothing
+    (k / "journal" / "2026-02-01.md").write_text(
+        f"## 2026-02-01\n\n### shop\n- Decided: {decision} (via s1) {{id: 20260201-0900-fac701}}\n"
+    )
+    with SearchIndex(repo) as idx:
+        idx.rebuild_full()
+    with ContextCompiler(repo) as comp:
+        alone = comp.compile("is SQLite the source of truth or a cache?", today=TODAY, now=NOW)
+    assert alone.prompt.count(decision) == 1
+    assert "knowledge/journal/2026-02-01" not in alone.prompt
+
+
 def test_a_message_gets_the_entries_of_the_day_that_bear_on_it(repo: MemoryRepo) -> None:
     """Today's journal for a message: the entries that share two of its words; the others
     are left to search, and the explanation says so. A greeting gets the day whole."""

@@ -245,9 +245,12 @@ def test_a_superseded_entry_is_never_included_as_current(repo: MemoryRepo) -> No
     (repo.root / MEMORY_FILE).write_text(
         f"# Core Memory\n\n## Key Decisions\n{old}\n{new}\n", encoding="utf-8"
     )
+    # the reference file's own entries (MEMORY.md's entry, shown above, is not shown again)
+    mine = new.replace("bbbbbb", "cccccc")
     ref = repo.knowledge_dir / "reference" / "database.md"
     ref.write_text(
-        f"# Database\n\n## Pooling\n{old}\n- ~~We run PgBouncer~~ #superseded-by:20260210-0900-bbbbbb\n{new}\n",
+        f"# Database\n\n## Pooling\n{old.replace('bbbbbb', 'cccccc')}\n"
+        f"- ~~We run PgBouncer~~ #superseded-by:20260210-0900-cccccc\n{mine}\n",
         encoding="utf-8",
     )
     with SearchIndex(repo) as idx:
