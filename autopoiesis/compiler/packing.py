@@ -150,13 +150,13 @@ class Source:
         if self.turns or not ids:
             return self
         units = list(self.units)
+        changed = False
         for i, u in enumerate(units):
             text, left = without_shown(u.text, ids)
             if left:
                 units[i] = replace(u, text=text.strip("\n") if says_anything(text) else "")
-        if units == list(self.units):
-            return self
-        return replace(self, units=tuple(units), _shown={})
+                changed = True
+        return replace(self, units=tuple(units), _shown={}) if changed else self
 
     def shown(self, i: int) -> tuple[str, tuple[tuple[int, int], ...]]:
         """Unit I as the context shows it, and the file lines that holds."""
