@@ -13,7 +13,11 @@ this machine's approvals), its search index is built from the parent's embedding
 (core/project.CHECKOUT_PROJECT), so a harness started in it searches and compiles for P.
 
 `merge(AGENT)` commits what the sub-agent left uncommitted in its checkout and merges its
-branch into the parent's (the knowledge merge driver, the hooks, verify); `remove(AGENT)`
+branch into the parent's (the knowledge merge driver, the hooks, verify), once its branch
+holds only what a sub-agent may write (`may_write`): its folders, its sessions'
+transcripts and what extracting them writes; anything else (the config, .gitattributes,
+another project's notes, a transcript changed) is refused, naming the files, and nothing
+is merged. `remove(AGENT)`
 deletes the worktree and, once merged, its branch. Until then `git log main..subagent/AGENT`
 shows what it did.
 """
@@ -21,19 +25,61 @@ shows what it did.
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from autopoiesis.core.paths import IDENTITY_DIR, MemoryRepo
+from autopoiesis.core.paths import (
+    ACTIVE_PROJECTS_FILE,
+    CONVERSATIONS_DIR,
+    IDENTITY_DIR,
+    JOURNAL_DIR,
+    PEOPLE_INDEX_FILE,
+    MemoryRepo,
+)
+from autopoiesis.core.private import matches
 from autopoiesis.core.project import CHECKOUT_PROJECT
 from autopoiesis.errors import GitError, InvalidArgumentError
 from autopoiesis.git.refs import refuse_secret_in_ref_name
 from autopoiesis.git.runner import call, decode
+from autopoiesis.knowledge.state import EXTRACTED_FILE
 
 BRANCH_PREFIX = "subagent/"
 BASE_FOLDERS = (IDENTITY_DIR, "knowledge/memory", "knowledge/procedures", "topics")
 _AGENT_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
+# The folders a checkout was given, kept in its own git folder beside CHECKOUT_PROJECT:
+# what `merge` holds its branch to. The sparse-checkout list is no such record: the
+# sub-agent changes it with one `git sparse-checkout add`.
+CHECKOUT_FOLDERS = "autopoiesis-subagent-folders"
+# What the sub-agent's own sessions write outside its folders, wherever its checkout is
+# (the writer files them by what they are, not by what the checkout holds): extraction's
+# journal lines, the global notes it learns (people, reference facts), the indexes the
+# writer keeps and the record of what was extracted. Its transcripts are new files under
+# CONVERSATIONS_DIR (a transcript is never changed afterwards).
+SESSION_FOLDERS = (JOURNAL_DIR, "knowledge/people", "knowledge/reference")
+SESSION_FILES = (EXTRACTED_FILE, ACTIVE_PROJECTS_FILE, PEOPLE_INDEX_FILE)
+
+
+def _inside(path: str, folders: Iterable[str]) -> bool:
+    return any(path.startswith(folder.rstrip("/") + "/") for folder in folders)
+
+
+def may_write(path: str, status: str, folders: Sequence[str], private: Sequence[str]) -> bool:
+    """Whether a sub-agent given FOLDERS may make the change STATUS (git's A, M or D) to
+    PATH: anything inside its folders; a new transcript; what extracting its sessions
+    adds to or writes in SESSION_FOLDERS and SESSION_FILES. Never a private path (private
+    notes are never given to a sub-agent), never a file at the top (the config,
+    .gitattributes, .gitignore), another project's notes, a transcript changed or
+    deleted, archive/ or a team's memory unless given."""
+    if matches(path, private):
+        return False
+    if _inside(path, folders):
+        return True
+    if status == "A" and _inside(path, (CONVERSATIONS_DIR,)) and path.endswith(".md"):
+        return True
+    return status in ("A", "M") and (path in SESSION_FILES or _inside(path, SESSION_FOLDERS))
 
 
 @dataclass(frozen=True)
@@ -115,6 +161,7 @@ class Subagents:
         gitdir = Path(_git(where, "rev-parse", "--absolute-git-dir").strip())
         if project:
             (gitdir / CHECKOUT_PROJECT).write_text(project + "\n", encoding="utf-8")
+        (gitdir / CHECKOUT_FOLDERS).write_text("".join(f + "\n" for f in folders), "utf-8")
         _git(where, "sparse-checkout", "set", "--cone", *folders)
         _git(where, "checkout", "-q", branch)
         self._carry_over_index(where)
@@ -130,8 +177,6 @@ class Subagents:
                 f"{path}: a sub-agent's checkout holds folders of the memory (knowledge/, "
                 "topics/, archive/, raw/, shared/)."
             )
-        from autopoiesis.core.private import matches
-
         patterns = self.repo.private_patterns()
         if matches(rel + "/x.md", patterns) or matches(rel, patterns):
             raise InvalidArgumentError(
@@ -145,8 +190,6 @@ class Subagents:
         `private.paths` pattern inside one, `knowledge/procedures/hr/**`): a checkout
         takes whole folders, and the worktree has no git-crypt key, so its checkout
         failed half-way with git-crypt's error, leaving a branch and a worktree behind."""
-        from autopoiesis.core.private import matches
-
         patterns = self.repo.private_patterns()
         listed = call(self.root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *folders)
         inside = [p for p in decode(listed.stdout).split("\x00") if p and matches(p, patterns)]
@@ -210,6 +253,7 @@ class Subagents:
 
         c = self.get(agent)
         Memory(c.path).commit(f"memory: {agent}'s work, left uncommitted in its checkout")
+        self._refuse_beyond_its_bounds(c)
         result = MemoryGit(self.repo).merge(
             c.branch, f"maintenance: merge {c.branch} (the sub-agent {agent}'s work)"
         )
@@ -219,6 +263,59 @@ class Subagents:
                 "and `git commit`, or `git merge --abort`."
             )
         return result.kind, result.head
+
+    def granted(self, c: Checkout) -> tuple[str, ...]:
+        """The folders C's checkout was given (its record; a checkout made before there
+        was one: its sparse-checkout list)."""
+        gitdir = Path(_git(c.path, "rev-parse", "--absolute-git-dir").strip())
+        try:
+            text = (gitdir / CHECKOUT_FOLDERS).read_text(encoding="utf-8")
+        except OSError:
+            return c.folders
+        return tuple(line for line in text.splitlines() if line.strip())
+
+    def _refuse_beyond_its_bounds(self, c: Checkout) -> None:
+        """InvalidArgumentError, before anything is merged, when C's branch changes what a
+        sub-agent may not (may_write) since it left the memory's branch: its checkout is
+        a worktree, where any git command commits anything, and a merge brought all of it
+        into the memory (the config, .gitattributes, another project's notes)."""
+        base = _git(self.root, "merge-base", "HEAD", c.branch, check=False).strip()
+        if not base:
+            return  # no history in common: git's merge refuses it itself
+        listed = _git(
+            self.root, "diff", "--name-status", "-z", "--no-renames", base, c.branch, "--"
+        ).split("\x00")
+        folders, private = self.granted(c), self.repo.private_patterns()
+        beyond = [
+            path
+            for status, path in zip(listed[0::2], listed[1::2], strict=False)
+            if path and not may_write(path, status[:1], folders, private)
+        ]
+        if not beyond:
+            return
+        named = ", ".join(beyond[:5]) + (f" and {len(beyond) - 5} more" if len(beyond) > 5 else "")
+        undo = shlex.join(
+            [
+                "git",
+                "-C",
+                str(c.path),
+                "restore",
+                f"--source={base[:12]}",
+                "--staged",
+                "--worktree",
+                "--ignore-skip-worktree-bits",
+                "--",
+                *beyond,
+            ]
+        )
+        raise InvalidArgumentError(
+            f"{c.branch} changes what a sub-agent may not: {named}. A sub-agent writes its "
+            f"folders ({', '.join(folders)}), its sessions' transcripts and what extracting "
+            "them writes (the journal, people and reference notes); nothing was merged. "
+            f"To merge the rest, undo those changes on its branch (`{undo}`, then `git -C "
+            f"{shlex.quote(str(c.path))} commit -m 'leave out what is not mine'`) and merge "
+            f"again; or drop all its work: `autopoiesis subagent remove {c.agent} --force`."
+        )
 
     def remove(self, agent: str, *, force: bool = False) -> None:
         """Delete AGENT's checkout, and its branch when merged (or FORCE)."""
@@ -232,4 +329,4 @@ class Subagents:
         _git(self.root, "branch", "-D", c.branch)
 
 
-__all__ = ["BASE_FOLDERS", "BRANCH_PREFIX", "Checkout", "Subagents"]
+__all__ = ["BASE_FOLDERS", "BRANCH_PREFIX", "Checkout", "Subagents", "may_write"]

@@ -188,3 +188,111 @@ def test_a_private_note_in_a_sub_agents_folders_is_refused_before_anything_is_ma
     assert "knowledge/procedures/hr/bob.md is private" in done.stderr
     assert "subagent/reviewer" not in git(memory_repo, "branch").stdout
     assert not Memory(memory_repo).subagents.folder("reviewer").exists()
+
+
+def test_a_sub_agent_that_writes_beyond_its_folders_is_refused_at_merge(
+    memory_repo: MemoryRepo, tmp_path: Path, cli, git
+) -> None:
+    """A sub-agent's checkout is a worktree, where any git command commits anything: its
+    branch changed the config, .gitattributes and another project's notes, and `merge`
+    brought all of it into the memory. Now the merge is refused first, naming those files
+    and saying how to leave them out; the memory is unchanged; once they are undone as
+    the message says, its own work (its project's note, a new transcript) merges."""
+    _seed(memory_repo)
+    parent = Memory(memory_repo)
+    assert (
+        cli("subagent", "checkout", "rogue", "--project", "billing", repo=parent.root).returncode
+        == 0
+    )
+    (c,) = parent.subagents.list()
+    where = c.path
+    # its own work: a note in its project, a transcript of its session
+    note = where / "knowledge/projects/billing/context.md"
+    note.write_text(note.read_text(encoding="utf-8") + "- Retries back off.\n", encoding="utf-8")
+    session = tmp_path / "session.json"
+    session.write_text(
+        json.dumps(
+            [
+                {
+                    "session_id": "ses_rogue1",
+                    "started": "2026-03-01T10:00:00Z",
+                    "messages": [
+                        {
+                            "role": "user",
+                            "content": "Check the retries.",
+                            "timestamp": "2026-03-01T10:00:00Z",
+                        },
+                        {
+                            "role": "assistant",
+                            "content": "They back off.",
+                            "timestamp": "2026-03-01T10:01:00Z",
+                        },
+                    ],
+                }
+            ]
+        ),
+        encoding="utf-8",
+    )
+    assert Memory(where).import_files([session], "neutral").imported
+    # ... and what it may not write
+    (where / "memory-config.yaml").write_text("llm:\n  provider: openai\n", encoding="utf-8")
+    (where / ".gitattributes").write_text("* -filter\n", encoding="utf-8")
+    other = where / "knowledge/projects/search/context.md"
+    other.parent.mkdir(parents=True)
+    other.write_text("# search\n\n- The ranking is random.\n", encoding="utf-8")
+    git(where, "add", "-A", "--sparse")
+    git(where, "commit", "-qm", "work")
+    before = git(parent.root, "rev-parse", "HEAD").stdout
+
+    refused = cli("subagent", "merge", "rogue", repo=parent.root)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "subagent/rogue changes what a sub-agent may not" in refused.stderr
+    for name in (".gitattributes", "memory-config.yaml", "knowledge/projects/search/context.md"):
+        assert name in refused.stderr
+    assert (
+        "knowledge/projects/billing/context.md"
+        not in refused.stderr.split("may not:")[1].split(".")[0]
+    )
+    assert "nothing was merged" in refused.stderr
+    assert git(parent.root, "rev-parse", "HEAD").stdout == before
+    assert not git(parent.root, "status", "--porcelain").stdout.strip()
+    assert "The ranking uses RRF" in (
+        parent.root / "knowledge/projects/search/context.md"
+    ).read_text(encoding="utf-8")
+
+    # the message's own commands leave them out; then its work merges
+    undo = refused.stderr.split("(`", 1)[1].split("`", 1)[0]
+    subprocess.run(undo, shell=True, check=True, cwd=parent.root)
+    git(where, "commit", "-qm", "leave out what is not mine")
+    merged = cli("subagent", "merge", "rogue", repo=parent.root)
+    assert merged.returncode == 0, merged.stderr
+    assert "Retries back off" in (parent.root / "knowledge/projects/billing/context.md").read_text(
+        encoding="utf-8"
+    )
+    assert "provider: openai" not in (parent.root / "memory-config.yaml").read_text(
+        encoding="utf-8"
+    )
+    assert "* -filter" not in (parent.root / ".gitattributes").read_text(encoding="utf-8")
+    assert "random" not in (parent.root / "knowledge/projects/search/context.md").read_text(
+        encoding="utf-8"
+    )
+    assert list((parent.root / "raw/conversations").rglob("*ses_rogue1*.md"))
+    assert parent.verify().ok
+
+
+def test_what_a_sub_agent_may_write() -> None:
+    """Its folders, a new transcript and its sessions' extraction; never a private note
+    (even inside its folders), a changed transcript, the top-level files or archive/."""
+    from autopoiesis.memory.subagents import may_write
+
+    folders, private = ("knowledge/projects/billing", "topics"), ["knowledge/private/**", "secret*"]
+    assert may_write("knowledge/projects/billing/context.md", "M", folders, private)
+    assert may_write("raw/conversations/2026/03/01/1000-ses_a-x.md", "A", folders, private)
+    assert may_write("knowledge/journal/2026-03-01.md", "M", folders, private)
+    assert may_write("knowledge/.extracted", "M", folders, private)
+    assert not may_write("raw/conversations/2026/03/01/1000-ses_a-x.md", "M", folders, private)
+    assert not may_write("knowledge/projects/billing/secret.md", "A", folders, private)
+    assert not may_write("knowledge/private/x.md", "A", folders, private)
+    assert not may_write("knowledge/journal/2026-03-01.md", "D", folders, private)
+    for path in ("memory-config.yaml", ".gitattributes", "archive/knowledge/x.md", "raw/x.md"):
+        assert not may_write(path, "M", folders, private)
