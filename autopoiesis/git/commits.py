@@ -454,6 +454,36 @@ class GitCore:
         return found
 
     # ── committing ──
+    def held_out(self, paths: Iterable[str]) -> list[str]:
+        """The PATHS (repo-relative) no commit of this clone may take: private files it
+        cannot encrypt. In a locked clone (git-crypt set up, no key here) git-crypt's
+        filter does not run, so a new private note, or one written over its ciphertext,
+        was committed in clear, and every push then refused. Each is left as it is on
+        disk, with a warning: once the clone is unlocked, the next commit takes it,
+        encrypted. A deletion is no file to hold out (it leaks nothing)."""
+        from autopoiesis.core.private import file_is_ciphertext, is_locked, is_private
+
+        if not is_locked(self.root):
+            return []
+        private = self.repo.private_patterns()
+        held = [
+            rel
+            for rel in dict.fromkeys(paths)
+            if is_private(rel, private)
+            and (self.root / rel).is_file()
+            and not file_is_ciphertext(self.root / rel)
+        ]
+        if held:
+            more = f" and {len(held) - 5} more" if len(held) > 5 else ""
+            warnings.warn(
+                f"{', '.join(held[:5])}{more} is private and this clone is locked (git-crypt "
+                "holds no key here), so it cannot be encrypted: it was left out of the commit "
+                "and is kept on disk as it is. Unlock this clone (`autopoiesis private unlock "
+                "KEYFILE`); the next commit then takes it, encrypted.",
+                stacklevel=3,
+            )
+        return held
+
     def commit_paths(
         self, paths: Sequence[str], message: str, *, allow_empty: bool = False
     ) -> CommitResult:
@@ -492,6 +522,12 @@ class GitCore:
 
         with self.repo.lock("git"):
             rel = [self.repo.rel(p) if os.path.isabs(p) else p for p in paths]
+            held = self.held_out(rel)
+            if held:
+                rel = [p for p in rel if p not in held]
+                if not rel and not allow_empty:
+                    return CommitResult(None, message, ())
+                paths = rel
             if rel and not allow_empty and all((self.root / p).is_file() for p in rel):
                 done = commit_new_files(self, rel, message)
                 if done is not None:
@@ -625,11 +661,21 @@ class GitCore:
         with self.repo.lock("git"):
             self.refuse_during_operation()
             changes = self.pending_changes(tops)
+            held = self.held_out(p for s, p in changes if not s.startswith("D"))
+            changes = [(s, p) for s, p in changes if p not in held]
             if not changes:
                 return CommitResult(None, "", ())
             self._redact_pending(changes)
+            left_out = _excluded(held)
             # the folders that changed: a sparse checkout's missing folder is no pathspec
-            self.run("add", "-A", "--sparse", "--", *_top_pathspecs(tops, [p for _, p in changes]))
+            self.run(
+                "add",
+                "-A",
+                "--sparse",
+                "--",
+                *_top_pathspecs(tops, [p for _, p in changes]),
+                *left_out,
+            )
             diff = self.run("diff", *MESSAGE_DIFF, "--", *tops).stdout
             numstat = self.run("diff", *MESSAGE_NUMSTAT, "--", *tops).stdout
             if message:
@@ -644,7 +690,7 @@ class GitCore:
             # exactly the staged paths under TOPS (a rename's old and new path both), so a
             # transcript or anything else staged meanwhile is never swept into this commit
             paths = self.run(
-                "diff", "--cached", "--name-only", "--no-renames", "-z", "--", *tops
+                "diff", "--cached", "--name-only", "--no-renames", "-z", "--", *tops, *left_out
             ).stdout.split("\x00")
             paths = [p for p in paths if p]
             if not paths:
@@ -656,6 +702,7 @@ class GitCore:
                 "-",
                 "--",
                 *_top_pathspecs(tops, paths),
+                *left_out,
                 input=msg,
                 check=False,
             )
@@ -785,6 +832,12 @@ def _unchanged(path: Path, text: str) -> bool:
         return path.read_text(encoding="utf-8") == text
     except (OSError, UnicodeDecodeError):
         return False
+
+
+def _excluded(paths: Sequence[str]) -> list[str]:
+    """Pathspecs that leave PATHS out of a command over whole folders (a file's name taken
+    as it is, not as a pattern)."""
+    return [f":(exclude,literal){p}" for p in paths]
 
 
 def _top_pathspecs(tops: Sequence[str], paths: Sequence[str]) -> list[str]:

@@ -128,9 +128,11 @@ def plaintext_private(
 def push_refusal(root: Path, patterns: Sequence[str], tip: str, remote_tip: str = "") -> str | None:
     """Why pushing TIP must not happen (private files in clear in what it sends), or None.
     REMOTE_TIP: what the remote holds now, when known."""
+    from autopoiesis.core.private import is_locked
+
     exclude = ["--remotes", *([remote_tip] if remote_tip.strip("0") else [])]
     found = plaintext_private(root, tip, patterns, exclude)
-    return refuse_plaintext_message(found) if found else None
+    return refuse_plaintext_message(found, locked=is_locked(root)) if found else None
 
 
 def key_opens(root: Path, key_file: Path, ciphertext: bytes) -> bool:
@@ -180,12 +182,26 @@ def forget_callback(pattern: bytes, flags: int, replacement: bytes) -> str:
     )
 
 
-def refuse_plaintext_message(found: Sequence[tuple[str, str]]) -> str:
+def refuse_plaintext_message(found: Sequence[tuple[str, str]], *, locked: bool = False) -> str:
+    """Why FOUND ((commit, path) of private files in clear) is not pushed, and what to do:
+    in a LOCKED clone (git-crypt set up, no key here) its filter could not encrypt them,
+    and `private init` would make a second key; the key is what is missing."""
     shown = "\n".join(f"  {path} (commit {commit[:12]})" for commit, path in found[:10])
     more = f"\n  … and {len(found) - 10} more" if len(found) > 10 else ""
-    return (
+    head = (
         "private files would leave this clone in clear (not encrypted by git-crypt):\n"
         f"{shown}{more}\n"
+    )
+    if locked:
+        return head + (
+            "Nothing was pushed. This clone is locked (git-crypt holds no key here), so "
+            "they were committed without being encrypted. Unlock it with the memory's key "
+            "(`autopoiesis private unlock KEYFILE`), then take the clear copies out of the "
+            "history: reset the commits (`git reset --soft <the commit before>`) and commit "
+            "again, which encrypts them, or `autopoiesis forget --reason private '<a line "
+            "of the file>'`."
+        )
+    return head + (
         "Nothing was pushed. Run `autopoiesis private init` (it adds the .gitattributes rules "
         "that encrypt them), then take the clear copies out of the history with "
         "`autopoiesis forget --reason private '<a line of the file>'`, or reset the commits "

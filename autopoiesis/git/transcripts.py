@@ -90,7 +90,12 @@ class TranscriptCommitsMixin(GitCore):
 
     def commit_new_transcripts(self, paths: Sequence[str], message: str) -> CommitResult:
         """Commit the finished transcripts PATHS with MESSAGE (the caller holds the git
-        lock): through plumbing where it can, else `git commit --only`."""
+        lock): through plumbing where it can, else `git commit --only`. A private one this
+        clone cannot encrypt is left out (GitCore.held_out)."""
+        held = self.held_out(paths)
+        paths = [p for p in paths if p not in held]
+        if not paths:
+            return CommitResult(None, message, ())
         done = commit_new_files(self, paths, message)
         if done is None:
             return self._commit_paths_locked(paths, message)

@@ -288,3 +288,69 @@ def test_unlock_with_another_memorys_key_changes_nothing(
 
     assert cli("private", "unlock", str(key), repo=clone.root).returncode == 0
     assert (clone.root / "knowledge/private/plans.md").read_text(encoding="utf-8") == PLAN
+
+
+def test_a_locked_clone_holds_a_new_private_note_out_of_its_commits(
+    memory_repo: MemoryRepo, tmp_path: Path, cli, git_crypt: str
+) -> None:
+    """A clone without the key (git-crypt set up, locked) committed a new private note in
+    clear (git-crypt's filter does not run without the key), and its push was refused
+    with advice to run `private init`, which is wrong there. Now its commits leave the
+    note out, on disk as it was, warning to unlock; once unlocked, the next commit takes
+    it encrypted. A private note in clear that a plain `git commit` made is refused at
+    push with the advice to unlock."""
+    from autopoiesis.git.repo import MemoryGit
+
+    a = Memory(memory_repo)
+    assert cli("private", "init", repo=a.root).returncode == 0
+    _write(a.repo, "knowledge/private/plans.md", PLAN)
+    a.commit("memory: plans")
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    _git(a.root, "remote", "add", "origin", remote.as_uri())
+    sync_once(a.repo)
+    key = tmp_path / "memory.key"
+    assert cli("private", "add-key", "--export", str(key), repo=a.root).returncode == 0
+    locked = Memory(_clone(remote, tmp_path / "locked"))
+
+    salary = "# Pay\n\n- The salary is 91000 KIWI.\n"
+    _write(locked.repo, "knowledge/private/pay.md", salary)
+    _write(locked.repo, "knowledge/reference/fruit.md", "# Fruit\n\n- Kiwis are green.\n")
+    with pytest.warns(
+        UserWarning,
+        match=r"knowledge/private/pay.md is private and this clone is locked.*private unlock KEYFILE",
+    ):
+        done = locked.commit("memory: pay and fruit")
+    assert done.knowledge.sha is not None
+    tree = _git(locked.root, "ls-tree", "-r", "--name-only", "HEAD")
+    assert "knowledge/reference/fruit.md" in tree and "knowledge/private/pay.md" not in tree
+    assert (locked.root / "knowledge/private/pay.md").read_text(encoding="utf-8") == salary
+    # a commit of named paths (the writer's, extraction's) leaves it out as well
+    with pytest.warns(UserWarning, match="private unlock"):
+        named = MemoryGit(locked.repo).commit_paths(["knowledge/private/pay.md"], "memory: pay")
+    assert named.sha is None
+    assert b"91000 KIWI" not in all_objects(locked.root)
+    sync_once(locked.repo)  # the public note leaves; nothing private in clear
+
+    # a plain `git commit` still commits it in clear: the push refuses, saying to unlock
+    _git(locked.root, "add", "knowledge/private/pay.md")
+    _git(locked.root, "commit", "-qm", "pay", "--no-verify")
+    with pytest.raises(SyncError) as refused:
+        sync_once(locked.repo)
+    assert "knowledge/private/pay.md" in str(refused.value)
+    assert "private unlock KEYFILE" in str(refused.value)
+    assert "private init" not in str(refused.value)
+    _git(locked.root, "reset", "-q", "HEAD~1")
+
+    # unlocked, the next commit takes it, encrypted
+    assert cli("private", "unlock", str(key), repo=locked.root).returncode == 0
+    assert locked.commit("memory: pay").knowledge.sha is not None
+    stored = subprocess.run(
+        ["git", "cat-file", "blob", "HEAD:knowledge/private/pay.md"],
+        cwd=locked.root,
+        capture_output=True,
+        check=True,
+    ).stdout
+    assert stored.startswith(b"\x00GITCRYPT")
+    sync_once(locked.repo)
+    assert b"91000 KIWI" not in all_objects(remote)
