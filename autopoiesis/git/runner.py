@@ -528,6 +528,17 @@ def ls_tree(root: Path | str, rev: str, paths: Sequence[str]) -> set[str]:
     return set(split_z(proc.stdout))
 
 
+def left_out_of_checkout(root: Path | str, relpath: str) -> bytes | None:
+    """What the index holds for RELPATH when ROOT is a sparse checkout (a sub-agent's) that
+    leaves it out: the file is not on disk there, yet it is the memory's; None when ROOT
+    is no sparse checkout or RELPATH is no file of it."""
+    gitdir = git_dir_at(Path(root))
+    if gitdir is None or not (gitdir / "info" / "sparse-checkout").is_file():
+        return None
+    proc = call(root, "cat-file", "blob", f":{relpath}")
+    return proc.stdout if proc.returncode == 0 else None
+
+
 def toplevel(start: Path | str) -> Path | None:
     """The top folder of the git work tree holding START, or None."""
     try:

@@ -14,7 +14,7 @@ from typing import Self
 from autopoiesis.core.frontmatter import parse_yaml
 from autopoiesis.core.frontmatter import split as split_frontmatter
 from autopoiesis.core.paths import MemoryRepo, atomic_write
-from autopoiesis.core.private import file_is_ciphertext
+from autopoiesis.core.private import MAGIC, is_ciphertext
 from autopoiesis.core.redact import Redactor
 from autopoiesis.errors import (
     FrontmatterError,
@@ -81,15 +81,28 @@ class KnowledgeDocuments:
                 f"{relpath} is a symbolic link (or in a linked folder); knowledge is written "
                 "only to regular files. Remove it with `git rm` (`autopoiesis verify` lists them)."
             )
-        if not full.exists():
-            return None
-        if file_is_ciphertext(full):
+        if full.exists():
+            with full.open("rb") as fh:
+                head = fh.read(len(MAGIC))
+        else:
+            # a sparse checkout (a sub-agent's) leaves the file out: written as if new, its
+            # few entries replaced the memory's whole note at the merge
+            from autopoiesis.git.runner import left_out_of_checkout
+
+            held = left_out_of_checkout(self.repo.root, relpath)
+            if held is None:
+                return None
+            head = held
+        if is_ciphertext(head):
             raise PrivateKnowledgeError(
                 f"{relpath} is private and locked in this clone (git-crypt): it cannot be "
                 "written. Unlock it with `autopoiesis private unlock KEYFILE`."
             )
         try:
-            text = full.read_text(encoding="utf-8")
+            if full.exists():
+                text = full.read_text(encoding="utf-8")
+            else:  # as read_text reads it: universal newlines
+                text = head.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
         except UnicodeDecodeError as exc:
             raise KnowledgeFileError(
                 f"{relpath} is not UTF-8 text (byte {exc.start}); knowledge files are UTF-8 "

@@ -296,3 +296,40 @@ def test_what_a_sub_agent_may_write() -> None:
     assert not may_write("knowledge/journal/2026-03-01.md", "D", folders, private)
     for path in ("memory-config.yaml", ".gitattributes", "archive/knowledge/x.md", "raw/x.md"):
         assert not may_write(path, "M", folders, private)
+
+
+def test_a_note_outside_a_sub_agents_folders_keeps_the_memorys_entries(
+    memory_repo: MemoryRepo, cli
+) -> None:
+    """Extracting a sub-agent's session files what it learns about a person under
+    knowledge/people/, which its checkout leaves out: the writer took the note for a new
+    one, so the merge replaced the memory's note with the sub-agent's one entry. Now the
+    writer reads what the checkout left out from git, and both are kept."""
+    from datetime import UTC, datetime
+
+    from autopoiesis.knowledge.changes import KnowledgeChange, Provenance
+    from autopoiesis.knowledge.writer import KnowledgeWriter
+
+    _seed(memory_repo)
+    parent = Memory(memory_repo)
+    assert (
+        cli("subagent", "checkout", "reviewer", "--project", "billing", repo=parent.root).returncode
+        == 0
+    )
+    (c,) = parent.subagents.list()
+    assert not (c.path / "knowledge/people/ann.md").exists()
+    KnowledgeWriter(MemoryRepo(c.path)).apply(
+        [
+            KnowledgeChange(
+                "knowledge/people/ann.md",
+                "append",
+                "Context",
+                "Ann reviews every invoice change.",
+                Provenance("raw/conversations/x.md", datetime(2026, 3, 1, tzinfo=UTC), "t@1"),
+            )
+        ]
+    )
+    merged = cli("subagent", "merge", "reviewer", repo=parent.root)
+    assert merged.returncode == 0, merged.stderr
+    text = (parent.root / "knowledge/people/ann.md").read_text(encoding="utf-8")
+    assert "Ann owns invoices." in text and "Ann reviews every invoice change." in text
