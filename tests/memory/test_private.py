@@ -254,14 +254,9 @@ def test_a_private_note_reaches_no_commit_message_and_no_model_through_git(
     assert token not in str(shown) and "ledger lives in Postgres" in shown["blame"]
 
 
-def test_unlock_with_another_memorys_key_changes_nothing(
-    memory_repo: MemoryRepo, tmp_path: Path, cli, git_crypt: str
-) -> None:
-    """git-crypt installs the key it is given before it decrypts: another memory's key left
-    the clone counted unlocked, its private files deleted from the work tree (a commit
-    would have deleted them everywhere, and encrypted new ones with the wrong key), and
-    the right key then refused as the work tree was not clean. Now the key is tried on a
-    committed private file first: a wrong one changes nothing, the right one unlocks."""
+def _pushed_private_memory(memory_repo: MemoryRepo, tmp_path: Path, cli) -> tuple[Path, Path]:
+    """(its bare remote, its exported key) of MEMORY_REPO with git-crypt set up and a
+    private plan committed and pushed."""
     a = Memory(memory_repo)
     assert cli("private", "init", repo=a.root).returncode == 0
     _write(a.repo, "knowledge/private/plans.md", PLAN)
@@ -272,6 +267,18 @@ def test_unlock_with_another_memorys_key_changes_nothing(
     sync_once(a.repo)
     key = tmp_path / "memory.key"
     assert cli("private", "add-key", "--export", str(key), repo=a.root).returncode == 0
+    return remote, key
+
+
+def test_unlock_with_another_memorys_key_changes_nothing(
+    memory_repo: MemoryRepo, tmp_path: Path, cli, git_crypt: str
+) -> None:
+    """git-crypt installs the key it is given before it decrypts: another memory's key left
+    the clone counted unlocked, its private files deleted from the work tree (a commit
+    would have deleted them everywhere, and encrypted new ones with the wrong key), and
+    the right key then refused as the work tree was not clean. Now the key is tried on a
+    committed private file first: a wrong one changes nothing, the right one unlocks."""
+    remote, key = _pushed_private_memory(memory_repo, tmp_path, cli)
     other = init_memory_repo(tmp_path / "other", build_index=False).root
     assert cli("private", "init", repo=other).returncode == 0
     wrong = tmp_path / "other.key"
@@ -301,16 +308,7 @@ def test_a_locked_clone_holds_a_new_private_note_out_of_its_commits(
     push with the advice to unlock."""
     from autopoiesis.git.repo import MemoryGit
 
-    a = Memory(memory_repo)
-    assert cli("private", "init", repo=a.root).returncode == 0
-    _write(a.repo, "knowledge/private/plans.md", PLAN)
-    a.commit("memory: plans")
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    _git(a.root, "remote", "add", "origin", remote.as_uri())
-    sync_once(a.repo)
-    key = tmp_path / "memory.key"
-    assert cli("private", "add-key", "--export", str(key), repo=a.root).returncode == 0
+    remote, key = _pushed_private_memory(memory_repo, tmp_path, cli)
     locked = Memory(_clone(remote, tmp_path / "locked"))
 
     salary = "# Pay\n\n- The salary is 91000 KIWI.\n"

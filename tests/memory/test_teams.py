@@ -276,6 +276,20 @@ def test_share_reads_a_path_typed_in_a_subfolder_from_it(
     assert (alice.root / "shared/billing" / note).is_file()
 
 
+def _on_a_second_machine(memory_repo: MemoryRepo, tmp_path: Path, cli):
+    """(the team's remote, alice's memory with the team mounted and synced, a clone of it
+    on her second machine that has not mounted the team yet)."""
+    team_remote, _ = _team_remote(tmp_path)
+    alice = _member(memory_repo.root, tmp_path, "alice")
+    assert cli("team", "add", "billing", team_remote.as_uri(), repo=alice.root).returncode == 0
+    sync_once(alice.repo)
+    second = tmp_path / "alice-laptop"
+    personal = _git(alice.root, "remote", "get-url", "origin").strip()
+    subprocess.run(["git", "clone", "-q", personal, str(second)], check=True)
+    init_memory_repo(second, build_index=False)
+    return team_remote, alice, second
+
+
 def test_share_from_a_fresh_mount_lands_on_the_teams_branch(
     memory_repo: MemoryRepo, tmp_path: Path, cli
 ) -> None:
@@ -286,14 +300,7 @@ def test_share_from_a_fresh_mount_lands_on_the_teams_branch(
     branch first: the note is on the team's main, and stays in the mount after a sync.
     The sync after a share failed too: the writer's lock folder, left untracked in the
     mount, made the commit of the mount's position fail ("no changes added")."""
-    team_remote, _ = _team_remote(tmp_path)
-    alice = _member(memory_repo.root, tmp_path, "alice")
-    assert cli("team", "add", "billing", team_remote.as_uri(), repo=alice.root).returncode == 0
-    sync_once(alice.repo)
-    second = tmp_path / "alice-laptop"
-    personal = _git(alice.root, "remote", "get-url", "origin").strip()
-    subprocess.run(["git", "clone", "-q", personal, str(second)], check=True)
-    init_memory_repo(second, build_index=False)
+    team_remote, alice, second = _on_a_second_machine(memory_repo, tmp_path, cli)
     assert cli("team", "add", "billing", team_remote.as_uri(), repo=second).returncode == 0
     note = "knowledge/procedures/deploys.md"
     (second / note).write_text("# Deploys\n\n## Steps\n- Deploy on Tuesdays only.\n", "utf-8")
@@ -320,14 +327,7 @@ def test_a_team_this_machine_lacks_can_be_removed(
     ran `team add`, a mount folder deleted, the team's remote gone) could not be removed:
     `team remove` said no such team is mounted and to `team add` it, and `team add` with
     any other URL said to `team remove` it first. Now `team remove` takes it out."""
-    team_remote, _ = _team_remote(tmp_path)
-    alice = _member(memory_repo.root, tmp_path, "alice")
-    assert cli("team", "add", "billing", team_remote.as_uri(), repo=alice.root).returncode == 0
-    sync_once(alice.repo)
-    second = tmp_path / "alice-laptop"
-    personal = _git(alice.root, "remote", "get-url", "origin").strip()
-    subprocess.run(["git", "clone", "-q", personal, str(second)], check=True)
-    init_memory_repo(second, build_index=False)
+    team_remote, alice, second = _on_a_second_machine(memory_repo, tmp_path, cli)
 
     done = cli("team", "remove", "billing", repo=second)
     assert done.returncode == 0, done.stderr
