@@ -27,6 +27,15 @@ A spec is a dict:
 
 `server.latency` adds a delay to every request. Every request is recorded in
 `server.requests` (path, parsed body, headers); `server.chat_bodies()` lists chat bodies.
+
+Concurrency without a clock: `server.answer_in_groups_of(n)` answers no request until N
+are in flight together (a barrier), so `server.max_in_flight == n` proves a client sends N
+at once however slowly a busy machine schedules its threads; a client that never has N in
+flight is answered anyway after GROUP_HANG_GUARD seconds and shows a smaller maximum. A
+request is in flight from its arrival until its answer starts (not until the handler
+returns: the client may send its next request as soon as it has read the answer).
+`server.hold()` keeps every request unanswered until `server.release()`: a test that must
+act while a model is being asked does so for as long as it needs.
 """
 
 from __future__ import annotations
@@ -46,6 +55,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Spec = dict[str, Any]
+
+# seconds a request waits for its group (answer_in_groups_of) or its release (hold) before
+# it is answered anyway: a hang guard, so a client that breaks its limit fails its test's
+# assertion instead of hanging it
+GROUP_HANG_GUARD = 60.0
 
 
 @dataclass
@@ -104,6 +118,9 @@ class OpenAIServer:
         self._thread: threading.Thread | None = None
         self.in_flight = 0
         self.max_in_flight = 0
+        self._group: threading.Barrier | None = None
+        self._released = threading.Event()
+        self._released.set()
 
     # ── lifecycle ──
     def start(self) -> OpenAIServer:
@@ -120,6 +137,9 @@ class OpenAIServer:
 
     def stop(self) -> None:
         self._stop.set()  # wakes hanging/delayed handlers
+        self._released.set()
+        if self._group is not None:
+            self._group.abort()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -145,12 +165,25 @@ class OpenAIServer:
         with self._lock:
             self._emb.extend(specs)
 
+    def answer_in_groups_of(self, n: int) -> None:
+        """Answer requests only once N are in flight together (see the module's doc)."""
+        with self._lock:
+            self._group = threading.Barrier(n, timeout=GROUP_HANG_GUARD)
+
+    def hold(self) -> None:
+        """Answer no request until release() (or GROUP_HANG_GUARD seconds pass)."""
+        self._released.clear()
+
+    def release(self) -> None:
+        self._released.set()
+
     def reset(self) -> None:
         with self._lock:
             self._chat.clear()
             self._emb.clear()
             self.requests.clear()
             self.max_in_flight = 0
+            self._group = None
 
     def pending(self) -> int:
         with self._lock:
@@ -183,9 +216,21 @@ class OpenAIServer:
         with self._lock:
             self.in_flight -= 1
 
+    def _wait_turn(self) -> None:
+        """Block a request until it may be answered: until its group is complete (or
+        never can be: broken by the hang guard or the server's stop) and it is released."""
+        group = self._group
+        if group is not None:
+            try:
+                group.wait()
+            except threading.BrokenBarrierError:
+                pass  # the hang guard: answered, and max_in_flight tells the test
+        self._released.wait(GROUP_HANG_GUARD)
+
 
 class _Handler(BaseHTTPRequestHandler):
     owner: OpenAIServer
+    _in_flight = False
     protocol_version = "HTTP/1.1"  # keep-alive, as the openai client (httpx) expects
     disable_nagle_algorithm = True  # headers and body go in two writes: no 40 ms delayed-ACK stall
 
@@ -215,6 +260,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.owner._record(
             RecordedRequest("POST", path, body, {k.lower(): v for k, v in self.headers.items()})
         )
+        self._in_flight = True
         try:
             if body is None:
                 self._json(400, _error("request body is not JSON", "invalid_request_error"))
@@ -227,6 +273,12 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (timeout); nothing to do
         finally:
+            self._landed()
+
+    def _landed(self) -> None:
+        """The request is no longer in flight: its answer starts (or it gets none)."""
+        if self._in_flight:
+            self._in_flight = False
             self.owner._done()
 
     def _answer(
@@ -235,6 +287,7 @@ class _Handler(BaseHTTPRequestHandler):
         body: dict[str, Any],
         payload: Callable[[Spec, dict[str, Any]], dict[str, Any]],
     ) -> None:
+        self.owner._wait_turn()
         delay = float(spec.get("delay", 0)) + self.owner.latency
         if delay and self.owner._stop.wait(delay):
             self.close_connection = True
@@ -351,6 +404,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _head(self, status: int, length: int, headers: dict[str, str]) -> None:
+        self._landed()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(length))

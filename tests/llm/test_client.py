@@ -187,12 +187,13 @@ def test_429_then_success_is_retried_honouring_retry_after(make_client, openai_s
 
 
 def test_retry_after_is_capped(tmp_path, openai_server):
-    write_llm_config(tmp_path, openai_server.base_url, max_retries=1)
+    """The 30 s asked for does not fit in the call's 20 s deadline: uncapped, the client
+    would give up without a second attempt; capped, it waits 0.05 s and asks again."""
+    write_llm_config(tmp_path, openai_server.base_url, max_retries=1, deadline_seconds=20)
     llm = LLMClient(MemoryRepo(tmp_path), backoff_base=0.01, retry_after_cap=0.05)
     openai_server.enqueue({"status": 429, "headers": {"Retry-After": "30"}}, "fine")
-    t0 = time.monotonic()
     assert llm.complete("extract", "x").text == "fine"
-    assert time.monotonic() - t0 < 15  # half the 30 s asked for: the cap held
+    assert len(openai_server.chat_bodies()) == 2
     llm.close()
 
 
@@ -215,12 +216,12 @@ def test_connection_drop_then_success(make_client, openai_server):
 
 @pytest.mark.slow
 def test_hang_times_out_retries_then_unavailable(make_client, openai_server, tmp_path):
+    # each attempt would hang a minute (until the server stops): only the 0.3 s timeout
+    # ends it, which the error says ("timed out"), not a clock the test reads
     llm = make_client(timeout_seconds=0.3, max_retries=2)
-    openai_server.enqueue({"hang": 2.0}, {"hang": 2.0}, {"hang": 2.0})
-    t0 = time.monotonic()
+    openai_server.enqueue({"hang": 60.0}, {"hang": 60.0}, {"hang": 60.0})
     with pytest.raises(LLMUnavailableError, match="after 3 attempts") as info:
         llm.complete("extract", "x")
-    assert time.monotonic() - t0 < 3
     assert "timed out" in str(info.value)
     assert len(openai_server.chat_bodies()) == 3
     (row,) = ledger_rows(tmp_path)
@@ -466,36 +467,32 @@ def test_a_gate_answer_that_only_begins_with_the_letters_is_no_answer(make_clien
     assert len(openai_server.chat_bodies()) == 4
 
 
-def test_concurrency_limit_raises_throughput(make_client, openai_server):
-    timings = {}
+def test_the_concurrency_limit_is_how_many_requests_run_at_once(make_client, openai_server):
+    """llm.concurrency N sends N requests at once, never more: the server answers only once
+    N are in flight together, so a client that sent fewer at a time would be answered only
+    by the server's hang guard and show a smaller maximum; one that sent more, a larger.
+    (Counted, not timed: a busy machine slows the threads, not how many run together. The
+    throughput it buys is bench/bench_llm.py's.)"""
     for n in (1, 4, 8):
         llm = make_client(concurrency=n)
-        llm.complete(
-            "extract", "warm-up", cache=False
-        )  # connection + client set-up out of the timing
         openai_server.reset()
-        openai_server.latency = 0.2
-        t0 = time.monotonic()
+        openai_server.answer_in_groups_of(n)
         results = llm.map_concurrent(
             lambda i, llm=llm: llm.complete("extract", f"prompt {i}", cache=False), range(8)
         )
-        timings[n] = time.monotonic() - t0
-        openai_server.latency = 0.0
         assert [r.text for r in results] == ["OK"] * 8
         assert len(openai_server.chat_bodies()) == 8
-        assert openai_server.max_in_flight <= n
-    assert timings[1] >= 8 * 0.2 * 0.95
-    assert timings[4] < timings[1] / 2
-    assert timings[8] < timings[1] / 2.5
+        assert openai_server.max_in_flight == n
 
 
 def test_semaphore_is_shared_by_plain_threads(make_client, openai_server):
     from concurrent.futures import ThreadPoolExecutor
 
     llm = make_client(concurrency=2)
-    openai_server.latency = 0.1
+    openai_server.answer_in_groups_of(2)
     with ThreadPoolExecutor(max_workers=6) as pool:
         list(pool.map(lambda i: llm.complete("extract", f"q{i}", cache=False), range(6)))
+    assert len(openai_server.chat_bodies()) == 6
     assert openai_server.max_in_flight == 2
 
 
