@@ -11,8 +11,15 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 import pytest
+from hypothesis import settings
 
 from autopoiesis.testing.openai_server import OpenAIServer
+
+# No per-example deadline for any property test: Hypothesis's default (200 ms) is a
+# wall-clock limit, and a busy machine (or an example's first import of PyYAML) exceeds it
+# and fails a test whose property holds. Speed is bench/'s.
+settings.register_profile("autopoiesis", deadline=None)
+settings.load_profile("autopoiesis")
 
 
 @pytest.fixture
