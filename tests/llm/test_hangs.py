@@ -47,7 +47,9 @@ def test_a_trickling_answer_ends_at_the_calls_deadline(
         with pytest.raises(LLMUnavailableError, match="deadline of 2"):
             llm.complete("commit_message", "summarize")
         took = time.monotonic() - t0
-    assert took < llm.deadline + 2, took  # the trickle takes ~150 s; 2 s for a busy machine
+    # the error names the deadline; the bound is only a hang guard: waited for, the trickle
+    # takes ~150 s (and then answers, so the call would not have raised at all)
+    assert took < 60, took
 
 
 @pytest.mark.slow
@@ -70,16 +72,17 @@ def test_deadline_seconds_bounds_the_retries_too(
 def test_slow_model_neither_blocks_commit_nor_a_concurrent_transcript_commit(
     memory_repo: MemoryRepo, openai_server: OpenAIServer, git
 ) -> None:
-    """`autopoiesis commit` against a model that trickles its answer: the commit ends by the
-    call's deadline with the deterministic subject, and a capture's transcript commit made
-    meanwhile (another process) does not wait for the model.
+    """`autopoiesis commit` while its model has not answered: a capture's transcript commit
+    made meanwhile (another process) does not wait for the model, and the commit, its model
+    failing, ends with the deterministic subject.
 
-    Times are taken from after start-up (the model asked; the capture's own call), and the
-    deadline (~10 s) leaves a busy machine time to commit: the trickle takes ~150 s."""
-    repo = _llm_repo(memory_repo, openai_server, git, timeout_seconds=5, max_retries=1)
-    with LLMClient(repo) as llm:
-        deadline = llm.deadline
-    openai_server.default_chat = lambda body: dict(TRICKLE)
+    The server holds the model's answer until the capture is done (not a clock: a busy
+    machine may take its time), then fails it; a capture that waited for the model would
+    wait until the commit's deadline (~60 s) and finish after it. How a call ends at its
+    deadline is test_a_trickling_answer_ends_at_the_calls_deadline's."""
+    repo = _llm_repo(memory_repo, openai_server, git, timeout_seconds=60, max_retries=0)
+    openai_server.default_chat = lambda body: {"status": 500, "message": "down"}
+    openai_server.hold()
     mem = repo.memory_file
     mem.write_text(mem.read_text() + "- 2026-03-02: the index is a cache\n")
     rel = "raw/conversations/2026/03/01/2358-ses_hang01-database-choice.md"
@@ -95,48 +98,40 @@ def test_slow_model_neither_blocks_commit_nor_a_concurrent_transcript_commit(
     )
     try:
         while not openai_server.chat_bodies():  # the model is being asked now
-            assert commit.poll() is None and time.monotonic() - t0 < 60, (
+            assert commit.poll() is None and time.monotonic() - t0 < 120, (
                 "commit never called the model"
             )
             time.sleep(0.02)
-        asked = time.monotonic()
         capture = subprocess.run(
             [
                 sys.executable,
                 "-c",
-                "import sys, time; from autopoiesis.core.paths import MemoryRepo; "
+                "import sys; from autopoiesis.core.paths import MemoryRepo; "
                 "from autopoiesis.git.repo import MemoryGit; g = MemoryGit(MemoryRepo(sys.argv[1])); "
-                "t = time.monotonic(); print(g.commit_transcript(sys.argv[2], 'database-choice')); "
-                "print(time.monotonic() - t)",
+                "print(g.commit_transcript(sys.argv[2], 'database-choice'))",
                 str(repo.root),
                 rel,
             ],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=120,
         )
-        model_still_asked = commit.poll() is None
-        out, err = commit.communicate(timeout=60)
+        model_still_asked = commit.poll() is None and openai_server.in_flight == 1
+        openai_server.release()
+        out, err = commit.communicate(timeout=120)
     finally:
+        openai_server.release()
         if commit.poll() is None:
             commit.kill()
             commit.wait()
-    commit_wall = time.monotonic() - asked
     assert capture.returncode == 0, capture.stderr
     assert commit.returncode == 0, err
-    capture_wall = float(capture.stdout.split()[-1])
-    assert model_still_asked, f"the transcript commit ({capture_wall:.1f} s) waited for the model"
-    assert capture_wall < deadline, (
-        f"the transcript commit waited {capture_wall:.1f} s for the model"
-    )
-    assert commit_wall < deadline + 20, f"autopoiesis commit took {commit_wall:.1f} s after asking"
+    assert model_still_asked, "the transcript commit waited for the model"
     log = git(repo.root, "log", "--format=%s", "-3").stdout.splitlines()
     # the transcript is in a conversation: commit of its own (the capture's, or `autopoiesis
     # commit`'s first step, which commits finished transcripts before any knowledge)
     assert any(s.startswith("conversation: ") and s.endswith("database-choice") for s in log), log
-    assert (
-        "memory: the index is a cache" in log
-    )  # the model never answered: the deterministic subject
+    assert "memory: the index is a cache" in log  # the model failed: the deterministic subject
     assert git(repo.root, "status", "--porcelain").stdout == ""
 
 
