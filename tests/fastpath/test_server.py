@@ -457,7 +457,9 @@ def test_a_daemon_that_hangs_in_the_middle_of_a_call_leaves_it_to_the_client(
         )
         waited = time.monotonic() - started
         assert marker.exists(), "the daemon took the call"
-        assert reply is None and 2.0 <= waited < 10.0
+        # it gave up at REPLY_TIMEOUT (not before), while the daemon's git still slept: a
+        # client that waited for the daemon would have had its answer after that git's 60 s
+        assert reply is None and 2.0 <= waited < 60.0
     finally:
         # the held git goes on first: the daemon finishes the call, then stops at once (not after 30 s)
         if marker.exists() and marker.read_text().strip():
@@ -495,10 +497,11 @@ def test_another_version_and_a_silent_client_are_no_trouble(
     with warm.unix_address(warm.socket_path(repo)) as address:  # a deep tmp path is too long
         silent.connect(address)
     try:
-        t = time.monotonic()
         answered = cli("-C", root, "search", "billing database", env=env, process=True, text=False)
         assert answered.returncode == 0 and b"pg-billing-2" in answered.stdout
-        assert len(_served(repo)) == count + 1 and time.monotonic() - t < 10
+        # a daemon blocked on the silent client would never have answered (the cli's own
+        # timeout is the hang guard): answered is what shows it was not
+        assert len(_served(repo)) == count + 1
         silent.settimeout(10)
         assert silent.recv(10) == b""  # dropped
         assert any(r.get("event") == "serve_dropped" for r in log_rows(repo))
