@@ -593,7 +593,23 @@ class MemoryRepo:
         return repo
 
     def is_initialized(self) -> bool:
-        return (self.root / "raw").is_dir() and (self.root / "knowledge").is_dir()
+        """Whether ROOT holds a memory: raw/ and knowledge/, or knowledge/ and the config in
+        a sparse checkout that leaves raw/ out (a sub-agent's checkout, docs/subagents.md:
+        no transcripts, and yet its harness and the CLI run there)."""
+        if not (self.root / "knowledge").is_dir():
+            return False
+        return (self.root / "raw").is_dir() or self._sparse_without_raw()
+
+    def _sparse_without_raw(self) -> bool:
+        """A sparse checkout of a memory: its config at the top, git's sparse-checkout
+        patterns in its git folder (read from the files: no git process)."""
+        from autopoiesis.core.config import CONFIG_FILENAME
+        from autopoiesis.core.gitdirs import git_dir_at
+
+        if not (self.root / CONFIG_FILENAME).is_file():
+            return False
+        gitdir = git_dir_at(self.root)
+        return gitdir is not None and (gitdir / "info" / "sparse-checkout").is_file()
 
     # ── paths ──
     @property

@@ -135,6 +135,38 @@ def test_a_sub_agent_gets_its_folders_and_its_work_comes_back(
     assert not where.exists() and parent.subagents.list() == []
 
 
+def test_the_cli_runs_in_a_sub_agents_checkout(memory_repo: MemoryRepo, cli) -> None:
+    """docs/subagents.md: the sub-agent's harness starts in its checkout (or gives `-C`
+    with it). The checkout leaves raw/ out, and every command there was refused as "not a
+    memory repository (no raw/ and knowledge/)": no search, no commit, no capture."""
+    _seed(memory_repo)
+    made = cli("subagent", "checkout", "reviewer", "--project", "billing", repo=memory_repo)
+    assert made.returncode == 0, made.stderr
+    (c,) = Memory(memory_repo).subagents.list()
+    where = c.path
+    assert not (where / "raw").exists()
+
+    found = cli("search", "invoices", repo=where)
+    assert found.returncode == 0, found.stderr
+    assert "knowledge/projects/billing/context.md" in found.stdout
+    note = where / "knowledge/projects/billing/context.md"
+    note.write_text(note.read_text(encoding="utf-8") + "- Retries back off.\n", encoding="utf-8")
+    committed = cli("commit", cwd=where)  # no -C: the git top level of the folder it runs in
+    assert committed.returncode == 0, committed.stderr
+    events = "\n".join(
+        json.dumps(e)
+        for e in (
+            {"event": "session_start", "session_id": "ses_sub2", "started": "2026-03-01T10:00:00Z"},
+            {"event": "message", "role": "user", "content": "Review the invoice retries."},
+            {"event": "session_end", "ended": "2026-03-01T10:05:00Z"},
+        )
+    )
+    captured = cli("capture", input=events + "\n", repo=where)
+    assert captured.returncode == 0, captured.stderr
+    ahead = _git(memory_repo.root, "log", "--format=%s", "main..subagent/reviewer")
+    assert "conversation:" in ahead and "memory:" in ahead
+
+
 def test_worktrees_of_the_memory_and_of_a_code_repository_map_to_their_projects(
     memory_repo: MemoryRepo, tmp_path: Path
 ) -> None:
