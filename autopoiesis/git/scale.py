@@ -99,12 +99,38 @@ def partial_clone(url: str, dest: Path, since: str | None) -> list[str]:
     tune(dest)  # before the checkout, which writes the files and the index the first time
     cone: list[str] = []
     head = runner.call(dest, "rev-parse", "--verify", "-q", "HEAD", text=True).stdout.strip()
+    if not head:
+        head = _adopt_the_remote_memory(dest)
     if since is not None and head:
         cone = sparse_cone(dest, head, since)
         _git(dest, "sparse-checkout", "set", "--cone", "--", *cone)
     if head:
         _git(dest, "checkout", "--quiet")
     return cone
+
+
+def _adopt_the_remote_memory(dest: Path) -> str:
+    """HEAD's commit, once it names the remote's memory branch, for a remote whose HEAD
+    names a branch it lacks (a plain `git init --bare` says master, the memory is on
+    main): the clone then had no commit, so it checked out every transcript and gave
+    verify no checkpoint. The one branch of origin that holds a memory's config becomes
+    the clone's; with none or several, "" (init says what to do)."""
+    from autopoiesis.core.config import CONFIG_FILENAME
+
+    prefix = "refs/remotes/origin/"
+    refs = runner.call(dest, "for-each-ref", "--format=%(refname)", prefix, text=True)
+    memories = [
+        ref.removeprefix(prefix)
+        for ref in refs.stdout.split()
+        if ref != prefix + "HEAD"
+        and runner.call(dest, "cat-file", "-e", f"{ref}:{CONFIG_FILENAME}").returncode == 0
+    ]
+    if len(memories) != 1:
+        return ""
+    branch = memories[0]
+    _git(dest, "branch", "--quiet", "--track", branch, prefix + branch)
+    _git(dest, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
+    return runner.call(dest, "rev-parse", "--verify", "-q", "HEAD", text=True).stdout.strip()
 
 
 def _git(root: Path, *args: str) -> None:

@@ -105,3 +105,24 @@ def test_clone_refuses_a_link_a_collaborator_pushed(memory_repo, git, cli, tmp_p
     assert f"into {dest.resolve()}, but did not set it up" in done.stderr
     assert f".gitignore -> {outside}" in done.stderr
     assert outside.read_text() == "mine\n"
+
+
+@pytest.mark.slow
+def test_a_clone_of_a_remote_whose_head_names_no_branch_is_still_partial(
+    remote, git, cli, tmp_path: Path
+) -> None:
+    """docs/sync.md's remote is a plain `git init --bare`, whose HEAD says master while the
+    memory is pushed to main. Cloned from there, the new machine had no commit when the
+    checkout was chosen: every transcript was checked out whatever `--since` said, and
+    verify got no checkpoint (init then switched to origin/main with a warning)."""
+    bare, old, new = remote
+    git(bare, "symbolic-ref", "HEAD", "refs/heads/master")
+    dest = tmp_path / "laptop"
+    done = cli("clone", f"file://{bare}", str(dest), "--since", "2026", process=True)
+    assert done.returncode == 0, done.stderr
+    assert "transcripts checked out from 2026 on" in done.stdout
+    assert "verify starts from the cloned history" in done.stdout
+    assert (dest / new).is_file() and not (dest / old).exists()
+    assert git(dest, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip() == "main"
+    assert git(dest, "rev-parse", "--abbrev-ref", "main@{upstream}").stdout.strip() == "origin/main"
+    assert git(dest, "status", "--porcelain").stdout == ""
