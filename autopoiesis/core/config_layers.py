@@ -224,10 +224,10 @@ def _last_valid(cached: Any, exc: ConfigError, path: Path) -> Config:
     last load that could parse it kept), else the defaults."""
     try:
         config = _build(cached["values"], str(path))
-        used = "its last valid settings are used until then"
+        used = "its last valid settings are used until it is fixed"
     except (KeyError, TypeError, ConfigError):
         config = Config()
-        used = "the defaults are used until then"
+        used = "the defaults are used until it is fixed"
     text = _peek(path)
     if "\n<<<<<<< " in "\n" + text:
         line = ("\n" + text).split("\n<<<<<<< ", 1)[0].count("\n") + 1

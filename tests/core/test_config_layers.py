@@ -88,6 +88,21 @@ def test_a_shared_file_left_in_conflict_keeps_its_last_valid_settings(
         assert load_config(memory_repo.root) == Config()
 
 
+def test_a_shared_value_refused_says_its_last_valid_settings_stand_until_it_is_fixed(
+    memory_repo: MemoryRepo,
+) -> None:
+    """The warning said "(its last valid settings are used until then)", with nothing
+    before it for "then" to name: it says until what now."""
+    shared = memory_repo.root / "memory-config.yaml"
+    shared.write_text("lifecycle:\n  memory_line_cap: 140\n")
+    assert load_config(memory_repo.root).lifecycle.memory_line_cap == 140  # cached as valid
+    shared.write_text("lifecycle:\n  memory_line_cap: 1.5\n")
+    with pytest.warns(
+        UserWarning, match=r"not 1\.5\. \(its last valid settings are used until it is fixed\)"
+    ):
+        assert load_config(memory_repo.root).lifecycle.memory_line_cap == 140
+
+
 @pytest.mark.filterwarnings("ignore:.*conflict markers:UserWarning")
 def test_capture_search_and_sync_work_while_the_shared_file_is_in_conflict(
     memory_repo: MemoryRepo, cli: Cli, git, tmp_path
