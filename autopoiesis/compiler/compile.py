@@ -156,10 +156,15 @@ def _unshown(plan: Plan, label: str, priority: int, text: str, rel: str) -> str:
 
 
 def _offer_unshown(plan: Plan, label: str, priority: int, text: str, rel: str) -> bool:
-    """Offer TEXT without the entries the context holds above it (`_unshown`); True when
-    it was included."""
+    """Offer TEXT without the entries the context holds above it (`_unshown`), unless
+    nothing but its headings is left (a project whose one decision was superseded by an
+    entry of MEMORY.md, an Active Projects with no project yet); True when it was
+    included."""
     text = _unshown(plan, label, priority, text, rel)
-    return bool(text.strip()) and plan.offer(label, priority, text, rel)
+    if not says_anything(text):
+        plan.skip(label, priority, "no current entry: nothing but headings", rel)
+        return False
+    return plan.offer(label, priority, text, rel)
 
 
 def strip_frontmatter(text: str) -> str:
@@ -550,6 +555,7 @@ class ContextCompiler(ScoredKnowledge):
                 MEMORY_FILE,
             )
         elif standing.get(MEMORY_FILE):
+            # whole, even as the template's headings: where the agent writes what it keeps
             plan.offer("memory", 1, standing[MEMORY_FILE] or "", MEMORY_FILE)
         elif MEMORY_FILE in standing:
             self._unread(plan, "memory", 1, MEMORY_FILE, "")
@@ -736,7 +742,7 @@ class ContextCompiler(ScoredKnowledge):
             return topic_left
         text = _unshown(plan, label, 2, text, sub)
         if not says_anything(text):  # nothing but headings (its entries all above)
-            plan.skip(label, 2, "no entry of it left to show", sub)
+            plan.skip(label, 2, "no current entry: nothing but headings", sub)
             return topic_left
         cut = _cut_kb(text, topic_left / 1024, sub)
         if plan.offer(label, 2, cut, sub):

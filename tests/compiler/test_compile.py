@@ -66,6 +66,9 @@ def compile_(repo: MemoryRepo, **kw):
 
 
 def test_slots_and_labels(repo: MemoryRepo) -> None:
+    (repo.knowledge_dir / "projects" / "_active.md").write_text(
+        "# Active Projects\n- **shop** — Ship the cart on Friday\n"
+    )
     topics = load_topics(repo).topics
     res = compile_(repo, active_topics=topics, session_history=history(2))
     labels = [s.label for s in res.sections if s.included]
@@ -517,6 +520,28 @@ def test_a_project_entry_active_projects_shows_is_not_shown_again_by_its_file(
     assert "\n\n## Commands\n- Run the tests" in res.prompt
     left = next(s for s in res.sections if s.label == "project:shop:repeated")
     assert not left.included and "1 entry that the context holds above" in left.reason
+
+
+def test_a_standing_file_of_headings_alone_is_left_out(repo: MemoryRepo) -> None:
+    """A project whose one decision was superseded by an entry of MEMORY.md keeps only its
+    headings current, and Active Projects is its heading alone before any project: a
+    hook's context showed both as headings with nothing under them. They are left out,
+    and the plan says why; MEMORY.md as the template ships it stays (where the agent
+    writes what it keeps)."""
+    k = repo.knowledge_dir
+    (k / "projects" / "billing").mkdir(parents=True, exist_ok=True)
+    (k / "projects" / "billing" / "context.md").write_text(
+        "# Billing — Context\n\n## Key Decisions\n"
+        "- ~~2026-02-02: Put PgBouncer in front of Postgres (via s1)~~ "
+        "{id: 20260202-0900-0e92ca} #superseded-by:20260209-1000-68591e\n\n## Commands\n"
+    )
+    (k / "projects" / "_active.md").write_text("# Active Projects\n")
+    res = compile_(repo, project="billing")
+    assert "Billing — Context" not in res.prompt and "# Active Projects" not in res.prompt
+    for label in ("project:billing", "projects"):
+        left = next(s for s in res.sections if s.label == label)
+        assert not left.included and "nothing but headings" in left.reason
+    assert "<!-- memory -->" in res.prompt
 
 
 def test_a_topics_subscription_leaves_out_the_entries_the_context_holds_above(

@@ -11,6 +11,9 @@ def test_compile_without_session_context_leaves_identity_and_p1_out(
     memory_repo: MemoryRepo,
 ) -> None:
     (memory_repo.root / "knowledge/journal").mkdir(exist_ok=True)
+    (memory_repo.root / "knowledge/projects/_active.md").write_text(
+        "# Active Projects\n- **billing** — Move the invoices to Postgres 17\n"
+    )
     knowledge = [
         ScoredItem(
             "knowledge/reference/pg.md", 1.0, "[knowledge/reference/pg.md]\nPostgres 17 on pg-2"
