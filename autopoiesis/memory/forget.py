@@ -45,7 +45,7 @@ from typing import Any
 
 from autopoiesis.core.clock import format_ts, utc_now
 from autopoiesis.core.config import CONFIG_FILENAME
-from autopoiesis.core.paths import STATE_FILES, MemoryRepo
+from autopoiesis.core.paths import CONVERSATIONS_DIR, STATE_FILES, MemoryRepo
 from autopoiesis.core.text import is_utf8, typed_bytes
 from autopoiesis.errors import GitError
 from autopoiesis.formats.transcript import ROLES
@@ -560,9 +560,13 @@ def _transcript_rel(repo: MemoryRepo, transcript: str) -> str:
             "`git ls-files raw` shows it), never a glob."
         )
     if not rel.startswith("raw/") or not rel.endswith(".md"):
+        # A path given as `git ls-files raw` shows it can still be no transcript (the
+        # .gitkeep of raw/conversations/): say what a transcript is, not how to spell it.
+        where = "is in raw/ but" if rel.startswith("raw/") else "is not under raw/ and"
         raise GitError(
-            f"{transcript} is not a transcript: give its path under raw/ (as `git ls-files "
-            "raw` shows it)."
+            f"{transcript} {where} is no transcript: a transcript is a Markdown file, "
+            f"{CONVERSATIONS_DIR}/YYYY/MM/DD/HHMM-SESSION-SLUG.md; give one of those "
+            f"`git ls-files '{CONVERSATIONS_DIR}/*.md'` lists."
         )
     return rel
 

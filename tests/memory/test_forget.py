@@ -160,7 +160,7 @@ def test_forget_refuses_a_dirty_tree_and_short_strings(
     )
     assert (
         done.returncode != 0
-        and "not a transcript" in done.stderr
+        and "is no transcript" in done.stderr
         and "Traceback" not in done.stderr
     )
     assert git(memory_repo, "rev-parse", "HEAD").stdout.strip() == head  # nothing rewritten
@@ -664,3 +664,20 @@ def test_forget_of_a_transcript_killed_after_removing_its_entries_still_drops_th
         in git(memory_repo, "show", "HEAD:knowledge/reference/deals.md").stdout
     )
     assert len(_records(git, memory_repo)) == 1
+
+
+def test_forget_names_a_file_of_raw_that_is_no_transcript(
+    memory_repo: MemoryRepo, cli: Cli
+) -> None:
+    # given exactly as `git ls-files raw` shows it: the message says what the file is not,
+    # not how to spell its path
+    refused = cli(
+        "forget", "--transcript", "raw/conversations/.gitkeep", "-m", "x", "-y", repo=memory_repo
+    )
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "raw/conversations/.gitkeep is in raw/ but is no transcript" in refused.stderr
+    assert "git ls-files 'raw/conversations/*.md'" in refused.stderr
+    outside = cli("forget", "--transcript", MEMORY_FILE, "-m", "x", "-y", repo=memory_repo)
+    assert outside.returncode == 1
+    assert f"{MEMORY_FILE} is not under raw/ and is no transcript" in outside.stderr
+    assert (memory_repo.root / "raw/conversations/.gitkeep").exists()
